@@ -1,0 +1,311 @@
+package snapshot
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// ID identifies a row. It is the row's UUID primary key.
+type ID = uuid.UUID
+
+// Shape is a wire shape: what a caller speaks or what Relay speaks to a host
+// through a binding.
+type Shape string
+
+// Upstream shapes a binding can speak.
+const (
+	ShapeOpenAI          Shape = "openai"
+	ShapeOpenAIResponses Shape = "openai_responses"
+	ShapeAnthropic       Shape = "anthropic"
+	ShapeGemini          Shape = "gemini"
+)
+
+// Secret holds a decrypted host key. It never prints, logs or marshals its
+// value; only Reveal gives it out, and only the proxy calls Reveal.
+type Secret struct{ v string }
+
+// NewSecret wraps a plaintext credential.
+func NewSecret(v string) Secret { return Secret{v: v} }
+
+// Reveal returns the plaintext, for the upstream request header only.
+func (s Secret) Reveal() string { return s.v }
+
+// Empty reports whether there is no credential.
+func (s Secret) Empty() bool { return s.v == "" }
+
+// String implements fmt.Stringer without the value.
+func (s Secret) String() string { return "[redacted]" }
+
+// GoString implements fmt.GoStringer without the value.
+func (s Secret) GoString() string { return "[redacted]" }
+
+// LogValue implements slog.LogValuer without the value.
+func (s Secret) LogValue() slog.Value { return slog.StringValue("[redacted]") }
+
+// MarshalText implements encoding.TextMarshaler without the value.
+func (s Secret) MarshalText() ([]byte, error) { return []byte("[redacted]"), nil }
+
+// Team is a tenancy root.
+type Team struct {
+	ID   ID
+	Slug string
+	Name string
+}
+
+// Project belongs to a team and holds service accounts, keys and policy bindings.
+type Project struct {
+	ID     ID
+	TeamID ID
+	Slug   string
+	Name   string
+}
+
+// User is a person who signs in to the control plane and may own relay keys.
+type User struct {
+	ID       ID
+	Email    string
+	Name     string
+	Disabled bool
+}
+
+// Group is a set of users; Members holds their IDs.
+type Group struct {
+	ID      ID
+	Slug    string
+	Members map[ID]struct{}
+}
+
+// ServiceAccount is a non-human principal inside a project.
+type ServiceAccount struct {
+	ID        ID
+	ProjectID ID
+	Slug      string
+	PolicyID  ID // uuid.Nil when it has none
+}
+
+// Meter is what a rate-limit rule counts.
+type Meter string
+
+// Meters of a rate-limit rule.
+const (
+	MeterRequests     Meter = "requests"
+	MeterInputTokens  Meter = "input_tokens"
+	MeterOutputTokens Meter = "output_tokens"
+	MeterTotalTokens  Meter = "total_tokens"
+	MeterConcurrency  Meter = "concurrency"
+)
+
+// Rule is one meter of a rate limit.
+type Rule struct {
+	ID           ID
+	RateLimitID  ID
+	Meter        Meter
+	Amount       int64
+	Window       time.Duration
+	PerPrincipal bool
+}
+
+// RateLimit is a named rule set.
+type RateLimit struct {
+	ID    ID
+	Slug  string
+	Rules []*Rule // ordered by meter, then window
+}
+
+// Host is an upstream endpoint.
+type Host struct {
+	ID               ID
+	Slug             string
+	Name             string
+	Provider         string
+	BaseURL          string
+	Enabled          bool
+	ConnectTimeout   time.Duration
+	FirstByteTimeout time.Duration
+	IdleTimeout      time.Duration
+	TotalTimeout     time.Duration
+}
+
+// Model is a catalog entry.
+type Model struct {
+	ID               ID
+	Name             string
+	Provider         string
+	Kind             string // "chat" or "embedding"
+	ContextWindow    int
+	MaxOutputTokens  int
+	SupportsTools    bool
+	SupportsVision   bool
+	SupportsJSON     bool
+	SupportsThinking bool
+	CreatedAt        time.Time
+}
+
+// PriceTier replaces the base prices when a request's input exceeds AboveInputTokens.
+type PriceTier struct {
+	AboveInputTokens int64 `json:"above_input_tokens"`
+	InputPrice       int64 `json:"input_price"`
+	OutputPrice      int64 `json:"output_price"`
+	CachedInputPrice int64 `json:"cached_input_price"`
+	CacheWritePrice  int64 `json:"cache_write_price"`
+}
+
+// Pricing is in micro-units of currency per million tokens.
+type Pricing struct {
+	Input       int64
+	Output      int64
+	CachedInput int64
+	CacheWrite  int64
+	Reasoning   int64 // equals Output when the binding sets none
+	Tiers       []PriceTier
+}
+
+// Binding joins a model and a host.
+type Binding struct {
+	ID            ID
+	ModelID       ID
+	HostID        ID
+	Shape         Shape
+	UpstreamModel string
+	Position      int
+	Enabled       bool
+	Pricing       Pricing
+}
+
+// HostKey is a provider credential with its decrypted secret. Usable is
+// false when the secret could not be resolved (missing environment variable,
+// wrong master key); Problem then says why, without the value.
+type HostKey struct {
+	ID              ID
+	HostID          ID
+	Slug            string
+	Secret          Secret
+	SecretVersion   int
+	TierRateLimitID ID // uuid.Nil when none
+	Position        int
+	Enabled         bool
+	Usable          bool
+	Problem         string
+}
+
+// KeyStrategy is how a policy picks among usable host keys.
+type KeyStrategy string
+
+// Key selection strategies.
+const (
+	StrategyPrioritized       KeyStrategy = "prioritized"
+	StrategyRoundRobin        KeyStrategy = "round_robin"
+	StrategyLeastRecentlyUsed KeyStrategy = "least_recently_used"
+)
+
+// ModelRateLimit binds a rate limit to one model within a policy.
+type ModelRateLimit struct {
+	ModelID     ID
+	RateLimitID ID
+	Position    int
+}
+
+// Policy says which models a caller reaches, which host keys it spends and
+// which limits apply.
+type Policy struct {
+	ID                 ID
+	Slug               string
+	AllModels          bool
+	AllHostKeys        bool
+	Models             map[ID]struct{}
+	HostKeys           map[ID]struct{}
+	KeyStrategy        KeyStrategy
+	RateLimitID        ID // uuid.Nil when none
+	ModelRateLimits    []ModelRateLimit
+	MaxWait            time.Duration
+	Priority           int
+	MaxAttempts        int
+	LimiterFailureMode string // "open" or "closed"
+}
+
+// GrantsModel reports whether the policy grants the model.
+func (p *Policy) GrantsModel(id ID) bool {
+	if p.AllModels {
+		return true
+	}
+	_, ok := p.Models[id]
+	return ok
+}
+
+// GrantsHostKey reports whether the policy lets its requests spend the host key.
+func (p *Policy) GrantsHostKey(id ID) bool {
+	if p.AllHostKeys {
+		return true
+	}
+	_, ok := p.HostKeys[id]
+	return ok
+}
+
+// RateLimitFor returns the rate limit that applies to a model: the first
+// per-model entry for it, else the policy's own.
+func (p *Policy) RateLimitFor(model ID) ID {
+	for i := range p.ModelRateLimits {
+		if p.ModelRateLimits[i].ModelID == model {
+			return p.ModelRateLimits[i].RateLimitID
+		}
+	}
+	return p.RateLimitID
+}
+
+// SubjectKind is what a policy binding binds.
+type SubjectKind string
+
+// Subjects of a policy binding.
+const (
+	SubjectServiceAccount SubjectKind = "service_account"
+	SubjectUser           SubjectKind = "user"
+	SubjectGroup          SubjectKind = "group"
+)
+
+// PolicyBinding binds a subject to a policy within a project.
+type PolicyBinding struct {
+	ID          ID
+	ProjectID   ID
+	PolicyID    ID
+	SubjectKind SubjectKind
+	SubjectID   ID
+	Position    int
+}
+
+// RelayKey is a long-lived caller credential, known only by its hash.
+type RelayKey struct {
+	ID               ID
+	Hash             [32]byte
+	DisplayPrefix    string
+	Name             string
+	ProjectID        ID
+	ServiceAccountID ID // uuid.Nil for a user's key
+	UserID           ID // uuid.Nil for a service account's key
+	PolicyID         ID // uuid.Nil when it names none
+	Priority         int
+	HasPriority      bool
+	ExpiresAt        time.Time // zero: never
+	RevokedAt        time.Time // zero: not revoked
+}
+
+// InferenceToken is a short-lived credential for a signed-in user in one project.
+type InferenceToken struct {
+	ID        ID
+	Hash      [32]byte
+	UserID    ID
+	ProjectID ID
+	ExpiresAt time.Time
+	RevokedAt time.Time
+}
+
+// Budget caps spend (micro-units of currency) per day or month.
+type Budget struct {
+	ID         ID
+	TeamID     ID
+	ProjectID  ID
+	RelayKeyID ID
+	Period     string // "day" or "month"
+	Amount     int64
+}
