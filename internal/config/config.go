@@ -1,0 +1,166 @@
+// Package config reads Relay's settings from the environment, lets flags
+// override them, and validates them at start: an invalid value is one clear
+// error naming the variable. It holds no state beyond the returned Config.
+package config
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/relay-llm/relay/internal/secret"
+)
+
+// Config is everything `relay serve` needs.
+type Config struct {
+	Port             int           // RELAY_PORT: inference plane
+	ControlPort      int           // RELAY_CONTROL_PORT: control plane
+	BindAddress      string        // RELAY_BIND_ADDRESS: interface both planes listen on ("" = all)
+	DatabaseURL      string        // RELAY_DATABASE_URL: empty = embedded Postgres under DataDir
+	RedisURL         string        // RELAY_REDIS_URL: empty = in-process limiter
+	MasterKey        []byte        // RELAY_MASTER_KEY: base64, 32 bytes
+	AdminToken       string        // RELAY_ADMIN_TOKEN: bearer for the control API
+	DataDir          string        // RELAY_DATA_DIR
+	LogLevel         slog.Level    // RELAY_LOG_LEVEL: debug, info, warn, error
+	LogFormat        string        // RELAY_LOG_FORMAT: json or text
+	SnapshotDebounce time.Duration // RELAY_SNAPSHOT_DEBOUNCE
+	SnapshotResync   time.Duration // RELAY_SNAPSHOT_RESYNC
+	MaxBodyBytes     int64         // RELAY_MAX_BODY_BYTES
+	ShutdownTimeout  time.Duration // RELAY_SHUTDOWN_TIMEOUT: drain time for in-flight requests
+	Demo             bool          // RELAY_DEMO: seed a demo catalog into an empty database (default on for the embedded default)
+	DemoSet          bool          // RELAY_DEMO was given
+}
+
+// Load reads the environment through getenv, then flags from args. Errors
+// name the variable (or flag) and the problem, on one line.
+func Load(args []string, getenv func(string) string, stderr io.Writer) (*Config, error) {
+	c := &Config{}
+	var errs []error
+	env := func(name, def string) string {
+		if v := strings.TrimSpace(getenv(name)); v != "" {
+			return v
+		}
+		return def
+	}
+
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	port := fs.String("port", env("RELAY_PORT", "8080"), "inference plane port (RELAY_PORT)")
+	controlPort := fs.String("control-port", env("RELAY_CONTROL_PORT", "8081"), "control plane port (RELAY_CONTROL_PORT)")
+	bind := fs.String("bind", env("RELAY_BIND_ADDRESS", ""), "address both planes listen on (RELAY_BIND_ADDRESS)")
+	dbURL := fs.String("database-url", env("RELAY_DATABASE_URL", ""), "Postgres URL; empty runs an embedded Postgres (RELAY_DATABASE_URL)")
+	redisURL := fs.String("redis-url", env("RELAY_REDIS_URL", ""), "Redis URL; empty keeps limits in process (RELAY_REDIS_URL)")
+	dataDir := fs.String("data-dir", env("RELAY_DATA_DIR", "./.relay"), "data directory (RELAY_DATA_DIR)")
+	logLevel := fs.String("log-level", env("RELAY_LOG_LEVEL", "info"), "debug, info, warn or error (RELAY_LOG_LEVEL)")
+	logFormat := fs.String("log-format", env("RELAY_LOG_FORMAT", "json"), "json or text (RELAY_LOG_FORMAT)")
+	debounce := fs.String("snapshot-debounce", env("RELAY_SNAPSHOT_DEBOUNCE", "1s"), "quiet time before applying catalog changes (RELAY_SNAPSHOT_DEBOUNCE)")
+	resync := fs.String("snapshot-resync", env("RELAY_SNAPSHOT_RESYNC", "5m"), "full snapshot reload interval (RELAY_SNAPSHOT_RESYNC)")
+	maxBody := fs.String("max-body-bytes", env("RELAY_MAX_BODY_BYTES", "33554432"), "largest request body accepted (RELAY_MAX_BODY_BYTES)")
+	shutdown := fs.String("shutdown-timeout", env("RELAY_SHUTDOWN_TIMEOUT", "30s"), "drain time for in-flight requests (RELAY_SHUTDOWN_TIMEOUT)")
+	demo := fs.String("demo", env("RELAY_DEMO", ""), "seed a demo catalog into an empty database: true or false (RELAY_DEMO)")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+
+	c.Port = parsePort("RELAY_PORT", *port, &errs)
+	c.ControlPort = parsePort("RELAY_CONTROL_PORT", *controlPort, &errs)
+	if c.Port != 0 && c.Port == c.ControlPort {
+		errs = append(errs, fmt.Errorf("RELAY_CONTROL_PORT: %d is also RELAY_PORT; the planes need two ports", c.ControlPort))
+	}
+	c.BindAddress = *bind
+	c.DatabaseURL = *dbURL
+	if c.DatabaseURL != "" {
+		if u, err := url.Parse(c.DatabaseURL); err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+			errs = append(errs, errors.New("RELAY_DATABASE_URL: want postgres://user@host:port/db"))
+		}
+	}
+	c.RedisURL = *redisURL
+	if c.RedisURL != "" {
+		if u, err := url.Parse(c.RedisURL); err != nil || (u.Scheme != "redis" && u.Scheme != "rediss" && u.Scheme != "unix") {
+			errs = append(errs, errors.New("RELAY_REDIS_URL: want redis://host:port/db"))
+		}
+	}
+	if mk := getenv("RELAY_MASTER_KEY"); strings.TrimSpace(mk) != "" {
+		k, err := secret.ParseKey(mk)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("RELAY_MASTER_KEY: %v (generate one with: openssl rand -base64 32)", err))
+		}
+		c.MasterKey = k
+	}
+	c.AdminToken = strings.TrimSpace(getenv("RELAY_ADMIN_TOKEN"))
+	if c.AdminToken != "" && len(c.AdminToken) < 16 {
+		errs = append(errs, errors.New("RELAY_ADMIN_TOKEN: too short; use at least 16 characters"))
+	}
+	c.DataDir = *dataDir
+	switch strings.ToLower(*logLevel) {
+	case "debug":
+		c.LogLevel = slog.LevelDebug
+	case "info":
+		c.LogLevel = slog.LevelInfo
+	case "warn", "warning":
+		c.LogLevel = slog.LevelWarn
+	case "error":
+		c.LogLevel = slog.LevelError
+	default:
+		errs = append(errs, fmt.Errorf("RELAY_LOG_LEVEL: %q is not one of debug, info, warn, error", *logLevel))
+	}
+	c.LogFormat = strings.ToLower(*logFormat)
+	if c.LogFormat != "json" && c.LogFormat != "text" {
+		errs = append(errs, fmt.Errorf("RELAY_LOG_FORMAT: %q is not json or text", *logFormat))
+	}
+	c.SnapshotDebounce = parseDuration("RELAY_SNAPSHOT_DEBOUNCE", *debounce, 0, time.Minute, &errs)
+	c.SnapshotResync = parseDuration("RELAY_SNAPSHOT_RESYNC", *resync, time.Second, 24*time.Hour, &errs)
+	c.ShutdownTimeout = parseDuration("RELAY_SHUTDOWN_TIMEOUT", *shutdown, 0, time.Hour, &errs)
+	if n, err := strconv.ParseInt(*maxBody, 10, 64); err != nil || n < 1024 {
+		errs = append(errs, fmt.Errorf("RELAY_MAX_BODY_BYTES: %q is not a byte count of at least 1024", *maxBody))
+	} else {
+		c.MaxBodyBytes = n
+	}
+	if *demo != "" {
+		b, err := strconv.ParseBool(*demo)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("RELAY_DEMO: %q is not true or false", *demo))
+		}
+		c.Demo, c.DemoSet = b, true
+	}
+	if len(errs) > 0 {
+		return nil, errs[0]
+	}
+	return c, nil
+}
+
+func parsePort(name, v string, errs *[]error) int {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 || n > 65535 {
+		*errs = append(*errs, fmt.Errorf("%s: %q is not a port number (0-65535)", name, v))
+		return 0
+	}
+	return n
+}
+
+func parseDuration(name, v string, lo, hi time.Duration, errs *[]error) time.Duration {
+	d, err := time.ParseDuration(v)
+	if err != nil || d < lo || d > hi {
+		*errs = append(*errs, fmt.Errorf("%s: %q is not a duration between %s and %s (e.g. 1s, 500ms)", name, v, lo, hi))
+		return 0
+	}
+	return d
+}
+
+// Logger builds the process logger from the configured level and format.
+func (c *Config) Logger(w io.Writer) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: c.LogLevel}
+	if c.LogFormat == "text" {
+		return slog.New(slog.NewTextHandler(w, opts))
+	}
+	return slog.New(slog.NewJSONHandler(w, opts))
+}

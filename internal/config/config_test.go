@@ -1,0 +1,55 @@
+package config
+
+import (
+	"io"
+	"strings"
+	"testing"
+	"time"
+)
+
+func envOf(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestLoad_Defaults(t *testing.T) {
+	c, err := Load(nil, envOf(nil), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Port != 8080 || c.ControlPort != 8081 || c.DataDir != "./.relay" || c.LogFormat != "json" ||
+		c.SnapshotDebounce != time.Second || c.DatabaseURL != "" || c.MasterKey != nil {
+		t.Fatalf("unexpected defaults: %+v", c)
+	}
+}
+
+func TestLoad_FlagsOverrideEnvironment(t *testing.T) {
+	c, err := Load([]string{"--port", "9000"}, envOf(map[string]string{"RELAY_PORT": "7000", "RELAY_CONTROL_PORT": "7001"}), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Port != 9000 || c.ControlPort != 7001 {
+		t.Fatalf("got ports %d %d", c.Port, c.ControlPort)
+	}
+}
+
+func TestLoad_InvalidValuesNameTheVariable(t *testing.T) {
+	cases := map[string]map[string]string{
+		"RELAY_PORT":              {"RELAY_PORT": "http"},
+		"RELAY_CONTROL_PORT":      {"RELAY_CONTROL_PORT": "8080"},
+		"RELAY_MASTER_KEY":        {"RELAY_MASTER_KEY": "c2hvcnQ="},
+		"RELAY_LOG_LEVEL":         {"RELAY_LOG_LEVEL": "loud"},
+		"RELAY_LOG_FORMAT":        {"RELAY_LOG_FORMAT": "xml"},
+		"RELAY_DATABASE_URL":      {"RELAY_DATABASE_URL": "mysql://x"},
+		"RELAY_REDIS_URL":         {"RELAY_REDIS_URL": "http://x"},
+		"RELAY_SNAPSHOT_DEBOUNCE": {"RELAY_SNAPSHOT_DEBOUNCE": "soon"},
+		"RELAY_ADMIN_TOKEN":       {"RELAY_ADMIN_TOKEN": "short"},
+		"RELAY_MAX_BODY_BYTES":    {"RELAY_MAX_BODY_BYTES": "12"},
+		"RELAY_DEMO":              {"RELAY_DEMO": "maybe"},
+	}
+	for name, env := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := Load(nil, envOf(env), io.Discard)
+			if err == nil || !strings.HasPrefix(err.Error(), name+":") || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error = %v, want one line starting with %s:", err, name)
+			}
+		})
+	}
+}

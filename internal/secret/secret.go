@@ -1,0 +1,113 @@
+// Package secret seals and opens host keys with AES-256-GCM under the master
+// key (RELAY_MASTER_KEY) and resolves "env:NAME" references. It owns the only
+// code that turns stored credentials into plaintext; it never logs.
+package secret
+
+import (
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// KeySize is the master key length: 32 bytes, AES-256.
+const KeySize = 32
+
+// ErrNoMasterKey is returned when a sealed value must be opened or made without a master key.
+var ErrNoMasterKey = errors.New("no master key configured")
+
+// Box seals and opens values under one master key.
+type Box struct {
+	aead cipher.AEAD // nil without a master key
+}
+
+// NewBox makes a Box from a 32-byte key; a nil key makes a Box that can only
+// resolve environment references.
+func NewBox(key []byte) (*Box, error) {
+	if key == nil {
+		return &Box{}, nil
+	}
+	if len(key) != KeySize {
+		return nil, fmt.Errorf("master key is %d bytes, want %d", len(key), KeySize)
+	}
+	block, err := aes.NewCipher(key)
+	if err != nil {
+		return nil, fmt.Errorf("create cipher: %w", err)
+	}
+	aead, err := cipher.NewGCM(block)
+	if err != nil {
+		return nil, fmt.Errorf("create gcm: %w", err)
+	}
+	return &Box{aead: aead}, nil
+}
+
+// ParseKey decodes a base64 (standard or URL alphabet, padded or not) master key.
+func ParseKey(s string) ([]byte, error) {
+	s = strings.TrimSpace(s)
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+		if b, err := enc.DecodeString(s); err == nil {
+			if len(b) != KeySize {
+				return nil, fmt.Errorf("decodes to %d bytes, want %d", len(b), KeySize)
+			}
+			return b, nil
+		}
+	}
+	return nil, errors.New("not valid base64")
+}
+
+// NewKey returns a fresh random master key, base64-encoded.
+func NewKey() string {
+	b := make([]byte, KeySize)
+	rand.Read(b) //nolint:errcheck // crypto/rand.Read never fails on supported platforms
+	return base64.StdEncoding.EncodeToString(b)
+}
+
+// Seal encrypts plaintext; the result is nonce || ciphertext.
+func (b *Box) Seal(plaintext string) ([]byte, error) {
+	if b.aead == nil {
+		return nil, ErrNoMasterKey
+	}
+	nonce := make([]byte, b.aead.NonceSize(), b.aead.NonceSize()+len(plaintext)+b.aead.Overhead())
+	rand.Read(nonce) //nolint:errcheck // see NewKey
+	return b.aead.Seal(nonce, nonce, []byte(plaintext), nil), nil
+}
+
+// Open decrypts a value made by Seal.
+func (b *Box) Open(sealed []byte) (string, error) {
+	if b.aead == nil {
+		return "", ErrNoMasterKey
+	}
+	n := b.aead.NonceSize()
+	if len(sealed) < n+b.aead.Overhead() {
+		return "", errors.New("open secret: ciphertext too short")
+	}
+	pt, err := b.aead.Open(nil, sealed[:n], sealed[n:], nil)
+	if err != nil {
+		return "", errors.New("open secret: wrong master key or corrupted value")
+	}
+	return string(pt), nil
+}
+
+// Resolve returns the plaintext of a host key stored either as an "env:NAME"
+// reference (looked up with getenv) or as a sealed value. Errors name the
+// variable or the cause, never the value.
+func (b *Box) Resolve(ref *string, sealed []byte, getenv func(string) string) (string, error) {
+	if ref != nil {
+		name, ok := strings.CutPrefix(*ref, "env:")
+		if !ok || name == "" {
+			return "", fmt.Errorf("secret reference %q is not env:NAME", *ref)
+		}
+		v := getenv(name)
+		if v == "" {
+			return "", fmt.Errorf("environment variable %s is not set", name)
+		}
+		return v, nil
+	}
+	if len(sealed) == 0 {
+		return "", errors.New("host key has no secret")
+	}
+	return b.Open(sealed)
+}

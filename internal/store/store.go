@@ -1,0 +1,116 @@
+// Package store is Relay's only door to Postgres. It wraps the sqlc-generated
+// queries in internal/store/dbsqlc, maps driver errors to the sentinel errors
+// below, runs transactions, reads the whole catalog for a snapshot build and
+// holds the LISTEN connection. No other package imports pgx or dbsqlc; the
+// inference plane reaches none of this (a test in internal/proxy checks).
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/relay-llm/relay/internal/store/dbsqlc"
+)
+
+// Channel is the one NOTIFY channel: every catalog write sends "<table>:<id>" on it.
+const Channel = "relay_catalog"
+
+// Sentinel errors callers branch on.
+var (
+	ErrNotFound   = errors.New("not found")
+	ErrConflict   = errors.New("conflict")   // a unique constraint
+	ErrReferenced = errors.New("referenced") // a foreign key blocks the write
+	ErrInvalid    = errors.New("invalid")    // a check constraint
+)
+
+// Store holds the pool and the generated queries.
+type Store struct {
+	pool *pgxpool.Pool
+	q    *dbsqlc.Queries
+}
+
+// Open connects to url and checks the connection.
+func Open(ctx context.Context, url string) (*Store, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("parse database url: %w", err)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("connect to database: %w", err)
+	}
+	return New(pool), nil
+}
+
+// New wraps an existing pool.
+func New(pool *pgxpool.Pool) *Store {
+	return &Store{pool: pool, q: dbsqlc.New(pool)}
+}
+
+// Pool returns the underlying pool (for migrations).
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
+// Close closes the pool.
+func (s *Store) Close() { s.pool.Close() }
+
+// Tx is a store bound to one transaction.
+type Tx struct {
+	tx pgx.Tx
+	q  *dbsqlc.Queries
+}
+
+// InTx runs fn in one read-write transaction, committing when it returns nil.
+func (s *Store) InTx(ctx context.Context, fn func(*Tx) error) error {
+	return s.inTx(ctx, pgx.TxOptions{}, fn)
+}
+
+func (s *Store) inTx(ctx context.Context, opts pgx.TxOptions, fn func(*Tx) error) error {
+	tx, err := s.pool.BeginTx(ctx, opts)
+	if err != nil {
+		return fmt.Errorf("begin transaction: %w", mapErr(err))
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // a no-op after commit
+	if err := fn(&Tx{tx: tx, q: s.q.WithTx(tx)}); err != nil {
+		return err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("commit transaction: %w", mapErr(err))
+	}
+	return nil
+}
+
+// Notify sends payload on Channel (delivered when the surrounding transaction commits).
+func (t *Tx) Notify(ctx context.Context, payload string) error {
+	return mapErr(t.q.NotifyCatalog(ctx, payload))
+}
+
+// mapErr turns driver errors into the sentinels, keeping the original wrapped.
+func mapErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, pgx.ErrNoRows) {
+		return ErrNotFound
+	}
+	var pg *pgconn.PgError
+	if errors.As(err, &pg) {
+		switch pg.Code {
+		case "23505":
+			return fmt.Errorf("%w: %s", ErrConflict, pg.ConstraintName)
+		case "23503":
+			return fmt.Errorf("%w: %s", ErrReferenced, pg.ConstraintName)
+		case "23514", "23502", "22P02", "22001":
+			return fmt.Errorf("%w: %s", ErrInvalid, pg.Message)
+		}
+	}
+	return err
+}

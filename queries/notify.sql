@@ -1,0 +1,2 @@
+-- name: NotifyCatalog :exec
+SELECT pg_notify('relay_catalog', sqlc.arg(payload)::text);

@@ -1,0 +1,5 @@
+-- name: ListUsers :many
+SELECT * FROM users ORDER BY email;
+
+-- name: GetUserByID :one
+SELECT * FROM users WHERE id = $1;
