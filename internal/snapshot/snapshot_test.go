@@ -14,20 +14,20 @@ import (
 // fixture is a small catalog: one team and project, a service account with a
 // policy, two hosts with keys, a model bound to both hosts, keys and a token.
 type fixture struct {
-	data                    *Data
-	team, project           *Team
-	proj                    *Project
-	sa                      *ServiceAccount
-	policy, other           *Policy
-	hostA, hostB            *Host
-	model                   *Model
-	bindA, bindB            *Binding
-	keyA1, keyA2, keyB      *HostKey
-	relayKey, userKey       *RelayKey
-	user                    *User
-	group                   *Group
-	groupBinding            *PolicyBinding
-	token                   *InferenceToken
+	data               *Data
+	team, project      *Team
+	proj               *Project
+	sa                 *ServiceAccount
+	policy, other      *Policy
+	hostA, hostB       *Host
+	model              *Model
+	bindA, bindB       *Binding
+	keyA1, keyA2, keyB *HostKey
+	relayKey, userKey  *RelayKey
+	user               *User
+	group              *Group
+	groupBinding       *PolicyBinding
+	token              *InferenceToken
 }
 
 func hashOf(s string) [32]byte { return sha256.Sum256([]byte(s)) }
@@ -202,4 +202,3 @@ func TestSecret_NeverPrints(t *testing.T) {
 		t.Fatal("Reveal lost the value")
 	}
 }
-
