@@ -55,13 +55,15 @@ CREATE TABLE projects (
 
 CREATE TABLE users (
     id             uuid PRIMARY KEY DEFAULT gen_random_uuid(),
-    email          text NOT NULL UNIQUE CHECK (email LIKE '%_@_%'),
+    email          text NOT NULL CHECK (email LIKE '%_@_%'),
     name           text NOT NULL DEFAULT '',
     password_hash  text,
     disabled       boolean NOT NULL DEFAULT false,
     created_at     timestamptz NOT NULL DEFAULT now(),
     updated_at     timestamptz NOT NULL DEFAULT now()
 );
+
+CREATE UNIQUE INDEX users_email_idx ON users (lower(email));
 
 CREATE TABLE groups (
     id          uuid PRIMARY KEY DEFAULT gen_random_uuid(),
@@ -167,7 +169,7 @@ CREATE TABLE host_keys (
     secret_ref         text CHECK (secret_ref ~ '^env:[A-Za-z_][A-Za-z0-9_]*$'),
     secret_ciphertext  bytea,
     -- secret_version changes whenever the secret does; breakers key on it.
-    secret_version     integer NOT NULL DEFAULT 1,
+    secret_version     integer NOT NULL DEFAULT 1 CHECK (secret_version > 0),
     tier_rate_limit_id uuid REFERENCES rate_limits (id) ON DELETE SET NULL,
     position           integer NOT NULL DEFAULT 0,
     enabled            boolean NOT NULL DEFAULT true,
@@ -208,7 +210,8 @@ CREATE TABLE policy_host_keys (
     PRIMARY KEY (policy_id, host_key_id)
 );
 
--- Per-model rate limits of a policy; the first matching position wins.
+-- Per-model rate limits of a policy: a request for the model counts against
+-- this rate limit instead of the policy's own (one entry per model).
 CREATE TABLE policy_model_rate_limits (
     policy_id      uuid NOT NULL REFERENCES policies (id) ON DELETE CASCADE,
     model_id       uuid NOT NULL REFERENCES models (id) ON DELETE CASCADE,
@@ -222,22 +225,26 @@ CREATE TABLE service_accounts (
     project_id  uuid NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
     slug        text NOT NULL CHECK (slug ~ '^[a-z0-9][a-z0-9-]{0,62}$'),
     name        text NOT NULL DEFAULT '',
-    policy_id   uuid REFERENCES policies (id) ON DELETE SET NULL,
+    -- RESTRICT: dropping a policy must not silently move callers to another one.
+    policy_id   uuid REFERENCES policies (id) ON DELETE RESTRICT,
     created_at  timestamptz NOT NULL DEFAULT now(),
     updated_at  timestamptz NOT NULL DEFAULT now(),
-    UNIQUE (project_id, slug)
+    UNIQUE (project_id, slug),
+    UNIQUE (project_id, id)
 );
 
 CREATE TABLE policy_bindings (
     id                  uuid PRIMARY KEY DEFAULT gen_random_uuid(),
     project_id          uuid NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
     policy_id           uuid NOT NULL REFERENCES policies (id) ON DELETE CASCADE,
-    service_account_id  uuid REFERENCES service_accounts (id) ON DELETE CASCADE,
+    service_account_id  uuid,
     user_id             uuid REFERENCES users (id) ON DELETE CASCADE,
     group_id            uuid REFERENCES groups (id) ON DELETE CASCADE,
     position            integer NOT NULL DEFAULT 0,
     created_at          timestamptz NOT NULL DEFAULT now(),
     updated_at          timestamptz NOT NULL DEFAULT now(),
+    -- The service account must live in the binding's project.
+    FOREIGN KEY (project_id, service_account_id) REFERENCES service_accounts (project_id, id) ON DELETE CASCADE,
     CHECK (num_nonnulls(service_account_id, user_id, group_id) = 1)
 );
 CREATE INDEX policy_bindings_project_idx ON policy_bindings (project_id, position);
@@ -250,14 +257,16 @@ CREATE TABLE relay_keys (
     display_prefix      text NOT NULL,
     name                text NOT NULL DEFAULT '',
     project_id          uuid NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
-    service_account_id  uuid REFERENCES service_accounts (id) ON DELETE CASCADE,
+    service_account_id  uuid,
     user_id             uuid REFERENCES users (id) ON DELETE CASCADE,
-    policy_id           uuid REFERENCES policies (id) ON DELETE SET NULL,
+    policy_id           uuid REFERENCES policies (id) ON DELETE RESTRICT,
     priority            integer,
     expires_at          timestamptz,
     revoked_at          timestamptz,
     created_at          timestamptz NOT NULL DEFAULT now(),
     updated_at          timestamptz NOT NULL DEFAULT now(),
+    -- The service account must live in the key's project.
+    FOREIGN KEY (project_id, service_account_id) REFERENCES service_accounts (project_id, id) ON DELETE CASCADE,
     CHECK (num_nonnulls(service_account_id, user_id) = 1)
 );
 CREATE INDEX relay_keys_project_idx ON relay_keys (project_id);
@@ -272,6 +281,7 @@ CREATE TABLE inference_tokens (
     created_at   timestamptz NOT NULL DEFAULT now(),
     updated_at   timestamptz NOT NULL DEFAULT now()
 );
+CREATE INDEX inference_tokens_expires_idx ON inference_tokens (expires_at);
 
 -- Budgets: spend caps (micro-units of currency) on a project, team or relay key.
 CREATE TABLE budgets (
@@ -316,6 +326,8 @@ CREATE TABLE sessions (
     expires_at  timestamptz NOT NULL,
     created_at  timestamptz NOT NULL DEFAULT now()
 );
+CREATE INDEX sessions_user_idx ON sessions (user_id);
+CREATE INDEX sessions_expires_idx ON sessions (expires_at);
 
 -- Ledger --------------------------------------------------------------------
 
@@ -366,6 +378,7 @@ CREATE TABLE audit_log (
     after       jsonb
 );
 CREATE INDEX audit_log_at_idx ON audit_log (at);
+CREATE INDEX audit_log_object_idx ON audit_log (kind, object_id);
 
 -- Triggers ------------------------------------------------------------------
 

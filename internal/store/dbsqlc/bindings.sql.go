@@ -7,9 +7,22 @@ package dbsqlc
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/google/uuid"
 )
+
+const deleteBinding = `-- name: DeleteBinding :execrows
+DELETE FROM bindings WHERE id = $1
+`
+
+func (q *Queries) DeleteBinding(ctx context.Context, id uuid.UUID) (int64, error) {
+	result, err := q.db.Exec(ctx, deleteBinding, id)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
 
 const getBindingByID = `-- name: GetBindingByID :one
 SELECT id, model_id, host_id, shape, upstream_model, position, enabled, input_price, output_price, cached_input_price, cache_write_price, reasoning_price, price_tiers, created_at, updated_at FROM bindings WHERE id = $1
@@ -17,6 +30,121 @@ SELECT id, model_id, host_id, shape, upstream_model, position, enabled, input_pr
 
 func (q *Queries) GetBindingByID(ctx context.Context, id uuid.UUID) (Binding, error) {
 	row := q.db.QueryRow(ctx, getBindingByID, id)
+	var i Binding
+	err := row.Scan(
+		&i.ID,
+		&i.ModelID,
+		&i.HostID,
+		&i.Shape,
+		&i.UpstreamModel,
+		&i.Position,
+		&i.Enabled,
+		&i.InputPrice,
+		&i.OutputPrice,
+		&i.CachedInputPrice,
+		&i.CacheWritePrice,
+		&i.ReasoningPrice,
+		&i.PriceTiers,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const getBindingByIDForUpdate = `-- name: GetBindingByIDForUpdate :one
+SELECT id, model_id, host_id, shape, upstream_model, position, enabled, input_price, output_price, cached_input_price, cache_write_price, reasoning_price, price_tiers, created_at, updated_at FROM bindings WHERE id = $1 FOR UPDATE
+`
+
+func (q *Queries) GetBindingByIDForUpdate(ctx context.Context, id uuid.UUID) (Binding, error) {
+	row := q.db.QueryRow(ctx, getBindingByIDForUpdate, id)
+	var i Binding
+	err := row.Scan(
+		&i.ID,
+		&i.ModelID,
+		&i.HostID,
+		&i.Shape,
+		&i.UpstreamModel,
+		&i.Position,
+		&i.Enabled,
+		&i.InputPrice,
+		&i.OutputPrice,
+		&i.CachedInputPrice,
+		&i.CacheWritePrice,
+		&i.ReasoningPrice,
+		&i.PriceTiers,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const getBindingByModelAndHost = `-- name: GetBindingByModelAndHost :one
+SELECT id, model_id, host_id, shape, upstream_model, position, enabled, input_price, output_price, cached_input_price, cache_write_price, reasoning_price, price_tiers, created_at, updated_at FROM bindings WHERE model_id = $1 AND host_id = $2
+`
+
+func (q *Queries) GetBindingByModelAndHost(ctx context.Context, modelID uuid.UUID, hostID uuid.UUID) (Binding, error) {
+	row := q.db.QueryRow(ctx, getBindingByModelAndHost, modelID, hostID)
+	var i Binding
+	err := row.Scan(
+		&i.ID,
+		&i.ModelID,
+		&i.HostID,
+		&i.Shape,
+		&i.UpstreamModel,
+		&i.Position,
+		&i.Enabled,
+		&i.InputPrice,
+		&i.OutputPrice,
+		&i.CachedInputPrice,
+		&i.CacheWritePrice,
+		&i.ReasoningPrice,
+		&i.PriceTiers,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const insertBinding = `-- name: InsertBinding :one
+INSERT INTO bindings (
+    model_id, host_id, shape, upstream_model, position, enabled,
+    input_price, output_price, cached_input_price, cache_write_price, reasoning_price, price_tiers
+) VALUES (
+    $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12
+)
+RETURNING id, model_id, host_id, shape, upstream_model, position, enabled, input_price, output_price, cached_input_price, cache_write_price, reasoning_price, price_tiers, created_at, updated_at
+`
+
+type InsertBindingParams struct {
+	ModelID          uuid.UUID
+	HostID           uuid.UUID
+	Shape            string
+	UpstreamModel    string
+	Position         int32
+	Enabled          bool
+	InputPrice       int64
+	OutputPrice      int64
+	CachedInputPrice int64
+	CacheWritePrice  int64
+	ReasoningPrice   *int64
+	PriceTiers       json.RawMessage
+}
+
+func (q *Queries) InsertBinding(ctx context.Context, arg InsertBindingParams) (Binding, error) {
+	row := q.db.QueryRow(ctx, insertBinding,
+		arg.ModelID,
+		arg.HostID,
+		arg.Shape,
+		arg.UpstreamModel,
+		arg.Position,
+		arg.Enabled,
+		arg.InputPrice,
+		arg.OutputPrice,
+		arg.CachedInputPrice,
+		arg.CacheWritePrice,
+		arg.ReasoningPrice,
+		arg.PriceTiers,
+	)
 	var i Binding
 	err := row.Scan(
 		&i.ID,
@@ -76,4 +204,154 @@ func (q *Queries) ListBindings(ctx context.Context) ([]Binding, error) {
 		return nil, err
 	}
 	return items, nil
+}
+
+const listBindingsByModel = `-- name: ListBindingsByModel :many
+SELECT id, model_id, host_id, shape, upstream_model, position, enabled, input_price, output_price, cached_input_price, cache_write_price, reasoning_price, price_tiers, created_at, updated_at FROM bindings WHERE model_id = $1 ORDER BY position, id
+`
+
+// ListBindingsByModel is a model's bindings in routing order.
+func (q *Queries) ListBindingsByModel(ctx context.Context, modelID uuid.UUID) ([]Binding, error) {
+	rows, err := q.db.Query(ctx, listBindingsByModel, modelID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Binding{}
+	for rows.Next() {
+		var i Binding
+		if err := rows.Scan(
+			&i.ID,
+			&i.ModelID,
+			&i.HostID,
+			&i.Shape,
+			&i.UpstreamModel,
+			&i.Position,
+			&i.Enabled,
+			&i.InputPrice,
+			&i.OutputPrice,
+			&i.CachedInputPrice,
+			&i.CacheWritePrice,
+			&i.ReasoningPrice,
+			&i.PriceTiers,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const listBindingsPage = `-- name: ListBindingsPage :many
+SELECT id, model_id, host_id, shape, upstream_model, position, enabled, input_price, output_price, cached_input_price, cache_write_price, reasoning_price, price_tiers, created_at, updated_at FROM bindings
+WHERE id > $1::uuid
+  AND ($2::uuid IS NULL OR model_id = $2)
+  AND ($3::uuid IS NULL OR host_id = $3)
+ORDER BY id
+LIMIT $4::int
+`
+
+func (q *Queries) ListBindingsPage(ctx context.Context, after uuid.UUID, modelID *uuid.UUID, hostID *uuid.UUID, limit int32) ([]Binding, error) {
+	rows, err := q.db.Query(ctx, listBindingsPage,
+		after,
+		modelID,
+		hostID,
+		limit,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Binding{}
+	for rows.Next() {
+		var i Binding
+		if err := rows.Scan(
+			&i.ID,
+			&i.ModelID,
+			&i.HostID,
+			&i.Shape,
+			&i.UpstreamModel,
+			&i.Position,
+			&i.Enabled,
+			&i.InputPrice,
+			&i.OutputPrice,
+			&i.CachedInputPrice,
+			&i.CacheWritePrice,
+			&i.ReasoningPrice,
+			&i.PriceTiers,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const updateBinding = `-- name: UpdateBinding :one
+UPDATE bindings
+SET shape = $2, upstream_model = $3, position = $4, enabled = $5,
+    input_price = $6, output_price = $7, cached_input_price = $8, cache_write_price = $9,
+    reasoning_price = $10, price_tiers = $11
+WHERE id = $1
+RETURNING id, model_id, host_id, shape, upstream_model, position, enabled, input_price, output_price, cached_input_price, cache_write_price, reasoning_price, price_tiers, created_at, updated_at
+`
+
+type UpdateBindingParams struct {
+	ID               uuid.UUID
+	Shape            string
+	UpstreamModel    string
+	Position         int32
+	Enabled          bool
+	InputPrice       int64
+	OutputPrice      int64
+	CachedInputPrice int64
+	CacheWritePrice  int64
+	ReasoningPrice   *int64
+	PriceTiers       json.RawMessage
+}
+
+// A binding is the join of one model and one host: those two never change.
+func (q *Queries) UpdateBinding(ctx context.Context, arg UpdateBindingParams) (Binding, error) {
+	row := q.db.QueryRow(ctx, updateBinding,
+		arg.ID,
+		arg.Shape,
+		arg.UpstreamModel,
+		arg.Position,
+		arg.Enabled,
+		arg.InputPrice,
+		arg.OutputPrice,
+		arg.CachedInputPrice,
+		arg.CacheWritePrice,
+		arg.ReasoningPrice,
+		arg.PriceTiers,
+	)
+	var i Binding
+	err := row.Scan(
+		&i.ID,
+		&i.ModelID,
+		&i.HostID,
+		&i.Shape,
+		&i.UpstreamModel,
+		&i.Position,
+		&i.Enabled,
+		&i.InputPrice,
+		&i.OutputPrice,
+		&i.CachedInputPrice,
+		&i.CacheWritePrice,
+		&i.ReasoningPrice,
+		&i.PriceTiers,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
 }

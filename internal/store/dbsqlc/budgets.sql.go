@@ -11,12 +11,80 @@ import (
 	"github.com/google/uuid"
 )
 
+const deleteBudget = `-- name: DeleteBudget :execrows
+DELETE FROM budgets WHERE id = $1
+`
+
+func (q *Queries) DeleteBudget(ctx context.Context, id uuid.UUID) (int64, error) {
+	result, err := q.db.Exec(ctx, deleteBudget, id)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const getBudgetByID = `-- name: GetBudgetByID :one
 SELECT id, team_id, project_id, relay_key_id, period, amount, created_at, updated_at FROM budgets WHERE id = $1
 `
 
 func (q *Queries) GetBudgetByID(ctx context.Context, id uuid.UUID) (Budget, error) {
 	row := q.db.QueryRow(ctx, getBudgetByID, id)
+	var i Budget
+	err := row.Scan(
+		&i.ID,
+		&i.TeamID,
+		&i.ProjectID,
+		&i.RelayKeyID,
+		&i.Period,
+		&i.Amount,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const getBudgetByIDForUpdate = `-- name: GetBudgetByIDForUpdate :one
+SELECT id, team_id, project_id, relay_key_id, period, amount, created_at, updated_at FROM budgets WHERE id = $1 FOR UPDATE
+`
+
+func (q *Queries) GetBudgetByIDForUpdate(ctx context.Context, id uuid.UUID) (Budget, error) {
+	row := q.db.QueryRow(ctx, getBudgetByIDForUpdate, id)
+	var i Budget
+	err := row.Scan(
+		&i.ID,
+		&i.TeamID,
+		&i.ProjectID,
+		&i.RelayKeyID,
+		&i.Period,
+		&i.Amount,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const insertBudget = `-- name: InsertBudget :one
+INSERT INTO budgets (team_id, project_id, relay_key_id, period, amount)
+VALUES ($1, $2, $3, $4, $5)
+RETURNING id, team_id, project_id, relay_key_id, period, amount, created_at, updated_at
+`
+
+type InsertBudgetParams struct {
+	TeamID     *uuid.UUID
+	ProjectID  *uuid.UUID
+	RelayKeyID *uuid.UUID
+	Period     string
+	Amount     int64
+}
+
+func (q *Queries) InsertBudget(ctx context.Context, arg InsertBudgetParams) (Budget, error) {
+	row := q.db.QueryRow(ctx, insertBudget,
+		arg.TeamID,
+		arg.ProjectID,
+		arg.RelayKeyID,
+		arg.Period,
+		arg.Amount,
+	)
 	var i Budget
 	err := row.Scan(
 		&i.ID,
@@ -62,4 +130,78 @@ func (q *Queries) ListBudgets(ctx context.Context) ([]Budget, error) {
 		return nil, err
 	}
 	return items, nil
+}
+
+const listBudgetsPage = `-- name: ListBudgetsPage :many
+SELECT id, team_id, project_id, relay_key_id, period, amount, created_at, updated_at FROM budgets
+WHERE id > $1::uuid
+  AND ($2::uuid IS NULL OR team_id = $2)
+  AND ($3::uuid IS NULL OR project_id = $3)
+  AND ($4::uuid IS NULL OR relay_key_id = $4)
+ORDER BY id
+LIMIT $5::int
+`
+
+type ListBudgetsPageParams struct {
+	After      uuid.UUID
+	TeamID     *uuid.UUID
+	ProjectID  *uuid.UUID
+	RelayKeyID *uuid.UUID
+	Limit      int32
+}
+
+func (q *Queries) ListBudgetsPage(ctx context.Context, arg ListBudgetsPageParams) ([]Budget, error) {
+	rows, err := q.db.Query(ctx, listBudgetsPage,
+		arg.After,
+		arg.TeamID,
+		arg.ProjectID,
+		arg.RelayKeyID,
+		arg.Limit,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Budget{}
+	for rows.Next() {
+		var i Budget
+		if err := rows.Scan(
+			&i.ID,
+			&i.TeamID,
+			&i.ProjectID,
+			&i.RelayKeyID,
+			&i.Period,
+			&i.Amount,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const updateBudget = `-- name: UpdateBudget :one
+UPDATE budgets SET period = $2, amount = $3 WHERE id = $1 RETURNING id, team_id, project_id, relay_key_id, period, amount, created_at, updated_at
+`
+
+// A budget keeps its scope (team, project or relay key).
+func (q *Queries) UpdateBudget(ctx context.Context, iD uuid.UUID, period string, amount int64) (Budget, error) {
+	row := q.db.QueryRow(ctx, updateBudget, iD, period, amount)
+	var i Budget
+	err := row.Scan(
+		&i.ID,
+		&i.TeamID,
+		&i.ProjectID,
+		&i.RelayKeyID,
+		&i.Period,
+		&i.Amount,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
 }

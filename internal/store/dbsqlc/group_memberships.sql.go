@@ -11,6 +11,40 @@ import (
 	"github.com/google/uuid"
 )
 
+const deleteGroupMembership = `-- name: DeleteGroupMembership :execrows
+DELETE FROM group_memberships WHERE group_id = $1 AND user_id = $2
+`
+
+func (q *Queries) DeleteGroupMembership(ctx context.Context, groupID uuid.UUID, userID uuid.UUID) (int64, error) {
+	result, err := q.db.Exec(ctx, deleteGroupMembership, groupID, userID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const getGroupMembershipByGroupAndUser = `-- name: GetGroupMembershipByGroupAndUser :one
+SELECT group_id, user_id, created_at FROM group_memberships WHERE group_id = $1 AND user_id = $2
+`
+
+func (q *Queries) GetGroupMembershipByGroupAndUser(ctx context.Context, groupID uuid.UUID, userID uuid.UUID) (GroupMembership, error) {
+	row := q.db.QueryRow(ctx, getGroupMembershipByGroupAndUser, groupID, userID)
+	var i GroupMembership
+	err := row.Scan(&i.GroupID, &i.UserID, &i.CreatedAt)
+	return i, err
+}
+
+const insertGroupMembership = `-- name: InsertGroupMembership :one
+INSERT INTO group_memberships (group_id, user_id) VALUES ($1, $2) RETURNING group_id, user_id, created_at
+`
+
+func (q *Queries) InsertGroupMembership(ctx context.Context, groupID uuid.UUID, userID uuid.UUID) (GroupMembership, error) {
+	row := q.db.QueryRow(ctx, insertGroupMembership, groupID, userID)
+	var i GroupMembership
+	err := row.Scan(&i.GroupID, &i.UserID, &i.CreatedAt)
+	return i, err
+}
+
 const listGroupMemberships = `-- name: ListGroupMemberships :many
 SELECT group_id, user_id, created_at FROM group_memberships ORDER BY group_id, user_id
 `
@@ -41,6 +75,73 @@ SELECT group_id, user_id, created_at FROM group_memberships WHERE group_id = $1 
 
 func (q *Queries) ListGroupMembershipsByGroup(ctx context.Context, groupID uuid.UUID) ([]GroupMembership, error) {
 	rows, err := q.db.Query(ctx, listGroupMembershipsByGroup, groupID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []GroupMembership{}
+	for rows.Next() {
+		var i GroupMembership
+		if err := rows.Scan(&i.GroupID, &i.UserID, &i.CreatedAt); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const listGroupMembershipsByUser = `-- name: ListGroupMembershipsByUser :many
+SELECT group_id, user_id, created_at FROM group_memberships WHERE user_id = $1 ORDER BY group_id
+`
+
+func (q *Queries) ListGroupMembershipsByUser(ctx context.Context, userID uuid.UUID) ([]GroupMembership, error) {
+	rows, err := q.db.Query(ctx, listGroupMembershipsByUser, userID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []GroupMembership{}
+	for rows.Next() {
+		var i GroupMembership
+		if err := rows.Scan(&i.GroupID, &i.UserID, &i.CreatedAt); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const listGroupMembershipsPage = `-- name: ListGroupMembershipsPage :many
+SELECT group_id, user_id, created_at FROM group_memberships
+WHERE (group_id, user_id) > ($1::uuid, $2::uuid)
+  AND ($3::uuid IS NULL OR group_id = $3)
+  AND ($4::uuid IS NULL OR user_id = $4)
+ORDER BY group_id, user_id
+LIMIT $5::int
+`
+
+type ListGroupMembershipsPageParams struct {
+	AfterGroupID uuid.UUID
+	AfterUserID  uuid.UUID
+	GroupID      *uuid.UUID
+	UserID       *uuid.UUID
+	Limit        int32
+}
+
+func (q *Queries) ListGroupMembershipsPage(ctx context.Context, arg ListGroupMembershipsPageParams) ([]GroupMembership, error) {
+	rows, err := q.db.Query(ctx, listGroupMembershipsPage,
+		arg.AfterGroupID,
+		arg.AfterUserID,
+		arg.GroupID,
+		arg.UserID,
+		arg.Limit,
+	)
 	if err != nil {
 		return nil, err
 	}

@@ -11,12 +11,75 @@ import (
 	"github.com/google/uuid"
 )
 
+const deleteGroup = `-- name: DeleteGroup :execrows
+DELETE FROM groups WHERE id = $1
+`
+
+func (q *Queries) DeleteGroup(ctx context.Context, id uuid.UUID) (int64, error) {
+	result, err := q.db.Exec(ctx, deleteGroup, id)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const getGroupByID = `-- name: GetGroupByID :one
 SELECT id, slug, name, created_at, updated_at FROM groups WHERE id = $1
 `
 
 func (q *Queries) GetGroupByID(ctx context.Context, id uuid.UUID) (Group, error) {
 	row := q.db.QueryRow(ctx, getGroupByID, id)
+	var i Group
+	err := row.Scan(
+		&i.ID,
+		&i.Slug,
+		&i.Name,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const getGroupByIDForUpdate = `-- name: GetGroupByIDForUpdate :one
+SELECT id, slug, name, created_at, updated_at FROM groups WHERE id = $1 FOR UPDATE
+`
+
+func (q *Queries) GetGroupByIDForUpdate(ctx context.Context, id uuid.UUID) (Group, error) {
+	row := q.db.QueryRow(ctx, getGroupByIDForUpdate, id)
+	var i Group
+	err := row.Scan(
+		&i.ID,
+		&i.Slug,
+		&i.Name,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const getGroupBySlug = `-- name: GetGroupBySlug :one
+SELECT id, slug, name, created_at, updated_at FROM groups WHERE slug = $1
+`
+
+func (q *Queries) GetGroupBySlug(ctx context.Context, slug string) (Group, error) {
+	row := q.db.QueryRow(ctx, getGroupBySlug, slug)
+	var i Group
+	err := row.Scan(
+		&i.ID,
+		&i.Slug,
+		&i.Name,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const insertGroup = `-- name: InsertGroup :one
+INSERT INTO groups (slug, name) VALUES ($1, $2) RETURNING id, slug, name, created_at, updated_at
+`
+
+func (q *Queries) InsertGroup(ctx context.Context, slug string, name string) (Group, error) {
+	row := q.db.QueryRow(ctx, insertGroup, slug, name)
 	var i Group
 	err := row.Scan(
 		&i.ID,
@@ -56,4 +119,54 @@ func (q *Queries) ListGroups(ctx context.Context) ([]Group, error) {
 		return nil, err
 	}
 	return items, nil
+}
+
+const listGroupsPage = `-- name: ListGroupsPage :many
+SELECT id, slug, name, created_at, updated_at FROM groups
+WHERE id > $1::uuid
+ORDER BY id
+LIMIT $2::int
+`
+
+func (q *Queries) ListGroupsPage(ctx context.Context, after uuid.UUID, limit int32) ([]Group, error) {
+	rows, err := q.db.Query(ctx, listGroupsPage, after, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Group{}
+	for rows.Next() {
+		var i Group
+		if err := rows.Scan(
+			&i.ID,
+			&i.Slug,
+			&i.Name,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const updateGroup = `-- name: UpdateGroup :one
+UPDATE groups SET slug = $2, name = $3 WHERE id = $1 RETURNING id, slug, name, created_at, updated_at
+`
+
+func (q *Queries) UpdateGroup(ctx context.Context, iD uuid.UUID, slug string, name string) (Group, error) {
+	row := q.db.QueryRow(ctx, updateGroup, iD, slug, name)
+	var i Group
+	err := row.Scan(
+		&i.ID,
+		&i.Slug,
+		&i.Name,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
 }

@@ -11,12 +11,113 @@ import (
 	"github.com/google/uuid"
 )
 
+const deleteHostKey = `-- name: DeleteHostKey :execrows
+DELETE FROM host_keys WHERE id = $1
+`
+
+func (q *Queries) DeleteHostKey(ctx context.Context, id uuid.UUID) (int64, error) {
+	result, err := q.db.Exec(ctx, deleteHostKey, id)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const getHostKeyByID = `-- name: GetHostKeyByID :one
 SELECT id, host_id, slug, secret_ref, secret_ciphertext, secret_version, tier_rate_limit_id, position, enabled, created_at, updated_at FROM host_keys WHERE id = $1
 `
 
 func (q *Queries) GetHostKeyByID(ctx context.Context, id uuid.UUID) (HostKey, error) {
 	row := q.db.QueryRow(ctx, getHostKeyByID, id)
+	var i HostKey
+	err := row.Scan(
+		&i.ID,
+		&i.HostID,
+		&i.Slug,
+		&i.SecretRef,
+		&i.SecretCiphertext,
+		&i.SecretVersion,
+		&i.TierRateLimitID,
+		&i.Position,
+		&i.Enabled,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const getHostKeyByIDForUpdate = `-- name: GetHostKeyByIDForUpdate :one
+SELECT id, host_id, slug, secret_ref, secret_ciphertext, secret_version, tier_rate_limit_id, position, enabled, created_at, updated_at FROM host_keys WHERE id = $1 FOR UPDATE
+`
+
+func (q *Queries) GetHostKeyByIDForUpdate(ctx context.Context, id uuid.UUID) (HostKey, error) {
+	row := q.db.QueryRow(ctx, getHostKeyByIDForUpdate, id)
+	var i HostKey
+	err := row.Scan(
+		&i.ID,
+		&i.HostID,
+		&i.Slug,
+		&i.SecretRef,
+		&i.SecretCiphertext,
+		&i.SecretVersion,
+		&i.TierRateLimitID,
+		&i.Position,
+		&i.Enabled,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const getHostKeyBySlug = `-- name: GetHostKeyBySlug :one
+SELECT id, host_id, slug, secret_ref, secret_ciphertext, secret_version, tier_rate_limit_id, position, enabled, created_at, updated_at FROM host_keys WHERE host_id = $1 AND slug = $2
+`
+
+func (q *Queries) GetHostKeyBySlug(ctx context.Context, hostID uuid.UUID, slug string) (HostKey, error) {
+	row := q.db.QueryRow(ctx, getHostKeyBySlug, hostID, slug)
+	var i HostKey
+	err := row.Scan(
+		&i.ID,
+		&i.HostID,
+		&i.Slug,
+		&i.SecretRef,
+		&i.SecretCiphertext,
+		&i.SecretVersion,
+		&i.TierRateLimitID,
+		&i.Position,
+		&i.Enabled,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const insertHostKey = `-- name: InsertHostKey :one
+INSERT INTO host_keys (host_id, slug, secret_ref, secret_ciphertext, tier_rate_limit_id, position, enabled)
+VALUES ($1, $2, $3, $4, $5, $6, $7)
+RETURNING id, host_id, slug, secret_ref, secret_ciphertext, secret_version, tier_rate_limit_id, position, enabled, created_at, updated_at
+`
+
+type InsertHostKeyParams struct {
+	HostID           uuid.UUID
+	Slug             string
+	SecretRef        *string
+	SecretCiphertext []byte
+	TierRateLimitID  *uuid.UUID
+	Position         int32
+	Enabled          bool
+}
+
+func (q *Queries) InsertHostKey(ctx context.Context, arg InsertHostKeyParams) (HostKey, error) {
+	row := q.db.QueryRow(ctx, insertHostKey,
+		arg.HostID,
+		arg.Slug,
+		arg.SecretRef,
+		arg.SecretCiphertext,
+		arg.TierRateLimitID,
+		arg.Position,
+		arg.Enabled,
+	)
 	var i HostKey
 	err := row.Scan(
 		&i.ID,
@@ -68,4 +169,114 @@ func (q *Queries) ListHostKeys(ctx context.Context) ([]HostKey, error) {
 		return nil, err
 	}
 	return items, nil
+}
+
+const listHostKeysPage = `-- name: ListHostKeysPage :many
+SELECT id, host_id, slug, secret_ref, secret_ciphertext, secret_version, tier_rate_limit_id, position, enabled, created_at, updated_at FROM host_keys
+WHERE id > $1::uuid
+  AND ($2::uuid IS NULL OR host_id = $2)
+ORDER BY id
+LIMIT $3::int
+`
+
+func (q *Queries) ListHostKeysPage(ctx context.Context, after uuid.UUID, hostID *uuid.UUID, limit int32) ([]HostKey, error) {
+	rows, err := q.db.Query(ctx, listHostKeysPage, after, hostID, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []HostKey{}
+	for rows.Next() {
+		var i HostKey
+		if err := rows.Scan(
+			&i.ID,
+			&i.HostID,
+			&i.Slug,
+			&i.SecretRef,
+			&i.SecretCiphertext,
+			&i.SecretVersion,
+			&i.TierRateLimitID,
+			&i.Position,
+			&i.Enabled,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const updateHostKey = `-- name: UpdateHostKey :one
+UPDATE host_keys
+SET slug = $2, tier_rate_limit_id = $3, position = $4, enabled = $5
+WHERE id = $1
+RETURNING id, host_id, slug, secret_ref, secret_ciphertext, secret_version, tier_rate_limit_id, position, enabled, created_at, updated_at
+`
+
+type UpdateHostKeyParams struct {
+	ID              uuid.UUID
+	Slug            string
+	TierRateLimitID *uuid.UUID
+	Position        int32
+	Enabled         bool
+}
+
+// UpdateHostKey leaves the secret alone (see UpdateHostKeySecret); a host key
+// stays on its host.
+func (q *Queries) UpdateHostKey(ctx context.Context, arg UpdateHostKeyParams) (HostKey, error) {
+	row := q.db.QueryRow(ctx, updateHostKey,
+		arg.ID,
+		arg.Slug,
+		arg.TierRateLimitID,
+		arg.Position,
+		arg.Enabled,
+	)
+	var i HostKey
+	err := row.Scan(
+		&i.ID,
+		&i.HostID,
+		&i.Slug,
+		&i.SecretRef,
+		&i.SecretCiphertext,
+		&i.SecretVersion,
+		&i.TierRateLimitID,
+		&i.Position,
+		&i.Enabled,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const updateHostKeySecret = `-- name: UpdateHostKeySecret :one
+UPDATE host_keys
+SET secret_ref = $2, secret_ciphertext = $3, secret_version = secret_version + 1
+WHERE id = $1
+RETURNING id, host_id, slug, secret_ref, secret_ciphertext, secret_version, tier_rate_limit_id, position, enabled, created_at, updated_at
+`
+
+// UpdateHostKeySecret sets a new secret and bumps secret_version, so breakers
+// and caches keyed on the version forget the old one.
+func (q *Queries) UpdateHostKeySecret(ctx context.Context, iD uuid.UUID, secretRef *string, secretCiphertext []byte) (HostKey, error) {
+	row := q.db.QueryRow(ctx, updateHostKeySecret, iD, secretRef, secretCiphertext)
+	var i HostKey
+	err := row.Scan(
+		&i.ID,
+		&i.HostID,
+		&i.Slug,
+		&i.SecretRef,
+		&i.SecretCiphertext,
+		&i.SecretVersion,
+		&i.TierRateLimitID,
+		&i.Position,
+		&i.Enabled,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
 }

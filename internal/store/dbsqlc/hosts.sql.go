@@ -11,12 +11,125 @@ import (
 	"github.com/google/uuid"
 )
 
+const deleteHost = `-- name: DeleteHost :execrows
+DELETE FROM hosts WHERE id = $1
+`
+
+// Deleting a host deletes its bindings and host keys (ON DELETE CASCADE).
+func (q *Queries) DeleteHost(ctx context.Context, id uuid.UUID) (int64, error) {
+	result, err := q.db.Exec(ctx, deleteHost, id)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const getHostByID = `-- name: GetHostByID :one
 SELECT id, slug, name, provider, base_url, enabled, connect_timeout_ms, first_byte_timeout_ms, idle_timeout_ms, total_timeout_ms, created_at, updated_at FROM hosts WHERE id = $1
 `
 
 func (q *Queries) GetHostByID(ctx context.Context, id uuid.UUID) (Host, error) {
 	row := q.db.QueryRow(ctx, getHostByID, id)
+	var i Host
+	err := row.Scan(
+		&i.ID,
+		&i.Slug,
+		&i.Name,
+		&i.Provider,
+		&i.BaseURL,
+		&i.Enabled,
+		&i.ConnectTimeoutMs,
+		&i.FirstByteTimeoutMs,
+		&i.IdleTimeoutMs,
+		&i.TotalTimeoutMs,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const getHostByIDForUpdate = `-- name: GetHostByIDForUpdate :one
+SELECT id, slug, name, provider, base_url, enabled, connect_timeout_ms, first_byte_timeout_ms, idle_timeout_ms, total_timeout_ms, created_at, updated_at FROM hosts WHERE id = $1 FOR UPDATE
+`
+
+func (q *Queries) GetHostByIDForUpdate(ctx context.Context, id uuid.UUID) (Host, error) {
+	row := q.db.QueryRow(ctx, getHostByIDForUpdate, id)
+	var i Host
+	err := row.Scan(
+		&i.ID,
+		&i.Slug,
+		&i.Name,
+		&i.Provider,
+		&i.BaseURL,
+		&i.Enabled,
+		&i.ConnectTimeoutMs,
+		&i.FirstByteTimeoutMs,
+		&i.IdleTimeoutMs,
+		&i.TotalTimeoutMs,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const getHostBySlug = `-- name: GetHostBySlug :one
+SELECT id, slug, name, provider, base_url, enabled, connect_timeout_ms, first_byte_timeout_ms, idle_timeout_ms, total_timeout_ms, created_at, updated_at FROM hosts WHERE slug = $1
+`
+
+func (q *Queries) GetHostBySlug(ctx context.Context, slug string) (Host, error) {
+	row := q.db.QueryRow(ctx, getHostBySlug, slug)
+	var i Host
+	err := row.Scan(
+		&i.ID,
+		&i.Slug,
+		&i.Name,
+		&i.Provider,
+		&i.BaseURL,
+		&i.Enabled,
+		&i.ConnectTimeoutMs,
+		&i.FirstByteTimeoutMs,
+		&i.IdleTimeoutMs,
+		&i.TotalTimeoutMs,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const insertHost = `-- name: InsertHost :one
+INSERT INTO hosts (
+    slug, name, provider, base_url, enabled,
+    connect_timeout_ms, first_byte_timeout_ms, idle_timeout_ms, total_timeout_ms
+) VALUES (
+    $1, $2, $3, $4, $5, $6, $7, $8, $9
+)
+RETURNING id, slug, name, provider, base_url, enabled, connect_timeout_ms, first_byte_timeout_ms, idle_timeout_ms, total_timeout_ms, created_at, updated_at
+`
+
+type InsertHostParams struct {
+	Slug               string
+	Name               string
+	Provider           string
+	BaseURL            string
+	Enabled            bool
+	ConnectTimeoutMs   int32
+	FirstByteTimeoutMs int32
+	IdleTimeoutMs      int32
+	TotalTimeoutMs     int32
+}
+
+func (q *Queries) InsertHost(ctx context.Context, arg InsertHostParams) (Host, error) {
+	row := q.db.QueryRow(ctx, insertHost,
+		arg.Slug,
+		arg.Name,
+		arg.Provider,
+		arg.BaseURL,
+		arg.Enabled,
+		arg.ConnectTimeoutMs,
+		arg.FirstByteTimeoutMs,
+		arg.IdleTimeoutMs,
+		arg.TotalTimeoutMs,
+	)
 	var i Host
 	err := row.Scan(
 		&i.ID,
@@ -70,4 +183,96 @@ func (q *Queries) ListHosts(ctx context.Context) ([]Host, error) {
 		return nil, err
 	}
 	return items, nil
+}
+
+const listHostsPage = `-- name: ListHostsPage :many
+SELECT id, slug, name, provider, base_url, enabled, connect_timeout_ms, first_byte_timeout_ms, idle_timeout_ms, total_timeout_ms, created_at, updated_at FROM hosts
+WHERE id > $1::uuid
+ORDER BY id
+LIMIT $2::int
+`
+
+func (q *Queries) ListHostsPage(ctx context.Context, after uuid.UUID, limit int32) ([]Host, error) {
+	rows, err := q.db.Query(ctx, listHostsPage, after, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Host{}
+	for rows.Next() {
+		var i Host
+		if err := rows.Scan(
+			&i.ID,
+			&i.Slug,
+			&i.Name,
+			&i.Provider,
+			&i.BaseURL,
+			&i.Enabled,
+			&i.ConnectTimeoutMs,
+			&i.FirstByteTimeoutMs,
+			&i.IdleTimeoutMs,
+			&i.TotalTimeoutMs,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const updateHost = `-- name: UpdateHost :one
+UPDATE hosts
+SET slug = $2, name = $3, provider = $4, base_url = $5, enabled = $6,
+    connect_timeout_ms = $7, first_byte_timeout_ms = $8, idle_timeout_ms = $9, total_timeout_ms = $10
+WHERE id = $1
+RETURNING id, slug, name, provider, base_url, enabled, connect_timeout_ms, first_byte_timeout_ms, idle_timeout_ms, total_timeout_ms, created_at, updated_at
+`
+
+type UpdateHostParams struct {
+	ID                 uuid.UUID
+	Slug               string
+	Name               string
+	Provider           string
+	BaseURL            string
+	Enabled            bool
+	ConnectTimeoutMs   int32
+	FirstByteTimeoutMs int32
+	IdleTimeoutMs      int32
+	TotalTimeoutMs     int32
+}
+
+func (q *Queries) UpdateHost(ctx context.Context, arg UpdateHostParams) (Host, error) {
+	row := q.db.QueryRow(ctx, updateHost,
+		arg.ID,
+		arg.Slug,
+		arg.Name,
+		arg.Provider,
+		arg.BaseURL,
+		arg.Enabled,
+		arg.ConnectTimeoutMs,
+		arg.FirstByteTimeoutMs,
+		arg.IdleTimeoutMs,
+		arg.TotalTimeoutMs,
+	)
+	var i Host
+	err := row.Scan(
+		&i.ID,
+		&i.Slug,
+		&i.Name,
+		&i.Provider,
+		&i.BaseURL,
+		&i.Enabled,
+		&i.ConnectTimeoutMs,
+		&i.FirstByteTimeoutMs,
+		&i.IdleTimeoutMs,
+		&i.TotalTimeoutMs,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
 }

@@ -7,9 +7,55 @@ package dbsqlc
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 )
+
+const deleteExpiredInferenceTokens = `-- name: DeleteExpiredInferenceTokens :execrows
+DELETE FROM inference_tokens WHERE expires_at < $1::timestamptz
+`
+
+// DeleteExpiredInferenceTokens removes tokens that expired before the cutoff.
+func (q *Queries) DeleteExpiredInferenceTokens(ctx context.Context, cutoff time.Time) (int64, error) {
+	result, err := q.db.Exec(ctx, deleteExpiredInferenceTokens, cutoff)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const deleteInferenceToken = `-- name: DeleteInferenceToken :execrows
+DELETE FROM inference_tokens WHERE id = $1
+`
+
+func (q *Queries) DeleteInferenceToken(ctx context.Context, id uuid.UUID) (int64, error) {
+	result, err := q.db.Exec(ctx, deleteInferenceToken, id)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const getInferenceTokenByHash = `-- name: GetInferenceTokenByHash :one
+SELECT id, token_hash, user_id, project_id, expires_at, revoked_at, created_at, updated_at FROM inference_tokens WHERE token_hash = $1
+`
+
+func (q *Queries) GetInferenceTokenByHash(ctx context.Context, tokenHash []byte) (InferenceToken, error) {
+	row := q.db.QueryRow(ctx, getInferenceTokenByHash, tokenHash)
+	var i InferenceToken
+	err := row.Scan(
+		&i.ID,
+		&i.TokenHash,
+		&i.UserID,
+		&i.ProjectID,
+		&i.ExpiresAt,
+		&i.RevokedAt,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
 
 const getInferenceTokenByID = `-- name: GetInferenceTokenByID :one
 SELECT id, token_hash, user_id, project_id, expires_at, revoked_at, created_at, updated_at FROM inference_tokens WHERE id = $1
@@ -17,6 +63,53 @@ SELECT id, token_hash, user_id, project_id, expires_at, revoked_at, created_at, 
 
 func (q *Queries) GetInferenceTokenByID(ctx context.Context, id uuid.UUID) (InferenceToken, error) {
 	row := q.db.QueryRow(ctx, getInferenceTokenByID, id)
+	var i InferenceToken
+	err := row.Scan(
+		&i.ID,
+		&i.TokenHash,
+		&i.UserID,
+		&i.ProjectID,
+		&i.ExpiresAt,
+		&i.RevokedAt,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const getInferenceTokenByIDForUpdate = `-- name: GetInferenceTokenByIDForUpdate :one
+SELECT id, token_hash, user_id, project_id, expires_at, revoked_at, created_at, updated_at FROM inference_tokens WHERE id = $1 FOR UPDATE
+`
+
+func (q *Queries) GetInferenceTokenByIDForUpdate(ctx context.Context, id uuid.UUID) (InferenceToken, error) {
+	row := q.db.QueryRow(ctx, getInferenceTokenByIDForUpdate, id)
+	var i InferenceToken
+	err := row.Scan(
+		&i.ID,
+		&i.TokenHash,
+		&i.UserID,
+		&i.ProjectID,
+		&i.ExpiresAt,
+		&i.RevokedAt,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const insertInferenceToken = `-- name: InsertInferenceToken :one
+INSERT INTO inference_tokens (token_hash, user_id, project_id, expires_at)
+VALUES ($1, $2, $3, $4)
+RETURNING id, token_hash, user_id, project_id, expires_at, revoked_at, created_at, updated_at
+`
+
+func (q *Queries) InsertInferenceToken(ctx context.Context, tokenHash []byte, userID uuid.UUID, projectID uuid.UUID, expiresAt time.Time) (InferenceToken, error) {
+	row := q.db.QueryRow(ctx, insertInferenceToken,
+		tokenHash,
+		userID,
+		projectID,
+		expiresAt,
+	)
 	var i InferenceToken
 	err := row.Scan(
 		&i.ID,
@@ -62,4 +155,89 @@ func (q *Queries) ListInferenceTokens(ctx context.Context) ([]InferenceToken, er
 		return nil, err
 	}
 	return items, nil
+}
+
+const listInferenceTokensPage = `-- name: ListInferenceTokensPage :many
+SELECT id, token_hash, user_id, project_id, expires_at, revoked_at, created_at, updated_at FROM inference_tokens
+WHERE id > $1::uuid
+  AND ($2::uuid IS NULL OR user_id = $2)
+  AND ($3::uuid IS NULL OR project_id = $3)
+ORDER BY id
+LIMIT $4::int
+`
+
+func (q *Queries) ListInferenceTokensPage(ctx context.Context, after uuid.UUID, userID *uuid.UUID, projectID *uuid.UUID, limit int32) ([]InferenceToken, error) {
+	rows, err := q.db.Query(ctx, listInferenceTokensPage,
+		after,
+		userID,
+		projectID,
+		limit,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []InferenceToken{}
+	for rows.Next() {
+		var i InferenceToken
+		if err := rows.Scan(
+			&i.ID,
+			&i.TokenHash,
+			&i.UserID,
+			&i.ProjectID,
+			&i.ExpiresAt,
+			&i.RevokedAt,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const revokeInferenceToken = `-- name: RevokeInferenceToken :one
+UPDATE inference_tokens SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1 RETURNING id, token_hash, user_id, project_id, expires_at, revoked_at, created_at, updated_at
+`
+
+// RevokeInferenceToken keeps the first revocation time when called twice.
+func (q *Queries) RevokeInferenceToken(ctx context.Context, id uuid.UUID) (InferenceToken, error) {
+	row := q.db.QueryRow(ctx, revokeInferenceToken, id)
+	var i InferenceToken
+	err := row.Scan(
+		&i.ID,
+		&i.TokenHash,
+		&i.UserID,
+		&i.ProjectID,
+		&i.ExpiresAt,
+		&i.RevokedAt,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const updateInferenceToken = `-- name: UpdateInferenceToken :one
+UPDATE inference_tokens SET expires_at = $2 WHERE id = $1 RETURNING id, token_hash, user_id, project_id, expires_at, revoked_at, created_at, updated_at
+`
+
+// Only the expiry of an inference token changes (to extend or shorten it).
+func (q *Queries) UpdateInferenceToken(ctx context.Context, iD uuid.UUID, expiresAt time.Time) (InferenceToken, error) {
+	row := q.db.QueryRow(ctx, updateInferenceToken, iD, expiresAt)
+	var i InferenceToken
+	err := row.Scan(
+		&i.ID,
+		&i.TokenHash,
+		&i.UserID,
+		&i.ProjectID,
+		&i.ExpiresAt,
+		&i.RevokedAt,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
 }

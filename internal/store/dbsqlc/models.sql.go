@@ -11,12 +11,125 @@ import (
 	"github.com/google/uuid"
 )
 
+const deleteModel = `-- name: DeleteModel :execrows
+DELETE FROM models WHERE id = $1
+`
+
+// Deleting a model deletes its bindings and policy grants (ON DELETE CASCADE).
+func (q *Queries) DeleteModel(ctx context.Context, id uuid.UUID) (int64, error) {
+	result, err := q.db.Exec(ctx, deleteModel, id)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const getModelByID = `-- name: GetModelByID :one
 SELECT id, name, provider, kind, context_window, max_output_tokens, supports_tools, supports_vision, supports_json, supports_thinking, created_at, updated_at FROM models WHERE id = $1
 `
 
 func (q *Queries) GetModelByID(ctx context.Context, id uuid.UUID) (Model, error) {
 	row := q.db.QueryRow(ctx, getModelByID, id)
+	var i Model
+	err := row.Scan(
+		&i.ID,
+		&i.Name,
+		&i.Provider,
+		&i.Kind,
+		&i.ContextWindow,
+		&i.MaxOutputTokens,
+		&i.SupportsTools,
+		&i.SupportsVision,
+		&i.SupportsJSON,
+		&i.SupportsThinking,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const getModelByIDForUpdate = `-- name: GetModelByIDForUpdate :one
+SELECT id, name, provider, kind, context_window, max_output_tokens, supports_tools, supports_vision, supports_json, supports_thinking, created_at, updated_at FROM models WHERE id = $1 FOR UPDATE
+`
+
+func (q *Queries) GetModelByIDForUpdate(ctx context.Context, id uuid.UUID) (Model, error) {
+	row := q.db.QueryRow(ctx, getModelByIDForUpdate, id)
+	var i Model
+	err := row.Scan(
+		&i.ID,
+		&i.Name,
+		&i.Provider,
+		&i.Kind,
+		&i.ContextWindow,
+		&i.MaxOutputTokens,
+		&i.SupportsTools,
+		&i.SupportsVision,
+		&i.SupportsJSON,
+		&i.SupportsThinking,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const getModelByName = `-- name: GetModelByName :one
+SELECT id, name, provider, kind, context_window, max_output_tokens, supports_tools, supports_vision, supports_json, supports_thinking, created_at, updated_at FROM models WHERE name = $1
+`
+
+func (q *Queries) GetModelByName(ctx context.Context, name string) (Model, error) {
+	row := q.db.QueryRow(ctx, getModelByName, name)
+	var i Model
+	err := row.Scan(
+		&i.ID,
+		&i.Name,
+		&i.Provider,
+		&i.Kind,
+		&i.ContextWindow,
+		&i.MaxOutputTokens,
+		&i.SupportsTools,
+		&i.SupportsVision,
+		&i.SupportsJSON,
+		&i.SupportsThinking,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const insertModel = `-- name: InsertModel :one
+INSERT INTO models (
+    name, provider, kind, context_window, max_output_tokens,
+    supports_tools, supports_vision, supports_json, supports_thinking
+) VALUES (
+    $1, $2, $3, $4, $5, $6, $7, $8, $9
+)
+RETURNING id, name, provider, kind, context_window, max_output_tokens, supports_tools, supports_vision, supports_json, supports_thinking, created_at, updated_at
+`
+
+type InsertModelParams struct {
+	Name             string
+	Provider         string
+	Kind             string
+	ContextWindow    int32
+	MaxOutputTokens  int32
+	SupportsTools    bool
+	SupportsVision   bool
+	SupportsJSON     bool
+	SupportsThinking bool
+}
+
+func (q *Queries) InsertModel(ctx context.Context, arg InsertModelParams) (Model, error) {
+	row := q.db.QueryRow(ctx, insertModel,
+		arg.Name,
+		arg.Provider,
+		arg.Kind,
+		arg.ContextWindow,
+		arg.MaxOutputTokens,
+		arg.SupportsTools,
+		arg.SupportsVision,
+		arg.SupportsJSON,
+		arg.SupportsThinking,
+	)
 	var i Model
 	err := row.Scan(
 		&i.ID,
@@ -70,4 +183,96 @@ func (q *Queries) ListModels(ctx context.Context) ([]Model, error) {
 		return nil, err
 	}
 	return items, nil
+}
+
+const listModelsPage = `-- name: ListModelsPage :many
+SELECT id, name, provider, kind, context_window, max_output_tokens, supports_tools, supports_vision, supports_json, supports_thinking, created_at, updated_at FROM models
+WHERE id > $1::uuid
+ORDER BY id
+LIMIT $2::int
+`
+
+func (q *Queries) ListModelsPage(ctx context.Context, after uuid.UUID, limit int32) ([]Model, error) {
+	rows, err := q.db.Query(ctx, listModelsPage, after, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Model{}
+	for rows.Next() {
+		var i Model
+		if err := rows.Scan(
+			&i.ID,
+			&i.Name,
+			&i.Provider,
+			&i.Kind,
+			&i.ContextWindow,
+			&i.MaxOutputTokens,
+			&i.SupportsTools,
+			&i.SupportsVision,
+			&i.SupportsJSON,
+			&i.SupportsThinking,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const updateModel = `-- name: UpdateModel :one
+UPDATE models
+SET name = $2, provider = $3, kind = $4, context_window = $5, max_output_tokens = $6,
+    supports_tools = $7, supports_vision = $8, supports_json = $9, supports_thinking = $10
+WHERE id = $1
+RETURNING id, name, provider, kind, context_window, max_output_tokens, supports_tools, supports_vision, supports_json, supports_thinking, created_at, updated_at
+`
+
+type UpdateModelParams struct {
+	ID               uuid.UUID
+	Name             string
+	Provider         string
+	Kind             string
+	ContextWindow    int32
+	MaxOutputTokens  int32
+	SupportsTools    bool
+	SupportsVision   bool
+	SupportsJSON     bool
+	SupportsThinking bool
+}
+
+func (q *Queries) UpdateModel(ctx context.Context, arg UpdateModelParams) (Model, error) {
+	row := q.db.QueryRow(ctx, updateModel,
+		arg.ID,
+		arg.Name,
+		arg.Provider,
+		arg.Kind,
+		arg.ContextWindow,
+		arg.MaxOutputTokens,
+		arg.SupportsTools,
+		arg.SupportsVision,
+		arg.SupportsJSON,
+		arg.SupportsThinking,
+	)
+	var i Model
+	err := row.Scan(
+		&i.ID,
+		&i.Name,
+		&i.Provider,
+		&i.Kind,
+		&i.ContextWindow,
+		&i.MaxOutputTokens,
+		&i.SupportsTools,
+		&i.SupportsVision,
+		&i.SupportsJSON,
+		&i.SupportsThinking,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
 }

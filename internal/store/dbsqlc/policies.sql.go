@@ -11,12 +11,129 @@ import (
 	"github.com/google/uuid"
 )
 
+const deletePolicy = `-- name: DeletePolicy :execrows
+DELETE FROM policies WHERE id = $1
+`
+
+func (q *Queries) DeletePolicy(ctx context.Context, id uuid.UUID) (int64, error) {
+	result, err := q.db.Exec(ctx, deletePolicy, id)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const getPolicyByID = `-- name: GetPolicyByID :one
 SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at FROM policies WHERE id = $1
 `
 
 func (q *Queries) GetPolicyByID(ctx context.Context, id uuid.UUID) (Policy, error) {
 	row := q.db.QueryRow(ctx, getPolicyByID, id)
+	var i Policy
+	err := row.Scan(
+		&i.ID,
+		&i.Slug,
+		&i.Name,
+		&i.AllModels,
+		&i.AllHostKeys,
+		&i.KeyStrategy,
+		&i.RateLimitID,
+		&i.MaxWaitMs,
+		&i.Priority,
+		&i.MaxAttempts,
+		&i.LimiterFailureMode,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const getPolicyByIDForUpdate = `-- name: GetPolicyByIDForUpdate :one
+SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at FROM policies WHERE id = $1 FOR UPDATE
+`
+
+func (q *Queries) GetPolicyByIDForUpdate(ctx context.Context, id uuid.UUID) (Policy, error) {
+	row := q.db.QueryRow(ctx, getPolicyByIDForUpdate, id)
+	var i Policy
+	err := row.Scan(
+		&i.ID,
+		&i.Slug,
+		&i.Name,
+		&i.AllModels,
+		&i.AllHostKeys,
+		&i.KeyStrategy,
+		&i.RateLimitID,
+		&i.MaxWaitMs,
+		&i.Priority,
+		&i.MaxAttempts,
+		&i.LimiterFailureMode,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const getPolicyBySlug = `-- name: GetPolicyBySlug :one
+SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at FROM policies WHERE slug = $1
+`
+
+func (q *Queries) GetPolicyBySlug(ctx context.Context, slug string) (Policy, error) {
+	row := q.db.QueryRow(ctx, getPolicyBySlug, slug)
+	var i Policy
+	err := row.Scan(
+		&i.ID,
+		&i.Slug,
+		&i.Name,
+		&i.AllModels,
+		&i.AllHostKeys,
+		&i.KeyStrategy,
+		&i.RateLimitID,
+		&i.MaxWaitMs,
+		&i.Priority,
+		&i.MaxAttempts,
+		&i.LimiterFailureMode,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const insertPolicy = `-- name: InsertPolicy :one
+INSERT INTO policies (
+    slug, name, all_models, all_host_keys, key_strategy, rate_limit_id,
+    max_wait_ms, priority, max_attempts, limiter_failure_mode
+) VALUES (
+    $1, $2, $3, $4, $5, $6, $7, $8, $9, $10
+)
+RETURNING id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at
+`
+
+type InsertPolicyParams struct {
+	Slug               string
+	Name               string
+	AllModels          bool
+	AllHostKeys        bool
+	KeyStrategy        string
+	RateLimitID        *uuid.UUID
+	MaxWaitMs          int32
+	Priority           int32
+	MaxAttempts        int32
+	LimiterFailureMode string
+}
+
+func (q *Queries) InsertPolicy(ctx context.Context, arg InsertPolicyParams) (Policy, error) {
+	row := q.db.QueryRow(ctx, insertPolicy,
+		arg.Slug,
+		arg.Name,
+		arg.AllModels,
+		arg.AllHostKeys,
+		arg.KeyStrategy,
+		arg.RateLimitID,
+		arg.MaxWaitMs,
+		arg.Priority,
+		arg.MaxAttempts,
+		arg.LimiterFailureMode,
+	)
 	var i Policy
 	err := row.Scan(
 		&i.ID,
@@ -72,4 +189,100 @@ func (q *Queries) ListPolicies(ctx context.Context) ([]Policy, error) {
 		return nil, err
 	}
 	return items, nil
+}
+
+const listPoliciesPage = `-- name: ListPoliciesPage :many
+SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at FROM policies
+WHERE id > $1::uuid
+ORDER BY id
+LIMIT $2::int
+`
+
+func (q *Queries) ListPoliciesPage(ctx context.Context, after uuid.UUID, limit int32) ([]Policy, error) {
+	rows, err := q.db.Query(ctx, listPoliciesPage, after, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Policy{}
+	for rows.Next() {
+		var i Policy
+		if err := rows.Scan(
+			&i.ID,
+			&i.Slug,
+			&i.Name,
+			&i.AllModels,
+			&i.AllHostKeys,
+			&i.KeyStrategy,
+			&i.RateLimitID,
+			&i.MaxWaitMs,
+			&i.Priority,
+			&i.MaxAttempts,
+			&i.LimiterFailureMode,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const updatePolicy = `-- name: UpdatePolicy :one
+UPDATE policies
+SET slug = $2, name = $3, all_models = $4, all_host_keys = $5, key_strategy = $6, rate_limit_id = $7,
+    max_wait_ms = $8, priority = $9, max_attempts = $10, limiter_failure_mode = $11
+WHERE id = $1
+RETURNING id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at
+`
+
+type UpdatePolicyParams struct {
+	ID                 uuid.UUID
+	Slug               string
+	Name               string
+	AllModels          bool
+	AllHostKeys        bool
+	KeyStrategy        string
+	RateLimitID        *uuid.UUID
+	MaxWaitMs          int32
+	Priority           int32
+	MaxAttempts        int32
+	LimiterFailureMode string
+}
+
+func (q *Queries) UpdatePolicy(ctx context.Context, arg UpdatePolicyParams) (Policy, error) {
+	row := q.db.QueryRow(ctx, updatePolicy,
+		arg.ID,
+		arg.Slug,
+		arg.Name,
+		arg.AllModels,
+		arg.AllHostKeys,
+		arg.KeyStrategy,
+		arg.RateLimitID,
+		arg.MaxWaitMs,
+		arg.Priority,
+		arg.MaxAttempts,
+		arg.LimiterFailureMode,
+	)
+	var i Policy
+	err := row.Scan(
+		&i.ID,
+		&i.Slug,
+		&i.Name,
+		&i.AllModels,
+		&i.AllHostKeys,
+		&i.KeyStrategy,
+		&i.RateLimitID,
+		&i.MaxWaitMs,
+		&i.Priority,
+		&i.MaxAttempts,
+		&i.LimiterFailureMode,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
 }

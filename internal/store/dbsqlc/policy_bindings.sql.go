@@ -11,12 +11,84 @@ import (
 	"github.com/google/uuid"
 )
 
+const deletePolicyBinding = `-- name: DeletePolicyBinding :execrows
+DELETE FROM policy_bindings WHERE id = $1
+`
+
+func (q *Queries) DeletePolicyBinding(ctx context.Context, id uuid.UUID) (int64, error) {
+	result, err := q.db.Exec(ctx, deletePolicyBinding, id)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const getPolicyBindingByID = `-- name: GetPolicyBindingByID :one
 SELECT id, project_id, policy_id, service_account_id, user_id, group_id, position, created_at, updated_at FROM policy_bindings WHERE id = $1
 `
 
 func (q *Queries) GetPolicyBindingByID(ctx context.Context, id uuid.UUID) (PolicyBinding, error) {
 	row := q.db.QueryRow(ctx, getPolicyBindingByID, id)
+	var i PolicyBinding
+	err := row.Scan(
+		&i.ID,
+		&i.ProjectID,
+		&i.PolicyID,
+		&i.ServiceAccountID,
+		&i.UserID,
+		&i.GroupID,
+		&i.Position,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const getPolicyBindingByIDForUpdate = `-- name: GetPolicyBindingByIDForUpdate :one
+SELECT id, project_id, policy_id, service_account_id, user_id, group_id, position, created_at, updated_at FROM policy_bindings WHERE id = $1 FOR UPDATE
+`
+
+func (q *Queries) GetPolicyBindingByIDForUpdate(ctx context.Context, id uuid.UUID) (PolicyBinding, error) {
+	row := q.db.QueryRow(ctx, getPolicyBindingByIDForUpdate, id)
+	var i PolicyBinding
+	err := row.Scan(
+		&i.ID,
+		&i.ProjectID,
+		&i.PolicyID,
+		&i.ServiceAccountID,
+		&i.UserID,
+		&i.GroupID,
+		&i.Position,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const insertPolicyBinding = `-- name: InsertPolicyBinding :one
+INSERT INTO policy_bindings (project_id, policy_id, service_account_id, user_id, group_id, position)
+VALUES ($1, $2, $3, $4, $5, $6)
+RETURNING id, project_id, policy_id, service_account_id, user_id, group_id, position, created_at, updated_at
+`
+
+type InsertPolicyBindingParams struct {
+	ProjectID        uuid.UUID
+	PolicyID         uuid.UUID
+	ServiceAccountID *uuid.UUID
+	UserID           *uuid.UUID
+	GroupID          *uuid.UUID
+	Position         int32
+}
+
+func (q *Queries) InsertPolicyBinding(ctx context.Context, arg InsertPolicyBindingParams) (PolicyBinding, error) {
+	row := q.db.QueryRow(ctx, insertPolicyBinding,
+		arg.ProjectID,
+		arg.PolicyID,
+		arg.ServiceAccountID,
+		arg.UserID,
+		arg.GroupID,
+		arg.Position,
+	)
 	var i PolicyBinding
 	err := row.Scan(
 		&i.ID,
@@ -64,4 +136,124 @@ func (q *Queries) ListPolicyBindings(ctx context.Context) ([]PolicyBinding, erro
 		return nil, err
 	}
 	return items, nil
+}
+
+const listPolicyBindingsByProject = `-- name: ListPolicyBindingsByProject :many
+SELECT id, project_id, policy_id, service_account_id, user_id, group_id, position, created_at, updated_at FROM policy_bindings WHERE project_id = $1 ORDER BY position, id
+`
+
+// ListPolicyBindingsByProject is a project's policy bindings in resolution order.
+func (q *Queries) ListPolicyBindingsByProject(ctx context.Context, projectID uuid.UUID) ([]PolicyBinding, error) {
+	rows, err := q.db.Query(ctx, listPolicyBindingsByProject, projectID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []PolicyBinding{}
+	for rows.Next() {
+		var i PolicyBinding
+		if err := rows.Scan(
+			&i.ID,
+			&i.ProjectID,
+			&i.PolicyID,
+			&i.ServiceAccountID,
+			&i.UserID,
+			&i.GroupID,
+			&i.Position,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const listPolicyBindingsPage = `-- name: ListPolicyBindingsPage :many
+SELECT id, project_id, policy_id, service_account_id, user_id, group_id, position, created_at, updated_at FROM policy_bindings
+WHERE id > $1::uuid
+  AND ($2::uuid IS NULL OR project_id = $2)
+  AND ($3::uuid IS NULL OR policy_id = $3)
+ORDER BY id
+LIMIT $4::int
+`
+
+func (q *Queries) ListPolicyBindingsPage(ctx context.Context, after uuid.UUID, projectID *uuid.UUID, policyID *uuid.UUID, limit int32) ([]PolicyBinding, error) {
+	rows, err := q.db.Query(ctx, listPolicyBindingsPage,
+		after,
+		projectID,
+		policyID,
+		limit,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []PolicyBinding{}
+	for rows.Next() {
+		var i PolicyBinding
+		if err := rows.Scan(
+			&i.ID,
+			&i.ProjectID,
+			&i.PolicyID,
+			&i.ServiceAccountID,
+			&i.UserID,
+			&i.GroupID,
+			&i.Position,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const updatePolicyBinding = `-- name: UpdatePolicyBinding :one
+UPDATE policy_bindings
+SET policy_id = $2, service_account_id = $3, user_id = $4, group_id = $5, position = $6
+WHERE id = $1
+RETURNING id, project_id, policy_id, service_account_id, user_id, group_id, position, created_at, updated_at
+`
+
+type UpdatePolicyBindingParams struct {
+	ID               uuid.UUID
+	PolicyID         uuid.UUID
+	ServiceAccountID *uuid.UUID
+	UserID           *uuid.UUID
+	GroupID          *uuid.UUID
+	Position         int32
+}
+
+// A policy binding stays in its project.
+func (q *Queries) UpdatePolicyBinding(ctx context.Context, arg UpdatePolicyBindingParams) (PolicyBinding, error) {
+	row := q.db.QueryRow(ctx, updatePolicyBinding,
+		arg.ID,
+		arg.PolicyID,
+		arg.ServiceAccountID,
+		arg.UserID,
+		arg.GroupID,
+		arg.Position,
+	)
+	var i PolicyBinding
+	err := row.Scan(
+		&i.ID,
+		&i.ProjectID,
+		&i.PolicyID,
+		&i.ServiceAccountID,
+		&i.UserID,
+		&i.GroupID,
+		&i.Position,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
 }

@@ -11,6 +11,40 @@ import (
 	"github.com/google/uuid"
 )
 
+const deletePolicyHostKey = `-- name: DeletePolicyHostKey :execrows
+DELETE FROM policy_host_keys WHERE policy_id = $1 AND host_key_id = $2
+`
+
+func (q *Queries) DeletePolicyHostKey(ctx context.Context, policyID uuid.UUID, hostKeyID uuid.UUID) (int64, error) {
+	result, err := q.db.Exec(ctx, deletePolicyHostKey, policyID, hostKeyID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const getPolicyHostKeyByPolicyAndHostKey = `-- name: GetPolicyHostKeyByPolicyAndHostKey :one
+SELECT policy_id, host_key_id FROM policy_host_keys WHERE policy_id = $1 AND host_key_id = $2
+`
+
+func (q *Queries) GetPolicyHostKeyByPolicyAndHostKey(ctx context.Context, policyID uuid.UUID, hostKeyID uuid.UUID) (PolicyHostKey, error) {
+	row := q.db.QueryRow(ctx, getPolicyHostKeyByPolicyAndHostKey, policyID, hostKeyID)
+	var i PolicyHostKey
+	err := row.Scan(&i.PolicyID, &i.HostKeyID)
+	return i, err
+}
+
+const insertPolicyHostKey = `-- name: InsertPolicyHostKey :one
+INSERT INTO policy_host_keys (policy_id, host_key_id) VALUES ($1, $2) RETURNING policy_id, host_key_id
+`
+
+func (q *Queries) InsertPolicyHostKey(ctx context.Context, policyID uuid.UUID, hostKeyID uuid.UUID) (PolicyHostKey, error) {
+	row := q.db.QueryRow(ctx, insertPolicyHostKey, policyID, hostKeyID)
+	var i PolicyHostKey
+	err := row.Scan(&i.PolicyID, &i.HostKeyID)
+	return i, err
+}
+
 const listPolicyHostKeys = `-- name: ListPolicyHostKeys :many
 SELECT policy_id, host_key_id FROM policy_host_keys ORDER BY policy_id, host_key_id
 `
@@ -41,6 +75,39 @@ SELECT policy_id, host_key_id FROM policy_host_keys WHERE policy_id = $1 ORDER B
 
 func (q *Queries) ListPolicyHostKeysByPolicy(ctx context.Context, policyID uuid.UUID) ([]PolicyHostKey, error) {
 	rows, err := q.db.Query(ctx, listPolicyHostKeysByPolicy, policyID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []PolicyHostKey{}
+	for rows.Next() {
+		var i PolicyHostKey
+		if err := rows.Scan(&i.PolicyID, &i.HostKeyID); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const listPolicyHostKeysPage = `-- name: ListPolicyHostKeysPage :many
+SELECT policy_id, host_key_id FROM policy_host_keys
+WHERE (policy_id, host_key_id) > ($1::uuid, $2::uuid)
+  AND ($3::uuid IS NULL OR policy_id = $3)
+ORDER BY policy_id, host_key_id
+LIMIT $4::int
+`
+
+func (q *Queries) ListPolicyHostKeysPage(ctx context.Context, afterPolicyID uuid.UUID, afterHostKeyID uuid.UUID, policyID *uuid.UUID, limit int32) ([]PolicyHostKey, error) {
+	rows, err := q.db.Query(ctx, listPolicyHostKeysPage,
+		afterPolicyID,
+		afterHostKeyID,
+		policyID,
+		limit,
+	)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,73 @@ import (
 	"github.com/google/uuid"
 )
 
+const deletePolicyModelRateLimit = `-- name: DeletePolicyModelRateLimit :execrows
+DELETE FROM policy_model_rate_limits WHERE policy_id = $1 AND model_id = $2
+`
+
+func (q *Queries) DeletePolicyModelRateLimit(ctx context.Context, policyID uuid.UUID, modelID uuid.UUID) (int64, error) {
+	result, err := q.db.Exec(ctx, deletePolicyModelRateLimit, policyID, modelID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const getPolicyModelRateLimitByPolicyAndModel = `-- name: GetPolicyModelRateLimitByPolicyAndModel :one
+SELECT policy_id, model_id, rate_limit_id, position FROM policy_model_rate_limits WHERE policy_id = $1 AND model_id = $2
+`
+
+func (q *Queries) GetPolicyModelRateLimitByPolicyAndModel(ctx context.Context, policyID uuid.UUID, modelID uuid.UUID) (PolicyModelRateLimit, error) {
+	row := q.db.QueryRow(ctx, getPolicyModelRateLimitByPolicyAndModel, policyID, modelID)
+	var i PolicyModelRateLimit
+	err := row.Scan(
+		&i.PolicyID,
+		&i.ModelID,
+		&i.RateLimitID,
+		&i.Position,
+	)
+	return i, err
+}
+
+const getPolicyModelRateLimitByPolicyAndModelForUpdate = `-- name: GetPolicyModelRateLimitByPolicyAndModelForUpdate :one
+SELECT policy_id, model_id, rate_limit_id, position FROM policy_model_rate_limits WHERE policy_id = $1 AND model_id = $2 FOR UPDATE
+`
+
+func (q *Queries) GetPolicyModelRateLimitByPolicyAndModelForUpdate(ctx context.Context, policyID uuid.UUID, modelID uuid.UUID) (PolicyModelRateLimit, error) {
+	row := q.db.QueryRow(ctx, getPolicyModelRateLimitByPolicyAndModelForUpdate, policyID, modelID)
+	var i PolicyModelRateLimit
+	err := row.Scan(
+		&i.PolicyID,
+		&i.ModelID,
+		&i.RateLimitID,
+		&i.Position,
+	)
+	return i, err
+}
+
+const insertPolicyModelRateLimit = `-- name: InsertPolicyModelRateLimit :one
+INSERT INTO policy_model_rate_limits (policy_id, model_id, rate_limit_id, position)
+VALUES ($1, $2, $3, $4)
+RETURNING policy_id, model_id, rate_limit_id, position
+`
+
+func (q *Queries) InsertPolicyModelRateLimit(ctx context.Context, policyID uuid.UUID, modelID uuid.UUID, rateLimitID uuid.UUID, position int32) (PolicyModelRateLimit, error) {
+	row := q.db.QueryRow(ctx, insertPolicyModelRateLimit,
+		policyID,
+		modelID,
+		rateLimitID,
+		position,
+	)
+	var i PolicyModelRateLimit
+	err := row.Scan(
+		&i.PolicyID,
+		&i.ModelID,
+		&i.RateLimitID,
+		&i.Position,
+	)
+	return i, err
+}
+
 const listPolicyModelRateLimits = `-- name: ListPolicyModelRateLimits :many
 SELECT policy_id, model_id, rate_limit_id, position FROM policy_model_rate_limits ORDER BY policy_id, position, model_id
 `
@@ -67,4 +134,66 @@ func (q *Queries) ListPolicyModelRateLimitsByPolicy(ctx context.Context, policyI
 		return nil, err
 	}
 	return items, nil
+}
+
+const listPolicyModelRateLimitsPage = `-- name: ListPolicyModelRateLimitsPage :many
+SELECT policy_id, model_id, rate_limit_id, position FROM policy_model_rate_limits
+WHERE (policy_id, model_id) > ($1::uuid, $2::uuid)
+  AND ($3::uuid IS NULL OR policy_id = $3)
+ORDER BY policy_id, model_id
+LIMIT $4::int
+`
+
+func (q *Queries) ListPolicyModelRateLimitsPage(ctx context.Context, afterPolicyID uuid.UUID, afterModelID uuid.UUID, policyID *uuid.UUID, limit int32) ([]PolicyModelRateLimit, error) {
+	rows, err := q.db.Query(ctx, listPolicyModelRateLimitsPage,
+		afterPolicyID,
+		afterModelID,
+		policyID,
+		limit,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []PolicyModelRateLimit{}
+	for rows.Next() {
+		var i PolicyModelRateLimit
+		if err := rows.Scan(
+			&i.PolicyID,
+			&i.ModelID,
+			&i.RateLimitID,
+			&i.Position,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const updatePolicyModelRateLimit = `-- name: UpdatePolicyModelRateLimit :one
+UPDATE policy_model_rate_limits
+SET rate_limit_id = $3, position = $4
+WHERE policy_id = $1 AND model_id = $2
+RETURNING policy_id, model_id, rate_limit_id, position
+`
+
+func (q *Queries) UpdatePolicyModelRateLimit(ctx context.Context, policyID uuid.UUID, modelID uuid.UUID, rateLimitID uuid.UUID, position int32) (PolicyModelRateLimit, error) {
+	row := q.db.QueryRow(ctx, updatePolicyModelRateLimit,
+		policyID,
+		modelID,
+		rateLimitID,
+		position,
+	)
+	var i PolicyModelRateLimit
+	err := row.Scan(
+		&i.PolicyID,
+		&i.ModelID,
+		&i.RateLimitID,
+		&i.Position,
+	)
+	return i, err
 }

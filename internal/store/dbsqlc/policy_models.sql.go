@@ -11,6 +11,40 @@ import (
 	"github.com/google/uuid"
 )
 
+const deletePolicyModel = `-- name: DeletePolicyModel :execrows
+DELETE FROM policy_models WHERE policy_id = $1 AND model_id = $2
+`
+
+func (q *Queries) DeletePolicyModel(ctx context.Context, policyID uuid.UUID, modelID uuid.UUID) (int64, error) {
+	result, err := q.db.Exec(ctx, deletePolicyModel, policyID, modelID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const getPolicyModelByPolicyAndModel = `-- name: GetPolicyModelByPolicyAndModel :one
+SELECT policy_id, model_id FROM policy_models WHERE policy_id = $1 AND model_id = $2
+`
+
+func (q *Queries) GetPolicyModelByPolicyAndModel(ctx context.Context, policyID uuid.UUID, modelID uuid.UUID) (PolicyModel, error) {
+	row := q.db.QueryRow(ctx, getPolicyModelByPolicyAndModel, policyID, modelID)
+	var i PolicyModel
+	err := row.Scan(&i.PolicyID, &i.ModelID)
+	return i, err
+}
+
+const insertPolicyModel = `-- name: InsertPolicyModel :one
+INSERT INTO policy_models (policy_id, model_id) VALUES ($1, $2) RETURNING policy_id, model_id
+`
+
+func (q *Queries) InsertPolicyModel(ctx context.Context, policyID uuid.UUID, modelID uuid.UUID) (PolicyModel, error) {
+	row := q.db.QueryRow(ctx, insertPolicyModel, policyID, modelID)
+	var i PolicyModel
+	err := row.Scan(&i.PolicyID, &i.ModelID)
+	return i, err
+}
+
 const listPolicyModels = `-- name: ListPolicyModels :many
 SELECT policy_id, model_id FROM policy_models ORDER BY policy_id, model_id
 `
@@ -41,6 +75,39 @@ SELECT policy_id, model_id FROM policy_models WHERE policy_id = $1 ORDER BY mode
 
 func (q *Queries) ListPolicyModelsByPolicy(ctx context.Context, policyID uuid.UUID) ([]PolicyModel, error) {
 	rows, err := q.db.Query(ctx, listPolicyModelsByPolicy, policyID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []PolicyModel{}
+	for rows.Next() {
+		var i PolicyModel
+		if err := rows.Scan(&i.PolicyID, &i.ModelID); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const listPolicyModelsPage = `-- name: ListPolicyModelsPage :many
+SELECT policy_id, model_id FROM policy_models
+WHERE (policy_id, model_id) > ($1::uuid, $2::uuid)
+  AND ($3::uuid IS NULL OR policy_id = $3)
+ORDER BY policy_id, model_id
+LIMIT $4::int
+`
+
+func (q *Queries) ListPolicyModelsPage(ctx context.Context, afterPolicyID uuid.UUID, afterModelID uuid.UUID, policyID *uuid.UUID, limit int32) ([]PolicyModel, error) {
+	rows, err := q.db.Query(ctx, listPolicyModelsPage,
+		afterPolicyID,
+		afterModelID,
+		policyID,
+		limit,
+	)
 	if err != nil {
 		return nil, err
 	}

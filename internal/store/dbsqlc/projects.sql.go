@@ -11,12 +11,78 @@ import (
 	"github.com/google/uuid"
 )
 
+const deleteProject = `-- name: DeleteProject :execrows
+DELETE FROM projects WHERE id = $1
+`
+
+func (q *Queries) DeleteProject(ctx context.Context, id uuid.UUID) (int64, error) {
+	result, err := q.db.Exec(ctx, deleteProject, id)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const getProjectByID = `-- name: GetProjectByID :one
 SELECT id, team_id, slug, name, created_at, updated_at FROM projects WHERE id = $1
 `
 
 func (q *Queries) GetProjectByID(ctx context.Context, id uuid.UUID) (Project, error) {
 	row := q.db.QueryRow(ctx, getProjectByID, id)
+	var i Project
+	err := row.Scan(
+		&i.ID,
+		&i.TeamID,
+		&i.Slug,
+		&i.Name,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const getProjectByIDForUpdate = `-- name: GetProjectByIDForUpdate :one
+SELECT id, team_id, slug, name, created_at, updated_at FROM projects WHERE id = $1 FOR UPDATE
+`
+
+func (q *Queries) GetProjectByIDForUpdate(ctx context.Context, id uuid.UUID) (Project, error) {
+	row := q.db.QueryRow(ctx, getProjectByIDForUpdate, id)
+	var i Project
+	err := row.Scan(
+		&i.ID,
+		&i.TeamID,
+		&i.Slug,
+		&i.Name,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const getProjectBySlug = `-- name: GetProjectBySlug :one
+SELECT id, team_id, slug, name, created_at, updated_at FROM projects WHERE team_id = $1 AND slug = $2
+`
+
+func (q *Queries) GetProjectBySlug(ctx context.Context, teamID uuid.UUID, slug string) (Project, error) {
+	row := q.db.QueryRow(ctx, getProjectBySlug, teamID, slug)
+	var i Project
+	err := row.Scan(
+		&i.ID,
+		&i.TeamID,
+		&i.Slug,
+		&i.Name,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const insertProject = `-- name: InsertProject :one
+INSERT INTO projects (team_id, slug, name) VALUES ($1, $2, $3) RETURNING id, team_id, slug, name, created_at, updated_at
+`
+
+func (q *Queries) InsertProject(ctx context.Context, teamID uuid.UUID, slug string, name string) (Project, error) {
+	row := q.db.QueryRow(ctx, insertProject, teamID, slug, name)
 	var i Project
 	err := row.Scan(
 		&i.ID,
@@ -58,4 +124,62 @@ func (q *Queries) ListProjects(ctx context.Context) ([]Project, error) {
 		return nil, err
 	}
 	return items, nil
+}
+
+const listProjectsPage = `-- name: ListProjectsPage :many
+SELECT id, team_id, slug, name, created_at, updated_at FROM projects
+WHERE id > $1::uuid
+  AND ($2::uuid IS NULL OR team_id = $2)
+ORDER BY id
+LIMIT $3::int
+`
+
+func (q *Queries) ListProjectsPage(ctx context.Context, after uuid.UUID, teamID *uuid.UUID, limit int32) ([]Project, error) {
+	rows, err := q.db.Query(ctx, listProjectsPage, after, teamID, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Project{}
+	for rows.Next() {
+		var i Project
+		if err := rows.Scan(
+			&i.ID,
+			&i.TeamID,
+			&i.Slug,
+			&i.Name,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const updateProject = `-- name: UpdateProject :one
+UPDATE projects SET team_id = $2, slug = $3, name = $4 WHERE id = $1 RETURNING id, team_id, slug, name, created_at, updated_at
+`
+
+func (q *Queries) UpdateProject(ctx context.Context, iD uuid.UUID, teamID uuid.UUID, slug string, name string) (Project, error) {
+	row := q.db.QueryRow(ctx, updateProject,
+		iD,
+		teamID,
+		slug,
+		name,
+	)
+	var i Project
+	err := row.Scan(
+		&i.ID,
+		&i.TeamID,
+		&i.Slug,
+		&i.Name,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
 }

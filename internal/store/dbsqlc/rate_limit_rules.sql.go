@@ -11,6 +11,94 @@ import (
 	"github.com/google/uuid"
 )
 
+const deleteRateLimitRule = `-- name: DeleteRateLimitRule :execrows
+DELETE FROM rate_limit_rules WHERE id = $1
+`
+
+func (q *Queries) DeleteRateLimitRule(ctx context.Context, id uuid.UUID) (int64, error) {
+	result, err := q.db.Exec(ctx, deleteRateLimitRule, id)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const getRateLimitRuleByID = `-- name: GetRateLimitRuleByID :one
+SELECT id, rate_limit_id, meter, amount, window_seconds, per_principal, created_at, updated_at FROM rate_limit_rules WHERE id = $1
+`
+
+func (q *Queries) GetRateLimitRuleByID(ctx context.Context, id uuid.UUID) (RateLimitRule, error) {
+	row := q.db.QueryRow(ctx, getRateLimitRuleByID, id)
+	var i RateLimitRule
+	err := row.Scan(
+		&i.ID,
+		&i.RateLimitID,
+		&i.Meter,
+		&i.Amount,
+		&i.WindowSeconds,
+		&i.PerPrincipal,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const getRateLimitRuleByIDForUpdate = `-- name: GetRateLimitRuleByIDForUpdate :one
+SELECT id, rate_limit_id, meter, amount, window_seconds, per_principal, created_at, updated_at FROM rate_limit_rules WHERE id = $1 FOR UPDATE
+`
+
+func (q *Queries) GetRateLimitRuleByIDForUpdate(ctx context.Context, id uuid.UUID) (RateLimitRule, error) {
+	row := q.db.QueryRow(ctx, getRateLimitRuleByIDForUpdate, id)
+	var i RateLimitRule
+	err := row.Scan(
+		&i.ID,
+		&i.RateLimitID,
+		&i.Meter,
+		&i.Amount,
+		&i.WindowSeconds,
+		&i.PerPrincipal,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const insertRateLimitRule = `-- name: InsertRateLimitRule :one
+INSERT INTO rate_limit_rules (rate_limit_id, meter, amount, window_seconds, per_principal)
+VALUES ($1, $2, $3, $4, $5)
+RETURNING id, rate_limit_id, meter, amount, window_seconds, per_principal, created_at, updated_at
+`
+
+type InsertRateLimitRuleParams struct {
+	RateLimitID   uuid.UUID
+	Meter         string
+	Amount        int64
+	WindowSeconds int32
+	PerPrincipal  bool
+}
+
+func (q *Queries) InsertRateLimitRule(ctx context.Context, arg InsertRateLimitRuleParams) (RateLimitRule, error) {
+	row := q.db.QueryRow(ctx, insertRateLimitRule,
+		arg.RateLimitID,
+		arg.Meter,
+		arg.Amount,
+		arg.WindowSeconds,
+		arg.PerPrincipal,
+	)
+	var i RateLimitRule
+	err := row.Scan(
+		&i.ID,
+		&i.RateLimitID,
+		&i.Meter,
+		&i.Amount,
+		&i.WindowSeconds,
+		&i.PerPrincipal,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
 const listRateLimitRules = `-- name: ListRateLimitRules :many
 SELECT id, rate_limit_id, meter, amount, window_seconds, per_principal, created_at, updated_at FROM rate_limit_rules ORDER BY rate_limit_id, meter, window_seconds, id
 `
@@ -75,4 +163,79 @@ func (q *Queries) ListRateLimitRulesByRateLimit(ctx context.Context, rateLimitID
 		return nil, err
 	}
 	return items, nil
+}
+
+const listRateLimitRulesPage = `-- name: ListRateLimitRulesPage :many
+SELECT id, rate_limit_id, meter, amount, window_seconds, per_principal, created_at, updated_at FROM rate_limit_rules
+WHERE id > $1::uuid
+  AND ($2::uuid IS NULL OR rate_limit_id = $2)
+ORDER BY id
+LIMIT $3::int
+`
+
+func (q *Queries) ListRateLimitRulesPage(ctx context.Context, after uuid.UUID, rateLimitID *uuid.UUID, limit int32) ([]RateLimitRule, error) {
+	rows, err := q.db.Query(ctx, listRateLimitRulesPage, after, rateLimitID, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []RateLimitRule{}
+	for rows.Next() {
+		var i RateLimitRule
+		if err := rows.Scan(
+			&i.ID,
+			&i.RateLimitID,
+			&i.Meter,
+			&i.Amount,
+			&i.WindowSeconds,
+			&i.PerPrincipal,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const updateRateLimitRule = `-- name: UpdateRateLimitRule :one
+UPDATE rate_limit_rules
+SET meter = $2, amount = $3, window_seconds = $4, per_principal = $5
+WHERE id = $1
+RETURNING id, rate_limit_id, meter, amount, window_seconds, per_principal, created_at, updated_at
+`
+
+type UpdateRateLimitRuleParams struct {
+	ID            uuid.UUID
+	Meter         string
+	Amount        int64
+	WindowSeconds int32
+	PerPrincipal  bool
+}
+
+// A rule stays in its rate limit.
+func (q *Queries) UpdateRateLimitRule(ctx context.Context, arg UpdateRateLimitRuleParams) (RateLimitRule, error) {
+	row := q.db.QueryRow(ctx, updateRateLimitRule,
+		arg.ID,
+		arg.Meter,
+		arg.Amount,
+		arg.WindowSeconds,
+		arg.PerPrincipal,
+	)
+	var i RateLimitRule
+	err := row.Scan(
+		&i.ID,
+		&i.RateLimitID,
+		&i.Meter,
+		&i.Amount,
+		&i.WindowSeconds,
+		&i.PerPrincipal,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
 }

@@ -11,12 +11,75 @@ import (
 	"github.com/google/uuid"
 )
 
+const deleteRateLimit = `-- name: DeleteRateLimit :execrows
+DELETE FROM rate_limits WHERE id = $1
+`
+
+func (q *Queries) DeleteRateLimit(ctx context.Context, id uuid.UUID) (int64, error) {
+	result, err := q.db.Exec(ctx, deleteRateLimit, id)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const getRateLimitByID = `-- name: GetRateLimitByID :one
 SELECT id, slug, name, created_at, updated_at FROM rate_limits WHERE id = $1
 `
 
 func (q *Queries) GetRateLimitByID(ctx context.Context, id uuid.UUID) (RateLimit, error) {
 	row := q.db.QueryRow(ctx, getRateLimitByID, id)
+	var i RateLimit
+	err := row.Scan(
+		&i.ID,
+		&i.Slug,
+		&i.Name,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const getRateLimitByIDForUpdate = `-- name: GetRateLimitByIDForUpdate :one
+SELECT id, slug, name, created_at, updated_at FROM rate_limits WHERE id = $1 FOR UPDATE
+`
+
+func (q *Queries) GetRateLimitByIDForUpdate(ctx context.Context, id uuid.UUID) (RateLimit, error) {
+	row := q.db.QueryRow(ctx, getRateLimitByIDForUpdate, id)
+	var i RateLimit
+	err := row.Scan(
+		&i.ID,
+		&i.Slug,
+		&i.Name,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const getRateLimitBySlug = `-- name: GetRateLimitBySlug :one
+SELECT id, slug, name, created_at, updated_at FROM rate_limits WHERE slug = $1
+`
+
+func (q *Queries) GetRateLimitBySlug(ctx context.Context, slug string) (RateLimit, error) {
+	row := q.db.QueryRow(ctx, getRateLimitBySlug, slug)
+	var i RateLimit
+	err := row.Scan(
+		&i.ID,
+		&i.Slug,
+		&i.Name,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const insertRateLimit = `-- name: InsertRateLimit :one
+INSERT INTO rate_limits (slug, name) VALUES ($1, $2) RETURNING id, slug, name, created_at, updated_at
+`
+
+func (q *Queries) InsertRateLimit(ctx context.Context, slug string, name string) (RateLimit, error) {
+	row := q.db.QueryRow(ctx, insertRateLimit, slug, name)
 	var i RateLimit
 	err := row.Scan(
 		&i.ID,
@@ -56,4 +119,54 @@ func (q *Queries) ListRateLimits(ctx context.Context) ([]RateLimit, error) {
 		return nil, err
 	}
 	return items, nil
+}
+
+const listRateLimitsPage = `-- name: ListRateLimitsPage :many
+SELECT id, slug, name, created_at, updated_at FROM rate_limits
+WHERE id > $1::uuid
+ORDER BY id
+LIMIT $2::int
+`
+
+func (q *Queries) ListRateLimitsPage(ctx context.Context, after uuid.UUID, limit int32) ([]RateLimit, error) {
+	rows, err := q.db.Query(ctx, listRateLimitsPage, after, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []RateLimit{}
+	for rows.Next() {
+		var i RateLimit
+		if err := rows.Scan(
+			&i.ID,
+			&i.Slug,
+			&i.Name,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const updateRateLimit = `-- name: UpdateRateLimit :one
+UPDATE rate_limits SET slug = $2, name = $3 WHERE id = $1 RETURNING id, slug, name, created_at, updated_at
+`
+
+func (q *Queries) UpdateRateLimit(ctx context.Context, iD uuid.UUID, slug string, name string) (RateLimit, error) {
+	row := q.db.QueryRow(ctx, updateRateLimit, iD, slug, name)
+	var i RateLimit
+	err := row.Scan(
+		&i.ID,
+		&i.Slug,
+		&i.Name,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
 }

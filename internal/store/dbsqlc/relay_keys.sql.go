@@ -7,9 +7,22 @@ package dbsqlc
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 )
+
+const deleteRelayKey = `-- name: DeleteRelayKey :execrows
+DELETE FROM relay_keys WHERE id = $1
+`
+
+func (q *Queries) DeleteRelayKey(ctx context.Context, id uuid.UUID) (int64, error) {
+	result, err := q.db.Exec(ctx, deleteRelayKey, id)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
 
 const getRelayKeyByHash = `-- name: GetRelayKeyByHash :one
 SELECT id, key_hash, display_prefix, name, project_id, service_account_id, user_id, policy_id, priority, expires_at, revoked_at, created_at, updated_at FROM relay_keys WHERE key_hash = $1
@@ -42,6 +55,84 @@ SELECT id, key_hash, display_prefix, name, project_id, service_account_id, user_
 
 func (q *Queries) GetRelayKeyByID(ctx context.Context, id uuid.UUID) (RelayKey, error) {
 	row := q.db.QueryRow(ctx, getRelayKeyByID, id)
+	var i RelayKey
+	err := row.Scan(
+		&i.ID,
+		&i.KeyHash,
+		&i.DisplayPrefix,
+		&i.Name,
+		&i.ProjectID,
+		&i.ServiceAccountID,
+		&i.UserID,
+		&i.PolicyID,
+		&i.Priority,
+		&i.ExpiresAt,
+		&i.RevokedAt,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const getRelayKeyByIDForUpdate = `-- name: GetRelayKeyByIDForUpdate :one
+SELECT id, key_hash, display_prefix, name, project_id, service_account_id, user_id, policy_id, priority, expires_at, revoked_at, created_at, updated_at FROM relay_keys WHERE id = $1 FOR UPDATE
+`
+
+func (q *Queries) GetRelayKeyByIDForUpdate(ctx context.Context, id uuid.UUID) (RelayKey, error) {
+	row := q.db.QueryRow(ctx, getRelayKeyByIDForUpdate, id)
+	var i RelayKey
+	err := row.Scan(
+		&i.ID,
+		&i.KeyHash,
+		&i.DisplayPrefix,
+		&i.Name,
+		&i.ProjectID,
+		&i.ServiceAccountID,
+		&i.UserID,
+		&i.PolicyID,
+		&i.Priority,
+		&i.ExpiresAt,
+		&i.RevokedAt,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const insertRelayKey = `-- name: InsertRelayKey :one
+INSERT INTO relay_keys (
+    key_hash, display_prefix, name, project_id, service_account_id, user_id,
+    policy_id, priority, expires_at
+) VALUES (
+    $1, $2, $3, $4, $5, $6, $7, $8, $9
+)
+RETURNING id, key_hash, display_prefix, name, project_id, service_account_id, user_id, policy_id, priority, expires_at, revoked_at, created_at, updated_at
+`
+
+type InsertRelayKeyParams struct {
+	KeyHash          []byte
+	DisplayPrefix    string
+	Name             string
+	ProjectID        uuid.UUID
+	ServiceAccountID *uuid.UUID
+	UserID           *uuid.UUID
+	PolicyID         *uuid.UUID
+	Priority         *int32
+	ExpiresAt        *time.Time
+}
+
+func (q *Queries) InsertRelayKey(ctx context.Context, arg InsertRelayKeyParams) (RelayKey, error) {
+	row := q.db.QueryRow(ctx, insertRelayKey,
+		arg.KeyHash,
+		arg.DisplayPrefix,
+		arg.Name,
+		arg.ProjectID,
+		arg.ServiceAccountID,
+		arg.UserID,
+		arg.PolicyID,
+		arg.Priority,
+		arg.ExpiresAt,
+	)
 	var i RelayKey
 	err := row.Scan(
 		&i.ID,
@@ -97,4 +188,132 @@ func (q *Queries) ListRelayKeys(ctx context.Context) ([]RelayKey, error) {
 		return nil, err
 	}
 	return items, nil
+}
+
+const listRelayKeysPage = `-- name: ListRelayKeysPage :many
+SELECT id, key_hash, display_prefix, name, project_id, service_account_id, user_id, policy_id, priority, expires_at, revoked_at, created_at, updated_at FROM relay_keys
+WHERE id > $1::uuid
+  AND ($2::uuid IS NULL OR project_id = $2)
+  AND ($3::uuid IS NULL OR service_account_id = $3)
+  AND ($4::uuid IS NULL OR user_id = $4)
+ORDER BY id
+LIMIT $5::int
+`
+
+type ListRelayKeysPageParams struct {
+	After            uuid.UUID
+	ProjectID        *uuid.UUID
+	ServiceAccountID *uuid.UUID
+	UserID           *uuid.UUID
+	Limit            int32
+}
+
+func (q *Queries) ListRelayKeysPage(ctx context.Context, arg ListRelayKeysPageParams) ([]RelayKey, error) {
+	rows, err := q.db.Query(ctx, listRelayKeysPage,
+		arg.After,
+		arg.ProjectID,
+		arg.ServiceAccountID,
+		arg.UserID,
+		arg.Limit,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []RelayKey{}
+	for rows.Next() {
+		var i RelayKey
+		if err := rows.Scan(
+			&i.ID,
+			&i.KeyHash,
+			&i.DisplayPrefix,
+			&i.Name,
+			&i.ProjectID,
+			&i.ServiceAccountID,
+			&i.UserID,
+			&i.PolicyID,
+			&i.Priority,
+			&i.ExpiresAt,
+			&i.RevokedAt,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const revokeRelayKey = `-- name: RevokeRelayKey :one
+UPDATE relay_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1 RETURNING id, key_hash, display_prefix, name, project_id, service_account_id, user_id, policy_id, priority, expires_at, revoked_at, created_at, updated_at
+`
+
+// RevokeRelayKey keeps the first revocation time when called twice.
+func (q *Queries) RevokeRelayKey(ctx context.Context, id uuid.UUID) (RelayKey, error) {
+	row := q.db.QueryRow(ctx, revokeRelayKey, id)
+	var i RelayKey
+	err := row.Scan(
+		&i.ID,
+		&i.KeyHash,
+		&i.DisplayPrefix,
+		&i.Name,
+		&i.ProjectID,
+		&i.ServiceAccountID,
+		&i.UserID,
+		&i.PolicyID,
+		&i.Priority,
+		&i.ExpiresAt,
+		&i.RevokedAt,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const updateRelayKey = `-- name: UpdateRelayKey :one
+UPDATE relay_keys
+SET name = $2, policy_id = $3, priority = $4, expires_at = $5
+WHERE id = $1
+RETURNING id, key_hash, display_prefix, name, project_id, service_account_id, user_id, policy_id, priority, expires_at, revoked_at, created_at, updated_at
+`
+
+type UpdateRelayKeyParams struct {
+	ID        uuid.UUID
+	Name      string
+	PolicyID  *uuid.UUID
+	Priority  *int32
+	ExpiresAt *time.Time
+}
+
+// The hash, prefix and owner of a relay key never change; revoke it and
+// create another instead.
+func (q *Queries) UpdateRelayKey(ctx context.Context, arg UpdateRelayKeyParams) (RelayKey, error) {
+	row := q.db.QueryRow(ctx, updateRelayKey,
+		arg.ID,
+		arg.Name,
+		arg.PolicyID,
+		arg.Priority,
+		arg.ExpiresAt,
+	)
+	var i RelayKey
+	err := row.Scan(
+		&i.ID,
+		&i.KeyHash,
+		&i.DisplayPrefix,
+		&i.Name,
+		&i.ProjectID,
+		&i.ServiceAccountID,
+		&i.UserID,
+		&i.PolicyID,
+		&i.Priority,
+		&i.ExpiresAt,
+		&i.RevokedAt,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
 }

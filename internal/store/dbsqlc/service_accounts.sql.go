@@ -11,12 +11,86 @@ import (
 	"github.com/google/uuid"
 )
 
+const deleteServiceAccount = `-- name: DeleteServiceAccount :execrows
+DELETE FROM service_accounts WHERE id = $1
+`
+
+func (q *Queries) DeleteServiceAccount(ctx context.Context, id uuid.UUID) (int64, error) {
+	result, err := q.db.Exec(ctx, deleteServiceAccount, id)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const getServiceAccountByID = `-- name: GetServiceAccountByID :one
 SELECT id, project_id, slug, name, policy_id, created_at, updated_at FROM service_accounts WHERE id = $1
 `
 
 func (q *Queries) GetServiceAccountByID(ctx context.Context, id uuid.UUID) (ServiceAccount, error) {
 	row := q.db.QueryRow(ctx, getServiceAccountByID, id)
+	var i ServiceAccount
+	err := row.Scan(
+		&i.ID,
+		&i.ProjectID,
+		&i.Slug,
+		&i.Name,
+		&i.PolicyID,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const getServiceAccountByIDForUpdate = `-- name: GetServiceAccountByIDForUpdate :one
+SELECT id, project_id, slug, name, policy_id, created_at, updated_at FROM service_accounts WHERE id = $1 FOR UPDATE
+`
+
+func (q *Queries) GetServiceAccountByIDForUpdate(ctx context.Context, id uuid.UUID) (ServiceAccount, error) {
+	row := q.db.QueryRow(ctx, getServiceAccountByIDForUpdate, id)
+	var i ServiceAccount
+	err := row.Scan(
+		&i.ID,
+		&i.ProjectID,
+		&i.Slug,
+		&i.Name,
+		&i.PolicyID,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const getServiceAccountBySlug = `-- name: GetServiceAccountBySlug :one
+SELECT id, project_id, slug, name, policy_id, created_at, updated_at FROM service_accounts WHERE project_id = $1 AND slug = $2
+`
+
+func (q *Queries) GetServiceAccountBySlug(ctx context.Context, projectID uuid.UUID, slug string) (ServiceAccount, error) {
+	row := q.db.QueryRow(ctx, getServiceAccountBySlug, projectID, slug)
+	var i ServiceAccount
+	err := row.Scan(
+		&i.ID,
+		&i.ProjectID,
+		&i.Slug,
+		&i.Name,
+		&i.PolicyID,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const insertServiceAccount = `-- name: InsertServiceAccount :one
+INSERT INTO service_accounts (project_id, slug, name, policy_id) VALUES ($1, $2, $3, $4) RETURNING id, project_id, slug, name, policy_id, created_at, updated_at
+`
+
+func (q *Queries) InsertServiceAccount(ctx context.Context, projectID uuid.UUID, slug string, name string, policyID *uuid.UUID) (ServiceAccount, error) {
+	row := q.db.QueryRow(ctx, insertServiceAccount,
+		projectID,
+		slug,
+		name,
+		policyID,
+	)
 	var i ServiceAccount
 	err := row.Scan(
 		&i.ID,
@@ -60,4 +134,65 @@ func (q *Queries) ListServiceAccounts(ctx context.Context) ([]ServiceAccount, er
 		return nil, err
 	}
 	return items, nil
+}
+
+const listServiceAccountsPage = `-- name: ListServiceAccountsPage :many
+SELECT id, project_id, slug, name, policy_id, created_at, updated_at FROM service_accounts
+WHERE id > $1::uuid
+  AND ($2::uuid IS NULL OR project_id = $2)
+ORDER BY id
+LIMIT $3::int
+`
+
+func (q *Queries) ListServiceAccountsPage(ctx context.Context, after uuid.UUID, projectID *uuid.UUID, limit int32) ([]ServiceAccount, error) {
+	rows, err := q.db.Query(ctx, listServiceAccountsPage, after, projectID, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ServiceAccount{}
+	for rows.Next() {
+		var i ServiceAccount
+		if err := rows.Scan(
+			&i.ID,
+			&i.ProjectID,
+			&i.Slug,
+			&i.Name,
+			&i.PolicyID,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const updateServiceAccount = `-- name: UpdateServiceAccount :one
+UPDATE service_accounts SET slug = $2, name = $3, policy_id = $4 WHERE id = $1 RETURNING id, project_id, slug, name, policy_id, created_at, updated_at
+`
+
+// A service account stays in its project: its relay keys are attributed there.
+func (q *Queries) UpdateServiceAccount(ctx context.Context, iD uuid.UUID, slug string, name string, policyID *uuid.UUID) (ServiceAccount, error) {
+	row := q.db.QueryRow(ctx, updateServiceAccount,
+		iD,
+		slug,
+		name,
+		policyID,
+	)
+	var i ServiceAccount
+	err := row.Scan(
+		&i.ID,
+		&i.ProjectID,
+		&i.Slug,
+		&i.Name,
+		&i.PolicyID,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
 }

@@ -11,12 +11,75 @@ import (
 	"github.com/google/uuid"
 )
 
+const deleteTeam = `-- name: DeleteTeam :execrows
+DELETE FROM teams WHERE id = $1
+`
+
+func (q *Queries) DeleteTeam(ctx context.Context, id uuid.UUID) (int64, error) {
+	result, err := q.db.Exec(ctx, deleteTeam, id)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const getTeamByID = `-- name: GetTeamByID :one
 SELECT id, slug, name, created_at, updated_at FROM teams WHERE id = $1
 `
 
 func (q *Queries) GetTeamByID(ctx context.Context, id uuid.UUID) (Team, error) {
 	row := q.db.QueryRow(ctx, getTeamByID, id)
+	var i Team
+	err := row.Scan(
+		&i.ID,
+		&i.Slug,
+		&i.Name,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const getTeamByIDForUpdate = `-- name: GetTeamByIDForUpdate :one
+SELECT id, slug, name, created_at, updated_at FROM teams WHERE id = $1 FOR UPDATE
+`
+
+func (q *Queries) GetTeamByIDForUpdate(ctx context.Context, id uuid.UUID) (Team, error) {
+	row := q.db.QueryRow(ctx, getTeamByIDForUpdate, id)
+	var i Team
+	err := row.Scan(
+		&i.ID,
+		&i.Slug,
+		&i.Name,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const getTeamBySlug = `-- name: GetTeamBySlug :one
+SELECT id, slug, name, created_at, updated_at FROM teams WHERE slug = $1
+`
+
+func (q *Queries) GetTeamBySlug(ctx context.Context, slug string) (Team, error) {
+	row := q.db.QueryRow(ctx, getTeamBySlug, slug)
+	var i Team
+	err := row.Scan(
+		&i.ID,
+		&i.Slug,
+		&i.Name,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const insertTeam = `-- name: InsertTeam :one
+INSERT INTO teams (slug, name) VALUES ($1, $2) RETURNING id, slug, name, created_at, updated_at
+`
+
+func (q *Queries) InsertTeam(ctx context.Context, slug string, name string) (Team, error) {
+	row := q.db.QueryRow(ctx, insertTeam, slug, name)
 	var i Team
 	err := row.Scan(
 		&i.ID,
@@ -56,4 +119,54 @@ func (q *Queries) ListTeams(ctx context.Context) ([]Team, error) {
 		return nil, err
 	}
 	return items, nil
+}
+
+const listTeamsPage = `-- name: ListTeamsPage :many
+SELECT id, slug, name, created_at, updated_at FROM teams
+WHERE id > $1::uuid
+ORDER BY id
+LIMIT $2::int
+`
+
+func (q *Queries) ListTeamsPage(ctx context.Context, after uuid.UUID, limit int32) ([]Team, error) {
+	rows, err := q.db.Query(ctx, listTeamsPage, after, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Team{}
+	for rows.Next() {
+		var i Team
+		if err := rows.Scan(
+			&i.ID,
+			&i.Slug,
+			&i.Name,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const updateTeam = `-- name: UpdateTeam :one
+UPDATE teams SET slug = $2, name = $3 WHERE id = $1 RETURNING id, slug, name, created_at, updated_at
+`
+
+func (q *Queries) UpdateTeam(ctx context.Context, iD uuid.UUID, slug string, name string) (Team, error) {
+	row := q.db.QueryRow(ctx, updateTeam, iD, slug, name)
+	var i Team
+	err := row.Scan(
+		&i.ID,
+		&i.Slug,
+		&i.Name,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
 }

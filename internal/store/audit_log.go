@@ -1,0 +1,111 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+	"unicode"
+
+	"github.com/relay-llm/relay/internal/store/dbsqlc"
+)
+
+// secretFields never reach the audit log, whatever the kind: host key
+// ciphertext, password hashes, key and token hashes, session CSRF tokens.
+var secretFields = map[string]bool{
+	"SecretCiphertext": true,
+	"PasswordHash":     true,
+	"KeyHash":          true,
+	"TokenHash":        true,
+	"CSRFToken":        true,
+}
+
+// AuditLogPage asks for up to Limit audit rows with IDs after After (0 for
+// the first page); Kind, ObjectID and Actor, when set, keep only those rows.
+type AuditLogPage struct {
+	After    int64
+	Kind     *string
+	ObjectID *string
+	Actor    *string
+	Limit    int32
+}
+
+// Audit records one audit row in t: actor did action (create, update,
+// delete, revoke, rotate, login, logout) to the object of kind (a table name)
+// with objectID. before and after are rows (or nil); they are stored as JSON
+// objects keyed by column name, without secrets.
+func (t *Tx) Audit(ctx context.Context, actor, action, kind, objectID string, before, after any) error {
+	b, err := auditJSON(before)
+	if err != nil {
+		return err
+	}
+	a, err := auditJSON(after)
+	if err != nil {
+		return err
+	}
+	_, err = t.q.InsertAuditLog(ctx, dbsqlc.InsertAuditLogParams{
+		Actor: actor, Action: action, Kind: kind, ObjectID: objectID, Before: b, After: a,
+	})
+	if err != nil {
+		return fmt.Errorf("write audit log: %w", mapErr(err))
+	}
+	return nil
+}
+
+// ListAuditLog returns one page of the audit log, oldest first.
+func (s *Store) ListAuditLog(ctx context.Context, p AuditLogPage) ([]AuditLog, error) {
+	rows, err := s.q.ListAuditLogPage(ctx, dbsqlc.ListAuditLogPageParams(p))
+	if err != nil {
+		return nil, fmt.Errorf("list audit log: %w", mapErr(err))
+	}
+	return rows, nil
+}
+
+// auditJSON encodes a row (or a pointer to one) as a JSON object keyed by
+// column name, leaving out secretFields; nil stays nil (SQL NULL).
+func auditJSON(v any) (json.RawMessage, error) {
+	rv := reflect.ValueOf(v)
+	for rv.Kind() == reflect.Pointer {
+		if rv.IsNil() {
+			return nil, nil
+		}
+		rv = rv.Elem()
+	}
+	if !rv.IsValid() {
+		return nil, nil
+	}
+	if rv.Kind() != reflect.Struct {
+		return nil, fmt.Errorf("audit %s: not a row", rv.Type())
+	}
+	m := make(map[string]any, rv.NumField())
+	for i := range rv.NumField() {
+		if f := rv.Type().Field(i); f.IsExported() && !secretFields[f.Name] {
+			m[columnName(f.Name)] = rv.Field(i).Interface()
+		}
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("audit %s: %w", rv.Type(), err)
+	}
+	return b, nil
+}
+
+// columnName turns a generated Go field name back into its column name:
+// BaseURL → base_url, TTFBMs → ttfb_ms, SupportsJSON → supports_json.
+func columnName(field string) string {
+	rs := []rune(field)
+	var b strings.Builder
+	for i, r := range rs {
+		if unicode.IsUpper(r) {
+			prevLower := i > 0 && (unicode.IsLower(rs[i-1]) || unicode.IsDigit(rs[i-1]))
+			acronymEnd := i > 0 && unicode.IsUpper(rs[i-1]) && i+1 < len(rs) && unicode.IsLower(rs[i+1])
+			if prevLower || acronymEnd {
+				b.WriteByte('_')
+			}
+			r = unicode.ToLower(r)
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}

@@ -1,0 +1,52 @@
+package store
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+
+	"github.com/relay-llm/relay/internal/store/dbsqlc"
+)
+
+// BindingsPage is a Page of bindings, of one model and/or one host when set.
+type BindingsPage struct {
+	After   uuid.UUID
+	ModelID *uuid.UUID
+	HostID  *uuid.UUID
+	Limit   int32
+}
+
+var bindingsTable = &tableDef[Binding, uuid.UUID, BindingsPage]{
+	kind:   "bindings",
+	key:    func(r Binding) uuid.UUID { return r.ID },
+	insert: fromRow[Binding]((*dbsqlc.Queries).InsertBinding),
+	get:    (*dbsqlc.Queries).GetBindingByID,
+	lock:   (*dbsqlc.Queries).GetBindingByIDForUpdate,
+	update: fromRow[Binding]((*dbsqlc.Queries).UpdateBinding),
+	remove: (*dbsqlc.Queries).DeleteBinding,
+	list: func(q *dbsqlc.Queries, ctx context.Context, p BindingsPage) ([]Binding, error) {
+		return q.ListBindingsPage(ctx, p.After, p.ModelID, p.HostID, p.Limit)
+	},
+}
+
+// Bindings is the bindings table. A binding joins one model and one host for
+// good: Update leaves ModelID and HostID alone.
+type Bindings struct {
+	MutableTable[Binding, uuid.UUID, BindingsPage]
+}
+
+// Bindings returns the bindings table; each write runs in its own transaction.
+func (s *Store) Bindings() Bindings { return Bindings{mutable(s.db(), bindingsTable)} }
+
+// Bindings returns the bindings table inside t.
+func (t *Tx) Bindings() Bindings { return Bindings{mutable(t.db(), bindingsTable)} }
+
+// GetByModelAndHost returns the binding of model on host.
+func (t Bindings) GetByModelAndHost(ctx context.Context, modelID, hostID uuid.UUID) (Binding, error) {
+	return result(t.db.q.GetBindingByModelAndHost(ctx, modelID, hostID))
+}
+
+// ListByModel returns the bindings of a model in routing order.
+func (t Bindings) ListByModel(ctx context.Context, modelID uuid.UUID) ([]Binding, error) {
+	return result(t.db.q.ListBindingsByModel(ctx, modelID))
+}

@@ -1,0 +1,55 @@
+package store
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+
+	"github.com/relay-llm/relay/internal/store/dbsqlc"
+)
+
+// HostKeysPage is a Page of host keys, of one host when HostID is set.
+type HostKeysPage struct {
+	After  uuid.UUID
+	HostID *uuid.UUID
+	Limit  int32
+}
+
+var hostKeysTable = &tableDef[HostKey, uuid.UUID, HostKeysPage]{
+	kind:   "host_keys",
+	key:    func(r HostKey) uuid.UUID { return r.ID },
+	insert: fromRow[HostKey]((*dbsqlc.Queries).InsertHostKey),
+	get:    (*dbsqlc.Queries).GetHostKeyByID,
+	lock:   (*dbsqlc.Queries).GetHostKeyByIDForUpdate,
+	update: fromRow[HostKey]((*dbsqlc.Queries).UpdateHostKey),
+	remove: (*dbsqlc.Queries).DeleteHostKey,
+	list: func(q *dbsqlc.Queries, ctx context.Context, p HostKeysPage) ([]HostKey, error) {
+		return q.ListHostKeysPage(ctx, p.After, p.HostID, p.Limit)
+	},
+}
+
+// HostKeys is the host_keys table. Update leaves the secret and the host
+// alone; SetSecret changes the secret. The ciphertext never reaches the audit log.
+type HostKeys struct {
+	MutableTable[HostKey, uuid.UUID, HostKeysPage]
+}
+
+// HostKeys returns the host keys table; each write runs in its own transaction.
+func (s *Store) HostKeys() HostKeys { return HostKeys{mutable(s.db(), hostKeysTable)} }
+
+// HostKeys returns the host keys table inside t.
+func (t *Tx) HostKeys() HostKeys { return HostKeys{mutable(t.db(), hostKeysTable)} }
+
+// GetBySlug returns the key of host with slug.
+func (t HostKeys) GetBySlug(ctx context.Context, hostID uuid.UUID, slug string) (HostKey, error) {
+	return result(t.db.q.GetHostKeyBySlug(ctx, hostID, slug))
+}
+
+// SetSecret replaces the secret of a host key: either an environment
+// reference ("env:NAME") or AES-256-GCM ciphertext, exactly one of them
+// (else ErrInvalid). It bumps SecretVersion and is audited as "rotate".
+func (t HostKeys) SetSecret(ctx context.Context, actor string, id uuid.UUID, ref *string, ciphertext []byte) (HostKey, error) {
+	return t.change(ctx, actor, "rotate", id, func(q *dbsqlc.Queries, _ HostKey) (*HostKey, error) {
+		return ptr(q.UpdateHostKeySecret(ctx, id, ref, ciphertext))
+	})
+}

@@ -1,0 +1,36 @@
+package store
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+
+	"github.com/relay-llm/relay/internal/store/dbsqlc"
+)
+
+var hostsTable = &tableDef[Host, uuid.UUID, Page]{
+	kind:   "hosts",
+	key:    func(r Host) uuid.UUID { return r.ID },
+	insert: fromRow[Host]((*dbsqlc.Queries).InsertHost),
+	get:    (*dbsqlc.Queries).GetHostByID,
+	lock:   (*dbsqlc.Queries).GetHostByIDForUpdate,
+	update: fromRow[Host]((*dbsqlc.Queries).UpdateHost),
+	remove: (*dbsqlc.Queries).DeleteHost,
+	list:   paged((*dbsqlc.Queries).ListHostsPage),
+}
+
+// Hosts is the hosts table. Deleting a host deletes its bindings and host keys.
+type Hosts struct {
+	MutableTable[Host, uuid.UUID, Page]
+}
+
+// Hosts returns the hosts table; each write runs in its own transaction.
+func (s *Store) Hosts() Hosts { return Hosts{mutable(s.db(), hostsTable)} }
+
+// Hosts returns the hosts table inside t.
+func (t *Tx) Hosts() Hosts { return Hosts{mutable(t.db(), hostsTable)} }
+
+// GetBySlug returns the host with slug.
+func (t Hosts) GetBySlug(ctx context.Context, slug string) (Host, error) {
+	return result(t.db.q.GetHostBySlug(ctx, slug))
+}

@@ -1,0 +1,39 @@
+package store
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+
+	"github.com/relay-llm/relay/internal/store/dbsqlc"
+)
+
+var policiesTable = &tableDef[Policy, uuid.UUID, Page]{
+	kind:   "policies",
+	key:    func(r Policy) uuid.UUID { return r.ID },
+	insert: fromRow[Policy]((*dbsqlc.Queries).InsertPolicy),
+	get:    (*dbsqlc.Queries).GetPolicyByID,
+	lock:   (*dbsqlc.Queries).GetPolicyByIDForUpdate,
+	update: fromRow[Policy]((*dbsqlc.Queries).UpdatePolicy),
+	remove: (*dbsqlc.Queries).DeletePolicy,
+	list:   paged((*dbsqlc.Queries).ListPoliciesPage),
+}
+
+// Policies is the policies table; its grants are in PolicyModels,
+// PolicyHostKeys and PolicyModelRateLimits. Deleting a policy deletes its
+// grants and policy bindings and unsets it where relay keys and service
+// accounts name it.
+type Policies struct {
+	MutableTable[Policy, uuid.UUID, Page]
+}
+
+// Policies returns the policies table; each write runs in its own transaction.
+func (s *Store) Policies() Policies { return Policies{mutable(s.db(), policiesTable)} }
+
+// Policies returns the policies table inside t.
+func (t *Tx) Policies() Policies { return Policies{mutable(t.db(), policiesTable)} }
+
+// GetBySlug returns the policy with slug.
+func (t Policies) GetBySlug(ctx context.Context, slug string) (Policy, error) {
+	return result(t.db.q.GetPolicyBySlug(ctx, slug))
+}

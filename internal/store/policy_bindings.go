@@ -1,0 +1,53 @@
+package store
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+
+	"github.com/relay-llm/relay/internal/store/dbsqlc"
+)
+
+// PolicyBindingsPage is a Page of policy bindings, of one project and/or one
+// policy when set.
+type PolicyBindingsPage struct {
+	After     uuid.UUID
+	ProjectID *uuid.UUID
+	PolicyID  *uuid.UUID
+	Limit     int32
+}
+
+var policyBindingsTable = &tableDef[PolicyBinding, uuid.UUID, PolicyBindingsPage]{
+	kind:   "policy_bindings",
+	key:    func(r PolicyBinding) uuid.UUID { return r.ID },
+	insert: fromRow[PolicyBinding]((*dbsqlc.Queries).InsertPolicyBinding),
+	get:    (*dbsqlc.Queries).GetPolicyBindingByID,
+	lock:   (*dbsqlc.Queries).GetPolicyBindingByIDForUpdate,
+	update: fromRow[PolicyBinding]((*dbsqlc.Queries).UpdatePolicyBinding),
+	remove: (*dbsqlc.Queries).DeletePolicyBinding,
+	list: func(q *dbsqlc.Queries, ctx context.Context, p PolicyBindingsPage) ([]PolicyBinding, error) {
+		return q.ListPolicyBindingsPage(ctx, p.After, p.ProjectID, p.PolicyID, p.Limit)
+	},
+}
+
+// PolicyBindings is the policy_bindings table: in a project, a subject
+// (exactly one of service account, user, group) bound to a policy, in order.
+// A policy binding stays in its project (Update leaves ProjectID alone).
+type PolicyBindings struct {
+	MutableTable[PolicyBinding, uuid.UUID, PolicyBindingsPage]
+}
+
+// PolicyBindings returns the policy bindings table; each write runs in its own transaction.
+func (s *Store) PolicyBindings() PolicyBindings {
+	return PolicyBindings{mutable(s.db(), policyBindingsTable)}
+}
+
+// PolicyBindings returns the policy bindings table inside t.
+func (t *Tx) PolicyBindings() PolicyBindings {
+	return PolicyBindings{mutable(t.db(), policyBindingsTable)}
+}
+
+// ListByProject returns the policy bindings of a project in resolution order.
+func (t PolicyBindings) ListByProject(ctx context.Context, projectID uuid.UUID) ([]PolicyBinding, error) {
+	return result(t.db.q.ListPolicyBindingsByProject(ctx, projectID))
+}

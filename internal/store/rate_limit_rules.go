@@ -1,0 +1,50 @@
+package store
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+
+	"github.com/relay-llm/relay/internal/store/dbsqlc"
+)
+
+// RateLimitRulesPage is a Page of rules, of one rate limit when RateLimitID is set.
+type RateLimitRulesPage struct {
+	After       uuid.UUID
+	RateLimitID *uuid.UUID
+	Limit       int32
+}
+
+var rateLimitRulesTable = &tableDef[RateLimitRule, uuid.UUID, RateLimitRulesPage]{
+	kind:   "rate_limit_rules",
+	key:    func(r RateLimitRule) uuid.UUID { return r.ID },
+	insert: fromRow[RateLimitRule]((*dbsqlc.Queries).InsertRateLimitRule),
+	get:    (*dbsqlc.Queries).GetRateLimitRuleByID,
+	lock:   (*dbsqlc.Queries).GetRateLimitRuleByIDForUpdate,
+	update: fromRow[RateLimitRule]((*dbsqlc.Queries).UpdateRateLimitRule),
+	remove: (*dbsqlc.Queries).DeleteRateLimitRule,
+	list: func(q *dbsqlc.Queries, ctx context.Context, p RateLimitRulesPage) ([]RateLimitRule, error) {
+		return q.ListRateLimitRulesPage(ctx, p.After, p.RateLimitID, p.Limit)
+	},
+}
+
+// RateLimitRules is the rate_limit_rules table. A rule stays in its rate
+// limit (Update leaves RateLimitID alone).
+type RateLimitRules struct {
+	MutableTable[RateLimitRule, uuid.UUID, RateLimitRulesPage]
+}
+
+// RateLimitRules returns the rules table; each write runs in its own transaction.
+func (s *Store) RateLimitRules() RateLimitRules {
+	return RateLimitRules{mutable(s.db(), rateLimitRulesTable)}
+}
+
+// RateLimitRules returns the rules table inside t.
+func (t *Tx) RateLimitRules() RateLimitRules {
+	return RateLimitRules{mutable(t.db(), rateLimitRulesTable)}
+}
+
+// ListByRateLimit returns the rules of a rate limit.
+func (t RateLimitRules) ListByRateLimit(ctx context.Context, rateLimitID uuid.UUID) ([]RateLimitRule, error) {
+	return result(t.db.q.ListRateLimitRulesByRateLimit(ctx, rateLimitID))
+}

@@ -1,0 +1,51 @@
+package store
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+
+	"github.com/relay-llm/relay/internal/store/dbsqlc"
+)
+
+// RoleBindingsPage is a Page of role bindings, of one user, group, team
+// and/or project when set.
+type RoleBindingsPage struct {
+	After     uuid.UUID
+	UserID    *uuid.UUID
+	GroupID   *uuid.UUID
+	TeamID    *uuid.UUID
+	ProjectID *uuid.UUID
+	Limit     int32
+}
+
+var roleBindingsTable = &tableDef[RoleBinding, uuid.UUID, RoleBindingsPage]{
+	kind:   "role_bindings",
+	key:    func(r RoleBinding) uuid.UUID { return r.ID },
+	insert: fromRow[RoleBinding]((*dbsqlc.Queries).InsertRoleBinding),
+	get:    (*dbsqlc.Queries).GetRoleBindingByID,
+	lock:   (*dbsqlc.Queries).GetRoleBindingByIDForUpdate,
+	update: fromRow[RoleBinding]((*dbsqlc.Queries).UpdateRoleBinding),
+	remove: (*dbsqlc.Queries).DeleteRoleBinding,
+	list: func(q *dbsqlc.Queries, ctx context.Context, p RoleBindingsPage) ([]RoleBinding, error) {
+		return q.ListRoleBindingsPage(ctx, dbsqlc.ListRoleBindingsPageParams(p))
+	},
+}
+
+// RoleBindings is the role_bindings table: a role for a user or a group, on
+// the whole system (no team, no project), a team or a project.
+type RoleBindings struct {
+	MutableTable[RoleBinding, uuid.UUID, RoleBindingsPage]
+}
+
+// RoleBindings returns the role bindings table; each write runs in its own transaction.
+func (s *Store) RoleBindings() RoleBindings { return RoleBindings{mutable(s.db(), roleBindingsTable)} }
+
+// RoleBindings returns the role bindings table inside t.
+func (t *Tx) RoleBindings() RoleBindings { return RoleBindings{mutable(t.db(), roleBindingsTable)} }
+
+// ListByUserWithGroups returns every role binding that applies to a user:
+// its own and those of its groups.
+func (t RoleBindings) ListByUserWithGroups(ctx context.Context, userID uuid.UUID) ([]RoleBinding, error) {
+	return result(t.db.q.ListRoleBindingsByUserWithGroups(ctx, userID))
+}

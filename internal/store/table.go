@@ -1,0 +1,230 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+
+	"github.com/google/uuid"
+
+	"github.com/relay-llm/relay/internal/store/dbsqlc"
+)
+
+// Page asks for up to Limit (at least 1) rows whose ID sorts after After;
+// uuid.Nil asks for the first page. Pass the last ID of a page to get the
+// next one.
+type Page struct {
+	After uuid.UUID
+	Limit int32
+}
+
+// query is a generated query as a method expression: (*dbsqlc.Queries).GetHostByID.
+type query[A, B any] func(*dbsqlc.Queries, context.Context, A) (B, error)
+
+// tableDef names the generated queries that serve one table.
+type tableDef[R any, K comparable, P any] struct {
+	kind   string    // the table name, as in audit rows and NOTIFY payloads
+	key    func(R) K // the primary key of a row
+	insert query[R, R]
+	get    query[K, R]
+	lock   query[K, R] // get with FOR UPDATE; nil where rows never change
+	update query[R, R] // nil when the table has no mutable columns
+	remove query[K, int64]
+	list   query[P, []R]
+}
+
+// db is where a table handle runs: the pool or one transaction.
+type db struct {
+	q    *dbsqlc.Queries
+	inTx func(context.Context, func(*Tx) error) error
+}
+
+func (s *Store) db() db { return db{q: s.q, inTx: s.InTx} }
+
+func (t *Tx) db() db {
+	return db{q: t.q, inTx: func(_ context.Context, fn func(*Tx) error) error { return fn(t) }}
+}
+
+// Table is the create, get, list and delete of one table whose rows are R,
+// keyed by K, listed a page P at a time. Every table is served this way, or
+// as a MutableTable where rows can also be updated; a table's own type adds
+// its lookups by natural key and its special writes (RelayKeys.Revoke,
+// HostKeys.SetSecret …).
+//
+// A handle from a *Store runs each write in its own transaction; one from a
+// *Tx joins that transaction, so a caller can group writes (the apply of a
+// config file). Every write records one audit-log row in its transaction,
+// with the row before and after and without secrets; the schema's triggers
+// send NOTIFY, delivered on commit. A write inside a Tx that fails leaves the
+// transaction to be rolled back: return the error from the InTx callback.
+type Table[R any, K comparable, P any] struct {
+	db  db
+	def *tableDef[R, K, P]
+}
+
+// MutableTable is a Table whose rows can also be updated.
+type MutableTable[R any, K comparable, P any] struct {
+	Table[R, K, P]
+}
+
+// Create inserts r and returns the row as stored. The columns the database
+// makes (id, timestamps, secret_version, revoked_at) are ignored in r.
+func (t Table[R, K, P]) Create(ctx context.Context, actor string, r R) (R, error) {
+	var out R
+	err := t.db.inTx(ctx, func(tx *Tx) error {
+		var err error
+		if out, err = t.def.insert(tx.q, ctx, r); err != nil {
+			return mapErr(err)
+		}
+		return tx.Audit(ctx, actor, "create", t.def.kind, fmt.Sprint(t.def.key(out)), nil, out)
+	})
+	if err != nil {
+		var zero R
+		return zero, fmt.Errorf("create %s: %w", t.def.kind, err)
+	}
+	return out, nil
+}
+
+// Get returns the row with key k, or ErrNotFound.
+func (t Table[R, K, P]) Get(ctx context.Context, k K) (R, error) {
+	r, err := t.def.get(t.db.q, ctx, k)
+	if err != nil {
+		return r, fmt.Errorf("get %s %v: %w", t.def.kind, k, mapErr(err))
+	}
+	return r, nil
+}
+
+// List returns one page of rows in key order.
+func (t Table[R, K, P]) List(ctx context.Context, p P) ([]R, error) {
+	rs, err := t.def.list(t.db.q, ctx, p)
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", t.def.kind, mapErr(err))
+	}
+	return rs, nil
+}
+
+// Delete deletes the row with key k (ErrNotFound when there is none). Rows
+// that reference it go too where the schema cascades, without audit rows of
+// their own; where it restricts, the error is ErrReferenced.
+func (t Table[R, K, P]) Delete(ctx context.Context, actor string, k K) error {
+	_, err := t.change(ctx, actor, "delete", k, func(q *dbsqlc.Queries, _ R) (*R, error) {
+		n, err := t.def.remove(q, ctx, k)
+		if err == nil && n == 0 {
+			err = ErrNotFound
+		}
+		return nil, err
+	})
+	return err
+}
+
+// Update writes the mutable columns of r to the row with r's key and returns
+// the row as stored. Columns that identify or own the row (a binding's model
+// and host, a relay key's hash and owner …) and secrets are not mutable; see
+// the table's own methods for those.
+func (t MutableTable[R, K, P]) Update(ctx context.Context, actor string, r R) (R, error) {
+	return t.update(ctx, actor, t.def.key(r), func(R) (R, error) { return r, nil })
+}
+
+// Modify reads the row with key k under a row lock, lets fn change it and
+// writes it back: a read-modify-write no concurrent writer can interleave with.
+// fn must not change the key.
+func (t MutableTable[R, K, P]) Modify(ctx context.Context, actor string, k K, fn func(*R) error) (R, error) {
+	return t.update(ctx, actor, k, func(r R) (R, error) {
+		if err := fn(&r); err != nil {
+			return r, err
+		}
+		if t.def.key(r) != k {
+			return r, fmt.Errorf("%w: modify must not change the key", ErrInvalid)
+		}
+		return r, nil
+	})
+}
+
+func (t MutableTable[R, K, P]) update(ctx context.Context, actor string, k K, next func(R) (R, error)) (R, error) {
+	return t.change(ctx, actor, "update", k, func(q *dbsqlc.Queries, before R) (*R, error) {
+		r, err := next(before)
+		if err != nil {
+			return nil, err
+		}
+		return ptr(t.def.update(q, ctx, r))
+	})
+}
+
+// change is every write to an existing row: lock it, read it as before, let
+// fn write (returning the row after, or nil when it is gone) and record both
+// in the audit log, all in one transaction.
+func (t Table[R, K, P]) change(ctx context.Context, actor, action string, k K, fn func(*dbsqlc.Queries, R) (*R, error)) (R, error) {
+	var after *R
+	err := t.db.inTx(ctx, func(tx *Tx) error {
+		lock := t.def.lock
+		if lock == nil {
+			lock = t.def.get
+		}
+		before, err := lock(tx.q, ctx, k)
+		if err != nil {
+			return mapErr(err)
+		}
+		if after, err = fn(tx.q, before); err != nil {
+			return mapErr(err)
+		}
+		return tx.Audit(ctx, actor, action, t.def.kind, fmt.Sprint(k), before, after)
+	})
+	if err != nil || after == nil {
+		var zero R
+		if err != nil {
+			err = fmt.Errorf("%s %s %v: %w", action, t.def.kind, k, err)
+		}
+		return zero, err
+	}
+	return *after, nil
+}
+
+func ptr[R any](r R, err error) (*R, error) {
+	if err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// result maps the error of a generated query.
+func result[R any](r R, err error) (R, error) { return r, mapErr(err) }
+
+// fromRow adapts a generated query that takes a params struct to take the row
+// instead: each params field is copied from the row field of the same name.
+// The mapping is worked out once, where the table is declared; a params field
+// the row lacks panics there, so at package initialisation.
+func fromRow[R, P, T any](q query[P, T]) query[R, T] {
+	rt, pt := reflect.TypeFor[R](), reflect.TypeFor[P]()
+	src := make([]int, pt.NumField())
+	for i := range src {
+		pf := pt.Field(i)
+		rf, ok := rt.FieldByName(pf.Name)
+		if !ok || rf.Type != pf.Type {
+			panic(fmt.Sprintf("store: %s.%s has no field of that name and type in %s", pt.Name(), pf.Name, rt.Name()))
+		}
+		src[i] = rf.Index[0]
+	}
+	return func(dq *dbsqlc.Queries, ctx context.Context, r R) (T, error) {
+		var p P
+		rv, pv := reflect.ValueOf(r), reflect.ValueOf(&p).Elem()
+		for i, j := range src {
+			pv.Field(i).Set(rv.Field(j))
+		}
+		return q(dq, ctx, p)
+	}
+}
+
+// paged adapts a generated list query without filters to take a Page.
+func paged[R any](q func(*dbsqlc.Queries, context.Context, uuid.UUID, int32) ([]R, error)) query[Page, []R] {
+	return func(dq *dbsqlc.Queries, ctx context.Context, p Page) ([]R, error) {
+		return q(dq, ctx, p.After, p.Limit)
+	}
+}
+
+func table[R any, K comparable, P any](d db, def *tableDef[R, K, P]) Table[R, K, P] {
+	return Table[R, K, P]{db: d, def: def}
+}
+
+func mutable[R any, K comparable, P any](d db, def *tableDef[R, K, P]) MutableTable[R, K, P] {
+	return MutableTable[R, K, P]{table(d, def)}
+}

@@ -1,0 +1,38 @@
+package store
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+
+	"github.com/relay-llm/relay/internal/store/dbsqlc"
+)
+
+var usersTable = &tableDef[User, uuid.UUID, Page]{
+	kind: "users",
+	key:  func(r User) uuid.UUID { return r.ID },
+	insert: func(q *dbsqlc.Queries, ctx context.Context, r User) (User, error) {
+		return q.InsertUser(ctx, r.Email, r.Name, r.PasswordHash, r.Disabled)
+	},
+	get:    (*dbsqlc.Queries).GetUserByID,
+	lock:   (*dbsqlc.Queries).GetUserByIDForUpdate,
+	update: fromRow[User]((*dbsqlc.Queries).UpdateUser),
+	remove: (*dbsqlc.Queries).DeleteUser,
+	list:   paged((*dbsqlc.Queries).ListUsersPage),
+}
+
+// Users is the users table. The password hash never reaches the audit log.
+type Users struct {
+	MutableTable[User, uuid.UUID, Page]
+}
+
+// Users returns the users table; each write runs in its own transaction.
+func (s *Store) Users() Users { return Users{mutable(s.db(), usersTable)} }
+
+// Users returns the users table inside t.
+func (t *Tx) Users() Users { return Users{mutable(t.db(), usersTable)} }
+
+// GetByEmail returns the user with email (compared exactly).
+func (t Users) GetByEmail(ctx context.Context, email string) (User, error) {
+	return result(t.db.q.GetUserByEmail(ctx, email))
+}
