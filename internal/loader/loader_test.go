@@ -30,7 +30,9 @@ func setup(t *testing.T) *bundle {
 	return &bundle{url: url, st: openStore(t, url), box: newBox(t)}
 }
 
-func openStore(t *testing.T, url string) *store.Store {
+func openStore(t *testing.T, url string) *store.Store { return openStoreB(t, url) }
+
+func openStoreB(t testing.TB, url string) *store.Store {
 	t.Helper()
 	st, err := store.Open(context.Background(), url)
 	if err != nil {
@@ -40,10 +42,14 @@ func openStore(t *testing.T, url string) *store.Store {
 	return st
 }
 
+func newBoxKey() (*secret.Box, error) {
+	key, _ := secret.ParseKey(secret.NewKey())
+	return secret.NewBox(key)
+}
+
 func newBox(t *testing.T) *secret.Box {
 	t.Helper()
-	key, _ := secret.ParseKey(secret.NewKey())
-	box, err := secret.NewBox(key)
+	box, err := newBoxKey()
 	if err != nil {
 		t.Fatal(err)
 	}

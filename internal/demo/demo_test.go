@@ -1,0 +1,49 @@
+package demo
+
+import (
+	"context"
+	"testing"
+
+	"github.com/relay-llm/relay/internal/credential"
+	"github.com/relay-llm/relay/internal/pgtest"
+	"github.com/relay-llm/relay/internal/secret"
+	"github.com/relay-llm/relay/internal/store"
+)
+
+func TestSeed_EmptyCatalogOnceThenOnlyRepointsTheMockHost(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, err := store.Open(ctx, pgtest.NewDB(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	key, _ := secret.ParseKey(secret.NewKey())
+	box, _ := secret.NewBox(key)
+	env := map[string]string{"ANTHROPIC_API_KEY": "set"}
+	res, err := Seed(ctx, st, box, Options{MockBaseURL: "http://127.0.0.1:8081/mock-upstream", Getenv: func(k string) string { return env[k] }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Seeded || len(res.Models) != 6 {
+		t.Fatalf("result = %+v", res)
+	}
+	rk, err := st.RelayKeys().GetByHash(ctx, func() []byte { h := credential.Hash(res.RelayKey); return h[:] }())
+	if err != nil || rk.ServiceAccountID == nil {
+		t.Fatalf("relay key not stored by hash: %v", err)
+	}
+	if h, err := st.Hosts().GetBySlug(ctx, "anthropic"); err != nil || h.BaseURL != "https://api.anthropic.com" {
+		t.Fatalf("anthropic host: %v", err)
+	}
+	if _, err := st.Hosts().GetBySlug(ctx, "openai"); err == nil {
+		t.Fatal("openai host seeded without OPENAI_API_KEY")
+	}
+
+	again, err := Seed(ctx, st, box, Options{MockBaseURL: "http://127.0.0.1:9999/mock-upstream"})
+	if err != nil || again.Seeded {
+		t.Fatalf("second seed = %+v, %v", again, err)
+	}
+	if h, _ := st.Hosts().GetBySlug(ctx, MockHostSlug); h.BaseURL != "http://127.0.0.1:9999/mock-upstream" {
+		t.Fatalf("mock host not repointed: %s", h.BaseURL)
+	}
+}
