@@ -1,0 +1,13 @@
+// Package openapi holds the contract of Relay's control API, control.yaml
+// (OpenAPI 3.0), and generates two packages from it with oapi-codegen:
+// controlgen, the strict-server interface and models that the hand-written
+// handlers implement plus the embedded spec for request validation, and
+// client, the typed Go client other programs import. The nullable package is
+// the hand-written three-state field type both use for PATCH bodies.
+//
+// Edit control.yaml, then run `make generate`; `make check-generated` fails
+// when the generated files are stale.
+package openapi
+
+//go:generate go tool oapi-codegen -config controlgen.yaml control.yaml
+//go:generate go tool oapi-codegen -config client.yaml control.yaml
