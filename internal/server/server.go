@@ -40,8 +40,9 @@ type Options struct {
 
 // Server is the pair of listeners.
 type Server struct {
-	opts     Options
-	draining atomic.Bool
+	opts      Options
+	draining  atomic.Bool
+	listeners []net.Listener // inference, control; set by Listen
 }
 
 // New makes a Server.
@@ -82,19 +83,32 @@ func (s *Server) mux(rest http.Handler) http.Handler {
 	return m
 }
 
-// Run serves until ctx ends, then drains and returns. A listener that fails
-// to bind is an error before anything is served.
-func (s *Server) Run(ctx context.Context) error {
-	log := s.opts.Logger
+// Listen binds both addresses (Run does it when it was not called), so a
+// caller can learn the bound ports before serving.
+func (s *Server) Listen() (inference, control net.Addr, err error) {
 	inLn, err := net.Listen("tcp", s.opts.InferenceAddr)
 	if err != nil {
-		return fmt.Errorf("listen on inference address %s: %w", s.opts.InferenceAddr, err)
+		return nil, nil, fmt.Errorf("listen on inference address %s: %w", s.opts.InferenceAddr, err)
 	}
 	ctlLn, err := net.Listen("tcp", s.opts.ControlAddr)
 	if err != nil {
 		inLn.Close()
-		return fmt.Errorf("listen on control address %s: %w", s.opts.ControlAddr, err)
+		return nil, nil, fmt.Errorf("listen on control address %s: %w", s.opts.ControlAddr, err)
 	}
+	s.listeners = []net.Listener{inLn, ctlLn}
+	return inLn.Addr(), ctlLn.Addr(), nil
+}
+
+// Run serves until ctx ends, then drains and returns. A listener that fails
+// to bind is an error before anything is served.
+func (s *Server) Run(ctx context.Context) error {
+	log := s.opts.Logger
+	if s.listeners == nil {
+		if _, _, err := s.Listen(); err != nil {
+			return err
+		}
+	}
+	inLn, ctlLn := s.listeners[0], s.listeners[1]
 	servers := []*http.Server{
 		{Handler: s.mux(s.opts.Inference), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)},
 		{Handler: s.mux(s.opts.Control), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)},

@@ -1,0 +1,65 @@
+// Command relay is the Relay LLM gateway: `relay serve` runs both planes;
+// the other subcommands migrate the database, run the mock upstream provider
+// and print the version. main only wires the process to run.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "relay:", err)
+		os.Exit(1)
+	}
+}
+
+const usage = `usage: relay <command> [flags]
+
+commands:
+  serve                 run the inference and control planes (default)
+  migrate up|down|status  apply, roll back or list database migrations
+  mock-upstream --addr A  run the mock upstream provider (OpenAI, Anthropic, Gemini shapes)
+  version               print the version
+`
+
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cmd := "serve"
+	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
+		cmd, args = args[0], args[1:]
+	}
+	switch cmd {
+	case "serve":
+		return serve(ctx, args, getenv, stdout, stderr)
+	case "migrate":
+		return migrateCmd(ctx, args, getenv, stdout, stderr)
+	case "mock-upstream":
+		return mockUpstream(ctx, args, stdout, stderr)
+	case "version":
+		fmt.Fprintln(stdout, "relay", version)
+		return nil
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	fmt.Fprint(stderr, usage)
+	return fmt.Errorf("unknown command %q", cmd)
+}
+
+func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return fs
+}

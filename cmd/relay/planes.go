@@ -1,0 +1,148 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/relay-llm/relay/internal/config"
+	"github.com/relay-llm/relay/internal/demo"
+	"github.com/relay-llm/relay/internal/keypool"
+	"github.com/relay-llm/relay/internal/loader"
+	"github.com/relay-llm/relay/internal/mockupstream"
+	"github.com/relay-llm/relay/internal/proxy"
+	"github.com/relay-llm/relay/internal/secret"
+	"github.com/relay-llm/relay/internal/store"
+)
+
+// planes is what `relay serve` mounts on its two listeners.
+type planes struct {
+	inference http.Handler
+	control   http.Handler
+	// start runs once both listeners are bound: it seeds the demo (whose
+	// host points at the bound control port) and tells the user what to do.
+	start func(ctx context.Context, inference, control net.Addr) error
+	close func()
+}
+
+// demoEnabled: the demo seeds by default only on the embedded default.
+func demoEnabled(cfg *config.Config) bool {
+	if cfg.DemoSet {
+		return cfg.Demo
+	}
+	return cfg.DatabaseURL == ""
+}
+
+func newPlanes(ctx context.Context, cfg *config.Config, st *store.Store, box *secret.Box, ld *loader.Loader,
+	getenv func(string) string, stdout io.Writer, log *slog.Logger) (*planes, error) {
+	breakers := keypool.NewMemory(keypool.BreakerConfig{})
+	inference := proxy.New(proxy.Config{
+		Snapshot:     ld.Current,
+		Breakers:     breakers,
+		Logger:       log,
+		MaxBodyBytes: cfg.MaxBodyBytes,
+	})
+
+	control := http.NewServeMux()
+	control.HandleFunc("GET /api/status", func(w http.ResponseWriter, _ *http.Request) {
+		host, _ := os.Hostname()
+		w.Header().Set("Content-Type", "application/json")
+		body := map[string]any{"pod": host, "snapshot_version": ld.Version(), "snapshot_age_seconds": ld.Age().Seconds()}
+		if s := ld.Current(); s != nil {
+			body["counts"] = s.Counts()
+		}
+		json.NewEncoder(w).Encode(body) //nolint:errcheck // the client may be gone
+	})
+
+	p := &planes{inference: inference, control: control, close: func() {}}
+	if !demoEnabled(cfg) {
+		p.start = func(_ context.Context, in, ctl net.Addr) error {
+			fmt.Fprintf(stdout, "Relay is up: inference on %s, control on %s\n", in, ctl)
+			return nil
+		}
+		return p, nil
+	}
+
+	// The demo host is Relay's own mock upstream, served on the control plane.
+	mock := mockupstream.New(mockupstream.Options{Record: -1})
+	control.Handle("/mock-upstream/", http.StripPrefix("/mock-upstream", mock))
+	p.start = func(ctx context.Context, in, ctl net.Addr) error {
+		ctlPort := ctl.(*net.TCPAddr).Port
+		mockURL := "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(ctlPort)) + "/mock-upstream"
+		res, err := demo.Seed(ctx, st, box, demo.Options{MockBaseURL: mockURL, Getenv: getenv})
+		if err != nil {
+			return err
+		}
+		keyFile := filepath.Join(cfg.DataDir, "demo-relay-key")
+		relayKey := res.RelayKey
+		if res.Seeded {
+			log.Info("seeded the demo catalog", "models", res.Models)
+			if cfg.DatabaseURL == "" {
+				// The embedded default is a developer's own machine: keep the demo
+				// key beside the master key so later `make run`s print it again.
+				if err := os.WriteFile(keyFile, []byte(relayKey+"\n"), 0o600); err != nil {
+					log.Warn("could not keep the demo relay key", "err", err)
+				}
+			}
+		} else if cfg.DatabaseURL == "" {
+			if b, err := os.ReadFile(keyFile); err == nil {
+				relayKey = string(trimNL(b))
+			}
+		}
+		printWelcome(stdout, in, ctl, relayKey)
+		return nil
+	}
+	return p, nil
+}
+
+func printWelcome(stdout io.Writer, in, ctl net.Addr, relayKey string) {
+	inPort := in.(*net.TCPAddr).Port
+	fmt.Fprintf(stdout, "\nRelay is up: inference on %s, control on %s\n", in, ctl)
+	if relayKey == "" {
+		fmt.Fprintln(stdout, "The demo catalog is in place; its relay key was shown when it was created.")
+		return
+	}
+	fmt.Fprintf(stdout, `
+Demo relay key (keep it; it is stored only as a hash): %s
+
+Try it:
+
+  curl -s http://127.0.0.1:%d/v1/chat/completions \
+    -H "Authorization: Bearer %s" \
+    -H "Content-Type: application/json" \
+    -d '{"model":"demo-gpt","messages":[{"role":"user","content":"Hello, Relay"}]}'
+
+Or point an SDK at it: OpenAI base URL http://127.0.0.1:%d/v1, Anthropic base URL http://127.0.0.1:%d
+(demo models: demo-gpt, demo-responses, demo-claude, demo-embedding).
+
+`, relayKey, inPort, relayKey, inPort, inPort)
+}
+
+func trimNL(b []byte) []byte {
+	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// mockUpstream runs the mock provider as its own process.
+func mockUpstream(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("mock-upstream", stderr)
+	addr := fs.String("addr", "127.0.0.1:9999", "address to listen on")
+	latency := fs.Duration("latency", 0, "added before the first byte of every response")
+	chunkDelay := fs.Duration("chunk-delay", 0, "delay between stream events")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	srv := mockupstream.New(mockupstream.Options{Latency: *latency, ChunkDelay: *chunkDelay, Record: -1})
+	return srv.Serve(ctx, *addr, func(a net.Addr) {
+		fmt.Fprintf(stdout, "mock upstream listening on http://%s\n", a)
+	})
+}

@@ -1,0 +1,175 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/relay-llm/relay/internal/config"
+	"github.com/relay-llm/relay/internal/embeddedpg"
+	"github.com/relay-llm/relay/internal/loader"
+	"github.com/relay-llm/relay/internal/migrate"
+	"github.com/relay-llm/relay/internal/secret"
+	"github.com/relay-llm/relay/internal/server"
+	"github.com/relay-llm/relay/internal/store"
+)
+
+// database connects to RELAY_DATABASE_URL, or starts the embedded Postgres
+// under the data dir. stop shuts the embedded one down (a no-op otherwise).
+func database(ctx context.Context, cfg *config.Config, log *slog.Logger) (st *store.Store, stop func(), err error) {
+	url := cfg.DatabaseURL
+	stop = func() {}
+	if url == "" {
+		log.Info("RELAY_DATABASE_URL is not set; starting the embedded Postgres", "data_dir", cfg.DataDir)
+		pg, err := embeddedpg.Start(ctx, embeddedpg.Config{DataDir: cfg.DataDir, Logger: log})
+		if err != nil {
+			return nil, nil, fmt.Errorf("start embedded postgres: %w", err)
+		}
+		stop = func() {
+			if err := pg.Stop(context.Background()); err != nil {
+				log.Error("stop embedded postgres", "err", err)
+			}
+		}
+		url = pg.URL()
+	}
+	st, err = store.Open(ctx, url)
+	if err != nil {
+		stop()
+		return nil, nil, err
+	}
+	return st, stop, nil
+}
+
+// masterKey returns the configured master key; in the embedded mode without
+// one, it loads or creates DataDir/master.key (mode 0600).
+func masterKey(cfg *config.Config, log *slog.Logger) ([]byte, error) {
+	if cfg.MasterKey != nil {
+		return cfg.MasterKey, nil
+	}
+	if cfg.DatabaseURL != "" {
+		log.Warn("RELAY_MASTER_KEY is not set: host keys can only be env: references")
+		return nil, nil
+	}
+	path := filepath.Join(cfg.DataDir, "master.key")
+	if b, err := os.ReadFile(path); err == nil {
+		k, err := secret.ParseKey(string(b))
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", path, err)
+		}
+		return k, nil
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("read master key: %w", err)
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("create data dir: %w", err)
+	}
+	enc := secret.NewKey()
+	if err := os.WriteFile(path, []byte(enc+"\n"), 0o600); err != nil {
+		return nil, fmt.Errorf("write master key: %w", err)
+	}
+	log.Warn("RELAY_MASTER_KEY is not set: generated one and kept it in the data dir; set RELAY_MASTER_KEY in production", "path", path)
+	return secret.ParseKey(enc)
+}
+
+func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cfg, err := config.Load(args, getenv, stderr)
+	if err != nil {
+		return err
+	}
+	log := cfg.Logger(stderr)
+
+	st, stopDB, err := database(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer stopDB()
+	defer st.Close()
+
+	if err := migrate.Up(ctx, st.Pool()); err != nil {
+		return err
+	}
+	key, err := masterKey(cfg, log)
+	if err != nil {
+		return err
+	}
+	box, err := secret.NewBox(key)
+	if err != nil {
+		return fmt.Errorf("RELAY_MASTER_KEY: %w", err)
+	}
+
+	ld := loader.New(st, box, log, loader.Options{
+		Debounce: cfg.SnapshotDebounce,
+		Resync:   cfg.SnapshotResync,
+		Getenv:   getenv,
+	})
+	planes, err := newPlanes(ctx, cfg, st, box, ld, getenv, stdout, log)
+	if err != nil {
+		return err
+	}
+	defer planes.close()
+
+	srv := server.New(server.Options{
+		InferenceAddr:   net.JoinHostPort(cfg.BindAddress, strconv.Itoa(cfg.Port)),
+		ControlAddr:     net.JoinHostPort(cfg.BindAddress, strconv.Itoa(cfg.ControlPort)),
+		Inference:       planes.inference,
+		Control:         planes.control,
+		Status:          ld,
+		ShutdownTimeout: cfg.ShutdownTimeout,
+		Logger:          log,
+	})
+	inAddr, ctlAddr, err := srv.Listen()
+	if err != nil {
+		return err
+	}
+	if err := planes.start(ctx, inAddr, ctlAddr); err != nil {
+		return err
+	}
+
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		ld.Run(runCtx) //nolint:errcheck // returns nil when runCtx ends
+	}()
+	err = srv.Run(ctx)
+	cancel()
+	wg.Wait()
+	return err
+}
+
+func migrateCmd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return errors.New("migrate: want up, down or status")
+	}
+	sub := args[0]
+	cfg, err := config.Load(args[1:], getenv, stderr)
+	if err != nil {
+		return err
+	}
+	log := cfg.Logger(stderr)
+	st, stopDB, err := database(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer stopDB()
+	defer st.Close()
+	switch strings.ToLower(sub) {
+	case "up":
+		return migrate.Up(ctx, st.Pool())
+	case "down":
+		return migrate.Down(ctx, st.Pool())
+	case "status":
+		return migrate.Status(ctx, st.Pool(), stdout)
+	}
+	return fmt.Errorf("migrate: unknown subcommand %q (want up, down or status)", sub)
+}

@@ -1,0 +1,242 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/relay-llm/relay/internal/pgtest"
+	"github.com/relay-llm/relay/internal/store"
+)
+
+// relayBin is built once by TestMain so tests can run real relay processes.
+var relayBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "relay-bin-")
+	if err != nil {
+		panic(err)
+	}
+	relayBin = filepath.Join(dir, "relay")
+	out, err := exec.Command("go", "build", "-o", relayBin, ".").CombinedOutput()
+	if err != nil {
+		os.Stderr.Write(out)
+		panic(err)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// proc is a running `relay serve`.
+type proc struct {
+	cmd                *exec.Cmd
+	inference, control string // http://host:port
+	relayKey           string // printed demo key, when it seeded
+	stdout             chan string
+}
+
+var upLine = regexp.MustCompile(`Relay is up: inference on (\S+), control on (\S+)`)
+var keyLine = regexp.MustCompile(`Demo relay key .*: (sk-wr-\S+)`)
+
+func startRelay(t *testing.T, dbURL string, seeds bool, extraEnv ...string) *proc {
+	t.Helper()
+	cmd := exec.Command(relayBin, "serve", "--port", "0", "--control-port", "0", "--log-format", "text")
+	dataDir, err := os.MkdirTemp("", "relay-data-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(dataDir, 0o755) // the embedded Postgres runs as an unprivileged user under root
+	t.Cleanup(func() { os.RemoveAll(dataDir) })
+	cmd.Env = append(os.Environ(), "RELAY_DATABASE_URL="+dbURL, "RELAY_SNAPSHOT_DEBOUNCE=100ms", "RELAY_DATA_DIR="+dataDir)
+	cmd.Env = append(cmd.Env, extraEnv...)
+	cmd.Stderr = io.Discard
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &proc{cmd: cmd, stdout: make(chan string, 100)}
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Wait()
+	})
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			p.stdout <- sc.Text()
+		}
+		close(p.stdout)
+	}()
+	deadline := time.After(60 * time.Second)
+	for p.inference == "" {
+		select {
+		case line, ok := <-p.stdout:
+			if !ok {
+				t.Fatal("relay exited before it was up")
+			}
+			if m := upLine.FindStringSubmatch(line); m != nil {
+				p.inference = "http://" + strings.Replace(m[1], "[::]", "127.0.0.1", 1)
+				p.control = "http://" + strings.Replace(m[2], "[::]", "127.0.0.1", 1)
+			}
+		case <-deadline:
+			t.Fatal("relay did not come up within 60s")
+		}
+	}
+	// The key line follows the up line when the demo was seeded.
+	for seeds && p.relayKey == "" {
+		select {
+		case line, ok := <-p.stdout:
+			if !ok {
+				t.Fatal("relay exited before printing the demo key")
+			}
+			if m := keyLine.FindStringSubmatch(line); m != nil {
+				p.relayKey = m[1]
+			}
+		case <-deadline:
+			t.Fatal("no demo key within 60s")
+		}
+	}
+	go func() {
+		for range p.stdout { // keep the pipe drained
+		}
+	}()
+	return p
+}
+
+// waitReady polls /readyz until 200 or the deadline.
+func waitReady(t *testing.T, base string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if resp, err := http.Get(base + "/readyz"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("%s never became ready", base)
+}
+
+func listModels(t *testing.T, base, key string) []string {
+	t.Helper()
+	req, _ := http.NewRequest("GET", base+"/v1/models", nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Data []struct{ ID string } `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, d := range body.Data {
+		ids = append(ids, d.ID)
+	}
+	return ids
+}
+
+// TestServe_SecondProcessFollowsAWrite runs two relay processes on one
+// database: the first seeds the demo, the second serves the same key, and a
+// row written straight into Postgres reaches the second's snapshot.
+func TestServe_SecondProcessFollowsAWrite(t *testing.T) {
+	db := pgtest.NewDB(t)
+	first := startRelay(t, db, true, "RELAY_DEMO=true")
+	if first.relayKey == "" {
+		t.Fatal("the first process did not print a demo relay key")
+	}
+	second := startRelay(t, db, false, "RELAY_DEMO=false")
+	waitReady(t, first.inference)
+	waitReady(t, second.inference)
+	if got := listModels(t, second.inference, first.relayKey); len(got) == 0 {
+		t.Fatal("second process does not know the demo key's models")
+	}
+
+	st, err := store.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	start := time.Now()
+	if _, err := st.Pool().Exec(context.Background(), `WITH m AS (INSERT INTO models (name) VALUES ('fresh-model') RETURNING id)
+		INSERT INTO bindings (model_id, host_id, shape, upstream_model)
+		SELECT m.id, h.id, 'openai', 'gpt-fresh' FROM m, hosts h WHERE h.slug = 'relay-mock'`); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if ids := listModels(t, second.inference, first.relayKey); strings.Contains(strings.Join(ids, ","), "fresh-model") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the write never reached the second process")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Logf("write visible in the second process after %s", time.Since(start))
+
+	// SIGTERM drains and exits cleanly.
+	second.cmd.Process.Signal(syscall.SIGTERM)
+	if err := second.cmd.Wait(); err != nil {
+		t.Fatalf("second process exit: %v", err)
+	}
+}
+
+// TestServe_EmbeddedDefault is `make run` on a fresh machine: no database
+// URL, so Relay starts its own Postgres, seeds the demo and prints a key that
+// works; the curl it prints is the request made here.
+func TestServe_EmbeddedDefault(t *testing.T) {
+	p := startRelay(t, "", true)
+	waitReady(t, p.inference)
+	req, _ := http.NewRequest("POST", p.inference+"/v1/chat/completions",
+		strings.NewReader(`{"model":"demo-gpt","messages":[{"role":"user","content":"Hello, Relay"}]}`))
+	req.Header.Set("Authorization", "Bearer "+p.relayKey)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(body), "chat.completion") {
+		t.Fatalf("demo curl: %d %s", resp.StatusCode, body)
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	if err := p.cmd.Wait(); err != nil {
+		t.Fatalf("exit after SIGTERM: %v", err)
+	}
+}
+
+func TestRun_InvalidConfigIsOneLine(t *testing.T) {
+	err := run(context.Background(), []string{"serve"}, func(k string) string {
+		return map[string]string{"RELAY_PORT": "eighty"}[k]
+	}, io.Discard, io.Discard)
+	if err == nil || !strings.HasPrefix(err.Error(), "RELAY_PORT:") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestRun_Version(t *testing.T) {
+	var out strings.Builder
+	if err := run(context.Background(), []string{"version"}, os.Getenv, &out, io.Discard); err != nil || !strings.HasPrefix(out.String(), "relay ") {
+		t.Fatalf("version: %q %v", out.String(), err)
+	}
+}
