@@ -1,0 +1,170 @@
+package proxy_test
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/anthropics/anthropic-sdk-go/v2"
+	anthopt "github.com/anthropics/anthropic-sdk-go/v2/option"
+	"github.com/openai/openai-go/v3"
+	oaopt "github.com/openai/openai-go/v3/option"
+
+	"github.com/relay-llm/relay/internal/snapshot"
+)
+
+const chatBody = `{"model":"gpt-test","messages":[{"role":"user","content":"hi"}]}`
+const messagesBody = `{"model":"claude-test","max_tokens":64,"messages":[{"role":"user","content":"hi"}]}`
+
+func TestProxy_Authentication(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.standard()
+	f.start()
+	tests := []struct {
+		name   string
+		header map[string]string
+		code   string
+		msg    string
+	}{
+		{"missing", map[string]string{"Authorization": ""}, "missing_api_key", "Missing relay key"},
+		{"unknown", map[string]string{"Authorization": "Bearer sk-wr-nope"}, "invalid_api_key", "unknown credential"},
+		{"revoked", map[string]string{"Authorization": "Bearer " + revokedKey}, "invalid_api_key", "revoked"},
+		{"expired", map[string]string{"Authorization": "Bearer " + expiredKey}, "invalid_api_key", "expired"},
+		{"unknown x-api-key", map[string]string{"Authorization": "", "X-Api-Key": "sk-wr-nope"}, "invalid_api_key", "unknown"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, body := f.post("/v1/chat/completions", chatBody, tt.header)
+			e := decodeError(t, body)
+			if resp.StatusCode != 401 || e.Error.Code != tt.code || e.Error.Type != "authentication_error" || !strings.Contains(e.Error.Message, tt.msg) {
+				t.Errorf("%d %s", resp.StatusCode, body)
+			}
+			resp, body = f.post("/v1/messages", messagesBody, tt.header)
+			e = decodeError(t, body)
+			if resp.StatusCode != 401 || e.Type != "error" || e.Error.Type != "authentication_error" || e.RequestID != resp.Header.Get("X-Relay-Request-Id") {
+				t.Errorf("anthropic shape: %d %s", resp.StatusCode, body)
+			}
+		})
+	}
+	if n := len(f.requests()); n != 0 {
+		t.Errorf("unauthenticated requests reached the upstream %d times", n)
+	}
+
+	t.Run("x-relay-key and x-api-key work", func(t *testing.T) {
+		for _, h := range []map[string]string{
+			{"Authorization": "", "X-Relay-Key": relayKey},
+			{"Authorization": "", "X-Api-Key": relayKey},
+		} {
+			if resp, body := f.post("/v1/chat/completions", chatBody, h); resp.StatusCode != 200 {
+				t.Errorf("%v: %d %s", h, resp.StatusCode, body)
+			}
+		}
+	})
+
+	t.Run("SDK errors", func(t *testing.T) {
+		_, err := f.openai(oaopt.WithAPIKey(revokedKey)).Chat.Completions.New(t.Context(), chatParams("gpt-test"))
+		var oe *openai.Error
+		if !errors.As(err, &oe) || oe.StatusCode != 401 || oe.Code != "invalid_api_key" {
+			t.Errorf("openai SDK error %v", err)
+		}
+		c := f.anthropic()
+		_, err = c.Messages.New(t.Context(), messageParams("claude-test"), anthopt.WithAPIKey(expiredKey))
+		var ae *anthropic.Error
+		if !errors.As(err, &ae) || ae.StatusCode != 401 || !strings.Contains(ae.RawJSON(), `"authentication_error"`) {
+			t.Errorf("anthropic SDK error %v", err)
+		}
+	})
+}
+
+func TestProxy_RequestErrors(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.standard()
+	off := f.host("dead-keys")
+	f.key(off, "off-1", "sk-up-disabled-secret", func(k *snapshot.HostKey) { k.Enabled = false })
+	f.key(off, "bad-1", "sk-up-unusable-secret", func(k *snapshot.HostKey) { k.Usable = false; k.Problem = "env var unset" })
+	f.bind(f.model("keyless", true), off, snapshot.ShapeOpenAI, "x")
+	f.model("not-granted", false)
+	f.cfg.MaxBodyBytes = 4096
+	f.start()
+	big := `{"model":"gpt-test","messages":[{"role":"user","content":"` + strings.Repeat("x", 5000) + `"}]}`
+
+	tests := []struct {
+		name   string
+		method string
+		path   string
+		body   string
+		header map[string]string
+		status int
+		code   string // OpenAI code; for Anthropic-shaped answers the error.type
+		msg    string
+	}{
+		{"unknown model", "POST", "/v1/chat/completions", `{"model":"nope","messages":[]}`, nil, 404, "model_not_found", `"nope"`},
+		{"unknown pinned host", "POST", "/v1/chat/completions", `{"model":"gpt-test@nowhere","messages":[]}`, nil, 404, "model_not_found", `"nowhere"`},
+		{"not granted", "POST", "/v1/chat/completions", `{"model":"not-granted","messages":[]}`, nil, 403, "model_not_granted", "not granted"},
+		{"no policy", "POST", "/v1/chat/completions", chatBody, map[string]string{"Authorization": "Bearer " + noPolicyKey}, 403, "model_not_granted", "gpt-test"},
+		{"shape not served", "POST", "/v1/chat/completions", `{"model":"claude-test","messages":[]}`, nil, 400, "shape_not_supported", "openai_chat"},
+		{"shape not served anthropic", "POST", "/v1/messages", `{"model":"gpt-test","max_tokens":1,"messages":[]}`, nil, 400, "invalid_request_error", "anthropic_messages"},
+		{"no usable key", "POST", "/v1/chat/completions", `{"model":"keyless","messages":[]}`, nil, 503, "no_usable_host_key", "keyless"},
+		{"malformed json", "POST", "/v1/chat/completions", `{"model":"gpt-test",`, nil, 400, "invalid_request", "malformed JSON"},
+		{"malformed json anthropic", "POST", "/v1/messages", `{"model":`, nil, 400, "invalid_request_error", "malformed JSON"},
+		{"not an object", "POST", "/v1/embeddings", `["gpt-test"]`, nil, 400, "invalid_request", "not a JSON object"},
+		{"missing model", "POST", "/v1/responses", `{"input":"hi"}`, nil, 400, "invalid_request", `"model"`},
+		{"too large", "POST", "/v1/chat/completions", big, nil, 413, "request_too_large", "4096"},
+		{"too large anthropic", "POST", "/anthropic/v1/messages", big, nil, 413, "request_too_large", "4096"},
+		{"unknown path", "POST", "/v1/completions", chatBody, nil, 404, "not_found", "/v1/completions"},
+		{"wrong method", "GET", "/v1/chat/completions", "", nil, 405, "method_not_allowed", "POST"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, body := f.do(tt.method, tt.path, tt.body, tt.header)
+			e := decodeError(t, body)
+			code := e.Error.Code
+			if e.Type == "error" {
+				code = e.Error.Type
+			}
+			if resp.StatusCode != tt.status || code != tt.code || !strings.Contains(e.Error.Message, tt.msg) {
+				t.Errorf("got %d %s", resp.StatusCode, body)
+			}
+			if resp.Header.Get("X-Relay-Request-Id") == "" || resp.Header.Get("Content-Type") != "application/json" {
+				t.Errorf("headers %v", resp.Header)
+			}
+		})
+	}
+
+	t.Run("too large without content length", func(t *testing.T) {
+		req, _ := http.NewRequestWithContext(t.Context(), "POST", f.srv.URL+"/v1/chat/completions", strings.NewReader(big))
+		req.ContentLength = -1 // chunked: the limit must hold while reading
+		req.Header.Set("Authorization", "Bearer "+relayKey)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 413 {
+			t.Errorf("status %d", resp.StatusCode)
+		}
+	})
+	if n := len(f.requests()); n != 0 {
+		t.Errorf("rejected requests reached the upstream %d times", n)
+	}
+}
+
+func TestProxy_RequestIDHeader(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.standard()
+	f.start()
+	resp, _ := f.post("/v1/chat/completions", chatBody, map[string]string{"X-Request-ID": "trace:abc-123_x.y"})
+	if got := resp.Header.Get("X-Relay-Request-Id"); got != "trace:abc-123_x.y" {
+		t.Errorf("a sane X-Request-ID was not kept: %q", got)
+	}
+	for _, bad := range []string{"has space", strings.Repeat("a", 129), "semi;colon"} {
+		resp, _ := f.post("/v1/chat/completions", chatBody, map[string]string{"X-Request-ID": bad})
+		if got := resp.Header.Get("X-Relay-Request-Id"); got == bad || !strings.HasPrefix(got, "req_") {
+			t.Errorf("X-Request-ID %q gave %q", bad, got)
+		}
+	}
+}

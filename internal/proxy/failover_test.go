@@ -1,0 +1,318 @@
+package proxy_test
+
+import (
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	oaopt "github.com/openai/openai-go/v3/option"
+
+	"github.com/relay-llm/relay/internal/keypool"
+	"github.com/relay-llm/relay/internal/mockupstream"
+	"github.com/relay-llm/relay/internal/snapshot"
+)
+
+// twoKeys sets up one host whose first key carries the mock fault and
+// whose second key works.
+func twoKeys(t *testing.T, fault string) (*fixture, *snapshot.HostKey, *snapshot.HostKey) {
+	f := newFixture(t)
+	h := f.host("openai")
+	bad := f.key(h, "bad", "sk-up-fault-"+fault+"-first-key")
+	good := f.key(h, "good", "sk-up-good-second-key")
+	f.bind(f.model("gpt-test", true), h, snapshot.ShapeOpenAI, "gpt-4o-mini")
+	f.start()
+	return f, bad, good
+}
+
+func TestProxy_FailsOverToTheNextKey(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		fault string
+		state keypool.State // the first key's breaker afterwards; "" = closed
+	}{
+		{"500", keypool.StateOpen},
+		{"503", keypool.StateOpen},
+		{"529", keypool.StateOpen},
+		{"429", ""}, // Retry-After: 1 is short: move on without cooling the key
+		{"429-30", keypool.StateCooling},
+		{"401", keypool.StateAuthFailed},
+		{"403", keypool.StateAuthFailed},
+		{"reset-0", keypool.StateOpen},
+	}
+	for _, tt := range tests {
+		t.Run(tt.fault, func(t *testing.T) {
+			t.Parallel()
+			for _, stream := range []bool{false, true} {
+				f, bad, good := twoKeys(t, tt.fault)
+				body := `{"model":"gpt-test","messages":[{"role":"user","content":"hi"}]}`
+				if stream {
+					body = `{"model":"gpt-test","stream":true,"messages":[{"role":"user","content":"hi"}]}`
+				}
+				resp, out := f.post("/v1/chat/completions", body, nil)
+				if resp.StatusCode != 200 || resp.Header.Get("X-Relay-Attempts") != "2" {
+					t.Fatalf("stream=%v: %d attempts=%s %s", stream, resp.StatusCode, resp.Header.Get("X-Relay-Attempts"), out)
+				}
+				// Not a byte of the failed attempt reached the caller.
+				for _, trace := range []string{`"error"`, "Retry-After", "fault-", "rate limit", "overloaded", "Incorrect API key"} {
+					if strings.Contains(out, trace) {
+						t.Errorf("stream=%v: the caller saw %q: %s", stream, trace, out)
+					}
+				}
+				if resp.Header.Get("Retry-After") != "" || resp.Header.Get("X-Ratelimit-Remaining-Requests") == "0" {
+					t.Errorf("failed attempt's headers leaked: %v", resp.Header)
+				}
+				if !strings.Contains(out, "Hello") || !strings.Contains(out, "gpt-4o-mini") || (stream && !strings.HasSuffix(out, "data: [DONE]\n\n")) {
+					t.Errorf("stream=%v: body %s", stream, out)
+				}
+				up := f.requests()
+				if len(up) != 2 || up[0].Header.Get("Authorization") != "Bearer "+bad.Secret.Reveal() || up[1].Header.Get("Authorization") != "Bearer "+good.Secret.Reveal() {
+					t.Fatalf("stream=%v: upstream saw %d requests", stream, len(up))
+				}
+				var got keypool.State
+				for _, s := range f.h.Breakers().States(f.clock.Now()) {
+					if s.Ref.ID == bad.ID {
+						got = s.State
+					}
+					if s.Ref.ID == good.ID {
+						t.Errorf("the good key's breaker is %s", s.State)
+					}
+				}
+				if got != tt.state {
+					t.Errorf("stream=%v: first key's breaker %q, want %q", stream, got, tt.state)
+				}
+				if rec := f.rec.next(t); rec.Attempts != 2 || rec.HostKeyID != good.ID || rec.Status != 200 {
+					t.Errorf("record %+v", rec)
+				}
+			}
+		})
+	}
+}
+
+func TestProxy_FailsOverToTheNextBinding(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	a := f.host("primary")
+	f.key(a, "a", "sk-up-fault-500-primary")
+	b := f.host("secondary", func(h *snapshot.Host) { h.BaseURL = f.up.URL + "/v1/" })
+	f.key(b, "b", "sk-up-secondary-ok")
+	m := f.model("gpt-test", true)
+	f.bind(m, a, snapshot.ShapeOpenAI, "primary-model")
+	f.bind(m, b, snapshot.ShapeOpenAI, "secondary-model")
+	f.start()
+
+	var httpResp *http.Response
+	resp, err := f.openai().Chat.Completions.New(t.Context(), chatParams("gpt-test"), oaopt.WithResponseInto(&httpResp))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if httpResp.Header.Get("X-Relay-Host") != "secondary" || !strings.Contains(resp.Choices[0].Message.Content, "secondary-model") {
+		t.Errorf("served by %s: %q", httpResp.Header.Get("X-Relay-Host"), resp.Choices[0].Message.Content)
+	}
+	if up := f.requests(); len(up) != 2 || up[1].Path != "/v1/chat/completions" {
+		t.Errorf("upstream %+v (a base URL ending in /v1/ must not double it)", up)
+	}
+	if !strings.Contains(f.logs.String(), "failed_attempts=\"primary/a: 500") {
+		t.Errorf("the log does not name the failed attempt:\n%s", f.logs.String())
+	}
+}
+
+func TestProxy_EveryKeyFails(t *testing.T) {
+	t.Parallel()
+	setup := func(t *testing.T, faults ...string) *fixture {
+		f := newFixture(t)
+		a := f.host("east", func(h *snapshot.Host) { h.FirstByteTimeout = 50 * time.Millisecond })
+		b := f.host("west", func(h *snapshot.Host) { h.FirstByteTimeout = 50 * time.Millisecond })
+		m := f.model("gpt-test", true)
+		f.bind(m, a, snapshot.ShapeOpenAI, "m")
+		f.bind(m, b, snapshot.ShapeOpenAI, "m")
+		for i, fault := range faults {
+			h := a
+			if i%2 == 1 {
+				h = b
+			}
+			f.key(h, "k"+fault, "sk-up-fault-"+fault+"-"+string(rune('a'+i)))
+		}
+		f.start()
+		return f
+	}
+
+	t.Run("502 lists what was tried", func(t *testing.T) {
+		t.Parallel()
+		f := setup(t, "500", "503")
+		resp, body := f.post("/v1/chat/completions", chatBody, nil)
+		e := decodeError(t, body)
+		if resp.StatusCode != 502 || e.Error.Code != "upstream_error" || e.Error.Type != "server_error" {
+			t.Fatalf("%d %s", resp.StatusCode, body)
+		}
+		if !strings.Contains(e.Error.Message, "east: 500") || !strings.Contains(e.Error.Message, "west: 503") {
+			t.Errorf("message %q does not list hosts and statuses", e.Error.Message)
+		}
+		if resp.Header.Get("X-Relay-Attempts") != "2" {
+			t.Errorf("attempts %s", resp.Header.Get("X-Relay-Attempts"))
+		}
+		if rec := f.rec.next(t); rec.Status != 502 || rec.ErrorKind != "upstream_error" || rec.Attempts != 2 {
+			t.Errorf("record %+v", rec)
+		}
+	})
+
+	t.Run("anthropic shape", func(t *testing.T) {
+		t.Parallel()
+		f := newFixture(t)
+		h := f.host("anth")
+		f.key(h, "k", "sk-up-fault-529-anth")
+		f.bind(f.model("claude-test", true), h, snapshot.ShapeAnthropic, "claude")
+		f.start()
+		resp, body := f.post("/v1/messages", messagesBody, nil)
+		if e := decodeError(t, body); resp.StatusCode != 502 || e.Type != "error" || e.Error.Type != "api_error" || !strings.Contains(e.Error.Message, "anth: 529") {
+			t.Errorf("%d %s", resp.StatusCode, body)
+		}
+	})
+
+	t.Run("attempt cap", func(t *testing.T) {
+		t.Parallel()
+		f := setup(t, "500", "500", "502", "503")
+		resp, _ := f.post("/v1/chat/completions", chatBody, nil)
+		if resp.StatusCode != 502 || len(f.requests()) != 3 {
+			t.Errorf("%d after %d upstream requests, want 502 after 3", resp.StatusCode, len(f.requests()))
+		}
+	})
+
+	t.Run("all rate limited", func(t *testing.T) {
+		t.Parallel()
+		f := setup(t, "429-30", "429-20")
+		resp, body := f.post("/v1/chat/completions", chatBody, nil)
+		if e := decodeError(t, body); resp.StatusCode != 429 || e.Error.Code != "upstream_rate_limited" || resp.Header.Get("Retry-After") != "20" {
+			t.Errorf("%d Retry-After=%q %s", resp.StatusCode, resp.Header.Get("Retry-After"), body)
+		}
+	})
+
+	t.Run("total timeout", func(t *testing.T) {
+		t.Parallel()
+		f := newFixture(t)
+		h := f.host("slow", func(h *snapshot.Host) { h.TotalTimeout = 50 * time.Millisecond })
+		f.key(h, "k", "sk-up-fault-slow-3000-total")
+		f.bind(f.model("gpt-test", true), h, snapshot.ShapeOpenAI, "m")
+		f.start()
+		resp, body := f.post("/v1/chat/completions", chatBody, nil)
+		if e := decodeError(t, body); resp.StatusCode != 504 || !strings.Contains(e.Error.Message, "slow: total timeout") {
+			t.Errorf("%d %s", resp.StatusCode, body)
+		}
+	})
+
+	t.Run("connection refused", func(t *testing.T) {
+		t.Parallel()
+		f := newFixture(t)
+		closed := httptest.NewServer(http.NotFoundHandler())
+		closed.Close()
+		dead := f.host("dead", func(h *snapshot.Host) { h.BaseURL = closed.URL })
+		f.key(dead, "k", "sk-up-dead")
+		live := f.host("live")
+		f.key(live, "k", "sk-up-live")
+		m := f.model("gpt-test", true)
+		f.bind(m, dead, snapshot.ShapeOpenAI, "m")
+		f.bind(m, live, snapshot.ShapeOpenAI, "m")
+		f.start()
+		resp, body := f.post("/v1/chat/completions", chatBody, nil)
+		if resp.StatusCode != 200 || resp.Header.Get("X-Relay-Host") != "live" {
+			t.Errorf("%d %s", resp.StatusCode, body)
+		}
+		if !strings.Contains(f.logs.String(), "dead/k: connection refused") {
+			t.Errorf("log:\n%s", f.logs.String())
+		}
+	})
+
+	t.Run("timeouts give 504", func(t *testing.T) {
+		t.Parallel()
+		f := setup(t, "slow-3000", "slow-3000")
+		client := f.openai()
+		_, err := client.Chat.Completions.New(t.Context(), chatParams("gpt-test"))
+		var oe *openai.Error
+		if !errors.As(err, &oe) || oe.StatusCode != 504 || oe.Code != "upstream_timeout" || !strings.Contains(oe.Message, "first-byte timeout") {
+			t.Fatalf("err %v", err)
+		}
+		// Both attempts were cut, not waited out.
+		f.waitFor(func(r mockupstream.Request) bool {
+			return r.Canceled && strings.Contains(r.Header.Get("Authorization"), "-b")
+		})
+	})
+}
+
+func TestProxy_UpstreamClientErrorsPassThrough(t *testing.T) {
+	t.Parallel()
+	for _, status := range []string{"400", "404", "413", "422"} {
+		t.Run(status, func(t *testing.T) {
+			t.Parallel()
+			// The fault comes from the caller's X-Mock-Fault header, which
+			// Relay forwards like any other header.
+			f2 := newFixture(t)
+			h := f2.host("openai")
+			f2.key(h, "k1", "sk-up-one")
+			f2.key(h, "k2", "sk-up-two")
+			f2.bind(f2.model("gpt-test", true), h, snapshot.ShapeOpenAI, "gpt-4o-mini")
+			f2.start()
+			resp, body := f2.post("/v1/chat/completions", chatBody, map[string]string{"X-Mock-Fault": status})
+			if got := resp.Status[:3]; got != status {
+				t.Fatalf("status %s, want %s: %s", got, status, body)
+			}
+			e := decodeError(t, body)
+			if e.Error.Code == "upstream_error" || e.Error.Message == "" || strings.HasPrefix(e.Error.Code, "invalid_request") {
+				t.Errorf("not the upstream's body: %s", body)
+			}
+			if len(f2.requests()) != 1 || resp.Header.Get("X-Relay-Attempts") != "1" {
+				t.Errorf("a %s was retried", status)
+			}
+			if states := f2.h.Breakers().States(f2.clock.Now()); len(states) != 0 {
+				t.Errorf("a caller error tripped a breaker: %+v", states)
+			}
+			if rec := f2.rec.next(t); rec.ErrorKind != "upstream_client_error" || rec.Status != resp.StatusCode {
+				t.Errorf("record %+v", rec)
+			}
+		})
+	}
+}
+
+func TestProxy_TrippedKeyRecoversThroughHalfOpen(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	h := f.host("solo")
+	k := f.key(h, "only", "sk-up-solo-key")
+	f.bind(f.model("gpt-test", true), h, snapshot.ShapeOpenAI, "m")
+	f.start()
+
+	resp, _ := f.post("/v1/chat/completions", chatBody, map[string]string{"X-Mock-Fault": "500"})
+	if resp.StatusCode != 502 {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	states := f.h.Breakers().States(f.clock.Now())
+	if len(states) != 1 || states[0].Ref.ID != k.ID || states[0].State != keypool.StateOpen || states[0].LastReason != "500" {
+		t.Fatalf("states %+v", states)
+	}
+
+	// Open: the key is skipped and nothing reaches the upstream.
+	resp, body := f.post("/v1/chat/completions", chatBody, nil)
+	if e := decodeError(t, body); resp.StatusCode != 503 || e.Error.Code != "no_usable_host_key" {
+		t.Fatalf("while open: %d %s", resp.StatusCode, body)
+	}
+	if n := len(f.requests()); n != 1 {
+		t.Fatalf("upstream saw %d requests while the breaker was open", n)
+	}
+	if !strings.Contains(f.logs.String(), "1 held by breaker") {
+		t.Errorf("the log does not say why the key was skipped:\n%s", f.logs.String())
+	}
+
+	// Backoff over: the next request is the probe, and closes the breaker.
+	f.clock.Advance(time.Second)
+	if resp, body := f.post("/v1/chat/completions", chatBody, nil); resp.StatusCode != 200 {
+		t.Fatalf("probe: %d %s", resp.StatusCode, body)
+	}
+	if states := f.h.Breakers().States(f.clock.Now()); len(states) != 0 {
+		t.Fatalf("after the probe: %+v", states)
+	}
+	if resp, _ := f.post("/v1/chat/completions", chatBody, nil); resp.StatusCode != 200 {
+		t.Fatalf("after recovery: %d", resp.StatusCode)
+	}
+}

@@ -1,0 +1,505 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"mime"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/relay-llm/relay/internal/keypool"
+	"github.com/relay-llm/relay/internal/routing"
+	"github.com/relay-llm/relay/internal/snapshot"
+	"github.com/relay-llm/relay/internal/wire"
+)
+
+// Causes an attempt's context is canceled with.
+var (
+	errFirstByteTimeout = errors.New("first-byte timeout")
+	errIdleTimeout      = errors.New("idle timeout")
+	errTotalTimeout     = errors.New("total timeout")
+	errCallerGone       = errors.New("caller went away")
+)
+
+// forward tries the plan's candidates in order, key by key, until one
+// answers or the policy's attempt cap is reached. Only failures before any
+// byte reached the caller are retried.
+func (rq *request) forward() {
+	h := rq.h
+	policy := rq.caller.Policy
+	maxAttempts := DefaultMaxAttempts
+	if policy.MaxAttempts > 0 {
+		maxAttempts = min(policy.MaxAttempts, maxTried)
+	}
+	rq.overhead = time.Since(rq.start)
+	ctx := rq.r.Context()
+	backoff := false
+	for i := range rq.plan.Bindings {
+		c := &rq.plan.Bindings[i]
+		if c.Skip != routing.Kept {
+			continue
+		}
+		for rq.attempts < maxAttempts {
+			key, ticket, ok := h.pool.Pick(policy.KeyStrategy, c.Keys, rq.tried, h.now())
+			if !ok {
+				break
+			}
+			if backoff {
+				if !rq.wait(ctx) {
+					h.breakers.Report(ticket, keypool.Result{Outcome: keypool.OutcomeNeutral}, h.now())
+					rq.canceled()
+					return
+				}
+				backoff = false
+			}
+			rq.tried = append(rq.tried, key.ID)
+			rq.attempts++
+			rq.cand, rq.key = c, key
+			f, done := rq.attempt(ctx, c, key, ticket)
+			if done {
+				return
+			}
+			rq.fails = append(rq.fails, f)
+			// Key-specific refusals (401, 403, 429) move on at once; the
+			// upstream's own trouble earns a pause first.
+			backoff = f.status == 0 || f.status == http.StatusRequestTimeout || f.status >= 500
+		}
+	}
+	rq.exhausted()
+}
+
+// wait sleeps the retry backoff: exponential in the failures so far, with
+// equal jitter. It returns false if the caller went away meanwhile.
+func (rq *request) wait(ctx context.Context) bool {
+	d := rq.h.backoff
+	for i := 1; i < len(rq.fails) && d < rq.h.backoffTo; i++ {
+		d *= 2
+	}
+	d = min(d, rq.h.backoffTo)
+	d = d/2 + rand.N(d/2+1)
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// exhausted answers when no attempt succeeded.
+func (rq *request) exhausted() {
+	model := rq.plan.Model.Name
+	if rq.attempts == 0 {
+		rq.fail(wire.Errorf(wire.ErrNoUsableHostKey, "No host key is available for the model %q right now.", model))
+		return
+	}
+	all429, allTimeouts := true, true
+	var retry time.Duration
+	for _, f := range rq.fails {
+		all429 = all429 && f.status == http.StatusTooManyRequests
+		allTimeouts = allTimeouts && f.timeout
+		if f.retryAfter > 0 && (retry == 0 || f.retryAfter < retry) {
+			retry = f.retryAfter
+		}
+	}
+	tried := rq.failText(false)
+	switch {
+	case all429:
+		e := wire.Errorf(wire.ErrUpstreamRateLimited, "Every host key for the model %q is rate limited upstream (%s).", model, tried)
+		e.RetryAfter = retry
+		rq.fail(e)
+	case allTimeouts:
+		rq.fail(wire.Errorf(wire.ErrUpstreamTimeout, "The upstream did not answer in time for the model %q (%s).", model, tried))
+	default:
+		rq.fail(wire.Errorf(wire.ErrUpstream, "Every upstream attempt for the model %q failed (%s).", model, tried))
+	}
+}
+
+// canceled notes that the caller went away.
+func (rq *request) canceled() {
+	rq.status = 499
+	rq.errKind = KindClientCanceled
+	rq.errMsg = "caller went away"
+}
+
+func (rq *request) timeouts(host *snapshot.Host) Timeouts {
+	t := rq.h.timeouts
+	if host.ConnectTimeout > 0 {
+		t.Connect = host.ConnectTimeout
+	}
+	if host.FirstByteTimeout > 0 {
+		t.FirstByte = host.FirstByteTimeout
+	}
+	if host.IdleTimeout > 0 {
+		t.Idle = host.IdleTimeout
+	}
+	if host.TotalTimeout > 0 {
+		t.Total = host.TotalTimeout
+	}
+	return t
+}
+
+// upstreamBody is the caller's body with the binding's upstream model
+// spliced in and, for a chat stream whose caller did not ask for usage,
+// stream_options.include_usage turned on.
+func (rq *request) upstreamBody(b *snapshot.Binding) (body []byte, injectedUsage bool) {
+	rw := wire.Rewrite{
+		Model:        b.UpstreamModel,
+		IncludeUsage: rq.in == wire.InboundChat && rq.scan.Stream && !rq.scan.IncludeUsage,
+	}
+	if !rq.scan.NeedsRewrite(rw) {
+		return rq.body.Bytes(), false
+	}
+	if rq.sending.Load() > 0 {
+		rq.upBody = nil // an earlier attempt's body may still be on the wire
+	}
+	rq.upBody = wire.AppendRewritten(rq.upBody[:0], rq.body.Bytes(), &rq.scan, rw)
+	return rq.upBody, rw.IncludeUsage
+}
+
+// attempt makes one upstream call. It returns done when the request is
+// over (answered, or the caller went away); otherwise the failure to list.
+func (rq *request) attempt(ctx context.Context, c *routing.Candidate, key *snapshot.HostKey, t keypool.Ticket) (failure, bool) {
+	h := rq.h
+	f := failure{host: c.Host.Slug, key: key.Slug}
+	to := rq.timeouts(c.Host)
+	body, injected := rq.upstreamBody(c.Binding)
+	url := wire.JoinURL(c.Host.BaseURL, wire.UpstreamPath(rq.in, c.Binding.Shape))
+	if q := rq.r.URL.RawQuery; q != "" {
+		url += "?" + q
+	}
+
+	actx, cancel := context.WithCancelCause(withConnectTimeout(ctx, to.Connect))
+	defer cancel(nil)
+	actx, stop := context.WithTimeoutCause(actx, to.Total, errTotalTimeout)
+	defer stop()
+	req, err := http.NewRequestWithContext(actx, http.MethodPost, url, nil)
+	if err != nil {
+		f.what = "invalid host base URL"
+		h.breakers.Report(t, keypool.Result{Outcome: keypool.OutcomeFailure, Reason: f.what}, h.now())
+		return f, false
+	}
+	rq.setBody(req, body)
+	req.Header = outboundHeaders(rq.r.Header)
+	setUpstreamAuth(req.Header, c.Binding.Shape, key.Secret)
+
+	firstByte := time.AfterFunc(to.FirstByte, func() { cancel(errFirstByteTimeout) })
+	resp, err := h.transport.RoundTrip(req)
+	if !firstByte.Stop() && err == nil {
+		resp.Body.Close() // the timer won the race: the attempt is canceled
+		err = errFirstByteTimeout
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			h.breakers.Report(t, keypool.Result{Outcome: keypool.OutcomeNeutral}, h.now())
+			rq.canceled()
+			return f, true
+		}
+		f.what, f.timeout = describe(err, actx)
+		h.breakers.Report(t, keypool.Result{Outcome: keypool.OutcomeFailure, Reason: f.what}, h.now())
+		return f, false
+	}
+
+	switch s := resp.StatusCode; {
+	case s >= 200 && s < 300:
+		res := rq.commit(ctx, actx, cancel, resp, c.Binding.Shape, to, injected)
+		h.breakers.Report(t, res, h.now())
+		return f, true
+	case s == http.StatusTooManyRequests, s == http.StatusUnauthorized, s == http.StatusForbidden,
+		s == http.StatusRequestTimeout, s >= 500:
+		errBody, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		resp.Body.Close()
+		now := h.now()
+		f.status, f.what = s, strconv.Itoa(s)
+		res := keypool.Result{Outcome: keypool.OutcomeFailure, Reason: f.what}
+		switch s {
+		case http.StatusTooManyRequests:
+			res.Outcome = keypool.OutcomeRateLimited
+			res.RetryAfter = retryAfter(resp.Header, now)
+			f.retryAfter = res.RetryAfter
+		case http.StatusUnauthorized, http.StatusForbidden:
+			res.Outcome = keypool.OutcomeAuth
+		case http.StatusRequestTimeout:
+			f.timeout = true
+		}
+		if res.Outcome != keypool.OutcomeAuth { // auth errors may echo the credential
+			f.detail = upstreamMessage(errBody, key.Secret)
+		}
+		h.breakers.Report(t, res, now)
+		return f, false
+	default:
+		rq.passError(resp, key.Secret)
+		h.breakers.Report(t, keypool.Result{Outcome: keypool.OutcomeSuccess}, h.now())
+		return f, true
+	}
+}
+
+// setBody gives req a body over p that counts itself in rq.sending until
+// the transport closes it, which may be after RoundTrip returned.
+func (rq *request) setBody(req *http.Request, p []byte) {
+	req.ContentLength = int64(len(p))
+	req.Body = rq.sentBody(p)
+	req.GetBody = func() (io.ReadCloser, error) { return rq.sentBody(p), nil }
+}
+
+func (rq *request) sentBody(p []byte) io.ReadCloser {
+	rq.sending.Add(1)
+	return &sentBody{Reader: bytes.NewReader(p), sending: rq.sending}
+}
+
+// sentBody is a request body that reports when the transport is done with it.
+type sentBody struct {
+	*bytes.Reader
+	sending *atomic.Int32
+	closed  atomic.Bool
+}
+
+func (b *sentBody) Close() error {
+	if b.closed.CompareAndSwap(false, true) {
+		b.sending.Add(-1)
+	}
+	return nil
+}
+
+// passError gives an upstream 4xx that is the caller's own fault back
+// unchanged: status, the useful headers and the body.
+func (rq *request) passError(resp *http.Response, secret snapshot.Secret) {
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBodyBytes))
+	resp.Body.Close()
+	if s := secret.Reveal(); s != "" && bytes.Contains(body, []byte(s)) {
+		body = bytes.ReplaceAll(body, []byte(s), []byte("[redacted]"))
+	}
+	hd := rq.w.Header()
+	copyResponseHeaders(hd, resp.Header)
+	hd.Set("Content-Length", strconv.Itoa(len(body)))
+	rq.setRelayHeaders()
+	rq.w.WriteHeader(resp.StatusCode)
+	rq.status = resp.StatusCode
+	rq.ttfb = time.Since(rq.start)
+	rq.errKind = KindUpstreamClientError
+	rq.errMsg = "upstream answered " + strconv.Itoa(resp.StatusCode)
+	_, _ = rq.w.Write(body)
+}
+
+// commit sends a 2xx upstream response to the caller. From here on no
+// other key is tried. It returns what the attempt says about its key.
+func (rq *request) commit(ctx, actx context.Context, cancel context.CancelCauseFunc, resp *http.Response, shape snapshot.Shape, to Timeouts, injected bool) keypool.Result {
+	defer resp.Body.Close()
+	idle := time.AfterFunc(to.Idle, func() { cancel(errIdleTimeout) })
+	defer idle.Stop()
+	body := &idleReader{r: resp.Body, t: idle, d: to.Idle}
+
+	hd := rq.w.Header()
+	copyResponseHeaders(hd, resp.Header)
+	rq.setRelayHeaders()
+	rq.status = resp.StatusCode
+	if rq.ioBuf == nil {
+		rq.ioBuf = make([]byte, 0, 32<<10)
+	}
+	if isEventStream(resp.Header.Get("Content-Type")) {
+		return rq.pipeStream(ctx, actx, cancel, body, shape, resp.StatusCode, injected)
+	}
+	if resp.ContentLength >= 0 {
+		hd.Set("Content-Length", strconv.FormatInt(resp.ContentLength, 10))
+	}
+	return rq.pipeBody(ctx, actx, cancel, body, shape, resp.StatusCode)
+}
+
+// pipeBody copies a whole (non-stream) body through, picking the top-level
+// usage out of it on the way.
+func (rq *request) pipeBody(ctx, actx context.Context, cancel context.CancelCauseFunc, body io.Reader, shape snapshot.Shape, status int) keypool.Result {
+	rq.w.WriteHeader(status)
+	rq.ttfb = time.Since(rq.start)
+	buf := rq.ioBuf[:cap(rq.ioBuf)]
+	usage := &rq.bodyUsage
+	usage.Reset(64 << 10)
+	for {
+		n, err := body.Read(buf)
+		if n > 0 {
+			_, _ = usage.Write(buf[:n])
+			if _, werr := rq.w.Write(buf[:n]); werr != nil {
+				cancel(errCallerGone)
+				rq.canceled()
+				return keypool.Result{Outcome: keypool.OutcomeNeutral}
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				rq.canceled()
+				return keypool.Result{Outcome: keypool.OutcomeNeutral}
+			}
+			what, _ := describe(err, actx)
+			rq.errKind, rq.errMsg = KindStreamError, "upstream body broke: "+what
+			// Send what came, then cut the connection (see release): the
+			// caller sees a truncated body, never one that looks whole.
+			_ = http.NewResponseController(rq.w).Flush()
+			rq.abort = true
+			return keypool.Result{Outcome: keypool.OutcomeFailure, Reason: what}
+		}
+	}
+	if u, ok := usage.Value(); ok && u[0] == '{' {
+		rq.usage = wire.ParseUsage(shape, u)
+	}
+	return keypool.Result{Outcome: keypool.OutcomeSuccess}
+}
+
+// pipeStream forwards an SSE stream event by event, verbatim, flushing
+// each, reading usage as it goes by. A chat stream whose usage Relay asked
+// for on the caller's behalf loses its usage-only chunk. A stream that
+// breaks gets an error event in the caller's shape.
+func (rq *request) pipeStream(ctx, actx context.Context, cancel context.CancelCauseFunc, body io.Reader, shape snapshot.Shape, status int, injected bool) keypool.Result {
+	hd := rq.w.Header()
+	hd.Del("Content-Length")
+	hd.Set("Cache-Control", "no-cache")
+	hd.Set("X-Accel-Buffering", "no")
+	rq.w.WriteHeader(status)
+	sw := newStreamWriter(rq.w, rq.h.keepAlive)
+	defer sw.close()
+	if sw.flush() != nil {
+		cancel(errCallerGone)
+		rq.canceled()
+		return keypool.Result{Outcome: keypool.OutcomeNeutral}
+	}
+	rq.ttfb = time.Since(rq.start)
+
+	er := wire.NewEventReader(body, rq.ioBuf, maxEventBytes)
+	defer func() { rq.ioBuf = er.Buffer() }()
+	tr := wire.NewStreamTracker(shape)
+	suppress := injected && rq.in == wire.InboundChat
+	var err error
+	for {
+		var ev wire.Event
+		if ev, err = er.Next(); err != nil {
+			break
+		}
+		if tr.Observe(ev) && suppress {
+			continue
+		}
+		if werr := sw.write(ev.Raw); werr != nil {
+			cancel(errCallerGone)
+			break
+		}
+	}
+	rq.usage, _ = tr.Usage()
+	if ctx.Err() != nil || sw.failed() {
+		rq.canceled()
+		return keypool.Result{Outcome: keypool.OutcomeNeutral}
+	}
+	var what string
+	switch {
+	case err == io.EOF && tr.Terminal():
+		if tr.Errored() {
+			// Surfaced to the caller as the upstream sent it.
+			rq.errKind, rq.errMsg = KindStreamError, "upstream sent an error in the stream"
+		}
+		return keypool.Result{Outcome: keypool.OutcomeSuccess}
+	case err == io.EOF:
+		what = "stream ended early"
+	case errors.Is(err, wire.ErrEventTooLarge):
+		what = "event too large"
+	default:
+		what, _ = describe(err, actx)
+	}
+	rq.errKind, rq.errMsg = KindStreamError, "upstream stream broke: "+what
+	rq.out = wire.AppendStreamError(rq.out[:0], rq.in, "The upstream stream broke: "+what+".", tr.NextSeq())
+	_ = sw.write(rq.out)
+	return keypool.Result{Outcome: keypool.OutcomeFailure, Reason: what}
+}
+
+func isEventStream(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && mt == "text/event-stream"
+}
+
+// idleReader re-arms the idle timer after every read that brought bytes.
+type idleReader struct {
+	r io.Reader
+	t *time.Timer
+	d time.Duration
+}
+
+func (i *idleReader) Read(p []byte) (int, error) {
+	n, err := i.r.Read(p)
+	if n > 0 {
+		i.t.Reset(i.d)
+	}
+	return n, err
+}
+
+// describe names an attempt's failure for the caller and the log, and says
+// whether it was a timeout.
+func describe(err error, actx context.Context) (string, bool) {
+	switch cause := context.Cause(actx); {
+	case errors.Is(cause, errFirstByteTimeout) || errors.Is(err, errFirstByteTimeout):
+		return "first-byte timeout", true
+	case errors.Is(cause, errIdleTimeout):
+		return "idle timeout", true
+	case errors.Is(cause, errTotalTimeout):
+		return "total timeout", true
+	}
+	var ne net.Error
+	switch {
+	case errors.As(err, &ne) && ne.Timeout():
+		return "connect timeout", true
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused", false
+	case errors.Is(err, syscall.ECONNRESET):
+		return "connection reset", false
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return "connection closed", false
+	}
+	var dns *net.DNSError
+	if errors.As(err, &dns) {
+		return "host not found", false
+	}
+	return "connection error", false
+}
+
+// retryAfter reads an upstream's retry hint: Retry-After-Ms, else
+// Retry-After in seconds or as an HTTP date. 0 when there is none.
+func retryAfter(h http.Header, now time.Time) time.Duration {
+	if v := h.Get("Retry-After-Ms"); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 {
+			return time.Duration(ms * float64(time.Millisecond))
+		}
+	}
+	if v := h.Get("Retry-After"); v != "" {
+		if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 {
+			return time.Duration(s * float64(time.Second))
+		}
+		if t, err := http.ParseTime(v); err == nil && t.After(now) {
+			return t.Sub(now)
+		}
+	}
+	return 0
+}
+
+// upstreamMessage is the upstream error's message, short and with the host
+// key scrubbed, for the log.
+func upstreamMessage(body []byte, secret snapshot.Secret) string {
+	v, ok := wire.Get(body, "error", "message")
+	if !ok {
+		v, ok = wire.Get(body, "message")
+	}
+	s, ok := wire.Str(v)
+	if !ok {
+		return ""
+	}
+	msg := string(s[:min(len(s), 200)])
+	if sec := secret.Reveal(); sec != "" {
+		msg = strings.ReplaceAll(msg, sec, "[redacted]")
+	}
+	return msg
+}

@@ -1,0 +1,86 @@
+package proxy
+
+import (
+	"net/http"
+	"net/textproto"
+	"strings"
+
+	"github.com/relay-llm/relay/internal/snapshot"
+)
+
+// outboundHeaders copies the caller's headers that may go upstream: never
+// its credentials, cookies, hop-by-hop headers, Relay's own X-Relay-*, or
+// headers that belong to the connection or to a provider account.
+func outboundHeaders(src http.Header) http.Header {
+	dst := make(http.Header, len(src)+2)
+	var hop []string
+	for _, v := range src["Connection"] {
+		hop = append(hop, strings.Split(v, ",")...)
+	}
+	for name, vs := range src {
+		if dropRequestHeader(name) || strings.HasPrefix(name, "X-Relay-") {
+			continue
+		}
+		if isListed(hop, name) {
+			continue
+		}
+		dst[name] = vs
+	}
+	return dst
+}
+
+func dropRequestHeader(name string) bool {
+	switch name {
+	case "Authorization", "X-Api-Key", "X-Goog-Api-Key", "Cookie", "Proxy-Authorization",
+		"Host", "Content-Length", "Accept-Encoding",
+		"Connection", "Proxy-Connection", "Keep-Alive", "Te", "Trailer", "Transfer-Encoding", "Upgrade",
+		// A caller's provider account selectors would clash with the host key's.
+		"Openai-Organization", "Openai-Project":
+		return true
+	}
+	return false
+}
+
+func isListed(list []string, name string) bool {
+	for _, h := range list {
+		if textproto.CanonicalMIMEHeaderKey(strings.TrimSpace(h)) == name {
+			return true
+		}
+	}
+	return false
+}
+
+// setUpstreamAuth puts the host key in the header the upstream shape expects.
+func setUpstreamAuth(h http.Header, shape snapshot.Shape, secret snapshot.Secret) {
+	switch shape {
+	case snapshot.ShapeAnthropic:
+		h.Set("X-Api-Key", secret.Reveal())
+		if h.Get("Anthropic-Version") == "" {
+			h.Set("Anthropic-Version", defaultAnthropicVersion)
+		}
+	case snapshot.ShapeGemini:
+		h.Set("X-Goog-Api-Key", secret.Reveal())
+	default:
+		h.Set("Authorization", "Bearer "+secret.Reveal())
+	}
+}
+
+// copyResponseHeaders passes on the upstream response headers worth a
+// caller's while: content type, provider request ids, rate-limit state and
+// retry hints. Hop-by-hop and everything else stay behind.
+func copyResponseHeaders(dst, src http.Header) {
+	for name, vs := range src {
+		if passResponseHeader(name) {
+			dst[name] = vs
+		}
+	}
+}
+
+func passResponseHeader(name string) bool {
+	switch name {
+	case "Content-Type", "X-Request-Id", "Request-Id", "Openai-Processing-Ms", "Openai-Version",
+		"Retry-After", "Retry-After-Ms":
+		return true
+	}
+	return strings.HasPrefix(name, "X-Ratelimit-") || strings.HasPrefix(name, "Anthropic-Ratelimit-")
+}

@@ -1,0 +1,286 @@
+// Package proxy is the inference plane's request path: it authenticates a
+// caller with the snapshot, routes its request (package routing), admits it
+// through the Limiter, picks host keys (package keypool), forwards the
+// request upstream with failover before the first byte, and streams the
+// answer back byte for byte while reading usage as it goes by. It answers
+// errors in the caller's wire shape and hands one Record per request to the
+// Recorder.
+//
+// It must not reach Postgres, the store or the loader: everything it knows
+// comes from the snapshot it is handed. Translation between shapes is not
+// its job; routing.Supports is the seam where translators will plug in.
+package proxy
+
+import (
+	"bytes"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/relay-llm/relay/internal/keypool"
+	"github.com/relay-llm/relay/internal/routing"
+	"github.com/relay-llm/relay/internal/snapshot"
+	"github.com/relay-llm/relay/internal/wire"
+)
+
+// Defaults for zero Config fields.
+const (
+	DefaultMaxBodyBytes     = 32 << 20
+	DefaultKeepAlive        = 15 * time.Second
+	DefaultRetryBackoff     = 50 * time.Millisecond
+	DefaultRetryBackoffMax  = 500 * time.Millisecond
+	DefaultMaxAttempts      = 3
+	DefaultConnectTimeout   = 5 * time.Second
+	DefaultFirstByteTimeout = 60 * time.Second
+	DefaultIdleTimeout      = 60 * time.Second
+	DefaultTotalTimeout     = 10 * time.Minute
+	defaultAnthropicVersion = "2023-06-01"
+	maxEventBytes           = 64 << 20
+	maxErrorBodyBytes       = 1 << 20
+)
+
+// Config wires a Handler. Only Snapshot is required.
+type Config struct {
+	// Snapshot returns the current snapshot (an atomic pointer load).
+	Snapshot func() *snapshot.Snapshot
+	// Breakers hold host-key health; nil: in-process keypool.Memory.
+	Breakers keypool.Breakers
+	// Supports decides which (inbound, upstream) shape pairs can be
+	// served; nil: routing.SameShape.
+	Supports routing.Supports
+	// Limiter admits requests before a key is picked; nil admits all.
+	Limiter Limiter
+	// Recorder receives one Record per authenticated request; nil drops them.
+	Recorder Recorder
+	// Logger gets one line per request; nil discards.
+	Logger *slog.Logger
+	// Now is the clock for decisions: credential expiry, breakers, record
+	// timestamps. nil: time.Now. Latencies use the monotonic clock.
+	Now func() time.Time
+	// Transport carries upstream requests; nil: NewTransport(). Per-host
+	// connect timeouts need a transport from NewTransport.
+	Transport http.RoundTripper
+	// MaxBodyBytes caps a request body (413 above); 0: 32 MiB.
+	MaxBodyBytes int64
+	// KeepAlive is how long a stream may stay silent before Relay sends
+	// ": keep-alive"; 0: 15s, negative: never.
+	KeepAlive time.Duration
+	// RetryBackoff is the base wait before retrying after an upstream
+	// failure (doubling, with jitter, up to RetryBackoffMax); 0: 50ms and 500ms.
+	RetryBackoff, RetryBackoffMax time.Duration
+	// Timeouts for hosts that leave theirs at zero.
+	DefaultTimeouts Timeouts
+}
+
+// Timeouts of one upstream attempt.
+type Timeouts struct {
+	Connect   time.Duration // dialing (and TLS)
+	FirstByte time.Duration // until the response headers
+	Idle      time.Duration // between two reads of the response body
+	Total     time.Duration // the whole attempt
+}
+
+// Handler serves the inference endpoints.
+type Handler struct {
+	snapshot  func() *snapshot.Snapshot
+	breakers  keypool.Breakers
+	pool      *keypool.Pool
+	router    routing.Router
+	limiter   Limiter
+	recorder  Recorder
+	log       *slog.Logger
+	now       func() time.Time
+	transport http.RoundTripper
+	maxBody   int64
+	keepAlive time.Duration
+	backoff   time.Duration
+	backoffTo time.Duration
+	timeouts  Timeouts
+
+	reqs sync.Pool // *request
+}
+
+// New returns a Handler for cfg.
+func New(cfg Config) *Handler {
+	h := &Handler{
+		snapshot:  cfg.Snapshot,
+		breakers:  cfg.Breakers,
+		limiter:   cfg.Limiter,
+		recorder:  cfg.Recorder,
+		log:       cfg.Logger,
+		now:       cfg.Now,
+		transport: cfg.Transport,
+		maxBody:   cfg.MaxBodyBytes,
+		keepAlive: cfg.KeepAlive,
+		backoff:   cfg.RetryBackoff,
+		backoffTo: cfg.RetryBackoffMax,
+		timeouts:  cfg.DefaultTimeouts,
+	}
+	if h.snapshot == nil {
+		empty := snapshot.Empty()
+		h.snapshot = func() *snapshot.Snapshot { return empty }
+	}
+	if h.breakers == nil {
+		h.breakers = keypool.NewMemory(keypool.BreakerConfig{})
+	}
+	if h.limiter == nil {
+		h.limiter = nopLimiter{}
+	}
+	if h.recorder == nil {
+		h.recorder = nopRecorder{}
+	}
+	if h.log == nil {
+		h.log = slog.New(slog.DiscardHandler)
+	}
+	if h.now == nil {
+		h.now = time.Now
+	}
+	if h.transport == nil {
+		h.transport = NewTransport()
+	}
+	if h.maxBody <= 0 {
+		h.maxBody = DefaultMaxBodyBytes
+	}
+	if h.keepAlive == 0 {
+		h.keepAlive = DefaultKeepAlive
+	}
+	if h.backoff <= 0 {
+		h.backoff = DefaultRetryBackoff
+	}
+	if h.backoffTo <= 0 {
+		h.backoffTo = max(DefaultRetryBackoffMax, h.backoff)
+	}
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&h.timeouts.Connect, DefaultConnectTimeout)
+	def(&h.timeouts.FirstByte, DefaultFirstByteTimeout)
+	def(&h.timeouts.Idle, DefaultIdleTimeout)
+	def(&h.timeouts.Total, DefaultTotalTimeout)
+	h.pool = keypool.NewPool(h.breakers)
+	h.router = routing.Router{Supports: cfg.Supports, Breakers: h.breakers}
+	h.reqs.New = func() any { return new(request) }
+	return h
+}
+
+// Breakers returns the handler's breakers, for the control API's listing.
+func (h *Handler) Breakers() keypool.Breakers { return h.breakers }
+
+// ServeHTTP implements http.Handler.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rq := h.reqs.Get().(*request)
+	rq.init(h, w, r)
+	defer h.release(rq)
+
+	path, dialect := r.URL.Path, wire.DialectOpenAI
+	switch {
+	case strings.HasPrefix(path, "/openai/"):
+		path = path[len("/openai"):]
+	case strings.HasPrefix(path, "/anthropic/"):
+		path, dialect = path[len("/anthropic"):], wire.DialectAnthropic
+	case r.Header.Get("anthropic-version") != "":
+		dialect = wire.DialectAnthropic
+	}
+	rq.dialect = dialect
+	switch path {
+	case "/v1/chat/completions":
+		rq.in = wire.InboundChat
+	case "/v1/embeddings":
+		rq.in = wire.InboundEmbeddings
+	case "/v1/responses":
+		rq.in = wire.InboundResponses
+	case "/v1/messages":
+		rq.in = wire.InboundMessages
+	case "/v1/models":
+		if r.Method != http.MethodGet {
+			rq.fail(wire.Errorf(wire.ErrMethodNotAllowed, "Use GET for %s.", r.URL.Path))
+			rq.finish()
+			return
+		}
+		h.serveModels(rq)
+		rq.finish()
+		return
+	default:
+		rq.fail(wire.Errorf(wire.ErrNotFound, "No such endpoint: %s %s.", r.Method, r.URL.Path))
+		rq.finish()
+		return
+	}
+	rq.dialect = rq.in.Dialect()
+	if r.Method != http.MethodPost {
+		rq.fail(wire.Errorf(wire.ErrMethodNotAllowed, "Use POST for %s.", r.URL.Path))
+		rq.finish()
+		return
+	}
+	h.serveInference(rq)
+	rq.finish()
+}
+
+func (h *Handler) release(rq *request) {
+	abort := rq.abort
+	rq.reset()
+	h.reqs.Put(rq)
+	if abort {
+		// The response started and its body broke: cut the connection so the
+		// caller sees a truncated response, not a complete one.
+		panic(http.ErrAbortHandler)
+	}
+}
+
+// serveInference runs one inference request end to end.
+func (h *Handler) serveInference(rq *request) {
+	if !rq.authenticate() {
+		return
+	}
+	rq.recorded = true
+	if !rq.readBody() {
+		return
+	}
+	scan, err := wire.ScanRequest(rq.body.Bytes())
+	if err != nil {
+		rq.fail(&wire.Error{Kind: wire.ErrMalformedRequest, Msg: "Could not parse the request body: " + err.Error()})
+		return
+	}
+	rq.scan = scan
+	rq.stream = scan.Stream
+	if err := h.router.Route(rq.snap, rq.caller.Policy, scan.Model, rq.in, rq.at, &rq.plan); err != nil {
+		rq.fail(err)
+		return
+	}
+	done, err := h.limiter.Admit(rq.r.Context(), &Admission{
+		RequestID: rq.id, Caller: &rq.caller, Model: rq.plan.Model, Plan: &rq.plan,
+		Inbound: rq.in, Stream: rq.stream, BodyBytes: scan.Size,
+	})
+	if err != nil {
+		var we *wire.Error
+		if !errors.As(err, &we) {
+			h.log.LogAttrs(rq.r.Context(), slog.LevelError, "limiter failed", slog.String("request_id", rq.id), slog.Any("error", err))
+			err = wire.Errorf(wire.ErrUnavailable, "The rate limiter is unavailable; try again shortly.")
+		}
+		rq.fail(err)
+		return
+	}
+	rq.settle = done
+	rq.forward()
+}
+
+// keep empties b for reuse by the next request, unless it grew past limit.
+func keep(b []byte, limit int) []byte {
+	if cap(b) > limit {
+		return nil
+	}
+	return b[:0]
+}
+
+// keepBuffer is keep for a bytes.Buffer.
+func keepBuffer(b *bytes.Buffer, limit int) {
+	if b.Cap() > limit {
+		*b = bytes.Buffer{}
+		return
+	}
+	b.Reset()
+}

@@ -1,0 +1,393 @@
+package proxy
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"errors"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/relay-llm/relay/internal/routing"
+	"github.com/relay-llm/relay/internal/snapshot"
+	"github.com/relay-llm/relay/internal/wire"
+)
+
+// maxTried bounds the attempts one request makes (policies allow up to 10).
+const maxTried = 16
+
+// request is the state of one request. Handlers pool them.
+type request struct {
+	h       *Handler
+	w       http.ResponseWriter
+	r       *http.Request
+	id      string
+	start   time.Time // monotonic, for latencies
+	at      time.Time // Config.Now, for decisions
+	in      wire.Inbound
+	dialect wire.Dialect
+
+	snap     *snapshot.Snapshot
+	caller   snapshot.Caller
+	recorded bool // authenticated: a Record goes out
+	body     bytes.Buffer
+	scan     wire.Request
+	stream   bool
+	plan     routing.Plan
+	settle   func(wire.Usage)
+
+	attempts int
+	sending  *atomic.Int32 // request bodies the transport has not closed yet
+	tried    []snapshot.ID
+	fails    []failure
+	upBody   []byte
+	ioBuf    []byte
+	out      []byte // error bodies, log text
+
+	bodyUsage wire.BodyUsage // reused: keeps its capture buffers
+
+	// Outcome.
+	status   int
+	errKind  string
+	errMsg   string
+	cand     *routing.Candidate // the binding of the last attempt
+	key      *snapshot.HostKey  // the host key of the last attempt
+	usage    wire.Usage
+	ttfb     time.Duration
+	overhead time.Duration
+	abort    bool
+}
+
+// failure is one attempt that failed before any byte reached the caller.
+type failure struct {
+	host       string
+	key        string // host key slug, for the log only
+	status     int    // 0 for network errors and timeouts
+	what       string // "500", "timeout", "connection error" …
+	detail     string // upstream's error message, secret-free, for the log only
+	timeout    bool
+	retryAfter time.Duration
+}
+
+func (rq *request) init(h *Handler, w http.ResponseWriter, r *http.Request) {
+	rq.h, rq.w, rq.r = h, w, r
+	rq.start = time.Now()
+	rq.at = h.now()
+	rq.id = requestID(r.Header.Get("X-Request-ID"))
+	if rq.tried == nil {
+		rq.tried = make([]snapshot.ID, 0, maxTried)
+		rq.fails = make([]failure, 0, maxTried)
+		rq.sending = new(atomic.Int32)
+	}
+	w.Header().Set("X-Relay-Request-ID", rq.id)
+}
+
+func (rq *request) reset() {
+	sending := rq.sending
+	if sending.Load() > 0 {
+		// The transport may still read the bodies it was given: leave
+		// those buffers and their counter to it, and start afresh.
+		rq.body, rq.upBody, sending = bytes.Buffer{}, nil, new(atomic.Int32)
+	}
+	body, up, io, out, bu := rq.body, rq.upBody, rq.ioBuf, rq.out, rq.bodyUsage
+	plan, tried, fails := rq.plan, rq.tried, rq.fails
+	keepBuffer(&body, 1<<20)
+	plan.Reset()
+	clear(fails)
+	*rq = request{
+		body:      body,
+		upBody:    keep(up, 1<<20),
+		ioBuf:     keep(io, 64<<10),
+		out:       keep(out, 64<<10),
+		plan:      plan,
+		tried:     tried[:0],
+		fails:     fails[:0],
+		sending:   sending,
+		bodyUsage: bu,
+	}
+}
+
+// requestID accepts a caller's X-Request-ID when it is sane, else mints one.
+func requestID(v string) string {
+	if n := len(v); n > 0 && n <= 128 {
+		ok := true
+		for i := 0; i < n && ok; i++ {
+			c := v[i]
+			ok = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
+				c == '.' || c == '_' || c == ':' || c == '-'
+		}
+		if ok {
+			return v
+		}
+	}
+	const hex = "0123456789abcdef"
+	var b [4 + 32]byte
+	copy(b[:], "req_")
+	for i, x := 0, rand.Uint64(); i < 16; i, x = i+1, x>>4 {
+		b[4+i] = hex[x&0xf]
+	}
+	for i, x := 0, rand.Uint64(); i < 16; i, x = i+1, x>>4 {
+		b[20+i] = hex[x&0xf]
+	}
+	return string(b[:])
+}
+
+// presentedKey returns the credential the caller sent: X-Relay-Key, else
+// Authorization: Bearer, else x-api-key.
+func presentedKey(h http.Header) string {
+	if v := h.Get("X-Relay-Key"); v != "" {
+		return strings.TrimSpace(v)
+	}
+	if v := h.Get("Authorization"); len(v) > 7 && strings.EqualFold(v[:7], "bearer ") {
+		return strings.TrimSpace(v[7:])
+	}
+	return strings.TrimSpace(h.Get("X-Api-Key"))
+}
+
+// hashKey hashes a presented credential without copying it.
+func hashKey(key string) [32]byte {
+	// sha256.Sum256 only reads its argument.
+	return sha256.Sum256(unsafe.Slice(unsafe.StringData(key), len(key)))
+}
+
+func (rq *request) authenticate() bool {
+	key := presentedKey(rq.r.Header)
+	if key == "" {
+		rq.fail(wire.Errorf(wire.ErrMissingKey, "Missing relay key: send it as Authorization: Bearer <key>, x-api-key or X-Relay-Key."))
+		return false
+	}
+	rq.snap = rq.h.snapshot()
+	caller, res := rq.snap.Authenticate(hashKey(key), rq.at)
+	if res != snapshot.AuthOK {
+		rq.fail(wire.Errorf(wire.ErrInvalidKey, "Invalid relay key: %s.", res))
+		return false
+	}
+	rq.caller = caller
+	return true
+}
+
+func (rq *request) readBody() bool {
+	max := rq.h.maxBody
+	if rq.r.ContentLength > max {
+		rq.fail(wire.Errorf(wire.ErrRequestTooLarge, "The request body is larger than %d bytes.", max))
+		return false
+	}
+	if rq.r.ContentLength > 0 {
+		rq.body.Grow(int(rq.r.ContentLength) + bytes.MinRead)
+	}
+	_, err := rq.body.ReadFrom(http.MaxBytesReader(rq.w, rq.r.Body, max))
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		rq.fail(wire.Errorf(wire.ErrRequestTooLarge, "The request body is larger than %d bytes.", max))
+		return false
+	case err != nil:
+		rq.fail(wire.Errorf(wire.ErrMalformedRequest, "Could not read the request body."))
+		return false
+	}
+	return true
+}
+
+// fail answers with err in the caller's shape.
+func (rq *request) fail(err error) {
+	var we *wire.Error
+	if errors.As(err, &we) && we.RetryAfter > 0 {
+		rq.w.Header().Set("Retry-After", strconv.Itoa(int((we.RetryAfter+time.Second-1)/time.Second)))
+	}
+	var status int
+	rq.out, status = wire.AppendErrorBody(rq.out[:0], rq.dialect, err, rq.id)
+	_, rq.errKind = wire.Classify(err)
+	rq.errMsg = err.Error()
+	rq.respond(status, "application/json", rq.out)
+}
+
+// respond writes a whole response Relay made itself.
+func (rq *request) respond(status int, contentType string, body []byte) {
+	hd := rq.w.Header()
+	hd.Set("Content-Type", contentType)
+	hd.Set("Content-Length", strconv.Itoa(len(body)))
+	rq.setRelayHeaders()
+	rq.w.WriteHeader(status)
+	rq.status = status
+	rq.ttfb = time.Since(rq.start)
+	_, _ = rq.w.Write(body)
+}
+
+func (rq *request) setRelayHeaders() {
+	hd := rq.w.Header()
+	if rq.attempts > 0 {
+		hd.Set("X-Relay-Attempts", strconv.Itoa(rq.attempts))
+	}
+	if rq.cand != nil && rq.cand.Host != nil {
+		hd.Set("X-Relay-Host", rq.cand.Host.Slug)
+	}
+}
+
+// finish logs the request, settles the limiter and emits its Record.
+func (rq *request) finish() {
+	total := time.Since(rq.start)
+	if rq.settle != nil {
+		rq.settle(rq.usage)
+	}
+	rq.logLine(total)
+	if !rq.recorded {
+		return
+	}
+	rec := Record{
+		RequestID:        rq.id,
+		At:               rq.at,
+		CredentialKind:   rq.caller.Kind,
+		CredentialID:     rq.caller.CredentialID,
+		ProjectID:        rq.caller.ProjectID,
+		TeamID:           rq.caller.TeamID,
+		ServiceAccountID: rq.caller.ServiceAccountID,
+		UserID:           rq.caller.UserID,
+		Model:            rq.scan.Model,
+		Inbound:          rq.in.String(),
+		Stream:           rq.stream,
+		Status:           rq.status,
+		ErrorKind:        rq.errKind,
+		Attempts:         rq.attempts,
+		Usage:            rq.usage,
+		TimeToFirstByte:  rq.ttfb,
+		Total:            total,
+		Overhead:         rq.overhead,
+	}
+	if p := rq.caller.Policy; p != nil {
+		rec.PolicyID = p.ID
+	}
+	if m := rq.plan.Model; m != nil {
+		rec.Model, rec.ModelID = m.Name, m.ID
+	}
+	if c := rq.cand; c != nil {
+		rec.BindingID, rec.Upstream = c.Binding.ID, c.Binding.Shape
+		if c.Host != nil {
+			rec.HostID, rec.HostSlug = c.Host.ID, c.Host.Slug
+		}
+	}
+	if rq.key != nil {
+		rec.HostKeyID = rq.key.ID
+	}
+	rq.h.recorder.Record(rec)
+}
+
+// logLine writes the request's one log line: what was asked, how it was
+// routed (each binding considered and why it was skipped), every attempt
+// and the outcome. It never holds a credential.
+func (rq *request) logLine(total time.Duration) {
+	level := slog.LevelInfo
+	if rq.status >= 500 {
+		level = slog.LevelWarn
+	}
+	ctx := rq.r.Context()
+	if !rq.h.log.Enabled(ctx, level) {
+		return
+	}
+	attrs := make([]slog.Attr, 0, 16)
+	attrs = append(attrs,
+		slog.String("request_id", rq.id),
+		slog.String("method", rq.r.Method),
+		slog.String("path", rq.r.URL.Path),
+		slog.Int("status", rq.status),
+		slog.Duration("duration", total),
+	)
+	if rq.scan.Model != "" {
+		attrs = append(attrs, slog.String("model", rq.scan.Model), slog.Bool("stream", rq.stream))
+	}
+	if rq.cand != nil && rq.cand.Host != nil {
+		attrs = append(attrs, slog.String("host", rq.cand.Host.Slug))
+	}
+	if rq.key != nil {
+		attrs = append(attrs, slog.String("host_key", rq.key.Slug))
+	}
+	if rq.attempts > 0 {
+		attrs = append(attrs, slog.Int("attempts", rq.attempts), slog.Duration("ttfb", rq.ttfb))
+	}
+	if len(rq.plan.Bindings) > 0 {
+		attrs = append(attrs, slog.String("route", rq.routeText()))
+	}
+	if len(rq.fails) > 0 {
+		attrs = append(attrs, slog.String("failed_attempts", rq.failText(true)))
+	}
+	if !rq.usage.IsZero() {
+		attrs = append(attrs, slog.Int64("input_tokens", rq.usage.Input), slog.Int64("output_tokens", rq.usage.Output))
+	}
+	if rq.errKind != "" {
+		attrs = append(attrs, slog.String("error_kind", rq.errKind), slog.String("error", rq.errMsg))
+	}
+	rq.h.log.LogAttrs(ctx, level, "request", attrs...)
+}
+
+// routeText describes each binding routing considered.
+func (rq *request) routeText() string {
+	var b strings.Builder
+	for i := range rq.plan.Bindings {
+		c := &rq.plan.Bindings[i]
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		if c.Host != nil {
+			b.WriteString(c.Host.Slug)
+		} else {
+			b.WriteString("?")
+		}
+		b.WriteString("/")
+		b.WriteString(string(c.Binding.Shape))
+		b.WriteString(": ")
+		if c.Skip != routing.Kept {
+			b.WriteString("skipped (")
+			b.WriteString(c.Skip.String())
+			b.WriteString(")")
+		} else {
+			b.WriteString("kept, ")
+			b.WriteString(strconv.Itoa(len(c.Keys)))
+			b.WriteString(" keys")
+		}
+		if n := c.KeysDisabled + c.KeysUnusable + c.KeysNotGranted + c.KeysHeld; n > 0 {
+			count := func(n int, what string) {
+				if n > 0 {
+					b.WriteString(" ")
+					b.WriteString(strconv.Itoa(n))
+					b.WriteString(" ")
+					b.WriteString(what)
+				}
+			}
+			b.WriteString(" [keys left out:")
+			count(c.KeysDisabled, "disabled")
+			count(c.KeysUnusable, "unusable")
+			count(c.KeysNotGranted, "not granted")
+			count(c.KeysHeld, "held by breaker")
+			b.WriteString("]")
+		}
+	}
+	return b.String()
+}
+
+// failText lists failed attempts: host and status for the caller, plus the
+// host key slug and upstream detail for the log.
+func (rq *request) failText(forLog bool) string {
+	var b strings.Builder
+	for i, f := range rq.fails {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(f.host)
+		if forLog {
+			b.WriteString("/")
+			b.WriteString(f.key)
+		}
+		b.WriteString(": ")
+		b.WriteString(f.what)
+		if forLog && f.detail != "" {
+			b.WriteString(" (")
+			b.WriteString(f.detail)
+			b.WriteString(")")
+		}
+	}
+	return b.String()
+}

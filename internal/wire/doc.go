@@ -1,0 +1,10 @@
+// Package wire knows the wire shapes just well enough to route and meter a
+// request without decoding it: a top-level JSON scanner for request bodies,
+// byte splicing of the model and stream options, an SSE splitter that keeps
+// every byte verbatim, usage read from bodies and streams as they go by, and
+// Relay's user-facing errors rendered in the caller's shape.
+//
+// It owns no state and does no I/O beyond the readers it is handed. It must
+// not import the store, the loader or anything that reaches Postgres, and it
+// never translates between shapes: that is the translator's job.
+package wire

@@ -1,0 +1,185 @@
+package wire
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+)
+
+// Relay's user-facing error kinds. Errorf wraps one with a message for the
+// caller; Classify maps it to an HTTP status and a code. docs/errors.md
+// lists them.
+var (
+	ErrMissingKey          = errors.New("missing relay key")
+	ErrInvalidKey          = errors.New("invalid relay key")
+	ErrMalformedRequest    = errors.New("malformed request")
+	ErrShapeNotServed      = errors.New("shape not served")
+	ErrForbidden           = errors.New("model not granted")
+	ErrModelNotFound       = errors.New("model not found")
+	ErrNotFound            = errors.New("not found")
+	ErrMethodNotAllowed    = errors.New("method not allowed")
+	ErrRequestTooLarge     = errors.New("request too large")
+	ErrRateLimited         = errors.New("rate limited")
+	ErrUpstreamRateLimited = errors.New("upstream rate limited")
+	ErrUpstream            = errors.New("upstream error")
+	ErrNoUsableHostKey     = errors.New("no usable host key")
+	ErrUnavailable         = errors.New("unavailable")
+	ErrUpstreamTimeout     = errors.New("upstream timeout")
+)
+
+// kinds is the one mapping from error kind to status and code. Read only.
+var kinds = [...]struct {
+	kind   error
+	status int
+	code   string
+}{
+	{ErrMissingKey, http.StatusUnauthorized, "missing_api_key"},
+	{ErrInvalidKey, http.StatusUnauthorized, "invalid_api_key"},
+	{ErrMalformedRequest, http.StatusBadRequest, "invalid_request"},
+	{ErrShapeNotServed, http.StatusBadRequest, "shape_not_supported"},
+	{ErrForbidden, http.StatusForbidden, "model_not_granted"},
+	{ErrModelNotFound, http.StatusNotFound, "model_not_found"},
+	{ErrNotFound, http.StatusNotFound, "not_found"},
+	{ErrMethodNotAllowed, http.StatusMethodNotAllowed, "method_not_allowed"},
+	{ErrRequestTooLarge, http.StatusRequestEntityTooLarge, "request_too_large"},
+	{ErrRateLimited, http.StatusTooManyRequests, "rate_limited"},
+	{ErrUpstreamRateLimited, http.StatusTooManyRequests, "upstream_rate_limited"},
+	{ErrUpstream, http.StatusBadGateway, "upstream_error"},
+	{ErrNoUsableHostKey, http.StatusServiceUnavailable, "no_usable_host_key"},
+	{ErrUnavailable, http.StatusServiceUnavailable, "unavailable"},
+	{ErrUpstreamTimeout, http.StatusGatewayTimeout, "upstream_timeout"},
+}
+
+// Error is a user-facing error: a kind from the list above and a message
+// fit for the caller (never a secret).
+type Error struct {
+	Kind       error
+	Msg        string
+	Param      string        // the offending request field, if any
+	RetryAfter time.Duration // sent as Retry-After when positive
+}
+
+// Errorf returns an Error of the given kind.
+func Errorf(kind error, format string, args ...any) *Error {
+	return &Error{Kind: kind, Msg: fmt.Sprintf(format, args...)}
+}
+
+func (e *Error) Error() string { return e.Msg }
+func (e *Error) Unwrap() error { return e.Kind }
+
+// Classify returns the status and code for err; anything that is not one
+// of Relay's kinds is a 502 upstream_error.
+func Classify(err error) (status int, code string) {
+	for _, k := range kinds {
+		if errors.Is(err, k.kind) {
+			return k.status, k.code
+		}
+	}
+	return http.StatusBadGateway, "upstream_error"
+}
+
+// OpenAIType is the OpenAI error "type" Relay sends for a status.
+func OpenAIType(status int) string {
+	switch {
+	case status == http.StatusUnauthorized:
+		return "authentication_error"
+	case status == http.StatusForbidden:
+		return "permission_error"
+	case status == http.StatusNotFound:
+		return "not_found_error"
+	case status == http.StatusTooManyRequests:
+		return "rate_limit_error"
+	case status == http.StatusGatewayTimeout:
+		return "timeout_error"
+	case status >= 500:
+		return "server_error"
+	}
+	return "invalid_request_error"
+}
+
+// AnthropicType is Anthropic's error.type for a status.
+func AnthropicType(status int) string {
+	switch status {
+	case http.StatusUnauthorized:
+		return "authentication_error"
+	case http.StatusPaymentRequired:
+		return "billing_error"
+	case http.StatusForbidden:
+		return "permission_error"
+	case http.StatusNotFound:
+		return "not_found_error"
+	case http.StatusRequestEntityTooLarge:
+		return "request_too_large"
+	case http.StatusTooManyRequests:
+		return "rate_limit_error"
+	case http.StatusGatewayTimeout:
+		return "timeout_error"
+	case 529:
+		return "overloaded_error"
+	}
+	if status >= 500 {
+		return "api_error"
+	}
+	return "invalid_request_error"
+}
+
+// AppendErrorBody appends the error body for err in the dialect's shape and
+// returns it with the status to send. The message is err's text: build
+// errors with Errorf so it is fit for the caller.
+func AppendErrorBody(dst []byte, d Dialect, err error, requestID string) ([]byte, int) {
+	status, code := Classify(err)
+	msg := err.Error()
+	var param string
+	var e *Error
+	if errors.As(err, &e) {
+		param = e.Param
+	}
+	if d == DialectAnthropic {
+		dst = append(dst, `{"type":"error","error":{"type":`...)
+		dst = AppendString(dst, AnthropicType(status))
+		dst = append(dst, `,"message":`...)
+		dst = AppendString(dst, msg)
+		dst = append(dst, `},"request_id":`...)
+		dst = AppendString(dst, requestID)
+		return append(dst, "}\n"...), status
+	}
+	dst = append(dst, `{"error":{"message":`...)
+	dst = AppendString(dst, msg)
+	dst = append(dst, `,"type":`...)
+	dst = AppendString(dst, OpenAIType(status))
+	dst = append(dst, `,"param":`...)
+	if param == "" {
+		dst = append(dst, "null"...)
+	} else {
+		dst = AppendString(dst, param)
+	}
+	dst = append(dst, `,"code":`...)
+	dst = AppendString(dst, code)
+	return append(dst, "}}\n"...), status
+}
+
+// StreamErrorCode is the code of the error event Relay puts into a stream
+// that failed after it started.
+const StreamErrorCode = "upstream_stream_error"
+
+// AppendStreamError appends an SSE error event in the inbound shape, for a
+// stream that broke after bytes reached the caller. seq is the Responses
+// sequence number to use.
+func AppendStreamError(dst []byte, in Inbound, msg string, seq int64) []byte {
+	switch in {
+	case InboundMessages:
+		dst = append(dst, "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"api_error\",\"message\":"...)
+		dst = AppendString(dst, msg)
+		return append(dst, "}}\n\n"...)
+	case InboundResponses:
+		dst = append(dst, "event: error\ndata: {\"type\":\"error\",\"code\":\""+StreamErrorCode+"\",\"message\":"...)
+		dst = AppendString(dst, msg)
+		dst = append(dst, `,"param":null,"sequence_number":`...)
+		dst = fmt.Appendf(dst, "%d", seq)
+		return append(dst, "}\n\n"...)
+	}
+	dst = append(dst, "data: {\"error\":{\"message\":"...)
+	dst = AppendString(dst, msg)
+	return append(dst, ",\"type\":\"server_error\",\"param\":null,\"code\":\""+StreamErrorCode+"\"}}\n\n"...)
+}

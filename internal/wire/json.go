@@ -1,0 +1,322 @@
+package wire
+
+import (
+	"bytes"
+	"fmt"
+)
+
+// maxDepth bounds nesting so a hostile body cannot exhaust the stack.
+const maxDepth = 512
+
+// SyntaxError is a malformed JSON body.
+type SyntaxError struct {
+	Offset int
+	Msg    string
+}
+
+func (e *SyntaxError) Error() string {
+	return fmt.Sprintf("malformed JSON at byte %d: %s", e.Offset, e.Msg)
+}
+
+func syntaxErr(off int, msg string) error { return &SyntaxError{Offset: off, Msg: msg} }
+
+func isWS(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// skipWS returns the index of the first non-whitespace byte at or after i.
+func skipWS(b []byte, i int) int {
+	for i < len(b) && isWS(b[i]) {
+		i++
+	}
+	return i
+}
+
+// skipValue validates the JSON value that starts at b[i] and returns the
+// index just past it.
+func skipValue(b []byte, i, depth int) (int, error) {
+	if i >= len(b) {
+		return i, syntaxErr(i, "unexpected end of input")
+	}
+	switch c := b[i]; {
+	case c == '"':
+		return skipString(b, i)
+	case c == '{':
+		return skipObject(b, i, depth+1)
+	case c == '[':
+		return skipArray(b, i, depth+1)
+	case c == 't':
+		return skipLiteral(b, i, "true")
+	case c == 'f':
+		return skipLiteral(b, i, "false")
+	case c == 'n':
+		return skipLiteral(b, i, "null")
+	case c == '-' || (c >= '0' && c <= '9'):
+		return skipNumber(b, i)
+	}
+	return i, syntaxErr(i, fmt.Sprintf("unexpected character %q", b[i]))
+}
+
+func skipLiteral(b []byte, i int, lit string) (int, error) {
+	if len(b)-i < len(lit) || string(b[i:i+len(lit)]) != lit {
+		return i, syntaxErr(i, "invalid literal")
+	}
+	return i + len(lit), nil
+}
+
+func skipNumber(b []byte, i int) (int, error) {
+	start := i
+	if b[i] == '-' {
+		i++
+	}
+	digits := func() int {
+		n := 0
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+			n++
+		}
+		return n
+	}
+	if i < len(b) && b[i] == '0' {
+		i++
+	} else if digits() == 0 {
+		return i, syntaxErr(start, "invalid number")
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		if digits() == 0 {
+			return i, syntaxErr(start, "invalid number")
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if digits() == 0 {
+			return i, syntaxErr(start, "invalid number")
+		}
+	}
+	return i, nil
+}
+
+// skipString validates the string that starts at b[i] (a quote).
+func skipString(b []byte, i int) (int, error) {
+	start := i
+	i++
+	for i < len(b) {
+		c := b[i]
+		switch {
+		case c == '"':
+			return i + 1, nil
+		case c == '\\':
+			if i+1 >= len(b) {
+				return i, syntaxErr(start, "unterminated string")
+			}
+			switch b[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				if len(b)-i < 6 || !isHex(b[i+2]) || !isHex(b[i+3]) || !isHex(b[i+4]) || !isHex(b[i+5]) {
+					return i, syntaxErr(i, "invalid unicode escape")
+				}
+				i += 6
+			default:
+				return i, syntaxErr(i, "invalid escape")
+			}
+		case c < 0x20:
+			return i, syntaxErr(i, "control character in string")
+		default:
+			i++
+		}
+	}
+	return len(b), syntaxErr(start, "unterminated string")
+}
+
+func isHex(c byte) bool {
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
+}
+
+func skipObject(b []byte, i, depth int) (int, error) {
+	if depth > maxDepth {
+		return i, syntaxErr(i, "nesting too deep")
+	}
+	return eachMember(b, i, depth, nil)
+}
+
+func skipArray(b []byte, i, depth int) (int, error) {
+	if depth > maxDepth {
+		return i, syntaxErr(i, "nesting too deep")
+	}
+	i = skipWS(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		return i + 1, nil
+	}
+	for {
+		var err error
+		if i, err = skipValue(b, i, depth); err != nil {
+			return i, err
+		}
+		i = skipWS(b, i)
+		if i >= len(b) {
+			return i, syntaxErr(i, "unterminated array")
+		}
+		switch b[i] {
+		case ',':
+			i = skipWS(b, i+1)
+		case ']':
+			return i + 1, nil
+		default:
+			return i, syntaxErr(i, "expected ',' or ']'")
+		}
+	}
+}
+
+// eachMember walks the members of the object at b[i], calling fn (if not
+// nil) with each raw key (without quotes, escapes kept) and the span of its
+// value, and returns the index just past the object. fn returns false to
+// stop early; the index returned is then -1. Every value walked is validated.
+func eachMember(b []byte, i, depth int, fn func(key []byte, vstart, vend int) bool) (int, error) {
+	if i >= len(b) || b[i] != '{' {
+		return i, syntaxErr(i, "expected an object")
+	}
+	i = skipWS(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return i + 1, nil
+	}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return i, syntaxErr(i, "expected a string key")
+		}
+		kend, err := skipString(b, i)
+		if err != nil {
+			return i, err
+		}
+		key := b[i+1 : kend-1]
+		i = skipWS(b, kend)
+		if i >= len(b) || b[i] != ':' {
+			return i, syntaxErr(i, "expected ':'")
+		}
+		vstart := skipWS(b, i+1)
+		vend, err := skipValue(b, vstart, depth)
+		if err != nil {
+			return vend, err
+		}
+		if fn != nil && !fn(key, vstart, vend) {
+			return -1, nil
+		}
+		i = skipWS(b, vend)
+		if i >= len(b) {
+			return i, syntaxErr(i, "unterminated object")
+		}
+		switch b[i] {
+		case ',':
+			i = skipWS(b, i+1)
+		case '}':
+			return i + 1, nil
+		default:
+			return i, syntaxErr(i, "expected ',' or '}'")
+		}
+	}
+}
+
+// Get returns the raw value at the path of object keys inside data, e.g.
+// Get(chunk, "usage", "prompt_tokens"). It validates only what it walks
+// over and does not allocate.
+func Get(data []byte, path ...string) ([]byte, bool) {
+	v := bytes.TrimSpace(data) // cheap: a subslice
+	for _, key := range path {
+		var found []byte
+		ok := false
+		_, err := eachMember(v, 0, 1, func(k []byte, s, e int) bool {
+			if string(k) == key {
+				found, ok = v[s:e], true // last one wins, like encoding/json
+			}
+			return true
+		})
+		if err != nil || !ok {
+			return nil, false
+		}
+		v = found
+	}
+	return v, true
+}
+
+// Int parses a JSON integer value; null, absent or malformed give false.
+func Int(v []byte) (int64, bool) {
+	if len(v) == 0 {
+		return 0, false
+	}
+	neg := false
+	i := 0
+	if v[0] == '-' {
+		neg = true
+		i++
+	}
+	if i >= len(v) {
+		return 0, false
+	}
+	var n int64
+	for ; i < len(v); i++ {
+		c := v[i]
+		if c == '.' || c == 'e' || c == 'E' { // a float: keep the integer part
+			break
+		}
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		if n > (1<<62)/10 {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
+}
+
+// GetInt is Get followed by Int.
+func GetInt(data []byte, path ...string) (int64, bool) {
+	v, ok := Get(data, path...)
+	if !ok {
+		return 0, false
+	}
+	return Int(v)
+}
+
+// Str returns the contents of a JSON string value without unescaping, and
+// whether v was a string.
+func Str(v []byte) ([]byte, bool) {
+	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
+		return nil, false
+	}
+	return v[1 : len(v)-1], true
+}
+
+// AppendString appends s as a JSON string literal.
+func AppendString(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+			continue
+		}
+		dst = append(dst, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			dst = append(dst, '\\', c)
+		case '\n':
+			dst = append(dst, '\\', 'n')
+		case '\r':
+			dst = append(dst, '\\', 'r')
+		case '\t':
+			dst = append(dst, '\\', 't')
+		default:
+			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		}
+		start = i + 1
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}

@@ -1,0 +1,80 @@
+package wire
+
+import (
+	"strings"
+
+	"github.com/relay-llm/relay/internal/snapshot"
+)
+
+// Inbound is the wire shape a caller speaks, fixed by the endpoint it calls.
+type Inbound uint8
+
+// Inbound shapes.
+const (
+	InboundNone       Inbound = iota
+	InboundChat               // POST /v1/chat/completions
+	InboundEmbeddings         // POST /v1/embeddings
+	InboundResponses          // POST /v1/responses
+	InboundMessages           // POST /v1/messages
+)
+
+// String names the shape in logs and usage records.
+func (in Inbound) String() string {
+	switch in {
+	case InboundChat:
+		return "openai_chat"
+	case InboundEmbeddings:
+		return "openai_embeddings"
+	case InboundResponses:
+		return "openai_responses"
+	case InboundMessages:
+		return "anthropic_messages"
+	}
+	return "none"
+}
+
+// Dialect is the family whose error and list bodies a caller expects.
+func (in Inbound) Dialect() Dialect {
+	if in == InboundMessages {
+		return DialectAnthropic
+	}
+	return DialectOpenAI
+}
+
+// Dialect is the family of wire shapes a caller belongs to, which decides
+// how its errors and model lists look.
+type Dialect uint8
+
+// Dialects.
+const (
+	DialectOpenAI Dialect = iota
+	DialectAnthropic
+)
+
+// UpstreamPath is the provider path for an inbound operation served by a
+// binding of the given shape, or "" when the pair has no path (Gemini puts
+// the model in the path; its translator will build that).
+func UpstreamPath(in Inbound, up snapshot.Shape) string {
+	switch up {
+	case snapshot.ShapeOpenAI:
+		if in == InboundEmbeddings {
+			return "/v1/embeddings"
+		}
+		return "/v1/chat/completions"
+	case snapshot.ShapeOpenAIResponses:
+		return "/v1/responses"
+	case snapshot.ShapeAnthropic:
+		return "/v1/messages"
+	}
+	return ""
+}
+
+// JoinURL joins a host's base URL and a provider path that starts with
+// /v1, tolerating a base URL that already ends in /v1.
+func JoinURL(base, path string) string {
+	base = strings.TrimRight(base, "/")
+	if strings.HasSuffix(base, "/v1") && strings.HasPrefix(path, "/v1/") {
+		return base + path[3:]
+	}
+	return base + path
+}
