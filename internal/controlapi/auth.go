@@ -1,0 +1,215 @@
+package controlapi
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/relay-llm/relay/internal/rbac"
+	"github.com/relay-llm/relay/internal/store"
+)
+
+// Authentication: the admin bearer (RELAY_ADMIN_TOKEN, compared in constant
+// time) is a superuser acting as "admin-token"; a session cookie is a user
+// acting as "user:<uuid>" with the verbs of its role bindings. Relay keys and
+// inference tokens are not accepted here.
+
+const (
+	// CookieName is the session cookie.
+	CookieName = "relay_session"
+	// CSRFHeader carries the session's CSRF token on cookie-authenticated writes.
+	CSRFHeader = "X-CSRF-Token"
+	// AdminActor is the audit actor of the admin bearer.
+	AdminActor = "admin-token"
+)
+
+// caller is the authenticated principal of one request.
+type caller struct {
+	*rbac.Subject
+	actor   string
+	user    *store.User    // nil for the admin token
+	session *store.Session // nil for the admin token
+}
+
+type callerKey struct{}
+
+func withCaller(ctx context.Context, c *caller) context.Context {
+	return context.WithValue(ctx, callerKey{}, c)
+}
+
+// callerFrom returns the request's caller. Every operation but login runs
+// behind authentication, so a missing caller is a wiring bug, reported as 401.
+func callerFrom(ctx context.Context) (*caller, error) {
+	c, ok := ctx.Value(callerKey{}).(*caller)
+	if !ok || c == nil {
+		return nil, unauthenticated("sign in or send the admin token")
+	}
+	return c, nil
+}
+
+func userActor(id uuid.UUID) string { return "user:" + id.String() }
+
+// authenticate finds the caller of r: the admin bearer first, else the session cookie.
+func (s *Server) authenticate(ctx context.Context, r *http.Request) (*caller, error) {
+	if h := r.Header.Get("Authorization"); h != "" {
+		scheme, token, ok := strings.Cut(h, " ")
+		if !ok || !strings.EqualFold(scheme, "Bearer") || s.cfg.AdminToken == "" ||
+			subtle.ConstantTimeCompare([]byte(strings.TrimSpace(token)), []byte(s.cfg.AdminToken)) != 1 {
+			return nil, unauthenticated("the bearer token is not the admin token")
+		}
+		return &caller{Subject: rbac.Superuser(), actor: AdminActor}, nil
+	}
+	ck, err := r.Cookie(CookieName)
+	if err != nil || ck.Value == "" {
+		return nil, unauthenticated("sign in or send the admin token")
+	}
+	sess, err := s.st.Sessions().GetByHash(ctx, tokenHash(ck.Value))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, unauthenticated("the session has ended; sign in again")
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s.userCaller(ctx, sess.UserID, &sess)
+}
+
+// userCaller loads a user and its grants; a disabled or deleted user is 401.
+func (s *Server) userCaller(ctx context.Context, userID uuid.UUID, sess *store.Session) (*caller, error) {
+	u, err := s.st.Users().Get(ctx, userID)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && u.Disabled) {
+		return nil, unauthenticated("the user is disabled or gone; sign in again")
+	}
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.st.RoleBindings().ListGrantsByUser(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
+	grants := make([]rbac.Grant, 0, len(rows))
+	for _, g := range rows {
+		var sc rbac.Scope
+		switch {
+		case g.ProjectID != nil && g.ProjectTeamID != nil:
+			sc = rbac.InProject(*g.ProjectTeamID, *g.ProjectID)
+		case g.TeamID != nil:
+			sc = rbac.InTeam(*g.TeamID)
+		}
+		grants = append(grants, rbac.Grant{Role: rbac.Role(g.Role), Scope: sc})
+	}
+	return &caller{Subject: rbac.ForUser(userID, grants), actor: userActor(userID), user: &u, session: sess}, nil
+}
+
+// checkCSRF refuses a cookie-authenticated write without the session's CSRF token.
+func (c *caller) checkCSRF(r *http.Request) error {
+	if c.session == nil {
+		return nil
+	}
+	switch r.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		return nil
+	}
+	got := r.Header.Get(CSRFHeader)
+	if got == "" || subtle.ConstantTimeCompare([]byte(got), []byte(c.session.CSRFToken)) != 1 {
+		return &apiError{status: http.StatusForbidden, code: codeCSRF,
+			message: "send the session's CSRF token in " + CSRFHeader + " (login and whoami return it)"}
+	}
+	return nil
+}
+
+// randomToken is 32 random bytes, base64url: session tokens and CSRF tokens.
+func randomToken() string {
+	b := make([]byte, 32)
+	rand.Read(b) //nolint:errcheck // crypto/rand.Read never fails on supported platforms
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// tokenHash is what a session row stores of its token.
+func tokenHash(token string) []byte {
+	h := sha256.Sum256([]byte(token))
+	return h[:]
+}
+
+func (s *Server) sessionCookie(token string, expires time.Time) *http.Cookie {
+	return &http.Cookie{
+		Name: CookieName, Value: token, Path: "/", Expires: expires,
+		MaxAge:   max(1, int(expires.Sub(s.now()).Seconds())),
+		HttpOnly: true, Secure: s.cfg.SecureCookies, SameSite: http.SameSiteStrictMode,
+	}
+}
+
+func (s *Server) clearedCookie() *http.Cookie {
+	return &http.Cookie{
+		Name: CookieName, Value: "", Path: "/", MaxAge: -1,
+		HttpOnly: true, Secure: s.cfg.SecureCookies, SameSite: http.SameSiteStrictMode,
+	}
+}
+
+// loginThrottle counts failed sign-ins per email in this process: after max
+// failures within window, further attempts get 429 until the window ends.
+type loginThrottle struct {
+	max    int
+	window time.Duration
+
+	mu    sync.Mutex
+	fails map[string]*loginFails // guarded by mu
+}
+
+type loginFails struct {
+	n     int
+	first time.Time
+}
+
+func newLoginThrottle(max int, window time.Duration) *loginThrottle {
+	return &loginThrottle{max: max, window: window, fails: make(map[string]*loginFails)}
+}
+
+// blocked returns how long email must wait, 0 when it may try.
+func (t *loginThrottle) blocked(email string, now time.Time) time.Duration {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	f := t.fails[email]
+	if f == nil {
+		return 0
+	}
+	if end := f.first.Add(t.window); !now.Before(end) {
+		delete(t.fails, email)
+		return 0
+	} else if f.n >= t.max {
+		return end.Sub(now)
+	}
+	return 0
+}
+
+func (t *loginThrottle) fail(email string, now time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.fails) > 10000 { // bound the memory a spray of emails can take
+		for k, f := range t.fails {
+			if !now.Before(f.first.Add(t.window)) {
+				delete(t.fails, k)
+			}
+		}
+	}
+	f := t.fails[email]
+	if f == nil || !now.Before(f.first.Add(t.window)) {
+		f = &loginFails{first: now}
+		t.fails[email] = f
+	}
+	f.n++
+}
+
+func (t *loginThrottle) reset(email string) {
+	t.mu.Lock()
+	delete(t.fails, email)
+	t.mu.Unlock()
+}

@@ -1,0 +1,371 @@
+package controlapi
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/google/uuid"
+
+	"github.com/relay-llm/relay/internal/rbac"
+	"github.com/relay-llm/relay/internal/store"
+	gen "github.com/relay-llm/relay/openapi/controlgen"
+)
+
+// The catalog — hosts, models, bindings, rate limits, policies and their
+// grants — is shared by every project: any role binding, at any scope, reads
+// it (rbac.ReadCatalog); only a system-wide admin changes it. Host keys are
+// read with Read at system scope only: which credentials exist is operators'
+// business.
+
+// systemRow reads a system-scoped row for a handler: 404 when it does not
+// exist or the caller lacks read, 403 when write is asked and the caller
+// may read but not manage the system.
+func systemRow[R any](ctx context.Context, kind string, read rbac.Verb, write bool, get func() (R, error)) (*caller, R, error) {
+	var zero R
+	c, err := callerFrom(ctx)
+	if err != nil {
+		return nil, zero, err
+	}
+	if !c.Can(read, rbac.System()) {
+		return nil, zero, notFound(kind)
+	}
+	r, err := get()
+	if r, err = found(kind, r, err); err != nil {
+		return nil, zero, err
+	}
+	if write {
+		if err := can403(c, rbac.ManageSystem, rbac.System()); err != nil {
+			return nil, zero, err
+		}
+	}
+	return c, r, nil
+}
+
+// systemWrite checks that the caller may create system-scoped rows.
+func systemWrite(ctx context.Context) (*caller, error) {
+	c, err := callerFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return c, can403(c, rbac.ManageSystem, rbac.System())
+}
+
+// systemList returns the caller and whether it may list a system-scoped kind
+// (a caller that may not gets an empty list, not an error).
+func systemList(ctx context.Context, read rbac.Verb) (*caller, bool, error) {
+	c, err := callerFrom(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	return c, c.Can(read, rbac.System()), nil
+}
+
+// Hosts -----------------------------------------------------------------------
+
+// ListHosts implements StrictServerInterface.
+func (s *Server) ListHosts(ctx context.Context, req gen.ListHostsRequestObject) (gen.ListHostsResponseObject, error) {
+	after, fetch, err := page(req.Params.Limit, req.Params.Cursor)
+	if err != nil {
+		return nil, err
+	}
+	_, ok, err := systemList(ctx, rbac.ReadCatalog)
+	if err != nil || !ok {
+		return gen.ListHosts200JSONResponse{Items: []gen.Host{}}, err
+	}
+	rows, err := s.st.Hosts().List(ctx, store.Page{After: after, Limit: fetch})
+	if err != nil {
+		return nil, err
+	}
+	rows, next := cut(rows, fetch, func(r store.Host) uuid.UUID { return r.ID })
+	return gen.ListHosts200JSONResponse{Items: convertAll(rows, hostOut), NextCursor: next}, nil
+}
+
+// CreateHost implements StrictServerInterface.
+func (s *Server) CreateHost(ctx context.Context, req gen.CreateHostRequestObject) (gen.CreateHostResponseObject, error) {
+	c, err := systemWrite(ctx)
+	if err != nil {
+		return nil, err
+	}
+	b := req.Body
+	row, err := s.st.Hosts().Create(ctx, c.actor, store.Host{
+		Slug: b.Slug, Name: deref(b.Name, ""), Provider: string(b.Provider), BaseURL: b.BaseURL,
+		Enabled: deref(b.Enabled, true), ConnectTimeoutMs: deref(b.ConnectTimeoutMs, 5000),
+		FirstByteTimeoutMs: deref(b.FirstByteTimeoutMs, 60000), IdleTimeoutMs: deref(b.IdleTimeoutMs, 60000),
+		TotalTimeoutMs: deref(b.TotalTimeoutMs, 600000),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return gen.CreateHost201JSONResponse(hostOut(row)), nil
+}
+
+// GetHost implements StrictServerInterface.
+func (s *Server) GetHost(ctx context.Context, req gen.GetHostRequestObject) (gen.GetHostResponseObject, error) {
+	_, row, err := systemRow(ctx, "host", rbac.ReadCatalog, false, func() (store.Host, error) { return s.st.Hosts().Get(ctx, req.ID) })
+	if err != nil {
+		return nil, err
+	}
+	return gen.GetHost200JSONResponse(hostOut(row)), nil
+}
+
+// UpdateHost implements StrictServerInterface.
+func (s *Server) UpdateHost(ctx context.Context, req gen.UpdateHostRequestObject) (gen.UpdateHostResponseObject, error) {
+	c, _, err := systemRow(ctx, "host", rbac.ReadCatalog, true, func() (store.Host, error) { return s.st.Hosts().Get(ctx, req.ID) })
+	if err != nil {
+		return nil, err
+	}
+	b := req.Body
+	row, err := s.st.Hosts().Modify(ctx, c.actor, req.ID, func(r *store.Host) error {
+		set(&r.Slug, b.Slug)
+		set(&r.Name, b.Name)
+		if b.Provider != nil {
+			r.Provider = string(*b.Provider)
+		}
+		set(&r.BaseURL, b.BaseURL)
+		set(&r.Enabled, b.Enabled)
+		set(&r.ConnectTimeoutMs, b.ConnectTimeoutMs)
+		set(&r.FirstByteTimeoutMs, b.FirstByteTimeoutMs)
+		set(&r.IdleTimeoutMs, b.IdleTimeoutMs)
+		set(&r.TotalTimeoutMs, b.TotalTimeoutMs)
+		return nil
+	})
+	if row, err = found("host", row, err); err != nil {
+		return nil, err
+	}
+	return gen.UpdateHost200JSONResponse(hostOut(row)), nil
+}
+
+// DeleteHost implements StrictServerInterface.
+func (s *Server) DeleteHost(ctx context.Context, req gen.DeleteHostRequestObject) (gen.DeleteHostResponseObject, error) {
+	c, _, err := systemRow(ctx, "host", rbac.ReadCatalog, true, func() (store.Host, error) { return s.st.Hosts().Get(ctx, req.ID) })
+	if err != nil {
+		return nil, err
+	}
+	if _, err := found("host", struct{}{}, s.st.Hosts().Delete(ctx, c.actor, req.ID)); err != nil {
+		return nil, err
+	}
+	return gen.DeleteHost204Response{}, nil
+}
+
+// set copies *p into *dst when the PATCH body has the field.
+func set[T any](dst *T, p *T) {
+	if p != nil {
+		*dst = *p
+	}
+}
+
+// Models ----------------------------------------------------------------------
+
+// ListModels implements StrictServerInterface.
+func (s *Server) ListModels(ctx context.Context, req gen.ListModelsRequestObject) (gen.ListModelsResponseObject, error) {
+	after, fetch, err := page(req.Params.Limit, req.Params.Cursor)
+	if err != nil {
+		return nil, err
+	}
+	_, ok, err := systemList(ctx, rbac.ReadCatalog)
+	if err != nil || !ok {
+		return gen.ListModels200JSONResponse{Items: []gen.Model{}}, err
+	}
+	rows, err := s.st.Models().List(ctx, store.Page{After: after, Limit: fetch})
+	if err != nil {
+		return nil, err
+	}
+	rows, next := cut(rows, fetch, func(r store.Model) uuid.UUID { return r.ID })
+	return gen.ListModels200JSONResponse{Items: convertAll(rows, modelOut), NextCursor: next}, nil
+}
+
+// CreateModel implements StrictServerInterface.
+func (s *Server) CreateModel(ctx context.Context, req gen.CreateModelRequestObject) (gen.CreateModelResponseObject, error) {
+	c, err := systemWrite(ctx)
+	if err != nil {
+		return nil, err
+	}
+	b := req.Body
+	kind := gen.ModelKindChat
+	set(&kind, b.Kind)
+	row, err := s.st.Models().Create(ctx, c.actor, store.Model{
+		Name: b.Name, Provider: deref(b.Provider, ""), Kind: string(kind), ContextWindow: deref(b.ContextWindow, 0),
+		MaxOutputTokens: deref(b.MaxOutputTokens, 4096), SupportsTools: deref(b.SupportsTools, true),
+		SupportsVision: deref(b.SupportsVision, false), SupportsJSON: deref(b.SupportsJSON, true),
+		SupportsThinking: deref(b.SupportsThinking, false),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return gen.CreateModel201JSONResponse(modelOut(row)), nil
+}
+
+// GetModel implements StrictServerInterface.
+func (s *Server) GetModel(ctx context.Context, req gen.GetModelRequestObject) (gen.GetModelResponseObject, error) {
+	_, row, err := systemRow(ctx, "model", rbac.ReadCatalog, false, func() (store.Model, error) { return s.st.Models().Get(ctx, req.ID) })
+	if err != nil {
+		return nil, err
+	}
+	return gen.GetModel200JSONResponse(modelOut(row)), nil
+}
+
+// UpdateModel implements StrictServerInterface.
+func (s *Server) UpdateModel(ctx context.Context, req gen.UpdateModelRequestObject) (gen.UpdateModelResponseObject, error) {
+	c, _, err := systemRow(ctx, "model", rbac.ReadCatalog, true, func() (store.Model, error) { return s.st.Models().Get(ctx, req.ID) })
+	if err != nil {
+		return nil, err
+	}
+	b := req.Body
+	row, err := s.st.Models().Modify(ctx, c.actor, req.ID, func(r *store.Model) error {
+		set(&r.Name, b.Name)
+		set(&r.Provider, b.Provider)
+		if b.Kind != nil {
+			r.Kind = string(*b.Kind)
+		}
+		set(&r.ContextWindow, b.ContextWindow)
+		set(&r.MaxOutputTokens, b.MaxOutputTokens)
+		set(&r.SupportsTools, b.SupportsTools)
+		set(&r.SupportsVision, b.SupportsVision)
+		set(&r.SupportsJSON, b.SupportsJSON)
+		set(&r.SupportsThinking, b.SupportsThinking)
+		return nil
+	})
+	if row, err = found("model", row, err); err != nil {
+		return nil, err
+	}
+	return gen.UpdateModel200JSONResponse(modelOut(row)), nil
+}
+
+// DeleteModel implements StrictServerInterface.
+func (s *Server) DeleteModel(ctx context.Context, req gen.DeleteModelRequestObject) (gen.DeleteModelResponseObject, error) {
+	c, _, err := systemRow(ctx, "model", rbac.ReadCatalog, true, func() (store.Model, error) { return s.st.Models().Get(ctx, req.ID) })
+	if err != nil {
+		return nil, err
+	}
+	if _, err := found("model", struct{}{}, s.st.Models().Delete(ctx, c.actor, req.ID)); err != nil {
+		return nil, err
+	}
+	return gen.DeleteModel204Response{}, nil
+}
+
+// Bindings --------------------------------------------------------------------
+
+// ListBindings implements StrictServerInterface.
+func (s *Server) ListBindings(ctx context.Context, req gen.ListBindingsRequestObject) (gen.ListBindingsResponseObject, error) {
+	after, fetch, err := page(req.Params.Limit, req.Params.Cursor)
+	if err != nil {
+		return nil, err
+	}
+	_, ok, err := systemList(ctx, rbac.ReadCatalog)
+	if err != nil || !ok {
+		return gen.ListBindings200JSONResponse{Items: []gen.Binding{}}, err
+	}
+	rows, err := s.st.Bindings().List(ctx, store.BindingsPage{After: after, ModelID: req.Params.ModelID, HostID: req.Params.HostID, Limit: fetch})
+	if err != nil {
+		return nil, err
+	}
+	rows, next := cut(rows, fetch, func(r store.Binding) uuid.UUID { return r.ID })
+	return gen.ListBindings200JSONResponse{Items: convertAll(rows, bindingOut), NextCursor: next}, nil
+}
+
+// priceTiers encodes tiers for the jsonb column, checking they ascend.
+func priceTiers(tiers *[]gen.PriceTier) (json.RawMessage, error) {
+	if tiers == nil || len(*tiers) == 0 {
+		return json.RawMessage("[]"), nil
+	}
+	for i := 1; i < len(*tiers); i++ {
+		if (*tiers)[i].AboveInputTokens <= (*tiers)[i-1].AboveInputTokens {
+			f := fmt.Sprintf("price_tiers.%d.above_input_tokens", i)
+			return nil, invalid(f+": tiers must ascend by above_input_tokens", f)
+		}
+	}
+	b, err := json.Marshal(*tiers)
+	if err != nil {
+		return nil, fmt.Errorf("encode price tiers: %w", err)
+	}
+	return b, nil
+}
+
+// CreateBinding implements StrictServerInterface.
+func (s *Server) CreateBinding(ctx context.Context, req gen.CreateBindingRequestObject) (gen.CreateBindingResponseObject, error) {
+	c, err := systemWrite(ctx)
+	if err != nil {
+		return nil, err
+	}
+	b := req.Body
+	if err := got(s.st.Models().Get(ctx, b.ModelID)).exists("model_id", "model"); err != nil {
+		return nil, err
+	}
+	if err := got(s.st.Hosts().Get(ctx, b.HostID)).exists("host_id", "host"); err != nil {
+		return nil, err
+	}
+	tiers, err := priceTiers(b.PriceTiers)
+	if err != nil {
+		return nil, err
+	}
+	row, err := s.st.Bindings().Create(ctx, c.actor, store.Binding{
+		ModelID: b.ModelID, HostID: b.HostID, Shape: string(b.Shape), UpstreamModel: b.UpstreamModel,
+		Position: deref(b.Position, 0), Enabled: deref(b.Enabled, true), InputPrice: deref(b.InputPrice, 0),
+		OutputPrice: deref(b.OutputPrice, 0), CachedInputPrice: deref(b.CachedInputPrice, 0),
+		CacheWritePrice: deref(b.CacheWritePrice, 0), ReasoningPrice: b.ReasoningPrice, PriceTiers: tiers,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return gen.CreateBinding201JSONResponse(bindingOut(row)), nil
+}
+
+// GetBinding implements StrictServerInterface.
+func (s *Server) GetBinding(ctx context.Context, req gen.GetBindingRequestObject) (gen.GetBindingResponseObject, error) {
+	_, row, err := systemRow(ctx, "binding", rbac.ReadCatalog, false, func() (store.Binding, error) { return s.st.Bindings().Get(ctx, req.ID) })
+	if err != nil {
+		return nil, err
+	}
+	return gen.GetBinding200JSONResponse(bindingOut(row)), nil
+}
+
+// UpdateBinding implements StrictServerInterface.
+func (s *Server) UpdateBinding(ctx context.Context, req gen.UpdateBindingRequestObject) (gen.UpdateBindingResponseObject, error) {
+	c, _, err := systemRow(ctx, "binding", rbac.ReadCatalog, true, func() (store.Binding, error) { return s.st.Bindings().Get(ctx, req.ID) })
+	if err != nil {
+		return nil, err
+	}
+	b := req.Body
+	var tiers json.RawMessage
+	if b.PriceTiers != nil {
+		if tiers, err = priceTiers(b.PriceTiers); err != nil {
+			return nil, err
+		}
+	}
+	row, err := s.st.Bindings().Modify(ctx, c.actor, req.ID, func(r *store.Binding) error {
+		if b.Shape != nil {
+			r.Shape = string(*b.Shape)
+		}
+		set(&r.UpstreamModel, b.UpstreamModel)
+		set(&r.Position, b.Position)
+		set(&r.Enabled, b.Enabled)
+		set(&r.InputPrice, b.InputPrice)
+		set(&r.OutputPrice, b.OutputPrice)
+		set(&r.CachedInputPrice, b.CachedInputPrice)
+		set(&r.CacheWritePrice, b.CacheWritePrice)
+		if b.ReasoningPrice.IsSpecified() {
+			r.ReasoningPrice = b.ReasoningPrice.Pointer()
+		}
+		if tiers != nil {
+			r.PriceTiers = tiers
+		}
+		return nil
+	})
+	if row, err = found("binding", row, err); err != nil {
+		return nil, err
+	}
+	return gen.UpdateBinding200JSONResponse(bindingOut(row)), nil
+}
+
+// DeleteBinding implements StrictServerInterface.
+func (s *Server) DeleteBinding(ctx context.Context, req gen.DeleteBindingRequestObject) (gen.DeleteBindingResponseObject, error) {
+	c, _, err := systemRow(ctx, "binding", rbac.ReadCatalog, true, func() (store.Binding, error) { return s.st.Bindings().Get(ctx, req.ID) })
+	if err != nil {
+		return nil, err
+	}
+	if _, err := found("binding", struct{}{}, s.st.Bindings().Delete(ctx, c.actor, req.ID)); err != nil {
+		return nil, err
+	}
+	return gen.DeleteBinding204Response{}, nil
+}

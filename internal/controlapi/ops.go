@@ -1,0 +1,263 @@
+package controlapi
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/relay-llm/relay/internal/rbac"
+	"github.com/relay-llm/relay/internal/store"
+	gen "github.com/relay-llm/relay/openapi/controlgen"
+)
+
+// Operations (status, reload, breakers) and usage. Status is readable by
+// every role binding (it shows no catalog rows); breakers name host keys, so
+// they need Read at system scope; reload needs ManageSystem.
+//
+// Usage answers empty results in the documented shape until the usage work
+// fills them in; the parameters are already validated and applied to the
+// echoed range.
+
+func (s *Server) podName() string {
+	if s.cfg.PodName != "" {
+		return s.cfg.PodName
+	}
+	if h, err := os.Hostname(); err == nil {
+		return h
+	}
+	return "relay"
+}
+
+func (s *Server) podStatus() gen.PodStatus {
+	now := s.now()
+	st := gen.PodStatus{
+		PodID: s.podName(), Version: s.cfg.Version, StartedAt: s.cfg.StartedAt, ReportedAt: now,
+		SnapshotLoadedAt: now,
+	}
+	if st.Version == "" {
+		st.Version = "dev"
+	}
+	if snap := s.cfg.Snapshot; snap != nil {
+		age := snap.Age()
+		st.SnapshotVersion = int64(snap.Version())
+		st.SnapshotAgeSeconds = age.Seconds()
+		st.SnapshotLoadedAt = now.Add(-age)
+		if l, ok := snap.(interface{ Listening() bool }); ok {
+			st.ListenerConnected = l.Listening()
+		} else {
+			// Without a way to ask, a loaded snapshot is the best sign the
+			// loader (and so its LISTEN connection) is up.
+			st.ListenerConnected = st.SnapshotVersion > 0
+		}
+	}
+	return st
+}
+
+// GetStatus implements StrictServerInterface. Only this pod is listed: pods
+// report to each other through Redis, which this build does not wire yet.
+func (s *Server) GetStatus(ctx context.Context, _ gen.GetStatusRequestObject) (gen.GetStatusResponseObject, error) {
+	c, err := callerFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := can403(c, rbac.ReadCatalog, rbac.System()); err != nil {
+		return nil, err
+	}
+	pod := s.podStatus()
+	return gen.GetStatus200JSONResponse{Pod: pod, Pods: []gen.PodStatus{pod}}, nil
+}
+
+// ReloadSnapshot implements StrictServerInterface: rebuild this pod's
+// snapshot now, then NOTIFY so every other pod reloads in full too.
+func (s *Server) ReloadSnapshot(ctx context.Context, _ gen.ReloadSnapshotRequestObject) (gen.ReloadSnapshotResponseObject, error) {
+	if _, err := systemWrite(ctx); err != nil {
+		return nil, err
+	}
+	snap := s.cfg.Snapshot
+	if snap == nil {
+		return nil, &apiError{status: 501, code: codeNotImplemented, message: "this control plane has no snapshot to reload"}
+	}
+	if l, ok := snap.(interface{ Load(context.Context) error }); ok {
+		if err := l.Load(ctx); err != nil {
+			return nil, err
+		}
+	} else if err := s.awaitReload(ctx, snap); err != nil {
+		return nil, err
+	}
+	// A payload that names no row makes every loader do a full reload.
+	notified := s.st.InTx(ctx, func(tx *store.Tx) error { return tx.Notify(ctx, "reload") }) == nil
+	pod := s.podStatus()
+	return gen.ReloadSnapshot200JSONResponse{
+		PodID: pod.PodID, SnapshotVersion: pod.SnapshotVersion, SnapshotLoadedAt: pod.SnapshotLoadedAt, Notified: notified,
+	}, nil
+}
+
+// awaitReload asks for a reload and waits until the version moves, up to ReloadWait.
+func (s *Server) awaitReload(ctx context.Context, snap Snapshot) error {
+	before := snap.Version()
+	snap.RequestReload()
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.ReloadWait)
+	defer cancel()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for snap.Version() == before {
+		select {
+		case <-ctx.Done():
+			return errors.New("snapshot reload: timed out waiting for the new snapshot")
+		case <-tick.C:
+		}
+	}
+	return nil
+}
+
+// ListBreakers implements StrictServerInterface.
+func (s *Server) ListBreakers(ctx context.Context, req gen.ListBreakersRequestObject) (gen.ListBreakersResponseObject, error) {
+	c, err := callerFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := can403(c, rbac.Read, rbac.System()); err != nil {
+		return nil, err
+	}
+	items := []gen.Breaker{}
+	if s.cfg.Breakers == nil {
+		return gen.ListBreakers200JSONResponse{Items: items}, nil
+	}
+	for _, b := range s.cfg.Breakers() {
+		state := breakerState(b.State)
+		if req.Params.State != nil && *req.Params.State != state {
+			continue
+		}
+		hostID := b.HostID
+		if hostID == uuid.Nil {
+			k, err := s.st.HostKeys().Get(ctx, b.HostKeyID)
+			if errors.Is(err, store.ErrNotFound) {
+				continue // the key is gone; its breaker will be forgotten
+			}
+			if err != nil {
+				return nil, err
+			}
+			hostID = k.HostID
+		}
+		if req.Params.HostID != nil && *req.Params.HostID != hostID {
+			continue
+		}
+		items = append(items, gen.Breaker{
+			HostKeyID: b.HostKeyID, HostID: hostID, SecretVersion: b.SecretVersion, State: state,
+			ConsecutiveFailures: b.ConsecutiveFailures, OpenedAt: timePtr(b.OpenedAt), RetryAt: timePtr(b.RetryAt),
+		})
+	}
+	return gen.ListBreakers200JSONResponse{Items: items}, nil
+}
+
+// breakerState maps an implementation's state to the API's three.
+func breakerState(s string) gen.BreakerState {
+	switch st := gen.BreakerState(strings.ToLower(s)); st {
+	case gen.BreakerStateClosed, gen.BreakerStateHalfOpen:
+		return st
+	default:
+		return gen.BreakerStateOpen
+	}
+}
+
+func timePtr(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
+
+// Usage -------------------------------------------------------------------------
+
+// usageRange applies the defaults of from and to: [to − 24 h, now).
+func (s *Server) usageRange(from, to *time.Time) (time.Time, time.Time, error) {
+	t := s.now()
+	if to != nil {
+		t = *to
+	}
+	f := t.Add(-24 * time.Hour)
+	if from != nil {
+		f = *from
+	}
+	if !f.Before(t) {
+		return f, t, invalid("from: must be before to", "from", "to")
+	}
+	return f, t, nil
+}
+
+// usageAccess: any caller with a role may ask; the results (once filled) are
+// limited to the projects it can read.
+func usageAccess(ctx context.Context) error {
+	c, err := callerFrom(ctx)
+	if err != nil {
+		return err
+	}
+	if !c.CanAnywhere(rbac.Read) {
+		return forbidden("usage needs a role binding")
+	}
+	return nil
+}
+
+// GetUsageSummary implements StrictServerInterface (empty until usage lands).
+func (s *Server) GetUsageSummary(ctx context.Context, req gen.GetUsageSummaryRequestObject) (gen.GetUsageSummaryResponseObject, error) {
+	if err := usageAccess(ctx); err != nil {
+		return nil, err
+	}
+	from, to, err := s.usageRange(req.Params.From, req.Params.To)
+	if err != nil {
+		return nil, err
+	}
+	return gen.GetUsageSummary200JSONResponse{From: from, To: to, GroupBy: deref(req.Params.GroupBy, []gen.UsageGroupBy{}), Rows: []gen.UsageRow{}}, nil
+}
+
+// GetUsageTimeseries implements StrictServerInterface (empty until usage lands).
+func (s *Server) GetUsageTimeseries(ctx context.Context, req gen.GetUsageTimeseriesRequestObject) (gen.GetUsageTimeseriesResponseObject, error) {
+	if err := usageAccess(ctx); err != nil {
+		return nil, err
+	}
+	from, to, err := s.usageRange(req.Params.From, req.Params.To)
+	if err != nil {
+		return nil, err
+	}
+	return gen.GetUsageTimeseries200JSONResponse{
+		From: from, To: to, Interval: deref(req.Params.Interval, gen.UsageIntervalHour),
+		GroupBy: deref(req.Params.GroupBy, []gen.UsageGroupBy{}), Points: []gen.UsagePoint{},
+	}, nil
+}
+
+// usageCSVHeader names the columns of a usage CSV: the JSON fields of UsageEvent.
+const usageCSVHeader = "request_id,created_at,relay_key_id,service_account_id,user_id,project_id,team_id,policy_id," +
+	"model,binding_id,host_id,host_key_id,inbound_shape,upstream_shape,stream,status,error_kind,attempts," +
+	"input_tokens,output_tokens,cached_read_tokens,cache_write_tokens,reasoning_tokens,cost,ttfb_ms,total_ms,overhead_us\n"
+
+// ListUsageEvents implements StrictServerInterface (empty until usage lands).
+func (s *Server) ListUsageEvents(ctx context.Context, req gen.ListUsageEventsRequestObject) (gen.ListUsageEventsResponseObject, error) {
+	if err := usageAccess(ctx); err != nil {
+		return nil, err
+	}
+	if _, _, err := page(req.Params.Limit, req.Params.Cursor); err != nil {
+		return nil, err
+	}
+	if _, _, err := s.usageRange(req.Params.From, req.Params.To); err != nil {
+		return nil, err
+	}
+	csv := req.Params.Format != nil && *req.Params.Format == gen.UsageEventsFormatCsv
+	if req.Params.Format == nil {
+		csv = strings.Contains(acceptFrom(ctx), "text/csv")
+	}
+	if csv {
+		return gen.ListUsageEvents200TextCsvResponse{Body: strings.NewReader(usageCSVHeader), ContentLength: int64(len(usageCSVHeader))}, nil
+	}
+	return gen.ListUsageEvents200JSONResponse{Body: gen.UsageEventList{Items: []gen.UsageEvent{}}}, nil
+}
+
+type acceptKey struct{}
+
+func acceptFrom(ctx context.Context) string {
+	s, _ := ctx.Value(acceptKey{}).(string)
+	return s
+}
