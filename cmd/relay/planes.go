@@ -2,7 +2,7 @@ package main
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -11,8 +11,12 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/relay-llm/relay/internal/config"
+	"github.com/relay-llm/relay/internal/controlapi"
 	"github.com/relay-llm/relay/internal/demo"
 	"github.com/relay-llm/relay/internal/keypool"
 	"github.com/relay-llm/relay/internal/loader"
@@ -50,16 +54,32 @@ func newPlanes(ctx context.Context, cfg *config.Config, st *store.Store, box *se
 		MaxBodyBytes: cfg.MaxBodyBytes,
 	})
 
-	control := http.NewServeMux()
-	control.HandleFunc("GET /api/status", func(w http.ResponseWriter, _ *http.Request) {
-		host, _ := os.Hostname()
-		w.Header().Set("Content-Type", "application/json")
-		body := map[string]any{"pod": host, "snapshot_version": ld.Version(), "snapshot_age_seconds": ld.Age().Seconds()}
-		if s := ld.Current(); s != nil {
-			body["counts"] = s.Counts()
-		}
-		json.NewEncoder(w).Encode(body) //nolint:errcheck // the client may be gone
+	if err := controlapi.Bootstrap(ctx, st, getenv, stdout); err != nil {
+		return nil, fmt.Errorf("bootstrap the first admin: %w", err)
+	}
+	api, err := controlapi.New(controlapi.Config{
+		Store:      st,
+		Box:        box,
+		AdminToken: cfg.AdminToken,
+		Logger:     log,
+		Snapshot:   ld,
+		Breakers: func() []controlapi.BreakerState {
+			return breakerStates(breakers.States(time.Now()))
+		},
+		HostKeyTester: func(ctx context.Context, id uuid.UUID) (controlapi.HostKeyTestResult, error) {
+			r, err := inference.TestHostKey(ctx, id)
+			if errors.Is(err, proxy.ErrUnknownHostKey) {
+				return controlapi.HostKeyTestResult{Message: "the host key is not in this pod's snapshot yet"}, nil
+			}
+			return controlapi.HostKeyTestResult(r), err
+		},
+		Version: version,
 	})
+	if err != nil {
+		return nil, fmt.Errorf("build the control API: %w", err)
+	}
+	control := http.NewServeMux()
+	control.Handle("/api/", api)
 
 	p := &planes{inference: inference, control: control, close: func() {}}
 	if !demoEnabled(cfg) {
@@ -123,6 +143,22 @@ Or point an SDK at it: OpenAI base URL http://127.0.0.1:%d/v1, Anthropic base UR
 (demo models: demo-gpt, demo-responses, demo-claude, demo-embedding).
 
 `, relayKey, inPort, relayKey, inPort, inPort)
+}
+
+// breakerStates maps the key pool's view to the control API's.
+func breakerStates(in []keypool.KeyState) []controlapi.BreakerState {
+	out := make([]controlapi.BreakerState, 0, len(in))
+	for _, k := range in {
+		id, err := uuid.Parse(k.HostKeyID)
+		if err != nil {
+			continue
+		}
+		out = append(out, controlapi.BreakerState{
+			HostKeyID: id, SecretVersion: int32(k.Version), State: string(k.State),
+			ConsecutiveFailures: int32(k.Failures), RetryAt: k.Until,
+		})
+	}
+	return out
 }
 
 func trimNL(b []byte) []byte {

@@ -46,11 +46,12 @@ type Loader struct {
 	opts   Options
 	getenv func(string) string
 
-	current  atomic.Pointer[snapshot.Snapshot]
-	version  atomic.Uint64
-	lastSync atomic.Int64 // unix nanos of the last successful read from Postgres
-	wake     chan struct{}
-	full     chan struct{}
+	current   atomic.Pointer[snapshot.Snapshot]
+	version   atomic.Uint64
+	lastSync  atomic.Int64 // unix nanos of the last successful read from Postgres
+	listening atomic.Bool  // the LISTEN connection is up
+	wake      chan struct{}
+	full      chan struct{}
 
 	buildMu sync.Mutex // serialises builds and swaps
 
@@ -102,6 +103,10 @@ func (l *Loader) Version() uint64 {
 	}
 	return 0
 }
+
+// Listening reports whether the LISTEN connection is up, i.e. whether
+// changes reach this process within the debounce.
+func (l *Loader) Listening() bool { return l.listening.Load() }
 
 // Age is the time since the snapshot was last confirmed against Postgres
 // (a build, or a resync that found it current).
@@ -243,6 +248,7 @@ func (l *Loader) listenLoop(ctx context.Context) {
 		connected := false
 		err := l.st.Listen(ctx, func(uint32) {
 			connected = true
+			l.listening.Store(true)
 			backoff = 100 * time.Millisecond
 			l.pendingMu.Lock()
 			l.needFull = true
@@ -252,6 +258,7 @@ func (l *Loader) listenLoop(ctx context.Context) {
 			default:
 			}
 		}, l.notified)
+		l.listening.Store(false)
 		if ctx.Err() != nil {
 			return
 		}
