@@ -32,7 +32,14 @@ commands:
   serve                 run the inference and control planes (default)
   migrate up|down|status  apply, roll back or list database migrations
   mock-upstream --addr A  run the mock upstream provider (OpenAI, Anthropic, Gemini shapes)
+  apply -f FILE|DIR|-   apply config-as-code documents to a control plane (--dry-run, --prune)
+  export [-o FILE]      write a control plane's catalog as config-as-code documents
+  keys mint             mint a relay key (printed once)
+  token mint            mint an inference token for a signed-in user
   version               print the version
+
+apply, export, keys and token reach the control plane at --url or $RELAY_URL
+(default http://127.0.0.1:8081) with --token or $RELAY_ADMIN_TOKEN.
 `
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
@@ -47,6 +54,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return migrateCmd(ctx, args, getenv, stdout, stderr)
 	case "mock-upstream":
 		return mockUpstream(ctx, args, stdout, stderr)
+	case "apply":
+		return applyCmd(ctx, args, getenv, os.Stdin, stdout, stderr)
+	case "export":
+		return exportCmd(ctx, args, getenv, stdout, stderr)
+	case "keys":
+		return keysCmd(ctx, args, getenv, stdout, stderr)
+	case "token":
+		return tokenCmd(ctx, args, getenv, os.Stdin, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "relay", version)
 		return nil

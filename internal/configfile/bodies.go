@@ -1,0 +1,257 @@
+package configfile
+
+import (
+	"github.com/google/uuid"
+
+	"github.com/relay-llm/relay/openapi/client"
+	"github.com/relay-llm/relay/openapi/nullable"
+)
+
+// resolver returns the id of the object of kind k with natural key key.
+type resolver func(k Kind, key string) uuid.UUID
+
+func (r resolver) opt(k Kind, key string) *uuid.UUID {
+	if key == "" {
+		return nil
+	}
+	id := r(k, key)
+	return &id
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// createBody is the API's create request for a spec, with every field set
+// (defaults included), so that what is created is exactly what the document
+// says. Grants, memberships and per-model rate limits are separate calls.
+// The second result names the request's schema in the API spec.
+func createBody(s spec, id resolver) (any, string) {
+	switch s := s.(type) {
+	case *TeamSpec:
+		return client.TeamCreate{Slug: s.Slug, Name: &s.Name}, "TeamCreate"
+	case *ProjectSpec:
+		return client.ProjectCreate{TeamID: id(KindTeam, s.Team), Slug: s.Slug, Name: &s.Name}, "ProjectCreate"
+	case *RateLimitSpec:
+		rules := make([]client.RateLimitRuleCreate, len(s.Rules))
+		for i, r := range s.Rules {
+			rules[i] = ruleCreate(r)
+		}
+		return client.RateLimitCreate{Slug: s.Slug, Name: &s.Name, Rules: &rules}, "RateLimitCreate"
+	case *HostSpec:
+		return client.HostCreate{
+			Slug: s.Slug, Name: &s.Name, Provider: client.Provider(s.Provider), BaseURL: s.BaseURL, Enabled: &s.Enabled,
+			ConnectTimeoutMs: &s.ConnectTimeoutMs, FirstByteTimeoutMs: &s.FirstByteTimeoutMs,
+			IdleTimeoutMs: &s.IdleTimeoutMs, TotalTimeoutMs: &s.TotalTimeoutMs,
+		}, "HostCreate"
+	case *ModelSpec:
+		return client.ModelCreate{
+			Name: s.Name, Provider: &s.Provider, Kind: ptr(client.ModelKind(s.Kind)), ContextWindow: &s.ContextWindow,
+			MaxOutputTokens: &s.MaxOutputTokens, SupportsTools: &s.SupportsTools, SupportsVision: &s.SupportsVision,
+			SupportsJSON: &s.SupportsJSON, SupportsThinking: &s.SupportsThinking,
+		}, "ModelCreate"
+	case *BindingSpec:
+		tiers := priceTiers(s.PriceTiers)
+		return client.BindingCreate{
+			ModelID: id(KindModel, s.Model), HostID: id(KindHost, s.Host), Shape: client.Shape(s.Shape),
+			UpstreamModel: s.UpstreamModel, Position: &s.Position, Enabled: &s.Enabled,
+			InputPrice: &s.InputPrice, OutputPrice: &s.OutputPrice, CachedInputPrice: &s.CachedInputPrice,
+			CacheWritePrice: &s.CacheWritePrice, ReasoningPrice: s.ReasoningPrice, PriceTiers: &tiers,
+		}, "BindingCreate"
+	case *HostKeySpec:
+		b := client.HostKeyCreate{
+			HostID: id(KindHost, s.Host), Slug: s.Slug, TierRateLimitID: id.opt(KindRateLimit, s.TierRateLimit),
+			Position: &s.Position, Enabled: &s.Enabled,
+		}
+		if s.SecretRef != "" {
+			b.SecretRef = &s.SecretRef
+		}
+		if s.Secret != "" {
+			b.Secret = &s.Secret
+		}
+		return b, "HostKeyCreate"
+	case *PolicySpec:
+		return client.PolicyCreate{
+			Slug: s.Slug, Name: &s.Name, AllModels: &s.AllModels, AllHostKeys: &s.AllHostKeys,
+			KeyStrategy: ptr(client.KeyStrategy(s.KeyStrategy)), RateLimitID: id.opt(KindRateLimit, s.RateLimit),
+			MaxWaitMs: &s.MaxWaitMs, Priority: &s.Priority, MaxAttempts: &s.MaxAttempts,
+			LimiterFailureMode: ptr(client.LimiterFailureMode(s.LimiterFailureMode)),
+		}, "PolicyCreate"
+	case *ServiceAccountSpec:
+		return client.ServiceAccountCreate{
+			ProjectID: id(KindProject, s.Project), Slug: s.Slug, Name: &s.Name, PolicyID: id.opt(KindPolicy, s.Policy),
+		}, "ServiceAccountCreate"
+	case *GroupSpec:
+		return client.GroupCreate{Slug: s.Slug, Name: &s.Name}, "GroupCreate"
+	case *UserSpec:
+		return client.UserCreate{Email: client.Email(s.Email), Name: &s.Name, Disabled: &s.Disabled}, "UserCreate"
+	case *PolicyBindingSpec:
+		b := client.PolicyBindingCreate{ProjectID: id(KindProject, s.Project), PolicyID: id(KindPolicy, s.Policy), Position: &s.Position}
+		switch {
+		case s.ServiceAccount != "":
+			b.ServiceAccountID = id.opt(KindServiceAccount, s.Project+"/"+s.ServiceAccount)
+		case s.User != "":
+			b.UserID = id.opt(KindUser, lowerEmail(s.User))
+		default:
+			b.GroupID = id.opt(KindGroup, s.Group)
+		}
+		return b, "PolicyBindingCreate"
+	case *RoleBindingSpec:
+		return client.RoleBindingCreate{
+			Role: client.Role(s.Role), UserID: id.opt(KindUser, lowerEmail(s.User)), GroupID: id.opt(KindGroup, s.Group),
+			TeamID: id.opt(KindTeam, s.Team), ProjectID: id.opt(KindProject, s.Project),
+		}, "RoleBindingCreate"
+	case *BudgetSpec:
+		return client.BudgetCreate{
+			TeamID: id.opt(KindTeam, s.Team), ProjectID: id.opt(KindProject, s.Project),
+			Period: client.Period(s.Period), Amount: s.Amount,
+		}, "BudgetCreate"
+	}
+	panic("configfile: no create body for " + s.key())
+}
+
+func ruleCreate(r Rule) client.RateLimitRuleCreate {
+	return client.RateLimitRuleCreate{Meter: client.Meter(r.Meter), Amount: r.Amount, WindowSeconds: &r.WindowSeconds, PerPrincipal: &r.PerPrincipal}
+}
+
+func priceTiers(ts []PriceTier) []client.PriceTier {
+	out := make([]client.PriceTier, len(ts))
+	for i, t := range ts {
+		out[i] = client.PriceTier{
+			AboveInputTokens: t.AboveInputTokens, InputPrice: t.InputPrice, OutputPrice: t.OutputPrice,
+			CachedInputPrice: t.CachedInputPrice, CacheWritePrice: t.CacheWritePrice, ReasoningPrice: t.ReasoningPrice,
+		}
+	}
+	return out
+}
+
+// fieldSet is the names of the fields an update changes.
+type fieldSet map[string]bool
+
+func changed(cs []Change) fieldSet {
+	f := fieldSet{}
+	for _, c := range cs {
+		f[c.Field] = true
+	}
+	return f
+}
+
+// when returns &v when the field changes, else nil (left out of the PATCH).
+func when[T any](f fieldSet, name string, v T) *T {
+	if !f[name] {
+		return nil
+	}
+	return &v
+}
+
+// nullRef is a PATCH value for a nullable reference: absent when unchanged,
+// null when the document drops it, else its id.
+func nullRef(f fieldSet, name string, id resolver, k Kind, key string) nullable.UUID {
+	switch {
+	case !f[name]:
+		return nil
+	case key == "":
+		return nullable.Null[uuid.UUID]()
+	}
+	return nullable.Value(id(k, key))
+}
+
+// updateBody is the API's update request with the changed fields only (nil
+// when only sub-collections change: grants, rules, memberships).
+func updateBody(s spec, f fieldSet, id resolver) any {
+	switch s := s.(type) {
+	case *TeamSpec:
+		return client.TeamUpdate{Name: when(f, "name", s.Name)}
+	case *ProjectSpec:
+		return client.ProjectUpdate{Name: when(f, "name", s.Name)}
+	case *RateLimitSpec:
+		if !f["name"] {
+			return nil
+		}
+		return client.RateLimitUpdate{Name: &s.Name}
+	case *HostSpec:
+		b := client.HostUpdate{
+			Name: when(f, "name", s.Name), BaseURL: when(f, "base_url", s.BaseURL), Enabled: when(f, "enabled", s.Enabled),
+			ConnectTimeoutMs: when(f, "connect_timeout_ms", s.ConnectTimeoutMs), FirstByteTimeoutMs: when(f, "first_byte_timeout_ms", s.FirstByteTimeoutMs),
+			IdleTimeoutMs: when(f, "idle_timeout_ms", s.IdleTimeoutMs), TotalTimeoutMs: when(f, "total_timeout_ms", s.TotalTimeoutMs),
+		}
+		if f["provider"] {
+			b.Provider = ptr(client.Provider(s.Provider))
+		}
+		return b
+	case *ModelSpec:
+		b := client.ModelUpdate{
+			Provider: when(f, "provider", s.Provider), ContextWindow: when(f, "context_window", s.ContextWindow),
+			MaxOutputTokens: when(f, "max_output_tokens", s.MaxOutputTokens), SupportsTools: when(f, "supports_tools", s.SupportsTools),
+			SupportsVision: when(f, "supports_vision", s.SupportsVision), SupportsJSON: when(f, "supports_json", s.SupportsJSON),
+			SupportsThinking: when(f, "supports_thinking", s.SupportsThinking),
+		}
+		if f["kind"] {
+			b.Kind = ptr(client.ModelKind(s.Kind))
+		}
+		return b
+	case *BindingSpec:
+		b := client.BindingUpdate{
+			UpstreamModel: when(f, "upstream_model", s.UpstreamModel), Position: when(f, "position", s.Position),
+			Enabled: when(f, "enabled", s.Enabled), InputPrice: when(f, "input_price", s.InputPrice),
+			OutputPrice: when(f, "output_price", s.OutputPrice), CachedInputPrice: when(f, "cached_input_price", s.CachedInputPrice),
+			CacheWritePrice: when(f, "cache_write_price", s.CacheWritePrice),
+		}
+		if f["shape"] {
+			b.Shape = ptr(client.Shape(s.Shape))
+		}
+		if f["reasoning_price"] {
+			b.ReasoningPrice = nullable.FromPointer(s.ReasoningPrice)
+		}
+		if f["price_tiers"] {
+			b.PriceTiers = ptr(priceTiers(s.PriceTiers))
+		}
+		return b
+	case *HostKeySpec:
+		b := client.HostKeyUpdate{
+			Position: when(f, "position", s.Position), Enabled: when(f, "enabled", s.Enabled),
+			TierRateLimitID: nullRef(f, "tier_rate_limit", id, KindRateLimit, s.TierRateLimit),
+		}
+		if f["secret_ref"] {
+			b.SecretRef = &s.SecretRef
+		}
+		if f["secret"] {
+			b.Secret = &s.Secret
+		}
+		return b
+	case *PolicySpec:
+		b := client.PolicyUpdate{
+			Name: when(f, "name", s.Name), AllModels: when(f, "all_models", s.AllModels), AllHostKeys: when(f, "all_host_keys", s.AllHostKeys),
+			RateLimitID: nullRef(f, "rate_limit", id, KindRateLimit, s.RateLimit),
+			MaxWaitMs:   when(f, "max_wait_ms", s.MaxWaitMs), Priority: when(f, "priority", s.Priority),
+			MaxAttempts: when(f, "max_attempts", s.MaxAttempts),
+		}
+		if f["key_strategy"] {
+			b.KeyStrategy = ptr(client.KeyStrategy(s.KeyStrategy))
+		}
+		if f["limiter_failure_mode"] {
+			b.LimiterFailureMode = ptr(client.LimiterFailureMode(s.LimiterFailureMode))
+		}
+		if b.Name == nil && b.AllModels == nil && b.AllHostKeys == nil && b.RateLimitID == nil && b.MaxWaitMs == nil &&
+			b.Priority == nil && b.MaxAttempts == nil && b.KeyStrategy == nil && b.LimiterFailureMode == nil {
+			return nil
+		}
+		return b
+	case *ServiceAccountSpec:
+		return client.ServiceAccountUpdate{Name: when(f, "name", s.Name), PolicyID: nullRef(f, "policy", id, KindPolicy, s.Policy)}
+	case *GroupSpec:
+		return client.GroupUpdate{Name: when(f, "name", s.Name)}
+	case *UserSpec:
+		if !f["email"] && !f["name"] && !f["disabled"] {
+			return nil
+		}
+		b := client.UserUpdate{Name: when(f, "name", s.Name), Disabled: when(f, "disabled", s.Disabled)}
+		if f["email"] {
+			b.Email = ptr(client.Email(s.Email))
+		}
+		return b
+	case *PolicyBindingSpec:
+		return client.PolicyBindingUpdate{Position: when(f, "position", s.Position)}
+	case *BudgetSpec:
+		return client.BudgetUpdate{Amount: when(f, "amount", s.Amount)}
+	}
+	return nil // role bindings: every field is identity
+}

@@ -1,0 +1,696 @@
+package configfile
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Kind is a document kind. The constants are in dependency order: apply
+// creates and updates in this order and deletes in the reverse one.
+//
+// The order differs from a plain "catalog, then tenancy" reading in one
+// place: policy bindings come after groups and users, because a policy
+// binding may name a user or a group as its subject.
+type Kind int
+
+const (
+	KindTeam Kind = iota
+	KindProject
+	KindRateLimit
+	KindHost
+	KindModel
+	KindBinding
+	KindHostKey
+	KindPolicy
+	KindServiceAccount
+	KindGroup
+	KindUser
+	KindPolicyBinding
+	KindRoleBinding
+	KindBudget
+	numKinds
+)
+
+var kindNames = [numKinds]string{
+	"Team", "Project", "RateLimit", "Host", "Model", "Binding", "HostKey", "Policy",
+	"ServiceAccount", "Group", "User", "PolicyBinding", "RoleBinding", "Budget",
+}
+
+func (k Kind) String() string {
+	if k < 0 || k >= numKinds {
+		return fmt.Sprintf("Kind(%d)", int(k))
+	}
+	return kindNames[k]
+}
+
+// ParseKind returns the kind named s (as written in a document's `kind`).
+func ParseKind(s string) (Kind, bool) {
+	i := slices.Index(kindNames[:], s)
+	return Kind(i), i >= 0
+}
+
+// Kinds returns every kind, in dependency order.
+func Kinds() []Kind {
+	ks := make([]Kind, numKinds)
+	for i := range ks {
+		ks[i] = Kind(i)
+	}
+	return ks
+}
+
+// spec is the body of one document, one struct per kind. The structs hold
+// the canonical form both of what a file asks for and of what the control
+// plane has: references are natural keys, sets are sorted, and a field left
+// out of a document holds its default (the API's default on create), so a
+// plain field-by-field comparison is the diff.
+//
+// Struct tags: `yaml` names the field in documents; `cfg:"key"` marks the
+// fields that identify the object (never diffed: another value is another
+// object), `cfg:"set"` a list compared as a set, `cfg:"secret"` a field that
+// is never exported nor compared.
+type spec interface {
+	// key is the object's identity within its kind, also its name in a plan.
+	key() string
+	// refs lists the objects the spec names.
+	refs() []ref
+	// check reports what the document format itself rules out (a missing
+	// natural key, two subjects); the API's rules are checked against its
+	// spec before anything is written.
+	check() error
+	// normalize puts the spec in canonical form after decoding.
+	normalize()
+}
+
+// ref is a reference from one object to another by natural key.
+type ref struct {
+	field string
+	kind  Kind
+	key   string
+	// cascade: deleting the target deletes the referring object too (the
+	// schema's ON DELETE CASCADE), which a plan shows.
+	cascade bool
+}
+
+// newSpec returns an empty spec of kind k with every field at its default.
+func newSpec(k Kind) spec {
+	switch k {
+	case KindTeam:
+		return &TeamSpec{}
+	case KindProject:
+		return &ProjectSpec{}
+	case KindRateLimit:
+		return &RateLimitSpec{}
+	case KindHost:
+		return &HostSpec{Enabled: true, ConnectTimeoutMs: 5000, FirstByteTimeoutMs: 60000, IdleTimeoutMs: 60000, TotalTimeoutMs: 600000}
+	case KindModel:
+		return &ModelSpec{Kind: "chat", MaxOutputTokens: 4096, SupportsTools: true, SupportsJSON: true}
+	case KindBinding:
+		return &BindingSpec{Enabled: true}
+	case KindHostKey:
+		return &HostKeySpec{Enabled: true}
+	case KindPolicy:
+		return &PolicySpec{KeyStrategy: "prioritized", MaxAttempts: 3, LimiterFailureMode: "open"}
+	case KindServiceAccount:
+		return &ServiceAccountSpec{}
+	case KindGroup:
+		return &GroupSpec{}
+	case KindUser:
+		return &UserSpec{}
+	case KindPolicyBinding:
+		return &PolicyBindingSpec{}
+	case KindRoleBinding:
+		return &RoleBindingSpec{}
+	case KindBudget:
+		return &BudgetSpec{}
+	}
+	panic("configfile: unknown kind " + k.String())
+}
+
+func required(fields ...string) error {
+	return fmt.Errorf("%s is required", strings.Join(fields, ", "))
+}
+
+// projectRef splits "team/project".
+func projectRef(s string) (team, project string, ok bool) {
+	team, project, ok = strings.Cut(s, "/")
+	return team, project, ok && team != "" && project != "" && !strings.Contains(project, "/")
+}
+
+func checkProjectRef(field, s string) error {
+	if _, _, ok := projectRef(s); !ok {
+		return fmt.Errorf("%s: want team/project, got %q", field, s)
+	}
+	return nil
+}
+
+func lowerEmail(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
+
+// sortedSet sorts and de-duplicates a list, and turns an empty one into nil
+// so that "left out" and "empty" compare equal.
+func sortedSet(s []string) []string {
+	if len(s) == 0 {
+		return nil
+	}
+	slices.Sort(s)
+	return slices.Compact(s)
+}
+
+// oneOf checks that exactly (or, with atMostOne, at most) one of the named
+// values is set.
+func oneOf(atMostOne bool, fields []string, values ...string) error {
+	n := 0
+	for _, v := range values {
+		if v != "" {
+			n++
+		}
+	}
+	switch {
+	case n > 1:
+		return fmt.Errorf("give only one of %s", strings.Join(fields, ", "))
+	case n == 0 && !atMostOne:
+		return fmt.Errorf("give one of %s", strings.Join(fields, ", "))
+	}
+	return nil
+}
+
+// Tenancy -----------------------------------------------------------------------
+
+// TeamSpec is a team.
+type TeamSpec struct {
+	Slug string `yaml:"slug" cfg:"key"`
+	Name string `yaml:"name"`
+}
+
+func (s *TeamSpec) key() string { return s.Slug }
+func (s *TeamSpec) refs() []ref { return nil }
+func (s *TeamSpec) normalize()  {}
+func (s *TeamSpec) check() error {
+	if s.Slug == "" {
+		return required("slug")
+	}
+	return nil
+}
+
+// ProjectSpec is a project, named by its team and its slug.
+type ProjectSpec struct {
+	Team string `yaml:"team" cfg:"key"`
+	Slug string `yaml:"slug" cfg:"key"`
+	Name string `yaml:"name"`
+}
+
+func (s *ProjectSpec) key() string { return s.Team + "/" + s.Slug }
+func (s *ProjectSpec) refs() []ref { return []ref{{field: "team", kind: KindTeam, key: s.Team}} }
+func (s *ProjectSpec) normalize()  {}
+func (s *ProjectSpec) check() error {
+	if s.Team == "" || s.Slug == "" {
+		return required("team", "slug")
+	}
+	return nil
+}
+
+// ServiceAccountSpec is a service account in a project ("team/project").
+type ServiceAccountSpec struct {
+	Project string `yaml:"project" cfg:"key"`
+	Slug    string `yaml:"slug" cfg:"key"`
+	Name    string `yaml:"name"`
+	Policy  string `yaml:"policy"`
+}
+
+func (s *ServiceAccountSpec) key() string { return s.Project + "/" + s.Slug }
+func (s *ServiceAccountSpec) normalize()  {}
+func (s *ServiceAccountSpec) refs() []ref {
+	r := []ref{{field: "project", kind: KindProject, key: s.Project, cascade: true}}
+	if s.Policy != "" {
+		r = append(r, ref{field: "policy", kind: KindPolicy, key: s.Policy})
+	}
+	return r
+}
+func (s *ServiceAccountSpec) check() error {
+	if s.Project == "" || s.Slug == "" {
+		return required("project", "slug")
+	}
+	return checkProjectRef("project", s.Project)
+}
+
+// GroupSpec is a group of users.
+type GroupSpec struct {
+	Slug string `yaml:"slug" cfg:"key"`
+	Name string `yaml:"name"`
+}
+
+func (s *GroupSpec) key() string { return s.Slug }
+func (s *GroupSpec) refs() []ref { return nil }
+func (s *GroupSpec) normalize()  {}
+func (s *GroupSpec) check() error {
+	if s.Slug == "" {
+		return required("slug")
+	}
+	return nil
+}
+
+// UserSpec is a user and the groups it belongs to. Emails compare without
+// case, as the database's unique index does; a different case is an update.
+// Passwords are not config.
+type UserSpec struct {
+	Email    string   `yaml:"email"`
+	Name     string   `yaml:"name"`
+	Disabled bool     `yaml:"disabled"`
+	Groups   []string `yaml:"groups" cfg:"set"`
+}
+
+func (s *UserSpec) key() string { return lowerEmail(s.Email) }
+func (s *UserSpec) normalize() {
+	s.Email = strings.TrimSpace(s.Email)
+	s.Groups = sortedSet(s.Groups)
+}
+func (s *UserSpec) refs() []ref {
+	r := make([]ref, 0, len(s.Groups))
+	for _, g := range s.Groups {
+		r = append(r, ref{field: "groups", kind: KindGroup, key: g})
+	}
+	return r
+}
+func (s *UserSpec) check() error {
+	if s.Email == "" {
+		return required("email")
+	}
+	return nil
+}
+
+// PolicyBindingSpec binds one subject of a project — a service account (by
+// slug, in the same project), a user (by email) or a group (by slug) — to a
+// policy. Project, subject and policy identify it; position is its setting.
+type PolicyBindingSpec struct {
+	Project        string `yaml:"project" cfg:"key"`
+	ServiceAccount string `yaml:"service_account" cfg:"key"`
+	User           string `yaml:"user" cfg:"key"`
+	Group          string `yaml:"group" cfg:"key"`
+	Policy         string `yaml:"policy" cfg:"key"`
+	Position       int32  `yaml:"position"`
+}
+
+func (s *PolicyBindingSpec) subject() string {
+	switch {
+	case s.ServiceAccount != "":
+		return "service_account:" + s.ServiceAccount
+	case s.User != "":
+		return "user:" + lowerEmail(s.User)
+	}
+	return "group:" + s.Group
+}
+
+func (s *PolicyBindingSpec) key() string {
+	return s.Project + " " + s.subject() + " → " + s.Policy
+}
+func (s *PolicyBindingSpec) normalize() {}
+func (s *PolicyBindingSpec) refs() []ref {
+	r := []ref{
+		{field: "project", kind: KindProject, key: s.Project, cascade: true},
+		{field: "policy", kind: KindPolicy, key: s.Policy, cascade: true},
+	}
+	switch {
+	case s.ServiceAccount != "":
+		r = append(r, ref{field: "service_account", kind: KindServiceAccount, key: s.Project + "/" + s.ServiceAccount, cascade: true})
+	case s.User != "":
+		r = append(r, ref{field: "user", kind: KindUser, key: lowerEmail(s.User), cascade: true})
+	case s.Group != "":
+		r = append(r, ref{field: "group", kind: KindGroup, key: s.Group, cascade: true})
+	}
+	return r
+}
+func (s *PolicyBindingSpec) check() error {
+	if s.Project == "" || s.Policy == "" {
+		return required("project", "policy")
+	}
+	if err := checkProjectRef("project", s.Project); err != nil {
+		return err
+	}
+	return oneOf(false, []string{"service_account", "user", "group"}, s.ServiceAccount, s.User, s.Group)
+}
+
+// RoleBindingSpec gives a role to a user or a group, system-wide or in a team
+// or a project. Every field is part of its identity (as in the database's
+// unique index): a changed role is a delete and a create.
+type RoleBindingSpec struct {
+	Role    string `yaml:"role" cfg:"key"`
+	User    string `yaml:"user" cfg:"key"`
+	Group   string `yaml:"group" cfg:"key"`
+	Team    string `yaml:"team" cfg:"key"`
+	Project string `yaml:"project" cfg:"key"`
+}
+
+func (s *RoleBindingSpec) key() string {
+	subject := "group:" + s.Group
+	if s.User != "" {
+		subject = "user:" + lowerEmail(s.User)
+	}
+	scope := "system"
+	switch {
+	case s.Team != "":
+		scope = "team:" + s.Team
+	case s.Project != "":
+		scope = "project:" + s.Project
+	}
+	return s.Role + " " + subject + " on " + scope
+}
+func (s *RoleBindingSpec) normalize() {}
+func (s *RoleBindingSpec) refs() []ref {
+	var r []ref
+	if s.User != "" {
+		r = append(r, ref{field: "user", kind: KindUser, key: lowerEmail(s.User), cascade: true})
+	}
+	if s.Group != "" {
+		r = append(r, ref{field: "group", kind: KindGroup, key: s.Group, cascade: true})
+	}
+	if s.Team != "" {
+		r = append(r, ref{field: "team", kind: KindTeam, key: s.Team, cascade: true})
+	}
+	if s.Project != "" {
+		r = append(r, ref{field: "project", kind: KindProject, key: s.Project, cascade: true})
+	}
+	return r
+}
+func (s *RoleBindingSpec) check() error {
+	if s.Role == "" {
+		return required("role")
+	}
+	if err := oneOf(false, []string{"user", "group"}, s.User, s.Group); err != nil {
+		return err
+	}
+	if err := oneOf(true, []string{"team", "project"}, s.Team, s.Project); err != nil {
+		return err
+	}
+	if s.Project != "" {
+		return checkProjectRef("project", s.Project)
+	}
+	return nil
+}
+
+// BudgetSpec caps the spend of a team or a project per period. Scope and
+// period identify it. Budgets on relay keys are not config (relay keys are
+// minted, not declared); export leaves them out.
+type BudgetSpec struct {
+	Team    string `yaml:"team" cfg:"key"`
+	Project string `yaml:"project" cfg:"key"`
+	Period  string `yaml:"period" cfg:"key"`
+	Amount  int64  `yaml:"amount"`
+}
+
+func (s *BudgetSpec) key() string {
+	if s.Team != "" {
+		return "team:" + s.Team + " " + s.Period
+	}
+	return "project:" + s.Project + " " + s.Period
+}
+func (s *BudgetSpec) normalize() {}
+func (s *BudgetSpec) refs() []ref {
+	if s.Team != "" {
+		return []ref{{field: "team", kind: KindTeam, key: s.Team, cascade: true}}
+	}
+	return []ref{{field: "project", kind: KindProject, key: s.Project, cascade: true}}
+}
+func (s *BudgetSpec) check() error {
+	if s.Period == "" {
+		return required("period")
+	}
+	if err := oneOf(false, []string{"team", "project"}, s.Team, s.Project); err != nil {
+		return err
+	}
+	if s.Project != "" {
+		return checkProjectRef("project", s.Project)
+	}
+	return nil
+}
+
+// Catalog -------------------------------------------------------------------------
+
+// RateLimitSpec is a rate limit with its rules (a set: their order carries
+// no meaning).
+type RateLimitSpec struct {
+	Slug  string `yaml:"slug" cfg:"key"`
+	Name  string `yaml:"name"`
+	Rules []Rule `yaml:"rules"`
+}
+
+// Rule is one rule of a rate limit.
+type Rule struct {
+	Meter         string `yaml:"meter"`
+	Amount        int64  `yaml:"amount"`
+	WindowSeconds int32  `yaml:"window_seconds"`
+	PerPrincipal  bool   `yaml:"per_principal,omitempty"`
+}
+
+func (r Rule) String() string {
+	s := fmt.Sprintf("%s %d/%ds", r.Meter, r.Amount, r.WindowSeconds)
+	if r.Meter == "concurrency" {
+		s = fmt.Sprintf("%s %d", r.Meter, r.Amount)
+	}
+	if r.PerPrincipal {
+		s += " per principal"
+	}
+	return s
+}
+
+func compareRules(a, b Rule) int {
+	if c := strings.Compare(a.Meter, b.Meter); c != 0 {
+		return c
+	}
+	if a.WindowSeconds != b.WindowSeconds {
+		return int(a.WindowSeconds - b.WindowSeconds)
+	}
+	if a.PerPrincipal != b.PerPrincipal {
+		if a.PerPrincipal {
+			return 1
+		}
+		return -1
+	}
+	switch {
+	case a.Amount < b.Amount:
+		return -1
+	case a.Amount > b.Amount:
+		return 1
+	}
+	return 0
+}
+
+func (s *RateLimitSpec) key() string { return s.Slug }
+func (s *RateLimitSpec) refs() []ref { return nil }
+func (s *RateLimitSpec) normalize() {
+	for i := range s.Rules {
+		if s.Rules[i].WindowSeconds == 0 {
+			s.Rules[i].WindowSeconds = 60 // the API's default
+		}
+	}
+	slices.SortFunc(s.Rules, compareRules)
+	if len(s.Rules) == 0 {
+		s.Rules = nil
+	}
+}
+func (s *RateLimitSpec) check() error {
+	if s.Slug == "" {
+		return required("slug")
+	}
+	for i, r := range s.Rules {
+		if r.Meter == "" {
+			return fmt.Errorf("rules.%d.meter is required", i)
+		}
+	}
+	return nil
+}
+
+// HostSpec is a host.
+type HostSpec struct {
+	Slug               string `yaml:"slug" cfg:"key"`
+	Name               string `yaml:"name"`
+	Provider           string `yaml:"provider"`
+	BaseURL            string `yaml:"base_url"`
+	Enabled            bool   `yaml:"enabled"`
+	ConnectTimeoutMs   int32  `yaml:"connect_timeout_ms"`
+	FirstByteTimeoutMs int32  `yaml:"first_byte_timeout_ms"`
+	IdleTimeoutMs      int32  `yaml:"idle_timeout_ms"`
+	TotalTimeoutMs     int32  `yaml:"total_timeout_ms"`
+}
+
+func (s *HostSpec) key() string { return s.Slug }
+func (s *HostSpec) refs() []ref { return nil }
+func (s *HostSpec) normalize()  {}
+func (s *HostSpec) check() error {
+	if s.Slug == "" || s.Provider == "" || s.BaseURL == "" {
+		return required("slug", "provider", "base_url")
+	}
+	return nil
+}
+
+// ModelSpec is a model of the catalog.
+type ModelSpec struct {
+	Name             string `yaml:"name" cfg:"key"`
+	Provider         string `yaml:"provider"`
+	Kind             string `yaml:"kind"`
+	ContextWindow    int32  `yaml:"context_window"`
+	MaxOutputTokens  int32  `yaml:"max_output_tokens"`
+	SupportsTools    bool   `yaml:"supports_tools"`
+	SupportsVision   bool   `yaml:"supports_vision"`
+	SupportsJSON     bool   `yaml:"supports_json"`
+	SupportsThinking bool   `yaml:"supports_thinking"`
+}
+
+func (s *ModelSpec) key() string { return s.Name }
+func (s *ModelSpec) refs() []ref { return nil }
+func (s *ModelSpec) normalize()  {}
+func (s *ModelSpec) check() error {
+	if s.Name == "" {
+		return required("name")
+	}
+	return nil
+}
+
+// BindingSpec joins a model (by name) and a host (by slug).
+type BindingSpec struct {
+	Model            string      `yaml:"model" cfg:"key"`
+	Host             string      `yaml:"host" cfg:"key"`
+	Shape            string      `yaml:"shape"`
+	UpstreamModel    string      `yaml:"upstream_model"`
+	Position         int32       `yaml:"position"`
+	Enabled          bool        `yaml:"enabled"`
+	InputPrice       int64       `yaml:"input_price"`
+	OutputPrice      int64       `yaml:"output_price"`
+	CachedInputPrice int64       `yaml:"cached_input_price"`
+	CacheWritePrice  int64       `yaml:"cache_write_price"`
+	ReasoningPrice   *int64      `yaml:"reasoning_price"`
+	PriceTiers       []PriceTier `yaml:"price_tiers"`
+}
+
+// PriceTier is a binding's price above some number of input tokens.
+type PriceTier struct {
+	AboveInputTokens int64  `yaml:"above_input_tokens" json:"above_input_tokens"`
+	InputPrice       int64  `yaml:"input_price" json:"input_price"`
+	OutputPrice      int64  `yaml:"output_price" json:"output_price"`
+	CachedInputPrice *int64 `yaml:"cached_input_price,omitempty" json:"cached_input_price,omitempty"`
+	CacheWritePrice  *int64 `yaml:"cache_write_price,omitempty" json:"cache_write_price,omitempty"`
+	ReasoningPrice   *int64 `yaml:"reasoning_price,omitempty" json:"reasoning_price,omitempty"`
+}
+
+func (s *BindingSpec) key() string { return s.Model + "@" + s.Host }
+func (s *BindingSpec) refs() []ref {
+	return []ref{
+		{field: "model", kind: KindModel, key: s.Model, cascade: true},
+		{field: "host", kind: KindHost, key: s.Host, cascade: true},
+	}
+}
+func (s *BindingSpec) normalize() {
+	if len(s.PriceTiers) == 0 {
+		s.PriceTiers = nil // tiers keep their order: the API requires it ascending
+	}
+}
+func (s *BindingSpec) check() error {
+	if s.Model == "" || s.Host == "" || s.Shape == "" || s.UpstreamModel == "" {
+		return required("model", "host", "shape", "upstream_model")
+	}
+	return nil
+}
+
+// HostKeySpec is a host key, named by its host and its slug. Its secret is an
+// env: reference; a literal secret is accepted only when the caller allows
+// it, is sealed by the control plane, and is never exported.
+type HostKeySpec struct {
+	Host          string `yaml:"host" cfg:"key"`
+	Slug          string `yaml:"slug" cfg:"key"`
+	SecretRef     string `yaml:"secret_ref"`
+	Secret        string `yaml:"secret" cfg:"secret"`
+	TierRateLimit string `yaml:"tier_rate_limit"`
+	Position      int32  `yaml:"position"`
+	Enabled       bool   `yaml:"enabled"`
+}
+
+func (s *HostKeySpec) key() string { return s.Host + "/" + s.Slug }
+func (s *HostKeySpec) normalize()  {}
+func (s *HostKeySpec) refs() []ref {
+	r := []ref{{field: "host", kind: KindHost, key: s.Host, cascade: true}}
+	if s.TierRateLimit != "" {
+		r = append(r, ref{field: "tier_rate_limit", kind: KindRateLimit, key: s.TierRateLimit})
+	}
+	return r
+}
+func (s *HostKeySpec) check() error {
+	if s.Host == "" || s.Slug == "" {
+		return required("host", "slug")
+	}
+	if s.Secret != "" && s.SecretRef != "" {
+		return errors.New("give only one of secret_ref, secret")
+	}
+	return nil
+}
+
+// PolicySpec is a policy with its grants: the models it grants (by name),
+// the host keys its requests may spend ("host/slug") and its per-model rate
+// limits.
+type PolicySpec struct {
+	Slug               string           `yaml:"slug" cfg:"key"`
+	Name               string           `yaml:"name"`
+	AllModels          bool             `yaml:"all_models"`
+	AllHostKeys        bool             `yaml:"all_host_keys"`
+	KeyStrategy        string           `yaml:"key_strategy"`
+	RateLimit          string           `yaml:"rate_limit"`
+	MaxWaitMs          int32            `yaml:"max_wait_ms"`
+	Priority           int32            `yaml:"priority"`
+	MaxAttempts        int32            `yaml:"max_attempts"`
+	LimiterFailureMode string           `yaml:"limiter_failure_mode"`
+	Models             []string         `yaml:"models" cfg:"set"`
+	HostKeys           []string         `yaml:"host_keys" cfg:"set"`
+	ModelRateLimits    []ModelRateLimit `yaml:"model_rate_limits"`
+}
+
+// ModelRateLimit is the rate limit a policy applies to one model.
+type ModelRateLimit struct {
+	Model     string `yaml:"model"`
+	RateLimit string `yaml:"rate_limit"`
+	Position  int32  `yaml:"position,omitempty"`
+}
+
+func (s *PolicySpec) key() string { return s.Slug }
+func (s *PolicySpec) normalize() {
+	s.Models = sortedSet(s.Models)
+	s.HostKeys = sortedSet(s.HostKeys)
+	slices.SortFunc(s.ModelRateLimits, func(a, b ModelRateLimit) int { return strings.Compare(a.Model, b.Model) })
+	if len(s.ModelRateLimits) == 0 {
+		s.ModelRateLimits = nil
+	}
+}
+func (s *PolicySpec) refs() []ref {
+	var r []ref
+	if s.RateLimit != "" {
+		r = append(r, ref{field: "rate_limit", kind: KindRateLimit, key: s.RateLimit})
+	}
+	for _, m := range s.Models {
+		r = append(r, ref{field: "models", kind: KindModel, key: m})
+	}
+	for _, k := range s.HostKeys {
+		r = append(r, ref{field: "host_keys", kind: KindHostKey, key: k})
+	}
+	for _, m := range s.ModelRateLimits {
+		r = append(r, ref{field: "model_rate_limits", kind: KindModel, key: m.Model},
+			ref{field: "model_rate_limits", kind: KindRateLimit, key: m.RateLimit})
+	}
+	return r
+}
+func (s *PolicySpec) check() error {
+	if s.Slug == "" {
+		return required("slug")
+	}
+	for _, k := range s.HostKeys {
+		if h, slug, ok := strings.Cut(k, "/"); !ok || h == "" || slug == "" {
+			return fmt.Errorf("host_keys: want host/slug, got %q", k)
+		}
+	}
+	for i, m := range s.ModelRateLimits {
+		if m.Model == "" || m.RateLimit == "" {
+			return fmt.Errorf("model_rate_limits.%d: model and rate_limit are required", i)
+		}
+		if i > 0 && s.ModelRateLimits[i-1].Model == m.Model {
+			return fmt.Errorf("model_rate_limits: model %q is listed twice", m.Model)
+		}
+	}
+	return nil
+}

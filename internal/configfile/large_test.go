@@ -1,0 +1,86 @@
+package configfile_test
+
+import (
+	"bytes"
+	"cmp"
+	"fmt"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/relay-llm/relay/internal/configfile"
+	"github.com/relay-llm/relay/internal/configfile/configfiletest"
+)
+
+// TestApply_Large measures apply on a 5,000-object catalog: 1,000 hosts,
+// 2,000 models, 2,000 bindings. It is a measurement, not part of `make
+// test`: set RELAY_CONFIGFILE_LARGE=1 to run it (and RELAY_CONFIGFILE_PARALLEL
+// to change the API calls at once, 4 by default). It logs wall times.
+func TestApply_Large(t *testing.T) {
+	if os.Getenv("RELAY_CONFIGFILE_LARGE") == "" {
+		t.Skip("set RELAY_CONFIGFILE_LARGE=1 to measure apply of 5,000 objects")
+	}
+	parallel, _ := strconv.Atoi(os.Getenv("RELAY_CONFIGFILE_PARALLEL"))
+	srv := configfiletest.New(t)
+
+	var b bytes.Buffer
+	for i := range 1000 {
+		fmt.Fprintf(&b, "---\nkind: Host\nspec: {slug: host-%04d, provider: custom, base_url: 'http://10.0.%d.%d:8000/v1'}\n", i, i/250, i%250)
+	}
+	for i := range 2000 {
+		fmt.Fprintf(&b, "---\nkind: Model\nspec: {name: model-%04d, provider: meta, context_window: 131072}\n", i)
+	}
+	for i := range 2000 {
+		fmt.Fprintf(&b, "---\nkind: Binding\nspec: {model: model-%04d, host: host-%04d, shape: openai, upstream_model: m-%d, input_price: %d, output_price: %d}\n",
+			i, i%1000, i, 100000+i, 200000+i)
+	}
+	start := time.Now()
+	docs, err := configfile.Parse("large.yaml", b.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	parse := time.Since(start)
+	opts := configfile.Options{Parallel: parallel}
+
+	start = time.Now()
+	p, err := configfile.NewPlan(t.Context(), srv.Client, docs, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan1 := time.Since(start)
+	start = time.Now()
+	res, err := p.Apply(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	apply1 := time.Since(start)
+	if res.Created != 5000 {
+		t.Fatalf("created %d", res.Created)
+	}
+
+	audit := srv.AuditRows(t)
+	start = time.Now()
+	p, err = configfile.NewPlan(t.Context(), srv.Client, docs, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Apply(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	second := time.Since(start)
+	if !p.Empty() || srv.AuditRows(t) != audit {
+		t.Fatalf("the second apply changed something")
+	}
+
+	start = time.Now()
+	var out bytes.Buffer
+	if _, err := configfile.Export(t.Context(), srv.Client, &out, parallel); err != nil {
+		t.Fatal(err)
+	}
+	export := time.Since(start)
+
+	t.Logf("5,000 objects (parallel %d): parse %s; first apply %s (plan %s + writes %s, %.0f objects/s); second apply (no-op) %s; export %s (%d KiB)",
+		cmp.Or(parallel, 4), parse.Round(time.Millisecond), (plan1 + apply1).Round(time.Millisecond), plan1.Round(time.Millisecond),
+		apply1.Round(time.Millisecond), 5000/apply1.Seconds(), second.Round(time.Millisecond), export.Round(time.Millisecond), out.Len()/1024)
+}

@@ -1,0 +1,373 @@
+package configfile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/relay-llm/relay/openapi/client"
+)
+
+// Options tune a plan.
+type Options struct {
+	// Prune deletes the objects of the kinds present in the documents that
+	// the documents do not describe. Kinds absent from the documents are
+	// never deleted.
+	Prune bool
+	// AllowSecrets accepts host keys with a literal `secret` (sealed by the
+	// control plane). Without it such a document is refused.
+	AllowSecrets bool
+	// Parallel is how many API calls run at once (reads, and the writes of
+	// one kind); 0 means 4.
+	Parallel int
+}
+
+// Action is what a step does.
+type Action byte
+
+const (
+	ActionCreate Action = '+'
+	ActionUpdate Action = '~'
+	ActionDelete Action = '-'
+)
+
+func (a Action) verb() string {
+	switch a {
+	case ActionCreate:
+		return "create"
+	case ActionUpdate:
+		return "update"
+	}
+	return "delete"
+}
+
+// Change is one field an update changes, formatted for people.
+type Change struct {
+	Field    string
+	Old, New string // for a set, New is "+a, -b" and Old is empty
+}
+
+func (c Change) String() string {
+	if c.Old == "" {
+		return c.Field + ": " + c.New
+	}
+	return c.Field + ": " + c.Old + " → " + c.New
+}
+
+// Step is one change of a plan.
+type Step struct {
+	Action  Action
+	Kind    Kind
+	Name    string
+	Source  Source   // the document (create, update)
+	Changes []Change // update
+	Note    string   // delete: what the database deletes with it
+
+	want *object // create, update
+	have *object // update, delete
+}
+
+func (s Step) String() string {
+	line := fmt.Sprintf("%c %s %s %s", s.Action, s.Action.verb(), s.Kind, s.Name)
+	if len(s.Changes) > 0 {
+		parts := make([]string, len(s.Changes))
+		for i, c := range s.Changes {
+			parts[i] = c.String()
+		}
+		line += " (" + strings.Join(parts, ", ") + ")"
+	}
+	if s.Note != "" {
+		line += " (" + s.Note + ")"
+	}
+	return line
+}
+
+// Plan is what apply would do: its steps in the order they run (creates and
+// updates in dependency order, then deletes in the reverse order).
+type Plan struct {
+	Steps    []Step
+	Warnings []string
+
+	c    *client.ClientWithResponses
+	cur  *state
+	opts Options
+}
+
+// Empty reports whether the plan changes nothing.
+func (p *Plan) Empty() bool { return len(p.Steps) == 0 }
+
+// Counts returns how many steps create, update and delete.
+func (p *Plan) Counts() (create, update, del int) {
+	for _, s := range p.Steps {
+		switch s.Action {
+		case ActionCreate:
+			create++
+		case ActionUpdate:
+			update++
+		case ActionDelete:
+			del++
+		}
+	}
+	return
+}
+
+// Print writes the plan, one line per step, and a summary line.
+func (p *Plan) Print(w io.Writer) error {
+	if p.Empty() {
+		_, err := fmt.Fprintln(w, "no changes")
+		return err
+	}
+	var b strings.Builder
+	for _, s := range p.Steps {
+		b.WriteString(s.String())
+		b.WriteByte('\n')
+	}
+	c, u, d := p.Counts()
+	fmt.Fprintf(&b, "plan: %d to create, %d to update, %d to delete\n", c, u, d)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// NewPlan reads the control plane's state through c and compares the
+// documents with it. It fails, before anything is written, on a document
+// that repeats another, names an object that neither the documents nor the
+// control plane have (or that the plan deletes), carries a literal secret
+// without opts.AllowSecrets, or breaks the API's schema.
+func NewPlan(ctx context.Context, c *client.ClientWithResponses, docs []Document, opts Options) (*Plan, error) {
+	if opts.Parallel <= 0 {
+		opts.Parallel = 4
+	}
+	want := newState()
+	var inFiles [numKinds]bool
+	for _, d := range docs {
+		o := &object{kind: d.Kind, spec: d.spec, src: d.Source}
+		if prev, dup := want.objs[d.Kind][o.name()]; dup {
+			return nil, docError(o, fmt.Errorf("repeats the document at %s", prev.src))
+		}
+		if hk, ok := d.spec.(*HostKeySpec); ok && hk.Secret != "" && !opts.AllowSecrets {
+			return nil, docError(o, errors.New("a literal secret in a file is refused: use secret_ref: env:NAME (or pass --allow-secrets)"))
+		}
+		want.objs[d.Kind][o.name()] = o
+		inFiles[d.Kind] = true
+	}
+	cur, err := readState(ctx, c, opts.Parallel)
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{c: c, cur: cur, opts: opts}
+
+	// A reference must name an object that will exist after the apply.
+	deleted := func(k Kind, key string) bool { return opts.Prune && inFiles[k] && want.objs[k][key] == nil }
+	for k := range numKinds {
+		for _, o := range want.sorted(k) {
+			for _, r := range o.spec.refs() {
+				if want.objs[r.kind][r.key] != nil {
+					continue
+				}
+				if cur.objs[r.kind][r.key] == nil {
+					return nil, docError(o, fmt.Errorf("%s: no %s %q in the files or in Relay", r.field, r.kind, r.key))
+				}
+				if deleted(r.kind, r.key) {
+					return nil, docError(o, fmt.Errorf("%s: %s %q is not in the files, and --prune deletes it", r.field, r.kind, r.key))
+				}
+			}
+		}
+	}
+
+	for k := range numKinds {
+		for _, o := range want.sorted(k) {
+			have := cur.objs[k][o.name()]
+			if have == nil {
+				if hk, ok := o.spec.(*HostKeySpec); ok && hk.SecretRef == "" && hk.Secret == "" {
+					return nil, docError(o, errors.New("a new host key needs secret_ref: env:NAME"))
+				}
+				p.Steps = append(p.Steps, Step{Action: ActionCreate, Kind: k, Name: o.name(), Source: o.src, want: o})
+				continue
+			}
+			if changes := diff(o, have); len(changes) > 0 {
+				p.Steps = append(p.Steps, Step{Action: ActionUpdate, Kind: k, Name: o.name(), Source: o.src, Changes: changes, want: o, have: have})
+			}
+		}
+	}
+	if opts.Prune {
+		p.Steps = append(p.Steps, deletes(want, cur, inFiles)...)
+	}
+	for k := range numKinds {
+		if inFiles[k] && !opts.Prune && len(cur.extra[k]) > 0 {
+			p.Warnings = append(p.Warnings, fmt.Sprintf("Relay has %d %s object(s) that repeat another's natural key; --prune deletes them", len(cur.extra[k]), k))
+		}
+	}
+	if err := p.preflight(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// deletes lists what --prune deletes, in reverse dependency order, noting
+// what the database deletes along (its ON DELETE CASCADE) that the plan does
+// not already delete.
+func deletes(want, cur *state, inFiles [numKinds]bool) []Step {
+	var steps []Step
+	gone := map[*object]bool{}
+	for k := numKinds - 1; k >= 0; k-- {
+		if !inFiles[k] {
+			continue
+		}
+		for _, o := range cur.sorted(k) {
+			if want.objs[k][o.name()] == nil {
+				steps = append(steps, Step{Action: ActionDelete, Kind: k, Name: o.name(), have: o})
+				gone[o] = true
+			}
+		}
+		for _, o := range cur.extra[k] {
+			steps = append(steps, Step{Action: ActionDelete, Kind: k, Name: o.name() + " (duplicate " + o.id.String() + ")", have: o})
+			gone[o] = true
+		}
+	}
+	// Who goes along: objects that are not deleted themselves and refer,
+	// with cascade, to a deleted one.
+	along := map[*object]map[Kind]int{}
+	for k := range numKinds {
+		for _, o := range cur.objs[k] {
+			if gone[o] {
+				continue
+			}
+			for _, r := range o.spec.refs() {
+				t := cur.objs[r.kind][r.key]
+				if r.cascade && t != nil && gone[t] {
+					if along[t] == nil {
+						along[t] = map[Kind]int{}
+					}
+					along[t][k]++
+					break
+				}
+			}
+		}
+	}
+	for i := range steps {
+		counts := along[steps[i].have]
+		if len(counts) == 0 {
+			continue
+		}
+		var parts []string
+		for k := range numKinds {
+			if n := counts[k]; n > 0 {
+				parts = append(parts, fmt.Sprintf("%d %s", n, k))
+			}
+		}
+		steps[i].Note = "also deletes " + strings.Join(parts, ", ")
+	}
+	return steps
+}
+
+func docError(o *object, err error) error {
+	return &DocError{Source: o.src, Kind: o.kind.String(), Name: o.name(), Err: err}
+}
+
+// diff compares what a document wants with what the control plane has,
+// field by field, in the order of the spec's fields.
+func diff(want, have *object) []Change {
+	wv, hv := reflect.ValueOf(want.spec).Elem(), reflect.ValueOf(have.spec).Elem()
+	t := wv.Type()
+	var out []Change
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag := f.Tag.Get("cfg")
+		name := yamlName(f)
+		if tag == "key" || tag == "secret" {
+			continue
+		}
+		w, h := wv.Field(i), hv.Field(i)
+		if want.kind == KindHostKey && name == "secret_ref" {
+			out = append(out, secretChange(want.spec.(*HostKeySpec), have)...)
+			continue
+		}
+		if reflect.DeepEqual(w.Interface(), h.Interface()) {
+			continue
+		}
+		if tag == "set" {
+			out = append(out, Change{Field: name, New: setChange(w.Interface().([]string), h.Interface().([]string))})
+			continue
+		}
+		out = append(out, Change{Field: name, Old: formatValue(h), New: formatValue(w)})
+	}
+	return out
+}
+
+// secretChange compares a host key's secret. A document without secret_ref
+// (and without a literal secret) leaves the secret alone. A literal secret
+// cannot be compared with a sealed one (the control plane never shows it),
+// so it replaces only an env reference.
+func secretChange(want *HostKeySpec, have *object) []Change {
+	old := "(sealed)"
+	if !have.sealed {
+		old = have.spec.(*HostKeySpec).SecretRef
+	}
+	switch {
+	case want.SecretRef != "" && want.SecretRef != old:
+		return []Change{{Field: "secret_ref", Old: old, New: want.SecretRef}}
+	case want.Secret != "" && !have.sealed:
+		return []Change{{Field: "secret", Old: old, New: "(sealed)"}}
+	}
+	return nil
+}
+
+func setChange(want, have []string) string {
+	var parts []string
+	for _, w := range want {
+		if !slices.Contains(have, w) {
+			parts = append(parts, "+"+w)
+		}
+	}
+	for _, h := range have {
+		if !slices.Contains(want, h) {
+			parts = append(parts, "-"+h)
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// formatValue writes a field's value for a plan line.
+func formatValue(v reflect.Value) string {
+	if s, ok := v.Interface().(fmt.Stringer); ok {
+		return s.String()
+	}
+	switch v.Kind() {
+	case reflect.Pointer:
+		if v.IsNil() {
+			return "null"
+		}
+		return formatValue(v.Elem())
+	case reflect.String:
+		s := v.String()
+		if s == "" || strings.ContainsAny(s, " ,()\"") {
+			return strconv.Quote(s)
+		}
+		return s
+	case reflect.Slice:
+		parts := make([]string, v.Len())
+		for i := range parts {
+			parts[i] = formatValue(v.Index(i))
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	case reflect.Struct:
+		var n yaml.Node
+		if err := n.Encode(v.Interface()); err != nil {
+			return fmt.Sprint(v.Interface())
+		}
+		n.Style = yaml.FlowStyle
+		b, err := yaml.Marshal(&n)
+		if err != nil {
+			return fmt.Sprint(v.Interface())
+		}
+		return strings.TrimSpace(string(b))
+	}
+	return fmt.Sprint(v.Interface())
+}

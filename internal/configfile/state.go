@@ -1,0 +1,573 @@
+package configfile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/google/uuid"
+
+	"github.com/relay-llm/relay/openapi/client"
+)
+
+// object is one object of a kind: from a file (src set) or from the control
+// plane (id set, and what apply needs besides the spec).
+type object struct {
+	kind Kind
+	spec spec
+	src  Source
+	id   uuid.UUID
+
+	rules  []client.RateLimitRule // a rate limit's rules, with their ids
+	sealed bool                   // a host key whose secret is sealed (no env reference)
+}
+
+func (o *object) name() string { return o.spec.key() }
+
+// state is every object of every kind, by natural key.
+type state struct {
+	objs [numKinds]map[string]*object
+	// extra holds objects whose key another object of the kind already has
+	// (the schema allows it for policy bindings and budgets): prune deletes
+	// them, export leaves them out.
+	extra [numKinds][]*object
+	// notes are what the state leaves out (for export's warnings).
+	notes []string
+}
+
+func newState() *state {
+	s := &state{}
+	for i := range s.objs {
+		s.objs[i] = map[string]*object{}
+	}
+	return s
+}
+
+func (s *state) add(o *object) {
+	k := o.name()
+	if _, dup := s.objs[o.kind][k]; dup {
+		s.extra[o.kind] = append(s.extra[o.kind], o)
+		return
+	}
+	s.objs[o.kind][k] = o
+}
+
+// sorted returns the objects of kind k by key.
+func (s *state) sorted(k Kind) []*object {
+	out := make([]*object, 0, len(s.objs[k]))
+	for _, o := range s.objs[k] {
+		out = append(out, o)
+	}
+	slices.SortFunc(out, func(a, b *object) int { return strings.Compare(a.name(), b.name()) })
+	return out
+}
+
+// snapshot is the raw answer of every list endpoint the state is built from.
+type snapshot struct {
+	teams           []client.Team
+	projects        []client.Project
+	rateLimits      []client.RateLimit
+	hosts           []client.Host
+	models          []client.Model
+	bindings        []client.Binding
+	hostKeys        []client.HostKey
+	policies        []client.Policy
+	serviceAccounts []client.ServiceAccount
+	groups          []client.Group
+	users           []client.User
+	policyBindings  []client.PolicyBinding
+	roleBindings    []client.RoleBinding
+	budgets         []client.Budget
+
+	modelGrants     map[uuid.UUID][]client.PolicyModelGrant
+	hostKeyGrants   map[uuid.UUID][]client.PolicyHostKeyGrant
+	modelRateLimits map[uuid.UUID][]client.PolicyModelRateLimit
+	members         map[uuid.UUID][]client.GroupMember
+}
+
+// readState reads the whole catalog through the API (parallel calls at most
+// at once) and turns it into specs with natural keys.
+func readState(ctx context.Context, c *client.ClientWithResponses, parallel int) (*state, error) {
+	if err := probe(ctx, c); err != nil {
+		return nil, err
+	}
+	var snap snapshot
+	lists := []func(context.Context) error{
+		func(ctx context.Context) (err error) {
+			snap.teams, err = listAll(func(cur *string) ([]client.Team, *string, error) {
+				r, err := c.ListTeamsWithResponse(ctx, &client.ListTeamsParams{Limit: limit(), Cursor: cur})
+				if err != nil {
+					return nil, nil, err
+				}
+				l, err := result(r.JSON200, r.StatusCode(), r.Body)
+				return l.Items, l.NextCursor, err
+			})
+			return wrap("list teams", err)
+		},
+		func(ctx context.Context) (err error) {
+			snap.projects, err = listAll(func(cur *string) ([]client.Project, *string, error) {
+				r, err := c.ListProjectsWithResponse(ctx, &client.ListProjectsParams{Limit: limit(), Cursor: cur})
+				if err != nil {
+					return nil, nil, err
+				}
+				l, err := result(r.JSON200, r.StatusCode(), r.Body)
+				return l.Items, l.NextCursor, err
+			})
+			return wrap("list projects", err)
+		},
+		func(ctx context.Context) (err error) {
+			snap.rateLimits, err = listAll(func(cur *string) ([]client.RateLimit, *string, error) {
+				r, err := c.ListRateLimitsWithResponse(ctx, &client.ListRateLimitsParams{Limit: limit(), Cursor: cur})
+				if err != nil {
+					return nil, nil, err
+				}
+				l, err := result(r.JSON200, r.StatusCode(), r.Body)
+				return l.Items, l.NextCursor, err
+			})
+			return wrap("list rate limits", err)
+		},
+		func(ctx context.Context) (err error) {
+			snap.hosts, err = listAll(func(cur *string) ([]client.Host, *string, error) {
+				r, err := c.ListHostsWithResponse(ctx, &client.ListHostsParams{Limit: limit(), Cursor: cur})
+				if err != nil {
+					return nil, nil, err
+				}
+				l, err := result(r.JSON200, r.StatusCode(), r.Body)
+				return l.Items, l.NextCursor, err
+			})
+			return wrap("list hosts", err)
+		},
+		func(ctx context.Context) (err error) {
+			snap.models, err = listAll(func(cur *string) ([]client.Model, *string, error) {
+				r, err := c.ListModelsWithResponse(ctx, &client.ListModelsParams{Limit: limit(), Cursor: cur})
+				if err != nil {
+					return nil, nil, err
+				}
+				l, err := result(r.JSON200, r.StatusCode(), r.Body)
+				return l.Items, l.NextCursor, err
+			})
+			return wrap("list models", err)
+		},
+		func(ctx context.Context) (err error) {
+			snap.bindings, err = listAll(func(cur *string) ([]client.Binding, *string, error) {
+				r, err := c.ListBindingsWithResponse(ctx, &client.ListBindingsParams{Limit: limit(), Cursor: cur})
+				if err != nil {
+					return nil, nil, err
+				}
+				l, err := result(r.JSON200, r.StatusCode(), r.Body)
+				return l.Items, l.NextCursor, err
+			})
+			return wrap("list bindings", err)
+		},
+		func(ctx context.Context) (err error) {
+			snap.hostKeys, err = listAll(func(cur *string) ([]client.HostKey, *string, error) {
+				r, err := c.ListHostKeysWithResponse(ctx, &client.ListHostKeysParams{Limit: limit(), Cursor: cur})
+				if err != nil {
+					return nil, nil, err
+				}
+				l, err := result(r.JSON200, r.StatusCode(), r.Body)
+				return l.Items, l.NextCursor, err
+			})
+			return wrap("list host keys", err)
+		},
+		func(ctx context.Context) (err error) {
+			snap.policies, err = listAll(func(cur *string) ([]client.Policy, *string, error) {
+				r, err := c.ListPoliciesWithResponse(ctx, &client.ListPoliciesParams{Limit: limit(), Cursor: cur})
+				if err != nil {
+					return nil, nil, err
+				}
+				l, err := result(r.JSON200, r.StatusCode(), r.Body)
+				return l.Items, l.NextCursor, err
+			})
+			return wrap("list policies", err)
+		},
+		func(ctx context.Context) (err error) {
+			snap.serviceAccounts, err = listAll(func(cur *string) ([]client.ServiceAccount, *string, error) {
+				r, err := c.ListServiceAccountsWithResponse(ctx, &client.ListServiceAccountsParams{Limit: limit(), Cursor: cur})
+				if err != nil {
+					return nil, nil, err
+				}
+				l, err := result(r.JSON200, r.StatusCode(), r.Body)
+				return l.Items, l.NextCursor, err
+			})
+			return wrap("list service accounts", err)
+		},
+		func(ctx context.Context) (err error) {
+			snap.groups, err = listAll(func(cur *string) ([]client.Group, *string, error) {
+				r, err := c.ListGroupsWithResponse(ctx, &client.ListGroupsParams{Limit: limit(), Cursor: cur})
+				if err != nil {
+					return nil, nil, err
+				}
+				l, err := result(r.JSON200, r.StatusCode(), r.Body)
+				return l.Items, l.NextCursor, err
+			})
+			return wrap("list groups", err)
+		},
+		func(ctx context.Context) (err error) {
+			snap.users, err = listAll(func(cur *string) ([]client.User, *string, error) {
+				r, err := c.ListUsersWithResponse(ctx, &client.ListUsersParams{Limit: limit(), Cursor: cur})
+				if err != nil {
+					return nil, nil, err
+				}
+				l, err := result(r.JSON200, r.StatusCode(), r.Body)
+				return l.Items, l.NextCursor, err
+			})
+			return wrap("list users", err)
+		},
+		func(ctx context.Context) (err error) {
+			snap.policyBindings, err = listAll(func(cur *string) ([]client.PolicyBinding, *string, error) {
+				r, err := c.ListPolicyBindingsWithResponse(ctx, &client.ListPolicyBindingsParams{Limit: limit(), Cursor: cur})
+				if err != nil {
+					return nil, nil, err
+				}
+				l, err := result(r.JSON200, r.StatusCode(), r.Body)
+				return l.Items, l.NextCursor, err
+			})
+			return wrap("list policy bindings", err)
+		},
+		func(ctx context.Context) (err error) {
+			snap.roleBindings, err = listAll(func(cur *string) ([]client.RoleBinding, *string, error) {
+				r, err := c.ListRoleBindingsWithResponse(ctx, &client.ListRoleBindingsParams{Limit: limit(), Cursor: cur})
+				if err != nil {
+					return nil, nil, err
+				}
+				l, err := result(r.JSON200, r.StatusCode(), r.Body)
+				return l.Items, l.NextCursor, err
+			})
+			return wrap("list role bindings", err)
+		},
+		func(ctx context.Context) (err error) {
+			snap.budgets, err = listAll(func(cur *string) ([]client.Budget, *string, error) {
+				r, err := c.ListBudgetsWithResponse(ctx, &client.ListBudgetsParams{Limit: limit(), Cursor: cur})
+				if err != nil {
+					return nil, nil, err
+				}
+				l, err := result(r.JSON200, r.StatusCode(), r.Body)
+				return l.Items, l.NextCursor, err
+			})
+			return wrap("list budgets", err)
+		},
+	}
+	if err := forEach(ctx, parallel, lists, func(ctx context.Context, f func(context.Context) error) error { return f(ctx) }); err != nil {
+		return nil, summarize(err)
+	}
+	if err := readGrants(ctx, c, parallel, &snap); err != nil {
+		return nil, summarize(err)
+	}
+	return buildState(&snap)
+}
+
+// probe asks who the caller is, once, before the parallel reads: an
+// unreachable control plane or a refused token is then one plain error
+// instead of one per list. Only the admin token sees the whole catalog (a
+// session sees what its role bindings show), so it is required.
+func probe(ctx context.Context, c *client.ClientWithResponses) error {
+	r, err := c.WhoamiWithResponse(ctx)
+	if err != nil {
+		return err
+	}
+	who, err := result(r.JSON200, r.StatusCode(), r.Body)
+	if err != nil {
+		return err
+	}
+	if who.Principal != client.PrincipalAdminToken {
+		return errors.New("config as code needs the admin token (--token or RELAY_ADMIN_TOKEN), not a session")
+	}
+	return nil
+}
+
+// readGrants reads the sub-collections: each policy's grants and per-model
+// rate limits, each group's members. The API has no bulk read of them, so
+// this is one call (at least) per policy and per group.
+func readGrants(ctx context.Context, c *client.ClientWithResponses, parallel int, snap *snapshot) error {
+	snap.modelGrants = map[uuid.UUID][]client.PolicyModelGrant{}
+	snap.hostKeyGrants = map[uuid.UUID][]client.PolicyHostKeyGrant{}
+	snap.modelRateLimits = map[uuid.UUID][]client.PolicyModelRateLimit{}
+	snap.members = map[uuid.UUID][]client.GroupMember{}
+	var mu sync.Mutex
+	var calls []func(context.Context) error
+	for _, p := range snap.policies {
+		calls = append(calls,
+			func(ctx context.Context) error {
+				g, err := listAll(func(cur *string) ([]client.PolicyModelGrant, *string, error) {
+					r, err := c.ListPolicyModelGrantsWithResponse(ctx, p.ID, &client.ListPolicyModelGrantsParams{Limit: limit(), Cursor: cur})
+					if err != nil {
+						return nil, nil, err
+					}
+					l, err := result(r.JSON200, r.StatusCode(), r.Body)
+					return l.Items, l.NextCursor, err
+				})
+				mu.Lock()
+				snap.modelGrants[p.ID] = g
+				mu.Unlock()
+				return wrap("list model grants of policy "+p.Slug, err)
+			},
+			func(ctx context.Context) error {
+				g, err := listAll(func(cur *string) ([]client.PolicyHostKeyGrant, *string, error) {
+					r, err := c.ListPolicyHostKeyGrantsWithResponse(ctx, p.ID, &client.ListPolicyHostKeyGrantsParams{Limit: limit(), Cursor: cur})
+					if err != nil {
+						return nil, nil, err
+					}
+					l, err := result(r.JSON200, r.StatusCode(), r.Body)
+					return l.Items, l.NextCursor, err
+				})
+				mu.Lock()
+				snap.hostKeyGrants[p.ID] = g
+				mu.Unlock()
+				return wrap("list host key grants of policy "+p.Slug, err)
+			},
+			func(ctx context.Context) error {
+				g, err := listAll(func(cur *string) ([]client.PolicyModelRateLimit, *string, error) {
+					r, err := c.ListPolicyModelRateLimitsWithResponse(ctx, p.ID, &client.ListPolicyModelRateLimitsParams{Limit: limit(), Cursor: cur})
+					if err != nil {
+						return nil, nil, err
+					}
+					l, err := result(r.JSON200, r.StatusCode(), r.Body)
+					return l.Items, l.NextCursor, err
+				})
+				mu.Lock()
+				snap.modelRateLimits[p.ID] = g
+				mu.Unlock()
+				return wrap("list model rate limits of policy "+p.Slug, err)
+			})
+	}
+	for _, g := range snap.groups {
+		calls = append(calls, func(ctx context.Context) error {
+			m, err := listAll(func(cur *string) ([]client.GroupMember, *string, error) {
+				r, err := c.ListGroupMembersWithResponse(ctx, g.ID, &client.ListGroupMembersParams{Limit: limit(), Cursor: cur})
+				if err != nil {
+					return nil, nil, err
+				}
+				l, err := result(r.JSON200, r.StatusCode(), r.Body)
+				return l.Items, l.NextCursor, err
+			})
+			mu.Lock()
+			snap.members[g.ID] = m
+			mu.Unlock()
+			return wrap("list members of group "+g.Slug, err)
+		})
+	}
+	return forEach(ctx, parallel, calls, func(ctx context.Context, f func(context.Context) error) error { return f(ctx) })
+}
+
+func wrap(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+// names maps ids to natural keys while the state is built; a missing id
+// means a row changed between two list calls.
+type names map[uuid.UUID]string
+
+func (n names) of(kind string, id uuid.UUID) (string, error) {
+	k, ok := n[id]
+	if !ok {
+		return "", fmt.Errorf("read state: %s %s is gone (the catalog changed while it was read; run again)", kind, id)
+	}
+	return k, nil
+}
+
+func (n names) ofPtr(kind string, id *uuid.UUID) (string, error) {
+	if id == nil {
+		return "", nil
+	}
+	return n.of(kind, *id)
+}
+
+func buildState(snap *snapshot) (*state, error) {
+	st := newState()
+	var errs []error
+	must := func(s string, err error) string {
+		if err != nil {
+			errs = append(errs, err)
+		}
+		return s
+	}
+
+	teams, projects, rateLimits, hosts, models := names{}, names{}, names{}, names{}, names{}
+	hostKeys, policies, groups, users, serviceAccounts := names{}, names{}, names{}, names{}, names{}
+
+	for _, t := range snap.teams {
+		teams[t.ID] = t.Slug
+		st.add(&object{kind: KindTeam, id: t.ID, spec: &TeamSpec{Slug: t.Slug, Name: t.Name}})
+	}
+	for _, p := range snap.projects {
+		s := &ProjectSpec{Team: must(teams.of("team", p.TeamID)), Slug: p.Slug, Name: p.Name}
+		projects[p.ID] = s.key()
+		st.add(&object{kind: KindProject, id: p.ID, spec: s})
+	}
+	for _, r := range snap.rateLimits {
+		rateLimits[r.ID] = r.Slug
+		s := &RateLimitSpec{Slug: r.Slug, Name: r.Name}
+		for _, rule := range r.Rules {
+			s.Rules = append(s.Rules, Rule{Meter: string(rule.Meter), Amount: rule.Amount, WindowSeconds: rule.WindowSeconds, PerPrincipal: rule.PerPrincipal})
+		}
+		s.normalize()
+		st.add(&object{kind: KindRateLimit, id: r.ID, spec: s, rules: r.Rules})
+	}
+	for _, h := range snap.hosts {
+		hosts[h.ID] = h.Slug
+		st.add(&object{kind: KindHost, id: h.ID, spec: &HostSpec{
+			Slug: h.Slug, Name: h.Name, Provider: string(h.Provider), BaseURL: h.BaseURL, Enabled: h.Enabled,
+			ConnectTimeoutMs: h.ConnectTimeoutMs, FirstByteTimeoutMs: h.FirstByteTimeoutMs,
+			IdleTimeoutMs: h.IdleTimeoutMs, TotalTimeoutMs: h.TotalTimeoutMs,
+		}})
+	}
+	for _, m := range snap.models {
+		models[m.ID] = m.Name
+		st.add(&object{kind: KindModel, id: m.ID, spec: &ModelSpec{
+			Name: m.Name, Provider: m.Provider, Kind: string(m.Kind), ContextWindow: m.ContextWindow,
+			MaxOutputTokens: m.MaxOutputTokens, SupportsTools: m.SupportsTools, SupportsVision: m.SupportsVision,
+			SupportsJSON: m.SupportsJSON, SupportsThinking: m.SupportsThinking,
+		}})
+	}
+	for _, b := range snap.bindings {
+		s := &BindingSpec{
+			Model: must(models.of("model", b.ModelID)), Host: must(hosts.of("host", b.HostID)),
+			Shape: string(b.Shape), UpstreamModel: b.UpstreamModel, Position: b.Position, Enabled: b.Enabled,
+			InputPrice: b.InputPrice, OutputPrice: b.OutputPrice, CachedInputPrice: b.CachedInputPrice,
+			CacheWritePrice: b.CacheWritePrice, ReasoningPrice: b.ReasoningPrice,
+		}
+		for _, t := range b.PriceTiers {
+			s.PriceTiers = append(s.PriceTiers, PriceTier{
+				AboveInputTokens: t.AboveInputTokens, InputPrice: t.InputPrice, OutputPrice: t.OutputPrice,
+				CachedInputPrice: t.CachedInputPrice, CacheWritePrice: t.CacheWritePrice, ReasoningPrice: t.ReasoningPrice,
+			})
+		}
+		s.normalize()
+		st.add(&object{kind: KindBinding, id: b.ID, spec: s})
+	}
+	for _, k := range snap.hostKeys {
+		s := &HostKeySpec{
+			Host: must(hosts.of("host", k.HostID)), Slug: k.Slug, TierRateLimit: must(rateLimits.ofPtr("rate limit", k.TierRateLimitID)),
+			Position: k.Position, Enabled: k.Enabled,
+		}
+		if k.SecretRef != nil {
+			s.SecretRef = *k.SecretRef
+		}
+		hostKeys[k.ID] = s.key()
+		st.add(&object{kind: KindHostKey, id: k.ID, spec: s, sealed: k.SecretRef == nil})
+	}
+	for _, p := range snap.policies {
+		policies[p.ID] = p.Slug
+		s := &PolicySpec{
+			Slug: p.Slug, Name: p.Name, AllModels: p.AllModels, AllHostKeys: p.AllHostKeys,
+			KeyStrategy: string(p.KeyStrategy), RateLimit: must(rateLimits.ofPtr("rate limit", p.RateLimitID)),
+			MaxWaitMs: p.MaxWaitMs, Priority: p.Priority, MaxAttempts: p.MaxAttempts,
+			LimiterFailureMode: string(p.LimiterFailureMode),
+		}
+		for _, g := range snap.modelGrants[p.ID] {
+			s.Models = append(s.Models, must(models.of("model", g.ModelID)))
+		}
+		for _, g := range snap.hostKeyGrants[p.ID] {
+			s.HostKeys = append(s.HostKeys, must(hostKeys.of("host key", g.HostKeyID)))
+		}
+		for _, m := range snap.modelRateLimits[p.ID] {
+			s.ModelRateLimits = append(s.ModelRateLimits, ModelRateLimit{
+				Model: must(models.of("model", m.ModelID)), RateLimit: must(rateLimits.of("rate limit", m.RateLimitID)), Position: m.Position,
+			})
+		}
+		s.normalize()
+		st.add(&object{kind: KindPolicy, id: p.ID, spec: s})
+	}
+	for _, a := range snap.serviceAccounts {
+		s := &ServiceAccountSpec{
+			Project: must(projects.of("project", a.ProjectID)), Slug: a.Slug, Name: a.Name,
+			Policy: must(policies.ofPtr("policy", a.PolicyID)),
+		}
+		serviceAccounts[a.ID] = a.Slug // within its project, as policy bindings name it
+		st.add(&object{kind: KindServiceAccount, id: a.ID, spec: s})
+	}
+	userGroups := map[uuid.UUID][]string{}
+	for _, g := range snap.groups {
+		groups[g.ID] = g.Slug
+		st.add(&object{kind: KindGroup, id: g.ID, spec: &GroupSpec{Slug: g.Slug, Name: g.Name}})
+		for _, m := range snap.members[g.ID] {
+			userGroups[m.UserID] = append(userGroups[m.UserID], g.Slug)
+		}
+	}
+	for _, u := range snap.users {
+		users[u.ID] = string(u.Email)
+		s := &UserSpec{Email: string(u.Email), Name: u.Name, Disabled: u.Disabled, Groups: userGroups[u.ID]}
+		s.normalize()
+		st.add(&object{kind: KindUser, id: u.ID, spec: s})
+	}
+	for _, b := range snap.policyBindings {
+		s := &PolicyBindingSpec{
+			Project: must(projects.of("project", b.ProjectID)), Policy: must(policies.of("policy", b.PolicyID)),
+			ServiceAccount: must(serviceAccounts.ofPtr("service account", b.ServiceAccountID)),
+			User:           must(users.ofPtr("user", b.UserID)), Group: must(groups.ofPtr("group", b.GroupID)),
+			Position: b.Position,
+		}
+		st.add(&object{kind: KindPolicyBinding, id: b.ID, spec: s})
+	}
+	for _, b := range snap.roleBindings {
+		s := &RoleBindingSpec{
+			Role: string(b.Role), User: must(users.ofPtr("user", b.UserID)), Group: must(groups.ofPtr("group", b.GroupID)),
+			Team: must(teams.ofPtr("team", b.TeamID)), Project: must(projects.ofPtr("project", b.ProjectID)),
+		}
+		st.add(&object{kind: KindRoleBinding, id: b.ID, spec: s})
+	}
+	relayKeyBudgets := 0
+	for _, b := range snap.budgets {
+		if b.RelayKeyID != nil {
+			relayKeyBudgets++
+			continue
+		}
+		s := &BudgetSpec{
+			Team: must(teams.ofPtr("team", b.TeamID)), Project: must(projects.ofPtr("project", b.ProjectID)),
+			Period: string(b.Period), Amount: b.Amount,
+		}
+		st.add(&object{kind: KindBudget, id: b.ID, spec: s})
+	}
+	if relayKeyBudgets > 0 {
+		st.notes = append(st.notes, fmt.Sprintf("%d budget(s) on relay keys left out: relay keys are minted, not config", relayKeyBudgets))
+	}
+	if len(errs) > 0 {
+		return nil, errs[0]
+	}
+	return st, nil
+}
+
+// forEach runs fn on every item, at most n at once. After the first error
+// it starts no more, but lets the calls under way finish (a write cut off
+// mid-request leaves the caller not knowing whether it happened); it returns
+// every error of the calls that ran.
+func forEach[T any](ctx context.Context, n int, items []T, fn func(context.Context, T) error) error {
+	if n < 1 {
+		n = 1
+	}
+	var (
+		mu     sync.Mutex
+		errs   []error
+		wg     sync.WaitGroup
+		failed atomic.Bool
+	)
+	sem := make(chan struct{}, n)
+	for _, it := range items {
+		if failed.Load() || ctx.Err() != nil {
+			break
+		}
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			if err := fn(ctx, it); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+				failed.Store(true)
+			}
+		})
+	}
+	wg.Wait()
+	if len(errs) == 0 {
+		return ctx.Err()
+	}
+	return errors.Join(errs...)
+}
