@@ -12,7 +12,7 @@ import (
 
 const e2eAdminToken = "e2e-admin-token-0123456789"
 
-func adminClient(t *testing.T, base string) *client.ClientWithResponses {
+func adminClient(t testing.TB, base string) *client.ClientWithResponses {
 	t.Helper()
 	c, err := client.NewClientWithResponses(base, client.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
 		r.Header.Set("Authorization", "Bearer "+e2eAdminToken)
@@ -25,7 +25,7 @@ func adminClient(t *testing.T, base string) *client.ClientWithResponses {
 }
 
 // status returns the status of GET /v1/models with key on base.
-func modelsStatus(t *testing.T, base, key string) int {
+func modelsStatus(t testing.TB, base, key string) int {
 	t.Helper()
 	req, _ := http.NewRequest("GET", base+"/v1/models", nil)
 	req.Header.Set("Authorization", "Bearer "+key)

@@ -49,7 +49,7 @@ type proc struct {
 var upLine = regexp.MustCompile(`Relay is up: inference on (\S+), control on (\S+)`)
 var keyLine = regexp.MustCompile(`Demo relay key .*: (sk-wr-\S+)`)
 
-func startRelay(t *testing.T, dbURL string, seeds bool, extraEnv ...string) *proc {
+func startRelay(t testing.TB, dbURL string, seeds bool, extraEnv ...string) *proc {
 	t.Helper()
 	cmd := exec.Command(relayBin, "serve", "--port", "0", "--control-port", "0", "--log-format", "text")
 	dataDir, err := os.MkdirTemp("", "relay-data-")
@@ -117,7 +117,7 @@ func startRelay(t *testing.T, dbURL string, seeds bool, extraEnv ...string) *pro
 }
 
 // waitReady polls /readyz until 200 or the deadline.
-func waitReady(t *testing.T, base string) {
+func waitReady(t testing.TB, base string) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
