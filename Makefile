@@ -31,7 +31,7 @@ check-generated: generate
 
 ## bench: the load harness (Relay vs direct against the mock upstream) and the hot-path benchmarks
 bench: build
-	$(GO) run ./cmd/relay-bench
+	$(GO) run ./cmd/relay-bench -relay-bin $(BIN)
 	$(GO) test -run '^$$' -bench . -benchmem ./internal/snapshot/ ./internal/proxy/ ./internal/routing/
 
 fmt:

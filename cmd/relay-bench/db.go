@@ -1,0 +1,193 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"path/filepath"
+	"time"
+
+	"github.com/relay-llm/relay/internal/credential"
+	"github.com/relay-llm/relay/internal/embeddedpg"
+	"github.com/relay-llm/relay/internal/migrate"
+	"github.com/relay-llm/relay/internal/secret"
+	"github.com/relay-llm/relay/internal/store"
+)
+
+// The bench catalog: one model with an OpenAI binding on the mock, served by
+// several host keys under one policy.
+const (
+	benchModel    = "bench-gpt"
+	upstreamModel = "gpt-4o-mini" // what the binding sends, and what direct callers name
+	hostKeys      = 4
+	actor         = "relay-bench"
+)
+
+// benchDB is the database a run creates on a Postgres server and drops at the end.
+type benchDB struct {
+	url      string       // the bench database
+	name     string       // its name on the server
+	created  bool         // whether name exists and is ours to drop
+	admin    *store.Store // a connection to the server, to drop it
+	embedded *embeddedpg.Postgres
+}
+
+// createDB creates a fresh, migrated database on serverURL, or on an
+// embedded server under dir when serverURL is empty.
+func createDB(ctx context.Context, serverURL, dir string) (_ *benchDB, err error) {
+	db := &benchDB{name: fmt.Sprintf("relay_bench_%d_%s", time.Now().Unix(), randomHex(4))}
+	defer func() {
+		if err != nil {
+			db.close()
+		}
+	}()
+	if serverURL == "" {
+		db.embedded, err = embeddedpg.Start(ctx, embeddedpg.Config{
+			DataDir: filepath.Join(dir, "pg"),
+			Logger:  slog.New(slog.DiscardHandler),
+			// A throwaway cluster: durability costs time and buys nothing here.
+			Settings: map[string]string{"fsync": "off", "synchronous_commit": "off"},
+		})
+		if err != nil {
+			return nil, fmt.Errorf("start embedded postgres (or pass -database-url): %w", err)
+		}
+		serverURL = db.embedded.URL()
+	}
+	if db.admin, err = store.Open(ctx, serverURL); err != nil {
+		return nil, err
+	}
+	if _, err = db.admin.Pool().Exec(ctx, `CREATE DATABASE "`+db.name+`"`); err != nil {
+		return nil, fmt.Errorf("create bench database: %w", err)
+	}
+	db.created = true
+	if db.url, err = withDatabase(serverURL, db.name); err != nil {
+		return nil, err
+	}
+	st, err := store.Open(ctx, db.url)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	if err = migrate.Up(ctx, st.Pool()); err != nil {
+		return nil, err
+	}
+	return db, nil
+}
+
+// close drops the database (ending Relay's sessions, should any be left) and
+// stops the embedded server. It runs on the way out, so it has its own
+// deadline rather than the run's context, which may be cancelled.
+func (db *benchDB) close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var err error
+	if db.admin != nil {
+		if db.created {
+			if _, err = db.admin.Pool().Exec(ctx, `DROP DATABASE IF EXISTS "`+db.name+`" WITH (FORCE)`); err != nil {
+				err = fmt.Errorf("drop bench database %s: %w", db.name, err)
+			}
+		}
+		db.admin.Close()
+	}
+	if db.embedded != nil {
+		if stopErr := db.embedded.Stop(ctx); stopErr != nil && err == nil {
+			err = fmt.Errorf("stop embedded postgres: %w", stopErr)
+		}
+	}
+	return err
+}
+
+// withDatabase returns server with its database replaced by name.
+func withDatabase(server, name string) (string, error) {
+	u, err := url.Parse(server)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		return "", fmt.Errorf("database url: want postgres://user@host:port/db")
+	}
+	u.Path, u.RawPath = "/"+name, ""
+	return u.String(), nil
+}
+
+// seed writes the bench catalog through the store, as an operator would: a
+// team, a project, a policy over every model and host key, a service account
+// with a relay key, the mock as a host with several sealed host keys, and
+// bench-gpt bound to it with the OpenAI shape. It returns the relay key.
+func seed(ctx context.Context, dbURL string, box *secret.Box, mockURL string) (string, error) {
+	st, err := store.Open(ctx, dbURL)
+	if err != nil {
+		return "", err
+	}
+	defer st.Close()
+	key := credential.NewRelayKey()
+	err = st.InTx(ctx, func(tx *store.Tx) error {
+		team, err := tx.Teams().Create(ctx, actor, store.Team{Slug: "bench", Name: "Bench"})
+		if err != nil {
+			return err
+		}
+		project, err := tx.Projects().Create(ctx, actor, store.Project{TeamID: team.ID, Slug: "bench", Name: "Bench"})
+		if err != nil {
+			return err
+		}
+		policy, err := tx.Policies().Create(ctx, actor, store.Policy{
+			Slug: "bench", Name: "Bench: every model, every host key", AllModels: true, AllHostKeys: true,
+			KeyStrategy: "round_robin", MaxAttempts: 3, LimiterFailureMode: "open",
+		})
+		if err != nil {
+			return err
+		}
+		sa, err := tx.ServiceAccounts().Create(ctx, actor, store.ServiceAccount{
+			ProjectID: project.ID, Slug: "bench", Name: "Bench load generator", PolicyID: &policy.ID,
+		})
+		if err != nil {
+			return err
+		}
+		if _, err := tx.RelayKeys().Create(ctx, actor, store.RelayKey{
+			KeyHash: key.Hash[:], DisplayPrefix: key.DisplayPrefix, Name: "bench",
+			ProjectID: project.ID, ServiceAccountID: &sa.ID,
+		}); err != nil {
+			return err
+		}
+		host, err := tx.Hosts().Create(ctx, actor, store.Host{
+			Slug: "mock", Name: "Mock upstream", Provider: "openai", BaseURL: mockURL, Enabled: true,
+			ConnectTimeoutMs: 5000, FirstByteTimeoutMs: 60000, IdleTimeoutMs: 60000, TotalTimeoutMs: 600000,
+		})
+		if err != nil {
+			return err
+		}
+		for i := range hostKeys {
+			sealed, err := box.Seal(fmt.Sprintf("sk-mock-bench-%d", i+1))
+			if err != nil {
+				return err
+			}
+			if _, err := tx.HostKeys().Create(ctx, actor, store.HostKey{
+				HostID: host.ID, Slug: fmt.Sprintf("key-%d", i+1), SecretCiphertext: sealed, Position: int32(i), Enabled: true,
+			}); err != nil {
+				return err
+			}
+		}
+		model, err := tx.Models().Create(ctx, actor, store.Model{
+			Name: benchModel, Kind: "chat", ContextWindow: 128000, MaxOutputTokens: 16384,
+		})
+		if err != nil {
+			return err
+		}
+		_, err = tx.Bindings().Create(ctx, actor, store.Binding{
+			ModelID: model.ID, HostID: host.ID, Shape: "openai", UpstreamModel: upstreamModel, Enabled: true,
+			InputPrice: 150_000, OutputPrice: 600_000, PriceTiers: json.RawMessage("[]"),
+		})
+		return err
+	})
+	if err != nil {
+		return "", fmt.Errorf("seed bench catalog: %w", err)
+	}
+	return key.Plaintext, nil
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b) // never fails (crypto/rand panics instead)
+	return hex.EncodeToString(b)
+}
