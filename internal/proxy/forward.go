@@ -47,6 +47,9 @@ func (rq *request) forward() {
 		if c.Skip != routing.Kept {
 			continue
 		}
+		if !rq.translatable(c) {
+			continue // the binding's shape cannot express this request
+		}
 		for rq.attempts < maxAttempts {
 			key, ticket, ok := h.pool.Pick(policy.KeyStrategy, c.Keys, rq.tried, h.now())
 			if !ok {
@@ -59,6 +62,22 @@ func (rq *request) forward() {
 					return
 				}
 				backoff = false
+			}
+			if rq.res != nil {
+				// The limiter admits the attempt with its key (tier limit,
+				// pacing); the first also carries the policy's limits.
+				if err := rq.res.Attempt(ctx, key, c.Binding); err != nil {
+					h.breakers.Report(ticket, keypool.Result{Outcome: keypool.OutcomeNeutral}, h.now())
+					if ctx.Err() != nil {
+						rq.canceled()
+					} else {
+						rq.limiterFailed(err)
+					}
+					return
+				}
+				if rq.attempts == 0 {
+					rq.overhead = time.Since(rq.start)
+				}
 			}
 			rq.tried = append(rq.tried, key.ID)
 			rq.attempts++
@@ -98,6 +117,10 @@ func (rq *request) wait(ctx context.Context) bool {
 // exhausted answers when no attempt succeeded.
 func (rq *request) exhausted() {
 	model := rq.plan.Model.Name
+	if rq.attempts == 0 && rq.xlErr != nil && !rq.xlServed {
+		rq.fail(rq.xlErr) // every binding left needs a translation the request cannot have
+		return
+	}
 	if rq.attempts == 0 {
 		rq.fail(wire.Errorf(wire.ErrNoUsableHostKey, "No host key is available for the model %q right now.", model))
 		return
@@ -172,11 +195,7 @@ func (rq *request) attempt(ctx context.Context, c *routing.Candidate, key *snaps
 	h := rq.h
 	f := failure{host: c.Host.Slug, key: key.Slug}
 	to := rq.timeouts(c.Host)
-	body, injected := rq.upstreamBody(c.Binding)
-	url := wire.JoinURL(c.Host.BaseURL, wire.UpstreamPath(rq.in, c.Binding.Shape))
-	if q := rq.r.URL.RawQuery; q != "" {
-		url += "?" + q
-	}
+	body, injected, url := rq.upstreamRequest(c)
 
 	actx, cancel := context.WithCancelCause(withConnectTimeout(ctx, to.Connect))
 	defer cancel(nil)
@@ -191,6 +210,7 @@ func (rq *request) attempt(ctx context.Context, c *routing.Candidate, key *snaps
 	rq.setBody(req, body)
 	req.Header = outboundHeaders(rq.r.Header)
 	setUpstreamAuth(req.Header, c.Binding.Shape, key.Secret)
+	rq.translatedHeaders(req.Header, c.Binding.Shape)
 
 	firstByte := time.AfterFunc(to.FirstByte, func() { cancel(errFirstByteTimeout) })
 	resp, err := h.transport.RoundTrip(req)
@@ -273,6 +293,10 @@ func (b *sentBody) Close() error {
 // passError gives an upstream 4xx that is the caller's own fault back
 // unchanged: status, the useful headers and the body.
 func (rq *request) passError(resp *http.Response, secret snapshot.Secret) {
+	if rq.xl != nil {
+		rq.passTranslatedError(resp, secret)
+		return
+	}
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBodyBytes))
 	resp.Body.Close()
 	if s := secret.Reveal(); s != "" && bytes.Contains(body, []byte(s)) {
@@ -304,6 +328,9 @@ func (rq *request) commit(ctx, actx context.Context, cancel context.CancelCauseF
 	rq.status = resp.StatusCode
 	if rq.ioBuf == nil {
 		rq.ioBuf = make([]byte, 0, 32<<10)
+	}
+	if rq.xl != nil {
+		return rq.pipeTranslated(ctx, actx, cancel, body, resp)
 	}
 	if isEventStream(resp.Header.Get("Content-Type")) {
 		return rq.pipeStream(ctx, actx, cancel, body, shape, resp.StatusCode, injected)

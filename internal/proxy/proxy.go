@@ -2,27 +2,29 @@
 // caller with the snapshot, routes its request (package routing), admits it
 // through the Limiter, picks host keys (package keypool), forwards the
 // request upstream with failover before the first byte, and streams the
-// answer back byte for byte while reading usage as it goes by. It answers
-// errors in the caller's wire shape and hands one Record per request to the
-// Recorder.
+// answer back byte for byte while reading usage as it goes by. A binding of
+// another shape than the caller's is served through package translator,
+// event by event (translate.go). It answers errors in the caller's wire
+// shape and hands one Record per request to the Recorder.
 //
 // It must not reach Postgres, the store or the loader: everything it knows
-// comes from the snapshot it is handed. Translation between shapes is not
-// its job; routing.Supports is the seam where translators will plug in.
+// comes from the snapshot it is handed. Translation itself is package
+// translator's job; the proxy only decides when to call it.
 package proxy
 
 import (
 	"bytes"
-	"errors"
 	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/relay-llm/relay/internal/keypool"
 	"github.com/relay-llm/relay/internal/routing"
 	"github.com/relay-llm/relay/internal/snapshot"
+	"github.com/relay-llm/relay/internal/translator"
 	"github.com/relay-llm/relay/internal/wire"
 )
 
@@ -49,10 +51,16 @@ type Config struct {
 	// Breakers hold host-key health; nil: in-process keypool.Memory.
 	Breakers keypool.Breakers
 	// Supports decides which (inbound, upstream) shape pairs can be
-	// served; nil: routing.SameShape.
+	// served; nil: translator.Supports (the caller's own shape, and every
+	// pair a translator exists for).
 	Supports routing.Supports
 	// Limiter admits requests before a key is picked; nil admits all.
+	// A KeyLimiter also admits every attempt with its host key.
 	Limiter Limiter
+	// MaxInflight caps the inference requests this handler serves at
+	// once; above it a request is answered 429 overloaded at once,
+	// before authentication. 0: no cap.
+	MaxInflight int
 	// Recorder receives one Record per authenticated request; nil drops them.
 	Recorder Recorder
 	// Logger gets one line per request; nil discards.
@@ -100,6 +108,9 @@ type Handler struct {
 	backoffTo time.Duration
 	timeouts  Timeouts
 
+	maxInflight int64
+	inflight    atomic.Int64
+
 	reqs sync.Pool // *request
 }
 
@@ -118,6 +129,8 @@ func New(cfg Config) *Handler {
 		backoff:   cfg.RetryBackoff,
 		backoffTo: cfg.RetryBackoffMax,
 		timeouts:  cfg.DefaultTimeouts,
+
+		maxInflight: int64(max(cfg.MaxInflight, 0)),
 	}
 	if h.snapshot == nil {
 		empty := snapshot.Empty()
@@ -163,7 +176,11 @@ func New(cfg Config) *Handler {
 	def(&h.timeouts.Idle, DefaultIdleTimeout)
 	def(&h.timeouts.Total, DefaultTotalTimeout)
 	h.pool = keypool.NewPool(h.breakers)
-	h.router = routing.Router{Supports: cfg.Supports, Breakers: h.breakers}
+	supports := cfg.Supports
+	if supports == nil {
+		supports = translator.Supports
+	}
+	h.router = routing.Router{Supports: supports, Breakers: h.breakers}
 	h.reqs.New = func() any { return new(request) }
 	return h
 }
@@ -216,6 +233,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rq.finish()
 		return
 	}
+	if h.maxInflight > 0 {
+		n := h.inflight.Add(1)
+		defer h.inflight.Add(-1)
+		if n > h.maxInflight {
+			rq.fail(&wire.Error{Kind: wire.ErrOverloaded, Msg: "Relay is serving as many requests as it may at once; retry shortly.", RetryAfter: time.Second})
+			rq.finish()
+			return
+		}
+	}
 	h.serveInference(rq)
 	rq.finish()
 }
@@ -251,17 +277,25 @@ func (h *Handler) serveInference(rq *request) {
 		rq.fail(err)
 		return
 	}
-	done, err := h.limiter.Admit(rq.r.Context(), &Admission{
+	adm := &Admission{
 		RequestID: rq.id, Caller: &rq.caller, Model: rq.plan.Model, Plan: &rq.plan,
 		Inbound: rq.in, Stream: rq.stream, BodyBytes: scan.Size,
-	})
-	if err != nil {
-		var we *wire.Error
-		if !errors.As(err, &we) {
-			h.log.LogAttrs(rq.r.Context(), slog.LevelError, "limiter failed", slog.String("request_id", rq.id), slog.Any("error", err))
-			err = wire.Errorf(wire.ErrUnavailable, "The rate limiter is unavailable; try again shortly.")
+		MaxTokens: scan.MaxTokens, Snapshot: rq.snap, Header: rq.r.Header,
+	}
+	if kl, ok := h.limiter.(KeyLimiter); ok {
+		// Admitted attempt by attempt in forward, with each host key.
+		res, err := kl.Reserve(adm)
+		if err != nil {
+			rq.limiterFailed(err)
+			return
 		}
-		rq.fail(err)
+		rq.res, rq.settle = res, res.Done
+		rq.forward()
+		return
+	}
+	done, err := h.limiter.Admit(rq.r.Context(), adm)
+	if err != nil {
+		rq.limiterFailed(err)
 		return
 	}
 	rq.settle = done

@@ -15,6 +15,7 @@ import (
 
 	"github.com/relay-llm/relay/internal/routing"
 	"github.com/relay-llm/relay/internal/snapshot"
+	"github.com/relay-llm/relay/internal/translator"
 	"github.com/relay-llm/relay/internal/wire"
 )
 
@@ -40,6 +41,7 @@ type request struct {
 	stream   bool
 	plan     routing.Plan
 	settle   func(wire.Usage)
+	res      Reservation // a KeyLimiter's, admitting each attempt
 
 	attempts int
 	sending  *atomic.Int32 // request bodies the transport has not closed yet
@@ -50,6 +52,14 @@ type request struct {
 	out      []byte // error bodies, log text
 
 	bodyUsage wire.BodyUsage // reused: keeps its capture buffers
+
+	// Translation, for bindings of another shape than the caller's.
+	xin      *translator.Request    // the caller's body decoded, once
+	xinErr   error                  // why it could not be decoded
+	xl       *translator.Translator // the current binding's; nil on the passthrough path
+	xlBody   []byte                 // its encoded body
+	xlErr    error                  // why a binding was left out: the request cannot be translated for it
+	xlServed bool                   // some binding could take the request
 
 	// Outcome.
 	status   int
@@ -310,6 +320,12 @@ func (rq *request) logLine(total time.Duration) {
 	}
 	if len(rq.plan.Bindings) > 0 {
 		attrs = append(attrs, slog.String("route", rq.routeText()))
+	}
+	if rq.xl != nil {
+		attrs = append(attrs, slog.String("translated", rq.xl.Pair()))
+	}
+	if rq.xlErr != nil {
+		attrs = append(attrs, slog.String("untranslatable", rq.xlErr.Error()))
 	}
 	if len(rq.fails) > 0 {
 		attrs = append(attrs, slog.String("failed_attempts", rq.failText(true)))

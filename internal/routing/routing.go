@@ -19,8 +19,9 @@ import (
 )
 
 // Supports decides whether a request in an inbound shape can be served
-// through a binding of an upstream shape. The translation issue plugs its
-// translators in here.
+// through a binding of an upstream shape. translator.Supports is the
+// translator registry's answer (the caller's own shape, plus every pair a
+// translator exists for); the proxy uses it unless configured otherwise.
 type Supports func(in wire.Inbound, up snapshot.Shape) bool
 
 // SameShape serves each inbound shape by its own upstream shape only:

@@ -15,16 +15,20 @@ var (
 	ErrInvalidKey          = errors.New("invalid relay key")
 	ErrMalformedRequest    = errors.New("malformed request")
 	ErrShapeNotServed      = errors.New("shape not served")
+	ErrUnsupportedFeature  = errors.New("unsupported feature")
 	ErrForbidden           = errors.New("model not granted")
 	ErrModelNotFound       = errors.New("model not found")
 	ErrNotFound            = errors.New("not found")
 	ErrMethodNotAllowed    = errors.New("method not allowed")
 	ErrRequestTooLarge     = errors.New("request too large")
 	ErrRateLimited         = errors.New("rate limited")
+	ErrBudgetExceeded      = errors.New("budget exceeded")
+	ErrOverloaded          = errors.New("overloaded")
 	ErrUpstreamRateLimited = errors.New("upstream rate limited")
 	ErrUpstream            = errors.New("upstream error")
 	ErrNoUsableHostKey     = errors.New("no usable host key")
 	ErrUnavailable         = errors.New("unavailable")
+	ErrLimiterUnavailable  = errors.New("limiter unavailable")
 	ErrUpstreamTimeout     = errors.New("upstream timeout")
 )
 
@@ -38,16 +42,20 @@ var kinds = [...]struct {
 	{ErrInvalidKey, http.StatusUnauthorized, "invalid_api_key"},
 	{ErrMalformedRequest, http.StatusBadRequest, "invalid_request"},
 	{ErrShapeNotServed, http.StatusBadRequest, "shape_not_supported"},
+	{ErrUnsupportedFeature, http.StatusBadRequest, "unsupported_feature"},
 	{ErrForbidden, http.StatusForbidden, "model_not_granted"},
 	{ErrModelNotFound, http.StatusNotFound, "model_not_found"},
 	{ErrNotFound, http.StatusNotFound, "not_found"},
 	{ErrMethodNotAllowed, http.StatusMethodNotAllowed, "method_not_allowed"},
 	{ErrRequestTooLarge, http.StatusRequestEntityTooLarge, "request_too_large"},
 	{ErrRateLimited, http.StatusTooManyRequests, "rate_limited"},
+	{ErrBudgetExceeded, http.StatusTooManyRequests, "budget_exceeded"},
+	{ErrOverloaded, http.StatusTooManyRequests, "overloaded"},
 	{ErrUpstreamRateLimited, http.StatusTooManyRequests, "upstream_rate_limited"},
 	{ErrUpstream, http.StatusBadGateway, "upstream_error"},
 	{ErrNoUsableHostKey, http.StatusServiceUnavailable, "no_usable_host_key"},
 	{ErrUnavailable, http.StatusServiceUnavailable, "unavailable"},
+	{ErrLimiterUnavailable, http.StatusServiceUnavailable, "limiter_unavailable"},
 	{ErrUpstreamTimeout, http.StatusGatewayTimeout, "upstream_timeout"},
 }
 

@@ -24,6 +24,10 @@ type Request struct {
 	IncludeUsage bool
 	// Size is the body's length in bytes.
 	Size int
+	// MaxTokens is the largest of max_tokens, max_completion_tokens and
+	// max_output_tokens when one is a non-negative integer, else 0: the
+	// limiter's output-token estimate.
+	MaxTokens int64
 
 	modelStart, modelEnd int // the model value, quotes included
 	optsStart, optsEnd   int // the stream_options value; -1 when absent
@@ -49,6 +53,10 @@ func ScanRequest(body []byte) (Request, error) {
 			streamVal = body[s:e]
 		case "stream_options":
 			r.optsStart, r.optsEnd = s, e
+		case "max_tokens", "max_completion_tokens", "max_output_tokens":
+			if n, ok := Int(body[s:e]); ok && n > r.MaxTokens {
+				r.MaxTokens = n
+			}
 		}
 		return true
 	})

@@ -190,3 +190,42 @@ func TestJoinURL_ToleratesV1(t *testing.T) {
 		}
 	}
 }
+
+func TestScanRequest_MaxTokens(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		body string
+		want int64
+	}{
+		{`{"model":"m"}`, 0},
+		{`{"model":"m","max_tokens":256}`, 256},
+		{`{"model":"m","max_completion_tokens":300,"max_tokens":100}`, 300},
+		{`{"model":"m","max_output_tokens":64}`, 64},
+		{`{"model":"m","max_tokens":-5}`, 0},
+		{`{"model":"m","max_tokens":"many"}`, 0},
+		{`{"model":"m","messages":[{"max_tokens":9}]}`, 0},
+	}
+	for _, tt := range tests {
+		r, err := ScanRequest([]byte(tt.body))
+		if err != nil {
+			t.Fatalf("%s: %v", tt.body, err)
+		}
+		if r.MaxTokens != tt.want {
+			t.Errorf("%s: MaxTokens = %d, want %d", tt.body, r.MaxTokens, tt.want)
+		}
+	}
+}
+
+func TestJoinURL_ToleratesV1beta(t *testing.T) {
+	t.Parallel()
+	const path = "/v1beta/models/gemini-2.5-flash:generateContent"
+	for base, want := range map[string]string{
+		"https://generativelanguage.googleapis.com":         "https://generativelanguage.googleapis.com" + path,
+		"https://generativelanguage.googleapis.com/v1beta":  "https://generativelanguage.googleapis.com" + path,
+		"https://generativelanguage.googleapis.com/v1beta/": "https://generativelanguage.googleapis.com" + path,
+	} {
+		if got := JoinURL(base, path); got != want {
+			t.Errorf("JoinURL(%q) = %q, want %q", base, got, want)
+		}
+	}
+}

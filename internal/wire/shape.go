@@ -53,7 +53,7 @@ const (
 
 // UpstreamPath is the provider path for an inbound operation served by a
 // binding of the given shape, or "" when the pair has no path (Gemini puts
-// the model in the path; its translator will build that).
+// the model in the path; its translator builds that).
 func UpstreamPath(in Inbound, up snapshot.Shape) string {
 	switch up {
 	case snapshot.ShapeOpenAI:
@@ -70,11 +70,15 @@ func UpstreamPath(in Inbound, up snapshot.Shape) string {
 }
 
 // JoinURL joins a host's base URL and a provider path that starts with
-// /v1, tolerating a base URL that already ends in /v1.
+// /v1 (or Gemini's /v1beta), tolerating a base URL that already ends in
+// that version.
 func JoinURL(base, path string) string {
 	base = strings.TrimRight(base, "/")
 	if strings.HasSuffix(base, "/v1") && strings.HasPrefix(path, "/v1/") {
 		return base + path[3:]
+	}
+	if strings.HasSuffix(base, "/v1beta") && strings.HasPrefix(path, "/v1beta/") {
+		return base + path[7:]
 	}
 	return base + path
 }

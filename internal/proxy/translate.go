@@ -1,0 +1,294 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/relay-llm/relay/internal/keypool"
+	"github.com/relay-llm/relay/internal/routing"
+	"github.com/relay-llm/relay/internal/snapshot"
+	"github.com/relay-llm/relay/internal/translator"
+	"github.com/relay-llm/relay/internal/wire"
+)
+
+// Bindings whose shape is not the caller's are served through package
+// translator: the request is decoded once, encoded per binding, and the
+// answer translated back event by event. Everything else about an attempt
+// (keys, breakers, timeouts, failover before the first byte, usage
+// records) is the same as on the passthrough path.
+
+// translatable readies candidate c. A binding of the caller's own shape
+// needs nothing. For another shape it decodes the caller's body (once per
+// request) and encodes it for c; a request the binding cannot express
+// leaves c out, and the reason answers the caller if no binding is left.
+func (rq *request) translatable(c *routing.Candidate) bool {
+	rq.xl = nil
+	if translator.Native(rq.in, c.Binding.Shape) {
+		rq.xlServed = true
+		return true
+	}
+	t := translator.Target{Shape: c.Binding.Shape, Model: rq.plan.Model.Name, UpstreamModel: c.Binding.UpstreamModel, MaxOutputTokens: int64(rq.plan.Model.MaxOutputTokens)}
+	if c.Host != nil {
+		t.Host = c.Host.Slug
+	}
+	if rq.xin == nil {
+		if rq.xinErr == nil {
+			rq.xin, rq.xinErr = translator.Decode(rq.in, rq.body.Bytes())
+		}
+		if rq.xinErr != nil {
+			rq.untranslatable(translator.ForBinding(rq.xinErr, t))
+			return false
+		}
+	}
+	tr, err := translator.New(rq.xin, t, rq.at)
+	if err != nil {
+		rq.untranslatable(wire.Errorf(wire.ErrShapeNotServed, "The model %q has no binding that serves %s requests.", t.Model, rq.in))
+		return false
+	}
+	if rq.sending.Load() > 0 {
+		rq.xlBody = nil // an earlier attempt's body may still be on the wire
+	}
+	body, err := tr.AppendRequest(rq.xlBody[:0])
+	if err != nil {
+		rq.untranslatable(err)
+		return false
+	}
+	rq.xlBody, rq.xl, rq.xlServed = body, tr, true
+	return true
+}
+
+// untranslatable keeps the first reason a binding was left out.
+func (rq *request) untranslatable(err error) {
+	if rq.xlErr == nil {
+		rq.xlErr = err
+	}
+}
+
+// upstreamRequest is the body, whether usage was asked for on the caller's
+// behalf, and the URL of an attempt through c.
+func (rq *request) upstreamRequest(c *routing.Candidate) ([]byte, bool, string) {
+	if rq.xl != nil {
+		return rq.xlBody, false, wire.JoinURL(c.Host.BaseURL, rq.xl.Path())
+	}
+	body, injected := rq.upstreamBody(c.Binding)
+	url := wire.JoinURL(c.Host.BaseURL, wire.UpstreamPath(rq.in, c.Binding.Shape))
+	if q := rq.r.URL.RawQuery; q != "" {
+		url += "?" + q
+	}
+	return body, injected, url
+}
+
+// translatedHeaders fits the caller's headers to a translated body: it is
+// JSON in the binding's shape, and the caller's own provider headers
+// (anthropic-version, anthropic-beta …) mean nothing to another provider.
+func (rq *request) translatedHeaders(h http.Header, shape snapshot.Shape) {
+	if rq.xl == nil {
+		return
+	}
+	for name := range h {
+		if shape != snapshot.ShapeAnthropic && strings.HasPrefix(name, "Anthropic-") ||
+			shape == snapshot.ShapeAnthropic && strings.HasPrefix(name, "Openai-") {
+			delete(h, name)
+		}
+	}
+	h.Set("Content-Type", "application/json")
+	if rq.stream {
+		h.Set("Accept", "text/event-stream")
+	} else {
+		h.Set("Accept", "application/json")
+	}
+}
+
+// passTranslatedError answers an upstream 4xx that is the caller's own
+// fault in the caller's error shape, keeping the status.
+func (rq *request) passTranslatedError(resp *http.Response, secret snapshot.Secret) {
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBodyBytes))
+	resp.Body.Close()
+	if s := secret.Reveal(); s != "" && bytes.Contains(body, []byte(s)) {
+		body = bytes.ReplaceAll(body, []byte(s), []byte("[redacted]"))
+	}
+	var status int
+	rq.out, status = rq.xl.AppendError(rq.out[:0], resp.StatusCode, body, rq.id)
+	copyResponseHeaders(rq.w.Header(), resp.Header)
+	rq.respond(status, "application/json", rq.out)
+	rq.errKind = KindUpstreamClientError
+	rq.errMsg = "upstream answered " + strconv.Itoa(resp.StatusCode)
+}
+
+// pipeTranslated sends a 2xx answer from a translated binding: a stream
+// event by event, or a whole body, in whichever form the caller asked for.
+func (rq *request) pipeTranslated(ctx, actx context.Context, cancel context.CancelCauseFunc, body io.Reader, resp *http.Response) keypool.Result {
+	rq.w.Header().Del("Content-Length")
+	if isEventStream(resp.Header.Get("Content-Type")) {
+		if rq.stream {
+			return rq.translateStream(ctx, actx, cancel, body)
+		}
+		return rq.collectStream(ctx, actx, body)
+	}
+	raw, err := io.ReadAll(io.LimitReader(body, maxEventBytes))
+	if err != nil {
+		if ctx.Err() != nil {
+			rq.canceled()
+			return keypool.Result{Outcome: keypool.OutcomeNeutral}
+		}
+		what, _ := describe(err, actx)
+		rq.fail(wire.Errorf(wire.ErrUpstream, "The upstream's answer broke off: %s.", what))
+		return keypool.Result{Outcome: keypool.OutcomeFailure, Reason: what}
+	}
+	out, err := rq.xl.AppendResponse(rq.out[:0], raw)
+	if err != nil {
+		rq.fail(err)
+		return keypool.Result{Outcome: keypool.OutcomeFailure, Reason: "untranslatable answer"}
+	}
+	rq.out = out
+	rq.usage = rq.xl.Usage()
+	if !rq.stream {
+		rq.respond(http.StatusOK, "application/json", out)
+		return keypool.Result{Outcome: keypool.OutcomeSuccess}
+	}
+	// The caller wants a stream; the upstream answered in one piece.
+	rq.streamHeaders()
+	rq.w.WriteHeader(http.StatusOK)
+	rq.status = http.StatusOK
+	rq.ttfb = time.Since(rq.start)
+	if _, err := rq.w.Write(out); err != nil {
+		rq.canceled()
+		return keypool.Result{Outcome: keypool.OutcomeNeutral}
+	}
+	_ = http.NewResponseController(rq.w).Flush()
+	return keypool.Result{Outcome: keypool.OutcomeSuccess}
+}
+
+func (rq *request) streamHeaders() {
+	hd := rq.w.Header()
+	hd.Del("Content-Length")
+	hd.Set("Content-Type", "text/event-stream; charset=utf-8")
+	hd.Set("Cache-Control", "no-cache")
+	hd.Set("X-Accel-Buffering", "no")
+}
+
+// translateStream translates an upstream SSE stream event by event,
+// flushing what each event produces at once, and ends the caller's stream
+// the way its SDK expects — or with an error event when the upstream's
+// broke.
+func (rq *request) translateStream(ctx, actx context.Context, cancel context.CancelCauseFunc, body io.Reader) keypool.Result {
+	tr := rq.xl
+	rq.streamHeaders()
+	rq.w.WriteHeader(http.StatusOK)
+	rq.status = http.StatusOK
+	sw := newStreamWriter(rq.w, rq.h.keepAlive)
+	defer sw.close()
+	if sw.flush() != nil {
+		cancel(errCallerGone)
+		rq.canceled()
+		return keypool.Result{Outcome: keypool.OutcomeNeutral}
+	}
+	rq.ttfb = time.Since(rq.start)
+
+	er := wire.NewEventReader(body, rq.ioBuf, maxEventBytes)
+	defer func() { rq.ioBuf = er.Buffer() }()
+	var err, bad error
+	for !tr.Done() {
+		var ev wire.Event
+		if ev, err = er.Next(); err != nil {
+			break
+		}
+		var xerr error
+		if rq.out, xerr = tr.AppendEvent(rq.out[:0], ev); xerr != nil {
+			bad = xerr
+		}
+		if len(rq.out) > 0 {
+			if werr := sw.write(rq.out); werr != nil {
+				cancel(errCallerGone)
+				break
+			}
+		}
+	}
+	complete := tr.Done()
+	if !complete && err == io.EOF {
+		rq.out, complete = tr.AppendEnd(rq.out[:0])
+		if len(rq.out) > 0 && sw.write(rq.out) != nil {
+			cancel(errCallerGone)
+		}
+	}
+	rq.usage = tr.Usage()
+	if ctx.Err() != nil || sw.failed() {
+		rq.canceled()
+		return keypool.Result{Outcome: keypool.OutcomeNeutral}
+	}
+	switch {
+	case bad != nil:
+		rq.errKind, rq.errMsg = KindStreamError, "upstream sent an event that could not be translated: "+bad.Error()
+		return keypool.Result{Outcome: keypool.OutcomeFailure, Reason: "untranslatable event"}
+	case complete:
+		if tr.Errored() {
+			// Surfaced to the caller in its own idiom.
+			rq.errKind, rq.errMsg = KindStreamError, "upstream sent an error in the stream"
+		}
+		return keypool.Result{Outcome: keypool.OutcomeSuccess}
+	}
+	what := streamBreak(err, actx)
+	rq.errKind, rq.errMsg = KindStreamError, "upstream stream broke: "+what
+	rq.out = tr.AppendBroken(rq.out[:0], "The upstream stream broke: "+what+".")
+	_ = sw.write(rq.out)
+	return keypool.Result{Outcome: keypool.OutcomeFailure, Reason: what}
+}
+
+func streamBreak(err error, actx context.Context) string {
+	switch {
+	case err == io.EOF:
+		return "stream ended early"
+	case errors.Is(err, wire.ErrEventTooLarge):
+		return "event too large"
+	}
+	what, _ := describe(err, actx)
+	return what
+}
+
+// collectStream serves a caller that wants one body from an upstream that
+// streamed: the events are folded into one answer, sent when whole.
+func (rq *request) collectStream(ctx, actx context.Context, body io.Reader) keypool.Result {
+	tr := rq.xl
+	er := wire.NewEventReader(body, rq.ioBuf, maxEventBytes)
+	defer func() { rq.ioBuf = er.Buffer() }()
+	var err, bad error
+	for !tr.Done() {
+		var ev wire.Event
+		if ev, err = er.Next(); err != nil {
+			break
+		}
+		if _, xerr := tr.AppendEvent(nil, ev); xerr != nil {
+			bad = xerr
+		}
+	}
+	complete := tr.Done()
+	if !complete && err == io.EOF {
+		_, complete = tr.AppendEnd(nil)
+	}
+	rq.usage = tr.Usage()
+	switch {
+	case ctx.Err() != nil:
+		rq.canceled()
+		return keypool.Result{Outcome: keypool.OutcomeNeutral}
+	case bad != nil:
+		rq.fail(wire.Errorf(wire.ErrUpstream, "The upstream's answer could not be translated: %v.", bad))
+		return keypool.Result{Outcome: keypool.OutcomeFailure, Reason: "untranslatable event"}
+	case !complete:
+		what := streamBreak(err, actx)
+		rq.fail(wire.Errorf(wire.ErrUpstream, "The upstream's answer broke off: %s.", what))
+		return keypool.Result{Outcome: keypool.OutcomeFailure, Reason: what}
+	}
+	var status int
+	rq.out, status = tr.AppendCollected(rq.out[:0], rq.id)
+	rq.respond(status, "application/json", rq.out)
+	if status != http.StatusOK {
+		rq.errKind, rq.errMsg = KindStreamError, "upstream sent an error in the stream"
+	}
+	return keypool.Result{Outcome: keypool.OutcomeSuccess}
+}
