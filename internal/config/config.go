@@ -35,6 +35,9 @@ type Config struct {
 	ShutdownTimeout  time.Duration // RELAY_SHUTDOWN_TIMEOUT: drain time for in-flight requests
 	Demo             bool          // RELAY_DEMO: seed a demo catalog into an empty database (default on for the embedded default)
 	DemoSet          bool          // RELAY_DEMO was given
+	MaxInflight      int           // RELAY_MAX_INFLIGHT: inference requests one pod serves at once, above which it answers 429 overloaded (0 = no cap)
+	RedisTimeout     time.Duration // RELAY_REDIS_TIMEOUT: bound on each rate-limiter Redis call on the request path
+	RedisPrefix      string        // RELAY_REDIS_PREFIX: prefix of every Redis key and channel Relay uses
 }
 
 // Load reads the environment through getenv, then flags from args. Errors
@@ -64,6 +67,9 @@ func Load(args []string, getenv func(string) string, stderr io.Writer) (*Config,
 	maxBody := fs.String("max-body-bytes", env("RELAY_MAX_BODY_BYTES", "33554432"), "largest request body accepted (RELAY_MAX_BODY_BYTES)")
 	shutdown := fs.String("shutdown-timeout", env("RELAY_SHUTDOWN_TIMEOUT", "30s"), "drain time for in-flight requests (RELAY_SHUTDOWN_TIMEOUT)")
 	demo := fs.String("demo", env("RELAY_DEMO", ""), "seed a demo catalog into an empty database: true or false (RELAY_DEMO)")
+	maxInflight := fs.String("max-inflight", env("RELAY_MAX_INFLIGHT", "0"), "inference requests served at once before answering 429; 0 = no cap (RELAY_MAX_INFLIGHT)")
+	redisTimeout := fs.String("redis-timeout", env("RELAY_REDIS_TIMEOUT", "100ms"), "bound on each rate-limiter Redis call on the request path (RELAY_REDIS_TIMEOUT)")
+	redisPrefix := fs.String("redis-prefix", env("RELAY_REDIS_PREFIX", "relay:"), "prefix of Relay's Redis keys (RELAY_REDIS_PREFIX)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -124,6 +130,16 @@ func Load(args []string, getenv func(string) string, stderr io.Writer) (*Config,
 		errs = append(errs, fmt.Errorf("RELAY_MAX_BODY_BYTES: %q is not a byte count of at least 1024", *maxBody))
 	} else {
 		c.MaxBodyBytes = n
+	}
+	if n, err := strconv.Atoi(*maxInflight); err != nil || n < 0 {
+		errs = append(errs, fmt.Errorf("RELAY_MAX_INFLIGHT: %q is not a count of at least 0 (0 = no cap)", *maxInflight))
+	} else {
+		c.MaxInflight = n
+	}
+	c.RedisTimeout = parseDuration("RELAY_REDIS_TIMEOUT", *redisTimeout, time.Millisecond, 10*time.Second, &errs)
+	c.RedisPrefix = *redisPrefix
+	if strings.ContainsAny(c.RedisPrefix, "{} \t\n") {
+		errs = append(errs, fmt.Errorf("RELAY_REDIS_PREFIX: %q may not hold braces or spaces (Relay adds its own hash tags)", c.RedisPrefix))
 	}
 	if *demo != "" {
 		b, err := strconv.ParseBool(*demo)

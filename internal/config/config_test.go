@@ -53,3 +53,32 @@ func TestLoad_InvalidValuesNameTheVariable(t *testing.T) {
 		})
 	}
 }
+
+func TestLoad_LimiterSettings(t *testing.T) {
+	c, err := Load(nil, envOf(nil), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.MaxInflight != 0 || c.RedisTimeout != 100*time.Millisecond || c.RedisPrefix != "relay:" {
+		t.Fatalf("defaults: max inflight %d, redis timeout %v, prefix %q", c.MaxInflight, c.RedisTimeout, c.RedisPrefix)
+	}
+	c, err = Load(nil, envOf(map[string]string{
+		"RELAY_MAX_INFLIGHT": "512", "RELAY_REDIS_TIMEOUT": "50ms", "RELAY_REDIS_PREFIX": "prod:",
+	}), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.MaxInflight != 512 || c.RedisTimeout != 50*time.Millisecond || c.RedisPrefix != "prod:" {
+		t.Fatalf("got %d %v %q", c.MaxInflight, c.RedisTimeout, c.RedisPrefix)
+	}
+	for name, env := range map[string]map[string]string{
+		"RELAY_MAX_INFLIGHT":  {"RELAY_MAX_INFLIGHT": "-1"},
+		"RELAY_REDIS_TIMEOUT": {"RELAY_REDIS_TIMEOUT": "0s"},
+		"RELAY_REDIS_PREFIX":  {"RELAY_REDIS_PREFIX": "a{b}"},
+	} {
+		_, err := Load(nil, envOf(env), io.Discard)
+		if err == nil || !strings.HasPrefix(err.Error(), name+":") {
+			t.Errorf("%s: error = %v", name, err)
+		}
+	}
+}

@@ -2,6 +2,9 @@ package proxy
 
 import (
 	"context"
+	"errors"
+	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/relay-llm/relay/internal/routing"
@@ -20,7 +23,7 @@ type Limiter interface {
 }
 
 // Admission is what the limiter sees of a request. It is valid only
-// during Admit.
+// during Admit (or Reserve).
 type Admission struct {
 	RequestID string
 	Caller    *snapshot.Caller
@@ -29,11 +32,54 @@ type Admission struct {
 	Inbound   wire.Inbound
 	Stream    bool
 	BodyBytes int
+	// MaxTokens is the request's max_tokens (or max_completion_tokens,
+	// max_output_tokens), 0 when it sets none.
+	MaxTokens int64
+	// Snapshot is the snapshot the request was routed with.
+	Snapshot *snapshot.Snapshot
+	// Header is the caller's request header (X-Relay-Priority).
+	Header http.Header
 }
 
 type nopLimiter struct{}
 
 func (nopLimiter) Admit(context.Context, *Admission) (func(wire.Usage), error) { return nil, nil }
+
+// KeyLimiter is a Limiter that also admits every upstream attempt with its
+// host key, so that the host key's tier limit and pacing apply, retries
+// included. The proxy calls Reserve instead of Admit, the Reservation's
+// Attempt before each attempt, and Done once when the response has ended.
+type KeyLimiter interface {
+	Limiter
+	// Reserve prepares a request's reservation. It does no I/O: the
+	// first Attempt reserves the policy's limits together with the host
+	// key's, in one round trip to the limiter's store.
+	Reserve(a *Admission) (Reservation, error)
+}
+
+// Reservation is one request's claim on its limits.
+type Reservation interface {
+	// Attempt admits one upstream attempt through binding b with key. It
+	// may wait (pacing) while ctx lives. Errors are as for Limiter.Admit.
+	Attempt(ctx context.Context, key *snapshot.HostKey, b *snapshot.Binding) error
+	// Done settles the reservation with the actual usage. It must not block.
+	Done(wire.Usage)
+}
+
+// limiterFailed answers a limiter's refusal (its *wire.Error, with any
+// headers it sets, such as x-ratelimit-*) or failure (503).
+func (rq *request) limiterFailed(err error) {
+	var we *wire.Error
+	if !errors.As(err, &we) {
+		rq.h.log.LogAttrs(rq.r.Context(), slog.LevelError, "limiter failed", slog.String("request_id", rq.id), slog.Any("error", err))
+		err = wire.Errorf(wire.ErrUnavailable, "The rate limiter is unavailable; try again shortly.")
+	}
+	var hs interface{ SetHeaders(http.Header) }
+	if errors.As(err, &hs) {
+		hs.SetHeaders(rq.w.Header())
+	}
+	rq.fail(err)
+}
 
 // Recorder receives one Record per authenticated request, after its
 // response has ended. Record must not block: an implementation hands the

@@ -1,0 +1,340 @@
+package keypool
+
+import (
+	"context"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
+)
+
+// RedisBreakers are Breakers shared by every pod through Redis. The
+// request path only touches a local copy (a Memory), so Ready, Acquire and
+// Report cost no round trip: a change of state a Report makes is written
+// to a Redis hash and published by a background goroutine, every pod
+// applies what the others publish, and a periodic full read of the hash
+// heals messages lost while a pod was disconnected. A rotated secret is a
+// new KeyRef and starts closed everywhere.
+//
+// The half-open probe is claimed locally: after a backoff each pod may send
+// one probe, and the first verdict published settles the breaker for all.
+type RedisBreakers struct {
+	local   *Memory
+	client  redis.UniversalClient
+	hash    string
+	channel string
+	resync  time.Duration
+	log     *slog.Logger
+
+	writes  chan breakerWrite
+	pending atomic.Int64 // writes queued and not yet applied
+	// gen moves on every local change, finished write and applied event:
+	// a full read that saw it move may be older than what it would
+	// overwrite, so it is dropped.
+	gen     atomic.Uint64
+	stop    chan struct{}
+	wg      sync.WaitGroup
+	once    sync.Once
+	ps      *redis.PubSub
+	failing atomic.Bool // the last write failed: log once per streak
+}
+
+// RedisBreakerOptions tune RedisBreakers; zero fields take defaults.
+type RedisBreakerOptions struct {
+	Prefix string        // key and channel prefix; "relay:"
+	Resync time.Duration // full read of the shared state; 5s
+	Logger *slog.Logger  // nil discards
+}
+
+type breakerWrite struct {
+	ref KeyRef
+	e   *entry // nil: closed
+}
+
+var _ Breakers = (*RedisBreakers)(nil)
+
+// breakerScript sets (or, with an empty value, deletes) one breaker and
+// publishes the change, atomically.
+var breakerScript = redis.NewScript(`
+if ARGV[2] == '' then
+  redis.call('HDEL', KEYS[1], ARGV[1])
+else
+  redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+end
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+redis.call('PUBLISH', ARGV[3], ARGV[1] .. '=' .. ARGV[2])
+return 1
+`)
+
+// breakerStateTTL drops the shared hash when no breaker changed for a week.
+const breakerStateTTL = 7 * 24 * time.Hour
+
+// NewRedisBreakers returns running shared breakers; Close stops them.
+func NewRedisBreakers(client redis.UniversalClient, cfg BreakerConfig, opts RedisBreakerOptions) *RedisBreakers {
+	if opts.Prefix == "" {
+		opts.Prefix = "relay:"
+	}
+	if opts.Resync <= 0 {
+		opts.Resync = 5 * time.Second
+	}
+	b := &RedisBreakers{
+		local:   NewMemory(cfg),
+		client:  client,
+		hash:    opts.Prefix + "{breakers}:state",
+		channel: opts.Prefix + "{breakers}:events",
+		resync:  opts.Resync,
+		log:     opts.Logger,
+		writes:  make(chan breakerWrite, 1024),
+		stop:    make(chan struct{}),
+	}
+	if b.log == nil {
+		b.log = slog.New(slog.DiscardHandler)
+	}
+	b.ps = client.Subscribe(context.Background(), b.channel)
+	b.wg.Add(3)
+	go b.writeLoop()
+	go b.listen()
+	go b.resyncLoop()
+	return b
+}
+
+// Close stops the background goroutines after the queued writes.
+func (b *RedisBreakers) Close() error {
+	b.once.Do(func() {
+		close(b.stop)
+		_ = b.ps.Close()
+		b.wg.Wait()
+	})
+	return nil
+}
+
+// Ready implements Breakers.
+func (b *RedisBreakers) Ready(ref KeyRef, now time.Time) bool { return b.local.Ready(ref, now) }
+
+// Acquire implements Breakers.
+func (b *RedisBreakers) Acquire(ref KeyRef, now time.Time) (Ticket, bool) {
+	return b.local.Acquire(ref, now)
+}
+
+// States implements Breakers.
+func (b *RedisBreakers) States(now time.Time) []KeyState { return b.local.States(now) }
+
+// Report implements Breakers: locally at once, shared off the request path.
+func (b *RedisBreakers) Report(t Ticket, r Result, now time.Time) {
+	before, had := b.local.entryOf(t.Ref)
+	if !had && (r.Outcome == OutcomeSuccess || r.Outcome == OutcomeNeutral) {
+		return // a closed breaker stays closed: nothing to share
+	}
+	b.local.Report(t, r, now)
+	after, has := b.local.entryOf(t.Ref)
+	if had == has && (!has || shared(before) == shared(after)) {
+		return
+	}
+	w := breakerWrite{ref: t.Ref}
+	if has {
+		w.e = &after
+	}
+	b.gen.Add(1)
+	b.pending.Add(1)
+	select {
+	case b.writes <- w:
+	default:
+		b.pending.Add(-1)
+		b.log.Warn("breakers: share queue full; other pods learn this state at their next resync", "host_key_id", t.Ref.ID)
+	}
+}
+
+// Sync replaces the local state with the shared one (done every Resync).
+func (b *RedisBreakers) Sync(ctx context.Context) error {
+	gen := b.gen.Load()
+	m, err := b.client.HGetAll(ctx, b.hash).Result()
+	if err != nil {
+		return err
+	}
+	if b.pending.Load() > 0 || b.gen.Load() != gen {
+		return nil // newer changes than this read are on their way or applied; the next sync will agree
+	}
+	remote := make(map[KeyRef]entry, len(m))
+	for f, v := range m {
+		if ref, e, ok := decodeBreaker(f, v); ok && e != nil {
+			remote[ref] = *e
+		}
+	}
+	b.local.replaceAll(remote)
+	return nil
+}
+
+func (b *RedisBreakers) writeLoop() {
+	defer b.wg.Done()
+	for {
+		select {
+		case w := <-b.writes:
+			b.write(w)
+		case <-b.stop:
+			for {
+				select {
+				case w := <-b.writes:
+					b.write(w)
+				default:
+					return
+				}
+			}
+		}
+	}
+}
+
+func (b *RedisBreakers) write(w breakerWrite) {
+	defer b.pending.Add(-1)
+	defer b.gen.Add(1)
+	field, value := encodeBreaker(w.ref, w.e)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	err := breakerScript.Run(ctx, b.client, []string{b.hash}, field, value, b.channel, breakerStateTTL.Milliseconds()).Err()
+	switch {
+	case err != nil && !b.failing.Swap(true):
+		b.log.Warn("breakers: sharing a breaker state failed; this pod keeps its own until Redis answers", "err", err)
+	case err == nil && b.failing.Swap(false):
+		b.log.Info("breakers: sharing breaker states again")
+	}
+}
+
+func (b *RedisBreakers) listen() {
+	defer b.wg.Done()
+	for msg := range b.ps.Channel() {
+		field, value, ok := strings.Cut(msg.Payload, "=")
+		if !ok {
+			continue
+		}
+		if ref, e, ok := decodeBreaker(field, value); ok {
+			b.local.put(ref, e)
+			b.gen.Add(1)
+		}
+	}
+}
+
+func (b *RedisBreakers) resyncLoop() {
+	defer b.wg.Done()
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for {
+		select {
+		case <-b.stop:
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		if err := b.Sync(ctx); err != nil && !b.failing.Swap(true) {
+			b.log.Warn("breakers: reading the shared breaker states failed", "err", err)
+		}
+		cancel()
+		t.Reset(b.resync)
+	}
+}
+
+// sharedEntry is what pods share of a breaker: not the local probe claim.
+type sharedEntry struct {
+	kind     entryKind
+	failures int
+	until    int64
+	reason   string
+	lastAt   int64
+}
+
+func shared(e entry) sharedEntry {
+	return sharedEntry{e.kind, e.failures, e.until.UnixMilli(), e.reason, e.lastAt.UnixMilli()}
+}
+
+// encodeBreaker is "<host key id>:<secret version>" and
+// "<kind>|<failures>|<until ms>|<last ms>|<reason>" ("" when closed).
+func encodeBreaker(ref KeyRef, e *entry) (string, string) {
+	field := ref.ID.String() + ":" + strconv.Itoa(ref.Version)
+	if e == nil {
+		return field, ""
+	}
+	var until int64
+	if !e.until.IsZero() {
+		until = e.until.UnixMilli()
+	}
+	return field, strconv.Itoa(int(e.kind)) + "|" + strconv.Itoa(e.failures) + "|" +
+		strconv.FormatInt(until, 10) + "|" + strconv.FormatInt(e.lastAt.UnixMilli(), 10) + "|" + e.reason
+}
+
+func decodeBreaker(field, value string) (KeyRef, *entry, bool) {
+	id, ver, ok := strings.Cut(field, ":")
+	if !ok {
+		return KeyRef{}, nil, false
+	}
+	u, err := uuid.Parse(id)
+	v, err2 := strconv.Atoi(ver)
+	if err != nil || err2 != nil {
+		return KeyRef{}, nil, false
+	}
+	ref := KeyRef{ID: u, Version: v}
+	if value == "" {
+		return ref, nil, true
+	}
+	parts := strings.SplitN(value, "|", 5)
+	if len(parts) != 5 {
+		return KeyRef{}, nil, false
+	}
+	kind, e1 := strconv.Atoi(parts[0])
+	failures, e2 := strconv.Atoi(parts[1])
+	until, e3 := strconv.ParseInt(parts[2], 10, 64)
+	last, e4 := strconv.ParseInt(parts[3], 10, 64)
+	if e1 != nil || e2 != nil || e3 != nil || e4 != nil || kind < int(kindOpen) || kind > int(kindAuth) {
+		return KeyRef{}, nil, false
+	}
+	e := &entry{kind: entryKind(kind), failures: failures, reason: parts[4], lastAt: time.UnixMilli(last)}
+	if until != 0 {
+		e.until = time.UnixMilli(until)
+	}
+	return ref, e, true
+}
+
+// entryOf returns a copy of ref's entry, if it has one.
+func (b *Memory) entryOf(ref KeyRef) (entry, bool) {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	if e := b.m[ref]; e != nil {
+		return *e, true
+	}
+	return entry{}, false
+}
+
+// put sets ref's shared state (nil: closed), keeping this pod's probe claim.
+func (b *Memory) put(ref KeyRef, e *entry) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if e == nil {
+		delete(b.m, ref)
+		return
+	}
+	n := *e
+	if old := b.m[ref]; old != nil && old.kind == n.kind {
+		n.probing, n.probeAt = old.probing, old.probeAt
+	}
+	b.m[ref] = &n
+}
+
+// replaceAll makes the local state the shared one, keeping probe claims.
+func (b *Memory) replaceAll(m map[KeyRef]entry) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for ref := range b.m {
+		if _, ok := m[ref]; !ok {
+			delete(b.m, ref)
+		}
+	}
+	for ref, e := range m {
+		n := e
+		if old := b.m[ref]; old != nil && old.kind == n.kind {
+			n.probing, n.probeAt = old.probing, old.probeAt
+		}
+		b.m[ref] = &n
+	}
+}

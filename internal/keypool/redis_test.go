@@ -1,0 +1,100 @@
+package keypool
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/relay-llm/relay/internal/redistest"
+)
+
+// twoPods returns two RedisBreakers ("pods") sharing one Redis.
+func twoPods(t *testing.T) (a, b *RedisBreakers) {
+	t.Helper()
+	url, prefix := redistest.URL(t), redistest.Prefix(t)
+	open := func() *RedisBreakers {
+		r := NewRedisBreakers(redistest.Client(t, url), BreakerConfig{}, RedisBreakerOptions{Prefix: prefix, Resync: time.Hour})
+		t.Cleanup(func() { _ = r.Close() })
+		return r
+	}
+	a, b = open(), open()
+	// Both subscribed before the test reports anything.
+	for _, r := range []*RedisBreakers{a, b} {
+		if err := r.ps.Ping(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return a, b
+}
+
+// eventually polls cond until it holds or 5s pass.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting until %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestRedisBreakers_TrippedOnOnePodSkippedOnAnother(t *testing.T) {
+	t.Parallel()
+	a, b := twoPods(t)
+	k := ref(1, 1)
+	tk := mustAcquire(t, a, k, t0)
+	a.Report(tk, Result{Outcome: OutcomeFailure, Reason: "500"}, t0)
+	mustRefuse(t, a, k, t0) // locally at once
+	eventually(t, "pod B sees the key open", func() bool { return !b.Ready(k, t0) })
+	if st := b.States(t0); len(st) != 1 || st[0].State != StateOpen || st[0].LastReason != "500" {
+		t.Fatalf("B's states %+v", st)
+	}
+
+	// A rotated secret is a new breaker: closed on both pods.
+	if !b.Ready(ref(1, 2), t0) || !a.Ready(ref(1, 2), t0) {
+		t.Fatal("a new secret version is not fresh")
+	}
+
+	// B probes after the backoff and succeeds: closed for A too.
+	at := t0.Add(time.Second)
+	probe := mustAcquire(t, b, k, at)
+	if !probe.Probe {
+		t.Fatal("B's attempt after the backoff is not a probe")
+	}
+	b.Report(probe, Result{Outcome: OutcomeSuccess}, at)
+	eventually(t, "pod A sees the key closed", func() bool { return len(a.States(at)) == 0 })
+}
+
+func TestRedisBreakers_AuthFailureSharedAndHeldUntilRotation(t *testing.T) {
+	t.Parallel()
+	a, b := twoPods(t)
+	k := ref(2, 7)
+	a.Report(mustAcquire(t, a, k, t0), Result{Outcome: OutcomeAuth, Reason: "401"}, t0)
+	eventually(t, "pod B holds the key", func() bool { return !b.Ready(k, t0.Add(24*time.Hour)) })
+	if !b.Ready(ref(2, 8), t0) {
+		t.Fatal("the rotated secret is held")
+	}
+}
+
+func TestRedisBreakers_ResyncHealsAMissedMessage(t *testing.T) {
+	t.Parallel()
+	url, prefix := redistest.URL(t), redistest.Prefix(t)
+	a := NewRedisBreakers(redistest.Client(t, url), BreakerConfig{}, RedisBreakerOptions{Prefix: prefix})
+	t.Cleanup(func() { _ = a.Close() })
+	k := ref(3, 1)
+	a.Report(mustAcquire(t, a, k, t0), Result{Outcome: OutcomeRateLimited, RetryAfter: time.Minute}, t0)
+	eventually(t, "the state is written", func() bool { return a.pending.Load() == 0 })
+
+	// A pod that starts later (it missed the message) reads the state.
+	c := NewRedisBreakers(redistest.Client(t, url), BreakerConfig{}, RedisBreakerOptions{Prefix: prefix, Resync: time.Hour})
+	t.Cleanup(func() { _ = c.Close() })
+	if err := c.Sync(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	mustRefuse(t, c, k, t0.Add(59*time.Second))
+	if st := c.States(t0); len(st) != 1 || st[0].State != StateCooling {
+		t.Fatalf("states %+v", st)
+	}
+	mustAcquire(t, c, k, t0.Add(time.Minute))
+}

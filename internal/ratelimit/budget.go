@@ -1,0 +1,123 @@
+package ratelimit
+
+import (
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/relay-llm/relay/internal/snapshot"
+	"github.com/relay-llm/relay/internal/wire"
+)
+
+// budgetIndex finds a caller's budgets without walking them all; one is
+// built per snapshot and kept while the snapshot is the newest seen.
+type budgetIndex struct {
+	snap                *snapshot.Snapshot
+	team, project, keys map[snapshot.ID][]*snapshot.Budget
+}
+
+func (l *Limiter) budgetsFor(snap *snapshot.Snapshot) *budgetIndex {
+	if snap == nil {
+		return nil
+	}
+	cur := l.budgets.Load()
+	if cur != nil && cur.snap == snap {
+		return cur
+	}
+	idx := &budgetIndex{snap: snap, team: map[snapshot.ID][]*snapshot.Budget{},
+		project: map[snapshot.ID][]*snapshot.Budget{}, keys: map[snapshot.ID][]*snapshot.Budget{}}
+	for _, b := range snap.Budgets() {
+		switch {
+		case b.RelayKeyID != uuid.Nil:
+			idx.keys[b.RelayKeyID] = append(idx.keys[b.RelayKeyID], b)
+		case b.ProjectID != uuid.Nil:
+			idx.project[b.ProjectID] = append(idx.project[b.ProjectID], b)
+		case b.TeamID != uuid.Nil:
+			idx.team[b.TeamID] = append(idx.team[b.TeamID], b)
+		}
+	}
+	// An older snapshot (a request that started before a swap) gets its
+	// own index but does not replace the newer one.
+	if cur == nil || snap.Version() >= cur.snap.Version() {
+		l.budgets.Store(idx)
+	}
+	return idx
+}
+
+// of lists the budgets that cap a caller.
+func (idx *budgetIndex) of(team, project, relayKey snapshot.ID) []*snapshot.Budget {
+	var out []*snapshot.Budget
+	if team != uuid.Nil {
+		out = append(out, idx.team[team]...)
+	}
+	if project != uuid.Nil {
+		out = append(out, idx.project[project]...)
+	}
+	if relayKey != uuid.Nil {
+		out = append(out, idx.keys[relayKey]...)
+	}
+	return out
+}
+
+// budgetCounter is a budget's counter for the period (UTC day or month)
+// that holds now.
+func budgetCounter(b *snapshot.Budget, now time.Time) Counter {
+	now = now.UTC()
+	y, m, d := now.Date()
+	var start, end time.Time
+	var tag string
+	if b.Period == "month" {
+		start = time.Date(y, m, 1, 0, 0, 0, 0, time.UTC)
+		end = start.AddDate(0, 1, 0)
+		tag = start.Format("200601")
+	} else {
+		start = time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
+		end = start.AddDate(0, 0, 1)
+		tag = start.Format("20060102")
+	}
+	return Counter{Kind: KindPeriod, Key: "budget:" + b.ID.String() + ":" + tag, Limit: b.Amount, End: end}
+}
+
+// rates are a binding's prices for one request, per million tokens.
+type rates struct{ input, cacheRead, cacheWrite, output, reasoning int64 }
+
+// ratesFor picks the prices for a prompt of input tokens: the last tier
+// whose threshold the prompt exceeds replaces the base prices. It follows
+// usage.RatesFor, which this package may not import (usage reaches
+// Postgres).
+func ratesFor(p *snapshot.Pricing, input int64) rates {
+	r := rates{p.Input, p.CachedInput, p.CacheWrite, p.Output, p.Reasoning}
+	for i := len(p.Tiers) - 1; i >= 0; i-- {
+		t := &p.Tiers[i]
+		if input <= t.AboveInputTokens {
+			continue
+		}
+		r.input, r.cacheRead, r.cacheWrite, r.output = t.InputPrice, t.CachedInputPrice, t.CacheWritePrice, t.OutputPrice
+		if p.Reasoning == p.Output {
+			r.reasoning = t.OutputPrice
+		}
+		break
+	}
+	return r
+}
+
+// costOf is what u costs at p in micro-units of currency, rounded up (a
+// budget never undercounts); usage.Cost computes the ledger's nano-units
+// the same way.
+func costOf(p *snapshot.Pricing, u wire.Usage) int64 {
+	r := ratesFor(p, u.Input)
+	cacheRead, cacheWrite := max(u.CacheRead, 0), max(u.CacheWrite, 0)
+	uncached := max(u.Input-cacheRead-cacheWrite, 0)
+	reasoning := max(u.Reasoning, 0)
+	plain := max(u.Output-reasoning, 0)
+	return ceilMillion(uncached*r.input + cacheRead*r.cacheRead + cacheWrite*r.cacheWrite + plain*r.output + reasoning*r.reasoning)
+}
+
+// ceilMillion divides token × price sums (micro-units per million tokens)
+// down to micro-units, rounding up.
+func ceilMillion(x int64) int64 {
+	if x <= 0 {
+		return 0
+	}
+	return (x + 999_999) / 1_000_000
+}

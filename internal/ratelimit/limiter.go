@@ -1,0 +1,520 @@
+package ratelimit
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/relay-llm/relay/internal/proxy"
+	"github.com/relay-llm/relay/internal/snapshot"
+	"github.com/relay-llm/relay/internal/wire"
+)
+
+// Defaults for zero Options fields.
+const (
+	DefaultPrefix       = "relay:"
+	DefaultTimeout      = 100 * time.Millisecond
+	DefaultRetryDown    = time.Second
+	DefaultLeaseTTL     = time.Minute
+	DefaultAssumedPods  = 2
+	DefaultOutputTokens = 1024
+	DefaultSpacingSlack = 100 * time.Millisecond
+	DefaultMaxQueue     = 1000
+	DefaultSettleQueue  = 4096
+	DefaultLeasePoll    = 50 * time.Millisecond
+	settleTimeout       = time.Second
+	settleBatch         = 64
+	failureModeClosed   = "closed"
+	priorityHeader      = "X-Relay-Priority"
+	unavailableRetry    = time.Second
+)
+
+// Options configures a Limiter. Zero fields take the defaults above.
+type Options struct {
+	// Redis shares the counters between pods; nil keeps them in this
+	// process (correct for one pod).
+	Redis redis.UniversalClient
+	// Prefix starts every Redis key.
+	Prefix string
+	// Timeout bounds each Redis call on the request path.
+	Timeout time.Duration
+	// RetryDown is how long after a failed Redis call requests go straight
+	// to their policy's failure mode before one of them tries Redis again.
+	RetryDown time.Duration
+	// LeaseTTL is how long a concurrency lease outlives a pod that died
+	// holding it; live leases are renewed every LeaseTTL/3.
+	LeaseTTL time.Duration
+	// AssumedPods divides every limit for the local fallback while Redis
+	// is down, until the pod count has been read from Redis.
+	AssumedPods int
+	// DefaultOutputTokens is the output estimate of a request that sets no
+	// max_tokens, for a model with no max output in the catalog.
+	DefaultOutputTokens int64
+	// SpacingSlack widens the window of a host key's pacing: sends are
+	// spaced (tier window + slack) / tier requests apart, so that jitter
+	// on the way to the provider does not bunch them in its window.
+	SpacingSlack time.Duration
+	// MaxQueue caps the requests waiting in one pacing queue.
+	MaxQueue int
+	// SettleQueue is the capacity of the queue of settlements; when full,
+	// settlements are dropped and counted (estimates then stand, and
+	// leases expire after LeaseTTL).
+	SettleQueue int
+	// LeasePoll is how often a request waiting for a concurrency slot
+	// checks again (a release in this pod wakes it at once).
+	LeasePoll time.Duration
+	// Logger gets state changes (Redis down, Redis back); nil discards.
+	Logger *slog.Logger
+	// Now is the counters' clock; nil is time.Now, and Redis's own clock
+	// for counters in Redis.
+	Now func() time.Time
+	// Pod names this process in Redis's set of live pods; "" is the
+	// hostname and a random suffix.
+	Pod string
+}
+
+// Stats are the limiter's counters since start, for metrics.
+type Stats struct {
+	Admitted       uint64 // reservations granted (first attempts and retries)
+	Paced          uint64 // reservations that waited in a pacing queue
+	Refused        uint64 // 429 rate_limited
+	BudgetRefused  uint64 // 429 budget_exceeded
+	FailOpen       uint64 // reservations made against the local share while Redis was down
+	FailClosed     uint64 // 503 limiter_unavailable
+	StoreErrors    uint64 // failed or timed-out Redis calls on the request path
+	SettleDropped  uint64 // settlements dropped on a full queue
+	SettleErrors   uint64 // settlement batches that failed
+	Waiting        int64  // requests in pacing queues now
+	Pods           int64  // live pods last seen in Redis (0 before the first look)
+	RedisAvailable bool   // false while Redis calls are being skipped after a failure
+}
+
+// Limiter implements proxy.KeyLimiter over a Store. It is safe for
+// concurrent use; Close stops its goroutines.
+type Limiter struct {
+	opts     Options
+	log      *slog.Logger
+	now      func() time.Time
+	primary  Store
+	redis    *Redis  // nil without Redis
+	fallback *Memory // the local share while Redis is down; nil without Redis
+	health   health
+
+	qmu    sync.Mutex
+	queues map[queueKey]*queue
+
+	lmu    sync.Mutex
+	leases map[string]leaseRef // live leases by id, renewed in the background
+
+	budgets atomic.Pointer[budgetIndex]
+	seq     atomic.Uint64
+
+	settles chan settleJob
+	stop    chan struct{}
+	wg      sync.WaitGroup
+	closed  sync.Once
+
+	admitted, paced, refused, budgetRefused atomic.Uint64
+	failOpen, failClosed, storeErrors       atomic.Uint64
+	settleDropped, settleErrors             atomic.Uint64
+	waiting, pods                           atomic.Int64
+}
+
+// leaseRef is a live lease and the store that holds it.
+type leaseRef struct {
+	store Store
+	c     Counter
+}
+
+var (
+	_ proxy.KeyLimiter  = (*Limiter)(nil)
+	_ proxy.Reservation = (*reservation)(nil)
+)
+
+// New returns a running Limiter. With Options.Redis it loads the script
+// (a failure is logged, not fatal: Redis may come up later).
+func New(opts Options) *Limiter {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	if opts.Prefix == "" {
+		opts.Prefix = DefaultPrefix
+	}
+	def(&opts.Timeout, DefaultTimeout)
+	def(&opts.RetryDown, DefaultRetryDown)
+	def(&opts.LeaseTTL, DefaultLeaseTTL)
+	def(&opts.LeasePoll, DefaultLeasePoll)
+	if opts.AssumedPods <= 0 {
+		opts.AssumedPods = DefaultAssumedPods
+	}
+	if opts.DefaultOutputTokens <= 0 {
+		opts.DefaultOutputTokens = DefaultOutputTokens
+	}
+	def(&opts.SpacingSlack, DefaultSpacingSlack)
+	if opts.MaxQueue <= 0 {
+		opts.MaxQueue = DefaultMaxQueue
+	}
+	if opts.SettleQueue <= 0 {
+		opts.SettleQueue = DefaultSettleQueue
+	}
+	if opts.Pod == "" {
+		host, _ := os.Hostname()
+		var b [4]byte
+		_, _ = rand.Read(b[:])
+		opts.Pod = host + "-" + hex.EncodeToString(b[:])
+	}
+	l := &Limiter{
+		opts:    opts,
+		log:     opts.Logger,
+		now:     opts.Now,
+		queues:  make(map[queueKey]*queue),
+		leases:  make(map[string]leaseRef),
+		settles: make(chan settleJob, opts.SettleQueue),
+		stop:    make(chan struct{}),
+	}
+	if l.log == nil {
+		l.log = slog.New(slog.DiscardHandler)
+	}
+	if l.now == nil {
+		l.now = time.Now
+	}
+	if opts.Redis != nil {
+		if c, ok := opts.Redis.(*redis.Client); ok && !c.Options().ContextTimeoutEnabled {
+			l.log.Warn("rate limiter: the Redis client ignores context deadlines, so a slow Redis may hold requests past the limiter's timeout; build it with NewRedisClient")
+		}
+		l.redis = NewRedis(opts.Redis, opts.Prefix, opts.Now == nil)
+		l.fallback = NewMemory()
+		l.primary = l.redis
+		ctx, cancel := context.WithTimeout(context.Background(), 10*opts.Timeout)
+		if err := l.redis.Load(ctx); err != nil {
+			l.log.Warn("rate limiter: Redis unreachable at start; policies follow their limiter_failure_mode until it answers", "err", err)
+		}
+		cancel()
+	} else {
+		l.primary = NewMemory()
+		l.log.Info("rate limiter: counters in process memory (no RELAY_REDIS_URL); correct for one pod only")
+	}
+	l.wg.Add(2)
+	go l.settleLoop()
+	go l.renewLoop()
+	return l
+}
+
+// Close flushes pending settlements and stops the background goroutines.
+// Leases still held are left to expire.
+func (l *Limiter) Close() error {
+	l.closed.Do(func() {
+		close(l.stop)
+		l.wg.Wait()
+	})
+	return nil
+}
+
+// Stats returns the limiter's counters.
+func (l *Limiter) Stats() Stats {
+	return Stats{
+		Admitted: l.admitted.Load(), Paced: l.paced.Load(), Refused: l.refused.Load(),
+		BudgetRefused: l.budgetRefused.Load(), FailOpen: l.failOpen.Load(), FailClosed: l.failClosed.Load(),
+		StoreErrors: l.storeErrors.Load(), SettleDropped: l.settleDropped.Load(), SettleErrors: l.settleErrors.Load(),
+		Waiting: l.waiting.Load(), Pods: l.pods.Load(),
+		RedisAvailable: l.redis == nil || l.health.downUntil.Load() == 0,
+	}
+}
+
+// errUnavailable is the fail-closed answer.
+func errUnavailable() error {
+	return &wire.Error{
+		Kind:       wire.ErrLimiterUnavailable,
+		Msg:        "Rate limits cannot be checked right now (Relay's Redis is unavailable) and this policy fails closed; retry shortly.",
+		RetryAfter: unavailableRetry,
+	}
+}
+
+// health tracks whether Redis answers. After a failure, requests skip
+// Redis until downUntil; then one request (the probe) tries it again.
+type health struct {
+	downUntil atomic.Int64 // Unix ns; 0: up
+	probing   atomic.Bool
+}
+
+// try reports whether this call should go to Redis.
+func (h *health) try(now time.Time) bool {
+	d := h.downUntil.Load()
+	if d == 0 {
+		return true
+	}
+	if now.UnixNano() < d {
+		return false
+	}
+	return h.probing.CompareAndSwap(false, true)
+}
+
+func (l *Limiter) redisOK() {
+	if l.health.downUntil.Load() != 0 {
+		l.health.downUntil.Store(0)
+		l.health.probing.Store(false)
+		l.log.Info("rate limiter: Redis is back; counters are shared again")
+	}
+}
+
+func (l *Limiter) redisFailed(err error) {
+	l.storeErrors.Add(1)
+	was := l.health.downUntil.Swap(time.Now().Add(l.opts.RetryDown).UnixNano())
+	l.health.probing.Store(false)
+	if was == 0 {
+		l.log.Warn("rate limiter: Redis failed; fail-open policies use a local share of their limits, fail-closed policies answer 503 until it is back",
+			"err", err, "share_divisor", l.podCount())
+	}
+}
+
+// podCount is the divisor of the local share.
+func (l *Limiter) podCount() int64 {
+	if n := l.pods.Load(); n > 0 {
+		return n
+	}
+	return int64(l.opts.AssumedPods)
+}
+
+// reserve takes cs from Redis, or, when Redis is failing, from the local
+// share (fail open) or not at all (fail closed). Without Redis it uses
+// the memory store.
+func (l *Limiter) reserve(ctx context.Context, cs []Counter, closed bool) (Verdict, Store, error) {
+	now := l.now()
+	if l.redis == nil {
+		v, err := l.primary.Reserve(ctx, cs, now)
+		return v, l.primary, err
+	}
+	if l.health.try(time.Now()) {
+		cctx, cancel := context.WithTimeout(ctx, l.opts.Timeout)
+		v, err := l.redis.Reserve(cctx, cs, now)
+		cancel()
+		if err == nil {
+			l.redisOK()
+			return v, l.redis, nil
+		}
+		if ctx.Err() != nil {
+			l.health.probing.Store(false)
+			return v, nil, ctx.Err()
+		}
+		l.redisFailed(err)
+	}
+	if closed {
+		l.failClosed.Add(1)
+		return Verdict{}, nil, errUnavailable()
+	}
+	l.failOpen.Add(1)
+	local := make([]Counter, len(cs))
+	pods := l.podCount()
+	for i, c := range cs {
+		switch c.Kind {
+		case KindSpacing:
+			c.Window *= time.Duration(pods)
+		default:
+			c.Limit = max(1, c.Limit/pods)
+		}
+		local[i] = c
+	}
+	v, err := l.fallback.Reserve(ctx, local, now)
+	return v, l.fallback, err
+}
+
+// settleJob is one request's adjustments to one store; a job with done
+// set is a flush barrier.
+type settleJob struct {
+	store Store
+	adj   []Adjust
+	done  chan struct{}
+}
+
+// settle hands adjustments to the settle goroutine without blocking.
+func (l *Limiter) settle(store Store, adj []Adjust) {
+	if len(adj) == 0 || store == nil {
+		return
+	}
+	select {
+	case l.settles <- settleJob{store: store, adj: adj}:
+	default:
+		l.settleDropped.Add(1)
+	}
+}
+
+// Flush waits until every settlement handed over before it has been
+// applied (or ctx ends).
+func (l *Limiter) Flush(ctx context.Context) error {
+	done := make(chan struct{})
+	select {
+	case l.settles <- settleJob{done: done}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// settleLoop applies settlements in batches: one script call for up to
+// settleBatch requests' adjustments to the same store.
+func (l *Limiter) settleLoop() {
+	defer l.wg.Done()
+	batch := make(map[Store][]Adjust)
+	var barriers []chan struct{}
+	flush := func() {
+		released := false
+		for st, adj := range batch {
+			ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
+			if err := st.Settle(ctx, adj, l.now()); err != nil {
+				l.settleErrors.Add(1)
+				l.log.Warn("rate limiter: settling failed; estimates stand and leases expire by TTL", "err", err, "adjustments", len(adj))
+			}
+			cancel()
+			for i := range adj {
+				if adj[i].Kind == KindLease {
+					released = true
+				}
+			}
+			delete(batch, st)
+		}
+		for _, b := range barriers {
+			close(b)
+		}
+		barriers = barriers[:0]
+		if released {
+			l.kick()
+		}
+	}
+	for {
+		var job settleJob
+		select {
+		case job = <-l.settles:
+		case <-l.stop:
+			for len(l.settles) > 0 {
+				l.addJob(batch, &barriers, <-l.settles)
+			}
+			flush()
+			return
+		}
+		l.addJob(batch, &barriers, job)
+	drain:
+		for n := 1; n < settleBatch; n++ {
+			select {
+			case job = <-l.settles:
+				l.addJob(batch, &barriers, job)
+			default:
+				break drain
+			}
+		}
+		flush()
+	}
+}
+
+func (l *Limiter) addJob(batch map[Store][]Adjust, barriers *[]chan struct{}, job settleJob) {
+	if job.done != nil {
+		*barriers = append(*barriers, job.done)
+		return
+	}
+	batch[job.store] = append(batch[job.store], job.adj...)
+}
+
+// renewLoop keeps this pod's leases alive and counts the live pods.
+func (l *Limiter) renewLoop() {
+	defer l.wg.Done()
+	every := l.opts.LeaseTTL / 3
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for {
+		select {
+		case <-l.stop:
+			return
+		case <-t.C:
+		}
+		l.renew()
+		t.Reset(every)
+	}
+}
+
+// renew extends every live lease, by store, and reads the pod count.
+func (l *Limiter) renew() {
+	byStore := make(map[Store][]Counter)
+	l.lmu.Lock()
+	for _, r := range l.leases {
+		byStore[r.store] = append(byStore[r.store], r.c)
+	}
+	l.lmu.Unlock()
+	if l.redis != nil {
+		if _, ok := byStore[l.redis]; !ok {
+			byStore[l.redis] = nil // the heartbeat
+		}
+	}
+	for st, cs := range byStore {
+		ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
+		n, err := st.Renew(ctx, cs, l.opts.Pod, l.opts.LeaseTTL, l.now())
+		cancel()
+		if err != nil {
+			l.log.Warn("rate limiter: renewing leases failed", "err", err, "leases", len(cs))
+			continue
+		}
+		if st == l.redis {
+			l.pods.Store(int64(n))
+		}
+	}
+}
+
+func (l *Limiter) holdLeases(store Store, cs []Counter) {
+	for _, c := range cs {
+		if c.Kind == KindLease {
+			l.lmu.Lock()
+			l.leases[c.Lease] = leaseRef{store: store, c: c}
+			l.lmu.Unlock()
+		}
+	}
+}
+
+func (l *Limiter) dropLeases(cs []Counter) {
+	for _, c := range cs {
+		if c.Kind == KindLease {
+			l.lmu.Lock()
+			delete(l.leases, c.Lease)
+			l.lmu.Unlock()
+		}
+	}
+}
+
+// Level reports how much of a policy's rate-limit rule is taken now (for a
+// per-principal rule, principal's share), for tools and tests. A
+// concurrency rule reports live leases.
+func (l *Limiter) Level(ctx context.Context, policy *snapshot.Policy, rl *snapshot.RateLimit, rule *snapshot.Rule, principal snapshot.ID) (int64, error) {
+	c := ruleCounter(policyKey(policy.ID, rl.ID), rule, principal, 0, "", l.opts.LeaseTTL)
+	c.Amount = 0
+	if c.Kind == KindLease {
+		c.Limit = 1 << 40
+	}
+	v, err := l.primary.Peek(ctx, []Counter{c}, l.now())
+	if err != nil {
+		return 0, fmt.Errorf("peek rate limit: %w", err)
+	}
+	return v.Used[0], nil
+}
+
+// Spent reports a budget's spend in the current period, in micro-units.
+func (l *Limiter) Spent(ctx context.Context, b *snapshot.Budget) (int64, error) {
+	c := budgetCounter(b, l.now())
+	c.Amount = 0
+	v, err := l.primary.Peek(ctx, []Counter{c}, l.now())
+	if err != nil {
+		return 0, fmt.Errorf("peek budget: %w", err)
+	}
+	return v.Used[0], nil
+}

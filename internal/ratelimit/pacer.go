@@ -1,0 +1,263 @@
+package ratelimit
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/relay-llm/relay/internal/snapshot"
+)
+
+// queueKey names a pacing queue: one per policy and host key, and per
+// principal when the policy has per-principal rules (so one relay key
+// that spent its share does not hold up the others).
+type queueKey struct{ policy, principal, key snapshot.ID }
+
+// queue holds the requests waiting for room, by priority (higher first)
+// then arrival. Only its head asks the store, at retryAt: the moment the
+// store said it would fit. When the head is admitted the next one asks at
+// once, so waiters are released in order without polling.
+type queue struct {
+	refs int // acquire calls holding the queue; guarded by Limiter.qmu
+
+	mu      sync.Mutex
+	waiters []*waiter
+	retryAt time.Time
+	last    Verdict // the head's last refusal, to explain a timeout
+	onLease bool    // … was for a concurrency slot: a release wakes the head
+}
+
+type waiter struct {
+	prio int
+	seq  uint64
+	wake chan struct{} // buffered 1
+}
+
+// ask is one reservation to acquire.
+type ask struct {
+	qk       queueKey
+	prio     int
+	seq      uint64    // arrival order
+	deadline time.Time // zero: may not wait
+	closed   bool      // the policy fails closed
+	cs       []Counter
+}
+
+// acquire reserves a.cs, waiting in a.qk's queue while the store says the
+// wait fits before a.deadline. ok false with a nil error is a refusal,
+// explained by the verdict.
+func (l *Limiter) acquire(ctx context.Context, a *ask) (g grant, v Verdict, ok bool, err error) {
+	q := l.queue(a.qk)
+	defer l.unref(a.qk)
+
+	q.mu.Lock()
+	queued := len(q.waiters) > 0
+	q.mu.Unlock()
+	if !queued {
+		// The fast path: nobody waits, so nobody is overtaken.
+		var st Store
+		if v, st, err = l.reserve(ctx, a.cs, a.closed); err != nil || v.OK {
+			return grant{store: st, at: v.At, cs: a.cs}, v, err == nil, err
+		}
+		if !l.canWait(v, a.cs, a.deadline) {
+			return grant{}, v, false, nil
+		}
+	}
+
+	q.mu.Lock()
+	if queued {
+		// Behind others: refuse at once what cannot be served in time.
+		est := Verdict{Wait: time.Until(q.retryAt), Worst: q.last.Worst, Used: q.last.Used, Reset: q.last.Reset}
+		est.Wait = max(est.Wait, time.Millisecond)
+		if len(q.waiters) >= l.opts.MaxQueue || a.deadline.IsZero() || time.Now().Add(est.Wait).After(a.deadline) {
+			q.mu.Unlock()
+			return grant{}, est, false, nil
+		}
+	}
+	w := &waiter{prio: a.prio, seq: a.seq, wake: make(chan struct{}, 1)}
+	i := len(q.waiters)
+	for i > 0 && before(w, q.waiters[i-1]) {
+		i--
+	}
+	q.waiters = append(q.waiters, nil)
+	copy(q.waiters[i+1:], q.waiters[i:])
+	q.waiters[i] = w
+	if !queued {
+		q.last, q.onLease = v, worstIsLease(v, a.cs)
+		if i == 0 || q.retryAt.IsZero() {
+			q.retryAt = time.Now().Add(l.pace(v, a.cs))
+		}
+	}
+	if i == 0 && len(q.waiters) > 1 {
+		signal(q.waiters[1]) // displaced: it goes back to waiting for its turn
+	}
+	q.mu.Unlock()
+	l.paced.Add(1)
+	l.waiting.Add(1)
+	defer l.waiting.Add(-1)
+	return l.wait(ctx, q, w, a)
+}
+
+// before orders waiters: higher priority first, then arrival.
+func before(a, b *waiter) bool {
+	if a.prio != b.prio {
+		return a.prio > b.prio
+	}
+	return a.seq < b.seq
+}
+
+func signal(w *waiter) {
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+// wait runs one waiter until it is admitted, refused or canceled.
+func (l *Limiter) wait(ctx context.Context, q *queue, w *waiter, a *ask) (grant, Verdict, bool, error) {
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		q.mu.Lock()
+		head := q.waiters[0] == w
+		d := time.Until(a.deadline)
+		turn := head && !time.Now().Before(q.retryAt)
+		if head {
+			d = min(d, time.Until(q.retryAt))
+		}
+		last := q.last
+		q.mu.Unlock()
+
+		switch {
+		case turn:
+			v, st, err := l.reserve(ctx, a.cs, a.closed)
+			if err != nil {
+				l.leave(q, w, false)
+				return grant{}, v, false, err
+			}
+			if v.OK {
+				l.leave(q, w, true)
+				return grant{store: st, at: v.At, cs: a.cs}, v, true, nil
+			}
+			q.mu.Lock()
+			q.last, q.onLease = v, worstIsLease(v, a.cs)
+			q.retryAt = time.Now().Add(l.pace(v, a.cs))
+			q.mu.Unlock()
+			if !l.canWait(v, a.cs, a.deadline) {
+				l.leave(q, w, false)
+				return grant{}, v, false, nil
+			}
+			continue
+		case d <= 0: // past the deadline
+			l.leave(q, w, false)
+			last.Wait = max(time.Millisecond, time.Until(q.retryAtLocked()))
+			return grant{}, last, false, nil
+		}
+		timer.Reset(d)
+		select {
+		case <-w.wake:
+		case <-timer.C:
+		case <-ctx.Done():
+			l.leave(q, w, false)
+			return grant{}, Verdict{}, false, ctx.Err()
+		}
+	}
+}
+
+func (q *queue) retryAtLocked() time.Time {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.retryAt
+}
+
+// leave takes w out of q. When w was the head, the next waiter takes
+// over: at once if w was admitted (there may be room for more), else at
+// the retry time w was given.
+func (l *Limiter) leave(q *queue, w *waiter, admitted bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for i, x := range q.waiters {
+		if x != w {
+			continue
+		}
+		copy(q.waiters[i:], q.waiters[i+1:])
+		q.waiters[len(q.waiters)-1] = nil
+		q.waiters = q.waiters[:len(q.waiters)-1]
+		if i == 0 && len(q.waiters) > 0 {
+			if admitted {
+				q.retryAt = time.Now()
+			}
+			signal(q.waiters[0])
+		}
+		return
+	}
+}
+
+// worstIsLease reports whether a refusal waits for a concurrency slot.
+func worstIsLease(v Verdict, cs []Counter) bool {
+	return v.Worst >= 0 && v.Worst < len(cs) && cs[v.Worst].Kind == KindLease
+}
+
+// pace is how long the head waits before asking again: the store's wait,
+// or for a concurrency slot (whose release may come any time, from any
+// pod) at most LeasePoll.
+func (l *Limiter) pace(v Verdict, cs []Counter) time.Duration {
+	d := v.Wait
+	if worstIsLease(v, cs) {
+		d = min(d, l.opts.LeasePoll)
+	}
+	return max(d, time.Millisecond)
+}
+
+// canWait reports whether a request refused with v may wait for room.
+func (l *Limiter) canWait(v Verdict, cs []Counter, deadline time.Time) bool {
+	if v.Wait == Never || deadline.IsZero() {
+		return false
+	}
+	if worstIsLease(v, cs) {
+		return true // a slot may free up any moment; wait until the deadline
+	}
+	return !time.Now().Add(v.Wait).After(deadline)
+}
+
+// kick makes the heads waiting for a concurrency slot ask again now: this
+// pod released a lease.
+func (l *Limiter) kick() {
+	l.qmu.Lock()
+	qs := make([]*queue, 0, len(l.queues))
+	for _, q := range l.queues {
+		qs = append(qs, q)
+	}
+	l.qmu.Unlock()
+	now := time.Now()
+	for _, q := range qs {
+		q.mu.Lock()
+		if len(q.waiters) > 0 && q.onLease {
+			q.retryAt = now
+			signal(q.waiters[0])
+		}
+		q.mu.Unlock()
+	}
+}
+
+func (l *Limiter) queue(k queueKey) *queue {
+	l.qmu.Lock()
+	defer l.qmu.Unlock()
+	q := l.queues[k]
+	if q == nil {
+		q = &queue{}
+		l.queues[k] = q
+	}
+	q.refs++
+	return q
+}
+
+func (l *Limiter) unref(k queueKey) {
+	l.qmu.Lock()
+	defer l.qmu.Unlock()
+	if q := l.queues[k]; q != nil {
+		if q.refs--; q.refs == 0 {
+			delete(l.queues, k)
+		}
+	}
+}

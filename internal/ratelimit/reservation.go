@@ -1,0 +1,394 @@
+package ratelimit
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/relay-llm/relay/internal/proxy"
+	"github.com/relay-llm/relay/internal/routing"
+	"github.com/relay-llm/relay/internal/snapshot"
+	"github.com/relay-llm/relay/internal/wire"
+)
+
+// Redis keys (after the prefix and the {rl} hash tag):
+//
+//	pol:<policy>:<rate limit>:<rule>:<window s>[:<principal>]:log|sum   a policy's window rule
+//	pol:<policy>:<rate limit>:<rule>[:<principal>]:lease                 a policy's concurrency rule
+//	key:<host key>:<rate limit>:<rule>:<window s>:log|sum                a host key's tier rule
+//	key:<host key>:<rate limit>:<rule>:lease                             its tier concurrency
+//	key:<host key>:pace:tat                                              its minimum interval
+//	budget:<budget>:<day YYYYMMDD | month YYYYMM>                        a budget's spend
+//	pods                                                                 live pods (heartbeats)
+
+func policyKey(policy, rl snapshot.ID) string { return "pol:" + policy.String() + ":" + rl.String() }
+
+func tierKey(key, rl snapshot.ID) string { return "key:" + key.String() + ":" + rl.String() }
+
+// ruleCounter is the counter of one rule under base. amount is what a
+// request takes of a window meter; lease names a concurrency lease.
+func ruleCounter(base string, r *snapshot.Rule, principal snapshot.ID, amount int64, lease string, ttl time.Duration) Counter {
+	var b strings.Builder
+	b.Grow(len(base) + 96)
+	b.WriteString(base)
+	b.WriteByte(':')
+	b.WriteString(r.ID.String())
+	c := Counter{Key: "", Limit: r.Amount, Meter: r.Meter}
+	if r.Meter == snapshot.MeterConcurrency {
+		c.Kind, c.Window, c.Amount, c.Lease = KindLease, ttl, 1, lease
+	} else {
+		c.Kind, c.Window, c.Amount = KindWindow, r.Window, amount
+		b.WriteByte(':')
+		b.WriteString(strconv.FormatInt(int64(r.Window/time.Second), 10))
+	}
+	if principal != uuid.Nil {
+		b.WriteByte(':')
+		b.WriteString(principal.String())
+	}
+	c.Key = b.String()
+	return c
+}
+
+// meta says what a counter stands for, to explain a refusal.
+type meta struct {
+	rl     *snapshot.RateLimit // nil for a budget
+	rule   *snapshot.Rule      // nil for spacing and budgets
+	tier   bool                // a host key's tier limit
+	budget *snapshot.Budget
+}
+
+// reservation is one request's claim, made by Reserve and taken attempt
+// by attempt. The proxy calls Attempt and Done from the request's
+// goroutine, one after the other.
+type reservation struct {
+	l         *Limiter
+	snap      *snapshot.Snapshot
+	policy    *snapshot.Policy
+	model     *snapshot.Model
+	principal snapshot.ID // relay key, or the user of an inference token
+	team      snapshot.ID
+	project   snapshot.ID
+	relayKey  snapshot.ID
+	prio      int
+	seq       uint64
+	estIn     int64
+	estOut    int64
+	embedding bool
+	binding   *snapshot.Binding // of the last admitted attempt
+	fallback  *snapshot.Binding // priced when Admit has no attempt
+
+	started bool
+	n       int   // attempts so far
+	pol     grant // the policy's counters and budgets, taken with the first attempt
+	key     grant // the last attempt's host-key counters
+	done    bool
+}
+
+// grant is what one reservation took from one store.
+type grant struct {
+	store Store
+	at    int64
+	cs    []Counter
+}
+
+// Reserve implements proxy.KeyLimiter: it reads what the reservation needs
+// from the admission and does no I/O.
+func (l *Limiter) Reserve(a *proxy.Admission) (proxy.Reservation, error) {
+	c := a.Caller
+	r := &reservation{l: l, snap: a.Snapshot, policy: c.Policy, model: a.Model, seq: l.seq.Add(1),
+		team: c.TeamID, project: c.ProjectID}
+	if c.Kind == snapshot.CredentialRelayKey {
+		r.principal, r.relayKey = c.CredentialID, c.CredentialID
+	} else {
+		r.principal = c.UserID
+	}
+	if r.policy != nil {
+		r.prio = r.policy.Priority
+	}
+	if c.HasPriority {
+		r.prio = c.Priority
+	}
+	if v := a.Header.Get(priorityHeader); v != "" {
+		// A caller may lower its own priority, never raise it.
+		if p, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && p < r.prio {
+			r.prio = p
+		}
+	}
+	r.embedding = a.Inbound == wire.InboundEmbeddings || (a.Model != nil && a.Model.Kind == "embedding")
+	r.estIn = int64(a.BodyBytes+3) / 4
+	switch {
+	case r.embedding:
+	case a.MaxTokens > 0:
+		r.estOut = a.MaxTokens
+	case a.Model != nil && a.Model.MaxOutputTokens > 0:
+		r.estOut = int64(a.Model.MaxOutputTokens)
+	default:
+		r.estOut = l.opts.DefaultOutputTokens
+	}
+	if a.Plan != nil {
+		for i := range a.Plan.Bindings {
+			if a.Plan.Bindings[i].Skip == routing.Kept {
+				r.fallback = a.Plan.Bindings[i].Binding
+				break
+			}
+		}
+	}
+	return r, nil
+}
+
+// Admit implements proxy.Limiter for callers that admit once per request:
+// the policy's limits and budgets, no host key.
+func (l *Limiter) Admit(ctx context.Context, a *proxy.Admission) (func(wire.Usage), error) {
+	res, err := l.Reserve(a)
+	if err != nil {
+		return nil, err
+	}
+	r := res.(*reservation)
+	if err := r.Attempt(ctx, nil, r.fallback); err != nil {
+		return nil, err
+	}
+	return r.Done, nil
+}
+
+// amount is what a request takes of a meter.
+func (r *reservation) amount(m snapshot.Meter) int64 {
+	switch m {
+	case snapshot.MeterRequests:
+		return 1
+	case snapshot.MeterInputTokens:
+		return r.estIn
+	case snapshot.MeterOutputTokens:
+		return r.estOut
+	case snapshot.MeterTotalTokens:
+		return r.estIn + r.estOut
+	}
+	return 0
+}
+
+// actual is what a request took of a meter, by its usage.
+func actual(m snapshot.Meter, u wire.Usage) (int64, bool) {
+	switch m {
+	case snapshot.MeterInputTokens:
+		return u.Input, true
+	case snapshot.MeterOutputTokens:
+		return u.Output, true
+	case snapshot.MeterTotalTokens:
+		return u.Input + u.Output, true
+	}
+	return 0, false
+}
+
+// leaseID names the lease of counter i of the current attempt: unique
+// across pods.
+func (r *reservation) leaseID(i int) string {
+	return r.l.opts.Pod + ":" + strconv.FormatUint(r.seq, 36) + ":" + strconv.Itoa(r.n) + ":" + strconv.Itoa(i)
+}
+
+// policyLimits are the rate limits of the policy for the model: its own
+// and, on top, the per-model one.
+func (r *reservation) policyLimits() (own, perModel *snapshot.RateLimit) {
+	if r.policy == nil || r.snap == nil {
+		return nil, nil
+	}
+	if r.policy.RateLimitID != uuid.Nil {
+		own = r.snap.RateLimit(r.policy.RateLimitID)
+	}
+	if r.model != nil {
+		if id := r.policy.RateLimitFor(r.model.ID); id != uuid.Nil && id != r.policy.RateLimitID {
+			perModel = r.snap.RateLimit(id)
+		}
+	}
+	return own, perModel
+}
+
+// perPrincipal reports whether any of the policy's rules is a per-principal
+// sub-limit: those requests queue apart from other principals'.
+func (r *reservation) perPrincipal() bool {
+	own, pm := r.policyLimits()
+	for _, rl := range []*snapshot.RateLimit{own, pm} {
+		if rl == nil {
+			continue
+		}
+		for _, rule := range rl.Rules {
+			if rule.PerPrincipal {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// policyCounters appends the policy's rules and the caller's budgets,
+// priced at b.
+func (r *reservation) policyCounters(cs []Counter, ms []meta, b *snapshot.Binding) ([]Counter, []meta) {
+	own, pm := r.policyLimits()
+	for _, rl := range []*snapshot.RateLimit{own, pm} {
+		if rl == nil {
+			continue
+		}
+		base := policyKey(r.policy.ID, rl.ID)
+		for _, rule := range rl.Rules {
+			var who snapshot.ID
+			if rule.PerPrincipal {
+				who = r.principal
+			}
+			cs = append(cs, ruleCounter(base, rule, who, r.amount(rule.Meter), r.leaseID(len(cs)), r.l.opts.LeaseTTL))
+			ms = append(ms, meta{rl: rl, rule: rule})
+		}
+	}
+	if budgets := r.l.budgetsFor(r.snap); budgets != nil {
+		est := r.estimatedCost(b)
+		now := r.l.now()
+		for _, bu := range budgets.of(r.team, r.project, r.relayKey) {
+			c := budgetCounter(bu, now)
+			c.Amount = est
+			cs = append(cs, c)
+			ms = append(ms, meta{budget: bu})
+		}
+	}
+	return cs, ms
+}
+
+// keyCounters appends the host key's tier rules and its pacing.
+func (r *reservation) keyCounters(cs []Counter, ms []meta, key *snapshot.HostKey) ([]Counter, []meta) {
+	if key == nil || key.TierRateLimitID == uuid.Nil || r.snap == nil {
+		return cs, ms
+	}
+	rl := r.snap.RateLimit(key.TierRateLimitID)
+	if rl == nil {
+		return cs, ms
+	}
+	base := tierKey(key.ID, rl.ID)
+	var interval time.Duration
+	for _, rule := range rl.Rules {
+		cs = append(cs, ruleCounter(base, rule, uuid.Nil, r.amount(rule.Meter), r.leaseID(len(cs)), r.l.opts.LeaseTTL))
+		ms = append(ms, meta{rl: rl, rule: rule, tier: true})
+		if rule.Meter == snapshot.MeterRequests && rule.Amount > 0 {
+			interval = max(interval, (rule.Window+r.l.opts.SpacingSlack)/time.Duration(rule.Amount))
+		}
+	}
+	if interval > 0 && r.policy != nil && r.policy.MaxWait > 0 {
+		// Sends spaced evenly, so a burst reaches the provider as a ramp:
+		// n sends per window + slack, the slack absorbing the jitter
+		// between our clock and the provider's. Spacing means waiting, so
+		// it applies only where the policy lets requests wait.
+		cs = append(cs, Counter{Kind: KindSpacing, Key: "key:" + key.ID.String() + ":pace", Window: interval})
+		ms = append(ms, meta{rl: rl, tier: true})
+	}
+	return cs, ms
+}
+
+// Attempt implements proxy.Reservation.
+func (r *reservation) Attempt(ctx context.Context, key *snapshot.HostKey, b *snapshot.Binding) error {
+	l := r.l
+	first := !r.started
+	r.n++
+	if !first && r.key.store != nil {
+		// The previous attempt failed before any byte reached the caller:
+		// its key's tokens go back and its leases are released. Its
+		// request counts stay: the provider saw the request.
+		l.settle(r.key.store, r.key.adjust(wire.Usage{}, 0))
+		l.dropLeases(r.key.cs)
+		r.key = grant{}
+	}
+	cs := make([]Counter, 0, 12)
+	ms := make([]meta, 0, 12)
+	if first {
+		cs, ms = r.policyCounters(cs, ms, b)
+	}
+	policyN := len(cs)
+	cs, ms = r.keyCounters(cs, ms, key)
+	if len(cs) == 0 {
+		r.started, r.binding = true, b
+		return nil
+	}
+	a := ask{cs: cs, prio: r.prio, seq: r.seq}
+	if r.policy != nil {
+		a.closed = r.policy.LimiterFailureMode == failureModeClosed
+		if r.policy.MaxWait > 0 {
+			a.deadline = time.Now().Add(r.policy.MaxWait)
+		}
+		a.qk.policy = r.policy.ID
+	}
+	if dl, ok := ctx.Deadline(); ok && !a.deadline.IsZero() && dl.Before(a.deadline) {
+		a.deadline = dl
+	}
+	if key != nil {
+		a.qk.key = key.ID
+	}
+	if first && r.perPrincipal() {
+		a.qk.principal = r.principal
+	}
+	g, v, ok, err := l.acquire(ctx, &a)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return r.refusal(cs, ms, v)
+	}
+	l.admitted.Add(1)
+	r.started, r.binding = true, b
+	if first {
+		r.pol = grant{store: g.store, at: g.at, cs: cs[:policyN:policyN]}
+		l.holdLeases(g.store, r.pol.cs)
+	}
+	r.key = grant{store: g.store, at: g.at, cs: cs[policyN:]}
+	l.holdLeases(g.store, r.key.cs)
+	return nil
+}
+
+// Done implements proxy.Reservation: it hands the settlement to the settle
+// goroutine and returns at once.
+func (r *reservation) Done(u wire.Usage) {
+	if r.done || !r.started {
+		return
+	}
+	r.done = true
+	var cost int64
+	if r.binding != nil {
+		cost = costOf(&r.binding.Pricing, u)
+	}
+	if r.pol.store != nil {
+		r.l.settle(r.pol.store, r.pol.adjust(u, cost))
+		r.l.dropLeases(r.pol.cs)
+	}
+	if r.key.store != nil {
+		r.l.settle(r.key.store, r.key.adjust(u, cost))
+		r.l.dropLeases(r.key.cs)
+	}
+}
+
+// adjust is what settling g with usage u (and cost, for budgets) takes.
+func (g *grant) adjust(u wire.Usage, cost int64) []Adjust {
+	var adj []Adjust
+	for _, c := range g.cs {
+		switch c.Kind {
+		case KindWindow:
+			if n, ok := actual(c.Meter, u); ok && n != c.Amount {
+				adj = append(adj, Adjust{Counter: c, At: g.at, Delta: n - c.Amount})
+			}
+		case KindLease:
+			adj = append(adj, Adjust{Counter: c})
+		case KindPeriod:
+			if cost != c.Amount {
+				adj = append(adj, Adjust{Counter: c, At: g.at, Delta: cost - c.Amount})
+			}
+		}
+	}
+	return adj
+}
+
+// estimatedCost is the most the request may cost through b: the prompt
+// estimate at the uncached input price and the output estimate at the
+// output (or reasoning, if dearer) price.
+func (r *reservation) estimatedCost(b *snapshot.Binding) int64 {
+	if b == nil {
+		return 0
+	}
+	rt := ratesFor(&b.Pricing, r.estIn)
+	out := max(rt.output, rt.reasoning)
+	return ceilMillion(r.estIn*rt.input + r.estOut*out)
+}
