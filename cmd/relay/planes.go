@@ -22,6 +22,7 @@ import (
 	"github.com/relay-llm/relay/internal/loader"
 	"github.com/relay-llm/relay/internal/mockupstream"
 	"github.com/relay-llm/relay/internal/proxy"
+	"github.com/relay-llm/relay/internal/ratelimit"
 	"github.com/relay-llm/relay/internal/secret"
 	"github.com/relay-llm/relay/internal/store"
 )
@@ -46,10 +47,26 @@ func demoEnabled(cfg *config.Config) bool {
 
 func newPlanes(ctx context.Context, cfg *config.Config, st *store.Store, box *secret.Box, ld *loader.Loader,
 	getenv func(string) string, stdout io.Writer, log *slog.Logger) (*planes, error) {
-	breakers := keypool.NewMemory(keypool.BreakerConfig{})
+	// Limits and breakers: in process memory for one pod, or shared through
+	// Redis when RELAY_REDIS_URL is set.
+	limiter := ratelimit.New(ratelimit.Options{Logger: log})
+	var breakers keypool.Breakers = keypool.NewMemory(keypool.BreakerConfig{})
+	closeAll := func() { _ = limiter.Close() }
+	if cfg.RedisURL != "" {
+		rc, err := ratelimit.NewRedisClient(cfg.RedisURL)
+		if err != nil {
+			return nil, fmt.Errorf("RELAY_REDIS_URL: %w", err)
+		}
+		limiter = ratelimit.New(ratelimit.Options{Redis: rc, Prefix: cfg.RedisPrefix, Timeout: cfg.RedisTimeout, Logger: log})
+		rb := keypool.NewRedisBreakers(rc, keypool.BreakerConfig{}, keypool.RedisBreakerOptions{Prefix: cfg.RedisPrefix, Logger: log})
+		breakers = rb
+		closeAll = func() { _ = limiter.Close(); _ = rb.Close(); _ = rc.Close() } // this order: Close flushes settlements
+	}
 	inference := proxy.New(proxy.Config{
 		Snapshot:     ld.Current,
 		Breakers:     breakers,
+		Limiter:      limiter,
+		MaxInflight:  cfg.MaxInflight,
 		Logger:       log,
 		MaxBodyBytes: cfg.MaxBodyBytes,
 	})
@@ -81,7 +98,7 @@ func newPlanes(ctx context.Context, cfg *config.Config, st *store.Store, box *se
 	control := http.NewServeMux()
 	control.Handle("/api/", api)
 
-	p := &planes{inference: inference, control: control, close: func() {}}
+	p := &planes{inference: inference, control: control, close: closeAll}
 	if !demoEnabled(cfg) {
 		p.start = func(_ context.Context, in, ctl net.Addr) error {
 			fmt.Fprintf(stdout, "Relay is up: inference on %s, control on %s\n", in, ctl)
