@@ -115,7 +115,7 @@ func withDatabase(server, name string) (string, error) {
 // team, a project, a policy over every model and host key, a service account
 // with a relay key, the mock as a host with several sealed host keys, and
 // bench-gpt bound to it with the OpenAI shape. It returns the relay key.
-func seed(ctx context.Context, dbURL string, box *secret.Box, mockURL string) (string, error) {
+func seed(ctx context.Context, dbURL string, box *secret.Box, mockURL string, limits bool) (string, error) {
 	st, err := store.Open(ctx, dbURL)
 	if err != nil {
 		return "", err
@@ -131,10 +131,28 @@ func seed(ctx context.Context, dbURL string, box *secret.Box, mockURL string) (s
 		if err != nil {
 			return err
 		}
-		policy, err := tx.Policies().Create(ctx, actor, store.Policy{
+		pol := store.Policy{
 			Slug: "bench", Name: "Bench: every model, every host key", AllModels: true, AllHostKeys: true,
 			KeyStrategy: "round_robin", MaxAttempts: 3, LimiterFailureMode: "open",
-		})
+		}
+		if limits {
+			// Generous enough never to refuse: the figure is the reservation's cost.
+			rl, err := tx.RateLimits().Create(ctx, actor, store.RateLimit{Slug: "bench", Name: "Bench: never reached"})
+			if err != nil {
+				return err
+			}
+			for _, r := range []store.RateLimitRule{
+				{RateLimitID: rl.ID, Meter: "requests", Amount: 1_000_000_000, WindowSeconds: 60},
+				{RateLimitID: rl.ID, Meter: "total_tokens", Amount: 1_000_000_000_000, WindowSeconds: 60},
+				{RateLimitID: rl.ID, Meter: "concurrency", Amount: 100_000, WindowSeconds: 60},
+			} {
+				if _, err := tx.RateLimitRules().Create(ctx, actor, r); err != nil {
+					return err
+				}
+			}
+			pol.RateLimitID = &rl.ID
+		}
+		policy, err := tx.Policies().Create(ctx, actor, pol)
 		if err != nil {
 			return err
 		}

@@ -70,6 +70,8 @@ type config struct {
 	databaseURL string // the Postgres server the bench database is created on; empty: embedded
 	maxRequests int    // cap on requests per measurement, whatever the duration
 	timeout     time.Duration
+	limits      bool   // give the bench policy a rate limit (never reached), so the limiter runs on every request
+	redisURL    string // hand Relay this Redis for its limiter (with -limits); empty: in process
 }
 
 func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
@@ -90,6 +92,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		"Postgres server to create the bench database on (default RELAY_DATABASE_URL, else RELAY_TEST_DATABASE_URL, else embedded)")
 	fs.IntVar(&cfg.maxRequests, "max-requests", 1_000_000, "most requests per measurement")
 	fs.DurationVar(&cfg.timeout, "timeout", 30*time.Second, "per-request timeout")
+	fs.BoolVar(&cfg.limits, "limits", false, "give the bench policy a rate limit that is never reached, so every request pays for a reservation")
+	fs.StringVar(&cfg.redisURL, "redis-url", "", "Redis for Relay's limiter (e.g. redis://127.0.0.1:6379/0); empty keeps it in process")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}

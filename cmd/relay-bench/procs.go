@@ -141,8 +141,12 @@ func startMock(ctx context.Context, bin string, stderr io.Writer) (*child, strin
 
 // startRelay runs `relay serve` on dbURL, on free loopback ports, and returns
 // the inference plane's base URL once /readyz answers 200.
-func startRelay(ctx context.Context, bin, dbURL, masterKey, dataDir string, stderr io.Writer) (*child, string, error) {
-	env := append(childEnv(),
+func startRelay(ctx context.Context, bin, dbURL, masterKey, dataDir, redisURL string, stderr io.Writer) (*child, string, error) {
+	env := childEnv()
+	if redisURL != "" {
+		env = append(env, "RELAY_REDIS_URL="+redisURL)
+	}
+	env = append(env,
 		"RELAY_DATABASE_URL="+dbURL,
 		"RELAY_MASTER_KEY="+masterKey,
 		"RELAY_BIND_ADDRESS=127.0.0.1",

@@ -59,11 +59,11 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) (_ *report, 
 	if err != nil {
 		return nil, err
 	}
-	relayKey, err := seed(ctx, db.url, box, mockURL)
+	relayKey, err := seed(ctx, db.url, box, mockURL, cfg.limits)
 	if err != nil {
 		return nil, err
 	}
-	relay, relayURL, err := startRelay(ctx, bin, db.url, masterKey, filepath.Join(dir, "relay-data"), stderr)
+	relay, relayURL, err := startRelay(ctx, bin, db.url, masterKey, filepath.Join(dir, "relay-data"), cfg.redisURL, stderr)
 	if err != nil {
 		return nil, err
 	}
