@@ -36,6 +36,7 @@ commands:
   export [-o FILE]      write a control plane's catalog as config-as-code documents
   keys mint             mint a relay key (printed once)
   token mint            mint an inference token for a signed-in user
+  rotate-master-key --new-key K  reseal every sealed host key under a new master key
   version               print the version
 
 apply, export, keys and token reach the control plane at --url or $RELAY_URL
@@ -62,6 +63,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return keysCmd(ctx, args, getenv, stdout, stderr)
 	case "token":
 		return tokenCmd(ctx, args, getenv, os.Stdin, stdout, stderr)
+	case "rotate-master-key":
+		return rotateMasterKey(ctx, args, getenv, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "relay", version)
 		return nil

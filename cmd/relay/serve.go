@@ -100,7 +100,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
-	box, err := secret.NewBox(key)
+	box, err := secret.NewRotatingBox(key, cfg.PreviousKeys...)
 	if err != nil {
 		return fmt.Errorf("RELAY_MASTER_KEY: %w", err)
 	}
@@ -172,4 +172,98 @@ func migrateCmd(ctx context.Context, args []string, getenv func(string) string, 
 		return migrate.Status(ctx, st.Pool(), stdout)
 	}
 	return fmt.Errorf("migrate: unknown subcommand %q (want up, down or status)", sub)
+}
+
+// rotateMasterKey reseals every sealed host key under a new master key, in
+// one transaction. The procedure: start every pod with RELAY_MASTER_KEY=new
+// and RELAY_MASTER_KEY_PREVIOUS=old (they open values sealed under either),
+// run this, then drop RELAY_MASTER_KEY_PREVIOUS. The new key comes from
+// --new-key or RELAY_NEW_MASTER_KEY; the old one is RELAY_MASTER_KEY (or, on
+// the embedded default, the data dir's master.key, which is then replaced).
+func rotateMasterKey(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("rotate-master-key", stderr)
+	newKeyText := fs.String("new-key", getenv("RELAY_NEW_MASTER_KEY"), "the new master key, base64 of 32 bytes (RELAY_NEW_MASTER_KEY)")
+	dataDir := fs.String("data-dir", "", "data directory (RELAY_DATA_DIR)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *newKeyText == "" {
+		return errors.New("rotate-master-key: give the new key with --new-key or RELAY_NEW_MASTER_KEY (make one with: openssl rand -base64 32)")
+	}
+	newKey, err := secret.ParseKey(*newKeyText)
+	if err != nil {
+		return fmt.Errorf("--new-key: %w", err)
+	}
+	var cfgArgs []string
+	if *dataDir != "" {
+		cfgArgs = append(cfgArgs, "--data-dir", *dataDir)
+	}
+	cfg, err := config.Load(cfgArgs, getenv, stderr)
+	if err != nil {
+		return err
+	}
+	log := cfg.Logger(stderr)
+	oldKey, err := masterKey(cfg, log)
+	if err != nil {
+		return err
+	}
+	if oldKey == nil {
+		return errors.New("rotate-master-key: RELAY_MASTER_KEY is not set, so nothing is sealed under it")
+	}
+	oldBox, err := secret.NewRotatingBox(oldKey, cfg.PreviousKeys...)
+	if err != nil {
+		return err
+	}
+	newBox, err := secret.NewBox(newKey)
+	if err != nil {
+		return err
+	}
+	st, stopDB, err := database(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer stopDB()
+	defer st.Close()
+	n := 0
+	err = st.InTx(ctx, func(tx *store.Tx) error {
+		page := store.HostKeysPage{Limit: 500}
+		for {
+			keys, err := tx.HostKeys().List(ctx, page)
+			if err != nil {
+				return err
+			}
+			for _, k := range keys {
+				if k.SecretCiphertext == nil {
+					continue
+				}
+				plain, err := oldBox.Open(k.SecretCiphertext)
+				if err != nil {
+					return fmt.Errorf("host key %s: %w", k.Slug, err)
+				}
+				sealed, err := newBox.Seal(plain)
+				if err != nil {
+					return err
+				}
+				if _, err := tx.HostKeys().Reseal(ctx, "rotate-master-key", k.ID, sealed); err != nil {
+					return err
+				}
+				n++
+			}
+			if len(keys) < int(page.Limit) {
+				return nil
+			}
+			page.After = keys[len(keys)-1].ID
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("rotate-master-key: nothing changed: %w", err)
+	}
+	if cfg.MasterKey == nil && cfg.DatabaseURL == "" {
+		path := filepath.Join(cfg.DataDir, "master.key")
+		if err := os.WriteFile(path, []byte(*newKeyText+"\n"), 0o600); err != nil {
+			return fmt.Errorf("resealed %d host keys but could not write %s: %w", n, path, err)
+		}
+	}
+	fmt.Fprintf(stdout, "resealed %d host keys under the new master key; set RELAY_MASTER_KEY to it everywhere and drop RELAY_MASTER_KEY_PREVIOUS\n", n)
+	return nil
 }

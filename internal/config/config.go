@@ -25,6 +25,7 @@ type Config struct {
 	DatabaseURL      string        // RELAY_DATABASE_URL: empty = embedded Postgres under DataDir
 	RedisURL         string        // RELAY_REDIS_URL: empty = in-process limiter
 	MasterKey        []byte        // RELAY_MASTER_KEY: base64, 32 bytes
+	PreviousKeys     [][]byte      // RELAY_MASTER_KEY_PREVIOUS: comma-separated older master keys, still accepted for opening
 	AdminToken       string        // RELAY_ADMIN_TOKEN: bearer for the control API
 	DataDir          string        // RELAY_DATA_DIR
 	LogLevel         slog.Level    // RELAY_LOG_LEVEL: debug, info, warn, error
@@ -101,6 +102,19 @@ func Load(args []string, getenv func(string) string, stderr io.Writer) (*Config,
 			errs = append(errs, fmt.Errorf("RELAY_MASTER_KEY: %v (generate one with: openssl rand -base64 32)", err))
 		}
 		c.MasterKey = k
+	}
+	if prev := strings.TrimSpace(getenv("RELAY_MASTER_KEY_PREVIOUS")); prev != "" {
+		for _, p := range strings.Split(prev, ",") {
+			k, err := secret.ParseKey(p)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("RELAY_MASTER_KEY_PREVIOUS: %v", err))
+				break
+			}
+			c.PreviousKeys = append(c.PreviousKeys, k)
+		}
+		if c.MasterKey == nil && len(errs) == 0 {
+			errs = append(errs, errors.New("RELAY_MASTER_KEY_PREVIOUS: set RELAY_MASTER_KEY too; previous keys only open values"))
+		}
 	}
 	c.AdminToken = strings.TrimSpace(getenv("RELAY_ADMIN_TOKEN"))
 	if c.AdminToken != "" && len(c.AdminToken) < 16 {

@@ -32,17 +32,18 @@ func TestLoad_FlagsOverrideEnvironment(t *testing.T) {
 
 func TestLoad_InvalidValuesNameTheVariable(t *testing.T) {
 	cases := map[string]map[string]string{
-		"RELAY_PORT":              {"RELAY_PORT": "http"},
-		"RELAY_CONTROL_PORT":      {"RELAY_CONTROL_PORT": "8080"},
-		"RELAY_MASTER_KEY":        {"RELAY_MASTER_KEY": "c2hvcnQ="},
-		"RELAY_LOG_LEVEL":         {"RELAY_LOG_LEVEL": "loud"},
-		"RELAY_LOG_FORMAT":        {"RELAY_LOG_FORMAT": "xml"},
-		"RELAY_DATABASE_URL":      {"RELAY_DATABASE_URL": "mysql://x"},
-		"RELAY_REDIS_URL":         {"RELAY_REDIS_URL": "http://x"},
-		"RELAY_SNAPSHOT_DEBOUNCE": {"RELAY_SNAPSHOT_DEBOUNCE": "soon"},
-		"RELAY_ADMIN_TOKEN":       {"RELAY_ADMIN_TOKEN": "short"},
-		"RELAY_MAX_BODY_BYTES":    {"RELAY_MAX_BODY_BYTES": "12"},
-		"RELAY_DEMO":              {"RELAY_DEMO": "maybe"},
+		"RELAY_PORT":                {"RELAY_PORT": "http"},
+		"RELAY_CONTROL_PORT":        {"RELAY_CONTROL_PORT": "8080"},
+		"RELAY_MASTER_KEY":          {"RELAY_MASTER_KEY": "c2hvcnQ="},
+		"RELAY_MASTER_KEY_PREVIOUS": {"RELAY_MASTER_KEY_PREVIOUS": "c2hvcnQ="},
+		"RELAY_LOG_LEVEL":           {"RELAY_LOG_LEVEL": "loud"},
+		"RELAY_LOG_FORMAT":          {"RELAY_LOG_FORMAT": "xml"},
+		"RELAY_DATABASE_URL":        {"RELAY_DATABASE_URL": "mysql://x"},
+		"RELAY_REDIS_URL":           {"RELAY_REDIS_URL": "http://x"},
+		"RELAY_SNAPSHOT_DEBOUNCE":   {"RELAY_SNAPSHOT_DEBOUNCE": "soon"},
+		"RELAY_ADMIN_TOKEN":         {"RELAY_ADMIN_TOKEN": "short"},
+		"RELAY_MAX_BODY_BYTES":      {"RELAY_MAX_BODY_BYTES": "12"},
+		"RELAY_DEMO":                {"RELAY_DEMO": "maybe"},
 	}
 	for name, env := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -21,15 +21,38 @@ var ErrNoMasterKey = errors.New("no master key configured")
 
 // Box seals and opens values under one master key.
 type Box struct {
-	aead cipher.AEAD // nil without a master key
+	aead     cipher.AEAD   // nil without a master key
+	previous []cipher.AEAD // older master keys, tried by Open after aead (key rotation)
 }
 
 // NewBox makes a Box from a 32-byte key; a nil key makes a Box that can only
 // resolve environment references.
-func NewBox(key []byte) (*Box, error) {
+func NewBox(key []byte) (*Box, error) { return NewRotatingBox(key) }
+
+// NewRotatingBox makes a Box that seals under key and opens values sealed
+// under key or any of previous: pods run with both during a master key
+// rotation, so no host key becomes unreadable while `relay
+// rotate-master-key` reseals them.
+func NewRotatingBox(key []byte, previous ...[]byte) (*Box, error) {
 	if key == nil {
 		return &Box{}, nil
 	}
+	aead, err := newAEAD(key)
+	if err != nil {
+		return nil, err
+	}
+	b := &Box{aead: aead}
+	for _, p := range previous {
+		a, err := newAEAD(p)
+		if err != nil {
+			return nil, fmt.Errorf("previous %w", err)
+		}
+		b.previous = append(b.previous, a)
+	}
+	return b, nil
+}
+
+func newAEAD(key []byte) (cipher.AEAD, error) {
 	if len(key) != KeySize {
 		return nil, fmt.Errorf("master key is %d bytes, want %d", len(key), KeySize)
 	}
@@ -41,7 +64,7 @@ func NewBox(key []byte) (*Box, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create gcm: %w", err)
 	}
-	return &Box{aead: aead}, nil
+	return aead, nil
 }
 
 // ParseKey decodes a base64 (standard or URL alphabet, padded or not) master key.
@@ -84,11 +107,12 @@ func (b *Box) Open(sealed []byte) (string, error) {
 	if len(sealed) < n+b.aead.Overhead() {
 		return "", errors.New("open secret: ciphertext too short")
 	}
-	pt, err := b.aead.Open(nil, sealed[:n], sealed[n:], nil)
-	if err != nil {
-		return "", errors.New("open secret: wrong master key or corrupted value")
+	for _, a := range append([]cipher.AEAD{b.aead}, b.previous...) {
+		if pt, err := a.Open(nil, sealed[:n], sealed[n:], nil); err == nil {
+			return string(pt), nil
+		}
 	}
-	return string(pt), nil
+	return "", errors.New("open secret: wrong master key or corrupted value")
 }
 
 // Resolve returns the plaintext of a host key stored either as an "env:NAME"

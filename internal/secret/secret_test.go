@@ -59,3 +59,21 @@ func TestParseKey_RejectsWrongLength(t *testing.T) {
 		t.Fatal("accepted invalid base64")
 	}
 }
+
+func TestRotatingBox_OpensValuesSealedUnderThePreviousKey(t *testing.T) {
+	oldKey, _ := ParseKey(NewKey())
+	newKey, _ := ParseKey(NewKey())
+	oldBox, _ := NewBox(oldKey)
+	sealed, _ := oldBox.Seal("v")
+	rot, err := NewRotatingBox(newKey, oldKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := rot.Open(sealed); err != nil || got != "v" {
+		t.Fatalf("Open old value = %q, %v", got, err)
+	}
+	resealed, _ := rot.Seal("v")
+	if _, err := oldBox.Open(resealed); err == nil {
+		t.Fatal("new values must be sealed under the new key")
+	}
+}

@@ -53,3 +53,12 @@ func (t HostKeys) SetSecret(ctx context.Context, actor string, id uuid.UUID, ref
 		return ptr(q.UpdateHostKeySecret(ctx, id, ref, ciphertext))
 	})
 }
+
+// Reseal replaces a sealed host key's ciphertext with the same secret sealed
+// under a new master key (`relay rotate-master-key`). The secret does not
+// change, so neither does SecretVersion; it is audited as "rotate".
+func (t HostKeys) Reseal(ctx context.Context, actor string, id uuid.UUID, ciphertext []byte) (HostKey, error) {
+	return t.change(ctx, actor, "rotate", id, func(q *dbsqlc.Queries, _ HostKey) (*HostKey, error) {
+		return ptr(q.ResealHostKey(ctx, ciphertext, id))
+	})
+}

@@ -207,7 +207,13 @@ func TestTables_RevokeRotateExpire(t *testing.T) {
 		if rotated.SecretVersion != hk.SecretVersion+1 || rotated.SecretRef != nil || string(rotated.SecretCiphertext) != string(sealed) {
 			t.Errorf("after SetSecret: %+v", rotated)
 		}
+		resealed := mk[HostKey](t)(s.HostKeys().Reseal(ctx, actor, hk.ID, []byte("nonce||resealed")))
+		if resealed.SecretVersion != rotated.SecretVersion || string(resealed.SecretCiphertext) != "nonce||resealed" {
+			t.Errorf("after Reseal: %+v", resealed)
+		}
 		back := mk[HostKey](t)(s.HostKeys().SetSecret(ctx, actor, hk.ID, ptrTo("env:OPENAI_API_KEY"), nil))
+		_, err := s.HostKeys().Reseal(ctx, actor, hk.ID, []byte("x"))
+		wantErr(t, err, ErrNotFound) // an env reference has nothing to reseal
 		if back.SecretVersion != hk.SecretVersion+2 || back.SecretCiphertext != nil {
 			t.Errorf("after second SetSecret: %+v", back)
 		}
@@ -217,7 +223,7 @@ func TestTables_RevokeRotateExpire(t *testing.T) {
 		if updated.SecretVersion != back.SecretVersion || *updated.SecretRef != "env:OPENAI_API_KEY" {
 			t.Errorf("Update touched the secret: %+v", updated)
 		}
-		_, err := s.HostKeys().SetSecret(ctx, actor, hk.ID, ptrTo("env:X"), sealed)
+		_, err = s.HostKeys().SetSecret(ctx, actor, hk.ID, ptrTo("env:X"), sealed)
 		wantErr(t, err, ErrInvalid)
 		_, err = s.HostKeys().SetSecret(ctx, actor, hk.ID, nil, nil)
 		wantErr(t, err, ErrInvalid)
@@ -225,7 +231,7 @@ func TestTables_RevokeRotateExpire(t *testing.T) {
 		wantErr(t, err, ErrNotFound)
 
 		audit := auditRows(t, b, "host_keys", hk.ID.String())
-		if got := actions(audit); !slices.Equal(got, []string{"create", "rotate", "rotate", "update"}) {
+		if got := actions(audit); !slices.Equal(got, []string{"create", "rotate", "rotate", "rotate", "update"}) {
 			t.Errorf("audit actions = %v", got)
 		}
 		for _, a := range audit {
