@@ -13,14 +13,12 @@ import (
 	"github.com/relay-llm/relay/internal/configfile/configfiletest"
 )
 
-// TestApply_Large measures apply on a 5,000-object catalog: 1,000 hosts,
+// BenchmarkApply_Large measures apply on a 5,000-object catalog: 1,000 hosts,
 // 2,000 models, 2,000 bindings. It is a measurement, not part of `make
-// test`: set RELAY_CONFIGFILE_LARGE=1 to run it (and RELAY_CONFIGFILE_PARALLEL
+// test`: run it with -bench Apply_Large (and RELAY_CONFIGFILE_PARALLEL
 // to change the API calls at once, 4 by default). It logs wall times.
-func TestApply_Large(t *testing.T) {
-	if os.Getenv("RELAY_CONFIGFILE_LARGE") == "" {
-		t.Skip("set RELAY_CONFIGFILE_LARGE=1 to measure apply of 5,000 objects")
-	}
+func BenchmarkApply_Large(bb *testing.B) {
+	t := testing.TB(bb)
 	parallel, _ := strconv.Atoi(os.Getenv("RELAY_CONFIGFILE_PARALLEL"))
 	srv := configfiletest.New(t)
 
