@@ -1,19 +1,63 @@
+-- InsertUsageEvents appends rows with COPY, as they are: no deduplication
+-- and no rollups (store.IngestUsageEvents does both). Columns are in table
+-- order, so a UsageEvent converts to its params.
 -- name: InsertUsageEvents :copyfrom
 INSERT INTO usage_events (
     request_id, created_at, relay_key_id, service_account_id, user_id, project_id, team_id,
     policy_id, model, binding_id, host_id, host_key_id, inbound_shape, upstream_shape, stream,
     status, error_kind, attempts, input_tokens, output_tokens, cached_read_tokens,
-    cache_write_tokens, reasoning_tokens, cost, ttfb_ms, total_ms, overhead_us
+    cache_write_tokens, reasoning_tokens, cost, ttfb_ms, total_ms, overhead_us, inference_token_id
 ) VALUES (
     $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
-    $21, $22, $23, $24, $25, $26, $27
+    $21, $22, $23, $24, $25, $26, $27, $28
 );
 
--- ListUsageEventsPage pages through events in time order; the key is
--- (created_at, request_id).
+-- ListUsageEventsPage pages through the events of [from, to) in time order;
+-- the key is (created_at, request_id), the ledger's unique index. Filters are
+-- optional; projects limits the rows to those projects (the projects a
+-- caller may read) when it is not NULL.
 -- name: ListUsageEventsPage :many
 SELECT * FROM usage_events
-WHERE (created_at, request_id) > (sqlc.arg(after_created_at)::timestamptz, sqlc.arg(after_request_id)::text)
+WHERE created_at >= sqlc.arg(from_time)::timestamptz AND created_at < sqlc.arg(to_time)::timestamptz
+  AND (created_at, request_id) > (sqlc.arg(after_created_at)::timestamptz, sqlc.arg(after_request_id)::text)
+  AND (sqlc.narg(projects)::uuid[] IS NULL OR project_id = ANY (sqlc.narg(projects)::uuid[]))
   AND (sqlc.narg(project_id)::uuid IS NULL OR project_id = sqlc.narg(project_id))
+  AND (sqlc.narg(team_id)::uuid IS NULL OR team_id = sqlc.narg(team_id))
+  AND (sqlc.narg(relay_key_id)::uuid IS NULL OR relay_key_id = sqlc.narg(relay_key_id))
+  AND (sqlc.narg(host_id)::uuid IS NULL OR host_id = sqlc.narg(host_id))
+  AND (sqlc.narg(model)::text IS NULL OR model = sqlc.narg(model))
 ORDER BY created_at, request_id
 LIMIT sqlc.arg('limit')::int;
+
+-- SumUsageEvents totals the events of [from, to) grouped by the dimensions
+-- whose by_* flag is set and, when unit is not empty, by the UTC bucket
+-- date_trunc(unit) starts. Dimensions not asked for come back as the zero
+-- value (the nil UUID, '', 0, the epoch), as does an absent identifier. Dashboards read it only
+-- for the parts of a range the rollups do not cover (partial hours, minutes).
+-- name: SumUsageEvents :many
+SELECT
+    (CASE WHEN sqlc.arg(unit)::text = '' THEN 'epoch'::timestamptz
+          ELSE date_trunc(sqlc.arg(unit)::text, created_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' END)::timestamptz AS bucket,
+    (CASE WHEN sqlc.arg(by_project)::bool THEN coalesce(project_id, '00000000-0000-0000-0000-000000000000'::uuid) ELSE '00000000-0000-0000-0000-000000000000'::uuid END)::uuid AS project_id,
+    (CASE WHEN sqlc.arg(by_team)::bool THEN coalesce(team_id, '00000000-0000-0000-0000-000000000000'::uuid) ELSE '00000000-0000-0000-0000-000000000000'::uuid END)::uuid AS team_id,
+    (CASE WHEN sqlc.arg(by_key)::bool THEN coalesce(relay_key_id, '00000000-0000-0000-0000-000000000000'::uuid) ELSE '00000000-0000-0000-0000-000000000000'::uuid END)::uuid AS relay_key_id,
+    (CASE WHEN sqlc.arg(by_host)::bool THEN coalesce(host_id, '00000000-0000-0000-0000-000000000000'::uuid) ELSE '00000000-0000-0000-0000-000000000000'::uuid END)::uuid AS host_id,
+    (CASE WHEN sqlc.arg(by_model)::bool THEN model ELSE '' END)::text AS model,
+    (CASE WHEN sqlc.arg(by_status)::bool THEN status ELSE 0 END)::int AS status,
+    count(*)::bigint AS requests,
+    (count(*) FILTER (WHERE status >= 400))::bigint AS errors,
+    coalesce(sum(input_tokens), 0)::bigint AS input_tokens,
+    coalesce(sum(output_tokens), 0)::bigint AS output_tokens,
+    coalesce(sum(cached_read_tokens), 0)::bigint AS cached_read_tokens,
+    coalesce(sum(cache_write_tokens), 0)::bigint AS cache_write_tokens,
+    coalesce(sum(reasoning_tokens), 0)::bigint AS reasoning_tokens,
+    coalesce(sum(cost), 0)::bigint AS cost
+FROM usage_events
+WHERE created_at >= sqlc.arg(from_time)::timestamptz AND created_at < sqlc.arg(to_time)::timestamptz
+  AND (sqlc.narg(projects)::uuid[] IS NULL OR project_id = ANY (sqlc.narg(projects)::uuid[]))
+  AND (sqlc.narg(project_id)::uuid IS NULL OR project_id = sqlc.narg(project_id))
+  AND (sqlc.narg(team_id)::uuid IS NULL OR team_id = sqlc.narg(team_id))
+  AND (sqlc.narg(relay_key_id)::uuid IS NULL OR relay_key_id = sqlc.narg(relay_key_id))
+  AND (sqlc.narg(host_id)::uuid IS NULL OR host_id = sqlc.narg(host_id))
+  AND (sqlc.narg(model)::text IS NULL OR model = sqlc.narg(model))
+GROUP BY 1, 2, 3, 4, 5, 6, 7;

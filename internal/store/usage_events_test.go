@@ -3,6 +3,7 @@ package store
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -24,6 +25,9 @@ func TestUsageEvents_CopyAndPage(t *testing.T) {
 		}
 		if i < 3 {
 			e.ProjectID, e.RelayKeyID = &project, ptrTo(uuid.New())
+		}
+		if i == 4 {
+			e.InferenceTokenID = ptrTo(uuid.New())
 		}
 		events = append(events, e)
 	}
@@ -52,10 +56,220 @@ func TestUsageEvents_CopyAndPage(t *testing.T) {
 			t.Errorf("event %d = %+v, want %+v", i, e, events[i])
 		}
 	}
-	if rows := mk[[]UsageEvent](t)(s.ListUsageEvents(ctx, UsageEventsPage{ProjectID: &project, Limit: 10})); len(rows) != 3 {
-		t.Errorf("events of the project = %d, want 3", len(rows))
+	count := func(p UsageEventsPage) int {
+		t.Helper()
+		p.Limit = 10
+		return len(mk[[]UsageEvent](t)(s.ListUsageEvents(ctx, p)))
+	}
+	for name, tc := range map[string]struct {
+		p    UsageEventsPage
+		want int
+	}{
+		"project":         {UsageEventsPage{Filter: UsageFilter{ProjectID: &project}}, 3},
+		"readable":        {UsageEventsPage{Filter: UsageFilter{Projects: []uuid.UUID{uuid.New(), project}}}, 3},
+		"nothing":         {UsageEventsPage{Filter: UsageFilter{Projects: []uuid.UUID{}}}, 0},
+		"key":             {UsageEventsPage{Filter: UsageFilter{RelayKeyID: events[0].RelayKeyID}}, 1},
+		"model":           {UsageEventsPage{Filter: UsageFilter{Model: ptrTo("gpt-4o")}}, 5},
+		"other model":     {UsageEventsPage{Filter: UsageFilter{Model: ptrTo("gpt-5")}}, 0},
+		"from":            {UsageEventsPage{From: at.Add(time.Second)}, 3},
+		"to is exclusive": {UsageEventsPage{To: at.Add(time.Second)}, 2},
+	} {
+		if got := count(tc.p); got != tc.want {
+			t.Errorf("%s: %d events, want %d", name, got, tc.want)
+		}
 	}
 	if countAudit(t, b) != 0 {
 		t.Error("the ledger was audited")
+	}
+}
+
+// usageBatch makes n events spread over three hours on both sides of a UTC
+// midnight, over two projects, keys, hosts, models and statuses.
+func usageBatch(prefix string, n int, start time.Time) []UsageEvent {
+	projects := []uuid.UUID{uuid.New(), uuid.New()}
+	team := uuid.New()
+	keys := []*uuid.UUID{ptrTo(uuid.New()), ptrTo(uuid.New()), nil}
+	hosts := []*uuid.UUID{ptrTo(uuid.New()), nil}
+	statuses := []int32{200, 200, 429, 502}
+	events := make([]UsageEvent, n)
+	for i := range events {
+		events[i] = UsageEvent{
+			RequestID: fmt.Sprintf("%s-%d", prefix, i),
+			CreatedAt: start.Add(time.Duration(i) * 3 * time.Hour / time.Duration(n)),
+			ProjectID: &projects[i%2], TeamID: &team, RelayKeyID: keys[i%3], HostID: hosts[i%2],
+			Model: []string{"gpt", "claude"}[i/2%2], Status: statuses[i%4], Attempts: 1,
+			InputTokens: int64(100 + i), OutputTokens: int64(10 + i%7), CachedReadTokens: int64(i % 5),
+			CacheWriteTokens: int64(i % 3), ReasoningTokens: int64(i % 4), Cost: int64(1000*i + 7),
+		}
+	}
+	return events
+}
+
+func TestUsageEvents_IngestIsIdempotentAndRollsUp(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx, s := b.ctx, b.s
+	start := time.Date(2026, 3, 1, 22, 40, 0, 0, time.UTC)
+	events := usageBatch("a", 300, start)
+
+	if n := mk[int64](t)(s.IngestUsageEvents(ctx, events[:200])); n != 200 {
+		t.Fatalf("first batch inserted %d, want 200", n)
+	}
+	// A retried batch overlapping the first: only the new events count.
+	if n := mk[int64](t)(s.IngestUsageEvents(ctx, events[100:])); n != 100 {
+		t.Fatalf("retried batch inserted %d, want 100", n)
+	}
+	if n := mk[int64](t)(s.IngestUsageEvents(ctx, events)); n != 0 {
+		t.Fatalf("a batch stored whole inserted %d more", n)
+	}
+	if n := mk[int64](t)(s.IngestUsageEvents(ctx, nil)); n != 0 {
+		t.Fatalf("an empty batch inserted %d", n)
+	}
+
+	all := UsageDims{Project: true, Team: true, Key: true, Host: true, Model: true, Status: true}
+	coarse := UsageDims{Project: true, Team: true, Model: true} // reads the coarse rollups
+	from, to := start.Truncate(24*time.Hour), start.Truncate(24*time.Hour).Add(48*time.Hour)
+	for _, c := range []struct {
+		unit string
+		by   UsageDims
+	}{{"", all}, {"hour", all}, {"day", all}, {"", coarse}, {"hour", coarse}, {"day", coarse}} {
+		unit := c.unit
+		q := UsageSumQuery{From: from, To: to, Unit: unit, By: c.by}
+		ledger := mk[[]UsageSum](t)(s.SumUsageEvents(ctx, q))
+		hourly := mk[[]UsageSum](t)(s.SumUsageRollups(ctx, GrainHour, q))
+		if len(ledger) < 4 || !sameSums(ledger, hourly) {
+			t.Errorf("unit %q: hourly rollups %v\ndisagree with the ledger %v", unit, hourly, ledger)
+		}
+		if unit != "hour" {
+			daily := mk[[]UsageSum](t)(s.SumUsageRollups(ctx, GrainDay, q))
+			if !sameSums(ledger, daily) {
+				t.Errorf("unit %q: daily rollups %v\ndisagree with the ledger %v", unit, daily, ledger)
+			}
+		}
+	}
+
+	// Buckets are UTC hours and days even though the session is not UTC.
+	days := mk[[]UsageSum](t)(s.SumUsageRollups(ctx, GrainDay, UsageSumQuery{From: from, To: to, Unit: "day"}))
+	if len(days) != 2 || !days[0].Bucket.Equal(from) && !days[1].Bucket.Equal(from) {
+		t.Errorf("daily buckets %v", days)
+	}
+	var total int64
+	for _, d := range days {
+		total += d.Requests
+	}
+	if total != 300 {
+		t.Errorf("%d requests in the rollups, want 300", total)
+	}
+
+	// Filters apply to the rollups as to the ledger.
+	p := events[0].ProjectID
+	q := UsageSumQuery{From: from, To: to, By: UsageDims{Project: true}, Filter: UsageFilter{Projects: []uuid.UUID{*p}, Model: ptrTo("gpt")}}
+	l, r := mk[[]UsageSum](t)(s.SumUsageEvents(ctx, q)), mk[[]UsageSum](t)(s.SumUsageRollups(ctx, GrainHour, q))
+	if len(l) != 1 || l[0].ProjectID != *p || !sameSums(l, r) {
+		t.Errorf("filtered: ledger %v, rollups %v", l, r)
+	}
+	// An absent host is the nil UUID in both.
+	q = UsageSumQuery{From: from, To: to, By: UsageDims{Host: true}}
+	l = mk[[]UsageSum](t)(s.SumUsageEvents(ctx, q))
+	if len(l) != 2 || !slices.ContainsFunc(l, func(u UsageSum) bool { return u.HostID == uuid.Nil }) {
+		t.Errorf("by host: %v", l)
+	}
+}
+
+// sameSums compares two sets of groups regardless of order.
+func sameSums(a, b []UsageSum) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	key := func(u UsageSum) string {
+		return fmt.Sprint(u.Bucket.UTC(), u.ProjectID, u.TeamID, u.RelayKeyID, u.HostID, u.Model, u.Status)
+	}
+	m := make(map[string]UsageSum, len(a))
+	for _, u := range a {
+		m[key(u)] = u
+	}
+	for _, u := range b {
+		v, ok := m[key(u)]
+		if !ok || !v.Bucket.Equal(u.Bucket) {
+			return false
+		}
+		v.Bucket = u.Bucket
+		if v != u {
+			return false
+		}
+	}
+	return true
+}
+
+func TestUsagePartitions_EnsureAndDrop(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx, s := b.ctx, b.s
+	// Days far from the ones the migration made.
+	day := time.Date(2031, 5, 10, 0, 0, 0, 0, time.UTC)
+	events := usageBatch("p", 40, day.Add(-90*time.Minute)) // 2031-05-09 22:30 … 2031-05-10 01:30
+	if n := mk[int64](t)(s.IngestUsageEvents(ctx, events)); n != 40 {
+		t.Fatalf("ingested %d", n)
+	}
+	inDefault := func() int {
+		var n int
+		if err := s.Pool().QueryRow(ctx, `SELECT count(*) FROM usage_events_default WHERE created_at >= '2031-01-01Z'`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if inDefault() != 40 {
+		t.Fatal("the events did not land in the default partition")
+	}
+
+	if n := mk[int](t)(s.EnsureUsagePartitions(ctx, day.Add(-24*time.Hour), day.Add(24*time.Hour))); n != 3 {
+		t.Fatalf("made %d partitions, want 3", n)
+	}
+	if n := mk[int](t)(s.EnsureUsagePartitions(ctx, day, day)); n != 0 {
+		t.Fatalf("made %d partitions again", n)
+	}
+	names := mk[[]string](t)(s.ListUsagePartitions(ctx))
+	for _, want := range []string{"usage_events_p20310509", "usage_events_p20310510", "usage_events_p20310511"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("partitions %v lack %s", names, want)
+		}
+	}
+	if n := inDefault(); n != 0 {
+		t.Errorf("%d events stayed in the default partition", n)
+	}
+	var inDay int
+	if err := s.Pool().QueryRow(ctx, `SELECT count(*) FROM usage_events_p20310510`).Scan(&inDay); err != nil || inDay == 0 || inDay == 40 {
+		t.Errorf("%d events in the partition of 2031-05-10 (%v)", inDay, err)
+	}
+	// The events are all still there, once each.
+	if n := mk[int64](t)(s.IngestUsageEvents(ctx, events)); n != 0 {
+		t.Errorf("re-ingest after the move inserted %d", n)
+	}
+
+	// Retention at 2031-05-10 12:00 keeps the day it falls in.
+	if n := mk[int](t)(s.DropUsagePartitions(ctx, day.Add(12*time.Hour))); n < 1 {
+		t.Fatalf("dropped %d partitions", n)
+	}
+	names = mk[[]string](t)(s.ListUsagePartitions(ctx))
+	if slices.Contains(names, "usage_events_p20310509") || !slices.Contains(names, "usage_events_p20310510") {
+		t.Errorf("after retention: %v", names)
+	}
+	left := mk[[]UsageEvent](t)(s.ListUsageEvents(ctx, UsageEventsPage{From: day.Add(-48 * time.Hour), Limit: 100}))
+	if len(left) != inDay {
+		t.Errorf("%d events left, want the %d of 2031-05-10", len(left), inDay)
+	}
+	q := UsageSumQuery{From: day.Add(-48 * time.Hour), To: day.Add(48 * time.Hour)}
+	if sums := mk[[]UsageSum](t)(s.SumUsageRollups(ctx, GrainHour, q)); len(sums) != 1 || sums[0].Requests != int64(inDay) {
+		t.Errorf("hourly rollups after retention: %v", sums)
+	}
+	if sums := mk[[]UsageSum](t)(s.SumUsageRollups(ctx, GrainDay, q)); len(sums) != 1 || sums[0].Requests != int64(inDay) {
+		t.Errorf("daily rollups after retention: %v", sums)
+	}
+}
+
+func TestUsageEvents_ColumnListsAgree(t *testing.T) {
+	t.Parallel()
+	if got := strings.Join(usageColumns, ", "); got != usageColumnList {
+		t.Errorf("usageColumns %q\n!= usageColumnList %q", got, usageColumnList)
 	}
 }

@@ -56,6 +56,7 @@ func (r iteratorForInsertUsageEvents) Values() ([]interface{}, error) {
 		r.rows[0].TTFBMs,
 		r.rows[0].TotalMs,
 		r.rows[0].OverheadUs,
+		r.rows[0].InferenceTokenID,
 	}, nil
 }
 
@@ -63,6 +64,9 @@ func (r iteratorForInsertUsageEvents) Err() error {
 	return nil
 }
 
+// InsertUsageEvents appends rows with COPY, as they are: no deduplication
+// and no rollups (store.IngestUsageEvents does both). Columns are in table
+// order, so a UsageEvent converts to its params.
 func (q *Queries) InsertUsageEvents(ctx context.Context, arg []InsertUsageEventsParams) (int64, error) {
-	return q.db.CopyFrom(ctx, []string{"usage_events"}, []string{"request_id", "created_at", "relay_key_id", "service_account_id", "user_id", "project_id", "team_id", "policy_id", "model", "binding_id", "host_id", "host_key_id", "inbound_shape", "upstream_shape", "stream", "status", "error_kind", "attempts", "input_tokens", "output_tokens", "cached_read_tokens", "cache_write_tokens", "reasoning_tokens", "cost", "ttfb_ms", "total_ms", "overhead_us"}, &iteratorForInsertUsageEvents{rows: arg})
+	return q.db.CopyFrom(ctx, []string{"usage_events"}, []string{"request_id", "created_at", "relay_key_id", "service_account_id", "user_id", "project_id", "team_id", "policy_id", "model", "binding_id", "host_id", "host_key_id", "inbound_shape", "upstream_shape", "stream", "status", "error_kind", "attempts", "input_tokens", "output_tokens", "cached_read_tokens", "cache_write_tokens", "reasoning_tokens", "cost", "ttfb_ms", "total_ms", "overhead_us", "inference_token_id"}, &iteratorForInsertUsageEvents{rows: arg})
 }

@@ -274,6 +274,7 @@ type UsageEvent struct {
 	TTFBMs           int32
 	TotalMs          int32
 	OverheadUs       int32
+	InferenceTokenID *uuid.UUID
 }
 
 type UsageEventsDefault struct {
@@ -304,6 +305,146 @@ type UsageEventsDefault struct {
 	TTFBMs           int32
 	TotalMs          int32
 	OverheadUs       int32
+}
+
+type UsageRollup struct {
+	Grain            string
+	Detailed         bool
+	Bucket           time.Time
+	ProjectID        uuid.UUID
+	TeamID           uuid.UUID
+	RelayKeyID       uuid.UUID
+	HostID           uuid.UUID
+	Model            string
+	Status           int32
+	Requests         int64
+	Errors           int64
+	InputTokens      int64
+	OutputTokens     int64
+	CachedReadTokens int64
+	CacheWriteTokens int64
+	ReasoningTokens  int64
+	Cost             int64
+}
+
+type UsageRollupsDay struct {
+	Grain            string
+	Detailed         bool
+	Bucket           time.Time
+	ProjectID        uuid.UUID
+	TeamID           uuid.UUID
+	RelayKeyID       uuid.UUID
+	HostID           uuid.UUID
+	Model            string
+	Status           int32
+	Requests         int64
+	Errors           int64
+	InputTokens      int64
+	OutputTokens     int64
+	CachedReadTokens int64
+	CacheWriteTokens int64
+	ReasoningTokens  int64
+	Cost             int64
+}
+
+type UsageRollupsDayCoarse struct {
+	Grain            string
+	Detailed         bool
+	Bucket           time.Time
+	ProjectID        uuid.UUID
+	TeamID           uuid.UUID
+	RelayKeyID       uuid.UUID
+	HostID           uuid.UUID
+	Model            string
+	Status           int32
+	Requests         int64
+	Errors           int64
+	InputTokens      int64
+	OutputTokens     int64
+	CachedReadTokens int64
+	CacheWriteTokens int64
+	ReasoningTokens  int64
+	Cost             int64
+}
+
+type UsageRollupsDayDetailed struct {
+	Grain            string
+	Detailed         bool
+	Bucket           time.Time
+	ProjectID        uuid.UUID
+	TeamID           uuid.UUID
+	RelayKeyID       uuid.UUID
+	HostID           uuid.UUID
+	Model            string
+	Status           int32
+	Requests         int64
+	Errors           int64
+	InputTokens      int64
+	OutputTokens     int64
+	CachedReadTokens int64
+	CacheWriteTokens int64
+	ReasoningTokens  int64
+	Cost             int64
+}
+
+type UsageRollupsHour struct {
+	Grain            string
+	Detailed         bool
+	Bucket           time.Time
+	ProjectID        uuid.UUID
+	TeamID           uuid.UUID
+	RelayKeyID       uuid.UUID
+	HostID           uuid.UUID
+	Model            string
+	Status           int32
+	Requests         int64
+	Errors           int64
+	InputTokens      int64
+	OutputTokens     int64
+	CachedReadTokens int64
+	CacheWriteTokens int64
+	ReasoningTokens  int64
+	Cost             int64
+}
+
+type UsageRollupsHourCoarse struct {
+	Grain            string
+	Detailed         bool
+	Bucket           time.Time
+	ProjectID        uuid.UUID
+	TeamID           uuid.UUID
+	RelayKeyID       uuid.UUID
+	HostID           uuid.UUID
+	Model            string
+	Status           int32
+	Requests         int64
+	Errors           int64
+	InputTokens      int64
+	OutputTokens     int64
+	CachedReadTokens int64
+	CacheWriteTokens int64
+	ReasoningTokens  int64
+	Cost             int64
+}
+
+type UsageRollupsHourDetailed struct {
+	Grain            string
+	Detailed         bool
+	Bucket           time.Time
+	ProjectID        uuid.UUID
+	TeamID           uuid.UUID
+	RelayKeyID       uuid.UUID
+	HostID           uuid.UUID
+	Model            string
+	Status           int32
+	Requests         int64
+	Errors           int64
+	InputTokens      int64
+	OutputTokens     int64
+	CachedReadTokens int64
+	CacheWriteTokens int64
+	ReasoningTokens  int64
+	Cost             int64
 }
 
 type User struct {

@@ -40,24 +40,54 @@ type InsertUsageEventsParams struct {
 	TTFBMs           int32
 	TotalMs          int32
 	OverheadUs       int32
+	InferenceTokenID *uuid.UUID
 }
 
 const listUsageEventsPage = `-- name: ListUsageEventsPage :many
-SELECT request_id, created_at, relay_key_id, service_account_id, user_id, project_id, team_id, policy_id, model, binding_id, host_id, host_key_id, inbound_shape, upstream_shape, stream, status, error_kind, attempts, input_tokens, output_tokens, cached_read_tokens, cache_write_tokens, reasoning_tokens, cost, ttfb_ms, total_ms, overhead_us FROM usage_events
-WHERE (created_at, request_id) > ($1::timestamptz, $2::text)
-  AND ($3::uuid IS NULL OR project_id = $3)
+SELECT request_id, created_at, relay_key_id, service_account_id, user_id, project_id, team_id, policy_id, model, binding_id, host_id, host_key_id, inbound_shape, upstream_shape, stream, status, error_kind, attempts, input_tokens, output_tokens, cached_read_tokens, cache_write_tokens, reasoning_tokens, cost, ttfb_ms, total_ms, overhead_us, inference_token_id FROM usage_events
+WHERE created_at >= $1::timestamptz AND created_at < $2::timestamptz
+  AND (created_at, request_id) > ($3::timestamptz, $4::text)
+  AND ($5::uuid[] IS NULL OR project_id = ANY ($5::uuid[]))
+  AND ($6::uuid IS NULL OR project_id = $6)
+  AND ($7::uuid IS NULL OR team_id = $7)
+  AND ($8::uuid IS NULL OR relay_key_id = $8)
+  AND ($9::uuid IS NULL OR host_id = $9)
+  AND ($10::text IS NULL OR model = $10)
 ORDER BY created_at, request_id
-LIMIT $4::int
+LIMIT $11::int
 `
 
-// ListUsageEventsPage pages through events in time order; the key is
-// (created_at, request_id).
-func (q *Queries) ListUsageEventsPage(ctx context.Context, afterCreatedAt time.Time, afterRequestID string, projectID *uuid.UUID, limit int32) ([]UsageEvent, error) {
+type ListUsageEventsPageParams struct {
+	FromTime       time.Time
+	ToTime         time.Time
+	AfterCreatedAt time.Time
+	AfterRequestID string
+	Projects       []uuid.UUID
+	ProjectID      *uuid.UUID
+	TeamID         *uuid.UUID
+	RelayKeyID     *uuid.UUID
+	HostID         *uuid.UUID
+	Model          *string
+	Limit          int32
+}
+
+// ListUsageEventsPage pages through the events of [from, to) in time order;
+// the key is (created_at, request_id), the ledger's unique index. Filters are
+// optional; projects limits the rows to those projects (the projects a
+// caller may read) when it is not NULL.
+func (q *Queries) ListUsageEventsPage(ctx context.Context, arg ListUsageEventsPageParams) ([]UsageEvent, error) {
 	rows, err := q.db.Query(ctx, listUsageEventsPage,
-		afterCreatedAt,
-		afterRequestID,
-		projectID,
-		limit,
+		arg.FromTime,
+		arg.ToTime,
+		arg.AfterCreatedAt,
+		arg.AfterRequestID,
+		arg.Projects,
+		arg.ProjectID,
+		arg.TeamID,
+		arg.RelayKeyID,
+		arg.HostID,
+		arg.Model,
+		arg.Limit,
 	)
 	if err != nil {
 		return nil, err
@@ -94,6 +124,129 @@ func (q *Queries) ListUsageEventsPage(ctx context.Context, afterCreatedAt time.T
 			&i.TTFBMs,
 			&i.TotalMs,
 			&i.OverheadUs,
+			&i.InferenceTokenID,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const sumUsageEvents = `-- name: SumUsageEvents :many
+SELECT
+    (CASE WHEN $1::text = '' THEN 'epoch'::timestamptz
+          ELSE date_trunc($1::text, created_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' END)::timestamptz AS bucket,
+    (CASE WHEN $2::bool THEN coalesce(project_id, '00000000-0000-0000-0000-000000000000'::uuid) ELSE '00000000-0000-0000-0000-000000000000'::uuid END)::uuid AS project_id,
+    (CASE WHEN $3::bool THEN coalesce(team_id, '00000000-0000-0000-0000-000000000000'::uuid) ELSE '00000000-0000-0000-0000-000000000000'::uuid END)::uuid AS team_id,
+    (CASE WHEN $4::bool THEN coalesce(relay_key_id, '00000000-0000-0000-0000-000000000000'::uuid) ELSE '00000000-0000-0000-0000-000000000000'::uuid END)::uuid AS relay_key_id,
+    (CASE WHEN $5::bool THEN coalesce(host_id, '00000000-0000-0000-0000-000000000000'::uuid) ELSE '00000000-0000-0000-0000-000000000000'::uuid END)::uuid AS host_id,
+    (CASE WHEN $6::bool THEN model ELSE '' END)::text AS model,
+    (CASE WHEN $7::bool THEN status ELSE 0 END)::int AS status,
+    count(*)::bigint AS requests,
+    (count(*) FILTER (WHERE status >= 400))::bigint AS errors,
+    coalesce(sum(input_tokens), 0)::bigint AS input_tokens,
+    coalesce(sum(output_tokens), 0)::bigint AS output_tokens,
+    coalesce(sum(cached_read_tokens), 0)::bigint AS cached_read_tokens,
+    coalesce(sum(cache_write_tokens), 0)::bigint AS cache_write_tokens,
+    coalesce(sum(reasoning_tokens), 0)::bigint AS reasoning_tokens,
+    coalesce(sum(cost), 0)::bigint AS cost
+FROM usage_events
+WHERE created_at >= $8::timestamptz AND created_at < $9::timestamptz
+  AND ($10::uuid[] IS NULL OR project_id = ANY ($10::uuid[]))
+  AND ($11::uuid IS NULL OR project_id = $11)
+  AND ($12::uuid IS NULL OR team_id = $12)
+  AND ($13::uuid IS NULL OR relay_key_id = $13)
+  AND ($14::uuid IS NULL OR host_id = $14)
+  AND ($15::text IS NULL OR model = $15)
+GROUP BY 1, 2, 3, 4, 5, 6, 7
+`
+
+type SumUsageEventsParams struct {
+	Unit       string
+	ByProject  bool
+	ByTeam     bool
+	ByKey      bool
+	ByHost     bool
+	ByModel    bool
+	ByStatus   bool
+	FromTime   time.Time
+	ToTime     time.Time
+	Projects   []uuid.UUID
+	ProjectID  *uuid.UUID
+	TeamID     *uuid.UUID
+	RelayKeyID *uuid.UUID
+	HostID     *uuid.UUID
+	Model      *string
+}
+
+type SumUsageEventsRow struct {
+	Bucket           time.Time
+	ProjectID        uuid.UUID
+	TeamID           uuid.UUID
+	RelayKeyID       uuid.UUID
+	HostID           uuid.UUID
+	Model            string
+	Status           int32
+	Requests         int64
+	Errors           int64
+	InputTokens      int64
+	OutputTokens     int64
+	CachedReadTokens int64
+	CacheWriteTokens int64
+	ReasoningTokens  int64
+	Cost             int64
+}
+
+// SumUsageEvents totals the events of [from, to) grouped by the dimensions
+// whose by_* flag is set and, when unit is not empty, by the UTC bucket
+// date_trunc(unit) starts. Dimensions not asked for come back as the zero
+// value (the nil UUID, ”, 0, the epoch), as does an absent identifier. Dashboards read it only
+// for the parts of a range the rollups do not cover (partial hours, minutes).
+func (q *Queries) SumUsageEvents(ctx context.Context, arg SumUsageEventsParams) ([]SumUsageEventsRow, error) {
+	rows, err := q.db.Query(ctx, sumUsageEvents,
+		arg.Unit,
+		arg.ByProject,
+		arg.ByTeam,
+		arg.ByKey,
+		arg.ByHost,
+		arg.ByModel,
+		arg.ByStatus,
+		arg.FromTime,
+		arg.ToTime,
+		arg.Projects,
+		arg.ProjectID,
+		arg.TeamID,
+		arg.RelayKeyID,
+		arg.HostID,
+		arg.Model,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []SumUsageEventsRow{}
+	for rows.Next() {
+		var i SumUsageEventsRow
+		if err := rows.Scan(
+			&i.Bucket,
+			&i.ProjectID,
+			&i.TeamID,
+			&i.RelayKeyID,
+			&i.HostID,
+			&i.Model,
+			&i.Status,
+			&i.Requests,
+			&i.Errors,
+			&i.InputTokens,
+			&i.OutputTokens,
+			&i.CachedReadTokens,
+			&i.CacheWriteTokens,
+			&i.ReasoningTokens,
+			&i.Cost,
 		); err != nil {
 			return nil, err
 		}

@@ -1,0 +1,94 @@
+package usage
+
+import (
+	"math"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/relay-llm/relay/internal/proxy"
+	"github.com/relay-llm/relay/internal/snapshot"
+	"github.com/relay-llm/relay/internal/store"
+)
+
+// Event is one request as the ledger stores it: the proxy's Record and its
+// cost.
+type Event struct {
+	proxy.Record
+	// Cost in nano-units of currency (1e-9).
+	Cost int64
+	// Unpriced is set when the request has a binding the current snapshot no
+	// longer holds (deleted while the request ran): its cost is 0.
+	Unpriced bool
+}
+
+// NewEvent prices rec with its binding in snap (nil: unpriced).
+func NewEvent(rec *proxy.Record, snap *snapshot.Snapshot) Event {
+	ev := Event{Record: *rec}
+	if rec.BindingID == uuid.Nil {
+		return ev // refused before routing: nothing was spent
+	}
+	var b *snapshot.Binding
+	if snap != nil {
+		b = snap.Binding(rec.BindingID)
+	}
+	if b == nil {
+		ev.Unpriced = true
+		return ev
+	}
+	ev.Cost = Cost(&b.Pricing, rec.Usage)
+	return ev
+}
+
+// row is the ledger row of e. Its identifier pointers point into e, which
+// must outlive the row.
+func (e *Event) row() store.UsageEvent {
+	r := &e.Record
+	row := store.UsageEvent{
+		RequestID:        r.RequestID,
+		CreatedAt:        r.At,
+		ServiceAccountID: ref(&r.ServiceAccountID),
+		UserID:           ref(&r.UserID),
+		ProjectID:        ref(&r.ProjectID),
+		TeamID:           ref(&r.TeamID),
+		PolicyID:         ref(&r.PolicyID),
+		Model:            r.Model,
+		BindingID:        ref(&r.BindingID),
+		HostID:           ref(&r.HostID),
+		HostKeyID:        ref(&r.HostKeyID),
+		InboundShape:     r.Inbound,
+		UpstreamShape:    string(r.Upstream),
+		Stream:           r.Stream,
+		Status:           int32(r.Status),
+		ErrorKind:        r.ErrorKind,
+		Attempts:         int32(r.Attempts),
+		InputTokens:      r.Usage.Input,
+		OutputTokens:     r.Usage.Output,
+		CachedReadTokens: r.Usage.CacheRead,
+		CacheWriteTokens: r.Usage.CacheWrite,
+		ReasoningTokens:  r.Usage.Reasoning,
+		Cost:             e.Cost,
+		TTFBMs:           clamp32(r.TimeToFirstByte / time.Millisecond),
+		TotalMs:          clamp32(r.Total / time.Millisecond),
+		OverheadUs:       clamp32(r.Overhead / time.Microsecond),
+	}
+	switch r.CredentialKind {
+	case snapshot.CredentialInferenceToken:
+		row.InferenceTokenID = ref(&r.CredentialID)
+	default:
+		row.RelayKeyID = ref(&r.CredentialID)
+	}
+	return row
+}
+
+// ref is nil for uuid.Nil, else id.
+func ref(id *uuid.UUID) *uuid.UUID {
+	if *id == uuid.Nil {
+		return nil
+	}
+	return id
+}
+
+func clamp32(d time.Duration) int32 {
+	return int32(min(max(int64(d), 0), math.MaxInt32))
+}
