@@ -20,11 +20,13 @@ import (
 	"github.com/relay-llm/relay/internal/demo"
 	"github.com/relay-llm/relay/internal/keypool"
 	"github.com/relay-llm/relay/internal/loader"
+	"github.com/relay-llm/relay/internal/metrics"
 	"github.com/relay-llm/relay/internal/mockupstream"
 	"github.com/relay-llm/relay/internal/proxy"
 	"github.com/relay-llm/relay/internal/ratelimit"
 	"github.com/relay-llm/relay/internal/secret"
 	"github.com/relay-llm/relay/internal/store"
+	usageledger "github.com/relay-llm/relay/internal/usage"
 )
 
 // planes is what `relay serve` mounts on its two listeners.
@@ -62,10 +64,38 @@ func newPlanes(ctx context.Context, cfg *config.Config, st *store.Store, box *se
 		breakers = rb
 		closeAll = func() { _ = limiter.Close(); _ = rb.Close(); _ = rc.Close() } // this order: Close flushes settlements
 	}
+	// Metrics and the usage ledger: every request's record is priced, counted
+	// and queued for the batch writer, off the request path.
+	reg := metrics.New(metrics.Options{Snapshot: ld.Current, Status: ld})
+	reg.WatchLimiter(func() metrics.LimiterStats {
+		st := limiter.Stats()
+		return metrics.LimiterStats{
+			Waiting: st.Waiting, Admitted: st.Admitted, Paced: st.Paced, Refused: st.Refused,
+			BudgetRefused: st.BudgetRefused, FailOpen: st.FailOpen, FailClosed: st.FailClosed,
+			StoreErrors: st.StoreErrors, SettleDropped: st.SettleDropped, StoreAvailable: cfg.RedisURL != "" && st.RedisAvailable,
+		}
+	})
+	breakers = reg.Breakers(breakers)
+	ledger := usageledger.NewWriter(usageledger.WriterConfig{Sink: st, Snapshot: ld.Current, Observer: reg, Logger: log})
+	reg.WatchUsage(ledger)
+	maintainCtx, stopMaintain := context.WithCancel(context.WithoutCancel(ctx))
+	maintainer := usageledger.NewMaintainer(usageledger.MaintainerConfig{Store: st, Logger: log})
+	go maintainer.Run(maintainCtx) //nolint:errcheck // returns when stopped
+	limitsClose := closeAll
+	closeAll = func() {
+		stopMaintain()
+		flushCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := ledger.Close(flushCtx); err != nil {
+			log.Error("flush usage events", "err", err)
+		}
+		limitsClose()
+	}
 	inference := proxy.New(proxy.Config{
 		Snapshot:     ld.Current,
 		Breakers:     breakers,
 		Limiter:      limiter,
+		Recorder:     ledger,
 		MaxInflight:  cfg.MaxInflight,
 		Logger:       log,
 		MaxBodyBytes: cfg.MaxBodyBytes,
@@ -97,6 +127,7 @@ func newPlanes(ctx context.Context, cfg *config.Config, st *store.Store, box *se
 	}
 	control := http.NewServeMux()
 	control.Handle("/api/", api)
+	control.Handle("GET /metrics", reg.Handler())
 
 	p := &planes{inference: inference, control: control, close: closeAll}
 	if !demoEnabled(cfg) {

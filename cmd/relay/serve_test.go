@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/relay-llm/relay/internal/pgtest"
+	"github.com/relay-llm/relay/internal/secret"
 	"github.com/relay-llm/relay/internal/store"
 )
 
@@ -159,11 +160,13 @@ func listModels(t *testing.T, base, key string) []string {
 // row written straight into Postgres reaches the second's snapshot.
 func TestServe_SecondProcessFollowsAWrite(t *testing.T) {
 	db := pgtest.NewDB(t)
-	first := startRelay(t, db, true, "RELAY_DEMO=true")
+	// Both pods share the master key, as a deployment's pods would.
+	mk := "RELAY_MASTER_KEY=" + secret.NewKey()
+	first := startRelay(t, db, true, "RELAY_DEMO=true", mk)
 	if first.relayKey == "" {
 		t.Fatal("the first process did not print a demo relay key")
 	}
-	second := startRelay(t, db, false, "RELAY_DEMO=false")
+	second := startRelay(t, db, false, "RELAY_DEMO=false", mk)
 	waitReady(t, first.inference)
 	waitReady(t, second.inference)
 	if got := listModels(t, second.inference, first.relayKey); len(got) == 0 {
@@ -192,6 +195,47 @@ func TestServe_SecondProcessFollowsAWrite(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Logf("write visible in the second process after %s", time.Since(start))
+
+	// A request through the second process lands in the usage ledger and in
+	// its /metrics.
+	req, _ := http.NewRequest("POST", second.inference+"/v1/chat/completions",
+		strings.NewReader(`{"model":"demo-gpt","messages":[{"role":"user","content":"count me"}]}`))
+	req.Header.Set("Authorization", "Bearer "+first.relayKey)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("chat through the second process: %d", resp.StatusCode)
+	}
+	deadline = time.Now().Add(15 * time.Second)
+	for {
+		var n int
+		var tokens int64
+		err := st.Pool().QueryRow(context.Background(),
+			`SELECT count(*), coalesce(sum(input_tokens + output_tokens), 0) FROM usage_events WHERE model = 'demo-gpt' AND status = 200`).Scan(&n, &tokens)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 1 && tokens > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("usage event not written: %d rows", n)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	mresp, err := http.Get(second.control + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mbody, _ := io.ReadAll(mresp.Body)
+	mresp.Body.Close()
+	if mresp.StatusCode != 200 || !strings.Contains(string(mbody), "relay_requests_total") {
+		t.Fatalf("/metrics: %d, no relay_requests_total", mresp.StatusCode)
+	}
 
 	// SIGTERM drains and exits cleanly.
 	second.cmd.Process.Signal(syscall.SIGTERM)
