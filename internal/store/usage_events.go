@@ -233,16 +233,32 @@ func (s *Store) ListUsageEvents(ctx context.Context, p UsageEventsPage) ([]Usage
 	return rows, nil
 }
 
+// readUsage runs a dashboard query in a read-only transaction without JIT
+// compilation: Postgres estimates these aggregations as costly enough to
+// compile, which then takes longer (a quarter of a second) than the query.
+func (s *Store) readUsage(ctx context.Context, fn func(*dbsqlc.Queries) error) error {
+	return s.inTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx *Tx) error {
+		if _, err := tx.tx.Exec(ctx, "SET LOCAL jit = off"); err != nil {
+			return mapErr(err)
+		}
+		return mapErr(fn(tx.q))
+	})
+}
+
 // SumUsageEvents totals the ledger itself: exact to the microsecond, but it
 // reads every event of the range. Use it for what the rollups cannot answer
 // (partial hours, minute buckets).
 func (s *Store) SumUsageEvents(ctx context.Context, q UsageSumQuery) ([]UsageSum, error) {
 	f := q.Filter
-	rows, err := s.q.SumUsageEvents(ctx, dbsqlc.SumUsageEventsParams{
-		Unit: q.Unit, ByProject: q.By.Project, ByTeam: q.By.Team, ByKey: q.By.Key, ByHost: q.By.Host,
-		ByModel: q.By.Model, ByStatus: q.By.Status, FromTime: q.From, ToTime: q.To,
-		Projects: f.Projects, ProjectID: f.ProjectID, TeamID: f.TeamID, RelayKeyID: f.RelayKeyID,
-		HostID: f.HostID, Model: f.Model,
+	var rows []UsageSum
+	err := s.readUsage(ctx, func(dq *dbsqlc.Queries) (err error) {
+		rows, err = dq.SumUsageEvents(ctx, dbsqlc.SumUsageEventsParams{
+			Unit: q.Unit, ByProject: q.By.Project, ByTeam: q.By.Team, ByKey: q.By.Key, ByHost: q.By.Host,
+			ByModel: q.By.Model, ByStatus: q.By.Status, FromTime: q.From, ToTime: q.To,
+			Projects: f.Projects, ProjectID: f.ProjectID, TeamID: f.TeamID, RelayKeyID: f.RelayKeyID,
+			HostID: f.HostID, Model: f.Model,
+		})
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("sum usage events: %w", mapErr(err))
@@ -256,12 +272,17 @@ func (s *Store) SumUsageEvents(ctx context.Context, q UsageSumQuery) ([]UsageSum
 // filters by relay key, host or status.
 func (s *Store) SumUsageRollups(ctx context.Context, grain string, q UsageSumQuery) ([]UsageSum, error) {
 	f := q.Filter
-	rows, err := s.q.SumUsageRollups(ctx, dbsqlc.SumUsageRollupsParams{
-		Unit: q.Unit, ByProject: q.By.Project, ByTeam: q.By.Team, ByKey: q.By.Key, ByHost: q.By.Host,
-		ByModel: q.By.Model, ByStatus: q.By.Status, Grain: grain, Detailed: q.By.Key || q.By.Host || q.By.Status || f.RelayKeyID != nil || f.HostID != nil,
-		FromTime: q.From, ToTime: q.To,
-		Projects: f.Projects, ProjectID: f.ProjectID, TeamID: f.TeamID, RelayKeyID: f.RelayKeyID,
-		HostID: f.HostID, Model: f.Model,
+	var rows []dbsqlc.SumUsageRollupsRow
+	err := s.readUsage(ctx, func(dq *dbsqlc.Queries) (err error) {
+		rows, err = dq.SumUsageRollups(ctx, dbsqlc.SumUsageRollupsParams{
+			Unit: q.Unit, ByProject: q.By.Project, ByTeam: q.By.Team, ByKey: q.By.Key, ByHost: q.By.Host,
+			ByModel: q.By.Model, ByStatus: q.By.Status, Grain: grain,
+			Detailed: q.By.Key || q.By.Host || q.By.Status || f.RelayKeyID != nil || f.HostID != nil,
+			FromTime: q.From, ToTime: q.To,
+			Projects: f.Projects, ProjectID: f.ProjectID, TeamID: f.TeamID, RelayKeyID: f.RelayKeyID,
+			HostID: f.HostID, Model: f.Model,
+		})
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("sum usage rollups: %w", mapErr(err))

@@ -70,28 +70,31 @@ type Filter struct {
 	Model      *string
 }
 
-// Totals are the sums of a group (the API's UsageTotals).
+// Totals are the sums of a group (the API's UsageTotals). Fields are in the
+// generated type's order, so that controlgen.UsageTotals(t) converts.
 type Totals struct {
-	Requests         int64 `json:"requests"`
+	CacheWriteTokens int64 `json:"cache_write_tokens"`
+	CachedReadTokens int64 `json:"cached_read_tokens"`
+	Cost             int64 `json:"cost"`   // nano-units of currency
 	Errors           int64 `json:"errors"` // status 400 and above
 	InputTokens      int64 `json:"input_tokens"`
 	OutputTokens     int64 `json:"output_tokens"`
-	CachedReadTokens int64 `json:"cached_read_tokens"`
-	CacheWriteTokens int64 `json:"cache_write_tokens"`
 	ReasoningTokens  int64 `json:"reasoning_tokens"`
-	Cost             int64 `json:"cost"` // nano-units of currency
+	Requests         int64 `json:"requests"`
 }
 
 // Group holds the values of the dimensions asked for (the API's
 // UsageGroup): a dimension not asked for is nil, and so is an identifier the
 // requests did not have (a request refused before routing has no host).
+// Fields are in the generated type's order, so that controlgen.UsageGroup(g)
+// converts.
 type Group struct {
-	ProjectID  *uuid.UUID `json:"project_id,omitempty"`
-	TeamID     *uuid.UUID `json:"team_id,omitempty"`
-	Model      *string    `json:"model,omitempty"`
-	RelayKeyID *uuid.UUID `json:"relay_key_id,omitempty"`
 	HostID     *uuid.UUID `json:"host_id,omitempty"`
+	Model      *string    `json:"model,omitempty"`
+	ProjectID  *uuid.UUID `json:"project_id,omitempty"`
+	RelayKeyID *uuid.UUID `json:"relay_key_id,omitempty"`
 	Status     *int32     `json:"status,omitempty"`
+	TeamID     *uuid.UUID `json:"team_id,omitempty"`
 }
 
 // SummaryRequest asks for totals over [From, To) (the API's GET

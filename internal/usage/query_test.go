@@ -16,6 +16,7 @@ import (
 	"github.com/relay-llm/relay/internal/pgtest"
 	"github.com/relay-llm/relay/internal/store"
 	"github.com/relay-llm/relay/internal/usage"
+	"github.com/relay-llm/relay/openapi/controlgen"
 )
 
 // ledger is a store with generated events and the events themselves, the
@@ -325,3 +326,23 @@ func idOrEmpty(p *uuid.UUID) string {
 }
 
 func errorsIs(err, target error) bool { return errors.Is(err, target) }
+
+// TestTypes_ConvertToTheAPI holds Totals and Group to the generated API
+// types, field for field, so that the control API converts them directly.
+func TestTypes_ConvertToTheAPI(t *testing.T) {
+	t.Parallel()
+	m := "gpt"
+	g := usage.Group{Model: &m}
+	if api := controlgen.UsageGroup(g); api.Model != &m {
+		t.Error("Group did not convert")
+	}
+	if api := controlgen.UsageTotals(usage.Totals{Cost: 7}); api.Cost != 7 {
+		t.Error("Totals did not convert")
+	}
+	if api := controlgen.UsageGroupBy(usage.ByKey); api != controlgen.UsageGroupByKey {
+		t.Error("the dimensions drifted from the API's")
+	}
+	if api := controlgen.UsageInterval(usage.Minute); api != controlgen.UsageIntervalMinute {
+		t.Error("the intervals drifted from the API's")
+	}
+}
