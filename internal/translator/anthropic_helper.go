@@ -1344,7 +1344,7 @@ func (u *anthropicUpstream) decodeEvent(ev *wire.Event, evs []canonical.Event) (
 		u.started = true
 		u.counts.merge(e.Message.Usage)
 		start := u.counts.canonical()
-		start.Output, start.Reasoning = 0, 0
+		// Output as reported so far (Anthropic sends a placeholder, usually 1): a caller that leaves now is charged what the upstream reported.
 		evs = append(evs, canonical.Event{Kind: canonical.EventStart, ID: e.Message.ID, Model: e.Message.Model, Created: u.now.Unix(), Usage: start})
 	case "content_block_start":
 		if e.ContentBlock == nil {

@@ -146,6 +146,7 @@ func newRig(t *testing.T) *rig {
 	oa := host("openai", "sk-up-openai-1")
 	an := host("anthropic", "sk-ant-up-1")
 	flaky := host("flaky", "sk-up-fault-500", "sk-up-good")
+	ge := host("gemini", "gm-up-1")
 	pricing := snapshot.Pricing{Input: 2_500_000, CachedInput: 1_250_000, CacheWrite: 3_125_000, Output: 10_000_000, Reasoning: 12_000_000,
 		Tiers: []snapshot.PriceTier{{AboveInputTokens: 40, InputPrice: 5_000_000, CachedInputPrice: 2_500_000, CacheWritePrice: 6_250_000, OutputPrice: 15_000_000}}}
 	model := func(name string, granted bool, h *snapshot.Host, shape snapshot.Shape, upstream string) {
@@ -163,6 +164,7 @@ func newRig(t *testing.T) *rig {
 	model("emb", true, oa, snapshot.ShapeOpenAI, "text-embedding-3-small")
 	model("claude", true, an, snapshot.ShapeAnthropic, "claude-cached-cache-write-thinking")
 	model("flaky", true, flaky, snapshot.ShapeOpenAI, "gpt-4o-mini")
+	model("gem", true, ge, snapshot.ShapeGemini, "gemini-2.5-flash-cached-reasoning")
 	model("secret", false, oa, snapshot.ShapeOpenAI, "gpt-4o")
 	r.snap = snapshot.Build(d, 1, time.Now())
 
@@ -264,6 +266,18 @@ func reported(t *testing.T, shape snapshot.Shape, raw []byte) wire.Usage {
 			ThinkingTokens int64 `json:"thinking_tokens"`
 		} `json:"output_tokens_details"`
 	}
+	type gemini struct {
+		PromptTokenCount        int64 `json:"promptTokenCount"`
+		CandidatesTokenCount    int64 `json:"candidatesTokenCount"`
+		CachedContentTokenCount int64 `json:"cachedContentTokenCount"`
+		ThoughtsTokenCount      int64 `json:"thoughtsTokenCount"`
+	}
+	// Gemini's candidatesTokenCount leaves out thoughts; wire.Usage.Output
+	// does not.
+	fromGemini := func(g gemini) wire.Usage {
+		return wire.Usage{Input: g.PromptTokenCount, Output: g.CandidatesTokenCount + g.ThoughtsTokenCount,
+			CacheRead: g.CachedContentTokenCount, Reasoning: g.ThoughtsTokenCount}
+	}
 	var u wire.Usage
 	var a struct{ in, out, read, write, thinking int64 }
 	fromChat := func(c chat) wire.Usage {
@@ -307,6 +321,10 @@ func reported(t *testing.T, shape snapshot.Shape, raw []byte) wire.Usage {
 			var b struct{ Usage anthropic }
 			decode(raw, &b)
 			mergeAnthropic(b.Usage)
+		case snapshot.ShapeGemini:
+			var b struct{ UsageMetadata gemini }
+			decode(raw, &b)
+			return fromGemini(b.UsageMetadata)
 		}
 	} else { // an event stream
 		for _, ev := range strings.Split(string(raw), "\n\n") {
@@ -347,6 +365,12 @@ func reported(t *testing.T, shape snapshot.Shape, raw []byte) wire.Usage {
 				}
 				if c.Usage != nil {
 					mergeAnthropic(*c.Usage)
+				}
+			case snapshot.ShapeGemini:
+				var c struct{ UsageMetadata *gemini }
+				decode([]byte(data), &c)
+				if c.UsageMetadata != nil {
+					u = fromGemini(*c.UsageMetadata) // each chunk carries the totals so far
 				}
 			}
 		}
