@@ -48,8 +48,8 @@ SELECT request_id, created_at, relay_key_id, service_account_id, user_id, projec
 WHERE created_at >= $1::timestamptz AND created_at < $2::timestamptz
   AND (created_at, request_id) > ($3::timestamptz, $4::text)
   AND ($5::uuid[] IS NULL OR project_id = ANY ($5::uuid[])
-       OR team_id = ANY ($6::uuid[])
-       OR project_id IN (SELECT p.id FROM projects AS p WHERE p.team_id = ANY ($6::uuid[])))
+       OR (coalesce(cardinality($6::uuid[]), 0) > 0 AND (team_id = ANY ($6::uuid[])
+           OR project_id IN (SELECT p.id FROM projects AS p WHERE p.team_id = ANY ($6::uuid[])))))
   AND ($7::uuid IS NULL OR project_id = $7)
   AND ($8::uuid IS NULL OR team_id = $8)
   AND ($9::uuid IS NULL OR relay_key_id = $9)
@@ -80,7 +80,9 @@ type ListUsageEventsPageParams struct {
 // the key is (created_at, request_id), the ledger's unique index. Filters are
 // optional. When projects is not NULL, only the rows the caller may read are
 // kept: those of the projects in projects, and those of the teams in teams
-// (recorded under the team, or of a project now in it).
+// (recorded under the team, or of a project now in it). The teams part is
+// guarded by its cardinality so that, planned for the values given, a caller
+// without team roles filters on project_id alone.
 func (q *Queries) ListUsageEventsPage(ctx context.Context, arg ListUsageEventsPageParams) ([]UsageEvent, error) {
 	rows, err := q.db.Query(ctx, listUsageEventsPage,
 		arg.FromTime,
@@ -165,8 +167,8 @@ SELECT
 FROM usage_events
 WHERE created_at >= $8::timestamptz AND created_at < $9::timestamptz
   AND ($10::uuid[] IS NULL OR project_id = ANY ($10::uuid[])
-       OR team_id = ANY ($11::uuid[])
-       OR project_id IN (SELECT p.id FROM projects AS p WHERE p.team_id = ANY ($11::uuid[])))
+       OR (coalesce(cardinality($11::uuid[]), 0) > 0 AND (team_id = ANY ($11::uuid[])
+           OR project_id IN (SELECT p.id FROM projects AS p WHERE p.team_id = ANY ($11::uuid[])))))
   AND ($12::uuid IS NULL OR project_id = $12)
   AND ($13::uuid IS NULL OR team_id = $13)
   AND ($14::uuid IS NULL OR relay_key_id = $14)

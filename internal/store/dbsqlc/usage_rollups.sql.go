@@ -34,8 +34,8 @@ FROM usage_rollups
 WHERE grain = $8::text AND detailed = $9::bool
   AND bucket >= $10::timestamptz AND bucket < $11::timestamptz
   AND ($12::uuid[] IS NULL OR project_id = ANY ($12::uuid[])
-       OR team_id = ANY ($13::uuid[])
-       OR project_id IN (SELECT p.id FROM projects AS p WHERE p.team_id = ANY ($13::uuid[])))
+       OR (coalesce(cardinality($13::uuid[]), 0) > 0 AND (team_id = ANY ($13::uuid[])
+           OR project_id IN (SELECT p.id FROM projects AS p WHERE p.team_id = ANY ($13::uuid[])))))
   AND ($14::uuid IS NULL OR project_id = $14)
   AND ($15::uuid IS NULL OR team_id = $15)
   AND ($16::uuid IS NULL OR relay_key_id = $16)
