@@ -14,18 +14,24 @@ INSERT INTO usage_events (
 
 -- ListUsageEventsPage pages through the events of [from, to) in time order;
 -- the key is (created_at, request_id), the ledger's unique index. Filters are
--- optional; projects limits the rows to those projects (the projects a
--- caller may read) when it is not NULL.
+-- optional. When projects is not NULL, only the rows the caller may read are
+-- kept: those of the projects in projects, and those of the teams in teams
+-- (recorded under the team, or of a project now in it). The teams part is
+-- guarded by its cardinality so that, planned for the values given, a caller
+-- without team roles filters on project_id alone.
 -- name: ListUsageEventsPage :many
 SELECT * FROM usage_events
 WHERE created_at >= sqlc.arg(from_time)::timestamptz AND created_at < sqlc.arg(to_time)::timestamptz
   AND (created_at, request_id) > (sqlc.arg(after_created_at)::timestamptz, sqlc.arg(after_request_id)::text)
-  AND (sqlc.narg(projects)::uuid[] IS NULL OR project_id = ANY (sqlc.narg(projects)::uuid[]))
+  AND (sqlc.narg(projects)::uuid[] IS NULL OR project_id = ANY (sqlc.narg(projects)::uuid[])
+       OR (coalesce(cardinality(sqlc.narg(teams)::uuid[]), 0) > 0 AND (team_id = ANY (sqlc.narg(teams)::uuid[])
+           OR project_id IN (SELECT p.id FROM projects AS p WHERE p.team_id = ANY (sqlc.narg(teams)::uuid[])))))
   AND (sqlc.narg(project_id)::uuid IS NULL OR project_id = sqlc.narg(project_id))
   AND (sqlc.narg(team_id)::uuid IS NULL OR team_id = sqlc.narg(team_id))
   AND (sqlc.narg(relay_key_id)::uuid IS NULL OR relay_key_id = sqlc.narg(relay_key_id))
   AND (sqlc.narg(host_id)::uuid IS NULL OR host_id = sqlc.narg(host_id))
   AND (sqlc.narg(model)::text IS NULL OR model = sqlc.narg(model))
+  AND (sqlc.narg(status)::int IS NULL OR status = sqlc.narg(status))
 ORDER BY created_at, request_id
 LIMIT sqlc.arg('limit')::int;
 
@@ -54,10 +60,13 @@ SELECT
     coalesce(sum(cost), 0)::bigint AS cost
 FROM usage_events
 WHERE created_at >= sqlc.arg(from_time)::timestamptz AND created_at < sqlc.arg(to_time)::timestamptz
-  AND (sqlc.narg(projects)::uuid[] IS NULL OR project_id = ANY (sqlc.narg(projects)::uuid[]))
+  AND (sqlc.narg(projects)::uuid[] IS NULL OR project_id = ANY (sqlc.narg(projects)::uuid[])
+       OR (coalesce(cardinality(sqlc.narg(teams)::uuid[]), 0) > 0 AND (team_id = ANY (sqlc.narg(teams)::uuid[])
+           OR project_id IN (SELECT p.id FROM projects AS p WHERE p.team_id = ANY (sqlc.narg(teams)::uuid[])))))
   AND (sqlc.narg(project_id)::uuid IS NULL OR project_id = sqlc.narg(project_id))
   AND (sqlc.narg(team_id)::uuid IS NULL OR team_id = sqlc.narg(team_id))
   AND (sqlc.narg(relay_key_id)::uuid IS NULL OR relay_key_id = sqlc.narg(relay_key_id))
   AND (sqlc.narg(host_id)::uuid IS NULL OR host_id = sqlc.narg(host_id))
   AND (sqlc.narg(model)::text IS NULL OR model = sqlc.narg(model))
+  AND (sqlc.narg(status)::int IS NULL OR status = sqlc.narg(status))
 GROUP BY 1, 2, 3, 4, 5, 6, 7;

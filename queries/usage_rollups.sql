@@ -23,10 +23,13 @@ SELECT
 FROM usage_rollups
 WHERE grain = sqlc.arg(grain)::text AND detailed = sqlc.arg(detailed)::bool
   AND bucket >= sqlc.arg(from_time)::timestamptz AND bucket < sqlc.arg(to_time)::timestamptz
-  AND (sqlc.narg(projects)::uuid[] IS NULL OR project_id = ANY (sqlc.narg(projects)::uuid[]))
+  AND (sqlc.narg(projects)::uuid[] IS NULL OR project_id = ANY (sqlc.narg(projects)::uuid[])
+       OR (coalesce(cardinality(sqlc.narg(teams)::uuid[]), 0) > 0 AND (team_id = ANY (sqlc.narg(teams)::uuid[])
+           OR project_id IN (SELECT p.id FROM projects AS p WHERE p.team_id = ANY (sqlc.narg(teams)::uuid[])))))
   AND (sqlc.narg(project_id)::uuid IS NULL OR project_id = sqlc.narg(project_id))
   AND (sqlc.narg(team_id)::uuid IS NULL OR team_id = sqlc.narg(team_id))
   AND (sqlc.narg(relay_key_id)::uuid IS NULL OR relay_key_id = sqlc.narg(relay_key_id))
   AND (sqlc.narg(host_id)::uuid IS NULL OR host_id = sqlc.narg(host_id))
   AND (sqlc.narg(model)::text IS NULL OR model = sqlc.narg(model))
+  AND (sqlc.narg(status)::int IS NULL OR status = sqlc.narg(status))
 GROUP BY 1, 2, 3, 4, 5, 6, 7;

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -18,6 +19,7 @@ import (
 	"github.com/relay-llm/relay/internal/pgtest"
 	"github.com/relay-llm/relay/internal/secret"
 	"github.com/relay-llm/relay/internal/store"
+	"github.com/relay-llm/relay/openapi/client"
 )
 
 // relayBin is built once by TestMain so tests can run real relay processes.
@@ -162,11 +164,12 @@ func TestServe_SecondProcessFollowsAWrite(t *testing.T) {
 	db := pgtest.NewDB(t)
 	// Both pods share the master key, as a deployment's pods would.
 	mk := "RELAY_MASTER_KEY=" + secret.NewKey()
-	first := startRelay(t, db, true, "RELAY_DEMO=true", mk)
+	const adminToken = "e2e-admin-token-0123456789abcdef"
+	first := startRelay(t, db, true, "RELAY_DEMO=true", mk, "RELAY_ADMIN_TOKEN="+adminToken)
 	if first.relayKey == "" {
 		t.Fatal("the first process did not print a demo relay key")
 	}
-	second := startRelay(t, db, false, "RELAY_DEMO=false", mk)
+	second := startRelay(t, db, false, "RELAY_DEMO=false", mk, "RELAY_ADMIN_TOKEN="+adminToken)
 	waitReady(t, first.inference)
 	waitReady(t, second.inference)
 	if got := listModels(t, second.inference, first.relayKey); len(got) == 0 {
@@ -196,8 +199,9 @@ func TestServe_SecondProcessFollowsAWrite(t *testing.T) {
 	}
 	t.Logf("write visible in the second process after %s", time.Since(start))
 
-	// A request through the second process lands in the usage ledger and in
-	// its /metrics.
+	// A request through the second process lands in the usage ledger, in the
+	// control API's usage endpoints and in its /metrics.
+	asked := time.Now().UTC()
 	req, _ := http.NewRequest("POST", second.inference+"/v1/chat/completions",
 		strings.NewReader(`{"model":"demo-gpt","messages":[{"role":"user","content":"count me"}]}`))
 	req.Header.Set("Authorization", "Bearer "+first.relayKey)
@@ -227,6 +231,7 @@ func TestServe_SecondProcessFollowsAWrite(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	checkUsageAPI(t, first.control, adminToken, asked, resp.Header.Get("X-Relay-Request-Id"))
 	mresp, err := http.Get(second.control + "/metrics")
 	if err != nil {
 		t.Fatal(err)
@@ -284,3 +289,54 @@ func TestRun_Version(t *testing.T) {
 		t.Fatalf("version: %q %v", out.String(), err)
 	}
 }
+
+// checkUsageAPI reads the one demo-gpt request back through the generated
+// control API client: in the summary by model, and as an event, in JSON and CSV.
+func checkUsageAPI(t *testing.T, control, token string, asked time.Time, requestID string) {
+	t.Helper()
+	ctx := t.Context()
+	c, err := client.NewClientWithResponses(control, client.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
+		r.Header.Set("Authorization", "Bearer "+token)
+		return nil
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	from, model := asked.Add(-time.Minute), "demo-gpt"
+	by := []client.UsageGroupBy{client.UsageGroupByModel, client.UsageGroupByStatus}
+	sum, err := c.GetUsageSummaryWithResponse(ctx, &client.GetUsageSummaryParams{From: &from, GroupBy: &by})
+	if err != nil || sum.JSON200 == nil {
+		t.Fatalf("usage summary: %v %s", err, sum.Body)
+	}
+	var found bool
+	for _, r := range sum.JSON200.Rows {
+		if *r.Group.Model == model {
+			found = true
+			if *r.Group.Status != 200 || r.Totals.Requests != 1 || r.Totals.InputTokens == 0 || r.Totals.OutputTokens == 0 || r.Totals.Errors != 0 {
+				t.Errorf("usage summary row = %+v", r)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("usage summary has no %s row: %+v", model, sum.JSON200.Rows)
+	}
+	ev, err := c.ListUsageEventsWithResponse(ctx, &client.ListUsageEventsParams{From: &from, Model: &model})
+	if err != nil || ev.JSON200 == nil {
+		t.Fatalf("usage events: %v %s", err, ev.Body)
+	}
+	if items := ev.JSON200.Items; len(items) != 1 || items[0].RequestID != requestID || items[0].Status != 200 ||
+		items[0].InboundShape != "openai_chat" || items[0].RelayKeyID == nil || items[0].ProjectID == nil || items[0].HostID == nil {
+		t.Errorf("usage events = %+v, want the request %s", items, requestID)
+	}
+	resp, err := c.ListUsageEvents(ctx, &client.ListUsageEventsParams{From: &from, Model: &model, Format: ptrTo(client.UsageEventsFormatCsv)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	rows, err := csv.NewReader(resp.Body).ReadAll()
+	if err != nil || len(rows) != 2 || rows[0][0] != "request_id" || rows[1][0] != requestID {
+		t.Errorf("usage csv = %v, %v", rows, err)
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }

@@ -14,13 +14,9 @@ import (
 	gen "github.com/relay-llm/relay/openapi/controlgen"
 )
 
-// Operations (status, reload, breakers) and usage. Status is readable by
-// every role binding (it shows no catalog rows); breakers name host keys, so
-// they need Read at system scope; reload needs ManageSystem.
-//
-// Usage answers empty results in the documented shape until the usage work
-// fills them in; the parameters are already validated and applied to the
-// echoed range.
+// Operations (status, reload, breakers). Status is readable by every role
+// binding (it shows no catalog rows); breakers name host keys, so they need
+// Read at system scope; reload needs ManageSystem. Usage is in usage.go.
 
 func (s *Server) podName() string {
 	if s.cfg.PodName != "" {
@@ -171,90 +167,7 @@ func timePtr(t time.Time) *time.Time {
 	return &t
 }
 
-// Usage -------------------------------------------------------------------------
-
-// usageRange applies the defaults of from and to: [to − 24 h, now).
-func (s *Server) usageRange(from, to *time.Time) (time.Time, time.Time, error) {
-	t := s.now()
-	if to != nil {
-		t = *to
-	}
-	f := t.Add(-24 * time.Hour)
-	if from != nil {
-		f = *from
-	}
-	if !f.Before(t) {
-		return f, t, invalid("from: must be before to", "from", "to")
-	}
-	return f, t, nil
-}
-
-// usageAccess: any caller with a role may ask; the results (once filled) are
-// limited to the projects it can read.
-func usageAccess(ctx context.Context) error {
-	c, err := callerFrom(ctx)
-	if err != nil {
-		return err
-	}
-	if !c.CanAnywhere(rbac.Read) {
-		return forbidden("usage needs a role binding")
-	}
-	return nil
-}
-
-// GetUsageSummary implements StrictServerInterface (empty until usage lands).
-func (s *Server) GetUsageSummary(ctx context.Context, req gen.GetUsageSummaryRequestObject) (gen.GetUsageSummaryResponseObject, error) {
-	if err := usageAccess(ctx); err != nil {
-		return nil, err
-	}
-	from, to, err := s.usageRange(req.Params.From, req.Params.To)
-	if err != nil {
-		return nil, err
-	}
-	return gen.GetUsageSummary200JSONResponse{From: from, To: to, GroupBy: deref(req.Params.GroupBy, []gen.UsageGroupBy{}), Rows: []gen.UsageRow{}}, nil
-}
-
-// GetUsageTimeseries implements StrictServerInterface (empty until usage lands).
-func (s *Server) GetUsageTimeseries(ctx context.Context, req gen.GetUsageTimeseriesRequestObject) (gen.GetUsageTimeseriesResponseObject, error) {
-	if err := usageAccess(ctx); err != nil {
-		return nil, err
-	}
-	from, to, err := s.usageRange(req.Params.From, req.Params.To)
-	if err != nil {
-		return nil, err
-	}
-	return gen.GetUsageTimeseries200JSONResponse{
-		From: from, To: to, Interval: deref(req.Params.Interval, gen.UsageIntervalHour),
-		GroupBy: deref(req.Params.GroupBy, []gen.UsageGroupBy{}), Points: []gen.UsagePoint{},
-	}, nil
-}
-
-// usageCSVHeader names the columns of a usage CSV: the JSON fields of UsageEvent.
-const usageCSVHeader = "request_id,created_at,relay_key_id,service_account_id,user_id,project_id,team_id,policy_id," +
-	"model,binding_id,host_id,host_key_id,inbound_shape,upstream_shape,stream,status,error_kind,attempts," +
-	"input_tokens,output_tokens,cached_read_tokens,cache_write_tokens,reasoning_tokens,cost,ttfb_ms,total_ms,overhead_us\n"
-
-// ListUsageEvents implements StrictServerInterface (empty until usage lands).
-func (s *Server) ListUsageEvents(ctx context.Context, req gen.ListUsageEventsRequestObject) (gen.ListUsageEventsResponseObject, error) {
-	if err := usageAccess(ctx); err != nil {
-		return nil, err
-	}
-	if _, _, err := page(req.Params.Limit, req.Params.Cursor); err != nil {
-		return nil, err
-	}
-	if _, _, err := s.usageRange(req.Params.From, req.Params.To); err != nil {
-		return nil, err
-	}
-	csv := req.Params.Format != nil && *req.Params.Format == gen.UsageEventsFormatCsv
-	if req.Params.Format == nil {
-		csv = strings.Contains(acceptFrom(ctx), "text/csv")
-	}
-	if csv {
-		return gen.ListUsageEvents200TextCsvResponse{Body: strings.NewReader(usageCSVHeader), ContentLength: int64(len(usageCSVHeader))}, nil
-	}
-	return gen.ListUsageEvents200JSONResponse{Body: gen.UsageEventList{Items: []gen.UsageEvent{}}}, nil
-}
-
+// acceptKey carries the request's Accept header to the handlers (usage CSV).
 type acceptKey struct{}
 
 func acceptFrom(ctx context.Context) string {

@@ -13,15 +13,19 @@ import (
 )
 
 // UsageFilter narrows a read of the ledger or the rollups; nil fields do not
-// filter. Projects, when not nil, keeps only rows of those projects (the ones
-// a caller may read): an empty, non-nil Projects matches nothing.
+// filter. Projects, when not nil, keeps only the rows a caller may read: those
+// of the projects in Projects and those of the teams in Teams (recorded under
+// the team, or of a project now in it). An empty, non-nil Projects with no
+// Teams matches nothing; Teams alone (Projects nil) does not filter.
 type UsageFilter struct {
 	Projects   []uuid.UUID
+	Teams      []uuid.UUID
 	ProjectID  *uuid.UUID
 	TeamID     *uuid.UUID
 	RelayKeyID *uuid.UUID
 	HostID     *uuid.UUID
 	Model      *string
+	Status     *int32
 }
 
 // UsageEventsPage asks for up to Limit usage events of [From, To) after
@@ -224,8 +228,8 @@ func (s *Store) ListUsageEvents(ctx context.Context, p UsageEventsPage) ([]Usage
 	f := p.Filter
 	rows, err := s.q.ListUsageEventsPage(ctx, dbsqlc.ListUsageEventsPageParams{
 		FromTime: p.From, ToTime: to, AfterCreatedAt: p.AfterCreatedAt, AfterRequestID: p.AfterRequestID,
-		Projects: f.Projects, ProjectID: f.ProjectID, TeamID: f.TeamID, RelayKeyID: f.RelayKeyID,
-		HostID: f.HostID, Model: f.Model, Limit: p.Limit,
+		Projects: f.Projects, Teams: f.Teams, ProjectID: f.ProjectID, TeamID: f.TeamID, RelayKeyID: f.RelayKeyID,
+		HostID: f.HostID, Model: f.Model, Status: f.Status, Limit: p.Limit,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("list usage events: %w", mapErr(err))
@@ -255,8 +259,8 @@ func (s *Store) SumUsageEvents(ctx context.Context, q UsageSumQuery) ([]UsageSum
 		rows, err = dq.SumUsageEvents(ctx, dbsqlc.SumUsageEventsParams{
 			Unit: q.Unit, ByProject: q.By.Project, ByTeam: q.By.Team, ByKey: q.By.Key, ByHost: q.By.Host,
 			ByModel: q.By.Model, ByStatus: q.By.Status, FromTime: q.From, ToTime: q.To,
-			Projects: f.Projects, ProjectID: f.ProjectID, TeamID: f.TeamID, RelayKeyID: f.RelayKeyID,
-			HostID: f.HostID, Model: f.Model,
+			Projects: f.Projects, Teams: f.Teams, ProjectID: f.ProjectID, TeamID: f.TeamID, RelayKeyID: f.RelayKeyID,
+			HostID: f.HostID, Model: f.Model, Status: f.Status,
 		})
 		return err
 	})
@@ -277,10 +281,10 @@ func (s *Store) SumUsageRollups(ctx context.Context, grain string, q UsageSumQue
 		rows, err = dq.SumUsageRollups(ctx, dbsqlc.SumUsageRollupsParams{
 			Unit: q.Unit, ByProject: q.By.Project, ByTeam: q.By.Team, ByKey: q.By.Key, ByHost: q.By.Host,
 			ByModel: q.By.Model, ByStatus: q.By.Status, Grain: grain,
-			Detailed: q.By.Key || q.By.Host || q.By.Status || f.RelayKeyID != nil || f.HostID != nil,
+			Detailed: q.By.Key || q.By.Host || q.By.Status || f.RelayKeyID != nil || f.HostID != nil || f.Status != nil,
 			FromTime: q.From, ToTime: q.To,
-			Projects: f.Projects, ProjectID: f.ProjectID, TeamID: f.TeamID, RelayKeyID: f.RelayKeyID,
-			HostID: f.HostID, Model: f.Model,
+			Projects: f.Projects, Teams: f.Teams, ProjectID: f.ProjectID, TeamID: f.TeamID, RelayKeyID: f.RelayKeyID,
+			HostID: f.HostID, Model: f.Model, Status: f.Status,
 		})
 		return err
 	})

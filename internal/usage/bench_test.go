@@ -193,4 +193,8 @@ func BenchmarkIngestRate(b *testing.B) {
 	d := time.Since(start)
 	st2 := w.Stats()
 	t.Logf("writer: %d events in %s = %.0f events/s (dropped %d, lost %d)", st2.Written, d.Round(time.Millisecond), float64(st2.Written)/d.Seconds(), st2.Dropped, st2.Lost)
+	if st2.Written != uint64(n) {
+		t.Fatalf("wrote %d of %d events", st2.Written, n)
+	}
+	b.ReportMetric(float64(st2.Written)/d.Seconds(), "events/s")
 }

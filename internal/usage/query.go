@@ -7,7 +7,6 @@ import (
 	"encoding/base64"
 	"encoding/csv"
 	"errors"
-	"fmt"
 	"io"
 	"slices"
 	"strconv"
@@ -30,6 +29,21 @@ type Querier interface {
 // asked (a range that ends before it starts, an unknown dimension, a bad
 // cursor, minute buckets over too long a range): a 400 for the control API.
 var ErrInvalid = errors.New("invalid usage query")
+
+// InvalidError is an ErrInvalid that names the request parameter at fault
+// (group_by, from, interval, cursor) for the control API's error details.
+// Its message never echoes a submitted value.
+type InvalidError struct {
+	Field   string
+	Message string
+}
+
+func (e *InvalidError) Error() string { return ErrInvalid.Error() + ": " + e.Field + ": " + e.Message }
+
+// Unwrap makes errors.Is(err, ErrInvalid) hold.
+func (e *InvalidError) Unwrap() error { return ErrInvalid }
+
+func invalid(field, message string) error { return &InvalidError{Field: field, Message: message} }
 
 // Dimension is one of the control API's group_by values.
 type Dimension string
@@ -58,16 +72,24 @@ const (
 // minutes are summed from the ledger itself, not from the rollups.
 const MaxMinuteRange = 48 * time.Hour
 
+// MaxHourRange is the longest range an hour-bucketed series may span (a
+// quarter: 2208 buckets per group); longer ranges ask for days.
+const MaxHourRange = 92 * 24 * time.Hour
+
 // Filter narrows a query; nil fields do not filter. Projects, when not nil,
-// limits the answer to those projects — the ones the caller may read (an
-// empty, non-nil Projects matches nothing).
+// limits the answer to what the caller may read: the projects in Projects and
+// the teams in Teams (events recorded under the team, and those of a project
+// now in it). An empty, non-nil Projects with no Teams matches nothing;
+// Projects nil (a system-wide reader) ignores Teams.
 type Filter struct {
 	Projects   []uuid.UUID
+	Teams      []uuid.UUID
 	ProjectID  *uuid.UUID
 	TeamID     *uuid.UUID
 	RelayKeyID *uuid.UUID
 	HostID     *uuid.UUID
 	Model      *string
+	Status     *int32 // the HTTP status sent to the caller
 }
 
 // Totals are the sums of a group (the API's UsageTotals). Fields are in the
@@ -193,11 +215,15 @@ func Series(ctx context.Context, q Querier, req TimeseriesRequest) (Timeseries, 
 	switch iv {
 	case Minute:
 		if req.To.Sub(req.From) > MaxMinuteRange {
-			return Timeseries{}, fmt.Errorf("%w: minute buckets cover at most %s; ask for hours", ErrInvalid, MaxMinuteRange)
+			return Timeseries{}, invalid("interval", "minute buckets cover at most 48 hours; ask for hours")
 		}
-	case Hour, Day:
+	case Hour:
+		if req.To.Sub(req.From) > MaxHourRange {
+			return Timeseries{}, invalid("interval", "hour buckets cover at most 92 days; ask for days")
+		}
+	case Day:
 	default:
-		return Timeseries{}, fmt.Errorf("%w: interval %q: want minute, hour or day", ErrInvalid, iv)
+		return Timeseries{}, invalid("interval", "want minute, hour or day")
 	}
 	acc, err := sum(ctx, q, req.From, req.To, iv, dims, req.Filter)
 	if err != nil {
@@ -346,7 +372,7 @@ func parseDims(by []Dimension) (store.UsageDims, error) {
 		case ByStatus:
 			d.Status = true
 		default:
-			return d, fmt.Errorf("%w: group_by %q: want project, team, model, key, host or status", ErrInvalid, b)
+			return d, invalid("group_by", "want project, team, model, key, host or status")
 		}
 	}
 	return d, nil
@@ -354,7 +380,7 @@ func parseDims(by []Dimension) (store.UsageDims, error) {
 
 func checkRange(from, to time.Time) error {
 	if !from.Before(to) {
-		return fmt.Errorf("%w: from must be before to", ErrInvalid)
+		return invalid("from", "must be before to")
 	}
 	return nil
 }
@@ -471,7 +497,7 @@ func decodeCursor(c string) (time.Time, string, error) {
 			}
 		}
 	}
-	return time.Time{}, "", fmt.Errorf("%w: cursor: not a cursor this API returned", ErrInvalid)
+	return time.Time{}, "", invalid("cursor", "not a cursor this API returned")
 }
 
 // CSVHeader is the header row of WriteCSV: the API's UsageEvent fields.

@@ -234,15 +234,20 @@ func equalTotals(a, b map[string]usage.Totals) bool {
 func TestQueries_RejectWhatTheyCannotAnswer(t *testing.T) {
 	t.Parallel()
 	now := time.Now()
-	for name, err := range map[string]error{
-		"empty range":      second(usage.Summarize(t.Context(), nil, usage.SummaryRequest{From: now, To: now})),
-		"unknown group":    second(usage.Summarize(t.Context(), nil, usage.SummaryRequest{From: now, To: now.Add(time.Hour), GroupBy: []usage.Dimension{"policy"}})),
-		"long minutes":     second(usage.Series(t.Context(), nil, usage.TimeseriesRequest{From: now, To: now.Add(72 * time.Hour), Interval: usage.Minute})),
-		"unknown interval": second(usage.Series(t.Context(), nil, usage.TimeseriesRequest{From: now, To: now.Add(time.Hour), Interval: "week"})),
-		"bad cursor":       second(usage.Events(t.Context(), nil, usage.EventsRequest{From: now, To: now.Add(time.Hour), Cursor: "!!"})),
+	for name, tc := range map[string]struct {
+		err   error
+		field string
+	}{
+		"empty range":      {second(usage.Summarize(t.Context(), nil, usage.SummaryRequest{From: now, To: now})), "from"},
+		"unknown group":    {second(usage.Summarize(t.Context(), nil, usage.SummaryRequest{From: now, To: now.Add(time.Hour), GroupBy: []usage.Dimension{"policy"}})), "group_by"},
+		"long minutes":     {second(usage.Series(t.Context(), nil, usage.TimeseriesRequest{From: now, To: now.Add(72 * time.Hour), Interval: usage.Minute})), "interval"},
+		"long hours":       {second(usage.Series(t.Context(), nil, usage.TimeseriesRequest{From: now, To: now.Add(usage.MaxHourRange + time.Hour)})), "interval"},
+		"unknown interval": {second(usage.Series(t.Context(), nil, usage.TimeseriesRequest{From: now, To: now.Add(time.Hour), Interval: "week"})), "interval"},
+		"bad cursor":       {second(usage.Events(t.Context(), nil, usage.EventsRequest{From: now, To: now.Add(time.Hour), Cursor: "!!"})), "cursor"},
 	} {
-		if !errorsIs(err, usage.ErrInvalid) {
-			t.Errorf("%s: %v, want ErrInvalid", name, err)
+		var ie *usage.InvalidError
+		if !errorsIs(tc.err, usage.ErrInvalid) || !errors.As(tc.err, &ie) || ie.Field != tc.field {
+			t.Errorf("%s: %v, want ErrInvalid on %s", name, tc.err, tc.field)
 		}
 	}
 }

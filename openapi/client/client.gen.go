@@ -1638,37 +1638,37 @@ type TeamUpdate struct {
 
 // UsageEvent One request through the inference plane. Ids are copied at the time, so they may name deleted objects.
 type UsageEvent struct {
-	Attempts         *int32              `json:"attempts,omitempty"`
-	BindingID        *openapi_types.UUID `json:"binding_id,omitempty"`
-	CacheWriteTokens *int64              `json:"cache_write_tokens,omitempty"`
-	CachedReadTokens *int64              `json:"cached_read_tokens,omitempty"`
+	Attempts         int32               `json:"attempts"`
+	BindingID        *openapi_types.UUID `json:"binding_id"`
+	CacheWriteTokens int64               `json:"cache_write_tokens"`
+	CachedReadTokens int64               `json:"cached_read_tokens"`
 
 	// Cost Nano-units of currency (1e-9).
 	Cost         int64               `json:"cost"`
 	CreatedAt    time.Time           `json:"created_at"`
-	ErrorKind    *string             `json:"error_kind,omitempty"`
-	HostID       *openapi_types.UUID `json:"host_id,omitempty"`
-	HostKeyID    *openapi_types.UUID `json:"host_key_id,omitempty"`
-	InboundShape *string             `json:"inbound_shape,omitempty"`
+	ErrorKind    string              `json:"error_kind"`
+	HostID       *openapi_types.UUID `json:"host_id"`
+	HostKeyID    *openapi_types.UUID `json:"host_key_id"`
+	InboundShape string              `json:"inbound_shape"`
 	InputTokens  int64               `json:"input_tokens"`
 	Model        string              `json:"model"`
 	OutputTokens int64               `json:"output_tokens"`
 
 	// OverheadUs Time Relay itself added, in microseconds.
-	OverheadUs       *int32              `json:"overhead_us,omitempty"`
-	PolicyID         *openapi_types.UUID `json:"policy_id,omitempty"`
-	ProjectID        *openapi_types.UUID `json:"project_id,omitempty"`
-	ReasoningTokens  *int64              `json:"reasoning_tokens,omitempty"`
-	RelayKeyID       *openapi_types.UUID `json:"relay_key_id,omitempty"`
+	OverheadUs       int32               `json:"overhead_us"`
+	PolicyID         *openapi_types.UUID `json:"policy_id"`
+	ProjectID        *openapi_types.UUID `json:"project_id"`
+	ReasoningTokens  int64               `json:"reasoning_tokens"`
+	RelayKeyID       *openapi_types.UUID `json:"relay_key_id"`
 	RequestID        string              `json:"request_id"`
-	ServiceAccountID *openapi_types.UUID `json:"service_account_id,omitempty"`
+	ServiceAccountID *openapi_types.UUID `json:"service_account_id"`
 	Status           int32               `json:"status"`
-	Stream           *bool               `json:"stream,omitempty"`
-	TeamID           *openapi_types.UUID `json:"team_id,omitempty"`
-	TotalMs          *int32              `json:"total_ms,omitempty"`
-	TtfbMs           *int32              `json:"ttfb_ms,omitempty"`
-	UpstreamShape    *string             `json:"upstream_shape,omitempty"`
-	UserID           *openapi_types.UUID `json:"user_id,omitempty"`
+	Stream           bool                `json:"stream"`
+	TeamID           *openapi_types.UUID `json:"team_id"`
+	TotalMs          int32               `json:"total_ms"`
+	TtfbMs           int32               `json:"ttfb_ms"`
+	UpstreamShape    string              `json:"upstream_shape"`
+	UserID           *openapi_types.UUID `json:"user_id"`
 }
 
 // UsageEventList defines model for UsageEventList.
@@ -1867,6 +1867,9 @@ type UsageGroupByParam = []UsageGroupBy
 
 // UsageModelFilter defines model for UsageModelFilter.
 type UsageModelFilter = string
+
+// UsageStatusFilter defines model for UsageStatusFilter.
+type UsageStatusFilter = int32
 
 // UsageToParam defines model for UsageToParam.
 type UsageToParam = time.Time
@@ -2176,6 +2179,9 @@ type ListUsageEventsParams struct {
 	// Model Only requests for this model name (as the caller sent it).
 	Model *UsageModelFilter `form:"model,omitempty" json:"model,omitempty"`
 
+	// Status Only requests answered with this HTTP status (499 when the caller went away).
+	Status *UsageStatusFilter `form:"status,omitempty" json:"status,omitempty"`
+
 	// Format Response format; overrides the `Accept` header.
 	Format *UsageEventsFormat `form:"format,omitempty" json:"format,omitempty"`
 }
@@ -2205,6 +2211,9 @@ type GetUsageSummaryParams struct {
 
 	// Model Only requests for this model name (as the caller sent it).
 	Model *UsageModelFilter `form:"model,omitempty" json:"model,omitempty"`
+
+	// Status Only requests answered with this HTTP status (499 when the caller went away).
+	Status *UsageStatusFilter `form:"status,omitempty" json:"status,omitempty"`
 }
 
 // GetUsageTimeseriesParams defines parameters for GetUsageTimeseries.
@@ -2235,6 +2244,9 @@ type GetUsageTimeseriesParams struct {
 
 	// Model Only requests for this model name (as the caller sent it).
 	Model *UsageModelFilter `form:"model,omitempty" json:"model,omitempty"`
+
+	// Status Only requests answered with this HTTP status (499 when the caller went away).
+	Status *UsageStatusFilter `form:"status,omitempty" json:"status,omitempty"`
 }
 
 // ListUsersParams defines parameters for ListUsers.
@@ -3461,23 +3473,31 @@ type ClientInterface interface {
 
 	// ListUsageEvents List usage events
 	//
-	// The raw events over `[from, to)`, oldest first. `format=csv` or `Accept: text/csv` returns
-	// CSV (a header row, then one row per event, the columns of `UsageEvent`); `limit` and
-	// `cursor` page it the same way, and the next cursor is in the `X-Next-Cursor` header.
+	// The raw events over `[from, to)`, oldest first, of the projects the caller can read (access
+	// as for the summary). `format=csv` or `Accept: text/csv` returns CSV (RFC 4180: a header row,
+	// then one row per event, the columns of `UsageEvent`; absent ids are empty cells). Without
+	// `limit`, CSV is the whole range from `cursor` on, streamed; with `limit` it is one page like
+	// JSON, and the next cursor is in the `X-Next-Cursor` header.
 	//
 	// Corresponds with GET /api/usage/events (the `ListUsageEvents` operationId).
 	ListUsageEvents(ctx context.Context, params *ListUsageEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetUsageSummary Summarise usage
 	//
-	// Totals over `[from, to)`, one row per distinct value of the `group_by` dimensions.
+	// Totals over `[from, to)`, one row per distinct value of the `group_by` dimensions, by
+	// descending cost. Only the usage of projects the caller can read is counted (system-wide
+	// readers: all; team role bindings: the team's projects; project role bindings: those
+	// projects); a filter naming a project or team the caller cannot read matches nothing. Any role
+	// binding may ask; a caller without one gets 403. `from` must be before `to` (422).
 	//
 	// Corresponds with GET /api/usage/summary (the `GetUsageSummary` operationId).
 	GetUsageSummary(ctx context.Context, params *GetUsageSummaryParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetUsageTimeseries Usage over time
 	//
-	// Totals per `interval` bucket over `[from, to)`, split by the `group_by` dimensions.
+	// Totals per `interval` bucket (UTC minute, hour or day) over `[from, to)`, split by the
+	// `group_by` dimensions; the first and last bucket may be partial. Minute buckets cover at most
+	// 48 hours and hour buckets at most 92 days (422 naming `interval`). Access as for the summary.
 	//
 	// Corresponds with GET /api/usage/timeseries (the `GetUsageTimeseries` operationId).
 	GetUsageTimeseries(ctx context.Context, params *GetUsageTimeseriesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -5940,9 +5960,11 @@ func (c *Client) UpdateTeam(ctx context.Context, id IDParam, body UpdateTeamJSON
 
 // ListUsageEvents List usage events
 //
-// The raw events over `[from, to)`, oldest first. `format=csv` or `Accept: text/csv` returns
-// CSV (a header row, then one row per event, the columns of `UsageEvent`); `limit` and
-// `cursor` page it the same way, and the next cursor is in the `X-Next-Cursor` header.
+// The raw events over `[from, to)`, oldest first, of the projects the caller can read (access
+// as for the summary). `format=csv` or `Accept: text/csv` returns CSV (RFC 4180: a header row,
+// then one row per event, the columns of `UsageEvent`; absent ids are empty cells). Without
+// `limit`, CSV is the whole range from `cursor` on, streamed; with `limit` it is one page like
+// JSON, and the next cursor is in the `X-Next-Cursor` header.
 //
 // Corresponds with GET /api/usage/events (the `ListUsageEvents` operationId).
 func (c *Client) ListUsageEvents(ctx context.Context, params *ListUsageEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5959,7 +5981,11 @@ func (c *Client) ListUsageEvents(ctx context.Context, params *ListUsageEventsPar
 
 // GetUsageSummary Summarise usage
 //
-// Totals over `[from, to)`, one row per distinct value of the `group_by` dimensions.
+// Totals over `[from, to)`, one row per distinct value of the `group_by` dimensions, by
+// descending cost. Only the usage of projects the caller can read is counted (system-wide
+// readers: all; team role bindings: the team's projects; project role bindings: those
+// projects); a filter naming a project or team the caller cannot read matches nothing. Any role
+// binding may ask; a caller without one gets 403. `from` must be before `to` (422).
 //
 // Corresponds with GET /api/usage/summary (the `GetUsageSummary` operationId).
 func (c *Client) GetUsageSummary(ctx context.Context, params *GetUsageSummaryParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5976,7 +6002,9 @@ func (c *Client) GetUsageSummary(ctx context.Context, params *GetUsageSummaryPar
 
 // GetUsageTimeseries Usage over time
 //
-// Totals per `interval` bucket over `[from, to)`, split by the `group_by` dimensions.
+// Totals per `interval` bucket (UTC minute, hour or day) over `[from, to)`, split by the
+// `group_by` dimensions; the first and last bucket may be partial. Minute buckets cover at most
+// 48 hours and hour buckets at most 92 days (422 naming `interval`). Access as for the summary.
 //
 // Corresponds with GET /api/usage/timeseries (the `GetUsageTimeseries` operationId).
 func (c *Client) GetUsageTimeseries(ctx context.Context, params *GetUsageTimeseriesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -11032,6 +11060,18 @@ func NewListUsageEventsRequest(server string, params *ListUsageEventsParams) (*h
 
 		}
 
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if params.Format != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "format", *params.Format, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
@@ -11182,6 +11222,18 @@ func NewGetUsageSummaryRequest(server string, params *GetUsageSummaryParams) (*h
 
 		}
 
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -11323,6 +11375,18 @@ func NewGetUsageTimeseriesRequest(server string, params *GetUsageTimeseriesParam
 		if params.Model != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "model", *params.Model, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int32"}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -12767,9 +12831,11 @@ type ClientWithResponsesInterface interface {
 
 	// ListUsageEventsWithResponse List usage events
 	//
-	// The raw events over `[from, to)`, oldest first. `format=csv` or `Accept: text/csv` returns
-	// CSV (a header row, then one row per event, the columns of `UsageEvent`); `limit` and
-	// `cursor` page it the same way, and the next cursor is in the `X-Next-Cursor` header.
+	// The raw events over `[from, to)`, oldest first, of the projects the caller can read (access
+	// as for the summary). `format=csv` or `Accept: text/csv` returns CSV (RFC 4180: a header row,
+	// then one row per event, the columns of `UsageEvent`; absent ids are empty cells). Without
+	// `limit`, CSV is the whole range from `cursor` on, streamed; with `limit` it is one page like
+	// JSON, and the next cursor is in the `X-Next-Cursor` header.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -12778,7 +12844,11 @@ type ClientWithResponsesInterface interface {
 
 	// GetUsageSummaryWithResponse Summarise usage
 	//
-	// Totals over `[from, to)`, one row per distinct value of the `group_by` dimensions.
+	// Totals over `[from, to)`, one row per distinct value of the `group_by` dimensions, by
+	// descending cost. Only the usage of projects the caller can read is counted (system-wide
+	// readers: all; team role bindings: the team's projects; project role bindings: those
+	// projects); a filter naming a project or team the caller cannot read matches nothing. Any role
+	// binding may ask; a caller without one gets 403. `from` must be before `to` (422).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -12787,7 +12857,9 @@ type ClientWithResponsesInterface interface {
 
 	// GetUsageTimeseriesWithResponse Usage over time
 	//
-	// Totals per `interval` bucket over `[from, to)`, split by the `group_by` dimensions.
+	// Totals per `interval` bucket (UTC minute, hour or day) over `[from, to)`, split by the
+	// `group_by` dimensions; the first and last bucket may be partial. Minute buckets cover at most
+	// 48 hours and hour buckets at most 92 days (422 naming `interval`). Access as for the summary.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -20689,6 +20761,8 @@ type ListUsageEventsResponse struct {
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *UnprocessableEntity
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// Headers200 the parsed response headers for an HTTP 200 response
@@ -20713,6 +20787,11 @@ func (r ListUsageEventsResponse) GetJSON401() *Unauthorized {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r ListUsageEventsResponse) GetJSON403() *Forbidden {
 	return r.JSON403
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ListUsageEventsResponse) GetJSON422() *UnprocessableEntity {
+	return r.JSON422
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -20760,6 +20839,8 @@ type GetUsageSummaryResponse struct {
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *UnprocessableEntity
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 }
@@ -20782,6 +20863,11 @@ func (r GetUsageSummaryResponse) GetJSON401() *Unauthorized {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r GetUsageSummaryResponse) GetJSON403() *Forbidden {
 	return r.JSON403
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetUsageSummaryResponse) GetJSON422() *UnprocessableEntity {
+	return r.JSON422
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -20829,6 +20915,8 @@ type GetUsageTimeseriesResponse struct {
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *UnprocessableEntity
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 }
@@ -20851,6 +20939,11 @@ func (r GetUsageTimeseriesResponse) GetJSON401() *Unauthorized {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r GetUsageTimeseriesResponse) GetJSON403() *Forbidden {
 	return r.JSON403
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetUsageTimeseriesResponse) GetJSON422() *UnprocessableEntity {
+	return r.JSON422
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -23252,9 +23345,11 @@ func (c *ClientWithResponses) UpdateTeamWithResponse(ctx context.Context, id IDP
 
 // ListUsageEventsWithResponse List usage events
 //
-// The raw events over `[from, to)`, oldest first. `format=csv` or `Accept: text/csv` returns
-// CSV (a header row, then one row per event, the columns of `UsageEvent`); `limit` and
-// `cursor` page it the same way, and the next cursor is in the `X-Next-Cursor` header.
+// The raw events over `[from, to)`, oldest first, of the projects the caller can read (access
+// as for the summary). `format=csv` or `Accept: text/csv` returns CSV (RFC 4180: a header row,
+// then one row per event, the columns of `UsageEvent`; absent ids are empty cells). Without
+// `limit`, CSV is the whole range from `cursor` on, streamed; with `limit` it is one page like
+// JSON, and the next cursor is in the `X-Next-Cursor` header.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -23269,7 +23364,11 @@ func (c *ClientWithResponses) ListUsageEventsWithResponse(ctx context.Context, p
 
 // GetUsageSummaryWithResponse Summarise usage
 //
-// Totals over `[from, to)`, one row per distinct value of the `group_by` dimensions.
+// Totals over `[from, to)`, one row per distinct value of the `group_by` dimensions, by
+// descending cost. Only the usage of projects the caller can read is counted (system-wide
+// readers: all; team role bindings: the team's projects; project role bindings: those
+// projects); a filter naming a project or team the caller cannot read matches nothing. Any role
+// binding may ask; a caller without one gets 403. `from` must be before `to` (422).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -23284,7 +23383,9 @@ func (c *ClientWithResponses) GetUsageSummaryWithResponse(ctx context.Context, p
 
 // GetUsageTimeseriesWithResponse Usage over time
 //
-// Totals per `interval` bucket over `[from, to)`, split by the `group_by` dimensions.
+// Totals per `interval` bucket (UTC minute, hour or day) over `[from, to)`, split by the
+// `group_by` dimensions; the first and last bucket may be partial. Minute buckets cover at most
+// 48 hours and hour buckets at most 92 days (422 naming `interval`). Access as for the summary.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -29822,6 +29923,13 @@ func ParseListUsageEventsResponse(rsp *http.Response) (*ListUsageEventsResponse,
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessableEntity
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -29892,6 +30000,13 @@ func ParseGetUsageSummaryResponse(rsp *http.Response) (*GetUsageSummaryResponse,
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessableEntity
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -29945,6 +30060,13 @@ func ParseGetUsageTimeseriesResponse(rsp *http.Response) (*GetUsageTimeseriesRes
 			return nil, err
 		}
 		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessableEntity
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError

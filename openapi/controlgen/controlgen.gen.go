@@ -1645,37 +1645,37 @@ type TeamUpdate struct {
 
 // UsageEvent One request through the inference plane. Ids are copied at the time, so they may name deleted objects.
 type UsageEvent struct {
-	Attempts         *int32              `json:"attempts,omitempty"`
-	BindingID        *openapi_types.UUID `json:"binding_id,omitempty"`
-	CacheWriteTokens *int64              `json:"cache_write_tokens,omitempty"`
-	CachedReadTokens *int64              `json:"cached_read_tokens,omitempty"`
+	Attempts         int32               `json:"attempts"`
+	BindingID        *openapi_types.UUID `json:"binding_id"`
+	CacheWriteTokens int64               `json:"cache_write_tokens"`
+	CachedReadTokens int64               `json:"cached_read_tokens"`
 
 	// Cost Nano-units of currency (1e-9).
 	Cost         int64               `json:"cost"`
 	CreatedAt    time.Time           `json:"created_at"`
-	ErrorKind    *string             `json:"error_kind,omitempty"`
-	HostID       *openapi_types.UUID `json:"host_id,omitempty"`
-	HostKeyID    *openapi_types.UUID `json:"host_key_id,omitempty"`
-	InboundShape *string             `json:"inbound_shape,omitempty"`
+	ErrorKind    string              `json:"error_kind"`
+	HostID       *openapi_types.UUID `json:"host_id"`
+	HostKeyID    *openapi_types.UUID `json:"host_key_id"`
+	InboundShape string              `json:"inbound_shape"`
 	InputTokens  int64               `json:"input_tokens"`
 	Model        string              `json:"model"`
 	OutputTokens int64               `json:"output_tokens"`
 
 	// OverheadUs Time Relay itself added, in microseconds.
-	OverheadUs       *int32              `json:"overhead_us,omitempty"`
-	PolicyID         *openapi_types.UUID `json:"policy_id,omitempty"`
-	ProjectID        *openapi_types.UUID `json:"project_id,omitempty"`
-	ReasoningTokens  *int64              `json:"reasoning_tokens,omitempty"`
-	RelayKeyID       *openapi_types.UUID `json:"relay_key_id,omitempty"`
+	OverheadUs       int32               `json:"overhead_us"`
+	PolicyID         *openapi_types.UUID `json:"policy_id"`
+	ProjectID        *openapi_types.UUID `json:"project_id"`
+	ReasoningTokens  int64               `json:"reasoning_tokens"`
+	RelayKeyID       *openapi_types.UUID `json:"relay_key_id"`
 	RequestID        string              `json:"request_id"`
-	ServiceAccountID *openapi_types.UUID `json:"service_account_id,omitempty"`
+	ServiceAccountID *openapi_types.UUID `json:"service_account_id"`
 	Status           int32               `json:"status"`
-	Stream           *bool               `json:"stream,omitempty"`
-	TeamID           *openapi_types.UUID `json:"team_id,omitempty"`
-	TotalMs          *int32              `json:"total_ms,omitempty"`
-	TtfbMs           *int32              `json:"ttfb_ms,omitempty"`
-	UpstreamShape    *string             `json:"upstream_shape,omitempty"`
-	UserID           *openapi_types.UUID `json:"user_id,omitempty"`
+	Stream           bool                `json:"stream"`
+	TeamID           *openapi_types.UUID `json:"team_id"`
+	TotalMs          int32               `json:"total_ms"`
+	TtfbMs           int32               `json:"ttfb_ms"`
+	UpstreamShape    string              `json:"upstream_shape"`
+	UserID           *openapi_types.UUID `json:"user_id"`
 }
 
 // UsageEventList defines model for UsageEventList.
@@ -1874,6 +1874,9 @@ type UsageGroupByParam = []UsageGroupBy
 
 // UsageModelFilter defines model for UsageModelFilter.
 type UsageModelFilter = string
+
+// UsageStatusFilter defines model for UsageStatusFilter.
+type UsageStatusFilter = int32
 
 // UsageToParam defines model for UsageToParam.
 type UsageToParam = time.Time
@@ -2183,6 +2186,9 @@ type ListUsageEventsParams struct {
 	// Model Only requests for this model name (as the caller sent it).
 	Model *UsageModelFilter `form:"model,omitempty" json:"model,omitempty"`
 
+	// Status Only requests answered with this HTTP status (499 when the caller went away).
+	Status *UsageStatusFilter `form:"status,omitempty" json:"status,omitempty"`
+
 	// Format Response format; overrides the `Accept` header.
 	Format *UsageEventsFormat `form:"format,omitempty" json:"format,omitempty"`
 }
@@ -2212,6 +2218,9 @@ type GetUsageSummaryParams struct {
 
 	// Model Only requests for this model name (as the caller sent it).
 	Model *UsageModelFilter `form:"model,omitempty" json:"model,omitempty"`
+
+	// Status Only requests answered with this HTTP status (499 when the caller went away).
+	Status *UsageStatusFilter `form:"status,omitempty" json:"status,omitempty"`
 }
 
 // GetUsageTimeseriesParams defines parameters for GetUsageTimeseries.
@@ -2242,6 +2251,9 @@ type GetUsageTimeseriesParams struct {
 
 	// Model Only requests for this model name (as the caller sent it).
 	Model *UsageModelFilter `form:"model,omitempty" json:"model,omitempty"`
+
+	// Status Only requests answered with this HTTP status (499 when the caller went away).
+	Status *UsageStatusFilter `form:"status,omitempty" json:"status,omitempty"`
 }
 
 // ListUsersParams defines parameters for ListUsers.
@@ -6021,6 +6033,19 @@ func (siw *ServerInterfaceWrapper) ListUsageEvents(w http.ResponseWriter, r *htt
 		return
 	}
 
+	// ------------- Optional query parameter "status" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "status", r.URL.Query(), &params.Status, runtime.BindQueryParameterOptions{Type: "integer", Format: "int32"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "status"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "status", Err: err})
+		}
+		return
+	}
+
 	// ------------- Optional query parameter "format" -------------
 
 	err = runtime.BindQueryParameterWithOptions("form", true, false, "format", r.URL.Query(), &params.Format, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
@@ -6158,6 +6183,19 @@ func (siw *ServerInterfaceWrapper) GetUsageSummary(w http.ResponseWriter, r *htt
 		return
 	}
 
+	// ------------- Optional query parameter "status" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "status", r.URL.Query(), &params.Status, runtime.BindQueryParameterOptions{Type: "integer", Format: "int32"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "status"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "status", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetUsageSummary(w, r, params)
 	}))
@@ -6291,6 +6329,19 @@ func (siw *ServerInterfaceWrapper) GetUsageTimeseries(w http.ResponseWriter, r *
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "model"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "model", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "status" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "status", r.URL.Query(), &params.Status, runtime.BindQueryParameterOptions{Type: "integer", Format: "int32"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "status"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "status", Err: err})
 		}
 		return
 	}
@@ -16646,6 +16697,22 @@ func (response ListUsageEvents403JSONResponse) VisitListUsageEventsResponse(w ht
 	return err
 }
 
+type ListUsageEvents422JSONResponse struct {
+	UnprocessableEntityJSONResponse
+}
+
+func (response ListUsageEvents422JSONResponse) VisitListUsageEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListUsageEvents500JSONResponse struct{ InternalErrorJSONResponse }
 
 func (response ListUsageEvents500JSONResponse) VisitListUsageEventsResponse(w http.ResponseWriter) error {
@@ -16724,6 +16791,22 @@ func (response GetUsageSummary403JSONResponse) VisitGetUsageSummaryResponse(w ht
 	return err
 }
 
+type GetUsageSummary422JSONResponse struct {
+	UnprocessableEntityJSONResponse
+}
+
+func (response GetUsageSummary422JSONResponse) VisitGetUsageSummaryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetUsageSummary500JSONResponse struct{ InternalErrorJSONResponse }
 
 func (response GetUsageSummary500JSONResponse) VisitGetUsageSummaryResponse(w http.ResponseWriter) error {
@@ -16798,6 +16881,22 @@ func (response GetUsageTimeseries403JSONResponse) VisitGetUsageTimeseriesRespons
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetUsageTimeseries422JSONResponse struct {
+	UnprocessableEntityJSONResponse
+}
+
+func (response GetUsageTimeseries422JSONResponse) VisitGetUsageTimeseriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(422)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -20764,282 +20863,290 @@ func (sh *strictHandler) UpdateUser(w http.ResponseWriter, r *http.Request, id I
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L39cts4sjj6KijdrYq9h7YVT5IzY9fW/XkyySRn8nVt5+xv7zg/EyJbEo4pgAuAVrSpVO073PMM58H2",
+	"7L39cts4sjj6KijdrYq9h7YVTyZnYtfW/XkyySRn8nVt5+xv7zg/EyJbEo4pgAuAVrSpVO073PMM58H2",
 	"SW6hAX6KlEhZsjyJ9o+dWARBoNHf3ej+0gvEJBYcuFa9ky+9mEo6AQ0S/3qeSCXkB/Ob+TMEFUgWayZ4",
 	"76R3OQbic/isrwMc5hMxJHoMJJZwy0SiSExHcEroQAHXZCgkPh0yqTQ+Oux5PWZm+nsCctbzepxOoHfS",
-	"s9P1vJ4KxjCh5ssT+vkN8JEe906ePj72enoWm5FKS8ZHva9fvd6vUiTx6/AlizTI+cW+59GM6LFQYFfJ",
-	"FBmZN5rWgA+vWVhaxVDICdW9k16S4JP5VbwSSndaxFgo3bQG82y1JfwGs9fhgmNjYXpW5hvkBmbZGmKq",
-	"x5Ul3MDMLkPC3xMmIeydaJlAt2W1XI8Y/BcEumE1d17EGzZhumEdbw0kmIaJIloQCTqRvOlkIjNP6VxC",
-	"GNIk0r2Tp30vXwjj+ofjnmfQl02SiXna93oTxu1fj7M1Mq5hBBIX+VaEEHVCool5o2mt+LA7GrlVtDq0",
-	"8vfLZ1b4/F1O7oOIWDDrBJUYX2kCi33aHS4fpDAY2m0l9p3GpdjH3ddyDhGdIa13WIw0L5VIvrIcHJAT",
-	"facFJRG0xBmZRNCAMubR3THmAuQtC+AsCETCu52Xsq8Sat9tApQbdu2GdQfXJdBJp4VpoJOm1Zhn3Zfw",
-	"UdERvJRi0nBoF5pKnZ0Z5SPwCONBlCh2C2Tv/OVz8sMPP/y0f0h+sRyQHD8hY5FIRQYwFBKIr4XftOah",
-	"FJP6BYdUw4FmE2heNUr8n2cNC/+FTYArJjiycxVHTJPB7JRIiIFqq6ekug7qJgpuQdKI7PlW9g9mf3GE",
-	"eZX0+8fPsl+Ro/n7izWHway0L5Qr5h9/kjDsnfT+r6Nc7Tqyw9RRcVe9r9m+qZR0lm8bGfNCnDFUA0or",
-	"p3KlAoKYBZI9qnDzAY0iMLvmRurtL5Qepa00nMalaDiIFzys4A98XoQ/XEwbUVyshiwgO1FZokA2LcE8",
-	"W4XKzBJa8cXSx8t8Mf/26nzxq3lZxYIrQHz8mYbnFl3MX4HgGjj+k8ZxxAJq1nj0X8os9EsPPtNJHAH+",
-	"U0oh7SuhVWBuacTCa4d7Pa8XgqYsUr2T37/0hgyi0CwjSkZGHQJlUMagV6I0mVAdjMn/+Z0e/KN/8NMn",
-	"99+DT1/63rPjr3/qff1UfMV9gQxEOCNjqgjlxK7GbC6HxCJKe+HGf/VqziL9QChAES7S9SFqhCJIJoZk",
-	"9iY0MrCGkPzHxft3HplKwUfEgNsjMdUaJPcI8GTikYTfcDHlBKGwf2hI+7ngw4gFdwR6kM7SEtqa3gCv",
-	"gJOiUCFTpt0WzVsEPjOl1bogOpVMA0lXq+zHlBYSQqI01YYrkYSzvydgPy8kiSmTBBfsEUqkmBKlWRQR",
-	"CUOQwAMI8Xe4FTcQGnXGAvalkAMWhsDvBtlhNk0JfgY+HCBUzs61ehsNJ4wTKSIgghefrAN+Z4keA9dm",
-	"7WbLg0QX2PcjhZ81eImYSqNITPEYPeLM7ecX5y+JFjfAiREETCnGEcCIsAiz19xgK41e5EBYnQ3YqUpg",
-	"S39cH5mi4kuGlEUQnuI2IzFCZmD+bWmB7HEj0QklCgIJ2uLHO6FfioSHd9smF/p6iNMU94m2tDkG+2gN",
-	"+3wniEqCsbOK8UwFh6L8ntAZflIB4P4uhXhL+czxdHW3bUqq4RptXSjvVAtBJpTPDNgZJ4bdTeI18Yt0",
-	"6nRSo7JpOSN0aDQ1s/URuwVOQoMDRlKOgYbOX3VuRh6cDWsl/QUEgoeoDk4pQ61+TqvJ7XAU25wmeiwk",
-	"+wfcEWESnCmj4xIwFRtxwjhBHZSHuEXLUpBs14RHKJ6L89rvKaMiI+Z85LEUgVnVIIIXXDM9u9ue8Ys4",
-	"+tpSapOYqjOjcvCY0ybwmQY6miH2iyGZf8UjqXb01cunzjWmO8z36U5v3/3w/gpRdGB1Dcv/BxLojTLS",
-	"L4mA7BVXoxLHKWhBUDr2QfSYFrQaFPGe0Z4SrkAT4LdMCo7azS2VzKCB4ZnZBqy+yHhoNMmTL71Yihik",
-	"ZlaRDGgwhmuU9NexZAEs2+8HHPTVs2+G14zHie76qgRDTtdUt7UHvB5ws7OwQPQDISKg3DxMXa7LNWmv",
-	"13bYCvvKnGZtPiAS3f0LsVDM4leVTb4RU5BGV9CSQejc9XRitFtqDclHigwsGijDROe8nVVe6vVwbdea",
-	"OTZd0XBUADgbGcyITwfiFhwyIJ9S1nvQxoDG3V0y+82y9WzMHqoEZ3yUQ6riAGaBFAcJZ1qR2IhWFkVM",
-	"cJK9aPmmOiU8iSIyYFGE+saEUE384in4VbA8e2KsuCSKDOqlRts8mNSYxkuP8AIHffV6SRx2Rv4kVloC",
-	"nVxbu77WFi04C/IIARdTPOx52za3RX+3DvqCx7cQwcBVzy2ggIg5ZZZppoLgtfzCq2E/8ydexsMS9yhB",
-	"81O2Tcs4DeAc33uOr6AwDENcN40+FPjgkEYKvIfAGgtsLotNlPBuVa73B2Bnbrv9b4c3ndkYqpBF3lNl",
-	"TC35UBZ+6m+CJ1X5SyFye/z0GX49/fvxMnbShZMsINo3zHq3ylSZnVqr40v1nprDK4TAl83yDj5rG1Of",
-	"Z524ivJsC/b0EdnVH4wRzXOeVSa8M4O4K1M4hziiAShCo4jgmFNCHwijuFf24PU+H4zEgfsV44bmjcPX",
-	"bqrs6QGbxEIiERaDjGawkcrUcIPeiOlxMjgMxOQInx5EkfvXkYiB05gdZev5Wpxc3bD4QMSWCA5igf4m",
-	"u+QtMLB5ijXmmnVIVMhRcAVBotktoIWcSPt7C/zsIrGLORytBHAMfLFa2YAW+RTosXEzVIzZMXBjc5qP",
+	"s9P1vJ4KxjCh5ssT+vkN8JEe905+fHzs9fQsNiOVloyPel+/er1fpUji1+FLFmmQ84t9z6MZ0WOhwK6S",
+	"KTIybzStAR9es7C0iqGQE6p7J70kwSfzq3gllO60iLFQumkN5tlqS/gNZq/DBcfGwvSszDfIDcyyNcRU",
+	"jytLuIGZXYaEvydMQtg70TKBbstquR4x+C8IdMNq7ryIN2zCdMM63hpIMA0TRbQgEnQiedPJRGae0rmE",
+	"MKRJpHsnP/a9fCGM6x+Oe55BXzZJJuZp3+tNGLd/Pc7WyLiGEUhc5FsRQtQJiSbmjaa14sPuaORW0erQ",
+	"yt8vn1nh83c5uQ8iYsGsE1RifKUJLPZpd7h8kMJgaLeV2Hcal2Ifd1/LOUR0hrTeYTHSvFQi+cpycEBO",
+	"9J0WlETQEmdkEkEDyphHd8eYC5C3LICzIBAJ73Zeyr5KqH23CVBu2LUb1h1cl0AnnRamgU6aVmOedV/C",
+	"R0VH8FKKScOhXWgqdXZmlI/AI4wHUaLYLZC985fPyQ8//PBs/5D8YjkgOX5CxiKRigxgKCQQXwu/ac1D",
+	"KSb1Cw6phgPNJtC8apT4P88aFv4LmwBXTHBk5yqOmCaD2SmREAPVVk9JdR3UTRTcgqQR2fOt7B/M/uII",
+	"8yrp94+fZr8iR/P3F2sOg1lpXyhXzD/+JGHYO+n9X0e52nVkh6mj4q56X7N9UynpLN82MuaFOGOoBpRW",
+	"TuVKBQQxCyR7VOHmAxpFYHbNjdTbXyg9SltpOI0LTXWi2q2LcjUFCSGZMj22K3x1efmBKJyD7D159oxM",
+	"x8CLC52ahdIpnTUu1b5dj07zgvjZs6IgNmK5RhTjzi5FA4q94GGFMuDzIsrgYtpIvGI1MgDZiX8kCmTT",
+	"EsyzVfiHWUIrjl/6eJnj599eneN/NS+rWHAFSGk/0/DcIpz5KxBcA8d/0jiOWEDNGo/+S5mFfunBZzqJ",
+	"I8B/SimkfSW0+HBLIxZeO+zteb0QNGWR6p38/qU3ZBCFZhlRMjL4BcqgjCGcRGkyoToYk//zOz34R//g",
+	"2Sf334NPX/re0+Ovf+p9/VR8xX2BDEQ4I2Nq6ITY1ZjN5ZBYxENeuPFfvZqzSD8QClCEi3R9iBqhCJKJ",
+	"obG9CY0MrCEk/3Hx/p1HplLwETHg9khMtQbJPQI8mXgk4TdcTDlBKOwfGqb1XPBhxII7Aj1IZ2kJbU1v",
+	"gFfASVFcFniMeYvAZ6a0WhdEp5JpIOlqlf2Y0sIwN8OPDL8lCWd/T8B+XkgSUyYJLtgjlEgxJUqzKCIS",
+	"hiCBBxDi73ArbiA0ipoF7EshBywMgd8NssNsmhL8DHw4QKicBW81UhpOGCdSREAELz5ZB/zOEj0Grs3a",
+	"zZYHiS7w+0cKP2vwEjGVRpGY4jF6xDkSnl+cvyRa3AAnRsQxpRhHACPCIsxec4OtNHqRA2F1NmCnKoEt",
+	"/XF9ZIoqPRlSFkF4ituMxAiZgfm3pQWyx42uQihREEjQFj/eCf1SJDy82za50NdDnKa4T/QSmGOwj9aw",
+	"z3eCqCQYO3sfz1RwKAr8CZ3hJxUA7u9SiLeUzxxPV3fbpqQartGKh/JOtRBkQvnMgJ1xYtjdJF4Tv0in",
+	"Tic1yqiWM0KHRgc1Wx+xW+AkNDhgJOUYaOg8cedm5MHZsFbSX0AgeIiK7pQytFfm9LVcrUGxzWmix0Ky",
+	"f8AdESbBmTI6LgFTsREnjBPUrnmIW7QsBcl2TXiE4rk4r/2eMso/Ys5HHksRmFUNInjBNdOzu+0Zv4ij",
+	"ry2lNompOgMxB485bQKfaaCjGWK/GJL5VzySakdfvXzqXGO6w3yf7vT23Q/vrxBFB1bXsPx/IIHeKCP9",
+	"kgjIXnE1KnGcghYEpWMfRI9pQatBEe8Z7SnhCjQBfsuk4Kjd3FLJDBoYnpltwOqLjIdGkzz50ouliEFq",
+	"ZhXJgAZjuEZJfx1LFsCy/X7AQV89+2Z4zXic6K6vSjDkdE11W3vA6wE3OwsLRD8QIgLKzcPUmbxck/Z6",
+	"bYetsK/MHdjmAyLR3b8QC8UsflXZ5BsxBWl0BS0ZhC4QQSdGu6XWRH6kyMCigTJMdM58rPJSr4dru9bM",
+	"semKhqMCwNnIYEZ8OhC34JAB+ZSyfpE2rgHc3SWz3yz7BYzZQ5XgjI9ySFVc2yyQ4iDhTCsSG9HKoogJ",
+	"TrIXLd9Up4QnUUQGLIpQ35gQqolfPAW/CpanT4wVl0SRQb3UaJsHkxrTeOkRXuCgr14vicPOyJ/ESkug",
+	"k2vrsai1RQtukDz2wcUUD3vets1t0d9t6KHgyy7EZnDVcwsoIGJOmWWaqSB4Lb/watjP/ImX8bDEPUrQ",
+	"/JRt0zJOAzjH957jKygMwxDXTaMPBT44pJEC7yGwxgKby6IuJbxblev9AdiZ227/2+FNZzY6LGSR91QZ",
+	"U0s+lPnz+pvgSVX+UohJH//4FL+e/v14GTvpwkkWEO0bZr1bZarMTq3V8aV6T83hFYL7y2Z5B5+1zRaY",
+	"Z524ivJsC/b0EdnVH4wRzXOeVSa8M4O4K1M4hziiAShCo4jgmFNCHwijuFf24PU+H4zEgfsVI6LmjcPX",
+	"bqrs6QGbxEIiERbDp2awkcrUcIPeiOlxMjgMxOQInx5EkfvXkYiB05gdZev5Wpxc3bD4QMSWCA5igf4m",
+	"u+QtMLB5ijXmmnVIVMhRcAVBotktoIWcSPt7C/zsIrGL2SmtBHAMfLFa2YAW+RTosXEzVIzZMXBjc5qP",
 	"WEMWJIlAG3NWS0ajzP2ux1Iko3EJRzstwrr9rm9BqlpDx52LIlQCKvz2BeJeOCWUcJimvypNpVYkiISC",
-	"sKXZg77tpZLFLuMCx1alQjn/piAEy3tLP+XV41TxTAuH86kZWdciMh3e10Uy5yXfgsVcpGAEbvjS7z17",
-	"CG5bBi40Gl7jvz/V4MHPSTiCGlR8Ufbi+C6A7nvEzzMyzF/FhAifYH4Aeg/LwKETkXC92KwUQxIkUgIP",
-	"ZmTvMRw820fEi0EyEdZy43mkWsXn0ZLy7TqWCig7CqVklrhSM30LLlFINFllgjTlYZV3u1vPdbZunnRR",
-	"SuKppNA4uHopjnQ0PRF/W1qe60DxDeD2KXncd/8zBPS43z/s9xerH49r9bK1YmhnjOyCgYuxp4oSzQe/",
-	"FlZsWeD2jRdcx0q2S46CG0WZOgXuuYQQuGY0MpIoUbVajR5jrDHLrjO2OuPOBe8iLlMhb1Sa4JIKMxoY",
-	"YW1++BwjPA1oMapdK81eTCiLSpGXHg3p/3J/Ge25SFWAo72iEvvDcR9Vbg3SLP3/HP7b/zr8tz/VIXcW",
-	"D573EWLyhRgSuAU5s3FdkuaVzLOPLDK0NP7xmg/FHHbZ1+vwCd/5BWNK8yTigkB1y8dHHqFG6wyF1hAS",
-	"Y4QQZsP3pRSTPV8mEajD/qFFQX/fHC0tZI8Zk+awDoBZ2GgeX6g2fNAmjWA6hA1ILmYadkf5vI0gQTDW",
-	"2BthndubBmPG4UACDY3E9IyqO4jghPiVpB6f7D3p9/c94lfCmfjg8b53xf0sccInR8QPlBy64B+O+cG8",
-	"nAXP8acn5qc0NQR/+QknmosemmfHx2Z0MSyNv/5kfk2zDHyy97Tf3z+84nVHkgUgG9EC7WT0IHpkaqwV",
-	"gxEWw5kidCAS7Qa2NumLaFrDgxvR5KUw8lPEEZxioD8YUz6C5XiCB70YTTDNsAZFNqdcWsN/iYgxY4zh",
-	"FCWjpSa7GbM2Rc7lSuEiu6lnCMmV4gKbgUhld/hi47rXoVxYVNq6boHLeAuTQa2rZQW8zq4AtcHuNN7f",
-	"WREsXDTKsxUKy12y1ZUQb+XFpi8uWdTasMod58PArZXU1o3R+NwaX4k6oA+ogutENoR6U28nMcPIx/M3",
-	"HoHD0SEZax2rk6MjGrND9L0ydMvePq5VcwLBuTGyDCGJRF9P2nox156+gckK14OZhu6LaZ31Ea0weRc0",
-	"iKW4ZSHI5YECN64l6hgESYWmFppG3bexCVmbbdfLkbWYC1CDXU0HPX86NTvtJt0N0Fbisc2Ed8aRvowV",
-	"gXRm6O6wbKMd95/8WDLScOD/fXJ01J7+CjcS+/25LEs2MUYpAdT1mRrbnFI7EWYE1t1iXGhnd0k4aKTT",
-	"7M1n/aZVD6WYYKIkRrYK1poWhfvFqTFKzEdW2E0NmS9e2xvBR2YVIxqTAegpGMthKkgwTvgNescoscwW",
-	"wpKp3HFhfwROUoZUI6gomY5FVJBCAY0iNHQ0vekOmzrFt569NBH6bzCrIVeSTkGCzBF0SF5rRW5plADB",
-	"OwG3IN2dYRsdurv6ed95ih0zAhNuIOLHkgnJNPsHhH7bqJiNXSF+1dYUAH578u7s7Qs/z2G1lrjvXlUi",
-	"kQFgKMYM9l1GHo5RQCN7BG0DhHa2pYoXDr6wY1tEF19zc+gKFC4L8cNwJxdNtJa8OiUBk0HCdBoKzYOR",
-	"buK2MO1KtQzkde5HcahUcxeKaiA4xGYPY1Q8u/2CVPFIETHldlDhyuENzMje+Ye3Hrn88Ha/tI37DdEU",
-	"gqaWI5SPvYSPNYHVGkg1JC12VSt+g9lagjp2yb6XkYeEYU0MZ1MJgXdIvbPrrce8nNc+coz21NG29Zee",
-	"vbg4OH767ODX52+9Gv6bfT2mSk2FDMsK1o+PfzpenMrh9TBP6j2PZnkqSYlzLecW5zBcH3F2s9QrWL8A",
-	"B9dhrKfCc+uGulvIJSh9DgpRsbqziGrgway90bPYiz+mMeZWeMj6Um9tleHX2s3iph71MeOaBgHEGux1",
-	"IFetYZ5QNaiVU8BVQzArXcIjRV5dXn4gdlxWxwelLBe5hh3gtfLcdrDOco84ndBbfL+kBaOo4IK46XnF",
-	"U8xPqAiPBdjR0pFTUQON8FN6Mdc9JcAwECjTFMEyCjRy5PmT7Ziw2MRKzzCHqcQ/vw92WZMWKWEibt2Z",
-	"mJesztJdNWlKe/z48fUvDyPrsck/uC5e/zAY/YVDlBpr5SCgCkgEWoNUHgnZiGnlEf/QEOy1TygPiX/g",
-	"ezatj6VBWOpeIULad04JdXT/7AejtEsamBkxfp/F362H9ACSXslnU6lncHidVzSoYctmQyt5mIuOpjW7",
-	"kFb3AN3FNdvZMfMNelC6Oj7m6ON1mnpyiXeI1xIQswkqaiOZh13ztDBB5k45yrn6s+ig5nJ/Vr14t2rI",
-	"rRIZLKUZFg6kBJNsc92M0jLOrOT1Lp/jvF7pnlsRjDlRNNCKMH6aFb8hWBNmTG8B635EeAtRQp2Ynk/H",
-	"09G1stf8S+boD89qvJBsCOa0COPEvVPvckxr9/347Empet+z/lJVtQCOtgAPa+RzOszeJVmGshXSX2Jn",
-	"45TWePHPXLUDTLs5IT8DlSD9tKhJns0WR5TDIbkYiykngkczkp7QElyubCRb2XLgrENzmQfMdnWY32B2",
-	"oY3iOqpxO78SU0JdDUMSs+BGuUvYCRZoyAp3qmIuYcEbaziCSHh4LcWAGVBHQJVRxgPgOppdJ6ohwRBr",
-	"ZIJ8aS8PvK3NGftrmhdls7DkI2XL+RCmSMIl0GBsU8ki0Hk5Mnejg+z5RmOyeXQShokCe416z7eJ/ba2",
-	"Wronl+Pvcv5rVyxGjBeqWHXgV5BmUy7NmJwXWamlVHy73nx63D9+0tV8quZAumVlH6hDqLdQW/gE/RQU",
-	"fbkH1peLhSOwWIU6xey7NHPbd7/mh8Y4GUZsNNbFM0mfZle17Q2z/K529rdTbtI/C5+qPcq36a2ruZtS",
-	"2hDTlPFQTGsYmbuY37cIiOW2WnrON5jxdsP40rxj3PBvZuBXRJnrMgDXl12AH6pTa6u4IsiE3jgr2ZYC",
-	"2BtKAGIO4IRYW8cjlBtqjlngkQloSv71z//Zr3VyqSQ2RrC6TivGlL/3Hxfv3+Fn0CRTWiaBTiSExMKh",
-	"3uuVzanHjN+4ciSLhglhUz4XjLllaRxnftB6AhHz+Q6IIF4Vu+vwYG4z8yuvgroOTN30QUSZ1Soe1NDr",
-	"gshA8crpPHavh4yyBTzp//Ss8xruSGHu072qWOi3I5gl0ZpacsjecgfUhjzafymnlmXfqVACArIR2X5z",
-	"R51d9BsjnsJkACFev2+UGevQD63w2bpamONRvSS3ld8UiRNtpDNNZfUjRXxbm9bmp582+7884p+Y/zsy",
-	"/3fg516ux8c/Nrq5RrE+eCIODKFUHF1nB/9v6uvK/nl4fXKEDq/Hx/9e7/HCfa5Wx2COvWyFpdwnD+nO",
-	"NrYtNuu8UvVYfUZCpuKIzrKbNCU/Zt1uC2Q2N90HqhShivhpWwotyAisz8HQnmtLgSEBZ9pGNG1JQd7H",
-	"9O8JtMof+VCwAKpVs7G2Kd4vUpGYkjFV49PucZc5w+HHNnGXD9mNt5SPhnSGhZm4Htey0A8izK+2VcKl",
-	"TGngIK+dixjC5utvmBYiwkeKvHl9cfniXSGhEBXzuF6di0XY7DDC6WzlamPy4r8SHoFSWFCWjYy2WK96",
-	"SjA42lG3V5zGaiz0NR1B2ZdUV0tSMbzdNwaSvkemVJFBwiKN98vEkPiFdZRzpEKRGPzKVsGTNN09W0Uk",
-	"aLjqDtrkJjE9dpf4sg24UyRqSmNj/y2tElJb+KAz4BtXi8VeH1mghsW8qCU3bC1W5ROXllUDplqoNyCE",
-	"V0cXZYyrE+22i8U8kdEouk5LPdRg2xsoWuQqBh66Q0u9QKdZqbaDG5iRkaTGiKcScZMTNuKGIdWTn/m4",
-	"zeua//KvdiL7MRx0WjAMO31mk4Y2zK5VwZO2SMIWnW5fvZ5zYKW1MhAQy6ao8ZA5FSErhDsHyI9pjms6",
-	"BJP80tRlGkihMGdOoR3csbyi+fSUsjz9tupIjGz1xvRzEzrDErjpfdeYBoyPyN8TSAA9wQO8p31K+kSC",
-	"wV28EykwD9MwjCfHP7VcWbdYGzov63yhbDS2GagK5G2WgoqZ4NX1t1zYCrmPgWGHSAlpDWbnnR2JW5Bc",
-	"rZTjuO2bjgXi9ypsqEJXVZiV0a5wfBVSaKCxbq4IyzgLxWeXpURWK/IaQ8dF0cw/01t3zeVc1n1jcCkm",
-	"tE63TPsWrSmpG7sbZDTFSgXsW5d37RS9rSn4fD8VXBaGYZd8r46USsHYUkOpupLWeRC3cOezkEm8Mj2s",
-	"KYu4LcnM00qnm7J3QeCOhT03gJXrC+w3IM/S016Hp6vMTrfu8SotZ03ZmW2x+ZQwXUnXTLIehFtB81bZ",
-	"npvH1YZTWikeUGPfLPNOV62SZeMfqA2QJqAsSix53F+Wsjan4K8cTFldIe/Ee7veXthEgQuLry7nGw3Z",
-	"ebbZtTZmF6qe80fk+kHxs+2WvhLZddvdgtKT7da4PslUOrQHIp7Wt7uHsiMMNjQQRqeS7WuiiuybbZa8",
-	"EkF02FVTKfI2a1sfqhSO6CEhzTnVgBJwqeckS2HD5kGA3ZeMkobw9DD+IuKscTgOtRdKTwuX+dFEZXxE",
-	"UjWJTJn1t9wT0nZW0O54e6+WKuYdMNmi2h7XponmTvbaHWHWCKe2wFkz1eY08iApd6XA++apoGHtq5UM",
-	"rVody6yMP4hVsUZL4p6sh7s75Ocu8OUy5lu8wHfXYmAflre4aqjXnHa9SntdHT/NqjYfHz7tF8eU0oPc",
-	"uM6h4rzdRTePD76nbGTG6BYzwrjSQLNGyi6G9sgW4ChEv8ZUkYnAmCXltb06CP7lQFBTDXvujcVliWv3",
-	"vZVeLPfWbqWmT0mL9yrirQbOC1uDfaonBB6wmNbU4fKxGaad2T+xOIM3Xoh//uLN2d+uz355+/rd9eX7",
-	"316880+t99A/IZQoNuIQHjCeNevOajnnMzqHf326jWsP/C2UX21fAX39NfdXL9rqTuABlW29Qy35CkAW",
-	"7HctKm7a23rrWq1dyAMqy1k6w4rkzRSX7AqksIWSzCstLjfWS/lF1zhkwhWhmBR0SvwgUVpMMN49E4nE",
-	"mk2YTSHJ3vsoohPqkds3b95mNzmK968o63m97MpHz+uNhBhh5pqdtpbLlZwED5LPYWH3mmwCzHbCO1L5",
-	"XVQpxARzY2ix4GBMVfsy4BlAzhOrC1bpZ9vJIBYe3Tjp3XwLK51Wd2C7tVn757V9/Wn/LgfQNgixVu/C",
-	"A3IplHF5PqGxoWHMKzG13d3FkPjYPcFHi8Jm8pM9vIZcvI/opZln+9tvjzRJr1cuzODHQbbviNFLm7TP",
-	"MxLQGBkK0GBc7huC1+AL5gx29h5TCaF5qT69snvEbZX8GXtOzXnRl2NwZ3maZoOSuTNdpehTrf/THkih",
-	"rVJledVDWJGzFTjIPfWsuTOmLYuW151jVrN1Uaz6+Nm//1gug7C8EmvlmJbCeq2ssknWbpFd3m//ozvi",
-	"UhvcuTu6NAPsgVfdx8sJDXWDM55uqwW70q+Uh3gdCNPmyzeCTonvbkJdxxKG7LNPGFafGTJQrkPQ3RXp",
-	"8ieaOuFIpQs3AVOnmt2D6xLgq5uDqTw4Gzy3SYGrFAxaV1psJ890MfI3v/cbcCFIF490V8WGNIoUGdDg",
-	"Jq007rKwiMvCeqQ8ew3CPXaG3iOVhkBrs/rbZrs2Z8e/vwUpWZial2kMNX2hLsm/VgIv7wW+jSpN68kV",
-	"fjDFnlbIMnbGWYVsK9nHSzKOiwHlQqL+mgtIpczwHhKSa6pplphNxftizPgBpKQwTHRSqSi18DxXZi4t",
-	"6p51CpKtJaW5ETTFnqCtym2tI/d5OR7VVMTK+nQuVQNT8bykCtYNzDyi5utZ5bffc1n3Yvjr+PV//Ra9",
-	"5e/j/0de6I+3f/38t3/0Hx//8OTps3//8aeD6+ZR5Yvzds78zvz1wacvz57U3ZavwC/f/8ISWunu16JQ",
-	"FyC5ZV3areRc6O6a4UjSYMG93uyynGETIgrRIr8BiBU272R8ZC/FGU5pNLLUO5FXUPihT0I6W1JK7vjp",
-	"T8f9klq8vJZceeXLAVNDNrGEWyaSTme9dlLjMG0ktw3RhpfvfBHcVjI1Fokd1BvzakoGl6zCb19asbV9",
-	"U/bCpX35QWQvrEkdn8v6qOrm32buR7OuPwcQ4ZT/VTT6JlC8dq8/0ELW58J6nEtB9zQunP6Rahjp3yHc",
-	"QmTotuf1bhlMGyLzZu7Wt0zrrxPRylWk+p7rZI+7UvFMETVTGiYHUxZaN/cf5CbqHbv/u2NcKFOEc97d",
-	"a6P/dRtwuNOG+5957L5kznWyunKcXYvhdRe0vuuluY4OhvWg0PrsGlzQkjNaizJeYFPb18fzxaykQbU/",
-	"xTppkLeOmE/wyhqJnRR7bzFFJNDQlo+o60pCzDtEcFf2JBZh2RQ0077/8OLd2evrsw+vr3978bey6mqe",
-	"O8X1ulAR7frTn2vroJU6i9Vuwj8prJjy+kVz7Cw4mFUakvi26Qcmrtl+dcADOcPWMq6Hm812e3t2cfni",
-	"3OzGL6Z/AL9FRdpMUisyL6yT4cz6GB5srscSp69z0YohYVhrx3nuXYIpVp3igsOKrttuXpt7zwIpexLL",
-	"3VkLjsMuQqmMFRvPDenqddvQgSy64t+YIlIG1TrEQ4Ukty4hyuvZeESvi0Hp6H6vEqKxgZwQglQl310w",
-	"qB6pSqu1Vdi9ksO8T0G1ah4PiS075f/vg+cX5y8PsHK3nwvbQIgbBgc0MQegWWB4DMEs+cN1tSTBtOwl",
-	"G/+oajxw+KJX3GFpAbWYP6YxNKXJSMzqiYGgA4qoGOgNXpC0SZsu2xCvJ9UmZNp/XKeN2FQ1RxOwVGut",
-	"zO7YOckGrWfxGLhaT8+kOKLaHNfClkkLGyZduLp85xAJWuPs5ALj5kvKVb57f/n65d9cc9PMUyfweSxC",
-	"VAUEDbGqowKul1WwbK7GuKZKjp2umTSVRGxb+zCDYS1uN1QMjUW4/JpkmEdYDZibknAjdovFKD2bK22M",
-	"T8aDKAltlcGWdzILHysLwnn49Nx66jZ8CXTyTdzZ2ETucBfl0ADyAV29aJvLa5a9DvUM8WjrSplZxQNP",
-	"rvqo6Ahe3EJdJvF7Xuj87xrL1HYpeh3aCqWBiBmERjbZ/o8T8IjCTJ0ZFsREGy+ECIzGYddQd/dv0T3c",
-	"+YC90ydX9V0WLwkuuGnYcLswvJZAw44vClUD7HeUN10b/WmTidnYSfY6rdY+93hBm+qloF1SG2e5k5wP",
-	"sL2SSjW8mhFLLojW5Gqm7W/mewUvKj7fMJu4BTk2GFDb5ZdNUsWTaQXRkNAwhNAzyvmEBVIs6olWk5my",
-	"yAC/o4dkeSghu23aCT5ZpHj17yL/aVT91p271qYyHFYZrk/cvUsUxfZxat0zW+vhoP3ovCV1IzGtLSJT",
-	"OLOK0mKJr5D6tqS1FbLKTwvF1jq0hYIQ3LrOkK9FvXSnUGxv4/oOpYaq+zNQt7VGKE72qxRJXG8go7c6",
-	"yzx2sajBzCchmwA3ZotKL+SJ6alNJNFjoYBQdePunRjBH0tILbea8mgr0kMzp74zL7sjU+rELlZnCY36",
-	"Gp7ozzW5C/4NzPD+KZbvSD3sp8S3K/bx90LH+SwtPk2oto1vyv0O7V1ku5ECDdv0H3PAOUE34uBrrkHe",
-	"Vq7O9MYikYVPTRhPNOCk+HtIZ80zfhCsLhQySIIb0NfoP+kYy2/FJSwxpdy6HWe5tEOrHKG01HQN2cSN",
-	"vOHctuOpCQHf9wbarvgimUyorOnJMJRi0jXhYjDrxtZTWqlh7FJMO8oIA/uaibRY0chHAOD7he25hTWC",
-	"06iVCmTeDvjhQJQVyHzpPBlPQN2W8bqeDmcqADTvMOpapBj/lBgrcUbsj9YAjWCoibA9DdtvyLKSTZ1r",
-	"BpPSEbsNNx9yRp0VV9g3ZK6i6anqutG4NiyUqylICFMvuBNaYkie9PvE6B4DcQstv7aCrbiKRbiyoeTa",
-	"vbYZXq9vG+3SgXS5Yj2PDbWukJr9LNTKbdhnLRfojGIUNnQyw2f2DndAORcaCwZhqz4eGkWGybzTi103",
-	"UVrEaYZ5fYgh61S8iGO8wEFfvd6Yquu4sT1ZMQCSrjNbpEPn9O361WzAgb0ep3TaJzm/NGWPqgKSbv5q",
-	"gzor+avLmLLsUna3I+4UES+gwsJQSTquvv10E2zWY+Y6i2TLBi7IlZzixZN+8Cc7t+2/jgWdsG7B/EvM",
-	"qMMsgEeKPL84f2mZGdlzvyo0yetb85WumC+pDOcGunzP6zRFo35Fhp09UsSMzJI5PBIyCYF2/NfGClDd",
-	"UWTP6mlDYbkhpovbfXhkOmbB2Bis1GVo28f77Qv+LE7TXDkRoVjRogyTeZy2t3ESyfTswszpLFEsdHeW",
-	"6HE9GEtw8M04Idk/qBlxQn62VfL+NF8l75C81oRiv7Aq1AzwrzgHCBXhooAvh84LnYnEPILjhCNelBdm",
-	"4gAwbxGvC11h1Bq3ZIgN15Sj2ljr2CqI4oZB80Ydrrq8E6JAozL/4f3FJTmiMTuiiR4fRWLEuE/2Xmkd",
-	"v+fRzCMXdAIXTMNfLrRkgfbIhQEy2JTKK3755mL/kPzVaCuK7JnZPPLh7PL5K4/88uLNi8sX+2RCQ9dO",
-	"jWlbZyqgUs5cpmoNXdnLq1e8kjozBhqC9AhECsiT/g92zkCEQHyk3yFlEYS+BRgzG7ebTaWkSzq6dh/N",
-	"YUhjhve5vqKCOhT1EAwE11JENtxm1F88Ts8cP0TDg7FQ5sjevHlLRlTDlM5OnDNH00iMbFdP5dk0F+Xl",
-	"RHvF0+aGat8rlHtVnk3aYqA8ooFTVO010Il5Yh1CyqtezlcesgblOcL3rniJR+x7JMhufyuyl2eAenMI",
-	"ue+5Bnk4KR3Z3vWGbyKBqMMr/loXutW5NFuDTpjp5BJun79/d3n+/s31h/fnlz7Z+7H/4+P9lOkMIBJ8",
-	"ZDioUcUkuzXb56CNinh4xa/4n/98lqdIMcEP//xn8oJlWp0lOVfO0rHl9mS8f8UdP6yQh1/CFH8xuRyS",
-	"s9p0riuOWnwTWRhKoJESRIFVlxupoUwItmA8PrzigZiAK9aASdO4IjymKYq6w3T3WVdNw5kqjMnC2RKx",
-	"ga9VAc3B4ob9tHtwIKLIdbndO+6bQ8RsbTPu1xf5MCMyPGJVTTuJ2bl/xQvPyV5MpUHBE5cPh528SZrE",
-	"5xHKCR0o4No9Ycr6FWgkOHjE50kU+SSIgEpF6BVPvbh2+L7nItz4fQvy0vrMBp7sm5OzZ8QUuWWKmQmc",
-	"E7YSXzerDyDPlMfqujZnCkLMpc76yu7RgUg08oVA8HDfwdcojwjeDFi0CFGNSVk+kr5P9h7/65//39N+",
-	"3+wD1WnytL+P55p2e/ZIHCWKDFmECWxX3Dy0nmRF/C8otz1S0AO/+ocEW0b7hR99izvFLtKpilBoIc0M",
-	"lV9xgS2j7Sos/OfbSmPROWLQ0vZsVxpPRcgQpAPECzSPkZARmmgu40F9ubK281XvhHy56hneftXzyFVv",
-	"AsrwH/tHCJqySF31vpotPbE1mwvVCsdUX/FQgEJhij0VbFZVKIIE7xLsTWhkDC8IyX9cvH9nePhU4m3o",
-	"WQzmrwENiUvXI0IS4MkEUTLhN1xM+RW3WHZKnhwf269PIYoO3JzFlZCBxGxHauss7kHhEpJrwOXh4h22",
-	"hUSK6RXHV7M9wGem9P4p8d3WfUziUK5zBEShMnD4ya4kEHwYsUBb+ahsh26lDTHuUaKiZHTFDbJxz0aU",
-	"iNIMk4XTFSBZmAd5LMImjhgLH5BWnvSfuMN8KzjMzFm6OtVGh3EuEnViA+xNdbhddZ2PF7/UVeT2iBJX",
-	"/E/VWtylktWINK4gt39IfkZhRWwFKbuUhgUcEvTvGf6p3Eie+9Ks/6zYuNZt1t5gQdRF4Y89iEuq3IFl",
-	"2vZmip04i+4YBuIZMZLC1WVjMq6VOXFAHAvTI8M4H1Xk4tXZwfHTZ4fkVdr12AUMzeTIvQ7MUEvcxvTB",
-	"qksGc/AKdgT01imRmmnMSbV6aKrPnH14XWgefdLrHz4+7KPjzSZd9056Pxz2D39widqoVldEoGuZoOsa",
-	"xFOpUUW2su3EiFKLuFUZ60TvIt3zA9Xjvxx5V9wpoVjw3CUVGxVEEaOPkiInbJKrqQKCZxExwxWMHFZX",
-	"fLWkbQRwphq9DnsnPQuazKv4swjRx2/g7jK9sFeM1WuOMIh88sVq+nRpAwUzt3PRWsU1t5tc3nueLn3y",
-	"pXfc76/t22lKPH62ctxYMdz1UrcKO37+AvTBc6uMt7BOvApu/OVf//yfU5LixWkVL04dXvhkD0Wib7HD",
-	"d/oomii9KoC8wmar7jazrycWYHVwyAB79DMNszMwrzxe/spHTp12CiG+dPzT8pcuhXhL+Sx1yZv3nrZZ",
-	"HwZ3OI1Q4pZM5N7J75+8nkpjgnhwmVMUvThIRQU/oqYjZWxyNDE/mblKTEAkupkL/IK6WIkYcXp3qWAB",
-	"OzisoyrzrTn8flLDfCw2ulBUS3R8UVhTxSrYq6DlKXlLPx+cjeAv/VPyr3/+j78Snq2CNP0flr/0UsgB",
-	"C0Pg60GXLyUXw++fvpbw54UzYayA1aRgYy/Am8zjVo82bxm3smMspD6I2C3MOU0ybbXcq8AjKhCxzagw",
-	"mpYzl710uOHylfTZy9LFWfRB4AVaCxxiRew7dOtk0ozsVW3QK27sAi5suEELlO7mq/t1EsL65l+nS7l0",
-	"d202ITDKH0nrRLcRHI83uoawToxcpgauVa6ympJ5LZ0ADnv3yaU7E9yT4+M2n4mlCIxtM4jgBdeG0u6B",
-	"WA1dGWumQkttiNXmudSVPDqzKK/A8k5mK++n3XXmfDU4jkbRIbko6MpOZWVK23svFdbPlC7jEJY+ppJi",
-	"7VeFG6+DWj7Edp76YP7uffWWjrZRltbDPyqQr8OXaJK3Ge86O+SvfNqg2laGHIayakjvDO14vB9e8QY+",
-	"cIJblWgyqjAQmdt0K5o4+sLCr5YijJ5Tr+I6w1CLvMRaWlSN7Bm1y7pLUieSdS3tzxOBrclWIzOWaUPn",
-	"tuzlQ+ebdumL33gn9EuR8HAt527h0oofdmU2r0PHOj6VsGaaRSFHTcXjyuqMVcstVy1581E+Fo1aMe8W",
-	"n0ch9/0N8hoXZ20Q7Wl+66pYdecj/wWXNICCh6uZ0ItxWHde82Lp53TQg5JH2Amzi0B6JdQ9SaNikaCF",
-	"YigvJv0diJ9BjkYpNmaY9cl2na1hGGaISm/Q5/fqD8l7nrEK9GbuuW7E5un+aRahsB7dnw4b7JM0sr8Z",
-	"w6Rc0eueLZIsaaGeUTnYPXiR2cKF9NxFBbZlm2R47oKLNAVuPapXmW+NilVGVft7EVWX6UPWKfXN6UOd",
-	"sWEN0hQjrUtO1KsXniPQjYfW39H5dlXjX0EvP9ZVVWIMJwUN6UpWlLk8YlslRgzztaCzYMg+Q3iaBvrN",
-	"WCuv0O0mbsE1Einjm01LuBeR5vIr7zk60w7VCVUuQ2PHALcqDi2StBaHEuiNC2I02o4Bk0HCXOYBSEM4",
-	"NnyZ5pnZuPOY2joze7RQsFsBcDKkLDI4whQJIqEgROKa0BkZgMvK2a/3zv2crq8rWygbHt58EYxolu4n",
-	"d85jUsNhmuz39wTkLM/1w4c9ry3V2LkvtKXYjVo+9lNNlg8Sqdvpd2HzOHQ9SNEVD65oAb3PEg6LlGAT",
-	"Excb5W7Mg7LJL4FO7uQjXv5KWuf/nix5hHILQ96exvdhx2eYlzFz90uzFf+cxi7qHAPHdphQKVhdX4o6",
-	"y5awd+ltn1E/BsmErVNda9Pjcjal/+DkW7Lo7caaGCs+3dnzG7HnU5SaR/kK025rzOc4+p3a8ms0zZsP",
-	"Z4Fh3nAA/R21PgCrfNGJrt0mfz6mfJSWEkbRkoWaMNv2lEzHruKcXRgJjDhjylrpjXb45sXQlqzwFoj9",
-	"LdvgD8OkXi6R7CWphVbEr3bIPRoRm9TWcTfLlXULl+9CVx+l55tiiTvwoqZep0L/6grvbIJ14dzbUaBd",
-	"aaJ6xoWw2qnPm1CfszpOVSwss6qluUbFXGt8Jb17q8gEJgOQasxi5dXkkdR0b65Ty3O832nld9TKG8+8",
-	"WSdvgH5/R//bVsgXHOYa1PE67XnjEmg7uvNyDNxFrx5a9KqL9Dpycmi51v3WDfyWdG+7p+UauAPSjtnW",
-	"6exGuXEAsnkBm2G+tX56d9FhOhb2vrVdB6GRBBrOluTSFVBgk4zbfmGLBoTbYgMTzxXRHfveJvs+C0NC",
-	"s6tqq3Hxoy+uZHkLj34V+5dfWZiI250BUXNlAfOb3NHZbpkbYIFtLzxVLzmMXaGCxRL+lVD6NzPoQYXn",
-	"7y8D3u1/uSaQlYciezZJx14EsVUg9r8LH10GggJ+v8p+a46pX2ghQWFpKXHLQpCF4leupr6Z+oS4HuWu",
-	"paxvL/YihD1ie8KiG+WKn724ODh++uzg1+dvG9vK7hMhS91pyV7eotcrtLjFm8jFJrdZqlYswn3yr3/+",
-	"dzEHoPkGsUOlDWkUbvbtaBPp1ho0iSylDa/QiUSjowsPbn/np9yEnzKFeAMlzsmAlsH+IgrvMvfvO3N/",
-	"yaE2uyMbj62/4wAP1lO59LTXnj7wK7tlfJSL1zn5mHZSFRz2iYQ4okFWgwVrctgqW4EEIyfVFU9fd3Wr",
-	"/LSek4SswNQNzB6paja0LfSBEMiSE2rkqvUu3otc3Y6TtS1V5Z7W74HA/qDe15Vk8pEGV818zQ6yt1jJ",
-	"UnAgwRhoTMrl0mzhO1GgUFz9nkqCscE2YxoaXmHr5O6nV9+ZuuJptT0JsZCOyEWiAzGBQ3LGSdpeDS8w",
-	"JBIrFdrihpQc9/t2Kl/cnBAsbW4rqV5xV1zS3YAw1EUZLzIfyzNw4VlJRiy2S+jIDNXFqr24QjPsClsi",
-	"oKHezI1qWI85lvsTq5eg9DmoJGpMVnIQTvuTmeXt5GqFEg0UC3SY4YXBB9eca54wvfqbDVgneqnn5JsJ",
-	"ipjNtPOBqO/G1VF1cyxPRnplkWxTasr2bP9FCsrOwN+UgV+DfyX21CkLCbliloRUSjnK/HpNyUYZXu98",
-	"AtvwCdTyoUW+gE1rLH9odrA9a79enmwmK2nDomh75vJCW3mXkfQAbeIFYsyalwvV7Ld2yDeiZ+NuWqQd",
-	"4aa/C017kp5viiPuwJfp2m9d7+VNcDicezvatt1WU8aOebjTtzehb6etvOewsMyqOqnctnzOnM7tpTn+",
-	"I0m5c1XFIA/s8IITq0kdz1F/p4/ftz7eiCfNGnnDcfV3PGPbSvmCw9yQWr5xqbUdxXw5Bu5U84emmi+V",
-	"eGnfw4Xq+Yd00DeioON+WqQDpsD5LnT0OD/kFFuyc19QSgd1K8z7Q6Biu1an83Chx4yPSMI1i4hPo+ja",
-	"Klg+ObJ/Gsvx+gZmyre9LTUR0r19xakEQsOw3O0yQ1iXGe3mw0Z5Nc+zOKzfnNJnsWFD/NpOvh0zw22s",
-	"gWO789oZGhswNOIUpWooqcp5O1kbzqjIzA1LK169aVF31fg07WJ7xdM2ti7QnzVMxpKFnE6w2SaW/8R2",
-	"oGlKSkN6rF19gZZ2Zst9my2LsK7Zcmk6sv6OD23feFl8pBuyX+5BIG7HgmmDiDsb5qHZMJ2FactbURYb",
-	"XHLWryhIvy0Dp7i1dnk/2PPW6hQ7htx0Gzq/JJbiJhZsxlqiG+DUDTej8ZSsroY9q1XLa9HzqLFRRl/8",
-	"0DatoNKGGwteUK53TH+bTP9NQetx1Xlrc67bi4CjL6mTod3F6Qb6WGbN/JXpcSjplO/4ZuVIU8gUk3bd",
-	"PeqNaLftLh5jze7qbeoa39KBsacPrD3dQptA/+o51fDGvvFN6RPlzbVwn9bHO3f0Ua9X1PtwsObKxszA",
-	"WuXiPQfbw8x+1rNRhPkuZmTPGkqEacK40lDbRbOodpQxaKOKR/lT21Q9Kptusj5rTn+ni2xTF7lAXSQ/",
-	"DaxiIHga61xKmC2lytEX/KmLdlJDRrv6Lneq72L4b+GkxbDLQS/zrS47rv6O4TxkL+wdcWNjaqxrOdvJ",
-	"qbs1AbxNh+/q9LCrG79R3+6dKGuBeG1tqX2LXt98Yy1T0HcO32XlLxGncr/UKMWaP4SrN8eHzbP7rbt5",
-	"C5vdOXkfqmGF51Nuor4qo1/VeNo5dtfq2LUnuV2vbkUdLmHN7CBr979cM8iawT6oapkrNKe027mfEpsl",
-	"0LXMrC02wPheEmzzPVcJpPCkOd3WAFiVulWqZGDwAitY+i6379ql9rmela5qsK0FhrVr8S/zRoH5EsZt",
-	"9U4z3WKVYrM9vUvf2KYysaS/d/k8d4m0m0ukrenYPU8yDQy/ZVHMecTetdxZSzpqq7Nb5kFtPJf+juQf",
-	"aM5qy3Nfe/1LPCYrxPKyk+RSkAD7atpac05mjtgtzLV+rpOhVzwTol5BhJ4SpsslNINESuA6/UJzvct7",
-	"F6TbdMB2oqpdAu7DTMDtJoQtBS4xt9JBD8rQugQ6uSebye6/hbXkAPV9mEk5VmR4lv60rF6IG7gpfmpn",
-	"35JJ4rbWxENTu21nhWzACsnQqgYjqyyv230+p6lkF/qc9kHSy3le4WaeRxgfggQeANHiBninZqJF2tjd",
-	"zbv3u3mLUGiB+dN0aP0dY3kQts7iY91YdX8NdIJOvIm4rbASLPhNNTFDDpusj/uQk1uyOFqh887IeHBG",
-	"RhsZ2zYZ/9vLwO+Qdl/IHvcI0GCcaxcyib6TaiYFIBRQ6rzw6/KaJpX0JMpDo4FZDxKdANGSckUD85Zn",
-	"BxvwoleJNwVQNp17t+WM96VZdgV4/qGw8g9queTgbqSCGt7ayYRpPNHmmoenWbGhcmnyK36X2iPdEuJ3",
-	"Js66TZwWuNZs6NxLevw3zJ22Y/60OvK1G0HPMZLj2gZFyYgIiTzj1PGdLNIjRTIau7pgVfZ2hGP9Jgvp",
-	"3uT0dqykLpSQm0reN04Vf1DT6Q5C3lJBO1vqHId+a/aU2VULm2onBBZlyFu+i1c2Ni0SFkR/Sme6ab5t",
-	"vrFlGwu32cS/kwh27Hmb7PksDA05JBHYLMs7c+mjL+Y/7VLd50lhl852V/PGnGR7FrfU0Kk/mf6OTTwU",
-	"26bbeW/sXoM5vta3fO9dBG7ZfFmG27s4z4MzVrqQVSYQIaKz5RUdz82w32zD1z/21Z0LmwZyZrNAurz5",
-	"UYG8n/S1FNotrKe8uPSebf2sx8Ck6/msiJBkTNUY1P73EZvKwFFE/PzH5sjUW8a1Ir66OZjKA58MRRSJ",
-	"KYRkMCNPfiSS8lBMyGCmQRHGScJjWz9/QBU8e5LIyCNKC2meakUuXp0dHD99hi54esXVWEhNQqZis5BY",
-	"wpB99lxtcJ3IUptuGwZjiqS7JoJHM9u8+wZmZACR4CNFtLjibfKrSSG9mnHiu2Cw+aG5bn+Kf5sSc276",
-	"LRl5pa+HjTIuxRo8KJtAZg7II2osppwIHsAusrZGOWYo0MiuFO5NFDwvuToF1YonOkjCEWh1SD5IGIIk",
-	"Em7FDXhkOmbBmNwAxC4QJ6ZYogr/DYGQYVMqYIlydobhXQ3DZbiwwBhsPIj1i+mlLGR3wvV24PLj3cgl",
-	"JjHlIJEJFLP7qAR7p+m0KI4DFxEzUtgoA1JoRJXG6Nb9iM4tGYdtEX5nHD4443BFsXpkZaJZxbrL71wY",
-	"A8W384fXVPunmYBWWsSKTIW8YXyEoVG8Qq84jdVYoJ4vaHhIzs3LeLPNye4QX2eKUMLFgYjnydSOe1Di",
-	"wUsXv5MTczUkDVzuhL6GX28Efa3FSAmHaYHxYRg/y2PkdAKelTdeKmjS/rXmByYk01Yfhc8xkzM0C694",
-	"ahfmZoe1N9AMFJHFcqufpkQytCUoaADXtpSw8smeed/HmUEZCrviLqtdEC6m5N8IvuAR6zqIqEYHAuWE",
-	"aTKlav/U7qePdYhVRmM0Xc45SkNDf2bN9qGQdi85LT7p/1Rna9qjuSeBeW7xYEu2pv16o61Zg0JFgzPV",
-	"VNKDpwYx8ADZLlFkq+LVnmsn/iQiaFcy6VxE8DALJpUdocvH/ypFEnd5oXxReAU38Eads/m5tPDPigi+",
-	"r1pMpR0XqaH0e7Mj1hYOJb6ZxzeCqurlrCsX4REViBhCzAfQZCKUzsanF7q8K170fpI9DkyPQZ4QNVMa",
-	"JgdTFsK+FbEovF1xyCkLYIEUcx7THCk2JcjyL2zJb1rYYpNGWzjjnW90I7cOChBeQFy10qZlvaYqKu/S",
-	"/e893b/dIS9wfi46wv6OIzwsL2jb095otr9ZxWmphFNqdaBkzb2jZC90eMpDYoWfkbp5DajJfqNv9D6F",
-	"5JY8pN1IYucnfXB+0m4C1oXcD9KiIgstunLqyUNPpdmkDVWGxHIzqlq75buwpKqbLqDjRfXRsvJNZYBv",
-	"iPuWP7IdK6Wy0QYeXAHtzlbZhK1SAfJi9G1iqJ1yOypfLNypy9PkOtR1qiGaXUrHHW2bTkjRbOEsO5r+",
-	"jqE8QFOn4+HfTwXbBmNlCxJzOybLSgi+M1wemuGymrR1CRVHNqECw+S1XvlzGCQsCpXNTY5F+Ejl2RjY",
-	"neSDUHokQREupjZkqYCHivjv3l++fvk3nyhB4BbkjAg9BmnmuOL2s4poIQ7JuQt6T8fAi9/hMM2/xTD/",
-	"GutC18aUccILN3qjcsF949xCrpZsardw+EcyROzurHKVAzXFrPcp7Es4palOioZwI1SUDZ7y0CFGLEJb",
-	"YE9CLKSGMM38MZ+PqNJkwniigezFIlRuVFqM4oqfQ8jUaVbRxj9/8ebsb9fnL355fXH98fyNb6cxltVY",
-	"FFEZc/v267DJKBp2N5tEJPuFJr6LT/9QOJNSBrkFqZjg9hrEyHa+jkW4DIE00MliR8oljvhG6iWYzSz3",
-	"gCBQvgu3h3aHm+KIPexlDg4zakNKmpl6O84M3FQDY7BFSHd+i/X7LbRFpSr+ldjTUrfEGU5jxZnSLIrI",
-	"mKqsArvLJzglLpYiJEmbZU/IkEmlm3wSGZ7vwrL3HZZtwItmJ0X9WfV37GG7XojGc1yDv6HOk7Bh0bQd",
-	"r8Ey3Ns5CB6ag2CJWEsUHcER3EI5illXv25K7DAibkES/3dj/3tEi33fIyIKQWknw4g/FHJC9V8CdWt7",
-	"JJ4FAcT6hGj4rI/wV5fqfsWfX/wn2aNkDDQESaSYYuVfjnl8UkzResDv2orAgYiSCcfSWP5Hs/YX5pm/",
-	"f0p8LHLg20x6P0A93reKNNN5bv6UzvLUag6fNbFDnYvB/Or/74N38FkfPHdz2LXVWYrGKslX0d02wXdf",
-	"SjHpkIRLR3ApWo+/x84+G6nbkKbSd3nnlVAdKzzQEWC328I7VUeYu5ZvMfsUaUCy0EWgHIJnqNLzesy8",
-	"9vcE5Kzn9TidQO+kZ1/ueS2ZbQGzXto3v27UJM2/5wxTr5cSbHmSSj7RxX/akFuRik8zSrXFh6kF1JBB",
-	"FM5Rr4GXnsUGRErLhiSa3ChGnuWYkXnVfhXBUaLcekbmyN0Y1ykHwIn3zD4y2O6fEjpQwDURBUeUGXhY",
-	"Or+5ZX8HpnoR/gXRggc6J1qyd5tki9A0qpcpBQkQMqUZDzS5pVEC6eG5TPDBzCchmwBXTPCasO4ILJO+",
-	"cEt5eFwax+N9iZ9nO+67cR6XIkKT89U+/tbdbhYKTIEl6KWUrNkEFEgGahkxG4r1mfn0LY18MkiCG9B1",
-	"JK7iiGkymK1CzZf5cv4oBF1pPW7BMmWhHjdpDCkQu+kMr9O3vu7YyAbZSAEDm0xiNsEYOvv2m8QgRCyN",
-	"m10v5CZOWWsM9HzEEfebJ1s+vPc8skzJLDa93c0UgQllEdnDy2keCaiCA2U4lWa3QCZUB+P9JlLGVxfq",
-	"jptFWJDLw014NN9FuClxKJYjqfl7WbjJjNqQT89MvZ1wE26qgYEZMO3CTZsINyUWlar4V2KSnbJgi5zK",
-	"1oJUqEEtbnjqkQlMBiDVmMVmqIigS65sRhC7DNk7hpka8KE5zFQP+v6OLWw3zNR4jmtPa70AbYuwkJgq",
-	"NRUSi7D4IUOeFZ4QIzh8gul4KYN4pDK+0JQBu2EZt5241TJk3sWtHlrcqkk+mtEQJNJ80NDRAKgEeZbo",
-	"ce/k909Gkw+EuGGQ/fLJvCBvU7qrqr5omz5SxKCZFBGJI8rhlCiIhgdjobBJkxKGgCTWg+CCxMkgYgGx",
-	"sxoySmTUO+l9QWSDrydHR1/Mm19PvsRC6q89r3dLJTOAQrweZ6m2Q5pE2tg8IqAR/lyHn9jNTyacG2LH",
-	"5SKKmrnL0/zY//Hx3Aw2HfL5+3eX5+/fXH94f36Jb9u1lt8fax33vB7wZGJA7v40/7GQ/5QdxzwrsjwF",
-	"y1HFIOIIyF4kRox7JBIjkWiPTMeCTth+Fnuba72uxzAjE8YxCcYZTXiK8+bZx1hpCXRimFsssCLXv/75",
-	"37bp7S0Lkc+dfXht+OFMJJKIKXfHheNctGJAFZCP52/sktgERGIDCu7jr4TSqubrz6mmkRgR4NpY9iSg",
-	"UQTSRjoIVqxzzPORIj72avRt4MMr6mcBjemARUyjcyD7KLow6r5qUOG/BOO21rttAYkplhZB7L4kEDWm",
-	"MXgkSUFkR9qSZLFkASiPCOmiVO6jWcGh+c9+cBAlgYQQuGborR+6zx6S/6RRAgovik8l03AgeDQ7zQMp",
-	"WDeZTJF8CgU2I3YLVVjboknzS3iHESSsc69AK7LnwKu8TIkNBA8SadBpht7HKeOhmO7bRKz63pgIksIK",
-	"ioXy59fwVzMRdUdNJnRmGBQC3cIXq8YoD6c/uIFZ9kOpeXBMA8ZHeQm4wuc/uEXWfPs1z9s5e4RmV/X3",
-	"Ksn/nhVlQhL0pO6TgZEBtllOWnzO4E/l8D+UVf0G1NMiTsMuGjjlwezU5mwi56SMZ1luhalttkEtUtmE",
-	"OFvX3C7R5o/wMJuwehPWa3GhL91T2uq6BpsEPxgnE2oWzHjA4gyh3QZOLScyPCP/XmHuuYsVNfuzLHA6",
-	"FkSxEcfEAuHyFwpiBjdhcKn8LVuousIeCwuwsnD+q1hZM/XiePnpG6OuADCkBIXhNYdJhbnRZ103ORZo",
-	"Sm/K43mVkM0rllMyvxYqM9mTNZLBArhIdKUL9vNffSP46MDwijAv0o8gSuty52BygrtYU1+VirbnH80r",
-	"tNUAMQaDgjS2YYzQnI4kE8H1mAjuNpNVdTTPCvWec4ZqS4w3MZIpVUTFwC3bttoPM4y54DDOBGWeeVPC",
-	"ATqCuuWnWfj2loXLvfdc6VSPBEwGCdNkIIHeIJpkHEsbllr4RCFL/+unr/9/AAAA//8=",
+	"sKXZg77tpZLFLuMCx1alQjmzqCAEy3tLP+XV41TxTAuH86kZWdciMh3e18Vo5yXfgsVcpGAEbvjS7z17",
+	"CG5bBi40Gl7jvz/V4MHPSTiCGlR8Ufbi+C41wPeIn+eamL+KqR4+wcwH9B6WgUMnIuF6sVkphiRIpAQe",
+	"zMjeYzh4uo+IF4NkIqzlxvNItYrPoyXl23UsFVB2FErJLCWnZvoWXKKQQrPKBGkyxyrvdree62zdPJ2k",
+	"lJ5USQ5ycPVSHOloeiL+trQ814HiG8DtU/K47/5nCOhxv3/Y7y9WPx7X6mVrxdDOGNkFAxdjTxUlmg9+",
+	"LazYssDtGy+4jpVslxwFN4oydQrccwkhcM1oZNN3arUaPcZYY5Y3aGx1xp0L3kVcpkLeqDTBJRVmNDDC",
+	"2vzwOUZ4GtBiVLtWmr2YUBaVIi89GtL/5f4y2nORqgBHe0Ul9ofjPqrcGqRZ+v85/Lf/dfhvf6pD7iwe",
+	"PO8jxOQLMSRwC3Jm47okzSuZZx9ZZGhp/OM1H4o57LKv1+ETvvMLxpTmScQFgeqWj488Qo3WGQqtISTG",
+	"CCHMhu9LKSZ7vkwiUIf9Q4uC/r45WlrIizMmzWEdALOw0Ty+UG34oE0awXQIG5BczDTsjvJ5G0GCYKyx",
+	"N8I6tzcNxozDgQQaGonpGVV3EMEJ8StJPT7Ze9Lv73vEr4Qz8cHjfe+K+1nihE+OiB8oOXTBPxzzg3k5",
+	"C57jT0/MT2lqCP7yDCeaix6aZ8fHZnQxLI2/PjO/plkGPtn7sd/fP7zidUeSBSAb0QLtZPQgenl6ncVw",
+	"pggdiES7ga1N+iKa1vDgRjR5KYz8FHEEpxjoD8aUj2A5nuBBL0YTTKCsQZHNKZfW8F8iYswYYzhFyWip",
+	"yW7GrE2Rc7lSuMhu6hlCcqW4wGYgUtkdvti47nUoFxaVtq5b4DLewmRQ62pZAa+zy01tsDuN93dWBAtX",
+	"qPJshcJyl2x1JcRbebHpi0sWtTascsf5MHBrJbV1YzQ+t8ZXog7oA6rgOpENod7U20nMMPLx/I1H4HB0",
+	"SMZax+rk6IjG7BB9rwzdsrePa9WcQHBujCxDSCLR15O2Xsy1p29gssL1YKah+2JaZ31EK0zeBQ1iKW5Z",
+	"CHJ5oMCNa4k6BkFSoamFplH3bWxC1mbb9XJkLeYC1GBX00HPn07NTrtJdwO0lXhsM+GdcaQvY0UgnRm6",
+	"OyzbaMf9Jz+VjDQc+H+fHB21p7/CXct+fy7Lkk2MUUoAdX2mxjan1E6EGYF19zMX2tldEg4a6TR782m/",
+	"adVDKSaYKImRrYK1pkXh5nRqjBLzkRV2U0Pmi9f2RvCRWcWIxmQAegrGcpgKEowTfoPeMUoss4WwZCp3",
+	"XNgfgZOUIdUIKkqmYxEVpFBAowgNHU1vusOmTvGtZy9NhP4bzGrIlaRTkCBzBB2S11qRWxolQPBOwC1I",
+	"dxvaRofurn7ed55ix4zAhBuI+LFkQjLN/gGh3zYqZmNXiF+11RKA3568O3v7ws9zWK0l7rtXlUhkABiK",
+	"MYN9l5GHYxTQyB5B2wChnW2p4oWDL+zYFtHF19wcugKFy0L8MNzJRROtJa9OScBkkDCdhkLzYKSbuC1M",
+	"u1ItA3md+1EcKtXchaIaCA6x2cMYFc9uvyBVPFJETLkdVLhMeQMzsnf+4a1HLj+83S9t435DNIWgqeUI",
+	"5WMv4WNNYLUGUg1Ji13Vit9gtpagjl2y72XkIWFYE8PZVELgHVLv7HrrMS/ntY8coz11tG39pWcvLg6O",
+	"f3x68Ovzt14N/82+HlOlpkKGZQXrp8fPjhencng9zJN6z6NZnkpS4lzLucU5DNdHnN0s9QrWL8DBdRjr",
+	"qfDcuqHuFnIJSp+DQlSs7iyiGngwa2/0LPbij2mMuRUesr7UW1tl+LV2s7ipR33MuKZBALEGex3I1aGY",
+	"J1QNauUUcNUQzEqX8Kh03zyrUIRSlotcww7wwnxuO1hnuUecTugtvl/SglFUcEHc9LziKeYnVITHAuxo",
+	"6cipqIFG+Cm9mOueEmAYCJRpimAZBRo58vzJdkxYbGKlZ5jDVOKf3we7rEmLlDARt+5MzEtWZ+mumjSl",
+	"PX78+PqXh5H12OQfXBevfxiM/sIhSo21chBQBSQCrUEqj4RsxLTyiH9oCPbaJ5SHxD/wPZvWx9IgLHWv",
+	"ECHtO6eEOrp/+oNR2iUNzIwYv8/i79ZDegBJr+SzqdQzOLzOKxrUsGWzoZU8zEVH05pdSKt7gO7imu3s",
+	"mPkGPShdHR9z9PE6TT25xDvEawmI2QQVtZHMw655Wpggc6cc5Vz9WXRQc7k/q168WzXkVokMltIMCwdS",
+	"gomXV/npYpSWcWYlr3f5HOf1SvfcimDMiaKBVoTx06z4DcGaMGN6C1j3I8JbiBLqxPR8Op6OrpW95l8y",
+	"R394WuOFZEMwp0UYJ+6depdjWgzpp6dPSnUJn/aXqqoFcLQFeFgjn9Nh9i7JMpStkP4SOxuntMaLf+aq",
+	"HWDazQn5GagE6adFTfJstjiiHA7JxVhMORE8mpH0hJbgcmUj2cqWA2cdmss8YLarw/wGswttFNdRjdv5",
+	"lZgS6qozkpgFN8pdwk6wQENWklQVcwkL3ljDEUTCw2spBsyAOgKqjDIeANfR7DpRDQmGWP0T5Et7eeBt",
+	"bc7YX9O8KJuFJR8pW86HMEUSLoEGY5tKFoHOC5q5Gx1kzzcak82jkzBMFNhr1Hu+Tey3VePSPbkcf5fz",
+	"X7tiMWK8UMWqA7+CNJtyacbkvMhKLaXi2/Xm0+P+8ZOu5lM1B9ItK/tAHUK9hdrCJ+inoOjLPbC+XCwc",
+	"gcUq1Clm36WZ2777NT80xskwYqOxLp5J+jS7qm1vmOV3tbO/nXKT/ln4VO1Rvk1vXc3dlNKGmKaMh2Ja",
+	"w8jcxfy+RUAst9XSc77BjLcbxpfmHeOGfzMDvyLKXJcBuL7sAvxQnVpbxRVBJvTGWcm2FMDeUAIQcwAn",
+	"xNo6HqHcUHPMAo9MQFPyr3/+z36tk0slsTGC1XVaMab8vf+4eP8OP4MmmdIyCXQiISQWDvVer2xOPWb8",
+	"xpUjWTRMCJvyuWDMLUvjOPOD1hOImM93QATxqthdhwdzm5lfeRXUdWDqpg8iyqxW8aCGXhdEBopXTuex",
+	"ez1klC3gSf/Z085ruCOFuU/3qmKh345glkRraskhe8sdUBvyaP+lnFqWfadCCQjIRmT7zR11dtFvjHgK",
+	"kwGEeP2+UWasQz+0wmframGOR/WS3FZ+UyROtJHONJXVjxTxbdVdm59+2uz/8oh/Yv7vyPzfgZ97uR4f",
+	"/9To5hrF+uCJODCEUnF0nR38v6mvK/vn4fXJETq8Hh//e73HC/e5Wh2DOfayFZZynzykO9vYttis80rV",
+	"Y/UZCZmKIzrLbtKU/Jh1uy2Q2dx0H6hShCripw03tCAjsD4HQ3uu4QaGBJxpG9G02QZ5H9O/J9Aqf+RD",
+	"wQKo1gPH2qZ4v0hFYkrGVI1Pu8dd5gyHn9rEXT5kN95SPhrSGRZm4npcy0I/iDC/2lYJlzKlgYO8di5i",
+	"CJuvv2FaiAgfKfLm9cXli3eFhEJUzON6dS4WYbPDCKezNbmNyYv/SngESmFBWTYy2mK96inB4GhH3V5x",
+	"Gqux0Nd0BGVfUl0tScXwdt8YSPoemVJFBgmLNN4vE0PiF9ZRzpEKRWLwK1sFT9J092wVkaDhqjtok5vE",
+	"9Nhd4ss24E6RqCmNjf23tEpIbeGDzoBvXC0We31kgRoW86KW3LC1WJVPXFpWDZhqod6AEF4dXZQxrk60",
+	"2/4c80RGo+g6LfVQg21voGiRqxh46A4t9QKdZqXaDm5gRkaSGiOeSsRNTtiIG4ZUT37m4zava/7Lv9qJ",
+	"7Mdw0GnBMOz0mU0a2jC7VgVP2iIJW3S6ffV6zoGV1spAQCybosZD5lSErBDuHCA/pjmu6RBM8ktTl2kg",
+	"hcKcOYV2cMfyiubTU8ry9NuqIzGy1RvTz03oDEvgpvddYxowPiJ/TyAB9AQP8J72KekTCQZ38U6kwDxM",
+	"wzCeHD9rubJusTZ0Xtb5QtlobDNQFcjbLAUVM8Gr62+5sBVyHwPDDpES0hrMzjs7ErcguVopx3HbNx0L",
+	"xO9V2FCFrqowK6Nd4fgqpNBAY91cEZZxForPLkuJrFbkNYaOi6KZf6a37prLuaz7xuBSTGidbpl2ZFpT",
+	"Ujd2N8hoipUK2Lcu79opeltT8Pl+KrgsDMMu+V4dKZWCsaVWWXUlrfMgbuHOZyGTeGV6WFMWcVuSmaeV",
+	"Tjdl74LAHQt7bgAr1xfYb0Cepae9Dk9XmZ1u3eNVWs6asjPbYvMpYbqSrplk3RW3guatsj03j6sNp7RS",
+	"PKDGvlnmna5aJcvGP1AbIE1AWZRY8ri/LGVtTsFfOZiyukLeifd2vb2wiQIXFl9dzjcasvNss2ttzC5U",
+	"PeePyPWD4mfbLX0lsuu2uwWlJ9utcX2SqXRoD0Q8rW93D2VHGGxoIIxOJdvXRBXZN9sseSWC6LCrplLk",
+	"bda2PlQpHNFDQppzqgEl4FLPSZbChs2DALsvGSUN4elh/EXEWUt0HGovlJ4WLvOjicr4iKRqEpky62+5",
+	"J6TtrKDd8fZeLVXMO2CyRbU9rk0TzZ3stTvCrBFObYGzZqrNaeRBUu5KgffNU0HD2lcrGVq1OpZZGX8Q",
+	"q2KNlsQ9WQ93d8jPXeDLZcy3eIHvrsXAPixvcdVQrzntepX2ujr+MavafHz4Y784ppQe5MZ1DhXn7S66",
+	"eXzwPWUjM0a3mBHGlQaaNVJ2MbRHtgBHIfo1popMBMYsKa/t1UHwLweCmmrYc28sLktcu++t9GK5t3Yr",
+	"NX1KWrxXEW81cF7YGuxTPSHwgMW0pg6Xj80w7cz+icUZvPFC/PMXb87+dn32y9vX764v3//24p1/ar2H",
+	"/gmhRLERh/CA8axZd1bLOZ/ROfzr021ce+Bvofxq+wro66+5v3rRVncCD6hs6x1qyVcAsmC/a1Fx097W",
+	"W9dq7UIeUFnO0hlWJG+muGRXIIUtlGReaXG5sV7KL7rGIROuCMWkoFPiB4nSYoLx7plIJNZswmwKSfbe",
+	"RxGdUI/cvnnzNrvJUbx/RVnP62VXPnpebyTECDPX7LS1XK7kJHiQfA4Lu9dkE2C2E96Ryu+iSiEmmBtD",
+	"iwUHY6ralwHPAHKeWF2wSj/bTgax8OjGSe/mW1jptLoD263N2j+v7es/9u9yAG2DEGv1Ljwgl0IZl+cT",
+	"GhsaxrwSU9vdXQyJj90TfLQobCY/2cNryMX7iF6aeba//fZIk/R65cIMfhxk+44YvbRJ+zwjAY2RoQAN",
+	"xuW+IXgNvmDOYGfvMZUQmpfq0yu7R9xWyZ+x59ScF305BneWp2k2KJk701WKPtX6P+2BFNoqVZZXPYQV",
+	"OVuBg9xTz5o7Y9qyaHndOWY1WxfFqo+f/vtP5TIIyyuxVo5pKazXyiqbZO0W2eX99j+6Iy61wZ27o0sz",
+	"wB541X28nNBQNzjj6bZasCv9SnmI14Ewbb58I+iU+O4m1HUsYcg++4Rh9ZkhA+U6BN1dkS5/oqkTjlS6",
+	"cBMwdarZPbguAb66OZjKg7PBc5sUuErBoHWlxXbyTBcjf/N7vwEXgnTxSHdVbEijSJEBDW7SSuMuC4u4",
+	"LKxHyrPXINxjZ+g9UmkItDarv222a3N2/PtbkJKFqXmZxlDTF+qS/Gsl8PJe4Nuo0rSeXOEHU+xphSxj",
+	"Z5xVyLaSfbwk47gYUC4k6q+5gFTKDO8hIbmmmmaJ2VS8L8aMH0BKCsNEJ5WKUgvPc2Xm0qLuWacg2VpS",
+	"mhtBU+wJ2qrc1jpyn5fjUU1FrKxP51I1MBXPS6pg3cDMI2q+nlV++z2XdS+Gv45f/9dv0Vv+Pv5/5IX+",
+	"ePvXz3/7R//x8Q9Pfnz67z89O7huHlW+OG/nzO/MXx98+vL0Sd1t+Qr88v0vLKGV7n4tCnUBklvWpd1K",
+	"zoXurhmOJA0W3OvNLssZNiGiEC3yG4BYYfNOxkf2UpzhlEYjS70TeQWFH/okpLMlpeSOf3x23C+pxctr",
+	"yZVXvhwwNWQTS7hlIul01msnNQ7TRnLbEG14+c4XwW0lU2OR2EG9Ma+mZHDJKvz2pRVb2zdlL1zalx9E",
+	"9sKa1PG5rI+qbv5t5n406/pzABFO+V9Fo28CxWv3+gMtZH0urMe5FHRP48LpH6mGkf4dwi1Ehm57Xu+W",
+	"wbQhMm/mbn3LtP46Ea1cRarvuU72uCsVzxRRM6VhcjBloXVz/0Fuot6x+787xoUyRTjn3b02+l+3AYc7",
+	"bbj/mcfuS+ZcJ6srx9m1GF53Qeu7Xprr6GBYDwqtz67BBS05o7Uo4wU2tX19PF/MShpU+1OskwZ564j5",
+	"BK+skdhJsfcWU0QCDW35iLquJMS8QwR3ZU9iEZZNQTPt+w8v3p29vj778Pr6txd/K6uu5rlTXK8LFdGu",
+	"P/25tg5aqbNY7Sb8k8KKKa9fNMfOgoNZpSGJb5t+YOKa7VcHPJAzbC3jerjZbLe3ZxeXL87Nbvxi+gfw",
+	"W1SkzSS1IvPCOhnOrI/hweZ6LHH6OhetGBKGtXac594lmGLVKS44rOi67ea1ufcskLInsdydteA47CKU",
+	"ylix8dyQrl63DR3Ioiv+jSkiZVCtQzxUSHLrEqK8no1H9LoYlI7u9yohGhvICSFIVfLdBYPqkaq0WluF",
+	"3Ss5zPsUVKvm8ZDYslP+/z54fnH+8gArd/u5sA2EuGFwQBNzAJoFhscQzJI/XFdLEkzLXrLxj6rGA4cv",
+	"esUdlhZQi/ljGkNTmozErJ4YCDqgiIqB3uAFSZu06bIN8XpSbUKm/cd12ohNVXM0AUu11srsjp2TbNB6",
+	"Fo+Bq/X0TIojqs1xLWyZtLBh0oWry3cOkaA1zk4uMG6+pFzlu/eXr1/+zTU3zTx1Ap/HIkRVQNAQqzoq",
+	"4HpZBcvmaoxrquTY6ZpJU0nEtrUPMxjW4nZDxdBYhMuvSYZ5hNWAuSkJN2K3WIzSs7nSxvhkPIiS0FYZ",
+	"bHkns/CxsiCch0/Praduw5dAJ9/EnY1N5A53UQ4NIB/Q1Yu2ubxm2etQzxCPtq6UmVU88OSqj4qO4MUt",
+	"1GUSv+eFzv+usUxtl6LXoa1QGoiYQWhkk+3/OAGPKMzUmWFBTLTxQojAaBx2DXV3/xbdw50P2Dt9clXf",
+	"ZfGS4IKbhg23C8NrCTTs+KJQNcB+R3nTtdFnm0zMxk6y12m19rnHC9pULwXtkto4y53kfIDtlVSq4dWM",
+	"WHJBtCZXM21/M98reFHx+YbZxC3IscGA2i6/bJIqnkwriIaEhiGEnlHOJyyQYlFPtJrMlEUG+B09JMtD",
+	"Cdlt007wySLFq38X+U+j6rfu3LU2leGwynB94u5doii2j1PrntlaDwftR+ctqRuJaW0RmcKZVZSWEjos",
+	"z6gr+nYKUZxq5ZZeSQh4hcbsRQ5U5SdzMMlOtpCaV+COXq9Qb3dJS64a2VAraWroysmH/HwLiFHmN58W",
+	"ivN1aFEF5WDrulS+FvXSYWex7Y/rx5Qa8O7PQN3WGuc42a9SJHG94wC9+FlGtovRDWY+CdkEuDHnVHpR",
+	"UUxPbYKNHgsFhKobdx/HKESxhNSirSkbtyKfaJZgd+bxd2TWndjo6qyyUY/FE/25JqfDv4EZ3svFsiZp",
+	"5OGU+HbFPv5e6MSfXRdIE81tQ6ByH0h7R9tupMCKbFrU2BKxg0gjDr7mGuRt5UpRbywSWfjUhPFEA06K",
+	"v4d01jzjB8HqQkSDJLgBfY1+pY45Dq24hCWmVIq14yyXdmiVI5SWmq4hm7iRN5zbNkU1ofH73kDbFV8k",
+	"kwmVNb0qhlJMuiaiDGbd2HpKKzWMXYppRxlhYF8zkRYrOj8QAPh+YXtuYY3gNOq2Apm3SX44EGUFMl86",
+	"T8YTUOdnvK7XxZkKADUejEYXKcY/JUZJmRH7ozXMIxhqImyvx/YbsqxkU+eawaR0xG7DzYecUWfFRfgN",
+	"mfGodKq6Lj2uPQ3lagoSwjQ64ISWGJIn/T4xusdA3ELLr61gQ69iKa9sQLo2uG2G19shmR5/L4p7Peba",
+	"cNhaLhYaxShs6PCGz+zd9oByLjQWUsIWhjw0igyTeQccu26itIjTzPv60EvWwXkRx3iBg756vTFV13Fj",
+	"27ZiYChdZ7ZIh87p2/Wr2YBjfz3O+rR/dH6ZzB5VBSTd/PgGdVby45cxZdll9W5H3ClToIAKC0NI6bj6",
+	"ttxNsFmPmesski0buCBXChYUT/rBn+zctv86FnTCuiU5XGKmIWZHPFLk+cX5S8vMyJ77VaFJXt+ysHT1",
+	"fknFPDfQ5cFep6kr9Ssy7OyRImZkluTikZBJCLTjvzaGguqOIntWTxsKyw0xjd7uwyPTMQvGxmClLnPd",
+	"Pt5vXwhpcfrqygkaxUofZZjM47S9pZRIpmcXZk5niWIBwLNEj+vBWIKDb8YJyf5BzYgT8rOtHvin+eqB",
+	"h+S1JhT7qFWhZoB/xTlAqAgXBXw5dN75TCTmkS0nHLGAgDATB4D5nHiN6gqj+bglQ2y4phzVxlrHVkEU",
+	"NwyaN+pw1eXjEAUalfkP7y8uyRGN2RFN9PgoEiPGfbL3Suv4PY9mHrmgE7hgGv5yoSULtEcuDJDBpppe",
+	"8cs3F/uH5K9GW1Fkz8zmkQ9nl89feeSXF29eXL7YJxMaujZzTNv6WwGVcuYyeGvoyl7qveKVlKIx0BCk",
+	"RyBSQJ70f7BzBiIE4iP9DimLIPQtwJjZuN1sKiVdMta1+2gOQxozvOf2FRXUoaiHYCC4liKyYUij/uJx",
+	"eub4IRoejIUyR/bmzVsyohqmdHbinDmaRmJku50qz6b/KC8n2iueNn1U+16hDK7ybDIbA+URDZyiaq+B",
+	"TswT6xBSXrVogfKQNSjPEb53xUs8Yt8jQXYrXpG9PDPWm0PIfc81DsRJ6cj29Dd8EwlEHV7x17rQxc+l",
+	"Hxt0wgwwl4j8/P27y/P3b64/vD+/9MneT/2fHu+nTGcAkeAjw0GNKibZrdk+B21UxMMrfsX//OezPHWM",
+	"CX745z+TFyzT6izJuTKfji23J+P9K+74YYU8/BKm+IvJ5ZCc1aa5XXHU4pvIwlACjZQgCqy63EgNZUKw",
+	"hfTx4RUPxARcEQtMJscV4TFNUdQdprvPuo0azlRhTBbOlogNfK0KaA4WN+ynXZUDEUWu++/ecd8cImax",
+	"m3G/vsiHGZHhEatq2knMzv0rXnhO9mIqDQqeuDxB7HBO0uRGj1BO6EAB1+4JU9avQCPBwSM+T6LIJ0EE",
+	"VCpCr3jqxbXD9z0X+cfvW5CX1mc28GTfnJw9I6bILVPMTOCcsJW8A7P6APIbBFh12OaSQYg55lm/3T06",
+	"EIlGvhAIHu47+BrlEcGbAYsWIaoxWc1H0vfJ3uN//fP/+7HfN/tAdZr82N/Hc027YHskjhJFhizCxL4r",
+	"bh5aT7Ii/heU2x4p6IFf/UOCrbT9wo++xZ1id+1URSi01maGyq+4wFbadhUW/vPttrEYHzFoaXvZK42n",
+	"ImQI0gHiBZrHSMgITTSX8aC+XFnb+ap3Qr5c9Qxvv+p55Ko3AWX4j/0jBE1ZpK56X82Wntha1oUqjmOq",
+	"r3goQKEwxV4TNtssFEGCdyz2JjQyhheE5D8u3r8zPHwq8Zb4LAbz14CGxKUxEiEJ8GSCKJnwGy6m/Ipb",
+	"LDslT46P7denEEUHbs7iSshAYhYotfUn96BwOcs1JvNw8Q7bQiLF9Irjq9ke4DNTev+U+G7rPia3KNdR",
+	"A6JQGTg8sysJBB9GLNBWPirbuVxpQ4x7lKgoGV1xg2zcsxElojTDJOp0BUgW5kEei7AJNcbCB6SVJ/0n",
+	"7jDfCg4zc5aufrfRYZyLRJ3YxIOm+uSu6tDHi1/qKpV7RIkr/qdqjfJSKW9EGleo3D8kP6OwIrayll1K",
+	"wwIOCfr3DP9UbiTPfWnWf1Zs6Os2a2/2IOqi8MfezCVV7sAybXtjx06cRXcMA/GMGEnh6rJUGdfKnDgg",
+	"joXpkWGcjypy8ers4PjHp4fkVdoN2gUMzeTIvQ7MUEvcxvTBalQGc/BqegT01imRmmnM1bV6aKrPnH14",
+	"XWiqfdLrHz4+7KPjzSaj9056Pxz2D39wCeyoVldEoGsloesa51OpUUW2su3EiFKLuFUZ60TvIt3zA9Xj",
+	"vxx5V9wpoVgI3iVbGxVEEaOPkiInbJKrqQKCZxExwxWMHFZXfLVkdgRwphq9DnsnPQuazKv4swjRx2/g",
+	"7jLgsIeO1WuOMIh88sVq+nRpYwkzt3PRWsU1t5vcfYA8jfzkS++431/bt9OrAvjZynFjJXXXY94q7Pj5",
+	"C9AHz60y3sI68Sq48Zd//fN/TkmKF6dVvDh1eOGTPRSJvsUO3+mjaKL0qgDyCpututvMvp5YgNXBIQPs",
+	"0c80zM7AvPJ4+SsfOXXaKYT40vGz5S9dCvGW8lnqkjfv/dhmfRjc4TRCiVsykXsnv3/yeiqNCeLBZU5R",
+	"9OIgFRX8iJqOlLHJ0cT8ZOYqMQGR6GYu8AvqYiVixOndZYsF7OCwjqrMt+bw+0kN87HY6EJRLdHxRWFN",
+	"Fatgr4KWp+Qt/XxwNoK/9E/Jv/75P/5KeLYK0vR/WP7SSyEHLAyBrwddvpRcDL9/+lrCnxfOhLECVpOC",
+	"jb0AbzKPWz3avGXcyo6xkPogYrcw5zTJtNVyDwePqEDENqPCaFrOXPbS4YbLV9KKL0sXitEHgReLLXCI",
+	"FbHv0K2TSTOyV7VBr7ixC7iw4QYtULqbr+7XSQjrm3+dLuXS3UHahMAofyStn91GcDze6BrCOjFymRq4",
+	"VrnKam3mNYYCOOzdJ5fuTHBPjo/bfCaWIjC2zSCCF1wbSrsHYjV0ZayZCi21IVab51JXCurMorwCyzuZ",
+	"7UiQdh2a89XgOBpFh+SioCs7lZUpbe8DVVg/U7qMQ1gSmkqKNXEVbrwOavkQ25Hrg/m799VbOtpGWVoP",
+	"/6hAvg5fokneZrzreJG/8mmDalsZchjKqiG9M7Tj8d58xRv4wAluVaLJqMJAZG7TrWji6AsLv1qKMHpO",
+	"vYrrDEMt8tJzabE5smfULusuSZ1I1rW0P08EtlZdjcxYpg2d23KgD51v2qUvfuOd0C9FwsO1nLuFSyt+",
+	"2JXZvA4d6/hUwpppFoUcNRXVK6szVi23XLXkzUf5WDRqxbxbfB6F3Pc3yGtcnLVBtKf5rati1Z2P/Bdc",
+	"0gAKHq5mQi/GYd15zYuln9NBD0oeYYfQLgLplVD3JI2KxZMWiqG8yPZ3IH4GORql2Jhh1ifbjbeGYZgh",
+	"Kq0skNcbOCTvecYq0Ju557o0m6f7p1mEwnp0nx022CdpZH8zhkm50tk9WyRZ0kI9o3Kwe/Ais4UL6bmL",
+	"CmzLNsnw3AUXaQrcelSvMt8aFauMqvb3Iqou04esU+qb04c6Y8MapClGWpecqFcvPEegGw+tv6Pz7arG",
+	"v4JefqyrqsQYTgoa0pWsKHN5xLZ6jhjma0FnwZB9hvA0DfSbsVZeodtN3IJrsFLGN5uWcC8izeVX3nN0",
+	"ph2qE6pchsaOAW5VHFokaS0OJdAbF8RotB0DJoOEucwDkIZwbPgyzTOzcecxtfV39mihkLkC4GRIWWRw",
+	"hCkSREJBiMQ1oTMyAJeVs1/vnfs5XV9XtlA2PLz54iDRLN1P7pzHpIbDNNnv7wnIWZ7rhw97XluqsXNf",
+	"aEuxG7V87KeaLB8kUrfT78Lmceh6kKIrHlzRAnqfJRwWKcEmJi42yt2YB2WTXwKd3MlHvPyVtP/BPVny",
+	"COUWhrw9je/Djs8wL2Pm7pdmK/45jV3UOQaObUKhUsi7vkR3li1h79Lb/qt+DJIJW7+71qbH5WxK/8HJ",
+	"t2TR2401MVZ8urPnN2LPpyg1j/IVpt3WmM9x9Du15ddomjcfzgLDvOEA+jtqfQBW+aITXbtN/nxM+Sgt",
+	"sYyiJQs1YbbtKZmOXSU+uzASGHHGlLXSG+3wzYuhLVnhLRD7W7bBH4ZJvVwi2UtSC62IX+2QezQiNqmt",
+	"426WK+sWLt+Frj5KzzfFEnfgRU29ToX+1RXe2QTrwrm3o0C70kT1jAthtVOfN6E+Z3WcqlhYZlVLc42K",
+	"udb4Snr3VpEJTAYg1ZjFyqvJI6npal2nlud4v9PK76iVN555s07eAP3+jv63rZAvOMw1qON12vPGJdB2",
+	"dOflGLiLXj206FUX6XXk5NByrfutG/gt6d52T8s1cAekHbOt09mNcuMAZPMCNsN8a/307qLDdCzsfWu7",
+	"DkIjCTScLcmlK6DAJhm3/cIWDQi3xQYmniuiO/a9TfZ9FoaEZlfVVuPiR19cDfUWHv0q9i+/sjARtzsD",
+	"oubKAuY3uaOzXUQ3wALbXniqXnIYu0IFiyX8K6H0b2bQgwrP318GvNv/ck0gKw9F9mySjr0IYqtA7H8X",
+	"ProMBAX8fpX91hxTv9BCgsLSUuKWhSALxa9cTX0z9Qlxvdtdq13fXuxFCHvE9spFN8oVP3txcXD849OD",
+	"X5+/bWy3u0+ELHXtJXt562Kv0PoXbyIXm/9mqVqxCPfJv/7538UcgOYbxA6VNqRRuNm3o02kW2vQJLKU",
+	"NrxCJxKNji48uP2dn3ITfsoU4g2UOCcDWgb7iyi8y9y/78z9JYfa7I5sPLb+jgM8WE/l0tNee/rAr+yW",
+	"8VEuXufkY9phVnDYJxLiiAZZDRasyWGrbAUSjJxUVzx93dWt8tN6ThKyAlM3MHukqtnQttAHQiBLTqiR",
+	"q9a7eC9ydTtO1rZUlXtavwcC+4N6X1eSyUcaXDXzNTvI3mIlS8GBBGOgMSmXS7OF70SBQnH1eyoJxgbb",
+	"jGloeIWtk7ufXn1n6oqn1fYkxEI6IheJDsQEDskZJ2mLNbzAkEisVGiLG1Jy3O/bqXxxc0KwtLmtpHrF",
+	"XXFJdwPCUBdlvMh8LM/AhWclGbHYLqEjM1QXq/biCs2wK2yJgIZ6MzeqYT3mWO5PrF6C0uegkqgxWclB",
+	"OO1PZpa3k6sVSjRQLNBhhhcGH1xzrnnC9OpvNmCd6KWek28mKGI2084Hor4bV0fVzbE8GemVRbJNqSnb",
+	"s/0XKSg7A39TBn4N/pXYU6csJOSKWRJSKeUo8+s1JRtleL3zCWzDJ1DLhxb5Ajatsfyh2cH2rP16ebKZ",
+	"rKQNi6LtmcsLbeVdRtIDtIkXiDFrXi5Us9/aId+Ino27aZF2hJv+LjTtSXq+KY64A1+ma791vZc3weFw",
+	"7u1o23ZbTRk75uFO396Evp228p7DwjKr6qRy2/I5czq3l+b4jyTlzlUVgzywwwtOrCZ1PEf9nT5+3/p4",
+	"I540a+QNx9Xf8YxtK+ULDnNDavnGpdZ2FPPlGLhTzR+aar5U4qV9Dxeq5x/SQd+Igo77aZEOmALnu9DR",
+	"4/yQU2zJzn1BKR3UrTDvD4GK7VqdzsOFHjM+IgnXLCI+jaJrq2D55Mj+aSzH6xuYKd/2ttRESPf2FacS",
+	"CA3DcrfLDGFdZrSbDxvl1TzP4rB+c0qfxYYN8Ws7+XbMDLexBo7tzmtnaGzA0IhTlKqhpCrn7WRtOKMi",
+	"MzcsrXj1pkXdVePTtIvtFU/b2LpAf9YwGUsWcjrBZptY/hPbgaYpKQ3psXb1BVramS33bbYswrpmy6Xp",
+	"yPo7PrR942XxkW7IfrkHgbgdC6YNIu5smIdmw3QWpi1vRVlscMlZv6Ig/bYMnOLW2uX9YM9bq1PsGHLT",
+	"bej8kliKm1iwGWuJboBTN9yMxlOyuhr2rFYtr0XPo8ZGGX3xQ9u0gkobbix4QbneMf1tMv03Ba3HVeet",
+	"zbluLwKOvqROhnYXpxvoY5k181emx6GkU77jm5UjTSFTTNp196g3ot22u3iMNburt6lrfEsHxp4+sPZ0",
+	"C20C/avnVMMb+8Y3pU+UN9fCfVof79zRR71eUe/DwZorGzMDa5WL9xxsDzP7Wc9GEea7mJE9aygRpgnj",
+	"SkNtF82i2lHGoI0qHuVPbVP1qGy6yfqsOf2dLrJNXeQCdZH8NLCKgeBprHMpYbaUKkdf8Kcu2kkNGe3q",
+	"u9ypvovhv4WTFsMuB73Mt7rsuPo7hvOQvbB3xI2NqbGu5Wwnp+7WBPA2Hb6r08OubvxGfbt3oqwF4rW1",
+	"pfYten3zjbVMQd85fJeVv0Scyv1SoxRr/hCu3hwfNs/ut+7mLWx25+R9qIYVnk+5ifqqjH5V42nn2F2r",
+	"Y9ee5Ha9uhV1uIQ1s4Os3f9yzSBrBvugqmWu0JzSbud+SmyWQNcys7bYAON7SbDN91wlkMKT5nRbA2BV",
+	"6lapkoHBC6xg6bvcvmuX2ud6VrqqwbYWGNauxb/MGwXmSxi31TvNdItVis329C59Y5vKxJL+3uXz3CXS",
+	"bi6RtqZj9zzJNDD8lkUx5xF713JnLemorc5umQe18Vz6O5J/oDmrLc997fUv8ZisEMvLTpJLQQLsq2lr",
+	"zTmZOWK3MNf6uU6GXvFMiHoFEXpKmC6X0AwSKYHr9AvN9S7vXZBu0wHbiap2CbgPMwG3mxC2FLjE3EoH",
+	"PShD6xLo5J5sJrv/FtaSA9T3YSblWJHhWfrTsnohbuCm+KmdfUsmidtaEw9N7badFbIBKyRDqxqMrLK8",
+	"bvf5nKaSXehz2gdJL+d5hZt5HmF8CBJ4AESLG+CdmokWaWN3N+/e7+YtQqEF5k/TofV3jOVB2DqLj3Vj",
+	"1f010Ak68SbitsJKsOA31cQMOWyyPu5DTm7J4miFzjsj48EZGW1kbNtk/G8vA79D2n0he9wjQINxrl3I",
+	"JPpOqpkUgFBAqfPCr8trmlTSkygPjQZmPUh0AkRLyhUNzFueHWzAi14l3hRA2XTu3ZYz3pdm2RXg+YfC",
+	"yj+o5ZKDu5EKanhrJxOm8USbax6eZsWGyqXJr/hdao90S4jfmTjrNnFa4FqzoXMv6fHfMHfajvnT6sjX",
+	"bgQ9x0iOaxsUJSMiJPKMU8d3skiPFMlo7OqCVdnbEY71myyke5PT27GSulBCbip53zhV/EFNpzsIeUsF",
+	"7Wypcxz6rdlTZlctbKqdEFiUIW/5Ll7Z2LRIWBD9KZ3ppvm2+caWbSzcZhP/TiLYsedtsuezMDTkkERg",
+	"syzvzKWPvpj/tEt1nyeFXTrbXc0bc5LtWdxSQ6f+ZPo7NvFQbJtu572xew3m+Frf8r13Ebhl82UZbu/i",
+	"PA/OWOlCVplAhIjOlld0PDfDfrMNX//YV3cubBrImc0C6fLmRwXyftLXUmi3sJ7y4tJ7tvWzHgOTruez",
+	"IkKSMVVjUPvfR2wqA0cR8fMfmyNTbxnXivjq5mAqD3wyFFEkphCSwYw8+YlIykMxIYOZBkUYJwmPbf38",
+	"AVXw9EkiI48oLaR5qhW5eHV2cPzjU3TB0yuuxkJqEjIVm4XEEobss+dqg+tEltp02zAYUyTdNRE8mtnm",
+	"3TcwIwOIBB8posUVb5NfTQrp1YwT3wWDzQ/NdftT/NuUmHPTb8nIK309bJRxKdbgQdkEMnNAHlFjMeVE",
+	"8AB2kbU1yjFDgUZ2pXBvouB5ydUpqFY80UESjkCrQ/JBwhAkkXArbsAj0zELxuQGIHaBODHFElX4bwiE",
+	"DJtSAUuUszMM72oYLsOFBcZg40GsX0wvZSG7E663A5cf70YuMYkpB4lMoJjdRyXYO02nRXEcuIiYkcJG",
+	"GZBCI6o0RrfuR3RuyThsi/A74/DBGYcritUjKxPNKtZdfufCGCi+nT+8pto/zQS00iJWZCrkDeMjDI3i",
+	"FXrFaazGAvV8QcNDcm5expttTnaH+DpThBIuDkQ8T6Z23IMSD166+J2cmKshaeByJ/Q1/Hoj6GstRko4",
+	"TAuMD8P4WR4jpxPwrLzxUkGT9q81PzAhmbb6KHyOmZyhWXjFU7swNzusvYFmoIgsllv9NCWSoS1BQQO4",
+	"tqWElU/2zPs+zgzKUNgVd1ntgnAxJf9G8AWPWNdBRDU6ECgnTJMpVfundj99rEOsMhqj6XLOURoa+jNr",
+	"tg+FtHvJafFJ/1mdrWmP5p4E5rnFgy3ZmvbrjbZmDQoVDc5UU0kPnhrEwANku0SRrYpXe66d+JOIoF3J",
+	"pHMRwcMsmFR2hC4f/6sUSdzlhfJF4RXcwBt1zubn0sI/KyL4vmoxlXZcpIbS782OWFs4lPhmHt8IqqqX",
+	"s65chEdUIGIIMR9Ak4lQOhufXujyrnjR+0n2ODA9BnlC1ExpmBxMWQj7VsSi8HbFIacsgAVSzHlMc6TY",
+	"lCDLv7Alv2lhi00abeGMd77Rjdw6KEB4AXHVSpuW9ZqqqLxL97/3dP92h7zA+bnoCPs7jvCwvKBtT3uj",
+	"2f5mFaelEk6p1YGSNfeOkr3Q4SkPiRV+RurmNaAm+42+0fsUklvykHYjiZ2f9MH5SbsJWBdyP0iLiiy0",
+	"6MqpJw89lWaTNlQZEsvNqGrtlu/CkqpuuoCOF9VHy8o3lQG+Ie5b/sh2rJTKRht4cAW0O1tlE7ZKBciL",
+	"0beJoXbK7ah8sXCnLk+T61DXqYZodikdd7RtOiFFs4Wz7Gj6O4byAE2djod/PxVsG4yVLUjM7ZgsKyH4",
+	"znB5aIbLatLWJVQc2YQKDJPXeuXPYZCwKFQ2NzkW4SOVZ2Ngd5IPQumRBEW4mNqQpQIeKuK/e3/5+uXf",
+	"fKIEgVuQMyL0GKSZ44rbzyqihTgk5y7oPR0DL36HwzT/FsP8a6wLXRtTxgkv3OiNygX3jXMLuVqyqd3C",
+	"4R/JELG7s8pVDtQUs96nsC/hlKY6KRrCjVBRNnjKQ4cYsQhtgT0JsZAawjTzx3w+okqTCeOJBrIXi1C5",
+	"UWkxiit+DiFTp1lFG//8xZuzv12fv/jl9cX1x/M3vp3GWFZjUURlzO3br8Mmo2jY3WwSkewXmvguPv1D",
+	"4UxKGeQWpGKC22sQI9v5OhbhMgTSQCeLHSmXOOIbqZdgNrPcA4JA+S7cHtodbooj9rCXOTjMqA0paWbq",
+	"7TgzcFMNjMEWId35Ldbvt9AWlar4V2JPS90SZziNFWdKsygiY6qyCuwun+CUuFiKkCRtlj0hQyaVbvJJ",
+	"ZHi+C8ved1i2AS+anRT1Z9XfsYfteiEaz3EN/oY6T8KGRdN2vAbLcG/nIHhoDoIlYi1RdARHcAvlKGZd",
+	"/bopscOIuAVJ/N+N/e8RLfZ9j4goBKWtDPNQcc19bq6RE40ikCSgnEigIdmjgdn2Facqu2Tplr9/SPyh",
+	"kBOq/xKoW9tl8SwIINYnRMNnfYS/psnyzy/+k+ydv3xOnjz+qX9CKBkDDUESKabeFddj4JgTKMUULRHc",
+	"g60uHIgomXAss+V/NHB4YZ75p4QOFHBNWKgwAQImsZ6RAKJI7R+Sv1pD84r7WFXB93AFzO5yOhaRgRUf",
+	"gfWP+AEaFD4R3CNKS6ATCF1+vZvAZdmbRaLaH7EbuOL/cfH+XZ4DzuGzJnYq5wsxv/r/++AdfNYHz903",
+	"7M7rTFpjPuVb7G5E4bsvpZh0yBamI7gUrcffYwuijRSYSHP+u7zzSqiOpSjoCLAtb8d3rLOh8FLVzeeK",
+	"DliqO0UKlyx08TVHfBl+9bweM6/9PQE563k9TifQO+nZl3teS1FSQMeX9s2vGzW48+85s9vrpcykPEkl",
+	"W+riPy21FhnLacY7bGllagE1ZBCFc/zEwEvPYgMipWVDilBu8iNHdqzWvGq/iuAokXs9m3Y8wnFgZBs4",
+	"8Z7ZRwbbEv/ZzxieKPjc8C3DfgS3XO3AcjX4HAtpV5aDbG57D1v0b1Mwo7OjeMYF4YxIMyecs3ebpLPQ",
+	"NKqXygW5FzKlGQ80uaVRAimCuFz6wcwnIZsAV0xw5ZHB7Iqbj4BNVwuE0ofkPY9m+JJdfaGNWq2AZ4pg",
+	"4AFCsldItb/i0iL0CaFRdGq1xtLtgROczvz+KDedT7MI3txYoeCKp+MMMpMhMjpDm/aSaPqqUTOseV5c",
+	"LsebpTQkE6POYyhDjxkfHZIzPsPPXfE0cW9CZ4SqG/MRN0GhkjoZgTYG/g9Gf5Fi4pNJojQZABnAUEgg",
+	"vhY+2XtyfNzkdrbM2p33w5PROB6v9fw828nelWTvxiVcij1NgQX7+KEbZ9vk0BaCTDlGt5Q/azYBBZKB",
+	"WsaiDR/2mfn0LY18MkiCG9Bk7+Plcxfi8shYJNLwqZDO9utYuoojpskAGfEVr2Xfp04Xkcpmc6M4d98y",
+	"/Gtg7AypGY0OyVsbWbNPDcM2X3RXqa74k59wPWlTiURmA9PbVs+OzUoVMrWU3+Y73D8kZ2jlkXkjbxEH",
+	"vMwh+kdhguXz/tlCe8pCPW5Sl1ModVOYX6dvfd2x3ofGegto2+QiYxPMqWEPv/b5Vp1XVsHEuoZsspgD",
+	"O9OoMWj8EUfcb859+eALerPTF20OAkwoi8geXnT1SEAVHCjDwjW7BauL7jfxDnx1oQW2WWQHuTx0jUfz",
+	"XYSuE4diOZKav5eFrs2oDcUHzNTbCV3jphqYnwHTLnS9idB1YlGpin8lJtkpo77IqWxdWeU8A4uaJ3tk",
+	"ApMBSDVmsRlqDPUOefcZQeyy7e8Ysm7Ah+aQdT3o+zu2sN2QdeM5rj1F/gK0dr4yqtRUSCzo5IcMeVZ4",
+	"Qozg8Amm9qYM4pHK+EJTNv2GZdx2YuDLkHkXA39oMfAm+WhGQ5BI80FDRwOgEuRZose9k98/GU0+EOKG",
+	"QfbLJ/OCvE3prqr6ojH8SBGDZlJEJI4oh1OiIBoejIXChm9KGAKSWFuGCxIng4gFxM5qyCiRUe+k9wWR",
+	"Db6eHB19MW9+PfkSC6m/9rzeLZXMAArxepyl7Q9pEmlj84iARvhzHX5iZ1CZcG6IHZeLKGrmLk/zU/+n",
+	"x3Mz2NTq5+/fXZ6/f3P94f35Jb5t11p+f6x13PN6wJOJAbn70/zHQv5TdhzzrMjyFHQYxSDiCMheJEaM",
+	"eyQSI5Foj0zHgk7YfhYer2oi5scZmTCOCXXOaMJTnDfPPsY2LG+YWyywut+//vnfNmpwy0Lkc2cfXht+",
+	"OEPn3JS748JxLjY4oArIx/M3dklsAiKxQTL38VdCaVXz9edU00iMCHAtGSgXVbBxRYLVLx3zfKSIj31f",
+	"fRtm9Ir6WUBjOmAR0+hYyD6KPpO6rxpU+C/BuO0bYdvJYrq2RRC7LwlEjWkMHklSENmRtrxhLFkAyiNC",
+	"upiw+2hWvGz+sx8cREkgIQSuGcathu6zh+Q/aZSAzbmYSqbhQPBodloIW6qxmJIpkk+hWG/EbqEKa1uA",
+	"bX4J7zBeiz0zFGhF9hx4lZcpsYHgQSINOs3QYztlPBTTfZvUWd9nF0FSWEGx6cb8Gv5qJsoCSBM6MwwK",
+	"gW7hixWolIfTH9zALPuh1Ig8pgHjo7ycZOHzH9wia779mufxMI/QrOzHXuUikWdFmZAEXcz7ZGBkgG28",
+	"lRayNPhTOfwPZVW/AfW0iNMApAZOeTCzcUDLOSnjWdivMLXNXKpFKhuEtD0S7BJtLhoPswmrt+q9FpeD",
+	"0z2lbfNrsEnwg3EyoWbBjAcszhDabeDUciLDM/LvFeaeu6RVsz/LAqdjQRQbccz9ES5/qSBmcBMGl8rf",
+	"skXvK+yxsAArC+e/ilV6Uy+Ol5++MeoKAENKsLlLDpMKc6OTvG5yLPaWVt3A8yohm1cszWZ+LVR5sydr",
+	"JIMFcJHoSsU65r/6RvDRgeEVYd7wA0GURiZyMDnBXezPoUoNIPKP5tUea4AYg0FBGtvQT2hOR5KJ4HpM",
+	"BHeb8Yrh6ULt+Jyh2nYFTYxkShVRMXDLtq32wwxjLjibM0GZZ/GVcICOoG756Y0ee2PL3ePxXBlmjwRM",
+	"BgnTZCCB3iCaZBxLG5Za+EThxs/XT1///wAAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

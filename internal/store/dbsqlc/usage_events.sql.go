@@ -47,14 +47,17 @@ const listUsageEventsPage = `-- name: ListUsageEventsPage :many
 SELECT request_id, created_at, relay_key_id, service_account_id, user_id, project_id, team_id, policy_id, model, binding_id, host_id, host_key_id, inbound_shape, upstream_shape, stream, status, error_kind, attempts, input_tokens, output_tokens, cached_read_tokens, cache_write_tokens, reasoning_tokens, cost, ttfb_ms, total_ms, overhead_us, inference_token_id FROM usage_events
 WHERE created_at >= $1::timestamptz AND created_at < $2::timestamptz
   AND (created_at, request_id) > ($3::timestamptz, $4::text)
-  AND ($5::uuid[] IS NULL OR project_id = ANY ($5::uuid[]))
-  AND ($6::uuid IS NULL OR project_id = $6)
-  AND ($7::uuid IS NULL OR team_id = $7)
-  AND ($8::uuid IS NULL OR relay_key_id = $8)
-  AND ($9::uuid IS NULL OR host_id = $9)
-  AND ($10::text IS NULL OR model = $10)
+  AND ($5::uuid[] IS NULL OR project_id = ANY ($5::uuid[])
+       OR (coalesce(cardinality($6::uuid[]), 0) > 0 AND (team_id = ANY ($6::uuid[])
+           OR project_id IN (SELECT p.id FROM projects AS p WHERE p.team_id = ANY ($6::uuid[])))))
+  AND ($7::uuid IS NULL OR project_id = $7)
+  AND ($8::uuid IS NULL OR team_id = $8)
+  AND ($9::uuid IS NULL OR relay_key_id = $9)
+  AND ($10::uuid IS NULL OR host_id = $10)
+  AND ($11::text IS NULL OR model = $11)
+  AND ($12::int IS NULL OR status = $12)
 ORDER BY created_at, request_id
-LIMIT $11::int
+LIMIT $13::int
 `
 
 type ListUsageEventsPageParams struct {
@@ -63,18 +66,23 @@ type ListUsageEventsPageParams struct {
 	AfterCreatedAt time.Time
 	AfterRequestID string
 	Projects       []uuid.UUID
+	Teams          []uuid.UUID
 	ProjectID      *uuid.UUID
 	TeamID         *uuid.UUID
 	RelayKeyID     *uuid.UUID
 	HostID         *uuid.UUID
 	Model          *string
+	Status         *int32
 	Limit          int32
 }
 
 // ListUsageEventsPage pages through the events of [from, to) in time order;
 // the key is (created_at, request_id), the ledger's unique index. Filters are
-// optional; projects limits the rows to those projects (the projects a
-// caller may read) when it is not NULL.
+// optional. When projects is not NULL, only the rows the caller may read are
+// kept: those of the projects in projects, and those of the teams in teams
+// (recorded under the team, or of a project now in it). The teams part is
+// guarded by its cardinality so that, planned for the values given, a caller
+// without team roles filters on project_id alone.
 func (q *Queries) ListUsageEventsPage(ctx context.Context, arg ListUsageEventsPageParams) ([]UsageEvent, error) {
 	rows, err := q.db.Query(ctx, listUsageEventsPage,
 		arg.FromTime,
@@ -82,11 +90,13 @@ func (q *Queries) ListUsageEventsPage(ctx context.Context, arg ListUsageEventsPa
 		arg.AfterCreatedAt,
 		arg.AfterRequestID,
 		arg.Projects,
+		arg.Teams,
 		arg.ProjectID,
 		arg.TeamID,
 		arg.RelayKeyID,
 		arg.HostID,
 		arg.Model,
+		arg.Status,
 		arg.Limit,
 	)
 	if err != nil {
@@ -156,12 +166,15 @@ SELECT
     coalesce(sum(cost), 0)::bigint AS cost
 FROM usage_events
 WHERE created_at >= $8::timestamptz AND created_at < $9::timestamptz
-  AND ($10::uuid[] IS NULL OR project_id = ANY ($10::uuid[]))
-  AND ($11::uuid IS NULL OR project_id = $11)
-  AND ($12::uuid IS NULL OR team_id = $12)
-  AND ($13::uuid IS NULL OR relay_key_id = $13)
-  AND ($14::uuid IS NULL OR host_id = $14)
-  AND ($15::text IS NULL OR model = $15)
+  AND ($10::uuid[] IS NULL OR project_id = ANY ($10::uuid[])
+       OR (coalesce(cardinality($11::uuid[]), 0) > 0 AND (team_id = ANY ($11::uuid[])
+           OR project_id IN (SELECT p.id FROM projects AS p WHERE p.team_id = ANY ($11::uuid[])))))
+  AND ($12::uuid IS NULL OR project_id = $12)
+  AND ($13::uuid IS NULL OR team_id = $13)
+  AND ($14::uuid IS NULL OR relay_key_id = $14)
+  AND ($15::uuid IS NULL OR host_id = $15)
+  AND ($16::text IS NULL OR model = $16)
+  AND ($17::int IS NULL OR status = $17)
 GROUP BY 1, 2, 3, 4, 5, 6, 7
 `
 
@@ -176,11 +189,13 @@ type SumUsageEventsParams struct {
 	FromTime   time.Time
 	ToTime     time.Time
 	Projects   []uuid.UUID
+	Teams      []uuid.UUID
 	ProjectID  *uuid.UUID
 	TeamID     *uuid.UUID
 	RelayKeyID *uuid.UUID
 	HostID     *uuid.UUID
 	Model      *string
+	Status     *int32
 }
 
 type SumUsageEventsRow struct {
@@ -218,11 +233,13 @@ func (q *Queries) SumUsageEvents(ctx context.Context, arg SumUsageEventsParams) 
 		arg.FromTime,
 		arg.ToTime,
 		arg.Projects,
+		arg.Teams,
 		arg.ProjectID,
 		arg.TeamID,
 		arg.RelayKeyID,
 		arg.HostID,
 		arg.Model,
+		arg.Status,
 	)
 	if err != nil {
 		return nil, err

@@ -33,12 +33,15 @@ SELECT
 FROM usage_rollups
 WHERE grain = $8::text AND detailed = $9::bool
   AND bucket >= $10::timestamptz AND bucket < $11::timestamptz
-  AND ($12::uuid[] IS NULL OR project_id = ANY ($12::uuid[]))
-  AND ($13::uuid IS NULL OR project_id = $13)
-  AND ($14::uuid IS NULL OR team_id = $14)
-  AND ($15::uuid IS NULL OR relay_key_id = $15)
-  AND ($16::uuid IS NULL OR host_id = $16)
-  AND ($17::text IS NULL OR model = $17)
+  AND ($12::uuid[] IS NULL OR project_id = ANY ($12::uuid[])
+       OR (coalesce(cardinality($13::uuid[]), 0) > 0 AND (team_id = ANY ($13::uuid[])
+           OR project_id IN (SELECT p.id FROM projects AS p WHERE p.team_id = ANY ($13::uuid[])))))
+  AND ($14::uuid IS NULL OR project_id = $14)
+  AND ($15::uuid IS NULL OR team_id = $15)
+  AND ($16::uuid IS NULL OR relay_key_id = $16)
+  AND ($17::uuid IS NULL OR host_id = $17)
+  AND ($18::text IS NULL OR model = $18)
+  AND ($19::int IS NULL OR status = $19)
 GROUP BY 1, 2, 3, 4, 5, 6, 7
 `
 
@@ -55,11 +58,13 @@ type SumUsageRollupsParams struct {
 	FromTime   time.Time
 	ToTime     time.Time
 	Projects   []uuid.UUID
+	Teams      []uuid.UUID
 	ProjectID  *uuid.UUID
 	TeamID     *uuid.UUID
 	RelayKeyID *uuid.UUID
 	HostID     *uuid.UUID
 	Model      *string
+	Status     *int32
 }
 
 type SumUsageRollupsRow struct {
@@ -98,11 +103,13 @@ func (q *Queries) SumUsageRollups(ctx context.Context, arg SumUsageRollupsParams
 		arg.FromTime,
 		arg.ToTime,
 		arg.Projects,
+		arg.Teams,
 		arg.ProjectID,
 		arg.TeamID,
 		arg.RelayKeyID,
 		arg.HostID,
 		arg.Model,
+		arg.Status,
 	)
 	if err != nil {
 		return nil, err
