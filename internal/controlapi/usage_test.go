@@ -139,7 +139,7 @@ func TestUsage_AnswersFromTheLedger(t *testing.T) {
 	b := setup(t)
 	ctx, c := b.ctx, b.admin
 	projects := [][2]uuid.UUID{{uuid.New(), uuid.New()}, {uuid.New(), uuid.New()}, {uuid.New(), uuid.New()}}
-	base := time.Now().UTC().Truncate(24*time.Hour).Add(-3*24*time.Hour + 30*time.Minute)
+	base := time.Now().UTC().Truncate(24 * time.Hour).Add(-3*24*time.Hour + 30*time.Minute)
 	l := b.seed(traffic(base, 1300, 60, projects))
 	// Ragged ends: partial hours from the ledger, whole hours and days from the rollups.
 	from, to := base.Add(17*time.Minute+3*time.Second), base.Add(58*time.Hour+41*time.Minute)
@@ -237,7 +237,9 @@ func TestUsage_AnswersFromTheLedger(t *testing.T) {
 		{client.UsageIntervalMinute, base.Add(5*time.Hour + 10*time.Second), base.Add(6*time.Hour + 30*time.Minute), time.Minute},
 	} {
 		by := []client.UsageGroupBy{client.UsageGroupByModel}
-		key := func(e *store.UsageEvent) string { return e.CreatedAt.Truncate(tc.width).Format(time.RFC3339) + "|" + e.Model }
+		key := func(e *store.UsageEvent) string {
+			return e.CreatedAt.Truncate(tc.width).Format(time.RFC3339) + "|" + e.Model
+		}
 		want := l.totals(tc.from, tc.to, nil, key)
 		ts := call(c.GetUsageTimeseriesWithResponse(ctx, &client.GetUsageTimeseriesParams{From: &tc.from, To: &tc.to, Interval: &tc.iv, GroupBy: &by})).
 			want(t, http.StatusOK).JSON200
