@@ -224,9 +224,9 @@ func (r usageCSV) VisitListUsageEventsResponse(w http.ResponseWriter) error {
 		if !r.whole || page.NextCursor == nil {
 			return nil
 		}
-		if f, ok := w.(http.Flusher); ok {
-			f.Flush()
-		}
+		// Send the page now rather than when the buffer fills (the
+		// ResponseController finds the Flusher behind the status recorder).
+		_ = http.NewResponseController(w).Flush()
 		r.req.Cursor = *page.NextCursor
 		var err error
 		if page, err = usage.Events(r.ctx, r.s.st, r.req); err != nil {

@@ -139,7 +139,7 @@ func TestUsage_AnswersFromTheLedger(t *testing.T) {
 	b := setup(t)
 	ctx, c := b.ctx, b.admin
 	projects := [][2]uuid.UUID{{uuid.New(), uuid.New()}, {uuid.New(), uuid.New()}, {uuid.New(), uuid.New()}}
-	base := time.Now().UTC().Truncate(24*time.Hour).Add(-3*24*time.Hour + 30*time.Minute)
+	base := time.Now().UTC().Truncate(24 * time.Hour).Add(-3*24*time.Hour + 30*time.Minute)
 	l := b.seed(traffic(base, 1300, 60, projects))
 	// Ragged ends: partial hours from the ledger, whole hours and days from the rollups.
 	from, to := base.Add(17*time.Minute+3*time.Second), base.Add(58*time.Hour+41*time.Minute)
@@ -237,7 +237,9 @@ func TestUsage_AnswersFromTheLedger(t *testing.T) {
 		{client.UsageIntervalMinute, base.Add(5*time.Hour + 10*time.Second), base.Add(6*time.Hour + 30*time.Minute), time.Minute},
 	} {
 		by := []client.UsageGroupBy{client.UsageGroupByModel}
-		key := func(e *store.UsageEvent) string { return e.CreatedAt.Truncate(tc.width).Format(time.RFC3339) + "|" + e.Model }
+		key := func(e *store.UsageEvent) string {
+			return e.CreatedAt.Truncate(tc.width).Format(time.RFC3339) + "|" + e.Model
+		}
 		want := l.totals(tc.from, tc.to, nil, key)
 		ts := call(c.GetUsageTimeseriesWithResponse(ctx, &client.GetUsageTimeseriesParams{From: &tc.from, To: &tc.to, Interval: &tc.iv, GroupBy: &by})).
 			want(t, http.StatusOK).JSON200
@@ -400,29 +402,34 @@ func TestUsage_RefusesWhatItCannotAnswer(t *testing.T) {
 
 // TestUsage_RBAC runs the subjects of the role matrix over usage in three
 // projects of two teams, plus usage recorded under team A for a project that
-// has since been deleted: each sees only the projects it can read.
+// has since been deleted and usage of A2 recorded under a team it has since
+// left: each sees only the projects it can read.
 func TestUsage_RBAC(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	ctx := b.ctx
 	w := buildWorld(t, b)
-	gone := uuid.New()
+	gone, formerTeam := uuid.New(), uuid.New()
 	base := time.Now().UTC().Add(-6 * time.Hour)
-	counts := map[uuid.UUID]int{w.a1.ID: 3, w.a2.ID: 5, w.b1.ID: 7, gone: 11}
-	teamOf := map[uuid.UUID]uuid.UUID{w.a1.ID: w.teamA.ID, w.a2.ID: w.teamA.ID, w.b1.ID: w.teamB.ID, gone: w.teamA.ID}
 	var events []store.UsageEvent
-	for p, n := range counts {
-		for i := range n {
+	for _, u := range []struct {
+		project, team uuid.UUID
+		n             int
+	}{{w.a1.ID, w.teamA.ID, 3}, {w.a2.ID, w.teamA.ID, 3}, {w.a2.ID, formerTeam, 2}, {w.b1.ID, w.teamB.ID, 7}, {gone, w.teamA.ID, 11}} {
+		for range u.n {
 			events = append(events, store.UsageEvent{
-				RequestID: fmt.Sprintf("req_%s_%d", p, i), CreatedAt: base.Add(time.Duration(len(events)) * time.Minute),
-				ProjectID: &p, TeamID: ptr(teamOf[p]), Model: "gpt", InboundShape: "openai_chat", UpstreamShape: "openai",
+				RequestID: fmt.Sprintf("req_%d", len(events)), CreatedAt: base.Add(time.Duration(len(events)) * time.Minute),
+				ProjectID: &u.project, TeamID: &u.team, Model: "gpt", InboundShape: "openai_chat", UpstreamShape: "openai",
 				Status: 200, Attempts: 1, InputTokens: 10, OutputTokens: 1, Cost: 5,
 			})
 		}
 	}
 	b.seed(events)
+	counts := map[uuid.UUID]int{w.a1.ID: 3, w.a2.ID: 5, w.b1.ID: 7, gone: 11}
 
-	// Requests each subject sees, in subjectNames order: nobody has no role (403).
+	// Requests each subject sees: nobody has no role (403); team A's admin
+	// sees A1, A2 (all of it: the project is in team A now) and what was
+	// recorded under team A.
 	want := map[string]int{"viewerA1": 3, "devA1": 3, "padminA1": 3, "groupA1": 3, "adminAtA1": 3, "tadminA": 3 + 5 + 11, "sysviewer": 26, "admin": 26}
 	for _, name := range subjectNames {
 		s := w.users[name]
