@@ -955,6 +955,34 @@ type NextCursor = string
 // Password Stored as a slow hash; never returned.
 type Password = string
 
+// PayloadCapture defines model for PayloadCapture.
+type PayloadCapture struct {
+	CreatedAt        time.Time           `json:"created_at"`
+	InferenceTokenID *openapi_types.UUID `json:"inference_token_id"`
+	Model            string              `json:"model"`
+	PolicyID         *openapi_types.UUID `json:"policy_id"`
+	ProjectID        openapi_types.UUID  `json:"project_id"`
+	RelayKeyID       *openapi_types.UUID `json:"relay_key_id"`
+
+	// RequestBody The body as the caller sent it, up to the policy's capture_max_bytes (invalid UTF-8 shows as U+FFFD).
+	RequestBody string `json:"request_body"`
+	RequestID   string `json:"request_id"`
+
+	// ResponseBody The bytes Relay sent back (a stream's events as sent), up to the cap.
+	ResponseBody string `json:"response_body"`
+
+	// Status The status Relay answered with.
+	Status int32 `json:"status"`
+
+	// Truncated A body was cut at the cap.
+	Truncated bool `json:"truncated"`
+}
+
+// PayloadCapturesDeleted defines model for PayloadCapturesDeleted.
+type PayloadCapturesDeleted struct {
+	Deleted int64 `json:"deleted"`
+}
+
 // Period defines model for Period.
 type Period string
 
@@ -985,9 +1013,15 @@ type Policy struct {
 	AllHostKeys bool `json:"all_host_keys"`
 
 	// AllModels Grants every model; the model grants are then ignored.
-	AllModels bool               `json:"all_models"`
-	CreatedAt time.Time          `json:"created_at"`
-	ID        openapi_types.UUID `json:"id"`
+	AllModels bool `json:"all_models"`
+
+	// CaptureMaxBytes Cap on each captured body (0: 65536); longer ones are cut and marked truncated.
+	CaptureMaxBytes int32 `json:"capture_max_bytes"`
+
+	// CapturePayloads Stores the request and response bodies of its requests in payload_captures (docs/observability.md).
+	CapturePayloads bool               `json:"capture_payloads"`
+	CreatedAt       time.Time          `json:"created_at"`
+	ID              openapi_types.UUID `json:"id"`
 
 	// KeyStrategy How a policy picks among usable host keys.
 	KeyStrategy KeyStrategy `json:"key_strategy"`
@@ -1063,6 +1097,10 @@ type PolicyBindingUpdate struct {
 type PolicyCreate struct {
 	AllHostKeys *bool `json:"all_host_keys,omitempty"`
 	AllModels   *bool `json:"all_models,omitempty"`
+
+	// CaptureMaxBytes 0 (65536) or 1024 to 1048576.
+	CaptureMaxBytes *int32 `json:"capture_max_bytes,omitempty"`
+	CapturePayloads *bool  `json:"capture_payloads,omitempty"`
 
 	// KeyStrategy How a policy picks among usable host keys.
 	KeyStrategy *KeyStrategy `json:"key_strategy,omitempty"`
@@ -1162,6 +1200,10 @@ type PolicyModelRateLimitUpdate struct {
 type PolicyUpdate struct {
 	AllHostKeys *bool `json:"all_host_keys,omitempty"`
 	AllModels   *bool `json:"all_models,omitempty"`
+
+	// CaptureMaxBytes 0 (65536) or 1024 to 1048576.
+	CaptureMaxBytes *int32 `json:"capture_max_bytes,omitempty"`
+	CapturePayloads *bool  `json:"capture_payloads,omitempty"`
 
 	// KeyStrategy How a policy picks among usable host keys.
 	KeyStrategy *KeyStrategy `json:"key_strategy,omitempty"`
@@ -2501,6 +2543,12 @@ type ServerInterface interface {
 	// UpdateModel Update a model
 	// (PATCH /api/models/{id})
 	UpdateModel(w http.ResponseWriter, r *http.Request, id IDParam)
+	// DeletePayloadCapture Delete a request's captured payloads
+	// (DELETE /api/payloads/{request_id})
+	DeletePayloadCapture(w http.ResponseWriter, r *http.Request, requestID string)
+	// GetPayloadCapture Get a request's captured payloads
+	// (GET /api/payloads/{request_id})
+	GetPayloadCapture(w http.ResponseWriter, r *http.Request, requestID string)
 	// ListPolicies List policies
 	// (GET /api/policies)
 	ListPolicies(w http.ResponseWriter, r *http.Request, params ListPoliciesParams)
@@ -2579,6 +2627,9 @@ type ServerInterface interface {
 	// UpdateProject Update a project
 	// (PATCH /api/projects/{id})
 	UpdateProject(w http.ResponseWriter, r *http.Request, id IDParam)
+	// DeleteProjectPayloadCaptures Delete every captured payload of a project
+	// (DELETE /api/projects/{id}/payloads)
+	DeleteProjectPayloadCaptures(w http.ResponseWriter, r *http.Request, id IDParam)
 	// ListRateLimits List rate limits
 	// (GET /api/rate-limits)
 	ListRateLimits(w http.ResponseWriter, r *http.Request, params ListRateLimitsParams)
@@ -3964,6 +4015,58 @@ func (siw *ServerInterfaceWrapper) UpdateModel(w http.ResponseWriter, r *http.Re
 	handler.ServeHTTP(w, r)
 }
 
+// DeletePayloadCapture operation middleware
+func (siw *ServerInterfaceWrapper) DeletePayloadCapture(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "request_id" -------------
+	var requestID string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "request_id", r.PathValue("request_id"), &requestID, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "request_id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.DeletePayloadCapture(w, r, requestID)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetPayloadCapture operation middleware
+func (siw *ServerInterfaceWrapper) GetPayloadCapture(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "request_id" -------------
+	var requestID string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "request_id", r.PathValue("request_id"), &requestID, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "request_id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetPayloadCapture(w, r, requestID)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // ListPolicies operation middleware
 func (siw *ServerInterfaceWrapper) ListPolicies(w http.ResponseWriter, r *http.Request) {
 
@@ -4826,6 +4929,32 @@ func (siw *ServerInterfaceWrapper) UpdateProject(w http.ResponseWriter, r *http.
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.UpdateProject(w, r, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// DeleteProjectPayloadCaptures operation middleware
+func (siw *ServerInterfaceWrapper) DeleteProjectPayloadCaptures(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id IDParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.DeleteProjectPayloadCaptures(w, r, id)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -6614,6 +6743,9 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/api/rate-limits/{id}/rules/{rule_id}", wrapper.DeleteRateLimitRule)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/rate-limits/{id}/rules/{rule_id}", wrapper.GetRateLimitRule)
 	m.HandleFunc(http.MethodPatch+" "+options.BaseURL+"/api/rate-limits/{id}/rules/{rule_id}", wrapper.UpdateRateLimitRule)
+	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/api/payloads/{request_id}", wrapper.DeletePayloadCapture)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/payloads/{request_id}", wrapper.GetPayloadCapture)
+	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/api/projects/{id}/payloads", wrapper.DeleteProjectPayloadCaptures)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/policies", wrapper.ListPolicies)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/policies", wrapper.CreatePolicy)
 	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/api/policies/{id}", wrapper.DeletePolicy)
@@ -10609,6 +10741,184 @@ func (response UpdateModel500JSONResponse) VisitUpdateModelResponse(w http.Respo
 	return err
 }
 
+type DeletePayloadCaptureRequestObject struct {
+	RequestID string `json:"request_id"`
+}
+
+type DeletePayloadCaptureResponseObject interface {
+	VisitDeletePayloadCaptureResponse(w http.ResponseWriter) error
+}
+
+type DeletePayloadCapture204Response struct {
+}
+
+func (response DeletePayloadCapture204Response) VisitDeletePayloadCaptureResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type DeletePayloadCapture400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response DeletePayloadCapture400JSONResponse) VisitDeletePayloadCaptureResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeletePayloadCapture401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response DeletePayloadCapture401JSONResponse) VisitDeletePayloadCaptureResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeletePayloadCapture403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response DeletePayloadCapture403JSONResponse) VisitDeletePayloadCaptureResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeletePayloadCapture404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response DeletePayloadCapture404JSONResponse) VisitDeletePayloadCaptureResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeletePayloadCapture500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response DeletePayloadCapture500JSONResponse) VisitDeletePayloadCaptureResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPayloadCaptureRequestObject struct {
+	RequestID string `json:"request_id"`
+}
+
+type GetPayloadCaptureResponseObject interface {
+	VisitGetPayloadCaptureResponse(w http.ResponseWriter) error
+}
+
+type GetPayloadCapture200JSONResponse PayloadCapture
+
+func (response GetPayloadCapture200JSONResponse) VisitGetPayloadCaptureResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPayloadCapture400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetPayloadCapture400JSONResponse) VisitGetPayloadCaptureResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPayloadCapture401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response GetPayloadCapture401JSONResponse) VisitGetPayloadCaptureResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPayloadCapture403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response GetPayloadCapture403JSONResponse) VisitGetPayloadCaptureResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPayloadCapture404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response GetPayloadCapture404JSONResponse) VisitGetPayloadCaptureResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPayloadCapture500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response GetPayloadCapture500JSONResponse) VisitGetPayloadCaptureResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListPoliciesRequestObject struct {
 	Params ListPoliciesParams
 }
@@ -13199,6 +13509,98 @@ func (response UpdateProject422JSONResponse) VisitUpdateProjectResponse(w http.R
 type UpdateProject500JSONResponse struct{ InternalErrorJSONResponse }
 
 func (response UpdateProject500JSONResponse) VisitUpdateProjectResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteProjectPayloadCapturesRequestObject struct {
+	ID IDParam `json:"id"`
+}
+
+type DeleteProjectPayloadCapturesResponseObject interface {
+	VisitDeleteProjectPayloadCapturesResponse(w http.ResponseWriter) error
+}
+
+type DeleteProjectPayloadCaptures200JSONResponse PayloadCapturesDeleted
+
+func (response DeleteProjectPayloadCaptures200JSONResponse) VisitDeleteProjectPayloadCapturesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteProjectPayloadCaptures400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response DeleteProjectPayloadCaptures400JSONResponse) VisitDeleteProjectPayloadCapturesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteProjectPayloadCaptures401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response DeleteProjectPayloadCaptures401JSONResponse) VisitDeleteProjectPayloadCapturesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteProjectPayloadCaptures403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response DeleteProjectPayloadCaptures403JSONResponse) VisitDeleteProjectPayloadCapturesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteProjectPayloadCaptures404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response DeleteProjectPayloadCaptures404JSONResponse) VisitDeleteProjectPayloadCapturesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteProjectPayloadCaptures500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response DeleteProjectPayloadCaptures500JSONResponse) VisitDeleteProjectPayloadCapturesResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
@@ -17428,6 +17830,12 @@ type StrictServerInterface interface {
 	// UpdateModel Update a model
 	// (PATCH /api/models/{id})
 	UpdateModel(ctx context.Context, request UpdateModelRequestObject) (UpdateModelResponseObject, error)
+	// DeletePayloadCapture Delete a request's captured payloads
+	// (DELETE /api/payloads/{request_id})
+	DeletePayloadCapture(ctx context.Context, request DeletePayloadCaptureRequestObject) (DeletePayloadCaptureResponseObject, error)
+	// GetPayloadCapture Get a request's captured payloads
+	// (GET /api/payloads/{request_id})
+	GetPayloadCapture(ctx context.Context, request GetPayloadCaptureRequestObject) (GetPayloadCaptureResponseObject, error)
 	// ListPolicies List policies
 	// (GET /api/policies)
 	ListPolicies(ctx context.Context, request ListPoliciesRequestObject) (ListPoliciesResponseObject, error)
@@ -17506,6 +17914,9 @@ type StrictServerInterface interface {
 	// UpdateProject Update a project
 	// (PATCH /api/projects/{id})
 	UpdateProject(ctx context.Context, request UpdateProjectRequestObject) (UpdateProjectResponseObject, error)
+	// DeleteProjectPayloadCaptures Delete every captured payload of a project
+	// (DELETE /api/projects/{id}/payloads)
+	DeleteProjectPayloadCaptures(ctx context.Context, request DeleteProjectPayloadCapturesRequestObject) (DeleteProjectPayloadCapturesResponseObject, error)
 	// ListRateLimits List rate limits
 	// (GET /api/rate-limits)
 	ListRateLimits(ctx context.Context, request ListRateLimitsRequestObject) (ListRateLimitsResponseObject, error)
@@ -18826,6 +19237,58 @@ func (sh *strictHandler) UpdateModel(w http.ResponseWriter, r *http.Request, id 
 	}
 }
 
+// DeletePayloadCapture operation middleware
+func (sh *strictHandler) DeletePayloadCapture(w http.ResponseWriter, r *http.Request, requestID string) {
+	var request DeletePayloadCaptureRequestObject
+
+	request.RequestID = requestID
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.DeletePayloadCapture(ctx, request.(DeletePayloadCaptureRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeletePayloadCapture")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(DeletePayloadCaptureResponseObject); ok {
+		if err := validResponse.VisitDeletePayloadCaptureResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetPayloadCapture operation middleware
+func (sh *strictHandler) GetPayloadCapture(w http.ResponseWriter, r *http.Request, requestID string) {
+	var request GetPayloadCaptureRequestObject
+
+	request.RequestID = requestID
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetPayloadCapture(ctx, request.(GetPayloadCaptureRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetPayloadCapture")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetPayloadCaptureResponseObject); ok {
+		if err := validResponse.VisitGetPayloadCaptureResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // ListPolicies operation middleware
 func (sh *strictHandler) ListPolicies(w http.ResponseWriter, r *http.Request, params ListPoliciesParams) {
 	var request ListPoliciesRequestObject
@@ -19567,6 +20030,32 @@ func (sh *strictHandler) UpdateProject(w http.ResponseWriter, r *http.Request, i
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(UpdateProjectResponseObject); ok {
 		if err := validResponse.VisitUpdateProjectResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// DeleteProjectPayloadCaptures operation middleware
+func (sh *strictHandler) DeleteProjectPayloadCaptures(w http.ResponseWriter, r *http.Request, id IDParam) {
+	var request DeleteProjectPayloadCapturesRequestObject
+
+	request.ID = id
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.DeleteProjectPayloadCaptures(ctx, request.(DeleteProjectPayloadCapturesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeleteProjectPayloadCaptures")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(DeleteProjectPayloadCapturesResponseObject); ok {
+		if err := validResponse.VisitDeleteProjectPayloadCapturesResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -20764,282 +21253,294 @@ func (sh *strictHandler) UpdateUser(w http.ResponseWriter, r *http.Request, id I
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L39cts4sjj6KijdrYq9h7YVT5IzY9fW/XkyySRn8nVt5+xv7zg/EyJbEo4pgAuAVrSpVO073PMM58H2",
-	"SW6hAX6KlEhZsjyJ9o+dWARBoNHf3ej+0gvEJBYcuFa9ky+9mEo6AQ0S/3qeSCXkB/Ob+TMEFUgWayZ4",
-	"76R3OQbic/isrwMc5hMxJHoMJJZwy0SiSExHcEroQAHXZCgkPh0yqTQ+Oux5PWZm+nsCctbzepxOoHfS",
-	"s9P1vJ4KxjCh5ssT+vkN8JEe906ePj72enoWm5FKS8ZHva9fvd6vUiTx6/AlizTI+cW+59GM6LFQYFfJ",
-	"FBmZN5rWgA+vWVhaxVDICdW9k16S4JP5VbwSSndaxFgo3bQG82y1JfwGs9fhgmNjYXpW5hvkBmbZGmKq",
-	"x5Ul3MDMLkPC3xMmIeydaJlAt2W1XI8Y/BcEumE1d17EGzZhumEdbw0kmIaJIloQCTqRvOlkIjNP6VxC",
-	"GNIk0r2Tp30vXwjj+ofjnmfQl02SiXna93oTxu1fj7M1Mq5hBBIX+VaEEHVCool5o2mt+LA7GrlVtDq0",
-	"8vfLZ1b4/F1O7oOIWDDrBJUYX2kCi33aHS4fpDAY2m0l9p3GpdjH3ddyDhGdIa13WIw0L5VIvrIcHJAT",
-	"facFJRG0xBmZRNCAMubR3THmAuQtC+AsCETCu52Xsq8Sat9tApQbdu2GdQfXJdBJp4VpoJOm1Zhn3Zfw",
-	"UdERvJRi0nBoF5pKnZ0Z5SPwCONBlCh2C2Tv/OVz8sMPP/y0f0h+sRyQHD8hY5FIRQYwFBKIr4XftOah",
-	"FJP6BYdUw4FmE2heNUr8n2cNC/+FTYArJjiycxVHTJPB7JRIiIFqq6ekug7qJgpuQdKI7PlW9g9mf3GE",
-	"eZX0+8fPsl+Ro/n7izWHway0L5Qr5h9/kjDsnfT+r6Nc7Tqyw9RRcVe9r9m+qZR0lm8bGfNCnDFUA0or",
-	"p3KlAoKYBZI9qnDzAY0iMLvmRurtL5Qepa00nMalaDiIFzys4A98XoQ/XEwbUVyshiwgO1FZokA2LcE8",
-	"W4XKzBJa8cXSx8t8Mf/26nzxq3lZxYIrQHz8mYbnFl3MX4HgGjj+k8ZxxAJq1nj0X8os9EsPPtNJHAH+",
-	"U0oh7SuhVWBuacTCa4d7Pa8XgqYsUr2T37/0hgyi0CwjSkZGHQJlUMagV6I0mVAdjMn/+Z0e/KN/8NMn",
-	"99+DT1/63rPjr3/qff1UfMV9gQxEOCNjqgjlxK7GbC6HxCJKe+HGf/VqziL9QChAES7S9SFqhCJIJoZk",
-	"9iY0MrCGkPzHxft3HplKwUfEgNsjMdUaJPcI8GTikYTfcDHlBKGwf2hI+7ngw4gFdwR6kM7SEtqa3gCv",
-	"gJOiUCFTpt0WzVsEPjOl1bogOpVMA0lXq+zHlBYSQqI01YYrkYSzvydgPy8kiSmTBBfsEUqkmBKlWRQR",
-	"CUOQwAMI8Xe4FTcQGnXGAvalkAMWhsDvBtlhNk0JfgY+HCBUzs61ehsNJ4wTKSIgghefrAN+Z4keA9dm",
-	"7WbLg0QX2PcjhZ81eImYSqNITPEYPeLM7ecX5y+JFjfAiREETCnGEcCIsAiz19xgK41e5EBYnQ3YqUpg",
-	"S39cH5mi4kuGlEUQnuI2IzFCZmD+bWmB7HEj0QklCgIJ2uLHO6FfioSHd9smF/p6iNMU94m2tDkG+2gN",
-	"+3wniEqCsbOK8UwFh6L8ntAZflIB4P4uhXhL+czxdHW3bUqq4RptXSjvVAtBJpTPDNgZJ4bdTeI18Yt0",
-	"6nRSo7JpOSN0aDQ1s/URuwVOQoMDRlKOgYbOX3VuRh6cDWsl/QUEgoeoDk4pQ61+TqvJ7XAU25wmeiwk",
-	"+wfcEWESnCmj4xIwFRtxwjhBHZSHuEXLUpBs14RHKJ6L89rvKaMiI+Z85LEUgVnVIIIXXDM9u9ue8Ys4",
-	"+tpSapOYqjOjcvCY0ybwmQY6miH2iyGZf8UjqXb01cunzjWmO8z36U5v3/3w/gpRdGB1Dcv/BxLojTLS",
-	"L4mA7BVXoxLHKWhBUDr2QfSYFrQaFPGe0Z4SrkAT4LdMCo7azS2VzKCB4ZnZBqy+yHhoNMmTL71Yihik",
-	"ZlaRDGgwhmuU9NexZAEs2+8HHPTVs2+G14zHie76qgRDTtdUt7UHvB5ws7OwQPQDISKg3DxMXa7LNWmv",
-	"13bYCvvKnGZtPiAS3f0LsVDM4leVTb4RU5BGV9CSQejc9XRitFtqDclHigwsGijDROe8nVVe6vVwbdea",
-	"OTZd0XBUADgbGcyITwfiFhwyIJ9S1nvQxoDG3V0y+82y9WzMHqoEZ3yUQ6riAGaBFAcJZ1qR2IhWFkVM",
-	"cJK9aPmmOiU8iSIyYFGE+saEUE384in4VbA8e2KsuCSKDOqlRts8mNSYxkuP8AIHffV6SRx2Rv4kVloC",
-	"nVxbu77WFi04C/IIARdTPOx52za3RX+3DvqCx7cQwcBVzy2ggIg5ZZZppoLgtfzCq2E/8ydexsMS9yhB",
-	"81O2Tcs4DeAc33uOr6AwDENcN40+FPjgkEYKvIfAGgtsLotNlPBuVa73B2Bnbrv9b4c3ndkYqpBF3lNl",
-	"TC35UBZ+6m+CJ1X5SyFye/z0GX49/fvxMnbShZMsINo3zHq3ylSZnVqr40v1nprDK4TAl83yDj5rG1Of",
-	"Z524ivJsC/b0EdnVH4wRzXOeVSa8M4O4K1M4hziiAShCo4jgmFNCHwijuFf24PU+H4zEgfsV44bmjcPX",
-	"bqrs6QGbxEIiERaDjGawkcrUcIPeiOlxMjgMxOQInx5EkfvXkYiB05gdZev5Wpxc3bD4QMSWCA5igf4m",
-	"u+QtMLB5ijXmmnVIVMhRcAVBotktoIWcSPt7C/zsIrGLORytBHAMfLFa2YAW+RTosXEzVIzZMXBjc5qP",
-	"WEMWJIlAG3NWS0ajzP2ux1Iko3EJRzstwrr9rm9BqlpDx52LIlQCKvz2BeJeOCWUcJimvypNpVYkiISC",
-	"sKXZg77tpZLFLuMCx1alQjn/piAEy3tLP+XV41TxTAuH86kZWdciMh3e10Uy5yXfgsVcpGAEbvjS7z17",
-	"CG5bBi40Gl7jvz/V4MHPSTiCGlR8Ufbi+C6A7nvEzzMyzF/FhAifYH4Aeg/LwKETkXC92KwUQxIkUgIP",
-	"ZmTvMRw820fEi0EyEdZy43mkWsXn0ZLy7TqWCig7CqVklrhSM30LLlFINFllgjTlYZV3u1vPdbZunnRR",
-	"SuKppNA4uHopjnQ0PRF/W1qe60DxDeD2KXncd/8zBPS43z/s9xerH49r9bK1YmhnjOyCgYuxp4oSzQe/",
-	"FlZsWeD2jRdcx0q2S46CG0WZOgXuuYQQuGY0MpIoUbVajR5jrDHLrjO2OuPOBe8iLlMhb1Sa4JIKMxoY",
-	"YW1++BwjPA1oMapdK81eTCiLSpGXHg3p/3J/Ge25SFWAo72iEvvDcR9Vbg3SLP3/HP7b/zr8tz/VIXcW",
-	"D573EWLyhRgSuAU5s3FdkuaVzLOPLDK0NP7xmg/FHHbZ1+vwCd/5BWNK8yTigkB1y8dHHqFG6wyF1hAS",
-	"Y4QQZsP3pRSTPV8mEajD/qFFQX/fHC0tZI8Zk+awDoBZ2GgeX6g2fNAmjWA6hA1ILmYadkf5vI0gQTDW",
-	"2BthndubBmPG4UACDY3E9IyqO4jghPiVpB6f7D3p9/c94lfCmfjg8b53xf0sccInR8QPlBy64B+O+cG8",
-	"nAXP8acn5qc0NQR/+QknmosemmfHx2Z0MSyNv/5kfk2zDHyy97Tf3z+84nVHkgUgG9EC7WT0IHpkaqwV",
-	"gxEWw5kidCAS7Qa2NumLaFrDgxvR5KUw8lPEEZxioD8YUz6C5XiCB70YTTDNsAZFNqdcWsN/iYgxY4zh",
-	"FCWjpSa7GbM2Rc7lSuEiu6lnCMmV4gKbgUhld/hi47rXoVxYVNq6boHLeAuTQa2rZQW8zq4AtcHuNN7f",
-	"WREsXDTKsxUKy12y1ZUQb+XFpi8uWdTasMod58PArZXU1o3R+NwaX4k6oA+ogutENoR6U28nMcPIx/M3",
-	"HoHD0SEZax2rk6MjGrND9L0ydMvePq5VcwLBuTGyDCGJRF9P2nox156+gckK14OZhu6LaZ31Ea0weRc0",
-	"iKW4ZSHI5YECN64l6hgESYWmFppG3bexCVmbbdfLkbWYC1CDXU0HPX86NTvtJt0N0Fbisc2Ed8aRvowV",
-	"gXRm6O6wbKMd95/8WDLScOD/fXJ01J7+CjcS+/25LEs2MUYpAdT1mRrbnFI7EWYE1t1iXGhnd0k4aKTT",
-	"7M1n/aZVD6WYYKIkRrYK1poWhfvFqTFKzEdW2E0NmS9e2xvBR2YVIxqTAegpGMthKkgwTvgNescoscwW",
-	"wpKp3HFhfwROUoZUI6gomY5FVJBCAY0iNHQ0vekOmzrFt569NBH6bzCrIVeSTkGCzBF0SF5rRW5plADB",
-	"OwG3IN2dYRsdurv6ed95ih0zAhNuIOLHkgnJNPsHhH7bqJiNXSF+1dYUAH578u7s7Qs/z2G1lrjvXlUi",
-	"kQFgKMYM9l1GHo5RQCN7BG0DhHa2pYoXDr6wY1tEF19zc+gKFC4L8cNwJxdNtJa8OiUBk0HCdBoKzYOR",
-	"buK2MO1KtQzkde5HcahUcxeKaiA4xGYPY1Q8u/2CVPFIETHldlDhyuENzMje+Ye3Hrn88Ha/tI37DdEU",
-	"gqaWI5SPvYSPNYHVGkg1JC12VSt+g9lagjp2yb6XkYeEYU0MZ1MJgXdIvbPrrce8nNc+coz21NG29Zee",
-	"vbg4OH767ODX52+9Gv6bfT2mSk2FDMsK1o+PfzpenMrh9TBP6j2PZnkqSYlzLecW5zBcH3F2s9QrWL8A",
-	"B9dhrKfCc+uGulvIJSh9DgpRsbqziGrgway90bPYiz+mMeZWeMj6Um9tleHX2s3iph71MeOaBgHEGux1",
-	"IFetYZ5QNaiVU8BVQzArXcIjRV5dXn4gdlxWxwelLBe5hh3gtfLcdrDOco84ndBbfL+kBaOo4IK46XnF",
-	"U8xPqAiPBdjR0pFTUQON8FN6Mdc9JcAwECjTFMEyCjRy5PmT7Ziw2MRKzzCHqcQ/vw92WZMWKWEibt2Z",
-	"mJesztJdNWlKe/z48fUvDyPrsck/uC5e/zAY/YVDlBpr5SCgCkgEWoNUHgnZiGnlEf/QEOy1TygPiX/g",
-	"ezatj6VBWOpeIULad04JdXT/7AejtEsamBkxfp/F362H9ACSXslnU6lncHidVzSoYctmQyt5mIuOpjW7",
-	"kFb3AN3FNdvZMfMNelC6Oj7m6ON1mnpyiXeI1xIQswkqaiOZh13ztDBB5k45yrn6s+ig5nJ/Vr14t2rI",
-	"rRIZLKUZFg6kBJNsc92M0jLOrOT1Lp/jvF7pnlsRjDlRNNCKMH6aFb8hWBNmTG8B635EeAtRQp2Ynk/H",
-	"09G1stf8S+boD89qvJBsCOa0COPEvVPvckxr9/347Empet+z/lJVtQCOtgAPa+RzOszeJVmGshXSX2Jn",
-	"45TWePHPXLUDTLs5IT8DlSD9tKhJns0WR5TDIbkYiykngkczkp7QElyubCRb2XLgrENzmQfMdnWY32B2",
-	"oY3iOqpxO78SU0JdDUMSs+BGuUvYCRZoyAp3qmIuYcEbaziCSHh4LcWAGVBHQJVRxgPgOppdJ6ohwRBr",
-	"ZIJ8aS8PvK3NGftrmhdls7DkI2XL+RCmSMIl0GBsU8ki0Hk5Mnejg+z5RmOyeXQShokCe416z7eJ/ba2",
-	"Wronl+Pvcv5rVyxGjBeqWHXgV5BmUy7NmJwXWamlVHy73nx63D9+0tV8quZAumVlH6hDqLdQW/gE/RQU",
-	"fbkH1peLhSOwWIU6xey7NHPbd7/mh8Y4GUZsNNbFM0mfZle17Q2z/K529rdTbtI/C5+qPcq36a2ruZtS",
-	"2hDTlPFQTGsYmbuY37cIiOW2WnrON5jxdsP40rxj3PBvZuBXRJnrMgDXl12AH6pTa6u4IsiE3jgr2ZYC",
-	"2BtKAGIO4IRYW8cjlBtqjlngkQloSv71z//Zr3VyqSQ2RrC6TivGlL/3Hxfv3+Fn0CRTWiaBTiSExMKh",
-	"3uuVzanHjN+4ciSLhglhUz4XjLllaRxnftB6AhHz+Q6IIF4Vu+vwYG4z8yuvgroOTN30QUSZ1Soe1NDr",
-	"gshA8crpPHavh4yyBTzp//Ss8xruSGHu072qWOi3I5gl0ZpacsjecgfUhjzafymnlmXfqVACArIR2X5z",
-	"R51d9BsjnsJkACFev2+UGevQD63w2bpamONRvSS3ld8UiRNtpDNNZfUjRXxbm9bmp582+7884p+Y/zsy",
-	"/3fg516ux8c/Nrq5RrE+eCIODKFUHF1nB/9v6uvK/nl4fXKEDq/Hx/9e7/HCfa5Wx2COvWyFpdwnD+nO",
-	"NrYtNuu8UvVYfUZCpuKIzrKbNCU/Zt1uC2Q2N90HqhShivhpWwotyAisz8HQnmtLgSEBZ9pGNG1JQd7H",
-	"9O8JtMof+VCwAKpVs7G2Kd4vUpGYkjFV49PucZc5w+HHNnGXD9mNt5SPhnSGhZm4Htey0A8izK+2VcKl",
-	"TGngIK+dixjC5utvmBYiwkeKvHl9cfniXSGhEBXzuF6di0XY7DDC6WzlamPy4r8SHoFSWFCWjYy2WK96",
-	"SjA42lG3V5zGaiz0NR1B2ZdUV0tSMbzdNwaSvkemVJFBwiKN98vEkPiFdZRzpEKRGPzKVsGTNN09W0Uk",
-	"aLjqDtrkJjE9dpf4sg24UyRqSmNj/y2tElJb+KAz4BtXi8VeH1mghsW8qCU3bC1W5ROXllUDplqoNyCE",
-	"V0cXZYyrE+22i8U8kdEouk5LPdRg2xsoWuQqBh66Q0u9QKdZqbaDG5iRkaTGiKcScZMTNuKGIdWTn/m4",
-	"zeua//KvdiL7MRx0WjAMO31mk4Y2zK5VwZO2SMIWnW5fvZ5zYKW1MhAQy6ao8ZA5FSErhDsHyI9pjms6",
-	"BJP80tRlGkihMGdOoR3csbyi+fSUsjz9tupIjGz1xvRzEzrDErjpfdeYBoyPyN8TSAA9wQO8p31K+kSC",
-	"wV28EykwD9MwjCfHP7VcWbdYGzov63yhbDS2GagK5G2WgoqZ4NX1t1zYCrmPgWGHSAlpDWbnnR2JW5Bc",
-	"rZTjuO2bjgXi9ypsqEJXVZiV0a5wfBVSaKCxbq4IyzgLxWeXpURWK/IaQ8dF0cw/01t3zeVc1n1jcCkm",
-	"tE63TPsWrSmpG7sbZDTFSgXsW5d37RS9rSn4fD8VXBaGYZd8r46USsHYUkOpupLWeRC3cOezkEm8Mj2s",
-	"KYu4LcnM00qnm7J3QeCOhT03gJXrC+w3IM/S016Hp6vMTrfu8SotZ03ZmW2x+ZQwXUnXTLIehFtB81bZ",
-	"npvH1YZTWikeUGPfLPNOV62SZeMfqA2QJqAsSix53F+Wsjan4K8cTFldIe/Ee7veXthEgQuLry7nGw3Z",
-	"ebbZtTZmF6qe80fk+kHxs+2WvhLZddvdgtKT7da4PslUOrQHIp7Wt7uHsiMMNjQQRqeS7WuiiuybbZa8",
-	"EkF02FVTKfI2a1sfqhSO6CEhzTnVgBJwqeckS2HD5kGA3ZeMkobw9DD+IuKscTgOtRdKTwuX+dFEZXxE",
-	"UjWJTJn1t9wT0nZW0O54e6+WKuYdMNmi2h7XponmTvbaHWHWCKe2wFkz1eY08iApd6XA++apoGHtq5UM",
-	"rVody6yMP4hVsUZL4p6sh7s75Ocu8OUy5lu8wHfXYmAflre4aqjXnHa9SntdHT/NqjYfHz7tF8eU0oPc",
-	"uM6h4rzdRTePD76nbGTG6BYzwrjSQLNGyi6G9sgW4ChEv8ZUkYnAmCXltb06CP7lQFBTDXvujcVliWv3",
-	"vZVeLPfWbqWmT0mL9yrirQbOC1uDfaonBB6wmNbU4fKxGaad2T+xOIM3Xoh//uLN2d+uz355+/rd9eX7",
-	"316880+t99A/IZQoNuIQHjCeNevOajnnMzqHf326jWsP/C2UX21fAX39NfdXL9rqTuABlW29Qy35CkAW",
-	"7HctKm7a23rrWq1dyAMqy1k6w4rkzRSX7AqksIWSzCstLjfWS/lF1zhkwhWhmBR0SvwgUVpMMN49E4nE",
-	"mk2YTSHJ3vsoohPqkds3b95mNzmK968o63m97MpHz+uNhBhh5pqdtpbLlZwED5LPYWH3mmwCzHbCO1L5",
-	"XVQpxARzY2ix4GBMVfsy4BlAzhOrC1bpZ9vJIBYe3Tjp3XwLK51Wd2C7tVn757V9/Wn/LgfQNgixVu/C",
-	"A3IplHF5PqGxoWHMKzG13d3FkPjYPcFHi8Jm8pM9vIZcvI/opZln+9tvjzRJr1cuzODHQbbviNFLm7TP",
-	"MxLQGBkK0GBc7huC1+AL5gx29h5TCaF5qT69snvEbZX8GXtOzXnRl2NwZ3maZoOSuTNdpehTrf/THkih",
-	"rVJledVDWJGzFTjIPfWsuTOmLYuW151jVrN1Uaz6+Nm//1gug7C8EmvlmJbCeq2ssknWbpFd3m//ozvi",
-	"UhvcuTu6NAPsgVfdx8sJDXWDM55uqwW70q+Uh3gdCNPmyzeCTonvbkJdxxKG7LNPGFafGTJQrkPQ3RXp",
-	"8ieaOuFIpQs3AVOnmt2D6xLgq5uDqTw4Gzy3SYGrFAxaV1psJ890MfI3v/cbcCFIF490V8WGNIoUGdDg",
-	"Jq007rKwiMvCeqQ8ew3CPXaG3iOVhkBrs/rbZrs2Z8e/vwUpWZial2kMNX2hLsm/VgIv7wW+jSpN68kV",
-	"fjDFnlbIMnbGWYVsK9nHSzKOiwHlQqL+mgtIpczwHhKSa6pplphNxftizPgBpKQwTHRSqSi18DxXZi4t",
-	"6p51CpKtJaW5ETTFnqCtym2tI/d5OR7VVMTK+nQuVQNT8bykCtYNzDyi5utZ5bffc1n3Yvjr+PV//Ra9",
-	"5e/j/0de6I+3f/38t3/0Hx//8OTps3//8aeD6+ZR5Yvzds78zvz1wacvz57U3ZavwC/f/8ISWunu16JQ",
-	"FyC5ZV3areRc6O6a4UjSYMG93uyynGETIgrRIr8BiBU272R8ZC/FGU5pNLLUO5FXUPihT0I6W1JK7vjp",
-	"T8f9klq8vJZceeXLAVNDNrGEWyaSTme9dlLjMG0ktw3RhpfvfBHcVjI1Fokd1BvzakoGl6zCb19asbV9",
-	"U/bCpX35QWQvrEkdn8v6qOrm32buR7OuPwcQ4ZT/VTT6JlC8dq8/0ELW58J6nEtB9zQunP6Rahjp3yHc",
-	"QmTotuf1bhlMGyLzZu7Wt0zrrxPRylWk+p7rZI+7UvFMETVTGiYHUxZaN/cf5CbqHbv/u2NcKFOEc97d",
-	"a6P/dRtwuNOG+5957L5kznWyunKcXYvhdRe0vuuluY4OhvWg0PrsGlzQkjNaizJeYFPb18fzxaykQbU/",
-	"xTppkLeOmE/wyhqJnRR7bzFFJNDQlo+o60pCzDtEcFf2JBZh2RQ0077/8OLd2evrsw+vr3978bey6mqe",
-	"O8X1ulAR7frTn2vroJU6i9Vuwj8prJjy+kVz7Cw4mFUakvi26Qcmrtl+dcADOcPWMq6Hm812e3t2cfni",
-	"3OzGL6Z/AL9FRdpMUisyL6yT4cz6GB5srscSp69z0YohYVhrx3nuXYIpVp3igsOKrttuXpt7zwIpexLL",
-	"3VkLjsMuQqmMFRvPDenqddvQgSy64t+YIlIG1TrEQ4Ukty4hyuvZeESvi0Hp6H6vEqKxgZwQglQl310w",
-	"qB6pSqu1Vdi9ksO8T0G1ah4PiS075f/vg+cX5y8PsHK3nwvbQIgbBgc0MQegWWB4DMEs+cN1tSTBtOwl",
-	"G/+oajxw+KJX3GFpAbWYP6YxNKXJSMzqiYGgA4qoGOgNXpC0SZsu2xCvJ9UmZNp/XKeN2FQ1RxOwVGut",
-	"zO7YOckGrWfxGLhaT8+kOKLaHNfClkkLGyZduLp85xAJWuPs5ALj5kvKVb57f/n65d9cc9PMUyfweSxC",
-	"VAUEDbGqowKul1WwbK7GuKZKjp2umTSVRGxb+zCDYS1uN1QMjUW4/JpkmEdYDZibknAjdovFKD2bK22M",
-	"T8aDKAltlcGWdzILHysLwnn49Nx66jZ8CXTyTdzZ2ETucBfl0ADyAV29aJvLa5a9DvUM8WjrSplZxQNP",
-	"rvqo6Ahe3EJdJvF7Xuj87xrL1HYpeh3aCqWBiBmERjbZ/o8T8IjCTJ0ZFsREGy+ECIzGYddQd/dv0T3c",
-	"+YC90ydX9V0WLwkuuGnYcLswvJZAw44vClUD7HeUN10b/WmTidnYSfY6rdY+93hBm+qloF1SG2e5k5wP",
-	"sL2SSjW8mhFLLojW5Gqm7W/mewUvKj7fMJu4BTk2GFDb5ZdNUsWTaQXRkNAwhNAzyvmEBVIs6olWk5my",
-	"yAC/o4dkeSghu23aCT5ZpHj17yL/aVT91p271qYyHFYZrk/cvUsUxfZxat0zW+vhoP3ovCV1IzGtLSJT",
-	"OLOK0mKJr5D6tqS1FbLKTwvF1jq0hYIQ3LrOkK9FvXSnUGxv4/oOpYaq+zNQt7VGKE72qxRJXG8go7c6",
-	"yzx2sajBzCchmwA3ZotKL+SJ6alNJNFjoYBQdePunRjBH0tILbea8mgr0kMzp74zL7sjU+rELlZnCY36",
-	"Gp7ozzW5C/4NzPD+KZbvSD3sp8S3K/bx90LH+SwtPk2oto1vyv0O7V1ku5ECDdv0H3PAOUE34uBrrkHe",
-	"Vq7O9MYikYVPTRhPNOCk+HtIZ80zfhCsLhQySIIb0NfoP+kYy2/FJSwxpdy6HWe5tEOrHKG01HQN2cSN",
-	"vOHctuOpCQHf9wbarvgimUyorOnJMJRi0jXhYjDrxtZTWqlh7FJMO8oIA/uaibRY0chHAOD7he25hTWC",
-	"06iVCmTeDvjhQJQVyHzpPBlPQN2W8bqeDmcqADTvMOpapBj/lBgrcUbsj9YAjWCoibA9DdtvyLKSTZ1r",
-	"BpPSEbsNNx9yRp0VV9g3ZK6i6anqutG4NiyUqylICFMvuBNaYkie9PvE6B4DcQstv7aCrbiKRbiyoeTa",
-	"vbYZXq9vG+3SgXS5Yj2PDbWukJr9LNTKbdhnLRfojGIUNnQyw2f2DndAORcaCwZhqz4eGkWGybzTi103",
-	"UVrEaYZ5fYgh61S8iGO8wEFfvd6Yquu4sT1ZMQCSrjNbpEPn9O361WzAgb0ep3TaJzm/NGWPqgKSbv5q",
-	"gzor+avLmLLsUna3I+4UES+gwsJQSTquvv10E2zWY+Y6i2TLBi7IlZzixZN+8Cc7t+2/jgWdsG7B/EvM",
-	"qMMsgEeKPL84f2mZGdlzvyo0yetb85WumC+pDOcGunzP6zRFo35Fhp09UsSMzJI5PBIyCYF2/NfGClDd",
-	"UWTP6mlDYbkhpovbfXhkOmbB2Bis1GVo28f77Qv+LE7TXDkRoVjRogyTeZy2t3ESyfTswszpLFEsdHeW",
-	"6HE9GEtw8M04Idk/qBlxQn62VfL+NF8l75C81oRiv7Aq1AzwrzgHCBXhooAvh84LnYnEPILjhCNelBdm",
-	"4gAwbxGvC11h1Bq3ZIgN15Sj2ljr2CqI4oZB80Ydrrq8E6JAozL/4f3FJTmiMTuiiR4fRWLEuE/2Xmkd",
-	"v+fRzCMXdAIXTMNfLrRkgfbIhQEy2JTKK3755mL/kPzVaCuK7JnZPPLh7PL5K4/88uLNi8sX+2RCQ9dO",
-	"jWlbZyqgUs5cpmoNXdnLq1e8kjozBhqC9AhECsiT/g92zkCEQHyk3yFlEYS+BRgzG7ebTaWkSzq6dh/N",
-	"YUhjhve5vqKCOhT1EAwE11JENtxm1F88Ts8cP0TDg7FQ5sjevHlLRlTDlM5OnDNH00iMbFdP5dk0F+Xl",
-	"RHvF0+aGat8rlHtVnk3aYqA8ooFTVO010Il5Yh1CyqtezlcesgblOcL3rniJR+x7JMhufyuyl2eAenMI",
-	"ue+5Bnk4KR3Z3vWGbyKBqMMr/loXutW5NFuDTpjp5BJun79/d3n+/s31h/fnlz7Z+7H/4+P9lOkMIBJ8",
-	"ZDioUcUkuzXb56CNinh4xa/4n/98lqdIMcEP//xn8oJlWp0lOVfO0rHl9mS8f8UdP6yQh1/CFH8xuRyS",
-	"s9p0riuOWnwTWRhKoJESRIFVlxupoUwItmA8PrzigZiAK9aASdO4IjymKYq6w3T3WVdNw5kqjMnC2RKx",
-	"ga9VAc3B4ob9tHtwIKLIdbndO+6bQ8RsbTPu1xf5MCMyPGJVTTuJ2bl/xQvPyV5MpUHBE5cPh528SZrE",
-	"5xHKCR0o4No9Ycr6FWgkOHjE50kU+SSIgEpF6BVPvbh2+L7nItz4fQvy0vrMBp7sm5OzZ8QUuWWKmQmc",
-	"E7YSXzerDyDPlMfqujZnCkLMpc76yu7RgUg08oVA8HDfwdcojwjeDFi0CFGNSVk+kr5P9h7/65//39N+",
-	"3+wD1WnytL+P55p2e/ZIHCWKDFmECWxX3Dy0nmRF/C8otz1S0AO/+ocEW0b7hR99izvFLtKpilBoIc0M",
-	"lV9xgS2j7Sos/OfbSmPROWLQ0vZsVxpPRcgQpAPECzSPkZARmmgu40F9ubK281XvhHy56hneftXzyFVv",
-	"AsrwH/tHCJqySF31vpotPbE1mwvVCsdUX/FQgEJhij0VbFZVKIIE7xLsTWhkDC8IyX9cvH9nePhU4m3o",
-	"WQzmrwENiUvXI0IS4MkEUTLhN1xM+RW3WHZKnhwf269PIYoO3JzFlZCBxGxHauss7kHhEpJrwOXh4h22",
-	"hUSK6RXHV7M9wGem9P4p8d3WfUziUK5zBEShMnD4ya4kEHwYsUBb+ahsh26lDTHuUaKiZHTFDbJxz0aU",
-	"iNIMk4XTFSBZmAd5LMImjhgLH5BWnvSfuMN8KzjMzFm6OtVGh3EuEnViA+xNdbhddZ2PF7/UVeT2iBJX",
-	"/E/VWtylktWINK4gt39IfkZhRWwFKbuUhgUcEvTvGf6p3Eie+9Ks/6zYuNZt1t5gQdRF4Y89iEuq3IFl",
-	"2vZmip04i+4YBuIZMZLC1WVjMq6VOXFAHAvTI8M4H1Xk4tXZwfHTZ4fkVdr12AUMzeTIvQ7MUEvcxvTB",
-	"qksGc/AKdgT01imRmmnMSbV6aKrPnH14XWgefdLrHz4+7KPjzSZd9056Pxz2D39widqoVldEoGuZoOsa",
-	"xFOpUUW2su3EiFKLuFUZ60TvIt3zA9Xjvxx5V9wpoVjw3CUVGxVEEaOPkiInbJKrqQKCZxExwxWMHFZX",
-	"fLWkbQRwphq9DnsnPQuazKv4swjRx2/g7jK9sFeM1WuOMIh88sVq+nRpAwUzt3PRWsU1t5tc3nueLn3y",
-	"pXfc76/t22lKPH62ctxYMdz1UrcKO37+AvTBc6uMt7BOvApu/OVf//yfU5LixWkVL04dXvhkD0Wib7HD",
-	"d/oomii9KoC8wmar7jazrycWYHVwyAB79DMNszMwrzxe/spHTp12CiG+dPzT8pcuhXhL+Sx1yZv3nrZZ",
-	"HwZ3OI1Q4pZM5N7J75+8nkpjgnhwmVMUvThIRQU/oqYjZWxyNDE/mblKTEAkupkL/IK6WIkYcXp3qWAB",
-	"OzisoyrzrTn8flLDfCw2ulBUS3R8UVhTxSrYq6DlKXlLPx+cjeAv/VPyr3/+j78Snq2CNP0flr/0UsgB",
-	"C0Pg60GXLyUXw++fvpbw54UzYayA1aRgYy/Am8zjVo82bxm3smMspD6I2C3MOU0ybbXcq8AjKhCxzagw",
-	"mpYzl710uOHylfTZy9LFWfRB4AVaCxxiRew7dOtk0ozsVW3QK27sAi5suEELlO7mq/t1EsL65l+nS7l0",
-	"d202ITDKH0nrRLcRHI83uoawToxcpgauVa6ympJ5LZ0ADnv3yaU7E9yT4+M2n4mlCIxtM4jgBdeG0u6B",
-	"WA1dGWumQkttiNXmudSVPDqzKK/A8k5mK++n3XXmfDU4jkbRIbko6MpOZWVK23svFdbPlC7jEJY+ppJi",
-	"7VeFG6+DWj7Edp76YP7uffWWjrZRltbDPyqQr8OXaJK3Ge86O+SvfNqg2laGHIayakjvDO14vB9e8QY+",
-	"cIJblWgyqjAQmdt0K5o4+sLCr5YijJ5Tr+I6w1CLvMRaWlSN7Bm1y7pLUieSdS3tzxOBrclWIzOWaUPn",
-	"tuzlQ+ebdumL33gn9EuR8HAt527h0oofdmU2r0PHOj6VsGaaRSFHTcXjyuqMVcstVy1581E+Fo1aMe8W",
-	"n0ch9/0N8hoXZ20Q7Wl+66pYdecj/wWXNICCh6uZ0ItxWHde82Lp53TQg5JH2Amzi0B6JdQ9SaNikaCF",
-	"YigvJv0diJ9BjkYpNmaY9cl2na1hGGaISm/Q5/fqD8l7nrEK9GbuuW7E5un+aRahsB7dnw4b7JM0sr8Z",
-	"w6Rc0eueLZIsaaGeUTnYPXiR2cKF9NxFBbZlm2R47oKLNAVuPapXmW+NilVGVft7EVWX6UPWKfXN6UOd",
-	"sWEN0hQjrUtO1KsXniPQjYfW39H5dlXjX0EvP9ZVVWIMJwUN6UpWlLk8YlslRgzztaCzYMg+Q3iaBvrN",
-	"WCuv0O0mbsE1Einjm01LuBeR5vIr7zk60w7VCVUuQ2PHALcqDi2StBaHEuiNC2I02o4Bk0HCXOYBSEM4",
-	"NnyZ5pnZuPOY2joze7RQsFsBcDKkLDI4whQJIqEgROKa0BkZgMvK2a/3zv2crq8rWygbHt58EYxolu4n",
-	"d85jUsNhmuz39wTkLM/1w4c9ry3V2LkvtKXYjVo+9lNNlg8Sqdvpd2HzOHQ9SNEVD65oAb3PEg6LlGAT",
-	"Excb5W7Mg7LJL4FO7uQjXv5KWuf/nix5hHILQ96exvdhx2eYlzFz90uzFf+cxi7qHAPHdphQKVhdX4o6",
-	"y5awd+ltn1E/BsmErVNda9Pjcjal/+DkW7Lo7caaGCs+3dnzG7HnU5SaR/kK025rzOc4+p3a8ms0zZsP",
-	"Z4Fh3nAA/R21PgCrfNGJrt0mfz6mfJSWEkbRkoWaMNv2lEzHruKcXRgJjDhjylrpjXb45sXQlqzwFoj9",
-	"LdvgD8OkXi6R7CWphVbEr3bIPRoRm9TWcTfLlXULl+9CVx+l55tiiTvwoqZep0L/6grvbIJ14dzbUaBd",
-	"aaJ6xoWw2qnPm1CfszpOVSwss6qluUbFXGt8Jb17q8gEJgOQasxi5dXkkdR0b65Ty3O832nld9TKG8+8",
-	"WSdvgH5/R//bVsgXHOYa1PE67XnjEmg7uvNyDNxFrx5a9KqL9Dpycmi51v3WDfyWdG+7p+UauAPSjtnW",
-	"6exGuXEAsnkBm2G+tX56d9FhOhb2vrVdB6GRBBrOluTSFVBgk4zbfmGLBoTbYgMTzxXRHfveJvs+C0NC",
-	"s6tqq3Hxoy+uZHkLj34V+5dfWZiI250BUXNlAfOb3NHZbpkbYIFtLzxVLzmMXaGCxRL+lVD6NzPoQYXn",
-	"7y8D3u1/uSaQlYciezZJx14EsVUg9r8LH10GggJ+v8p+a46pX2ghQWFpKXHLQpCF4leupr6Z+oS4HuWu",
-	"paxvL/YihD1ie8KiG+WKn724ODh++uzg1+dvG9vK7hMhS91pyV7eotcrtLjFm8jFJrdZqlYswn3yr3/+",
-	"dzEHoPkGsUOlDWkUbvbtaBPp1ho0iSylDa/QiUSjowsPbn/np9yEnzKFeAMlzsmAlsH+IgrvMvfvO3N/",
-	"yaE2uyMbj62/4wAP1lO59LTXnj7wK7tlfJSL1zn5mHZSFRz2iYQ4okFWgwVrctgqW4EEIyfVFU9fd3Wr",
-	"/LSek4SswNQNzB6paja0LfSBEMiSE2rkqvUu3otc3Y6TtS1V5Z7W74HA/qDe15Vk8pEGV818zQ6yt1jJ",
-	"UnAgwRhoTMrl0mzhO1GgUFz9nkqCscE2YxoaXmHr5O6nV9+ZuuJptT0JsZCOyEWiAzGBQ3LGSdpeDS8w",
-	"JBIrFdrihpQc9/t2Kl/cnBAsbW4rqV5xV1zS3YAw1EUZLzIfyzNw4VlJRiy2S+jIDNXFqr24QjPsClsi",
-	"oKHezI1qWI85lvsTq5eg9DmoJGpMVnIQTvuTmeXt5GqFEg0UC3SY4YXBB9eca54wvfqbDVgneqnn5JsJ",
-	"ipjNtPOBqO/G1VF1cyxPRnplkWxTasr2bP9FCsrOwN+UgV+DfyX21CkLCbliloRUSjnK/HpNyUYZXu98",
-	"AtvwCdTyoUW+gE1rLH9odrA9a79enmwmK2nDomh75vJCW3mXkfQAbeIFYsyalwvV7Ld2yDeiZ+NuWqQd",
-	"4aa/C017kp5viiPuwJfp2m9d7+VNcDicezvatt1WU8aOebjTtzehb6etvOewsMyqOqnctnzOnM7tpTn+",
-	"I0m5c1XFIA/s8IITq0kdz1F/p4/ftz7eiCfNGnnDcfV3PGPbSvmCw9yQWr5xqbUdxXw5Bu5U84emmi+V",
-	"eGnfw4Xq+Yd00DeioON+WqQDpsD5LnT0OD/kFFuyc19QSgd1K8z7Q6Biu1an83Chx4yPSMI1i4hPo+ja",
-	"Klg+ObJ/Gsvx+gZmyre9LTUR0r19xakEQsOw3O0yQ1iXGe3mw0Z5Nc+zOKzfnNJnsWFD/NpOvh0zw22s",
-	"gWO789oZGhswNOIUpWooqcp5O1kbzqjIzA1LK169aVF31fg07WJ7xdM2ti7QnzVMxpKFnE6w2SaW/8R2",
-	"oGlKSkN6rF19gZZ2Zst9my2LsK7Zcmk6sv6OD23feFl8pBuyX+5BIG7HgmmDiDsb5qHZMJ2FactbURYb",
-	"XHLWryhIvy0Dp7i1dnk/2PPW6hQ7htx0Gzq/JJbiJhZsxlqiG+DUDTej8ZSsroY9q1XLa9HzqLFRRl/8",
-	"0DatoNKGGwteUK53TH+bTP9NQetx1Xlrc67bi4CjL6mTod3F6Qb6WGbN/JXpcSjplO/4ZuVIU8gUk3bd",
-	"PeqNaLftLh5jze7qbeoa39KBsacPrD3dQptA/+o51fDGvvFN6RPlzbVwn9bHO3f0Ua9X1PtwsObKxszA",
-	"WuXiPQfbw8x+1rNRhPkuZmTPGkqEacK40lDbRbOodpQxaKOKR/lT21Q9Kptusj5rTn+ni2xTF7lAXSQ/",
-	"DaxiIHga61xKmC2lytEX/KmLdlJDRrv6Lneq72L4b+GkxbDLQS/zrS47rv6O4TxkL+wdcWNjaqxrOdvJ",
-	"qbs1AbxNh+/q9LCrG79R3+6dKGuBeG1tqX2LXt98Yy1T0HcO32XlLxGncr/UKMWaP4SrN8eHzbP7rbt5",
-	"C5vdOXkfqmGF51Nuor4qo1/VeNo5dtfq2LUnuV2vbkUdLmHN7CBr979cM8iawT6oapkrNKe027mfEpsl",
-	"0LXMrC02wPheEmzzPVcJpPCkOd3WAFiVulWqZGDwAitY+i6379ql9rmela5qsK0FhrVr8S/zRoH5EsZt",
-	"9U4z3WKVYrM9vUvf2KYysaS/d/k8d4m0m0ukrenYPU8yDQy/ZVHMecTetdxZSzpqq7Nb5kFtPJf+juQf",
-	"aM5qy3Nfe/1LPCYrxPKyk+RSkAD7atpac05mjtgtzLV+rpOhVzwTol5BhJ4SpsslNINESuA6/UJzvct7",
-	"F6TbdMB2oqpdAu7DTMDtJoQtBS4xt9JBD8rQugQ6uSebye6/hbXkAPV9mEk5VmR4lv60rF6IG7gpfmpn",
-	"35JJ4rbWxENTu21nhWzACsnQqgYjqyyv230+p6lkF/qc9kHSy3le4WaeRxgfggQeANHiBninZqJF2tjd",
-	"zbv3u3mLUGiB+dN0aP0dY3kQts7iY91YdX8NdIJOvIm4rbASLPhNNTFDDpusj/uQk1uyOFqh887IeHBG",
-	"RhsZ2zYZ/9vLwO+Qdl/IHvcI0GCcaxcyib6TaiYFIBRQ6rzw6/KaJpX0JMpDo4FZDxKdANGSckUD85Zn",
-	"BxvwoleJNwVQNp17t+WM96VZdgV4/qGw8g9queTgbqSCGt7ayYRpPNHmmoenWbGhcmnyK36X2iPdEuJ3",
-	"Js66TZwWuNZs6NxLevw3zJ22Y/60OvK1G0HPMZLj2gZFyYgIiTzj1PGdLNIjRTIau7pgVfZ2hGP9Jgvp",
-	"3uT0dqykLpSQm0reN04Vf1DT6Q5C3lJBO1vqHId+a/aU2VULm2onBBZlyFu+i1c2Ni0SFkR/Sme6ab5t",
-	"vrFlGwu32cS/kwh27Hmb7PksDA05JBHYLMs7c+mjL+Y/7VLd50lhl852V/PGnGR7FrfU0Kk/mf6OTTwU",
-	"26bbeW/sXoM5vta3fO9dBG7ZfFmG27s4z4MzVrqQVSYQIaKz5RUdz82w32zD1z/21Z0LmwZyZrNAurz5",
-	"UYG8n/S1FNotrKe8uPSebf2sx8Ck6/msiJBkTNUY1P73EZvKwFFE/PzH5sjUW8a1Ir66OZjKA58MRRSJ",
-	"KYRkMCNPfiSS8lBMyGCmQRHGScJjWz9/QBU8e5LIyCNKC2meakUuXp0dHD99hi54esXVWEhNQqZis5BY",
-	"wpB99lxtcJ3IUptuGwZjiqS7JoJHM9u8+wZmZACR4CNFtLjibfKrSSG9mnHiu2Cw+aG5bn+Kf5sSc276",
-	"LRl5pa+HjTIuxRo8KJtAZg7II2osppwIHsAusrZGOWYo0MiuFO5NFDwvuToF1YonOkjCEWh1SD5IGIIk",
-	"Em7FDXhkOmbBmNwAxC4QJ6ZYogr/DYGQYVMqYIlydobhXQ3DZbiwwBhsPIj1i+mlLGR3wvV24PLj3cgl",
-	"JjHlIJEJFLP7qAR7p+m0KI4DFxEzUtgoA1JoRJXG6Nb9iM4tGYdtEX5nHD4443BFsXpkZaJZxbrL71wY",
-	"A8W384fXVPunmYBWWsSKTIW8YXyEoVG8Qq84jdVYoJ4vaHhIzs3LeLPNye4QX2eKUMLFgYjnydSOe1Di",
-	"wUsXv5MTczUkDVzuhL6GX28Efa3FSAmHaYHxYRg/y2PkdAKelTdeKmjS/rXmByYk01Yfhc8xkzM0C694",
-	"ahfmZoe1N9AMFJHFcqufpkQytCUoaADXtpSw8smeed/HmUEZCrviLqtdEC6m5N8IvuAR6zqIqEYHAuWE",
-	"aTKlav/U7qePdYhVRmM0Xc45SkNDf2bN9qGQdi85LT7p/1Rna9qjuSeBeW7xYEu2pv16o61Zg0JFgzPV",
-	"VNKDpwYx8ADZLlFkq+LVnmsn/iQiaFcy6VxE8DALJpUdocvH/ypFEnd5oXxReAU38Eads/m5tPDPigi+",
-	"r1pMpR0XqaH0e7Mj1hYOJb6ZxzeCqurlrCsX4REViBhCzAfQZCKUzsanF7q8K170fpI9DkyPQZ4QNVMa",
-	"JgdTFsK+FbEovF1xyCkLYIEUcx7THCk2JcjyL2zJb1rYYpNGWzjjnW90I7cOChBeQFy10qZlvaYqKu/S",
-	"/e893b/dIS9wfi46wv6OIzwsL2jb095otr9ZxWmphFNqdaBkzb2jZC90eMpDYoWfkbp5DajJfqNv9D6F",
-	"5JY8pN1IYucnfXB+0m4C1oXcD9KiIgstunLqyUNPpdmkDVWGxHIzqlq75buwpKqbLqDjRfXRsvJNZYBv",
-	"iPuWP7IdK6Wy0QYeXAHtzlbZhK1SAfJi9G1iqJ1yOypfLNypy9PkOtR1qiGaXUrHHW2bTkjRbOEsO5r+",
-	"jqE8QFOn4+HfTwXbBmNlCxJzOybLSgi+M1wemuGymrR1CRVHNqECw+S1XvlzGCQsCpXNTY5F+Ejl2RjY",
-	"neSDUHokQREupjZkqYCHivjv3l++fvk3nyhB4BbkjAg9BmnmuOL2s4poIQ7JuQt6T8fAi9/hMM2/xTD/",
-	"GutC18aUccILN3qjcsF949xCrpZsardw+EcyROzurHKVAzXFrPcp7Es4palOioZwI1SUDZ7y0CFGLEJb",
-	"YE9CLKSGMM38MZ+PqNJkwniigezFIlRuVFqM4oqfQ8jUaVbRxj9/8ebsb9fnL355fXH98fyNb6cxltVY",
-	"FFEZc/v267DJKBp2N5tEJPuFJr6LT/9QOJNSBrkFqZjg9hrEyHa+jkW4DIE00MliR8oljvhG6iWYzSz3",
-	"gCBQvgu3h3aHm+KIPexlDg4zakNKmpl6O84M3FQDY7BFSHd+i/X7LbRFpSr+ldjTUrfEGU5jxZnSLIrI",
-	"mKqsArvLJzglLpYiJEmbZU/IkEmlm3wSGZ7vwrL3HZZtwItmJ0X9WfV37GG7XojGc1yDv6HOk7Bh0bQd",
-	"r8Ey3Ns5CB6ag2CJWEsUHcER3EI5illXv25K7DAibkES/3dj/3tEi33fIyIKQWknw4g/FHJC9V8CdWt7",
-	"JJ4FAcT6hGj4rI/wV5fqfsWfX/wn2aNkDDQESaSYYuVfjnl8UkzResDv2orAgYiSCcfSWP5Hs/YX5pm/",
-	"f0p8LHLg20x6P0A93reKNNN5bv6UzvLUag6fNbFDnYvB/Or/74N38FkfPHdz2LXVWYrGKslX0d02wXdf",
-	"SjHpkIRLR3ApWo+/x84+G6nbkKbSd3nnlVAdKzzQEWC328I7VUeYu5ZvMfsUaUCy0EWgHIJnqNLzesy8",
-	"9vcE5Kzn9TidQO+kZ1/ueS2ZbQGzXto3v27UJM2/5wxTr5cSbHmSSj7RxX/akFuRik8zSrXFh6kF1JBB",
-	"FM5Rr4GXnsUGRErLhiSa3ChGnuWYkXnVfhXBUaLcekbmyN0Y1ykHwIn3zD4y2O6fEjpQwDURBUeUGXhY",
-	"Or+5ZX8HpnoR/gXRggc6J1qyd5tki9A0qpcpBQkQMqUZDzS5pVEC6eG5TPDBzCchmwBXTPCasO4ILJO+",
-	"cEt5eFwax+N9iZ9nO+67cR6XIkKT89U+/tbdbhYKTIEl6KWUrNkEFEgGahkxG4r1mfn0LY18MkiCG9B1",
-	"JK7iiGkymK1CzZf5cv4oBF1pPW7BMmWhHjdpDCkQu+kMr9O3vu7YyAbZSAEDm0xiNsEYOvv2m8QgRCyN",
-	"m10v5CZOWWsM9HzEEfebJ1s+vPc8skzJLDa93c0UgQllEdnDy2keCaiCA2U4lWa3QCZUB+P9JlLGVxfq",
-	"jptFWJDLw014NN9FuClxKJYjqfl7WbjJjNqQT89MvZ1wE26qgYEZMO3CTZsINyUWlar4V2KSnbJgi5zK",
-	"1oJUqEEtbnjqkQlMBiDVmMVmqIigS65sRhC7DNk7hpka8KE5zFQP+v6OLWw3zNR4jmtPa70AbYuwkJgq",
-	"NRUSi7D4IUOeFZ4QIzh8gul4KYN4pDK+0JQBu2EZt5241TJk3sWtHlrcqkk+mtEQJNJ80NDRAKgEeZbo",
-	"ce/k909Gkw+EuGGQ/fLJvCBvU7qrqr5omz5SxKCZFBGJI8rhlCiIhgdjobBJkxKGgCTWg+CCxMkgYgGx",
-	"sxoySmTUO+l9QWSDrydHR1/Mm19PvsRC6q89r3dLJTOAQrweZ6m2Q5pE2tg8IqAR/lyHn9jNTyacG2LH",
-	"5SKKmrnL0/zY//Hx3Aw2HfL5+3eX5+/fXH94f36Jb9u1lt8fax33vB7wZGJA7v40/7GQ/5QdxzwrsjwF",
-	"y1HFIOIIyF4kRox7JBIjkWiPTMeCTth+Fnuba72uxzAjE8YxCcYZTXiK8+bZx1hpCXRimFsssCLXv/75",
-	"37bp7S0Lkc+dfXht+OFMJJKIKXfHheNctGJAFZCP52/sktgERGIDCu7jr4TSqubrz6mmkRgR4NpY9iSg",
-	"UQTSRjoIVqxzzPORIj72avRt4MMr6mcBjemARUyjcyD7KLow6r5qUOG/BOO21rttAYkplhZB7L4kEDWm",
-	"MXgkSUFkR9qSZLFkASiPCOmiVO6jWcGh+c9+cBAlgYQQuGborR+6zx6S/6RRAgovik8l03AgeDQ7zQMp",
-	"WDeZTJF8CgU2I3YLVVjboknzS3iHESSsc69AK7LnwKu8TIkNBA8SadBpht7HKeOhmO7bRKz63pgIksIK",
-	"ioXy59fwVzMRdUdNJnRmGBQC3cIXq8YoD6c/uIFZ9kOpeXBMA8ZHeQm4wuc/uEXWfPs1z9s5e4RmV/X3",
-	"Ksn/nhVlQhL0pO6TgZEBtllOWnzO4E/l8D+UVf0G1NMiTsMuGjjlwezU5mwi56SMZ1luhalttkEtUtmE",
-	"OFvX3C7R5o/wMJuwehPWa3GhL91T2uq6BpsEPxgnE2oWzHjA4gyh3QZOLScyPCP/XmHuuYsVNfuzLHA6",
-	"FkSxEcfEAuHyFwpiBjdhcKn8LVuousIeCwuwsnD+q1hZM/XiePnpG6OuADCkBIXhNYdJhbnRZ103ORZo",
-	"Sm/K43mVkM0rllMyvxYqM9mTNZLBArhIdKUL9vNffSP46MDwijAv0o8gSuty52BygrtYU1+VirbnH80r",
-	"tNUAMQaDgjS2YYzQnI4kE8H1mAjuNpNVdTTPCvWec4ZqS4w3MZIpVUTFwC3bttoPM4y54DDOBGWeeVPC",
-	"ATqCuuWnWfj2loXLvfdc6VSPBEwGCdNkIIHeIJpkHEsbllr4RCFL/+unr/9/AAAA//8=",
+	"7L3rchs5mij4KghuR1jqSUq0yvZUSdGxR+Wyy57ybSV5enpbPkowEyIxSgJZAFI02+GIfoc9zzAP1k+y",
+	"gQ9A3ogkMylSVNnsH10W8wZ8+O7XL72IT1LOCFOyd/yll2KBJ0QRAX89z4Tk4oP+Tf8ZExkJmirKWe+4",
+	"dzEmKGTks7qK4LYQ8WukxgSlgtxSnkmU4hE5QXgoCVPomgu4ek2FVHDpoBf0qH7T7xkRs17QY3hCesc9",
+	"87pe0JPRmEyw/vIEf35D2EiNe8dPHx8FPTVL9Z1SCcpGva9fg96vgmfp6/glTRQR84t9z5IZUmMuiVkl",
+	"lWikn2haA1y8onFlFddcTLDqHfeyDK7Mr+IVl6rTIsZcqqY16GurLeE3MnsdLzg2Gruz0t9AN2SWryHF",
+	"alxbwg2ZmWUI8ntGBYl7x0pkpNuyWq6HD/+bRKphNXdexBs6oaphHW81JKgiE4kUR4KoTLCmk0n0eyrn",
+	"EpNrnCWqd/x0EBQLoUz9cNQLNPrSSTbRVwdBb0KZ+etxvkbKFBkRAYt8y2OSdEKiiX6iaa1wsTsa2VW0",
+	"OrTq96tnVvr8XU7uA09oNOsElRQeaQKLudodLh8E1xjabSXmmcalmMvd13JGEjwDWu+wGKEfqpB8bTlw",
+	"Q0H0nRaUJaQlzogsIQ0ooy/dHWPOibilETmNIp6xbuclzaMIm2ebAGVvu7K3dQfXBcGTTgtTBE+aVqOv",
+	"dV/CR4lH5KXgk4ZDO1dYqPzMMBuRAFEWJZmktwTtnb18jn744Yef9g/QL4YDoqMnaMwzIdGQXHNBUKh4",
+	"2LTma8En/gXHWJG+ohPSvGqQ+D/PGhb+C50QJilnwM5lmlCFhrMTJEhKsDJ6itN1QDeR5JYInKC90Mj+",
+	"4ewvljAvs8Hg6Fn+K3C0cH+x5jCcVfYFckX/40+CXPeOe//XYaF2HZrb5GF5V72v+b6xEHhWbBsY80Kc",
+	"0VRDpJJW5XICAukFoj0sYfMRThKid8201NtfKD0qW2k4jQvecBAvWFzDH/J5Ef4wPm1Ecb4ashDRicoy",
+	"SUTTEvS1VahML6EVX6x8vMoXi2+vzhe/6odlypkkgI8/4/jMoIv+K+JMEQb/xGma0AjrNR7+t9QL/dIj",
+	"n/EkTQj8UwguzCOxUWBucULjK4t7vaAXE4VpInvHf//Su6YkifUykmyk1SEiNcpo9MqkQhOsojH633/H",
+	"/X8M+j99sv/tf/oyCJ4dff1T7+un8iP2C2jI4xkaY4kwQ2Y1enMFJBZR2gt7/9fAcxbuAzEnEjHu1geo",
+	"EfMom2iS2ZvgRMOaxOg/zt+/C9BUcDZCGtwBSrFSRLAAEZZNApSxG8anDAEU9g80aT/n7Dqh0R2BHrm3",
+	"tIS2wjeE1cCJQaigKVV2i/opRD5TqeS6IDoVVBHkVivNx6TigsRIKqw0V0IZo79nxHyeC5RiKhAsOEAY",
+	"CT5FUtEkQYJcE0FYRGL4ndzyGxJrdcYA9iUXQxrHhN0Nstf5ayrw0/BhhMTS2rlGb8PxhDIkeEIQZ+Ur",
+	"64DfaabGhCm9dr3lYaZK7PuRhM9qvARMxUnCp3CMAbLm9vPzs5dI8RvCkBYEVErKAMCAsACz10xjK05e",
+	"FEBYnQ2YV1XA5n5cH5mC4ouuMU1IfALbTPgImIH+t6EFtMe0REcYSRIJogx+vOPqJc9YfLdtMq6uruE1",
+	"5X2CLa2PwVxawz7fcSSzaGytYjhTzkhZfk/wDD4pCYH9XXD+FrOZ5enybtsUWJErsHVJdaeKczTBbKbB",
+	"ThnS7G6SrolfuFe7l2qVTYkZwtdaU9NbH9FbwlCscUBLyjHBsfVXnek7+6fXXkl/TiLOYlAHp5iCVj+n",
+	"1RR2OIhthjM15oL+g9wRYTJ4U07HFWBKOmKIMgQ6KIthi4alANmuCY9APJffa74ntYoMmPORpYJHelXD",
+	"hLxgiqrZ3fYMX4S7rwylNokpnxlVgEefNiKfcaSSGWA/v0bzjwTIaUdfg+LVhcZ0h/d9utPTdz+8v5Ik",
+	"6Rtdw/D/oSD4RmrplyUE7ZVXIzPLKXBJUFr2gdQYl7QaEPGB1p4yJolChN1SwRloN7dYUI0GmmfmGzD6",
+	"ImWx1iSPv/RSwVMiFDWKZISjMbkCSX+VChqRZfv9ADd9DcyT8RVlaaa6PiqIJqcrrNraA0GPML2zuET0",
+	"Q84Tgpm+6FyuyzXpoNf2thX2lTvN2nyAZ6r7F1IuqcGvOpt8w6dEaF1BCUpi667HE63dYmNIPpJoaNBA",
+	"aiY65+2s89KgB2u7UtSy6ZqGIyMCb0PDGQrxkN8SiwzAp6TxHrQxoGF3F9R8s2o9a7MHS84oGxWQqjmA",
+	"aSR4P2NUSZRq0UqThHKG8gcN35QniGVJgoY0SUDfmCCsUFg+hbAOlmdPtBWXJYlGPWe0zYNJjnG69AjP",
+	"4aavQS9L487In6VSCYInV8au99qiJWdBESFgfAqHPW/bFrbo342DvuTxLUUwYNVzCyghYkGZVZqpIbiX",
+	"XwQe9jN/4lU8rHCPCjQ/5ds0jFMDzvK95/AICMM4hnXj5EOJD17jRJLgIbDGEpvLYxMVvFuV6/0B2Jnd",
+	"7uDb4U2nJobKRZn31BlTSz6Uh58Gm+BJdf5SitwePX0GX3d/P17GTrpwkgVE+4Ya71aVKvNTa3V8Tu/x",
+	"HF4pBL7sLe/IZ2Vi6vOsE1ZRfduCPX0EdvUHY0TznGeVF96ZQdyVKZyRNMERkQgnCYJ7ThB+IIziXtlD",
+	"0PvcH/G+/RXihvqJg9f2VfnVPp2kXAARloOM+mYtlbHmBr0RVeNseBDxySFc7SeJ/dchTwnDKT3M1/O1",
+	"/HJ5Q9M+Tw0R9FMO/iaz5C0wsHmK1eaacUjUyJEzSaJM0VsCFnImzO8t8LOLxC7ncLQSwClhi9XKBrQo",
+	"XgEeG/uGmjE7JkzbnPojxpAlAiVEaXNWCYqT3P2uxoJno3EFRzstwrj9rm6JkF5Dx56LRFgQUPjNA8g+",
+	"cIIwYmTqfpUKCyVRlHBJ4pZmD/i2l0oWs4xzuLcuFar5NyUhWN2b+1Tgx6nymZYO51Mzsq5FZFq890Uy",
+	"5yXfgsWcOzASpvnS33vmEOy2NFxwcn0F//7kwYOfs3hEPKj4ourFCW0APQxQWGRk6L/KCREhgvwA8B5W",
+	"gYMnPGNqsVnJr1GUCUFYNEN7j0n/2T4gXkoE5bGXG88j1So+j5aUb9axVECZu0BK5okrnte34BKlRJNV",
+	"XuBSHlZ5trv17LN1i6SLShJPLYXGwjVwONLR9AT8bWl5rgPFN4DbJ+jxwP5PE9DjweBgMFisfjz26mVr",
+	"xdDOGNkFAxdjTx0lmg9+LazYsMDtGy+wjpVslwIFN4oyPgXuuSAxYYriREuiTHq1GjWGWGOeXadtdcqs",
+	"C95GXKZc3EiX4OKEGY60sNY/fE4Bnhq0ENX2SrMXE0yTSuSlh2P8v+xfWnsuUxWBu4OyEvvD0QBUbkWE",
+	"Xvr/Pvi3/3Xwb3/yIXceD573EULyBb9G5JaImYnrIpdXMs8+8sjQ0vjHa3bN57DLPO7DJ3jmF4gpzZOI",
+	"DQL5lg+XAoS11hlzpUiMtBGCqAnfV1JM9kKRJUQeDA4MCob7+mhxKXtMmzQHPgDmYaN5fMFK80GTNALp",
+	"ECYguZhpmB0V720ECYDRY2/EPrc3jsaUkb4gONYSM9Cq7jAhxyisJfWEaO/JYLAfoLAWzoQLj/eDSxbm",
+	"iRMhOkRhJMW1Df7BPT/oh/PgOfz0RP/kUkPgl5/gRXPRQ33t6EjfXQ5Lw68/6V9dlkGI9p4OBvsHl8x3",
+	"JHkAshEtwE4GD2KAptpa0RhhMJxKhIc8U/bG1iZ9GU09PLgRTV5yLT95mpATCPRHY8xGZDmewEEvRhNI",
+	"M/SgyOaUS2P4LxEx+h5tOCXZaKnJru9ZmyJnc6Vgkd3UM4DkSnGBzUCktjt4sHHd61AuDCptXbeAZbwl",
+	"k6HX1bICXuclQG2w28X7OyuCpUKjIluhtNwlW10J8VZerHtwyaLWhlX2OB8Gbq2ktm6MxufW+Ir7gD7E",
+	"klxloiHU67ydSN+GPp69CRA5GB2gsVKpPD48xCk9AN8rBbfs7WOvmhNxxrSRpQmJZ+pq0taLufb0DUhW",
+	"uBrOFOm+mNZZH8kKL++CBqngtzQmYnmgwN7XEnU0gjihqbjCSfdtbELW5tsNCmQt5wJ4sKvpoOdPx7PT",
+	"btJdA20lHttMeKcM6EtbEUBnmu4Oqjba0eDJjxUjDW78v48PD9vTX6kicTCYy7KkE22UIgK6PpVjk1Nq",
+	"XgQZgb4qxoV2dpeEg0Y6zZ98Nmha9bXgE0iUhMhWyVpTvFRf7IxRpD+ywm48ZL54bW84G+lVjHCKhkRN",
+	"ibYcphxF44zdgHcMI8NsSVwxlTsu7I/ASaqQagQVRtMxT0pSKMJJAoaOwjfdYeNTfP3spYnQfyMzD7ki",
+	"9woU5Y6gA/RaSXSLk4wgqAm4JcLWDJvo0N3Vz/vOU+yYEZgxDZEwFZQLqug/SBy2jYqZ2BXgl7enAGG3",
+	"x+9O374IixxWY4mH9lHJMxERCMXom0ObkQf3SIITcwRtA4TmbUsVL7j53NzbIrr4mulDl0TCsgA/NHey",
+	"0URjycsTFFERZVS5UGgRjLQvbgvTrlRLibgq/CgWlTy1UFgRBLeY7GGIiufVL0AVjyTiU2ZuKpUc3pAZ",
+	"2jv78DZAFx/e7le2cb8hmlLQ1HCE6rFX8NETWPVAqiFpsata8RuZrSWoY5YcBjl5CHLtieFsKiHwDql3",
+	"Zr1+zCt47SPLaE8sbRt/6emL8/7R02f9X5+/DTz8N/96iqWcchFXFawfH/90tDiVI+hBntR7lsyKVJIK",
+	"51rOLc7I9fqIs5ulXsP6BTi4DmPdCc+tG+p2IRdEqjMiARXrO0uwIiyatTd6FnvxxziF3IoAWJ/z1tYZ",
+	"vtdu5jd+1IeMaxxFJFXElAPZbg3zhKqIXDkFXDYEs9wSHkn06uLiAzL35X18QMoyXmjYEZSVF7aDcZYH",
+	"yOqEweL6khaMooYL/KYXlE+xOKEyPBZgR0tHTk0N1MJPqsVc9wQRCoFA4VIEqyjQyJHnT7ZjwmITKz2F",
+	"HKYK//w+2KUnLVKQCb+1Z6IfMjpLd9WkKe3x48fXvzyMrMcm/+C6eP3DYPTnFlE81ko/wpKghChFhAxQ",
+	"TEdUyQCFB5pgr0KEWYzCfhiYtD7qgrDYPoK4MM+cIGzp/tkPWmkXONJvhPh9Hn83HtI+yXoVn02tn8HB",
+	"VdHRwMOW9YZW8jCXHU1rdiGt7gG6i2u2s2PmG/SgdHV8zNHHa5d6cgE1xGsJiJkEFbmRzMOueVqQIHOn",
+	"HOVC/Vl0UHO5P6sW3q0acqtFBitphqUDqcAk31w3o7SKMyt5vavnOK9X2utGBENOFI6URJSd5M1vEPSE",
+	"GeNbAn0/EqhCFMQnpufT8VRyJU2Zf8Uc/eGZxwtJr4k+LUQZss/4XY6ud9+Pz55Uuvc9GyxVVUvgaAvw",
+	"2COf3W2mlmQZytZIf4mdDa80xkt4arsdQNrNMfqZYEFE6JqaFNlsaYIZOUDnYz5liLNkhtwJLcHl2kby",
+	"lS0Hzjo0l3nAbFeH+Y3MzpVWXEcet/MrPkXY9jBEKY1upC3CzqBBQ964U5ZzCUveWM0ReMbiK8GHVIM6",
+	"IVhqZTwiTCWzq0w2JBhCj0wiXprigbfenLG/urwok4UlHknTzgdRiTImCI7GJpUsIapoR2YrOtBeqDUm",
+	"k0cnyHUmiSmj3gtNYr/preb2ZHP8bc6/d8V8RFmpi1UHfkVcNuXSjMl5keUspfLTfvPp8eDoSVfzqZ4D",
+	"aZeVf8CHUG+Jt/EJ+Ckw+HL7xpcLjSOgWYU8gew7l7kd2l+LQ6MMXSd0NFblM3FX81JtU2FW1Grnf1vl",
+	"xv1Z+pT3KN+6qqu5SimliWlKWcynHkZmC/MHBgGh3VZLz/kGM95uKFuadwwb/k3f+BVQ5qoKwPVlF8CH",
+	"fGptHVc4muAbayWbVgB714IQpA/gGBlbJ0CYaWpOaRSgCVEY/euf/7PvdXLJLNVGsLxyHWOq3/uP8/fv",
+	"4DNgkkklskhlgsTIwMHv9crfqcaU3dh2JItu49ykfC6455a6OM78TesJRMznOwCCBHXs9uHB3GbmV14H",
+	"tQ9M3fRBQJnVOh546HVBZKBccjqP3esho3wBTwY/Peu8hjtSmP10ry4WBu0IZkm0xksO+VP2gNqQR/sv",
+	"FdSy7Ds1SgBANiLbb/ao80K/MeApmQxJDOX3jTJjHfqhET5bVwsLPPJLctP5TaI0U1o6YyerH0kUmt60",
+	"Jj/9pNn/FaDwWP/fof6/flh4uR4f/djo5hqlqv+E9zWh1Bxdp/3/1/m68n8eXB0fgsPr8dG/+z1esM/V",
+	"+hjMsZetsJT75CHd2ca2xabPK+XH6lMUU5kmeJZX0lT8mL7dlshs7nUfsJQISxS6sRSKoxExPgdNe3Ys",
+	"BYQErGmbYDeSAr1P8e8ZaZU/8qFkAdS7ZkNvU6gvkgmfojGW45PucZc5w+HHNnGXD3iWcBw/x6lWpdZU",
+	"5FE13Vetus27KnjSCFw//lXeu+Y6zxaly8Byr4Y8ni2okPP22g5QlrpkRbPrRxJF5rCuNKMZzhSRaM9W",
+	"X6GPFy/7PyI55lNA64//9vLly1/8yrZbFo29MHYh20XLhm+b/qqw3iGObtCey118JBG51RxLr0Rf3y/v",
+	"JsKp3wZYEGk21+wXMZNTImyKR0sDTomMRc5xVmcscApTLFGUKYSVZ5VNikoJlDWteVGlt4dMgsqoibyf",
+	"unPQVjCpfkTl3flUhSqly19IQrwexLi4sLTDQA0O7lHv5/PSWqewxXgGm2Rq7NXVPvC4qKGt5WVQqQgj",
+	"4srGonwH6upsDenEjyR68/r84sW7UuYyeABSv92Y8rjZMw2vMy3yx1wq+FfGEiIldK6mI22WNpGdFoYd",
+	"OapkOJVjrq7wiFSd1r6mtZJCGbEmGPscoPUwo4mCQlZ+jcLSOqrJmDHPNDfLV8EyV1eTr0Lj0ao7aJME",
+	"SdXYVgvnG7CniOQUpxJRtrQdkbfDSmfAN64WeNAjA9S4nIC5pJTfYFXx4sqyPGDyQr0BIQIfXVQxzkuZ",
+	"wHLmiQwnyZXrKePBtjek7PqTKWGxPTTnbj7Je0L2b8gMjQQGYSAANxmiI6Y1Hz/56Y+bBNL5L/9qXmQ+",
+	"BjedlDxQnT4zJ0rnv/Ycp1r1IzgaO8kb22rvwTF69vTpD8/2T1DC2YhAx23zaZAhLEYTLG5IjHLW3NbT",
+	"aNeVGqYtG9RGWSlq0N8rahl4TAmQOq25aO07r+w3JNqLeSQP+VAScYuHNKFqdjCpsK8yxDboAyWzK1kK",
+	"ciwyfsrxkK9Bz8YWXBsjQJ1lr/AEL6z1lvcon4P6R1d+4G6B/Ov8ACLBJaQzSziMjp1v9aenmBaVEfUY",
+	"T2Ia67rPTfAMupO7VgQpjigbod8zkhEI0g2hhcYJGiBBNLVDuTqHFHnNYp8c/dRyZd3SICCu5AtT0dHY",
+	"FAdoTMurA6BIp77+lgtbIS090gIEeIdrj28DZyN+SwSTK6Wfb7sIvcQugxrjrtFVHWZVtCsdX40UGmjM",
+	"w6p8XLWbM9lIpFL78GVJ7fWe6mGAQpsHof/p6qabG3Ktu+Z7KcK0TphfYOmuUpYD82ly0qOVESStG3R3",
+	"sp89LfvvpwfXwkSaJd/zUVzFlquMBPQNJSjScEpV+6VakJXpYU11IG1JZp5WOvU6uAsCd2zNvAGsXF9q",
+	"VgPyLD3tdcQqqux06zGLynLWlF/fFptPEFW1hPssnyK7FTRvla+/eVxtOKWVIroew3FZfLFu7i27v8Fu",
+	"KzhGFWEGaM8YaogL9Hhw9AQpjh4Pnvz49N+fLU7kszct8y347bVlu3igBo9LhFwMl2Wp03PWzMpB/dWt",
+	"j04SpGsV3SYaLRmqs7VH4OeYZ/5dezR34U1z7qpCyyl/tt3SV2Ie3Xa3oAVyuzWuT75WDu2BCNn17e6h",
+	"7AiC3g2E0Wl0yJqoIv9mmyWvRBAddtU0EqPN2taHKqUjekhIc4YVAQm41E2Up1LDEDsCUwC1qgnwDCAP",
+	"gKduBm8eleVTW5hgTGswtCkbIafsoSk1zqV7QtrOauYdq8i9VDHvbcoX1fa4Nk00d7I67wizRji1Bc6a",
+	"qbagkQdJuSslgG2eChrWvlrr6rrttMxWWimmtRV76A9i/6zR5rknO+fucZK5kvdCGn6LJe93bZ/5YflQ",
+	"yIYJB25OpJsOefQ0n3NwdPB0UL6nklBr7+uc81AMiOrmYYPnpAmYaS1ohiiTiuDYqT02tPnItKwqBSXH",
+	"WKIJh+A7Zt7pVgj+siDwzI+Ye2JxI/8G/rOF6WX3NqDMM9mrxXM1QeyB88Jhmp/8hMAimmJP58oQxkeb",
+	"N4fHBmegRhSFZy/enP7t6vSXt6/fXV28/+3Fu/DEeGvDY4SRpCNG4j5lUOFbmX5QvNEGWPx5Y3ag/rfQ",
+	"sLz9zJD1T6lZvc25PYEH1Oj8DtNXagBZsN+1KOMWebevf5uFPKBG1pUzrEneXHHJmwZw01pQP9KiHYBf",
+	"yi8qfBQZkwhDdtsJCqNMKj6B/IIZzwR0OYQkF4H23icJnuAA3b558zavfSxXLGPaC3p5kWQv6I04H0EK",
+	"pnmtl8tV3BkPks/BKBRP9gak7UFVcdG9QXA+gZQlXG7Rm2LZfnBGDpCzzOiCdfrZdo6OgUc3Tno3L8hK",
+	"p9Ud2HZtxv55bR5/OrjLAbQNl6zVD/KAnB9VXJ7PzG0YsfaKT9EEM5i2FMK8oRAsClP7hvagcUe5gj9w",
+	"CYH72x8oOHENCRbWvMFNZlKX1kubtM9TFOEUGArk7VYmbUHjmJI5wxlBcowFiZvKPVaJDa6Sr2TOqTnB",
+	"/2JM7FmeuLRmNHemq7RJ9HpqzYGUBhHWllc/hBU5W4mD3NOUtztj2rK4vu8c8y7ni7xrR8/+/cdq46Dl",
+	"vctrx7QU1mtllU2ydovs8n4nBt4Rl9rgzt3RpRlgD3xODVTZNHTaz3m66a9vm6VjFkMBLRRhVGtoT1Bo",
+	"a4evUkGu6ecQUejXdk2JtDP17q5IVz/RNDtOSFWqnXdONbMHO1cnlDf9qeifDp+bJMxVWuytKw25k2e6",
+	"HKOc3/sNscFSGzm1xdXXOEmkKSC1BaI26w3ZrLdHMjD1PK4a1hh6j6QL1nqLLdrXBDcVLby/JULQ2JmX",
+	"LtrrHvDVXngl8JLx+Fvqa7ie3OwH0x5xhaxua5zVyLaW7b0kw7sc+i7VT6y55aJjhveQAO7pP11hNjXv",
+	"izbjh8SRwnWmsloPxoXnuTJzadEptFOQbC0p5I2gKU/RbtWgch255svxyFMBntepL1UDnXhe0jfyhswC",
+	"aEpQ6wBZ9IspZN2L61/Hr//7t+Qte5/+P+Jcfbz96+e//WPw+OiHJ0+f/fuPP/Wvmu+qtpox7yy6zFz1",
+	"P3159sTXX2aunN/tf2HTSbf7tSjUJUhuWZe2KznjqrtmOBI4WlCgntcwajbBkxgs8htCUgnjrikbmVpF",
+	"zSm1Rua8E0XPoR8GKMazJc1Xj57+dDSoqMXLu69WV74cMB6ySQW5pTzrdNZrJzVGpo3ktiHaCIqdL4Lb",
+	"SqbGIrEDemPRf1DjklH4zUONAmi17IUL8/CDyF5Ykzo+l/VR182/zdyPZl1/DiDcKv+raPRNoHhtH3+g",
+	"ox/OuPE4V4LuLi7s/nAahvs7Jrck0XTbC3q3lEwbIvP63a2rev3lW7hW+mVDgvqukn6F9pgdrkIlkjOp",
+	"yKQ/pbFxc/9BKn8XKqPLm07ZY1woU7h13jWHxv8AZbmw04Z62yJ2XzHnOlldBc6uxfC6C1rftUixo4Nh",
+	"PSi0PrsGFrTkjNaijJfY1Pb18WIxK2lQ7U/RJw2KYUvzCV756M3j8rRKKpEgODZdPXxzvJB+BjrqQCJA",
+	"yuOqKahf+/7Di3enr69OP7y++u3F36qqq75uFderUg/Rq09/9nYOrczi9G4iPC6tGDP/ohnM4h3OaiO8",
+	"QjMmCxLXzIRXwiIxg2FsduqpyXZ7e3p+8eJM7yYsp38QdguKtH6JV2SeGyfDqfExPNhcjyVOX+uizZsR",
+	"Wc+9TTCF9mmMM7Ki67ab1+bes0CqnsTqPPOS47CLUKpixcZzQ7p63TZ0IItaKjSmiFRBtQ7xUCPJrUuI",
+	"6no2HtHrYlBaut+rhWhMICcmkVPJdwUG9SOVru1gjd1LcV1M9qm3f2QxMt3Awv/qPz8/e9mHWRdhIWwj",
+	"zm8o6eNMH4Ci0JEOQZb8wbqGeEFa9pKNf5QeDxw8GJR3WFmAF/PHOCVNaTICsnpS4hrUpgTfQCmnSdq0",
+	"2YZQSOVNyDT/uHIN9WQ9R5NAc3OvzO44a9AErWfpmDC5nimDaYKVPq6FQwYXjhg8tw0mz0jCscfZyTjE",
+	"zZf0XX33/uL1y7/ZceC5p47D9ZTHoApwHEN7UkmYWtaKtbmt6JpaknYqM2nq7dm2iWcOQy9uN7S+TXm8",
+	"vKAzLiKsGsxNSbgJvYWuqoHJldbGJ2VRksWmT2XL6tHSx6qCcB4+Pbse34YvCJ58EzUbm8gd7qIcakA+",
+	"oNKLtrm8etnrUM8Aj7aulOlVPPDkqo8Sj8iLW+LLJH7PiraybhSbd67f69j2u+UpJbFrm67RPEASMnVm",
+	"0KcUbDzbHxyZNfhq/xbV4c4H7K0+uarvslwkuKDSsKG6ML4SBMcdH+TSA+x3mDWVjf60ycRsmL1+5eab",
+	"zF2GMvQVQbuki89yJzkbwkBC6TQ8zx1LCkQ9uZqNAyUWjmtpeBu/JWKsMcA7rYBOnOJJlSTJNcJxTOJA",
+	"K+cTGgm+aIqoJzNlgwMvWsyvcNWmneCztrkZTarfunPX2nTig+bP/sTdu0RRzOTDSdtlKHU9bH93ZntW",
+	"LyCmtUVkmidhzA2zWDIMEljlp4Viax3aQkkIbl1nKNYiX9pTKA+Es5P6nKFq/4zkrdcIhZf9KniW+g1k",
+	"8Fbnmcc2FjWchSimE8K02SJdQR6fnphEEjXmkiAsb2zdiRb8qSDOcvM0clv/6J+78rI7MqVO7GJ1ltCo",
+	"r8GJ/uzJXQhvyAzqT81EAOthP0GhWXEIv7+6uPjgpui4tPhiIE+SVOvtLaxtHLVEwyb9Rx9wQdCNOPia",
+	"KSJua6UzvTHPROlTE8oyReCl8HuMZ81v/MCpLxQyzKIboq7Af9Ixlt+KSxhicty6HWe5MLfWOUJlqW4N",
+	"+YsbecOZGWDnCQHf9wbarvg8m0yw8AwXuRZ80jXhYjjrxtYdrXgYu+DTjjJCw97zIsVXNPIBAPB8aXt2",
+	"YY3g1GqlJKIYoP9wIEpLZL70PTlPAN2WMt+ojVMZETDvIOpappjwBGkrcYbMj8YATci1QtxMAW6/IcNK",
+	"NnWuOUwqR2w33HzIOXXWXGHfkLkKpqf0jVWyc2oq090QdkKLX6MngwHSuseQ35KWX1vBVlzFIlzZULID",
+	"0leYuFYarm5BulyxnscGryvEs5+FWrkJ+6ylgE4rRnHD7E+4Zmq4I8wYV9AwCIbbslgrMlQUA3jMupFU",
+	"PHUZ5v4QQz7bfxHHeAE3fQ16Yyyv0saBnuUAiFtnvkiLzu5p/2o24MBej1PagKlcNGWOqgaSbv5qjTor",
+	"+aurmLKsKLvbEXeKiJdQYWGoxN1Xh61ZWhNs1mPmWotkywYuESs5xcsn/eBPdm7bfx1zPKHdgvkw7tRk",
+	"ATyS6Pn52UvDzNCe/VWCSe6fMVkpMV/SGc7eaPM9r1yKhn9Fmp09kkjfmSdzBCimgkTK8l8TKwB1R6I9",
+	"o6ddc8MNIV3c7CNA0zGNxtpgxTZD21zeb9/wZ3Ga5sqJCOWOFlWYzOO0qcbJBFWzc/1Oa4lCo7vTTI39",
+	"YKzAIdT3cUH/gfUdx+hn0yXvT/Nd8g7Qa4VwZAbqVqGmgX/JGCGxRIyX8OXAeqFzkVhEcKxwhEJ5rl8c",
+	"EchbhHKhS4haw5Y0scGaClQbK5UaBZHfUNK8UYurNu8ESaJAmf/w/vwCHeKUHuJMjQ8TPqIsRHuvlErf",
+	"s2QWoHM8IedUkb+cK0EjFaBzDWRiUiov2cWb8/0D9FetrUi0p98WoA+nF89fBeiXF29eXLzYRxMc2yl3",
+	"VJk+UxEWYmYzVT10ZYpXL1ktdWZMcExEgEgiCXoy+MG8M+IxQSHQ7zWmCYlDAzCqN24266SkTTq6sh8t",
+	"YIhTCvVcX83EbO6HYMSZEjwx4Tat/sJxBvr4SXLdH3Opj+zNm7dohBWZ4tmxdeYonPCRGU8rA5PmIoOC",
+	"aC+Zm9Ip94NSu1cZmKQtSmSAFGEYVHtF8ERfMQ4hGdSL82UArEEGlvCDS1bhEfsBivLqb4n2igzQYA4h",
+	"9wM7txBeikcE0FbzTSAQeXDJXqvSEEGbZqvRCTKdbMLt8/fvLs7ev7n68P7sIkR7Pw5+fLzvmM6QJJyN",
+	"NAfVqpigt3r7jCitIh5cskv25z+fFilSlLODP/8ZvaC5VmdIzraztGy5PRnvXzLLD2vkEVYwJVxMLgfo",
+	"1JvOdclAi28iC00JOJEcSWLU5UZqqBKCaW0PFy9ZxCfENmuApGlYERzTFETdgdt9PnZUc6YaYzJwNkSs",
+	"4WtUQH2wsOHQzduPeJLYcc17RwN9iJCtre/79UVxmxYZATKqpnmJ3nl4yUrX0V6KhUbBY5sPd01JonHL",
+	"qCEBwgzhIYwyN1eoNH4FnHBGAhSyLElCFCUEC4nwJXNeXHP7fmAj3PB9A/LK+vQGnuzrkzNnRCW6pZLq",
+	"F1gnbC2+rlcfkSJTHrrrmpwpEkMudT4geQ8PeaaAL0ScxfsWvlp5BPDmwMJliCpIygqB9EO09/hf//z/",
+	"ng4Geh+gTqOng30419BodWGA0iST6JomkMB2yczMWZUJJlH4BeR2gEp64NfwAGntCIWlH0ODO1jm781V",
+	"BH0XSvGIwKQuKi8ZT/HvmWECFv4WogmW5lYtF8lEIo2WYAgiqeBUuIiJsIB4AeYxEDJAE8xlOKgvl8Z2",
+	"vuwdoy+XPc3bL3sBuuxNiNT8x/wRE4VpIi97X/WWnpiezaVuhWOsLlnMiQRhCtMfTFZVzKMMagn2JjjR",
+	"hheJ0X+cv3+nefhUQDX0LCX6ryGOkU3XQ1wgwrIJoGTGbhifsktmsOwEPTk6Ml+fkiTp23eWV4KGArId",
+	"semzuEdKRUh24FkAi7fYFiPBp5cMHs33QD5TqfZPUGi3HkISh7QzLkgSSw2Hn8xKIs6uExopIx+lgt5k",
+	"Umli3MNIJtnokmlkY4GJKCGpKCQLuxUAWegLRSzCJI5oC58ArTwZPLGH+ZYzMtNnaftUax3GukjksQmw",
+	"N/Xhtt11Pp7/4uvIHSDJL9mf6r24Ky2rAWlsQ+7wAP0MwgqZDlJmKQ0LOEDg39P8U9o7WeFLM/6z8jxh",
+	"u1lTwQKoC8IfhmlXVLm+YdqmMsW8OI/uaAYSaDHi4GqzMSlTUp84ARyL3ZFBnA9LdP7qtH/09NkBeuXG",
+	"d9uAoX45cK++vtUQtzZ9oOuSxhwowU4IvrVKpKIKclKNHur0mdMPr0tT0I97g4PHBwNwvJmk695x74eD",
+	"wcEPNlEb1OqaCLTDHZRvNjYWClRkI9uOtSg1iFuXsVb0LtI9P2A1/sthcMmsEgoNz21SsVZBJNL6KCpz",
+	"wia56hQQOIuEaq6g5bC8ZKslbQOAc9Xoddw77hnQ5F7Fn3kMPn4Nd5vpBVNtjF5zCEHk4y9G08dLByjo",
+	"d1sXrVFcC7vJ5r0X6dLHX3pHg8Havu1S4uGzteOGjuGIQst8o7DD58+J6j83yngL6ySo4cZf/vXP/zlB",
+	"Di9O6nhxYvEiRHsgEkODHaHVR8FE6dUBFJQ2W3e36X09MQDzwSEH7OHPOM7PQD/yePkjHxm22imJ4aGj",
+	"n5Y/dMH5W8xmziWvn3vaZn0Q3GE4AYlbMZF7x3//FPSkiwnCweVOUfDiABWV/IgKj6S2ycHE/KTfVWEC",
+	"PFPNXOAX0MUqxAivt0UFC9jBgY+q9Lfm8PuJh/kYbLShqJbo+KK0pppVsFdDyxP0Fn/un47IXwYn6F//",
+	"/J9wJTxbBWkGPyx/6CUXQxrHhK0HXb5UXAx///S1gj8vrAljBKxCJRt7Ad7kHjc/2rylzMiOMReqn9Bb",
+	"Muc0ybXV6qyCAMmIpyajQmta1lwO3O2ay9fSZy8qhbPgg4ACWgMcZETsO3Dr5NIM7dVt0Eum7QLGTbhB",
+	"cZDu+qv7PglhfPOv3VIubK3NJgRG9SOuT3QbwfF4o2uIfWLkwhm4RrnKe0oWvXQictC7Ty7dmeCeHB21",
+	"+UwqeKRtm2FCXjClKe0eiFXTlbZmarTUhlhNnouv5dGpQXlJDO+kpvO+m64z56uB+3CSHKDzkq5sVVYq",
+	"lal7qbF+KlUVh6D1MRYYer9K2LgPasUtZvLUB/1372uw9G4TZWl9+0dJxOv4JZjkbe63kx2KRz5tUG2r",
+	"Qg5CWR7SOwU7HurDa97AB05wqxJNThUaInObbkUTh19o/NVQhNZz/CquNQwVL1qsuaZqaE+rXcZd4pxI",
+	"xrW0P08EpiebR2Ys04bOTNvLh843zdIXP/GOq5c8Y/Fazt3ApRU/7MpsXseWdXyqYM00j0KOmprHVdUZ",
+	"o5Ybrlrx5oN8LBu1fN4tPo9C9vsb5DU2ztog2l1+66pYdecj/wWWNCQlD1czoZfjsPa85sXSz+6mByWP",
+	"YGZnF4H0ist7kkblJkELxVDRTPo7ED/DAo0cNuaY9cnMx/UwDH2LdBX0RV39AXrPclYB3sw9OzdZX90/",
+	"ySMUxqP700GDfeIi+5sxTKodve7ZIsmTFvyMysLuwYvMFi6k5zYqsC3bJMdzG1zEDrh+VK8zX4+KVUVV",
+	"83sZVZfpQ8Yp9c3pQ52xYQ3SFCKtS0408AvPEVGNhzbY0fl2VeNfiVp+rKuqxBBOihrSlYwos3nEpksM",
+	"vy7WAs6Ca/qZxCcu0K/vNfIK3G78lthBIlV8M2kJ9yLSbH7lPUdn2qE6wtJmaOwY4FbFoUGS1uJQEHxj",
+	"gxiNtmNERZRRm3lAhCYcE750eWYm7jzGps/MHi417JaEMHSNaaJxhEoUJVySGIhrgmdoSGxWzr7fO/ez",
+	"W19XtlA1PIL5JhjJzO2ncM5DUsOBS/b7PSNiVuT6wcVe0JZqzLvPlaHYjVo+5lNNlg8Qqd3pd2HzWHTt",
+	"O3SFgytbQO/zhMMyJZjExMVGub3nQdnkFwRP7uQjXv6I6/N/T5Y8QLmFIW9O4/uw43PMy5m5/aXZin+O",
+	"Uxt1TgmDcZik1rDa34o6z5YwtfRmzmiYEkG56VPttelhOZvSf+DlW7LozcaaGCtc3dnzG7HnHUrNo3yN",
+	"abc15gsc/U5t+TWa5s2Hs8AwbziAwY5aH4BVvuhE126TPx9jNnKthEG05KEmyLY9QdOx7ThnFoYiLc6o",
+	"NFZ6ox2+eTG0JSu8BWJ/yzb4wzCpl0skUyS10Ir41dxyj0bEJrV12M1yZd3A5bvQ1UfufB2W2AMva+o+",
+	"FfpX23hnE6wL3r0dBdq2JvIzLoDVTn3ehPqc93GqY2GVVS3NNSrnWsMjrvZWogmZDImQY5rKwJNH4pne",
+	"7FPLC7zfaeV31Mobz7xZJ2+A/mBH/9tWyBcc5hrUcZ/2vHEJtB3deTkG7qJXDy161UV6HVo5tFzrfmtv",
+	"/JZ0b7On5Rq4BdKO2fp0dq3cWACZvIDNMF+vn94WOkzH3NRbm3UgnAiC49mSXLoSCmyScZsvbNGAsFts",
+	"YOKFIrpj39tk36dxjHBeqrYaFz/8YluWt/Do17F/ecnChN/uDAhPyQLkN9mjM9MyN8AC2xY81YscxrZR",
+	"wWIJ/4pL9Zu+6UGF5+8vA97uf7kmkLeHQnsmSccUgpguEPvfhY8uB0EJv1/lvzXH1M8VF0RCayl+S2Mi",
+	"Ss2vbE99/epjZGeU25GyoSnsBQgHyMyEBTfKJTt9cd4/evqs/+vzt41jZfcRF5XptGivGNEblEbcQiVy",
+	"echtnqqV8ngf/euf/6ecA9BcQWxRaUMahX37drQJt7UGTSJPaYMSOp4pcHTBwe3v/JSb8FM6iDdQ4pwM",
+	"aBnsL6PwLnP/vjP3lxxqszuy8dgGOw7wYD2VS0977ekDv9JbykaFeJ2Tj26SKmdkHwmSJjjKe7BATw7T",
+	"ZSsSRMtJecnc47ZvVej6OQmSN5i6IbNHsp4NbRp9AATy5ASPXDXexXuRq9txsralqsLT+j0Q2B/U+7qS",
+	"TD5UxHYzX7OD7C10suSMoGhMcIqq7dJM4zteolBY/Z7MorHGNm0aal5h+uTuu9J3Ki+Z67YnSMqFJXKe",
+	"qYhPyAE6ZciNV4MChkxAp0LT3BCjo8HAvCrkN8cIWpubTqqXzDaXtBUQmrowZWXmY3gGLDxvyQjNdhEe",
+	"6VtVuWsvrFDfdgkjEcBQb+ZGHtajj+X+xOoFkeqMyCxpTFayEHbzyfTydnK1RokaiiU6zPFC44MdzjVP",
+	"mIG/sgH6RC/1nHwzQRG9mXY+EPnduDrqbo7lyUivDJJtSk3Znu2/SEHZGfibMvA9+FdhT52ykIAr5klI",
+	"lZSj3K/XlGyU4/XOJ7ANn4CXDy3yBWxaY/lDs4PtWft+ebKZrKQNi6LtmcsLbeVdRtIDtIkXiDFjXi5U",
+	"s9+aW74RPRt20yLtCDb9XWjaE3e+DkfsgS/Ttd/a2cub4HDw7u1o22ZbTRk7+uJO396Evu1Gec9hYZVV",
+	"dVK5TfucOZ07cDn+I4GZdVWlRPTN7SUnVpM6XqD+Th+/b328EU+aNfKG4xrseMa2lfIFh7khtXzjUms7",
+	"ivlyDNyp5g9NNV8q8VI8SziO5eEXi61XS2TfGYkxjFFzIxpcfxTTCHnPTSnfdxPL7Hsf5Xc2SbwPZinP",
+	"caoyQXZlb+uQZAXwIwPWGLkTL2HFB/dTScLNk7ibtWbignZYx5DHlJTebjL93K3TMZfEaUJjGH1nbrxy",
+	"q4BZhSuj0rH7sERjnsT650mqkGV3vpDfiKhleLY+jln7UmOPbri8Q2Kv+F4Bg2tivRmTaYz2/qtv5stZ",
+	"iPZf/7Kf97lLsRqXR9o6Brlw9NAEf35D2EiNe8ePj34MehPK8r/n583nmdxuAO1CP8kHd9M34imB/bTI",
+	"y3bA+S6cJWlxyDl6u58W9DQDIxcSsAGoMDfbGp+MqzFlI5QxRRMU4iS5MpZuiA7Nn2Mu1dUNmcnQDBlW",
+	"iAv79CXDgiAcx9WxwznC2hIV+z6YWOq5nifEhM251QYbNqQ4m5dvx99jN9bA/+157Tw+G/D4pA6lPJRU",
+	"57yd3D5Wp8n9PoZWAr+Px9fz4cSNE79kbp641azyyfXQO1YLnxhRBX2YYS6zyw1sqFOwynRBSzv/0X37",
+	"jxZhXbMLqenIBjs+tH01dPGRbsiRdA8CcTuupDaIuHMmPTRnUmdh2rI81WCDzZL9FQTpt2XglLfWLgET",
+	"ho8bnWLHkJvaUhTVug43oXM+NHXeAKduaFEBp2R0NfKZwoz7Vv0p5lFjo4y+/KFtWkGVDTd2HsJM7Zj+",
+	"Npn+m5LWY9uke4tf2ouAwy/OydCug0UDfSyzZv5K1TgWeMp2fLN2pA4y5eoJ29BiI9ptuw4QMDyh3tbC",
+	"41vqa3u6b+zpFtoEBLrOsCJvzBPflD5R3VwL96k/8WRHH369wu/DgeZXGzMDvcrFe0bMMEnz2cCEc+fH",
+	"SaI9YyghqhBlUhHvOOOy2lHFoI0qHtVPbVP1qG26yfr0nP5OF9mmLnJuAoH5aUCQmTOXdLKUMFtKlcMv",
+	"8FMX7cRDRrtGW3dqtAVh/uKk+XWXg17mW112XIMdw3nIXtg74sbG1Fg7+7uTU3drAnibDt/V6WE3wGOj",
+	"vt07UdYC8draUvsWvb7FxlrWAu0cvsv6EANOFX6pkcOaP4Srt8CHzbP7rbt5S5vdOXkfqmEF5+OyxE1f",
+	"4lUZ/arG086xu1bHrjnJ7Xp1a+pwBWtmfZf/1EIzyKdyP6i2xStMCTbbuZ9exxXQtcysLU8i+l4SbIs9",
+	"1wmkdKU53VYDWFbGBstsqPECWgmHNrfvyqb22eHBtn27acoITcThL/1EifkiykwbZX+xTFml+DmfZL85",
+	"fcJ+Y5vKhNvm4nwhe2q7RNrNJdI6GC8kmQaG37I78Txi74rA1pKO2urslnlQG89lsCP5B5qz2vLc196I",
+	"GI7JCLGi/y+64CiCAcem6aeVmSN6S+Zm8Ptk6CXLhWhQEqEniKpqL+MoE4Iw5b7Q3Hj43gXpNh2wnahq",
+	"l4D7MBNwuwlhQ4FLzC1304MytC4IntyTzWT238JasoD6PsykAityPHM/LWvcZG/cFD81b9+SSWK31sRD",
+	"nd22s0I2YIXkaOXByDrL61bPZzWVvKDPah/IFecFpcq8AFF2TQRhEUGK3xDWaapzmTZ2tXn3Xpu3CIUW",
+	"mD9NhzbYMZYHYessPtaNjVlRBE/AiTfhtzVWApMXsEL6loMm6+M+5OSWLI5W6LwzMh6ckdFZxuZNpNba",
+	"N2pZtyhzudpiR95fNx9pRbMPv1/xKZpgNiu6E02JICjeOSoXyWYzjrHe5cfmH80j5YKOP63Zu0PntrUl",
+	"315BSYcqklIxRIAIjsaFsiyy5DtpzlMCQgkZz0q/Lm/RU8u2wyzWBoVxiOIJQUpgJg2zDMzNGrzgJGVN",
+	"8cBNp5JuuYBjadJoCZ5/KKz8gxriBbgbqcDDWztZ5I0n2txL+STvnVUdeXLJ7tJKp1t9x85iX7fF3gLX",
+	"mu32e6n2+Ia505aaPrY58rXb9M8hMGnHESbZCHEBPOPE8p08cCl4NhrbNnd19nYI94ZNBv+9yentGP1d",
+	"KKGw/INvnCr+oJ6AOwh5QwXtbKkzuPVbs6f0rlrYVDshsKjgw/Bd8ABsWiQsCGZWznTTfFt/Y8s2Fmyz",
+	"iX9nCdmx522y59M41uSQJcQkDd+ZSx9+0f9pV7kxTwq77My7mjf6JNuzuKWGjv9kBjs28VBsm27nvbEy",
+	"HX18rYvW710Ebtl8WYbbu7DlgzNWupBVLhBh9MPSBqUwIeI3M0j+j12Jdm6ymk5NUlOXJz9KIu4nG9NB",
+	"u4X1VPRK32PklghtNFCBJIkEURJxgcZYjonc/z5iUzk4yohf/NgcmXpLmZIolDf9qeiH6JonCZ+SGA1n",
+	"6MmPSGAW8wkazhSRiDKUsdSMgxhiSZ49yUQSIKm40FeVROevTvtHT5+BCx5fMjnmQqGYylQvJBXkmn4O",
+	"bKt7lQlm/W1wZCYMRmUxX4izZHaANNu9ITM0JAlnI4kUv2RtygVQqVqAMhS6nAMaLxhD4fBvU2LOvn5L",
+	"Rl7l63GjjHNYAwdl8iH1AQVIjvmUIc4isousrVGOaQqEaUcW7k0UPC+5OgXVyic6zOIRUfIAfRDkmggk",
+	"yC2/IQGajmk0RjeEpDYQx6fQcc1M4Iq4iJtyciqUszMM7zy7bQkuLDAGGw9i/WJ6KQvZnXDDYLOlx7uR",
+	"mjw+ZUQAEygnq2JBTIneSVkcRzYipqWwVgYEV4AqjdGt+xGdWzIO2yL8zjh8cMbhimL10MhEvYp1d5M6",
+	"1wZKaN4fX2EVnuQCWiqeSjTl4oayEYRGoSOEZDiVYw56PsfxATrTD0OhppXdMTxOJcKI8T5P58nU3Peg",
+	"xEPgFr+TE3MtUTVc7oS+ml9vBH2NxYgRI9MS44Mwfp7HyPCEBEbeBE7QuLn4+gfKBVVGHyWfUypmYBZe",
+	"MmcXFmaHsTfADOSJwXKjnzoiuTYdVXBErkxnbBmiPf18CG8mUlPYJbNFGhwxPkX/huCBABnXQYIVOBAw",
+	"Q1ShKZb7J2Y/A2irLXMaw245ZyANNf3pNZuLXJi9FLT4ZPCTz9Y0R3NPAvPM4MGWbE3z9UZb04NCZYPT",
+	"aSru4LFGDDhAuksU2ap4NefaiT/xhLTrAHbGE/Iw+39VHaHL7/9V8Czt8kC17n0FN/BGnbPFubTwz/KE",
+	"fF+txSo7LlND5fdmR6zpg4tC/Z5QC6q6l9PX/SRAMuIpiSEfQKEJlyq/39UnBpes7P1Ee4xQNSbiGMmZ",
+	"VGTSn9KY7BsRC8Lb9jqd0ogskGLWY1ogxaYEWfGFLflNS1ts0mhLZ7zzjW6k6qAE4QXE5ZU2LduP1VF5",
+	"l+5/7+n+7Q55gfNz0REOdhzhYXlB2572RrP99SpOKh3JnNUBkrXwjqK92OIpi5ERflrqFi3NJvuNvtH7",
+	"FJJb8pB2I4mdn/TB+Um7CVgbcu+7HjkLLbpq6slDT6XZpA1VhcRyM6reiui7sKTqmy6h43n90rJuZFWA",
+	"b4j7Vj+yHSulttEGHlwD7c5W2YStUgPyYvRtYqidcjtqXyzV1BVpch3alHmIZpfScUfbphNSNFs4y45m",
+	"sGMoD9DU6Xj499OQucFY2YLE3I7JshKC7wyXh2a4rCZtbULFoUmogDC51yt/RoYZTWJpcpNTHj+SRTYG",
+	"DNv5wKUaCSIR41MTspSExRKF795fvH75txBJbvtbcTUmQr/jkpnPSqQ4P0BnNug9HRNW/g4j0+JbFPKv",
+	"oc25N6YMLzy3d29ULthvnBnIecnGu4WDP5IhYnZnlKsCqA6z3jvYV3BKYZWVDeFGqEgTPGWxRYyUx6Zf",
+	"pCApF4rELvNHfz7BUqEJZZkiaC/lsbR3uWYUl+yMxFSe5B1twrMXb07/dnX24pfX51cfz96E5jXashrz",
+	"MipDbt++D5u0omF2s0lEMl9o4rtw9Q+FM44y0C0RknJmyiBGZpB7yuNlCKQInix2pFzAHd9IvwS9meUe",
+	"EADKd+H2UPZwHY6Yw17m4NB3bUhJ06/ejjMDNtXAGExP3Z3fYv1+C2VQqY5/Ffa01C1xCq8x4kwqmiRo",
+	"jPOOr9LmE5zYhqiIC+Rmv0/QNRWyselrjue7sOx9h2Ub8KLZSeE/q8GOPWzXC9F4jmvwN/g8CRsWTdvx",
+	"GizDvZ2D4KE5CJaItUziETkkt6QaxfT1r5sicxvit0Sg8O/a/g+Q4vthgHgSE6msDEPhNRcTrP4SyVsz",
+	"8vM0ikiqjpEin9Uh/GpT3S/Z8/P/RHsYjQmOiUCCT6HzL4M8PsGnYD3Ad01H4Ign2YRBa6zwo177C30t",
+	"3D9BITQ5CE0mfRiBHh8aRZqqIjd/imdFajUjnxUyt1oXg/41/K/+O/JZ9Z/bd5i1+SxFbZUUq+hum8Cz",
+	"LwWfdEjCxSNywVvff4+DqjbSt8Gl0nd55hWXHTs84BGB4c2lZ+qOMFuWbzD7BGhA0NhGoCyC56jSC3pU",
+	"P/Z7RsSsF/QYnpDecc883AtaMtsSZr00T37dqElafM8apkHPEWz1JbV8ovP/NCG3MhWf5JRqmg9jA6hr",
+	"SpJ4jno1vNQs1SCSSjQk0RRGMfAsy4z0o+arAI4K5foZmSV3bVw7DgAv3tP7yGG7f4LwUBKm3FQGcETp",
+	"Gw8q5ze37O/AVC/DvyRa4EDnREv+bJNs4QonfplSkgAxlYqySKFbnGTEHZ7NBB/OQhTTCWGScuYJ646I",
+	"YdLndikPj0vD/VAv8fNsx303zuMcIjQ5X83lb93tZqBAJTEEvZSSFZ0QSQQlchkxa4oNqf70LU5CNMyi",
+	"G6J8JC7ThCo0nK1CzRfFcv4oBF2bpG/AMqWxGjdpDA6I3XSG1+6przs2skE2UsLAJpOYTiCGTr/9ITEA",
+	"EUPjetcLuYlV1hoDPR/hjvvNk60e3nuWGKakF+uqu6lEZIJpgvagOC1AEZakLzWnUvSWoAlW0Xi/iZTh",
+	"0YW642YRlojl4SY4mu8i3JRZFCuQVP+9LNyk79qQT0+/ejvhJthUAwPTYNqFmzYRbsoMKtXxr8IkO2XB",
+	"ljmV6QUpQYNaPL83QBMyGRIhxzTVt/KEdMmVzQlilyF7xzBTAz40h5n8oB/s2MJ2w0yN57j2tNZzokwT",
+	"FpRiKadcQBOWMKbAs+JjpAVHiCAdzzGIRzLnC00ZsBuWcduJWy1D5l3c6qHFrZrko76bRJnQH9R0NCRY",
+	"EHGaqXHv+O+ftCYfcX5DSf7LJ/2AuHV0V1d9wTZ9JJFGM8ETlCaYkRMkSXLdH3MJQ5ok1wQkoB8E4yjN",
+	"hgmNkHmrJqNMJL3j3hdANvL1+PDwi37y6/GXlAv1tRf0brGgGlCA1+M81fYaZ4nSNg+PcAI/+/ATpvmJ",
+	"jDFN7LBcQFH97uprfhz8+HjuDSYd8vn7dxdn799cfXh/dgFPm7VWnx8rlfaCHmHZRIPc/qn/YyD/KT+O",
+	"eVZkeAq0o0oJTxOC9hI+oixACR/xTAVoOuZ4Qvfz2FtdE9E/ztCEMkiCsUYTnOK8efYxlUoQPNHMLeXQ",
+	"ketf//w/ZlzuLY2Bz51+eK354YxnAvEps8cF99loxRBLgj6evTFLohPCMxNQsB9/xaWSnq8/xwonfIQI",
+	"U9qyRxFOEiJMpANBxzrLPB9JFMKsxtAEPoKyfhbhFA9pQhU4B/KPggvD91WNCv/NKTO93s0ISEixNAhi",
+	"9iUIkmOckgBlDkTmTtOSLBU0IjJAXNgolf1o3nBo/rMfLERRJEhMmKLgrb+2nz1A/4mTjEgoFJ8Kqkif",
+	"s2R2UgRSoG8ymgL5lBpsJvSW1GFtmibNL+EdRJCgz70kSqI9C14Z5EpsxFmUCY1OM/A+TimL+XTfJGL5",
+	"Z2MCSEorKDfKn1/DX/WLsD1qNMEzzaAA6Aa+0DVGBvD6/g2Z5T9UhgenOKJsVLSAK33+g12kF9/sZGi7",
+	"b9tD3EYkhzymZlZUvk/AMjtP+srNKEec6WPBsWZE8ApQ4eGv4azohxpPKCufTD5ven5hr1kxoTpAOO8h",
+	"sFerSgiMjOUCgYt3Hw21cDJTfFxXPI3YNaz8ULVBGmhC8dTFgxRhmEWzE5NMCiwdU5an35VebdIgvNhu",
+	"MvVMw3WzRJPYwuL8hfUS3aBFpaHbkxsp70FzzvrjbIL1gimLaJpTmt3AiWGRmpkV3yu9e67iw7M/w5un",
+	"Y44kHTHIeOA2saIk/2ATGsmr3zIdtGt8u7QAI6TnvwotP517KShOX1ubJYABiUqI+1lMKr0bnOm+l0Pn",
+	"KFfCD+dVQbag3OdJ/1pqGWVOVousYuS+4waVyv/5r77hbNTXTCwupgcAiFzD8AJMVqMoN/uXlW7yxUeL",
+	"1nEeIKZEoyBOTXwl1qcj0IQzNUac2c3k7Sb1tVIj6oLTm97nTRxuiiWSKWFGnhi1jGqJUfJk5xK8SAmq",
+	"4AAeEd/yXXmAKf+wRQGB7ekaoIiKKKMKDQXBN4AmOStVmteXPlEqH/j66ev/HwAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
