@@ -113,6 +113,10 @@ func TestServe_CapturesPayloads(t *testing.T) {
 	if status, _ := adminDo(t, "GET", p.control+"/api/payloads/req-captured", ""); status != 404 {
 		t.Fatalf("after delete: %d", status)
 	}
+	if status, body := adminDo(t, "GET", p.control+"/metrics", ""); status != 200 ||
+		!strings.Contains(string(body), "relay_payload_captures_written_total 1\n") || !strings.Contains(string(body), "relay_payload_captures_dropped_total 0\n") {
+		t.Errorf("/metrics: %d, capture counters missing or wrong", status)
+	}
 	if status, _ := adminDo(t, "GET", p.control+"/api/payloads/req-before-capture", ""); status != 404 {
 		t.Errorf("a request made with capture off was captured: %d", status)
 	}

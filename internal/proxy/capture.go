@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"net/http"
 	"time"
 
@@ -11,7 +12,9 @@ import (
 // handler has a Capturer, the request body as the caller sent it and the
 // bytes Relay sent back (a stream's events as they went out, an error body
 // too) are handed to the Capturer once the request has ended, each cut at
-// the policy's CaptureMaxBytes. Headers are never captured. With capture
+// the policy's CaptureMaxBytes. Headers are never captured, and the
+// caller's relay key or the host key are replaced by "[redacted]" should
+// a body hold them. With capture
 // off nothing is copied: the response writer is not wrapped.
 
 // DefaultCaptureMaxBytes caps a captured body when the policy sets no cap.
@@ -81,6 +84,17 @@ func (rq *request) capture() {
 	body := rq.body.Bytes()
 	req := make([]byte, min(len(body), cw.limit))
 	copy(req, body)
+	// A credential a caller pasted into its body, or a host key an
+	// upstream echoed, is not stored.
+	if k := presentedKey(rq.r.Header); k != "" && bytes.Contains(body, []byte(k)) {
+		req = bytes.ReplaceAll(body, []byte(k), []byte("[redacted]"))
+		req = req[:min(len(req), cw.limit)]
+	}
+	if rq.key != nil {
+		if sec := rq.key.Secret.Reveal(); sec != "" && bytes.Contains(cw.buf, []byte(sec)) {
+			cw.buf = bytes.ReplaceAll(cw.buf, []byte(sec), []byte("[redacted]"))
+		}
+	}
 	p := Payload{
 		RequestID: rq.id, At: rq.at, ProjectID: rq.caller.ProjectID,
 		PolicyID: rq.caller.Policy.ID, Model: rq.scan.Model, Status: rq.status,

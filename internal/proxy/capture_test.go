@@ -83,3 +83,18 @@ func TestProxy_CaptureIsCappedAndOffByDefault(t *testing.T) {
 	default:
 	}
 }
+
+// A relay key pasted into a body is not stored.
+func TestProxy_CaptureRedactsTheRelayKey(t *testing.T) {
+	t.Parallel()
+	f, c := captureFixture(t, true, 0)
+	body := `{"model":"gpt-test","messages":[{"role":"user","content":"my key is ` + relayKey + `"}]}`
+	if resp, out := f.post("/v1/chat/completions", body, nil); resp.StatusCode != 200 {
+		t.Fatalf("%d %s", resp.StatusCode, out)
+	}
+	f.rec.next(t)
+	p := <-c.ch
+	if strings.Contains(string(p.Request), relayKey) || !strings.Contains(string(p.Request), "my key is [redacted]") {
+		t.Errorf("captured request %q", p.Request)
+	}
+}
