@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/relay-llm/relay/internal/capture"
 	"github.com/relay-llm/relay/internal/config"
 	"github.com/relay-llm/relay/internal/controlapi"
 	"github.com/relay-llm/relay/internal/demo"
@@ -26,6 +27,7 @@ import (
 	"github.com/relay-llm/relay/internal/ratelimit"
 	"github.com/relay-llm/relay/internal/secret"
 	"github.com/relay-llm/relay/internal/store"
+	"github.com/relay-llm/relay/internal/tracing"
 	usageledger "github.com/relay-llm/relay/internal/usage"
 )
 
@@ -49,6 +51,14 @@ func demoEnabled(cfg *config.Config) bool {
 
 func newPlanes(ctx context.Context, cfg *config.Config, st *store.Store, box *secret.Box, ld *loader.Loader,
 	getenv func(string) string, stdout io.Writer, log *slog.Logger) (*planes, error) {
+	// Traces, when OTEL_EXPORTER_OTLP_ENDPOINT asks for them; flushed on drain.
+	tr, err := tracing.New(ctx, getenv, version)
+	if err != nil {
+		return nil, err
+	}
+	if tr != nil {
+		log.Info("exporting traces over OTLP/HTTP", "endpoint", tr.Endpoint())
+	}
 	// Limits and breakers: in process memory for one pod, or shared through
 	// Redis when RELAY_REDIS_URL is set.
 	limiter := ratelimit.New(ratelimit.Options{Logger: log})
@@ -78,16 +88,31 @@ func newPlanes(ctx context.Context, cfg *config.Config, st *store.Store, box *se
 	breakers = reg.Breakers(breakers)
 	ledger := usageledger.NewWriter(usageledger.WriterConfig{Sink: st, Snapshot: ld.Current, Observer: reg, Logger: log})
 	reg.WatchUsage(ledger)
+	// Payload captures of policies that turn them on: queued, written in
+	// batches, expired after RELAY_PAYLOAD_RETENTION.
+	captures := capture.NewWriter(capture.Config{Sink: st, Logger: log, QueueSize: cfg.PayloadQueue, Retention: cfg.PayloadRetention})
+	reg.WatchCaptures(func() metrics.CaptureStats {
+		s := captures.Stats()
+		return metrics.CaptureStats{Dropped: s.Dropped, Written: s.Written, Lost: s.Lost}
+	})
 	maintainCtx, stopMaintain := context.WithCancel(context.WithoutCancel(ctx))
 	maintainer := usageledger.NewMaintainer(usageledger.MaintainerConfig{Store: st, Logger: log})
 	go maintainer.Run(maintainCtx) //nolint:errcheck // returns when stopped
 	limitsClose := closeAll
 	closeAll = func() {
 		stopMaintain()
+		flushTraces, cancelTraces := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancelTraces()
+		if err := tr.Shutdown(flushTraces); err != nil {
+			log.Error("flush traces", "err", err)
+		}
 		flushCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		if err := ledger.Close(flushCtx); err != nil {
 			log.Error("flush usage events", "err", err)
+		}
+		if err := captures.Close(flushCtx); err != nil {
+			log.Error("flush payload captures", "err", err)
 		}
 		limitsClose()
 	}
@@ -96,9 +121,12 @@ func newPlanes(ctx context.Context, cfg *config.Config, st *store.Store, box *se
 		Breakers:     breakers,
 		Limiter:      limiter,
 		Recorder:     ledger,
+		Capturer:     captures,
 		MaxInflight:  cfg.MaxInflight,
 		Logger:       log,
 		MaxBodyBytes: cfg.MaxBodyBytes,
+
+		TracerProvider: tr.Provider(),
 	})
 
 	if err := controlapi.Bootstrap(ctx, st, getenv, stdout); err != nil {

@@ -39,6 +39,8 @@ type Config struct {
 	MaxInflight      int           // RELAY_MAX_INFLIGHT: inference requests one pod serves at once, above which it answers 429 overloaded (0 = no cap)
 	RedisTimeout     time.Duration // RELAY_REDIS_TIMEOUT: bound on each rate-limiter Redis call on the request path
 	RedisPrefix      string        // RELAY_REDIS_PREFIX: prefix of every Redis key and channel Relay uses
+	PayloadRetention time.Duration // RELAY_PAYLOAD_RETENTION: how long payload captures are kept
+	PayloadQueue     int           // RELAY_PAYLOAD_QUEUE: payload captures waiting to be written, beyond which they are dropped
 }
 
 // Load reads the environment through getenv, then flags from args. Errors
@@ -71,6 +73,8 @@ func Load(args []string, getenv func(string) string, stderr io.Writer) (*Config,
 	maxInflight := fs.String("max-inflight", env("RELAY_MAX_INFLIGHT", "0"), "inference requests served at once before answering 429; 0 = no cap (RELAY_MAX_INFLIGHT)")
 	redisTimeout := fs.String("redis-timeout", env("RELAY_REDIS_TIMEOUT", "100ms"), "bound on each rate-limiter Redis call on the request path (RELAY_REDIS_TIMEOUT)")
 	redisPrefix := fs.String("redis-prefix", env("RELAY_REDIS_PREFIX", "relay:"), "prefix of Relay's Redis keys (RELAY_REDIS_PREFIX)")
+	payloadRetention := fs.String("payload-retention", env("RELAY_PAYLOAD_RETENTION", "168h"), "how long payload captures are kept (RELAY_PAYLOAD_RETENTION)")
+	payloadQueue := fs.String("payload-queue", env("RELAY_PAYLOAD_QUEUE", "1024"), "payload captures waiting to be written before new ones are dropped (RELAY_PAYLOAD_QUEUE)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -154,6 +158,12 @@ func Load(args []string, getenv func(string) string, stderr io.Writer) (*Config,
 	c.RedisPrefix = *redisPrefix
 	if strings.ContainsAny(c.RedisPrefix, "{} \t\n") {
 		errs = append(errs, fmt.Errorf("RELAY_REDIS_PREFIX: %q may not hold braces or spaces (Relay adds its own hash tags)", c.RedisPrefix))
+	}
+	c.PayloadRetention = parseDuration("RELAY_PAYLOAD_RETENTION", *payloadRetention, time.Hour, 10*365*24*time.Hour, &errs)
+	if n, err := strconv.Atoi(*payloadQueue); err != nil || n < 1 || n > 1<<20 {
+		errs = append(errs, fmt.Errorf("RELAY_PAYLOAD_QUEUE: %q is not a count between 1 and 1048576", *payloadQueue))
+	} else {
+		c.PayloadQueue = n
 	}
 	if *demo != "" {
 		b, err := strconv.ParseBool(*demo)

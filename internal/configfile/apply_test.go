@@ -399,6 +399,7 @@ func TestApply_EveryUpdateConverges(t *testing.T) {
 		"~ update HostKey anthropic/main (tier_rate_limit: \"\" → openai-tier-1)\n",
 		"~ update User ada@example.com (email: ada@example.com → Ada@Example.com, name: Ada → \"Ada Lovelace\", groups: -ops)\n",
 		"~ update ServiceAccount platform/chat/ci (name: CI → \"CI bot\", policy: default → \"\")\n",
+		"capture_payloads: false → true, capture_max_bytes: 0 → 4096",
 	} {
 		if !strings.Contains(printed(t, p), want) {
 			t.Errorf("plan lacks %q:\n%s", want, printed(t, p))

@@ -74,6 +74,7 @@ func createBody(s spec, id resolver) (any, string) {
 			KeyStrategy: ptr(client.KeyStrategy(s.KeyStrategy)), RateLimitID: id.opt(KindRateLimit, s.RateLimit),
 			MaxWaitMs: &s.MaxWaitMs, Priority: &s.Priority, MaxAttempts: &s.MaxAttempts,
 			LimiterFailureMode: ptr(client.LimiterFailureMode(s.LimiterFailureMode)),
+			CapturePayloads:    &s.CapturePayloads, CaptureMaxBytes: &s.CaptureMaxBytes,
 		}, "PolicyCreate"
 	case *ServiceAccountSpec:
 		return client.ServiceAccountCreate{
@@ -222,7 +223,8 @@ func updateBody(s spec, f fieldSet, id resolver) any {
 			Name: when(f, "name", s.Name), AllModels: when(f, "all_models", s.AllModels), AllHostKeys: when(f, "all_host_keys", s.AllHostKeys),
 			RateLimitID: nullRef(f, "rate_limit", id, KindRateLimit, s.RateLimit),
 			MaxWaitMs:   when(f, "max_wait_ms", s.MaxWaitMs), Priority: when(f, "priority", s.Priority),
-			MaxAttempts: when(f, "max_attempts", s.MaxAttempts),
+			MaxAttempts:     when(f, "max_attempts", s.MaxAttempts),
+			CapturePayloads: when(f, "capture_payloads", s.CapturePayloads), CaptureMaxBytes: when(f, "capture_max_bytes", s.CaptureMaxBytes),
 		}
 		if f["key_strategy"] {
 			b.KeyStrategy = ptr(client.KeyStrategy(s.KeyStrategy))
@@ -231,7 +233,8 @@ func updateBody(s spec, f fieldSet, id resolver) any {
 			b.LimiterFailureMode = ptr(client.LimiterFailureMode(s.LimiterFailureMode))
 		}
 		if b.Name == nil && b.AllModels == nil && b.AllHostKeys == nil && b.RateLimitID == nil && b.MaxWaitMs == nil &&
-			b.Priority == nil && b.MaxAttempts == nil && b.KeyStrategy == nil && b.LimiterFailureMode == nil {
+			b.Priority == nil && b.MaxAttempts == nil && b.KeyStrategy == nil && b.LimiterFailureMode == nil &&
+			b.CapturePayloads == nil && b.CaptureMaxBytes == nil {
 			return nil
 		}
 		return b

@@ -637,6 +637,8 @@ type PolicySpec struct {
 	Priority           int32            `yaml:"priority"`
 	MaxAttempts        int32            `yaml:"max_attempts"`
 	LimiterFailureMode string           `yaml:"limiter_failure_mode"`
+	CapturePayloads    bool             `yaml:"capture_payloads"`
+	CaptureMaxBytes    int32            `yaml:"capture_max_bytes"`
 	Models             []string         `yaml:"models" cfg:"set"`
 	HostKeys           []string         `yaml:"host_keys" cfg:"set"`
 	ModelRateLimits    []ModelRateLimit `yaml:"model_rate_limits"`

@@ -461,6 +461,7 @@ func buildState(snap *snapshot) (*state, error) {
 			KeyStrategy: string(p.KeyStrategy), RateLimit: must(rateLimits.ofPtr("rate limit", p.RateLimitID)),
 			MaxWaitMs: p.MaxWaitMs, Priority: p.Priority, MaxAttempts: p.MaxAttempts,
 			LimiterFailureMode: string(p.LimiterFailureMode),
+			CapturePayloads:    p.CapturePayloads, CaptureMaxBytes: p.CaptureMaxBytes,
 		}
 		for _, g := range snap.modelGrants[p.ID] {
 			s.Models = append(s.Models, must(models.of("model", g.ModelID)))

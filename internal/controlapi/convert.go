@@ -76,6 +76,7 @@ func policyOut(r store.Policy) gen.Policy {
 		ID: r.ID, Slug: r.Slug, Name: r.Name, AllModels: r.AllModels, AllHostKeys: r.AllHostKeys,
 		KeyStrategy: gen.KeyStrategy(r.KeyStrategy), RateLimitID: r.RateLimitID, MaxWaitMs: r.MaxWaitMs,
 		Priority: r.Priority, MaxAttempts: r.MaxAttempts, LimiterFailureMode: gen.LimiterFailureMode(r.LimiterFailureMode),
+		CapturePayloads: r.CapturePayloads, CaptureMaxBytes: r.CaptureMaxBytes,
 		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
 	}
 }

@@ -276,6 +276,7 @@ func (s *Server) CreatePolicy(ctx context.Context, req gen.CreatePolicyRequestOb
 		Slug: b.Slug, Name: deref(b.Name, ""), AllModels: deref(b.AllModels, false), AllHostKeys: deref(b.AllHostKeys, false),
 		KeyStrategy: string(strategy), RateLimitID: b.RateLimitID, MaxWaitMs: deref(b.MaxWaitMs, 0),
 		Priority: deref(b.Priority, 0), MaxAttempts: deref(b.MaxAttempts, 3), LimiterFailureMode: string(mode),
+		CapturePayloads: deref(b.CapturePayloads, false), CaptureMaxBytes: deref(b.CaptureMaxBytes, 0),
 	})
 	if err != nil {
 		return nil, err
@@ -321,6 +322,8 @@ func (s *Server) UpdatePolicy(ctx context.Context, req gen.UpdatePolicyRequestOb
 		if b.LimiterFailureMode != nil {
 			r.LimiterFailureMode = string(*b.LimiterFailureMode)
 		}
+		set(&r.CapturePayloads, b.CapturePayloads)
+		set(&r.CaptureMaxBytes, b.CaptureMaxBytes)
 		return nil
 	})
 	if row, err = found("policy", row, err); err != nil {

@@ -148,6 +148,7 @@ func (c converter) policies(rows []store.Policy, models []store.PolicyModel, key
 			KeyStrategy: snapshot.KeyStrategy(r.KeyStrategy), RateLimitID: ref(r.RateLimitID),
 			MaxWait: ms(r.MaxWaitMs), Priority: int(r.Priority), MaxAttempts: int(r.MaxAttempts),
 			LimiterFailureMode: r.LimiterFailureMode,
+			CapturePayloads:    r.CapturePayloads, CaptureMaxBytes: int(r.CaptureMaxBytes),
 		}
 		byID[r.ID] = p
 		out = append(out, p)

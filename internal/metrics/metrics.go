@@ -650,3 +650,37 @@ func (c usageCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(usageRetriesDesc, st.Retries)
 	counter(usageUnpricedDesc, st.Unpriced)
 }
+
+// CaptureStats are the payload capture writer's counters.
+type CaptureStats struct {
+	Dropped uint64 // refused: the queue was full
+	Written uint64
+	Lost    uint64 // in batches that failed every write attempt
+}
+
+// WatchCaptures exports the payload capture writer's counters:
+// relay_payload_captures_dropped_total, _written_total and _lost_total.
+func (r *Registry) WatchCaptures(stats func() CaptureStats) {
+	r.reg.MustRegister(captureCollector{stats})
+}
+
+var captureDescs = struct{ dropped, written, lost *prometheus.Desc }{
+	dropped: prometheus.NewDesc("relay_payload_captures_dropped_total", "Payload captures dropped because the capture queue was full.", nil, nil),
+	written: prometheus.NewDesc("relay_payload_captures_written_total", "Payload captures written to payload_captures.", nil, nil),
+	lost:    prometheus.NewDesc("relay_payload_captures_lost_total", "Payload captures in batches that failed every write attempt.", nil, nil),
+}
+
+type captureCollector struct{ stats func() CaptureStats }
+
+func (c captureCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- captureDescs.dropped
+	ch <- captureDescs.written
+	ch <- captureDescs.lost
+}
+
+func (c captureCollector) Collect(ch chan<- prometheus.Metric) {
+	s := c.stats()
+	ch <- prometheus.MustNewConstMetric(captureDescs.dropped, prometheus.CounterValue, float64(s.Dropped))
+	ch <- prometheus.MustNewConstMetric(captureDescs.written, prometheus.CounterValue, float64(s.Written))
+	ch <- prometheus.MustNewConstMetric(captureDescs.lost, prometheus.CounterValue, float64(s.Lost))
+}

@@ -66,7 +66,12 @@ func (rq *request) forward() {
 			if rq.res != nil {
 				// The limiter admits the attempt with its key (tier limit,
 				// pacing); the first also carries the policy's limits.
-				if err := rq.res.Attempt(ctx, key, c.Binding); err != nil {
+				ls := rq.child(spanReserve)
+				err := rq.res.Attempt(ctx, key, c.Binding)
+				if ls != nil {
+					rq.endReserve(ls, err)
+				}
+				if err != nil {
 					h.breakers.Report(ticket, keypool.Result{Outcome: keypool.OutcomeNeutral}, h.now())
 					if ctx.Err() != nil {
 						rq.canceled()
@@ -82,7 +87,9 @@ func (rq *request) forward() {
 			rq.tried = append(rq.tried, key.ID)
 			rq.attempts++
 			rq.cand, rq.key = c, key
+			rq.startAttempt(c, key)
 			f, done := rq.attempt(ctx, c, key, ticket)
+			rq.endAttempt(&f, done)
 			if done {
 				return
 			}
@@ -211,6 +218,7 @@ func (rq *request) attempt(ctx context.Context, c *routing.Candidate, key *snaps
 	req.Header = outboundHeaders(rq.r.Header)
 	setUpstreamAuth(req.Header, c.Binding.Shape, key.Secret)
 	rq.translatedHeaders(req.Header, c.Binding.Shape)
+	rq.injectTrace(ctx, req.Header)
 
 	firstByte := time.AfterFunc(to.FirstByte, func() { cancel(errFirstByteTimeout) })
 	resp, err := h.transport.RoundTrip(req)
@@ -318,6 +326,9 @@ func (rq *request) passError(resp *http.Response, secret snapshot.Secret) {
 // other key is tried. It returns what the attempt says about its key.
 func (rq *request) commit(ctx, actx context.Context, cancel context.CancelCauseFunc, resp *http.Response, shape snapshot.Shape, to Timeouts, injected bool) keypool.Result {
 	defer resp.Body.Close()
+	if ss := rq.startStream(); ss != nil {
+		defer rq.endStream(ss)
+	}
 	idle := time.AfterFunc(to.Idle, func() { cancel(errIdleTimeout) })
 	defer idle.Stop()
 	body := &idleReader{r: resp.Body, t: idle, d: to.Idle}

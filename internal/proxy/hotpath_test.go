@@ -1,11 +1,16 @@
 package proxy
 
 import (
+	"context"
 	"crypto/sha256"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/relay-llm/relay/internal/keypool"
 	"github.com/relay-llm/relay/internal/routing"
@@ -58,51 +63,96 @@ func hotPathHandler(strategy snapshot.KeyStrategy) (*Handler, *snapshot.Snapshot
 }
 
 // hotPath is what ServeHTTP does between reading the body and calling
-// upstream: authenticate, resolve the policy, route, pick a key.
-func hotPath(h *Handler, snap *snapshot.Snapshot, plan *routing.Plan, tried []snapshot.ID) *snapshot.HostKey {
+// upstream: authenticate, resolve the policy, route, pick a key, with the
+// tracing hooks it runs around each step (no-ops when tracing is off).
+func hotPath(h *Handler, snap *snapshot.Snapshot, rq *request, tried []snapshot.ID) *snapshot.HostKey {
+	if h.tracer != nil {
+		rq.startTrace()
+	}
 	now := h.now()
+	as := rq.child(spanAuth)
 	caller, res := snap.Authenticate(hashKey(benchKey), now)
 	if res != snapshot.AuthOK {
 		panic(res.String())
 	}
-	if err := h.router.Route(snap, caller.Policy, "model-ca", wire.InboundChat, now, plan); err != nil {
+	if as != nil {
+		rq.caller = caller
+		rq.endAuth(as, true)
+	}
+	rs := rq.child(spanRoute)
+	err := h.router.Route(snap, caller.Policy, "model-ca", wire.InboundChat, now, &rq.plan)
+	if rs != nil {
+		rq.endRoute(rs, err)
+	}
+	if err != nil {
 		panic(err)
 	}
+	plan := &rq.plan
 	for i := range plan.Bindings {
 		c := &plan.Bindings[i]
 		if c.Skip != routing.Kept {
 			continue
 		}
 		if k, t, ok := h.pool.Pick(caller.Policy.KeyStrategy, c.Keys, tried, now); ok {
+			rq.startAttempt(c, k)
 			h.breakers.Report(t, keypool.Result{Outcome: keypool.OutcomeSuccess}, now)
+			rq.endAttempt(&failure{}, true)
+			if rq.span != nil {
+				rq.endTrace()
+			}
 			return k
 		}
 	}
 	panic("no key")
 }
 
+// hotPathRequest is the request state hotPath works in.
+func hotPathRequest(h *Handler) *request {
+	return &request{h: h, r: httptest.NewRequest(http.MethodPost, "/v1/chat/completions", nil), id: "req_bench", in: wire.InboundChat, status: 200}
+}
+
 func TestHotPath_DoesNotAllocate(t *testing.T) {
 	for _, s := range []snapshot.KeyStrategy{snapshot.StrategyPrioritized, snapshot.StrategyRoundRobin, snapshot.StrategyLeastRecentlyUsed} {
 		h, snap := hotPathHandler(s)
-		var plan routing.Plan
+		rq := hotPathRequest(h)
 		tried := make([]snapshot.ID, 0, maxTried)
-		hotPath(h, snap, &plan, tried) // warm the plan and the selection state
-		if allocs := testing.AllocsPerRun(200, func() { hotPath(h, snap, &plan, tried) }); allocs != 0 {
+		hotPath(h, snap, rq, tried) // warm the plan and the selection state
+		if allocs := testing.AllocsPerRun(200, func() { hotPath(h, snap, rq, tried) }); allocs != 0 {
 			t.Errorf("%s: %v allocations per request", s, allocs)
 		}
 	}
 }
 
+// BenchmarkHotPath measures the hot path without tracing (one sub-benchmark
+// per key strategy) and, for the prioritized strategy, with tracing on: an
+// SDK tracer provider batching into the in-memory exporter.
 func BenchmarkHotPath(b *testing.B) {
 	for _, s := range []snapshot.KeyStrategy{snapshot.StrategyPrioritized, snapshot.StrategyRoundRobin, snapshot.StrategyLeastRecentlyUsed} {
 		b.Run(string(s), func(b *testing.B) {
 			h, snap := hotPathHandler(s)
-			var plan routing.Plan
+			rq := hotPathRequest(h)
 			tried := make([]snapshot.ID, 0, maxTried)
 			b.ReportAllocs()
 			for b.Loop() {
-				hotPath(h, snap, &plan, tried)
+				hotPath(h, snap, rq, tried)
 			}
 		})
 	}
+	b.Run("prioritized/traced", func(b *testing.B) {
+		h, snap := hotPathHandler(snapshot.StrategyPrioritized)
+		exp := tracetest.NewInMemoryExporter()
+		tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp))
+		defer tp.Shutdown(context.Background()) //nolint:errcheck
+		h.tracer = tp.Tracer(tracerName)
+		rq := hotPathRequest(h)
+		tried := make([]snapshot.ID, 0, maxTried)
+		b.ReportAllocs()
+		n := 0
+		for b.Loop() {
+			hotPath(h, snap, rq, tried)
+			if n++; n%4096 == 0 {
+				exp.Reset() // keep the exporter from growing without bound
+			}
+		}
+	})
 }

@@ -21,6 +21,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/relay-llm/relay/internal/keypool"
 	"github.com/relay-llm/relay/internal/routing"
 	"github.com/relay-llm/relay/internal/snapshot"
@@ -63,8 +65,14 @@ type Config struct {
 	MaxInflight int
 	// Recorder receives one Record per authenticated request; nil drops them.
 	Recorder Recorder
+	// Capturer receives the payloads of requests whose policy captures
+	// them (capture.go); nil: nothing is captured.
+	Capturer Capturer
 	// Logger gets one line per request; nil discards.
 	Logger *slog.Logger
+	// TracerProvider traces each request (trace.go); nil: no spans, at no
+	// cost on the request path.
+	TracerProvider trace.TracerProvider
 	// Now is the clock for decisions: credential expiry, breakers, record
 	// timestamps. nil: time.Now. Latencies use the monotonic clock.
 	Now func() time.Time
@@ -99,7 +107,9 @@ type Handler struct {
 	router    routing.Router
 	limiter   Limiter
 	recorder  Recorder
+	capturer  Capturer
 	log       *slog.Logger
+	tracer    trace.Tracer // nil: tracing off
 	now       func() time.Time
 	transport http.RoundTripper
 	maxBody   int64
@@ -121,6 +131,7 @@ func New(cfg Config) *Handler {
 		breakers:  cfg.Breakers,
 		limiter:   cfg.Limiter,
 		recorder:  cfg.Recorder,
+		capturer:  cfg.Capturer,
 		log:       cfg.Logger,
 		now:       cfg.Now,
 		transport: cfg.Transport,
@@ -131,6 +142,9 @@ func New(cfg Config) *Handler {
 		timeouts:  cfg.DefaultTimeouts,
 
 		maxInflight: int64(max(cfg.MaxInflight, 0)),
+	}
+	if cfg.TracerProvider != nil {
+		h.tracer = cfg.TracerProvider.Tracer(tracerName)
 	}
 	if h.snapshot == nil {
 		empty := snapshot.Empty()
@@ -193,6 +207,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rq := h.reqs.Get().(*request)
 	rq.init(h, w, r)
 	defer h.release(rq)
+	if h.tracer != nil {
+		rq.startTrace()
+	}
 
 	path, dialect := r.URL.Path, wire.DialectOpenAI
 	switch {
@@ -259,10 +276,18 @@ func (h *Handler) release(rq *request) {
 
 // serveInference runs one inference request end to end.
 func (h *Handler) serveInference(rq *request) {
-	if !rq.authenticate() {
+	as := rq.child(spanAuth)
+	ok := rq.authenticate()
+	if as != nil {
+		rq.endAuth(as, ok)
+	}
+	if !ok {
 		return
 	}
 	rq.recorded = true
+	if rq.caller.Policy != nil && rq.caller.Policy.CapturePayloads {
+		rq.startCapture()
+	}
 	if !rq.readBody() {
 		return
 	}
@@ -273,8 +298,15 @@ func (h *Handler) serveInference(rq *request) {
 	}
 	rq.scan = scan
 	rq.stream = scan.Stream
-	if err := h.router.Route(rq.snap, rq.caller.Policy, scan.Model, rq.in, rq.at, &rq.plan); err != nil {
+	rs := rq.child(spanRoute)
+	err = h.router.Route(rq.snap, rq.caller.Policy, scan.Model, rq.in, rq.at, &rq.plan)
+	if err != nil {
 		rq.fail(err)
+	}
+	if rs != nil {
+		rq.endRoute(rs, err)
+	}
+	if err != nil {
 		return
 	}
 	adm := &Admission{
@@ -293,9 +325,15 @@ func (h *Handler) serveInference(rq *request) {
 		rq.forward()
 		return
 	}
+	ls := rq.child(spanReserve)
 	done, err := h.limiter.Admit(rq.r.Context(), adm)
 	if err != nil {
 		rq.limiterFailed(err)
+	}
+	if ls != nil {
+		rq.endReserve(ls, err)
+	}
+	if err != nil {
 		return
 	}
 	rq.settle = done

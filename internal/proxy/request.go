@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"errors"
 	"log/slog"
@@ -12,6 +13,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unsafe"
+
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/relay-llm/relay/internal/routing"
 	"github.com/relay-llm/relay/internal/snapshot"
@@ -71,6 +74,13 @@ type request struct {
 	ttfb     time.Duration
 	overhead time.Duration
 	abort    bool
+
+	cw *captureWriter // payload capture (capture.go); nil when off
+
+	// Tracing (trace.go); nil when it is off.
+	tctx  context.Context // carries span
+	span  trace.Span      // relay.request
+	aspan trace.Span      // the current relay.upstream_attempt
 }
 
 // failure is one attempt that failed before any byte reached the caller.
@@ -245,6 +255,9 @@ func (rq *request) finish() {
 		rq.settle(rq.usage)
 	}
 	rq.logLine(total)
+	if rq.span != nil {
+		rq.endTrace()
+	}
 	if !rq.recorded {
 		return
 	}
@@ -282,6 +295,9 @@ func (rq *request) finish() {
 	}
 	if rq.key != nil {
 		rec.HostKeyID = rq.key.ID
+	}
+	if rq.cw != nil {
+		rq.capture()
 	}
 	rq.h.recorder.Record(rec)
 }

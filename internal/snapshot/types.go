@@ -223,6 +223,11 @@ type Policy struct {
 	Priority           int
 	MaxAttempts        int
 	LimiterFailureMode string // "open" or "closed"
+	// CapturePayloads turns on payload capture: the request and response
+	// bodies of its requests, each up to CaptureMaxBytes, are stored apart
+	// (docs/observability.md).
+	CapturePayloads bool
+	CaptureMaxBytes int
 }
 
 // GrantsModel reports whether the policy grants the model.

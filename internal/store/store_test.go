@@ -46,7 +46,7 @@ var executed sync.Map
 var queryName = regexp.MustCompile(`^-- name: (\w+) :`)
 
 // copyQueries names the generated :copyfrom query of each table.
-var copyQueries = map[string]string{"usage_events": "InsertUsageEvents"}
+var copyQueries = map[string]string{"usage_events": "InsertUsageEvents", "payload_captures": "InsertPayloadCaptures"}
 
 type queryTracer struct{}
 

@@ -948,6 +948,34 @@ type NextCursor = string
 // Password Stored as a slow hash; never returned.
 type Password = string
 
+// PayloadCapture defines model for PayloadCapture.
+type PayloadCapture struct {
+	CreatedAt        time.Time           `json:"created_at"`
+	InferenceTokenID *openapi_types.UUID `json:"inference_token_id"`
+	Model            string              `json:"model"`
+	PolicyID         *openapi_types.UUID `json:"policy_id"`
+	ProjectID        openapi_types.UUID  `json:"project_id"`
+	RelayKeyID       *openapi_types.UUID `json:"relay_key_id"`
+
+	// RequestBody The body as the caller sent it, up to the policy's capture_max_bytes (invalid UTF-8 shows as U+FFFD).
+	RequestBody string `json:"request_body"`
+	RequestID   string `json:"request_id"`
+
+	// ResponseBody The bytes Relay sent back (a stream's events as sent), up to the cap.
+	ResponseBody string `json:"response_body"`
+
+	// Status The status Relay answered with.
+	Status int32 `json:"status"`
+
+	// Truncated A body was cut at the cap.
+	Truncated bool `json:"truncated"`
+}
+
+// PayloadCapturesDeleted defines model for PayloadCapturesDeleted.
+type PayloadCapturesDeleted struct {
+	Deleted int64 `json:"deleted"`
+}
+
 // Period defines model for Period.
 type Period string
 
@@ -978,9 +1006,15 @@ type Policy struct {
 	AllHostKeys bool `json:"all_host_keys"`
 
 	// AllModels Grants every model; the model grants are then ignored.
-	AllModels bool               `json:"all_models"`
-	CreatedAt time.Time          `json:"created_at"`
-	ID        openapi_types.UUID `json:"id"`
+	AllModels bool `json:"all_models"`
+
+	// CaptureMaxBytes Cap on each captured body (0: 65536); longer ones are cut and marked truncated.
+	CaptureMaxBytes int32 `json:"capture_max_bytes"`
+
+	// CapturePayloads Stores the request and response bodies of its requests in payload_captures (docs/observability.md).
+	CapturePayloads bool               `json:"capture_payloads"`
+	CreatedAt       time.Time          `json:"created_at"`
+	ID              openapi_types.UUID `json:"id"`
 
 	// KeyStrategy How a policy picks among usable host keys.
 	KeyStrategy KeyStrategy `json:"key_strategy"`
@@ -1056,6 +1090,10 @@ type PolicyBindingUpdate struct {
 type PolicyCreate struct {
 	AllHostKeys *bool `json:"all_host_keys,omitempty"`
 	AllModels   *bool `json:"all_models,omitempty"`
+
+	// CaptureMaxBytes 0 (65536) or 1024 to 1048576.
+	CaptureMaxBytes *int32 `json:"capture_max_bytes,omitempty"`
+	CapturePayloads *bool  `json:"capture_payloads,omitempty"`
 
 	// KeyStrategy How a policy picks among usable host keys.
 	KeyStrategy *KeyStrategy `json:"key_strategy,omitempty"`
@@ -1155,6 +1193,10 @@ type PolicyModelRateLimitUpdate struct {
 type PolicyUpdate struct {
 	AllHostKeys *bool `json:"all_host_keys,omitempty"`
 	AllModels   *bool `json:"all_models,omitempty"`
+
+	// CaptureMaxBytes 0 (65536) or 1024 to 1048576.
+	CaptureMaxBytes *int32 `json:"capture_max_bytes,omitempty"`
+	CapturePayloads *bool  `json:"capture_payloads,omitempty"`
 
 	// KeyStrategy How a policy picks among usable host keys.
 	KeyStrategy *KeyStrategy `json:"key_strategy,omitempty"`
@@ -2866,6 +2908,21 @@ type ClientInterface interface {
 	// Corresponds with PATCH /api/models/{id} (the `UpdateModel` operationId).
 	UpdateModel(ctx context.Context, id IDParam, body UpdateModelJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// DeletePayloadCapture Delete a request's captured payloads
+	//
+	// Redaction. Needs project_admin (or above) on the request's project.
+	//
+	// Corresponds with DELETE /api/payloads/{request_id} (the `DeletePayloadCapture` operationId).
+	DeletePayloadCapture(ctx context.Context, requestID string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetPayloadCapture Get a request's captured payloads
+	//
+	// The request and response bodies captured for a request whose policy has `capture_payloads`
+	// on. Needs project_admin (or above) on the request's project: captures hold prompt content.
+	//
+	// Corresponds with GET /api/payloads/{request_id} (the `GetPayloadCapture` operationId).
+	GetPayloadCapture(ctx context.Context, requestID string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListPolicies List policies
 	//
 	// Corresponds with GET /api/policies (the `ListPolicies` operationId).
@@ -3122,6 +3179,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with PATCH /api/projects/{id} (the `UpdateProject` operationId).
 	UpdateProject(ctx context.Context, id IDParam, body UpdateProjectJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteProjectPayloadCaptures Delete every captured payload of a project
+	//
+	// Redaction. Needs project_admin (or above) on the project.
+	//
+	// Corresponds with DELETE /api/projects/{id}/payloads (the `DeleteProjectPayloadCaptures` operationId).
+	DeleteProjectPayloadCaptures(ctx context.Context, id IDParam, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListRateLimits List rate limits
 	//
@@ -4523,6 +4587,41 @@ func (c *Client) UpdateModel(ctx context.Context, id IDParam, body UpdateModelJS
 	return c.Client.Do(req)
 }
 
+// DeletePayloadCapture Delete a request's captured payloads
+//
+// Redaction. Needs project_admin (or above) on the request's project.
+//
+// Corresponds with DELETE /api/payloads/{request_id} (the `DeletePayloadCapture` operationId).
+func (c *Client) DeletePayloadCapture(ctx context.Context, requestID string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeletePayloadCaptureRequest(c.Server, requestID)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetPayloadCapture Get a request's captured payloads
+//
+// The request and response bodies captured for a request whose policy has `capture_payloads`
+// on. Needs project_admin (or above) on the request's project: captures hold prompt content.
+//
+// Corresponds with GET /api/payloads/{request_id} (the `GetPayloadCapture` operationId).
+func (c *Client) GetPayloadCapture(ctx context.Context, requestID string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetPayloadCaptureRequest(c.Server, requestID)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListPolicies List policies
 //
 // Corresponds with GET /api/policies (the `ListPolicies` operationId).
@@ -5130,6 +5229,23 @@ func (c *Client) UpdateProjectWithBody(ctx context.Context, id IDParam, contentT
 // Corresponds with PATCH /api/projects/{id} (the `UpdateProject` operationId).
 func (c *Client) UpdateProject(ctx context.Context, id IDParam, body UpdateProjectJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewUpdateProjectRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteProjectPayloadCaptures Delete every captured payload of a project
+//
+// Redaction. Needs project_admin (or above) on the project.
+//
+// Corresponds with DELETE /api/projects/{id}/payloads (the `DeleteProjectPayloadCaptures` operationId).
+func (c *Client) DeleteProjectPayloadCaptures(ctx context.Context, id IDParam, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteProjectPayloadCapturesRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -8055,6 +8171,74 @@ func NewUpdateModelRequestWithBody(server string, id IDParam, contentType string
 	return req, nil
 }
 
+// NewDeletePayloadCaptureRequest constructs an http.Request for the DeletePayloadCapture method
+func NewDeletePayloadCaptureRequest(server string, requestID string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "request_id", requestID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/payloads/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetPayloadCaptureRequest constructs an http.Request for the GetPayloadCapture method
+func NewGetPayloadCaptureRequest(server string, requestID string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "request_id", requestID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/payloads/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListPoliciesRequest constructs an http.Request for the ListPolicies method
 func NewListPoliciesRequest(server string, params *ListPoliciesParams) (*http.Request, error) {
 	var err error
@@ -9328,6 +9512,40 @@ func NewUpdateProjectRequestWithBody(server string, id IDParam, contentType stri
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewDeleteProjectPayloadCapturesRequest constructs an http.Request for the DeleteProjectPayloadCaptures method
+func NewDeleteProjectPayloadCapturesRequest(server string, id IDParam) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/projects/%s/payloads", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -12150,6 +12368,25 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PATCH /api/models/{id} (the `UpdateModel` operationId).
 	UpdateModelWithResponse(ctx context.Context, id IDParam, body UpdateModelJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateModelResponse, error)
 
+	// DeletePayloadCaptureWithResponse Delete a request's captured payloads
+	//
+	// Redaction. Needs project_admin (or above) on the request's project.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/payloads/{request_id} (the `DeletePayloadCapture` operationId).
+	DeletePayloadCaptureWithResponse(ctx context.Context, requestID string, reqEditors ...RequestEditorFn) (*DeletePayloadCaptureResponse, error)
+
+	// GetPayloadCaptureWithResponse Get a request's captured payloads
+	//
+	// The request and response bodies captured for a request whose policy has `capture_payloads`
+	// on. Needs project_admin (or above) on the request's project: captures hold prompt content.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/payloads/{request_id} (the `GetPayloadCapture` operationId).
+	GetPayloadCaptureWithResponse(ctx context.Context, requestID string, reqEditors ...RequestEditorFn) (*GetPayloadCaptureResponse, error)
+
 	// ListPoliciesWithResponse List policies
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -12438,6 +12675,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PATCH /api/projects/{id} (the `UpdateProject` operationId).
 	UpdateProjectWithResponse(ctx context.Context, id IDParam, body UpdateProjectJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateProjectResponse, error)
+
+	// DeleteProjectPayloadCapturesWithResponse Delete every captured payload of a project
+	//
+	// Redaction. Needs project_admin (or above) on the project.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/projects/{id}/payloads (the `DeleteProjectPayloadCaptures` operationId).
+	DeleteProjectPayloadCapturesWithResponse(ctx context.Context, id IDParam, reqEditors ...RequestEditorFn) (*DeleteProjectPayloadCapturesResponse, error)
 
 	// ListRateLimitsWithResponse List rate limits
 	//
@@ -16059,6 +16305,151 @@ func (r UpdateModelResponse) ContentType() string {
 	return ""
 }
 
+type DeletePayloadCaptureResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DeletePayloadCaptureResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeletePayloadCaptureResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeletePayloadCaptureResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeletePayloadCaptureResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DeletePayloadCaptureResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r DeletePayloadCaptureResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeletePayloadCaptureResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeletePayloadCaptureResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeletePayloadCaptureResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetPayloadCaptureResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PayloadCapture
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetPayloadCaptureResponse) GetJSON200() *PayloadCapture {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetPayloadCaptureResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetPayloadCaptureResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetPayloadCaptureResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetPayloadCaptureResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetPayloadCaptureResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetPayloadCaptureResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetPayloadCaptureResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetPayloadCaptureResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetPayloadCaptureResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type ListPoliciesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -18092,6 +18483,82 @@ func (r UpdateProjectResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r UpdateProjectResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DeleteProjectPayloadCapturesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PayloadCapturesDeleted
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeleteProjectPayloadCapturesResponse) GetJSON200() *PayloadCapturesDeleted {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DeleteProjectPayloadCapturesResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteProjectPayloadCapturesResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteProjectPayloadCapturesResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteProjectPayloadCapturesResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DeleteProjectPayloadCapturesResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteProjectPayloadCapturesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteProjectPayloadCapturesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteProjectPayloadCapturesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteProjectPayloadCapturesResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -22166,6 +22633,37 @@ func (c *ClientWithResponses) UpdateModelWithResponse(ctx context.Context, id ID
 	return ParseUpdateModelResponse(rsp)
 }
 
+// DeletePayloadCaptureWithResponse Delete a request's captured payloads
+//
+// Redaction. Needs project_admin (or above) on the request's project.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/payloads/{request_id} (the `DeletePayloadCapture` operationId).
+func (c *ClientWithResponses) DeletePayloadCaptureWithResponse(ctx context.Context, requestID string, reqEditors ...RequestEditorFn) (*DeletePayloadCaptureResponse, error) {
+	rsp, err := c.DeletePayloadCapture(ctx, requestID, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeletePayloadCaptureResponse(rsp)
+}
+
+// GetPayloadCaptureWithResponse Get a request's captured payloads
+//
+// The request and response bodies captured for a request whose policy has `capture_payloads`
+// on. Needs project_admin (or above) on the request's project: captures hold prompt content.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/payloads/{request_id} (the `GetPayloadCapture` operationId).
+func (c *ClientWithResponses) GetPayloadCaptureWithResponse(ctx context.Context, requestID string, reqEditors ...RequestEditorFn) (*GetPayloadCaptureResponse, error) {
+	rsp, err := c.GetPayloadCapture(ctx, requestID, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetPayloadCaptureResponse(rsp)
+}
+
 // ListPoliciesWithResponse List policies
 //
 // Returns a wrapper object for the known response body format(s).
@@ -22669,6 +23167,21 @@ func (c *ClientWithResponses) UpdateProjectWithResponse(ctx context.Context, id 
 		return nil, err
 	}
 	return ParseUpdateProjectResponse(rsp)
+}
+
+// DeleteProjectPayloadCapturesWithResponse Delete every captured payload of a project
+//
+// Redaction. Needs project_admin (or above) on the project.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/projects/{id}/payloads (the `DeleteProjectPayloadCaptures` operationId).
+func (c *ClientWithResponses) DeleteProjectPayloadCapturesWithResponse(ctx context.Context, id IDParam, reqEditors ...RequestEditorFn) (*DeleteProjectPayloadCapturesResponse, error) {
+	rsp, err := c.DeleteProjectPayloadCaptures(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteProjectPayloadCapturesResponse(rsp)
 }
 
 // ListRateLimitsWithResponse List rate limits
@@ -26059,6 +26572,124 @@ func ParseUpdateModelResponse(rsp *http.Response) (*UpdateModelResponse, error) 
 	return response, nil
 }
 
+// ParseDeletePayloadCaptureResponse parses an HTTP response from a DeletePayloadCaptureWithResponse call
+func ParseDeletePayloadCaptureResponse(rsp *http.Response) (*DeletePayloadCaptureResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeletePayloadCaptureResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetPayloadCaptureResponse parses an HTTP response from a GetPayloadCaptureWithResponse call
+func ParseGetPayloadCaptureResponse(rsp *http.Response) (*GetPayloadCaptureResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetPayloadCaptureResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PayloadCapture
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseListPoliciesResponse parses an HTTP response from a ListPoliciesWithResponse call
 func ParseListPoliciesResponse(rsp *http.Response) (*ListPoliciesResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -27713,6 +28344,67 @@ func ParseUpdateProjectResponse(rsp *http.Response) (*UpdateProjectResponse, err
 			return nil, err
 		}
 		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDeleteProjectPayloadCapturesResponse parses an HTTP response from a DeleteProjectPayloadCapturesWithResponse call
+func ParseDeleteProjectPayloadCapturesResponse(rsp *http.Response) (*DeleteProjectPayloadCapturesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteProjectPayloadCapturesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PayloadCapturesDeleted
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError

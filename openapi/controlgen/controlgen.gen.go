@@ -955,6 +955,34 @@ type NextCursor = string
 // Password Stored as a slow hash; never returned.
 type Password = string
 
+// PayloadCapture defines model for PayloadCapture.
+type PayloadCapture struct {
+	CreatedAt        time.Time           `json:"created_at"`
+	InferenceTokenID *openapi_types.UUID `json:"inference_token_id"`
+	Model            string              `json:"model"`
+	PolicyID         *openapi_types.UUID `json:"policy_id"`
+	ProjectID        openapi_types.UUID  `json:"project_id"`
+	RelayKeyID       *openapi_types.UUID `json:"relay_key_id"`
+
+	// RequestBody The body as the caller sent it, up to the policy's capture_max_bytes (invalid UTF-8 shows as U+FFFD).
+	RequestBody string `json:"request_body"`
+	RequestID   string `json:"request_id"`
+
+	// ResponseBody The bytes Relay sent back (a stream's events as sent), up to the cap.
+	ResponseBody string `json:"response_body"`
+
+	// Status The status Relay answered with.
+	Status int32 `json:"status"`
+
+	// Truncated A body was cut at the cap.
+	Truncated bool `json:"truncated"`
+}
+
+// PayloadCapturesDeleted defines model for PayloadCapturesDeleted.
+type PayloadCapturesDeleted struct {
+	Deleted int64 `json:"deleted"`
+}
+
 // Period defines model for Period.
 type Period string
 
@@ -985,9 +1013,15 @@ type Policy struct {
 	AllHostKeys bool `json:"all_host_keys"`
 
 	// AllModels Grants every model; the model grants are then ignored.
-	AllModels bool               `json:"all_models"`
-	CreatedAt time.Time          `json:"created_at"`
-	ID        openapi_types.UUID `json:"id"`
+	AllModels bool `json:"all_models"`
+
+	// CaptureMaxBytes Cap on each captured body (0: 65536); longer ones are cut and marked truncated.
+	CaptureMaxBytes int32 `json:"capture_max_bytes"`
+
+	// CapturePayloads Stores the request and response bodies of its requests in payload_captures (docs/observability.md).
+	CapturePayloads bool               `json:"capture_payloads"`
+	CreatedAt       time.Time          `json:"created_at"`
+	ID              openapi_types.UUID `json:"id"`
 
 	// KeyStrategy How a policy picks among usable host keys.
 	KeyStrategy KeyStrategy `json:"key_strategy"`
@@ -1063,6 +1097,10 @@ type PolicyBindingUpdate struct {
 type PolicyCreate struct {
 	AllHostKeys *bool `json:"all_host_keys,omitempty"`
 	AllModels   *bool `json:"all_models,omitempty"`
+
+	// CaptureMaxBytes 0 (65536) or 1024 to 1048576.
+	CaptureMaxBytes *int32 `json:"capture_max_bytes,omitempty"`
+	CapturePayloads *bool  `json:"capture_payloads,omitempty"`
 
 	// KeyStrategy How a policy picks among usable host keys.
 	KeyStrategy *KeyStrategy `json:"key_strategy,omitempty"`
@@ -1162,6 +1200,10 @@ type PolicyModelRateLimitUpdate struct {
 type PolicyUpdate struct {
 	AllHostKeys *bool `json:"all_host_keys,omitempty"`
 	AllModels   *bool `json:"all_models,omitempty"`
+
+	// CaptureMaxBytes 0 (65536) or 1024 to 1048576.
+	CaptureMaxBytes *int32 `json:"capture_max_bytes,omitempty"`
+	CapturePayloads *bool  `json:"capture_payloads,omitempty"`
 
 	// KeyStrategy How a policy picks among usable host keys.
 	KeyStrategy *KeyStrategy `json:"key_strategy,omitempty"`
@@ -2513,6 +2555,12 @@ type ServerInterface interface {
 	// UpdateModel Update a model
 	// (PATCH /api/models/{id})
 	UpdateModel(w http.ResponseWriter, r *http.Request, id IDParam)
+	// DeletePayloadCapture Delete a request's captured payloads
+	// (DELETE /api/payloads/{request_id})
+	DeletePayloadCapture(w http.ResponseWriter, r *http.Request, requestID string)
+	// GetPayloadCapture Get a request's captured payloads
+	// (GET /api/payloads/{request_id})
+	GetPayloadCapture(w http.ResponseWriter, r *http.Request, requestID string)
 	// ListPolicies List policies
 	// (GET /api/policies)
 	ListPolicies(w http.ResponseWriter, r *http.Request, params ListPoliciesParams)
@@ -2591,6 +2639,9 @@ type ServerInterface interface {
 	// UpdateProject Update a project
 	// (PATCH /api/projects/{id})
 	UpdateProject(w http.ResponseWriter, r *http.Request, id IDParam)
+	// DeleteProjectPayloadCaptures Delete every captured payload of a project
+	// (DELETE /api/projects/{id}/payloads)
+	DeleteProjectPayloadCaptures(w http.ResponseWriter, r *http.Request, id IDParam)
 	// ListRateLimits List rate limits
 	// (GET /api/rate-limits)
 	ListRateLimits(w http.ResponseWriter, r *http.Request, params ListRateLimitsParams)
@@ -3976,6 +4027,58 @@ func (siw *ServerInterfaceWrapper) UpdateModel(w http.ResponseWriter, r *http.Re
 	handler.ServeHTTP(w, r)
 }
 
+// DeletePayloadCapture operation middleware
+func (siw *ServerInterfaceWrapper) DeletePayloadCapture(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "request_id" -------------
+	var requestID string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "request_id", r.PathValue("request_id"), &requestID, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "request_id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.DeletePayloadCapture(w, r, requestID)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetPayloadCapture operation middleware
+func (siw *ServerInterfaceWrapper) GetPayloadCapture(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "request_id" -------------
+	var requestID string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "request_id", r.PathValue("request_id"), &requestID, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "request_id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetPayloadCapture(w, r, requestID)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // ListPolicies operation middleware
 func (siw *ServerInterfaceWrapper) ListPolicies(w http.ResponseWriter, r *http.Request) {
 
@@ -4838,6 +4941,32 @@ func (siw *ServerInterfaceWrapper) UpdateProject(w http.ResponseWriter, r *http.
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.UpdateProject(w, r, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// DeleteProjectPayloadCaptures operation middleware
+func (siw *ServerInterfaceWrapper) DeleteProjectPayloadCaptures(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id IDParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.DeleteProjectPayloadCaptures(w, r, id)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -6665,6 +6794,9 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/api/rate-limits/{id}/rules/{rule_id}", wrapper.DeleteRateLimitRule)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/rate-limits/{id}/rules/{rule_id}", wrapper.GetRateLimitRule)
 	m.HandleFunc(http.MethodPatch+" "+options.BaseURL+"/api/rate-limits/{id}/rules/{rule_id}", wrapper.UpdateRateLimitRule)
+	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/api/payloads/{request_id}", wrapper.DeletePayloadCapture)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/payloads/{request_id}", wrapper.GetPayloadCapture)
+	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/api/projects/{id}/payloads", wrapper.DeleteProjectPayloadCaptures)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/policies", wrapper.ListPolicies)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/policies", wrapper.CreatePolicy)
 	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/api/policies/{id}", wrapper.DeletePolicy)
@@ -10660,6 +10792,184 @@ func (response UpdateModel500JSONResponse) VisitUpdateModelResponse(w http.Respo
 	return err
 }
 
+type DeletePayloadCaptureRequestObject struct {
+	RequestID string `json:"request_id"`
+}
+
+type DeletePayloadCaptureResponseObject interface {
+	VisitDeletePayloadCaptureResponse(w http.ResponseWriter) error
+}
+
+type DeletePayloadCapture204Response struct {
+}
+
+func (response DeletePayloadCapture204Response) VisitDeletePayloadCaptureResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type DeletePayloadCapture400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response DeletePayloadCapture400JSONResponse) VisitDeletePayloadCaptureResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeletePayloadCapture401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response DeletePayloadCapture401JSONResponse) VisitDeletePayloadCaptureResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeletePayloadCapture403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response DeletePayloadCapture403JSONResponse) VisitDeletePayloadCaptureResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeletePayloadCapture404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response DeletePayloadCapture404JSONResponse) VisitDeletePayloadCaptureResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeletePayloadCapture500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response DeletePayloadCapture500JSONResponse) VisitDeletePayloadCaptureResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPayloadCaptureRequestObject struct {
+	RequestID string `json:"request_id"`
+}
+
+type GetPayloadCaptureResponseObject interface {
+	VisitGetPayloadCaptureResponse(w http.ResponseWriter) error
+}
+
+type GetPayloadCapture200JSONResponse PayloadCapture
+
+func (response GetPayloadCapture200JSONResponse) VisitGetPayloadCaptureResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPayloadCapture400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetPayloadCapture400JSONResponse) VisitGetPayloadCaptureResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPayloadCapture401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response GetPayloadCapture401JSONResponse) VisitGetPayloadCaptureResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPayloadCapture403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response GetPayloadCapture403JSONResponse) VisitGetPayloadCaptureResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPayloadCapture404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response GetPayloadCapture404JSONResponse) VisitGetPayloadCaptureResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPayloadCapture500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response GetPayloadCapture500JSONResponse) VisitGetPayloadCaptureResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListPoliciesRequestObject struct {
 	Params ListPoliciesParams
 }
@@ -13250,6 +13560,98 @@ func (response UpdateProject422JSONResponse) VisitUpdateProjectResponse(w http.R
 type UpdateProject500JSONResponse struct{ InternalErrorJSONResponse }
 
 func (response UpdateProject500JSONResponse) VisitUpdateProjectResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteProjectPayloadCapturesRequestObject struct {
+	ID IDParam `json:"id"`
+}
+
+type DeleteProjectPayloadCapturesResponseObject interface {
+	VisitDeleteProjectPayloadCapturesResponse(w http.ResponseWriter) error
+}
+
+type DeleteProjectPayloadCaptures200JSONResponse PayloadCapturesDeleted
+
+func (response DeleteProjectPayloadCaptures200JSONResponse) VisitDeleteProjectPayloadCapturesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteProjectPayloadCaptures400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response DeleteProjectPayloadCaptures400JSONResponse) VisitDeleteProjectPayloadCapturesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteProjectPayloadCaptures401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response DeleteProjectPayloadCaptures401JSONResponse) VisitDeleteProjectPayloadCapturesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteProjectPayloadCaptures403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response DeleteProjectPayloadCaptures403JSONResponse) VisitDeleteProjectPayloadCapturesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteProjectPayloadCaptures404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response DeleteProjectPayloadCaptures404JSONResponse) VisitDeleteProjectPayloadCapturesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteProjectPayloadCaptures500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response DeleteProjectPayloadCaptures500JSONResponse) VisitDeleteProjectPayloadCapturesResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
@@ -17527,6 +17929,12 @@ type StrictServerInterface interface {
 	// UpdateModel Update a model
 	// (PATCH /api/models/{id})
 	UpdateModel(ctx context.Context, request UpdateModelRequestObject) (UpdateModelResponseObject, error)
+	// DeletePayloadCapture Delete a request's captured payloads
+	// (DELETE /api/payloads/{request_id})
+	DeletePayloadCapture(ctx context.Context, request DeletePayloadCaptureRequestObject) (DeletePayloadCaptureResponseObject, error)
+	// GetPayloadCapture Get a request's captured payloads
+	// (GET /api/payloads/{request_id})
+	GetPayloadCapture(ctx context.Context, request GetPayloadCaptureRequestObject) (GetPayloadCaptureResponseObject, error)
 	// ListPolicies List policies
 	// (GET /api/policies)
 	ListPolicies(ctx context.Context, request ListPoliciesRequestObject) (ListPoliciesResponseObject, error)
@@ -17605,6 +18013,9 @@ type StrictServerInterface interface {
 	// UpdateProject Update a project
 	// (PATCH /api/projects/{id})
 	UpdateProject(ctx context.Context, request UpdateProjectRequestObject) (UpdateProjectResponseObject, error)
+	// DeleteProjectPayloadCaptures Delete every captured payload of a project
+	// (DELETE /api/projects/{id}/payloads)
+	DeleteProjectPayloadCaptures(ctx context.Context, request DeleteProjectPayloadCapturesRequestObject) (DeleteProjectPayloadCapturesResponseObject, error)
 	// ListRateLimits List rate limits
 	// (GET /api/rate-limits)
 	ListRateLimits(ctx context.Context, request ListRateLimitsRequestObject) (ListRateLimitsResponseObject, error)
@@ -18925,6 +19336,58 @@ func (sh *strictHandler) UpdateModel(w http.ResponseWriter, r *http.Request, id 
 	}
 }
 
+// DeletePayloadCapture operation middleware
+func (sh *strictHandler) DeletePayloadCapture(w http.ResponseWriter, r *http.Request, requestID string) {
+	var request DeletePayloadCaptureRequestObject
+
+	request.RequestID = requestID
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.DeletePayloadCapture(ctx, request.(DeletePayloadCaptureRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeletePayloadCapture")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(DeletePayloadCaptureResponseObject); ok {
+		if err := validResponse.VisitDeletePayloadCaptureResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetPayloadCapture operation middleware
+func (sh *strictHandler) GetPayloadCapture(w http.ResponseWriter, r *http.Request, requestID string) {
+	var request GetPayloadCaptureRequestObject
+
+	request.RequestID = requestID
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetPayloadCapture(ctx, request.(GetPayloadCaptureRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetPayloadCapture")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetPayloadCaptureResponseObject); ok {
+		if err := validResponse.VisitGetPayloadCaptureResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // ListPolicies operation middleware
 func (sh *strictHandler) ListPolicies(w http.ResponseWriter, r *http.Request, params ListPoliciesParams) {
 	var request ListPoliciesRequestObject
@@ -19666,6 +20129,32 @@ func (sh *strictHandler) UpdateProject(w http.ResponseWriter, r *http.Request, i
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(UpdateProjectResponseObject); ok {
 		if err := validResponse.VisitUpdateProjectResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// DeleteProjectPayloadCaptures operation middleware
+func (sh *strictHandler) DeleteProjectPayloadCaptures(w http.ResponseWriter, r *http.Request, id IDParam) {
+	var request DeleteProjectPayloadCapturesRequestObject
+
+	request.ID = id
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.DeleteProjectPayloadCaptures(ctx, request.(DeleteProjectPayloadCapturesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeleteProjectPayloadCaptures")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(DeleteProjectPayloadCapturesResponseObject); ok {
+		if err := validResponse.VisitDeleteProjectPayloadCapturesResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -20863,290 +21352,302 @@ func (sh *strictHandler) UpdateUser(w http.ResponseWriter, r *http.Request, id I
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L39cts4sjj6KijdrYq9h7YVTyZnYtfW/XkyySRn8nVt5+xv7zg/EyJbEo4pgAuAVrSpVO073PMM58H2",
-	"SW6hAX6KlEhZsjyJ9o+dWARBoNHf3ej+0gvEJBYcuFa9ky+9mEo6AQ0S/3qeSCXkB/Ob+TMEFUgWayZ4",
-	"76R3OQbic/isrwMc5hMxJHoMJJZwy0SiSExHcEroQAHXZCgkPh0yqTQ+Oux5PWZm+nsCctbzepxOoHfS",
-	"s9P1vJ4KxjCh5ssT+vkN8JEe905+fHzs9fQsNiOVloyPel+/er1fpUji1+FLFmmQ84t9z6MZ0WOhwK6S",
-	"KTIybzStAR9es7C0iqGQE6p7J70kwSfzq3gllO60iLFQumkN5tlqS/gNZq/DBcfGwvSszDfIDcyyNcRU",
-	"jytLuIGZXYaEvydMQtg70TKBbstquR4x+C8IdMNq7ryIN2zCdMM63hpIMA0TRbQgEnQiedPJRGae0rmE",
-	"MKRJpHsnP/a9fCGM6x+Oe55BXzZJJuZp3+tNGLd/Pc7WyLiGEUhc5FsRQtQJiSbmjaa14sPuaORW0erQ",
-	"yt8vn1nh83c5uQ8iYsGsE1RifKUJLPZpd7h8kMJgaLeV2Hcal2Ifd1/LOUR0hrTeYTHSvFQi+cpycEBO",
-	"9J0WlETQEmdkEkEDyphHd8eYC5C3LICzIBAJ73Zeyr5KqH23CVBu2LUb1h1cl0AnnRamgU6aVmOedV/C",
-	"R0VH8FKKScOhXWgqdXZmlI/AI4wHUaLYLZC985fPyQ8//PBs/5D8YjkgOX5CxiKRigxgKCQQXwu/ac1D",
-	"KSb1Cw6phgPNJtC8apT4P88aFv4LmwBXTHBk5yqOmCaD2SmREAPVVk9JdR3UTRTcgqQR2fOt7B/M/uII",
-	"8yrp94+fZr8iR/P3F2sOg1lpXyhXzD/+JGHYO+n9X0e52nVkh6mj4q56X7N9UynpLN82MuaFOGOoBpRW",
-	"TuVKBQQxCyR7VOHmAxpFYHbNjdTbXyg9SltpOI0LTXWi2q2LcjUFCSGZMj22K3x1efmBKJyD7D159oxM",
-	"x8CLC52ahdIpnTUu1b5dj07zgvjZs6IgNmK5RhTjzi5FA4q94GGFMuDzIsrgYtpIvGI1MgDZiX8kCmTT",
-	"EsyzVfiHWUIrjl/6eJnj599eneN/NS+rWHAFSGk/0/DcIpz5KxBcA8d/0jiOWEDNGo/+S5mFfunBZzqJ",
-	"I8B/SimkfSW0+HBLIxZeO+zteb0QNGWR6p38/qU3ZBCFZhlRMjL4BcqgjCGcRGkyoToYk//zOz34R//g",
-	"2Sf334NPX/re0+Ovf+p9/VR8xX2BDEQ4I2Nq6ITY1ZjN5ZBYxENeuPFfvZqzSD8QClCEi3R9iBqhCJKJ",
-	"obG9CY0MrCEk/3Hx/p1HplLwETHg9khMtQbJPQI8mXgk4TdcTDlBKOwfGqb1XPBhxII7Aj1IZ2kJbU1v",
-	"gFfASVFcFniMeYvAZ6a0WhdEp5JpIOlqlf2Y0sIwN8OPDL8lCWd/T8B+XkgSUyYJLtgjlEgxJUqzKCIS",
-	"hiCBBxDi73ArbiA0ipoF7EshBywMgd8NssNsmhL8DHw4QKicBW81UhpOGCdSREAELz5ZB/zOEj0Grs3a",
-	"zZYHiS7w+0cKP2vwEjGVRpGY4jF6xDkSnl+cvyRa3AAnRsQxpRhHACPCIsxec4OtNHqRA2F1NmCnKoEt",
-	"/XF9ZIoqPRlSFkF4ituMxAiZgfm3pQWyx42uQihREEjQFj/eCf1SJDy82za50NdDnKa4T/QSmGOwj9aw",
-	"z3eCqCQYO3sfz1RwKAr8CZ3hJxUA7u9SiLeUzxxPV3fbpqQartGKh/JOtRBkQvnMgJ1xYtjdJF4Tv0in",
-	"Tic1yqiWM0KHRgc1Wx+xW+AkNDhgJOUYaOg8cedm5MHZsFbSX0AgeIiK7pQytFfm9LVcrUGxzWmix0Ky",
-	"f8AdESbBmTI6LgFTsREnjBPUrnmIW7QsBcl2TXiE4rk4r/2eMso/Ys5HHksRmFUNInjBNdOzu+0Zv4ij",
-	"ry2lNompOgMxB485bQKfaaCjGWK/GJL5VzySakdfvXzqXGO6w3yf7vT23Q/vrxBFB1bXsPx/IIHeKCP9",
-	"kgjIXnE1KnGcghYEpWMfRI9pQatBEe8Z7SnhCjQBfsuk4Kjd3FLJDBoYnpltwOqLjIdGkzz50ouliEFq",
-	"ZhXJgAZjuEZJfx1LFsCy/X7AQV89+2Z4zXic6K6vSjDkdE11W3vA6wE3OwsLRD8QIgLKzcPUmbxck/Z6",
-	"bYetsK/MHdjmAyLR3b8QC8UsflXZ5BsxBWl0BS0ZhC4QQSdGu6XWRH6kyMCigTJMdM58rPJSr4dru9bM",
-	"semKhqMCwNnIYEZ8OhC34JAB+ZSyfpE2rgHc3SWz3yz7BYzZQ5XgjI9ySFVc2yyQ4iDhTCsSG9HKoogJ",
-	"TrIXLd9Up4QnUUQGLIpQ35gQqolfPAW/CpanT4wVl0SRQb3UaJsHkxrTeOkRXuCgr14vicPOyJ/ESkug",
-	"k2vrsai1RQtukDz2wcUUD3vets1t0d9t6KHgyy7EZnDVcwsoIGJOmWWaqSB4Lb/watjP/ImX8bDEPUrQ",
-	"/JRt0zJOAzjH957jKygMwxDXTaMPBT44pJEC7yGwxgKby6IuJbxblev9AdiZ227/2+FNZzY6LGSR91QZ",
-	"U0s+lPnz+pvgSVX+UohJH//4FL+e/v14GTvpwkkWEO0bZr1bZarMTq3V8aV6T83hFYL7y2Z5B5+1zRaY",
-	"Z524ivJsC/b0EdnVH4wRzXOeVSa8M4O4K1M4hziiAShCo4jgmFNCHwijuFf24PU+H4zEgfsVI6LmjcPX",
-	"bqrs6QGbxEIiERbDp2awkcrUcIPeiOlxMjgMxOQInx5EkfvXkYiB05gdZev5Wpxc3bD4QMSWCA5igf4m",
-	"u+QtMLB5ijXmmnVIVMhRcAVBotktoIWcSPt7C/zsIrGL2SmtBHAMfLFa2YAW+RTosXEzVIzZMXBjc5qP",
-	"WEMWJIlAG3NWS0ajzP2ux1Iko3EJRzstwrr9rm9BqlpDx52LIlQCKvz2BeJeOCWUcJimvypNpVYkiISC",
-	"sKXZg77tpZLFLuMCx1alQjmzqCAEy3tLP+XV41TxTAuH86kZWdciMh3e18Vo5yXfgsVcpGAEbvjS7z17",
-	"CG5bBi40Gl7jvz/V4MHPSTiCGlR8Ufbi+C41wPeIn+eamL+KqR4+wcwH9B6WgUMnIuF6sVkphiRIpAQe",
-	"zMjeYzh4uo+IF4NkIqzlxvNItYrPoyXl23UsFVB2FErJLCWnZvoWXKKQQrPKBGkyxyrvdree62zdPJ2k",
-	"lJ5USQ5ycPVSHOloeiL+trQ814HiG8DtU/K47/5nCOhxv3/Y7y9WPx7X6mVrxdDOGNkFAxdjTxUlmg9+",
-	"LazYssDtGy+4jpVslxwFN4oydQrccwkhcM1oZNN3arUaPcZYY5Y3aGx1xp0L3kVcpkLeqDTBJRVmNDDC",
-	"2vzwOUZ4GtBiVLtWmr2YUBaVIi89GtL/5f4y2nORqgBHe0Ul9ofjPqrcGqRZ+v85/Lf/dfhvf6pD7iwe",
-	"PO8jxOQLMSRwC3Jm47okzSuZZx9ZZGhp/OM1H4o57LKv1+ETvvMLxpTmScQFgeqWj488Qo3WGQqtISTG",
-	"CCHMhu9LKSZ7vkwiUIf9Q4uC/r45WlrIizMmzWEdALOw0Ty+UG34oE0awXQIG5BczDTsjvJ5G0GCYKyx",
-	"N8I6tzcNxozDgQQaGonpGVV3EMEJ8StJPT7Ze9Lv73vEr4Qz8cHjfe+K+1nihE+OiB8oOXTBPxzzg3k5",
-	"C57jT0/MT2lqCP7yDCeaix6aZ8fHZnQxLI2/PjO/plkGPtn7sd/fP7zidUeSBSAb0QLtZPQgenl6ncVw",
-	"pggdiES7ga1N+iKa1vDgRjR5KYz8FHEEpxjoD8aUj2A5nuBBL0YTTKCsQZHNKZfW8F8iYswYYzhFyWip",
-	"yW7GrE2Rc7lSuMhu6hlCcqW4wGYgUtkdvti47nUoFxaVtq5b4DLewmRQ62pZAa+zy01tsDuN93dWBAtX",
-	"qPJshcJyl2x1JcRbebHpi0sWtTascsf5MHBrJbV1YzQ+t8ZXog7oA6rgOpENod7U20nMMPLx/I1H4HB0",
-	"SMZax+rk6IjG7BB9rwzdsrePa9WcQHBujCxDSCLR15O2Xsy1p29gssL1YKah+2JaZ31EK0zeBQ1iKW5Z",
-	"CHJ5oMCNa4k6BkFSoamFplH3bWxC1mbb9XJkLeYC1GBX00HPn07NTrtJdwO0lXhsM+GdcaQvY0UgnRm6",
-	"OyzbaMf9Jz+VjDQc+H+fHB21p7/CXct+fy7Lkk2MUUoAdX2mxjan1E6EGYF19zMX2tldEg4a6TR782m/",
-	"adVDKSaYKImRrYK1pkXh5nRqjBLzkRV2U0Pmi9f2RvCRWcWIxmQAegrGcpgKEowTfoPeMUoss4WwZCp3",
-	"XNgfgZOUIdUIKkqmYxEVpFBAowgNHU1vusOmTvGtZy9NhP4bzGrIlaRTkCBzBB2S11qRWxolQPBOwC1I",
-	"dxvaRofurn7ed55ix4zAhBuI+LFkQjLN/gGh3zYqZmNXiF+11RKA3568O3v7ws9zWK0l7rtXlUhkABiK",
-	"MYN9l5GHYxTQyB5B2wChnW2p4oWDL+zYFtHF19wcugKFy0L8MNzJRROtJa9OScBkkDCdhkLzYKSbuC1M",
-	"u1ItA3md+1EcKtXchaIaCA6x2cMYFc9uvyBVPFJETLkdVLhMeQMzsnf+4a1HLj+83S9t435DNIWgqeUI",
-	"5WMv4WNNYLUGUg1Ji13Vit9gtpagjl2y72XkIWFYE8PZVELgHVLv7HrrMS/ntY8coz11tG39pWcvLg6O",
-	"f3x68Ovzt14N/82+HlOlpkKGZQXrp8fPjhencng9zJN6z6NZnkpS4lzLucU5DNdHnN0s9QrWL8DBdRjr",
-	"qfDcuqHuFnIJSp+DQlSs7iyiGngwa2/0LPbij2mMuRUesr7UW1tl+LV2s7ipR33MuKZBALEGex3I1aGY",
-	"J1QNauUUcNUQzEqX8Kh03zyrUIRSlotcww7wwnxuO1hnuUecTugtvl/SglFUcEHc9LziKeYnVITHAuxo",
-	"6cipqIFG+Cm9mOueEmAYCJRpimAZBRo58vzJdkxYbGKlZ5jDVOKf3we7rEmLlDARt+5MzEtWZ+mumjSl",
-	"PX78+PqXh5H12OQfXBevfxiM/sIhSo21chBQBSQCrUEqj4RsxLTyiH9oCPbaJ5SHxD/wPZvWx9IgLHWv",
-	"ECHtO6eEOrp/+oNR2iUNzIwYv8/i79ZDegBJr+SzqdQzOLzOKxrUsGWzoZU8zEVH05pdSKt7gO7imu3s",
-	"mPkGPShdHR9z9PE6TT25xDvEawmI2QQVtZHMw655Wpggc6cc5Vz9WXRQc7k/q168WzXkVokMltIMCwdS",
-	"gomXV/npYpSWcWYlr3f5HOf1SvfcimDMiaKBVoTx06z4DcGaMGN6C1j3I8JbiBLqxPR8Op6OrpW95l8y",
-	"R394WuOFZEMwp0UYJ+6depdjWgzpp6dPSnUJn/aXqqoFcLQFeFgjn9Nh9i7JMpStkP4SOxuntMaLf+aq",
-	"HWDazQn5GagE6adFTfJstjiiHA7JxVhMORE8mpH0hJbgcmUj2cqWA2cdmss8YLarw/wGswttFNdRjdv5",
-	"lZgS6qozkpgFN8pdwk6wQENWklQVcwkL3ljDEUTCw2spBsyAOgKqjDIeANfR7DpRDQmGWP0T5Et7eeBt",
-	"bc7YX9O8KJuFJR8pW86HMEUSLoEGY5tKFoHOC5q5Gx1kzzcak82jkzBMFNhr1Hu+Tey3VePSPbkcf5fz",
-	"X7tiMWK8UMWqA7+CNJtyacbkvMhKLaXi2/Xm0+P+8ZOu5lM1B9ItK/tAHUK9hdrCJ+inoOjLPbC+XCwc",
-	"gcUq1Clm36WZ2777NT80xskwYqOxLp5J+jS7qm1vmOV3tbO/nXKT/ln4VO1Rvk1vXc3dlNKGmKaMh2Ja",
-	"w8jcxfy+RUAst9XSc77BjLcbxpfmHeOGfzMDvyLKXJcBuL7sAvxQnVpbxRVBJvTGWcm2FMDeUAIQcwAn",
-	"xNo6HqHcUHPMAo9MQFPyr3/+z36tk0slsTGC1XVaMab8vf+4eP8OP4MmmdIyCXQiISQWDvVer2xOPWb8",
-	"xpUjWTRMCJvyuWDMLUvjOPOD1hOImM93QATxqthdhwdzm5lfeRXUdWDqpg8iyqxW8aCGXhdEBopXTuex",
-	"ez1klC3gSf/Z085ruCOFuU/3qmKh345glkRraskhe8sdUBvyaP+lnFqWfadCCQjIRmT7zR11dtFvjHgK",
-	"kwGEeP2+UWasQz+0wmframGOR/WS3FZ+UyROtJHONJXVjxTxbdVdm59+2uz/8oh/Yv7vyPzfgZ97uR4f",
-	"/9To5hrF+uCJODCEUnF0nR38v6mvK/vn4fXJETq8Hh//e73HC/e5Wh2DOfayFZZynzykO9vYttis80rV",
-	"Y/UZCZmKIzrLbtKU/Jh1uy2Q2dx0H6hShCripw03tCAjsD4HQ3uu4QaGBJxpG9G02QZ5H9O/J9Aqf+RD",
-	"wQKo1gPH2qZ4v0hFYkrGVI1Pu8dd5gyHn9rEXT5kN95SPhrSGRZm4npcy0I/iDC/2lYJlzKlgYO8di5i",
-	"CJuvv2FaiAgfKfLm9cXli3eFhEJUzON6dS4WYbPDCKezNbmNyYv/SngESmFBWTYy2mK96inB4GhH3V5x",
-	"Gqux0Nd0BGVfUl0tScXwdt8YSPoemVJFBgmLNN4vE0PiF9ZRzpEKRWLwK1sFT9J092wVkaDhqjtok5vE",
-	"9Nhd4ss24E6RqCmNjf23tEpIbeGDzoBvXC0We31kgRoW86KW3LC1WJVPXFpWDZhqod6AEF4dXZQxrk60",
-	"2/4c80RGo+g6LfVQg21voGiRqxh46A4t9QKdZqXaDm5gRkaSGiOeSsRNTtiIG4ZUT37m4zava/7Lv9qJ",
-	"7Mdw0GnBMOz0mU0a2jC7VgVP2iIJW3S6ffV6zoGV1spAQCybosZD5lSErBDuHCA/pjmu6RBM8ktTl2kg",
-	"hcKcOYV2cMfyiubTU8ry9NuqIzGy1RvTz03oDEvgpvddYxowPiJ/TyAB9AQP8J72KekTCQZ38U6kwDxM",
-	"wzCeHD9rubJusTZ0Xtb5QtlobDNQFcjbLAUVM8Gr62+5sBVyHwPDDpES0hrMzjs7ErcguVopx3HbNx0L",
-	"xO9V2FCFrqowK6Nd4fgqpNBAY91cEZZxForPLkuJrFbkNYaOi6KZf6a37prLuaz7xuBSTGidbpl2ZFpT",
-	"Ujd2N8hoipUK2Lcu79opeltT8Pl+KrgsDMMu+V4dKZWCsaVWWXUlrfMgbuHOZyGTeGV6WFMWcVuSmaeV",
-	"Tjdl74LAHQt7bgAr1xfYb0Cepae9Dk9XmZ1u3eNVWs6asjPbYvMpYbqSrplk3RW3guatsj03j6sNp7RS",
-	"PKDGvlnmna5aJcvGP1AbIE1AWZRY8ri/LGVtTsFfOZiyukLeifd2vb2wiQIXFl9dzjcasvNss2ttzC5U",
-	"PeePyPWD4mfbLX0lsuu2uwWlJ9utcX2SqXRoD0Q8rW93D2VHGGxoIIxOJdvXRBXZN9sseSWC6LCrplLk",
-	"bda2PlQpHNFDQppzqgEl4FLPSZbChs2DALsvGSUN4elh/EXEWUt0HGovlJ4WLvOjicr4iKRqEpky62+5",
-	"J6TtrKDd8fZeLVXMO2CyRbU9rk0TzZ3stTvCrBFObYGzZqrNaeRBUu5KgffNU0HD2lcrGVq1OpZZGX8Q",
-	"q2KNlsQ9WQ93d8jPXeDLZcy3eIHvrsXAPixvcdVQrzntepX2ujr+MavafHz4Y784ppQe5MZ1DhXn7S66",
-	"eXzwPWUjM0a3mBHGlQaaNVJ2MbRHtgBHIfo1popMBMYsKa/t1UHwLweCmmrYc28sLktcu++t9GK5t3Yr",
-	"NX1KWrxXEW81cF7YGuxTPSHwgMW0pg6Xj80w7cz+icUZvPFC/PMXb87+dn32y9vX764v3//24p1/ar2H",
-	"/gmhRLERh/CA8axZd1bLOZ/ROfzr021ce+Bvofxq+wro66+5v3rRVncCD6hs6x1qyVcAsmC/a1Fx097W",
-	"W9dq7UIeUFnO0hlWJG+muGRXIIUtlGReaXG5sV7KL7rGIROuCMWkoFPiB4nSYoLx7plIJNZswmwKSfbe",
-	"RxGdUI/cvnnzNrvJUbx/RVnP62VXPnpebyTECDPX7LS1XK7kJHiQfA4Lu9dkE2C2E96Ryu+iSiEmmBtD",
-	"iwUHY6ralwHPAHKeWF2wSj/bTgax8OjGSe/mW1jptLoD263N2j+v7es/9u9yAG2DEGv1Ljwgl0IZl+cT",
-	"GhsaxrwSU9vdXQyJj90TfLQobCY/2cNryMX7iF6aeba//fZIk/R65cIMfhxk+44YvbRJ+zwjAY2RoQAN",
-	"xuW+IXgNvmDOYGfvMZUQmpfq0yu7R9xWyZ+x59ScF305BneWp2k2KJk701WKPtX6P+2BFNoqVZZXPYQV",
-	"OVuBg9xTz5o7Y9qyaHndOWY1WxfFqo+f/vtP5TIIyyuxVo5pKazXyiqbZO0W2eX99j+6Iy61wZ27o0sz",
-	"wB541X28nNBQNzjj6bZasCv9SnmI14Ewbb58I+iU+O4m1HUsYcg++4Rh9ZkhA+U6BN1dkS5/oqkTjlS6",
-	"cBMwdarZPbguAb66OZjKg7PBc5sUuErBoHWlxXbyTBcjf/N7vwEXgnTxSHdVbEijSJEBDW7SSuMuC4u4",
-	"LKxHyrPXINxjZ+g9UmkItDarv222a3N2/PtbkJKFqXmZxlDTF+qS/Gsl8PJe4Nuo0rSeXOEHU+xphSxj",
-	"Z5xVyLaSfbwk47gYUC4k6q+5gFTKDO8hIbmmmmaJ2VS8L8aMH0BKCsNEJ5WKUgvPc2Xm0qLuWacg2VpS",
-	"mhtBU+wJ2qrc1jpyn5fjUU1FrKxP51I1MBXPS6pg3cDMI2q+nlV++z2XdS+Gv45f/9dv0Vv+Pv5/5IX+",
-	"ePvXz3/7R//x8Q9Pfnz67z89O7huHlW+OG/nzO/MXx98+vL0Sd1t+Qr88v0vLKGV7n4tCnUBklvWpd1K",
-	"zoXurhmOJA0W3OvNLssZNiGiEC3yG4BYYfNOxkf2UpzhlEYjS70TeQWFH/okpLMlpeSOf3x23C+pxctr",
-	"yZVXvhwwNWQTS7hlIul01msnNQ7TRnLbEG14+c4XwW0lU2OR2EG9Ma+mZHDJKvz2pRVb2zdlL1zalx9E",
-	"9sKa1PG5rI+qbv5t5n406/pzABFO+V9Fo28CxWv3+gMtZH0urMe5FHRP48LpH6mGkf4dwi1Ehm57Xu+W",
-	"wbQhMm/mbn3LtP46Ea1cRarvuU72uCsVzxRRM6VhcjBloXVz/0Fuot6x+787xoUyRTjn3b02+l+3AYc7",
-	"bbj/mcfuS+ZcJ6srx9m1GF53Qeu7Xprr6GBYDwqtz67BBS05o7Uo4wU2tX19PF/MShpU+1OskwZ564j5",
-	"BK+skdhJsfcWU0QCDW35iLquJMS8QwR3ZU9iEZZNQTPt+w8v3p29vj778Pr6txd/K6uu5rlTXK8LFdGu",
-	"P/25tg5aqbNY7Sb8k8KKKa9fNMfOgoNZpSGJb5t+YOKa7VcHPJAzbC3jerjZbLe3ZxeXL87Nbvxi+gfw",
-	"W1SkzSS1IvPCOhnOrI/hweZ6LHH6OhetGBKGtXac594lmGLVKS44rOi67ea1ufcskLInsdydteA47CKU",
-	"ylix8dyQrl63DR3Ioiv+jSkiZVCtQzxUSHLrEqK8no1H9LoYlI7u9yohGhvICSFIVfLdBYPqkaq0WluF",
-	"3Ss5zPsUVKvm8ZDYslP+/z54fnH+8gArd/u5sA2EuGFwQBNzAJoFhscQzJI/XFdLEkzLXrLxj6rGA4cv",
-	"esUdlhZQi/ljGkNTmozErJ4YCDqgiIqB3uAFSZu06bIN8XpSbUKm/cd12ohNVXM0AUu11srsjp2TbNB6",
-	"Fo+Bq/X0TIojqs1xLWyZtLBh0oWry3cOkaA1zk4uMG6+pFzlu/eXr1/+zTU3zTx1Ap/HIkRVQNAQqzoq",
-	"4HpZBcvmaoxrquTY6ZpJU0nEtrUPMxjW4nZDxdBYhMuvSYZ5hNWAuSkJN2K3WIzSs7nSxvhkPIiS0FYZ",
-	"bHkns/CxsiCch0/Praduw5dAJ9/EnY1N5A53UQ4NIB/Q1Yu2ubxm2etQzxCPtq6UmVU88OSqj4qO4MUt",
-	"1GUSv+eFzv+usUxtl6LXoa1QGoiYQWhkk+3/OAGPKMzUmWFBTLTxQojAaBx2DXV3/xbdw50P2Dt9clXf",
-	"ZfGS4IKbhg23C8NrCTTs+KJQNcB+R3nTtdFnm0zMxk6y12m19rnHC9pULwXtkto4y53kfIDtlVSq4dWM",
-	"WHJBtCZXM21/M98reFHx+YbZxC3IscGA2i6/bJIqnkwriIaEhiGEnlHOJyyQYlFPtJrMlEUG+B09JMtD",
-	"Cdlt007wySLFq38X+U+j6rfu3LU2leGwynB94u5doii2j1PrntlaDwftR+ctqRuJaW0RmcKZVZSWEjos",
-	"z6gr+nYKUZxq5ZZeSQh4hcbsRQ5U5SdzMMlOtpCaV+COXq9Qb3dJS64a2VAraWroysmH/HwLiFHmN58W",
-	"ivN1aFEF5WDrulS+FvXSYWex7Y/rx5Qa8O7PQN3WGuc42a9SJHG94wC9+FlGtovRDWY+CdkEuDHnVHpR",
-	"UUxPbYKNHgsFhKobdx/HKESxhNSirSkbtyKfaJZgd+bxd2TWndjo6qyyUY/FE/25JqfDv4EZ3svFsiZp",
-	"5OGU+HbFPv5e6MSfXRdIE81tQ6ByH0h7R9tupMCKbFrU2BKxg0gjDr7mGuRt5UpRbywSWfjUhPFEA06K",
-	"v4d01jzjB8HqQkSDJLgBfY1+pY45Dq24hCWmVIq14yyXdmiVI5SWmq4hm7iRN5zbNkU1ofH73kDbFV8k",
-	"kwmVNb0qhlJMuiaiDGbd2HpKKzWMXYppRxlhYF8zkRYrOj8QAPh+YXtuYY3gNOq2Apm3SX44EGUFMl86",
-	"T8YTUOdnvK7XxZkKADUejEYXKcY/JUZJmRH7ozXMIxhqImyvx/YbsqxkU+eawaR0xG7DzYecUWfFRfgN",
-	"mfGodKq6Lj2uPQ3lagoSwjQ64ISWGJIn/T4xusdA3ELLr61gQ69iKa9sQLo2uG2G19shmR5/L4p7Peba",
-	"cNhaLhYaxShs6PCGz+zd9oByLjQWUsIWhjw0igyTeQccu26itIjTzPv60EvWwXkRx3iBg756vTFV13Fj",
-	"27ZiYChdZ7ZIh87p2/Wr2YBjfz3O+rR/dH6ZzB5VBSTd/PgGdVby45cxZdll9W5H3ClToIAKC0NI6bj6",
-	"ttxNsFmPmesski0buCBXChYUT/rBn+zctv86FnTCuiU5XGKmIWZHPFLk+cX5S8vMyJ77VaFJXt+ysHT1",
-	"fknFPDfQ5cFep6kr9Ssy7OyRImZkluTikZBJCLTjvzaGguqOIntWTxsKyw0xjd7uwyPTMQvGxmClLnPd",
-	"Pt5vXwhpcfrqygkaxUofZZjM47S9pZRIpmcXZk5niWIBwLNEj+vBWIKDb8YJyf5BzYgT8rOtHvin+eqB",
-	"h+S1JhT7qFWhZoB/xTlAqAgXBXw5dN75TCTmkS0nHLGAgDATB4D5nHiN6gqj+bglQ2y4phzVxlrHVkEU",
-	"NwyaN+pw1eXjEAUalfkP7y8uyRGN2RFN9PgoEiPGfbL3Suv4PY9mHrmgE7hgGv5yoSULtEcuDJDBpppe",
-	"8cs3F/uH5K9GW1Fkz8zmkQ9nl89feeSXF29eXL7YJxMaujZzTNv6WwGVcuYyeGvoyl7qveKVlKIx0BCk",
-	"RyBSQJ70f7BzBiIE4iP9DimLIPQtwJjZuN1sKiVdMta1+2gOQxozvOf2FRXUoaiHYCC4liKyYUij/uJx",
-	"eub4IRoejIUyR/bmzVsyohqmdHbinDmaRmJku50qz6b/KC8n2iueNn1U+16hDK7ybDIbA+URDZyiaq+B",
-	"TswT6xBSXrVogfKQNSjPEb53xUs8Yt8jQXYrXpG9PDPWm0PIfc81DsRJ6cj29Dd8EwlEHV7x17rQxc+l",
-	"Hxt0wgwwl4j8/P27y/P3b64/vD+/9MneT/2fHu+nTGcAkeAjw0GNKibZrdk+B21UxMMrfsX//OezPHWM",
-	"CX745z+TFyzT6izJuTKfji23J+P9K+74YYU8/BKm+IvJ5ZCc1aa5XXHU4pvIwlACjZQgCqy63EgNZUKw",
-	"hfTx4RUPxARcEQtMJscV4TFNUdQdprvPuo0azlRhTBbOlogNfK0KaA4WN+ynXZUDEUWu++/ecd8cImax",
-	"m3G/vsiHGZHhEatq2knMzv0rXnhO9mIqDQqeuDxB7HBO0uRGj1BO6EAB1+4JU9avQCPBwSM+T6LIJ0EE",
-	"VCpCr3jqxbXD9z0X+cfvW5CX1mc28GTfnJw9I6bILVPMTOCcsJW8A7P6APIbBFh12OaSQYg55lm/3T06",
-	"EIlGvhAIHu47+BrlEcGbAYsWIaoxWc1H0vfJ3uN//fP/+7HfN/tAdZr82N/Hc027YHskjhJFhizCxL4r",
-	"bh5aT7Ii/heU2x4p6IFf/UOCrbT9wo++xZ1id+1URSi01maGyq+4wFbadhUW/vPttrEYHzFoaXvZK42n",
-	"ImQI0gHiBZrHSMgITTSX8aC+XFnb+ap3Qr5c9Qxvv+p55Ko3AWX4j/0jBE1ZpK56X82Wntha1oUqjmOq",
-	"r3goQKEwxV4TNtssFEGCdyz2JjQyhheE5D8u3r8zPHwq8Zb4LAbz14CGxKUxEiEJ8GSCKJnwGy6m/Ipb",
-	"LDslT46P7denEEUHbs7iSshAYhYotfUn96BwOcs1JvNw8Q7bQiLF9Irjq9ke4DNTev+U+G7rPia3KNdR",
-	"A6JQGTg8sysJBB9GLNBWPirbuVxpQ4x7lKgoGV1xg2zcsxElojTDJOp0BUgW5kEei7AJNcbCB6SVJ/0n",
-	"7jDfCg4zc5aufrfRYZyLRJ3YxIOm+uSu6tDHi1/qKpV7RIkr/qdqjfJSKW9EGleo3D8kP6OwIrayll1K",
-	"wwIOCfr3DP9UbiTPfWnWf1Zs6Os2a2/2IOqi8MfezCVV7sAybXtjx06cRXcMA/GMGEnh6rJUGdfKnDgg",
-	"joXpkWGcjypy8ers4PjHp4fkVdoN2gUMzeTIvQ7MUEvcxvTBalQGc/BqegT01imRmmnM1bV6aKrPnH14",
-	"XWiqfdLrHz4+7KPjzSaj9056Pxz2D39wCeyoVldEoGsloesa51OpUUW2su3EiFKLuFUZ60TvIt3zA9Xj",
-	"vxx5V9wpoVgI3iVbGxVEEaOPkiInbJKrqQKCZxExwxWMHFZXfLVkdgRwphq9DnsnPQuazKv4swjRx2/g",
-	"7jLgsIeO1WuOMIh88sVq+nRpYwkzt3PRWsU1t5vcfYA8jfzkS++431/bt9OrAvjZynFjJXXXY94q7Pj5",
-	"C9AHz60y3sI68Sq48Zd//fN/TkmKF6dVvDh1eOGTPRSJvsUO3+mjaKL0qgDyCpututvMvp5YgNXBIQPs",
-	"0c80zM7AvPJ4+SsfOXXaKYT40vGz5S9dCvGW8lnqkjfv/dhmfRjc4TRCiVsykXsnv3/yeiqNCeLBZU5R",
-	"9OIgFRX8iJqOlLHJ0cT8ZOYqMQGR6GYu8AvqYiVixOndZYsF7OCwjqrMt+bw+0kN87HY6EJRLdHxRWFN",
-	"Fatgr4KWp+Qt/XxwNoK/9E/Jv/75P/5KeLYK0vR/WP7SSyEHLAyBrwddvpRcDL9/+lrCnxfOhLECVpOC",
-	"jb0AbzKPWz3avGXcyo6xkPogYrcw5zTJtNVyDwePqEDENqPCaFrOXPbS4YbLV9KKL0sXitEHgReLLXCI",
-	"FbHv0K2TSTOyV7VBr7ixC7iw4QYtULqbr+7XSQjrm3+dLuXS3UHahMAofyStn91GcDze6BrCOjFymRq4",
-	"VrnKam3mNYYCOOzdJ5fuTHBPjo/bfCaWIjC2zSCCF1wbSrsHYjV0ZayZCi21IVab51JXCurMorwCyzuZ",
-	"7UiQdh2a89XgOBpFh+SioCs7lZUpbe8DVVg/U7qMQ1gSmkqKNXEVbrwOavkQ25Hrg/m799VbOtpGWVoP",
-	"/6hAvg5fokneZrzreJG/8mmDalsZchjKqiG9M7Tj8d58xRv4wAluVaLJqMJAZG7TrWji6AsLv1qKMHpO",
-	"vYrrDEMt8tJzabE5smfULusuSZ1I1rW0P08EtlZdjcxYpg2d23KgD51v2qUvfuOd0C9FwsO1nLuFSyt+",
-	"2JXZvA4d6/hUwpppFoUcNRXVK6szVi23XLXkzUf5WDRqxbxbfB6F3Pc3yGtcnLVBtKf5rati1Z2P/Bdc",
-	"0gAKHq5mQi/GYd15zYuln9NBD0oeYYfQLgLplVD3JI2KxZMWiqG8yPZ3IH4GORql2Jhh1ifbjbeGYZgh",
-	"Kq0skNcbOCTvecYq0Ju557o0m6f7p1mEwnp0nx022CdpZH8zhkm50tk9WyRZ0kI9o3Kwe/Ais4UL6bmL",
-	"CmzLNsnw3AUXaQrcelSvMt8aFauMqvb3Iqou04esU+qb04c6Y8MapClGWpecqFcvPEegGw+tv6Pz7arG",
-	"v4JefqyrqsQYTgoa0pWsKHN5xLZ6jhjma0FnwZB9hvA0DfSbsVZeodtN3IJrsFLGN5uWcC8izeVX3nN0",
-	"ph2qE6pchsaOAW5VHFokaS0OJdAbF8RotB0DJoOEucwDkIZwbPgyzTOzcecxtfV39mihkLkC4GRIWWRw",
-	"hCkSREJBiMQ1oTMyAJeVs1/vnfs5XV9XtlA2PLz54iDRLN1P7pzHpIbDNNnv7wnIWZ7rhw97XluqsXNf",
-	"aEuxG7V87KeaLB8kUrfT78Lmceh6kKIrHlzRAnqfJRwWKcEmJi42yt2YB2WTXwKd3MlHvPyVtP/BPVny",
-	"COUWhrw9je/Djs8wL2Pm7pdmK/45jV3UOQaObUKhUsi7vkR3li1h79Lb/qt+DJIJW7+71qbH5WxK/8HJ",
-	"t2TR2401MVZ8urPnN2LPpyg1j/IVpt3WmM9x9Du15ddomjcfzgLDvOEA+jtqfQBW+aITXbtN/nxM+Sgt",
-	"sYyiJQs1YbbtKZmOXSU+uzASGHHGlLXSG+3wzYuhLVnhLRD7W7bBH4ZJvVwi2UtSC62IX+2QezQiNqmt",
-	"426WK+sWLt+Frj5KzzfFEnfgRU29ToX+1RXe2QTrwrm3o0C70kT1jAthtVOfN6E+Z3WcqlhYZlVLc42K",
-	"udb4Snr3VpEJTAYg1ZjFyqvJI6npal2nlud4v9PK76iVN555s07eAP3+jv63rZAvOMw1qON12vPGJdB2",
-	"dOflGLiLXj206FUX6XXk5NByrfutG/gt6d52T8s1cAekHbOt09mNcuMAZPMCNsN8a/307qLDdCzsfWu7",
-	"DkIjCTScLcmlK6DAJhm3/cIWDQi3xQYmniuiO/a9TfZ9FoaEZlfVVuPiR19cDfUWHv0q9i+/sjARtzsD",
-	"oubKAuY3uaOzXUQ3wALbXniqXnIYu0IFiyX8K6H0b2bQgwrP318GvNv/ck0gKw9F9mySjr0IYqtA7H8X",
-	"ProMBAX8fpX91hxTv9BCgsLSUuKWhSALxa9cTX0z9Qlxvdtdq13fXuxFCHvE9spFN8oVP3txcXD849OD",
-	"X5+/bWy3u0+ELHXtJXt562Kv0PoXbyIXm/9mqVqxCPfJv/7538UcgOYbxA6VNqRRuNm3o02kW2vQJLKU",
-	"NrxCJxKNji48uP2dn3ITfsoU4g2UOCcDWgb7iyi8y9y/78z9JYfa7I5sPLb+jgM8WE/l0tNee/rAr+yW",
-	"8VEuXufkY9phVnDYJxLiiAZZDRasyWGrbAUSjJxUVzx93dWt8tN6ThKyAlM3MHukqtnQttAHQiBLTqiR",
-	"q9a7eC9ydTtO1rZUlXtavwcC+4N6X1eSyUcaXDXzNTvI3mIlS8GBBGOgMSmXS7OF70SBQnH1eyoJxgbb",
-	"jGloeIWtk7ufXn1n6oqn1fYkxEI6IheJDsQEDskZJ2mLNbzAkEisVGiLG1Jy3O/bqXxxc0KwtLmtpHrF",
-	"XXFJdwPCUBdlvMh8LM/AhWclGbHYLqEjM1QXq/biCs2wK2yJgIZ6MzeqYT3mWO5PrF6C0uegkqgxWclB",
-	"OO1PZpa3k6sVSjRQLNBhhhcGH1xzrnnC9OpvNmCd6KWek28mKGI2084Hor4bV0fVzbE8GemVRbJNqSnb",
-	"s/0XKSg7A39TBn4N/pXYU6csJOSKWRJSKeUo8+s1JRtleL3zCWzDJ1DLhxb5Ajatsfyh2cH2rP16ebKZ",
-	"rKQNi6LtmcsLbeVdRtIDtIkXiDFrXi5Us9/aId+Ino27aZF2hJv+LjTtSXq+KY64A1+ma791vZc3weFw",
-	"7u1o23ZbTRk75uFO396Evp228p7DwjKr6qRy2/I5czq3l+b4jyTlzlUVgzywwwtOrCZ1PEf9nT5+3/p4",
-	"I540a+QNx9Xf8YxtK+ULDnNDavnGpdZ2FPPlGLhTzR+aar5U4qV9Dxeq5x/SQd+Igo77aZEOmALnu9DR",
-	"4/yQU2zJzn1BKR3UrTDvD4GK7VqdzsOFHjM+IgnXLCI+jaJrq2D55Mj+aSzH6xuYKd/2ttRESPf2FacS",
-	"CA3DcrfLDGFdZrSbDxvl1TzP4rB+c0qfxYYN8Ws7+XbMDLexBo7tzmtnaGzA0IhTlKqhpCrn7WRtOKMi",
-	"MzcsrXj1pkXdVePTtIvtFU/b2LpAf9YwGUsWcjrBZptY/hPbgaYpKQ3psXb1BVramS33bbYswrpmy6Xp",
-	"yPo7PrR942XxkW7IfrkHgbgdC6YNIu5smIdmw3QWpi1vRVlscMlZv6Ig/bYMnOLW2uX9YM9bq1PsGHLT",
-	"bej8kliKm1iwGWuJboBTN9yMxlOyuhr2rFYtr0XPo8ZGGX3xQ9u0gkobbix4QbneMf1tMv03Ba3HVeet",
-	"zbluLwKOvqROhnYXpxvoY5k181emx6GkU77jm5UjTSFTTNp196g3ot22u3iMNburt6lrfEsHxp4+sPZ0",
-	"C20C/avnVMMb+8Y3pU+UN9fCfVof79zRR71eUe/DwZorGzMDa5WL9xxsDzP7Wc9GEea7mJE9aygRpgnj",
-	"SkNtF82i2lHGoI0qHuVPbVP1qGy6yfqsOf2dLrJNXeQCdZH8NLCKgeBprHMpYbaUKkdf8Kcu2kkNGe3q",
-	"u9ypvovhv4WTFsMuB73Mt7rsuPo7hvOQvbB3xI2NqbGu5Wwnp+7WBPA2Hb6r08OubvxGfbt3oqwF4rW1",
-	"pfYten3zjbVMQd85fJeVv0Scyv1SoxRr/hCu3hwfNs/ut+7mLWx25+R9qIYVnk+5ifqqjH5V42nn2F2r",
-	"Y9ee5Ha9uhV1uIQ1s4Os3f9yzSBrBvugqmWu0JzSbud+SmyWQNcys7bYAON7SbDN91wlkMKT5nRbA2BV",
-	"6lapkoHBC6xg6bvcvmuX2ud6VrqqwbYWGNauxb/MGwXmSxi31TvNdItVis329C59Y5vKxJL+3uXz3CXS",
-	"bi6RtqZj9zzJNDD8lkUx5xF713JnLemorc5umQe18Vz6O5J/oDmrLc997fUv8ZisEMvLTpJLQQLsq2lr",
-	"zTmZOWK3MNf6uU6GXvFMiHoFEXpKmC6X0AwSKYHr9AvN9S7vXZBu0wHbiap2CbgPMwG3mxC2FLjE3EoH",
-	"PShD6xLo5J5sJrv/FtaSA9T3YSblWJHhWfrTsnohbuCm+KmdfUsmidtaEw9N7badFbIBKyRDqxqMrLK8",
-	"bvf5nKaSXehz2gdJL+d5hZt5HmF8CBJ4AESLG+CdmokWaWN3N+/e7+YtQqEF5k/TofV3jOVB2DqLj3Vj",
-	"1f010Ak68SbitsJKsOA31cQMOWyyPu5DTm7J4miFzjsj48EZGW1kbNtk/G8vA79D2n0he9wjQINxrl3I",
-	"JPpOqpkUgFBAqfPCr8trmlTSkygPjQZmPUh0AkRLyhUNzFueHWzAi14l3hRA2XTu3ZYz3pdm2RXg+YfC",
-	"yj+o5ZKDu5EKanhrJxOm8USbax6eZsWGyqXJr/hdao90S4jfmTjrNnFa4FqzoXMv6fHfMHfajvnT6sjX",
-	"bgQ9x0iOaxsUJSMiJPKMU8d3skiPFMlo7OqCVdnbEY71myyke5PT27GSulBCbip53zhV/EFNpzsIeUsF",
-	"7Wypcxz6rdlTZlctbKqdEFiUIW/5Ll7Z2LRIWBD9KZ3ppvm2+caWbSzcZhP/TiLYsedtsuezMDTkkERg",
-	"syzvzKWPvpj/tEt1nyeFXTrbXc0bc5LtWdxSQ6f+ZPo7NvFQbJtu572xew3m+Frf8r13Ebhl82UZbu/i",
-	"PA/OWOlCVplAhIjOlld0PDfDfrMNX//YV3cubBrImc0C6fLmRwXyftLXUmi3sJ7y4tJ7tvWzHgOTruez",
-	"IkKSMVVjUPvfR2wqA0cR8fMfmyNTbxnXivjq5mAqD3wyFFEkphCSwYw8+YlIykMxIYOZBkUYJwmPbf38",
-	"AVXw9EkiI48oLaR5qhW5eHV2cPzjU3TB0yuuxkJqEjIVm4XEEobss+dqg+tEltp02zAYUyTdNRE8mtnm",
-	"3TcwIwOIBB8posUVb5NfTQrp1YwT3wWDzQ/NdftT/NuUmHPTb8nIK309bJRxKdbgQdkEMnNAHlFjMeVE",
-	"8AB2kbU1yjFDgUZ2pXBvouB5ydUpqFY80UESjkCrQ/JBwhAkkXArbsAj0zELxuQGIHaBODHFElX4bwiE",
-	"DJtSAUuUszMM72oYLsOFBcZg40GsX0wvZSG7E663A5cf70YuMYkpB4lMoJjdRyXYO02nRXEcuIiYkcJG",
-	"GZBCI6o0RrfuR3RuyThsi/A74/DBGYcritUjKxPNKtZdfufCGCi+nT+8pto/zQS00iJWZCrkDeMjDI3i",
-	"FXrFaazGAvV8QcNDcm5expttTnaH+DpThBIuDkQ8T6Z23IMSD166+J2cmKshaeByJ/Q1/Hoj6GstRko4",
-	"TAuMD8P4WR4jpxPwrLzxUkGT9q81PzAhmbb6KHyOmZyhWXjFU7swNzusvYFmoIgsllv9NCWSoS1BQQO4",
-	"tqWElU/2zPs+zgzKUNgVd1ntgnAxJf9G8AWPWNdBRDU6ECgnTJMpVfundj99rEOsMhqj6XLOURoa+jNr",
-	"tg+FtHvJafFJ/1mdrWmP5p4E5rnFgy3ZmvbrjbZmDQoVDc5UU0kPnhrEwANku0SRrYpXe66d+JOIoF3J",
-	"pHMRwcMsmFR2hC4f/6sUSdzlhfJF4RXcwBt1zubn0sI/KyL4vmoxlXZcpIbS782OWFs4lPhmHt8IqqqX",
-	"s65chEdUIGIIMR9Ak4lQOhufXujyrnjR+0n2ODA9BnlC1ExpmBxMWQj7VsSi8HbFIacsgAVSzHlMc6TY",
-	"lCDLv7Alv2lhi00abeGMd77Rjdw6KEB4AXHVSpuW9ZqqqLxL97/3dP92h7zA+bnoCPs7jvCwvKBtT3uj",
-	"2f5mFaelEk6p1YGSNfeOkr3Q4SkPiRV+RurmNaAm+42+0fsUklvykHYjiZ2f9MH5SbsJWBdyP0iLiiy0",
-	"6MqpJw89lWaTNlQZEsvNqGrtlu/CkqpuuoCOF9VHy8o3lQG+Ie5b/sh2rJTKRht4cAW0O1tlE7ZKBciL",
-	"0beJoXbK7ah8sXCnLk+T61DXqYZodikdd7RtOiFFs4Wz7Gj6O4byAE2djod/PxVsG4yVLUjM7ZgsKyH4",
-	"znB5aIbLatLWJVQc2YQKDJPXeuXPYZCwKFQ2NzkW4SOVZ2Ngd5IPQumRBEW4mNqQpQIeKuK/e3/5+uXf",
-	"fKIEgVuQMyL0GKSZ44rbzyqihTgk5y7oPR0DL36HwzT/FsP8a6wLXRtTxgkv3OiNygX3jXMLuVqyqd3C",
-	"4R/JELG7s8pVDtQUs96nsC/hlKY6KRrCjVBRNnjKQ4cYsQhtgT0JsZAawjTzx3w+okqTCeOJBrIXi1C5",
-	"UWkxiit+DiFTp1lFG//8xZuzv12fv/jl9cX1x/M3vp3GWFZjUURlzO3br8Mmo2jY3WwSkewXmvguPv1D",
-	"4UxKGeQWpGKC22sQI9v5OhbhMgTSQCeLHSmXOOIbqZdgNrPcA4JA+S7cHtodbooj9rCXOTjMqA0paWbq",
-	"7TgzcFMNjMEWId35Ldbvt9AWlar4V2JPS90SZziNFWdKsygiY6qyCuwun+CUuFiKkCRtlj0hQyaVbvJJ",
-	"ZHi+C8ved1i2AS+anRT1Z9XfsYfteiEaz3EN/oY6T8KGRdN2vAbLcG/nIHhoDoIlYi1RdARHcAvlKGZd",
-	"/bopscOIuAVJ/N+N/e8RLfZ9j4goBKWtDPNQcc19bq6RE40ikCSgnEigIdmjgdn2Facqu2Tplr9/SPyh",
-	"kBOq/xKoW9tl8SwIINYnRMNnfYS/psnyzy/+k+ydv3xOnjz+qX9CKBkDDUESKabeFddj4JgTKMUULRHc",
-	"g60uHIgomXAss+V/NHB4YZ75p4QOFHBNWKgwAQImsZ6RAKJI7R+Sv1pD84r7WFXB93AFzO5yOhaRgRUf",
-	"gfWP+AEaFD4R3CNKS6ATCF1+vZvAZdmbRaLaH7EbuOL/cfH+XZ4DzuGzJnYq5wsxv/r/++AdfNYHz903",
-	"7M7rTFpjPuVb7G5E4bsvpZh0yBamI7gUrcffYwuijRSYSHP+u7zzSqiOpSjoCLAtb8d3rLOh8FLVzeeK",
-	"DliqO0UKlyx08TVHfBl+9bweM6/9PQE563k9TifQO+nZl3teS1FSQMeX9s2vGzW48+85s9vrpcykPEkl",
-	"W+riPy21FhnLacY7bGllagE1ZBCFc/zEwEvPYgMipWVDilBu8iNHdqzWvGq/iuAokXs9m3Y8wnFgZBs4",
-	"8Z7ZRwbbEv/ZzxieKPjc8C3DfgS3XO3AcjX4HAtpV5aDbG57D1v0b1Mwo7OjeMYF4YxIMyecs3ebpLPQ",
-	"NKqXygW5FzKlGQ80uaVRAimCuFz6wcwnIZsAV0xw5ZHB7Iqbj4BNVwuE0ofkPY9m+JJdfaGNWq2AZ4pg",
-	"4AFCsldItb/i0iL0CaFRdGq1xtLtgROczvz+KDedT7MI3txYoeCKp+MMMpMhMjpDm/aSaPqqUTOseV5c",
-	"LsebpTQkE6POYyhDjxkfHZIzPsPPXfE0cW9CZ4SqG/MRN0GhkjoZgTYG/g9Gf5Fi4pNJojQZABnAUEgg",
-	"vhY+2XtyfNzkdrbM2p33w5PROB6v9fw828nelWTvxiVcij1NgQX7+KEbZ9vk0BaCTDlGt5Q/azYBBZKB",
-	"WsaiDR/2mfn0LY18MkiCG9Bk7+Plcxfi8shYJNLwqZDO9utYuoojpskAGfEVr2Xfp04Xkcpmc6M4d98y",
-	"/Gtg7AypGY0OyVsbWbNPDcM2X3RXqa74k59wPWlTiURmA9PbVs+OzUoVMrWU3+Y73D8kZ2jlkXkjbxEH",
-	"vMwh+kdhguXz/tlCe8pCPW5Sl1ModVOYX6dvfd2x3ofGegto2+QiYxPMqWEPv/b5Vp1XVsHEuoZsspgD",
-	"O9OoMWj8EUfcb859+eALerPTF20OAkwoi8geXnT1SEAVHCjDwjW7BauL7jfxDnx1oQW2WWQHuTx0jUfz",
-	"XYSuE4diOZKav5eFrs2oDcUHzNTbCV3jphqYnwHTLnS9idB1YlGpin8lJtkpo77IqWxdWeU8A4uaJ3tk",
-	"ApMBSDVmsRlqDPUOefcZQeyy7e8Ysm7Ah+aQdT3o+zu2sN2QdeM5rj1F/gK0dr4yqtRUSCzo5IcMeVZ4",
-	"Qozg8Amm9qYM4pHK+EJTNv2GZdx2YuDLkHkXA39oMfAm+WhGQ5BI80FDRwOgEuRZose9k98/GU0+EOKG",
-	"QfbLJ/OCvE3prqr6ojH8SBGDZlJEJI4oh1OiIBoejIXChm9KGAKSWFuGCxIng4gFxM5qyCiRUe+k9wWR",
-	"Db6eHB19MW9+PfkSC6m/9rzeLZXMAArxepyl7Q9pEmlj84iARvhzHX5iZ1CZcG6IHZeLKGrmLk/zU/+n",
-	"x3Mz2NTq5+/fXZ6/f3P94f35Jb5t11p+f6x13PN6wJOJAbn70/zHQv5TdhzzrMjyFHQYxSDiCMheJEaM",
-	"eyQSI5Foj0zHgk7YfhYer2oi5scZmTCOCXXOaMJTnDfPPsY2LG+YWyywut+//vnfNmpwy0Lkc2cfXht+",
-	"OEPn3JS748JxLjY4oArIx/M3dklsAiKxQTL38VdCaVXz9edU00iMCHAtGSgXVbBxRYLVLx3zfKSIj31f",
-	"fRtm9Ir6WUBjOmAR0+hYyD6KPpO6rxpU+C/BuO0bYdvJYrq2RRC7LwlEjWkMHklSENmRtrxhLFkAyiNC",
-	"upiw+2hWvGz+sx8cREkgIQSuGcathu6zh+Q/aZSAzbmYSqbhQPBodloIW6qxmJIpkk+hWG/EbqEKa1uA",
-	"bX4J7zBeiz0zFGhF9hx4lZcpsYHgQSINOs3QYztlPBTTfZvUWd9nF0FSWEGx6cb8Gv5qJsoCSBM6MwwK",
-	"gW7hixWolIfTH9zALPuh1Ig8pgHjo7ycZOHzH9wia779mufxMI/QrOzHXuUikWdFmZAEXcz7ZGBkgG28",
-	"lRayNPhTOfwPZVW/AfW0iNMApAZOeTCzcUDLOSnjWdivMLXNXKpFKhuEtD0S7BJtLhoPswmrt+q9FpeD",
-	"0z2lbfNrsEnwg3EyoWbBjAcszhDabeDUciLDM/LvFeaeu6RVsz/LAqdjQRQbccz9ES5/qSBmcBMGl8rf",
-	"skXvK+yxsAArC+e/ilV6Uy+Ol5++MeoKAENKsLlLDpMKc6OTvG5yLPaWVt3A8yohm1cszWZ+LVR5sydr",
-	"JIMFcJHoSsU65r/6RvDRgeEVYd7wA0GURiZyMDnBXezPoUoNIPKP5tUea4AYg0FBGtvQT2hOR5KJ4HpM",
-	"BHeb8Yrh6ULt+Jyh2nYFTYxkShVRMXDLtq32wwxjLjibM0GZZ/GVcICOoG756Y0ee2PL3ePxXBlmjwRM",
-	"BgnTZCCB3iCaZBxLG5Za+EThxs/XT1///wAAAP//",
+	"7L37cts4njD6KiidqYo9S9mKO8kmdk2dz51OOtnOxcd2dnbOOJ8JkZCENQWwAdCKJpWqeYfzPcM+2DzJ",
+	"KfwAXgWKpCxZ7kTzx3Qs3oAffvfr117ApzFnhCnZO/7ai7HAU6KIgL9eJkJycaZ/03+GRAaCxopy1jvu",
+	"XU4I8hn5oq4DuM1HfITUhKBYkFvKE4liPCYnCA8lYQqNuICrIyqkgksHPa9H9Zt+T4iY97wew1PSO+6Z",
+	"1/W8ngwmZIr1l6f4yzvCxmrSO376+MjrqXms75RKUDbuffvm9X4VPInfhq9ppIhYXOxHFs2RmnBJzCqp",
+	"RGP9RN0a4OI1DUurGHExxap33EsSuLK4ijdcqk6LmHCp6tagr622hN/I/G245NhomJ6V/ga6IfNsDTFW",
+	"k8oSbsjcLEOQ3xMqSNg7ViIh3ZbVcj18+N8kUDWrufMi3tEpVTXreK8hQRWZSqQ4EkQlgtWdTKTfUzqX",
+	"kIxwEqne8dOBly+EMvXTUc/T6EunyVRfHXi9KWXmr8fZGilTZEwELPI9D0nUCYmm+om6tcLF7mhkV9Hq",
+	"0MrfL59Z4fN3ObkzHtFg3gkqMTxSBxZztTtczgTXGNptJeaZ2qWYy93Xck4iPAda77AYoR8qkXxlOXBD",
+	"TvSdFpREpCXOiCQiNSijL90dYy6IuKUBOQ0CnrBu5yXNowibZ+sAZW+7trd1B9clwdNOC1MET+tWo691",
+	"X8InicfkteDTmkO7UFio7MwwGxMPURZEiaS3BO2dv36Jfvrppxf7B+gXwwHR0RM04YmQaEhGXBDkK+7X",
+	"rXkk+NS94BAr0ld0SupXDRL/53nNwn+hU8Ik5QzYuYwjqtBwfoIEiQlWRk9JdR3QTSS5JQJHaM83sn84",
+	"/4slzKtkMDh6lv0KHM3fX645DOelfYFc0f/4kyCj3nHv/zrM1a5Dc5s8LO6q9y3bNxYCz/NtA2NeijOa",
+	"aohU0qpcqYBAeoFoD0vYfICjiOhdMy319pdKj9JWak7jQmGVyHbrwkzOiCAhmlE1MSt8c3l5hiS8A+09",
+	"efECzSaEFRc60wvFMzyvXap52o1Oi4L4xYuiINZi2SGKYWeXvAbFXrGwQhnkyzLKYHxWS7x8NTIgohP/",
+	"SCQRdUvQ11bhH3oJrTh+6eNljp9/e3WO/00/LGPOJAFK+xmH5wbh9F8BZ4ow+CeO44gGWK/x8L+lXujX",
+	"HvmCp3FE4J9CcGEeCQ0+3OKIhtcWe3teLyQK00j2jv/+tTeiJAr1MqJkrPGLSI0ymnASqdAUq2CC/vff",
+	"cf8fg/6Lz/a//c9fB96zo29/6n37XHzEfgENeThHE6zpBJnV6M3lkFjGQ17Z+795jrNIPxByIhHj6foA",
+	"NUIeJFNNY3tTHGlYkxD9x8XHDx6aCc7GSIPbQzFWigjmIcKSqYcSdsP4jCGAwv6BZlovORtFNLgj0IP0",
+	"LS2hrfANYRVwYhCXBR6jn0LkC5VKrguiM0EVQelqpfmYVFwzN82PNL9FCaO/J8R8ngsUYyoQLNhDGAk+",
+	"Q1LRKEKCjIggLCAh/E5u+Q0JtaJmAPuaiyENQ8LuBtlR9poS/DR8GCGhtBa80UhxOKUMCR4RxFnxyjrg",
+	"d5qoCWFKr11veZioAr9/JOGzGi8BU3EU8Rkco4esI+HlxflrpPgNYUiLOColZQBgQFiA2VumsRVHr3Ig",
+	"rM4GzKtKYEt/XB+ZgkqPRphGJDyBbUZ8DMxA/9vQAtpjWldBGEkSCKIMfnzg6jVPWHi3bTKurkfwmuI+",
+	"wUugj8FcWsM+P3Akk2Bi7X04U85IUeBP8Rw+KQmB/V1y/h6zueXp8m7bFFiRa7DiSXmninM0xWyuwU4Z",
+	"0uxuGq+JX6SvTl+qlVEl5giPtA6qtz6mt4ShUOOAlpQTgkPriTvXd/ZPR05Jf0ECzkJQdGeYgr2yoK/l",
+	"ag2IbYYTNeGC/oPcEWESeFNGxyVgSjpmiDIE2jULYYuGpQDZrgmPQDwX32u+J7XyD5jzicWCB3pVw4i8",
+	"Yoqq+d32DF+Eu68NpdaJKZeBmINHnzYiX3CgojlgPx+hxUc8lGpH37z81bnGdIf3fb7T03c/vL+SKOob",
+	"XcPw/6Eg+EZq6ZdEBO0VVyMTyylwQVBa9oHUBBe0GhDxntaeEiaJQoTdUsEZaDe3WFCNBppnZhsw+iJl",
+	"odYkj7/2YsFjIhQ1imSAgwm5Bkl/HQsakKb9nsFN3zzzZHhNWZyoro8KosnpGqu29oDXI0zvLCwQ/ZDz",
+	"iGCmL6bO5GZN2uu1vW2FfWXuwDYf4Inq/oWYS2rwq8om3/EZEVpXUIKS0AYi8FRrt9iYyI8kGho0kJqJ",
+	"LpiPVV7q9WBt14paNl3RcGRA4G1oOEc+HvJbYpEB+JQ0fpE2rgHY3SU13yz7BbTZgyVnlI1zSFVc2zQQ",
+	"vJ8wqiSKtWilUUQ5Q9mDhm/KE8SSKEJDGkWgb0wRVsgvnoJfBcuzJ9qKS6JIo15qtC2CSU5w3HiEF3DT",
+	"N6+XxGFn5E9iqQTB02vjsXDaogU3SB77YHwGh71o2+a26N9N6KHgyy7EZmDVCwsoIGJOmWWaqSC4k194",
+	"DvazeOJlPCxxjxI0P2fbNIxTA87yvZfwCAjDMIR14+iswAdHOJLEewisscDmsqhLCe9W5Xp/AHZmtzv4",
+	"fnjTqYkOc1HkPVXG1JIPZf68wSZ4UpW/FGLSR0+fwdfTvx83sZMunGQJ0b6jxrtVpsrs1FodX6r3OA6v",
+	"ENxvessH8kWZbIFF1gmrKL9tyZ4+Abv6gzGiRc6zygvvzCDuyhTOSRzhgEiEowjBPScIPxBGca/swet9",
+	"6Y953/4KEVH9xMFb+6rsap9OYy6ACIvhU32zlspYc4PemKpJMjwI+PQQrvajyP7rkMeE4ZgeZuv5Vny5",
+	"vKFxn8eGCPoxB3+TWfIWGNgixWpzzTgkKuTImSRBougtAQs5Eeb3FvjZRWIXs1NaCeCYsOVqZQ1a5K8A",
+	"j419Q8WYnRCmbU79EWPIEoEiorQ5qwTFUeZ+VxPBk/GkhKOdFmHcfte3REinoWPPRSIsCCj85gFkHzhB",
+	"GDEyS3+VCgslURBxScKWZg/4thsli1nGBdxblQrlzKKCECzvLf2U58ap4pkWDudzPbKuRWRavHfFaBcl",
+	"35LFXKRgJEzzpb/3zCHYbWm44Gh0Df/+7MCDn5NwTByo+KrsxfFtaoDvIT/PNdF/FVM9fASZD+A9LAMH",
+	"T3nC1HKzko9QkAhBWDBHe49J/9k+IF5MBOWhkxsvItUqPo+WlG/W0SigzF0gJbOUHMfrW3CJQgrNKi9I",
+	"kzlWeba79eyydfN0klJ6UiU5yMLVS3Gko+kJ+NvS8lwHim8At0/Q44H9nyagx4PBwWCwXP147NTL1oqh",
+	"nTGyCwYux54qStQf/FpYsWGB2zdeYB0r2S45Cm4UZVwK3EtBQsIUxZFJ33FqNWoCscYsb1Db6pRZF7yN",
+	"uMy4uJFpgksqzHCghbX+4UsM8NSghai2U5q9mmIalSIvPRzi/2X/0tpzkaoI3O0Vldifjgagcisi9NL/",
+	"98G//a+Df/uTC7mzePCijxCSL/gIkVsi5iaui9K8kkX2kUWGGuMfb9mIL2CXedyFT/DMLxBTWiQRGwRy",
+	"LR8ueQhrrTPkSpEQaSMEURO+L6WY7PkiiYg8GBwYFPT39dHiQl6cNmkOXADMwkaL+IKV5oMmaQTSIUxA",
+	"cjnTMDvK31sLEgCjw94IXW5vHEwoI31BcKglpqdV3WFEjpFfSerx0d6TwWDfQ34lnAkXHu97V8zPEid8",
+	"dIj8QIqRDf7BPT/ph7PgOfz0RP+UpobALy/gRQvRQ33t6EjfXQxLw68v9K9ploGP9p4OBvsHV8x1JFkA",
+	"shYtwE4GD6KXp9cZDKcS4SFPlL2xtUlfRFMHD65Fk9dcy08eR+QEAv3BBLMxacYTOOjlaAIJlA4U2Zxy",
+	"aQz/BhGj79GGU5SMG012fc/aFDmbKwWL7KaeASRXigtsBiKV3cGDteteh3JhUGnrugUs4z2ZDp2ulhXw",
+	"OituaoPdaby/syJYKKHKsxUKy23Y6kqIt/Ji0wcbFrU2rLLH+TBwayW1dWM0vrDGN9wF9CGW5DoRNaHe",
+	"1NuJ9G3o0/k7D5GD8QGaKBXL48NDHNMD8L1ScMvePnaqOQFnTBtZmpB4oq6nbb2Ya0/fgGSF6+Fcke6L",
+	"aZ31Ea3w8i5oEAt+S0MimgMF9r6WqKMRJBWaiiscdd/GJmRttl0vR9ZiLoADu+oOevF0HDvtJt010Fbi",
+	"sfWEd8qAvrQVAXSm6e6gbKMdDZ48LxlpcOP/fXx42J7+CrWWg8FCliWdaqMUEdD1qZyYnFLzIsgIdNVn",
+	"LrWzuyQc1NJp9uSzQd2qR4JPIVESIlsFa03xQuV0aowi/ZEVduMg8+Vre8fZWK9ijGM0JGpGtOUw4yiY",
+	"JOwGvGMYGWZLwpKp3HFhfwROUoZULagwmk14VJBCAY4iMHQUvukOG5fi62YvdYT+G5k7yBWlr0BB5gg6",
+	"QG+VRLc4SgiCmoBbImw1tIkO3V39vO88xY4ZgQnTEPFjQbmgiv6DhH7bqJiJXQF+ObslEHZ7/OH0/Ss/",
+	"z2E1lrhvH5U8EQGBUIy+2bcZeXCPJDgyR9A2QGje1qh4wc0X5t4W0cW3TB+6JBKWBfihuZONJhpLXp6g",
+	"gIogoSoNhebBSPvitjDtSrWUiOvcj2JRyVELhRVBcIvJHoaoeFb9AlTxSCI+Y+amQjHlDZmjvfOz9x66",
+	"PHu/X9rG/YZoCkFTwxHKx17CR0dg1QGpmqTFrmrFb2S+lqCOWbLvZeQhyMgRw9lUQuAdUu/Met2Yl/Pa",
+	"R5bRnljaNv7S01cX/aOnz/q/vnzvOfhv9vUYSznjIiwrWM8fvzhansrh9SBP6iOL5nkqSYlzNXOLczJa",
+	"H3F2s9QrWL8EB9dhrKfCc+uGul3IJZHqnEhAxerOIqwIC+btjZ7lXvwJjiG3wgPWl3prqwzfaTfzGzfq",
+	"Q8Y1DgISK2LKgWwfikVCVUSunAIua4JZ6RIelerNsw5FIGUZzzXsAArmc9vBOMs9ZHVCb3l9SQtGUcEF",
+	"ftPziqeYn1ARHkuwo6Ujp6IGauEn1XKue4IIhUCgSFMEyyhQy5EXT7ZjwmIdKz2FHKYS//wx2KUjLVKQ",
+	"Kb+1Z6IfMjpLd9WkLu3x06e3vzyMrMc6/+C6eP3DYPQXFlEc1ko/wJKgiChFhPRQSMdUSQ/5B5pgr32E",
+	"WYj8vu+ZtD6aBmGxfQRxYZ45QdjS/bOftNIucKDfCPH7LP5uPKR9kvRKPptKP4OD67yjgYMt6w2t5GEu",
+	"OprW7EJa3QN0F9dsZ8fMd+hB6er4WKCPt2nqySXUEK8lIGYSVORGMg+75mlBgsydcpRz9WfZQS3k/qxa",
+	"eLdqyK0SGSylGRYOpAQTL+/y08UoLePMSl7v8jku6pX2uhHBkBOFAyURZSdZ8xsEPWEm+JZA348IqhAF",
+	"cYnpxXQ8FV1LU+ZfMkd/eubwQtIR0aeFKEP2GbfLMW2G9PzZk1JfwmeDRlW1AI62AA8d8jm9zdSSNKFs",
+	"hfQb7Gx4pTFe/FPb7QDSbo7RzwQLIvy0qUmezRZHmJEDdDHhM4Y4i+YoPaEGXK5sJFtZM3DWobksAma7",
+	"OsxvZH6htOI6drid3/AZwrY7I4ppcCNtEXYCDRqylqSymEtY8MZqjsATFl4LPqQa1BHBUivjAWEqml8n",
+	"sibBELp/EvHaFA+8d+aM/TXNizJZWOKRNO18EJUoYYLgYGJSySKi8oZmtqID7flaYzJ5dIKMEklMGfWe",
+	"bxL7Tde4dE82x9/m/DtXzMeUFbpYdeBXJM2mbMyYXBRZqaVUfNptPj0eHD3paj5VcyDtsrIPuBDqPXE2",
+	"PgE/BQZfbt/4cqFxBDSrkCeQfZdmbvv21/zQKEOjiI4nqngm6dWsVNtUmOW12tnfVrlJ/yx8ynmU79Oq",
+	"q4VKKaWJaUZZyGcORmYL8wcGAaHdVkvP+QYz3m4oa8w7hg3/pm/8BihzXQbg+rIL4EMutbaKKxxN8Y21",
+	"kk0rgL2RIATpAzhGxtbxEGaammMaeGhKFEb/+uf/7DudXDKJtREsr9OOMeXv/cfFxw/wGTDJpBJJoBJB",
+	"QmTg4PZ6Ze9UE8pubDuSZbdxblI+l9xzS9M4zuJN6wlELOY7AIJ4Vex24cHCZhZXXgW1C0zd9EFAmdU6",
+	"HjjodUlkoFhyuojd6yGjbAFPBi+edV7DHSnMfrpXFQuDdgTTEK1xkkP2lD2gNuTR/ks5tTR9p0IJAMha",
+	"ZPvNHnVW6DcBPCXTIQmh/L5WZqxDPzTCZ+tqYY5HbkluOr9JFCdKS2ecyupHEvmm667JTz+p9395yD/W",
+	"/3eo/6/v516ux0fPa91c41j1n/C+JpSKo+u0//+mvq7snwfXx4fg8Hp89O9ujxfsc7U+BgvsZSss5T55",
+	"SHe2sW2x6fJKubH6FIVUxhGeZ5U0JT+ma7cFMlt43RmWEmGJ/HTghuJoTIzPQdOeHbgBIQFr2kY4HbaB",
+	"Psb494S0yh85K1gA1X7g0NsU6otkxGdoguXkpHvcZcFweN4m7nKG5xHH4Usca1VqTUUeZdN91arbrKuC",
+	"I40gnTSwynvXXOfZonQZWO71kIfzJRVyzi7iHkriNFnR7PqRRIE5rGvNaIZzRSTas9VX6NPl6/5zJCd8",
+	"Bmj96d9ev379i1vZTpdFQyeM05DtsmXDt01/VVjvEAc3aC/NXXwkEbnVHEuvRF/fL+4mwLHbBlgSabbd",
+	"zM0XSy3PWxpwSiQsSB1nVcYCpzDDEgWJQlg5VlmnqBRAWdGal1V6O8jEKw3RyDrFpw7aEiZVj6i4O5eq",
+	"UKZ0+QuJiNODGOYXGjsMVOCQPur8fFZamypsIZ7DJpmaOHW1Mx7mNbSVvAwqFWFEXNtYlOtA0zpbQzrh",
+	"I4nevb24fPWhkLkMHoDYbTfGPKz3TMPrTPP/CZcK/pWwiEgJnavpWJuldWSnhWFHjioZjuWEq2s8JmWn",
+	"tatpraRQRqwJxj4HaD1MaKSgkJWPkF9YRzkZM+SJ5mbZKliS1tVkq9B4tOoO2iRBUjWx1cLZBuwpIjnD",
+	"sUSUNbYjcnZY6Qz42tUCD3pkgBoWEzAbSvkNVuUvLi3LASYn1GsQwnPRRRnjnJQJLGeRyHAUXac9ZRzY",
+	"9o4UXX8yJiy0h5a6m0+ynpD9GzJHY4FBGAjATYbomGnNx01++uMmgXTxy7+aF5mPwU0nBQ9Up88siNLF",
+	"r73EsVb9CA4mqeQNbbX34Bg9e/r0p2f7JyjibEyg47b5NMgQFqIpFjckRBlrbutptOuKDdOWNWqjLBU1",
+	"6O/ltQw8pARInVZctPad1/YbEu2FPJCHfCiJuMVDGlE1P5iW2FcRYhv0gZL5tSwEOZYZP8V4yDevZ2ML",
+	"aRsjQJ2mVziCF9Z6y3qUL0D9U1p+kN4C+dfZAQSCS0hnlnAYHTvf6k/PMM0rI6oxnsg01k0/N8Vz6E6e",
+	"tiKIcUDZGP2ekIRAkG4ILTRO0AAJoqkdytU5pMhrFvvk6EXLlXVLg4C4kitMRccTUxygMS2rDoAiner6",
+	"Wy5shbT0QAsQ4B1pe3wbOBvzWyKYXCn9fNtF6AV26VUYd4WuqjAro13h+CqkUENjDlbl4qrdnMlGIhXa",
+	"hzcltVd7qvse8m0ehP5nWjdd35Br3TXfjQjTOmF+iaW7SlkOzKfJSI+WRpC0btDdyX52tOy/nx5cSxNp",
+	"Gr7noriSLVcadugaSpCn4RSq9gu1ICvTw5rqQNqSzCKtdOp1cBcE7tiaeQNYub7UrBrkaTztdcQqyux0",
+	"6zGL0nLWlF/fFptPEFWVhPskm4+7FTRvla+/eVytOaWVIroOw7Epvlg195rur7Hbco5RRpgB2jOGGuIC",
+	"PR4cPUGKo8eDJ8+f/vuz5Yl89qYm34LbXmvaxQM1eNJEyOVwaUqdXrBmVg7qr259dJIgXavoNtFoyVCd",
+	"rT0CP8ci8+/ao7kLb1pwV+VaTvGz7Za+EvPotrslLZDbrXF98rV0aA9EyK5vdw9lRxD0riGMTqND1kQV",
+	"2TfbLHklguiwq7qRGG3Wtj5UKRzRQ0Kac6wISMBGN1GWSg1D7AhMAdSqJsDTgzwAHqczeLOoLJ/ZwgRj",
+	"WoOhTdkYpcoemlHjXLonpO2sZt6xitxJFYvepmxRbY9r00RzJ6vzjjCrhVNb4KyZanMaeZCUu1IC2Oap",
+	"oGbtq7WurtpOTbbSSjGtrdhDfxD7Z402zz3ZOXePkyyUvOfS8Hsseb9r+8yz5qGQNRMO0jmR6XTIo6fZ",
+	"nIOjg6eD4j2lhFp7X+ech3xAVDcPGzwnTcBMa0FzRJlUBIep2mNDm49My6pCUHKCJZpyCL5j5pxuheAv",
+	"CwLH/IiFJ5Y38q/hP1uYXnZvA8ock71aPFcRxA44Lx2m+dlNCCygMXZ0rvRhfLR5s39scAZqRJF//urd",
+	"6d+uT395//bD9eXH31598E+Mt9Y/RhhJOmYk7FMGFb6l6Qf5G22AxZ03Zgfqfw8Ny9vPDFn/lJrV25zb",
+	"E3hAjc7vMH2lApAl+12LMm6Rd/v6t1nIA2pkXTrDiuTNFJesaQA3rQX1Iy3aAbil/LLCR5EwiTBkt50g",
+	"P0ik4lPIL5jzRECXQ0hyEWjvYxThKfbQ7bt377Pax2LFMqY9r5cVSfa83pjzMaRgmtc6uVzJnfEg+RyM",
+	"QnFkb0DaHlQV590bBOdTSFnCxRa9MZbtB2dkADlPjC5YpZ9t5+gYeHTjpHfzgqx0Wt2Bbddm7J+35vGn",
+	"g7scQNtwyVr9IA/I+VHG5cXM3JoRa2/4DE0xg2lLPswb8sGiMLVvaA8adxQr+L00IXB/+wMFp2lDgqU1",
+	"b3CTmdSl9dI67fMUBTgGhgJ5u6VJW9A4pmDOcEaQnGBBwrpyj1Vig6vkK5lzqk/wv5wQe5YnaVozWjjT",
+	"VdokOj215kAKgwgry6sewoqcrcBB7mnK250xrSmu7zrHrMv5Mu/a0bN/f15uHNTcu7xyTI2wXiurrJO1",
+	"W2SX9zsx8I641AZ37o4u9QB74HNqoMqmptN+xtNNf33bLB2zEApooQijXEN7gnxbO3wdCzKiX3xEoV/b",
+	"iBJpZ+rdXZEuf6JudpyQqlA7nzrVzB7sXB1f3vRnon86fGmSMFdpsbeuNOROnulijHJx7zfEBktt5NQW",
+	"V49wFElTQGoLRG3WG7JZb4+kZ+p50mpYY+g9kmmw1lls0b4muK5o4eMtEYKGqXmZRnvTB1y1F04J3DAe",
+	"f0t9DdeTm/1g2iOukNVtjbMK2VayvRsyvIuh70L9xJpbLqbM8B4SwB39p0vMpuJ90Wb8kKSkMEpUUunB",
+	"uPQ8V2YuLTqFdgqSrSWFvBY0xSnarRpUriPXvBmPHBXgWZ16oxqYiueGvpE3ZO5BU4JKB8i8X0wu616N",
+	"fp28/e/fovfsY/z/iAv16favX/72j8Hjo5+ePH32789f9K/r7yq3mjHvzLvMXPc/f332xNVfZqGcP93/",
+	"0qaT6e7XolAXILllXdqu5Jyr7prhWOBgSYF6VsOo2QSPQrDIbwiJJYy7pmxsahU1p9QaWeqdyHsO/TRA",
+	"IZ43NF89evriaFBSi5u7r5ZX3gwYB9nEgtxSnnQ667WTGiOzWnLbEG14+c6XwW0lU2OZ2AG9Me8/qHHJ",
+	"KPzmoVoBtFr2wqV5+EFkL6xJHV/I+qjq5t9n7ke9rr8AEG6V/1U0+jpQvLWPP9DRD+fceJxLQfc0Lpz+",
+	"kWoY6d8huSWRptue17ulZFYTmdfvbl3V6y7fwpXSLxsS1HcV9Cu0x+xwFSqRnEtFpv0ZDY2b+w9S+btU",
+	"GW1uOmWPcalM4dZ5Vx8a/wOU5cJOa+pt89h9yZzrZHXlOLsWw+suaH3XIsWODob1oND67BpYUMMZrUUZ",
+	"L7Cp7evj+WJW0qDan6JLGuTDlhYTvLLRm8fFaZVUIkFwaLp6uOZ4If0MdNSBRICYh2VTUL/249mrD6dv",
+	"r0/P3l7/9upvZdVVX7eK63Whh+j15z87O4eWZnE6N+EfF1aMmXvRDGbxDueVEV6+GZMFiWtmwithgZjD",
+	"MDY79dRku70/vbh8da534xfTPwi7BUVav8QpMi+Mk+HU+BgebK5Hg9PXumizZkTWc28TTKF9GuOMrOi6",
+	"7ea1ufcskLInsTzPvOA47CKUylix8dyQrl63DR3IspYKtSkiZVCtQzxUSHLrEqK8no1H9LoYlJbu9yoh",
+	"GhPICUmQquS7AoPqkcq07WCF3Usxyif7VNs/shCZbmD+f/VfXpy/7sOsCz8XtgHnN5T0caIPQFHoSIcg",
+	"S/5gXUO8IC27YeOfpMMDBw96xR2WFuDE/AmOSV2ajICsnpikDWpjgm+glNMkbdpsQyikciZkmn9cpw31",
+	"ZDVHk0Bzc6fM7jhr0ASt5/GEMLmeKYNxhJU+rqVDBpeOGLywDSbPScSxw9nJOMTNG/qufvh4+fb13+w4",
+	"8MxTx+F6zENQBTgOoT2pJEw1tWKtbyu6ppakncpM6np7tm3imcHQids1rW9jHjYXdIZ5hFWDuS4JN6K3",
+	"0FXVM7nS2vikLIiS0PSpbFk9WvhYWRAuwqdn1+Pa8CXB0++iZmMTucNdlEMNyAdUetE2l1cvex3qGeDR",
+	"1pUyvYoHnlz1SeIxeXVLXJnEH1neVjYdxeac6/c2tP1ueUxJmLZN12juIQmZOnPoUwo2nu0PjswaXLV/",
+	"y+pwFwP2Vp9c1XdZLBJcUmlYU10YXguCw44PcukA9gfM6spGX2wyMRtmr1+n800WLkMZ+oqgbeji0+wk",
+	"Z0MYSChTDc9xR0OBqCNXs3agxNJxLTVv47dETDQGOKcV0GmqeFIlSTRCOAxJ6GnlfEoDwZdNEXVkpmxw",
+	"4EWL+RVptWkn+Kxtbkad6rfu3LU2nfig+bM7cfcuURQz+XDadhlKjYbt705sz+olxLS2iEz9JIzK8Ium",
+	"jLqib6cQxXFMxygIgZxnlTlQlZ8swCQ72UJqXoE7er1CG+SGIZYO2eCUNA66svIhP98CYpT5zeel4nwd",
+	"WlRBOdi6LpWvRb622FkclGcnGKYGvP0zkLdO4xxe9qvgSex2HIAXP8vItjG64dxHIZ0Sps05mRYq8tmJ",
+	"SbBREy4JwvLG1uNohSgWJLVoHQ3u1j8S6a48/o7MuhMbXZ1V1uqxcKI/O3I6/Bsyh7pcMynBRh5OkG9W",
+	"7MPvby4vz9LpQmm5QD6oKIrKfQgsrC1nKrAikxY1MURsIVKLg2+ZIuK2UlLUm/BEFD41pSxRBF4Kv4d4",
+	"Xv/GM05dIaJhEtwQdQ1+pY45Dq24hCGmVIq14yyX5tYqRygtNV1D9uJa3nBuBvs5QuP3vYG2K75IplMs",
+	"HENXRoJPuyaiDOfd2HpKKw7GLviso4zQsHe8SPEVnR8AAHi+sD27sFpwanVbEpElYj4giNICmTe+J+MJ",
+	"oPNT5hpBcioDAhoPRKOLFOOfIK2kzJH50RjmERkpxM105PYbMqxkU+eawaR0xHbD9YecUWfFRfgdmfGg",
+	"dErXuCk7v6c09Q7hVGjxEXoyGCCtewz5LWn5tRVs6FUs5ZUNSDs4foVJdIWh8xak96C4uzHXhMPWUlio",
+	"FaOwZiYqXDO17QFmjCtopARDf1moFRkq8sFEZt1IKh6nmffu0AuZYtrIul7BTd+83gTL67h20GkxMJSu",
+	"M1ukRef0afdqNuDYX4+z3oCpWExmjqoCkm5+fI06K/nxy5jSVKze7Yg7ZQoUUGFpCCm9rwpbs7Q62KzH",
+	"zLUWyZYNXCJWChYUT/rBn+zCtv864XhKuyU5wBhYkx3xSKKXF+evDTNDe/ZXCSa5e/ZmqfS+oWOevdHm",
+	"wV6nqSvuFWl29kgifWeW5OKhkAoSKMt/TQwF1B2J9oyeNuKGG0IavdmHh2YTGky0wYpt5rq5vN++EdLy",
+	"9NWVEzSKnT7KMFnEaVOllAiq5hf6ndYShQaAp4mauMFYgoOv7+OC/gPrO47Rz6Z74J8WuwceoLcK4cAM",
+	"Gi5DTQP/ijFCQokYL+DLgfXOZyIxj2xZ4QgNBLh+cUAgnxPKqK4gmg9b0sQGa8pRbaJUbBREfkNJ/UYt",
+	"rtp8HCSJAmX+7OPFJTrEMT3EiZocRnxMmY/23igVf2TR3EMXeEouqCJ/uVCCBspDFxrIxKSaXrHLdxf7",
+	"B+ivWluRaE+/zUNnp5cv33jol1fvXl2+2kdTHNrpf1SZ/lsBFmJuM3gddGWKeq9YJaVoQnBIhIdIJAl6",
+	"MvjJvDPgIUE+0O8I04iEvgEY1Rs3m02lpE3GurYfzWGIYwp1bt/MJHHuhmDAmRI8MmFIrf7CcXr6+Ek0",
+	"6k+41Ef27t17NMaKzPD82DpzFI742IztlZ5J/5FeTrRXLJ1eKve9Qhtc6ZlkNkqkhxRhGFR7RfBUXzEO",
+	"IelVmxZID1iD9Czhe1esxCP2PRRkVfES7eWZsd4CQu57dp4jvBSPCaCt5ptAIPLgir1VheGKNv1YoxNk",
+	"gNlE5JcfP1yef3x3ffbx/NJHe88Hzx/vp0xnSCLOxpqDalVM0Fu9fUaUVhEPrtgV+/OfT/PUMcrZwZ//",
+	"jF7RTKszJGfbfFq23J6M96+Y5YcV8vBLmOIvJ5cDdOpMc7tioMXXkYWmBBxJjiQx6nItNZQJwbT8h4tX",
+	"LOBTYptYQDI5rAiOaQai7iDdfTaOVXOmCmMycDZErOFrVEB9sLBhOEtAZR5Fdoz13tFAHyJksev7fn2V",
+	"36ZFhoeMqmleonfuX7HCdbQXY6FR8NjmCY4oiTRuGTXEQ5ghPIQR7+YKlcavgCPOiId8lkSRj4KIYCER",
+	"vmKpF9fcvu/ZyD9834C8tD69gSf7+uTMGVGJbqmk+gXWCVvJO9CrD0heQQBdh00uGQkhxzwbHL2HhzxR",
+	"wBcCzsJ9C1+tPAJ4M2DhIkQVJKv5QPo+2nv8r3/+f08HA70PUKfR08E+nKtvtDrfQ3GUSDSiEST2XTEz",
+	"i1clgknkfwW57aGCHvjNP0BaO0J+4Uff4A6W2XszFUHfhWI8JjDBjMorxmP8e2KYgIW/hWiEpblVy0Uy",
+	"lUijJRiCSCo4FS5CIiwgXoF5DIQM0ARzGQ7q65Wxna96x+jrVU/z9queh656UyI1/zF/hERhGsmr3je9",
+	"pSeml3Whi+MEqysWciJBmMJUDJNtFvIggRqLvSmOtOFFQvQfFx8/aB4+E1AlPo+J/muIQ2TTGBEXiLBk",
+	"CiiZsBvGZ+yKGSw7QU+OjszXZySK+vadxZWgoYAsUGz6T+6RQnGWHQTnweIttoVI8NkVg0ezPZAvVKr9",
+	"E+TbrfuQ3CLt7A8ShVLD4YVZScDZKKKBMvJRKujZJpUmxj2MZJSMr5hGNuaZiBKSikISdboCIAt9IY9F",
+	"mIQabeEToJUngyf2MN9zRub6LG3/bq3DWBeJPDaJB3X9yW3XoU8Xv7g6lXtI8iv2p2qP8lIrb0Aa26jc",
+	"P0A/g7BCprOWWUrNAg4Q+Pc0/5T2Tpb70oz/rDhn2W7WVPYA6oLwhyHjJVWub5i2qdgxL86iO5qBeFqM",
+	"pHC1WaqUKalPnACOhemRQZwPS3Tx5rR/9PTZAXqTjjW3AUP9cuBefX2rIW5t+kA3Ko05UJoeEXxrlUhF",
+	"FeTqGj001WdOz94WpsMf9wYHjw8G4Hgzyei9495PB4ODn2wCO6jVFRFoh14o18xwLBSoyEa2HWtRahC3",
+	"KmOt6F2me55hNfnLoXfFrBIKjeBtsrVWQSTS+igqcsI6uZoqIHAWEdVcQcthecVWS2YHAGeq0duwd9wz",
+	"oMm8ij/zEHz8Gu42Aw6m/Ri95hCCyMdfjaaPGwdL6HdbF61RXHO7ydYD5Gnkx197R4PB2r6dlgrAZyvH",
+	"DZ3UEYVRAkZhh89fENV/aZTxFtaJV8GNv/zrn/9zglK8OKnixYnFCx/tgUj0DXb4Vh8FE6VXBZBX2GzV",
+	"3ab39cQAzAWHDLCHP+MwOwP9yOPmRz4xbLVTEsJDRy+aH7rk/D1m89Qlr5972mZ9ENxhOAKJWzKRe8d/",
+	"/+z1ZBoThIPLnKLgxQEqKvgRFR5LbZODiflZv6vEBHii6rnAL6CLlYgRXm+LLZawgwMXVelvLeD3Ewfz",
+	"MdhoQ1Et0fFVYU0Vq2CvgpYn6D3+0j8dk78MTtC//vk//kp4tgrSDH5qfug1F0MahoStB12+llwMf//8",
+	"rYQ/r6wJYwSsQgUbewneZB43N9q8p8zIjgkXqh/RW7LgNMm01fIMBw/JgMcmo0JrWtZc9tLbNZevpBVf",
+	"lgqKwQcBhcUGOMiI2A/g1smkGdqr2qBXTNsFjJtwg+Ig3fVX910Swvjm36ZLubQ1SJsQGOWPpP2z2wiO",
+	"xxtdQ+gSI5epgWuUq6zXZt5jKCAHvfvk0p0J7snRUZvPxIIH2rYZRuQVU5rS7oFYNV1pa6ZCS22I1eS5",
+	"uFpBnRqUl8TwTmomEqRThxZ8NXAfjqIDdFHQla3KSqUy9UAV1k+lKuMQtITGAkNPXAkbd0Etv8VM5DrT",
+	"f/e+eY13myhL69s/SSLehq/BJG9zv514kT/yeYNqWxlyEMpykN4p2PFQN1/xBj5wgluVaDKq0BBZ2HQr",
+	"mjj8SsNvhiK0nuNWca1hqHjeei5tNof2tNpl3CWpE8m4lvYXicD0qnPIjCZt6Ny0A33ofNMsffkTH7h6",
+	"zRMWruXcDVxa8cOuzOZtaFnH5xLWzLIo5LiuqV5ZnTFqueGqJW8+yMeiUcsX3eKLKGS/v0FeY+OsNaI9",
+	"zW9dFavufOS/wJKGpODhqif0YhzWnteiWPo5velBySOYZdpFIL3h8p6kUbF50lIxlDfZ/gHEzzBHoxQb",
+	"M8z6bOYGOxiGvkWmnQXyfgMH6CPLWAV4M/fsPGl9df8ki1AYj+6Lgxr7JI3sb8YwKXc6u2eLJEtacDMq",
+	"C7sHLzJbuJBe2qjAtmyTDM9tcBGnwHWjepX5OlSsMqqa34uo2qQPGafUd6cPdcaGNUhTiLQ2nKjnFp5j",
+	"omoPbbCj8+2qxr8S1Xysq6rEEE4KatKVjCizecSmew4f5WsBZ8GIfiHhSRro1/caeQVuN35L7ICVMr6Z",
+	"tIR7EWk2v/KeozPtUB1haTM0dgxwq+LQIElrcSgIvrFBjFrbMaAiSKjNPCBCE44JX6Z5ZibuPMGm/84e",
+	"LjQyl4QwNMI00jhCJQoiLkkIxDXFczQkNitn3+2d+zldX1e2UDY8vMXmINE83U/unIekhoM02e/3hIh5",
+	"nusHF3teW6ox775QhmI3avmYT9VZPkCkdqc/hM1j0bWfoiscXNEC+pglHBYpwSQmLjfK7T0Pyia/JHh6",
+	"Jx9x8yPp/IN7suQByi0MeXMaP4Ydn2FexsztL/VW/Esc26hzTBiMCSWVRt7uFt1ZtoSppTfzV/2YCMpN",
+	"/26nTQ/L2ZT+Ay/fkkVvNlbHWOHqzp7fiD2fotQiyleYdltjPsfRH9SWX6NpXn84SwzzmgMY7Kj1AVjl",
+	"y0507Tb5ywlm47TFMoiWLNQE2bYnaDaxnfjMwlCgxRmVxkqvtcM3L4a2ZIW3QOzv2QZ/GCZ1s0QyRVJL",
+	"rYhfzS33aERsUluH3TQr6wYuP4SuPk7PN8USe+BFTd2lQv9qG+9sgnXBu7ejQNvWRG7GBbDaqc+bUJ+z",
+	"Pk5VLCyzqsZco2KuNTyS1t5KNCXTIRFyQmPpOfJIHFOtXWp5jvc7rfyOWnntmdfr5DXQH+zof9sK+ZLD",
+	"XIM67tKeNy6BtqM7N2PgLnr10KJXXaTXoZVDzVr3e3vj96R7mz01a+AWSDtm69LZtXJjAWTyAjbDfJ1+",
+	"elvoMJtwU29t1oFwJAgO5w25dAUU2CTjNl/YogFht1jDxHNFdMe+t8m+T8MQ4axUbTUufvjV9lBv4dGv",
+	"Yn9zycKU3+4MCEfJAuQ32aMzU0Q3wALbFjxVixwmtlHBcgn/hkv1m77pQYXn7y8D3u6/WRPI2kOhPZOk",
+	"YwpBTBeI/R/CR5eBoIDfb7Lf6mPqF4oLIqG1FL+lIRGF5le2p75+9TGys9vtqF3fFPYChD1kZuWCG+WK",
+	"nb666B89fdb/9eX72nG7+4iL0tRetJePLvYKo3+hErk4/DdL1Yp5uI/+9c//U8wBqK8gtqi0IY3Cvn07",
+	"2kS6tRpNIktpgxI6nihwdMHB7e/8lJvwU6YQr6HEBRnQMthfROFd5v59Z+43HGq9O7L22AY7DvBgPZWN",
+	"p7329IFf6S1l41y8LsjHdMIsZ2QfCRJHOMh6sEBPDtNlKxBEy0l5xdLHbd8qP+3nJEjWYOqGzB/Jaja0",
+	"afQBEMiSExxy1XgX70WubsfJ2paqck/rj0Bgf1Dv60oy+VAR2818zQ6y99DJkjOCggnBMSq3SzON73iB",
+	"QmH1ezIJJhrbtGmoeYXpk7uflr5TecXSbnuCxFxYIueJCviUHKBThtIRa1DAkAjoVGiaG2J0NBiYV/n8",
+	"5hhBa3PTSfWK2eaStgJCUxemrMh8DM+AhWctGaHZLsJjfasqdu2FFerbrmAkAhjq9dzIwXr0sdyfWL0k",
+	"Up0TmUS1yUoWwul8Mr28nVytUKKGYoEOM7zQ+GCHcy0SpueubIA+0Y2ek+8mKKI3084HIn8YV0fVzdGc",
+	"jPTGINmm1JTt2f7LFJSdgb8pA9+BfyX21CkLCbhiloRUSjnK/Hp1yUYZXu98AtvwCTj50DJfwKY1lj80",
+	"O9iete+WJ5vJStqwKNqeubzUVt5lJD1Am3iJGDPm5VI1+7255TvRs2E3LdKOYNM/hKY9Tc83xRF74E26",
+	"9ns7e3kTHA7evR1t22yrLmNHX9zp25vQt9NR3gtYWGZVnVRu0z5nQef20hz/scDMuqpiIvrm9oITq04d",
+	"z1F/p4/ftz5eiyf1GnnNcQ12PGPbSvmSw9yQWr5xqbUdxbwZA3eq+UNTzRslXoznEcehPPxqsfW6Qfad",
+	"kxDDGLV0REPaH8U0Qt5Lp5TvpxPL7HsfZXfWSbwzs5SXOFaJILuyt3VIshz4gQFriNITL2DFWfpTQcIt",
+	"kng6a83EBe2wjiEPKSm83WT6pbfOJlySVBOawOg7c+N1ugqYVbgyKh2nH5ZowqNQ/zyNFbLszhXyGxPV",
+	"hGfr45iVL9X26IbLOyR2iu8VMLgi1usxmYZo77/6Zr6chWj/7S/7WZ+7GKtJcaRtyiCXjh6a4i/vCBur",
+	"Se/48dFzrzelLPt7cd58lsmdDqBd6ic5S2/6TjwlsJ8WedkpcH4IZ0mcH3KG3ulPS3qagZELCdgAVJib",
+	"bY1PxtWEsjFKmKIR8nEUXRtL10eH5s8Jl+r6hsylb4YMK8SFffqKYUEQDsPy2OEMYW2Jin0fTCx1XM8S",
+	"Yvz63GqDDRtSnM3Lt+PvsRur4f/2vHYenw14fOIUpRyUVOW8ndw+VqfJ/D6GVjy3j8fV8+EkHSd+xdJ5",
+	"4lazyibXQ+9YLXxCRBX0YYa5zGluYE2dglWmc1ra+Y/u23+0DOvqXUh1RzbY8aHtq6HLj3RDjqR7EIjb",
+	"cSW1QcSdM+mhOZM6C9OW5akGG2yW7K8gSL8vA6e4tXYJmDB83OgUO4Zc15Yir9ZNcRM650NT5w1w6poW",
+	"FXBKRlcjXyjMuG/Vn2IRNTbK6Isf2qYVVNpwbechzNSO6W+T6b8raD22Tbqz+KW9CDj8mjoZ2nWwqKGP",
+	"Jmvmr1RNQoFnbMc3K0eaQqZYPWEbWmxEu23XAQKGJ1TbWjh8S31tT/eNPd1Cm4BA1zlW5J154rvSJ8qb",
+	"a+E+dSee7OjDrVe4fTjQ/GpjZqBTufjIiBkmaT7rmXDu4jhJtGcMJUQVokwq4hxnXFQ7yhi0UcWj/Klt",
+	"qh6VTddZn47T3+ki29RFLkwgMDsNCDJzliadNBJmS6ly+BV+6qKdOMho12jrTo22IMyfnzQfdTnoJt9q",
+	"03ENdgznIXth74gbG1Nj7ezvTk7drQngbTp8V6eH3QCPjfp270RZS8Rra0vte/T65htrWQu0c/g29SEG",
+	"nMr9UuMUa/4Qrt4cHzbP7rfu5i1sdufkfaiGFZxPmiVu+hKvyuhXNZ52jt21OnbNSW7Xq1tRh0tYM++n",
+	"+U8tNINsKveDalu8wpRgs5376XVcAl3LzNriJKIfJcE233OVQApX6tNtNYBlaWywTIYaL6CVsG9z+65t",
+	"ap8dHmzbt5umjNBEHP7STxSYL6LMtFF2F8sUVYqfs0n2m9Mn7De2qUyk21yeL2RPbZdIu7lE2hTGS0mm",
+	"huG37E68iNi7IrC1pKO2OrsmD2rtuQx2JP9Ac1ZbnvvaGxHDMRkhlvf/RZccBTDg2DT9tDJzTG/Jwgx+",
+	"lwy9YpkQ9Qoi9ARRVe5lHCRCEKbSL9Q3Hr53QbpNB2wnqtol4D7MBNxuQthQYIO5ld70oAytS4Kn92Qz",
+	"mf23sJYsoH4MMynHigzP0p+aGjfZGzfFT83bt2SS2K3V8dDUbttZIRuwQjK0cmBkleV1q+ezmkpW0Ge1",
+	"D5QW53mFyjwPUTYigrCAIMVvCOs01blIG7vavHuvzVuGQkvMn7pDG+wYy4OwdZYf68bGrCiCp+DEm/Lb",
+	"CiuByQtYIX3LQZ31cR9ycksWRyt03hkZD87I6CxjsyZSa+0b1dQtylwut9iR99fNR1rR7MLvN3yGppjN",
+	"8+5EMyIICneOymWy2YxjrHb5sflHi0i5pONPa/aeonPb2pLvr6CkQxVJoRjCQwQHk1xZFkn0gzTnKQCh",
+	"gIznhV+bW/RUsu0wC7VBYRyieEqQEphJwyw9c7MGLzhJWV08cNOppFsu4GhMGi3A8w+FlX9QQzwHdy0V",
+	"OHhrJ4u89kTreymfZL2zyiNPrthdWul0q+/YWezrtthb4Fq93X4v1R7fMXfaUtPHNke+dpv+JQQm7TjC",
+	"KBkjLoBnnFi+kwUuBU/GE9vmrsreDuFev87gvzc5vR2jvwsl5Ja/951TxR/UE3AHIW+ooJ0tdQ63fm/2",
+	"lN5VC5tqJwSWFXwYvgsegE2LhCXBzNKZbppv629s2caCbdbx7yQiO/a8TfZ8GoaaHJKImKThO3Ppw6/6",
+	"P+0qNxZJYZedeVfzRp9kexbXaOi4T2awYxMPxbbpdt4bK9PRx9e6aP3eReCWzZcm3N6FLR+csdKFrDKB",
+	"CKMfGhuUwoSI38wg+T92JdqFyWo6NUlNXZ78JIm4n2zMFNotrKe8V/oeI7dEaKOBCiRJIIiSiAs0wXJC",
+	"5P6PEZvKwFFE/PzH+sjUe8qURL686c9E30cjHkV8RkI0nKMnz5HALORTNJwrIhFlKGGxGQcxxJI8e5KI",
+	"yENScaGvKoku3pz2j54+Axc8vmJywoVCIZWxXkgsyIh+8Wyre5UIZv1tcGQmDEZlPl+Is2h+gDTbvSFz",
+	"NCQRZ2OJFL9ibcoFUKFagDLkpzkHNFwyhiLFv02JOfv6LRl5pa+HtTIuxRo4KJMPqQ/IQ3LCZwxxFpBd",
+	"ZG2NckxTIEw7snCvo+BFydUpqFY80WESjomSB+hMkBERSJBbfkM8NJvQYIJuCIltII7PoOOamcAVcBHW",
+	"5eSUKGdnGN55dlsDLiwxBmsPYv1iupGF7E64ZrBZ4/FupCaPzxgRwASKyapYEFOid1IUx4GNiGkprJUB",
+	"wRWgSm10635E55aMw7YIvzMOH5xxuKJYPTQyUa9i3d2kLrSB4pv3h9dY+SeZgJaKxxLNuLihbAyhUegI",
+	"IRmO5YSDns9xeIDO9cNQqGlldwiPU4kwYrzP40UyNfc9KPHgpYvfyYmFlqgaLndCX82vN4K+xmLEiJFZ",
+	"gfFBGD/LY2R4Sjwjb7xU0KRz8fUPlAuqjD5KvsRUzMEsvGKpXZibHcbeADOQRwbLjX6aEsnIdFTBAbk2",
+	"nbGlj/b08z68mUhNYVfMFmlwxPgM/RuCBzxkXAcRVuBAwAxRhWZY7p+Y/QygrbbMaAynyzkHaajpT6/Z",
+	"XOTC7CWnxSeDFy5b0xzNPQnMc4MHW7I1zddrbU0HChUNzlRTSQ8ea8SAA6S7RJGtildzrp34E49Iuw5g",
+	"5zwiD7P/V9kR2nz/r4IncZcHynXvK7iBN+qczc+lhX+WR+THai1W2nGRGkq/1ztiTR9c5Ov3+FpQVb2c",
+	"ru4nHpIBj0kI+QAKTblU2f1pfaJ3xYreT7THCFUTIo6RnEtFpv0ZDcm+EbEgvG2v0xkNyBIpZj2mOVJs",
+	"SpDlX9iS37SwxTqNtnDGO9/oRqoOChBeQlxOadOy/VgVlXfp/vee7t/ukJc4P5cd4WDHER6WF7TtaW80",
+	"21+v4qTUkSy1OkCy5t5RtBdaPGUhMsJPS928pdl0v9Y3ep9Cckse0m4ksfOTPjg/aTcBa0Pu/bRHzlKL",
+	"rpx68tBTaTZpQ5Uh0WxGVVsR/RCWVHXTBXS8qF5q6kZWBviGuG/5I9uxUiobreHBFdDubJVN2CoVIC9H",
+	"3zqG2im3o/LFQk1dnibXoU2Zg2h2KR13tG06IUW9hdN0NIMdQ3mApk7Hw7+fhsw1xsoWJOZ2TJaVEHxn",
+	"uDw0w2U1aWsTKg5NQgWEyZ1e+XMyTGgUSpObHPPwkcyzMWDYzhmXaiyIRIzPTMhSEhZK5H/4ePn29d98",
+	"JLntb8XVhAj9jitmPiuR4vwAndug92xCWPE7jMzyb1HIv4Y2586YMrzwwt69Ublgv3FuIOckG+cWDv5I",
+	"hojZnVGucqCmmPUxhX0JpxRWSdEQroWKNMFTFlrEiHlo+kUKEnOhSJhm/ujPR1gqNKUsUQTtxTyU9q60",
+	"GcUVOychlSdZRxv//NW7079dn7/65e3F9afzd755jbasJryIypDbt+/CJq1omN1sEpHMF+r4Llz9Q+FM",
+	"ShnolghJOTNlEGMzyD3mYRMCKYKnyx0pl3DHd9IvQW+m2QMCQPkh3B7KHm6KI+awmxwc+q4NKWn61dtx",
+	"ZsCmahiD6am781us32+hDCpV8a/EnhrdEqfwGiPOpKJRhCY46/gqbT7BiW2IirhA6ez3KRpRIWubvmZ4",
+	"vgvL3ndYtgYv6p0U7rMa7NjDdr0Qtee4Bn+Dy5OwYdG0Ha9BE+7tHAQPzUHQINYSicfkkNySchTT1b9u",
+	"hsxtiN8Sgfy/a/vfQ4rv+x7iUUikMjLMA8U197nZuWQ4iohAAWZIEByiPRzobV8xLLMiS7v8/QPkj7iY",
+	"YvWXQN6aoaGnQUBidYwU+aIO4dc0Wf7lxX+ivfPXL9GTx88HxwijCcEhEUjwmXfF1IQwyAkUfAaWCOzB",
+	"dBcOeJRMGbTZ8j9pOLzS1/wThIeSMIVoKCEBgkxjNUcBiSK5f4D+agzNK+ZDVwXfgxVQs8vZhEcaVmxM",
+	"jH/ED8Cg8BFnHpJKEDwloc2vty+wWfZ6kaD2R/SGXLH/uPj4Ic8BZ+SLQuZV1heif/X/q/+BfFH9l/Yb",
+	"Zucuk1abT/kWuxtR8OxrwacdsoXxmFzy1vff40StjTSYSHP+uzzzhsuOrSjwmMCU6Y7PGGdD4aGqm882",
+	"HTBUdwIULmho42uW+DL86nk9qh/7PSFi3vN6DE9J77hnHu55LUVJAR1fmye/bdTgzr9nzW6vlzKT8ksq",
+	"2VIX/2motchYTjLeYVorYwOoESVRuMBPNLzUPNYgkkrUpAjlJj9wZMtq9aPmqwCOErm72bTlEZYDA9uA",
+	"F+/pfWSwLfGf/Yzh8YLPDZ7S7Iczw9X6hquRLzEXZmU5yBa297BF/zYFMzg7imdcEM6ANAvCOXu2Tjpz",
+	"hSO3VC7IvZBKRVmg0C2OEpIiiM2lH859FNIpYZJyJj00nF8x/RFi0tUCLtUB+siiOTxkVl+YCugU8FQi",
+	"CDyQEO0VUu2vmDAIfYxwFJ0YrbFUPXAMr9O/P8pN55MsgrdwL5fkiqX3aWRGI2B0mjZNkWj6qFYzjHle",
+	"XC6DylIcoqlW5yGUoSaUjQ/QKZvD565Ymrg3xXOE5Y3+iH1BoZM6GhOlDfyftP4i+NRH00QqNCRoSEZc",
+	"EOQr7qO9J0dHdW5nw6zteT88GQ33Q1nPz/Od7F1J9m5cwqXYUxdYMJcfunG2TQ5tIEilZXSN/FnRKZFE",
+	"UCKbWLTmwz7Vn77FkY+GSXBDFNr7dPnShrg8NOGJ0HwqxPN9F0uXcUQVGgIjvmJO9n1idREhTTY3iHP7",
+	"Lc2/htrOEIri6AC9N5E1c1UzbP1FW0p1xZ48h/WkQyUSkd2YVlu9ONIrlcDUUn6b73D/AJ2ClYcWjbxl",
+	"HPAyh+gfhQmWz/tnA+0ZDdWkTl1OodRNYX6bPvVtx3ofGustoG2di4xOIaeGPvze51t1XhkFE/oa0uly",
+	"DmxNo9qg8Se4435z7ssHX9Cbrb5ochDIFNMI7UGhq4cCLElfahau6C0xuuh+He+AR5daYJtFdiKaQ9dw",
+	"ND9E6DqxKJYjqf67KXSt79pQfEC/ejuha9hUDfPTYNqFrjcRuk4MKlXxr8QkO2XUFzmV6SsrrWdg2Sxw",
+	"D03JdEiEnNBY36oN9Q559xlB7LLt7xiyrsGH+pC1G/SDHVvYbsi69hzXniJ/QZSyvjIs5YwLaOjkhxR4",
+	"VniMtODwEaT2pgzikcz4Ql02/YZl3HZi4E3IvIuBP7QYeJ181HeTIBH6g5qOhgQLIk4TNekd//2z1uQD",
+	"zm8oyX75rB8QtyndVVVfMIYfSaTRTPAIxRFm5ARJEo36Ey5h4JvkmoAE9JZhHMXJMKIBMm/VZJSIqHfc",
+	"+wrIRr4dHx5+1U9+O/4ac6G+9bzeLRZUAwrwepKl7Y9wEilt8/AAR/CzCz9hMqhIGNPEDssFFNXvLr/m",
+	"+eD544U3mNTqlx8/XJ5/fHd99vH8Ep42ay0/P1Eq7nk9wpKpBrn9U//HQP5zdhyLrMjwFHAYxYTHEUF7",
+	"ER9T5qGIj3miPDSbcDyl+1l4vKqJ6B/naEoZJNRZowlOcdE8+xSbsLxmbjGH7n7/+uf/MVGDWxoCnzs9",
+	"e6v54RycczNmjwvus7HBIZYEfTp/Z5ZEp4QnJkhmP/6GSyUdX3+JFY74GBGmBCXSRhVMXBFB90vLPB9J",
+	"5MPcV9+EGb2ifhbgGA9pRBU4FrKPgs/E9VWNCv/NKTNzI8w4WUjXNghi9iUIkhMcEw8lKYjMnaa9YSxo",
+	"QKSHuLAxYfvRrHnZ4mfPLERRIEhImKIQtxrZzx6g/8RRQkzOxUxQRfqcRfOTQthSTvgMzYB8Cs16I3pL",
+	"qrA2DdgWl/AB4rUwM0MSJdGeBa/0MiU24CxIhEanOXhsZ5SFfLZvkjrdc3YBJIUVFIduLK7hr/pFWQBp",
+	"iueaQQHQDXyhA5X04PX9GzLPfigNIo9xQNk4bydZ+PyZXaQT3+yUebtvO4/Axv+HPKRm7ly2T8AyO5v+",
+	"2o6ml4izE4iZaUYErwAVHv4azvPeyuGUsuLJZLPrFxf2luWBOg/hrB/JXqXCyTMylgsEvu99NNTCyUwE",
+	"SztsasSuYOVZ2QapoQnF4zQyqgjDLJibAKVh6ZiyLB5ZeLVJqXJiu4mOmuENZokmSY6F2Qur5f5ei6rl",
+	"dE/2Ay4056w/SaZYL5iygMYZpdkNnBgWqZlZ/r3Cuxeqxxz7M7x5NuFI0jGDpCRuE6sK8g82oZG8/C3T",
+	"jb/CtwsLMEJ68avQPjh1L3n56WtrswAwIFGTVGUxqfBu8N67Xg5d6NJ2IHBeJWTzij3j9K+F9nPmZLXI",
+	"MgAucoNSF5HFr77jbNzXTCzMJ5EAiNKQSQ4mq1EUB4fI0mSK/KN5G0oHEGOiURDHJiYV6tMRaMqZmiDO",
+	"7Ga8Yty80NQ+5/RmjkIdh5thiWRMmJEnRi2jWmIUvOCZBM/TC0s4gMfEtfy01MiUktkCI8/2h/ZQQEWQ",
+	"UIWGguAbQJOMlSrN6wufKJQiffv87f8PAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

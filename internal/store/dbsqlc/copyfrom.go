@@ -9,6 +9,48 @@ import (
 	"context"
 )
 
+// iteratorForInsertPayloadCaptures implements pgx.CopyFromSource.
+type iteratorForInsertPayloadCaptures struct {
+	rows                 []InsertPayloadCapturesParams
+	skippedFirstNextCall bool
+}
+
+func (r *iteratorForInsertPayloadCaptures) Next() bool {
+	if len(r.rows) == 0 {
+		return false
+	}
+	if !r.skippedFirstNextCall {
+		r.skippedFirstNextCall = true
+		return true
+	}
+	r.rows = r.rows[1:]
+	return len(r.rows) > 0
+}
+
+func (r iteratorForInsertPayloadCaptures) Values() ([]interface{}, error) {
+	return []interface{}{
+		r.rows[0].RequestID,
+		r.rows[0].CreatedAt,
+		r.rows[0].ProjectID,
+		r.rows[0].RelayKeyID,
+		r.rows[0].InferenceTokenID,
+		r.rows[0].PolicyID,
+		r.rows[0].Model,
+		r.rows[0].Status,
+		r.rows[0].RequestBody,
+		r.rows[0].ResponseBody,
+		r.rows[0].Truncated,
+	}, nil
+}
+
+func (r iteratorForInsertPayloadCaptures) Err() error {
+	return nil
+}
+
+func (q *Queries) InsertPayloadCaptures(ctx context.Context, arg []InsertPayloadCapturesParams) (int64, error) {
+	return q.db.CopyFrom(ctx, []string{"payload_captures"}, []string{"request_id", "created_at", "project_id", "relay_key_id", "inference_token_id", "policy_id", "model", "status", "request_body", "response_body", "truncated"}, &iteratorForInsertPayloadCaptures{rows: arg})
+}
+
 // iteratorForInsertUsageEvents implements pgx.CopyFromSource.
 type iteratorForInsertUsageEvents struct {
 	rows                 []InsertUsageEventsParams

@@ -120,6 +120,20 @@ type Model struct {
 	UpdatedAt        time.Time
 }
 
+type PayloadCapture struct {
+	RequestID        string
+	CreatedAt        time.Time
+	ProjectID        uuid.UUID
+	RelayKeyID       *uuid.UUID
+	InferenceTokenID *uuid.UUID
+	PolicyID         *uuid.UUID
+	Model            string
+	Status           int32
+	RequestBody      []byte
+	ResponseBody     []byte
+	Truncated        bool
+}
+
 type Policy struct {
 	ID                 uuid.UUID
 	Slug               string
@@ -134,6 +148,8 @@ type Policy struct {
 	LimiterFailureMode string
 	CreatedAt          time.Time
 	UpdatedAt          time.Time
+	CapturePayloads    bool
+	CaptureMaxBytes    int32
 }
 
 type PolicyBinding struct {

@@ -24,7 +24,7 @@ func (q *Queries) DeletePolicy(ctx context.Context, id uuid.UUID) (int64, error)
 }
 
 const getPolicyByID = `-- name: GetPolicyByID :one
-SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at FROM policies WHERE id = $1
+SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes FROM policies WHERE id = $1
 `
 
 func (q *Queries) GetPolicyByID(ctx context.Context, id uuid.UUID) (Policy, error) {
@@ -44,12 +44,14 @@ func (q *Queries) GetPolicyByID(ctx context.Context, id uuid.UUID) (Policy, erro
 		&i.LimiterFailureMode,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.CapturePayloads,
+		&i.CaptureMaxBytes,
 	)
 	return i, err
 }
 
 const getPolicyByIDForUpdate = `-- name: GetPolicyByIDForUpdate :one
-SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at FROM policies WHERE id = $1 FOR UPDATE
+SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes FROM policies WHERE id = $1 FOR UPDATE
 `
 
 func (q *Queries) GetPolicyByIDForUpdate(ctx context.Context, id uuid.UUID) (Policy, error) {
@@ -69,12 +71,14 @@ func (q *Queries) GetPolicyByIDForUpdate(ctx context.Context, id uuid.UUID) (Pol
 		&i.LimiterFailureMode,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.CapturePayloads,
+		&i.CaptureMaxBytes,
 	)
 	return i, err
 }
 
 const getPolicyBySlug = `-- name: GetPolicyBySlug :one
-SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at FROM policies WHERE slug = $1
+SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes FROM policies WHERE slug = $1
 `
 
 func (q *Queries) GetPolicyBySlug(ctx context.Context, slug string) (Policy, error) {
@@ -94,6 +98,8 @@ func (q *Queries) GetPolicyBySlug(ctx context.Context, slug string) (Policy, err
 		&i.LimiterFailureMode,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.CapturePayloads,
+		&i.CaptureMaxBytes,
 	)
 	return i, err
 }
@@ -101,11 +107,12 @@ func (q *Queries) GetPolicyBySlug(ctx context.Context, slug string) (Policy, err
 const insertPolicy = `-- name: InsertPolicy :one
 INSERT INTO policies (
     slug, name, all_models, all_host_keys, key_strategy, rate_limit_id,
-    max_wait_ms, priority, max_attempts, limiter_failure_mode
+    max_wait_ms, priority, max_attempts, limiter_failure_mode,
+    capture_payloads, capture_max_bytes
 ) VALUES (
-    $1, $2, $3, $4, $5, $6, $7, $8, $9, $10
+    $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12
 )
-RETURNING id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at
+RETURNING id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes
 `
 
 type InsertPolicyParams struct {
@@ -119,6 +126,8 @@ type InsertPolicyParams struct {
 	Priority           int32
 	MaxAttempts        int32
 	LimiterFailureMode string
+	CapturePayloads    bool
+	CaptureMaxBytes    int32
 }
 
 func (q *Queries) InsertPolicy(ctx context.Context, arg InsertPolicyParams) (Policy, error) {
@@ -133,6 +142,8 @@ func (q *Queries) InsertPolicy(ctx context.Context, arg InsertPolicyParams) (Pol
 		arg.Priority,
 		arg.MaxAttempts,
 		arg.LimiterFailureMode,
+		arg.CapturePayloads,
+		arg.CaptureMaxBytes,
 	)
 	var i Policy
 	err := row.Scan(
@@ -149,12 +160,14 @@ func (q *Queries) InsertPolicy(ctx context.Context, arg InsertPolicyParams) (Pol
 		&i.LimiterFailureMode,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.CapturePayloads,
+		&i.CaptureMaxBytes,
 	)
 	return i, err
 }
 
 const listPolicies = `-- name: ListPolicies :many
-SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at FROM policies ORDER BY slug
+SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes FROM policies ORDER BY slug
 `
 
 func (q *Queries) ListPolicies(ctx context.Context) ([]Policy, error) {
@@ -180,6 +193,8 @@ func (q *Queries) ListPolicies(ctx context.Context) ([]Policy, error) {
 			&i.LimiterFailureMode,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.CapturePayloads,
+			&i.CaptureMaxBytes,
 		); err != nil {
 			return nil, err
 		}
@@ -192,7 +207,7 @@ func (q *Queries) ListPolicies(ctx context.Context) ([]Policy, error) {
 }
 
 const listPoliciesPage = `-- name: ListPoliciesPage :many
-SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at FROM policies
+SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes FROM policies
 WHERE id > $1::uuid
 ORDER BY id
 LIMIT $2::int
@@ -221,6 +236,8 @@ func (q *Queries) ListPoliciesPage(ctx context.Context, after uuid.UUID, limit i
 			&i.LimiterFailureMode,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.CapturePayloads,
+			&i.CaptureMaxBytes,
 		); err != nil {
 			return nil, err
 		}
@@ -235,9 +252,10 @@ func (q *Queries) ListPoliciesPage(ctx context.Context, after uuid.UUID, limit i
 const updatePolicy = `-- name: UpdatePolicy :one
 UPDATE policies
 SET slug = $2, name = $3, all_models = $4, all_host_keys = $5, key_strategy = $6, rate_limit_id = $7,
-    max_wait_ms = $8, priority = $9, max_attempts = $10, limiter_failure_mode = $11
+    max_wait_ms = $8, priority = $9, max_attempts = $10, limiter_failure_mode = $11,
+    capture_payloads = $12, capture_max_bytes = $13
 WHERE id = $1
-RETURNING id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at
+RETURNING id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes
 `
 
 type UpdatePolicyParams struct {
@@ -252,6 +270,8 @@ type UpdatePolicyParams struct {
 	Priority           int32
 	MaxAttempts        int32
 	LimiterFailureMode string
+	CapturePayloads    bool
+	CaptureMaxBytes    int32
 }
 
 func (q *Queries) UpdatePolicy(ctx context.Context, arg UpdatePolicyParams) (Policy, error) {
@@ -267,6 +287,8 @@ func (q *Queries) UpdatePolicy(ctx context.Context, arg UpdatePolicyParams) (Pol
 		arg.Priority,
 		arg.MaxAttempts,
 		arg.LimiterFailureMode,
+		arg.CapturePayloads,
+		arg.CaptureMaxBytes,
 	)
 	var i Policy
 	err := row.Scan(
@@ -283,6 +305,8 @@ func (q *Queries) UpdatePolicy(ctx context.Context, arg UpdatePolicyParams) (Pol
 		&i.LimiterFailureMode,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.CapturePayloads,
+		&i.CaptureMaxBytes,
 	)
 	return i, err
 }

@@ -1,0 +1,111 @@
+package capture_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/relay-llm/relay/internal/capture"
+	"github.com/relay-llm/relay/internal/pgtest"
+	"github.com/relay-llm/relay/internal/proxy"
+	"github.com/relay-llm/relay/internal/store"
+)
+
+func openStore(t *testing.T) *store.Store {
+	st, err := store.Open(t.Context(), pgtest.NewDB(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	return st
+}
+
+func payload(id string, at time.Time, project uuid.UUID) proxy.Payload {
+	return proxy.Payload{
+		RequestID: id, At: at, ProjectID: project, RelayKeyID: uuid.New(), Model: "m", Status: 200,
+		Request: []byte(`{"q":"` + id + `"}`), Response: []byte(`{"a":"` + id + `"}`),
+	}
+}
+
+// TestWriter_WritesBatchesAndExpires writes captures through the writer and
+// reads them back; retention deletes the old ones, redaction the rest.
+func TestWriter_WritesBatchesAndExpires(t *testing.T) {
+	st := openStore(t)
+	ctx := t.Context()
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	project := uuid.New()
+	// An old capture, straight into the table, for the retention sweep.
+	if _, err := st.InsertPayloadCaptures(ctx, []store.PayloadCapture{{
+		RequestID: "req-old", CreatedAt: now.Add(-30 * 24 * time.Hour), ProjectID: project,
+		RequestBody: []byte("{}"), ResponseBody: []byte("{}"),
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	w := capture.NewWriter(capture.Config{Sink: st, BatchSize: 2, Retention: 7 * 24 * time.Hour})
+	for _, id := range []string{"req-a", "req-b", "req-c"} {
+		w.Capture(payload(id, now, project))
+	}
+	closeCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := w.Close(closeCtx); err != nil {
+		t.Fatal(err)
+	}
+	if s := w.Stats(); s.Written != 3 || s.Dropped != 0 || s.Lost != 0 || s.Expired != 1 {
+		t.Fatalf("stats %+v", s)
+	}
+	got, err := st.PayloadCapture(ctx, "req-b")
+	if err != nil || string(got.RequestBody) != `{"q":"req-b"}` || string(got.ResponseBody) != `{"a":"req-b"}` || got.ProjectID != project || !got.CreatedAt.Equal(now) {
+		t.Fatalf("req-b: %+v %v", got, err)
+	}
+	if _, err := st.PayloadCapture(ctx, "req-old"); err != store.ErrNotFound {
+		t.Errorf("the expired capture is still there: %v", err)
+	}
+	if n, err := st.DeletePayloadCaptures(ctx, "req-a"); n != 1 || err != nil {
+		t.Errorf("delete req-a: %d %v", n, err)
+	}
+	if n, err := st.DeleteProjectPayloadCaptures(ctx, project); n != 2 || err != nil {
+		t.Errorf("delete the project's: %d %v", n, err)
+	}
+}
+
+// TestWriter_DropsWhenFull holds the table locked so the writer's COPY
+// waits: Capture keeps returning at once and counts what does not fit.
+func TestWriter_DropsWhenFull(t *testing.T) {
+	st := openStore(t)
+	ctx := t.Context()
+	tx, err := st.Pool().Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, `LOCK TABLE payload_captures IN ACCESS EXCLUSIVE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	w := capture.NewWriter(capture.Config{Sink: st, QueueSize: 4, BatchSize: 1, Retention: -1})
+	now := time.Now()
+	start := time.Now()
+	for i := range 20 {
+		w.Capture(payload("req-"+string(rune('a'+i)), now, uuid.New()))
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("Capture blocked: 20 calls took %s", d)
+	}
+	// The queue holds 4; the writer may have taken one into its COPY,
+	// which waits for the lock.
+	dropped := w.Stats().Dropped
+	if dropped != 16 && dropped != 15 {
+		t.Errorf("dropped %d of 20 with a queue of 4", dropped)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	closeCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := w.Close(closeCtx); err != nil {
+		t.Fatal(err)
+	}
+	if s := w.Stats(); s.Written != 20-dropped || s.Dropped != dropped {
+		t.Errorf("after the lock: %+v", s)
+	}
+}
