@@ -106,7 +106,8 @@ func TestSpec_OperationsHaveIDsSummariesAndErrors(t *testing.T) {
 }
 
 // TestSpec_CRUDConventions checks the verbs and status codes of the design:
-// POST collection 201, GET/PATCH item 200, DELETE item 204, lists paged.
+// POST collection 201, GET/PATCH item 200, DELETE item 204 (a collection:
+// 200 with what was deleted), lists paged.
 func TestSpec_CRUDConventions(t *testing.T) {
 	t.Parallel()
 	doc := setup(t)
@@ -115,8 +116,11 @@ func TestSpec_CRUDConventions(t *testing.T) {
 		if o.method == http.MethodPut {
 			t.Errorf("%s: updates are PATCH everywhere", name)
 		}
-		if o.method == http.MethodDelete && o.op.Responses.Value("204") == nil {
-			t.Errorf("%s: DELETE must answer 204", name)
+		if o.method == http.MethodDelete && strings.HasSuffix(o.path, "}") && o.op.Responses.Value("204") == nil {
+			t.Errorf("%s: DELETE of an item must answer 204", name)
+		}
+		if o.method == http.MethodDelete && !strings.HasSuffix(o.path, "}") && o.op.Responses.Value("200") == nil {
+			t.Errorf("%s: DELETE of a collection must answer 200 with what it deleted", name)
 		}
 		if strings.HasPrefix(o.op.OperationID, "create") && o.op.Responses.Value("201") == nil {
 			t.Errorf("%s: create must answer 201", name)
