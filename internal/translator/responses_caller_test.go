@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/openai/openai-go/v3/responses"
+
+	"github.com/relay-llm/relay/internal/canonical"
 )
 
 // validateResponses checks what a Responses caller receives with openai-go's
@@ -167,6 +169,11 @@ func validateResponses(t *testing.T, stream bool, out []byte) {
 		if len(terminal.Output) != len(items) {
 			t.Errorf("terminal output has %d items, the stream %d", len(terminal.Output), len(items))
 		}
+		for i, it := range terminal.Output {
+			if items[int64(i)] == nil || it.ID != items[int64(i)].id {
+				t.Errorf("terminal output[%d] is %s, not the item of that output_index", i, it.ID)
+			}
+		}
 		snap := acc.Snapshot()
 		if snap.OutputText() != terminal.OutputText() {
 			t.Errorf("accumulated %q, terminal %q", snap.OutputText(), terminal.OutputText())
@@ -264,5 +271,51 @@ func TestResponsesOutput_MatchesOpenAISpec(t *testing.T) {
 		if doc.Components.Schemas[schema].Value.VisitJSON(v, specValidation...) == nil {
 			t.Errorf("%s accepts %s", schema, bad)
 		}
+	}
+}
+
+// Parts the golden cases do not reach: a refusal, a call without
+// arguments, Anthropic's redacted thinking, overlapping parts; then the
+// same stream cut by an error after the first item ended.
+func TestResponsesCaller_EveryPartKind(t *testing.T) {
+	t.Parallel()
+	evs := []canonical.Event{
+		{Kind: canonical.EventStart, ID: "msg_01X", Model: "claude-x", Created: 7, Usage: canonical.Usage{Input: 10}},
+		{Kind: canonical.EventPartStart, Index: 0, Part: canonical.PartRedactedThinking, Origin: canonical.OriginAnthropic, Text: "REDACTED"},
+		{Kind: canonical.EventPartEnd, Index: 0},
+		{Kind: canonical.EventPartStart, Index: 1, Part: canonical.PartRefusal},
+		{Kind: canonical.EventPartStart, Index: 2, Part: canonical.PartToolCall, ID: "toolu_1", Name: "f"},
+		{Kind: canonical.EventDelta, Index: 1, Text: "I can't"},
+		{Kind: canonical.EventDelta, Index: 1, Text: " help."},
+		{Kind: canonical.EventPartEnd, Index: 2},
+		{Kind: canonical.EventPartEnd, Index: 1},
+		{Kind: canonical.EventUsage, Usage: canonical.Usage{Input: 10, Output: 4}},
+		{Kind: canonical.EventFinish, Finish: canonical.FinishToolCalls},
+		{Kind: canonical.EventDone},
+	}
+	run := func(evs []canonical.Event) []byte {
+		c := newResponsesCaller(&canonical.Request{Model: "m", Stream: true})
+		var out []byte
+		for i := range evs {
+			out = c.event(out, &evs[i])
+		}
+		return out
+	}
+	out := run(evs)
+	validateResponses(t, true, out)
+	for _, want := range []string{`"encrypted_content":"rantr_REDACTED"`, `"type":"response.refusal.done","sequence_number":`, `"refusal":"I can't help."`,
+		`"arguments":"{}","call_id":"call_toolu_1","name":"f"`, `"usage":{"input_tokens":10,"input_tokens_details":{"cached_tokens":0,"cache_write_tokens":0},"output_tokens":4`} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("no %s in\n%s", want, out)
+		}
+	}
+
+	cut := append(append([]canonical.Event{}, evs[:6]...), canonical.Event{Kind: canonical.EventError, Err: &canonical.Error{Kind: canonical.ErrOverloaded, Status: 503, Message: "overloaded", Code: "overloaded_error"}})
+	out = run(cut)
+	validateResponses(t, true, out)
+	evsOut := sseEvents(t, out)
+	if n := len(evsOut); n < 2 || evsOut[n-2][0] != "error" || evsOut[n-1][0] != "response.failed" ||
+		!strings.Contains(evsOut[n-1][1], `"error":{"code":"server_error","message":"overloaded"}`) || !strings.Contains(evsOut[n-1][1], `"output":[{"id":"rs_01X_0"`) {
+		t.Errorf("cut stream ends %v", evsOut[max(0, len(evsOut)-2):])
 	}
 }

@@ -1206,12 +1206,16 @@ type responsesCaller struct {
 	core    string // what item ids are built on
 	model   string
 	created int64
-	items   []respOut // by canonical part index
-	next    int       // next output index
-	output  []byte    // finished items, comma-separated, for the terminal response
+	items   []respOut  // by canonical part index
+	next    int        // next output index
+	output  []byte     // finished items' JSON, for the terminal response
+	spans   []respSpan // where each finished item sits in output
 	usage   canonical.Usage
 	finish  canonical.FinishReason
 }
+
+// respSpan is one finished item in responsesCaller.output.
+type respSpan struct{ out, start, end int }
 
 // respOut is one output item being streamed.
 type respOut struct {
@@ -1746,7 +1750,7 @@ func (c *responsesCaller) event(dst []byte, ev *canonical.Event) []byte {
 		}
 		dst = c.ev(dst, typ)
 		dst = append(dst, `,"response":`...)
-		dst = c.appendResponse(dst, status, reason, c.output, &c.usage, nil)
+		dst = c.appendResponse(dst, status, reason, c.finished(), &c.usage, nil)
 		dst = end(dst)
 	case canonical.EventError:
 		dst = c.streamError(dst, ev.Err)
@@ -1818,10 +1822,9 @@ func (c *responsesCaller) close(dst []byte, it *respOut) []byte {
 	dst = append(dst, `,"item":`...)
 	mark := len(dst)
 	dst = appendItem(dst, it, false)
-	if len(c.output) > 0 {
-		c.output = append(c.output, ',')
-	}
+	start := len(c.output)
 	c.output = append(c.output, dst[mark:]...)
+	c.spans = append(c.spans, respSpan{out: it.out, start: start, end: len(c.output)})
 	dst = end(dst)
 	// The item's text lives on in c.output; drop the copy.
 	it.text, it.sig = nil, nil
@@ -1864,6 +1867,20 @@ func (c *responsesCaller) streamError(dst []byte, e *canonical.Error) []byte {
 	dst = c.ev(dst, "response.failed")
 	dst = append(dst, `,"response":`...)
 	u := c.usage
-	dst = c.appendResponse(dst, "failed", "", c.output, &u, e)
+	dst = c.appendResponse(dst, "failed", "", c.finished(), &u, e)
 	return end(dst)
+}
+
+// finished is the output array's contents: the finished items in output
+// order (items may finish out of order when the upstream's parts overlap).
+func (c *responsesCaller) finished() []byte {
+	slices.SortStableFunc(c.spans, func(a, b respSpan) int { return a.out - b.out })
+	out := make([]byte, 0, len(c.output)+len(c.spans))
+	for i, sp := range c.spans {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, c.output[sp.start:sp.end]...)
+	}
+	return out
 }
