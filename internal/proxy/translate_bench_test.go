@@ -46,6 +46,7 @@ func BenchmarkProxyTranslated(b *testing.B) {
 
 	const chat = `{"model":"%s",%s"messages":[{"role":"user","content":"hello, benchmark"}]}`
 	const messages = `{"model":"%s","max_tokens":256,%s"messages":[{"role":"user","content":"hello, benchmark"}]}`
+	const resp = `{"model":"%s",%s"input":"hello, benchmark"}`
 	for _, c := range []struct{ name, path, body, model string }{
 		{"chat→openai (passthrough)", "/v1/chat/completions", chat, "openai"},
 		{"chat→anthropic", "/v1/chat/completions", chat, "anthropic"},
@@ -55,6 +56,10 @@ func BenchmarkProxyTranslated(b *testing.B) {
 		{"messages→openai", "/v1/messages", messages, "openai"},
 		{"messages→gemini", "/v1/messages", messages, "gemini"},
 		{"messages→responses", "/v1/messages", messages, "openai_responses"},
+		{"responses→openai_responses (passthrough)", "/v1/responses", resp, "openai_responses"},
+		{"responses→openai", "/v1/responses", resp, "openai"},
+		{"responses→anthropic", "/v1/responses", resp, "anthropic"},
+		{"responses→gemini", "/v1/responses", resp, "gemini"},
 	} {
 		for _, stream := range []bool{false, true} {
 			name, opt := c.name+"/non-stream", ""

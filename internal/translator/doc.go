@@ -9,16 +9,19 @@
 // <shape>_helper.go holds one wire shape's hand-written types and both of
 // its sides (decoding it as a caller's request and encoding answers in it;
 // encoding it as an upstream request and decoding its answers). Inbound
-// names: chat (/v1/chat/completions), messages (/v1/messages). Upstream
-// names: the binding shape, with responses for openai_responses. The one
-// switch in pairOf picks the pair; an unknown pair is ErrUnknownPair.
+// names: chat (/v1/chat/completions), messages (/v1/messages), responses
+// (/v1/responses). Upstream names: the binding shape, with responses for
+// openai_responses. The one switch in pairOf picks the pair; an unknown
+// pair is ErrUnknownPair.
 //
 // A Translator lives for one upstream attempt and holds that attempt's
 // stream state; a Request (the decoded caller body) is shared by every
 // attempt of one caller request. Streams are translated event by event:
 // Event returns the caller's bytes for each upstream event at once, so the
 // proxy can flush them; nothing is buffered beyond one event (plus the text
-// of an open thinking block, whose signature Chat callers receive whole).
+// of an open thinking block, whose signature Chat callers receive whole,
+// and the content of an open Responses output item, which Responses' .done
+// events and terminal response repeat).
 //
 // What each pair does with each request feature — yes, emulated or
 // rejected — is the support matrix (Matrix, docs/translation.md); encoders

@@ -78,6 +78,38 @@ func FuzzDecodeChatRequest(f *testing.F) { fuzzRequests(f, wire.InboundChat, "ch
 
 func FuzzDecodeMessagesRequest(f *testing.F) { fuzzRequests(f, wire.InboundMessages, "messages") }
 
+// FuzzDecodeResponsesRequest decodes Responses bodies and encodes them for
+// every responses→* pair. Seeds: the golden requests and the committed
+// corpus in testdata/fuzz/FuzzDecodeResponsesRequest.
+func FuzzDecodeResponsesRequest(f *testing.F) {
+	seedFiles(f, "responses_*/*/request.json", func(b []byte) { f.Add(b) })
+	f.Add([]byte(`{"model":"m","input":[{"type":"reasoning","summary":[],"encrypted_content":"rantr_"}]}`))
+	f.Add([]byte(`{"model":"m","input":[{"type":"function_call_output","call_id":"call_","output":[{"type":"input_image"}]}]}`))
+	f.Add([]byte(`{"model":"m","conversation":{"id":""},"input":null}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		req, err := Decode(wire.InboundResponses, body)
+		if err != nil {
+			requestError(t, err)
+			return
+		}
+		for _, p := range pairs {
+			if p.in != wire.InboundResponses {
+				continue
+			}
+			for _, stream := range []bool{false, true} {
+				req.C.Stream = stream
+				tr, err := New(req, Target{Shape: p.up, Model: "m", UpstreamModel: "u", Host: "h"}, testNow)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := tr.AppendRequest(nil); err != nil {
+					requestError(t, err)
+				}
+			}
+		}
+	})
+}
+
 // fuzzAnswer feeds bytes to the pairs of one upstream shape as a whole
 // body, as a stream (events) and as an error body.
 func fuzzAnswer(f *testing.F, up snapshot.Shape) {

@@ -77,6 +77,7 @@ const (
 	FeatCacheControl
 	FeatPrefill
 	FeatStreaming
+	FeatState
 	featCount
 )
 
@@ -129,6 +130,41 @@ var features = [featCount]featureInfo{
 	FeatCacheControl:    {"cache_control", "Prompt-cache breakpoints", "", "cache_control"},
 	FeatPrefill:         {"prefill", "Final assistant message (prefill)", "messages[-1].role=assistant", "messages[-1].role=assistant"},
 	FeatStreaming:       {"streaming", "Streaming with usage", "stream, stream_options.include_usage", "stream"},
+	FeatState:           {"state", "Server-side conversation state", "", ""},
+}
+
+// responsesFields is the field that carries each feature in a Responses
+// caller's body ("" when Responses cannot express it).
+var responsesFields = [featCount]string{
+	FeatSystem:          "instructions, input[].role=system|developer (leading)",
+	FeatSystemMid:       "input[].role=system|developer",
+	FeatSameRoleTurns:   "input",
+	FeatImageBase64:     "input[].content[].image_url (data: URI)",
+	FeatImageURL:        "input[].content[].image_url",
+	FeatImageDetail:     "input[].content[].detail",
+	FeatFileInput:       "input[].content[].type=input_file",
+	FeatTools:           "tools",
+	FeatToolStrict:      "tools[].strict",
+	FeatToolChoice:      "tool_choice",
+	FeatParallelOff:     "parallel_tool_calls",
+	FeatToolHistory:     "input[].type=function_call|function_call_output",
+	FeatToolResultImage: "input[].output[].type=input_image",
+	FeatThinkingHistory: "input[].type=reasoning",
+	FeatReasoning:       "reasoning",
+	FeatMaxTokens:       "max_output_tokens",
+	FeatTemperature:     "temperature",
+	FeatTopP:            "top_p",
+	FeatJSONObject:      "text.format.type=json_object",
+	FeatJSONSchema:      "text.format.type=json_schema",
+	FeatVerbosity:       "text.verbosity",
+	FeatMetadata:        "metadata",
+	FeatUser:            "safety_identifier, user",
+	FeatServiceTier:     "service_tier",
+	FeatStore:           "store",
+	FeatPromptCacheKey:  "prompt_cache_key",
+	FeatPrefill:         "input[-1].role=assistant",
+	FeatStreaming:       "stream",
+	FeatState:           "previous_response_id, conversation",
 }
 
 // Field is the field that carries f in shape in, "" when that shape
@@ -139,6 +175,8 @@ func (f Feature) Field(in wire.Inbound) string {
 		return features[f].chat
 	case wire.InboundMessages:
 		return features[f].messages
+	case wire.InboundResponses:
+		return responsesFields[f]
 	}
 	return ""
 }
@@ -168,7 +206,7 @@ type pairSpec struct {
 }
 
 func (p *pairSpec) support(f Feature) supportNote {
-	if features[f].field(p.in) == "" {
+	if f.Field(p.in) == "" {
 		return supportNote{level: NotApplicable}
 	}
 	if s, ok := p.override[f]; ok {
@@ -180,18 +218,9 @@ func (p *pairSpec) support(f Feature) supportNote {
 	return supportNote{level: Yes}
 }
 
-func (fi *featureInfo) field(in wire.Inbound) string {
-	switch in {
-	case wire.InboundChat:
-		return fi.chat
-	case wire.InboundMessages:
-		return fi.messages
-	}
-	return ""
-}
-
 // pairs lists every pair, in the matrix's column order.
-var pairs = []*pairSpec{&chatAnthropic, &chatGemini, &chatResponses, &messagesOpenAI, &messagesGemini, &messagesResponses}
+var pairs = []*pairSpec{&chatAnthropic, &chatGemini, &chatResponses, &messagesOpenAI, &messagesGemini, &messagesResponses,
+	&responsesOpenAI, &responsesAnthropic, &responsesGemini}
 
 // pairOf is the one switch that picks a pair; nil when there is none.
 func pairOf(in wire.Inbound, up snapshot.Shape) *pairSpec {
@@ -213,6 +242,15 @@ func pairOf(in wire.Inbound, up snapshot.Shape) *pairSpec {
 			return &messagesGemini
 		case snapshot.ShapeOpenAIResponses:
 			return &messagesResponses
+		}
+	case wire.InboundResponses:
+		switch up {
+		case snapshot.ShapeOpenAI:
+			return &responsesOpenAI
+		case snapshot.ShapeAnthropic:
+			return &responsesAnthropic
+		case snapshot.ShapeGemini:
+			return &responsesGemini
 		}
 	}
 	return nil
@@ -282,11 +320,11 @@ func Matrix() []Cell {
 // holds, with the notes under it.
 func MatrixMarkdown() string {
 	var b strings.Builder
-	b.WriteString("| feature | chat field | messages field |")
+	b.WriteString("| feature | chat field | messages field | responses field |")
 	for _, p := range pairs {
 		b.WriteString(" " + p.name + " |")
 	}
-	b.WriteString("\n| --- | --- | --- |")
+	b.WriteString("\n| --- | --- | --- | --- |")
 	for range pairs {
 		b.WriteString(" --- |")
 	}
@@ -300,7 +338,7 @@ func MatrixMarkdown() string {
 			}
 			return "`" + strings.ReplaceAll(s, "|", `\|`) + "`"
 		}
-		b.WriteString("| " + fi.title + " | " + field(fi.chat) + " | " + field(fi.messages) + " |")
+		b.WriteString("| " + fi.title + " | " + field(fi.chat) + " | " + field(fi.messages) + " | " + field(responsesFields[f]) + " |")
 		// Notes shared by several pairs are written once.
 		var order []string
 		byNote := map[string][]string{}

@@ -83,7 +83,45 @@ var messagesSamples = map[Feature]string{
 	FeatStreaming:       `"messages":[{"role":"user","content":"hi"}],"stream":true`,
 }
 
+var responsesTool = `"tools":[{"type":"function","name":"f","parameters":{"type":"object"}}]`
+
+var responsesSamples = map[Feature]string{
+	FeatSystem:          `"instructions":"s","input":"hi"`,
+	FeatSystemMid:       `"input":[{"role":"user","content":"hi"},{"role":"system","content":"s"},{"role":"user","content":"go"}]`,
+	FeatSameRoleTurns:   `"input":[{"role":"user","content":"hi"},{"role":"user","content":"again"}]`,
+	FeatImageBase64:     `"input":[{"role":"user","content":[{"type":"input_image","image_url":"data:image/png;base64,` + png1x1 + `"}]}]`,
+	FeatImageURL:        `"input":[{"role":"user","content":[{"type":"input_image","image_url":"https://example.com/a.png"}]}]`,
+	FeatImageDetail:     `"input":[{"role":"user","content":[{"type":"input_image","image_url":"data:image/png;base64,` + png1x1 + `","detail":"high"}]}]`,
+	FeatFileInput:       `"input":[{"role":"user","content":[{"type":"input_file","file_data":"data:application/pdf;base64,JVBERi0=","filename":"a.pdf"}]}]`,
+	FeatTools:           `"input":"hi",` + responsesTool,
+	FeatToolStrict:      `"input":"hi","tools":[{"type":"function","name":"f","strict":true,"parameters":{"type":"object"}}]`,
+	FeatToolChoice:      `"input":"hi",` + responsesTool + `,"tool_choice":{"type":"function","name":"f"}`,
+	FeatParallelOff:     `"input":"hi",` + responsesTool + `,"parallel_tool_calls":false`,
+	FeatToolHistory:     `"input":[{"role":"user","content":"hi"},{"type":"function_call","call_id":"call_1","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"call_1","output":"ok"}],` + responsesTool,
+	FeatToolResultImage: `"input":[{"role":"user","content":"hi"},{"type":"function_call","call_id":"call_1","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"call_1","output":[{"type":"input_image","image_url":"data:image/png;base64,` + png1x1 + `"}]}],` + responsesTool,
+	FeatThinkingHistory: `"input":[{"role":"user","content":"hi"},{"type":"reasoning","id":"rs_1","summary":[{"type":"summary_text","text":"t"}],"encrypted_content":"rant_sig"},{"role":"assistant","content":"yo"},{"role":"user","content":"go"}]`,
+	FeatReasoning:       `"input":"hi","reasoning":{"effort":"medium"}`,
+	FeatMaxTokens:       `"input":"hi","max_output_tokens":100`,
+	FeatTemperature:     `"input":"hi","temperature":0.5`,
+	FeatTopP:            `"input":"hi","top_p":0.9`,
+	FeatJSONObject:      `"input":"hi","text":{"format":{"type":"json_object"}}`,
+	FeatJSONSchema:      `"input":"hi","text":{"format":{"type":"json_schema","name":"a","schema":{"type":"object"}}}`,
+	FeatVerbosity:       `"input":"hi","text":{"verbosity":"low"}`,
+	FeatMetadata:        `"input":"hi","metadata":{"a":"b"}`,
+	FeatUser:            `"input":"hi","safety_identifier":"u1"`,
+	FeatServiceTier:     `"input":"hi","service_tier":"auto"`,
+	FeatStore:           `"input":"hi","store":true`,
+	FeatPromptCacheKey:  `"input":"hi","prompt_cache_key":"k"`,
+	FeatPrefill:         `"input":[{"role":"user","content":"hi"},{"role":"assistant","content":"Well,"}]`,
+	FeatStreaming:       `"input":"hi","stream":true`,
+	FeatState:           `"input":"hi","previous_response_id":"resp_1"`,
+}
+
 func sampleBody(in wire.Inbound, f Feature) (string, bool) {
+	if in == wire.InboundResponses {
+		s, ok := responsesSamples[f]
+		return `{"model":"m",` + s + `}`, ok
+	}
 	if in == wire.InboundChat {
 		s, ok := chatSamples[f]
 		return `{"model":"m",` + s + `}`, ok

@@ -1085,6 +1085,9 @@ func (u *openaiUpstream) encode(dst []byte, x *encoder) ([]byte, error) {
 		}
 	}
 	q.SafetyIdentifier = r.User
+	// Only Responses callers set these (a Chat caller's own binding is
+	// never translated).
+	q.Metadata, q.PromptCacheKey, q.Verbosity = r.Metadata, r.PromptCacheKey, r.Verbosity
 	switch r.ServiceTier {
 	case "":
 	case "auto":

@@ -68,6 +68,8 @@ func Decode(in wire.Inbound, body []byte) (*Request, error) {
 		err = decodeChatRequest(body, &r.C)
 	case wire.InboundMessages:
 		err = decodeMessagesRequest(body, &r.C)
+	case wire.InboundResponses:
+		err = decodeResponsesRequest(body, &r.C)
 	default:
 		return nil, fmt.Errorf("decode %s request: %w", in, ErrUnknownPair)
 	}

@@ -365,7 +365,7 @@ func TestSupports_IsTheRegistry(t *testing.T) {
 	ins := []wire.Inbound{wire.InboundChat, wire.InboundEmbeddings, wire.InboundResponses, wire.InboundMessages}
 	for _, in := range ins {
 		for _, up := range shapes {
-			want := Native(in, up) || (in == wire.InboundChat || in == wire.InboundMessages) && up != snapshot.ShapeOpenAI || in == wire.InboundMessages
+			want := Native(in, up) || (in == wire.InboundChat || in == wire.InboundMessages) && up != snapshot.ShapeOpenAI || in == wire.InboundMessages || in == wire.InboundResponses
 			if got := Supports(in, up); got != want {
 				t.Errorf("Supports(%s, %s) = %v, want %v", in, up, got, want)
 			}
@@ -430,6 +430,9 @@ func TestTranslator_GarbageAnswers(t *testing.T) {
 func minimalRequest(t *testing.T, in wire.Inbound, stream bool) *Request {
 	t.Helper()
 	body := `{"model":"m","messages":[{"role":"user","content":"hi"}]`
+	if in == wire.InboundResponses {
+		body = `{"model":"m","input":"hi"`
+	}
 	if in == wire.InboundMessages {
 		body += `,"max_tokens":64`
 	}

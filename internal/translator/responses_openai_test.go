@@ -1,0 +1,8 @@
+package translator
+
+import "testing"
+
+func TestGolden_ResponsesOpenAI(t *testing.T) {
+	t.Parallel()
+	runGolden(t, "responses_openai")
+}
