@@ -1,4 +1,11 @@
-package usage
+// Package pricing is the cost arithmetic: a binding's snapshot pricing
+// (micro-units of currency per million tokens, with long-context tiers)
+// applied to one request's token usage. It is pure — no I/O, no state — so
+// the inference path (the proxy's X-Relay-Usage answer, the rate limiter's
+// budgets) and the usage ledger compute the very same numbers.
+//
+// It must import nothing but the snapshot's types and wire.Usage.
+package pricing
 
 import (
 	"math"
@@ -60,13 +67,36 @@ func Cost(p *snapshot.Pricing, u wire.Usage) int64 {
 
 // CostAt is Cost with the rates already picked.
 func CostAt(r Rates, u wire.Usage) int64 {
-	cacheRead := clamp(u.CacheRead, 0)
-	cacheWrite := clamp(u.CacheWrite, 0)
-	uncached := clamp(u.Input-cacheRead-cacheWrite, 0)
-	reasoning := clamp(u.Reasoning, 0)
-	plain := clamp(u.Output-reasoning, 0)
+	hi, lo := r.sum(u)
+	return div(hi, lo, 1000, 500) // round(x / 1000) = floor((x + 500) / 1000)
+}
 
-	var hi, lo uint64
+// Micros is what u costs under p in micro-units of currency (1e-6),
+// rounded up: budgets count in micro-units and must never undercount.
+func Micros(p *snapshot.Pricing, u wire.Usage) int64 {
+	hi, lo := RatesFor(p, u.Input).sum(u)
+	return div(hi, lo, 1_000_000, 999_999)
+}
+
+// EstimateMicros is the most a request of in prompt tokens and out
+// generated tokens may cost under p, in micro-units rounded up: the prompt
+// at the uncached input price, the output at the output or reasoning price,
+// whichever is dearer.
+func EstimateMicros(p *snapshot.Pricing, in, out int64) int64 {
+	r := RatesFor(p, in)
+	r.Output = max(r.Output, r.Reasoning)
+	r.Reasoning = 0
+	hi, lo := r.sum(wire.Usage{Input: in, Output: out})
+	return div(hi, lo, 1_000_000, 999_999)
+}
+
+// sum is Σ tokens × price in pico-units, exact in 128 bits.
+func (r Rates) sum(u wire.Usage) (hi, lo uint64) {
+	cacheRead := max(u.CacheRead, 0)
+	cacheWrite := max(u.CacheWrite, 0)
+	uncached := max(u.Input-cacheRead-cacheWrite, 0)
+	reasoning := max(u.Reasoning, 0)
+	plain := max(u.Output-reasoning, 0)
 	add := func(tokens, price int64) {
 		if tokens <= 0 || price <= 0 {
 			return
@@ -81,19 +111,20 @@ func CostAt(r Rates, u wire.Usage) int64 {
 	add(cacheWrite, r.CacheWrite)
 	add(plain, r.Output)
 	add(reasoning, r.Reasoning)
+	return hi, lo
+}
 
-	// round(x / 1000) = floor((x + 500) / 1000)
+// div is floor((hi:lo + bias) / d), saturating at MaxInt64.
+func div(hi, lo, d, bias uint64) int64 {
 	var c uint64
-	lo, c = bits.Add64(lo, 500, 0)
+	lo, c = bits.Add64(lo, bias, 0)
 	hi += c
-	if hi >= 1000 {
+	if hi >= d {
 		return math.MaxInt64 // the quotient would not fit in 64 bits
 	}
-	q, _ := bits.Div64(hi, lo, 1000)
+	q, _ := bits.Div64(hi, lo, d)
 	if q > math.MaxInt64 {
 		return math.MaxInt64
 	}
 	return int64(q)
 }
-
-func clamp(v, lo int64) int64 { return max(v, lo) }

@@ -1,4 +1,4 @@
-package usage
+package pricing
 
 import (
 	"math"
@@ -85,5 +85,44 @@ func TestRatesFor_PicksTier(t *testing.T) {
 	}
 	if r := RatesFor(&p, 11); r != (Rates{Input: 11, CacheRead: 12, CacheWrite: 13, Output: 14, Reasoning: 14}) {
 		t.Errorf("at 11: %+v", r)
+	}
+}
+
+// Budgets count micro-units rounded up, from the same exact sum.
+func TestMicros_RoundsUp(t *testing.T) {
+	t.Parallel()
+	p := snapshot.Pricing{Input: 2_500_000, Output: 10_000_000, Reasoning: 10_000_000}
+	for _, tt := range []struct {
+		u    wire.Usage
+		want int64
+	}{
+		{wire.Usage{}, 0},
+		{wire.Usage{Input: 1}, 3},                    // 2.5 micro → 3
+		{wire.Usage{Input: 1000, Output: 500}, 7500}, // exact
+		{wire.Usage{Input: 2}, 5},
+		{wire.Usage{Input: -3}, 0},
+	} {
+		if got := Micros(&p, tt.u); got != tt.want {
+			t.Errorf("Micros(%+v) = %d, want %d", tt.u, got, tt.want)
+		}
+		if n := Cost(&p, tt.u); (n+999)/1000 != tt.want {
+			t.Errorf("Micros(%+v) disagrees with Cost %d nano", tt.u, n)
+		}
+	}
+	if got := Micros(&snapshot.Pricing{Input: math.MaxInt64}, wire.Usage{Input: math.MaxInt64}); got != math.MaxInt64 {
+		t.Errorf("no saturation: %d", got)
+	}
+}
+
+// The estimate prices the output at the dearer of output and reasoning.
+func TestEstimateMicros_DearerOutput(t *testing.T) {
+	t.Parallel()
+	p := snapshot.Pricing{Input: 1_000_000, Output: 10_000_000, Reasoning: 20_000_000}
+	if got := EstimateMicros(&p, 1000, 100); got != 1000+2000 {
+		t.Errorf("got %d", got)
+	}
+	tiered := snapshot.Pricing{Input: 1, Output: 1, Reasoning: 1, Tiers: []snapshot.PriceTier{{AboveInputTokens: 10, InputPrice: 1_000_000, OutputPrice: 2_000_000}}}
+	if got := EstimateMicros(&tiered, 11, 1); got != 11+2 {
+		t.Errorf("tiered: got %d", got)
 	}
 }
