@@ -139,6 +139,8 @@ func (f Feature) Field(in wire.Inbound) string {
 		return features[f].chat
 	case wire.InboundMessages:
 		return features[f].messages
+	case wire.InboundGenerate:
+		return generateFields[f]
 	}
 	return ""
 }
@@ -168,7 +170,7 @@ type pairSpec struct {
 }
 
 func (p *pairSpec) support(f Feature) supportNote {
-	if features[f].field(p.in) == "" {
+	if f.Field(p.in) == "" {
 		return supportNote{level: NotApplicable}
 	}
 	if s, ok := p.override[f]; ok {
@@ -180,18 +182,9 @@ func (p *pairSpec) support(f Feature) supportNote {
 	return supportNote{level: Yes}
 }
 
-func (fi *featureInfo) field(in wire.Inbound) string {
-	switch in {
-	case wire.InboundChat:
-		return fi.chat
-	case wire.InboundMessages:
-		return fi.messages
-	}
-	return ""
-}
-
 // pairs lists every pair, in the matrix's column order.
-var pairs = []*pairSpec{&chatAnthropic, &chatGemini, &chatResponses, &messagesOpenAI, &messagesGemini, &messagesResponses}
+var pairs = []*pairSpec{&chatAnthropic, &chatGemini, &chatResponses, &messagesOpenAI, &messagesGemini, &messagesResponses,
+	&generateOpenAI, &generateResponses, &generateAnthropic, &generateGemini}
 
 // pairOf is the one switch that picks a pair; nil when there is none.
 func pairOf(in wire.Inbound, up snapshot.Shape) *pairSpec {
@@ -214,6 +207,21 @@ func pairOf(in wire.Inbound, up snapshot.Shape) *pairSpec {
 		case snapshot.ShapeOpenAIResponses:
 			return &messagesResponses
 		}
+	case wire.InboundEmbeddings:
+		if up == snapshot.ShapeGemini {
+			return &embeddingsGemini
+		}
+	case wire.InboundGenerate:
+		switch up {
+		case snapshot.ShapeOpenAI:
+			return &generateOpenAI
+		case snapshot.ShapeOpenAIResponses:
+			return &generateResponses
+		case snapshot.ShapeAnthropic:
+			return &generateAnthropic
+		case snapshot.ShapeGemini:
+			return &generateGemini
+		}
 	}
 	return nil
 }
@@ -222,6 +230,7 @@ func pairOf(in wire.Inbound, up snapshot.Shape) *pairSpec {
 // caller's shape (for field names), the binding, and the pair's support.
 type encoder struct {
 	r    *canonical.Request
+	e    *canonical.EmbedRequest
 	in   wire.Inbound
 	t    *Target
 	pair *pairSpec

@@ -40,6 +40,8 @@ func validateCaller(t *testing.T, in wire.Inbound, stream bool, status int, out 
 		validateMessagesStream(t, out)
 	case in == wire.InboundMessages:
 		validateMessage(t, out)
+	case in == wire.InboundGenerate:
+		validateGenerate(t, stream, out)
 	}
 }
 
