@@ -17,7 +17,8 @@ import (
 // (passthrough: the usage tracker's look at each event). The inputs are
 // the recorded golden cases; docs/translation.md has the figures.
 
-var benchPairs = []string{"chat_anthropic", "chat_gemini", "chat_responses", "messages_openai", "messages_gemini", "messages_responses"}
+var benchPairs = []string{"chat_anthropic", "chat_gemini", "chat_responses", "messages_openai", "messages_gemini", "messages_responses",
+	"generate_openai", "generate_responses", "generate_anthropic", "generate_gemini"}
 
 func benchFile(b *testing.B, dir, c, name string) []byte {
 	b.Helper()
