@@ -9,7 +9,9 @@
 // <shape>_helper.go holds one wire shape's hand-written types and both of
 // its sides (decoding it as a caller's request and encoding answers in it;
 // encoding it as an upstream request and decoding its answers). Inbound
-// names: chat (/v1/chat/completions), messages (/v1/messages). Upstream
+// names: chat (/v1/chat/completions), messages (/v1/messages), generate
+// (/v1/generate, Relay's own shape, always translated) and embeddings
+// (/v1/embeddings, translated for gemini bindings only). Upstream
 // names: the binding shape, with responses for openai_responses. The one
 // switch in pairOf picks the pair; an unknown pair is ErrUnknownPair.
 //
