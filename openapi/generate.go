@@ -5,6 +5,10 @@
 // client, the typed Go client other programs import. The nullable package is
 // the hand-written three-state field type both use for PATCH bodies.
 //
+// inference.yaml describes the inference plane's own shape, /v1/generate;
+// no code is generated from it (the translator's hand-written types are
+// validated against it by a proxy test).
+//
 // Edit control.yaml, then run `make generate`; `make check-generated` fails
 // when the generated files are stale.
 package openapi

@@ -195,7 +195,15 @@ func decodeGeminiEmbed(body []byte, model string, batch bool) (*geminiEmbedReque
 		return req, &apiError{kind: errInvalid, msg: "* BatchEmbedContentsRequest.requests: at most 100 requests can be in one batch\n"}
 	}
 	for i := range req.Requests {
-		if e := check("BatchEmbedContentsRequest.requests["+strconv.Itoa(i)+"]", &req.Requests[i]); e != nil {
+		at := "BatchEmbedContentsRequest.requests[" + strconv.Itoa(i) + "]"
+		// Like Gemini, every request names the batch's own model.
+		switch m := req.Requests[i].Model; {
+		case m == "":
+			return req, &apiError{kind: errInvalid, msg: "* " + at + ".model: model is not specified\n"}
+		case m != "models/"+model:
+			return req, &apiError{kind: errInvalid, msg: "Model name in the request (" + m + ") does not match the model name in the batch request (models/" + model + ")."}
+		}
+		if e := check(at, &req.Requests[i]); e != nil {
 			return req, e
 		}
 	}

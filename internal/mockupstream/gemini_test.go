@@ -176,6 +176,14 @@ func TestGemini_EmbeddingsAndErrors(t *testing.T) {
 	equal(t, "same input, same vector", batch.Embeddings[0].Values[3], one.Embedding.Values[3])
 	equal(t, "default dims", len(batch.Embeddings[1].Values), 3072)
 	equal(t, "recorded shape", b.mock.Requests()[1].Shape, mockupstream.ShapeGeminiEmbeddings)
+	for _, m := range []string{``, `"model":"models/other",`} {
+		resp, raw := post(t, b.srv.URL+"/v1beta/models/gemini-embedding-001:batchEmbedContents", geminiHeaders,
+			`{"requests":[{`+m+`"content":{"parts":[{"text":"alpha"}]}}]}`)
+		equal(t, "batch request of another model", resp.StatusCode, 400)
+		if !strings.Contains(string(raw), "model") {
+			t.Errorf("batch model error %s", raw)
+		}
+	}
 
 	resp, raw := post(t, b.srv.URL+"/v1beta/models/gemini-test:generateContent", geminiHeaders, `{"contents":[]}`)
 	equal(t, "empty contents status", resp.StatusCode, 400)

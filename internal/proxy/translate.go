@@ -33,7 +33,7 @@ func (rq *request) translatable(c *routing.Candidate) bool {
 		rq.xlServed = true
 		return true
 	}
-	t := translator.Target{Shape: c.Binding.Shape, Model: rq.plan.Model.Name, UpstreamModel: c.Binding.UpstreamModel, MaxOutputTokens: int64(rq.plan.Model.MaxOutputTokens)}
+	t := translator.Target{Shape: c.Binding.Shape, Model: rq.plan.Model.Name, UpstreamModel: c.Binding.UpstreamModel, MaxOutputTokens: int64(rq.plan.Model.MaxOutputTokens), Pricing: &c.Binding.Pricing}
 	if c.Host != nil {
 		t.Host = c.Host.Slug
 	}
@@ -45,6 +45,8 @@ func (rq *request) translatable(c *routing.Candidate) bool {
 			rq.untranslatable(translator.ForBinding(rq.xinErr, t))
 			return false
 		}
+		// X-Relay-Usage: full asks /v1/generate for the cost with the usage.
+		rq.xin.FullUsage = rq.in == wire.InboundGenerate && strings.EqualFold(strings.TrimSpace(rq.r.Header.Get("X-Relay-Usage")), "full")
 	}
 	tr, err := translator.New(rq.xin, t, rq.at)
 	if err != nil {

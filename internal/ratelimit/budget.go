@@ -6,7 +6,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/relay-llm/relay/internal/snapshot"
-	"github.com/relay-llm/relay/internal/wire"
 )
 
 // budgetIndex finds a caller's budgets without walking them all; one is
@@ -76,48 +75,4 @@ func budgetCounter(b *snapshot.Budget, now time.Time) Counter {
 		tag = start.Format("20060102")
 	}
 	return Counter{Kind: KindPeriod, Key: "budget:" + b.ID.String() + ":" + tag, Limit: b.Amount, End: end}
-}
-
-// rates are a binding's prices for one request, per million tokens.
-type rates struct{ input, cacheRead, cacheWrite, output, reasoning int64 }
-
-// ratesFor picks the prices for a prompt of input tokens: the last tier
-// whose threshold the prompt exceeds replaces the base prices. It follows
-// usage.RatesFor, which this package may not import (usage reaches
-// Postgres).
-func ratesFor(p *snapshot.Pricing, input int64) rates {
-	r := rates{p.Input, p.CachedInput, p.CacheWrite, p.Output, p.Reasoning}
-	for i := len(p.Tiers) - 1; i >= 0; i-- {
-		t := &p.Tiers[i]
-		if input <= t.AboveInputTokens {
-			continue
-		}
-		r.input, r.cacheRead, r.cacheWrite, r.output = t.InputPrice, t.CachedInputPrice, t.CacheWritePrice, t.OutputPrice
-		if p.Reasoning == p.Output {
-			r.reasoning = t.OutputPrice
-		}
-		break
-	}
-	return r
-}
-
-// costOf is what u costs at p in micro-units of currency, rounded up (a
-// budget never undercounts); usage.Cost computes the ledger's nano-units
-// the same way.
-func costOf(p *snapshot.Pricing, u wire.Usage) int64 {
-	r := ratesFor(p, u.Input)
-	cacheRead, cacheWrite := max(u.CacheRead, 0), max(u.CacheWrite, 0)
-	uncached := max(u.Input-cacheRead-cacheWrite, 0)
-	reasoning := max(u.Reasoning, 0)
-	plain := max(u.Output-reasoning, 0)
-	return ceilMillion(uncached*r.input + cacheRead*r.cacheRead + cacheWrite*r.cacheWrite + plain*r.output + reasoning*r.reasoning)
-}
-
-// ceilMillion divides token × price sums (micro-units per million tokens)
-// down to micro-units, rounding up.
-func ceilMillion(x int64) int64 {
-	if x <= 0 {
-		return 0
-	}
-	return (x + 999_999) / 1_000_000
 }

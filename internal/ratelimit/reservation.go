@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/relay-llm/relay/internal/pricing"
 	"github.com/relay-llm/relay/internal/proxy"
 	"github.com/relay-llm/relay/internal/routing"
 	"github.com/relay-llm/relay/internal/snapshot"
@@ -349,7 +350,7 @@ func (r *reservation) Done(u wire.Usage) {
 	r.done = true
 	var cost int64
 	if r.binding != nil {
-		cost = costOf(&r.binding.Pricing, u)
+		cost = pricing.Micros(&r.binding.Pricing, u)
 	}
 	if r.pol.store != nil {
 		r.l.settle(r.pol.store, r.pol.adjust(u, cost))
@@ -388,7 +389,5 @@ func (r *reservation) estimatedCost(b *snapshot.Binding) int64 {
 	if b == nil {
 		return 0
 	}
-	rt := ratesFor(&b.Pricing, r.estIn)
-	out := max(rt.output, rt.reasoning)
-	return ceilMillion(r.estIn*rt.input + r.estOut*out)
+	return pricing.EstimateMicros(&b.Pricing, r.estIn, r.estOut)
 }

@@ -18,7 +18,8 @@ import (
 // the recorded golden cases; docs/translation.md has the figures.
 
 var benchPairs = []string{"chat_anthropic", "chat_gemini", "chat_responses", "messages_openai", "messages_gemini", "messages_responses",
-	"responses_openai", "responses_anthropic", "responses_gemini"}
+	"responses_openai", "responses_anthropic", "responses_gemini",
+	"generate_openai", "generate_responses", "generate_anthropic", "generate_gemini"}
 
 func benchFile(b *testing.B, dir, c, name string) []byte {
 	b.Helper()

@@ -10,7 +10,9 @@
 // its sides (decoding it as a caller's request and encoding answers in it;
 // encoding it as an upstream request and decoding its answers). Inbound
 // names: chat (/v1/chat/completions), messages (/v1/messages), responses
-// (/v1/responses). Upstream names: the binding shape, with responses for
+// (/v1/responses), generate (/v1/generate, Relay's own shape, always
+// translated) and embeddings (/v1/embeddings, translated for gemini
+// bindings only). Upstream names: the binding shape, with responses for
 // openai_responses. The one switch in pairOf picks the pair; an unknown
 // pair is ErrUnknownPair.
 //

@@ -2,6 +2,7 @@ package translator
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"os"
@@ -42,7 +43,7 @@ func requestError(t *testing.T, err error) {
 
 func fuzzRequests(f *testing.F, in wire.Inbound, dir string) {
 	seedFiles(f, "*/*/request.json", func(b []byte) {
-		if bytes.Contains(b, []byte(`"max_tokens"`)) == (in == wire.InboundMessages) {
+		if in == wire.InboundGenerate || bytes.Contains(b, []byte(`"max_tokens"`)) == (in == wire.InboundMessages) {
 			f.Add(b)
 		}
 	})
@@ -106,6 +107,66 @@ func FuzzDecodeResponsesRequest(f *testing.F) {
 					requestError(t, err)
 				}
 			}
+		}
+	})
+}
+
+// FuzzDecodeGenerateRequest: every /v1/generate body is a request every
+// binding shape encodes, or a 400; seeds are the golden requests of every
+// pair (the other shapes' bodies exercise the unknown-field paths) and
+// testdata/fuzz/FuzzDecodeGenerateRequest.
+func FuzzDecodeGenerateRequest(f *testing.F) {
+	f.Add([]byte(`{"model":"m","messages":[{"role":"assistant","content":[{"type":"tool_call","id":"a","name":"f","arguments":{"x":[1,{"y":null}]}}]}]}`))
+	f.Add([]byte(`{"model":"m","messages":[{"role":"tool","content":[{"type":"tool_result","tool_call_id":"a","content":[{"type":"image","url":"data:image/png;base64,AAAA"}],"is_error":true}]}]}`))
+	f.Add([]byte(`{"model":"m","messages":[{"role":"user","content":"hi"}],"reasoning":{"enabled":true},"tool_choice":{"type":"tool","name":""}}`))
+	fuzzRequests(f, wire.InboundGenerate, "generate")
+}
+
+// FuzzGeminiEmbeddingsAnswer: whatever a gemini binding answers to
+// batchEmbedContents is an OpenAI embeddings list of one vector per input,
+// or a 502 — never a panic or a list of the wrong length.
+func FuzzGeminiEmbeddingsAnswer(f *testing.F) {
+	f.Add([]byte(`{"embeddings":[{"values":[0.1,-0.2,3e-5]},{"values":[1,2,3]}]}`), false)
+	f.Add([]byte(`{"embeddings":[{"values":[0.1]}]}`), true)
+	f.Add([]byte(`{"embeddings":[{"values":[]},{"values":null}]}`), false)
+	f.Add([]byte(`{"embeddings":[{"values":[1e39]},{"values":[1]}]}`), true)
+	f.Add([]byte(`{"error":{"code":400,"message":"x","status":"INVALID_ARGUMENT"}}`), false)
+	f.Add([]byte(`{"embeddings":null}`), false)
+	f.Fuzz(func(t *testing.T, answer []byte, b64 bool) {
+		body := `{"model":"m","input":["a","b"]}`
+		if b64 {
+			body = `{"model":"m","input":["a","b"],"encoding_format":"base64","dimensions":3}`
+		}
+		req, err := Decode(wire.InboundEmbeddings, []byte(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr, err := New(req, Target{Shape: snapshot.ShapeGemini, Model: "m", UpstreamModel: "u", Host: "h"}, testNow)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tr.AppendRequest(nil); err != nil {
+			t.Fatal(err)
+		}
+		out, err := tr.AppendResponse(nil, answer)
+		if err != nil {
+			if !errors.Is(err, wire.ErrUpstream) {
+				t.Fatalf("not a 502: %v", err)
+			}
+		} else {
+			var list struct {
+				Object string `json:"object"`
+				Data   []struct {
+					Index     int             `json:"index"`
+					Embedding json.RawMessage `json:"embedding"`
+				} `json:"data"`
+			}
+			if err := json.Unmarshal(out, &list); err != nil || list.Object != "list" || len(list.Data) != 2 || list.Data[1].Index != 1 {
+				t.Fatalf("answer %s (%v)", out, err)
+			}
+		}
+		if body, status := tr.AppendError(nil, 400, answer, "req"); status != 400 || !json.Valid(body) {
+			t.Fatalf("error body %d %q", status, body)
 		}
 	})
 }

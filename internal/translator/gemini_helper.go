@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"strconv"
@@ -676,4 +677,38 @@ func (u *geminiUpstream) atEOF(evs []canonical.Event) ([]canonical.Event, bool) 
 		return evs, false
 	}
 	return append(evs, canonical.Event{Kind: canonical.EventDone}), true
+}
+
+// --- embeddings (batchEmbedContents) ---
+
+type gemBatchEmbedResponse struct {
+	Embeddings []struct {
+		Values []float32 `json:"values"`
+	} `json:"embeddings"`
+	Error *struct {
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// decodeGeminiEmbeddings reads a batchEmbedContents answer: one vector per
+// request, in order. Every vector must have values.
+func decodeGeminiEmbeddings(body []byte) ([][]float32, error) {
+	var g gemBatchEmbedResponse
+	if err := json.Unmarshal(body, &g); err != nil {
+		return nil, fmt.Errorf("decode batchEmbedContents response: %w", err)
+	}
+	if g.Error != nil {
+		return nil, fmt.Errorf("the response is an error: %s", g.Error.Message)
+	}
+	if g.Embeddings == nil {
+		return nil, errors.New("the response holds no embeddings")
+	}
+	out := make([][]float32, len(g.Embeddings))
+	for i := range g.Embeddings {
+		if len(g.Embeddings[i].Values) == 0 {
+			return nil, fmt.Errorf("embedding %d has no values", i)
+		}
+		out[i] = g.Embeddings[i].Values
+	}
+	return out, nil
 }

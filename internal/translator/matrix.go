@@ -177,6 +177,8 @@ func (f Feature) Field(in wire.Inbound) string {
 		return features[f].messages
 	case wire.InboundResponses:
 		return responsesFields[f]
+	case wire.InboundGenerate:
+		return generateFields[f]
 	}
 	return ""
 }
@@ -220,7 +222,8 @@ func (p *pairSpec) support(f Feature) supportNote {
 
 // pairs lists every pair, in the matrix's column order.
 var pairs = []*pairSpec{&chatAnthropic, &chatGemini, &chatResponses, &messagesOpenAI, &messagesGemini, &messagesResponses,
-	&responsesOpenAI, &responsesAnthropic, &responsesGemini}
+	&responsesOpenAI, &responsesAnthropic, &responsesGemini,
+	&generateOpenAI, &generateResponses, &generateAnthropic, &generateGemini}
 
 // pairOf is the one switch that picks a pair; nil when there is none.
 func pairOf(in wire.Inbound, up snapshot.Shape) *pairSpec {
@@ -252,6 +255,21 @@ func pairOf(in wire.Inbound, up snapshot.Shape) *pairSpec {
 		case snapshot.ShapeGemini:
 			return &responsesGemini
 		}
+	case wire.InboundEmbeddings:
+		if up == snapshot.ShapeGemini {
+			return &embeddingsGemini
+		}
+	case wire.InboundGenerate:
+		switch up {
+		case snapshot.ShapeOpenAI:
+			return &generateOpenAI
+		case snapshot.ShapeOpenAIResponses:
+			return &generateResponses
+		case snapshot.ShapeAnthropic:
+			return &generateAnthropic
+		case snapshot.ShapeGemini:
+			return &generateGemini
+		}
 	}
 	return nil
 }
@@ -260,6 +278,7 @@ func pairOf(in wire.Inbound, up snapshot.Shape) *pairSpec {
 // caller's shape (for field names), the binding, and the pair's support.
 type encoder struct {
 	r    *canonical.Request
+	e    *canonical.EmbedRequest
 	in   wire.Inbound
 	t    *Target
 	pair *pairSpec

@@ -122,6 +122,10 @@ func sampleBody(in wire.Inbound, f Feature) (string, bool) {
 		s, ok := responsesSamples[f]
 		return `{"model":"m",` + s + `}`, ok
 	}
+	if in == wire.InboundGenerate {
+		s, ok := generateSamples[f]
+		return `{"model":"m","max_output_tokens":4000,` + s + `}`, ok
+	}
 	if in == wire.InboundChat {
 		s, ok := chatSamples[f]
 		return `{"model":"m",` + s + `}`, ok

@@ -42,6 +42,8 @@ func validateCaller(t *testing.T, in wire.Inbound, stream bool, status int, out 
 		validateMessage(t, out)
 	case in == wire.InboundResponses:
 		validateResponses(t, stream, out)
+	case in == wire.InboundGenerate:
+		validateGenerate(t, stream, out)
 	}
 }
 

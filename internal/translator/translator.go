@@ -45,6 +45,9 @@ type Target struct {
 	// MaxOutputTokens is the model's catalog maximum output, the default
 	// for Anthropic's required max_tokens; 0 when the catalog has none.
 	MaxOutputTokens int64
+	// Pricing is the binding's, for callers that asked for the cost with
+	// their usage (Request.FullUsage); nil leaves the cost out.
+	Pricing *snapshot.Pricing
 }
 
 // DefaultMaxTokens is Anthropic's max_tokens when neither the caller nor
@@ -55,6 +58,12 @@ const DefaultMaxTokens = 4096
 type Request struct {
 	In wire.Inbound
 	C  canonical.Request
+	// E is an embeddings request (In is wire.InboundEmbeddings); C is
+	// then empty.
+	E canonical.EmbedRequest
+	// FullUsage asks for the cost in the usage the caller sees
+	// (X-Relay-Usage: full on /v1/generate); Target.Pricing prices it.
+	FullUsage bool
 }
 
 // Decode reads a caller's body in shape in. Errors are *wire.Error: a
@@ -70,6 +79,10 @@ func Decode(in wire.Inbound, body []byte) (*Request, error) {
 		err = decodeMessagesRequest(body, &r.C)
 	case wire.InboundResponses:
 		err = decodeResponsesRequest(body, &r.C)
+	case wire.InboundGenerate:
+		err = decodeGenerateRequest(body, &r.C)
+	case wire.InboundEmbeddings:
+		err = decodeEmbeddingsRequest(body, &r.E)
 	default:
 		return nil, fmt.Errorf("decode %s request: %w", in, ErrUnknownPair)
 	}
@@ -145,7 +158,14 @@ func New(r *Request, t Target, now time.Time) (*Translator, error) {
 	}
 	tr := &Translator{req: r, target: t, pair: p, now: now}
 	tr.up = p.newUpstream(now)
-	tr.out = p.newCaller(&r.C)
+	if c, ok := tr.up.(caller); ok {
+		tr.out = c // embeddings: the vectors it decodes are what it writes
+	} else {
+		tr.out = p.newCaller(&r.C)
+	}
+	if pc, ok := tr.out.(interface{ price(*snapshot.Pricing) }); ok && r.FullUsage && t.Pricing != nil {
+		pc.price(t.Pricing)
+	}
 	if !r.C.Stream {
 		tr.acc = &canonical.Accumulator{}
 	}
@@ -161,7 +181,7 @@ func (t *Translator) Path() string { return t.up.path(&t.target, t.req.C.Stream)
 // AppendRequest appends the upstream request body. A feature the binding
 // cannot express is a *wire.Error of kind wire.ErrUnsupportedFeature.
 func (t *Translator) AppendRequest(dst []byte) ([]byte, error) {
-	x := &encoder{r: &t.req.C, in: t.req.In, t: &t.target, pair: t.pair}
+	x := &encoder{r: &t.req.C, e: &t.req.E, in: t.req.In, t: &t.target, pair: t.pair}
 	return t.up.encode(dst, x)
 }
 

@@ -362,10 +362,11 @@ func (s *splitReader) Read(p []byte) (int, error) {
 func TestSupports_IsTheRegistry(t *testing.T) {
 	t.Parallel()
 	shapes := []snapshot.Shape{snapshot.ShapeOpenAI, snapshot.ShapeOpenAIResponses, snapshot.ShapeAnthropic, snapshot.ShapeGemini}
-	ins := []wire.Inbound{wire.InboundChat, wire.InboundEmbeddings, wire.InboundResponses, wire.InboundMessages}
+	ins := []wire.Inbound{wire.InboundChat, wire.InboundEmbeddings, wire.InboundResponses, wire.InboundMessages, wire.InboundGenerate}
 	for _, in := range ins {
 		for _, up := range shapes {
-			want := Native(in, up) || (in == wire.InboundChat || in == wire.InboundMessages) && up != snapshot.ShapeOpenAI || in == wire.InboundMessages || in == wire.InboundResponses
+			want := Native(in, up) || (in == wire.InboundChat || in == wire.InboundMessages) && up != snapshot.ShapeOpenAI || in == wire.InboundMessages ||
+				in == wire.InboundResponses || in == wire.InboundEmbeddings && up == snapshot.ShapeGemini || in == wire.InboundGenerate
 			if got := Supports(in, up); got != want {
 				t.Errorf("Supports(%s, %s) = %v, want %v", in, up, got, want)
 			}
@@ -381,8 +382,8 @@ func TestSupports_IsTheRegistry(t *testing.T) {
 			}
 		}
 	}
-	if _, err := Decode(wire.InboundEmbeddings, []byte(`{}`)); !errors.Is(err, ErrUnknownPair) {
-		t.Errorf("Decode(embeddings) = %v", err)
+	if _, err := Decode(wire.InboundNone, []byte(`{}`)); !errors.Is(err, ErrUnknownPair) {
+		t.Errorf("Decode(none) = %v", err)
 	}
 }
 

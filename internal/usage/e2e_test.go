@@ -19,6 +19,7 @@ import (
 
 	"github.com/relay-llm/relay/internal/mockupstream"
 	"github.com/relay-llm/relay/internal/pgtest"
+	"github.com/relay-llm/relay/internal/pricing"
 	"github.com/relay-llm/relay/internal/proxy"
 	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/store"
@@ -499,7 +500,7 @@ func TestUsage_LedgerMatchesWhatTheUpstreamReported(t *testing.T) {
 				w.model == "claude" && !w.stream && (exp.CacheRead == 0 || exp.Reasoning == 0) {
 				t.Errorf("the mock did not report cached and reasoning tokens: %+v", exp)
 			}
-			if want := usage.Cost(&b.Pricing, exp); row.Cost != want {
+			if want := pricing.Cost(&b.Pricing, exp); row.Cost != want {
 				t.Errorf("cost %d, want %d", row.Cost, want)
 			}
 			if int(row.Status) != w.status || row.ErrorKind != w.kind || row.Stream != w.stream || row.InboundShape != w.inbound || row.Model != w.model {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/relay-llm/relay/internal/pricing"
 	"github.com/relay-llm/relay/internal/proxy"
 	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/store"
@@ -36,7 +37,7 @@ func NewEvent(rec *proxy.Record, snap *snapshot.Snapshot) Event {
 		ev.Unpriced = true
 		return ev
 	}
-	ev.Cost = Cost(&b.Pricing, rec.Usage)
+	ev.Cost = pricing.Cost(&b.Pricing, rec.Usage)
 	return ev
 }
 

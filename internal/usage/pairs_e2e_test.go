@@ -6,9 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/relay-llm/relay/internal/snapshot"
+	"github.com/relay-llm/relay/internal/pricing"
 	"github.com/relay-llm/relay/internal/store"
-	"github.com/relay-llm/relay/internal/usage"
 	"github.com/relay-llm/relay/internal/wire"
 )
 
@@ -38,6 +37,12 @@ func TestUsage_EveryPairMatchesTheUpstream(t *testing.T) {
 		{"anthropic_messages", "/v1/messages", func(m string, s bool) string {
 			return fmt.Sprintf(`{"model":%q,"max_tokens":300,"system":"Be brief.","stream":%v,"messages":[{"role":"user","content":%q}]}`, m, s, prompt)
 		}, anthHeader},
+		{"openai_responses", "/v1/responses", func(m string, s bool) string {
+			return fmt.Sprintf(`{"model":%q,"instructions":"Be brief.","stream":%v,"input":%q}`, m, s, prompt)
+		}, nil},
+		{"relay_generate", "/v1/generate", func(m string, s bool) string {
+			return fmt.Sprintf(`{"model":%q,"system":"Be brief.","max_output_tokens":300,"stream":%v,"messages":[{"role":"user","content":%q}]}`, m, s, prompt)
+		}, nil},
 	}
 	models := []string{"chat", "resp", "claude", "gem"}
 
@@ -99,7 +104,7 @@ func TestUsage_EveryPairMatchesTheUpstream(t *testing.T) {
 			if row.RequestID != left && w.model != "chat" && (exp.CacheRead == 0 || exp.Reasoning == 0) {
 				t.Errorf("the mock did not report cached and reasoning tokens: %+v", exp)
 			}
-			if want := usage.Cost(&b.Pricing, exp); row.Cost != want {
+			if want := pricing.Cost(&b.Pricing, exp); row.Cost != want {
 				t.Errorf("cost %d, want %d", row.Cost, want)
 			}
 			if row.InboundShape != w.inbound || row.UpstreamShape != string(b.Shape) || row.Model != w.model {
@@ -108,5 +113,4 @@ func TestUsage_EveryPairMatchesTheUpstream(t *testing.T) {
 		})
 	}
 	assertRollupsMatchLedger(t, r.st)
-	_ = snapshot.ShapeGemini
 }

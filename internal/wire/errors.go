@@ -180,6 +180,8 @@ func AppendStreamError(dst []byte, in Inbound, msg string, seq int64) []byte {
 		dst = append(dst, "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"api_error\",\"message\":"...)
 		dst = AppendString(dst, msg)
 		return append(dst, "}}\n\n"...)
+	case InboundGenerate:
+		return AppendGenerateStreamError(dst, msg, "server_error", "", StreamErrorCode)
 	case InboundResponses:
 		dst = append(dst, "event: error\ndata: {\"type\":\"error\",\"code\":\""+StreamErrorCode+"\",\"message\":"...)
 		dst = AppendString(dst, msg)
@@ -190,4 +192,23 @@ func AppendStreamError(dst []byte, in Inbound, msg string, seq int64) []byte {
 	dst = append(dst, "data: {\"error\":{\"message\":"...)
 	dst = AppendString(dst, msg)
 	return append(dst, ",\"type\":\"server_error\",\"param\":null,\"code\":\""+StreamErrorCode+"\"}}\n\n"...)
+}
+
+// AppendGenerateStreamError appends /v1/generate's error event: its data is
+// {"type":"error","error":{…}} with the same error object as Relay's error
+// bodies.
+func AppendGenerateStreamError(dst []byte, msg, typ, param, code string) []byte {
+	dst = append(dst, "event: error\ndata: {\"type\":\"error\",\"error\":{\"message\":"...)
+	dst = AppendString(dst, msg)
+	dst = append(dst, `,"type":`...)
+	dst = AppendString(dst, typ)
+	dst = append(dst, `,"param":`...)
+	if param == "" {
+		dst = append(dst, "null"...)
+	} else {
+		dst = AppendString(dst, param)
+	}
+	dst = append(dst, `,"code":`...)
+	dst = AppendString(dst, code)
+	return append(dst, "}}\n\n"...)
 }

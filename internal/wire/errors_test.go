@@ -94,3 +94,24 @@ func TestErrorsDoc(t *testing.T) {
 		}
 	}
 }
+
+// /v1/generate's error event carries Relay's error object under "error".
+func TestAppendStreamError_Generate(t *testing.T) {
+	t.Parallel()
+	ev := AppendStreamError(nil, InboundGenerate, `broke "badly"`, 0)
+	evs, _ := readAllString(t, string(ev))
+	var d struct {
+		Type  string `json:"type"`
+		Error struct {
+			Message, Type, Code string
+			Param               *string
+		} `json:"error"`
+	}
+	if len(evs) != 1 || string(evs[0].Name) != "error" || json.Unmarshal(evs[0].Data, &d) != nil ||
+		d.Type != "error" || d.Error.Message != `broke "badly"` || d.Error.Type != "server_error" || d.Error.Code != StreamErrorCode || d.Error.Param != nil {
+		t.Fatalf("%q", ev)
+	}
+	if InboundGenerate.String() != "relay_generate" || InboundGenerate.Dialect() != DialectOpenAI {
+		t.Errorf("%s %v", InboundGenerate, InboundGenerate.Dialect())
+	}
+}

@@ -16,6 +16,10 @@ const (
 	InboundEmbeddings         // POST /v1/embeddings
 	InboundResponses          // POST /v1/responses
 	InboundMessages           // POST /v1/messages
+	// InboundGenerate is Relay's own canonical shape (POST /v1/generate):
+	// always translated, never passed through. Its errors are OpenAI-style
+	// error bodies, Relay's own error shape.
+	InboundGenerate
 )
 
 // String names the shape in logs and usage records.
@@ -29,6 +33,8 @@ func (in Inbound) String() string {
 		return "openai_responses"
 	case InboundMessages:
 		return "anthropic_messages"
+	case InboundGenerate:
+		return "relay_generate"
 	}
 	return "none"
 }
