@@ -326,3 +326,19 @@ func appendKey(dst []byte, key string) []byte {
 }
 
 func appendInt(dst []byte, n int64) []byte { return strconv.AppendInt(dst, n, 10) }
+
+// toolChoiceMode reads a tool_choice given as a bare mode, as OpenAI's
+// shapes allow ("auto", "none", "required"); ok is false when raw is not a
+// string, and the caller reads its object form.
+func toolChoiceMode(raw json.RawMessage, tc *canonical.ToolChoice) (ok bool, err error) {
+	var mode string
+	if json.Unmarshal(raw, &mode) != nil {
+		return false, nil
+	}
+	switch m := canonical.ToolChoiceMode(mode); m {
+	case canonical.ToolChoiceAuto, canonical.ToolChoiceNone, canonical.ToolChoiceRequired:
+		tc.Mode = m
+		return true, nil
+	}
+	return true, badField("tool_choice", "unknown mode %q", mode)
+}

@@ -539,19 +539,8 @@ func chatToolChoice(raw json.RawMessage, tc *canonical.ToolChoice) error {
 	if isNull(raw) {
 		return nil
 	}
-	var mode string
-	if json.Unmarshal(raw, &mode) == nil {
-		switch mode {
-		case "auto":
-			tc.Mode = canonical.ToolChoiceAuto
-		case "none":
-			tc.Mode = canonical.ToolChoiceNone
-		case "required":
-			tc.Mode = canonical.ToolChoiceRequired
-		default:
-			return badField("tool_choice", "unknown mode %q", mode)
-		}
-		return nil
+	if ok, err := toolChoiceMode(raw, tc); ok {
+		return err
 	}
 	var named chatNamedChoice
 	if err := strictUnmarshal(raw, &named, "tool_choice"); err != nil {

@@ -1114,19 +1114,8 @@ func respToolChoice(raw json.RawMessage, tc *canonical.ToolChoice) error {
 	if isNull(raw) {
 		return nil
 	}
-	var mode string
-	if json.Unmarshal(raw, &mode) == nil {
-		switch mode {
-		case "auto":
-			tc.Mode = canonical.ToolChoiceAuto
-		case "none":
-			tc.Mode = canonical.ToolChoiceNone
-		case "required":
-			tc.Mode = canonical.ToolChoiceRequired
-		default:
-			return badField("tool_choice", "unknown mode %q", mode)
-		}
-		return nil
+	if ok, err := toolChoiceMode(raw, tc); ok {
+		return err
 	}
 	var named struct {
 		Type string `json:"type"`
