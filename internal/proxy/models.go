@@ -10,32 +10,48 @@ import (
 
 // serveModels answers GET /v1/models with the models the caller's policy
 // grants that have an enabled binding on an enabled host, in OpenAI's list
-// shape, or Anthropic's for an Anthropic-shaped caller.
-func (h *Handler) serveModels(rq *request) {
+// shape, or Anthropic's for an Anthropic-shaped caller. With a name
+// (GET /v1/models/{name}) it answers that one model, or 404 when the caller
+// may not use it.
+func (h *Handler) serveModels(rq *request, name string) {
 	if !rq.authenticate() {
 		return
 	}
 	policy := rq.caller.Policy
+	usable := func(m *snapshot.Model) bool {
+		return m != nil && policy != nil && policy.GrantsModel(m.ID) && reachable(rq.snap, m)
+	}
+	anthropic := rq.dialect == wire.DialectAnthropic
+	b := rq.out[:0]
+	if name != "" {
+		m := rq.snap.ModelByName(name)
+		if !usable(m) {
+			rq.fail(wire.Errorf(wire.ErrModelNotFound, "The model %q does not exist or you do not have access to it.", name))
+			return
+		}
+		if anthropic {
+			b = appendAnthropicModel(b, m)
+		} else {
+			b = appendOpenAIModel(b, m)
+		}
+		b = append(b, '\n')
+		rq.out = b
+		rq.respond(200, "application/json", b)
+		return
+	}
 	var listed []*snapshot.Model
 	for _, m := range rq.snap.Models() {
-		if policy != nil && policy.GrantsModel(m.ID) && reachable(rq.snap, m) {
+		if usable(m) {
 			listed = append(listed, m)
 		}
 	}
-	b := rq.out[:0]
-	if rq.dialect == wire.DialectAnthropic {
+	if anthropic {
 		b = append(b, `{"data":[`...)
 		for i, m := range listed {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = append(b, `{"type":"model","id":`...)
-			b = wire.AppendString(b, m.Name)
-			b = append(b, `,"display_name":`...)
-			b = wire.AppendString(b, m.Name)
-			b = append(b, `,"created_at":"`...)
-			b = created(m).UTC().AppendFormat(b, time.RFC3339)
-			b = append(b, `"}`...)
+			b = appendAnthropicModel(b, m)
 		}
 		b = append(b, `],"has_more":false,"first_id":`...)
 		if len(listed) == 0 {
@@ -52,19 +68,35 @@ func (h *Handler) serveModels(rq *request) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = append(b, `{"id":`...)
-			b = wire.AppendString(b, m.Name)
-			b = append(b, `,"object":"model","created":`...)
-			b = strconv.AppendInt(b, created(m).Unix(), 10)
-			b = append(b, `,"owned_by":`...)
-			b = wire.AppendString(b, m.Provider)
-			b = append(b, '}')
+			b = appendOpenAIModel(b, m)
 		}
 		b = append(b, `]}`...)
 	}
 	b = append(b, '\n')
 	rq.out = b
 	rq.respond(200, "application/json", b)
+}
+
+// appendAnthropicModel appends m as an Anthropic model object.
+func appendAnthropicModel(b []byte, m *snapshot.Model) []byte {
+	b = append(b, `{"type":"model","id":`...)
+	b = wire.AppendString(b, m.Name)
+	b = append(b, `,"display_name":`...)
+	b = wire.AppendString(b, m.Name)
+	b = append(b, `,"created_at":"`...)
+	b = created(m).UTC().AppendFormat(b, time.RFC3339)
+	return append(b, `"}`...)
+}
+
+// appendOpenAIModel appends m as an OpenAI model object.
+func appendOpenAIModel(b []byte, m *snapshot.Model) []byte {
+	b = append(b, `{"id":`...)
+	b = wire.AppendString(b, m.Name)
+	b = append(b, `,"object":"model","created":`...)
+	b = strconv.AppendInt(b, created(m).Unix(), 10)
+	b = append(b, `,"owned_by":`...)
+	b = wire.AppendString(b, m.Provider)
+	return append(b, '}')
 }
 
 func created(m *snapshot.Model) time.Time {

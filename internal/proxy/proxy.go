@@ -233,15 +233,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "/v1/generate":
 		rq.in = wire.InboundGenerate
 	case "/v1/models":
-		if r.Method != http.MethodGet {
-			rq.fail(wire.Errorf(wire.ErrMethodNotAllowed, "Use GET for %s.", r.URL.Path))
-			rq.finish()
-			return
-		}
-		h.serveModels(rq)
-		rq.finish()
+		h.serveModelsAt(rq, "")
 		return
 	default:
+		if name, ok := strings.CutPrefix(path, "/v1/models/"); ok && name != "" {
+			h.serveModelsAt(rq, name)
+			return
+		}
 		rq.fail(wire.Errorf(wire.ErrNotFound, "No such endpoint: %s %s.", r.Method, r.URL.Path))
 		rq.finish()
 		return
@@ -262,6 +260,16 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	h.serveInference(rq)
+	rq.finish()
+}
+
+// serveModelsAt answers GET /v1/models (name "") and GET /v1/models/{name}.
+func (h *Handler) serveModelsAt(rq *request, name string) {
+	if rq.r.Method != http.MethodGet {
+		rq.fail(wire.Errorf(wire.ErrMethodNotAllowed, "Use GET for %s.", rq.r.URL.Path))
+	} else {
+		h.serveModels(rq, name)
+	}
 	rq.finish()
 }
 

@@ -1,6 +1,7 @@
 package proxy_test
 
 import (
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
@@ -352,6 +353,30 @@ func TestProxy_ListModels(t *testing.T) {
 	_, body = f.do(http.MethodGet, "/v1/models", "", map[string]string{"Authorization": "Bearer " + noPolicyKey})
 	if body != "{\"object\":\"list\",\"data\":[]}\n" {
 		t.Errorf("no policy: %s", body)
+	}
+
+	// One model: the same object as in the list; a model the caller may
+	// not use is a 404 in its own shape, as an unknown one is.
+	m, err := f.openai().Models.Get(t.Context(), "gpt-test")
+	if err != nil || m.ID != "gpt-test" || m.OwnedBy != "test" || m.Created != epoch.Add(-24*time.Hour).Unix() {
+		t.Errorf("OpenAI model: %+v, %v", m, err)
+	}
+	am, err := f.anthropic().Models.Get(t.Context(), "claude-test", anthropic.ModelGetParams{})
+	if err != nil || am.ID != "claude-test" || !am.CreatedAt.Equal(epoch.Add(-24*time.Hour)) {
+		t.Errorf("Anthropic model: %+v, %v", am, err)
+	}
+	for _, name := range []string{"not-granted", "granted-unbound", "no-such-model"} {
+		var oerr *openai.Error
+		if _, err := f.openai().Models.Get(t.Context(), name); !errors.As(err, &oerr) || oerr.StatusCode != 404 || oerr.Code != "model_not_found" {
+			t.Errorf("OpenAI %s: %v", name, err)
+		}
+		var aerr *anthropic.Error
+		if _, err := f.anthropic().Models.Get(t.Context(), name, anthropic.ModelGetParams{}); !errors.As(err, &aerr) || aerr.StatusCode != 404 {
+			t.Errorf("Anthropic %s: %v", name, err)
+		}
+	}
+	if resp, body := f.do(http.MethodPost, "/v1/models/gpt-test", "{}", nil); resp.StatusCode != 405 {
+		t.Errorf("POST /v1/models/gpt-test: %d %s", resp.StatusCode, body)
 	}
 }
 
