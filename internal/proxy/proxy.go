@@ -230,6 +230,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rq.in = wire.InboundResponses
 	case "/v1/messages":
 		rq.in = wire.InboundMessages
+	case "/v1/messages/count_tokens":
+		rq.in = wire.InboundCountTokens
 	case "/v1/generate":
 		rq.in = wire.InboundGenerate
 	case "/v1/models":

@@ -381,3 +381,41 @@ func TestProxy_ListModels(t *testing.T) {
 }
 
 var _ proxy.Recorder = (*recorder)(nil)
+
+// TestProxy_AnthropicCountTokens: anthropic-sdk-go's token counting goes
+// through to an anthropic binding with the model spliced, costs nothing in
+// the ledger, and is refused in Anthropic's shape for a model with no
+// anthropic binding.
+func TestProxy_AnthropicCountTokens(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.standard()
+	f.start()
+	client := f.anthropic()
+	params := anthropic.MessageCountTokensParams{
+		Model:    anthropic.Model("claude-test"),
+		Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("hello relay, how many tokens is this?"))},
+	}
+	count, err := client.Messages.CountTokens(t.Context(), params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if count.InputTokens <= 0 {
+		t.Errorf("input tokens %d", count.InputTokens)
+	}
+	up := f.requests()[0]
+	if up.Path != "/v1/messages/count_tokens" || !strings.Contains(string(up.Body), `"model":"claude-sonnet`) || up.Header.Get("X-Api-Key") != anthropicSecret {
+		t.Errorf("upstream request %s %s %v", up.Path, up.Body, up.Header)
+	}
+	if rec := f.rec.next(t); rec.Inbound != "anthropic_count_tokens" || !rec.Usage.IsZero() || rec.Status != 200 {
+		t.Errorf("record %+v", rec)
+	}
+
+	params.Model = anthropic.Model("gpt-test")
+	var aerr *anthropic.Error
+	if _, err := client.Messages.CountTokens(t.Context(), params); !errors.As(err, &aerr) || aerr.StatusCode < 400 || aerr.StatusCode >= 500 {
+		t.Errorf("count_tokens for an openai-only model: %v", err)
+	} else if !strings.Contains(aerr.RawJSON(), `"type":"error"`) {
+		t.Errorf("not an Anthropic error body: %s", aerr.RawJSON())
+	}
+}

@@ -33,7 +33,7 @@ func SameShape(in wire.Inbound, up snapshot.Shape) bool {
 		return up == snapshot.ShapeOpenAI
 	case wire.InboundResponses:
 		return up == snapshot.ShapeOpenAIResponses
-	case wire.InboundMessages:
+	case wire.InboundMessages, wire.InboundCountTokens:
 		return up == snapshot.ShapeAnthropic
 	}
 	return false

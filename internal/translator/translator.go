@@ -30,7 +30,7 @@ func Native(in wire.Inbound, up snapshot.Shape) bool {
 		return up == snapshot.ShapeOpenAI
 	case wire.InboundResponses:
 		return up == snapshot.ShapeOpenAIResponses
-	case wire.InboundMessages:
+	case wire.InboundMessages, wire.InboundCountTokens:
 		return up == snapshot.ShapeAnthropic
 	}
 	return false

@@ -20,6 +20,10 @@ const (
 	// always translated, never passed through. Its errors are OpenAI-style
 	// error bodies, Relay's own error shape.
 	InboundGenerate
+	// InboundCountTokens is Anthropic's token counting (POST
+	// /v1/messages/count_tokens): a Messages body, answered with
+	// {"input_tokens": n}; served by anthropic bindings only.
+	InboundCountTokens
 )
 
 // String names the shape in logs and usage records.
@@ -35,13 +39,15 @@ func (in Inbound) String() string {
 		return "anthropic_messages"
 	case InboundGenerate:
 		return "relay_generate"
+	case InboundCountTokens:
+		return "anthropic_count_tokens"
 	}
 	return "none"
 }
 
 // Dialect is the family whose error and list bodies a caller expects.
 func (in Inbound) Dialect() Dialect {
-	if in == InboundMessages {
+	if in == InboundMessages || in == InboundCountTokens {
 		return DialectAnthropic
 	}
 	return DialectOpenAI
@@ -70,6 +76,9 @@ func UpstreamPath(in Inbound, up snapshot.Shape) string {
 	case snapshot.ShapeOpenAIResponses:
 		return "/v1/responses"
 	case snapshot.ShapeAnthropic:
+		if in == InboundCountTokens {
+			return "/v1/messages/count_tokens"
+		}
 		return "/v1/messages"
 	}
 	return ""
