@@ -1201,6 +1201,11 @@ type responsesCaller struct {
 	spans   []respSpan // where each finished item sits in output
 	usage   canonical.Usage
 	finish  canonical.FinishReason
+	// held is 1 + the index in items of a message whose part ended but
+	// whose .done events wait for the next event: when that is the finish,
+	// the message takes the response's status (incomplete when the output
+	// was cut off), as OpenAI reports it. 0 when none is held.
+	held int
 }
 
 // respSpan is one finished item in responsesCaller.output.
@@ -1219,6 +1224,8 @@ type respOut struct {
 	summary  bool // a reasoning summary part was added
 	done     bool
 	hasDelta bool
+	// incomplete marks a message cut off by the output limit or a filter.
+	incomplete bool
 }
 
 func newResponsesCaller(r *canonical.Request) caller { return &responsesCaller{req: r} }
@@ -1498,6 +1505,9 @@ func appendItem(dst []byte, it *respOut, added bool) []byte {
 	}
 	dst = append(dst, `{"id":`...)
 	dst = wire.AppendString(dst, it.id)
+	if !added && it.incomplete {
+		status = "incomplete"
+	}
 	dst = append(dst, `,"type":"message","status":"`...)
 	dst = append(dst, status...)
 	dst = append(dst, `","content":[`...)
@@ -1552,6 +1562,13 @@ func (c *responsesCaller) response(dst []byte, r *canonical.Response) []byte {
 	if c.model == "" {
 		c.model = c.req.Model
 	}
+	status, reason := respStatus(r.Finish)
+	last := -1 // the message a cut-off response ends in
+	for i := range r.Parts {
+		if t := r.Parts[i].Type; t == canonical.PartText || t == canonical.PartRefusal {
+			last = i
+		}
+	}
 	var output []byte
 	n := 0
 	for i := range r.Parts {
@@ -1559,7 +1576,7 @@ func (c *responsesCaller) response(dst []byte, r *canonical.Response) []byte {
 		if !respShows(p.Type, p.Origin) {
 			continue
 		}
-		it := respOut{kind: p.Type, origin: p.Origin, out: n}
+		it := respOut{kind: p.Type, origin: p.Origin, out: n, incomplete: i == last && status == "incomplete"}
 		it.id = c.itemID(respItemPrefix(p.Type), n)
 		switch p.Type {
 		case canonical.PartToolCall:
@@ -1580,7 +1597,6 @@ func (c *responsesCaller) response(dst []byte, r *canonical.Response) []byte {
 		output = appendItem(output, &it, false)
 		n++
 	}
-	status, reason := respStatus(r.Finish)
 	u := r.Usage
 	dst = c.appendResponse(dst, status, reason, output, &u, nil)
 	return append(dst, '\n')
@@ -1636,6 +1652,9 @@ func (c *responsesCaller) start(dst []byte, id, model string, created int64) []b
 func (c *responsesCaller) event(dst []byte, ev *canonical.Event) []byte {
 	if c.failed {
 		return dst
+	}
+	if c.held > 0 && ev.Kind != canonical.EventFinish && ev.Kind != canonical.EventUsage && ev.Kind != canonical.EventDone {
+		dst = c.closeHeld(dst, false)
 	}
 	if !c.started && ev.Kind != canonical.EventError {
 		dst = c.start(dst, ev.ID, ev.Model, ev.Created)
@@ -1722,17 +1741,30 @@ func (c *responsesCaller) event(dst []byte, ev *canonical.Event) []byte {
 		}
 	case canonical.EventPartEnd:
 		if ev.Index < len(c.items) {
-			dst = c.close(dst, &c.items[ev.Index])
+			if it := &c.items[ev.Index]; (it.kind == canonical.PartText || it.kind == canonical.PartRefusal) && it.out >= 0 && !it.done {
+				c.held = ev.Index + 1
+			} else {
+				dst = c.close(dst, it)
+			}
 		}
 	case canonical.EventUsage:
 		c.usage = ev.Usage
 	case canonical.EventFinish:
 		c.finish = ev.Finish
+		if c.held > 0 {
+			dst = c.closeHeld(dst, true)
+		}
 	case canonical.EventDone:
-		for i := range c.items {
-			dst = c.close(dst, &c.items[i])
+		if c.held > 0 {
+			dst = c.closeHeld(dst, true)
 		}
 		status, reason := respStatus(c.finish)
+		for i := range c.items {
+			if it := &c.items[i]; it.kind == canonical.PartText || it.kind == canonical.PartRefusal {
+				it.incomplete = it.incomplete || !it.done && status == "incomplete"
+			}
+			dst = c.close(dst, &c.items[i])
+		}
 		typ := "response.completed"
 		if status == "incomplete" {
 			typ = "response.incomplete"
@@ -1745,6 +1777,18 @@ func (c *responsesCaller) event(dst []byte, ev *canonical.Event) []byte {
 		dst = c.streamError(dst, ev.Err)
 	}
 	return dst
+}
+
+// closeHeld closes the held message; at the finish it takes the
+// response's status.
+func (c *responsesCaller) closeHeld(dst []byte, atFinish bool) []byte {
+	it := &c.items[c.held-1]
+	c.held = 0
+	if atFinish {
+		status, _ := respStatus(c.finish)
+		it.incomplete = status == "incomplete"
+	}
+	return c.close(dst, it)
 }
 
 // close ends an item: the .done events, which repeat its whole content.
