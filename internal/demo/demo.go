@@ -182,11 +182,23 @@ func createHost(ctx context.Context, tx *store.Tx, slug, name, provider, baseURL
 	})
 }
 
+// providerOf names the company whose API a shape is ("owned_by" in model
+// lists).
+func providerOf(shape string) string {
+	switch shape {
+	case "anthropic":
+		return "anthropic"
+	case "gemini":
+		return "google"
+	}
+	return "openai"
+}
+
 func createModel(ctx context.Context, tx *store.Tx, host uuid.UUID, m modelSpec) error {
 	model, err := tx.Models().GetByName(ctx, m.name)
 	if errors.Is(err, store.ErrNotFound) {
 		model, err = tx.Models().Create(ctx, actor, store.Model{
-			Name: m.name, Kind: m.kind, MaxOutputTokens: m.maxOut, ContextWindow: 128000,
+			Name: m.name, Provider: providerOf(m.shape), Kind: m.kind, MaxOutputTokens: m.maxOut, ContextWindow: 128000,
 			SupportsTools: m.kind == "chat", SupportsJSON: m.kind == "chat", SupportsVision: m.kind == "chat",
 		})
 	}

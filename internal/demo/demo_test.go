@@ -38,6 +38,12 @@ func TestSeed_EmptyCatalogOnceThenOnlyRepointsTheMockHost(t *testing.T) {
 	if _, err := st.Hosts().GetBySlug(ctx, "openai"); err == nil {
 		t.Fatal("openai host seeded without OPENAI_API_KEY")
 	}
+	// Model lists show who owns each model.
+	for name, want := range map[string]string{"demo-gpt": "openai", "demo-claude": "anthropic", "demo-gemini": "google"} {
+		if m, err := st.Models().GetByName(ctx, name); err != nil || m.Provider != want {
+			t.Errorf("%s: provider %q, want %q (%v)", name, m.Provider, want, err)
+		}
+	}
 
 	again, err := Seed(ctx, st, box, Options{MockBaseURL: "http://127.0.0.1:9999/mock-upstream"})
 	if err != nil || again.Seeded {
