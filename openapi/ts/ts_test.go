@@ -1,13 +1,16 @@
-// Package ts_test checks openapi/control.yaml from TypeScript: it installs
-// the pinned tools of package.json with `npm ci`, generates types with
-// openapi-typescript, type-checks and runs smoke.ts (openapi-fetch) against a
-// running control API, and lints the spec with Redocly. It needs node and npm
+// Package ts_test checks the specs from TypeScript: it installs the pinned
+// tools of package.json with `npm ci`, generates types with
+// openapi-typescript from openapi/control.yaml and openapi/inference.yaml,
+// type-checks and runs smoke.ts (openapi-fetch) against a running control API
+// and generate.ts against the inference handler, and lints both specs with
+// Redocly. It needs node and npm
 // on PATH and skips only when node is missing.
 package ts_test
 
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"log/slog"
 	"net/http/httptest"
 	"os"
@@ -18,9 +21,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/relay-llm/relay/internal/controlapi"
+	"github.com/relay-llm/relay/internal/mockupstream"
 	"github.com/relay-llm/relay/internal/pgtest"
+	"github.com/relay-llm/relay/internal/proxy"
 	"github.com/relay-llm/relay/internal/secret"
+	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/store"
 )
 
@@ -86,10 +94,7 @@ func TestTypeScriptClient_AgainstControlAPI(t *testing.T) {
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 
-	// The flag keeps properties with a default optional in request bodies;
-	// without it openapi-typescript makes callers send every default.
-	run(t, nil, "openapi-typescript", "../control.yaml", "--default-non-nullable=false", "-o", "gen/relay.d.ts")
-	run(t, nil, "tsc", "--noEmit", "-p", ".")
+	generateTypes(t)
 	out := run(t, []string{"RELAY_URL=" + srv.URL, "RELAY_ADMIN_TOKEN=" + adminToken}, "tsx", "smoke.ts")
 	if !strings.Contains(out, "ts smoke: ok") {
 		t.Fatalf("smoke.ts did not finish:\n%s", out)
@@ -97,6 +102,75 @@ func TestTypeScriptClient_AgainstControlAPI(t *testing.T) {
 	// What the script did is in the store: the host it created is gone again.
 	if hosts, err := st.Hosts().List(t.Context(), store.Page{Limit: 10}); err != nil || len(hosts) != 0 {
 		t.Errorf("hosts left behind: %v, %v", hosts, err)
+	}
+}
+
+var (
+	typesOnce sync.Once
+	typesErr  string
+)
+
+// generateTypes writes gen/relay.d.ts and gen/inference.d.ts from the specs
+// and type-checks both scripts against them, once per test process.
+func generateTypes(t *testing.T) {
+	t.Helper()
+	typesOnce.Do(func() {
+		ok := t.Run("types", func(t *testing.T) {
+			// The flag keeps properties with a default optional in request
+			// bodies; without it openapi-typescript makes callers send every
+			// default.
+			run(t, nil, "openapi-typescript", "../control.yaml", "--default-non-nullable=false", "-o", "gen/relay.d.ts")
+			run(t, nil, "openapi-typescript", "../inference.yaml", "--default-non-nullable=false", "-o", "gen/inference.d.ts")
+			run(t, nil, "tsc", "--noEmit", "-p", ".")
+		})
+		if !ok {
+			typesErr = "generating or type-checking the TypeScript types failed"
+		}
+	})
+	if typesErr != "" {
+		t.Fatal(typesErr)
+	}
+}
+
+// TestTypeScriptClient_Generate calls /v1/generate from TypeScript, typed by
+// openapi/inference.yaml, through a binding of every upstream shape on the
+// mock upstream, with X-Relay-Usage: full.
+func TestTypeScriptClient_Generate(t *testing.T) {
+	install(t)
+	const key = "sk-wr-ts-generate-0123456789abcdef0123"
+	up := httptest.NewServer(mockupstream.New(mockupstream.Options{}))
+	t.Cleanup(up.Close)
+	policy := &snapshot.Policy{ID: uuid.New(), Slug: "p", AllModels: true, AllHostKeys: true, KeyStrategy: snapshot.StrategyPrioritized, MaxAttempts: 1}
+	team, project, sa := uuid.New(), uuid.New(), uuid.New()
+	host := &snapshot.Host{ID: uuid.New(), Slug: "mock", Name: "mock", BaseURL: up.URL, Enabled: true}
+	d := &snapshot.Data{
+		Teams:           []*snapshot.Team{{ID: team, Slug: "t"}},
+		Projects:        []*snapshot.Project{{ID: project, TeamID: team, Slug: "p"}},
+		ServiceAccounts: []*snapshot.ServiceAccount{{ID: sa, ProjectID: project, Slug: "app", PolicyID: policy.ID}},
+		Policies:        []*snapshot.Policy{policy},
+		RelayKeys:       []*snapshot.RelayKey{{ID: uuid.New(), Hash: sha256.Sum256([]byte(key)), DisplayPrefix: key[:10], ProjectID: project, ServiceAccountID: sa}},
+		Hosts:           []*snapshot.Host{host},
+		HostKeys:        []*snapshot.HostKey{{ID: uuid.New(), HostID: host.ID, Slug: "k", Secret: snapshot.NewSecret("sk-up-ts"), SecretVersion: 1, Enabled: true, Usable: true}},
+	}
+	var models []string
+	for _, b := range []struct {
+		shape    snapshot.Shape
+		upstream string
+	}{{snapshot.ShapeOpenAI, "gpt-4o-mini"}, {snapshot.ShapeOpenAIResponses, "gpt-4.1-mini"}, {snapshot.ShapeAnthropic, "claude-sonnet-4-5"}, {snapshot.ShapeGemini, "gemini-2.5-flash"}} {
+		m := &snapshot.Model{ID: uuid.New(), Name: "ts-" + string(b.shape), Provider: "test", Kind: "chat"}
+		d.Models = append(d.Models, m)
+		d.Bindings = append(d.Bindings, &snapshot.Binding{ID: uuid.New(), ModelID: m.ID, HostID: host.ID, Shape: b.shape, UpstreamModel: b.upstream,
+			Enabled: true, Pricing: snapshot.Pricing{Input: 2_500_000, Output: 10_000_000}})
+		models = append(models, m.Name)
+	}
+	snap := snapshot.Build(d, 1, time.Now())
+	srv := httptest.NewServer(proxy.New(proxy.Config{Snapshot: func() *snapshot.Snapshot { return snap }, Logger: slog.New(slog.DiscardHandler)}))
+	t.Cleanup(srv.Close)
+
+	generateTypes(t)
+	out := run(t, []string{"RELAY_URL=" + srv.URL, "RELAY_KEY=" + key, "RELAY_MODELS=" + strings.Join(models, ",")}, "tsx", "generate.ts")
+	if !strings.Contains(out, "ts generate: ok") {
+		t.Fatalf("generate.ts did not finish:\n%s", out)
 	}
 }
 
