@@ -21,7 +21,10 @@ func (h *Handler) serveModels(rq *request, name string) {
 	usable := func(m *snapshot.Model) bool {
 		return m != nil && policy != nil && policy.GrantsModel(m.ID) && reachable(rq.snap, m)
 	}
-	anthropic := rq.dialect == wire.DialectAnthropic
+	appendModel := appendOpenAIModel
+	if rq.dialect == wire.DialectAnthropic {
+		appendModel = appendAnthropicModel
+	}
 	b := rq.out[:0]
 	if name != "" {
 		m := rq.snap.ModelByName(name)
@@ -29,52 +32,46 @@ func (h *Handler) serveModels(rq *request, name string) {
 			rq.fail(wire.Errorf(wire.ErrModelNotFound, "The model %q does not exist or you do not have access to it.", name))
 			return
 		}
-		if anthropic {
-			b = appendAnthropicModel(b, m)
-		} else {
-			b = appendOpenAIModel(b, m)
-		}
-		b = append(b, '\n')
-		rq.out = b
-		rq.respond(200, "application/json", b)
-		return
-	}
-	var listed []*snapshot.Model
-	for _, m := range rq.snap.Models() {
-		if usable(m) {
-			listed = append(listed, m)
-		}
-	}
-	if anthropic {
-		b = append(b, `{"data":[`...)
-		for i, m := range listed {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendAnthropicModel(b, m)
-		}
-		b = append(b, `],"has_more":false,"first_id":`...)
-		if len(listed) == 0 {
-			b = append(b, `null,"last_id":null}`...)
-		} else {
-			b = wire.AppendString(b, listed[0].Name)
-			b = append(b, `,"last_id":`...)
-			b = wire.AppendString(b, listed[len(listed)-1].Name)
-			b = append(b, '}')
-		}
+		b = appendModel(b, m)
 	} else {
-		b = append(b, `{"object":"list","data":[`...)
-		for i, m := range listed {
-			if i > 0 {
-				b = append(b, ',')
+		var listed []*snapshot.Model
+		for _, m := range rq.snap.Models() {
+			if usable(m) {
+				listed = append(listed, m)
 			}
-			b = appendOpenAIModel(b, m)
 		}
-		b = append(b, `]}`...)
+		b = appendModelList(b, rq.dialect, listed, appendModel)
 	}
 	b = append(b, '\n')
 	rq.out = b
 	rq.respond(200, "application/json", b)
+}
+
+// appendModelList appends listed in OpenAI's list shape, or Anthropic's
+// paged one.
+func appendModelList(b []byte, d wire.Dialect, listed []*snapshot.Model, appendModel func([]byte, *snapshot.Model) []byte) []byte {
+	if d != wire.DialectAnthropic {
+		b = append(b, `{"object":"list","data":[`...)
+	} else {
+		b = append(b, `{"data":[`...)
+	}
+	for i, m := range listed {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendModel(b, m)
+	}
+	if d != wire.DialectAnthropic {
+		return append(b, `]}`...)
+	}
+	b = append(b, `],"has_more":false,"first_id":`...)
+	if len(listed) == 0 {
+		return append(b, `null,"last_id":null}`...)
+	}
+	b = wire.AppendString(b, listed[0].Name)
+	b = append(b, `,"last_id":`...)
+	b = wire.AppendString(b, listed[len(listed)-1].Name)
+	return append(b, '}')
 }
 
 // appendAnthropicModel appends m as an Anthropic model object.
