@@ -396,10 +396,9 @@ func anthSystem(raw json.RawMessage) ([]canonical.Part, error) {
 	if isNull(raw) {
 		return nil, nil
 	}
-	if raw[0] == '"' {
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return nil, badField("system", "malformed string")
+	if s, ok, err := textContent(raw, "system"); ok {
+		if err != nil {
+			return nil, err
 		}
 		return []canonical.Part{{Type: canonical.PartText, Text: s}}, nil
 	}
@@ -427,10 +426,9 @@ func anthContent(raw json.RawMessage, at string) ([]anthBlock, error) {
 	if isNull(raw) {
 		return nil, badField(at, "content is required")
 	}
-	if raw[0] == '"' {
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return nil, badField(at, "malformed string")
+	if s, ok, err := textContent(raw, at); ok {
+		if err != nil {
+			return nil, err
 		}
 		return []anthBlock{{Type: "text", Text: &s}}, nil
 	}

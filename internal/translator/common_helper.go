@@ -342,3 +342,16 @@ func toolChoiceMode(raw json.RawMessage, tc *canonical.ToolChoice) (ok bool, err
 	}
 	return true, badField("tool_choice", "unknown mode %q", mode)
 }
+
+// textContent reads content given as a bare JSON string, as every shape
+// allows for text: ok is false when raw (trimmed, not empty) is not a
+// string.
+func textContent(raw json.RawMessage, at string) (s string, ok bool, err error) {
+	if raw[0] != '"' {
+		return "", false, nil
+	}
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", true, badField(at, "malformed string")
+	}
+	return s, true, nil
+}

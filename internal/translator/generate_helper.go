@@ -331,10 +331,9 @@ func genParts(raw json.RawMessage, at string) ([]genPart, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, badField(at, "content is required")
 	}
-	if raw[0] == '"' {
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return nil, badField(at, "malformed string")
+	if s, ok, err := textContent(raw, at); ok {
+		if err != nil {
+			return nil, err
 		}
 		return []genPart{{Type: "text", Text: &s}}, nil
 	}

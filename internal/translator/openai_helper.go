@@ -448,10 +448,9 @@ func chatContent(raw json.RawMessage, at string, media bool) ([]canonical.Part, 
 	if isNull(raw) {
 		return nil, nil
 	}
-	if raw[0] == '"' {
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return nil, badField(at, "malformed string")
+	if s, ok, err := textContent(raw, at); ok {
+		if err != nil {
+			return nil, err
 		}
 		return []canonical.Part{{Type: canonical.PartText, Text: s}}, nil
 	}

@@ -899,10 +899,9 @@ func respInput(raw json.RawMessage, r *canonical.Request) error {
 	if isNull(raw) {
 		return nil
 	}
-	if raw[0] == '"' {
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return badField("input", "malformed string")
+	if s, ok, err := textContent(raw, "input"); ok {
+		if err != nil {
+			return err
 		}
 		r.Messages = append(r.Messages, canonical.Message{Role: canonical.RoleUser, Parts: []canonical.Part{{Type: canonical.PartText, Text: s}}})
 		return nil
@@ -1027,10 +1026,9 @@ func respContent(raw json.RawMessage, at string, media bool) ([]canonical.Part, 
 	if isNull(raw) {
 		return nil, badField(at, "a message needs content")
 	}
-	if raw[0] == '"' {
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return nil, badField(at, "malformed string")
+	if s, ok, err := textContent(raw, at); ok {
+		if err != nil {
+			return nil, err
 		}
 		return []canonical.Part{{Type: canonical.PartText, Text: s}}, nil
 	}
