@@ -14,10 +14,11 @@ run: build
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/relay
 
-## test: the whole suite; starts a private Postgres when RELAY_TEST_DATABASE_URL is unset
+## test: the whole suite (and the deploy manifests' checks); starts a private Postgres when RELAY_TEST_DATABASE_URL is unset
 test:
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 25m ./...
+	cd deploy/validate && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 ## generate: regenerate sqlc, oapi-codegen and templ output
 generate:

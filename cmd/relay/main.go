@@ -37,6 +37,7 @@ commands:
   keys mint             mint a relay key (printed once)
   token mint            mint an inference token for a signed-in user
   rotate-master-key --new-key K  reseal every sealed host key under a new master key
+  healthcheck           exit 0 when the local inference plane answers /readyz 200 (container health checks)
   version               print the version
 
 apply, export, keys and token reach the control plane at --url or $RELAY_URL
@@ -65,6 +66,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return tokenCmd(ctx, args, getenv, os.Stdin, stdout, stderr)
 	case "rotate-master-key":
 		return rotateMasterKey(ctx, args, getenv, stdout, stderr)
+	case "healthcheck":
+		return healthcheck(ctx, args, getenv, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "relay", version)
 		return nil

@@ -26,6 +26,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/relay-llm/relay/internal/genai"
 	"github.com/relay-llm/relay/internal/keypool"
 	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/usage"
@@ -90,6 +91,11 @@ type Registry struct {
 	pacing     atomic.Int64 // PacingStarted − PacingEnded
 	limiter    atomic.Pointer[func() LimiterStats]
 	pacingWait *prometheus.HistogramVec
+
+	// The OpenTelemetry GenAI client metrics (package genai), under their
+	// Prometheus names.
+	genaiTokens   *prometheus.HistogramVec
+	genaiDuration *prometheus.HistogramVec
 
 	mu     sync.RWMutex // guards series
 	series map[seriesKey]*requestSeries
@@ -162,6 +168,14 @@ func New(o Options) *Registry {
 		"Time requests waited in the pacing queue, by outcome: admitted, refused, canceled.",
 		[]float64{.001, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
 		"outcome")
+	r.genaiTokens = f.histogram("gen_ai_client_token_usage",
+		"OpenTelemetry GenAI gen_ai.client.token.usage (semantic conventions "+genai.SemconvVersion+"): tokens per upstream operation, by gen_ai.token.type input or output.",
+		[]float64{1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864},
+		"gen_ai_operation_name", "gen_ai_provider_name", "gen_ai_request_model", "gen_ai_token_type")
+	r.genaiDuration = f.histogram("gen_ai_client_operation_duration_seconds",
+		"OpenTelemetry GenAI gen_ai.client.operation.duration (semantic conventions "+genai.SemconvVersion+"): duration of requests that reached an upstream; error_type is the HTTP status sent to the caller when it was an error.",
+		[]float64{0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92},
+		"gen_ai_operation_name", "gen_ai_provider_name", "gen_ai_request_model", "error_type")
 	if o.Status != nil {
 		r.reg.MustRegister(snapshotCollector{o.Status})
 	}
@@ -278,6 +292,9 @@ type requestSeries struct {
 	failovers          prometheus.Counter
 	refusedBy          prometheus.Counter // nil unless status 429 with a limiter kind
 	modelName, hostTag string
+	// GenAI client metrics; nil unless the request reached a host and is a
+	// model operation.
+	genaiIn, genaiOut, genaiDuration prometheus.Observer
 }
 
 // ObserveUsage implements usage.Observer: it updates the request, latency,
@@ -314,6 +331,13 @@ func (r *Registry) ObserveUsage(ev usage.Event) {
 	add(s.reasoning, u.Reasoning)
 	if ev.Cost > 0 {
 		s.cost.Add(float64(ev.Cost) / 1e9)
+	}
+	if s.genaiDuration != nil && ev.Attempts > 0 {
+		s.genaiDuration.Observe(ev.Total.Seconds())
+		if !u.IsZero() {
+			s.genaiIn.Observe(float64(u.Input))
+			s.genaiOut.Observe(float64(u.Output))
+		}
 	}
 }
 
@@ -375,6 +399,21 @@ func (r *Registry) newSeries(k seriesKey) *requestSeries {
 		failovers:  r.failovers.WithLabelValues(model),
 		modelName:  model,
 		hostTag:    host,
+	}
+	if op := genai.Operation(k.inbound); op != "" && k.host != none {
+		provider := genai.ProviderUnrecognised
+		if snap := r.snapshot(); snap != nil {
+			if h := snap.HostBySlug(k.host); h != nil {
+				provider = genai.Provider(h.Provider)
+			}
+		}
+		errType := ""
+		if k.status >= 400 {
+			errType = strconv.Itoa(k.status)
+		}
+		s.genaiIn = r.genaiTokens.WithLabelValues(op, provider, model, genai.TokenTypeInput)
+		s.genaiOut = r.genaiTokens.WithLabelValues(op, provider, model, genai.TokenTypeOutput)
+		s.genaiDuration = r.genaiDuration.WithLabelValues(op, provider, model, errType)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()

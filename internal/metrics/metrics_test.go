@@ -66,7 +66,7 @@ func TestMetrics_SeriesAfterTraffic(t *testing.T) {
 		Policies:        []*snapshot.Policy{policy},
 		RelayKeys:       []*snapshot.RelayKey{{ID: id(), ProjectID: project, ServiceAccountID: sa, Hash: sha256.Sum256([]byte(relayKey))}},
 		Hosts: []*snapshot.Host{
-			{ID: oa, Slug: "openai", BaseURL: up.URL, Enabled: true},
+			{ID: oa, Slug: "openai", Provider: "openai", BaseURL: up.URL, Enabled: true},
 			{ID: flaky, Slug: "flaky", BaseURL: up.URL, Enabled: true},
 		},
 		HostKeys: []*snapshot.HostKey{
@@ -211,6 +211,11 @@ func TestMetrics_SeriesAfterTraffic(t *testing.T) {
 		{"relay_usage_events_lost_total", nil, 0},
 		{"relay_usage_queue_capacity", nil, usage.DefaultQueueSize},
 		{"go_goroutines", nil, -1},
+		// The OpenTelemetry GenAI client metrics: requests that reached an upstream.
+		{"gen_ai_client_token_usage", map[string]string{"gen_ai_operation_name": "chat", "gen_ai_provider_name": "openai", "gen_ai_request_model": "gpt", "gen_ai_token_type": "input"}, 2},
+		{"gen_ai_client_token_usage", map[string]string{"gen_ai_request_model": "gpt", "gen_ai_token_type": "output"}, 2},
+		{"gen_ai_client_operation_duration_seconds", map[string]string{"gen_ai_operation_name": "chat", "gen_ai_provider_name": "openai", "gen_ai_request_model": "gpt"}, 2},
+		{"gen_ai_client_operation_duration_seconds", map[string]string{"gen_ai_provider_name": "_OTHER", "gen_ai_request_model": "flaky"}, 1},
 	}
 	for _, c := range checks {
 		if v := value(c.name, c.labels); c.want >= 0 && v != c.want {
@@ -222,6 +227,13 @@ func TestMetrics_SeriesAfterTraffic(t *testing.T) {
 	}
 	if v := value("relay_cost_total", map[string]string{"model": "gpt", "host": "openai"}); v <= 0 {
 		t.Errorf("no cost counted")
+	}
+	for _, m := range fams["gen_ai_client_operation_duration_seconds"].GetMetric() {
+		for _, lp := range m.Label {
+			if lp.GetName() == "gen_ai_request_model" && lp.GetValue() == "limited" {
+				t.Errorf("a request refused before any upstream attempt counts as a GenAI operation: %v", m)
+			}
+		}
 	}
 	// Bounded labels: nothing that names a request, a secret or the caller's model text.
 	for name, f := range fams {

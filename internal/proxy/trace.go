@@ -9,8 +9,10 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/relay-llm/relay/internal/genai"
 	"github.com/relay-llm/relay/internal/routing"
 	"github.com/relay-llm/relay/internal/snapshot"
+	"github.com/relay-llm/relay/internal/wire"
 )
 
 // Tracing. With Config.TracerProvider set, every inference request is a
@@ -19,7 +21,9 @@ import (
 // pacing waits included), one relay.upstream_attempt per attempt (whose
 // context goes upstream as traceparent) and relay.stream under the attempt
 // that answered. Attributes name things by id, slug and shape, never a key
-// or any content. Without a provider rq.span stays nil and every hook is a
+// or any content. Next to Relay's own attributes, the request and attempt
+// spans carry the OpenTelemetry GenAI ones (package genai, pinned to one
+// semantic-conventions version). Without a provider rq.span stays nil and every hook is a
 // nil check: no span, no attribute, no allocation.
 
 // tracerName is the instrumentation scope of Relay's spans.
@@ -72,6 +76,7 @@ func (rq *request) endTrace() {
 	if !rq.usage.IsZero() {
 		s.SetAttributes(attribute.Int64("relay.usage.input_tokens", rq.usage.Input), attribute.Int64("relay.usage.output_tokens", rq.usage.Output))
 	}
+	rq.genAIRequest(s)
 	spanOutcome(s, rq.status, rq.errKind)
 	s.End()
 	rq.span, rq.tctx = nil, nil
@@ -153,6 +158,59 @@ func (rq *request) startAttempt(c *routing.Candidate, key *snapshot.HostKey) {
 			attribute.String("relay.host_key.id", key.ID.String()),
 			attribute.String("relay.host_key.slug", key.Slug),
 		))
+	if op := genai.Operation(rq.in.String()); op != "" {
+		rq.aspan.SetAttributes(
+			attribute.String(genai.OperationName, op),
+			attribute.String(genai.ProviderName, genai.Provider(c.Host.Provider)),
+			attribute.String(genai.RequestModel, c.Binding.UpstreamModel),
+		)
+	}
+}
+
+// genAIRequest puts the GenAI attributes on the request span: the model the
+// caller asked for, the upstream model that answered and the usage the
+// upstream reported.
+func (rq *request) genAIRequest(s trace.Span) {
+	op := genai.Operation(rq.in.String())
+	if op == "" {
+		return
+	}
+	s.SetAttributes(attribute.String(genai.OperationName, op))
+	if m := rq.plan.Model; m != nil {
+		s.SetAttributes(attribute.String(genai.RequestModel, m.Name))
+	} else if rq.scan.Model != "" {
+		s.SetAttributes(attribute.String(genai.RequestModel, rq.scan.Model))
+	}
+	if c := rq.cand; c != nil && c.Host != nil && c.Binding != nil {
+		s.SetAttributes(
+			attribute.String(genai.ProviderName, genai.Provider(c.Host.Provider)),
+			attribute.String(genai.ResponseModel, c.Binding.UpstreamModel),
+		)
+	}
+	genAIUsage(s, rq.usage)
+	if rq.errKind != "" {
+		s.SetAttributes(attribute.String(genai.ErrorType, rq.errKind))
+	}
+}
+
+// genAIUsage sets the GenAI usage attributes when the upstream reported any.
+func genAIUsage(s trace.Span, u wire.Usage) {
+	if u.IsZero() {
+		return
+	}
+	s.SetAttributes(
+		attribute.Int64(genai.InputTokens, u.Input),
+		attribute.Int64(genai.OutputTokens, u.Output),
+	)
+	if u.CacheRead > 0 {
+		s.SetAttributes(attribute.Int64(genai.CacheReadTokens, u.CacheRead))
+	}
+	if u.CacheWrite > 0 {
+		s.SetAttributes(attribute.Int64(genai.CacheCreationTokens, u.CacheWrite))
+	}
+	if u.Reasoning > 0 {
+		s.SetAttributes(attribute.Int64(genai.ReasoningTokens, u.Reasoning))
+	}
 }
 
 // endAttempt closes the attempt span: the request's outcome when the
@@ -164,6 +222,7 @@ func (rq *request) endAttempt(f *failure, done bool) {
 	}
 	if done {
 		s.SetAttributes(attribute.Int("http.response.status_code", rq.status))
+		genAIUsage(s, rq.usage)
 		spanOutcome(s, rq.status, rq.errKind)
 	} else {
 		if f.status != 0 {

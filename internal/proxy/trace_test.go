@@ -28,7 +28,7 @@ func TestProxy_TracesAFailover(t *testing.T) {
 		tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
 		f := newFixture(t)
 		f.cfg.TracerProvider = tp
-		h := f.host("openai")
+		h := f.host("openai", func(h *snapshot.Host) { h.Provider = "openai" })
 		bad := f.key(h, "bad", "sk-up-fault-500-first-key")
 		good := f.key(h, "good", "sk-up-good-second-key")
 		f.bind(f.model("gpt-test", true), h, snapshot.ShapeOpenAI, "gpt-4o-mini")
@@ -81,10 +81,16 @@ func TestProxy_TracesAFailover(t *testing.T) {
 		for k, want := range map[string]string{
 			"relay.request_id": "req-traced-1", "relay.model": "gpt-test", "relay.inbound": "openai_chat",
 			"http.response.status_code": "200", "relay.attempts": "2", "relay.host": "openai",
+			// The OpenTelemetry GenAI conventions, next to Relay's own.
+			"gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai",
+			"gen_ai.request.model": "gpt-test", "gen_ai.response.model": "gpt-4o-mini",
 		} {
 			if attrs[k] != want {
 				t.Errorf("relay.request %s = %q, want %q (all: %v)", k, attrs[k], want, attrs)
 			}
+		}
+		if attrs["gen_ai.usage.input_tokens"] == "" || attrs["gen_ai.usage.input_tokens"] == "0" || attrs["gen_ai.usage.output_tokens"] == "" {
+			t.Errorf("relay.request has no GenAI usage: %v", attrs)
 		}
 		for _, name := range []string{"relay.auth", "relay.route", "relay.reserve"} {
 			if s := one(name); s.Parent.SpanID() != root.SpanContext.SpanID() {
@@ -112,7 +118,8 @@ func TestProxy_TracesAFailover(t *testing.T) {
 				t.Errorf("attempt %d: parent/kind wrong", i+1)
 			}
 			if a["relay.host_key.id"] != want.key.ID.String() || a["http.response.status_code"] != want.status ||
-				a["relay.error_kind"] != want.kind || a["relay.binding.shape"] != "openai" || a["relay.host"] != "openai" {
+				a["relay.error_kind"] != want.kind || a["relay.binding.shape"] != "openai" || a["relay.host"] != "openai" ||
+				a["gen_ai.operation.name"] != "chat" || a["gen_ai.provider.name"] != "openai" || a["gen_ai.request.model"] != "gpt-4o-mini" {
 				t.Errorf("attempt %d attributes %v", i+1, a)
 			}
 		}
