@@ -17,8 +17,9 @@ import (
 )
 
 // DefaultSpoolMaxBytes caps the spool when WriterConfig.SpoolMaxBytes is 0:
-// 1 GiB holds about ten million events (a spilled event takes about 100
-// bytes compressed), a long outage at thousands of requests a second.
+// 1 GiB holds over twenty million events (a spilled event takes 25 to 50
+// bytes compressed), more than an hour of an outage at 5,000 requests a
+// second.
 const DefaultSpoolMaxBytes = 1 << 30
 
 // errSpoolFull is a spill refused because the spool is at its cap.

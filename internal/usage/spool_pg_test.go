@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/url"
 	"os"
@@ -137,12 +138,13 @@ func pgTarget(t *testing.T, dbURL string) string {
 	return u.Host
 }
 
-// loadRecord is one request of the steady load: its own project, some
-// tokens and a cost, so that the rollups have something to disagree about.
+// loadRecord is one request of the steady load: a project, one of eight
+// relay keys, two statuses and some tokens, so that the rollups have
+// something to disagree about.
 func loadRecord(i int, project uuid.UUID) proxy.Record {
 	return proxy.Record{
 		RequestID: fmt.Sprintf("req_load_%08d", i), ClientRequestID: "same-client-id", At: time.Now(),
-		CredentialKind: snapshot.CredentialRelayKey, CredentialID: uuid.New(), ProjectID: project,
+		CredentialKind: snapshot.CredentialRelayKey, CredentialID: uuid.NewSHA1(project, []byte{byte(i % 8)}), ProjectID: project,
 		Model: "m", Status: 200 + 300*(i%7/6), Attempts: 1, Usage: wire.Usage{Input: int64(i%13 + 1), Output: int64(i%5 + 1)},
 	}
 }
@@ -214,7 +216,7 @@ func TestWriter_PostgresOutageLosesNothing(t *testing.T) {
 	defer st.Close()
 	w := usage.NewWriter(usage.WriterConfig{Sink: st, SpoolDir: filepath.Join(t.TempDir(), "spool", "usage"),
 		BatchSize: 200, FlushInterval: 50 * time.Millisecond, RetryBackoff: 50 * time.Millisecond,
-		RetryBackoffMax: 500 * time.Millisecond, WriteTimeout: 5 * time.Second})
+		RetryBackoffMax: 500 * time.Millisecond, WriteTimeout: 5 * time.Second, Logger: testLogger(t)})
 
 	// The steady load: one event a millisecond until stopped.
 	project := uuid.New()
@@ -243,7 +245,8 @@ func TestWriter_PostgresOutageLosesNothing(t *testing.T) {
 	during := w.Stats()
 	px.setCut(false)
 	restoredAt := time.Now()
-	waitFor(t, func() bool { return w.Stats().SpoolEvents == 0 })
+	// Replaying takes a fraction of the outage (more on a loaded machine).
+	waitWithin(t, 30*time.Second+3*outage, func() bool { return w.Stats().SpoolEvents == 0 })
 	replay := time.Since(restoredAt)
 	after := recorded.Load()
 	waitFor(t, func() bool { return recorded.Load() >= after+500 })
@@ -332,4 +335,12 @@ func TestWriter_ReplaysSpoolOfKilledProcess(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	_ = dead.Close(ctx)
+}
+
+// testLogger logs the writer's warnings to t when RELAY_TEST_USAGE_LOG is set.
+func testLogger(t *testing.T) *slog.Logger {
+	if os.Getenv("RELAY_TEST_USAGE_LOG") == "" {
+		return nil
+	}
+	return slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelInfo}))
 }

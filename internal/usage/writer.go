@@ -517,12 +517,16 @@ func (w *Writer) store(batch []Event) bool {
 	return false
 }
 
-// replayOldest writes the spool's oldest segments, up to four batches'
-// worth of events in one transaction (an outage at low traffic leaves many
-// small segments), and removes them. It reports false when Postgres could
+// replayEvents is the least a replay takes in one transaction: an outage
+// leaves many segments, small ones at low traffic, and one transaction per
+// segment would replay slower than traffic arrives.
+const replayEvents = 5000
+
+// replayOldest writes the spool's oldest segments, up to four batches
+// (at least replayEvents) in one transaction, and removes them. It reports false when Postgres could
 // not take them (they stay).
 func (w *Writer) replayOldest() bool {
-	segs, rows, err := w.spool.oldest(4 * w.batch)
+	segs, rows, err := w.spool.oldest(max(4*w.batch, replayEvents))
 	if err != nil {
 		// Damaged on disk: nothing to replay. Its events are counted lost.
 		w.lost.Add(uint64(segs[0].events))
