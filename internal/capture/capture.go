@@ -240,7 +240,7 @@ func (w *Writer) expire() {
 
 func row(p proxy.Payload) store.PayloadCapture {
 	return store.PayloadCapture{
-		RequestID: p.RequestID, CreatedAt: p.At, ProjectID: p.ProjectID,
+		RequestID: p.RequestID, ClientRequestID: optString(p.ClientRequestID), CreatedAt: p.At, ProjectID: p.ProjectID,
 		RelayKeyID: opt(p.RelayKeyID), InferenceTokenID: opt(p.InferenceTokenID), PolicyID: opt(p.PolicyID),
 		Model: p.Model, Status: int32(p.Status),
 		RequestBody: nonNil(p.Request), ResponseBody: nonNil(p.Response), Truncated: p.Truncated,
@@ -252,6 +252,13 @@ func opt(id uuid.UUID) *uuid.UUID {
 		return nil
 	}
 	return &id
+}
+
+func optString(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }
 
 func nonNil(b []byte) []byte {

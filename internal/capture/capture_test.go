@@ -24,7 +24,7 @@ func openStore(t *testing.T) *store.Store {
 
 func payload(id string, at time.Time, project uuid.UUID) proxy.Payload {
 	return proxy.Payload{
-		RequestID: id, At: at, ProjectID: project, RelayKeyID: uuid.New(), Model: "m", Status: 200,
+		RequestID: id, ClientRequestID: "client-" + id, At: at, ProjectID: project, RelayKeyID: uuid.New(), Model: "m", Status: 200,
 		Request: []byte(`{"q":"` + id + `"}`), Response: []byte(`{"a":"` + id + `"}`),
 	}
 }
@@ -55,17 +55,21 @@ func TestWriter_WritesBatchesAndExpires(t *testing.T) {
 	if s := w.Stats(); s.Written != 3 || s.Dropped != 0 || s.Lost != 0 || s.Expired != 1 {
 		t.Fatalf("stats %+v", s)
 	}
-	got, err := st.PayloadCapture(ctx, "req-b")
-	if err != nil || string(got.RequestBody) != `{"q":"req-b"}` || string(got.ResponseBody) != `{"a":"req-b"}` || got.ProjectID != project || !got.CreatedAt.Equal(now) {
+	caps, err := st.PayloadCaptures(ctx, "req-b")
+	if err != nil || len(caps) != 1 {
+		t.Fatalf("req-b: %d captures, %v", len(caps), err)
+	}
+	got := caps[0]
+	if got.ClientRequestID == nil || *got.ClientRequestID != "client-req-b" || string(got.RequestBody) != `{"q":"req-b"}` || string(got.ResponseBody) != `{"a":"req-b"}` || got.ProjectID != project || !got.CreatedAt.Equal(now) {
 		t.Fatalf("req-b: %+v %v", got, err)
 	}
-	if _, err := st.PayloadCapture(ctx, "req-old"); err != store.ErrNotFound {
-		t.Errorf("the expired capture is still there: %v", err)
+	if caps, err := st.PayloadCaptures(ctx, "req-old"); len(caps) != 0 || err != nil {
+		t.Errorf("the expired capture is still there: %d %v", len(caps), err)
 	}
-	if n, err := st.DeletePayloadCaptures(ctx, "req-a"); n != 1 || err != nil {
+	if n, err := st.DeletePayloadCapture(ctx, "test", store.PayloadCapture{RequestID: "req-a", ProjectID: project}); n != 1 || err != nil {
 		t.Errorf("delete req-a: %d %v", n, err)
 	}
-	if n, err := st.DeleteProjectPayloadCaptures(ctx, project); n != 2 || err != nil {
+	if n, err := st.DeleteProjectPayloadCaptures(ctx, "test", project); n != 2 || err != nil {
 		t.Errorf("delete the project's: %d %v", n, err)
 	}
 }

@@ -2,6 +2,8 @@ package controlapi
 
 import (
 	"context"
+	"errors"
+	"net/http"
 
 	"github.com/google/uuid"
 
@@ -14,13 +16,43 @@ import (
 // hold prompt and answer content of everyone in a project, so reading and
 // deleting them needs ManageProject (project_admin or above) on the
 // capture's project; a project reader without it gets 403, anyone else 404.
+// A capture is addressed by Relay's request id (X-Relay-Request-ID), never
+// by the caller's X-Request-ID (its client_request_id), and a delete reaches
+// only rows of the project the caller was authorised on. Every delete
+// writes an audit row.
 
 func captureProject(r store.PayloadCapture) uuid.UUID { return r.ProjectID }
 
+// payloadCapture returns the newest capture of requestID that the caller
+// may manage. Relay's ids are unique; only captures written before it
+// minted its own may share one across projects, and a row of a project the
+// caller cannot see never hides one it can.
+func (s *Server) payloadCapture(ctx context.Context, requestID string) (*caller, store.PayloadCapture, error) {
+	rows, err := s.st.PayloadCaptures(ctx, requestID)
+	if err != nil {
+		return nil, store.PayloadCapture{}, err
+	}
+	refusal := notFound("payload capture")
+	for _, r := range rows {
+		c, row, _, err := projectRow(ctx, s, "payload capture", rbac.ManageProject,
+			func() (store.PayloadCapture, error) { return r, nil }, captureProject)
+		if err == nil {
+			return c, row, nil
+		}
+		var ae *apiError
+		if !errors.As(err, &ae) {
+			return nil, store.PayloadCapture{}, err
+		}
+		if ae.status == http.StatusForbidden {
+			refusal = err // the caller sees this one: 403 beats 404
+		}
+	}
+	return nil, store.PayloadCapture{}, refusal
+}
+
 // GetPayloadCapture implements StrictServerInterface.
 func (s *Server) GetPayloadCapture(ctx context.Context, req gen.GetPayloadCaptureRequestObject) (gen.GetPayloadCaptureResponseObject, error) {
-	_, row, _, err := projectRow(ctx, s, "payload capture", rbac.ManageProject,
-		func() (store.PayloadCapture, error) { return s.st.PayloadCapture(ctx, req.RequestID) }, captureProject)
+	_, row, err := s.payloadCapture(ctx, req.RequestID)
 	if err != nil {
 		return nil, err
 	}
@@ -34,11 +66,11 @@ func (s *Server) GetPayloadCapture(ctx context.Context, req gen.GetPayloadCaptur
 
 // DeletePayloadCapture implements StrictServerInterface.
 func (s *Server) DeletePayloadCapture(ctx context.Context, req gen.DeletePayloadCaptureRequestObject) (gen.DeletePayloadCaptureResponseObject, error) {
-	if _, _, _, err := projectRow(ctx, s, "payload capture", rbac.ManageProject,
-		func() (store.PayloadCapture, error) { return s.st.PayloadCapture(ctx, req.RequestID) }, captureProject); err != nil {
+	c, row, err := s.payloadCapture(ctx, req.RequestID)
+	if err != nil {
 		return nil, err
 	}
-	if _, err := s.st.DeletePayloadCaptures(ctx, req.RequestID); err != nil {
+	if _, err := s.st.DeletePayloadCapture(ctx, c.actor, row); err != nil {
 		return nil, err
 	}
 	return gen.DeletePayloadCapture204Response{}, nil
@@ -46,11 +78,12 @@ func (s *Server) DeletePayloadCapture(ctx context.Context, req gen.DeletePayload
 
 // DeleteProjectPayloadCaptures implements StrictServerInterface.
 func (s *Server) DeleteProjectPayloadCaptures(ctx context.Context, req gen.DeleteProjectPayloadCapturesRequestObject) (gen.DeleteProjectPayloadCapturesResponseObject, error) {
-	if _, _, _, err := projectRow(ctx, s, "project", rbac.ManageProject,
-		func() (store.Project, error) { return s.st.Projects().Get(ctx, req.ID) }, projectID); err != nil {
+	c, _, _, err := projectRow(ctx, s, "project", rbac.ManageProject,
+		func() (store.Project, error) { return s.st.Projects().Get(ctx, req.ID) }, projectID)
+	if err != nil {
 		return nil, err
 	}
-	n, err := s.st.DeleteProjectPayloadCaptures(ctx, req.ID)
+	n, err := s.st.DeleteProjectPayloadCaptures(ctx, c.actor, req.ID)
 	if err != nil {
 		return nil, err
 	}

@@ -655,13 +655,17 @@ var (
 	usageDroppedDesc    = prometheus.NewDesc("relay_usage_events_dropped_total", "Usage events dropped because the queue was full (or the writer was closing).", nil, nil)
 	usageWrittenDesc    = prometheus.NewDesc("relay_usage_events_written_total", "Usage events in the ledger, including those a retried batch found already stored.", nil, nil)
 	usageDuplicateDesc  = prometheus.NewDesc("relay_usage_events_duplicate_total", "Usage events a retried batch found already stored.", nil, nil)
-	usageLostDesc       = prometheus.NewDesc("relay_usage_events_lost_total", "Usage events of batches that failed every write attempt.", nil, nil)
+	usageLostDesc       = prometheus.NewDesc("relay_usage_events_lost_total", "Usage events given up: every write attempt failed (no spool), the spool was full, or Postgres rejected the batch.", nil, nil)
 	usageLostBatchDesc  = prometheus.NewDesc("relay_usage_batches_lost_total", "Usage batches that failed every write attempt.", nil, nil)
 	usageRetriesDesc    = prometheus.NewDesc("relay_usage_write_retries_total", "Failed usage batch writes that were retried.", nil, nil)
 	usageUnpricedDesc   = prometheus.NewDesc("relay_usage_events_unpriced_total", "Usage events whose binding was gone from the snapshot, stored with cost 0.", nil, nil)
+	usageSpilledDesc    = prometheus.NewDesc("relay_usage_events_spilled_total", "Usage events written to the on-disk spool because Postgres could not take them.", nil, nil)
+	usageReplayedDesc   = prometheus.NewDesc("relay_usage_events_replayed_total", "Usage events replayed from the spool into the ledger.", nil, nil)
+	usageSpoolDesc      = prometheus.NewDesc("relay_usage_spool_bytes", "Size of the usage spool: batches waiting for Postgres.", nil, nil)
 	usageCollectorDescs = []*prometheus.Desc{
 		usageQueuedDesc, usageCapacityDesc, usageDroppedDesc, usageWrittenDesc, usageDuplicateDesc,
 		usageLostDesc, usageLostBatchDesc, usageRetriesDesc, usageUnpricedDesc,
+		usageSpilledDesc, usageReplayedDesc, usageSpoolDesc,
 	}
 )
 
@@ -688,6 +692,9 @@ func (c usageCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(usageLostBatchDesc, st.LostBatch)
 	counter(usageRetriesDesc, st.Retries)
 	counter(usageUnpricedDesc, st.Unpriced)
+	counter(usageSpilledDesc, st.Spilled)
+	counter(usageReplayedDesc, st.Replayed)
+	gauge(usageSpoolDesc, float64(st.SpoolBytes))
 }
 
 // CaptureStats are the payload capture writer's counters.

@@ -30,7 +30,8 @@ type Capturer interface {
 // Payload is one captured request. Identifiers are uuid.Nil where they do
 // not apply.
 type Payload struct {
-	RequestID        string
+	RequestID        string // Relay's own (X-Relay-Request-ID): the capture's address
+	ClientRequestID  string // the caller's X-Request-ID when sane, else ""
 	At               time.Time
 	ProjectID        snapshot.ID
 	RelayKeyID       snapshot.ID
@@ -96,7 +97,7 @@ func (rq *request) capture() {
 		}
 	}
 	p := Payload{
-		RequestID: rq.id, At: rq.at, ProjectID: rq.caller.ProjectID,
+		RequestID: rq.id, ClientRequestID: rq.client, At: rq.at, ProjectID: rq.caller.ProjectID,
 		PolicyID: rq.caller.Policy.ID, Model: rq.scan.Model, Status: rq.status,
 		Request: req, Response: cw.buf, Truncated: cw.truncated || len(body) > cw.limit,
 	}

@@ -43,7 +43,7 @@ func TestProxy_CapturesPayloadsWhenThePolicySaysSo(t *testing.T) {
 		rec := f.rec.next(t)
 		select {
 		case p := <-c.ch:
-			if p.RequestID != "req-capture-1" || string(p.Request) != body || string(p.Response) != out || p.Truncated ||
+			if p.RequestID != resp.Header.Get("X-Relay-Request-Id") || p.RequestID != rec.RequestID || p.ClientRequestID != "req-capture-1" || string(p.Request) != body || string(p.Response) != out || p.Truncated ||
 				p.Status != 200 || p.Model != "gpt-test" || p.ProjectID != rec.ProjectID || p.RelayKeyID != rec.CredentialID || p.PolicyID != f.policy.ID {
 				t.Errorf("stream=%v: capture %+v\nwant request %q response %q", stream, p, body, out)
 			}
@@ -96,5 +96,31 @@ func TestProxy_CaptureRedactsTheRelayKey(t *testing.T) {
 	p := <-c.ch
 	if strings.Contains(string(p.Request), relayKey) || !strings.Contains(string(p.Request), "my key is [redacted]") {
 		t.Errorf("captured request %q", p.Request)
+	}
+}
+
+// TestProxy_CaptureIsKeyedByRelaysRequestID: two requests that send the same
+// X-Request-ID (two tenants may) get captures under two Relay request ids,
+// the caller's id kept as an attribute of each.
+func TestProxy_CaptureIsKeyedByRelaysRequestID(t *testing.T) {
+	t.Parallel()
+	f, c := captureFixture(t, true, 0)
+	ids := map[string]bool{}
+	for i := range 2 {
+		resp, out := f.post("/v1/chat/completions", `{"model":"gpt-test","messages":[{"role":"user","content":"hi"}]}`,
+			map[string]string{"X-Request-ID": "victims-id"})
+		if resp.StatusCode != 200 {
+			t.Fatalf("%d %s", resp.StatusCode, out)
+		}
+		rec := f.rec.next(t)
+		p := <-c.ch
+		if p.RequestID == "victims-id" || p.RequestID != resp.Header.Get("X-Relay-Request-Id") || p.RequestID != rec.RequestID ||
+			p.ClientRequestID != "victims-id" || rec.ClientRequestID != "victims-id" {
+			t.Errorf("request %d: capture id %q (client %q), record %q, header %q", i, p.RequestID, p.ClientRequestID, rec.RequestID, resp.Header.Get("X-Relay-Request-Id"))
+		}
+		ids[p.RequestID] = true
+	}
+	if len(ids) != 2 {
+		t.Errorf("two requests, capture ids %v", ids)
 	}
 }

@@ -153,19 +153,28 @@ func TestProxy_RequestErrors(t *testing.T) {
 	}
 }
 
+// TestProxy_RequestIDHeader: X-Relay-Request-ID is always Relay's own id,
+// minted per request; a caller's X-Request-ID never becomes it (callers
+// choose theirs, and two may send the same one).
 func TestProxy_RequestIDHeader(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	f.standard()
 	f.start()
-	resp, _ := f.post("/v1/chat/completions", chatBody, map[string]string{"X-Request-ID": "trace:abc-123_x.y"})
-	if got := resp.Header.Get("X-Relay-Request-Id"); got != "trace:abc-123_x.y" {
-		t.Errorf("a sane X-Request-ID was not kept: %q", got)
-	}
-	for _, bad := range []string{"has space", strings.Repeat("a", 129), "semi;colon"} {
-		resp, _ := f.post("/v1/chat/completions", chatBody, map[string]string{"X-Request-ID": bad})
-		if got := resp.Header.Get("X-Relay-Request-Id"); got == bad || !strings.HasPrefix(got, "req_") {
-			t.Errorf("X-Request-ID %q gave %q", bad, got)
+	seen := map[string]bool{}
+	for _, sent := range []string{"trace:abc-123_x.y", "trace:abc-123_x.y", "has space", strings.Repeat("a", 129), "semi;colon", ""} {
+		resp, _ := f.post("/v1/chat/completions", chatBody, map[string]string{"X-Request-ID": sent})
+		got := resp.Header.Get("X-Relay-Request-Id")
+		if got == sent || !strings.HasPrefix(got, "req_") || len(got) != 36 || seen[got] {
+			t.Errorf("X-Request-ID %q gave X-Relay-Request-ID %q", sent, got)
+		}
+		seen[got] = true
+		wantClient := "" // kept only when sane
+		if sent == "trace:abc-123_x.y" {
+			wantClient = sent
+		}
+		if rec := f.rec.next(t); rec.RequestID != got || rec.ClientRequestID != wantClient {
+			t.Errorf("X-Request-ID %q: record ids %q, client %q", sent, rec.RequestID, rec.ClientRequestID)
 		}
 	}
 }

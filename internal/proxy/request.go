@@ -30,7 +30,8 @@ type request struct {
 	h       *Handler
 	w       http.ResponseWriter
 	r       *http.Request
-	id      string
+	id      string    // Relay's own, minted per request: X-Relay-Request-ID
+	client  string    // the caller's X-Request-ID when sane, else "": an attribute only
 	start   time.Time // monotonic, for latencies
 	at      time.Time // Config.Now, for decisions
 	in      wire.Inbound
@@ -98,7 +99,8 @@ func (rq *request) init(h *Handler, w http.ResponseWriter, r *http.Request) {
 	rq.h, rq.w, rq.r = h, w, r
 	rq.start = time.Now()
 	rq.at = h.now()
-	rq.id = requestID(r.Header.Get("X-Request-ID"))
+	rq.id = newRequestID()
+	rq.client = clientRequestID(r.Header.Get("X-Request-ID"))
 	if rq.tried == nil {
 		rq.tried = make([]snapshot.ID, 0, maxTried)
 		rq.fails = make([]failure, 0, maxTried)
@@ -132,19 +134,26 @@ func (rq *request) reset() {
 	}
 }
 
-// requestID accepts a caller's X-Request-ID when it is sane, else mints one.
-func requestID(v string) string {
-	if n := len(v); n > 0 && n <= 128 {
-		ok := true
-		for i := 0; i < n && ok; i++ {
-			c := v[i]
-			ok = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
-				c == '.' || c == '_' || c == ':' || c == '-'
-		}
-		if ok {
-			return v
+// clientRequestID returns a caller's X-Request-ID when it is sane (at most
+// 128 bytes of [A-Za-z0-9._:-]), else "". It is kept as an attribute of the
+// request; Relay never keys anything by it, since callers choose it.
+func clientRequestID(v string) string {
+	n := len(v)
+	if n == 0 || n > 128 {
+		return ""
+	}
+	for i := range n {
+		c := v[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
+			c == '.' || c == '_' || c == ':' || c == '-') {
+			return ""
 		}
 	}
+	return v
+}
+
+// newRequestID mints Relay's request id: "req_" and 128 random bits in hex.
+func newRequestID() string {
 	const hex = "0123456789abcdef"
 	var b [4 + 32]byte
 	copy(b[:], "req_")
@@ -263,6 +272,7 @@ func (rq *request) finish() {
 	}
 	rec := Record{
 		RequestID:        rq.id,
+		ClientRequestID:  rq.client,
 		At:               rq.at,
 		CredentialKind:   rq.caller.Kind,
 		CredentialID:     rq.caller.CredentialID,
@@ -322,6 +332,9 @@ func (rq *request) logLine(total time.Duration) {
 		slog.Int("status", rq.status),
 		slog.Duration("duration", total),
 	)
+	if rq.client != "" {
+		attrs = append(attrs, slog.String("client_request_id", rq.client))
+	}
 	if rq.scan.Model != "" {
 		attrs = append(attrs, slog.String("model", rq.scan.Model), slog.Bool("stream", rq.stream))
 	}

@@ -95,8 +95,9 @@ func (nopRecorder) Record(Record) {}
 // Record is one request as the usage ledger sees it. Identifiers are
 // uuid.Nil where they do not apply.
 type Record struct {
-	RequestID string
-	At        time.Time // arrival, on Config.Now's clock
+	RequestID       string    // Relay's own (X-Relay-Request-ID): the event's identity
+	ClientRequestID string    // the caller's X-Request-ID when sane, else ""
+	At              time.Time // arrival, on Config.Now's clock
 
 	CredentialKind   snapshot.CredentialKind
 	CredentialID     snapshot.ID // relay key or inference token

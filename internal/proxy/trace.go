@@ -49,6 +49,9 @@ func (rq *request) startTrace() {
 			attribute.String("url.path", rq.r.URL.Path),
 			attribute.String("relay.request_id", rq.id),
 		))
+	if rq.client != "" {
+		rq.span.SetAttributes(attribute.String("relay.client_request_id", rq.client))
+	}
 }
 
 // endTrace closes the request span with the outcome.

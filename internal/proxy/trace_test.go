@@ -79,7 +79,7 @@ func TestProxy_TracesAFailover(t *testing.T) {
 		}
 		attrs := attrMap(root)
 		for k, want := range map[string]string{
-			"relay.request_id": "req-traced-1", "relay.model": "gpt-test", "relay.inbound": "openai_chat",
+			"relay.client_request_id": "req-traced-1", "relay.model": "gpt-test", "relay.inbound": "openai_chat",
 			"http.response.status_code": "200", "relay.attempts": "2", "relay.host": "openai",
 			// The OpenTelemetry GenAI conventions, next to Relay's own.
 			"gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai",

@@ -11,11 +11,34 @@ import (
 )
 
 // PayloadCapture is one captured request and answer (policy
-// capture_payloads; docs/observability.md).
+// capture_payloads; docs/observability.md). RequestID is Relay's own request
+// id (X-Relay-Request-ID); ClientRequestID the caller's X-Request-ID, an
+// attribute only.
 type PayloadCapture = dbsqlc.PayloadCapture
 
+// payloadCapturesKind is the audit log's kind for captures.
+const payloadCapturesKind = "payload_captures"
+
+// capturedRequest is what the audit log keeps of a deleted capture: which
+// request it was, never the bodies (a deletion is a redaction).
+type capturedRequest struct {
+	RequestID       string
+	ClientRequestID *string
+	CreatedAt       time.Time
+	ProjectID       uuid.UUID
+	Model           string
+	Status          int32
+}
+
+// projectCaptures is what the audit log keeps of a project's deletion.
+type projectCaptures struct {
+	ProjectID uuid.UUID
+	Captures  int64
+}
+
 // InsertPayloadCaptures appends captures with COPY and returns how many it
-// wrote. Captures are not audited: they are data, not configuration.
+// wrote. Captures are not audited when written: they are data, not
+// configuration; their deletion is.
 func (s *Store) InsertPayloadCaptures(ctx context.Context, cs []PayloadCapture) (int64, error) {
 	rows := make([]dbsqlc.InsertPayloadCapturesParams, len(cs))
 	for i, c := range cs {
@@ -28,25 +51,54 @@ func (s *Store) InsertPayloadCaptures(ctx context.Context, cs []PayloadCapture) 
 	return n, nil
 }
 
-// PayloadCapture returns the newest capture of a request id; ErrNotFound
-// when there is none.
-func (s *Store) PayloadCapture(ctx context.Context, requestID string) (PayloadCapture, error) {
-	return result(s.q.GetPayloadCapture(ctx, requestID))
+// PayloadCaptures returns the captures of a request id (Relay's), newest
+// first: one, but rows written before Relay minted its own ids may share
+// one across projects (the caller keeps those it may see).
+func (s *Store) PayloadCaptures(ctx context.Context, requestID string) ([]PayloadCapture, error) {
+	rows, err := s.q.ListPayloadCapturesByRequest(ctx, requestID)
+	if err != nil {
+		return nil, fmt.Errorf("list payload captures: %w", mapErr(err))
+	}
+	return rows, nil
 }
 
-// DeletePayloadCaptures deletes the captures of a request id and returns
-// how many went.
-func (s *Store) DeletePayloadCaptures(ctx context.Context, requestID string) (int64, error) {
-	return result(s.q.DeletePayloadCapturesByRequest(ctx, requestID))
+// DeletePayloadCapture deletes capture c (as PayloadCaptures returned it):
+// the rows of its request id in its project, none of another project. It
+// writes one audit row, by actor, and returns how many rows went.
+func (s *Store) DeletePayloadCapture(ctx context.Context, actor string, c PayloadCapture) (int64, error) {
+	var n int64
+	err := s.InTx(ctx, func(tx *Tx) error {
+		var err error
+		n, err = tx.q.DeletePayloadCapturesByRequest(ctx, c.RequestID, c.ProjectID)
+		if err != nil {
+			return fmt.Errorf("delete payload capture: %w", mapErr(err))
+		}
+		before := capturedRequest{RequestID: c.RequestID, ClientRequestID: c.ClientRequestID,
+			CreatedAt: c.CreatedAt, ProjectID: c.ProjectID, Model: c.Model, Status: c.Status}
+		return tx.Audit(ctx, actor, "delete", payloadCapturesKind, c.RequestID, before, nil)
+	})
+	return n, err
 }
 
-// DeleteProjectPayloadCaptures deletes every capture of a project.
-func (s *Store) DeleteProjectPayloadCaptures(ctx context.Context, projectID uuid.UUID) (int64, error) {
-	return result(s.q.DeletePayloadCapturesByProject(ctx, projectID))
+// DeleteProjectPayloadCaptures deletes every capture of a project, writes
+// one audit row by actor, and returns how many went.
+func (s *Store) DeleteProjectPayloadCaptures(ctx context.Context, actor string, projectID uuid.UUID) (int64, error) {
+	var n int64
+	err := s.InTx(ctx, func(tx *Tx) error {
+		var err error
+		n, err = tx.q.DeletePayloadCapturesByProject(ctx, projectID)
+		if err != nil {
+			return fmt.Errorf("delete project payload captures: %w", mapErr(err))
+		}
+		return tx.Audit(ctx, actor, "delete", payloadCapturesKind, projectID.String(),
+			projectCaptures{ProjectID: projectID, Captures: n}, nil)
+	})
+	return n, err
 }
 
 // DeletePayloadCapturesBefore deletes captures made before t, batch rows
-// at a time until none is left, and returns how many went.
+// at a time until none is left, and returns how many went. Retention is
+// not audited: it is the configured policy, not an act.
 func (s *Store) DeletePayloadCapturesBefore(ctx context.Context, t time.Time, batch int32) (int64, error) {
 	var total int64
 	for {

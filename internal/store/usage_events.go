@@ -2,11 +2,14 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/relay-llm/relay/internal/store/dbsqlc"
@@ -90,6 +93,7 @@ var usageColumns = []string{
 	"policy_id", "model", "binding_id", "host_id", "host_key_id", "inbound_shape", "upstream_shape", "stream",
 	"status", "error_kind", "attempts", "input_tokens", "output_tokens", "cached_read_tokens",
 	"cache_write_tokens", "reasoning_tokens", "cost", "ttfb_ms", "total_ms", "overhead_us", "inference_token_id",
+	"client_request_id",
 }
 
 // usageColumnList is usageColumns for SQL. The batch table is made once per
@@ -98,7 +102,7 @@ var usageColumns = []string{
 const usageColumnList = "request_id, created_at, relay_key_id, service_account_id, user_id, project_id, team_id, " +
 	"policy_id, model, binding_id, host_id, host_key_id, inbound_shape, upstream_shape, stream, " +
 	"status, error_kind, attempts, input_tokens, output_tokens, cached_read_tokens, " +
-	"cache_write_tokens, reasoning_tokens, cost, ttfb_ms, total_ms, overhead_us, inference_token_id"
+	"cache_write_tokens, reasoning_tokens, cost, ttfb_ms, total_ms, overhead_us, inference_token_id, client_request_id"
 
 // The statements of IngestUsageEvents are written by hand: they go through a
 // session's temporary table, which sqlc cannot see in the schema.
@@ -158,6 +162,12 @@ const (
 SELECT count(*) FROM ins`
 )
 
+// ErrUsageBatchRejected wraps an IngestUsageEvents error that Postgres
+// answered about the batch's data (a data exception or an integrity
+// violation): writing the same batch again would fail again. Any other
+// error (no connection, a timeout, a shutdown, a lock conflict) may pass.
+var ErrUsageBatchRejected = errors.New("usage batch rejected")
+
 // IngestUsageEvents writes one batch of events to the ledger and its rollups
 // in one transaction, and returns how many events were new. It is idempotent:
 // an event whose (created_at, request_id) is already stored is skipped and
@@ -182,6 +192,12 @@ func (s *Store) IngestUsageEvents(ctx context.Context, events []UsageEvent) (int
 		return nil
 	})
 	if err != nil {
+		var pg *pgconn.PgError
+		// mapErr has turned some of these into the store's sentinels.
+		if errors.As(err, &pg) && (strings.HasPrefix(pg.Code, "22") || strings.HasPrefix(pg.Code, "23")) ||
+			errors.Is(err, ErrConflict) || errors.Is(err, ErrReferenced) || errors.Is(err, ErrInvalid) {
+			return 0, fmt.Errorf("ingest usage events: %w: %w", ErrUsageBatchRejected, err)
+		}
 		return 0, fmt.Errorf("ingest usage events: %w", err)
 	}
 	return inserted, nil
@@ -191,18 +207,19 @@ func (s *Store) IngestUsageEvents(ctx context.Context, events []UsageEvent) (int
 type usageRows struct {
 	events []UsageEvent
 	i      int
-	row    [28]any
+	row    [29]any
 }
 
 func (r *usageRows) Next() bool { r.i++; return r.i < len(r.events) }
 
 func (r *usageRows) Values() ([]any, error) {
 	e := &r.events[r.i]
-	r.row = [28]any{
+	r.row = [29]any{
 		e.RequestID, e.CreatedAt, uid(e.RelayKeyID), uid(e.ServiceAccountID), uid(e.UserID), uid(e.ProjectID), uid(e.TeamID),
 		uid(e.PolicyID), e.Model, uid(e.BindingID), uid(e.HostID), uid(e.HostKeyID), e.InboundShape, e.UpstreamShape, e.Stream,
 		e.Status, e.ErrorKind, e.Attempts, e.InputTokens, e.OutputTokens, e.CachedReadTokens,
 		e.CacheWriteTokens, e.ReasoningTokens, e.Cost, e.TTFBMs, e.TotalMs, e.OverheadUs, uid(e.InferenceTokenID),
+		e.ClientRequestID,
 	}
 	return r.row[:], nil
 }

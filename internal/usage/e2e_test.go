@@ -477,18 +477,21 @@ func TestUsage_LedgerMatchesWhatTheUpstreamReported(t *testing.T) {
 	var total wire.Usage
 	var totalCost int64
 	for _, row := range rows {
-		w, ok := cases[row.RequestID]
+		// The ledger keys the event by Relay's own id; the case's name is
+		// the caller's X-Request-ID, kept as an attribute.
+		id := clientID(t, row)
+		w, ok := cases[id]
 		if !ok {
-			t.Errorf("unexpected row %q", row.RequestID)
+			t.Errorf("unexpected row %q", id)
 			continue
 		}
-		t.Run(row.RequestID, func(t *testing.T) {
+		t.Run(id, func(t *testing.T) {
 			b := r.bindings[w.model]
 			got := wire.Usage{Input: row.InputTokens, Output: row.OutputTokens, CacheRead: row.CachedReadTokens,
 				CacheWrite: row.CacheWriteTokens, Reasoning: row.ReasoningTokens}
 			var exp wire.Usage
 			if w.attempts >= 0 {
-				exp = reported(t, b.Shape, r.cap.body(row.RequestID))
+				exp = reported(t, b.Shape, r.cap.body(id))
 			}
 			if got != exp {
 				t.Errorf("usage %+v, the upstream reported %+v", got, exp)
@@ -591,4 +594,14 @@ SELECT (SELECT count(*) FROM (SELECT * FROM ledger EXCEPT SELECT * FROM rollups)
 	if diff != 0 || n == 0 {
 		t.Errorf("rollups and ledger differ in %d groups (%d rollup rows)", diff, n)
 	}
+}
+
+// clientID is the caller's X-Request-ID of a ledger row, after checking
+// that the row's own id is the one Relay minted.
+func clientID(t *testing.T, row store.UsageEvent) string {
+	t.Helper()
+	if row.ClientRequestID == nil || !strings.HasPrefix(row.RequestID, "req_") || row.RequestID == *row.ClientRequestID {
+		t.Fatalf("row ids: request_id %q, client_request_id %v", row.RequestID, row.ClientRequestID)
+	}
+	return *row.ClientRequestID
 }

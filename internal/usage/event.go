@@ -47,6 +47,7 @@ func (e *Event) row() store.UsageEvent {
 	r := &e.Record
 	row := store.UsageEvent{
 		RequestID:        r.RequestID,
+		ClientRequestID:  optString(&r.ClientRequestID),
 		CreatedAt:        r.At,
 		ServiceAccountID: ref(&r.ServiceAccountID),
 		UserID:           ref(&r.UserID),
@@ -88,6 +89,14 @@ func ref(id *uuid.UUID) *uuid.UUID {
 		return nil
 	}
 	return id
+}
+
+// optString is nil for "", else s.
+func optString(s *string) *string {
+	if *s == "" {
+		return nil
+	}
+	return s
 }
 
 func clamp32(d time.Duration) int32 {

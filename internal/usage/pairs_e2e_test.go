@@ -78,9 +78,12 @@ func TestUsage_EveryPairMatchesTheUpstream(t *testing.T) {
 		t.Fatalf("%d rows, want %d", len(rows), len(cases)+1)
 	}
 	for _, row := range rows {
-		t.Run(row.RequestID, func(t *testing.T) {
-			w, ok := cases[row.RequestID]
-			if row.RequestID == left {
+		// The ledger keys the event by Relay's own id; the case's name is
+		// the caller's X-Request-ID, kept as an attribute.
+		id := clientID(t, row)
+		t.Run(id, func(t *testing.T) {
+			w, ok := cases[id]
+			if id == left {
 				w, ok = want{"claude", "openai_chat"}, true
 				if row.Status != 499 || row.ErrorKind != "client_canceled" {
 					t.Errorf("status %d %q, want 499 client_canceled", row.Status, row.ErrorKind)
@@ -92,16 +95,16 @@ func TestUsage_EveryPairMatchesTheUpstream(t *testing.T) {
 				t.Fatalf("unexpected row")
 			}
 			b := r.bindings[w.model]
-			exp := reported(t, b.Shape, r.cap.body(row.RequestID))
+			exp := reported(t, b.Shape, r.cap.body(id))
 			got := wire.Usage{Input: row.InputTokens, Output: row.OutputTokens, CacheRead: row.CachedReadTokens,
 				CacheWrite: row.CacheWriteTokens, Reasoning: row.ReasoningTokens}
 			if got != exp {
 				t.Errorf("usage %+v, the upstream reported %+v", got, exp)
 			}
-			if exp.Input == 0 || row.RequestID != left && exp.Output == 0 {
+			if exp.Input == 0 || id != left && exp.Output == 0 {
 				t.Errorf("the upstream reported no usage: %+v", exp)
 			}
-			if row.RequestID != left && w.model != "chat" && (exp.CacheRead == 0 || exp.Reasoning == 0) {
+			if id != left && w.model != "chat" && (exp.CacheRead == 0 || exp.Reasoning == 0) {
 				t.Errorf("the mock did not report cached and reasoning tokens: %+v", exp)
 			}
 			if want := pricing.Cost(&b.Pricing, exp); row.Cost != want {

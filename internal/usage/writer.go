@@ -2,6 +2,7 @@ package usage
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"math/rand/v2"
 	"sync"
@@ -25,8 +26,10 @@ const (
 )
 
 // Sink stores batches of events; *store.Store is one. IngestUsageEvents must
-// be idempotent (a retried batch may have been committed already) and return
-// how many events were new.
+// be idempotent (a retried or replayed batch may have been committed
+// already) and return how many events were new. An error that wraps
+// store.ErrUsageBatchRejected says Postgres refused the batch's data: it is
+// not retried.
 type Sink interface {
 	IngestUsageEvents(ctx context.Context, events []store.UsageEvent) (int64, error)
 }
@@ -56,11 +59,20 @@ type WriterConfig struct {
 	// FlushInterval is the longest an event waits in a partial batch. 0:
 	// DefaultFlushInterval.
 	FlushInterval time.Duration
+	// SpoolDir, when set, is where batches go when Postgres cannot take
+	// them (<RELAY_DATA_DIR>/spool/usage): they are replayed, oldest first,
+	// once it can, and a spool a killed process left is replayed on start.
+	// Empty: no spool; a batch is retried Attempts times, then lost.
+	SpoolDir string
+	// SpoolMaxBytes caps the spool; a batch that would take it past the cap
+	// is counted as lost. 0: DefaultSpoolMaxBytes.
+	SpoolMaxBytes int64
 	// Attempts is how many times a batch is tried before it is counted as
-	// lost. 0: DefaultAttempts.
+	// lost, without a spool. 0: DefaultAttempts.
 	Attempts int
 	// RetryBackoff is the wait after the first failed write, doubling with
-	// jitter up to RetryBackoffMax. 0: the defaults.
+	// jitter up to RetryBackoffMax (with a spool: between replays while
+	// Postgres stays away). 0: the defaults.
 	RetryBackoff, RetryBackoffMax time.Duration
 	// WriteTimeout bounds one write attempt. 0: DefaultWriteTimeout.
 	WriteTimeout time.Duration
@@ -73,14 +85,26 @@ type Stats struct {
 	Dropped    uint64 // events refused because the queue was full or the writer closed
 	Written    uint64 // events in the ledger, including those found already there
 	Duplicates uint64 // events a write found already stored (a retried batch)
-	Lost       uint64 // events of batches that failed every attempt
-	Retries    uint64 // failed write attempts that were retried
+	Lost       uint64 // events given up: every attempt failed (no spool), the spool was full, or Postgres rejected the batch
+	Retries    uint64 // failed write attempts that were retried (replays included)
 	LostBatch  uint64 // batches lost
 	Unpriced   uint64 // events whose binding was gone from the snapshot (cost 0)
+
+	Spilled     uint64 // events written to the spool
+	Replayed    uint64 // events of the spool now in the ledger (also in Written)
+	SpoolBytes  int64  // the spool's size now
+	SpoolEvents int64  // events in the spool now
 }
 
 // Writer records usage events: Record queues them without blocking and one
 // goroutine writes them in batches. It implements proxy.Recorder.
+//
+// With a spool (WriterConfig.SpoolDir) two goroutines share the work: the
+// collector batches the queue and hands each batch to the ingester when it
+// is idle, or else spills the batch to the spool; the ingester writes what
+// it is handed and replays the spool, oldest segment first, backing off
+// while Postgres is away. Neither waits for the other, so Record keeps
+// finding room in the queue through an outage.
 type Writer struct {
 	sink     Sink
 	snapshot func() *snapshot.Snapshot
@@ -93,6 +117,12 @@ type Writer struct {
 	backoff  time.Duration
 	backoffM time.Duration
 	timeout  time.Duration
+
+	spool     *spool        // nil: no spool
+	handoff   chan []Event  // collector to idle ingester; unbuffered
+	kick      chan struct{} // a segment was spilled (buffered, 1)
+	collected chan struct{} // closed when the collector has handed or spilled its last batch
+	ingested  chan struct{} // closed when the ingester has returned
 
 	ctx    context.Context // canceled when Close gives up
 	cancel context.CancelFunc
@@ -108,11 +138,15 @@ type Writer struct {
 	lost       atomic.Uint64
 	lostBatch  atomic.Uint64
 	retries    atomic.Uint64
+	spilled    atomic.Uint64
+	replayed   atomic.Uint64
 }
 
 var _ proxy.Recorder = (*Writer)(nil)
 
-// NewWriter starts a Writer. Call Close to flush and stop it.
+// NewWriter starts a Writer. Call Close to flush and stop it. A spool
+// directory that cannot be made or read is logged, and the writer runs
+// without a spool.
 func NewWriter(cfg WriterConfig) *Writer {
 	w := &Writer{
 		sink:     cfg.Sink,
@@ -158,7 +192,32 @@ func NewWriter(cfg WriterConfig) *Writer {
 		w.timeout = DefaultWriteTimeout
 	}
 	w.ctx, w.cancel = context.WithCancel(context.Background())
-	go w.run()
+	if cfg.SpoolDir != "" {
+		sp, err := openSpool(cfg.SpoolDir, cfg.SpoolMaxBytes)
+		if err != nil {
+			w.log.Error("usage spool unavailable; batches Postgres cannot take will be retried, then lost", "err", err)
+		} else {
+			w.spool = sp
+			if b, n := sp.size(); n > 0 {
+				w.log.Info("usage spool holds events from before; replaying", "events", n, "bytes", b)
+			}
+		}
+	}
+	if w.spool == nil {
+		go w.run()
+		return w
+	}
+	w.handoff = make(chan []Event)
+	w.kick = make(chan struct{}, 1)
+	w.collected = make(chan struct{})
+	w.ingested = make(chan struct{})
+	go w.collect()
+	go w.ingest()
+	go func() {
+		<-w.ingested
+		w.cancel()
+		close(w.done)
+	}()
 	return w
 }
 
@@ -186,23 +245,33 @@ func (w *Writer) Record(rec proxy.Record) {
 
 // Stats returns the writer's counters.
 func (w *Writer) Stats() Stats {
+	var spoolBytes, spoolEvents int64
+	if w.spool != nil {
+		spoolBytes, spoolEvents = w.spool.size()
+	}
 	return Stats{
-		Queued:     len(w.ch),
-		Capacity:   cap(w.ch),
-		Dropped:    w.dropped.Load(),
-		Written:    w.written.Load(),
-		Duplicates: w.duplicates.Load(),
-		Lost:       w.lost.Load(),
-		LostBatch:  w.lostBatch.Load(),
-		Retries:    w.retries.Load(),
-		Unpriced:   w.unpriced.Load(),
+		Spilled:     w.spilled.Load(),
+		Replayed:    w.replayed.Load(),
+		SpoolBytes:  spoolBytes,
+		SpoolEvents: spoolEvents,
+		Queued:      len(w.ch),
+		Capacity:    cap(w.ch),
+		Dropped:     w.dropped.Load(),
+		Written:     w.written.Load(),
+		Duplicates:  w.duplicates.Load(),
+		Lost:        w.lost.Load(),
+		LostBatch:   w.lostBatch.Load(),
+		Retries:     w.retries.Load(),
+		Unpriced:    w.unpriced.Load(),
 	}
 }
 
 // Close stops taking events (later ones count as dropped), writes what is
 // queued and returns once it is stored. If ctx ends first, the writes in
 // progress are abandoned, their events counted as lost, and Close returns
-// ctx's error. Close may be called more than once.
+// ctx's error. With a spool nothing is lost: what Postgres has not taken
+// by then stays in the spool for the next writer. Close may be called more
+// than once.
 func (w *Writer) Close(ctx context.Context) error {
 	w.once.Do(func() {
 		w.closed.Store(true)
@@ -299,4 +368,227 @@ func (w *Writer) write(batch []Event, rows []store.UsageEvent) []store.UsageEven
 			t.Stop()
 		}
 	}
+}
+
+// collect batches the queue, with a spool: a batch goes to the ingester
+// when it is idle and the spool empty, else to the spool.
+func (w *Writer) collect() {
+	defer close(w.collected)
+	batch := make([]Event, 0, w.batch)
+	flush := func() {
+		if len(batch) == 0 {
+			return
+		}
+		if !w.spool.pending() {
+			select {
+			case w.handoff <- batch:
+				batch = make([]Event, 0, w.batch)
+				return
+			default:
+			}
+		}
+		w.spill(batch)
+		clear(batch)
+		batch = batch[:0]
+		select {
+		case w.kick <- struct{}{}:
+		default:
+		}
+	}
+	tick := time.NewTicker(w.interval)
+	defer tick.Stop()
+	for {
+		select {
+		case ev := <-w.ch:
+			batch = append(batch, ev)
+			if len(batch) >= w.batch {
+				flush()
+			}
+		case <-tick.C:
+			flush()
+		case <-w.quit:
+			for {
+				select {
+				case ev := <-w.ch:
+					batch = append(batch, ev)
+					if len(batch) >= w.batch {
+						flush()
+					}
+					continue
+				default:
+				}
+				break
+			}
+			flush()
+			return
+		}
+	}
+}
+
+// ingest writes the batches the collector hands over and replays the
+// spool. After a failed write it backs off, doubling with jitter up to
+// RetryBackoffMax, and takes no batches meanwhile (they go to the spool).
+// When the collector is done it replays what it can and returns.
+func (w *Writer) ingest() {
+	defer close(w.ingested)
+	wait := w.backoff
+	var retry <-chan time.Time
+	var timer *time.Timer
+	var outage time.Time // when the current outage began; zero when none
+	failed := func() {
+		if outage.IsZero() {
+			outage = time.Now()
+		}
+		d := wait/2 + rand.N(wait/2+1)
+		wait = min(wait*2, w.backoffM)
+		timer = time.NewTimer(d)
+		retry = timer.C
+	}
+	recovered := func() {
+		wait = w.backoff
+		if !outage.IsZero() && !w.spool.pending() {
+			w.log.Info("usage spool replayed; Postgres takes batches again", "outage", time.Since(outage).Round(time.Millisecond))
+			outage = time.Time{}
+		}
+	}
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		if retry == nil && w.spool.pending() {
+			if w.replayOldest() {
+				recovered()
+			} else {
+				failed()
+			}
+			continue
+		}
+		var handoff chan []Event
+		if retry == nil {
+			handoff = w.handoff
+		}
+		select {
+		case batch := <-handoff:
+			if w.store(batch) {
+				recovered()
+			} else {
+				failed()
+			}
+		case <-w.kick:
+		case <-retry:
+			retry = nil
+		case <-w.collected:
+			// Last chance: Postgres may take the spool now. What it does
+			// not take stays on disk for the next writer.
+			for w.spool.pending() && w.ctx.Err() == nil {
+				if !w.replayOldest() {
+					break
+				}
+			}
+			return
+		}
+	}
+}
+
+// store writes a fresh batch; when Postgres cannot take it, the batch goes
+// to the spool and store reports false.
+func (w *Writer) store(batch []Event) bool {
+	rows := make([]store.UsageEvent, len(batch))
+	for i := range batch {
+		rows[i] = batch[i].row()
+	}
+	ctx, cancel := context.WithTimeout(w.ctx, w.timeout)
+	n, err := w.sink.IngestUsageEvents(ctx, rows)
+	cancel()
+	switch {
+	case err == nil:
+		w.written.Add(uint64(len(rows)))
+		w.duplicates.Add(uint64(int64(len(rows)) - n))
+		return true
+	case errors.Is(err, store.ErrUsageBatchRejected):
+		w.loseRows(rows, "usage batch rejected by Postgres", err)
+		return true
+	}
+	w.retries.Add(1)
+	w.log.Warn("usage batch write failed; spilling it to the spool", "events", len(rows), "err", err)
+	w.spillRows(rows)
+	return false
+}
+
+// replayEvents is the least a replay takes in one transaction: an outage
+// leaves many segments, small ones at low traffic, and one transaction per
+// segment would replay slower than traffic arrives.
+const replayEvents = 5000
+
+// replayOldest writes the spool's oldest segments, up to four batches
+// (at least replayEvents) in one transaction, and removes them. It reports false when Postgres could
+// not take them (they stay).
+func (w *Writer) replayOldest() bool {
+	segs, rows, err := w.spool.oldest(max(4*w.batch, replayEvents))
+	if err != nil {
+		// Damaged on disk: nothing to replay. Its events are counted lost.
+		w.lost.Add(uint64(segs[0].events))
+		w.lostBatch.Add(1)
+		w.log.Error("usage spool segment unreadable; its events are lost", "events", segs[0].events, "err", err)
+		w.removeSegments(segs)
+		return true
+	}
+	if len(rows) > 0 {
+		ctx, cancel := context.WithTimeout(w.ctx, w.timeout)
+		n, err := w.sink.IngestUsageEvents(ctx, rows)
+		cancel()
+		switch {
+		case err == nil:
+			w.written.Add(uint64(len(rows)))
+			w.replayed.Add(uint64(len(rows)))
+			w.duplicates.Add(uint64(int64(len(rows)) - n))
+		case errors.Is(err, store.ErrUsageBatchRejected):
+			w.loseRows(rows, "spooled usage batch rejected by Postgres", err)
+		default:
+			w.retries.Add(1)
+			w.log.Warn("usage spool replay failed; will retry", "events", len(rows), "err", err)
+			return false
+		}
+	}
+	w.removeSegments(segs)
+	return true
+}
+
+func (w *Writer) removeSegments(segs []segment) {
+	for _, seg := range segs {
+		if err := w.spool.remove(seg); err != nil {
+			// It would be replayed again on the next start: harmless.
+			w.log.Warn("usage spool segment not removed", "err", err)
+		}
+	}
+}
+
+// spill writes batch to the spool.
+func (w *Writer) spill(batch []Event) {
+	rows := make([]store.UsageEvent, len(batch))
+	for i := range batch {
+		rows[i] = batch[i].row()
+	}
+	w.spillRows(rows)
+}
+
+func (w *Writer) spillRows(rows []store.UsageEvent) {
+	if err := w.spool.spill(rows); err != nil {
+		what := "usage spool write failed; batch lost"
+		if errors.Is(err, errSpoolFull) {
+			what = "usage spool full; batch lost"
+		}
+		w.loseRows(rows, what, err)
+		return
+	}
+	w.spilled.Add(uint64(len(rows)))
+}
+
+func (w *Writer) loseRows(rows []store.UsageEvent, what string, err error) {
+	w.lost.Add(uint64(len(rows)))
+	w.lostBatch.Add(1)
+	w.log.Error(what, "events", len(rows),
+		"first_request_id", rows[0].RequestID, "last_request_id", rows[len(rows)-1].RequestID, "err", err)
 }

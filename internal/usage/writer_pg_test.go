@@ -76,10 +76,15 @@ func TestWriter_PostgresGoneRetriesThenLoses(t *testing.T) {
 
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	waitWithin(t, 30*time.Second, cond)
+}
+
+func waitWithin(t *testing.T, d time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 30s")
+			t.Fatalf("condition not met within %v", d)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}

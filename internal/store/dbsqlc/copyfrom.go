@@ -40,6 +40,7 @@ func (r iteratorForInsertPayloadCaptures) Values() ([]interface{}, error) {
 		r.rows[0].RequestBody,
 		r.rows[0].ResponseBody,
 		r.rows[0].Truncated,
+		r.rows[0].ClientRequestID,
 	}, nil
 }
 
@@ -48,7 +49,7 @@ func (r iteratorForInsertPayloadCaptures) Err() error {
 }
 
 func (q *Queries) InsertPayloadCaptures(ctx context.Context, arg []InsertPayloadCapturesParams) (int64, error) {
-	return q.db.CopyFrom(ctx, []string{"payload_captures"}, []string{"request_id", "created_at", "project_id", "relay_key_id", "inference_token_id", "policy_id", "model", "status", "request_body", "response_body", "truncated"}, &iteratorForInsertPayloadCaptures{rows: arg})
+	return q.db.CopyFrom(ctx, []string{"payload_captures"}, []string{"request_id", "created_at", "project_id", "relay_key_id", "inference_token_id", "policy_id", "model", "status", "request_body", "response_body", "truncated", "client_request_id"}, &iteratorForInsertPayloadCaptures{rows: arg})
 }
 
 // iteratorForInsertUsageEvents implements pgx.CopyFromSource.
@@ -99,6 +100,7 @@ func (r iteratorForInsertUsageEvents) Values() ([]interface{}, error) {
 		r.rows[0].TotalMs,
 		r.rows[0].OverheadUs,
 		r.rows[0].InferenceTokenID,
+		r.rows[0].ClientRequestID,
 	}, nil
 }
 
@@ -110,5 +112,5 @@ func (r iteratorForInsertUsageEvents) Err() error {
 // and no rollups (store.IngestUsageEvents does both). Columns are in table
 // order, so a UsageEvent converts to its params.
 func (q *Queries) InsertUsageEvents(ctx context.Context, arg []InsertUsageEventsParams) (int64, error) {
-	return q.db.CopyFrom(ctx, []string{"usage_events"}, []string{"request_id", "created_at", "relay_key_id", "service_account_id", "user_id", "project_id", "team_id", "policy_id", "model", "binding_id", "host_id", "host_key_id", "inbound_shape", "upstream_shape", "stream", "status", "error_kind", "attempts", "input_tokens", "output_tokens", "cached_read_tokens", "cache_write_tokens", "reasoning_tokens", "cost", "ttfb_ms", "total_ms", "overhead_us", "inference_token_id"}, &iteratorForInsertUsageEvents{rows: arg})
+	return q.db.CopyFrom(ctx, []string{"usage_events"}, []string{"request_id", "created_at", "relay_key_id", "service_account_id", "user_id", "project_id", "team_id", "policy_id", "model", "binding_id", "host_id", "host_key_id", "inbound_shape", "upstream_shape", "stream", "status", "error_kind", "attempts", "input_tokens", "output_tokens", "cached_read_tokens", "cache_write_tokens", "reasoning_tokens", "cost", "ttfb_ms", "total_ms", "overhead_us", "inference_token_id", "client_request_id"}, &iteratorForInsertUsageEvents{rows: arg})
 }

@@ -132,6 +132,7 @@ type PayloadCapture struct {
 	RequestBody      []byte
 	ResponseBody     []byte
 	Truncated        bool
+	ClientRequestID  *string
 }
 
 type Policy struct {
@@ -291,6 +292,7 @@ type UsageEvent struct {
 	TotalMs          int32
 	OverheadUs       int32
 	InferenceTokenID *uuid.UUID
+	ClientRequestID  *string
 }
 
 type UsageEventsDefault struct {

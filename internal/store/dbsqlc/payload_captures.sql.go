@@ -40,38 +40,18 @@ func (q *Queries) DeletePayloadCapturesByProject(ctx context.Context, projectID 
 }
 
 const deletePayloadCapturesByRequest = `-- name: DeletePayloadCapturesByRequest :execrows
-DELETE FROM payload_captures WHERE request_id = $1
+DELETE FROM payload_captures WHERE request_id = $1 AND project_id = $2
 `
 
-func (q *Queries) DeletePayloadCapturesByRequest(ctx context.Context, requestID string) (int64, error) {
-	result, err := q.db.Exec(ctx, deletePayloadCapturesByRequest, requestID)
+// DeletePayloadCapturesByRequest deletes a request's captures in one
+// project: the one the caller was authorised for, so that an older row of
+// another project with the same id stays.
+func (q *Queries) DeletePayloadCapturesByRequest(ctx context.Context, requestID string, projectID uuid.UUID) (int64, error) {
+	result, err := q.db.Exec(ctx, deletePayloadCapturesByRequest, requestID, projectID)
 	if err != nil {
 		return 0, err
 	}
 	return result.RowsAffected(), nil
-}
-
-const getPayloadCapture = `-- name: GetPayloadCapture :one
-SELECT request_id, created_at, project_id, relay_key_id, inference_token_id, policy_id, model, status, request_body, response_body, truncated FROM payload_captures WHERE request_id = $1 ORDER BY created_at DESC LIMIT 1
-`
-
-func (q *Queries) GetPayloadCapture(ctx context.Context, requestID string) (PayloadCapture, error) {
-	row := q.db.QueryRow(ctx, getPayloadCapture, requestID)
-	var i PayloadCapture
-	err := row.Scan(
-		&i.RequestID,
-		&i.CreatedAt,
-		&i.ProjectID,
-		&i.RelayKeyID,
-		&i.InferenceTokenID,
-		&i.PolicyID,
-		&i.Model,
-		&i.Status,
-		&i.RequestBody,
-		&i.ResponseBody,
-		&i.Truncated,
-	)
-	return i, err
 }
 
 type InsertPayloadCapturesParams struct {
@@ -86,4 +66,50 @@ type InsertPayloadCapturesParams struct {
 	RequestBody      []byte
 	ResponseBody     []byte
 	Truncated        bool
+	ClientRequestID  *string
+}
+
+const listPayloadCapturesByRequest = `-- name: ListPayloadCapturesByRequest :many
+
+SELECT request_id, created_at, project_id, relay_key_id, inference_token_id, policy_id, model, status, request_body, response_body, truncated, client_request_id FROM payload_captures WHERE request_id = $1 ORDER BY created_at DESC LIMIT 32
+`
+
+// Captures are addressed by Relay's own request id (X-Relay-Request-ID),
+// never by the caller's X-Request-ID (client_request_id): callers choose
+// theirs, and two projects may send the same one.
+// ListPayloadCapturesByRequest returns the captures of a request id, newest
+// first. Relay mints a new id for every request, so there is one; only rows
+// written before migration 00004, keyed by the caller's X-Request-ID, may
+// share an id across projects, and the caller picks the one it may see.
+func (q *Queries) ListPayloadCapturesByRequest(ctx context.Context, requestID string) ([]PayloadCapture, error) {
+	rows, err := q.db.Query(ctx, listPayloadCapturesByRequest, requestID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []PayloadCapture{}
+	for rows.Next() {
+		var i PayloadCapture
+		if err := rows.Scan(
+			&i.RequestID,
+			&i.CreatedAt,
+			&i.ProjectID,
+			&i.RelayKeyID,
+			&i.InferenceTokenID,
+			&i.PolicyID,
+			&i.Model,
+			&i.Status,
+			&i.RequestBody,
+			&i.ResponseBody,
+			&i.Truncated,
+			&i.ClientRequestID,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }

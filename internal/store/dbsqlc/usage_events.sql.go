@@ -41,10 +41,11 @@ type InsertUsageEventsParams struct {
 	TotalMs          int32
 	OverheadUs       int32
 	InferenceTokenID *uuid.UUID
+	ClientRequestID  *string
 }
 
 const listUsageEventsPage = `-- name: ListUsageEventsPage :many
-SELECT request_id, created_at, relay_key_id, service_account_id, user_id, project_id, team_id, policy_id, model, binding_id, host_id, host_key_id, inbound_shape, upstream_shape, stream, status, error_kind, attempts, input_tokens, output_tokens, cached_read_tokens, cache_write_tokens, reasoning_tokens, cost, ttfb_ms, total_ms, overhead_us, inference_token_id FROM usage_events
+SELECT request_id, created_at, relay_key_id, service_account_id, user_id, project_id, team_id, policy_id, model, binding_id, host_id, host_key_id, inbound_shape, upstream_shape, stream, status, error_kind, attempts, input_tokens, output_tokens, cached_read_tokens, cache_write_tokens, reasoning_tokens, cost, ttfb_ms, total_ms, overhead_us, inference_token_id, client_request_id FROM usage_events
 WHERE created_at >= $1::timestamptz AND created_at < $2::timestamptz
   AND (created_at, request_id) > ($3::timestamptz, $4::text)
   AND ($5::uuid[] IS NULL OR project_id = ANY ($5::uuid[])
@@ -135,6 +136,7 @@ func (q *Queries) ListUsageEventsPage(ctx context.Context, arg ListUsageEventsPa
 			&i.TotalMs,
 			&i.OverheadUs,
 			&i.InferenceTokenID,
+			&i.ClientRequestID,
 		); err != nil {
 			return nil, err
 		}
