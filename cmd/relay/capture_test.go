@@ -30,7 +30,9 @@ func adminDo(t *testing.T, method, url, body string) (int, []byte) {
 	return resp.StatusCode, b
 }
 
-func chatWithID(t *testing.T, base, key, id, body string) string {
+// chatWithID sends body with X-Request-ID id and returns the answer and
+// Relay's own request id (X-Relay-Request-ID), which addresses the capture.
+func chatWithID(t *testing.T, base, key, id, body string) (string, string) {
 	t.Helper()
 	req, _ := http.NewRequest("POST", base+"/v1/chat/completions", strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+key)
@@ -44,7 +46,7 @@ func chatWithID(t *testing.T, base, key, id, body string) string {
 	if resp.StatusCode != 200 {
 		t.Fatalf("chat %s: %d %s", id, resp.StatusCode, out)
 	}
-	return string(out)
+	return string(out), resp.Header.Get("X-Relay-Request-ID")
 }
 
 // TestServe_CapturesPayloads turns capture_payloads on for the demo policy
@@ -55,7 +57,7 @@ func TestServe_CapturesPayloads(t *testing.T) {
 	p := startRelay(t, pgtest.NewDB(t), true, "RELAY_DEMO=true", "RELAY_ADMIN_TOKEN="+captureAdminToken, "RELAY_MASTER_KEY="+secret.NewKey())
 	waitReady(t, p.inference)
 	const before = `{"model":"demo-gpt","messages":[{"role":"user","content":"not captured"}]}`
-	chatWithID(t, p.inference, p.relayKey, "req-before-capture", before)
+	_, beforeID := chatWithID(t, p.inference, p.relayKey, "req-before-capture", before)
 
 	status, body := adminDo(t, "GET", p.control+"/api/policies", "")
 	var list struct {
@@ -81,13 +83,13 @@ func TestServe_CapturesPayloads(t *testing.T) {
 	}
 
 	const prompt = `{"model":"demo-gpt","stream":true,"messages":[{"role":"user","content":"please capture me"}]}`
-	answer := chatWithID(t, p.inference, p.relayKey, "req-captured", prompt)
+	answer, capturedID := chatWithID(t, p.inference, p.relayKey, "req-captured", prompt)
 	// The writer flushes at least once a second.
 	deadline := time.Now().Add(15 * time.Second)
-	status, body = adminDo(t, "GET", p.control+"/api/payloads/req-captured", "")
+	status, body = adminDo(t, "GET", p.control+"/api/payloads/"+capturedID, "")
 	for status == 404 && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
-		status, body = adminDo(t, "GET", p.control+"/api/payloads/req-captured", "")
+		status, body = adminDo(t, "GET", p.control+"/api/payloads/"+capturedID, "")
 	}
 	if status != 200 {
 		t.Fatalf("no capture: %d %s", status, body)
@@ -107,17 +109,17 @@ func TestServe_CapturesPayloads(t *testing.T) {
 	if strings.Contains(string(body), p.relayKey) {
 		t.Fatal("the capture holds the relay key")
 	}
-	if status, _ := adminDo(t, "DELETE", p.control+"/api/payloads/req-captured", ""); status != 204 {
+	if status, _ := adminDo(t, "DELETE", p.control+"/api/payloads/"+capturedID, ""); status != 204 {
 		t.Fatalf("delete: %d", status)
 	}
-	if status, _ := adminDo(t, "GET", p.control+"/api/payloads/req-captured", ""); status != 404 {
+	if status, _ := adminDo(t, "GET", p.control+"/api/payloads/"+capturedID, ""); status != 404 {
 		t.Fatalf("after delete: %d", status)
 	}
 	if status, body := adminDo(t, "GET", p.control+"/metrics", ""); status != 200 ||
 		!strings.Contains(string(body), "relay_payload_captures_written_total 1\n") || !strings.Contains(string(body), "relay_payload_captures_dropped_total 0\n") {
 		t.Errorf("/metrics: %d, capture counters missing or wrong", status)
 	}
-	if status, _ := adminDo(t, "GET", p.control+"/api/payloads/req-before-capture", ""); status != 404 {
+	if status, _ := adminDo(t, "GET", p.control+"/api/payloads/"+beforeID, ""); status != 404 {
 		t.Errorf("a request made with capture off was captured: %d", status)
 	}
 }

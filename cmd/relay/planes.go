@@ -86,7 +86,7 @@ func newPlanes(ctx context.Context, cfg *config.Config, st *store.Store, box *se
 		}
 	})
 	breakers = reg.Breakers(breakers)
-	ledger := usageledger.NewWriter(usageledger.WriterConfig{Sink: st, Snapshot: ld.Current, Observer: reg, Logger: log})
+	ledger := usageledger.NewWriter(usageledger.WriterConfig{Sink: st, Snapshot: ld.Current, Observer: reg, Logger: log, SpoolDir: filepath.Join(cfg.DataDir, "spool", "usage")})
 	reg.WatchUsage(ledger)
 	// Payload captures of policies that turn them on: queued, written in
 	// batches, expired after RELAY_PAYLOAD_RETENTION.
