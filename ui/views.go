@@ -83,11 +83,11 @@ type option struct {
 type stat struct{ Label, Value string }
 
 type overviewView struct {
-	Stats              []stat
-	TopModels          table
-	TopProjects        table
-	Breakers           table
-	Range              string
+	Stats       []stat
+	TopModels   table
+	TopProjects table
+	Breakers    table
+	Range       string
 }
 
 type usageView struct {
