@@ -38,14 +38,23 @@ func (h *Handler) catalog() []*kind {
 }
 
 func (h *Handler) hostKind() *kind {
-	k := &kind{slug: "hosts", title: "Hosts", one: "host", write: manageSystem,
+	k := &kind{slug: "hosts", search: "slug, name or base URL", title: "Hosts", one: "host", write: manageSystem,
 		columns: []column{{Title: "Slug"}, {Title: "Name"}, {Title: "Provider"}, {Title: "Base URL"}, {Title: "State"}}}
-	k.list = func(p *page, limit int32, cursor *string) ([]row, *string, error) {
-		resp, err := h.api.ListHosts(p.ctx, gen.ListHostsRequestObject{Params: gen.ListHostsParams{Limit: &limit, Cursor: cursor}})
-		if err != nil {
-			return nil, nil, err
+	k.list = func(p *page, term string, limit int32, cursor *string) ([]row, *string, error) {
+		var l gen.ListHosts200JSONResponse
+		if term != "" {
+			items, next, err := h.api.SearchHosts(p.ctx, term, limit, cursor)
+			if err != nil {
+				return nil, nil, err
+			}
+			l.Items, l.NextCursor = items, next
+		} else {
+			resp, err := h.api.ListHosts(p.ctx, gen.ListHostsRequestObject{Params: gen.ListHostsParams{Limit: &limit, Cursor: cursor}})
+			if err != nil {
+				return nil, nil, err
+			}
+			l = resp.(gen.ListHosts200JSONResponse)
 		}
-		l := resp.(gen.ListHosts200JSONResponse)
 		rows := make([]row, len(l.Items))
 		for i, x := range l.Items {
 			rows[i] = row{ID: x.ID.String(), Cells: []cell{{Text: x.Slug, Mono: true}, {Text: x.Name}, {Text: string(x.Provider)}, {Text: x.BaseURL, Mono: true}, enabled(x.Enabled)}}
@@ -102,14 +111,23 @@ func onOff(b bool) string {
 }
 
 func (h *Handler) modelKind() *kind {
-	k := &kind{slug: "models", title: "Models", one: "model", write: manageSystem,
+	k := &kind{slug: "models", search: "name or provider", title: "Models", one: "model", write: manageSystem,
 		columns: []column{{Title: "Name"}, {Title: "Provider"}, {Title: "Kind"}, {Title: "Context", Num: true}, {Title: "Max output", Num: true}}}
-	k.list = func(p *page, limit int32, cursor *string) ([]row, *string, error) {
-		resp, err := h.api.ListModels(p.ctx, gen.ListModelsRequestObject{Params: gen.ListModelsParams{Limit: &limit, Cursor: cursor}})
-		if err != nil {
-			return nil, nil, err
+	k.list = func(p *page, term string, limit int32, cursor *string) ([]row, *string, error) {
+		var l gen.ListModels200JSONResponse
+		if term != "" {
+			items, next, err := h.api.SearchModels(p.ctx, term, limit, cursor)
+			if err != nil {
+				return nil, nil, err
+			}
+			l.Items, l.NextCursor = items, next
+		} else {
+			resp, err := h.api.ListModels(p.ctx, gen.ListModelsRequestObject{Params: gen.ListModelsParams{Limit: &limit, Cursor: cursor}})
+			if err != nil {
+				return nil, nil, err
+			}
+			l = resp.(gen.ListModels200JSONResponse)
 		}
-		l := resp.(gen.ListModels200JSONResponse)
 		rows := make([]row, len(l.Items))
 		for i, x := range l.Items {
 			rows[i] = row{ID: x.ID.String(), Cells: []cell{{Text: x.Name, Mono: true}, {Text: x.Provider}, {Text: string(x.Kind)},
@@ -180,7 +198,7 @@ func (h *Handler) modelKind() *kind {
 func (h *Handler) bindingKind() *kind {
 	k := &kind{slug: "bindings", title: "Bindings", one: "binding", write: manageSystem,
 		columns: []column{{Title: "Model"}, {Title: "Host"}, {Title: "Shape"}, {Title: "Upstream model"}, {Title: "Input /M", Num: true}, {Title: "Output /M", Num: true}, {Title: "Order", Num: true}, {Title: "State"}}}
-	k.list = func(p *page, limit int32, cursor *string) ([]row, *string, error) {
+	k.list = func(p *page, term string, limit int32, cursor *string) ([]row, *string, error) {
 		resp, err := h.api.ListBindings(p.ctx, gen.ListBindingsRequestObject{Params: gen.ListBindingsParams{Limit: &limit, Cursor: cursor}})
 		if err != nil {
 			return nil, nil, err
@@ -257,7 +275,7 @@ func (h *Handler) bindingKind() *kind {
 func (h *Handler) hostKeyKind() *kind {
 	k := &kind{slug: "host-keys", title: "Host keys", one: "host key", write: manageSystem,
 		columns: []column{{Title: "Slug"}, {Title: "Host"}, {Title: "Secret"}, {Title: "Version", Num: true}, {Title: "Order", Num: true}, {Title: "State"}}}
-	k.list = func(p *page, limit int32, cursor *string) ([]row, *string, error) {
+	k.list = func(p *page, term string, limit int32, cursor *string) ([]row, *string, error) {
 		resp, err := h.api.ListHostKeys(p.ctx, gen.ListHostKeysRequestObject{Params: gen.ListHostKeysParams{Limit: &limit, Cursor: cursor}})
 		if err != nil {
 			return nil, nil, err
@@ -342,7 +360,7 @@ func (h *Handler) hostKeyKind() *kind {
 func (h *Handler) rateLimitKind() *kind {
 	k := &kind{slug: "rate-limits", title: "Rate limits", one: "rate limit", write: manageSystem,
 		columns: []column{{Title: "Slug"}, {Title: "Name"}, {Title: "Rules", Num: true}}}
-	k.list = func(p *page, limit int32, cursor *string) ([]row, *string, error) {
+	k.list = func(p *page, term string, limit int32, cursor *string) ([]row, *string, error) {
 		resp, err := h.api.ListRateLimits(p.ctx, gen.ListRateLimitsRequestObject{Params: gen.ListRateLimitsParams{Limit: &limit, Cursor: cursor}})
 		if err != nil {
 			return nil, nil, err

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"strings"
 
 	"github.com/google/uuid"
 
@@ -14,11 +15,12 @@ import (
 // form and writes for the kinds that have them (nil: not offered).
 type kind struct {
 	slug, title, one string
+	search           string // what a search matches ("slug or name"); empty: no search
 	columns          []column
 	// write reports whether the signed-in user may create and change rows of
 	// this kind; what it may not do is not offered (the API refuses it anyway).
 	write  func(*controlapi.Principal) bool
-	list   func(p *page, limit int32, cursor *string) ([]row, *string, error)
+	list   func(p *page, term string, limit int32, cursor *string) ([]row, *string, error)
 	fields func(p *page, v *vals, editing bool) ([]field, error)
 	create func(p *page, v *vals) error
 	load   func(p *page, id uuid.UUID) (url.Values, error)
@@ -39,7 +41,11 @@ func (h *Handler) list(k *kind) func(*page) {
 		if c := p.r.URL.Query().Get("cursor"); c != "" {
 			cursor = &c
 		}
-		rows, next, err := k.list(p, pageSize, cursor)
+		term := ""
+		if k.search != "" {
+			term = strings.TrimSpace(p.r.URL.Query().Get("q"))
+		}
+		rows, next, err := k.list(p, term, pageSize, cursor)
 		if err != nil {
 			h.failErr(p, err)
 			return
@@ -54,17 +60,31 @@ func (h *Handler) list(k *kind) func(*page) {
 					Label: "Delete", Danger: true, Confirm: "Delete this " + k.one + "?"})
 			}
 		}
-		v := listView{Title: k.title, CSRF: p.who.CSRFToken, Table: table{
+		v := listView{Title: k.title, CSRF: p.who.CSRFToken, Href: "/" + k.slug, Query: term, Table: table{
 			Columns: k.columns, Rows: rows, Empty: "No " + k.title + " yet.",
 		}}
-		if k.title != "" && k.one != "" {
-			v.Table.Empty = "No " + k.one + "s yet."
+		if k.search != "" {
+			v.Search = "Search by " + k.search
+		}
+		if term != "" {
+			v.Table.Empty = "Nothing matches “" + term + "”."
+		}
+		base := url.Values{}
+		if term != "" {
+			base.Set("q", term)
 		}
 		if next != nil {
-			v.Table.Next = "/" + k.slug + "?cursor=" + url.QueryEscape(*next)
+			q := url.Values{"cursor": {*next}}
+			if term != "" {
+				q.Set("q", term)
+			}
+			v.Table.Next = "/" + k.slug + "?" + q.Encode()
 		}
 		if cursor != nil {
 			v.Table.First = "/" + k.slug
+			if term != "" {
+				v.Table.First += "?" + base.Encode()
+			}
 		}
 		if canWrite && k.create != nil {
 			v.NewHref, v.NewLabel = "/"+k.slug+"/new", "New "+k.one

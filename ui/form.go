@@ -116,7 +116,7 @@ func explain(method string, err error) controlapi.Problem {
 	}
 	pr := controlapi.Explain(method, err)
 	if len(pr.Fields) > 0 && pr.Status < 500 {
-		pr.Message = "Check the fields marked below: " + pr.Message
+		pr.Message = "Check the fields marked below."
 	}
 	return pr
 }

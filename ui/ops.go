@@ -16,7 +16,14 @@ import (
 // The operational pages: overview, usage explorer and breakers. They read
 // the usage query layer and the key pool through the API's methods.
 
-func money(micro int64) string { return strconv.FormatFloat(float64(micro)/1e6, 'f', 4, 64) }
+// money shows a cost in nano-units of currency (usage) as currency.
+func money(nano int64) string {
+	v := float64(nano) / 1e9
+	if v >= 1 || v == 0 {
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 6, 64)
+}
 
 func count(n int64) string {
 	s := strconv.FormatInt(n, 10)

@@ -16,14 +16,23 @@ import (
 // match the lists (each grant is its own audited write, as in the API).
 
 func (h *Handler) policyKind() *kind {
-	k := &kind{slug: "policies", title: "Policies", one: "policy", write: manageSystem,
+	k := &kind{slug: "policies", search: "slug or name", title: "Policies", one: "policy", write: manageSystem,
 		columns: []column{{Title: "Slug"}, {Title: "Name"}, {Title: "Models"}, {Title: "Host keys"}, {Title: "Max wait", Num: true}, {Title: "Priority", Num: true}}}
-	k.list = func(p *page, limit int32, cursor *string) ([]row, *string, error) {
-		resp, err := h.api.ListPolicies(p.ctx, gen.ListPoliciesRequestObject{Params: gen.ListPoliciesParams{Limit: &limit, Cursor: cursor}})
-		if err != nil {
-			return nil, nil, err
+	k.list = func(p *page, term string, limit int32, cursor *string) ([]row, *string, error) {
+		var l gen.ListPolicies200JSONResponse
+		if term != "" {
+			items, next, err := h.api.SearchPolicies(p.ctx, term, limit, cursor)
+			if err != nil {
+				return nil, nil, err
+			}
+			l.Items, l.NextCursor = items, next
+		} else {
+			resp, err := h.api.ListPolicies(p.ctx, gen.ListPoliciesRequestObject{Params: gen.ListPoliciesParams{Limit: &limit, Cursor: cursor}})
+			if err != nil {
+				return nil, nil, err
+			}
+			l = resp.(gen.ListPolicies200JSONResponse)
 		}
-		l := resp.(gen.ListPolicies200JSONResponse)
 		rows := make([]row, len(l.Items))
 		for i, x := range l.Items {
 			rows[i] = row{ID: x.ID.String(), Cells: []cell{{Text: x.Slug, Mono: true}, {Text: x.Name}, {Text: allOr(x.AllModels)}, {Text: allOr(x.AllHostKeys)},

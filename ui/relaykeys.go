@@ -14,16 +14,25 @@ import (
 // button) and is never cached; lists show the display prefix only.
 
 func (h *Handler) relayKeyKind() *kind {
-	k := &kind{slug: "relay-keys", title: "Relay keys", one: "relay key",
+	k := &kind{slug: "relay-keys", search: "name or key prefix", title: "Relay keys", one: "relay key",
 		write:   func(p *controlapi.Principal) bool { return p.CanAnywhere(rbac.MintOwn) },
 		columns: []column{{Title: "Name"}, {Title: "Key"}, {Title: "Project"}, {Title: "Owner"}, {Title: "Status"}, {Title: "Created"}}}
-	k.list = func(p *page, limit int32, cursor *string) ([]row, *string, error) {
-		resp, err := h.api.ListRelayKeys(p.ctx, gen.ListRelayKeysRequestObject{Params: gen.ListRelayKeysParams{Limit: &limit, Cursor: cursor}})
-		if err != nil {
-			return nil, nil, err
+	k.list = func(p *page, term string, limit int32, cursor *string) ([]row, *string, error) {
+		var l gen.ListRelayKeys200JSONResponse
+		if term != "" {
+			items, next, err := h.api.SearchRelayKeys(p.ctx, term, limit, cursor)
+			if err != nil {
+				return nil, nil, err
+			}
+			l.Items, l.NextCursor = items, next
+		} else {
+			resp, err := h.api.ListRelayKeys(p.ctx, gen.ListRelayKeysRequestObject{Params: gen.ListRelayKeysParams{Limit: &limit, Cursor: cursor}})
+			if err != nil {
+				return nil, nil, err
+			}
+			l = resp.(gen.ListRelayKeys200JSONResponse)
 		}
-		l := resp.(gen.ListRelayKeys200JSONResponse)
-		projects := labels(h.projectOptions(p))
+		projects, accounts := labels(h.projectOptions(p)), labels(h.serviceAccountOptions(p))
 		canWrite := p.who.CanAnywhere(rbac.MintOwn)
 		rows := make([]row, len(l.Items))
 		for i, x := range l.Items {
@@ -32,7 +41,7 @@ func (h *Handler) relayKeyKind() *kind {
 				st.Badge = "bad"
 			}
 			rows[i] = row{ID: x.ID.String(), Cells: []cell{{Text: x.Name}, {Text: x.DisplayPrefix + "…", Mono: true}, {Text: projects.of(x.ProjectID), Mono: true},
-				{Text: subject(x.ServiceAccountID, x.UserID, nil), Mono: true}, st, {Text: x.CreatedAt.UTC().Format("2006-01-02 15:04")}}}
+				{Text: owner(accounts, x.ServiceAccountID, x.UserID), Mono: true}, st, {Text: x.CreatedAt.UTC().Format("2006-01-02 15:04")}}}
 			if canWrite && x.Status == gen.CredentialStatusActive {
 				rows[i].Actions = []rowAction{{Href: "/relay-keys/" + x.ID.String() + "/revoke", Label: "Revoke", Danger: true,
 					Confirm: "Revoke " + x.Name + "? Requests with it are refused at once."}}
@@ -69,6 +78,13 @@ func (h *Handler) relayKeyKind() *kind {
 		return errRendered
 	}
 	return k
+}
+
+func owner(accounts labelMap, sa, user *uuid.UUID) string {
+	if sa != nil {
+		return accounts.of(*sa)
+	}
+	return subject(nil, user, nil)
 }
 
 func (h *Handler) revokeRelayKey(p *page) {

@@ -19,14 +19,23 @@ import (
 // who hold the verb somewhere, and the API decides for the row at hand.
 
 func (h *Handler) teamKind() *kind {
-	k := &kind{slug: "teams", title: "Teams", one: "team", write: manageSystem,
+	k := &kind{slug: "teams", search: "slug or name", title: "Teams", one: "team", write: manageSystem,
 		columns: []column{{Title: "Slug"}, {Title: "Name"}, {Title: "Created"}}}
-	k.list = func(p *page, limit int32, cursor *string) ([]row, *string, error) {
-		resp, err := h.api.ListTeams(p.ctx, gen.ListTeamsRequestObject{Params: gen.ListTeamsParams{Limit: &limit, Cursor: cursor}})
-		if err != nil {
-			return nil, nil, err
+	k.list = func(p *page, term string, limit int32, cursor *string) ([]row, *string, error) {
+		var l gen.ListTeams200JSONResponse
+		if term != "" {
+			items, next, err := h.api.SearchTeams(p.ctx, term, limit, cursor)
+			if err != nil {
+				return nil, nil, err
+			}
+			l.Items, l.NextCursor = items, next
+		} else {
+			resp, err := h.api.ListTeams(p.ctx, gen.ListTeamsRequestObject{Params: gen.ListTeamsParams{Limit: &limit, Cursor: cursor}})
+			if err != nil {
+				return nil, nil, err
+			}
+			l = resp.(gen.ListTeams200JSONResponse)
 		}
-		l := resp.(gen.ListTeams200JSONResponse)
 		rows := make([]row, len(l.Items))
 		for i, x := range l.Items {
 			rows[i] = row{ID: x.ID.String(), Cells: []cell{{Text: x.Slug, Mono: true}, {Text: x.Name}, {Text: x.CreatedAt.UTC().Format("2006-01-02")}}}
@@ -69,15 +78,24 @@ func (h *Handler) teamKind() *kind {
 }
 
 func (h *Handler) projectKind() *kind {
-	k := &kind{slug: "projects", title: "Projects", one: "project",
+	k := &kind{slug: "projects", search: "slug or name", title: "Projects", one: "project",
 		write:   func(p *controlapi.Principal) bool { return p.CanAnywhere(rbac.ManageTeam) },
 		columns: []column{{Title: "Slug"}, {Title: "Name"}, {Title: "Team"}}}
-	k.list = func(p *page, limit int32, cursor *string) ([]row, *string, error) {
-		resp, err := h.api.ListProjects(p.ctx, gen.ListProjectsRequestObject{Params: gen.ListProjectsParams{Limit: &limit, Cursor: cursor}})
-		if err != nil {
-			return nil, nil, err
+	k.list = func(p *page, term string, limit int32, cursor *string) ([]row, *string, error) {
+		var l gen.ListProjects200JSONResponse
+		if term != "" {
+			items, next, err := h.api.SearchProjects(p.ctx, term, limit, cursor)
+			if err != nil {
+				return nil, nil, err
+			}
+			l.Items, l.NextCursor = items, next
+		} else {
+			resp, err := h.api.ListProjects(p.ctx, gen.ListProjectsRequestObject{Params: gen.ListProjectsParams{Limit: &limit, Cursor: cursor}})
+			if err != nil {
+				return nil, nil, err
+			}
+			l = resp.(gen.ListProjects200JSONResponse)
 		}
-		l := resp.(gen.ListProjects200JSONResponse)
 		teams := labels(h.teamOptions(p))
 		rows := make([]row, len(l.Items))
 		for i, x := range l.Items {
@@ -130,15 +148,24 @@ func (h *Handler) projectKind() *kind {
 }
 
 func (h *Handler) serviceAccountKind() *kind {
-	k := &kind{slug: "service-accounts", title: "Service accounts", one: "service account",
+	k := &kind{slug: "service-accounts", search: "slug or name", title: "Service accounts", one: "service account",
 		write:   func(p *controlapi.Principal) bool { return p.CanAnywhere(rbac.ManageProject) },
 		columns: []column{{Title: "Slug"}, {Title: "Name"}, {Title: "Project"}, {Title: "Policy"}}}
-	k.list = func(p *page, limit int32, cursor *string) ([]row, *string, error) {
-		resp, err := h.api.ListServiceAccounts(p.ctx, gen.ListServiceAccountsRequestObject{Params: gen.ListServiceAccountsParams{Limit: &limit, Cursor: cursor}})
-		if err != nil {
-			return nil, nil, err
+	k.list = func(p *page, term string, limit int32, cursor *string) ([]row, *string, error) {
+		var l gen.ListServiceAccounts200JSONResponse
+		if term != "" {
+			items, next, err := h.api.SearchServiceAccounts(p.ctx, term, limit, cursor)
+			if err != nil {
+				return nil, nil, err
+			}
+			l.Items, l.NextCursor = items, next
+		} else {
+			resp, err := h.api.ListServiceAccounts(p.ctx, gen.ListServiceAccountsRequestObject{Params: gen.ListServiceAccountsParams{Limit: &limit, Cursor: cursor}})
+			if err != nil {
+				return nil, nil, err
+			}
+			l = resp.(gen.ListServiceAccounts200JSONResponse)
 		}
-		l := resp.(gen.ListServiceAccounts200JSONResponse)
 		projects, policies := labels(h.projectOptions(p)), labels(h.policyOptions(p))
 		rows := make([]row, len(l.Items))
 		for i, x := range l.Items {
@@ -200,7 +227,7 @@ func (h *Handler) policyBindingKind() *kind {
 	k := &kind{slug: "policy-bindings", title: "Policy bindings", one: "policy binding",
 		write:   func(p *controlapi.Principal) bool { return p.CanAnywhere(rbac.ManageProject) },
 		columns: []column{{Title: "Project"}, {Title: "Subject"}, {Title: "Policy"}, {Title: "Order", Num: true}}}
-	k.list = func(p *page, limit int32, cursor *string) ([]row, *string, error) {
+	k.list = func(p *page, term string, limit int32, cursor *string) ([]row, *string, error) {
 		resp, err := h.api.ListPolicyBindings(p.ctx, gen.ListPolicyBindingsRequestObject{Params: gen.ListPolicyBindingsParams{Limit: &limit, Cursor: cursor}})
 		if err != nil {
 			return nil, nil, err
@@ -239,7 +266,7 @@ func (h *Handler) budgetKind() *kind {
 	k := &kind{slug: "budgets", title: "Budgets", one: "budget",
 		write:   func(p *controlapi.Principal) bool { return p.CanAnywhere(rbac.ManageProject) },
 		columns: []column{{Title: "Applies to"}, {Title: "Period"}, {Title: "Amount", Num: true}}}
-	k.list = func(p *page, limit int32, cursor *string) ([]row, *string, error) {
+	k.list = func(p *page, term string, limit int32, cursor *string) ([]row, *string, error) {
 		resp, err := h.api.ListBudgets(p.ctx, gen.ListBudgetsRequestObject{Params: gen.ListBudgetsParams{Limit: &limit, Cursor: cursor}})
 		if err != nil {
 			return nil, nil, err
@@ -256,7 +283,7 @@ func (h *Handler) budgetKind() *kind {
 			case x.TeamID != nil:
 				to = "team " + short(*x.TeamID)
 			}
-			rows[i] = row{ID: x.ID.String(), Cells: []cell{{Text: to, Mono: true}, {Text: string(x.Period)}, {Text: money(x.Amount), Num: true}}}
+			rows[i] = row{ID: x.ID.String(), Cells: []cell{{Text: to, Mono: true}, {Text: string(x.Period)}, {Text: price(x.Amount), Num: true}}}
 		}
 		return rows, l.NextCursor, nil
 	}
@@ -268,14 +295,23 @@ func (h *Handler) budgetKind() *kind {
 }
 
 func (h *Handler) userKind() *kind {
-	k := &kind{slug: "users", title: "Users", one: "user", write: manageSystem,
+	k := &kind{slug: "users", search: "email or name", title: "Users", one: "user", write: manageSystem,
 		columns: []column{{Title: "Email"}, {Title: "Name"}, {Title: "Password"}, {Title: "State"}}}
-	k.list = func(p *page, limit int32, cursor *string) ([]row, *string, error) {
-		resp, err := h.api.ListUsers(p.ctx, gen.ListUsersRequestObject{Params: gen.ListUsersParams{Limit: &limit, Cursor: cursor}})
-		if err != nil {
-			return nil, nil, err
+	k.list = func(p *page, term string, limit int32, cursor *string) ([]row, *string, error) {
+		var l gen.ListUsers200JSONResponse
+		if term != "" {
+			items, next, err := h.api.SearchUsers(p.ctx, term, limit, cursor)
+			if err != nil {
+				return nil, nil, err
+			}
+			l.Items, l.NextCursor = items, next
+		} else {
+			resp, err := h.api.ListUsers(p.ctx, gen.ListUsersRequestObject{Params: gen.ListUsersParams{Limit: &limit, Cursor: cursor}})
+			if err != nil {
+				return nil, nil, err
+			}
+			l = resp.(gen.ListUsers200JSONResponse)
 		}
-		l := resp.(gen.ListUsers200JSONResponse)
 		rows := make([]row, len(l.Items))
 		for i, x := range l.Items {
 			pw := "not set"
@@ -292,7 +328,7 @@ func (h *Handler) userKind() *kind {
 func (h *Handler) groupKind() *kind {
 	k := &kind{slug: "groups", title: "Groups", one: "group", write: manageSystem,
 		columns: []column{{Title: "Slug"}, {Title: "Name"}}}
-	k.list = func(p *page, limit int32, cursor *string) ([]row, *string, error) {
+	k.list = func(p *page, term string, limit int32, cursor *string) ([]row, *string, error) {
 		resp, err := h.api.ListGroups(p.ctx, gen.ListGroupsRequestObject{Params: gen.ListGroupsParams{Limit: &limit, Cursor: cursor}})
 		if err != nil {
 			return nil, nil, err
@@ -315,7 +351,7 @@ func (h *Handler) roleBindingKind() *kind {
 	k := &kind{slug: "role-bindings", title: "Role bindings", one: "role binding",
 		write:   func(p *controlapi.Principal) bool { return p.CanAnywhere(rbac.ManageProject) },
 		columns: []column{{Title: "Role"}, {Title: "Who"}, {Title: "Where"}}}
-	k.list = func(p *page, limit int32, cursor *string) ([]row, *string, error) {
+	k.list = func(p *page, term string, limit int32, cursor *string) ([]row, *string, error) {
 		resp, err := h.api.ListRoleBindings(p.ctx, gen.ListRoleBindingsRequestObject{Params: gen.ListRoleBindingsParams{Limit: &limit, Cursor: cursor}})
 		if err != nil {
 			return nil, nil, err

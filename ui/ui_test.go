@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -27,12 +28,12 @@ const adminToken = "test-admin-token-0123456789"
 // bundle is a control plane as `relay serve` mounts it — the API at /api/
 // and the console at / — over a database of its own.
 type bundle struct {
-	t   *testing.T
+	t   testing.TB
 	st  *store.Store
 	srv *httptest.Server
 }
 
-func setup(t *testing.T) *bundle {
+func setup(t testing.TB) *bundle {
 	t.Helper()
 	st, err := store.Open(t.Context(), pgtest.NewDB(t))
 	if err != nil {
@@ -89,7 +90,7 @@ func (b *bundle) user(email, role string) {
 
 // browser is a cookie-keeping client that does not follow redirects.
 type browser struct {
-	t    *testing.T
+	t    testing.TB
 	base string
 	c    *http.Client
 	csrf string
@@ -453,4 +454,56 @@ func TestConsole_StaticAssetsArePinned(t *testing.T) {
 		t.Fatalf("htmx.min.js: %d, sha256 %x not in VENDOR", a.status, sum)
 	}
 	must(t, br.get("/static/console.css"), http.StatusOK, "prefers-color-scheme: dark")
+}
+
+func TestConsole_SearchIsServerSideAndPaged(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.user("ada@example.com", "admin")
+	b.apiCall("POST", "/api/hosts", map[string]any{"slug": "alpha-east", "provider": "openai", "base_url": "https://a.example.com/v1"})
+	b.apiCall("POST", "/api/hosts", map[string]any{"slug": "beta-west", "name": "100% beta", "provider": "openai", "base_url": "https://b.example.com/v1"})
+	for i := range 55 {
+		b.apiCall("POST", "/api/teams", map[string]any{"slug": "team-" + strconv.Itoa(i)})
+	}
+	b.apiCall("POST", "/api/teams", map[string]any{"slug": "other"})
+	br := b.signedIn("ada@example.com")
+
+	a := br.get("/hosts?q=ALPHA")
+	must(t, a, http.StatusOK, "alpha-east", `value="ALPHA"`)
+	mustNot(t, a, "beta-west")
+	// LIKE wildcards in the term are literal.
+	a = br.get("/hosts?q=" + url.QueryEscape("0%"))
+	must(t, a, http.StatusOK, "beta-west")
+	mustNot(t, a, "alpha-east")
+	must(t, br.get("/hosts?q=_"), http.StatusOK, "Nothing matches")
+
+	// A search pages with the keyset cursor and keeps the term.
+	a = br.get("/teams?q=team-")
+	next := regexp.MustCompile(`href="(/teams\?cursor=[^"]+&amp;q=team-)"`).FindStringSubmatch(a.body)
+	if next == nil || strings.Count(a.body, ">team-") != 50 {
+		t.Fatalf("first page: %d teams, next %v", strings.Count(a.body, ">team-"), next)
+	}
+	a = br.get(strings.ReplaceAll(next[1], "&amp;", "&"))
+	must(t, a, http.StatusOK, "First page")
+	mustNot(t, a, ">other<", "Next page")
+	if n := strings.Count(a.body, ">team-"); n != 5 {
+		t.Fatalf("second page has %d teams, want 5", n)
+	}
+}
+
+func TestConsole_SearchKeepsReach(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	team := b.apiCall("POST", "/api/teams", map[string]any{"slug": "core"})
+	mine := b.apiCall("POST", "/api/projects", map[string]any{"slug": "mine", "team_id": team["id"]})
+	theirs := b.apiCall("POST", "/api/projects", map[string]any{"slug": "theirs", "team_id": team["id"]})
+	u := b.apiCall("POST", "/api/users", map[string]any{"email": "dev@example.com", "password": "correct horse battery"})
+	b.apiCall("POST", "/api/role-bindings", map[string]any{"user_id": u["id"], "role": "developer", "project_id": mine["id"]})
+	b.apiCall("POST", "/api/relay-keys", map[string]any{"name": "shared-name-mine", "project_id": mine["id"], "user_id": u["id"]})
+	admin := b.apiCall("POST", "/api/users", map[string]any{"email": "root@example.com"})
+	b.apiCall("POST", "/api/relay-keys", map[string]any{"name": "shared-name-theirs", "project_id": theirs["id"], "user_id": admin["id"]})
+	br := b.signedIn("dev@example.com")
+	a := br.get("/relay-keys?q=shared-name")
+	must(t, a, http.StatusOK, "shared-name-mine")
+	mustNot(t, a, "shared-name-theirs")
 }

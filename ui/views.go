@@ -35,6 +35,16 @@ type table struct {
 	Empty   string
 }
 
+// hasActions reports whether any row has a button (else no column for them).
+func (t table) hasActions() bool {
+	for _, r := range t.Rows {
+		if len(r.Actions) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 type column struct {
 	Title string
 	Num   bool
@@ -59,6 +69,7 @@ type rowAction struct {
 
 type listView struct {
 	Title, NewHref, NewLabel, CSRF string
+	Href, Search, Query            string // Search: the search box's label; empty: none
 	Table                          table
 }
 

@@ -77,7 +77,7 @@ func TestConsole_BrowserWalk(t *testing.T) {
 	}
 	shot := func(name string) chromedp.Action[chromedp.Void] {
 		return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-			buf, err := chromedp.FullScreenshot(90)(ctx, tg)
+			buf, err := chromedp.FullScreenshot(100)(ctx, tg)
 			if err != nil {
 				return err
 			}

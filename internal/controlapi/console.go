@@ -11,6 +11,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/relay-llm/relay/internal/rbac"
+	"github.com/relay-llm/relay/internal/store"
+	gen "github.com/relay-llm/relay/openapi/controlgen"
 )
 
 // The admin console (package ui) calls the strict-server methods of Server
@@ -107,4 +109,107 @@ func Explain(method string, err error) Problem {
 		}
 	}
 	return p
+}
+
+// The console's searches: each is its List method narrowed to the rows whose
+// names contain term (store's Search and SearchVisible), with the same access
+// rule and the same keyset cursor.
+
+func search[R, M any](limit int32, cursor *string, rows func(after uuid.UUID, fetch int32) ([]R, error), id func(R) uuid.UUID, out func(R) M) ([]M, *string, error) {
+	after, fetch, err := page(&limit, cursor)
+	if err != nil {
+		return nil, nil, err
+	}
+	rs, err := rows(after, fetch)
+	if err != nil {
+		return nil, nil, err
+	}
+	rs, next := cut(rs, fetch, id)
+	return convertAll(rs, out), next, nil
+}
+
+// searchCatalog is search for a system-scoped catalog kind.
+func searchCatalog[R, M any](ctx context.Context, limit int32, cursor *string, rows func(after uuid.UUID, fetch int32) ([]R, error), id func(R) uuid.UUID, out func(R) M) ([]M, *string, error) {
+	_, ok, err := systemList(ctx, rbac.ReadCatalog)
+	if err != nil || !ok {
+		return []M{}, nil, err
+	}
+	return search(limit, cursor, rows, id, out)
+}
+
+// SearchHosts is ListHosts narrowed to slug, name or base URL containing term.
+func (s *Server) SearchHosts(ctx context.Context, term string, limit int32, cursor *string) ([]gen.Host, *string, error) {
+	return searchCatalog(ctx, limit, cursor, func(after uuid.UUID, fetch int32) ([]store.Host, error) {
+		return s.st.Hosts().Search(ctx, store.Page{After: after, Limit: fetch}, term)
+	}, func(r store.Host) uuid.UUID { return r.ID }, hostOut)
+}
+
+// SearchModels is ListModels narrowed to name or provider containing term.
+func (s *Server) SearchModels(ctx context.Context, term string, limit int32, cursor *string) ([]gen.Model, *string, error) {
+	return searchCatalog(ctx, limit, cursor, func(after uuid.UUID, fetch int32) ([]store.Model, error) {
+		return s.st.Models().Search(ctx, store.Page{After: after, Limit: fetch}, term)
+	}, func(r store.Model) uuid.UUID { return r.ID }, modelOut)
+}
+
+// SearchPolicies is ListPolicies narrowed to slug or name containing term.
+func (s *Server) SearchPolicies(ctx context.Context, term string, limit int32, cursor *string) ([]gen.Policy, *string, error) {
+	return searchCatalog(ctx, limit, cursor, func(after uuid.UUID, fetch int32) ([]store.Policy, error) {
+		return s.st.Policies().Search(ctx, store.Page{After: after, Limit: fetch}, term)
+	}, func(r store.Policy) uuid.UUID { return r.ID }, policyOut)
+}
+
+// SearchTeams is ListTeams narrowed to slug or name containing term.
+func (s *Server) SearchTeams(ctx context.Context, term string, limit int32, cursor *string) ([]gen.Team, *string, error) {
+	c, err := callerFrom(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return search(limit, cursor, func(after uuid.UUID, fetch int32) ([]store.Team, error) {
+		return s.st.Teams().SearchVisible(ctx, store.Page{After: after, Limit: fetch}, term, storeReach(c, rbac.Read))
+	}, func(r store.Team) uuid.UUID { return r.ID }, teamOut)
+}
+
+// SearchProjects is ListProjects narrowed to slug or name containing term.
+func (s *Server) SearchProjects(ctx context.Context, term string, limit int32, cursor *string) ([]gen.Project, *string, error) {
+	c, err := callerFrom(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return search(limit, cursor, func(after uuid.UUID, fetch int32) ([]store.Project, error) {
+		return s.st.Projects().SearchVisible(ctx, store.Page{After: after, Limit: fetch}, term, storeReach(c, rbac.Read))
+	}, func(r store.Project) uuid.UUID { return r.ID }, projectOut)
+}
+
+// SearchServiceAccounts is ListServiceAccounts narrowed to slug or name containing term.
+func (s *Server) SearchServiceAccounts(ctx context.Context, term string, limit int32, cursor *string) ([]gen.ServiceAccount, *string, error) {
+	c, err := callerFrom(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return search(limit, cursor, func(after uuid.UUID, fetch int32) ([]store.ServiceAccount, error) {
+		return s.st.ServiceAccounts().SearchVisible(ctx, store.Page{After: after, Limit: fetch}, term, storeReach(c, rbac.Read))
+	}, func(r store.ServiceAccount) uuid.UUID { return r.ID }, serviceAccountOut)
+}
+
+// SearchRelayKeys is ListRelayKeys narrowed to name or display prefix containing term.
+func (s *Server) SearchRelayKeys(ctx context.Context, term string, limit int32, cursor *string) ([]gen.RelayKey, *string, error) {
+	c, err := callerFrom(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return search(limit, cursor, func(after uuid.UUID, fetch int32) ([]store.RelayKey, error) {
+		return s.st.RelayKeys().SearchVisible(ctx, store.Page{After: after, Limit: fetch}, term, storeReach(c, rbac.Read))
+	}, func(r store.RelayKey) uuid.UUID { return r.ID }, s.relayKeyOut)
+}
+
+// SearchUsers is ListUsers narrowed to email or name containing term.
+func (s *Server) SearchUsers(ctx context.Context, term string, limit int32, cursor *string) ([]gen.User, *string, error) {
+	c, err := callerFrom(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	reach := store.Reach{All: canReadDirectory(c), SelfID: c.User()}
+	return search(limit, cursor, func(after uuid.UUID, fetch int32) ([]store.User, error) {
+		return s.st.Users().SearchVisible(ctx, store.Page{After: after, Limit: fetch}, term, reach)
+	}, func(r store.User) uuid.UUID { return r.ID }, userOut)
 }
