@@ -116,6 +116,16 @@ func explain(method string, err error) controlapi.Problem {
 	}
 	pr := controlapi.Explain(method, err)
 	if len(pr.Fields) > 0 && pr.Status < 500 {
+		for f, m := range pr.Fields {
+			switch {
+			case m == "taken":
+				pr.Fields[f] = pr.Message
+			case strings.Contains(m, "regular expression") && (f == "slug" || strings.HasSuffix(f, ".slug")):
+				pr.Fields[f] = "use lower-case letters, digits, dots, dashes and underscores, starting with a letter or digit (at most 63)"
+			case strings.Contains(m, "regular expression"):
+				pr.Fields[f] = "this is not in the expected form"
+			}
+		}
 		pr.Message = "Check the fields marked below."
 	}
 	return pr
