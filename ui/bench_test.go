@@ -7,9 +7,10 @@ import (
 	"testing"
 )
 
-// BenchmarkRelayKeysPage renders the relay keys list (first page, then a
-// page deep in the keyset) with 100,000 relay keys in the database, server
-// side: session check, the API's list method, the templ render.
+// BenchmarkRelayKeysPage renders the relay keys list with 100,000 relay keys
+// in the database, server side (session check, the API's list or search
+// method, the names of projects and service accounts, the templ render): the
+// first page, the next one, and two searches.
 func BenchmarkRelayKeysPage(b *testing.B) {
 	bd := setup(b)
 	bd.user("ada@example.com", "admin")
@@ -32,8 +33,15 @@ func BenchmarkRelayKeysPage(b *testing.B) {
 	if first.status != http.StatusOK || next == nil {
 		b.Fatalf("relay keys page: %d, next link %v", first.status, next)
 	}
-	for _, path := range []string{"/relay-keys", next[1]} {
-		b.Run(map[bool]string{true: "first", false: "next"}[path == "/relay-keys"], func(b *testing.B) {
+	pages := []struct{ name, path string }{
+		{"first", "/relay-keys"},
+		{"next", next[1]},
+		{"search-rare", "/relay-keys?q=key-99999"}, // one match, near the end of the keyset
+		{"search-common", "/relay-keys?q=key-1"},   // a full page of matches early on
+	}
+	for _, pg := range pages {
+		path := pg.path
+		b.Run(pg.name, func(b *testing.B) {
 			var n int
 			for b.Loop() {
 				resp, err := br.c.Get(br.base + path)

@@ -290,6 +290,9 @@ func (h *Handler) hostKeyKind() *kind {
 			}
 			rows[i] = row{ID: x.ID.String(), Cells: []cell{{Text: x.Slug, Mono: true}, {Text: hosts.of(x.HostID), Mono: true}, {Text: secret, Mono: true},
 				{Text: strconv.Itoa(int(x.SecretVersion)), Num: true}, {Text: strconv.Itoa(int(x.Position)), Num: true}, enabled(x.Enabled)}}
+			if manageSystem(p.who) {
+				rows[i].Actions = []rowAction{{Href: "/host-keys/" + x.ID.String() + "/test", Label: "Test"}}
+			}
 		}
 		return rows, l.NextCursor, nil
 	}

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"net/http"
+	"strconv"
 
 	"github.com/google/uuid"
 
@@ -43,8 +44,11 @@ func (h *Handler) relayKeyKind() *kind {
 			rows[i] = row{ID: x.ID.String(), Cells: []cell{{Text: x.Name}, {Text: x.DisplayPrefix + "…", Mono: true}, {Text: projects.of(x.ProjectID), Mono: true},
 				{Text: owner(accounts, x.ServiceAccountID, x.UserID), Mono: true}, st, {Text: x.CreatedAt.UTC().Format("2006-01-02 15:04")}}}
 			if canWrite && x.Status == gen.CredentialStatusActive {
-				rows[i].Actions = []rowAction{{Href: "/relay-keys/" + x.ID.String() + "/revoke", Label: "Revoke", Danger: true,
-					Confirm: "Revoke " + x.Name + "? Requests with it are refused at once."}}
+				rows[i].Actions = []rowAction{
+					{Href: "/relay-keys/" + x.ID.String() + "/rotate", Label: "Rotate",
+						Confirm: "Rotate " + x.Name + "? A new key is shown once; the old one keeps working for an hour."},
+					{Href: "/relay-keys/" + x.ID.String() + "/revoke", Label: "Revoke", Danger: true,
+						Confirm: "Revoke " + x.Name + "? Requests with it are refused at once."}}
 			}
 		}
 		return rows, l.NextCursor, nil
@@ -97,6 +101,46 @@ func (h *Handler) revokeRelayKey(p *page) {
 		return
 	}
 	redirect(p.w, p.r, "/relay-keys")
+}
+
+// rotateGrace is how long a rotated relay key keeps working beside its successor.
+const rotateGrace = 3600
+
+// rotateRelayKey mints the key's successor and shows it once; the old key
+// works for rotateGrace more seconds.
+func (h *Handler) rotateRelayKey(p *page) {
+	id, ok := pathID(p)
+	if !ok {
+		return
+	}
+	body := gen.RotateRelayKeyJSONRequestBody{GraceSeconds: rotateGrace}
+	resp, err := h.api.RotateRelayKey(p.ctx, gen.RotateRelayKeyRequestObject{ID: id, Body: &body})
+	if err != nil {
+		h.failErr(p, err)
+		return
+	}
+	r := resp.(gen.RotateRelayKey201JSONResponse)
+	p.render(http.StatusCreated, "Relay key rotated", "relay-keys", minted(mintedView{Name: r.RelayKey.Name, Secret: r.Secret, Prefix: r.RelayKey.DisplayPrefix}))
+}
+
+// testHostKey makes one cheap call with a host key and shows the outcome
+// (never the secret).
+func (h *Handler) testHostKey(p *page) {
+	id, ok := pathID(p)
+	if !ok {
+		return
+	}
+	resp, err := h.api.TestHostKey(p.ctx, gen.TestHostKeyRequestObject{ID: id})
+	if err != nil {
+		h.failErr(p, err)
+		return
+	}
+	r := resp.(gen.TestHostKey200JSONResponse)
+	v := testedView{OK: r.Ok, Message: r.Message, Latency: strconv.Itoa(int(r.LatencyMs)) + " ms"}
+	if r.UpstreamStatus != nil {
+		v.Status = strconv.Itoa(int(*r.UpstreamStatus))
+	}
+	p.render(http.StatusOK, "Host key test", "host-keys", tested(v))
 }
 
 // labels names rows by id for a table's cells.

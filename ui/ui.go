@@ -65,6 +65,8 @@ func (h *Handler) routes() {
 	m.HandleFunc("GET /usage", h.signedIn(h.usage))
 	m.HandleFunc("GET /breakers", h.signedIn(h.breakers))
 	m.HandleFunc("POST /relay-keys/{id}/revoke", h.signedIn(h.revokeRelayKey))
+	m.HandleFunc("POST /relay-keys/{id}/rotate", h.signedIn(h.rotateRelayKey))
+	m.HandleFunc("POST /host-keys/{id}/test", h.signedIn(h.testHostKey))
 	for _, k := range h.kinds {
 		m.HandleFunc("GET /"+k.slug, h.signedIn(h.list(k)))
 		if k.create != nil {

@@ -132,3 +132,8 @@ type chartTick struct {
 type mintedView struct {
 	Name, Secret, Prefix string
 }
+
+type testedView struct {
+	OK                       bool
+	Message, Latency, Status string
+}
