@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/relay-llm/relay/internal/rbac"
 	gen "github.com/relay-llm/relay/openapi/controlgen"
 )
 
@@ -97,12 +98,15 @@ func (h *Handler) overview(p *page) {
 		TopModels:   topTable(byModel.Rows, "Model", func(g gen.UsageGroup) string { return deref(g.Model) }, 5),
 		TopProjects: topTable(byProject.Rows, "Project", func(g gen.UsageGroup) string { return idLabel(projects, g.ProjectID) }, 5),
 	}
-	br, err := h.breakerTable(p, true)
-	if err != nil {
-		h.failErr(p, err)
-		return
+	// Breakers are this pod's view of every host key: system readers only.
+	if v.ShowBreakers = p.who.Can(rbac.Read, rbac.System()); v.ShowBreakers {
+		br, err := h.breakerTable(p, true)
+		if err != nil {
+			h.failErr(p, err)
+			return
+		}
+		v.Breakers = br
 	}
-	v.Breakers = br
 	p.render(http.StatusOK, "Overview", "overview", overviewPage(v))
 }
 

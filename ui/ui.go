@@ -21,7 +21,6 @@ import (
 	"crypto/rand"
 	"embed"
 	"encoding/base64"
-	"errors"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -186,14 +185,11 @@ func (p *page) render(status int, title, nav string, body templ.Component) {
 	p.w.Header().Set("Cache-Control", "no-store")
 	p.w.Header().Set("Vary", "HX-Request")
 	p.w.WriteHeader(status)
-	var err error
+	// A render error is a client that went away: the status is written.
 	if p.htmx() {
-		err = fragment(title, body).Render(p.ctx, p.w)
+		_ = fragment(title, body).Render(p.ctx, p.w)
 	} else {
-		err = layout(layoutData{Title: title, Nav: nav, Who: p.who, CSRF: csrfOf(p.who), Nonce: p.nonce}, body).Render(p.ctx, p.w)
-	}
-	if err != nil && !errors.Is(err, context.Canceled) {
-		slog.Default().DebugContext(p.ctx, "console render", "err", err)
+		_ = layout(layoutData{Title: title, Nav: nav, Who: p.who, CSRF: csrfOf(p.who), Nonce: p.nonce}, body).Render(p.ctx, p.w)
 	}
 }
 

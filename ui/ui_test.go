@@ -517,7 +517,11 @@ func TestConsole_SearchKeepsReach(t *testing.T) {
 	admin := b.apiCall("POST", "/api/users", map[string]any{"email": "root@example.com"})
 	b.apiCall("POST", "/api/relay-keys", map[string]any{"name": "shared-name-theirs", "project_id": theirs["id"], "user_id": admin["id"]})
 	br := b.signedIn("dev@example.com")
-	a := br.get("/relay-keys?q=shared-name")
+	// A project developer gets the overview of what it may read, without the pod's breakers.
+	a := br.get("/")
+	must(t, a, http.StatusOK, "Overview", "Top models")
+	mustNot(t, a, "Breakers holding")
+	a = br.get("/relay-keys?q=shared-name")
 	must(t, a, http.StatusOK, "shared-name-mine")
 	mustNot(t, a, "shared-name-theirs")
 }

@@ -97,8 +97,9 @@ type overviewView struct {
 	Stats       []stat
 	TopModels   table
 	TopProjects table
-	Breakers    table
-	Range       string
+	Breakers     table
+	ShowBreakers bool
+	Range        string
 }
 
 type usageView struct {
