@@ -94,9 +94,9 @@ type option struct {
 type stat struct{ Label, Value string }
 
 type overviewView struct {
-	Stats       []stat
-	TopModels   table
-	TopProjects table
+	Stats        []stat
+	TopModels    table
+	TopProjects  table
 	Breakers     table
 	ShowBreakers bool
 	Range        string
