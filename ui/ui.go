@@ -61,6 +61,9 @@ func (h *Handler) routes() {
 	m.HandleFunc("GET /password", h.signedIn(h.passwordPage))
 	m.HandleFunc("POST /password", h.signedIn(h.changePassword))
 	m.HandleFunc("GET /{$}", h.signedIn(h.overview))
+	m.HandleFunc("/", h.signedIn(func(p *page) {
+		p.fail(controlapi.Problem{Status: http.StatusNotFound, Message: "There is nothing at this address."})
+	}))
 	m.HandleFunc("GET /usage", h.signedIn(h.usage))
 	m.HandleFunc("GET /breakers", h.signedIn(h.breakers))
 	m.HandleFunc("POST /relay-keys/{id}/revoke", h.signedIn(h.revokeRelayKey))

@@ -267,6 +267,7 @@ func TestConsole_EveryPageFullAndFragment(t *testing.T) {
 	if a := br.get("/hosts/00000000-0000-0000-0000-000000000001"); a.status != http.StatusNotFound {
 		t.Fatalf("editing a missing host: %d", a.status)
 	}
+	must(t, br.get("/no-such-page"), http.StatusNotFound, "Not found", "<nav")
 }
 
 func TestConsole_CreateWithValidationInPlace(t *testing.T) {
