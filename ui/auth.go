@@ -21,7 +21,11 @@ func (h *Handler) signInPage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) renderSignIn(w http.ResponseWriter, r *http.Request, status int, next, email, msg string) {
+	// Keep the token of a form already open in another tab of this browser.
 	token := newNonce()
+	if ck, err := r.Cookie(signInCookie); err == nil && len(ck.Value) == len(token) {
+		token = ck.Value
+	}
 	http.SetCookie(w, &http.Cookie{Name: signInCookie, Value: token, Path: "/sign-in", HttpOnly: true, SameSite: http.SameSiteStrictMode, MaxAge: 3600})
 	p := &page{w: w, r: r, ctx: r.Context(), nonce: nonceOf(r)}
 	p.render(status, "Sign in", "", signInForm(token, next, email, msg))

@@ -61,9 +61,7 @@ func (h *Handler) routes() {
 	m.HandleFunc("GET /password", h.signedIn(h.passwordPage))
 	m.HandleFunc("POST /password", h.signedIn(h.changePassword))
 	m.HandleFunc("GET /{$}", h.signedIn(h.overview))
-	m.HandleFunc("/", h.signedIn(func(p *page) {
-		p.fail(controlapi.Problem{Status: http.StatusNotFound, Message: "There is nothing at this address."})
-	}))
+	m.HandleFunc("/", h.notFound)
 	m.HandleFunc("GET /usage", h.signedIn(h.usage))
 	m.HandleFunc("GET /breakers", h.signedIn(h.breakers))
 	m.HandleFunc("POST /relay-keys/{id}/revoke", h.signedIn(h.revokeRelayKey))
@@ -83,6 +81,20 @@ func (h *Handler) routes() {
 			m.HandleFunc("POST /"+k.slug+"/{id}/delete", h.signedIn(h.deleteRow(k)))
 		}
 	}
+}
+
+// notFound answers an address the console does not have: a page in the
+// layout when signed in, a plain 404 otherwise (never a redirect to sign-in,
+// so a browser's own requests, such as /favicon.ico, cannot disturb the
+// sign-in form).
+func (h *Handler) notFound(w http.ResponseWriter, r *http.Request) {
+	ctx, who, err := h.api.SignedIn(r)
+	if err != nil || r.Method != http.MethodGet {
+		http.NotFound(w, r)
+		return
+	}
+	p := &page{w: w, r: r, ctx: ctx, who: who, nonce: nonceOf(r)}
+	p.fail(controlapi.Problem{Status: http.StatusNotFound, Message: "There is nothing at this address."})
 }
 
 // staticFiles serves the embedded assets; their names do not change between

@@ -190,6 +190,10 @@ func TestConsole_SignInGuardsEveryPage(t *testing.T) {
 		t.Fatalf("htmx GET / signed out: %d %v", a.status, a.header)
 	}
 	must(t, br.get("/sign-in"), http.StatusOK, "Sign in to Relay", `name="csrf"`)
+	// The browser's own requests neither redirect nor disturb an open sign-in form.
+	if a := br.get("/favicon.ico"); a.status != http.StatusNotFound {
+		t.Fatalf("GET /favicon.ico signed out: %d", a.status)
+	}
 	// The API keeps answering JSON at /api.
 	a = br.get("/api/auth/whoami")
 	if a.status != http.StatusUnauthorized || !strings.Contains(a.header.Get("Content-Type"), "json") {
@@ -212,6 +216,15 @@ func TestConsole_SignIn(t *testing.T) {
 	other := b.browser()
 	a = other.post("/sign-in", url.Values{"email": {"ada@example.com"}, "password": {"correct horse battery"}, "csrf": {"forged"}})
 	must(t, a, http.StatusForbidden, "expired")
+
+	// Two sign-in forms open in one browser both work.
+	two := b.browser()
+	two.get("/sign-in")
+	first := two.csrf
+	two.get("/sign-in")
+	if two.csrf != first {
+		t.Fatal("opening the sign-in page again changed the token of the form already open")
+	}
 
 	br = b.signedIn("ada@example.com")
 	a = br.get("/")

@@ -158,8 +158,8 @@ func TestConsole_BrowserWalk(t *testing.T) {
 		t.Fatalf("the minted key on the page is %q", key)
 	}
 
-	// The snapshot picks the new rows up within its debounce; poll.
-	status := func() int {
+	// The snapshot picks the new rows up within its debounce.
+	chat := func() int {
 		req, _ := http.NewRequest("POST", p.inference+"/v1/chat/completions",
 			strings.NewReader(`{"model":"console-gpt","messages":[{"role":"user","content":"Hello from the console walk"}]}`))
 		req.Header.Set("Authorization", "Bearer "+key)
@@ -171,19 +171,10 @@ func TestConsole_BrowserWalk(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode
 	}
-	waitStatus := func(want int) {
-		t.Helper()
-		deadline := time.Now().Add(20 * time.Second)
-		got := status()
-		for got != want && time.Now().Before(deadline) {
-			time.Sleep(50 * time.Millisecond)
-			got = status()
-		}
-		if got != want {
-			t.Fatalf("inference answered %d, want %d", got, want)
-		}
+	eventually(t, p.inference, key, http.StatusOK)
+	if got := chat(); got != http.StatusOK {
+		t.Fatalf("a chat completion with the minted key answered %d", got)
 	}
-	waitStatus(http.StatusOK)
 
 	// The usage event is written in the background; reload until it shows.
 	deadline := time.Now().Add(20 * time.Second)
@@ -212,7 +203,10 @@ func TestConsole_BrowserWalk(t *testing.T) {
 		chromedp.Navigate(p.control+"/relay-keys"), cell("console-walk"), shot("relay-keys"),
 		chromedp.Click(`//tr[contains(., "console-walk")]//button[text()="Revoke"]`),
 		chromedp.WaitVisible(`//tr[contains(., "console-walk")]//span[text()="revoked"]`))
-	waitStatus(http.StatusUnauthorized)
+	eventually(t, p.inference, key, http.StatusUnauthorized)
+	if got := chat(); got != http.StatusUnauthorized {
+		t.Fatalf("a chat completion with the revoked key answered %d", got)
+	}
 
 	run("phone width", chromedp.EmulateViewport(390, 844), chromedp.Navigate(p.control+"/"),
 		heading("Overview"), shot("overview-phone"))
