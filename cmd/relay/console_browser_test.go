@@ -58,7 +58,7 @@ func TestConsole_BrowserWalk(t *testing.T) {
 	defer cancel()
 	ctx, cancel := chromedp.NewContext(actx)
 	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, 90*time.Second)
+	ctx, cancel = context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
 	// Confirm dialogs (delete, revoke) are accepted.
 	if err := chromedp.Listen(ctx, func(ev any) {
