@@ -29,6 +29,7 @@ import (
 	"github.com/relay-llm/relay/internal/store"
 	"github.com/relay-llm/relay/internal/tracing"
 	usageledger "github.com/relay-llm/relay/internal/usage"
+	"github.com/relay-llm/relay/ui"
 )
 
 // planes is what `relay serve` mounts on its two listeners.
@@ -156,6 +157,7 @@ func newPlanes(ctx context.Context, cfg *config.Config, st *store.Store, box *se
 	control := http.NewServeMux()
 	control.Handle("/api/", api)
 	control.Handle("GET /metrics", reg.Handler())
+	control.Handle("/", ui.New(api.(*controlapi.Server), log))
 
 	p := &planes{inference: inference, control: control, close: closeAll}
 	if !demoEnabled(cfg) {
@@ -200,7 +202,7 @@ func newPlanes(ctx context.Context, cfg *config.Config, st *store.Store, box *se
 
 func printWelcome(stdout io.Writer, in, ctl net.Addr, relayKey string) {
 	inPort := in.(*net.TCPAddr).Port
-	fmt.Fprintf(stdout, "\nRelay is up: inference on %s, control on %s\n", in, ctl)
+	fmt.Fprintf(stdout, "\nRelay is up: inference on %s, control on %s\nAdmin console: http://127.0.0.1:%d/\n", in, ctl, ctl.(*net.TCPAddr).Port)
 	if relayKey == "" {
 		fmt.Fprintln(stdout, "The demo catalog is in place; its relay key was shown when it was created.")
 		return

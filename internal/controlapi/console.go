@@ -1,0 +1,215 @@
+package controlapi
+
+import (
+	"bytes"
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	"github.com/google/uuid"
+
+	"github.com/relay-llm/relay/internal/rbac"
+	"github.com/relay-llm/relay/internal/store"
+	gen "github.com/relay-llm/relay/openapi/controlgen"
+)
+
+// The admin console (package ui) calls the strict-server methods of Server
+// directly — one set of rules, one RBAC, one audit trail — and needs the few
+// steps ServeHTTP takes before them: authenticate the session cookie, check
+// the CSRF token, validate a body against the spec, and turn an error into
+// what a page shows. They are here, next to the steps they reuse.
+
+// Principal is the signed-in user of a console request.
+type Principal struct {
+	UserID    uuid.UUID
+	Email     string
+	Name      string
+	CSRFToken string
+	subject   *rbac.Subject
+}
+
+// Can reports whether the principal holds v at scope.
+func (p *Principal) Can(v rbac.Verb, at rbac.Scope) bool { return p.subject.Can(v, at) }
+
+// CanAnywhere reports whether the principal holds v at some scope.
+func (p *Principal) CanAnywhere(v rbac.Verb) bool { return p.subject.CanAnywhere(v) }
+
+// CheckCSRF compares a form's token with the session's in constant time.
+func (p *Principal) CheckCSRF(token string) bool {
+	return token != "" && subtle.ConstantTimeCompare([]byte(token), []byte(p.CSRFToken)) == 1
+}
+
+// SignedIn authenticates a console request by its session cookie only (the
+// admin bearer is for scripts) and returns a context that carries the caller
+// for the strict methods.
+func (s *Server) SignedIn(r *http.Request) (context.Context, *Principal, error) {
+	ck, err := r.Cookie(CookieName)
+	if err != nil || ck.Value == "" {
+		return nil, nil, unauthenticated("sign in")
+	}
+	r.Header.Del("Authorization")
+	c, err := s.authenticate(r.Context(), r)
+	if err != nil {
+		return nil, nil, err
+	}
+	p := &Principal{UserID: c.user.ID, Email: c.user.Email, Name: c.user.Name, CSRFToken: c.session.CSRFToken, subject: c.Subject}
+	return withCaller(r.Context(), c), p, nil
+}
+
+// Check validates body as the JSON body of method path against the spec,
+// exactly as ServeHTTP does for the API (nil body: no body).
+func (s *Server) Check(ctx context.Context, method, path string, body any) error {
+	var buf []byte
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		buf = b
+	}
+	r, err := http.NewRequestWithContext(ctx, method, "http://console"+path, bytes.NewReader(buf))
+	if err != nil {
+		return err
+	}
+	if body != nil {
+		r.Header.Set("Content-Type", "application/json")
+	}
+	route, params, err := s.router.FindRoute(r)
+	if err != nil {
+		return err
+	}
+	return validate(ctx, r, route, params)
+}
+
+// Problem is an error as a console page shows it: the status the API would
+// answer, its message, and a message per field at fault.
+type Problem struct {
+	Status  int
+	Code    string
+	Message string
+	Fields  map[string]string
+}
+
+// Explain maps an error of a strict method (or of Check) to the API's status
+// and message; anything else is a 500 "internal error" (log the error
+// itself, never show it).
+func Explain(method string, err error) Problem {
+	var e *apiError
+	if !errors.As(err, &e) {
+		if e = storeError(method, err); e == nil {
+			return Problem{Status: http.StatusInternalServerError, Code: codeInternal, Message: "internal error"}
+		}
+	}
+	p := Problem{Status: e.status, Code: e.code, Message: e.message, Fields: map[string]string{}}
+	for _, d := range e.details {
+		if _, ok := p.Fields[d.Field]; !ok {
+			p.Fields[d.Field] = d.Message
+		}
+	}
+	return p
+}
+
+// The console's searches: each is its List method narrowed to the rows whose
+// names contain term (store's Search and SearchVisible), with the same access
+// rule and the same keyset cursor.
+
+func search[R, M any](limit int32, cursor *string, rows func(after uuid.UUID, fetch int32) ([]R, error), id func(R) uuid.UUID, out func(R) M) ([]M, *string, error) {
+	after, fetch, err := page(&limit, cursor)
+	if err != nil {
+		return nil, nil, err
+	}
+	rs, err := rows(after, fetch)
+	if err != nil {
+		return nil, nil, err
+	}
+	rs, next := cut(rs, fetch, id)
+	return convertAll(rs, out), next, nil
+}
+
+// searchCatalog is search for a system-scoped catalog kind.
+func searchCatalog[R, M any](ctx context.Context, limit int32, cursor *string, rows func(after uuid.UUID, fetch int32) ([]R, error), id func(R) uuid.UUID, out func(R) M) ([]M, *string, error) {
+	_, ok, err := systemList(ctx, rbac.ReadCatalog)
+	if err != nil || !ok {
+		return []M{}, nil, err
+	}
+	return search(limit, cursor, rows, id, out)
+}
+
+// SearchHosts is ListHosts narrowed to slug, name or base URL containing term.
+func (s *Server) SearchHosts(ctx context.Context, term string, limit int32, cursor *string) ([]gen.Host, *string, error) {
+	return searchCatalog(ctx, limit, cursor, func(after uuid.UUID, fetch int32) ([]store.Host, error) {
+		return s.st.Hosts().Search(ctx, store.Page{After: after, Limit: fetch}, term)
+	}, func(r store.Host) uuid.UUID { return r.ID }, hostOut)
+}
+
+// SearchModels is ListModels narrowed to name or provider containing term.
+func (s *Server) SearchModels(ctx context.Context, term string, limit int32, cursor *string) ([]gen.Model, *string, error) {
+	return searchCatalog(ctx, limit, cursor, func(after uuid.UUID, fetch int32) ([]store.Model, error) {
+		return s.st.Models().Search(ctx, store.Page{After: after, Limit: fetch}, term)
+	}, func(r store.Model) uuid.UUID { return r.ID }, modelOut)
+}
+
+// SearchPolicies is ListPolicies narrowed to slug or name containing term.
+func (s *Server) SearchPolicies(ctx context.Context, term string, limit int32, cursor *string) ([]gen.Policy, *string, error) {
+	return searchCatalog(ctx, limit, cursor, func(after uuid.UUID, fetch int32) ([]store.Policy, error) {
+		return s.st.Policies().Search(ctx, store.Page{After: after, Limit: fetch}, term)
+	}, func(r store.Policy) uuid.UUID { return r.ID }, policyOut)
+}
+
+// SearchTeams is ListTeams narrowed to slug or name containing term.
+func (s *Server) SearchTeams(ctx context.Context, term string, limit int32, cursor *string) ([]gen.Team, *string, error) {
+	c, err := callerFrom(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return search(limit, cursor, func(after uuid.UUID, fetch int32) ([]store.Team, error) {
+		return s.st.Teams().SearchVisible(ctx, store.Page{After: after, Limit: fetch}, term, storeReach(c, rbac.Read))
+	}, func(r store.Team) uuid.UUID { return r.ID }, teamOut)
+}
+
+// SearchProjects is ListProjects narrowed to slug or name containing term.
+func (s *Server) SearchProjects(ctx context.Context, term string, limit int32, cursor *string) ([]gen.Project, *string, error) {
+	c, err := callerFrom(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return search(limit, cursor, func(after uuid.UUID, fetch int32) ([]store.Project, error) {
+		return s.st.Projects().SearchVisible(ctx, store.Page{After: after, Limit: fetch}, term, storeReach(c, rbac.Read))
+	}, func(r store.Project) uuid.UUID { return r.ID }, projectOut)
+}
+
+// SearchServiceAccounts is ListServiceAccounts narrowed to slug or name containing term.
+func (s *Server) SearchServiceAccounts(ctx context.Context, term string, limit int32, cursor *string) ([]gen.ServiceAccount, *string, error) {
+	c, err := callerFrom(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return search(limit, cursor, func(after uuid.UUID, fetch int32) ([]store.ServiceAccount, error) {
+		return s.st.ServiceAccounts().SearchVisible(ctx, store.Page{After: after, Limit: fetch}, term, storeReach(c, rbac.Read))
+	}, func(r store.ServiceAccount) uuid.UUID { return r.ID }, serviceAccountOut)
+}
+
+// SearchRelayKeys is ListRelayKeys narrowed to name or display prefix containing term.
+func (s *Server) SearchRelayKeys(ctx context.Context, term string, limit int32, cursor *string) ([]gen.RelayKey, *string, error) {
+	c, err := callerFrom(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return search(limit, cursor, func(after uuid.UUID, fetch int32) ([]store.RelayKey, error) {
+		return s.st.RelayKeys().SearchVisible(ctx, store.Page{After: after, Limit: fetch}, term, storeReach(c, rbac.Read))
+	}, func(r store.RelayKey) uuid.UUID { return r.ID }, s.relayKeyOut)
+}
+
+// SearchUsers is ListUsers narrowed to email or name containing term.
+func (s *Server) SearchUsers(ctx context.Context, term string, limit int32, cursor *string) ([]gen.User, *string, error) {
+	c, err := callerFrom(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	reach := store.Reach{All: canReadDirectory(c), SelfID: c.User()}
+	return search(limit, cursor, func(after uuid.UUID, fetch int32) ([]store.User, error) {
+		return s.st.Users().SearchVisible(ctx, store.Page{After: after, Limit: fetch}, term, reach)
+	}, func(r store.User) uuid.UUID { return r.ID }, userOut)
+}

@@ -1,0 +1,383 @@
+package ui
+
+import (
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/google/uuid"
+
+	"github.com/relay-llm/relay/internal/controlapi"
+	"github.com/relay-llm/relay/internal/rbac"
+	gen "github.com/relay-llm/relay/openapi/controlgen"
+)
+
+// The catalog kinds: hosts, models, bindings, host keys, rate limits and
+// policies. Only a system-wide admin changes them (rbac.ManageSystem).
+
+func manageSystem(p *controlapi.Principal) bool { return p.Can(rbac.ManageSystem, rbac.System()) }
+
+// check validates a body against the API's description, as the API does.
+func (p *page) check(h *Handler, method, path string, body any) error {
+	return h.api.Check(p.ctx, method, path, body)
+}
+
+func enabled(on bool) cell {
+	if on {
+		return cell{Text: "enabled", Badge: "ok"}
+	}
+	return cell{Text: "disabled", Badge: "warn"}
+}
+
+func (h *Handler) catalog() []*kind {
+	return []*kind{
+		h.hostKind(), h.modelKind(), h.bindingKind(), h.hostKeyKind(), h.rateLimitKind(), h.policyKind(),
+		h.teamKind(), h.projectKind(), h.serviceAccountKind(), h.relayKeyKind(), h.policyBindingKind(), h.budgetKind(),
+		h.userKind(), h.groupKind(), h.roleBindingKind(),
+	}
+}
+
+func (h *Handler) hostKind() *kind {
+	k := &kind{slug: "hosts", search: "slug, name or base URL", title: "Hosts", one: "host", write: manageSystem,
+		columns: []column{{Title: "Slug"}, {Title: "Name"}, {Title: "Provider"}, {Title: "Base URL"}, {Title: "State"}}}
+	k.list = func(p *page, term string, limit int32, cursor *string) ([]row, *string, error) {
+		var l gen.ListHosts200JSONResponse
+		if term != "" {
+			items, next, err := h.api.SearchHosts(p.ctx, term, limit, cursor)
+			if err != nil {
+				return nil, nil, err
+			}
+			l.Items, l.NextCursor = items, next
+		} else {
+			resp, err := h.api.ListHosts(p.ctx, gen.ListHostsRequestObject{Params: gen.ListHostsParams{Limit: &limit, Cursor: cursor}})
+			if err != nil {
+				return nil, nil, err
+			}
+			l = resp.(gen.ListHosts200JSONResponse)
+		}
+		rows := make([]row, len(l.Items))
+		for i, x := range l.Items {
+			rows[i] = row{ID: x.ID.String(), Cells: []cell{{Text: x.Slug, Mono: true}, {Text: x.Name}, {Text: string(x.Provider)}, {Text: x.BaseURL, Mono: true}, enabled(x.Enabled)}}
+		}
+		return rows, l.NextCursor, nil
+	}
+	k.fields = func(p *page, v *vals, _ bool) ([]field, error) {
+		en := v.on("enabled") || v.Values.Get("slug") == ""
+		return []field{
+			{Name: "slug", Label: "Slug", Kind: "text", Value: v.str("slug"), Required: true, Help: "Lower case letters, digits and dashes; requests pin a host as model@slug."},
+			text("name", "Name", v.str("name")),
+			selectOf("provider", "Provider", v.str("provider"), enumOptions("openai", "anthropic", "google", "custom")),
+			{Name: "base_url", Label: "Base URL", Kind: "text", Value: v.str("base_url"), Required: true, Help: "For example https://api.openai.com/v1"},
+			checkbox("enabled", "Enabled", en),
+		}, nil
+	}
+	k.create = func(p *page, v *vals) error {
+		b := gen.HostCreate{Slug: v.str("slug"), Name: v.optStr("name"), Provider: gen.Provider(v.str("provider")), BaseURL: v.str("base_url"), Enabled: v.onPtr("enabled")}
+		if err := p.check(h, http.MethodPost, "/api/hosts", b); err != nil {
+			return err
+		}
+		_, err := h.api.CreateHost(p.ctx, gen.CreateHostRequestObject{Body: &b})
+		return err
+	}
+	k.load = func(p *page, id uuid.UUID) (url.Values, error) {
+		resp, err := h.api.GetHost(p.ctx, gen.GetHostRequestObject{ID: id})
+		if err != nil {
+			return nil, err
+		}
+		x := resp.(gen.GetHost200JSONResponse)
+		return url.Values{"slug": {x.Slug}, "name": {x.Name}, "provider": {string(x.Provider)}, "base_url": {x.BaseURL}, "enabled": {onOff(x.Enabled)}}, nil
+	}
+	k.edit = func(p *page, id uuid.UUID, v *vals) error {
+		slug, name, base, prov := v.str("slug"), v.str("name"), v.str("base_url"), gen.Provider(v.str("provider"))
+		b := gen.HostUpdate{Slug: &slug, Name: &name, BaseURL: &base, Provider: &prov, Enabled: v.onPtr("enabled")}
+		if err := p.check(h, http.MethodPatch, "/api/hosts/"+id.String(), b); err != nil {
+			return err
+		}
+		_, err := h.api.UpdateHost(p.ctx, gen.UpdateHostRequestObject{ID: id, Body: &b})
+		return err
+	}
+	k.remove = func(p *page, id uuid.UUID) error {
+		_, err := h.api.DeleteHost(p.ctx, gen.DeleteHostRequestObject{ID: id})
+		return err
+	}
+	return k
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return ""
+}
+
+func (h *Handler) modelKind() *kind {
+	k := &kind{slug: "models", search: "name or provider", title: "Models", one: "model", write: manageSystem,
+		columns: []column{{Title: "Name"}, {Title: "Provider"}, {Title: "Kind"}, {Title: "Context", Num: true}, {Title: "Max output", Num: true}}}
+	k.list = func(p *page, term string, limit int32, cursor *string) ([]row, *string, error) {
+		var l gen.ListModels200JSONResponse
+		if term != "" {
+			items, next, err := h.api.SearchModels(p.ctx, term, limit, cursor)
+			if err != nil {
+				return nil, nil, err
+			}
+			l.Items, l.NextCursor = items, next
+		} else {
+			resp, err := h.api.ListModels(p.ctx, gen.ListModelsRequestObject{Params: gen.ListModelsParams{Limit: &limit, Cursor: cursor}})
+			if err != nil {
+				return nil, nil, err
+			}
+			l = resp.(gen.ListModels200JSONResponse)
+		}
+		rows := make([]row, len(l.Items))
+		for i, x := range l.Items {
+			rows[i] = row{ID: x.ID.String(), Cells: []cell{{Text: x.Name, Mono: true}, {Text: x.Provider}, {Text: string(x.Kind)},
+				{Text: strconv.Itoa(int(x.ContextWindow)), Num: true}, {Text: strconv.Itoa(int(x.MaxOutputTokens)), Num: true}}}
+		}
+		return rows, l.NextCursor, nil
+	}
+	k.fields = func(p *page, v *vals, _ bool) ([]field, error) {
+		return []field{
+			{Name: "name", Label: "Name", Kind: "text", Value: v.str("name"), Required: true, Help: "What callers send as model."},
+			text("provider", "Provider", v.str("provider")),
+			selectOf("kind", "Kind", v.str("kind"), enumOptions("chat", "embedding")),
+			number("context_window", "Context window (tokens)", v.str("context_window")),
+			number("max_output_tokens", "Max output tokens", v.str("max_output_tokens")),
+			checkbox("supports_tools", "Tools", v.on("supports_tools")),
+			checkbox("supports_vision", "Vision", v.on("supports_vision")),
+			checkbox("supports_json", "JSON / structured output", v.on("supports_json")),
+			checkbox("supports_thinking", "Thinking", v.on("supports_thinking")),
+		}, nil
+	}
+	body := func(v *vals) gen.ModelUpdate {
+		name, prov, kd := v.str("name"), v.str("provider"), gen.ModelKind(v.str("kind"))
+		return gen.ModelUpdate{Name: &name, Provider: &prov, Kind: &kd, ContextWindow: v.optInt32("context_window"), MaxOutputTokens: v.optInt32("max_output_tokens"),
+			SupportsTools: v.onPtr("supports_tools"), SupportsVision: v.onPtr("supports_vision"), SupportsJSON: v.onPtr("supports_json"), SupportsThinking: v.onPtr("supports_thinking")}
+	}
+	k.create = func(p *page, v *vals) error {
+		u := body(v)
+		if err := v.err(); err != nil {
+			return err
+		}
+		b := gen.ModelCreate{Name: *u.Name, Provider: v.optStr("provider"), Kind: u.Kind, ContextWindow: u.ContextWindow, MaxOutputTokens: u.MaxOutputTokens,
+			SupportsTools: u.SupportsTools, SupportsVision: u.SupportsVision, SupportsJSON: u.SupportsJSON, SupportsThinking: u.SupportsThinking}
+		if err := p.check(h, http.MethodPost, "/api/models", b); err != nil {
+			return err
+		}
+		_, err := h.api.CreateModel(p.ctx, gen.CreateModelRequestObject{Body: &b})
+		return err
+	}
+	k.load = func(p *page, id uuid.UUID) (url.Values, error) {
+		resp, err := h.api.GetModel(p.ctx, gen.GetModelRequestObject{ID: id})
+		if err != nil {
+			return nil, err
+		}
+		x := resp.(gen.GetModel200JSONResponse)
+		return url.Values{"name": {x.Name}, "provider": {x.Provider}, "kind": {string(x.Kind)},
+			"context_window": {strconv.Itoa(int(x.ContextWindow))}, "max_output_tokens": {strconv.Itoa(int(x.MaxOutputTokens))},
+			"supports_tools": {onOff(x.SupportsTools)}, "supports_vision": {onOff(x.SupportsVision)},
+			"supports_json": {onOff(x.SupportsJSON)}, "supports_thinking": {onOff(x.SupportsThinking)}}, nil
+	}
+	k.edit = func(p *page, id uuid.UUID, v *vals) error {
+		b := body(v)
+		if err := v.err(); err != nil {
+			return err
+		}
+		if err := p.check(h, http.MethodPatch, "/api/models/"+id.String(), b); err != nil {
+			return err
+		}
+		_, err := h.api.UpdateModel(p.ctx, gen.UpdateModelRequestObject{ID: id, Body: &b})
+		return err
+	}
+	k.remove = func(p *page, id uuid.UUID) error {
+		_, err := h.api.DeleteModel(p.ctx, gen.DeleteModelRequestObject{ID: id})
+		return err
+	}
+	return k
+}
+
+func (h *Handler) bindingKind() *kind {
+	k := &kind{slug: "bindings", title: "Bindings", one: "binding", write: manageSystem,
+		columns: []column{{Title: "Model"}, {Title: "Host"}, {Title: "Shape"}, {Title: "Upstream model"}, {Title: "Input /M", Num: true}, {Title: "Output /M", Num: true}, {Title: "Order", Num: true}, {Title: "State"}}}
+	k.list = func(p *page, term string, limit int32, cursor *string) ([]row, *string, error) {
+		resp, err := h.api.ListBindings(p.ctx, gen.ListBindingsRequestObject{Params: gen.ListBindingsParams{Limit: &limit, Cursor: cursor}})
+		if err != nil {
+			return nil, nil, err
+		}
+		l := resp.(gen.ListBindings200JSONResponse)
+		models, hosts := labels(h.modelOptions(p)), labels(h.hostOptions(p))
+		rows := make([]row, len(l.Items))
+		for i, x := range l.Items {
+			rows[i] = row{ID: x.ID.String(), Cells: []cell{{Text: models.of(x.ModelID), Mono: true}, {Text: hosts.of(x.HostID), Mono: true}, {Text: string(x.Shape)},
+				{Text: x.UpstreamModel, Mono: true}, {Text: price(x.InputPrice), Num: true}, {Text: price(x.OutputPrice), Num: true},
+				{Text: strconv.Itoa(int(x.Position)), Num: true}, enabled(x.Enabled)}}
+		}
+		return rows, l.NextCursor, nil
+	}
+	k.fields = func(p *page, v *vals, editing bool) ([]field, error) {
+		fs := []field{}
+		if !editing {
+			fs = append(fs, selectOf("model_id", "Model", v.str("model_id"), withNone("Choose a model", h.modelOptions(p))),
+				selectOf("host_id", "Host", v.str("host_id"), withNone("Choose a host", h.hostOptions(p))))
+		}
+		return append(fs,
+			selectOf("shape", "Shape", v.str("shape"), enumOptions("openai", "openai_responses", "anthropic", "gemini")),
+			field{Name: "upstream_model", Label: "Upstream model", Kind: "text", Value: v.str("upstream_model"), Required: true, Help: "The model name the host knows."},
+			field{Name: "input_price", Label: "Input price per million tokens", Kind: "text", Value: v.str("input_price"), Help: "In your currency, e.g. 2.50"},
+			text("output_price", "Output price per million tokens", v.str("output_price")),
+			text("cached_input_price", "Cached input price per million tokens", v.str("cached_input_price")),
+			number("position", "Order", v.str("position")),
+			checkbox("enabled", "Enabled", v.on("enabled") || v.Values.Get("upstream_model") == ""),
+		), nil
+	}
+	k.create = func(p *page, v *vals) error {
+		b := gen.BindingCreate{ModelID: v.id("model_id", "model"), HostID: v.id("host_id", "host"), Shape: gen.Shape(v.str("shape")), UpstreamModel: v.str("upstream_model"),
+			InputPrice: v.optPrice("input_price"), OutputPrice: v.optPrice("output_price"), CachedInputPrice: v.optPrice("cached_input_price"),
+			Position: v.optInt32("position"), Enabled: v.onPtr("enabled")}
+		if err := v.err(); err != nil {
+			return err
+		}
+		if err := p.check(h, http.MethodPost, "/api/bindings", b); err != nil {
+			return err
+		}
+		_, err := h.api.CreateBinding(p.ctx, gen.CreateBindingRequestObject{Body: &b})
+		return err
+	}
+	k.load = func(p *page, id uuid.UUID) (url.Values, error) {
+		resp, err := h.api.GetBinding(p.ctx, gen.GetBindingRequestObject{ID: id})
+		if err != nil {
+			return nil, err
+		}
+		x := resp.(gen.GetBinding200JSONResponse)
+		return url.Values{"shape": {string(x.Shape)}, "upstream_model": {x.UpstreamModel}, "input_price": {price(x.InputPrice)},
+			"output_price": {price(x.OutputPrice)}, "cached_input_price": {price(x.CachedInputPrice)},
+			"position": {strconv.Itoa(int(x.Position))}, "enabled": {onOff(x.Enabled)}}, nil
+	}
+	k.edit = func(p *page, id uuid.UUID, v *vals) error {
+		shape, up := gen.Shape(v.str("shape")), v.str("upstream_model")
+		b := gen.BindingUpdate{Shape: &shape, UpstreamModel: &up, InputPrice: v.optPrice("input_price"), OutputPrice: v.optPrice("output_price"),
+			CachedInputPrice: v.optPrice("cached_input_price"), Position: v.optInt32("position"), Enabled: v.onPtr("enabled")}
+		if err := v.err(); err != nil {
+			return err
+		}
+		if err := p.check(h, http.MethodPatch, "/api/bindings/"+id.String(), b); err != nil {
+			return err
+		}
+		_, err := h.api.UpdateBinding(p.ctx, gen.UpdateBindingRequestObject{ID: id, Body: &b})
+		return err
+	}
+	k.remove = func(p *page, id uuid.UUID) error {
+		_, err := h.api.DeleteBinding(p.ctx, gen.DeleteBindingRequestObject{ID: id})
+		return err
+	}
+	return k
+}
+
+func (h *Handler) hostKeyKind() *kind {
+	k := &kind{slug: "host-keys", title: "Host keys", one: "host key", write: manageSystem,
+		columns: []column{{Title: "Slug"}, {Title: "Host"}, {Title: "Secret"}, {Title: "Version", Num: true}, {Title: "Order", Num: true}, {Title: "State"}}}
+	k.list = func(p *page, term string, limit int32, cursor *string) ([]row, *string, error) {
+		resp, err := h.api.ListHostKeys(p.ctx, gen.ListHostKeysRequestObject{Params: gen.ListHostKeysParams{Limit: &limit, Cursor: cursor}})
+		if err != nil {
+			return nil, nil, err
+		}
+		l := resp.(gen.ListHostKeys200JSONResponse)
+		hosts := labels(h.hostOptions(p))
+		rows := make([]row, len(l.Items))
+		for i, x := range l.Items {
+			secret := "sealed"
+			if x.SecretRef != nil {
+				secret = *x.SecretRef
+			}
+			rows[i] = row{ID: x.ID.String(), Cells: []cell{{Text: x.Slug, Mono: true}, {Text: hosts.of(x.HostID), Mono: true}, {Text: secret, Mono: true},
+				{Text: strconv.Itoa(int(x.SecretVersion)), Num: true}, {Text: strconv.Itoa(int(x.Position)), Num: true}, enabled(x.Enabled)}}
+			if manageSystem(p.who) {
+				rows[i].Actions = []rowAction{{Href: "/host-keys/" + x.ID.String() + "/test", Label: "Test"}}
+			}
+		}
+		return rows, l.NextCursor, nil
+	}
+	k.fields = func(p *page, v *vals, editing bool) ([]field, error) {
+		fs := []field{}
+		if !editing {
+			fs = append(fs, selectOf("host_id", "Host", v.str("host_id"), withNone("Choose a host", h.hostOptions(p))))
+		}
+		help := "Write-only: stored encrypted under RELAY_MASTER_KEY and never shown again."
+		if editing {
+			help = "Write-only: leave empty to keep the stored secret."
+		}
+		return append(fs,
+			field{Name: "slug", Label: "Slug", Kind: "text", Value: v.str("slug"), Required: true},
+			field{Name: "secret", Label: "Secret", Kind: "secret", Help: help},
+			field{Name: "secret_ref", Label: "Or an environment variable", Kind: "text", Value: v.str("secret_ref"), Help: "env:OPENAI_API_KEY — give this or a secret, not both."},
+			selectOf("tier_rate_limit_id", "Tier rate limit", v.str("tier_rate_limit_id"), withNone("None", h.rateLimitOptions(p))),
+			number("position", "Order", v.str("position")),
+			checkbox("enabled", "Enabled", v.on("enabled") || v.Values.Get("slug") == ""),
+		), nil
+	}
+	k.create = func(p *page, v *vals) error {
+		b := gen.HostKeyCreate{HostID: v.id("host_id", "host"), Slug: v.str("slug"), Secret: v.optStr("secret"), SecretRef: v.optStr("secret_ref"),
+			TierRateLimitID: v.optID("tier_rate_limit_id"), Position: v.optInt32("position"), Enabled: v.onPtr("enabled")}
+		if err := v.err(); err != nil {
+			return err
+		}
+		if err := p.check(h, http.MethodPost, "/api/host-keys", b); err != nil {
+			return err
+		}
+		_, err := h.api.CreateHostKey(p.ctx, gen.CreateHostKeyRequestObject{Body: &b})
+		return err
+	}
+	k.load = func(p *page, id uuid.UUID) (url.Values, error) {
+		resp, err := h.api.GetHostKey(p.ctx, gen.GetHostKeyRequestObject{ID: id})
+		if err != nil {
+			return nil, err
+		}
+		x := resp.(gen.GetHostKey200JSONResponse)
+		v := url.Values{"slug": {x.Slug}, "position": {strconv.Itoa(int(x.Position))}, "enabled": {onOff(x.Enabled)}, "tier_rate_limit_id": {idStr(x.TierRateLimitID)}}
+		if x.SecretRef != nil {
+			v.Set("secret_ref", *x.SecretRef)
+		}
+		return v, nil
+	}
+	k.edit = func(p *page, id uuid.UUID, v *vals) error {
+		slug := v.str("slug")
+		b := gen.HostKeyUpdate{Slug: &slug, Secret: v.optStr("secret"), Position: v.optInt32("position"), Enabled: v.onPtr("enabled")}
+		if b.Secret == nil {
+			b.SecretRef = v.optStr("secret_ref")
+		}
+		if err := v.err(); err != nil {
+			return err
+		}
+		if err := p.check(h, http.MethodPatch, "/api/host-keys/"+id.String(), b); err != nil {
+			return err
+		}
+		_, err := h.api.UpdateHostKey(p.ctx, gen.UpdateHostKeyRequestObject{ID: id, Body: &b})
+		return err
+	}
+	k.remove = func(p *page, id uuid.UUID) error {
+		_, err := h.api.DeleteHostKey(p.ctx, gen.DeleteHostKeyRequestObject{ID: id})
+		return err
+	}
+	return k
+}
+
+func (h *Handler) rateLimitKind() *kind {
+	k := &kind{slug: "rate-limits", title: "Rate limits", one: "rate limit", write: manageSystem,
+		columns: []column{{Title: "Slug"}, {Title: "Name"}, {Title: "Rules", Num: true}}}
+	k.list = func(p *page, term string, limit int32, cursor *string) ([]row, *string, error) {
+		resp, err := h.api.ListRateLimits(p.ctx, gen.ListRateLimitsRequestObject{Params: gen.ListRateLimitsParams{Limit: &limit, Cursor: cursor}})
+		if err != nil {
+			return nil, nil, err
+		}
+		l := resp.(gen.ListRateLimits200JSONResponse)
+		rows := make([]row, len(l.Items))
+		for i, x := range l.Items {
+			rows[i] = row{ID: x.ID.String(), Cells: []cell{{Text: x.Slug, Mono: true}, {Text: x.Name}, {Text: strconv.Itoa(len(x.Rules)), Num: true}}}
+		}
+		return rows, l.NextCursor, nil
+	}
+	k.remove = func(p *page, id uuid.UUID) error {
+		_, err := h.api.DeleteRateLimit(p.ctx, gen.DeleteRateLimitRequestObject{ID: id})
+		return err
+	}
+	return k
+}

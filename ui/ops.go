@@ -1,0 +1,282 @@
+package ui
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/relay-llm/relay/internal/rbac"
+	gen "github.com/relay-llm/relay/openapi/controlgen"
+)
+
+// The operational pages: overview, usage explorer and breakers. They read
+// the usage query layer and the key pool through the API's methods.
+
+// money shows a cost in nano-units of currency (usage) as currency.
+func money(nano int64) string {
+	v := float64(nano) / 1e9
+	if v >= 1 || v == 0 {
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 6, 64)
+}
+
+func count(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+func (h *Handler) summary(p *page, from, to time.Time, by ...gen.UsageGroupBy) (gen.UsageSummary, error) {
+	params := gen.GetUsageSummaryParams{From: &from, To: &to}
+	if len(by) > 0 {
+		params.GroupBy = &by
+	}
+	resp, err := h.api.GetUsageSummary(p.ctx, gen.GetUsageSummaryRequestObject{Params: params})
+	if err != nil {
+		return gen.UsageSummary{}, err
+	}
+	return gen.UsageSummary(resp.(gen.GetUsageSummary200JSONResponse)), nil
+}
+
+func totalOf(rows []gen.UsageRow) gen.UsageTotals {
+	var t gen.UsageTotals
+	for _, r := range rows {
+		t.Requests += r.Totals.Requests
+		t.Errors += r.Totals.Errors
+		t.Cost += r.Totals.Cost
+		t.InputTokens += r.Totals.InputTokens
+		t.OutputTokens += r.Totals.OutputTokens
+	}
+	return t
+}
+
+func stats(t gen.UsageTotals) []stat {
+	return []stat{{"Requests", count(t.Requests)}, {"Errors", count(t.Errors)}, {"Spend", money(t.Cost)},
+		{"Input tokens", count(t.InputTokens)}, {"Output tokens", count(t.OutputTokens)}}
+}
+
+// topTable is the largest rows of a summary by requests.
+func topTable(rows []gen.UsageRow, title string, name func(gen.UsageGroup) string, n int) table {
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Totals.Requests > rows[j].Totals.Requests })
+	if len(rows) > n {
+		rows = rows[:n]
+	}
+	t := table{Columns: []column{{Title: title}, {Title: "Requests", Num: true}, {Title: "Errors", Num: true}, {Title: "Spend", Num: true}},
+		Empty: "No requests in this range."}
+	for _, r := range rows {
+		t.Rows = append(t.Rows, row{Cells: []cell{{Text: name(r.Group), Mono: true}, {Text: count(r.Totals.Requests), Num: true},
+			{Text: count(r.Totals.Errors), Num: true}, {Text: money(r.Totals.Cost), Num: true}}})
+	}
+	return t
+}
+
+func (h *Handler) overview(p *page) {
+	to := time.Now()
+	from := to.Add(-24 * time.Hour)
+	byModel, err := h.summary(p, from, to, gen.UsageGroupByModel)
+	if err != nil {
+		h.failErr(p, err)
+		return
+	}
+	byProject, err := h.summary(p, from, to, gen.UsageGroupByProject)
+	if err != nil {
+		h.failErr(p, err)
+		return
+	}
+	projects := labels(h.projectOptions(p))
+	v := overviewView{
+		Range:       "last 24 hours",
+		Stats:       stats(totalOf(byModel.Rows)),
+		TopModels:   topTable(byModel.Rows, "Model", func(g gen.UsageGroup) string { return deref(g.Model) }, 5),
+		TopProjects: topTable(byProject.Rows, "Project", func(g gen.UsageGroup) string { return idLabel(projects, g.ProjectID) }, 5),
+	}
+	// Breakers are this pod's view of every host key: system readers only.
+	if v.ShowBreakers = p.who.Can(rbac.Read, rbac.System()); v.ShowBreakers {
+		br, err := h.breakerTable(p, true)
+		if err != nil {
+			h.failErr(p, err)
+			return
+		}
+		v.Breakers = br
+	}
+	p.render(http.StatusOK, "Overview", "overview", overviewPage(v))
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return "—"
+	}
+	return *s
+}
+
+func idLabel(m labelMap, id *uuid.UUID) string {
+	if id == nil {
+		return "—"
+	}
+	return m.of(*id)
+}
+
+// breakerTable lists this pod's breakers; held only keeps the open ones.
+func (h *Handler) breakerTable(p *page, held bool) (table, error) {
+	resp, err := h.api.ListBreakers(p.ctx, gen.ListBreakersRequestObject{})
+	if err != nil {
+		return table{}, err
+	}
+	keys, hosts := labels(h.hostKeyOptions(p)), labels(h.hostOptions(p))
+	t := table{Columns: []column{{Title: "Host key"}, {Title: "Host"}, {Title: "State"}, {Title: "Failures", Num: true}, {Title: "Retry at"}},
+		Empty: "Every host key is healthy."}
+	for _, b := range resp.(gen.ListBreakers200JSONResponse).Items {
+		if held && b.State == gen.BreakerStateClosed {
+			continue
+		}
+		st := cell{Text: string(b.State), Badge: "ok"}
+		if b.State == gen.BreakerStateOpen {
+			st.Badge = "bad"
+		} else if b.State == gen.BreakerStateHalfOpen {
+			st.Badge = "warn"
+		}
+		retry := "—"
+		if b.RetryAt != nil {
+			retry = b.RetryAt.UTC().Format("15:04:05")
+		}
+		t.Rows = append(t.Rows, row{Cells: []cell{{Text: keys.of(b.HostKeyID), Mono: true}, {Text: hosts.of(b.HostID), Mono: true}, st,
+			{Text: strconv.Itoa(int(b.ConsecutiveFailures)), Num: true}, {Text: retry}}})
+	}
+	return t, nil
+}
+
+func (h *Handler) breakers(p *page) {
+	t, err := h.breakerTable(p, false)
+	if err != nil {
+		h.failErr(p, err)
+		return
+	}
+	t.Empty = "No host key has served a request in this pod yet."
+	p.render(http.StatusOK, "Breakers", "breakers", breakersPage(t))
+}
+
+// localTime is the value format of <input type="datetime-local">, in UTC.
+const localTime = "2006-01-02T15:04"
+
+var usageGroups = []option{{"model", "Model", false}, {"project", "Project", false}, {"team", "Team", false},
+	{"key", "Relay key", false}, {"host", "Host", false}, {"status", "Status", false}}
+
+func (h *Handler) usage(p *page) {
+	q := p.r.URL.Query()
+	to, from := time.Now().UTC(), time.Time{}
+	if t, err := time.Parse(localTime, q.Get("to")); err == nil {
+		to = t
+	}
+	from = to.Add(-24 * time.Hour)
+	if t, err := time.Parse(localTime, q.Get("from")); err == nil {
+		from = t
+	}
+	group := q.Get("group_by")
+	if labels(usageGroups)[group] == "" {
+		group = "model"
+	}
+	v := usageView{From: from.Format(localTime), To: to.Format(localTime), GroupBy: labels(usageGroups)[group]}
+	for _, o := range usageGroups {
+		o.Selected = o.Value == group
+		v.Groups = append(v.Groups, o)
+	}
+	csv := url.Values{"format": {"csv"}, "from": {from.Format(time.RFC3339)}, "to": {to.Format(time.RFC3339)}}
+	v.CSV = "/api/usage/events?" + csv.Encode()
+
+	sum, err := h.summary(p, from, to, gen.UsageGroupBy(group))
+	if err != nil {
+		h.failErr(p, err)
+		return
+	}
+	v.Stats = stats(totalOf(sum.Rows))
+	name := h.groupNamer(p, gen.UsageGroupBy(group))
+	v.Rows = topTable(sum.Rows, v.GroupBy, name, 100)
+
+	interval := gen.UsageIntervalHour
+	switch span := to.Sub(from); {
+	case span <= 3*time.Hour:
+		interval = gen.UsageIntervalMinute
+	case span > 4*24*time.Hour:
+		interval = gen.UsageIntervalDay
+	}
+	ts, err := h.api.GetUsageTimeseries(p.ctx, gen.GetUsageTimeseriesRequestObject{Params: gen.GetUsageTimeseriesParams{From: &from, To: &to, Interval: &interval}})
+	if err != nil {
+		h.failErr(p, err)
+		return
+	}
+	v.Chart = barChartOf("Requests per "+string(interval), gen.UsageTimeseries(ts.(gen.GetUsageTimeseries200JSONResponse)).Points, from, to, interval)
+	p.render(http.StatusOK, "Usage", "usage", usagePage(v))
+}
+
+func (h *Handler) groupNamer(p *page, by gen.UsageGroupBy) func(gen.UsageGroup) string {
+	switch by {
+	case gen.UsageGroupByProject:
+		m := labels(h.projectOptions(p))
+		return func(g gen.UsageGroup) string { return idLabel(m, g.ProjectID) }
+	case gen.UsageGroupByTeam:
+		m := labels(h.teamOptions(p))
+		return func(g gen.UsageGroup) string { return idLabel(m, g.TeamID) }
+	case gen.UsageGroupByHost:
+		m := labels(h.hostOptions(p))
+		return func(g gen.UsageGroup) string { return idLabel(m, g.HostID) }
+	case gen.UsageGroupByKey:
+		return func(g gen.UsageGroup) string { return idLabel(labelMap{}, g.RelayKeyID) }
+	case gen.UsageGroupByStatus:
+		return func(g gen.UsageGroup) string {
+			if g.Status == nil {
+				return "—"
+			}
+			return strconv.Itoa(int(*g.Status))
+		}
+	}
+	return func(g gen.UsageGroup) string { return deref(g.Model) }
+}
+
+// barChartOf draws requests per bucket as bars on a fixed 720×200 canvas.
+func barChartOf(title string, points []gen.UsagePoint, from, to time.Time, interval gen.UsageInterval) chart {
+	const w, hgt, left, bottom = 720, 200, 40, 20
+	c := chart{Title: title, Width: w, Height: hgt, Empty: len(points) == 0}
+	if c.Empty {
+		return c
+	}
+	step := map[gen.UsageInterval]time.Duration{gen.UsageIntervalMinute: time.Minute, gen.UsageIntervalHour: time.Hour, gen.UsageIntervalDay: 24 * time.Hour}[interval]
+	start := from.Truncate(step)
+	n := int(to.Sub(start)/step) + 1
+	if n < 1 || n > 2000 {
+		n = 2000
+	}
+	buckets := make([]int64, n)
+	var peak int64
+	for _, pt := range points {
+		i := int(pt.BucketStart.Sub(start) / step)
+		if i < 0 || i >= n {
+			continue
+		}
+		buckets[i] += pt.Totals.Requests
+		peak = max(peak, buckets[i])
+	}
+	bw := float64(w-left) / float64(n)
+	plot := hgt - bottom - 10
+	for i, b := range buckets {
+		if b == 0 {
+			continue
+		}
+		bh := int(float64(plot) * float64(b) / float64(peak))
+		bh = max(bh, 1)
+		c.Bars = append(c.Bars, chartBar{X: left + int(float64(i)*bw), Y: hgt - bottom - bh, W: max(int(bw)-1, 1), H: bh,
+			Label: fmt.Sprintf("%s: %s requests", start.Add(time.Duration(i)*step).UTC().Format("Jan 2 15:04"), count(b))})
+	}
+	c.Ticks = []chartTick{{X: 0, Y: 14, Label: count(peak)}, {X: 0, Y: hgt - bottom, Label: "0"},
+		{X: left, Y: hgt - 4, Label: start.UTC().Format("Jan 2 15:04")}, {X: w - 90, Y: hgt - 4, Label: to.UTC().Format("Jan 2 15:04")}}
+	return c
+}
+
+func viewBox(c chart) string { return fmt.Sprintf("0 0 %d %d", c.Width, c.Height) }

@@ -1,0 +1,181 @@
+package ui
+
+import (
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/google/uuid"
+
+	gen "github.com/relay-llm/relay/openapi/controlgen"
+	relaynull "github.com/relay-llm/relay/openapi/nullable"
+)
+
+// Policies: the form shows the models and host keys a policy grants as
+// checklists; a save writes the policy, then adds and removes grants to
+// match the lists (each grant is its own audited write, as in the API).
+
+func (h *Handler) policyKind() *kind {
+	k := &kind{slug: "policies", search: "slug or name", title: "Policies", one: "policy", write: manageSystem,
+		columns: []column{{Title: "Slug"}, {Title: "Name"}, {Title: "Models"}, {Title: "Host keys"}, {Title: "Max wait", Num: true}, {Title: "Priority", Num: true}}}
+	k.list = func(p *page, term string, limit int32, cursor *string) ([]row, *string, error) {
+		var l gen.ListPolicies200JSONResponse
+		if term != "" {
+			items, next, err := h.api.SearchPolicies(p.ctx, term, limit, cursor)
+			if err != nil {
+				return nil, nil, err
+			}
+			l.Items, l.NextCursor = items, next
+		} else {
+			resp, err := h.api.ListPolicies(p.ctx, gen.ListPoliciesRequestObject{Params: gen.ListPoliciesParams{Limit: &limit, Cursor: cursor}})
+			if err != nil {
+				return nil, nil, err
+			}
+			l = resp.(gen.ListPolicies200JSONResponse)
+		}
+		rows := make([]row, len(l.Items))
+		for i, x := range l.Items {
+			rows[i] = row{ID: x.ID.String(), Cells: []cell{{Text: x.Slug, Mono: true}, {Text: x.Name}, {Text: allOr(x.AllModels)}, {Text: allOr(x.AllHostKeys)},
+				{Text: strconv.Itoa(int(x.MaxWaitMs)) + " ms", Num: true}, {Text: strconv.Itoa(int(x.Priority)), Num: true}}}
+		}
+		return rows, l.NextCursor, nil
+	}
+	k.fields = func(p *page, v *vals, _ bool) ([]field, error) {
+		return []field{
+			{Name: "slug", Label: "Slug", Kind: "text", Value: v.str("slug"), Required: true},
+			text("name", "Name", v.str("name")),
+			checkbox("all_models", "Grant every model", v.on("all_models")),
+			checklist("models", "Models", v.Values["models"], h.modelOptions(p)),
+			checkbox("all_host_keys", "May spend every host key", v.on("all_host_keys")),
+			checklist("host_keys", "Host keys", v.Values["host_keys"], h.hostKeyOptions(p)),
+			selectOf("rate_limit_id", "Rate limit", v.str("rate_limit_id"), withNone("None", h.rateLimitOptions(p))),
+			{Name: "max_wait_ms", Label: "Pacing: longest wait (ms)", Kind: "number", Value: v.str("max_wait_ms"), Help: "How long a request may wait for budget before a 429."},
+			number("priority", "Priority", v.str("priority")),
+		}, nil
+	}
+	k.create = func(p *page, v *vals) error {
+		b := gen.PolicyCreate{Slug: v.str("slug"), Name: v.optStr("name"), AllModels: v.onPtr("all_models"), AllHostKeys: v.onPtr("all_host_keys"),
+			RateLimitID: v.optID("rate_limit_id"), MaxWaitMs: v.optInt32("max_wait_ms"), Priority: v.optInt32("priority")}
+		models, keys := v.ids("models"), v.ids("host_keys")
+		if err := v.err(); err != nil {
+			return err
+		}
+		if err := p.check(h, http.MethodPost, "/api/policies", b); err != nil {
+			return err
+		}
+		resp, err := h.api.CreatePolicy(p.ctx, gen.CreatePolicyRequestObject{Body: &b})
+		if err != nil {
+			return err
+		}
+		id := resp.(gen.CreatePolicy201JSONResponse).ID
+		return h.setGrants(p, id, models, keys)
+	}
+	k.load = func(p *page, id uuid.UUID) (url.Values, error) {
+		resp, err := h.api.GetPolicy(p.ctx, gen.GetPolicyRequestObject{ID: id})
+		if err != nil {
+			return nil, err
+		}
+		x := resp.(gen.GetPolicy200JSONResponse)
+		models, keys, err := h.grants(p, id)
+		if err != nil {
+			return nil, err
+		}
+		v := url.Values{"slug": {x.Slug}, "name": {x.Name}, "all_models": {onOff(x.AllModels)}, "all_host_keys": {onOff(x.AllHostKeys)},
+			"rate_limit_id": {idStr(x.RateLimitID)}, "max_wait_ms": {strconv.Itoa(int(x.MaxWaitMs))}, "priority": {strconv.Itoa(int(x.Priority))}}
+		for id := range models {
+			v.Add("models", id.String())
+		}
+		for id := range keys {
+			v.Add("host_keys", id.String())
+		}
+		return v, nil
+	}
+	k.edit = func(p *page, id uuid.UUID, v *vals) error {
+		slug, name := v.str("slug"), v.str("name")
+		b := gen.PolicyUpdate{Slug: &slug, Name: &name, AllModels: v.onPtr("all_models"), AllHostKeys: v.onPtr("all_host_keys"),
+			MaxWaitMs: v.optInt32("max_wait_ms"), Priority: v.optInt32("priority")}
+		b.RateLimitID = relaynull.FromPointer(v.optID("rate_limit_id"))
+		models, keys := v.ids("models"), v.ids("host_keys")
+		if err := v.err(); err != nil {
+			return err
+		}
+		if err := p.check(h, http.MethodPatch, "/api/policies/"+id.String(), b); err != nil {
+			return err
+		}
+		if _, err := h.api.UpdatePolicy(p.ctx, gen.UpdatePolicyRequestObject{ID: id, Body: &b}); err != nil {
+			return err
+		}
+		return h.setGrants(p, id, models, keys)
+	}
+	k.remove = func(p *page, id uuid.UUID) error {
+		_, err := h.api.DeletePolicy(p.ctx, gen.DeletePolicyRequestObject{ID: id})
+		return err
+	}
+	return k
+}
+
+func allOr(all bool) string {
+	if all {
+		return "all"
+	}
+	return "listed"
+}
+
+// grants reads a policy's model and host-key grants (at most the API's
+// largest page each: a policy's grants are few).
+func (h *Handler) grants(p *page, id uuid.UUID) (models, keys map[uuid.UUID]bool, err error) {
+	limit := int32(500)
+	mr, err := h.api.ListPolicyModelGrants(p.ctx, gen.ListPolicyModelGrantsRequestObject{ID: id, Params: gen.ListPolicyModelGrantsParams{Limit: &limit}})
+	if err != nil {
+		return nil, nil, err
+	}
+	kr, err := h.api.ListPolicyHostKeyGrants(p.ctx, gen.ListPolicyHostKeyGrantsRequestObject{ID: id, Params: gen.ListPolicyHostKeyGrantsParams{Limit: &limit}})
+	if err != nil {
+		return nil, nil, err
+	}
+	models, keys = map[uuid.UUID]bool{}, map[uuid.UUID]bool{}
+	for _, g := range mr.(gen.ListPolicyModelGrants200JSONResponse).Items {
+		models[g.ModelID] = true
+	}
+	for _, g := range kr.(gen.ListPolicyHostKeyGrants200JSONResponse).Items {
+		keys[g.HostKeyID] = true
+	}
+	return models, keys, nil
+}
+
+// setGrants makes a policy's grants the given lists.
+func (h *Handler) setGrants(p *page, id uuid.UUID, models, keys []uuid.UUID) error {
+	haveM, haveK, err := h.grants(p, id)
+	if err != nil {
+		return err
+	}
+	for _, m := range models {
+		if haveM[m] {
+			delete(haveM, m)
+			continue
+		}
+		if _, err := h.api.CreatePolicyModelGrant(p.ctx, gen.CreatePolicyModelGrantRequestObject{ID: id, Body: &gen.PolicyModelGrantCreate{ModelID: m}}); err != nil {
+			return err
+		}
+	}
+	for m := range haveM {
+		if _, err := h.api.DeletePolicyModelGrant(p.ctx, gen.DeletePolicyModelGrantRequestObject{ID: id, ModelID: m}); err != nil {
+			return err
+		}
+	}
+	for _, k := range keys {
+		if haveK[k] {
+			delete(haveK, k)
+			continue
+		}
+		if _, err := h.api.CreatePolicyHostKeyGrant(p.ctx, gen.CreatePolicyHostKeyGrantRequestObject{ID: id, Body: &gen.PolicyHostKeyGrantCreate{HostKeyID: k}}); err != nil {
+			return err
+		}
+	}
+	for k := range haveK {
+		if _, err := h.api.DeletePolicyHostKeyGrant(p.ctx, gen.DeletePolicyHostKeyGrantRequestObject{ID: id, HostKeyID: k}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
