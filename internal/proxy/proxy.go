@@ -304,6 +304,10 @@ func (h *Handler) serveInference(rq *request) {
 		return
 	}
 	scan, err := wire.ScanRequest(rq.body.Bytes())
+	if we, ok := err.(*wire.Error); ok { // a refusal that names its member
+		rq.fail(we)
+		return
+	}
 	if err != nil {
 		rq.fail(&wire.Error{Kind: wire.ErrMalformedRequest, Msg: "Could not parse the request body: " + err.Error()})
 		return
