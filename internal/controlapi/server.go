@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"runtime"
 	"strings"
 	"time"
 
@@ -94,7 +95,8 @@ type Config struct {
 	LoginWindow   time.Duration
 	// LoginHashes password checks (argon2id, 19 MiB each) run at once; a
 	// sign-in waits up to LoginWait for one to finish, then answers 429.
-	// Zero values: 2 at once, 2 seconds.
+	// Zero values: a quarter of the CPUs (at least 1) — the rest stay with
+	// the inference plane — and 2 seconds.
 	LoginHashes int
 	LoginWait   time.Duration
 }
@@ -155,7 +157,7 @@ func newServer(cfg Config) (*Server, error) {
 		cfg.LoginWindow = 15 * time.Minute
 	}
 	if cfg.LoginHashes <= 0 {
-		cfg.LoginHashes = 2
+		cfg.LoginHashes = max(1, runtime.GOMAXPROCS(0)/4)
 	}
 	if cfg.LoginWait <= 0 {
 		cfg.LoginWait = 2 * time.Second
