@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"runtime"
 	"strings"
 	"time"
 
@@ -92,17 +93,24 @@ type Config struct {
 	// until the window ends. Zero values: 10 attempts per 15 minutes.
 	LoginAttempts int
 	LoginWindow   time.Duration
+	// LoginHashes password checks (argon2id, 19 MiB each) run at once; a
+	// sign-in waits up to LoginWait for one to finish, then answers 429.
+	// Zero values: a quarter of the CPUs (at least 1) — the rest stay with
+	// the inference plane — and 2 seconds.
+	LoginHashes int
+	LoginWait   time.Duration
 }
 
 // Server implements the strict-server interface of the control API.
 type Server struct {
-	cfg    Config
-	st     *store.Store
-	log    *slog.Logger
-	now    func() time.Time
-	router routers.Router
-	api    http.Handler
-	logins *loginThrottle
+	cfg       Config
+	st        *store.Store
+	log       *slog.Logger
+	now       func() time.Time
+	router    routers.Router
+	api       http.Handler
+	logins    *loginThrottle
+	passwords *passwordChecker
 }
 
 var _ controlgen.StrictServerInterface = (*Server)(nil)
@@ -148,6 +156,12 @@ func newServer(cfg Config) (*Server, error) {
 	if cfg.LoginWindow <= 0 {
 		cfg.LoginWindow = 15 * time.Minute
 	}
+	if cfg.LoginHashes <= 0 {
+		cfg.LoginHashes = max(1, runtime.GOMAXPROCS(0)/4)
+	}
+	if cfg.LoginWait <= 0 {
+		cfg.LoginWait = 2 * time.Second
+	}
 	doc, err := controlgen.GetSwagger()
 	if err != nil {
 		return nil, fmt.Errorf("controlapi: load spec: %w", err)
@@ -158,12 +172,13 @@ func newServer(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("controlapi: route spec: %w", err)
 	}
 	s := &Server{
-		cfg:    cfg,
-		st:     cfg.Store,
-		log:    cfg.Logger,
-		now:    cfg.Now,
-		router: router,
-		logins: newLoginThrottle(cfg.LoginAttempts, cfg.LoginWindow),
+		cfg:       cfg,
+		st:        cfg.Store,
+		log:       cfg.Logger,
+		now:       cfg.Now,
+		router:    router,
+		logins:    newLoginThrottle(cfg.LoginAttempts, cfg.LoginWindow),
+		passwords: newPasswordChecker(cfg.LoginHashes, cfg.LoginWait),
 	}
 	s.api = controlgen.HandlerWithOptions(
 		controlgen.NewStrictHandlerWithOptions(s, nil, controlgen.StrictHTTPServerOptions{
@@ -227,6 +242,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := context.WithValue(r.Context(), acceptKey{}, r.Header.Get("Accept"))
 	r = r.WithContext(ctx)
+	if route.Operation != nil && route.Operation.OperationID == "login" {
+		// Before the body is read or anything is hashed.
+		if err := s.logins.admitAddr(r, s.now()); err != nil {
+			writeError(s.log, rec, r, err)
+			return
+		}
+	}
 	if !isPublic(route.Operation) {
 		c, err := s.authenticate(ctx, r)
 		if err != nil {
