@@ -100,7 +100,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	svcs.add("database", noErr(stopDB))
 	svcs.add("store", noErr(st.Close))
 
-	if err := migrate.Up(ctx, st.Pool()); err != nil {
+	if err := startupMigration(ctx, cfg, st); err != nil {
 		return err
 	}
 	key, err := masterKey(cfg, log)
@@ -280,5 +280,22 @@ func rotateMasterKey(ctx context.Context, args []string, getenv func(string) str
 		}
 	}
 	fmt.Fprintf(stdout, "resealed %d host keys under the new master key; set RELAY_MASTER_KEY to it everywhere and drop RELAY_MASTER_KEY_PREVIOUS\n", n)
+	return nil
+}
+
+// startupMigration applies pending migrations, or, with
+// RELAY_MIGRATE_ON_START=false (migrations run as their own deploy step),
+// refuses to serve a schema older than this binary.
+func startupMigration(ctx context.Context, cfg *config.Config, st *store.Store) error {
+	if cfg.MigrateOnStart {
+		return migrate.Up(ctx, st.Pool())
+	}
+	pending, err := migrate.Pending(ctx, st.Pool())
+	if err != nil {
+		return err
+	}
+	if pending {
+		return errors.New("RELAY_MIGRATE_ON_START=false and the database has pending migrations: run `relay migrate up` first")
+	}
 	return nil
 }

@@ -40,6 +40,7 @@ type Config struct {
 	BodyTimeout           time.Duration // RELAY_BODY_TIMEOUT: longest pause while a client sends its request body
 	MaxConnections        int           // RELAY_MAX_CONNECTIONS: inference connections one pod holds at once
 	ControlMaxConnections int           // RELAY_CONTROL_MAX_CONNECTIONS: control plane connections, a reserve of their own
+	MigrateOnStart        bool          // RELAY_MIGRATE_ON_START: apply pending migrations at start (off when migrations are a deploy step)
 	Demo                  bool          // RELAY_DEMO: seed a demo catalog into an empty database (default on for the embedded default)
 	DemoSet               bool          // RELAY_DEMO was given
 	MaxInflight           int           // RELAY_MAX_INFLIGHT: inference requests one pod serves at once, above which it answers 429 overloaded (0 = no cap)
@@ -81,6 +82,7 @@ func Load(args []string, getenv func(string) string, stderr io.Writer) (*Config,
 	bodyTimeout := fs.String("body-timeout", env("RELAY_BODY_TIMEOUT", "30s"), "longest pause while a client sends its request body (RELAY_BODY_TIMEOUT)")
 	maxConns := fs.String("max-connections", env("RELAY_MAX_CONNECTIONS", "10000"), "inference connections held at once; more wait to be accepted (RELAY_MAX_CONNECTIONS)")
 	controlMaxConns := fs.String("control-max-connections", env("RELAY_CONTROL_MAX_CONNECTIONS", "256"), "control plane connections held at once (RELAY_CONTROL_MAX_CONNECTIONS)")
+	migrateOnStart := fs.String("migrate-on-start", env("RELAY_MIGRATE_ON_START", "true"), "apply pending migrations at start; false when they run as a deploy step (RELAY_MIGRATE_ON_START)")
 	demo := fs.String("demo", env("RELAY_DEMO", ""), "seed a demo catalog into an empty database: true or false (RELAY_DEMO)")
 	maxInflight := fs.String("max-inflight", env("RELAY_MAX_INFLIGHT", "0"), "inference requests served at once before answering 429; 0 = no cap (RELAY_MAX_INFLIGHT)")
 	redisTimeout := fs.String("redis-timeout", env("RELAY_REDIS_TIMEOUT", "100ms"), "bound on each rate-limiter Redis call on the request path (RELAY_REDIS_TIMEOUT)")
@@ -182,6 +184,11 @@ func Load(args []string, getenv func(string) string, stderr io.Writer) (*Config,
 		errs = append(errs, fmt.Errorf("RELAY_PAYLOAD_QUEUE: %q is not a count between 1 and 1048576", *payloadQueue))
 	} else {
 		c.PayloadQueue = n
+	}
+	if b, err := strconv.ParseBool(*migrateOnStart); err != nil {
+		errs = append(errs, fmt.Errorf("RELAY_MIGRATE_ON_START: %q is not true or false", *migrateOnStart))
+	} else {
+		c.MigrateOnStart = b
 	}
 	if *demo != "" {
 		b, err := strconv.ParseBool(*demo)

@@ -15,8 +15,15 @@ func TestLoad_Defaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.Port != 8080 || c.ControlPort != 8081 || c.DataDir != "./.relay" || c.LogFormat != "json" ||
-		c.SnapshotDebounce != time.Second || c.DatabaseURL != "" || c.MasterKey != nil {
+		c.SnapshotDebounce != time.Second || c.DatabaseURL != "" || c.MasterKey != nil || !c.MigrateOnStart {
 		t.Fatalf("unexpected defaults: %+v", c)
+	}
+}
+
+func TestLoad_MigrateOnStartSwitchesOff(t *testing.T) {
+	c, err := Load(nil, envOf(map[string]string{"RELAY_MIGRATE_ON_START": "false"}), io.Discard)
+	if err != nil || c.MigrateOnStart {
+		t.Fatalf("MigrateOnStart = %v, %v; want false", c != nil && c.MigrateOnStart, err)
 	}
 }
 
@@ -44,6 +51,7 @@ func TestLoad_InvalidValuesNameTheVariable(t *testing.T) {
 		"RELAY_ADMIN_TOKEN":             {"RELAY_ADMIN_TOKEN": "short"},
 		"RELAY_MAX_BODY_BYTES":          {"RELAY_MAX_BODY_BYTES": "12"},
 		"RELAY_DEMO":                    {"RELAY_DEMO": "maybe"},
+		"RELAY_MIGRATE_ON_START":        {"RELAY_MIGRATE_ON_START": "later"},
 		"RELAY_DRAIN_DELAY":             {"RELAY_DRAIN_DELAY": "-1s"},
 		"RELAY_IDLE_TIMEOUT":            {"RELAY_IDLE_TIMEOUT": "0"},
 		"RELAY_READ_HEADER_TIMEOUT":     {"RELAY_READ_HEADER_TIMEOUT": "never"},
