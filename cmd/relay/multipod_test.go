@@ -17,8 +17,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/relay-llm/relay/internal/mockupstream"
+
 	"github.com/relay-llm/relay/internal/pgtest"
+	"github.com/relay-llm/relay/internal/ratelimit"
 	"github.com/relay-llm/relay/internal/redistest"
 	"github.com/relay-llm/relay/internal/secret"
 	"github.com/relay-llm/relay/internal/store"
@@ -109,7 +112,7 @@ type cluster struct {
 	pods     []*proc
 }
 
-func newCluster(t *testing.T, pods int, debounce string) *cluster {
+func newCluster(t *testing.T, pods int, redisURL, debounce string) *cluster {
 	t.Helper()
 	up := mockupstream.New(mockupstream.Options{Record: 100_000})
 	ts := httptest.NewServer(up)
@@ -118,7 +121,7 @@ func newCluster(t *testing.T, pods int, debounce string) *cluster {
 		"RELAY_DEMO=false",
 		"RELAY_MASTER_KEY=" + secret.NewKey(),
 		"RELAY_ADMIN_TOKEN=" + e2eAdminToken,
-		"RELAY_REDIS_URL=" + redistest.URL(t),
+		"RELAY_REDIS_URL=" + redisURL,
 		"RELAY_REDIS_PREFIX=" + redistest.Prefix(t),
 		"RELAY_SNAPSHOT_DEBOUNCE=" + debounce,
 		// Exactness, not a slow Redis: two cores serving 200 callers at
@@ -249,11 +252,23 @@ func multipodEnv(t *testing.T, name string, def int) int {
 // RELAY_MULTIPOD_LEASE_WAIT=1 also waits out the concurrency leases of the
 // killed pod (the lease TTL, 60 s).
 func TestMultipod_SharedPostgresAndRedis(t *testing.T) {
+	multipod(t, redistest.URL(t))
+}
+
+// TestMultipod_RedisCluster is the same on a 3-master Redis Cluster
+// (skipped without redis-server, except on CI).
+//
+//	go test -count=1 -run Multipod_RedisCluster -v ./cmd/relay/
+func TestMultipod_RedisCluster(t *testing.T) {
+	multipod(t, redistest.StartCluster(t).URL())
+}
+
+func multipod(t *testing.T, redisURL string) {
 	debounce := os.Getenv("RELAY_MULTIPOD_DEBOUNCE")
 	if debounce == "" {
 		debounce = "100ms"
 	}
-	c := newCluster(t, 3, debounce)
+	c := newCluster(t, 3, redisURL, debounce)
 	ctx := context.Background()
 	st, err := store.Open(ctx, c.db)
 	if err != nil {
@@ -349,16 +364,33 @@ func TestMultipod_SharedPostgresAndRedis(t *testing.T) {
 	t.Run("KilledPodLosesNoOtherPodsUsage", func(t *testing.T) {
 		load, narrow := c.mint("load"), c.mint("narrow")
 		victim := c.pods[2]
+		var mu sync.Mutex
 		// The victim holds both concurrency slots of the narrow policy
 		// with requests the slow model keeps open.
 		for range 2 {
 			go chat(victim.inference, narrow, "mp-slow")
 		}
-		rdb := redistest.Client(t, redistest.URL(t))
+		rdb, err := ratelimit.NewRedisClient(redisURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = rdb.Close() })
 		prefix := envValue(c.env, "RELAY_REDIS_PREFIX")
 		var leaseKey string
 		pollUntil(t, 10*time.Second, "two leases in Redis", func() bool {
-			keys, _ := rdb.Keys(ctx, prefix+"*:lease").Result()
+			var keys []string
+			// KEYS answers for one node: ask every master.
+			if cc, ok := rdb.(*redis.ClusterClient); ok {
+				_ = cc.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error {
+					ks, _ := n.Keys(ctx, prefix+"*:lease").Result()
+					mu.Lock()
+					keys = append(keys, ks...)
+					mu.Unlock()
+					return nil
+				})
+			} else {
+				keys, _ = rdb.Keys(ctx, prefix+"*:lease").Result()
+			}
 			for _, k := range keys {
 				if rdb.ZCard(ctx, k).Val() == 2 {
 					leaseKey = k
@@ -373,7 +405,6 @@ func TestMultipod_SharedPostgresAndRedis(t *testing.T) {
 			pod int
 			id  string
 		}
-		var mu sync.Mutex
 		var answered []answer
 		stop := make(chan struct{})
 		var wg sync.WaitGroup

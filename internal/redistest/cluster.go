@@ -159,3 +159,11 @@ func (c *Cluster) Stop() {
 	c.nodes = nil
 	_ = os.RemoveAll(c.dir)
 }
+
+// Client returns a go-redis cluster client for c, closed when t ends.
+func (c *Cluster) Client(t testing.TB) *redis.ClusterClient {
+	t.Helper()
+	cl := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs()})
+	t.Cleanup(func() { _ = cl.Close() })
+	return cl
+}
