@@ -2,7 +2,8 @@
 // names (CI), else a private redis-server on a free port when the binary is
 // installed, else miniredis (pure Go, runs Lua). Tests share a server only
 // through RELAY_TEST_REDIS_URL, so every test keeps its keys under its own
-// Prefix and never flushes.
+// Prefix and never flushes. StartCluster gives a test a 3-master Redis
+// Cluster of its own (cluster.go).
 //
 // It is test support: nothing outside _test.go files imports it.
 package redistest
