@@ -186,9 +186,9 @@ func (c *cluster) mint(serviceAccount string) string {
 	return key
 }
 
-// chat sends one non-streaming chat request; it returns the status and the
+// podChat sends one non-streaming chat request; it returns the status and the
 // request id Relay answered with (0 and "" when the pod did not answer).
-func chat(base, key, model string) (int, string) {
+func podChat(base, key, model string) (int, string) {
 	req, _ := http.NewRequest("POST", base+"/v1/chat/completions",
 		strings.NewReader(`{"model":"`+model+`","messages":[{"role":"user","content":"multipod"}]}`))
 	req.Header.Set("Authorization", "Bearer "+key)
@@ -311,7 +311,7 @@ func multipod(t *testing.T, redisURL string) {
 		for i := range callers {
 			wg.Go(func() {
 				<-start
-				statuses[i], _ = chat(c.pods[i%len(c.pods)].inference, key, "mp-chat")
+				statuses[i], _ = podChat(c.pods[i%len(c.pods)].inference, key, "mp-chat")
 			})
 		}
 		close(start)
@@ -339,7 +339,7 @@ func multipod(t *testing.T, redisURL string) {
 		}
 		// The first pod tries the refused key first (position 0), takes
 		// the hold and answers through the good key.
-		if s, _ := chat(c.pods[0].inference, key, "mp-chat"); s != 200 {
+		if s, _ := podChat(c.pods[0].inference, key, "mp-chat"); s != 200 {
 			t.Fatalf("chat through the first pod: %d", s)
 		}
 		if n := refused(); n != 1 {
@@ -352,7 +352,7 @@ func multipod(t *testing.T, redisURL string) {
 		}
 		t.Logf("hold honoured by both other pods %s after the first pod answered", time.Since(held))
 		for i := range 20 {
-			if s, _ := chat(c.pods[1+i%2].inference, key, "mp-chat"); s != 200 {
+			if s, _ := podChat(c.pods[1+i%2].inference, key, "mp-chat"); s != 200 {
 				t.Fatalf("chat through pod %d: %d", 2+i%2, s)
 			}
 		}
@@ -368,7 +368,7 @@ func multipod(t *testing.T, redisURL string) {
 		// The victim holds both concurrency slots of the narrow policy
 		// with requests the slow model keeps open.
 		for range 2 {
-			go chat(victim.inference, narrow, "mp-slow")
+			go podChat(victim.inference, narrow, "mp-slow")
 		}
 		rdb, err := ratelimit.NewRedisClient(redisURL)
 		if err != nil {
@@ -417,7 +417,7 @@ func multipod(t *testing.T, redisURL string) {
 						return
 					default:
 					}
-					if s, id := chat(c.pods[pod].inference, load, "mp-chat"); s == 200 {
+					if s, id := podChat(c.pods[pod].inference, load, "mp-chat"); s == 200 {
 						mu.Lock()
 						answered = append(answered, answer{pod, id})
 						mu.Unlock()
@@ -478,7 +478,7 @@ func multipod(t *testing.T, redisURL string) {
 
 		// The dead pod's leases still fill the narrow policy, and expire
 		// within the lease TTL of their last renewal: nothing renews them.
-		if s, _ := chat(c.pods[0].inference, narrow, "mp-chat"); s != 429 {
+		if s, _ := podChat(c.pods[0].inference, narrow, "mp-chat"); s != 429 {
 			t.Fatalf("narrow policy right after the kill: %d, want 429 (the dead pod's leases)", s)
 		}
 		const leaseTTL = time.Minute
@@ -489,7 +489,7 @@ func multipod(t *testing.T, redisURL string) {
 		}
 		if os.Getenv("RELAY_MULTIPOD_LEASE_WAIT") != "" {
 			pollUntil(t, leaseTTL+30*time.Second, "the dead pod's leases to expire", func() bool {
-				s, _ := chat(c.pods[0].inference, narrow, "mp-chat")
+				s, _ := podChat(c.pods[0].inference, narrow, "mp-chat")
 				return s == 200
 			})
 			t.Logf("the narrow policy admits again %s after the kill", time.Since(killed).Round(100*time.Millisecond))
@@ -501,7 +501,7 @@ func multipod(t *testing.T, redisURL string) {
 		key := c.mint("load")
 		start := time.Now()
 		late := c.start()
-		if s, _ := chat(late.inference, key, "mp-chat"); s != 200 {
+		if s, _ := podChat(late.inference, key, "mp-chat"); s != 200 {
 			t.Fatalf("chat through the late pod: %d", s)
 		}
 		t.Logf("a pod started after the catalog and the key serves them %s after its start", time.Since(start))
