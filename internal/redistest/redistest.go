@@ -2,7 +2,8 @@
 // names (CI), else a private redis-server on a free port when the binary is
 // installed, else miniredis (pure Go, runs Lua). Tests share a server only
 // through RELAY_TEST_REDIS_URL, so every test keeps its keys under its own
-// Prefix and never flushes.
+// Prefix and never flushes. StartCluster gives a test a 3-master Redis
+// Cluster of its own (cluster.go).
 //
 // It is test support: nothing outside _test.go files imports it.
 package redistest
@@ -67,9 +68,10 @@ func Client(t testing.TB, url string) *redis.Client {
 
 // Server is a Redis that one test owns: it may stop, restart and pause it.
 type Server struct {
-	t    testing.TB
-	port int
-	mini *miniredis.Miniredis
+	t     testing.TB
+	port  int
+	mini  *miniredis.Miniredis
+	extra []string // more redis-server arguments (a cluster node's)
 
 	mu     sync.Mutex
 	cmd    *exec.Cmd     // nil while stopped, and for miniredis
@@ -175,8 +177,9 @@ func (s *Server) Pause(d time.Duration) {
 
 func (s *Server) launch() error {
 	var out bytes.Buffer
-	cmd := exec.Command("redis-server", "--port", strconv.Itoa(s.port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--protected-mode", "no", "--daemonize", "no", "--loglevel", "warning")
+	args := append([]string{"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--protected-mode", "no", "--daemonize", "no", "--loglevel", "warning"}, s.extra...)
+	cmd := exec.Command("redis-server", args...)
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // never outlive the test binary
 	if err := cmd.Start(); err != nil {
