@@ -94,7 +94,7 @@ func (s *Server) ClearBreakers(ctx context.Context, req gen.ClearBreakersRequest
 		Cleared   []string
 	}
 	if err := s.st.InTx(ctx, func(tx *store.Tx) error {
-		return tx.Audit(ctx, c.actor, "clear", "breakers", req.HostKeyID.String(), nil,
+		return tx.Audit(ctx, c.actor, "delete", "breakers", req.HostKeyID.String(), nil,
 			breakerClear{HostKeyID: req.HostKeyID, Model: model, Cleared: holds})
 	}); err != nil {
 		return nil, err
