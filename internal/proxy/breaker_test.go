@@ -175,10 +175,18 @@ func TestBreakers_HalfOpenAdmitsOneProbe(t *testing.T) {
 	b.Report(tk, keypool.Result{Outcome: keypool.OutcomeFailure, Scope: keypool.ScopeModel, Reason: "500"}, f.clock.Now())
 	f.clock.Advance(time.Second)
 
-	probe := make(chan *http.Response, 1)
+	probe := make(chan int, 1) // its status; 0 when it failed
 	go func() {
-		resp, _ := f.post("/v1/chat/completions", chatFor("m"), map[string]string{"X-Test-Gate": "1"})
-		probe <- resp
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, f.srv.URL+"/v1/chat/completions", strings.NewReader(chatFor("m")))
+		req.Header.Set("Authorization", "Bearer "+relayKey)
+		req.Header.Set("X-Test-Gate", "1")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			probe <- 0
+			return
+		}
+		resp.Body.Close()
+		probe <- resp.StatusCode
 	}()
 	select {
 	case <-arrived:
@@ -202,8 +210,8 @@ func TestBreakers_HalfOpenAdmitsOneProbe(t *testing.T) {
 		}
 	}
 	release <- struct{}{}
-	if resp := <-probe; resp.StatusCode != 200 {
-		t.Fatalf("probe %d", resp.StatusCode)
+	if status := <-probe; status != 200 {
+		t.Fatalf("probe %d", status)
 	}
 	if holds := f.holdsOf(k1); len(holds) != 0 {
 		t.Fatalf("after the probe: %+v", holds)
