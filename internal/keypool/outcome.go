@@ -104,10 +104,7 @@ func Classify(u Upstream) (Class, Result) {
 	case s == 401 || s == 403 || e.invalidKey():
 		return fail(ClassKey, OutcomeAuth, ScopeKey, reason)
 	case s == 402 || e.quota():
-		if e.code != "" && e.code != reason {
-			reason += " " + e.code
-		}
-		return fail(ClassKey, OutcomeQuota, ScopeKey, reason)
+		return fail(ClassKey, OutcomeQuota, ScopeKey, reason+e.quotaReason())
 	case s == 429:
 		c, r := fail(ClassModel, OutcomeRateLimited, ScopeModel, reason)
 		r.RetryAfter = u.RetryAfter
@@ -168,6 +165,20 @@ func (e providerError) quota() bool {
 		return true
 	}
 	return strings.Contains(e.message, "credit balance is too low") // Anthropic 400
+}
+
+// quotaReason names a quota refusal after its status: " insufficient_quota",
+// " billing_error", " credit balance too low", or nothing.
+func (e providerError) quotaReason() string {
+	switch {
+	case e.code == "insufficient_quota" || e.typ == "insufficient_quota":
+		return " insufficient_quota"
+	case e.typ == "billing_error":
+		return " billing_error"
+	case strings.Contains(e.message, "credit balance is too low"):
+		return " credit balance too low"
+	}
+	return ""
 }
 
 // modelNotFound: a 404 about the model, not about an object the request

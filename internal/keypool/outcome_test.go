@@ -64,8 +64,8 @@ func TestClassify(t *testing.T) {
 		{"403", Upstream{Status: 403}, ClassKey, OutcomeAuth, ScopeKey, "403"},
 		{"402", Upstream{Status: 402}, ClassKey, OutcomeQuota, ScopeKey, "402"},
 		{"openai insufficient_quota", Upstream{Status: 429, Body: []byte(oaQuota), RetryAfter: time.Second}, ClassKey, OutcomeQuota, ScopeKey, "429 insufficient_quota"},
-		{"anthropic credit balance", Upstream{Shape: snapshot.ShapeAnthropic, Status: 400, Body: []byte(anCredit)}, ClassKey, OutcomeQuota, ScopeKey, "400"},
-		{"anthropic billing_error", Upstream{Shape: snapshot.ShapeAnthropic, Status: 402, Body: []byte(anBilling)}, ClassKey, OutcomeQuota, ScopeKey, "402"},
+		{"anthropic credit balance", Upstream{Shape: snapshot.ShapeAnthropic, Status: 400, Body: []byte(anCredit)}, ClassKey, OutcomeQuota, ScopeKey, "400 credit balance too low"},
+		{"anthropic billing_error", Upstream{Shape: snapshot.ShapeAnthropic, Status: 402, Body: []byte(anBilling)}, ClassKey, OutcomeQuota, ScopeKey, "402 billing_error"},
 		{"gemini API_KEY_INVALID", Upstream{Shape: snapshot.ShapeGemini, Status: 400, Body: []byte(geBadKey)}, ClassKey, OutcomeAuth, ScopeKey, "400"},
 
 		{"openai per-model 429", Upstream{Status: 429, Body: []byte(oaRate), RetryAfter: 20 * time.Second}, ClassModel, OutcomeRateLimited, ScopeModel, "429"},
