@@ -109,15 +109,15 @@ func newPlanes(ctx context.Context, cfg *config.Config, st *store.Store, box *se
 	if err := controlapi.Bootstrap(ctx, st, getenv, stdout); err != nil {
 		return nil, fmt.Errorf("bootstrap the first admin: %w", err)
 	}
+	listBreakers, clearBreakers := controlapi.KeypoolBreakers(breakers, time.Now)
 	api, err := controlapi.New(controlapi.Config{
-		Store:      st,
-		Box:        box,
-		AdminToken: cfg.AdminToken,
-		Logger:     log,
-		Snapshot:   ld,
-		Breakers: func() []controlapi.BreakerState {
-			return breakerStates(breakers.States(time.Now()))
-		},
+		Store:         st,
+		Box:           box,
+		AdminToken:    cfg.AdminToken,
+		Logger:        log,
+		Snapshot:      ld,
+		Breakers:      listBreakers,
+		ClearBreakers: clearBreakers,
 		HostKeyTester: func(ctx context.Context, id uuid.UUID) (controlapi.HostKeyTestResult, error) {
 			r, err := inference.TestHostKey(ctx, id)
 			if errors.Is(err, proxy.ErrUnknownHostKey) {
@@ -217,22 +217,6 @@ func limits(cfg *config.Config, svcs *services, log *slog.Logger) (*ratelimit.Li
 	rb := keypool.NewRedisBreakers(rc, keypool.BreakerConfig{}, keypool.RedisBreakerOptions{Prefix: cfg.RedisPrefix, Logger: log})
 	svcs.add("breakers", func(context.Context) error { return rb.Close() })
 	return limiter, rb, nil
-}
-
-// breakerStates maps the key pool's view to the control API's.
-func breakerStates(in []keypool.KeyState) []controlapi.BreakerState {
-	out := make([]controlapi.BreakerState, 0, len(in))
-	for _, k := range in {
-		id, err := uuid.Parse(k.HostKeyID)
-		if err != nil {
-			continue
-		}
-		out = append(out, controlapi.BreakerState{
-			HostKeyID: id, SecretVersion: int32(k.Version), State: string(k.State),
-			ConsecutiveFailures: int32(k.Failures), RetryAt: k.Until,
-		})
-	}
-	return out
 }
 
 func trimNL(b []byte) []byte {

@@ -43,19 +43,27 @@ type Snapshot interface {
 	RequestReload()
 }
 
-// BreakerState is one host key's circuit breaker, as GET /api/breakers shows
-// it. State is closed, open or half_open; any other state of the breaker
-// implementation (cooling after a 429, held after a 401) is shown as open.
+// BreakerState is one hold of the breakers, as GET /api/breakers shows it:
+// a host key's own (Model "") or a host key's for one upstream model.
+// State is closed, open or half_open; Hold is the implementation's own
+// state (open, half_open, cooling, auth_failed, quota_exhausted).
 // HostID may be left zero: the handler fills it in from the store.
 type BreakerState struct {
 	HostKeyID           uuid.UUID
 	HostID              uuid.UUID
 	SecretVersion       int32
+	Model               string // "": the key's own hold
 	State               string
+	Hold                string
 	ConsecutiveFailures int32
+	Reason              string    // the last failure, secret-free
 	OpenedAt            time.Time // zero: not open
 	RetryAt             time.Time // zero: none
 }
+
+// BreakerClearer closes the holds of one host key (all of them, or with a
+// model that upstream model's only) on every pod, and returns what it closed.
+type BreakerClearer func(ctx context.Context, hostKeyID uuid.UUID, model string) ([]BreakerState, error)
 
 // HostKeyTestResult is the outcome of one test call with a host key. A host
 // that answered with an error is a result (OK false, UpstreamStatus set), not
@@ -80,6 +88,7 @@ type Config struct {
 
 	Snapshot      Snapshot              // nil: status reports version 0 and reload is 501
 	Breakers      func() []BreakerState // nil: no breakers
+	ClearBreakers BreakerClearer        // nil: DELETE /api/breakers/{host_key_id} is 501
 	HostKeyTester HostKeyTester         // nil: POST /api/host-keys/{id}/test is 501
 
 	SecureCookies bool          // set Secure on the session cookie (TLS in front)

@@ -26,6 +26,51 @@ import (
 	relaynull "github.com/relay-llm/relay/openapi/nullable"
 )
 
+// Defines values for BreakerHold.
+const (
+	BreakerHoldAuthFailed     BreakerHold = "auth_failed"
+	BreakerHoldCooling        BreakerHold = "cooling"
+	BreakerHoldHalfOpen       BreakerHold = "half_open"
+	BreakerHoldOpen           BreakerHold = "open"
+	BreakerHoldQuotaExhausted BreakerHold = "quota_exhausted"
+)
+
+// Valid indicates whether the value is a known member of the BreakerHold enum.
+func (e BreakerHold) Valid() bool {
+	switch e {
+	case BreakerHoldAuthFailed:
+		return true
+	case BreakerHoldCooling:
+		return true
+	case BreakerHoldHalfOpen:
+		return true
+	case BreakerHoldOpen:
+		return true
+	case BreakerHoldQuotaExhausted:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for BreakerScope.
+const (
+	BreakerScopeKey   BreakerScope = "key"
+	BreakerScopeModel BreakerScope = "model"
+)
+
+// Valid indicates whether the value is a known member of the BreakerScope enum.
+func (e BreakerScope) Valid() bool {
+	switch e {
+	case BreakerScopeKey:
+		return true
+	case BreakerScopeModel:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for BreakerState.
 const (
 	BreakerStateClosed   BreakerState = "closed"
@@ -476,23 +521,49 @@ type BindingUpdate struct {
 
 // Breaker defines model for Breaker.
 type Breaker struct {
-	ConsecutiveFailures int32              `json:"consecutive_failures"`
-	HostID              openapi_types.UUID `json:"host_id"`
-	HostKeyID           openapi_types.UUID `json:"host_key_id"`
-	OpenedAt            *time.Time         `json:"opened_at"`
+	ConsecutiveFailures int32 `json:"consecutive_failures"`
+
+	// Hold Why it holds: `open` (failures, backoff doubling to 1 min), `cooling` (a 429's
+	// Retry-After), `auth_failed` (401/403) or `quota_exhausted` (402, insufficient_quota),
+	// both re-probed with a backoff doubling from 30 s to 10 min; `half_open` when the backoff
+	// is over and one probe request may go.
+	Hold      BreakerHold        `json:"hold"`
+	HostID    openapi_types.UUID `json:"host_id"`
+	HostKeyID openapi_types.UUID `json:"host_key_id"`
+
+	// Model The upstream model a `model`-scoped hold is for; absent for scope `key`.
+	Model *string `json:"model,omitempty"`
+
+	// OpenedAt When the last failure was seen.
+	OpenedAt *time.Time `json:"opened_at"`
+
+	// Reason The last failure, short and secret-free (`500`, `connection refused`, `429 insufficient_quota`).
+	Reason string `json:"reason"`
 
 	// RetryAt When an open breaker lets a trial request through.
 	RetryAt *time.Time `json:"retry_at"`
+
+	// Scope `key` holds the host key for every model; `model` holds it for one upstream model only.
+	Scope BreakerScope `json:"scope"`
 
 	// SecretVersion Breakers are per secret version; a new secret starts closed.
 	SecretVersion int32        `json:"secret_version"`
 	State         BreakerState `json:"state"`
 }
 
+// BreakerHold Why it holds: `open` (failures, backoff doubling to 1 min), `cooling` (a 429's
+// Retry-After), `auth_failed` (401/403) or `quota_exhausted` (402, insufficient_quota),
+// both re-probed with a backoff doubling from 30 s to 10 min; `half_open` when the backoff
+// is over and one probe request may go.
+type BreakerHold string
+
 // BreakerList defines model for BreakerList.
 type BreakerList struct {
 	Items []Breaker `json:"items"`
 }
+
+// BreakerScope `key` holds the host key for every model; `model` holds it for one upstream model only.
+type BreakerScope string
 
 // BreakerState defines model for BreakerState.
 type BreakerState string
@@ -1992,6 +2063,12 @@ type ListBreakersParams struct {
 	State *BreakerState `form:"state,omitempty" json:"state,omitempty"`
 }
 
+// ClearBreakersParams defines parameters for ClearBreakers.
+type ClearBreakersParams struct {
+	// Model Only the hold of this upstream model (the binding's upstream model name).
+	Model *string `form:"model,omitempty" json:"model,omitempty"`
+}
+
 // ListBudgetsParams defines parameters for ListBudgets.
 type ListBudgetsParams struct {
 	// Limit Most items to return.
@@ -2468,6 +2545,9 @@ type ServerInterface interface {
 	// ListBreakers List circuit-breaker states
 	// (GET /api/breakers)
 	ListBreakers(w http.ResponseWriter, r *http.Request, params ListBreakersParams)
+	// ClearBreakers Clear a host key's holds
+	// (DELETE /api/breakers/{host_key_id})
+	ClearBreakers(w http.ResponseWriter, r *http.Request, hostKeyID openapi_types.UUID, params ClearBreakersParams)
 	// ListBudgets List budgets
 	// (GET /api/budgets)
 	ListBudgets(w http.ResponseWriter, r *http.Request, params ListBudgetsParams)
@@ -3134,6 +3214,48 @@ func (siw *ServerInterfaceWrapper) ListBreakers(w http.ResponseWriter, r *http.R
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.ListBreakers(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ClearBreakers operation middleware
+func (siw *ServerInterfaceWrapper) ClearBreakers(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "host_key_id" -------------
+	var hostKeyID openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "host_key_id", r.PathValue("host_key_id"), &hostKeyID, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "host_key_id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ClearBreakersParams
+
+	// ------------- Optional query parameter "model" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "model", r.URL.Query(), &params.Model, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "model"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "model", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ClearBreakers(w, r, hostKeyID, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -6869,6 +6991,7 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/status", wrapper.GetStatus)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/snapshot/reload", wrapper.ReloadSnapshot)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/breakers", wrapper.ListBreakers)
+	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/api/breakers/{host_key_id}", wrapper.ClearBreakers)
 
 	return m
 }
@@ -7923,6 +8046,99 @@ func (response ListBreakers403JSONResponse) VisitListBreakersResponse(w http.Res
 type ListBreakers500JSONResponse struct{ InternalErrorJSONResponse }
 
 func (response ListBreakers500JSONResponse) VisitListBreakersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ClearBreakersRequestObject struct {
+	HostKeyID openapi_types.UUID `json:"host_key_id"`
+	Params    ClearBreakersParams
+}
+
+type ClearBreakersResponseObject interface {
+	VisitClearBreakersResponse(w http.ResponseWriter) error
+}
+
+type ClearBreakers200JSONResponse BreakerList
+
+func (response ClearBreakers200JSONResponse) VisitClearBreakersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ClearBreakers400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ClearBreakers400JSONResponse) VisitClearBreakersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ClearBreakers401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ClearBreakers401JSONResponse) VisitClearBreakersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ClearBreakers403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response ClearBreakers403JSONResponse) VisitClearBreakersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ClearBreakers404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response ClearBreakers404JSONResponse) VisitClearBreakersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ClearBreakers500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ClearBreakers500JSONResponse) VisitClearBreakersResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
@@ -17842,6 +18058,9 @@ type StrictServerInterface interface {
 	// ListBreakers List circuit-breaker states
 	// (GET /api/breakers)
 	ListBreakers(ctx context.Context, request ListBreakersRequestObject) (ListBreakersResponseObject, error)
+	// ClearBreakers Clear a host key's holds
+	// (DELETE /api/breakers/{host_key_id})
+	ClearBreakers(ctx context.Context, request ClearBreakersRequestObject) (ClearBreakersResponseObject, error)
 	// ListBudgets List budgets
 	// (GET /api/budgets)
 	ListBudgets(ctx context.Context, request ListBudgetsRequestObject) (ListBudgetsResponseObject, error)
@@ -18506,6 +18725,33 @@ func (sh *strictHandler) ListBreakers(w http.ResponseWriter, r *http.Request, pa
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(ListBreakersResponseObject); ok {
 		if err := validResponse.VisitListBreakersResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ClearBreakers operation middleware
+func (sh *strictHandler) ClearBreakers(w http.ResponseWriter, r *http.Request, hostKeyID openapi_types.UUID, params ClearBreakersParams) {
+	var request ClearBreakersRequestObject
+
+	request.HostKeyID = hostKeyID
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ClearBreakers(ctx, request.(ClearBreakersRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ClearBreakers")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ClearBreakersResponseObject); ok {
+		if err := validResponse.VisitClearBreakersResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -21352,302 +21598,313 @@ func (sh *strictHandler) UpdateUser(w http.ResponseWriter, r *http.Request, id I
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L37cts4njD6KiidqYo9S9mKO8kmdk2dz51OOtnOxcd2dnbOOJ8JkZCENQWwAdCKJpWqeYfzPcM+2DzJ",
-	"KfwAXgWKpCxZ7kTzx3Qs3oAffvfr117ApzFnhCnZO/7ai7HAU6KIgL9eJkJycaZ/03+GRAaCxopy1jvu",
-	"XU4I8hn5oq4DuM1HfITUhKBYkFvKE4liPCYnCA8lYQqNuICrIyqkgksHPa9H9Zt+T4iY97wew1PSO+6Z",
-	"1/W8ngwmZIr1l6f4yzvCxmrSO376+MjrqXms75RKUDbuffvm9X4VPInfhq9ppIhYXOxHFs2RmnBJzCqp",
-	"RGP9RN0a4OI1DUurGHExxap33EsSuLK4ijdcqk6LmHCp6tagr622hN/I/G245NhomJ6V/ga6IfNsDTFW",
-	"k8oSbsjcLEOQ3xMqSNg7ViIh3ZbVcj18+N8kUDWrufMi3tEpVTXreK8hQRWZSqQ4EkQlgtWdTKTfUzqX",
-	"kIxwEqne8dOBly+EMvXTUc/T6EunyVRfHXi9KWXmr8fZGilTZEwELPI9D0nUCYmm+om6tcLF7mhkV9Hq",
-	"0MrfL59Z4fN3ObkzHtFg3gkqMTxSBxZztTtczgTXGNptJeaZ2qWYy93Xck4iPAda77AYoR8qkXxlOXBD",
-	"TvSdFpREpCXOiCQiNSijL90dYy6IuKUBOQ0CnrBu5yXNowibZ+sAZW+7trd1B9clwdNOC1MET+tWo691",
-	"X8InicfkteDTmkO7UFio7MwwGxMPURZEiaS3BO2dv36Jfvrppxf7B+gXwwHR0RM04YmQaEhGXBDkK+7X",
-	"rXkk+NS94BAr0ld0SupXDRL/53nNwn+hU8Ik5QzYuYwjqtBwfoIEiQlWRk9JdR3QTSS5JQJHaM83sn84",
-	"/4slzKtkMDh6lv0KHM3fX645DOelfYFc0f/4kyCj3nHv/zrM1a5Dc5s8LO6q9y3bNxYCz/NtA2NeijOa",
-	"aohU0qpcqYBAeoFoD0vYfICjiOhdMy319pdKj9JWak7jQmGVyHbrwkzOiCAhmlE1MSt8c3l5hiS8A+09",
-	"efECzSaEFRc60wvFMzyvXap52o1Oi4L4xYuiINZi2SGKYWeXvAbFXrGwQhnkyzLKYHxWS7x8NTIgohP/",
-	"SCQRdUvQ11bhH3oJrTh+6eNljp9/e3WO/00/LGPOJAFK+xmH5wbh9F8BZ4ow+CeO44gGWK/x8L+lXujX",
-	"HvmCp3FE4J9CcGEeCQ0+3OKIhtcWe3teLyQK00j2jv/+tTeiJAr1MqJkrPGLSI0ymnASqdAUq2CC/vff",
-	"cf8fg/6Lz/a//c9fB96zo29/6n37XHzEfgENeThHE6zpBJnV6M3lkFjGQ17Z+795jrNIPxByIhHj6foA",
-	"NUIeJFNNY3tTHGlYkxD9x8XHDx6aCc7GSIPbQzFWigjmIcKSqYcSdsP4jCGAwv6BZlovORtFNLgj0IP0",
-	"LS2hrfANYRVwYhCXBR6jn0LkC5VKrguiM0EVQelqpfmYVFwzN82PNL9FCaO/J8R8ngsUYyoQLNhDGAk+",
-	"Q1LRKEKCjIggLCAh/E5u+Q0JtaJmAPuaiyENQ8LuBtlR9poS/DR8GCGhtBa80UhxOKUMCR4RxFnxyjrg",
-	"d5qoCWFKr11veZioAr9/JOGzGi8BU3EU8Rkco4esI+HlxflrpPgNYUiLOColZQBgQFiA2VumsRVHr3Ig",
-	"rM4GzKtKYEt/XB+ZgkqPRphGJDyBbUZ8DMxA/9vQAtpjWldBGEkSCKIMfnzg6jVPWHi3bTKurkfwmuI+",
-	"wUugj8FcWsM+P3Akk2Bi7X04U85IUeBP8Rw+KQmB/V1y/h6zueXp8m7bFFiRa7DiSXmninM0xWyuwU4Z",
-	"0uxuGq+JX6SvTl+qlVEl5giPtA6qtz6mt4ShUOOAlpQTgkPriTvXd/ZPR05Jf0ECzkJQdGeYgr2yoK/l",
-	"ag2IbYYTNeGC/oPcEWESeFNGxyVgSjpmiDIE2jULYYuGpQDZrgmPQDwX32u+J7XyD5jzicWCB3pVw4i8",
-	"Yoqq+d32DF+Eu68NpdaJKZeBmINHnzYiX3CgojlgPx+hxUc8lGpH37z81bnGdIf3fb7T03c/vL+SKOob",
-	"XcPw/6Eg+EZq6ZdEBO0VVyMTyylwQVBa9oHUBBe0GhDxntaeEiaJQoTdUsEZaDe3WFCNBppnZhsw+iJl",
-	"odYkj7/2YsFjIhQ1imSAgwm5Bkl/HQsakKb9nsFN3zzzZHhNWZyoro8KosnpGqu29oDXI0zvLCwQ/ZDz",
-	"iGCmL6bO5GZN2uu1vW2FfWXuwDYf4Inq/oWYS2rwq8om3/EZEVpXUIKS0AYi8FRrt9iYyI8kGho0kJqJ",
-	"LpiPVV7q9WBt14paNl3RcGRA4G1oOEc+HvJbYpEB+JQ0fpE2rgHY3SU13yz7BbTZgyVnlI1zSFVc2zQQ",
-	"vJ8wqiSKtWilUUQ5Q9mDhm/KE8SSKEJDGkWgb0wRVsgvnoJfBcuzJ9qKS6JIo15qtC2CSU5w3HiEF3DT",
-	"N6+XxGFn5E9iqQTB02vjsXDaogU3SB77YHwGh71o2+a26N9N6KHgyy7EZmDVCwsoIGJOmWWaqSC4k194",
-	"DvazeOJlPCxxjxI0P2fbNIxTA87yvZfwCAjDMIR14+iswAdHOJLEewisscDmsqhLCe9W5Xp/AHZmtzv4",
-	"fnjTqYkOc1HkPVXG1JIPZf68wSZ4UpW/FGLSR0+fwdfTvx83sZMunGQJ0b6jxrtVpsrs1FodX6r3OA6v",
-	"ENxvessH8kWZbIFF1gmrKL9tyZ4+Abv6gzGiRc6zygvvzCDuyhTOSRzhgEiEowjBPScIPxBGca/swet9",
-	"6Y953/4KEVH9xMFb+6rsap9OYy6ACIvhU32zlspYc4PemKpJMjwI+PQQrvajyP7rkMeE4ZgeZuv5Vny5",
-	"vKFxn8eGCPoxB3+TWfIWGNgixWpzzTgkKuTImSRBougtAQs5Eeb3FvjZRWIXs1NaCeCYsOVqZQ1a5K8A",
-	"j419Q8WYnRCmbU79EWPIEoEiorQ5qwTFUeZ+VxPBk/GkhKOdFmHcfte3REinoWPPRSIsCCj85gFkHzhB",
-	"GDEyS3+VCgslURBxScKWZg/4thsli1nGBdxblQrlzKKCECzvLf2U58ap4pkWDudzPbKuRWRavHfFaBcl",
-	"35LFXKRgJEzzpb/3zCHYbWm44Gh0Df/+7MCDn5NwTByo+KrsxfFtaoDvIT/PNdF/FVM9fASZD+A9LAMH",
-	"T3nC1HKzko9QkAhBWDBHe49J/9k+IF5MBOWhkxsvItUqPo+WlG/W0SigzF0gJbOUHMfrW3CJQgrNKi9I",
-	"kzlWeba79eyydfN0klJ6UiU5yMLVS3Gko+kJ+NvS8lwHim8At0/Q44H9nyagx4PBwWCwXP147NTL1oqh",
-	"nTGyCwYux54qStQf/FpYsWGB2zdeYB0r2S45Cm4UZVwK3EtBQsIUxZFJ33FqNWoCscYsb1Db6pRZF7yN",
-	"uMy4uJFpgksqzHCghbX+4UsM8NSghai2U5q9mmIalSIvPRzi/2X/0tpzkaoI3O0Vldifjgagcisi9NL/",
-	"98G//a+Df/uTC7mzePCijxCSL/gIkVsi5iaui9K8kkX2kUWGGuMfb9mIL2CXedyFT/DMLxBTWiQRGwRy",
-	"LR8ueQhrrTPkSpEQaSMEURO+L6WY7PkiiYg8GBwYFPT39dHiQl6cNmkOXADMwkaL+IKV5oMmaQTSIUxA",
-	"cjnTMDvK31sLEgCjw94IXW5vHEwoI31BcKglpqdV3WFEjpFfSerx0d6TwWDfQ34lnAkXHu97V8zPEid8",
-	"dIj8QIqRDf7BPT/ph7PgOfz0RP+UpobALy/gRQvRQ33t6EjfXQxLw68v9K9ploGP9p4OBvsHV8x1JFkA",
-	"shYtwE4GD6KXp9cZDKcS4SFPlL2xtUlfRFMHD65Fk9dcy08eR+QEAv3BBLMxacYTOOjlaAIJlA4U2Zxy",
-	"aQz/BhGj79GGU5SMG012fc/aFDmbKwWL7KaeASRXigtsBiKV3cGDteteh3JhUGnrugUs4z2ZDp2ulhXw",
-	"OituaoPdaby/syJYKKHKsxUKy23Y6kqIt/Ji0wcbFrU2rLLH+TBwayW1dWM0vrDGN9wF9CGW5DoRNaHe",
-	"1NuJ9G3o0/k7D5GD8QGaKBXL48NDHNMD8L1ScMvePnaqOQFnTBtZmpB4oq6nbb2Ya0/fgGSF6+Fcke6L",
-	"aZ31Ea3w8i5oEAt+S0MimgMF9r6WqKMRJBWaiiscdd/GJmRttl0vR9ZiLoADu+oOevF0HDvtJt010Fbi",
-	"sfWEd8qAvrQVAXSm6e6gbKMdDZ48LxlpcOP/fXx42J7+CrWWg8FCliWdaqMUEdD1qZyYnFLzIsgIdNVn",
-	"LrWzuyQc1NJp9uSzQd2qR4JPIVESIlsFa03xQuV0aowi/ZEVduMg8+Vre8fZWK9ijGM0JGpGtOUw4yiY",
-	"JOwGvGMYGWZLwpKp3HFhfwROUoZULagwmk14VJBCAY4iMHQUvukOG5fi62YvdYT+G5k7yBWlr0BB5gg6",
-	"QG+VRLc4SgiCmoBbImw1tIkO3V39vO88xY4ZgQnTEPFjQbmgiv6DhH7bqJiJXQF+ObslEHZ7/OH0/Ss/",
-	"z2E1lrhvH5U8EQGBUIy+2bcZeXCPJDgyR9A2QGje1qh4wc0X5t4W0cW3TB+6JBKWBfihuZONJhpLXp6g",
-	"gIogoSoNhebBSPvitjDtSrWUiOvcj2JRyVELhRVBcIvJHoaoeFb9AlTxSCI+Y+amQjHlDZmjvfOz9x66",
-	"PHu/X9rG/YZoCkFTwxHKx17CR0dg1QGpmqTFrmrFb2S+lqCOWbLvZeQhyMgRw9lUQuAdUu/Met2Yl/Pa",
-	"R5bRnljaNv7S01cX/aOnz/q/vnzvOfhv9vUYSznjIiwrWM8fvzhansrh9SBP6iOL5nkqSYlzNXOLczJa",
-	"H3F2s9QrWL8EB9dhrKfCc+uGul3IJZHqnEhAxerOIqwIC+btjZ7lXvwJjiG3wgPWl3prqwzfaTfzGzfq",
-	"Q8Y1DgISK2LKgWwfikVCVUSunAIua4JZ6RIelerNsw5FIGUZzzXsAArmc9vBOMs9ZHVCb3l9SQtGUcEF",
-	"ftPziqeYn1ARHkuwo6Ujp6IGauEn1XKue4IIhUCgSFMEyyhQy5EXT7ZjwmIdKz2FHKYS//wx2KUjLVKQ",
-	"Kb+1Z6IfMjpLd9WkLu3x06e3vzyMrMc6/+C6eP3DYPQXFlEc1ko/wJKgiChFhPRQSMdUSQ/5B5pgr32E",
-	"WYj8vu+ZtD6aBmGxfQRxYZ45QdjS/bOftNIucKDfCPH7LP5uPKR9kvRKPptKP4OD67yjgYMt6w2t5GEu",
-	"OprW7EJa3QN0F9dsZ8fMd+hB6er4WKCPt2nqySXUEK8lIGYSVORGMg+75mlBgsydcpRz9WfZQS3k/qxa",
-	"eLdqyK0SGSylGRYOpAQTL+/y08UoLePMSl7v8jku6pX2uhHBkBOFAyURZSdZ8xsEPWEm+JZA348IqhAF",
-	"cYnpxXQ8FV1LU+ZfMkd/eubwQtIR0aeFKEP2GbfLMW2G9PzZk1JfwmeDRlW1AI62AA8d8jm9zdSSNKFs",
-	"hfQb7Gx4pTFe/FPb7QDSbo7RzwQLIvy0qUmezRZHmJEDdDHhM4Y4i+YoPaEGXK5sJFtZM3DWobksAma7",
-	"OsxvZH6htOI6drid3/AZwrY7I4ppcCNtEXYCDRqylqSymEtY8MZqjsATFl4LPqQa1BHBUivjAWEqml8n",
-	"sibBELp/EvHaFA+8d+aM/TXNizJZWOKRNO18EJUoYYLgYGJSySKi8oZmtqID7flaYzJ5dIKMEklMGfWe",
-	"bxL7Tde4dE82x9/m/DtXzMeUFbpYdeBXJM2mbMyYXBRZqaVUfNptPj0eHD3paj5VcyDtsrIPuBDqPXE2",
-	"PgE/BQZfbt/4cqFxBDSrkCeQfZdmbvv21/zQKEOjiI4nqngm6dWsVNtUmOW12tnfVrlJ/yx8ynmU79Oq",
-	"q4VKKaWJaUZZyGcORmYL8wcGAaHdVkvP+QYz3m4oa8w7hg3/pm/8BihzXQbg+rIL4EMutbaKKxxN8Y21",
-	"kk0rgL2RIATpAzhGxtbxEGaammMaeGhKFEb/+uf/7DudXDKJtREsr9OOMeXv/cfFxw/wGTDJpBJJoBJB",
-	"QmTg4PZ6Ze9UE8pubDuSZbdxblI+l9xzS9M4zuJN6wlELOY7AIJ4Vex24cHCZhZXXgW1C0zd9EFAmdU6",
-	"HjjodUlkoFhyuojd6yGjbAFPBi+edV7DHSnMfrpXFQuDdgTTEK1xkkP2lD2gNuTR/ks5tTR9p0IJAMha",
-	"ZPvNHnVW6DcBPCXTIQmh/L5WZqxDPzTCZ+tqYY5HbkluOr9JFCdKS2ecyupHEvmm667JTz+p9395yD/W",
-	"/3eo/6/v516ux0fPa91c41j1n/C+JpSKo+u0//+mvq7snwfXx4fg8Hp89O9ujxfsc7U+BgvsZSss5T55",
-	"SHe2sW2x6fJKubH6FIVUxhGeZ5U0JT+ma7cFMlt43RmWEmGJ/HTghuJoTIzPQdOeHbgBIQFr2kY4HbaB",
-	"Psb494S0yh85K1gA1X7g0NsU6otkxGdoguXkpHvcZcFweN4m7nKG5xHH4Usca1VqTUUeZdN91arbrKuC",
-	"I40gnTSwynvXXOfZonQZWO71kIfzJRVyzi7iHkriNFnR7PqRRIE5rGvNaIZzRSTas9VX6NPl6/5zJCd8",
-	"Bmj96d9ev379i1vZTpdFQyeM05DtsmXDt01/VVjvEAc3aC/NXXwkEbnVHEuvRF/fL+4mwLHbBlgSabbd",
-	"zM0XSy3PWxpwSiQsSB1nVcYCpzDDEgWJQlg5VlmnqBRAWdGal1V6O8jEKw3RyDrFpw7aEiZVj6i4O5eq",
-	"UKZ0+QuJiNODGOYXGjsMVOCQPur8fFZamypsIZ7DJpmaOHW1Mx7mNbSVvAwqFWFEXNtYlOtA0zpbQzrh",
-	"I4nevb24fPWhkLkMHoDYbTfGPKz3TMPrTPP/CZcK/pWwiEgJnavpWJuldWSnhWFHjioZjuWEq2s8JmWn",
-	"tatpraRQRqwJxj4HaD1MaKSgkJWPkF9YRzkZM+SJ5mbZKliS1tVkq9B4tOoO2iRBUjWx1cLZBuwpIjnD",
-	"sUSUNbYjcnZY6Qz42tUCD3pkgBoWEzAbSvkNVuUvLi3LASYn1GsQwnPRRRnjnJQJLGeRyHAUXac9ZRzY",
-	"9o4UXX8yJiy0h5a6m0+ynpD9GzJHY4FBGAjATYbomGnNx01++uMmgXTxy7+aF5mPwU0nBQ9Up88siNLF",
-	"r73EsVb9CA4mqeQNbbX34Bg9e/r0p2f7JyjibEyg47b5NMgQFqIpFjckRBlrbutptOuKDdOWNWqjLBU1",
-	"6O/ltQw8pARInVZctPad1/YbEu2FPJCHfCiJuMVDGlE1P5iW2FcRYhv0gZL5tSwEOZYZP8V4yDevZ2ML",
-	"aRsjQJ2mVziCF9Z6y3qUL0D9U1p+kN4C+dfZAQSCS0hnlnAYHTvf6k/PMM0rI6oxnsg01k0/N8Vz6E6e",
-	"tiKIcUDZGP2ekIRAkG4ILTRO0AAJoqkdytU5pMhrFvvk6EXLlXVLg4C4kitMRccTUxygMS2rDoAiner6",
-	"Wy5shbT0QAsQ4B1pe3wbOBvzWyKYXCn9fNtF6AV26VUYd4WuqjAro13h+CqkUENjDlbl4qrdnMlGIhXa",
-	"hzcltVd7qvse8m0ehP5nWjdd35Br3TXfjQjTOmF+iaW7SlkOzKfJSI+WRpC0btDdyX52tOy/nx5cSxNp",
-	"Gr7noriSLVcadugaSpCn4RSq9gu1ICvTw5rqQNqSzCKtdOp1cBcE7tiaeQNYub7UrBrkaTztdcQqyux0",
-	"6zGL0nLWlF/fFptPEFWVhPskm4+7FTRvla+/eVytOaWVIroOw7Epvlg195rur7Hbco5RRpgB2jOGGuIC",
-	"PR4cPUGKo8eDJ8+f/vuz5Yl89qYm34LbXmvaxQM1eNJEyOVwaUqdXrBmVg7qr259dJIgXavoNtFoyVCd",
-	"rT0CP8ci8+/ao7kLb1pwV+VaTvGz7Za+EvPotrslLZDbrXF98rV0aA9EyK5vdw9lRxD0riGMTqND1kQV",
-	"2TfbLHklguiwq7qRGG3Wtj5UKRzRQ0Kac6wISMBGN1GWSg1D7AhMAdSqJsDTgzwAHqczeLOoLJ/ZwgRj",
-	"WoOhTdkYpcoemlHjXLonpO2sZt6xitxJFYvepmxRbY9r00RzJ6vzjjCrhVNb4KyZanMaeZCUu1IC2Oap",
-	"oGbtq7WurtpOTbbSSjGtrdhDfxD7Z402zz3ZOXePkyyUvOfS8Hsseb9r+8yz5qGQNRMO0jmR6XTIo6fZ",
-	"nIOjg6eD4j2lhFp7X+ech3xAVDcPGzwnTcBMa0FzRJlUBIep2mNDm49My6pCUHKCJZpyCL5j5pxuheAv",
-	"CwLH/IiFJ5Y38q/hP1uYXnZvA8ock71aPFcRxA44Lx2m+dlNCCygMXZ0rvRhfLR5s39scAZqRJF//urd",
-	"6d+uT395//bD9eXH31598E+Mt9Y/RhhJOmYk7FMGFb6l6Qf5G22AxZ03Zgfqfw8Ny9vPDFn/lJrV25zb",
-	"E3hAjc7vMH2lApAl+12LMm6Rd/v6t1nIA2pkXTrDiuTNFJesaQA3rQX1Iy3aAbil/LLCR5EwiTBkt50g",
-	"P0ik4lPIL5jzRECXQ0hyEWjvYxThKfbQ7bt377Pax2LFMqY9r5cVSfa83pjzMaRgmtc6uVzJnfEg+RyM",
-	"QnFkb0DaHlQV590bBOdTSFnCxRa9MZbtB2dkADlPjC5YpZ9t5+gYeHTjpHfzgqx0Wt2Bbddm7J+35vGn",
-	"g7scQNtwyVr9IA/I+VHG5cXM3JoRa2/4DE0xg2lLPswb8sGiMLVvaA8adxQr+L00IXB/+wMFp2lDgqU1",
-	"b3CTmdSl9dI67fMUBTgGhgJ5u6VJW9A4pmDOcEaQnGBBwrpyj1Vig6vkK5lzqk/wv5wQe5YnaVozWjjT",
-	"VdokOj215kAKgwgry6sewoqcrcBB7mnK250xrSmu7zrHrMv5Mu/a0bN/f15uHNTcu7xyTI2wXiurrJO1",
-	"W2SX9zsx8I641AZ37o4u9QB74HNqoMqmptN+xtNNf33bLB2zEApooQijXEN7gnxbO3wdCzKiX3xEoV/b",
-	"iBJpZ+rdXZEuf6JudpyQqlA7nzrVzB7sXB1f3vRnon86fGmSMFdpsbeuNOROnulijHJx7zfEBktt5NQW",
-	"V49wFElTQGoLRG3WG7JZb4+kZ+p50mpYY+g9kmmw1lls0b4muK5o4eMtEYKGqXmZRnvTB1y1F04J3DAe",
-	"f0t9DdeTm/1g2iOukNVtjbMK2VayvRsyvIuh70L9xJpbLqbM8B4SwB39p0vMpuJ90Wb8kKSkMEpUUunB",
-	"uPQ8V2YuLTqFdgqSrSWFvBY0xSnarRpUriPXvBmPHBXgWZ16oxqYiueGvpE3ZO5BU4JKB8i8X0wu616N",
-	"fp28/e/fovfsY/z/iAv16favX/72j8Hjo5+ePH32789f9K/r7yq3mjHvzLvMXPc/f332xNVfZqGcP93/",
-	"0qaT6e7XolAXILllXdqu5Jyr7prhWOBgSYF6VsOo2QSPQrDIbwiJJYy7pmxsahU1p9QaWeqdyHsO/TRA",
-	"IZ43NF89evriaFBSi5u7r5ZX3gwYB9nEgtxSnnQ667WTGiOzWnLbEG14+c6XwW0lU2OZ2AG9Me8/qHHJ",
-	"KPzmoVoBtFr2wqV5+EFkL6xJHV/I+qjq5t9n7ke9rr8AEG6V/1U0+jpQvLWPP9DRD+fceJxLQfc0Lpz+",
-	"kWoY6d8huSWRptue17ulZFYTmdfvbl3V6y7fwpXSLxsS1HcV9Cu0x+xwFSqRnEtFpv0ZDY2b+w9S+btU",
-	"GW1uOmWPcalM4dZ5Vx8a/wOU5cJOa+pt89h9yZzrZHXlOLsWw+suaH3XIsWODob1oND67BpYUMMZrUUZ",
-	"L7Cp7evj+WJW0qDan6JLGuTDlhYTvLLRm8fFaZVUIkFwaLp6uOZ4If0MdNSBRICYh2VTUL/249mrD6dv",
-	"r0/P3l7/9upvZdVVX7eK63Whh+j15z87O4eWZnE6N+EfF1aMmXvRDGbxDueVEV6+GZMFiWtmwithgZjD",
-	"MDY79dRku70/vbh8da534xfTPwi7BUVav8QpMi+Mk+HU+BgebK5Hg9PXumizZkTWc28TTKF9GuOMrOi6",
-	"7ea1ufcskLInsTzPvOA47CKUylix8dyQrl63DR3IspYKtSkiZVCtQzxUSHLrEqK8no1H9LoYlJbu9yoh",
-	"GhPICUmQquS7AoPqkcq07WCF3Usxyif7VNs/shCZbmD+f/VfXpy/7sOsCz8XtgHnN5T0caIPQFHoSIcg",
-	"S/5gXUO8IC27YeOfpMMDBw96xR2WFuDE/AmOSV2ajICsnpikDWpjgm+glNMkbdpsQyikciZkmn9cpw31",
-	"ZDVHk0Bzc6fM7jhr0ASt5/GEMLmeKYNxhJU+rqVDBpeOGLywDSbPScSxw9nJOMTNG/qufvh4+fb13+w4",
-	"8MxTx+F6zENQBTgOoT2pJEw1tWKtbyu6ppakncpM6np7tm3imcHQids1rW9jHjYXdIZ5hFWDuS4JN6K3",
-	"0FXVM7nS2vikLIiS0PSpbFk9WvhYWRAuwqdn1+Pa8CXB0++iZmMTucNdlEMNyAdUetE2l1cvex3qGeDR",
-	"1pUyvYoHnlz1SeIxeXVLXJnEH1neVjYdxeac6/c2tP1ueUxJmLZN12juIQmZOnPoUwo2nu0PjswaXLV/",
-	"y+pwFwP2Vp9c1XdZLBJcUmlYU10YXguCw44PcukA9gfM6spGX2wyMRtmr1+n800WLkMZ+oqgbeji0+wk",
-	"Z0MYSChTDc9xR0OBqCNXs3agxNJxLTVv47dETDQGOKcV0GmqeFIlSTRCOAxJ6GnlfEoDwZdNEXVkpmxw",
-	"4EWL+RVptWkn+Kxtbkad6rfu3LU2nfig+bM7cfcuURQz+XDadhlKjYbt705sz+olxLS2iEz9JIzK8Ium",
-	"jLqib6cQxXFMxygIgZxnlTlQlZ8swCQ72UJqXoE7er1CG+SGIZYO2eCUNA66svIhP98CYpT5zeel4nwd",
-	"WlRBOdi6LpWvRb622FkclGcnGKYGvP0zkLdO4xxe9qvgSex2HIAXP8vItjG64dxHIZ0Sps05mRYq8tmJ",
-	"SbBREy4JwvLG1uNohSgWJLVoHQ3u1j8S6a48/o7MuhMbXZ1V1uqxcKI/O3I6/Bsyh7pcMynBRh5OkG9W",
-	"7MPvby4vz9LpQmm5QD6oKIrKfQgsrC1nKrAikxY1MURsIVKLg2+ZIuK2UlLUm/BEFD41pSxRBF4Kv4d4",
-	"Xv/GM05dIaJhEtwQdQ1+pY45Dq24hCGmVIq14yyX5tYqRygtNV1D9uJa3nBuBvs5QuP3vYG2K75IplMs",
-	"HENXRoJPuyaiDOfd2HpKKw7GLviso4zQsHe8SPEVnR8AAHi+sD27sFpwanVbEpElYj4giNICmTe+J+MJ",
-	"oPNT5hpBcioDAhoPRKOLFOOfIK2kzJH50RjmERkpxM105PYbMqxkU+eawaR0xHbD9YecUWfFRfgdmfGg",
-	"dErXuCk7v6c09Q7hVGjxEXoyGCCtewz5LWn5tRVs6FUs5ZUNSDs4foVJdIWh8xak96C4uzHXhMPWUlio",
-	"FaOwZiYqXDO17QFmjCtopARDf1moFRkq8sFEZt1IKh6nmffu0AuZYtrIul7BTd+83gTL67h20GkxMJSu",
-	"M1ukRef0afdqNuDYX4+z3oCpWExmjqoCkm5+fI06K/nxy5jSVKze7Yg7ZQoUUGFpCCm9rwpbs7Q62KzH",
-	"zLUWyZYNXCJWChYUT/rBn+zCtv864XhKuyU5wBhYkx3xSKKXF+evDTNDe/ZXCSa5e/ZmqfS+oWOevdHm",
-	"wV6nqSvuFWl29kgifWeW5OKhkAoSKMt/TQwF1B2J9oyeNuKGG0IavdmHh2YTGky0wYpt5rq5vN++EdLy",
-	"9NWVEzSKnT7KMFnEaVOllAiq5hf6ndYShQaAp4mauMFYgoOv7+OC/gPrO47Rz6Z74J8WuwceoLcK4cAM",
-	"Gi5DTQP/ijFCQokYL+DLgfXOZyIxj2xZ4QgNBLh+cUAgnxPKqK4gmg9b0sQGa8pRbaJUbBREfkNJ/UYt",
-	"rtp8HCSJAmX+7OPFJTrEMT3EiZocRnxMmY/23igVf2TR3EMXeEouqCJ/uVCCBspDFxrIxKSaXrHLdxf7",
-	"B+ivWluRaE+/zUNnp5cv33jol1fvXl2+2kdTHNrpf1SZ/lsBFmJuM3gddGWKeq9YJaVoQnBIhIdIJAl6",
-	"MvjJvDPgIUE+0O8I04iEvgEY1Rs3m02lpE3GurYfzWGIYwp1bt/MJHHuhmDAmRI8MmFIrf7CcXr6+Ek0",
-	"6k+41Ef27t17NMaKzPD82DpzFI742IztlZ5J/5FeTrRXLJ1eKve9Qhtc6ZlkNkqkhxRhGFR7RfBUXzEO",
-	"IelVmxZID1iD9Czhe1esxCP2PRRkVfES7eWZsd4CQu57dp4jvBSPCaCt5ptAIPLgir1VheGKNv1YoxNk",
-	"gNlE5JcfP1yef3x3ffbx/NJHe88Hzx/vp0xnSCLOxpqDalVM0Fu9fUaUVhEPrtgV+/OfT/PUMcrZwZ//",
-	"jF7RTKszJGfbfFq23J6M96+Y5YcV8vBLmOIvJ5cDdOpMc7tioMXXkYWmBBxJjiQx6nItNZQJwbT8h4tX",
-	"LOBTYptYQDI5rAiOaQai7iDdfTaOVXOmCmMycDZErOFrVEB9sLBhOEtAZR5Fdoz13tFAHyJksev7fn2V",
-	"36ZFhoeMqmleonfuX7HCdbQXY6FR8NjmCY4oiTRuGTXEQ5ghPIQR7+YKlcavgCPOiId8lkSRj4KIYCER",
-	"vmKpF9fcvu/ZyD9834C8tD69gSf7+uTMGVGJbqmk+gXWCVvJO9CrD0heQQBdh00uGQkhxzwbHL2HhzxR",
-	"wBcCzsJ9C1+tPAJ4M2DhIkQVJKv5QPo+2nv8r3/+f08HA70PUKfR08E+nKtvtDrfQ3GUSDSiEST2XTEz",
-	"i1clgknkfwW57aGCHvjNP0BaO0J+4Uff4A6W2XszFUHfhWI8JjDBjMorxmP8e2KYgIW/hWiEpblVy0Uy",
-	"lUijJRiCSCo4FS5CIiwgXoF5DIQM0ARzGQ7q65Wxna96x+jrVU/z9queh656UyI1/zF/hERhGsmr3je9",
-	"pSeml3Whi+MEqysWciJBmMJUDJNtFvIggRqLvSmOtOFFQvQfFx8/aB4+E1AlPo+J/muIQ2TTGBEXiLBk",
-	"CiiZsBvGZ+yKGSw7QU+OjszXZySK+vadxZWgoYAsUGz6T+6RQnGWHQTnweIttoVI8NkVg0ezPZAvVKr9",
-	"E+TbrfuQ3CLt7A8ShVLD4YVZScDZKKKBMvJRKujZJpUmxj2MZJSMr5hGNuaZiBKSikISdboCIAt9IY9F",
-	"mIQabeEToJUngyf2MN9zRub6LG3/bq3DWBeJPDaJB3X9yW3XoU8Xv7g6lXtI8iv2p2qP8lIrb0Aa26jc",
-	"P0A/g7BCprOWWUrNAg4Q+Pc0/5T2Tpb70oz/rDhn2W7WVPYA6oLwhyHjJVWub5i2qdgxL86iO5qBeFqM",
-	"pHC1WaqUKalPnACOhemRQZwPS3Tx5rR/9PTZAXqTjjW3AUP9cuBefX2rIW5t+kA3Ko05UJoeEXxrlUhF",
-	"FeTqGj001WdOz94WpsMf9wYHjw8G4Hgzyei9495PB4ODn2wCO6jVFRFoh14o18xwLBSoyEa2HWtRahC3",
-	"KmOt6F2me55hNfnLoXfFrBIKjeBtsrVWQSTS+igqcsI6uZoqIHAWEdVcQcthecVWS2YHAGeq0duwd9wz",
-	"oMm8ij/zEHz8Gu42Aw6m/Ri95hCCyMdfjaaPGwdL6HdbF61RXHO7ydYD5Gnkx197R4PB2r6dlgrAZyvH",
-	"DZ3UEYVRAkZhh89fENV/aZTxFtaJV8GNv/zrn/9zglK8OKnixYnFCx/tgUj0DXb4Vh8FE6VXBZBX2GzV",
-	"3ab39cQAzAWHDLCHP+MwOwP9yOPmRz4xbLVTEsJDRy+aH7rk/D1m89Qlr5972mZ9ENxhOAKJWzKRe8d/",
-	"/+z1ZBoThIPLnKLgxQEqKvgRFR5LbZODiflZv6vEBHii6rnAL6CLlYgRXm+LLZawgwMXVelvLeD3Ewfz",
-	"MdhoQ1Et0fFVYU0Vq2CvgpYn6D3+0j8dk78MTtC//vk//kp4tgrSDH5qfug1F0MahoStB12+llwMf//8",
-	"rYQ/r6wJYwSsQgUbewneZB43N9q8p8zIjgkXqh/RW7LgNMm01fIMBw/JgMcmo0JrWtZc9tLbNZevpBVf",
-	"lgqKwQcBhcUGOMiI2A/g1smkGdqr2qBXTNsFjJtwg+Ig3fVX910Swvjm36ZLubQ1SJsQGOWPpP2z2wiO",
-	"xxtdQ+gSI5epgWuUq6zXZt5jKCAHvfvk0p0J7snRUZvPxIIH2rYZRuQVU5rS7oFYNV1pa6ZCS22I1eS5",
-	"uFpBnRqUl8TwTmomEqRThxZ8NXAfjqIDdFHQla3KSqUy9UAV1k+lKuMQtITGAkNPXAkbd0Etv8VM5DrT",
-	"f/e+eY13myhL69s/SSLehq/BJG9zv514kT/yeYNqWxlyEMpykN4p2PFQN1/xBj5wgluVaDKq0BBZ2HQr",
-	"mjj8SsNvhiK0nuNWca1hqHjeei5tNof2tNpl3CWpE8m4lvYXicD0qnPIjCZt6Ny0A33ofNMsffkTH7h6",
-	"zRMWruXcDVxa8cOuzOZtaFnH5xLWzLIo5LiuqV5ZnTFqueGqJW8+yMeiUcsX3eKLKGS/v0FeY+OsNaI9",
-	"zW9dFavufOS/wJKGpODhqif0YhzWnteiWPo5velBySOYZdpFIL3h8p6kUbF50lIxlDfZ/gHEzzBHoxQb",
-	"M8z6bOYGOxiGvkWmnQXyfgMH6CPLWAV4M/fsPGl9df8ki1AYj+6Lgxr7JI3sb8YwKXc6u2eLJEtacDMq",
-	"C7sHLzJbuJBe2qjAtmyTDM9tcBGnwHWjepX5OlSsMqqa34uo2qQPGafUd6cPdcaGNUhTiLQ2nKjnFp5j",
-	"omoPbbCj8+2qxr8S1Xysq6rEEE4KatKVjCizecSmew4f5WsBZ8GIfiHhSRro1/caeQVuN35L7ICVMr6Z",
-	"tIR7EWk2v/KeozPtUB1haTM0dgxwq+LQIElrcSgIvrFBjFrbMaAiSKjNPCBCE44JX6Z5ZibuPMGm/84e",
-	"LjQyl4QwNMI00jhCJQoiLkkIxDXFczQkNitn3+2d+zldX1e2UDY8vMXmINE83U/unIekhoM02e/3hIh5",
-	"nusHF3teW6ox775QhmI3avmYT9VZPkCkdqc/hM1j0bWfoiscXNEC+pglHBYpwSQmLjfK7T0Pyia/JHh6",
-	"Jx9x8yPp/IN7suQByi0MeXMaP4Ydn2FexsztL/VW/Esc26hzTBiMCSWVRt7uFt1ZtoSppTfzV/2YCMpN",
-	"/26nTQ/L2ZT+Ay/fkkVvNlbHWOHqzp7fiD2fotQiyleYdltjPsfRH9SWX6NpXn84SwzzmgMY7Kj1AVjl",
-	"y0507Tb5ywlm47TFMoiWLNQE2bYnaDaxnfjMwlCgxRmVxkqvtcM3L4a2ZIW3QOzv2QZ/GCZ1s0QyRVJL",
-	"rYhfzS33aERsUluH3TQr6wYuP4SuPk7PN8USe+BFTd2lQv9qG+9sgnXBu7ejQNvWRG7GBbDaqc+bUJ+z",
-	"Pk5VLCyzqsZco2KuNTyS1t5KNCXTIRFyQmPpOfJIHFOtXWp5jvc7rfyOWnntmdfr5DXQH+zof9sK+ZLD",
-	"XIM67tKeNy6BtqM7N2PgLnr10KJXXaTXoZVDzVr3e3vj96R7mz01a+AWSDtm69LZtXJjAWTyAjbDfJ1+",
-	"elvoMJtwU29t1oFwJAgO5w25dAUU2CTjNl/YogFht1jDxHNFdMe+t8m+T8MQ4axUbTUufvjV9lBv4dGv",
-	"Yn9zycKU3+4MCEfJAuQ32aMzU0Q3wALbFjxVixwmtlHBcgn/hkv1m77pQYXn7y8D3u6/WRPI2kOhPZOk",
-	"YwpBTBeI/R/CR5eBoIDfb7Lf6mPqF4oLIqG1FL+lIRGF5le2p75+9TGys9vtqF3fFPYChD1kZuWCG+WK",
-	"nb666B89fdb/9eX72nG7+4iL0tRetJePLvYKo3+hErk4/DdL1Yp5uI/+9c//U8wBqK8gtqi0IY3Cvn07",
-	"2kS6tRpNIktpgxI6nihwdMHB7e/8lJvwU6YQr6HEBRnQMthfROFd5v59Z+43HGq9O7L22AY7DvBgPZWN",
-	"p7329IFf6S1l41y8LsjHdMIsZ2QfCRJHOMh6sEBPDtNlKxBEy0l5xdLHbd8qP+3nJEjWYOqGzB/Jaja0",
-	"afQBEMiSExxy1XgX70WubsfJ2paqck/rj0Bgf1Dv60oy+VAR2818zQ6y99DJkjOCggnBMSq3SzON73iB",
-	"QmH1ezIJJhrbtGmoeYXpk7uflr5TecXSbnuCxFxYIueJCviUHKBThtIRa1DAkAjoVGiaG2J0NBiYV/n8",
-	"5hhBa3PTSfWK2eaStgJCUxemrMh8DM+AhWctGaHZLsJjfasqdu2FFerbrmAkAhjq9dzIwXr0sdyfWL0k",
-	"Up0TmUS1yUoWwul8Mr28nVytUKKGYoEOM7zQ+GCHcy0SpueubIA+0Y2ek+8mKKI3084HIn8YV0fVzdGc",
-	"jPTGINmm1JTt2f7LFJSdgb8pA9+BfyX21CkLCbhiloRUSjnK/Hp1yUYZXu98AtvwCTj50DJfwKY1lj80",
-	"O9iete+WJ5vJStqwKNqeubzUVt5lJD1Am3iJGDPm5VI1+7255TvRs2E3LdKOYNM/hKY9Tc83xRF74E26",
-	"9ns7e3kTHA7evR1t22yrLmNHX9zp25vQt9NR3gtYWGZVnVRu0z5nQef20hz/scDMuqpiIvrm9oITq04d",
-	"z1F/p4/ftz5eiyf1GnnNcQ12PGPbSvmSw9yQWr5xqbUdxbwZA3eq+UNTzRslXoznEcehPPxqsfW6Qfad",
-	"kxDDGLV0REPaH8U0Qt5Lp5TvpxPL7HsfZXfWSbwzs5SXOFaJILuyt3VIshz4gQFriNITL2DFWfpTQcIt",
-	"kng6a83EBe2wjiEPKSm83WT6pbfOJlySVBOawOg7c+N1ugqYVbgyKh2nH5ZowqNQ/zyNFbLszhXyGxPV",
-	"hGfr45iVL9X26IbLOyR2iu8VMLgi1usxmYZo77/6Zr6chWj/7S/7WZ+7GKtJcaRtyiCXjh6a4i/vCBur",
-	"Se/48dFzrzelLPt7cd58lsmdDqBd6ic5S2/6TjwlsJ8WedkpcH4IZ0mcH3KG3ulPS3qagZELCdgAVJib",
-	"bY1PxtWEsjFKmKIR8nEUXRtL10eH5s8Jl+r6hsylb4YMK8SFffqKYUEQDsPy2OEMYW2Jin0fTCx1XM8S",
-	"Yvz63GqDDRtSnM3Lt+PvsRur4f/2vHYenw14fOIUpRyUVOW8ndw+VqfJ/D6GVjy3j8fV8+EkHSd+xdJ5",
-	"4lazyibXQ+9YLXxCRBX0YYa5zGluYE2dglWmc1ra+Y/u23+0DOvqXUh1RzbY8aHtq6HLj3RDjqR7EIjb",
-	"cSW1QcSdM+mhOZM6C9OW5akGG2yW7K8gSL8vA6e4tXYJmDB83OgUO4Zc15Yir9ZNcRM650NT5w1w6poW",
-	"FXBKRlcjXyjMuG/Vn2IRNTbK6Isf2qYVVNpwbechzNSO6W+T6b8raD22Tbqz+KW9CDj8mjoZ2nWwqKGP",
-	"Jmvmr1RNQoFnbMc3K0eaQqZYPWEbWmxEu23XAQKGJ1TbWjh8S31tT/eNPd1Cm4BA1zlW5J154rvSJ8qb",
-	"a+E+dSee7OjDrVe4fTjQ/GpjZqBTufjIiBkmaT7rmXDu4jhJtGcMJUQVokwq4hxnXFQ7yhi0UcWj/Klt",
-	"qh6VTddZn47T3+ki29RFLkwgMDsNCDJzliadNBJmS6ly+BV+6qKdOMho12jrTo22IMyfnzQfdTnoJt9q",
-	"03ENdgznIXth74gbG1Nj7ezvTk7drQngbTp8V6eH3QCPjfp270RZS8Rra0vte/T65htrWQu0c/g29SEG",
-	"nMr9UuMUa/4Qrt4cHzbP7rfu5i1sdufkfaiGFZxPmiVu+hKvyuhXNZ52jt21OnbNSW7Xq1tRh0tYM++n",
-	"+U8tNINsKveDalu8wpRgs5376XVcAl3LzNriJKIfJcE233OVQApX6tNtNYBlaWywTIYaL6CVsG9z+65t",
-	"ap8dHmzbt5umjNBEHP7STxSYL6LMtFF2F8sUVYqfs0n2m9Mn7De2qUyk21yeL2RPbZdIu7lE2hTGS0mm",
-	"huG37E68iNi7IrC1pKO2OrsmD2rtuQx2JP9Ac1ZbnvvaGxHDMRkhlvf/RZccBTDg2DT9tDJzTG/Jwgx+",
-	"lwy9YpkQ9Qoi9ARRVe5lHCRCEKbSL9Q3Hr53QbpNB2wnqtol4D7MBNxuQthQYIO5ld70oAytS4Kn92Qz",
-	"mf23sJYsoH4MMynHigzP0p+aGjfZGzfFT83bt2SS2K3V8dDUbttZIRuwQjK0cmBkleV1q+ezmkpW0Ge1",
-	"D5QW53mFyjwPUTYigrCAIMVvCOs01blIG7vavHuvzVuGQkvMn7pDG+wYy4OwdZYf68bGrCiCp+DEm/Lb",
-	"CiuByQtYIX3LQZ31cR9ycksWRyt03hkZD87I6CxjsyZSa+0b1dQtylwut9iR99fNR1rR7MLvN3yGppjN",
-	"8+5EMyIICneOymWy2YxjrHb5sflHi0i5pONPa/aeonPb2pLvr6CkQxVJoRjCQwQHk1xZFkn0gzTnKQCh",
-	"gIznhV+bW/RUsu0wC7VBYRyieEqQEphJwyw9c7MGLzhJWV08cNOppFsu4GhMGi3A8w+FlX9QQzwHdy0V",
-	"OHhrJ4u89kTreymfZL2zyiNPrthdWul0q+/YWezrtthb4Fq93X4v1R7fMXfaUtPHNke+dpv+JQQm7TjC",
-	"KBkjLoBnnFi+kwUuBU/GE9vmrsreDuFev87gvzc5vR2jvwsl5Ja/951TxR/UE3AHIW+ooJ0tdQ63fm/2",
-	"lN5VC5tqJwSWFXwYvgsegE2LhCXBzNKZbppv629s2caCbdbx7yQiO/a8TfZ8GoaaHJKImKThO3Ppw6/6",
-	"P+0qNxZJYZedeVfzRp9kexbXaOi4T2awYxMPxbbpdt4bK9PRx9e6aP3eReCWzZcm3N6FLR+csdKFrDKB",
-	"CKMfGhuUwoSI38wg+T92JdqFyWo6NUlNXZ78JIm4n2zMFNotrKe8V/oeI7dEaKOBCiRJIIiSiAs0wXJC",
-	"5P6PEZvKwFFE/PzH+sjUe8qURL686c9E30cjHkV8RkI0nKMnz5HALORTNJwrIhFlKGGxGQcxxJI8e5KI",
-	"yENScaGvKoku3pz2j54+Axc8vmJywoVCIZWxXkgsyIh+8Wyre5UIZv1tcGQmDEZlPl+Is2h+gDTbvSFz",
-	"NCQRZ2OJFL9ibcoFUKFagDLkpzkHNFwyhiLFv02JOfv6LRl5pa+HtTIuxRo4KJMPqQ/IQ3LCZwxxFpBd",
-	"ZG2NckxTIEw7snCvo+BFydUpqFY80WESjomSB+hMkBERSJBbfkM8NJvQYIJuCIltII7PoOOamcAVcBHW",
-	"5eSUKGdnGN55dlsDLiwxBmsPYv1iupGF7E64ZrBZ4/FupCaPzxgRwASKyapYEFOid1IUx4GNiGkprJUB",
-	"wRWgSm10635E55aMw7YIvzMOH5xxuKJYPTQyUa9i3d2kLrSB4pv3h9dY+SeZgJaKxxLNuLihbAyhUegI",
-	"IRmO5YSDns9xeIDO9cNQqGlldwiPU4kwYrzP40UyNfc9KPHgpYvfyYmFlqgaLndCX82vN4K+xmLEiJFZ",
-	"gfFBGD/LY2R4Sjwjb7xU0KRz8fUPlAuqjD5KvsRUzMEsvGKpXZibHcbeADOQRwbLjX6aEsnIdFTBAbk2",
-	"nbGlj/b08z68mUhNYVfMFmlwxPgM/RuCBzxkXAcRVuBAwAxRhWZY7p+Y/QygrbbMaAynyzkHaajpT6/Z",
-	"XOTC7CWnxSeDFy5b0xzNPQnMc4MHW7I1zddrbU0HChUNzlRTSQ8ea8SAA6S7RJGtildzrp34E49Iuw5g",
-	"5zwiD7P/V9kR2nz/r4IncZcHynXvK7iBN+qczc+lhX+WR+THai1W2nGRGkq/1ztiTR9c5Ov3+FpQVb2c",
-	"ru4nHpIBj0kI+QAKTblU2f1pfaJ3xYreT7THCFUTIo6RnEtFpv0ZDcm+EbEgvG2v0xkNyBIpZj2mOVJs",
-	"SpDlX9iS37SwxTqNtnDGO9/oRqoOChBeQlxOadOy/VgVlXfp/vee7t/ukJc4P5cd4WDHER6WF7TtaW80",
-	"21+v4qTUkSy1OkCy5t5RtBdaPGUhMsJPS928pdl0v9Y3ep9Cckse0m4ksfOTPjg/aTcBa0Pu/bRHzlKL",
-	"rpx68tBTaTZpQ5Uh0WxGVVsR/RCWVHXTBXS8qF5q6kZWBviGuG/5I9uxUiobreHBFdDubJVN2CoVIC9H",
-	"3zqG2im3o/LFQk1dnibXoU2Zg2h2KR13tG06IUW9hdN0NIMdQ3mApk7Hw7+fhsw1xsoWJOZ2TJaVEHxn",
-	"uDw0w2U1aWsTKg5NQgWEyZ1e+XMyTGgUSpObHPPwkcyzMWDYzhmXaiyIRIzPTMhSEhZK5H/4ePn29d98",
-	"JLntb8XVhAj9jitmPiuR4vwAndug92xCWPE7jMzyb1HIv4Y2586YMrzwwt69Ublgv3FuIOckG+cWDv5I",
-	"hojZnVGucqCmmPUxhX0JpxRWSdEQroWKNMFTFlrEiHlo+kUKEnOhSJhm/ujPR1gqNKUsUQTtxTyU9q60",
-	"GcUVOychlSdZRxv//NW7079dn7/65e3F9afzd755jbasJryIypDbt+/CJq1omN1sEpHMF+r4Llz9Q+FM",
-	"ShnolghJOTNlEGMzyD3mYRMCKYKnyx0pl3DHd9IvQW+m2QMCQPkh3B7KHm6KI+awmxwc+q4NKWn61dtx",
-	"ZsCmahiD6am781us32+hDCpV8a/EnhrdEqfwGiPOpKJRhCY46/gqbT7BiW2IirhA6ez3KRpRIWubvmZ4",
-	"vgvL3ndYtgYv6p0U7rMa7NjDdr0Qtee4Bn+Dy5OwYdG0Ha9BE+7tHAQPzUHQINYSicfkkNySchTT1b9u",
-	"hsxtiN8Sgfy/a/vfQ4rv+x7iUUikMjLMA8U197nZuWQ4iohAAWZIEByiPRzobV8xLLMiS7v8/QPkj7iY",
-	"YvWXQN6aoaGnQUBidYwU+aIO4dc0Wf7lxX+ivfPXL9GTx88HxwijCcEhEUjwmXfF1IQwyAkUfAaWCOzB",
-	"dBcOeJRMGbTZ8j9pOLzS1/wThIeSMIVoKCEBgkxjNUcBiSK5f4D+agzNK+ZDVwXfgxVQs8vZhEcaVmxM",
-	"jH/ED8Cg8BFnHpJKEDwloc2vty+wWfZ6kaD2R/SGXLH/uPj4Ic8BZ+SLQuZV1heif/X/q/+BfFH9l/Yb",
-	"Zucuk1abT/kWuxtR8OxrwacdsoXxmFzy1vff40StjTSYSHP+uzzzhsuOrSjwmMCU6Y7PGGdD4aGqm882",
-	"HTBUdwIULmho42uW+DL86nk9qh/7PSFi3vN6DE9J77hnHu55LUVJAR1fmye/bdTgzr9nzW6vlzKT8ksq",
-	"2VIX/2motchYTjLeYVorYwOoESVRuMBPNLzUPNYgkkrUpAjlJj9wZMtq9aPmqwCOErm72bTlEZYDA9uA",
-	"F+/pfWSwLfGf/Yzh8YLPDZ7S7Iczw9X6hquRLzEXZmU5yBa297BF/zYFMzg7imdcEM6ANAvCOXu2Tjpz",
-	"hSO3VC7IvZBKRVmg0C2OEpIiiM2lH859FNIpYZJyJj00nF8x/RFi0tUCLtUB+siiOTxkVl+YCugU8FQi",
-	"CDyQEO0VUu2vmDAIfYxwFJ0YrbFUPXAMr9O/P8pN55MsgrdwL5fkiqX3aWRGI2B0mjZNkWj6qFYzjHle",
-	"XC6DylIcoqlW5yGUoSaUjQ/QKZvD565Ymrg3xXOE5Y3+iH1BoZM6GhOlDfyftP4i+NRH00QqNCRoSEZc",
-	"EOQr7qO9J0dHdW5nw6zteT88GQ33Q1nPz/Od7F1J9m5cwqXYUxdYMJcfunG2TQ5tIEilZXSN/FnRKZFE",
-	"UCKbWLTmwz7Vn77FkY+GSXBDFNr7dPnShrg8NOGJ0HwqxPN9F0uXcUQVGgIjvmJO9n1idREhTTY3iHP7",
-	"Lc2/htrOEIri6AC9N5E1c1UzbP1FW0p1xZ48h/WkQyUSkd2YVlu9ONIrlcDUUn6b73D/AJ2ClYcWjbxl",
-	"HPAyh+gfhQmWz/tnA+0ZDdWkTl1OodRNYX6bPvVtx3ofGustoG2di4xOIaeGPvze51t1XhkFE/oa0uly",
-	"DmxNo9qg8Se4435z7ssHX9Cbrb5ochDIFNMI7UGhq4cCLElfahau6C0xuuh+He+AR5daYJtFdiKaQ9dw",
-	"ND9E6DqxKJYjqf67KXSt79pQfEC/ejuha9hUDfPTYNqFrjcRuk4MKlXxr8QkO2XUFzmV6SsrrWdg2Sxw",
-	"D03JdEiEnNBY36oN9Q559xlB7LLt7xiyrsGH+pC1G/SDHVvYbsi69hzXniJ/QZSyvjIs5YwLaOjkhxR4",
-	"VniMtODwEaT2pgzikcz4Ql02/YZl3HZi4E3IvIuBP7QYeJ181HeTIBH6g5qOhgQLIk4TNekd//2z1uQD",
-	"zm8oyX75rB8QtyndVVVfMIYfSaTRTPAIxRFm5ARJEo36Ey5h4JvkmoAE9JZhHMXJMKIBMm/VZJSIqHfc",
-	"+wrIRr4dHx5+1U9+O/4ac6G+9bzeLRZUAwrwepKl7Y9wEilt8/AAR/CzCz9hMqhIGNPEDssFFNXvLr/m",
-	"+eD544U3mNTqlx8/XJ5/fHd99vH8Ep42ay0/P1Eq7nk9wpKpBrn9U//HQP5zdhyLrMjwFHAYxYTHEUF7",
-	"ER9T5qGIj3miPDSbcDyl+1l4vKqJ6B/naEoZJNRZowlOcdE8+xSbsLxmbjGH7n7/+uf/MVGDWxoCnzs9",
-	"e6v54RycczNmjwvus7HBIZYEfTp/Z5ZEp4QnJkhmP/6GSyUdX3+JFY74GBGmBCXSRhVMXBFB90vLPB9J",
-	"5MPcV9+EGb2ifhbgGA9pRBU4FrKPgs/E9VWNCv/NKTNzI8w4WUjXNghi9iUIkhMcEw8lKYjMnaa9YSxo",
-	"QKSHuLAxYfvRrHnZ4mfPLERRIEhImKIQtxrZzx6g/8RRQkzOxUxQRfqcRfOTQthSTvgMzYB8Cs16I3pL",
-	"qrA2DdgWl/AB4rUwM0MSJdGeBa/0MiU24CxIhEanOXhsZ5SFfLZvkjrdc3YBJIUVFIduLK7hr/pFWQBp",
-	"iueaQQHQDXyhA5X04PX9GzLPfigNIo9xQNk4bydZ+PyZXaQT3+yUebtvO4/Axv+HPKRm7ly2T8AyO5v+",
-	"2o6ml4izE4iZaUYErwAVHv4azvPeyuGUsuLJZLPrFxf2luWBOg/hrB/JXqXCyTMylgsEvu99NNTCyUwE",
-	"SztsasSuYOVZ2QapoQnF4zQyqgjDLJibAKVh6ZiyLB5ZeLVJqXJiu4mOmuENZokmSY6F2Qur5f5ei6rl",
-	"dE/2Ay4056w/SaZYL5iygMYZpdkNnBgWqZlZ/r3Cuxeqxxz7M7x5NuFI0jGDpCRuE6sK8g82oZG8/C3T",
-	"jb/CtwsLMEJ68avQPjh1L3n56WtrswAwIFGTVGUxqfBu8N67Xg5d6NJ2IHBeJWTzij3j9K+F9nPmZLXI",
-	"MgAucoNSF5HFr77jbNzXTCzMJ5EAiNKQSQ4mq1EUB4fI0mSK/KN5G0oHEGOiURDHJiYV6tMRaMqZmiDO",
-	"7Ga8Yty80NQ+5/RmjkIdh5thiWRMmJEnRi2jWmIUvOCZBM/TC0s4gMfEtfy01MiUktkCI8/2h/ZQQEWQ",
-	"UIWGguAbQJOMlSrN6wufKJQiffv87f8PAAD//w==",
+	"7L3rchs5ljD4KgjuRFjqSUq0LHvKUnTsp3LZZU/5tpI8Pb0tf0owEyTRSgJZAFI02+GIfof9nmEerJ9k",
+	"A+cgr8wkkxQpqmz2jy6LeQMOzv36tRPIcSwFE0Z3Tr52YqromBmm4K8XidJSfbS/2T9DpgPFY8Ol6Jx0",
+	"LkeM+IJ9MdcB3OYTOSBmxEis2C2XiSYxHbJTQvuaCUMGUsHVAVfawKWDjtfh9k2/J0xNO15H0DHrnHTw",
+	"dR2vo4MRG1P75TH98paJoRl1Tp4+PvI6ZhrbO7VRXAw73755nV+VTOI34SseGaZmF/tBRFNiRlIzXCXX",
+	"ZGifaFoDXLzmYWkVA6nG1HROOkkCV2ZX8Vpqs9QiRlKbpjXYa6st4Tc2fRPOOTYepmdlv0Fu2DRbQ0zN",
+	"qLKEGzbFZSj2e8IVCzsnRiVsuWW1XI/s/50FpmE1d17EWz7mpmEd7ywkuGFjTYwkiplEiaaTiex7SucS",
+	"sgFNItM5edrz8oVwYZ4cdTyLvnycjO3VntcZc4F/Pc7WyIVhQ6Zgke9kyKKlkGhsn2haK1xcHo3cKlod",
+	"Wvn75TMrfP4uJ/dRRjyYLgWVGB5pAgteXR4uH5W0GLrcSvCZxqXg5eXXcs4iOgVaX2Ixyj5UIvnKcuCG",
+	"nOiXWlASsZY4o5KINaCMvXR3jLlg6pYH7CwIZCKWOy+NjxKKzzYByt127W5bHlyXjI6XWphhdNy0Gntt",
+	"+SV80nTIXik5bji0C0OVyc6MiiHzCBdBlGh+y8je+asX5MmTJ8/3D8gvyAHJ0TEZyURp0mcDqRjxjfSb",
+	"1jxQcly/4JAa1jV8zJpXDRL/52nDwn/hYyY0lwLYuY4jbkh/ekoUixk1qKekug7oJprdMkUjsuej7O9P",
+	"/+wI8yrp9Y6eZb8CR/P352sO/WlpXyBX7D/+TbFB56Tzfx3match3qYPi7vqfMv2TZWi03zbwJjn4oyl",
+	"GqaNdipXKiCIXSDZoxo2H9AoYnbXwkq9/bnSo7SVhtO4MNQkut26qNATplhIJtyMcIWvLy8/Eg3vIHvH",
+	"z5+TyYiJ4kIndqF0QqeNS8Wn69FpVhA/f14UxFYs14hi2NmlbECxlyKsUAb7Mo8yhJw0Eq9cjQyYWop/",
+	"JJqppiXYa6vwD7uEVhy/9PEyx8+/vTrH/2Yf1rEUmgGl/UzDc0Q4+1cghWEC/knjOOIBtWs8/Lu2C/3a",
+	"YV/oOI4Y/FMpqfCREPHhlkY8vHbY2/E6ITOUR7pz8revnQFnUWiXESVDi19MW5SxhJNoQ8bUBCPyv/9G",
+	"u//odZ9/dv/tfv7a854dffu3zrfPxUfcF0hfhlMyopZOCK7Gbi6HxDwe8tLd/82rOYv0A6FkmgiZrg9Q",
+	"I5RBMrY0tjemkYU1C8l/Xnx475GJkmJILLg9ElNjmBIeYSIZeyQRN0JOBAEo7B9YpvVCikHEgzsCPUjf",
+	"0hLaht4wUQEnBXFZ4DH2KcK+cG30uiA6Udwwkq5W48e0kZa5WX5k+S1JBP89Yfh5qUhMuSKwYI9QouSE",
+	"aMOjiCg2YIqJgIXwO7uVNyy0ihoC9pVUfR6GTNwNsoPsNSX4WfgIxkLtLHjUSGk45oIoGTEiRfHKOuB3",
+	"lpgRE8au3W65n5gCv3+k4bMWLwFTaRTJCRyjR5wj4cXF+Sti5A0TxIo4rjUXAGBAWIDZG2GxlUYvcyCs",
+	"zgbwVSWwpT+uj0xBpScDyiMWnsI2IzkEZmD/jbRA9oTVVQglmgWKGcSP99K8kokI77ZNIc31AF5T3Cd4",
+	"Cewx4KU17PO9JDoJRs7ehzOVghUF/phO4ZOaMdjfpZTvqJg6nq7vtk1FDbsGK56Vd2qkJGMqphbsXBDL",
+	"7sbxmvhF+ur0pVYZNWpK6MDqoHbrQ37LBAktDlhJOWI0dJ64c3tn92xQK+kvWCBFCIruhHKwV2b0tVyt",
+	"AbEtaGJGUvF/sDsiTAJvyui4BEzNh4JwQUC7FiFsEVkKkO2a8AjEc/G9+D1tlX/AnE8iVjKwq+pH7KUw",
+	"3Ezvtmf4Itx9jZTaJKbqDMQcPPa0CftCAxNNAfvlgMw+4pFUO/rm5a/ONaY7vO/znZ6+++H9hUVRF3UN",
+	"5P99xeiNttIviRjZK65GJ45T0IKgdOyDmBEtaDUg4j2rPSVCM0OYuOVKCtBubqniFg0sz8w2gPoiF6HV",
+	"JE++dmIlY6YMR0UyoMGIXYOkv44VD9ii/X6Em755+GR4zUWcmGUfVcyS0zU1be0Br8OE3VlYIPq+lBGj",
+	"wl5MncmLNWmv0/a2FfaVuQPbfEAmZvkvxFJzxK8qm3wrJ0xZXcEozkIXiKBjq91SNJEfadJHNNCWic6Y",
+	"j1Ve6nVgbdeGOzZd0XB0wOBtpD8lPu3LW+aQAfiURr9IG9cA7O6S4zfLfgFr9lAtBRfDHFIV1zYPlOwm",
+	"ghtNYitaeRRxKUj2IPJNfUpEEkWkz6MI9I0xoYb4xVPwq2B5dmytuCSKLOqlRtssmPSIxguP8AJu+uZ1",
+	"kjhcGvmTWBvF6PgaPRa1tmjBDZLHPoScwGHP2ra5Lfo3DD0UfNmF2AysemYBBUTMKbNMMxUEr+UXXg37",
+	"mT3xMh6WuEcJmp+zbSLjtIBzfO8FPALCMAxh3TT6WOCDAxpp5j0E1lhgc1nUpYR3q3K9PwA7c9vtfT+8",
+	"6Qyjw1IVeU+VMbXkQ5k/r7cJnlTlL4WY9NHTZ/D19O/Hi9jJMpxkDtG+5ejdKlNldmqtji/Ve2oOrxDc",
+	"X/SW9+yLwWyBWdYJqyi/bc6ePgG7+oMxolnOs8oL78wg7soUzlkc0YBpQqOIwD2nhD4QRnGv7MHrfOkO",
+	"Zdf9ChFR+8TBG/eq7GqXj2OpgAiL4VN7s5XK1HKDzpCbUdI/COT4EK52o8j961DGTNCYH2br+VZ8ub7h",
+	"cVfGSATdWIK/CZe8BQY2S7HWXEOHRIUcpdAsSAy/ZWAhJwp/b4GfIxmFs4f/l9GUcEPsRX1CfAs1n+yl",
+	"r/ZInwY3cjAgoUz6ESIGeUzGXOx7xA+ktL/5ZI+S46Pnj/SVKLhT7B00MSNnyvtk77j3+PC492TfCiX/",
+	"90Qaes2+jGiijbt85BEudDIY8IAzYa7hnn3vSvSlGRHFurGS/TS8RWcXN1ByTJ70CHhsHvfsOk+JP6LR",
+	"4Bp3lgW/3KNXgmsiwecnQjCH4QuZQ39Mp2QoD65Q17Qo/reOfZMVL+lbrVqIgOh4ncKGO16nsscCd86V",
+	"l2U0qWLWUJv756jsKdY63Z0SH8OvXR3ImIWAEdakG0hVyjSDy8S/YVP/oFYXi5nILIwqrjngR1Qb4nCM",
+	"TKgmmjFR4ixFi6SBo+SfRK5Vv83ipzyiR1IZOGp08HYHijGy5z/t9XzAZyFYYNCCGySahfbX46PnNViJ",
+	"ceqatRg1bd49FcQCCP0xTJGIGU2otZtplCGdGSmZDEerAwTOaKF6gku4gHvtQwCR61umdK2R7+7XhCoG",
+	"xi4+QNwDp4QSwSbpr9pQZTQJIqlZ2NLkh7hO22XDvVWNqJxVV1AAy3tLIZR+0qvnq0VkLpxshnCOp35u",
+	"ZuBrUSOdLKjLW5jVBucs5iLFivK5AimjACglLgK1s1umpsgiTlMO4e7lyA8sz6zwEiki8LKnDPOGTVMb",
+	"v5YDlo705Gv2HCKPO4YSx619SxIOWQ3dvSx7Xn2XzmMpO88Ps38V07N8AtlK4PEvHx4dy0SY+a4gOSBB",
+	"ohQTwZTsPWbdZ/tAMDFTXIa1GtQsMazip2wpFXAdC5VKvAs02yyNrub1LdhzIe1tlRekCVirPLu8x6vO",
+	"P5WngJVSCisJfQ6uXoojS7qLAH9beovWgeIbwO1T8rjn/mcJ6HGvd9DrzTcZHtfaUmvF0KUxchkMnI89",
+	"VZRoPvi1iApkgdt3OMA6VvI35Ci4UZSpM7peKBYyYTiNMOWuVoUzI8gPyHJ9rSnDhQubuSjpRKobnSal",
+	"pcKMBla5sD98iQGeFrSQiVIrzV6OKY9K0dIODen/cn9Zi7dIVQzu9oqG55OjHpjJhim79P998O//6+Df",
+	"/60OubMcjlntGRKm5MCpARCtJWku2Cz7yKK5C2OWb8RAzmAXPl6HT/DMLxAHniURF7itWz5c8gi1KnYo",
+	"jWEhiakZEY5mSCktbM9XScT0Qe8AUdAHK5UWclkFHbNanT8L9c7iCzWWD2KiFxitmEQwn2ngjvL3NoIE",
+	"wFjjIwjrQlU0GHHBuorR0EpMz6ro/YidEL+SiAeWeM9a75UUBLTgrTnuZ8lOPjkkfqDVoGjlP7EPZwkv",
+	"8NMx+gswnQt+eQ4vmon422tHR/buYioJ/Prc/ppmBvlk72mvt4+m+cyRZEkDjWgBvi3w+nu5VwAxnGtC",
+	"+zIx7sbWbrgimtbw4EY0eSWt/JRxxE7B4RCMqBiyxXgCBz0fTSDpuQZFNqdcorNugYix91iDL0qGC91s",
+	"9p61KXIuvxEWuZx6BpBcKZa3GYhUdgcPNq57HcoFotLWdQtYxjs27te6R1fA66wgsQ12pzk6SyuChbLH",
+	"PMOosNwFW10J8VZebPrggkWtDavccT4M3FpJbd0Yjc+s8bWsA3qfanadqEW+Xnsb+XT+1iPsYHhARsbE",
+	"+uTwkMb8AOIlHEIpt49r1RznHb22hCQTcz1uG3lYe8oVJBhd96eGLb+Y1pla0QovXwYNYiVvecjU4uCe",
+	"u68l6lgESYWmkYZGy29jE7I2266XI2sxf6cGu5oOevZ0ana6nHS3QFuJxzYT3pkA+rJWBNCZpbuDso12",
+	"1Dv+qWSkwY3/98nhYXv6K9RH93ozmdF8bI1SwkDX53qEeeBZmKPWMT/fzl4mSaiRTrMnn/WaVg2hPO0C",
+	"5EVrzchCt4PUGCX2IyvspobM56/trRRDu4ohjUmfmQmzlsNEkmCUiBvwjlGCzJaFJVN5yYX9EThJGVKN",
+	"oKJkMpJRQQoFNIrA0DH0ZnnY1Cm+9eylidB/Y9MaciXpK0iQOYIOyBujyS2NEkagjueWKdfBAKNad1c/",
+	"7zu3eMks3kRYiPix4lJxw//BQr9tNA9jboBftR1OmLg9eX/27qWf552jJe67R7VMVMAgFGNv9l0WLdyj",
+	"GY3wCBZHQ4tvW6h4wc0XeG+LqOgbYQ9dMw3LAvyw3MlFQdGS16ck4CpIuEnjvnkQ1b24LUyXpVrO1HXu",
+	"R3GoVFO/SA0jcAtm/EOsLqtYA6p4pImcCLypUAB9w6Zk7/zjO49cfny3X9rG/YZoCsFe5AjlYy/hY01A",
+	"uAZSDYnGy6oVv7HpWoI6uGTfy8hDsUFNDGdTSbx3SJfF9dZjXs5rHzlGe+poG/2lZy8vukdPn3V/ffHO",
+	"q+G/2ddjqvVEqrCsYP30+PnR/PQrrwO5jR9ENM3Tv0qcazG3OGeD9RHncpZ6Bevn4OA6jPVUeG7dUHcL",
+	"uWTanDMNqFjdWUQNE8G0vdEz34s/ojHkgnjA+lJvbZXh12dE3dSjPiRa0CBgsWFYwud6x8wSqmF65bIN",
+	"3RDMSpfwqNQjIsv1AikrZK5hB9DkopAiBc5yjzid0JtfE9aCUVRwQd50vOIp5idUhMcc7GjpyKmogVb4",
+	"aTOf654SxiEQqNK03jIKNHLk2ZNdMsm4iZWeQe5ViX/+GOyyJpVZsbG8dWdiH0KdZXnVpClV+dOnN788",
+	"jEzlJv/gunj9w2D0Fw5RaqyVbkA1IxEzhintkZAPudEe8Q8swV77kOnpd30P0xF5GoSl7hEiFT5zSqij",
+	"+2dPrNKuaGDfCPH7LP6OHtIuSzoln02lB8nBdd6FpIYt2w2t5GEuOprW7EJa3QN0F9fs0o6Z79CDsqzj",
+	"Y4Y+3qSpJ5dQ97+WgBgmqOiNZB4um6cFCTLzVrLY+s/Un3kHNZP7s2qx7Koht0pksJRmWDiQEky8vDPX",
+	"MkZpGWdW8nqXz3FWr3TXUQRDThQNjCZcnGYNqwj0cRrRWwa9eiKoHFasTkzPpuOZ6Fpja46SOfrkWY0X",
+	"kg+YPS3CBXHP1Lsc0wZmPz07LvUSfdZbqKoWwNEW4GGNfE5vw/qvRShbIf0Fdja8Eo0X/8x1KIG0mxPy",
+	"M6OKKT9tRJRns8URFeyAXIzkREBSN0lPaAEuVzaSrWwxcNahucwCZrs6zG9semGs4jqscTu/lhNCXUdV",
+	"EvPgRrvGCQk0Vcmy8XUxl7DgjbUcQSYivFayzy2oI0a1VcYDJkw0vU50Q4IhdOxl6hUWO7yrzRnLC3bw",
+	"5kcaW3ARrkkiFKPBCFPJImbyJoSufIXsYTUZ5NFhOQ22PtjzMbEfK2gqVVUu5792xXLIRaHz3BL8iqXZ",
+	"lAszJmdFVmopFZ+uN58e946OlzWfqjmQblnZB+oQ6h2rbVYEfgoKvtwu+nKh2Qs0mNGnkH2XZm777tf8",
+	"0Lggg4gPR6Z4JunVrL0CVoXm/RWyv51yk/5Z+FTtUb5L69JmqhuNJaYJF6Gc1DAy10yjhwgILfJaes43",
+	"mPF2w8XCvGPY8G/2xm+AMtdlAK4vuwA+VKfWVnFFkjG9cVYylu3sQTGcPYATgraOR6iw1BzzwCNjZij5",
+	"1z//p77uTSexNYL19d9rS/H+8+LDe/gMFt8ZlQQmUSwkCId6r1f2TjPi4sa1EJp3m5SY8jnnnluexnFm",
+	"b1pPIGI23wEQxKtidx0ezGxmduVVUNeBaTl9EFBmtS4lNfQ6JzJQLBOfxe71kFG2gOPe82dLr+GOFOY+",
+	"3amKhV47glkQraklh+wpd0BtyKP9l3JqWfSdCiUAIBuR7Td31Fmh3wjwlI37LISWGY0yYx36IQqfrauF",
+	"OR7VS3Ls1qhJnBgrnWkqqx/prBAT8tNPm/1fHvFP7P8d2v/r+rmX6/HRT41urmFsuseyawml4ug66/6/",
+	"qa8r++fB9ckhOLweH/1HvccL9rla75EZ9rIVlnKfPGR5trFtsVnnlarH6jMSch1HdJpV0pT8mHW7LZDZ",
+	"zOs+Uq0J1cRPh+QYSYYMfQ6W9tyQHAgJyELfARiQQz7E9PeEtcof+ViwAKo9/KEfMdQX6UhOyIjq0eny",
+	"cZcZw+GnNnGXj3QaSRq+oLFVpdZU5FE23Vetus36TtSkEaTTQVZ575rrPFuULgPLve7LcDqnQq62879H",
+	"kjhNVsRdP9IkwMO6toymPzVMkz1XfUU+Xb7q/kT0SE4ArT/9+6tXr35pajKBy+JhLYzTkO28ZcO3sScy",
+	"rLdPgxuyl+YuPtKE3VqORaA5hzD7xd0ENK63AeZEmt0EAvxiaUxBSwPOqEQEqeOsyljgFCZUkyAxhJqa",
+	"VTYpKgVQVrTmeZXeNWTilQbfZNMdUgdtCZOqR1TcXZ2qUKZ0/QuLWK0HMcwvLOwwUIFD+mjt57PS2lRh",
+	"Cyl2dBBmVKurfZRhXkNbycvg2jDB1LWLRbGwuc4WSSd8pMnbNxeXL98XMpfBAxDX242xDJs90/A6HNgx",
+	"ktrAvxIRMa2h2zwfWrO0ieysMFySo2pBYz2S5poOWdlpXddoWnMoI7YE454DtO4nPDJQyCoHxC+so5yM",
+	"CX2QCqsQSVpXk63C4tGqO2iTBMnNyFULZxtwp0j0hMaacLGwhVhtZ5ilAd+4WuBBjxCoYTEBc0EpP2JV",
+	"/uLSsmrAVAv1BoTw6uiijHG1lAksZ5bIaBRdp71warDtLSu6/nTMROgOLXU3n2atYLo3bEqGioIwUICb",
+	"gvChsJpPPfnZj2MC6eyXf8UXldrK5B6opT4zI0pnv/aCxlb1YzQYpZI3dNXevRPy7OnTJ8/2T0kkxZBB",
+	"Ixv8NMgQEZIxVTcsJBlrbutpdOuKkWnrBrVRl4oa7PfyWgYZcgakzisuWvfOa/cNTfZCGehD2ddM3dI+",
+	"j7iZHoxL7KsIsQ36QNn0WheCHPOMn2I85JvXcbGFtO0SoM6iV9QEL5z1ls0VmIH6p7T8IL0F8q+zAwiU",
+	"1JDOrOEwluxWbT89oTyvjKjGeCJshl3sK2fvT1sRxDTgYkh+T1jCIEjXhxYap6RHFLPUDuXqElLkLYs9",
+	"PnrecmXLpUFAXKkuTMWHIywOsJiWVQdAkU51/S0XtkJaemAFCPCOdKSFC5wN5S1TQq+Ufr7tIvQCu/Qq",
+	"jLtCV1WYldGucHwVUmigsRpWVcdVl3Mmo0QqtPxflNRenYPge8R3eRD2n2nddHNDrnXXfC9EmNYJ83Ms",
+	"3VXKcmCmVEZ6vDQ2qHVT/aXs55oxG/fTg2tuIs2C79VRXMmWKw0orRskkqfhFKr2C7UgK9PDmupA2pLM",
+	"LK0s1evgLgi8ZDv1DWDl+lKzGpBn4WmvI1ZRZqdbj1mUlrOm/Pq22HxKuKkk3CfZTOutoHmrfP3N42rD",
+	"Ka0U0a0xHBfFF6vm3qL7G+y2nGOUEaZH9tBQI1KRx72jY2ztfPzT0/94Nj+Rz920yLdQb68t2sUDNXjS",
+	"RMj5cFmUOj1jzawc1F/d+lhKgixbRbeJRktIda72CPwcs8x/2f7dy/CmGXdVruUUP9tu6Ssxj+V2N6d1",
+	"c7s1rk++lg7tgQjZ9e3uoewIgt4NhLHUuJ81UUX2zTZLXokglthV0xibNmtbH6oUjughIc05NQwk4EI3",
+	"UZZKDYMnGcyBsKomwNODPAAZp3Ozs6isnLjCBDStwdDmYkhSZY9MODqX7glpl1Yz71hFXksVs96mbFFt",
+	"j2vTRHMnq/OOMGuEU1vgrJlqcxp5kJS7UgLY5qmgYe2rta6u2k6LbKWVYlpbsYf+IPbPGm2ee7Jz7h4n",
+	"mSl5z6Xh91jyftf2mR8XD3JtmHCQznZNJ7oePc3mHBwdPO0V7ykl1Lr7ls55yIe6Ledhg+c0BsysFjQl",
+	"XGjDaJiqPS60+QhbVhWCkiOqyVhC8J2K2ol0BP5yIKiZHzHzxPxG/g38ZwsTB+9tqGDNNL4Wz1UEcQ2c",
+	"5w7A/VxPCCLgMa3pXOnDyHd8s3+COAM1osQ/f/n27K/XZ7+8e/P++vLDby/f+6forfVPCCWaDwULu1xA",
+	"hW9p+kH+Rhdgqc8bQ1f7d9GwvP3MkPVPqVm9zbk7gQfU6PwO01cqAJmz37Uo4w55t69/40IeUCPr0hlW",
+	"JG+muGRNAyS2FrSPtGgHUC/l5xU+qkRoQiG77ZT4QaKNHEN+wVQmCrocQpKLInsfooiOqUdu3759l9U+",
+	"FiuWKe94naxIsuN1hlIOIQUTX1vL5UrujAfJ52AUSk32BqTtQVVx3r1BSTmGlCVabNEbU91+cEYGkPME",
+	"dcEq/Ww7RwfhsRwnvZsXZKXTWh7Ybm1o/7zBx5/27nIAbcMla/WDPCDnRxmXZzNzG0asvZYTMqYCpi35",
+	"MG/IB4sCa9/IHjTuKFbwe2lC4P72BwqO04YEc2ve4Cac1GX10ibt84wENMbhkzQYlSdtQeOYgjkjBSN6",
+	"RBULm8o9VokNrpKvhOfUnOB/OWLuLE/TtGYyc6artEms9dTigRQGEVaWVz2EFTlbgYPc05S3O2Paorh+",
+	"3TlmXc7nedeOnv3HT+XGQYt7l1eOaSGs18oqm2TtFtnl/U4MvCMutcGdu6NLM8Ae+JwaqLJp6LSf8XTs",
+	"r++apVMRQgEtFGGUa2hPie9qh69jxQb8i0849GsbcKbdTL27K9LlTzTNjlPaFGrnU6ca7sHN1fH1TXei",
+	"umf9F2H9kPQWLfbWlYa8lGe6GKOc3fsNc8FSFzl1xdUDGkUaC0hdgajLeiMu6+2R9rCeJ62GRUPvkU6D",
+	"tbXFFu1rgpuKFj7cMqV4mJqXabQ3faCu9qJWAjcsYfUM1rX0NVxPbvaDaY+4Qla3M84qZFvJ9l6Q4V0M",
+	"fRfqJ9bccjFlhveQAF7Tf7rEbCreF2vG91lKCoPEJJUejHPPc2Xm0qJT6FJBsrWkkDeCpjhFu1WDynXk",
+	"mi/Go5oK8KxOfaEamIrnBX0jb9jUg6YElQ6Qeb+YXNa9HPw6evP336J34kP8/6gL8+n2L1/++o/e46Mn",
+	"x0+f/cdPz7vXzXeVW83gO/MuM9fdz1+fHdf1l5kp50/3P7fpZLr7tSjUBUhuWZd2KzmXZnnNcKhoMKdA",
+	"PathtGxCRiFY5DeMxRrGXXMxxFpFyymtRpZ6J/KeQ096JKTTBc1Xj54+P+qV1OLF3VfLK18MmBqyiRW7",
+	"5TJZ6qzXTmqCTRrJbUO04eU7nwe3lUyNeWIH9Ma8/6DFJVT48aFGAbRa9sIlPvwgshfWpI7PZH1UdfPv",
+	"M/ejWdefAYh0yv8qGn0TKN64xx/o6IdziR7nUtA9jQunf6QaRvp3yG5ZZOm243VuOZs0RObtu1tX9daX",
+	"b9FK6ZcLCdq7CvoV2RNuuArXRE+1YePuhIfo5v6DVP7OVUYXN51yxzhXpkjnvGsOjf8BynJhpw31tnns",
+	"vmTOLWV15Ti7FsPrLmh91yLFJR0M60Gh9dk1sKAFZ7QWZbzApravj+eLWUmDan+KddIgH7Y0m+CVjd48",
+	"KU6r5JooRkPs6lE3x4vYZ6CjDiQCxDIsm4L2tR8+vnx/9ub67OOb699e/rWsutrrTnG9LvQQvf78p9rO",
+	"oaVZnLWb8E8KK6aiftECZvH2p5URXj6OyYLENZzwykSgpjCMzU09xWy3d2cXly/P7W78YvoHE7egSNuX",
+	"1IrMC3QynKGP4cHmeixw+joXbdaMyHnuXYIptE8TUrAVXbfLeW3uPQuk7EkszzMvOA6XEUplrNh4bsiy",
+	"XrcNHci8lgqNKSJlUK1DPFRIcusSoryejUf0ljEoHd3vVUI0GMgJWZCq5LsCg+qR6rTtYIXdazXIJ/tU",
+	"2z+KkGA3MP+/uy8uzl91YdaFnwvbQMobzro0sQdgOHSkI5Alf7CuIV6Qlr1g4590jQcOHvSKOywtoBbz",
+	"RzRmTWkyCrJ6YpY2qI0ZvYFSTkzadNmGUEhVm5CJ/7hOG+rpao4mg+bmtTJ7yVmDGLSexiMm9HqmDMYR",
+	"Nfa45g4ZnDti8MI1mDxnkaQ1zk4hIW6+oO/q+w+Xb1791Y0Dzzx1Eq7HMgRVQNIQ2pNqJsyiVqzNbUXX",
+	"1JJ0qTKTpt6ebZt4ZjCsxe2G1rexDBcXdIZ5hNWCuSkJN+K30FXVw1xpa3xyEURJiH0qW1aPFj5WFoSz",
+	"8Om49dRt+JLR8XdRs7GJ3OFllEMLyAdUetE2l9cuex3qGeDR1pUyu4oHnlz1SdMhe3nL6jKJP4i8rWw6",
+	"iq12rt+b0PW7lTFnYdo23aK5RzRk6kyhTynYeK4/OME11NX+zavDnQ3YO31yVd9lsUhwTqVhQ3VheK0Y",
+	"DZd8UOoaYL+noqls9PkmE7Nh9vp1Ot9k5jKUoa8I2gVdfBY7yUUfBhLqVMOruWNBgWhNrmbjQIm541oa",
+	"3iZvmRpZDKidVsDHqeLJjWbRgNAwZKFnlfMxD5ScN0W0JjNlgwMvWsyvSKtNl4LP2uZmNKl+685da9OJ",
+	"D5o/1yfu3iWKgpMPx22XYcyg3/7uxPWsnkNMa4vINE/CqAy/WJRRV/TtFKI4NdMxCkIg51llDlTlJzMw",
+	"yU62kJpX4I5ep9AGecEQyxrZUCtpaujKyYf8fAuIUeY3n+eK83VoUQXlYOu6VL4W/cphZ3FQnptgmBrw",
+	"7s9A39Ya5/CyX5VM4nrHAXjxs4xsF6PrT30S8jET1pzTaaGinJxigo0ZSc0I1TeuHscqRLFiqUVb0+Bu",
+	"/SOR7srj78isl2Kjq7PKRj0WTvTnmpwO/4ZNoS4XJyW4yMMp8XHFPvz++vLyYzpdKC0XyAcVRVG5D4GD",
+	"teNMBVaEaVEjJGIHkUYcfCMMU7eVkqLOSCaq8KkxF4lh8FL4PaTT5jd+lLwuRNRPghtmrsGvtGSOQysu",
+	"gcSUSrF2nOUSb61yhNJS0zVkL27kDec42K8mNH7fG2i74otkPKaqZujKQMnxsoko/elybD2llRrGruRk",
+	"SRlhYV/zIiNXdH4AAOD5wvbcwhrBadVtzVSWiPmAIMoLZL7wPRlPAJ2fi7oRJGc6YKDxQDS6SDH+KbFK",
+	"ypTgj2iYR2xgiMTpyO03hKxkU+eawaR0xG7DzYecUWfFRfgdmfGgdOq6cVNufk9p6h2hqdCSA3Lc6xGr",
+	"e/TlLWv5tRVs6FUs5ZUNSDc4foVJdIWh8w6k96C412MuhsPWUlhoFaOwYSYqXMPa9oAKIQ00UoKhvyK0",
+	"igxX+WAiXDfRRsZp5n196IWNKV/Iul7CTd+8zojq67hx0GkxMJSuM1ukQ+f06frVbMCxvx5nPYKpWEyG",
+	"R1UByXJ+fIs6K/nxy5iyqFh9uSNeKlOggApzQ0jpfVXY4tKaYLMeM9dZJFs2cJlaKVhQPOkHf7Iz2/7L",
+	"SNIxXy7JAcbAYnbEI01eXJy/QmZG9tyvGkzy+tmbpdL7BR3z3I0uD/Y6TV2pX5FlZ480sXdmSS4eCbli",
+	"gXH8F2MooO5osod62kAiN4Q0etyHRyYjHoyswUpd5jpe3m/fCGl++urKCRrFTh9lmMziNFYpJYqb6YV9",
+	"p7NEoQHgWWJG9WAswcG390nF/0HtHSfkZ+we+G+z3QMPyBtDaICDhstQs8C/EoKxUBMhC/hy4LzzmUjM",
+	"I1tOOEIDAWlfHDDI54QyqiuI5sOWLLHBmnJUGxkTo4Iobzhr3qjDVZePQzQzoMx//HBxSQ5pzA9pYkaH",
+	"kRxy4ZO918bEH0Q09cgFHbMLbtifL4zigfHIhQUyw1TTK3H59mL/gPzFaiua7Nm3eeTj2eWL1x755eXb",
+	"l5cv98mYhm76HzfYfyugSk1dBm8NXWFR75WopBSNGA2Z8giLNCPHvSf4zkCGjPhAvwPKIxb6CDBuN46b",
+	"TaWkS8a6dh/NYUhjDnVu33CSuKyHYCCFUTLCMKRVf+E4PXv8LBp0R1LbI3v79h0ZUsMmdHrinDmGRnKI",
+	"Y3u1h+k/2suJ9kqk00v1vldog6s9TGbjTHvEMEFBtTeMju0VdAhpr9q0QHvAGrTnCN+7EiUese+RIKuK",
+	"12Qvz4z1ZhBy33PzHOGldMgAbS3fBALRB1fijSkMV3TpxxadIAPMJSK/+PD+8vzD2+uPH84vfbL3U++n",
+	"x/sp0+mzSIqh5aBWFVP81m5fMGNVxIMrcSX+9KezPHWMS3Hwpz+RlzzT6pDkXJtPx5bbk/H+lXD8sEIe",
+	"fglT/PnkckDOatPcrgRo8U1kYSmBRloSzVBdbqSGMiFgy3+4eCUCOWauiQUkk8OK4JgmIOoO0t1n41gt",
+	"Z6owJoQzErGFL6qA9mBhw3CWgMoyitwY672jnj1EyGK39/36Mr/NigyPoKqJL7E7969E4TrZi6myKHji",
+	"8gQHnEUWt1AN8QgVhPZhxDte4Rr9CjSSgnnEF0kU+SSIGFWa0CuRenHx9n3PRf7h+wjy0vrsBo737cnh",
+	"GXFNbrnm9gXOCVvJO7CrD1heQQBdhzGXjIWQY54Njt6jfZkY4AuBFOG+g69VHgG8GbBoEaIGktV8IH2f",
+	"7D3+1z//v6e9nt0HqNPkaW8fztVHrc73SBwlmgx4BIl9VwJn8ZpECU38ryC3PVLQA7/5B8RqR8Qv/Ogj",
+	"7lCdvTdTEexdJKZDBhPMuL4SMqa/J8gEHPwdRCOq8VYrF9lYE4uWYAgSbeBUpAqZcoB4CeYxEDJAE8xl",
+	"OKivV2g7X3VOyNerjuXtVx2PXHXGTFv+g3+EzFAe6avON7ulY+xlXejiOKLmSoSSaRCmMBUDs81CGSRQ",
+	"Y7E3ppE1vFhI/vPiw3vLwycKqsSnMbN/9WlIXBojkYowkYwBJRNxI+REXAnEslNyfHSEX5+wKOq6dxZX",
+	"QvoKskAp9p/cY4XiLDcIzoPFO2wLiZKTKwGPZntgX7g2+6fEd1v3IblFu9kfLAq1hcNzXEkgxSDigUH5",
+	"qA30bNPGEuMeJTpKhlfCIpvwMKJEtOGQRJ2uAMjCXshjEZhQYy18BrRy3Dt2h/lOCja1Z+n6d1sdxrlI",
+	"9AkmHjT1J3ddhz5d/FLXqdwjWl6Jf6v2KC+18gakcY3K/QPyMwgrgp21cCkNCzgg4N+z/FO7O0XuS0P/",
+	"WXHOstssVvYA6oLwhyHjJVWui0wbK3bwxVl0xzIQz4qRFK4uS5ULo+2JM8CxMD0yiPNRTS5en3WPnj47",
+	"IK/TseYuYGhfDtyra29F4ramD3SjspgDpekRo7dOiTTcQK4u6qGpPnP28U1hOvxJp3fw+KAHjjdMRu+c",
+	"dJ4c9A6euAR2UKsrItANvTB1M8OpMqAio2w7saIUEbcqY53onad7fqRm9OdD70o4JRQawbtka6uCaGL1",
+	"UVLkhE1yNVVA4CwibrmClcP6SqyWzA4AzlSjN2HnpIOgybyKP8sQfPwW7i4DDqb9oF5zCEHkk6+o6dOF",
+	"gyXsu52LFhXX3G5y9QB5GvnJ185Rr7e2b6elAvDZynFDJ3XCYZQAKuzw+Qtmui9QGW9hnXgV3Pjzv/75",
+	"P6ckxYvTKl6cOrzwyR6IRB+xw3f6KJgonSqAvMJmq+42u69jBFgdHDLAHv5Mw+wM7COPFz/ySVCnnbIQ",
+	"Hjp6vvihSynfUTFNXfL2uadt1gfBHUEjkLglE7lz8rfPXkenMUE4uMwpCl4coKKCH9HQobY2OZiYn+27",
+	"SkxAJqaZC/wCuliJGOH1rthiDjs4qKMq+60Z/D6uYT6IjS4U1RIdXxbWVLEK9ipoeUre0S/dsyH7c++U",
+	"/Ouf/+OvhGerIE3vyeKHXknV52HIxHrQ5WvJxfC3z99K+PPSmTAoYA0p2Nhz8CbzuNWjzTsuUHaMpDLd",
+	"iN+yGadJpq2WZzh4RAcyxowKq2k5c9lLb7dcvpJWfFkqKAYfBBQWI3AIitj34NbJpBnZq9qgV8LaBUJi",
+	"uMFIkO72q/t1EgJ982/SpVy6GqRNCIzyR9L+2W0Ex+ONriGsEyOXqYGLylXWazPvMRSwg859cumlCe74",
+	"6KjNZ2IlA2vb9CP2UhhLafdArJaurDVToaU2xIp5LnWtoM4Q5TVD3slxIkE6dWjGVwP30Sg6IBcFXdmp",
+	"rFwbrAeqsH6uTRmHoCU0VRR64mrYeB3U8ltwItdH+3fnm7fwboyytL79k2bqTfgKTPI297uJF/kjnzeo",
+	"tpUhB6GsGtI7Azse6uYr3sAHTnCrEk1GFRYiM5tuRROHX3n4DSnC6jn1Kq4zDI3MW8+lzebInlW70F2S",
+	"OpHQtbQ/SwTYq65GZizShs6xHehD55u49PlPvJfmlUxEuJZzR7i04ofLMps3oWMdn0tYM8mikMOmpnpl",
+	"dQbVcuSqJW8+yMeiUStn3eKzKOS+v0Fe4+KsDaI9zW9dFavufOS/wJL6rODhaib0YhzWndesWPo5velB",
+	"ySOYZbqMQHot9T1Jo2LzpLliKG+y/QOIn36ORik2Zpj1GecG1zAMe4tOOwvk/QYOyAeRsQrwZu65edL2",
+	"6v5pFqFAj+7zgwb7JI3sb8YwKXc6u2eLJEtaqGdUDnYPXmS2cCG9cFGBbdkmGZ674CJNgVuP6lXmW6Ni",
+	"lVEVfy+i6iJ9CJ1S350+tDQ2rEGaQqR1wYl69cJzyEzjofV2dL5d1fhXZhYf66oqMYSTgoZ0JRRlLo8Y",
+	"u+fIQb4WcBYM+BcWnqaBfnsvyitwu8lb5gaslPEN0xLuRaS5/Mp7js60Q3VCtcvQ2DHArYpDRJLW4lAx",
+	"euOCGLW2I2ZUjGQUov86luEjTdLHoPP9SdqOKu+9vQfecgKFiydoCd/SiIfY152KK8G+jGgCCW6/J9JQ",
+	"lwyhGA1GkN8BGiXQYOnlA6nA/54WPzu6xu9dCR/+9E/I0y9fPPL06LlHqFVUu3jbsf0B/ymkIQN7wpCc",
+	"EERSszDdFqQ9QK7QAfkLN6Mr4RLPzl/+8ubi+tP5Wyy5zKBAVTp+DzqG5Dk91pJzkR86ZgBGXRvZtRZf",
+	"ehTLcsCyjeXN9kGJpvlS0zgE5G8cpHmNvydMTfO0RrjY8doyCHz3hUHmtFEjDz/VZORdFg7lhzDvAq6C",
+	"hJtuirhwcEVj70OWW1lD9IdfCx0G5vobX1j60LnoRGLM8d84nHfxLpf7cUJoFLky9DGGtnIWAVnN+BRQ",
+	"5CO9D94m8Ew5OnYfjNzIfmqqdI9BtHk0Cgl9BPgK0wXK7LMBTvhnrh4tSzqmgtAk5AbzpvYoZtP58CLf",
+	"IzdchMRPt+57VaBw4CjwSp2tHyaBIJM5hTaxVwJokEcRoeSo16sN5tkvNnOFGiovg4vrGTZpcoH9aOaq",
+	"Jf79JpaQ1ofndDqmX94yMTSjzsnR02fQZi79+/FsxdGWuQIeAqDQhCnmzmKnn1dtaaCWksQFyDVxlAVI",
+	"aSHPw7QRRfrSDMWgfWmGYeVuJ81JD4sarmeucZdqPt/N6u55UF7WS0bHd4r6LX4knWhzT75ZgHIL1yye",
+	"xo/hmc0wL1PP3S/NftkXNHbaZMwE0BWrjGaoH7qQ5b8heeFEbT9mikucyFDrpYXlbMqihZdvyUeLG2vS",
+	"H+HqzkO7EQ9tilKzKF9h2m3dszmO/qDe2TU6W5sPZ46rteEAejtqfQB+1nknunYv64sRFcO0aT6Ilix5",
+	"AOonTslk5Hqr4sJIYMUZ1+h3bfSsbl4Mbcmv2gKxv2ev6sNwki6WSFj2OteK+BVvuUcjYpPaOuxmsbKO",
+	"cPkhdPVher4plrgDL2rqdSr0r66V2iZYF7x7Owq0azZXz7gAVjv1eRPqc9aZr4qFZVa1MHu0WD0Dj6Td",
+	"FDQZs3GfKT3isfZqMgMrQ3BmZTZ+Msf7nVZ+R6288cybdfIG6Pd29L9thXzOYa5BHa/TnjcugbajOy/G",
+	"wF0+wkPLR1hGeh06ObRY637nbvyedG/c02IN3AFpx2zrdHar3DgAYabXZphvrZ/ela5NRhI7aOA6CI0U",
+	"o+F0QXZ0AQU2ybjxC1s0INwWG5h4roju2Pc22fdZGBKaFR+vxsUPv7qpGC08+lXsX1yENpa3OwOipggN",
+	"Mlbd0eFc6A2wwLYlrNWytZFrPTNfwr+W2vxmb3pQ4fn7q2ly+1+sCWQN/8geVjxjaR/29dn/IXx0GQgK",
+	"+P06+605pn5hpGIamgXKWx4yVWhn6Kak2FefEIZNAt3wdB+TqQDCHsHp5+BGuRJnLy+6R0+fdX998a5x",
+	"gPo+kao0h53s5cPovcIwd+gtURznLgd5Fts++dc//08xB6C5J4RDpQ1pFO7t29Em0q01pn4hEmBRtEwM",
+	"OLrg4PZ3fspN+ClTiDdQ4owMaBnsL6LwrhbrvmuxFhxqszuy8dh6Ow7wYD2VC0977ekDv/JbLoa5eJ2R",
+	"j+nMcCnYPlEsjmiQddWCrHPsmxgoZuWkvhLp4y4b3U879CmWtQzEFFeXRZ/ms2PrJoBAlpxQI1fRu3gv",
+	"cnU7Tta2VJV7Wn8EAvuDel9XksmHhrn5FGt2kL2D3sRSMBKMGI1JuQEmtjKVBQqF1e/pJBhZbLOmoeUV",
+	"2Pl8P21mwvWVSPunKhZL5YhcJiaQY3ZAzkRe8jCgPEoU9J4tlGG46hN5c0JgWAX2xr4Srl2waydlqYty",
+	"UWQ+yDNg4VmTXWifTujQ3mqKfdhhhfa2KxhyA4Z6MzeqYT32WO5PrF4ybc6ZTqLGZCUH4TTR3y5vJ1cr",
+	"lGihWKDDDC8sPrhxi7OE6dUXcEHn/4Wek+8mKGI3084Hon8YV0fVzbE4Gek1Itmm1JTt2f7zFJSdgb8p",
+	"A78G/0rsaaksJOCKWRJSKeUo8+s1JRtleL3zCWzDJ1DLh+b5Ajatsfyh2cH2rP16ebKZrKQNi6Ltmctz",
+	"beVdRtIDtInniDE0L+eq2e/wlu9Ez4bdtEg7gk3/EJr2OD3fFEfcgS/Std+5bgmb4HDw7u1o27itpowd",
+	"e3Gnb29C306bb8xgYZlVLaVyY8+PGZ3bS3P8h4oK56rKGygVnFhN6niO+jt9/L718UY8adbIG46rt+MZ",
+	"21bK5xzmhtTyjUut7SjmizFwp5o/NNV8ocSL6TSSNNSHXx22Lmphds5CbOWVDt1J+6Nga/s9qQjty1u2",
+	"n86gdO99lN3ZJPE+4lJe0Ngkiu3K3tYhyXLgBwjWkKQnXsCKj+lPBQk3S+Lp9EyMC7rxS30ZclZ4O2b6",
+	"pbdORlKzVBMawTBTvPE6XQVMn10ZlU7SD2N/LfvzODbEsbu6kN+QmUV4tj6OWflS49QFuLxD4lrxvQIG",
+	"L+yllqInD8nef3dxYqiDaPfNL/sNjdVyBjm3r1qhn9/jo58W9vPLGLEbKT7XT/Ixvek78ZTAflrkZafA",
+	"+SGcJXF+yBl6pz/N6WkGRi4kYANQD8gbkxqfQpoRF0OSCMMj4tMoukZL1yeH+GfaNFD7ODbeEKnc01eC",
+	"KkZoGJYHyWcI60pU3PtgBnXN9Swhxm/OrUZs2JDijC/fjr/HbayB/7vz2nl8NuDxiVOUqqGkKuddyu3j",
+	"dJrM74O04tX7eOp6PpzCZGQesCtBg8ANxgbNKqJTrEGBNqtW+ISEG2iODZP209zAhjoFp0zntLTzH923",
+	"/2ge1jW7kJqOrLfjQ9tXQ+cf6YYcSfcgELfjSmqDiDtn0kNzJi0tTFuWpyI2uCzZX0GQfl8GTnFr7RIw",
+	"LdCcTrFjyE1tKfJq3RQ3yZhOsanzBjh1Q4sKOCXU1dgXmFPSrj/FLGpslNEXP7RNK6i04cbOQ1SYHdPf",
+	"JtN/W9B6XJv02uKX9iJg3pSUZgtmhj4WWTN/4WYUKjoRO75ZOdIUMsXqCdfQYiPabbsOEDA8odrWosa3",
+	"1LX2dBft6RbaBAS6zqlhb/GJ70qfKG+uhfu0PvFkRx/1ekW9DweaX23MDKxVLj4IhuOB8bNu5trsgGCy",
+	"h4YS4YZwoQ2rHVBfVDvKGLRRxaP8qW2qHpVNN1mfNae/00W2qYtcYCAwO41seqEbXjZYyTadkSqHX+Gn",
+	"ZbSTGjLaNdq6U6MtCPPnJy0Hyxz0It/qouPq7RjOQ/bC3hE3NqbGwjEv6dTdmgDepsN3dXrYDfDYqG/3",
+	"TpQ1R7y2ttS+R69vvrGWtUA7h++iPsSAU7lfaphizR/C1Zvjw+bZ/dbdvIXN7py8D9WwgvNJs8SxL/Gq",
+	"jH5V42nn2F2rYxdPcrte3Yo6XMKaaTfNf2qhGfyc3vqg2havMCUYt3M/vY5LoGuZWVucRPSjJNjme64S",
+	"SOFKc7qtBbAujQ3WSd/iBbQS9l1u37VL7XPDg137dmzKCE3E4S/7RIH5Ei6wjXJ9sUxRpXDHvFF9wn1j",
+	"m8pEus35+ULu1HaJtJtLpE1hPJdkGhh+y+7Es4i9KwJbSzpqq7Nb5EFtPJfejuQfaM5qy3NfeyNiOCYU",
+	"Ynn/X3IpSQADjrHpp5OZQ37LZmbw18nQK5EJUa8gQk8JN+VexkGiFBMm/UJz4+F7F6TbdMAuRVW7BNyH",
+	"mYC7nBBGClxgbqU3PShD65LR8T3ZTLj/FtaSA9SPYSblWJHhWfrTosZN7sZN8VN8+5ZMEre1Jh6a2m07",
+	"K2QDVkiGVjUYWWV5y9XzOU0lK+hz2gdJi/O8QmWeR7gYMMVEwIiRN0wsNdW5SBu72rx7r82bh0JzzJ+m",
+	"Q+vtGMuDsHXmH+vGxqwYRsfgxBvL2worgckL1BB7y0GT9XEfcnJLFkcrdN4ZGQ/OyFhaxmZNpNbaN2pR",
+	"tyi8XG6xo++vm492orkOv1/LCRlTMc27E02YYiTcOSrnyWYcx1jt8uPyj2aRck7Hn9bsPUXntrUl319B",
+	"yRJVJIViCI8wGoxyZVkl0Q/SnKcAhAIynhd+Xdyip5JtR0VoDQp0iNIxI0ZRoZFZenizBS84SUVTPHDT",
+	"qaRbLuBYmDRagOcfCiv/oIZ4Du5GKqjhrUtZ5I0n2txL+TTrnVUeeXIl7tJKZ7n6jp3Fvm6LvQWuNdvt",
+	"91Lt8R1zpy01fWxz5Gu36V9AYNKNI4ySIZEKeMap4ztZ4FLJZDhybe6q7O0Q7vWbDP57k9PbMfqXoYTc",
+	"8ve+c6r4g3oC7iDkkQra2VLncOv3Zk/ZXbWwqXZCYF7BB/Jd8ABsWiTMCWaWznTTfNt+Y8s2FmyziX8n",
+	"Edux522y57MwtOSQRAyThu/MpQ+/2v+0q9yYJYVdduZdzRt7ku1Z3EJDp/5kejs28VBsm+XOe2NlOvb4",
+	"Whet37sI3LL5sgi3d2HLB2esLENWmUCE0Q8LG5TChIjfcJD8H7sS7QKzms4wqWmZJz9ppu4nGzOFdgvr",
+	"Ke+VvifYLVPWaOCKaBYoZjSRioyoHjG9/2PEpjJwFBE//7E5MvWOC6OJr2+6E9X1yUBGkZywkPSn5Pgn",
+	"oqgI5Zj0p4ZpwgVJRIzjIPpUs2fHiYo8oo1U9qrR5OL1Wffo6TNwwdMroUdSGRJyHduFxIoN+BfPtbo3",
+	"iRLO3wZHhmEwrvP5QlJE0wNi2e4Nm5I+i6QYamLklWhTLkAK1QJcED/NOeDhnDEUKf5tSsy512/JyCt9",
+	"PWyUcSnWwEFhPqQ9II/okZwIIkXAdpG1NcoxS4Ew7cjBvYmCZyXXUkG14on2k3DIjD4gHxUbMEUUu5U3",
+	"zCOTEQ9G5Iax2AXi5AQ6ruEErkCqsCknp0Q5O8PwzrPbFuDCHGOw8SDWL6YXspDdCTcMNlt4vBupyZMT",
+	"wRQwgWKyKlUMS/ROi+I4cBExK4WtMqCkAVRpjG7dj+jcknHYFuF3xuGDMw5XFKuHKBPtKtbdTerCGig+",
+	"vj+8psY/zQS0NjLWZCLVDRdDCI1CRwgtaKxHEvR8ScMDcm4fhkJNJ7tDeJxrQomQXRnPkine96DEg5cu",
+	"ficnZlqiWrjcCX0tv94I+qLFSIlgkwLjgzB+lsco6Jh5KG+8VNCkc/HtD1wqblAfZV9irqZgFl6J1C7M",
+	"zQ60N8AMlBFiOeqnKZEMsKMKDdg1dsbWPtmzz/vwZqYthV0JV6QhiZAT8u8EHvAIug4iasCBQAXhhkyo",
+	"3j/F/fSgrbbOaIymyzkHaWjpz64ZL0qFe8lp8bj3vM7WxKO5J4F5jniwJVsTv95oa9agUNHgTDWV9OCp",
+	"RQw4QL5LFNmqeMVzXYo/yYi16wB2LiP2MPt/lR2hi+//VckkXuaBct37Cm7gjTpn83Np4Z+VEfuxWouV",
+	"dlykhtLvzY5Y7INLfPse3wqqqpezrvuJR3QgYxZCPoAhY6lNdn9an+hdiaL3k+wJxs2IqROip9qwcXfC",
+	"Q7aPIhaEt+t1OuEBmyPFnMc0R4pNCbL8C1vymxa22KTRFs545xvdSNVBAcJziKtW2rRsP1ZF5V26/72n",
+	"+7c75DnOz3lH2NtxhIflBW172hvN9rerOC11JEutDpCsuXeU7IUOT0VIUPhZqZu3NBvvN/pG71NIbslD",
+	"uhxJ7PykD85PupyAdSH3btojZ65FV049eeipNJu0ocqQWGxGVVsR/RCWVHXTBXS8qF5a1I2sDPANcd/y",
+	"R7ZjpVQ22sCDK6Dd2SqbsFUqQJ6Pvk0MdancjsoXCzV1eZrcEm3Kaohml9JxR9tmKaRotnAWHU1vx1Ae",
+	"oKmz5OHfT0PmBmNlCxJzOybLSgi+M1wemuGymrR1CRWHmFABYfJar/w56yc8CjXmJscyfKTzbAwYtvNR",
+	"ajNUTBMhJxiy1EyEmvjvP1y+efVXn2jp+ltJM2LKvuNK4Gc1MVIekHMX9J6MmCh+R7BJ/i0O+dfQ5rw2",
+	"pgwvvHB3b1QuuG+cI+RqyaZ2Cwd/JEMEd4fKVQ7UFLM+pLAv4ZShJikawo1Q0Rg8FaFDjFiG2C9SsVgq",
+	"w8I088d+PqLakDEXiWFkL5ahdnelzSiuxDkLuT7NOtr45y/fnv31+vzlL28urj+dv/XxNdayGskiKkNu",
+	"334dNllFA3ezSUTCLzTxXbj6h8KZlDLILVOaS4FlEEMc5B7LcBECGUbH8x0pl3DHd9IvwW5msQcEgPJD",
+	"uD2MO9wUR/CwFzk47F0bUtLsq7fjzIBNNTAG7Km781us329hEJWq+FdiTwvdEmfwGhRn2vAoIiOadXzV",
+	"Lp/g1DVEJVKRdPb7mAy40o1NXzM834Vl7zss24AXzU6K+rPq7djDdr0Qjee4Bn9DnSdhw6JpO16DRbi3",
+	"cxA8NAfBArGWaDpkh+yWlaOYdf3rJgRvI/KWKeL/zdr/HjFy3/eIjEKmDcowDxTX3Ofm5pLRKGKKBFQQ",
+	"xWhI9mhgt30lqM6KLN3y9w+IP5BqTM2fA32LQ0PPgoDF5oQY9sUcwq9psvyLi/8ie+evXpDjxz/1Tggl",
+	"I0ZDpoiSE+9KmBETkBOo5AQsEdgDdhcOZJSMBbTZ8j9ZOLy01/xTQvuaCUN4qCEBgo1jMyUBiyK9f0D+",
+	"gobmlfChq4LvwQo47nIykpGFlRgy9I/4ARgUPpHCI9ooRscsdPn17gUuy94uEtT+iN+wK/GfFx/e5zng",
+	"gn0xBF/lfCH2V/+/u+/ZF9N94b6BO68zaa35lG9xeSMKnn2l5HiJbGE6ZJey9f33OFFrIw0m0pz/ZZ55",
+	"LfWSrSjokMGU6SWfQWdD4aGqm881HUCqOwUKVzx08TVHfBl+dbwOt4/9njA17XgdQcesc9LBhzteS1FS",
+	"QMdX+OS3jRrc+fec2e11UmZSfkklW+riv5Bai4zlNOMd2FqZIqAGnEXhDD+x8DLT2IJIG9WQIpSb/MCR",
+	"Hau1j+JXARwlcq9n045HOA4MbANevGf3kcG2xH/2M4YnCz43eMqyHymQq3WRq7EvsVS4shxkM9t72KJ/",
+	"m4IZnB3FMy4IZ0CaGeGcPdsknaWhUb1ULsi9kGvDRWDILY0SliKIy6XvT30S8jETmkuhPdKfXgn7EYbp",
+	"aoHU5oB8ENEUHsLVF6YC1gp4rgkEHlhI9gqp9ldCIUKfEBpFp6g1lqoHTuB19vdHuel8mkXwZu6Vml2J",
+	"9D6LzGQAjM7SJhaJpo9aNQPN8+JyBVSW0pCMrToPoQwz4mJ4QM7EFD53JdLEvTGdEqpv7EfcCwqd1MmQ",
+	"GWvgP7H6i5Jjn4wTbUifkT4bSMWIb6RP9o6Pjprczsis3Xk/PBkN90NZz8/TnexdSfZuXMKl2NMUWMDL",
+	"D9042yaHRghy7RjdQv5s+JhppjjTi1i05cM+t5++pZFP+klwwwzZ+3T5woW4PDKSibJ8KqTT/TqWruOI",
+	"G9IHRnwlatn3qdNFlMZsbhDn7luWf/WtnaEMp9EBeYeRNbxqGbb9oiuluhLHP8F60qESicpuTKutnh/Z",
+	"lWpgaim/zXe4f0DOwMojs0bePA54mUP0j8IEy+f9M0J7wkMzalKXUygtpzC/SZ/6tmO9D431FtC2yUXG",
+	"x5BTwx9+7/OtOq9QwYS+hnw8nwM706gxaPwJ7rjfnPvywRf0ZqcvYg4CG1MekT0odPVIQDXrasvCDb9l",
+	"qIvuN/EOeHSuBbZZZGdqcegajuaHCF0nDsVyJLV/Lwpd27s2FB+wr95O6Bo21cD8LJh2oetNhK4TRKUq",
+	"/pWY5FIZ9UVOhX1ltfMMzJsF7pExG/eZ0iMe21utob5E3n1GELts+zuGrBvwoTlkXQ/63o4tbDdk3XiO",
+	"a0+Rv2DGOF8Z1XoiFTR08kMOPCs8IVZw+ARSe1MG8UhnfKEpm37DMm47MfBFyLyLgT+0GHiTfLR3syBR",
+	"9oOWjvqMKqbOEjPqnPzts9XkAylvOMt++WwfULcp3VVVXzCGH2li0UzJiMQRFeyUaBYNuiOpYeCblpaA",
+	"FPSWEZLEST/iAcG3WjJKVNQ56XwFZGPfTg4Pv9onv518jaUy3zpe55YqbgEFeD3K0vYHNImMtXlkQCP4",
+	"uQ4/YTKoSoSwxA7LBRS17y6/5qfeT49n3oCp1S8+vL88//D2+uOH80t4Gtdafn5kTNzxOkwkYwty96f9",
+	"D0L+c3Ycs6wIeQo4jGIm44iRvUgOufBIJIcyMR6ZjCQd8/0sPF7VROyPUzLmAhLqnNEEpzhrnn2KMSxv",
+	"mVssobvfv/75fzBqcMtD4HNnH99YfjgF59xEuOOC+1xssE81I5/O3+KS+JjJBINk7uOvpTa65usvqKGR",
+	"HBImjOJMu6gCxhUJdL90zPORJj7MffUxzOgV9bOAxrTPI27AsZB9FHwmdV+1qPB3yQXOjcBxspCujQiC",
+	"+1KM6BGNmUeSFER4J7Y3jBUPmPaIVC4m7D6aNS+b/exHB1ESKBYyYTjErQbuswfkv2iUMMy5mChuWFeK",
+	"aHpaCFvqkZyQCZBPoVlvxG9ZFdbYgG12Ce8hXgszMzQzmuw58GovU2IDKYJEWXSagsd2wkUoJ/uY1Fk/",
+	"ZxdAUlhBcejG7Br+Yl+UBZDGdGoZFAAd4QsdqLQHr+/esGn2Q2kQeUwDLoZ5O8nC5z+6Rdbim5sy7/bt",
+	"5hG4+H9fhhznzmX7BCxzs+mv3Wh6TaQ4hZiZZUTwClDh4a/+NO+tHI65KJ5MNrt+dmFvRB6o8wjN+pHs",
+	"VSqcPJSxUhHwfe+TvhVOOBEs7bBpEbuClR/LNkgDTRgZp5FRwwQVwRQDlMjSKRdZPLLwakypqsV2jI7i",
+	"8AZcIibJiTB7YbXc32tRtZzuyX2gDs2l6I6SMbUL5iLgcUZpbgOnyCItM8u/V3j3TPVYzf6QN09Gkmg+",
+	"FJCUJF1iVUH+wSYskpe/hd34K3y7sAAU0rNfhfbBqXvJy0/fWpsFgAGJYlKVw6TCu8F7X/dy6EKXtgOB",
+	"8yohm1fsGWd/LbSfw5O1IgsBXOQGpS4is199K8Wwa5lYmE8iARClIZMcTE6jKA4O0aXJFPlH8zaUNUCM",
+	"mUVBGmNMKrSno8hYCjMiUrjNeMW4eaGpfc7pcY5CE4ebUE10zATKE1TLuJUYBS94JsHz9MISDtAhq1t+",
+	"WmqEpWSuwMhz/aE9EnAVJNyQvmL0BtAkY6XG8vrCJwqlSN8+f/v/AwAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
