@@ -237,6 +237,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "/v1/models":
 		h.serveModelsAt(rq, "")
 		return
+	case "/":
+		serveRoot(rq)
+		return
 	default:
 		if name, ok := strings.CutPrefix(path, "/v1/models/"); ok && name != "" {
 			h.serveModelsAt(rq, name)

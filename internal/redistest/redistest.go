@@ -51,7 +51,42 @@ func Prefix(t testing.TB) string {
 		}
 		return r
 	}, t.Name())
-	return "test:" + name + ":" + hex.EncodeToString(b[:]) + ":"
+	prefix := "test:" + name + ":" + hex.EncodeToString(b[:]) + ":"
+	if u := strings.TrimSpace(os.Getenv(EnvURL)); u != "" {
+		// The shared Redis outlives the test: leave none of its keys behind.
+		t.Cleanup(func() { deleteKeys(u, prefix) })
+	}
+	return prefix
+}
+
+// deleteKeys deletes every key under prefix on the Redis at url.
+func deleteKeys(url, prefix string) {
+	opts, err := redis.ParseURL(url)
+	if err != nil {
+		return
+	}
+	c := redis.NewClient(opts)
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var pattern strings.Builder
+	for _, r := range prefix {
+		if strings.ContainsRune(`*?[]\`, r) {
+			pattern.WriteByte('\\')
+		}
+		pattern.WriteRune(r)
+	}
+	pattern.WriteByte('*')
+	var keys []string
+	it := c.Scan(ctx, 0, pattern.String(), 1000).Iterator()
+	for it.Next(ctx) {
+		keys = append(keys, it.Val())
+	}
+	for len(keys) > 0 {
+		n := min(len(keys), 500)
+		c.Del(ctx, keys[:n]...)
+		keys = keys[n:]
+	}
 }
 
 // Client returns a go-redis client for url, closed when t ends.
