@@ -49,7 +49,7 @@ type gemError struct {
 	Status  string `json:"status"`
 }
 
-func (r *gemResp) text() string {
+func (r gemResp) text() string {
 	var b strings.Builder
 	for _, c := range r.Candidates {
 		if c.Content == nil {
