@@ -3,6 +3,7 @@ package translator
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"strconv"
 	"strings"
 
@@ -142,7 +143,7 @@ func thoughtSignatureOf(p *canonical.Part) string {
 
 func decodeGeminiRequest(body []byte, r *canonical.Request) error {
 	var q gemCallerRequest
-	if err := decodeStrict(body, &q); err != nil {
+	if err := decodeGeminiStrict(body, &q); err != nil {
 		return err
 	}
 	if q.CachedContent != "" {
@@ -872,4 +873,125 @@ func (c *geminiCaller) streamError(dst []byte, e *canonical.Error) []byte {
 	dst = append(dst, "data: "...)
 	dst = wire.AppendGeminiError(dst, status, e.Message, e.Code, e.Param)
 	return append(dst, "\n\n"...)
+}
+
+// decodeGeminiStrict is decodeStrict for a Gemini body, which may spell
+// its field names as proto names (system_instruction, inline_data …), as
+// Google's REST examples do: a body refused for a snake_case field is
+// read again with its field names in JSON (camelCase) form. Values Gemini
+// passes along uninterpreted (function arguments and responses, schemas)
+// keep their keys.
+func decodeGeminiStrict(body []byte, v any) error {
+	err := decodeStrict(body, v)
+	var we *wire.Error
+	if err == nil || !errors.As(err, &we) || !errors.Is(err, wire.ErrUnsupportedFeature) || !strings.Contains(we.Param, "_") {
+		return err
+	}
+	camel, ok := camelKeys(body)
+	if !ok {
+		return err
+	}
+	return decodeStrict(camel, v)
+}
+
+// geminiOpaque are the members whose values are the caller's own JSON.
+var geminiOpaque = map[string]bool{
+	"args": true, "response": true, "parameters": true, "parametersJsonSchema": true,
+	"responseSchema": true, "responseJsonSchema": true,
+}
+
+func camelKeys(body []byte) ([]byte, bool) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	out := make([]byte, 0, len(body))
+	var value func() bool
+	value = func() bool {
+		tok, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		switch t := tok.(type) {
+		case json.Delim:
+			switch t {
+			case '{':
+				out = append(out, '{')
+				for i := 0; dec.More(); i++ {
+					k, err := dec.Token()
+					key, ok := k.(string)
+					if err != nil || !ok {
+						return false
+					}
+					if i > 0 {
+						out = append(out, ',')
+					}
+					key = snakeToCamel(key)
+					out = wire.AppendString(out, key)
+					out = append(out, ':')
+					if geminiOpaque[key] {
+						var raw json.RawMessage
+						if dec.Decode(&raw) != nil {
+							return false
+						}
+						out = append(out, raw...)
+						continue
+					}
+					if !value() {
+						return false
+					}
+				}
+				if _, err := dec.Token(); err != nil {
+					return false
+				}
+				out = append(out, '}')
+			case '[':
+				out = append(out, '[')
+				for i := 0; dec.More(); i++ {
+					if i > 0 {
+						out = append(out, ',')
+					}
+					if !value() {
+						return false
+					}
+				}
+				if _, err := dec.Token(); err != nil {
+					return false
+				}
+				out = append(out, ']')
+			default:
+				return false
+			}
+		default:
+			b, err := json.Marshal(t)
+			if err != nil {
+				return false
+			}
+			out = append(out, b...)
+		}
+		return true
+	}
+	if !value() {
+		return nil, false
+	}
+	return out, true
+}
+
+func snakeToCamel(s string) string {
+	if strings.IndexByte(s, '_') <= 0 {
+		return s
+	}
+	b := make([]byte, 0, len(s))
+	up := false
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '_':
+			up = true
+		case up && c >= 'a' && c <= 'z':
+			b = append(b, c-'a'+'A')
+			up = false
+		default:
+			b = append(b, c)
+			up = false
+		}
+	}
+	return string(b)
 }

@@ -377,7 +377,7 @@ var geminiSamples = map[Feature]string{
 }
 
 const (
-	gemHi   = `"contents":[{"role":"user","parts":[{"text":"hi"}]}]`
+	gemHi       = `"contents":[{"role":"user","parts":[{"text":"hi"}]}]`
 	gemFuncTool = `"tools":[{"functionDeclarations":[{"name":"f","parameters":{"type":"OBJECT"}}]}]`
 )
 
@@ -412,4 +412,91 @@ func FuzzDecodeGeminiRequest(f *testing.F) {
 			}
 		}
 	})
+}
+
+// BenchmarkGeminiCaller measures the Gemini caller pairs as bench_test.go
+// measures the others: decoding and encoding a request (tool_results),
+// translating a whole answer (any_tool) and one stream event
+// (any_tool_stream; b.N counts events).
+func BenchmarkGeminiCaller(b *testing.B) {
+	for _, p := range []*pairSpec{&geminiOpenAI, &geminiResponses, &geminiAnthropic} {
+		dir := strings.ReplaceAll(p.name, "→", "_")
+		body := benchFile(b, dir, "tool_results", "request.json")
+		b.Run("request/"+dir, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(body)))
+			var dst []byte
+			for b.Loop() {
+				req, err := Decode(p.in, body)
+				if err != nil {
+					b.Fatal(err)
+				}
+				req.FromPath("m", false)
+				tr, _ := New(req, Target{Shape: p.up, UpstreamModel: "up-model"}, testNow)
+				if dst, err = tr.AppendRequest(dst[:0]); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		req, err := Decode(p.in, benchFile(b, dir, "any_tool", "request.json"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		req.FromPath("m", false)
+		answer := benchFile(b, dir, "any_tool", "upstream.body")
+		b.Run("response/"+dir, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(answer)))
+			var dst []byte
+			for b.Loop() {
+				tr, _ := New(req, Target{Shape: p.up}, testNow)
+				if dst, err = tr.AppendResponse(dst[:0], answer); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		sreq, err := Decode(p.in, benchFile(b, dir, "any_tool_stream", "request.json"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		sreq.FromPath("m", true)
+		evs := streamEvents(b, benchFile(b, dir, "any_tool_stream", "upstream.body"))
+		b.Run("stream_event/"+dir, func(b *testing.B) {
+			b.ReportAllocs()
+			var dst []byte
+			var tr *Translator
+			i := len(evs)
+			for b.Loop() {
+				if i == len(evs) {
+					tr, _ = New(sreq, Target{Shape: p.up}, testNow)
+					i = 0
+				}
+				dst, _ = tr.AppendEvent(dst[:0], evs[i])
+				i++
+			}
+		})
+	}
+}
+
+// Google's REST examples spell fields as proto names; Relay reads them,
+// and leaves the caller's own JSON (arguments, schemas) as it is.
+func TestDecodeGemini_SnakeCase(t *testing.T) {
+	t.Parallel()
+	snake := `{"system_instruction":{"parts":[{"text":"s"}]},"contents":[{"role":"user","parts":[{"inline_data":{"mime_type":"image/png","data":"` + png1x1 + `"}}]},
+	 {"role":"model","parts":[{"function_call":{"name":"f","args":{"snake_arg":1}}}]},{"role":"user","parts":[{"function_response":{"name":"f","response":{"out_put":"x"}}}]}],
+	 "tools":[{"function_declarations":[{"name":"f","parameters":{"type":"OBJECT","properties":{"snake_arg":{"type":"INTEGER"}}}}]}],
+	 "generation_config":{"max_output_tokens":9,"stop_sequences":["z"]}}`
+	req, err := Decode(wire.InboundGemini, []byte(snake))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &req.C
+	if len(c.System) != 1 || c.Messages[0].Parts[0].Image == nil || c.Messages[1].Parts[0].ToolCall.Arguments != `{"snake_arg":1}` ||
+		c.Messages[2].Parts[0].ToolResult.Content[0].Text != `{"out_put":"x"}` || !bytes.Contains(c.Tools[0].Parameters, []byte("snake_arg")) ||
+		*c.MaxOutputTokens != 9 || c.Stop[0] != "z" {
+		t.Errorf("decoded %+v", c)
+	}
+	if _, err := Decode(wire.InboundGemini, []byte(`{"contents":[{"parts":[{"text":"x"}]}],"no_such_field":1}`)); err == nil {
+		t.Error("an unknown snake_case field was accepted")
+	}
 }

@@ -152,7 +152,7 @@ func decodeGeminiEmbed(body []byte, batch bool, r *canonical.EmbedRequest) error
 		var q struct {
 			Requests []gemEmbedRequest `json:"requests"`
 		}
-		if err := decodeStrict(body, &q); err != nil {
+		if err := decodeGeminiStrict(body, &q); err != nil {
 			return err
 		}
 		if len(q.Requests) == 0 {
@@ -161,7 +161,7 @@ func decodeGeminiEmbed(body []byte, batch bool, r *canonical.EmbedRequest) error
 		reqs = q.Requests
 	} else {
 		var q gemEmbedRequest
-		if err := decodeStrict(body, &q); err != nil {
+		if err := decodeGeminiStrict(body, &q); err != nil {
 			return err
 		}
 		reqs = []gemEmbedRequest{q}
