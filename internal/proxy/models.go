@@ -38,8 +38,11 @@ func (h *Handler) serveModels(rq *request, name string) {
 		return m != nil && policy != nil && policy.GrantsModel(m.ID) && reachable(rq.snap, m)
 	}
 	appendModel := appendOpenAIModel
-	if rq.dialect == wire.DialectAnthropic {
+	switch rq.dialect {
+	case wire.DialectAnthropic:
 		appendModel = appendAnthropicModel
+	case wire.DialectGemini:
+		appendModel = appendGeminiModel
 	}
 	b := rq.out[:0]
 	if name != "" {
@@ -66,6 +69,16 @@ func (h *Handler) serveModels(rq *request, name string) {
 // appendModelList appends listed in OpenAI's list shape, or Anthropic's
 // paged one.
 func appendModelList(b []byte, d wire.Dialect, listed []*snapshot.Model, appendModel func([]byte, *snapshot.Model) []byte) []byte {
+	if d == wire.DialectGemini {
+		b = append(b, `{"models":[`...)
+		for i, m := range listed {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendModel(b, m)
+		}
+		return append(b, `]}`...)
+	}
 	if d != wire.DialectAnthropic {
 		b = append(b, `{"object":"list","data":[`...)
 	} else {

@@ -211,12 +211,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rq.startTrace()
 	}
 
-	path, dialect := r.URL.Path, wire.DialectOpenAI
+	path, dialect, gemini := r.URL.Path, wire.DialectOpenAI, false
 	switch {
 	case strings.HasPrefix(path, "/openai/"):
 		path = path[len("/openai"):]
 	case strings.HasPrefix(path, "/anthropic/"):
 		path, dialect = path[len("/anthropic"):], wire.DialectAnthropic
+	case strings.HasPrefix(path, "/gemini/"):
+		path, dialect, gemini = path[len("/gemini"):], wire.DialectGemini, true
+		geminiKey(r)
 	case r.Header.Get("anthropic-version") != "":
 		dialect = wire.DialectAnthropic
 	}
@@ -241,6 +244,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		serveRoot(rq)
 		return
 	default:
+		if h.serveGemini(rq, path, gemini) {
+			return
+		}
 		if name, ok := strings.CutPrefix(path, "/v1/models/"); ok && name != "" {
 			h.serveModelsAt(rq, name)
 			return
@@ -255,6 +261,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rq.finish()
 		return
 	}
+	h.serveLimited(rq)
+}
+
+// serveLimited serves an inference request within MaxInflight.
+func (h *Handler) serveLimited(rq *request) {
 	if h.maxInflight > 0 {
 		n := h.inflight.Add(1)
 		defer h.inflight.Add(-1)
@@ -307,6 +318,9 @@ func (h *Handler) serveInference(rq *request) {
 		return
 	}
 	scan, err := wire.ScanRequest(rq.body.Bytes())
+	if rq.dialect == wire.DialectGemini {
+		scan, err = rq.geminiScan(scan, err)
+	}
 	if we, ok := err.(*wire.Error); ok { // a refusal that names its member
 		rq.fail(we)
 		return

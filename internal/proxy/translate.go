@@ -48,6 +48,9 @@ func (rq *request) translatable(c *routing.Candidate) bool {
 		}
 		// X-Relay-Usage: full asks /v1/generate for the cost with the usage.
 		rq.xin.FullUsage = rq.in == wire.InboundGenerate && strings.EqualFold(strings.TrimSpace(rq.r.Header.Get("X-Relay-Usage")), "full")
+		if rq.dialect == wire.DialectGemini {
+			rq.xin.FromPath(rq.scan.Model, rq.stream)
+		}
 	}
 	tr, err := translator.New(rq.xin, t, rq.at)
 	if err != nil {
@@ -86,6 +89,10 @@ func (rq *request) untranslatable(err error) {
 func (rq *request) upstreamRequest(c *routing.Candidate) ([]byte, bool, string) {
 	if rq.xl != nil {
 		return rq.xlBody, false, wire.JoinURL(c.Host.BaseURL, rq.xl.Path())
+	}
+	if rq.dialect == wire.DialectGemini {
+		body, url := rq.geminiUpstream(c)
+		return body, false, url
 	}
 	body, injected := rq.upstreamBody(c.Binding)
 	url := wire.JoinURL(c.Host.BaseURL, wire.UpstreamPath(rq.in, c.Binding.Shape))

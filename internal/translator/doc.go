@@ -11,8 +11,10 @@
 // encoding it as an upstream request and decoding its answers). Inbound
 // names: chat (/v1/chat/completions), messages (/v1/messages), responses
 // (/v1/responses), generate (/v1/generate, Relay's own shape, always
-// translated) and embeddings (/v1/embeddings, translated for gemini
-// bindings only). Upstream names: the binding shape, with responses for
+// translated), embeddings (/v1/embeddings, translated for gemini
+// bindings only) and gemini (Gemini's own generateContent and embedding
+// methods, /v1beta/models/{model}:…; the model and stream come from the
+// path, Request.FromPath). Upstream names: the binding shape, with responses for
 // openai_responses. The one switch in pairOf picks the pair; an unknown
 // pair is ErrUnknownPair.
 //

@@ -18,8 +18,8 @@ import (
 	"github.com/relay-llm/relay/internal/wire"
 )
 
-// Google Gemini (Developer API): the gemini upstream side. Gemini is never
-// a caller's shape in phase 1.
+// Google Gemini (Developer API): the gemini upstream side. Gemini as a
+// caller's shape is gemini_caller.go.
 
 // --- wire types ---
 

@@ -182,6 +182,8 @@ func (f Feature) Field(in wire.Inbound) string {
 		return responsesFields[f]
 	case wire.InboundGenerate:
 		return generateFields[f]
+	case wire.InboundGemini:
+		return geminiFields[f]
 	}
 	return ""
 }
@@ -226,7 +228,8 @@ func (p *pairSpec) support(f Feature) supportNote {
 // pairs lists every pair, in the matrix's column order.
 var pairs = []*pairSpec{&chatAnthropic, &chatGemini, &chatResponses, &messagesOpenAI, &messagesGemini, &messagesResponses,
 	&responsesOpenAI, &responsesAnthropic, &responsesGemini,
-	&generateOpenAI, &generateResponses, &generateAnthropic, &generateGemini}
+	&generateOpenAI, &generateResponses, &generateAnthropic, &generateGemini,
+	&geminiOpenAI, &geminiResponses, &geminiAnthropic}
 
 // pairOf is the one switch that picks a pair; nil when there is none.
 func pairOf(in wire.Inbound, up snapshot.Shape) *pairSpec {
@@ -272,6 +275,23 @@ func pairOf(in wire.Inbound, up snapshot.Shape) *pairSpec {
 			return &generateAnthropic
 		case snapshot.ShapeGemini:
 			return &generateGemini
+		}
+	case wire.InboundGemini:
+		switch up {
+		case snapshot.ShapeOpenAI:
+			return &geminiOpenAI
+		case snapshot.ShapeOpenAIResponses:
+			return &geminiResponses
+		case snapshot.ShapeAnthropic:
+			return &geminiAnthropic
+		}
+	case wire.InboundGeminiEmbed:
+		if up == snapshot.ShapeOpenAI {
+			return &geminiEmbedOpenAI
+		}
+	case wire.InboundGeminiBatchEmbed:
+		if up == snapshot.ShapeOpenAI {
+			return &geminiBatchEmbedOpenAI
 		}
 	}
 	return nil

@@ -119,6 +119,10 @@ var responsesSamples = map[Feature]string{
 }
 
 func sampleBody(in wire.Inbound, f Feature) (string, bool) {
+	if in == wire.InboundGemini {
+		s, ok := geminiSamples[f]
+		return `{` + s + `}`, ok
+	}
 	if in == wire.InboundResponses {
 		s, ok := responsesSamples[f]
 		return `{"model":"m",` + s + `}`, ok

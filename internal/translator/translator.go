@@ -32,6 +32,8 @@ func Native(in wire.Inbound, up snapshot.Shape) bool {
 		return up == snapshot.ShapeOpenAIResponses
 	case wire.InboundMessages, wire.InboundCountTokens:
 		return up == snapshot.ShapeAnthropic
+	case wire.InboundGemini, wire.InboundGeminiCountTokens, wire.InboundGeminiEmbed, wire.InboundGeminiBatchEmbed:
+		return up == snapshot.ShapeGemini
 	}
 	return false
 }
@@ -83,6 +85,10 @@ func Decode(in wire.Inbound, body []byte) (*Request, error) {
 		err = decodeGenerateRequest(body, &r.C)
 	case wire.InboundEmbeddings:
 		err = decodeEmbeddingsRequest(body, &r.E)
+	case wire.InboundGemini:
+		err = decodeGeminiRequest(body, &r.C)
+	case wire.InboundGeminiEmbed, wire.InboundGeminiBatchEmbed:
+		err = decodeGeminiEmbed(body, in == wire.InboundGeminiBatchEmbed, &r.E)
 	default:
 		return nil, fmt.Errorf("decode %s request: %w", in, ErrUnknownPair)
 	}

@@ -430,6 +430,14 @@ func TestTranslator_GarbageAnswers(t *testing.T) {
 
 func minimalRequest(t *testing.T, in wire.Inbound, stream bool) *Request {
 	t.Helper()
+	if in == wire.InboundGemini {
+		req, err := Decode(in, []byte(`{"contents":[{"parts":[{"text":"hi"}]}]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.FromPath("m", stream)
+		return req
+	}
 	body := `{"model":"m","messages":[{"role":"user","content":"hi"}]`
 	if in == wire.InboundResponses {
 		body = `{"model":"m","input":"hi"`

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"time"
 )
 
@@ -132,6 +133,61 @@ func AnthropicType(status int) string {
 	return "invalid_request_error"
 }
 
+// GeminiStatus is the google.rpc status name Gemini's error bodies carry
+// for an HTTP status.
+func GeminiStatus(status int) string {
+	switch status {
+	case http.StatusBadRequest, http.StatusRequestEntityTooLarge:
+		return "INVALID_ARGUMENT"
+	case http.StatusUnauthorized:
+		return "UNAUTHENTICATED"
+	case http.StatusPaymentRequired, http.StatusForbidden:
+		return "PERMISSION_DENIED"
+	case http.StatusNotFound:
+		return "NOT_FOUND"
+	case http.StatusMethodNotAllowed, http.StatusNotImplemented:
+		return "UNIMPLEMENTED"
+	case http.StatusConflict:
+		return "ABORTED"
+	case http.StatusTooManyRequests:
+		return "RESOURCE_EXHAUSTED"
+	case 499:
+		return "CANCELLED"
+	case http.StatusBadGateway, http.StatusServiceUnavailable, 529:
+		return "UNAVAILABLE"
+	case http.StatusGatewayTimeout, http.StatusRequestTimeout:
+		return "DEADLINE_EXCEEDED"
+	}
+	if status >= 500 {
+		return "INTERNAL"
+	}
+	return "FAILED_PRECONDITION"
+}
+
+// AppendGeminiError appends Gemini's error object, {"error":{"code",
+// "message","status"}}, with Relay's own code (and the offending field)
+// in a google.rpc.ErrorInfo detail whose domain is relay.
+func AppendGeminiError(dst []byte, status int, msg, code, param string) []byte {
+	dst = append(dst, `{"error":{"code":`...)
+	dst = strconv.AppendInt(dst, int64(status), 10)
+	dst = append(dst, `,"message":`...)
+	dst = AppendString(dst, msg)
+	dst = append(dst, `,"status":`...)
+	dst = AppendString(dst, GeminiStatus(status))
+	if code != "" {
+		dst = append(dst, `,"details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":`...)
+		dst = AppendString(dst, code)
+		dst = append(dst, `,"domain":"relay"`...)
+		if param != "" {
+			dst = append(dst, `,"metadata":{"param":`...)
+			dst = AppendString(dst, param)
+			dst = append(dst, '}')
+		}
+		dst = append(dst, "}]"...)
+	}
+	return append(dst, "}}"...)
+}
+
 // AppendErrorBody appends the error body for err in the dialect's shape and
 // returns it with the status to send. The message is err's text: build
 // errors with Errorf so it is fit for the caller.
@@ -142,6 +198,9 @@ func AppendErrorBody(dst []byte, d Dialect, err error, requestID string) ([]byte
 	var e *Error
 	if errors.As(err, &e) {
 		param = e.Param
+	}
+	if d == DialectGemini {
+		return append(AppendGeminiError(dst, status, msg, code, param), '\n'), status
 	}
 	if d == DialectAnthropic {
 		dst = append(dst, `{"type":"error","error":{"type":`...)
@@ -182,6 +241,10 @@ func AppendStreamError(dst []byte, in Inbound, msg string, seq int64) []byte {
 		return append(dst, "}}\n\n"...)
 	case InboundGenerate:
 		return AppendGenerateStreamError(dst, msg, "server_error", "", StreamErrorCode)
+	case InboundGemini:
+		dst = append(dst, "data: "...)
+		dst = AppendGeminiError(dst, http.StatusBadGateway, msg, StreamErrorCode, "")
+		return append(dst, "\n\n"...)
 	case InboundResponses:
 		dst = append(dst, "event: error\ndata: {\"type\":\"error\",\"code\":\""+StreamErrorCode+"\",\"message\":"...)
 		dst = AppendString(dst, msg)

@@ -24,6 +24,17 @@ const (
 	// /v1/messages/count_tokens): a Messages body, answered with
 	// {"input_tokens": n}; served by anthropic bindings only.
 	InboundCountTokens
+	// InboundGemini is Gemini's own generateContent and
+	// streamGenerateContent (POST /v1beta/models/{model}:generateContent):
+	// the model and whether to stream come from the URL path, not the body.
+	InboundGemini
+	// InboundGeminiCountTokens is Gemini's countTokens: served by gemini
+	// bindings only.
+	InboundGeminiCountTokens
+	// InboundGeminiEmbed is Gemini's embedContent (one content, one
+	// vector); InboundGeminiBatchEmbed its batchEmbedContents.
+	InboundGeminiEmbed
+	InboundGeminiBatchEmbed
 )
 
 // String names the shape in logs and usage records.
@@ -41,16 +52,47 @@ func (in Inbound) String() string {
 		return "relay_generate"
 	case InboundCountTokens:
 		return "anthropic_count_tokens"
+	case InboundGemini:
+		return "gemini"
+	case InboundGeminiCountTokens:
+		return "gemini_count_tokens"
+	case InboundGeminiEmbed:
+		return "gemini_embed_content"
+	case InboundGeminiBatchEmbed:
+		return "gemini_batch_embed_contents"
 	}
 	return "none"
 }
 
 // Dialect is the family whose error and list bodies a caller expects.
 func (in Inbound) Dialect() Dialect {
-	if in == InboundMessages || in == InboundCountTokens {
+	switch in {
+	case InboundMessages, InboundCountTokens:
 		return DialectAnthropic
+	case InboundGemini, InboundGeminiCountTokens, InboundGeminiEmbed, InboundGeminiBatchEmbed:
+		return DialectGemini
 	}
 	return DialectOpenAI
+}
+
+// GeminiMethod is the Gemini method an inbound Gemini shape calls, as it
+// follows the model in the URL path ("generateContent" …); "" for the
+// other shapes.
+func (in Inbound) GeminiMethod(stream bool) string {
+	switch in {
+	case InboundGemini:
+		if stream {
+			return "streamGenerateContent"
+		}
+		return "generateContent"
+	case InboundGeminiCountTokens:
+		return "countTokens"
+	case InboundGeminiEmbed:
+		return "embedContent"
+	case InboundGeminiBatchEmbed:
+		return "batchEmbedContents"
+	}
+	return ""
 }
 
 // Dialect is the family of wire shapes a caller belongs to, which decides
@@ -61,6 +103,9 @@ type Dialect uint8
 const (
 	DialectOpenAI Dialect = iota
 	DialectAnthropic
+	// DialectGemini is Gemini's: errors as {"error":{"code","message",
+	// "status"}}, models as {"models":[…]}.
+	DialectGemini
 )
 
 // UpstreamPath is the provider path for an inbound operation served by a

@@ -207,16 +207,16 @@ func isEmptyArray(v []byte) bool {
 	return len(bytes.TrimSpace(v[1:len(v)-1])) == 0
 }
 
-// BodyUsage picks the top-level "usage" member out of a JSON body fed to it
+// BodyUsage picks the top-level "usage" (or "usageMetadata") member out of a JSON body fed to it
 // in pieces, as it streams by, without holding the body.
 type BodyUsage struct {
 	depth     int
 	inStr     bool
 	esc       bool
 	state     captureState
-	key       [8]byte // the first bytes of the key being read
-	keyLen    int     // its full length
-	match     bool    // the current member is "usage"
+	key       [13]byte // the first bytes of the key being read
+	keyLen    int      // its full length
+	match     bool     // the current member is "usage"
 	capturing bool
 	container bool // the captured value is an object or array
 	captured  []byte
@@ -265,7 +265,8 @@ func (c *BodyUsage) step(b byte) {
 		case b == '"':
 			c.inStr = false
 			if c.depth == 1 && c.state == stKey {
-				c.match = c.keyLen == 5 && string(c.key[:5]) == "usage"
+				// "usage", or Gemini's "usageMetadata".
+				c.match = c.keyLen == 5 && string(c.key[:5]) == "usage" || c.keyLen == 13 && string(c.key[:13]) == "usageMetadata"
 				c.state = stColon
 			}
 		default:
