@@ -228,6 +228,9 @@ func TestFieldPolicy_AcceptsWhatItEmits(t *testing.T) {
 		}
 		dir := filepath.Dir(f)
 		p := pairByDir(filepath.Base(filepath.Dir(dir)))
+		if p == nil || p.in == wire.InboundGemini {
+			continue // Gemini callers' answers are pushed back in gemini_caller_test.go
+		}
 		request, err := os.ReadFile(filepath.Join(dir, "request.json"))
 		if err != nil {
 			t.Fatal(err)
