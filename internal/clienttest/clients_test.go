@@ -128,7 +128,7 @@ func workDir(t *testing.T, modules string) string {
 // baseEnv is the environment every client runs with: PATH, a private HOME,
 // and nothing of the caller's credentials.
 func baseEnv(home string) []string {
-	return []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "TMPDIR=" + os.TempDir(), "LANG=C.UTF-8", "NO_COLOR=1", "CI=1"}
+	return []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "TMPDIR=" + os.TempDir(), "LANG=C.UTF-8", "NO_COLOR=1"}
 }
 
 // runClient runs a client and returns its output and error.
