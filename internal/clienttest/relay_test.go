@@ -93,8 +93,9 @@ type exchange struct {
 	// Model is the Relay model the client was pointed at; the replay puts
 	// each binding shape's model in its place, in the path and the body.
 	Model string `json:"model,omitempty"`
-	// Auth is the header that carried the relay key ("authorization" as a
-	// bearer token, "x-api-key", "x-goog-api-key") or "key" for ?key=.
+	// Auth names where the relay key was: "key" for ?key=, else the
+	// headers that carried it, comma-separated ("authorization" as a bearer
+	// token, "x-api-key", "x-goog-api-key").
 	Auth   string            `json:"auth,omitempty"`
 	Method string            `json:"method"`
 	Path   string            `json:"path"`
@@ -139,16 +140,21 @@ func (rc *recorder) wrap(h http.Handler) http.Handler {
 			}
 		}
 		x.Query = q.Encode()
+		var auth []string
 		for k, v := range r.Header {
 			k = strings.ToLower(k)
 			switch {
 			case secretHeaders[k]:
-				if x.Auth == "" && k != "cookie" && k != "proxy-authorization" {
-					x.Auth = k
+				if k != "cookie" && k != "proxy-authorization" {
+					auth = append(auth, k)
 				}
 			case !transportHeaders[k]:
 				x.Header[k] = strings.Join(v, ", ")
 			}
+		}
+		if x.Auth == "" {
+			slices.Sort(auth)
+			x.Auth = strings.Join(auth, ",")
 		}
 		if len(body) > 0 {
 			if json.Valid(body) {

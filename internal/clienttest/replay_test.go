@@ -87,11 +87,13 @@ func replay(t *testing.T, base string, x exchange, model string) (int, []byte) {
 	for k, v := range x.Header {
 		req.Header.Set(k, v)
 	}
-	switch x.Auth {
-	case "authorization":
-		req.Header.Set("Authorization", "Bearer "+relayKey)
-	case "x-api-key", "x-goog-api-key":
-		req.Header.Set(x.Auth, relayKey)
+	for _, h := range strings.Split(x.Auth, ",") {
+		switch h {
+		case "authorization":
+			req.Header.Set("Authorization", "Bearer "+relayKey)
+		case "x-api-key", "x-goog-api-key":
+			req.Header.Set(h, relayKey)
+		}
 	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
