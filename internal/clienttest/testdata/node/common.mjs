@@ -3,6 +3,7 @@
 export const url = need("RELAY_URL");
 export const key = need("RELAY_KEY");
 export const model = need("RELAY_MODEL");
+export const shape = need("RELAY_SHAPE"); // the binding shape of the model
 export const stream = process.env.RELAY_STREAM === "1";
 
 function need(name) {

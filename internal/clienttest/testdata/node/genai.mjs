@@ -1,10 +1,14 @@
 // The official @google/genai SDK against Relay's native Gemini endpoints:
 // a multi-turn chat (the SDK keeps the history) and a function-calling round
-// trip, streamed (sendMessageStream) or not.
+// trip, streamed (sendMessageStream) or not; a generateContent call on
+// v1beta, the model list and token counting.
 import { GoogleGenAI } from "@google/genai";
 import { url, key, model, stream, check, checkText, weatherSchema, run } from "./common.mjs";
 
+// The SDK's default API version for the Gemini API ("v1"), and "v1beta",
+// which many callers choose for preview features.
 const ai = new GoogleGenAI({ apiKey: key, httpOptions: { baseUrl: url } });
+const beta = new GoogleGenAI({ apiKey: key, httpOptions: { baseUrl: url, apiVersion: "v1beta" } });
 
 async function send(chat, message) {
   if (!stream) {
@@ -21,6 +25,24 @@ async function send(chat, message) {
 }
 
 await run({
+  async models_list() {
+    const names = [];
+    for await (const m of await ai.models.list()) names.push(m.name);
+    check(names.includes(`models/${model}`), `the model list should name models/${model}`, names);
+  },
+  async count_tokens() {
+    const n = await ai.models.countTokens({ model, contents: "Hi there" });
+    check(n.totalTokens > 0, "totalTokens > 0", n);
+  },
+  async v1beta_generate() {
+    let text = "";
+    if (stream) {
+      for await (const chunk of await beta.models.generateContentStream({ model, contents: "Hi there" })) text += chunk.text ?? "";
+    } else {
+      text = (await beta.models.generateContent({ model, contents: "Hi there" })).text;
+    }
+    checkText(text, "text");
+  },
   async chat_multi_turn() {
     const chat = ai.chats.create({ model, config: { systemInstruction: "You are terse." } });
     for (const say of ["Hi there", "Tell me more", "And one more thing"]) {

@@ -1,6 +1,6 @@
 // The official openai SDK: multi-turn Chat Completions with the returned
-// message pushed back, a tool round trip, and multi-turn Responses with the
-// output items pushed back — streamed (the SDK's stream helpers) or not.
+// message pushed back, a tool round trip, multi-turn Responses with the
+// output items pushed back, and the model list — streamed (the SDK's stream helpers) or not.
 import OpenAI from "openai";
 import { url, key, model, stream, check, checkText, weatherSchema, run } from "./common.mjs";
 
@@ -20,6 +20,10 @@ async function respond(input, extra = {}) {
 }
 
 await run({
+  async models_list() {
+    const ids = (await client.models.list()).data.map((m) => m.id);
+    check(ids.includes(model), `the model list should name ${model}`, ids);
+  },
   async chat_multi_turn() {
     const messages = [{ role: "system", content: "You are terse." }];
     for (const say of ["Hi there", "Tell me more", "And one more thing"]) {
