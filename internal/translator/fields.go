@@ -100,6 +100,8 @@ type advisoryField struct {
 var advisoryFields = map[wire.Inbound][]advisoryField{
 	wire.InboundChat: {
 		{"messages[].annotations", "the citations of an earlier answer, as the SDK pushes the message back"},
+		{"messages[].parsed", "the openai SDKs' decoded copy of an earlier structured answer"},
+		{"messages[].tool_calls[].function.parsed_arguments", "the openai SDKs' decoded copy of an earlier call's arguments"},
 		{"prompt_cache_retention", "how long OpenAI keeps a cached prefix"},
 	},
 	wire.InboundMessages: {
@@ -113,6 +115,8 @@ var advisoryFields = map[wire.Inbound][]advisoryField{
 		{"include", "extra output Relay cannot add to a translated response (reasoning.encrypted_content is carried)"},
 		{"input[].content[].annotations", "the citations of an earlier answer"},
 		{"input[].content[].logprobs", "the log probabilities of an earlier answer"},
+		{"input[].content[].parsed", "the openai SDKs' decoded copy of an earlier structured answer"},
+		{"input[].parsed_arguments", "the openai SDKs' decoded copy of an earlier call's arguments"},
 		{"tools[].type=web_search", "OpenAI's hosted search, which Codex offers by default; the model answers without it (a tool_choice forcing it is refused)"},
 	},
 	wire.InboundGenerate: {},

@@ -32,8 +32,10 @@ func TestFieldPolicy_ConsistentWithMatrix(t *testing.T) {
 // marker the upstream request must not hold.
 var advisorySamples = map[wire.Inbound]map[string]string{
 	wire.InboundChat: {
-		"messages[].annotations": `{"model":"m","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"yo","refusal":null,"annotations":[{"type":"url_citation","url_citation":{"url":"https://MARKER.example","title":"t","start_index":0,"end_index":1}}]},{"role":"user","content":"go"}]}`,
-		"prompt_cache_retention": `{"model":"m","messages":[{"role":"user","content":"hi"}],"prompt_cache_retention":"MARKER"}`,
+		"messages[].annotations":                            `{"model":"m","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"yo","refusal":null,"annotations":[{"type":"url_citation","url_citation":{"url":"https://MARKER.example","title":"t","start_index":0,"end_index":1}}]},{"role":"user","content":"go"}]}`,
+		"prompt_cache_retention":                            `{"model":"m","messages":[{"role":"user","content":"hi"}],"prompt_cache_retention":"MARKER"}`,
+		"messages[].parsed":                                 `{"model":"m","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"{\"a\":1}","refusal":null,"parsed":{"a":"MARKER"}},{"role":"user","content":"go"}]}`,
+		"messages[].tool_calls[].function.parsed_arguments": `{"model":"m","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"f","arguments":"{}","parsed_arguments":{"x":"MARKER"}}}]},{"role":"tool","tool_call_id":"call_1","content":"ok"},{"role":"user","content":"go"}]}`,
 	},
 	wire.InboundMessages: {
 		"context_management":             `{"model":"m","max_tokens":100,"messages":[{"role":"user","content":"hi"}],"context_management":{"edits":[{"type":"MARKER"}]}}`,
@@ -46,6 +48,8 @@ var advisorySamples = map[wire.Inbound]map[string]string{
 		"include":                       `{"model":"m","input":"hi","include":["reasoning.encrypted_content","MARKER.output_text.logprobs"]}`,
 		"input[].content[].annotations": `{"model":"m","input":[{"role":"user","content":"hi"},{"type":"message","role":"assistant","content":[{"type":"output_text","text":"yo","annotations":[{"type":"url_citation","url":"https://MARKER.example"}]}]},{"role":"user","content":"go"}]}`,
 		"input[].content[].logprobs":    `{"model":"m","input":[{"role":"user","content":"hi"},{"type":"message","role":"assistant","content":[{"type":"output_text","text":"yo","logprobs":[{"token":"MARKER","logprob":-1,"bytes":[],"top_logprobs":[]}]}]},{"role":"user","content":"go"}]}`,
+		"input[].content[].parsed":      `{"model":"m","input":[{"role":"user","content":"hi"},{"type":"message","role":"assistant","content":[{"type":"output_text","text":"{}","annotations":[],"parsed":{"a":"MARKER"}}]},{"role":"user","content":"go"}]}`,
+		"input[].parsed_arguments":      `{"model":"m","input":[{"role":"user","content":"hi"},{"type":"function_call","call_id":"call_1","name":"f","arguments":"{}","parsed_arguments":{"x":"MARKER"}},{"type":"function_call_output","call_id":"call_1","output":"ok"},{"role":"user","content":"go"}]}`,
 		"tools[].type=web_search":       `{"model":"m","input":"hi","tools":[{"type":"web_search","external_web_access":false,"filters":{"allowed_domains":["MARKER.example"]}}]}`,
 	},
 }

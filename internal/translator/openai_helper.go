@@ -81,6 +81,9 @@ type chatMessage struct {
 	FunctionCall     json.RawMessage `json:"function_call,omitempty"`
 	// Annotations are an answer's citations, pushed back with it.
 	Annotations json.RawMessage `json:"annotations,omitempty"`
+	// Parsed is what the openai SDKs' parse and stream helpers add to an
+	// answer (its JSON content, decoded), pushed back with it.
+	Parsed json.RawMessage `json:"parsed,omitempty"`
 }
 
 type chatThinking struct {
@@ -125,6 +128,9 @@ type chatToolCall struct {
 type chatFunctionCall struct {
 	Name      string `json:"name,omitempty"`
 	Arguments string `json:"arguments"`
+	// ParsedArguments is the SDKs' decoded copy of Arguments on a pushed-back
+	// answer; never sent.
+	ParsedArguments json.RawMessage `json:"parsed_arguments,omitempty"`
 }
 
 type chatTool struct {
@@ -283,6 +289,9 @@ func decodeChatRequest(body []byte, r *canonical.Request) error {
 		if present(m.Annotations) {
 			advise(r, "messages[].annotations")
 		}
+		if present(m.Parsed) {
+			advise(r, "messages[].parsed")
+		}
 		switch m.Role {
 		case "system", "developer":
 			parts, err := chatContent(m.Content, at+".content", false)
@@ -329,6 +338,9 @@ func decodeChatRequest(body []byte, r *canonical.Request) error {
 				}
 				if tc.ID == "" || tc.Function.Name == "" {
 					return badField(fmt.Sprintf("%s.tool_calls[%d]", at, j), "a tool call needs an id and a function name")
+				}
+				if present(tc.Function.ParsedArguments) {
+					advise(r, "messages[].tool_calls[].function.parsed_arguments")
 				}
 				msg.Parts = append(msg.Parts, canonical.Part{Type: canonical.PartToolCall, ToolCall: &canonical.ToolCall{
 					ID: canonicalID(chatCallPrefix, tc.ID), Name: tc.Function.Name, Arguments: tc.Function.Arguments,

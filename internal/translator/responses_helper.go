@@ -716,6 +716,7 @@ type respInItem struct {
 	CallID           string          `json:"call_id"`
 	Name             string          `json:"name"`
 	Arguments        *string         `json:"arguments"`
+	ParsedArguments  json.RawMessage `json:"parsed_arguments"` // the openai SDKs' decoded copy of Arguments
 	Output           json.RawMessage `json:"output"`
 	Summary          []respTextIn    `json:"summary"`
 	EncryptedContent *string         `json:"encrypted_content"`
@@ -742,6 +743,8 @@ type respInPart struct {
 	Refusal     *string         `json:"refusal"`
 	Annotations json.RawMessage `json:"annotations"`
 	Logprobs    json.RawMessage `json:"logprobs"`
+	// Parsed is the openai SDKs' decoded copy of a structured answer.
+	Parsed json.RawMessage `json:"parsed"`
 }
 
 type respToolIn struct {
@@ -1022,6 +1025,9 @@ func respInput(raw json.RawMessage, r *canonical.Request) error {
 			if it.CallID == "" || it.Name == "" {
 				return badField(at, "a function_call needs a call_id and a name")
 			}
+			if present(it.ParsedArguments) {
+				advise(r, "input[].parsed_arguments")
+			}
 			args := ""
 			if it.Arguments != nil {
 				args = *it.Arguments
@@ -1095,6 +1101,9 @@ func respContent(raw json.RawMessage, at string, media bool, r *canonical.Reques
 	for i := range parts {
 		if present(parts[i].Annotations) {
 			advise(r, "input[].content[].annotations")
+		}
+		if present(parts[i].Parsed) {
+			advise(r, "input[].content[].parsed")
 		}
 		if present(parts[i].Logprobs) {
 			advise(r, "input[].content[].logprobs")
