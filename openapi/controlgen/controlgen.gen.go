@@ -26,6 +26,39 @@ import (
 	relaynull "github.com/relay-llm/relay/openapi/nullable"
 )
 
+// Defines values for AuditEntryAction.
+const (
+	AuditEntryActionCreate AuditEntryAction = "create"
+	AuditEntryActionDelete AuditEntryAction = "delete"
+	AuditEntryActionLogin  AuditEntryAction = "login"
+	AuditEntryActionLogout AuditEntryAction = "logout"
+	AuditEntryActionRevoke AuditEntryAction = "revoke"
+	AuditEntryActionRotate AuditEntryAction = "rotate"
+	AuditEntryActionUpdate AuditEntryAction = "update"
+)
+
+// Valid indicates whether the value is a known member of the AuditEntryAction enum.
+func (e AuditEntryAction) Valid() bool {
+	switch e {
+	case AuditEntryActionCreate:
+		return true
+	case AuditEntryActionDelete:
+		return true
+	case AuditEntryActionLogin:
+		return true
+	case AuditEntryActionLogout:
+		return true
+	case AuditEntryActionRevoke:
+		return true
+	case AuditEntryActionRotate:
+		return true
+	case AuditEntryActionUpdate:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for BreakerState.
 const (
 	BreakerStateClosed   BreakerState = "closed"
@@ -348,6 +381,33 @@ func (e UsageInterval) Valid() bool {
 	default:
 		return false
 	}
+}
+
+// AuditEntry defines model for AuditEntry.
+type AuditEntry struct {
+	Action AuditEntryAction `json:"action"`
+
+	// Actor Who: `user:<id>`, `admin-token`, ...
+	Actor string    `json:"actor"`
+	At    time.Time `json:"at"`
+
+	// ID The row's sequence number.
+	ID int64 `json:"id"`
+
+	// Kind What kind of object (a table name).
+	Kind     string `json:"kind"`
+	ObjectID string `json:"object_id"`
+}
+
+// AuditEntryAction defines model for AuditEntry.Action.
+type AuditEntryAction string
+
+// AuditList defines model for AuditList.
+type AuditList struct {
+	Items []AuditEntry `json:"items"`
+
+	// NextCursor Pass as `cursor` to get the next page; null on the last page. Opaque.
+	NextCursor *NextCursor `json:"next_cursor"`
 }
 
 // Binding defines model for Binding.
@@ -1953,6 +2013,24 @@ type Unauthorized = Error
 // UnprocessableEntity The body of every error response.
 type UnprocessableEntity = Error
 
+// ListAuditLogParams defines parameters for ListAuditLog.
+type ListAuditLogParams struct {
+	// Limit Most items to return.
+	Limit *LimitParam `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor The `next_cursor` of the previous page; absent for the first page.
+	Cursor *CursorParam `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Kind Only rows of this kind (a table name, e.g. `hosts`, `relay_keys`).
+	Kind *string `form:"kind,omitempty" json:"kind,omitempty"`
+
+	// ObjectID Only rows about this object.
+	ObjectID *string `form:"object_id,omitempty" json:"object_id,omitempty"`
+
+	// Actor Only rows by this actor (`user:<id>`, `admin-token`, ...).
+	Actor *string `form:"actor,omitempty" json:"actor,omitempty"`
+}
+
 // ListInferenceTokensParams defines parameters for ListInferenceTokens.
 type ListInferenceTokensParams struct {
 	// Limit Most items to return.
@@ -2432,6 +2510,9 @@ type UpdateUserJSONRequestBody = UserUpdate
 
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
+	// ListAuditLog List the audit log
+	// (GET /api/audit)
+	ListAuditLog(w http.ResponseWriter, r *http.Request, params ListAuditLogParams)
 	// Login Sign in with email and password
 	// (POST /api/auth/login)
 	Login(w http.ResponseWriter, r *http.Request)
@@ -2778,6 +2859,91 @@ type ServerInterfaceWrapper struct {
 }
 
 type MiddlewareFunc func(http.Handler) http.Handler
+
+// ListAuditLog operation middleware
+func (siw *ServerInterfaceWrapper) ListAuditLog(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListAuditLogParams
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", r.URL.Query(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: "int32"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "limit"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "limit", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "cursor" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "cursor", r.URL.Query(), &params.Cursor, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "cursor"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "cursor", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "kind" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "kind", r.URL.Query(), &params.Kind, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "kind"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "kind", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "object_id" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "object_id", r.URL.Query(), &params.ObjectID, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "object_id"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "object_id", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "actor" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "actor", r.URL.Query(), &params.Actor, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "actor"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "actor", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListAuditLog(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
 
 // Login operation middleware
 func (siw *ServerInterfaceWrapper) Login(w http.ResponseWriter, r *http.Request) {
@@ -6864,6 +7030,7 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/budgets/{id}", wrapper.GetBudget)
 	m.HandleFunc(http.MethodPatch+" "+options.BaseURL+"/api/budgets/{id}", wrapper.UpdateBudget)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/usage/summary", wrapper.GetUsageSummary)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/audit", wrapper.ListAuditLog)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/usage/timeseries", wrapper.GetUsageTimeseries)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/usage/events", wrapper.ListUsageEvents)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/status", wrapper.GetStatus)
@@ -6895,6 +7062,84 @@ type TooManyRequestsJSONResponse struct {
 type UnauthorizedJSONResponse Error
 
 type UnprocessableEntityJSONResponse Error
+
+type ListAuditLogRequestObject struct {
+	Params ListAuditLogParams
+}
+
+type ListAuditLogResponseObject interface {
+	VisitListAuditLogResponse(w http.ResponseWriter) error
+}
+
+type ListAuditLog200JSONResponse AuditList
+
+func (response ListAuditLog200JSONResponse) VisitListAuditLogResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAuditLog400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListAuditLog400JSONResponse) VisitListAuditLogResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAuditLog401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ListAuditLog401JSONResponse) VisitListAuditLogResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAuditLog403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response ListAuditLog403JSONResponse) VisitListAuditLogResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAuditLog500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListAuditLog500JSONResponse) VisitListAuditLogResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
 
 type LoginRequestObject struct {
 	Body *LoginJSONRequestBody
@@ -17806,6 +18051,9 @@ func (response UpdateUser500JSONResponse) VisitUpdateUserResponse(w http.Respons
 
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
+	// ListAuditLog List the audit log
+	// (GET /api/audit)
+	ListAuditLog(ctx context.Context, request ListAuditLogRequestObject) (ListAuditLogResponseObject, error)
 	// Login Sign in with email and password
 	// (POST /api/auth/login)
 	Login(ctx context.Context, request LoginRequestObject) (LoginResponseObject, error)
@@ -18181,6 +18429,32 @@ type strictHandler struct {
 	ssi         StrictServerInterface
 	middlewares []StrictMiddlewareFunc
 	options     StrictHTTPServerOptions
+}
+
+// ListAuditLog operation middleware
+func (sh *strictHandler) ListAuditLog(w http.ResponseWriter, r *http.Request, params ListAuditLogParams) {
+	var request ListAuditLogRequestObject
+
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListAuditLog(ctx, request.(ListAuditLogRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListAuditLog")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListAuditLogResponseObject); ok {
+		if err := validResponse.VisitListAuditLogResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
 }
 
 // Login operation middleware
@@ -21352,302 +21626,311 @@ func (sh *strictHandler) UpdateUser(w http.ResponseWriter, r *http.Request, id I
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L37cts4njD6KiidqYo9S9mKO8kmdk2dz51OOtnOxcd2dnbOOJ8JkZCENQWwAdCKJpWqeYfzPcM+2DzJ",
-	"KfwAXgWKpCxZ7kTzx3Qs3oAffvfr117ApzFnhCnZO/7ai7HAU6KIgL9eJkJycaZ/03+GRAaCxopy1jvu",
-	"XU4I8hn5oq4DuM1HfITUhKBYkFvKE4liPCYnCA8lYQqNuICrIyqkgksHPa9H9Zt+T4iY97wew1PSO+6Z",
-	"1/W8ngwmZIr1l6f4yzvCxmrSO376+MjrqXms75RKUDbuffvm9X4VPInfhq9ppIhYXOxHFs2RmnBJzCqp",
-	"RGP9RN0a4OI1DUurGHExxap33EsSuLK4ijdcqk6LmHCp6tagr622hN/I/G245NhomJ6V/ga6IfNsDTFW",
-	"k8oSbsjcLEOQ3xMqSNg7ViIh3ZbVcj18+N8kUDWrufMi3tEpVTXreK8hQRWZSqQ4EkQlgtWdTKTfUzqX",
-	"kIxwEqne8dOBly+EMvXTUc/T6EunyVRfHXi9KWXmr8fZGilTZEwELPI9D0nUCYmm+om6tcLF7mhkV9Hq",
-	"0MrfL59Z4fN3ObkzHtFg3gkqMTxSBxZztTtczgTXGNptJeaZ2qWYy93Xck4iPAda77AYoR8qkXxlOXBD",
-	"TvSdFpREpCXOiCQiNSijL90dYy6IuKUBOQ0CnrBu5yXNowibZ+sAZW+7trd1B9clwdNOC1MET+tWo691",
-	"X8InicfkteDTmkO7UFio7MwwGxMPURZEiaS3BO2dv36Jfvrppxf7B+gXwwHR0RM04YmQaEhGXBDkK+7X",
-	"rXkk+NS94BAr0ld0SupXDRL/53nNwn+hU8Ik5QzYuYwjqtBwfoIEiQlWRk9JdR3QTSS5JQJHaM83sn84",
-	"/4slzKtkMDh6lv0KHM3fX645DOelfYFc0f/4kyCj3nHv/zrM1a5Dc5s8LO6q9y3bNxYCz/NtA2NeijOa",
-	"aohU0qpcqYBAeoFoD0vYfICjiOhdMy319pdKj9JWak7jQmGVyHbrwkzOiCAhmlE1MSt8c3l5hiS8A+09",
-	"efECzSaEFRc60wvFMzyvXap52o1Oi4L4xYuiINZi2SGKYWeXvAbFXrGwQhnkyzLKYHxWS7x8NTIgohP/",
-	"SCQRdUvQ11bhH3oJrTh+6eNljp9/e3WO/00/LGPOJAFK+xmH5wbh9F8BZ4ow+CeO44gGWK/x8L+lXujX",
-	"HvmCp3FE4J9CcGEeCQ0+3OKIhtcWe3teLyQK00j2jv/+tTeiJAr1MqJkrPGLSI0ymnASqdAUq2CC/vff",
-	"cf8fg/6Lz/a//c9fB96zo29/6n37XHzEfgENeThHE6zpBJnV6M3lkFjGQ17Z+795jrNIPxByIhHj6foA",
-	"NUIeJFNNY3tTHGlYkxD9x8XHDx6aCc7GSIPbQzFWigjmIcKSqYcSdsP4jCGAwv6BZlovORtFNLgj0IP0",
-	"LS2hrfANYRVwYhCXBR6jn0LkC5VKrguiM0EVQelqpfmYVFwzN82PNL9FCaO/J8R8ngsUYyoQLNhDGAk+",
-	"Q1LRKEKCjIggLCAh/E5u+Q0JtaJmAPuaiyENQ8LuBtlR9poS/DR8GCGhtBa80UhxOKUMCR4RxFnxyjrg",
-	"d5qoCWFKr11veZioAr9/JOGzGi8BU3EU8Rkco4esI+HlxflrpPgNYUiLOColZQBgQFiA2VumsRVHr3Ig",
-	"rM4GzKtKYEt/XB+ZgkqPRphGJDyBbUZ8DMxA/9vQAtpjWldBGEkSCKIMfnzg6jVPWHi3bTKurkfwmuI+",
-	"wUugj8FcWsM+P3Akk2Bi7X04U85IUeBP8Rw+KQmB/V1y/h6zueXp8m7bFFiRa7DiSXmninM0xWyuwU4Z",
-	"0uxuGq+JX6SvTl+qlVEl5giPtA6qtz6mt4ShUOOAlpQTgkPriTvXd/ZPR05Jf0ECzkJQdGeYgr2yoK/l",
-	"ag2IbYYTNeGC/oPcEWESeFNGxyVgSjpmiDIE2jULYYuGpQDZrgmPQDwX32u+J7XyD5jzicWCB3pVw4i8",
-	"Yoqq+d32DF+Eu68NpdaJKZeBmINHnzYiX3CgojlgPx+hxUc8lGpH37z81bnGdIf3fb7T03c/vL+SKOob",
-	"XcPw/6Eg+EZq6ZdEBO0VVyMTyylwQVBa9oHUBBe0GhDxntaeEiaJQoTdUsEZaDe3WFCNBppnZhsw+iJl",
-	"odYkj7/2YsFjIhQ1imSAgwm5Bkl/HQsakKb9nsFN3zzzZHhNWZyoro8KosnpGqu29oDXI0zvLCwQ/ZDz",
-	"iGCmL6bO5GZN2uu1vW2FfWXuwDYf4Inq/oWYS2rwq8om3/EZEVpXUIKS0AYi8FRrt9iYyI8kGho0kJqJ",
-	"LpiPVV7q9WBt14paNl3RcGRA4G1oOEc+HvJbYpEB+JQ0fpE2rgHY3SU13yz7BbTZgyVnlI1zSFVc2zQQ",
-	"vJ8wqiSKtWilUUQ5Q9mDhm/KE8SSKEJDGkWgb0wRVsgvnoJfBcuzJ9qKS6JIo15qtC2CSU5w3HiEF3DT",
-	"N6+XxGFn5E9iqQTB02vjsXDaogU3SB77YHwGh71o2+a26N9N6KHgyy7EZmDVCwsoIGJOmWWaqSC4k194",
-	"DvazeOJlPCxxjxI0P2fbNIxTA87yvZfwCAjDMIR14+iswAdHOJLEewisscDmsqhLCe9W5Xp/AHZmtzv4",
-	"fnjTqYkOc1HkPVXG1JIPZf68wSZ4UpW/FGLSR0+fwdfTvx83sZMunGQJ0b6jxrtVpsrs1FodX6r3OA6v",
-	"ENxvessH8kWZbIFF1gmrKL9tyZ4+Abv6gzGiRc6zygvvzCDuyhTOSRzhgEiEowjBPScIPxBGca/swet9",
-	"6Y953/4KEVH9xMFb+6rsap9OYy6ACIvhU32zlspYc4PemKpJMjwI+PQQrvajyP7rkMeE4ZgeZuv5Vny5",
-	"vKFxn8eGCPoxB3+TWfIWGNgixWpzzTgkKuTImSRBougtAQs5Eeb3FvjZRWIXs1NaCeCYsOVqZQ1a5K8A",
-	"j419Q8WYnRCmbU79EWPIEoEiorQ5qwTFUeZ+VxPBk/GkhKOdFmHcfte3REinoWPPRSIsCCj85gFkHzhB",
-	"GDEyS3+VCgslURBxScKWZg/4thsli1nGBdxblQrlzKKCECzvLf2U58ap4pkWDudzPbKuRWRavHfFaBcl",
-	"35LFXKRgJEzzpb/3zCHYbWm44Gh0Df/+7MCDn5NwTByo+KrsxfFtaoDvIT/PNdF/FVM9fASZD+A9LAMH",
-	"T3nC1HKzko9QkAhBWDBHe49J/9k+IF5MBOWhkxsvItUqPo+WlG/W0SigzF0gJbOUHMfrW3CJQgrNKi9I",
-	"kzlWeba79eyydfN0klJ6UiU5yMLVS3Gko+kJ+NvS8lwHim8At0/Q44H9nyagx4PBwWCwXP147NTL1oqh",
-	"nTGyCwYux54qStQf/FpYsWGB2zdeYB0r2S45Cm4UZVwK3EtBQsIUxZFJ33FqNWoCscYsb1Db6pRZF7yN",
-	"uMy4uJFpgksqzHCghbX+4UsM8NSghai2U5q9mmIalSIvPRzi/2X/0tpzkaoI3O0Vldifjgagcisi9NL/",
-	"98G//a+Df/uTC7mzePCijxCSL/gIkVsi5iaui9K8kkX2kUWGGuMfb9mIL2CXedyFT/DMLxBTWiQRGwRy",
-	"LR8ueQhrrTPkSpEQaSMEURO+L6WY7PkiiYg8GBwYFPT39dHiQl6cNmkOXADMwkaL+IKV5oMmaQTSIUxA",
-	"cjnTMDvK31sLEgCjw94IXW5vHEwoI31BcKglpqdV3WFEjpFfSerx0d6TwWDfQ34lnAkXHu97V8zPEid8",
-	"dIj8QIqRDf7BPT/ph7PgOfz0RP+UpobALy/gRQvRQ33t6EjfXQxLw68v9K9ploGP9p4OBvsHV8x1JFkA",
-	"shYtwE4GD6KXp9cZDKcS4SFPlL2xtUlfRFMHD65Fk9dcy08eR+QEAv3BBLMxacYTOOjlaAIJlA4U2Zxy",
-	"aQz/BhGj79GGU5SMG012fc/aFDmbKwWL7KaeASRXigtsBiKV3cGDteteh3JhUGnrugUs4z2ZDp2ulhXw",
-	"OituaoPdaby/syJYKKHKsxUKy23Y6kqIt/Ji0wcbFrU2rLLH+TBwayW1dWM0vrDGN9wF9CGW5DoRNaHe",
-	"1NuJ9G3o0/k7D5GD8QGaKBXL48NDHNMD8L1ScMvePnaqOQFnTBtZmpB4oq6nbb2Ya0/fgGSF6+Fcke6L",
-	"aZ31Ea3w8i5oEAt+S0MimgMF9r6WqKMRJBWaiiscdd/GJmRttl0vR9ZiLoADu+oOevF0HDvtJt010Fbi",
-	"sfWEd8qAvrQVAXSm6e6gbKMdDZ48LxlpcOP/fXx42J7+CrWWg8FCliWdaqMUEdD1qZyYnFLzIsgIdNVn",
-	"LrWzuyQc1NJp9uSzQd2qR4JPIVESIlsFa03xQuV0aowi/ZEVduMg8+Vre8fZWK9ijGM0JGpGtOUw4yiY",
-	"JOwGvGMYGWZLwpKp3HFhfwROUoZULagwmk14VJBCAY4iMHQUvukOG5fi62YvdYT+G5k7yBWlr0BB5gg6",
-	"QG+VRLc4SgiCmoBbImw1tIkO3V39vO88xY4ZgQnTEPFjQbmgiv6DhH7bqJiJXQF+ObslEHZ7/OH0/Ss/",
-	"z2E1lrhvH5U8EQGBUIy+2bcZeXCPJDgyR9A2QGje1qh4wc0X5t4W0cW3TB+6JBKWBfihuZONJhpLXp6g",
-	"gIogoSoNhebBSPvitjDtSrWUiOvcj2JRyVELhRVBcIvJHoaoeFb9AlTxSCI+Y+amQjHlDZmjvfOz9x66",
-	"PHu/X9rG/YZoCkFTwxHKx17CR0dg1QGpmqTFrmrFb2S+lqCOWbLvZeQhyMgRw9lUQuAdUu/Met2Yl/Pa",
-	"R5bRnljaNv7S01cX/aOnz/q/vnzvOfhv9vUYSznjIiwrWM8fvzhansrh9SBP6iOL5nkqSYlzNXOLczJa",
-	"H3F2s9QrWL8EB9dhrKfCc+uGul3IJZHqnEhAxerOIqwIC+btjZ7lXvwJjiG3wgPWl3prqwzfaTfzGzfq",
-	"Q8Y1DgISK2LKgWwfikVCVUSunAIua4JZ6RIelerNsw5FIGUZzzXsAArmc9vBOMs9ZHVCb3l9SQtGUcEF",
-	"ftPziqeYn1ARHkuwo6Ujp6IGauEn1XKue4IIhUCgSFMEyyhQy5EXT7ZjwmIdKz2FHKYS//wx2KUjLVKQ",
-	"Kb+1Z6IfMjpLd9WkLu3x06e3vzyMrMc6/+C6eP3DYPQXFlEc1ko/wJKgiChFhPRQSMdUSQ/5B5pgr32E",
-	"WYj8vu+ZtD6aBmGxfQRxYZ45QdjS/bOftNIucKDfCPH7LP5uPKR9kvRKPptKP4OD67yjgYMt6w2t5GEu",
-	"OprW7EJa3QN0F9dsZ8fMd+hB6er4WKCPt2nqySXUEK8lIGYSVORGMg+75mlBgsydcpRz9WfZQS3k/qxa",
-	"eLdqyK0SGSylGRYOpAQTL+/y08UoLePMSl7v8jku6pX2uhHBkBOFAyURZSdZ8xsEPWEm+JZA348IqhAF",
-	"cYnpxXQ8FV1LU+ZfMkd/eubwQtIR0aeFKEP2GbfLMW2G9PzZk1JfwmeDRlW1AI62AA8d8jm9zdSSNKFs",
-	"hfQb7Gx4pTFe/FPb7QDSbo7RzwQLIvy0qUmezRZHmJEDdDHhM4Y4i+YoPaEGXK5sJFtZM3DWobksAma7",
-	"OsxvZH6htOI6drid3/AZwrY7I4ppcCNtEXYCDRqylqSymEtY8MZqjsATFl4LPqQa1BHBUivjAWEqml8n",
-	"sibBELp/EvHaFA+8d+aM/TXNizJZWOKRNO18EJUoYYLgYGJSySKi8oZmtqID7flaYzJ5dIKMEklMGfWe",
-	"bxL7Tde4dE82x9/m/DtXzMeUFbpYdeBXJM2mbMyYXBRZqaVUfNptPj0eHD3paj5VcyDtsrIPuBDqPXE2",
-	"PgE/BQZfbt/4cqFxBDSrkCeQfZdmbvv21/zQKEOjiI4nqngm6dWsVNtUmOW12tnfVrlJ/yx8ynmU79Oq",
-	"q4VKKaWJaUZZyGcORmYL8wcGAaHdVkvP+QYz3m4oa8w7hg3/pm/8BihzXQbg+rIL4EMutbaKKxxN8Y21",
-	"kk0rgL2RIATpAzhGxtbxEGaammMaeGhKFEb/+uf/7DudXDKJtREsr9OOMeXv/cfFxw/wGTDJpBJJoBJB",
-	"QmTg4PZ6Ze9UE8pubDuSZbdxblI+l9xzS9M4zuJN6wlELOY7AIJ4Vex24cHCZhZXXgW1C0zd9EFAmdU6",
-	"HjjodUlkoFhyuojd6yGjbAFPBi+edV7DHSnMfrpXFQuDdgTTEK1xkkP2lD2gNuTR/ks5tTR9p0IJAMha",
-	"ZPvNHnVW6DcBPCXTIQmh/L5WZqxDPzTCZ+tqYY5HbkluOr9JFCdKS2ecyupHEvmm667JTz+p9395yD/W",
-	"/3eo/6/v516ux0fPa91c41j1n/C+JpSKo+u0//+mvq7snwfXx4fg8Hp89O9ujxfsc7U+BgvsZSss5T55",
-	"SHe2sW2x6fJKubH6FIVUxhGeZ5U0JT+ma7cFMlt43RmWEmGJ/HTghuJoTIzPQdOeHbgBIQFr2kY4HbaB",
-	"Psb494S0yh85K1gA1X7g0NsU6otkxGdoguXkpHvcZcFweN4m7nKG5xHH4Usca1VqTUUeZdN91arbrKuC",
-	"I40gnTSwynvXXOfZonQZWO71kIfzJRVyzi7iHkriNFnR7PqRRIE5rGvNaIZzRSTas9VX6NPl6/5zJCd8",
-	"Bmj96d9ev379i1vZTpdFQyeM05DtsmXDt01/VVjvEAc3aC/NXXwkEbnVHEuvRF/fL+4mwLHbBlgSabbd",
-	"zM0XSy3PWxpwSiQsSB1nVcYCpzDDEgWJQlg5VlmnqBRAWdGal1V6O8jEKw3RyDrFpw7aEiZVj6i4O5eq",
-	"UKZ0+QuJiNODGOYXGjsMVOCQPur8fFZamypsIZ7DJpmaOHW1Mx7mNbSVvAwqFWFEXNtYlOtA0zpbQzrh",
-	"I4nevb24fPWhkLkMHoDYbTfGPKz3TMPrTPP/CZcK/pWwiEgJnavpWJuldWSnhWFHjioZjuWEq2s8JmWn",
-	"tatpraRQRqwJxj4HaD1MaKSgkJWPkF9YRzkZM+SJ5mbZKliS1tVkq9B4tOoO2iRBUjWx1cLZBuwpIjnD",
-	"sUSUNbYjcnZY6Qz42tUCD3pkgBoWEzAbSvkNVuUvLi3LASYn1GsQwnPRRRnjnJQJLGeRyHAUXac9ZRzY",
-	"9o4UXX8yJiy0h5a6m0+ynpD9GzJHY4FBGAjATYbomGnNx01++uMmgXTxy7+aF5mPwU0nBQ9Up88siNLF",
-	"r73EsVb9CA4mqeQNbbX34Bg9e/r0p2f7JyjibEyg47b5NMgQFqIpFjckRBlrbutptOuKDdOWNWqjLBU1",
-	"6O/ltQw8pARInVZctPad1/YbEu2FPJCHfCiJuMVDGlE1P5iW2FcRYhv0gZL5tSwEOZYZP8V4yDevZ2ML",
-	"aRsjQJ2mVziCF9Z6y3qUL0D9U1p+kN4C+dfZAQSCS0hnlnAYHTvf6k/PMM0rI6oxnsg01k0/N8Vz6E6e",
-	"tiKIcUDZGP2ekIRAkG4ILTRO0AAJoqkdytU5pMhrFvvk6EXLlXVLg4C4kitMRccTUxygMS2rDoAiner6",
-	"Wy5shbT0QAsQ4B1pe3wbOBvzWyKYXCn9fNtF6AV26VUYd4WuqjAro13h+CqkUENjDlbl4qrdnMlGIhXa",
-	"hzcltVd7qvse8m0ehP5nWjdd35Br3TXfjQjTOmF+iaW7SlkOzKfJSI+WRpC0btDdyX52tOy/nx5cSxNp",
-	"Gr7noriSLVcadugaSpCn4RSq9gu1ICvTw5rqQNqSzCKtdOp1cBcE7tiaeQNYub7UrBrkaTztdcQqyux0",
-	"6zGL0nLWlF/fFptPEFWVhPskm4+7FTRvla+/eVytOaWVIroOw7Epvlg195rur7Hbco5RRpgB2jOGGuIC",
-	"PR4cPUGKo8eDJ8+f/vuz5Yl89qYm34LbXmvaxQM1eNJEyOVwaUqdXrBmVg7qr259dJIgXavoNtFoyVCd",
-	"rT0CP8ci8+/ao7kLb1pwV+VaTvGz7Za+EvPotrslLZDbrXF98rV0aA9EyK5vdw9lRxD0riGMTqND1kQV",
-	"2TfbLHklguiwq7qRGG3Wtj5UKRzRQ0Kac6wISMBGN1GWSg1D7AhMAdSqJsDTgzwAHqczeLOoLJ/ZwgRj",
-	"WoOhTdkYpcoemlHjXLonpO2sZt6xitxJFYvepmxRbY9r00RzJ6vzjjCrhVNb4KyZanMaeZCUu1IC2Oap",
-	"oGbtq7WurtpOTbbSSjGtrdhDfxD7Z402zz3ZOXePkyyUvOfS8Hsseb9r+8yz5qGQNRMO0jmR6XTIo6fZ",
-	"nIOjg6eD4j2lhFp7X+ech3xAVDcPGzwnTcBMa0FzRJlUBIep2mNDm49My6pCUHKCJZpyCL5j5pxuheAv",
-	"CwLH/IiFJ5Y38q/hP1uYXnZvA8ock71aPFcRxA44Lx2m+dlNCCygMXZ0rvRhfLR5s39scAZqRJF//urd",
-	"6d+uT395//bD9eXH31598E+Mt9Y/RhhJOmYk7FMGFb6l6Qf5G22AxZ03Zgfqfw8Ny9vPDFn/lJrV25zb",
-	"E3hAjc7vMH2lApAl+12LMm6Rd/v6t1nIA2pkXTrDiuTNFJesaQA3rQX1Iy3aAbil/LLCR5EwiTBkt50g",
-	"P0ik4lPIL5jzRECXQ0hyEWjvYxThKfbQ7bt377Pax2LFMqY9r5cVSfa83pjzMaRgmtc6uVzJnfEg+RyM",
-	"QnFkb0DaHlQV590bBOdTSFnCxRa9MZbtB2dkADlPjC5YpZ9t5+gYeHTjpHfzgqx0Wt2Bbddm7J+35vGn",
-	"g7scQNtwyVr9IA/I+VHG5cXM3JoRa2/4DE0xg2lLPswb8sGiMLVvaA8adxQr+L00IXB/+wMFp2lDgqU1",
-	"b3CTmdSl9dI67fMUBTgGhgJ5u6VJW9A4pmDOcEaQnGBBwrpyj1Vig6vkK5lzqk/wv5wQe5YnaVozWjjT",
-	"VdokOj215kAKgwgry6sewoqcrcBB7mnK250xrSmu7zrHrMv5Mu/a0bN/f15uHNTcu7xyTI2wXiurrJO1",
-	"W2SX9zsx8I641AZ37o4u9QB74HNqoMqmptN+xtNNf33bLB2zEApooQijXEN7gnxbO3wdCzKiX3xEoV/b",
-	"iBJpZ+rdXZEuf6JudpyQqlA7nzrVzB7sXB1f3vRnon86fGmSMFdpsbeuNOROnulijHJx7zfEBktt5NQW",
-	"V49wFElTQGoLRG3WG7JZb4+kZ+p50mpYY+g9kmmw1lls0b4muK5o4eMtEYKGqXmZRnvTB1y1F04J3DAe",
-	"f0t9DdeTm/1g2iOukNVtjbMK2VayvRsyvIuh70L9xJpbLqbM8B4SwB39p0vMpuJ90Wb8kKSkMEpUUunB",
-	"uPQ8V2YuLTqFdgqSrSWFvBY0xSnarRpUriPXvBmPHBXgWZ16oxqYiueGvpE3ZO5BU4JKB8i8X0wu616N",
-	"fp28/e/fovfsY/z/iAv16favX/72j8Hjo5+ePH32789f9K/r7yq3mjHvzLvMXPc/f332xNVfZqGcP93/",
-	"0qaT6e7XolAXILllXdqu5Jyr7prhWOBgSYF6VsOo2QSPQrDIbwiJJYy7pmxsahU1p9QaWeqdyHsO/TRA",
-	"IZ43NF89evriaFBSi5u7r5ZX3gwYB9nEgtxSnnQ667WTGiOzWnLbEG14+c6XwW0lU2OZ2AG9Me8/qHHJ",
-	"KPzmoVoBtFr2wqV5+EFkL6xJHV/I+qjq5t9n7ke9rr8AEG6V/1U0+jpQvLWPP9DRD+fceJxLQfc0Lpz+",
-	"kWoY6d8huSWRptue17ulZFYTmdfvbl3V6y7fwpXSLxsS1HcV9Cu0x+xwFSqRnEtFpv0ZDY2b+w9S+btU",
-	"GW1uOmWPcalM4dZ5Vx8a/wOU5cJOa+pt89h9yZzrZHXlOLsWw+suaH3XIsWODob1oND67BpYUMMZrUUZ",
-	"L7Cp7evj+WJW0qDan6JLGuTDlhYTvLLRm8fFaZVUIkFwaLp6uOZ4If0MdNSBRICYh2VTUL/249mrD6dv",
-	"r0/P3l7/9upvZdVVX7eK63Whh+j15z87O4eWZnE6N+EfF1aMmXvRDGbxDueVEV6+GZMFiWtmwithgZjD",
-	"MDY79dRku70/vbh8da534xfTPwi7BUVav8QpMi+Mk+HU+BgebK5Hg9PXumizZkTWc28TTKF9GuOMrOi6",
-	"7ea1ufcskLInsTzPvOA47CKUylix8dyQrl63DR3IspYKtSkiZVCtQzxUSHLrEqK8no1H9LoYlJbu9yoh",
-	"GhPICUmQquS7AoPqkcq07WCF3Usxyif7VNs/shCZbmD+f/VfXpy/7sOsCz8XtgHnN5T0caIPQFHoSIcg",
-	"S/5gXUO8IC27YeOfpMMDBw96xR2WFuDE/AmOSV2ajICsnpikDWpjgm+glNMkbdpsQyikciZkmn9cpw31",
-	"ZDVHk0Bzc6fM7jhr0ASt5/GEMLmeKYNxhJU+rqVDBpeOGLywDSbPScSxw9nJOMTNG/qufvh4+fb13+w4",
-	"8MxTx+F6zENQBTgOoT2pJEw1tWKtbyu6ppakncpM6np7tm3imcHQids1rW9jHjYXdIZ5hFWDuS4JN6K3",
-	"0FXVM7nS2vikLIiS0PSpbFk9WvhYWRAuwqdn1+Pa8CXB0++iZmMTucNdlEMNyAdUetE2l1cvex3qGeDR",
-	"1pUyvYoHnlz1SeIxeXVLXJnEH1neVjYdxeac6/c2tP1ueUxJmLZN12juIQmZOnPoUwo2nu0PjswaXLV/",
-	"y+pwFwP2Vp9c1XdZLBJcUmlYU10YXguCw44PcukA9gfM6spGX2wyMRtmr1+n800WLkMZ+oqgbeji0+wk",
-	"Z0MYSChTDc9xR0OBqCNXs3agxNJxLTVv47dETDQGOKcV0GmqeFIlSTRCOAxJ6GnlfEoDwZdNEXVkpmxw",
-	"4EWL+RVptWkn+Kxtbkad6rfu3LU2nfig+bM7cfcuURQz+XDadhlKjYbt705sz+olxLS2iEz9JIzK8Ium",
-	"jLqib6cQxXFMxygIgZxnlTlQlZ8swCQ72UJqXoE7er1CG+SGIZYO2eCUNA66svIhP98CYpT5zeel4nwd",
-	"WlRBOdi6LpWvRb622FkclGcnGKYGvP0zkLdO4xxe9qvgSex2HIAXP8vItjG64dxHIZ0Sps05mRYq8tmJ",
-	"SbBREy4JwvLG1uNohSgWJLVoHQ3u1j8S6a48/o7MuhMbXZ1V1uqxcKI/O3I6/Bsyh7pcMynBRh5OkG9W",
-	"7MPvby4vz9LpQmm5QD6oKIrKfQgsrC1nKrAikxY1MURsIVKLg2+ZIuK2UlLUm/BEFD41pSxRBF4Kv4d4",
-	"Xv/GM05dIaJhEtwQdQ1+pY45Dq24hCGmVIq14yyX5tYqRygtNV1D9uJa3nBuBvs5QuP3vYG2K75IplMs",
-	"HENXRoJPuyaiDOfd2HpKKw7GLviso4zQsHe8SPEVnR8AAHi+sD27sFpwanVbEpElYj4giNICmTe+J+MJ",
-	"oPNT5hpBcioDAhoPRKOLFOOfIK2kzJH50RjmERkpxM105PYbMqxkU+eawaR0xHbD9YecUWfFRfgdmfGg",
-	"dErXuCk7v6c09Q7hVGjxEXoyGCCtewz5LWn5tRVs6FUs5ZUNSDs4foVJdIWh8xak96C4uzHXhMPWUlio",
-	"FaOwZiYqXDO17QFmjCtopARDf1moFRkq8sFEZt1IKh6nmffu0AuZYtrIul7BTd+83gTL67h20GkxMJSu",
-	"M1ukRef0afdqNuDYX4+z3oCpWExmjqoCkm5+fI06K/nxy5jSVKze7Yg7ZQoUUGFpCCm9rwpbs7Q62KzH",
-	"zLUWyZYNXCJWChYUT/rBn+zCtv864XhKuyU5wBhYkx3xSKKXF+evDTNDe/ZXCSa5e/ZmqfS+oWOevdHm",
-	"wV6nqSvuFWl29kgifWeW5OKhkAoSKMt/TQwF1B2J9oyeNuKGG0IavdmHh2YTGky0wYpt5rq5vN++EdLy",
-	"9NWVEzSKnT7KMFnEaVOllAiq5hf6ndYShQaAp4mauMFYgoOv7+OC/gPrO47Rz6Z74J8WuwceoLcK4cAM",
-	"Gi5DTQP/ijFCQokYL+DLgfXOZyIxj2xZ4QgNBLh+cUAgnxPKqK4gmg9b0sQGa8pRbaJUbBREfkNJ/UYt",
-	"rtp8HCSJAmX+7OPFJTrEMT3EiZocRnxMmY/23igVf2TR3EMXeEouqCJ/uVCCBspDFxrIxKSaXrHLdxf7",
-	"B+ivWluRaE+/zUNnp5cv33jol1fvXl2+2kdTHNrpf1SZ/lsBFmJuM3gddGWKeq9YJaVoQnBIhIdIJAl6",
-	"MvjJvDPgIUE+0O8I04iEvgEY1Rs3m02lpE3GurYfzWGIYwp1bt/MJHHuhmDAmRI8MmFIrf7CcXr6+Ek0",
-	"6k+41Ef27t17NMaKzPD82DpzFI742IztlZ5J/5FeTrRXLJ1eKve9Qhtc6ZlkNkqkhxRhGFR7RfBUXzEO",
-	"IelVmxZID1iD9Czhe1esxCP2PRRkVfES7eWZsd4CQu57dp4jvBSPCaCt5ptAIPLgir1VheGKNv1YoxNk",
-	"gNlE5JcfP1yef3x3ffbx/NJHe88Hzx/vp0xnSCLOxpqDalVM0Fu9fUaUVhEPrtgV+/OfT/PUMcrZwZ//",
-	"jF7RTKszJGfbfFq23J6M96+Y5YcV8vBLmOIvJ5cDdOpMc7tioMXXkYWmBBxJjiQx6nItNZQJwbT8h4tX",
-	"LOBTYptYQDI5rAiOaQai7iDdfTaOVXOmCmMycDZErOFrVEB9sLBhOEtAZR5Fdoz13tFAHyJksev7fn2V",
-	"36ZFhoeMqmleonfuX7HCdbQXY6FR8NjmCY4oiTRuGTXEQ5ghPIQR7+YKlcavgCPOiId8lkSRj4KIYCER",
-	"vmKpF9fcvu/ZyD9834C8tD69gSf7+uTMGVGJbqmk+gXWCVvJO9CrD0heQQBdh00uGQkhxzwbHL2HhzxR",
-	"wBcCzsJ9C1+tPAJ4M2DhIkQVJKv5QPo+2nv8r3/+f08HA70PUKfR08E+nKtvtDrfQ3GUSDSiEST2XTEz",
-	"i1clgknkfwW57aGCHvjNP0BaO0J+4Uff4A6W2XszFUHfhWI8JjDBjMorxmP8e2KYgIW/hWiEpblVy0Uy",
-	"lUijJRiCSCo4FS5CIiwgXoF5DIQM0ARzGQ7q65Wxna96x+jrVU/z9queh656UyI1/zF/hERhGsmr3je9",
-	"pSeml3Whi+MEqysWciJBmMJUDJNtFvIggRqLvSmOtOFFQvQfFx8/aB4+E1AlPo+J/muIQ2TTGBEXiLBk",
-	"CiiZsBvGZ+yKGSw7QU+OjszXZySK+vadxZWgoYAsUGz6T+6RQnGWHQTnweIttoVI8NkVg0ezPZAvVKr9",
-	"E+TbrfuQ3CLt7A8ShVLD4YVZScDZKKKBMvJRKujZJpUmxj2MZJSMr5hGNuaZiBKSikISdboCIAt9IY9F",
-	"mIQabeEToJUngyf2MN9zRub6LG3/bq3DWBeJPDaJB3X9yW3XoU8Xv7g6lXtI8iv2p2qP8lIrb0Aa26jc",
-	"P0A/g7BCprOWWUrNAg4Q+Pc0/5T2Tpb70oz/rDhn2W7WVPYA6oLwhyHjJVWub5i2qdgxL86iO5qBeFqM",
-	"pHC1WaqUKalPnACOhemRQZwPS3Tx5rR/9PTZAXqTjjW3AUP9cuBefX2rIW5t+kA3Ko05UJoeEXxrlUhF",
-	"FeTqGj001WdOz94WpsMf9wYHjw8G4Hgzyei9495PB4ODn2wCO6jVFRFoh14o18xwLBSoyEa2HWtRahC3",
-	"KmOt6F2me55hNfnLoXfFrBIKjeBtsrVWQSTS+igqcsI6uZoqIHAWEdVcQcthecVWS2YHAGeq0duwd9wz",
-	"oMm8ij/zEHz8Gu42Aw6m/Ri95hCCyMdfjaaPGwdL6HdbF61RXHO7ydYD5Gnkx197R4PB2r6dlgrAZyvH",
-	"DZ3UEYVRAkZhh89fENV/aZTxFtaJV8GNv/zrn/9zglK8OKnixYnFCx/tgUj0DXb4Vh8FE6VXBZBX2GzV",
-	"3ab39cQAzAWHDLCHP+MwOwP9yOPmRz4xbLVTEsJDRy+aH7rk/D1m89Qlr5972mZ9ENxhOAKJWzKRe8d/",
-	"/+z1ZBoThIPLnKLgxQEqKvgRFR5LbZODiflZv6vEBHii6rnAL6CLlYgRXm+LLZawgwMXVelvLeD3Ewfz",
-	"MdhoQ1Et0fFVYU0Vq2CvgpYn6D3+0j8dk78MTtC//vk//kp4tgrSDH5qfug1F0MahoStB12+llwMf//8",
-	"rYQ/r6wJYwSsQgUbewneZB43N9q8p8zIjgkXqh/RW7LgNMm01fIMBw/JgMcmo0JrWtZc9tLbNZevpBVf",
-	"lgqKwQcBhcUGOMiI2A/g1smkGdqr2qBXTNsFjJtwg+Ig3fVX910Swvjm36ZLubQ1SJsQGOWPpP2z2wiO",
-	"xxtdQ+gSI5epgWuUq6zXZt5jKCAHvfvk0p0J7snRUZvPxIIH2rYZRuQVU5rS7oFYNV1pa6ZCS22I1eS5",
-	"uFpBnRqUl8TwTmomEqRThxZ8NXAfjqIDdFHQla3KSqUy9UAV1k+lKuMQtITGAkNPXAkbd0Etv8VM5DrT",
-	"f/e+eY13myhL69s/SSLehq/BJG9zv514kT/yeYNqWxlyEMpykN4p2PFQN1/xBj5wgluVaDKq0BBZ2HQr",
-	"mjj8SsNvhiK0nuNWca1hqHjeei5tNof2tNpl3CWpE8m4lvYXicD0qnPIjCZt6Ny0A33ofNMsffkTH7h6",
-	"zRMWruXcDVxa8cOuzOZtaFnH5xLWzLIo5LiuqV5ZnTFqueGqJW8+yMeiUcsX3eKLKGS/v0FeY+OsNaI9",
-	"zW9dFavufOS/wJKGpODhqif0YhzWnteiWPo5velBySOYZdpFIL3h8p6kUbF50lIxlDfZ/gHEzzBHoxQb",
-	"M8z6bOYGOxiGvkWmnQXyfgMH6CPLWAV4M/fsPGl9df8ki1AYj+6Lgxr7JI3sb8YwKXc6u2eLJEtacDMq",
-	"C7sHLzJbuJBe2qjAtmyTDM9tcBGnwHWjepX5OlSsMqqa34uo2qQPGafUd6cPdcaGNUhTiLQ2nKjnFp5j",
-	"omoPbbCj8+2qxr8S1Xysq6rEEE4KatKVjCizecSmew4f5WsBZ8GIfiHhSRro1/caeQVuN35L7ICVMr6Z",
-	"tIR7EWk2v/KeozPtUB1haTM0dgxwq+LQIElrcSgIvrFBjFrbMaAiSKjNPCBCE44JX6Z5ZibuPMGm/84e",
-	"LjQyl4QwNMI00jhCJQoiLkkIxDXFczQkNitn3+2d+zldX1e2UDY8vMXmINE83U/unIekhoM02e/3hIh5",
-	"nusHF3teW6ox775QhmI3avmYT9VZPkCkdqc/hM1j0bWfoiscXNEC+pglHBYpwSQmLjfK7T0Pyia/JHh6",
-	"Jx9x8yPp/IN7suQByi0MeXMaP4Ydn2FexsztL/VW/Esc26hzTBiMCSWVRt7uFt1ZtoSppTfzV/2YCMpN",
-	"/26nTQ/L2ZT+Ay/fkkVvNlbHWOHqzp7fiD2fotQiyleYdltjPsfRH9SWX6NpXn84SwzzmgMY7Kj1AVjl",
-	"y0507Tb5ywlm47TFMoiWLNQE2bYnaDaxnfjMwlCgxRmVxkqvtcM3L4a2ZIW3QOzv2QZ/GCZ1s0QyRVJL",
-	"rYhfzS33aERsUluH3TQr6wYuP4SuPk7PN8USe+BFTd2lQv9qG+9sgnXBu7ejQNvWRG7GBbDaqc+bUJ+z",
-	"Pk5VLCyzqsZco2KuNTyS1t5KNCXTIRFyQmPpOfJIHFOtXWp5jvc7rfyOWnntmdfr5DXQH+zof9sK+ZLD",
-	"XIM67tKeNy6BtqM7N2PgLnr10KJXXaTXoZVDzVr3e3vj96R7mz01a+AWSDtm69LZtXJjAWTyAjbDfJ1+",
-	"elvoMJtwU29t1oFwJAgO5w25dAUU2CTjNl/YogFht1jDxHNFdMe+t8m+T8MQ4axUbTUufvjV9lBv4dGv",
-	"Yn9zycKU3+4MCEfJAuQ32aMzU0Q3wALbFjxVixwmtlHBcgn/hkv1m77pQYXn7y8D3u6/WRPI2kOhPZOk",
-	"YwpBTBeI/R/CR5eBoIDfb7Lf6mPqF4oLIqG1FL+lIRGF5le2p75+9TGys9vtqF3fFPYChD1kZuWCG+WK",
-	"nb666B89fdb/9eX72nG7+4iL0tRetJePLvYKo3+hErk4/DdL1Yp5uI/+9c//U8wBqK8gtqi0IY3Cvn07",
-	"2kS6tRpNIktpgxI6nihwdMHB7e/8lJvwU6YQr6HEBRnQMthfROFd5v59Z+43HGq9O7L22AY7DvBgPZWN",
-	"p7329IFf6S1l41y8LsjHdMIsZ2QfCRJHOMh6sEBPDtNlKxBEy0l5xdLHbd8qP+3nJEjWYOqGzB/Jaja0",
-	"afQBEMiSExxy1XgX70WubsfJ2paqck/rj0Bgf1Dv60oy+VAR2818zQ6y99DJkjOCggnBMSq3SzON73iB",
-	"QmH1ezIJJhrbtGmoeYXpk7uflr5TecXSbnuCxFxYIueJCviUHKBThtIRa1DAkAjoVGiaG2J0NBiYV/n8",
-	"5hhBa3PTSfWK2eaStgJCUxemrMh8DM+AhWctGaHZLsJjfasqdu2FFerbrmAkAhjq9dzIwXr0sdyfWL0k",
-	"Up0TmUS1yUoWwul8Mr28nVytUKKGYoEOM7zQ+GCHcy0SpueubIA+0Y2ek+8mKKI3084HIn8YV0fVzdGc",
-	"jPTGINmm1JTt2f7LFJSdgb8pA9+BfyX21CkLCbhiloRUSjnK/Hp1yUYZXu98AtvwCTj50DJfwKY1lj80",
-	"O9iete+WJ5vJStqwKNqeubzUVt5lJD1Am3iJGDPm5VI1+7255TvRs2E3LdKOYNM/hKY9Tc83xRF74E26",
-	"9ns7e3kTHA7evR1t22yrLmNHX9zp25vQt9NR3gtYWGZVnVRu0z5nQef20hz/scDMuqpiIvrm9oITq04d",
-	"z1F/p4/ftz5eiyf1GnnNcQ12PGPbSvmSw9yQWr5xqbUdxbwZA3eq+UNTzRslXoznEcehPPxqsfW6Qfad",
-	"kxDDGLV0REPaH8U0Qt5Lp5TvpxPL7HsfZXfWSbwzs5SXOFaJILuyt3VIshz4gQFriNITL2DFWfpTQcIt",
-	"kng6a83EBe2wjiEPKSm83WT6pbfOJlySVBOawOg7c+N1ugqYVbgyKh2nH5ZowqNQ/zyNFbLszhXyGxPV",
-	"hGfr45iVL9X26IbLOyR2iu8VMLgi1usxmYZo77/6Zr6chWj/7S/7WZ+7GKtJcaRtyiCXjh6a4i/vCBur",
-	"Se/48dFzrzelLPt7cd58lsmdDqBd6ic5S2/6TjwlsJ8WedkpcH4IZ0mcH3KG3ulPS3qagZELCdgAVJib",
-	"bY1PxtWEsjFKmKIR8nEUXRtL10eH5s8Jl+r6hsylb4YMK8SFffqKYUEQDsPy2OEMYW2Jin0fTCx1XM8S",
-	"Yvz63GqDDRtSnM3Lt+PvsRur4f/2vHYenw14fOIUpRyUVOW8ndw+VqfJ/D6GVjy3j8fV8+EkHSd+xdJ5",
-	"4lazyibXQ+9YLXxCRBX0YYa5zGluYE2dglWmc1ra+Y/u23+0DOvqXUh1RzbY8aHtq6HLj3RDjqR7EIjb",
-	"cSW1QcSdM+mhOZM6C9OW5akGG2yW7K8gSL8vA6e4tXYJmDB83OgUO4Zc15Yir9ZNcRM650NT5w1w6poW",
-	"FXBKRlcjXyjMuG/Vn2IRNTbK6Isf2qYVVNpwbechzNSO6W+T6b8raD22Tbqz+KW9CDj8mjoZ2nWwqKGP",
-	"Jmvmr1RNQoFnbMc3K0eaQqZYPWEbWmxEu23XAQKGJ1TbWjh8S31tT/eNPd1Cm4BA1zlW5J154rvSJ8qb",
-	"a+E+dSee7OjDrVe4fTjQ/GpjZqBTufjIiBkmaT7rmXDu4jhJtGcMJUQVokwq4hxnXFQ7yhi0UcWj/Klt",
-	"qh6VTddZn47T3+ki29RFLkwgMDsNCDJzliadNBJmS6ly+BV+6qKdOMho12jrTo22IMyfnzQfdTnoJt9q",
-	"03ENdgznIXth74gbG1Nj7ezvTk7drQngbTp8V6eH3QCPjfp270RZS8Rra0vte/T65htrWQu0c/g29SEG",
-	"nMr9UuMUa/4Qrt4cHzbP7rfu5i1sdufkfaiGFZxPmiVu+hKvyuhXNZ52jt21OnbNSW7Xq1tRh0tYM++n",
-	"+U8tNINsKveDalu8wpRgs5376XVcAl3LzNriJKIfJcE233OVQApX6tNtNYBlaWywTIYaL6CVsG9z+65t",
-	"ap8dHmzbt5umjNBEHP7STxSYL6LMtFF2F8sUVYqfs0n2m9Mn7De2qUyk21yeL2RPbZdIu7lE2hTGS0mm",
-	"huG37E68iNi7IrC1pKO2OrsmD2rtuQx2JP9Ac1ZbnvvaGxHDMRkhlvf/RZccBTDg2DT9tDJzTG/Jwgx+",
-	"lwy9YpkQ9Qoi9ARRVe5lHCRCEKbSL9Q3Hr53QbpNB2wnqtol4D7MBNxuQthQYIO5ld70oAytS4Kn92Qz",
-	"mf23sJYsoH4MMynHigzP0p+aGjfZGzfFT83bt2SS2K3V8dDUbttZIRuwQjK0cmBkleV1q+ezmkpW0Ge1",
-	"D5QW53mFyjwPUTYigrCAIMVvCOs01blIG7vavHuvzVuGQkvMn7pDG+wYy4OwdZYf68bGrCiCp+DEm/Lb",
-	"CiuByQtYIX3LQZ31cR9ycksWRyt03hkZD87I6CxjsyZSa+0b1dQtylwut9iR99fNR1rR7MLvN3yGppjN",
-	"8+5EMyIICneOymWy2YxjrHb5sflHi0i5pONPa/aeonPb2pLvr6CkQxVJoRjCQwQHk1xZFkn0gzTnKQCh",
-	"gIznhV+bW/RUsu0wC7VBYRyieEqQEphJwyw9c7MGLzhJWV08cNOppFsu4GhMGi3A8w+FlX9QQzwHdy0V",
-	"OHhrJ4u89kTreymfZL2zyiNPrthdWul0q+/YWezrtthb4Fq93X4v1R7fMXfaUtPHNke+dpv+JQQm7TjC",
-	"KBkjLoBnnFi+kwUuBU/GE9vmrsreDuFev87gvzc5vR2jvwsl5Ja/951TxR/UE3AHIW+ooJ0tdQ63fm/2",
-	"lN5VC5tqJwSWFXwYvgsegE2LhCXBzNKZbppv629s2caCbdbx7yQiO/a8TfZ8GoaaHJKImKThO3Ppw6/6",
-	"P+0qNxZJYZedeVfzRp9kexbXaOi4T2awYxMPxbbpdt4bK9PRx9e6aP3eReCWzZcm3N6FLR+csdKFrDKB",
-	"CKMfGhuUwoSI38wg+T92JdqFyWo6NUlNXZ78JIm4n2zMFNotrKe8V/oeI7dEaKOBCiRJIIiSiAs0wXJC",
-	"5P6PEZvKwFFE/PzH+sjUe8qURL686c9E30cjHkV8RkI0nKMnz5HALORTNJwrIhFlKGGxGQcxxJI8e5KI",
-	"yENScaGvKoku3pz2j54+Axc8vmJywoVCIZWxXkgsyIh+8Wyre5UIZv1tcGQmDEZlPl+Is2h+gDTbvSFz",
-	"NCQRZ2OJFL9ibcoFUKFagDLkpzkHNFwyhiLFv02JOfv6LRl5pa+HtTIuxRo4KJMPqQ/IQ3LCZwxxFpBd",
-	"ZG2NckxTIEw7snCvo+BFydUpqFY80WESjomSB+hMkBERSJBbfkM8NJvQYIJuCIltII7PoOOamcAVcBHW",
-	"5eSUKGdnGN55dlsDLiwxBmsPYv1iupGF7E64ZrBZ4/FupCaPzxgRwASKyapYEFOid1IUx4GNiGkprJUB",
-	"wRWgSm10635E55aMw7YIvzMOH5xxuKJYPTQyUa9i3d2kLrSB4pv3h9dY+SeZgJaKxxLNuLihbAyhUegI",
-	"IRmO5YSDns9xeIDO9cNQqGlldwiPU4kwYrzP40UyNfc9KPHgpYvfyYmFlqgaLndCX82vN4K+xmLEiJFZ",
-	"gfFBGD/LY2R4Sjwjb7xU0KRz8fUPlAuqjD5KvsRUzMEsvGKpXZibHcbeADOQRwbLjX6aEsnIdFTBAbk2",
-	"nbGlj/b08z68mUhNYVfMFmlwxPgM/RuCBzxkXAcRVuBAwAxRhWZY7p+Y/QygrbbMaAynyzkHaajpT6/Z",
-	"XOTC7CWnxSeDFy5b0xzNPQnMc4MHW7I1zddrbU0HChUNzlRTSQ8ea8SAA6S7RJGtildzrp34E49Iuw5g",
-	"5zwiD7P/V9kR2nz/r4IncZcHynXvK7iBN+qczc+lhX+WR+THai1W2nGRGkq/1ztiTR9c5Ov3+FpQVb2c",
-	"ru4nHpIBj0kI+QAKTblU2f1pfaJ3xYreT7THCFUTIo6RnEtFpv0ZDcm+EbEgvG2v0xkNyBIpZj2mOVJs",
-	"SpDlX9iS37SwxTqNtnDGO9/oRqoOChBeQlxOadOy/VgVlXfp/vee7t/ukJc4P5cd4WDHER6WF7TtaW80",
-	"21+v4qTUkSy1OkCy5t5RtBdaPGUhMsJPS928pdl0v9Y3ep9Cckse0m4ksfOTPjg/aTcBa0Pu/bRHzlKL",
-	"rpx68tBTaTZpQ5Uh0WxGVVsR/RCWVHXTBXS8qF5q6kZWBviGuG/5I9uxUiobreHBFdDubJVN2CoVIC9H",
-	"3zqG2im3o/LFQk1dnibXoU2Zg2h2KR13tG06IUW9hdN0NIMdQ3mApk7Hw7+fhsw1xsoWJOZ2TJaVEHxn",
-	"uDw0w2U1aWsTKg5NQgWEyZ1e+XMyTGgUSpObHPPwkcyzMWDYzhmXaiyIRIzPTMhSEhZK5H/4ePn29d98",
-	"JLntb8XVhAj9jitmPiuR4vwAndug92xCWPE7jMzyb1HIv4Y2586YMrzwwt69Ublgv3FuIOckG+cWDv5I",
-	"hojZnVGucqCmmPUxhX0JpxRWSdEQroWKNMFTFlrEiHlo+kUKEnOhSJhm/ujPR1gqNKUsUQTtxTyU9q60",
-	"GcUVOychlSdZRxv//NW7079dn7/65e3F9afzd755jbasJryIypDbt+/CJq1omN1sEpHMF+r4Llz9Q+FM",
-	"ShnolghJOTNlEGMzyD3mYRMCKYKnyx0pl3DHd9IvQW+m2QMCQPkh3B7KHm6KI+awmxwc+q4NKWn61dtx",
-	"ZsCmahiD6am781us32+hDCpV8a/EnhrdEqfwGiPOpKJRhCY46/gqbT7BiW2IirhA6ez3KRpRIWubvmZ4",
-	"vgvL3ndYtgYv6p0U7rMa7NjDdr0Qtee4Bn+Dy5OwYdG0Ha9BE+7tHAQPzUHQINYSicfkkNySchTT1b9u",
-	"hsxtiN8Sgfy/a/vfQ4rv+x7iUUikMjLMA8U197nZuWQ4iohAAWZIEByiPRzobV8xLLMiS7v8/QPkj7iY",
-	"YvWXQN6aoaGnQUBidYwU+aIO4dc0Wf7lxX+ivfPXL9GTx88HxwijCcEhEUjwmXfF1IQwyAkUfAaWCOzB",
-	"dBcOeJRMGbTZ8j9pOLzS1/wThIeSMIVoKCEBgkxjNUcBiSK5f4D+agzNK+ZDVwXfgxVQs8vZhEcaVmxM",
-	"jH/ED8Cg8BFnHpJKEDwloc2vty+wWfZ6kaD2R/SGXLH/uPj4Ic8BZ+SLQuZV1heif/X/q/+BfFH9l/Yb",
-	"Zucuk1abT/kWuxtR8OxrwacdsoXxmFzy1vff40StjTSYSHP+uzzzhsuOrSjwmMCU6Y7PGGdD4aGqm882",
-	"HTBUdwIULmho42uW+DL86nk9qh/7PSFi3vN6DE9J77hnHu55LUVJAR1fmye/bdTgzr9nzW6vlzKT8ksq",
-	"2VIX/2motchYTjLeYVorYwOoESVRuMBPNLzUPNYgkkrUpAjlJj9wZMtq9aPmqwCOErm72bTlEZYDA9uA",
-	"F+/pfWSwLfGf/Yzh8YLPDZ7S7Iczw9X6hquRLzEXZmU5yBa297BF/zYFMzg7imdcEM6ANAvCOXu2Tjpz",
-	"hSO3VC7IvZBKRVmg0C2OEpIiiM2lH859FNIpYZJyJj00nF8x/RFi0tUCLtUB+siiOTxkVl+YCugU8FQi",
-	"CDyQEO0VUu2vmDAIfYxwFJ0YrbFUPXAMr9O/P8pN55MsgrdwL5fkiqX3aWRGI2B0mjZNkWj6qFYzjHle",
-	"XC6DylIcoqlW5yGUoSaUjQ/QKZvD565Ymrg3xXOE5Y3+iH1BoZM6GhOlDfyftP4i+NRH00QqNCRoSEZc",
-	"EOQr7qO9J0dHdW5nw6zteT88GQ33Q1nPz/Od7F1J9m5cwqXYUxdYMJcfunG2TQ5tIEilZXSN/FnRKZFE",
-	"UCKbWLTmwz7Vn77FkY+GSXBDFNr7dPnShrg8NOGJ0HwqxPN9F0uXcUQVGgIjvmJO9n1idREhTTY3iHP7",
-	"Lc2/htrOEIri6AC9N5E1c1UzbP1FW0p1xZ48h/WkQyUSkd2YVlu9ONIrlcDUUn6b73D/AJ2ClYcWjbxl",
-	"HPAyh+gfhQmWz/tnA+0ZDdWkTl1OodRNYX6bPvVtx3ofGustoG2di4xOIaeGPvze51t1XhkFE/oa0uly",
-	"DmxNo9qg8Se4435z7ssHX9Cbrb5ochDIFNMI7UGhq4cCLElfahau6C0xuuh+He+AR5daYJtFdiKaQ9dw",
-	"ND9E6DqxKJYjqf67KXSt79pQfEC/ejuha9hUDfPTYNqFrjcRuk4MKlXxr8QkO2XUFzmV6SsrrWdg2Sxw",
-	"D03JdEiEnNBY36oN9Q559xlB7LLt7xiyrsGH+pC1G/SDHVvYbsi69hzXniJ/QZSyvjIs5YwLaOjkhxR4",
-	"VniMtODwEaT2pgzikcz4Ql02/YZl3HZi4E3IvIuBP7QYeJ181HeTIBH6g5qOhgQLIk4TNekd//2z1uQD",
-	"zm8oyX75rB8QtyndVVVfMIYfSaTRTPAIxRFm5ARJEo36Ey5h4JvkmoAE9JZhHMXJMKIBMm/VZJSIqHfc",
-	"+wrIRr4dHx5+1U9+O/4ac6G+9bzeLRZUAwrwepKl7Y9wEilt8/AAR/CzCz9hMqhIGNPEDssFFNXvLr/m",
-	"+eD544U3mNTqlx8/XJ5/fHd99vH8Ep42ay0/P1Eq7nk9wpKpBrn9U//HQP5zdhyLrMjwFHAYxYTHEUF7",
-	"ER9T5qGIj3miPDSbcDyl+1l4vKqJ6B/naEoZJNRZowlOcdE8+xSbsLxmbjGH7n7/+uf/MVGDWxoCnzs9",
-	"e6v54RycczNmjwvus7HBIZYEfTp/Z5ZEp4QnJkhmP/6GSyUdX3+JFY74GBGmBCXSRhVMXBFB90vLPB9J",
-	"5MPcV9+EGb2ifhbgGA9pRBU4FrKPgs/E9VWNCv/NKTNzI8w4WUjXNghi9iUIkhMcEw8lKYjMnaa9YSxo",
-	"QKSHuLAxYfvRrHnZ4mfPLERRIEhImKIQtxrZzx6g/8RRQkzOxUxQRfqcRfOTQthSTvgMzYB8Cs16I3pL",
-	"qrA2DdgWl/AB4rUwM0MSJdGeBa/0MiU24CxIhEanOXhsZ5SFfLZvkjrdc3YBJIUVFIduLK7hr/pFWQBp",
-	"iueaQQHQDXyhA5X04PX9GzLPfigNIo9xQNk4bydZ+PyZXaQT3+yUebtvO4/Axv+HPKRm7ly2T8AyO5v+",
-	"2o6ml4izE4iZaUYErwAVHv4azvPeyuGUsuLJZLPrFxf2luWBOg/hrB/JXqXCyTMylgsEvu99NNTCyUwE",
-	"SztsasSuYOVZ2QapoQnF4zQyqgjDLJibAKVh6ZiyLB5ZeLVJqXJiu4mOmuENZokmSY6F2Qur5f5ei6rl",
-	"dE/2Ay4056w/SaZYL5iygMYZpdkNnBgWqZlZ/r3Cuxeqxxz7M7x5NuFI0jGDpCRuE6sK8g82oZG8/C3T",
-	"jb/CtwsLMEJ68avQPjh1L3n56WtrswAwIFGTVGUxqfBu8N67Xg5d6NJ2IHBeJWTzij3j9K+F9nPmZLXI",
-	"MgAucoNSF5HFr77jbNzXTCzMJ5EAiNKQSQ4mq1EUB4fI0mSK/KN5G0oHEGOiURDHJiYV6tMRaMqZmiDO",
-	"7Ga8Yty80NQ+5/RmjkIdh5thiWRMmJEnRi2jWmIUvOCZBM/TC0s4gMfEtfy01MiUktkCI8/2h/ZQQEWQ",
-	"UIWGguAbQJOMlSrN6wufKJQiffv87f8PAAD//w==",
+	"7L3pcttImij6Khm8HWGpB6RoeRlbio57VC677ClvV5Knpm/JR0gCKTJHYCYqMyGa7XBEv8M9zzAP1k9y",
+	"I78vsRIgQYoUVTb7R5dFALl++/q1E8hxLAUTRneOvnZiquiYGabgrxeJ0lJ9tL/ZP0OmA8Vjw6XoHHXO",
+	"R4z4gn0xlwG85hN5RcyIkVixGy4TTWI6ZMeEDjQThlxJBU+vuNIGHvU6Xofbkf5ImJp2vI6gY9Y56uBw",
+	"Ha+jgxEbUzvzmH55y8TQjDpHTx4eeh0zje2b2iguhp1v37zOL0om8ZvwFY8MU7OL/SCiKTEjqRmukmsy",
+	"tF80rQEeXvKwtIorqcbUdI46SQJPZlfxWmqz1CJGUpumNdhnqy3hVzZ9E865Nh6md2XnINdsmq0hpmZU",
+	"WcI1m+IyFPsj4YqFnSOjErbcslquRw7+mwWmYTW3XsRbPuamYR3v7Elww8aaGEkUM4kSTTcT2XFK9xKy",
+	"K5pEpnP0pO/lC+HCPDrseBZ8+TgZ26d9rzPmAv96mK2RC8OGTMEi38mQRUsB0dh+0bRWeLg8GLlVtLq0",
+	"8vzlOytMf5ub+ygjHkyXOpUYPmk6Fny6/Ll8VNJC6HIrwW8al4KPl1/LKYvoFHB9icUo+1EJ5SvLgRdy",
+	"pF9qQUnEWsKMSiLWADL20e0h5oypGx6wkyCQiVjuvjR+Sih+23RQ7rVL99ryx3XO6HiphRlGx02rsc+W",
+	"X8InTYfslZLjhks7M1SZ7M6oGDKPcBFEieY3jOydvnpBHj169Hy/R35GCkgOH5ORTJQmA3YlFSO+kX7T",
+	"mq+UHNcvOKSGdQ0fs+ZVA8f/adqw8J/5mAnNpQByruOIGzKYHhPFYkYNyimprAOyiWY3TNGI7PnI+wfT",
+	"vznEvEj6/cOn2a9A0fz9+ZLDYFraF/AV+4+/KHbVOer8Xwe52HWAr+mD4q4637J9U6XoNN82EOa5MGOx",
+	"hmmjnciVMghiF0j2qIbNBzSKmN21sFxvfy73KG2l4TbODDWJbrcuKvSEKRaSCTcjXOHr8/OPRMMYZO/x",
+	"8+dkMmKiuNCJXSid0GnjUvHrenCaZcTPnxcZsWXLNawYdnYuG0DspQgrmMG+zMMMISeNyCtXQwOmlqIf",
+	"iWaqaQn22Sr0wy6hFcUvTV6m+Pncq1P8b/ZjHUuhGWDaTzQ8RYCzfwVSGCbgnzSOIx5Qu8aD/9Z2oV87",
+	"7AsdxxGDfyolFX4SIjzc0IiHlw56O14nZIbySHeOfv/aueIsCu0yomRo4YtpCzIWcRJtyJiaYET+9++0",
+	"+49+9/ln99/u56997+nht790vn0ufuJmIAMZTsmIWjwhuBq7ufwk5tGQl+79b17NXaQThJJpImS6PgCN",
+	"UAbJ2OLY3phG9qxZSP7j7MN7j0yUFENij9sjMTWGKeERJpKxRxJxLeREEDiF/Z4lWi+kuIp4cMtDD9JR",
+	"Wp62oddMVI6TArss0Bj7FWFfuDZ6XSc6Udwwkq5W42TaSEvcLD2y9JYkgv+RMJxeKhJTrggs2COUKDkh",
+	"2vAoIopdMcVEwEL4nd3IaxZaQQ0P9pVUAx6GTNzuZK+yYUrnZ89HMBZqp8GjRErDMRdEyYgRKYpP1nF+",
+	"J4kZMWHs2u2WB4kp0PsHGqa1cAmQSqNITuAaPeIMCS/OTl8RI6+ZIJbFca25gAMGgIUzeyMstNLoZX4I",
+	"q5MBHKp0bOmP60NTEOnJFeURC49hm5EcAjGw/0ZcIHvCyiqEEs0CxQzCx3tpXslEhLfbppDm8gqGKe4T",
+	"rAT2GvDRGvb5XhKdBCOn78OdSsGKDH9MpzClZgz2dy7lOyqmjqbr221TUcMuQYtn5Z0aKcmYiqk9di6I",
+	"JXfjeE30Ih06HdQKo0ZNCb2yMqjd+pDfMEFCCwOWU44YDZ0l7tS+2T25quX0ZyyQIgRBd0I56Csz8lou",
+	"1gDbFjQxI6n4P9gtASaBkTI8Lh2m5kNBuCAgXYsQtogkBdB2TXAE7Lk4Ls6nrfAPkPNJxEoGdlWDiL0U",
+	"hpvp7fYMM8Lbl4ipTWyqTkHMj8feNmFfaGCiKUC/vCKzn3gklY6+efnQucR0i/E+3+rr21/ebyyKuihr",
+	"IP0fKEavteV+ScTIXnE1OnGUghYYpSMfxIxoQaoBFu9Z6SkRmhnCxA1XUoB0c0MVt2BgaWa2AcCwkyTk",
+	"5qUwCoAjVjJmynCUJWmAK/7asXJP5+j3TqAYNVYqT+IQ/xGyiME/kHPbf0iDj4CW4H9lYjqfZ4RXz84g",
+	"azD7t5E8Ir498iOrhT4KeAj/Zb5HfAD5LoC875Fer9epG9i0VSi8Dg/rZXglJw800ZbyioARkYwHKMoX",
+	"9aunjzuzOpTXueYirNsXNcQ+slDmLnGPEmOvBvTU/drN4JuXuM5ZZSRXHn5HWzG1AiQerZdeoltScbD8",
+	"QvA3OxWAw1uO2kMZGjJlvpVWX4CrGZ3e6xT8J4sGes++GHTIzG4WFlIerW5TP3ER2sOa2VJAgxG7BGn2",
+	"MlY8YIsW8xFe+ubhl+ElF3Filv0UcCi8XAZEmbAgUrz/gZQRo8I+TB0mi7XFFNYXv7bCvjKTd5sJZGKW",
+	"nyGWmqcUqYxYb+WEKSsPG8VZ6JxtdGw1OIpmoAeaDBAMdBWFwUQyi8KwtkvDnShSkeJ1wGA0MpgSnw7k",
+	"DXPAAIRJo+2vDaLA7s45zlnFE8WoloKLYX5SFfcND5TsJoIbTWIrPvIo4lKQ7EOUDfQxEUkUkQGPIpCp",
+	"x4Qa4hdvwa+lbPYrC3qpYWL2mPSIxguv8Axe+pbyjeWAP4m1UYyOL9EqV0urC6a+3L8n5ET3au03MySz",
+	"4K8p+B9h1TMLKABijpllnKkAeC298GrIz+yNl+GwRD1KpzmH7r1Apm0ZehjCumn0sUAHr2ikmXcfSGOB",
+	"zGWexRLcrUr1/gTkzG23//3QphOMgJCqSHuqhKklHcps1v1N0KQqfSnEXRw+eQqzp38/XEROlqEkc5B2",
+	"HTJYKvfcFwHsEyoNfy5CNEt5Vhnw1gTitkThlMURDZgmNIoIvHNM6D0hFHdKHrzOl+5Qdt2v4PW3X/Te",
+	"uKGyp10+jqUCJCyGCNiXLVemlhp0htyMkkEvkOMDeNqNIvevAxkzQWN+kK3nW3Fwfc3jrowRCbqxBJsq",
+	"LnkLBGwWYxWj12h0q6CjFJoFieE3DKxAicLfW8DnMhy7GIHVigHHTMwXKxvAIh8CrJJuhKrazgShgthJ",
+	"0FjDFImY0YRahYNGmYvJjJRMhqMSjC61CDRtX94wpWsVHXcvmlDFQODHD4j74JhQItgk/VUbqowmQSQ1",
+	"C1uqPeC/WchZcBln8G6VK5Sj5wpMsLy3dCqvHqaKd1q4nM/NwLoWlungvi4OYZbzzVnMWXqMmekMLsFt",
+	"y54Lja4u4d91hrGfknDIakDxZdlS6bvwF98jfh5PZf8qhjP5BKJ7wEJesfCNZSLMfLVSXpEgUYqJYEr2",
+	"HrLu030AvJgpLsOW5rBVbB4tMR/XsZBB4VvAJWXBmlYdvgWVKISJrTJAGrC0yrfLa891um4eMlUKwasE",
+	"wLlz9VIYWVL1BPhtqXmuA8Q3ANvH5GHf/c8i0MN+v9fvzxc/HtbKZWuF0KUhchkInA89VZBovvi1kGIk",
+	"gdtXXmAdK+kuOQhuFGTqBLgXioVMGE4jDFGrlWrMCPzpWWys1dW5cG4m51WcSHWt0yCulJnRwDJr+8OX",
+	"GM4z9f+Etdzs5ZjyqORd7NCQ/i/3l5Wei1jF4G2vKMQ+OuyDyG2Yskv/371/+1+9f/tLHXBnMQ+zNkII",
+	"MJJXhN0wNcXYBZLGTs2Sj8z7udDH90ZcyRnows/r4Am++Rn8prMo4hyddcuHRx6hVuoMpTEsJFYJIRxD",
+	"VEphVHu+SiKme/0egqC/b6+WFmI/rUpT62zKXKO1ziuuXWAUhPyg030+0cAd5eM2HgkcY42+EdaZvWkw",
+	"4oJ1FaOh5ZieFXUHETsifiVwzSd7j/v9fY/4FZc9PHi4710IPwsO8skB8QOtrpyDG955ZD/OAkTgp8f2",
+	"pzT8CX55DgPNeMjts8ND+3Yx9AJ+fW5/TSNpfLL3pN/f712IuivJnOyNYAF6MlgQvTyEFCGca0IHMjHu",
+	"xdYqfRFMa2hwI5i8kpZ/yjhixxDMEoyoGLLFcAIXPR9MIEi4BkQ2J1yi4r+Axdh3rOIUJcOFKrt9Z22C",
+	"nIsHhEUuJ57BSa7kF9jMiVR2Bx82rnsdwgWC0tZlC1jGOzYe1JpaVoDrLIGvDXSnMS1LC4KFNME8Iqew",
+	"3AVbXQnwVl5s+uGCRa0Nqtx13g/YWkls3RiOz6zxtaw79AHV7DJRDa7e1NpJ7Gvk0+lbj7DesEdGxsT6",
+	"6OCAxrwHtlcOZtmbh7ViTiCFsEqWRSSZmMtxWyvm2sM3IFjhcjA1bPnFtI76iFYYfBkwiJW84SFTix0F",
+	"7r2WoGMBJGWaRhoaLb+NTfDabLteDqzFWIAa6Gq66NnbqdnpctzdHtpKNLYZ8U4E4JfVIgDPLN71yjra",
+	"Yf/xs5KSBi/+30cHB+3xr5BP3O/PRBLzsVVKCQNZn+sRxk3jQBD1WpeDPFfPXibgoBFPsy+f9ptWfaXk",
+	"GIKBwbNV0NaMLFQHSJVRYidZYTc1aD5/bW+lGNpVDGlMBsxMmNUcJpIEo0Rcg3WMEiS2LCypyksu7M9A",
+	"Scon1XhUlExGMipwoYBGESg6hl4vfzZ1gm89eWlC9F/ZtAZdSToECTJDUI+8MZrc0ChhBPJebphyGf/o",
+	"Hbq9+HnXcYpLRgQmwp6IHysuFTf8Hyz023rF0HcF8FVbEYSJm6P3J+9e+nmcNmrivvtUy0QFDFwx9mXf",
+	"ReTBO5rRCK+grYMQR1soeMHLZ/huC+/iG2EvXTMNywL4sNTJeRNRk9fHJOAqSLhJXaG5M9IN3PZMl8Va",
+	"ztRlbke5bIzbpoYReAUj5MErnmV4AVY80EROBL5USBi+ZlOyd/rxnUfOP77bL23jbl00BacpUoTytZfg",
+	"scaxWnNSDUGLy4oVv7LpWpw6uGTfy9BDsasaH86mAgJvEXqH662HvJzWPnCE9tjhNtpLT16edQ+fPO3+",
+	"8uKdV0N/s9ljqvVEqrAsYD17+PxwfiiH14E4qQ8imuahJCXKtZhanLKr9SHncpp6BernwOA6lPWUeW5d",
+	"UXcLOWfanDINoFjdWUQNE8G0vdIz34o/ojHEVnhA+lJrbZXg1+eiXNeDPkRc0yBgsWGY8uZqrcwiqmF6",
+	"5RBw3eDMSpfwoFRTIavCBVxWyFzCDqAoRK47oLHcI04m9ObnULUgFBVYkNcdr3iL+Q0Vz2MOdLQ05FTE",
+	"QMv8tJlPdY8J4+AIVGmIYBkEGiny7M0uGbDYREpPIIapRD9/DHJZExap2FjeuDuxH6HMsrxo0hT2+OnT",
+	"m5/vR9Rjk31wXbT+fhD6MwcoNdpKN6CakYgZw5T2SMiH3GiP+D2LsJc+oSIkftf3MKyPp05Y6j4hUuE3",
+	"x4Q6vH/6yArtigZ2RPDfZ/53tJB2WdIp2WwqNTt6l3nVjhqybDe0koW5aGhaswlpdQvQbUyzSxtmvkML",
+	"yrKGjxn8eJOGnpxDnvxaHGIYoKI3Enm4bJwWBMjcKkY5F3/mXdRM7M+qiXerutwqnsFSmGHhQkpn4uWV",
+	"rJZRSssws5LVu3yPs3Kle44sGGKiaGA04eI4K/BEoO7RiN4wqG0TQRaiYnVsejYcz0SXGktZlNTRR09r",
+	"rJD8itnbIlwQ9029yTEt+PXs6eNS7c2n/YWiauE42h54WMOf09cwl2QRyFZQf4GeDUOi8uKfuIoeEHZz",
+	"RH5iVDHlp4V78mi2OKKC9cjZSE4EkSKakvSGFsByZSPZyhYfzjokl9mD2a4M8yubnhkruA5rzM6v5YRQ",
+	"V4GUxDy41i4JO4EiJFnZXV2MJSxYY6F6RCLCSyUHWDqCUW2F8YAJE00vE90QYAgVbpl6hckD72pjxn5L",
+	"46IwCks90FiyinBNEqEYDUYYShYxkxftcxkdZM+3EhPG0Sl2lWiGadR7Pgb2Y2XEdE8uxt/F/NeuWA65",
+	"KFRqW4JesTSacmHE5CzLSjWl4tf16tPD/uHjZdWnagykW1Y2QR1AvWO1xX3ATkHBlttFWy4UR4GCLPoY",
+	"ou/SyG3f/ZpfGhfkKuLDkSneSfo0S9XGDLM8Vzv72wk36Z+FqWqv8l2adTWTKWUsMk24COWkhpC5xPw+",
+	"AiCUlGtpOd9gxFtauGQeGYEN/2pf/AYgc1k+wPVFF8BEdWLtTLkYMqbXTkvGUgB7V4oxYi/giKCu4xEq",
+	"LDbHPPDImBlK/vXP/6kvuKKT2CrB+jKtilSe7z/OPryHaUAl00YlgUkUCwmeQ73VKxvTjLi4duVI5r0m",
+	"JYZ8znnnhqd+nNmX1uOImI13cGVkKtBdBwczm5ldefWo645pOXkQQGa1igc1+DrHM1BMOW2u/3M7NMoW",
+	"8Lj//OnSa7glhrmpO1W20G+HMAu8NbXokH3lLqgNerSfKceWRfNUMAEOshHYfnVXnSX6jQBO2XjAQki/",
+	"b+QZ65APkflsXSzM4aiek2N1Q03ixFjuTFNe/UATHytLY3z6cbP9yyP+kf2/A/t/XT+3cj08fNZo5hrG",
+	"pvtYdi2iVAxdJ93/N7V1Zf/sXR4dgMHr4eG/11u8YJ+r1TGYIS9bISl3SUOWJxvbZpt1Vql6qD4hIddx",
+	"RKdZJk3Jjlm32wKazQz3kWpNqCZ+2lTGSDJkaHOwuOeayoBLwKm2EU0bypAPMf0jYa3iRz4WNIBqzXuo",
+	"3wv5RTqSEzKienS8vN9lRnF41sbv8pFOI0nDFzS2otSakjzKqvuqWbdZVYWaMIK0m8Yq4645z7NF6jKQ",
+	"3MuBDKdzMuRqK+V7JInTYEXc9QNNArysS0toBlPDNNlz2Vfk0/mr7jOiR3ICYP3p3169evVzvbCdLqu2",
+	"vGFe3XzesmFurCEM6x3Q4JrspbGLDzRhN5Zi2ZXY5/vF3QQ0rtcB5niaXcV+nLFU1r+lAmdUIoLUcFYl",
+	"LHALE6pJkBhCTc0qmwSVwlFWpOZ5md41aOKVGsVk3RBSA20JkqpXVNxdnahQxnT9MxQQrbEghvmDhRUG",
+	"KueQflo7fZZamwpsIZ3CJoUZ1cpqH2WY59BW4jK4Nkwwdel8USxszrNF1AkfaPL2zdn5y/eFyGWwAMT1",
+	"emMsw2bLNAyHDS5GUhv4VyIipjVUZ+dDq5Y2oZ1lhktSVC1orEfSXNIhKxut6wozaw5pxBZh3HcA1oOE",
+	"RwYSWeUV8QvrKAdjhjKx1CxbBdZfLa3CwtGqO2gTBMnNyGULZxtwt0j0hMaacLGwHFFthZWlD75xtUCD",
+	"HuChhsUAzAWp/AhV+cClZdUcU+2pNwCEV4cXZYirxUwgOTVliKPoMq0pUwNtb1nR9KdjJkJ3aam5+Tir",
+	"Cdm9ZlMyVBSYgQLYFIQPhZV86tHPTo4BpLMz/4ID4WTw0nHBArXUNDOsdHa2FzS2oh+jwSjlvKHL9u4f",
+	"kadPnjx6un9MIimGDKrK49TAQ0RIxlRds5BkpLmtpdGtK0airRvERl1KarDz5bkMMuQMUJ1XTLRuzEs3",
+	"hyZ7oQz0gRxopm7ogEfcTHvjEvkqntgGbaBseqkLTo55yk/RH/LN6zjfQlrGCEBn0RA1zgunvWV1+GdO",
+	"/VOafpC+AvHX2QUESmoIZ9ZwGUtWvrVTTyjPMyOqPp4IC+um043pFCrwp6UIYhpwMSR/JCxh4KQbQAmN",
+	"Y9Inillsh3R1CSHylsQ+PnzecmXLhUGAX6nOTcWHI0wOsJCWZQdAkk51/S0XtkJYemAZCNCOtAWEc5wN",
+	"5Q1TQq8Ufr7tJPQCufQqhLuCV9UzK4Nd4foqqNCAYzWkqo6qLmdMRo5UKB++KKi92jfA97CMvftnmjfd",
+	"XJBr3TnfCwGmdcD8HE13lbQc6MGUoR4vtdlpXaB7Kf25pi3F3dTgmhtIs2C+Oowr6XKlhp51jTfyMJxC",
+	"1n4hF2RlfFhTHkhblJnFlaVqHdwGgJcszbwBqFxfaFYD8Cy87XX4KsrkdOs+i9Jy1hRf3xaajwk3lYD7",
+	"JOsBvRUwbxWvv3lYbbillTy6NYrjIv9iVd1b9H6D3pZTjDLA9MkeKmpEKvKwf/iYGEke9h8/e/LvT+cH",
+	"8rmXFtkW6vW1Rbu4pwpPGgg5/1wWhU7PaDMrO/VX1z6W4iDLZtFtotASYp3LPQI7xyzxX7ZG8zK0acZc",
+	"lUs5xWnbLX0l4rHc7uaUQG63xvXx19Kl3RMmu77d3ZcdgdO7ATGWah2yJqzI5myz5JUQYoldNbXEaLO2",
+	"9YFK4YruE9CcUsOAAy40E2Wh1NCokUGnSytqwnl6EAcg47TPdOaVlROXmICqNSjaXAxJKuyRCUfj0h0B",
+	"7dJi5i2zyGuxYtbalC2q7XVtGmlupXXe8swaz6nt4awZa3McuZeYu1IA2OaxoGHtq5WurupOi3SllXxa",
+	"W9GH/iT6zxp1njvSc27vJ5lJec+54feY8n7b8pkfFzeFbOhwkPaJTLtDHj7J+hwc9p70i++UAmrde0vH",
+	"POQNopazsMF3Gh1mVgqaEi60YTRMxR7n2nyAJasKTskR1WQswflORW13KwJ/uSOo6R8x88X8Qv4N9GcL",
+	"3cvurEFZTWevFt9VGHHNOc9tpvm5HhFEwGNaU7kS+0XjyP4RwgzkiBL/9OXbk79fnvz87s37y/MPv758",
+	"7x+jtdY/IpRoPhQs7HIBGb6l7gf5iM7BUh83hqb276JgefueIevvUrN6mXN3A/eo0Pktuq9UDmTOftci",
+	"jDvg3b78jQu5R4WsS3dY4byZ4JIVDZBYWtB+0qIcQD2Xn5f4qBKhCYXotmPiB4k2cgzxBVOZKKhyCEEu",
+	"iux9iCI6ph65efv2XZb7WMxYprzjdbIkyY7XGUo5hBBMHLaWypXMGfeSzkErlJroDQjbg6zivHqDknIM",
+	"IUu0WKI3prp944zsQE4TlAWr+LPtGB08j+Uo6e2sICvd1vKH7daG+s8b/PxJ/zYX0NZdslY7yD0yfpRh",
+	"eTYyt6HF2ms5IWMqoNuSD/2GfNAoMPeN7EHhjmIGv5cGBO5vv6HgOC1IMDfnDV7CTl1WLm2SPk9IQGMg",
+	"KBC3W+q0BYVjCuqMFIzoEVUsbEr3WMU3uEq8Et5Tc4D/+Yi5uzxOw5rJzJ2uUiax1lKLF1JoRFhZXvUS",
+	"VqRsBQpyR13ebg1pi/z6dfeYVTmfZ107fPrvz8qFgxbXLq9c08KzXiupbOK1WySXd9sx8Jaw1AZ2bg8u",
+	"zQd2z/vUQJZNQ6X9jKZjfX1XLJ2KEBJoIQmjnEN7THyXO3wZK3bFv/iEQ722K86066l3e0G6PEVT7zil",
+	"TSF3PjWq4R5cXx1fX3cnqnsyeIFBmKuU2FtXGPJSlumij3J279fMOUud59QlV1/RKNKYQOoSRF3UG3FR",
+	"bw+0h/k8aTYsKnoPdOqsrU22aJ8T3JS08OGGKcXDVL1Mvb3pB3W5F7UceEF7/C3VNVxPbPa9KY+4QlS3",
+	"U84qaFuJ9l4Q4V10fRfyJ9ZccjElhncQAF5Tf7pEbCrWF6vGD1iKCleJSSo1GOfe58rEpUWl0KWcZGsJ",
+	"IW88mmIX7VYFKtcRa74YjmoywLM89YViYMqeF9SNvGZTD4oSVCpA5vVicl738uqX0Zv//jV6Jz7E/486",
+	"M59ufvvy93/0Hx4+evzk6b8/e969bH6rXGoGx8yrzFx2P399+riuvsxMOn+6/7lFJ9Pdr0WgLpzklmVp",
+	"t5JTaZaXDIeKBnMS1LMcRksmZBSCRn7NWKyh3TUXQ8xVtJTSSmSpdSKvOfSoT0I6XVB89fDJ88N+SSxe",
+	"XH21vPLFB1ODNrFiN1wmS9312lFNsEkjum0IN7x85/PObSVVYx7bAbkxrz9oYQkFfvyokQGtFr1wjh/f",
+	"i+iFNYnjM1EfVdn8+4z9aJb1Zw5EOuF/FYm+6SjeuM/vaeuHU4kW55LTPfULp3+kEkb6d8huWGTxtuN1",
+	"bjibNHjm7dits3rr07doJfXLuQTtWwX5iuwJ11yFa6Kn2rBxd8JDNHP/STJ/5wqji4tOuWucy1OkM941",
+	"u8b/BGm5sNOGfNvcd19S55bSunKYXYvidRuwvm2S4pIGhvWA0Pr0GljQgjtaizBeIFPbl8fzxawkQbW/",
+	"xTpukDdbmg3wylpvHhW7VXJNFKMhVvWo6+NF7DdQUQcCAWIZllVBO+yHjy/fn7y5PPn45vLXl38vi672",
+	"uRNcLws1RC8//7W2cmipF2ftJvyjwoqpqF+0gF68g2mlhZePbbIgcA07vDIRqCk0Y3NdTzHa7d3J2fnL",
+	"U7sbvxj+wcQNCNJ2kFqWeYZGhhO0MdzbWI8FRl9nos2KETnLvQswhfJpQgq2oul2OavNnUeBlC2J5X7m",
+	"BcPhMkypDBUbjw1Z1uq2oQuZV1KhMUSkfFTrYA8VlNw6hyivZ+MevWUUSof3exUXDTpyQhakIvkuwaB6",
+	"pTotO1gh91pd5Z19quUfRUiwGpj/X90XZ6evutDrws+ZbSDlNWddmtgLMBwq0hGIku+tq4kXhGUv2Pgn",
+	"XWOBgw+94g5LC6iF/BGNWVOYjIKonpilBWpjRq8hlRODNl20ISRS1QZk4j8u04J6uhqjyaC4eS3PXrLX",
+	"IDqtp/GICb2eLoNxRI29rrlNBue2GDxzBSZPWSRpjbFTSPCbL6i7+v7D+ZtXf3ftwDNLnYTnsQxBFJA0",
+	"hPKkmgmzqBRrc1nRNZUkXSrNpKm2Z9sintkZ1sJ2Q+nbWIaLEzrD3MNqj7kpCDfiN1BV1cNYaat8chFE",
+	"SYh1KltmjxYmKzPC2fPpuPXUbfic0fF3kbOxidjhZYRDe5D3KPWibSyvXfY6xDOAo60LZXYV9zy46pOm",
+	"Q/byhtVFEn8QeVnZtBVbbV+/N6GrdytjzsK0bLoFc49oiNSZQp1S0PFcfXCCa6jL/ZuXhzvrsHfy5Kq2",
+	"y2KS4JxMw4bswvBSMRou+aHUNYf9noqmtNHnmwzMht7rl2l/k5nHkIa+4tEuqOKz2EguBtCQUKcSXs0b",
+	"CxJEa2I1GxtKzG3X0jCavGFqZCGgtlsBH6eCJzeaRVeEhiELPSucj3mg5LwuojWRKRtseNGif0WabbrU",
+	"+aytb0aT6Lfu2LU2lfig+HN94O5tvCjY+XDcdhnGXA3av524mtVzkGltHpnmThiV5heLIuqKtp2CF6em",
+	"O0aBCeQ0q0yBqvRk5kyymy2E5hWoo9cplEFe0MSyhjfUcpoavHL8Ib/fAmCU6c3nuex8HVJUQTjYuiyV",
+	"r0W/ctBZbJTnOhimCrz7M9A3tco5DPaLkklcbzgAK34Wke18dIOpT0I+ZsKqczpNVJSTYwywMSOpGaH6",
+	"2uXjWIEoVizVaGsK3K2/JdJtafwtifVSZHR1Utkox8KN/lQT0+Ffsynk5WKnBOd5OCY+rtiH31+fn39M",
+	"uwul6QJ5o6IoKtchcGftKFOBFGFY1AiR2J1IIwy+EYapm0pKUWckE1WYasxFYhgMCr+HdNo84kfJ61xE",
+	"gyS4ZuYS7EpLxji0ohKITCkXa0dZzvHVKkUoLTVdQzZwI204xcZ+Na7xu95A2xWfJeMxVTVNV66UHC8b",
+	"iDKYLkfWU1ypIexKTpbkEfbsawYyckXjBxwAfF/YnltY43FacVszlQVi3qMT5QU0XzhORhNA5ueirgXJ",
+	"iQ4YSDzgjS5ijH9MrJAyJfgjKuYRuzJEYnfk9htCUrKpe83OpHTFbsPNl5xhZ8VE+B2p8SB06rp2U65/",
+	"T6nrHaEp05JX5HG/T6zsMZA3rOVsK+jQq2jKKyuQrnH8Cp3oCk3n3ZHegeBeD7noDltLYqEVjMKGnqjw",
+	"DHPbAyqENFBICZr+itAKMlzljYlw3UQbGaeR9/WuFzamfCHpegkvffM6I6ov48ZGp0XHULrObJEOnNOv",
+	"61ezAcP+eoz1eEzFZDK8qsqRLGfHt6Czkh2/DCmLktWXu+KlIgUKoDDXhZS+Vz1bXFrT2axHzXUayZYV",
+	"XKZWchYUb/re3+zMtn8bSTrmywU5QBtYjI54oMmLs9NXSMzInvtVg0pe33uzlHq/oGKee9HFwV6moSv1",
+	"K7Lk7IEm9s0syMUjIVcsMI7+og8FxB1N9lBOu5JIDSGMHvfhkcmIByOrsFIXuY6P99sXQpofvrpygEax",
+	"0kf5TGZhGrOUEsXN9MyO6TRRKAB4kphR/TGWzsG370nF/0HtG0fkJ6we+JfZ6oE98sYQGmCj4fKp2cO/",
+	"EIKxUBMhC/DSc9b5jCXmni3HHKGAgLQDBwziOSGN6gK8+bAli2ywphzURsbEKCDKa86aN+pg1cXjEM0M",
+	"CPMfP5ydkwMa8wOamNFBJIdc+GTvtTHxBxFNPXJGx+yMG/a3M6N4YDxyZg+ZYajphTh/e7bfI79ZaUWT",
+	"PTuaRz6enL947ZGfX759ef5yn4xp6Lr/cYP1twKq1NRF8NbgFSb1XohKSNGI0ZApj7BIM/K4/wjHDGTI",
+	"iA/4e0V5xEIfD4zbjeNmUy7pgrEu3aT5GdKYQ57bN+wkLutPMJDCKBmhG9KKv3Cdnr1+Fl11R1LbK3v7",
+	"9h0ZUsMmdHrkjDmGRnKIbXu1h+E/2suR9kKk3Uv1vlcog6s9DGbjTHvEMEFBtDeMju0TNAhpr1q0QHtA",
+	"GrTnEN+7ECUase+RIMuK12Qvj4z1ZgBy33P9HGFQOmQAtpZuAoLo3oV4YwrNFV34sQUniABzgcgvPrw/",
+	"P/3w9vLjh9Nzn+w96z97uJ8SnQGLpBhaCmpFMcVv7PYFM1ZE7F2IC/HXv57koWNcit5f/0pe8kyqQ5Rz",
+	"ZT4dWW6PxvsXwtHDCnr4JUjx56NLj5zUhrldCJDim9DCYgKNtCSaobjciA1lRMCS//DwQgRyzFwRCwgm",
+	"hxXBNU2A1fXS3WftWC1lqhAmPGdEYnu+KALai4UNw10CKMsocm2s9w779hIhit2+98vL/DXLMjyCoiYO",
+	"YnfuX4jCc7IXU2VB8MjFCV5xFlnYQjHEI1QQOoAW7/iEa7Qr0EgK5hFfJFHkkyBiVGlCL0RqxcXX9z3n",
+	"+Yf58chL67MbeLxvbw7viGtywzW3AzgjbCXuwK4+YHkGAVQdxlgyFkKMedY4eo8OZGKALgRShPvufK3w",
+	"CMebHRYtnqiBYDUfUN8new//9c//70m/b/cB4jR50t+He/VRqvM9EkeJJlc8gsC+C4G9eE2ihCb+V+Db",
+	"HinIgd/8HrHSEfELP/oIO1Rn42Yign2LxHTIoIMZ1xdCxvSPBImAO393ohHV+Krli2ysiQVLUASJNnAr",
+	"UoVMuYN4CeoxIDKcJqjLcFFfL1B3vugcka8XHUvbLzoeueiMmbb0B/8ImaE80hedb3ZLj7GWdaGK44ia",
+	"CxFKpoGZQlcMjDYLZZBAjsXemEZW8WIh+Y+zD+8tDZ8oyBKfxsz+NaAhcWGMRCrCRDIGkEzEtZATcSEQ",
+	"yo7J48NDnH3CoqjrxiyuhAwURIFSrD+5xwrJWa4RnAeLd9AWEiUnFwI+zfbAvnBt9o+J77buQ3CLdr0/",
+	"WBRqew7PcSWBFFcRDwzyR22gZps2Fhn3KNFRMrwQFtiEhx4log2HIOp0BYAW9kHui8CAGqvhM8CVx/3H",
+	"7jLfScGm9i5d/W4rwzgTiT7CwIOm+uSu6tCns5/rKpV7RMsL8ZdqjfJSKW8AGleo3O+Rn4BZEayshUtp",
+	"WECPgH3P0k/t3hS5LQ3tZ8U+y26zmNkDoAvMH5qMl0S5LhJtzNjBgTPvjiUgnmUj6bm6KFUujLY3zgDG",
+	"wvTKwM9HNTl7fdI9fPK0R16nbc2dw9AODtSra19F5LaqD1SjspADqekRozdOiDTcQKwuyqGpPHPy8U2h",
+	"O/xRp9972OuD4Q2D0TtHnUe9fu+RC2AHsdqxwBBrwQ7rSgMgbgcjKoYMZcBiVFdJmPKIjEKLMFCl6siy",
+	"LrLn08BI5YOkQA255iK08Avk5EJY+M+ECOnQCP+iQE89qBLfI7+yqWama4lTmJ69kpMHVmj5IwH6LpLx",
+	"gKlj4ts5fO9C+DggpPUCscOlQN2I1P0Ko7hsIvZHQu1lsnGPvAfBH/giNalioAMZW+y7EO4HzFjOjKf7",
+	"x4QKaA4Nwq2VuKyE2yOndg4Ul4UkA3YlFTugV4Ypwsd0yPRREdSs2mGv3AGQFZIswCUYIYcfACYjxo9k",
+	"FOLh0qyIcQXd7T4QdjKp703YOYKu/yf2+t/KIcCFolCWTneOfq/X8/JXsCnGR/t355u38G00dOSvV6MG",
+	"oyneBLjPuS4DCtDJtLoZCOC+lwp3Vub1Uce1I/2RMDXNVQUXhYHqKfT3oV/eMjG0+tXTxxClnf75sMZg",
+	"17xOFA4w+jnrA1q3ggwIm5bx8PDZLdYBuGAZhoVtsgdZwkcXSb//KOAh/JfZswIBG6ma75Fer9d4YjDQ",
+	"Ldb62er+aebD0dfOYb8PphkpjAsYheZYqAYcQMzF0dfCbPOsCwirXBtU8qrGbEsdLAABRYPj6VkC+BhX",
+	"UDdwttKDn2joXCX4ycPFn3wS1GkoLMSPHi3+6JVUAx6GDOxsT9qsDFx7gkYgb6GBJPUBd+xZoAIFW44A",
+	"jQ0dWgTuwGl1PtsvKrqO625UQ+7PDFUGbCGoxFjCZFBCqSpTTseaZ2T4SM3obwfehXDWBuj44bJqrK6p",
+	"yfnbM5SHU5G3SYFK2QJwnYhb8c8qXPpCrJa1VEcN4Wgy99FPMpyuDXLf2rEzACsbyFzi18awJs0Jq8GZ",
+	"M2iZQTj0jEHLDEx/xkz3BVpdWpihvAps/O1f//yfY5LCxXEVLo4dXPhkD3QfH6HDd4YHsEV1qgdUJEhV",
+	"kvPtLpH88Pnij86lfEfFNPW93gbVnS20c/T75yLinxW9X2CuBywqOIxyKmBGNURAJqaZCvwMSncJGWF4",
+	"l1U3hxz06rDKzjUD349riA9Co4s5aAmOLwtrqph/9ipgeUze0S/dkyH7W/+Y/Ouf/+OvBGf3mjPk4PK1",
+	"ZEv+/fO3Evy8dLYq1KQMKRhT58BN5lqpB5t3XCDvGElluhG/YTPW8cwsUW7W46FsHaYNM50c66WvWypf",
+	"yR85L1WOAGMzVJDAwyGoS6EYn3Ezslc1Nl6IEQUDP/iVjQQ1zs66X8ch0An7Jl3KuUs23QTDKE+SNkpo",
+	"wzgebnQNYR0bOU8tmahFZ0WV82JyAbvnotjjw8M208RKBkyD7/SlMBbT7gBZLV4RKqq41AZZdaNif4Ig",
+	"rxnSTo6tZ9L2cjNGeXiPRlGPnBWMIs42wbXBxM9Z9bIMQ/qOtcwFr3/STL0JX4Httc37rrVR/skmlZ3y",
+	"yS3Weqpunx9C96luuhVOHHzl4TfECCvn1Iu4zgJoZF5jNK0qSvas2IV28dRbgD6E/VkkwKKkNTxjkTR0",
+	"inWf7zvdxKXP/+K9NK9kIsK13DueSyt6uCyxeRM60vG5BDWTLNxk2FQ9tSzOoFiOVLXktgX+WFRq5az/",
+	"cxaE3PwbpDUuoKaBtaeJDKtC1a2v/GdY0oAVXBnNiF4MuHH3NcuWfkpfulf8CJpWL8OQXkt9R9yoWCVv",
+	"LhvKuyn8AOxnkINRCo0ZZH3GBvE1BMO+otMSMnlhmR75IDJSAW6rPXjDg6f7x5krGl13z3sN+kkawrUZ",
+	"xaRc0vKONZIsOq2eULmzu/css4UJ6YVz/25LN8ng3EWR0PRw60G9SnxrRKwyqOLvRVBdJA+hUeq7k4eW",
+	"hoY1cFMIqVlwo1498xwy03hp/R2eb1c0/oWZxde6qkgMcQNBQ1wqsjKXMIJl0uRVvhYwFlzxLyw8TiO6",
+	"7LvIr8DsJm+Y66RVhjeMP7sTluYC6e/YO9MO1AnVLhRvRwC3yg4RSFqzQ8XotXNiNOqOAVdBwl2IGVMW",
+	"cdB9mQYUY3jKiGKhtT1a6FihGRPkivLIwgjXJIikZiEg15hOyYC58Mv9euvcT+n6liULZcWjPj4h3Xxm",
+	"nIfotaa4A3hYijuYizU49plBjN2o5oNTNWk+gKRupz+EzuPAtZuCK1xcUQP6kEWWFzEBI9DnK+XunXul",
+	"k58zOr6VjXjxJ2mjmzvS5OGUWyjyeBs/hh6fQV5GzN0vzVr8Cxo7r3PMBPSDZpWODfW9GIqRaxCbaDV9",
+	"P2aKS2zUUKvTw3I2Jf/A4FvS6HFjTYQVnu70+Y3o8ylIzYJ8hWi3VeZzGP1Bdfk1qubNlzNHMW+4gP4O",
+	"W++BVj7vRteuk7+AgH1XSx9YS+ZqgrSKY4wYN9mtkcCyM65RS2/UwzfPhrakhbcA7O9ZB78fKvVijoTZ",
+	"sHO1iF/wlTtUIjYprcNuFgvreC4/hKw+TO83hRJ34UVJvU6E/sVVWNsE6YKxtyNAuxp09YQLzmonPm9C",
+	"fM4K9lWhsEyqFsYaFWOt4ZO0yIImYzYeMKVHPNZeTRxJpTfOLM/GKXO430nlt5TKG++8WSZvOP3+Dv+3",
+	"LZDPucw1iON10vPGOdB2ZOfFELjzXt0379Uy3OvA8aHFUvc79+L3JHvjnhZL4O6QdsS2KUXVHRDGBWyG",
+	"+Nba6V2iw2QksbAGroPQSDEaThfE0hVAYJOEG2fYogLhtthAxHNBdEe+t0m+T8KQ0CxVbTUqfvDVNcto",
+	"YdGvQv/ilIWxvNkpEDUpCxDf5K4O20VvgAS2TXiqJjmMXEWa+Rz+tdTmV/vSvXLP310EvNv/YkkgqwNI",
+	"9jBIBxNBsNzP/g9ho8uOoADfr7Pfmn3qZ0YqprGQzQ0PmSpUOXTNU+zQR4Rh7UDXU93HxF44YY9gU3Qw",
+	"o1yIk5dn3cMnT7u/vHjX2Fd9n0hVas9O9vIe9V6hxztkIhe7vGehWrEM98m//vl/ijEAzRnEDpQ2JFG4",
+	"0bcjTaRba5AkspA2SKGTiQFDF1zc/s5OuQk7ZXriDZg4wwNaOvuLILyL3L/ryP0Fl9psjmy8tv6OAtxb",
+	"S+XC2157+MAv/IaLYc5eZ/hj2kpcCrZPFIsjGmQ1WKAmB5ZTDBSzfFJfiPRzV6DQT+s5KZYVmLpm0we6",
+	"Gg2NhT7gBLLghBq+itbFO+Gr2zGytsWq3NL6IyDYn9T6uhJPPjDMta1Ys4HsHZQsloKRYMRoTMrl0rDC",
+	"qSxgKKx+TyfByEKbVQ0trcCC6Ptp6jvXFyItq6pYLJVDcpmYQI5Zj5wIkvbShASGREFJWqxpSclhv49D",
+	"+fL6iEAPCyyZfSFcFWGXAWGxi3JRJD5IM2DhWe1dqKpO6NC+aorl2WGF9rUL6H0DinozNaohPfZa7o6t",
+	"njNtTplOosZgJXfCaSNKu7wdX61goj3FAh5mcGHhwXVhnEVMrz6zAeqRLrScfDdOEbuZdjYQ/cOYOqpm",
+	"jsXBSK8RyDYlpmxP958noOwU/E0p+DXwVyJPS0UhAVXMgpBKIUeZXa8p2CiD651NYBs2gVo6NM8WsGmJ",
+	"5U9NDran7dfzk81EJW2YFW1PXZ6rK+8iku6hTjyHjaF6OVfMfoevfCdyNuymRdgRbPqHkLTH6f2mMOIu",
+	"fJGs/c412d8EhYOxtyNt47aaInbsw528vQl5e+zAaQYKy6RqKZEby+fMyNxeGuM/VFQ4U1XMVBdfLxix",
+	"msTxHPR38vhdy+ONcNIskTdcV39HM7YtlM+5zA2J5RvnWtsRzBdD4E40v2+i+UKOF9NpJGmoD746aL1c",
+	"wPtOWYj93dIWDWl9FCyEvJd1VEtbU7pxH2RvNnG8j7iUFzQ2iWK7tLd1cLL88AM81pCkN16Aio/pTwUO",
+	"N4viaVNN9Au6Zh0DGXJWGB0j/dJXJyOpWSoJjaDHKb54ma4CmtKuDEpH6cQae+nFSo5jQxy5q3P5DZlZ",
+	"BGfro5iVmRprdMPjHRDXsu8VILjC1pshmYdk77+62EjUnWj3zc95f72YmlGxd3lKIOe2Hlqy515GiF2n",
+	"8bl2ko/pS9+JpQT20yIuOz2cH8JYEueXnIF3+tOcmmag5EIANhxqj7wxqfIppBlxMSSJMDwiPo2iS9R0",
+	"fXKAf46kNtiPE7vJGyKV+/pCUMUIDcNyf/kMYF2KihsPurXWPM8CYvzm2GqEhg0Jzjj4duw9bmMN9N/d",
+	"187iswGLT5yCVA0mVSnvUmYfJ9Nkdh/EFa/exlNX8+EY+mjygF0IGgSuXzZIVhGdYg4K1I61zCck3EAd",
+	"ZmjAn8YGNuQpOGE6x6Wd/eiu7UfzoK7ZhNR0Zf0dHdq+GDr/SjdkSLoDhrgdU1IbQNwZk+6bMWlpZtoy",
+	"PRWhwUXJ/gKM9PtScIpbaxeAaQ/NyRQ7gtxUliLP1k1hEyrnQ1HnDVDqhhIVcEsoq7EvXFsxrlV9ilnQ",
+	"2CihL060TS2otOHGykNUmB3R3ybRf1uQelyZ9Nrkl/Ys4OBramRoV8GiAT8WaTO/cTMKFZ2IHd2sXGl6",
+	"MsXsCVfQYiPSbbsKENA8oVrWosa21LX6dBf16RbSBDi6Tqlhb/GL70qeKG+uhfm0PvBkhx/1ckW9DQeK",
+	"X21MDawVLj4Ihs0kcVoP3bmz7STJHipKhBvChTastp1xUewoQ9BGBY/yVNsUPSqbbtI+a25/J4tsUxY5",
+	"Q0dgdhvgZJYiDTpZiJgtucrBV/hpGemkBo12hbZuVWgL3Pz5TcurZS56kW110XX1dwTnPlthbwkbGxNj",
+	"Xe/vpYy6W2PA2zT4ro4PuwYeG7Xt3gqz5rDX1pra92j1zTfWMhdoZ/BdVIcYYCq3Sw1TqPlTmHpzeNg8",
+	"ud+6mbew2Z2R974qVnA/aZQ41iVeldCvqjztDLtrNeziTW7XqlsRh0tQM+2m8U8tJIOsK/e9Klu8Qpdg",
+	"3M7d1DouHV3LyNpiJ6IfJcA233MVQQpPmsNt7QHrUttgnQwsXEApYd/F9l260D7XPNiVb8eijFBEHP6y",
+	"XxSIL+ECyyjXJ8sURYqfsk72m5Mn3BzbFCbSbc6PF3K3tguk3VwgbXrGc1GmgeC3rE48C9i7JLC1hKO2",
+	"urtFFtTGe+nvUP6exqy2vPe1FyKGa0Imltf/JeeSBNDgGIt+Op455Ddspgd/HQ+9EBkT9Qos9JhwU65l",
+	"HCRKMWHSGZoLD985I92mAXYprNoF4N7PANzlmDBi4AJ1K33pXila54yO70hnwv230JbcQf0YalIOFRmc",
+	"pT8tKtzkXtwUPcXRt6SSuK010dBUb9tpIRvQQjKwqoHIKslbLp/PSSpZQp+TPkianOcVMvM8wsUVU0wE",
+	"jBh5zcRSXZ2LuLHLzbvz3Lx5IDRH/Wm6tP6OsNwLXWf+tW6szYphdAxGvLG8qZAS6LxADbGv9Jq0j7vg",
+	"k1vSOFqB807JuHdKxtI8Nisitda6UYuqReHjcokdfXfVfLRjzXXw/VpOyJiKaV6daMIUI+HOUDmPN2M7",
+	"xmqVHxd/NAuUcyr+tCbvKTi3zS35/hJKlsgiKSRDeITRYJQLyyqJfpDiPIVDKADjaeHXxSV6KtF2VIRW",
+	"oUCDKB0zYhQVGomlhy/b4wUjqWjyB246lHTLCRwLg0YL5/mngso/qSKeH3cjFtTQ1qU08sYbba6lfJzV",
+	"ziq3PLkQtymls1x+x05jX7fG3gLWmvX2O8n2+I6p05aKPra58rXr9C/AMenaEUbJkEgFNOPY0Z3Mcalk",
+	"Mhy5MndV8nYA7/pNCv+d8entKP3LYEKu+XvfOVb8SS0Bt2DyiAXtdKlTePV706fsrlroVDsmMC/hA+ku",
+	"WAA2zRLmODNLd7ppum3n2LKOBdtsot9JxHbkeZvk+SQMLTokEcOg4VtT6YOv9j/tMjdmUWEXnXlb9cbe",
+	"ZHsSt1DRqb+Z/o5M3BfdZrn73liajr2+1knrd84Ct6y+LILtndvy3ikry6BVxhCh9cPCAqXQIeJXbCT/",
+	"585EO8OophMMalrmy0+aqbuJxkxPu4X2lNdK3xPshimrNHBFNAsUM5pIRUZUj5je/zF8U9lxFAE//7HZ",
+	"M/WOC6OJr6+7E9X1yZWMIjlhIRlMyeNnRFERyjEZTA3ThAuSiBjbQQyoZk8fJyryiDZS2adGk7PXJ93D",
+	"J0/BBE8vhB5JZUjIdWwXEit2xb94rtS9SZRw9ja4MnSDcZ33F5IimvaIJbvXbEoGLJJiqImRF6JNugAp",
+	"ZAtwQfw05oCHc9pQpPC3KTbnht+SkleaPWzkcSnUwEVhPKS9II/okZwIIkXAdp61NfIxi4HQ7cidexMG",
+	"z3KupZxqxRsdJOGQGd0jHxW7YooodiOvmUcmIx6MyDVjsXPEyQlUXMMOXIFUYVNMTglzdorhrXu3LYCF",
+	"Ocpg40Wsn00vJCG7G25obLbwejeSkycngikgAsVgVaoYpugdF9lx4DxilgtbYUBJA6DS6N26G9a5JeWw",
+	"LcDvlMN7pxyuyFYPkCfaVay7mtSZVVB8HD+8pMY/zhi0NjLWZCLVNRdDcI1CRQgtaKxHEuR8ScMeObUf",
+	"Q6Km490hfM41oUTIroxn0RTfu1fswUsXv+MTMyVR7bncCnwtvd4I+KLGSIlgkwLhAzd+Fsco6Jh5yG+8",
+	"lNGkffHtD1wqblAeZV9irqagFl6IVC/M1Q7UN0ANlBFCOcqnKZJcYUUVGrBLrIytfbJnv/dhZKYthl0I",
+	"l6QhiZAT8m8EPvAImg4iasCAQAXhhkyo3j/G/fShrLbOcIymyzkFbmjxz64ZH0qFe8lx8XH/eZ2uiVdz",
+	"RwzzFOFgS7omzt6oa9aAUFHhTCWV9OKpBQy4QL4LFNkqe8V7XYo+yYi1qwB2KiN2P+t/lQ2hi9//Rckk",
+	"XuaDct77CmbgjRpn83tpYZ+VEfuxSouVdlzEhtLvzYZYrINLfDuObxlV1cpZV/3EIzqQMQshHsCQsdQm",
+	"ez/NT/QuRNH6SfYE42bE1BHRU23YuDvhIdtHFgvM29U6nfCAzeFizmKaA8WmGFk+w5bspoUtNkm0hTve",
+	"2UY3knVQOOE5yFXLbVqWH6uC8i7c/87D/dtd8hzj57wr7O8owv2ygra97Y1G+9tVHJcqkqVaB3DW3DpK",
+	"9kIHpyIkyPws181Lmo33G22jd8kkt2QhXQ4ldnbSe2cnXY7BOpd7N62RM1ejK4ee3PdQmk3qUOWTWKxG",
+	"VUsR/RCaVHXTBXA8qz5aVI2sfOAbor7lSbajpVQ22kCDK0e701U2oatUDnk++DYR1KViOyozFnLq8jC5",
+	"JcqU1SDNLqTjlrrNUkDRrOEsupr+jqDcQ1Vnycu/m4LMDcrKFjjmdlSWlQB8p7jcN8VlNW7rAioOMKAC",
+	"3OS1VvlTNkh4FGqMTY5l+EDn0RjQbOej1GaomCZCTtBlqZkINfHffzh/8+rvPtHS1beSZsSUHeNC4LSa",
+	"GCl75NQ5vScjJorzCDbJ5+IQfw1lzmt9yjDgmXt7o3zBzXGKJ1eLNrVb6P2ZFBHcHQpX+aGmkPUhPfsS",
+	"TBlqkqIi3HgqGp2nInSAEcsQ60UqFktlWJhG/tjpI6oNGXORGEb2Yhlq91ZajOJCnLKQ6+Osoo1/+vLt",
+	"yd8vT1/+/Obs8tPpWx+HsZrVSBZBGWL79uugyQoauJtNAhLO0ER34emfCmZSzCA3TGkuBaZBDLGReyzD",
+	"RQBkGB3PN6ScwxvfSb0Eu5nFFhA4lB/C7GHc5aYwgpe9yMBh39qQkGaH3o4xAzbVQBiwpu7ObrF+u4VB",
+	"UKrCX4k8LTRLnMAwyM604VFERjSr+KpdPMGxK4hKpCJp7/cxueJKNxZ9zeB855a9a7dsA1w0Gynq76q/",
+	"Iw/btUI03uMa7A11loQNs6btWA0Wwd7OQHDfDAQL2Fqi6ZAdsBtW9mLW1a+bEHyNyBumiP+71f89YuS+",
+	"7xEZhUwb5GEeCK65zc31JaNRxBQJqCCK0ZDs0cBu+0JQnSVZuuXv94h/JdWYmr8F+gabhp4EAYvNETHs",
+	"izmAX9Ng+Rdn/0n2Tl+9II8fPusfEUpGjIZMESUn3oUwIyYgJlDJCWgisAesLhzIKBkLKLPlf7Ln8NI+",
+	"848JHWgmDOGhhgAINo7NlAQsivR+j/yGiuaF8KGqgu/BCjjucjKSkT0rMWRoH/EDUCh8IoVHtFGMjlno",
+	"4uvdAC7K3i4SxP6IX7ML8R9nH97nMeCCfTEEh3K2EPur/1/d9+yL6b5wc+DO61Raqz7lW1xeiYJvXyk5",
+	"XiJamA7ZuWz9/h121NpIgYk05n+Zb15LvWQpCjpk0GV6yW/Q2FD4qGrmc0UHEOuOAcMVD51/zSFfBl8d",
+	"r8PtZ38kTE07XkfQMescdfDjjteSlRTA8RV++W2jCnc+n1O7vU5KTMqDVKKlzv4TsbVIWI4z2oGllSke",
+	"1BVnUThDT+x5mWlsj0gb1RAilKv8QJEdqbWf4qxwHCV0ryfTjkY4CgxkAwbes/vIzrZEf/YzgicLNjf4",
+	"ypIfKZCqdZGqsS+xVLiy/Mhmtne/Wf82GTMYO4p3XGDOADQzzDn7tok7S0Ojeq5c4Hsh14aLwJAbGiUs",
+	"BRAXSz+Y+iTkYyY0l0J7ZDC9EHYShuFqgdSmRz6IaAof4eoLXQFrGTzXBBwPLCR7hVD7C6EQoI8IjaJj",
+	"lBpL2QNHMJz9/UGuOh9nHryZd6VmFyJ9zwIzuQJCZ3ETk0TTT62Ygep5cbkCMktpSMZWnAdXhhlxMeyR",
+	"EzGF6S5EGrg3plNC9bWdxA1QqKROhsxYBf+RlV+UHPtknGhDBowM2JVUjPhG+mTv8eFhk9kZibW77/vH",
+	"o+F9SOv5abrjvSvx3o1zuBR6mhwL+Pi+K2fbpNB4glw7QreQPhs+ZpopzvQiEm3psM/t1Dc08skgCa6Z",
+	"IXufzl84F5dHRjJRlk6FdLpfR9J1HHFDBkCIL0Qt+T52sojSGM0N7NzNZenXwOoZynAa9cg79KzhU0uw",
+	"7YwulepCPH4G60mbSiQqezHNtnp+aFeqgail9Dbf4X6PnICWR2aVvHkU8Dw/0T8LESzf90942hMemlGT",
+	"uJye0nIC85v0q2870nvfSG8BbJtMZHwMMTX8/tc+36rxCgVMqGvIx/MpsFONGp3Gn+CNu425L198QW52",
+	"8iLGILAx5RHZg0RXjwRUs662JNzwG4ay6H4T7YBP52pgmwV2pha7ruFqfgjXdeJALAdS+/ci17V9a0P+",
+	"ATv0dlzXsKkG4mePaee63oTrOkFQqsJfiUguFVFfpFRYV1Y7y8C8XuAeGbPxgCk94rF91SrqS8TdZwix",
+	"i7a/pcu6AR6aXdb1R9/fkYXtuqwb73HtIfJnzBhnK6NaT6SCgk5+yIFmhUfEMg6fQGhvSiAe6IwuNEXT",
+	"b5jHbccHvgiYdz7w++YDb+KP9m0WJMpOaPFowKhi6iQxo87R75+tJB9Iec1Z9stn+4G6SfGuKvqCMvxA",
+	"EwtmSkYkjqhgx0Sz6Ko7khoavmlpEUhBbRkhSZwMIh4QHNWiUaKizlHnKwAb+3Z0cPDVfvnt6GsslfnW",
+	"8To3VHF7UADXoyxs/4omkbE6jwxoBD/XwSd0BlWJEBbZYbkAonbs8jDP+s8ezoyAodUvPrw/P/3w9vLj",
+	"h9Nz+BrXWv5+ZEzc8TpMJGN75O5P+x88+c/ZdcySIqQpYDCKmYwjRvYiOeTCI5EcysR4ZDKSdMz3M/d4",
+	"VRKxP07JmAsIqHNKE9zirHr2KUa3vCVusYTqfv/65/9Br8END4HOnXx8Y+nhFIxzE+GuC95zvsEB1Yx8",
+	"On2LS+JjJhN0krnJX0ttdM3sL6ihkRwSJoziTDuvAvoVCVS/dMTzgSY+9H310c3oFeWzgMZ0wCNuwLCQ",
+	"TQo2k7pZLSj8t+QC+0ZgO1kI10YAwX0pRvSIxswjSXpE+CaWN4wVD5j2iFTOJ+wmzYqXzU770Z0oCRQL",
+	"mTAc/FZXbtoe+U8aJQxjLiaKG9aVIpoeF9yWeiQnZALoUyjWG/EbVj1rLMA2u4T34K+FnhmaGU323PFq",
+	"LxNiAymCRFlwmoLFdsJFKCf7GNRZ32cXjqSwgmLTjdk1/GYHyhxIYzq1BAoOHc8XKlBpD4bvXrNp9kOp",
+	"EXlMAy6GeTnJwvQf3SJr4c11mXf7dv0InP9/IEOOfeeyfQKUud70l641vSZSHIPPzBIiGAJEePhrMM1r",
+	"K4djLoo3k/Wun13YG5E76jxCs3oke5UMJw95rFQEbN/7ZGCZE3YESytsWsCuQOXHsg7SgBNGxqln1DBB",
+	"RTBFByWSdMpF5o8sDI0hVbXQjt5RbN6AS8QgORFmA1bT/b0WWcvpntwEdWAuRXeUjKldMBcBjzNMcxs4",
+	"RhJpiVk+X2Hsmeyxmv0hbZ6MJNF8KCAoSbrAqgL/g01YIC/PhdX4K3S7sABk0rOzQvng1Lzk5bdvtc3C",
+	"gQGKYlCVg6TC2GC9rxscqtCl5UDgvkrA5hVrxtlfC+Xn8GYty8IDLlKDUhWROnqQFtIJyQRogwghHc7L",
+	"Wu7OnCqin0U2XBJxXvUSvwu5qZnurRTDrqWZYd74BG4k9dDkt+KmKvYp0aVGGPke86qXNXcWMwvxNEYX",
+	"WGiBQZGxFGZEpHBn5xXd9IUa+jljwbYNTQR1QjXRMRPIvlAK5JZBFYzumcCQRzOWQI4OWd3y08wmzFxz",
+	"+UyeK0ftkYCrIOGGDBSj1wCVGeU2lrUUpihkPn37/O3/DwAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
