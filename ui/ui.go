@@ -64,6 +64,7 @@ func (h *Handler) routes() {
 	m.HandleFunc("/", h.notFound)
 	m.HandleFunc("GET /usage", h.signedIn(h.usage))
 	m.HandleFunc("GET /breakers", h.signedIn(h.breakers))
+	m.HandleFunc("GET /audit", h.signedIn(h.audit))
 	m.HandleFunc("POST /relay-keys/{id}/revoke", h.signedIn(h.revokeRelayKey))
 	m.HandleFunc("POST /relay-keys/{id}/rotate", h.signedIn(h.rotateRelayKey))
 	m.HandleFunc("POST /host-keys/{id}/test", h.signedIn(h.testHostKey))
