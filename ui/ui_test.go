@@ -261,6 +261,8 @@ func TestConsole_EveryPageFullAndFragment(t *testing.T) {
 		"/hosts/new": "New host", "/models/new": "New model", "/bindings/new": "New binding", "/host-keys/new": "New host key",
 		"/policies/new": "New policy", "/teams/new": "New team", "/projects/new": "New project",
 		"/service-accounts/new": "New service account", "/relay-keys/new": "New relay key",
+		"/rate-limits/new": "New rate limit", "/budgets/new": "New budget", "/policy-bindings/new": "New policy binding",
+		"/users/new": "New user", "/groups/new": "New group", "/role-bindings/new": "New role binding", "/audit": "Audit log",
 	}
 	nonce := regexp.MustCompile(`script-src 'nonce-([^']+)'`)
 	for path, title := range pages {
