@@ -46,6 +46,13 @@ func TestConsole_RoutingExplain(t *testing.T) {
 	must(t, a, http.StatusOK, "A request would be refused", "not granted")
 	mustNot(t, a, "<nav")
 
+	keyID := key["relay_key"].(map[string]any)["id"].(string)
+	b.apiCall("POST", "/api/relay-keys/"+keyID+"/revoke", nil)
+	if err := b.snap.Load(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	must(t, br.get("/explain?"+url.Values{"relay_key_id": {keyID}, "model": {"gpt-x"}}.Encode()), http.StatusOK, "credential revoked", "A request would be refused")
+
 	a = br.get("/explain?" + url.Values{"model": {"gpt-x"}}.Encode())
 	must(t, a, http.StatusUnprocessableEntity, "choose a relay key or a policy")
 

@@ -329,7 +329,7 @@ func (s *Server) ExplainRoute(ctx context.Context, q RouteQuery) (RouteExplanati
 	if err := r.Route(snap, policy, q.Model, in, now, &plan); err != nil {
 		out.Refusal = err.Error()
 	}
-	if out.CredentialState != "ok" && out.Refusal == "" {
+	if out.CredentialState != "ok" {
 		out.Refusal = "The relay key would be refused: " + out.CredentialState + "."
 	}
 	out.Pinned = plan.Pinned
