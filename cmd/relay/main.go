@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -18,6 +19,9 @@ var version = "dev"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// The first signal starts a graceful shutdown (drain delay, drain,
+	// flush); a second one ends the process at once.
+	context.AfterFunc(ctx, stop)
 	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
 	stop()
 	if err != nil {
@@ -29,7 +33,7 @@ func main() {
 const usage = `usage: relay <command> [flags]
 
 commands:
-  serve                 run the inference and control planes (default)
+  serve                 run the inference and control planes (default; relay serve --help lists its flags)
   migrate up|down|status  apply, roll back or list database migrations
   mock-upstream --addr A  run the mock upstream provider (OpenAI, Anthropic, Gemini shapes)
   apply -f FILE|DIR|-   apply config-as-code documents to a control plane (--dry-run, --prune)
@@ -48,7 +52,20 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	cmd := "serve"
 	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
 		cmd, args = args[0], args[1:]
+	} else if len(args) > 0 {
+		switch args[0] {
+		case "-h", "-help", "--help":
+			cmd = "help"
+		}
 	}
+	err := runCommand(ctx, cmd, args, getenv, stdout, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil // the flag set printed its usage
+	}
+	return err
+}
+
+func runCommand(ctx context.Context, cmd string, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	switch cmd {
 	case "serve":
 		return serve(ctx, args, getenv, stdout, stderr)

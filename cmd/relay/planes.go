@@ -39,7 +39,6 @@ type planes struct {
 	// start runs once both listeners are bound: it seeds the demo (whose
 	// host points at the bound control port) and tells the user what to do.
 	start func(ctx context.Context, inference, control net.Addr) error
-	close func()
 }
 
 // demoEnabled: the demo seeds by default only on the embedded default.
@@ -50,9 +49,11 @@ func demoEnabled(cfg *config.Config) bool {
 	return cfg.DatabaseURL == ""
 }
 
+// newPlanes builds both planes' handlers and starts what they need, adding
+// each running component to svcs (which stops them in reverse).
 func newPlanes(ctx context.Context, cfg *config.Config, st *store.Store, box *secret.Box, ld *loader.Loader,
-	getenv func(string) string, stdout io.Writer, log *slog.Logger) (*planes, error) {
-	// Traces, when OTEL_EXPORTER_OTLP_ENDPOINT asks for them; flushed on drain.
+	svcs *services, getenv func(string) string, stdout io.Writer, log *slog.Logger) (*planes, error) {
+	// Traces, when OTEL_EXPORTER_OTLP_ENDPOINT asks for them; flushed last.
 	tr, err := tracing.New(ctx, getenv, version)
 	if err != nil {
 		return nil, err
@@ -60,20 +61,12 @@ func newPlanes(ctx context.Context, cfg *config.Config, st *store.Store, box *se
 	if tr != nil {
 		log.Info("exporting traces over OTLP/HTTP", "endpoint", tr.Endpoint())
 	}
-	// Limits and breakers: in process memory for one pod, or shared through
-	// Redis when RELAY_REDIS_URL is set.
-	limiter := ratelimit.New(ratelimit.Options{Logger: log})
-	var breakers keypool.Breakers = keypool.NewMemory(keypool.BreakerConfig{})
-	closeAll := func() { _ = limiter.Close() }
-	if cfg.RedisURL != "" {
-		rc, err := ratelimit.NewRedisClient(cfg.RedisURL)
-		if err != nil {
-			return nil, fmt.Errorf("RELAY_REDIS_URL: %w", err)
-		}
-		limiter = ratelimit.New(ratelimit.Options{Redis: rc, Prefix: cfg.RedisPrefix, Timeout: cfg.RedisTimeout, Logger: log})
-		rb := keypool.NewRedisBreakers(rc, keypool.BreakerConfig{}, keypool.RedisBreakerOptions{Prefix: cfg.RedisPrefix, Logger: log})
-		breakers = rb
-		closeAll = func() { _ = limiter.Close(); _ = rb.Close(); _ = rc.Close() } // this order: Close flushes settlements
+	svcs.add("tracing", tr.Shutdown)
+	// Limits and breakers: shared through Redis when RELAY_REDIS_URL is set,
+	// else in process memory for one pod.
+	limiter, breakers, err := limits(cfg, svcs, log)
+	if err != nil {
+		return nil, err
 	}
 	// Metrics and the usage ledger: every request's record is priced, counted
 	// and queued for the batch writer, off the request path.
@@ -88,35 +81,18 @@ func newPlanes(ctx context.Context, cfg *config.Config, st *store.Store, box *se
 	})
 	breakers = reg.Breakers(breakers)
 	ledger := usageledger.NewWriter(usageledger.WriterConfig{Sink: st, Snapshot: ld.Current, Observer: reg, Logger: log, SpoolDir: filepath.Join(cfg.DataDir, "spool", "usage")})
+	svcs.add("usage ledger", ledger.Close)
 	reg.WatchUsage(ledger)
 	// Payload captures of policies that turn them on: queued, written in
 	// batches, expired after RELAY_PAYLOAD_RETENTION.
 	captures := capture.NewWriter(capture.Config{Sink: st, Logger: log, QueueSize: cfg.PayloadQueue, Retention: cfg.PayloadRetention})
+	svcs.add("payload captures", captures.Close)
 	reg.WatchCaptures(func() metrics.CaptureStats {
 		s := captures.Stats()
 		return metrics.CaptureStats{Dropped: s.Dropped, Written: s.Written, Lost: s.Lost}
 	})
-	maintainCtx, stopMaintain := context.WithCancel(context.WithoutCancel(ctx))
 	maintainer := usageledger.NewMaintainer(usageledger.MaintainerConfig{Store: st, Logger: log})
-	go maintainer.Run(maintainCtx) //nolint:errcheck // returns when stopped
-	limitsClose := closeAll
-	closeAll = func() {
-		stopMaintain()
-		flushTraces, cancelTraces := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancelTraces()
-		if err := tr.Shutdown(flushTraces); err != nil {
-			log.Error("flush traces", "err", err)
-		}
-		flushCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := ledger.Close(flushCtx); err != nil {
-			log.Error("flush usage events", "err", err)
-		}
-		if err := captures.Close(flushCtx); err != nil {
-			log.Error("flush payload captures", "err", err)
-		}
-		limitsClose()
-	}
+	svcs.goRun(ctx, "usage maintenance", maintainer.Run)
 	inference := proxy.New(proxy.Config{
 		Snapshot:     ld.Current,
 		Breakers:     breakers,
@@ -133,15 +109,15 @@ func newPlanes(ctx context.Context, cfg *config.Config, st *store.Store, box *se
 	if err := controlapi.Bootstrap(ctx, st, getenv, stdout); err != nil {
 		return nil, fmt.Errorf("bootstrap the first admin: %w", err)
 	}
+	listBreakers, clearBreakers := controlapi.KeypoolBreakers(breakers, time.Now)
 	api, err := controlapi.New(controlapi.Config{
-		Store:      st,
-		Box:        box,
-		AdminToken: cfg.AdminToken,
-		Logger:     log,
-		Snapshot:   ld,
-		Breakers: func() []controlapi.BreakerState {
-			return breakerStates(breakers.States(time.Now()))
-		},
+		Store:         st,
+		Box:           box,
+		AdminToken:    cfg.AdminToken,
+		Logger:        log,
+		Snapshot:      ld,
+		Breakers:      listBreakers,
+		ClearBreakers: clearBreakers,
 		HostKeyTester: func(ctx context.Context, id uuid.UUID) (controlapi.HostKeyTestResult, error) {
 			r, err := inference.TestHostKey(ctx, id)
 			if errors.Is(err, proxy.ErrUnknownHostKey) {
@@ -159,7 +135,7 @@ func newPlanes(ctx context.Context, cfg *config.Config, st *store.Store, box *se
 	control.Handle("GET /metrics", reg.Handler())
 	control.Handle("/", ui.New(api.(*controlapi.Server), log))
 
-	p := &planes{inference: inference, control: control, close: closeAll}
+	p := &planes{inference: inference, control: control}
 	if !demoEnabled(cfg) {
 		p.start = func(_ context.Context, in, ctl net.Addr) error {
 			fmt.Fprintf(stdout, "Relay is up: inference on %s, control on %s\n", in, ctl)
@@ -223,20 +199,24 @@ Or point an SDK at it: OpenAI base URL http://127.0.0.1:%d/v1, Anthropic base UR
 `, relayKey, inPort, relayKey, inPort, inPort)
 }
 
-// breakerStates maps the key pool's view to the control API's.
-func breakerStates(in []keypool.KeyState) []controlapi.BreakerState {
-	out := make([]controlapi.BreakerState, 0, len(in))
-	for _, k := range in {
-		id, err := uuid.Parse(k.HostKeyID)
-		if err != nil {
-			continue
-		}
-		out = append(out, controlapi.BreakerState{
-			HostKeyID: id, SecretVersion: int32(k.Version), State: string(k.State),
-			ConsecutiveFailures: int32(k.Failures), RetryAt: k.Until,
-		})
+// limits builds the rate limiter and the breakers: on Redis when
+// RELAY_REDIS_URL is set, in process memory otherwise — never both.
+func limits(cfg *config.Config, svcs *services, log *slog.Logger) (*ratelimit.Limiter, keypool.Breakers, error) {
+	if cfg.RedisURL == "" {
+		limiter := ratelimit.New(ratelimit.Options{Logger: log})
+		svcs.add("rate limiter", func(context.Context) error { return limiter.Close() })
+		return limiter, keypool.NewMemory(keypool.BreakerConfig{}), nil
 	}
-	return out
+	rc, err := ratelimit.NewRedisClient(cfg.RedisURL)
+	if err != nil {
+		return nil, nil, fmt.Errorf("RELAY_REDIS_URL: %w", err)
+	}
+	svcs.add("redis client", func(context.Context) error { return rc.Close() })
+	limiter := ratelimit.New(ratelimit.Options{Redis: rc, Prefix: cfg.RedisPrefix, Timeout: cfg.RedisTimeout, Logger: log})
+	svcs.add("rate limiter", func(context.Context) error { return limiter.Close() }) // flushes settlements
+	rb := keypool.NewRedisBreakers(rc, keypool.BreakerConfig{}, keypool.RedisBreakerOptions{Prefix: cfg.RedisPrefix, Logger: log})
+	svcs.add("breakers", func(context.Context) error { return rb.Close() })
+	return limiter, rb, nil
 }
 
 func trimNL(b []byte) []byte {

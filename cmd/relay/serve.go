@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/relay-llm/relay/internal/config"
 	"github.com/relay-llm/relay/internal/embeddedpg"
@@ -85,15 +84,23 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	log := cfg.Logger(stderr)
+	// Everything started below is stopped in reverse when serve returns:
+	// after the listeners have drained, within RELAY_SHUTDOWN_TIMEOUT.
+	svcs := &services{log: log}
+	defer func() {
+		stopCtx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+		defer cancel()
+		svcs.stop(stopCtx)
+	}()
 
 	st, stopDB, err := database(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
-	defer stopDB()
-	defer st.Close()
+	svcs.add("database", noErr(stopDB))
+	svcs.add("store", noErr(st.Close))
 
-	if err := migrate.Up(ctx, st.Pool()); err != nil {
+	if err := startupMigration(ctx, cfg, st); err != nil {
 		return err
 	}
 	key, err := masterKey(cfg, log)
@@ -110,18 +117,26 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		Resync:   cfg.SnapshotResync,
 		Getenv:   getenv,
 	})
-	planes, err := newPlanes(ctx, cfg, st, box, ld, getenv, stdout, log)
+	planes, err := newPlanes(ctx, cfg, st, box, ld, svcs, getenv, stdout, log)
 	if err != nil {
 		return err
 	}
-	defer planes.close()
 
 	srv := server.New(server.Options{
-		InferenceAddr:   net.JoinHostPort(cfg.BindAddress, strconv.Itoa(cfg.Port)),
-		ControlAddr:     net.JoinHostPort(cfg.BindAddress, strconv.Itoa(cfg.ControlPort)),
-		Inference:       planes.inference,
-		Control:         planes.control,
-		Status:          ld,
+		InferenceAddr: net.JoinHostPort(cfg.BindAddress, strconv.Itoa(cfg.Port)),
+		ControlAddr:   net.JoinHostPort(cfg.BindAddress, strconv.Itoa(cfg.ControlPort)),
+		Inference:     planes.inference,
+		Control:       planes.control,
+		Status:        ld,
+		ControlCheck:  databaseCheck(st),
+		Limits: server.Limits{
+			ReadHeaderTimeout:     cfg.ReadHeaderTimeout,
+			BodyTimeout:           cfg.BodyTimeout,
+			IdleTimeout:           cfg.IdleTimeout,
+			MaxConnections:        cfg.MaxConnections,
+			ControlMaxConnections: cfg.ControlMaxConnections,
+		},
+		DrainDelay:      cfg.DrainDelay,
 		ShutdownTimeout: cfg.ShutdownTimeout,
 		Logger:          log,
 	})
@@ -132,19 +147,19 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err := planes.start(ctx, inAddr, ctlAddr); err != nil {
 		return err
 	}
+	svcs.goRun(ctx, "snapshot loader", ld.Run)
+	return srv.Run(ctx)
+}
 
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		ld.Run(runCtx) //nolint:errcheck // returns nil when runCtx ends
-	}()
-	err = srv.Run(ctx)
-	cancel()
-	wg.Wait()
-	return err
+// databaseCheck is the control plane's readiness: Postgres answers. The
+// reason it gives names no address or user (/readyz is unauthenticated).
+func databaseCheck(st *store.Store) func(context.Context) error {
+	return func(ctx context.Context) error {
+		if err := st.Ping(ctx); err != nil {
+			return errors.New("the database does not answer: the control API is unavailable; the inference plane serves from its snapshot")
+		}
+		return nil
+	}
 }
 
 func migrateCmd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
@@ -265,5 +280,22 @@ func rotateMasterKey(ctx context.Context, args []string, getenv func(string) str
 		}
 	}
 	fmt.Fprintf(stdout, "resealed %d host keys under the new master key; set RELAY_MASTER_KEY to it everywhere and drop RELAY_MASTER_KEY_PREVIOUS\n", n)
+	return nil
+}
+
+// startupMigration applies pending migrations, or, with
+// RELAY_MIGRATE_ON_START=false (migrations run as their own deploy step),
+// refuses to serve a schema older than this binary.
+func startupMigration(ctx context.Context, cfg *config.Config, st *store.Store) error {
+	if cfg.MigrateOnStart {
+		return migrate.Up(ctx, st.Pool())
+	}
+	pending, err := migrate.Pending(ctx, st.Pool())
+	if err != nil {
+		return err
+	}
+	if pending {
+		return errors.New("RELAY_MIGRATE_ON_START=false and the database has pending migrations: run `relay migrate up` first")
+	}
 	return nil
 }

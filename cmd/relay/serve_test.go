@@ -61,7 +61,7 @@ func startRelay(t testing.TB, dbURL string, seeds bool, extraEnv ...string) *pro
 	}
 	os.Chmod(dataDir, 0o755) // the embedded Postgres runs as an unprivileged user under root
 	t.Cleanup(func() { os.RemoveAll(dataDir) })
-	cmd.Env = append(os.Environ(), "RELAY_DATABASE_URL="+dbURL, "RELAY_SNAPSHOT_DEBOUNCE=100ms", "RELAY_DATA_DIR="+dataDir)
+	cmd.Env = append(os.Environ(), "RELAY_DATABASE_URL="+dbURL, "RELAY_SNAPSHOT_DEBOUNCE=100ms", "RELAY_DATA_DIR="+dataDir, "RELAY_DRAIN_DELAY=0")
 	cmd.Env = append(cmd.Env, extraEnv...)
 	cmd.Stderr = io.Discard
 	out, err := cmd.StdoutPipe()

@@ -63,6 +63,11 @@ type Request struct {
 
 	// State is the Responses API's server-side conversation state.
 	State *State `json:"state,omitempty"`
+
+	// Advisory names, as JSON paths in the caller's body, the hints the
+	// caller sent that only its own shape carries (context_management,
+	// client_metadata …): a translated request leaves them out and says so.
+	Advisory []string `json:"advisory,omitempty"`
 }
 
 // Role is who speaks a message.

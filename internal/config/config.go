@@ -19,28 +19,35 @@ import (
 
 // Config is everything `relay serve` needs.
 type Config struct {
-	Port             int           // RELAY_PORT: inference plane
-	ControlPort      int           // RELAY_CONTROL_PORT: control plane
-	BindAddress      string        // RELAY_BIND_ADDRESS: interface both planes listen on ("" = all)
-	DatabaseURL      string        // RELAY_DATABASE_URL: empty = embedded Postgres under DataDir
-	RedisURL         string        // RELAY_REDIS_URL: empty = in-process limiter
-	MasterKey        []byte        // RELAY_MASTER_KEY: base64, 32 bytes
-	PreviousKeys     [][]byte      // RELAY_MASTER_KEY_PREVIOUS: comma-separated older master keys, still accepted for opening
-	AdminToken       string        // RELAY_ADMIN_TOKEN: bearer for the control API
-	DataDir          string        // RELAY_DATA_DIR
-	LogLevel         slog.Level    // RELAY_LOG_LEVEL: debug, info, warn, error
-	LogFormat        string        // RELAY_LOG_FORMAT: json or text
-	SnapshotDebounce time.Duration // RELAY_SNAPSHOT_DEBOUNCE
-	SnapshotResync   time.Duration // RELAY_SNAPSHOT_RESYNC
-	MaxBodyBytes     int64         // RELAY_MAX_BODY_BYTES
-	ShutdownTimeout  time.Duration // RELAY_SHUTDOWN_TIMEOUT: drain time for in-flight requests
-	Demo             bool          // RELAY_DEMO: seed a demo catalog into an empty database (default on for the embedded default)
-	DemoSet          bool          // RELAY_DEMO was given
-	MaxInflight      int           // RELAY_MAX_INFLIGHT: inference requests one pod serves at once, above which it answers 429 overloaded (0 = no cap)
-	RedisTimeout     time.Duration // RELAY_REDIS_TIMEOUT: bound on each rate-limiter Redis call on the request path
-	RedisPrefix      string        // RELAY_REDIS_PREFIX: prefix of every Redis key and channel Relay uses
-	PayloadRetention time.Duration // RELAY_PAYLOAD_RETENTION: how long payload captures are kept
-	PayloadQueue     int           // RELAY_PAYLOAD_QUEUE: payload captures waiting to be written, beyond which they are dropped
+	Port                  int           // RELAY_PORT: inference plane
+	ControlPort           int           // RELAY_CONTROL_PORT: control plane
+	BindAddress           string        // RELAY_BIND_ADDRESS: interface both planes listen on ("" = all)
+	DatabaseURL           string        // RELAY_DATABASE_URL: empty = embedded Postgres under DataDir
+	RedisURL              string        // RELAY_REDIS_URL: empty = in-process limiter
+	MasterKey             []byte        // RELAY_MASTER_KEY: base64, 32 bytes
+	PreviousKeys          [][]byte      // RELAY_MASTER_KEY_PREVIOUS: comma-separated older master keys, still accepted for opening
+	AdminToken            string        // RELAY_ADMIN_TOKEN: bearer for the control API
+	DataDir               string        // RELAY_DATA_DIR
+	LogLevel              slog.Level    // RELAY_LOG_LEVEL: debug, info, warn, error
+	LogFormat             string        // RELAY_LOG_FORMAT: json or text
+	SnapshotDebounce      time.Duration // RELAY_SNAPSHOT_DEBOUNCE
+	SnapshotResync        time.Duration // RELAY_SNAPSHOT_RESYNC
+	MaxBodyBytes          int64         // RELAY_MAX_BODY_BYTES
+	ShutdownTimeout       time.Duration // RELAY_SHUTDOWN_TIMEOUT: drain time for in-flight requests, then again for flushing
+	DrainDelay            time.Duration // RELAY_DRAIN_DELAY: /readyz answers 503 this long before the listeners stop accepting
+	IdleTimeout           time.Duration // RELAY_IDLE_TIMEOUT: an idle keep-alive connection is closed after this
+	ReadHeaderTimeout     time.Duration // RELAY_READ_HEADER_TIMEOUT: a client must send its request headers within this
+	BodyTimeout           time.Duration // RELAY_BODY_TIMEOUT: longest pause while a client sends its request body
+	MaxConnections        int           // RELAY_MAX_CONNECTIONS: inference connections one pod holds at once
+	ControlMaxConnections int           // RELAY_CONTROL_MAX_CONNECTIONS: control plane connections, a reserve of their own
+	MigrateOnStart        bool          // RELAY_MIGRATE_ON_START: apply pending migrations at start (off when migrations are a deploy step)
+	Demo                  bool          // RELAY_DEMO: seed a demo catalog into an empty database (default on for the embedded default)
+	DemoSet               bool          // RELAY_DEMO was given
+	MaxInflight           int           // RELAY_MAX_INFLIGHT: inference requests one pod serves at once, above which it answers 429 overloaded (0 = no cap)
+	RedisTimeout          time.Duration // RELAY_REDIS_TIMEOUT: bound on each rate-limiter Redis call on the request path
+	RedisPrefix           string        // RELAY_REDIS_PREFIX: prefix of every Redis key and channel Relay uses
+	PayloadRetention      time.Duration // RELAY_PAYLOAD_RETENTION: how long payload captures are kept
+	PayloadQueue          int           // RELAY_PAYLOAD_QUEUE: payload captures waiting to be written, beyond which they are dropped
 }
 
 // Load reads the environment through getenv, then flags from args. Errors
@@ -69,6 +76,13 @@ func Load(args []string, getenv func(string) string, stderr io.Writer) (*Config,
 	resync := fs.String("snapshot-resync", env("RELAY_SNAPSHOT_RESYNC", "5m"), "full snapshot reload interval (RELAY_SNAPSHOT_RESYNC)")
 	maxBody := fs.String("max-body-bytes", env("RELAY_MAX_BODY_BYTES", "33554432"), "largest request body accepted (RELAY_MAX_BODY_BYTES)")
 	shutdown := fs.String("shutdown-timeout", env("RELAY_SHUTDOWN_TIMEOUT", "30s"), "drain time for in-flight requests (RELAY_SHUTDOWN_TIMEOUT)")
+	drainDelay := fs.String("drain-delay", env("RELAY_DRAIN_DELAY", "5s"), "on SIGTERM, how long /readyz answers 503 while still serving (RELAY_DRAIN_DELAY)")
+	idleTimeout := fs.String("idle-timeout", env("RELAY_IDLE_TIMEOUT", "90s"), "close keep-alive connections idle this long (RELAY_IDLE_TIMEOUT)")
+	headerTimeout := fs.String("read-header-timeout", env("RELAY_READ_HEADER_TIMEOUT", "10s"), "time a client has to send its request headers (RELAY_READ_HEADER_TIMEOUT)")
+	bodyTimeout := fs.String("body-timeout", env("RELAY_BODY_TIMEOUT", "30s"), "longest pause while a client sends its request body (RELAY_BODY_TIMEOUT)")
+	maxConns := fs.String("max-connections", env("RELAY_MAX_CONNECTIONS", "10000"), "inference connections held at once; more wait to be accepted (RELAY_MAX_CONNECTIONS)")
+	controlMaxConns := fs.String("control-max-connections", env("RELAY_CONTROL_MAX_CONNECTIONS", "256"), "control plane connections held at once (RELAY_CONTROL_MAX_CONNECTIONS)")
+	migrateOnStart := fs.String("migrate-on-start", env("RELAY_MIGRATE_ON_START", "true"), "apply pending migrations at start; false when they run as a deploy step (RELAY_MIGRATE_ON_START)")
 	demo := fs.String("demo", env("RELAY_DEMO", ""), "seed a demo catalog into an empty database: true or false (RELAY_DEMO)")
 	maxInflight := fs.String("max-inflight", env("RELAY_MAX_INFLIGHT", "0"), "inference requests served at once before answering 429; 0 = no cap (RELAY_MAX_INFLIGHT)")
 	redisTimeout := fs.String("redis-timeout", env("RELAY_REDIS_TIMEOUT", "100ms"), "bound on each rate-limiter Redis call on the request path (RELAY_REDIS_TIMEOUT)")
@@ -144,6 +158,12 @@ func Load(args []string, getenv func(string) string, stderr io.Writer) (*Config,
 	c.SnapshotDebounce = parseDuration("RELAY_SNAPSHOT_DEBOUNCE", *debounce, 0, time.Minute, &errs)
 	c.SnapshotResync = parseDuration("RELAY_SNAPSHOT_RESYNC", *resync, time.Second, 24*time.Hour, &errs)
 	c.ShutdownTimeout = parseDuration("RELAY_SHUTDOWN_TIMEOUT", *shutdown, 0, time.Hour, &errs)
+	c.DrainDelay = parseDuration("RELAY_DRAIN_DELAY", *drainDelay, 0, 10*time.Minute, &errs)
+	c.IdleTimeout = parseDuration("RELAY_IDLE_TIMEOUT", *idleTimeout, 100*time.Millisecond, 24*time.Hour, &errs)
+	c.ReadHeaderTimeout = parseDuration("RELAY_READ_HEADER_TIMEOUT", *headerTimeout, 100*time.Millisecond, time.Hour, &errs)
+	c.BodyTimeout = parseDuration("RELAY_BODY_TIMEOUT", *bodyTimeout, 100*time.Millisecond, time.Hour, &errs)
+	c.MaxConnections = parseCount("RELAY_MAX_CONNECTIONS", *maxConns, 1, 1<<20, &errs)
+	c.ControlMaxConnections = parseCount("RELAY_CONTROL_MAX_CONNECTIONS", *controlMaxConns, 1, 1<<16, &errs)
 	if n, err := strconv.ParseInt(*maxBody, 10, 64); err != nil || n < 1024 {
 		errs = append(errs, fmt.Errorf("RELAY_MAX_BODY_BYTES: %q is not a byte count of at least 1024", *maxBody))
 	} else {
@@ -165,6 +185,11 @@ func Load(args []string, getenv func(string) string, stderr io.Writer) (*Config,
 	} else {
 		c.PayloadQueue = n
 	}
+	if b, err := strconv.ParseBool(*migrateOnStart); err != nil {
+		errs = append(errs, fmt.Errorf("RELAY_MIGRATE_ON_START: %q is not true or false", *migrateOnStart))
+	} else {
+		c.MigrateOnStart = b
+	}
 	if *demo != "" {
 		b, err := strconv.ParseBool(*demo)
 		if err != nil {
@@ -182,6 +207,15 @@ func parsePort(name, v string, errs *[]error) int {
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 0 || n > 65535 {
 		*errs = append(*errs, fmt.Errorf("%s: %q is not a port number (0-65535)", name, v))
+		return 0
+	}
+	return n
+}
+
+func parseCount(name, v string, lo, hi int, errs *[]error) int {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		*errs = append(*errs, fmt.Errorf("%s: %q is not a count between %d and %d", name, v, lo, hi))
 		return 0
 	}
 	return n

@@ -15,8 +15,15 @@ func TestLoad_Defaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.Port != 8080 || c.ControlPort != 8081 || c.DataDir != "./.relay" || c.LogFormat != "json" ||
-		c.SnapshotDebounce != time.Second || c.DatabaseURL != "" || c.MasterKey != nil {
+		c.SnapshotDebounce != time.Second || c.DatabaseURL != "" || c.MasterKey != nil || !c.MigrateOnStart {
 		t.Fatalf("unexpected defaults: %+v", c)
+	}
+}
+
+func TestLoad_MigrateOnStartSwitchesOff(t *testing.T) {
+	c, err := Load(nil, envOf(map[string]string{"RELAY_MIGRATE_ON_START": "false"}), io.Discard)
+	if err != nil || c.MigrateOnStart {
+		t.Fatalf("MigrateOnStart = %v, %v; want false", c != nil && c.MigrateOnStart, err)
 	}
 }
 
@@ -32,18 +39,25 @@ func TestLoad_FlagsOverrideEnvironment(t *testing.T) {
 
 func TestLoad_InvalidValuesNameTheVariable(t *testing.T) {
 	cases := map[string]map[string]string{
-		"RELAY_PORT":                {"RELAY_PORT": "http"},
-		"RELAY_CONTROL_PORT":        {"RELAY_CONTROL_PORT": "8080"},
-		"RELAY_MASTER_KEY":          {"RELAY_MASTER_KEY": "c2hvcnQ="},
-		"RELAY_MASTER_KEY_PREVIOUS": {"RELAY_MASTER_KEY_PREVIOUS": "c2hvcnQ="},
-		"RELAY_LOG_LEVEL":           {"RELAY_LOG_LEVEL": "loud"},
-		"RELAY_LOG_FORMAT":          {"RELAY_LOG_FORMAT": "xml"},
-		"RELAY_DATABASE_URL":        {"RELAY_DATABASE_URL": "mysql://x"},
-		"RELAY_REDIS_URL":           {"RELAY_REDIS_URL": "http://x"},
-		"RELAY_SNAPSHOT_DEBOUNCE":   {"RELAY_SNAPSHOT_DEBOUNCE": "soon"},
-		"RELAY_ADMIN_TOKEN":         {"RELAY_ADMIN_TOKEN": "short"},
-		"RELAY_MAX_BODY_BYTES":      {"RELAY_MAX_BODY_BYTES": "12"},
-		"RELAY_DEMO":                {"RELAY_DEMO": "maybe"},
+		"RELAY_PORT":                    {"RELAY_PORT": "http"},
+		"RELAY_CONTROL_PORT":            {"RELAY_CONTROL_PORT": "8080"},
+		"RELAY_MASTER_KEY":              {"RELAY_MASTER_KEY": "c2hvcnQ="},
+		"RELAY_MASTER_KEY_PREVIOUS":     {"RELAY_MASTER_KEY_PREVIOUS": "c2hvcnQ="},
+		"RELAY_LOG_LEVEL":               {"RELAY_LOG_LEVEL": "loud"},
+		"RELAY_LOG_FORMAT":              {"RELAY_LOG_FORMAT": "xml"},
+		"RELAY_DATABASE_URL":            {"RELAY_DATABASE_URL": "mysql://x"},
+		"RELAY_REDIS_URL":               {"RELAY_REDIS_URL": "http://x"},
+		"RELAY_SNAPSHOT_DEBOUNCE":       {"RELAY_SNAPSHOT_DEBOUNCE": "soon"},
+		"RELAY_ADMIN_TOKEN":             {"RELAY_ADMIN_TOKEN": "short"},
+		"RELAY_MAX_BODY_BYTES":          {"RELAY_MAX_BODY_BYTES": "12"},
+		"RELAY_DEMO":                    {"RELAY_DEMO": "maybe"},
+		"RELAY_MIGRATE_ON_START":        {"RELAY_MIGRATE_ON_START": "later"},
+		"RELAY_DRAIN_DELAY":             {"RELAY_DRAIN_DELAY": "-1s"},
+		"RELAY_IDLE_TIMEOUT":            {"RELAY_IDLE_TIMEOUT": "0"},
+		"RELAY_READ_HEADER_TIMEOUT":     {"RELAY_READ_HEADER_TIMEOUT": "never"},
+		"RELAY_BODY_TIMEOUT":            {"RELAY_BODY_TIMEOUT": "1ms"},
+		"RELAY_MAX_CONNECTIONS":         {"RELAY_MAX_CONNECTIONS": "0"},
+		"RELAY_CONTROL_MAX_CONNECTIONS": {"RELAY_CONTROL_MAX_CONNECTIONS": "many"},
 	}
 	for name, env := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -81,5 +95,27 @@ func TestLoad_LimiterSettings(t *testing.T) {
 		if err == nil || !strings.HasPrefix(err.Error(), name+":") {
 			t.Errorf("%s: error = %v", name, err)
 		}
+	}
+}
+
+func TestLoad_ConnectionLimits(t *testing.T) {
+	c, err := Load(nil, envOf(nil), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.IdleTimeout != 90*time.Second || c.ReadHeaderTimeout != 10*time.Second || c.BodyTimeout != 30*time.Second ||
+		c.MaxConnections != 10000 || c.ControlMaxConnections != 256 || c.DrainDelay != 5*time.Second {
+		t.Fatalf("unexpected defaults: %+v", c)
+	}
+	c, err = Load(nil, envOf(map[string]string{
+		"RELAY_IDLE_TIMEOUT": "2s", "RELAY_READ_HEADER_TIMEOUT": "3s", "RELAY_BODY_TIMEOUT": "4s",
+		"RELAY_MAX_CONNECTIONS": "50", "RELAY_CONTROL_MAX_CONNECTIONS": "5", "RELAY_DRAIN_DELAY": "0",
+	}), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.IdleTimeout != 2*time.Second || c.ReadHeaderTimeout != 3*time.Second || c.BodyTimeout != 4*time.Second ||
+		c.MaxConnections != 50 || c.ControlMaxConnections != 5 || c.DrainDelay != 0 {
+		t.Fatalf("settings not read: %+v", c)
 	}
 }

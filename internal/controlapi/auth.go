@@ -7,6 +7,8 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"errors"
+	"math"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -154,11 +156,16 @@ func (s *Server) clearedCookie() *http.Cookie {
 	}
 }
 
-// loginThrottle counts failed sign-ins per email in this process: after max
-// failures within window, further attempts get 429 until the window ends.
+// loginThrottle keeps sign-ins from being a way in or a way down, in this
+// process: after max failures for an email within window, further attempts
+// get 429 until the window ends; and every attempt takes a token from its
+// client address's bucket and its email's, so one client cannot spray
+// guesses across emails nor many clients pile onto one email.
 type loginThrottle struct {
 	max    int
 	window time.Duration
+	ips    *buckets // per client address (the TCP peer: the control plane is on a private network)
+	emails *buckets // per email, attempts of any outcome
 
 	mu    sync.Mutex
 	fails map[string]*loginFails // guarded by mu
@@ -170,24 +177,30 @@ type loginFails struct {
 }
 
 func newLoginThrottle(max int, window time.Duration) *loginThrottle {
-	return &loginThrottle{max: max, window: window, fails: make(map[string]*loginFails)}
+	return &loginThrottle{max: max, window: window, fails: make(map[string]*loginFails),
+		ips:    newBuckets(30, 2*time.Second, 10000),
+		emails: newBuckets(10, 6*time.Second, 10000),
+	}
 }
 
-// blocked returns how long email must wait, 0 when it may try.
+// blocked returns how long email must wait, 0 when it may try (the try is
+// counted).
 func (t *loginThrottle) blocked(email string, now time.Time) time.Duration {
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	f := t.fails[email]
-	if f == nil {
-		return 0
+	var wait time.Duration
+	if f != nil {
+		if end := f.first.Add(t.window); !now.Before(end) {
+			delete(t.fails, email)
+		} else if f.n >= t.max {
+			wait = end.Sub(now)
+		}
 	}
-	if end := f.first.Add(t.window); !now.Before(end) {
-		delete(t.fails, email)
-		return 0
-	} else if f.n >= t.max {
-		return end.Sub(now)
+	t.mu.Unlock()
+	if wait > 0 {
+		return wait
 	}
-	return 0
+	return t.emails.take(email, now)
 }
 
 func (t *loginThrottle) fail(email string, now time.Time) {
@@ -212,4 +225,77 @@ func (t *loginThrottle) reset(email string) {
 	t.mu.Lock()
 	delete(t.fails, email)
 	t.mu.Unlock()
+}
+
+// admitAddr takes a token from the bucket of r's client address; when none
+// is left it returns the 429 to answer.
+func (t *loginThrottle) admitAddr(r *http.Request, now time.Time) error {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	if wait := t.ips.take(host, now); wait > 0 {
+		return tooManySignIns(wait)
+	}
+	return nil
+}
+
+func tooManySignIns(wait time.Duration) error {
+	return &apiError{status: http.StatusTooManyRequests, code: codeRateLimited,
+		message: "too many sign-ins; try again later", retryAfter: int(math.Ceil(wait.Seconds()))}
+}
+
+// buckets is a token bucket per key, in memory: burst tokens, one back every
+// refill. It holds at most max keys; when full it forgets the buckets that
+// have refilled (they say nothing), and if none has, all of them — bounded
+// memory matters more than the throttle's memory of a flood.
+type buckets struct {
+	burst  float64
+	refill time.Duration
+	max    int
+
+	mu sync.Mutex
+	m  map[string]*bucket // guarded by mu
+}
+
+type bucket struct {
+	tokens float64
+	at     time.Time
+}
+
+func newBuckets(burst int, refill time.Duration, max int) *buckets {
+	return &buckets{burst: float64(burst), refill: refill, max: max, m: make(map[string]*bucket)}
+}
+
+// take takes a token from key's bucket and returns 0, or, when it is empty,
+// how long until it holds one.
+func (b *buckets) take(key string, now time.Time) time.Duration {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	k := b.m[key]
+	if k == nil {
+		if len(b.m) >= b.max {
+			b.evict(now)
+		}
+		k = &bucket{tokens: b.burst, at: now}
+		b.m[key] = k
+	}
+	k.tokens = min(b.burst, k.tokens+float64(now.Sub(k.at))/float64(b.refill))
+	k.at = now
+	if k.tokens >= 1 {
+		k.tokens--
+		return 0
+	}
+	return time.Duration((1 - k.tokens) * float64(b.refill))
+}
+
+func (b *buckets) evict(now time.Time) {
+	for key, k := range b.m {
+		if k.tokens+float64(now.Sub(k.at))/float64(b.refill) >= b.burst {
+			delete(b.m, key)
+		}
+	}
+	if len(b.m) >= b.max {
+		clear(b.m)
+	}
 }

@@ -353,8 +353,9 @@ func (s *Server) ExplainRoute(ctx context.Context, q RouteQuery) (RouteExplanati
 	return out, nil
 }
 
-// heldKeys is the pod's breakers as the router reads them: a key whose
-// breaker is open until later is not ready. Nothing is claimed or recorded.
+// heldKeys is the pod's breakers as the router reads them: a key (or a key
+// for one upstream model) whose breaker is open until later is not ready.
+// Nothing is claimed, recorded or cleared.
 func (s *Server) heldKeys(now time.Time) keypool.Breakers {
 	if s.cfg.Breakers == nil {
 		return nil
@@ -362,18 +363,30 @@ func (s *Server) heldKeys(now time.Time) keypool.Breakers {
 	held := heldSet{}
 	for _, b := range s.cfg.Breakers() {
 		if b.State == "open" && (b.RetryAt.IsZero() || b.RetryAt.After(now)) {
-			held[keypool.KeyRef{ID: b.HostKeyID, Version: int(b.SecretVersion)}] = true
+			held[heldKey{keypool.KeyRef{ID: b.HostKeyID, Version: int(b.SecretVersion)}, b.Model}] = true
 		}
 	}
 	return held
 }
 
-// heldSet answers Ready from a list of held keys; the explain only asks.
-type heldSet map[keypool.KeyRef]bool
-
-func (h heldSet) Ready(ref keypool.KeyRef, _ time.Time) bool { return !h[ref] }
-func (h heldSet) Acquire(ref keypool.KeyRef, now time.Time) (keypool.Ticket, bool) {
-	return keypool.Ticket{}, h.Ready(ref, now)
+type heldKey struct {
+	ref   keypool.KeyRef
+	model string // "": the key's own hold
 }
+
+// heldSet answers Ready from a list of held keys; the explain only asks.
+type heldSet map[heldKey]bool
+
+func (h heldSet) Ready(ref keypool.KeyRef, model string, _ time.Time) bool {
+	return !h[heldKey{ref, ""}] && (model == "" || !h[heldKey{ref, model}])
+}
+
+func (h heldSet) Acquire(ref keypool.KeyRef, model string, now time.Time) (keypool.Ticket, bool) {
+	return keypool.Ticket{}, h.Ready(ref, model, now)
+}
+
 func (heldSet) Report(keypool.Ticket, keypool.Result, time.Time) {}
 func (heldSet) States(time.Time) []keypool.KeyState              { return nil }
+func (heldSet) Clear(context.Context, snapshot.ID, string, time.Time) ([]keypool.KeyState, error) {
+	return nil, errors.New("the routing explain clears no breakers")
+}

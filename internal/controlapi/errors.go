@@ -38,6 +38,7 @@ const (
 	codeValidation     = "validation_failed"
 	codeRateLimited    = "rate_limited"
 	codeInternal       = "internal"
+	codeDBUnavailable  = "database_unavailable"
 	codeNotImplemented = "not_implemented"
 )
 
@@ -111,13 +112,17 @@ var checkConstraint = regexp.MustCompile(`relation "([a-z_]+)" violates check co
 
 // storeError maps the store's sentinel errors: a unique violation is 409; a
 // foreign key is 409 when deleting (the row is still referenced) and 422
-// otherwise (a referenced row does not exist); a CHECK is 422; not found 404.
+// otherwise (a referenced row does not exist); a CHECK is 422; not found
+// 404; Postgres unreachable 503 with Retry-After.
 func storeError(method string, err error) *apiError {
 	if err == nil {
 		return nil
 	}
 	msg := err.Error()
 	switch {
+	case errors.Is(err, store.ErrUnavailable):
+		return &apiError{status: http.StatusServiceUnavailable, code: codeDBUnavailable, retryAfter: 5,
+			message: "the database is unavailable; the inference plane keeps serving, try again shortly"}
 	case errors.Is(err, store.ErrNotFound):
 		return notFound("object").(*apiError)
 	case errors.Is(err, store.ErrConflict):
@@ -153,6 +158,8 @@ func writeError(log *slog.Logger, w http.ResponseWriter, r *http.Request, err er
 		if e = storeError(r.Method, err); e == nil {
 			log.ErrorContext(r.Context(), "control api request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 			e = &apiError{status: http.StatusInternalServerError, code: codeInternal, message: "internal error"}
+		} else if e.code == codeDBUnavailable {
+			log.WarnContext(r.Context(), "control api: database unavailable", "method", r.Method, "path", r.URL.Path, "err", err)
 		}
 	}
 	body := controlgen.Error{Error: controlgen.ErrorInfo{Code: e.code, Message: e.message}}

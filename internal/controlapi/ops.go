@@ -4,19 +4,16 @@ import (
 	"context"
 	"errors"
 	"os"
-	"strings"
 	"time"
-
-	"github.com/google/uuid"
 
 	"github.com/relay-llm/relay/internal/rbac"
 	"github.com/relay-llm/relay/internal/store"
 	gen "github.com/relay-llm/relay/openapi/controlgen"
 )
 
-// Operations (status, reload, breakers). Status is readable by every role
-// binding (it shows no catalog rows); breakers name host keys, so they need
-// Read at system scope; reload needs ManageSystem. Usage is in usage.go.
+// Operations (status, reload). Status is readable by every role binding (it
+// shows no catalog rows); reload needs ManageSystem. Breakers are in
+// breakers.go, usage in usage.go.
 
 func (s *Server) podName() string {
 	if s.cfg.PodName != "" {
@@ -108,63 +105,6 @@ func (s *Server) awaitReload(ctx context.Context, snap Snapshot) error {
 		}
 	}
 	return nil
-}
-
-// ListBreakers implements StrictServerInterface.
-func (s *Server) ListBreakers(ctx context.Context, req gen.ListBreakersRequestObject) (gen.ListBreakersResponseObject, error) {
-	c, err := callerFrom(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if err := can403(c, rbac.Read, rbac.System()); err != nil {
-		return nil, err
-	}
-	items := []gen.Breaker{}
-	if s.cfg.Breakers == nil {
-		return gen.ListBreakers200JSONResponse{Items: items}, nil
-	}
-	for _, b := range s.cfg.Breakers() {
-		state := breakerState(b.State)
-		if req.Params.State != nil && *req.Params.State != state {
-			continue
-		}
-		hostID := b.HostID
-		if hostID == uuid.Nil {
-			k, err := s.st.HostKeys().Get(ctx, b.HostKeyID)
-			if errors.Is(err, store.ErrNotFound) {
-				continue // the key is gone; its breaker will be forgotten
-			}
-			if err != nil {
-				return nil, err
-			}
-			hostID = k.HostID
-		}
-		if req.Params.HostID != nil && *req.Params.HostID != hostID {
-			continue
-		}
-		items = append(items, gen.Breaker{
-			HostKeyID: b.HostKeyID, HostID: hostID, SecretVersion: b.SecretVersion, State: state,
-			ConsecutiveFailures: b.ConsecutiveFailures, OpenedAt: timePtr(b.OpenedAt), RetryAt: timePtr(b.RetryAt),
-		})
-	}
-	return gen.ListBreakers200JSONResponse{Items: items}, nil
-}
-
-// breakerState maps an implementation's state to the API's three.
-func breakerState(s string) gen.BreakerState {
-	switch st := gen.BreakerState(strings.ToLower(s)); st {
-	case gen.BreakerStateClosed, gen.BreakerStateHalfOpen:
-		return st
-	default:
-		return gen.BreakerStateOpen
-	}
-}
-
-func timePtr(t time.Time) *time.Time {
-	if t.IsZero() {
-		return nil
-	}
-	return &t
 }
 
 // acceptKey carries the request's Accept header to the handlers (usage CSV).

@@ -1,13 +1,17 @@
 package controlapi
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"golang.org/x/crypto/argon2"
 )
@@ -35,8 +39,61 @@ func hashPassword(password string) string {
 
 var errBadHash = errors.New("stored password hash is not argon2id")
 
-// checkPassword reports whether password matches the PHC string encoded.
-func checkPassword(encoded, password string) (bool, error) {
+// passwordChecker runs the argon2id of sign-ins under a cap on how many run
+// at once: each takes its memory parameter (19 MiB) and tens of milliseconds
+// of CPU, so unbounded concurrent sign-ins exhaust memory and starve the
+// inference plane. A check that cannot start within wait is refused with
+// errSignInsBusy.
+type passwordChecker struct {
+	slots   chan struct{}
+	wait    time.Duration
+	waiting atomic.Int32 // checks waiting for a slot
+	// idKey is argon2.IDKey; tests count the calls in flight.
+	idKey func(password, salt []byte, time, memory uint32, threads uint8, keyLen uint32) []byte
+}
+
+func newPasswordChecker(n int, wait time.Duration) *passwordChecker {
+	return &passwordChecker{slots: make(chan struct{}, n), wait: wait, idKey: argon2.IDKey}
+}
+
+// errSignInsBusy answers a sign-in that found every hashing slot taken.
+var errSignInsBusy = &apiError{status: http.StatusTooManyRequests, code: codeRateLimited,
+	message: "too many sign-ins at once; try again shortly", retryAfter: 1}
+
+// check reports whether password matches the PHC string encoded, once a
+// hashing slot is free.
+func (c *passwordChecker) check(ctx context.Context, encoded, password string) (bool, error) {
+	if err := c.acquire(ctx); err != nil {
+		return false, err
+	}
+	defer func() { <-c.slots }()
+	return checkPassword(c.idKey, encoded, password)
+}
+
+// acquire takes a hashing slot, waiting up to c.wait for one.
+func (c *passwordChecker) acquire(ctx context.Context) error {
+	select {
+	case c.slots <- struct{}{}:
+		return nil
+	default:
+	}
+	c.waiting.Add(1)
+	defer c.waiting.Add(-1)
+	t := time.NewTimer(c.wait)
+	defer t.Stop()
+	select {
+	case c.slots <- struct{}{}:
+		return nil
+	case <-t.C:
+		return errSignInsBusy
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// checkPassword reports whether password matches the PHC string encoded,
+// hashing with idKey.
+func checkPassword(idKey func([]byte, []byte, uint32, uint32, uint8, uint32) []byte, encoded, password string) (bool, error) {
 	parts := strings.Split(encoded, "$")
 	if len(parts) != 6 || parts[1] != "argon2id" {
 		return false, errBadHash
@@ -58,7 +115,7 @@ func checkPassword(encoded, password string) (bool, error) {
 	if err != nil || len(want) == 0 {
 		return false, errBadHash
 	}
-	got := argon2.IDKey([]byte(password), salt, passes, mem, lanes, uint32(len(want)))
+	got := idKey([]byte(password), salt, passes, mem, lanes, uint32(len(want)))
 	return subtle.ConstantTimeCompare(got, want) == 1, nil
 }
 

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"runtime"
 	"strings"
 	"time"
 
@@ -42,19 +43,27 @@ type Snapshot interface {
 	RequestReload()
 }
 
-// BreakerState is one host key's circuit breaker, as GET /api/breakers shows
-// it. State is closed, open or half_open; any other state of the breaker
-// implementation (cooling after a 429, held after a 401) is shown as open.
+// BreakerState is one hold of the breakers, as GET /api/breakers shows it:
+// a host key's own (Model "") or a host key's for one upstream model.
+// State is closed, open or half_open; Hold is the implementation's own
+// state (open, half_open, cooling, auth_failed, quota_exhausted).
 // HostID may be left zero: the handler fills it in from the store.
 type BreakerState struct {
 	HostKeyID           uuid.UUID
 	HostID              uuid.UUID
 	SecretVersion       int32
+	Model               string // "": the key's own hold
 	State               string
+	Hold                string
 	ConsecutiveFailures int32
+	Reason              string    // the last failure, secret-free
 	OpenedAt            time.Time // zero: not open
 	RetryAt             time.Time // zero: none
 }
+
+// BreakerClearer closes the holds of one host key (all of them, or with a
+// model that upstream model's only) on every pod, and returns what it closed.
+type BreakerClearer func(ctx context.Context, hostKeyID uuid.UUID, model string) ([]BreakerState, error)
 
 // HostKeyTestResult is the outcome of one test call with a host key. A host
 // that answered with an error is a result (OK false, UpstreamStatus set), not
@@ -79,6 +88,7 @@ type Config struct {
 
 	Snapshot      Snapshot              // nil: status reports version 0 and reload is 501
 	Breakers      func() []BreakerState // nil: no breakers
+	ClearBreakers BreakerClearer        // nil: DELETE /api/breakers/{host_key_id} is 501
 	HostKeyTester HostKeyTester         // nil: POST /api/host-keys/{id}/test is 501
 
 	SecureCookies bool          // set Secure on the session cookie (TLS in front)
@@ -92,17 +102,24 @@ type Config struct {
 	// until the window ends. Zero values: 10 attempts per 15 minutes.
 	LoginAttempts int
 	LoginWindow   time.Duration
+	// LoginHashes password checks (argon2id, 19 MiB each) run at once; a
+	// sign-in waits up to LoginWait for one to finish, then answers 429.
+	// Zero values: a quarter of the CPUs (at least 1) — the rest stay with
+	// the inference plane — and 2 seconds.
+	LoginHashes int
+	LoginWait   time.Duration
 }
 
 // Server implements the strict-server interface of the control API.
 type Server struct {
-	cfg    Config
-	st     *store.Store
-	log    *slog.Logger
-	now    func() time.Time
-	router routers.Router
-	api    http.Handler
-	logins *loginThrottle
+	cfg       Config
+	st        *store.Store
+	log       *slog.Logger
+	now       func() time.Time
+	router    routers.Router
+	api       http.Handler
+	logins    *loginThrottle
+	passwords *passwordChecker
 }
 
 var _ controlgen.StrictServerInterface = (*Server)(nil)
@@ -148,6 +165,12 @@ func newServer(cfg Config) (*Server, error) {
 	if cfg.LoginWindow <= 0 {
 		cfg.LoginWindow = 15 * time.Minute
 	}
+	if cfg.LoginHashes <= 0 {
+		cfg.LoginHashes = max(1, runtime.GOMAXPROCS(0)/4)
+	}
+	if cfg.LoginWait <= 0 {
+		cfg.LoginWait = 2 * time.Second
+	}
 	doc, err := controlgen.GetSwagger()
 	if err != nil {
 		return nil, fmt.Errorf("controlapi: load spec: %w", err)
@@ -158,12 +181,13 @@ func newServer(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("controlapi: route spec: %w", err)
 	}
 	s := &Server{
-		cfg:    cfg,
-		st:     cfg.Store,
-		log:    cfg.Logger,
-		now:    cfg.Now,
-		router: router,
-		logins: newLoginThrottle(cfg.LoginAttempts, cfg.LoginWindow),
+		cfg:       cfg,
+		st:        cfg.Store,
+		log:       cfg.Logger,
+		now:       cfg.Now,
+		router:    router,
+		logins:    newLoginThrottle(cfg.LoginAttempts, cfg.LoginWindow),
+		passwords: newPasswordChecker(cfg.LoginHashes, cfg.LoginWait),
 	}
 	s.api = controlgen.HandlerWithOptions(
 		controlgen.NewStrictHandlerWithOptions(s, nil, controlgen.StrictHTTPServerOptions{
@@ -227,6 +251,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := context.WithValue(r.Context(), acceptKey{}, r.Header.Get("Accept"))
 	r = r.WithContext(ctx)
+	if route.Operation != nil && route.Operation.OperationID == "login" {
+		// Before the body is read or anything is hashed.
+		if err := s.logins.admitAddr(r, s.now()); err != nil {
+			writeError(s.log, rec, r, err)
+			return
+		}
+	}
 	if !isPublic(route.Operation) {
 		c, err := s.authenticate(ctx, r)
 		if err != nil {

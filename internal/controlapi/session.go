@@ -32,7 +32,10 @@ func (s *Server) Login(ctx context.Context, req gen.LoginRequestObject) (gen.Log
 	if usable {
 		hash = *u.PasswordHash
 	}
-	ok, herr := checkPassword(hash, password)
+	ok, herr := s.passwords.check(ctx, hash, password)
+	if herr != nil && !errors.Is(herr, errBadHash) {
+		return nil, herr // every hashing slot taken, or the caller gone
+	}
 	if herr != nil {
 		s.log.ErrorContext(ctx, "stored password hash is unreadable", "user_id", u.ID)
 	}

@@ -2,7 +2,9 @@ package keypool
 
 import (
 	"bytes"
+	"context"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -10,7 +12,7 @@ import (
 )
 
 // KeyRef names a host key at one secret version. A rotated secret is a new
-// KeyRef, so its breaker starts closed.
+// KeyRef, so its breakers start closed.
 type KeyRef struct {
 	ID      snapshot.ID
 	Version int
@@ -19,7 +21,33 @@ type KeyRef struct {
 // Ref returns the KeyRef of a host key.
 func Ref(k *snapshot.HostKey) KeyRef { return KeyRef{ID: k.ID, Version: k.SecretVersion} }
 
-// Outcome is what one upstream attempt says about the key it used.
+// Hold names one breaker: a host key for every model (Model == "") or a
+// host key for one upstream model (the binding's upstream model name).
+type Hold struct {
+	Ref   KeyRef
+	Model string
+}
+
+// Scope is what a failure holds.
+type Scope uint8
+
+// Scopes.
+const (
+	// ScopeKey holds the host key for every model.
+	ScopeKey Scope = iota
+	// ScopeModel holds the host key for the attempt's upstream model only.
+	ScopeModel
+)
+
+// String names the scope for the control API and the log.
+func (s Scope) String() string {
+	if s == ScopeModel {
+		return "model"
+	}
+	return "key"
+}
+
+// Outcome is what one upstream attempt says, for the breakers.
 type Outcome uint8
 
 // Outcomes.
@@ -28,26 +56,35 @@ const (
 	OutcomeSuccess Outcome = iota + 1
 	// OutcomeNeutral: no verdict, e.g. the caller went away first.
 	OutcomeNeutral
-	// OutcomeFailure: 5xx, network error or timeout. Opens the breaker with backoff.
+	// OutcomeFailure: 5xx, network error or timeout. Opens the breaker of
+	// Result.Scope with backoff.
 	OutcomeFailure
-	// OutcomeRateLimited: 429. Cools the key down for Result.RetryAfter.
+	// OutcomeRateLimited: 429. Cools the breaker of Result.Scope down for Result.RetryAfter.
 	OutcomeRateLimited
-	// OutcomeAuth: 401 or 403. Opens the breaker until the secret changes.
+	// OutcomeAuth: 401 or 403, an invalid key. Holds the key; re-probed
+	// with the hold backoff (capped at BreakerConfig.MaxHoldBackoff).
 	OutcomeAuth
+	// OutcomeQuota: 402, insufficient_quota, a credit balance too low.
+	// Holds the key like OutcomeAuth.
+	OutcomeQuota
 )
 
 // Result is reported for every attempt that acquired a key.
 type Result struct {
 	Outcome    Outcome
+	Scope      Scope         // what a failure holds; Classify sets it
 	RetryAfter time.Duration // for OutcomeRateLimited; 0 when the upstream gave none
-	Reason     string        // short and secret-free: "500", "timeout", "connection reset"
+	Reason     string        // short and secret-free: "500", "timeout", "429 insufficient_quota"
 }
 
-// Ticket is a claim on a key for one attempt. Probe is set when the claim
-// took a half-open breaker's single probe slot.
+// Ticket is a claim on a key for one attempt at one upstream model. Probe
+// is set when the claim took the key's half-open probe slot, ModelProbe
+// when it took the (key, model) breaker's.
 type Ticket struct {
-	Ref   KeyRef
-	Probe bool
+	Ref        KeyRef
+	Model      string
+	Probe      bool
+	ModelProbe bool
 }
 
 // State of one breaker.
@@ -55,48 +92,60 @@ type State string
 
 // Breaker states.
 const (
-	StateClosed     State = "closed"
-	StateOpen       State = "open"        // failing: waiting out its backoff
-	StateHalfOpen   State = "half_open"   // backoff over: one probe request may go
-	StateCooling    State = "cooling"     // rate limited: waiting out Retry-After
-	StateAuthFailed State = "auth_failed" // 401/403: held until the secret changes
+	StateClosed         State = "closed"
+	StateOpen           State = "open"            // failing: waiting out its backoff
+	StateHalfOpen       State = "half_open"       // backoff over: one probe request may go
+	StateCooling        State = "cooling"         // rate limited: waiting out Retry-After
+	StateAuthFailed     State = "auth_failed"     // 401/403: waiting out the hold backoff
+	StateQuotaExhausted State = "quota_exhausted" // 402/insufficient_quota: waiting out the hold backoff
 )
 
-// KeyState describes one breaker that is not plainly closed, for the control API.
+// KeyState describes one breaker that is not plainly closed, for the
+// control API and the metrics.
 type KeyState struct {
 	Ref        KeyRef    `json:"-"`
 	HostKeyID  string    `json:"host_key_id"`
 	Version    int       `json:"secret_version"`
+	Scope      Scope     `json:"-"`
+	Model      string    `json:"model,omitempty"` // the upstream model of a model-scoped hold
 	State      State     `json:"state"`
 	Failures   int       `json:"consecutive_failures"`
-	Until      time.Time `json:"until,omitzero"`
+	Until      time.Time `json:"until,omitzero"` // when the hold lets a probe (or, cooling, everyone) through
 	Probing    bool      `json:"probing"`
 	LastReason string    `json:"last_reason"`
 	LastAt     time.Time `json:"last_at"`
 }
 
-// Breakers holds the circuit breakers of every host key. Implementations
-// must be safe for concurrent use and must not block on the request path
-// for longer than one round trip to their store.
+// Breakers holds the circuit breakers of every host key and (host key,
+// upstream model). Implementations must be safe for concurrent use and
+// must not block on the request path for longer than one round trip to
+// their store.
 type Breakers interface {
 	// Ready reports, without claiming anything, whether the key could be
-	// tried now.
-	Ready(ref KeyRef, now time.Time) bool
-	// Acquire claims the key for one attempt. A half-open breaker lets one
-	// attempt through at a time, as its probe.
-	Acquire(ref KeyRef, now time.Time) (Ticket, bool)
+	// tried now for the upstream model ("" asks about the key alone).
+	Ready(ref KeyRef, model string, now time.Time) bool
+	// Acquire claims the key for one attempt at the upstream model. A
+	// half-open breaker lets one attempt through at a time, as its probe.
+	Acquire(ref KeyRef, model string, now time.Time) (Ticket, bool)
 	// Report records how an acquired attempt went; every Acquire that
 	// succeeded must be reported once.
 	Report(t Ticket, r Result, now time.Time)
 	// States lists every breaker that is not closed.
 	States(now time.Time) []KeyState
+	// Clear closes the breakers of the host key id, at every secret
+	// version: all of them when model is "", else that upstream model's
+	// only. It returns what it closed. Shared implementations close them
+	// on every pod.
+	Clear(ctx context.Context, id snapshot.ID, model string, now time.Time) ([]KeyState, error)
 }
 
 // BreakerConfig tunes the in-process breakers. Zero fields take defaults.
 type BreakerConfig struct {
 	BaseBackoff       time.Duration // first open period (1s); doubles per consecutive failure
 	MaxBackoff        time.Duration // cap of the open period (60s)
-	ShortRetryAfter   time.Duration // 429s asking to wait no longer than this (1s) do not cool the key
+	HoldBackoff       time.Duration // first hold of an invalid or exhausted key (30s); doubles per failed probe
+	MaxHoldBackoff    time.Duration // cap of that hold (10m)
+	ShortRetryAfter   time.Duration // 429s asking to wait no longer than this (1s) do not cool the breaker
 	DefaultRetryAfter time.Duration // cool-down of a 429 that gave no Retry-After (5s)
 	ProbeTimeout      time.Duration // a probe never reported frees its slot after this (2m)
 }
@@ -109,6 +158,8 @@ func (c BreakerConfig) withDefaults() BreakerConfig {
 	}
 	def(&c.BaseBackoff, time.Second)
 	def(&c.MaxBackoff, time.Minute)
+	def(&c.HoldBackoff, 30*time.Second)
+	def(&c.MaxHoldBackoff, 10*time.Minute)
 	def(&c.ShortRetryAfter, time.Second)
 	def(&c.DefaultRetryAfter, 5*time.Second)
 	def(&c.ProbeTimeout, 2*time.Minute)
@@ -118,11 +169,21 @@ func (c BreakerConfig) withDefaults() BreakerConfig {
 // Backoff is the open period after n consecutive failures.
 func (c BreakerConfig) Backoff(n int) time.Duration {
 	c = c.withDefaults()
-	d := c.BaseBackoff
-	for i := 1; i < n && d < c.MaxBackoff; i++ {
+	return doubled(c.BaseBackoff, c.MaxBackoff, n)
+}
+
+// HoldFor is how long an invalid or exhausted key is held after n
+// consecutive key-level refusals before the next probe.
+func (c BreakerConfig) HoldFor(n int) time.Duration {
+	c = c.withDefaults()
+	return doubled(c.HoldBackoff, c.MaxHoldBackoff, n)
+}
+
+func doubled(d, limit time.Duration, n int) time.Duration {
+	for i := 1; i < n && d < limit; i++ {
 		d *= 2
 	}
-	return min(d, c.MaxBackoff)
+	return min(d, limit)
 }
 
 type entryKind uint8
@@ -131,7 +192,11 @@ const (
 	kindOpen entryKind = iota + 1
 	kindCooling
 	kindAuth
+	kindQuota
 )
+
+// held reports whether the kind is a key-level hold with the long backoff.
+func (k entryKind) held() bool { return k == kindAuth || k == kindQuota }
 
 // entry is a breaker that is not plainly closed; closed breakers have none.
 type entry struct {
@@ -149,29 +214,34 @@ type Memory struct {
 	cfg BreakerConfig
 
 	mu sync.RWMutex
-	m  map[KeyRef]*entry // closed breakers have no entry
+	m  map[Hold]*entry // closed breakers have no entry
 }
 
 var _ Breakers = (*Memory)(nil)
 
 // NewMemory returns in-process breakers.
 func NewMemory(cfg BreakerConfig) *Memory {
-	return &Memory{cfg: cfg.withDefaults(), m: make(map[KeyRef]*entry)}
+	return &Memory{cfg: cfg.withDefaults(), m: make(map[Hold]*entry)}
 }
 
 // state says where e stands at now, and whether an attempt may go.
 func (b *Memory) state(e *entry, now time.Time) (State, bool) {
-	switch e.kind {
-	case kindAuth:
-		return StateAuthFailed, false
-	case kindCooling:
-		if now.Before(e.until) {
-			return StateCooling, false
-		}
+	if e == nil {
 		return StateClosed, true
 	}
 	if now.Before(e.until) {
+		switch e.kind {
+		case kindCooling:
+			return StateCooling, false
+		case kindAuth:
+			return StateAuthFailed, false
+		case kindQuota:
+			return StateQuotaExhausted, false
+		}
 		return StateOpen, false
+	}
+	if e.kind == kindCooling {
+		return StateClosed, true
 	}
 	if e.probing && now.Sub(e.probeAt) < b.cfg.ProbeTimeout {
 		return StateHalfOpen, false
@@ -179,111 +249,156 @@ func (b *Memory) state(e *entry, now time.Time) (State, bool) {
 	return StateHalfOpen, true
 }
 
-// Ready implements Breakers.
-func (b *Memory) Ready(ref KeyRef, now time.Time) bool {
-	b.mu.RLock()
-	e := b.m[ref]
-	ok := e == nil
-	if e != nil {
-		_, ok = b.state(e, now)
+// lookup returns the key's and the (key, model) breaker; the caller holds mu.
+func (b *Memory) lookup(ref KeyRef, model string) (key, mod *entry) {
+	key = b.m[Hold{Ref: ref}]
+	if model != "" {
+		mod = b.m[Hold{Ref: ref, Model: model}]
 	}
-	b.mu.RUnlock()
-	return ok
+	return key, mod
+}
+
+// Ready implements Breakers.
+func (b *Memory) Ready(ref KeyRef, model string, now time.Time) bool {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	if len(b.m) == 0 {
+		return true
+	}
+	key, mod := b.lookup(ref, model)
+	_, okKey := b.state(key, now)
+	_, okMod := b.state(mod, now)
+	return okKey && okMod
 }
 
 // Acquire implements Breakers.
-func (b *Memory) Acquire(ref KeyRef, now time.Time) (Ticket, bool) {
-	t := Ticket{Ref: ref}
+func (b *Memory) Acquire(ref KeyRef, model string, now time.Time) (Ticket, bool) {
+	t := Ticket{Ref: ref, Model: model}
 	b.mu.RLock()
-	e := b.m[ref]
+	key, mod := b.lookup(ref, model)
 	b.mu.RUnlock()
-	if e == nil {
+	if key == nil && mod == nil {
 		return t, true
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	e = b.m[ref]
-	if e == nil {
-		return t, true
-	}
-	st, ok := b.state(e, now)
-	switch {
-	case !ok:
+	key, mod = b.lookup(ref, model)
+	stKey, okKey := b.state(key, now)
+	stMod, okMod := b.state(mod, now)
+	if !okKey || !okMod {
 		return t, false
-	case st == StateClosed: // a cool-down ran out
-		delete(b.m, ref)
+	}
+	t.Probe = b.claim(Hold{Ref: ref}, key, stKey, now)
+	t.ModelProbe = b.claim(Hold{Ref: ref, Model: model}, mod, stMod, now)
+	return t, true
+}
+
+// claim takes e's probe slot when it is half-open, and forgets a
+// cool-down that ran out.
+func (b *Memory) claim(h Hold, e *entry, st State, now time.Time) bool {
+	switch {
+	case e == nil:
+	case st == StateClosed:
+		delete(b.m, h)
 	case st == StateHalfOpen:
 		e.probing, e.probeAt = true, now
-		t.Probe = true
+		return true
 	}
-	return t, true
+	return false
 }
 
 // Report implements Breakers.
 func (b *Memory) Report(t Ticket, r Result, now time.Time) {
+	keyH, modH := Hold{Ref: t.Ref}, Hold{Ref: t.Ref, Model: t.Model}
 	if r.Outcome == OutcomeSuccess || r.Outcome == OutcomeNeutral {
 		b.mu.RLock()
-		e := b.m[t.Ref]
+		key, mod := b.lookup(t.Ref, t.Model)
 		b.mu.RUnlock()
-		if e == nil {
-			return // the common case: a closed breaker stays closed
+		if key == nil && mod == nil {
+			return // the common case: closed breakers stay closed
 		}
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	e := b.m[t.Ref]
+	switch {
+	case r.Outcome == OutcomeSuccess:
+		b.pass(keyH, t.Probe)
+		b.pass(modH, t.ModelProbe)
+	case r.Outcome == OutcomeNeutral:
+		b.release(keyH, t.Probe)
+		b.release(modH, t.ModelProbe)
+	case r.Scope == ScopeModel && t.Model != "":
+		// Says nothing about the key: its probe slot is only freed.
+		b.fail(modH, t.ModelProbe, r, now)
+		b.release(keyH, t.Probe)
+	default:
+		b.fail(keyH, t.Probe, r, now)
+		b.release(modH, t.ModelProbe)
+	}
+}
+
+// pass closes h when its probe went well.
+func (b *Memory) pass(h Hold, probe bool) {
+	if e := b.m[h]; e != nil && probe && e.kind != kindCooling {
+		delete(b.m, h)
+	}
+}
+
+// release frees h's probe slot without a verdict.
+func (b *Memory) release(h Hold, probe bool) {
+	if e := b.m[h]; e != nil && probe {
+		e.probing = false
+	}
+}
+
+// fail records a failure on h. A failure of an attempt that started before
+// the breaker opened (not its probe) says nothing new: it does not
+// lengthen the backoff.
+func (b *Memory) fail(h Hold, probe bool, r Result, now time.Time) {
+	e := b.m[h]
+	open := func(kind entryKind, failures int, d time.Duration) {
+		b.m[h] = &entry{kind: kind, failures: failures, until: now.Add(d), reason: r.Reason, lastAt: now}
+	}
 	switch r.Outcome {
-	case OutcomeSuccess:
-		if e != nil && t.Probe && e.kind == kindOpen {
-			delete(b.m, t.Ref) // the probe worked: close
-		}
-	case OutcomeNeutral:
-		if e != nil && t.Probe {
-			e.probing = false
-		}
 	case OutcomeFailure:
 		switch {
-		case e == nil:
-			b.m[t.Ref] = &entry{kind: kindOpen, failures: 1, until: now.Add(b.cfg.Backoff(1)), reason: r.Reason, lastAt: now}
-		case e.kind == kindOpen && t.Probe:
-			e.failures++
-			e.until = now.Add(b.cfg.Backoff(e.failures))
-			e.probing = false
-			e.reason, e.lastAt = r.Reason, now
-		case e.kind == kindCooling:
-			*e = entry{kind: kindOpen, failures: 1, until: now.Add(b.cfg.Backoff(1)), reason: r.Reason, lastAt: now}
+		case e == nil || e.kind == kindCooling:
+			open(kindOpen, 1, b.cfg.Backoff(1))
+		case probe && e.kind.held():
+			open(e.kind, e.failures+1, b.cfg.HoldFor(e.failures+1))
+		case probe:
+			open(kindOpen, e.failures+1, b.cfg.Backoff(e.failures+1))
 		}
-		// A failure of an attempt that started before the breaker opened
-		// says nothing new: it does not lengthen the backoff.
 	case OutcomeRateLimited:
 		ra := r.RetryAfter
 		if ra <= 0 {
 			ra = b.cfg.DefaultRetryAfter
 		}
 		if ra <= b.cfg.ShortRetryAfter {
-			if e != nil && t.Probe {
-				e.probing = false
-			}
+			b.release(h, probe)
 			return
 		}
 		until := now.Add(ra)
 		switch {
-		case e == nil:
-			b.m[t.Ref] = &entry{kind: kindCooling, until: until, reason: r.Reason, lastAt: now}
+		case e == nil || probe:
+			b.m[h] = &entry{kind: kindCooling, until: until, reason: r.Reason, lastAt: now}
 		case e.kind == kindCooling:
 			if until.After(e.until) {
 				e.until = until
 			}
 			e.reason, e.lastAt = r.Reason, now
-		case e.kind == kindOpen && t.Probe:
-			*e = entry{kind: kindCooling, until: until, reason: r.Reason, lastAt: now}
 		}
-	case OutcomeAuth:
-		if e == nil {
-			e = &entry{}
-			b.m[t.Ref] = e
+	case OutcomeAuth, OutcomeQuota:
+		kind := kindAuth
+		if r.Outcome == OutcomeQuota {
+			kind = kindQuota
 		}
-		*e = entry{kind: kindAuth, failures: e.failures + 1, reason: r.Reason, lastAt: now}
+		switch {
+		case e == nil || e.kind != kind:
+			open(kind, 1, b.cfg.HoldFor(1))
+		case probe:
+			open(kind, e.failures+1, b.cfg.HoldFor(e.failures+1))
+		}
 	}
 }
 
@@ -291,27 +406,70 @@ func (b *Memory) Report(t Ticket, r Result, now time.Time) {
 func (b *Memory) States(now time.Time) []KeyState {
 	b.mu.RLock()
 	out := make([]KeyState, 0, len(b.m))
-	for ref, e := range b.m {
-		st, _ := b.state(e, now)
-		if st == StateClosed {
-			continue
+	for h, e := range b.m {
+		if ks, ok := b.describe(h, e, now); ok {
+			out = append(out, ks)
 		}
-		ks := KeyState{
-			Ref: ref, HostKeyID: ref.ID.String(), Version: ref.Version,
-			State: st, Failures: e.failures, Probing: e.probing && st == StateHalfOpen,
-			LastReason: e.reason, LastAt: e.lastAt,
-		}
-		if e.kind != kindAuth {
-			ks.Until = e.until
-		}
-		out = append(out, ks)
 	}
 	b.mu.RUnlock()
-	slices.SortFunc(out, func(a, b KeyState) int {
+	sortStates(out)
+	return out
+}
+
+// describe is e as the control API shows it; false for a closed breaker.
+func (b *Memory) describe(h Hold, e *entry, now time.Time) (KeyState, bool) {
+	st, _ := b.state(e, now)
+	if st == StateClosed {
+		return KeyState{}, false
+	}
+	ks := KeyState{
+		Ref: h.Ref, HostKeyID: h.Ref.ID.String(), Version: h.Ref.Version, Model: h.Model,
+		State: st, Failures: e.failures, Until: e.until, Probing: e.probing && st == StateHalfOpen,
+		LastReason: e.reason, LastAt: e.lastAt,
+	}
+	if h.Model != "" {
+		ks.Scope = ScopeModel
+	}
+	return ks, true
+}
+
+// Clear implements Breakers.
+func (b *Memory) Clear(_ context.Context, id snapshot.ID, model string, now time.Time) ([]KeyState, error) {
+	return b.clear(id, model, now), nil
+}
+
+func (b *Memory) clear(id snapshot.ID, model string, now time.Time) []KeyState {
+	b.mu.Lock()
+	var out []KeyState
+	for h, e := range b.m {
+		if !clears(h, id, model) {
+			continue
+		}
+		if ks, ok := b.describe(h, e, now); ok {
+			out = append(out, ks)
+		}
+		delete(b.m, h)
+	}
+	b.mu.Unlock()
+	sortStates(out)
+	return out
+}
+
+// clears reports whether a clear of (id, model) closes h.
+func clears(h Hold, id snapshot.ID, model string) bool {
+	return h.Ref.ID == id && (model == "" || h.Model == model)
+}
+
+// sortStates orders states by host key, secret version, then the key's own
+// breaker before its models'.
+func sortStates(s []KeyState) {
+	slices.SortFunc(s, func(a, b KeyState) int {
 		if c := bytes.Compare(a.Ref.ID[:], b.Ref.ID[:]); c != 0 {
 			return c
 		}
-		return a.Ref.Version - b.Ref.Version
+		if a.Ref.Version != b.Ref.Version {
+			return a.Ref.Version - b.Ref.Version
+		}
+		return strings.Compare(a.Model, b.Model)
 	})
-	return out
 }

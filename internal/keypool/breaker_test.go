@@ -13,20 +13,30 @@ func ref(n byte, v int) KeyRef { return KeyRef{ID: uuid.UUID{n}, Version: v} }
 
 func mustAcquire(t *testing.T, b Breakers, r KeyRef, now time.Time) Ticket {
 	t.Helper()
-	tk, ok := b.Acquire(r, now)
+	return mustAcquireFor(t, b, r, "", now)
+}
+
+func mustAcquireFor(t *testing.T, b Breakers, r KeyRef, model string, now time.Time) Ticket {
+	t.Helper()
+	tk, ok := b.Acquire(r, model, now)
 	if !ok {
-		t.Fatalf("Acquire(%v) at +%v refused", r, now.Sub(t0))
+		t.Fatalf("Acquire(%v, %q) at +%v refused", r, model, now.Sub(t0))
 	}
 	return tk
 }
 
 func mustRefuse(t *testing.T, b Breakers, r KeyRef, now time.Time) {
 	t.Helper()
-	if b.Ready(r, now) {
-		t.Fatalf("Ready(%v) at +%v, want held", r, now.Sub(t0))
+	mustRefuseFor(t, b, r, "", now)
+}
+
+func mustRefuseFor(t *testing.T, b Breakers, r KeyRef, model string, now time.Time) {
+	t.Helper()
+	if b.Ready(r, model, now) {
+		t.Fatalf("Ready(%v, %q) at +%v, want held", r, model, now.Sub(t0))
 	}
-	if _, ok := b.Acquire(r, now); ok {
-		t.Fatalf("Acquire(%v) at +%v succeeded, want refused", r, now.Sub(t0))
+	if _, ok := b.Acquire(r, model, now); ok {
+		t.Fatalf("Acquire(%v, %q) at +%v succeeded, want refused", r, model, now.Sub(t0))
 	}
 }
 
@@ -81,23 +91,108 @@ func TestMemory_StaleFailuresDoNotLengthenBackoff(t *testing.T) {
 	a1, a2 := mustAcquire(t, b, k, t0), mustAcquire(t, b, k, t0)
 	b.Report(a1, Result{Outcome: OutcomeFailure}, t0)
 	b.Report(a2, Result{Outcome: OutcomeFailure}, t0) // in flight when the breaker opened
-	if !b.Ready(k, t0.Add(time.Second)) {
+	if !b.Ready(k, "", t0.Add(time.Second)) {
 		t.Fatal("a second concurrent failure lengthened the backoff")
 	}
 }
 
-func TestMemory_AuthFailureHoldsUntilSecretRotates(t *testing.T) {
+func TestMemory_AuthFailureReprobedWithCappedBackoff(t *testing.T) {
 	t.Parallel()
-	b := NewMemory(BreakerConfig{})
+	b := NewMemory(BreakerConfig{HoldBackoff: 30 * time.Second, MaxHoldBackoff: 10 * time.Minute})
 	k := ref(3, 1)
 	b.Report(mustAcquire(t, b, k, t0), Result{Outcome: OutcomeAuth, Reason: "401"}, t0)
-	mustRefuse(t, b, k, t0.Add(24*time.Hour))
-	if st := b.States(t0); len(st) != 1 || st[0].State != StateAuthFailed || !st[0].Until.IsZero() {
+	mustRefuse(t, b, k, t0.Add(29*time.Second))
+	if st := b.States(t0); len(st) != 1 || st[0].State != StateAuthFailed || !st[0].Until.Equal(t0.Add(30*time.Second)) {
 		t.Fatalf("States = %+v", st)
 	}
-	rotated := ref(3, 2)
-	if tk := mustAcquire(t, b, rotated, t0); tk.Probe {
+	// A rotated secret is fresh at once.
+	if tk := mustAcquire(t, b, ref(3, 2), t0); tk.Probe {
 		t.Fatal("a rotated secret did not start closed")
+	}
+	// Each failed probe doubles the hold, up to the cap.
+	at := t0.Add(30 * time.Second)
+	for _, hold := range []time.Duration{60, 120, 240, 480, 600, 600} {
+		p := mustAcquire(t, b, k, at)
+		if !p.Probe {
+			t.Fatal("the attempt after the hold is not a probe")
+		}
+		mustRefuse(t, b, k, at) // one probe at a time
+		b.Report(p, Result{Outcome: OutcomeAuth, Reason: "401"}, at)
+		mustRefuse(t, b, k, at.Add(hold*time.Second-time.Millisecond))
+		at = at.Add(hold * time.Second)
+	}
+	// The key works again: the probe closes the hold.
+	b.Report(mustAcquire(t, b, k, at), Result{Outcome: OutcomeSuccess}, at)
+	if st := b.States(at); len(st) != 0 {
+		t.Fatalf("States after recovery = %+v", st)
+	}
+}
+
+func TestMemory_ScopesHoldWhatFailed(t *testing.T) {
+	t.Parallel()
+	b := NewMemory(BreakerConfig{})
+	k := ref(9, 1)
+	// A model-level failure holds (key, model) only.
+	tk := mustAcquireFor(t, b, k, "broken", t0)
+	b.Report(tk, Result{Outcome: OutcomeFailure, Scope: ScopeModel, Reason: "500"}, t0)
+	mustRefuseFor(t, b, k, "broken", t0)
+	mustAcquireFor(t, b, k, "healthy", t0)
+	mustAcquire(t, b, k, t0)
+	st := b.States(t0)
+	if len(st) != 1 || st[0].Scope != ScopeModel || st[0].Model != "broken" || st[0].State != StateOpen {
+		t.Fatalf("States = %+v", st)
+	}
+	// A per-model 429 cools that model only.
+	tk = mustAcquireFor(t, b, k, "busy", t0)
+	b.Report(tk, Result{Outcome: OutcomeRateLimited, Scope: ScopeModel, RetryAfter: time.Minute}, t0)
+	mustRefuseFor(t, b, k, "busy", t0.Add(59*time.Second))
+	mustAcquireFor(t, b, k, "healthy", t0)
+	// A key-level failure through any model holds every model.
+	tk = mustAcquireFor(t, b, k, "healthy", t0)
+	b.Report(tk, Result{Outcome: OutcomeQuota, Scope: ScopeKey, Reason: "429 insufficient_quota"}, t0)
+	for _, m := range []string{"", "healthy", "other"} {
+		mustRefuseFor(t, b, k, m, t0)
+	}
+	if st := b.States(t0); len(st) != 3 || st[0].Scope != ScopeKey || st[0].State != StateQuotaExhausted {
+		t.Fatalf("States = %+v", st)
+	}
+
+	// Clearing one model leaves the rest; clearing the key clears all.
+	if got, _ := b.Clear(t.Context(), k.ID, "broken", t0); len(got) != 1 || got[0].Model != "broken" {
+		t.Fatalf("Clear(broken) = %+v", got)
+	}
+	if got, _ := b.Clear(t.Context(), k.ID, "", t0); len(got) != 2 {
+		t.Fatalf("Clear(key) = %+v", got)
+	}
+	mustAcquireFor(t, b, k, "busy", t0)
+	if st := b.States(t0); len(st) != 0 {
+		t.Fatalf("States after clear = %+v", st)
+	}
+}
+
+func TestMemory_HalfOpenModelAdmitsOneProbe(t *testing.T) {
+	t.Parallel()
+	b := NewMemory(BreakerConfig{})
+	k := ref(10, 1)
+	b.Report(mustAcquireFor(t, b, k, "m", t0), Result{Outcome: OutcomeFailure, Scope: ScopeModel}, t0)
+	at := t0.Add(time.Second)
+	p := mustAcquireFor(t, b, k, "m", at)
+	if !p.ModelProbe || p.Probe {
+		t.Fatalf("ticket %+v, want the model's probe", p)
+	}
+	mustRefuseFor(t, b, k, "m", at)  // the second caller for m goes elsewhere
+	mustAcquireFor(t, b, k, "n", at) // other models are not waiting on it
+	// A key-level failure of the probe holds the key and frees the model's slot.
+	b.Report(p, Result{Outcome: OutcomeFailure, Scope: ScopeKey, Reason: "connection refused"}, at)
+	mustRefuseFor(t, b, k, "n", at)
+	at = at.Add(time.Second)
+	p = mustAcquireFor(t, b, k, "m", at)
+	if !p.Probe || !p.ModelProbe {
+		t.Fatalf("ticket %+v, want both probes", p)
+	}
+	b.Report(p, Result{Outcome: OutcomeSuccess}, at)
+	if st := b.States(at); len(st) != 0 {
+		t.Fatalf("States = %+v", st)
 	}
 }
 

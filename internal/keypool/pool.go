@@ -34,9 +34,9 @@ func NewPool(b Breakers) *Pool {
 func (p *Pool) Breakers() Breakers { return p.breakers }
 
 // Pick chooses a key among keys (a host's enabled, usable, granted keys in
-// position order) that is not in tried, and acquires it from the breakers.
-// It returns false when none can be had.
-func (p *Pool) Pick(strategy snapshot.KeyStrategy, keys []*snapshot.HostKey, tried []snapshot.ID, now time.Time) (*snapshot.HostKey, Ticket, bool) {
+// position order) that is not in tried, and acquires it from the breakers
+// for the upstream model. It returns false when none can be had.
+func (p *Pool) Pick(strategy snapshot.KeyStrategy, keys []*snapshot.HostKey, model string, tried []snapshot.ID, now time.Time) (*snapshot.HostKey, Ticket, bool) {
 	n := len(keys)
 	if n == 0 {
 		return nil, Ticket{}, false
@@ -46,7 +46,7 @@ func (p *Pool) Pick(strategy snapshot.KeyStrategy, keys []*snapshot.HostKey, tri
 		start := int(p.cursor(keys[0].HostID).Add(1)-1) % n
 		for j := range n {
 			k := keys[(start+j)%n]
-			if t, ok := p.try(k, tried, now); ok {
+			if t, ok := p.try(k, model, tried, now); ok {
 				return k, t, true
 			}
 		}
@@ -63,14 +63,14 @@ func (p *Pool) Pick(strategy snapshot.KeyStrategy, keys []*snapshot.HostKey, tri
 				}
 			}
 			passed |= 1 << best
-			if t, ok := p.try(keys[best], tried, now); ok {
+			if t, ok := p.try(keys[best], model, tried, now); ok {
 				p.markUsed(keys[best].ID, now)
 				return keys[best], t, true
 			}
 		}
 	default: // prioritized
 		for _, k := range keys {
-			if t, ok := p.try(k, tried, now); ok {
+			if t, ok := p.try(k, model, tried, now); ok {
 				return k, t, true
 			}
 		}
@@ -78,11 +78,11 @@ func (p *Pool) Pick(strategy snapshot.KeyStrategy, keys []*snapshot.HostKey, tri
 	return nil, Ticket{}, false
 }
 
-func (p *Pool) try(k *snapshot.HostKey, tried []snapshot.ID, now time.Time) (Ticket, bool) {
+func (p *Pool) try(k *snapshot.HostKey, model string, tried []snapshot.ID, now time.Time) (Ticket, bool) {
 	if slices.Contains(tried, k.ID) {
 		return Ticket{}, false
 	}
-	return p.breakers.Acquire(Ref(k), now)
+	return p.breakers.Acquire(Ref(k), model, now)
 }
 
 func (p *Pool) cursor(host snapshot.ID) *atomic.Uint64 {

@@ -22,7 +22,7 @@ func pickSlugs(t *testing.T, p *Pool, s snapshot.KeyStrategy, ks []*snapshot.Hos
 	t.Helper()
 	out := ""
 	for i := range n {
-		k, tk, ok := p.Pick(s, ks, nil, clock(i))
+		k, tk, ok := p.Pick(s, ks, "", nil, clock(i))
 		if !ok {
 			t.Fatalf("pick %d: none", i)
 		}
@@ -61,12 +61,12 @@ func TestPool_SkipsTriedAndHeldKeys(t *testing.T) {
 	for _, s := range []snapshot.KeyStrategy{snapshot.StrategyPrioritized, snapshot.StrategyRoundRobin, snapshot.StrategyLeastRecentlyUsed} {
 		b := NewMemory(BreakerConfig{})
 		p := NewPool(b)
-		tk, _ := b.Acquire(Ref(ks[1]), t0)
+		tk, _ := b.Acquire(Ref(ks[1]), "", t0)
 		b.Report(tk, Result{Outcome: OutcomeAuth}, t0)
 		seen := map[string]bool{}
 		var tried []snapshot.ID
 		for {
-			k, tk, ok := p.Pick(s, ks, tried, t0)
+			k, tk, ok := p.Pick(s, ks, "", tried, t0)
 			if !ok {
 				break
 			}

@@ -2,7 +2,9 @@ package keypool
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -11,15 +13,20 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/relay-llm/relay/internal/snapshot"
 )
 
-// RedisBreakers are Breakers shared by every pod through Redis. The
-// request path only touches a local copy (a Memory), so Ready, Acquire and
-// Report cost no round trip: a change of state a Report makes is written
-// to a Redis hash and published by a background goroutine, every pod
-// applies what the others publish, and a periodic full read of the hash
-// heals messages lost while a pod was disconnected. A rotated secret is a
-// new KeyRef and starts closed everywhere.
+// RedisBreakers are Breakers shared by every pod through Redis, with the
+// same scopes as Memory: one hash field per held key and per held (key,
+// model). The request path only touches a local copy (a Memory), so Ready,
+// Acquire and Report cost no round trip: a change of state a Report makes
+// is written to a Redis hash and published by a background goroutine,
+// every pod applies what the others publish, and a periodic full read of
+// the hash heals messages lost while a pod was disconnected. A rotated
+// secret is a new KeyRef and starts closed everywhere. Clear (an
+// operator's, off the request path) deletes the fields in Redis at once
+// and publishes the deletions.
 //
 // The half-open probe is claimed locally: after a backoff each pod may send
 // one probe, and the first verdict published settles the breaker for all.
@@ -52,8 +59,8 @@ type RedisBreakerOptions struct {
 }
 
 type breakerWrite struct {
-	ref KeyRef
-	e   *entry // nil: closed
+	hold Hold
+	e    *entry // nil: closed
 }
 
 var _ Breakers = (*RedisBreakers)(nil)
@@ -69,6 +76,16 @@ end
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
 redis.call('PUBLISH', ARGV[3], ARGV[1] .. '=' .. ARGV[2])
 return 1
+`)
+
+// clearScript deletes the breakers named in ARGV[2…] and publishes each
+// deletion on ARGV[1], atomically.
+var clearScript = redis.NewScript(`
+for i = 2, #ARGV do
+  redis.call('HDEL', KEYS[1], ARGV[i])
+  redis.call('PUBLISH', ARGV[1], ARGV[i] .. '=')
+end
+return #ARGV - 1
 `)
 
 // breakerStateTTL drops the shared hash when no breaker changed for a week.
@@ -114,11 +131,13 @@ func (b *RedisBreakers) Close() error {
 }
 
 // Ready implements Breakers.
-func (b *RedisBreakers) Ready(ref KeyRef, now time.Time) bool { return b.local.Ready(ref, now) }
+func (b *RedisBreakers) Ready(ref KeyRef, model string, now time.Time) bool {
+	return b.local.Ready(ref, model, now)
+}
 
 // Acquire implements Breakers.
-func (b *RedisBreakers) Acquire(ref KeyRef, now time.Time) (Ticket, bool) {
-	return b.local.Acquire(ref, now)
+func (b *RedisBreakers) Acquire(ref KeyRef, model string, now time.Time) (Ticket, bool) {
+	return b.local.Acquire(ref, model, now)
 }
 
 // States implements Breakers.
@@ -126,27 +145,77 @@ func (b *RedisBreakers) States(now time.Time) []KeyState { return b.local.States
 
 // Report implements Breakers: locally at once, shared off the request path.
 func (b *RedisBreakers) Report(t Ticket, r Result, now time.Time) {
-	before, had := b.local.entryOf(t.Ref)
-	if !had && (r.Outcome == OutcomeSuccess || r.Outcome == OutcomeNeutral) {
-		return // a closed breaker stays closed: nothing to share
+	holds := [2]Hold{{Ref: t.Ref}, {Ref: t.Ref, Model: t.Model}}
+	n := 1
+	if t.Model != "" {
+		n = 2
+	}
+	var before [2]entry
+	var had [2]bool
+	held := false
+	for i, h := range holds[:n] {
+		before[i], had[i] = b.local.entryOf(h)
+		held = held || had[i]
+	}
+	if !held && (r.Outcome == OutcomeSuccess || r.Outcome == OutcomeNeutral) {
+		return // closed breakers stay closed: nothing to share
 	}
 	b.local.Report(t, r, now)
-	after, has := b.local.entryOf(t.Ref)
-	if had == has && (!has || shared(before) == shared(after)) {
-		return
+	for i, h := range holds[:n] {
+		after, has := b.local.entryOf(h)
+		if had[i] == has && (!has || shared(before[i]) == shared(after)) {
+			continue
+		}
+		w := breakerWrite{hold: h}
+		if has {
+			w.e = &after
+		}
+		b.share(w)
 	}
-	w := breakerWrite{ref: t.Ref}
-	if has {
-		w.e = &after
-	}
+}
+
+func (b *RedisBreakers) share(w breakerWrite) {
 	b.gen.Add(1)
 	b.pending.Add(1)
 	select {
 	case b.writes <- w:
 	default:
 		b.pending.Add(-1)
-		b.log.Warn("breakers: share queue full; other pods learn this state at their next resync", "host_key_id", t.Ref.ID)
+		b.log.Warn("breakers: share queue full; other pods learn this state at their next resync", "host_key_id", w.hold.Ref.ID)
 	}
+}
+
+// Clear implements Breakers: the matching fields are deleted in Redis and
+// the deletions published before it returns, so every pod closes them.
+func (b *RedisBreakers) Clear(ctx context.Context, id snapshot.ID, model string, now time.Time) ([]KeyState, error) {
+	b.gen.Add(1) // a full read in flight may predate the clear
+	out := b.local.clear(id, model, now)
+	m, err := b.client.HGetAll(ctx, b.hash).Result()
+	if err != nil {
+		return out, fmt.Errorf("read shared breakers: %w", err)
+	}
+	args := []any{b.channel}
+	for f, v := range m {
+		h, e, ok := decodeBreaker(f, v)
+		if !ok || !clears(h, id, model) {
+			continue
+		}
+		args = append(args, f)
+		if e != nil && !slices.ContainsFunc(out, func(ks KeyState) bool { return ks.Ref == h.Ref && ks.Model == h.Model }) {
+			if ks, ok := b.local.describe(h, e, now); ok {
+				out = append(out, ks) // held on another pod only
+			}
+		}
+	}
+	sortStates(out)
+	if len(args) == 1 {
+		return out, nil
+	}
+	if err := clearScript.Run(ctx, b.client, []string{b.hash}, args...).Err(); err != nil {
+		return out, fmt.Errorf("clear shared breakers: %w", err)
+	}
+	b.gen.Add(1)
+	return out, nil
 }
 
 // Sync replaces the local state with the shared one (done every Resync).
@@ -159,10 +228,10 @@ func (b *RedisBreakers) Sync(ctx context.Context) error {
 	if b.pending.Load() > 0 || b.gen.Load() != gen {
 		return nil // newer changes than this read are on their way or applied; the next sync will agree
 	}
-	remote := make(map[KeyRef]entry, len(m))
+	remote := make(map[Hold]entry, len(m))
 	for f, v := range m {
-		if ref, e, ok := decodeBreaker(f, v); ok && e != nil {
-			remote[ref] = *e
+		if h, e, ok := decodeBreaker(f, v); ok && e != nil {
+			remote[h] = *e
 		}
 	}
 	b.local.replaceAll(remote)
@@ -191,7 +260,7 @@ func (b *RedisBreakers) writeLoop() {
 func (b *RedisBreakers) write(w breakerWrite) {
 	defer b.pending.Add(-1)
 	defer b.gen.Add(1)
-	field, value := encodeBreaker(w.ref, w.e)
+	field, value := encodeBreaker(w.hold, w.e)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	err := breakerScript.Run(ctx, b.client, []string{b.hash}, field, value, b.channel, breakerStateTTL.Milliseconds()).Err()
@@ -210,8 +279,8 @@ func (b *RedisBreakers) listen() {
 		if !ok {
 			continue
 		}
-		if ref, e, ok := decodeBreaker(field, value); ok {
-			b.local.put(ref, e)
+		if h, e, ok := decodeBreaker(field, value); ok {
+			b.local.put(h, e)
 			b.gen.Add(1)
 		}
 	}
@@ -249,10 +318,15 @@ func shared(e entry) sharedEntry {
 	return sharedEntry{e.kind, e.failures, e.until.UnixMilli(), e.reason, e.lastAt.UnixMilli()}
 }
 
-// encodeBreaker is "<host key id>:<secret version>" and
-// "<kind>|<failures>|<until ms>|<last ms>|<reason>" ("" when closed).
-func encodeBreaker(ref KeyRef, e *entry) (string, string) {
-	field := ref.ID.String() + ":" + strconv.Itoa(ref.Version)
+// encodeBreaker is "<host key id>:<secret version>" for a key's own
+// breaker, "<host key id>:<secret version>:<upstream model>" for a
+// model's, and "<kind>|<failures>|<until ms>|<last ms>|<reason>" ("" when
+// closed).
+func encodeBreaker(h Hold, e *entry) (string, string) {
+	field := h.Ref.ID.String() + ":" + strconv.Itoa(h.Ref.Version)
+	if h.Model != "" {
+		field += ":" + h.Model
+	}
 	if e == nil {
 		return field, ""
 	}
@@ -264,77 +338,84 @@ func encodeBreaker(ref KeyRef, e *entry) (string, string) {
 		strconv.FormatInt(until, 10) + "|" + strconv.FormatInt(e.lastAt.UnixMilli(), 10) + "|" + e.reason
 }
 
-func decodeBreaker(field, value string) (KeyRef, *entry, bool) {
-	id, ver, ok := strings.Cut(field, ":")
-	if !ok {
-		return KeyRef{}, nil, false
+func decodeBreaker(field, value string) (Hold, *entry, bool) {
+	// The model comes last: its name may hold ':' ("llama3:8b").
+	parts := strings.SplitN(field, ":", 3)
+	if len(parts) < 2 {
+		return Hold{}, nil, false
 	}
-	u, err := uuid.Parse(id)
-	v, err2 := strconv.Atoi(ver)
+	u, err := uuid.Parse(parts[0])
+	v, err2 := strconv.Atoi(parts[1])
 	if err != nil || err2 != nil {
-		return KeyRef{}, nil, false
+		return Hold{}, nil, false
 	}
-	ref := KeyRef{ID: u, Version: v}
+	h := Hold{Ref: KeyRef{ID: u, Version: v}}
+	if len(parts) == 3 {
+		if parts[2] == "" {
+			return Hold{}, nil, false
+		}
+		h.Model = parts[2]
+	}
 	if value == "" {
-		return ref, nil, true
+		return h, nil, true
 	}
-	parts := strings.SplitN(value, "|", 5)
-	if len(parts) != 5 {
-		return KeyRef{}, nil, false
+	vals := strings.SplitN(value, "|", 5)
+	if len(vals) != 5 {
+		return Hold{}, nil, false
 	}
-	kind, e1 := strconv.Atoi(parts[0])
-	failures, e2 := strconv.Atoi(parts[1])
-	until, e3 := strconv.ParseInt(parts[2], 10, 64)
-	last, e4 := strconv.ParseInt(parts[3], 10, 64)
-	if e1 != nil || e2 != nil || e3 != nil || e4 != nil || kind < int(kindOpen) || kind > int(kindAuth) {
-		return KeyRef{}, nil, false
+	kind, e1 := strconv.Atoi(vals[0])
+	failures, e2 := strconv.Atoi(vals[1])
+	until, e3 := strconv.ParseInt(vals[2], 10, 64)
+	last, e4 := strconv.ParseInt(vals[3], 10, 64)
+	if e1 != nil || e2 != nil || e3 != nil || e4 != nil || kind < int(kindOpen) || kind > int(kindQuota) {
+		return Hold{}, nil, false
 	}
-	e := &entry{kind: entryKind(kind), failures: failures, reason: parts[4], lastAt: time.UnixMilli(last)}
+	e := &entry{kind: entryKind(kind), failures: failures, reason: vals[4], lastAt: time.UnixMilli(last)}
 	if until != 0 {
 		e.until = time.UnixMilli(until)
 	}
-	return ref, e, true
+	return h, e, true
 }
 
-// entryOf returns a copy of ref's entry, if it has one.
-func (b *Memory) entryOf(ref KeyRef) (entry, bool) {
+// entryOf returns a copy of h's entry, if it has one.
+func (b *Memory) entryOf(h Hold) (entry, bool) {
 	b.mu.RLock()
 	defer b.mu.RUnlock()
-	if e := b.m[ref]; e != nil {
+	if e := b.m[h]; e != nil {
 		return *e, true
 	}
 	return entry{}, false
 }
 
-// put sets ref's shared state (nil: closed), keeping this pod's probe claim.
-func (b *Memory) put(ref KeyRef, e *entry) {
+// put sets h's shared state (nil: closed), keeping this pod's probe claim.
+func (b *Memory) put(h Hold, e *entry) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if e == nil {
-		delete(b.m, ref)
+		delete(b.m, h)
 		return
 	}
 	n := *e
-	if old := b.m[ref]; old != nil && old.kind == n.kind {
+	if old := b.m[h]; old != nil && old.kind == n.kind {
 		n.probing, n.probeAt = old.probing, old.probeAt
 	}
-	b.m[ref] = &n
+	b.m[h] = &n
 }
 
 // replaceAll makes the local state the shared one, keeping probe claims.
-func (b *Memory) replaceAll(m map[KeyRef]entry) {
+func (b *Memory) replaceAll(m map[Hold]entry) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for ref := range b.m {
-		if _, ok := m[ref]; !ok {
-			delete(b.m, ref)
+	for h := range b.m {
+		if _, ok := m[h]; !ok {
+			delete(b.m, h)
 		}
 	}
-	for ref, e := range m {
+	for h, e := range m {
 		n := e
-		if old := b.m[ref]; old != nil && old.kind == n.kind {
+		if old := b.m[h]; old != nil && old.kind == n.kind {
 			n.probing, n.probeAt = old.probing, old.probeAt
 		}
-		b.m[ref] = &n
+		b.m[h] = &n
 	}
 }

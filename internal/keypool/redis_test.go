@@ -2,6 +2,7 @@ package keypool
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -46,13 +47,13 @@ func TestRedisBreakers_TrippedOnOnePodSkippedOnAnother(t *testing.T) {
 	tk := mustAcquire(t, a, k, t0)
 	a.Report(tk, Result{Outcome: OutcomeFailure, Reason: "500"}, t0)
 	mustRefuse(t, a, k, t0) // locally at once
-	eventually(t, "pod B sees the key open", func() bool { return !b.Ready(k, t0) })
+	eventually(t, "pod B sees the key open", func() bool { return !b.Ready(k, "", t0) })
 	if st := b.States(t0); len(st) != 1 || st[0].State != StateOpen || st[0].LastReason != "500" {
 		t.Fatalf("B's states %+v", st)
 	}
 
 	// A rotated secret is a new breaker: closed on both pods.
-	if !b.Ready(ref(1, 2), t0) || !a.Ready(ref(1, 2), t0) {
+	if !b.Ready(ref(1, 2), "", t0) || !a.Ready(ref(1, 2), "", t0) {
 		t.Fatal("a new secret version is not fresh")
 	}
 
@@ -71,10 +72,61 @@ func TestRedisBreakers_AuthFailureSharedAndHeldUntilRotation(t *testing.T) {
 	a, b := twoPods(t)
 	k := ref(2, 7)
 	a.Report(mustAcquire(t, a, k, t0), Result{Outcome: OutcomeAuth, Reason: "401"}, t0)
-	eventually(t, "pod B holds the key", func() bool { return !b.Ready(k, t0.Add(24*time.Hour)) })
-	if !b.Ready(ref(2, 8), t0) {
+	eventually(t, "pod B holds the key", func() bool { return !b.Ready(k, "", t0.Add(29*time.Second)) })
+	if !b.Ready(ref(2, 8), "", t0) {
 		t.Fatal("the rotated secret is held")
 	}
+	// The hold ends in a probe, not at the next rotation.
+	if p := mustAcquire(t, b, k, t0.Add(30*time.Second)); !p.Probe {
+		t.Fatal("B's attempt after the hold is not a probe")
+	}
+}
+
+func TestRedisBreakers_ScopesSharedAndClearedEverywhere(t *testing.T) {
+	t.Parallel()
+	a, b := twoPods(t)
+	k := ref(4, 1)
+	// A model-level hold (with a ':' in the model's name) and a key-level
+	// hold of another key, both from pod A.
+	a.Report(mustAcquireFor(t, a, k, "llama3:8b", t0), Result{Outcome: OutcomeFailure, Scope: ScopeModel, Reason: "500"}, t0)
+	other := ref(5, 1)
+	a.Report(mustAcquireFor(t, a, other, "llama3:8b", t0), Result{Outcome: OutcomeAuth, Scope: ScopeKey, Reason: "401"}, t0)
+	eventually(t, "pod B holds (key, model) and the other key", func() bool {
+		return !b.Ready(k, "llama3:8b", t0) && !b.Ready(other, "", t0)
+	})
+	if !b.Ready(k, "qwen", t0) || !b.Ready(k, "", t0) {
+		t.Fatal("a model-level hold held the key on pod B")
+	}
+	st := b.States(t0)
+	if len(st) != 2 || st[0].Model != "llama3:8b" || st[0].Scope != ScopeModel || st[1].Scope != ScopeKey || st[1].State != StateAuthFailed {
+		t.Fatalf("B's states %+v", st)
+	}
+
+	// Pod B clears the key-level hold: pod A (and Redis) forget it too.
+	got, err := b.Clear(t.Context(), other.ID, "", t0)
+	if err != nil || len(got) != 1 || got[0].State != StateAuthFailed {
+		t.Fatalf("Clear = %+v, %v", got, err)
+	}
+	eventually(t, "pod A sees the hold cleared", func() bool { return a.Ready(other, "", t0) })
+	// A pod that starts now reads only what is left.
+	c := NewRedisBreakers(a.client, BreakerConfig{}, RedisBreakerOptions{Prefix: strings.TrimSuffix(a.hash, "{breakers}:state"), Resync: time.Hour})
+	t.Cleanup(func() { _ = c.Close() })
+	if err := c.Sync(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if st := c.States(t0); len(st) != 1 || st[0].Model != "llama3:8b" {
+		t.Fatalf("a new pod's states %+v", st)
+	}
+	// Clearing a hold this pod never saw still reaches Redis and every pod.
+	c2 := NewRedisBreakers(a.client, BreakerConfig{}, RedisBreakerOptions{Prefix: strings.TrimSuffix(a.hash, "{breakers}:state"), Resync: time.Hour})
+	t.Cleanup(func() { _ = c2.Close() })
+	got, err = c2.Clear(t.Context(), k.ID, "llama3:8b", t0)
+	if err != nil || len(got) != 1 || got[0].Model != "llama3:8b" {
+		t.Fatalf("Clear from a fresh pod = %+v, %v", got, err)
+	}
+	eventually(t, "pods A and B see the model hold cleared", func() bool {
+		return a.Ready(k, "llama3:8b", t0) && b.Ready(k, "llama3:8b", t0)
+	})
 }
 
 func TestRedisBreakers_ResyncHealsAMissedMessage(t *testing.T) {

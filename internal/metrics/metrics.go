@@ -509,17 +509,19 @@ func outcomeName(o keypool.Outcome) string {
 		return "rate_limited"
 	case keypool.OutcomeAuth:
 		return "auth_failed"
+	case keypool.OutcomeQuota:
+		return "quota_exhausted"
 	}
 	return unknown
 }
 
 // breakerStates are the values relay_host_key_breaker_state takes.
 var breakerStates = []keypool.State{
-	keypool.StateClosed, keypool.StateOpen, keypool.StateHalfOpen, keypool.StateCooling, keypool.StateAuthFailed,
+	keypool.StateClosed, keypool.StateOpen, keypool.StateHalfOpen, keypool.StateCooling, keypool.StateAuthFailed, keypool.StateQuotaExhausted,
 }
 
 var breakerDesc = prometheus.NewDesc("relay_host_key_breaker_state",
-	"1 for the state each host key's circuit breaker is in (closed, open, half_open, cooling, auth_failed), 0 for the others.",
+	"1 for the state each host key's own circuit breaker is in (closed, open, half_open, cooling, auth_failed, quota_exhausted), 0 for the others.",
 	[]string{"host", "host_key", "state"}, nil)
 
 // breakerCollector reads the breakers at scrape time, for every enabled host
@@ -539,7 +541,9 @@ func (c breakerCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	states := make(map[keypool.KeyRef]keypool.State)
 	for _, s := range c.b.States(c.now()) {
-		states[s.Ref] = s.State
+		if s.Model == "" { // the key's own hold; holds of one model are listed by /api/breakers
+			states[s.Ref] = s.State
+		}
 	}
 	for _, k := range snap.AllHostKeys() {
 		if !k.Enabled {

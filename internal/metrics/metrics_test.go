@@ -190,8 +190,9 @@ func TestMetrics_SeriesAfterTraffic(t *testing.T) {
 		{"relay_upstream_attempts_total", map[string]string{"host": "flaky", "host_key": "bad", "outcome": "failure"}, 1},
 		{"relay_upstream_attempts_total", map[string]string{"host": "flaky", "host_key": "good", "outcome": "success"}, 1},
 		{"relay_upstream_attempts_total", map[string]string{"host": "openai", "host_key": "oa-1", "outcome": "success"}, 2},
-		{"relay_host_key_breaker_state", map[string]string{"host": "flaky", "host_key": "bad", "state": "open"}, 1},
-		{"relay_host_key_breaker_state", map[string]string{"host": "flaky", "host_key": "bad", "state": "closed"}, 0},
+		// A 503 holds (bad, gpt-4o) only: the key itself stays closed.
+		{"relay_host_key_breaker_state", map[string]string{"host": "flaky", "host_key": "bad", "state": "open"}, 0},
+		{"relay_host_key_breaker_state", map[string]string{"host": "flaky", "host_key": "bad", "state": "closed"}, 1},
 		{"relay_host_key_breaker_state", map[string]string{"host": "openai", "host_key": "oa-1", "state": "closed"}, 1},
 		{"relay_requests_in_flight", nil, 0},
 		{"relay_inference_responses_total", map[string]string{"status": "200"}, 3},

@@ -51,6 +51,22 @@ func Up(ctx context.Context, pool *pgxpool.Pool) error {
 	return nil
 }
 
+// Pending reports whether migrations are waiting to be applied: a server
+// started with its start-up migration switched off refuses to run on a
+// schema older than its code.
+func Pending(ctx context.Context, pool *pgxpool.Pool) (bool, error) {
+	p, db, err := newProvider(pool)
+	if err != nil {
+		return false, err
+	}
+	defer db.Close()
+	pending, err := p.HasPending(ctx)
+	if err != nil {
+		return false, fmt.Errorf("migrate status: %w", err)
+	}
+	return pending, nil
+}
+
 // Down rolls back the newest applied migration.
 func Down(ctx context.Context, pool *pgxpool.Pool) error {
 	p, db, err := newProvider(pool)

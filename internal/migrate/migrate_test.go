@@ -73,11 +73,17 @@ func TestMigrate_UpDownUp(t *testing.T) {
 	if err := migrate.Status(ctx, pool, &status); err != nil || !strings.Contains(status.String(), "applied") {
 		t.Fatalf("status = %q, %v", status.String(), err)
 	}
+	if pending, err := migrate.Pending(ctx, pool); err != nil || pending {
+		t.Fatalf("pending after up = %v, %v", pending, err)
+	}
 	if err := migrate.Reset(ctx, pool); err != nil {
 		t.Fatal(err)
 	}
 	if n := tableCount(t, pool); n != 0 {
 		t.Fatalf("%d tables left after down", n)
+	}
+	if pending, err := migrate.Pending(ctx, pool); err != nil || !pending {
+		t.Fatalf("pending after reset = %v, %v; want true", pending, err)
 	}
 	if err := migrate.Up(ctx, pool); err != nil {
 		t.Fatal(err)

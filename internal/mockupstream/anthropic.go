@@ -21,6 +21,11 @@ type anthropicRequest struct {
 	Thinking      *anthropicThinking   `json:"thinking"`
 	StopSequences []string             `json:"stop_sequences"`
 	Temperature   *float64             `json:"temperature"`
+
+	// systemTurns: the caller sent an anthropic-beta header, under which
+	// Anthropic takes role "system" turns inside the conversation (Claude
+	// Code sends them).
+	systemTurns bool
 }
 
 type anthropicMessage struct {
@@ -88,8 +93,8 @@ func anthropicInvalid(msg string) *apiError { return &apiError{kind: errInvalid,
 
 // decodeAnthropic parses and validates a Messages request (or a count_tokens
 // request, which needs no max_tokens) into cv. The request is never nil.
-func decodeAnthropic(body []byte, cv *convo, count bool) (*anthropicRequest, *apiError) {
-	req := &anthropicRequest{}
+func decodeAnthropic(body []byte, cv *convo, count, beta bool) (*anthropicRequest, *apiError) {
+	req := &anthropicRequest{systemTurns: beta}
 	if e := decodeBody(body, req, provAnthropic); e != nil {
 		return req, e
 	}
@@ -213,6 +218,18 @@ func anthropicMessages(req *anthropicRequest, cv *convo) *apiError {
 	}
 	for i, m := range req.Messages {
 		at := "messages." + strconv.Itoa(i)
+		if m.Role == "system" && req.systemTurns && i > 0 {
+			if !m.Content.set {
+				return anthropicInvalid(at + ".content: Field required")
+			}
+			for _, b := range m.Content.blocks {
+				if b.Type != "text" || b.Text == "" {
+					return anthropicInvalid(at + ".content: system messages hold non-empty text blocks only")
+				}
+				cv.textBytes += len(b.Text)
+			}
+			continue
+		}
 		if m.Role != "user" && m.Role != "assistant" {
 			return anthropicInvalid(at + ".role: Input should be 'user' or 'assistant'")
 		}

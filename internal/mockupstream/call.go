@@ -307,10 +307,10 @@ func (c *call) decode(body []byte) {
 		c.emb, c.derr = decodeEmbeddings(body)
 		c.model = c.emb.Model
 	case epMessages:
-		c.anth, c.derr = decodeAnthropic(body, &c.conv, false)
+		c.anth, c.derr = decodeAnthropic(body, &c.conv, false, c.r.Header.Get("Anthropic-Beta") != "")
 		c.model, c.stream = c.anth.Model, c.anth.Stream
 	case epCountTokens:
-		c.anth, c.derr = decodeAnthropic(body, &c.conv, true)
+		c.anth, c.derr = decodeAnthropic(body, &c.conv, true, c.r.Header.Get("Anthropic-Beta") != "")
 		c.model = c.anth.Model
 	case epGenerate, epGeminiCount:
 		c.gem, c.derr = decodeGemini(body, &c.conv, c.ep == epGeminiCount)

@@ -33,15 +33,17 @@ func TestProxy_FailsOverToTheNextKey(t *testing.T) {
 	tests := []struct {
 		fault string
 		state keypool.State // the first key's breaker afterwards; "" = closed
+		scope keypool.Scope // what it holds: the key, or (key, gpt-4o-mini)
 	}{
-		{"500", keypool.StateOpen},
-		{"503", keypool.StateOpen},
-		{"529", keypool.StateOpen},
-		{"429", ""}, // Retry-After: 1 is short: move on without cooling the key
-		{"429-30", keypool.StateCooling},
-		{"401", keypool.StateAuthFailed},
-		{"403", keypool.StateAuthFailed},
-		{"reset-0", keypool.StateOpen},
+		{"500", keypool.StateOpen, keypool.ScopeModel},
+		{"503", keypool.StateOpen, keypool.ScopeModel},
+		{"529", keypool.StateOpen, keypool.ScopeModel},
+		{"429", "", 0}, // Retry-After: 1 is short: move on without cooling
+		{"429-30", keypool.StateCooling, keypool.ScopeModel},
+		{"quota", keypool.StateQuotaExhausted, keypool.ScopeKey},
+		{"401", keypool.StateAuthFailed, keypool.ScopeKey},
+		{"403", keypool.StateAuthFailed, keypool.ScopeKey},
+		{"reset-0", keypool.StateOpen, keypool.ScopeModel}, // the request went out: not the host's fault
 	}
 	for _, tt := range tests {
 		t.Run(tt.fault, func(t *testing.T) {
@@ -57,7 +59,7 @@ func TestProxy_FailsOverToTheNextKey(t *testing.T) {
 					t.Fatalf("stream=%v: %d attempts=%s %s", stream, resp.StatusCode, resp.Header.Get("X-Relay-Attempts"), out)
 				}
 				// Not a byte of the failed attempt reached the caller.
-				for _, trace := range []string{`"error"`, "Retry-After", "fault-", "rate limit", "overloaded", "Incorrect API key"} {
+				for _, trace := range []string{`"error"`, "Retry-After", "fault-", "rate limit", "overloaded", "Incorrect API key", "quota"} {
 					if strings.Contains(out, trace) {
 						t.Errorf("stream=%v: the caller saw %q: %s", stream, trace, out)
 					}
@@ -76,6 +78,9 @@ func TestProxy_FailsOverToTheNextKey(t *testing.T) {
 				for _, s := range f.h.Breakers().States(f.clock.Now()) {
 					if s.Ref.ID == bad.ID {
 						got = s.State
+						if s.Scope != tt.scope || (s.Scope == keypool.ScopeModel) != (s.Model == "gpt-4o-mini") {
+							t.Errorf("stream=%v: the first key's hold is %s-scoped for %q", stream, s.Scope, s.Model)
+						}
 					}
 					if s.Ref.ID == good.ID {
 						t.Errorf("the good key's breaker is %s", s.State)
@@ -243,7 +248,9 @@ func TestProxy_EveryKeyFails(t *testing.T) {
 
 func TestProxy_UpstreamClientErrorsPassThrough(t *testing.T) {
 	t.Parallel()
-	for _, status := range []string{"400", "404", "413", "422"} {
+	// A 404 that says the model does not exist is not here: it is the
+	// binding's trouble, and holds (key, model) (breaker_test.go).
+	for _, status := range []string{"400", "413", "422"} {
 		t.Run(status, func(t *testing.T) {
 			t.Parallel()
 			// The fault comes from the caller's X-Mock-Fault header, which

@@ -30,8 +30,14 @@ var (
 )
 
 // forward tries the plan's candidates in order, key by key, until one
-// answers or the policy's attempt cap is reached. Only failures before any
-// byte reached the caller are retried.
+// answers or the attempts run out. Only failures before any byte reached
+// the caller are retried.
+//
+// The policy's max_attempts caps the attempts of a request, but every
+// binding in the plan gets at least one: the keys of a binding may use
+// what is left of the cap after one attempt is set aside for each binding
+// after it, and a binding whose turn comes when the cap is spent still
+// gets one attempt (docs/reliability.md).
 func (rq *request) forward() {
 	h := rq.h
 	policy := rq.caller.Policy
@@ -39,19 +45,31 @@ func (rq *request) forward() {
 	if policy.MaxAttempts > 0 {
 		maxAttempts = min(policy.MaxAttempts, maxTried)
 	}
+	later := 0 // candidates after the current one
+	for i := range rq.plan.Bindings {
+		if rq.plan.Bindings[i].Skip == routing.Kept {
+			later++
+		}
+	}
 	rq.overhead = time.Since(rq.start)
 	ctx := rq.r.Context()
-	backoff := false
 	for i := range rq.plan.Bindings {
 		c := &rq.plan.Bindings[i]
 		if c.Skip != routing.Kept {
 			continue
 		}
+		later--
 		if !rq.translatable(c) {
 			continue // the binding's shape cannot express this request
 		}
-		for rq.attempts < maxAttempts {
-			key, ticket, ok := h.pool.Pick(policy.KeyStrategy, c.Keys, rq.tried, h.now())
+		// This binding's share: the cap less one attempt for each later
+		// binding, and never less than one.
+		limit := min(max(maxAttempts-later, rq.attempts+1), maxTried)
+		// The retry pause is for the host that just failed; another
+		// binding is tried at once.
+		backoff := false
+		for rq.attempts < limit {
+			key, ticket, ok := h.pool.Pick(policy.KeyStrategy, c.Keys, c.Binding.UpstreamModel, rq.tried, h.now())
 			if !ok {
 				break
 			}
@@ -94,8 +112,8 @@ func (rq *request) forward() {
 				return
 			}
 			rq.fails = append(rq.fails, f)
-			// Key-specific refusals (401, 403, 429) move on at once; the
-			// upstream's own trouble earns a pause first.
+			// Key-level refusals and 429s move on at once; the upstream's
+			// own trouble earns a pause first.
 			backoff = f.status == 0 || f.status == http.StatusRequestTimeout || f.status >= 500
 		}
 	}
@@ -233,42 +251,44 @@ func (rq *request) attempt(ctx context.Context, c *routing.Candidate, key *snaps
 			return f, true
 		}
 		f.what, f.timeout = describe(err, actx)
-		h.breakers.Report(t, keypool.Result{Outcome: keypool.OutcomeFailure, Reason: f.what}, h.now())
+		_, res := keypool.Classify(keypool.Upstream{Err: err, Reason: f.what})
+		h.breakers.Report(t, res, h.now())
 		return f, false
 	}
 
-	switch s := resp.StatusCode; {
-	case s >= 200 && s < 300:
+	if s := resp.StatusCode; s >= 200 && s < 300 {
 		res := rq.commit(ctx, actx, cancel, resp, c.Binding.Shape, to, injected)
+		if res.Outcome == keypool.OutcomeFailure {
+			// The answer began: whatever broke it is the model's at most.
+			_, res = keypool.Classify(keypool.Upstream{AfterFirstByte: true, Reason: res.Reason})
+		}
 		h.breakers.Report(t, res, h.now())
 		return f, true
-	case s == http.StatusTooManyRequests, s == http.StatusUnauthorized, s == http.StatusForbidden,
-		s == http.StatusRequestTimeout, s >= 500:
-		errBody, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-		resp.Body.Close()
-		now := h.now()
-		f.status, f.what = s, strconv.Itoa(s)
-		res := keypool.Result{Outcome: keypool.OutcomeFailure, Reason: f.what}
-		switch s {
-		case http.StatusTooManyRequests:
-			res.Outcome = keypool.OutcomeRateLimited
-			res.RetryAfter = retryAfter(resp.Header, now)
-			f.retryAfter = res.RetryAfter
-		case http.StatusUnauthorized, http.StatusForbidden:
-			res.Outcome = keypool.OutcomeAuth
-		case http.StatusRequestTimeout:
-			f.timeout = true
-		}
-		if res.Outcome != keypool.OutcomeAuth { // auth errors may echo the credential
-			f.detail = upstreamMessage(errBody, key.Secret)
-		}
-		h.breakers.Report(t, res, now)
-		return f, false
-	default:
+	}
+	// An error status: its body says whose fault it is.
+	errBody, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	now := h.now()
+	class, res := keypool.Classify(keypool.Upstream{
+		Shape: c.Binding.Shape, Status: resp.StatusCode, Body: errBody, RetryAfter: retryAfter(resp.Header, now),
+	})
+	if class == keypool.ClassRequest {
+		resp.Body = struct {
+			io.Reader
+			io.Closer
+		}{io.MultiReader(bytes.NewReader(errBody), resp.Body), resp.Body}
 		rq.passError(resp, key.Secret)
-		h.breakers.Report(t, keypool.Result{Outcome: keypool.OutcomeSuccess}, h.now())
+		h.breakers.Report(t, res, h.now())
 		return f, true
 	}
+	resp.Body.Close()
+	f.status, f.what = resp.StatusCode, res.Reason
+	f.retryAfter = res.RetryAfter
+	f.timeout = resp.StatusCode == http.StatusRequestTimeout
+	if res.Outcome != keypool.OutcomeAuth { // auth errors may echo the credential
+		f.detail = upstreamMessage(errBody, key.Secret)
+	}
+	h.breakers.Report(t, res, now)
+	return f, false
 }
 
 // setBody gives req a body over p that counts itself in rq.sending until

@@ -93,7 +93,7 @@ func hotPath(h *Handler, snap *snapshot.Snapshot, rq *request, tried []snapshot.
 		if c.Skip != routing.Kept {
 			continue
 		}
-		if k, t, ok := h.pool.Pick(caller.Policy.KeyStrategy, c.Keys, tried, now); ok {
+		if k, t, ok := h.pool.Pick(caller.Policy.KeyStrategy, c.Keys, c.Binding.UpstreamModel, tried, now); ok {
 			rq.startAttempt(c, k)
 			h.breakers.Report(t, keypool.Result{Outcome: keypool.OutcomeSuccess}, now)
 			rq.endAttempt(&failure{}, true)

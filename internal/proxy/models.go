@@ -1,12 +1,28 @@
 package proxy
 
 import (
+	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/wire"
 )
+
+// rootBody is what GET / on the inference port says: what Relay is and
+// where its endpoints are — nothing about the catalog or its secrets.
+var rootBody = []byte(`{"name":"Relay","description":"LLM gateway: keep your SDK, change only the base URL.","endpoints":["/v1/chat/completions","/v1/responses","/v1/messages","/v1/messages/count_tokens","/v1/embeddings","/v1/generate","/v1/models","/healthz","/readyz"]}` + "\n")
+
+// serveRoot answers GET and HEAD / (clients such as Claude Code probe the
+// base URL before their first request) without authentication.
+func serveRoot(rq *request) {
+	if m := rq.r.Method; m != http.MethodGet && m != http.MethodHead {
+		rq.fail(wire.Errorf(wire.ErrMethodNotAllowed, "Use GET for /."))
+	} else {
+		rq.respond(http.StatusOK, "application/json", rootBody)
+	}
+	rq.finish()
+}
 
 // serveModels answers GET /v1/models with the models the caller's policy
 // grants that have an enabled binding on an enabled host, in OpenAI's list

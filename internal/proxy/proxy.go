@@ -237,6 +237,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "/v1/models":
 		h.serveModelsAt(rq, "")
 		return
+	case "/":
+		serveRoot(rq)
+		return
 	default:
 		if name, ok := strings.CutPrefix(path, "/v1/models/"); ok && name != "" {
 			h.serveModelsAt(rq, name)
@@ -304,6 +307,10 @@ func (h *Handler) serveInference(rq *request) {
 		return
 	}
 	scan, err := wire.ScanRequest(rq.body.Bytes())
+	if we, ok := err.(*wire.Error); ok { // a refusal that names its member
+		rq.fail(we)
+		return
+	}
 	if err != nil {
 		rq.fail(&wire.Error{Kind: wire.ErrMalformedRequest, Msg: "Could not parse the request body: " + err.Error()})
 		return

@@ -29,6 +29,7 @@ import (
 // leaves c out, and the reason answers the caller if no binding is left.
 func (rq *request) translatable(c *routing.Candidate) bool {
 	rq.xl = nil
+	rq.w.Header().Del(droppedFieldsHeader)
 	if translator.Native(rq.in, c.Binding.Shape) {
 		rq.xlServed = true
 		return true
@@ -62,8 +63,16 @@ func (rq *request) translatable(c *routing.Candidate) bool {
 		return false
 	}
 	rq.xlBody, rq.xl, rq.xlServed = body, tr, true
+	if d := tr.Dropped(); d != "" {
+		rq.w.Header().Set(droppedFieldsHeader, d)
+	}
 	return true
 }
+
+// droppedFieldsHeader names, on a translated answer, the caller's advisory
+// fields (hints the binding's shape cannot carry) the upstream request
+// left out: JSON paths, comma-separated.
+const droppedFieldsHeader = "X-Relay-Dropped-Fields"
 
 // untranslatable keeps the first reason a binding was left out.
 func (rq *request) untranslatable(err error) {

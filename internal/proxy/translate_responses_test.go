@@ -290,12 +290,12 @@ func TestTranslate_ResponsesErrorsAndState(t *testing.T) {
 			}
 			f.rec.next(t)
 
-			_, err := f.openai(oaopt.WithHeader("X-Mock-Fault", "404")).Responses.New(t.Context(), responsesParams(string(shape)))
+			_, err := f.openai(oaopt.WithHeader("X-Mock-Fault", "400")).Responses.New(t.Context(), responsesParams(string(shape)))
 			var oe *openai.Error
-			if !errors.As(err, &oe) || oe.StatusCode != 404 || oe.Type != "not_found_error" || oe.Message == "" {
+			if !errors.As(err, &oe) || oe.StatusCode != 400 || oe.Type != "invalid_request_error" || oe.Message == "" {
 				t.Errorf("4xx: %v", err)
 			}
-			if rec := f.rec.next(t); rec.ErrorKind != proxy.KindUpstreamClientError || rec.Status != 404 {
+			if rec := f.rec.next(t); rec.ErrorKind != proxy.KindUpstreamClientError || rec.Status != 400 {
 				t.Errorf("4xx record %+v", rec)
 			}
 

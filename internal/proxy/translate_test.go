@@ -403,12 +403,12 @@ func TestTranslate_UpstreamErrors(t *testing.T) {
 	f := translatedFixture(t)
 	t.Run("4xx in the caller's shape", func(t *testing.T) {
 		for _, shape := range chatTargets {
-			_, err := f.openai(oaopt.WithHeader("X-Mock-Fault", "404")).Chat.Completions.New(t.Context(), chatParams(string(shape)))
+			_, err := f.openai(oaopt.WithHeader("X-Mock-Fault", "400")).Chat.Completions.New(t.Context(), chatParams(string(shape)))
 			var oe *openai.Error
-			if !errors.As(err, &oe) || oe.StatusCode != 404 || oe.Type != "not_found_error" || oe.Message == "" {
+			if !errors.As(err, &oe) || oe.StatusCode != 400 || oe.Type != "invalid_request_error" || oe.Message == "" {
 				t.Errorf("%s: %v", shape, err)
 			}
-			if rec := f.rec.next(t); rec.ErrorKind != proxy.KindUpstreamClientError || rec.Status != 404 {
+			if rec := f.rec.next(t); rec.ErrorKind != proxy.KindUpstreamClientError || rec.Status != 400 {
 				t.Errorf("%s: record %+v", shape, rec)
 			}
 		}

@@ -120,23 +120,33 @@ func backends() []backend {
 			return []*Limiter{l}
 		}},
 		{"redis", true, func(t *testing.T, n int, opts Options) []*Limiter {
-			url, prefix := redistest.URL(t), redistest.Prefix(t)
-			var out []*Limiter
-			for range n {
-				o := opts
-				o.Redis, o.Prefix = client(t, url), prefix
-				if o.Timeout == 0 {
-					// These tests are about exactness, not Redis being slow
-					// (miniredis, the race detector): never fall back.
-					o.Timeout = 5 * time.Second
-				}
-				l := New(o)
-				t.Cleanup(func() { _ = l.Close() })
-				out = append(out, l)
-			}
-			return out
+			return openRedis(t, redistest.URL(t), n, opts)
+		}},
+		// The same suites on a 3-master Redis Cluster (cluster_test.go).
+		{"redis-cluster", true, func(t *testing.T, n int, opts Options) []*Limiter {
+			return openRedis(t, clusterURL(t), n, opts)
 		}},
 	}
+}
+
+// openRedis opens n limiters ("pods") on the Redis at url, under one
+// prefix of t's own.
+func openRedis(t *testing.T, url string, n int, opts Options) []*Limiter {
+	prefix := redistest.Prefix(t)
+	var out []*Limiter
+	for range n {
+		o := opts
+		o.Redis, o.Prefix = client(t, url), prefix
+		if o.Timeout == 0 {
+			// These tests are about exactness, not Redis being slow
+			// (miniredis, the race detector): never fall back.
+			o.Timeout = 5 * time.Second
+		}
+		l := New(o)
+		t.Cleanup(func() { _ = l.Close() })
+		out = append(out, l)
+	}
+	return out
 }
 
 // attempt reserves and admits one request's first attempt.

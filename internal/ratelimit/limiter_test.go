@@ -23,6 +23,7 @@ func TestLimiter_ExactlyTheLimitUnderConcurrency(t *testing.T) {
 		{backends()[0], 1},
 		{backends()[1], 1},
 		{backends()[1], 2},
+		{backends()[2], 3},
 	}
 	for _, tc := range cases {
 		t.Run(fmt.Sprintf("%s/%d pods", tc.backend.name, tc.pods), func(t *testing.T) {

@@ -20,6 +20,13 @@ func stores(t *testing.T) map[string]func(t *testing.T) Store {
 			}
 			return s
 		},
+		"redis-cluster": func(t *testing.T) Store {
+			s := NewRedis(client(t, clusterURL(t)), redistest.Prefix(t), false)
+			if err := s.Load(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			return s
+		},
 	}
 }
 

@@ -2,7 +2,8 @@
 // names (CI), else a private redis-server on a free port when the binary is
 // installed, else miniredis (pure Go, runs Lua). Tests share a server only
 // through RELAY_TEST_REDIS_URL, so every test keeps its keys under its own
-// Prefix and never flushes.
+// Prefix and never flushes. StartCluster gives a test a 3-master Redis
+// Cluster of its own (cluster.go).
 //
 // It is test support: nothing outside _test.go files imports it.
 package redistest
@@ -50,7 +51,42 @@ func Prefix(t testing.TB) string {
 		}
 		return r
 	}, t.Name())
-	return "test:" + name + ":" + hex.EncodeToString(b[:]) + ":"
+	prefix := "test:" + name + ":" + hex.EncodeToString(b[:]) + ":"
+	if u := strings.TrimSpace(os.Getenv(EnvURL)); u != "" {
+		// The shared Redis outlives the test: leave none of its keys behind.
+		t.Cleanup(func() { deleteKeys(u, prefix) })
+	}
+	return prefix
+}
+
+// deleteKeys deletes every key under prefix on the Redis at url.
+func deleteKeys(url, prefix string) {
+	opts, err := redis.ParseURL(url)
+	if err != nil {
+		return
+	}
+	c := redis.NewClient(opts)
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var pattern strings.Builder
+	for _, r := range prefix {
+		if strings.ContainsRune(`*?[]\`, r) {
+			pattern.WriteByte('\\')
+		}
+		pattern.WriteRune(r)
+	}
+	pattern.WriteByte('*')
+	var keys []string
+	it := c.Scan(ctx, 0, pattern.String(), 1000).Iterator()
+	for it.Next(ctx) {
+		keys = append(keys, it.Val())
+	}
+	for len(keys) > 0 {
+		n := min(len(keys), 500)
+		c.Del(ctx, keys[:n]...)
+		keys = keys[n:]
+	}
 }
 
 // Client returns a go-redis client for url, closed when t ends.
@@ -67,9 +103,10 @@ func Client(t testing.TB, url string) *redis.Client {
 
 // Server is a Redis that one test owns: it may stop, restart and pause it.
 type Server struct {
-	t    testing.TB
-	port int
-	mini *miniredis.Miniredis
+	t     testing.TB
+	port  int
+	mini  *miniredis.Miniredis
+	extra []string // more redis-server arguments (a cluster node's)
 
 	mu     sync.Mutex
 	cmd    *exec.Cmd     // nil while stopped, and for miniredis
@@ -175,8 +212,9 @@ func (s *Server) Pause(d time.Duration) {
 
 func (s *Server) launch() error {
 	var out bytes.Buffer
-	cmd := exec.Command("redis-server", "--port", strconv.Itoa(s.port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--protected-mode", "no", "--daemonize", "no", "--loglevel", "warning")
+	args := append([]string{"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--protected-mode", "no", "--daemonize", "no", "--loglevel", "warning"}, s.extra...)
+	cmd := exec.Command("redis-server", args...)
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // never outlive the test binary
 	if err := cmd.Start(); err != nil {

@@ -3,7 +3,8 @@
 // checks the caller's policy grants it, walks the model's bindings in
 // order and keeps those on enabled hosts whose shape the inbound shape can
 // be served by, each with the host keys that are enabled, usable, granted
-// and not held back by their breaker.
+// and not held back by a breaker (the key's own, or the key's for the
+// binding's upstream model).
 //
 // It reads the snapshot and the breakers only; it does no I/O and does
 // not allocate on the success path when handed a reused Plan.
@@ -190,7 +191,7 @@ func (r *Router) keys(snap *snapshot.Snapshot, policy *snapshot.Policy, c *Candi
 			c.KeysUnusable++
 		case !policy.GrantsHostKey(k.ID):
 			c.KeysNotGranted++
-		case r.Breakers != nil && !r.Breakers.Ready(keypool.Ref(k), now):
+		case r.Breakers != nil && !r.Breakers.Ready(keypool.Ref(k), c.Binding.UpstreamModel, now):
 			c.KeysHeld++
 		default:
 			p.keys = append(p.keys, k)

@@ -151,7 +151,7 @@ func TestRoute_Errors(t *testing.T) {
 	breakers := keypool.NewMemory(keypool.BreakerConfig{})
 	for _, k := range c.data.HostKeys {
 		if k.Slug == "an1" {
-			tk, _ := breakers.Acquire(keypool.Ref(k), now)
+			tk, _ := breakers.Acquire(keypool.Ref(k), "", now)
 			breakers.Report(tk, keypool.Result{Outcome: keypool.OutcomeFailure}, now)
 		}
 	}
@@ -218,5 +218,35 @@ func BenchmarkRoute(b *testing.B) {
 		if err := r.Route(snap, c.policy, "gpt", wire.InboundChat, now, &p); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+func TestRoute_ModelHoldKeepsTheKeyForOtherModels(t *testing.T) {
+	t.Parallel()
+	snap, c := setup()
+	breakers := keypool.NewMemory(keypool.BreakerConfig{})
+	for _, k := range c.data.HostKeys {
+		if k.Slug == "a1" {
+			tk, _ := breakers.Acquire(keypool.Ref(k), "up-gpt", now)
+			breakers.Report(tk, keypool.Result{Outcome: keypool.OutcomeFailure, Scope: keypool.ScopeModel}, now)
+		}
+	}
+	r := Router{Breakers: breakers}
+	var p Plan
+	if err := r.Route(snap, c.policy, "gpt@openai-a", wire.InboundChat, now, &p); err != nil {
+		t.Fatal(err)
+	}
+	held := 0
+	for _, b := range p.Bindings {
+		held += b.KeysHeld
+	}
+	if got := hosts(&p); len(got) != 1 || got[0] != "openai-a/a2" || held != 1 {
+		t.Fatalf("gpt candidates %v (%d held), want a1 held for up-gpt", got, held)
+	}
+	if err := r.Route(snap, c.policy, "vendor@2024", wire.InboundChat, now, &p); err != nil {
+		t.Fatal(err)
+	}
+	if got := hosts(&p); len(got) != 2 || got[0] != "openai-a/a1" {
+		t.Fatalf("another model on the same key: %v, want a1 and a2", got)
 	}
 }

@@ -1,8 +1,11 @@
 // Package server runs Relay's two listeners — the inference plane and the
-// control plane — with their health endpoints, and shuts them down gracefully:
-// readiness flips to 503 first, then in-flight requests (streams included)
-// drain for up to the shutdown timeout. It knows nothing of what the planes
-// serve; their handlers are passed in.
+// control plane — with their health endpoints, the limits a client cannot
+// stretch (header, body and idle timeouts, a cap on connections per plane),
+// and a graceful shutdown: readiness flips to 503 first and the listeners
+// keep serving for the drain delay, so a load balancer takes the pod out of
+// rotation, then in-flight requests (streams included) drain for up to the
+// shutdown timeout. It knows nothing of what the planes serve; their
+// handlers are passed in.
 package server
 
 import (
@@ -27,58 +30,120 @@ type Status interface {
 
 // Options configure a Server.
 type Options struct {
-	InferenceAddr   string
-	ControlAddr     string
-	Inference       http.Handler // serves everything on the inference plane but the health endpoints
-	Control         http.Handler // serves everything on the control plane but the health endpoints
-	Status          Status
+	InferenceAddr string
+	ControlAddr   string
+	Inference     http.Handler // serves everything on the inference plane but the health endpoints
+	Control       http.Handler // serves everything on the control plane but the health endpoints
+	Status        Status
+	// ControlCheck says why the control plane cannot do its work (Postgres
+	// unreachable), nil when it can; the control plane's /readyz answers
+	// 503 with the reason. The inference plane serves from the snapshot and
+	// does not ask. nil: no check.
+	ControlCheck func(context.Context) error
+	Limits       Limits
+	// DrainDelay is how long /readyz answers 503 before the listeners stop
+	// accepting, while they still serve: a load balancer's time to notice.
+	DrainDelay      time.Duration
 	ShutdownTimeout time.Duration
 	Logger          *slog.Logger
 	// OnListening is called with both bound addresses once they accept connections.
 	OnListening func(inference, control net.Addr)
+	// After waits out the drain delay; nil: time.After. Tests end it at will.
+	After func(time.Duration) <-chan time.Time
 }
 
 // Server is the pair of listeners.
 type Server struct {
 	opts      Options
 	draining  atomic.Bool
-	listeners []net.Listener // inference, control; set by Listen
+	listeners []*limitListener // inference, control; set by Listen
+	check     checkCache
 }
 
 // New makes a Server.
-func New(opts Options) *Server { return &Server{opts: opts} }
+func New(opts Options) *Server {
+	opts.Limits = opts.Limits.withDefaults()
+	if opts.After == nil {
+		opts.After = time.After
+	}
+	return &Server{opts: opts, check: checkCache{check: opts.ControlCheck}}
+}
+
+// Connections returns the connections each plane holds open now.
+func (s *Server) Connections() (inference, control int) {
+	if s.listeners == nil {
+		return 0, 0
+	}
+	return int(s.listeners[0].open.Load()), int(s.listeners[1].open.Load())
+}
 
 func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Write([]byte(`{"status":"ok"}`)) //nolint:errcheck // the client may be gone
 }
 
-func (s *Server) readyz(w http.ResponseWriter, _ *http.Request) {
-	st := s.opts.Status
-	body := struct {
-		Status          string  `json:"status"`
-		SnapshotVersion uint64  `json:"snapshot_version"`
-		SnapshotAge     float64 `json:"snapshot_age_seconds"`
-	}{Status: "ready", SnapshotVersion: st.Version(), SnapshotAge: st.Age().Seconds()}
-	code := http.StatusOK
-	switch {
-	case s.draining.Load():
-		body.Status, code = "draining", http.StatusServiceUnavailable
-	case !st.Ready():
-		body.Status, code = "loading", http.StatusServiceUnavailable
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(code)
-	json.NewEncoder(w).Encode(body) //nolint:errcheck // the client may be gone
+type readiness struct {
+	Status          string  `json:"status"`
+	Reason          string  `json:"reason,omitempty"`
+	SnapshotVersion uint64  `json:"snapshot_version"`
+	SnapshotAge     float64 `json:"snapshot_age_seconds"`
 }
 
-func (s *Server) mux(rest http.Handler) http.Handler {
+// readyz answers for one plane; control adds the ControlCheck.
+func (s *Server) readyz(control bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		st := s.opts.Status
+		body := readiness{Status: "ready", SnapshotVersion: st.Version(), SnapshotAge: st.Age().Seconds()}
+		code := http.StatusOK
+		switch {
+		case s.draining.Load():
+			body.Status, code = "draining", http.StatusServiceUnavailable
+		case !st.Ready():
+			body.Status, code = "loading", http.StatusServiceUnavailable
+		case control:
+			if err := s.check.run(r.Context()); err != nil {
+				body.Status, body.Reason, code = "database_unavailable", err.Error(), http.StatusServiceUnavailable
+				w.Header().Set("Retry-After", "5")
+			}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		w.WriteHeader(code)
+		json.NewEncoder(w).Encode(body) //nolint:errcheck // the client may be gone
+	}
+}
+
+// checkCache runs the control plane's check at most once a second, however
+// often /readyz is asked (it is unauthenticated).
+type checkCache struct {
+	check func(context.Context) error
+
+	mu   sync.Mutex
+	at   time.Time // guarded by mu
+	last error     // guarded by mu
+}
+
+func (c *checkCache) run(ctx context.Context) error {
+	if c.check == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.at.IsZero() && time.Since(c.at) < time.Second {
+		return c.last
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	c.last, c.at = c.check(ctx), time.Now()
+	return c.last
+}
+
+func (s *Server) mux(rest http.Handler, control bool) http.Handler {
 	m := http.NewServeMux()
 	m.HandleFunc("GET /healthz", s.healthz)
-	m.HandleFunc("GET /readyz", s.readyz)
+	m.HandleFunc("GET /readyz", s.readyz(control))
 	if rest != nil {
-		m.Handle("/", rest)
+		m.Handle("/", withBodyTimeout(s.opts.Limits.BodyTimeout, rest))
 	}
 	return m
 }
@@ -95,8 +160,19 @@ func (s *Server) Listen() (inference, control net.Addr, err error) {
 		inLn.Close()
 		return nil, nil, fmt.Errorf("listen on control address %s: %w", s.opts.ControlAddr, err)
 	}
-	s.listeners = []net.Listener{inLn, ctlLn}
+	lim := s.opts.Limits
+	s.listeners = []*limitListener{newLimitListener(inLn, lim.MaxConnections), newLimitListener(ctlLn, lim.ControlMaxConnections)}
 	return inLn.Addr(), ctlLn.Addr(), nil
+}
+
+func (s *Server) httpServer(h http.Handler) *http.Server {
+	lim := s.opts.Limits
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: lim.ReadHeaderTimeout,
+		IdleTimeout:       lim.IdleTimeout,
+		ErrorLog:          slog.NewLogLogger(s.opts.Logger.Handler(), slog.LevelWarn),
+	}
 }
 
 // Run serves until ctx ends, then drains and returns. A listener that fails
@@ -108,23 +184,25 @@ func (s *Server) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	inLn, ctlLn := s.listeners[0], s.listeners[1]
-	servers := []*http.Server{
-		{Handler: s.mux(s.opts.Inference), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)},
-		{Handler: s.mux(s.opts.Control), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)},
+	lim := s.opts.Limits
+	if n, ok := fileLimit(); ok && uint64(2*lim.MaxConnections+lim.ControlMaxConnections+256) > n {
+		// Each inference connection may hold an upstream one too.
+		log.Warn("the open-file limit is below what the connection caps may need; raise it (ulimit -n) or lower RELAY_MAX_CONNECTIONS",
+			"open_file_limit", n, "max_connections", lim.MaxConnections, "control_max_connections", lim.ControlMaxConnections)
 	}
-	listeners := []net.Listener{inLn, ctlLn}
+	servers := []*http.Server{s.httpServer(s.mux(s.opts.Inference, false)), s.httpServer(s.mux(s.opts.Control, true))}
 	errc := make(chan error, 2)
 	for i := range servers {
 		go func() {
-			if err := servers[i].Serve(listeners[i]); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			if err := servers[i].Serve(s.listeners[i]); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				errc <- err
 			}
 		}()
 	}
-	log.Info("listening", "inference", inLn.Addr().String(), "control", ctlLn.Addr().String())
+	inAddr, ctlAddr := s.listeners[0].Addr(), s.listeners[1].Addr()
+	log.Info("listening", "inference", inAddr.String(), "control", ctlAddr.String())
 	if s.opts.OnListening != nil {
-		s.opts.OnListening(inLn.Addr(), ctlLn.Addr())
+		s.opts.OnListening(inAddr, ctlAddr)
 	}
 
 	var runErr error
@@ -133,7 +211,14 @@ func (s *Server) Run(ctx context.Context) error {
 	case runErr = <-errc:
 	}
 	s.draining.Store(true)
-	log.Info("shutting down; draining in-flight requests", "timeout", s.opts.ShutdownTimeout)
+	if runErr == nil && s.opts.DrainDelay > 0 {
+		log.Info("draining: /readyz answers 503 while the listeners still serve", "delay", s.opts.DrainDelay)
+		select {
+		case <-s.opts.After(s.opts.DrainDelay):
+		case runErr = <-errc:
+		}
+	}
+	log.Info("shutting down; finishing in-flight requests", "timeout", s.opts.ShutdownTimeout)
 	sctx, cancel := context.WithTimeout(context.Background(), s.opts.ShutdownTimeout)
 	defer cancel()
 	var wg sync.WaitGroup

@@ -9,6 +9,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"strings"
+	"syscall"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -26,6 +30,9 @@ var (
 	ErrConflict   = errors.New("conflict")   // a unique constraint
 	ErrReferenced = errors.New("referenced") // a foreign key blocks the write
 	ErrInvalid    = errors.New("invalid")    // a check constraint
+	// ErrUnavailable: Postgres cannot be reached (refused, reset, timed
+	// out, shutting down); the same call may work later.
+	ErrUnavailable = errors.New("database unavailable")
 )
 
 // Store holds the pool and the generated queries.
@@ -58,6 +65,9 @@ func New(pool *pgxpool.Pool) *Store {
 
 // Pool returns the underlying pool (for migrations).
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
+// Ping checks that Postgres answers.
+func (s *Store) Ping(ctx context.Context) error { return mapErr(s.pool.Ping(ctx)) }
 
 // Close closes the pool.
 func (s *Store) Close() { s.pool.Close() }
@@ -110,7 +120,27 @@ func mapErr(err error) error {
 			return fmt.Errorf("%w: %s", ErrReferenced, pg.ConstraintName)
 		case "23514", "23502", "22P02", "22001":
 			return fmt.Errorf("%w: %s", ErrInvalid, pg.Message)
+		case "57P01", "57P02", "57P03", "53300":
+			return fmt.Errorf("%w: %w", ErrUnavailable, err)
 		}
+		if strings.HasPrefix(pg.Code, "08") { // connection exception
+			return fmt.Errorf("%w: %w", ErrUnavailable, err)
+		}
+		return err
+	}
+	if unreachable(err) {
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	return err
+}
+
+// unreachable reports whether err says Postgres could not be reached or
+// the connection broke, as opposed to a query's own failure.
+func unreachable(err error) bool {
+	var ce *pgconn.ConnectError
+	var ne net.Error
+	return errors.As(err, &ce) || errors.As(err, &ne) || pgconn.Timeout(err) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EPIPE) ||
+		(errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled))
 }

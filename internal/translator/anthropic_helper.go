@@ -37,8 +37,10 @@ type anthRequest struct {
 	Stream        bool              `json:"stream,omitempty"`
 
 	// Known fields no translation can carry: present, they are a 400.
-	Container         json.RawMessage `json:"container,omitempty"`
-	MCPServers        json.RawMessage `json:"mcp_servers,omitempty"`
+	Container  json.RawMessage `json:"container,omitempty"`
+	MCPServers json.RawMessage `json:"mcp_servers,omitempty"`
+
+	// Advisory fields no translation carries (advisoryFields).
 	ContextManagement json.RawMessage `json:"context_management,omitempty"`
 }
 
@@ -106,6 +108,9 @@ type anthTool struct {
 	InputSchema  json.RawMessage `json:"input_schema"`
 	Strict       *bool           `json:"strict,omitempty"`
 	CacheControl json.RawMessage `json:"cache_control,omitempty"`
+	// DeferLoading is a caller's tool-search hint (advisory); Relay never
+	// sends it.
+	DeferLoading json.RawMessage `json:"defer_loading,omitempty"`
 }
 
 type anthToolChoice struct {
@@ -264,12 +269,13 @@ func decodeMessagesRequest(body []byte, r *canonical.Request) error {
 		return unsupported("container", "code-execution containers")
 	case !isNull(q.MCPServers):
 		return unsupported("mcp_servers", "Anthropic's MCP connector")
-	case !isNull(q.ContextManagement):
-		return unsupported("context_management", "Anthropic's context management")
+	}
+	if present(q.ContextManagement) {
+		advise(r, "context_management")
 	}
 	r.Model = q.Model
 	r.MaxOutputTokens = q.MaxTokens
-	sys, err := anthSystem(q.System)
+	sys, err := anthSystem(q.System, "system")
 	if err != nil {
 		return err
 	}
@@ -277,9 +283,28 @@ func decodeMessagesRequest(body []byte, r *canonical.Request) error {
 	for i := range q.Messages {
 		m := &q.Messages[i]
 		at := "messages[" + strconv.Itoa(i) + "]"
+		if m.Role == "system" {
+			// A system turn inside the conversation (Claude Code sends
+			// them): leading ones join the system prompt.
+			parts, err := anthSystem(m.Content, at+".content")
+			if err != nil {
+				return err
+			}
+			if len(r.Messages) == 0 {
+				r.System = append(r.System, parts...)
+			} else {
+				r.Messages = append(r.Messages, canonical.Message{Role: canonical.RoleSystem, Parts: parts})
+			}
+			continue
+		}
 		blocks, err := anthContent(m.Content, at+".content")
 		if err != nil {
 			return err
+		}
+		for j := range blocks {
+			if present(blocks[j].Citations) {
+				advise(r, "messages[].content[].citations")
+			}
 		}
 		switch m.Role {
 		case "user":
@@ -312,7 +337,7 @@ func decodeMessagesRequest(body []byte, r *canonical.Request) error {
 			}
 			r.Messages = append(r.Messages, msg)
 		default:
-			return badField(at+".role", "expected user or assistant, got %q", m.Role)
+			return badField(at+".role", "expected user, assistant or system, got %q", m.Role)
 		}
 	}
 	for i, raw := range q.Tools {
@@ -330,6 +355,9 @@ func decodeMessagesRequest(body []byte, r *canonical.Request) error {
 		}
 		if t.Name == "" {
 			return badField(at+".name", "a tool needs a name")
+		}
+		if present(t.DeferLoading) {
+			advise(r, "tools[].defer_loading")
 		}
 		r.Tools = append(r.Tools, canonical.Tool{Name: t.Name, Description: t.Description, Parameters: t.InputSchema, Strict: t.Strict, CacheHint: t.CacheControl})
 	}
@@ -391,29 +419,31 @@ func decodeMessagesRequest(body []byte, r *canonical.Request) error {
 	return nil
 }
 
-func anthSystem(raw json.RawMessage) ([]canonical.Part, error) {
+// anthSystem reads a system prompt, or a system turn's content at at: a
+// string or text blocks.
+func anthSystem(raw json.RawMessage, at string) ([]canonical.Part, error) {
 	raw = bytes.TrimSpace(raw)
 	if isNull(raw) {
 		return nil, nil
 	}
-	if s, ok, err := textContent(raw, "system"); ok {
+	if s, ok, err := textContent(raw, at); ok {
 		if err != nil {
 			return nil, err
 		}
 		return []canonical.Part{{Type: canonical.PartText, Text: s}}, nil
 	}
 	var blocks []anthBlock
-	if err := strictUnmarshal(raw, &blocks, "system"); err != nil {
+	if err := strictUnmarshal(raw, &blocks, at); err != nil {
 		return nil, err
 	}
 	out := make([]canonical.Part, 0, len(blocks))
 	for i := range blocks {
 		b := &blocks[i]
 		if b.Type != "text" || b.Text == nil {
-			return nil, badField(fmt.Sprintf("system[%d]", i), "system blocks must be text")
+			return nil, badField(fmt.Sprintf("%s[%d]", at, i), "system blocks must be text")
 		}
 		if !isNull(b.Citations) {
-			return nil, unsupported(fmt.Sprintf("system[%d].citations", i), "citations")
+			return nil, unsupported(fmt.Sprintf("%s[%d].citations", at, i), "citations")
 		}
 		out = append(out, canonical.Part{Type: canonical.PartText, Text: *b.Text, CacheHint: b.CacheControl})
 	}
@@ -440,10 +470,9 @@ func anthContent(raw json.RawMessage, at string) ([]anthBlock, error) {
 }
 
 // anthPart reads one content block.
+// anthPart reads one content block; its citations are the caller's to
+// note (advisory at the top level of a message).
 func anthPart(b *anthBlock, at string, assistant bool) (canonical.Part, error) {
-	if !isNull(b.Citations) {
-		return canonical.Part{}, unsupported(at+".citations", "citations")
-	}
 	switch b.Type {
 	case "text":
 		if b.Text == nil {
@@ -508,6 +537,9 @@ func anthPart(b *anthBlock, at string, assistant bool) (canonical.Part, error) {
 				iat := fmt.Sprintf("%s.content[%d]", at, k)
 				if ip.Type != "text" && ip.Type != "image" {
 					return canonical.Part{}, unsupported(iat+".type", "tool results of text and images only")
+				}
+				if !isNull(ip.Citations) {
+					return canonical.Part{}, unsupported(iat+".citations", "citations")
 				}
 				p, err := anthPart(ip, iat, false)
 				if err != nil {
@@ -906,11 +938,11 @@ var anthropicSupport = supportTable{
 	FeatJSONObject:      {Rejected, "Anthropic structured output needs a schema"},
 	FeatJSONSchema:      {Yes, "output_config.format; the schema's name is not sent"},
 	FeatVerbosity:       {Rejected, "Anthropic has no verbosity setting"},
-	FeatMetadata:        {Rejected, "Anthropic metadata holds user_id only"},
+	FeatMetadata:        {Dropped, "Anthropic metadata holds user_id only"},
 	FeatUser:            {Yes, "metadata.user_id"},
-	FeatServiceTier:     {Emulated, "auto → auto, default → standard_only; other tiers are rejected"},
+	FeatServiceTier:     {Emulated, "auto → auto, default → standard_only; other tiers are dropped"},
 	FeatStore:           {Rejected, "Anthropic does not store completions"},
-	FeatPromptCacheKey:  {Emulated, "dropped: Anthropic caches by cache_control breakpoints, not keys"},
+	FeatPromptCacheKey:  {Dropped, "Anthropic caches by cache_control breakpoints, not keys"},
 	FeatPrefill:         {Yes, "Anthropic continues the final assistant message"},
 	FeatToolStrict:      {Yes, "tools[].strict"},
 }
@@ -1095,7 +1127,7 @@ func (u *anthropicUpstream) encode(dst []byte, x *encoder) ([]byte, error) {
 	case "default":
 		q.ServiceTier = "standard_only"
 	default:
-		return dst, x.reject(FeatServiceTier, "Anthropic has no service tier "+strconv.Quote(r.ServiceTier))
+		x.drop(FeatServiceTier)
 	}
 	b, err := json.Marshal(&q)
 	if err != nil {
@@ -1141,6 +1173,18 @@ func commonChecks(x *encoder) error {
 	for _, t := range r.Tools {
 		if t.Strict != nil && *t.Strict {
 			if err := x.check(FeatToolStrict); err != nil {
+				return err
+			}
+		}
+		if t.CacheHint != nil {
+			if err := x.check(FeatCacheControl); err != nil {
+				return err
+			}
+		}
+	}
+	for i := range r.System {
+		if r.System[i].CacheHint != nil {
+			if err := x.check(FeatCacheControl); err != nil {
 				return err
 			}
 		}

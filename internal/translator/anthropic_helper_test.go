@@ -2,7 +2,6 @@ package translator
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -93,15 +92,7 @@ type exchange struct {
 // JSON and SSE answers.
 func cassettes(t *testing.T) []exchange {
 	t.Helper()
-	openAISpec(t) // finds the repository root, like the cassettes need
-	root, _ := os.Getwd()
-	for {
-		if _, err := os.Stat(filepath.Join(root, "go.mod")); err == nil {
-			break
-		}
-		root = filepath.Dir(root)
-	}
-	files, _ := filepath.Glob(filepath.Join(root, "..", "shared", "reference", "anthropic-cassettes", "*.yaml"))
+	files, _ := filepath.Glob(filepath.Join(reference(t, "anthropic-cassettes"), "*.yaml"))
 	if len(files) == 0 {
 		t.Fatal("no Anthropic cassettes")
 	}

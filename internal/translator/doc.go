@@ -29,7 +29,10 @@
 // rejected — is the support matrix (Matrix, docs/translation.md); encoders
 // consult it, so the table is the code's own answer. A rejected feature is
 // a *wire.Error of kind wire.ErrUnsupportedFeature naming the field and the
-// binding.
+// binding. The field policy (fields.go) classes every field carried,
+// advisory or semantic: an advisory field the binding cannot carry is left
+// out and named by Translator.Dropped, for the X-Relay-Dropped-Fields
+// header; only semantic ones are refused.
 //
 // The package does no I/O and holds no global mutable state. It must not
 // import the proxy, the store or anything that reaches Postgres.

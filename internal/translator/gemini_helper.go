@@ -278,12 +278,12 @@ var geminiSupport = supportTable{
 	FeatJSONSchema:      {Yes, "responseMimeType application/json + responseJsonSchema; name and strict are not sent"},
 	FeatJSONObject:      {Yes, "responseMimeType application/json"},
 	FeatVerbosity:       {Rejected, "Gemini has no verbosity setting"},
-	FeatMetadata:        {Rejected, "Gemini's Developer API has no request metadata"},
-	FeatUser:            {Rejected, "Gemini's Developer API has no end-user id"},
-	FeatServiceTier:     {Rejected, "Gemini has no service tier"},
+	FeatMetadata:        {Dropped, "Gemini's Developer API has no request metadata"},
+	FeatUser:            {Dropped, "Gemini's Developer API has no end-user id"},
+	FeatServiceTier:     {Dropped, "Gemini has no service tier"},
 	FeatStore:           {Rejected, "Gemini does not store completions"},
-	FeatPromptCacheKey:  {Emulated, "dropped: Gemini caches implicitly"},
-	FeatCacheControl:    {Emulated, "dropped: Gemini caches implicitly"},
+	FeatPromptCacheKey:  {Dropped, "Gemini caches implicitly"},
+	FeatCacheControl:    {Dropped, "Gemini caches implicitly"},
 	FeatPrefill:         {Rejected, "Gemini does not continue a final model turn"},
 }
 
@@ -452,6 +452,14 @@ func (u *geminiUpstream) encode(dst []byte, x *encoder) ([]byte, error) {
 		case rs.Enabled != nil:
 			b := rs.BudgetTokens
 			tc.ThinkingBudget, tc.IncludeThoughts = &b, true
+		case rs.Effort == "":
+			// A summary asked for without an effort (Codex's default):
+			// the model's own budget, its thoughts shown.
+			if rs.Summary == "" || rs.Summary == "none" {
+				tc = nil
+			} else {
+				tc.IncludeThoughts = true
+			}
 		default:
 			budgets := map[string]int64{"none": 0, "minimal": 0, "low": 1024, "medium": 8192, "high": 24576, "xhigh": 32768}
 			b, known := budgets[rs.Effort]

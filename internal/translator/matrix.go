@@ -18,6 +18,7 @@ const (
 	Yes      Support = iota // mapped losslessly
 	Emulated                // served by a documented rule (see the note)
 	Rejected                // a 400 naming the field and the binding
+	Dropped                 // an advisory field not sent, named in X-Relay-Dropped-Fields
 	NotApplicable
 )
 
@@ -29,6 +30,8 @@ func (s Support) String() string {
 		return "emulated"
 	case Rejected:
 		return "rejected"
+	case Dropped:
+		return "dropped"
 	}
 	return "—"
 }
@@ -92,7 +95,7 @@ type featureInfo struct {
 
 var features = [featCount]featureInfo{
 	FeatSystem:          {"system", "System prompt", "messages[].role=system|developer (leading)", "system"},
-	FeatSystemMid:       {"system_mid", "System message after the conversation began", "messages[].role=system|developer", ""},
+	FeatSystemMid:       {"system_mid", "System message after the conversation began", "messages[].role=system|developer", "messages[].role=system"},
 	FeatSameRoleTurns:   {"same_role_turns", "Consecutive turns of one role", "messages", "messages"},
 	FeatMessageName:     {"message_name", "Participant name", "messages[].name", ""},
 	FeatImageBase64:     {"image_base64", "Image, base64", "messages[].content[].image_url (data: URI)", "messages[].content[].source.type=base64"},
@@ -282,14 +285,31 @@ type encoder struct {
 	in   wire.Inbound
 	t    *Target
 	pair *pairSpec
+	// dropped names the advisory fields the upstream request leaves out.
+	dropped []string
 }
 
-// check rejects f when the pair's matrix says so.
+// check rejects f when the pair's matrix says so, and notes it dropped
+// when the matrix drops it.
 func (x *encoder) check(f Feature) error {
-	if x.pair.support(f).level == Rejected {
-		return x.reject(f, x.pair.support(f).note)
+	switch s := x.pair.support(f); s.level {
+	case Rejected:
+		return x.reject(f, s.note)
+	case Dropped:
+		x.drop(f)
 	}
 	return nil
+}
+
+// drop notes that the advisory feature f is not sent.
+func (x *encoder) drop(f Feature) {
+	path := fieldName(f.Field(x.in))
+	for _, d := range x.dropped {
+		if d == path {
+			return
+		}
+	}
+	x.dropped = append(x.dropped, path)
 }
 
 // level is the pair's support for f.
@@ -301,12 +321,7 @@ func (x *encoder) reject(f Feature, why string) error {
 }
 
 func rejectField(in wire.Inbound, field string, t *Target, why string) error {
-	if i := strings.IndexByte(field, ','); i > 0 {
-		field = field[:i]
-	}
-	if i := strings.IndexByte(field, ' '); i > 0 {
-		field = field[:i]
-	}
+	field = fieldName(field)
 	msg := fmt.Sprintf("The field %q cannot be translated for the model %q on host %q, whose binding speaks %s", field, t.Model, t.Host, t.Shape)
 	if why != "" {
 		msg += ": " + why
@@ -339,11 +354,11 @@ func Matrix() []Cell {
 // holds, with the notes under it.
 func MatrixMarkdown() string {
 	var b strings.Builder
-	b.WriteString("| feature | chat field | messages field | responses field |")
+	b.WriteString("| feature | class | chat field | messages field | responses field |")
 	for _, p := range pairs {
 		b.WriteString(" " + p.name + " |")
 	}
-	b.WriteString("\n| --- | --- | --- | --- |")
+	b.WriteString("\n| --- | --- | --- | --- | --- |")
 	for range pairs {
 		b.WriteString(" --- |")
 	}
@@ -357,7 +372,7 @@ func MatrixMarkdown() string {
 			}
 			return "`" + strings.ReplaceAll(s, "|", `\|`) + "`"
 		}
-		b.WriteString("| " + fi.title + " | " + field(fi.chat) + " | " + field(fi.messages) + " | " + field(responsesFields[f]) + " |")
+		b.WriteString("| " + fi.title + " | " + f.Class().String() + " | " + field(fi.chat) + " | " + field(fi.messages) + " | " + field(responsesFields[f]) + " |")
 		// Notes shared by several pairs are written once.
 		var order []string
 		byNote := map[string][]string{}
@@ -382,5 +397,6 @@ func MatrixMarkdown() string {
 	for _, n := range notes {
 		b.WriteString(n + "\n")
 	}
+	fieldsMarkdown(&b)
 	return b.String()
 }

@@ -57,6 +57,7 @@ var chatSamples = map[Feature]string{
 
 var messagesSamples = map[Feature]string{
 	FeatSystem:          `"system":"s","messages":[{"role":"user","content":"hi"}]`,
+	FeatSystemMid:       `"messages":[{"role":"user","content":"hi"},{"role":"system","content":[{"type":"text","text":"s"}]},{"role":"user","content":"go"}]`,
 	FeatSameRoleTurns:   `"messages":[{"role":"user","content":"hi"},{"role":"user","content":"again"}]`,
 	FeatImageBase64:     `"messages":[{"role":"user","content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"` + png1x1 + `"}}]}]`,
 	FeatImageURL:        `"messages":[{"role":"user","content":[{"type":"image","source":{"type":"url","url":"https://example.com/a.png"}}]}]`,

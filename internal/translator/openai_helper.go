@@ -49,6 +49,9 @@ type chatRequest struct {
 	Stream              bool                `json:"stream,omitempty"`
 	StreamOptions       *chatStreamOptions  `json:"stream_options,omitempty"`
 
+	// Advisory fields no translation carries (advisoryFields).
+	PromptCacheRetention json.RawMessage `json:"prompt_cache_retention,omitempty"`
+
 	// Known fields no translation can carry: present, they are a 400.
 	Modalities       json.RawMessage `json:"modalities,omitempty"`
 	Audio            json.RawMessage `json:"audio,omitempty"`
@@ -76,6 +79,8 @@ type chatMessage struct {
 	ThinkingBlocks   []chatThinking  `json:"thinking_blocks,omitempty"`
 	Audio            json.RawMessage `json:"audio,omitempty"`
 	FunctionCall     json.RawMessage `json:"function_call,omitempty"`
+	// Annotations are an answer's citations, pushed back with it.
+	Annotations json.RawMessage `json:"annotations,omitempty"`
 }
 
 type chatThinking struct {
@@ -262,6 +267,9 @@ func decodeChatRequest(body []byte, r *canonical.Request) error {
 		return unsupported("functions", "deprecated functions; use tools")
 	}
 	r.Model = q.Model
+	if present(q.PromptCacheRetention) {
+		advise(r, "prompt_cache_retention")
+	}
 	leading := true
 	for i := range q.Messages {
 		m := &q.Messages[i]
@@ -271,6 +279,9 @@ func decodeChatRequest(body []byte, r *canonical.Request) error {
 		}
 		if !isNull(m.Audio) || !isNull(m.FunctionCall) {
 			return unsupported(at+".audio", "audio and deprecated function_call history")
+		}
+		if present(m.Annotations) {
+			advise(r, "messages[].annotations")
 		}
 		switch m.Role {
 		case "system", "developer":
@@ -919,10 +930,10 @@ var openaiSupport = supportTable{
 	FeatToolResultError: {Emulated, `the result goes as the tool message's content, prefixed "Error: " (Chat has no error flag)`},
 	FeatToolResultImage: {Rejected, "a Chat tool message carries text only"},
 	FeatThinkingHistory: {Emulated, "dropped: another provider's signed thinking cannot be replayed to OpenAI"},
-	FeatCacheControl:    {Emulated, "dropped: OpenAI caches prompts automatically"},
+	FeatCacheControl:    {Dropped, "OpenAI caches prompts automatically"},
 	FeatPrefill:         {Rejected, "Chat Completions does not continue a final assistant message"},
 	FeatStop:            {Yes, "at most 4 sequences; more are rejected"},
-	FeatServiceTier:     {Emulated, "auto → auto, standard_only → default"},
+	FeatServiceTier:     {Emulated, "auto → auto, standard_only → default, OpenAI's own tiers as given; other tiers are dropped"},
 	FeatJSONSchema:      {Yes, `the schema is sent with the name "response" and strict: true`},
 	FeatUser:            {Yes, "sent as safety_identifier"},
 }
@@ -954,6 +965,9 @@ func (u *openaiUpstream) path(*Target, bool) string {
 
 func (u *openaiUpstream) encode(dst []byte, x *encoder) ([]byte, error) {
 	r := x.r
+	if err := commonChecks(x); err != nil {
+		return dst, err
+	}
 	q := chatRequest{Model: x.t.UpstreamModel, Stream: r.Stream}
 	if r.Stream {
 		t := true
@@ -1082,8 +1096,10 @@ func (u *openaiUpstream) encode(dst []byte, x *encoder) ([]byte, error) {
 		q.ServiceTier = "auto"
 	case "standard_only":
 		q.ServiceTier = "default"
+	case "default", "flex", "priority", "scale":
+		q.ServiceTier = r.ServiceTier
 	default:
-		return dst, x.reject(FeatServiceTier, "unknown service tier "+strconv.Quote(r.ServiceTier))
+		x.drop(FeatServiceTier)
 	}
 	b, err := json.Marshal(&q)
 	if err != nil {

@@ -13,7 +13,7 @@ import (
 // replays its output items replays signed thinking in tool loops.
 var responsesAnthropic = pairSpec{
 	name: "responses→anthropic", in: wire.InboundResponses, up: snapshot.ShapeAnthropic,
-	newUpstream: newStatelessUpstream(newAnthropicUpstream, false), newCaller: newResponsesCaller,
+	newUpstream: newStatelessUpstream(newAnthropicUpstream), newCaller: newResponsesCaller,
 	base: anthropicSupport,
 	override: withState(supportTable{
 		FeatReasoning:       {Emulated, "reasoning.effort low, medium, high, xhigh → thinking enabled with budget_tokens 1024, 4096, 16384, 32768 (kept below max_tokens); none and minimal → thinking off; thinking comes back as reasoning items (summary: the thinking text; encrypted_content: the signature)"},

@@ -11,7 +11,7 @@ import (
 // signature back on the next turn.
 var responsesGemini = pairSpec{
 	name: "responses→gemini", in: wire.InboundResponses, up: snapshot.ShapeGemini,
-	newUpstream: newStatelessUpstream(newGeminiUpstream, false), newCaller: newResponsesCaller,
+	newUpstream: newStatelessUpstream(newGeminiUpstream), newCaller: newResponsesCaller,
 	base: geminiSupport,
 	override: withState(supportTable{
 		FeatReasoning: {Emulated, "reasoning.effort → thinkingConfig.thinkingBudget (none and minimal 0, low 1024, medium 8192, high 24576, xhigh 32768) with includeThoughts; thoughts come back as reasoning items' summaries"},

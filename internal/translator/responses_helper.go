@@ -206,7 +206,7 @@ var responsesSupport = supportTable{
 	FeatPenalties:       {Rejected, "Responses has no presence or frequency penalty"},
 	FeatJSONSchema:      {Yes, `text.format json_schema (named "response" when the caller gave no name)`},
 	FeatUser:            {Yes, "safety_identifier"},
-	FeatCacheControl:    {Emulated, "dropped: OpenAI caches prompts automatically"},
+	FeatCacheControl:    {Dropped, "OpenAI caches prompts automatically"},
 	FeatPrefill:         {Rejected, "Responses does not continue a final assistant message"},
 	FeatStore:           {Yes, "store; otherwise Relay sends store: false, as a stateless caller expects"},
 	FeatServiceTier:     {Yes, "standard_only → default"},
@@ -689,11 +689,14 @@ type respCallerRequest struct {
 	Truncation         string          `json:"truncation"`
 
 	// Known fields no translation can carry: present, they are a 400.
-	Background           *bool           `json:"background"`
-	Prompt               json.RawMessage `json:"prompt"`
-	MaxToolCalls         *int64          `json:"max_tool_calls"`
-	TopLogprobs          *int64          `json:"top_logprobs"`
-	PromptCacheRetention string          `json:"prompt_cache_retention"`
+	Background   *bool           `json:"background"`
+	Prompt       json.RawMessage `json:"prompt"`
+	MaxToolCalls *int64          `json:"max_tool_calls"`
+	TopLogprobs  *int64          `json:"top_logprobs"`
+
+	// Advisory fields no translation carries (advisoryFields).
+	ClientMetadata       json.RawMessage `json:"client_metadata"`
+	PromptCacheRetention json.RawMessage `json:"prompt_cache_retention"`
 }
 
 type respReasoningIn struct {
@@ -716,6 +719,9 @@ type respInItem struct {
 	Output           json.RawMessage `json:"output"`
 	Summary          []respTextIn    `json:"summary"`
 	EncryptedContent *string         `json:"encrypted_content"`
+	// Namespace is the namespace of a call to a namespaced tool; Relay
+	// offers those tools by their own names (see decodeResponsesRequest).
+	Namespace string `json:"namespace"`
 }
 
 type respTextIn struct {
@@ -744,6 +750,8 @@ type respToolIn struct {
 	Description string          `json:"description"`
 	Parameters  json.RawMessage `json:"parameters"`
 	Strict      *bool           `json:"strict"`
+	// Tools are a namespace's function tools.
+	Tools []json.RawMessage `json:"tools"`
 }
 
 // Relay's encrypted_content for thinking other providers signed: a
@@ -771,14 +779,18 @@ func decodeResponsesRequest(body []byte, r *canonical.Request) error {
 		return unsupported("max_tool_calls", "")
 	case q.TopLogprobs != nil:
 		return unsupported("top_logprobs", "Relay does not map log probabilities")
-	case q.PromptCacheRetention != "":
-		return unsupported("prompt_cache_retention", "")
 	case q.Truncation != "" && q.Truncation != "disabled":
 		return unsupported("truncation", "only disabled: Relay does not drop input items")
 	case isNull(q.Input) && q.PreviousResponseID == nil && isNull(q.Conversation):
 		return badField("input", "input is required")
 	}
 	r.Model = q.Model
+	if present(q.ClientMetadata) {
+		advise(r, "client_metadata")
+	}
+	if present(q.PromptCacheRetention) {
+		advise(r, "prompt_cache_retention")
+	}
 	if !isNull(q.Instructions) {
 		var s string
 		if err := json.Unmarshal(q.Instructions, &s); err != nil {
@@ -791,25 +803,8 @@ func decodeResponsesRequest(body []byte, r *canonical.Request) error {
 	if err := respInput(q.Input, r); err != nil {
 		return err
 	}
-	for i, raw := range q.Tools {
-		at := "tools[" + strconv.Itoa(i) + "]"
-		var t respToolIn
-		var typ struct {
-			Type string `json:"type"`
-		}
-		if err := json.Unmarshal(raw, &typ); err != nil {
-			return badField(at, "a tool is an object")
-		}
-		if typ.Type != "function" {
-			return unsupported(at+".type", fmt.Sprintf("built-in tool %q runs only on OpenAI's servers; only function tools translate", typ.Type))
-		}
-		if err := strictUnmarshal(raw, &t, at); err != nil {
-			return err
-		}
-		if t.Name == "" {
-			return badField(at+".name", "a function tool needs a name")
-		}
-		r.Tools = append(r.Tools, canonical.Tool{Name: t.Name, Description: t.Description, Parameters: t.Parameters, Strict: t.Strict})
+	if err := respTools(q.Tools, "tools", r, true); err != nil {
+		return err
 	}
 	if err := respToolChoice(q.ToolChoice, &r.ToolChoice); err != nil {
 		return err
@@ -857,12 +852,15 @@ func decodeResponsesRequest(body []byte, r *canonical.Request) error {
 		r.User = q.User
 	}
 	r.PromptCacheKey, r.ServiceTier = q.PromptCacheKey, q.ServiceTier
-	for i, inc := range q.Include {
-		if inc != "reasoning.encrypted_content" {
-			return unsupported("include["+strconv.Itoa(i)+"]", fmt.Sprintf("Relay cannot add %q to a translated response", inc))
+	var include []string
+	for _, inc := range q.Include {
+		if inc == "reasoning.encrypted_content" {
+			include = append(include, inc)
+		} else {
+			advise(r, "include")
 		}
 	}
-	st := &canonical.State{Store: q.Store, Include: q.Include}
+	st := &canonical.State{Store: q.Store, Include: include}
 	if q.PreviousResponseID != nil {
 		st.PreviousResponseID = *q.PreviousResponseID
 		if st.PreviousResponseID == "" {
@@ -886,6 +884,63 @@ func decodeResponsesRequest(body []byte, r *canonical.Request) error {
 		r.State = st
 	}
 	r.Stream = q.Stream
+	return nil
+}
+
+// respTools reads the tools at at: function tools, and the function tools
+// of a namespace under their own names (a namespace inside a namespace is
+// refused, as is a name two tools share). OpenAI's hosted web search is
+// advisory (Codex offers it by default): the model answers without it.
+// Other hosted tools run only on OpenAI's servers and are refused, naming
+// the tool.
+func respTools(raw []json.RawMessage, at string, r *canonical.Request, top bool) error {
+	for i, raw := range raw {
+		at := at + "[" + strconv.Itoa(i) + "]"
+		var t respToolIn
+		var typ struct {
+			Type string `json:"type"`
+		}
+		if err := json.Unmarshal(raw, &typ); err != nil {
+			return badField(at, "a tool is an object")
+		}
+		switch typ.Type {
+		case "function":
+		case "namespace":
+			if !top {
+				return unsupported(at+".type", "a namespace inside a namespace")
+			}
+			if err := strictUnmarshal(raw, &t, at); err != nil {
+				return err
+			}
+			if err := respTools(t.Tools, at+".tools", r, false); err != nil {
+				return err
+			}
+			continue
+		case "web_search", "web_search_preview", "web_search_2025_08_26", "web_search_preview_2025_03_11":
+			if top {
+				advise(r, "tools[].type=web_search")
+				continue
+			}
+			fallthrough
+		default:
+			return unsupported(at+".type", fmt.Sprintf("the hosted tool %q runs only on OpenAI's servers (a model bound in shape openai_responses); only function tools translate", typ.Type))
+		}
+		if err := strictUnmarshal(raw, &t, at); err != nil {
+			return err
+		}
+		if t.Name == "" {
+			return badField(at+".name", "a function tool needs a name")
+		}
+		if len(t.Tools) > 0 {
+			return badField(at+".tools", "only a namespace holds tools")
+		}
+		for _, have := range r.Tools {
+			if have.Name == t.Name {
+				return badField(at+".name", "two tools are named %q (a namespace's tools are offered by their own names)", t.Name)
+			}
+		}
+		r.Tools = append(r.Tools, canonical.Tool{Name: t.Name, Description: t.Description, Parameters: t.Parameters, Strict: t.Strict})
+	}
 	return nil
 }
 
@@ -938,7 +993,7 @@ func respInput(raw json.RawMessage, r *canonical.Request) error {
 		case "message":
 			switch it.Role {
 			case "system", "developer":
-				parts, err := respContent(it.Content, at+".content", false)
+				parts, err := respContent(it.Content, at+".content", false, r)
 				if err != nil {
 					return err
 				}
@@ -948,13 +1003,13 @@ func respInput(raw json.RawMessage, r *canonical.Request) error {
 					r.Messages = append(r.Messages, canonical.Message{Role: canonical.RoleSystem, Parts: parts})
 				}
 			case "user":
-				parts, err := respContent(it.Content, at+".content", true)
+				parts, err := respContent(it.Content, at+".content", true, r)
 				if err != nil {
 					return err
 				}
 				r.Messages = append(r.Messages, canonical.Message{Role: canonical.RoleUser, Parts: parts})
 			case "assistant":
-				parts, err := respContent(it.Content, at+".content", false)
+				parts, err := respContent(it.Content, at+".content", false, r)
 				if err != nil {
 					return err
 				}
@@ -979,7 +1034,7 @@ func respInput(raw json.RawMessage, r *canonical.Request) error {
 			if it.CallID == "" {
 				return badField(at+".call_id", "a function_call_output needs the call_id of the call it answers")
 			}
-			content, err := respOutput(it.Output, at+".output")
+			content, err := respOutput(it.Output, at+".output", r)
 			if err != nil {
 				return err
 			}
@@ -1021,7 +1076,7 @@ func respInput(raw json.RawMessage, r *canonical.Request) error {
 
 // respContent reads a message's content: a string or parts. Media parts
 // are allowed in user messages only.
-func respContent(raw json.RawMessage, at string, media bool) ([]canonical.Part, error) {
+func respContent(raw json.RawMessage, at string, media bool, r *canonical.Request) ([]canonical.Part, error) {
 	raw = bytes.TrimSpace(raw)
 	if isNull(raw) {
 		return nil, badField(at, "a message needs content")
@@ -1038,6 +1093,12 @@ func respContent(raw json.RawMessage, at string, media bool) ([]canonical.Part, 
 	}
 	out := make([]canonical.Part, 0, len(parts))
 	for i := range parts {
+		if present(parts[i].Annotations) {
+			advise(r, "input[].content[].annotations")
+		}
+		if present(parts[i].Logprobs) {
+			advise(r, "input[].content[].logprobs")
+		}
 		p, err := respPart(&parts[i], at+"["+strconv.Itoa(i)+"]", media)
 		if err != nil {
 			return nil, err
@@ -1100,12 +1161,12 @@ func respPart(p *respInPart, at string, media bool) (canonical.Part, error) {
 }
 
 // respOutput reads a function_call_output's output: a string or parts.
-func respOutput(raw json.RawMessage, at string) ([]canonical.Part, error) {
+func respOutput(raw json.RawMessage, at string, r *canonical.Request) ([]canonical.Part, error) {
 	raw = bytes.TrimSpace(raw)
 	if isNull(raw) {
 		return nil, badField(at, "a function_call_output needs an output")
 	}
-	return respContent(raw, at, true)
+	return respContent(raw, at, true, r)
 }
 
 func respToolChoice(raw json.RawMessage, tc *canonical.ToolChoice) error {
@@ -1143,11 +1204,9 @@ func respToolChoice(raw json.RawMessage, tc *canonical.ToolChoice) error {
 // state of its own: the request path never touches Postgres.
 
 // statelessUpstream wraps the upstream side of a responses→* pair with the
-// checks of Responses-only request state, and with commonChecks for
-// upstreams that do not run it themselves.
+// checks of Responses-only request state.
 type statelessUpstream struct {
 	upstream
-	common bool
 }
 
 func (s statelessUpstream) encode(dst []byte, x *encoder) ([]byte, error) {
@@ -1159,16 +1218,11 @@ func (s statelessUpstream) encode(dst []byte, x *encoder) ([]byte, error) {
 			return dst, rejectField(x.in, "conversation", x.t, x.pair.support(FeatState).note)
 		}
 	}
-	if s.common {
-		if err := commonChecks(x); err != nil {
-			return dst, err
-		}
-	}
 	return s.upstream.encode(dst, x)
 }
 
-func newStatelessUpstream(inner func(time.Time) upstream, common bool) func(time.Time) upstream {
-	return func(now time.Time) upstream { return statelessUpstream{upstream: inner(now), common: common} }
+func newStatelessUpstream(inner func(time.Time) upstream) func(time.Time) upstream {
+	return func(now time.Time) upstream { return statelessUpstream{upstream: inner(now)} }
 }
 
 // withState adds what every responses→* pair says about Responses state

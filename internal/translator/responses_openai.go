@@ -11,7 +11,7 @@ import (
 // becomes output items; nothing is stored, so Responses state is refused.
 var responsesOpenAI = pairSpec{
 	name: "responses→openai", in: wire.InboundResponses, up: snapshot.ShapeOpenAI,
-	newUpstream: newStatelessUpstream(newOpenAIUpstream, true), newCaller: newResponsesCaller,
+	newUpstream: newStatelessUpstream(newOpenAIUpstream), newCaller: newResponsesCaller,
 	base: openaiSupport,
 	override: withState(supportTable{
 		FeatReasoning:  {Emulated, "reasoning.effort → reasoning_effort; reasoning.summary is not sent (Chat has none); reasoning_content comes back as a reasoning item's summary"},

@@ -142,6 +142,8 @@ type Translator struct {
 	out    caller
 	now    time.Time
 
+	dropped []string // advisory fields the upstream request leaves out
+
 	evs     []canonical.Event
 	acc     *canonical.Accumulator // caller wants one body, upstream streams
 	usage   canonical.Usage
@@ -182,8 +184,16 @@ func (t *Translator) Path() string { return t.up.path(&t.target, t.req.C.Stream)
 // cannot express is a *wire.Error of kind wire.ErrUnsupportedFeature.
 func (t *Translator) AppendRequest(dst []byte) ([]byte, error) {
 	x := &encoder{r: &t.req.C, e: &t.req.E, in: t.req.In, t: &t.target, pair: t.pair}
-	return t.up.encode(dst, x)
+	x.dropped = append(x.dropped, t.req.C.Advisory...)
+	dst, err := t.up.encode(dst, x)
+	t.dropped = x.dropped
+	return dst, err
 }
+
+// Dropped names the caller's advisory fields the upstream request left out
+// (AppendRequest decides), comma-separated, for X-Relay-Dropped-Fields; ""
+// when none were.
+func (t *Translator) Dropped() string { return strings.Join(t.dropped, ",") }
 
 // AppendResponse translates a whole 2xx upstream body into the caller's
 // shape: one body, or a stream when the caller asked for one. An

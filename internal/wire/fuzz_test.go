@@ -2,7 +2,6 @@ package wire
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"io"
 	"testing"
@@ -11,69 +10,20 @@ import (
 	"github.com/relay-llm/relay/internal/snapshot"
 )
 
-// FuzzScanRequest checks the scanner against encoding/json: it accepts
-// exactly the valid objects, finds the same model and stream flag, and its
-// rewrites stay valid JSON with the new values.
-func FuzzScanRequest(f *testing.F) {
+// FuzzScanDifferential holds the request scan to encoding/json (see
+// checkScanDifferential). Its adversarial seeds are in
+// testdata/fuzz/FuzzScanDifferential; plain go test runs them.
+func FuzzScanDifferential(f *testing.F) {
 	for _, s := range []string{
 		`{"model":"gpt-4o","messages":[{"role":"user","content":"hi"}]}`,
 		`{"model":"m","stream":true,"stream_options":{"include_usage":false}}`,
-		`{"model":"m","stream":true,"stream_options":{}}`,
-		`{"model":"a\u0040b","model":"c"}`,
 		`{"model":"m","x":[1,-2.5e+3,true,false,null,{"y":"\\"}]}`,
-		`[]`, `null`, ` null `, `{"model":}`, `{"model":"m"`, "{\"model\":\"\xff\"}",
+		`[]`, `null`, ` null `, `{"model":}`, `{"model":"m"`,
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		r, err := ScanRequest(body)
-		var obj map[string]json.RawMessage
-		jsonErr := json.Unmarshal(body, &obj)
-		if jsonErr != nil {
-			if err == nil {
-				t.Fatalf("accepted invalid JSON %q", body)
-			}
-			return
-		}
-		if obj == nil { // a top-level null decodes into a nil map
-			if !errors.Is(err, ErrNotObject) {
-				t.Fatalf("%q: err = %v, want ErrNotObject", body, err)
-			}
-			return
-		}
-		var model string
-		modelErr := json.Unmarshal(obj["model"], &model)
-		if modelErr != nil || model == "" {
-			if !errors.Is(err, ErrMissingModel) {
-				t.Fatalf("%q: err = %v, want ErrMissingModel", body, err)
-			}
-			return
-		}
-		if err != nil {
-			t.Fatalf("rejected valid JSON %q: %v", body, err)
-		}
-		if !bytes.Equal(body, bytes.ToValidUTF8(body, nil)) {
-			return // encoding/json rewrites invalid UTF-8; the scanner keeps bytes
-		}
-		if r.Model != model {
-			t.Fatalf("model %q, want %q", r.Model, model)
-		}
-		if r.Stream != (string(bytes.TrimSpace(obj["stream"])) == "true") {
-			t.Fatalf("stream %v for %q", r.Stream, obj["stream"])
-		}
-		out := AppendRewritten(nil, body, &r, Rewrite{Model: "up\"stream", IncludeUsage: true})
-		var got struct {
-			Model         string `json:"model"`
-			StreamOptions struct {
-				IncludeUsage bool `json:"include_usage"`
-			} `json:"stream_options"`
-		}
-		if err := json.Unmarshal(out, &got); err != nil {
-			t.Fatalf("rewrite of %q is not JSON: %q: %v", body, out, err)
-		}
-		if got.Model != "up\"stream" || !got.StreamOptions.IncludeUsage {
-			t.Fatalf("rewrite of %q = %q", body, out)
-		}
+		checkScanDifferential(t, body)
 	})
 }
 

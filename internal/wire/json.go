@@ -3,6 +3,9 @@ package wire
 import (
 	"bytes"
 	"fmt"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // maxDepth bounds nesting so a hostile body cannot exhaust the stack.
@@ -216,6 +219,127 @@ func eachMember(b []byte, i, depth int, fn func(key []byte, vstart, vend int) bo
 			return i, syntaxErr(i, "expected ',' or '}'")
 		}
 	}
+}
+
+// nextRune decodes the rune at raw[i] of a validated string's contents
+// (quotes stripped) and returns it with the index just past it, as
+// encoding/json decodes: an escape is unescaped, a surrogate pair joined,
+// and an invalid byte or a lone surrogate becomes U+FFFD, which bad reports.
+func nextRune(raw []byte, i int) (r rune, next int, bad bool) {
+	c := raw[i]
+	if c < utf8.RuneSelf && c != '\\' {
+		return rune(c), i + 1, false
+	}
+	if c != '\\' {
+		r, n := utf8.DecodeRune(raw[i:])
+		return r, i + n, r == utf8.RuneError && n == 1
+	}
+	switch raw[i+1] {
+	case 'b':
+		return '\b', i + 2, false
+	case 'f':
+		return '\f', i + 2, false
+	case 'n':
+		return '\n', i + 2, false
+	case 'r':
+		return '\r', i + 2, false
+	case 't':
+		return '\t', i + 2, false
+	case 'u':
+		r = hex4(raw[i+2:])
+		i += 6
+		if !utf16.IsSurrogate(r) {
+			return r, i, false
+		}
+		if len(raw)-i >= 6 && raw[i] == '\\' && raw[i+1] == 'u' {
+			if pair := utf16.DecodeRune(r, hex4(raw[i+2:])); pair != unicode.ReplacementChar {
+				return pair, i + 6, false
+			}
+		}
+		return unicode.ReplacementChar, i, true
+	}
+	return rune(raw[i+1]), i + 2, false // '"', '\\' or '/'
+}
+
+// unescape decodes a validated string's contents (quotes stripped) as
+// encoding/json does; bad reports an invalid byte or a lone surrogate.
+func unescape(raw []byte) (s string, bad bool) {
+	b := make([]byte, 0, len(raw))
+	for i := 0; i < len(raw); {
+		var r rune
+		var badRune bool
+		r, i, badRune = nextRune(raw, i)
+		bad = bad || badRune
+		b = utf8.AppendRune(b, r)
+	}
+	return string(b), bad
+}
+
+// hex4 reads the four hex digits skipString has validated.
+func hex4(b []byte) rune {
+	var r rune
+	for _, c := range b[:4] {
+		switch {
+		case c <= '9':
+			c -= '0'
+		case c >= 'a':
+			c -= 'a' - 10
+		default:
+			c -= 'A' - 10
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
+}
+
+// plainKey reports whether a raw key decodes to itself and has no letter a
+// case-insensitive decoder could fold onto a lower-case ASCII name: no
+// escape, no upper case, nothing outside ASCII.
+func plainKey(raw []byte) bool {
+	for _, c := range raw {
+		if c == '\\' || c >= utf8.RuneSelf || (c >= 'A' && c <= 'Z') {
+			return false
+		}
+	}
+	return true
+}
+
+// matchKey compares a raw key (quotes stripped, escapes kept) with an ASCII
+// name. exact: the key decodes to name, as encoding/json decodes member
+// names. folded: it does only when letter case is ignored the way
+// encoding/json matches struct fields, by Unicode simple folding ("Model",
+// "\u017Ftream" for "stream"), as upstreams written in Go do. It does not
+// allocate.
+func matchKey(raw []byte, name string) (exact, folded bool) {
+	exact = true
+	j := 0
+	for i := 0; i < len(raw); j++ {
+		var r rune
+		r, i, _ = nextRune(raw, i)
+		if j >= len(name) {
+			return false, false
+		}
+		if c := rune(name[j]); r != c {
+			if !foldsTo(r, c) {
+				return false, false
+			}
+			exact = false
+		}
+	}
+	if j != len(name) {
+		return false, false
+	}
+	return exact, !exact
+}
+
+// foldsTo reports whether r is in the simple case-folding orbit of c.
+func foldsTo(r, c rune) bool {
+	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+		if f == c {
+			return true
+		}
+	}
+	return false
 }
 
 // Get returns the raw value at the path of object keys inside data, e.g.

@@ -2,9 +2,11 @@ package wire
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"strconv"
+	"unicode/utf8"
 )
 
 // Errors a request body can fail the scan with. Both are the caller's
@@ -25,19 +27,62 @@ type Request struct {
 	// Size is the body's length in bytes.
 	Size int
 	// MaxTokens is the largest of max_tokens, max_completion_tokens and
-	// max_output_tokens when one is a non-negative integer, else 0: the
-	// limiter's output-token estimate.
+	// max_output_tokens that is a non-negative number (rounded up, capped
+	// at MaxTokenLimit), else 0: the limiter's output-token estimate.
 	MaxTokens int64
 
-	modelStart, modelEnd int // the model value, quotes included
-	optsStart, optsEnd   int // the stream_options value; -1 when absent
+	modelStart, modelEnd int  // the model value, quotes included
+	modelEscaped         bool // the model value holds an escape
+	optsStart, optsEnd   int  // the stream_options value; -1 when absent
 	optsEmpty            bool
 	usageStart, usageEnd int // stream_options.include_usage value; -1 when absent
 	end                  int // index of the root object's closing brace
 }
 
+// MaxTokenLimit caps Request.MaxTokens.
+const MaxTokenLimit = 1 << 62
+
+// The top-level members of a request body Relay decides on.
+const (
+	memModel = iota
+	memStream
+	memStreamOptions
+	memMaxTokens
+	memMaxCompletionTokens
+	memMaxOutputTokens
+)
+
+// requestMembers names them. Read only.
+var requestMembers = [...]string{"model", "stream", "stream_options", "max_tokens", "max_completion_tokens", "max_output_tokens"}
+
+// requestMember returns the index in requestMembers of the member a raw
+// top-level key names, or -1; folded is set when the key names it only
+// when case is ignored.
+func requestMember(key []byte) (i int, folded bool) {
+	for i, name := range requestMembers {
+		if string(key) == name {
+			return i, false
+		}
+	}
+	if plainKey(key) {
+		return -1, false // the common case: a member Relay does not read
+	}
+	for i, name := range requestMembers {
+		if exact, folded := matchKey(key, name); exact || folded {
+			return i, folded
+		}
+	}
+	return -1, false
+}
+
 // ScanRequest validates body as one JSON object and reads the members
-// routing needs. Duplicate keys resolve like encoding/json: the last wins.
+// routing needs. Member names are compared unescaped, as the upstream's
+// decoder compares them. A member Relay reads that appears twice (or under
+// a name that differs from it only in case, which some decoders take for
+// it), and a stream flag that is not a boolean, fail the scan with an
+// *Error of kind ErrMalformedRequest naming the member: otherwise Relay
+// could decide on one value while the upstream acts on another. Duplicates
+// of members Relay does not read are left for the upstream to judge.
 func ScanRequest(body []byte) (Request, error) {
 	r := Request{Size: len(body), modelStart: -1, optsStart: -1, optsEnd: -1, usageStart: -1, usageEnd: -1}
 	i := skipWS(body, 0)
@@ -45,16 +90,26 @@ func ScanRequest(body []byte) (Request, error) {
 		return r, ErrNotObject
 	}
 	var streamVal []byte
+	var seen uint
+	var refused *Error
 	end, err := eachMember(body, i, 1, func(key []byte, s, e int) bool {
-		switch string(key) {
-		case "model":
+		m, folded := requestMember(key)
+		if m < 0 {
+			return true
+		}
+		if refused == nil {
+			refused = checkMember(key, requestMembers[m], folded, seen&(1<<m) != 0)
+		}
+		seen |= 1 << m
+		switch m {
+		case memModel:
 			r.modelStart, r.modelEnd = s, e
-		case "stream":
+		case memStream:
 			streamVal = body[s:e]
-		case "stream_options":
+		case memStreamOptions:
 			r.optsStart, r.optsEnd = s, e
-		case "max_tokens", "max_completion_tokens", "max_output_tokens":
-			if n, ok := Int(body[s:e]); ok && n > r.MaxTokens {
+		default:
+			if n, ok := tokenLimit(body[s:e]); ok && n > r.MaxTokens {
 				r.MaxTokens = n
 			}
 		}
@@ -66,35 +121,129 @@ func ScanRequest(body []byte) (Request, error) {
 	if j := skipWS(body, end); j != len(body) {
 		return r, fmt.Errorf("scan request body: %w", syntaxErr(j, "data after the top-level object"))
 	}
-	r.end = end - 1
-	r.Stream = string(streamVal) == "true"
-	if r.optsStart >= 0 && body[r.optsStart] == '{' {
-		opts := body[r.optsStart:r.optsEnd]
-		r.optsEmpty = true
-		_, _ = eachMember(opts, 0, 2, func(key []byte, s, e int) bool {
-			r.optsEmpty = false
-			if string(key) == "include_usage" {
-				r.usageStart, r.usageEnd = r.optsStart+s, r.optsStart+e
-			}
-			return true
-		})
-		r.IncludeUsage = r.usageStart >= 0 && string(body[r.usageStart:r.usageEnd]) == "true"
+	if refused != nil {
+		return r, refused
 	}
+	r.end = end - 1
+	if r.Stream, err = flag(streamVal, "stream"); err != nil {
+		return r, err
+	}
+	if r.optsStart >= 0 && body[r.optsStart] == '{' {
+		if err := r.scanStreamOptions(body); err != nil {
+			return r, err
+		}
+	}
+	return r, r.scanModel(body)
+}
+
+// scanStreamOptions reads include_usage from the stream_options object.
+func (r *Request) scanStreamOptions(body []byte) error {
+	const name = "include_usage"
+	opts := body[r.optsStart:r.optsEnd]
+	r.optsEmpty = true
+	var refused *Error
+	_, _ = eachMember(opts, 0, 2, func(key []byte, s, e int) bool {
+		r.optsEmpty = false
+		exact, folded := string(key) == name, false
+		if !exact && !plainKey(key) {
+			exact, folded = matchKey(key, name)
+		}
+		if !exact && !folded {
+			return true
+		}
+		if refused == nil {
+			refused = checkMember(key, "stream_options."+name, folded, r.usageStart >= 0)
+		}
+		r.usageStart, r.usageEnd = r.optsStart+s, r.optsStart+e
+		return true
+	})
+	if refused != nil {
+		return refused
+	}
+	var err error
+	if r.usageStart >= 0 {
+		r.IncludeUsage, err = flag(body[r.usageStart:r.usageEnd], "stream_options.include_usage")
+	}
+	return err
+}
+
+// scanModel decodes the model string. What Relay routes on must be what
+// any decoder reads, so a model that is not valid UTF-8 (or holds a lone
+// surrogate escape, which decoders turn into different things) is refused.
+func (r *Request) scanModel(body []byte) error {
 	if r.modelStart < 0 || body[r.modelStart] != '"' || r.modelEnd-r.modelStart < 3 {
-		return r, ErrMissingModel
+		return ErrMissingModel
 	}
 	raw := body[r.modelStart+1 : r.modelEnd-1]
-	if bytes.IndexByte(raw, '\\') < 0 {
+	if bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
 		r.Model = string(raw)
-	} else if err := json.Unmarshal(body[r.modelStart:r.modelEnd], &r.Model); err != nil || r.Model == "" {
-		return r, ErrMissingModel
+		return nil
 	}
-	return r, nil
+	m, bad := unescape(raw)
+	if bad {
+		return &Error{Kind: ErrMalformedRequest, Msg: `The "model" string is not valid UTF-8.`, Param: "model"}
+	}
+	if m == "" {
+		return ErrMissingModel
+	}
+	r.Model, r.modelEscaped = m, true
+	return nil
+}
+
+// checkMember returns the refusal of a member Relay reads that is a
+// duplicate or a case variant, else nil.
+func checkMember(key []byte, name string, folded, duplicate bool) *Error {
+	switch {
+	case folded:
+		k, _ := unescape(key)
+		return &Error{Kind: ErrMalformedRequest, Param: name,
+			Msg: "Member " + strconv.Quote(k) + " in request body differs from " + strconv.Quote(name) + " only in case; send it once, as " + strconv.Quote(name) + "."}
+	case duplicate:
+		return &Error{Kind: ErrMalformedRequest, Param: name,
+			Msg: "Duplicate member " + strconv.Quote(name) + " in request body; send it once."}
+	}
+	return nil
+}
+
+// flag reads a boolean member Relay decides on: only the literal true is
+// true; false, null and absent are false; anything else is refused, since
+// a lenient upstream would take "true" or 1 for true.
+func flag(v []byte, name string) (bool, error) {
+	switch string(v) {
+	case "true":
+		return true, nil
+	case "", "false", "null":
+		return false, nil
+	}
+	return false, &Error{Kind: ErrMalformedRequest, Param: name, Msg: strconv.Quote(name) + " must be true or false."}
+}
+
+// tokenLimit reads a max-tokens value as the limiter's estimate: a
+// non-negative number, rounded up and capped at MaxTokenLimit. Anything
+// else (a string, null, a negative number) sets no limit.
+func tokenLimit(v []byte) (int64, bool) {
+	if len(v) == 0 || v[0] < '0' || v[0] > '9' {
+		return 0, false
+	}
+	if bytes.IndexAny(v, ".eE") < 0 {
+		if n, ok := Int(v); ok {
+			return min(n, MaxTokenLimit), true
+		}
+	}
+	f, err := strconv.ParseFloat(string(v), 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return 0, false
+	}
+	if f >= MaxTokenLimit {
+		return MaxTokenLimit, true
+	}
+	return int64(math.Ceil(f)), true
 }
 
 // Rewrite is how the upstream body differs from the caller's.
 type Rewrite struct {
-	// Model replaces the model value when it differs from the caller's.
+	// Model replaces the model value when it differs from the caller's
+	// (or the caller's holds an escape).
 	Model string
 	// IncludeUsage forces stream_options.include_usage to true.
 	IncludeUsage bool
@@ -109,7 +258,14 @@ type edit struct {
 
 // NeedsRewrite reports whether rw changes the body r was scanned from.
 func (r *Request) NeedsRewrite(rw Rewrite) bool {
-	return (rw.Model != "" && rw.Model != r.Model) || (rw.IncludeUsage && !r.IncludeUsage)
+	return r.splicesModel(rw) || (rw.IncludeUsage && !r.IncludeUsage)
+}
+
+// splicesModel reports whether rw's model replaces the caller's: when it
+// differs, and when the caller spelled it with escapes, so the upstream
+// reads the model Relay priced in plain bytes.
+func (r *Request) splicesModel(rw Rewrite) bool {
+	return rw.Model != "" && (rw.Model != r.Model || r.modelEscaped)
 }
 
 // AppendRewritten appends body with rw applied to dst, splicing bytes: every
@@ -118,7 +274,7 @@ func (r *Request) NeedsRewrite(rw Rewrite) bool {
 func AppendRewritten(dst, body []byte, r *Request, rw Rewrite) []byte {
 	var edits [2]edit
 	n := 0
-	if rw.Model != "" && rw.Model != r.Model {
+	if r.splicesModel(rw) {
 		edits[n] = edit{start: r.modelStart, end: r.modelEnd, text: rw.Model, quote: true}
 		n++
 	}

@@ -19,12 +19,17 @@ func TestScanRequest_ReadsRoutingFields(t *testing.T) {
 		{"plain", `{"model":"gpt-4o","messages":[]}`, "gpt-4o", false, false},
 		{"whitespace", " \n{ \"model\" : \"m\" , \"stream\" : true }\n", "m", true, false},
 		{"stream false", `{"model":"m","stream":false}`, "m", false, false},
-		{"stream string is not stream", `{"model":"m","stream":"true"}`, "m", false, false},
+		{"stream null", `{"model":"m","stream":null,"stream_options":{"include_usage":null}}`, "m", false, false},
 		{"include usage", `{"model":"m","stream":true,"stream_options":{"include_usage":true}}`, "m", true, true},
 		{"include usage false", `{"model":"m","stream":true,"stream_options":{"include_usage":false}}`, "m", true, false},
 		{"nested model ignored", `{"messages":[{"model":"x"}],"model":"real"}`, "real", false, false},
-		{"last duplicate wins", `{"model":"a","model":"b"}`, "b", false, false},
 		{"escaped model", `{"model":"gpt\u002d4"}`, "gpt-4", false, false},
+		{"escaped keys", `{"mod\u0065l":"m","\u0073tream":true,"stream_options":{"include\u005Fusage":true}}`, "m", true, true},
+		{"escaped solidus key", `{"model":"m","str\/eam":true}`, "m", false, false},
+		{"surrogate pair in model", `{"model":"a\ud83d\ude00b"}`, "a😀b", false, false},
+		{"duplicates Relay does not read", `{"model":"m","messages":[],"messages":[1],"metadata":{"a":1,"a":2},"stream_options":{"x":1,"x":2}}`, "m", false, false},
+		{"nested read names", `{"model":"m","metadata":{"model":"x","Model":"y","stream":"yes"}}`, "m", false, false},
+		{"dotless i is not i", `{"model":"m","stream_options":{"\u0131nclude_usage":true}}`, "m", false, false},
 		{"model with at", `{"model":"claude@vertex"}`, "claude@vertex", false, false},
 		{"unicode content", `{"model":"m","messages":[{"content":"héllo \"q\" \\ ✓"}]}`, "m", false, false},
 	}
@@ -125,6 +130,90 @@ func TestAppendRewritten_SplicesModelAndUsage(t *testing.T) {
 	}
 }
 
+func TestScanRequest_RefusesAmbiguousMembers(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, body, param string
+	}{
+		{"duplicate model", `{"model":"a","model":"b"}`, "model"},
+		{"escaped duplicate model", `{"model":"granted","messages":[],"mod\u0065l":"other"}`, "model"},
+		{"escaped duplicate first", `{"\u006dodel":"other","model":"granted"}`, "model"},
+		{"escaped duplicate stream", `{"model":"m","stream":false,"str\u0065am":true}`, "stream"},
+		{"duplicate stream_options", `{"model":"m","stream_options":{},"stream_options":{"include_usage":true}}`, "stream_options"},
+		{"duplicate include_usage", `{"model":"m","stream":true,"stream_options":{"include_usage":true,"include_usage":false}}`, "stream_options.include_usage"},
+		{"escaped duplicate include_usage", `{"model":"m","stream":true,"stream_options":{"include_usage":true,"include_\u0075sage":false}}`, "stream_options.include_usage"},
+		{"duplicate max_tokens", `{"model":"m","max_tokens":1,"max_tok\u0065ns":100000}`, "max_tokens"},
+		{"duplicate max_completion_tokens", `{"model":"m","max_completion_tokens":1,"max_completion_tokens":2}`, "max_completion_tokens"},
+		{"duplicate max_output_tokens", `{"max_output_tokens":1,"model":"m","max_output_tokens":2}`, "max_output_tokens"},
+		{"case variant model", `{"model":"granted","Model":"other"}`, "model"},
+		{"case variant alone", `{"MODEL":"other"}`, "model"},
+		{"long s stream", `{"model":"m","\u017ftream":true}`, "stream"},
+		{"long s stream raw", "{\"model\":\"m\",\"\u017ftream\":true}", "stream"},
+		{"kelvin max_tokens", `{"model":"m","max_to\u212aens":9}`, "max_tokens"},
+		{"long s include_usage", `{"model":"m","stream_options":{"include_u\u017Fage":true}}`, "stream_options.include_usage"},
+		{"case variant stream_options", `{"model":"m","Stream_Options":{"include_usage":true}}`, "stream_options"},
+		{"stream string", `{"model":"m","stream":"true"}`, "stream"},
+		{"stream number", `{"model":"m","stream":1}`, "stream"},
+		{"include_usage number", `{"model":"m","stream_options":{"include_usage":1}}`, "stream_options.include_usage"},
+		{"model invalid UTF-8", "{\"model\":\"gr\xffanted\"}", "model"},
+		{"model lone surrogate", `{"model":"granted\ud800"}`, "model"},
+		{"model reversed surrogates", `{"model":"\udc00\ud800"}`, "model"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := ScanRequest([]byte(tt.body))
+			var e *Error
+			if !errors.As(err, &e) || !errors.Is(err, ErrMalformedRequest) {
+				t.Fatalf("err = %v, want an *Error of kind ErrMalformedRequest", err)
+			}
+			if e.Param != tt.param || !strings.Contains(e.Msg, `"`+tt.param+`"`) {
+				t.Errorf("param %q, message %q; want both to name %q", e.Param, e.Msg, tt.param)
+			}
+		})
+	}
+}
+
+func TestScanRequest_DuplicateMessageNamesMember(t *testing.T) {
+	t.Parallel()
+	_, err := ScanRequest([]byte(`{"model":"granted","mod\u0065l":"other"}`))
+	if err == nil || err.Error() != `Duplicate member "model" in request body; send it once.` {
+		t.Errorf("err = %v", err)
+	}
+	_, err = ScanRequest([]byte(`{"model":"m","Mod\u0065l":"other"}`))
+	if err == nil || !strings.Contains(err.Error(), `Member "Model" in request body differs from "model" only in case`) {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestScanRequest_SyntaxErrorBeforeRefusal(t *testing.T) {
+	t.Parallel()
+	_, err := ScanRequest([]byte(`{"model":"a","model":"b",`))
+	var se *SyntaxError
+	if !errors.As(err, &se) {
+		t.Errorf("err = %v, want a *SyntaxError", err)
+	}
+}
+
+func TestAppendRewritten_SplicesEscapedModelSpelledPlain(t *testing.T) {
+	t.Parallel()
+	body := []byte(`{"model":"gr\u0061nted","stream":true}`)
+	r, err := ScanRequest(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Model != "granted" {
+		t.Fatalf("Model = %q", r.Model)
+	}
+	rw := Rewrite{Model: "granted"}
+	if !r.NeedsRewrite(rw) {
+		t.Fatal("NeedsRewrite = false for an escaped model")
+	}
+	if got := string(AppendRewritten(nil, body, &r, rw)); got != `{"model":"granted","stream":true}` {
+		t.Errorf("got %s", got)
+	}
+}
+
 func TestNeedsRewrite_FalseWhenNothingChanges(t *testing.T) {
 	t.Parallel()
 	r, err := ScanRequest([]byte(`{"model":"m","stream":true,"stream_options":{"include_usage":true}}`))
@@ -203,6 +292,15 @@ func TestScanRequest_MaxTokens(t *testing.T) {
 		{`{"model":"m","max_output_tokens":64}`, 64},
 		{`{"model":"m","max_tokens":-5}`, 0},
 		{`{"model":"m","max_tokens":"many"}`, 0},
+		{`{"model":"m","max_tokens":"100"}`, 0},
+		{`{"model":"m","max_tokens":null}`, 0},
+		{`{"model":"m","max_tokens":1e5}`, 100000},
+		{`{"model":"m","max_tokens":2.5}`, 3},
+		{`{"model":"m","max_tokens":12E-1}`, 2},
+		{`{"model":"m","max_tokens":-1e9}`, 0},
+		{`{"model":"m","max_tokens":99999999999999999999999}`, MaxTokenLimit},
+		{`{"model":"m","max_tokens":1e400}`, MaxTokenLimit},
+		{`{"model":"m","max_t\u006fkens":77}`, 77},
 		{`{"model":"m","messages":[{"max_tokens":9}]}`, 0},
 	}
 	for _, tt := range tests {

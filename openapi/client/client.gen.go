@@ -52,6 +52,51 @@ func (e AuditEntryAction) Valid() bool {
 	}
 }
 
+// Defines values for BreakerHold.
+const (
+	BreakerHoldAuthFailed     BreakerHold = "auth_failed"
+	BreakerHoldCooling        BreakerHold = "cooling"
+	BreakerHoldHalfOpen       BreakerHold = "half_open"
+	BreakerHoldOpen           BreakerHold = "open"
+	BreakerHoldQuotaExhausted BreakerHold = "quota_exhausted"
+)
+
+// Valid indicates whether the value is a known member of the BreakerHold enum.
+func (e BreakerHold) Valid() bool {
+	switch e {
+	case BreakerHoldAuthFailed:
+		return true
+	case BreakerHoldCooling:
+		return true
+	case BreakerHoldHalfOpen:
+		return true
+	case BreakerHoldOpen:
+		return true
+	case BreakerHoldQuotaExhausted:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for BreakerScope.
+const (
+	BreakerScopeKey   BreakerScope = "key"
+	BreakerScopeModel BreakerScope = "model"
+)
+
+// Valid indicates whether the value is a known member of the BreakerScope enum.
+func (e BreakerScope) Valid() bool {
+	switch e {
+	case BreakerScopeKey:
+		return true
+	case BreakerScopeModel:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for BreakerState.
 const (
 	BreakerStateClosed   BreakerState = "closed"
@@ -529,23 +574,49 @@ type BindingUpdate struct {
 
 // Breaker defines model for Breaker.
 type Breaker struct {
-	ConsecutiveFailures int32              `json:"consecutive_failures"`
-	HostID              openapi_types.UUID `json:"host_id"`
-	HostKeyID           openapi_types.UUID `json:"host_key_id"`
-	OpenedAt            *time.Time         `json:"opened_at"`
+	ConsecutiveFailures int32 `json:"consecutive_failures"`
+
+	// Hold Why it holds: `open` (failures, backoff doubling to 1 min), `cooling` (a 429's
+	// Retry-After), `auth_failed` (401/403) or `quota_exhausted` (402, insufficient_quota),
+	// both re-probed with a backoff doubling from 30 s to 10 min; `half_open` when the backoff
+	// is over and one probe request may go.
+	Hold      BreakerHold        `json:"hold"`
+	HostID    openapi_types.UUID `json:"host_id"`
+	HostKeyID openapi_types.UUID `json:"host_key_id"`
+
+	// Model The upstream model a `model`-scoped hold is for; absent for scope `key`.
+	Model *string `json:"model,omitempty"`
+
+	// OpenedAt When the last failure was seen.
+	OpenedAt *time.Time `json:"opened_at"`
+
+	// Reason The last failure, short and secret-free (`500`, `connection refused`, `429 insufficient_quota`).
+	Reason string `json:"reason"`
 
 	// RetryAt When an open breaker lets a trial request through.
 	RetryAt *time.Time `json:"retry_at"`
+
+	// Scope `key` holds the host key for every model; `model` holds it for one upstream model only.
+	Scope BreakerScope `json:"scope"`
 
 	// SecretVersion Breakers are per secret version; a new secret starts closed.
 	SecretVersion int32        `json:"secret_version"`
 	State         BreakerState `json:"state"`
 }
 
+// BreakerHold Why it holds: `open` (failures, backoff doubling to 1 min), `cooling` (a 429's
+// Retry-After), `auth_failed` (401/403) or `quota_exhausted` (402, insufficient_quota),
+// both re-probed with a backoff doubling from 30 s to 10 min; `half_open` when the backoff
+// is over and one probe request may go.
+type BreakerHold string
+
 // BreakerList defines model for BreakerList.
 type BreakerList struct {
 	Items []Breaker `json:"items"`
 }
+
+// BreakerScope `key` holds the host key for every model; `model` holds it for one upstream model only.
+type BreakerScope string
 
 // BreakerState defines model for BreakerState.
 type BreakerState string
@@ -2063,6 +2134,12 @@ type ListBreakersParams struct {
 	State *BreakerState `form:"state,omitempty" json:"state,omitempty"`
 }
 
+// ClearBreakersParams defines parameters for ClearBreakers.
+type ClearBreakersParams struct {
+	// Model Only the hold of this upstream model (the binding's upstream model name).
+	Model *string `form:"model,omitempty" json:"model,omitempty"`
+}
+
 // ListBudgetsParams defines parameters for ListBudgets.
 type ListBudgetsParams struct {
 	// Limit Most items to return.
@@ -2711,10 +2788,24 @@ type ClientInterface interface {
 
 	// ListBreakers List circuit-breaker states
 	//
-	// The circuit breaker of every host key that has one (a key never seen failing is closed and may be absent).
+	// Every hold this pod's breakers keep: a host key's own (scope `key`: an invalid key, an
+	// exhausted quota, an unreachable host) and a host key's for one upstream model (scope
+	// `model`: 5xx, 529, a per-model 429, model not found). A closed breaker is absent. With
+	// `RELAY_REDIS_URL` the breakers are shared, so every pod lists the same holds.
 	//
 	// Corresponds with GET /api/breakers (the `ListBreakers` operationId).
 	ListBreakers(ctx context.Context, params *ListBreakersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ClearBreakers Clear a host key's holds
+	//
+	// Closes the host key's breakers at every secret version: all of them (the key's own and
+	// every model's), or with `model` the hold of that upstream model only. With
+	// `RELAY_REDIS_URL` the clear reaches every pod before the answer. Writes an audit row
+	// (action `clear`, kind `breakers`, the host key's id). Answers the holds it closed; none
+	// is still a 200.
+	//
+	// Corresponds with DELETE /api/breakers/{host_key_id} (the `ClearBreakers` operationId).
+	ClearBreakers(ctx context.Context, hostKeyID openapi_types.UUID, params *ClearBreakersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListBudgets List budgets
 	//
@@ -4001,11 +4092,35 @@ func (c *Client) UpdateBinding(ctx context.Context, id IDParam, body UpdateBindi
 
 // ListBreakers List circuit-breaker states
 //
-// The circuit breaker of every host key that has one (a key never seen failing is closed and may be absent).
+// Every hold this pod's breakers keep: a host key's own (scope `key`: an invalid key, an
+// exhausted quota, an unreachable host) and a host key's for one upstream model (scope
+// `model`: 5xx, 529, a per-model 429, model not found). A closed breaker is absent. With
+// `RELAY_REDIS_URL` the breakers are shared, so every pod lists the same holds.
 //
 // Corresponds with GET /api/breakers (the `ListBreakers` operationId).
 func (c *Client) ListBreakers(ctx context.Context, params *ListBreakersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListBreakersRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ClearBreakers Clear a host key's holds
+//
+// Closes the host key's breakers at every secret version: all of them (the key's own and
+// every model's), or with `model` the hold of that upstream model only. With
+// `RELAY_REDIS_URL` the clear reaches every pod before the answer. Writes an audit row
+// (action `clear`, kind `breakers`, the host key's id). Answers the holds it closed; none
+// is still a 200.
+//
+// Corresponds with DELETE /api/breakers/{host_key_id} (the `ClearBreakers` operationId).
+func (c *Client) ClearBreakers(ctx context.Context, hostKeyID openapi_types.UUID, params *ClearBreakersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewClearBreakersRequest(c.Server, hostKeyID, params)
 	if err != nil {
 		return nil, err
 	}
@@ -7028,6 +7143,67 @@ func NewListBreakersRequest(server string, params *ListBreakersParams) (*http.Re
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewClearBreakersRequest constructs an http.Request for the ClearBreakers method
+func NewClearBreakersRequest(server string, hostKeyID openapi_types.UUID, params *ClearBreakersParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "host_key_id", hostKeyID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/breakers/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Model != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "model", *params.Model, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -12269,12 +12445,28 @@ type ClientWithResponsesInterface interface {
 
 	// ListBreakersWithResponse List circuit-breaker states
 	//
-	// The circuit breaker of every host key that has one (a key never seen failing is closed and may be absent).
+	// Every hold this pod's breakers keep: a host key's own (scope `key`: an invalid key, an
+	// exhausted quota, an unreachable host) and a host key's for one upstream model (scope
+	// `model`: 5xx, 529, a per-model 429, model not found). A closed breaker is absent. With
+	// `RELAY_REDIS_URL` the breakers are shared, so every pod lists the same holds.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/breakers (the `ListBreakers` operationId).
 	ListBreakersWithResponse(ctx context.Context, params *ListBreakersParams, reqEditors ...RequestEditorFn) (*ListBreakersResponse, error)
+
+	// ClearBreakersWithResponse Clear a host key's holds
+	//
+	// Closes the host key's breakers at every secret version: all of them (the key's own and
+	// every model's), or with `model` the hold of that upstream model only. With
+	// `RELAY_REDIS_URL` the clear reaches every pod before the answer. Writes an audit row
+	// (action `clear`, kind `breakers`, the host key's id). Answers the holds it closed; none
+	// is still a 200.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/breakers/{host_key_id} (the `ClearBreakers` operationId).
+	ClearBreakersWithResponse(ctx context.Context, hostKeyID openapi_types.UUID, params *ClearBreakersParams, reqEditors ...RequestEditorFn) (*ClearBreakersResponse, error)
 
 	// ListBudgetsWithResponse List budgets
 	//
@@ -14333,6 +14525,82 @@ func (r ListBreakersResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ListBreakersResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ClearBreakersResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *BreakerList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ClearBreakersResponse) GetJSON200() *BreakerList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ClearBreakersResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ClearBreakersResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ClearBreakersResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ClearBreakersResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ClearBreakersResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ClearBreakersResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ClearBreakersResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ClearBreakersResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ClearBreakersResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -22376,7 +22644,10 @@ func (c *ClientWithResponses) UpdateBindingWithResponse(ctx context.Context, id 
 
 // ListBreakersWithResponse List circuit-breaker states
 //
-// The circuit breaker of every host key that has one (a key never seen failing is closed and may be absent).
+// Every hold this pod's breakers keep: a host key's own (scope `key`: an invalid key, an
+// exhausted quota, an unreachable host) and a host key's for one upstream model (scope
+// `model`: 5xx, 529, a per-model 429, model not found). A closed breaker is absent. With
+// `RELAY_REDIS_URL` the breakers are shared, so every pod lists the same holds.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -22387,6 +22658,25 @@ func (c *ClientWithResponses) ListBreakersWithResponse(ctx context.Context, para
 		return nil, err
 	}
 	return ParseListBreakersResponse(rsp)
+}
+
+// ClearBreakersWithResponse Clear a host key's holds
+//
+// Closes the host key's breakers at every secret version: all of them (the key's own and
+// every model's), or with `model` the hold of that upstream model only. With
+// `RELAY_REDIS_URL` the clear reaches every pod before the answer. Writes an audit row
+// (action `clear`, kind `breakers`, the host key's id). Answers the holds it closed; none
+// is still a 200.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/breakers/{host_key_id} (the `ClearBreakers` operationId).
+func (c *ClientWithResponses) ClearBreakersWithResponse(ctx context.Context, hostKeyID openapi_types.UUID, params *ClearBreakersParams, reqEditors ...RequestEditorFn) (*ClearBreakersResponse, error) {
+	rsp, err := c.ClearBreakers(ctx, hostKeyID, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseClearBreakersResponse(rsp)
 }
 
 // ListBudgetsWithResponse List budgets
@@ -25083,6 +25373,67 @@ func ParseListBreakersResponse(rsp *http.Response) (*ListBreakersResponse, error
 			return nil, err
 		}
 		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseClearBreakersResponse parses an HTTP response from a ClearBreakersWithResponse call
+func ParseClearBreakersResponse(rsp *http.Response) (*ClearBreakersResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ClearBreakersResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest BreakerList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError

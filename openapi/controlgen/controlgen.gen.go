@@ -59,6 +59,51 @@ func (e AuditEntryAction) Valid() bool {
 	}
 }
 
+// Defines values for BreakerHold.
+const (
+	BreakerHoldAuthFailed     BreakerHold = "auth_failed"
+	BreakerHoldCooling        BreakerHold = "cooling"
+	BreakerHoldHalfOpen       BreakerHold = "half_open"
+	BreakerHoldOpen           BreakerHold = "open"
+	BreakerHoldQuotaExhausted BreakerHold = "quota_exhausted"
+)
+
+// Valid indicates whether the value is a known member of the BreakerHold enum.
+func (e BreakerHold) Valid() bool {
+	switch e {
+	case BreakerHoldAuthFailed:
+		return true
+	case BreakerHoldCooling:
+		return true
+	case BreakerHoldHalfOpen:
+		return true
+	case BreakerHoldOpen:
+		return true
+	case BreakerHoldQuotaExhausted:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for BreakerScope.
+const (
+	BreakerScopeKey   BreakerScope = "key"
+	BreakerScopeModel BreakerScope = "model"
+)
+
+// Valid indicates whether the value is a known member of the BreakerScope enum.
+func (e BreakerScope) Valid() bool {
+	switch e {
+	case BreakerScopeKey:
+		return true
+	case BreakerScopeModel:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for BreakerState.
 const (
 	BreakerStateClosed   BreakerState = "closed"
@@ -536,23 +581,49 @@ type BindingUpdate struct {
 
 // Breaker defines model for Breaker.
 type Breaker struct {
-	ConsecutiveFailures int32              `json:"consecutive_failures"`
-	HostID              openapi_types.UUID `json:"host_id"`
-	HostKeyID           openapi_types.UUID `json:"host_key_id"`
-	OpenedAt            *time.Time         `json:"opened_at"`
+	ConsecutiveFailures int32 `json:"consecutive_failures"`
+
+	// Hold Why it holds: `open` (failures, backoff doubling to 1 min), `cooling` (a 429's
+	// Retry-After), `auth_failed` (401/403) or `quota_exhausted` (402, insufficient_quota),
+	// both re-probed with a backoff doubling from 30 s to 10 min; `half_open` when the backoff
+	// is over and one probe request may go.
+	Hold      BreakerHold        `json:"hold"`
+	HostID    openapi_types.UUID `json:"host_id"`
+	HostKeyID openapi_types.UUID `json:"host_key_id"`
+
+	// Model The upstream model a `model`-scoped hold is for; absent for scope `key`.
+	Model *string `json:"model,omitempty"`
+
+	// OpenedAt When the last failure was seen.
+	OpenedAt *time.Time `json:"opened_at"`
+
+	// Reason The last failure, short and secret-free (`500`, `connection refused`, `429 insufficient_quota`).
+	Reason string `json:"reason"`
 
 	// RetryAt When an open breaker lets a trial request through.
 	RetryAt *time.Time `json:"retry_at"`
+
+	// Scope `key` holds the host key for every model; `model` holds it for one upstream model only.
+	Scope BreakerScope `json:"scope"`
 
 	// SecretVersion Breakers are per secret version; a new secret starts closed.
 	SecretVersion int32        `json:"secret_version"`
 	State         BreakerState `json:"state"`
 }
 
+// BreakerHold Why it holds: `open` (failures, backoff doubling to 1 min), `cooling` (a 429's
+// Retry-After), `auth_failed` (401/403) or `quota_exhausted` (402, insufficient_quota),
+// both re-probed with a backoff doubling from 30 s to 10 min; `half_open` when the backoff
+// is over and one probe request may go.
+type BreakerHold string
+
 // BreakerList defines model for BreakerList.
 type BreakerList struct {
 	Items []Breaker `json:"items"`
 }
+
+// BreakerScope `key` holds the host key for every model; `model` holds it for one upstream model only.
+type BreakerScope string
 
 // BreakerState defines model for BreakerState.
 type BreakerState string
@@ -2070,6 +2141,12 @@ type ListBreakersParams struct {
 	State *BreakerState `form:"state,omitempty" json:"state,omitempty"`
 }
 
+// ClearBreakersParams defines parameters for ClearBreakers.
+type ClearBreakersParams struct {
+	// Model Only the hold of this upstream model (the binding's upstream model name).
+	Model *string `form:"model,omitempty" json:"model,omitempty"`
+}
+
 // ListBudgetsParams defines parameters for ListBudgets.
 type ListBudgetsParams struct {
 	// Limit Most items to return.
@@ -2549,6 +2626,9 @@ type ServerInterface interface {
 	// ListBreakers List circuit-breaker states
 	// (GET /api/breakers)
 	ListBreakers(w http.ResponseWriter, r *http.Request, params ListBreakersParams)
+	// ClearBreakers Clear a host key's holds
+	// (DELETE /api/breakers/{host_key_id})
+	ClearBreakers(w http.ResponseWriter, r *http.Request, hostKeyID openapi_types.UUID, params ClearBreakersParams)
 	// ListBudgets List budgets
 	// (GET /api/budgets)
 	ListBudgets(w http.ResponseWriter, r *http.Request, params ListBudgetsParams)
@@ -3300,6 +3380,48 @@ func (siw *ServerInterfaceWrapper) ListBreakers(w http.ResponseWriter, r *http.R
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.ListBreakers(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ClearBreakers operation middleware
+func (siw *ServerInterfaceWrapper) ClearBreakers(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "host_key_id" -------------
+	var hostKeyID openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "host_key_id", r.PathValue("host_key_id"), &hostKeyID, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "host_key_id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ClearBreakersParams
+
+	// ------------- Optional query parameter "model" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "model", r.URL.Query(), &params.Model, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "model"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "model", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ClearBreakers(w, r, hostKeyID, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -7036,6 +7158,7 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/status", wrapper.GetStatus)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/snapshot/reload", wrapper.ReloadSnapshot)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/breakers", wrapper.ListBreakers)
+	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/api/breakers/{host_key_id}", wrapper.ClearBreakers)
 
 	return m
 }
@@ -8168,6 +8291,99 @@ func (response ListBreakers403JSONResponse) VisitListBreakersResponse(w http.Res
 type ListBreakers500JSONResponse struct{ InternalErrorJSONResponse }
 
 func (response ListBreakers500JSONResponse) VisitListBreakersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ClearBreakersRequestObject struct {
+	HostKeyID openapi_types.UUID `json:"host_key_id"`
+	Params    ClearBreakersParams
+}
+
+type ClearBreakersResponseObject interface {
+	VisitClearBreakersResponse(w http.ResponseWriter) error
+}
+
+type ClearBreakers200JSONResponse BreakerList
+
+func (response ClearBreakers200JSONResponse) VisitClearBreakersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ClearBreakers400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ClearBreakers400JSONResponse) VisitClearBreakersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ClearBreakers401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ClearBreakers401JSONResponse) VisitClearBreakersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ClearBreakers403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response ClearBreakers403JSONResponse) VisitClearBreakersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ClearBreakers404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response ClearBreakers404JSONResponse) VisitClearBreakersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ClearBreakers500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ClearBreakers500JSONResponse) VisitClearBreakersResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
@@ -18090,6 +18306,9 @@ type StrictServerInterface interface {
 	// ListBreakers List circuit-breaker states
 	// (GET /api/breakers)
 	ListBreakers(ctx context.Context, request ListBreakersRequestObject) (ListBreakersResponseObject, error)
+	// ClearBreakers Clear a host key's holds
+	// (DELETE /api/breakers/{host_key_id})
+	ClearBreakers(ctx context.Context, request ClearBreakersRequestObject) (ClearBreakersResponseObject, error)
 	// ListBudgets List budgets
 	// (GET /api/budgets)
 	ListBudgets(ctx context.Context, request ListBudgetsRequestObject) (ListBudgetsResponseObject, error)
@@ -18780,6 +18999,33 @@ func (sh *strictHandler) ListBreakers(w http.ResponseWriter, r *http.Request, pa
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(ListBreakersResponseObject); ok {
 		if err := validResponse.VisitListBreakersResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ClearBreakers operation middleware
+func (sh *strictHandler) ClearBreakers(w http.ResponseWriter, r *http.Request, hostKeyID openapi_types.UUID, params ClearBreakersParams) {
+	var request ClearBreakersRequestObject
+
+	request.HostKeyID = hostKeyID
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ClearBreakers(ctx, request.(ClearBreakersRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ClearBreakers")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ClearBreakersResponseObject); ok {
+		if err := validResponse.VisitClearBreakersResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -21626,311 +21872,323 @@ func (sh *strictHandler) UpdateUser(w http.ResponseWriter, r *http.Request, id I
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L3pcttImij6Khm8HWGpB6RoeRlbio57VC677ClvV5Knpm/JR0gCKTJHYCYqMyGa7XBEv8M9zzAP1k9y",
-	"I78vsRIgQYoUVTb7R5dFALl++/q1E8hxLAUTRneOvnZiquiYGabgrxeJ0lJ9tL/ZP0OmA8Vjw6XoHHXO",
-	"R4z4gn0xlwG85hN5RcyIkVixGy4TTWI6ZMeEDjQThlxJBU+vuNIGHvU6Xofbkf5ImJp2vI6gY9Y56uBw",
-	"Ha+jgxEbUzvzmH55y8TQjDpHTx4eeh0zje2b2iguhp1v37zOL0om8ZvwFY8MU7OL/SCiKTEjqRmukmsy",
-	"tF80rQEeXvKwtIorqcbUdI46SQJPZlfxWmqz1CJGUpumNdhnqy3hVzZ9E865Nh6md2XnINdsmq0hpmZU",
-	"WcI1m+IyFPsj4YqFnSOjErbcslquRw7+mwWmYTW3XsRbPuamYR3v7Elww8aaGEkUM4kSTTcT2XFK9xKy",
-	"K5pEpnP0pO/lC+HCPDrseBZ8+TgZ26d9rzPmAv96mK2RC8OGTMEi38mQRUsB0dh+0bRWeLg8GLlVtLq0",
-	"8vzlOytMf5ub+ygjHkyXOpUYPmk6Fny6/Ll8VNJC6HIrwW8al4KPl1/LKYvoFHB9icUo+1EJ5SvLgRdy",
-	"pF9qQUnEWsKMSiLWADL20e0h5oypGx6wkyCQiVjuvjR+Sih+23RQ7rVL99ryx3XO6HiphRlGx02rsc+W",
-	"X8InTYfslZLjhks7M1SZ7M6oGDKPcBFEieY3jOydvnpBHj169Hy/R35GCkgOH5ORTJQmA3YlFSO+kX7T",
-	"mq+UHNcvOKSGdQ0fs+ZVA8f/adqw8J/5mAnNpQByruOIGzKYHhPFYkYNyimprAOyiWY3TNGI7PnI+wfT",
-	"vznEvEj6/cOn2a9A0fz9+ZLDYFraF/AV+4+/KHbVOer8Xwe52HWAr+mD4q4637J9U6XoNN82EOa5MGOx",
-	"hmmjnciVMghiF0j2qIbNBzSKmN21sFxvfy73KG2l4TbODDWJbrcuKvSEKRaSCTcjXOHr8/OPRMMYZO/x",
-	"8+dkMmKiuNCJXSid0GnjUvHrenCaZcTPnxcZsWXLNawYdnYuG0DspQgrmMG+zMMMISeNyCtXQwOmlqIf",
-	"iWaqaQn22Sr0wy6hFcUvTV6m+Pncq1P8b/ZjHUuhGWDaTzQ8RYCzfwVSGCbgnzSOIx5Qu8aD/9Z2oV87",
-	"7AsdxxGDfyolFX4SIjzc0IiHlw56O14nZIbySHeOfv/aueIsCu0yomRo4YtpCzIWcRJtyJiaYET+9++0",
-	"+49+9/ln99/u56997+nht790vn0ufuJmIAMZTsmIWjwhuBq7ufwk5tGQl+79b17NXaQThJJpImS6PgCN",
-	"UAbJ2OLY3phG9qxZSP7j7MN7j0yUFENij9sjMTWGKeERJpKxRxJxLeREEDiF/Z4lWi+kuIp4cMtDD9JR",
-	"Wp62oddMVI6TArss0Bj7FWFfuDZ6XSc6Udwwkq5W42TaSEvcLD2y9JYkgv+RMJxeKhJTrggs2COUKDkh",
-	"2vAoIopdMcVEwEL4nd3IaxZaQQ0P9pVUAx6GTNzuZK+yYUrnZ89HMBZqp8GjRErDMRdEyYgRKYpP1nF+",
-	"J4kZMWHs2u2WB4kp0PsHGqa1cAmQSqNITuAaPeIMCS/OTl8RI6+ZIJbFca25gAMGgIUzeyMstNLoZX4I",
-	"q5MBHKp0bOmP60NTEOnJFeURC49hm5EcAjGw/0ZcIHvCyiqEEs0CxQzCx3tpXslEhLfbppDm8gqGKe4T",
-	"rAT2GvDRGvb5XhKdBCOn78OdSsGKDH9MpzClZgz2dy7lOyqmjqbr221TUcMuQYtn5Z0aKcmYiqk9di6I",
-	"JXfjeE30Ih06HdQKo0ZNCb2yMqjd+pDfMEFCCwOWU44YDZ0l7tS+2T25quX0ZyyQIgRBd0I56Csz8lou",
-	"1gDbFjQxI6n4P9gtASaBkTI8Lh2m5kNBuCAgXYsQtogkBdB2TXAE7Lk4Ls6nrfAPkPNJxEoGdlWDiL0U",
-	"hpvp7fYMM8Lbl4ipTWyqTkHMj8feNmFfaGCiKUC/vCKzn3gklY6+efnQucR0i/E+3+rr21/ebyyKuihr",
-	"IP0fKEavteV+ScTIXnE1OnGUghYYpSMfxIxoQaoBFu9Z6SkRmhnCxA1XUoB0c0MVt2BgaWa2AcCwkyTk",
-	"5qUwCoAjVjJmynCUJWmAK/7asXJP5+j3TqAYNVYqT+IQ/xGyiME/kHPbf0iDj4CW4H9lYjqfZ4RXz84g",
-	"azD7t5E8Ir498iOrhT4KeAj/Zb5HfAD5LoC875Fer9epG9i0VSi8Dg/rZXglJw800ZbyioARkYwHKMoX",
-	"9aunjzuzOpTXueYirNsXNcQ+slDmLnGPEmOvBvTU/drN4JuXuM5ZZSRXHn5HWzG1AiQerZdeoltScbD8",
-	"QvA3OxWAw1uO2kMZGjJlvpVWX4CrGZ3e6xT8J4sGes++GHTIzG4WFlIerW5TP3ER2sOa2VJAgxG7BGn2",
-	"MlY8YIsW8xFe+ubhl+ElF3Filv0UcCi8XAZEmbAgUrz/gZQRo8I+TB0mi7XFFNYXv7bCvjKTd5sJZGKW",
-	"nyGWmqcUqYxYb+WEKSsPG8VZ6JxtdGw1OIpmoAeaDBAMdBWFwUQyi8KwtkvDnShSkeJ1wGA0MpgSnw7k",
-	"DXPAAIRJo+2vDaLA7s45zlnFE8WoloKLYX5SFfcND5TsJoIbTWIrPvIo4lKQ7EOUDfQxEUkUkQGPIpCp",
-	"x4Qa4hdvwa+lbPYrC3qpYWL2mPSIxguv8Axe+pbyjeWAP4m1UYyOL9EqV0urC6a+3L8n5ET3au03MySz",
-	"4K8p+B9h1TMLKABijpllnKkAeC298GrIz+yNl+GwRD1KpzmH7r1Apm0ZehjCumn0sUAHr2ikmXcfSGOB",
-	"zGWexRLcrUr1/gTkzG23//3QphOMgJCqSHuqhKklHcps1v1N0KQqfSnEXRw+eQqzp38/XEROlqEkc5B2",
-	"HTJYKvfcFwHsEyoNfy5CNEt5Vhnw1gTitkThlMURDZgmNIoIvHNM6D0hFHdKHrzOl+5Qdt2v4PW3X/Te",
-	"uKGyp10+jqUCJCyGCNiXLVemlhp0htyMkkEvkOMDeNqNIvevAxkzQWN+kK3nW3Fwfc3jrowRCbqxBJsq",
-	"LnkLBGwWYxWj12h0q6CjFJoFieE3DKxAicLfW8DnMhy7GIHVigHHTMwXKxvAIh8CrJJuhKrazgShgthJ",
-	"0FjDFImY0YRahYNGmYvJjJRMhqMSjC61CDRtX94wpWsVHXcvmlDFQODHD4j74JhQItgk/VUbqowmQSQ1",
-	"C1uqPeC/WchZcBln8G6VK5Sj5wpMsLy3dCqvHqaKd1q4nM/NwLoWlungvi4OYZbzzVnMWXqMmekMLsFt",
-	"y54Lja4u4d91hrGfknDIakDxZdlS6bvwF98jfh5PZf8qhjP5BKJ7wEJesfCNZSLMfLVSXpEgUYqJYEr2",
-	"HrLu030AvJgpLsOW5rBVbB4tMR/XsZBB4VvAJWXBmlYdvgWVKISJrTJAGrC0yrfLa891um4eMlUKwasE",
-	"wLlz9VIYWVL1BPhtqXmuA8Q3ANvH5GHf/c8i0MN+v9fvzxc/HtbKZWuF0KUhchkInA89VZBovvi1kGIk",
-	"gdtXXmAdK+kuOQhuFGTqBLgXioVMGE4jDFGrlWrMCPzpWWys1dW5cG4m51WcSHWt0yCulJnRwDJr+8OX",
-	"GM4z9f+Etdzs5ZjyqORd7NCQ/i/3l5Wei1jF4G2vKMQ+OuyDyG2Yskv/371/+1+9f/tLHXBnMQ+zNkII",
-	"MJJXhN0wNcXYBZLGTs2Sj8z7udDH90ZcyRnows/r4Am++Rn8prMo4hyddcuHRx6hVuoMpTEsJFYJIRxD",
-	"VEphVHu+SiKme/0egqC/b6+WFmI/rUpT62zKXKO1ziuuXWAUhPyg030+0cAd5eM2HgkcY42+EdaZvWkw",
-	"4oJ1FaOh5ZieFXUHETsifiVwzSd7j/v9fY/4FZc9PHi4710IPwsO8skB8QOtrpyDG955ZD/OAkTgp8f2",
-	"pzT8CX55DgPNeMjts8ND+3Yx9AJ+fW5/TSNpfLL3pN/f712IuivJnOyNYAF6MlgQvTyEFCGca0IHMjHu",
-	"xdYqfRFMa2hwI5i8kpZ/yjhixxDMEoyoGLLFcAIXPR9MIEi4BkQ2J1yi4r+Axdh3rOIUJcOFKrt9Z22C",
-	"nIsHhEUuJ57BSa7kF9jMiVR2Bx82rnsdwgWC0tZlC1jGOzYe1JpaVoDrLIGvDXSnMS1LC4KFNME8Iqew",
-	"3AVbXQnwVl5s+uGCRa0Nqtx13g/YWkls3RiOz6zxtaw79AHV7DJRDa7e1NpJ7Gvk0+lbj7DesEdGxsT6",
-	"6OCAxrwHtlcOZtmbh7ViTiCFsEqWRSSZmMtxWyvm2sM3IFjhcjA1bPnFtI76iFYYfBkwiJW84SFTix0F",
-	"7r2WoGMBJGWaRhoaLb+NTfDabLteDqzFWIAa6Gq66NnbqdnpctzdHtpKNLYZ8U4E4JfVIgDPLN71yjra",
-	"Yf/xs5KSBi/+30cHB+3xr5BP3O/PRBLzsVVKCQNZn+sRxk3jQBD1WpeDPFfPXibgoBFPsy+f9ptWfaXk",
-	"GIKBwbNV0NaMLFQHSJVRYidZYTc1aD5/bW+lGNpVDGlMBsxMmNUcJpIEo0Rcg3WMEiS2LCypyksu7M9A",
-	"Scon1XhUlExGMipwoYBGESg6hl4vfzZ1gm89eWlC9F/ZtAZdSToECTJDUI+8MZrc0ChhBPJebphyGf/o",
-	"Hbq9+HnXcYpLRgQmwp6IHysuFTf8Hyz023rF0HcF8FVbEYSJm6P3J+9e+nmcNmrivvtUy0QFDFwx9mXf",
-	"ReTBO5rRCK+grYMQR1soeMHLZ/huC+/iG2EvXTMNywL4sNTJeRNRk9fHJOAqSLhJXaG5M9IN3PZMl8Va",
-	"ztRlbke5bIzbpoYReAUj5MErnmV4AVY80EROBL5USBi+ZlOyd/rxnUfOP77bL23jbl00BacpUoTytZfg",
-	"scaxWnNSDUGLy4oVv7LpWpw6uGTfy9BDsasaH86mAgJvEXqH662HvJzWPnCE9tjhNtpLT16edQ+fPO3+",
-	"8uKdV0N/s9ljqvVEqrAsYD17+PxwfiiH14E4qQ8imuahJCXKtZhanLKr9SHncpp6BernwOA6lPWUeW5d",
-	"UXcLOWfanDINoFjdWUQNE8G0vdIz34o/ojHEVnhA+lJrbZXg1+eiXNeDPkRc0yBgsWGY8uZqrcwiqmF6",
-	"5RBw3eDMSpfwoFRTIavCBVxWyFzCDqAoRK47oLHcI04m9ObnULUgFBVYkNcdr3iL+Q0Vz2MOdLQ05FTE",
-	"QMv8tJlPdY8J4+AIVGmIYBkEGiny7M0uGbDYREpPIIapRD9/DHJZExap2FjeuDuxH6HMsrxo0hT2+OnT",
-	"m5/vR9Rjk31wXbT+fhD6MwcoNdpKN6CakYgZw5T2SMiH3GiP+D2LsJc+oSIkftf3MKyPp05Y6j4hUuE3",
-	"x4Q6vH/6yArtigZ2RPDfZ/53tJB2WdIp2WwqNTt6l3nVjhqybDe0koW5aGhaswlpdQvQbUyzSxtmvkML",
-	"yrKGjxn8eJOGnpxDnvxaHGIYoKI3Enm4bJwWBMjcKkY5F3/mXdRM7M+qiXerutwqnsFSmGHhQkpn4uWV",
-	"rJZRSssws5LVu3yPs3Kle44sGGKiaGA04eI4K/BEoO7RiN4wqG0TQRaiYnVsejYcz0SXGktZlNTRR09r",
-	"rJD8itnbIlwQ9029yTEt+PXs6eNS7c2n/YWiauE42h54WMOf09cwl2QRyFZQf4GeDUOi8uKfuIoeEHZz",
-	"RH5iVDHlp4V78mi2OKKC9cjZSE4EkSKakvSGFsByZSPZyhYfzjokl9mD2a4M8yubnhkruA5rzM6v5YRQ",
-	"V4GUxDy41i4JO4EiJFnZXV2MJSxYY6F6RCLCSyUHWDqCUW2F8YAJE00vE90QYAgVbpl6hckD72pjxn5L",
-	"46IwCks90FiyinBNEqEYDUYYShYxkxftcxkdZM+3EhPG0Sl2lWiGadR7Pgb2Y2XEdE8uxt/F/NeuWA65",
-	"KFRqW4JesTSacmHE5CzLSjWl4tf16tPD/uHjZdWnagykW1Y2QR1AvWO1xX3ATkHBlttFWy4UR4GCLPoY",
-	"ou/SyG3f/ZpfGhfkKuLDkSneSfo0S9XGDLM8Vzv72wk36Z+FqWqv8l2adTWTKWUsMk24COWkhpC5xPw+",
-	"AiCUlGtpOd9gxFtauGQeGYEN/2pf/AYgc1k+wPVFF8BEdWLtTLkYMqbXTkvGUgB7V4oxYi/giKCu4xEq",
-	"LDbHPPDImBlK/vXP/6kvuKKT2CrB+jKtilSe7z/OPryHaUAl00YlgUkUCwmeQ73VKxvTjLi4duVI5r0m",
-	"JYZ8znnnhqd+nNmX1uOImI13cGVkKtBdBwczm5ldefWo645pOXkQQGa1igc1+DrHM1BMOW2u/3M7NMoW",
-	"8Lj//OnSa7glhrmpO1W20G+HMAu8NbXokH3lLqgNerSfKceWRfNUMAEOshHYfnVXnSX6jQBO2XjAQki/",
-	"b+QZ65APkflsXSzM4aiek2N1Q03ixFjuTFNe/UATHytLY3z6cbP9yyP+kf2/A/t/XT+3cj08fNZo5hrG",
-	"pvtYdi2iVAxdJ93/N7V1Zf/sXR4dgMHr4eG/11u8YJ+r1TGYIS9bISl3SUOWJxvbZpt1Vql6qD4hIddx",
-	"RKdZJk3Jjlm32wKazQz3kWpNqCZ+2lTGSDJkaHOwuOeayoBLwKm2EU0bypAPMf0jYa3iRz4WNIBqzXuo",
-	"3wv5RTqSEzKienS8vN9lRnF41sbv8pFOI0nDFzS2otSakjzKqvuqWbdZVYWaMIK0m8Yq4645z7NF6jKQ",
-	"3MuBDKdzMuRqK+V7JInTYEXc9QNNArysS0toBlPDNNlz2Vfk0/mr7jOiR3ICYP3p3169evVzvbCdLqu2",
-	"vGFe3XzesmFurCEM6x3Q4JrspbGLDzRhN5Zi2ZXY5/vF3QQ0rtcB5niaXcV+nLFU1r+lAmdUIoLUcFYl",
-	"LHALE6pJkBhCTc0qmwSVwlFWpOZ5md41aOKVGsVk3RBSA20JkqpXVNxdnahQxnT9MxQQrbEghvmDhRUG",
-	"KueQflo7fZZamwpsIZ3CJoUZ1cpqH2WY59BW4jK4Nkwwdel8USxszrNF1AkfaPL2zdn5y/eFyGWwAMT1",
-	"emMsw2bLNAyHDS5GUhv4VyIipjVUZ+dDq5Y2oZ1lhktSVC1orEfSXNIhKxut6wozaw5pxBZh3HcA1oOE",
-	"RwYSWeUV8QvrKAdjhjKx1CxbBdZfLa3CwtGqO2gTBMnNyGULZxtwt0j0hMaacLGwHFFthZWlD75xtUCD",
-	"HuChhsUAzAWp/AhV+cClZdUcU+2pNwCEV4cXZYirxUwgOTVliKPoMq0pUwNtb1nR9KdjJkJ3aam5+Tir",
-	"Cdm9ZlMyVBSYgQLYFIQPhZV86tHPTo4BpLMz/4ID4WTw0nHBArXUNDOsdHa2FzS2oh+jwSjlvKHL9u4f",
-	"kadPnjx6un9MIimGDKrK49TAQ0RIxlRds5BkpLmtpdGtK0airRvERl1KarDz5bkMMuQMUJ1XTLRuzEs3",
-	"hyZ7oQz0gRxopm7ogEfcTHvjEvkqntgGbaBseqkLTo55yk/RH/LN6zjfQlrGCEBn0RA1zgunvWV1+GdO",
-	"/VOafpC+AvHX2QUESmoIZ9ZwGUtWvrVTTyjPMyOqPp4IC+um043pFCrwp6UIYhpwMSR/JCxh4KQbQAmN",
-	"Y9Inillsh3R1CSHylsQ+PnzecmXLhUGAX6nOTcWHI0wOsJCWZQdAkk51/S0XtkJYemAZCNCOtAWEc5wN",
-	"5Q1TQq8Ufr7tJPQCufQqhLuCV9UzK4Nd4foqqNCAYzWkqo6qLmdMRo5UKB++KKi92jfA97CMvftnmjfd",
-	"XJBr3TnfCwGmdcD8HE13lbQc6MGUoR4vtdlpXaB7Kf25pi3F3dTgmhtIs2C+Oowr6XKlhp51jTfyMJxC",
-	"1n4hF2RlfFhTHkhblJnFlaVqHdwGgJcszbwBqFxfaFYD8Cy87XX4KsrkdOs+i9Jy1hRf3xaajwk3lYD7",
-	"JOsBvRUwbxWvv3lYbbillTy6NYrjIv9iVd1b9H6D3pZTjDLA9MkeKmpEKvKwf/iYGEke9h8/e/LvT+cH",
-	"8rmXFtkW6vW1Rbu4pwpPGgg5/1wWhU7PaDMrO/VX1z6W4iDLZtFtotASYp3LPQI7xyzxX7ZG8zK0acZc",
-	"lUs5xWnbLX0l4rHc7uaUQG63xvXx19Kl3RMmu77d3ZcdgdO7ATGWah2yJqzI5myz5JUQYoldNbXEaLO2",
-	"9YFK4YruE9CcUsOAAy40E2Wh1NCokUGnSytqwnl6EAcg47TPdOaVlROXmICqNSjaXAxJKuyRCUfj0h0B",
-	"7dJi5i2zyGuxYtbalC2q7XVtGmlupXXe8swaz6nt4awZa3McuZeYu1IA2OaxoGHtq5WurupOi3SllXxa",
-	"W9GH/iT6zxp1njvSc27vJ5lJec+54feY8n7b8pkfFzeFbOhwkPaJTLtDHj7J+hwc9p70i++UAmrde0vH",
-	"POQNopazsMF3Gh1mVgqaEi60YTRMxR7n2nyAJasKTskR1WQswflORW13KwJ/uSOo6R8x88X8Qv4N9GcL",
-	"3cvurEFZTWevFt9VGHHNOc9tpvm5HhFEwGNaU7kS+0XjyP4RwgzkiBL/9OXbk79fnvz87s37y/MPv758",
-	"7x+jtdY/IpRoPhQs7HIBGb6l7gf5iM7BUh83hqb276JgefueIevvUrN6mXN3A/eo0Pktuq9UDmTOftci",
-	"jDvg3b78jQu5R4WsS3dY4byZ4JIVDZBYWtB+0qIcQD2Xn5f4qBKhCYXotmPiB4k2cgzxBVOZKKhyCEEu",
-	"iux9iCI6ph65efv2XZb7WMxYprzjdbIkyY7XGUo5hBBMHLaWypXMGfeSzkErlJroDQjbg6zivHqDknIM",
-	"IUu0WKI3prp944zsQE4TlAWr+LPtGB08j+Uo6e2sICvd1vKH7daG+s8b/PxJ/zYX0NZdslY7yD0yfpRh",
-	"eTYyt6HF2ms5IWMqoNuSD/2GfNAoMPeN7EHhjmIGv5cGBO5vv6HgOC1IMDfnDV7CTl1WLm2SPk9IQGMg",
-	"KBC3W+q0BYVjCuqMFIzoEVUsbEr3WMU3uEq8Et5Tc4D/+Yi5uzxOw5rJzJ2uUiax1lKLF1JoRFhZXvUS",
-	"VqRsBQpyR13ebg1pi/z6dfeYVTmfZ107fPrvz8qFgxbXLq9c08KzXiupbOK1WySXd9sx8Jaw1AZ2bg8u",
-	"zQd2z/vUQJZNQ6X9jKZjfX1XLJ2KEBJoIQmjnEN7THyXO3wZK3bFv/iEQ722K86066l3e0G6PEVT7zil",
-	"TSF3PjWq4R5cXx1fX3cnqnsyeIFBmKuU2FtXGPJSlumij3J279fMOUud59QlV1/RKNKYQOoSRF3UG3FR",
-	"bw+0h/k8aTYsKnoPdOqsrU22aJ8T3JS08OGGKcXDVL1Mvb3pB3W5F7UceEF7/C3VNVxPbPa9KY+4QlS3",
-	"U84qaFuJ9l4Q4V10fRfyJ9ZccjElhncQAF5Tf7pEbCrWF6vGD1iKCleJSSo1GOfe58rEpUWl0KWcZGsJ",
-	"IW88mmIX7VYFKtcRa74YjmoywLM89YViYMqeF9SNvGZTD4oSVCpA5vVicl738uqX0Zv//jV6Jz7E/486",
-	"M59ufvvy93/0Hx4+evzk6b8/e969bH6rXGoGx8yrzFx2P399+riuvsxMOn+6/7lFJ9Pdr0WgLpzklmVp",
-	"t5JTaZaXDIeKBnMS1LMcRksmZBSCRn7NWKyh3TUXQ8xVtJTSSmSpdSKvOfSoT0I6XVB89fDJ88N+SSxe",
-	"XH21vPLFB1ODNrFiN1wmS9312lFNsEkjum0IN7x85/PObSVVYx7bAbkxrz9oYQkFfvyokQGtFr1wjh/f",
-	"i+iFNYnjM1EfVdn8+4z9aJb1Zw5EOuF/FYm+6SjeuM/vaeuHU4kW55LTPfULp3+kEkb6d8huWGTxtuN1",
-	"bjibNHjm7dits3rr07doJfXLuQTtWwX5iuwJ11yFa6Kn2rBxd8JDNHP/STJ/5wqji4tOuWucy1OkM941",
-	"u8b/BGm5sNOGfNvcd19S55bSunKYXYvidRuwvm2S4pIGhvWA0Pr0GljQgjtaizBeIFPbl8fzxawkQbW/",
-	"xTpukDdbmg3wylpvHhW7VXJNFKMhVvWo6+NF7DdQUQcCAWIZllVBO+yHjy/fn7y5PPn45vLXl38vi672",
-	"uRNcLws1RC8//7W2cmipF2ftJvyjwoqpqF+0gF68g2mlhZePbbIgcA07vDIRqCk0Y3NdTzHa7d3J2fnL",
-	"U7sbvxj+wcQNCNJ2kFqWeYZGhhO0MdzbWI8FRl9nos2KETnLvQswhfJpQgq2oul2OavNnUeBlC2J5X7m",
-	"BcPhMkypDBUbjw1Z1uq2oQuZV1KhMUSkfFTrYA8VlNw6hyivZ+MevWUUSof3exUXDTpyQhakIvkuwaB6",
-	"pTotO1gh91pd5Z19quUfRUiwGpj/X90XZ6evutDrws+ZbSDlNWddmtgLMBwq0hGIku+tq4kXhGUv2Pgn",
-	"XWOBgw+94g5LC6iF/BGNWVOYjIKonpilBWpjRq8hlRODNl20ISRS1QZk4j8u04J6uhqjyaC4eS3PXrLX",
-	"IDqtp/GICb2eLoNxRI29rrlNBue2GDxzBSZPWSRpjbFTSPCbL6i7+v7D+ZtXf3ftwDNLnYTnsQxBFJA0",
-	"hPKkmgmzqBRrc1nRNZUkXSrNpKm2Z9sintkZ1sJ2Q+nbWIaLEzrD3MNqj7kpCDfiN1BV1cNYaat8chFE",
-	"SYh1KltmjxYmKzPC2fPpuPXUbfic0fF3kbOxidjhZYRDe5D3KPWibSyvXfY6xDOAo60LZXYV9zy46pOm",
-	"Q/byhtVFEn8QeVnZtBVbbV+/N6GrdytjzsK0bLoFc49oiNSZQp1S0PFcfXCCa6jL/ZuXhzvrsHfy5Kq2",
-	"y2KS4JxMw4bswvBSMRou+aHUNYf9noqmtNHnmwzMht7rl2l/k5nHkIa+4tEuqOKz2EguBtCQUKcSXs0b",
-	"CxJEa2I1GxtKzG3X0jCavGFqZCGgtlsBH6eCJzeaRVeEhiELPSucj3mg5LwuojWRKRtseNGif0WabbrU",
-	"+aytb0aT6Lfu2LU2lfig+HN94O5tvCjY+XDcdhnGXA3av524mtVzkGltHpnmThiV5heLIuqKtp2CF6em",
-	"O0aBCeQ0q0yBqvRk5kyymy2E5hWoo9cplEFe0MSyhjfUcpoavHL8Ib/fAmCU6c3nuex8HVJUQTjYuiyV",
-	"r0W/ctBZbJTnOhimCrz7M9A3tco5DPaLkklcbzgAK34Wke18dIOpT0I+ZsKqczpNVJSTYwywMSOpGaH6",
-	"2uXjWIEoVizVaGsK3K2/JdJtafwtifVSZHR1Utkox8KN/lQT0+Ffsynk5WKnBOd5OCY+rtiH31+fn39M",
-	"uwul6QJ5o6IoKtchcGftKFOBFGFY1AiR2J1IIwy+EYapm0pKUWckE1WYasxFYhgMCr+HdNo84kfJ61xE",
-	"gyS4ZuYS7EpLxji0ohKITCkXa0dZzvHVKkUoLTVdQzZwI204xcZ+Na7xu95A2xWfJeMxVTVNV66UHC8b",
-	"iDKYLkfWU1ypIexKTpbkEfbsawYyckXjBxwAfF/YnltY43FacVszlQVi3qMT5QU0XzhORhNA5ueirgXJ",
-	"iQ4YSDzgjS5ijH9MrJAyJfgjKuYRuzJEYnfk9htCUrKpe83OpHTFbsPNl5xhZ8VE+B2p8SB06rp2U65/",
-	"T6nrHaEp05JX5HG/T6zsMZA3rOVsK+jQq2jKKyuQrnH8Cp3oCk3n3ZHegeBeD7noDltLYqEVjMKGnqjw",
-	"DHPbAyqENFBICZr+itAKMlzljYlw3UQbGaeR9/WuFzamfCHpegkvffM6I6ov48ZGp0XHULrObJEOnNOv",
-	"61ezAcP+eoz1eEzFZDK8qsqRLGfHt6Czkh2/DCmLktWXu+KlIgUKoDDXhZS+Vz1bXFrT2axHzXUayZYV",
-	"XKZWchYUb/re3+zMtn8bSTrmywU5QBtYjI54oMmLs9NXSMzInvtVg0pe33uzlHq/oGKee9HFwV6moSv1",
-	"K7Lk7IEm9s0syMUjIVcsMI7+og8FxB1N9lBOu5JIDSGMHvfhkcmIByOrsFIXuY6P99sXQpofvrpygEax",
-	"0kf5TGZhGrOUEsXN9MyO6TRRKAB4kphR/TGWzsG370nF/0HtG0fkJ6we+JfZ6oE98sYQGmCj4fKp2cO/",
-	"EIKxUBMhC/DSc9b5jCXmni3HHKGAgLQDBwziOSGN6gK8+bAli2ywphzURsbEKCDKa86aN+pg1cXjEM0M",
-	"CPMfP5ydkwMa8wOamNFBJIdc+GTvtTHxBxFNPXJGx+yMG/a3M6N4YDxyZg+ZYajphTh/e7bfI79ZaUWT",
-	"PTuaRz6enL947ZGfX759ef5yn4xp6Lr/cYP1twKq1NRF8NbgFSb1XohKSNGI0ZApj7BIM/K4/wjHDGTI",
-	"iA/4e0V5xEIfD4zbjeNmUy7pgrEu3aT5GdKYQ57bN+wkLutPMJDCKBmhG9KKv3Cdnr1+Fl11R1LbK3v7",
-	"9h0ZUsMmdHrkjDmGRnKIbXu1h+E/2suR9kKk3Uv1vlcog6s9DGbjTHvEMEFBtDeMju0TNAhpr1q0QHtA",
-	"GrTnEN+7ECUase+RIMuK12Qvj4z1ZgBy33P9HGFQOmQAtpZuAoLo3oV4YwrNFV34sQUniABzgcgvPrw/",
-	"P/3w9vLjh9Nzn+w96z97uJ8SnQGLpBhaCmpFMcVv7PYFM1ZE7F2IC/HXv57koWNcit5f/0pe8kyqQ5Rz",
-	"ZT4dWW6PxvsXwtHDCnr4JUjx56NLj5zUhrldCJDim9DCYgKNtCSaobjciA1lRMCS//DwQgRyzFwRCwgm",
-	"hxXBNU2A1fXS3WftWC1lqhAmPGdEYnu+KALai4UNw10CKMsocm2s9w779hIhit2+98vL/DXLMjyCoiYO",
-	"YnfuX4jCc7IXU2VB8MjFCV5xFlnYQjHEI1QQOoAW7/iEa7Qr0EgK5hFfJFHkkyBiVGlCL0RqxcXX9z3n",
-	"+Yf58chL67MbeLxvbw7viGtywzW3AzgjbCXuwK4+YHkGAVQdxlgyFkKMedY4eo8OZGKALgRShPvufK3w",
-	"CMebHRYtnqiBYDUfUN8new//9c//70m/b/cB4jR50t+He/VRqvM9EkeJJlc8gsC+C4G9eE2ihCb+V+Db",
-	"HinIgd/8HrHSEfELP/oIO1Rn42Yign2LxHTIoIMZ1xdCxvSPBImAO393ohHV+Krli2ysiQVLUASJNnAr",
-	"UoVMuYN4CeoxIDKcJqjLcFFfL1B3vugcka8XHUvbLzoeueiMmbb0B/8ImaE80hedb3ZLj7GWdaGK44ia",
-	"CxFKpoGZQlcMjDYLZZBAjsXemEZW8WIh+Y+zD+8tDZ8oyBKfxsz+NaAhcWGMRCrCRDIGkEzEtZATcSEQ",
-	"yo7J48NDnH3CoqjrxiyuhAwURIFSrD+5xwrJWa4RnAeLd9AWEiUnFwI+zfbAvnBt9o+J77buQ3CLdr0/",
-	"WBRqew7PcSWBFFcRDwzyR22gZps2Fhn3KNFRMrwQFtiEhx4log2HIOp0BYAW9kHui8CAGqvhM8CVx/3H",
-	"7jLfScGm9i5d/W4rwzgTiT7CwIOm+uSu6tCns5/rKpV7RMsL8ZdqjfJSKW8AGleo3O+Rn4BZEayshUtp",
-	"WECPgH3P0k/t3hS5LQ3tZ8U+y26zmNkDoAvMH5qMl0S5LhJtzNjBgTPvjiUgnmUj6bm6KFUujLY3zgDG",
-	"wvTKwM9HNTl7fdI9fPK0R16nbc2dw9AODtSra19F5LaqD1SjspADqekRozdOiDTcQKwuyqGpPHPy8U2h",
-	"O/xRp9972OuD4Q2D0TtHnUe9fu+RC2AHsdqxwBBrwQ7rSgMgbgcjKoYMZcBiVFdJmPKIjEKLMFCl6siy",
-	"LrLn08BI5YOkQA255iK08Avk5EJY+M+ECOnQCP+iQE89qBLfI7+yqWama4lTmJ69kpMHVmj5IwH6LpLx",
-	"gKlj4ts5fO9C+DggpPUCscOlQN2I1P0Ko7hsIvZHQu1lsnGPvAfBH/giNalioAMZW+y7EO4HzFjOjKf7",
-	"x4QKaA4Nwq2VuKyE2yOndg4Ul4UkA3YlFTugV4Ypwsd0yPRREdSs2mGv3AGQFZIswCUYIYcfACYjxo9k",
-	"FOLh0qyIcQXd7T4QdjKp703YOYKu/yf2+t/KIcCFolCWTneOfq/X8/JXsCnGR/t355u38G00dOSvV6MG",
-	"oyneBLjPuS4DCtDJtLoZCOC+lwp3Vub1Uce1I/2RMDXNVQUXhYHqKfT3oV/eMjG0+tXTxxClnf75sMZg",
-	"17xOFA4w+jnrA1q3ggwIm5bx8PDZLdYBuGAZhoVtsgdZwkcXSb//KOAh/JfZswIBG6ma75Fer9d4YjDQ",
-	"Ldb62er+aebD0dfOYb8PphkpjAsYheZYqAYcQMzF0dfCbPOsCwirXBtU8qrGbEsdLAABRYPj6VkC+BhX",
-	"UDdwttKDn2joXCX4ycPFn3wS1GkoLMSPHi3+6JVUAx6GDOxsT9qsDFx7gkYgb6GBJPUBd+xZoAIFW44A",
-	"jQ0dWgTuwGl1PtsvKrqO625UQ+7PDFUGbCGoxFjCZFBCqSpTTseaZ2T4SM3obwfehXDWBuj44bJqrK6p",
-	"yfnbM5SHU5G3SYFK2QJwnYhb8c8qXPpCrJa1VEcN4Wgy99FPMpyuDXLf2rEzACsbyFzi18awJs0Jq8GZ",
-	"M2iZQTj0jEHLDEx/xkz3BVpdWpihvAps/O1f//yfY5LCxXEVLo4dXPhkD3QfH6HDd4YHsEV1qgdUJEhV",
-	"kvPtLpH88Pnij86lfEfFNPW93gbVnS20c/T75yLinxW9X2CuBywqOIxyKmBGNURAJqaZCvwMSncJGWF4",
-	"l1U3hxz06rDKzjUD349riA9Co4s5aAmOLwtrqph/9ipgeUze0S/dkyH7W/+Y/Ouf/+OvBGf3mjPk4PK1",
-	"ZEv+/fO3Evy8dLYq1KQMKRhT58BN5lqpB5t3XCDvGElluhG/YTPW8cwsUW7W46FsHaYNM50c66WvWypf",
-	"yR85L1WOAGMzVJDAwyGoS6EYn3Ezslc1Nl6IEQUDP/iVjQQ1zs66X8ch0An7Jl3KuUs23QTDKE+SNkpo",
-	"wzgebnQNYR0bOU8tmahFZ0WV82JyAbvnotjjw8M208RKBkyD7/SlMBbT7gBZLV4RKqq41AZZdaNif4Ig",
-	"rxnSTo6tZ9L2cjNGeXiPRlGPnBWMIs42wbXBxM9Z9bIMQ/qOtcwFr3/STL0JX4Httc37rrVR/skmlZ3y",
-	"yS3Weqpunx9C96luuhVOHHzl4TfECCvn1Iu4zgJoZF5jNK0qSvas2IV28dRbgD6E/VkkwKKkNTxjkTR0",
-	"inWf7zvdxKXP/+K9NK9kIsK13DueSyt6uCyxeRM60vG5BDWTLNxk2FQ9tSzOoFiOVLXktgX+WFRq5az/",
-	"cxaE3PwbpDUuoKaBtaeJDKtC1a2v/GdY0oAVXBnNiF4MuHH3NcuWfkpfulf8CJpWL8OQXkt9R9yoWCVv",
-	"LhvKuyn8AOxnkINRCo0ZZH3GBvE1BMO+otMSMnlhmR75IDJSAW6rPXjDg6f7x5krGl13z3sN+kkawrUZ",
-	"xaRc0vKONZIsOq2eULmzu/css4UJ6YVz/25LN8ng3EWR0PRw60G9SnxrRKwyqOLvRVBdJA+hUeq7k4eW",
-	"hoY1cFMIqVlwo1498xwy03hp/R2eb1c0/oWZxde6qkgMcQNBQ1wqsjKXMIJl0uRVvhYwFlzxLyw8TiO6",
-	"7LvIr8DsJm+Y66RVhjeMP7sTluYC6e/YO9MO1AnVLhRvRwC3yg4RSFqzQ8XotXNiNOqOAVdBwl2IGVMW",
-	"cdB9mQYUY3jKiGKhtT1a6FihGRPkivLIwgjXJIikZiEg15hOyYC58Mv9euvcT+n6liULZcWjPj4h3Xxm",
-	"nIfotaa4A3hYijuYizU49plBjN2o5oNTNWk+gKRupz+EzuPAtZuCK1xcUQP6kEWWFzEBI9DnK+XunXul",
-	"k58zOr6VjXjxJ2mjmzvS5OGUWyjyeBs/hh6fQV5GzN0vzVr8Cxo7r3PMBPSDZpWODfW9GIqRaxCbaDV9",
-	"P2aKS2zUUKvTw3I2Jf/A4FvS6HFjTYQVnu70+Y3o8ylIzYJ8hWi3VeZzGP1Bdfk1qubNlzNHMW+4gP4O",
-	"W++BVj7vRteuk7+AgH1XSx9YS+ZqgrSKY4wYN9mtkcCyM65RS2/UwzfPhrakhbcA7O9ZB78fKvVijoTZ",
-	"sHO1iF/wlTtUIjYprcNuFgvreC4/hKw+TO83hRJ34UVJvU6E/sVVWNsE6YKxtyNAuxp09YQLzmonPm9C",
-	"fM4K9lWhsEyqFsYaFWOt4ZO0yIImYzYeMKVHPNZeTRxJpTfOLM/GKXO430nlt5TKG++8WSZvOP3+Dv+3",
-	"LZDPucw1iON10vPGOdB2ZOfFELjzXt0379Uy3OvA8aHFUvc79+L3JHvjnhZL4O6QdsS2KUXVHRDGBWyG",
-	"+Nba6V2iw2QksbAGroPQSDEaThfE0hVAYJOEG2fYogLhtthAxHNBdEe+t0m+T8KQ0CxVbTUqfvDVNcto",
-	"YdGvQv/ilIWxvNkpEDUpCxDf5K4O20VvgAS2TXiqJjmMXEWa+Rz+tdTmV/vSvXLP310EvNv/YkkgqwNI",
-	"9jBIBxNBsNzP/g9ho8uOoADfr7Pfmn3qZ0YqprGQzQ0PmSpUOXTNU+zQR4Rh7UDXU93HxF44YY9gU3Qw",
-	"o1yIk5dn3cMnT7u/vHjX2Fd9n0hVas9O9vIe9V6hxztkIhe7vGehWrEM98m//vl/ijEAzRnEDpQ2JFG4",
-	"0bcjTaRba5AkspA2SKGTiQFDF1zc/s5OuQk7ZXriDZg4wwNaOvuLILyL3L/ryP0Fl9psjmy8tv6OAtxb",
-	"S+XC2157+MAv/IaLYc5eZ/hj2kpcCrZPFIsjGmQ1WKAmB5ZTDBSzfFJfiPRzV6DQT+s5KZYVmLpm0we6",
-	"Gg2NhT7gBLLghBq+itbFO+Gr2zGytsWq3NL6IyDYn9T6uhJPPjDMta1Ys4HsHZQsloKRYMRoTMrl0rDC",
-	"qSxgKKx+TyfByEKbVQ0trcCC6Ptp6jvXFyItq6pYLJVDcpmYQI5Zj5wIkvbShASGREFJWqxpSclhv49D",
-	"+fL6iEAPCyyZfSFcFWGXAWGxi3JRJD5IM2DhWe1dqKpO6NC+aorl2WGF9rUL6H0DinozNaohPfZa7o6t",
-	"njNtTplOosZgJXfCaSNKu7wdX61goj3FAh5mcGHhwXVhnEVMrz6zAeqRLrScfDdOEbuZdjYQ/cOYOqpm",
-	"jsXBSK8RyDYlpmxP958noOwU/E0p+DXwVyJPS0UhAVXMgpBKIUeZXa8p2CiD651NYBs2gVo6NM8WsGmJ",
-	"5U9NDran7dfzk81EJW2YFW1PXZ6rK+8iku6hTjyHjaF6OVfMfoevfCdyNuymRdgRbPqHkLTH6f2mMOIu",
-	"fJGs/c412d8EhYOxtyNt47aaInbsw528vQl5e+zAaQYKy6RqKZEby+fMyNxeGuM/VFQ4U1XMVBdfLxix",
-	"msTxHPR38vhdy+ONcNIskTdcV39HM7YtlM+5zA2J5RvnWtsRzBdD4E40v2+i+UKOF9NpJGmoD746aL1c",
-	"wPtOWYj93dIWDWl9FCyEvJd1VEtbU7pxH2RvNnG8j7iUFzQ2iWK7tLd1cLL88AM81pCkN16Aio/pTwUO",
-	"N4viaVNN9Au6Zh0DGXJWGB0j/dJXJyOpWSoJjaDHKb54ma4CmtKuDEpH6cQae+nFSo5jQxy5q3P5DZlZ",
-	"BGfro5iVmRprdMPjHRDXsu8VILjC1pshmYdk77+62EjUnWj3zc95f72YmlGxd3lKIOe2Hlqy515GiF2n",
-	"8bl2ko/pS9+JpQT20yIuOz2cH8JYEueXnIF3+tOcmmag5EIANhxqj7wxqfIppBlxMSSJMDwiPo2iS9R0",
-	"fXKAf46kNtiPE7vJGyKV+/pCUMUIDcNyf/kMYF2KihsPurXWPM8CYvzm2GqEhg0Jzjj4duw9bmMN9N/d",
-	"187iswGLT5yCVA0mVSnvUmYfJ9Nkdh/EFa/exlNX8+EY+mjygF0IGgSuXzZIVhGdYg4K1I61zCck3EAd",
-	"ZmjAn8YGNuQpOGE6x6Wd/eiu7UfzoK7ZhNR0Zf0dHdq+GDr/SjdkSLoDhrgdU1IbQNwZk+6bMWlpZtoy",
-	"PRWhwUXJ/gKM9PtScIpbaxeAaQ/NyRQ7gtxUliLP1k1hEyrnQ1HnDVDqhhIVcEsoq7EvXFsxrlV9ilnQ",
-	"2CihL060TS2otOHGykNUmB3R3ybRf1uQelyZ9Nrkl/Ys4OBramRoV8GiAT8WaTO/cTMKFZ2IHd2sXGl6",
-	"MsXsCVfQYiPSbbsKENA8oVrWosa21LX6dBf16RbSBDi6Tqlhb/GL70qeKG+uhfm0PvBkhx/1ckW9DQeK",
-	"X21MDawVLj4Ihs0kcVoP3bmz7STJHipKhBvChTastp1xUewoQ9BGBY/yVNsUPSqbbtI+a25/J4tsUxY5",
-	"Q0dgdhvgZJYiDTpZiJgtucrBV/hpGemkBo12hbZuVWgL3Pz5TcurZS56kW110XX1dwTnPlthbwkbGxNj",
-	"Xe/vpYy6W2PA2zT4ro4PuwYeG7Xt3gqz5rDX1pra92j1zTfWMhdoZ/BdVIcYYCq3Sw1TqPlTmHpzeNg8",
-	"ud+6mbew2Z2R974qVnA/aZQ41iVeldCvqjztDLtrNeziTW7XqlsRh0tQM+2m8U8tJIOsK/e9Klu8Qpdg",
-	"3M7d1DouHV3LyNpiJ6IfJcA233MVQQpPmsNt7QHrUttgnQwsXEApYd/F9l260D7XPNiVb8eijFBEHP6y",
-	"XxSIL+ECyyjXJ8sURYqfsk72m5Mn3BzbFCbSbc6PF3K3tguk3VwgbXrGc1GmgeC3rE48C9i7JLC1hKO2",
-	"urtFFtTGe+nvUP6exqy2vPe1FyKGa0Imltf/JeeSBNDgGIt+Op455Ddspgd/HQ+9EBkT9Qos9JhwU65l",
-	"HCRKMWHSGZoLD985I92mAXYprNoF4N7PANzlmDBi4AJ1K33pXila54yO70hnwv230JbcQf0YalIOFRmc",
-	"pT8tKtzkXtwUPcXRt6SSuK010dBUb9tpIRvQQjKwqoHIKslbLp/PSSpZQp+TPkianOcVMvM8wsUVU0wE",
-	"jBh5zcRSXZ2LuLHLzbvz3Lx5IDRH/Wm6tP6OsNwLXWf+tW6szYphdAxGvLG8qZAS6LxADbGv9Jq0j7vg",
-	"k1vSOFqB807JuHdKxtI8Nisitda6UYuqReHjcokdfXfVfLRjzXXw/VpOyJiKaV6daMIUI+HOUDmPN2M7",
-	"xmqVHxd/NAuUcyr+tCbvKTi3zS35/hJKlsgiKSRDeITRYJQLyyqJfpDiPIVDKADjaeHXxSV6KtF2VIRW",
-	"oUCDKB0zYhQVGomlhy/b4wUjqWjyB246lHTLCRwLg0YL5/mngso/qSKeH3cjFtTQ1qU08sYbba6lfJzV",
-	"ziq3PLkQtymls1x+x05jX7fG3gLWmvX2O8n2+I6p05aKPra58rXr9C/AMenaEUbJkEgFNOPY0Z3Mcalk",
-	"Mhy5MndV8nYA7/pNCv+d8entKP3LYEKu+XvfOVb8SS0Bt2DyiAXtdKlTePV706fsrlroVDsmMC/hA+ku",
-	"WAA2zRLmODNLd7ppum3n2LKOBdtsot9JxHbkeZvk+SQMLTokEcOg4VtT6YOv9j/tMjdmUWEXnXlb9cbe",
-	"ZHsSt1DRqb+Z/o5M3BfdZrn73liajr2+1knrd84Ct6y+LILtndvy3ikry6BVxhCh9cPCAqXQIeJXbCT/",
-	"585EO8OophMMalrmy0+aqbuJxkxPu4X2lNdK3xPshimrNHBFNAsUM5pIRUZUj5je/zF8U9lxFAE//7HZ",
-	"M/WOC6OJr6+7E9X1yZWMIjlhIRlMyeNnRFERyjEZTA3ThAuSiBjbQQyoZk8fJyryiDZS2adGk7PXJ93D",
-	"J0/BBE8vhB5JZUjIdWwXEit2xb94rtS9SZRw9ja4MnSDcZ33F5IimvaIJbvXbEoGLJJiqImRF6JNugAp",
-	"ZAtwQfw05oCHc9pQpPC3KTbnht+SkleaPWzkcSnUwEVhPKS9II/okZwIIkXAdp61NfIxi4HQ7cidexMG",
-	"z3KupZxqxRsdJOGQGd0jHxW7YooodiOvmUcmIx6MyDVjsXPEyQlUXMMOXIFUYVNMTglzdorhrXu3LYCF",
-	"Ocpg40Wsn00vJCG7G25obLbwejeSkycngikgAsVgVaoYpugdF9lx4DxilgtbYUBJA6DS6N26G9a5JeWw",
-	"LcDvlMN7pxyuyFYPkCfaVay7mtSZVVB8HD+8pMY/zhi0NjLWZCLVNRdDcI1CRQgtaKxHEuR8ScMeObUf",
-	"Q6Km490hfM41oUTIroxn0RTfu1fswUsXv+MTMyVR7bncCnwtvd4I+KLGSIlgkwLhAzd+Fsco6Jh5yG+8",
-	"lNGkffHtD1wqblAeZV9irqagFl6IVC/M1Q7UN0ANlBFCOcqnKZJcYUUVGrBLrIytfbJnv/dhZKYthl0I",
-	"l6QhiZAT8m8EPvAImg4iasCAQAXhhkyo3j/G/fShrLbOcIymyzkFbmjxz64ZH0qFe8lx8XH/eZ2uiVdz",
-	"RwzzFOFgS7omzt6oa9aAUFHhTCWV9OKpBQy4QL4LFNkqe8V7XYo+yYi1qwB2KiN2P+t/lQ2hi9//Rckk",
-	"XuaDct77CmbgjRpn83tpYZ+VEfuxSouVdlzEhtLvzYZYrINLfDuObxlV1cpZV/3EIzqQMQshHsCQsdQm",
-	"ez/NT/QuRNH6SfYE42bE1BHRU23YuDvhIdtHFgvM29U6nfCAzeFizmKaA8WmGFk+w5bspoUtNkm0hTve",
-	"2UY3knVQOOE5yFXLbVqWH6uC8i7c/87D/dtd8hzj57wr7O8owv2ygra97Y1G+9tVHJcqkqVaB3DW3DpK",
-	"9kIHpyIkyPws181Lmo33G22jd8kkt2QhXQ4ldnbSe2cnXY7BOpd7N62RM1ejK4ee3PdQmk3qUOWTWKxG",
-	"VUsR/RCaVHXTBXA8qz5aVI2sfOAbor7lSbajpVQ22kCDK0e701U2oatUDnk++DYR1KViOyozFnLq8jC5",
-	"JcqU1SDNLqTjlrrNUkDRrOEsupr+jqDcQ1Vnycu/m4LMDcrKFjjmdlSWlQB8p7jcN8VlNW7rAioOMKAC",
-	"3OS1VvlTNkh4FGqMTY5l+EDn0RjQbOej1GaomCZCTtBlqZkINfHffzh/8+rvPtHS1beSZsSUHeNC4LSa",
-	"GCl75NQ5vScjJorzCDbJ5+IQfw1lzmt9yjDgmXt7o3zBzXGKJ1eLNrVb6P2ZFBHcHQpX+aGmkPUhPfsS",
-	"TBlqkqIi3HgqGp2nInSAEcsQ60UqFktlWJhG/tjpI6oNGXORGEb2Yhlq91ZajOJCnLKQ6+Osoo1/+vLt",
-	"yd8vT1/+/Obs8tPpWx+HsZrVSBZBGWL79uugyQoauJtNAhLO0ER34emfCmZSzCA3TGkuBaZBDLGReyzD",
-	"RQBkGB3PN6ScwxvfSb0Eu5nFFhA4lB/C7GHc5aYwgpe9yMBh39qQkGaH3o4xAzbVQBiwpu7ObrF+u4VB",
-	"UKrCX4k8LTRLnMAwyM604VFERjSr+KpdPMGxK4hKpCJp7/cxueJKNxZ9zeB855a9a7dsA1w0Gynq76q/",
-	"Iw/btUI03uMa7A11loQNs6btWA0Wwd7OQHDfDAQL2Fqi6ZAdsBtW9mLW1a+bEHyNyBumiP+71f89YuS+",
-	"7xEZhUwb5GEeCK65zc31JaNRxBQJqCCK0ZDs0cBu+0JQnSVZuuXv94h/JdWYmr8F+gabhp4EAYvNETHs",
-	"izmAX9Ng+Rdn/0n2Tl+9II8fPusfEUpGjIZMESUn3oUwIyYgJlDJCWgisAesLhzIKBkLKLPlf7Ln8NI+",
-	"848JHWgmDOGhhgAINo7NlAQsivR+j/yGiuaF8KGqgu/BCjjucjKSkT0rMWRoH/EDUCh8IoVHtFGMjlno",
-	"4uvdAC7K3i4SxP6IX7ML8R9nH97nMeCCfTEEh3K2EPur/1/d9+yL6b5wc+DO61Raqz7lW1xeiYJvXyk5",
-	"XiJamA7ZuWz9/h121NpIgYk05n+Zb15LvWQpCjpk0GV6yW/Q2FD4qGrmc0UHEOuOAcMVD51/zSFfBl8d",
-	"r8PtZ38kTE07XkfQMescdfDjjteSlRTA8RV++W2jCnc+n1O7vU5KTMqDVKKlzv4TsbVIWI4z2oGllSke",
-	"1BVnUThDT+x5mWlsj0gb1RAilKv8QJEdqbWf4qxwHCV0ryfTjkY4CgxkAwbes/vIzrZEf/YzgicLNjf4",
-	"ypIfKZCqdZGqsS+xVLiy/Mhmtne/Wf82GTMYO4p3XGDOADQzzDn7tok7S0Ojeq5c4Hsh14aLwJAbGiUs",
-	"BRAXSz+Y+iTkYyY0l0J7ZDC9EHYShuFqgdSmRz6IaAof4eoLXQFrGTzXBBwPLCR7hVD7C6EQoI8IjaJj",
-	"lBpL2QNHMJz9/UGuOh9nHryZd6VmFyJ9zwIzuQJCZ3ETk0TTT62Ygep5cbkCMktpSMZWnAdXhhlxMeyR",
-	"EzGF6S5EGrg3plNC9bWdxA1QqKROhsxYBf+RlV+UHPtknGhDBowM2JVUjPhG+mTv8eFhk9kZibW77/vH",
-	"o+F9SOv5abrjvSvx3o1zuBR6mhwL+Pi+K2fbpNB4glw7QreQPhs+ZpopzvQiEm3psM/t1Dc08skgCa6Z",
-	"IXufzl84F5dHRjJRlk6FdLpfR9J1HHFDBkCIL0Qt+T52sojSGM0N7NzNZenXwOoZynAa9cg79KzhU0uw",
-	"7YwulepCPH4G60mbSiQqezHNtnp+aFeqgail9Dbf4X6PnICWR2aVvHkU8Dw/0T8LESzf90942hMemlGT",
-	"uJye0nIC85v0q2870nvfSG8BbJtMZHwMMTX8/tc+36rxCgVMqGvIx/MpsFONGp3Gn+CNu425L198QW52",
-	"8iLGILAx5RHZg0RXjwRUs662JNzwG4ay6H4T7YBP52pgmwV2pha7ruFqfgjXdeJALAdS+/ci17V9a0P+",
-	"ATv0dlzXsKkG4mePaee63oTrOkFQqsJfiUguFVFfpFRYV1Y7y8C8XuAeGbPxgCk94rF91SrqS8TdZwix",
-	"i7a/pcu6AR6aXdb1R9/fkYXtuqwb73HtIfJnzBhnK6NaT6SCgk5+yIFmhUfEMg6fQGhvSiAe6IwuNEXT",
-	"b5jHbccHvgiYdz7w++YDb+KP9m0WJMpOaPFowKhi6iQxo87R75+tJB9Iec1Z9stn+4G6SfGuKvqCMvxA",
-	"EwtmSkYkjqhgx0Sz6Ko7khoavmlpEUhBbRkhSZwMIh4QHNWiUaKizlHnKwAb+3Z0cPDVfvnt6GsslfnW",
-	"8To3VHF7UADXoyxs/4omkbE6jwxoBD/XwSd0BlWJEBbZYbkAonbs8jDP+s8ezoyAodUvPrw/P/3w9vLj",
-	"h9Nz+BrXWv5+ZEzc8TpMJGN75O5P+x88+c/ZdcySIqQpYDCKmYwjRvYiOeTCI5EcysR4ZDKSdMz3M/d4",
-	"VRKxP07JmAsIqHNKE9zirHr2KUa3vCVusYTqfv/65/9Br8END4HOnXx8Y+nhFIxzE+GuC95zvsEB1Yx8",
-	"On2LS+JjJhN0krnJX0ttdM3sL6ihkRwSJoziTDuvAvoVCVS/dMTzgSY+9H310c3oFeWzgMZ0wCNuwLCQ",
-	"TQo2k7pZLSj8t+QC+0ZgO1kI10YAwX0pRvSIxswjSXpE+CaWN4wVD5j2iFTOJ+wmzYqXzU770Z0oCRQL",
-	"mTAc/FZXbtoe+U8aJQxjLiaKG9aVIpoeF9yWeiQnZALoUyjWG/EbVj1rLMA2u4T34K+FnhmaGU323PFq",
-	"LxNiAymCRFlwmoLFdsJFKCf7GNRZ32cXjqSwgmLTjdk1/GYHyhxIYzq1BAoOHc8XKlBpD4bvXrNp9kOp",
-	"EXlMAy6GeTnJwvQf3SJr4c11mXf7dv0InP9/IEOOfeeyfQKUud70l641vSZSHIPPzBIiGAJEePhrMM1r",
-	"K4djLoo3k/Wun13YG5E76jxCs3oke5UMJw95rFQEbN/7ZGCZE3YESytsWsCuQOXHsg7SgBNGxqln1DBB",
-	"RTBFByWSdMpF5o8sDI0hVbXQjt5RbN6AS8QgORFmA1bT/b0WWcvpntwEdWAuRXeUjKldMBcBjzNMcxs4",
-	"RhJpiVk+X2Hsmeyxmv0hbZ6MJNF8KCAoSbrAqgL/g01YIC/PhdX4K3S7sABk0rOzQvng1Lzk5bdvtc3C",
-	"gQGKYlCVg6TC2GC9rxscqtCl5UDgvkrA5hVrxtlfC+Xn8GYty8IDLlKDUhWROnqQFtIJyQRogwghHc7L",
-	"Wu7OnCqin0U2XBJxXvUSvwu5qZnurRTDrqWZYd74BG4k9dDkt+KmKvYp0aVGGPke86qXNXcWMwvxNEYX",
-	"WGiBQZGxFGZEpHBn5xXd9IUa+jljwbYNTQR1QjXRMRPIvlAK5JZBFYzumcCQRzOWQI4OWd3y08wmzFxz",
-	"+UyeK0ftkYCrIOGGDBSj1wCVGeU2lrUUpihkPn37/O3/DwAA//8=",
+	"7L37cts4njD6KiidrYo9S9mK42Q7dk2dz51OOtnO7djOzs4Z5zMhEpIwpgA2AFrRpFI173C+Z9gHmyc5",
+	"hd8PvIqUKFmy3Inmj+lYBEFcfvfr104gx7EUTBjdOfnaiamiY2aYgr9eJEpL9dH+Zv8MmQ4Ujw2XonPS",
+	"uRwx4gv2xVwHMMwnckDMiJFYsVsuE01iOmSnhPY1E4YMpIKnA660gUcHHa/D7Uy/J0xNO15H0DHrnHRw",
+	"uo7X0cGIjan98ph+ecvE0Iw6J08fH3kdM43tSG0UF8POt29e51clk/hN+IpHhqnZxX4Q0ZSYkdQMV8k1",
+	"Gdo3mtYAD695WFrFQKoxNZ2TTpLAk9lVvJbaLLWIkdSmaQ322WpL+I1N34Rzro2H6V3Zb5AbNs3WEFMz",
+	"qizhhk1xGYr9nnDFws6JUQlbblkt1yP7f2eBaVjNnRfxlo+5aVjHO3sS3LCxJkYSxUyiRNPNRHae0r2E",
+	"bECTyHROnva8fCFcmCdHHc+CLx8nY/u053XGXOBfj7M1cmHYkClY5DsZsmgpIBrbN5rWCg+XByO3ilaX",
+	"Vv5++c4Kn7/LzX2UEQ+mS51KDK80HQs+Xf5cPippIXS5leA7jUvBx8uv5ZxFdAq4vsRilH2phPKV5cCA",
+	"HOmXWlASsZYwo5KINYCMfXR3iLlg6pYH7CwIZCKWuy+NrxKK7zYdlBt27YYtf1yXjI6XWphhdNy0Gvts",
+	"+SV80nTIXik5bri0C0OVye6MiiHzCBdBlGh+y8je+asX5MmTJ8/3D8gvSAHJ0TEZyURp0mcDqRjxjfSb",
+	"1jxQcly/4JAa1jV8zJpXDRz/52nDwn/hYyY0lwLIuY4jbkh/ekoUixk1KKeksg7IJprdMkUjsucj7+9P",
+	"/+wQ8yrp9Y6eZb8CRfP350sO/WlpX8BX7D/+TbFB56Tzfx3mYtchDtOHxV11vmX7pkrRab5tIMxzYcZi",
+	"DdNGO5ErZRDELpDsUQ2bD2gUMbtrYbne/lzuUdpKw21cGGoS3W5dVOgJUywkE25GuMLXl5cfiYY5yN7x",
+	"8+dkMmKiuNCJXSid0GnjUvHtenCaZcTPnxcZsWXLNawYdnYpG0DspQgrmMG+zMMMISeNyCtXQwOmlqIf",
+	"iWaqaQn22Sr0wy6hFcUvfbxM8fNvr07xv9mXdSyFZoBpP9PwHAHO/hVIYZiAf9I4jnhA7RoP/67tQr92",
+	"2Bc6jiMG/1RKKnwlRHi4pREPrx30drxOyAzlke6c/O1rZ8BZFNplRMnQwhfTFmQs4iTakDE1wYj877/R",
+	"7j963eef3X+7n7/2vGdH3/6t8+1z8RX3BdKX4ZSMqMUTgquxm8tPYh4NeenGf/Nq7iL9QCiZJkKm6wPQ",
+	"CGWQjC2O7Y1pZM+aheQ/Lz6898hESTEk9rg9ElNjmBIeYSIZeyQRN0JOBIFT2D+wROuFFIOIB3c89CCd",
+	"peVpG3rDROU4KbDLAo2xbxH2hWuj13WiE8UNI+lqNX5MG2mJm6VHlt6SRPDfE4afl4rElCsCC/YIJUpO",
+	"iDY8iohiA6aYCFgIv7NbecNCK6jhwb6Sqs/DkIm7newgm6Z0fvZ8BGOhdho8SqQ0HHNBlIwYkaL4ZB3n",
+	"d5aYERPGrt1uuZ+YAr1/pOGzFi4BUmkUyQlco0ecIeHFxfkrYuQNE8SyOK41F3DAALBwZm+EhVYavcwP",
+	"YXUygFOVji39cX1oCiI9GVAesfAUthnJIRAD+2/EBbInrKxCKNEsUMwgfLyX5pVMRHi3bQpprgcwTXGf",
+	"YCWw14CP1rDP95LoJBg5fR/uVApWZPhjOoVPasZgf5dSvqNi6mi6vts2FTXsGrR4Vt6pkZKMqZjaY+eC",
+	"WHI3jtdEL9Kp00mtMGrUlNCBlUHt1of8lgkSWhiwnHLEaOgsced2ZPdsUMvpL1ggRQiC7oRy0Fdm5LVc",
+	"rAG2LWhiRlLxf7A7AkwCM2V4XDpMzYeCcEFAuhYhbBFJCqDtmuAI2HNxXvyetsI/QM4nESsZ2FX1I/ZS",
+	"GG6md9szfBFGXyOmNrGpOgUxPx5724R9oYGJpgD9ckBmX/FIKh198/Kpc4npDvN9vtPbd7+8v7Ao6qKs",
+	"gfS/rxi90Zb7JREje8XV6MRRClpglI58EDOiBakGWLxnpadEaGYIE7dcSQHSzS1V3IKBpZnZBgDDzpKQ",
+	"m5fCKACOWMmYKcNRlqQBrvhrx8o9nZO/dQLFqLFSeRKH+I+QRQz+gZzb/kMafAS0BP8rE9P5PCO8evYL",
+	"sgaz/zKSJ8S3R35itdAnAQ/hv8z3iA8g3wWQ9z1ycHDQqZvYtFUovA4P62V4JSePNNGW8oqAEZGM+yjK",
+	"F/WrZ8edWR3K69xwEdbtixpiH1koc5e4R4mxVwN66n7tZnDkNa5zVhnJlYe/oa2YWgESj9ZLL9EtqThZ",
+	"fiH4m/0UgMNbjtpDGRoyZb6VVl+Aqxmd3usU/CeLJnrPvhh0yMxuFhZSnq1uUz9zEdrDmtlSQIMRuwZp",
+	"9jpWPGCLFvMRBn3z8M3wmos4Mcu+CjgUXi8DokxYECnef1/KiFFhH6YOk8XaYgrri4etsK/M5N3mAzIx",
+	"y38hlpqnFKmMWG/lhCkrDxvFWeicbXRsNTiKZqBHmvQRDHQVhcFEMovCsLZrw50oUpHidcBgNtKfEp/2",
+	"5S1zwACESaPtrw2iwO4uOX6ziieKUS0FF8P8pCruGx4o2U0EN5rEVnzkUcSlINmLKBvoUyKSKCJ9HkUg",
+	"U48JNcQv3oJfS9nsWxb0UsPE7DHpEY0XXuEFDPqW8o3lgD+JtVGMjq/RKldLqwumvty/J+REH9Tab2ZI",
+	"ZsFfU/A/wqpnFlAAxBwzyzhTAfBaeuHVkJ/ZGy/DYYl6lE5zDt17gUzbMvQwhHXT6GOBDg5opJn3EEhj",
+	"gcxlnsUS3K1K9f4A5Mxtt/f90KYzjICQqkh7qoSpJR3KbNa9TdCkKn0pxF0cPX0GX0//fryInCxDSeYg",
+	"7TpksFTueSgC2CdUGv5YhGiW8qwy4Z0JxF2JwjmLIxowTWgUERhzSugDIRT3Sh68zpfuUHbdr+D1t28c",
+	"vHFTZU+7fBxLBUhYDBGwgy1XppYadIbcjJL+QSDHh/C0G0XuX4cyZoLG/DBbz7fi5PqGx10ZIxJ0Ywk2",
+	"VVzyFgjYLMYqRm/Q6FZBRyk0CxLDbxlYgRKFv7eAz5GManXiKeGG2If6hPj21Hyyl07tkT4NbuRgQEKZ",
+	"9CMEDPKYjLnY94gfSGl/860WfXz0/JG+EgWToR1BEzNy5iqf7B33Hh8e957sW6bk/55IQ6/ZlxFNtHGP",
+	"jzzChU4GAx5wJsw1jNn3rkRfmhFRrBsr2U9duHR2cQMlx+RJj4BV8nHPrvOU+CMaDa5xZ5mD1716Jbgm",
+	"EuzaIgSTD3whc1qN6ZQM5cEVyppohbEzWfaSzmrFQjwIq+/nG+54ncoea40wy0hSxci4NuPniOwp1DrZ",
+	"nRIfQwy6OpAxCwEirEo3kKoUTQmPiX/Dpn69tSRmItMwqrDmDj+i2hAHY2RCNdGMiRJlKWokDRQl/yRS",
+	"rfptFj/lET2SysBVoxOjO1CMkT3/aa/nAzwLwcBgQxQbJJqF9tfjo+c1UOnXG4vAuN68eyqIPSC0OTJF",
+	"ImY0oVZvplEGdGakZDIcrX4gcEcLxRNcwgWMtS/BiVzfMqVrlXw3XhOqGCi7+AJxL5wSSgSbpL9qQ5XR",
+	"JIikZmFLlR98l22XDWOrElE5crQgAJb3lp5Q+kmvnq4WgblwsxnAOZr6uZmAr0WMdLygLjZnVhqcs5iL",
+	"FCrK9wqojAygFJwL2M5umZoiiThNKYQby5EeWJpZoSVSROBJSgnmDZumOn4tBSxdadHcDcDjrqFEcWtn",
+	"ScIhq8G7l2Xvgu9C1ixm5zGQ9q9iCKJPICIPvFoVq/xYJsLMNwXJAQkSpZgIpmTvMes+2weEiZniMmxp",
+	"wl7FTtmSK+A6FgqVOAokW1mwgFenb0GeC6Gdq0yQBhmu8u7yFq86+1Qe5lgKm60Erbpz9VIYWdJcBPDb",
+	"0lq0DhDfAGyfksc99z+LQI97vYNeb77K8LhWl1orhC4NkctA4HzoqYJE88WvhVUgCdy+wQHWsZK9IQfB",
+	"jYJMndL1QrGQCcNphGGltSKcGUEMTBbPblUZLpxr2EUCTKS60WngZcrMaGCFC/vDlxjOM/XZ1msFL8eU",
+	"R6WIgA4N6f9yf1mNt4hVDEZ7RcXzyVEP1GTDlF36/z749/918O//VgfcWZzSrPQMQYFy4MQAiEggabzj",
+	"LPnIIhYW+uXfiIGcgS58vQ6e4J1fINZhFkVccELd8uGRR6gVsUNpDAtJTM2IcFRDSqGPe75KIqYPegcI",
+	"gj5oqbQQry3omNXK/Fk4Q63DmWsXzAhKKwbKzCcauKN83sYjgWOssRGEda4qGoy4YF3FaGg5pmdF9H7E",
+	"TohfCTYFTbxntfdKmA1q8FYd97OAPp8cEj/QalDU8p/Yl7OgLvjpGO0FGLIIvzyHiWaiWuyzoyM7uhgu",
+	"Bb8+t7+m0W8+2Xva6+2jaj5zJVlgTCNYgG0LrP5ebhVACOea0L5MjBvY2gxXBNMaGtwIJq+k5Z8yjtgp",
+	"GByCERVDthhO4KLngwkE9teAyOaESzTWLWAxdoxV+KJkuNDMZsesTZBzMbywyOXEMzjJlXx5mzmRyu7g",
+	"xcZ1r0O4QFDaumwBy3jHxv1a8+gKcJ0l3baB7jQObWlBsJDam0fRFZa7YKsrAd7Ki01fXLCotUGVu86H",
+	"AVsria0bw/GZNb6WdYfep5pdJ2qRrdcOI5/O33qEHQwPyMiYWJ8cHtKYH4C/hIMr5fZxrZjjrKPXFpFk",
+	"Yq7HbT0Paw+5ggCj6/7UsOUX0zpSK1ph8mXAIFbylodMLXbuuXEtQccCSMo0jTQ0Wn4bm+C12Xa9HFiL",
+	"8Ts10NV00bO3U7PT5bi7PbSVaGwz4p0JwC+rRQCeWbw7KOtoR73jn0pKGgz8v08OD9vjX6EGQK83E/3P",
+	"x1YpJQxkfa5HmOuQuTlqDfPz9exlgoQa8TR781mvadXgytPOQV7U1owsVPRIlVFiP7LCbmrQfP7a3kox",
+	"tKsY0pj0mZkwqzlMJAlGibgB6xglSGxZWFKVl1zYH4GSlE+q8agomYxkVOBCAY0iUHQMvVn+bOoE33ry",
+	"0oTov7FpDbqSdAoSZIagA/LGaHJLo4QRyFW7ZcpV6UCv1t3Fz/uOLV4yijcR9kT8WHGpuOH/YKHf1puH",
+	"PjeAr9oqPkzcnrw/e/fSz3MrUBP33ataJipg4Iqxg30XRQtjNKMRXsFib2hxtoWCFwy+wLEtvKJvhL10",
+	"zTQsC+DDUifnBUVNXp+SgKsg4Sb1++ZOVDdx2zNdFms5U9e5HeW6MdeCGkZgCGa1gK8uy8oErHikiZwI",
+	"HFRI8r9hU7J3/vGdRy4/vtsvbeN+XTQFZy9ShPK1l+CxxiFcc1INgcbLihW/selanDq4ZN/L0EOxQY0P",
+	"Z1NBvHcIl8X11kNeTmsfOUJ76nAb7aVnLy+6R0+fdX998c6rob/Z12Oq9USqsCxg/fT4+dH88CuvA7GN",
+	"H0Q0zcO/SpRrMbU4Z4P1IedymnoF6ufA4DqU9ZR5bl1Rdwu5ZNqcMw2gWN1ZRA0TwbS90jPfij+iMcSC",
+	"eED6UmttleDXR0Td1IM+BFrQIGCxYZim6uojzSKqYXrltA3d4MxKl/CoVAcli/UCLitkLmEHUMilECIF",
+	"xnKPOJnQm5/32IJQVGBB3nS84i3mN1Q8jznQ0dKQUxEDLfPTZj7VPSWMgyNQpWG9ZRBopMizN7tkkHET",
+	"KT2D2KsS/fwxyGVNKLNiY3nr7sS+hDLL8qJJU6jyp09vfnkYkcpN9sF10fqHQegvHKDUaCvdgGpGImYM",
+	"U9ojIR9yoz3iH1iEvfYh0tPv+h6GI/LUCUvdK0QqfOeUUIf3z55YoV3RwM4I/vvM/44W0i5LOiWbTaXO",
+	"zsF1XmmnhizbDa1kYS4amtZsQlrdAnQX0+zShpnv0IKyrOFjBj/epKEnl1DbYi0OMQxQ0RuJPFw2TgsC",
+	"ZOatZLH2n4k/8y5qJvZn1WTZVV1uFc9gKcywcCGlM/Hy6nPLKKVlmFnJ6l2+x1m50j1HFgwxUTQwmnBx",
+	"mhVlI1CrbERvGdSjiiBzWLE6Nj0bjmeia43lZ0rq6JNnNVZIPmD2tggXxL1Tb3JMi/T99Oy4VC/3WW+h",
+	"qFo4jrYHHtbw53QY5n8tAtkK6i/Qs2FKVF78M1eFB8JuTsjPjCqm/LTYVh7NFkdUsANyMZITAUHdJL2h",
+	"BbBc2Ui2ssWHsw7JZfZgtivD/MamF8YKrsMas/NrOSHUVQ0mMQ9utCuckEDhoCwaXxdjCQvWWKj4kojw",
+	"Wsk+lnthVFthPGDCRNPrRDcEGEJVaqZeYbLDu9qYsTxhBwc/0lhmjnBNEqEYDUYYShYxkxfadOkrZA+z",
+	"ySCODtNpsPTBno+B/ZhBU8mqcjH/tSuWQy4K1RWXoFcsjaZcGDE5y7JSTan4dr369Lh3dLys+lSNgXTL",
+	"yj5QB1DvWG1BLrBTULDldtGWCwWNoIiSPoXouzRy23e/5pfGBRlEfDgyxTtJn2blFTArNK+vkP3thJv0",
+	"z8Knaq/yXZqXNpPdaCwyTbgI5aSGkLliGj0EQCgD2dJyvsGIt7TY0DwyAhv+zQ78BiBzXT7A9UUXwIfq",
+	"xNqZEk9kTG+cloxpO3uQDGcv4ISgruMRKiw2xzzwyJgZSv71z/+pz3vTSWyVYH3999pUvP+8+PAePoPJ",
+	"d0YlgUkUCwmeQ73VK5vTjLi4cSWE5g2TEkM+54y55akfZ3bQehwRs/EOrvRTBbrr4GBmM7Mrrx513TEt",
+	"Jw8CyKxWpaQGX+d4Bopp4s01u+6GRtkCjnvPny29hjtimPt0p8oWeu0QZoG3phYdsrfcBbVBj/ZfyrFl",
+	"0XcqmAAH2Qhsv7mrzhL9RgCnbNxnIZTMaOQZ65APkflsXSzM4aiek2NFUk3ixFjuTFNe/UhniZgQn37a",
+	"bP/yiH9i/+/Q/l/Xz61cj49+ajRzDWPTPZZdiygVQ9dZ9/9NbV3ZPw+uTw7B4PX46D/qLV6wz9Vqj8yQ",
+	"l62QlPukIcuTjW2zzTqrVD1Un5GQ6zii0yyTpmTHrNttAc1mpvtItSZUEz9tBGUkGTK0OVjcc42gwCUg",
+	"C3UHoAkU+RDT3xPWKn7kY0EDqPapgJrbkF+kIzkhI6pHp8v7XWYUh5/a+F0+0mkkafiCxlaUWlOSR1l1",
+	"XzXrNqs7URNGkHbAWWXeNed5tkhdBpJ73ZfhdE6GXG13C48kcRqsiLt+pEmAl3VtCU1/apgmey77iny6",
+	"fNX9ieiRnABYf/r3V69e/dJUZAKXVVuSNO9IMG/Z8G2s+w3r7dPghuylsYuPNGG3lmIRKM4hzH5xNwGN",
+	"63WAOZ5m12UDv1hqxdFSgTMqEUFqOKsSFriFCdUkSAyhpmaVTYJK4SgrUvO8TO8aNPFKzZ2yDiapgbYE",
+	"SdUrKu6uTlQoY7r+BYr+1lgQw/zBwgoDlXNIX639fJZamwpsIcWKDsKMamW1jzLMc2grcRlcGyaYuna+",
+	"KBY259ki6oSPNHn75uLy5ftC5DJYAOJ6vTGWYbNlGqbDpjQjqQ38KxER0xo6KvChVUub0M4ywyUpqhY0",
+	"1iNprumQlY3WdcXUNYc0Yosw7j0A637CIwOJrHJA/MI6ysGYUAepsAqsmVxahYWjVXfQJgiSm5HLFs42",
+	"4G6R6AmNNeFiYQmx2sowSx9842qBBj3CQw2LAZgLUvkRqvKJS8uqOabaU28ACK8OL8oQV4uZQHJqSodH",
+	"0XVaC6cG2t6youlPx0yE7tJSc/NpVgqme8OmZKgoMAMFsCkIHwor+dSjn/04BpDOfvlXnKhUVia3QC31",
+	"mRlWOvu1FzS2oh+jwSjlvKHL9u6dkGdPnz55tn9KIimGDArZ4KeBh4iQjKm6YSHJSHNbS6NbV4xEWzeI",
+	"jbqU1GC/l+cyyJAzQHVeMdG6Oa/dNzTZC2WgD2VfM3VL+zziZnowLpGv4olt0AbKpte64OSYp/wU/SHf",
+	"vI7zLaRllwB0Fk1R47xw2lvWO2Pm1D+l6QfpEIi/zi4gUFJDOLOGy1iyWrX99ITyPDOi6uOJsBh2sa6c",
+	"HZ+WIohpwMWQ/J6whIGTrg8lNE5JjyhmsR3S1SWEyFsSe3z0vOXKlguDAL9SnZuKD0eYHGAhLcsOgCSd",
+	"6vpbLmyFsPTAMhCgHWnbFuc4G8pbpoReKfx820noBXLpVQh3Ba+qZ1YGu8L1VVChAcdqSFUdVV3OmIwc",
+	"qVDyf1FQe7XXh+9h6wn3zzRvurkg17pzvhcCTOuA+Tma7ippOdA3LUM9XmqN1bqo/lL6c00rmfupwTU3",
+	"kGbB9+owrqTLlZrw1jXLycNwCln7hVyQlfFhTXkgbVFmFleWqnVwFwBespz6BqByfaFZDcCz8LbX4aso",
+	"k9Ot+yxKy1lTfH1baD4l3FQC7pOsb/tWwLxVvP7mYbXhllby6NYojov8i1V1b9H4Br0tpxhlgOmRPVTU",
+	"iFTkce/oGEs7H//09D+ezQ/kc4MW2Rbq9bVFu3igCk8aCDn/XBaFTs9oMys79VfXPpbiIMtm0W2i0BJi",
+	"ncs9AjvHLPFftn73MrRpxlyVSznFz7Zb+krEY7ndzSnd3G6N6+OvpUt7IEx2fbt7KDsCp3cDYizV7mdN",
+	"WJF9s82SV0KIJXbV1MamzdrWByqFK3pIQHNODQMOuNBMlIVSQ3NVBn0grKgJ5+lBHICM097wmVdWTlxi",
+	"AqrWoGhzMSSpsEcmHI1L9wS0S4uZd8wir8WKWWtTtqi217VppLmT1nnHM2s8p7aHs2aszXHkQWLuSgFg",
+	"m8eChrWvVrq6qjst0pVW8mltRR/6g+g/a9R57knPubufZCblPeeG32PK+13LZ35c3Mi1ocNB2ts17eh6",
+	"9DTrc3B08LRXHFMKqHXjlo55yJu6LWdhg/c0OsysFDQlXGjDaJiKPc61+QhLVhWckiOqyViC852K2o50",
+	"BP5yR1DTP2LmjfmF/BvozxY6Dt5bU8Gabnwt3qsw4ppzntsA93M9IoiAx7SmciX2eMeZ/ROEGcgRJf75",
+	"y7dnf70+++Xdm/fXlx9+e/neP0VrrX9CKNF8KFjY5QIyfEvdD/IZnYOlPm4MTe3fRcHy9j1D1t+lZvUy",
+	"5+4GHlCh8zt0X6kcyJz9rkUYd8C7ffkbF/KAClmX7rDCeTPBJSsaILG0oH2lRTmAei4/L/FRJUITCtFt",
+	"p8QPEm3kGOILpjJRUOUQglwU2fsQRXRMPXL79u27LPexmLFMecfrZEmSHa8zlHIIIZg4bS2VK5kzHiSd",
+	"g1YoNdEbELYHWcV59QYl5RhClmixRG9MdfvGGdmBnCcoC1bxZ9sxOngey1HSu1lBVrqt5Q/brQ31nzf4",
+	"+tPeXS6grbtkrXaQB2T8KMPybGRuQ4u113JCxlRAtyUf+g35oFFg7hvZg8IdxQx+Lw0I3N9+Q8FxWpBg",
+	"bs4bDMJOXVYubZI+z0hAY2w+SYNRudMWFI4pqDNSMKJHVLGwKd1jFd/gKvFKeE/NAf6XI+bu8jQNayYz",
+	"d7pKmcRaSy1eSKERYWV51UtYkbIVKMg9dXm7M6Qt8uvX3WNW5Xyede3o2X/8VC4ctLh2eeWaFp71Wkll",
+	"E6/dIrm8346Bd4SlNrBzd3BpPrAH3qcGsmwaKu1nNB3r67ti6VSEkEALSRjlHNpT4rvc4etYsQH/4hMO",
+	"9doGnGnXU+/ugnT5E02945Q2hdz51KiGe3B9dXx9052o7ln/RVjfJL1Fib11hSEvZZku+ihn937DnLPU",
+	"eU5dcvWARpHGBFKXIOqi3oiLenukPcznSbNhUdF7pFNnbW2yRfuc4KakhQ+3TCkepupl6u1NX6jLvajl",
+	"wA1LWD2CdS11DdcTm/1gyiOuENXtlLMK2laivRdEeBdd34X8iTWXXEyJ4T0EgNfUny4Rm4r1xarxfZai",
+	"wiAxSaUG49z7XJm4tKgUupSTbC0h5I1HU+yi3apA5TpizRfDUU0GeJanvlAMTNnzgrqRN2zqQVGCSgXI",
+	"vF5MzuteDn4dvfn7b9E78SH+f9SF+XT7ly9//Ufv8dGT46fP/uOn593r5lHlUjM4Z15l5rr7+euz47r6",
+	"MjPp/On+5xadTHe/FoG6cJJblqXdSs6lWV4yHCoazElQz3IYLZmQUQga+Q1jsYZ211wMMVfRUkorkaXW",
+	"ibzm0JMeCel0QfHVo6fPj3olsXhx9dXyyhcfTA3axIrdcpksdddrRzXBJo3otiHc8PKdzzu3lVSNeWwH",
+	"5Ma8/qCFJRT48aVGBrRa9MIlvvwgohfWJI7PRH1UZfPvM/ajWdafORDphP9VJPqmo3jjXn+grR/OJVqc",
+	"S0731C+c/pFKGOnfIbtlkcXbjte55WzS4Jm3c7fO6q1P36KV1C/nErSjCvIV2ROuuQrXRE+1YePuhIdo",
+	"5v6DZP7OFUYXF51y1ziXp0hnvGt2jf8B0nJhpw35trnvvqTOLaV15TC7FsXrLmB91yTFJQ0M6wGh9ek1",
+	"sKAFd7QWYbxAprYvj+eLWUmCan+Lddwgb7Y0G+CVtd48KXar5JooRkOs6lHXx4vYd6CiDgQCxDIsq4J2",
+	"2g8fX74/e3N99vHN9W8v/1oWXe1zJ7heF2qIXn/+U23l0FIvztpN+CeFFVNRv2gBvXj700oLLx/bZEHg",
+	"GnZ4ZSJQU2jG5rqeYrTbu7OLy5fndjd+MfyDiVsQpO0ktSzzAo0MZ2hjeLCxHguMvs5EmxUjcpZ7F2AK",
+	"5dOEFGxF0+1yVpt7jwIpWxLL/cwLhsNlmFIZKjYeG7Ks1W1DFzKvpEJjiEj5qNbBHioouXUOUV7Pxj16",
+	"yyiUDu/3Ki4adOSELEhF8l2CQfVKdVp2sELutRrknX2q5R9FSLAamP/f3RcX56+60OvCz5ltIOUNZ12a",
+	"2AswHCrSEYiSP1hXEy8Iy16w8U+6xgIHL3rFHZYWUAv5IxqzpjAZBVE9MUsL1MaM3kAqJwZtumhDSKSq",
+	"DcjEf1ynBfV0NUaTQXHzWp69ZK9BdFpP4xETej1dBuOIGntdc5sMzm0xeOEKTJ6zSNIaY6eQ4DdfUHf1",
+	"/YfLN6/+6tqBZ5Y6Cc9jGYIoIGkI5Uk1E2ZRKdbmsqJrKkm6VJpJU23PtkU8szOshe2G0rexDBcndIa5",
+	"h9Uec1MQbsRvoaqqh7HSVvnkIoiSEOtUtsweLXyszAhnz6fj1lO34UtGx99FzsYmYoeXEQ7tQT6g1Iu2",
+	"sbx22esQzwCOti6U2VU88OCqT5oO2ctbVhdJ/EHkZWXTVmy1ff3ehK7erYw5C9Oy6RbMPaIhUmcKdUpB",
+	"x3P1wQmuoS73b14e7qzD3smTq9oui0mCczING7ILw2vFaLjki1LXHPZ7KprSRp9vMjAbeq9fp/1NZh5D",
+	"GvqKR7ugis9iI7noQ0NCnUp4NSMWJIjWxGo2NpSY266lYTZ5y9TIQkBttwI+TgVPbjSLBoSGIQs9K5yP",
+	"eaDkvC6iNZEpG2x40aJ/RZptutT5rK1vRpPot+7YtTaV+KD4c33g7l28KNj5cNx2GcYM+u1HJ65m9Rxk",
+	"WptHprkTRqX5xaKIuqJtp+DFqemOUWACOc0qU6AqPZk5k+xmC6F5BerodQplkBc0sazhDbWcpgavHH/I",
+	"77cAGGV683kuO1+HFFUQDrYuS+Vr0a8cdBYb5bkOhqkC7/4M9G2tcg6T/apkEtcbDsCKn0VkOx9df+qT",
+	"kI+ZsOqcThMV5eQUA2zMSGpGqL5x+ThWIIoVSzXamgJ362+JdFcaf0divRQZXZ1UNsqxcKM/18R0+Dds",
+	"Cnm52CnBeR5OiY8r9uH315eXH9PuQmm6QN6oKIrKdQjcWTvKVCBFGBY1QiR2J9IIg2+EYeq2klLUGclE",
+	"FT415iIxDCaF30M6bZ7xo+R1LqJ+Etwwcw12pSVjHFpRCUSmlIu1oyyXOLRKEUpLTdeQTdxIG86xsV+N",
+	"a/y+N9B2xRfJeExVTdOVgZLjZQNR+tPlyHqKKzWEXcnJkjzCnn3NREauaPyAA4D3C9tzC2s8Titua6ay",
+	"QMwHdKK8gOYL58loAsj8XNS1IDnTAQOJB7zRRYzxT4kVUqYEf0TFPGIDQyR2R26/ISQlm7rX7ExKV+w2",
+	"3HzJGXZWTITfkRoPQqeuazfl+veUut4RmjItOSDHvR6xskdf3rKWX1tBh15FU15ZgXSN41foRFdoOu+O",
+	"9B4E93rIRXfYWhILrWAUNvREhWeY2x5QIaSBQkrQ9FeEVpDhKm9MhOsm2sg4jbyvd72wMeULSddLGPTN",
+	"64yovo4bG50WHUPpOrNFOnBO365fzQYM++sx1uMxFZPJ8KoqR7KcHd+Czkp2/DKkLEpWX+6Kl4oUKIDC",
+	"XBdSOq56tri0prNZj5rrNJItK7hMreQsKN70g7/ZmW3/ZSTpmC8X5ABtYDE64pEmLy7OXyExI3vuVw0q",
+	"eX3vzVLq/YKKeW6gi4O9TkNX6ldkydkjTezILMjFIyFXLDCO/qIPBcQdTfZQThtIpIYQRo/78MhkxIOR",
+	"VVipi1zHx/vtCyHND19dOUCjWOmjfCazMI1ZSoniZnph53SaKBQAPEvMqP4YS+fg23FS8X9QO+KE/IzV",
+	"A/9ttnrgAXljCA2w0XD51OzhXwnBWKiJkAV4OXDW+Ywl5p4txxyhgIC0EwcM4jkhjeoKvPmwJYtssKYc",
+	"1EbGxCggyhvOmjfqYNXF4xDNDAjzHz9cXJJDGvNDmpjRYSSHXPhk77Ux8QcRTT1yQcfsghv25wujeGA8",
+	"cmEPmWGo6ZW4fHuxf0D+YqUVTfbsbB75eHb54rVHfnn59uXly30ypqHr/scN1t8KqFJTF8Fbg1eY1Hsl",
+	"KiFFI0ZDpjzCIs3Ice8JzhnIkBEf8HdAecRCHw+M243jZlMu6YKxrt1H8zOkMYc8t2/YSVzWn2AghVEy",
+	"QjekFX/hOj17/SwadEdS2yt7+/YdGVLDJnR64ow5hkZyiG17tYfhP9rLkfZKpN1L9b5XKIOrPQxm40x7",
+	"xDBBQbQ3jI7tEzQIaa9atEB7QBq05xDfuxIlGrHvkSDLitdkL4+M9WYAct9z/RxhUjpkALaWbgKC6IMr",
+	"8cYUmiu68GMLThAB5gKRX3x4f3n+4e31xw/nlz7Z+6n30+P9lOj0WSTF0FJQK4opfmu3L5ixIuLBlbgS",
+	"f/rTWR46xqU4+NOfyEueSXWIcq7MpyPL7dF4/0o4elhBD78EKf58dDkgZ7VhblcCpPgmtLCYQCMtiWYo",
+	"LjdiQxkRsOQ/PLwSgRwzV8QCgslhRXBNE2B1B+nus3asljJVCBOeMyKxPV8UAe3FwobhLgGUZRS5NtZ7",
+	"Rz17iRDFbsf9+jIfZlmGR1DUxEnszv0rUXhO9mKqLAieuDjBAWeRhS0UQzxCBaF9aPGOT7hGuwKNpGAe",
+	"8UUSRT4JIkaVJvRKpFZcHL7vOc8/fB+PvLQ+u4HjfXtzeEdck1uuuZ3AGWErcQd29QHLMwig6jDGkrEQ",
+	"YsyzxtF7tC8TA3QhkCLcd+drhUc43uywaPFEDQSr+YD6Ptl7/K9//n9Pez27DxCnydPePtyrj1Kd75E4",
+	"SjQZ8AgC+64E9uI1iRKa+F+Bb3ukIAd+8w+IlY6IX/jRR9ihOps3ExHsKBLTIYMOZlxfCRnT3xMkAu78",
+	"3YlGVONQyxfZWBMLlqAIEm3gVqQKmXIH8RLUY0BkOE1Ql+Givl6h7nzVOSFfrzqWtl91PHLVGTNt6Q/+",
+	"ETJDeaSvOt/slo6xlnWhiuOImisRSqaBmUJXDIw2C2WQQI7F3phGVvFiIfnPiw/vLQ2fKMgSn8bM/tWn",
+	"IXFhjEQqwkQyBpBMxI2QE3ElEMpOyfHREX59wqKo6+YsroT0FUSBUqw/uccKyVmuEZwHi3fQFhIlJ1cC",
+	"Xs32wL5wbfZPie+27kNwi3a9P1gUansOz3ElgRSDiAcG+aM2ULNNG4uMe5ToKBleCQtswkOPEtGGQxB1",
+	"ugJAC/sg90VgQI3V8BngynHv2F3mOynY1N6lq99tZRhnItEnGHjQVJ/cVR36dPFLXaVyj2h5Jf6tWqO8",
+	"VMobgMYVKvcPyM/ArAhW1sKlNCzggIB9z9JP7UaK3JaG9rNin2W3WczsAdAF5g9NxkuiXBeJNmbs4MSZ",
+	"d8cSEM+ykfRcXZQqF0bbG2cAY2F6ZeDno5pcvD7rHj19dkBep23NncPQTg7Uq2uHInJb1QeqUVnIgdT0",
+	"iNFbJ0QabiBWF+XQVJ45+/im0B3+pNM7eHzQA8MbBqN3TjpPDnoHT1wAO4jVjgWGWAt2WFcaAHE7GFEx",
+	"ZCgDFqO6SsKUR2QUWoSBKlUnlnWRPZ8GRiofJAVqyA0XoYVfICdXwsJ/JkRIh0b4FwV66kGV+APyG5tq",
+	"ZrqWOIXp2Ss5eWSFlt8ToO8iGfeZOiW+/YbvXQkfJ4S0XiB2uBSoG5G6X2EWl03Efk+ovUw2PiDvQfAH",
+	"vkhNqhjoQMYW+66E+wEzljPj6f4poQKaQ4NwayUuK+EekHP7DRSXhSR9NpCKHdKBYYrwMR0yfVIENat2",
+	"2Ct3AGSFJAtwCUbI4QuAyYjxIxmFeLg0K2JcQXe7D4SdTOp7E3ZOoOv/mb3+t3IIcKEolKXTnZO/1et5",
+	"+RBsivHR/t355i0cjYaOfHg1ajCa4k2A+5zrMqAAnUyrm4EA7nupcGdlXh91XDvT7wlT01xVcFEYqJ5C",
+	"fx/65S0TQ6tfPTuGKO30z8c1BrvmdaJwgNHPWR/QuhVkQNi0jMdHP91hHYALlmFY2CZ7kCV8cpX0ek8C",
+	"HsJ/mT0rELCRqvkeOTg4aDwxmOgOa/1sdf808+Hka+eo1wPTjBTGBYxCcyxUAw4h5uLka+Fr86wLCKtc",
+	"G1TyqsZsSx0sAAFFg+M5sATwGFdQN3G20sOfaehcJfjK48WvfBLUaSgsxJeeLH7plVR9HoYM7GxP26wM",
+	"XHuCRiBvoYEk9QF37FmgAgVbjgCNDR1aBO7AaXU+2zcquo7rblRD7i8MVQZsIajEWMJkUEKpKlNOx5pn",
+	"ZPhIzejPh96VcNYG6PjhsmqsrqnJ5dsLlIdTkbdJgUrZAnCdiFvxzypc+kqslrVURw3haDL30c8ynK4N",
+	"ct/auTMAKxvIXOLXxrAmzQmrwZkLaJlBOPSMQcsMfP6Cme4LtLq0MEN5Fdj487/++T+nJIWL0ypcnDq4",
+	"8Mke6D4+QofvDA9gi+pUD6hIkKok59t9IvnR88UvXUr5jopp6nu9C6o7W2jn5G+fi4h/UfR+gbkesKjg",
+	"MMqpgBnVEAGZmGYq8Aso3SVkhOldVt0ccnBQh1X2WzPwfVxDfBAaXcxBS3B8WVhTxfyzVwHLU/KOfume",
+	"Ddmfe6fkX//8H38lOHvQnCEHl68lW/LfPn8rwc9LZ6tCTcqQgjF1DtxkrpV6sHnHBfKOkVSmG/FbNmMd",
+	"z8wS5WY9HsrWYdow08mxXjrcUvlK/shlqXIEGJuhggQeDkFdCsX4jJuRvaqx8UqMKBj4wa9sJKhx9qv7",
+	"dRwCnbBv0qVcumTTTTCM8kfSRgltGMfjja4hrGMjl6klE7XorKhyXkwuYA9cFDs+OmrzmVjJgGnwnb4U",
+	"xmLaPSCrxStCRRWX2iCrblTszxDkNUPaybH1TNpebsYoD+NoFB2Qi4JRxNkmuDaY+DmrXpZhSN+zlrlg",
+	"+CfN1JvwFdhe24x3rY3yVzap7JRPbrHWU3X7/BC6T3XTrXDi8CsPvyFGWDmnXsR1FkAj8xqjaVVRsmfF",
+	"LrSLp94C9CHszyIBFiWt4RmLpKFzrPv80OkmLn3+G++leSUTEa7l3vFcWtHDZYnNm9CRjs8lqJlk4SbD",
+	"puqpZXEGxXKkqiW3LfDHolIrZ/2fsyDkvr9BWuMCahpYe5rIsCpU3fnKf4El9VnBldGM6MWAG3dfs2zp",
+	"53TQg+JH0LR6GYb0Wup74kbFKnlz2VDeTeEHYD/9HIxSaMwg6zM2iK8hGHaITkvI5IVlDsgHkZEKcFvt",
+	"wQgPnu6fZq5odN09P2jQT9IQrs0oJuWSlveskWTRafWEyp3dg2eZLUxIL5z7d1u6SQbnLoqEpodbD+pV",
+	"4lsjYpVBFX8vguoieQiNUt+dPLQ0NKyBm0JIzYIb9eqZ55CZxkvr7fB8u6Lxr8wsvtZVRWKIGwga4lKR",
+	"lbmEESyTJgf5WsBYMOBfWHiaRnTZscivwOwmb5nrpFWGN4w/uxeW5gLp79k70w7UCdUuFG9HALfKDhFI",
+	"WrNDxeiNc2LMCa+BEA6wX8cyfKRJ+hqEqpykdQfzJgt7GIkCGeonqAnf0oiH2MCDiivBvoxoApHMvyfS",
+	"UBf1phgNRhBQARIl4GBp8oFUYH9Pq1w4vMbvXQkf/vRPyNMvXzzy9Oi5R6gVVLs47Nj+gP8U0pCBvWGI",
+	"QgsiqVmYbgvi2yAo9ID8hZvRlXARxucvf3lzcf3p/C3m1menQFXaZxVKQ+XBm1aTc54fOmZwjLopzuXn",
+	"9CqWpYBlHas+FCNbauqHgEC9phALeFgKsZhLIHDuC4PEaaNKHn6qScm7LFzKD6HeBVwFCTfdFHDh4orK",
+	"3ocsiL4G6Q+/FkrJzLU3vrD4oXPWiciYw79xMO/8XS7I74TQKHL1Rsbo2spJBKSv4FuAkY/0PlibwDLl",
+	"8Nh9MApxEmqqeI9OtHk4CpHbBOgK0wXMxBg3tG1B4nGWXUJFHp9zJfYwzI/4MJHvYdyXn27d96qHwoGi",
+	"wJQ6Wz+0fEIicwr1wK8E4CCPIkLJUa9X68yzX2ymCjVYXj4urmfIpMkZ9qOZpxDr2EQS0kIgtVFXR0+f",
+	"bTPqqgVVwEsAEJowxdxd7OTzqi4N2FLiuHByTRRlAVDak+dhWnEonTQDMahTnUFYuaxVc9DDos4amWnc",
+	"5RTNN7O6MQ/KynrJ6PhOXr/Fr6Sty+7JNgun3MI0i7fxY1hmM8jLxHP3S7Nd9gWNnTQZMwF4xSo9eOq7",
+	"6xRjkSHaPGaK+DFTXGLrnVorLSxnUxotTL4lGy1urEl+hKc7C+1GLLQpSM2CfIVotzXP5jD6g1pn12hs",
+	"bb6cOabWhgvo7bD1AdhZ593o2q2sLyAFy3VHAdaSBQ9Aotwp5gCZ7NZIYNkZ12h3bbSsbp4Nbcmu2gKw",
+	"v2er6sMwki7mSFjfYK4W8SsOuUclYpPSOuxmsbCO5/JDyOrD9H5TKHEXXpTU60ToX13NzE2QLph7OwK0",
+	"qypaT7jgrHbi8ybE56wEaxUKy6RqYfRoMXsGXknL5mgyZuM+U3rEY+3VRAZWup3N8mz8ZA73O6n8jlJ5",
+	"4503y+QNp9/b4f+2BfI5l7kGcbxOet44B9qO7LwYAnfxCA8tHmEZ7nXo+NBiqfudG/g9yd64p8USuDuk",
+	"HbFtKjrgDggjvTZDfGvt9C51bTKSWCoJ10FopBgNpwuiowsgsEnCjV/YogLhtthAxHNBdEe+t0m+z8KQ",
+	"0Cz5eDUqfvjVtT9qYdGvQv/iJLSxvN0pEDVJaBCx6q4OajZuggS2TWGtpq2NXI2x+Rz+tdTmNzvoQbnn",
+	"7y+nye1/sSSQVXYle5jxjKl9WMBt/4ew0WVHUIDv19lvzT71CyMV01ia7JaHTBXq1rp2WHbqE8KwGqyP",
+	"MW4+BlPBCXtEMxq5zhVX4uzlRffo6bPury/epaVqMTTt3dnF5cvz699e/tXfJzKb6lqxgU/2fCZuT96f",
+	"vXvpu3qngLRQW4KJW66kgJqScpBHse2Tf/3z/xRjAJprQjhQ2pBE4WbfjjSRbq0x9AuBAJOiZWLA0AUX",
+	"t7+zU27CTpmeeAMmzvCAls7+IgjvcrHuOxdrwaU2myMbr623owAP1lK58LbXHj7wK7/lYpiz1xn+SA0Z",
+	"Q9qWYPtEsTiiQVZVC6LOsUBuoJjlk/pKpK+7aHQ/rdCnWFYyEENcXRR9Gs+OpZvgBLLghBq+itbFe+Gr",
+	"2zGytsWq3NL6IyDYH9T6uhJPPjTMNSJas4HsHRShl4KRYMRoTMoFMLFmtSxgKKx+TyfByEKbVQ0trcAW",
+	"F/tpMROur0RaKFuxWCqH5DIxgRyzA3Im8pSHAeVRoqDIeCENw2WfyJsTAl2JsAnClXB14V05KYtdlIsi",
+	"8UGaAQvPqqlDnwxCh3aoKTbcgBXaYVfQzQwU9WZqVEN67LXcH1u9ZNqcM51EjcFK7oTTQH+7vB1frWCi",
+	"PcUCHmZwYeHB9dWdRUyvPoELKkwvtJx8N04Ru5l2NhD9w5g6qmaOxcFIrxHINiWmbE/3nyeg7BT8TSn4",
+	"NfBXIk9LRSEBVcyCkEohR5ldrynYKIPrnU1gGzaBWjo0zxawaYnlD00Otqft1/OTzUQlbZgVbU9dnqsr",
+	"7yKSHqBOPIeNoXo5V8x+h0O+EzkbdtMi7Ag2/UNI2uP0flMYcRe+SNZ+56olbILCwdzbkbZxW00RO/bh",
+	"Tt7ehLydFt+YgcIyqVpK5MaaHzMyt5fG+A8VFc5UlRdQKhixmsTxHPR38vh9y+ONcNIskTdcV29HM7Yt",
+	"lM+5zA2J5RvnWtsRzBdD4E40f2ii+UKOF9NpJGmoD786aF1UwuychVjKK226k9ZHwdL2e1mPzLTZsJv3",
+	"UTayieN9xKW8oLFJFNulva2Dk+WHH+CxhiS98QJUfEx/KnC4WRRP2ySjX9C1X+rLkLPC7Bjplw6djKRm",
+	"qSQ0gq7VOPA6XQW0GV8ZlE7SD2N9LfvzODbEkbs6l9+QmUVwtj6KWflSY9cFeLwD4lr2vQIEL6ylloIn",
+	"D8nef3exNbQ70e6bX/YbCqvlBHJuXbUlu6hmhNgiCWfz7SQf00HfiaUE9tMiLjs9nB/CWBLnl5yBd/rT",
+	"nJpmoORCADYc6gF5Y1LlU0gz4mJIEmF4RHwaRdeo6frkEP9MiwZqHyI5mCFSubevBFWM0DBkYRqGXQJY",
+	"l6Li5oP+2zXPs4AYvzm2GqFhQ4IzTr4de4/bWAP9d/e1s/hswOITpyBVg0lVyruU2cfJNJndB3HFq7fx",
+	"1NV8OIXOyDxgV4IGEOKknWQV0SnmoECZVct8QsINFMeO2AD9uzIxTXkKTpjOcWlnP7pv+9E8qGs2ITVd",
+	"WW9Hh7Yvhs6/0g0Zku6BIW7HlNQGEHfGpIdmTFqambZMT0VocFGyvwIj/b4UnOLW2gVg2kNzMsWOIDeV",
+	"pcizdVPYJGM6xaLOG6DUDSUq4JZQVmNfoE9Ju/oUs6CxUUJf/NA2taDShhsrD1FhdkR/m0T/bUHqcWXS",
+	"a5Nf2rOAeV1SmjWYGfxYpM38hZtRqOhE7Ohm5UrTkylmT7iCFhuRbttVgIDmCdWyFjW2pa7Vp7uoT7eQ",
+	"JsDRdU4Ne4tvfFfyRHlzLcyn9YEnO/yolyvqbThQ/GpjamCtcPFBMGwPjJ91PddmGwSTPVSUCDeEC21Y",
+	"bYP6othRhqCNCh7lT21T9Khsukn7rLn9nSyyTVnkAh2B2W1k3Qtd87LBSrrpDFc5/Ao/LSOd1KDRrtDW",
+	"nQptgZs/v2k5WOaiF9lWF11Xb0dwHrIV9o6wsTExFq55SaPu1hjwNg2+q+PDroHHRm27d8KsOey1tab2",
+	"PVp98421zAXaGXwX1SEGmMrtUsMUav4Qpt4cHjZP7rdu5i1sdmfkfaiKFdxPGiWOdYlXJfSrKk87w+5a",
+	"Dbt4k9u16lbE4RLUTLtp/FMLyeDndOiDKlu8Qpdg3M791DouHV3LyNpiJ6IfJcA233MVQQpPmsNt7QHr",
+	"UttgnfQtXEApYd/F9l270D7XPNiVb8eijFBEHP6ybxSIL+ECyyjXJ8sURQp3zRuVJ9w3tilMpNucHy/k",
+	"bm0XSLu5QNr0jOeiTAPBb1mdeBawd0lgawlHbXV3iyyojffS26H8A41ZbXnvay9EDNeETCyv/0suJQmg",
+	"wTEW/XQ8c8hv2UwP/joeeiUyJuoVWOgp4aZcyzhIlGLCpF9oLjx874x0mwbYpbBqF4D7MANwl2PCiIEL",
+	"1K100INStC4ZHd+TzoT7b6EtuYP6MdSkHCoyOEt/WlS4yQ3cFD3F2bekkritNdHQVG/baSEb0EIysKqB",
+	"yCrJWy6fz0kqWUKfkz5ImpznFTLzPMLFgCkmAkaMvGFiqa7ORdzY5ebde27ePBCao/40XVpvR1gehK4z",
+	"/1o31mbFMDoGI95Y3lZICXReoIbYIQdN2sd98MktaRytwHmnZDw4JWNpHpsVkVpr3ahF1aLwcbnEjr6/",
+	"aj7aseY6+H4tJ2RMxTSvTjRhipFwZ6icx5uxHWO1yo+LP5oFyjkVf1qT9xSc2+aWfH8JJUtkkRSSITzC",
+	"aDDKhWWVRD9IcZ7CIRSA8bzw6+ISPZVoOypCq1CgQZSOGTGKCo3E0sPB9njBSCqa/IGbDiXdcgLHwqDR",
+	"wnn+oaDyD6qI58fdiAU1tHUpjbzxRptrKZ9mtbPKLU+uxF1K6SyX37HT2NetsbeAtWa9/V6yPb5j6rSl",
+	"oo9trnztOv0LcEy6doRRMiRSAc04dXQnc1wqmQxHrsxdlbwdwli/SeG/Nz69HaV/GUzINX/vO8eKP6gl",
+	"4A5MHrGgnS51DkO/N33K7qqFTrVjAvMSPpDuggVg0yxhjjOzdKebptv2G1vWsWCbTfQ7idiOPG+TPJ+F",
+	"oUWHJGIYNHxnKn341f6nXebGLCrsojPvqt7Ym2xP4hYqOvU309uRiYei2yx33xtL07HX1zpp/d5Z4JbV",
+	"l0WwvXNbPjhlZRm0yhgitH5YWKAUOkT8ho3k/9iZaBcY1XSGQU3LvPlJM3U/0ZjpabfQnvJa6XuC3TJl",
+	"lQauiGaBYkYTqciI6hHT+z+Gbyo7jiLg5z82e6becWE08fVNd6K6PhnIKJITFpL+lBz/RBQVoRyT/tQw",
+	"TbggiYixHUSfavbsOFGRR7SRyj41mly8PusePX0GJnh6JfRIKkNCrmO7kFixAf/iuVL3JlHC2dvgytAN",
+	"xnXeX0iKaHpALNm9YVPSZ5EUQ02MvBJt0gVIIVuAC+KnMQc8nNOGIoW/TbE5N/2WlLzS18NGHpdCDVwU",
+	"xkPaC/KIHsmJIFIEbOdZWyMfsxgI3Y7cuTdh8CznWsqpVrzRfhIOmdEH5KNiA6aIYrfyhnlkMuLBiNww",
+	"FjtHnJxAxTXswBVIFTbF5JQwZ6cY3rl32wJYmKMMNl7E+tn0QhKyu+GGxmYLr3cjOXlyIpgCIlAMVqWK",
+	"YYreaZEdB84jZrmwFQaUNAAqjd6t+2GdW1IO2wL8Tjl8cMrhimz1EHmiXcW6q0ldWAXFx/nDa2r804xB",
+	"ayNjTSZS3XAxBNcoVITQgsZ6JEHOlzQ8IOf2ZUjUdLw7hNe5JpQI2ZXxLJriuAfFHrx08Ts+MVMS1Z7L",
+	"ncDX0uuNgC9qjJQINikQPnDjZ3GMgo6Zh/zGSxlN2hff/sCl4gblUfYl5moKauGVSPXCXO1AfQPUQBkh",
+	"lKN8miLJACuq0IBdY2Vs7ZM9+74PMzNtMexKuCQNSYSckH8n8IJH0HQQUQMGBCoIN2RC9f4p7qcHZbV1",
+	"hmM0Xc45cEOLf3bN+FAq3EuOi8e953W6Jl7NPTHMc4SDLema+PVGXbMGhIoKZyqppBdPLWDABfJdoMhW",
+	"2Sve61L0SUasXQWwcxmxh1n/q2wIXTz+VyWTeJkXynnvK5iBN2qcze+lhX1WRuzHKi1W2nERG0q/Nxti",
+	"sQ4u8e08vmVUVStnXfUTj+hAxiyEeABDxlKbbHyan+hdiaL1k+wJxs2IqROip9qwcXfCQ7aPLBaYt6t1",
+	"OuEBm8PFnMU0B4pNMbL8C1uymxa22CTRFu54ZxvdSNZB4YTnIFctt2lZfqwKyrtw/3sP9293yXOMn/Ou",
+	"sLejCA/LCtr2tjca7W9XcVqqSJZqHcBZc+so2QsdnIqQIPOzXDcvaTbeb7SN3ieT3JKFdDmU2NlJH5yd",
+	"dDkG61zu3bRGzlyNrhx68tBDaTapQ5VPYrEaVS1F9ENoUtVNF8DxovpoUTWy8oFviPqWP7IdLaWy0QYa",
+	"XDnana6yCV2lcsjzwbeJoC4V21H5YiGnLg+TW6JMWQ3S7EI67qjbLAUUzRrOoqvp7QjKA1R1lrz8+ynI",
+	"3KCsbIFjbkdlWQnAd4rLQ1NcVuO2LqDiEAMqwE1ea5U/Z/2ER6HG2ORYho90Ho0BzXY+Sm2Gimki5ARd",
+	"lpqJUBP//YfLN6/+6hMtXX0raUZM2TmuBH5WEyPlATl3Tu/JiInidwSb5N/iEH8NZc5rfcow4YUbvVG+",
+	"4L5xjidXiza1Wzj4IykiuDsUrvJDTSHrQ3r2JZgy1CRFRbjxVDQ6T0XoACOWIdaLVCyWyrAwjfyxn4+o",
+	"NmTMRWIY2YtlqN2otBjFlThnIdenWUUb//zl27O/Xp+//OXNxfWn87c+TmM1q5EsgjLE9u3XQZMVNHA3",
+	"mwQk/EIT3YWnfyiYSTGD3DKluRSYBjHERu6xDBcBkGF0PN+QcgkjvpN6CXYziy0gcCg/hNnDuMtNYQQv",
+	"e5GBw47akJBmp96OMQM21UAYsKbuzm6xfruFQVCqwl+JPC00S5zBNMjOtOFRREY0q/iqXTzBqSuISqQi",
+	"ae/3MRlwpRuLvmZwvnPL3rdbtgEumo0U9XfV25GH7VohGu9xDfaGOkvChlnTdqwGi2BvZyB4aAaCBWwt",
+	"0XTIDtktK3sx6+rXTQgOI/KWKeL/zer/HjFy3/eIjEKmDfIwDwTX3Obm+pLRKGKKBFQQxWhI9mhgt30l",
+	"qM6SLN3y9w+IP5BqTM2fA32LTUPPgoDF5oQY9sUcwq9psPyLi/8ie+evXpDjxz/1TgglI0ZDpoiSE+9K",
+	"mBETEBOo5AQ0EdgDVhcOZJSMBZTZ8j/Zc3hpn/mnhPY1E4bwUEMABBvHZkoCFkV6/4D8BRXNK+FDVQXf",
+	"gxVw3OVkJCN7VmLI0D7iB6BQ+EQKj2ijGB2z0MXXuwlclL1dJIj9Eb9hV+I/Lz68z2PABftiCE7lbCH2",
+	"V/+/u+/ZF9N94b6BO69Taa36lG9xeSUK3n2l5HiJaGE6ZJey9fh77Ki1kQITacz/Mu+8lnrJUhR0yKDL",
+	"9JLvoLGh8FLVzOeKDiDWnQKGKx46/5pDvgy+Ol6H29d+T5iadryOoGPWOengyx2vJSspgOMrfPPbRhXu",
+	"/HtO7fY6KTEpT1KJlrr4L8TWImE5zWgHllameFADzqJwhp7Y8zLT2B6RNqohRChX+YEiO1JrX8WvwnGU",
+	"0L2eTDsa4SgwkA2YeM/uIzvbEv3ZzwieLNjc4C1LfqRAqtZFqsa+xFLhyvIjm9new2b922TMYOwo3nGB",
+	"OQPQzDDn7N0m7iwNjeq5coHvhVwbLgJDbmmUsBRAXCx9f+qTkI+Z0FwK7ZH+9ErYjzAMVwukNgfkg4im",
+	"8BKuvtAVsJbBc03A8cBCslcItb8SCgH6hNAoOkWpsZQ9cALT2d8f5arzaebBmxkrNbsS6TgLzGQAhM7i",
+	"JiaJpq9aMQPV8+JyBWSW0pCMrTgPrgwz4mJ4QM7EFD53JdLAvTGdEqpv7EfcBIVK6mTIjFXwn1j5Rcmx",
+	"T8aJNqTPSJ8NpGLEN9Ine8dHR01mZyTW7r4fHo+G8ZDW8/N0x3tX4r0b53Ap9DQ5FvDxQ1fOtkmh8QS5",
+	"doRuIX02fMw0U5zpRSTa0mGf20/f0sgn/SS4YYbsfbp84VxcHhnJRFk6FdLpfh1J13HEDekDIb4SteT7",
+	"1MkiSmM0N7Bz9y1Lv/pWz1CG0+iAvEPPGj61BNt+0aVSXYnjn2A9aVOJRGUD02yr50d2pRqIWkpv8x3u",
+	"H5Az0PLIrJI3jwJe5if6RyGC5fv+GU97wkMzahKX01NaTmB+k771bUd6HxrpLYBtk4mMjyGmhj/82udb",
+	"NV6hgAl1Dfl4PgV2qlGj0/gTjLjfmPvyxRfkZicvYgwCG1MekT1IdPVIQDXrakvCDb9lKIvuN9EOeHWu",
+	"BrZZYGdqsesaruaHcF0nDsRyILV/L3Jd21Eb8g/YqbfjuoZNNRA/e0w71/UmXNcJglIV/kpEcqmI+iKl",
+	"wrqy2lkG5vUC98iYjftM6RGP7VCrqC8Rd58hxC7a/o4u6wZ4aHZZ1x99b0cWtuuybrzHtYfIXzBjnK2M",
+	"aj2RCgo6+SEHmhWeEMs4fAKhvSmBeKQzutAUTb9hHrcdH/giYN75wB+aD7yJP9rRLEiU/aDFoz6jiqmz",
+	"xIw6J3/7bCX5QMobzrJfPtsX1G2Kd1XRF5ThR5pYMFMyInFEBTslmkWD7khqaPimpUUgBbVlhCRx0o94",
+	"QHBWi0aJijonna8AbOzbyeHhV/vmt5OvsVTmW8fr3FLF7UEBXI+ysP0BTSJjdR4Z0Ah+roNP6AyqEiEs",
+	"ssNyAUTt3OVpfur99HhmBgytfvHh/eX5h7fXHz+cX8LbuNby+yNj4o7XYSIZ2yN3f9r/4Ml/zq5jlhQh",
+	"TQGDUcxkHDGyF8khFx6J5FAmxiOTkaRjvp+5x6uSiP1xSsZcQECdU5rgFmfVs08xuuUtcYslVPf71z//",
+	"D3oNbnkIdO7s4xtLD6dgnJsId10wzvkG+1Qz8un8LS6Jj5lM0EnmPv5aaqNrvv6CGhrJIWHCKM608yqg",
+	"X5FA9UtHPB9p4kPfVx/djF5RPgtoTPs84gYMC9lHwWZS91ULCn+XXGDfCGwnC+HaCCC4L8WIHtGYeSRJ",
+	"jwhHYnnDWPGAaY9I5XzC7qNZ8bLZz350J0oCxUImDAe/1cB99oD8F40ShjEXE8UN60oRTU8Lbks9khMy",
+	"AfQpFOuN+C2rnjUWYJtdwnvw10LPDM2MJnvueLWXCbGBFEGiLDhNwWI74SKUk30M6qzvswtHUlhBsenG",
+	"7Br+YifKHEhjOrUECg4dzxcqUGkPpu/esGn2Q6kReUwDLoZ5OcnC5z+6RdbCm+sy7/bt+hE4/39fhhz7",
+	"zmX7BChzvemvXWt6TaQ4BZ+ZJUQwBYjw8Fd/mtdWDsdcFG8m610/u7A3InfUeYRm9Uj2KhlOHvJYqQjY",
+	"vvdJ3zIn7AiWVti0gF2Byo9lHaQBJ4yMU8+oYYKKYIoOSiTplIvMH1mYGkOqaqEdvaPYvAGXiEFyIswm",
+	"rKb7ey2yltM9uQ/UgbkU3VEypnbBXAQ8zjDNbeAUSaQlZvn3CnPPZI/V7A9p82QkieZDAUFJ0gVWFfgf",
+	"bMICeflbWI2/QrcLC0AmPftVKB+cmpe8/Pattlk4MEBRDKpykFSYG6z3dZNDFbq0HAjcVwnYvGLNOPtr",
+	"ofwc3qxlWXjARWpQqiJSRw/SQjohmQBtECGkw3lZy92ZU0X0s8iGSyLOq17idyE3NZ97K8Wwa2lmmDc+",
+	"gRtJPTT5rbhPFfuU6FIjjHyPedXLmjuLmYV4GqMLLLTAoMhYCjMiUriz84pu+kIN/ZyxYNuGJoI6oZro",
+	"mAlkXygFcsugCkb3TGDIoxlLIEeHrG75aWYTZq65fCbPlaP2SMBVkHBD+orRG4DKjHIby1oKnyhkPn37",
+	"/O3/DwAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

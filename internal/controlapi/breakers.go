@@ -1,0 +1,164 @@
+package controlapi
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/relay-llm/relay/internal/keypool"
+	"github.com/relay-llm/relay/internal/rbac"
+	"github.com/relay-llm/relay/internal/store"
+	gen "github.com/relay-llm/relay/openapi/controlgen"
+)
+
+// Breakers: listing needs Read at system scope (holds name host keys);
+// clearing needs ManageSystem and writes an audit row.
+
+// ListBreakers implements StrictServerInterface.
+func (s *Server) ListBreakers(ctx context.Context, req gen.ListBreakersRequestObject) (gen.ListBreakersResponseObject, error) {
+	c, err := callerFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := can403(c, rbac.Read, rbac.System()); err != nil {
+		return nil, err
+	}
+	items := []gen.Breaker{}
+	if s.cfg.Breakers == nil {
+		return gen.ListBreakers200JSONResponse{Items: items}, nil
+	}
+	hosts := map[uuid.UUID]uuid.UUID{} // host key → host, one lookup per key
+	for _, b := range s.cfg.Breakers() {
+		state := breakerState(b.State)
+		if req.Params.State != nil && *req.Params.State != state {
+			continue
+		}
+		if b.HostID == uuid.Nil {
+			hostID, ok := hosts[b.HostKeyID]
+			if !ok {
+				k, err := s.st.HostKeys().Get(ctx, b.HostKeyID)
+				if err != nil && !errors.Is(err, store.ErrNotFound) {
+					return nil, err
+				}
+				hostID = k.HostID // uuid.Nil when the key is gone
+				hosts[b.HostKeyID] = hostID
+			}
+			if hostID == uuid.Nil {
+				continue // the key is gone; its breaker will be forgotten
+			}
+			b.HostID = hostID
+		}
+		if req.Params.HostID != nil && *req.Params.HostID != b.HostID {
+			continue
+		}
+		items = append(items, breakerOut(b))
+	}
+	return gen.ListBreakers200JSONResponse{Items: items}, nil
+}
+
+// ClearBreakers implements StrictServerInterface.
+func (s *Server) ClearBreakers(ctx context.Context, req gen.ClearBreakersRequestObject) (gen.ClearBreakersResponseObject, error) {
+	c, key, err := systemRow(ctx, "host key", rbac.Read, true, func() (store.HostKey, error) { return s.st.HostKeys().Get(ctx, req.HostKeyID) })
+	if err != nil {
+		return nil, err
+	}
+	if s.cfg.ClearBreakers == nil {
+		return nil, &apiError{status: 501, code: codeNotImplemented, message: "this control plane has no breakers to clear"}
+	}
+	var model string
+	if req.Params.Model != nil {
+		model = *req.Params.Model
+	}
+	cleared, err := s.cfg.ClearBreakers(ctx, req.HostKeyID, model)
+	if err != nil {
+		return nil, err
+	}
+	items := make([]gen.Breaker, 0, len(cleared))
+	holds := make([]string, 0, len(cleared))
+	for _, b := range cleared {
+		b.HostID = key.HostID
+		items = append(items, breakerOut(b))
+		h := b.Hold
+		if b.Model != "" {
+			h = b.Model + ": " + h
+		}
+		holds = append(holds, h)
+	}
+	// The audit row says what was asked and what it closed.
+	type breakerClear struct {
+		HostKeyID uuid.UUID
+		Model     string
+		Cleared   []string
+	}
+	if err := s.st.InTx(ctx, func(tx *store.Tx) error {
+		return tx.Audit(ctx, c.actor, "delete", "breakers", req.HostKeyID.String(), nil,
+			breakerClear{HostKeyID: req.HostKeyID, Model: model, Cleared: holds})
+	}); err != nil {
+		return nil, err
+	}
+	return gen.ClearBreakers200JSONResponse{Items: items}, nil
+}
+
+// KeypoolBreakers adapts the key pool's breakers to Config.Breakers and
+// Config.ClearBreakers; now is the clock the holds are read against.
+func KeypoolBreakers(b keypool.Breakers, now func() time.Time) (func() []BreakerState, BreakerClearer) {
+	list := func() []BreakerState { return breakerStates(b.States(now())) }
+	clearHolds := func(ctx context.Context, id uuid.UUID, model string) ([]BreakerState, error) {
+		cleared, err := b.Clear(ctx, id, model, now())
+		return breakerStates(cleared), err
+	}
+	return list, clearHolds
+}
+
+func breakerStates(in []keypool.KeyState) []BreakerState {
+	out := make([]BreakerState, 0, len(in))
+	for _, k := range in {
+		out = append(out, BreakerState{
+			HostKeyID: k.Ref.ID, SecretVersion: int32(k.Version), Model: k.Model,
+			State: string(k.State), Hold: string(k.State), ConsecutiveFailures: int32(k.Failures),
+			Reason: k.LastReason, OpenedAt: k.LastAt, RetryAt: k.Until,
+		})
+	}
+	return out
+}
+
+func breakerOut(b BreakerState) gen.Breaker {
+	out := gen.Breaker{
+		HostKeyID: b.HostKeyID, HostID: b.HostID, SecretVersion: b.SecretVersion,
+		Scope: gen.BreakerScopeKey, State: breakerState(b.State), Hold: breakerHold(b.Hold),
+		ConsecutiveFailures: b.ConsecutiveFailures, Reason: b.Reason,
+		OpenedAt: timePtr(b.OpenedAt), RetryAt: timePtr(b.RetryAt),
+	}
+	if b.Model != "" {
+		out.Scope, out.Model = gen.BreakerScopeModel, &b.Model
+	}
+	return out
+}
+
+// breakerState maps an implementation's state to the API's three.
+func breakerState(s string) gen.BreakerState {
+	switch st := gen.BreakerState(strings.ToLower(s)); st {
+	case gen.BreakerStateClosed, gen.BreakerStateHalfOpen:
+		return st
+	default:
+		return gen.BreakerStateOpen
+	}
+}
+
+// breakerHold maps an implementation's state to the API's holds.
+func breakerHold(s string) gen.BreakerHold {
+	if h := gen.BreakerHold(strings.ToLower(s)); h.Valid() {
+		return h
+	}
+	return gen.BreakerHoldOpen
+}
+
+func timePtr(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
