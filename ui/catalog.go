@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/google/uuid"
 
@@ -375,9 +376,162 @@ func (h *Handler) rateLimitKind() *kind {
 		}
 		return rows, l.NextCursor, nil
 	}
+	k.fields = func(p *page, v *vals, _ bool) ([]field, error) {
+		fs := []field{
+			{Name: "slug", Label: "Slug", Kind: "text", Value: v.str("slug"), Required: true, Help: "Policies and host keys name a rate limit by this."},
+			text("name", "Name", v.str("name")),
+		}
+		for i := range ruleSlots(v) {
+			n := "rule" + itoa(i) + "_"
+			fs = append(fs,
+				selectOf(n+"meter", "Rule "+itoa(i+1)+": meter", v.str(n+"meter"), withNone("No rule", enumOptions("requests", "input_tokens", "output_tokens", "total_tokens", "concurrency"))),
+				number(n+"amount", "Rule "+itoa(i+1)+": amount per window (at once, for concurrency)", v.str(n+"amount")),
+				number(n+"window", "Rule "+itoa(i+1)+": window in seconds", v.str(n+"window")),
+				checkbox(n+"per_principal", "Rule "+itoa(i+1)+": a cap for each relay key or user", v.on(n+"per_principal")))
+		}
+		return fs, nil
+	}
+	k.create = func(p *page, v *vals) error {
+		rules, slots := v.rules()
+		b := gen.RateLimitCreate{Slug: v.str("slug"), Name: v.optStr("name"), Rules: &rules}
+		if err := v.err(); err != nil {
+			return err
+		}
+		if err := p.check(h, http.MethodPost, "/api/rate-limits", b); err != nil {
+			return ruleFields(err, slots)
+		}
+		_, err := h.api.CreateRateLimit(p.ctx, gen.CreateRateLimitRequestObject{Body: &b})
+		return ruleFields(err, slots)
+	}
+	k.load = func(p *page, id uuid.UUID) (url.Values, error) {
+		resp, err := h.api.GetRateLimit(p.ctx, gen.GetRateLimitRequestObject{ID: id})
+		if err != nil {
+			return nil, err
+		}
+		x := resp.(gen.GetRateLimit200JSONResponse)
+		out := url.Values{"slug": {x.Slug}, "name": {x.Name}}
+		for i, r := range x.Rules {
+			n := "rule" + itoa(i) + "_"
+			out.Set(n+"meter", string(r.Meter))
+			out.Set(n+"amount", strconv.FormatInt(r.Amount, 10))
+			out.Set(n+"window", strconv.Itoa(int(r.WindowSeconds)))
+			out.Set(n+"per_principal", onOff(r.PerPrincipal))
+		}
+		return out, nil
+	}
+	// edit saves the slug and name, then makes the stored rules match the
+	// form's, slot by slot in the stored order: a cleared slot deletes its
+	// rule, a filled one past the stored rules adds one.
+	k.edit = func(p *page, id uuid.UUID, v *vals) error {
+		slug, name := v.str("slug"), v.str("name")
+		rules, slots := v.rules()
+		if err := v.err(); err != nil {
+			return err
+		}
+		b := gen.RateLimitUpdate{Slug: &slug, Name: &name}
+		if err := p.check(h, http.MethodPatch, "/api/rate-limits/"+id.String(), b); err != nil {
+			return err
+		}
+		if err := p.check(h, http.MethodPost, "/api/rate-limits", gen.RateLimitCreate{Slug: slug, Rules: &rules}); err != nil {
+			return ruleFields(err, slots)
+		}
+		resp, err := h.api.GetRateLimit(p.ctx, gen.GetRateLimitRequestObject{ID: id})
+		if err != nil {
+			return err
+		}
+		if _, err := h.api.UpdateRateLimit(p.ctx, gen.UpdateRateLimitRequestObject{ID: id, Body: &b}); err != nil {
+			return err
+		}
+		stored := resp.(gen.GetRateLimit200JSONResponse).Rules
+		for i, r := range rules {
+			if i < len(stored) {
+				u := gen.RateLimitRuleUpdate{Meter: &r.Meter, Amount: &r.Amount, WindowSeconds: r.WindowSeconds, PerPrincipal: r.PerPrincipal}
+				if _, err := h.api.UpdateRateLimitRule(p.ctx, gen.UpdateRateLimitRuleRequestObject{ID: id, RuleID: stored[i].ID, Body: &u}); err != nil {
+					return ruleFields(err, slots)
+				}
+				continue
+			}
+			if _, err := h.api.CreateRateLimitRule(p.ctx, gen.CreateRateLimitRuleRequestObject{ID: id, Body: &rules[i]}); err != nil {
+				return ruleFields(err, slots)
+			}
+		}
+		for _, r := range stored[min(len(rules), len(stored)):] {
+			if _, err := h.api.DeleteRateLimitRule(p.ctx, gen.DeleteRateLimitRuleRequestObject{ID: id, RuleID: r.ID}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	k.remove = func(p *page, id uuid.UUID) error {
 		_, err := h.api.DeleteRateLimit(p.ctx, gen.DeleteRateLimitRequestObject{ID: id})
 		return err
 	}
 	return k
+}
+
+// ruleSlots is how many rule rows a rate limit's form shows: those filled
+// and one empty, at least three.
+func ruleSlots(v *vals) int {
+	n := 0
+	for i := 0; i < 50; i++ {
+		if v.str("rule"+itoa(i)+"_meter") != "" {
+			n = i + 1
+		}
+	}
+	return max(3, n+1)
+}
+
+// rules reads a rate limit form's filled rule rows; slots[j] is the form row
+// of rules[j].
+func (v *vals) rules() (rules []gen.RateLimitRuleCreate, slots []int) {
+	rules = []gen.RateLimitRuleCreate{}
+	for i := range ruleSlots(v) {
+		n := "rule" + itoa(i) + "_"
+		m := v.str(n + "meter")
+		if m == "" {
+			continue
+		}
+		r := gen.RateLimitRuleCreate{Meter: gen.Meter(m), WindowSeconds: v.optInt32(n + "window"), PerPrincipal: v.onPtr(n + "per_principal")}
+		switch a, err := strconv.ParseInt(v.str(n+"amount"), 10, 64); {
+		case v.str(n+"amount") == "":
+			v.errs[n+"amount"] = "enter how many"
+		case err != nil:
+			v.errs[n+"amount"] = "enter a whole number"
+		default:
+			r.Amount = a
+		}
+		rules, slots = append(rules, r), append(slots, i)
+	}
+	return rules, slots
+}
+
+// ruleFields moves the API's messages about rules.j.x to the form's row.
+func ruleFields(err error, slots []int) error {
+	if err == nil {
+		return nil
+	}
+	pr := explain(http.MethodPost, err)
+	if pr.Status >= 500 || len(pr.Fields) == 0 {
+		return err
+	}
+	moved := false
+	for f, m := range pr.Fields {
+		parts := strings.SplitN(f, ".", 3)
+		if len(parts) != 3 || parts[0] != "rules" {
+			continue
+		}
+		if j, err := strconv.Atoi(parts[1]); err == nil && j >= 0 && j < len(slots) {
+			rest := parts[2]
+			if rest == "window_seconds" {
+				rest = "window"
+			}
+			delete(pr.Fields, f)
+			pr.Fields["rule"+itoa(slots[j])+"_"+rest] = m
+			moved = true
+		}
+	}
+	if !moved {
+		return err
+	}
+	return &formError{pr}
 }

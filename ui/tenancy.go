@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -245,6 +246,7 @@ func (h *Handler) policyBindingKind() *kind {
 		_, err := h.api.DeletePolicyBinding(p.ctx, gen.DeletePolicyBindingRequestObject{ID: id})
 		return err
 	}
+	h.policyBindingForm(k)
 	return k
 }
 
@@ -291,6 +293,7 @@ func (h *Handler) budgetKind() *kind {
 		_, err := h.api.DeleteBudget(p.ctx, gen.DeleteBudgetRequestObject{ID: id})
 		return err
 	}
+	h.budgetForm(k)
 	return k
 }
 
@@ -322,6 +325,7 @@ func (h *Handler) userKind() *kind {
 		}
 		return rows, l.NextCursor, nil
 	}
+	h.userForm(k)
 	return k
 }
 
@@ -344,6 +348,7 @@ func (h *Handler) groupKind() *kind {
 		_, err := h.api.DeleteGroup(p.ctx, gen.DeleteGroupRequestObject{ID: id})
 		return err
 	}
+	h.groupForm(k)
 	return k
 }
 
@@ -374,5 +379,357 @@ func (h *Handler) roleBindingKind() *kind {
 		_, err := h.api.DeleteRoleBinding(p.ctx, gen.DeleteRoleBindingRequestObject{ID: id})
 		return err
 	}
+	h.roleBindingForm(k)
 	return k
+}
+
+func (h *Handler) userOptions(p *page) []option {
+	l := optionLimit
+	resp, err := h.api.ListUsers(p.ctx, gen.ListUsersRequestObject{Params: gen.ListUsersParams{Limit: &l}})
+	if err != nil {
+		return nil
+	}
+	var out []option
+	for _, x := range resp.(gen.ListUsers200JSONResponse).Items {
+		out = append(out, option{Value: x.ID.String(), Label: string(x.Email)})
+	}
+	return out
+}
+
+func (h *Handler) groupOptions(p *page) []option {
+	l := optionLimit
+	resp, err := h.api.ListGroups(p.ctx, gen.ListGroupsRequestObject{Params: gen.ListGroupsParams{Limit: &l}})
+	if err != nil {
+		return nil
+	}
+	var out []option
+	for _, x := range resp.(gen.ListGroups200JSONResponse).Items {
+		out = append(out, option{Value: x.ID.String(), Label: x.Slug})
+	}
+	return out
+}
+
+// amount reads a required amount of currency ("100.00") as micro-units.
+func (v *vals) amount(name string) int64 {
+	if v.str(name) == "" {
+		v.errs[name] = "enter an amount like 100.00"
+		return 0
+	}
+	n := v.optPrice(name)
+	if n == nil {
+		v.errs[name] = "enter an amount like 100.00"
+		return 0
+	}
+	return *n
+}
+
+func (h *Handler) budgetForm(k *kind) {
+	k.fields = func(p *page, v *vals, editing bool) ([]field, error) {
+		fs := []field{}
+		if !editing {
+			fs = append(fs,
+				selectOf("team_id", "Team", v.str("team_id"), withNone("—", h.teamOptions(p))),
+				selectOf("project_id", "Project", v.str("project_id"), withNone("—", h.projectOptions(p))),
+				field{Name: "relay_key_id", Label: "Relay key id", Kind: "text", Value: v.str("relay_key_id"), Help: "Choose exactly one of a team, a project or a relay key."})
+		}
+		return append(fs,
+			selectOf("period", "Period", v.str("period"), enumOptions("day", "month")),
+			field{Name: "amount", Label: "Amount per period", Kind: "text", Value: v.str("amount"), Required: true, Help: "In currency units, for example 100.00."}), nil
+	}
+	k.create = func(p *page, v *vals) error {
+		b := gen.BudgetCreate{TeamID: v.optID("team_id"), ProjectID: v.optID("project_id"), RelayKeyID: v.optID("relay_key_id"),
+			Period: gen.Period(v.str("period")), Amount: v.amount("amount")}
+		if err := v.err(); err != nil {
+			return err
+		}
+		if err := p.check(h, http.MethodPost, "/api/budgets", b); err != nil {
+			return err
+		}
+		_, err := h.api.CreateBudget(p.ctx, gen.CreateBudgetRequestObject{Body: &b})
+		return err
+	}
+	k.load = func(p *page, id uuid.UUID) (url.Values, error) {
+		resp, err := h.api.GetBudget(p.ctx, gen.GetBudgetRequestObject{ID: id})
+		if err != nil {
+			return nil, err
+		}
+		x := resp.(gen.GetBudget200JSONResponse)
+		return url.Values{"period": {string(x.Period)}, "amount": {price(x.Amount)}}, nil
+	}
+	k.edit = func(p *page, id uuid.UUID, v *vals) error {
+		period, amount := gen.Period(v.str("period")), v.amount("amount")
+		b := gen.BudgetUpdate{Period: &period, Amount: &amount}
+		if err := v.err(); err != nil {
+			return err
+		}
+		if err := p.check(h, http.MethodPatch, "/api/budgets/"+id.String(), b); err != nil {
+			return err
+		}
+		_, err := h.api.UpdateBudget(p.ctx, gen.UpdateBudgetRequestObject{ID: id, Body: &b})
+		return err
+	}
+}
+
+// subjectFields are a binding's who: one of a service account (policy
+// bindings only), a user or a group.
+func (h *Handler) subjectFields(p *page, v *vals, serviceAccounts bool) []field {
+	var fs []field
+	if serviceAccounts {
+		fs = append(fs, selectOf("service_account_id", "Service account", v.str("service_account_id"), withNone("—", h.serviceAccountOptions(p))))
+	}
+	return append(fs,
+		selectOf("user_id", "User", v.str("user_id"), withNone("—", h.userOptions(p))),
+		field{Kind: "select", Name: "group_id", Label: "Group", Help: "Choose exactly one subject.",
+			Options: selectOf("group_id", "", v.str("group_id"), withNone("—", h.groupOptions(p))).Options})
+}
+
+func (h *Handler) policyBindingForm(k *kind) {
+	k.fields = func(p *page, v *vals, editing bool) ([]field, error) {
+		fs := []field{}
+		if !editing {
+			fs = append(fs, selectOf("project_id", "Project", v.str("project_id"), withNone("Choose a project", h.projectOptions(p))))
+		}
+		fs = append(fs, selectOf("policy_id", "Policy", v.str("policy_id"), withNone("Choose a policy", h.policyOptions(p))))
+		fs = append(fs, h.subjectFields(p, v, true)...)
+		return append(fs, field{Name: "position", Label: "Order", Kind: "number", Value: v.str("position"), Help: "Lower comes first when several bindings match."}), nil
+	}
+	k.create = func(p *page, v *vals) error {
+		b := gen.PolicyBindingCreate{ProjectID: v.id("project_id", "project"), PolicyID: v.id("policy_id", "policy"),
+			ServiceAccountID: v.optID("service_account_id"), UserID: v.optID("user_id"), GroupID: v.optID("group_id"), Position: v.optInt32("position")}
+		if err := v.err(); err != nil {
+			return err
+		}
+		if err := p.check(h, http.MethodPost, "/api/policy-bindings", b); err != nil {
+			return err
+		}
+		_, err := h.api.CreatePolicyBinding(p.ctx, gen.CreatePolicyBindingRequestObject{Body: &b})
+		return err
+	}
+	k.load = func(p *page, id uuid.UUID) (url.Values, error) {
+		resp, err := h.api.GetPolicyBinding(p.ctx, gen.GetPolicyBindingRequestObject{ID: id})
+		if err != nil {
+			return nil, err
+		}
+		x := resp.(gen.GetPolicyBinding200JSONResponse)
+		return url.Values{"policy_id": {x.PolicyID.String()}, "service_account_id": {idStr(x.ServiceAccountID)}, "user_id": {idStr(x.UserID)},
+			"group_id": {idStr(x.GroupID)}, "position": {strconv.Itoa(int(x.Position))}}, nil
+	}
+	k.edit = func(p *page, id uuid.UUID, v *vals) error {
+		b := gen.PolicyBindingUpdate{PolicyID: v.optID("policy_id"), ServiceAccountID: v.optID("service_account_id"), UserID: v.optID("user_id"),
+			GroupID: v.optID("group_id"), Position: v.optInt32("position")}
+		if err := v.err(); err != nil {
+			return err
+		}
+		if err := p.check(h, http.MethodPatch, "/api/policy-bindings/"+id.String(), b); err != nil {
+			return err
+		}
+		_, err := h.api.UpdatePolicyBinding(p.ctx, gen.UpdatePolicyBindingRequestObject{ID: id, Body: &b})
+		return err
+	}
+}
+
+func (h *Handler) userForm(k *kind) {
+	k.fields = func(p *page, v *vals, editing bool) ([]field, error) {
+		help := "At least 12 characters; leave it empty for a user who does not sign in with a password."
+		if editing {
+			help = "Leave it empty to keep the current password."
+		}
+		return []field{
+			{Name: "email", Label: "Email", Kind: "email", Value: v.str("email"), Required: true},
+			text("name", "Name", v.str("name")),
+			{Name: "password", Label: "Password", Kind: "secret", Help: help},
+			checkbox("disabled", "Disabled (cannot sign in; their keys and tokens stop working)", v.on("disabled")),
+		}, nil
+	}
+	k.create = func(p *page, v *vals) error {
+		b := gen.UserCreate{Email: v.email("email"), Name: v.optStr("name"), Disabled: v.onPtr("disabled")}
+		if err := v.err(); err != nil {
+			return err
+		}
+		if pw := v.Get("password"); pw != "" {
+			b.Password = &pw
+		}
+		if err := p.check(h, http.MethodPost, "/api/users", b); err != nil {
+			return err
+		}
+		_, err := h.api.CreateUser(p.ctx, gen.CreateUserRequestObject{Body: &b})
+		return err
+	}
+	k.load = func(p *page, id uuid.UUID) (url.Values, error) {
+		resp, err := h.api.GetUser(p.ctx, gen.GetUserRequestObject{ID: id})
+		if err != nil {
+			return nil, err
+		}
+		x := resp.(gen.GetUser200JSONResponse)
+		return url.Values{"email": {string(x.Email)}, "name": {x.Name}, "disabled": {onOff(x.Disabled)}}, nil
+	}
+	k.edit = func(p *page, id uuid.UUID, v *vals) error {
+		email, name := v.email("email"), v.str("name")
+		b := gen.UserUpdate{Email: &email, Name: &name, Disabled: v.onPtr("disabled")}
+		if err := v.err(); err != nil {
+			return err
+		}
+		if pw := v.Get("password"); pw != "" {
+			b.Password = &pw
+		}
+		if err := p.check(h, http.MethodPatch, "/api/users/"+id.String(), b); err != nil {
+			return err
+		}
+		_, err := h.api.UpdateUser(p.ctx, gen.UpdateUserRequestObject{ID: id, Body: &b})
+		return err
+	}
+	k.remove = func(p *page, id uuid.UUID) error {
+		_, err := h.api.DeleteUser(p.ctx, gen.DeleteUserRequestObject{ID: id})
+		return err
+	}
+}
+
+// email reads an email address; one the API's type would not encode is a
+// message on the field rather than an internal error.
+func (v *vals) email(name string) gen.Email {
+	e := gen.Email(v.str(name))
+	if _, err := json.Marshal(e); err != nil {
+		v.errs[name] = "enter an email address"
+	}
+	return e
+}
+
+func (h *Handler) groupForm(k *kind) {
+	k.fields = func(p *page, v *vals, _ bool) ([]field, error) {
+		return []field{
+			{Name: "slug", Label: "Slug", Kind: "text", Value: v.str("slug"), Required: true}, text("name", "Name", v.str("name")),
+			checklist("members", "Members", v.Values["members"], h.userOptions(p)),
+		}, nil
+	}
+	k.create = func(p *page, v *vals) error {
+		b := gen.GroupCreate{Slug: v.str("slug"), Name: v.optStr("name")}
+		if err := p.check(h, http.MethodPost, "/api/groups", b); err != nil {
+			return err
+		}
+		resp, err := h.api.CreateGroup(p.ctx, gen.CreateGroupRequestObject{Body: &b})
+		if err != nil {
+			return err
+		}
+		return h.setMembers(p, uuid.UUID(resp.(gen.CreateGroup201JSONResponse).ID), v)
+	}
+	k.load = func(p *page, id uuid.UUID) (url.Values, error) {
+		resp, err := h.api.GetGroup(p.ctx, gen.GetGroupRequestObject{ID: id})
+		if err != nil {
+			return nil, err
+		}
+		x := resp.(gen.GetGroup200JSONResponse)
+		members, err := h.members(p, id)
+		if err != nil {
+			return nil, err
+		}
+		out := url.Values{"slug": {x.Slug}, "name": {x.Name}}
+		for m := range members {
+			out.Add("members", m.String())
+		}
+		return out, nil
+	}
+	k.edit = func(p *page, id uuid.UUID, v *vals) error {
+		slug, name := v.str("slug"), v.str("name")
+		b := gen.GroupUpdate{Slug: &slug, Name: &name}
+		if err := p.check(h, http.MethodPatch, "/api/groups/"+id.String(), b); err != nil {
+			return err
+		}
+		if _, err := h.api.UpdateGroup(p.ctx, gen.UpdateGroupRequestObject{ID: id, Body: &b}); err != nil {
+			return err
+		}
+		return h.setMembers(p, id, v)
+	}
+}
+
+// members is every member of a group.
+func (h *Handler) members(p *page, id uuid.UUID) (map[uuid.UUID]bool, error) {
+	out := map[uuid.UUID]bool{}
+	l := optionLimit
+	var cursor *string
+	for {
+		resp, err := h.api.ListGroupMembers(p.ctx, gen.ListGroupMembersRequestObject{ID: id, Params: gen.ListGroupMembersParams{Limit: &l, Cursor: cursor}})
+		if err != nil {
+			return nil, err
+		}
+		page := resp.(gen.ListGroupMembers200JSONResponse)
+		for _, m := range page.Items {
+			out[m.UserID] = true
+		}
+		if page.NextCursor == nil {
+			return out, nil
+		}
+		cursor = page.NextCursor
+	}
+}
+
+// setMembers adds and removes members to match the checklist; users the
+// checklist does not offer (past its first 500) are left as they are.
+func (h *Handler) setMembers(p *page, id uuid.UUID, v *vals) error {
+	have, err := h.members(p, id)
+	if err != nil {
+		return err
+	}
+	want := map[uuid.UUID]bool{}
+	for _, u := range v.ids("members") {
+		want[u] = true
+	}
+	for _, o := range h.userOptions(p) {
+		u, err := uuid.Parse(o.Value)
+		if err != nil {
+			continue
+		}
+		switch {
+		case want[u] && !have[u]:
+			_, err = h.api.CreateGroupMember(p.ctx, gen.CreateGroupMemberRequestObject{ID: id, Body: &gen.GroupMemberCreate{UserID: u}})
+		case !want[u] && have[u]:
+			_, err = h.api.DeleteGroupMember(p.ctx, gen.DeleteGroupMemberRequestObject{ID: id, UserID: u})
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (h *Handler) roleBindingForm(k *kind) {
+	roles := enumOptions("viewer", "developer", "project_admin", "team_admin", "admin")
+	k.fields = func(p *page, v *vals, editing bool) ([]field, error) {
+		fs := []field{selectOf("role", "Role", v.str("role"), roles)}
+		if editing {
+			return fs, nil
+		}
+		fs = append(fs, h.subjectFields(p, v, false)...)
+		return append(fs,
+			selectOf("team_id", "Team", v.str("team_id"), withNone("—", h.teamOptions(p))),
+			field{Kind: "select", Name: "project_id", Label: "Project", Help: "Neither team nor project: the role holds system-wide.",
+				Options: selectOf("project_id", "", v.str("project_id"), withNone("—", h.projectOptions(p))).Options}), nil
+	}
+	k.create = func(p *page, v *vals) error {
+		b := gen.RoleBindingCreate{Role: gen.Role(v.str("role")), UserID: v.optID("user_id"), GroupID: v.optID("group_id"),
+			TeamID: v.optID("team_id"), ProjectID: v.optID("project_id")}
+		if err := v.err(); err != nil {
+			return err
+		}
+		if err := p.check(h, http.MethodPost, "/api/role-bindings", b); err != nil {
+			return err
+		}
+		_, err := h.api.CreateRoleBinding(p.ctx, gen.CreateRoleBindingRequestObject{Body: &b})
+		return err
+	}
+	k.load = func(p *page, id uuid.UUID) (url.Values, error) {
+		resp, err := h.api.GetRoleBinding(p.ctx, gen.GetRoleBindingRequestObject{ID: id})
+		if err != nil {
+			return nil, err
+		}
+		return url.Values{"role": {string(resp.(gen.GetRoleBinding200JSONResponse).Role)}}, nil
+	}
+	k.edit = func(p *page, id uuid.UUID, v *vals) error {
+		role := gen.Role(v.str("role"))
+		b := gen.RoleBindingUpdate{Role: &role}
+		if err := p.check(h, http.MethodPatch, "/api/role-bindings/"+id.String(), b); err != nil {
+			return err
+		}
+		_, err := h.api.UpdateRoleBinding(p.ctx, gen.UpdateRoleBindingRequestObject{ID: id, Body: &b})
+		return err
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -17,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/relay-llm/relay/internal/controlapi"
+	"github.com/relay-llm/relay/internal/loader"
 	"github.com/relay-llm/relay/internal/pgtest"
 	"github.com/relay-llm/relay/internal/secret"
 	"github.com/relay-llm/relay/internal/store"
@@ -28,9 +30,10 @@ const adminToken = "test-admin-token-0123456789"
 // bundle is a control plane as `relay serve` mounts it — the API at /api/
 // and the console at / — over a database of its own.
 type bundle struct {
-	t   testing.TB
-	st  *store.Store
-	srv *httptest.Server
+	t    testing.TB
+	st   *store.Store
+	srv  *httptest.Server
+	snap *loader.Loader // the snapshot the routing explain reads; reload after changes
 }
 
 func setup(t testing.TB) *bundle {
@@ -44,7 +47,8 @@ func setup(t testing.TB) *bundle {
 	if err != nil {
 		t.Fatal(err)
 	}
-	api, err := controlapi.New(controlapi.Config{Store: st, Box: box, AdminToken: adminToken})
+	snap := loader.New(st, box, slog.New(slog.DiscardHandler), loader.Options{})
+	api, err := controlapi.New(controlapi.Config{Store: st, Box: box, AdminToken: adminToken, Snapshot: snap})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +57,7 @@ func setup(t testing.TB) *bundle {
 	mux.Handle("/", ui.New(api.(*controlapi.Server), nil))
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
-	return &bundle{t: t, st: st, srv: srv}
+	return &bundle{t: t, st: st, srv: srv, snap: snap}
 }
 
 // apiCall is one admin-bearer call to the control API; it returns the
@@ -261,6 +265,8 @@ func TestConsole_EveryPageFullAndFragment(t *testing.T) {
 		"/hosts/new": "New host", "/models/new": "New model", "/bindings/new": "New binding", "/host-keys/new": "New host key",
 		"/policies/new": "New policy", "/teams/new": "New team", "/projects/new": "New project",
 		"/service-accounts/new": "New service account", "/relay-keys/new": "New relay key",
+		"/rate-limits/new": "New rate limit", "/budgets/new": "New budget", "/policy-bindings/new": "New policy binding",
+		"/users/new": "New user", "/groups/new": "New group", "/role-bindings/new": "New role binding", "/audit": "Audit log",
 	}
 	nonce := regexp.MustCompile(`script-src 'nonce-([^']+)'`)
 	for path, title := range pages {

@@ -19,7 +19,8 @@ type navLink struct{ Key, Href, Label string }
 
 // nav is the side menu, in the order operators meet the kinds.
 var nav = []navGroup{
-	{"Operate", []navLink{{"overview", "/", "Overview"}, {"usage", "/usage", "Usage"}, {"breakers", "/breakers", "Breakers"}}},
+	{"Operate", []navLink{{"overview", "/", "Overview"}, {"usage", "/usage", "Usage"}, {"breakers", "/breakers", "Breakers"}, {"audit", "/audit", "Audit log"},
+		{"explain", "/explain", "Routing explain"}, {"payloads", "/payloads", "Payload captures"}}},
 	{"Catalog", []navLink{{"hosts", "/hosts", "Hosts"}, {"models", "/models", "Models"}, {"bindings", "/bindings", "Bindings"},
 		{"host-keys", "/host-keys", "Host keys"}, {"rate-limits", "/rate-limits", "Rate limits"}, {"policies", "/policies", "Policies"}}},
 	{"Tenancy", []navLink{{"teams", "/teams", "Teams"}, {"projects", "/projects", "Projects"}, {"service-accounts", "/service-accounts", "Service accounts"},

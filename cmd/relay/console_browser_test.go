@@ -133,11 +133,19 @@ func TestConsole_BrowserWalk(t *testing.T) {
 	run("create a host key",
 		newForm("host-keys", "New host key"), pick(`#f-host_id`, "console-mock"), chromedp.SendKeys(css(`#f-slug`), "console-key"),
 		chromedp.SendKeys(css(`#f-secret`), "sk-mock-console-secret"), shot("host-key-form"), submit, cell("console-key"), shot("host-keys"))
-	run("create a policy",
+	run("create a rate limit with two rules",
+		newForm("rate-limits", "New rate limit"), chromedp.SendKeys(css(`#f-slug`), "console-limit"),
+		pick(`#f-rule0_meter`, "requests"), chromedp.SendKeys(css(`#f-rule0_amount`), "1000"), chromedp.SendKeys(css(`#f-rule0_window`), "60"),
+		pick(`#f-rule1_meter`, "concurrency"), chromedp.SendKeys(css(`#f-rule1_amount`), "8"),
+		shot("rate-limit-form"), submit, cell("console-limit"), shot("rate-limits"))
+	run("create a policy that uses the rate limit",
 		newForm("policies", "New policy"), chromedp.SendKeys(css(`#f-slug`), "console-policy"),
 		chromedp.Click(`//label[contains(., "console-gpt")]/input`),
 		chromedp.Click(`//label[contains(., "console-mock / console-key")]/input`),
-		shot("policy-form"), submit, cell("console-policy"), shot("policies"))
+		pick(`#f-rate_limit_id`, "console-limit"),
+		shot("policy-form"), submit, cell("console-policy"), shot("policies"),
+		chromedp.Click(`//tr[contains(., "console-policy")]//a[text()="Edit"]`),
+		heading("Edit policy"), chromedp.WaitReady(`//select[@id="f-rate_limit_id"]/option[@selected and text()="console-limit"]`))
 	run("create a team",
 		newForm("teams", "New team"), chromedp.SendKeys(css(`#f-slug`), "console-team"), submit, cell("console-team"), shot("teams"))
 	run("create a project",
@@ -195,9 +203,19 @@ func TestConsole_BrowserWalk(t *testing.T) {
 	run("overview and usage", shot("overview"),
 		chromedp.Navigate(p.control+"/usage"), chromedp.WaitVisible(css(`svg.chart rect.bar`)), cell("console-gpt"), shot("usage"),
 		chromedp.Navigate(p.control+"/breakers"), heading("Breakers"), shot("breakers"))
-	for _, slug := range []string{"rate-limits", "policy-bindings", "budgets", "users", "groups", "role-bindings"} {
+	for _, slug := range []string{"policy-bindings", "budgets", "users", "groups", "role-bindings"} {
 		run("list "+slug, chromedp.Navigate(p.control+"/"+slug), chromedp.WaitVisible(css(`main h1`)), shot(slug))
 	}
+	run("the audit log names the walk's changes",
+		chromedp.Navigate(p.control+"/audit"), heading("Audit log"), pick(`#f-kind`, "rate_limits"),
+		chromedp.Click(css(`form.filters button[type=submit]`)), cell("rate_limits"), shot("audit"))
+	run("explain how a request with the policy would route",
+		chromedp.Navigate(p.control+"/explain"), heading("Routing explain"), pick(`#f-policy_id`, "console-policy"),
+		chromedp.SendKeys(css(`#f-model`), "console-gpt"), chromedp.Click(css(`form.filters button[type=submit]`)),
+		chromedp.WaitVisible(`//div[contains(., "A request would go to console-mock as gpt-4o-mini with host key console-key")]`), shot("explain"))
+	run("payload captures", chromedp.Navigate(p.control+"/payloads"), heading("Payload captures"),
+		pick(`#f-project`, "console-team/console-project"), chromedp.Click(css(`form.filters button[type=submit]`)),
+		chromedp.WaitVisible(`//h2[contains(., "Recent requests of console-team/console-project")]`), shot("payloads"))
 
 	run("revoke the key",
 		chromedp.Navigate(p.control+"/relay-keys"), cell("console-walk"), shot("relay-keys"),

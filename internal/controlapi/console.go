@@ -7,11 +7,17 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/relay-llm/relay/internal/keypool"
 	"github.com/relay-llm/relay/internal/rbac"
+	"github.com/relay-llm/relay/internal/routing"
+	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/store"
+	"github.com/relay-llm/relay/internal/translator"
+	"github.com/relay-llm/relay/internal/wire"
 	gen "github.com/relay-llm/relay/openapi/controlgen"
 )
 
@@ -212,4 +218,175 @@ func (s *Server) SearchUsers(ctx context.Context, term string, limit int32, curs
 	return search(limit, cursor, func(after uuid.UUID, fetch int32) ([]store.User, error) {
 		return s.st.Users().SearchVisible(ctx, store.Page{After: after, Limit: fetch}, term, reach)
 	}, func(r store.User) uuid.UUID { return r.ID }, userOut)
+}
+
+// The routing explain: which binding and host key a request would take now,
+// and why the others are left out. It routes on this pod's current snapshot
+// with the inference plane's router and the pod's breakers, and sends
+// nothing.
+
+// RouteQuery is one explain: the caller (a relay key, or a policy as a
+// project's policy binding would give it) and the request's model and shape.
+type RouteQuery struct {
+	RelayKeyID *uuid.UUID
+	PolicyID   *uuid.UUID
+	Model      string
+	Inbound    wire.Inbound // InboundNone: chat completions
+}
+
+// RouteExplanation is the routing decision for a RouteQuery.
+type RouteExplanation struct {
+	SnapshotVersion uint64
+	Credential      string // the relay key's name and prefix; empty for a policy
+	CredentialState string // "ok", or why the key would be refused (revoked, expired, ...)
+	Policy          string // the policy's slug; empty: none applies
+	PolicyFrom      string // where the policy came from
+	KeyStrategy     string // how the policy picks among a binding's keys
+	Model           string
+	Pinned          string // the host slug after '@'
+	Refusal         string // the error a request would get; empty when it routes
+	Bindings        []RouteCandidate
+}
+
+// RouteCandidate is one binding of the model in routing order.
+type RouteCandidate struct {
+	BindingID                                        uuid.UUID
+	Host, UpstreamModel, Shape                       string
+	Position                                         int
+	Skip                                             string   // empty when kept
+	First                                            bool     // the binding a request tries first
+	Keys                                             []string // host key slugs that may be tried, in order
+	KeysDisabled, KeysUnusable, KeysNotGranted, Held int
+}
+
+// currentSnapshot is the snapshot the inference plane of this process routes
+// on (the loader's); nil when the control plane runs without one.
+func (s *Server) currentSnapshot() *snapshot.Snapshot {
+	if cur, ok := s.cfg.Snapshot.(interface{ Current() *snapshot.Snapshot }); ok {
+		return cur.Current()
+	}
+	return nil
+}
+
+// ExplainRoute routes q on the current snapshot. It needs read at system
+// scope: the answer names hosts and host keys.
+func (s *Server) ExplainRoute(ctx context.Context, q RouteQuery) (RouteExplanation, error) {
+	c, err := callerFrom(ctx)
+	if err != nil {
+		return RouteExplanation{}, err
+	}
+	if !c.Can(rbac.Read, rbac.System()) {
+		return RouteExplanation{}, forbidden(rbac.Need(rbac.Read, rbac.System()))
+	}
+	if q.Model == "" {
+		return RouteExplanation{}, invalid("choose a model", "model")
+	}
+	if (q.RelayKeyID == nil) == (q.PolicyID == nil) {
+		return RouteExplanation{}, invalid("choose a relay key or a policy", "relay_key_id", "policy_id")
+	}
+	snap := s.currentSnapshot()
+	if snap == nil {
+		return RouteExplanation{}, &apiError{status: http.StatusNotImplemented, code: codeNotImplemented, message: "this control plane has no snapshot to route on"}
+	}
+	now := s.now()
+	out := RouteExplanation{SnapshotVersion: snap.Version(), Model: q.Model, CredentialState: "ok"}
+	var policy *snapshot.Policy
+	if q.RelayKeyID != nil {
+		rk := snap.RelayKey(*q.RelayKeyID)
+		if rk == nil {
+			return RouteExplanation{}, notFound("relay key")
+		}
+		out.Credential = rk.Name + " (" + rk.DisplayPrefix + "…)"
+		caller, res := snap.Authenticate(rk.Hash, now)
+		out.CredentialState = res.String()
+		policy = caller.Policy
+		switch {
+		case policy == nil:
+		case rk.PolicyID == policy.ID:
+			out.PolicyFrom = "the relay key's own policy"
+		case rk.ServiceAccountID != uuid.Nil && snap.ServiceAccount(rk.ServiceAccountID) != nil && snap.ServiceAccount(rk.ServiceAccountID).PolicyID == policy.ID:
+			out.PolicyFrom = "its service account's policy"
+		default:
+			out.PolicyFrom = "the first matching policy binding of its project"
+		}
+	} else {
+		if policy = snap.Policy(*q.PolicyID); policy == nil {
+			return RouteExplanation{}, notFound("policy")
+		}
+		out.PolicyFrom = "chosen here"
+	}
+	if policy != nil {
+		out.Policy, out.KeyStrategy = policy.Slug, string(policy.KeyStrategy)
+	} else {
+		out.PolicyFrom = "none applies: nothing is granted"
+	}
+	in := q.Inbound
+	if in == wire.InboundNone {
+		in = wire.InboundChat
+	}
+	r := routing.Router{Supports: translator.Supports, Breakers: s.heldKeys(now)}
+	var plan routing.Plan
+	if err := r.Route(snap, policy, q.Model, in, now, &plan); err != nil {
+		out.Refusal = err.Error()
+	}
+	if out.CredentialState != "ok" {
+		out.Refusal = "The relay key would be refused: " + out.CredentialState + "."
+	}
+	out.Pinned = plan.Pinned
+	first := true
+	for _, b := range plan.Bindings {
+		rc := RouteCandidate{BindingID: b.Binding.ID, UpstreamModel: b.Binding.UpstreamModel, Shape: string(b.Binding.Shape), Position: b.Binding.Position,
+			KeysDisabled: b.KeysDisabled, KeysUnusable: b.KeysUnusable, KeysNotGranted: b.KeysNotGranted, Held: b.KeysHeld}
+		if b.Host != nil {
+			rc.Host = b.Host.Slug
+		}
+		if b.Skip != routing.Kept {
+			rc.Skip = b.Skip.String()
+		} else {
+			rc.First, first = first && out.Refusal == "", false
+		}
+		for _, k := range b.Keys {
+			rc.Keys = append(rc.Keys, k.Slug)
+		}
+		out.Bindings = append(out.Bindings, rc)
+	}
+	return out, nil
+}
+
+// heldKeys is the pod's breakers as the router reads them: a key (or a key
+// for one upstream model) whose breaker is open until later is not ready.
+// Nothing is claimed, recorded or cleared.
+func (s *Server) heldKeys(now time.Time) keypool.Breakers {
+	if s.cfg.Breakers == nil {
+		return nil
+	}
+	held := heldSet{}
+	for _, b := range s.cfg.Breakers() {
+		if b.State == "open" && (b.RetryAt.IsZero() || b.RetryAt.After(now)) {
+			held[heldKey{keypool.KeyRef{ID: b.HostKeyID, Version: int(b.SecretVersion)}, b.Model}] = true
+		}
+	}
+	return held
+}
+
+type heldKey struct {
+	ref   keypool.KeyRef
+	model string // "": the key's own hold
+}
+
+// heldSet answers Ready from a list of held keys; the explain only asks.
+type heldSet map[heldKey]bool
+
+func (h heldSet) Ready(ref keypool.KeyRef, model string, _ time.Time) bool {
+	return !h[heldKey{ref, ""}] && (model == "" || !h[heldKey{ref, model}])
+}
+
+func (h heldSet) Acquire(ref keypool.KeyRef, model string, now time.Time) (keypool.Ticket, bool) {
+	return keypool.Ticket{}, h.Ready(ref, model, now)
+}
+
+func (heldSet) Report(keypool.Ticket, keypool.Result, time.Time) {}
+func (heldSet) States(time.Time) []keypool.KeyState              { return nil }
+func (heldSet) Clear(context.Context, snapshot.ID, string, time.Time) ([]keypool.KeyState, error) {
+	return nil, errors.New("the routing explain clears no breakers")
 }

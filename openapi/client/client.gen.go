@@ -19,6 +19,39 @@ import (
 	relaynull "github.com/relay-llm/relay/openapi/nullable"
 )
 
+// Defines values for AuditEntryAction.
+const (
+	AuditEntryActionCreate AuditEntryAction = "create"
+	AuditEntryActionDelete AuditEntryAction = "delete"
+	AuditEntryActionLogin  AuditEntryAction = "login"
+	AuditEntryActionLogout AuditEntryAction = "logout"
+	AuditEntryActionRevoke AuditEntryAction = "revoke"
+	AuditEntryActionRotate AuditEntryAction = "rotate"
+	AuditEntryActionUpdate AuditEntryAction = "update"
+)
+
+// Valid indicates whether the value is a known member of the AuditEntryAction enum.
+func (e AuditEntryAction) Valid() bool {
+	switch e {
+	case AuditEntryActionCreate:
+		return true
+	case AuditEntryActionDelete:
+		return true
+	case AuditEntryActionLogin:
+		return true
+	case AuditEntryActionLogout:
+		return true
+	case AuditEntryActionRevoke:
+		return true
+	case AuditEntryActionRotate:
+		return true
+	case AuditEntryActionUpdate:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for BreakerHold.
 const (
 	BreakerHoldAuthFailed     BreakerHold = "auth_failed"
@@ -386,6 +419,33 @@ func (e UsageInterval) Valid() bool {
 	default:
 		return false
 	}
+}
+
+// AuditEntry defines model for AuditEntry.
+type AuditEntry struct {
+	Action AuditEntryAction `json:"action"`
+
+	// Actor Who: `user:<id>`, `admin-token`, ...
+	Actor string    `json:"actor"`
+	At    time.Time `json:"at"`
+
+	// ID The row's sequence number.
+	ID int64 `json:"id"`
+
+	// Kind What kind of object (a table name).
+	Kind     string `json:"kind"`
+	ObjectID string `json:"object_id"`
+}
+
+// AuditEntryAction defines model for AuditEntry.Action.
+type AuditEntryAction string
+
+// AuditList defines model for AuditList.
+type AuditList struct {
+	Items []AuditEntry `json:"items"`
+
+	// NextCursor Pass as `cursor` to get the next page; null on the last page. Opaque.
+	NextCursor *NextCursor `json:"next_cursor"`
 }
 
 // Binding defines model for Binding.
@@ -2017,6 +2077,24 @@ type Unauthorized = Error
 // UnprocessableEntity The body of every error response.
 type UnprocessableEntity = Error
 
+// ListAuditLogParams defines parameters for ListAuditLog.
+type ListAuditLogParams struct {
+	// Limit Most items to return.
+	Limit *LimitParam `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor The `next_cursor` of the previous page; absent for the first page.
+	Cursor *CursorParam `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Kind Only rows of this kind (a table name, e.g. `hosts`, `relay_keys`).
+	Kind *string `form:"kind,omitempty" json:"kind,omitempty"`
+
+	// ObjectID Only rows about this object.
+	ObjectID *string `form:"object_id,omitempty" json:"object_id,omitempty"`
+
+	// Actor Only rows by this actor (`user:<id>`, `admin-token`, ...).
+	Actor *string `form:"actor,omitempty" json:"actor,omitempty"`
+}
+
 // ListInferenceTokensParams defines parameters for ListInferenceTokens.
 type ListInferenceTokensParams struct {
 	// Limit Most items to return.
@@ -2573,6 +2651,17 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 
 // The interface specification for the client above.
 type ClientInterface interface {
+
+	// ListAuditLog List the audit log
+	//
+	// Every change made through the control plane, oldest first: who (`actor`), what kind (a table
+	// name), which object, which action, when. Keyset-paged by the row's sequence number; `kind`,
+	// `object_id` and `actor` keep only the rows that equal them. Needs read at system scope (a
+	// system viewer or above); anyone else gets 403. Rows carry no before/after images: secrets are
+	// never stored there, but the images may still hold what a project caller may not read.
+	//
+	// Corresponds with GET /api/audit (the `ListAuditLog` operationId).
+	ListAuditLog(ctx context.Context, params *ListAuditLogParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// LoginWithBody Sign in with email and password
 	//
@@ -3705,6 +3794,27 @@ type ClientInterface interface {
 	//
 	// Corresponds with PATCH /api/users/{id} (the `UpdateUser` operationId).
 	UpdateUser(ctx context.Context, id IDParam, body UpdateUserJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+}
+
+// ListAuditLog List the audit log
+//
+// Every change made through the control plane, oldest first: who (`actor`), what kind (a table
+// name), which object, which action, when. Keyset-paged by the row's sequence number; `kind`,
+// `object_id` and `actor` keep only the rows that equal them. Needs read at system scope (a
+// system viewer or above); anyone else gets 403. Rows carry no before/after images: secrets are
+// never stored there, but the images may still hold what a project caller may not read.
+//
+// Corresponds with GET /api/audit (the `ListAuditLog` operationId).
+func (c *Client) ListAuditLog(ctx context.Context, params *ListAuditLogParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListAuditLogRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
 }
 
 // LoginWithBody Sign in with email and password
@@ -6367,6 +6477,108 @@ func (c *Client) UpdateUser(ctx context.Context, id IDParam, body UpdateUserJSON
 		return nil, err
 	}
 	return c.Client.Do(req)
+}
+
+// NewListAuditLogRequest constructs an http.Request for the ListAuditLog method
+func NewListAuditLogRequest(server string, params *ListAuditLogParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/audit")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Kind != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "kind", *params.Kind, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.ObjectID != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "object_id", *params.ObjectID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Actor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "actor", *params.Actor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
 }
 
 // NewLoginRequest calls the generic Login builder with application/json body
@@ -12081,6 +12293,19 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
+	// ListAuditLogWithResponse List the audit log
+	//
+	// Every change made through the control plane, oldest first: who (`actor`), what kind (a table
+	// name), which object, which action, when. Keyset-paged by the row's sequence number; `kind`,
+	// `object_id` and `actor` keep only the rows that equal them. Needs read at system scope (a
+	// system viewer or above); anyone else gets 403. Rows carry no before/after images: secrets are
+	// never stored there, but the images may still hold what a project caller may not read.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/audit (the `ListAuditLog` operationId).
+	ListAuditLogWithResponse(ctx context.Context, params *ListAuditLogParams, reqEditors ...RequestEditorFn) (*ListAuditLogResponse, error)
+
 	// LoginWithBodyWithResponse Sign in with email and password
 	//
 	// Starts a session: sets the `relay_session` cookie (HttpOnly, SameSite=Strict, Path=/,
@@ -13358,6 +13583,75 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PATCH /api/users/{id} (the `UpdateUser` operationId).
 	UpdateUserWithResponse(ctx context.Context, id IDParam, body UpdateUserJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateUserResponse, error)
+}
+
+type ListAuditLogResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AuditList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListAuditLogResponse) GetJSON200() *AuditList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListAuditLogResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListAuditLogResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListAuditLogResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListAuditLogResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListAuditLogResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListAuditLogResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListAuditLogResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListAuditLogResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
 }
 
 // LoginResponse200Headers the declared response headers of an HTTP 200 response for Login
@@ -22102,6 +22396,25 @@ func (r UpdateUserResponse) ContentType() string {
 	return ""
 }
 
+// ListAuditLogWithResponse List the audit log
+//
+// Every change made through the control plane, oldest first: who (`actor`), what kind (a table
+// name), which object, which action, when. Keyset-paged by the row's sequence number; `kind`,
+// `object_id` and `actor` keep only the rows that equal them. Needs read at system scope (a
+// system viewer or above); anyone else gets 403. Rows carry no before/after images: secrets are
+// never stored there, but the images may still hold what a project caller may not read.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/audit (the `ListAuditLog` operationId).
+func (c *ClientWithResponses) ListAuditLogWithResponse(ctx context.Context, params *ListAuditLogParams, reqEditors ...RequestEditorFn) (*ListAuditLogResponse, error) {
+	rsp, err := c.ListAuditLog(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListAuditLogResponse(rsp)
+}
+
 // LoginWithBodyWithResponse Sign in with email and password
 //
 // Starts a session: sets the `relay_session` cookie (HttpOnly, SameSite=Strict, Path=/,
@@ -24296,6 +24609,60 @@ func (c *ClientWithResponses) UpdateUserWithResponse(ctx context.Context, id IDP
 		return nil, err
 	}
 	return ParseUpdateUserResponse(rsp)
+}
+
+// ParseListAuditLogResponse parses an HTTP response from a ListAuditLogWithResponse call
+func ParseListAuditLogResponse(rsp *http.Response) (*ListAuditLogResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListAuditLogResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AuditList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
 }
 
 // ParseLoginResponse parses an HTTP response from a LoginWithResponse call

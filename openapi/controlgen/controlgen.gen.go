@@ -26,6 +26,39 @@ import (
 	relaynull "github.com/relay-llm/relay/openapi/nullable"
 )
 
+// Defines values for AuditEntryAction.
+const (
+	AuditEntryActionCreate AuditEntryAction = "create"
+	AuditEntryActionDelete AuditEntryAction = "delete"
+	AuditEntryActionLogin  AuditEntryAction = "login"
+	AuditEntryActionLogout AuditEntryAction = "logout"
+	AuditEntryActionRevoke AuditEntryAction = "revoke"
+	AuditEntryActionRotate AuditEntryAction = "rotate"
+	AuditEntryActionUpdate AuditEntryAction = "update"
+)
+
+// Valid indicates whether the value is a known member of the AuditEntryAction enum.
+func (e AuditEntryAction) Valid() bool {
+	switch e {
+	case AuditEntryActionCreate:
+		return true
+	case AuditEntryActionDelete:
+		return true
+	case AuditEntryActionLogin:
+		return true
+	case AuditEntryActionLogout:
+		return true
+	case AuditEntryActionRevoke:
+		return true
+	case AuditEntryActionRotate:
+		return true
+	case AuditEntryActionUpdate:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for BreakerHold.
 const (
 	BreakerHoldAuthFailed     BreakerHold = "auth_failed"
@@ -393,6 +426,33 @@ func (e UsageInterval) Valid() bool {
 	default:
 		return false
 	}
+}
+
+// AuditEntry defines model for AuditEntry.
+type AuditEntry struct {
+	Action AuditEntryAction `json:"action"`
+
+	// Actor Who: `user:<id>`, `admin-token`, ...
+	Actor string    `json:"actor"`
+	At    time.Time `json:"at"`
+
+	// ID The row's sequence number.
+	ID int64 `json:"id"`
+
+	// Kind What kind of object (a table name).
+	Kind     string `json:"kind"`
+	ObjectID string `json:"object_id"`
+}
+
+// AuditEntryAction defines model for AuditEntry.Action.
+type AuditEntryAction string
+
+// AuditList defines model for AuditList.
+type AuditList struct {
+	Items []AuditEntry `json:"items"`
+
+	// NextCursor Pass as `cursor` to get the next page; null on the last page. Opaque.
+	NextCursor *NextCursor `json:"next_cursor"`
 }
 
 // Binding defines model for Binding.
@@ -2024,6 +2084,24 @@ type Unauthorized = Error
 // UnprocessableEntity The body of every error response.
 type UnprocessableEntity = Error
 
+// ListAuditLogParams defines parameters for ListAuditLog.
+type ListAuditLogParams struct {
+	// Limit Most items to return.
+	Limit *LimitParam `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor The `next_cursor` of the previous page; absent for the first page.
+	Cursor *CursorParam `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Kind Only rows of this kind (a table name, e.g. `hosts`, `relay_keys`).
+	Kind *string `form:"kind,omitempty" json:"kind,omitempty"`
+
+	// ObjectID Only rows about this object.
+	ObjectID *string `form:"object_id,omitempty" json:"object_id,omitempty"`
+
+	// Actor Only rows by this actor (`user:<id>`, `admin-token`, ...).
+	Actor *string `form:"actor,omitempty" json:"actor,omitempty"`
+}
+
 // ListInferenceTokensParams defines parameters for ListInferenceTokens.
 type ListInferenceTokensParams struct {
 	// Limit Most items to return.
@@ -2509,6 +2587,9 @@ type UpdateUserJSONRequestBody = UserUpdate
 
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
+	// ListAuditLog List the audit log
+	// (GET /api/audit)
+	ListAuditLog(w http.ResponseWriter, r *http.Request, params ListAuditLogParams)
 	// Login Sign in with email and password
 	// (POST /api/auth/login)
 	Login(w http.ResponseWriter, r *http.Request)
@@ -2858,6 +2939,91 @@ type ServerInterfaceWrapper struct {
 }
 
 type MiddlewareFunc func(http.Handler) http.Handler
+
+// ListAuditLog operation middleware
+func (siw *ServerInterfaceWrapper) ListAuditLog(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListAuditLogParams
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", r.URL.Query(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: "int32"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "limit"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "limit", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "cursor" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "cursor", r.URL.Query(), &params.Cursor, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "cursor"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "cursor", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "kind" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "kind", r.URL.Query(), &params.Kind, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "kind"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "kind", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "object_id" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "object_id", r.URL.Query(), &params.ObjectID, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "object_id"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "object_id", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "actor" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "actor", r.URL.Query(), &params.Actor, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "actor"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "actor", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListAuditLog(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
 
 // Login operation middleware
 func (siw *ServerInterfaceWrapper) Login(w http.ResponseWriter, r *http.Request) {
@@ -6986,6 +7152,7 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/budgets/{id}", wrapper.GetBudget)
 	m.HandleFunc(http.MethodPatch+" "+options.BaseURL+"/api/budgets/{id}", wrapper.UpdateBudget)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/usage/summary", wrapper.GetUsageSummary)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/audit", wrapper.ListAuditLog)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/usage/timeseries", wrapper.GetUsageTimeseries)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/usage/events", wrapper.ListUsageEvents)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/status", wrapper.GetStatus)
@@ -7018,6 +7185,84 @@ type TooManyRequestsJSONResponse struct {
 type UnauthorizedJSONResponse Error
 
 type UnprocessableEntityJSONResponse Error
+
+type ListAuditLogRequestObject struct {
+	Params ListAuditLogParams
+}
+
+type ListAuditLogResponseObject interface {
+	VisitListAuditLogResponse(w http.ResponseWriter) error
+}
+
+type ListAuditLog200JSONResponse AuditList
+
+func (response ListAuditLog200JSONResponse) VisitListAuditLogResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAuditLog400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListAuditLog400JSONResponse) VisitListAuditLogResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAuditLog401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ListAuditLog401JSONResponse) VisitListAuditLogResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAuditLog403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response ListAuditLog403JSONResponse) VisitListAuditLogResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAuditLog500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListAuditLog500JSONResponse) VisitListAuditLogResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
 
 type LoginRequestObject struct {
 	Body *LoginJSONRequestBody
@@ -18022,6 +18267,9 @@ func (response UpdateUser500JSONResponse) VisitUpdateUserResponse(w http.Respons
 
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
+	// ListAuditLog List the audit log
+	// (GET /api/audit)
+	ListAuditLog(ctx context.Context, request ListAuditLogRequestObject) (ListAuditLogResponseObject, error)
 	// Login Sign in with email and password
 	// (POST /api/auth/login)
 	Login(ctx context.Context, request LoginRequestObject) (LoginResponseObject, error)
@@ -18400,6 +18648,32 @@ type strictHandler struct {
 	ssi         StrictServerInterface
 	middlewares []StrictMiddlewareFunc
 	options     StrictHTTPServerOptions
+}
+
+// ListAuditLog operation middleware
+func (sh *strictHandler) ListAuditLog(w http.ResponseWriter, r *http.Request, params ListAuditLogParams) {
+	var request ListAuditLogRequestObject
+
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListAuditLog(ctx, request.(ListAuditLogRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListAuditLog")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListAuditLogResponseObject); ok {
+		if err := validResponse.VisitListAuditLogResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
 }
 
 // Login operation middleware
@@ -21598,313 +21872,323 @@ func (sh *strictHandler) UpdateUser(w http.ResponseWriter, r *http.Request, id I
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L3rchs5ljD4KgjuRFjqSUq0LHvKUnTsp3LZZU/5tpI8Pb0tf0owEyTRSgJZAFI02+GIfof9nmEerJ9k",
-	"A+cgr8wkkxQpqmz2jy6LeQMOzv36tRPIcSwFE0Z3Tr52YqromBmm4K8XidJSfbS/2T9DpgPFY8Ol6Jx0",
-	"LkeM+IJ9MdcB3OYTOSBmxEis2C2XiSYxHbJTQvuaCUMGUsHVAVfawKWDjtfh9k2/J0xNO15H0DHrnHTw",
-	"dR2vo4MRG1P75TH98paJoRl1Tp4+PvI6ZhrbO7VRXAw73755nV+VTOI34SseGaZmF/tBRFNiRlIzXCXX",
-	"ZGifaFoDXLzmYWkVA6nG1HROOkkCV2ZX8Vpqs9QiRlKbpjXYa6st4Tc2fRPOOTYepmdlv0Fu2DRbQ0zN",
-	"qLKEGzbFZSj2e8IVCzsnRiVsuWW1XI/s/50FpmE1d17EWz7mpmEd7ywkuGFjTYwkiplEiaaTiex7SucS",
-	"sgFNItM5edrz8oVwYZ4cdTyLvnycjO3VntcZc4F/Pc7WyIVhQ6Zgke9kyKKlkGhsn2haK1xcHo3cKlod",
-	"Wvn75TMrfP4uJ/dRRjyYLgWVGB5pAgteXR4uH5W0GLrcSvCZxqXg5eXXcs4iOgVaX2Ixyj5UIvnKcuCG",
-	"nOiXWlASsZY4o5KINaCMvXR3jLlg6pYH7CwIZCKWOy+NjxKKzzYByt127W5bHlyXjI6XWphhdNy0Gntt",
-	"+SV80nTIXik5bji0C0OVyc6MiiHzCBdBlGh+y8je+asX5MmTJ8/3D8gvyAHJ0TEZyURp0mcDqRjxjfSb",
-	"1jxQcly/4JAa1jV8zJpXDRL/52nDwn/hYyY0lwLYuY4jbkh/ekoUixk1qKekug7oJprdMkUjsuej7O9P",
-	"/+wI8yrp9Y6eZb8CR/P352sO/WlpXyBX7D/+TbFB56Tzfx3match3qYPi7vqfMv2TZWi03zbwJjn4oyl",
-	"GqaNdipXKiCIXSDZoxo2H9AoYnbXwkq9/bnSo7SVhtO4MNQkut26qNATplhIJtyMcIWvLy8/Eg3vIHvH",
-	"z5+TyYiJ4kIndqF0QqeNS8Wn69FpVhA/f14UxFYs14hi2NmlbECxlyKsUAb7Mo8yhJw0Eq9cjQyYWop/",
-	"JJqppiXYa6vwD7uEVhy/9PEyx8+/vTrH/2Yf1rEUmgGl/UzDc0Q4+1cghWEC/knjOOIBtWs8/Lu2C/3a",
-	"YV/oOI4Y/FMpqfCREPHhlkY8vHbY2/E6ITOUR7pz8revnQFnUWiXESVDi19MW5SxhJNoQ8bUBCPyv/9G",
-	"u//odZ9/dv/tfv7a854dffu3zrfPxUfcF0hfhlMyopZOCK7Gbi6HxDwe8tLd/82rOYv0A6FkmgiZrg9Q",
-	"I5RBMrY0tjemkYU1C8l/Xnx475GJkmJILLg9ElNjmBIeYSIZeyQRN0JOBAEo7B9YpvVCikHEgzsCPUjf",
-	"0hLaht4wUQEnBXFZ4DH2KcK+cG30uiA6Udwwkq5W48e0kZa5WX5k+S1JBP89Yfh5qUhMuSKwYI9QouSE",
-	"aMOjiCg2YIqJgIXwO7uVNyy0ihoC9pVUfR6GTNwNsoPsNSX4WfgIxkLtLHjUSGk45oIoGTEiRfHKOuB3",
-	"lpgRE8au3W65n5gCv3+k4bMWLwFTaRTJCRyjR5wj4cXF+Sti5A0TxIo4rjUXAGBAWIDZG2GxlUYvcyCs",
-	"zgbwVSWwpT+uj0xBpScDyiMWnsI2IzkEZmD/jbRA9oTVVQglmgWKGcSP99K8kokI77ZNIc31AF5T3Cd4",
-	"Cewx4KU17PO9JDoJRs7ehzOVghUF/phO4ZOaMdjfpZTvqJg6nq7vtk1FDbsGK56Vd2qkJGMqphbsXBDL",
-	"7sbxmvhF+ur0pVYZNWpK6MDqoHbrQ37LBAktDlhJOWI0dJ64c3tn92xQK+kvWCBFCIruhHKwV2b0tVyt",
-	"AbEtaGJGUvF/sDsiTAJvyui4BEzNh4JwQUC7FiFsEVkKkO2a8AjEc/G9+D1tlX/AnE8iVjKwq+pH7KUw",
-	"3Ezvtmf4Itx9jZTaJKbqDMQcPPa0CftCAxNNAfvlgMw+4pFUO/rm5a/ONaY7vO/znZ6+++H9hUVRF3UN",
-	"5P99xeiNttIviRjZK65GJ45T0IKgdOyDmBEtaDUg4j2rPSVCM0OYuOVKCtBubqniFg0sz8w2gPoiF6HV",
-	"JE++dmIlY6YMR0UyoMGIXYOkv44VD9ii/X6Em755+GR4zUWcmGUfVcyS0zU1be0Br8OE3VlYIPq+lBGj",
-	"wl5MncmLNWmv0/a2FfaVuQPbfEAmZvkvxFJzxK8qm3wrJ0xZXcEozkIXiKBjq91SNJEfadJHNNCWic6Y",
-	"j1Ve6nVgbdeGOzZd0XB0wOBtpD8lPu3LW+aQAfiURr9IG9cA7O6S4zfLfgFr9lAtBRfDHFIV1zYPlOwm",
-	"ghtNYitaeRRxKUj2IPJNfUpEEkWkz6MI9I0xoYb4xVPwq2B5dmytuCSKLOqlRtssmPSIxguP8AJu+uZ1",
-	"kjhcGvmTWBvF6PgaPRa1tmjBDZLHPoScwGHP2ra5Lfo3DD0UfNmF2AysemYBBUTMKbNMMxUEr+UXXg37",
-	"mT3xMh6WuEcJmp+zbSLjtIBzfO8FPALCMAxh3TT6WOCDAxpp5j0E1lhgc1nUpYR3q3K9PwA7c9vtfT+8",
-	"6Qyjw1IVeU+VMbXkQ5k/r7cJnlTlL4WY9NHTZ/D19O/Hi9jJMpxkDtG+5ejdKlNldmqtji/Ve2oOrxDc",
-	"X/SW9+yLwWyBWdYJqyi/bc6ePgG7+oMxolnOs8oL78wg7soUzlkc0YBpQqOIwD2nhD4QRnGv7MHrfOkO",
-	"Zdf9ChFR+8TBG/eq7GqXj2OpgAiL4VN7s5XK1HKDzpCbUdI/COT4EK52o8j961DGTNCYH2br+VZ8ub7h",
-	"cVfGSATdWIK/CZe8BQY2S7HWXEOHRIUcpdAsSAy/ZWAhJwp/b4GfIxmFs4f/l9GUcEPsRX1CfAs1n+yl",
-	"r/ZInwY3cjAgoUz6ESIGeUzGXOx7xA+ktL/5ZI+S46Pnj/SVKLhT7B00MSNnyvtk77j3+PC492TfCiX/",
-	"90Qaes2+jGiijbt85BEudDIY8IAzYa7hnn3vSvSlGRHFurGS/TS8RWcXN1ByTJ70CHhsHvfsOk+JP6LR",
-	"4Bp3lgW/3KNXgmsiwecnQjCH4QuZQ39Mp2QoD65Q17Qo/reOfZMVL+lbrVqIgOh4ncKGO16nsscCd86V",
-	"l2U0qWLWUJv756jsKdY63Z0SH8OvXR3ImIWAEdakG0hVyjSDy8S/YVP/oFYXi5nILIwqrjngR1Qb4nCM",
-	"TKgmmjFR4ixFi6SBo+SfRK5Vv83ipzyiR1IZOGp08HYHijGy5z/t9XzAZyFYYNCCGySahfbX46PnNViJ",
-	"ceqatRg1bd49FcQCCP0xTJGIGU2otZtplCGdGSmZDEerAwTOaKF6gku4gHvtQwCR61umdK2R7+7XhCoG",
-	"xi4+QNwDp4QSwSbpr9pQZTQJIqlZ2NLkh7hO22XDvVWNqJxVV1AAy3tLIZR+0qvnq0VkLpxshnCOp35u",
-	"ZuBrUSOdLKjLW5jVBucs5iLFivK5AimjACglLgK1s1umpsgiTlMO4e7lyA8sz6zwEiki8LKnDPOGTVMb",
-	"v5YDlo705Gv2HCKPO4YSx619SxIOWQ3dvSx7Xn2XzmMpO88Ps38V07N8AtlK4PEvHx4dy0SY+a4gOSBB",
-	"ohQTwZTsPWbdZ/tAMDFTXIa1GtQsMazip2wpFXAdC5VKvAs02yyNrub1LdhzIe1tlRekCVirPLu8x6vO",
-	"P5WngJVSCisJfQ6uXoojS7qLAH9beovWgeIbwO1T8rjn/mcJ6HGvd9DrzTcZHtfaUmvF0KUxchkMnI89",
-	"VZRoPvi1iApkgdt3OMA6VvI35Ci4UZSpM7peKBYyYTiNMOWuVoUzI8gPyHJ9rSnDhQubuSjpRKobnSal",
-	"pcKMBla5sD98iQGeFrSQiVIrzV6OKY9K0dIODen/cn9Zi7dIVQzu9oqG55OjHpjJhim79P998O//6+Df",
-	"/60OubMcjlntGRKm5MCpARCtJWku2Cz7yKK5C2OWb8RAzmAXPl6HT/DMLxAHniURF7itWz5c8gi1KnYo",
-	"jWEhiakZEY5mSCktbM9XScT0Qe8AUdAHK5UWclkFHbNanT8L9c7iCzWWD2KiFxitmEQwn2ngjvL3NoIE",
-	"wFjjIwjrQlU0GHHBuorR0EpMz6ro/YidEL+SiAeWeM9a75UUBLTgrTnuZ8lOPjkkfqDVoGjlP7EPZwkv",
-	"8NMx+gswnQt+eQ4vmon422tHR/buYioJ/Prc/ppmBvlk72mvt4+m+cyRZEkDjWgBvi3w+nu5VwAxnGtC",
-	"+zIx7sbWbrgimtbw4EY0eSWt/JRxxE7B4RCMqBiyxXgCBz0fTSDpuQZFNqdcorNugYix91iDL0qGC91s",
-	"9p61KXIuvxEWuZx6BpBcKZa3GYhUdgcPNq57HcoFotLWdQtYxjs27te6R1fA66wgsQ12pzk6SyuChbLH",
-	"PMOosNwFW10J8VZebPrggkWtDavccT4M3FpJbd0Yjc+s8bWsA3qfanadqEW+Xnsb+XT+1iPsYHhARsbE",
-	"+uTwkMb8AOIlHEIpt49r1RznHb22hCQTcz1uG3lYe8oVJBhd96eGLb+Y1pla0QovXwYNYiVvecjU4uCe",
-	"u68l6lgESYWmkYZGy29jE7I2266XI2sxf6cGu5oOevZ0ana6nHS3QFuJxzYT3pkA+rJWBNCZpbuDso12",
-	"1Dv+qWSkwY3/98nhYXv6K9RH93ozmdF8bI1SwkDX53qEeeBZmKPWMT/fzl4mSaiRTrMnn/WaVg2hPO0C",
-	"5EVrzchCt4PUGCX2IyvspobM56/trRRDu4ohjUmfmQmzlsNEkmCUiBvwjlGCzJaFJVN5yYX9EThJGVKN",
-	"oKJkMpJRQQoFNIrA0DH0ZnnY1Cm+9eylidB/Y9MaciXpK0iQOYIOyBujyS2NEkagjueWKdfBAKNad1c/",
-	"7zu3eMks3kRYiPix4lJxw//BQr9tNA9jboBftR1OmLg9eX/27qWf552jJe67R7VMVMAgFGNv9l0WLdyj",
-	"GY3wCBZHQ4tvW6h4wc0XeG+LqOgbYQ9dMw3LAvyw3MlFQdGS16ck4CpIuEnjvnkQ1b24LUyXpVrO1HXu",
-	"R3GoVFO/SA0jcAtm/EOsLqtYA6p4pImcCLypUAB9w6Zk7/zjO49cfny3X9rG/YZoCsFe5AjlYy/hY01A",
-	"uAZSDYnGy6oVv7HpWoI6uGTfy8hDsUFNDGdTSbx3SJfF9dZjXs5rHzlGe+poG/2lZy8vukdPn3V/ffHO",
-	"q+G/2ddjqvVEqrCsYP30+PnR/PQrrwO5jR9ENM3Tv0qcazG3OGeD9RHncpZ6Bevn4OA6jPVUeG7dUHcL",
-	"uWTanDMNqFjdWUQNE8G0vdEz34s/ojHkgnjA+lJvbZXh12dE3dSjPiRa0CBgsWFYwud6x8wSqmF65bIN",
-	"3RDMSpfwqNQjIsv1AikrZK5hB9DkopAiBc5yjzid0JtfE9aCUVRwQd50vOIp5idUhMcc7GjpyKmogVb4",
-	"aTOf654SxiEQqNK03jIKNHLk2ZNdMsm4iZWeQe5ViX/+GOyyJpVZsbG8dWdiH0KdZXnVpClV+dOnN788",
-	"jEzlJv/gunj9w2D0Fw5RaqyVbkA1IxEzhintkZAPudEe8Q8swV77kOnpd30P0xF5GoSl7hEiFT5zSqij",
-	"+2dPrNKuaGDfCPH7LP6OHtIuSzoln02lB8nBdd6FpIYt2w2t5GEuOprW7EJa3QN0F9fs0o6Z79CDsqzj",
-	"Y4Y+3qSpJ5dQ97+WgBgmqOiNZB4um6cFCTLzVrLY+s/Un3kHNZP7s2qx7Koht0pksJRmWDiQEky8vDPX",
-	"MkZpGWdW8nqXz3FWr3TXUQRDThQNjCZcnGYNqwj0cRrRWwa9eiKoHFasTkzPpuOZ6Fpja46SOfrkWY0X",
-	"kg+YPS3CBXHP1Lsc0wZmPz07LvUSfdZbqKoWwNEW4GGNfE5vw/qvRShbIf0Fdja8Eo0X/8x1KIG0mxPy",
-	"M6OKKT9tRJRns8URFeyAXIzkREBSN0lPaAEuVzaSrWwxcNahucwCZrs6zG9semGs4jqscTu/lhNCXUdV",
-	"EvPgRrvGCQk0Vcmy8XUxl7DgjbUcQSYivFayzy2oI0a1VcYDJkw0vU50Q4IhdOxl6hUWO7yrzRnLC3bw",
-	"5kcaW3ARrkkiFKPBCFPJImbyJoSufIXsYTUZ5NFhOQ22PtjzMbEfK2gqVVUu5792xXLIRaHz3BL8iqXZ",
-	"lAszJmdFVmopFZ+uN58e946OlzWfqjmQblnZB+oQ6h2rbVYEfgoKvtwu+nKh2Qs0mNGnkH2XZm777tf8",
-	"0Lggg4gPR6Z4JunVrL0CVoXm/RWyv51yk/5Z+FTtUb5L69JmqhuNJaYJF6Gc1DAy10yjhwgILfJaes43",
-	"mPF2w8XCvGPY8G/2xm+AMtdlAK4vuwA+VKfWVnFFkjG9cVYylu3sQTGcPYATgraOR6iw1BzzwCNjZij5",
-	"1z//p77uTSexNYL19d9rS/H+8+LDe/gMFt8ZlQQmUSwkCId6r1f2TjPi4sa1EJp3m5SY8jnnnluexnFm",
-	"b1pPIGI23wEQxKtidx0ezGxmduVVUNeBaTl9EFBmtS4lNfQ6JzJQLBOfxe71kFG2gOPe82dLr+GOFOY+",
-	"3amKhV47glkQraklh+wpd0BtyKP9l3JqWfSdCiUAIBuR7Td31Fmh3wjwlI37LISWGY0yYx36IQqfrauF",
-	"OR7VS3Ls1qhJnBgrnWkqqx/prBAT8tNPm/1fHvFP7P8d2v/r+rmX6/HRT41urmFsuseyawml4ug66/6/",
-	"qa8r++fB9ckhOLweH/1HvccL9rla75EZ9rIVlnKfPGR5trFtsVnnlarH6jMSch1HdJpV0pT8mHW7LZDZ",
-	"zOs+Uq0J1cRPh+QYSYYMfQ6W9tyQHAgJyELfARiQQz7E9PeEtcof+ViwAKo9/KEfMdQX6UhOyIjq0eny",
-	"cZcZw+GnNnGXj3QaSRq+oLFVpdZU5FE23Vetus36TtSkEaTTQVZ575rrPFuULgPLve7LcDqnQq62879H",
-	"kjhNVsRdP9IkwMO6toymPzVMkz1XfUU+Xb7q/kT0SE4ArT/9+6tXr35pajKBy+JhLYzTkO28ZcO3sScy",
-	"rLdPgxuyl+YuPtKE3VqORaA5hzD7xd0ENK63AeZEmt0EAvxiaUxBSwPOqEQEqeOsyljgFCZUkyAxhJqa",
-	"VTYpKgVQVrTmeZXeNWTilQbfZNMdUgdtCZOqR1TcXZ2qUKZ0/QuLWK0HMcwvLOwwUIFD+mjt57PS2lRh",
-	"Cyl2dBBmVKurfZRhXkNbycvg2jDB1LWLRbGwuc4WSSd8pMnbNxeXL98XMpfBAxDX242xDJs90/A6HNgx",
-	"ktrAvxIRMa2h2zwfWrO0ieysMFySo2pBYz2S5poOWdlpXddoWnMoI7YE454DtO4nPDJQyCoHxC+so5yM",
-	"CX2QCqsQSVpXk63C4tGqO2iTBMnNyFULZxtwp0j0hMaacLGwhVhtZ5ilAd+4WuBBjxCoYTEBc0EpP2JV",
-	"/uLSsmrAVAv1BoTw6uiijHG1lAksZ5bIaBRdp71warDtLSu6/nTMROgOLXU3n2atYLo3bEqGioIwUICb",
-	"gvChsJpPPfnZj2MC6eyXf8UXldrK5B6opT4zI0pnv/aCxlb1YzQYpZI3dNXevRPy7OnTJ8/2T0kkxZBB",
-	"Ixv8NMgQEZIxVTcsJBlrbutpdOuKkWnrBrVRl4oa7PfyWgYZcgakzisuWvfOa/cNTfZCGehD2ddM3dI+",
-	"j7iZHoxL7KsIsQ36QNn0WheCHPOMn2I85JvXcbGFtO0SoM6iV9QEL5z1ls0VmIH6p7T8IL0F8q+zAwiU",
-	"1JDOrOEwluxWbT89oTyvjKjGeCJshl3sK2fvT1sRxDTgYkh+T1jCIEjXhxYap6RHFLPUDuXqElLkLYs9",
-	"PnrecmXLpUFAXKkuTMWHIywOsJiWVQdAkU51/S0XtkJaemAFCPCOdKSFC5wN5S1TQq+Ufr7tIvQCu/Qq",
-	"jLtCV1WYldGucHwVUmigsRpWVcdVl3Mmo0QqtPxflNRenYPge8R3eRD2n2nddHNDrnXXfC9EmNYJ83Ms",
-	"3VXKcmCmVEZ6vDQ2qHVT/aXs55oxG/fTg2tuIs2C79VRXMmWKw0orRskkqfhFKr2C7UgK9PDmupA2pLM",
-	"LK0s1evgLgi8ZDv1DWDl+lKzGpBn4WmvI1ZRZqdbj1mUlrOm/Pq22HxKuKkk3CfZTOutoHmrfP3N42rD",
-	"Ka0U0a0xHBfFF6vm3qL7G+y2nGOUEaZH9tBQI1KRx72jY2ztfPzT0/94Nj+Rz920yLdQb68t2sUDNXjS",
-	"RMj5cFmUOj1jzawc1F/d+lhKgixbRbeJRktIda72CPwcs8x/2f7dy/CmGXdVruUUP9tu6Ssxj+V2N6d1",
-	"c7s1rk++lg7tgQjZ9e3uoewIgt4NhLHUuJ81UUX2zTZLXokglthV0xibNmtbH6oUjughIc05NQwk4EI3",
-	"UZZKDYMnGcyBsKomwNODPAAZp3Ozs6isnLjCBDStwdDmYkhSZY9MODqX7glpl1Yz71hFXksVs96mbFFt",
-	"j2vTRHMnq/OOMGuEU1vgrJlqcxp5kJS7UgLY5qmgYe2rta6u2k6LbKWVYlpbsYf+IPbPGm2ee7Jz7h4n",
-	"mSl5z6Xh91jyftf2mR8XD3JtmHCQznZNJ7oePc3mHBwdPO0V7ykl1Lr7ls55yIe6Ledhg+c0BsysFjQl",
-	"XGjDaJiqPS60+QhbVhWCkiOqyVhC8J2K2ol0BP5yIKiZHzHzxPxG/g38ZwsTB+9tqGDNNL4Wz1UEcQ2c",
-	"5w7A/VxPCCLgMa3pXOnDyHd8s3+COAM1osQ/f/n27K/XZ7+8e/P++vLDby/f+6forfVPCCWaDwULu1xA",
-	"hW9p+kH+Rhdgqc8bQ1f7d9GwvP3MkPVPqVm9zbk7gQfU6PwO01cqAJmz37Uo4w55t69/40IeUCPr0hlW",
-	"JG+muGRNAyS2FrSPtGgHUC/l5xU+qkRoQiG77ZT4QaKNHEN+wVQmCrocQpKLInsfooiOqUdu3759l9U+",
-	"FiuWKe94naxIsuN1hlIOIQUTX1vL5UrujAfJ52AUSk32BqTtQVVx3r1BSTmGlCVabNEbU91+cEYGkPME",
-	"dcEq/Ww7RwfhsRwnvZsXZKXTWh7Ybm1o/7zBx5/27nIAbcMla/WDPCDnRxmXZzNzG0asvZYTMqYCpi35",
-	"MG/IB4sCa9/IHjTuKFbwe2lC4P72BwqO04YEc2ve4Cac1GX10ibt84wENMbhkzQYlSdtQeOYgjkjBSN6",
-	"RBULm8o9VokNrpKvhOfUnOB/OWLuLE/TtGYyc6artEms9dTigRQGEVaWVz2EFTlbgYPc05S3O2Paorh+",
-	"3TlmXc7nedeOnv3HT+XGQYt7l1eOaSGs18oqm2TtFtnl/U4MvCMutcGdu6NLM8Ae+JwaqLJp6LSf8XTs",
-	"r++apVMRQgEtFGGUa2hPie9qh69jxQb8i0849GsbcKbdTL27K9LlTzTNjlPaFGrnU6ca7sHN1fH1TXei",
-	"umf9F2H9kPQWLfbWlYa8lGe6GKOc3fsNc8FSFzl1xdUDGkUaC0hdgajLeiMu6+2R9rCeJ62GRUPvkU6D",
-	"tbXFFu1rgpuKFj7cMqV4mJqXabQ3faCu9qJWAjcsYfUM1rX0NVxPbvaDaY+4Qla3M84qZFvJ9l6Q4V0M",
-	"fRfqJ9bccjFlhveQAF7Tf7rEbCreF2vG91lKCoPEJJUejHPPc2Xm0qJT6FJBsrWkkDeCpjhFu1WDynXk",
-	"mi/Go5oK8KxOfaEamIrnBX0jb9jUg6YElQ6Qeb+YXNa9HPw6evP336J34kP8/6gL8+n2L1/++o/e46Mn",
-	"x0+f/cdPz7vXzXeVW83gO/MuM9fdz1+fHdf1l5kp50/3P7fpZLr7tSjUBUhuWZd2KzmXZnnNcKhoMKdA",
-	"PathtGxCRiFY5DeMxRrGXXMxxFpFyymtRpZ6J/KeQ096JKTTBc1Xj54+P+qV1OLF3VfLK18MmBqyiRW7",
-	"5TJZ6qzXTmqCTRrJbUO04eU7nwe3lUyNeWIH9Ma8/6DFJVT48aFGAbRa9sIlPvwgshfWpI7PZH1UdfPv",
-	"M/ejWdefAYh0yv8qGn0TKN64xx/o6IdziR7nUtA9jQunf6QaRvp3yG5ZZOm243VuOZs0RObtu1tX9daX",
-	"b9FK6ZcLCdq7CvoV2RNuuArXRE+1YePuhIfo5v6DVP7OVUYXN51yxzhXpkjnvGsOjf8BynJhpw31tnns",
-	"vmTOLWV15Ti7FsPrLmh91yLFJR0M60Gh9dk1sKAFZ7QWZbzApravj+eLWUmDan+KddIgH7Y0m+CVjd48",
-	"KU6r5JooRkPs6lE3x4vYZ6CjDiQCxDIsm4L2tR8+vnx/9ub67OOb699e/rWsutrrTnG9LvQQvf78p9rO",
-	"oaVZnLWb8E8KK6aiftECZvH2p5URXj6OyYLENZzwykSgpjCMzU09xWy3d2cXly/P7W78YvoHE7egSNuX",
-	"1IrMC3QynKGP4cHmeixw+joXbdaMyHnuXYIptE8TUrAVXbfLeW3uPQuk7EkszzMvOA6XEUplrNh4bsiy",
-	"XrcNHci8lgqNKSJlUK1DPFRIcusSoryejUf0ljEoHd3vVUI0GMgJWZCq5LsCg+qR6rTtYIXdazXIJ/tU",
-	"2z+KkGA3MP+/uy8uzl91YdaFnwvbQMobzro0sQdgOHSkI5Alf7CuIV6Qlr1g4590jQcOHvSKOywtoBbz",
-	"RzRmTWkyCrJ6YpY2qI0ZvYFSTkzadNmGUEhVm5CJ/7hOG+rpao4mg+bmtTJ7yVmDGLSexiMm9HqmDMYR",
-	"Nfa45g4ZnDti8MI1mDxnkaQ1zk4hIW6+oO/q+w+Xb1791Y0Dzzx1Eq7HMgRVQNIQ2pNqJsyiVqzNbUXX",
-	"1JJ0qTKTpt6ebZt4ZjCsxe2G1rexDBcXdIZ5hNWCuSkJN+K30FXVw1xpa3xyEURJiH0qW1aPFj5WFoSz",
-	"8Om49dRt+JLR8XdRs7GJ3OFllEMLyAdUetE2l9cuex3qGeDR1pUyu4oHnlz1SdMhe3nL6jKJP4i8rWw6",
-	"iq12rt+b0PW7lTFnYdo23aK5RzRk6kyhTynYeK4/OME11NX+zavDnQ3YO31yVd9lsUhwTqVhQ3VheK0Y",
-	"DZd8UOoaYL+noqls9PkmE7Nh9vp1Ot9k5jKUoa8I2gVdfBY7yUUfBhLqVMOruWNBgWhNrmbjQIm541oa",
-	"3iZvmRpZDKidVsDHqeLJjWbRgNAwZKFnlfMxD5ScN0W0JjNlgwMvWsyvSKtNl4LP2uZmNKl+685da9OJ",
-	"D5o/1yfu3iWKgpMPx22XYcyg3/7uxPWsnkNMa4vINE/CqAy/WJRRV/TtFKI4NdMxCkIg51llDlTlJzMw",
-	"yU62kJpX4I5ep9AGecEQyxrZUCtpaujKyYf8fAuIUeY3n+eK83VoUQXlYOu6VL4W/cphZ3FQnptgmBrw",
-	"7s9A39Ya5/CyX5VM4nrHAXjxs4xsF6PrT30S8jET1pzTaaGinJxigo0ZSc0I1TeuHscqRLFiqUVb0+Bu",
-	"/SOR7srj78isl2Kjq7PKRj0WTvTnmpwO/4ZNoS4XJyW4yMMp8XHFPvz++vLyYzpdKC0XyAcVRVG5D4GD",
-	"teNMBVaEaVEjJGIHkUYcfCMMU7eVkqLOSCaq8KkxF4lh8FL4PaTT5jd+lLwuRNRPghtmrsGvtGSOQysu",
-	"gcSUSrF2nOUSb61yhNJS0zVkL27kDec42K8mNH7fG2i74otkPKaqZujKQMnxsoko/elybD2llRrGruRk",
-	"SRlhYV/zIiNXdH4AAOD5wvbcwhrBadVtzVSWiPmAIMoLZL7wPRlPAJ2fi7oRJGc6YKDxQDS6SDH+KbFK",
-	"ypTgj2iYR2xgiMTpyO03hKxkU+eawaR0xG7DzYecUWfFRfgdmfGgdOq6cVNufk9p6h2hqdCSA3Lc6xGr",
-	"e/TlLWv5tRVs6FUs5ZUNSDc4foVJdIWh8w6k96C412MuhsPWUlhoFaOwYSYqXMPa9oAKIQ00UoKhvyK0",
-	"igxX+WAiXDfRRsZp5n196IWNKV/Iul7CTd+8zojq67hx0GkxMJSuM1ukQ+f06frVbMCxvx5nPYKpWEyG",
-	"R1UByXJ+fIs6K/nxy5iyqFh9uSNeKlOggApzQ0jpfVXY4tKaYLMeM9dZJFs2cJlaKVhQPOkHf7Iz2/7L",
-	"SNIxXy7JAcbAYnbEI01eXJy/QmZG9tyvGkzy+tmbpdL7BR3z3I0uD/Y6TV2pX5FlZ480sXdmSS4eCbli",
-	"gXH8F2MooO5osod62kAiN4Q0etyHRyYjHoyswUpd5jpe3m/fCGl++urKCRrFTh9lmMziNFYpJYqb6YV9",
-	"p7NEoQHgWWJG9WAswcG390nF/0HtHSfkZ+we+G+z3QMPyBtDaICDhstQs8C/EoKxUBMhC/hy4LzzmUjM",
-	"I1tOOEIDAWlfHDDI54QyqiuI5sOWLLHBmnJUGxkTo4Iobzhr3qjDVZePQzQzoMx//HBxSQ5pzA9pYkaH",
-	"kRxy4ZO918bEH0Q09cgFHbMLbtifL4zigfHIhQUyw1TTK3H59mL/gPzFaiua7Nm3eeTj2eWL1x755eXb",
-	"l5cv98mYhm76HzfYfyugSk1dBm8NXWFR75WopBSNGA2Z8giLNCPHvSf4zkCGjPhAvwPKIxb6CDBuN46b",
-	"TaWkS8a6dh/NYUhjDnVu33CSuKyHYCCFUTLCMKRVf+E4PXv8LBp0R1LbI3v79h0ZUsMmdHrinDmGRnKI",
-	"Y3u1h+k/2suJ9kqk00v1vldog6s9TGbjTHvEMEFBtTeMju0VdAhpr9q0QHvAGrTnCN+7EiUese+RIKuK",
-	"12Qvz4z1ZhBy33PzHOGldMgAbS3fBALRB1fijSkMV3TpxxadIAPMJSK/+PD+8vzD2+uPH84vfbL3U++n",
-	"x/sp0+mzSIqh5aBWFVP81m5fMGNVxIMrcSX+9KezPHWMS3Hwpz+RlzzT6pDkXJtPx5bbk/H+lXD8sEIe",
-	"fglT/PnkckDOatPcrgRo8U1kYSmBRloSzVBdbqSGMiFgy3+4eCUCOWauiQUkk8OK4JgmIOoO0t1n41gt",
-	"Z6owJoQzErGFL6qA9mBhw3CWgMoyitwY672jnj1EyGK39/36Mr/NigyPoKqJL7E7969E4TrZi6myKHji",
-	"8gQHnEUWt1AN8QgVhPZhxDte4Rr9CjSSgnnEF0kU+SSIGFWa0CuRenHx9n3PRf7h+wjy0vrsBo737cnh",
-	"GXFNbrnm9gXOCVvJO7CrD1heQQBdhzGXjIWQY54Njt6jfZkY4AuBFOG+g69VHgG8GbBoEaIGktV8IH2f",
-	"7D3+1z//v6e9nt0HqNPkaW8fztVHrc73SBwlmgx4BIl9VwJn8ZpECU38ryC3PVLQA7/5B8RqR8Qv/Ogj",
-	"7lCdvTdTEexdJKZDBhPMuL4SMqa/J8gEHPwdRCOq8VYrF9lYE4uWYAgSbeBUpAqZcoB4CeYxEDJAE8xl",
-	"OKivV2g7X3VOyNerjuXtVx2PXHXGTFv+g3+EzFAe6avON7ulY+xlXejiOKLmSoSSaRCmMBUDs81CGSRQ",
-	"Y7E3ppE1vFhI/vPiw3vLwycKqsSnMbN/9WlIXBojkYowkYwBJRNxI+REXAnEslNyfHSEX5+wKOq6dxZX",
-	"QvoKskAp9p/cY4XiLDcIzoPFO2wLiZKTKwGPZntgX7g2+6fEd1v3IblFu9kfLAq1hcNzXEkgxSDigUH5",
-	"qA30bNPGEuMeJTpKhlfCIpvwMKJEtOGQRJ2uAMjCXshjEZhQYy18BrRy3Dt2h/lOCja1Z+n6d1sdxrlI",
-	"9AkmHjT1J3ddhz5d/FLXqdwjWl6Jf6v2KC+18gakcY3K/QPyMwgrgp21cCkNCzgg4N+z/FO7O0XuS0P/",
-	"WXHOstssVvYA6oLwhyHjJVWui0wbK3bwxVl0xzIQz4qRFK4uS5ULo+2JM8CxMD0yiPNRTS5en3WPnj47",
-	"IK/TseYuYGhfDtyra29F4ramD3SjspgDpekRo7dOiTTcQK4u6qGpPnP28U1hOvxJp3fw+KAHjjdMRu+c",
-	"dJ4c9A6euAR2UKsrItANvTB1M8OpMqAio2w7saIUEbcqY53onad7fqRm9OdD70o4JRQawbtka6uCaGL1",
-	"UVLkhE1yNVVA4CwibrmClcP6SqyWzA4AzlSjN2HnpIOgybyKP8sQfPwW7i4DDqb9oF5zCEHkk6+o6dOF",
-	"gyXsu52LFhXX3G5y9QB5GvnJ185Rr7e2b6elAvDZynFDJ3XCYZQAKuzw+Qtmui9QGW9hnXgV3Pjzv/75",
-	"P6ckxYvTKl6cOrzwyR6IRB+xw3f6KJgonSqAvMJmq+42u69jBFgdHDLAHv5Mw+wM7COPFz/ySVCnnbIQ",
-	"Hjp6vvihSynfUTFNXfL2uadt1gfBHUEjkLglE7lz8rfPXkenMUE4uMwpCl4coKKCH9HQobY2OZiYn+27",
-	"SkxAJqaZC/wCuliJGOH1rthiDjs4qKMq+60Z/D6uYT6IjS4U1RIdXxbWVLEK9ipoeUre0S/dsyH7c++U",
-	"/Ouf/+OvhGerIE3vyeKHXknV52HIxHrQ5WvJxfC3z99K+PPSmTAoYA0p2Nhz8CbzuNWjzTsuUHaMpDLd",
-	"iN+yGadJpq2WZzh4RAcyxowKq2k5c9lLb7dcvpJWfFkqKAYfBBQWI3AIitj34NbJpBnZq9qgV8LaBUJi",
-	"uMFIkO72q/t1EgJ982/SpVy6GqRNCIzyR9L+2W0Ex+ONriGsEyOXqYGLylXWazPvMRSwg859cumlCe74",
-	"6KjNZ2IlA2vb9CP2UhhLafdArJaurDVToaU2xIp5LnWtoM4Q5TVD3slxIkE6dWjGVwP30Sg6IBcFXdmp",
-	"rFwbrAeqsH6uTRmHoCU0VRR64mrYeB3U8ltwItdH+3fnm7fwboyytL79k2bqTfgKTPI297uJF/kjnzeo",
-	"tpUhB6GsGtI7Azse6uYr3sAHTnCrEk1GFRYiM5tuRROHX3n4DSnC6jn1Kq4zDI3MW8+lzebInlW70F2S",
-	"OpHQtbQ/SwTYq65GZizShs6xHehD55u49PlPvJfmlUxEuJZzR7i04ofLMps3oWMdn0tYM8mikMOmpnpl",
-	"dQbVcuSqJW8+yMeiUStn3eKzKOS+v0Fe4+KsDaI9zW9dFavufOS/wJL6rODhaib0YhzWndesWPo5velB",
-	"ySOYZbqMQHot9T1Jo2LzpLliKG+y/QOIn36ORik2Zpj1GecG1zAMe4tOOwvk/QYOyAeRsQrwZu65edL2",
-	"6v5pFqFAj+7zgwb7JI3sb8YwKXc6u2eLJEtaqGdUDnYPXmS2cCG9cFGBbdkmGZ674CJNgVuP6lXmW6Ni",
-	"lVEVfy+i6iJ9CJ1S350+tDQ2rEGaQqR1wYl69cJzyEzjofV2dL5d1fhXZhYf66oqMYSTgoZ0JRRlLo8Y",
-	"u+fIQb4WcBYM+BcWnqaBfnsvyitwu8lb5gaslPEN0xLuRaS5/Mp7js60Q3VCtcvQ2DHArYpDRJLW4lAx",
-	"euOCGLW2I2ZUjGQUov86luEjTdLHoPP9SdqOKu+9vQfecgKFiydoCd/SiIfY152KK8G+jGgCCW6/J9JQ",
-	"lwyhGA1GkN8BGiXQYOnlA6nA/54WPzu6xu9dCR/+9E/I0y9fPPL06LlHqFVUu3jbsf0B/ymkIQN7wpCc",
-	"EERSszDdFqQ9QK7QAfkLN6Mr4RLPzl/+8ubi+tP5Wyy5zKBAVTp+DzqG5Dk91pJzkR86ZgBGXRvZtRZf",
-	"ehTLcsCyjeXN9kGJpvlS0zgE5G8cpHmNvydMTfO0RrjY8doyCHz3hUHmtFEjDz/VZORdFg7lhzDvAq6C",
-	"hJtuirhwcEVj70OWW1lD9IdfCx0G5vobX1j60LnoRGLM8d84nHfxLpf7cUJoFLky9DGGtnIWAVnN+BRQ",
-	"5CO9D94m8Ew5OnYfjNzIfmqqdI9BtHk0Cgl9BPgK0wXK7LMBTvhnrh4tSzqmgtAk5AbzpvYoZtP58CLf",
-	"IzdchMRPt+57VaBw4CjwSp2tHyaBIJM5hTaxVwJokEcRoeSo16sN5tkvNnOFGiovg4vrGTZpcoH9aOaq",
-	"Jf79JpaQ1ofndDqmX94yMTSjzsnR02fQZi79+/FsxdGWuQIeAqDQhCnmzmKnn1dtaaCWksQFyDVxlAVI",
-	"aSHPw7QRRfrSDMWgfWmGYeVuJ81JD4sarmeucZdqPt/N6u55UF7WS0bHd4r6LX4knWhzT75ZgHIL1yye",
-	"xo/hmc0wL1PP3S/NftkXNHbaZMwE0BWrjGaoH7qQ5b8heeFEbT9mikucyFDrpYXlbMqihZdvyUeLG2vS",
-	"H+HqzkO7EQ9tilKzKF9h2m3dszmO/qDe2TU6W5sPZ46rteEAejtqfQB+1nknunYv64sRFcO0aT6Ilix5",
-	"AOonTslk5Hqr4sJIYMUZ1+h3bfSsbl4Mbcmv2gKxv2ev6sNwki6WSFj2OteK+BVvuUcjYpPaOuxmsbKO",
-	"cPkhdPVher4plrgDL2rqdSr0r66V2iZYF7x7Owq0azZXz7gAVjv1eRPqc9aZr4qFZVa1MHu0WD0Dj6Td",
-	"FDQZs3GfKT3isfZqMgMrQ3BmZTZ+Msf7nVZ+R6288cybdfIG6Pd29L9thXzOYa5BHa/TnjcugbajOy/G",
-	"wF0+wkPLR1hGeh06ObRY637nbvyedG/c02IN3AFpx2zrdHar3DgAYabXZphvrZ/ela5NRhI7aOA6CI0U",
-	"o+F0QXZ0AQU2ybjxC1s0INwWG5h4roju2Pc22fdZGBKaFR+vxsUPv7qpGC08+lXsX1yENpa3OwOipggN",
-	"Mlbd0eFc6A2wwLYlrNWytZFrPTNfwr+W2vxmb3pQ4fn7q2ly+1+sCWQN/8geVjxjaR/29dn/IXx0GQgK",
-	"+P06+605pn5hpGIamgXKWx4yVWhn6Kak2FefEIZNAt3wdB+TqQDCHsHp5+BGuRJnLy+6R0+fdX998a5x",
-	"gPo+kao0h53s5cPovcIwd+gtURznLgd5Fts++dc//08xB6C5J4RDpQ1pFO7t29Em0q01pn4hEmBRtEwM",
-	"OLrg4PZ3fspN+ClTiDdQ4owMaBnsL6LwrhbrvmuxFhxqszuy8dh6Ow7wYD2VC0977ekDv/JbLoa5eJ2R",
-	"j+nMcCnYPlEsjmiQddWCrHPsmxgoZuWkvhLp4y4b3U879CmWtQzEFFeXRZ/ms2PrJoBAlpxQI1fRu3gv",
-	"cnU7Tta2VJV7Wn8EAvuDel9XksmHhrn5FGt2kL2D3sRSMBKMGI1JuQEmtjKVBQqF1e/pJBhZbLOmoeUV",
-	"2Pl8P21mwvWVSPunKhZL5YhcJiaQY3ZAzkRe8jCgPEoU9J4tlGG46hN5c0JgWAX2xr4Srl2waydlqYty",
-	"UWQ+yDNg4VmTXWifTujQ3mqKfdhhhfa2KxhyA4Z6MzeqYT32WO5PrF4ybc6ZTqLGZCUH4TTR3y5vJ1cr",
-	"lGihWKDDDC8sPrhxi7OE6dUXcEHn/4Wek+8mKGI3084Hon8YV0fVzbE4Gek1Itmm1JTt2f7zFJSdgb8p",
-	"A78G/0rsaaksJOCKWRJSKeUo8+s1JRtleL3zCWzDJ1DLh+b5Ajatsfyh2cH2rP16ebKZrKQNi6Ltmctz",
-	"beVdRtIDtInniDE0L+eq2e/wlu9Ez4bdtEg7gk3/EJr2OD3fFEfcgS/Std+5bgmb4HDw7u1o27itpowd",
-	"e3Gnb29C306bb8xgYZlVLaVyY8+PGZ3bS3P8h4oK56rKGygVnFhN6niO+jt9/L718UY8adbIG46rt+MZ",
-	"21bK5xzmhtTyjUut7SjmizFwp5o/NNV8ocSL6TSSNNSHXx22Lmphds5CbOWVDt1J+6Nga/s9qQjty1u2",
-	"n86gdO99lN3ZJPE+4lJe0Ngkiu3K3tYhyXLgBwjWkKQnXsCKj+lPBQk3S+Lp9EyMC7rxS30ZclZ4O2b6",
-	"pbdORlKzVBMawTBTvPE6XQVMn10ZlU7SD2N/LfvzODbEsbu6kN+QmUV4tj6OWflS49QFuLxD4lrxvQIG",
-	"L+yllqInD8nef3dxYqiDaPfNL/sNjdVyBjm3r1qhn9/jo58W9vPLGLEbKT7XT/Ixvek78ZTAflrkZafA",
-	"+SGcJXF+yBl6pz/N6WkGRi4kYANQD8gbkxqfQpoRF0OSCMMj4tMoukZL1yeH+GfaNFD7ODbeEKnc01eC",
-	"KkZoGJYHyWcI60pU3PtgBnXN9Swhxm/OrUZs2JDijC/fjr/HbayB/7vz2nl8NuDxiVOUqqGkKuddyu3j",
-	"dJrM74O04tX7eOp6PpzCZGQesCtBg8ANxgbNKqJTrEGBNqtW+ISEG2iODZP209zAhjoFp0zntLTzH923",
-	"/2ge1jW7kJqOrLfjQ9tXQ+cf6YYcSfcgELfjSmqDiDtn0kNzJi0tTFuWpyI2uCzZX0GQfl8GTnFr7RIw",
-	"LdCcTrFjyE1tKfJq3RQ3yZhOsanzBjh1Q4sKOCXU1dgXmFPSrj/FLGpslNEXP7RNK6i04cbOQ1SYHdPf",
-	"JtN/W9B6XJv02uKX9iJg3pSUZgtmhj4WWTN/4WYUKjoRO75ZOdIUMsXqCdfQYiPabbsOEDA8odrWosa3",
-	"1LX2dBft6RbaBAS6zqlhb/GJ70qfKG+uhfu0PvFkRx/1ekW9DweaX23MDKxVLj4IhuOB8bNu5trsgGCy",
-	"h4YS4YZwoQ2rHVBfVDvKGLRRxaP8qW2qHpVNN1mfNae/00W2qYtcYCAwO41seqEbXjZYyTadkSqHX+Gn",
-	"ZbSTGjLaNdq6U6MtCPPnJy0Hyxz0It/qouPq7RjOQ/bC3hE3NqbGwjEv6dTdmgDepsN3dXrYDfDYqG/3",
-	"TpQ1R7y2ttS+R69vvrGWtUA7h++iPsSAU7lfaphizR/C1Zvjw+bZ/dbdvIXN7py8D9WwgvNJs8SxL/Gq",
-	"jH5V42nn2F2rYxdPcrte3Yo6XMKaaTfNf2qhGfyc3vqg2havMCUYt3M/vY5LoGuZWVucRPSjJNjme64S",
-	"SOFKc7qtBbAujQ3WSd/iBbQS9l1u37VL7XPDg137dmzKCE3E4S/7RIH5Ei6wjXJ9sUxRpXDHvFF9wn1j",
-	"m8pEus35+ULu1HaJtJtLpE1hPJdkGhh+y+7Es4i9KwJbSzpqq7Nb5EFtPJfejuQfaM5qy3NfeyNiOCYU",
-	"Ynn/X3IpSQADjrHpp5OZQ37LZmbw18nQK5EJUa8gQk8JN+VexkGiFBMm/UJz4+F7F6TbdMAuRVW7BNyH",
-	"mYC7nBBGClxgbqU3PShD65LR8T3ZTLj/FtaSA9SPYSblWJHhWfrTosZN7sZN8VN8+5ZMEre1Jh6a2m07",
-	"K2QDVkiGVjUYWWV5y9XzOU0lK+hz2gdJi/O8QmWeR7gYMMVEwIiRN0wsNdW5SBu72rx7r82bh0JzzJ+m",
-	"Q+vtGMuDsHXmH+vGxqwYRsfgxBvL2worgckL1BB7y0GT9XEfcnJLFkcrdN4ZGQ/OyFhaxmZNpNbaN2pR",
-	"tyi8XG6xo++vm492orkOv1/LCRlTMc27E02YYiTcOSrnyWYcx1jt8uPyj2aRck7Hn9bsPUXntrUl319B",
-	"yRJVJIViCI8wGoxyZVkl0Q/SnKcAhAIynhd+Xdyip5JtR0VoDQp0iNIxI0ZRoZFZenizBS84SUVTPHDT",
-	"qaRbLuBYmDRagOcfCiv/oIZ4Du5GKqjhrUtZ5I0n2txL+TTrnVUeeXIl7tJKZ7n6jp3Fvm6LvQWuNdvt",
-	"91Lt8R1zpy01fWxz5Gu36V9AYNKNI4ySIZEKeMap4ztZ4FLJZDhybe6q7O0Q7vWbDP57k9PbMfqXoYTc",
-	"8ve+c6r4g3oC7iDkkQra2VLncOv3Zk/ZXbWwqXZCYF7BB/Jd8ABsWiTMCWaWznTTfNt+Y8s2FmyziX8n",
-	"Edux522y57MwtOSQRAyThu/MpQ+/2v+0q9yYJYVdduZdzRt7ku1Z3EJDp/5kejs28VBsm+XOe2NlOvb4",
-	"Whet37sI3LL5sgi3d2HLB2esLENWmUCE0Q8LG5TChIjfcJD8H7sS7QKzms4wqWmZJz9ppu4nGzOFdgvr",
-	"Ke+VvifYLVPWaOCKaBYoZjSRioyoHjG9/2PEpjJwFBE//7E5MvWOC6OJr2+6E9X1yUBGkZywkPSn5Pgn",
-	"oqgI5Zj0p4ZpwgVJRIzjIPpUs2fHiYo8oo1U9qrR5OL1Wffo6TNwwdMroUdSGRJyHduFxIoN+BfPtbo3",
-	"iRLO3wZHhmEwrvP5QlJE0wNi2e4Nm5I+i6QYamLklWhTLkAK1QJcED/NOeDhnDEUKf5tSsy512/JyCt9",
-	"PWyUcSnWwEFhPqQ9II/okZwIIkXAdpG1NcoxS4Ew7cjBvYmCZyXXUkG14on2k3DIjD4gHxUbMEUUu5U3",
-	"zCOTEQ9G5Iax2AXi5AQ6ruEErkCqsCknp0Q5O8PwzrPbFuDCHGOw8SDWL6YXspDdCTcMNlt4vBupyZMT",
-	"wRQwgWKyKlUMS/ROi+I4cBExK4WtMqCkAVRpjG7dj+jcknHYFuF3xuGDMw5XFKuHKBPtKtbdTerCGig+",
-	"vj+8psY/zQS0NjLWZCLVDRdDCI1CRwgtaKxHEvR8ScMDcm4fhkJNJ7tDeJxrQomQXRnPkine96DEg5cu",
-	"ficnZlqiWrjcCX0tv94I+qLFSIlgkwLjgzB+lsco6Jh5KG+8VNCkc/HtD1wqblAfZV9irqZgFl6J1C7M",
-	"zQ60N8AMlBFiOeqnKZEMsKMKDdg1dsbWPtmzz/vwZqYthV0JV6QhiZAT8u8EHvAIug4iasCBQAXhhkyo",
-	"3j/F/fSgrbbOaIymyzkHaWjpz64ZL0qFe8lp8bj3vM7WxKO5J4F5jniwJVsTv95oa9agUNHgTDWV9OCp",
-	"RQw4QL5LFNmqeMVzXYo/yYi16wB2LiP2MPt/lR2hi+//VckkXuaBct37Cm7gjTpn83Np4Z+VEfuxWouV",
-	"dlykhtLvzY5Y7INLfPse3wqqqpezrvuJR3QgYxZCPoAhY6lNdn9an+hdiaL3k+wJxs2IqROip9qwcXfC",
-	"Q7aPIhaEt+t1OuEBmyPFnMc0R4pNCbL8C1vymxa22KTRFs545xvdSNVBAcJziKtW2rRsP1ZF5V26/72n",
-	"+7c75DnOz3lH2NtxhIflBW172hvN9rerOC11JEutDpCsuXeU7IUOT0VIUPhZqZu3NBvvN/pG71NIbslD",
-	"uhxJ7PykD85PupyAdSH3btojZ65FV049eeipNJu0ocqQWGxGVVsR/RCWVHXTBXS8qF5a1I2sDPANcd/y",
-	"R7ZjpVQ22sCDK6Dd2SqbsFUqQJ6Pvk0MdancjsoXCzV1eZrcEm3Kaohml9JxR9tmKaRotnAWHU1vx1Ae",
-	"oKmz5OHfT0PmBmNlCxJzOybLSgi+M1wemuGymrR1CRWHmFABYfJar/w56yc8CjXmJscyfKTzbAwYtvNR",
-	"ajNUTBMhJxiy1EyEmvjvP1y+efVXn2jp+ltJM2LKvuNK4Gc1MVIekHMX9J6MmCh+R7BJ/i0O+dfQ5rw2",
-	"pgwvvHB3b1QuuG+cI+RqyaZ2Cwd/JEMEd4fKVQ7UFLM+pLAv4ZShJikawo1Q0Rg8FaFDjFiG2C9SsVgq",
-	"w8I088d+PqLakDEXiWFkL5ahdnelzSiuxDkLuT7NOtr45y/fnv31+vzlL28urj+dv/XxNdayGskiKkNu",
-	"334dNllFA3ezSUTCLzTxXbj6h8KZlDLILVOaS4FlEEMc5B7LcBECGUbH8x0pl3DHd9IvwW5msQcEgPJD",
-	"uD2MO9wUR/CwFzk47F0bUtLsq7fjzIBNNTAG7Km781us329hEJWq+FdiTwvdEmfwGhRn2vAoIiOadXzV",
-	"Lp/g1DVEJVKRdPb7mAy40o1NXzM834Vl7zss24AXzU6K+rPq7djDdr0Qjee4Bn9DnSdhw6JpO16DRbi3",
-	"cxA8NAfBArGWaDpkh+yWlaOYdf3rJgRvI/KWKeL/zdr/HjFy3/eIjEKmDcowDxTX3Ofm5pLRKGKKBFQQ",
-	"xWhI9mhgt30lqM6KLN3y9w+IP5BqTM2fA32LQ0PPgoDF5oQY9sUcwq9psvyLi/8ie+evXpDjxz/1Tggl",
-	"I0ZDpoiSE+9KmBETkBOo5AQsEdgDdhcOZJSMBbTZ8j9ZOLy01/xTQvuaCUN4qCEBgo1jMyUBiyK9f0D+",
-	"gobmlfChq4LvwQo47nIykpGFlRgy9I/4ARgUPpHCI9ooRscsdPn17gUuy94uEtT+iN+wK/GfFx/e5zng",
-	"gn0xBF/lfCH2V/+/u+/ZF9N94b6BO68zaa35lG9xeSMKnn2l5HiJbGE6ZJey9f33OFFrIw0m0pz/ZZ55",
-	"LfWSrSjokMGU6SWfQWdD4aGqm881HUCqOwUKVzx08TVHfBl+dbwOt4/9njA17XgdQcesc9LBhzteS1FS",
-	"QMdX+OS3jRrc+fec2e11UmZSfkklW+riv5Bai4zlNOMd2FqZIqAGnEXhDD+x8DLT2IJIG9WQIpSb/MCR",
-	"Hau1j+JXARwlcq9n045HOA4MbANevGf3kcG2xH/2M4YnCz43eMqyHymQq3WRq7EvsVS4shxkM9t72KJ/",
-	"m4IZnB3FMy4IZ0CaGeGcPdsknaWhUb1ULsi9kGvDRWDILY0SliKIy6XvT30S8jETmkuhPdKfXgn7EYbp",
-	"aoHU5oB8ENEUHsLVF6YC1gp4rgkEHlhI9gqp9ldCIUKfEBpFp6g1lqoHTuB19vdHuel8mkXwZu6Vml2J",
-	"9D6LzGQAjM7SJhaJpo9aNQPN8+JyBVSW0pCMrToPoQwz4mJ4QM7EFD53JdLEvTGdEqpv7EfcCwqd1MmQ",
-	"GWvgP7H6i5Jjn4wTbUifkT4bSMWIb6RP9o6Pjprczsis3Xk/PBkN90NZz8/TnexdSfZuXMKl2NMUWMDL",
-	"D9042yaHRghy7RjdQv5s+JhppjjTi1i05cM+t5++pZFP+klwwwzZ+3T5woW4PDKSibJ8KqTT/TqWruOI",
-	"G9IHRnwlatn3qdNFlMZsbhDn7luWf/WtnaEMp9EBeYeRNbxqGbb9oiuluhLHP8F60qESicpuTKutnh/Z",
-	"lWpgaim/zXe4f0DOwMojs0bePA54mUP0j8IEy+f9M0J7wkMzalKXUygtpzC/SZ/6tmO9D431FtC2yUXG",
-	"x5BTwx9+7/OtOq9QwYS+hnw8nwM706gxaPwJ7rjfnPvywRf0ZqcvYg4CG1MekT0odPVIQDXrasvCDb9l",
-	"qIvuN/EOeHSuBbZZZGdqcegajuaHCF0nDsVyJLV/Lwpd27s2FB+wr95O6Bo21cD8LJh2oetNhK4TRKUq",
-	"/pWY5FIZ9UVOhX1ltfMMzJsF7pExG/eZ0iMe21utob5E3n1GELts+zuGrBvwoTlkXQ/63o4tbDdk3XiO",
-	"a0+Rv2DGOF8Z1XoiFTR08kMOPCs8IVZw+ARSe1MG8UhnfKEpm37DMm47MfBFyLyLgT+0GHiTfLR3syBR",
-	"9oOWjvqMKqbOEjPqnPzts9XkAylvOMt++WwfULcp3VVVXzCGH2li0UzJiMQRFeyUaBYNuiOpYeCblpaA",
-	"FPSWEZLEST/iAcG3WjJKVNQ56XwFZGPfTg4Pv9onv518jaUy3zpe55YqbgEFeD3K0vYHNImMtXlkQCP4",
-	"uQ4/YTKoSoSwxA7LBRS17y6/5qfeT49n3oCp1S8+vL88//D2+uOH80t4Gtdafn5kTNzxOkwkYwty96f9",
-	"D0L+c3Ycs6wIeQo4jGIm44iRvUgOufBIJIcyMR6ZjCQd8/0sPF7VROyPUzLmAhLqnNEEpzhrnn2KMSxv",
-	"mVssobvfv/75fzBqcMtD4HNnH99YfjgF59xEuOOC+1xssE81I5/O3+KS+JjJBINk7uOvpTa65usvqKGR",
-	"HBImjOJMu6gCxhUJdL90zPORJj7MffUxzOgV9bOAxrTPI27AsZB9FHwmdV+1qPB3yQXOjcBxspCujQiC",
-	"+1KM6BGNmUeSFER4J7Y3jBUPmPaIVC4m7D6aNS+b/exHB1ESKBYyYTjErQbuswfkv2iUMMy5mChuWFeK",
-	"aHpaCFvqkZyQCZBPoVlvxG9ZFdbYgG12Ce8hXgszMzQzmuw58GovU2IDKYJEWXSagsd2wkUoJ/uY1Fk/",
-	"ZxdAUlhBcejG7Br+Yl+UBZDGdGoZFAAd4QsdqLQHr+/esGn2Q2kQeUwDLoZ5O8nC5z+6Rdbim5sy7/bt",
-	"5hG4+H9fhhznzmX7BCxzs+mv3Wh6TaQ4hZiZZUTwClDh4a/+NO+tHI65KJ5MNrt+dmFvRB6o8wjN+pHs",
-	"VSqcPJSxUhHwfe+TvhVOOBEs7bBpEbuClR/LNkgDTRgZp5FRwwQVwRQDlMjSKRdZPLLwakypqsV2jI7i",
-	"8AZcIibJiTB7YbXc32tRtZzuyX2gDs2l6I6SMbUL5iLgcUZpbgOnyCItM8u/V3j3TPVYzf6QN09Gkmg+",
-	"FJCUJF1iVUH+wSYskpe/hd34K3y7sAAU0rNfhfbBqXvJy0/fWpsFgAGJYlKVw6TCu8F7X/dy6EKXtgOB",
-	"8yohm1fsGWd/LbSfw5O1IgsBXOQGpS4is199K8Wwa5lYmE8iARClIZMcTE6jKA4O0aXJFPlH8zaUNUCM",
-	"mUVBGmNMKrSno8hYCjMiUrjNeMW4eaGpfc7pcY5CE4ebUE10zATKE1TLuJUYBS94JsHz9MISDtAhq1t+",
-	"WmqEpWSuwMhz/aE9EnAVJNyQvmL0BtAkY6XG8vrCJwqlSN8+f/v/AwAA//8=",
+	"7L37cts4njD6KiidrYo9S9mK42Q7dk2dz51OOtnO7djOzs4Z5zMhEpIwpgA2AFrRpFI173C+Z9gHmyc5",
+	"hd8PvIqUKFmy3Inmj+lYBEFcfvfr104gx7EUTBjdOfnaiamiY2aYgr9eJEpL9dH+Zv8MmQ4Ujw2XonPS",
+	"uRwx4gv2xVwHMMwnckDMiJFYsVsuE01iOmSnhPY1E4YMpIKnA660gUcHHa/D7Uy/J0xNO15H0DHrnHRw",
+	"uo7X0cGIjan98ph+ecvE0Iw6J08fH3kdM43tSG0UF8POt29e51clk/hN+IpHhqnZxX4Q0ZSYkdQMV8k1",
+	"Gdo3mtYAD695WFrFQKoxNZ2TTpLAk9lVvJbaLLWIkdSmaQ322WpL+I1N34Rzro2H6V3Zb5AbNs3WEFMz",
+	"qizhhk1xGYr9nnDFws6JUQlbblkt1yP7f2eBaVjNnRfxlo+5aVjHO3sS3LCxJkYSxUyiRNPNRHae0r2E",
+	"bECTyHROnva8fCFcmCdHHc+CLx8nY/u053XGXOBfj7M1cmHYkClY5DsZsmgpIBrbN5rWCg+XByO3ilaX",
+	"Vv5++c4Kn7/LzX2UEQ+mS51KDK80HQs+Xf5cPippIXS5leA7jUvBx8uv5ZxFdAq4vsRilH2phPKV5cCA",
+	"HOmXWlASsZYwo5KINYCMfXR3iLlg6pYH7CwIZCKWuy+NrxKK7zYdlBt27YYtf1yXjI6XWphhdNy0Gvts",
+	"+SV80nTIXik5bri0C0OVye6MiiHzCBdBlGh+y8je+asX5MmTJ8/3D8gvSAHJ0TEZyURp0mcDqRjxjfSb",
+	"1jxQcly/4JAa1jV8zJpXDRz/52nDwn/hYyY0lwLIuY4jbkh/ekoUixk1KKeksg7IJprdMkUjsucj7+9P",
+	"/+wQ8yrp9Y6eZb8CRfP350sO/WlpX8BX7D/+TbFB56Tzfx3mYtchDtOHxV11vmX7pkrRab5tIMxzYcZi",
+	"DdNGO5ErZRDELpDsUQ2bD2gUMbtrYbne/lzuUdpKw21cGGoS3W5dVOgJUywkE25GuMLXl5cfiYY5yN7x",
+	"8+dkMmKiuNCJXSid0GnjUvHtenCaZcTPnxcZsWXLNawYdnYpG0DspQgrmMG+zMMMISeNyCtXQwOmlqIf",
+	"iWaqaQn22Sr0wy6hFcUvfbxM8fNvr07xv9mXdSyFZoBpP9PwHAHO/hVIYZiAf9I4jnhA7RoP/67tQr92",
+	"2Bc6jiMG/1RKKnwlRHi4pREPrx30drxOyAzlke6c/O1rZ8BZFNplRMnQwhfTFmQs4iTakDE1wYj877/R",
+	"7j963eef3X+7n7/2vGdH3/6t8+1z8RX3BdKX4ZSMqMUTgquxm8tPYh4NeenGf/Nq7iL9QCiZJkKm6wPQ",
+	"CGWQjC2O7Y1pZM+aheQ/Lz6898hESTEk9rg9ElNjmBIeYSIZeyQRN0JOBIFT2D+wROuFFIOIB3c89CCd",
+	"peVpG3rDROU4KbDLAo2xbxH2hWuj13WiE8UNI+lqNX5MG2mJm6VHlt6SRPDfE4afl4rElCsCC/YIJUpO",
+	"iDY8iohiA6aYCFgIv7NbecNCK6jhwb6Sqs/DkIm7newgm6Z0fvZ8BGOhdho8SqQ0HHNBlIwYkaL4ZB3n",
+	"d5aYERPGrt1uuZ+YAr1/pOGzFi4BUmkUyQlco0ecIeHFxfkrYuQNE8SyOK41F3DAALBwZm+EhVYavcwP",
+	"YXUygFOVji39cX1oCiI9GVAesfAUthnJIRAD+2/EBbInrKxCKNEsUMwgfLyX5pVMRHi3bQpprgcwTXGf",
+	"YCWw14CP1rDP95LoJBg5fR/uVApWZPhjOoVPasZgf5dSvqNi6mi6vts2FTXsGrR4Vt6pkZKMqZjaY+eC",
+	"WHI3jtdEL9Kp00mtMGrUlNCBlUHt1of8lgkSWhiwnHLEaOgsced2ZPdsUMvpL1ggRQiC7oRy0Fdm5LVc",
+	"rAG2LWhiRlLxf7A7AkwCM2V4XDpMzYeCcEFAuhYhbBFJCqDtmuAI2HNxXvyetsI/QM4nESsZ2FX1I/ZS",
+	"GG6md9szfBFGXyOmNrGpOgUxPx5724R9oYGJpgD9ckBmX/FIKh198/Kpc4npDvN9vtPbd7+8v7Ao6qKs",
+	"gfS/rxi90Zb7JREje8XV6MRRClpglI58EDOiBakGWLxnpadEaGYIE7dcSQHSzS1V3IKBpZnZBgDDzpKQ",
+	"m5fCKACOWMmYKcNRlqQBrvhrx8o9nZO/dQLFqLFSeRKH+I+QRQz+gZzb/kMafAS0BP8rE9P5PCO8evYL",
+	"sgaz/zKSJ8S3R35itdAnAQ/hv8z3iA8g3wWQ9z1ycHDQqZvYtFUovA4P62V4JSePNNGW8oqAEZGM+yjK",
+	"F/WrZ8edWR3K69xwEdbtixpiH1koc5e4R4mxVwN66n7tZnDkNa5zVhnJlYe/oa2YWgESj9ZLL9EtqThZ",
+	"fiH4m/0UgMNbjtpDGRoyZb6VVl+Aqxmd3usU/CeLJnrPvhh0yMxuFhZSnq1uUz9zEdrDmtlSQIMRuwZp",
+	"9jpWPGCLFvMRBn3z8M3wmos4Mcu+CjgUXi8DokxYECnef1/KiFFhH6YOk8XaYgrri4etsK/M5N3mAzIx",
+	"y38hlpqnFKmMWG/lhCkrDxvFWeicbXRsNTiKZqBHmvQRDHQVhcFEMovCsLZrw50oUpHidcBgNtKfEp/2",
+	"5S1zwACESaPtrw2iwO4uOX6ziieKUS0FF8P8pCruGx4o2U0EN5rEVnzkUcSlINmLKBvoUyKSKCJ9HkUg",
+	"U48JNcQv3oJfS9nsWxb0UsPE7DHpEY0XXuEFDPqW8o3lgD+JtVGMjq/RKldLqwumvty/J+REH9Tab2ZI",
+	"ZsFfU/A/wqpnFlAAxBwzyzhTAfBaeuHVkJ/ZGy/DYYl6lE5zDt17gUzbMvQwhHXT6GOBDg5opJn3EEhj",
+	"gcxlnsUS3K1K9f4A5Mxtt/f90KYzjICQqkh7qoSpJR3KbNa9TdCkKn0pxF0cPX0GX0//fryInCxDSeYg",
+	"7TpksFTueSgC2CdUGv5YhGiW8qwy4Z0JxF2JwjmLIxowTWgUERhzSugDIRT3Sh68zpfuUHbdr+D1t28c",
+	"vHFTZU+7fBxLBUhYDBGwgy1XppYadIbcjJL+QSDHh/C0G0XuX4cyZoLG/DBbz7fi5PqGx10ZIxJ0Ywk2",
+	"VVzyFgjYLMYqRm/Q6FZBRyk0CxLDbxlYgRKFv7eAz5GManXiKeGG2If6hPj21Hyyl07tkT4NbuRgQEKZ",
+	"9CMEDPKYjLnY94gfSGl/860WfXz0/JG+EgWToR1BEzNy5iqf7B33Hh8e957sW6bk/55IQ6/ZlxFNtHGP",
+	"jzzChU4GAx5wJsw1jNn3rkRfmhFRrBsr2U9duHR2cQMlx+RJj4BV8nHPrvOU+CMaDa5xZ5mD1716Jbgm",
+	"EuzaIgSTD3whc1qN6ZQM5cEVyppohbEzWfaSzmrFQjwIq+/nG+54ncoea40wy0hSxci4NuPniOwp1DrZ",
+	"nRIfQwy6OpAxCwEirEo3kKoUTQmPiX/Dpn69tSRmItMwqrDmDj+i2hAHY2RCNdGMiRJlKWokDRQl/yRS",
+	"rfptFj/lET2SysBVoxOjO1CMkT3/aa/nAzwLwcBgQxQbJJqF9tfjo+c1UOnXG4vAuN68eyqIPSC0OTJF",
+	"ImY0oVZvplEGdGakZDIcrX4gcEcLxRNcwgWMtS/BiVzfMqVrlXw3XhOqGCi7+AJxL5wSSgSbpL9qQ5XR",
+	"JIikZmFLlR98l22XDWOrElE5crQgAJb3lp5Q+kmvnq4WgblwsxnAOZr6uZmAr0WMdLygLjZnVhqcs5iL",
+	"FCrK9wqojAygFJwL2M5umZoiiThNKYQby5EeWJpZoSVSROBJSgnmDZumOn4tBSxdadHcDcDjrqFEcWtn",
+	"ScIhq8G7l2Xvgu9C1ixm5zGQ9q9iCKJPICIPvFoVq/xYJsLMNwXJAQkSpZgIpmTvMes+2weEiZniMmxp",
+	"wl7FTtmSK+A6FgqVOAokW1mwgFenb0GeC6Gdq0yQBhmu8u7yFq86+1Qe5lgKm60Erbpz9VIYWdJcBPDb",
+	"0lq0DhDfAGyfksc99z+LQI97vYNeb77K8LhWl1orhC4NkctA4HzoqYJE88WvhVUgCdy+wQHWsZK9IQfB",
+	"jYJMndL1QrGQCcNphGGltSKcGUEMTBbPblUZLpxr2EUCTKS60WngZcrMaGCFC/vDlxjOM/XZ1msFL8eU",
+	"R6WIgA4N6f9yf1mNt4hVDEZ7RcXzyVEP1GTDlF36/z749/918O//VgfcWZzSrPQMQYFy4MQAiEggabzj",
+	"LPnIIhYW+uXfiIGcgS58vQ6e4J1fINZhFkVccELd8uGRR6gVsUNpDAtJTM2IcFRDSqGPe75KIqYPegcI",
+	"gj5oqbQQry3omNXK/Fk4Q63DmWsXzAhKKwbKzCcauKN83sYjgWOssRGEda4qGoy4YF3FaGg5pmdF9H7E",
+	"TohfCTYFTbxntfdKmA1q8FYd97OAPp8cEj/QalDU8p/Yl7OgLvjpGO0FGLIIvzyHiWaiWuyzoyM7uhgu",
+	"Bb8+t7+m0W8+2Xva6+2jaj5zJVlgTCNYgG0LrP5ebhVACOea0L5MjBvY2gxXBNMaGtwIJq+k5Z8yjtgp",
+	"GByCERVDthhO4KLngwkE9teAyOaESzTWLWAxdoxV+KJkuNDMZsesTZBzMbywyOXEMzjJlXx5mzmRyu7g",
+	"xcZ1r0O4QFDaumwBy3jHxv1a8+gKcJ0l3baB7jQObWlBsJDam0fRFZa7YKsrAd7Ki01fXLCotUGVu86H",
+	"AVsria0bw/GZNb6WdYfep5pdJ2qRrdcOI5/O33qEHQwPyMiYWJ8cHtKYH4C/hIMr5fZxrZjjrKPXFpFk",
+	"Yq7HbT0Paw+5ggCj6/7UsOUX0zpSK1ph8mXAIFbylodMLXbuuXEtQccCSMo0jTQ0Wn4bm+C12Xa9HFiL",
+	"8Ts10NV00bO3U7PT5bi7PbSVaGwz4p0JwC+rRQCeWbw7KOtoR73jn0pKGgz8v08OD9vjX6EGQK83E/3P",
+	"x1YpJQxkfa5HmOuQuTlqDfPz9exlgoQa8TR781mvadXgytPOQV7U1owsVPRIlVFiP7LCbmrQfP7a3kox",
+	"tKsY0pj0mZkwqzlMJAlGibgB6xglSGxZWFKVl1zYH4GSlE+q8agomYxkVOBCAY0iUHQMvVn+bOoE33ry",
+	"0oTov7FpDbqSdAoSZIagA/LGaHJLo4QRyFW7ZcpV6UCv1t3Fz/uOLV4yijcR9kT8WHGpuOH/YKHf1puH",
+	"PjeAr9oqPkzcnrw/e/fSz3MrUBP33ataJipg4Iqxg30XRQtjNKMRXsFib2hxtoWCFwy+wLEtvKJvhL10",
+	"zTQsC+DDUifnBUVNXp+SgKsg4Sb1++ZOVDdx2zNdFms5U9e5HeW6MdeCGkZgCGa1gK8uy8oErHikiZwI",
+	"HFRI8r9hU7J3/vGdRy4/vtsvbeN+XTQFZy9ShPK1l+CxxiFcc1INgcbLihW/selanDq4ZN/L0EOxQY0P",
+	"Z1NBvHcIl8X11kNeTmsfOUJ76nAb7aVnLy+6R0+fdX998c6rob/Z12Oq9USqsCxg/fT4+dH88CuvA7GN",
+	"H0Q0zcO/SpRrMbU4Z4P1IedymnoF6ufA4DqU9ZR5bl1Rdwu5ZNqcMw2gWN1ZRA0TwbS90jPfij+iMcSC",
+	"eED6UmttleDXR0Td1IM+BFrQIGCxYZim6uojzSKqYXrltA3d4MxKl/CoVAcli/UCLitkLmEHUMilECIF",
+	"xnKPOJnQm5/32IJQVGBB3nS84i3mN1Q8jznQ0dKQUxEDLfPTZj7VPSWMgyNQpWG9ZRBopMizN7tkkHET",
+	"KT2D2KsS/fwxyGVNKLNiY3nr7sS+hDLL8qJJU6jyp09vfnkYkcpN9sF10fqHQegvHKDUaCvdgGpGImYM",
+	"U9ojIR9yoz3iH1iEvfYh0tPv+h6GI/LUCUvdK0QqfOeUUIf3z55YoV3RwM4I/vvM/44W0i5LOiWbTaXO",
+	"zsF1XmmnhizbDa1kYS4amtZsQlrdAnQX0+zShpnv0IKyrOFjBj/epKEnl1DbYi0OMQxQ0RuJPFw2TgsC",
+	"ZOatZLH2n4k/8y5qJvZn1WTZVV1uFc9gKcywcCGlM/Hy6nPLKKVlmFnJ6l2+x1m50j1HFgwxUTQwmnBx",
+	"mhVlI1CrbERvGdSjiiBzWLE6Nj0bjmeia43lZ0rq6JNnNVZIPmD2tggXxL1Tb3JMi/T99Oy4VC/3WW+h",
+	"qFo4jrYHHtbw53QY5n8tAtkK6i/Qs2FKVF78M1eFB8JuTsjPjCqm/LTYVh7NFkdUsANyMZITAUHdJL2h",
+	"BbBc2Ui2ssWHsw7JZfZgtivD/MamF8YKrsMas/NrOSHUVQ0mMQ9utCuckEDhoCwaXxdjCQvWWKj4kojw",
+	"Wsk+lnthVFthPGDCRNPrRDcEGEJVaqZeYbLDu9qYsTxhBwc/0lhmjnBNEqEYDUYYShYxkxfadOkrZA+z",
+	"ySCODtNpsPTBno+B/ZhBU8mqcjH/tSuWQy4K1RWXoFcsjaZcGDE5y7JSTan4dr369Lh3dLys+lSNgXTL",
+	"yj5QB1DvWG1BLrBTULDldtGWCwWNoIiSPoXouzRy23e/5pfGBRlEfDgyxTtJn2blFTArNK+vkP3thJv0",
+	"z8Knaq/yXZqXNpPdaCwyTbgI5aSGkLliGj0EQCgD2dJyvsGIt7TY0DwyAhv+zQ78BiBzXT7A9UUXwIfq",
+	"xNqZEk9kTG+cloxpO3uQDGcv4ISgruMRKiw2xzzwyJgZSv71z/+pz3vTSWyVYH3999pUvP+8+PAePoPJ",
+	"d0YlgUkUCwmeQ73VK5vTjLi4cSWE5g2TEkM+54y55akfZ3bQehwRs/EOrvRTBbrr4GBmM7Mrrx513TEt",
+	"Jw8CyKxWpaQGX+d4Bopp4s01u+6GRtkCjnvPny29hjtimPt0p8oWeu0QZoG3phYdsrfcBbVBj/ZfyrFl",
+	"0XcqmAAH2Qhsv7mrzhL9RgCnbNxnIZTMaOQZ65APkflsXSzM4aiek2NFUk3ixFjuTFNe/UhniZgQn37a",
+	"bP/yiH9i/+/Q/l/Xz61cj49+ajRzDWPTPZZdiygVQ9dZ9/9NbV3ZPw+uTw7B4PX46D/qLV6wz9Vqj8yQ",
+	"l62QlPukIcuTjW2zzTqrVD1Un5GQ6zii0yyTpmTHrNttAc1mpvtItSZUEz9tBGUkGTK0OVjcc42gwCUg",
+	"C3UHoAkU+RDT3xPWKn7kY0EDqPapgJrbkF+kIzkhI6pHp8v7XWYUh5/a+F0+0mkkafiCxlaUWlOSR1l1",
+	"XzXrNqs7URNGkHbAWWXeNed5tkhdBpJ73ZfhdE6GXG13C48kcRqsiLt+pEmAl3VtCU1/apgmey77iny6",
+	"fNX9ieiRnABYf/r3V69e/dJUZAKXVVuSNO9IMG/Z8G2s+w3r7dPghuylsYuPNGG3lmIRKM4hzH5xNwGN",
+	"63WAOZ5m12UDv1hqxdFSgTMqEUFqOKsSFriFCdUkSAyhpmaVTYJK4SgrUvO8TO8aNPFKzZ2yDiapgbYE",
+	"SdUrKu6uTlQoY7r+BYr+1lgQw/zBwgoDlXNIX639fJZamwpsIcWKDsKMamW1jzLMc2grcRlcGyaYuna+",
+	"KBY259ki6oSPNHn75uLy5ftC5DJYAOJ6vTGWYbNlGqbDpjQjqQ38KxER0xo6KvChVUub0M4ywyUpqhY0",
+	"1iNprumQlY3WdcXUNYc0Yosw7j0A637CIwOJrHJA/MI6ysGYUAepsAqsmVxahYWjVXfQJgiSm5HLFs42",
+	"4G6R6AmNNeFiYQmx2sowSx9842qBBj3CQw2LAZgLUvkRqvKJS8uqOabaU28ACK8OL8oQV4uZQHJqSodH",
+	"0XVaC6cG2t6youlPx0yE7tJSc/NpVgqme8OmZKgoMAMFsCkIHwor+dSjn/04BpDOfvlXnKhUVia3QC31",
+	"mRlWOvu1FzS2oh+jwSjlvKHL9u6dkGdPnz55tn9KIimGDArZ4KeBh4iQjKm6YSHJSHNbS6NbV4xEWzeI",
+	"jbqU1GC/l+cyyJAzQHVeMdG6Oa/dNzTZC2WgD2VfM3VL+zziZnowLpGv4olt0AbKpte64OSYp/wU/SHf",
+	"vI7zLaRllwB0Fk1R47xw2lvWO2Pm1D+l6QfpEIi/zi4gUFJDOLOGy1iyWrX99ITyPDOi6uOJsBh2sa6c",
+	"HZ+WIohpwMWQ/J6whIGTrg8lNE5JjyhmsR3S1SWEyFsSe3z0vOXKlguDAL9SnZuKD0eYHGAhLcsOgCSd",
+	"6vpbLmyFsPTAMhCgHWnbFuc4G8pbpoReKfx820noBXLpVQh3Ba+qZ1YGu8L1VVChAcdqSFUdVV3OmIwc",
+	"qVDyf1FQe7XXh+9h6wn3zzRvurkg17pzvhcCTOuA+Tma7ippOdA3LUM9XmqN1bqo/lL6c00rmfupwTU3",
+	"kGbB9+owrqTLlZrw1jXLycNwCln7hVyQlfFhTXkgbVFmFleWqnVwFwBespz6BqByfaFZDcCz8LbX4aso",
+	"k9Ot+yxKy1lTfH1baD4l3FQC7pOsb/tWwLxVvP7mYbXhllby6NYojov8i1V1b9H4Br0tpxhlgOmRPVTU",
+	"iFTkce/oGEs7H//09D+ezQ/kc4MW2Rbq9bVFu3igCk8aCDn/XBaFTs9oMys79VfXPpbiIMtm0W2i0BJi",
+	"ncs9AjvHLPFftn73MrRpxlyVSznFz7Zb+krEY7ndzSnd3G6N6+OvpUt7IEx2fbt7KDsCp3cDYizV7mdN",
+	"WJF9s82SV0KIJXbV1MamzdrWByqFK3pIQHNODQMOuNBMlIVSQ3NVBn0grKgJ5+lBHICM097wmVdWTlxi",
+	"AqrWoGhzMSSpsEcmHI1L9wS0S4uZd8wir8WKWWtTtqi217VppLmT1nnHM2s8p7aHs2aszXHkQWLuSgFg",
+	"m8eChrWvVrq6qjst0pVW8mltRR/6g+g/a9R57knPubufZCblPeeG32PK+13LZ35c3Mi1ocNB2ts17eh6",
+	"9DTrc3B08LRXHFMKqHXjlo55yJu6LWdhg/c0OsysFDQlXGjDaJiKPc61+QhLVhWckiOqyViC852K2o50",
+	"BP5yR1DTP2LmjfmF/BvozxY6Dt5bU8Gabnwt3qsw4ppzntsA93M9IoiAx7SmciX2eMeZ/ROEGcgRJf75",
+	"y7dnf70+++Xdm/fXlx9+e/neP0VrrX9CKNF8KFjY5QIyfEvdD/IZnYOlPm4MTe3fRcHy9j1D1t+lZvUy",
+	"5+4GHlCh8zt0X6kcyJz9rkUYd8C7ffkbF/KAClmX7rDCeTPBJSsaILG0oH2lRTmAei4/L/FRJUITCtFt",
+	"p8QPEm3kGOILpjJRUOUQglwU2fsQRXRMPXL79u27LPexmLFMecfrZEmSHa8zlHIIIZg4bS2VK5kzHiSd",
+	"g1YoNdEbELYHWcV59QYl5RhClmixRG9MdfvGGdmBnCcoC1bxZ9sxOngey1HSu1lBVrqt5Q/brQ31nzf4",
+	"+tPeXS6grbtkrXaQB2T8KMPybGRuQ4u113JCxlRAtyUf+g35oFFg7hvZg8IdxQx+Lw0I3N9+Q8FxWpBg",
+	"bs4bDMJOXVYubZI+z0hAY2w+SYNRudMWFI4pqDNSMKJHVLGwKd1jFd/gKvFKeE/NAf6XI+bu8jQNayYz",
+	"d7pKmcRaSy1eSKERYWV51UtYkbIVKMg9dXm7M6Qt8uvX3WNW5Xyede3o2X/8VC4ctLh2eeWaFp71Wkll",
+	"E6/dIrm8346Bd4SlNrBzd3BpPrAH3qcGsmwaKu1nNB3r67ti6VSEkEALSRjlHNpT4rvc4etYsQH/4hMO",
+	"9doGnGnXU+/ugnT5E02945Q2hdz51KiGe3B9dXx9052o7ln/RVjfJL1Fib11hSEvZZku+ihn937DnLPU",
+	"eU5dcvWARpHGBFKXIOqi3oiLenukPcznSbNhUdF7pFNnbW2yRfuc4KakhQ+3TCkepupl6u1NX6jLvajl",
+	"wA1LWD2CdS11DdcTm/1gyiOuENXtlLMK2laivRdEeBdd34X8iTWXXEyJ4T0EgNfUny4Rm4r1xarxfZai",
+	"wiAxSaUG49z7XJm4tKgUupSTbC0h5I1HU+yi3apA5TpizRfDUU0GeJanvlAMTNnzgrqRN2zqQVGCSgXI",
+	"vF5MzuteDn4dvfn7b9E78SH+f9SF+XT7ly9//Ufv8dGT46fP/uOn593r5lHlUjM4Z15l5rr7+euz47r6",
+	"MjPp/On+5xadTHe/FoG6cJJblqXdSs6lWV4yHCoazElQz3IYLZmQUQga+Q1jsYZ211wMMVfRUkorkaXW",
+	"ibzm0JMeCel0QfHVo6fPj3olsXhx9dXyyhcfTA3axIrdcpksdddrRzXBJo3otiHc8PKdzzu3lVSNeWwH",
+	"5Ma8/qCFJRT48aVGBrRa9MIlvvwgohfWJI7PRH1UZfPvM/ajWdafORDphP9VJPqmo3jjXn+grR/OJVqc",
+	"S0731C+c/pFKGOnfIbtlkcXbjte55WzS4Jm3c7fO6q1P36KV1C/nErSjCvIV2ROuuQrXRE+1YePuhIdo",
+	"5v6DZP7OFUYXF51y1ziXp0hnvGt2jf8B0nJhpw35trnvvqTOLaV15TC7FsXrLmB91yTFJQ0M6wGh9ek1",
+	"sKAFd7QWYbxAprYvj+eLWUmCan+Lddwgb7Y0G+CVtd48KXar5JooRkOs6lHXx4vYd6CiDgQCxDIsq4J2",
+	"2g8fX74/e3N99vHN9W8v/1oWXe1zJ7heF2qIXn/+U23l0FIvztpN+CeFFVNRv2gBvXj700oLLx/bZEHg",
+	"GnZ4ZSJQU2jG5rqeYrTbu7OLy5fndjd+MfyDiVsQpO0ktSzzAo0MZ2hjeLCxHguMvs5EmxUjcpZ7F2AK",
+	"5dOEFGxF0+1yVpt7jwIpWxLL/cwLhsNlmFIZKjYeG7Ks1W1DFzKvpEJjiEj5qNbBHioouXUOUV7Pxj16",
+	"yyiUDu/3Ki4adOSELEhF8l2CQfVKdVp2sELutRrknX2q5R9FSLAamP/f3RcX56+60OvCz5ltIOUNZ12a",
+	"2AswHCrSEYiSP1hXEy8Iy16w8U+6xgIHL3rFHZYWUAv5IxqzpjAZBVE9MUsL1MaM3kAqJwZtumhDSKSq",
+	"DcjEf1ynBfV0NUaTQXHzWp69ZK9BdFpP4xETej1dBuOIGntdc5sMzm0xeOEKTJ6zSNIaY6eQ4DdfUHf1",
+	"/YfLN6/+6tqBZ5Y6Cc9jGYIoIGkI5Uk1E2ZRKdbmsqJrKkm6VJpJU23PtkU8szOshe2G0rexDBcndIa5",
+	"h9Uec1MQbsRvoaqqh7HSVvnkIoiSEOtUtsweLXyszAhnz6fj1lO34UtGx99FzsYmYoeXEQ7tQT6g1Iu2",
+	"sbx22esQzwCOti6U2VU88OCqT5oO2ctbVhdJ/EHkZWXTVmy1ff3ehK7erYw5C9Oy6RbMPaIhUmcKdUpB",
+	"x3P1wQmuoS73b14e7qzD3smTq9oui0mCczING7ILw2vFaLjki1LXHPZ7KprSRp9vMjAbeq9fp/1NZh5D",
+	"GvqKR7ugis9iI7noQ0NCnUp4NSMWJIjWxGo2NpSY266lYTZ5y9TIQkBttwI+TgVPbjSLBoSGIQs9K5yP",
+	"eaDkvC6iNZEpG2x40aJ/RZptutT5rK1vRpPot+7YtTaV+KD4c33g7l28KNj5cNx2GcYM+u1HJ65m9Rxk",
+	"WptHprkTRqX5xaKIuqJtp+DFqemOUWACOc0qU6AqPZk5k+xmC6F5BerodQplkBc0sazhDbWcpgavHH/I",
+	"77cAGGV683kuO1+HFFUQDrYuS+Vr0a8cdBYb5bkOhqkC7/4M9G2tcg6T/apkEtcbDsCKn0VkOx9df+qT",
+	"kI+ZsOqcThMV5eQUA2zMSGpGqL5x+ThWIIoVSzXamgJ362+JdFcaf0divRQZXZ1UNsqxcKM/18R0+Dds",
+	"Cnm52CnBeR5OiY8r9uH315eXH9PuQmm6QN6oKIrKdQjcWTvKVCBFGBY1QiR2J9IIg2+EYeq2klLUGclE",
+	"FT415iIxDCaF30M6bZ7xo+R1LqJ+Etwwcw12pSVjHFpRCUSmlIu1oyyXOLRKEUpLTdeQTdxIG86xsV+N",
+	"a/y+N9B2xRfJeExVTdOVgZLjZQNR+tPlyHqKKzWEXcnJkjzCnn3NREauaPyAA4D3C9tzC2s8Titua6ay",
+	"QMwHdKK8gOYL58loAsj8XNS1IDnTAQOJB7zRRYzxT4kVUqYEf0TFPGIDQyR2R26/ISQlm7rX7ExKV+w2",
+	"3HzJGXZWTITfkRoPQqeuazfl+veUut4RmjItOSDHvR6xskdf3rKWX1tBh15FU15ZgXSN41foRFdoOu+O",
+	"9B4E93rIRXfYWhILrWAUNvREhWeY2x5QIaSBQkrQ9FeEVpDhKm9MhOsm2sg4jbyvd72wMeULSddLGPTN",
+	"64yovo4bG50WHUPpOrNFOnBO365fzQYM++sx1uMxFZPJ8KoqR7KcHd+Czkp2/DKkLEpWX+6Kl4oUKIDC",
+	"XBdSOq56tri0prNZj5rrNJItK7hMreQsKN70g7/ZmW3/ZSTpmC8X5ABtYDE64pEmLy7OXyExI3vuVw0q",
+	"eX3vzVLq/YKKeW6gi4O9TkNX6ldkydkjTezILMjFIyFXLDCO/qIPBcQdTfZQThtIpIYQRo/78MhkxIOR",
+	"VVipi1zHx/vtCyHND19dOUCjWOmjfCazMI1ZSoniZnph53SaKBQAPEvMqP4YS+fg23FS8X9QO+KE/IzV",
+	"A/9ttnrgAXljCA2w0XD51OzhXwnBWKiJkAV4OXDW+Ywl5p4txxyhgIC0EwcM4jkhjeoKvPmwJYtssKYc",
+	"1EbGxCggyhvOmjfqYNXF4xDNDAjzHz9cXJJDGvNDmpjRYSSHXPhk77Ux8QcRTT1yQcfsghv25wujeGA8",
+	"cmEPmWGo6ZW4fHuxf0D+YqUVTfbsbB75eHb54rVHfnn59uXly30ypqHr/scN1t8KqFJTF8Fbg1eY1Hsl",
+	"KiFFI0ZDpjzCIs3Ice8JzhnIkBEf8HdAecRCHw+M243jZlMu6YKxrt1H8zOkMYc8t2/YSVzWn2AghVEy",
+	"QjekFX/hOj17/SwadEdS2yt7+/YdGVLDJnR64ow5hkZyiG17tYfhP9rLkfZKpN1L9b5XKIOrPQxm40x7",
+	"xDBBQbQ3jI7tEzQIaa9atEB7QBq05xDfuxIlGrHvkSDLitdkL4+M9WYAct9z/RxhUjpkALaWbgKC6IMr",
+	"8cYUmiu68GMLThAB5gKRX3x4f3n+4e31xw/nlz7Z+6n30+P9lOj0WSTF0FJQK4opfmu3L5ixIuLBlbgS",
+	"f/rTWR46xqU4+NOfyEueSXWIcq7MpyPL7dF4/0o4elhBD78EKf58dDkgZ7VhblcCpPgmtLCYQCMtiWYo",
+	"LjdiQxkRsOQ/PLwSgRwzV8QCgslhRXBNE2B1B+nus3asljJVCBOeMyKxPV8UAe3FwobhLgGUZRS5NtZ7",
+	"Rz17iRDFbsf9+jIfZlmGR1DUxEnszv0rUXhO9mKqLAieuDjBAWeRhS0UQzxCBaF9aPGOT7hGuwKNpGAe",
+	"8UUSRT4JIkaVJvRKpFZcHL7vOc8/fB+PvLQ+u4HjfXtzeEdck1uuuZ3AGWErcQd29QHLMwig6jDGkrEQ",
+	"YsyzxtF7tC8TA3QhkCLcd+drhUc43uywaPFEDQSr+YD6Ptl7/K9//n9Pez27DxCnydPePtyrj1Kd75E4",
+	"SjQZ8AgC+64E9uI1iRKa+F+Bb3ukIAd+8w+IlY6IX/jRR9ihOps3ExHsKBLTIYMOZlxfCRnT3xMkAu78",
+	"3YlGVONQyxfZWBMLlqAIEm3gVqQKmXIH8RLUY0BkOE1Ql+Givl6h7nzVOSFfrzqWtl91PHLVGTNt6Q/+",
+	"ETJDeaSvOt/slo6xlnWhiuOImisRSqaBmUJXDIw2C2WQQI7F3phGVvFiIfnPiw/vLQ2fKMgSn8bM/tWn",
+	"IXFhjEQqwkQyBpBMxI2QE3ElEMpOyfHREX59wqKo6+YsroT0FUSBUqw/uccKyVmuEZwHi3fQFhIlJ1cC",
+	"Xs32wL5wbfZPie+27kNwi3a9P1gUansOz3ElgRSDiAcG+aM2ULNNG4uMe5ToKBleCQtswkOPEtGGQxB1",
+	"ugJAC/sg90VgQI3V8BngynHv2F3mOynY1N6lq99tZRhnItEnGHjQVJ/cVR36dPFLXaVyj2h5Jf6tWqO8",
+	"VMobgMYVKvcPyM/ArAhW1sKlNCzggIB9z9JP7UaK3JaG9rNin2W3WczsAdAF5g9NxkuiXBeJNmbs4MSZ",
+	"d8cSEM+ykfRcXZQqF0bbG2cAY2F6ZeDno5pcvD7rHj19dkBep23NncPQTg7Uq2uHInJb1QeqUVnIgdT0",
+	"iNFbJ0QabiBWF+XQVJ45+/im0B3+pNM7eHzQA8MbBqN3TjpPDnoHT1wAO4jVjgWGWAt2WFcaAHE7GFEx",
+	"ZCgDFqO6SsKUR2QUWoSBKlUnlnWRPZ8GRiofJAVqyA0XoYVfICdXwsJ/JkRIh0b4FwV66kGV+APyG5tq",
+	"ZrqWOIXp2Ss5eWSFlt8ToO8iGfeZOiW+/YbvXQkfJ4S0XiB2uBSoG5G6X2EWl03Efk+ovUw2PiDvQfAH",
+	"vkhNqhjoQMYW+66E+wEzljPj6f4poQKaQ4NwayUuK+EekHP7DRSXhSR9NpCKHdKBYYrwMR0yfVIENat2",
+	"2Ct3AGSFJAtwCUbI4QuAyYjxIxmFeLg0K2JcQXe7D4SdTOp7E3ZOoOv/mb3+t3IIcKEolKXTnZO/1et5",
+	"+RBsivHR/t355i0cjYaOfHg1ajCa4k2A+5zrMqAAnUyrm4EA7nupcGdlXh91XDvT7wlT01xVcFEYqJ5C",
+	"fx/65S0TQ6tfPTuGKO30z8c1BrvmdaJwgNHPWR/QuhVkQNi0jMdHP91hHYALlmFY2CZ7kCV8cpX0ek8C",
+	"HsJ/mT0rELCRqvkeOTg4aDwxmOgOa/1sdf808+Hka+eo1wPTjBTGBYxCcyxUAw4h5uLka+Fr86wLCKtc",
+	"G1TyqsZsSx0sAAFFg+M5sATwGFdQN3G20sOfaehcJfjK48WvfBLUaSgsxJeeLH7plVR9HoYM7GxP26wM",
+	"XHuCRiBvoYEk9QF37FmgAgVbjgCNDR1aBO7AaXU+2zcquo7rblRD7i8MVQZsIajEWMJkUEKpKlNOx5pn",
+	"ZPhIzejPh96VcNYG6PjhsmqsrqnJ5dsLlIdTkbdJgUrZAnCdiFvxzypc+kqslrVURw3haDL30c8ynK4N",
+	"ct/auTMAKxvIXOLXxrAmzQmrwZkLaJlBOPSMQcsMfP6Cme4LtLq0MEN5Fdj487/++T+nJIWL0ypcnDq4",
+	"8Mke6D4+QofvDA9gi+pUD6hIkKok59t9IvnR88UvXUr5jopp6nu9C6o7W2jn5G+fi4h/UfR+gbkesKjg",
+	"MMqpgBnVEAGZmGYq8Aso3SVkhOldVt0ccnBQh1X2WzPwfVxDfBAaXcxBS3B8WVhTxfyzVwHLU/KOfume",
+	"Ddmfe6fkX//8H38lOHvQnCEHl68lW/LfPn8rwc9LZ6tCTcqQgjF1DtxkrpV6sHnHBfKOkVSmG/FbNmMd",
+	"z8wS5WY9HsrWYdow08mxXjrcUvlK/shlqXIEGJuhggQeDkFdCsX4jJuRvaqx8UqMKBj4wa9sJKhx9qv7",
+	"dRwCnbBv0qVcumTTTTCM8kfSRgltGMfjja4hrGMjl6klE7XorKhyXkwuYA9cFDs+OmrzmVjJgGnwnb4U",
+	"xmLaPSCrxStCRRWX2iCrblTszxDkNUPaybH1TNpebsYoD+NoFB2Qi4JRxNkmuDaY+DmrXpZhSN+zlrlg",
+	"+CfN1JvwFdhe24x3rY3yVzap7JRPbrHWU3X7/BC6T3XTrXDi8CsPvyFGWDmnXsR1FkAj8xqjaVVRsmfF",
+	"LrSLp94C9CHszyIBFiWt4RmLpKFzrPv80OkmLn3+G++leSUTEa7l3vFcWtHDZYnNm9CRjs8lqJlk4SbD",
+	"puqpZXEGxXKkqiW3LfDHolIrZ/2fsyDkvr9BWuMCahpYe5rIsCpU3fnKf4El9VnBldGM6MWAG3dfs2zp",
+	"53TQg+JH0LR6GYb0Wup74kbFKnlz2VDeTeEHYD/9HIxSaMwg6zM2iK8hGHaITkvI5IVlDsgHkZEKcFvt",
+	"wQgPnu6fZq5odN09P2jQT9IQrs0oJuWSlveskWTRafWEyp3dg2eZLUxIL5z7d1u6SQbnLoqEpodbD+pV",
+	"4lsjYpVBFX8vguoieQiNUt+dPLQ0NKyBm0JIzYIb9eqZ55CZxkvr7fB8u6Lxr8wsvtZVRWKIGwga4lKR",
+	"lbmEESyTJgf5WsBYMOBfWHiaRnTZscivwOwmb5nrpFWGN4w/uxeW5gLp79k70w7UCdUuFG9HALfKDhFI",
+	"WrNDxeiNc2LMCa+BEA6wX8cyfKRJ+hqEqpykdQfzJgt7GIkCGeonqAnf0oiH2MCDiivBvoxoApHMvyfS",
+	"UBf1phgNRhBQARIl4GBp8oFUYH9Pq1w4vMbvXQkf/vRPyNMvXzzy9Oi5R6gVVLs47Nj+gP8U0pCBvWGI",
+	"QgsiqVmYbgvi2yAo9ID8hZvRlXARxucvf3lzcf3p/C3m1menQFXaZxVKQ+XBm1aTc54fOmZwjLopzuXn",
+	"9CqWpYBlHas+FCNbauqHgEC9phALeFgKsZhLIHDuC4PEaaNKHn6qScm7LFzKD6HeBVwFCTfdFHDh4orK",
+	"3ocsiL4G6Q+/FkrJzLU3vrD4oXPWiciYw79xMO/8XS7I74TQKHL1Rsbo2spJBKSv4FuAkY/0PlibwDLl",
+	"8Nh9MApxEmqqeI9OtHk4CpHbBOgK0wXMxBg3tG1B4nGWXUJFHp9zJfYwzI/4MJHvYdyXn27d96qHwoGi",
+	"wJQ6Wz+0fEIicwr1wK8E4CCPIkLJUa9X68yzX2ymCjVYXj4urmfIpMkZ9qOZpxDr2EQS0kIgtVFXR0+f",
+	"bTPqqgVVwEsAEJowxdxd7OTzqi4N2FLiuHByTRRlAVDak+dhWnEonTQDMahTnUFYuaxVc9DDos4amWnc",
+	"5RTNN7O6MQ/KynrJ6PhOXr/Fr6Sty+7JNgun3MI0i7fxY1hmM8jLxHP3S7Nd9gWNnTQZMwF4xSo9eOq7",
+	"6xRjkSHaPGaK+DFTXGLrnVorLSxnUxotTL4lGy1urEl+hKc7C+1GLLQpSM2CfIVotzXP5jD6g1pn12hs",
+	"bb6cOabWhgvo7bD1AdhZ593o2q2sLyAFy3VHAdaSBQ9Aotwp5gCZ7NZIYNkZ12h3bbSsbp4Nbcmu2gKw",
+	"v2er6sMwki7mSFjfYK4W8SsOuUclYpPSOuxmsbCO5/JDyOrD9H5TKHEXXpTU60ToX13NzE2QLph7OwK0",
+	"qypaT7jgrHbi8ybE56wEaxUKy6RqYfRoMXsGXknL5mgyZuM+U3rEY+3VRAZWup3N8mz8ZA73O6n8jlJ5",
+	"4503y+QNp9/b4f+2BfI5l7kGcbxOet44B9qO7LwYAnfxCA8tHmEZ7nXo+NBiqfudG/g9yd64p8USuDuk",
+	"HbFtKjrgDggjvTZDfGvt9C51bTKSWCoJ10FopBgNpwuiowsgsEnCjV/YogLhtthAxHNBdEe+t0m+z8KQ",
+	"0Cz5eDUqfvjVtT9qYdGvQv/iJLSxvN0pEDVJaBCx6q4OajZuggS2TWGtpq2NXI2x+Rz+tdTmNzvoQbnn",
+	"7y+nye1/sSSQVXYle5jxjKl9WMBt/4ew0WVHUIDv19lvzT71CyMV01ia7JaHTBXq1rp2WHbqE8KwGqyP",
+	"MW4+BlPBCXtEMxq5zhVX4uzlRffo6bPury/epaVqMTTt3dnF5cvz699e/tXfJzKb6lqxgU/2fCZuT96f",
+	"vXvpu3qngLRQW4KJW66kgJqScpBHse2Tf/3z/xRjAJprQjhQ2pBE4WbfjjSRbq0x9AuBAJOiZWLA0AUX",
+	"t7+zU27CTpmeeAMmzvCAls7+IgjvcrHuOxdrwaU2myMbr623owAP1lK58LbXHj7wK7/lYpiz1xn+SA0Z",
+	"Q9qWYPtEsTiiQVZVC6LOsUBuoJjlk/pKpK+7aHQ/rdCnWFYyEENcXRR9Gs+OpZvgBLLghBq+itbFe+Gr",
+	"2zGytsWq3NL6IyDYH9T6uhJPPjTMNSJas4HsHRShl4KRYMRoTMoFMLFmtSxgKKx+TyfByEKbVQ0trcAW",
+	"F/tpMROur0RaKFuxWCqH5DIxgRyzA3Im8pSHAeVRoqDIeCENw2WfyJsTAl2JsAnClXB14V05KYtdlIsi",
+	"8UGaAQvPqqlDnwxCh3aoKTbcgBXaYVfQzQwU9WZqVEN67LXcH1u9ZNqcM51EjcFK7oTTQH+7vB1frWCi",
+	"PcUCHmZwYeHB9dWdRUyvPoELKkwvtJx8N04Ru5l2NhD9w5g6qmaOxcFIrxHINiWmbE/3nyeg7BT8TSn4",
+	"NfBXIk9LRSEBVcyCkEohR5ldrynYKIPrnU1gGzaBWjo0zxawaYnlD00Otqft1/OTzUQlbZgVbU9dnqsr",
+	"7yKSHqBOPIeNoXo5V8x+h0O+EzkbdtMi7Ag2/UNI2uP0flMYcRe+SNZ+56olbILCwdzbkbZxW00RO/bh",
+	"Tt7ehLydFt+YgcIyqVpK5MaaHzMyt5fG+A8VFc5UlRdQKhixmsTxHPR38vh9y+ONcNIskTdcV29HM7Yt",
+	"lM+5zA2J5RvnWtsRzBdD4E40f2ii+UKOF9NpJGmoD786aF1UwuychVjKK226k9ZHwdL2e1mPzLTZsJv3",
+	"UTayieN9xKW8oLFJFNulva2Dk+WHH+CxhiS98QJUfEx/KnC4WRRP2ySjX9C1X+rLkLPC7Bjplw6djKRm",
+	"qSQ0gq7VOPA6XQW0GV8ZlE7SD2N9LfvzODbEkbs6l9+QmUVwtj6KWflSY9cFeLwD4lr2vQIEL6ylloIn",
+	"D8nef3exNbQ70e6bX/YbCqvlBHJuXbUlu6hmhNgiCWfz7SQf00HfiaUE9tMiLjs9nB/CWBLnl5yBd/rT",
+	"nJpmoORCADYc6gF5Y1LlU0gz4mJIEmF4RHwaRdeo6frkEP9MiwZqHyI5mCFSubevBFWM0DBkYRqGXQJY",
+	"l6Li5oP+2zXPs4AYvzm2GqFhQ4IzTr4de4/bWAP9d/e1s/hswOITpyBVg0lVyruU2cfJNJndB3HFq7fx",
+	"1NV8OIXOyDxgV4IGEOKknWQV0SnmoECZVct8QsINFMeO2AD9uzIxTXkKTpjOcWlnP7pv+9E8qGs2ITVd",
+	"WW9Hh7Yvhs6/0g0Zku6BIW7HlNQGEHfGpIdmTFqambZMT0VocFGyvwIj/b4UnOLW2gVg2kNzMsWOIDeV",
+	"pcizdVPYJGM6xaLOG6DUDSUq4JZQVmNfoE9Ju/oUs6CxUUJf/NA2taDShhsrD1FhdkR/m0T/bUHqcWXS",
+	"a5Nf2rOAeV1SmjWYGfxYpM38hZtRqOhE7Ohm5UrTkylmT7iCFhuRbttVgIDmCdWyFjW2pa7Vp7uoT7eQ",
+	"JsDRdU4Ne4tvfFfyRHlzLcyn9YEnO/yolyvqbThQ/GpjamCtcPFBMGwPjJ91PddmGwSTPVSUCDeEC21Y",
+	"bYP6othRhqCNCh7lT21T9Khsukn7rLn9nSyyTVnkAh2B2W1k3Qtd87LBSrrpDFc5/Ao/LSOd1KDRrtDW",
+	"nQptgZs/v2k5WOaiF9lWF11Xb0dwHrIV9o6wsTExFq55SaPu1hjwNg2+q+PDroHHRm27d8KsOey1tab2",
+	"PVp98421zAXaGXwX1SEGmMrtUsMUav4Qpt4cHjZP7rdu5i1sdmfkfaiKFdxPGiWOdYlXJfSrKk87w+5a",
+	"Dbt4k9u16lbE4RLUTLtp/FMLyeDndOiDKlu8Qpdg3M791DouHV3LyNpiJ6IfJcA233MVQQpPmsNt7QHr",
+	"UttgnfQtXEApYd/F9l270D7XPNiVb8eijFBEHP6ybxSIL+ECyyjXJ8sURQp3zRuVJ9w3tilMpNucHy/k",
+	"bm0XSLu5QNr0jOeiTAPBb1mdeBawd0lgawlHbXV3iyyojffS26H8A41ZbXnvay9EDNeETCyv/0suJQmg",
+	"wTEW/XQ8c8hv2UwP/joeeiUyJuoVWOgp4aZcyzhIlGLCpF9oLjx874x0mwbYpbBqF4D7MANwl2PCiIEL",
+	"1K100INStC4ZHd+TzoT7b6EtuYP6MdSkHCoyOEt/WlS4yQ3cFD3F2bekkritNdHQVG/baSEb0EIysKqB",
+	"yCrJWy6fz0kqWUKfkz5ImpznFTLzPMLFgCkmAkaMvGFiqa7ORdzY5ebde27ePBCao/40XVpvR1gehK4z",
+	"/1o31mbFMDoGI95Y3lZICXReoIbYIQdN2sd98MktaRytwHmnZDw4JWNpHpsVkVpr3ahF1aLwcbnEjr6/",
+	"aj7aseY6+H4tJ2RMxTSvTjRhipFwZ6icx5uxHWO1yo+LP5oFyjkVf1qT9xSc2+aWfH8JJUtkkRSSITzC",
+	"aDDKhWWVRD9IcZ7CIRSA8bzw6+ISPZVoOypCq1CgQZSOGTGKCo3E0sPB9njBSCqa/IGbDiXdcgLHwqDR",
+	"wnn+oaDyD6qI58fdiAU1tHUpjbzxRptrKZ9mtbPKLU+uxF1K6SyX37HT2NetsbeAtWa9/V6yPb5j6rSl",
+	"oo9trnztOv0LcEy6doRRMiRSAc04dXQnc1wqmQxHrsxdlbwdwli/SeG/Nz69HaV/GUzINX/vO8eKP6gl",
+	"4A5MHrGgnS51DkO/N33K7qqFTrVjAvMSPpDuggVg0yxhjjOzdKebptv2G1vWsWCbTfQ7idiOPG+TPJ+F",
+	"oUWHJGIYNHxnKn341f6nXebGLCrsojPvqt7Ym2xP4hYqOvU309uRiYei2yx33xtL07HX1zpp/d5Z4JbV",
+	"l0WwvXNbPjhlZRm0yhgitH5YWKAUOkT8ho3k/9iZaBcY1XSGQU3LvPlJM3U/0ZjpabfQnvJa6XuC3TJl",
+	"lQauiGaBYkYTqciI6hHT+z+Gbyo7jiLg5z82e6becWE08fVNd6K6PhnIKJITFpL+lBz/RBQVoRyT/tQw",
+	"TbggiYixHUSfavbsOFGRR7SRyj41mly8PusePX0GJnh6JfRIKkNCrmO7kFixAf/iuVL3JlHC2dvgytAN",
+	"xnXeX0iKaHpALNm9YVPSZ5EUQ02MvBJt0gVIIVuAC+KnMQc8nNOGIoW/TbE5N/2WlLzS18NGHpdCDVwU",
+	"xkPaC/KIHsmJIFIEbOdZWyMfsxgI3Y7cuTdh8CznWsqpVrzRfhIOmdEH5KNiA6aIYrfyhnlkMuLBiNww",
+	"FjtHnJxAxTXswBVIFTbF5JQwZ6cY3rl32wJYmKMMNl7E+tn0QhKyu+GGxmYLr3cjOXlyIpgCIlAMVqWK",
+	"YYreaZEdB84jZrmwFQaUNAAqjd6t+2GdW1IO2wL8Tjl8cMrhimz1EHmiXcW6q0ldWAXFx/nDa2r804xB",
+	"ayNjTSZS3XAxBNcoVITQgsZ6JEHOlzQ8IOf2ZUjUdLw7hNe5JpQI2ZXxLJriuAfFHrx08Ts+MVMS1Z7L",
+	"ncDX0uuNgC9qjJQINikQPnDjZ3GMgo6Zh/zGSxlN2hff/sCl4gblUfYl5moKauGVSPXCXO1AfQPUQBkh",
+	"lKN8miLJACuq0IBdY2Vs7ZM9+74PMzNtMexKuCQNSYSckH8n8IJH0HQQUQMGBCoIN2RC9f4p7qcHZbV1",
+	"hmM0Xc45cEOLf3bN+FAq3EuOi8e953W6Jl7NPTHMc4SDLema+PVGXbMGhIoKZyqppBdPLWDABfJdoMhW",
+	"2Sve61L0SUasXQWwcxmxh1n/q2wIXTz+VyWTeJkXynnvK5iBN2qcze+lhX1WRuzHKi1W2nERG0q/Nxti",
+	"sQ4u8e08vmVUVStnXfUTj+hAxiyEeABDxlKbbHyan+hdiaL1k+wJxs2IqROip9qwcXfCQ7aPLBaYt6t1",
+	"OuEBm8PFnMU0B4pNMbL8C1uymxa22CTRFu54ZxvdSNZB4YTnIFctt2lZfqwKyrtw/3sP9293yXOMn/Ou",
+	"sLejCA/LCtr2tjca7W9XcVqqSJZqHcBZc+so2QsdnIqQIPOzXDcvaTbeb7SN3ieT3JKFdDmU2NlJH5yd",
+	"dDkG61zu3bRGzlyNrhx68tBDaTapQ5VPYrEaVS1F9ENoUtVNF8DxovpoUTWy8oFviPqWP7IdLaWy0QYa",
+	"XDnana6yCV2lcsjzwbeJoC4V21H5YiGnLg+TW6JMWQ3S7EI67qjbLAUUzRrOoqvp7QjKA1R1lrz8+ynI",
+	"3KCsbIFjbkdlWQnAd4rLQ1NcVuO2LqDiEAMqwE1ea5U/Z/2ER6HG2ORYho90Ho0BzXY+Sm2Gimki5ARd",
+	"lpqJUBP//YfLN6/+6hMtXX0raUZM2TmuBH5WEyPlATl3Tu/JiInidwSb5N/iEH8NZc5rfcow4YUbvVG+",
+	"4L5xjidXiza1Wzj4IykiuDsUrvJDTSHrQ3r2JZgy1CRFRbjxVDQ6T0XoACOWIdaLVCyWyrAwjfyxn4+o",
+	"NmTMRWIY2YtlqN2otBjFlThnIdenWUUb//zl27O/Xp+//OXNxfWn87c+TmM1q5EsgjLE9u3XQZMVNHA3",
+	"mwQk/EIT3YWnfyiYSTGD3DKluRSYBjHERu6xDBcBkGF0PN+QcgkjvpN6CXYziy0gcCg/hNnDuMtNYQQv",
+	"e5GBw47akJBmp96OMQM21UAYsKbuzm6xfruFQVCqwl+JPC00S5zBNMjOtOFRREY0q/iqXTzBqSuISqQi",
+	"ae/3MRlwpRuLvmZwvnPL3rdbtgEumo0U9XfV25GH7VohGu9xDfaGOkvChlnTdqwGi2BvZyB4aAaCBWwt",
+	"0XTIDtktK3sx6+rXTQgOI/KWKeL/zer/HjFy3/eIjEKmDfIwDwTX3Obm+pLRKGKKBFQQxWhI9mhgt30l",
+	"qM6SLN3y9w+IP5BqTM2fA32LTUPPgoDF5oQY9sUcwq9psPyLi/8ie+evXpDjxz/1TgglI0ZDpoiSE+9K",
+	"mBETEBOo5AQ0EdgDVhcOZJSMBZTZ8j/Zc3hpn/mnhPY1E4bwUEMABBvHZkoCFkV6/4D8BRXNK+FDVQXf",
+	"gxVw3OVkJCN7VmLI0D7iB6BQ+EQKj2ijGB2z0MXXuwlclL1dJIj9Eb9hV+I/Lz68z2PABftiCE7lbCH2",
+	"V/+/u+/ZF9N94b6BO69Taa36lG9xeSUK3n2l5HiJaGE6ZJey9fh77Ki1kQITacz/Mu+8lnrJUhR0yKDL",
+	"9JLvoLGh8FLVzOeKDiDWnQKGKx46/5pDvgy+Ol6H29d+T5iadryOoGPWOengyx2vJSspgOMrfPPbRhXu",
+	"/HtO7fY6KTEpT1KJlrr4L8TWImE5zWgHllameFADzqJwhp7Y8zLT2B6RNqohRChX+YEiO1JrX8WvwnGU",
+	"0L2eTDsa4SgwkA2YeM/uIzvbEv3ZzwieLNjc4C1LfqRAqtZFqsa+xFLhyvIjm9new2b922TMYOwo3nGB",
+	"OQPQzDDn7N0m7iwNjeq5coHvhVwbLgJDbmmUsBRAXCx9f+qTkI+Z0FwK7ZH+9ErYjzAMVwukNgfkg4im",
+	"8BKuvtAVsJbBc03A8cBCslcItb8SCgH6hNAoOkWpsZQ9cALT2d8f5arzaebBmxkrNbsS6TgLzGQAhM7i",
+	"JiaJpq9aMQPV8+JyBWSW0pCMrTgPrgwz4mJ4QM7EFD53JdLAvTGdEqpv7EfcBIVK6mTIjFXwn1j5Rcmx",
+	"T8aJNqTPSJ8NpGLEN9Ine8dHR01mZyTW7r4fHo+G8ZDW8/N0x3tX4r0b53Ap9DQ5FvDxQ1fOtkmh8QS5",
+	"doRuIX02fMw0U5zpRSTa0mGf20/f0sgn/SS4YYbsfbp84VxcHhnJRFk6FdLpfh1J13HEDekDIb4SteT7",
+	"1MkiSmM0N7Bz9y1Lv/pWz1CG0+iAvEPPGj61BNt+0aVSXYnjn2A9aVOJRGUD02yr50d2pRqIWkpv8x3u",
+	"H5Az0PLIrJI3jwJe5if6RyGC5fv+GU97wkMzahKX01NaTmB+k771bUd6HxrpLYBtk4mMjyGmhj/82udb",
+	"NV6hgAl1Dfl4PgV2qlGj0/gTjLjfmPvyxRfkZicvYgwCG1MekT1IdPVIQDXrakvCDb9lKIvuN9EOeHWu",
+	"BrZZYGdqsesaruaHcF0nDsRyILV/L3Jd21Eb8g/YqbfjuoZNNRA/e0w71/UmXNcJglIV/kpEcqmI+iKl",
+	"wrqy2lkG5vUC98iYjftM6RGP7VCrqC8Rd58hxC7a/o4u6wZ4aHZZ1x99b0cWtuuybrzHtYfIXzBjnK2M",
+	"aj2RCgo6+SEHmhWeEMs4fAKhvSmBeKQzutAUTb9hHrcdH/giYN75wB+aD7yJP9rRLEiU/aDFoz6jiqmz",
+	"xIw6J3/7bCX5QMobzrJfPtsX1G2Kd1XRF5ThR5pYMFMyInFEBTslmkWD7khqaPimpUUgBbVlhCRx0o94",
+	"QHBWi0aJijonna8AbOzbyeHhV/vmt5OvsVTmW8fr3FLF7UEBXI+ysP0BTSJjdR4Z0Ah+roNP6AyqEiEs",
+	"ssNyAUTt3OVpfur99HhmBgytfvHh/eX5h7fXHz+cX8LbuNby+yNj4o7XYSIZ2yN3f9r/4Ml/zq5jlhQh",
+	"TQGDUcxkHDGyF8khFx6J5FAmxiOTkaRjvp+5x6uSiP1xSsZcQECdU5rgFmfVs08xuuUtcYslVPf71z//",
+	"D3oNbnkIdO7s4xtLD6dgnJsId10wzvkG+1Qz8un8LS6Jj5lM0EnmPv5aaqNrvv6CGhrJIWHCKM608yqg",
+	"X5FA9UtHPB9p4kPfVx/djF5RPgtoTPs84gYMC9lHwWZS91ULCn+XXGDfCGwnC+HaCCC4L8WIHtGYeSRJ",
+	"jwhHYnnDWPGAaY9I5XzC7qNZ8bLZz350J0oCxUImDAe/1cB99oD8F40ShjEXE8UN60oRTU8Lbks9khMy",
+	"AfQpFOuN+C2rnjUWYJtdwnvw10LPDM2MJnvueLWXCbGBFEGiLDhNwWI74SKUk30M6qzvswtHUlhBsenG",
+	"7Br+YifKHEhjOrUECg4dzxcqUGkPpu/esGn2Q6kReUwDLoZ5OcnC5z+6RdbCm+sy7/bt+hE4/39fhhz7",
+	"zmX7BChzvemvXWt6TaQ4BZ+ZJUQwBYjw8Fd/mtdWDsdcFG8m610/u7A3InfUeYRm9Uj2KhlOHvJYqQjY",
+	"vvdJ3zIn7AiWVti0gF2Byo9lHaQBJ4yMU8+oYYKKYIoOSiTplIvMH1mYGkOqaqEdvaPYvAGXiEFyIswm",
+	"rKb7ey2yltM9uQ/UgbkU3VEypnbBXAQ8zjDNbeAUSaQlZvn3CnPPZI/V7A9p82QkieZDAUFJ0gVWFfgf",
+	"bMICeflbWI2/QrcLC0AmPftVKB+cmpe8/Pattlk4MEBRDKpykFSYG6z3dZNDFbq0HAjcVwnYvGLNOPtr",
+	"ofwc3qxlWXjARWpQqiJSRw/SQjohmQBtECGkw3lZy92ZU0X0s8iGSyLOq17idyE3NZ97K8Wwa2lmmDc+",
+	"gRtJPTT5rbhPFfuU6FIjjHyPedXLmjuLmYV4GqMLLLTAoMhYCjMiUriz84pu+kIN/ZyxYNuGJoI6oZro",
+	"mAlkXygFcsugCkb3TGDIoxlLIEeHrG75aWYTZq65fCbPlaP2SMBVkHBD+orRG4DKjHIby1oKnyhkPn37",
+	"/O3/DwAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

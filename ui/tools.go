@@ -1,0 +1,242 @@
+package ui
+
+import (
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/relay-llm/relay/internal/controlapi"
+	"github.com/relay-llm/relay/internal/rbac"
+	"github.com/relay-llm/relay/internal/wire"
+	gen "github.com/relay-llm/relay/openapi/controlgen"
+)
+
+// The tools: payload captures (read and redact) and the routing explain.
+
+type payloadsView struct {
+	Projects                    []option
+	Project, ProjectLabel, CSRF string
+	RequestID                   string
+	Requests                    table
+	CanDelete                   bool
+}
+
+type captureView struct {
+	RequestID, Project, CSRF string
+	Stats                    []stat
+	Truncated                bool
+	Request, Response        string
+}
+
+// payloads lists a project's recent requests (from the usage ledger, the
+// last 7 days, newest first) with a link to each one's capture, or opens a
+// capture by its request id.
+func (h *Handler) payloads(p *page) {
+	q := p.r.URL.Query()
+	if rid := strings.TrimSpace(q.Get("request_id")); rid != "" {
+		redirect(p.w, p.r, "/payloads/"+url.PathEscape(rid))
+		return
+	}
+	v := payloadsView{CSRF: p.who.CSRFToken}
+	project := strings.TrimSpace(q.Get("project_id"))
+	projects := h.projectOptions(p)
+	v.Projects = selectOf("project_id", "", project, withNone("Choose a project", projects)).Options
+	if project != "" {
+		id, err := uuid.Parse(project)
+		if err != nil {
+			p.fail(controlapi.Problem{Status: http.StatusNotFound, Message: "There is no such project."})
+			return
+		}
+		v.Project, v.ProjectLabel = id.String(), labels(projects).of(id)
+		v.CanDelete = p.who.CanAnywhere(rbac.ManageProject)
+		to := time.Now().UTC()
+		from, limit := to.Add(-7*24*time.Hour), int32(pageSize)
+		params := gen.ListUsageEventsParams{From: &from, To: &to, ProjectID: &id, Limit: &limit}
+		if c := q.Get("cursor"); c != "" {
+			params.Cursor = &c
+		}
+		resp, err := h.api.ListUsageEvents(p.ctx, gen.ListUsageEventsRequestObject{Params: params})
+		if err != nil {
+			h.failErr(p, err)
+			return
+		}
+		l, _ := resp.(gen.ListUsageEvents200JSONResponse)
+		v.Requests = table{Columns: []column{{Title: "Request id"}, {Title: "When"}, {Title: "Model"}, {Title: "Status", Num: true}},
+			Empty: "No requests of this project in the last 7 days."}
+		for _, e := range l.Body.Items {
+			v.Requests.Rows = append(v.Requests.Rows, row{Cells: []cell{{Text: e.RequestID, Href: "/payloads/" + url.PathEscape(e.RequestID), Mono: true},
+				{Text: e.CreatedAt.UTC().Format("2006-01-02 15:04:05")}, {Text: e.Model, Mono: true}, {Text: strconv.Itoa(int(e.Status)), Num: true}}})
+		}
+		if l.Body.NextCursor != nil {
+			v.Requests.Next = "/payloads?" + url.Values{"project_id": {project}, "cursor": {*l.Body.NextCursor}}.Encode()
+		}
+		if params.Cursor != nil {
+			v.Requests.First = "/payloads?" + url.Values{"project_id": {project}}.Encode()
+		}
+	}
+	p.render(http.StatusOK, "Payload captures", "payloads", payloadsPage(v))
+}
+
+func (h *Handler) capture(p *page) {
+	rid := p.r.PathValue("request_id")
+	resp, err := h.api.GetPayloadCapture(p.ctx, gen.GetPayloadCaptureRequestObject{RequestID: rid})
+	if err != nil {
+		h.failErr(p, err)
+		return
+	}
+	x, ok := resp.(gen.GetPayloadCapture200JSONResponse)
+	if !ok {
+		p.fail(controlapi.Problem{Status: http.StatusNotFound, Message: "There is no capture for this request."})
+		return
+	}
+	v := captureView{RequestID: x.RequestID, Project: x.ProjectID.String(), CSRF: p.who.CSRFToken, Truncated: x.Truncated,
+		Request: x.RequestBody, Response: x.ResponseBody,
+		Stats: []stat{{"When", x.CreatedAt.UTC().Format("2006-01-02 15:04:05")}, {"Model", x.Model}, {"Status", strconv.Itoa(int(x.Status))}}}
+	p.render(http.StatusOK, "Capture", "payloads", capturePage(v))
+}
+
+func (h *Handler) deleteCapture(p *page) {
+	rid := p.r.PathValue("request_id")
+	resp, err := h.api.GetPayloadCapture(p.ctx, gen.GetPayloadCaptureRequestObject{RequestID: rid})
+	if err != nil {
+		h.failErr(p, err)
+		return
+	}
+	project := ""
+	if x, ok := resp.(gen.GetPayloadCapture200JSONResponse); ok {
+		project = x.ProjectID.String()
+	}
+	if _, err := h.api.DeletePayloadCapture(p.ctx, gen.DeletePayloadCaptureRequestObject{RequestID: rid}); err != nil {
+		h.failErr(p, err)
+		return
+	}
+	redirect(p.w, p.r, "/payloads?"+url.Values{"project_id": {project}}.Encode())
+}
+
+func (h *Handler) deleteProjectCaptures(p *page) {
+	id, ok := pathID(p)
+	if !ok {
+		return
+	}
+	if _, err := h.api.DeleteProjectPayloadCaptures(p.ctx, gen.DeleteProjectPayloadCapturesRequestObject{ID: id}); err != nil {
+		h.failErr(p, err)
+		return
+	}
+	redirect(p.w, p.r, "/payloads?"+url.Values{"project_id": {id.String()}}.Encode())
+}
+
+type explainView struct {
+	RelayKeyID, Model, Error string
+	Policies, Shapes         []option
+	Models                   []string
+	Shown                    bool
+	Stats                    []stat
+	Refusal, Verdict         string
+	Bindings                 table
+}
+
+// shapes are the requests the explain asks about, by the path they arrive on.
+var shapes = []struct {
+	value, label string
+	in           wire.Inbound
+}{
+	{"chat", "POST /v1/chat/completions", wire.InboundChat},
+	{"responses", "POST /v1/responses", wire.InboundResponses},
+	{"messages", "POST /v1/messages", wire.InboundMessages},
+	{"embeddings", "POST /v1/embeddings", wire.InboundEmbeddings},
+	{"generate", "POST /v1/generate", wire.InboundGenerate},
+}
+
+func (h *Handler) explain(p *page) {
+	q := p.r.URL.Query()
+	v := explainView{RelayKeyID: strings.TrimSpace(q.Get("relay_key_id")), Model: strings.TrimSpace(q.Get("model"))}
+	policy, shape := strings.TrimSpace(q.Get("policy_id")), q.Get("shape")
+	v.Policies = selectOf("policy_id", "", policy, withNone("—", h.policyOptions(p))).Options
+	in := wire.InboundChat
+	for _, s := range shapes {
+		v.Shapes = append(v.Shapes, option{Value: s.value, Label: s.label, Selected: s.value == shape})
+		if s.value == shape {
+			in = s.in
+		}
+	}
+	for _, m := range h.modelOptions(p) {
+		v.Models = append(v.Models, m.Label)
+	}
+	if v.Model == "" {
+		p.render(http.StatusOK, "Routing explain", "explain", explainPage(v))
+		return
+	}
+	rq := controlapi.RouteQuery{Model: v.Model, Inbound: in}
+	status := http.StatusOK
+	if v.RelayKeyID != "" {
+		id, err := uuid.Parse(v.RelayKeyID)
+		if err != nil {
+			v.Error = "The relay key id is not an id (copy it from the relay key's address)."
+			p.render(http.StatusUnprocessableEntity, "Routing explain", "explain", explainPage(v))
+			return
+		}
+		rq.RelayKeyID = &id
+	}
+	if policy != "" {
+		if id, err := uuid.Parse(policy); err == nil {
+			rq.PolicyID = &id
+		}
+	}
+	x, err := h.api.ExplainRoute(p.ctx, rq)
+	if err != nil {
+		pr := controlapi.Explain(http.MethodGet, err)
+		if pr.Status >= 500 && pr.Status != http.StatusNotImplemented {
+			h.failErr(p, err)
+			return
+		}
+		if pr.Status == http.StatusForbidden {
+			p.fail(pr)
+			return
+		}
+		v.Error, status = pr.Message, pr.Status
+		p.render(status, "Routing explain", "explain", explainPage(v))
+		return
+	}
+	v.Shown, v.Refusal = true, x.Refusal
+	pol := x.Policy
+	if pol == "" {
+		pol = "none"
+	}
+	v.Stats = []stat{{"Policy", pol}, {"Policy from", x.PolicyFrom}, {"Snapshot", "v" + strconv.FormatUint(x.SnapshotVersion, 10)}}
+	if x.Credential != "" {
+		v.Stats = append([]stat{{"Relay key", x.Credential}, {"Key state", x.CredentialState}}, v.Stats...)
+	}
+	v.Bindings = table{Columns: []column{{Title: "Order", Num: true}, {Title: "Host"}, {Title: "Upstream model"}, {Title: "Shape"}, {Title: "Decision"}, {Title: "Host keys, in order"}, {Title: "Keys left out"}},
+		Empty: "The model has no bindings."}
+	for _, b := range x.Bindings {
+		decision := cell{Text: "candidate", Badge: "ok"}
+		switch {
+		case b.First:
+			decision = cell{Text: "taken first", Badge: "ok"}
+			v.Verdict = "A request would go to " + b.Host + " as " + b.UpstreamModel + " with host key " + b.Keys[0] +
+				" first (the policy's key strategy, " + x.KeyStrategy + ", picks among " + strconv.Itoa(len(b.Keys)) + " key(s))."
+		case b.Skip != "":
+			decision = cell{Text: "skipped: " + b.Skip, Badge: "warn"}
+		}
+		v.Bindings.Rows = append(v.Bindings.Rows, row{Cells: []cell{{Text: strconv.Itoa(b.Position), Num: true}, {Text: b.Host, Mono: true},
+			{Text: b.UpstreamModel, Mono: true}, {Text: b.Shape}, decision, {Text: strings.Join(b.Keys, ", "), Mono: true}, {Text: leftOut(b)}}})
+	}
+	p.render(status, "Routing explain", "explain", explainPage(v))
+}
+
+func leftOut(b controlapi.RouteCandidate) string {
+	var parts []string
+	for _, n := range []struct {
+		n    int
+		what string
+	}{{b.KeysDisabled, "disabled"}, {b.KeysUnusable, "unusable secret"}, {b.KeysNotGranted, "not granted by the policy"}, {b.Held, "held by its breaker"}} {
+		if n.n > 0 {
+			parts = append(parts, strconv.Itoa(n.n)+" "+n.what)
+		}
+	}
+	return strings.Join(parts, "; ")
+}
