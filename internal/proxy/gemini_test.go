@@ -237,7 +237,9 @@ func TestGemini_CountTokensAndModels(t *testing.T) {
 		t.Errorf("record: %+v", rec)
 	}
 
-	for _, p := range []string{"/v1beta/models", "/gemini/v1beta/models", "/gemini/v1/models"} {
+	// @google/genai's default API version lists at /v1/models with only its
+	// own key header: Gemini's shape, not OpenAI's.
+	for _, p := range []string{"/v1beta/models", "/gemini/v1beta/models", "/gemini/v1/models", "/v1/models"} {
 		resp, body = f.do("GET", p, "", goog)
 		var list struct {
 			Models []struct {
@@ -252,6 +254,10 @@ func TestGemini_CountTokensAndModels(t *testing.T) {
 	resp, body = f.do("GET", "/v1beta/models/models/anthropic", "", goog)
 	if resp.StatusCode != 200 || !strings.Contains(body, `"name":"models/anthropic"`) {
 		t.Errorf("one model: %d %s", resp.StatusCode, body)
+	}
+	resp, body = f.do("GET", "/v1/models/anthropic", "", goog)
+	if resp.StatusCode != 200 || !strings.Contains(body, `"name":"models/anthropic"`) {
+		t.Errorf("one model at /v1 with x-goog-api-key: %d %s", resp.StatusCode, body)
 	}
 	// OpenAI's GET /v1/models/{name} is untouched.
 	resp, body = f.do("GET", "/v1/models/anthropic", "", nil)

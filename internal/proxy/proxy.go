@@ -222,6 +222,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		geminiKey(r)
 	case r.Header.Get("anthropic-version") != "":
 		dialect = wire.DialectAnthropic
+	case strings.HasPrefix(path, "/v1/models") && r.Header.Get("X-Goog-Api-Key") != "" && presentedKey(r.Header) == "":
+		// @google/genai lists and gets models at /v1/models with its own
+		// key header, and reads Gemini's shape back.
+		dialect = wire.DialectGemini
+		geminiKey(r)
 	}
 	rq.dialect = dialect
 	switch path {

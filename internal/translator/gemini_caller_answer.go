@@ -171,11 +171,14 @@ func (c *geminiCaller) response(dst []byte, r *canonical.Response) []byte {
 	}
 	if n == 0 {
 		// Gemini always answers a content; an empty answer is one empty text.
-		parts = append(parts, `{"text":""}`...)
+		parts = append(parts, emptyTextPart...)
 	}
 	dst = c.appendResponse(dst, parts, geminiFinish(r.Finish), &r.Usage, r.ID, c.modelOf(r.Model))
 	return append(dst, '\n')
 }
+
+// emptyTextPart is the part of a content that says nothing.
+const emptyTextPart = `{"text":""}`
 
 func (c *geminiCaller) chunk(dst []byte, part []byte) []byte {
 	dst = append(dst, "data: "...)
@@ -267,8 +270,11 @@ func (c *geminiCaller) event(dst []byte, ev *canonical.Event) []byte {
 	case canonical.EventFinish:
 		c.finish = ev.Finish
 	case canonical.EventDone:
+		// The last chunk carries a content too, as Gemini's does: the
+		// @google/genai chat keeps a streamed turn in its history only when
+		// every chunk has one.
 		dst = append(dst, "data: "...)
-		dst = c.appendResponse(dst, nil, geminiFinish(c.finish), &c.usage, c.id, c.model)
+		dst = c.appendResponse(dst, []byte(emptyTextPart), geminiFinish(c.finish), &c.usage, c.id, c.model)
 		return append(dst, "\n\n"...)
 	case canonical.EventError:
 		return c.streamError(dst, ev.Err)

@@ -182,7 +182,11 @@ func validateGeminiStream(t *testing.T, out []byte) {
 			t.Errorf("chunk %d has no candidate: %s", i, ev[2])
 		case last && (a.Candidates[0].FinishReason == "" || a.UsageMetadata == nil):
 			t.Errorf("the last chunk lacks finishReason or usage: %s", ev[2])
-		case a.Candidates[0].Content != nil:
+		case a.Candidates[0].Content == nil || len(a.Candidates[0].Content.Parts) == 0:
+			// @google/genai's chat forgets a streamed turn (and the question
+			// before it) when one chunk has no content.
+			t.Errorf("chunk %d has no content: %s", i, ev[2])
+		case !last:
 			for _, p := range a.Candidates[0].Content.Parts {
 				if p == (gemPart{}) {
 					t.Errorf("chunk %d has an empty part: %s", i, ev[2])
