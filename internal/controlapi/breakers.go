@@ -61,7 +61,7 @@ func (s *Server) ListBreakers(ctx context.Context, req gen.ListBreakersRequestOb
 
 // ClearBreakers implements StrictServerInterface.
 func (s *Server) ClearBreakers(ctx context.Context, req gen.ClearBreakersRequestObject) (gen.ClearBreakersResponseObject, error) {
-	c, key, err := systemRow(ctx, "host key", rbac.Read, true, func() (store.HostKey, error) { return s.st.HostKeys().Get(ctx, req.HostKeyID) })
+	c, key, err := systemRow(ctx, "host key", rbac.Read, true, func() (store.HostKey, error) { return s.st.HostKeys().Get(ctx, req.Params.HostKeyID) })
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +72,7 @@ func (s *Server) ClearBreakers(ctx context.Context, req gen.ClearBreakersRequest
 	if req.Params.Model != nil {
 		model = *req.Params.Model
 	}
-	cleared, err := s.cfg.ClearBreakers(ctx, req.HostKeyID, model)
+	cleared, err := s.cfg.ClearBreakers(ctx, req.Params.HostKeyID, model)
 	if err != nil {
 		return nil, err
 	}
@@ -94,8 +94,8 @@ func (s *Server) ClearBreakers(ctx context.Context, req gen.ClearBreakersRequest
 		Cleared   []string
 	}
 	if err := s.st.InTx(ctx, func(tx *store.Tx) error {
-		return tx.Audit(ctx, c.actor, "delete", "breakers", req.HostKeyID.String(), nil,
-			breakerClear{HostKeyID: req.HostKeyID, Model: model, Cleared: holds})
+		return tx.Audit(ctx, c.actor, "delete", "breakers", req.Params.HostKeyID.String(), nil,
+			breakerClear{HostKeyID: req.Params.HostKeyID, Model: model, Cleared: holds})
 	}); err != nil {
 		return nil, err
 	}

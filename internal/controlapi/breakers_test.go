@@ -61,19 +61,19 @@ func TestBreakers_ListAndClearWithAudit(t *testing.T) {
 	// A viewer may list but not clear.
 	viewer := b.newUser("viewer")
 	b.grant(viewer.user.ID, client.RoleViewer, nil, nil)
-	call(viewer.ClearBreakersWithResponse(ctx, k1.ID, nil)).want(t, http.StatusForbidden)
-	call(c.ClearBreakersWithResponse(ctx, uuid.New(), nil)).want(t, http.StatusNotFound)
+	call(viewer.ClearBreakersWithResponse(ctx, &client.ClearBreakersParams{HostKeyID: k1.ID})).want(t, http.StatusForbidden)
+	call(c.ClearBreakersWithResponse(ctx, &client.ClearBreakersParams{HostKeyID: uuid.New()})).want(t, http.StatusNotFound)
 
 	// One model's hold, then every hold of a key.
 	model := "gpt-4o"
-	got := call(c.ClearBreakersWithResponse(ctx, k1.ID, &client.ClearBreakersParams{Model: &model})).want(t, http.StatusOK).JSON200.Items
+	got := call(c.ClearBreakersWithResponse(ctx, &client.ClearBreakersParams{HostKeyID: k1.ID, Model: &model})).want(t, http.StatusOK).JSON200.Items
 	if len(got) != 1 || *got[0].Model != "gpt-4o" || got[0].HostID != h.ID {
 		t.Fatalf("cleared = %+v", got)
 	}
 	if !breakers.Ready(keypool.KeyRef{ID: k1.ID, Version: 1}, "gpt-4o", now) || breakers.Ready(keypool.KeyRef{ID: k1.ID, Version: 1}, "gpt-4o-mini", now) {
 		t.Error("the clear of one model's hold did not close exactly it")
 	}
-	got = call(c.ClearBreakersWithResponse(ctx, k2.ID, nil)).want(t, http.StatusOK).JSON200.Items
+	got = call(c.ClearBreakersWithResponse(ctx, &client.ClearBreakersParams{HostKeyID: k2.ID})).want(t, http.StatusOK).JSON200.Items
 	if len(got) != 1 || got[0].Scope != client.BreakerScopeKey {
 		t.Fatalf("cleared = %+v", got)
 	}
@@ -108,5 +108,5 @@ func TestBreakers_ClearWithoutBreakers(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	k := b.hostKey(b.host("h").ID, "k")
-	call(b.admin.ClearBreakersWithResponse(b.ctx, k.ID, nil)).wantErr(t, http.StatusNotImplemented, "not_implemented", "")
+	call(b.admin.ClearBreakersWithResponse(b.ctx, &client.ClearBreakersParams{HostKeyID: k.ID})).wantErr(t, http.StatusNotImplemented, "not_implemented", "")
 }

@@ -88,7 +88,7 @@ type Config struct {
 
 	Snapshot      Snapshot              // nil: status reports version 0 and reload is 501
 	Breakers      func() []BreakerState // nil: no breakers
-	ClearBreakers BreakerClearer        // nil: DELETE /api/breakers/{host_key_id} is 501
+	ClearBreakers BreakerClearer        // nil: DELETE /api/breakers is 501
 	HostKeyTester HostKeyTester         // nil: POST /api/host-keys/{id}/test is 501
 
 	SecureCookies bool          // set Secure on the session cookie (TLS in front)

@@ -2125,6 +2125,15 @@ type ListBindingsParams struct {
 	HostID *HostIDFilter `form:"host_id,omitempty" json:"host_id,omitempty"`
 }
 
+// ClearBreakersParams defines parameters for ClearBreakers.
+type ClearBreakersParams struct {
+	// HostKeyID The host key whose holds to close.
+	HostKeyID openapi_types.UUID `form:"host_key_id" json:"host_key_id"`
+
+	// Model Only the hold of this upstream model (the binding's upstream model name).
+	Model *string `form:"model,omitempty" json:"model,omitempty"`
+}
+
 // ListBreakersParams defines parameters for ListBreakers.
 type ListBreakersParams struct {
 	// HostID Only those of this host.
@@ -2132,12 +2141,6 @@ type ListBreakersParams struct {
 
 	// State Only breakers in this state.
 	State *BreakerState `form:"state,omitempty" json:"state,omitempty"`
-}
-
-// ClearBreakersParams defines parameters for ClearBreakers.
-type ClearBreakersParams struct {
-	// Model Only the hold of this upstream model (the binding's upstream model name).
-	Model *string `form:"model,omitempty" json:"model,omitempty"`
 }
 
 // ListBudgetsParams defines parameters for ListBudgets.
@@ -2786,6 +2789,17 @@ type ClientInterface interface {
 	// Corresponds with PATCH /api/bindings/{id} (the `UpdateBinding` operationId).
 	UpdateBinding(ctx context.Context, id IDParam, body UpdateBindingJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ClearBreakers Clear a host key's holds
+	//
+	// Closes the host key's breakers at every secret version: all of them (the key's own and
+	// every model's), or with `model` the hold of that upstream model only. With
+	// `RELAY_REDIS_URL` the clear reaches every pod before the answer. Writes an audit row
+	// (action `delete`, kind `breakers`, the host key's id, what was closed). Like every DELETE
+	// of a collection it answers what it closed; none is still a 200.
+	//
+	// Corresponds with DELETE /api/breakers (the `ClearBreakers` operationId).
+	ClearBreakers(ctx context.Context, params *ClearBreakersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListBreakers List circuit-breaker states
 	//
 	// Every hold this pod's breakers keep: a host key's own (scope `key`: an invalid key, an
@@ -2795,17 +2809,6 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /api/breakers (the `ListBreakers` operationId).
 	ListBreakers(ctx context.Context, params *ListBreakersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
-
-	// ClearBreakers Clear a host key's holds
-	//
-	// Closes the host key's breakers at every secret version: all of them (the key's own and
-	// every model's), or with `model` the hold of that upstream model only. With
-	// `RELAY_REDIS_URL` the clear reaches every pod before the answer. Writes an audit row
-	// (action `clear`, kind `breakers`, the host key's id). Answers the holds it closed; none
-	// is still a 200.
-	//
-	// Corresponds with DELETE /api/breakers/{host_key_id} (the `ClearBreakers` operationId).
-	ClearBreakers(ctx context.Context, hostKeyID openapi_types.UUID, params *ClearBreakersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListBudgets List budgets
 	//
@@ -4090,16 +4093,17 @@ func (c *Client) UpdateBinding(ctx context.Context, id IDParam, body UpdateBindi
 	return c.Client.Do(req)
 }
 
-// ListBreakers List circuit-breaker states
+// ClearBreakers Clear a host key's holds
 //
-// Every hold this pod's breakers keep: a host key's own (scope `key`: an invalid key, an
-// exhausted quota, an unreachable host) and a host key's for one upstream model (scope
-// `model`: 5xx, 529, a per-model 429, model not found). A closed breaker is absent. With
-// `RELAY_REDIS_URL` the breakers are shared, so every pod lists the same holds.
+// Closes the host key's breakers at every secret version: all of them (the key's own and
+// every model's), or with `model` the hold of that upstream model only. With
+// `RELAY_REDIS_URL` the clear reaches every pod before the answer. Writes an audit row
+// (action `delete`, kind `breakers`, the host key's id, what was closed). Like every DELETE
+// of a collection it answers what it closed; none is still a 200.
 //
-// Corresponds with GET /api/breakers (the `ListBreakers` operationId).
-func (c *Client) ListBreakers(ctx context.Context, params *ListBreakersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewListBreakersRequest(c.Server, params)
+// Corresponds with DELETE /api/breakers (the `ClearBreakers` operationId).
+func (c *Client) ClearBreakers(ctx context.Context, params *ClearBreakersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewClearBreakersRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -4110,17 +4114,16 @@ func (c *Client) ListBreakers(ctx context.Context, params *ListBreakersParams, r
 	return c.Client.Do(req)
 }
 
-// ClearBreakers Clear a host key's holds
+// ListBreakers List circuit-breaker states
 //
-// Closes the host key's breakers at every secret version: all of them (the key's own and
-// every model's), or with `model` the hold of that upstream model only. With
-// `RELAY_REDIS_URL` the clear reaches every pod before the answer. Writes an audit row
-// (action `clear`, kind `breakers`, the host key's id). Answers the holds it closed; none
-// is still a 200.
+// Every hold this pod's breakers keep: a host key's own (scope `key`: an invalid key, an
+// exhausted quota, an unreachable host) and a host key's for one upstream model (scope
+// `model`: 5xx, 529, a per-model 429, model not found). A closed breaker is absent. With
+// `RELAY_REDIS_URL` the breakers are shared, so every pod lists the same holds.
 //
-// Corresponds with DELETE /api/breakers/{host_key_id} (the `ClearBreakers` operationId).
-func (c *Client) ClearBreakers(ctx context.Context, hostKeyID openapi_types.UUID, params *ClearBreakersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewClearBreakersRequest(c.Server, hostKeyID, params)
+// Corresponds with GET /api/breakers (the `ListBreakers` operationId).
+func (c *Client) ListBreakers(ctx context.Context, params *ListBreakersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListBreakersRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -7084,6 +7087,68 @@ func NewUpdateBindingRequestWithBody(server string, id IDParam, contentType stri
 	return req, nil
 }
 
+// NewClearBreakersRequest constructs an http.Request for the ClearBreakers method
+func NewClearBreakersRequest(server string, params *ClearBreakersParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/breakers")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "host_key_id", params.HostKeyID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "uuid"}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.Model != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "model", *params.Model, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListBreakersRequest constructs an http.Request for the ListBreakers method
 func NewListBreakersRequest(server string, params *ListBreakersParams) (*http.Request, error) {
 	var err error
@@ -7143,67 +7208,6 @@ func NewListBreakersRequest(server string, params *ListBreakersParams) (*http.Re
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
-	if err != nil {
-		return nil, err
-	}
-
-	return req, nil
-}
-
-// NewClearBreakersRequest constructs an http.Request for the ClearBreakers method
-func NewClearBreakersRequest(server string, hostKeyID openapi_types.UUID, params *ClearBreakersParams) (*http.Request, error) {
-	var err error
-
-	var pathParam0 string
-
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "host_key_id", hostKeyID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
-	if err != nil {
-		return nil, err
-	}
-
-	serverURL, err := url.Parse(server)
-	if err != nil {
-		return nil, err
-	}
-
-	operationPath := fmt.Sprintf("/api/breakers/%s", pathParam0)
-	if operationPath[0] == '/' {
-		operationPath = "." + operationPath
-	}
-
-	queryURL, err := serverURL.Parse(operationPath)
-	if err != nil {
-		return nil, err
-	}
-
-	if params != nil {
-		// queryValues collects non-styled parameters (passthrough, JSON)
-		// that are safe to round-trip through url.Values.Encode().
-		queryValues := queryURL.Query()
-		// rawQueryFragments collects pre-encoded query fragments from
-		// styled parameters, preserving literal commas as delimiters
-		// per the OpenAPI spec (e.g. "color=blue,black,brown").
-		var rawQueryFragments []string
-
-		if params.Model != nil {
-
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "model", *params.Model, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			} else {
-				for _, qp := range strings.Split(queryFrag, "&") {
-					rawQueryFragments = append(rawQueryFragments, qp)
-				}
-			}
-
-		}
-
-		if encoded := queryValues.Encode(); encoded != "" {
-			rawQueryFragments = append(rawQueryFragments, encoded)
-		}
-		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
-	}
-
-	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -12443,6 +12447,19 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PATCH /api/bindings/{id} (the `UpdateBinding` operationId).
 	UpdateBindingWithResponse(ctx context.Context, id IDParam, body UpdateBindingJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateBindingResponse, error)
 
+	// ClearBreakersWithResponse Clear a host key's holds
+	//
+	// Closes the host key's breakers at every secret version: all of them (the key's own and
+	// every model's), or with `model` the hold of that upstream model only. With
+	// `RELAY_REDIS_URL` the clear reaches every pod before the answer. Writes an audit row
+	// (action `delete`, kind `breakers`, the host key's id, what was closed). Like every DELETE
+	// of a collection it answers what it closed; none is still a 200.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/breakers (the `ClearBreakers` operationId).
+	ClearBreakersWithResponse(ctx context.Context, params *ClearBreakersParams, reqEditors ...RequestEditorFn) (*ClearBreakersResponse, error)
+
 	// ListBreakersWithResponse List circuit-breaker states
 	//
 	// Every hold this pod's breakers keep: a host key's own (scope `key`: an invalid key, an
@@ -12454,19 +12471,6 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /api/breakers (the `ListBreakers` operationId).
 	ListBreakersWithResponse(ctx context.Context, params *ListBreakersParams, reqEditors ...RequestEditorFn) (*ListBreakersResponse, error)
-
-	// ClearBreakersWithResponse Clear a host key's holds
-	//
-	// Closes the host key's breakers at every secret version: all of them (the key's own and
-	// every model's), or with `model` the hold of that upstream model only. With
-	// `RELAY_REDIS_URL` the clear reaches every pod before the answer. Writes an audit row
-	// (action `clear`, kind `breakers`, the host key's id). Answers the holds it closed; none
-	// is still a 200.
-	//
-	// Returns a wrapper object for the known response body format(s).
-	//
-	// Corresponds with DELETE /api/breakers/{host_key_id} (the `ClearBreakers` operationId).
-	ClearBreakersWithResponse(ctx context.Context, hostKeyID openapi_types.UUID, params *ClearBreakersParams, reqEditors ...RequestEditorFn) (*ClearBreakersResponse, error)
 
 	// ListBudgetsWithResponse List budgets
 	//
@@ -14462,75 +14466,6 @@ func (r UpdateBindingResponse) ContentType() string {
 	return ""
 }
 
-type ListBreakersResponse struct {
-	Body         []byte
-	HTTPResponse *http.Response
-	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *BreakerList
-	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
-	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
-	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
-	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *InternalError
-}
-
-// GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ListBreakersResponse) GetJSON200() *BreakerList {
-	return r.JSON200
-}
-
-// GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r ListBreakersResponse) GetJSON400() *BadRequest {
-	return r.JSON400
-}
-
-// GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r ListBreakersResponse) GetJSON401() *Unauthorized {
-	return r.JSON401
-}
-
-// GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r ListBreakersResponse) GetJSON403() *Forbidden {
-	return r.JSON403
-}
-
-// GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r ListBreakersResponse) GetJSON500() *InternalError {
-	return r.JSON500
-}
-
-// GetBody returns the raw response body bytes
-func (r ListBreakersResponse) GetBody() []byte {
-	return r.Body
-}
-
-// Status returns HTTPResponse.Status
-func (r ListBreakersResponse) Status() string {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.Status
-	}
-	return http.StatusText(0)
-}
-
-// StatusCode returns HTTPResponse.StatusCode
-func (r ListBreakersResponse) StatusCode() int {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.StatusCode
-	}
-	return 0
-}
-
-// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r ListBreakersResponse) ContentType() string {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.Header.Get("Content-Type")
-	}
-	return ""
-}
-
 type ClearBreakersResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -14601,6 +14536,75 @@ func (r ClearBreakersResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ClearBreakersResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListBreakersResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *BreakerList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListBreakersResponse) GetJSON200() *BreakerList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListBreakersResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListBreakersResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListBreakersResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListBreakersResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListBreakersResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListBreakersResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListBreakersResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListBreakersResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -22642,6 +22646,25 @@ func (c *ClientWithResponses) UpdateBindingWithResponse(ctx context.Context, id 
 	return ParseUpdateBindingResponse(rsp)
 }
 
+// ClearBreakersWithResponse Clear a host key's holds
+//
+// Closes the host key's breakers at every secret version: all of them (the key's own and
+// every model's), or with `model` the hold of that upstream model only. With
+// `RELAY_REDIS_URL` the clear reaches every pod before the answer. Writes an audit row
+// (action `delete`, kind `breakers`, the host key's id, what was closed). Like every DELETE
+// of a collection it answers what it closed; none is still a 200.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/breakers (the `ClearBreakers` operationId).
+func (c *ClientWithResponses) ClearBreakersWithResponse(ctx context.Context, params *ClearBreakersParams, reqEditors ...RequestEditorFn) (*ClearBreakersResponse, error) {
+	rsp, err := c.ClearBreakers(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseClearBreakersResponse(rsp)
+}
+
 // ListBreakersWithResponse List circuit-breaker states
 //
 // Every hold this pod's breakers keep: a host key's own (scope `key`: an invalid key, an
@@ -22658,25 +22681,6 @@ func (c *ClientWithResponses) ListBreakersWithResponse(ctx context.Context, para
 		return nil, err
 	}
 	return ParseListBreakersResponse(rsp)
-}
-
-// ClearBreakersWithResponse Clear a host key's holds
-//
-// Closes the host key's breakers at every secret version: all of them (the key's own and
-// every model's), or with `model` the hold of that upstream model only. With
-// `RELAY_REDIS_URL` the clear reaches every pod before the answer. Writes an audit row
-// (action `clear`, kind `breakers`, the host key's id). Answers the holds it closed; none
-// is still a 200.
-//
-// Returns a wrapper object for the known response body format(s).
-//
-// Corresponds with DELETE /api/breakers/{host_key_id} (the `ClearBreakers` operationId).
-func (c *ClientWithResponses) ClearBreakersWithResponse(ctx context.Context, hostKeyID openapi_types.UUID, params *ClearBreakersParams, reqEditors ...RequestEditorFn) (*ClearBreakersResponse, error) {
-	rsp, err := c.ClearBreakers(ctx, hostKeyID, params, reqEditors...)
-	if err != nil {
-		return nil, err
-	}
-	return ParseClearBreakersResponse(rsp)
 }
 
 // ListBudgetsWithResponse List budgets
@@ -25332,60 +25336,6 @@ func ParseUpdateBindingResponse(rsp *http.Response) (*UpdateBindingResponse, err
 	return response, nil
 }
 
-// ParseListBreakersResponse parses an HTTP response from a ListBreakersWithResponse call
-func ParseListBreakersResponse(rsp *http.Response) (*ListBreakersResponse, error) {
-	bodyBytes, err := io.ReadAll(rsp.Body)
-	defer func() { _ = rsp.Body.Close() }()
-	if err != nil {
-		return nil, err
-	}
-
-	response := &ListBreakersResponse{
-		Body:         bodyBytes,
-		HTTPResponse: rsp,
-	}
-
-	switch {
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest BreakerList
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON200 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON400 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON401 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON403 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest InternalError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON500 = &dest
-
-	}
-
-	return response, nil
-}
-
 // ParseClearBreakersResponse parses an HTTP response from a ClearBreakersWithResponse call
 func ParseClearBreakersResponse(rsp *http.Response) (*ClearBreakersResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -25434,6 +25384,60 @@ func ParseClearBreakersResponse(rsp *http.Response) (*ClearBreakersResponse, err
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListBreakersResponse parses an HTTP response from a ListBreakersWithResponse call
+func ParseListBreakersResponse(rsp *http.Response) (*ListBreakersResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListBreakersResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest BreakerList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError

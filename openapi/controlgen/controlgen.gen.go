@@ -2132,6 +2132,15 @@ type ListBindingsParams struct {
 	HostID *HostIDFilter `form:"host_id,omitempty" json:"host_id,omitempty"`
 }
 
+// ClearBreakersParams defines parameters for ClearBreakers.
+type ClearBreakersParams struct {
+	// HostKeyID The host key whose holds to close.
+	HostKeyID openapi_types.UUID `form:"host_key_id" json:"host_key_id"`
+
+	// Model Only the hold of this upstream model (the binding's upstream model name).
+	Model *string `form:"model,omitempty" json:"model,omitempty"`
+}
+
 // ListBreakersParams defines parameters for ListBreakers.
 type ListBreakersParams struct {
 	// HostID Only those of this host.
@@ -2139,12 +2148,6 @@ type ListBreakersParams struct {
 
 	// State Only breakers in this state.
 	State *BreakerState `form:"state,omitempty" json:"state,omitempty"`
-}
-
-// ClearBreakersParams defines parameters for ClearBreakers.
-type ClearBreakersParams struct {
-	// Model Only the hold of this upstream model (the binding's upstream model name).
-	Model *string `form:"model,omitempty" json:"model,omitempty"`
 }
 
 // ListBudgetsParams defines parameters for ListBudgets.
@@ -2623,12 +2626,12 @@ type ServerInterface interface {
 	// UpdateBinding Update a binding
 	// (PATCH /api/bindings/{id})
 	UpdateBinding(w http.ResponseWriter, r *http.Request, id IDParam)
+	// ClearBreakers Clear a host key's holds
+	// (DELETE /api/breakers)
+	ClearBreakers(w http.ResponseWriter, r *http.Request, params ClearBreakersParams)
 	// ListBreakers List circuit-breaker states
 	// (GET /api/breakers)
 	ListBreakers(w http.ResponseWriter, r *http.Request, params ListBreakersParams)
-	// ClearBreakers Clear a host key's holds
-	// (DELETE /api/breakers/{host_key_id})
-	ClearBreakers(w http.ResponseWriter, r *http.Request, hostKeyID openapi_types.UUID, params ClearBreakersParams)
 	// ListBudgets List budgets
 	// (GET /api/budgets)
 	ListBudgets(w http.ResponseWriter, r *http.Request, params ListBudgetsParams)
@@ -3343,6 +3346,52 @@ func (siw *ServerInterfaceWrapper) UpdateBinding(w http.ResponseWriter, r *http.
 	handler.ServeHTTP(w, r)
 }
 
+// ClearBreakers operation middleware
+func (siw *ServerInterfaceWrapper) ClearBreakers(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ClearBreakersParams
+
+	// ------------- Required query parameter "host_key_id" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, true, "host_key_id", r.URL.Query(), &params.HostKeyID, runtime.BindQueryParameterOptions{Type: "string", Format: "uuid"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "host_key_id"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "host_key_id", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "model" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "model", r.URL.Query(), &params.Model, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "model"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "model", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ClearBreakers(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // ListBreakers operation middleware
 func (siw *ServerInterfaceWrapper) ListBreakers(w http.ResponseWriter, r *http.Request) {
 
@@ -3380,48 +3429,6 @@ func (siw *ServerInterfaceWrapper) ListBreakers(w http.ResponseWriter, r *http.R
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.ListBreakers(w, r, params)
-	}))
-
-	for _, middleware := range siw.HandlerMiddlewares {
-		handler = middleware(handler)
-	}
-
-	handler.ServeHTTP(w, r)
-}
-
-// ClearBreakers operation middleware
-func (siw *ServerInterfaceWrapper) ClearBreakers(w http.ResponseWriter, r *http.Request) {
-
-	var err error
-	_ = err
-
-	// ------------- Path parameter "host_key_id" -------------
-	var hostKeyID openapi_types.UUID
-
-	err = runtime.BindStyledParameterWithOptions("simple", "host_key_id", r.PathValue("host_key_id"), &hostKeyID, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
-	if err != nil {
-		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "host_key_id", Err: err})
-		return
-	}
-
-	// Parameter object where we will unmarshal all parameters from the context
-	var params ClearBreakersParams
-
-	// ------------- Optional query parameter "model" -------------
-
-	err = runtime.BindQueryParameterWithOptions("form", true, false, "model", r.URL.Query(), &params.Model, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
-	if err != nil {
-		var requiredError *runtime.RequiredParameterError
-		if errors.As(err, &requiredError) {
-			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "model"})
-		} else {
-			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "model", Err: err})
-		}
-		return
-	}
-
-	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		siw.Handler.ClearBreakers(w, r, hostKeyID, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -7157,8 +7164,8 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/usage/events", wrapper.ListUsageEvents)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/status", wrapper.GetStatus)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/snapshot/reload", wrapper.ReloadSnapshot)
+	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/api/breakers", wrapper.ClearBreakers)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/breakers", wrapper.ListBreakers)
-	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/api/breakers/{host_key_id}", wrapper.ClearBreakers)
 
 	return m
 }
@@ -8224,87 +8231,8 @@ func (response UpdateBinding500JSONResponse) VisitUpdateBindingResponse(w http.R
 	return err
 }
 
-type ListBreakersRequestObject struct {
-	Params ListBreakersParams
-}
-
-type ListBreakersResponseObject interface {
-	VisitListBreakersResponse(w http.ResponseWriter) error
-}
-
-type ListBreakers200JSONResponse BreakerList
-
-func (response ListBreakers200JSONResponse) VisitListBreakersResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(200)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-type ListBreakers400JSONResponse struct{ BadRequestJSONResponse }
-
-func (response ListBreakers400JSONResponse) VisitListBreakersResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(400)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-type ListBreakers401JSONResponse struct{ UnauthorizedJSONResponse }
-
-func (response ListBreakers401JSONResponse) VisitListBreakersResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(401)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-type ListBreakers403JSONResponse struct{ ForbiddenJSONResponse }
-
-func (response ListBreakers403JSONResponse) VisitListBreakersResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(403)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-type ListBreakers500JSONResponse struct{ InternalErrorJSONResponse }
-
-func (response ListBreakers500JSONResponse) VisitListBreakersResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(500)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
 type ClearBreakersRequestObject struct {
-	HostKeyID openapi_types.UUID `json:"host_key_id"`
-	Params    ClearBreakersParams
+	Params ClearBreakersParams
 }
 
 type ClearBreakersResponseObject interface {
@@ -8384,6 +8312,84 @@ func (response ClearBreakers404JSONResponse) VisitClearBreakersResponse(w http.R
 type ClearBreakers500JSONResponse struct{ InternalErrorJSONResponse }
 
 func (response ClearBreakers500JSONResponse) VisitClearBreakersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListBreakersRequestObject struct {
+	Params ListBreakersParams
+}
+
+type ListBreakersResponseObject interface {
+	VisitListBreakersResponse(w http.ResponseWriter) error
+}
+
+type ListBreakers200JSONResponse BreakerList
+
+func (response ListBreakers200JSONResponse) VisitListBreakersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListBreakers400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListBreakers400JSONResponse) VisitListBreakersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListBreakers401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ListBreakers401JSONResponse) VisitListBreakersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListBreakers403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response ListBreakers403JSONResponse) VisitListBreakersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListBreakers500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListBreakers500JSONResponse) VisitListBreakersResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
@@ -18303,12 +18309,12 @@ type StrictServerInterface interface {
 	// UpdateBinding Update a binding
 	// (PATCH /api/bindings/{id})
 	UpdateBinding(ctx context.Context, request UpdateBindingRequestObject) (UpdateBindingResponseObject, error)
+	// ClearBreakers Clear a host key's holds
+	// (DELETE /api/breakers)
+	ClearBreakers(ctx context.Context, request ClearBreakersRequestObject) (ClearBreakersResponseObject, error)
 	// ListBreakers List circuit-breaker states
 	// (GET /api/breakers)
 	ListBreakers(ctx context.Context, request ListBreakersRequestObject) (ListBreakersResponseObject, error)
-	// ClearBreakers Clear a host key's holds
-	// (DELETE /api/breakers/{host_key_id})
-	ClearBreakers(ctx context.Context, request ClearBreakersRequestObject) (ClearBreakersResponseObject, error)
 	// ListBudgets List budgets
 	// (GET /api/budgets)
 	ListBudgets(ctx context.Context, request ListBudgetsRequestObject) (ListBudgetsResponseObject, error)
@@ -18980,6 +18986,32 @@ func (sh *strictHandler) UpdateBinding(w http.ResponseWriter, r *http.Request, i
 	}
 }
 
+// ClearBreakers operation middleware
+func (sh *strictHandler) ClearBreakers(w http.ResponseWriter, r *http.Request, params ClearBreakersParams) {
+	var request ClearBreakersRequestObject
+
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ClearBreakers(ctx, request.(ClearBreakersRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ClearBreakers")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ClearBreakersResponseObject); ok {
+		if err := validResponse.VisitClearBreakersResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // ListBreakers operation middleware
 func (sh *strictHandler) ListBreakers(w http.ResponseWriter, r *http.Request, params ListBreakersParams) {
 	var request ListBreakersRequestObject
@@ -18999,33 +19031,6 @@ func (sh *strictHandler) ListBreakers(w http.ResponseWriter, r *http.Request, pa
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(ListBreakersResponseObject); ok {
 		if err := validResponse.VisitListBreakersResponse(w); err != nil {
-			sh.options.ResponseErrorHandlerFunc(w, r, err)
-		}
-	} else if response != nil {
-		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
-	}
-}
-
-// ClearBreakers operation middleware
-func (sh *strictHandler) ClearBreakers(w http.ResponseWriter, r *http.Request, hostKeyID openapi_types.UUID, params ClearBreakersParams) {
-	var request ClearBreakersRequestObject
-
-	request.HostKeyID = hostKeyID
-	request.Params = params
-
-	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
-		return sh.ssi.ClearBreakers(ctx, request.(ClearBreakersRequestObject))
-	}
-	for _, middleware := range sh.middlewares {
-		handler = middleware(handler, "ClearBreakers")
-	}
-
-	response, err := handler(r.Context(), w, r, request)
-
-	if err != nil {
-		sh.options.ResponseErrorHandlerFunc(w, r, err)
-	} else if validResponse, ok := response.(ClearBreakersResponseObject); ok {
-		if err := validResponse.VisitClearBreakersResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -22074,121 +22079,121 @@ var swaggerSpec = []string{
 	"wQgPnu6fZq5odN09P2jQT9IQrs0oJuWSlveskWTRafWEyp3dg2eZLUxIL5z7d1u6SQbnLoqEpodbD+pV",
 	"4lsjYpVBFX8vguoieQiNUt+dPLQ0NKyBm0JIzYIb9eqZ55CZxkvr7fB8u6Lxr8wsvtZVRWKIGwga4lKR",
 	"lbmEESyTJgf5WsBYMOBfWHiaRnTZscivwOwmb5nrpFWGN4w/uxeW5gLp79k70w7UCdUuFG9HALfKDhFI",
-	"WrNDxeiNc2LMCa+BEA6wX8cyfKRJ+hqEqpykdQfzJgt7GIkCGeonqAnf0oiH2MCDiivBvoxoApHMvyfS",
-	"UBf1phgNRhBQARIl4GBp8oFUYH9Pq1w4vMbvXQkf/vRPyNMvXzzy9Oi5R6gVVLs47Nj+gP8U0pCBvWGI",
-	"QgsiqVmYbgvi2yAo9ID8hZvRlXARxucvf3lzcf3p/C3m1menQFXaZxVKQ+XBm1aTc54fOmZwjLopzuXn",
-	"9CqWpYBlHas+FCNbauqHgEC9phALeFgKsZhLIHDuC4PEaaNKHn6qScm7LFzKD6HeBVwFCTfdFHDh4orK",
-	"3ocsiL4G6Q+/FkrJzLU3vrD4oXPWiciYw79xMO/8XS7I74TQKHL1Rsbo2spJBKSv4FuAkY/0PlibwDLl",
-	"8Nh9MApxEmqqeI9OtHk4CpHbBOgK0wXMxBg3tG1B4nGWXUJFHp9zJfYwzI/4MJHvYdyXn27d96qHwoGi",
-	"wJQ6Wz+0fEIicwr1wK8E4CCPIkLJUa9X68yzX2ymCjVYXj4urmfIpMkZ9qOZpxDr2EQS0kIgtVFXR0+f",
-	"bTPqqgVVwEsAEJowxdxd7OTzqi4N2FLiuHByTRRlAVDak+dhWnEonTQDMahTnUFYuaxVc9DDos4amWnc",
-	"5RTNN7O6MQ/KynrJ6PhOXr/Fr6Sty+7JNgun3MI0i7fxY1hmM8jLxHP3S7Nd9gWNnTQZMwF4xSo9eOq7",
-	"6xRjkSHaPGaK+DFTXGLrnVorLSxnUxotTL4lGy1urEl+hKc7C+1GLLQpSM2CfIVotzXP5jD6g1pn12hs",
-	"bb6cOabWhgvo7bD1AdhZ593o2q2sLyAFy3VHAdaSBQ9Aotwp5gCZ7NZIYNkZ12h3bbSsbp4Nbcmu2gKw",
-	"v2er6sMwki7mSFjfYK4W8SsOuUclYpPSOuxmsbCO5/JDyOrD9H5TKHEXXpTU60ToX13NzE2QLph7OwK0",
-	"qypaT7jgrHbi8ybE56wEaxUKy6RqYfRoMXsGXknL5mgyZuM+U3rEY+3VRAZWup3N8mz8ZA73O6n8jlJ5",
-	"4503y+QNp9/b4f+2BfI5l7kGcbxOet44B9qO7LwYAnfxCA8tHmEZ7nXo+NBiqfudG/g9yd64p8USuDuk",
-	"HbFtKjrgDggjvTZDfGvt9C51bTKSWCoJ10FopBgNpwuiowsgsEnCjV/YogLhtthAxHNBdEe+t0m+z8KQ",
-	"0Cz5eDUqfvjVtT9qYdGvQv/iJLSxvN0pEDVJaBCx6q4OajZuggS2TWGtpq2NXI2x+Rz+tdTmNzvoQbnn",
-	"7y+nye1/sSSQVXYle5jxjKl9WMBt/4ew0WVHUIDv19lvzT71CyMV01ia7JaHTBXq1rp2WHbqE8KwGqyP",
-	"MW4+BlPBCXtEMxq5zhVX4uzlRffo6bPury/epaVqMTTt3dnF5cvz699e/tXfJzKb6lqxgU/2fCZuT96f",
-	"vXvpu3qngLRQW4KJW66kgJqScpBHse2Tf/3z/xRjAJprQjhQ2pBE4WbfjjSRbq0x9AuBAJOiZWLA0AUX",
-	"t7+zU27CTpmeeAMmzvCAls7+IgjvcrHuOxdrwaU2myMbr623owAP1lK58LbXHj7wK7/lYpiz1xn+SA0Z",
-	"Q9qWYPtEsTiiQVZVC6LOsUBuoJjlk/pKpK+7aHQ/rdCnWFYyEENcXRR9Gs+OpZvgBLLghBq+itbFe+Gr",
-	"2zGytsWq3NL6IyDYH9T6uhJPPjTMNSJas4HsHRShl4KRYMRoTMoFMLFmtSxgKKx+TyfByEKbVQ0trcAW",
-	"F/tpMROur0RaKFuxWCqH5DIxgRyzA3Im8pSHAeVRoqDIeCENw2WfyJsTAl2JsAnClXB14V05KYtdlIsi",
-	"8UGaAQvPqqlDnwxCh3aoKTbcgBXaYVfQzQwU9WZqVEN67LXcH1u9ZNqcM51EjcFK7oTTQH+7vB1frWCi",
-	"PcUCHmZwYeHB9dWdRUyvPoELKkwvtJx8N04Ru5l2NhD9w5g6qmaOxcFIrxHINiWmbE/3nyeg7BT8TSn4",
-	"NfBXIk9LRSEBVcyCkEohR5ldrynYKIPrnU1gGzaBWjo0zxawaYnlD00Otqft1/OTzUQlbZgVbU9dnqsr",
-	"7yKSHqBOPIeNoXo5V8x+h0O+EzkbdtMi7Ag2/UNI2uP0flMYcRe+SNZ+56olbILCwdzbkbZxW00RO/bh",
-	"Tt7ehLydFt+YgcIyqVpK5MaaHzMyt5fG+A8VFc5UlRdQKhixmsTxHPR38vh9y+ONcNIskTdcV29HM7Yt",
-	"lM+5zA2J5RvnWtsRzBdD4E40f2ii+UKOF9NpJGmoD786aF1UwuychVjKK226k9ZHwdL2e1mPzLTZsJv3",
-	"UTayieN9xKW8oLFJFNulva2Dk+WHH+CxhiS98QJUfEx/KnC4WRRP2ySjX9C1X+rLkLPC7Bjplw6djKRm",
-	"qSQ0gq7VOPA6XQW0GV8ZlE7SD2N9LfvzODbEkbs6l9+QmUVwtj6KWflSY9cFeLwD4lr2vQIEL6ylloIn",
-	"D8nef3exNbQ70e6bX/YbCqvlBHJuXbUlu6hmhNgiCWfz7SQf00HfiaUE9tMiLjs9nB/CWBLnl5yBd/rT",
-	"nJpmoORCADYc6gF5Y1LlU0gz4mJIEmF4RHwaRdeo6frkEP9MiwZqHyI5mCFSubevBFWM0DBkYRqGXQJY",
-	"l6Li5oP+2zXPs4AYvzm2GqFhQ4IzTr4de4/bWAP9d/e1s/hswOITpyBVg0lVyruU2cfJNJndB3HFq7fx",
-	"1NV8OIXOyDxgV4IGEOKknWQV0SnmoECZVct8QsINFMeO2AD9uzIxTXkKTpjOcWlnP7pv+9E8qGs2ITVd",
-	"WW9Hh7Yvhs6/0g0Zku6BIW7HlNQGEHfGpIdmTFqambZMT0VocFGyvwIj/b4UnOLW2gVg2kNzMsWOIDeV",
-	"pcizdVPYJGM6xaLOG6DUDSUq4JZQVmNfoE9Ju/oUs6CxUUJf/NA2taDShhsrD1FhdkR/m0T/bUHqcWXS",
-	"a5Nf2rOAeV1SmjWYGfxYpM38hZtRqOhE7Ohm5UrTkylmT7iCFhuRbttVgIDmCdWyFjW2pa7Vp7uoT7eQ",
-	"JsDRdU4Ne4tvfFfyRHlzLcyn9YEnO/yolyvqbThQ/GpjamCtcPFBMGwPjJ91PddmGwSTPVSUCDeEC21Y",
-	"bYP6othRhqCNCh7lT21T9Khsukn7rLn9nSyyTVnkAh2B2W1k3Qtd87LBSrrpDFc5/Ao/LSOd1KDRrtDW",
-	"nQptgZs/v2k5WOaiF9lWF11Xb0dwHrIV9o6wsTExFq55SaPu1hjwNg2+q+PDroHHRm27d8KsOey1tab2",
-	"PVp98421zAXaGXwX1SEGmMrtUsMUav4Qpt4cHjZP7rdu5i1sdmfkfaiKFdxPGiWOdYlXJfSrKk87w+5a",
-	"Dbt4k9u16lbE4RLUTLtp/FMLyeDndOiDKlu8Qpdg3M791DouHV3LyNpiJ6IfJcA233MVQQpPmsNt7QHr",
-	"UttgnfQtXEApYd/F9l270D7XPNiVb8eijFBEHP6ybxSIL+ECyyjXJ8sURQp3zRuVJ9w3tilMpNucHy/k",
-	"bm0XSLu5QNr0jOeiTAPBb1mdeBawd0lgawlHbXV3iyyojffS26H8A41ZbXnvay9EDNeETCyv/0suJQmg",
-	"wTEW/XQ8c8hv2UwP/joeeiUyJuoVWOgp4aZcyzhIlGLCpF9oLjx874x0mwbYpbBqF4D7MANwl2PCiIEL",
-	"1K100INStC4ZHd+TzoT7b6EtuYP6MdSkHCoyOEt/WlS4yQ3cFD3F2bekkritNdHQVG/baSEb0EIysKqB",
-	"yCrJWy6fz0kqWUKfkz5ImpznFTLzPMLFgCkmAkaMvGFiqa7ORdzY5ebde27ePBCao/40XVpvR1gehK4z",
-	"/1o31mbFMDoGI95Y3lZICXReoIbYIQdN2sd98MktaRytwHmnZDw4JWNpHpsVkVpr3ahF1aLwcbnEjr6/",
-	"aj7aseY6+H4tJ2RMxTSvTjRhipFwZ6icx5uxHWO1yo+LP5oFyjkVf1qT9xSc2+aWfH8JJUtkkRSSITzC",
-	"aDDKhWWVRD9IcZ7CIRSA8bzw6+ISPZVoOypCq1CgQZSOGTGKCo3E0sPB9njBSCqa/IGbDiXdcgLHwqDR",
-	"wnn+oaDyD6qI58fdiAU1tHUpjbzxRptrKZ9mtbPKLU+uxF1K6SyX37HT2NetsbeAtWa9/V6yPb5j6rSl",
-	"oo9trnztOv0LcEy6doRRMiRSAc04dXQnc1wqmQxHrsxdlbwdwli/SeG/Nz69HaV/GUzINX/vO8eKP6gl",
-	"4A5MHrGgnS51DkO/N33K7qqFTrVjAvMSPpDuggVg0yxhjjOzdKebptv2G1vWsWCbTfQ7idiOPG+TPJ+F",
-	"oUWHJGIYNHxnKn341f6nXebGLCrsojPvqt7Ym2xP4hYqOvU309uRiYei2yx33xtL07HX1zpp/d5Z4JbV",
-	"l0WwvXNbPjhlZRm0yhgitH5YWKAUOkT8ho3k/9iZaBcY1XSGQU3LvPlJM3U/0ZjpabfQnvJa6XuC3TJl",
-	"lQauiGaBYkYTqciI6hHT+z+Gbyo7jiLg5z82e6becWE08fVNd6K6PhnIKJITFpL+lBz/RBQVoRyT/tQw",
-	"TbggiYixHUSfavbsOFGRR7SRyj41mly8PusePX0GJnh6JfRIKkNCrmO7kFixAf/iuVL3JlHC2dvgytAN",
-	"xnXeX0iKaHpALNm9YVPSZ5EUQ02MvBJt0gVIIVuAC+KnMQc8nNOGIoW/TbE5N/2WlLzS18NGHpdCDVwU",
-	"xkPaC/KIHsmJIFIEbOdZWyMfsxgI3Y7cuTdh8CznWsqpVrzRfhIOmdEH5KNiA6aIYrfyhnlkMuLBiNww",
-	"FjtHnJxAxTXswBVIFTbF5JQwZ6cY3rl32wJYmKMMNl7E+tn0QhKyu+GGxmYLr3cjOXlyIpgCIlAMVqWK",
-	"YYreaZEdB84jZrmwFQaUNAAqjd6t+2GdW1IO2wL8Tjl8cMrhimz1EHmiXcW6q0ldWAXFx/nDa2r804xB",
-	"ayNjTSZS3XAxBNcoVITQgsZ6JEHOlzQ8IOf2ZUjUdLw7hNe5JpQI2ZXxLJriuAfFHrx08Ts+MVMS1Z7L",
-	"ncDX0uuNgC9qjJQINikQPnDjZ3GMgo6Zh/zGSxlN2hff/sCl4gblUfYl5moKauGVSPXCXO1AfQPUQBkh",
-	"lKN8miLJACuq0IBdY2Vs7ZM9+74PMzNtMexKuCQNSYSckH8n8IJH0HQQUQMGBCoIN2RC9f4p7qcHZbV1",
-	"hmM0Xc45cEOLf3bN+FAq3EuOi8e953W6Jl7NPTHMc4SDLema+PVGXbMGhIoKZyqppBdPLWDABfJdoMhW",
-	"2Sve61L0SUasXQWwcxmxh1n/q2wIXTz+VyWTeJkXynnvK5iBN2qcze+lhX1WRuzHKi1W2nERG0q/Nxti",
-	"sQ4u8e08vmVUVStnXfUTj+hAxiyEeABDxlKbbHyan+hdiaL1k+wJxs2IqROip9qwcXfCQ7aPLBaYt6t1",
-	"OuEBm8PFnMU0B4pNMbL8C1uymxa22CTRFu54ZxvdSNZB4YTnIFctt2lZfqwKyrtw/3sP9293yXOMn/Ou",
-	"sLejCA/LCtr2tjca7W9XcVqqSJZqHcBZc+so2QsdnIqQIPOzXDcvaTbeb7SN3ieT3JKFdDmU2NlJH5yd",
-	"dDkG61zu3bRGzlyNrhx68tBDaTapQ5VPYrEaVS1F9ENoUtVNF8DxovpoUTWy8oFviPqWP7IdLaWy0QYa",
-	"XDnana6yCV2lcsjzwbeJoC4V21H5YiGnLg+TW6JMWQ3S7EI67qjbLAUUzRrOoqvp7QjKA1R1lrz8+ynI",
-	"3KCsbIFjbkdlWQnAd4rLQ1NcVuO2LqDiEAMqwE1ea5U/Z/2ER6HG2ORYho90Ho0BzXY+Sm2Gimki5ARd",
-	"lpqJUBP//YfLN6/+6hMtXX0raUZM2TmuBH5WEyPlATl3Tu/JiInidwSb5N/iEH8NZc5rfcow4YUbvVG+",
-	"4L5xjidXiza1Wzj4IykiuDsUrvJDTSHrQ3r2JZgy1CRFRbjxVDQ6T0XoACOWIdaLVCyWyrAwjfyxn4+o",
-	"NmTMRWIY2YtlqN2otBjFlThnIdenWUUb//zl27O/Xp+//OXNxfWn87c+TmM1q5EsgjLE9u3XQZMVNHA3",
-	"mwQk/EIT3YWnfyiYSTGD3DKluRSYBjHERu6xDBcBkGF0PN+QcgkjvpN6CXYziy0gcCg/hNnDuMtNYQQv",
-	"e5GBw47akJBmp96OMQM21UAYsKbuzm6xfruFQVCqwl+JPC00S5zBNMjOtOFRREY0q/iqXTzBqSuISqQi",
-	"ae/3MRlwpRuLvmZwvnPL3rdbtgEumo0U9XfV25GH7VohGu9xDfaGOkvChlnTdqwGi2BvZyB4aAaCBWwt",
-	"0XTIDtktK3sx6+rXTQgOI/KWKeL/zer/HjFy3/eIjEKmDfIwDwTX3Obm+pLRKGKKBFQQxWhI9mhgt30l",
-	"qM6SLN3y9w+IP5BqTM2fA32LTUPPgoDF5oQY9sUcwq9psPyLi/8ie+evXpDjxz/1TgglI0ZDpoiSE+9K",
-	"mBETEBOo5AQ0EdgDVhcOZJSMBZTZ8j/Zc3hpn/mnhPY1E4bwUEMABBvHZkoCFkV6/4D8BRXNK+FDVQXf",
-	"gxVw3OVkJCN7VmLI0D7iB6BQ+EQKj2ijGB2z0MXXuwlclL1dJIj9Eb9hV+I/Lz68z2PABftiCE7lbCH2",
-	"V/+/u+/ZF9N94b6BO69Taa36lG9xeSUK3n2l5HiJaGE6ZJey9fh77Ki1kQITacz/Mu+8lnrJUhR0yKDL",
-	"9JLvoLGh8FLVzOeKDiDWnQKGKx46/5pDvgy+Ol6H29d+T5iadryOoGPWOengyx2vJSspgOMrfPPbRhXu",
-	"/HtO7fY6KTEpT1KJlrr4L8TWImE5zWgHllameFADzqJwhp7Y8zLT2B6RNqohRChX+YEiO1JrX8WvwnGU",
-	"0L2eTDsa4SgwkA2YeM/uIzvbEv3ZzwieLNjc4C1LfqRAqtZFqsa+xFLhyvIjm9new2b922TMYOwo3nGB",
-	"OQPQzDDn7N0m7iwNjeq5coHvhVwbLgJDbmmUsBRAXCx9f+qTkI+Z0FwK7ZH+9ErYjzAMVwukNgfkg4im",
-	"8BKuvtAVsJbBc03A8cBCslcItb8SCgH6hNAoOkWpsZQ9cALT2d8f5arzaebBmxkrNbsS6TgLzGQAhM7i",
-	"JiaJpq9aMQPV8+JyBWSW0pCMrTgPrgwz4mJ4QM7EFD53JdLAvTGdEqpv7EfcBIVK6mTIjFXwn1j5Rcmx",
-	"T8aJNqTPSJ8NpGLEN9Ine8dHR01mZyTW7r4fHo+G8ZDW8/N0x3tX4r0b53Ap9DQ5FvDxQ1fOtkmh8QS5",
-	"doRuIX02fMw0U5zpRSTa0mGf20/f0sgn/SS4YYbsfbp84VxcHhnJRFk6FdLpfh1J13HEDekDIb4SteT7",
-	"1MkiSmM0N7Bz9y1Lv/pWz1CG0+iAvEPPGj61BNt+0aVSXYnjn2A9aVOJRGUD02yr50d2pRqIWkpv8x3u",
-	"H5Az0PLIrJI3jwJe5if6RyGC5fv+GU97wkMzahKX01NaTmB+k771bUd6HxrpLYBtk4mMjyGmhj/82udb",
-	"NV6hgAl1Dfl4PgV2qlGj0/gTjLjfmPvyxRfkZicvYgwCG1MekT1IdPVIQDXrakvCDb9lKIvuN9EOeHWu",
-	"BrZZYGdqsesaruaHcF0nDsRyILV/L3Jd21Eb8g/YqbfjuoZNNRA/e0w71/UmXNcJglIV/kpEcqmI+iKl",
-	"wrqy2lkG5vUC98iYjftM6RGP7VCrqC8Rd58hxC7a/o4u6wZ4aHZZ1x99b0cWtuuybrzHtYfIXzBjnK2M",
-	"aj2RCgo6+SEHmhWeEMs4fAKhvSmBeKQzutAUTb9hHrcdH/giYN75wB+aD7yJP9rRLEiU/aDFoz6jiqmz",
-	"xIw6J3/7bCX5QMobzrJfPtsX1G2Kd1XRF5ThR5pYMFMyInFEBTslmkWD7khqaPimpUUgBbVlhCRx0o94",
-	"QHBWi0aJijonna8AbOzbyeHhV/vmt5OvsVTmW8fr3FLF7UEBXI+ysP0BTSJjdR4Z0Ah+roNP6AyqEiEs",
-	"ssNyAUTt3OVpfur99HhmBgytfvHh/eX5h7fXHz+cX8LbuNby+yNj4o7XYSIZ2yN3f9r/4Ml/zq5jlhQh",
-	"TQGDUcxkHDGyF8khFx6J5FAmxiOTkaRjvp+5x6uSiP1xSsZcQECdU5rgFmfVs08xuuUtcYslVPf71z//",
-	"D3oNbnkIdO7s4xtLD6dgnJsId10wzvkG+1Qz8un8LS6Jj5lM0EnmPv5aaqNrvv6CGhrJIWHCKM608yqg",
-	"X5FA9UtHPB9p4kPfVx/djF5RPgtoTPs84gYMC9lHwWZS91ULCn+XXGDfCGwnC+HaCCC4L8WIHtGYeSRJ",
-	"jwhHYnnDWPGAaY9I5XzC7qNZ8bLZz350J0oCxUImDAe/1cB99oD8F40ShjEXE8UN60oRTU8Lbks9khMy",
-	"AfQpFOuN+C2rnjUWYJtdwnvw10LPDM2MJnvueLWXCbGBFEGiLDhNwWI74SKUk30M6qzvswtHUlhBsenG",
-	"7Br+YifKHEhjOrUECg4dzxcqUGkPpu/esGn2Q6kReUwDLoZ5OcnC5z+6RdbCm+sy7/bt+hE4/39fhhz7",
-	"zmX7BChzvemvXWt6TaQ4BZ+ZJUQwBYjw8Fd/mtdWDsdcFG8m610/u7A3InfUeYRm9Uj2KhlOHvJYqQjY",
-	"vvdJ3zIn7AiWVti0gF2Byo9lHaQBJ4yMU8+oYYKKYIoOSiTplIvMH1mYGkOqaqEdvaPYvAGXiEFyIswm",
-	"rKb7ey2yltM9uQ/UgbkU3VEypnbBXAQ8zjDNbeAUSaQlZvn3CnPPZI/V7A9p82QkieZDAUFJ0gVWFfgf",
-	"bMICeflbWI2/QrcLC0AmPftVKB+cmpe8/Pattlk4MEBRDKpykFSYG6z3dZNDFbq0HAjcVwnYvGLNOPtr",
-	"ofwc3qxlWXjARWpQqiJSRw/SQjohmQBtECGkw3lZy92ZU0X0s8iGSyLOq17idyE3NZ97K8Wwa2lmmDc+",
-	"gRtJPTT5rbhPFfuU6FIjjHyPedXLmjuLmYV4GqMLLLTAoMhYCjMiUriz84pu+kIN/ZyxYNuGJoI6oZro",
-	"mAlkXygFcsugCkb3TGDIoxlLIEeHrG75aWYTZq65fCbPlaP2SMBVkHBD+orRG4DKjHIby1oKnyhkPn37",
-	"/O3/DwAA//8=",
+	"WrNDxegNS/Py6o0NLyKpnf8ijSB+pEn6JqHGOTOdsdtF+JwQGkWu2MAY7dp5EwaIXce3ADEf6X1QNUEt",
+	"9eEn330wCnESakha2sIhM1rQ/8LN6Eq4EODzl7+8ubj+dP7Wd35YRhVRjAYjpgsxlRjggootZB1moeVU",
+	"5M75K7GHMT7Ex6PxPYz68NO9+171VHjo4ogmVJPAHly4f0De8ps0pBNjRK8EEJ9CWCY3bika3+fGvX4K",
+	"9YMh+hmiaSg56vVqbf92sz+n9zlDRmcxN102mUCRB3vUUEUSvtsUfVEuPtLsmlpY/7w2YqR85VxXrxzA",
+	"yAH2o5mnEKzVtPC0kkFt2MjR02fbDBtxt9aku16OstsB0GKKOeDYCRhVZQAwnhZREk6uQAU/ZHkFRSGy",
+	"LqgQIBHAMJZhkeTdMBaflL9iqdoext9BXY4TtP/d0oiH2LaIiivBvoxoAvkbvyfSUBfrCwQKwshAjwbJ",
+	"ozT5QCrwOlaxAb53JRzBPCFPv3zxyNOj5x6hVj3v4rBj+4PDEGnIwB42xN4iDKXbgqheCIWfT1Rzwq/S",
+	"7tJQEC8nrxHXLiRH07ED3abovmaCtZRlqZ6cZEtNva8QntxEIeBhiUK0wNkLgyLZlslDutMfwqgVcBUk",
+	"3HRTwIWLa0TxTNTBFKP5Vlc35kEZXS8ZHd/JCbj4lbST2T2ZauGUW1hq8TZ+DENtBnmZtO5+aTbTvqCx",
+	"I7MxEyAzsUpLnvpmO8XQZAg+j5kifswUl9iJp9ZoC8vZlIILk2/JZIsbayKs8HRnsN2IwTYFqVmQrxDt",
+	"ttbaHEZ/UGPtGm2vzZczx/LacAG9HbY+ALPrvBtdu9H1BWRkuWYpwFqyWALImztFO4fJbo0Elp1xjWbY",
+	"RkPr5tnQlsysLQD7ezayPgyb6WKOhOUO5moRv+KQe1QiNimtw24WC+t4Lj+ErD5M7zeFEnfhRUm9ToT+",
+	"1ZXQ3ATpgrm3I0C7IqP1hAvOaic+b0J8ziqyVqGwTKoWBpMWk2nglbSKjiZjNu4zpUc81l5NoGCl+dks",
+	"z8ZP5nC/k8rvKJU33nmzTN5w+r0d/m9bIJ9zmWsQx+uk541zoO3IzoshcBee8NDCE5bhXoeODy2Wut+5",
+	"gd+T7I17WiyBu0PaEdumGgTugDDwazPEt9ZO7zLZJiOJlZNwHYRGitFwuiBYugACmyTc+IUtKhBuiw1E",
+	"PBdEd+R7m+T7LAwJzXKRV6Pih19dN6QWFv0q9C/OSRvL250CUZOTBgGs7uqghOMmSGDbjNZqFtvIlRyb",
+	"z+FfS21+s4MelHv+/lKc3P4XSwJZoVeyhwnQmOmH9dz2fwgbXXYEBfh+nf3W7FO/MFIxjZXKbnnIVKGM",
+	"reuOZac+IQyLw/oY9epjaCKcsEc0o5FrZHElzl5edI+ePuv++uJdWrkW46renV1cvjy//u3lX/19IrOp",
+	"rhUb+GTPZ+L25P3Zu5e+K38KSAulJpi45UoKKDEpB3ng1T751z//TzEGoLlEhAOlDUkUbvbtSBPp1hoD",
+	"KV3UK+RIy8SAoQsubn9np9yEnTI98QZMnOEBLZ39RRDepWbdd2rWgkttNkc2XltvRwEerKVy4W2vPXzg",
+	"V37LxTBnrzP8kRoyhiwuwfaJYnFEg6zIFuShYL3cQDHLJ/WVSF93+Sl+WrBPsayCIEZbu/DSNKYWKznB",
+	"CWTBCTV8Fa2L98JXt2NkbYtVuaX1R0CwP6j1dSWefGiY60u0ZgPZO6hJLwUjwYjRmJTrYWIJa1nAUFj9",
+	"nk6CkYU2qxpaWoEdL/bT2iZcX4m0brZisVQOyWViAjlmB+RM5AkVA8qjRFXTrFw+mrw5IdCkCHsiXAlX",
+	"Jt5Vl7LYRbkoEh+kGbDwrLg6tM0gdGiHmmL/DVihHXYFzc1AUW+mRjWkx17L/bHVS6bNOdNJ1Bis5E44",
+	"7TRsl7fjqxVMtKdYwMMMLiw8uDa7s4jp1Wc2QMHphZaT78YpYjfTzgaifxhTR9XMsTgY6TUC2abElO3p",
+	"/vMElJ2CvykFvwb+SuRpqSgkoIpZEFIp5Ciz6zUFG2VwvbMJbMMmUEuH5tkCNi2x/KHJwfa0/Xp+spmo",
+	"pA2zou2py3N15V1E0gPUieewMVQv54rZ73DIdyJnw25ahB3Bpn8ISXuc3m8KI+7CF8na71ztkU1QOJh7",
+	"O9I2bqspYsc+3Mnbm5C301I2M1BYJlVLidxYH2RG5vbSGP+hosKZqvLKIgUjVpM4noP+Th6/b3m8EU6a",
+	"JfKG6+rtaMa2hfI5l7khsXzjXGs7gvliCNyJ5g9NNF/I8WI6jSQN9eFXB63XC3jfOQuxuF/agyetj4KV",
+	"7veylplp72E376NsZBPH+4hLeUFjkyi2S3tbByfLDz/AYw1JeuMFqPiY/tRY1+0yv0jnF3TdmPoy5Kww",
+	"O0b6pUOxQKKThEbQxBoHXqergK7jK4PSSfphrFZnfx7HhjhyV+fyGzKzCM7WRzErX2pswgCPd0Bcy75X",
+	"gOCFBTxT8OQh2fvvLnaKdifaffNLXgkzpmaUl7nLCeTcAp5LNlXNCLFFEs7m20k+poO+E0sJ7KdFXHZ6",
+	"OD+EsSTOLzkD7/SnOTXNQMmFAGw41APyxqTKp5BmxMWQJMLwiPg0iq5R0/XJIf6ZVqfVPkRyMEOkcm9f",
+	"CaoYoWHIwjQMuwSwLkXFzQftuGueZwExfnNsNULDhgRnnHw79h63sQb67+5rZ/HZgMUnTkGqBpOqlHcp",
+	"s4+TaTK7D+KKV2/jqav5cAqNknnArgQNIMRJO8kqolPMQYGixZb5hFDlWjESsQH6d2VimvIUnDCd49LO",
+	"fnTf9qN5UNdsQmq6st6ODm1fDJ1/pRsyJN0DQ9yOKakNIO6MSQ/NmLQ0M22ZnorQ4KJkfwVG+n0pOMWt",
+	"tQvAtIfmZIodQW4qS5Fn66awScZ0ikWdN0CpG0pUwC2hrMa+QAH/dvUpZkFjo4S++KFtakGlDTdWHqLC",
+	"7Ij+Non+24LU48qk1ya/tGcBh18LLXBapKk24McibeYv3IxCRSdiRzcrV5qeTDF7whW02Ih0264CBDRP",
+	"qJa1qLEtda0+3UV9uoU0AY6uc2rYW3zju5InyptrYT6tDzzZ4Ue9XFFvw4HiVxtTA2uFiw+CYbdg/Kxr",
+	"RjTbL5jsoaJEuCFcaMNq+9UXxY4yBG1U8Ch/apuiR2XTTdpnze3vZJFtyiIX6AjMbiNr6+XaGQ5W0k1n",
+	"uMrhV/hpGemkBo12hbbuVGgL3Pz5TcvBMhe9yLa66Lp6O4LzkK2wd4SNjYmxcM1LGnW3xoC3afBdHR92",
+	"DTw2atu9E2bNYa+tNbXv0eqbb6xlLtDO4LuoDjHAVG6XGqZQ84cw9ebwsHlyv3Uzb2GzOyPvQ1Ws4H7S",
+	"KHGsS7wqoV9VedoZdtdq2MWb3K5VtyIOl6Bm2k3jn1pIBj+nQx9U2eIVugTjdu6n1nHp6FpG1hY7Ef0o",
+	"Abb5nqsIUnjSHG5rD1iX2gbrpG/hAkoJ+y6279qF9rnmwa58OxZlhCLi8Jd9o0B8CRdYRrk+WaYoUrhr",
+	"3qg84b6xTWEi3eb8eCF3a7tA2s0F0qZnPBdlGgh+y+rEs4C9SwJbSzhqq7tbZEFtvJfeDuUfaMxqy3tf",
+	"eyFiuCZkYnn9X3IpSQANjrHop+OZQ37LZnrw1/HQK5ExUa/AQk8JN+VaxkGiFBMm/UJz4eF7Z6TbNMAu",
+	"hVW7ANyHGYC7HBNGDFygbqWDHpSidcno+J50Jtx/C23JHdSPoSblUJHBWfrTosJNbuCm6CnOviWVxG2t",
+	"iYamettOC9mAFpKBVQ1EVknecvl8TlLJEvqc9EHS5DyvkJnnES4GTDERMGLkDRNLdXUu4sYuN+/ec/Pm",
+	"gdAc9afp0no7wvIgdJ3517qxNiuG0TEY8cbytkJKoPMCNcQOOWjSPu6DT25J42gFzjsl48EpGUvz2KyI",
+	"1FrrRi2qFoWPyyV29P1V89GONdfB92s5IWMqpnl1oglTjIQ7Q+U83oztGKtVflz80SxQzqn405q8p+Dc",
+	"Nrfk+0soWSKLpJAM4RFGg1EuLKsk+kGK8xQOoQCM54VfF5foqUTbURFahQINonTMiFFUaCSWHg62xwtG",
+	"UtHkD9x0KOmWEzgWBo0WzvMPBZV/UEU8P+5GLKihrUtp5I032lxL+TSrnVVueXIl7lJKZ7n8jp3Gvm6N",
+	"vQWsNevt95Lt8R1Tpy0VfWxz5WvX6V+AY9K1I4ySIZEKaMapozuZ41LJZDhyZe6q5O0QxvpNCv+98ent",
+	"KP3LYEKu+XvfOVb8QS0Bd2DyiAXtdKlzGPq96VN2Vy10qh0TmJfwgXQXLACbZglznJmlO9003bbf2LKO",
+	"Bdtsot9JxHbkeZvk+SwMLTokEcOg4TtT6cOv9j/tMjdmUWEXnXlX9cbeZHsSt1DRqb+Z3o5MPBTdZrn7",
+	"3liajr2+1knr984Ct6y+LILtndvywSkry6BVxhCh9cPCAqXQIeI3bCT/x85Eu8CopjMMalrmzU+aqfuJ",
+	"xkxPu4X2lNdK3xPslimrNHBFNAsUM5pIRUZUj5je/zF8U9lxFAE//7HZM/WOC6OJr2+6E9X1yUBGkZyw",
+	"kPSn5PgnoqgI5Zj0p4ZpwgVJRIztIPpUs2fHiYo8oo1U9qnR5OL1Wffo6TMwwdMroUdSGRJyHduFxIoN",
+	"+BfPlbo3iRLO3gZXhm4wrvP+QlJE0wNiye4Nm5I+i6QYamLklWiTLkAK2QJcED+NOeDhnDYUKfxtis25",
+	"6bek5JW+HjbyuBRq4KIwHtJekEf0SE4EkSJgO8/aGvmYxUDoduTOvQmDZznXUk614o32k3DIjD4gHxUb",
+	"MEUUu5U3zCOTEQ9G5Iax2Dni5AQqrmEHrkCqsCkmp4Q5O8Xwzr3bFsDCHGWw8SLWz6YXkpDdDTc0Nlt4",
+	"vRvJyZMTwRQQgWKwKlUMU/ROi+w4cB4xy4WtMKCkAVBp9G7dD+vcknLYFuB3yuGDUw5XZKuHyBPtKtZd",
+	"TerCKig+zh9eU+OfZgxaGxlrMpHqhoshuEahIoQWNNYjCXK+pOEBObcvQ6Km490hvM41oUTIroxn0RTH",
+	"PSj24KWL3/GJmZKo9lzuBL6WXm8EfFFjpESwSYHwgRs/i2MUdMw85DdeymjSvvj2By4VNyiPsi8xV1NQ",
+	"C69EqhfmagfqG6AGygihHOXTFEkGWFGFBuwaK2Nrn+zZ932YmWmLYVfCJWlIIuSE/DuBFzyCpoOIGjAg",
+	"UEG4IROq909xPz0oq60zHKPpcs6BG1r8s2vGh1LhXnJcPO49r9M18WruiWGeIxxsSdfErzfqmjUgVFQ4",
+	"U0klvXhqAQMukO8CRbbKXvFel6JPMmLtKoCdy4g9zPpfZUPo4vG/KpnEy7xQzntfwQy8UeNsfi8t7LMy",
+	"Yj9WabHSjovYUPq92RCLdXCJb+fxLaOqWjnrqp94RAcyZiHEAxgyltpk49P8RO9KFK2fZE8wbkZMnRA9",
+	"1YaNuxMesn1kscC8Xa3TCQ/YHC7mLKY5UGyKkeVf2JLdtLDFJom2cMc72+hGsg4KJzwHuWq5TcvyY1VQ",
+	"3oX733u4f7tLnmP8nHeFvR1FeFhW0La3vdFof7uK01JFslTrAM6aW0fJXujgVIQEmZ/lunlJs/F+o230",
+	"Ppnkliyky6HEzk764OykyzFY53LvpjVy5mp05dCThx5Ks0kdqnwSi9WoaimiH0KTqm66AI4X1UeLqpGV",
+	"D3xD1Lf8ke1oKZWNNtDgytHudJVN6CqVQ54Pvk0EdanYjsoXCzl1eZjcEmXKapBmF9JxR91mKaBo1nAW",
+	"XU1vR1AeoKqz5OXfT0HmBmVlCxxzOyrLSgC+U1wemuKyGrd1ARWHGFABbvJaq/w56yc8CjXGJscyfKTz",
+	"aAxotvNRajNUTBMhJ+iy1EyEmvjvP1y+efVXn2jp6ltJM2LKznEl8LOaGCkPyLlzek9GTBS/I9gk/xaH",
+	"+Gsoc17rU4YJL9zojfIF941zPLlatKndwsEfSRHB3aFwlR9qClkf0rMvwZShJikqwo2notF5KkIHGLEM",
+	"sV6kYrFUhoVp5I/9fES1IWMuEsPIXixD7UalxSiuxDkLuT7NKtr45y/fnv31+vzlL28urj+dv/VxGqtZ",
+	"jWQRlCG2b78OmqyggbvZJCDhF5roLjz9Q8FMihnklinNpcA0iCE2co9luAiADKPj+YaUSxjxndRLsJtZ",
+	"bAGBQ/khzB7GXW4KI3jZiwwcdtSGhDQ79XaMGbCpBsKANXV3dov12y0MglIV/krkaaFZ4gymQXamDY8i",
+	"MqJZxVft4glOXUFUIhVJe7+PyYAr3Vj0NYPznVv2vt2yDXDRbKSov6vejjxs1wrReI9rsDfUWRI2zJq2",
+	"YzVYBHs7A8FDMxAsYGuJpkN2yG5Z2YtZV79uQnAYkbdMEf9vVv/3iJH7vkdkFDJtkId5ILjmNjfXl4xG",
+	"EVMkoIIoRkOyRwO77StBdZZk6Za/f0D8gVRjav4c6FtsGnoWBCw2J8SwL+YQfk2D5V9c/BfZO3/1ghw/",
+	"/ql3QigZMRoyRZSceFfCjJiAmEAlJ6CJwB6wunAgo2QsoMyW/8mew0v7zD8ltK+ZMISHGgIg2Dg2UxKw",
+	"KNL7B+QvqGheCR+qKvgerIDjLicjGdmzEkOG9hE/AIXCJ1J4RBvF6JiFLr7eTeCi7O0iQeyP+A27Ev95",
+	"8eF9HgMu2BdDcCpnC7G/+v/dfc++mO4L9w3ceZ1Ka9WnfIvLK1Hw7islx0tEC9Mhu5Stx99jR62NFJhI",
+	"Y/6Xeee11EuWoqBDBl2ml3wHjQ2Fl6pmPld0ALHuFDBc8dD51xzyZfDV8TrcvvZ7wtS043UEHbPOSQdf",
+	"7ngtWUkBHF/hm982qnDn33Nqt9dJiUl5kkq01MV/IbYWCctpRjuwtDLFgxpwFoUz9MSel5nG9oi0UQ0h",
+	"QrnKDxTZkVr7Kn4VjqOE7vVk2tEIR4GBbMDEe3Yf2dmW6M9+RvBkweYGb1nyIwVStS5SNfYllgpXlh/Z",
+	"zPYeNuvfJmMGY0fxjgvMGYBmhjln7zZxZ2loVM+VC3wv5NpwERhyS6OEpQDiYun7U5+EfMyE5lJoj/Sn",
+	"V8J+hGG4WiC1OSAfRDSFl3D1ha6AtQyeawKOBxaSvUKo/ZVQCNAnhEbRKUqNpeyBE5jO/v4oV51PMw/e",
+	"zFip2ZVIx1lgJgMgdBY3MUk0fdWKGaieF5crILOUhmRsxXlwZZgRF8MDciam8LkrkQbujemUUH1jP+Im",
+	"KFRSJ0NmrIL/xMovSo59Mk60IX1G+mwgFSO+kT7ZOz46ajI7I7F29/3weDSMh7Sen6c73rsS7904h0uh",
+	"p8mxgI8funK2TQqNJ8i1I3QL6bPhY6aZ4kwvItGWDvvcfvqWRj7pJ8ENM2Tv0+UL5+LyyEgmytKpkE73",
+	"60i6jiNuSB8I8ZWoJd+nThZRGqO5gZ27b1n61bd6hjKcRgfkHXrW8Kkl2PaLLpXqShz/BOtJm0okKhuY",
+	"Zls9P7Ir1UDUUnqb73D/gJyBlkdmlbx5FPAyP9E/ChEs3/fPeNoTHppRk7icntJyAvOb9K1vO9L70Ehv",
+	"AWybTGR8DDE1/OHXPt+q8QoFTKhryMfzKbBTjRqdxp9gxP3G3JcvviA3O3kRYxDYmPKI7EGiq0cCqllX",
+	"WxJu+C1DWXS/iXbAq3M1sM0CO1OLXddwNT+E6zpxIJYDqf17kevajtqQf8BOvR3XNWyqgfjZY9q5rjfh",
+	"uk4QlKrwVyKSS0XUFykV1pXVzjIwrxe4R8Zs3GdKj3hsh1pFfYm4+wwhdtH2d3RZN8BDs8u6/uh7O7Kw",
+	"XZd14z2uPUT+ghnjbGVU64lUUNDJDznQrPCEWMbhEwjtTQnEI53RhaZo+g3zuO34wBcB884H/tB84E38",
+	"0Y5mQaLsBy0e9RlVTJ0lZtQ5+dtnK8kHUt5wlv3y2b6gblO8q4q+oAw/0sSCmZIRiSMq2CnRLBp0R1JD",
+	"wzctLQIpqC0jJImTfsQDgrNaNEpU1DnpfAVgY99ODg+/2je/nXyNpTLfOl7nlipuDwrgepSF7Q9oEhmr",
+	"88iARvBzHXxCZ1CVCGGRHZYLIGrnLk/zU++nxzMzYGj1iw/vL88/vL3++OH8Et7GtZbfHxkTd7wOE8nY",
+	"Hrn70/4HT/5zdh2zpAhpChiMYibjiJG9SA658EgkhzIxHpmMJB3z/cw9XpVE7I9TMuYCAuqc0gS3OKue",
+	"fYrRLW+JWyyhut+//vl/0Gtwy0Ogc2cf31h6OAXj3ES464JxzjfYp5qRT+dvcUl8zGSCTjL38ddSG13z",
+	"9RfU0EgOCRNGcaadVwH9igSqXzri+UgTH/q++uhm9IryWUBj2ucRN2BYyD4KNpO6r1pQ+LvkAvtGYDtZ",
+	"CNdGAMF9KUb0iMbMI0l6RDgSyxvGigdMe0Qq5xN2H82Kl81+9qM7URIoFjJhOPitBu6zB+S/aJQwjLmY",
+	"KG5YV4poelpwW+qRnJAJoE+hWG/Eb1n1rLEA2+wS3oO/FnpmaGY02XPHq71MiA2kCBJlwWkKFtsJF6Gc",
+	"7GNQZ32fXTiSwgqKTTdm1/AXO1HmQBrTqSVQcOh4vlCBSnswffeGTbMfSo3IYxpwMczLSRY+/9Etshbe",
+	"XJd5t2/Xj8D5//sy5Nh3LtsnQJnrTX/tWtNrIsUp+MwsIYIpQISHv/rTvLZyOOaieDNZ7/rZhb0RuaPO",
+	"IzSrR7JXyXDykMdKRcD2vU/6ljlhR7C0wqYF7ApUfizrIA04YWScekYNE1QEU3RQIkmnXGT+yMLUGFJV",
+	"C+3oHcXmDbhEDJITYTZhNd3fa5G1nO7JfaAOzKXojpIxtQvmIuBxhmluA6dIIi0xy79XmHsme6xmf0ib",
+	"JyNJNB8KCEqSLrCqwP9gExbIy9/CavwVul1YADLp2a9C+eDUvOTlt2+1zcKBAYpiUJWDpMLcYL2vmxyq",
+	"0KXlQOC+SsDmFWvG2V8L5efwZi3LwgMuUoNSFZE6epAW0gnJBGiDCCEdzsta7s6cKqKfRTZcEnFe9RK/",
+	"C7mp+dxbKYZdSzPDvPEJ3EjqoclvxX2q2KdElxph5HvMq17W3FnMLMTTGF1goQUGRcZSmBGRwp2dV3TT",
+	"F2ro54wF2zY0EdQJ1UTHTCD7QimQWwZVMLpnAkMezVgCOTpkdctPM5swc83lM3muHLVHAq6ChBvSV4ze",
+	"AFRmlNtY1lL4RCHz6dvnb/9/AAAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
