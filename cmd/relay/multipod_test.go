@@ -95,7 +95,40 @@ spec: {project: mp/app, slug: narrow, policy: narrow}
 ---
 kind: ServiceAccount
 spec: {project: mp/app, slug: breaker, policy: both-keys}
+---
+kind: Project
+spec: {team: mp, slug: spend}
+---
+kind: Model
+spec: {name: mp-priced, provider: openai}
+---
+kind: Binding
+spec: {model: mp-priced, host: mock, shape: openai, upstream_model: gpt-4o-mini, input_price: 0, output_price: %d}
+---
+kind: Budget
+spec: {project: mp/spend, period: month, amount: %d}
+---
+kind: Policy
+spec: {slug: budgeted, all_models: true, host_keys: [mock/good], limiter_failure_mode: closed}
+---
+kind: ServiceAccount
+spec: {project: mp/spend, slug: spender, policy: budgeted}
 `
+
+// The budget case: the project mp/spend may spend exactly what
+// multipodBudgetRequests requests of mp-priced cost. Its input is free and a
+// request asks for multipodMaxTokens output tokens, which the mock upstream's
+// reply (longer than that) always fills: the estimate reserved at admission
+// (max_tokens at the output price) and the actual cost settled after are the
+// same, 4 tokens × 1,000 per million = 4,000 micro-units, so the count
+// admitted does not depend on when settlements land.
+const (
+	multipodBudgetRequests = 40
+	multipodMaxTokens      = 4
+	multipodOutputPrice    = 1_000_000_000 // micro-units per million tokens
+	multipodRequestCost    = multipodMaxTokens * multipodOutputPrice / 1_000_000
+	multipodBudget         = multipodBudgetRequests * multipodRequestCost
+)
 
 const (
 	multipodGoodKey    = "sk-up-multipod-good"
@@ -140,7 +173,7 @@ func newCluster(t *testing.T, pods int, redisURL, debounce string) *cluster {
 	for _, p := range c.pods {
 		waitReady(t, p.inference)
 	}
-	c.apply(fmt.Sprintf(multipodCatalog, ts.URL))
+	c.apply(fmt.Sprintf(multipodCatalog, ts.URL, multipodOutputPrice, multipodBudget))
 	t.Logf("%d pods up and the catalog applied in %s", pods, time.Since(start))
 	return c
 }
@@ -173,11 +206,17 @@ func (c *cluster) cli(stdin string, args ...string) string {
 
 func (c *cluster) apply(yaml string) { c.cli(yaml, "apply", "-f", "-") }
 
-// mint mints a relay key for the service account and waits until every
-// running pod accepts it.
+// mint mints a relay key for a service account of mp/app and waits until
+// every running pod accepts it.
 func (c *cluster) mint(serviceAccount string) string {
 	c.t.Helper()
-	key := c.cli("", "keys", "mint", "--project", "mp/app", "--service-account", serviceAccount)
+	return c.mintIn("mp/app", serviceAccount)
+}
+
+// mintIn is mint for a service account of another project.
+func (c *cluster) mintIn(project, serviceAccount string) string {
+	c.t.Helper()
+	key := c.cli("", "keys", "mint", "--project", project, "--service-account", serviceAccount)
 	for _, p := range c.pods {
 		if p.cmd.ProcessState == nil {
 			eventually(c.t, p.inference, key, 200)
@@ -189,20 +228,26 @@ func (c *cluster) mint(serviceAccount string) string {
 // podChat sends one non-streaming chat request; it returns the status and the
 // request id Relay answered with (0 and "" when the pod did not answer).
 func podChat(base, key, model string) (int, string) {
-	req, _ := http.NewRequest("POST", base+"/v1/chat/completions",
-		strings.NewReader(`{"model":"`+model+`","messages":[{"role":"user","content":"multipod"}]}`))
+	status, id, _ := podPost(base, key, `{"model":"`+model+`","messages":[{"role":"user","content":"multipod"}]}`)
+	return status, id
+}
+
+// podPost sends one chat request body; it returns the status, the request id
+// and the answer (0, "" and nil when the pod did not answer).
+func podPost(base, key, body string) (int, string, []byte) {
+	req, _ := http.NewRequest("POST", base+"/v1/chat/completions", strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+key)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return 0, ""
+		return 0, "", nil
 	}
-	_, err = io.Copy(io.Discard, resp.Body)
+	answer, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if err != nil {
-		return 0, ""
+		return 0, "", nil
 	}
-	return resp.StatusCode, resp.Header.Get("X-Relay-Request-Id")
+	return resp.StatusCode, resp.Header.Get("X-Relay-Request-Id"), answer
 }
 
 // pollUntil polls cond every 10ms until it holds, failing after within.
@@ -238,8 +283,8 @@ func multipodEnv(t *testing.T, name string, def int) int {
 
 // TestMultipod_SharedPostgresAndRedis runs three `relay serve` processes on
 // one Postgres and one Redis and checks, with figures in the log, what a
-// deployment of several pods relies on: writes reach every pod, limits are
-// exact across pods, a breaker hold taken by one pod is honoured by the
+// deployment of several pods relies on: writes reach every pod, limits and
+// budgets are exact across pods, a breaker hold taken by one pod is honoured by the
 // others, a pod killed mid-load loses no other pod's usage events and its
 // concurrency leases are bounded by their TTL, and a pod started later
 // serves from Postgres alone.
@@ -323,6 +368,55 @@ func multipod(t *testing.T, redisURL string) {
 		t.Logf("%d concurrent callers over 3 pods, limit 50 requests: %v", callers, counts)
 		if counts[200] != 50 || counts[429] != callers-50 {
 			t.Fatalf("admitted %d, refused %d; want exactly 50 and %d", counts[200], counts[429], callers-50)
+		}
+	})
+
+	t.Run("BudgetExactAcrossPods", func(t *testing.T) {
+		key := c.mintIn("mp/spend", "spender")
+		const callers = 200
+		body := fmt.Sprintf(`{"model":"mp-priced","max_tokens":%d,"messages":[{"role":"user","content":"multipod budget"}]}`, multipodMaxTokens)
+		statuses := make([]int, callers)
+		ids := make([]string, callers)
+		answers := make([][]byte, callers)
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := range callers {
+			wg.Go(func() {
+				<-start
+				statuses[i], ids[i], answers[i] = podPost(c.pods[i%len(c.pods)].inference, key, body)
+			})
+		}
+		close(start)
+		wg.Wait()
+		counts := map[int]int{}
+		var admitted []string
+		for i, s := range statuses {
+			counts[s]++
+			switch {
+			case s == 200:
+				admitted = append(admitted, ids[i])
+			case s == 429 && !strings.Contains(string(answers[i]), "budget_exceeded"):
+				t.Fatalf("a 429 that is not budget_exceeded: %s", answers[i])
+			}
+		}
+		t.Logf("%d concurrent callers over 3 pods, budget %d micro-units = %d requests of %d: %v",
+			callers, multipodBudget, multipodBudgetRequests, multipodRequestCost, counts)
+		if counts[200] != multipodBudgetRequests || counts[429] != callers-multipodBudgetRequests {
+			t.Fatalf("admitted %d, refused %d; want exactly %d and %d",
+				counts[200], counts[429], multipodBudgetRequests, callers-multipodBudgetRequests)
+		}
+		// The ledger prices the admitted requests at what was reserved: the
+		// whole budget, spent and not more (usage cost is in nano-units).
+		var events, cost int64
+		pollUntil(t, 15*time.Second, "the admitted requests in usage_events", func() bool {
+			if err := st.Pool().QueryRow(ctx, `SELECT count(DISTINCT request_id), coalesce(sum(cost), 0) FROM usage_events WHERE request_id = ANY($1)`,
+				admitted).Scan(&events, &cost); err != nil {
+				t.Fatal(err)
+			}
+			return events == int64(len(admitted))
+		})
+		if cost != multipodBudget*1000 {
+			t.Fatalf("the ledger's cost of the admitted requests is %d nano-units, want the budget (%d)", cost, multipodBudget*1000)
 		}
 	})
 
