@@ -100,12 +100,15 @@ func (h *Handler) overview(p *page) {
 	}
 	// Breakers are this pod's view of every host key: system readers only.
 	if v.ShowBreakers = p.who.Can(rbac.Read, rbac.System()); v.ShowBreakers {
-		br, err := h.breakerTable(p, true)
+		br, err := h.breakerTable(p, true, false)
 		if err != nil {
 			h.failErr(p, err)
 			return
 		}
 		v.Breakers = br
+	}
+	if n, ok := h.api.PacingQueue(p.who); ok {
+		v.Pacing = count(n)
 	}
 	p.render(http.StatusOK, "Overview", "overview", overviewPage(v))
 }
@@ -125,42 +128,94 @@ func idLabel(m labelMap, id *uuid.UUID) string {
 }
 
 // breakerTable lists this pod's breakers; held only keeps the open ones.
-func (h *Handler) breakerTable(p *page, held bool) (table, error) {
+// With clear, a held row offers to clear its hold: a model's hold alone, or
+// every hold of its host key.
+func (h *Handler) breakerTable(p *page, held, clear bool) (table, error) {
 	resp, err := h.api.ListBreakers(p.ctx, gen.ListBreakersRequestObject{})
 	if err != nil {
 		return table{}, err
 	}
 	keys, hosts := labels(h.hostKeyOptions(p)), labels(h.hostOptions(p))
-	t := table{Columns: []column{{Title: "Host key"}, {Title: "Host"}, {Title: "State"}, {Title: "Failures", Num: true}, {Title: "Retry at"}},
+	t := table{Columns: []column{{Title: "Host key"}, {Title: "Host"}, {Title: "Scope"}, {Title: "Model"}, {Title: "Hold"},
+		{Title: "Reason"}, {Title: "Failures", Num: true}, {Title: "Retry at"}},
 		Empty: "Every host key is healthy."}
 	for _, b := range resp.(gen.ListBreakers200JSONResponse).Items {
 		if held && b.State == gen.BreakerStateClosed {
 			continue
 		}
-		st := cell{Text: string(b.State), Badge: "ok"}
-		if b.State == gen.BreakerStateOpen {
+		st := cell{Text: string(b.Hold), Badge: "ok"}
+		if b.State == gen.BreakerStateClosed {
+			st.Text = string(b.State)
+		} else if b.State == gen.BreakerStateOpen {
 			st.Badge = "bad"
-		} else if b.State == gen.BreakerStateHalfOpen {
+		} else {
 			st.Badge = "warn"
 		}
 		retry := "—"
 		if b.RetryAt != nil {
 			retry = b.RetryAt.UTC().Format("15:04:05")
 		}
-		t.Rows = append(t.Rows, row{Cells: []cell{{Text: keys.of(b.HostKeyID), Mono: true}, {Text: hosts.of(b.HostID), Mono: true}, st,
-			{Text: strconv.Itoa(int(b.ConsecutiveFailures)), Num: true}, {Text: retry}}})
+		reason := b.Reason
+		if reason == "" {
+			reason = "—"
+		}
+		r := row{Cells: []cell{{Text: keys.of(b.HostKeyID), Mono: true}, {Text: hosts.of(b.HostID), Mono: true}, {Text: string(b.Scope)},
+			{Text: deref(b.Model), Mono: true}, st, {Text: reason}, {Text: strconv.Itoa(int(b.ConsecutiveFailures)), Num: true}, {Text: retry}}}
+		if clear && b.State != gen.BreakerStateClosed {
+			r.Actions = clearActions(b, keys.of(b.HostKeyID))
+		}
+		t.Rows = append(t.Rows, r)
 	}
 	return t, nil
 }
 
+// clearActions are a held row's buttons: clear this model's hold (a
+// model-scoped hold) and clear every hold of the host key.
+func clearActions(b gen.Breaker, key string) []rowAction {
+	href := "/breakers/" + b.HostKeyID.String() + "/clear"
+	var out []rowAction
+	if b.Scope == gen.BreakerScopeModel && b.Model != nil {
+		out = append(out, rowAction{Href: href + "?" + url.Values{"model": {*b.Model}}.Encode(), Label: "Clear this model's hold",
+			Confirm: "Clear the hold of " + key + " on " + *b.Model + "?"})
+	}
+	return append(out, rowAction{Href: href, Label: "Clear all holds of this key", Confirm: "Clear every hold of " + key + "?", Danger: true})
+}
+
 func (h *Handler) breakers(p *page) {
-	t, err := h.breakerTable(p, false)
+	t, err := h.breakerTable(p, false, p.who.Can(rbac.ManageSystem, rbac.System()))
 	if err != nil {
 		h.failErr(p, err)
 		return
 	}
 	t.Empty = "No host key has served a request in this pod yet."
-	p.render(http.StatusOK, "Breakers", "breakers", breakersPage(t))
+	p.render(http.StatusOK, "Breakers", "breakers", breakersPage(t, p.who.CSRFToken))
+}
+
+// clearBreakers clears a host key's holds in this pod — one model's when the
+// address names a model, else all of them — through the API's ClearBreakers
+// (system admins only; it writes the audit row).
+func (h *Handler) clearBreakers(p *page) {
+	id, ok := pathID(p)
+	if !ok {
+		return
+	}
+	req := gen.ClearBreakersRequestObject{Params: gen.ClearBreakersParams{HostKeyID: id}}
+	if m := p.r.URL.Query().Get("model"); m != "" {
+		req.Params.Model = &m
+	}
+	q := url.Values{"host_key_id": {id.String()}}
+	if req.Params.Model != nil {
+		q.Set("model", *req.Params.Model)
+	}
+	if err := h.api.Check(p.ctx, http.MethodDelete, "/api/breakers?"+q.Encode(), nil); err != nil {
+		h.failErr(p, err)
+		return
+	}
+	if _, err := h.api.ClearBreakers(p.ctx, req); err != nil {
+		h.failErr(p, err)
+		return
+	}
+	redirect(p.w, p.r, "/breakers")
 }
 
 // localTime is the value format of <input type="datetime-local">, in UTC.

@@ -64,6 +64,7 @@ func (h *Handler) routes() {
 	m.HandleFunc("/", h.notFound)
 	m.HandleFunc("GET /usage", h.signedIn(h.usage))
 	m.HandleFunc("GET /breakers", h.signedIn(h.breakers))
+	m.HandleFunc("POST /breakers/{id}/clear", h.signedIn(h.clearBreakers))
 	m.HandleFunc("GET /audit", h.signedIn(h.audit))
 	m.HandleFunc("GET /explain", h.signedIn(h.explain))
 	m.HandleFunc("GET /payloads", h.signedIn(h.payloads))

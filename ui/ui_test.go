@@ -36,7 +36,8 @@ type bundle struct {
 	snap *loader.Loader // the snapshot the routing explain reads; reload after changes
 }
 
-func setup(t testing.TB) *bundle {
+// setup builds the bundle; with, if given, adds to the control API's config.
+func setup(t testing.TB, with ...func(*controlapi.Config)) *bundle {
 	t.Helper()
 	st, err := store.Open(t.Context(), pgtest.NewDB(t))
 	if err != nil {
@@ -48,7 +49,11 @@ func setup(t testing.TB) *bundle {
 		t.Fatal(err)
 	}
 	snap := loader.New(st, box, slog.New(slog.DiscardHandler), loader.Options{})
-	api, err := controlapi.New(controlapi.Config{Store: st, Box: box, AdminToken: adminToken, Snapshot: snap})
+	cfg := controlapi.Config{Store: st, Box: box, AdminToken: adminToken, Snapshot: snap}
+	for _, w := range with {
+		w(&cfg)
+	}
+	api, err := controlapi.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -100,6 +100,7 @@ type overviewView struct {
 	TopProjects  table
 	Breakers     table
 	ShowBreakers bool
+	Pacing       string // requests waiting in pacing queues now; empty: not shown
 	Range        string
 }
 

@@ -390,3 +390,14 @@ func (heldSet) States(time.Time) []keypool.KeyState              { return nil }
 func (heldSet) Clear(context.Context, snapshot.ID, string, time.Time) ([]keypool.KeyState, error) {
 	return nil, errors.New("the routing explain clears no breakers")
 }
+
+// PacingQueue is the number of requests in this pod waiting for rate-limit
+// budget now (relay_pacing_queue_length), for callers with system-wide read;
+// ok is false when the caller may not see it or the control plane has no
+// limiter.
+func (s *Server) PacingQueue(p *Principal) (n int64, ok bool) {
+	if s.cfg.PacingQueue == nil || !p.Can(rbac.Read, rbac.System()) {
+		return 0, false
+	}
+	return s.cfg.PacingQueue(), true
+}

@@ -90,6 +90,7 @@ type Config struct {
 	Breakers      func() []BreakerState // nil: no breakers
 	ClearBreakers BreakerClearer        // nil: DELETE /api/breakers is 501
 	HostKeyTester HostKeyTester         // nil: POST /api/host-keys/{id}/test is 501
+	PacingQueue   func() int64          // requests waiting for rate-limit budget now (relay_pacing_queue_length); nil: the console shows none
 
 	SecureCookies bool          // set Secure on the session cookie (TLS in front)
 	SessionTTL    time.Duration // 0: 12 hours
