@@ -4,7 +4,7 @@ BIN := bin/relay
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 
-.PHONY: run test build generate check-generated bench lint fmt clean
+.PHONY: run test test-cleanup build generate check-generated bench lint fmt clean
 
 ## run: start Relay on the embedded default (embedded Postgres, in-process limiter) and print what to do next
 run: build
@@ -17,8 +17,12 @@ build:
 ## test: the whole suite (and the deploy manifests' checks); starts a private Postgres when RELAY_TEST_DATABASE_URL is unset
 test:
 	$(GO) vet ./...
-	$(GO) test -count=1 -timeout 25m ./...
+	$(GO) test -count=1 -timeout 25m ./...; rc=$$?; $(MAKE) -s test-cleanup; exit $$rc
 	cd deploy/validate && $(GO) vet ./... && $(GO) test -count=1 ./...
+
+## test-cleanup: stop the embedded Postgres the tests share when RELAY_TEST_DATABASE_URL is unset (internal/pgtest)
+test-cleanup:
+	@pid=$$(head -1 "$${TMPDIR:-/tmp}/relay-pgtest-$$(id -u)/postgres/postmaster.pid" 2>/dev/null) && kill -INT $$pid 2>/dev/null || true
 
 ## generate: regenerate sqlc, oapi-codegen and templ output
 generate:

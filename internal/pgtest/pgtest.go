@@ -9,8 +9,9 @@
 // os.TempDir()/relay-pgtest-<uid>, shared by every test process: `go test
 // ./...` runs packages in parallel processes, and embeddedpg's lock on the
 // directory lets the first one start the server while the others wait and
-// reuse it. The server is detached and left running after the tests, so the
-// next run starts in milliseconds; it is tuned for speed, not durability
+// reuse it. The server is detached and outlives each test process, so the
+// next package starts in milliseconds; `make test` stops it when the suite
+// ends (make test-cleanup). It is tuned for speed, not durability
 // (fsync=off), so after a machine crash delete the directory. To stop it:
 //
 //	kill -INT $(head -1 "${TMPDIR:-/tmp}/relay-pgtest-$(id -u)/postgres/postmaster.pid")
