@@ -89,7 +89,8 @@ type exchange struct {
 
 // cassettes reads the go-vcr recordings beside the repository
 // (../shared/reference/anthropic-cassettes): real request bodies and real
-// JSON and SSE answers.
+// JSON and SSE answers. In a clone without ../shared, reference calls
+// t.Skip with a loud message (and fails instead when CI is set).
 func cassettes(t *testing.T) []exchange {
 	t.Helper()
 	files, _ := filepath.Glob(filepath.Join(reference(t, "anthropic-cassettes"), "*.yaml"))
