@@ -34,6 +34,11 @@ check-generated: generate
 	git add -N .
 	git diff --exit-code
 
+## lint: staticcheck, pinned in go.mod as a tool, on the module and on deploy/validate (generated files are skipped by their header)
+lint:
+	$(GO) tool staticcheck ./...
+	cd deploy/validate && "$$($(GO) -C ../.. tool -n staticcheck)" ./...
+
 ## bench: the load harness (Relay vs direct against the mock upstream) and the hot-path benchmarks
 bench: build
 	$(GO) run ./cmd/relay-bench -relay-bin $(BIN)

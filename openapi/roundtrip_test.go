@@ -60,9 +60,9 @@ func (s *stub) ListUsageEvents(_ context.Context, req controlgen.ListUsageEvents
 // the embedded spec, the way the control plane wires it.
 func serve(t *testing.T) (*stub, *client.ClientWithResponses) {
 	t.Helper()
-	doc, err := controlgen.GetSwagger()
+	doc, err := controlgen.GetSpec()
 	if err != nil {
-		t.Fatalf("GetSwagger: %v", err)
+		t.Fatalf("GetSpec: %v", err)
 	}
 	doc.Servers = nil // match any host: the test server's address is not the spec's
 	router, err := legacy.NewRouter(doc)

@@ -312,9 +312,9 @@ func tableDef(t *testing.T, sql, table string) string {
 func TestSpec_EmbeddedIsCurrent(t *testing.T) {
 	t.Parallel()
 	doc := setup(t)
-	embedded, err := controlgen.GetSwagger()
+	embedded, err := controlgen.GetSpec()
 	if err != nil {
-		t.Fatalf("GetSwagger: %v", err)
+		t.Fatalf("GetSpec: %v", err)
 	}
 	want, err := json.Marshal(doc)
 	if err != nil {

@@ -189,13 +189,6 @@ func inputType(kind string) string {
 
 func itoa(n int) string { return strconv.Itoa(n) }
 
-func i32(p *int32) string {
-	if p == nil {
-		return ""
-	}
-	return strconv.Itoa(int(*p))
-}
-
 func price(n int64) string { return strconv.FormatFloat(float64(n)/1e6, 'f', -1, 64) }
 
 func idStr(id *uuid.UUID) string {

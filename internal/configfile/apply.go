@@ -669,7 +669,7 @@ var placeholder = uuid.MustParse("00000000-0000-4000-8000-000000000000")
 // body even for an update: the document must be valid as a whole.
 func (p *Plan) preflight() error {
 	schemasOnce.Do(func() {
-		sw, err := controlgen.GetSwagger()
+		sw, err := controlgen.GetSpec()
 		if err != nil {
 			schemasErr = fmt.Errorf("load the API spec: %w", err)
 			return

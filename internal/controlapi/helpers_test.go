@@ -162,20 +162,6 @@ func (x res[R]) want(t *testing.T, status int) R {
 	return x.r
 }
 
-// check is want without stopping the test; it reports whether it held.
-func (x res[R]) check(t *testing.T, status int, what string) bool {
-	t.Helper()
-	if x.err != nil {
-		t.Errorf("%s: request failed: %v", what, x.err)
-		return false
-	}
-	if got := x.r.StatusCode(); got != status {
-		t.Errorf("%s: status = %d, want %d; body: %s", what, got, status, body(x.r))
-		return false
-	}
-	return true
-}
-
 // wantErr checks status, the Error's code and (when field is not empty) that
 // its details name field.
 func (x res[R]) wantErr(t *testing.T, status int, code, field string) client.ErrorInfo {

@@ -172,7 +172,7 @@ func newServer(cfg Config) (*Server, error) {
 	if cfg.LoginWait <= 0 {
 		cfg.LoginWait = 2 * time.Second
 	}
-	doc, err := controlgen.GetSwagger()
+	doc, err := controlgen.GetSpec()
 	if err != nil {
 		return nil, fmt.Errorf("controlapi: load spec: %w", err)
 	}

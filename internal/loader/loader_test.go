@@ -18,10 +18,9 @@ import (
 )
 
 type bundle struct {
-	url   string
-	st    *store.Store
-	box   *secret.Box
-	swaps chan *snapshot.Snapshot
+	url string
+	st  *store.Store
+	box *secret.Box
 }
 
 func setup(t *testing.T) *bundle {

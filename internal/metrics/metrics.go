@@ -290,7 +290,6 @@ type requestSeries struct {
 	reasoning          prometheus.Counter
 	cost               prometheus.Counter
 	failovers          prometheus.Counter
-	refusedBy          prometheus.Counter // nil unless status 429 with a limiter kind
 	modelName, hostTag string
 	// GenAI client metrics; nil unless the request reached a host and is a
 	// model operation.

@@ -61,7 +61,7 @@ func TestGemini_GenerateContent(t *testing.T) {
 	equal(t, "recorded key", rec.Header.Get("x-goog-api-key"), "AIza-test")
 
 	// snake_case works like lowerCamel, as in proto3 JSON.
-	resp, raw = post(t, b.srv.URL+"/v1beta/models/gemini-test:generateContent", geminiHeaders,
+	_, raw = post(t, b.srv.URL+"/v1beta/models/gemini-test:generateContent", geminiHeaders,
 		`{"contents":[{"parts":[{"text":"hi"}]}],"generation_config":{"max_output_tokens":2}}`)
 	decodeJSON(t, raw, &got)
 	equal(t, "snake max tokens", got.Candidates[0].FinishReason, "MAX_TOKENS")

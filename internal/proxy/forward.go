@@ -549,7 +549,7 @@ func retryAfter(h http.Header, now time.Time) time.Duration {
 func upstreamMessage(body []byte, secret snapshot.Secret) string {
 	v, ok := wire.Get(body, "error", "message")
 	if !ok {
-		v, ok = wire.Get(body, "message")
+		v, _ = wire.Get(body, "message")
 	}
 	s, ok := wire.Str(v)
 	if !ok {

@@ -55,7 +55,7 @@ func TestProxy_TracesAFailover(t *testing.T) {
 				t.Errorf("%s is in trace %s, not the caller's", s.Name, s.SpanContext.TraceID())
 			}
 			for _, a := range s.Attributes {
-				v := a.Value.Emit()
+				v := a.Value.String()
 				for _, sec := range f.secrets {
 					if strings.Contains(v, sec) {
 						t.Errorf("%s: attribute %s holds the secret %q", s.Name, a.Key, sec)
@@ -161,7 +161,7 @@ func TestProxy_UntracedPassesTraceparent(t *testing.T) {
 func attrMap(s tracetest.SpanStub) map[string]string {
 	m := map[string]string{}
 	for _, a := range s.Attributes {
-		m[string(a.Key)] = a.Value.Emit()
+		m[string(a.Key)] = a.Value.String()
 	}
 	return m
 }

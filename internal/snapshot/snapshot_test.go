@@ -15,7 +15,7 @@ import (
 // policy, two hosts with keys, a model bound to both hosts, keys and a token.
 type fixture struct {
 	data               *Data
-	team, project      *Team
+	team               *Team
 	proj               *Project
 	sa                 *ServiceAccount
 	policy, other      *Policy

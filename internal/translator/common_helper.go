@@ -315,16 +315,6 @@ func eventType(ev *wire.Event) string {
 	return ""
 }
 
-// appendKey appends ,"key": (or "key": after an opening brace).
-func appendKey(dst []byte, key string) []byte {
-	if n := len(dst); n > 0 && dst[n-1] != '{' && dst[n-1] != '[' {
-		dst = append(dst, ',')
-	}
-	dst = append(dst, '"')
-	dst = append(dst, key...)
-	return append(dst, '"', ':')
-}
-
 func appendInt(dst []byte, n int64) []byte { return strconv.AppendInt(dst, n, 10) }
 
 // toolChoiceMode reads a tool_choice given as a bare mode, as OpenAI's

@@ -332,9 +332,6 @@ func (x *encoder) drop(f Feature) {
 	x.dropped = append(x.dropped, path)
 }
 
-// level is the pair's support for f.
-func (x *encoder) level(f Feature) Support { return x.pair.support(f).level }
-
 // reject is the 400 for a feature the binding cannot express.
 func (x *encoder) reject(f Feature, why string) error {
 	return rejectField(x.in, f.Field(x.in), x.t, why)

@@ -963,7 +963,6 @@ type openaiUpstream struct {
 	lastTool  int         // canonical index of the last tool part still open; -1
 	finished  bool
 	sawTools  bool
-	finish    canonical.FinishReason
 	completed bool
 }
 

@@ -225,7 +225,7 @@ func tokenLimit(v []byte) (int64, bool) {
 	if len(v) == 0 || v[0] < '0' || v[0] > '9' {
 		return 0, false
 	}
-	if bytes.IndexAny(v, ".eE") < 0 {
+	if !bytes.ContainsAny(v, ".eE") {
 		if n, ok := Int(v); ok {
 			return min(n, MaxTokenLimit), true
 		}
