@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/relay-llm/relay/internal/keypool"
 	"github.com/relay-llm/relay/internal/routing"
@@ -555,9 +556,25 @@ func upstreamMessage(body []byte, secret snapshot.Secret) string {
 	if !ok {
 		return ""
 	}
-	msg := string(s[:min(len(s), 200)])
+	// Redact before cutting: a key straddling the cut would otherwise leave
+	// its prefix in the log line.
+	msg := string(s)
 	if sec := secret.Reveal(); sec != "" {
 		msg = strings.ReplaceAll(msg, sec, "[redacted]")
 	}
-	return msg
+	return cutRunes(msg, maxUpstreamMessage)
+}
+
+// maxUpstreamMessage bounds the upstream error text a log line keeps.
+const maxUpstreamMessage = 200
+
+// cutRunes returns s cut to at most n bytes, never inside a UTF-8 sequence.
+func cutRunes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
