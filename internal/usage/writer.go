@@ -299,25 +299,32 @@ func (w *Writer) run() {
 			batch = batch[:0]
 		}
 	}
+	w.gather(&batch, flush)
+}
+
+// gather appends queued events to *batch and calls flush when it is full
+// and on every tick; on quit it drains the queue, flushes once more and
+// returns. Both writer loops (with and without a spool) batch this way.
+func (w *Writer) gather(batch *[]Event, flush func()) {
+	add := func(ev Event) {
+		*batch = append(*batch, ev)
+		if len(*batch) >= w.batch {
+			flush()
+		}
+	}
 	tick := time.NewTicker(w.interval)
 	defer tick.Stop()
 	for {
 		select {
 		case ev := <-w.ch:
-			batch = append(batch, ev)
-			if len(batch) >= w.batch {
-				flush()
-			}
+			add(ev)
 		case <-tick.C:
 			flush()
 		case <-w.quit:
 			for {
 				select {
 				case ev := <-w.ch:
-					batch = append(batch, ev)
-					if len(batch) >= w.batch {
-						flush()
-					}
+					add(ev)
 					continue
 				default:
 				}
@@ -395,34 +402,7 @@ func (w *Writer) collect() {
 		default:
 		}
 	}
-	tick := time.NewTicker(w.interval)
-	defer tick.Stop()
-	for {
-		select {
-		case ev := <-w.ch:
-			batch = append(batch, ev)
-			if len(batch) >= w.batch {
-				flush()
-			}
-		case <-tick.C:
-			flush()
-		case <-w.quit:
-			for {
-				select {
-				case ev := <-w.ch:
-					batch = append(batch, ev)
-					if len(batch) >= w.batch {
-						flush()
-					}
-					continue
-				default:
-				}
-				break
-			}
-			flush()
-			return
-		}
-	}
+	w.gather(&batch, flush)
 }
 
 // ingest writes the batches the collector hands over and replays the
