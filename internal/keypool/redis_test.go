@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,19 +17,12 @@ import (
 // of its own.
 type newClient func(t *testing.T) redis.UniversalClient
 
-// theCluster is the package's Redis Cluster, started by the first test that
-// asks for it and stopped by TestMain.
-var theCluster struct {
-	once sync.Once
-	c    *redistest.Cluster
-	err  error
-}
+// theCluster is the package's Redis Cluster, stopped by TestMain.
+var theCluster redistest.SharedCluster
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if theCluster.c != nil {
-		theCluster.c.Stop()
-	}
+	theCluster.Stop()
 	os.Exit(code)
 }
 
@@ -43,12 +35,8 @@ func onEachRedis(t *testing.T, test func(t *testing.T, client newClient)) {
 	})
 	t.Run("redis-cluster", func(t *testing.T) {
 		t.Parallel()
-		redistest.SkipWithoutRedisServer(t)
-		theCluster.once.Do(func() { theCluster.c, theCluster.err = redistest.NewCluster() })
-		if theCluster.err != nil {
-			t.Fatalf("redis cluster: %v", theCluster.err)
-		}
-		test(t, func(t *testing.T) redis.UniversalClient { return theCluster.c.Client(t) })
+		cluster := theCluster.Get(t)
+		test(t, func(t *testing.T) redis.UniversalClient { return cluster.Client(t) })
 	})
 }
 

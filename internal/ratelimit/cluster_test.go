@@ -2,7 +2,6 @@ package ratelimit
 
 import (
 	"os"
-	"sync"
 	"testing"
 
 	"github.com/relay-llm/relay/internal/redistest"
@@ -12,17 +11,11 @@ import (
 // test that asks for it and stopped by TestMain: the limits, pacing and
 // budget suites run on it as their "redis-cluster" backend, each test under
 // its own prefix, as on the single Redis.
-var theCluster struct {
-	once sync.Once
-	c    *redistest.Cluster
-	err  error
-}
+var theCluster redistest.SharedCluster
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if theCluster.c != nil {
-		theCluster.c.Stop()
-	}
+	theCluster.Stop()
 	os.Exit(code)
 }
 
@@ -30,10 +23,5 @@ func TestMain(m *testing.M) {
 // redis-server the test is skipped, or fails when CI is set.
 func clusterURL(t testing.TB) string {
 	t.Helper()
-	redistest.SkipWithoutRedisServer(t)
-	theCluster.once.Do(func() { theCluster.c, theCluster.err = redistest.NewCluster() })
-	if theCluster.err != nil {
-		t.Fatalf("redis cluster: %v", theCluster.err)
-	}
-	return theCluster.c.URL()
+	return theCluster.Get(t).URL()
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -166,4 +167,32 @@ func (c *Cluster) Client(t testing.TB) *redis.ClusterClient {
 	cl := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs()})
 	t.Cleanup(func() { _ = cl.Close() })
 	return cl
+}
+
+// SharedCluster is the one Redis Cluster of a test binary: started by the
+// first test that asks for it, stopped by the package's TestMain (Stop), so
+// each package pays the cluster's start once.
+type SharedCluster struct {
+	once sync.Once
+	c    *Cluster
+	err  error
+}
+
+// Get returns the cluster, starting it on first use; without redis-server
+// the test is skipped, or fails when CI is set.
+func (s *SharedCluster) Get(t testing.TB) *Cluster {
+	t.Helper()
+	SkipWithoutRedisServer(t)
+	s.once.Do(func() { s.c, s.err = NewCluster() })
+	if s.err != nil {
+		t.Fatalf("redis cluster: %v", s.err)
+	}
+	return s.c
+}
+
+// Stop stops the cluster if a test started it.
+func (s *SharedCluster) Stop() {
+	if s.c != nil {
+		s.c.Stop()
+	}
 }
