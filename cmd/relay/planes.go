@@ -28,8 +28,16 @@ import (
 	"github.com/relay-llm/relay/internal/secret"
 	"github.com/relay-llm/relay/internal/store"
 	"github.com/relay-llm/relay/internal/tracing"
+	"github.com/relay-llm/relay/internal/translator"
 	usageledger "github.com/relay-llm/relay/internal/usage"
 	"github.com/relay-llm/relay/ui"
+)
+
+// The writers the inference plane hands its records and payloads to; usage
+// and capture do not import the proxy, so the fit is checked here.
+var (
+	_ proxy.Recorder = (*usageledger.Writer)(nil)
+	_ proxy.Capturer = (*capture.Writer)(nil)
 )
 
 // planes is what `relay serve` mounts on its two listeners.
@@ -119,6 +127,7 @@ func newPlanes(ctx context.Context, cfg *config.Config, st *store.Store, box *se
 		Breakers:      listBreakers,
 		ClearBreakers: clearBreakers,
 		PacingQueue:   func() int64 { return limiter.Stats().Waiting },
+		Supports:      translator.Supports,
 		HostKeyTester: func(ctx context.Context, id uuid.UUID) (controlapi.HostKeyTestResult, error) {
 			r, err := inference.TestHostKey(ctx, id)
 			if errors.Is(err, proxy.ErrUnknownHostKey) {

@@ -16,7 +16,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/relay-llm/relay/internal/proxy"
+	"github.com/relay-llm/relay/internal/event"
 	"github.com/relay-llm/relay/internal/store"
 )
 
@@ -70,7 +70,7 @@ type Stats struct {
 type Writer struct {
 	sink      Sink
 	log       *slog.Logger
-	ch        chan proxy.Payload
+	ch        chan event.Payload
 	batch     int
 	interval  time.Duration
 	retention time.Duration
@@ -86,8 +86,6 @@ type Writer struct {
 	expired    atomic.Uint64
 }
 
-var _ proxy.Capturer = (*Writer)(nil)
-
 // NewWriter starts a Writer; Close stops it.
 func NewWriter(cfg Config) *Writer {
 	w := &Writer{
@@ -99,7 +97,7 @@ func NewWriter(cfg Config) *Writer {
 	if size <= 0 {
 		size = DefaultQueueSize
 	}
-	w.ch = make(chan proxy.Payload, size)
+	w.ch = make(chan event.Payload, size)
 	if w.log == nil {
 		w.log = slog.New(slog.DiscardHandler)
 	}
@@ -124,7 +122,7 @@ func NewWriter(cfg Config) *Writer {
 
 // Capture queues p, or drops and counts it when the queue is full. It
 // never blocks.
-func (w *Writer) Capture(p proxy.Payload) {
+func (w *Writer) Capture(p event.Payload) {
 	if w.closed.Load() {
 		w.dropped.Add(1)
 		return
@@ -238,7 +236,7 @@ func (w *Writer) expire() {
 	}
 }
 
-func row(p proxy.Payload) store.PayloadCapture {
+func row(p event.Payload) store.PayloadCapture {
 	return store.PayloadCapture{
 		RequestID: p.RequestID, ClientRequestID: optString(p.ClientRequestID), CreatedAt: p.At, ProjectID: p.ProjectID,
 		RelayKeyID: opt(p.RelayKeyID), InferenceTokenID: opt(p.InferenceTokenID), PolicyID: opt(p.PolicyID),

@@ -8,8 +8,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/relay-llm/relay/internal/capture"
+	"github.com/relay-llm/relay/internal/event"
 	"github.com/relay-llm/relay/internal/pgtest"
-	"github.com/relay-llm/relay/internal/proxy"
 	"github.com/relay-llm/relay/internal/store"
 )
 
@@ -22,8 +22,8 @@ func openStore(t *testing.T) *store.Store {
 	return st
 }
 
-func payload(id string, at time.Time, project uuid.UUID) proxy.Payload {
-	return proxy.Payload{
+func payload(id string, at time.Time, project uuid.UUID) event.Payload {
+	return event.Payload{
 		RequestID: id, ClientRequestID: "client-" + id, At: at, ProjectID: project, RelayKeyID: uuid.New(), Model: "m", Status: 200,
 		Request: []byte(`{"q":"` + id + `"}`), Response: []byte(`{"a":"` + id + `"}`),
 	}

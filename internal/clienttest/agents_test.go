@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/relay-llm/relay/internal/snapshot"
+	"github.com/relay-llm/relay/internal/wire"
 )
 
 // agentTimeout bounds one agent run: a few requests to an in-process Relay.
@@ -44,7 +44,7 @@ func TestClaudeCode(t *testing.T) {
 				"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
 			)
 			out, err := runClient(t, dir, env, agentTimeout, bin, "-p", "Find the text files in this directory with a tool, then tell me what you found.")
-			report(t, r, "claude-code", pinned(t, "@anthropic-ai/claude-code"), ownShape(b.shape, snapshot.ShapeAnthropic), model)
+			report(t, r, "claude-code", pinned(t, "@anthropic-ai/claude-code"), ownShape(b.shape, wire.ShapeAnthropic), model)
 			if err != nil {
 				t.Fatalf("claude -p: %v\n%s", err, out)
 			}
@@ -87,7 +87,7 @@ env_key = "RELAY_KEY"
 			}
 			env := append(baseEnv(home), "CODEX_HOME="+codexHome, "RELAY_KEY="+relayKey)
 			out, err := runClient(t, dir, env, agentTimeout, bin, "exec", "List the files in this directory with a shell command, then tell me what you found.")
-			report(t, r, "codex", pinned(t, "@openai/codex"), ownShape(b.shape, snapshot.ShapeOpenAIResponses), modelName(b.shape))
+			report(t, r, "codex", pinned(t, "@openai/codex"), ownShape(b.shape, wire.ShapeOpenAIResponses), modelName(b.shape))
 			if err != nil {
 				t.Fatalf("codex exec: %v\n%s", err, out)
 			}
@@ -103,7 +103,7 @@ env_key = "RELAY_KEY"
 // it sends its first request again and again (each run's prompt differs in
 // paths and session ids), and the replay puts the recorded requests through
 // every shape anyway.
-func ownShape(shape, own snapshot.Shape) string {
+func ownShape(shape, own wire.Shape) string {
 	if shape == own {
 		return string(shape)
 	}

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/relay-llm/relay/internal/snapshot"
+	"github.com/relay-llm/relay/internal/wire"
 )
 
 // nodeDir holds package.json, the lock file and the scripts.
@@ -195,8 +195,8 @@ type fixtureWriter struct {
 // expected is the outcome a recorded request must have through a binding of
 // shape: 2xx, except where README and docs/translation.md say Relay refuses
 // it (token counting passes through to anthropic bindings only).
-func expected(x exchange, shape snapshot.Shape) string {
-	if x.Path == "/v1/messages/count_tokens" && shape != snapshot.ShapeAnthropic {
+func expected(x exchange, shape wire.Shape) string {
+	if x.Path == "/v1/messages/count_tokens" && shape != wire.ShapeAnthropic {
 		return "400"
 	}
 	return "2xx"

@@ -19,6 +19,7 @@ import (
 	"github.com/relay-llm/relay/internal/mockupstream"
 	"github.com/relay-llm/relay/internal/proxy"
 	"github.com/relay-llm/relay/internal/snapshot"
+	"github.com/relay-llm/relay/internal/wire"
 )
 
 // relayKey is the relay key every client presents.
@@ -27,17 +28,17 @@ const relayKey = "sk-wr-clienttest-0123456789abcdef0123"
 // shapes are the four upstream shapes, each with the upstream model its
 // binding names on the mock upstream.
 var shapes = []struct {
-	shape    snapshot.Shape
+	shape    wire.Shape
 	upstream string
 }{
-	{snapshot.ShapeOpenAI, "gpt-4o-mini"},
-	{snapshot.ShapeOpenAIResponses, "gpt-4.1-mini"},
-	{snapshot.ShapeAnthropic, "claude-sonnet-4-5"},
-	{snapshot.ShapeGemini, "gemini-2.5-flash"},
+	{wire.ShapeOpenAI, "gpt-4o-mini"},
+	{wire.ShapeOpenAIResponses, "gpt-4.1-mini"},
+	{wire.ShapeAnthropic, "claude-sonnet-4-5"},
+	{wire.ShapeGemini, "gemini-2.5-flash"},
 }
 
 // modelName is the Relay model bound to shape.
-func modelName(shape snapshot.Shape) string { return "ct-" + string(shape) }
+func modelName(shape wire.Shape) string { return "ct-" + string(shape) }
 
 // relay is an in-process Relay inference handler on a real listener, with
 // one model per upstream shape on a mock upstream, and the requests its

@@ -16,7 +16,6 @@ import (
 	"github.com/relay-llm/relay/internal/routing"
 	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/store"
-	"github.com/relay-llm/relay/internal/translator"
 	"github.com/relay-llm/relay/internal/wire"
 	gen "github.com/relay-llm/relay/openapi/controlgen"
 )
@@ -324,7 +323,7 @@ func (s *Server) ExplainRoute(ctx context.Context, q RouteQuery) (RouteExplanati
 	if in == wire.InboundNone {
 		in = wire.InboundChat
 	}
-	r := routing.Router{Supports: translator.Supports, Breakers: s.heldKeys(now)}
+	r := routing.Router{Supports: s.cfg.Supports, Breakers: s.heldKeys(now)}
 	var plan routing.Plan
 	if err := r.Route(snap, policy, q.Model, in, now, &plan); err != nil {
 		out.Refusal = err.Error()

@@ -26,6 +26,7 @@ import (
 	"github.com/getkin/kin-openapi/routers/legacy"
 	"github.com/google/uuid"
 
+	"github.com/relay-llm/relay/internal/routing"
 	"github.com/relay-llm/relay/internal/secret"
 	"github.com/relay-llm/relay/internal/store"
 	"github.com/relay-llm/relay/openapi/controlgen"
@@ -90,7 +91,12 @@ type Config struct {
 	Breakers      func() []BreakerState // nil: no breakers
 	ClearBreakers BreakerClearer        // nil: DELETE /api/breakers is 501
 	HostKeyTester HostKeyTester         // nil: POST /api/host-keys/{id}/test is 501
-	PacingQueue   func() int64          // requests waiting for rate-limit budget now (relay_pacing_queue_length); nil: the console shows none
+	// Supports says which upstream shapes can serve an inbound shape, for
+	// explaining a route as the proxy would take it (translator.Supports in
+	// relay serve). nil: routing.SameShape. The control plane takes it as a
+	// value so that it never links the translator.
+	Supports    routing.Supports
+	PacingQueue func() int64 // requests waiting for rate-limit budget now (relay_pacing_queue_length); nil: the console shows none
 
 	SecureCookies bool          // set Secure on the session cookie (TLS in front)
 	SessionTTL    time.Duration // 0: 12 hours

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/wire"
 )
 
@@ -64,13 +63,13 @@ func (c Class) String() string {
 
 // Upstream is how one attempt ended, as Classify reads it.
 type Upstream struct {
-	Shape      snapshot.Shape // the binding's shape: whose error bodies these are
-	Status     int            // the HTTP status; 0 when no response came
-	Body       []byte         // the error body of a status >= 400 (its first 64 KiB do)
-	RetryAfter time.Duration  // the upstream's retry hint, from its headers
-	Err        error          // the transport error when Status is 0
-	Reason     string         // what to call the failure; "" names the status
-	CallerGone bool           // the caller went away first
+	Shape      wire.Shape    // the binding's shape: whose error bodies these are
+	Status     int           // the HTTP status; 0 when no response came
+	Body       []byte        // the error body of a status >= 400 (its first 64 KiB do)
+	RetryAfter time.Duration // the upstream's retry hint, from its headers
+	Err        error         // the transport error when Status is 0
+	Reason     string        // what to call the failure; "" names the status
+	CallerGone bool          // the caller went away first
 	// AfterFirstByte: the failure came after the answer began.
 	AfterFirstByte bool
 }

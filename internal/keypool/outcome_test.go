@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/relay-llm/relay/internal/snapshot"
+	"github.com/relay-llm/relay/internal/wire"
 )
 
 func TestClassify(t *testing.T) {
@@ -60,31 +60,31 @@ func TestClassify(t *testing.T) {
 		{"closed before the answer", Upstream{Err: io.ErrUnexpectedEOF}, ClassModel, OutcomeFailure, ScopeModel, ""},
 		{"first-byte timeout", Upstream{Err: context.Canceled, Reason: "first-byte timeout"}, ClassModel, OutcomeFailure, ScopeModel, "first-byte timeout"},
 
-		{"openai 401", Upstream{Shape: snapshot.ShapeOpenAI, Status: 401, Body: []byte(oaAuth)}, ClassKey, OutcomeAuth, ScopeKey, "401"},
+		{"openai 401", Upstream{Shape: wire.ShapeOpenAI, Status: 401, Body: []byte(oaAuth)}, ClassKey, OutcomeAuth, ScopeKey, "401"},
 		{"403", Upstream{Status: 403}, ClassKey, OutcomeAuth, ScopeKey, "403"},
 		{"402", Upstream{Status: 402}, ClassKey, OutcomeQuota, ScopeKey, "402"},
 		{"openai insufficient_quota", Upstream{Status: 429, Body: []byte(oaQuota), RetryAfter: time.Second}, ClassKey, OutcomeQuota, ScopeKey, "429 insufficient_quota"},
-		{"anthropic credit balance", Upstream{Shape: snapshot.ShapeAnthropic, Status: 400, Body: []byte(anCredit)}, ClassKey, OutcomeQuota, ScopeKey, "400 credit balance too low"},
-		{"anthropic billing_error", Upstream{Shape: snapshot.ShapeAnthropic, Status: 402, Body: []byte(anBilling)}, ClassKey, OutcomeQuota, ScopeKey, "402 billing_error"},
-		{"gemini API_KEY_INVALID", Upstream{Shape: snapshot.ShapeGemini, Status: 400, Body: []byte(geBadKey)}, ClassKey, OutcomeAuth, ScopeKey, "400"},
+		{"anthropic credit balance", Upstream{Shape: wire.ShapeAnthropic, Status: 400, Body: []byte(anCredit)}, ClassKey, OutcomeQuota, ScopeKey, "400 credit balance too low"},
+		{"anthropic billing_error", Upstream{Shape: wire.ShapeAnthropic, Status: 402, Body: []byte(anBilling)}, ClassKey, OutcomeQuota, ScopeKey, "402 billing_error"},
+		{"gemini API_KEY_INVALID", Upstream{Shape: wire.ShapeGemini, Status: 400, Body: []byte(geBadKey)}, ClassKey, OutcomeAuth, ScopeKey, "400"},
 
 		{"openai per-model 429", Upstream{Status: 429, Body: []byte(oaRate), RetryAfter: 20 * time.Second}, ClassModel, OutcomeRateLimited, ScopeModel, "429"},
-		{"anthropic 429", Upstream{Shape: snapshot.ShapeAnthropic, Status: 429, Body: []byte(anRate)}, ClassModel, OutcomeRateLimited, ScopeModel, "429"},
-		{"gemini RESOURCE_EXHAUSTED", Upstream{Shape: snapshot.ShapeGemini, Status: 429, Body: []byte(geQuota)}, ClassModel, OutcomeRateLimited, ScopeModel, "429"},
+		{"anthropic 429", Upstream{Shape: wire.ShapeAnthropic, Status: 429, Body: []byte(anRate)}, ClassModel, OutcomeRateLimited, ScopeModel, "429"},
+		{"gemini RESOURCE_EXHAUSTED", Upstream{Shape: wire.ShapeGemini, Status: 429, Body: []byte(geQuota)}, ClassModel, OutcomeRateLimited, ScopeModel, "429"},
 		{"429 without a body", Upstream{Status: 429}, ClassModel, OutcomeRateLimited, ScopeModel, "429"},
 		{"500", Upstream{Status: 500, Body: []byte(oa500)}, ClassModel, OutcomeFailure, ScopeModel, "500"},
 		{"503 html", Upstream{Status: 503, Body: []byte("<html>bad gateway</html>")}, ClassModel, OutcomeFailure, ScopeModel, "503"},
-		{"529", Upstream{Shape: snapshot.ShapeAnthropic, Status: 529, Body: []byte(anOverload)}, ClassModel, OutcomeFailure, ScopeModel, "529"},
+		{"529", Upstream{Shape: wire.ShapeAnthropic, Status: 529, Body: []byte(anOverload)}, ClassModel, OutcomeFailure, ScopeModel, "529"},
 		{"408", Upstream{Status: 408}, ClassModel, OutcomeFailure, ScopeModel, "408"},
 		{"openai model_not_found", Upstream{Status: 404, Body: []byte(oaNoModel)}, ClassModel, OutcomeFailure, ScopeModel, "404 model not found"},
-		{"anthropic model not found", Upstream{Shape: snapshot.ShapeAnthropic, Status: 404, Body: []byte(anNoModel)}, ClassModel, OutcomeFailure, ScopeModel, "404 model not found"},
-		{"gemini model not found", Upstream{Shape: snapshot.ShapeGemini, Status: 404, Body: []byte(geNoModel)}, ClassModel, OutcomeFailure, ScopeModel, "404 model not found"},
+		{"anthropic model not found", Upstream{Shape: wire.ShapeAnthropic, Status: 404, Body: []byte(anNoModel)}, ClassModel, OutcomeFailure, ScopeModel, "404 model not found"},
+		{"gemini model not found", Upstream{Shape: wire.ShapeGemini, Status: 404, Body: []byte(geNoModel)}, ClassModel, OutcomeFailure, ScopeModel, "404 model not found"},
 		{"ollama model not found", Upstream{Status: 404, Body: []byte(ollamaNone)}, ClassModel, OutcomeFailure, ScopeModel, "404 model not found"},
 
-		{"404 previous response", Upstream{Shape: snapshot.ShapeOpenAIResponses, Status: 404, Body: []byte(oaNoPrev)}, ClassRequest, OutcomeSuccess, ScopeKey, ""},
+		{"404 previous response", Upstream{Shape: wire.ShapeOpenAIResponses, Status: 404, Body: []byte(oaNoPrev)}, ClassRequest, OutcomeSuccess, ScopeKey, ""},
 		{"400 invalid", Upstream{Status: 400, Body: []byte(oaInvalid)}, ClassRequest, OutcomeSuccess, ScopeKey, ""},
-		{"gemini 400 invalid argument", Upstream{Shape: snapshot.ShapeGemini, Status: 400, Body: []byte(geBadArg)}, ClassRequest, OutcomeSuccess, ScopeKey, ""},
-		{"413", Upstream{Shape: snapshot.ShapeAnthropic, Status: 413, Body: []byte(anTooLarge)}, ClassRequest, OutcomeSuccess, ScopeKey, ""},
+		{"gemini 400 invalid argument", Upstream{Shape: wire.ShapeGemini, Status: 400, Body: []byte(geBadArg)}, ClassRequest, OutcomeSuccess, ScopeKey, ""},
+		{"413", Upstream{Shape: wire.ShapeAnthropic, Status: 413, Body: []byte(anTooLarge)}, ClassRequest, OutcomeSuccess, ScopeKey, ""},
 		{"422 not json", Upstream{Status: 422, Body: []byte("nope")}, ClassRequest, OutcomeSuccess, ScopeKey, ""},
 		{"304", Upstream{Status: 304}, ClassRequest, OutcomeSuccess, ScopeKey, ""},
 	}

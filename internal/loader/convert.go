@@ -8,6 +8,7 @@ import (
 
 	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/store"
+	"github.com/relay-llm/relay/internal/wire"
 )
 
 // converter turns store rows into snapshot rows; it resolves host key secrets.
@@ -117,7 +118,7 @@ func (c converter) binding(r store.Binding) *snapshot.Binding {
 		}
 	}
 	return &snapshot.Binding{
-		ID: r.ID, ModelID: r.ModelID, HostID: r.HostID, Shape: snapshot.Shape(r.Shape),
+		ID: r.ID, ModelID: r.ModelID, HostID: r.HostID, Shape: wire.Shape(r.Shape),
 		UpstreamModel: r.UpstreamModel, Position: int(r.Position), Enabled: r.Enabled, Pricing: p,
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/relay-llm/relay/internal/event"
 	"github.com/relay-llm/relay/internal/keypool"
 	"github.com/relay-llm/relay/internal/metrics"
 	"github.com/relay-llm/relay/internal/mockupstream"
@@ -82,7 +83,7 @@ func TestMetrics_SeriesAfterTraffic(t *testing.T) {
 	}{{"gpt", "gpt-4o-cached-reasoning", oa}, {"flaky", "gpt-4o", flaky}, {"limited", "gpt-4o", oa}} {
 		mid := id()
 		d.Models = append(d.Models, &snapshot.Model{ID: mid, Name: m.name})
-		d.Bindings = append(d.Bindings, &snapshot.Binding{ID: id(), ModelID: mid, HostID: m.host, Shape: snapshot.ShapeOpenAI,
+		d.Bindings = append(d.Bindings, &snapshot.Binding{ID: id(), ModelID: mid, HostID: m.host, Shape: wire.ShapeOpenAI,
 			UpstreamModel: m.upstream, Enabled: true, Pricing: pricing})
 	}
 	snap := snapshot.Build(d, 42, time.Now())
@@ -305,9 +306,9 @@ func gauge(t *testing.T, reg *metrics.Registry, name string) float64 {
 // request path.
 func BenchmarkObserveUsage(b *testing.B) {
 	reg := metrics.New(metrics.Options{})
-	ev := usage.Event{Record: proxy.Record{
+	ev := usage.Event{Record: event.Record{
 		Model: "gpt", ModelID: uuid.New(), HostID: uuid.New(), HostSlug: "openai", Inbound: "openai_chat",
-		Upstream: snapshot.ShapeOpenAI, Status: 200, Attempts: 1, Total: 300 * time.Millisecond, TimeToFirstByte: 50 * time.Millisecond,
+		Upstream: wire.ShapeOpenAI, Status: 200, Attempts: 1, Total: 300 * time.Millisecond, TimeToFirstByte: 50 * time.Millisecond,
 		Overhead: 40 * time.Microsecond, Usage: wire.Usage{Input: 1200, Output: 300, CacheRead: 600, Reasoning: 100},
 	}, Cost: 1_234_567}
 	b.ReportAllocs()

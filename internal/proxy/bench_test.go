@@ -14,6 +14,7 @@ import (
 	"github.com/relay-llm/relay/internal/mockupstream"
 	"github.com/relay-llm/relay/internal/proxy"
 	"github.com/relay-llm/relay/internal/snapshot"
+	"github.com/relay-llm/relay/internal/wire"
 )
 
 // BenchmarkProxyPassthrough sends whole requests through the handler to an
@@ -32,7 +33,7 @@ func BenchmarkProxyPassthrough(b *testing.B) {
 		Hosts:           []*snapshot.Host{{ID: id(5), Slug: "mock", BaseURL: up.URL, Enabled: true}},
 		HostKeys:        []*snapshot.HostKey{{ID: id(6), HostID: id(5), Slug: "k", Secret: snapshot.NewSecret("sk-up"), SecretVersion: 1, Enabled: true, Usable: true}},
 		Models:          []*snapshot.Model{{ID: id(7), Name: "gpt-test"}},
-		Bindings:        []*snapshot.Binding{{ID: id(8), ModelID: id(7), HostID: id(5), Shape: snapshot.ShapeOpenAI, UpstreamModel: "gpt-4o-mini", Enabled: true}},
+		Bindings:        []*snapshot.Binding{{ID: id(8), ModelID: id(7), HostID: id(5), Shape: wire.ShapeOpenAI, UpstreamModel: "gpt-4o-mini", Enabled: true}},
 	}
 	snap := snapshot.Build(d, 1, time.Now())
 	relay := httptest.NewServer(proxy.New(proxy.Config{Snapshot: func() *snapshot.Snapshot { return snap }}))

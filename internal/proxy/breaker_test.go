@@ -11,6 +11,7 @@ import (
 
 	"github.com/relay-llm/relay/internal/keypool"
 	"github.com/relay-llm/relay/internal/snapshot"
+	"github.com/relay-llm/relay/internal/wire"
 )
 
 // tenant adds a second team, project, policy and relay key (plain) granted
@@ -58,9 +59,9 @@ func TestBreakers_BrokenModelDoesNotHoldTheKeyForAnotherTenant(t *testing.T) {
 	h := f.host("openai")
 	k := f.key(h, "shared", "sk-up-shared-key")
 	broken := f.model("broken", true)
-	f.bind(broken, h, snapshot.ShapeOpenAI, "broken-fault-500") // the mock fails this upstream model
+	f.bind(broken, h, wire.ShapeOpenAI, "broken-fault-500") // the mock fails this upstream model
 	healthy := f.model("healthy", false)
-	f.bind(healthy, h, snapshot.ShapeOpenAI, "gpt-4o-mini")
+	f.bind(healthy, h, wire.ShapeOpenAI, "gpt-4o-mini")
 	other := f.tenant("sk-wr-test-tenant2-0123456789abcdef", healthy)
 	f.start()
 
@@ -88,8 +89,8 @@ func TestBreakers_ModelNotFoundHoldsThatModelOnly(t *testing.T) {
 	h := f.host("openai")
 	k1 := f.key(h, "k1", "sk-up-k1-key")
 	k2 := f.key(h, "k2", "sk-up-k2-key")
-	f.bind(f.model("gone", true), h, snapshot.ShapeOpenAI, "gpt-gone")
-	f.bind(f.model("here", true), h, snapshot.ShapeOpenAI, "gpt-4o-mini")
+	f.bind(f.model("gone", true), h, wire.ShapeOpenAI, "gpt-gone")
+	f.bind(f.model("here", true), h, wire.ShapeOpenAI, "gpt-4o-mini")
 	f.start()
 
 	resp, body := f.post("/v1/chat/completions", chatFor("gone"), map[string]string{"X-Mock-Fault": "404"})
@@ -120,8 +121,8 @@ func TestBreakers_MidStreamResetDoesNotHoldTheKey(t *testing.T) {
 	f := newFixture(t)
 	h := f.host("openai", func(h *snapshot.Host) { h.IdleTimeout = 100 * time.Millisecond }) // for the stall
 	k := f.key(h, "only", "sk-up-only-key")
-	f.bind(f.model("streamy", true), h, snapshot.ShapeOpenAI, "gpt-4o-mini")
-	f.bind(f.model("other", true), h, snapshot.ShapeOpenAI, "gpt-4o")
+	f.bind(f.model("streamy", true), h, wire.ShapeOpenAI, "gpt-4o-mini")
+	f.bind(f.model("other", true), h, wire.ShapeOpenAI, "gpt-4o")
 	f.start()
 
 	for _, fault := range []string{"reset-2", "stall-2", "midstream-2"} {
@@ -164,8 +165,8 @@ func TestBreakers_HalfOpenAdmitsOneProbe(t *testing.T) {
 	h := f.host("openai", func(h *snapshot.Host) { h.BaseURL = gate.URL })
 	k1 := f.key(h, "k1", "sk-up-k1-key")
 	f.key(h, "k2", "sk-up-k2-key")
-	f.bind(f.model("m", true), h, snapshot.ShapeOpenAI, "gpt-4o-mini")
-	f.bind(f.model("n", true), h, snapshot.ShapeOpenAI, "gpt-4o")
+	f.bind(f.model("m", true), h, wire.ShapeOpenAI, "gpt-4o-mini")
+	f.bind(f.model("n", true), h, wire.ShapeOpenAI, "gpt-4o")
 	f.start()
 	defer close(release)
 
@@ -244,8 +245,8 @@ func TestBreakers_FailoverReachesEveryBinding(t *testing.T) {
 		b := f.host("secondary")
 		f.key(b, "b", "sk-up-secondary-ok")
 		m := f.model("gpt-test", true)
-		f.bind(m, a, snapshot.ShapeOpenAI, "primary-model")
-		f.bind(m, b, snapshot.ShapeOpenAI, "secondary-model")
+		f.bind(m, a, wire.ShapeOpenAI, "primary-model")
+		f.bind(m, b, wire.ShapeOpenAI, "secondary-model")
 		f.start()
 
 		resp, body := f.post("/v1/chat/completions", chatBody, nil)
@@ -273,8 +274,8 @@ func TestBreakers_AuthHoldReprobedAfterBackoff(t *testing.T) {
 	f := newFixture(t)
 	h := f.host("openai")
 	k := f.key(h, "only", "sk-up-only-key")
-	f.bind(f.model("gpt-test", true), h, snapshot.ShapeOpenAI, "gpt-4o-mini")
-	f.bind(f.model("gpt-other", true), h, snapshot.ShapeOpenAI, "gpt-4o")
+	f.bind(f.model("gpt-test", true), h, wire.ShapeOpenAI, "gpt-4o-mini")
+	f.bind(f.model("gpt-other", true), h, wire.ShapeOpenAI, "gpt-4o")
 	f.start()
 	status := func(model string, header map[string]string) int {
 		resp, _ := f.post("/v1/chat/completions", chatFor(model), header)

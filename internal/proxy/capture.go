@@ -3,8 +3,8 @@ package proxy
 import (
 	"bytes"
 	"net/http"
-	"time"
 
+	"github.com/relay-llm/relay/internal/event"
 	"github.com/relay-llm/relay/internal/snapshot"
 )
 
@@ -24,24 +24,7 @@ const DefaultCaptureMaxBytes = 64 << 10
 // implementation hands the payload to a bounded queue and drops (and
 // counts) when it is full. It owns the payload's slices.
 type Capturer interface {
-	Capture(Payload)
-}
-
-// Payload is one captured request. Identifiers are uuid.Nil where they do
-// not apply.
-type Payload struct {
-	RequestID        string // Relay's own (X-Relay-Request-ID): the capture's address
-	ClientRequestID  string // the caller's X-Request-ID when sane, else ""
-	At               time.Time
-	ProjectID        snapshot.ID
-	RelayKeyID       snapshot.ID
-	InferenceTokenID snapshot.ID
-	PolicyID         snapshot.ID
-	Model            string
-	Status           int
-	Request          []byte // as the caller sent it, up to the cap
-	Response         []byte // as Relay sent it, up to the cap
-	Truncated        bool   // either body was cut at the cap
+	Capture(event.Payload)
 }
 
 // captureWriter keeps a copy of what goes to the caller, up to limit.
@@ -96,7 +79,7 @@ func (rq *request) capture() {
 			cw.buf = bytes.ReplaceAll(cw.buf, []byte(sec), []byte("[redacted]"))
 		}
 	}
-	p := Payload{
+	p := event.Payload{
 		RequestID: rq.id, ClientRequestID: rq.client, At: rq.at, ProjectID: rq.caller.ProjectID,
 		PolicyID: rq.caller.Policy.ID, Model: rq.scan.Model, Status: rq.status,
 		Request: req, Response: cw.buf, Truncated: cw.truncated || len(body) > cw.limit,

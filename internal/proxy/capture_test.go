@@ -5,13 +5,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/relay-llm/relay/internal/proxy"
+	"github.com/relay-llm/relay/internal/event"
 )
 
 // capturer keeps the payloads the proxy hands over.
-type capturer struct{ ch chan proxy.Payload }
+type capturer struct{ ch chan event.Payload }
 
-func (c *capturer) Capture(p proxy.Payload) {
+func (c *capturer) Capture(p event.Payload) {
 	select {
 	case c.ch <- p:
 	default:
@@ -20,7 +20,7 @@ func (c *capturer) Capture(p proxy.Payload) {
 
 func captureFixture(t *testing.T, on bool, maxBytes int) (*fixture, *capturer) {
 	f := newFixture(t)
-	c := &capturer{ch: make(chan proxy.Payload, 8)}
+	c := &capturer{ch: make(chan event.Payload, 8)}
 	f.cfg.Capturer = c
 	f.policy.CapturePayloads, f.policy.CaptureMaxBytes = on, maxBytes
 	f.standard()

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/relay-llm/relay/internal/mockupstream"
-	"github.com/relay-llm/relay/internal/snapshot"
+	"github.com/relay-llm/relay/internal/wire"
 )
 
 // What real agents send, as they send it: Claude Code's Messages requests
@@ -15,7 +15,7 @@ import (
 // traffic), and a multi-turn Chat conversation that pushes each answer back
 // as the openai JS SDK does, through a model of every binding shape.
 
-var allShapes = []snapshot.Shape{snapshot.ShapeAnthropic, snapshot.ShapeOpenAI, snapshot.ShapeGemini, snapshot.ShapeOpenAIResponses}
+var allShapes = []wire.Shape{wire.ShapeAnthropic, wire.ShapeOpenAI, wire.ShapeGemini, wire.ShapeOpenAIResponses}
 
 // claudeCodeBody is a Claude Code turn: a billing line and a cached system
 // prompt, a system turn after the first user message, a deferred tool,
@@ -55,7 +55,7 @@ func TestClients_ClaudeCodeOnEveryShape(t *testing.T) {
 			up := f.waitFor(func(r mockupstream.Request) bool {
 				return strings.HasPrefix(r.Model, upstreamNames[shape]+"-cached") && r.Stream
 			})
-			if shape == snapshot.ShapeAnthropic {
+			if shape == wire.ShapeAnthropic {
 				// Passed through: the beta query, the betas, the system turn.
 				if dropped != "" || up.RawQuery != "beta=true" || up.Header.Get("Anthropic-Beta") != claudeCodeHeaders["anthropic-beta"] ||
 					!strings.Contains(string(up.Body), `"role":"system"`) || !strings.Contains(string(up.Body), `"context_management"`) {
@@ -104,7 +104,7 @@ func TestClients_CodexOnEveryShape(t *testing.T) {
 			up := f.waitFor(func(r mockupstream.Request) bool {
 				return strings.HasPrefix(r.Model, upstreamNames[shape]+"-cached") && r.Stream
 			})
-			if shape == snapshot.ShapeOpenAIResponses {
+			if shape == wire.ShapeOpenAIResponses {
 				if dropped != "" || !strings.Contains(string(up.Body), `"namespace"`) {
 					t.Errorf("dropped %q, upstream %s", dropped, up.Body)
 				}

@@ -7,14 +7,14 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/relay-llm/relay/internal/proxy"
+	"github.com/relay-llm/relay/internal/event"
 )
 
 func TestProxy_ConcurrentCallers(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	f.standard()
-	f.rec.ch = make(chan proxy.Record, 512)
+	f.rec.ch = make(chan event.Record, 512)
 	f.start()
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}}
 	defer client.CloseIdleConnections()

@@ -11,7 +11,6 @@ import (
 	"github.com/openai/openai-go/v3"
 
 	"github.com/relay-llm/relay/internal/mockupstream"
-	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/wire"
 )
 
@@ -24,7 +23,7 @@ func TestEmbeddings_ThroughGemini(t *testing.T) {
 	f.key(h, "g-1", geminiSecret)
 	m := f.model("gem-emb", true)
 	m.Kind = "embedding"
-	f.bind(m, h, snapshot.ShapeGemini, "gemini-embedding-001")
+	f.bind(m, h, wire.ShapeGemini, "gemini-embedding-001")
 	f.start()
 	client := f.openai()
 
@@ -50,7 +49,7 @@ func TestEmbeddings_ThroughGemini(t *testing.T) {
 	}
 	// Gemini reports no token count: Relay reports and records none.
 	rec := f.rec.next(t)
-	if resp.Usage.PromptTokens != 0 || resp.Usage.TotalTokens != 0 || rec.Usage != (wire.Usage{}) || rec.Upstream != snapshot.ShapeGemini || rec.Inbound != "openai_embeddings" || rec.Status != 200 {
+	if resp.Usage.PromptTokens != 0 || resp.Usage.TotalTokens != 0 || rec.Usage != (wire.Usage{}) || rec.Upstream != wire.ShapeGemini || rec.Inbound != "openai_embeddings" || rec.Status != 200 {
 		t.Errorf("usage %+v, record %+v", resp.Usage, rec)
 	}
 

@@ -12,6 +12,7 @@ import (
 	oaopt "github.com/openai/openai-go/v3/option"
 
 	"github.com/relay-llm/relay/internal/snapshot"
+	"github.com/relay-llm/relay/internal/wire"
 )
 
 const chatBody = `{"model":"gpt-test","messages":[{"role":"user","content":"hi"}]}`
@@ -85,7 +86,7 @@ func TestProxy_RequestErrors(t *testing.T) {
 	off := f.host("dead-keys")
 	f.key(off, "off-1", "sk-up-disabled-secret", func(k *snapshot.HostKey) { k.Enabled = false })
 	f.key(off, "bad-1", "sk-up-unusable-secret", func(k *snapshot.HostKey) { k.Usable = false; k.Problem = "env var unset" })
-	f.bind(f.model("keyless", true), off, snapshot.ShapeOpenAI, "x")
+	f.bind(f.model("keyless", true), off, wire.ShapeOpenAI, "x")
 	f.model("not-granted", false)
 	f.cfg.MaxBodyBytes = 4096
 	f.start()

@@ -14,6 +14,7 @@ import (
 	"github.com/relay-llm/relay/internal/keypool"
 	"github.com/relay-llm/relay/internal/mockupstream"
 	"github.com/relay-llm/relay/internal/snapshot"
+	"github.com/relay-llm/relay/internal/wire"
 )
 
 // twoKeys sets up one host whose first key carries the mock fault and
@@ -23,7 +24,7 @@ func twoKeys(t *testing.T, fault string) (*fixture, *snapshot.HostKey, *snapshot
 	h := f.host("openai")
 	bad := f.key(h, "bad", "sk-up-fault-"+fault+"-first-key")
 	good := f.key(h, "good", "sk-up-good-second-key")
-	f.bind(f.model("gpt-test", true), h, snapshot.ShapeOpenAI, "gpt-4o-mini")
+	f.bind(f.model("gpt-test", true), h, wire.ShapeOpenAI, "gpt-4o-mini")
 	f.start()
 	return f, bad, good
 }
@@ -105,8 +106,8 @@ func TestProxy_FailsOverToTheNextBinding(t *testing.T) {
 	b := f.host("secondary", func(h *snapshot.Host) { h.BaseURL = f.up.URL + "/v1/" })
 	f.key(b, "b", "sk-up-secondary-ok")
 	m := f.model("gpt-test", true)
-	f.bind(m, a, snapshot.ShapeOpenAI, "primary-model")
-	f.bind(m, b, snapshot.ShapeOpenAI, "secondary-model")
+	f.bind(m, a, wire.ShapeOpenAI, "primary-model")
+	f.bind(m, b, wire.ShapeOpenAI, "secondary-model")
 	f.start()
 
 	var httpResp *http.Response
@@ -132,8 +133,8 @@ func TestProxy_EveryKeyFails(t *testing.T) {
 		a := f.host("east", func(h *snapshot.Host) { h.FirstByteTimeout = 50 * time.Millisecond })
 		b := f.host("west", func(h *snapshot.Host) { h.FirstByteTimeout = 50 * time.Millisecond })
 		m := f.model("gpt-test", true)
-		f.bind(m, a, snapshot.ShapeOpenAI, "m")
-		f.bind(m, b, snapshot.ShapeOpenAI, "m")
+		f.bind(m, a, wire.ShapeOpenAI, "m")
+		f.bind(m, b, wire.ShapeOpenAI, "m")
 		for i, fault := range faults {
 			h := a
 			if i%2 == 1 {
@@ -169,7 +170,7 @@ func TestProxy_EveryKeyFails(t *testing.T) {
 		f := newFixture(t)
 		h := f.host("anth")
 		f.key(h, "k", "sk-up-fault-529-anth")
-		f.bind(f.model("claude-test", true), h, snapshot.ShapeAnthropic, "claude")
+		f.bind(f.model("claude-test", true), h, wire.ShapeAnthropic, "claude")
 		f.start()
 		resp, body := f.post("/v1/messages", messagesBody, nil)
 		if e := decodeError(t, body); resp.StatusCode != 502 || e.Type != "error" || e.Error.Type != "api_error" || !strings.Contains(e.Error.Message, "anth: 529") {
@@ -200,7 +201,7 @@ func TestProxy_EveryKeyFails(t *testing.T) {
 		f := newFixture(t)
 		h := f.host("slow", func(h *snapshot.Host) { h.TotalTimeout = 50 * time.Millisecond })
 		f.key(h, "k", "sk-up-fault-slow-3000-total")
-		f.bind(f.model("gpt-test", true), h, snapshot.ShapeOpenAI, "m")
+		f.bind(f.model("gpt-test", true), h, wire.ShapeOpenAI, "m")
 		f.start()
 		resp, body := f.post("/v1/chat/completions", chatBody, nil)
 		if e := decodeError(t, body); resp.StatusCode != 504 || !strings.Contains(e.Error.Message, "slow: total timeout") {
@@ -218,8 +219,8 @@ func TestProxy_EveryKeyFails(t *testing.T) {
 		live := f.host("live")
 		f.key(live, "k", "sk-up-live")
 		m := f.model("gpt-test", true)
-		f.bind(m, dead, snapshot.ShapeOpenAI, "m")
-		f.bind(m, live, snapshot.ShapeOpenAI, "m")
+		f.bind(m, dead, wire.ShapeOpenAI, "m")
+		f.bind(m, live, wire.ShapeOpenAI, "m")
 		f.start()
 		resp, body := f.post("/v1/chat/completions", chatBody, nil)
 		if resp.StatusCode != 200 || resp.Header.Get("X-Relay-Host") != "live" {
@@ -259,7 +260,7 @@ func TestProxy_UpstreamClientErrorsPassThrough(t *testing.T) {
 			h := f2.host("openai")
 			f2.key(h, "k1", "sk-up-one")
 			f2.key(h, "k2", "sk-up-two")
-			f2.bind(f2.model("gpt-test", true), h, snapshot.ShapeOpenAI, "gpt-4o-mini")
+			f2.bind(f2.model("gpt-test", true), h, wire.ShapeOpenAI, "gpt-4o-mini")
 			f2.start()
 			resp, body := f2.post("/v1/chat/completions", chatBody, map[string]string{"X-Mock-Fault": status})
 			if got := resp.Status[:3]; got != status {
@@ -287,7 +288,7 @@ func TestProxy_TrippedKeyRecoversThroughHalfOpen(t *testing.T) {
 	f := newFixture(t)
 	h := f.host("solo")
 	k := f.key(h, "only", "sk-up-solo-key")
-	f.bind(f.model("gpt-test", true), h, snapshot.ShapeOpenAI, "m")
+	f.bind(f.model("gpt-test", true), h, wire.ShapeOpenAI, "m")
 	f.start()
 
 	resp, _ := f.post("/v1/chat/completions", chatBody, map[string]string{"X-Mock-Fault": "500"})

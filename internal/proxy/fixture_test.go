@@ -20,9 +20,11 @@ import (
 	"github.com/openai/openai-go/v3"
 	oaopt "github.com/openai/openai-go/v3/option"
 
+	"github.com/relay-llm/relay/internal/event"
 	"github.com/relay-llm/relay/internal/mockupstream"
 	"github.com/relay-llm/relay/internal/proxy"
 	"github.com/relay-llm/relay/internal/snapshot"
+	"github.com/relay-llm/relay/internal/wire"
 )
 
 // Relay keys the fixture knows, by plaintext.
@@ -49,23 +51,23 @@ func (c *clock) Advance(d time.Duration) {
 }
 
 // recorder keeps the records the proxy emits.
-type recorder struct{ ch chan proxy.Record }
+type recorder struct{ ch chan event.Record }
 
-func (r *recorder) Record(rec proxy.Record) {
+func (r *recorder) Record(rec event.Record) {
 	select {
 	case r.ch <- rec:
 	default:
 	}
 }
 
-func (r *recorder) next(t *testing.T) proxy.Record {
+func (r *recorder) next(t *testing.T) event.Record {
 	t.Helper()
 	select {
 	case rec := <-r.ch:
 		return rec
 	case <-time.After(5 * time.Second):
 		t.Fatal("no record emitted")
-		return proxy.Record{}
+		return event.Record{}
 	}
 }
 
@@ -109,7 +111,7 @@ func newFixture(t *testing.T) *fixture {
 	f := &fixture{
 		t: t, mock: mock, up: up,
 		clock:   &clock{t: epoch},
-		rec:     &recorder{ch: make(chan proxy.Record, 64)},
+		rec:     &recorder{ch: make(chan event.Record, 64)},
 		logs:    &syncBuffer{},
 		secrets: []string{relayKey, revokedKey, expiredKey, noPolicyKey},
 	}
@@ -192,7 +194,7 @@ func (f *fixture) model(name string, granted bool) *snapshot.Model {
 	return m
 }
 
-func (f *fixture) bind(m *snapshot.Model, h *snapshot.Host, shape snapshot.Shape, upstream string) *snapshot.Binding {
+func (f *fixture) bind(m *snapshot.Model, h *snapshot.Host, shape wire.Shape, upstream string) *snapshot.Binding {
 	b := &snapshot.Binding{
 		ID: f.id(), ModelID: m.ID, HostID: h.ID, Shape: shape, UpstreamModel: upstream,
 		Position: len(f.data.Bindings), Enabled: true,
@@ -214,10 +216,10 @@ func (f *fixture) standard() {
 	f.key(oa, "oa-1", openaiSecret)
 	an := f.host("anthropic")
 	f.key(an, "an-1", anthropicSecret)
-	f.bind(f.model("gpt-test", true), oa, snapshot.ShapeOpenAI, "gpt-4o-mini")
-	f.bind(f.model("emb-test", true), oa, snapshot.ShapeOpenAI, "text-embedding-3-small")
-	f.bind(f.model("resp-test", true), oa, snapshot.ShapeOpenAIResponses, "gpt-4o-reasoning")
-	f.bind(f.model("claude-test", true), an, snapshot.ShapeAnthropic, "claude-sonnet-cached-cache-write")
+	f.bind(f.model("gpt-test", true), oa, wire.ShapeOpenAI, "gpt-4o-mini")
+	f.bind(f.model("emb-test", true), oa, wire.ShapeOpenAI, "text-embedding-3-small")
+	f.bind(f.model("resp-test", true), oa, wire.ShapeOpenAIResponses, "gpt-4o-reasoning")
+	f.bind(f.model("claude-test", true), an, wire.ShapeAnthropic, "claude-sonnet-cached-cache-write")
 }
 
 // start builds the snapshot and serves the proxy.

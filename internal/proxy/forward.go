@@ -16,6 +16,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/relay-llm/relay/internal/event"
 	"github.com/relay-llm/relay/internal/keypool"
 	"github.com/relay-llm/relay/internal/routing"
 	"github.com/relay-llm/relay/internal/snapshot"
@@ -176,7 +177,7 @@ func (rq *request) exhausted() {
 // canceled notes that the caller went away.
 func (rq *request) canceled() {
 	rq.status = 499
-	rq.errKind = KindClientCanceled
+	rq.errKind = event.KindClientCanceled
 	rq.errMsg = "caller went away"
 }
 
@@ -338,14 +339,14 @@ func (rq *request) passError(resp *http.Response, secret snapshot.Secret) {
 	rq.w.WriteHeader(resp.StatusCode)
 	rq.status = resp.StatusCode
 	rq.ttfb = time.Since(rq.start)
-	rq.errKind = KindUpstreamClientError
+	rq.errKind = event.KindUpstreamClientError
 	rq.errMsg = "upstream answered " + strconv.Itoa(resp.StatusCode)
 	_, _ = rq.w.Write(body)
 }
 
 // commit sends a 2xx upstream response to the caller. From here on no
 // other key is tried. It returns what the attempt says about its key.
-func (rq *request) commit(ctx, actx context.Context, cancel context.CancelCauseFunc, resp *http.Response, shape snapshot.Shape, to Timeouts, injected bool) keypool.Result {
+func (rq *request) commit(ctx, actx context.Context, cancel context.CancelCauseFunc, resp *http.Response, shape wire.Shape, to Timeouts, injected bool) keypool.Result {
 	defer resp.Body.Close()
 	if ss := rq.startStream(); ss != nil {
 		defer rq.endStream(ss)
@@ -375,7 +376,7 @@ func (rq *request) commit(ctx, actx context.Context, cancel context.CancelCauseF
 
 // pipeBody copies a whole (non-stream) body through, picking the top-level
 // usage out of it on the way.
-func (rq *request) pipeBody(ctx, actx context.Context, cancel context.CancelCauseFunc, body io.Reader, shape snapshot.Shape, status int) keypool.Result {
+func (rq *request) pipeBody(ctx, actx context.Context, cancel context.CancelCauseFunc, body io.Reader, shape wire.Shape, status int) keypool.Result {
 	rq.w.WriteHeader(status)
 	rq.ttfb = time.Since(rq.start)
 	buf := rq.ioBuf[:cap(rq.ioBuf)]
@@ -400,7 +401,7 @@ func (rq *request) pipeBody(ctx, actx context.Context, cancel context.CancelCaus
 				return keypool.Result{Outcome: keypool.OutcomeNeutral}
 			}
 			what, _ := describe(err, actx)
-			rq.errKind, rq.errMsg = KindStreamError, "upstream body broke: "+what
+			rq.errKind, rq.errMsg = event.KindStreamError, "upstream body broke: "+what
 			// Send what came, then cut the connection (see release): the
 			// caller sees a truncated body, never one that looks whole.
 			_ = http.NewResponseController(rq.w).Flush()
@@ -418,7 +419,7 @@ func (rq *request) pipeBody(ctx, actx context.Context, cancel context.CancelCaus
 // each, reading usage as it goes by. A chat stream whose usage Relay asked
 // for on the caller's behalf loses its usage-only chunk. A stream that
 // breaks gets an error event in the caller's shape.
-func (rq *request) pipeStream(ctx, actx context.Context, cancel context.CancelCauseFunc, body io.Reader, shape snapshot.Shape, status int, injected bool) keypool.Result {
+func (rq *request) pipeStream(ctx, actx context.Context, cancel context.CancelCauseFunc, body io.Reader, shape wire.Shape, status int, injected bool) keypool.Result {
 	hd := rq.w.Header()
 	hd.Del("Content-Length")
 	hd.Set("Cache-Control", "no-cache")
@@ -461,7 +462,7 @@ func (rq *request) pipeStream(ctx, actx context.Context, cancel context.CancelCa
 	case err == io.EOF && tr.Terminal():
 		if tr.Errored() {
 			// Surfaced to the caller as the upstream sent it.
-			rq.errKind, rq.errMsg = KindStreamError, "upstream sent an error in the stream"
+			rq.errKind, rq.errMsg = event.KindStreamError, "upstream sent an error in the stream"
 		}
 		return keypool.Result{Outcome: keypool.OutcomeSuccess}
 	case err == io.EOF:
@@ -471,7 +472,7 @@ func (rq *request) pipeStream(ctx, actx context.Context, cancel context.CancelCa
 	default:
 		what, _ = describe(err, actx)
 	}
-	rq.errKind, rq.errMsg = KindStreamError, "upstream stream broke: "+what
+	rq.errKind, rq.errMsg = event.KindStreamError, "upstream stream broke: "+what
 	rq.out = wire.AppendStreamError(rq.out[:0], rq.in, "The upstream stream broke: "+what+".", tr.NextSeq())
 	_ = sw.write(rq.out)
 	return keypool.Result{Outcome: keypool.OutcomeFailure, Reason: what}

@@ -5,9 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/relay-llm/relay/internal/wire"
 	"google.golang.org/genai"
-
-	"github.com/relay-llm/relay/internal/snapshot"
 )
 
 // Google's official Go SDK (google.golang.org/genai) pointed at Relay is
@@ -100,7 +99,7 @@ func TestGemini_GoSDK(t *testing.T) {
 			}
 
 			n, err := c.Models.CountTokens(ctx, model, genai.Text("count these tokens"), nil)
-			if shape == snapshot.ShapeGemini {
+			if shape == wire.ShapeGemini {
 				if err != nil || n.TotalTokens == 0 {
 					t.Errorf("countTokens: %v %+v", err, n)
 				}

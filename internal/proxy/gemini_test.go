@@ -9,6 +9,7 @@ import (
 
 	"github.com/relay-llm/relay/internal/mockupstream"
 	"github.com/relay-llm/relay/internal/snapshot"
+	"github.com/relay-llm/relay/internal/wire"
 )
 
 // Gemini's own API, served by every binding shape: bodies and stream
@@ -16,7 +17,7 @@ import (
 // relay key as x-goog-api-key or ?key=, and byte passthrough (with the
 // upstream model in the path) to gemini bindings.
 
-var shapes = []snapshot.Shape{snapshot.ShapeOpenAI, snapshot.ShapeOpenAIResponses, snapshot.ShapeAnthropic, snapshot.ShapeGemini}
+var shapes = []wire.Shape{wire.ShapeOpenAI, wire.ShapeOpenAIResponses, wire.ShapeAnthropic, wire.ShapeGemini}
 
 // gemResp is what @google/genai reads from a GenerateContentResponse.
 type gemResp struct {
@@ -122,7 +123,7 @@ func TestGemini_EveryShape(t *testing.T) {
 			if rec.Inbound != "gemini" || rec.Upstream != shape || rec.Model != model || rec.Usage.Input == 0 || rec.Usage.Output == 0 {
 				t.Errorf("record: %+v", rec)
 			}
-			if shape == snapshot.ShapeGemini {
+			if shape == wire.ShapeGemini {
 				up := f.waitFor(func(r mockupstream.Request) bool {
 					return r.Path == "/v1beta/models/"+upstreamNames[shape]+"-cached-cache-write:generateContent"
 				})
@@ -149,7 +150,7 @@ func TestGemini_EveryShape(t *testing.T) {
 			if rec.Inbound != "gemini" || !rec.Stream || rec.Usage.Output == 0 {
 				t.Errorf("record: %+v", rec)
 			}
-			if shape == snapshot.ShapeGemini {
+			if shape == wire.ShapeGemini {
 				up := f.waitFor(func(r mockupstream.Request) bool {
 					return r.Stream && strings.HasSuffix(r.Path, ":streamGenerateContent")
 				})
@@ -279,8 +280,8 @@ func TestGemini_Embeddings(t *testing.T) {
 	o := f.host("o")
 	f.key(o, "o-1", openaiSecret)
 	for _, b := range []*snapshot.Binding{
-		f.bind(f.model("emb-g", true), g, snapshot.ShapeGemini, "models/gemini-embedding-001"),
-		f.bind(f.model("emb-o", true), o, snapshot.ShapeOpenAI, "text-embedding-3-small"),
+		f.bind(f.model("emb-g", true), g, wire.ShapeGemini, "models/gemini-embedding-001"),
+		f.bind(f.model("emb-o", true), o, wire.ShapeOpenAI, "text-embedding-3-small"),
 	} {
 		for _, m := range f.data.Models {
 			if m.ID == b.ModelID {

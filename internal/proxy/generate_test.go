@@ -63,13 +63,13 @@ func conforms(t *testing.T, schema string, data []byte) {
 func pricedFixture(t *testing.T) *generateFixture {
 	f := newFixture(t)
 	g := &generateFixture{fixture: f, prices: map[string]*snapshot.Pricing{}}
-	for _, shape := range []snapshot.Shape{snapshot.ShapeAnthropic, snapshot.ShapeGemini, snapshot.ShapeOpenAIResponses, snapshot.ShapeOpenAI} {
+	for _, shape := range []wire.Shape{wire.ShapeAnthropic, wire.ShapeGemini, wire.ShapeOpenAIResponses, wire.ShapeOpenAI} {
 		h := f.host("h-" + strings.ReplaceAll(string(shape), "_", "-"))
 		secret := openaiSecret
 		switch shape {
-		case snapshot.ShapeAnthropic:
+		case wire.ShapeAnthropic:
 			secret = anthropicSecret
-		case snapshot.ShapeGemini:
+		case wire.ShapeGemini:
 			secret = geminiSecret
 		}
 		f.key(h, "k-"+string(shape), secret+"-"+string(shape))
@@ -113,7 +113,7 @@ func TestGenerate_EveryShape(t *testing.T) {
 	t.Parallel()
 	f := pricedFixture(t)
 	full := map[string]string{"X-Relay-Usage": "full"}
-	for _, shape := range []snapshot.Shape{snapshot.ShapeOpenAI, snapshot.ShapeOpenAIResponses, snapshot.ShapeAnthropic, snapshot.ShapeGemini} {
+	for _, shape := range []wire.Shape{wire.ShapeOpenAI, wire.ShapeOpenAIResponses, wire.ShapeAnthropic, wire.ShapeGemini} {
 		model := string(shape)
 		up := upstreamNames[shape]
 		t.Run(model+"/text", func(t *testing.T) {

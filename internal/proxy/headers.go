@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/relay-llm/relay/internal/snapshot"
+	"github.com/relay-llm/relay/internal/wire"
 )
 
 // outboundHeaders copies the caller's headers that may go upstream: never
@@ -51,14 +52,14 @@ func isListed(list []string, name string) bool {
 }
 
 // setUpstreamAuth puts the host key in the header the upstream shape expects.
-func setUpstreamAuth(h http.Header, shape snapshot.Shape, secret snapshot.Secret) {
+func setUpstreamAuth(h http.Header, shape wire.Shape, secret snapshot.Secret) {
 	switch shape {
-	case snapshot.ShapeAnthropic:
+	case wire.ShapeAnthropic:
 		h.Set("X-Api-Key", secret.Reveal())
 		if h.Get("Anthropic-Version") == "" {
 			h.Set("Anthropic-Version", defaultAnthropicVersion)
 		}
-	case snapshot.ShapeGemini:
+	case wire.ShapeGemini:
 		h.Set("X-Goog-Api-Key", secret.Reveal())
 	default:
 		h.Set("Authorization", "Bearer "+secret.Reveal())

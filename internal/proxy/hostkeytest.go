@@ -44,12 +44,12 @@ func (h *Handler) TestHostKey(ctx context.Context, id snapshot.ID) (KeyTestResul
 	if !key.Usable {
 		return KeyTestResult{Message: "the key's secret cannot be resolved: " + key.Problem}, nil
 	}
-	shape, path := snapshot.ShapeOpenAI, "/v1/models"
+	shape, path := wire.ShapeOpenAI, "/v1/models"
 	switch host.Provider {
 	case "anthropic":
-		shape = snapshot.ShapeAnthropic
+		shape = wire.ShapeAnthropic
 	case "google":
-		shape, path = snapshot.ShapeGemini, "/v1beta/models"
+		shape, path = wire.ShapeGemini, "/v1beta/models"
 	}
 	timeout := host.FirstByteTimeout
 	if timeout <= 0 || timeout > 30*time.Second {

@@ -54,7 +54,7 @@ func hotPathHandler(strategy snapshot.KeyStrategy) (*Handler, *snapshot.Snapshot
 		d.Models = append(d.Models, m)
 		policy.Models[m.ID] = struct{}{}
 		for j := range 2 {
-			d.Bindings = append(d.Bindings, &snapshot.Binding{ID: id(), ModelID: m.ID, HostID: d.Hosts[(i+j)%10].ID, Shape: snapshot.ShapeOpenAI, UpstreamModel: "up", Position: j, Enabled: true})
+			d.Bindings = append(d.Bindings, &snapshot.Binding{ID: id(), ModelID: m.ID, HostID: d.Hosts[(i+j)%10].ID, Shape: wire.ShapeOpenAI, UpstreamModel: "up", Position: j, Enabled: true})
 		}
 	}
 	snap := snapshot.Build(d, 1, now)

@@ -16,6 +16,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/relay-llm/relay/internal/event"
 	"github.com/relay-llm/relay/internal/routing"
 	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/translator"
@@ -277,7 +278,7 @@ func (rq *request) finish() {
 	if !rq.recorded {
 		return
 	}
-	rec := Record{
+	rec := event.Record{
 		RequestID:        rq.id,
 		ClientRequestID:  rq.client,
 		At:               rq.at,

@@ -15,7 +15,6 @@ import (
 
 	"github.com/relay-llm/relay/internal/mockupstream"
 	"github.com/relay-llm/relay/internal/proxy"
-	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/wire"
 )
 
@@ -77,7 +76,7 @@ func TestProxy_ChatCompletion(t *testing.T) {
 		t.Errorf("recorded usage %+v, want %+v", rec.Usage, want)
 	}
 	if rec.Status != 200 || rec.Model != "gpt-test" || rec.HostSlug != "openai" || rec.Attempts != 1 ||
-		rec.Inbound != "openai_chat" || rec.Upstream != snapshot.ShapeOpenAI || rec.Stream || rec.ErrorKind != "" {
+		rec.Inbound != "openai_chat" || rec.Upstream != wire.ShapeOpenAI || rec.Stream || rec.ErrorKind != "" {
 		t.Errorf("record %+v", rec)
 	}
 	if rec.RequestID != httpResp.Header.Get("X-Relay-Request-Id") || rec.PolicyID != f.policy.ID {
@@ -206,7 +205,7 @@ func TestProxy_Responses(t *testing.T) {
 	if rec.Usage.Input != final.InputTokens || rec.Usage.Output != final.OutputTokens || rec.Usage.Reasoning != final.OutputTokensDetails.ReasoningTokens || final.InputTokens == 0 {
 		t.Errorf("stream: recorded %+v, completed event says %+v", rec.Usage, final)
 	}
-	if rec.Inbound != "openai_responses" || rec.Upstream != snapshot.ShapeOpenAIResponses {
+	if rec.Inbound != "openai_responses" || rec.Upstream != wire.ShapeOpenAIResponses {
 		t.Errorf("record %+v", rec)
 	}
 }
@@ -311,7 +310,7 @@ func TestProxy_ListModels(t *testing.T) {
 	f.standard()
 	f.model("granted-unbound", true)
 	hidden := f.model("not-granted", false)
-	f.bind(hidden, f.data.Hosts[0], snapshot.ShapeOpenAI, "x")
+	f.bind(hidden, f.data.Hosts[0], wire.ShapeOpenAI, "x")
 	f.start()
 	want := "claude-test,emb-test,gpt-test,resp-test"
 

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"time"
 
+	"github.com/relay-llm/relay/internal/event"
 	"github.com/relay-llm/relay/internal/routing"
 	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/wire"
@@ -85,52 +85,9 @@ func (rq *request) limiterFailed(err error) {
 // response has ended. Record must not block: an implementation hands the
 // record to a bounded queue and drops (and counts) when it is full.
 type Recorder interface {
-	Record(Record)
+	Record(event.Record)
 }
 
 type nopRecorder struct{}
 
-func (nopRecorder) Record(Record) {}
-
-// Record is one request as the usage ledger sees it. Identifiers are
-// uuid.Nil where they do not apply.
-type Record struct {
-	RequestID       string    // Relay's own (X-Relay-Request-ID): the event's identity
-	ClientRequestID string    // the caller's X-Request-ID when sane, else ""
-	At              time.Time // arrival, on Config.Now's clock
-
-	CredentialKind   snapshot.CredentialKind
-	CredentialID     snapshot.ID // relay key or inference token
-	ProjectID        snapshot.ID
-	TeamID           snapshot.ID
-	ServiceAccountID snapshot.ID
-	UserID           snapshot.ID
-	PolicyID         snapshot.ID
-
-	Model     string // the catalog name; the caller's text when unresolved
-	ModelID   snapshot.ID
-	BindingID snapshot.ID
-	HostID    snapshot.ID
-	HostSlug  string
-	HostKeyID snapshot.ID // the key of the last attempt
-
-	Inbound  string         // wire.Inbound.String()
-	Upstream snapshot.Shape // the binding's shape
-	Stream   bool
-
-	Status    int    // sent to the caller; 499 when the caller went away
-	ErrorKind string // "" on success, else an error code (docs/errors.md)
-	Attempts  int
-	Usage     wire.Usage
-
-	TimeToFirstByte time.Duration // arrival to the first byte sent to the caller
-	Total           time.Duration // arrival to the end of the response
-	Overhead        time.Duration // Relay's own time before the first upstream attempt
-}
-
-// Error kinds a Record carries besides the codes of docs/errors.md.
-const (
-	KindClientCanceled      = "client_canceled"
-	KindUpstreamClientError = "upstream_client_error"
-	KindStreamError         = wire.StreamErrorCode
-)
+func (nopRecorder) Record(event.Record) {}

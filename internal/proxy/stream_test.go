@@ -18,6 +18,7 @@ import (
 
 	"github.com/relay-llm/relay/internal/mockupstream"
 	"github.com/relay-llm/relay/internal/snapshot"
+	"github.com/relay-llm/relay/internal/wire"
 )
 
 func TestProxy_MidStreamResetIsSurfacedNotRetried(t *testing.T) {
@@ -172,7 +173,7 @@ func TestProxy_KeepAliveOnIdleStream(t *testing.T) {
 	up, release := held(t)
 	h := f.host("held", func(h *snapshot.Host) { h.BaseURL = up.URL })
 	f.key(h, "k", "sk-up-held")
-	f.bind(f.model("gpt-test", true), h, snapshot.ShapeOpenAI, "m")
+	f.bind(f.model("gpt-test", true), h, wire.ShapeOpenAI, "m")
 	f.cfg.KeepAlive = 5 * time.Millisecond
 	f.start()
 
@@ -204,7 +205,7 @@ func TestProxy_IdleTimeoutBreaksTheStream(t *testing.T) {
 	f := newFixture(t)
 	h := f.host("openai", func(h *snapshot.Host) { h.IdleTimeout = 50 * time.Millisecond })
 	f.key(h, "k", "sk-up-idle")
-	f.bind(f.model("gpt-test", true), h, snapshot.ShapeOpenAI, "m")
+	f.bind(f.model("gpt-test", true), h, wire.ShapeOpenAI, "m")
 	f.start()
 	stream := f.openai(oaopt.WithHeader("X-Mock-Fault", "stall-2")).Chat.Completions.NewStreaming(t.Context(), chatParams("gpt-test"))
 	n := 0
@@ -263,7 +264,7 @@ func TestProxy_SecretsStayOut(t *testing.T) {
 	h := f.host("echo")
 	f.key(h, "auth", "sk-up-fault-401-auth-secret")
 	f.key(h, "busy", "sk-up-fault-500-busy-secret")
-	f.bind(f.model("flaky", true), h, snapshot.ShapeOpenAI, "m")
+	f.bind(f.model("flaky", true), h, wire.ShapeOpenAI, "m")
 	f.start()
 	// post checks every response's headers and body; the fixture checks the log.
 	f.post("/v1/chat/completions", chatBody, nil)

@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/relay-llm/relay/internal/snapshot"
+	"github.com/relay-llm/relay/internal/wire"
 )
 
 const (
@@ -31,7 +32,7 @@ func TestProxy_TracesAFailover(t *testing.T) {
 		h := f.host("openai", func(h *snapshot.Host) { h.Provider = "openai" })
 		bad := f.key(h, "bad", "sk-up-fault-500-first-key")
 		good := f.key(h, "good", "sk-up-good-second-key")
-		f.bind(f.model("gpt-test", true), h, snapshot.ShapeOpenAI, "gpt-4o-mini")
+		f.bind(f.model("gpt-test", true), h, wire.ShapeOpenAI, "gpt-4o-mini")
 		f.start()
 
 		body := `{"model":"gpt-test","messages":[{"role":"user","content":"` + prompt + `"}]}`

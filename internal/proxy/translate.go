@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/relay-llm/relay/internal/event"
 	"github.com/relay-llm/relay/internal/keypool"
 	"github.com/relay-llm/relay/internal/routing"
 	"github.com/relay-llm/relay/internal/snapshot"
@@ -105,13 +106,13 @@ func (rq *request) upstreamRequest(c *routing.Candidate) ([]byte, bool, string) 
 // translatedHeaders fits the caller's headers to a translated body: it is
 // JSON in the binding's shape, and the caller's own provider headers
 // (anthropic-version, anthropic-beta …) mean nothing to another provider.
-func (rq *request) translatedHeaders(h http.Header, shape snapshot.Shape) {
+func (rq *request) translatedHeaders(h http.Header, shape wire.Shape) {
 	if rq.xl == nil {
 		return
 	}
 	for name := range h {
-		if shape != snapshot.ShapeAnthropic && strings.HasPrefix(name, "Anthropic-") ||
-			shape == snapshot.ShapeAnthropic && strings.HasPrefix(name, "Openai-") {
+		if shape != wire.ShapeAnthropic && strings.HasPrefix(name, "Anthropic-") ||
+			shape == wire.ShapeAnthropic && strings.HasPrefix(name, "Openai-") {
 			delete(h, name)
 		}
 	}
@@ -135,7 +136,7 @@ func (rq *request) passTranslatedError(resp *http.Response, secret snapshot.Secr
 	rq.out, status = rq.xl.AppendError(rq.out[:0], resp.StatusCode, body, rq.id)
 	copyResponseHeaders(rq.w.Header(), resp.Header)
 	rq.respond(status, "application/json", rq.out)
-	rq.errKind = KindUpstreamClientError
+	rq.errKind = event.KindUpstreamClientError
 	rq.errMsg = "upstream answered " + strconv.Itoa(resp.StatusCode)
 }
 
@@ -242,17 +243,17 @@ func (rq *request) translateStream(ctx, actx context.Context, cancel context.Can
 	}
 	switch {
 	case bad != nil:
-		rq.errKind, rq.errMsg = KindStreamError, "upstream sent an event that could not be translated: "+bad.Error()
+		rq.errKind, rq.errMsg = event.KindStreamError, "upstream sent an event that could not be translated: "+bad.Error()
 		return keypool.Result{Outcome: keypool.OutcomeFailure, Reason: "untranslatable event"}
 	case complete:
 		if tr.Errored() {
 			// Surfaced to the caller in its own idiom.
-			rq.errKind, rq.errMsg = KindStreamError, "upstream sent an error in the stream"
+			rq.errKind, rq.errMsg = event.KindStreamError, "upstream sent an error in the stream"
 		}
 		return keypool.Result{Outcome: keypool.OutcomeSuccess}
 	}
 	what := streamBreak(err, actx)
-	rq.errKind, rq.errMsg = KindStreamError, "upstream stream broke: "+what
+	rq.errKind, rq.errMsg = event.KindStreamError, "upstream stream broke: "+what
 	rq.out = tr.AppendBroken(rq.out[:0], "The upstream stream broke: "+what+".")
 	_ = sw.write(rq.out)
 	return keypool.Result{Outcome: keypool.OutcomeFailure, Reason: what}
@@ -306,7 +307,7 @@ func (rq *request) collectStream(ctx, actx context.Context, body io.Reader) keyp
 	rq.out, status = tr.AppendCollected(rq.out[:0], rq.id)
 	rq.respond(status, "application/json", rq.out)
 	if status != http.StatusOK {
-		rq.errKind, rq.errMsg = KindStreamError, "upstream sent an error in the stream"
+		rq.errKind, rq.errMsg = event.KindStreamError, "upstream sent an error in the stream"
 	}
 	return keypool.Result{Outcome: keypool.OutcomeSuccess}
 }

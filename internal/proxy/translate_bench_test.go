@@ -14,6 +14,7 @@ import (
 	"github.com/relay-llm/relay/internal/mockupstream"
 	"github.com/relay-llm/relay/internal/proxy"
 	"github.com/relay-llm/relay/internal/snapshot"
+	"github.com/relay-llm/relay/internal/wire"
 )
 
 // BenchmarkProxyTranslated sends whole requests through the handler to an
@@ -34,7 +35,7 @@ func BenchmarkProxyTranslated(b *testing.B) {
 		Hosts:           []*snapshot.Host{{ID: id(5), Slug: "mock", BaseURL: up.URL, Enabled: true}},
 		HostKeys:        []*snapshot.HostKey{{ID: id(6), HostID: id(5), Slug: "k", Secret: snapshot.NewSecret("sk-up"), SecretVersion: 1, Enabled: true, Usable: true}},
 	}
-	for i, shape := range []snapshot.Shape{snapshot.ShapeOpenAI, snapshot.ShapeAnthropic, snapshot.ShapeGemini, snapshot.ShapeOpenAIResponses} {
+	for i, shape := range []wire.Shape{wire.ShapeOpenAI, wire.ShapeAnthropic, wire.ShapeGemini, wire.ShapeOpenAIResponses} {
 		m := &snapshot.Model{ID: id(byte(10 + i)), Name: string(shape), MaxOutputTokens: 4096}
 		d.Models = append(d.Models, m)
 		d.Bindings = append(d.Bindings, &snapshot.Binding{ID: id(byte(20 + i)), ModelID: m.ID, HostID: id(5), Shape: shape, UpstreamModel: "up-" + string(shape), Enabled: true})

@@ -12,8 +12,7 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 	"github.com/openai/openai-go/v3/shared"
 
-	"github.com/relay-llm/relay/internal/proxy"
-	"github.com/relay-llm/relay/internal/snapshot"
+	"github.com/relay-llm/relay/internal/event"
 	"github.com/relay-llm/relay/internal/wire"
 )
 
@@ -23,7 +22,7 @@ import (
 // next turn with their outputs, forced tools, limits, usage, errors before
 // and during the stream, and the refusal of Responses state.
 
-var responsesTargets = []snapshot.Shape{snapshot.ShapeOpenAI, snapshot.ShapeAnthropic, snapshot.ShapeGemini}
+var responsesTargets = []wire.Shape{wire.ShapeOpenAI, wire.ShapeAnthropic, wire.ShapeGemini}
 
 func responsesParams(model string) responses.ResponseNewParams {
 	return responses.ResponseNewParams{
@@ -295,7 +294,7 @@ func TestTranslate_ResponsesErrorsAndState(t *testing.T) {
 			if !errors.As(err, &oe) || oe.StatusCode != 400 || oe.Type != "invalid_request_error" || oe.Message == "" {
 				t.Errorf("4xx: %v", err)
 			}
-			if rec := f.rec.next(t); rec.ErrorKind != proxy.KindUpstreamClientError || rec.Status != 400 {
+			if rec := f.rec.next(t); rec.ErrorKind != event.KindUpstreamClientError || rec.Status != 400 {
 				t.Errorf("4xx record %+v", rec)
 			}
 
@@ -303,7 +302,7 @@ func TestTranslate_ResponsesErrorsAndState(t *testing.T) {
 			if s.errEvent == "" || s.terminal == nil || s.terminal.Status != "failed" || s.terminal.Error.Message == "" {
 				t.Errorf("in-stream error: events %v", s.types)
 			}
-			if rec := f.rec.next(t); rec.ErrorKind != proxy.KindStreamError {
+			if rec := f.rec.next(t); rec.ErrorKind != event.KindStreamError {
 				t.Errorf("in-stream record %+v", rec)
 			}
 
@@ -315,7 +314,7 @@ func TestTranslate_ResponsesErrorsAndState(t *testing.T) {
 		})
 	}
 	// A binding of the caller's own shape still takes Responses state.
-	p := responsesParams(string(snapshot.ShapeOpenAIResponses))
+	p := responsesParams(string(wire.ShapeOpenAIResponses))
 	p.PreviousResponseID = openai.String("resp_123")
 	if _, err := f.openai().Responses.New(t.Context(), p); err != nil {
 		t.Errorf("native previous_response_id: %v", err)

@@ -14,9 +14,8 @@ import (
 	oaopt "github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/shared"
 
+	"github.com/relay-llm/relay/internal/event"
 	"github.com/relay-llm/relay/internal/mockupstream"
-	"github.com/relay-llm/relay/internal/proxy"
-	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/wire"
 )
 
@@ -29,11 +28,11 @@ const geminiSecret = "gm-up-primary-secret-1"
 
 // upstreamNames are the mock model names behind each shape; the mock's
 // behaviour keys on their markers (cached, cache-write, parallel, thinking).
-var upstreamNames = map[snapshot.Shape]string{
-	snapshot.ShapeAnthropic:       "claude-x",
-	snapshot.ShapeGemini:          "gemini-x",
-	snapshot.ShapeOpenAIResponses: "gpt-resp-x",
-	snapshot.ShapeOpenAI:          "gpt-chat-x",
+var upstreamNames = map[wire.Shape]string{
+	wire.ShapeAnthropic:       "claude-x",
+	wire.ShapeGemini:          "gemini-x",
+	wire.ShapeOpenAIResponses: "gpt-resp-x",
+	wire.ShapeOpenAI:          "gpt-chat-x",
 }
 
 // translatedFixture binds, for every shape, models "<shape>",
@@ -41,13 +40,13 @@ var upstreamNames = map[snapshot.Shape]string{
 func translatedFixture(t *testing.T) *fixture {
 	t.Helper()
 	f := newFixture(t)
-	for _, shape := range []snapshot.Shape{snapshot.ShapeAnthropic, snapshot.ShapeGemini, snapshot.ShapeOpenAIResponses, snapshot.ShapeOpenAI} {
+	for _, shape := range []wire.Shape{wire.ShapeAnthropic, wire.ShapeGemini, wire.ShapeOpenAIResponses, wire.ShapeOpenAI} {
 		h := f.host("h-" + strings.ReplaceAll(string(shape), "_", "-"))
 		secret := openaiSecret
 		switch shape {
-		case snapshot.ShapeAnthropic:
+		case wire.ShapeAnthropic:
 			secret = anthropicSecret
-		case snapshot.ShapeGemini:
+		case wire.ShapeGemini:
 			secret = geminiSecret
 		}
 		f.key(h, "k-"+string(shape), secret+"-"+string(shape))
@@ -63,8 +62,8 @@ func translatedFixture(t *testing.T) *fixture {
 	return f
 }
 
-var chatTargets = []snapshot.Shape{snapshot.ShapeAnthropic, snapshot.ShapeGemini, snapshot.ShapeOpenAIResponses}
-var messagesTargets = []snapshot.Shape{snapshot.ShapeOpenAI, snapshot.ShapeGemini, snapshot.ShapeOpenAIResponses}
+var chatTargets = []wire.Shape{wire.ShapeAnthropic, wire.ShapeGemini, wire.ShapeOpenAIResponses}
+var messagesTargets = []wire.Shape{wire.ShapeOpenAI, wire.ShapeGemini, wire.ShapeOpenAIResponses}
 
 func weatherSchema(required string) map[string]any {
 	return map[string]any{
@@ -408,7 +407,7 @@ func TestTranslate_UpstreamErrors(t *testing.T) {
 			if !errors.As(err, &oe) || oe.StatusCode != 400 || oe.Type != "invalid_request_error" || oe.Message == "" {
 				t.Errorf("%s: %v", shape, err)
 			}
-			if rec := f.rec.next(t); rec.ErrorKind != proxy.KindUpstreamClientError || rec.Status != 400 {
+			if rec := f.rec.next(t); rec.ErrorKind != event.KindUpstreamClientError || rec.Status != 400 {
 				t.Errorf("%s: record %+v", shape, rec)
 			}
 		}
@@ -429,7 +428,7 @@ func TestTranslate_UpstreamErrors(t *testing.T) {
 			if stream.Err() == nil {
 				t.Errorf("%s: the stream error did not reach the caller", shape)
 			}
-			if rec := f.rec.next(t); rec.ErrorKind != proxy.KindStreamError {
+			if rec := f.rec.next(t); rec.ErrorKind != event.KindStreamError {
 				t.Errorf("%s: record %+v", shape, rec)
 			}
 		}
@@ -440,7 +439,7 @@ func TestTranslate_UpstreamErrors(t *testing.T) {
 			if stream.Err() == nil {
 				t.Errorf("%s: the stream error did not reach the caller", shape)
 			}
-			if rec := f.rec.next(t); rec.ErrorKind != proxy.KindStreamError {
+			if rec := f.rec.next(t); rec.ErrorKind != event.KindStreamError {
 				t.Errorf("%s: record %+v", shape, rec)
 			}
 		}
@@ -470,12 +469,12 @@ func TestTranslate_FailoverAndRefusals(t *testing.T) {
 	oa := f.host("openai-c")
 	f.key(oa, "oa", openaiSecret)
 	multi := f.model("multi", true)
-	f.bind(multi, gm, snapshot.ShapeGemini, "gemini-x")
-	f.bind(multi, an, snapshot.ShapeAnthropic, "claude-x")
+	f.bind(multi, gm, wire.ShapeGemini, "gemini-x")
+	f.bind(multi, an, wire.ShapeAnthropic, "claude-x")
 	mixed := f.model("mixed", true)
-	f.bind(mixed, an, snapshot.ShapeAnthropic, "claude-x")
-	f.bind(mixed, oa, snapshot.ShapeOpenAI, "gpt-x")
-	f.bind(f.model("claude-only", true), an, snapshot.ShapeAnthropic, "claude-x")
+	f.bind(mixed, an, wire.ShapeAnthropic, "claude-x")
+	f.bind(mixed, oa, wire.ShapeOpenAI, "gpt-x")
+	f.bind(f.model("claude-only", true), an, wire.ShapeAnthropic, "claude-x")
 	f.start()
 
 	var httpResp *http.Response
@@ -490,7 +489,7 @@ func TestTranslate_FailoverAndRefusals(t *testing.T) {
 	if !strings.HasPrefix(acc.Choices[0].Message.Content, "Hello from claude-x") || httpResp.Header.Get("X-Relay-Attempts") != "2" || httpResp.Header.Get("X-Relay-Host") != "anthropic-b" {
 		t.Errorf("%q via %v", acc.Choices[0].Message.Content, httpResp.Header)
 	}
-	if rec := f.rec.next(t); rec.Attempts != 2 || rec.Upstream != snapshot.ShapeAnthropic || rec.Status != 200 {
+	if rec := f.rec.next(t); rec.Attempts != 2 || rec.Upstream != wire.ShapeAnthropic || rec.Status != 200 {
 		t.Errorf("record %+v", rec)
 	}
 
@@ -647,7 +646,7 @@ func TestTranslate_SchemaStopAndLimit(t *testing.T) {
 			t.Errorf("%s: limit: %v %s", shape, err, msg.RawJSON())
 		}
 		f.rec.next(t)
-		if shape == snapshot.ShapeOpenAIResponses {
+		if shape == wire.ShapeOpenAIResponses {
 			continue // Responses has no stop sequences: rejected, see the matrix
 		}
 		p = messageParams(string(shape))
@@ -658,7 +657,7 @@ func TestTranslate_SchemaStopAndLimit(t *testing.T) {
 		}
 		f.rec.next(t)
 	}
-	p := messageParams(string(snapshot.ShapeOpenAIResponses))
+	p := messageParams(string(wire.ShapeOpenAIResponses))
 	p.StopSequences = []string{"relay"}
 	_, err := f.anthropic().Messages.New(t.Context(), p)
 	var ae *anthropic.Error

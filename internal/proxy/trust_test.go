@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/relay-llm/relay/internal/mockupstream"
-	"github.com/relay-llm/relay/internal/snapshot"
+	"github.com/relay-llm/relay/internal/wire"
 )
 
 // trustEndpoint is one inbound shape served by passthrough in the standard
@@ -30,8 +30,8 @@ func setupTrust(t *testing.T) *fixture {
 	f := newFixture(t)
 	f.standard()
 	oa := f.data.Hosts[0]
-	f.bind(f.model("secret-test", false), oa, snapshot.ShapeOpenAI, "gpt-secret")
-	f.bind(f.model("same-name", true), oa, snapshot.ShapeOpenAI, "same-name")
+	f.bind(f.model("secret-test", false), oa, wire.ShapeOpenAI, "gpt-secret")
+	f.bind(f.model("same-name", true), oa, wire.ShapeOpenAI, "same-name")
 	f.start()
 	return f
 }

@@ -52,7 +52,7 @@ func newCatalog(baseURL string) *catalog {
 	c.host = &snapshot.Host{ID: c.id(), Slug: "mock", BaseURL: baseURL, Enabled: true}
 	c.hostKey = &snapshot.HostKey{ID: c.id(), HostID: c.host.ID, Slug: "k1", Secret: snapshot.NewSecret("sk-up-test"),
 		SecretVersion: 1, Enabled: true, Usable: true}
-	c.binding = &snapshot.Binding{ID: c.id(), ModelID: c.model.ID, HostID: c.host.ID, Shape: snapshot.ShapeOpenAI,
+	c.binding = &snapshot.Binding{ID: c.id(), ModelID: c.model.ID, HostID: c.host.ID, Shape: wire.ShapeOpenAI,
 		UpstreamModel: "gpt-4o-mini", Enabled: true,
 		Pricing: snapshot.Pricing{Input: 1_000_000, Output: 2_000_000, Reasoning: 2_000_000}}
 	c.data = snapshot.Data{

@@ -23,19 +23,19 @@ import (
 // through a binding of an upstream shape. translator.Supports is the
 // translator registry's answer (the caller's own shape, plus every pair a
 // translator exists for); the proxy uses it unless configured otherwise.
-type Supports func(in wire.Inbound, up snapshot.Shape) bool
+type Supports func(in wire.Inbound, up wire.Shape) bool
 
 // SameShape serves each inbound shape by its own upstream shape only:
 // chat and embeddings by openai, responses by openai_responses, messages
 // by anthropic.
-func SameShape(in wire.Inbound, up snapshot.Shape) bool {
+func SameShape(in wire.Inbound, up wire.Shape) bool {
 	switch in {
 	case wire.InboundChat, wire.InboundEmbeddings:
-		return up == snapshot.ShapeOpenAI
+		return up == wire.ShapeOpenAI
 	case wire.InboundResponses:
-		return up == snapshot.ShapeOpenAIResponses
+		return up == wire.ShapeOpenAIResponses
 	case wire.InboundMessages, wire.InboundCountTokens:
-		return up == snapshot.ShapeAnthropic
+		return up == wire.ShapeAnthropic
 	}
 	return false
 }

@@ -43,7 +43,7 @@ func (c *catalog) model(name string) *snapshot.Model {
 	return m
 }
 
-func (c *catalog) bind(m *snapshot.Model, h *snapshot.Host, shape snapshot.Shape, pos int, enabled bool) *snapshot.Binding {
+func (c *catalog) bind(m *snapshot.Model, h *snapshot.Host, shape wire.Shape, pos int, enabled bool) *snapshot.Binding {
 	b := &snapshot.Binding{ID: c.id(), ModelID: m.ID, HostID: h.ID, Shape: shape, UpstreamModel: "up-" + m.Name, Position: pos, Enabled: enabled}
 	c.data.Bindings = append(c.data.Bindings, b)
 	return b
@@ -66,16 +66,16 @@ func setup() (*snapshot.Snapshot, *catalog) {
 	c.key(anth, "an1", 0, nil)
 
 	gpt := c.model("gpt")
-	c.bind(gpt, b, snapshot.ShapeOpenAI, 2, true)
-	c.bind(gpt, a, snapshot.ShapeOpenAI, 1, true)
-	c.bind(gpt, off, snapshot.ShapeOpenAI, 0, true)
-	c.bind(gpt, anth, snapshot.ShapeAnthropic, 3, true)
+	c.bind(gpt, b, wire.ShapeOpenAI, 2, true)
+	c.bind(gpt, a, wire.ShapeOpenAI, 1, true)
+	c.bind(gpt, off, wire.ShapeOpenAI, 0, true)
+	c.bind(gpt, anth, wire.ShapeAnthropic, 3, true)
 	claude := c.model("claude")
-	c.bind(claude, anth, snapshot.ShapeAnthropic, 0, true)
+	c.bind(claude, anth, wire.ShapeAnthropic, 0, true)
 	dead := c.model("dead")
-	c.bind(dead, a, snapshot.ShapeOpenAI, 0, false)
+	c.bind(dead, a, wire.ShapeOpenAI, 0, false)
 	at := c.model("vendor@2024")
-	c.bind(at, a, snapshot.ShapeOpenAI, 0, true)
+	c.bind(at, a, wire.ShapeOpenAI, 0, true)
 	c.model("ungranted")
 
 	c.policy = &snapshot.Policy{ID: c.id(), Slug: "p", AllHostKeys: true, Models: map[snapshot.ID]struct{}{}}
@@ -188,7 +188,7 @@ func TestRoute_Errors(t *testing.T) {
 func TestRoute_SupportsSeam(t *testing.T) {
 	t.Parallel()
 	snap, c := setup()
-	r := Router{Supports: func(in wire.Inbound, up snapshot.Shape) bool { return true }}
+	r := Router{Supports: func(in wire.Inbound, up wire.Shape) bool { return true }}
 	var p Plan
 	if err := r.Route(snap, c.policy, "claude", wire.InboundChat, now, &p); err != nil {
 		t.Fatalf("a translator-aware Supports did not open the Anthropic binding: %v", err)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+	"github.com/relay-llm/relay/internal/wire"
 )
 
 // bigData is the benchmark catalog: 100k relay keys, 5k models, 10k
@@ -33,7 +34,7 @@ func bigData() *Data {
 		d.Models = append(d.Models, &Model{ID: uuid.New(), Name: fmt.Sprintf("model-%d", i)})
 	}
 	for i := range 10000 {
-		d.Bindings = append(d.Bindings, &Binding{ID: uuid.New(), ModelID: d.Models[i%5000].ID, HostID: d.Hosts[i%100].ID, Shape: ShapeOpenAI, Position: i / 5000, Enabled: true})
+		d.Bindings = append(d.Bindings, &Binding{ID: uuid.New(), ModelID: d.Models[i%5000].ID, HostID: d.Hosts[i%100].ID, Shape: wire.ShapeOpenAI, Position: i / 5000, Enabled: true})
 	}
 	for i := range 100000 {
 		var b [8]byte

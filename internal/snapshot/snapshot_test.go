@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/relay-llm/relay/internal/wire"
 )
 
 // fixture is a small catalog: one team and project, a service account with a
@@ -39,8 +40,8 @@ func newFixture() *fixture {
 	f.hostA = &Host{ID: uuid.New(), Slug: "a", Enabled: true}
 	f.hostB = &Host{ID: uuid.New(), Slug: "b", Enabled: true}
 	f.model = &Model{ID: uuid.New(), Name: "gpt-x"}
-	f.bindA = &Binding{ID: uuid.New(), ModelID: f.model.ID, HostID: f.hostA.ID, Shape: ShapeOpenAI, Position: 2, Enabled: true}
-	f.bindB = &Binding{ID: uuid.New(), ModelID: f.model.ID, HostID: f.hostB.ID, Shape: ShapeAnthropic, Position: 1, Enabled: true}
+	f.bindA = &Binding{ID: uuid.New(), ModelID: f.model.ID, HostID: f.hostA.ID, Shape: wire.ShapeOpenAI, Position: 2, Enabled: true}
+	f.bindB = &Binding{ID: uuid.New(), ModelID: f.model.ID, HostID: f.hostB.ID, Shape: wire.ShapeAnthropic, Position: 1, Enabled: true}
 	f.keyA1 = &HostKey{ID: uuid.New(), HostID: f.hostA.ID, Slug: "k1", Position: 1, Enabled: true, Usable: true, Secret: NewSecret("s1")}
 	f.keyA2 = &HostKey{ID: uuid.New(), HostID: f.hostA.ID, Slug: "k2", Position: 0, Enabled: true, Usable: true, Secret: NewSecret("s2")}
 	f.keyB = &HostKey{ID: uuid.New(), HostID: f.hostB.ID, Slug: "k", Enabled: true, Usable: true, Secret: NewSecret("s3")}

@@ -5,22 +5,11 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/relay-llm/relay/internal/wire"
 )
 
 // ID identifies a row. It is the row's UUID primary key.
 type ID = uuid.UUID
-
-// Shape is a wire shape: what a caller speaks or what Relay speaks to a host
-// through a binding.
-type Shape string
-
-// Upstream shapes a binding can speak.
-const (
-	ShapeOpenAI          Shape = "openai"
-	ShapeOpenAIResponses Shape = "openai_responses"
-	ShapeAnthropic       Shape = "anthropic"
-	ShapeGemini          Shape = "gemini"
-)
 
 // Secret holds a decrypted host key. It never prints, logs or marshals its
 // value; only Reveal gives it out, and only the proxy calls Reveal.
@@ -140,8 +129,38 @@ type Model struct {
 	SupportsVision   bool
 	SupportsJSON     bool
 	SupportsThinking bool
-	CreatedAt        time.Time
+	// Strategy orders the model's bindings; "" is RoutePriority. A
+	// policy's RouteStrategy overrides it.
+	Strategy RouteStrategy
+	// Fallbacks are other models, in order, that serve a request when
+	// every binding of this one failed before the first byte (or a
+	// budget refused it and the policy allows BudgetFallback).
+	Fallbacks []ID
+	CreatedAt time.Time
 }
+
+// RouteStrategy is how the router orders a model's bindings.
+type RouteStrategy string
+
+// Routing strategies.
+const (
+	RoutePriority  RouteStrategy = "priority"   // binding position
+	RouteWeighted  RouteStrategy = "weighted"   // at random, by Binding.Weight
+	RouteCost      RouteStrategy = "cost"       // lowest estimated cost first
+	RouteLatency   RouteStrategy = "latency"    // lowest time to first byte (live EWMA) first
+	RouteLeastBusy RouteStrategy = "least_busy" // fewest requests in flight first
+)
+
+// Affinity is how a policy keeps one session on one host key, so that
+// the provider's prompt cache keeps serving it.
+type Affinity string
+
+// Affinity modes.
+const (
+	AffinityKey     Affinity = "key"     // default: a session keeps its host key within a binding
+	AffinityBinding Affinity = "binding" // and its binding among the model's equals
+	AffinityOff     Affinity = "off"
+)
 
 // PriceTier replaces the base prices when a request's input exceeds AboveInputTokens.
 type PriceTier struct {
@@ -167,11 +186,13 @@ type Binding struct {
 	ID            ID
 	ModelID       ID
 	HostID        ID
-	Shape         Shape
+	Shape         wire.Shape
 	UpstreamModel string
 	Position      int
 	Enabled       bool
 	Pricing       Pricing
+	// Weight is the binding's share under RouteWeighted (1 when unset).
+	Weight int
 }
 
 // HostKey is a provider credential with its decrypted secret. Usable is
@@ -223,6 +244,13 @@ type Policy struct {
 	Priority           int
 	MaxAttempts        int
 	LimiterFailureMode string // "open" or "closed"
+	// RouteStrategy overrides the models' own strategies; "" keeps them.
+	RouteStrategy RouteStrategy
+	// Affinity is "" (AffinityKey), or another Affinity mode.
+	Affinity Affinity
+	// BudgetFallback routes a request a budget refuses to the model's
+	// first fallback whose estimate fits, instead of refusing it.
+	BudgetFallback bool
 	// CapturePayloads turns on payload capture: the request and response
 	// bodies of its requests, each up to CaptureMaxBytes, are stored apart
 	// (docs/observability.md).

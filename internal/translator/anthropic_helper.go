@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/relay-llm/relay/internal/canonical"
-	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/wire"
 )
 
@@ -962,7 +961,7 @@ type anthropicUpstream struct {
 func newAnthropicUpstream(now time.Time) upstream { return &anthropicUpstream{now: now} }
 
 func (u *anthropicUpstream) path(*Target, bool) string {
-	return wire.UpstreamPath(wire.InboundMessages, snapshot.ShapeAnthropic)
+	return wire.UpstreamPath(wire.InboundMessages, wire.ShapeAnthropic)
 }
 
 // anthropicMedia are the image types Anthropic accepts.

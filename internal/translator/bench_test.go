@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/wire"
 )
 
@@ -95,8 +94,8 @@ func BenchmarkResponse(b *testing.B) {
 			}
 		})
 	}
-	for _, up := range []snapshot.Shape{snapshot.ShapeAnthropic, snapshot.ShapeOpenAI} {
-		dir := map[snapshot.Shape]string{snapshot.ShapeAnthropic: "chat_anthropic", snapshot.ShapeOpenAI: "messages_openai"}[up]
+	for _, up := range []wire.Shape{wire.ShapeAnthropic, wire.ShapeOpenAI} {
+		dir := map[wire.Shape]string{wire.ShapeAnthropic: "chat_anthropic", wire.ShapeOpenAI: "messages_openai"}[up]
 		body := benchFile(b, dir, "parallel_tools", "upstream.body")
 		b.Run("passthrough_"+string(up), func(b *testing.B) {
 			b.ReportAllocs()
@@ -153,8 +152,8 @@ func BenchmarkStreamEvent(b *testing.B) {
 			}
 		})
 	}
-	for _, up := range []snapshot.Shape{snapshot.ShapeAnthropic, snapshot.ShapeOpenAI, snapshot.ShapeGemini, snapshot.ShapeOpenAIResponses} {
-		dir := map[snapshot.Shape]string{snapshot.ShapeAnthropic: "chat_anthropic", snapshot.ShapeOpenAI: "messages_openai", snapshot.ShapeGemini: "chat_gemini", snapshot.ShapeOpenAIResponses: "chat_responses"}[up]
+	for _, up := range []wire.Shape{wire.ShapeAnthropic, wire.ShapeOpenAI, wire.ShapeGemini, wire.ShapeOpenAIResponses} {
+		dir := map[wire.Shape]string{wire.ShapeAnthropic: "chat_anthropic", wire.ShapeOpenAI: "messages_openai", wire.ShapeGemini: "chat_gemini", wire.ShapeOpenAIResponses: "chat_responses"}[up]
 		evs := streamEvents(b, benchFile(b, dir, "parallel_tools_stream", "upstream.body"))
 		b.Run("passthrough_"+string(up), func(b *testing.B) {
 			b.ReportAllocs()

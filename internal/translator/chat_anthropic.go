@@ -1,7 +1,6 @@
 package translator
 
 import (
-	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/wire"
 )
 
@@ -12,7 +11,7 @@ import (
 // answers come from the chat encoder, with Anthropic's signed thinking in
 // the reasoning_content and thinking_blocks extension fields.
 var chatAnthropic = pairSpec{
-	name: "chat→anthropic", in: wire.InboundChat, up: snapshot.ShapeAnthropic,
+	name: "chat→anthropic", in: wire.InboundChat, up: wire.ShapeAnthropic,
 	newUpstream: newAnthropicUpstream, newCaller: newChatCaller,
 	base: anthropicSupport,
 	override: supportTable{

@@ -1,7 +1,6 @@
 package translator
 
 import (
-	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/wire"
 )
 
@@ -10,7 +9,7 @@ import (
 // rgem_ ids that carry the thought signature, and streams each call as one
 // argument delta under an index that keeps rising across chunks.
 var chatGemini = pairSpec{
-	name: "chat→gemini", in: wire.InboundChat, up: snapshot.ShapeGemini,
+	name: "chat→gemini", in: wire.InboundChat, up: wire.ShapeGemini,
 	newUpstream: newGeminiUpstream, newCaller: newChatCaller,
 	base: geminiSupport,
 	override: supportTable{

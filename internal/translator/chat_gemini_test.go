@@ -7,7 +7,6 @@ import (
 
 	"github.com/openai/openai-go/v3"
 
-	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/wire"
 )
 
@@ -60,7 +59,7 @@ func TestChatGemini_ThoughtSignatureRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, _ := New(req2, Target{Shape: snapshot.ShapeGemini, UpstreamModel: "gemini-3-pro-preview"}, testNow)
+	tr, _ := New(req2, Target{Shape: wire.ShapeGemini, UpstreamModel: "gemini-3-pro-preview"}, testNow)
 	up, err := tr.AppendRequest(nil)
 	if err != nil {
 		t.Fatal(err)

@@ -1,7 +1,6 @@
 package translator
 
 import (
-	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/wire"
 )
 
@@ -10,7 +9,7 @@ import (
 // caller asked to store; function calls pair with their outputs by
 // call_id, and argument deltas are matched to calls by item_id.
 var chatResponses = pairSpec{
-	name: "chat→responses", in: wire.InboundChat, up: snapshot.ShapeOpenAIResponses,
+	name: "chat→responses", in: wire.InboundChat, up: wire.ShapeOpenAIResponses,
 	newUpstream: newResponsesUpstream, newCaller: newChatCaller,
 	base: responsesSupport,
 	override: supportTable{

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/relay-llm/relay/internal/canonical"
-	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/wire"
 )
 
@@ -27,7 +26,7 @@ import (
 // the support matrix, and one instance is both its upstream and its
 // caller side, since the vectors it decodes are what it writes.
 var embeddingsGemini = pairSpec{
-	name: "embeddings→gemini", in: wire.InboundEmbeddings, up: snapshot.ShapeGemini,
+	name: "embeddings→gemini", in: wire.InboundEmbeddings, up: wire.ShapeGemini,
 	newUpstream: func(time.Time) upstream { return &geminiEmbedder{} },
 }
 

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/wire"
 )
 
@@ -19,7 +18,7 @@ func embedTranslator(t *testing.T, body string) (*Translator, error) {
 	if err != nil {
 		return nil, err
 	}
-	tr, err := New(req, Target{Shape: snapshot.ShapeGemini, Model: "emb", UpstreamModel: "models/gemini-embedding-001", Host: "google"}, testNow)
+	tr, err := New(req, Target{Shape: wire.ShapeGemini, Model: "emb", UpstreamModel: "models/gemini-embedding-001", Host: "google"}, testNow)
 	if err != nil {
 		t.Fatal(err)
 	}

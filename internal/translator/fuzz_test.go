@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/wire"
 )
 
@@ -141,7 +140,7 @@ func FuzzGeminiEmbeddingsAnswer(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tr, err := New(req, Target{Shape: snapshot.ShapeGemini, Model: "m", UpstreamModel: "u", Host: "h"}, testNow)
+		tr, err := New(req, Target{Shape: wire.ShapeGemini, Model: "m", UpstreamModel: "u", Host: "h"}, testNow)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -173,7 +172,7 @@ func FuzzGeminiEmbeddingsAnswer(f *testing.F) {
 
 // fuzzAnswer feeds bytes to the pairs of one upstream shape as a whole
 // body, as a stream (events) and as an error body.
-func fuzzAnswer(f *testing.F, up snapshot.Shape) {
+func fuzzAnswer(f *testing.F, up wire.Shape) {
 	for _, p := range pairs {
 		if p.up == up {
 			seedFiles(f, strings.ReplaceAll(p.name, "→", "_")+"/*/upstream.body", func(b []byte) { f.Add(b) })
@@ -233,7 +232,7 @@ func fuzzAnswer(f *testing.F, up snapshot.Shape) {
 	})
 }
 
-func FuzzOpenAIAnswer(f *testing.F)    { fuzzAnswer(f, snapshot.ShapeOpenAI) }
-func FuzzAnthropicAnswer(f *testing.F) { fuzzAnswer(f, snapshot.ShapeAnthropic) }
-func FuzzGeminiAnswer(f *testing.F)    { fuzzAnswer(f, snapshot.ShapeGemini) }
-func FuzzResponsesAnswer(f *testing.F) { fuzzAnswer(f, snapshot.ShapeOpenAIResponses) }
+func FuzzOpenAIAnswer(f *testing.F)    { fuzzAnswer(f, wire.ShapeOpenAI) }
+func FuzzAnthropicAnswer(f *testing.F) { fuzzAnswer(f, wire.ShapeAnthropic) }
+func FuzzGeminiAnswer(f *testing.F)    { fuzzAnswer(f, wire.ShapeGemini) }
+func FuzzResponsesAnswer(f *testing.F) { fuzzAnswer(f, wire.ShapeOpenAIResponses) }

@@ -1,7 +1,6 @@
 package translator
 
 import (
-	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/wire"
 )
 
@@ -11,7 +10,7 @@ import (
 // thinking "anthropic-redacted:"), so a conversation sent back as it came
 // replays the signed blocks Anthropic needs around tool use.
 var geminiAnthropic = pairSpec{
-	name: "gemini→anthropic", in: wire.InboundGemini, up: snapshot.ShapeAnthropic,
+	name: "gemini→anthropic", in: wire.InboundGemini, up: wire.ShapeAnthropic,
 	newUpstream: newAnthropicUpstream, newCaller: newGeminiCaller,
 	base: anthropicSupport,
 	override: supportTable{

@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/relay-llm/relay/internal/canonical"
-	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/wire"
 )
 
@@ -356,7 +355,7 @@ func FuzzDecodeGeminiRequest(f *testing.F) {
 			}
 			for _, stream := range []bool{false, true} {
 				req.FromPath("m", stream && in == wire.InboundGemini)
-				for _, up := range []snapshot.Shape{snapshot.ShapeOpenAI, snapshot.ShapeOpenAIResponses, snapshot.ShapeAnthropic} {
+				for _, up := range []wire.Shape{wire.ShapeOpenAI, wire.ShapeOpenAIResponses, wire.ShapeAnthropic} {
 					tr, err := New(req, Target{Shape: up, Model: "m", UpstreamModel: "u", Host: "h"}, testNow)
 					if err != nil {
 						continue // embeddings: openai only

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/relay-llm/relay/internal/canonical"
-	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/wire"
 )
 
@@ -23,11 +22,11 @@ import (
 // is both its upstream and its caller side.
 var (
 	geminiEmbedOpenAI = pairSpec{
-		name: "gemini_embed_content→openai", in: wire.InboundGeminiEmbed, up: snapshot.ShapeOpenAI,
+		name: "gemini_embed_content→openai", in: wire.InboundGeminiEmbed, up: wire.ShapeOpenAI,
 		newUpstream: func(time.Time) upstream { return &openaiEmbedder{} },
 	}
 	geminiBatchEmbedOpenAI = pairSpec{
-		name: "gemini_batch_embed_contents→openai", in: wire.InboundGeminiBatchEmbed, up: snapshot.ShapeOpenAI,
+		name: "gemini_batch_embed_contents→openai", in: wire.InboundGeminiBatchEmbed, up: wire.ShapeOpenAI,
 		newUpstream: func(time.Time) upstream { return &openaiEmbedder{batch: true} },
 	}
 )
@@ -41,7 +40,7 @@ type openaiEmbedder struct {
 }
 
 func (e *openaiEmbedder) path(*Target, bool) string {
-	return wire.UpstreamPath(wire.InboundEmbeddings, snapshot.ShapeOpenAI)
+	return wire.UpstreamPath(wire.InboundEmbeddings, wire.ShapeOpenAI)
 }
 
 func (e *openaiEmbedder) encode(dst []byte, x *encoder) ([]byte, error) {

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/relay-llm/relay/internal/canonical"
-	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/wire"
 )
 
@@ -90,7 +89,7 @@ func TestGeminiStream_EndsOnlyWhenFinished(t *testing.T) {
 	if !strings.Contains(string(out), `"stop_reason":"refusal"`) {
 		t.Errorf("blocked prompt:\n%s", out)
 	}
-	tr, _ := New(minimalRequest(t, wire.InboundChat, false), Target{Shape: snapshot.ShapeGemini}, testNow)
+	tr, _ := New(minimalRequest(t, wire.InboundChat, false), Target{Shape: wire.ShapeGemini}, testNow)
 	body, err := tr.AppendResponse(nil, []byte(`{"promptFeedback":{"blockReason":"PROHIBITED_CONTENT"},"responseId":"r"}`))
 	if err != nil || !strings.Contains(string(body), `"finish_reason":"content_filter"`) {
 		t.Errorf("blocked prompt, whole: %s %v", body, err)

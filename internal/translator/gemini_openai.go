@@ -1,7 +1,6 @@
 package translator
 
 import (
-	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/wire"
 )
 
@@ -11,7 +10,7 @@ import (
 // Chat's answer comes back as a GenerateContentResponse whose function
 // calls carry Chat's call ids.
 var geminiOpenAI = pairSpec{
-	name: "gemini→openai", in: wire.InboundGemini, up: snapshot.ShapeOpenAI,
+	name: "gemini→openai", in: wire.InboundGemini, up: wire.ShapeOpenAI,
 	newUpstream: newOpenAIUpstream, newCaller: newGeminiCaller,
 	base: openaiSupport,
 	override: supportTable{

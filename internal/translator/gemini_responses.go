@@ -1,7 +1,6 @@
 package translator
 
 import (
-	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/wire"
 )
 
@@ -11,7 +10,7 @@ import (
 // reasoning summaries come back as thought parts when the caller asked
 // for thoughts.
 var geminiResponses = pairSpec{
-	name: "gemini→responses", in: wire.InboundGemini, up: snapshot.ShapeOpenAIResponses,
+	name: "gemini→responses", in: wire.InboundGemini, up: wire.ShapeOpenAIResponses,
 	newUpstream: newResponsesUpstream, newCaller: newGeminiCaller,
 	base: responsesSupport,
 	override: supportTable{

@@ -1,7 +1,6 @@
 package translator
 
 import (
-	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/wire"
 )
 
@@ -9,7 +8,7 @@ import (
 // bindings. Signed thinking comes back with origin anthropic and is
 // replayed when the caller sends it back; tool-call ids are Anthropic's.
 var generateAnthropic = pairSpec{
-	name: "generate→anthropic", in: wire.InboundGenerate, up: snapshot.ShapeAnthropic,
+	name: "generate→anthropic", in: wire.InboundGenerate, up: wire.ShapeAnthropic,
 	newUpstream: newAnthropicUpstream, newCaller: newGenerateCaller,
 	base: anthropicSupport,
 	override: supportTable{

@@ -1,7 +1,6 @@
 package translator
 
 import (
-	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/wire"
 )
 
@@ -10,7 +9,7 @@ import (
 // the call's thought signature, so sending a call back as it came keeps
 // the signature.
 var generateGemini = pairSpec{
-	name: "generate→gemini", in: wire.InboundGenerate, up: snapshot.ShapeGemini,
+	name: "generate→gemini", in: wire.InboundGenerate, up: wire.ShapeGemini,
 	newUpstream: newGeminiUpstream, newCaller: newGenerateCaller,
 	base: geminiSupport,
 	override: supportTable{

@@ -138,7 +138,7 @@ func TestGenerate_FullUsageCost(t *testing.T) {
 				t.Fatal(err)
 			}
 			req.FullUsage = full
-			tr, _ := New(req, Target{Shape: snapshot.ShapeOpenAI, UpstreamModel: "gpt", Pricing: price}, testNow)
+			tr, _ := New(req, Target{Shape: wire.ShapeOpenAI, UpstreamModel: "gpt", Pricing: price}, testNow)
 			out, err := tr.AppendResponse(nil, answer)
 			if err != nil {
 				t.Fatal(err)

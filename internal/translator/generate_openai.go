@@ -1,7 +1,6 @@
 package translator
 
 import (
-	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/wire"
 )
 
@@ -9,7 +8,7 @@ import (
 // Completions bindings. Usage is asked for with
 // stream_options.include_usage, so the end event carries it.
 var generateOpenAI = pairSpec{
-	name: "generate→openai", in: wire.InboundGenerate, up: snapshot.ShapeOpenAI,
+	name: "generate→openai", in: wire.InboundGenerate, up: wire.ShapeOpenAI,
 	newUpstream: newOpenAIUpstream, newCaller: newGenerateCaller,
 	base: openaiSupport,
 	override: supportTable{

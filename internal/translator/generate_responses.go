@@ -1,7 +1,6 @@
 package translator
 
 import (
-	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/wire"
 )
 
@@ -9,7 +8,7 @@ import (
 // bindings. Requests are stateless (store: false); reasoning summaries
 // come back as thinking parts.
 var generateResponses = pairSpec{
-	name: "generate→responses", in: wire.InboundGenerate, up: snapshot.ShapeOpenAIResponses,
+	name: "generate→responses", in: wire.InboundGenerate, up: wire.ShapeOpenAIResponses,
 	newUpstream: newResponsesUpstream, newCaller: newGenerateCaller,
 	base: responsesSupport,
 	override: supportTable{

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/relay-llm/relay/internal/canonical"
-	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/wire"
 )
 
@@ -204,7 +203,7 @@ type supportTable map[Feature]supportNote
 type pairSpec struct {
 	name        string
 	in          wire.Inbound
-	up          snapshot.Shape
+	up          wire.Shape
 	newUpstream func(now time.Time) upstream
 	newCaller   func(r *canonical.Request) caller
 	// base is the upstream shape's table; override the pair's own
@@ -232,65 +231,65 @@ var pairs = []*pairSpec{&chatAnthropic, &chatGemini, &chatResponses, &messagesOp
 	&geminiOpenAI, &geminiResponses, &geminiAnthropic}
 
 // pairOf is the one switch that picks a pair; nil when there is none.
-func pairOf(in wire.Inbound, up snapshot.Shape) *pairSpec {
+func pairOf(in wire.Inbound, up wire.Shape) *pairSpec {
 	switch in {
 	case wire.InboundChat:
 		switch up {
-		case snapshot.ShapeAnthropic:
+		case wire.ShapeAnthropic:
 			return &chatAnthropic
-		case snapshot.ShapeGemini:
+		case wire.ShapeGemini:
 			return &chatGemini
-		case snapshot.ShapeOpenAIResponses:
+		case wire.ShapeOpenAIResponses:
 			return &chatResponses
 		}
 	case wire.InboundMessages:
 		switch up {
-		case snapshot.ShapeOpenAI:
+		case wire.ShapeOpenAI:
 			return &messagesOpenAI
-		case snapshot.ShapeGemini:
+		case wire.ShapeGemini:
 			return &messagesGemini
-		case snapshot.ShapeOpenAIResponses:
+		case wire.ShapeOpenAIResponses:
 			return &messagesResponses
 		}
 	case wire.InboundResponses:
 		switch up {
-		case snapshot.ShapeOpenAI:
+		case wire.ShapeOpenAI:
 			return &responsesOpenAI
-		case snapshot.ShapeAnthropic:
+		case wire.ShapeAnthropic:
 			return &responsesAnthropic
-		case snapshot.ShapeGemini:
+		case wire.ShapeGemini:
 			return &responsesGemini
 		}
 	case wire.InboundEmbeddings:
-		if up == snapshot.ShapeGemini {
+		if up == wire.ShapeGemini {
 			return &embeddingsGemini
 		}
 	case wire.InboundGenerate:
 		switch up {
-		case snapshot.ShapeOpenAI:
+		case wire.ShapeOpenAI:
 			return &generateOpenAI
-		case snapshot.ShapeOpenAIResponses:
+		case wire.ShapeOpenAIResponses:
 			return &generateResponses
-		case snapshot.ShapeAnthropic:
+		case wire.ShapeAnthropic:
 			return &generateAnthropic
-		case snapshot.ShapeGemini:
+		case wire.ShapeGemini:
 			return &generateGemini
 		}
 	case wire.InboundGemini:
 		switch up {
-		case snapshot.ShapeOpenAI:
+		case wire.ShapeOpenAI:
 			return &geminiOpenAI
-		case snapshot.ShapeOpenAIResponses:
+		case wire.ShapeOpenAIResponses:
 			return &geminiResponses
-		case snapshot.ShapeAnthropic:
+		case wire.ShapeAnthropic:
 			return &geminiAnthropic
 		}
 	case wire.InboundGeminiEmbed:
-		if up == snapshot.ShapeOpenAI {
+		if up == wire.ShapeOpenAI {
 			return &geminiEmbedOpenAI
 		}
 	case wire.InboundGeminiBatchEmbed:
-		if up == snapshot.ShapeOpenAI {
+		if up == wire.ShapeOpenAI {
 			return &geminiBatchEmbedOpenAI
 		}
 	}

@@ -1,7 +1,6 @@
 package translator
 
 import (
-	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/wire"
 )
 
@@ -10,7 +9,7 @@ import (
 // carrying Gemini's thought signatures to the next turn; whole function
 // calls stream as one input_json_delta.
 var messagesGemini = pairSpec{
-	name: "messages→gemini", in: wire.InboundMessages, up: snapshot.ShapeGemini,
+	name: "messages→gemini", in: wire.InboundMessages, up: wire.ShapeGemini,
 	newUpstream: newGeminiUpstream, newCaller: newMessagesCaller,
 	base: geminiSupport,
 	override: supportTable{

@@ -7,7 +7,6 @@ import (
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 
-	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/wire"
 )
 
@@ -48,7 +47,7 @@ func TestMessagesGemini_IDsAndSignaturesRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatalf("decode %s: %v", body, err)
 	}
-	tr, _ := New(req2, Target{Shape: snapshot.ShapeGemini, UpstreamModel: "gemini-3-pro-preview"}, testNow)
+	tr, _ := New(req2, Target{Shape: wire.ShapeGemini, UpstreamModel: "gemini-3-pro-preview"}, testNow)
 	up, err := tr.AppendRequest(nil)
 	if err != nil {
 		t.Fatal(err)

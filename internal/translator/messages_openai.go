@@ -1,7 +1,6 @@
 package translator
 
 import (
-	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/wire"
 )
 
@@ -12,7 +11,7 @@ import (
 // asked for with stream_options.include_usage and repeated in
 // message_delta, since Chat reports it only at the end.
 var messagesOpenAI = pairSpec{
-	name: "messages→openai", in: wire.InboundMessages, up: snapshot.ShapeOpenAI,
+	name: "messages→openai", in: wire.InboundMessages, up: wire.ShapeOpenAI,
 	newUpstream: newOpenAIUpstream, newCaller: newMessagesCaller,
 	base: openaiSupport,
 	override: supportTable{

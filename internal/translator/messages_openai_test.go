@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/wire"
 )
 
@@ -42,7 +41,7 @@ func cassetteRequestsThrough(t *testing.T, p *pairSpec) {
 				}
 				hr, _ := http.NewRequest(http.MethodPost, wire.JoinURL(mockServer(), tr.Path()), bytes.NewReader(body))
 				switch p.up {
-				case snapshot.ShapeGemini:
+				case wire.ShapeGemini:
 					hr.Header.Set("X-Goog-Api-Key", "k")
 				default:
 					hr.Header.Set("Authorization", "Bearer k")

@@ -1,7 +1,6 @@
 package translator
 
 import (
-	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/wire"
 )
 
@@ -10,7 +9,7 @@ import (
 // function_call_output items paired by call_id, and the event stream is
 // rebuilt as Anthropic content blocks.
 var messagesResponses = pairSpec{
-	name: "messages→responses", in: wire.InboundMessages, up: snapshot.ShapeOpenAIResponses,
+	name: "messages→responses", in: wire.InboundMessages, up: wire.ShapeOpenAIResponses,
 	newUpstream: newResponsesUpstream, newCaller: newMessagesCaller,
 	base: responsesSupport,
 	override: supportTable{

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/relay-llm/relay/internal/canonical"
-	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/wire"
 )
 
@@ -971,7 +970,7 @@ func newOpenAIUpstream(now time.Time) upstream {
 }
 
 func (u *openaiUpstream) path(*Target, bool) string {
-	return wire.UpstreamPath(wire.InboundChat, snapshot.ShapeOpenAI)
+	return wire.UpstreamPath(wire.InboundChat, wire.ShapeOpenAI)
 }
 
 func (u *openaiUpstream) encode(dst []byte, x *encoder) ([]byte, error) {

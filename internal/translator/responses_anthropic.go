@@ -1,7 +1,6 @@
 package translator
 
 import (
-	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/wire"
 )
 
@@ -12,7 +11,7 @@ import (
 // whose encrypted_content carries Anthropic's signature, so a caller that
 // replays its output items replays signed thinking in tool loops.
 var responsesAnthropic = pairSpec{
-	name: "responses→anthropic", in: wire.InboundResponses, up: snapshot.ShapeAnthropic,
+	name: "responses→anthropic", in: wire.InboundResponses, up: wire.ShapeAnthropic,
 	newUpstream: newStatelessUpstream(newAnthropicUpstream), newCaller: newResponsesCaller,
 	base: anthropicSupport,
 	override: withState(supportTable{

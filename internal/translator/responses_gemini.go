@@ -1,7 +1,6 @@
 package translator
 
 import (
-	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/wire"
 )
 
@@ -10,7 +9,7 @@ import (
 // Relay's rgem_ id behind the call_ prefix, which carries Gemini's thought
 // signature back on the next turn.
 var responsesGemini = pairSpec{
-	name: "responses→gemini", in: wire.InboundResponses, up: snapshot.ShapeGemini,
+	name: "responses→gemini", in: wire.InboundResponses, up: wire.ShapeGemini,
 	newUpstream: newStatelessUpstream(newGeminiUpstream), newCaller: newResponsesCaller,
 	base: geminiSupport,
 	override: withState(supportTable{

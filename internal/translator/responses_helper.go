@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/relay-llm/relay/internal/canonical"
-	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/wire"
 )
 
@@ -237,7 +236,7 @@ type respItemState struct {
 func newResponsesUpstream(now time.Time) upstream { return &responsesUpstream{now: now} }
 
 func (u *responsesUpstream) path(*Target, bool) string {
-	return wire.UpstreamPath(wire.InboundResponses, snapshot.ShapeOpenAIResponses)
+	return wire.UpstreamPath(wire.InboundResponses, wire.ShapeOpenAIResponses)
 }
 
 func (u *responsesUpstream) encode(dst []byte, x *encoder) ([]byte, error) {

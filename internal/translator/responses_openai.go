@@ -1,7 +1,6 @@
 package translator
 
 import (
-	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/wire"
 )
 
@@ -10,7 +9,7 @@ import (
 // paired by call_id, which is the Chat tool_call id), the Chat answer
 // becomes output items; nothing is stored, so Responses state is refused.
 var responsesOpenAI = pairSpec{
-	name: "responses→openai", in: wire.InboundResponses, up: snapshot.ShapeOpenAI,
+	name: "responses→openai", in: wire.InboundResponses, up: wire.ShapeOpenAI,
 	newUpstream: newStatelessUpstream(newOpenAIUpstream), newCaller: newResponsesCaller,
 	base: openaiSupport,
 	override: withState(supportTable{

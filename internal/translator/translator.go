@@ -18,29 +18,29 @@ var ErrUnknownPair = errors.New("no translator for this pair of shapes")
 // Supports is the translator registry's answer to routing.Supports: a
 // binding of shape up can serve a request in shape in when the shapes match
 // (bytes pass through) or a translator exists for the pair.
-func Supports(in wire.Inbound, up snapshot.Shape) bool {
+func Supports(in wire.Inbound, up wire.Shape) bool {
 	return Native(in, up) || pairOf(in, up) != nil
 }
 
 // Native reports whether a binding of shape up speaks the caller's own
 // shape, so the request passes through untranslated.
-func Native(in wire.Inbound, up snapshot.Shape) bool {
+func Native(in wire.Inbound, up wire.Shape) bool {
 	switch in {
 	case wire.InboundChat, wire.InboundEmbeddings:
-		return up == snapshot.ShapeOpenAI
+		return up == wire.ShapeOpenAI
 	case wire.InboundResponses:
-		return up == snapshot.ShapeOpenAIResponses
+		return up == wire.ShapeOpenAIResponses
 	case wire.InboundMessages, wire.InboundCountTokens:
-		return up == snapshot.ShapeAnthropic
+		return up == wire.ShapeAnthropic
 	case wire.InboundGemini, wire.InboundGeminiCountTokens, wire.InboundGeminiEmbed, wire.InboundGeminiBatchEmbed:
-		return up == snapshot.ShapeGemini
+		return up == wire.ShapeGemini
 	}
 	return false
 }
 
 // Target is the binding a translator serves.
 type Target struct {
-	Shape         snapshot.Shape
+	Shape         wire.Shape
 	Model         string // the catalog model the caller asked for
 	UpstreamModel string // the model name the upstream knows
 	Host          string // the host slug, for messages

@@ -19,7 +19,6 @@ import (
 
 	"github.com/relay-llm/relay/internal/mockupstream"
 	"github.com/relay-llm/relay/internal/routing"
-	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/wire"
 )
 
@@ -198,10 +197,10 @@ func upstreamAnswer(t *testing.T, dir string, tr *Translator, up []byte, meta ca
 		}
 		req.Header.Set("Content-Type", "application/json")
 		switch tr.target.Shape {
-		case snapshot.ShapeAnthropic:
+		case wire.ShapeAnthropic:
 			req.Header.Set("X-Api-Key", "sk-test")
 			req.Header.Set("Anthropic-Version", "2023-06-01")
-		case snapshot.ShapeGemini:
+		case wire.ShapeGemini:
 			req.Header.Set("X-Goog-Api-Key", "sk-test")
 		default:
 			req.Header.Set("Authorization", "Bearer sk-test")
@@ -361,12 +360,12 @@ func (s *splitReader) Read(p []byte) (int, error) {
 
 func TestSupports_IsTheRegistry(t *testing.T) {
 	t.Parallel()
-	shapes := []snapshot.Shape{snapshot.ShapeOpenAI, snapshot.ShapeOpenAIResponses, snapshot.ShapeAnthropic, snapshot.ShapeGemini}
+	shapes := []wire.Shape{wire.ShapeOpenAI, wire.ShapeOpenAIResponses, wire.ShapeAnthropic, wire.ShapeGemini}
 	ins := []wire.Inbound{wire.InboundChat, wire.InboundEmbeddings, wire.InboundResponses, wire.InboundMessages, wire.InboundGenerate}
 	for _, in := range ins {
 		for _, up := range shapes {
-			want := Native(in, up) || (in == wire.InboundChat || in == wire.InboundMessages) && up != snapshot.ShapeOpenAI || in == wire.InboundMessages ||
-				in == wire.InboundResponses || in == wire.InboundEmbeddings && up == snapshot.ShapeGemini || in == wire.InboundGenerate
+			want := Native(in, up) || (in == wire.InboundChat || in == wire.InboundMessages) && up != wire.ShapeOpenAI || in == wire.InboundMessages ||
+				in == wire.InboundResponses || in == wire.InboundEmbeddings && up == wire.ShapeGemini || in == wire.InboundGenerate
 			if got := Supports(in, up); got != want {
 				t.Errorf("Supports(%s, %s) = %v, want %v", in, up, got, want)
 			}
@@ -394,7 +393,7 @@ func TestTranslator_OneDecodeServesEveryBinding(t *testing.T) {
 		t.Fatal(err)
 	}
 	before, _ := json.Marshal(&req.C)
-	for _, up := range []snapshot.Shape{snapshot.ShapeAnthropic, snapshot.ShapeGemini, snapshot.ShapeOpenAIResponses} {
+	for _, up := range []wire.Shape{wire.ShapeAnthropic, wire.ShapeGemini, wire.ShapeOpenAIResponses} {
 		tr, err := New(req, Target{Shape: up, UpstreamModel: "u"}, testNow)
 		if err != nil {
 			t.Fatal(err)
@@ -459,7 +458,7 @@ func minimalRequest(t *testing.T, in wire.Inbound, stream bool) *Request {
 func TestNative_IsRoutingSameShape(t *testing.T) {
 	t.Parallel()
 	for _, in := range []wire.Inbound{wire.InboundNone, wire.InboundChat, wire.InboundEmbeddings, wire.InboundResponses, wire.InboundMessages} {
-		for _, up := range []snapshot.Shape{snapshot.ShapeOpenAI, snapshot.ShapeOpenAIResponses, snapshot.ShapeAnthropic, snapshot.ShapeGemini, "other"} {
+		for _, up := range []wire.Shape{wire.ShapeOpenAI, wire.ShapeOpenAIResponses, wire.ShapeAnthropic, wire.ShapeGemini, "other"} {
 			if Native(in, up) != routing.SameShape(in, up) {
 				t.Errorf("%s/%s: Native %v, SameShape %v", in, up, Native(in, up), routing.SameShape(in, up))
 			}

@@ -9,9 +9,9 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/relay-llm/relay/internal/event"
 	"github.com/relay-llm/relay/internal/metrics"
 	"github.com/relay-llm/relay/internal/pgtest"
-	"github.com/relay-llm/relay/internal/proxy"
 	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/store"
 	"github.com/relay-llm/relay/internal/usage"
@@ -34,11 +34,11 @@ func BenchmarkWriterRecord(b *testing.B) {
 		Input: 2_500_000, CachedInput: 1_250_000, Output: 10_000_000, Reasoning: 10_000_000,
 		Tiers: []snapshot.PriceTier{{AboveInputTokens: 200_000, InputPrice: 5_000_000, OutputPrice: 15_000_000}},
 	}}}}, 1, time.Now())
-	rec := proxy.Record{
+	rec := event.Record{
 		RequestID: "req_0123456789abcdef0123456789abcdef", At: time.Now(), CredentialKind: snapshot.CredentialRelayKey,
 		CredentialID: uuid.New(), ProjectID: uuid.New(), TeamID: uuid.New(), ServiceAccountID: uuid.New(), PolicyID: uuid.New(),
 		Model: "gpt", ModelID: uuid.New(), BindingID: binding, HostID: uuid.New(), HostSlug: "openai", HostKeyID: uuid.New(),
-		Inbound: "openai_chat", Upstream: snapshot.ShapeOpenAI, Stream: true, Status: 200, Attempts: 1,
+		Inbound: "openai_chat", Upstream: wire.ShapeOpenAI, Stream: true, Status: 200, Attempts: 1,
 		Usage:           wire.Usage{Input: 1200, Output: 300, CacheRead: 600, Reasoning: 100},
 		TimeToFirstByte: 80 * time.Millisecond, Total: 900 * time.Millisecond, Overhead: 35 * time.Microsecond,
 	}
@@ -178,7 +178,7 @@ func BenchmarkIngestRate(b *testing.B) {
 	const n = 500_000
 	w := usage.NewWriter(usage.WriterConfig{Sink: st, QueueSize: n})
 	projects := []uuid.UUID{uuid.New(), uuid.New(), uuid.New()}
-	rec := proxy.Record{CredentialKind: snapshot.CredentialRelayKey, CredentialID: uuid.New(), Model: "gpt", ModelID: uuid.New(),
+	rec := event.Record{CredentialKind: snapshot.CredentialRelayKey, CredentialID: uuid.New(), Model: "gpt", ModelID: uuid.New(),
 		Status: 200, Attempts: 1, Usage: wire.Usage{Input: 100, Output: 20}}
 	start := time.Now()
 	for i := range n {

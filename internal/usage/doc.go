@@ -1,5 +1,5 @@
 // Package usage owns the usage ledger from the moment a request ends: it
-// prices each proxy.Record from its binding (cost.go), queues it without
+// prices each event.Record from its binding (cost.go), queues it without
 // blocking the request (Writer.Record drops and counts when the queue is
 // full), writes batches to Postgres (Writer), spilling those Postgres cannot
 // take to an on-disk spool that it replays once Postgres is back (spool.go),

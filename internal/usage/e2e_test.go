@@ -150,7 +150,7 @@ func newRig(t *testing.T) *rig {
 	ge := host("gemini", "gm-up-1")
 	pricing := snapshot.Pricing{Input: 2_500_000, CachedInput: 1_250_000, CacheWrite: 3_125_000, Output: 10_000_000, Reasoning: 12_000_000,
 		Tiers: []snapshot.PriceTier{{AboveInputTokens: 40, InputPrice: 5_000_000, CachedInputPrice: 2_500_000, CacheWritePrice: 6_250_000, OutputPrice: 15_000_000}}}
-	model := func(name string, granted bool, h *snapshot.Host, shape snapshot.Shape, upstream string) {
+	model := func(name string, granted bool, h *snapshot.Host, shape wire.Shape, upstream string) {
 		m := &snapshot.Model{ID: uuid.New(), Name: name, Provider: "test", Kind: "chat"}
 		d.Models = append(d.Models, m)
 		if granted {
@@ -160,13 +160,13 @@ func newRig(t *testing.T) *rig {
 		d.Bindings = append(d.Bindings, b)
 		r.bindings[name] = b
 	}
-	model("chat", true, oa, snapshot.ShapeOpenAI, "gpt-4o-cached-cache-write-reasoning")
-	model("resp", true, oa, snapshot.ShapeOpenAIResponses, "gpt-resp-cached-reasoning")
-	model("emb", true, oa, snapshot.ShapeOpenAI, "text-embedding-3-small")
-	model("claude", true, an, snapshot.ShapeAnthropic, "claude-cached-cache-write-thinking")
-	model("flaky", true, flaky, snapshot.ShapeOpenAI, "gpt-4o-mini")
-	model("gem", true, ge, snapshot.ShapeGemini, "gemini-2.5-flash-cached-reasoning")
-	model("secret", false, oa, snapshot.ShapeOpenAI, "gpt-4o")
+	model("chat", true, oa, wire.ShapeOpenAI, "gpt-4o-cached-cache-write-reasoning")
+	model("resp", true, oa, wire.ShapeOpenAIResponses, "gpt-resp-cached-reasoning")
+	model("emb", true, oa, wire.ShapeOpenAI, "text-embedding-3-small")
+	model("claude", true, an, wire.ShapeAnthropic, "claude-cached-cache-write-thinking")
+	model("flaky", true, flaky, wire.ShapeOpenAI, "gpt-4o-mini")
+	model("gem", true, ge, wire.ShapeGemini, "gemini-2.5-flash-cached-reasoning")
+	model("secret", false, oa, wire.ShapeOpenAI, "gpt-4o")
 	r.snap = snapshot.Build(d, 1, time.Now())
 
 	st, err := store.Open(t.Context(), pgtest.NewDB(t))
@@ -234,7 +234,7 @@ func (r *rig) sendAndLeave(id, path, body string, events int, header map[string]
 
 // reported parses the usage the mock sent for a request, in its own shape,
 // without Relay's parser, and normalises it to wire.Usage's meaning.
-func reported(t *testing.T, shape snapshot.Shape, raw []byte) wire.Usage {
+func reported(t *testing.T, shape wire.Shape, raw []byte) wire.Usage {
 	t.Helper()
 	type chat struct {
 		PromptTokens        int64 `json:"prompt_tokens"`
@@ -310,19 +310,19 @@ func reported(t *testing.T, shape snapshot.Shape, raw []byte) wire.Usage {
 	}
 	if len(raw) > 0 && raw[0] == '{' { // a whole body
 		switch shape {
-		case snapshot.ShapeOpenAI:
+		case wire.ShapeOpenAI:
 			var b struct{ Usage chat }
 			decode(raw, &b)
 			return fromChat(b.Usage)
-		case snapshot.ShapeOpenAIResponses:
+		case wire.ShapeOpenAIResponses:
 			var b struct{ Usage responses }
 			decode(raw, &b)
 			return fromResponses(b.Usage)
-		case snapshot.ShapeAnthropic:
+		case wire.ShapeAnthropic:
 			var b struct{ Usage anthropic }
 			decode(raw, &b)
 			mergeAnthropic(b.Usage)
-		case snapshot.ShapeGemini:
+		case wire.ShapeGemini:
 			var b struct{ UsageMetadata gemini }
 			decode(raw, &b)
 			return fromGemini(b.UsageMetadata)
@@ -339,13 +339,13 @@ func reported(t *testing.T, shape snapshot.Shape, raw []byte) wire.Usage {
 				continue
 			}
 			switch shape {
-			case snapshot.ShapeOpenAI:
+			case wire.ShapeOpenAI:
 				var c struct{ Usage *chat }
 				decode([]byte(data), &c)
 				if c.Usage != nil {
 					u = fromChat(*c.Usage)
 				}
-			case snapshot.ShapeOpenAIResponses:
+			case wire.ShapeOpenAIResponses:
 				var c struct {
 					Type     string
 					Response struct{ Usage *responses }
@@ -354,7 +354,7 @@ func reported(t *testing.T, shape snapshot.Shape, raw []byte) wire.Usage {
 				if c.Type == "response.completed" && c.Response.Usage != nil {
 					u = fromResponses(*c.Response.Usage)
 				}
-			case snapshot.ShapeAnthropic:
+			case wire.ShapeAnthropic:
 				var c struct {
 					Type    string
 					Message struct{ Usage *anthropic }
@@ -367,7 +367,7 @@ func reported(t *testing.T, shape snapshot.Shape, raw []byte) wire.Usage {
 				if c.Usage != nil {
 					mergeAnthropic(*c.Usage)
 				}
-			case snapshot.ShapeGemini:
+			case wire.ShapeGemini:
 				var c struct{ UsageMetadata *gemini }
 				decode([]byte(data), &c)
 				if c.UsageMetadata != nil {
@@ -375,7 +375,7 @@ func reported(t *testing.T, shape snapshot.Shape, raw []byte) wire.Usage {
 				}
 			}
 		}
-		if shape != snapshot.ShapeAnthropic {
+		if shape != wire.ShapeAnthropic {
 			return u
 		}
 	}

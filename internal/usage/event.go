@@ -6,8 +6,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/relay-llm/relay/internal/event"
 	"github.com/relay-llm/relay/internal/pricing"
-	"github.com/relay-llm/relay/internal/proxy"
 	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/store"
 )
@@ -15,7 +15,7 @@ import (
 // Event is one request as the ledger stores it: the proxy's Record and its
 // cost.
 type Event struct {
-	proxy.Record
+	event.Record
 	// Cost in nano-units of currency (1e-9).
 	Cost int64
 	// Unpriced is set when the request has a binding the current snapshot no
@@ -24,7 +24,7 @@ type Event struct {
 }
 
 // NewEvent prices rec with its binding in snap (nil: unpriced).
-func NewEvent(rec *proxy.Record, snap *snapshot.Snapshot) Event {
+func NewEvent(rec *event.Record, snap *snapshot.Snapshot) Event {
 	ev := Event{Record: *rec}
 	if rec.BindingID == uuid.Nil {
 		return ev // refused before routing: nothing was spent

@@ -18,8 +18,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/relay-llm/relay/internal/event"
 	"github.com/relay-llm/relay/internal/pgtest"
-	"github.com/relay-llm/relay/internal/proxy"
 	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/store"
 	"github.com/relay-llm/relay/internal/usage"
@@ -141,8 +141,8 @@ func pgTarget(t *testing.T, dbURL string) string {
 // loadRecord is one request of the steady load: a project, one of eight
 // relay keys, two statuses and some tokens, so that the rollups have
 // something to disagree about.
-func loadRecord(i int, project uuid.UUID) proxy.Record {
-	return proxy.Record{
+func loadRecord(i int, project uuid.UUID) event.Record {
+	return event.Record{
 		RequestID: fmt.Sprintf("req_load_%08d", i), ClientRequestID: "same-client-id", At: time.Now(),
 		CredentialKind: snapshot.CredentialRelayKey, CredentialID: uuid.NewSHA1(project, []byte{byte(i % 8)}), ProjectID: project,
 		Model: "m", Status: 200 + 300*(i%7/6), Attempts: 1, Usage: wire.Usage{Input: int64(i%13 + 1), Output: int64(i%5 + 1)},
@@ -289,7 +289,7 @@ func TestWriter_ReplaysSpoolOfKilledProcess(t *testing.T) {
 		FlushInterval: 10 * time.Millisecond, RetryBackoff: time.Hour, RetryBackoffMax: time.Hour})
 	project := uuid.New()
 	const n = 420
-	recs := make([]proxy.Record, n)
+	recs := make([]event.Record, n)
 	for i := range recs {
 		recs[i] = loadRecord(i, project)
 		dead.Record(recs[i])

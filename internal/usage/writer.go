@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/relay-llm/relay/internal/proxy"
+	"github.com/relay-llm/relay/internal/event"
 	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/store"
 )
@@ -142,8 +142,6 @@ type Writer struct {
 	replayed   atomic.Uint64
 }
 
-var _ proxy.Recorder = (*Writer)(nil)
-
 // NewWriter starts a Writer. Call Close to flush and stop it. A spool
 // directory that cannot be made or read is logged, and the writer runs
 // without a spool.
@@ -224,7 +222,7 @@ func NewWriter(cfg WriterConfig) *Writer {
 // Record implements proxy.Recorder: it prices rec, shows it to the observer
 // and queues it, or counts it as dropped when the queue is full. It never
 // blocks.
-func (w *Writer) Record(rec proxy.Record) {
+func (w *Writer) Record(rec event.Record) {
 	ev := NewEvent(&rec, w.snapshot())
 	if ev.Unpriced {
 		w.unpriced.Add(1)

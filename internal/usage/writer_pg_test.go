@@ -11,16 +11,16 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/relay-llm/relay/internal/event"
 	"github.com/relay-llm/relay/internal/pgtest"
-	"github.com/relay-llm/relay/internal/proxy"
 	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/store"
 	"github.com/relay-llm/relay/internal/usage"
 	"github.com/relay-llm/relay/internal/wire"
 )
 
-func rec(i int) proxy.Record {
-	return proxy.Record{
+func rec(i int) event.Record {
+	return event.Record{
 		RequestID: fmt.Sprintf("req-%d", i), At: time.Now(), CredentialKind: snapshot.CredentialRelayKey, CredentialID: uuid.New(),
 		Model: "m", Status: 200, Attempts: 1, Usage: wire.Usage{Input: 3, Output: 2},
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/relay-llm/relay/internal/proxy"
+	"github.com/relay-llm/relay/internal/event"
 	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/store"
 	"github.com/relay-llm/relay/internal/wire"
@@ -85,11 +85,11 @@ func (s *fakeSink) stored() []store.UsageEvent {
 	return append([]store.UsageEvent(nil), s.rows...)
 }
 
-func record(i int) proxy.Record {
-	return proxy.Record{
+func record(i int) event.Record {
+	return event.Record{
 		RequestID: fmt.Sprintf("req-%d", i), At: time.Date(2026, 3, 1, 12, 0, 0, i*1000, time.UTC),
 		CredentialKind: snapshot.CredentialRelayKey, CredentialID: uuid.New(), ProjectID: uuid.New(),
-		Model: "gpt-test", Inbound: "openai", Upstream: snapshot.ShapeOpenAI, Status: 200, Attempts: 1,
+		Model: "gpt-test", Inbound: "openai", Upstream: wire.ShapeOpenAI, Status: 200, Attempts: 1,
 		Usage: wire.Usage{Input: 10, Output: 5},
 	}
 }

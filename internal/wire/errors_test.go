@@ -7,8 +7,6 @@ import (
 	"os"
 	"strings"
 	"testing"
-
-	"github.com/relay-llm/relay/internal/snapshot"
 )
 
 func TestClassify_EveryKind(t *testing.T) {
@@ -68,7 +66,7 @@ func TestAppendStreamError_ValidEvents(t *testing.T) {
 	t.Parallel()
 	for _, in := range []Inbound{InboundChat, InboundResponses, InboundMessages} {
 		ev := AppendStreamError(nil, in, `broke "badly"`, 7)
-		tr := NewStreamTracker(map[Inbound]snapshot.Shape{InboundChat: snapshot.ShapeOpenAI, InboundResponses: snapshot.ShapeOpenAIResponses, InboundMessages: snapshot.ShapeAnthropic}[in])
+		tr := NewStreamTracker(map[Inbound]Shape{InboundChat: ShapeOpenAI, InboundResponses: ShapeOpenAIResponses, InboundMessages: ShapeAnthropic}[in])
 		evs, _ := readAllString(t, string(ev))
 		if len(evs) != 1 || !json.Valid(evs[0].Data) {
 			t.Fatalf("%s: %q", in, ev)

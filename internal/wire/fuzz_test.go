@@ -6,8 +6,6 @@ import (
 	"io"
 	"testing"
 	"testing/iotest"
-
-	"github.com/relay-llm/relay/internal/snapshot"
 )
 
 // FuzzScanDifferential holds the request scan to encoding/json (see
@@ -43,8 +41,8 @@ func FuzzEventReader(f *testing.F) {
 		}
 		er := NewEventReader(r, make([]byte, 0, int(chunk)+1), 1<<20)
 		trackers := []StreamTracker{
-			NewStreamTracker(snapshot.ShapeOpenAI), NewStreamTracker(snapshot.ShapeAnthropic),
-			NewStreamTracker(snapshot.ShapeOpenAIResponses), NewStreamTracker(snapshot.ShapeGemini),
+			NewStreamTracker(ShapeOpenAI), NewStreamTracker(ShapeAnthropic),
+			NewStreamTracker(ShapeOpenAIResponses), NewStreamTracker(ShapeGemini),
 		}
 		var raw []byte
 		for {
@@ -78,7 +76,7 @@ func FuzzBodyUsage(f *testing.F) {
 		_, _ = c.Write(body[:i])
 		_, _ = c.Write(body[i:])
 		got, _ := c.Value()
-		for _, shape := range []snapshot.Shape{snapshot.ShapeOpenAI, snapshot.ShapeAnthropic, snapshot.ShapeOpenAIResponses} {
+		for _, shape := range []Shape{ShapeOpenAI, ShapeAnthropic, ShapeOpenAIResponses} {
 			_ = ParseUsage(shape, got)
 		}
 		if _, err := ScanRequest(body); err != nil && !errors.Is(err, ErrMissingModel) {

@@ -2,8 +2,18 @@ package wire
 
 import (
 	"strings"
+)
 
-	"github.com/relay-llm/relay/internal/snapshot"
+// Shape is a wire shape: what a caller speaks or what Relay speaks to a host
+// through a binding.
+type Shape string
+
+// Upstream shapes a binding can speak.
+const (
+	ShapeOpenAI          Shape = "openai"
+	ShapeOpenAIResponses Shape = "openai_responses"
+	ShapeAnthropic       Shape = "anthropic"
+	ShapeGemini          Shape = "gemini"
 )
 
 // Inbound is the wire shape a caller speaks, fixed by the endpoint it calls.
@@ -111,16 +121,16 @@ const (
 // UpstreamPath is the provider path for an inbound operation served by a
 // binding of the given shape, or "" when the pair has no path (Gemini puts
 // the model in the path; its translator builds that).
-func UpstreamPath(in Inbound, up snapshot.Shape) string {
+func UpstreamPath(in Inbound, up Shape) string {
 	switch up {
-	case snapshot.ShapeOpenAI:
+	case ShapeOpenAI:
 		if in == InboundEmbeddings {
 			return "/v1/embeddings"
 		}
 		return "/v1/chat/completions"
-	case snapshot.ShapeOpenAIResponses:
+	case ShapeOpenAIResponses:
 		return "/v1/responses"
-	case snapshot.ShapeAnthropic:
+	case ShapeAnthropic:
 		if in == InboundCountTokens {
 			return "/v1/messages/count_tokens"
 		}

@@ -2,8 +2,6 @@ package wire
 
 import (
 	"bytes"
-
-	"github.com/relay-llm/relay/internal/snapshot"
 )
 
 // Usage is the token count of one request, normalised across shapes.
@@ -53,10 +51,10 @@ func (a *anthropicUsage) usage() Usage {
 
 // ParseUsage reads a usage object in the given upstream shape: OpenAI
 // (chat and embeddings), Responses or Anthropic.
-func ParseUsage(shape snapshot.Shape, obj []byte) Usage {
+func ParseUsage(shape Shape, obj []byte) Usage {
 	get := func(path ...string) int64 { n, _ := GetInt(obj, path...); return n }
 	switch shape {
-	case snapshot.ShapeOpenAI:
+	case ShapeOpenAI:
 		return Usage{
 			Input:      get("prompt_tokens"),
 			Output:     get("completion_tokens"),
@@ -64,7 +62,7 @@ func ParseUsage(shape snapshot.Shape, obj []byte) Usage {
 			CacheWrite: get("prompt_tokens_details", "cache_write_tokens"),
 			Reasoning:  get("completion_tokens_details", "reasoning_tokens"),
 		}
-	case snapshot.ShapeOpenAIResponses:
+	case ShapeOpenAIResponses:
 		return Usage{
 			Input:      get("input_tokens"),
 			Output:     get("output_tokens"),
@@ -72,11 +70,11 @@ func ParseUsage(shape snapshot.Shape, obj []byte) Usage {
 			CacheWrite: get("input_tokens_details", "cache_write_tokens"),
 			Reasoning:  get("output_tokens_details", "reasoning_tokens"),
 		}
-	case snapshot.ShapeAnthropic:
+	case ShapeAnthropic:
 		var a anthropicUsage
 		a.merge(obj)
 		return a.usage()
-	case snapshot.ShapeGemini:
+	case ShapeGemini:
 		return Usage{
 			Input:     get("promptTokenCount"),
 			Output:    get("candidatesTokenCount") + get("thoughtsTokenCount"),
@@ -91,7 +89,7 @@ func ParseUsage(shape snapshot.Shape, obj []byte) Usage {
 // by, and notices the events that matter to the proxy: OpenAI's usage-only
 // chunk and each shape's terminal event.
 type StreamTracker struct {
-	shape    snapshot.Shape
+	shape    Shape
 	usage    Usage
 	anth     anthropicUsage
 	seen     bool
@@ -101,7 +99,7 @@ type StreamTracker struct {
 }
 
 // NewStreamTracker returns a tracker for a stream in the given upstream shape.
-func NewStreamTracker(shape snapshot.Shape) StreamTracker { return StreamTracker{shape: shape} }
+func NewStreamTracker(shape Shape) StreamTracker { return StreamTracker{shape: shape} }
 
 // Observe reads one event. It reports whether the event is an OpenAI chat
 // chunk that carries only usage ("choices":[]), which the proxy holds back
@@ -112,7 +110,7 @@ func (t *StreamTracker) Observe(ev Event) (usageOnly bool) {
 		return false
 	}
 	switch t.shape {
-	case snapshot.ShapeOpenAI:
+	case ShapeOpenAI:
 		if string(data) == "[DONE]" {
 			t.terminal = true
 			return false
@@ -127,10 +125,10 @@ func (t *StreamTracker) Observe(ev Event) (usageOnly bool) {
 		if !ok || len(u) == 0 || u[0] != '{' {
 			return false
 		}
-		t.usage, t.seen = ParseUsage(snapshot.ShapeOpenAI, u), true
+		t.usage, t.seen = ParseUsage(ShapeOpenAI, u), true
 		choices, ok := Get(data, "choices")
 		return ok && isEmptyArray(choices)
-	case snapshot.ShapeOpenAIResponses:
+	case ShapeOpenAIResponses:
 		if n, ok := GetInt(data, "sequence_number"); ok {
 			t.seq = n
 		}
@@ -139,7 +137,7 @@ func (t *StreamTracker) Observe(ev Event) (usageOnly bool) {
 		case "response.completed", "response.incomplete", "response.failed":
 			t.terminal = true
 			if u, ok := Get(data, "response", "usage"); ok && len(u) > 0 && u[0] == '{' {
-				t.usage, t.seen = ParseUsage(snapshot.ShapeOpenAIResponses, u), true
+				t.usage, t.seen = ParseUsage(ShapeOpenAIResponses, u), true
 			}
 		case "error":
 			t.terminal, t.errored = true, true
@@ -147,7 +145,7 @@ func (t *StreamTracker) Observe(ev Event) (usageOnly bool) {
 		if string(typ) == "response.failed" {
 			t.errored = true
 		}
-	case snapshot.ShapeAnthropic:
+	case ShapeAnthropic:
 		switch string(eventType(ev.Name, data)) {
 		case "message_start":
 			if u, ok := Get(data, "message", "usage"); ok && len(u) > 0 && u[0] == '{' {
@@ -164,9 +162,9 @@ func (t *StreamTracker) Observe(ev Event) (usageOnly bool) {
 		case "error":
 			t.terminal, t.errored = true, true
 		}
-	case snapshot.ShapeGemini:
+	case ShapeGemini:
 		if u, ok := Get(data, "usageMetadata"); ok && len(u) > 0 && u[0] == '{' {
-			t.usage, t.seen = ParseUsage(snapshot.ShapeGemini, u), true
+			t.usage, t.seen = ParseUsage(ShapeGemini, u), true
 		}
 	}
 	return false
@@ -178,7 +176,7 @@ func (t *StreamTracker) Usage() (Usage, bool) { return t.usage, t.seen }
 // Terminal reports whether the stream's terminal event went by: [DONE] for
 // chat, message_stop or error for Anthropic, response.completed, .incomplete,
 // .failed or error for Responses. Gemini streams have none.
-func (t *StreamTracker) Terminal() bool { return t.terminal || t.shape == snapshot.ShapeGemini }
+func (t *StreamTracker) Terminal() bool { return t.terminal || t.shape == ShapeGemini }
 
 // Errored reports whether the upstream put its own error into the stream.
 func (t *StreamTracker) Errored() bool { return t.errored }

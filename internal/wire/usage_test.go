@@ -5,29 +5,27 @@ import (
 	"io"
 	"strings"
 	"testing"
-
-	"github.com/relay-llm/relay/internal/snapshot"
 )
 
 func TestParseUsage_EachShape(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name  string
-		shape snapshot.Shape
+		shape Shape
 		obj   string
 		want  Usage
 	}{
-		{"openai chat", snapshot.ShapeOpenAI,
+		{"openai chat", ShapeOpenAI,
 			`{"prompt_tokens":100,"completion_tokens":40,"total_tokens":140,"prompt_tokens_details":{"cached_tokens":60,"cache_write_tokens":5},"completion_tokens_details":{"reasoning_tokens":12}}`,
 			Usage{Input: 100, Output: 40, CacheRead: 60, CacheWrite: 5, Reasoning: 12}},
-		{"openai embeddings", snapshot.ShapeOpenAI, `{"prompt_tokens":8,"total_tokens":8}`, Usage{Input: 8}},
-		{"responses", snapshot.ShapeOpenAIResponses,
+		{"openai embeddings", ShapeOpenAI, `{"prompt_tokens":8,"total_tokens":8}`, Usage{Input: 8}},
+		{"responses", ShapeOpenAIResponses,
 			`{"input_tokens":50,"input_tokens_details":{"cached_tokens":20},"output_tokens":30,"output_tokens_details":{"reasoning_tokens":10},"total_tokens":80}`,
 			Usage{Input: 50, Output: 30, CacheRead: 20, Reasoning: 10}},
-		{"anthropic excludes cache from input", snapshot.ShapeAnthropic,
+		{"anthropic excludes cache from input", ShapeAnthropic,
 			`{"input_tokens":10,"cache_creation_input_tokens":200,"cache_read_input_tokens":300,"output_tokens":7}`,
 			Usage{Input: 510, Output: 7, CacheRead: 300, CacheWrite: 200}},
-		{"gemini", snapshot.ShapeGemini,
+		{"gemini", ShapeGemini,
 			`{"promptTokenCount":9,"candidatesTokenCount":4,"thoughtsTokenCount":3,"cachedContentTokenCount":2}`,
 			Usage{Input: 9, Output: 7, CacheRead: 2, Reasoning: 3}},
 	}
@@ -66,7 +64,7 @@ const responsesStream = "event: response.created\n" +
 	"event: response.completed\n" +
 	`data: {"type":"response.completed","sequence_number":2,"response":{"id":"resp_1","status":"completed","usage":{"input_tokens":30,"input_tokens_details":{"cached_tokens":0},"output_tokens":5,"output_tokens_details":{"reasoning_tokens":2},"total_tokens":35}}}` + "\n\n"
 
-func track(t *testing.T, shape snapshot.Shape, stream string) (StreamTracker, int) {
+func track(t *testing.T, shape Shape, stream string) (StreamTracker, int) {
 	t.Helper()
 	tr := NewStreamTracker(shape)
 	er := NewEventReader(strings.NewReader(stream), nil, 1<<20)
@@ -93,14 +91,14 @@ func TestStreamTracker_EachShape(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name      string
-		shape     snapshot.Shape
+		shape     Shape
 		stream    string
 		want      Usage
 		usageOnly int
 	}{
-		{"chat", snapshot.ShapeOpenAI, chatStream, Usage{Input: 11, Output: 2, CacheRead: 4}, 1},
-		{"anthropic cumulative", snapshot.ShapeAnthropic, anthropicStream, Usage{Input: 128, Output: 15, CacheRead: 100, CacheWrite: 3}, 0},
-		{"responses", snapshot.ShapeOpenAIResponses, responsesStream, Usage{Input: 30, Output: 5, Reasoning: 2}, 0},
+		{"chat", ShapeOpenAI, chatStream, Usage{Input: 11, Output: 2, CacheRead: 4}, 1},
+		{"anthropic cumulative", ShapeAnthropic, anthropicStream, Usage{Input: 128, Output: 15, CacheRead: 100, CacheWrite: 3}, 0},
+		{"responses", ShapeOpenAIResponses, responsesStream, Usage{Input: 30, Output: 5, Reasoning: 2}, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -122,10 +120,10 @@ func TestStreamTracker_EachShape(t *testing.T) {
 
 func TestStreamTracker_NotTerminalWhenCut(t *testing.T) {
 	t.Parallel()
-	for shape, stream := range map[snapshot.Shape]string{
-		snapshot.ShapeOpenAI:          chatStream[:strings.Index(chatStream, "data: [DONE]")],
-		snapshot.ShapeAnthropic:       anthropicStream[:strings.Index(anthropicStream, "event: message_stop")],
-		snapshot.ShapeOpenAIResponses: responsesStream[:strings.Index(responsesStream, "event: response.completed")],
+	for shape, stream := range map[Shape]string{
+		ShapeOpenAI:          chatStream[:strings.Index(chatStream, "data: [DONE]")],
+		ShapeAnthropic:       anthropicStream[:strings.Index(anthropicStream, "event: message_stop")],
+		ShapeOpenAIResponses: responsesStream[:strings.Index(responsesStream, "event: response.completed")],
 	} {
 		if tr, _ := track(t, shape, stream); tr.Terminal() {
 			t.Errorf("%s: Terminal on a cut stream", shape)
@@ -135,10 +133,10 @@ func TestStreamTracker_NotTerminalWhenCut(t *testing.T) {
 
 func TestStreamTracker_InStreamErrors(t *testing.T) {
 	t.Parallel()
-	for shape, stream := range map[snapshot.Shape]string{
-		snapshot.ShapeOpenAI:          "data: {\"error\":{\"message\":\"overloaded\",\"type\":\"server_error\"}}\n\n",
-		snapshot.ShapeAnthropic:       "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"x\"}}\n\n",
-		snapshot.ShapeOpenAIResponses: "event: error\ndata: {\"type\":\"error\",\"code\":\"server_error\",\"message\":\"x\",\"sequence_number\":4}\n\n",
+	for shape, stream := range map[Shape]string{
+		ShapeOpenAI:          "data: {\"error\":{\"message\":\"overloaded\",\"type\":\"server_error\"}}\n\n",
+		ShapeAnthropic:       "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"x\"}}\n\n",
+		ShapeOpenAIResponses: "event: error\ndata: {\"type\":\"error\",\"code\":\"server_error\",\"message\":\"x\",\"sequence_number\":4}\n\n",
 	} {
 		tr, _ := track(t, shape, stream)
 		if !tr.Terminal() || !tr.Errored() {

@@ -30,6 +30,7 @@ import (
 	"github.com/relay-llm/relay/internal/secret"
 	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/store"
+	"github.com/relay-llm/relay/internal/wire"
 )
 
 const adminToken = "ts-test-admin-token-0123456789"
@@ -154,9 +155,9 @@ func TestTypeScriptClient_Generate(t *testing.T) {
 	}
 	var models []string
 	for _, b := range []struct {
-		shape    snapshot.Shape
+		shape    wire.Shape
 		upstream string
-	}{{snapshot.ShapeOpenAI, "gpt-4o-mini"}, {snapshot.ShapeOpenAIResponses, "gpt-4.1-mini"}, {snapshot.ShapeAnthropic, "claude-sonnet-4-5"}, {snapshot.ShapeGemini, "gemini-2.5-flash"}} {
+	}{{wire.ShapeOpenAI, "gpt-4o-mini"}, {wire.ShapeOpenAIResponses, "gpt-4.1-mini"}, {wire.ShapeAnthropic, "claude-sonnet-4-5"}, {wire.ShapeGemini, "gemini-2.5-flash"}} {
 		m := &snapshot.Model{ID: uuid.New(), Name: "ts-" + string(b.shape), Provider: "test", Kind: "chat"}
 		d.Models = append(d.Models, m)
 		d.Bindings = append(d.Bindings, &snapshot.Binding{ID: uuid.New(), ModelID: m.ID, HostID: host.ID, Shape: b.shape, UpstreamModel: b.upstream,

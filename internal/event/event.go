@@ -1,0 +1,73 @@
+// Package event holds what the inference plane hands the rest of Relay when
+// a request ends: the usage Record the ledger prices and stores, and the
+// captured Payload. It is a leaf: the proxy produces these values, the usage
+// and capture writers consume them, and neither side needs the other's
+// package to do so (the control plane links the ledger, never the proxy).
+package event
+
+import (
+	"time"
+
+	"github.com/relay-llm/relay/internal/snapshot"
+	"github.com/relay-llm/relay/internal/wire"
+)
+
+// Record is one request as the usage ledger sees it. Identifiers are
+// uuid.Nil where they do not apply.
+type Record struct {
+	RequestID       string    // Relay's own (X-Relay-Request-ID): the event's identity
+	ClientRequestID string    // the caller's X-Request-ID when sane, else ""
+	At              time.Time // arrival, on Config.Now's clock
+
+	CredentialKind   snapshot.CredentialKind
+	CredentialID     snapshot.ID // relay key or inference token
+	ProjectID        snapshot.ID
+	TeamID           snapshot.ID
+	ServiceAccountID snapshot.ID
+	UserID           snapshot.ID
+	PolicyID         snapshot.ID
+
+	Model     string // the catalog name; the caller's text when unresolved
+	ModelID   snapshot.ID
+	BindingID snapshot.ID
+	HostID    snapshot.ID
+	HostSlug  string
+	HostKeyID snapshot.ID // the key of the last attempt
+
+	Inbound  string     // wire.Inbound.String()
+	Upstream wire.Shape // the binding's shape
+	Stream   bool
+
+	Status    int    // sent to the caller; 499 when the caller went away
+	ErrorKind string // "" on success, else an error code (docs/errors.md)
+	Attempts  int
+	Usage     wire.Usage
+
+	TimeToFirstByte time.Duration // arrival to the first byte sent to the caller
+	Total           time.Duration // arrival to the end of the response
+	Overhead        time.Duration // Relay's own time before the first upstream attempt
+}
+
+// Error kinds a Record carries besides the codes of docs/errors.md.
+const (
+	KindClientCanceled      = "client_canceled"
+	KindUpstreamClientError = "upstream_client_error"
+	KindStreamError         = wire.StreamErrorCode
+)
+
+// Payload is one captured request. Identifiers are uuid.Nil where they do
+// not apply.
+type Payload struct {
+	RequestID        string // Relay's own (X-Relay-Request-ID): the capture's address
+	ClientRequestID  string // the caller's X-Request-ID when sane, else ""
+	At               time.Time
+	ProjectID        snapshot.ID
+	RelayKeyID       snapshot.ID
+	InferenceTokenID snapshot.ID
+	PolicyID         snapshot.ID
+	Model            string
+	Status           int
+	Request          []byte // as the caller sent it, up to the cap
+	Response         []byte // as Relay sent it, up to the cap
+	Truncated        bool   // either body was cut at the cap
+}
