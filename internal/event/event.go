@@ -34,6 +34,15 @@ type Record struct {
 	HostSlug  string
 	HostKeyID snapshot.ID // the key of the last attempt
 
+	// Route is the routing decision as the X-Relay-Route header says it
+	// (binding, key slot, strategy, affinity hit or miss); "" when the
+	// request was refused before routing.
+	Route string
+	// RouteDetail is the decision in full for the ledger: a JSON object
+	// with the candidates, their scores and why each was skipped; nil when
+	// the request was refused before routing.
+	RouteDetail []byte
+
 	Inbound  string     // wire.Inbound.String()
 	Upstream wire.Shape // the binding's shape
 	Stream   bool
