@@ -23,7 +23,7 @@ import (
 // the upstream. Each caller shape gets its own prefix (call_ for Chat,
 // toolu_ for Messages) put in front of the upstream's id; an id that comes
 // back with that prefix in front of a recognisable upstream id loses it
-// again. Gemini's ids are synthesized (see gemini_helper.go) and carry the
+// again. Gemini's ids are synthesized (see gemini_types.go) and carry the
 // call's thought signature.
 
 const (
