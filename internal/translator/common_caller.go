@@ -121,3 +121,33 @@ func textContent(raw json.RawMessage, at string) (s string, ok bool, err error) 
 	}
 	return s, true, nil
 }
+
+func originIf(sig string, o canonical.Origin) canonical.Origin {
+	if sig == "" {
+		return canonical.OriginNone
+	}
+	return o
+}
+
+// strictUnmarshal decodes a nested value refusing unknown fields; errors
+// name the field under at.
+func strictUnmarshal(raw json.RawMessage, v any, at string) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		we, _ := bodyError(err).(*wire.Error)
+		if we == nil {
+			return badField(at, "malformed value")
+		}
+		if we.Param != "" {
+			we.Param = at + "." + we.Param
+			if we.Kind == wire.ErrUnsupportedFeature {
+				we.Msg = fmt.Sprintf("The field %q is not one Relay can translate to another shape; send it only to a model bound in the caller's own shape.", we.Param)
+			} else {
+				we.Msg = fmt.Sprintf("Invalid %q: malformed value.", we.Param)
+			}
+		}
+		return we
+	}
+	return nil
+}
