@@ -12,11 +12,12 @@ import (
 )
 
 // Gemini as a caller's shape: generateContent and streamGenerateContent
-// bodies decoded into the canonical request, and answers written as
-// GenerateContentResponse objects — one body, or SSE "data:" chunks. The
-// model and whether the caller streams are in the URL path, not the body:
-// the proxy sets them with FromPath. A gemini binding serves such a
-// caller byte for byte; this side exists for the other binding shapes.
+// bodies decoded into the canonical request here, and answers written as
+// GenerateContentResponse objects (gemini_caller_answer.go) — one body, or
+// SSE "data:" chunks. The model and whether the caller streams are in the
+// URL path, not the body: the proxy sets them with FromPath. A gemini
+// binding serves such a caller byte for byte; this side exists for the
+// other binding shapes.
 
 // geminiFields is the field that carries each feature in a Gemini
 // caller's body, "" when the shape cannot express it (the support

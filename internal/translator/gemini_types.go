@@ -150,6 +150,69 @@ func (u *gemUsage) canonical() canonical.Usage {
 	}
 }
 
+// --- wire types (the caller's request) ---
+
+type gemCallerRequest struct {
+	Contents          []gemContent         `json:"contents"`
+	SystemInstruction *gemContent          `json:"systemInstruction"`
+	Tools             []gemCallerTool      `json:"tools"`
+	ToolConfig        *gemCallerToolConfig `json:"toolConfig"`
+	GenerationConfig  *gemCallerGenConfig  `json:"generationConfig"`
+	// SafetySettings are advisory: only Gemini has them.
+	SafetySettings json.RawMessage `json:"safetySettings"`
+	CachedContent  string          `json:"cachedContent"`
+	// Model is sent by some clients in the body as well; the path's wins.
+	Model string `json:"model"`
+}
+
+type gemCallerTool struct {
+	FunctionDeclarations []gemCallerFunctionDecl `json:"functionDeclarations"`
+}
+
+type gemCallerFunctionDecl struct {
+	Name                 string          `json:"name"`
+	Description          string          `json:"description"`
+	Parameters           json.RawMessage `json:"parameters"`
+	ParametersJSONSchema json.RawMessage `json:"parametersJsonSchema"`
+	// Response and ResponseJSONSchema describe what the function returns:
+	// advisory, no other shape declares it.
+	Response           json.RawMessage `json:"response"`
+	ResponseJSONSchema json.RawMessage `json:"responseJsonSchema"`
+}
+
+type gemCallerToolConfig struct {
+	FunctionCallingConfig *gemFunctionCalling `json:"functionCallingConfig"`
+}
+
+type gemCallerGenConfig struct {
+	Temperature        *float64        `json:"temperature"`
+	TopP               *float64        `json:"topP"`
+	TopK               *float64        `json:"topK"`
+	CandidateCount     *int64          `json:"candidateCount"`
+	MaxOutputTokens    *int64          `json:"maxOutputTokens"`
+	StopSequences      []string        `json:"stopSequences"`
+	PresencePenalty    *float64        `json:"presencePenalty"`
+	FrequencyPenalty   *float64        `json:"frequencyPenalty"`
+	Seed               *int64          `json:"seed"`
+	ResponseMimeType   string          `json:"responseMimeType"`
+	ResponseSchema     json.RawMessage `json:"responseSchema"`
+	ResponseJSONSchema json.RawMessage `json:"responseJsonSchema"`
+	ResponseLogprobs   *bool           `json:"responseLogprobs"`
+	Logprobs           *int64          `json:"logprobs"`
+	ResponseModalities []string        `json:"responseModalities"`
+	// MediaResolution is advisory: a token-cost hint for media inputs.
+	MediaResolution string                   `json:"mediaResolution"`
+	ThinkingConfig  *gemCallerThinkingConfig `json:"thinkingConfig"`
+}
+
+type gemCallerThinkingConfig struct {
+	IncludeThoughts *bool  `json:"includeThoughts"`
+	ThinkingBudget  *int64 `json:"thinkingBudget"`
+	ThinkingLevel   string `json:"thinkingLevel"`
+}
+
+// --- finish reasons ---
+
 // finishFromGemini maps a finishReason; tools says the answer called
 // functions (Gemini still says STOP).
 func finishFromGemini(s string, tools bool) canonical.FinishReason {
@@ -245,66 +308,7 @@ func parseGeminiID(id string) (gid, sig string, provided, ok bool) {
 	return gid, sig, flags&gemFlagProvided != 0, true
 }
 
-// --- wire types (the caller's request) ---
-
-type gemCallerRequest struct {
-	Contents          []gemContent         `json:"contents"`
-	SystemInstruction *gemContent          `json:"systemInstruction"`
-	Tools             []gemCallerTool      `json:"tools"`
-	ToolConfig        *gemCallerToolConfig `json:"toolConfig"`
-	GenerationConfig  *gemCallerGenConfig  `json:"generationConfig"`
-	// SafetySettings are advisory: only Gemini has them.
-	SafetySettings json.RawMessage `json:"safetySettings"`
-	CachedContent  string          `json:"cachedContent"`
-	// Model is sent by some clients in the body as well; the path's wins.
-	Model string `json:"model"`
-}
-
-type gemCallerTool struct {
-	FunctionDeclarations []gemCallerFunctionDecl `json:"functionDeclarations"`
-}
-
-type gemCallerFunctionDecl struct {
-	Name                 string          `json:"name"`
-	Description          string          `json:"description"`
-	Parameters           json.RawMessage `json:"parameters"`
-	ParametersJSONSchema json.RawMessage `json:"parametersJsonSchema"`
-	// Response and ResponseJSONSchema describe what the function returns:
-	// advisory, no other shape declares it.
-	Response           json.RawMessage `json:"response"`
-	ResponseJSONSchema json.RawMessage `json:"responseJsonSchema"`
-}
-
-type gemCallerToolConfig struct {
-	FunctionCallingConfig *gemFunctionCalling `json:"functionCallingConfig"`
-}
-
-type gemCallerGenConfig struct {
-	Temperature        *float64        `json:"temperature"`
-	TopP               *float64        `json:"topP"`
-	TopK               *float64        `json:"topK"`
-	CandidateCount     *int64          `json:"candidateCount"`
-	MaxOutputTokens    *int64          `json:"maxOutputTokens"`
-	StopSequences      []string        `json:"stopSequences"`
-	PresencePenalty    *float64        `json:"presencePenalty"`
-	FrequencyPenalty   *float64        `json:"frequencyPenalty"`
-	Seed               *int64          `json:"seed"`
-	ResponseMimeType   string          `json:"responseMimeType"`
-	ResponseSchema     json.RawMessage `json:"responseSchema"`
-	ResponseJSONSchema json.RawMessage `json:"responseJsonSchema"`
-	ResponseLogprobs   *bool           `json:"responseLogprobs"`
-	Logprobs           *int64          `json:"logprobs"`
-	ResponseModalities []string        `json:"responseModalities"`
-	// MediaResolution is advisory: a token-cost hint for media inputs.
-	MediaResolution string                   `json:"mediaResolution"`
-	ThinkingConfig  *gemCallerThinkingConfig `json:"thinkingConfig"`
-}
-
-type gemCallerThinkingConfig struct {
-	IncludeThoughts *bool  `json:"includeThoughts"`
-	ThinkingBudget  *int64 `json:"thinkingBudget"`
-	ThinkingLevel   string `json:"thinkingLevel"`
-}
+// --- thought signatures ---
 
 // thoughtOrigins are the prefixes Relay puts on another provider's
 // thinking signature when it hands it to a Gemini caller as a

@@ -165,22 +165,7 @@ type respEvent struct {
 	Message   string  `json:"message"`
 }
 
-// finishFromResponse maps a Response's status.
-func finishFromResponse(r *respResponse, tools bool) canonical.FinishReason {
-	switch r.Status {
-	case "incomplete":
-		if r.IncompleteDetails != nil && r.IncompleteDetails.Reason == "content_filter" {
-			return canonical.FinishContentFilter
-		}
-		return canonical.FinishLength
-	case "completed":
-		if tools {
-			return canonical.FinishToolCalls
-		}
-		return canonical.FinishStop
-	}
-	return canonical.FinishOther
-}
+// --- wire types (the caller's request) ---
 
 // respCallerRequest is a Responses caller's body: every field of
 // CreateResponse Relay knows, so that decodeStrict refuses the rest.
@@ -279,6 +264,27 @@ type respToolIn struct {
 	// Tools are a namespace's function tools.
 	Tools []json.RawMessage `json:"tools"`
 }
+
+// --- finish reasons ---
+
+// finishFromResponse maps a Response's status.
+func finishFromResponse(r *respResponse, tools bool) canonical.FinishReason {
+	switch r.Status {
+	case "incomplete":
+		if r.IncompleteDetails != nil && r.IncompleteDetails.Reason == "content_filter" {
+			return canonical.FinishContentFilter
+		}
+		return canonical.FinishLength
+	case "completed":
+		if tools {
+			return canonical.FinishToolCalls
+		}
+		return canonical.FinishStop
+	}
+	return canonical.FinishOther
+}
+
+// --- thinking other providers signed ---
 
 // Relay's encrypted_content for thinking other providers signed: a
 // Responses caller replays reasoning items as they came, so Anthropic's
