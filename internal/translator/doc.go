@@ -5,18 +5,29 @@
 // body — back into the caller's shape, with the usage the proxy records.
 //
 // Layout. One file per (inbound, upstream) pair, <in>_<out>.go, names the
-// pair and declares where its support differs from its upstream's default;
-// <shape>_helper.go holds one wire shape's hand-written types and both of
-// its sides (decoding it as a caller's request and encoding answers in it;
-// encoding it as an upstream request and decoding its answers). Inbound
-// names: chat (/v1/chat/completions), messages (/v1/messages), responses
-// (/v1/responses), generate (/v1/generate, Relay's own shape, always
-// translated), embeddings (/v1/embeddings, translated for gemini
+// pair and declares where its support differs from its upstream's default.
+// Each wire shape's hand-written code is split by concern, in the same
+// order for every shape: <shape>_types.go (its wire types, finish
+// reasons and encodings both sides share), <shape>_caller.go (decoding a
+// caller's request), <shape>_caller_answer.go (encoding whole answers,
+// then stream events, then errors; responses keeps its stream in
+// responses_caller_stream.go), <shape>_upstream.go (the support table and
+// encoding an upstream request) and <shape>_upstream_answer.go (decoding
+// whole answers, then stream events). Shapes: anthropic (Messages
+// callers; anthropic upstreams), openai (Chat callers; openai upstreams),
+// responses (Responses callers; openai_responses upstreams), gemini
+// (Gemini callers; gemini upstreams) and generate (callers only). What
+// every shape shares is common.go, common_caller.go and
+// common_upstream.go.
+//
+// Inbound names: chat (/v1/chat/completions), messages (/v1/messages),
+// responses (/v1/responses), generate (/v1/generate, Relay's own shape,
+// always translated), embeddings (/v1/embeddings, translated for gemini
 // bindings only) and gemini (Gemini's own generateContent and embedding
 // methods, /v1beta/models/{model}:…; the model and stream come from the
-// path, Request.FromPath). Upstream names: the binding shape, with responses for
-// openai_responses. The one switch in pairOf picks the pair; an unknown
-// pair is ErrUnknownPair.
+// path, Request.FromPath). Upstream names: the binding shape, with
+// responses for openai_responses. The one switch in pairOf picks the
+// pair; an unknown pair is ErrUnknownPair.
 //
 // A Translator lives for one upstream attempt and holds that attempt's
 // stream state; a Request (the decoded caller body) is shared by every

@@ -12,72 +12,12 @@ import (
 )
 
 // Gemini as a caller's shape: generateContent and streamGenerateContent
-// bodies decoded into the canonical request, and answers written as
-// GenerateContentResponse objects — one body, or SSE "data:" chunks. The
-// model and whether the caller streams are in the URL path, not the body:
-// the proxy sets them with FromPath. A gemini binding serves such a
-// caller byte for byte; this side exists for the other binding shapes.
-
-// --- wire types (the caller's request) ---
-
-type gemCallerRequest struct {
-	Contents          []gemContent         `json:"contents"`
-	SystemInstruction *gemContent          `json:"systemInstruction"`
-	Tools             []gemCallerTool      `json:"tools"`
-	ToolConfig        *gemCallerToolConfig `json:"toolConfig"`
-	GenerationConfig  *gemCallerGenConfig  `json:"generationConfig"`
-	// SafetySettings are advisory: only Gemini has them.
-	SafetySettings json.RawMessage `json:"safetySettings"`
-	CachedContent  string          `json:"cachedContent"`
-	// Model is sent by some clients in the body as well; the path's wins.
-	Model string `json:"model"`
-}
-
-type gemCallerTool struct {
-	FunctionDeclarations []gemCallerFunctionDecl `json:"functionDeclarations"`
-}
-
-type gemCallerFunctionDecl struct {
-	Name                 string          `json:"name"`
-	Description          string          `json:"description"`
-	Parameters           json.RawMessage `json:"parameters"`
-	ParametersJSONSchema json.RawMessage `json:"parametersJsonSchema"`
-	// Response and ResponseJSONSchema describe what the function returns:
-	// advisory, no other shape declares it.
-	Response           json.RawMessage `json:"response"`
-	ResponseJSONSchema json.RawMessage `json:"responseJsonSchema"`
-}
-
-type gemCallerToolConfig struct {
-	FunctionCallingConfig *gemFunctionCalling `json:"functionCallingConfig"`
-}
-
-type gemCallerGenConfig struct {
-	Temperature        *float64        `json:"temperature"`
-	TopP               *float64        `json:"topP"`
-	TopK               *float64        `json:"topK"`
-	CandidateCount     *int64          `json:"candidateCount"`
-	MaxOutputTokens    *int64          `json:"maxOutputTokens"`
-	StopSequences      []string        `json:"stopSequences"`
-	PresencePenalty    *float64        `json:"presencePenalty"`
-	FrequencyPenalty   *float64        `json:"frequencyPenalty"`
-	Seed               *int64          `json:"seed"`
-	ResponseMimeType   string          `json:"responseMimeType"`
-	ResponseSchema     json.RawMessage `json:"responseSchema"`
-	ResponseJSONSchema json.RawMessage `json:"responseJsonSchema"`
-	ResponseLogprobs   *bool           `json:"responseLogprobs"`
-	Logprobs           *int64          `json:"logprobs"`
-	ResponseModalities []string        `json:"responseModalities"`
-	// MediaResolution is advisory: a token-cost hint for media inputs.
-	MediaResolution string                   `json:"mediaResolution"`
-	ThinkingConfig  *gemCallerThinkingConfig `json:"thinkingConfig"`
-}
-
-type gemCallerThinkingConfig struct {
-	IncludeThoughts *bool  `json:"includeThoughts"`
-	ThinkingBudget  *int64 `json:"thinkingBudget"`
-	ThinkingLevel   string `json:"thinkingLevel"`
-}
+// bodies decoded into the canonical request here, and answers written as
+// GenerateContentResponse objects (gemini_caller_answer.go) — one body, or
+// SSE "data:" chunks. The model and whether the caller streams are in the
+// URL path, not the body: the proxy sets them with FromPath. A gemini
+// binding serves such a caller byte for byte; this side exists for the
+// other binding shapes.
 
 // geminiFields is the field that carries each feature in a Gemini
 // caller's body, "" when the shape cannot express it (the support
@@ -113,30 +53,6 @@ var geminiFields = [featCount]string{
 func (r *Request) FromPath(model string, stream bool) {
 	r.C.Model, r.C.Stream, r.C.IncludeUsage = model, stream, stream
 	r.E.Model = model
-}
-
-// thoughtOrigins are the prefixes Relay puts on another provider's
-// thinking signature when it hands it to a Gemini caller as a
-// thoughtSignature, so the signature finds its way home on the next turn.
-// Gemini's own signatures are base64 and never hold a colon.
-var thoughtOrigins = []struct {
-	prefix   string
-	origin   canonical.Origin
-	redacted bool
-}{
-	{"anthropic:", canonical.OriginAnthropic, false},
-	{"anthropic-redacted:", canonical.OriginAnthropic, true},
-	{"openai:", canonical.OriginOpenAI, false},
-}
-
-func thoughtSignatureOf(p *canonical.Part) string {
-	if p.Type == canonical.PartRedactedThinking {
-		return "anthropic-redacted:" + p.Signature
-	}
-	if p.Signature == "" || p.Origin == canonical.OriginGemini || p.Origin == canonical.OriginNone {
-		return p.Signature
-	}
-	return string(p.Origin) + ":" + p.Signature
 }
 
 // --- request decoding ---
@@ -211,135 +127,184 @@ func decodeGeminiRequest(body []byte, r *canonical.Request) error {
 // unanswered call of its function — the conversation is resent whole
 // each turn, so the pairing is the same every time.
 func gemCallerContents(contents []gemContent, r *canonical.Request) error {
-	type call struct {
-		id, name string
-		answered bool
-	}
-	var calls []call
+	d := gemContentsReader{r: r}
 	for i := range contents {
-		c := &contents[i]
-		at := "contents[" + strconv.Itoa(i) + "]"
-		var role canonical.Role
-		switch c.Role {
-		case "", "user", "function":
-			role = canonical.RoleUser
-		case "model":
-			role = canonical.RoleAssistant
-		default:
-			return badField(at+".role", "one of user, model")
-		}
-		if len(c.Parts) == 0 {
-			return badField(at+".parts", "at least one part is required")
-		}
-		add := func(role canonical.Role, p canonical.Part) {
-			if n := len(r.Messages); n > 0 && r.Messages[n-1].Role == role {
-				r.Messages[n-1].Parts = append(r.Messages[n-1].Parts, p)
-				return
-			}
-			r.Messages = append(r.Messages, canonical.Message{Role: role, Parts: []canonical.Part{p}})
-		}
-		for j := range c.Parts {
-			p := &c.Parts[j]
-			pat := at + ".parts[" + strconv.Itoa(j) + "]"
-			set := 0
-			for _, on := range []bool{p.Text != "" || p.Thought, p.InlineData != nil, p.FileData != nil, p.FunctionCall != nil, p.FunctionResponse != nil} {
-				if on {
-					set++
-				}
-			}
-			if set == 0 && p.ThoughtSignature == "" {
-				continue // an empty text part, as Relay itself answers an empty turn
-			}
-			if set > 1 {
-				return badField(pat, "a part holds exactly one of text, inlineData, fileData, functionCall, functionResponse")
-			}
-			switch {
-			case p.FunctionCall != nil:
-				if role != canonical.RoleAssistant {
-					return badField(pat+".functionCall", "only a model turn holds function calls")
-				}
-				fc := p.FunctionCall
-				if fc.Name == "" {
-					return badField(pat+".functionCall.name", "a function call needs a name")
-				}
-				if !isNull(fc.Args) && bytes.TrimSpace(fc.Args)[0] != '{' {
-					return badField(pat+".functionCall.args", "an object is expected")
-				}
-				id := fc.ID
-				if id == "" {
-					id = "gcall_" + strconv.Itoa(i) + "_" + strconv.Itoa(j)
-				}
-				calls = append(calls, call{id: id, name: fc.Name})
-				add(role, canonical.Part{Type: canonical.PartToolCall, ToolCall: &canonical.ToolCall{ID: id, Name: fc.Name, Arguments: argsText(fc.Args), Signature: p.ThoughtSignature}})
-			case p.FunctionResponse != nil:
-				if role != canonical.RoleUser {
-					return badField(pat+".functionResponse", "only a user turn holds function responses")
-				}
-				fr := p.FunctionResponse
-				id := fr.ID
-				for k := range calls {
-					if !calls[k].answered && (id != "" && calls[k].id == id || id == "" && calls[k].name == fr.Name) {
-						calls[k].answered, id = true, calls[k].id
-						break
-					}
-				}
-				if id == "" {
-					return badField(pat+".functionResponse", "no earlier function call of %q is left to answer", fr.Name)
-				}
-				tr, err := gemToolResult(fr, id, pat)
-				if err != nil {
-					return err
-				}
-				add(canonical.RoleTool, canonical.Part{Type: canonical.PartToolResult, ToolResult: tr})
-			case p.Thought || set == 0:
-				if role != canonical.RoleAssistant {
-					return badField(pat+".thought", "only a model turn holds thoughts")
-				}
-				th := canonical.Part{Type: canonical.PartThinking, Text: p.Text, Signature: p.ThoughtSignature, Origin: canonical.OriginGemini}
-				for _, o := range thoughtOrigins {
-					if rest, ok := strings.CutPrefix(p.ThoughtSignature, o.prefix); ok {
-						th.Signature, th.Origin = rest, o.origin
-						if o.redacted {
-							th.Type, th.Text = canonical.PartRedactedThinking, ""
-						}
-						break
-					}
-				}
-				// Thought parts in a row are one thought, closed by its
-				// signature (Relay streams the signature as a part of its own).
-				if k := len(r.Messages) - 1; k >= 0 && r.Messages[k].Role == role && th.Type == canonical.PartThinking {
-					msg := &r.Messages[k]
-					if n := len(msg.Parts); n > 0 && msg.Parts[n-1].Type == canonical.PartThinking && msg.Parts[n-1].Signature == "" {
-						msg.Parts[n-1].Text += th.Text
-						msg.Parts[n-1].Signature, msg.Parts[n-1].Origin = th.Signature, th.Origin
-						continue
-					}
-				}
-				add(role, th)
-			case p.Text != "":
-				add(role, canonical.Part{Type: canonical.PartText, Text: p.Text})
-			case p.InlineData != nil:
-				if role != canonical.RoleUser {
-					return badField(pat+".inlineData", "only a user turn holds inline data here")
-				}
-				cp, err := gemInlinePart(p.InlineData, pat+".inlineData")
-				if err != nil {
-					return err
-				}
-				add(role, cp)
-			case p.FileData != nil:
-				fd := p.FileData
-				if role != canonical.RoleUser || !strings.HasPrefix(fd.MimeType, "image/") ||
-					!strings.HasPrefix(fd.FileURI, "https://") && !strings.HasPrefix(fd.FileURI, "http://") {
-					return unsupported(pat+".fileData", "only images at http(s) URLs can be sent to another provider; Gemini file URIs live on Gemini's servers")
-				}
-				add(role, canonical.Part{Type: canonical.PartImage, Image: &canonical.Image{URL: fd.FileURI, MediaType: fd.MimeType}})
-			}
+		if err := d.content(&contents[i], i); err != nil {
+			return err
 		}
 	}
 	if len(r.Messages) == 0 {
 		return badField("contents", "no content has parts another provider can take")
 	}
+	return nil
+}
+
+// gemContentsReader reads a Gemini caller's contents into r's messages,
+// pairing each functionResponse with the earlier call it answers.
+type gemContentsReader struct {
+	r     *canonical.Request
+	calls []gemCallerCall
+}
+
+// gemCallerCall is a function call read so far.
+type gemCallerCall struct {
+	id, name string
+	answered bool
+}
+
+// add appends p to the last message when it has role, else as a new
+// message.
+func (d *gemContentsReader) add(role canonical.Role, p canonical.Part) {
+	r := d.r
+	if n := len(r.Messages); n > 0 && r.Messages[n-1].Role == role {
+		r.Messages[n-1].Parts = append(r.Messages[n-1].Parts, p)
+		return
+	}
+	r.Messages = append(r.Messages, canonical.Message{Role: role, Parts: []canonical.Part{p}})
+}
+
+// content reads contents[i].
+func (d *gemContentsReader) content(c *gemContent, i int) error {
+	at := "contents[" + strconv.Itoa(i) + "]"
+	var role canonical.Role
+	switch c.Role {
+	case "", "user", "function":
+		role = canonical.RoleUser
+	case "model":
+		role = canonical.RoleAssistant
+	default:
+		return badField(at+".role", "one of user, model")
+	}
+	if len(c.Parts) == 0 {
+		return badField(at+".parts", "at least one part is required")
+	}
+	for j := range c.Parts {
+		if err := d.part(&c.Parts[j], role, i, j, at+".parts["+strconv.Itoa(j)+"]"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// part reads part j of contents[i], at pat, by its kind.
+func (d *gemContentsReader) part(p *gemPart, role canonical.Role, i, j int, pat string) error {
+	set := 0
+	for _, on := range []bool{p.Text != "" || p.Thought, p.InlineData != nil, p.FileData != nil, p.FunctionCall != nil, p.FunctionResponse != nil} {
+		if on {
+			set++
+		}
+	}
+	if set == 0 && p.ThoughtSignature == "" {
+		return nil // an empty text part, as Relay itself answers an empty turn
+	}
+	if set > 1 {
+		return badField(pat, "a part holds exactly one of text, inlineData, fileData, functionCall, functionResponse")
+	}
+	switch {
+	case p.FunctionCall != nil:
+		return d.functionCall(p, role, i, j, pat)
+	case p.FunctionResponse != nil:
+		return d.functionResponse(p.FunctionResponse, role, pat)
+	case p.Thought || set == 0:
+		return d.thought(p, role, pat)
+	case p.Text != "":
+		d.add(role, canonical.Part{Type: canonical.PartText, Text: p.Text})
+	case p.InlineData != nil:
+		if role != canonical.RoleUser {
+			return badField(pat+".inlineData", "only a user turn holds inline data here")
+		}
+		cp, err := gemInlinePart(p.InlineData, pat+".inlineData")
+		if err != nil {
+			return err
+		}
+		d.add(role, cp)
+	case p.FileData != nil:
+		fd := p.FileData
+		if role != canonical.RoleUser || !strings.HasPrefix(fd.MimeType, "image/") ||
+			!strings.HasPrefix(fd.FileURI, "https://") && !strings.HasPrefix(fd.FileURI, "http://") {
+			return unsupported(pat+".fileData", "only images at http(s) URLs can be sent to another provider; Gemini file URIs live on Gemini's servers")
+		}
+		d.add(role, canonical.Part{Type: canonical.PartImage, Image: &canonical.Image{URL: fd.FileURI, MediaType: fd.MimeType}})
+	}
+	return nil
+}
+
+// functionCall reads a model turn's function call; a call without an id
+// gets one from its place.
+func (d *gemContentsReader) functionCall(p *gemPart, role canonical.Role, i, j int, pat string) error {
+	if role != canonical.RoleAssistant {
+		return badField(pat+".functionCall", "only a model turn holds function calls")
+	}
+	fc := p.FunctionCall
+	if fc.Name == "" {
+		return badField(pat+".functionCall.name", "a function call needs a name")
+	}
+	if !isNull(fc.Args) && bytes.TrimSpace(fc.Args)[0] != '{' {
+		return badField(pat+".functionCall.args", "an object is expected")
+	}
+	id := fc.ID
+	if id == "" {
+		id = "gcall_" + strconv.Itoa(i) + "_" + strconv.Itoa(j)
+	}
+	d.calls = append(d.calls, gemCallerCall{id: id, name: fc.Name})
+	d.add(role, canonical.Part{Type: canonical.PartToolCall, ToolCall: &canonical.ToolCall{ID: id, Name: fc.Name, Arguments: argsText(fc.Args), Signature: p.ThoughtSignature}})
+	return nil
+}
+
+// functionResponse reads a user turn's function response, which answers
+// the earliest unanswered call with its id (or, without an id, its name).
+func (d *gemContentsReader) functionResponse(fr *gemFunctionResponse, role canonical.Role, pat string) error {
+	if role != canonical.RoleUser {
+		return badField(pat+".functionResponse", "only a user turn holds function responses")
+	}
+	id := fr.ID
+	for k := range d.calls {
+		c := &d.calls[k]
+		if !c.answered && (id != "" && c.id == id || id == "" && c.name == fr.Name) {
+			c.answered, id = true, c.id
+			break
+		}
+	}
+	if id == "" {
+		return badField(pat+".functionResponse", "no earlier function call of %q is left to answer", fr.Name)
+	}
+	tr, err := gemToolResult(fr, id, pat)
+	if err != nil {
+		return err
+	}
+	d.add(canonical.RoleTool, canonical.Part{Type: canonical.PartToolResult, ToolResult: tr})
+	return nil
+}
+
+// thought reads a model turn's thought, or a signature on its own; a
+// signature Relay marked as another provider's goes home as that
+// provider's thinking.
+func (d *gemContentsReader) thought(p *gemPart, role canonical.Role, pat string) error {
+	if role != canonical.RoleAssistant {
+		return badField(pat+".thought", "only a model turn holds thoughts")
+	}
+	th := canonical.Part{Type: canonical.PartThinking, Text: p.Text, Signature: p.ThoughtSignature, Origin: canonical.OriginGemini}
+	for _, o := range thoughtOrigins {
+		if rest, ok := strings.CutPrefix(p.ThoughtSignature, o.prefix); ok {
+			th.Signature, th.Origin = rest, o.origin
+			if o.redacted {
+				th.Type, th.Text = canonical.PartRedactedThinking, ""
+			}
+			break
+		}
+	}
+	// Thought parts in a row are one thought, closed by its
+	// signature (Relay streams the signature as a part of its own).
+	r := d.r
+	if k := len(r.Messages) - 1; k >= 0 && r.Messages[k].Role == role && th.Type == canonical.PartThinking {
+		msg := &r.Messages[k]
+		if n := len(msg.Parts); n > 0 && msg.Parts[n-1].Type == canonical.PartThinking && msg.Parts[n-1].Signature == "" {
+			msg.Parts[n-1].Text += th.Text
+			msg.Parts[n-1].Signature, msg.Parts[n-1].Origin = th.Signature, th.Origin
+			return nil
+		}
+	}
+	d.add(role, th)
 	return nil
 }
 

@@ -10,8 +10,6 @@ import (
 // The Gemini caller's answers: GenerateContentResponse bodies and SSE
 // chunks, and Gemini's error objects.
 
-// --- caller side: responses and events ---
-
 // geminiCaller writes GenerateContentResponse objects. Thoughts are shown
 // only when the caller asked with includeThoughts, as Gemini does; a
 // function call streams as one part once its arguments are whole, since
