@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/relay-llm/relay/internal/backoff"
+	"github.com/relay-llm/relay/internal/batching"
 	"github.com/relay-llm/relay/internal/event"
 	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/store"
@@ -297,41 +298,7 @@ func (w *Writer) run() {
 			batch = batch[:0]
 		}
 	}
-	w.gather(&batch, flush)
-}
-
-// gather appends queued events to *batch and calls flush when it is full
-// and on every tick; on quit it drains the queue, flushes once more and
-// returns. Both writer loops (with and without a spool) batch this way.
-func (w *Writer) gather(batch *[]Event, flush func()) {
-	add := func(ev Event) {
-		*batch = append(*batch, ev)
-		if len(*batch) >= w.batch {
-			flush()
-		}
-	}
-	tick := time.NewTicker(w.interval)
-	defer tick.Stop()
-	for {
-		select {
-		case ev := <-w.ch:
-			add(ev)
-		case <-tick.C:
-			flush()
-		case <-w.quit:
-			for {
-				select {
-				case ev := <-w.ch:
-					add(ev)
-					continue
-				default:
-				}
-				break
-			}
-			flush()
-			return
-		}
-	}
+	batching.Gather(w.ch, w.quit, w.batch, w.interval, &batch, flush)
 }
 
 // write stores one batch, retrying with backoff; after the last attempt the
@@ -398,7 +365,7 @@ func (w *Writer) collect() {
 		default:
 		}
 	}
-	w.gather(&batch, flush)
+	batching.Gather(w.ch, w.quit, w.batch, w.interval, &batch, flush)
 }
 
 // ingest writes the batches the collector hands over and replays the
