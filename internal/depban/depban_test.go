@@ -42,6 +42,7 @@ const (
 	configfile   = "internal/configfile"
 	mockupstream = "internal/mockupstream"
 	ui           = "ui"
+	relay        = "cmd/relay"
 )
 
 // ban says that none of the packages may depend on any of forbidden, directly
@@ -96,6 +97,11 @@ func bans() []ban {
 			packages:  []string{configfile},
 			forbidden: []string{pgx, store, controlapi},
 			why:       "relay apply reaches Relay through the generated API client alone (its test helper configfiletest may start a server)",
+		},
+		{
+			packages:  []string{relay},
+			forbidden: []string{"internal/poll", "internal/pgtest", "internal/redistest", "internal/clienttest", "internal/configfile/configfiletest"},
+			why:       "the test helpers stay out of the binary",
 		},
 	}
 }
