@@ -115,13 +115,16 @@ type pkg struct {
 	GoFiles      []string
 	TestGoFiles  []string
 	XTestGoFiles []string
+	Imports      []string
+	TestImports  []string
+	XTestImports []string
 }
 
 // list runs `go list` once over the whole module.
 func list(t *testing.T) []pkg {
 	t.Helper()
 	var stderr bytes.Buffer
-	cmd := exec.Command("go", "list", "-json=ImportPath,Dir,Doc,Deps,GoFiles,TestGoFiles,XTestGoFiles", mod+"/...")
+	cmd := exec.Command("go", "list", "-json=ImportPath,Dir,Doc,Deps,GoFiles,TestGoFiles,XTestGoFiles,Imports,TestImports,XTestImports", mod+"/...")
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
@@ -185,6 +188,27 @@ func TestDeps_Bans(t *testing.T) {
 					if covers(full(f), d) {
 						t.Errorf("%s imports %s, even if indirectly: %s", p, d, b.why)
 					}
+				}
+			}
+		}
+	}
+}
+
+// One module for each job: no package of the module, tests included,
+// imports the others directly (dependencies may still link them).
+func TestImports_OneModuleEach(t *testing.T) {
+	t.Parallel()
+	banned := map[string]string{
+		"gopkg.in/yaml.v3":   "YAML is go.yaml.in/yaml/v3",
+		"go.yaml.in/yaml/v4": "YAML is go.yaml.in/yaml/v3 (v4 reads anchors and words type errors differently: relay apply's documents and messages would change)",
+		"gopkg.in/yaml.v2":   "YAML is go.yaml.in/yaml/v3",
+		"sigs.k8s.io/yaml":   "YAML is go.yaml.in/yaml/v3",
+	}
+	for _, p := range list(t) {
+		for _, imp := range slices.Concat(p.Imports, p.TestImports, p.XTestImports) {
+			for b, why := range banned {
+				if covers(b, imp) {
+					t.Errorf("%s imports %s: %s", strings.TrimPrefix(p.ImportPath, mod+"/"), imp, why)
 				}
 			}
 		}
