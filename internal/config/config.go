@@ -4,6 +4,7 @@
 package config
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -84,7 +85,8 @@ func settings(c *Config) []setting {
 			duration(&c.SnapshotDebounce, 0, time.Minute)},
 		{"RELAY_SNAPSHOT_RESYNC", "snapshot-resync", "5m", "full snapshot reload interval",
 			duration(&c.SnapshotResync, time.Second, 24*time.Hour)},
-		{"RELAY_MAX_BODY_BYTES", "max-body-bytes", "33554432", "largest request body accepted", maxBody(&c.MaxBodyBytes)},
+		{"RELAY_MAX_BODY_BYTES", "max-body-bytes", "33554432", "largest request body accepted",
+			valid(&c.MaxBodyBytes, int64Of, atLeast[int64](1024), "a byte count of at least 1024")},
 		{"RELAY_SHUTDOWN_TIMEOUT", "shutdown-timeout", "30s", "drain time for in-flight requests",
 			duration(&c.ShutdownTimeout, 0, time.Hour)},
 		{"RELAY_DRAIN_DELAY", "drain-delay", "5s", "on SIGTERM, how long /readyz answers 503 while still serving",
@@ -103,7 +105,7 @@ func settings(c *Config) []setting {
 			boolean(&c.MigrateOnStart)},
 		{"RELAY_DEMO", "demo", "", "seed a demo catalog into an empty database: true or false", optionalBool(&c.Demo, &c.DemoSet)},
 		{"RELAY_MAX_INFLIGHT", "max-inflight", "0", "inference requests served at once before answering 429; 0 = no cap",
-			maxInflight(&c.MaxInflight)},
+			valid(&c.MaxInflight, strconv.Atoi, atLeast(0), "a count of at least 0 (0 = no cap)")},
 		{"RELAY_REDIS_TIMEOUT", "redis-timeout", "100ms", "bound on each rate-limiter Redis call on the request path",
 			duration(&c.RedisTimeout, time.Millisecond, 10*time.Second)},
 		{"RELAY_REDIS_PREFIX", "redis-prefix", "relay:", "prefix of Relay's Redis keys", redisPrefix(&c.RedisPrefix)},
@@ -169,71 +171,44 @@ func text(dst *string) func(string) error {
 	return func(v string) error { *dst = v; return nil }
 }
 
-func port(dst *int) func(string) error {
+// valid returns a parser that parses v with parse and keeps the value in
+// *dst when ok holds; otherwise its error says v is not want.
+func valid[T any](dst *T, parse func(string) (T, error), ok func(T) bool, want string) func(string) error {
 	return func(v string) error {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 || n > 65535 {
-			return fmt.Errorf("%q is not a port number (0-65535)", v)
+		x, err := parse(v)
+		if err != nil || !ok(x) {
+			return fmt.Errorf("%q is not %s", v, want)
 		}
-		*dst = n
+		*dst = x
 		return nil
 	}
+}
+
+func between[T cmp.Ordered](lo, hi T) func(T) bool {
+	return func(x T) bool { return lo <= x && x <= hi }
+}
+
+func atLeast[T cmp.Ordered](lo T) func(T) bool {
+	return func(x T) bool { return lo <= x }
+}
+
+func port(dst *int) func(string) error {
+	return valid(dst, strconv.Atoi, between(0, 65535), "a port number (0-65535)")
 }
 
 func count(dst *int, lo, hi int) func(string) error {
-	return func(v string) error {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < lo || n > hi {
-			return fmt.Errorf("%q is not a count between %d and %d", v, lo, hi)
-		}
-		*dst = n
-		return nil
-	}
-}
-
-func maxInflight(dst *int) func(string) error {
-	return func(v string) error {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			return fmt.Errorf("%q is not a count of at least 0 (0 = no cap)", v)
-		}
-		*dst = n
-		return nil
-	}
-}
-
-func maxBody(dst *int64) func(string) error {
-	return func(v string) error {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 1024 {
-			return fmt.Errorf("%q is not a byte count of at least 1024", v)
-		}
-		*dst = n
-		return nil
-	}
+	return valid(dst, strconv.Atoi, between(lo, hi), fmt.Sprintf("a count between %d and %d", lo, hi))
 }
 
 func duration(dst *time.Duration, lo, hi time.Duration) func(string) error {
-	return func(v string) error {
-		d, err := time.ParseDuration(v)
-		if err != nil || d < lo || d > hi {
-			return fmt.Errorf("%q is not a duration between %s and %s (e.g. 1s, 500ms)", v, lo, hi)
-		}
-		*dst = d
-		return nil
-	}
+	return valid(dst, time.ParseDuration, between(lo, hi), fmt.Sprintf("a duration between %s and %s (e.g. 1s, 500ms)", lo, hi))
 }
 
 func boolean(dst *bool) func(string) error {
-	return func(v string) error {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			return fmt.Errorf("%q is not true or false", v)
-		}
-		*dst = b
-		return nil
-	}
+	return valid(dst, strconv.ParseBool, func(bool) bool { return true }, "true or false")
 }
+
+func int64Of(v string) (int64, error) { return strconv.ParseInt(v, 10, 64) }
 
 // optionalBool leaves *set false when the setting is not given, so the
 // caller can pick a default of its own.

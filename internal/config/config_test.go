@@ -8,6 +8,9 @@ import (
 	"time"
 )
 
+// key is a valid master key: base64 of 32 bytes.
+const key = "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="
+
 func envOf(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
 
 func TestLoad_Defaults(t *testing.T) {
@@ -204,6 +207,27 @@ func TestSettings_MatchTheREADME(t *testing.T) {
 	for v := range rows {
 		if strings.HasPrefix(v, "RELAY_") && elsewhere[v] == "" {
 			t.Errorf("the README documents %s, which nothing reads", v)
+		}
+	}
+}
+
+// The messages are what an operator reads at start; they stay word for word.
+func TestLoad_Messages(t *testing.T) {
+	for env, want := range map[string]string{
+		"RELAY_PORT=http":                  `RELAY_PORT: "http" is not a port number (0-65535)`,
+		"RELAY_MAX_CONNECTIONS=0":          `RELAY_MAX_CONNECTIONS: "0" is not a count between 1 and 1048576`,
+		"RELAY_MAX_INFLIGHT=-1":            `RELAY_MAX_INFLIGHT: "-1" is not a count of at least 0 (0 = no cap)`,
+		"RELAY_MAX_BODY_BYTES=12":          `RELAY_MAX_BODY_BYTES: "12" is not a byte count of at least 1024`,
+		"RELAY_REDIS_TIMEOUT=0s":           `RELAY_REDIS_TIMEOUT: "0s" is not a duration between 1ms and 10s (e.g. 1s, 500ms)`,
+		"RELAY_DEMO=maybe":                 `RELAY_DEMO: "maybe" is not true or false`,
+		"RELAY_LOG_LEVEL=loud":             `RELAY_LOG_LEVEL: "loud" is not one of debug, info, warn, error`,
+		"RELAY_DATABASE_URL=mysql://x":     `RELAY_DATABASE_URL: want postgres://user@host:port/db`,
+		"RELAY_CONTROL_PORT=8080":          `RELAY_CONTROL_PORT: 8080 is also RELAY_PORT; the planes need two ports`,
+		"RELAY_MASTER_KEY_PREVIOUS=" + key: `RELAY_MASTER_KEY_PREVIOUS: set RELAY_MASTER_KEY too; previous keys only open values`,
+	} {
+		name, value, _ := strings.Cut(env, "=")
+		if _, err := Load(nil, envOf(map[string]string{name: value}), io.Discard); err == nil || err.Error() != want {
+			t.Errorf("%s: error = %v, want %s", env, err, want)
 		}
 	}
 }
