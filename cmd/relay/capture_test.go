@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/relay-llm/relay/internal/pgtest"
+	"github.com/relay-llm/relay/internal/poll"
 	"github.com/relay-llm/relay/internal/secret"
 )
 
@@ -85,12 +86,10 @@ func TestServe_CapturesPayloads(t *testing.T) {
 	const prompt = `{"model":"demo-gpt","stream":true,"messages":[{"role":"user","content":"please capture me"}]}`
 	answer, capturedID := chatWithID(t, p.inference, p.relayKey, "req-captured", prompt)
 	// The writer flushes at least once a second.
-	deadline := time.Now().Add(15 * time.Second)
-	status, body = adminDo(t, "GET", p.control+"/api/payloads/"+capturedID, "")
-	for status == 404 && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
+	poll.Until(t, 15*time.Second, "the capture is stored", func() bool {
 		status, body = adminDo(t, "GET", p.control+"/api/payloads/"+capturedID, "")
-	}
+		return status != 404
+	})
 	if status != 200 {
 		t.Fatalf("no capture: %d %s", status, body)
 	}

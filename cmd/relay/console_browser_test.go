@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/relay-llm/relay/internal/pgtest"
+	"github.com/relay-llm/relay/internal/poll"
 	"github.com/relay-llm/relay/internal/secret"
 )
 
@@ -185,21 +186,14 @@ func TestConsole_BrowserWalk(t *testing.T) {
 	}
 
 	// The usage event is written in the background; reload until it shows.
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	poll.Until(t, 20*time.Second, "the request shows on the overview", func() bool {
 		run("overview", chromedp.Navigate(p.control+"/"), heading("Overview"))
 		n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`[...document.querySelectorAll("td")].filter(td => td.textContent.includes("console-gpt")).length`))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the request never showed on the overview")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return n > 0
+	})
 	run("overview and usage", shot("overview"),
 		chromedp.Navigate(p.control+"/usage"), chromedp.WaitVisible(css(`svg.chart rect.bar`)), cell("console-gpt"), shot("usage"),
 		chromedp.Navigate(p.control+"/breakers"), heading("Breakers"), shot("breakers"))

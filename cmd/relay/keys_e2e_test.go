@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
 
 	"github.com/relay-llm/relay/internal/pgtest"
+	"github.com/relay-llm/relay/internal/poll"
 	"github.com/relay-llm/relay/openapi/client"
 )
 
@@ -40,14 +42,9 @@ func modelsStatus(t testing.TB, base, key string) int {
 // eventually polls until the key's status on base is want, returning how long it took.
 func eventually(t *testing.T, base, key string, want int) time.Duration {
 	t.Helper()
-	start := time.Now()
-	for modelsStatus(t, base, key) != want {
-		if time.Since(start) > 10*time.Second {
-			t.Fatalf("status never became %d", want)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return time.Since(start)
+	return poll.Until(t, 10*time.Second, fmt.Sprintf("the key's status on %s is %d", base, want), func() bool {
+		return modelsStatus(t, base, key) == want
+	})
 }
 
 // TestServe_RelayKeyLifecycleAcrossProcesses mints a relay key through the

@@ -18,6 +18,7 @@ import (
 
 	"github.com/relay-llm/relay/internal/config"
 	"github.com/relay-llm/relay/internal/pgtest"
+	"github.com/relay-llm/relay/internal/poll"
 	"github.com/relay-llm/relay/internal/secret"
 )
 
@@ -152,21 +153,22 @@ func TestServe_PostgresDown(t *testing.T) {
 	var code int
 	var hdr http.Header
 	deadline := time.Now().Add(20 * time.Second)
-	for code != 503 && time.Now().Before(deadline) {
+	poll.Until(t, time.Until(deadline), "the control API answers 503 with Postgres down", func() bool {
 		code, hdr = getJSON(t, p.control+"/api/teams", token, &body)
 		if code != 503 && code != 200 {
 			t.Fatalf("teams with Postgres down = %d %+v, want 503", code, body)
 		}
-	}
+		return code == 503
+	})
 	if code != 503 || body.Error.Code != "database_unavailable" || hdr.Get("Retry-After") == "" {
 		t.Fatalf("teams with Postgres down = %d %+v Retry-After %q", code, body, hdr.Get("Retry-After"))
 	}
 	// /readyz checks at most once a second: poll.
 	var ready struct{ Status, Reason string }
-	for code = 0; code != 503 && time.Now().Before(deadline); {
+	poll.Until(t, time.Until(deadline), "the control plane's /readyz answers 503", func() bool {
 		code, _ = getJSON(t, p.control+"/readyz", "", &ready)
-		time.Sleep(20 * time.Millisecond) // polling with a deadline
-	}
+		return code == 503
+	})
 	if code != 503 || ready.Status != "database_unavailable" || ready.Reason == "" {
 		t.Fatalf("control readyz with Postgres down = %d %+v", code, ready)
 	}
@@ -185,17 +187,10 @@ func TestServe_SIGTERMDrains(t *testing.T) {
 	p := startRelay(t, pgtest.NewDB(t), true, "RELAY_DEMO=true", "RELAY_MASTER_KEY="+secret.NewKey(), "RELAY_DRAIN_DELAY=10m")
 	waitReady(t, p.inference)
 	p.cmd.Process.Signal(syscall.SIGTERM)
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	poll.Until(t, 20*time.Second, "/readyz answers 503 after SIGTERM", func() bool {
 		code, _ := getJSON(t, p.inference+"/readyz", "", nil)
-		if code == 503 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("/readyz still 200 after SIGTERM")
-		}
-		time.Sleep(20 * time.Millisecond) // polling with a deadline
-	}
+		return code == 503
+	})
 	if code := chat(t, p.inference, p.relayKey); code != 200 {
 		t.Fatalf("a request on a new connection during the drain delay = %d", code)
 	}

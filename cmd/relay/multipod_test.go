@@ -21,6 +21,7 @@ import (
 	"github.com/relay-llm/relay/internal/mockupstream"
 
 	"github.com/relay-llm/relay/internal/pgtest"
+	"github.com/relay-llm/relay/internal/poll"
 	"github.com/relay-llm/relay/internal/ratelimit"
 	"github.com/relay-llm/relay/internal/redistest"
 	"github.com/relay-llm/relay/internal/secret"
@@ -250,19 +251,6 @@ func podPost(base, key, body string) (int, string, []byte) {
 	return resp.StatusCode, resp.Header.Get("X-Relay-Request-Id"), answer
 }
 
-// pollUntil polls cond every 10ms until it holds, failing after within.
-func pollUntil(t *testing.T, within time.Duration, what string, cond func() bool) time.Duration {
-	t.Helper()
-	start := time.Now()
-	for !cond() {
-		if time.Since(start) > within {
-			t.Fatalf("%s: not within %s", what, within)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return time.Since(start)
-}
-
 func percentile(d []time.Duration, p int) time.Duration {
 	s := slices.Clone(d)
 	slices.Sort(s)
@@ -337,7 +325,7 @@ func multipod(t *testing.T, redisURL string) {
 				t.Fatalf("create relay key: %v", err)
 			}
 			for _, p := range c.pods {
-				pollUntil(t, 10*time.Second, "a new relay key on "+p.inference, func() bool {
+				poll.Until(t, 10*time.Second, "a new relay key on "+p.inference, func() bool {
 					return modelsStatus(t, p.inference, created.JSON201.Secret) == 200
 				})
 			}
@@ -408,7 +396,7 @@ func multipod(t *testing.T, redisURL string) {
 		// The ledger prices the admitted requests at what was reserved: the
 		// whole budget, spent and not more (usage cost is in nano-units).
 		var events, cost int64
-		pollUntil(t, 15*time.Second, "the admitted requests in usage_events", func() bool {
+		poll.Until(t, 15*time.Second, "the admitted requests in usage_events", func() bool {
 			if err := st.Pool().QueryRow(ctx, `SELECT count(DISTINCT request_id), coalesce(sum(cost), 0) FROM usage_events WHERE request_id = ANY($1)`,
 				admitted).Scan(&events, &cost); err != nil {
 				t.Fatal(err)
@@ -441,7 +429,7 @@ func multipod(t *testing.T, redisURL string) {
 		}
 		held := time.Now()
 		for _, p := range c.pods[1:] {
-			took := pollUntil(t, 10*time.Second, "the hold on "+p.control, func() bool { return breakerHeld(t, p.control, "refused") })
+			took := poll.Until(t, 10*time.Second, "the hold on "+p.control, func() bool { return breakerHeld(t, p.control, "refused") })
 			t.Logf("hold taken by pod 1 visible on %s after %s", p.control, took)
 		}
 		t.Logf("hold honoured by both other pods %s after the first pod answered", time.Since(held))
@@ -471,7 +459,7 @@ func multipod(t *testing.T, redisURL string) {
 		t.Cleanup(func() { _ = rdb.Close() })
 		prefix := envValue(c.env, "RELAY_REDIS_PREFIX")
 		var leaseKey string
-		pollUntil(t, 10*time.Second, "two leases in Redis", func() bool {
+		poll.Until(t, 10*time.Second, "two leases in Redis", func() bool {
 			var keys []string
 			// KEYS answers for one node: ask every master.
 			if cc, ok := rdb.(*redis.ClusterClient); ok {
@@ -519,7 +507,7 @@ func multipod(t *testing.T, redisURL string) {
 				}
 			})
 		}
-		pollUntil(t, 10*time.Second, "load under way", func() bool {
+		poll.Until(t, 10*time.Second, "load under way", func() bool {
 			mu.Lock()
 			defer mu.Unlock()
 			return len(answered) >= 60
@@ -532,7 +520,7 @@ func multipod(t *testing.T, redisURL string) {
 		mu.Lock()
 		atKill := len(answered)
 		mu.Unlock()
-		pollUntil(t, 10*time.Second, "more load after the kill", func() bool {
+		poll.Until(t, 10*time.Second, "more load after the kill", func() bool {
 			mu.Lock()
 			defer mu.Unlock()
 			return len(answered) >= atKill+60
@@ -553,7 +541,7 @@ func multipod(t *testing.T, redisURL string) {
 			ids = append(ids, id)
 		}
 		var found int
-		took := pollUntil(t, 15*time.Second, "usage events of the surviving pods", func() bool {
+		took := poll.Until(t, 15*time.Second, "usage events of the surviving pods", func() bool {
 			if err := st.Pool().QueryRow(ctx, `SELECT count(DISTINCT request_id) FROM usage_events WHERE request_id = ANY($1)`, ids).Scan(&found); err != nil {
 				t.Fatal(err)
 			}
@@ -582,7 +570,7 @@ func multipod(t *testing.T, redisURL string) {
 			}
 		}
 		if os.Getenv("RELAY_MULTIPOD_LEASE_WAIT") != "" {
-			pollUntil(t, leaseTTL+30*time.Second, "the dead pod's leases to expire", func() bool {
+			poll.Until(t, leaseTTL+30*time.Second, "the dead pod's leases to expire", func() bool {
 				s, _ := podChat(c.pods[0].inference, narrow, "mp-chat")
 				return s == 200
 			})

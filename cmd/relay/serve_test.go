@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/relay-llm/relay/internal/pgtest"
+	"github.com/relay-llm/relay/internal/poll"
 	"github.com/relay-llm/relay/internal/secret"
 	"github.com/relay-llm/relay/internal/store"
 	"github.com/relay-llm/relay/openapi/client"
@@ -122,17 +123,14 @@ func startRelay(t testing.TB, dbURL string, seeds bool, extraEnv ...string) *pro
 // waitReady polls /readyz until 200 or the deadline.
 func waitReady(t testing.TB, base string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		if resp, err := http.Get(base + "/readyz"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return
-			}
+	poll.Until(t, 30*time.Second, base+" is ready", func() bool {
+		resp, err := http.Get(base + "/readyz")
+		if err != nil {
+			return false
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("%s never became ready", base)
+		resp.Body.Close()
+		return resp.StatusCode == 200
+	})
 }
 
 func listModels(t *testing.T, base, key string) []string {
@@ -187,16 +185,10 @@ func TestServe_SecondProcessFollowsAWrite(t *testing.T) {
 		SELECT m.id, h.id, 'openai', 'gpt-fresh' FROM m, hosts h WHERE h.slug = 'relay-mock'`); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if ids := listModels(t, second.inference, first.relayKey); strings.Contains(strings.Join(ids, ","), "fresh-model") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the write never reached the second process")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	poll.Until(t, 10*time.Second, "the write reaches the second process", func() bool {
+		ids := listModels(t, second.inference, first.relayKey)
+		return strings.Contains(strings.Join(ids, ","), "fresh-model")
+	})
 	t.Logf("write visible in the second process after %s", time.Since(start))
 
 	// A request through the second process lands in the usage ledger, in the
@@ -214,8 +206,7 @@ func TestServe_SecondProcessFollowsAWrite(t *testing.T) {
 	if resp.StatusCode != 200 {
 		t.Fatalf("chat through the second process: %d", resp.StatusCode)
 	}
-	deadline = time.Now().Add(15 * time.Second)
-	for {
+	poll.Until(t, 15*time.Second, "the usage event is written", func() bool {
 		var n int
 		var tokens int64
 		err := st.Pool().QueryRow(context.Background(),
@@ -223,14 +214,8 @@ func TestServe_SecondProcessFollowsAWrite(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n == 1 && tokens > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("usage event not written: %d rows", n)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return n == 1 && tokens > 0
+	})
 	checkUsageAPI(t, first.control, adminToken, asked, resp.Header.Get("X-Relay-Request-Id"))
 	mresp, err := http.Get(second.control + "/metrics")
 	if err != nil {

@@ -2,9 +2,10 @@
 // capture on (docs/observability.md). The proxy hands each captured
 // request's bodies, already capped, to Writer.Capture, which never blocks:
 // a bounded queue takes it, or it is dropped and counted. A goroutine
-// writes the queue to payload_captures in batches with COPY, and deletes
-// captures older than the retention period once an hour. Nothing here is
-// on the request path but the non-blocking send.
+// writes the queue to payload_captures in batches with COPY (batching, as
+// the usage writer does), and another deletes captures older than the
+// retention period once an hour. Nothing here is on the request path but
+// the non-blocking send.
 package capture
 
 import (
@@ -16,6 +17,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/relay-llm/relay/internal/backoff"
+	"github.com/relay-llm/relay/internal/batching"
 	"github.com/relay-llm/relay/internal/event"
 	"github.com/relay-llm/relay/internal/store"
 )
@@ -29,6 +32,7 @@ const (
 	DefaultSweepInterval = time.Hour
 	DefaultWriteTimeout  = 30 * time.Second
 	writeAttempts        = 3
+	writeRetryBase       = 250 * time.Millisecond // 250ms, then 500ms
 	sweepBatch           = 10000
 )
 
@@ -77,13 +81,17 @@ type Writer struct {
 	sweep     time.Duration
 	now       func() time.Time
 
-	quit, done chan struct{}
-	once       sync.Once
-	closed     atomic.Bool
-	dropped    atomic.Uint64
-	written    atomic.Uint64
-	lost       atomic.Uint64
-	expired    atomic.Uint64
+	// stopping ends when Close is called: the loops drain and return, and a
+	// retry waits no longer.
+	stopping context.Context
+	stop     context.CancelFunc
+	done     chan struct{}
+	once     sync.Once
+	closed   atomic.Bool
+	dropped  atomic.Uint64
+	written  atomic.Uint64
+	lost     atomic.Uint64
+	expired  atomic.Uint64
 }
 
 // NewWriter starts a Writer; Close stops it.
@@ -91,8 +99,9 @@ func NewWriter(cfg Config) *Writer {
 	w := &Writer{
 		sink: cfg.Sink, log: cfg.Logger, batch: cfg.BatchSize, interval: cfg.FlushInterval,
 		retention: cfg.Retention, sweep: cfg.SweepInterval, now: cfg.Now,
-		quit: make(chan struct{}), done: make(chan struct{}),
+		done: make(chan struct{}),
 	}
+	w.stopping, w.stop = context.WithCancel(context.Background())
 	size := cfg.QueueSize
 	if size <= 0 {
 		size = DefaultQueueSize
@@ -147,7 +156,7 @@ func (w *Writer) Stats() Stats {
 func (w *Writer) Close(ctx context.Context) error {
 	w.once.Do(func() {
 		w.closed.Store(true)
-		close(w.quit)
+		w.stop()
 	})
 	select {
 	case <-w.done:
@@ -157,73 +166,69 @@ func (w *Writer) Close(ctx context.Context) error {
 	}
 }
 
+// run batches the queue and writes it, while a second goroutine deletes
+// what retention lets go.
 func (w *Writer) run() {
 	defer close(w.done)
-	batch := make([]store.PayloadCapture, 0, w.batch)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Go(w.sweepLoop)
+	batch := make([]event.Payload, 0, w.batch)
+	rows := make([]store.PayloadCapture, 0, w.batch)
 	flush := func() {
 		if len(batch) > 0 {
-			w.write(batch)
+			rows = w.write(batch, rows)
 			clear(batch) // let go of the bodies
 			batch = batch[:0]
 		}
 	}
-	tick := time.NewTicker(w.interval)
-	defer tick.Stop()
+	batching.Gather(w.ch, w.stopping.Done(), w.batch, w.interval, &batch, flush)
+}
+
+// sweepLoop deletes expired captures at start and every sweep interval.
+func (w *Writer) sweepLoop() {
+	if w.retention <= 0 {
+		return
+	}
+	w.expire()
 	sweep := time.NewTicker(w.sweep)
 	defer sweep.Stop()
-	if w.retention > 0 {
-		w.expire()
-	}
 	for {
 		select {
-		case p := <-w.ch:
-			batch = append(batch, row(p))
-			if len(batch) >= w.batch {
-				flush()
-			}
-		case <-tick.C:
-			flush()
 		case <-sweep.C:
-			if w.retention > 0 {
-				w.expire()
-			}
-		case <-w.quit:
-			for {
-				select {
-				case p := <-w.ch:
-					batch = append(batch, row(p))
-					if len(batch) >= w.batch {
-						flush()
-					}
-				default:
-					flush()
-					return
-				}
-			}
+			w.expire()
+		case <-w.stopping.Done():
+			return
 		}
 	}
 }
 
-func (w *Writer) write(batch []store.PayloadCapture) {
+// write stores one batch, trying writeAttempts times with backoff; then its
+// captures are counted as lost. It returns rows for reuse.
+func (w *Writer) write(batch []event.Payload, rows []store.PayloadCapture) []store.PayloadCapture {
+	rows = rows[:0]
+	for _, p := range batch {
+		rows = append(rows, row(p))
+	}
+	defer clear(rows)
+	retry := backoff.Policy{Base: writeRetryBase, Max: 2 * writeRetryBase}
 	var err error
-	for i := range writeAttempts {
-		if i > 0 {
-			select {
-			case <-time.After(time.Duration(i) * 250 * time.Millisecond):
-			case <-w.quit:
-			}
+	for attempt := 1; attempt <= writeAttempts; attempt++ {
+		if attempt > 1 {
+			retry.Wait(w.stopping, attempt-1) // on Close: at once
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), DefaultWriteTimeout)
 		var n int64
-		n, err = w.sink.InsertPayloadCaptures(ctx, batch)
+		n, err = w.sink.InsertPayloadCaptures(ctx, rows)
 		cancel()
 		if err == nil {
 			w.written.Add(uint64(n))
-			return
+			return rows
 		}
 	}
-	w.lost.Add(uint64(len(batch)))
-	w.log.Error("payload captures lost", "captures", len(batch), "err", err)
+	w.lost.Add(uint64(len(rows)))
+	w.log.Error("payload captures lost", "captures", len(rows), "err", err)
+	return rows
 }
 
 func (w *Writer) expire() {

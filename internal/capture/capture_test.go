@@ -2,6 +2,8 @@ package capture_test
 
 import (
 	"context"
+	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -111,5 +113,48 @@ func TestWriter_DropsWhenFull(t *testing.T) {
 	}
 	if s := w.Stats(); s.Written != 20-dropped || s.Dropped != dropped {
 		t.Errorf("after the lock: %+v", s)
+	}
+}
+
+// flakySink fails its first failures inserts.
+type flakySink struct {
+	mu       sync.Mutex
+	failures int
+	calls    int
+}
+
+func (s *flakySink) InsertPayloadCaptures(_ context.Context, cs []store.PayloadCapture) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls++
+	if s.calls <= s.failures {
+		return 0, errors.New("postgres is away")
+	}
+	return int64(len(cs)), nil
+}
+
+func (s *flakySink) DeletePayloadCapturesBefore(context.Context, time.Time, int32) (int64, error) {
+	return 0, nil
+}
+
+// TestWriter_RetriesThenCountsLost: a batch is tried three times; Close cuts
+// the waits between tries short, not the tries.
+func TestWriter_RetriesThenCountsLost(t *testing.T) {
+	for _, c := range []struct {
+		failures      int
+		written, lost uint64
+	}{{2, 2, 0}, {3, 0, 2}} {
+		sink := &flakySink{failures: c.failures}
+		w := capture.NewWriter(capture.Config{Sink: sink, BatchSize: 10, FlushInterval: time.Hour, Retention: -1})
+		w.Capture(payload("req-a", time.Now(), uuid.New()))
+		w.Capture(payload("req-b", time.Now(), uuid.New()))
+		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+		if err := w.Close(ctx); err != nil {
+			t.Fatal(err)
+		}
+		cancel()
+		if s := w.Stats(); s.Written != c.written || s.Lost != c.lost || sink.calls != 3 {
+			t.Errorf("%d failures: %+v after %d calls", c.failures, s, sink.calls)
+		}
 	}
 }

@@ -4,12 +4,14 @@
 package config
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -50,184 +52,267 @@ type Config struct {
 	PayloadQueue          int           // RELAY_PAYLOAD_QUEUE: payload captures waiting to be written, beyond which they are dropped
 }
 
-// Load reads the environment through getenv, then flags from args. Errors
-// name the variable (or flag) and the problem, on one line.
+// setting is one of Relay's settings: the variable it is read from, the
+// flag that overrides it, its default and how its text becomes a field of
+// Config. The README's configuration table lists the same variables with
+// the same defaults (a test holds them together).
+type setting struct {
+	env   string // RELAY_… variable
+	flag  string // flag of relay serve; "" keeps a secret off the command line
+	def   string // default, as the variable would spell it
+	doc   string // flag usage
+	parse func(v string) error
+}
+
+// settings is the table Load reads, each entry parsing into its field of c.
+// An error names no variable: Load puts the name in front.
+func settings(c *Config) []setting {
+	return []setting{
+		{"RELAY_PORT", "port", "8080", "inference plane port", port(&c.Port)},
+		{"RELAY_CONTROL_PORT", "control-port", "8081", "control plane port", port(&c.ControlPort)},
+		{"RELAY_BIND_ADDRESS", "bind", "", "address both planes listen on", text(&c.BindAddress)},
+		{"RELAY_DATABASE_URL", "database-url", "", "Postgres URL; empty runs an embedded Postgres",
+			urlOf(&c.DatabaseURL, "want postgres://user@host:port/db", "postgres", "postgresql")},
+		{"RELAY_REDIS_URL", "redis-url", "", "Redis URL; empty keeps limits in process",
+			urlOf(&c.RedisURL, "want redis://host:port/db", "redis", "rediss", "unix")},
+		{"RELAY_MASTER_KEY", "", "", "", masterKey(&c.MasterKey)},
+		{"RELAY_MASTER_KEY_PREVIOUS", "", "", "", previousKeys(&c.PreviousKeys)},
+		{"RELAY_ADMIN_TOKEN", "", "", "", adminToken(&c.AdminToken)},
+		{"RELAY_DATA_DIR", "data-dir", "./.relay", "data directory", text(&c.DataDir)},
+		{"RELAY_LOG_LEVEL", "log-level", "info", "debug, info, warn or error", logLevel(&c.LogLevel)},
+		{"RELAY_LOG_FORMAT", "log-format", "json", "json or text", logFormat(&c.LogFormat)},
+		{"RELAY_SNAPSHOT_DEBOUNCE", "snapshot-debounce", "1s", "quiet time before applying catalog changes",
+			duration(&c.SnapshotDebounce, 0, time.Minute)},
+		{"RELAY_SNAPSHOT_RESYNC", "snapshot-resync", "5m", "full snapshot reload interval",
+			duration(&c.SnapshotResync, time.Second, 24*time.Hour)},
+		{"RELAY_MAX_BODY_BYTES", "max-body-bytes", "33554432", "largest request body accepted",
+			valid(&c.MaxBodyBytes, int64Of, atLeast[int64](1024), "a byte count of at least 1024")},
+		{"RELAY_SHUTDOWN_TIMEOUT", "shutdown-timeout", "30s", "drain time for in-flight requests",
+			duration(&c.ShutdownTimeout, 0, time.Hour)},
+		{"RELAY_DRAIN_DELAY", "drain-delay", "5s", "on SIGTERM, how long /readyz answers 503 while still serving",
+			duration(&c.DrainDelay, 0, 10*time.Minute)},
+		{"RELAY_IDLE_TIMEOUT", "idle-timeout", "90s", "close keep-alive connections idle this long",
+			duration(&c.IdleTimeout, 100*time.Millisecond, 24*time.Hour)},
+		{"RELAY_READ_HEADER_TIMEOUT", "read-header-timeout", "10s", "time a client has to send its request headers",
+			duration(&c.ReadHeaderTimeout, 100*time.Millisecond, time.Hour)},
+		{"RELAY_BODY_TIMEOUT", "body-timeout", "30s", "longest pause while a client sends its request body",
+			duration(&c.BodyTimeout, 100*time.Millisecond, time.Hour)},
+		{"RELAY_MAX_CONNECTIONS", "max-connections", "10000", "inference connections held at once; more wait to be accepted",
+			count(&c.MaxConnections, 1, 1<<20)},
+		{"RELAY_CONTROL_MAX_CONNECTIONS", "control-max-connections", "256", "control plane connections held at once",
+			count(&c.ControlMaxConnections, 1, 1<<16)},
+		{"RELAY_MIGRATE_ON_START", "migrate-on-start", "true", "apply pending migrations at start; false when they run as a deploy step",
+			boolean(&c.MigrateOnStart)},
+		{"RELAY_DEMO", "demo", "", "seed a demo catalog into an empty database: true or false", optionalBool(&c.Demo, &c.DemoSet)},
+		{"RELAY_MAX_INFLIGHT", "max-inflight", "0", "inference requests served at once before answering 429; 0 = no cap",
+			valid(&c.MaxInflight, strconv.Atoi, atLeast(0), "a count of at least 0 (0 = no cap)")},
+		{"RELAY_REDIS_TIMEOUT", "redis-timeout", "100ms", "bound on each rate-limiter Redis call on the request path",
+			duration(&c.RedisTimeout, time.Millisecond, 10*time.Second)},
+		{"RELAY_REDIS_PREFIX", "redis-prefix", "relay:", "prefix of Relay's Redis keys", redisPrefix(&c.RedisPrefix)},
+		{"RELAY_PAYLOAD_RETENTION", "payload-retention", "168h", "how long payload captures are kept",
+			duration(&c.PayloadRetention, time.Hour, 10*365*24*time.Hour)},
+		{"RELAY_PAYLOAD_QUEUE", "payload-queue", "1024", "payload captures waiting to be written before new ones are dropped",
+			count(&c.PayloadQueue, 1, 1<<20)},
+	}
+}
+
+// Load reads the environment through getenv, then flags from args. Each
+// problem is one line naming the variable; all of them are returned, joined.
 func Load(args []string, getenv func(string) string, stderr io.Writer) (*Config, error) {
 	c := &Config{}
-	var errs []error
-	env := func(name, def string) string {
-		if v := strings.TrimSpace(getenv(name)); v != "" {
-			return v
-		}
-		return def
-	}
-
+	table := settings(c)
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	port := fs.String("port", env("RELAY_PORT", "8080"), "inference plane port (RELAY_PORT)")
-	controlPort := fs.String("control-port", env("RELAY_CONTROL_PORT", "8081"), "control plane port (RELAY_CONTROL_PORT)")
-	bind := fs.String("bind", env("RELAY_BIND_ADDRESS", ""), "address both planes listen on (RELAY_BIND_ADDRESS)")
-	dbURL := fs.String("database-url", env("RELAY_DATABASE_URL", ""), "Postgres URL; empty runs an embedded Postgres (RELAY_DATABASE_URL)")
-	redisURL := fs.String("redis-url", env("RELAY_REDIS_URL", ""), "Redis URL; empty keeps limits in process (RELAY_REDIS_URL)")
-	dataDir := fs.String("data-dir", env("RELAY_DATA_DIR", "./.relay"), "data directory (RELAY_DATA_DIR)")
-	logLevel := fs.String("log-level", env("RELAY_LOG_LEVEL", "info"), "debug, info, warn or error (RELAY_LOG_LEVEL)")
-	logFormat := fs.String("log-format", env("RELAY_LOG_FORMAT", "json"), "json or text (RELAY_LOG_FORMAT)")
-	debounce := fs.String("snapshot-debounce", env("RELAY_SNAPSHOT_DEBOUNCE", "1s"), "quiet time before applying catalog changes (RELAY_SNAPSHOT_DEBOUNCE)")
-	resync := fs.String("snapshot-resync", env("RELAY_SNAPSHOT_RESYNC", "5m"), "full snapshot reload interval (RELAY_SNAPSHOT_RESYNC)")
-	maxBody := fs.String("max-body-bytes", env("RELAY_MAX_BODY_BYTES", "33554432"), "largest request body accepted (RELAY_MAX_BODY_BYTES)")
-	shutdown := fs.String("shutdown-timeout", env("RELAY_SHUTDOWN_TIMEOUT", "30s"), "drain time for in-flight requests (RELAY_SHUTDOWN_TIMEOUT)")
-	drainDelay := fs.String("drain-delay", env("RELAY_DRAIN_DELAY", "5s"), "on SIGTERM, how long /readyz answers 503 while still serving (RELAY_DRAIN_DELAY)")
-	idleTimeout := fs.String("idle-timeout", env("RELAY_IDLE_TIMEOUT", "90s"), "close keep-alive connections idle this long (RELAY_IDLE_TIMEOUT)")
-	headerTimeout := fs.String("read-header-timeout", env("RELAY_READ_HEADER_TIMEOUT", "10s"), "time a client has to send its request headers (RELAY_READ_HEADER_TIMEOUT)")
-	bodyTimeout := fs.String("body-timeout", env("RELAY_BODY_TIMEOUT", "30s"), "longest pause while a client sends its request body (RELAY_BODY_TIMEOUT)")
-	maxConns := fs.String("max-connections", env("RELAY_MAX_CONNECTIONS", "10000"), "inference connections held at once; more wait to be accepted (RELAY_MAX_CONNECTIONS)")
-	controlMaxConns := fs.String("control-max-connections", env("RELAY_CONTROL_MAX_CONNECTIONS", "256"), "control plane connections held at once (RELAY_CONTROL_MAX_CONNECTIONS)")
-	migrateOnStart := fs.String("migrate-on-start", env("RELAY_MIGRATE_ON_START", "true"), "apply pending migrations at start; false when they run as a deploy step (RELAY_MIGRATE_ON_START)")
-	demo := fs.String("demo", env("RELAY_DEMO", ""), "seed a demo catalog into an empty database: true or false (RELAY_DEMO)")
-	maxInflight := fs.String("max-inflight", env("RELAY_MAX_INFLIGHT", "0"), "inference requests served at once before answering 429; 0 = no cap (RELAY_MAX_INFLIGHT)")
-	redisTimeout := fs.String("redis-timeout", env("RELAY_REDIS_TIMEOUT", "100ms"), "bound on each rate-limiter Redis call on the request path (RELAY_REDIS_TIMEOUT)")
-	redisPrefix := fs.String("redis-prefix", env("RELAY_REDIS_PREFIX", "relay:"), "prefix of Relay's Redis keys (RELAY_REDIS_PREFIX)")
-	payloadRetention := fs.String("payload-retention", env("RELAY_PAYLOAD_RETENTION", "168h"), "how long payload captures are kept (RELAY_PAYLOAD_RETENTION)")
-	payloadQueue := fs.String("payload-queue", env("RELAY_PAYLOAD_QUEUE", "1024"), "payload captures waiting to be written before new ones are dropped (RELAY_PAYLOAD_QUEUE)")
+	values := make([]*string, len(table))
+	for i, s := range table {
+		v := strings.TrimSpace(getenv(s.env))
+		if v == "" {
+			v = s.def
+		}
+		values[i] = &v
+		if s.flag != "" {
+			fs.StringVar(values[i], s.flag, v, s.doc+" ("+s.env+")")
+		}
+	}
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
-
-	c.Port = parsePort("RELAY_PORT", *port, &errs)
-	c.ControlPort = parsePort("RELAY_CONTROL_PORT", *controlPort, &errs)
-	if c.Port != 0 && c.Port == c.ControlPort {
-		errs = append(errs, fmt.Errorf("RELAY_CONTROL_PORT: %d is also RELAY_PORT; the planes need two ports", c.ControlPort))
-	}
-	c.BindAddress = *bind
-	c.DatabaseURL = *dbURL
-	if c.DatabaseURL != "" {
-		if u, err := url.Parse(c.DatabaseURL); err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
-			errs = append(errs, errors.New("RELAY_DATABASE_URL: want postgres://user@host:port/db"))
+	var errs []error
+	for i, s := range table {
+		if err := s.parse(*values[i]); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", s.env, err))
 		}
 	}
-	c.RedisURL = *redisURL
-	if c.RedisURL != "" {
-		if u, err := url.Parse(c.RedisURL); err != nil || (u.Scheme != "redis" && u.Scheme != "rediss" && u.Scheme != "unix") {
-			errs = append(errs, errors.New("RELAY_REDIS_URL: want redis://host:port/db"))
-		}
+	if len(errs) == 0 { // the checks across settings read only what parsed
+		errs = c.check()
 	}
-	if mk := getenv("RELAY_MASTER_KEY"); strings.TrimSpace(mk) != "" {
-		k, err := secret.ParseKey(mk)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("RELAY_MASTER_KEY: %v (generate one with: openssl rand -base64 32)", err))
-		}
-		c.MasterKey = k
-	}
-	if prev := strings.TrimSpace(getenv("RELAY_MASTER_KEY_PREVIOUS")); prev != "" {
-		for _, p := range strings.Split(prev, ",") {
-			k, err := secret.ParseKey(p)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("RELAY_MASTER_KEY_PREVIOUS: %v", err))
-				break
-			}
-			c.PreviousKeys = append(c.PreviousKeys, k)
-		}
-		if c.MasterKey == nil && len(errs) == 0 {
-			errs = append(errs, errors.New("RELAY_MASTER_KEY_PREVIOUS: set RELAY_MASTER_KEY too; previous keys only open values"))
-		}
-	}
-	c.AdminToken = strings.TrimSpace(getenv("RELAY_ADMIN_TOKEN"))
-	if c.AdminToken != "" && len(c.AdminToken) < 16 {
-		errs = append(errs, errors.New("RELAY_ADMIN_TOKEN: too short; use at least 16 characters"))
-	}
-	c.DataDir = *dataDir
-	switch strings.ToLower(*logLevel) {
-	case "debug":
-		c.LogLevel = slog.LevelDebug
-	case "info":
-		c.LogLevel = slog.LevelInfo
-	case "warn", "warning":
-		c.LogLevel = slog.LevelWarn
-	case "error":
-		c.LogLevel = slog.LevelError
-	default:
-		errs = append(errs, fmt.Errorf("RELAY_LOG_LEVEL: %q is not one of debug, info, warn, error", *logLevel))
-	}
-	c.LogFormat = strings.ToLower(*logFormat)
-	if c.LogFormat != "json" && c.LogFormat != "text" {
-		errs = append(errs, fmt.Errorf("RELAY_LOG_FORMAT: %q is not json or text", *logFormat))
-	}
-	c.SnapshotDebounce = parseDuration("RELAY_SNAPSHOT_DEBOUNCE", *debounce, 0, time.Minute, &errs)
-	c.SnapshotResync = parseDuration("RELAY_SNAPSHOT_RESYNC", *resync, time.Second, 24*time.Hour, &errs)
-	c.ShutdownTimeout = parseDuration("RELAY_SHUTDOWN_TIMEOUT", *shutdown, 0, time.Hour, &errs)
-	c.DrainDelay = parseDuration("RELAY_DRAIN_DELAY", *drainDelay, 0, 10*time.Minute, &errs)
-	c.IdleTimeout = parseDuration("RELAY_IDLE_TIMEOUT", *idleTimeout, 100*time.Millisecond, 24*time.Hour, &errs)
-	c.ReadHeaderTimeout = parseDuration("RELAY_READ_HEADER_TIMEOUT", *headerTimeout, 100*time.Millisecond, time.Hour, &errs)
-	c.BodyTimeout = parseDuration("RELAY_BODY_TIMEOUT", *bodyTimeout, 100*time.Millisecond, time.Hour, &errs)
-	c.MaxConnections = parseCount("RELAY_MAX_CONNECTIONS", *maxConns, 1, 1<<20, &errs)
-	c.ControlMaxConnections = parseCount("RELAY_CONTROL_MAX_CONNECTIONS", *controlMaxConns, 1, 1<<16, &errs)
-	if n, err := strconv.ParseInt(*maxBody, 10, 64); err != nil || n < 1024 {
-		errs = append(errs, fmt.Errorf("RELAY_MAX_BODY_BYTES: %q is not a byte count of at least 1024", *maxBody))
-	} else {
-		c.MaxBodyBytes = n
-	}
-	if n, err := strconv.Atoi(*maxInflight); err != nil || n < 0 {
-		errs = append(errs, fmt.Errorf("RELAY_MAX_INFLIGHT: %q is not a count of at least 0 (0 = no cap)", *maxInflight))
-	} else {
-		c.MaxInflight = n
-	}
-	c.RedisTimeout = parseDuration("RELAY_REDIS_TIMEOUT", *redisTimeout, time.Millisecond, 10*time.Second, &errs)
-	c.RedisPrefix = *redisPrefix
-	if strings.ContainsAny(c.RedisPrefix, "{} \t\n") {
-		errs = append(errs, fmt.Errorf("RELAY_REDIS_PREFIX: %q may not hold braces or spaces (Relay adds its own hash tags)", c.RedisPrefix))
-	}
-	c.PayloadRetention = parseDuration("RELAY_PAYLOAD_RETENTION", *payloadRetention, time.Hour, 10*365*24*time.Hour, &errs)
-	if n, err := strconv.Atoi(*payloadQueue); err != nil || n < 1 || n > 1<<20 {
-		errs = append(errs, fmt.Errorf("RELAY_PAYLOAD_QUEUE: %q is not a count between 1 and 1048576", *payloadQueue))
-	} else {
-		c.PayloadQueue = n
-	}
-	if b, err := strconv.ParseBool(*migrateOnStart); err != nil {
-		errs = append(errs, fmt.Errorf("RELAY_MIGRATE_ON_START: %q is not true or false", *migrateOnStart))
-	} else {
-		c.MigrateOnStart = b
-	}
-	if *demo != "" {
-		b, err := strconv.ParseBool(*demo)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("RELAY_DEMO: %q is not true or false", *demo))
-		}
-		c.Demo, c.DemoSet = b, true
-	}
-	if len(errs) > 0 {
-		return nil, errs[0]
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
 	return c, nil
 }
 
-func parsePort(name, v string, errs *[]error) int {
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 0 || n > 65535 {
-		*errs = append(*errs, fmt.Errorf("%s: %q is not a port number (0-65535)", name, v))
-		return 0
+// check finds the problems no single setting shows.
+func (c *Config) check() []error {
+	var errs []error
+	if c.Port != 0 && c.Port == c.ControlPort {
+		errs = append(errs, fmt.Errorf("RELAY_CONTROL_PORT: %d is also RELAY_PORT; the planes need two ports", c.ControlPort))
 	}
-	return n
+	if c.PreviousKeys != nil && c.MasterKey == nil {
+		errs = append(errs, errors.New("RELAY_MASTER_KEY_PREVIOUS: set RELAY_MASTER_KEY too; previous keys only open values"))
+	}
+	return errs
 }
 
-func parseCount(name, v string, lo, hi int, errs *[]error) int {
-	n, err := strconv.Atoi(v)
-	if err != nil || n < lo || n > hi {
-		*errs = append(*errs, fmt.Errorf("%s: %q is not a count between %d and %d", name, v, lo, hi))
-		return 0
-	}
-	return n
+func text(dst *string) func(string) error {
+	return func(v string) error { *dst = v; return nil }
 }
 
-func parseDuration(name, v string, lo, hi time.Duration, errs *[]error) time.Duration {
-	d, err := time.ParseDuration(v)
-	if err != nil || d < lo || d > hi {
-		*errs = append(*errs, fmt.Errorf("%s: %q is not a duration between %s and %s (e.g. 1s, 500ms)", name, v, lo, hi))
-		return 0
+// valid returns a parser that parses v with parse and keeps the value in
+// *dst when ok holds; otherwise its error says v is not want.
+func valid[T any](dst *T, parse func(string) (T, error), ok func(T) bool, want string) func(string) error {
+	return func(v string) error {
+		x, err := parse(v)
+		if err != nil || !ok(x) {
+			return fmt.Errorf("%q is not %s", v, want)
+		}
+		*dst = x
+		return nil
 	}
-	return d
+}
+
+func between[T cmp.Ordered](lo, hi T) func(T) bool {
+	return func(x T) bool { return lo <= x && x <= hi }
+}
+
+func atLeast[T cmp.Ordered](lo T) func(T) bool {
+	return func(x T) bool { return lo <= x }
+}
+
+func port(dst *int) func(string) error {
+	return valid(dst, strconv.Atoi, between(0, 65535), "a port number (0-65535)")
+}
+
+func count(dst *int, lo, hi int) func(string) error {
+	return valid(dst, strconv.Atoi, between(lo, hi), fmt.Sprintf("a count between %d and %d", lo, hi))
+}
+
+func duration(dst *time.Duration, lo, hi time.Duration) func(string) error {
+	return valid(dst, time.ParseDuration, between(lo, hi), fmt.Sprintf("a duration between %s and %s (e.g. 1s, 500ms)", lo, hi))
+}
+
+func boolean(dst *bool) func(string) error {
+	return valid(dst, strconv.ParseBool, func(bool) bool { return true }, "true or false")
+}
+
+func int64Of(v string) (int64, error) { return strconv.ParseInt(v, 10, 64) }
+
+// optionalBool leaves *set false when the setting is not given, so the
+// caller can pick a default of its own.
+func optionalBool(dst, set *bool) func(string) error {
+	return func(v string) error {
+		if v == "" {
+			return nil
+		}
+		*set = true
+		return boolean(dst)(v)
+	}
+}
+
+// urlOf accepts an empty value (the setting is off) or a URL in one of the
+// schemes.
+func urlOf(dst *string, want string, schemes ...string) func(string) error {
+	return func(v string) error {
+		*dst = v
+		if v == "" {
+			return nil
+		}
+		if u, err := url.Parse(v); err != nil || !slices.Contains(schemes, u.Scheme) {
+			return errors.New(want)
+		}
+		return nil
+	}
+}
+
+func logLevel(dst *slog.Level) func(string) error {
+	return func(v string) error {
+		switch strings.ToLower(v) {
+		case "debug":
+			*dst = slog.LevelDebug
+		case "info":
+			*dst = slog.LevelInfo
+		case "warn", "warning":
+			*dst = slog.LevelWarn
+		case "error":
+			*dst = slog.LevelError
+		default:
+			return fmt.Errorf("%q is not one of debug, info, warn, error", v)
+		}
+		return nil
+	}
+}
+
+func logFormat(dst *string) func(string) error {
+	return func(v string) error {
+		*dst = strings.ToLower(v)
+		if *dst != "json" && *dst != "text" {
+			return fmt.Errorf("%q is not json or text", v)
+		}
+		return nil
+	}
+}
+
+func redisPrefix(dst *string) func(string) error {
+	return func(v string) error {
+		*dst = v
+		if strings.ContainsAny(v, "{} \t\n") {
+			return fmt.Errorf("%q may not hold braces or spaces (Relay adds its own hash tags)", v)
+		}
+		return nil
+	}
+}
+
+func masterKey(dst *[]byte) func(string) error {
+	return func(v string) error {
+		if v == "" {
+			return nil
+		}
+		k, err := secret.ParseKey(v)
+		if err != nil {
+			return fmt.Errorf("%v (generate one with: openssl rand -base64 32)", err)
+		}
+		*dst = k
+		return nil
+	}
+}
+
+func previousKeys(dst *[][]byte) func(string) error {
+	return func(v string) error {
+		if v == "" {
+			return nil
+		}
+		for _, p := range strings.Split(v, ",") {
+			k, err := secret.ParseKey(p)
+			if err != nil {
+				return err
+			}
+			*dst = append(*dst, k)
+		}
+		return nil
+	}
+}
+
+func adminToken(dst *string) func(string) error {
+	return func(v string) error {
+		*dst = v
+		if v != "" && len(v) < 16 {
+			return errors.New("too short; use at least 16 characters")
+		}
+		return nil
+	}
 }
 
 // Logger builds the process logger from the configured level and format.

@@ -2,10 +2,14 @@ package config
 
 import (
 	"io"
+	"os"
 	"strings"
 	"testing"
 	"time"
 )
+
+// key is a valid master key: base64 of 32 bytes.
+const key = "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="
 
 func envOf(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
 
@@ -117,5 +121,113 @@ func TestLoad_ConnectionLimits(t *testing.T) {
 	if c.IdleTimeout != 2*time.Second || c.ReadHeaderTimeout != 3*time.Second || c.BodyTimeout != 4*time.Second ||
 		c.MaxConnections != 50 || c.ControlMaxConnections != 5 || c.DrainDelay != 0 {
 		t.Fatalf("settings not read: %+v", c)
+	}
+}
+
+func TestLoad_ReportsEveryProblem(t *testing.T) {
+	_, err := Load([]string{"--log-format", "xml"}, envOf(map[string]string{
+		"RELAY_PORT": "http", "RELAY_ADMIN_TOKEN": "short", "RELAY_MAX_CONNECTIONS": "0",
+	}), io.Discard)
+	if err == nil {
+		t.Fatal("no error")
+	}
+	lines := strings.Split(err.Error(), "\n")
+	want := []string{"RELAY_PORT:", "RELAY_ADMIN_TOKEN:", "RELAY_LOG_FORMAT:", "RELAY_MAX_CONNECTIONS:"}
+	if len(lines) != len(want) {
+		t.Fatalf("error = %q, want one line for each of %v", err, want)
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(lines[i], w) {
+			t.Errorf("line %d = %q, want it to start with %s", i, lines[i], w)
+		}
+	}
+}
+
+func TestLoad_SecretsAreNotFlags(t *testing.T) {
+	for _, flag := range []string{"--master-key", "--admin-token", "--master-key-previous"} {
+		if _, err := Load([]string{flag, "x"}, envOf(nil), io.Discard); err == nil {
+			t.Errorf("%s accepted", flag)
+		}
+	}
+}
+
+func TestSettings_EachNamedOnce(t *testing.T) {
+	envs, flags := map[string]bool{}, map[string]bool{}
+	for _, s := range settings(&Config{}) {
+		if !strings.HasPrefix(s.env, "RELAY_") || envs[s.env] || (s.flag != "" && flags[s.flag]) {
+			t.Errorf("%s (--%s) is named twice or badly", s.env, s.flag)
+		}
+		if (s.flag == "") != (s.doc == "") {
+			t.Errorf("%s: a flag wants a usage line, and only a flag", s.env)
+		}
+		envs[s.env], flags[s.flag] = true, true
+	}
+}
+
+// The README's configuration table is the user's view of the settings: every
+// setting has a row there, its default as the table says it, and every row
+// for a RELAY_ variable is a setting or is read elsewhere (listed here).
+func TestSettings_MatchTheREADME(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(readme), "\n## Configuration\n")
+	section, _, _ = strings.Cut(section, "\n## ")
+	rows := map[string]string{} // variable → default column
+	for _, line := range strings.Split(section, "\n") {
+		cols := strings.Split(line, " | ")
+		if len(cols) < 3 || !strings.HasPrefix(cols[0], "| `") {
+			continue
+		}
+		for _, v := range strings.Split(strings.TrimPrefix(cols[0], "| "), ", ") {
+			rows[strings.Trim(v, "`")] = cols[1]
+		}
+	}
+	if len(rows) < 10 {
+		t.Fatalf("found %d rows in the README's configuration table; has it moved?", len(rows))
+	}
+	elsewhere := map[string]string{
+		"RELAY_ADMIN_EMAIL":    "controlapi's bootstrap",
+		"RELAY_ADMIN_PASSWORD": "controlapi's bootstrap",
+		"RELAY_URL":            "the CLI (cmd/relay)",
+	}
+	for _, s := range settings(&Config{}) {
+		col, ok := rows[s.env]
+		if !ok {
+			t.Errorf("%s has no row in the README", s.env)
+			continue
+		}
+		delete(rows, s.env)
+		quoted := strings.HasPrefix(col, "`")
+		if s.def != "" && !strings.HasPrefix(col, "`"+s.def+"`") || s.def == "" && quoted {
+			t.Errorf("%s: the README gives the default %s, the code %q", s.env, col, s.def)
+		}
+	}
+	for v := range rows {
+		if strings.HasPrefix(v, "RELAY_") && elsewhere[v] == "" {
+			t.Errorf("the README documents %s, which nothing reads", v)
+		}
+	}
+}
+
+// The messages are what an operator reads at start; they stay word for word.
+func TestLoad_Messages(t *testing.T) {
+	for env, want := range map[string]string{
+		"RELAY_PORT=http":                  `RELAY_PORT: "http" is not a port number (0-65535)`,
+		"RELAY_MAX_CONNECTIONS=0":          `RELAY_MAX_CONNECTIONS: "0" is not a count between 1 and 1048576`,
+		"RELAY_MAX_INFLIGHT=-1":            `RELAY_MAX_INFLIGHT: "-1" is not a count of at least 0 (0 = no cap)`,
+		"RELAY_MAX_BODY_BYTES=12":          `RELAY_MAX_BODY_BYTES: "12" is not a byte count of at least 1024`,
+		"RELAY_REDIS_TIMEOUT=0s":           `RELAY_REDIS_TIMEOUT: "0s" is not a duration between 1ms and 10s (e.g. 1s, 500ms)`,
+		"RELAY_DEMO=maybe":                 `RELAY_DEMO: "maybe" is not true or false`,
+		"RELAY_LOG_LEVEL=loud":             `RELAY_LOG_LEVEL: "loud" is not one of debug, info, warn, error`,
+		"RELAY_DATABASE_URL=mysql://x":     `RELAY_DATABASE_URL: want postgres://user@host:port/db`,
+		"RELAY_CONTROL_PORT=8080":          `RELAY_CONTROL_PORT: 8080 is also RELAY_PORT; the planes need two ports`,
+		"RELAY_MASTER_KEY_PREVIOUS=" + key: `RELAY_MASTER_KEY_PREVIOUS: set RELAY_MASTER_KEY too; previous keys only open values`,
+	} {
+		name, value, _ := strings.Cut(env, "=")
+		if _, err := Load(nil, envOf(map[string]string{name: value}), io.Discard); err == nil || err.Error() != want {
+			t.Errorf("%s: error = %v, want %s", env, err, want)
+		}
 	}
 }

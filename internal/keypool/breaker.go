@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/relay-llm/relay/internal/backoff"
 	"github.com/relay-llm/relay/internal/snapshot"
 )
 
@@ -169,21 +170,14 @@ func (c BreakerConfig) withDefaults() BreakerConfig {
 // Backoff is the open period after n consecutive failures.
 func (c BreakerConfig) Backoff(n int) time.Duration {
 	c = c.withDefaults()
-	return doubled(c.BaseBackoff, c.MaxBackoff, n)
+	return backoff.Policy{Base: c.BaseBackoff, Max: c.MaxBackoff}.Delay(n)
 }
 
 // HoldFor is how long an invalid or exhausted key is held after n
 // consecutive key-level refusals before the next probe.
 func (c BreakerConfig) HoldFor(n int) time.Duration {
 	c = c.withDefaults()
-	return doubled(c.HoldBackoff, c.MaxHoldBackoff, n)
-}
-
-func doubled(d, limit time.Duration, n int) time.Duration {
-	for i := 1; i < n && d < limit; i++ {
-		d *= 2
-	}
-	return min(d, limit)
+	return backoff.Policy{Base: c.HoldBackoff, Max: c.MaxHoldBackoff}.Delay(n)
 }
 
 type entryKind uint8

@@ -14,7 +14,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -22,6 +21,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/relay-llm/relay/internal/backoff"
 	"github.com/relay-llm/relay/internal/secret"
 	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/store"
@@ -243,13 +243,14 @@ func (l *Loader) Run(ctx context.Context) error {
 // (re)connect is followed by a full reload, since notifications may have
 // been missed while it was down.
 func (l *Loader) listenLoop(ctx context.Context) {
-	backoff := 100 * time.Millisecond
+	retry := backoff.Policy{Base: 100 * time.Millisecond, Max: l.opts.MaxBackoff, Jitter: backoff.Extra}
+	failures := 0
 	for ctx.Err() == nil {
 		connected := false
 		err := l.st.Listen(ctx, func(uint32) {
 			connected = true
 			l.listening.Store(true)
-			backoff = 100 * time.Millisecond
+			failures = 0
 			l.pendingMu.Lock()
 			l.needFull = true
 			l.pendingMu.Unlock()
@@ -265,16 +266,11 @@ func (l *Loader) listenLoop(ctx context.Context) {
 		if err == nil {
 			err = errors.New("listener closed")
 		}
-		l.log.Warn("snapshot listener lost; reconnecting", "err", err, "after", backoff, "was_connected", connected)
-		jitter := time.Duration(rand.Int64N(int64(backoff)/2 + 1))
-		t := time.NewTimer(backoff + jitter)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		failures++
+		l.log.Warn("snapshot listener lost; reconnecting", "err", err, "after", retry.Delay(failures), "was_connected", connected)
+		if !retry.Wait(ctx, failures) {
 			return
-		case <-t.C:
 		}
-		backoff = min(backoff*2, l.opts.MaxBackoff)
 	}
 }
 
@@ -304,12 +300,8 @@ func (l *Loader) applyLoop(ctx context.Context) {
 		}
 		if err := l.applyPending(ctx); err != nil && ctx.Err() == nil {
 			l.log.Error("snapshot update failed; will retry", "err", err)
-			t := time.NewTimer(time.Second)
-			select {
-			case <-ctx.Done():
-				t.Stop()
+			if !backoff.Sleep(ctx, time.Second) {
 				return
-			case <-t.C:
 			}
 			select {
 			case l.wake <- struct{}{}:

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 func validateMessage(t *testing.T, out []byte) {

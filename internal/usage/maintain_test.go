@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/relay-llm/relay/internal/pgtest"
+	"github.com/relay-llm/relay/internal/poll"
 	"github.com/relay-llm/relay/internal/store"
 	"github.com/relay-llm/relay/internal/usage"
 )
@@ -60,7 +61,7 @@ func TestMaintainer_MakesPartitionsAheadAndAppliesRetention(t *testing.T) {
 	go func() {
 		done <- usage.NewMaintainer(usage.MaintainerConfig{Store: st, DaysAhead: 2, Now: clock, Interval: time.Hour}).Run(ctx)
 	}()
-	waitFor(t, func() bool {
+	poll.Until(t, 30*time.Second, "the maintainer makes the partition", func() bool {
 		names, _ := st.ListUsagePartitions(t.Context())
 		return slices.Contains(names, "usage_events_p20310518")
 	})

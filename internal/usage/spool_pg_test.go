@@ -20,6 +20,7 @@ import (
 
 	"github.com/relay-llm/relay/internal/event"
 	"github.com/relay-llm/relay/internal/pgtest"
+	"github.com/relay-llm/relay/internal/poll"
 	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/store"
 	"github.com/relay-llm/relay/internal/usage"
@@ -235,21 +236,21 @@ func TestWriter_PostgresOutageLosesNothing(t *testing.T) {
 			}
 		}
 	}()
-	waitFor(t, func() bool { return w.Stats().Written >= 500 })
+	poll.Until(t, 30*time.Second, "500 events written", func() bool { return w.Stats().Written >= 500 })
 
 	px.setCut(true)
 	cutAt := time.Now()
-	waitFor(t, func() bool { return w.Stats().Spilled > 0 })
+	poll.Until(t, 30*time.Second, "a batch spilled", func() bool { return w.Stats().Spilled > 0 })
 	// The outage lasts its length, whatever the load does meanwhile.
 	<-time.After(time.Until(cutAt.Add(outage)))
 	during := w.Stats()
 	px.setCut(false)
 	restoredAt := time.Now()
 	// Replaying takes a fraction of the outage (more on a loaded machine).
-	waitWithin(t, 30*time.Second+3*outage, func() bool { return w.Stats().SpoolEvents == 0 })
+	poll.Until(t, 30*time.Second+3*outage, "the spool replayed", func() bool { return w.Stats().SpoolEvents == 0 })
 	replay := time.Since(restoredAt)
 	after := recorded.Load()
-	waitFor(t, func() bool { return recorded.Load() >= after+500 })
+	poll.Until(t, 30*time.Second, "500 more events recorded", func() bool { return recorded.Load() >= after+500 })
 	close(stop)
 	<-stopped
 
@@ -294,7 +295,7 @@ func TestWriter_ReplaysSpoolOfKilledProcess(t *testing.T) {
 		recs[i] = loadRecord(i, project)
 		dead.Record(recs[i])
 	}
-	waitFor(t, func() bool { return dead.Stats().Spilled == n })
+	poll.Until(t, 30*time.Second, "every event spilled", func() bool { return dead.Stats().Spilled == n })
 	// A spill the kill interrupted: never renamed into place.
 	if err := os.WriteFile(filepath.Join(dir, "99999999999999999999-7.usage.tmp"), []byte("half a segm"), 0o600); err != nil {
 		t.Fatal(err)
@@ -317,7 +318,7 @@ func TestWriter_ReplaysSpoolOfKilledProcess(t *testing.T) {
 	}
 
 	next := usage.NewWriter(usage.WriterConfig{Sink: st, SpoolDir: dir, FlushInterval: 10 * time.Millisecond})
-	waitFor(t, func() bool { return next.Stats().SpoolEvents == 0 })
+	poll.Until(t, 30*time.Second, "the next writer replays the spool", func() bool { return next.Stats().SpoolEvents == 0 })
 	if err := next.Close(t.Context()); err != nil {
 		t.Fatal(err)
 	}

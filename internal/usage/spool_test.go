@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/relay-llm/relay/internal/poll"
 	"github.com/relay-llm/relay/internal/usage"
 )
 
@@ -24,7 +25,7 @@ func TestWriter_SpoolFullCountsLoss(t *testing.T) {
 	for i := range n {
 		w.Record(loadRecord(i, project))
 	}
-	waitFor(t, func() bool { s := w.Stats(); return s.Spilled+s.Lost == n })
+	poll.Until(t, 30*time.Second, "every event spilled or lost", func() bool { s := w.Stats(); return s.Spilled+s.Lost == n })
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
 	if err := w.Close(ctx); err != nil {

@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/relay-llm/relay/internal/backoff"
+	"github.com/relay-llm/relay/internal/batching"
 	"github.com/relay-llm/relay/internal/event"
 	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/store"
@@ -297,41 +298,7 @@ func (w *Writer) run() {
 			batch = batch[:0]
 		}
 	}
-	w.gather(&batch, flush)
-}
-
-// gather appends queued events to *batch and calls flush when it is full
-// and on every tick; on quit it drains the queue, flushes once more and
-// returns. Both writer loops (with and without a spool) batch this way.
-func (w *Writer) gather(batch *[]Event, flush func()) {
-	add := func(ev Event) {
-		*batch = append(*batch, ev)
-		if len(*batch) >= w.batch {
-			flush()
-		}
-	}
-	tick := time.NewTicker(w.interval)
-	defer tick.Stop()
-	for {
-		select {
-		case ev := <-w.ch:
-			add(ev)
-		case <-tick.C:
-			flush()
-		case <-w.quit:
-			for {
-				select {
-				case ev := <-w.ch:
-					add(ev)
-					continue
-				default:
-				}
-				break
-			}
-			flush()
-			return
-		}
-	}
+	batching.Gather(w.ch, w.quit, w.batch, w.interval, &batch, flush)
 }
 
 // write stores one batch, retrying with backoff; after the last attempt the
@@ -342,7 +309,6 @@ func (w *Writer) write(batch []Event, rows []store.UsageEvent) []store.UsageEven
 		rows = append(rows, batch[i].row())
 	}
 	defer clear(rows)
-	wait := w.backoff
 	for attempt := 1; ; attempt++ {
 		ctx, cancel := context.WithTimeout(w.ctx, w.timeout)
 		n, err := w.sink.IngestUsageEvents(ctx, rows)
@@ -364,15 +330,14 @@ func (w *Writer) write(batch []Event, rows []store.UsageEvent) []store.UsageEven
 		}
 		w.retries.Add(1)
 		w.log.Warn("usage batch write failed; retrying", "events", len(rows), "attempt", attempt, "err", err)
-		d := wait/2 + rand.N(wait/2+1)
-		wait = min(wait*2, w.backoffM)
-		t := time.NewTimer(d)
-		select {
-		case <-t.C:
-		case <-w.ctx.Done():
-			t.Stop()
-		}
+		w.retry().Wait(w.ctx, attempt)
 	}
+}
+
+// retry is the wait between write attempts: RetryBackoff doubling up to
+// RetryBackoffMax, with equal jitter.
+func (w *Writer) retry() backoff.Policy {
+	return backoff.Policy{Base: w.backoff, Max: w.backoffM, Jitter: backoff.Equal}
 }
 
 // collect batches the queue, with a spool: a batch goes to the ingester
@@ -400,7 +365,7 @@ func (w *Writer) collect() {
 		default:
 		}
 	}
-	w.gather(&batch, flush)
+	batching.Gather(w.ch, w.quit, w.batch, w.interval, &batch, flush)
 }
 
 // ingest writes the batches the collector hands over and replays the
@@ -409,7 +374,7 @@ func (w *Writer) collect() {
 // When the collector is done it replays what it can and returns.
 func (w *Writer) ingest() {
 	defer close(w.ingested)
-	wait := w.backoff
+	failures := 0
 	var retry <-chan time.Time
 	var timer *time.Timer
 	var outage time.Time // when the current outage began; zero when none
@@ -417,13 +382,12 @@ func (w *Writer) ingest() {
 		if outage.IsZero() {
 			outage = time.Now()
 		}
-		d := wait/2 + rand.N(wait/2+1)
-		wait = min(wait*2, w.backoffM)
-		timer = time.NewTimer(d)
+		failures++
+		timer = time.NewTimer(w.retry().Next(failures))
 		retry = timer.C
 	}
 	recovered := func() {
-		wait = w.backoff
+		failures = 0
 		if !outage.IsZero() && !w.spool.pending() {
 			w.log.Info("usage spool replayed; Postgres takes batches again", "outage", time.Since(outage).Round(time.Millisecond))
 			outage = time.Time{}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/relay-llm/relay/internal/event"
 	"github.com/relay-llm/relay/internal/pgtest"
+	"github.com/relay-llm/relay/internal/poll"
 	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/store"
 	"github.com/relay-llm/relay/internal/usage"
@@ -42,7 +43,7 @@ func TestWriter_PostgresGoneRetriesThenLoses(t *testing.T) {
 	for i := range 10 {
 		w.Record(rec(i))
 	}
-	waitFor(t, func() bool { return w.Stats().Written == 10 })
+	poll.Until(t, 30*time.Second, "10 events written", func() bool { return w.Stats().Written == 10 })
 
 	// Drop the database, terminating the writer's connections.
 	u, _ := url.Parse(dbURL)
@@ -71,21 +72,5 @@ func TestWriter_PostgresGoneRetriesThenLoses(t *testing.T) {
 	st2 := w.Stats()
 	if st2.Written != 10 || st2.Lost == 0 || st2.Retries == 0 || st2.Lost+st2.Dropped != 1000 {
 		t.Errorf("stats %+v: want every later event lost or dropped, with retries", st2)
-	}
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	waitWithin(t, 30*time.Second, cond)
-}
-
-func waitWithin(t *testing.T, d time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("condition not met within %v", d)
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }

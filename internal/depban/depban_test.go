@@ -1,0 +1,267 @@
+// Package depban_test holds the module's house rules that the compiler
+// cannot state by itself: which packages may not reach which others, even
+// indirectly (the bans are data, one row each with its reason), and that
+// every package opens with a doc comment. It has no code of its own and
+// nothing imports it; it lists the module once with `go list` and checks the
+// table against what it finds.
+package depban_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"go/parser"
+	"go/token"
+	"io"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const mod = "github.com/relay-llm/relay"
+
+// Import paths a ban may name. Module packages are written relative to the
+// module; a path with a dot in its first element is outside it.
+const (
+	pgx = "github.com/jackc/pgx/v5"
+
+	proxy        = "internal/proxy"
+	routing      = "internal/routing"
+	keypool      = "internal/keypool"
+	wire         = "internal/wire"
+	store        = "internal/store"
+	loader       = "internal/loader"
+	usage        = "internal/usage"
+	capture      = "internal/capture"
+	ratelimit    = "internal/ratelimit"
+	translator   = "internal/translator"
+	canonical    = "internal/canonical"
+	controlapi   = "internal/controlapi"
+	configfile   = "internal/configfile"
+	mockupstream = "internal/mockupstream"
+	ui           = "ui"
+	relay        = "cmd/relay"
+)
+
+// ban says that none of the packages may depend on any of forbidden, directly
+// or not. A forbidden path covers the packages below it too.
+type ban struct {
+	packages  []string
+	forbidden []string
+	why       string
+}
+
+// bans is the table: one row per rule, with its reason.
+func bans() []ban {
+	// hotPath is what runs on every inference request.
+	hotPath := []string{proxy, routing, keypool, wire}
+	return []ban{
+		{
+			packages:  hotPath,
+			forbidden: []string{pgx, store, loader, usage},
+			why:       "the inference plane serves from the in-memory snapshot and must keep serving while Postgres is down; records leave it through event and the writers cmd/relay wires in",
+		},
+		{
+			packages:  []string{ratelimit},
+			forbidden: []string{pgx, store, loader, usage},
+			why:       "the limiter runs on the request path and counts in Redis or in memory, never in Postgres",
+		},
+		{
+			packages:  []string{translator, canonical},
+			forbidden: []string{pgx, store, loader, proxy},
+			why:       "translation is pure: bytes in one shape to bytes in another, with no database and no knowledge of how the request is forwarded",
+		},
+		{
+			packages:  []string{canonical},
+			forbidden: []string{mod},
+			why:       "the canonical protocol is the leaf every shape translates through; it imports no Relay package",
+		},
+		{
+			packages:  []string{controlapi},
+			forbidden: []string{proxy, translator, canonical, ratelimit, mockupstream},
+			why:       "the control plane does not link the inference plane; it learns what the proxy supports as a value (it keeps routing and keypool on purpose: the route explain and the breakers)",
+		},
+		{
+			packages:  []string{ui},
+			forbidden: []string{proxy, translator},
+			why:       "the console is a client of the control plane, not of the inference plane",
+		},
+		{
+			packages:  []string{usage, capture},
+			forbidden: []string{proxy},
+			why:       "the writers take event records from the proxy; they do not import the proxy",
+		},
+		{
+			packages:  []string{configfile},
+			forbidden: []string{pgx, store, controlapi},
+			why:       "relay apply reaches Relay through the generated API client alone (its test helper configfiletest may start a server)",
+		},
+		{
+			packages:  []string{relay},
+			forbidden: []string{"internal/poll", "internal/pgtest", "internal/redistest", "internal/clienttest", "internal/configfile/configfiletest"},
+			why:       "the test helpers stay out of the binary",
+		},
+	}
+}
+
+// pkg is what `go list -json` says of one package, the fields used here.
+type pkg struct {
+	ImportPath   string
+	Dir          string
+	Doc          string
+	Deps         []string
+	GoFiles      []string
+	TestGoFiles  []string
+	XTestGoFiles []string
+	Imports      []string
+	TestImports  []string
+	XTestImports []string
+}
+
+// list runs `go list` once over the whole module.
+func list(t *testing.T) []pkg {
+	t.Helper()
+	var stderr bytes.Buffer
+	cmd := exec.Command("go", "list", "-json=ImportPath,Dir,Doc,Deps,GoFiles,TestGoFiles,XTestGoFiles,Imports,TestImports,XTestImports", mod+"/...")
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr.Bytes())
+	}
+	var pkgs []pkg
+	for dec := json.NewDecoder(bytes.NewReader(out)); ; {
+		var p pkg
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatalf("go list output: %v", err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	if len(pkgs) < 20 {
+		t.Fatalf("implausible package list: %d packages", len(pkgs))
+	}
+	return pkgs
+}
+
+// full turns a path of the table into an import path.
+func full(path string) string {
+	if first, _, _ := strings.Cut(path, "/"); strings.Contains(first, ".") {
+		return path
+	}
+	return mod + "/" + path
+}
+
+// covers reports whether the forbidden path forbids the import path.
+func covers(forbidden, path string) bool {
+	return path == forbidden || strings.HasPrefix(path, forbidden+"/")
+}
+
+func TestDeps_Bans(t *testing.T) {
+	t.Parallel()
+	pkgs := list(t)
+	deps := make(map[string][]string, len(pkgs))
+	var everything []string
+	for _, p := range pkgs {
+		deps[p.ImportPath] = p.Deps
+		everything = append(everything, p.ImportPath)
+		everything = append(everything, p.Deps...)
+	}
+	for _, b := range bans() {
+		for _, f := range b.forbidden {
+			// A ban on a path nothing in the module imports or is proves
+			// nothing: the package was renamed and the row went stale.
+			if !slices.ContainsFunc(everything, func(p string) bool { return covers(full(f), p) }) {
+				t.Errorf("ban on %s: no such package in the module's build (renamed?)", f)
+			}
+		}
+		for _, p := range b.packages {
+			ds, ok := deps[full(p)]
+			if !ok {
+				t.Errorf("ban on %s: no such package in the module", p)
+				continue
+			}
+			for _, d := range ds {
+				for _, f := range b.forbidden {
+					if covers(full(f), d) {
+						t.Errorf("%s imports %s, even if indirectly: %s", p, d, b.why)
+					}
+				}
+			}
+		}
+	}
+}
+
+// One module for each job: no package of the module, tests included,
+// imports the others directly (dependencies may still link them).
+func TestImports_OneModuleEach(t *testing.T) {
+	t.Parallel()
+	banned := map[string]string{
+		"gopkg.in/yaml.v3":   "YAML is go.yaml.in/yaml/v3",
+		"go.yaml.in/yaml/v4": "YAML is go.yaml.in/yaml/v3 (v4 reads anchors and words type errors differently: relay apply's documents and messages would change)",
+		"gopkg.in/yaml.v2":   "YAML is go.yaml.in/yaml/v3",
+		"sigs.k8s.io/yaml":   "YAML is go.yaml.in/yaml/v3",
+	}
+	for _, p := range list(t) {
+		for _, imp := range slices.Concat(p.Imports, p.TestImports, p.XTestImports) {
+			for b, why := range banned {
+				if covers(b, imp) {
+					t.Errorf("%s imports %s: %s", strings.TrimPrefix(p.ImportPath, mod+"/"), imp, why)
+				}
+			}
+		}
+	}
+}
+
+// The matcher must see what it is meant to see, or every ban passes.
+func TestDeps_CoversSubpackages(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		forbidden, path string
+		want            bool
+	}{
+		{full(store), mod + "/internal/store", true},
+		{full(store), mod + "/internal/store/dbsqlc", true},
+		{full(store), mod + "/internal/storefront", false},
+		{full(pgx), "github.com/jackc/pgx/v5/pgxpool", true},
+		{full(mod), mod + "/internal/wire", true},
+		{full(ui), mod + "/ui", true},
+		{full(ui), mod + "/uikit", false},
+	} {
+		if got := covers(c.forbidden, c.path); got != c.want {
+			t.Errorf("covers(%q, %q) = %v, want %v", c.forbidden, c.path, got, c.want)
+		}
+	}
+}
+
+// Every package says what it owns in a doc comment. A package of test files
+// only (a suite such as openapi/ts, or this one) says it in one of them.
+func TestPackageDocs(t *testing.T) {
+	t.Parallel()
+	for _, p := range list(t) {
+		files := p.GoFiles
+		if len(files) == 0 {
+			files = append(slices.Clone(p.TestGoFiles), p.XTestGoFiles...)
+		}
+		if !hasDoc(t, p.Dir, files) {
+			t.Errorf("%s has no package doc comment", strings.TrimPrefix(p.ImportPath, mod+"/"))
+		}
+	}
+}
+
+func hasDoc(t *testing.T, dir string, files []string) bool {
+	t.Helper()
+	fset := token.NewFileSet()
+	for _, name := range files {
+		f, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, parser.PackageClauseOnly|parser.ParseComments)
+		if err != nil {
+			t.Fatalf("parse %s: %v", name, err)
+		}
+		if f.Doc != nil && strings.TrimSpace(f.Doc.Text()) != "" {
+			return true
+		}
+	}
+	return false
+}
