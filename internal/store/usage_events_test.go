@@ -132,7 +132,7 @@ func TestUsageEvents_IngestIsIdempotentAndRollsUp(t *testing.T) {
 
 	all := UsageDims{Project: true, Team: true, Key: true, Host: true, Model: true, Status: true, Binding: true, HostKey: true}
 	coarse := UsageDims{Project: true, Team: true, Model: true} // reads the coarse rollups
-	cache := UsageDims{Binding: true, HostKey: true}              // the detailed rollups, by binding and host key
+	cache := UsageDims{Binding: true, HostKey: true}            // the detailed rollups, by binding and host key
 	from, to := start.Truncate(24*time.Hour), start.Truncate(24*time.Hour).Add(48*time.Hour)
 	for _, c := range []struct {
 		unit string
