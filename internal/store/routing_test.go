@@ -12,7 +12,7 @@ import (
 
 // TestRouting_CatalogFields round-trips the routing fields of models,
 // bindings and policies, their defaults, and the rules the schema keeps.
-func TestRouting_CatalogFields(t *testing.T) {
+func TestRouteCatalog_CatalogFields(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	ctx, s := b.ctx, b.s
@@ -109,7 +109,7 @@ func TestRouting_CatalogFields(t *testing.T) {
 // TestRouting_UsageRouteAndSaved stores the routing decision and the money
 // the cache saved, and sums saved by binding and host key alike from the
 // ledger and from the rollups.
-func TestRouting_UsageRouteAndSaved(t *testing.T) {
+func TestRouteCatalog_UsageRouteAndSaved(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	ctx, s := b.ctx, b.s
