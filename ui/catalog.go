@@ -172,10 +172,10 @@ func (h *Handler) modelKind() *kind {
 			SupportsTools: u.SupportsTools, SupportsVision: u.SupportsVision, SupportsJSON: u.SupportsJSON, SupportsThinking: u.SupportsThinking,
 			Strategy: u.Strategy, Fallbacks: u.Fallbacks}
 		if err := p.check(h, http.MethodPost, "/api/models", b); err != nil {
-			return err
+			return fallbackFields(http.MethodPost, err)
 		}
 		_, err := h.api.CreateModel(p.ctx, gen.CreateModelRequestObject{Body: &b})
-		return err
+		return fallbackFields(http.MethodPost, err)
 	}
 	k.load = func(p *page, id uuid.UUID) (url.Values, error) {
 		resp, err := h.api.GetModel(p.ctx, gen.GetModelRequestObject{ID: id})
@@ -200,16 +200,37 @@ func (h *Handler) modelKind() *kind {
 			return err
 		}
 		if err := p.check(h, http.MethodPatch, "/api/models/"+id.String(), b); err != nil {
-			return err
+			return fallbackFields(http.MethodPatch, err)
 		}
 		_, err := h.api.UpdateModel(p.ctx, gen.UpdateModelRequestObject{ID: id, Body: &b})
-		return err
+		return fallbackFields(http.MethodPatch, err)
 	}
 	k.remove = func(p *page, id uuid.UUID) error {
 		_, err := h.api.DeleteModel(p.ctx, gen.DeleteModelRequestObject{ID: id})
 		return err
 	}
 	return k
+}
+
+// fallbackFields moves the API's messages about fallbacks.N to the form's
+// one fallbacks field.
+func fallbackFields(method string, err error) error {
+	if err == nil {
+		return nil
+	}
+	pr := explain(method, err)
+	moved := false
+	for f, m := range pr.Fields {
+		if strings.HasPrefix(f, "fallbacks.") {
+			delete(pr.Fields, f)
+			pr.Fields["fallbacks"] = m
+			moved = true
+		}
+	}
+	if !moved {
+		return err
+	}
+	return &formError{pr}
 }
 
 // modelIDs resolves a field of model names separated by commas, in order;
