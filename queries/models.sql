@@ -10,20 +10,27 @@ SELECT * FROM models WHERE name = $1;
 -- name: GetModelByIDForUpdate :one
 SELECT * FROM models WHERE id = $1 FOR UPDATE;
 
+-- InsertModel takes an empty strategy for the default, priority, and a nil
+-- fallback list for none.
 -- name: InsertModel :one
 INSERT INTO models (
     name, provider, kind, context_window, max_output_tokens,
-    supports_tools, supports_vision, supports_json, supports_thinking
+    supports_tools, supports_vision, supports_json, supports_thinking, strategy, fallbacks
 ) VALUES (
-    $1, $2, $3, $4, $5, $6, $7, $8, $9
+    sqlc.arg(name), sqlc.arg(provider), sqlc.arg(kind), sqlc.arg(context_window), sqlc.arg(max_output_tokens),
+    sqlc.arg(supports_tools), sqlc.arg(supports_vision), sqlc.arg(supports_json), sqlc.arg(supports_thinking),
+    coalesce(nullif(sqlc.arg(strategy)::text, ''), 'priority'), coalesce(sqlc.arg(fallbacks)::uuid[], '{}')
 )
 RETURNING *;
 
 -- name: UpdateModel :one
 UPDATE models
-SET name = $2, provider = $3, kind = $4, context_window = $5, max_output_tokens = $6,
-    supports_tools = $7, supports_vision = $8, supports_json = $9, supports_thinking = $10
-WHERE id = $1
+SET name = sqlc.arg(name), provider = sqlc.arg(provider), kind = sqlc.arg(kind),
+    context_window = sqlc.arg(context_window), max_output_tokens = sqlc.arg(max_output_tokens),
+    supports_tools = sqlc.arg(supports_tools), supports_vision = sqlc.arg(supports_vision),
+    supports_json = sqlc.arg(supports_json), supports_thinking = sqlc.arg(supports_thinking),
+    strategy = sqlc.arg(strategy), fallbacks = coalesce(sqlc.arg(fallbacks)::uuid[], '{}')
+WHERE id = sqlc.arg(id)
 RETURNING *;
 
 -- Deleting a model deletes its bindings and policy grants (ON DELETE CASCADE).

@@ -10,13 +10,17 @@ SELECT * FROM policies WHERE slug = $1;
 -- name: GetPolicyByIDForUpdate :one
 SELECT * FROM policies WHERE id = $1 FOR UPDATE;
 
+-- InsertPolicy takes an empty affinity for the default, key.
 -- name: InsertPolicy :one
 INSERT INTO policies (
     slug, name, all_models, all_host_keys, key_strategy, rate_limit_id,
     max_wait_ms, priority, max_attempts, limiter_failure_mode,
-    capture_payloads, capture_max_bytes
+    capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback
 ) VALUES (
-    $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12
+    sqlc.arg(slug), sqlc.arg(name), sqlc.arg(all_models), sqlc.arg(all_host_keys), sqlc.arg(key_strategy),
+    sqlc.narg(rate_limit_id), sqlc.arg(max_wait_ms), sqlc.arg(priority), sqlc.arg(max_attempts),
+    sqlc.arg(limiter_failure_mode), sqlc.arg(capture_payloads), sqlc.arg(capture_max_bytes),
+    sqlc.arg(route_strategy), coalesce(nullif(sqlc.arg(affinity)::text, ''), 'key'), sqlc.arg(budget_fallback)
 )
 RETURNING *;
 
@@ -24,7 +28,8 @@ RETURNING *;
 UPDATE policies
 SET slug = $2, name = $3, all_models = $4, all_host_keys = $5, key_strategy = $6, rate_limit_id = $7,
     max_wait_ms = $8, priority = $9, max_attempts = $10, limiter_failure_mode = $11,
-    capture_payloads = $12, capture_max_bytes = $13
+    capture_payloads = $12, capture_max_bytes = $13, route_strategy = $14, affinity = $15,
+    budget_fallback = $16
 WHERE id = $1
 RETURNING *;
 

@@ -7,10 +7,10 @@ INSERT INTO usage_events (
     policy_id, model, binding_id, host_id, host_key_id, inbound_shape, upstream_shape, stream,
     status, error_kind, attempts, input_tokens, output_tokens, cached_read_tokens,
     cache_write_tokens, reasoning_tokens, cost, ttfb_ms, total_ms, overhead_us, inference_token_id,
-    client_request_id
+    client_request_id, route, route_detail, saved
 ) VALUES (
     $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
-    $21, $22, $23, $24, $25, $26, $27, $28, $29
+    $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32
 );
 
 -- ListUsageEventsPage pages through the events of [from, to) in time order;
@@ -51,6 +51,8 @@ SELECT
     (CASE WHEN sqlc.arg(by_host)::bool THEN coalesce(host_id, '00000000-0000-0000-0000-000000000000'::uuid) ELSE '00000000-0000-0000-0000-000000000000'::uuid END)::uuid AS host_id,
     (CASE WHEN sqlc.arg(by_model)::bool THEN model ELSE '' END)::text AS model,
     (CASE WHEN sqlc.arg(by_status)::bool THEN status ELSE 0 END)::int AS status,
+    (CASE WHEN sqlc.arg(by_binding)::bool THEN coalesce(binding_id, '00000000-0000-0000-0000-000000000000'::uuid) ELSE '00000000-0000-0000-0000-000000000000'::uuid END)::uuid AS binding_id,
+    (CASE WHEN sqlc.arg(by_host_key)::bool THEN coalesce(host_key_id, '00000000-0000-0000-0000-000000000000'::uuid) ELSE '00000000-0000-0000-0000-000000000000'::uuid END)::uuid AS host_key_id,
     count(*)::bigint AS requests,
     (count(*) FILTER (WHERE status >= 400))::bigint AS errors,
     coalesce(sum(input_tokens), 0)::bigint AS input_tokens,
@@ -58,7 +60,8 @@ SELECT
     coalesce(sum(cached_read_tokens), 0)::bigint AS cached_read_tokens,
     coalesce(sum(cache_write_tokens), 0)::bigint AS cache_write_tokens,
     coalesce(sum(reasoning_tokens), 0)::bigint AS reasoning_tokens,
-    coalesce(sum(cost), 0)::bigint AS cost
+    coalesce(sum(cost), 0)::bigint AS cost,
+    coalesce(sum(saved), 0)::bigint AS saved
 FROM usage_events
 WHERE created_at >= sqlc.arg(from_time)::timestamptz AND created_at < sqlc.arg(to_time)::timestamptz
   AND (sqlc.narg(projects)::uuid[] IS NULL OR project_id = ANY (sqlc.narg(projects)::uuid[])
@@ -70,4 +73,4 @@ WHERE created_at >= sqlc.arg(from_time)::timestamptz AND created_at < sqlc.arg(t
   AND (sqlc.narg(host_id)::uuid IS NULL OR host_id = sqlc.narg(host_id))
   AND (sqlc.narg(model)::text IS NULL OR model = sqlc.narg(model))
   AND (sqlc.narg(status)::int IS NULL OR status = sqlc.narg(status))
-GROUP BY 1, 2, 3, 4, 5, 6, 7;
+GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9;

@@ -12,6 +12,8 @@ SELECT
     (CASE WHEN sqlc.arg(by_host)::bool THEN host_id ELSE '00000000-0000-0000-0000-000000000000'::uuid END)::uuid AS host_id,
     (CASE WHEN sqlc.arg(by_model)::bool THEN model ELSE '' END)::text AS model,
     (CASE WHEN sqlc.arg(by_status)::bool THEN status ELSE 0 END)::int AS status,
+    (CASE WHEN sqlc.arg(by_binding)::bool THEN binding_id ELSE '00000000-0000-0000-0000-000000000000'::uuid END)::uuid AS binding_id,
+    (CASE WHEN sqlc.arg(by_host_key)::bool THEN host_key_id ELSE '00000000-0000-0000-0000-000000000000'::uuid END)::uuid AS host_key_id,
     coalesce(sum(requests), 0)::bigint AS requests,
     coalesce(sum(errors), 0)::bigint AS errors,
     coalesce(sum(input_tokens), 0)::bigint AS input_tokens,
@@ -19,7 +21,8 @@ SELECT
     coalesce(sum(cached_read_tokens), 0)::bigint AS cached_read_tokens,
     coalesce(sum(cache_write_tokens), 0)::bigint AS cache_write_tokens,
     coalesce(sum(reasoning_tokens), 0)::bigint AS reasoning_tokens,
-    coalesce(sum(cost), 0)::bigint AS cost
+    coalesce(sum(cost), 0)::bigint AS cost,
+    coalesce(sum(saved), 0)::bigint AS saved
 FROM usage_rollups
 WHERE grain = sqlc.arg(grain)::text AND detailed = sqlc.arg(detailed)::bool
   AND bucket >= sqlc.arg(from_time)::timestamptz AND bucket < sqlc.arg(to_time)::timestamptz
@@ -32,4 +35,4 @@ WHERE grain = sqlc.arg(grain)::text AND detailed = sqlc.arg(detailed)::bool
   AND (sqlc.narg(host_id)::uuid IS NULL OR host_id = sqlc.narg(host_id))
   AND (sqlc.narg(model)::text IS NULL OR model = sqlc.narg(model))
   AND (sqlc.narg(status)::int IS NULL OR status = sqlc.narg(status))
-GROUP BY 1, 2, 3, 4, 5, 6, 7;
+GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9;

@@ -147,25 +147,35 @@ func (h *Handler) modelKind() *kind {
 			checkbox("supports_vision", "Vision", v.on("supports_vision")),
 			checkbox("supports_json", "JSON / structured output", v.on("supports_json")),
 			checkbox("supports_thinking", "Thinking", v.on("supports_thinking")),
+			selectOf("strategy", "Routing strategy", v.str("strategy"), enumOptions("priority", "weighted", "cost", "latency", "least_busy")),
+			{Name: "fallbacks", Label: "Fallback models", Kind: "text", Value: v.str("fallbacks"),
+				Help: "Model names, in order, separated by commas: tried when every binding of this model fails before the first byte."},
 		}, nil
 	}
-	body := func(v *vals) gen.ModelUpdate {
+	body := func(p *page, v *vals) gen.ModelUpdate {
 		name, prov, kd := v.str("name"), v.str("provider"), gen.ModelKind(v.str("kind"))
+		strategy := gen.ModelRouteStrategy(v.str("strategy"))
+		if strategy == "" {
+			strategy = gen.ModelRouteStrategyPriority
+		}
+		fallbacks := h.modelIDs(p, v, "fallbacks")
 		return gen.ModelUpdate{Name: &name, Provider: &prov, Kind: &kd, ContextWindow: v.optInt32("context_window"), MaxOutputTokens: v.optInt32("max_output_tokens"),
-			SupportsTools: v.onPtr("supports_tools"), SupportsVision: v.onPtr("supports_vision"), SupportsJSON: v.onPtr("supports_json"), SupportsThinking: v.onPtr("supports_thinking")}
+			SupportsTools: v.onPtr("supports_tools"), SupportsVision: v.onPtr("supports_vision"), SupportsJSON: v.onPtr("supports_json"), SupportsThinking: v.onPtr("supports_thinking"),
+			Strategy: &strategy, Fallbacks: &fallbacks}
 	}
 	k.create = func(p *page, v *vals) error {
-		u := body(v)
+		u := body(p, v)
 		if err := v.err(); err != nil {
 			return err
 		}
 		b := gen.ModelCreate{Name: *u.Name, Provider: v.optStr("provider"), Kind: u.Kind, ContextWindow: u.ContextWindow, MaxOutputTokens: u.MaxOutputTokens,
-			SupportsTools: u.SupportsTools, SupportsVision: u.SupportsVision, SupportsJSON: u.SupportsJSON, SupportsThinking: u.SupportsThinking}
+			SupportsTools: u.SupportsTools, SupportsVision: u.SupportsVision, SupportsJSON: u.SupportsJSON, SupportsThinking: u.SupportsThinking,
+			Strategy: u.Strategy, Fallbacks: u.Fallbacks}
 		if err := p.check(h, http.MethodPost, "/api/models", b); err != nil {
-			return err
+			return fallbackFields(http.MethodPost, err)
 		}
 		_, err := h.api.CreateModel(p.ctx, gen.CreateModelRequestObject{Body: &b})
-		return err
+		return fallbackFields(http.MethodPost, err)
 	}
 	k.load = func(p *page, id uuid.UUID) (url.Values, error) {
 		resp, err := h.api.GetModel(p.ctx, gen.GetModelRequestObject{ID: id})
@@ -173,27 +183,81 @@ func (h *Handler) modelKind() *kind {
 			return nil, err
 		}
 		x := resp.(gen.GetModel200JSONResponse)
+		names := labels(h.modelOptions(p))
+		fallbacks := make([]string, len(x.Fallbacks))
+		for i, f := range x.Fallbacks {
+			fallbacks[i] = names.of(f)
+		}
 		return url.Values{"name": {x.Name}, "provider": {x.Provider}, "kind": {string(x.Kind)},
 			"context_window": {strconv.Itoa(int(x.ContextWindow))}, "max_output_tokens": {strconv.Itoa(int(x.MaxOutputTokens))},
 			"supports_tools": {onOff(x.SupportsTools)}, "supports_vision": {onOff(x.SupportsVision)},
-			"supports_json": {onOff(x.SupportsJSON)}, "supports_thinking": {onOff(x.SupportsThinking)}}, nil
+			"supports_json": {onOff(x.SupportsJSON)}, "supports_thinking": {onOff(x.SupportsThinking)},
+			"strategy": {string(x.Strategy)}, "fallbacks": {strings.Join(fallbacks, ", ")}}, nil
 	}
 	k.edit = func(p *page, id uuid.UUID, v *vals) error {
-		b := body(v)
+		b := body(p, v)
 		if err := v.err(); err != nil {
 			return err
 		}
 		if err := p.check(h, http.MethodPatch, "/api/models/"+id.String(), b); err != nil {
-			return err
+			return fallbackFields(http.MethodPatch, err)
 		}
 		_, err := h.api.UpdateModel(p.ctx, gen.UpdateModelRequestObject{ID: id, Body: &b})
-		return err
+		return fallbackFields(http.MethodPatch, err)
 	}
 	k.remove = func(p *page, id uuid.UUID) error {
 		_, err := h.api.DeleteModel(p.ctx, gen.DeleteModelRequestObject{ID: id})
 		return err
 	}
 	return k
+}
+
+// fallbackFields moves the API's messages about fallbacks.N to the form's
+// one fallbacks field.
+func fallbackFields(method string, err error) error {
+	if err == nil {
+		return nil
+	}
+	pr := explain(method, err)
+	moved := false
+	for f, m := range pr.Fields {
+		if strings.HasPrefix(f, "fallbacks.") {
+			delete(pr.Fields, f)
+			pr.Fields["fallbacks"] = m
+			moved = true
+		}
+	}
+	if !moved {
+		return err
+	}
+	return &formError{pr}
+}
+
+// modelIDs resolves a field of model names separated by commas, in order;
+// an unknown name marks the field.
+func (h *Handler) modelIDs(p *page, v *vals, name string) []uuid.UUID {
+	ids := []uuid.UUID{}
+	raw := v.str(name)
+	if raw == "" {
+		return ids
+	}
+	byName := map[string]string{}
+	for _, o := range h.modelOptions(p) {
+		byName[o.Label] = o.Value
+	}
+	for _, n := range strings.Split(raw, ",") {
+		n = strings.TrimSpace(n)
+		if n == "" {
+			continue
+		}
+		id, err := uuid.Parse(byName[n])
+		if err != nil {
+			v.errs[name] = "no model named " + n
+			return ids
+		}
+		ids = append(ids, id)
+	}
+	return ids
 }
 
 func (h *Handler) bindingKind() *kind {
@@ -227,13 +291,14 @@ func (h *Handler) bindingKind() *kind {
 			text("output_price", "Output price per million tokens", v.str("output_price")),
 			text("cached_input_price", "Cached input price per million tokens", v.str("cached_input_price")),
 			number("position", "Order", v.str("position")),
+			field{Name: "weight", Label: "Weight", Kind: "number", Value: v.str("weight"), Help: "Share of the model's traffic under the weighted strategy (1 when empty)."},
 			checkbox("enabled", "Enabled", v.on("enabled") || v.Values.Get("upstream_model") == ""),
 		), nil
 	}
 	k.create = func(p *page, v *vals) error {
 		b := gen.BindingCreate{ModelID: v.id("model_id", "model"), HostID: v.id("host_id", "host"), Shape: gen.Shape(v.str("shape")), UpstreamModel: v.str("upstream_model"),
 			InputPrice: v.optPrice("input_price"), OutputPrice: v.optPrice("output_price"), CachedInputPrice: v.optPrice("cached_input_price"),
-			Position: v.optInt32("position"), Enabled: v.onPtr("enabled")}
+			Position: v.optInt32("position"), Weight: v.optInt32("weight"), Enabled: v.onPtr("enabled")}
 		if err := v.err(); err != nil {
 			return err
 		}
@@ -251,12 +316,12 @@ func (h *Handler) bindingKind() *kind {
 		x := resp.(gen.GetBinding200JSONResponse)
 		return url.Values{"shape": {string(x.Shape)}, "upstream_model": {x.UpstreamModel}, "input_price": {price(x.InputPrice)},
 			"output_price": {price(x.OutputPrice)}, "cached_input_price": {price(x.CachedInputPrice)},
-			"position": {strconv.Itoa(int(x.Position))}, "enabled": {onOff(x.Enabled)}}, nil
+			"position": {strconv.Itoa(int(x.Position))}, "weight": {strconv.Itoa(int(x.Weight))}, "enabled": {onOff(x.Enabled)}}, nil
 	}
 	k.edit = func(p *page, id uuid.UUID, v *vals) error {
 		shape, up := gen.Shape(v.str("shape")), v.str("upstream_model")
 		b := gen.BindingUpdate{Shape: &shape, UpstreamModel: &up, InputPrice: v.optPrice("input_price"), OutputPrice: v.optPrice("output_price"),
-			CachedInputPrice: v.optPrice("cached_input_price"), Position: v.optInt32("position"), Enabled: v.onPtr("enabled")}
+			CachedInputPrice: v.optPrice("cached_input_price"), Position: v.optInt32("position"), Weight: v.optInt32("weight"), Enabled: v.onPtr("enabled")}
 		if err := v.err(); err != nil {
 			return err
 		}

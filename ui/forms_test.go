@@ -155,3 +155,52 @@ func TestConsole_NewFormsRefuseViewersAndForgedPosts(t *testing.T) {
 	mustNot(t, ada.get("/rate-limits"), "sneaky")
 	mustNot(t, ada.get("/users"), "sneaky")
 }
+
+func TestConsole_RoutingFields(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.user("ada@example.com", "admin")
+	alt := b.apiCall("POST", "/api/models", map[string]any{"name": "alt"})
+	host := b.apiCall("POST", "/api/hosts", map[string]any{"slug": "h", "provider": "openai", "base_url": "https://h.example.com"})
+	br := b.signedIn("ada@example.com")
+
+	// A model with a strategy and fallbacks by name; an unknown name is
+	// marked on the field.
+	must(t, br.get("/models/new"), http.StatusOK, `name="strategy"`, `name="fallbacks"`)
+	must(t, br.post("/models", url.Values{"name": {"main"}, "kind": {"chat"}, "strategy": {"cost"}, "fallbacks": {"nope"}}),
+		http.StatusUnprocessableEntity, "no model named nope")
+	created(t, br, "/models", url.Values{"name": {"main"}, "kind": {"chat"}, "strategy": {"cost"}, "fallbacks": {"alt"}})
+	id := rowID(t, br.get("/models"), "models", "main")
+	m := b.apiCall("GET", "/api/models/"+id, nil)
+	if m["strategy"] != "cost" || len(m["fallbacks"].([]any)) != 1 || m["fallbacks"].([]any)[0] != alt["id"] {
+		t.Fatalf("model %v", m)
+	}
+	must(t, br.get("/models/"+id), http.StatusOK, `value="alt"`, `<option value="cost" selected>`)
+	// The API's own rule (no model falls back to itself) comes back on the form.
+	a := br.post("/models/"+id, url.Values{"name": {"main"}, "kind": {"chat"}, "strategy": {"cost"}, "fallbacks": {"main"}})
+	if a.status != http.StatusUnprocessableEntity || !strings.Contains(a.body, "itself") {
+		t.Fatalf("self fallback: %d\n%s", a.status, a.body)
+	}
+
+	// A binding's weight.
+	created(t, br, "/bindings", url.Values{"model_id": {id}, "host_id": {host["id"].(string)}, "shape": {"openai"},
+		"upstream_model": {"up"}, "weight": {"4"}, "enabled": {"on"}})
+	bl := b.apiCall("GET", "/api/bindings?model_id="+id, nil)["items"].([]any)
+	if len(bl) != 1 || bl[0].(map[string]any)["weight"].(float64) != 4 {
+		t.Fatalf("bindings %v", bl)
+	}
+
+	// A policy's routing strategy, affinity and budget fallback.
+	created(t, br, "/policies", url.Values{"slug": {"routed"}, "route_strategy": {"latency"}, "affinity": {"binding"}, "budget_fallback": {"on"}})
+	pid := rowID(t, br.get("/policies"), "policies", "routed")
+	p := b.apiCall("GET", "/api/policies/"+pid, nil)
+	if p["route_strategy"] != "latency" || p["affinity"] != "binding" || p["budget_fallback"] != true {
+		t.Fatalf("policy %v", p)
+	}
+	must(t, br.get("/policies/"+pid), http.StatusOK, `<option value="binding" selected>`, `<option value="latency" selected>`)
+
+	// The usage pages show the cache hit ratio and the money saved, and
+	// group by binding and host key.
+	must(t, br.get("/usage?group_by=binding"), http.StatusOK, "Cache hit ratio", "Saved by the cache", `<option value="host_key"`)
+	must(t, br.get("/"), http.StatusOK, "Cache hit ratio")
+}

@@ -54,14 +54,23 @@ func totalOf(rows []gen.UsageRow) gen.UsageTotals {
 		t.Cost += r.Totals.Cost
 		t.InputTokens += r.Totals.InputTokens
 		t.OutputTokens += r.Totals.OutputTokens
+		t.CachedReadTokens += r.Totals.CachedReadTokens
+		t.Saved += r.Totals.Saved
+	}
+	if t.InputTokens > 0 {
+		t.CacheHitRatio = float64(min(t.CachedReadTokens, t.InputTokens)) / float64(t.InputTokens)
 	}
 	return t
 }
 
 func stats(t gen.UsageTotals) []stat {
 	return []stat{{"Requests", count(t.Requests)}, {"Errors", count(t.Errors)}, {"Spend", money(t.Cost)},
-		{"Input tokens", count(t.InputTokens)}, {"Output tokens", count(t.OutputTokens)}}
+		{"Input tokens", count(t.InputTokens)}, {"Output tokens", count(t.OutputTokens)},
+		{"Cache hit ratio", percent(t.CacheHitRatio)}, {"Saved by the cache", money(t.Saved)}}
 }
+
+// percent shows a ratio (0 to 1) as a percentage with one decimal.
+func percent(r float64) string { return strconv.FormatFloat(r*100, 'f', 1, 64) + " %" }
 
 // topTable is the largest rows of a summary by requests.
 func topTable(rows []gen.UsageRow, title string, name func(gen.UsageGroup) string, n int) table {
@@ -69,11 +78,13 @@ func topTable(rows []gen.UsageRow, title string, name func(gen.UsageGroup) strin
 	if len(rows) > n {
 		rows = rows[:n]
 	}
-	t := table{Columns: []column{{Title: title}, {Title: "Requests", Num: true}, {Title: "Errors", Num: true}, {Title: "Spend", Num: true}},
+	t := table{Columns: []column{{Title: title}, {Title: "Requests", Num: true}, {Title: "Errors", Num: true}, {Title: "Spend", Num: true},
+		{Title: "Cache hit", Num: true}, {Title: "Saved", Num: true}},
 		Empty: "No requests in this range."}
 	for _, r := range rows {
 		t.Rows = append(t.Rows, row{Cells: []cell{{Text: name(r.Group), Mono: true}, {Text: count(r.Totals.Requests), Num: true},
-			{Text: count(r.Totals.Errors), Num: true}, {Text: money(r.Totals.Cost), Num: true}}})
+			{Text: count(r.Totals.Errors), Num: true}, {Text: money(r.Totals.Cost), Num: true},
+			{Text: percent(r.Totals.CacheHitRatio), Num: true}, {Text: money(r.Totals.Saved), Num: true}}})
 	}
 	return t
 }
@@ -222,7 +233,8 @@ func (h *Handler) clearBreakers(p *page) {
 const localTime = "2006-01-02T15:04"
 
 var usageGroups = []option{{"model", "Model", false}, {"project", "Project", false}, {"team", "Team", false},
-	{"key", "Relay key", false}, {"host", "Host", false}, {"status", "Status", false}}
+	{"key", "Relay key", false}, {"host", "Host", false}, {"status", "Status", false},
+	{"binding", "Binding", false}, {"host_key", "Host key", false}}
 
 func (h *Handler) usage(p *page) {
 	q := p.r.URL.Query()
@@ -284,6 +296,12 @@ func (h *Handler) groupNamer(p *page, by gen.UsageGroupBy) func(gen.UsageGroup) 
 		return func(g gen.UsageGroup) string { return idLabel(m, g.HostID) }
 	case gen.UsageGroupByKey:
 		return func(g gen.UsageGroup) string { return idLabel(labelMap{}, g.RelayKeyID) }
+	case gen.UsageGroupByBinding:
+		m := h.bindingLabels(p)
+		return func(g gen.UsageGroup) string { return idLabel(m, g.BindingID) }
+	case gen.UsageGroupByHostKey:
+		m := labels(h.hostKeyOptions(p))
+		return func(g gen.UsageGroup) string { return idLabel(m, g.HostKeyID) }
 	case gen.UsageGroupByStatus:
 		return func(g gen.UsageGroup) string {
 			if g.Status == nil {
@@ -293,6 +311,21 @@ func (h *Handler) groupNamer(p *page, by gen.UsageGroupBy) func(gen.UsageGroup) 
 		}
 	}
 	return func(g gen.UsageGroup) string { return deref(g.Model) }
+}
+
+// bindingLabels names bindings "model@host" for the usage tables.
+func (h *Handler) bindingLabels(p *page) labelMap {
+	l := optionLimit
+	resp, err := h.api.ListBindings(p.ctx, gen.ListBindingsRequestObject{Params: gen.ListBindingsParams{Limit: &l}})
+	if err != nil {
+		return labelMap{}
+	}
+	models, hosts := labels(h.modelOptions(p)), labels(h.hostOptions(p))
+	out := labelMap{}
+	for _, x := range resp.(gen.ListBindings200JSONResponse).Items {
+		out[x.ID.String()] = models.of(x.ModelID) + "@" + hosts.of(x.HostID)
+	}
+	return out
 }
 
 // barChartOf draws requests per bucket as bars on a fixed 720×200 canvas.

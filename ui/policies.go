@@ -51,11 +51,17 @@ func (h *Handler) policyKind() *kind {
 			selectOf("rate_limit_id", "Rate limit", v.str("rate_limit_id"), withNone("None", h.rateLimitOptions(p))),
 			{Name: "max_wait_ms", Label: "Pacing: longest wait (ms)", Kind: "number", Value: v.str("max_wait_ms"), Help: "How long a request may wait for budget before a 429."},
 			number("priority", "Priority", v.str("priority")),
+			selectOf("route_strategy", "Routing strategy", v.str("route_strategy"),
+				append([]option{{Value: "", Label: "Each model's own"}}, enumOptions("priority", "weighted", "cost", "latency", "least_busy")...)),
+			withHelp(selectOf("affinity", "Prompt-cache affinity", v.str("affinity"), enumOptions("key", "binding", "off")),
+				"key keeps a session on one host key; binding also on one binding; off spreads requests."),
+			checkbox("budget_fallback", "When a budget refuses, use the model's fallbacks", v.on("budget_fallback")),
 		}, nil
 	}
 	k.create = func(p *page, v *vals) error {
 		b := gen.PolicyCreate{Slug: v.str("slug"), Name: v.optStr("name"), AllModels: v.onPtr("all_models"), AllHostKeys: v.onPtr("all_host_keys"),
-			RateLimitID: v.optID("rate_limit_id"), MaxWaitMs: v.optInt32("max_wait_ms"), Priority: v.optInt32("priority")}
+			RateLimitID: v.optID("rate_limit_id"), MaxWaitMs: v.optInt32("max_wait_ms"), Priority: v.optInt32("priority"),
+			RouteStrategy: routeStrategy(v), Affinity: affinity(v), BudgetFallback: v.onPtr("budget_fallback")}
 		models, keys := v.ids("models"), v.ids("host_keys")
 		if err := v.err(); err != nil {
 			return err
@@ -81,7 +87,8 @@ func (h *Handler) policyKind() *kind {
 			return nil, err
 		}
 		v := url.Values{"slug": {x.Slug}, "name": {x.Name}, "all_models": {onOff(x.AllModels)}, "all_host_keys": {onOff(x.AllHostKeys)},
-			"rate_limit_id": {idStr(x.RateLimitID)}, "max_wait_ms": {strconv.Itoa(int(x.MaxWaitMs))}, "priority": {strconv.Itoa(int(x.Priority))}}
+			"rate_limit_id": {idStr(x.RateLimitID)}, "max_wait_ms": {strconv.Itoa(int(x.MaxWaitMs))}, "priority": {strconv.Itoa(int(x.Priority))},
+			"route_strategy": {string(x.RouteStrategy)}, "affinity": {string(x.Affinity)}, "budget_fallback": {onOff(x.BudgetFallback)}}
 		for id := range models {
 			v.Add("models", id.String())
 		}
@@ -93,7 +100,8 @@ func (h *Handler) policyKind() *kind {
 	k.edit = func(p *page, id uuid.UUID, v *vals) error {
 		slug, name := v.str("slug"), v.str("name")
 		b := gen.PolicyUpdate{Slug: &slug, Name: &name, AllModels: v.onPtr("all_models"), AllHostKeys: v.onPtr("all_host_keys"),
-			MaxWaitMs: v.optInt32("max_wait_ms"), Priority: v.optInt32("priority")}
+			MaxWaitMs: v.optInt32("max_wait_ms"), Priority: v.optInt32("priority"),
+			RouteStrategy: routeStrategy(v), Affinity: affinity(v), BudgetFallback: v.onPtr("budget_fallback")}
 		b.RateLimitID = relaynull.FromPointer(v.optID("rate_limit_id"))
 		models, keys := v.ids("models"), v.ids("host_keys")
 		if err := v.err(); err != nil {
@@ -112,6 +120,26 @@ func (h *Handler) policyKind() *kind {
 		return err
 	}
 	return k
+}
+
+func withHelp(f field, help string) field {
+	f.Help = help
+	return f
+}
+
+// routeStrategy is the form's policy route strategy ("" keeps the models' own).
+func routeStrategy(v *vals) *gen.PolicyRouteStrategy {
+	s := gen.PolicyRouteStrategy(v.str("route_strategy"))
+	return &s
+}
+
+// affinity is the form's affinity (key when the form has none).
+func affinity(v *vals) *gen.RouteAffinity {
+	a := gen.RouteAffinity(v.str("affinity"))
+	if a == "" {
+		a = gen.RouteAffinityKey
+	}
+	return &a
 }
 
 func allOr(all bool) string {

@@ -89,12 +89,42 @@ func (p *Plan) Apply(ctx context.Context) (Result, error) {
 			count(st.Action)
 			return nil
 		})
+		if err == nil && batch[0].Kind == KindModel && batch[0].Action != ActionDelete {
+			err = forEach(ctx, p.opts.Parallel, batch, func(ctx context.Context, st Step) error {
+				if err := p.setFallbacks(ctx, known, st); err != nil {
+					return stepError(st, err)
+				}
+				return nil
+			})
+		}
 		if err != nil {
 			return res, summarize(err)
 		}
 		i = j
 	}
 	return res, nil
+}
+
+// setFallbacks writes a model's fallback list once every model the plan
+// creates exists: a list may name a model created beside this one (or two
+// models may name each other). It writes only a list that a create sets or
+// an update changes.
+func (p *Plan) setFallbacks(ctx context.Context, known *ids, st Step) error {
+	s := st.want.spec.(*ModelSpec)
+	if st.Action == ActionCreate && len(s.Fallbacks) == 0 || st.Action == ActionUpdate && !changed(st.Changes)["fallbacks"] {
+		return nil
+	}
+	id, ok := known.get(KindModel, st.Name)
+	if !ok {
+		return fmt.Errorf("unresolved Model %s", st.Name)
+	}
+	list := make([]uuid.UUID, len(s.Fallbacks))
+	for i, m := range s.Fallbacks {
+		if list[i], ok = known.get(KindModel, m); !ok {
+			return fmt.Errorf("unresolved Model %s", m)
+		}
+	}
+	return p.update(ctx, id, client.ModelUpdate{Fallbacks: &list})
 }
 
 // summarize keeps an error on one line when several calls failed at once.

@@ -250,7 +250,7 @@ kind: Host
 spec: {slug: openai, name: OpenAI, provider: openai, base_url: https://api.openai.com/v1}
 ---
 kind: Model
-spec: {name: gpt-4o-mini, provider: openai, context_window: 128000, max_output_tokens: 16384, supports_vision: true}
+spec: {name: gpt-4o-mini, provider: openai, context_window: 128000, max_output_tokens: 16384, supports_vision: true, strategy: weighted}
 ---
 kind: Model
 spec: {name: text-embedding-3-small, provider: openai, kind: embedding, supports_tools: false, supports_json: false}
@@ -259,9 +259,11 @@ spec: {name: text-embedding-3-small, provider: openai, kind: embedding, supports
 		t.Fatal(err)
 	}
 	p := apply(t, srv, docs, configfile.Options{Prune: true})
-	want := "- delete Model claude-sonnet-4 (also deletes 1 Binding)\n" +
+	// gpt-4o-mini's fallback goes with the model it names.
+	want := "~ update Model gpt-4o-mini (fallbacks: [claude-sonnet-4] → [])\n" +
+		"- delete Model claude-sonnet-4 (also deletes 1 Binding)\n" +
 		"- delete Host anthropic (also deletes 1 HostKey)\n" +
-		"plan: 0 to create, 0 to update, 2 to delete\n"
+		"plan: 0 to create, 1 to update, 2 to delete\n"
 	if got := printed(t, p); got != want {
 		t.Errorf("plan:\n%s\nwant:\n%s", got, want)
 	}
@@ -399,7 +401,10 @@ func TestApply_EveryUpdateConverges(t *testing.T) {
 		"~ update HostKey anthropic/main (tier_rate_limit: \"\" → openai-tier-1)\n",
 		"~ update User ada@example.com (email: ada@example.com → Ada@Example.com, name: Ada → \"Ada Lovelace\", groups: -ops)\n",
 		"~ update ServiceAccount platform/chat/ci (name: CI → \"CI bot\", policy: default → \"\")\n",
-		"capture_payloads: false → true, capture_max_bytes: 0 → 4096",
+		"capture_payloads: false → true, capture_max_bytes: 0 → 4096, route_strategy: \"\" → latency, affinity: key → off, budget_fallback: false → true",
+		"~ update Model gpt-4o-mini (supports_vision: true → false, strategy: weighted → latency)\n",
+		"~ update Model claude-sonnet-4 (supports_vision: false → true, strategy: priority → least_busy, fallbacks: [gpt-4o-mini] → [])\n",
+		"weight: 3 → 5",
 	} {
 		if !strings.Contains(printed(t, p), want) {
 			t.Errorf("plan lacks %q:\n%s", want, printed(t, p))

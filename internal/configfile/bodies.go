@@ -47,12 +47,13 @@ func createBody(s spec, id resolver) (any, string) {
 			Name: s.Name, Provider: &s.Provider, Kind: ptr(client.ModelKind(s.Kind)), ContextWindow: &s.ContextWindow,
 			MaxOutputTokens: &s.MaxOutputTokens, SupportsTools: &s.SupportsTools, SupportsVision: &s.SupportsVision,
 			SupportsJSON: &s.SupportsJSON, SupportsThinking: &s.SupportsThinking,
+			Strategy: ptr(client.ModelRouteStrategy(s.Strategy)),
 		}, "ModelCreate"
 	case *BindingSpec:
 		tiers := priceTiers(s.PriceTiers)
 		return client.BindingCreate{
 			ModelID: id(KindModel, s.Model), HostID: id(KindHost, s.Host), Shape: client.Shape(s.Shape),
-			UpstreamModel: s.UpstreamModel, Position: &s.Position, Enabled: &s.Enabled,
+			UpstreamModel: s.UpstreamModel, Position: &s.Position, Weight: &s.Weight, Enabled: &s.Enabled,
 			InputPrice: &s.InputPrice, OutputPrice: &s.OutputPrice, CachedInputPrice: &s.CachedInputPrice,
 			CacheWritePrice: &s.CacheWritePrice, ReasoningPrice: s.ReasoningPrice, PriceTiers: &tiers,
 		}, "BindingCreate"
@@ -75,6 +76,8 @@ func createBody(s spec, id resolver) (any, string) {
 			MaxWaitMs: &s.MaxWaitMs, Priority: &s.Priority, MaxAttempts: &s.MaxAttempts,
 			LimiterFailureMode: ptr(client.LimiterFailureMode(s.LimiterFailureMode)),
 			CapturePayloads:    &s.CapturePayloads, CaptureMaxBytes: &s.CaptureMaxBytes,
+			RouteStrategy: ptr(client.PolicyRouteStrategy(s.RouteStrategy)), Affinity: ptr(client.RouteAffinity(s.Affinity)),
+			BudgetFallback: &s.BudgetFallback,
 		}, "PolicyCreate"
 	case *ServiceAccountSpec:
 		return client.ServiceAccountCreate{
@@ -188,11 +191,19 @@ func updateBody(s spec, f fieldSet, id resolver) any {
 		if f["kind"] {
 			b.Kind = ptr(client.ModelKind(s.Kind))
 		}
+		if f["strategy"] {
+			b.Strategy = ptr(client.ModelRouteStrategy(s.Strategy))
+		}
+		// Fallbacks are set once every model of the plan exists (Apply's
+		// fallback pass), since they may name models created beside this one.
+		if b == (client.ModelUpdate{}) {
+			return nil
+		}
 		return b
 	case *BindingSpec:
 		b := client.BindingUpdate{
 			UpstreamModel: when(f, "upstream_model", s.UpstreamModel), Position: when(f, "position", s.Position),
-			Enabled: when(f, "enabled", s.Enabled), InputPrice: when(f, "input_price", s.InputPrice),
+			Weight: when(f, "weight", s.Weight), Enabled: when(f, "enabled", s.Enabled), InputPrice: when(f, "input_price", s.InputPrice),
 			OutputPrice: when(f, "output_price", s.OutputPrice), CachedInputPrice: when(f, "cached_input_price", s.CachedInputPrice),
 			CacheWritePrice: when(f, "cache_write_price", s.CacheWritePrice),
 		}
@@ -225,6 +236,13 @@ func updateBody(s spec, f fieldSet, id resolver) any {
 			MaxWaitMs:   when(f, "max_wait_ms", s.MaxWaitMs), Priority: when(f, "priority", s.Priority),
 			MaxAttempts:     when(f, "max_attempts", s.MaxAttempts),
 			CapturePayloads: when(f, "capture_payloads", s.CapturePayloads), CaptureMaxBytes: when(f, "capture_max_bytes", s.CaptureMaxBytes),
+			BudgetFallback: when(f, "budget_fallback", s.BudgetFallback),
+		}
+		if f["route_strategy"] {
+			b.RouteStrategy = ptr(client.PolicyRouteStrategy(s.RouteStrategy))
+		}
+		if f["affinity"] {
+			b.Affinity = ptr(client.RouteAffinity(s.Affinity))
 		}
 		if f["key_strategy"] {
 			b.KeyStrategy = ptr(client.KeyStrategy(s.KeyStrategy))
@@ -234,7 +252,8 @@ func updateBody(s spec, f fieldSet, id resolver) any {
 		}
 		if b.Name == nil && b.AllModels == nil && b.AllHostKeys == nil && b.RateLimitID == nil && b.MaxWaitMs == nil &&
 			b.Priority == nil && b.MaxAttempts == nil && b.KeyStrategy == nil && b.LimiterFailureMode == nil &&
-			b.CapturePayloads == nil && b.CaptureMaxBytes == nil {
+			b.CapturePayloads == nil && b.CaptureMaxBytes == nil && b.RouteStrategy == nil && b.Affinity == nil &&
+			b.BudgetFallback == nil {
 			return nil
 		}
 		return b

@@ -105,13 +105,13 @@ func newSpec(k Kind) spec {
 	case KindHost:
 		return &HostSpec{Enabled: true, ConnectTimeoutMs: 5000, FirstByteTimeoutMs: 60000, IdleTimeoutMs: 60000, TotalTimeoutMs: 600000}
 	case KindModel:
-		return &ModelSpec{Kind: "chat", MaxOutputTokens: 4096, SupportsTools: true, SupportsJSON: true}
+		return &ModelSpec{Kind: "chat", MaxOutputTokens: 4096, SupportsTools: true, SupportsJSON: true, Strategy: "priority"}
 	case KindBinding:
-		return &BindingSpec{Enabled: true}
+		return &BindingSpec{Enabled: true, Weight: 1}
 	case KindHostKey:
 		return &HostKeySpec{Enabled: true}
 	case KindPolicy:
-		return &PolicySpec{KeyStrategy: "prioritized", MaxAttempts: 3, LimiterFailureMode: "open"}
+		return &PolicySpec{KeyStrategy: "prioritized", MaxAttempts: 3, LimiterFailureMode: "open", Affinity: "key"}
 	case KindServiceAccount:
 		return &ServiceAccountSpec{}
 	case KindGroup:
@@ -523,25 +523,49 @@ func (s *HostSpec) check() error {
 	return nil
 }
 
-// ModelSpec is a model of the catalog.
+// ModelSpec is a model of the catalog. Fallbacks name other models, in
+// order (a list, not a set: the order is the order they are tried in).
 type ModelSpec struct {
-	Name             string `yaml:"name" cfg:"key"`
-	Provider         string `yaml:"provider"`
-	Kind             string `yaml:"kind"`
-	ContextWindow    int32  `yaml:"context_window"`
-	MaxOutputTokens  int32  `yaml:"max_output_tokens"`
-	SupportsTools    bool   `yaml:"supports_tools"`
-	SupportsVision   bool   `yaml:"supports_vision"`
-	SupportsJSON     bool   `yaml:"supports_json"`
-	SupportsThinking bool   `yaml:"supports_thinking"`
+	Name             string   `yaml:"name" cfg:"key"`
+	Provider         string   `yaml:"provider"`
+	Kind             string   `yaml:"kind"`
+	ContextWindow    int32    `yaml:"context_window"`
+	MaxOutputTokens  int32    `yaml:"max_output_tokens"`
+	SupportsTools    bool     `yaml:"supports_tools"`
+	SupportsVision   bool     `yaml:"supports_vision"`
+	SupportsJSON     bool     `yaml:"supports_json"`
+	SupportsThinking bool     `yaml:"supports_thinking"`
+	Strategy         string   `yaml:"strategy"`
+	Fallbacks        []string `yaml:"fallbacks"`
 }
 
 func (s *ModelSpec) key() string { return s.Name }
-func (s *ModelSpec) refs() []ref { return nil }
-func (s *ModelSpec) normalize()  {}
+
+// refs names the fallbacks without cascade: deleting a model takes it out
+// of the lists it is in.
+func (s *ModelSpec) refs() []ref {
+	var r []ref
+	for _, m := range s.Fallbacks {
+		r = append(r, ref{field: "fallbacks", kind: KindModel, key: m})
+	}
+	return r
+}
+func (s *ModelSpec) normalize() {
+	if len(s.Fallbacks) == 0 {
+		s.Fallbacks = nil
+	}
+}
 func (s *ModelSpec) check() error {
 	if s.Name == "" {
 		return required("name")
+	}
+	for i, m := range s.Fallbacks {
+		if m == s.Name {
+			return fmt.Errorf("fallbacks.%d: a model cannot fall back to itself", i)
+		}
+		if slices.Contains(s.Fallbacks[:i], m) {
+			return fmt.Errorf("fallbacks: model %q is listed twice", m)
+		}
 	}
 	return nil
 }
@@ -553,6 +577,7 @@ type BindingSpec struct {
 	Shape            string      `yaml:"shape"`
 	UpstreamModel    string      `yaml:"upstream_model"`
 	Position         int32       `yaml:"position"`
+	Weight           int32       `yaml:"weight"`
 	Enabled          bool        `yaml:"enabled"`
 	InputPrice       int64       `yaml:"input_price"`
 	OutputPrice      int64       `yaml:"output_price"`
@@ -639,6 +664,9 @@ type PolicySpec struct {
 	LimiterFailureMode string           `yaml:"limiter_failure_mode"`
 	CapturePayloads    bool             `yaml:"capture_payloads"`
 	CaptureMaxBytes    int32            `yaml:"capture_max_bytes"`
+	RouteStrategy      string           `yaml:"route_strategy"`
+	Affinity           string           `yaml:"affinity"`
+	BudgetFallback     bool             `yaml:"budget_fallback"`
 	Models             []string         `yaml:"models" cfg:"set"`
 	HostKeys           []string         `yaml:"host_keys" cfg:"set"`
 	ModelRateLimits    []ModelRateLimit `yaml:"model_rate_limits"`

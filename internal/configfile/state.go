@@ -421,16 +421,23 @@ func buildState(snap *snapshot) (*state, error) {
 	}
 	for _, m := range snap.models {
 		models[m.ID] = m.Name
-		st.add(&object{kind: KindModel, id: m.ID, spec: &ModelSpec{
+	}
+	for _, m := range snap.models {
+		s := &ModelSpec{
 			Name: m.Name, Provider: m.Provider, Kind: string(m.Kind), ContextWindow: m.ContextWindow,
 			MaxOutputTokens: m.MaxOutputTokens, SupportsTools: m.SupportsTools, SupportsVision: m.SupportsVision,
-			SupportsJSON: m.SupportsJSON, SupportsThinking: m.SupportsThinking,
-		}})
+			SupportsJSON: m.SupportsJSON, SupportsThinking: m.SupportsThinking, Strategy: string(m.Strategy),
+		}
+		for _, id := range m.Fallbacks {
+			s.Fallbacks = append(s.Fallbacks, must(models.of("model", id)))
+		}
+		s.normalize()
+		st.add(&object{kind: KindModel, id: m.ID, spec: s})
 	}
 	for _, b := range snap.bindings {
 		s := &BindingSpec{
 			Model: must(models.of("model", b.ModelID)), Host: must(hosts.of("host", b.HostID)),
-			Shape: string(b.Shape), UpstreamModel: b.UpstreamModel, Position: b.Position, Enabled: b.Enabled,
+			Shape: string(b.Shape), UpstreamModel: b.UpstreamModel, Position: b.Position, Weight: b.Weight, Enabled: b.Enabled,
 			InputPrice: b.InputPrice, OutputPrice: b.OutputPrice, CachedInputPrice: b.CachedInputPrice,
 			CacheWritePrice: b.CacheWritePrice, ReasoningPrice: b.ReasoningPrice,
 		}
@@ -462,6 +469,7 @@ func buildState(snap *snapshot) (*state, error) {
 			MaxWaitMs: p.MaxWaitMs, Priority: p.Priority, MaxAttempts: p.MaxAttempts,
 			LimiterFailureMode: string(p.LimiterFailureMode),
 			CapturePayloads:    p.CapturePayloads, CaptureMaxBytes: p.CaptureMaxBytes,
+			RouteStrategy: string(p.RouteStrategy), Affinity: string(p.Affinity), BudgetFallback: p.BudgetFallback,
 		}
 		for _, g := range snap.modelGrants[p.ID] {
 			s.Models = append(s.Models, must(models.of("model", g.ModelID)))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/google/uuid"
 
@@ -182,13 +183,18 @@ func (s *Server) CreateModel(ctx context.Context, req gen.CreateModelRequestObje
 		return nil, err
 	}
 	b := req.Body
-	kind := gen.ModelKindChat
+	kind, strategy := gen.ModelKindChat, gen.ModelRouteStrategyPriority
 	set(&kind, b.Kind)
+	set(&strategy, b.Strategy)
+	fallbacks := deref(b.Fallbacks, []uuid.UUID{})
+	if err := s.checkFallbacks(ctx, uuid.Nil, string(kind), fallbacks); err != nil {
+		return nil, err
+	}
 	row, err := s.st.Models().Create(ctx, c.actor, store.Model{
 		Name: b.Name, Provider: deref(b.Provider, ""), Kind: string(kind), ContextWindow: deref(b.ContextWindow, 0),
 		MaxOutputTokens: deref(b.MaxOutputTokens, 4096), SupportsTools: deref(b.SupportsTools, true),
 		SupportsVision: deref(b.SupportsVision, false), SupportsJSON: deref(b.SupportsJSON, true),
-		SupportsThinking: deref(b.SupportsThinking, false),
+		SupportsThinking: deref(b.SupportsThinking, false), Strategy: string(strategy), Fallbacks: fallbacks,
 	})
 	if err != nil {
 		return nil, err
@@ -207,11 +213,23 @@ func (s *Server) GetModel(ctx context.Context, req gen.GetModelRequestObject) (g
 
 // UpdateModel implements StrictServerInterface.
 func (s *Server) UpdateModel(ctx context.Context, req gen.UpdateModelRequestObject) (gen.UpdateModelResponseObject, error) {
-	c, _, err := systemRow(ctx, "model", rbac.ReadCatalog, true, func() (store.Model, error) { return s.st.Models().Get(ctx, req.ID) })
+	c, old, err := systemRow(ctx, "model", rbac.ReadCatalog, true, func() (store.Model, error) { return s.st.Models().Get(ctx, req.ID) })
 	if err != nil {
 		return nil, err
 	}
 	b := req.Body
+	if b.Fallbacks != nil || b.Kind != nil {
+		kind, fallbacks := old.Kind, old.Fallbacks
+		if b.Kind != nil {
+			kind = string(*b.Kind)
+		}
+		if b.Fallbacks != nil {
+			fallbacks = *b.Fallbacks
+		}
+		if err := s.checkFallbacks(ctx, req.ID, kind, fallbacks); err != nil {
+			return nil, err
+		}
+	}
 	row, err := s.st.Models().Modify(ctx, c.actor, req.ID, func(r *store.Model) error {
 		set(&r.Name, b.Name)
 		set(&r.Provider, b.Provider)
@@ -224,12 +242,42 @@ func (s *Server) UpdateModel(ctx context.Context, req gen.UpdateModelRequestObje
 		set(&r.SupportsVision, b.SupportsVision)
 		set(&r.SupportsJSON, b.SupportsJSON)
 		set(&r.SupportsThinking, b.SupportsThinking)
+		if b.Strategy != nil {
+			r.Strategy = string(*b.Strategy)
+		}
+		set(&r.Fallbacks, b.Fallbacks)
 		return nil
 	})
 	if row, err = found("model", row, err); err != nil {
 		return nil, err
 	}
 	return gen.UpdateModel200JSONResponse(modelOut(row)), nil
+}
+
+// checkFallbacks holds a model's fallback list to the schema's rules with
+// errors that name the entry: each must be another existing model of the
+// same kind, listed once. self is uuid.Nil for a model not yet created.
+// (The schema refuses the same; this says which entry and why.) A change of
+// kind is checked against the model's own list here, and against the lists
+// that name the model by the schema.
+func (s *Server) checkFallbacks(ctx context.Context, self uuid.UUID, kind string, ids []uuid.UUID) error {
+	for i, id := range ids {
+		field := fmt.Sprintf("fallbacks.%d", i)
+		switch {
+		case id == self:
+			return invalid(field+": a model cannot fall back to itself", field)
+		case slices.Contains(ids[:i], id):
+			return invalid(field+": the model is listed twice", field)
+		}
+		m, err := s.st.Models().Get(ctx, id)
+		if err != nil {
+			return got(m, err).exists(field, "model")
+		}
+		if m.Kind != kind {
+			return invalid(fmt.Sprintf("%s: a %s model cannot fall back to a %s model", field, kind, m.Kind), field)
+		}
+	}
+	return nil
 }
 
 // DeleteModel implements StrictServerInterface.
@@ -304,6 +352,7 @@ func (s *Server) CreateBinding(ctx context.Context, req gen.CreateBindingRequest
 		Position: deref(b.Position, 0), Enabled: deref(b.Enabled, true), InputPrice: deref(b.InputPrice, 0),
 		OutputPrice: deref(b.OutputPrice, 0), CachedInputPrice: deref(b.CachedInputPrice, 0),
 		CacheWritePrice: deref(b.CacheWritePrice, 0), ReasoningPrice: b.ReasoningPrice, PriceTiers: tiers,
+		Weight: deref(b.Weight, 1),
 	})
 	if err != nil {
 		return nil, err
@@ -339,6 +388,7 @@ func (s *Server) UpdateBinding(ctx context.Context, req gen.UpdateBindingRequest
 		}
 		set(&r.UpstreamModel, b.UpstreamModel)
 		set(&r.Position, b.Position)
+		set(&r.Weight, b.Weight)
 		set(&r.Enabled, b.Enabled)
 		set(&r.InputPrice, b.InputPrice)
 		set(&r.OutputPrice, b.OutputPrice)

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/relay-llm/relay/internal/store"
 	gen "github.com/relay-llm/relay/openapi/controlgen"
 )
@@ -24,8 +26,17 @@ func modelOut(r store.Model) gen.Model {
 	return gen.Model{
 		ID: r.ID, Name: r.Name, Provider: r.Provider, Kind: gen.ModelKind(r.Kind), ContextWindow: r.ContextWindow,
 		MaxOutputTokens: r.MaxOutputTokens, SupportsTools: r.SupportsTools, SupportsVision: r.SupportsVision,
-		SupportsJSON: r.SupportsJSON, SupportsThinking: r.SupportsThinking, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
+		SupportsJSON: r.SupportsJSON, SupportsThinking: r.SupportsThinking, Strategy: gen.ModelRouteStrategy(r.Strategy),
+		Fallbacks: nonNilIDs(r.Fallbacks), CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
 	}
+}
+
+// nonNilIDs is ids, or an empty list for nil (the API's lists are never null).
+func nonNilIDs(ids []uuid.UUID) []uuid.UUID {
+	if ids == nil {
+		return []uuid.UUID{}
+	}
+	return ids
 }
 
 func bindingOut(r store.Binding) gen.Binding {
@@ -39,7 +50,7 @@ func bindingOut(r store.Binding) gen.Binding {
 	}
 	return gen.Binding{
 		ID: r.ID, ModelID: r.ModelID, HostID: r.HostID, Shape: gen.Shape(r.Shape), UpstreamModel: r.UpstreamModel,
-		Position: r.Position, Enabled: r.Enabled, InputPrice: r.InputPrice, OutputPrice: r.OutputPrice,
+		Position: r.Position, Weight: r.Weight, Enabled: r.Enabled, InputPrice: r.InputPrice, OutputPrice: r.OutputPrice,
 		CachedInputPrice: r.CachedInputPrice, CacheWritePrice: r.CacheWritePrice, ReasoningPrice: r.ReasoningPrice,
 		PriceTiers: tiers, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
 	}
@@ -77,7 +88,8 @@ func policyOut(r store.Policy) gen.Policy {
 		KeyStrategy: gen.KeyStrategy(r.KeyStrategy), RateLimitID: r.RateLimitID, MaxWaitMs: r.MaxWaitMs,
 		Priority: r.Priority, MaxAttempts: r.MaxAttempts, LimiterFailureMode: gen.LimiterFailureMode(r.LimiterFailureMode),
 		CapturePayloads: r.CapturePayloads, CaptureMaxBytes: r.CaptureMaxBytes,
-		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
+		RouteStrategy: gen.PolicyRouteStrategy(r.RouteStrategy), Affinity: gen.RouteAffinity(r.Affinity),
+		BudgetFallback: r.BudgetFallback, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
 	}
 }
 

@@ -108,6 +108,15 @@ var constraintFields = map[string][2]string{
 	"policy_model_rate_limits_pkey":        {"model_id", "the policy has a rate limit for this model already"},
 }
 
+// fallbackRules are the messages of the schema's trigger on model fallback
+// lists (migrations/00005_routing.sql): a write that races the handler's own
+// checks still gets a 422 that says which rule it broke.
+var fallbackRules = []string{
+	"a fallback is listed twice",
+	"a fallback is a model of another kind",
+	"another model lists this one as a fallback",
+}
+
 var checkConstraint = regexp.MustCompile(`relation "([a-z_]+)" violates check constraint "([a-z_]+)"`)
 
 // storeError maps the store's sentinel errors: a unique violation is 409; a
@@ -138,6 +147,11 @@ func storeError(method string, err error) *apiError {
 		}
 		return invalid("a referenced object does not exist").(*apiError)
 	case errors.Is(err, store.ErrInvalid):
+		for _, m := range fallbackRules {
+			if strings.HasSuffix(msg, ": "+m) {
+				return invalid("fallbacks: "+m, "fallbacks").(*apiError)
+			}
+		}
 		if m := checkConstraint.FindStringSubmatch(msg); m != nil {
 			field := strings.TrimSuffix(strings.TrimPrefix(m[2], m[1]+"_"), "_check")
 			if field != "" && field != m[1] {

@@ -272,11 +272,15 @@ func (s *Server) CreatePolicy(ctx context.Context, req gen.CreatePolicyRequestOb
 	strategy, mode := gen.KeyStrategyPrioritized, gen.LimiterFailureModeOpen
 	set(&strategy, b.KeyStrategy)
 	set(&mode, b.LimiterFailureMode)
+	route, affinity := gen.PolicyRouteStrategyEmpty, gen.RouteAffinityKey
+	set(&route, b.RouteStrategy)
+	set(&affinity, b.Affinity)
 	row, err := s.st.Policies().Create(ctx, c.actor, store.Policy{
 		Slug: b.Slug, Name: deref(b.Name, ""), AllModels: deref(b.AllModels, false), AllHostKeys: deref(b.AllHostKeys, false),
 		KeyStrategy: string(strategy), RateLimitID: b.RateLimitID, MaxWaitMs: deref(b.MaxWaitMs, 0),
 		Priority: deref(b.Priority, 0), MaxAttempts: deref(b.MaxAttempts, 3), LimiterFailureMode: string(mode),
 		CapturePayloads: deref(b.CapturePayloads, false), CaptureMaxBytes: deref(b.CaptureMaxBytes, 0),
+		RouteStrategy: string(route), Affinity: string(affinity), BudgetFallback: deref(b.BudgetFallback, false),
 	})
 	if err != nil {
 		return nil, err
@@ -324,6 +328,13 @@ func (s *Server) UpdatePolicy(ctx context.Context, req gen.UpdatePolicyRequestOb
 		}
 		set(&r.CapturePayloads, b.CapturePayloads)
 		set(&r.CaptureMaxBytes, b.CaptureMaxBytes)
+		if b.RouteStrategy != nil {
+			r.RouteStrategy = string(*b.RouteStrategy)
+		}
+		if b.Affinity != nil {
+			r.Affinity = string(*b.Affinity)
+		}
+		set(&r.BudgetFallback, b.BudgetFallback)
 		return nil
 	})
 	if row, err = found("policy", row, err); err != nil {

@@ -189,7 +189,8 @@ func apiUsageEvent(e *usage.EventRow) gen.UsageEvent {
 		UpstreamShape: e.UpstreamShape, Stream: e.Stream, Status: e.Status, ErrorKind: e.ErrorKind, Attempts: e.Attempts,
 		InputTokens: e.InputTokens, OutputTokens: e.OutputTokens, CachedReadTokens: e.CachedReadTokens,
 		CacheWriteTokens: e.CacheWriteTokens, ReasoningTokens: e.ReasoningTokens, Cost: e.Cost,
-		TtfbMs: e.TTFBMs, TotalMs: e.TotalMs, OverheadUs: e.OverheadUs,
+		TtfbMs: e.TTFBMs, TotalMs: e.TotalMs, OverheadUs: e.OverheadUs, Saved: e.Saved, Route: deref(e.Route, ""),
+		RouteDetail: e.RouteDetail,
 	}
 }
 

@@ -76,6 +76,13 @@ func (l *ledger) totals(from, to time.Time, keep func(*store.UsageEvent) bool, g
 		t.CacheWriteTokens += e.CacheWriteTokens
 		t.ReasoningTokens += e.ReasoningTokens
 		t.Cost += e.Cost
+		t.Saved += e.Saved
+		out[k] = t
+	}
+	for k, t := range out {
+		if t.InputTokens > 0 {
+			t.CacheHitRatio = float64(min(t.CachedReadTokens, t.InputTokens)) / float64(t.InputTokens)
+		}
 		out[k] = t
 	}
 	return out
@@ -116,7 +123,7 @@ func traffic(base time.Time, n int, hours int, projects [][2]uuid.UUID) []store.
 			CreatedAt: base.Add(time.Duration(i)*step + time.Duration(i%7)*time.Microsecond).Truncate(time.Microsecond),
 			ProjectID: &p[0], TeamID: &p[1], RelayKeyID: &keys[i%3], Model: models[i%2],
 			InboundShape: "openai_chat", UpstreamShape: "openai", Stream: i%3 == 0, Status: statuses[i%7], Attempts: 1,
-			InputTokens: int64(100 + i), OutputTokens: int64(10 + i%50), CachedReadTokens: int64(i % 30),
+			InputTokens: int64(100 + i), OutputTokens: int64(10 + i%50), CachedReadTokens: int64(i % 30), Saved: int64(i % 30 * 270),
 			ReasoningTokens: int64(i % 5), Cost: int64(1_000_000 + i*37), TTFBMs: 80, TotalMs: 900, OverheadUs: 40,
 		}
 		if i%20 != 7 {
@@ -300,6 +307,7 @@ func TestUsage_AnswersFromTheLedger(t *testing.T) {
 		e := byID[r[0]]
 		at, err := time.Parse(time.RFC3339Nano, r[col("created_at")])
 		if err != nil || !at.Equal(e.CreatedAt) || r[col("model")] != e.Model || r[col("cost")] != strconv.FormatInt(e.Cost, 10) ||
+			r[col("saved")] != strconv.FormatInt(e.Saved, 10) ||
 			r[col("project_id")] != e.ProjectID.String() || r[col("host_id")] != map[bool]string{true: "", false: idKey(e.HostID)}[e.HostID == nil] ||
 			r[col("user_id")] != "" || r[col("stream")] != strconv.FormatBool(e.Stream) || len(r) != len(header) {
 			t.Fatalf("csv row %v does not match %+v", r, e)
@@ -338,7 +346,8 @@ func TestUsage_AnswersFromTheLedger(t *testing.T) {
 // usageCSVHeader is the documented column order.
 const usageCSVHeader = "request_id,created_at,relay_key_id,service_account_id,user_id,project_id,team_id,policy_id," +
 	"model,binding_id,host_id,host_key_id,inbound_shape,upstream_shape,stream,status,error_kind,attempts," +
-	"input_tokens,output_tokens,cached_read_tokens,cache_write_tokens,reasoning_tokens,cost,ttfb_ms,total_ms,overhead_us"
+	"input_tokens,output_tokens,cached_read_tokens,cache_write_tokens,reasoning_tokens,cost,ttfb_ms,total_ms,overhead_us," +
+	"saved,route"
 
 // csvExport asks for CSV and parses it; it fails unless the response is a
 // whole-range export (no X-Next-Cursor).

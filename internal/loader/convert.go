@@ -101,7 +101,18 @@ func (c converter) model(r store.Model) *snapshot.Model {
 		ID: r.ID, Name: r.Name, Provider: r.Provider, Kind: r.Kind, ContextWindow: int(r.ContextWindow),
 		MaxOutputTokens: int(r.MaxOutputTokens), SupportsTools: r.SupportsTools, SupportsVision: r.SupportsVision,
 		SupportsJSON: r.SupportsJSON, SupportsThinking: r.SupportsThinking, CreatedAt: r.CreatedAt,
+		Strategy: snapshot.RouteStrategy(r.Strategy), Fallbacks: fallbacks(r.Fallbacks),
 	}
+}
+
+// fallbacks copies a model's fallback list (nil when empty). The schema keeps
+// it to other existing models of the same kind; the router skips an entry
+// the snapshot does not hold.
+func fallbacks(ids []uuid.UUID) []snapshot.ID {
+	if len(ids) == 0 {
+		return nil
+	}
+	return append([]snapshot.ID(nil), ids...)
 }
 
 func (c converter) binding(r store.Binding) *snapshot.Binding {
@@ -120,6 +131,7 @@ func (c converter) binding(r store.Binding) *snapshot.Binding {
 	return &snapshot.Binding{
 		ID: r.ID, ModelID: r.ModelID, HostID: r.HostID, Shape: wire.Shape(r.Shape),
 		UpstreamModel: r.UpstreamModel, Position: int(r.Position), Enabled: r.Enabled, Pricing: p,
+		Weight: int(r.Weight),
 	}
 }
 
@@ -150,6 +162,8 @@ func (c converter) policies(rows []store.Policy, models []store.PolicyModel, key
 			MaxWait: ms(r.MaxWaitMs), Priority: int(r.Priority), MaxAttempts: int(r.MaxAttempts),
 			LimiterFailureMode: r.LimiterFailureMode,
 			CapturePayloads:    r.CapturePayloads, CaptureMaxBytes: int(r.CaptureMaxBytes),
+			RouteStrategy: snapshot.RouteStrategy(r.RouteStrategy), Affinity: snapshot.Affinity(r.Affinity),
+			BudgetFallback: r.BudgetFallback,
 		}
 		byID[r.ID] = p
 		out = append(out, p)

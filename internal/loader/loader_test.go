@@ -257,3 +257,44 @@ func TestLoader_DebouncesBursts(t *testing.T) {
 		t.Fatalf("models = %d, want 201", len(s.Models()))
 	}
 }
+
+// TestLoader_FillsRoutingFields checks the routing fields reach the snapshot
+// on the first load and after a change, including a fallback list that loses
+// a deleted model.
+func TestLoader_FillsRoutingFields(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.seed(t)
+	b.exec(t, `INSERT INTO models (name, strategy) VALUES ('alt-a', 'latency'), ('alt-b', 'priority')`)
+	b.exec(t, `UPDATE models SET strategy = 'weighted',
+		fallbacks = ARRAY[(SELECT id FROM models WHERE name = 'alt-a'), (SELECT id FROM models WHERE name = 'alt-b')]
+		WHERE name = 'gpt-test'`)
+	b.exec(t, `UPDATE bindings SET weight = 5`)
+	b.exec(t, `UPDATE policies SET route_strategy = 'cost', affinity = 'binding', budget_fallback = true`)
+	l, swaps := b.loader(t, b.st, quiet())
+	if err := l.Load(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	s := l.Current()
+	m, a, alt := s.ModelByName("gpt-test"), s.ModelByName("alt-a"), s.ModelByName("alt-b")
+	if m.Strategy != snapshot.RouteWeighted || len(m.Fallbacks) != 2 || m.Fallbacks[0] != a.ID || m.Fallbacks[1] != alt.ID {
+		t.Fatalf("model: strategy %q, fallbacks %v", m.Strategy, m.Fallbacks)
+	}
+	if a.Strategy != snapshot.RouteLatency || a.Fallbacks != nil {
+		t.Errorf("alt-a: strategy %q, fallbacks %v", a.Strategy, a.Fallbacks)
+	}
+	if w := s.Bindings(m.ID)[0].Weight; w != 5 {
+		t.Errorf("binding weight %d", w)
+	}
+	c, _ := s.Authenticate(sha256.Sum256([]byte("sk-wr-test")), time.Now())
+	if p := c.Policy; p.RouteStrategy != snapshot.RouteCost || p.Affinity != snapshot.AffinityBinding || !p.BudgetFallback {
+		t.Errorf("policy: %q %q %v", p.RouteStrategy, p.Affinity, p.BudgetFallback)
+	}
+
+	run(t, l)
+	b.exec(t, `DELETE FROM models WHERE name = 'alt-a'`)
+	waitFor(t, swaps, func(s *snapshot.Snapshot) bool {
+		m := s.ModelByName("gpt-test")
+		return s.ModelByName("alt-a") == nil && len(m.Fallbacks) == 1 && m.Fallbacks[0] == alt.ID
+	})
+}

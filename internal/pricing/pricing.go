@@ -71,6 +71,30 @@ func CostAt(r Rates, u wire.Usage) int64 {
 	return div(hi, lo, 1000, 500) // round(x / 1000) = floor((x + 500) / 1000)
 }
 
+// Saved is what the prompt-cache reads of u saved under p, in nano-units of
+// currency rounded half up: the tokens read from the cache at the uncached
+// input price minus what they cost at the cached one,
+//
+//	saved = round(CacheRead × (Input price − CacheRead price) / 1000)
+//
+// with the rates of the prompt's tier, as Cost picks them. A cached price
+// above the input price saves nothing (never a negative saving), and cache
+// reads an upstream reported beyond the prompt count only up to the prompt.
+func Saved(p *snapshot.Pricing, u wire.Usage) int64 {
+	return SavedAt(RatesFor(p, u.Input), u)
+}
+
+// SavedAt is Saved with the rates already picked.
+func SavedAt(r Rates, u wire.Usage) int64 {
+	read := min(max(u.CacheRead, 0), max(u.Input, 0))
+	diff := r.Input - max(r.CacheRead, 0)
+	if read == 0 || diff <= 0 {
+		return 0
+	}
+	hi, lo := bits.Mul64(uint64(read), uint64(diff))
+	return div(hi, lo, 1000, 500)
+}
+
 // Micros is what u costs under p in micro-units of currency (1e-6),
 // rounded up: budgets count in micro-units and must never undercount.
 func Micros(p *snapshot.Pricing, u wire.Usage) int64 {

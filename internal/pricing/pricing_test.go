@@ -126,3 +126,44 @@ func TestEstimateMicros_DearerOutput(t *testing.T) {
 		t.Errorf("tiered: got %d", got)
 	}
 }
+
+func TestSaved_HandComputed(t *testing.T) {
+	t.Parallel()
+	anthropicLike := snapshot.Pricing{Input: 3_000_000, CachedInput: 300_000, CacheWrite: 3_750_000, Output: 15_000_000}
+	tiered := snapshot.Pricing{
+		Input: 1_250_000, CachedInput: 312_500, Output: 10_000_000,
+		Tiers: []snapshot.PriceTier{{AboveInputTokens: 200_000, InputPrice: 2_500_000, CachedInputPrice: 625_000, OutputPrice: 15_000_000}},
+	}
+	tests := []struct {
+		name string
+		p    snapshot.Pricing
+		u    wire.Usage
+		want int64 // nano-units
+	}{
+		// 600 × (3e6 − 3e5) = 1.62e9 pico = 1_620_000 nano.
+		{"cache reads at the cached price", anthropicLike, wire.Usage{Input: 1000, CacheRead: 600, CacheWrite: 100, Output: 200}, 1_620_000},
+		{"no cache reads", anthropicLike, wire.Usage{Input: 1000, Output: 200}, 0},
+		// 50k × (2.5e6 − 625_000) = 9.375e10 pico: the tier's prices.
+		{"the tier's prices", tiered, wire.Usage{Input: 200_001, CacheRead: 50_000}, 93_750_000},
+		// Reported reads beyond the prompt count only up to it: 10 × 2.7e6.
+		{"reads beyond the prompt", anthropicLike, wire.Usage{Input: 10, CacheRead: 40}, 27_000},
+		{"no cached price: the whole input price", snapshot.Pricing{Input: 1_000_000}, wire.Usage{Input: 10, CacheRead: 10}, 10_000},
+		{"cached dearer than uncached", snapshot.Pricing{Input: 100, CachedInput: 200}, wire.Usage{Input: 10, CacheRead: 10}, 0},
+		{"negative reads", anthropicLike, wire.Usage{Input: 10, CacheRead: -5}, 0},
+		// 1 × 1500 pico = 1.5 nano: half rounds up.
+		{"half rounds up", snapshot.Pricing{Input: 1500}, wire.Usage{Input: 1, CacheRead: 1}, 2},
+	}
+	for _, tc := range tests {
+		if got := Saved(&tc.p, tc.u); got != tc.want {
+			t.Errorf("%s: Saved = %d, want %d", tc.name, got, tc.want)
+		}
+	}
+	// What the cache saved and what was spent add up to the price of the
+	// same prompt uncached.
+	u := wire.Usage{Input: 1000, CacheRead: 600, Output: 200}
+	uncached := u
+	uncached.CacheRead = 0
+	if Cost(&anthropicLike, u)+Saved(&anthropicLike, u) != Cost(&anthropicLike, uncached) {
+		t.Error("cost + saved differs from the uncached cost")
+	}
+}

@@ -44,7 +44,7 @@ type UsageEventsPage struct {
 
 // UsageDims says which dimensions a sum is grouped by.
 type UsageDims struct {
-	Project, Team, Key, Host, Model, Status bool
+	Project, Team, Key, Host, Model, Status, Binding, HostKey bool
 }
 
 // UsageSumQuery asks for the totals of [From, To), grouped by the dimensions
@@ -93,7 +93,7 @@ var usageColumns = []string{
 	"policy_id", "model", "binding_id", "host_id", "host_key_id", "inbound_shape", "upstream_shape", "stream",
 	"status", "error_kind", "attempts", "input_tokens", "output_tokens", "cached_read_tokens",
 	"cache_write_tokens", "reasoning_tokens", "cost", "ttfb_ms", "total_ms", "overhead_us", "inference_token_id",
-	"client_request_id",
+	"client_request_id", "route", "route_detail", "saved",
 }
 
 // usageColumnList is usageColumns for SQL. The batch table is made once per
@@ -102,7 +102,8 @@ var usageColumns = []string{
 const usageColumnList = "request_id, created_at, relay_key_id, service_account_id, user_id, project_id, team_id, " +
 	"policy_id, model, binding_id, host_id, host_key_id, inbound_shape, upstream_shape, stream, " +
 	"status, error_kind, attempts, input_tokens, output_tokens, cached_read_tokens, " +
-	"cache_write_tokens, reasoning_tokens, cost, ttfb_ms, total_ms, overhead_us, inference_token_id, client_request_id"
+	"cache_write_tokens, reasoning_tokens, cost, ttfb_ms, total_ms, overhead_us, inference_token_id, client_request_id, " +
+	"route, route_detail, saved"
 
 // The statements of IngestUsageEvents are written by hand: they go through a
 // session's temporary table, which sqlc cannot see in the schema.
@@ -112,7 +113,7 @@ const (
 
 	// ingestUsageBatch moves the batch into the ledger, skipping events it
 	// already holds, and adds exactly the rows it inserted to the detailed hourly
-	// rollups; the detailed daily and the coarse hourly and daily rollups are
+	// rollups (down to the binding and the host key); the detailed daily and the coarse hourly and daily rollups are
 	// summed from those groups. Buckets are UTC (date_bin from a UTC origin:
 	// no time zone lookup per row). Groups are upserted in key order, so that
 	// pods flushing at once lock rollup rows in the same order and do not
@@ -120,8 +121,8 @@ const (
 	ingestUsageBatch = `WITH ins AS (
     INSERT INTO usage_events (` + usageColumnList + `) SELECT ` + usageColumnList + ` FROM usage_events_batch
     ON CONFLICT (created_at, request_id) DO NOTHING
-    RETURNING created_at, project_id, team_id, relay_key_id, host_id, model, status,
-        input_tokens, output_tokens, cached_read_tokens, cache_write_tokens, reasoning_tokens, cost
+    RETURNING created_at, project_id, team_id, relay_key_id, host_id, model, status, binding_id, host_key_id,
+        input_tokens, output_tokens, cached_read_tokens, cache_write_tokens, reasoning_tokens, cost, saved
 ), hourly AS (
     SELECT date_bin('1 hour', created_at, '2000-01-01 00:00:00+00') AS bucket,
         coalesce(project_id, '00000000-0000-0000-0000-000000000000') AS project_id,
@@ -129,26 +130,32 @@ const (
         coalesce(relay_key_id, '00000000-0000-0000-0000-000000000000') AS relay_key_id,
         coalesce(host_id, '00000000-0000-0000-0000-000000000000') AS host_id,
         model, status,
+        coalesce(binding_id, '00000000-0000-0000-0000-000000000000') AS binding_id,
+        coalesce(host_key_id, '00000000-0000-0000-0000-000000000000') AS host_key_id,
         count(*) AS requests, count(*) FILTER (WHERE status >= 400) AS errors,
         sum(input_tokens)::bigint AS input_tokens, sum(output_tokens)::bigint AS output_tokens,
         sum(cached_read_tokens)::bigint AS cached_read_tokens, sum(cache_write_tokens)::bigint AS cache_write_tokens,
-        sum(reasoning_tokens)::bigint AS reasoning_tokens, sum(cost)::bigint AS cost
+        sum(reasoning_tokens)::bigint AS reasoning_tokens, sum(cost)::bigint AS cost, sum(saved)::bigint AS saved
     FROM ins
-    GROUP BY 1, 2, 3, 4, 5, 6, 7
+    GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9
 ), roll AS (
     INSERT INTO usage_rollups AS r (grain, detailed, bucket, project_id, team_id, relay_key_id, host_id, model, status,
-        requests, errors, input_tokens, output_tokens, cached_read_tokens, cache_write_tokens, reasoning_tokens, cost)
+        binding_id, host_key_id,
+        requests, errors, input_tokens, output_tokens, cached_read_tokens, cache_write_tokens, reasoning_tokens, cost, saved)
     SELECT g.grain, g.detailed, date_bin(g.width, h.bucket, '2000-01-01 00:00:00+00'), h.project_id, h.team_id,
         CASE WHEN g.detailed THEN h.relay_key_id ELSE '00000000-0000-0000-0000-000000000000' END,
         CASE WHEN g.detailed THEN h.host_id ELSE '00000000-0000-0000-0000-000000000000' END,
         h.model COLLATE "C", CASE WHEN g.detailed THEN h.status ELSE 0 END,
+        CASE WHEN g.detailed THEN h.binding_id ELSE '00000000-0000-0000-0000-000000000000' END,
+        CASE WHEN g.detailed THEN h.host_key_id ELSE '00000000-0000-0000-0000-000000000000' END,
         sum(requests)::bigint, sum(errors)::bigint, sum(input_tokens)::bigint, sum(output_tokens)::bigint,
-        sum(cached_read_tokens)::bigint, sum(cache_write_tokens)::bigint, sum(reasoning_tokens)::bigint, sum(cost)::bigint
+        sum(cached_read_tokens)::bigint, sum(cache_write_tokens)::bigint, sum(reasoning_tokens)::bigint, sum(cost)::bigint,
+        sum(saved)::bigint
     FROM hourly AS h CROSS JOIN (VALUES ('hour', true, interval '1 hour'), ('day', true, interval '1 day'),
         ('hour', false, interval '1 hour'), ('day', false, interval '1 day')) AS g (grain, detailed, width)
-    GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9
-    ORDER BY 1, 2, 3, 4, 5, 6, 7, 8, 9
-    ON CONFLICT (grain, detailed, bucket, project_id, team_id, relay_key_id, host_id, model, status) DO UPDATE SET
+    GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11
+    ORDER BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11
+    ON CONFLICT (grain, detailed, bucket, project_id, team_id, relay_key_id, host_id, model, status, binding_id, host_key_id) DO UPDATE SET
         requests = r.requests + excluded.requests,
         errors = r.errors + excluded.errors,
         input_tokens = r.input_tokens + excluded.input_tokens,
@@ -156,7 +163,8 @@ const (
         cached_read_tokens = r.cached_read_tokens + excluded.cached_read_tokens,
         cache_write_tokens = r.cache_write_tokens + excluded.cache_write_tokens,
         reasoning_tokens = r.reasoning_tokens + excluded.reasoning_tokens,
-        cost = r.cost + excluded.cost
+        cost = r.cost + excluded.cost,
+        saved = r.saved + excluded.saved
     RETURNING 1
 )
 SELECT count(*) FROM ins`
@@ -207,19 +215,19 @@ func (s *Store) IngestUsageEvents(ctx context.Context, events []UsageEvent) (int
 type usageRows struct {
 	events []UsageEvent
 	i      int
-	row    [29]any
+	row    [32]any
 }
 
 func (r *usageRows) Next() bool { r.i++; return r.i < len(r.events) }
 
 func (r *usageRows) Values() ([]any, error) {
 	e := &r.events[r.i]
-	r.row = [29]any{
+	r.row = [32]any{
 		e.RequestID, e.CreatedAt, uid(e.RelayKeyID), uid(e.ServiceAccountID), uid(e.UserID), uid(e.ProjectID), uid(e.TeamID),
 		uid(e.PolicyID), e.Model, uid(e.BindingID), uid(e.HostID), uid(e.HostKeyID), e.InboundShape, e.UpstreamShape, e.Stream,
 		e.Status, e.ErrorKind, e.Attempts, e.InputTokens, e.OutputTokens, e.CachedReadTokens,
 		e.CacheWriteTokens, e.ReasoningTokens, e.Cost, e.TTFBMs, e.TotalMs, e.OverheadUs, uid(e.InferenceTokenID),
-		e.ClientRequestID,
+		e.ClientRequestID, e.Route, e.RouteDetail, e.Saved,
 	}
 	return r.row[:], nil
 }
@@ -275,7 +283,8 @@ func (s *Store) SumUsageEvents(ctx context.Context, q UsageSumQuery) ([]UsageSum
 	err := s.readUsage(ctx, func(dq *dbsqlc.Queries) (err error) {
 		rows, err = dq.SumUsageEvents(ctx, dbsqlc.SumUsageEventsParams{
 			Unit: q.Unit, ByProject: q.By.Project, ByTeam: q.By.Team, ByKey: q.By.Key, ByHost: q.By.Host,
-			ByModel: q.By.Model, ByStatus: q.By.Status, FromTime: q.From, ToTime: q.To,
+			ByModel: q.By.Model, ByStatus: q.By.Status, ByBinding: q.By.Binding, ByHostKey: q.By.HostKey,
+			FromTime: q.From, ToTime: q.To,
 			Projects: f.Projects, Teams: f.Teams, ProjectID: f.ProjectID, TeamID: f.TeamID, RelayKeyID: f.RelayKeyID,
 			HostID: f.HostID, Model: f.Model, Status: f.Status,
 		})
@@ -290,15 +299,16 @@ func (s *Store) SumUsageEvents(ctx context.Context, q UsageSumQuery) ([]UsageSum
 // SumUsageRollups totals the rollups of one grain (GrainHour or GrainDay);
 // q.From and q.To must fall on that grain's UTC boundaries. The coarse
 // rollups (project, team, model), much smaller, answer unless q groups or
-// filters by relay key, host or status.
+// filters by relay key, host, status, binding or host key.
 func (s *Store) SumUsageRollups(ctx context.Context, grain string, q UsageSumQuery) ([]UsageSum, error) {
 	f := q.Filter
 	var rows []dbsqlc.SumUsageRollupsRow
 	err := s.readUsage(ctx, func(dq *dbsqlc.Queries) (err error) {
 		rows, err = dq.SumUsageRollups(ctx, dbsqlc.SumUsageRollupsParams{
 			Unit: q.Unit, ByProject: q.By.Project, ByTeam: q.By.Team, ByKey: q.By.Key, ByHost: q.By.Host,
-			ByModel: q.By.Model, ByStatus: q.By.Status, Grain: grain,
-			Detailed: q.By.Key || q.By.Host || q.By.Status || f.RelayKeyID != nil || f.HostID != nil || f.Status != nil,
+			ByModel: q.By.Model, ByStatus: q.By.Status, ByBinding: q.By.Binding, ByHostKey: q.By.HostKey, Grain: grain,
+			Detailed: q.By.Key || q.By.Host || q.By.Status || q.By.Binding || q.By.HostKey ||
+				f.RelayKeyID != nil || f.HostID != nil || f.Status != nil,
 			FromTime: q.From, ToTime: q.To,
 			Projects: f.Projects, Teams: f.Teams, ProjectID: f.ProjectID, TeamID: f.TeamID, RelayKeyID: f.RelayKeyID,
 			HostID: f.HostID, Model: f.Model, Status: f.Status,

@@ -90,6 +90,8 @@ func usageBatch(prefix string, n int, start time.Time) []UsageEvent {
 	team := uuid.New()
 	keys := []*uuid.UUID{ptrTo(uuid.New()), ptrTo(uuid.New()), nil}
 	hosts := []*uuid.UUID{ptrTo(uuid.New()), nil}
+	bindings := []*uuid.UUID{ptrTo(uuid.New()), ptrTo(uuid.New()), nil}
+	hostKeys := []*uuid.UUID{ptrTo(uuid.New()), ptrTo(uuid.New()), ptrTo(uuid.New()), nil}
 	statuses := []int32{200, 200, 429, 502}
 	events := make([]UsageEvent, n)
 	for i := range events {
@@ -97,6 +99,8 @@ func usageBatch(prefix string, n int, start time.Time) []UsageEvent {
 			RequestID: fmt.Sprintf("%s-%d", prefix, i),
 			CreatedAt: start.Add(time.Duration(i) * 3 * time.Hour / time.Duration(n)),
 			ProjectID: &projects[i%2], TeamID: &team, RelayKeyID: keys[i%3], HostID: hosts[i%2],
+			BindingID: bindings[i%3], HostKeyID: hostKeys[i%4], Saved: int64(i % 5 * 250),
+			Route: ptrTo(fmt.Sprintf("binding=b%d; strategy=priority", i%3)), RouteDetail: []byte(`{"candidates":2}`),
 			Model: []string{"gpt", "claude"}[i/2%2], Status: statuses[i%4], Attempts: 1,
 			InputTokens: int64(100 + i), OutputTokens: int64(10 + i%7), CachedReadTokens: int64(i % 5),
 			CacheWriteTokens: int64(i % 3), ReasoningTokens: int64(i % 4), Cost: int64(1000*i + 7),
@@ -126,13 +130,14 @@ func TestUsageEvents_IngestIsIdempotentAndRollsUp(t *testing.T) {
 		t.Fatalf("an empty batch inserted %d", n)
 	}
 
-	all := UsageDims{Project: true, Team: true, Key: true, Host: true, Model: true, Status: true}
+	all := UsageDims{Project: true, Team: true, Key: true, Host: true, Model: true, Status: true, Binding: true, HostKey: true}
 	coarse := UsageDims{Project: true, Team: true, Model: true} // reads the coarse rollups
+	cache := UsageDims{Binding: true, HostKey: true}            // the detailed rollups, by binding and host key
 	from, to := start.Truncate(24*time.Hour), start.Truncate(24*time.Hour).Add(48*time.Hour)
 	for _, c := range []struct {
 		unit string
 		by   UsageDims
-	}{{"", all}, {"hour", all}, {"day", all}, {"", coarse}, {"hour", coarse}, {"day", coarse}} {
+	}{{"", all}, {"hour", all}, {"day", all}, {"", coarse}, {"hour", coarse}, {"day", coarse}, {"", cache}, {"day", cache}} {
 		unit := c.unit
 		q := UsageSumQuery{From: from, To: to, Unit: unit, By: c.by}
 		ledger := mk[[]UsageSum](t)(s.SumUsageEvents(ctx, q))
@@ -182,7 +187,7 @@ func sameSums(a, b []UsageSum) bool {
 		return false
 	}
 	key := func(u UsageSum) string {
-		return fmt.Sprint(u.Bucket.UTC(), u.ProjectID, u.TeamID, u.RelayKeyID, u.HostID, u.Model, u.Status)
+		return fmt.Sprint(u.Bucket.UTC(), u.ProjectID, u.TeamID, u.RelayKeyID, u.HostID, u.Model, u.Status, u.BindingID, u.HostKeyID)
 	}
 	m := make(map[string]UsageSum, len(a))
 	for _, u := range a {

@@ -1,6 +1,7 @@
 package usage
 
 import (
+	"encoding/json"
 	"math"
 	"time"
 
@@ -18,6 +19,9 @@ type Event struct {
 	event.Record
 	// Cost in nano-units of currency (1e-9).
 	Cost int64
+	// Saved is what the prompt-cache reads saved, in nano-units: the
+	// cache-read tokens at the input price minus at the cached input price.
+	Saved int64
 	// Unpriced is set when the request has a binding the current snapshot no
 	// longer holds (deleted while the request ran): its cost is 0.
 	Unpriced bool
@@ -37,7 +41,9 @@ func NewEvent(rec *event.Record, snap *snapshot.Snapshot) Event {
 		ev.Unpriced = true
 		return ev
 	}
-	ev.Cost = pricing.Cost(&b.Pricing, rec.Usage)
+	r := pricing.RatesFor(&b.Pricing, rec.Usage.Input)
+	ev.Cost = pricing.CostAt(r, rec.Usage)
+	ev.Saved = pricing.SavedAt(r, rec.Usage)
 	return ev
 }
 
@@ -70,6 +76,9 @@ func (e *Event) row() store.UsageEvent {
 		CacheWriteTokens: r.Usage.CacheWrite,
 		ReasoningTokens:  r.Usage.Reasoning,
 		Cost:             e.Cost,
+		Saved:            e.Saved,
+		Route:            optString(&r.Route),
+		RouteDetail:      routeDetail(r.RouteDetail),
 		TTFBMs:           clamp32(r.TimeToFirstByte / time.Millisecond),
 		TotalMs:          clamp32(r.Total / time.Millisecond),
 		OverheadUs:       clamp32(r.Overhead / time.Microsecond),
@@ -81,6 +90,16 @@ func (e *Event) row() store.UsageEvent {
 		row.RelayKeyID = ref(&r.CredentialID)
 	}
 	return row
+}
+
+// routeDetail is the decision for the ledger's jsonb column: nil when there
+// is none or it is not valid JSON, so that one bad event cannot make
+// Postgres refuse the whole batch.
+func routeDetail(b []byte) json.RawMessage {
+	if len(b) == 0 || !json.Valid(b) {
+		return nil
+	}
+	return b
 }
 
 // ref is nil for uuid.Nil, else id.

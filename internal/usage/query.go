@@ -56,6 +56,8 @@ const (
 	ByKey     Dimension = "key" // the relay key
 	ByHost    Dimension = "host"
 	ByStatus  Dimension = "status" // the HTTP status sent to the caller
+	ByBinding Dimension = "binding"
+	ByHostKey Dimension = "host_key"
 )
 
 // Interval is the control API's UsageInterval.
@@ -94,15 +96,28 @@ type Filter struct {
 
 // Totals are the sums of a group (the API's UsageTotals). Fields are in the
 // generated type's order, so that controlgen.UsageTotals(t) converts.
+// CacheHitRatio is derived: CachedReadTokens / InputTokens (input tokens
+// count the cached ones), 0 without input tokens.
 type Totals struct {
-	CacheWriteTokens int64 `json:"cache_write_tokens"`
-	CachedReadTokens int64 `json:"cached_read_tokens"`
-	Cost             int64 `json:"cost"`   // nano-units of currency
-	Errors           int64 `json:"errors"` // status 400 and above
-	InputTokens      int64 `json:"input_tokens"`
-	OutputTokens     int64 `json:"output_tokens"`
-	ReasoningTokens  int64 `json:"reasoning_tokens"`
-	Requests         int64 `json:"requests"`
+	CacheHitRatio    float64 `json:"cache_hit_ratio"`
+	CacheWriteTokens int64   `json:"cache_write_tokens"`
+	CachedReadTokens int64   `json:"cached_read_tokens"`
+	Cost             int64   `json:"cost"`   // nano-units of currency
+	Errors           int64   `json:"errors"` // status 400 and above
+	InputTokens      int64   `json:"input_tokens"`
+	OutputTokens     int64   `json:"output_tokens"`
+	ReasoningTokens  int64   `json:"reasoning_tokens"`
+	Requests         int64   `json:"requests"`
+	Saved            int64   `json:"saved"` // nano-units of currency the prompt cache saved
+}
+
+// withRatio sets CacheHitRatio from the token sums.
+func (t Totals) withRatio() Totals {
+	t.CacheHitRatio = 0
+	if t.InputTokens > 0 {
+		t.CacheHitRatio = float64(min(max(t.CachedReadTokens, 0), t.InputTokens)) / float64(t.InputTokens)
+	}
+	return t
 }
 
 // Group holds the values of the dimensions asked for (the API's
@@ -111,7 +126,9 @@ type Totals struct {
 // Fields are in the generated type's order, so that controlgen.UsageGroup(g)
 // converts.
 type Group struct {
+	BindingID  *uuid.UUID `json:"binding_id,omitempty"`
 	HostID     *uuid.UUID `json:"host_id,omitempty"`
+	HostKeyID  *uuid.UUID `json:"host_key_id,omitempty"`
 	Model      *string    `json:"model,omitempty"`
 	ProjectID  *uuid.UUID `json:"project_id,omitempty"`
 	RelayKeyID *uuid.UUID `json:"relay_key_id,omitempty"`
@@ -186,7 +203,7 @@ func Summarize(ctx context.Context, q Querier, req SummaryRequest) (Summary, err
 	}
 	out := Summary{From: req.From, To: req.To, GroupBy: nonNil(req.GroupBy), Rows: make([]Row, 0, len(acc))}
 	for k, t := range acc {
-		out.Rows = append(out.Rows, Row{Group: k.group(dims), Totals: t})
+		out.Rows = append(out.Rows, Row{Group: k.group(dims), Totals: t.withRatio()})
 	}
 	slices.SortFunc(out.Rows, func(a, b Row) int {
 		if c := cmp.Compare(b.Totals.Cost, a.Totals.Cost); c != 0 {
@@ -231,7 +248,7 @@ func Series(ctx context.Context, q Querier, req TimeseriesRequest) (Timeseries, 
 	}
 	out := Timeseries{From: req.From, To: req.To, Interval: iv, GroupBy: nonNil(req.GroupBy), Points: make([]Point, 0, len(acc))}
 	for k, t := range acc {
-		out.Points = append(out.Points, Point{BucketStart: time.UnixMicro(k.bucket).UTC(), Group: k.group(dims), Totals: t})
+		out.Points = append(out.Points, Point{BucketStart: time.UnixMicro(k.bucket).UTC(), Group: k.group(dims), Totals: t.withRatio()})
 	}
 	slices.SortFunc(out.Points, func(a, b Point) int {
 		if c := a.BucketStart.Compare(b.BucketStart); c != 0 {
@@ -244,10 +261,10 @@ func Series(ctx context.Context, q Querier, req TimeseriesRequest) (Timeseries, 
 
 // groupKey identifies one group of one bucket while sums are merged.
 type groupKey struct {
-	bucket                      int64 // Unix microseconds
-	project, team, key, hostKey uuid.UUID
-	model                       string
-	status                      int32
+	bucket                                     int64 // Unix microseconds
+	project, team, key, host, binding, hostKey uuid.UUID
+	model                                      string
+	status                                     int32
 }
 
 func (k groupKey) group(d store.UsageDims) Group {
@@ -261,7 +278,9 @@ func (k groupKey) group(d store.UsageDims) Group {
 	g.ProjectID = id(d.Project, k.project)
 	g.TeamID = id(d.Team, k.team)
 	g.RelayKeyID = id(d.Key, k.key)
-	g.HostID = id(d.Host, k.hostKey)
+	g.HostID = id(d.Host, k.host)
+	g.BindingID = id(d.Binding, k.binding)
+	g.HostKeyID = id(d.HostKey, k.hostKey)
 	if d.Model {
 		m := k.model
 		g.Model = &m
@@ -336,7 +355,10 @@ func sum(ctx context.Context, q Querier, from, to time.Time, iv Interval, dims s
 			return nil, err
 		}
 		for _, r := range rows {
-			k := groupKey{project: r.ProjectID, team: r.TeamID, key: r.RelayKeyID, hostKey: r.HostID, model: r.Model, status: r.Status}
+			k := groupKey{
+				project: r.ProjectID, team: r.TeamID, key: r.RelayKeyID, host: r.HostID,
+				binding: r.BindingID, hostKey: r.HostKeyID, model: r.Model, status: r.Status,
+			}
 			if iv != "" {
 				k.bucket = r.Bucket.UnixMicro()
 			}
@@ -349,6 +371,7 @@ func sum(ctx context.Context, q Querier, from, to time.Time, iv Interval, dims s
 			t.CacheWriteTokens += r.CacheWriteTokens
 			t.ReasoningTokens += r.ReasoningTokens
 			t.Cost += r.Cost
+			t.Saved += r.Saved
 			acc[k] = t
 		}
 	}
@@ -371,8 +394,12 @@ func parseDims(by []Dimension) (store.UsageDims, error) {
 			d.Host = true
 		case ByStatus:
 			d.Status = true
+		case ByBinding:
+			d.Binding = true
+		case ByHostKey:
+			d.HostKey = true
 		default:
-			return d, invalid("group_by", "want project, team, model, key, host or status")
+			return d, invalid("group_by", "want project, team, model, key, host, status, binding or host_key")
 		}
 	}
 	return d, nil
@@ -397,6 +424,7 @@ func compareGroups(a, b Group) int {
 		compareID(a.ProjectID, b.ProjectID), compareID(a.TeamID, b.TeamID),
 		comparePtr(a.Model, b.Model), compareID(a.RelayKeyID, b.RelayKeyID),
 		compareID(a.HostID, b.HostID), comparePtr(a.Status, b.Status),
+		compareID(a.BindingID, b.BindingID), compareID(a.HostKeyID, b.HostKeyID),
 	)
 }
 
@@ -503,7 +531,8 @@ func decodeCursor(c string) (time.Time, string, error) {
 // CSVHeader is the header row of WriteCSV: the API's UsageEvent fields.
 const CSVHeader = "request_id,created_at,relay_key_id,service_account_id,user_id,project_id,team_id,policy_id," +
 	"model,binding_id,host_id,host_key_id,inbound_shape,upstream_shape,stream,status,error_kind,attempts," +
-	"input_tokens,output_tokens,cached_read_tokens,cache_write_tokens,reasoning_tokens,cost,ttfb_ms,total_ms,overhead_us\n"
+	"input_tokens,output_tokens,cached_read_tokens,cache_write_tokens,reasoning_tokens,cost,ttfb_ms,total_ms,overhead_us," +
+	"saved,route\n"
 
 // WriteCSV writes events as CSV rows, after CSVHeader when header is set.
 // Absent identifiers are empty cells; times are RFC 3339 in UTC with
@@ -515,7 +544,7 @@ func WriteCSV(w io.Writer, events []EventRow, header bool) error {
 		}
 	}
 	cw := csv.NewWriter(w)
-	rec := make([]string, 27)
+	rec := make([]string, 29)
 	id := func(u *uuid.UUID) string {
 		if u == nil {
 			return ""
@@ -523,6 +552,12 @@ func WriteCSV(w io.Writer, events []EventRow, header bool) error {
 		return u.String()
 	}
 	i64 := func(n int64) string { return strconv.FormatInt(n, 10) }
+	str := func(s *string) string {
+		if s == nil {
+			return ""
+		}
+		return *s
+	}
 	for i := range events {
 		e := &events[i]
 		rec = append(rec[:0],
@@ -532,6 +567,7 @@ func WriteCSV(w io.Writer, events []EventRow, header bool) error {
 			strconv.FormatBool(e.Stream), i64(int64(e.Status)), e.ErrorKind, i64(int64(e.Attempts)),
 			i64(e.InputTokens), i64(e.OutputTokens), i64(e.CachedReadTokens), i64(e.CacheWriteTokens),
 			i64(e.ReasoningTokens), i64(e.Cost), i64(int64(e.TTFBMs)), i64(int64(e.TotalMs)), i64(int64(e.OverheadUs)),
+			i64(e.Saved), str(e.Route),
 		)
 		if err := cw.Write(rec); err != nil {
 			return err

@@ -46,6 +46,8 @@ func newLedger(t *testing.T, n int) *ledger {
 		l.keys = append(l.keys, uuid.New())
 	}
 	hosts := []uuid.UUID{uuid.New(), uuid.New()}
+	bindings := []uuid.UUID{uuid.New(), uuid.New(), uuid.New()}
+	hostKeys := []uuid.UUID{uuid.New(), uuid.New(), uuid.New(), uuid.New()}
 	span := int64(4 * 24 * time.Hour)
 	for i := range n {
 		p := rng.IntN(len(l.projects))
@@ -57,6 +59,7 @@ func newLedger(t *testing.T, n int) *ledger {
 			Status: []int32{200, 200, 200, 429, 500, 499}[rng.IntN(6)], Attempts: 1,
 			InputTokens: rng.Int64N(5000), OutputTokens: rng.Int64N(800), CachedReadTokens: rng.Int64N(100),
 			CacheWriteTokens: rng.Int64N(50), ReasoningTokens: rng.Int64N(200), Cost: rng.Int64N(1e7),
+			Saved: rng.Int64N(1e6),
 		}
 		if k := rng.IntN(len(l.keys) + 1); k < len(l.keys) {
 			e.RelayKeyID = &l.keys[k]
@@ -64,7 +67,8 @@ func newLedger(t *testing.T, n int) *ledger {
 			e.InferenceTokenID = ptr(uuid.New())
 		}
 		if e.Status != 500 {
-			e.HostID = &hosts[rng.IntN(2)]
+			h := rng.IntN(2)
+			e.HostID, e.BindingID, e.HostKeyID = &hosts[h], &bindings[h+rng.IntN(2)], &hostKeys[2*h+rng.IntN(2)]
 		}
 		l.events = append(l.events, e)
 	}
@@ -112,7 +116,8 @@ func (l *ledger) truth(from, to time.Time, iv usage.Interval, by []usage.Dimensi
 			status = fmt.Sprint(e.Status)
 		}
 		k := strings.Join([]string{bucket.UTC().Format(time.RFC3339), id(has(usage.ByProject), e.ProjectID), id(has(usage.ByTeam), e.TeamID),
-			model, id(has(usage.ByKey), e.RelayKeyID), id(has(usage.ByHost), e.HostID), status}, "|")
+			model, id(has(usage.ByKey), e.RelayKeyID), id(has(usage.ByHost), e.HostID), status,
+			id(has(usage.ByBinding), e.BindingID), id(has(usage.ByHostKey), e.HostKeyID)}, "|")
 		t := out[k]
 		t.Requests++
 		if e.Status >= 400 {
@@ -124,6 +129,13 @@ func (l *ledger) truth(from, to time.Time, iv usage.Interval, by []usage.Dimensi
 		t.CacheWriteTokens += e.CacheWriteTokens
 		t.ReasoningTokens += e.ReasoningTokens
 		t.Cost += e.Cost
+		t.Saved += e.Saved
+		out[k] = t
+	}
+	for k, t := range out {
+		if t.InputTokens > 0 {
+			t.CacheHitRatio = float64(min(t.CachedReadTokens, t.InputTokens)) / float64(t.InputTokens)
+		}
 		out[k] = t
 	}
 	return out
@@ -143,7 +155,8 @@ func groupKey(bucket time.Time, g usage.Group) string {
 	if g.Status != nil {
 		status = fmt.Sprint(*g.Status)
 	}
-	return strings.Join([]string{bucket.UTC().Format(time.RFC3339), id(g.ProjectID), id(g.TeamID), model, id(g.RelayKeyID), id(g.HostID), status}, "|")
+	return strings.Join([]string{bucket.UTC().Format(time.RFC3339), id(g.ProjectID), id(g.TeamID), model, id(g.RelayKeyID), id(g.HostID), status,
+		id(g.BindingID), id(g.HostKeyID)}, "|")
 }
 
 func TestQueries_MatchTheLedger(t *testing.T) {
@@ -169,6 +182,8 @@ func TestQueries_MatchTheLedger(t *testing.T) {
 		{usage.ByKey, usage.ByStatus},
 		{usage.ByHost, usage.ByTeam},
 		{usage.ByProject, usage.ByTeam, usage.ByModel, usage.ByKey, usage.ByHost, usage.ByStatus},
+		{usage.ByBinding, usage.ByHostKey},
+		{usage.ByModel, usage.ByBinding},
 	}
 	filters := map[string]usage.Filter{
 		"none":     {},

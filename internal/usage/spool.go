@@ -264,6 +264,13 @@ func (s *spool) read(seg segment, rows []store.UsageEvent) ([]store.UsageEvent, 
 	if err := json.NewDecoder(zr).Decode(&these); err != nil {
 		return rows, fmt.Errorf("read usage segment %s: %w", seg.name(), err)
 	}
+	for i := range these {
+		// An absent decision was written as null, which decodes as the
+		// JSON text null: the ledger keeps SQL NULL for it.
+		if string(these[i].RouteDetail) == "null" {
+			these[i].RouteDetail = nil
+		}
+	}
 	return append(rows, these...), nil
 }
 

@@ -223,6 +223,33 @@ func (e ModelKind) Valid() bool {
 	}
 }
 
+// Defines values for ModelRouteStrategy.
+const (
+	ModelRouteStrategyCost      ModelRouteStrategy = "cost"
+	ModelRouteStrategyLatency   ModelRouteStrategy = "latency"
+	ModelRouteStrategyLeastBusy ModelRouteStrategy = "least_busy"
+	ModelRouteStrategyPriority  ModelRouteStrategy = "priority"
+	ModelRouteStrategyWeighted  ModelRouteStrategy = "weighted"
+)
+
+// Valid indicates whether the value is a known member of the ModelRouteStrategy enum.
+func (e ModelRouteStrategy) Valid() bool {
+	switch e {
+	case ModelRouteStrategyCost:
+		return true
+	case ModelRouteStrategyLatency:
+		return true
+	case ModelRouteStrategyLeastBusy:
+		return true
+	case ModelRouteStrategyPriority:
+		return true
+	case ModelRouteStrategyWeighted:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for Period.
 const (
 	PeriodDay   Period = "day"
@@ -235,6 +262,36 @@ func (e Period) Valid() bool {
 	case PeriodDay:
 		return true
 	case PeriodMonth:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PolicyRouteStrategy.
+const (
+	PolicyRouteStrategyCost      PolicyRouteStrategy = "cost"
+	PolicyRouteStrategyEmpty     PolicyRouteStrategy = ""
+	PolicyRouteStrategyLatency   PolicyRouteStrategy = "latency"
+	PolicyRouteStrategyLeastBusy PolicyRouteStrategy = "least_busy"
+	PolicyRouteStrategyPriority  PolicyRouteStrategy = "priority"
+	PolicyRouteStrategyWeighted  PolicyRouteStrategy = "weighted"
+)
+
+// Valid indicates whether the value is a known member of the PolicyRouteStrategy enum.
+func (e PolicyRouteStrategy) Valid() bool {
+	switch e {
+	case PolicyRouteStrategyCost:
+		return true
+	case PolicyRouteStrategyEmpty:
+		return true
+	case PolicyRouteStrategyLatency:
+		return true
+	case PolicyRouteStrategyLeastBusy:
+		return true
+	case PolicyRouteStrategyPriority:
+		return true
+	case PolicyRouteStrategyWeighted:
 		return true
 	default:
 		return false
@@ -310,6 +367,27 @@ func (e Role) Valid() bool {
 	}
 }
 
+// Defines values for RouteAffinity.
+const (
+	RouteAffinityBinding RouteAffinity = "binding"
+	RouteAffinityKey     RouteAffinity = "key"
+	RouteAffinityOff     RouteAffinity = "off"
+)
+
+// Valid indicates whether the value is a known member of the RouteAffinity enum.
+func (e RouteAffinity) Valid() bool {
+	switch e {
+	case RouteAffinityBinding:
+		return true
+	case RouteAffinityKey:
+		return true
+	case RouteAffinityOff:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SecretSource.
 const (
 	SecretSourceEnv    SecretSource = "env"
@@ -372,7 +450,9 @@ func (e UsageEventsFormat) Valid() bool {
 
 // Defines values for UsageGroupBy.
 const (
+	UsageGroupByBinding UsageGroupBy = "binding"
 	UsageGroupByHost    UsageGroupBy = "host"
+	UsageGroupByHostKey UsageGroupBy = "host_key"
 	UsageGroupByKey     UsageGroupBy = "key"
 	UsageGroupByModel   UsageGroupBy = "model"
 	UsageGroupByProject UsageGroupBy = "project"
@@ -383,7 +463,11 @@ const (
 // Valid indicates whether the value is a known member of the UsageGroupBy enum.
 func (e UsageGroupBy) Valid() bool {
 	switch e {
+	case UsageGroupByBinding:
+		return true
 	case UsageGroupByHost:
+		return true
+	case UsageGroupByHostKey:
 		return true
 	case UsageGroupByKey:
 		return true
@@ -490,6 +574,9 @@ type Binding struct {
 
 	// UpstreamModel The model name the host knows.
 	UpstreamModel string `json:"upstream_model"`
+
+	// Weight The binding's share of the model's traffic under the `weighted` strategy.
+	Weight int32 `json:"weight"`
 }
 
 // BindingCreate defines model for BindingCreate.
@@ -527,6 +614,7 @@ type BindingCreate struct {
 	// Shape The wire shape Relay speaks to a host for a model.
 	Shape         Shape  `json:"shape"`
 	UpstreamModel string `json:"upstream_model"`
+	Weight        *int32 `json:"weight,omitempty"`
 }
 
 // BindingList defines model for BindingList.
@@ -570,6 +658,7 @@ type BindingUpdate struct {
 	// Shape The wire shape Relay speaks to a host for a model.
 	Shape         *Shape  `json:"shape,omitempty"`
 	UpstreamModel *string `json:"upstream_model,omitempty"`
+	Weight        *int32  `json:"weight,omitempty"`
 }
 
 // Breaker defines model for Breaker.
@@ -998,11 +1087,14 @@ type Meter string
 // Model defines model for Model.
 type Model struct {
 	// ContextWindow Tokens; 0 is unknown.
-	ContextWindow   int32              `json:"context_window"`
-	CreatedAt       time.Time          `json:"created_at"`
-	ID              openapi_types.UUID `json:"id"`
-	Kind            ModelKind          `json:"kind"`
-	MaxOutputTokens int32              `json:"max_output_tokens"`
+	ContextWindow int32     `json:"context_window"`
+	CreatedAt     time.Time `json:"created_at"`
+
+	// Fallbacks Other models of the same kind, in order, that serve a request when every binding of this one fails before the first byte (or a budget refused it and the policy has `budget_fallback`).
+	Fallbacks       []openapi_types.UUID `json:"fallbacks"`
+	ID              openapi_types.UUID   `json:"id"`
+	Kind            ModelKind            `json:"kind"`
+	MaxOutputTokens int32                `json:"max_output_tokens"`
 
 	// Name What callers put in a request's `model` field; letters, digits, `.`, `_`, `:`, `/`, `-`; at most 128 characters.
 	//
@@ -1011,6 +1103,9 @@ type Model struct {
 
 	// Provider Who makes the model (free text: openai, anthropic, meta …).
 	Provider string `json:"provider"`
+
+	// Strategy How the router orders a model's bindings: `priority` by position, `weighted` at random by each binding's weight, `cost` lowest estimated cost first, `latency` lowest time to first byte (measured from live traffic) first, `least_busy` fewest requests in flight first.
+	Strategy ModelRouteStrategy `json:"strategy"`
 
 	// SupportsJSON JSON mode and structured output.
 	SupportsJSON     bool      `json:"supports_json"`
@@ -1022,20 +1117,29 @@ type Model struct {
 
 // ModelCreate defines model for ModelCreate.
 type ModelCreate struct {
-	ContextWindow   *int32     `json:"context_window,omitempty"`
-	Kind            *ModelKind `json:"kind,omitempty"`
-	MaxOutputTokens *int32     `json:"max_output_tokens,omitempty"`
+	ContextWindow *int32 `json:"context_window,omitempty"`
+
+	// Fallbacks Model ids, in order; replaces the list. Each must be another existing model of the same kind, listed once; at most 16.
+	Fallbacks       *ModelFallbacks `json:"fallbacks,omitempty"`
+	Kind            *ModelKind      `json:"kind,omitempty"`
+	MaxOutputTokens *int32          `json:"max_output_tokens,omitempty"`
 
 	// Name What callers put in a request's `model` field; letters, digits, `.`, `_`, `:`, `/`, `-`; at most 128 characters.
 	//
 	// Example: gpt-4o-mini
-	Name             ModelName `json:"name"`
-	Provider         *string   `json:"provider,omitempty"`
-	SupportsJSON     *bool     `json:"supports_json,omitempty"`
-	SupportsThinking *bool     `json:"supports_thinking,omitempty"`
-	SupportsTools    *bool     `json:"supports_tools,omitempty"`
-	SupportsVision   *bool     `json:"supports_vision,omitempty"`
+	Name     ModelName `json:"name"`
+	Provider *string   `json:"provider,omitempty"`
+
+	// Strategy How the router orders a model's bindings: `priority` by position, `weighted` at random by each binding's weight, `cost` lowest estimated cost first, `latency` lowest time to first byte (measured from live traffic) first, `least_busy` fewest requests in flight first.
+	Strategy         *ModelRouteStrategy `json:"strategy,omitempty"`
+	SupportsJSON     *bool               `json:"supports_json,omitempty"`
+	SupportsThinking *bool               `json:"supports_thinking,omitempty"`
+	SupportsTools    *bool               `json:"supports_tools,omitempty"`
+	SupportsVision   *bool               `json:"supports_vision,omitempty"`
 }
+
+// ModelFallbacks Model ids, in order; replaces the list. Each must be another existing model of the same kind, listed once; at most 16.
+type ModelFallbacks = []openapi_types.UUID
 
 // ModelKind defines model for ModelKind.
 type ModelKind string
@@ -1053,21 +1157,30 @@ type ModelList struct {
 // Example: gpt-4o-mini
 type ModelName = string
 
+// ModelRouteStrategy How the router orders a model's bindings: `priority` by position, `weighted` at random by each binding's weight, `cost` lowest estimated cost first, `latency` lowest time to first byte (measured from live traffic) first, `least_busy` fewest requests in flight first.
+type ModelRouteStrategy string
+
 // ModelUpdate defines model for ModelUpdate.
 type ModelUpdate struct {
-	ContextWindow   *int32     `json:"context_window,omitempty"`
-	Kind            *ModelKind `json:"kind,omitempty"`
-	MaxOutputTokens *int32     `json:"max_output_tokens,omitempty"`
+	ContextWindow *int32 `json:"context_window,omitempty"`
+
+	// Fallbacks Model ids, in order; replaces the list. Each must be another existing model of the same kind, listed once; at most 16.
+	Fallbacks       *ModelFallbacks `json:"fallbacks,omitempty"`
+	Kind            *ModelKind      `json:"kind,omitempty"`
+	MaxOutputTokens *int32          `json:"max_output_tokens,omitempty"`
 
 	// Name What callers put in a request's `model` field; letters, digits, `.`, `_`, `:`, `/`, `-`; at most 128 characters.
 	//
 	// Example: gpt-4o-mini
-	Name             *ModelName `json:"name,omitempty"`
-	Provider         *string    `json:"provider,omitempty"`
-	SupportsJSON     *bool      `json:"supports_json,omitempty"`
-	SupportsThinking *bool      `json:"supports_thinking,omitempty"`
-	SupportsTools    *bool      `json:"supports_tools,omitempty"`
-	SupportsVision   *bool      `json:"supports_vision,omitempty"`
+	Name     *ModelName `json:"name,omitempty"`
+	Provider *string    `json:"provider,omitempty"`
+
+	// Strategy How the router orders a model's bindings: `priority` by position, `weighted` at random by each binding's weight, `cost` lowest estimated cost first, `latency` lowest time to first byte (measured from live traffic) first, `least_busy` fewest requests in flight first.
+	Strategy         *ModelRouteStrategy `json:"strategy,omitempty"`
+	SupportsJSON     *bool               `json:"supports_json,omitempty"`
+	SupportsThinking *bool               `json:"supports_thinking,omitempty"`
+	SupportsTools    *bool               `json:"supports_tools,omitempty"`
+	SupportsVision   *bool               `json:"supports_vision,omitempty"`
 }
 
 // Name A display name.
@@ -1133,11 +1246,17 @@ type PodStatus struct {
 
 // Policy defines model for Policy.
 type Policy struct {
+	// Affinity Prompt-cache affinity: `key` keeps one session on one host key of the chosen binding, `binding` also on one binding among the model's equals, `off` does neither.
+	Affinity RouteAffinity `json:"affinity"`
+
 	// AllHostKeys Lets requests spend every host key; the host-key grants are then ignored.
 	AllHostKeys bool `json:"all_host_keys"`
 
 	// AllModels Grants every model; the model grants are then ignored.
 	AllModels bool `json:"all_models"`
+
+	// BudgetFallback A request a budget refuses goes to the model's fallbacks instead of being refused.
+	BudgetFallback bool `json:"budget_fallback"`
 
 	// CaptureMaxBytes Cap on each captured body (0: 65536); longer ones are cut and marked truncated.
 	CaptureMaxBytes int32 `json:"capture_max_bytes"`
@@ -1167,6 +1286,9 @@ type Policy struct {
 
 	// RateLimitID The rate limit that caps everyone the policy governs.
 	RateLimitID *openapi_types.UUID `json:"rate_limit_id"`
+
+	// RouteStrategy Overrides the strategy of every model the policy reaches; '' keeps each model's own.
+	RouteStrategy PolicyRouteStrategy `json:"route_strategy"`
 
 	// Slug Lower-case letters, digits and hyphens, starting with a letter or digit; at most 63 characters.
 	//
@@ -1219,8 +1341,11 @@ type PolicyBindingUpdate struct {
 
 // PolicyCreate defines model for PolicyCreate.
 type PolicyCreate struct {
-	AllHostKeys *bool `json:"all_host_keys,omitempty"`
-	AllModels   *bool `json:"all_models,omitempty"`
+	// Affinity Prompt-cache affinity: `key` keeps one session on one host key of the chosen binding, `binding` also on one binding among the model's equals, `off` does neither.
+	Affinity       *RouteAffinity `json:"affinity,omitempty"`
+	AllHostKeys    *bool          `json:"all_host_keys,omitempty"`
+	AllModels      *bool          `json:"all_models,omitempty"`
+	BudgetFallback *bool          `json:"budget_fallback,omitempty"`
 
 	// CaptureMaxBytes 0 (65536) or 1024 to 1048576.
 	CaptureMaxBytes *int32 `json:"capture_max_bytes,omitempty"`
@@ -1238,6 +1363,9 @@ type PolicyCreate struct {
 	Name        *Name               `json:"name,omitempty"`
 	Priority    *int32              `json:"priority,omitempty"`
 	RateLimitID *openapi_types.UUID `json:"rate_limit_id,omitempty"`
+
+	// RouteStrategy Overrides the strategy of every model the policy reaches; '' keeps each model's own.
+	RouteStrategy *PolicyRouteStrategy `json:"route_strategy,omitempty"`
 
 	// Slug Lower-case letters, digits and hyphens, starting with a letter or digit; at most 63 characters.
 	//
@@ -1320,10 +1448,16 @@ type PolicyModelRateLimitUpdate struct {
 	RateLimitID *openapi_types.UUID `json:"rate_limit_id,omitempty"`
 }
 
+// PolicyRouteStrategy Overrides the strategy of every model the policy reaches; ” keeps each model's own.
+type PolicyRouteStrategy string
+
 // PolicyUpdate defines model for PolicyUpdate.
 type PolicyUpdate struct {
-	AllHostKeys *bool `json:"all_host_keys,omitempty"`
-	AllModels   *bool `json:"all_models,omitempty"`
+	// Affinity Prompt-cache affinity: `key` keeps one session on one host key of the chosen binding, `binding` also on one binding among the model's equals, `off` does neither.
+	Affinity       *RouteAffinity `json:"affinity,omitempty"`
+	AllHostKeys    *bool          `json:"all_host_keys,omitempty"`
+	AllModels      *bool          `json:"all_models,omitempty"`
+	BudgetFallback *bool          `json:"budget_fallback,omitempty"`
 
 	// CaptureMaxBytes 0 (65536) or 1024 to 1048576.
 	CaptureMaxBytes *int32 `json:"capture_max_bytes,omitempty"`
@@ -1343,6 +1477,9 @@ type PolicyUpdate struct {
 
 	// RateLimitID null removes the rate limit.
 	RateLimitID relaynull.UUID `json:"rate_limit_id,omitempty"`
+
+	// RouteStrategy Overrides the strategy of every model the policy reaches; '' keeps each model's own.
+	RouteStrategy *PolicyRouteStrategy `json:"route_strategy,omitempty"`
 
 	// Slug Lower-case letters, digits and hyphens, starting with a letter or digit; at most 63 characters.
 	//
@@ -1669,6 +1806,9 @@ type RoleBindingUpdate struct {
 	Role *Role `json:"role,omitempty"`
 }
 
+// RouteAffinity Prompt-cache affinity: `key` keeps one session on one host key of the chosen binding, `binding` also on one binding among the model's equals, `off` does neither.
+type RouteAffinity string
+
 // SecretRef `env:NAME`: the secret is read from environment variable NAME on every pod.
 //
 // Example: env:OPENAI_API_KEY
@@ -1828,12 +1968,21 @@ type UsageEvent struct {
 	OutputTokens int64               `json:"output_tokens"`
 
 	// OverheadUs Time Relay itself added, in microseconds.
-	OverheadUs       int32               `json:"overhead_us"`
-	PolicyID         *openapi_types.UUID `json:"policy_id"`
-	ProjectID        *openapi_types.UUID `json:"project_id"`
-	ReasoningTokens  int64               `json:"reasoning_tokens"`
-	RelayKeyID       *openapi_types.UUID `json:"relay_key_id"`
-	RequestID        string              `json:"request_id"`
+	OverheadUs      int32               `json:"overhead_us"`
+	PolicyID        *openapi_types.UUID `json:"policy_id"`
+	ProjectID       *openapi_types.UUID `json:"project_id"`
+	ReasoningTokens int64               `json:"reasoning_tokens"`
+	RelayKeyID      *openapi_types.UUID `json:"relay_key_id"`
+	RequestID       string              `json:"request_id"`
+
+	// Route The X-Relay-Route value the response carried (empty when not routed).
+	Route string `json:"route"`
+
+	// RouteDetail The routing decision in full (candidates, scores, why each was skipped); null when not routed.
+	RouteDetail json.RawMessage `json:"route_detail"`
+
+	// Saved What prompt-cache reads saved, in nano-units of currency.
+	Saved            int64               `json:"saved"`
 	ServiceAccountID *openapi_types.UUID `json:"service_account_id"`
 	Status           int32               `json:"status"`
 	Stream           bool                `json:"stream"`
@@ -1857,7 +2006,9 @@ type UsageEventsFormat string
 
 // UsageGroup The values of the `group_by` dimensions for a row; only those asked for are present.
 type UsageGroup struct {
+	BindingID  *openapi_types.UUID `json:"binding_id,omitempty"`
 	HostID     *openapi_types.UUID `json:"host_id,omitempty"`
+	HostKeyID  *openapi_types.UUID `json:"host_key_id,omitempty"`
 	Model      *string             `json:"model,omitempty"`
 	ProjectID  *openapi_types.UUID `json:"project_id,omitempty"`
 	RelayKeyID *openapi_types.UUID `json:"relay_key_id,omitempty"`
@@ -1865,7 +2016,7 @@ type UsageGroup struct {
 	TeamID     *openapi_types.UUID `json:"team_id,omitempty"`
 }
 
-// UsageGroupBy `key` is the relay key; `status` the HTTP status returned to the caller.
+// UsageGroupBy `key` is the relay key; `status` the HTTP status returned to the caller; `binding` and `host_key` where the request went.
 type UsageGroupBy string
 
 // UsageInterval defines model for UsageInterval.
@@ -1908,8 +2059,10 @@ type UsageTimeseries struct {
 
 // UsageTotals defines model for UsageTotals.
 type UsageTotals struct {
-	CacheWriteTokens int64 `json:"cache_write_tokens"`
-	CachedReadTokens int64 `json:"cached_read_tokens"`
+	// CacheHitRatio `cached_read_tokens` / `input_tokens` (input tokens count the cached ones); 0 without input tokens.
+	CacheHitRatio    float64 `json:"cache_hit_ratio"`
+	CacheWriteTokens int64   `json:"cache_write_tokens"`
+	CachedReadTokens int64   `json:"cached_read_tokens"`
 
 	// Cost Nano-units of currency (1e-9).
 	Cost int64 `json:"cost"`
@@ -1920,6 +2073,9 @@ type UsageTotals struct {
 	OutputTokens    int64 `json:"output_tokens"`
 	ReasoningTokens int64 `json:"reasoning_tokens"`
 	Requests        int64 `json:"requests"`
+
+	// Saved What prompt-cache reads saved, in nano-units of currency; cache-read tokens × (input price − cached input price).
+	Saved int64 `json:"saved"`
 }
 
 // User defines model for User.

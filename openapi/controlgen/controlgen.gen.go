@@ -230,6 +230,33 @@ func (e ModelKind) Valid() bool {
 	}
 }
 
+// Defines values for ModelRouteStrategy.
+const (
+	ModelRouteStrategyCost      ModelRouteStrategy = "cost"
+	ModelRouteStrategyLatency   ModelRouteStrategy = "latency"
+	ModelRouteStrategyLeastBusy ModelRouteStrategy = "least_busy"
+	ModelRouteStrategyPriority  ModelRouteStrategy = "priority"
+	ModelRouteStrategyWeighted  ModelRouteStrategy = "weighted"
+)
+
+// Valid indicates whether the value is a known member of the ModelRouteStrategy enum.
+func (e ModelRouteStrategy) Valid() bool {
+	switch e {
+	case ModelRouteStrategyCost:
+		return true
+	case ModelRouteStrategyLatency:
+		return true
+	case ModelRouteStrategyLeastBusy:
+		return true
+	case ModelRouteStrategyPriority:
+		return true
+	case ModelRouteStrategyWeighted:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for Period.
 const (
 	PeriodDay   Period = "day"
@@ -242,6 +269,36 @@ func (e Period) Valid() bool {
 	case PeriodDay:
 		return true
 	case PeriodMonth:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PolicyRouteStrategy.
+const (
+	PolicyRouteStrategyCost      PolicyRouteStrategy = "cost"
+	PolicyRouteStrategyEmpty     PolicyRouteStrategy = ""
+	PolicyRouteStrategyLatency   PolicyRouteStrategy = "latency"
+	PolicyRouteStrategyLeastBusy PolicyRouteStrategy = "least_busy"
+	PolicyRouteStrategyPriority  PolicyRouteStrategy = "priority"
+	PolicyRouteStrategyWeighted  PolicyRouteStrategy = "weighted"
+)
+
+// Valid indicates whether the value is a known member of the PolicyRouteStrategy enum.
+func (e PolicyRouteStrategy) Valid() bool {
+	switch e {
+	case PolicyRouteStrategyCost:
+		return true
+	case PolicyRouteStrategyEmpty:
+		return true
+	case PolicyRouteStrategyLatency:
+		return true
+	case PolicyRouteStrategyLeastBusy:
+		return true
+	case PolicyRouteStrategyPriority:
+		return true
+	case PolicyRouteStrategyWeighted:
 		return true
 	default:
 		return false
@@ -317,6 +374,27 @@ func (e Role) Valid() bool {
 	}
 }
 
+// Defines values for RouteAffinity.
+const (
+	RouteAffinityBinding RouteAffinity = "binding"
+	RouteAffinityKey     RouteAffinity = "key"
+	RouteAffinityOff     RouteAffinity = "off"
+)
+
+// Valid indicates whether the value is a known member of the RouteAffinity enum.
+func (e RouteAffinity) Valid() bool {
+	switch e {
+	case RouteAffinityBinding:
+		return true
+	case RouteAffinityKey:
+		return true
+	case RouteAffinityOff:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SecretSource.
 const (
 	SecretSourceEnv    SecretSource = "env"
@@ -379,7 +457,9 @@ func (e UsageEventsFormat) Valid() bool {
 
 // Defines values for UsageGroupBy.
 const (
+	UsageGroupByBinding UsageGroupBy = "binding"
 	UsageGroupByHost    UsageGroupBy = "host"
+	UsageGroupByHostKey UsageGroupBy = "host_key"
 	UsageGroupByKey     UsageGroupBy = "key"
 	UsageGroupByModel   UsageGroupBy = "model"
 	UsageGroupByProject UsageGroupBy = "project"
@@ -390,7 +470,11 @@ const (
 // Valid indicates whether the value is a known member of the UsageGroupBy enum.
 func (e UsageGroupBy) Valid() bool {
 	switch e {
+	case UsageGroupByBinding:
+		return true
 	case UsageGroupByHost:
+		return true
+	case UsageGroupByHostKey:
 		return true
 	case UsageGroupByKey:
 		return true
@@ -497,6 +581,9 @@ type Binding struct {
 
 	// UpstreamModel The model name the host knows.
 	UpstreamModel string `json:"upstream_model"`
+
+	// Weight The binding's share of the model's traffic under the `weighted` strategy.
+	Weight int32 `json:"weight"`
 }
 
 // BindingCreate defines model for BindingCreate.
@@ -534,6 +621,7 @@ type BindingCreate struct {
 	// Shape The wire shape Relay speaks to a host for a model.
 	Shape         Shape  `json:"shape"`
 	UpstreamModel string `json:"upstream_model"`
+	Weight        *int32 `json:"weight,omitempty"`
 }
 
 // BindingList defines model for BindingList.
@@ -577,6 +665,7 @@ type BindingUpdate struct {
 	// Shape The wire shape Relay speaks to a host for a model.
 	Shape         *Shape  `json:"shape,omitempty"`
 	UpstreamModel *string `json:"upstream_model,omitempty"`
+	Weight        *int32  `json:"weight,omitempty"`
 }
 
 // Breaker defines model for Breaker.
@@ -1005,11 +1094,14 @@ type Meter string
 // Model defines model for Model.
 type Model struct {
 	// ContextWindow Tokens; 0 is unknown.
-	ContextWindow   int32              `json:"context_window"`
-	CreatedAt       time.Time          `json:"created_at"`
-	ID              openapi_types.UUID `json:"id"`
-	Kind            ModelKind          `json:"kind"`
-	MaxOutputTokens int32              `json:"max_output_tokens"`
+	ContextWindow int32     `json:"context_window"`
+	CreatedAt     time.Time `json:"created_at"`
+
+	// Fallbacks Other models of the same kind, in order, that serve a request when every binding of this one fails before the first byte (or a budget refused it and the policy has `budget_fallback`).
+	Fallbacks       []openapi_types.UUID `json:"fallbacks"`
+	ID              openapi_types.UUID   `json:"id"`
+	Kind            ModelKind            `json:"kind"`
+	MaxOutputTokens int32                `json:"max_output_tokens"`
 
 	// Name What callers put in a request's `model` field; letters, digits, `.`, `_`, `:`, `/`, `-`; at most 128 characters.
 	//
@@ -1018,6 +1110,9 @@ type Model struct {
 
 	// Provider Who makes the model (free text: openai, anthropic, meta …).
 	Provider string `json:"provider"`
+
+	// Strategy How the router orders a model's bindings: `priority` by position, `weighted` at random by each binding's weight, `cost` lowest estimated cost first, `latency` lowest time to first byte (measured from live traffic) first, `least_busy` fewest requests in flight first.
+	Strategy ModelRouteStrategy `json:"strategy"`
 
 	// SupportsJSON JSON mode and structured output.
 	SupportsJSON     bool      `json:"supports_json"`
@@ -1029,20 +1124,29 @@ type Model struct {
 
 // ModelCreate defines model for ModelCreate.
 type ModelCreate struct {
-	ContextWindow   *int32     `json:"context_window,omitempty"`
-	Kind            *ModelKind `json:"kind,omitempty"`
-	MaxOutputTokens *int32     `json:"max_output_tokens,omitempty"`
+	ContextWindow *int32 `json:"context_window,omitempty"`
+
+	// Fallbacks Model ids, in order; replaces the list. Each must be another existing model of the same kind, listed once; at most 16.
+	Fallbacks       *ModelFallbacks `json:"fallbacks,omitempty"`
+	Kind            *ModelKind      `json:"kind,omitempty"`
+	MaxOutputTokens *int32          `json:"max_output_tokens,omitempty"`
 
 	// Name What callers put in a request's `model` field; letters, digits, `.`, `_`, `:`, `/`, `-`; at most 128 characters.
 	//
 	// Example: gpt-4o-mini
-	Name             ModelName `json:"name"`
-	Provider         *string   `json:"provider,omitempty"`
-	SupportsJSON     *bool     `json:"supports_json,omitempty"`
-	SupportsThinking *bool     `json:"supports_thinking,omitempty"`
-	SupportsTools    *bool     `json:"supports_tools,omitempty"`
-	SupportsVision   *bool     `json:"supports_vision,omitempty"`
+	Name     ModelName `json:"name"`
+	Provider *string   `json:"provider,omitempty"`
+
+	// Strategy How the router orders a model's bindings: `priority` by position, `weighted` at random by each binding's weight, `cost` lowest estimated cost first, `latency` lowest time to first byte (measured from live traffic) first, `least_busy` fewest requests in flight first.
+	Strategy         *ModelRouteStrategy `json:"strategy,omitempty"`
+	SupportsJSON     *bool               `json:"supports_json,omitempty"`
+	SupportsThinking *bool               `json:"supports_thinking,omitempty"`
+	SupportsTools    *bool               `json:"supports_tools,omitempty"`
+	SupportsVision   *bool               `json:"supports_vision,omitempty"`
 }
+
+// ModelFallbacks Model ids, in order; replaces the list. Each must be another existing model of the same kind, listed once; at most 16.
+type ModelFallbacks = []openapi_types.UUID
 
 // ModelKind defines model for ModelKind.
 type ModelKind string
@@ -1060,21 +1164,30 @@ type ModelList struct {
 // Example: gpt-4o-mini
 type ModelName = string
 
+// ModelRouteStrategy How the router orders a model's bindings: `priority` by position, `weighted` at random by each binding's weight, `cost` lowest estimated cost first, `latency` lowest time to first byte (measured from live traffic) first, `least_busy` fewest requests in flight first.
+type ModelRouteStrategy string
+
 // ModelUpdate defines model for ModelUpdate.
 type ModelUpdate struct {
-	ContextWindow   *int32     `json:"context_window,omitempty"`
-	Kind            *ModelKind `json:"kind,omitempty"`
-	MaxOutputTokens *int32     `json:"max_output_tokens,omitempty"`
+	ContextWindow *int32 `json:"context_window,omitempty"`
+
+	// Fallbacks Model ids, in order; replaces the list. Each must be another existing model of the same kind, listed once; at most 16.
+	Fallbacks       *ModelFallbacks `json:"fallbacks,omitempty"`
+	Kind            *ModelKind      `json:"kind,omitempty"`
+	MaxOutputTokens *int32          `json:"max_output_tokens,omitempty"`
 
 	// Name What callers put in a request's `model` field; letters, digits, `.`, `_`, `:`, `/`, `-`; at most 128 characters.
 	//
 	// Example: gpt-4o-mini
-	Name             *ModelName `json:"name,omitempty"`
-	Provider         *string    `json:"provider,omitempty"`
-	SupportsJSON     *bool      `json:"supports_json,omitempty"`
-	SupportsThinking *bool      `json:"supports_thinking,omitempty"`
-	SupportsTools    *bool      `json:"supports_tools,omitempty"`
-	SupportsVision   *bool      `json:"supports_vision,omitempty"`
+	Name     *ModelName `json:"name,omitempty"`
+	Provider *string    `json:"provider,omitempty"`
+
+	// Strategy How the router orders a model's bindings: `priority` by position, `weighted` at random by each binding's weight, `cost` lowest estimated cost first, `latency` lowest time to first byte (measured from live traffic) first, `least_busy` fewest requests in flight first.
+	Strategy         *ModelRouteStrategy `json:"strategy,omitempty"`
+	SupportsJSON     *bool               `json:"supports_json,omitempty"`
+	SupportsThinking *bool               `json:"supports_thinking,omitempty"`
+	SupportsTools    *bool               `json:"supports_tools,omitempty"`
+	SupportsVision   *bool               `json:"supports_vision,omitempty"`
 }
 
 // Name A display name.
@@ -1140,11 +1253,17 @@ type PodStatus struct {
 
 // Policy defines model for Policy.
 type Policy struct {
+	// Affinity Prompt-cache affinity: `key` keeps one session on one host key of the chosen binding, `binding` also on one binding among the model's equals, `off` does neither.
+	Affinity RouteAffinity `json:"affinity"`
+
 	// AllHostKeys Lets requests spend every host key; the host-key grants are then ignored.
 	AllHostKeys bool `json:"all_host_keys"`
 
 	// AllModels Grants every model; the model grants are then ignored.
 	AllModels bool `json:"all_models"`
+
+	// BudgetFallback A request a budget refuses goes to the model's fallbacks instead of being refused.
+	BudgetFallback bool `json:"budget_fallback"`
 
 	// CaptureMaxBytes Cap on each captured body (0: 65536); longer ones are cut and marked truncated.
 	CaptureMaxBytes int32 `json:"capture_max_bytes"`
@@ -1174,6 +1293,9 @@ type Policy struct {
 
 	// RateLimitID The rate limit that caps everyone the policy governs.
 	RateLimitID *openapi_types.UUID `json:"rate_limit_id"`
+
+	// RouteStrategy Overrides the strategy of every model the policy reaches; '' keeps each model's own.
+	RouteStrategy PolicyRouteStrategy `json:"route_strategy"`
 
 	// Slug Lower-case letters, digits and hyphens, starting with a letter or digit; at most 63 characters.
 	//
@@ -1226,8 +1348,11 @@ type PolicyBindingUpdate struct {
 
 // PolicyCreate defines model for PolicyCreate.
 type PolicyCreate struct {
-	AllHostKeys *bool `json:"all_host_keys,omitempty"`
-	AllModels   *bool `json:"all_models,omitempty"`
+	// Affinity Prompt-cache affinity: `key` keeps one session on one host key of the chosen binding, `binding` also on one binding among the model's equals, `off` does neither.
+	Affinity       *RouteAffinity `json:"affinity,omitempty"`
+	AllHostKeys    *bool          `json:"all_host_keys,omitempty"`
+	AllModels      *bool          `json:"all_models,omitempty"`
+	BudgetFallback *bool          `json:"budget_fallback,omitempty"`
 
 	// CaptureMaxBytes 0 (65536) or 1024 to 1048576.
 	CaptureMaxBytes *int32 `json:"capture_max_bytes,omitempty"`
@@ -1245,6 +1370,9 @@ type PolicyCreate struct {
 	Name        *Name               `json:"name,omitempty"`
 	Priority    *int32              `json:"priority,omitempty"`
 	RateLimitID *openapi_types.UUID `json:"rate_limit_id,omitempty"`
+
+	// RouteStrategy Overrides the strategy of every model the policy reaches; '' keeps each model's own.
+	RouteStrategy *PolicyRouteStrategy `json:"route_strategy,omitempty"`
 
 	// Slug Lower-case letters, digits and hyphens, starting with a letter or digit; at most 63 characters.
 	//
@@ -1327,10 +1455,16 @@ type PolicyModelRateLimitUpdate struct {
 	RateLimitID *openapi_types.UUID `json:"rate_limit_id,omitempty"`
 }
 
+// PolicyRouteStrategy Overrides the strategy of every model the policy reaches; ” keeps each model's own.
+type PolicyRouteStrategy string
+
 // PolicyUpdate defines model for PolicyUpdate.
 type PolicyUpdate struct {
-	AllHostKeys *bool `json:"all_host_keys,omitempty"`
-	AllModels   *bool `json:"all_models,omitempty"`
+	// Affinity Prompt-cache affinity: `key` keeps one session on one host key of the chosen binding, `binding` also on one binding among the model's equals, `off` does neither.
+	Affinity       *RouteAffinity `json:"affinity,omitempty"`
+	AllHostKeys    *bool          `json:"all_host_keys,omitempty"`
+	AllModels      *bool          `json:"all_models,omitempty"`
+	BudgetFallback *bool          `json:"budget_fallback,omitempty"`
 
 	// CaptureMaxBytes 0 (65536) or 1024 to 1048576.
 	CaptureMaxBytes *int32 `json:"capture_max_bytes,omitempty"`
@@ -1350,6 +1484,9 @@ type PolicyUpdate struct {
 
 	// RateLimitID null removes the rate limit.
 	RateLimitID relaynull.UUID `json:"rate_limit_id,omitempty"`
+
+	// RouteStrategy Overrides the strategy of every model the policy reaches; '' keeps each model's own.
+	RouteStrategy *PolicyRouteStrategy `json:"route_strategy,omitempty"`
 
 	// Slug Lower-case letters, digits and hyphens, starting with a letter or digit; at most 63 characters.
 	//
@@ -1676,6 +1813,9 @@ type RoleBindingUpdate struct {
 	Role *Role `json:"role,omitempty"`
 }
 
+// RouteAffinity Prompt-cache affinity: `key` keeps one session on one host key of the chosen binding, `binding` also on one binding among the model's equals, `off` does neither.
+type RouteAffinity string
+
 // SecretRef `env:NAME`: the secret is read from environment variable NAME on every pod.
 //
 // Example: env:OPENAI_API_KEY
@@ -1835,12 +1975,21 @@ type UsageEvent struct {
 	OutputTokens int64               `json:"output_tokens"`
 
 	// OverheadUs Time Relay itself added, in microseconds.
-	OverheadUs       int32               `json:"overhead_us"`
-	PolicyID         *openapi_types.UUID `json:"policy_id"`
-	ProjectID        *openapi_types.UUID `json:"project_id"`
-	ReasoningTokens  int64               `json:"reasoning_tokens"`
-	RelayKeyID       *openapi_types.UUID `json:"relay_key_id"`
-	RequestID        string              `json:"request_id"`
+	OverheadUs      int32               `json:"overhead_us"`
+	PolicyID        *openapi_types.UUID `json:"policy_id"`
+	ProjectID       *openapi_types.UUID `json:"project_id"`
+	ReasoningTokens int64               `json:"reasoning_tokens"`
+	RelayKeyID      *openapi_types.UUID `json:"relay_key_id"`
+	RequestID       string              `json:"request_id"`
+
+	// Route The X-Relay-Route value the response carried (empty when not routed).
+	Route string `json:"route"`
+
+	// RouteDetail The routing decision in full (candidates, scores, why each was skipped); null when not routed.
+	RouteDetail json.RawMessage `json:"route_detail"`
+
+	// Saved What prompt-cache reads saved, in nano-units of currency.
+	Saved            int64               `json:"saved"`
 	ServiceAccountID *openapi_types.UUID `json:"service_account_id"`
 	Status           int32               `json:"status"`
 	Stream           bool                `json:"stream"`
@@ -1864,7 +2013,9 @@ type UsageEventsFormat string
 
 // UsageGroup The values of the `group_by` dimensions for a row; only those asked for are present.
 type UsageGroup struct {
+	BindingID  *openapi_types.UUID `json:"binding_id,omitempty"`
 	HostID     *openapi_types.UUID `json:"host_id,omitempty"`
+	HostKeyID  *openapi_types.UUID `json:"host_key_id,omitempty"`
 	Model      *string             `json:"model,omitempty"`
 	ProjectID  *openapi_types.UUID `json:"project_id,omitempty"`
 	RelayKeyID *openapi_types.UUID `json:"relay_key_id,omitempty"`
@@ -1872,7 +2023,7 @@ type UsageGroup struct {
 	TeamID     *openapi_types.UUID `json:"team_id,omitempty"`
 }
 
-// UsageGroupBy `key` is the relay key; `status` the HTTP status returned to the caller.
+// UsageGroupBy `key` is the relay key; `status` the HTTP status returned to the caller; `binding` and `host_key` where the request went.
 type UsageGroupBy string
 
 // UsageInterval defines model for UsageInterval.
@@ -1915,8 +2066,10 @@ type UsageTimeseries struct {
 
 // UsageTotals defines model for UsageTotals.
 type UsageTotals struct {
-	CacheWriteTokens int64 `json:"cache_write_tokens"`
-	CachedReadTokens int64 `json:"cached_read_tokens"`
+	// CacheHitRatio `cached_read_tokens` / `input_tokens` (input tokens count the cached ones); 0 without input tokens.
+	CacheHitRatio    float64 `json:"cache_hit_ratio"`
+	CacheWriteTokens int64   `json:"cache_write_tokens"`
+	CachedReadTokens int64   `json:"cached_read_tokens"`
 
 	// Cost Nano-units of currency (1e-9).
 	Cost int64 `json:"cost"`
@@ -1927,6 +2080,9 @@ type UsageTotals struct {
 	OutputTokens    int64 `json:"output_tokens"`
 	ReasoningTokens int64 `json:"reasoning_tokens"`
 	Requests        int64 `json:"requests"`
+
+	// Saved What prompt-cache reads saved, in nano-units of currency; cache-read tokens × (input price − cached input price).
+	Saved int64 `json:"saved"`
 }
 
 // User defines model for User.
@@ -21877,323 +22033,337 @@ func (sh *strictHandler) UpdateUser(w http.ResponseWriter, r *http.Request, id I
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L37cts4njD6KiidrYo9S9mK42Q7dk2dz51OOtnO7djOzs4Z5zMhEpIwpgA2AFrRpFI173C+Z9gHmyc5",
-	"hd8PvIqUKFmy3Inmj+lYBEFcfvfr104gx7EUTBjdOfnaiamiY2aYgr9eJEpL9dH+Zv8MmQ4Ujw2XonPS",
-	"uRwx4gv2xVwHMMwnckDMiJFYsVsuE01iOmSnhPY1E4YMpIKnA660gUcHHa/D7Uy/J0xNO15H0DHrnHRw",
-	"uo7X0cGIjan98ph+ecvE0Iw6J08fH3kdM43tSG0UF8POt29e51clk/hN+IpHhqnZxX4Q0ZSYkdQMV8k1",
-	"Gdo3mtYAD695WFrFQKoxNZ2TTpLAk9lVvJbaLLWIkdSmaQ322WpL+I1N34Rzro2H6V3Zb5AbNs3WEFMz",
-	"qizhhk1xGYr9nnDFws6JUQlbblkt1yP7f2eBaVjNnRfxlo+5aVjHO3sS3LCxJkYSxUyiRNPNRHae0r2E",
-	"bECTyHROnva8fCFcmCdHHc+CLx8nY/u053XGXOBfj7M1cmHYkClY5DsZsmgpIBrbN5rWCg+XByO3ilaX",
-	"Vv5++c4Kn7/LzX2UEQ+mS51KDK80HQs+Xf5cPippIXS5leA7jUvBx8uv5ZxFdAq4vsRilH2phPKV5cCA",
-	"HOmXWlASsZYwo5KINYCMfXR3iLlg6pYH7CwIZCKWuy+NrxKK7zYdlBt27YYtf1yXjI6XWphhdNy0Gvts",
-	"+SV80nTIXik5bri0C0OVye6MiiHzCBdBlGh+y8je+asX5MmTJ8/3D8gvSAHJ0TEZyURp0mcDqRjxjfSb",
-	"1jxQcly/4JAa1jV8zJpXDRz/52nDwn/hYyY0lwLIuY4jbkh/ekoUixk1KKeksg7IJprdMkUjsucj7+9P",
-	"/+wQ8yrp9Y6eZb8CRfP350sO/WlpX8BX7D/+TbFB56Tzfx3mYtchDtOHxV11vmX7pkrRab5tIMxzYcZi",
-	"DdNGO5ErZRDELpDsUQ2bD2gUMbtrYbne/lzuUdpKw21cGGoS3W5dVOgJUywkE25GuMLXl5cfiYY5yN7x",
-	"8+dkMmKiuNCJXSid0GnjUvHtenCaZcTPnxcZsWXLNawYdnYpG0DspQgrmMG+zMMMISeNyCtXQwOmlqIf",
-	"iWaqaQn22Sr0wy6hFcUvfbxM8fNvr07xv9mXdSyFZoBpP9PwHAHO/hVIYZiAf9I4jnhA7RoP/67tQr92",
-	"2Bc6jiMG/1RKKnwlRHi4pREPrx30drxOyAzlke6c/O1rZ8BZFNplRMnQwhfTFmQs4iTakDE1wYj877/R",
-	"7j963eef3X+7n7/2vGdH3/6t8+1z8RX3BdKX4ZSMqMUTgquxm8tPYh4NeenGf/Nq7iL9QCiZJkKm6wPQ",
-	"CGWQjC2O7Y1pZM+aheQ/Lz6898hESTEk9rg9ElNjmBIeYSIZeyQRN0JOBIFT2D+wROuFFIOIB3c89CCd",
-	"peVpG3rDROU4KbDLAo2xbxH2hWuj13WiE8UNI+lqNX5MG2mJm6VHlt6SRPDfE4afl4rElCsCC/YIJUpO",
-	"iDY8iohiA6aYCFgIv7NbecNCK6jhwb6Sqs/DkIm7newgm6Z0fvZ8BGOhdho8SqQ0HHNBlIwYkaL4ZB3n",
-	"d5aYERPGrt1uuZ+YAr1/pOGzFi4BUmkUyQlco0ecIeHFxfkrYuQNE8SyOK41F3DAALBwZm+EhVYavcwP",
-	"YXUygFOVji39cX1oCiI9GVAesfAUthnJIRAD+2/EBbInrKxCKNEsUMwgfLyX5pVMRHi3bQpprgcwTXGf",
-	"YCWw14CP1rDP95LoJBg5fR/uVApWZPhjOoVPasZgf5dSvqNi6mi6vts2FTXsGrR4Vt6pkZKMqZjaY+eC",
-	"WHI3jtdEL9Kp00mtMGrUlNCBlUHt1of8lgkSWhiwnHLEaOgsced2ZPdsUMvpL1ggRQiC7oRy0Fdm5LVc",
-	"rAG2LWhiRlLxf7A7AkwCM2V4XDpMzYeCcEFAuhYhbBFJCqDtmuAI2HNxXvyetsI/QM4nESsZ2FX1I/ZS",
-	"GG6md9szfBFGXyOmNrGpOgUxPx5724R9oYGJpgD9ckBmX/FIKh198/Kpc4npDvN9vtPbd7+8v7Ao6qKs",
-	"gfS/rxi90Zb7JREje8XV6MRRClpglI58EDOiBakGWLxnpadEaGYIE7dcSQHSzS1V3IKBpZnZBgDDzpKQ",
-	"m5fCKACOWMmYKcNRlqQBrvhrx8o9nZO/dQLFqLFSeRKH+I+QRQz+gZzb/kMafAS0BP8rE9P5PCO8evYL",
-	"sgaz/zKSJ8S3R35itdAnAQ/hv8z3iA8g3wWQ9z1ycHDQqZvYtFUovA4P62V4JSePNNGW8oqAEZGM+yjK",
-	"F/WrZ8edWR3K69xwEdbtixpiH1koc5e4R4mxVwN66n7tZnDkNa5zVhnJlYe/oa2YWgESj9ZLL9EtqThZ",
-	"fiH4m/0UgMNbjtpDGRoyZb6VVl+Aqxmd3usU/CeLJnrPvhh0yMxuFhZSnq1uUz9zEdrDmtlSQIMRuwZp",
-	"9jpWPGCLFvMRBn3z8M3wmos4Mcu+CjgUXi8DokxYECnef1/KiFFhH6YOk8XaYgrri4etsK/M5N3mAzIx",
-	"y38hlpqnFKmMWG/lhCkrDxvFWeicbXRsNTiKZqBHmvQRDHQVhcFEMovCsLZrw50oUpHidcBgNtKfEp/2",
-	"5S1zwACESaPtrw2iwO4uOX6ziieKUS0FF8P8pCruGx4o2U0EN5rEVnzkUcSlINmLKBvoUyKSKCJ9HkUg",
-	"U48JNcQv3oJfS9nsWxb0UsPE7DHpEY0XXuEFDPqW8o3lgD+JtVGMjq/RKldLqwumvty/J+REH9Tab2ZI",
-	"ZsFfU/A/wqpnFlAAxBwzyzhTAfBaeuHVkJ/ZGy/DYYl6lE5zDt17gUzbMvQwhHXT6GOBDg5opJn3EEhj",
-	"gcxlnsUS3K1K9f4A5Mxtt/f90KYzjICQqkh7qoSpJR3KbNa9TdCkKn0pxF0cPX0GX0//fryInCxDSeYg",
-	"7TpksFTueSgC2CdUGv5YhGiW8qwy4Z0JxF2JwjmLIxowTWgUERhzSugDIRT3Sh68zpfuUHbdr+D1t28c",
-	"vHFTZU+7fBxLBUhYDBGwgy1XppYadIbcjJL+QSDHh/C0G0XuX4cyZoLG/DBbz7fi5PqGx10ZIxJ0Ywk2",
-	"VVzyFgjYLMYqRm/Q6FZBRyk0CxLDbxlYgRKFv7eAz5GManXiKeGG2If6hPj21Hyyl07tkT4NbuRgQEKZ",
-	"9CMEDPKYjLnY94gfSGl/860WfXz0/JG+EgWToR1BEzNy5iqf7B33Hh8e957sW6bk/55IQ6/ZlxFNtHGP",
-	"jzzChU4GAx5wJsw1jNn3rkRfmhFRrBsr2U9duHR2cQMlx+RJj4BV8nHPrvOU+CMaDa5xZ5mD1716Jbgm",
-	"EuzaIgSTD3whc1qN6ZQM5cEVyppohbEzWfaSzmrFQjwIq+/nG+54ncoea40wy0hSxci4NuPniOwp1DrZ",
-	"nRIfQwy6OpAxCwEirEo3kKoUTQmPiX/Dpn69tSRmItMwqrDmDj+i2hAHY2RCNdGMiRJlKWokDRQl/yRS",
-	"rfptFj/lET2SysBVoxOjO1CMkT3/aa/nAzwLwcBgQxQbJJqF9tfjo+c1UOnXG4vAuN68eyqIPSC0OTJF",
-	"ImY0oVZvplEGdGakZDIcrX4gcEcLxRNcwgWMtS/BiVzfMqVrlXw3XhOqGCi7+AJxL5wSSgSbpL9qQ5XR",
-	"JIikZmFLlR98l22XDWOrElE5crQgAJb3lp5Q+kmvnq4WgblwsxnAOZr6uZmAr0WMdLygLjZnVhqcs5iL",
-	"FCrK9wqojAygFJwL2M5umZoiiThNKYQby5EeWJpZoSVSROBJSgnmDZumOn4tBSxdadHcDcDjrqFEcWtn",
-	"ScIhq8G7l2Xvgu9C1ixm5zGQ9q9iCKJPICIPvFoVq/xYJsLMNwXJAQkSpZgIpmTvMes+2weEiZniMmxp",
-	"wl7FTtmSK+A6FgqVOAokW1mwgFenb0GeC6Gdq0yQBhmu8u7yFq86+1Qe5lgKm60Erbpz9VIYWdJcBPDb",
-	"0lq0DhDfAGyfksc99z+LQI97vYNeb77K8LhWl1orhC4NkctA4HzoqYJE88WvhVUgCdy+wQHWsZK9IQfB",
-	"jYJMndL1QrGQCcNphGGltSKcGUEMTBbPblUZLpxr2EUCTKS60WngZcrMaGCFC/vDlxjOM/XZ1msFL8eU",
-	"R6WIgA4N6f9yf1mNt4hVDEZ7RcXzyVEP1GTDlF36/z749/918O//VgfcWZzSrPQMQYFy4MQAiEggabzj",
-	"LPnIIhYW+uXfiIGcgS58vQ6e4J1fINZhFkVccELd8uGRR6gVsUNpDAtJTM2IcFRDSqGPe75KIqYPegcI",
-	"gj5oqbQQry3omNXK/Fk4Q63DmWsXzAhKKwbKzCcauKN83sYjgWOssRGEda4qGoy4YF3FaGg5pmdF9H7E",
-	"TohfCTYFTbxntfdKmA1q8FYd97OAPp8cEj/QalDU8p/Yl7OgLvjpGO0FGLIIvzyHiWaiWuyzoyM7uhgu",
-	"Bb8+t7+m0W8+2Xva6+2jaj5zJVlgTCNYgG0LrP5ebhVACOea0L5MjBvY2gxXBNMaGtwIJq+k5Z8yjtgp",
-	"GByCERVDthhO4KLngwkE9teAyOaESzTWLWAxdoxV+KJkuNDMZsesTZBzMbywyOXEMzjJlXx5mzmRyu7g",
-	"xcZ1r0O4QFDaumwBy3jHxv1a8+gKcJ0l3baB7jQObWlBsJDam0fRFZa7YKsrAd7Ki01fXLCotUGVu86H",
-	"AVsria0bw/GZNb6WdYfep5pdJ2qRrdcOI5/O33qEHQwPyMiYWJ8cHtKYH4C/hIMr5fZxrZjjrKPXFpFk",
-	"Yq7HbT0Paw+5ggCj6/7UsOUX0zpSK1ph8mXAIFbylodMLXbuuXEtQccCSMo0jTQ0Wn4bm+C12Xa9HFiL",
-	"8Ts10NV00bO3U7PT5bi7PbSVaGwz4p0JwC+rRQCeWbw7KOtoR73jn0pKGgz8v08OD9vjX6EGQK83E/3P",
-	"x1YpJQxkfa5HmOuQuTlqDfPz9exlgoQa8TR781mvadXgytPOQV7U1owsVPRIlVFiP7LCbmrQfP7a3kox",
-	"tKsY0pj0mZkwqzlMJAlGibgB6xglSGxZWFKVl1zYH4GSlE+q8agomYxkVOBCAY0iUHQMvVn+bOoE33ry",
-	"0oTov7FpDbqSdAoSZIagA/LGaHJLo4QRyFW7ZcpV6UCv1t3Fz/uOLV4yijcR9kT8WHGpuOH/YKHf1puH",
-	"PjeAr9oqPkzcnrw/e/fSz3MrUBP33ataJipg4Iqxg30XRQtjNKMRXsFib2hxtoWCFwy+wLEtvKJvhL10",
-	"zTQsC+DDUifnBUVNXp+SgKsg4Sb1++ZOVDdx2zNdFms5U9e5HeW6MdeCGkZgCGa1gK8uy8oErHikiZwI",
-	"HFRI8r9hU7J3/vGdRy4/vtsvbeN+XTQFZy9ShPK1l+CxxiFcc1INgcbLihW/selanDq4ZN/L0EOxQY0P",
-	"Z1NBvHcIl8X11kNeTmsfOUJ76nAb7aVnLy+6R0+fdX998c6rob/Z12Oq9USqsCxg/fT4+dH88CuvA7GN",
-	"H0Q0zcO/SpRrMbU4Z4P1IedymnoF6ufA4DqU9ZR5bl1Rdwu5ZNqcMw2gWN1ZRA0TwbS90jPfij+iMcSC",
-	"eED6UmttleDXR0Td1IM+BFrQIGCxYZim6uojzSKqYXrltA3d4MxKl/CoVAcli/UCLitkLmEHUMilECIF",
-	"xnKPOJnQm5/32IJQVGBB3nS84i3mN1Q8jznQ0dKQUxEDLfPTZj7VPSWMgyNQpWG9ZRBopMizN7tkkHET",
-	"KT2D2KsS/fwxyGVNKLNiY3nr7sS+hDLL8qJJU6jyp09vfnkYkcpN9sF10fqHQegvHKDUaCvdgGpGImYM",
-	"U9ojIR9yoz3iH1iEvfYh0tPv+h6GI/LUCUvdK0QqfOeUUIf3z55YoV3RwM4I/vvM/44W0i5LOiWbTaXO",
-	"zsF1XmmnhizbDa1kYS4amtZsQlrdAnQX0+zShpnv0IKyrOFjBj/epKEnl1DbYi0OMQxQ0RuJPFw2TgsC",
-	"ZOatZLH2n4k/8y5qJvZn1WTZVV1uFc9gKcywcCGlM/Hy6nPLKKVlmFnJ6l2+x1m50j1HFgwxUTQwmnBx",
-	"mhVlI1CrbERvGdSjiiBzWLE6Nj0bjmeia43lZ0rq6JNnNVZIPmD2tggXxL1Tb3JMi/T99Oy4VC/3WW+h",
-	"qFo4jrYHHtbw53QY5n8tAtkK6i/Qs2FKVF78M1eFB8JuTsjPjCqm/LTYVh7NFkdUsANyMZITAUHdJL2h",
-	"BbBc2Ui2ssWHsw7JZfZgtivD/MamF8YKrsMas/NrOSHUVQ0mMQ9utCuckEDhoCwaXxdjCQvWWKj4kojw",
-	"Wsk+lnthVFthPGDCRNPrRDcEGEJVaqZeYbLDu9qYsTxhBwc/0lhmjnBNEqEYDUYYShYxkxfadOkrZA+z",
-	"ySCODtNpsPTBno+B/ZhBU8mqcjH/tSuWQy4K1RWXoFcsjaZcGDE5y7JSTan4dr369Lh3dLys+lSNgXTL",
-	"yj5QB1DvWG1BLrBTULDldtGWCwWNoIiSPoXouzRy23e/5pfGBRlEfDgyxTtJn2blFTArNK+vkP3thJv0",
-	"z8Knaq/yXZqXNpPdaCwyTbgI5aSGkLliGj0EQCgD2dJyvsGIt7TY0DwyAhv+zQ78BiBzXT7A9UUXwIfq",
-	"xNqZEk9kTG+cloxpO3uQDGcv4ISgruMRKiw2xzzwyJgZSv71z/+pz3vTSWyVYH3999pUvP+8+PAePoPJ",
-	"d0YlgUkUCwmeQ73VK5vTjLi4cSWE5g2TEkM+54y55akfZ3bQehwRs/EOrvRTBbrr4GBmM7Mrrx513TEt",
-	"Jw8CyKxWpaQGX+d4Bopp4s01u+6GRtkCjnvPny29hjtimPt0p8oWeu0QZoG3phYdsrfcBbVBj/ZfyrFl",
-	"0XcqmAAH2Qhsv7mrzhL9RgCnbNxnIZTMaOQZ65APkflsXSzM4aiek2NFUk3ixFjuTFNe/UhniZgQn37a",
-	"bP/yiH9i/+/Q/l/Xz61cj49+ajRzDWPTPZZdiygVQ9dZ9/9NbV3ZPw+uTw7B4PX46D/qLV6wz9Vqj8yQ",
-	"l62QlPukIcuTjW2zzTqrVD1Un5GQ6zii0yyTpmTHrNttAc1mpvtItSZUEz9tBGUkGTK0OVjcc42gwCUg",
-	"C3UHoAkU+RDT3xPWKn7kY0EDqPapgJrbkF+kIzkhI6pHp8v7XWYUh5/a+F0+0mkkafiCxlaUWlOSR1l1",
-	"XzXrNqs7URNGkHbAWWXeNed5tkhdBpJ73ZfhdE6GXG13C48kcRqsiLt+pEmAl3VtCU1/apgmey77iny6",
-	"fNX9ieiRnABYf/r3V69e/dJUZAKXVVuSNO9IMG/Z8G2s+w3r7dPghuylsYuPNGG3lmIRKM4hzH5xNwGN",
-	"63WAOZ5m12UDv1hqxdFSgTMqEUFqOKsSFriFCdUkSAyhpmaVTYJK4SgrUvO8TO8aNPFKzZ2yDiapgbYE",
-	"SdUrKu6uTlQoY7r+BYr+1lgQw/zBwgoDlXNIX639fJZamwpsIcWKDsKMamW1jzLMc2grcRlcGyaYuna+",
-	"KBY259ki6oSPNHn75uLy5ftC5DJYAOJ6vTGWYbNlGqbDpjQjqQ38KxER0xo6KvChVUub0M4ywyUpqhY0",
-	"1iNprumQlY3WdcXUNYc0Yosw7j0A637CIwOJrHJA/MI6ysGYUAepsAqsmVxahYWjVXfQJgiSm5HLFs42",
-	"4G6R6AmNNeFiYQmx2sowSx9842qBBj3CQw2LAZgLUvkRqvKJS8uqOabaU28ACK8OL8oQV4uZQHJqSodH",
-	"0XVaC6cG2t6youlPx0yE7tJSc/NpVgqme8OmZKgoMAMFsCkIHwor+dSjn/04BpDOfvlXnKhUVia3QC31",
-	"mRlWOvu1FzS2oh+jwSjlvKHL9u6dkGdPnz55tn9KIimGDArZ4KeBh4iQjKm6YSHJSHNbS6NbV4xEWzeI",
-	"jbqU1GC/l+cyyJAzQHVeMdG6Oa/dNzTZC2WgD2VfM3VL+zziZnowLpGv4olt0AbKpte64OSYp/wU/SHf",
-	"vI7zLaRllwB0Fk1R47xw2lvWO2Pm1D+l6QfpEIi/zi4gUFJDOLOGy1iyWrX99ITyPDOi6uOJsBh2sa6c",
-	"HZ+WIohpwMWQ/J6whIGTrg8lNE5JjyhmsR3S1SWEyFsSe3z0vOXKlguDAL9SnZuKD0eYHGAhLcsOgCSd",
-	"6vpbLmyFsPTAMhCgHWnbFuc4G8pbpoReKfx820noBXLpVQh3Ba+qZ1YGu8L1VVChAcdqSFUdVV3OmIwc",
-	"qVDyf1FQe7XXh+9h6wn3zzRvurkg17pzvhcCTOuA+Tma7ippOdA3LUM9XmqN1bqo/lL6c00rmfupwTU3",
-	"kGbB9+owrqTLlZrw1jXLycNwCln7hVyQlfFhTXkgbVFmFleWqnVwFwBespz6BqByfaFZDcCz8LbX4aso",
-	"k9Ot+yxKy1lTfH1baD4l3FQC7pOsb/tWwLxVvP7mYbXhllby6NYojov8i1V1b9H4Br0tpxhlgOmRPVTU",
-	"iFTkce/oGEs7H//09D+ezQ/kc4MW2Rbq9bVFu3igCk8aCDn/XBaFTs9oMys79VfXPpbiIMtm0W2i0BJi",
-	"ncs9AjvHLPFftn73MrRpxlyVSznFz7Zb+krEY7ndzSnd3G6N6+OvpUt7IEx2fbt7KDsCp3cDYizV7mdN",
-	"WJF9s82SV0KIJXbV1MamzdrWByqFK3pIQHNODQMOuNBMlIVSQ3NVBn0grKgJ5+lBHICM097wmVdWTlxi",
-	"AqrWoGhzMSSpsEcmHI1L9wS0S4uZd8wir8WKWWtTtqi217VppLmT1nnHM2s8p7aHs2aszXHkQWLuSgFg",
-	"m8eChrWvVrq6qjst0pVW8mltRR/6g+g/a9R57knPubufZCblPeeG32PK+13LZ35c3Mi1ocNB2ts17eh6",
-	"9DTrc3B08LRXHFMKqHXjlo55yJu6LWdhg/c0OsysFDQlXGjDaJiKPc61+QhLVhWckiOqyViC852K2o50",
-	"BP5yR1DTP2LmjfmF/BvozxY6Dt5bU8Gabnwt3qsw4ppzntsA93M9IoiAx7SmciX2eMeZ/ROEGcgRJf75",
-	"y7dnf70+++Xdm/fXlx9+e/neP0VrrX9CKNF8KFjY5QIyfEvdD/IZnYOlPm4MTe3fRcHy9j1D1t+lZvUy",
-	"5+4GHlCh8zt0X6kcyJz9rkUYd8C7ffkbF/KAClmX7rDCeTPBJSsaILG0oH2lRTmAei4/L/FRJUITCtFt",
-	"p8QPEm3kGOILpjJRUOUQglwU2fsQRXRMPXL79u27LPexmLFMecfrZEmSHa8zlHIIIZg4bS2VK5kzHiSd",
-	"g1YoNdEbELYHWcV59QYl5RhClmixRG9MdfvGGdmBnCcoC1bxZ9sxOngey1HSu1lBVrqt5Q/brQ31nzf4",
-	"+tPeXS6grbtkrXaQB2T8KMPybGRuQ4u113JCxlRAtyUf+g35oFFg7hvZg8IdxQx+Lw0I3N9+Q8FxWpBg",
-	"bs4bDMJOXVYubZI+z0hAY2w+SYNRudMWFI4pqDNSMKJHVLGwKd1jFd/gKvFKeE/NAf6XI+bu8jQNayYz",
-	"d7pKmcRaSy1eSKERYWV51UtYkbIVKMg9dXm7M6Qt8uvX3WNW5Xyede3o2X/8VC4ctLh2eeWaFp71Wkll",
-	"E6/dIrm8346Bd4SlNrBzd3BpPrAH3qcGsmwaKu1nNB3r67ti6VSEkEALSRjlHNpT4rvc4etYsQH/4hMO",
-	"9doGnGnXU+/ugnT5E02945Q2hdz51KiGe3B9dXx9052o7ln/RVjfJL1Fib11hSEvZZku+ihn937DnLPU",
-	"eU5dcvWARpHGBFKXIOqi3oiLenukPcznSbNhUdF7pFNnbW2yRfuc4KakhQ+3TCkepupl6u1NX6jLvajl",
-	"wA1LWD2CdS11DdcTm/1gyiOuENXtlLMK2laivRdEeBdd34X8iTWXXEyJ4T0EgNfUny4Rm4r1xarxfZai",
-	"wiAxSaUG49z7XJm4tKgUupSTbC0h5I1HU+yi3apA5TpizRfDUU0GeJanvlAMTNnzgrqRN2zqQVGCSgXI",
-	"vF5MzuteDn4dvfn7b9E78SH+f9SF+XT7ly9//Ufv8dGT46fP/uOn593r5lHlUjM4Z15l5rr7+euz47r6",
-	"MjPp/On+5xadTHe/FoG6cJJblqXdSs6lWV4yHCoazElQz3IYLZmQUQga+Q1jsYZ211wMMVfRUkorkaXW",
-	"ibzm0JMeCel0QfHVo6fPj3olsXhx9dXyyhcfTA3axIrdcpksdddrRzXBJo3otiHc8PKdzzu3lVSNeWwH",
-	"5Ma8/qCFJRT48aVGBrRa9MIlvvwgohfWJI7PRH1UZfPvM/ajWdafORDphP9VJPqmo3jjXn+grR/OJVqc",
-	"S0731C+c/pFKGOnfIbtlkcXbjte55WzS4Jm3c7fO6q1P36KV1C/nErSjCvIV2ROuuQrXRE+1YePuhIdo",
-	"5v6DZP7OFUYXF51y1ziXp0hnvGt2jf8B0nJhpw35trnvvqTOLaV15TC7FsXrLmB91yTFJQ0M6wGh9ek1",
-	"sKAFd7QWYbxAprYvj+eLWUmCan+Lddwgb7Y0G+CVtd48KXar5JooRkOs6lHXx4vYd6CiDgQCxDIsq4J2",
-	"2g8fX74/e3N99vHN9W8v/1oWXe1zJ7heF2qIXn/+U23l0FIvztpN+CeFFVNRv2gBvXj700oLLx/bZEHg",
-	"GnZ4ZSJQU2jG5rqeYrTbu7OLy5fndjd+MfyDiVsQpO0ktSzzAo0MZ2hjeLCxHguMvs5EmxUjcpZ7F2AK",
-	"5dOEFGxF0+1yVpt7jwIpWxLL/cwLhsNlmFIZKjYeG7Ks1W1DFzKvpEJjiEj5qNbBHioouXUOUV7Pxj16",
-	"yyiUDu/3Ki4adOSELEhF8l2CQfVKdVp2sELutRrknX2q5R9FSLAamP/f3RcX56+60OvCz5ltIOUNZ12a",
-	"2AswHCrSEYiSP1hXEy8Iy16w8U+6xgIHL3rFHZYWUAv5IxqzpjAZBVE9MUsL1MaM3kAqJwZtumhDSKSq",
-	"DcjEf1ynBfV0NUaTQXHzWp69ZK9BdFpP4xETej1dBuOIGntdc5sMzm0xeOEKTJ6zSNIaY6eQ4DdfUHf1",
-	"/YfLN6/+6tqBZ5Y6Cc9jGYIoIGkI5Uk1E2ZRKdbmsqJrKkm6VJpJU23PtkU8szOshe2G0rexDBcndIa5",
-	"h9Uec1MQbsRvoaqqh7HSVvnkIoiSEOtUtsweLXyszAhnz6fj1lO34UtGx99FzsYmYoeXEQ7tQT6g1Iu2",
-	"sbx22esQzwCOti6U2VU88OCqT5oO2ctbVhdJ/EHkZWXTVmy1ff3ehK7erYw5C9Oy6RbMPaIhUmcKdUpB",
-	"x3P1wQmuoS73b14e7qzD3smTq9oui0mCczING7ILw2vFaLjki1LXHPZ7KprSRp9vMjAbeq9fp/1NZh5D",
-	"GvqKR7ugis9iI7noQ0NCnUp4NSMWJIjWxGo2NpSY266lYTZ5y9TIQkBttwI+TgVPbjSLBoSGIQs9K5yP",
-	"eaDkvC6iNZEpG2x40aJ/RZptutT5rK1vRpPot+7YtTaV+KD4c33g7l28KNj5cNx2GcYM+u1HJ65m9Rxk",
-	"WptHprkTRqX5xaKIuqJtp+DFqemOUWACOc0qU6AqPZk5k+xmC6F5BerodQplkBc0sazhDbWcpgavHH/I",
-	"77cAGGV683kuO1+HFFUQDrYuS+Vr0a8cdBYb5bkOhqkC7/4M9G2tcg6T/apkEtcbDsCKn0VkOx9df+qT",
-	"kI+ZsOqcThMV5eQUA2zMSGpGqL5x+ThWIIoVSzXamgJ362+JdFcaf0divRQZXZ1UNsqxcKM/18R0+Dds",
-	"Cnm52CnBeR5OiY8r9uH315eXH9PuQmm6QN6oKIrKdQjcWTvKVCBFGBY1QiR2J9IIg2+EYeq2klLUGclE",
-	"FT415iIxDCaF30M6bZ7xo+R1LqJ+Etwwcw12pSVjHFpRCUSmlIu1oyyXOLRKEUpLTdeQTdxIG86xsV+N",
-	"a/y+N9B2xRfJeExVTdOVgZLjZQNR+tPlyHqKKzWEXcnJkjzCnn3NREauaPyAA4D3C9tzC2s8Titua6ay",
-	"QMwHdKK8gOYL58loAsj8XNS1IDnTAQOJB7zRRYzxT4kVUqYEf0TFPGIDQyR2R26/ISQlm7rX7ExKV+w2",
-	"3HzJGXZWTITfkRoPQqeuazfl+veUut4RmjItOSDHvR6xskdf3rKWX1tBh15FU15ZgXSN41foRFdoOu+O",
-	"9B4E93rIRXfYWhILrWAUNvREhWeY2x5QIaSBQkrQ9FeEVpDhKm9MhOsm2sg4jbyvd72wMeULSddLGPTN",
-	"64yovo4bG50WHUPpOrNFOnBO365fzQYM++sx1uMxFZPJ8KoqR7KcHd+Czkp2/DKkLEpWX+6Kl4oUKIDC",
-	"XBdSOq56tri0prNZj5rrNJItK7hMreQsKN70g7/ZmW3/ZSTpmC8X5ABtYDE64pEmLy7OXyExI3vuVw0q",
-	"eX3vzVLq/YKKeW6gi4O9TkNX6ldkydkjTezILMjFIyFXLDCO/qIPBcQdTfZQThtIpIYQRo/78MhkxIOR",
-	"VVipi1zHx/vtCyHND19dOUCjWOmjfCazMI1ZSoniZnph53SaKBQAPEvMqP4YS+fg23FS8X9QO+KE/IzV",
-	"A/9ttnrgAXljCA2w0XD51OzhXwnBWKiJkAV4OXDW+Ywl5p4txxyhgIC0EwcM4jkhjeoKvPmwJYtssKYc",
-	"1EbGxCggyhvOmjfqYNXF4xDNDAjzHz9cXJJDGvNDmpjRYSSHXPhk77Ux8QcRTT1yQcfsghv25wujeGA8",
-	"cmEPmWGo6ZW4fHuxf0D+YqUVTfbsbB75eHb54rVHfnn59uXly30ypqHr/scN1t8KqFJTF8Fbg1eY1Hsl",
-	"KiFFI0ZDpjzCIs3Ice8JzhnIkBEf8HdAecRCHw+M243jZlMu6YKxrt1H8zOkMYc8t2/YSVzWn2AghVEy",
-	"QjekFX/hOj17/SwadEdS2yt7+/YdGVLDJnR64ow5hkZyiG17tYfhP9rLkfZKpN1L9b5XKIOrPQxm40x7",
-	"xDBBQbQ3jI7tEzQIaa9atEB7QBq05xDfuxIlGrHvkSDLitdkL4+M9WYAct9z/RxhUjpkALaWbgKC6IMr",
-	"8cYUmiu68GMLThAB5gKRX3x4f3n+4e31xw/nlz7Z+6n30+P9lOj0WSTF0FJQK4opfmu3L5ixIuLBlbgS",
-	"f/rTWR46xqU4+NOfyEueSXWIcq7MpyPL7dF4/0o4elhBD78EKf58dDkgZ7VhblcCpPgmtLCYQCMtiWYo",
-	"LjdiQxkRsOQ/PLwSgRwzV8QCgslhRXBNE2B1B+nus3asljJVCBOeMyKxPV8UAe3FwobhLgGUZRS5NtZ7",
-	"Rz17iRDFbsf9+jIfZlmGR1DUxEnszv0rUXhO9mKqLAieuDjBAWeRhS0UQzxCBaF9aPGOT7hGuwKNpGAe",
-	"8UUSRT4JIkaVJvRKpFZcHL7vOc8/fB+PvLQ+u4HjfXtzeEdck1uuuZ3AGWErcQd29QHLMwig6jDGkrEQ",
-	"YsyzxtF7tC8TA3QhkCLcd+drhUc43uywaPFEDQSr+YD6Ptl7/K9//n9Pez27DxCnydPePtyrj1Kd75E4",
-	"SjQZ8AgC+64E9uI1iRKa+F+Bb3ukIAd+8w+IlY6IX/jRR9ihOps3ExHsKBLTIYMOZlxfCRnT3xMkAu78",
-	"3YlGVONQyxfZWBMLlqAIEm3gVqQKmXIH8RLUY0BkOE1Ql+Givl6h7nzVOSFfrzqWtl91PHLVGTNt6Q/+",
-	"ETJDeaSvOt/slo6xlnWhiuOImisRSqaBmUJXDIw2C2WQQI7F3phGVvFiIfnPiw/vLQ2fKMgSn8bM/tWn",
-	"IXFhjEQqwkQyBpBMxI2QE3ElEMpOyfHREX59wqKo6+YsroT0FUSBUqw/uccKyVmuEZwHi3fQFhIlJ1cC",
-	"Xs32wL5wbfZPie+27kNwi3a9P1gUansOz3ElgRSDiAcG+aM2ULNNG4uMe5ToKBleCQtswkOPEtGGQxB1",
-	"ugJAC/sg90VgQI3V8BngynHv2F3mOynY1N6lq99tZRhnItEnGHjQVJ/cVR36dPFLXaVyj2h5Jf6tWqO8",
-	"VMobgMYVKvcPyM/ArAhW1sKlNCzggIB9z9JP7UaK3JaG9rNin2W3WczsAdAF5g9NxkuiXBeJNmbs4MSZ",
-	"d8cSEM+ykfRcXZQqF0bbG2cAY2F6ZeDno5pcvD7rHj19dkBep23NncPQTg7Uq2uHInJb1QeqUVnIgdT0",
-	"iNFbJ0QabiBWF+XQVJ45+/im0B3+pNM7eHzQA8MbBqN3TjpPDnoHT1wAO4jVjgWGWAt2WFcaAHE7GFEx",
-	"ZCgDFqO6SsKUR2QUWoSBKlUnlnWRPZ8GRiofJAVqyA0XoYVfICdXwsJ/JkRIh0b4FwV66kGV+APyG5tq",
-	"ZrqWOIXp2Ss5eWSFlt8ToO8iGfeZOiW+/YbvXQkfJ4S0XiB2uBSoG5G6X2EWl03Efk+ovUw2PiDvQfAH",
-	"vkhNqhjoQMYW+66E+wEzljPj6f4poQKaQ4NwayUuK+EekHP7DRSXhSR9NpCKHdKBYYrwMR0yfVIENat2",
-	"2Ct3AGSFJAtwCUbI4QuAyYjxIxmFeLg0K2JcQXe7D4SdTOp7E3ZOoOv/mb3+t3IIcKEolKXTnZO/1et5",
-	"+RBsivHR/t355i0cjYaOfHg1ajCa4k2A+5zrMqAAnUyrm4EA7nupcGdlXh91XDvT7wlT01xVcFEYqJ5C",
-	"fx/65S0TQ6tfPTuGKO30z8c1BrvmdaJwgNHPWR/QuhVkQNi0jMdHP91hHYALlmFY2CZ7kCV8cpX0ek8C",
-	"HsJ/mT0rELCRqvkeOTg4aDwxmOgOa/1sdf808+Hka+eo1wPTjBTGBYxCcyxUAw4h5uLka+Fr86wLCKtc",
-	"G1TyqsZsSx0sAAFFg+M5sATwGFdQN3G20sOfaehcJfjK48WvfBLUaSgsxJeeLH7plVR9HoYM7GxP26wM",
-	"XHuCRiBvoYEk9QF37FmgAgVbjgCNDR1aBO7AaXU+2zcquo7rblRD7i8MVQZsIajEWMJkUEKpKlNOx5pn",
-	"ZPhIzejPh96VcNYG6PjhsmqsrqnJ5dsLlIdTkbdJgUrZAnCdiFvxzypc+kqslrVURw3haDL30c8ynK4N",
-	"ct/auTMAKxvIXOLXxrAmzQmrwZkLaJlBOPSMQcsMfP6Cme4LtLq0MEN5Fdj487/++T+nJIWL0ypcnDq4",
-	"8Mke6D4+QofvDA9gi+pUD6hIkKok59t9IvnR88UvXUr5jopp6nu9C6o7W2jn5G+fi4h/UfR+gbkesKjg",
-	"MMqpgBnVEAGZmGYq8Aso3SVkhOldVt0ccnBQh1X2WzPwfVxDfBAaXcxBS3B8WVhTxfyzVwHLU/KOfume",
-	"Ddmfe6fkX//8H38lOHvQnCEHl68lW/LfPn8rwc9LZ6tCTcqQgjF1DtxkrpV6sHnHBfKOkVSmG/FbNmMd",
-	"z8wS5WY9HsrWYdow08mxXjrcUvlK/shlqXIEGJuhggQeDkFdCsX4jJuRvaqx8UqMKBj4wa9sJKhx9qv7",
-	"dRwCnbBv0qVcumTTTTCM8kfSRgltGMfjja4hrGMjl6klE7XorKhyXkwuYA9cFDs+OmrzmVjJgGnwnb4U",
-	"xmLaPSCrxStCRRWX2iCrblTszxDkNUPaybH1TNpebsYoD+NoFB2Qi4JRxNkmuDaY+DmrXpZhSN+zlrlg",
-	"+CfN1JvwFdhe24x3rY3yVzap7JRPbrHWU3X7/BC6T3XTrXDi8CsPvyFGWDmnXsR1FkAj8xqjaVVRsmfF",
-	"LrSLp94C9CHszyIBFiWt4RmLpKFzrPv80OkmLn3+G++leSUTEa7l3vFcWtHDZYnNm9CRjs8lqJlk4SbD",
-	"puqpZXEGxXKkqiW3LfDHolIrZ/2fsyDkvr9BWuMCahpYe5rIsCpU3fnKf4El9VnBldGM6MWAG3dfs2zp",
-	"53TQg+JH0LR6GYb0Wup74kbFKnlz2VDeTeEHYD/9HIxSaMwg6zM2iK8hGHaITkvI5IVlDsgHkZEKcFvt",
-	"wQgPnu6fZq5odN09P2jQT9IQrs0oJuWSlveskWTRafWEyp3dg2eZLUxIL5z7d1u6SQbnLoqEpodbD+pV",
-	"4lsjYpVBFX8vguoieQiNUt+dPLQ0NKyBm0JIzYIb9eqZ55CZxkvr7fB8u6Lxr8wsvtZVRWKIGwga4lKR",
-	"lbmEESyTJgf5WsBYMOBfWHiaRnTZscivwOwmb5nrpFWGN4w/uxeW5gLp79k70w7UCdUuFG9HALfKDhFI",
-	"WrNDxegNS/Py6o0NLyKpnf8ijSB+pEn6JqHGOTOdsdtF+JwQGkWu2MAY7dp5EwaIXce3ADEf6X1QNUEt",
-	"9eEn330wCnESakha2sIhM1rQ/8LN6Eq4EODzl7+8ubj+dP7Wd35YRhVRjAYjpgsxlRjggootZB1moeVU",
-	"5M75K7GHMT7Ex6PxPYz68NO9+171VHjo4ogmVJPAHly4f0De8ps0pBNjRK8EEJ9CWCY3bika3+fGvX4K",
-	"9YMh+hmiaSg56vVqbf92sz+n9zlDRmcxN102mUCRB3vUUEUSvtsUfVEuPtLsmlpY/7w2YqR85VxXrxzA",
-	"yAH2o5mnEKzVtPC0kkFt2MjR02fbDBtxt9aku16OstsB0GKKOeDYCRhVZQAwnhZREk6uQAU/ZHkFRSGy",
-	"LqgQIBHAMJZhkeTdMBaflL9iqdoext9BXY4TtP/d0oiH2LaIiivBvoxoAvkbvyfSUBfrCwQKwshAjwbJ",
-	"ozT5QCrwOlaxAb53JRzBPCFPv3zxyNOj5x6hVj3v4rBj+4PDEGnIwB42xN4iDKXbgqheCIWfT1Rzwq/S",
-	"7tJQEC8nrxHXLiRH07ED3abovmaCtZRlqZ6cZEtNva8QntxEIeBhiUK0wNkLgyLZlslDutMfwqgVcBUk",
-	"3HRTwIWLa0TxTNTBFKP5Vlc35kEZXS8ZHd/JCbj4lbST2T2ZauGUW1hq8TZ+DENtBnmZtO5+aTbTvqCx",
-	"I7MxEyAzsUpLnvpmO8XQZAg+j5kifswUl9iJp9ZoC8vZlIILk2/JZIsbayKs8HRnsN2IwTYFqVmQrxDt",
-	"ttbaHEZ/UGPtGm2vzZczx/LacAG9HbY+ALPrvBtdu9H1BWRkuWYpwFqyWALImztFO4fJbo0Elp1xjWbY",
-	"RkPr5tnQlsysLQD7ezayPgyb6WKOhOUO5moRv+KQe1QiNimtw24WC+t4Lj+ErD5M7zeFEnfhRUm9ToT+",
-	"1ZXQ3ATpgrm3I0C7IqP1hAvOaic+b0J8ziqyVqGwTKoWBpMWk2nglbSKjiZjNu4zpUc81l5NoGCl+dks",
-	"z8ZP5nC/k8rvKJU33nmzTN5w+r0d/m9bIJ9zmWsQx+uk541zoO3IzoshcBee8NDCE5bhXoeODy2Wut+5",
-	"gd+T7I17WiyBu0PaEdumGgTugDDwazPEt9ZO7zLZJiOJlZNwHYRGitFwuiBYugACmyTc+IUtKhBuiw1E",
-	"PBdEd+R7m+T7LAwJzXKRV6Pih19dN6QWFv0q9C/OSRvL250CUZOTBgGs7uqghOMmSGDbjNZqFtvIlRyb",
-	"z+FfS21+s4MelHv+/lKc3P4XSwJZoVeyhwnQmOmH9dz2fwgbXXYEBfh+nf3W7FO/MFIxjZXKbnnIVKGM",
-	"reuOZac+IQyLw/oY9epjaCKcsEc0o5FrZHElzl5edI+ePuv++uJdWrkW46renV1cvjy//u3lX/19IrOp",
-	"rhUb+GTPZ+L25P3Zu5e+K38KSAulJpi45UoKKDEpB3ng1T751z//TzEGoLlEhAOlDUkUbvbtSBPp1hoD",
-	"KV3UK+RIy8SAoQsubn9np9yEnTI98QZMnOEBLZ39RRDepWbdd2rWgkttNkc2XltvRwEerKVy4W2vPXzg",
-	"V37LxTBnrzP8kRoyhiwuwfaJYnFEg6zIFuShYL3cQDHLJ/WVSF93+Sl+WrBPsayCIEZbu/DSNKYWKznB",
-	"CWTBCTV8Fa2L98JXt2NkbYtVuaX1R0CwP6j1dSWefGiY60u0ZgPZO6hJLwUjwYjRmJTrYWIJa1nAUFj9",
-	"nk6CkYU2qxpaWoEdL/bT2iZcX4m0brZisVQOyWViAjlmB+RM5AkVA8qjRFXTrFw+mrw5IdCkCHsiXAlX",
-	"Jt5Vl7LYRbkoEh+kGbDwrLg6tM0gdGiHmmL/DVihHXYFzc1AUW+mRjWkx17L/bHVS6bNOdNJ1Bis5E44",
-	"7TRsl7fjqxVMtKdYwMMMLiw8uDa7s4jp1Wc2QMHphZaT78YpYjfTzgaifxhTR9XMsTgY6TUC2abElO3p",
-	"/vMElJ2CvykFvwb+SuRpqSgkoIpZEFIp5Ciz6zUFG2VwvbMJbMMmUEuH5tkCNi2x/KHJwfa0/Xp+spmo",
-	"pA2zou2py3N15V1E0gPUieewMVQv54rZ73DIdyJnw25ahB3Bpn8ISXuc3m8KI+7CF8na71ztkU1QOJh7",
-	"O9I2bqspYsc+3Mnbm5C301I2M1BYJlVLidxYH2RG5vbSGP+hosKZqvLKIgUjVpM4noP+Th6/b3m8EU6a",
-	"JfKG6+rtaMa2hfI5l7khsXzjXGs7gvliCNyJ5g9NNF/I8WI6jSQN9eFXB63XC3jfOQuxuF/agyetj4KV",
-	"7veylplp72E376NsZBPH+4hLeUFjkyi2S3tbByfLDz/AYw1JeuMFqPiY/tRY1+0yv0jnF3TdmPoy5Kww",
-	"O0b6pUOxQKKThEbQxBoHXqergK7jK4PSSfphrFZnfx7HhjhyV+fyGzKzCM7WRzErX2pswgCPd0Bcy75X",
-	"gOCFBTxT8OQh2fvvLnaKdifaffNLXgkzpmaUl7nLCeTcAp5LNlXNCLFFEs7m20k+poO+E0sJ7KdFXHZ6",
-	"OD+EsSTOLzkD7/SnOTXNQMmFAGw41APyxqTKp5BmxMWQJMLwiPg0iq5R0/XJIf6ZVqfVPkRyMEOkcm9f",
-	"CaoYoWHIwjQMuwSwLkXFzQftuGueZwExfnNsNULDhgRnnHw79h63sQb67+5rZ/HZgMUnTkGqBpOqlHcp",
-	"s4+TaTK7D+KKV2/jqav5cAqNknnArgQNIMRJO8kqolPMQYGixZb5hFDlWjESsQH6d2VimvIUnDCd49LO",
-	"fnTf9qN5UNdsQmq6st6ODm1fDJ1/pRsyJN0DQ9yOKakNIO6MSQ/NmLQ0M22ZnorQ4KJkfwVG+n0pOMWt",
-	"tQvAtIfmZIodQW4qS5Fn66awScZ0ikWdN0CpG0pUwC2hrMa+QAH/dvUpZkFjo4S++KFtakGlDTdWHqLC",
-	"7Ij+Non+24LU48qk1ya/tGcBh18LLXBapKk24McibeYv3IxCRSdiRzcrV5qeTDF7whW02Ih0264CBDRP",
-	"qJa1qLEtda0+3UV9uoU0AY6uc2rYW3zju5InyptrYT6tDzzZ4Ue9XFFvw4HiVxtTA2uFiw+CYbdg/Kxr",
-	"RjTbL5jsoaJEuCFcaMNq+9UXxY4yBG1U8Ch/apuiR2XTTdpnze3vZJFtyiIX6AjMbiNr6+XaGQ5W0k1n",
-	"uMrhV/hpGemkBo12hbbuVGgL3Pz5TcvBMhe9yLa66Lp6O4LzkK2wd4SNjYmxcM1LGnW3xoC3afBdHR92",
-	"DTw2atu9E2bNYa+tNbXv0eqbb6xlLtDO4LuoDjHAVG6XGqZQ84cw9ebwsHlyv3Uzb2GzOyPvQ1Ws4H7S",
-	"KHGsS7wqoV9VedoZdtdq2MWb3K5VtyIOl6Bm2k3jn1pIBj+nQx9U2eIVugTjdu6n1nHp6FpG1hY7Ef0o",
-	"Abb5nqsIUnjSHG5rD1iX2gbrpG/hAkoJ+y6279qF9rnmwa58OxZlhCLi8Jd9o0B8CRdYRrk+WaYoUrhr",
-	"3qg84b6xTWEi3eb8eCF3a7tA2s0F0qZnPBdlGgh+y+rEs4C9SwJbSzhqq7tbZEFtvJfeDuUfaMxqy3tf",
-	"eyFiuCZkYnn9X3IpSQANjrHop+OZQ37LZnrw1/HQK5ExUa/AQk8JN+VaxkGiFBMm/UJz4eF7Z6TbNMAu",
-	"hVW7ANyHGYC7HBNGDFygbqWDHpSidcno+J50Jtx/C23JHdSPoSblUJHBWfrTosJNbuCm6CnOviWVxG2t",
-	"iYamettOC9mAFpKBVQ1EVknecvl8TlLJEvqc9EHS5DyvkJnnES4GTDERMGLkDRNLdXUu4sYuN+/ec/Pm",
-	"gdAc9afp0no7wvIgdJ3517qxNiuG0TEY8cbytkJKoPMCNcQOOWjSPu6DT25J42gFzjsl48EpGUvz2KyI",
-	"1FrrRi2qFoWPyyV29P1V89GONdfB92s5IWMqpnl1oglTjIQ7Q+U83oztGKtVflz80SxQzqn405q8p+Dc",
-	"Nrfk+0soWSKLpJAM4RFGg1EuLKsk+kGK8xQOoQCM54VfF5foqUTbURFahQINonTMiFFUaCSWHg62xwtG",
-	"UtHkD9x0KOmWEzgWBo0WzvMPBZV/UEU8P+5GLKihrUtp5I032lxL+TSrnVVueXIl7lJKZ7n8jp3Gvm6N",
-	"vQWsNevt95Lt8R1Tpy0VfWxz5WvX6V+AY9K1I4ySIZEKaMapozuZ41LJZDhyZe6q5O0QxvpNCv+98ent",
-	"KP3LYEKu+XvfOVb8QS0Bd2DyiAXtdKlzGPq96VN2Vy10qh0TmJfwgXQXLACbZglznJmlO9003bbf2LKO",
-	"Bdtsot9JxHbkeZvk+SwMLTokEcOg4TtT6cOv9j/tMjdmUWEXnXlX9cbeZHsSt1DRqb+Z3o5MPBTdZrn7",
-	"3liajr2+1knr984Ct6y+LILtndvywSkry6BVxhCh9cPCAqXQIeI3bCT/x85Eu8CopjMMalrmzU+aqfuJ",
-	"xkxPu4X2lNdK3xPslimrNHBFNAsUM5pIRUZUj5je/zF8U9lxFAE//7HZM/WOC6OJr2+6E9X1yUBGkZyw",
-	"kPSn5PgnoqgI5Zj0p4ZpwgVJRIztIPpUs2fHiYo8oo1U9qnR5OL1Wffo6TMwwdMroUdSGRJyHduFxIoN",
-	"+BfPlbo3iRLO3gZXhm4wrvP+QlJE0wNiye4Nm5I+i6QYamLklWiTLkAK2QJcED+NOeDhnDYUKfxtis25",
-	"6bek5JW+HjbyuBRq4KIwHtJekEf0SE4EkSJgO8/aGvmYxUDoduTOvQmDZznXUk614o32k3DIjD4gHxUb",
-	"MEUUu5U3zCOTEQ9G5Iax2Dni5AQqrmEHrkCqsCkmp4Q5O8Xwzr3bFsDCHGWw8SLWz6YXkpDdDTc0Nlt4",
-	"vRvJyZMTwRQQgWKwKlUMU/ROi+w4cB4xy4WtMKCkAVBp9G7dD+vcknLYFuB3yuGDUw5XZKuHyBPtKtZd",
-	"TerCKig+zh9eU+OfZgxaGxlrMpHqhoshuEahIoQWNNYjCXK+pOEBObcvQ6Km490hvM41oUTIroxn0RTH",
-	"PSj24KWL3/GJmZKo9lzuBL6WXm8EfFFjpESwSYHwgRs/i2MUdMw85DdeymjSvvj2By4VNyiPsi8xV1NQ",
-	"C69EqhfmagfqG6AGygihHOXTFEkGWFGFBuwaK2Nrn+zZ932YmWmLYVfCJWlIIuSE/DuBFzyCpoOIGjAg",
-	"UEG4IROq909xPz0oq60zHKPpcs6BG1r8s2vGh1LhXnJcPO49r9M18WruiWGeIxxsSdfErzfqmjUgVFQ4",
-	"U0klvXhqAQMukO8CRbbKXvFel6JPMmLtKoCdy4g9zPpfZUPo4vG/KpnEy7xQzntfwQy8UeNsfi8t7LMy",
-	"Yj9WabHSjovYUPq92RCLdXCJb+fxLaOqWjnrqp94RAcyZiHEAxgyltpk49P8RO9KFK2fZE8wbkZMnRA9",
-	"1YaNuxMesn1kscC8Xa3TCQ/YHC7mLKY5UGyKkeVf2JLdtLDFJom2cMc72+hGsg4KJzwHuWq5TcvyY1VQ",
-	"3oX733u4f7tLnmP8nHeFvR1FeFhW0La3vdFof7uK01JFslTrAM6aW0fJXujgVIQEmZ/lunlJs/F+o230",
-	"Ppnkliyky6HEzk764OykyzFY53LvpjVy5mp05dCThx5Ks0kdqnwSi9WoaimiH0KTqm66AI4X1UeLqpGV",
-	"D3xD1Lf8ke1oKZWNNtDgytHudJVN6CqVQ54Pvk0EdanYjsoXCzl1eZjcEmXKapBmF9JxR91mKaBo1nAW",
-	"XU1vR1AeoKqz5OXfT0HmBmVlCxxzOyrLSgC+U1wemuKyGrd1ARWHGFABbvJaq/w56yc8CjXGJscyfKTz",
-	"aAxotvNRajNUTBMhJ+iy1EyEmvjvP1y+efVXn2jp6ltJM2LKznEl8LOaGCkPyLlzek9GTBS/I9gk/xaH",
-	"+Gsoc17rU4YJL9zojfIF941zPLlatKndwsEfSRHB3aFwlR9qClkf0rMvwZShJikqwo2notF5KkIHGLEM",
-	"sV6kYrFUhoVp5I/9fES1IWMuEsPIXixD7UalxSiuxDkLuT7NKtr45y/fnv31+vzlL28urj+dv/VxGqtZ",
-	"jWQRlCG2b78OmqyggbvZJCDhF5roLjz9Q8FMihnklinNpcA0iCE2co9luAiADKPj+YaUSxjxndRLsJtZ",
-	"bAGBQ/khzB7GXW4KI3jZiwwcdtSGhDQ79XaMGbCpBsKANXV3dov12y0MglIV/krkaaFZ4gymQXamDY8i",
-	"MqJZxVft4glOXUFUIhVJe7+PyYAr3Vj0NYPznVv2vt2yDXDRbKSov6vejjxs1wrReI9rsDfUWRI2zJq2",
-	"YzVYBHs7A8FDMxAsYGuJpkN2yG5Z2YtZV79uQnAYkbdMEf9vVv/3iJH7vkdkFDJtkId5ILjmNjfXl4xG",
-	"EVMkoIIoRkOyRwO77StBdZZk6Za/f0D8gVRjav4c6FtsGnoWBCw2J8SwL+YQfk2D5V9c/BfZO3/1ghw/",
-	"/ql3QigZMRoyRZSceFfCjJiAmEAlJ6CJwB6wunAgo2QsoMyW/8mew0v7zD8ltK+ZMISHGgIg2Dg2UxKw",
-	"KNL7B+QvqGheCR+qKvgerIDjLicjGdmzEkOG9hE/AIXCJ1J4RBvF6JiFLr7eTeCi7O0iQeyP+A27Ev95",
-	"8eF9HgMu2BdDcCpnC7G/+v/dfc++mO4L9w3ceZ1Ka9WnfIvLK1Hw7islx0tEC9Mhu5Stx99jR62NFJhI",
-	"Y/6Xeee11EuWoqBDBl2ml3wHjQ2Fl6pmPld0ALHuFDBc8dD51xzyZfDV8TrcvvZ7wtS043UEHbPOSQdf",
-	"7ngtWUkBHF/hm982qnDn33Nqt9dJiUl5kkq01MV/IbYWCctpRjuwtDLFgxpwFoUz9MSel5nG9oi0UQ0h",
-	"QrnKDxTZkVr7Kn4VjqOE7vVk2tEIR4GBbMDEe3Yf2dmW6M9+RvBkweYGb1nyIwVStS5SNfYllgpXlh/Z",
-	"zPYeNuvfJmMGY0fxjgvMGYBmhjln7zZxZ2loVM+VC3wv5NpwERhyS6OEpQDiYun7U5+EfMyE5lJoj/Sn",
-	"V8J+hGG4WiC1OSAfRDSFl3D1ha6AtQyeawKOBxaSvUKo/ZVQCNAnhEbRKUqNpeyBE5jO/v4oV51PMw/e",
-	"zFip2ZVIx1lgJgMgdBY3MUk0fdWKGaieF5crILOUhmRsxXlwZZgRF8MDciam8LkrkQbujemUUH1jP+Im",
-	"KFRSJ0NmrIL/xMovSo59Mk60IX1G+mwgFSO+kT7ZOz46ajI7I7F29/3weDSMh7Sen6c73rsS7904h0uh",
-	"p8mxgI8funK2TQqNJ8i1I3QL6bPhY6aZ4kwvItGWDvvcfvqWRj7pJ8ENM2Tv0+UL5+LyyEgmytKpkE73",
-	"60i6jiNuSB8I8ZWoJd+nThZRGqO5gZ27b1n61bd6hjKcRgfkHXrW8Kkl2PaLLpXqShz/BOtJm0okKhuY",
-	"Zls9P7Ir1UDUUnqb73D/gJyBlkdmlbx5FPAyP9E/ChEs3/fPeNoTHppRk7icntJyAvOb9K1vO9L70Ehv",
-	"AWybTGR8DDE1/OHXPt+q8QoFTKhryMfzKbBTjRqdxp9gxP3G3JcvviA3O3kRYxDYmPKI7EGiq0cCqllX",
-	"WxJu+C1DWXS/iXbAq3M1sM0CO1OLXddwNT+E6zpxIJYDqf17kevajtqQf8BOvR3XNWyqgfjZY9q5rjfh",
-	"uk4QlKrwVyKSS0XUFykV1pXVzjIwrxe4R8Zs3GdKj3hsh1pFfYm4+wwhdtH2d3RZN8BDs8u6/uh7O7Kw",
-	"XZd14z2uPUT+ghnjbGVU64lUUNDJDznQrPCEWMbhEwjtTQnEI53RhaZo+g3zuO34wBcB884H/tB84E38",
-	"0Y5mQaLsBy0e9RlVTJ0lZtQ5+dtnK8kHUt5wlv3y2b6gblO8q4q+oAw/0sSCmZIRiSMq2CnRLBp0R1JD",
-	"wzctLQIpqC0jJImTfsQDgrNaNEpU1DnpfAVgY99ODg+/2je/nXyNpTLfOl7nlipuDwrgepSF7Q9oEhmr",
-	"88iARvBzHXxCZ1CVCGGRHZYLIGrnLk/zU++nxzMzYGj1iw/vL88/vL3++OH8Et7GtZbfHxkTd7wOE8nY",
-	"Hrn70/4HT/5zdh2zpAhpChiMYibjiJG9SA658EgkhzIxHpmMJB3z/cw9XpVE7I9TMuYCAuqc0gS3OKue",
-	"fYrRLW+JWyyhut+//vl/0Gtwy0Ogc2cf31h6OAXj3ES464JxzjfYp5qRT+dvcUl8zGSCTjL38ddSG13z",
-	"9RfU0EgOCRNGcaadVwH9igSqXzri+UgTH/q++uhm9IryWUBj2ucRN2BYyD4KNpO6r1pQ+LvkAvtGYDtZ",
-	"CNdGAMF9KUb0iMbMI0l6RDgSyxvGigdMe0Qq5xN2H82Kl81+9qM7URIoFjJhOPitBu6zB+S/aJQwjLmY",
-	"KG5YV4poelpwW+qRnJAJoE+hWG/Eb1n1rLEA2+wS3oO/FnpmaGY02XPHq71MiA2kCBJlwWkKFtsJF6Gc",
-	"7GNQZ32fXTiSwgqKTTdm1/AXO1HmQBrTqSVQcOh4vlCBSnswffeGTbMfSo3IYxpwMczLSRY+/9Etshbe",
-	"XJd5t2/Xj8D5//sy5Nh3LtsnQJnrTX/tWtNrIsUp+MwsIYIpQISHv/rTvLZyOOaieDNZ7/rZhb0RuaPO",
-	"IzSrR7JXyXDykMdKRcD2vU/6ljlhR7C0wqYF7ApUfizrIA04YWScekYNE1QEU3RQIkmnXGT+yMLUGFJV",
-	"C+3oHcXmDbhEDJITYTZhNd3fa5G1nO7JfaAOzKXojpIxtQvmIuBxhmluA6dIIi0xy79XmHsme6xmf0ib",
-	"JyNJNB8KCEqSLrCqwP9gExbIy9/CavwVul1YADLp2a9C+eDUvOTlt2+1zcKBAYpiUJWDpMLcYL2vmxyq",
-	"0KXlQOC+SsDmFWvG2V8L5efwZi3LwgMuUoNSFZE6epAW0gnJBGiDCCEdzsta7s6cKqKfRTZcEnFe9RK/",
-	"C7mp+dxbKYZdSzPDvPEJ3EjqoclvxX2q2KdElxph5HvMq17W3FnMLMTTGF1goQUGRcZSmBGRwp2dV3TT",
-	"F2ro54wF2zY0EdQJ1UTHTCD7QimQWwZVMLpnAkMezVgCOTpkdctPM5swc83lM3muHLVHAq6ChBvSV4ze",
-	"AFRmlNtY1lL4RCHz6dvnb/9/AAAA//8=",
+	"7L3bcttImjD4KhnciTA1A0q0fJiyFB37q1x2lad8Wkment5W/UISSJLZAjNRmQnRbIcj+nKvd/+IfYN5",
+	"kX2TfpKN/L7EkQAJUqSostkXXRaRSOThOx+/dAI5iaVgwujOyZdOTBWdMMMU/PUyUVqqj/Y3+2fIdKB4",
+	"bLgUnZPO5ZgRX7DP5jqAYT6RQ2LGjMSK3XKZaBLTETsldKCZMGQoFTwdcqUNPDrseB1uZ/o9YWrW8TqC",
+	"TljnpIPTdbyODsZsQu2XJ/TzWyZGZtw5efb42OuYWWxHaqO4GHW+fvU6PyuZxG/C1zwyTM0v9oOIZsSM",
+	"pWa4Sq7JyL7RtAZ4eM3D0iqGUk2o6Zx0kgSezK/iF6nNSosYS22a1mCfrbeEX9nsTbjg2niY3pX9Brlh",
+	"s2wNMTXjyhJu2AyXodjvCVcs7JwYlbDVltVyPXLwNxaYhtXceRFv+YSbhnW8syfBDZtoYiRRzCRKNN1M",
+	"ZOcp3UvIhjSJTOfkWd/LF8KFeXLc8Sz48kkysU/7XmfCBf71OFsjF4aNmIJFvpMhi1YCool9o2mt8HB1",
+	"MHKraHVp5e+X76zw+bvc3EcZ8WC20qnE8ErTseDT1c/lo5IWQldbCb7TuBR8vPpazllEZ4DrKyxG2ZdK",
+	"KF9ZDgzIkX6lBSURawkzKolYA8jYR3eHmAumbnnAzoJAJmK1+9L4KqH4btNBuWHXbtjqx3XJ6GSlhRlG",
+	"J02rsc9WX8InTUfstZKThku7MFSZ7M6oGDGPcBFEiea3jHTPX78kT548eXFwSH5CCkiOn5KxTJQmAzaU",
+	"ihHfSL9pzUMlJ/ULDqlhPcMnrHnVwPF/nDUs/Cc+YUJzKYCc6zjihgxmp0SxmFGDckoq64BsotktUzQi",
+	"XR95/2D2J4eYV0m/f/w8+xUomn+wWHIYzEr7Ar5i//Evig07J53/7SgXu45wmD4q7qrzNds3VYrO8m0D",
+	"YV4IMxZrmDbaiVwpgyB2gaRLNWw+oFHE7K6F5XoHC7lHaSsNt3FhqEl0u3VRoadMsZBMuRnjCn+5vPxI",
+	"NMxBuk9fvCDTMRPFhU7tQumUzhqXim/Xg9M8I37xosiILVuuYcWws0vZAGKvRFjBDPZ5EWYIOW1EXrke",
+	"GjC1Ev1INFNNS7DP1qEfdgmtKH7p42WKn397fYr/1b6sYyk0A0z7kYbnCHD2r0AKwwT8k8ZxxANq13j0",
+	"N20X+qXDPtNJHDH4p1JS4SshwsMtjXh47aC343VCZiiPdOfkr186Q86i0C4jSkYWvpi2IGMRJ9GGTKgJ",
+	"xuR//pX2/t7vvfjN/bf325e+9/z46790vv5WfMV9gQxkOCNjavGE4Grs5vKTWERDXrnxX72au0g/EEqm",
+	"iZDp+gA0QhkkE4tj3QmN7FmzkPzHxYf3HpkqKUbEHrdHYmoMU8IjTCQTjyTiRsipIHAKB4eWaL2UYhjx",
+	"4I6HHqSztDxtQ2+YqBwnBXZZoDH2LcI+c230pk50qrhhJF2txo9pIy1xs/TI0luSCP57wvDzUpGYckVg",
+	"wR6hRMkp0YZHEVFsyBQTAQvhd3Yrb1hoBTU82NdSDXgYMnG3kx1m05TOz56PYCzUToNHiZSGEy6IkhEj",
+	"UhSfbOL8zhIzZsLYtdstDxJToPePNHzWwiVAKo0iOYVr9IgzJLy8OH9NjLxhglgWx7XmAg4YABbO7I2w",
+	"0EqjV/khrE8GcKrSsaU/bg5NQaQnQ8ojFp7CNiM5AmJg/424QLrCyiqEEs0CxQzCx3tpXstEhHfbppDm",
+	"egjTFPcJVgJ7DfhoA/t8L4lOgrHT9+FOpWBFhj+hM/ikZgz2dynlOypmjqbru21TUcOuQYtn5Z0aKcmE",
+	"ipk9di6IJXeTeEP0Ip06ndQKo0bNCB1aGdRufcRvmSChhQHLKceMhs4Sd25H9s6GtZz+ggVShCDoTikH",
+	"fWVOXsvFGmDbgiZmLBX/O7sjwCQwU4bHpcPUfCQIFwSkaxHCFpGkANpuCI6APRfnxe9pK/wD5HwSsZKB",
+	"XdUgYq+E4WZ2tz3DF2H0NWJqE5uqUxDz47G3TdhnGphoBtAvh2T+FY+k0tFXL586l5juMN9vd3r77pf3",
+	"ZxZFPZQ1kP4PFKM32nK/JGKkW1yNThyloAVG6cgHMWNakGqAxXtWekqEZoYwccuVFCDd3FLFLRhYmplt",
+	"ADDsLAm5eSWMAuCIlYyZMhxlSRrgir90rNzTOflrJ1CMGiuVJ3GI/whZxOAfyLntP6TBR0BL8L8yMZ3f",
+	"5oRXz35B1mD2n8fyhPj2yE+sFvok4CH8l/ke8QHkewDyvkcODw87dRObtgqF1+FhvQyv5PSRJtpSXhEw",
+	"IpLJAEX5on71/GlnXofyOjdchHX7oobYRxbK3CV2KTH2akBPPajdDI68xnXOKyO58vBXtBVTK0Di0Xrp",
+	"JbolFSfLLwR/s58CcHjLUXsoQ0OmzLfS6gtwNafTe52C/2TZRO/ZZ4MOmfnNwkLKs9Vt6kcuQntYc1sK",
+	"aDBm1yDNXseKB2zZYj7CoK8evhlecxEnZtVXAYfC61VAlAkLIsX7H0gZMSrsw9RhslxbTGF9+bA19pWZ",
+	"vNt8QCZm9S/EUvOUIpUR662cMmXlYaM4C52zjU6sBkfRDPRIkwGCga6iMJhI5lEY1nZtuBNFKlK8DhjM",
+	"RgYz4tOBvGUOGIAwabT9tUEU2N0lx29W8UQxqqXgYpSfVMV9wwMle4ngRpPYio88irgUJHsRZQN9SkQS",
+	"RWTAowhk6gmhhvjFW/BrKZt9y4JeapiYPyY9pvHSK7yAQV9TvrEa8CexNorRyTVa5WppdcHUl/v3hJzq",
+	"WoI6ZXw0NvUzOSixlH9MFSs5ex5ZAKPDIQ9IIkInvfo4Gwt9oo2VsEezVhBWR7kLbqOCGxQOb+4cCviQ",
+	"7SinFGUcriBcLf3yasjhPASW8aJEzUq3u4AOv0QhwgoYYQgboNHHAl0e0kgz7yGQ6gLZzTydJTxYlwr/",
+	"Acir227/26GVZxiRIVWRFlYJZUu6mNnQ+9ugkVV6V4gDOX72HL6e/v14CXlz1/h4kXv+cR/+t9RFXyRX",
+	"q1CqBbRgE6JmKt49FDnzE+pGfyz6Nk/Q1pnwznTnrrTmnMURDZgmNIoIjDkl9IHQn3ulOl7nc28ke+5X",
+	"CG6wbxy+cVNlT3t8EksFSFiMhLCDLbOnlsh0RtyMk8FhICdH8LQXRe5fRzJmgsb8KFvP1+Lk+obHPRkj",
+	"EvRiCaZjXPIu6eLdaeE88itGb9BMWcFsKTQLEsNvGdjNEoW/twD1sYxqrQgzwg2xD/UJ8e0F+KSbTu2R",
+	"AQ1u5HBIQpkMIoQx8phMuDjwiB9IaX/zSZeSp8cvHukrUTCy2hE0MWNn4PNJ92n/8dHT/pMDyzb93xNp",
+	"6DX7PKaJNu7xsUe40IkVijkT5hrGHHhXYiDNmCjWi5UcpE5vOr+4oZIT8qRPwI77uG/XeUr8MY2G17iz",
+	"zCXuXr0SXBMJngARgpEMvpC5+SZ0Rkby8EqANIx2KzuT5VTprFZwxYPoeJ3Chjtep7LHWrPVKrJeMZaw",
+	"zfgFSk6KAE7bocTHoIyeDmTMQoAIqwQPpSrFn8Jj4t+wmV9vX4qZyHSyKqy5w4+oNsTBGJlSTTRjokSk",
+	"ijpcA3HKP4kEsH6bxU95RI+lMnDV6PbpDRVjpOs/6/d9gGchGJi4iGLDRLPQ/vr0+EUNVPr15jVwRzTv",
+	"ngpiDwittEyRiBlNKDGK0ygDOjNWMhmN1z8QuKOlkg4u4QLG2pfgRK5vmdK1ZhE3XhOryMYQ92JfIO6F",
+	"U0KJYNP0V22oMpoEkdQsbGkkAW9v22XD2KpwVY61LciS5b2lJ5R+0qunq0VgLtxsBnCOpv7WTMA3IpE6",
+	"XlAXzTQvWC5YzEUKFeV7BVRGBlAKZwZsZ7dMzZBEnKYUwo3lSA8szazQEikisFqkBPOGzVJzRC0FLF1p",
+	"0UEAwOOuoURxa2dJwhGrwbtXZX+M74L8LGbnUaP2r2LQpk8ghhH8gBU/xkQmwiw2nskhCRKlmAhmpPuY",
+	"9Z4fAMLETHEZtjT6r2PZbckVcB1L5VMcBUKyLPgMqtO3IM+FYNh1JkjDMtd5d3UbYZ0pLQ8MLQUaV8J8",
+	"3bl6KYysaNAC+G1pz9oEiG8Btk+JE3n7fYtAj/v9w35/sfbxuFYt2yiErgyRq0DgYuipgkTzxW+EVSAJ",
+	"3L3tAtaxlukiB8Gtgkyd0vVSsZAJw2mEgbi1IpwZQ9RQlgFgVRkunDPdxU5MpbrRaahqysxoYIUL+8Pn",
+	"GM4z9XLXawWvJpRHpRiKDg3p/3B/WeW5iFUMRntFHfbJcR80bsOUXfr/PPy3/3H4b/9SB9xZZFeN/0KG",
+	"M4vxKAZADAdJI0TnyUcW47E0kuGNGMo56MLX6+AJ3vkJokPmUcSFc9QtHx55hFoRO5TGsJDE1IwJRzWk",
+	"FCza9VUSMX3YP0QQ9EFLpYUId0EnrFbmzwJAal30XLvwT1BaMbRoMdHAHeXzNh4JHGONjSCsc+7RYMwF",
+	"6ylGQ8sxPSuiDyJ2QvxKeC5o4n2rvVcCk1CDt+q4n4VA+uSI+IFWw6KW/8S+nIXBwU9P0V6AQZ7wywuY",
+	"aC4OyD47PrajiwFm8OsL+2saL+iT7rN+/wBV87kryUKJGsECzGRg0PZyqwBCONeEDmRi3MDWFr0imNbQ",
+	"4EYweS0t/5RxxE7B4BCMqRix5XACF70YTCAVogZEtidcot1vCYuxY6zCFyWjpRY7O2ZjgpyLeoZFriae",
+	"wUmu5W3czolUdgcvNq57E8IFgtLOZQtYxjs2GdSaR9eA6yxNuQ10p5F7KwuChWToPO6wsNwlW10L8NZe",
+	"bPrikkVtDKrcdT4M2FpLbN0ajs+t8RdZd+gDqtl1opbZeu0w8un8rUfY4eiQjI2J9cnREY35IbheOHhl",
+	"bh/XijnOOnptEUkm5nrS1vOw8SA1CMm6HswMW30xrWPbojUmXwUMYiVvecjUcj+hG9cSdCyApEzTSEOj",
+	"1bexDV6bbdfLgbUYYVQDXU0XPX87NTtdjbvbQ1uLxjYj3pkA/LJaBOCZxbvDso523H/6Q0lJg4H/+8nR",
+	"UXv8K1RN6Pfn8iX4xCqlhIGsz/UYs0MyN0etYX6xnr1KGFMjnmZvPu83rRpcedr52ovampGFGiipMkrs",
+	"R9bYTQ2aL17bWylGdhUjGpMBM1NmNYepJME4ETdgHaMEiS0LS6ryigv7I1CS8kk1HhUl07GMClwooFEE",
+	"io6hN6ufTZ3gW09emhD9VzarQVeSTkGCzBB0SN4YTW5plDAC2X23TLm6JujVurv4ed/R2CvGPWNoqh8r",
+	"LhU3/O8s9Nt689DnBvBVW/eIiduT92fvXvl5Ngpq4r57VctEBQxcMXaw7+KOYYxmNMIrWO4NLc62VPCC",
+	"wRc4toVX9I2wl66ZhmUBfFjq5LygqMnrUxJwFSTcpH7f3InqJm57pqtiLWfqOrejXDdmp1DDCAzBPCDw",
+	"1WV5rIAVjzSRU4GDCmURbtiMdM8/vvPI5cd3B6Vt3K+LpuDsRYpQvvYSPNY4hGtOqhQTXRBUVhQrfmWz",
+	"jTh1cMm+l6GHYsMaH862wozvENCL662HvJzWPnKE9tThNtpLz15d9I6fPe/9/PKdV0N/s6/HVOupVGFZ",
+	"wPrh8YvjxZFcXgfCJD+IaJZHkpUo13Jqcc6Gm0PO1TT1CtQvgMFNKOsp89y5ou4Wcsm0OWcaQLG6s4ga",
+	"JoJZe6VnsRV/TGOIBfGA9KXW2irBr4+IuqkHfQi0oEHAYsMwsddVlJpHVMP02okuusGZlS7hUalyTBbr",
+	"BVxWyFzCDqD0TSFECozlHnEyobc4U3T1HBZ50/GKt5jfUPE8FkBHS0NORQy0zE+bxVT3lDAOjkCVRgiX",
+	"QaCRIs/f7Irxyk2k9Axir0r08/sglzVR0YpN5K27E/sSyiyriyZNUc+fPr356WEEPTfZBzdF6x8Gob9w",
+	"gFKjrfQCqhmJmDFMaY+EfMSN9oh/aBH22odIT7/nexiOyFMnLHWvEKnwnVNCHd4/f2KFdkUDOyP47zP/",
+	"O1pIeyzplGw2lcpEh9d5baIasmw3tJaFuWho2rAJaX0L0F1MsysbZr5BC8qqho85/HiThp5cQjWQjTjE",
+	"MEBFbyXycNU4LQiQWbSS5dp/Jv4suqi52J9104vXdblVPIOlMMPChZTOxMvr9a2ilJZhZi2rd/ke5+VK",
+	"9xxZMMRE0cBowsVpVsaOQHW3Mb1lUMErglxrxerY9Hw4nomuNRbsKamjT57XWCH5kNnbIlwQ9069yTFN",
+	"2vnh+dNSys7z/lJRtXAcbQ88rOHP6TBMJVsGshXUX6Jnw5SovPhnrm4RhN2ckB8ZVUz5aXmyPJotjqhg",
+	"h+RiLKcCgrpJekNLYLmykWxlyw9nE5LL/MHsVob5lc0uXC7//N38IqeEujrLJObBjXalJhIotZRF4+ti",
+	"LGHBGgs1chIRXis5wAI5jGorjAdMmGh2neiGAEOo483Ua0x2eFcbM5Yn7ODgRxoL8xGuSSIUo8EYQ8ki",
+	"ZvLSpC59hXQxmwzi6DCdBotFdH0M7McMmkpWlYv5r12xHHFRqEe5Ar1iaTTl0ojJeZaVakrFt+vVp8f9",
+	"46erqk/VGEi3rOwDdQD1jtWWMAM7BQVbbg9tuVACCspO6VOIvksjt333a35pXJBhxEdjU7yT9GlWAAIT",
+	"TPMKENnfTrhJ/yx8qvYq36V5aXPZjcYi05SLUE5rCJkrP9JHAITCmS0t5+sIQkMaRQMa3NQYTz6A+u/M",
+	"5K6qh6YTBgWZPCzYFjLloTldM4VszrkwwbaCMbWuQkhWXlYKBulqWe3n3NdphWrShaDUAQRYp0lqhGNO",
+	"G5jrkZKMqSY+jrpOt+HqLackdDmXrVDNlkJbWq1qEVWF+//VDvwKGHRdhqfNBVvAh+qk/LkaYWRCb5zR",
+	"ALOYupAbaOHxhKDq5xEqLHGLeeCRCTOU/PMf/12fBqgLBH/p+s5lYljGIuzbSRxLZfT132rzGv/j4sN7",
+	"WCRmMhqVBCZRLCR4ivUmxGxOM+bixlWwWjRMSoyfXTDmlqdOsflBm/HqzAePuMpjFVJRB0Vzm5lfefWo",
+	"646pcJlFkrCazA33vF6tmhqauMD7Uszqn0eZEkVbCpevs9EbQ+ts7U/7L56vvPw7Yrz7dKfKtfv3gcBL",
+	"XHG16Jm95SCjDbq2/1KOvcu+U8FMuIZGKH/dzDXhOeGhzjnkadmGHnFtDskrGoxRPxxYGieB2UJJSssq",
+	"XZLpHNO171oiKAKW2/MeP1+N6U3o5zc4+PHzeRaYA3gxTXUMFIBNBiyE2jGNEs8mtBsUnXau1ORoVi+H",
+	"YgViTeLE2LvOZJ9HOksjhuyK02brrUf8E/t/R/b/en7hTo9/aDTSjmLTeyp7lo5UzLRnvf8ztdRm/zy8",
+	"PjkCc+3j43+vt9fW4HetDgcRanaYQrjWNbUCT7I4mplPBjOS+n68Ytk3aoiiIpQTO8JqWIUicjgKEmm0",
+	"8Ukkp1aaZNrwiWU+xP6MwqJHfOc6y4YZFwtYFCYnjGqQHCDaLuK3LK1Jd5DPAwrlINEznwwZTDWvNeDo",
+	"Gh11ltWTc1GeUP7frS1TV+3szWizXg2kOb75R+OV98kc75sf7lo+rbOl11OzMxJyHUd0luX/lbwvdWdV",
+	"IK9z032kWhOrnKUN/4wkVpWz9MPSXNfwDxyZslAtBZr9kQ8x/T1hraLePhbsFtV+RNBbAbIidSSnVlkc",
+	"n67uLZ4zd/zQxlv8kc4iScOXNLY6y4ZS08oGx3VrBWTVcmqCn9JOZ+vMu+Hs9BYFF4A8Xw9kOFuQ11vb",
+	"xcgjSZyGWOOuH2kS4GVdWzJlGYcmXZczSj5dvu79QPRYTgGsP/3b69evf2oqjYPLqi09nXeeWbRs+Db2",
+	"d4D1WopLumnE9SNN2K2lRgRKCglzUNxNQOMGVb05PsZ1U8IvlloutTQ7GZWIIDX3VwkL3MKUahIkhlBT",
+	"s8omCbxwlBU9dFF9iho08UpN/LJOValbqQRJ1Ssq7q5ORCxjuv4JirvX+D3C/MHSuiiVc0hfrf18VhAg",
+	"FUlCinVohBnXChsfZZhn/leiyaxuIZi6dh50FjZXB0DUCR9p8vbNxeWr94V8C7BbxvUGmliGzf40mA6b",
+	"j42lNvCvRERMa+icw0dWimtCO8sMV6SoWtBYj6W5piNWdrXVNc3QHIofWIRx7wFYDxIeGUi/l0PiF9ZR",
+	"DiGH6m2FVWBt/NIqLBytu4M2odvcjJ09NtuAu0WipzS2gu7SGoq19axWPvjG1QINeoSHGhbDxpcUIEGo",
+	"yicuLavmmGpPvQEgvDq8KENcLWYCyalpETEccuE6iyySMUG8PEsHf/U6NIqu09JfNWD6lhU9HTpmInS3",
+	"nXrXTrPKV70bNiMjRYGLoPldED4SVmSqx1v7cXQEzH/5Z5yoVEUrtzCv9JmKMb+On6TuhYp/QJORZDpl",
+	"g6lSmqk3hAttGIU2EgPGxSh1K9SvY04WmF/JSxpb2RWUVzc8dEU2+ifk+bNnT54fnJJIihGD+mF4BMAE",
+	"RUgmVN2wkGS8pa2Dx60rRq6jG+ReXcols9/LU8hkyBnQKl7xjLk5r903NOmGMtBHcqCZuqUDHnEzO5yU",
+	"6G/xxLZXbMGy9raaWdEN/dXrOJduWu0OQHjZFDU+Y6e8Zk2e5k79U5r1lQ6BtJfsAgIlNWSRaLiMFdsq",
+	"2E9PKc8T0qpmmQi7NhTLedrxaQWYmAYW4H9PWMIgNgIR55T0iWKWXEGVEAmZSZZHPD1+0XJlq0WfOVPJ",
+	"/Bb4aIw5WeBCTJOywFpTXX/Lha2RDRRYDgg0LO0v5ryMI3nLlNBrZf2Asaw18CLLmLcr7LiASIH2V7lQ",
+	"BTmrB1+GXa9oLivhUwOi1tC7OtI8d8xezmTnWcpqLi28kkI7nGXpS9U+WL6HbZncP9MKGc2lFzdd3WMp",
+	"jLZOjVpgHVgnARN6imbYzkttI1s3nFnJ5lDTZu1+qi0uDJlc8r06/Czpv6UG9XWN5PKAy0J9lkLW39r4",
+	"sKGMv7YoM48rK1W1uQsAr9jaYwtQubkg3AbgWXrbm/Drlcnpzv17peVsKJOqLTSfEm4qqVXYuXBnYN4q",
+	"M2v7sNpwS2vFlWxS2V4WpVBVkZeNr9V1l73UoJjm9KkMnn3SRU2USEUe94+fYsuApz88+/fniwPE3aBl",
+	"1p96hXTZLh6oRpcG2C8+l2UpOXPq2tqBTOurVyvxq1Wzs+9drWlbBRA/5BJjwSo1z69WbS6xCjmds0rm",
+	"glnxs+2Wvha9W213C/oKtFvj5kSC0qU9ELlgc7t7KDuCuIUGxFipW96GsCL7Zpslr4UQK+yqqV1bm7Vt",
+	"DlQKV/SQgOacGgZsdKkxLcvzgV7paJK30jGcpwfhHjJOAxsz57ucuqw5tAaAbYCLURY9RqYcTXD3BLQr",
+	"S8Z3LHFSixXz5rRsUW2va9tIcydF+Y5n1nhObQ9nw1ib48iDxNy1Agy3jwUNa18SjfrhlinFw1RzduPy",
+	"Kv7oeyxY8SGPj+lT8ugRuWEs1ui5Sx2FLscqDaIo26rvENqJm1mvScTGdNdlumor3XQtJ+lO9M8/iL65",
+	"QR3znvTKuzve5krX5ILDt1i6Zhea8jw9Xd4Hv6HdUdoaP22If/wsa3p0fPisXxxTyk9w41YOJcqbxa5m",
+	"hIX3NLpxrdQ5K0Z7mFKHekhKzV3lY6rJBBNQqajtdEvgL3cENc2k5t5Y3NWngYjtoJPxvTUrruny2+K9",
+	"iuBTc84L+/X/Vo8IIuAxrSlj7dNwwgXO7J8gzEDBCOKfv3p79pfrs5/evXl/ffnh11fv/VM06PsnhBLN",
+	"R4KFPS6g3EepFVI+o/PB1QsI6I35JrqXtG8gtvmWdev3PHE38IC6ntyhFVvlQBbsdyPKjwPe3es7uJAH",
+	"1NWidIfVBNFU+skqCEmsi2BfaVEbqJ7LL0r7V4nQhELs5ynxg0QbOYEQlJlMFJQ8htArRbofoohOqEdu",
+	"3759l2X+F8uXUN7xOlmJgI7XGUk5gshmnLaWypXMRw+SzkFftJoAH9AmocRIXspJSTmBQDparNcfU92+",
+	"i1Z2IOcJCpRV/Nl10Beex2qU9G5Wp7Vua/XDdmsrZUE/69/lAtq6pzZqd3pAxqYyLM8HvDf0W/1FTsmE",
+	"CjDa+NB80AeNAnNZSReqeBXL+XhpmOrB7rsLT9LqRAvTRGEQtu20cmmT9HlGAhpjJ2oajMttN6GKXEGd",
+	"kYIRPaaKhU1ZVOs4dNcJacN7as6buRwzd5enadA/mbvTdWom11rG8UIKXYkry6tewpqUrUBB7qnl650h",
+	"bVkwRt09Zi1PFpnojp//+w/lKoLLG5lUrmnpWW+UVDbx2h2Sy/ttH3xHWGoDO3cHl+YDe+BN6yB5raHt",
+	"TkbTsdmO65xCRQh56ZAaVE5NPyW+S8m/jhUb8s8+4VC8dciZdg127y5Ilz/R1EhWaVMoRZIVpYE9uCZ7",
+	"vr7pTVXvbPAS43TXqbe7qUj1lczbRZ/w/N5vmHNOOzeSq1kwpFGkMS/bJZy5wEjiAiMfaQ+z3dIkc1T0",
+	"HunUHVWbAtQ+1b4plabsFsu86+kLdRlBtRy4YQnrBzlvpMjxZsL3H0yt5DUC/51yVkHbSkLAkiSAYqhB",
+	"wcm54frLKTG8hxyBmmYUJWJTsb64ilsOFYaJSSoFmRfe59rEpUXZ8JU8bRvJMmg8Gj+f3m9VrXoT6QjL",
+	"4aimsEJW/mGpGJiy5yVFpG/YzINaH5Vy0Hn5rZzXvRr+PH7zt1+jd+JD/H+oC/Pp9s+f//L3/uPjJ0+f",
+	"Pf/3H170rptHlSt34Zx50a7r3m9fnj+tK9c1VyUj3f/CCtTp7jciUBdOcseytFvJuTSrS4YjRYMFdR+y",
+	"zFpLJmQUgkaOoSNTqW64GGEGraWUGqrTmkpZvid9EtLZkkrsx89eHPdLYvHyUuzllS8/mBq0iRW75TJZ",
+	"6a43jmqCTRvRbUu44eU7X3Rua6kai9gOyI159V0LSyjw40uNDGi9EIhLfPlBhEBsSByfCx2pyubfZgBJ",
+	"s6w/dyDSCf/rSPRNR/HGvf5A+0CdS7Q4l5zuqV84/SOVMNK/Q3bLIou3Ha9zy9m0wTNv526d+F2f4Ucr",
+	"2YHOJWhHFeQr0hWu0xrXRM+0YZPelIdo5v6DJIcvFEZblEmI2PIwR2e8a3aN/wEyt2GnDSnZue++pM6t",
+	"pHXlMLsRxesuYH3XPNYVDQybAaHN6TWwoCV3tBFhvECmdi+P54tZS4Jqf4v13KAYCT1flVTJSWx6EDNH",
+	"0ujqE+LfsJnvBHvwrjGtubTSKPyZVs9KzZ7BWGomUgOeR3z3L5/QSMv0rbTjBba5KZakYr8nNNIe8eVw",
+	"6JNQMk0c+S9GWqDM6mbpeB05HNYyqbzZ5HxMW9Z6/KTYrZtrohh1xZDr+pgS+w6UtoLYh1iGZe3XTvvh",
+	"46v3Z2+uzz6+uf711V/K0rp97mT160IV6uvf/rW29nSpF3ntJvyTwoqpqF+0FUZCMphVWpj62CYUYvWw",
+	"wz0TgZpBM1rX9R0D/N6dXVy+Ore78Yv3wMQt6A52koYLALvKGZpVHmx4yxI7t7NKZ1XBnLPCxdRCIUYh",
+	"BVvTWr2aoereA1/KxtNSFEzRVroKHy5DxdbDYVY1NG7pQhYVGmmMiikf1SY4YgUld84Uy+vZuhNzFR3a",
+	"4X234pVC31XIglQL+fb06ru5ei9QRqgh91oN886G1UKyArpYcUH8/+q9vDh/3YNeX37ObAMpbzjr0cRe",
+	"gOFQGpJAYsDhppqYQiT6ko1/0jVGR3jRK+6wtIBayB/TmDVFBikIZIpZWuo6ZvQGsoUxTtUFWILYVBuD",
+	"iv+4Titb6mpYKoP2GLU8e8Vey+inn8VjJvRmuizHETX2uhY2WV7YYvnClao9Z5GkNfZdISFUYEkF5/cf",
+	"Lt+8/gty+dw4ia1oYhmCKCBpCIWONRNmWVHn5gLFGypuvFJmTVOV4LblgLMzrIXthiLasQyXp3mFuVPZ",
+	"HnNT3DH0Koll6OVt87gIoiTEgrEtE5QLHyszwvnz6bj11G34ktHJN5Gmso1w6VWEQ3uQDyjbpG34sl32",
+	"JsQzgKOdC2V2FQ88nuyTpiP26pbVBU9/EHl957QVbW1f4zehKzwtY87CtAGDBXOPaAhOmkHBYNDxXKcB",
+	"gmuoS3dclL88H6Pg5Ml1zbXFvMgFyZUNCZXhtWI0XPFFqWsO+z0VTZmyL7YZi86Ukuo67bM09xhy/Nc8",
+	"2iWFopb7BcQAGjLrVMKrGbEkJ7YmPLWxNc3CtlENs8lbpsYWAmr7nvBJKnhyo1k0JDQMGTa1nfBAyUVd",
+	"1GuCcbbYOqdFJ5w0wXal89lYB56mVjcyMQ3C/3/14Oh7YLB1djmsWO+q1AdUKUuuupbazDBrW0iDzeea",
+	"WoBAqn3IjOuCXU/TcS81FYxkAkK9VXrB/MsFGVp1uRtQEXKLp1b2D6Sy/52OXds6EIxveByz8MAFh1YW",
+	"u6CPlSP1ZXX5b1qKw3M6fce0pf+dFVRaelsv71ND4qLt29JFTWA4ALyopW8tCdvGozLblCGFYvv1Iel3",
+	"8Q9ig+9J22UYMxy0H524HgELaObGfI3NrZMq3ZKWxYoWTXgF/2RNO6UCr89ZU5nRVNnG3JlkN1sIOi0w",
+	"Qa9TqBi/pFd7jQhQK1DUkM+syg8iVH7PBQAps5eU2FWI0G8LhbpNyNIFEXHnEnW+Fv3aAW+xH7FrPZ2a",
+	"cdyfgb6tNdHAZD8rmcT1HAR4RpaK4JzTg5lPQj5hwhJwnWboyukpRpaZsdSMUH3jEtGsWBwrlto1yvdw",
+	"R9F1l7LZgg5/dxU07igxrETk1yfkjcoUANSPNa5h9AHztG+Oc3+dEh9X7MPvv1xefkyb5aVpOnnfvShi",
+	"6rToDRYh8dOr9K1UoFipLc/UwV3eS1Y6ccAgCUwpK/qCx44mpXQx9w2nH2lGpDdWTritJAR2xjJRhe9P",
+	"uEAa5n4P6YIZP1rZY556DZLghplrMJGuGKHUitQhRUg5dTvyeIlDq2SttNR0DdnEjQTuHNvs1gS23PcG",
+	"2q74IplMqKrpRDZUcrJqGNlgthpvSjGuhjspOV2R0dmzr5nIyDXteHAA8H5he25hjcdpNUfNVBZG/YBO",
+	"lBfQfOk8GU0A9ZWLurZWZzpgGMcymBG/iDH+KUHVDH9EG1PEhobIxLS2TRdIybbuNTuT0hW7DTdfcoad",
+	"FWs3CJBjbq4VNVzWMJJ5udMnR8Qv1xTrFouKEZC8HReBjjhSMH1wSvrgYZLQW75cg6xFV8lvyXYGKoCu",
+	"6xbputeVmtYSmjJpOSRP+31iRb2BvGUtv7aG4Wod89TaVhvcc8vhG7YJnCKI9iAey4Hv//f/pvAMpdfI",
+	"P/+v/zsF5MLP7e66Xo3N1MB71vuq2F5PLtCdvpFcbCvThg3d2eEZlgMJqBDSQO05e1VW0jRjxlXeYdBd",
+	"jTYyTpOV6l23bOKsZYvI9CsYZDUTqq/jxpbrRcdyus5skQ4z07frV7MFx+BmnH14TMX8W7yqypGs5ge0",
+	"oLOWH7AMKcvqe6x2xStFGhVAYaELOh1XPVtcWtPZbMZA4pTJHZtGmFrL2Vi86Qd/s3Pb/vNY0glfLUgK",
+	"GtJjdNUjTV5enL9GYka67lcNxpx6F0CpWsmSIqNuoEsduE5D3+pXZMnZI03syCxIziMhVywwjv6iDxZk",
+	"TJ36LYYSqSFkHuE+PDId82BMuLZyCiT74OOD9rXjFkf8rx3gVSyOVD6TeZjGxM5EcTO7sHM69R9qpp4l",
+	"Zlx/jKVz8O04qfjfLW8VJ+RHLLj6L/MFVw/JG0Mo9Kmtnpo9/CshGAs1EbIAL4fOu5exxNwz7pgj1FyR",
+	"duKAQTw4ZJ5eQTQQbMkiG6wpB7WxMTHKuvKGs+aNpjkEOI5oZkCD+vjh4pIc0Zgf0cSMjyI54sIn3V+M",
+	"iT+IaOaRCzphF9ywP10YxQPjkQt7yAxD1a/E5duLg0PyZyvHaNK1s3nk49nly1888tOrt68uXx2QCQ1d",
+	"G19usGRhQJWauQyAGrzCOghXohKSOGY0ZMojLNKMPO0/wTkDGTLiA/4OKY9Y6OOBcbtx3GzKJV0w57X7",
+	"aH6GNOaQGvwVZO2hrD/BQAqjZIRhDFYEhev07PWzaNgbS22v7O3bd2REDZvS2YnToAyN5Ih07QDtYfig",
+	"9nKkvRJpQoc+8Arlx7WHwbCcaY8YJihoKYbRiX2CpjntVeu8aA9Ig/Yc4ntXokQjDjwSZIVENOnmkfXe",
+	"HEAeeK4xM0xKRwzA1tJNQBB9eCXemEKXZJe+YMEJIkhdIsPLD+8vzz+8vf744fzSJ90f+j88PkiJzoBF",
+	"UowsBbWimOK3dvuCGSsiHl6JK/Gv/3qWh55yKQ7/9V/JK55JdYhyrjKyI8vt0fjgSjh6WEEPvwQp/mJ0",
+	"OSRntWGyVwLk+ya0sJgACTqaobjciA1lRMCuNPDwSgRywlzdH0hGgRXBNU2B1R2mu8/6qlvKVCFMeM6I",
+	"xPZ8UQS0FwsbhrsEUJZRxAJoftM97ttLBK3Ljvv5VT7MsgyPoKiJk9id+1ei8Jx0Y6osCJ64OOMhZ5GF",
+	"LRRDPEIFoQPNhHFPuEZjDo2kYB7xRRJFPgkiRpUm9EqkBngcfuC5yCH4Ph55aX12A08P7M3hHXFNbrnm",
+	"dgJnP6/ELdnVByzPQIJC7RiLatVKo0kasEm6dCATA3QhkCI8cOdrhUc43uywaPFEDQS7+oD6Puk+/uc/",
+	"/p9n/b7dB4jT5Fn/AC34KNX5HomjRJMhjyAw+EpgU32TKKGJ/wX4tkcKcuBX/5BY6Yj4hR99hB2qs3kz",
+	"EcGOIjEdMegLyvWVkDH9PUEi4M7fnWhENQ61fJFNNLFgCYog0QZuRaqQKXcQr0BxBkSG0wRFGi7qyxVq",
+	"1VedE/LlqmNp+1XHI1edCYYe4B/oy9RXna92S0+x/H+h8O2YmiuBaWzSNW7CaNVQBgnkaHUnNLKKFwvJ",
+	"f1x8eG9p+FRBWtwsZvavAQ2JC4MmUhEmkgmAZCJuhJyKK4FQdkqeHh/j16csinpuzuJKyEBBFDnFkr1d",
+	"Vshnde1VPVi8g7aQKDm9EvBqtgf2mWtzcEp8t3UfguO0a0/FolDbc3iBKwmkGEY8MMgftYEyl9pYZOxS",
+	"oqNkdCUssAkPfZFEGw5JGOkKAC3sg9yNhAF5VsNngCtP+0/dZb6Tgs3sXbqWB1aGccYTfYKBS00tHVyh",
+	"tk8XP9U1d/CIllfiX6ptHUqWRwAa19vBPyQ/ArMiWIwQl9KwgEMCRlVLP7UbWTAvoSkQvuqu0m0WMwMB",
+	"dDFc6IbNyqJcD4k2ZvzhxJljzhIQz7KR9FxdlDsXRtsbZwBjYXpl4CGmmlz8ctY7fvb8kPwitYEvOlez",
+	"nRyoV88OReS2qg8U8IMkzlumSMTorRMiDTcQ649yaCrPnH180/E6WUR7p3/4+LAPNkRMZumcdJ4c9g+f",
+	"uAQYEKsdCwyxfPaorpoK4nYwpmLEUAYsRoWWhCmPyCi0CAOF/U4s6yJdnwZGKh8kBWrIDRehhV8gJ1fC",
+	"wn8mREiHRvgXBXrqQdTTIfmVzTQzPUucwvTslZw+skLL7wnQdzRRnxLffsP3roSPE0IlBCB2uBTIyE0d",
+	"9zCLy0aEBFr72+SQvAfBH/giNalioAMZW+y7Eu4HLPKQ2YEPTgkVM0sSQLi1EpeVcA/Juf0GistCkgEb",
+	"SsWO6NAwRfiEjpg+KYKaVTvslTsAskKSBbgETfn4AmAyYvxYRiEeLs3qvlfQ3e4DYSeT+t6EnZNOxLU5",
+	"s9f/Vo4ALhSFSp66c/LXej0vH4LNiD7avztfvaWj0dCRD69GHUczvAkIvOC6DChAJ9OCkCCA+14q3FmZ",
+	"10cd1870e8LULFcVXHgPqqfQgo5+fsvEyOpXz59Clkf65+Mag13zOlE4wOyJrLt23QoyIGxaxuPjH+6w",
+	"DsAFyzAsbJMuFFY4uUr6/ScBD+G/zJ4VCNhI1XyPHB4eNp4YTHSHtf5mdf80c+rkS+e43wfTjBTGBZxD",
+	"/0ZUA44gWufkS+Fri6wLCKtcG1TyqsZsSx0sAAFFg+M5tATwKa6gbuJspUc/0tB5ffCVx8tf+SSo01BY",
+	"iC89Wf7Sa6kGPAwZ2NmetVkZ+FMFjUDeQgNJ6njv2LNABQq2HAEaGzqyCNyB0+r8Zt+o6DquAV8Nub8w",
+	"VBmwhaASYwmTQQmlqkw5HWuRkeEjNeM/HXlXwlkbIILVZeVZXVOTy7cXKA+nIm+TApWyBeA6Ebfin1W4",
+	"9JVYL+uxjhrC0WSesB9lONsY5L61c2cAVjaQpR29toU1aU5pDc5cQJchwqHNFlpm4PMXzPReotWlhRnK",
+	"q8DGn/75j/8+JSlcnFbh4tTBhU+6oPv4CB2+MzyALapTPaAiQaqSnK/3ieTHL5a/dCnlOypmqRv5Lqju",
+	"bKGdk7/+VkT8i6L3C8z1gEUFh1FOBcy4hgjIxDRTgZ9A6S4hI0zvsnIXkIPDOqyy35qD76c1xAeh0QV6",
+	"tATHV4U1Vcw/3QpYnpJ39HPvbMT+1D8l//zHf/trwdmD5gw5uHwp2ZL/+tvXEvy8crYq1KQMKRhTF8BN",
+	"5lqpB5t3XCDvGEtlehG/ZXPW8cwsUe5v5qFsHaY9nZ0c66XDLZWv5J9dlirPgLEZKtC4RA/UpVCMz7gZ",
+	"6VaNjVdiTMHAD35lI0GNs189qOMQ6IR9ky7l0iWrb4NhlD+S9pZpwzgeb3UNYR0buUwtmahFZ3Xo8/qb",
+	"AXvgotjT4+M2n4mVDJgG3+krYVxf3G0jq8UrQkUVl9ogq25U7M8Q5DVD2smxW1fakXPOKA/jaBQdkouC",
+	"UcTZJrh2+Ujz6mUZhvQ9a5lLhn/STL0JX4Pttc141w0uf2Wbyk755JZrPVW3z3eh+1Q33Qonjr7w8Cti",
+	"hJVz6kVcZwE0Mi/LnBZiJl0rdqFdPPUWoA/hYB4JsI5zDc9YJg2dY6n8h043cemL33gvzWuZiHAj947n",
+	"0ooerkps3oSOdPxWgpppFm4yaio4XRZnUCxHqlpy2wJ/LCq1ct7/OQ9C7vtbpDUuoKaBtaM18XBtqLrz",
+	"lf8ESxqwgiujGdGLATfuvubZ0o/poAfFj97JkEWrMKRfpL4nblQsLLqQDeUNaL4D9jPIwSiFxgyygPzU",
+	"6kl2iE5LUOWFqQ7Jh0KBz5gp0oURHjw9OM1c0ei6e3HYoJ/8mCVwbUMxKVcBvmeNJItOqydU7uwePMts",
+	"YUJ66dy/u9JNMjh3USSU5HmBNaBeJb41IlYZVPH3Iqguk4fQKPXNyUMrQ8MGuCmE1Cy5Ua+eeY6Yaby0",
+	"/h7Pdysa/8zM8mtdVySGuIGgIS4VWZlLGMEyi3KYrwWMBUP+mYWnaUSXHYv8Csxu8pa55oNleMP4s3th",
+	"aS6Q/p69M+1AnVDtQvH2BHCn7BCBpDU7VIzesDTFsN7Y8DKS2vkv0gjiR5qkbxJqnDPTGbtdhM8JoVHk",
+	"ylRM0K6d962B2HV8y1WHPwBVE9RSH37y3QejECehhqQ1UxwyowX9z9yMr4QLAT5/9dObi+tP529954dl",
+	"VBHFaDBmuhBTiQEuqNhCAmUWWk5F7py/El2M8SE+Ho3vYdSHn+7d96qnwkMXRzSlmgT24MKDQ/KW36Qh",
+	"nRgjeiWA+BTCMrlxS9H4Pjfu9VOoPw7RzxBNQ8lxv19r+7eb/TG9zzkyOo+5WX3/KZQHsUcNVWjhu03R",
+	"F+WqNs2uqaUtI2ojRspXznX1ygGMHGA/mnsKwVpNC09rStSGjRw/e77LsBF3a0266+U4ux0ALaaYA469",
+	"gFFVBgDjaREl4eQKVPBDlldQFCLrggoBEgEMYxkWSd4NY/FJ+SuWqnUx/g5Kqpyg/e+WRjzETm9UXAn2",
+	"eUwTyN/4PZGGulhfIFAQRgZ6NEgepcmHUoHXsYoN8L0r4QjmCXn2+bNHnh2/8Ai16nkPhz21PzgMkYYM",
+	"7WFD7C3CULotiOqFUPjFRDUn/CptyA8FNXPyGnHtQnI0nTjQbYruayZYK1mW6slJttTU+wrhyU0UAh6W",
+	"KEQLnL0wKJLtmDykO/0ujFoBV0HCTS8FXLi4RhTPRB1MMVpsdXVjHpTR9ZLRyZ2cgMtfSZs/3pOpFk65",
+	"haUWb+P7MNRmkJdJ6+6XZjPtSxo7MhszATITq3Qxq+9PVgxNhuDzmCnix0xxic3Lao22sJxtKbgw+Y5M",
+	"trixJsIKT/cG260YbFOQmgf5CtFua63NYfQ7NdZu0PbafDkLLK8NF9DfY+sDMLsuutGNG11fQkaWa7YE",
+	"rCWLJYC8uVO0c5js1khg2RnXaIZtNLRunw3tyMzaArC/ZSPrw7CZLudIWO5goRbxMw65RyVim9I67Ga5",
+	"sI7n8l3I6qP0flMocRdelNTrROifXd3SbZAumHs3ArSr7FpPuOCs9uLzNsTnrAxuFQrLpGppMGkxmQZe",
+	"SavoaDJhkwFTesxj7dUEClaaJ87zbPxkDvd7qfyOUnnjnTfL5A2n39/j/64F8gWXuQFxvE563joH2o3s",
+	"vBwC9+EJDy08YRXudeT40HKp+50b+C3J3rin5RK4O6Q9sW2qQeAOCAO/tkN8a+30LpNtOpZYOQnXQWik",
+	"GA1nS4KlCyCwTcKNX9ihAuG22EDEc0F0T753Sb7PwpDQLBd5PSp+9MW12Wph0a9C//KctIm83SsQNTlp",
+	"EMDqrg5KOG6DBLbNaK1msY1dybHFHP4Xqc2vdtCDcs/fX4qT2/9ySSAr9Eq6mACNmX5Yz+3gu7DRZUdQ",
+	"gO9fst+afeoXRiqmsVLZLQ+ZKpSxdX3V7NQnhGFxWB+jXn0MTYQT9ohmNHI9Oa7E2auL3vGz572fX75L",
+	"K9diXNW7s4vLV+fXv776i39AZDbVtWJDn3R9Jm5P3p+9e+W78qeAtFBqgolbrqSAEpNymAdeHZB//uN/",
+	"FWMAmktEOFDakkThZt+NNJFurTGQ0kW9drMeM0bjxR3s7ZTbsFOmJ96AiXM8oKWzvwjC+9Ss+07NWnKp",
+	"zebIxmvr7ynAg7VULr3tjYcP/MxvuRjl7HWOP1JDJpDFJdgBUSyOaJAV2YI8FKyXGyhm+aS+EunrLj/F",
+	"Twv2KZZVEMRoaxdemsbUYiUnOIEsOKGGr6J18V746m6MrG2xKre0fg8I9ge1vq7Fk48Mc32JNmwgewc1",
+	"6aVgJBgzGpNyPUwsYS0LGAqr7+okGFtos6qhpRXY8eIgrW3C9ZVI62YrFkvlkFwmJpATdkjORJ5QMaQ8",
+	"SlQ1zcrlo8mbEwJNirAnwpVwZeJddSmLXZSLIvFBmgELz4qrY7NDOrJDTbH/BqzQDruC5magqDdToxrS",
+	"Y6/l/tjqJdPmnOkkagxWciec9qi2y9vz1Qom2lMs4GEGFxYeXMPjecT06jMboOD0UsvJN+MUsZtpZwPR",
+	"342po2rmWB6M9AsC2bbElN3p/osElL2Cvy0Fvwb+SuRppSgkoIpZEFIp5Ciz6zUFG2VwvbcJ7MImUEuH",
+	"FtkCti2x/KHJwe60/Xp+sp2opC2zot2pywt15X1E0gPUiRewMVQvF4rZ73DINyJnw25ahB3Bpr8LSXuS",
+	"3m8KI+7Cl8na71ztkW1QOJh7N9I2bqspYsc+3Mvb25C301I2c1BYJlUridxYH2RO5vbSGP+RosKZqvLK",
+	"IgUjVpM4noP+Xh6/b3m8EU6aJfKG6+rvacauhfIFl7klsXzrXGs3gvlyCNyL5g9NNF/K8WI6iyQN9dEX",
+	"B63XS3jfOQuxuF/agyetj4KV7rtZy8y097Cb91E2sonjfcSlvKSxSRTbp71tgpPlhx/gsYYkvfECVHxM",
+	"f2qs63aZX6TzC7puTAMZclaYHSP90qFYINFJQmNoYo0Dr9NVQNfxtUHpJP0wVquzP09iQxy5q3P5jZhZ",
+	"Bmebo5iVLzU2YYDHeyCuZd9rQPDSAp4pePKQdP+rh52i3Yn23vyUV8KMqRnnZe5yArmwgOeKTVUzQmyR",
+	"hLPFdpKP6aBvxFIC+2kRl50ezndhLInzS87AO/1pQU0zUHIhABsO9ZC8ManyKaQZczEiiTA8Ij6NomvU",
+	"dH1yhH+m1Wm1D5EczBCp3NtXgipGaBiyMA3DLgGsS1Fx80E77prnWUCM3xxbjdCwJcEZJ9+NvcdtrIH+",
+	"u/vaW3y2YPGJU5CqwaQq5V3J7ONkmszug7ji1dt46mo+nEKjZB6wK0EDCHHSTrKK6AxzUKBosWU+IVS5",
+	"VoxEbIj+XZmYpjwFJ0znuLS3H923/WgR1DWbkJqurL+nQ7sXQxdf6ZYMSffAEHdjSmoDiHtj0kMzJq3M",
+	"TFumpyI0uCjZn4GRflsKTnFr7QIw7aE5mWJPkJvKUuTZuilskgmdYVHnLVDqhhIVcEsoq7HPUMC/XX2K",
+	"edDYKqEvfmiXWlBpw42Vh6gwe6K/S6L/tiD1uDLptckv7VnA0ZdCC5wWaaoN+LFMm/kzN+NQ0anY083K",
+	"laYnU8yecAUttiLdtqsAAc0TqmUtamxLPatP91CfbiFNgKPrnBr2Ft/4puSJ8uZamE/rA0/2+FEvV9Tb",
+	"cKD41dbUwFrh4oNg2C0YP+uaEc33CyZdVJQIN4QLbVhtv/qi2FGGoK0KHuVP7VL0qGy6Sfusuf29LLJL",
+	"WeQCHYHZbWRtvVw7w+FauukcVzn6Aj+tIp3UoNG+0NadCm2Bmz+/aTlc5aKX2VaXXVd/T3AeshX2jrCx",
+	"NTEWrnlFo+7OGPAuDb7r48O+gcdWbbt3wqwF7LW1pvYtWn3zjbXMBdobfJfVIQaYyu1SoxRq/hCm3hwe",
+	"tk/ud27mLWx2b+R9qIoV3E8aJY51idcl9OsqT3vD7kYNu3iTu7XqVsThEtTMemn8UwvJ4Md06IMqW7xG",
+	"l2Dczv3UOi4dXcvI2mInou8lwDbfcxVBCk+aw23tAetS22CdDCxcQClh38X2XbvQPtc82JVvx6KMUEQc",
+	"/rJvFIgv4QLLKNcnyxRFCnfNW5Un3Dd2KUyk21wcL+RubR9Iu71A2vSMF6JMA8FvWZ14HrD3SWAbCUdt",
+	"dXfLLKiN99Lfo/wDjVltee8bL0QM14RMLK//Sy4lCaDBMRb9dDxzxG/ZXA/+Oh56JTIm6hVY6CnhplzL",
+	"OEiUYsKkX2guPHzvjHSXBtiVsGofgPswA3BXY8KIgUvUrXTQg1K0Lhmd3JPOhPtvoS25g/o+1KQcKjI4",
+	"S39aVrjJDdwWPcXZd6SSuK010dBUb9trIVvQQjKwqoHIKslbLZ/PSSpZQp+TPkianOcVMvM8wsWQKSYC",
+	"Roy8YWKlrs5F3Njn5t17bt4iEFqg/jRdWn9PWB6ErrP4WrfWZsUwOgEj3kTeVkgJdF6ghtghh03ax33w",
+	"yR1pHK3Aea9kPDglY2UemxWR2mjdqGXVovBxucSOvr9qPtqx5jr4/kVOyYSKWV6daMoUI+HeULmIN2M7",
+	"xmqVHxd/NA+UCyr+tCbvKTi3zS359hJKVsgiKSRDeITRYJwLyyqJvpPiPIVDKADjeeHX5SV6KtF2VIRW",
+	"oUCDKJ0wYhQVGomlh4Pt8YKRVDT5A7cdSrrjBI6lQaOF8/xDQeUfVBHPj7sRC2po60oaeeONNtdSPs1q",
+	"Z5VbnlyJu5TSWS2/Y6+xb1pjbwFrzXr7vWR7fMPUaUdFH9tc+cZ1+pfgmHTtCKNkRKQCmnHq6E7muFQy",
+	"GY1dmbsqeTuCsX6Twn9vfHo3Sv8qmJBr/t43jhV/UEvAHZg8YkE7Xeochn5r+pTdVQudas8EFiV8IN0F",
+	"C8C2WcICZ2bpTrdNt+03dqxjwTab6HcSsT153iV5PgtDiw5JxDBo+M5U+uiL/U+7zI15VNhHZ95VvbE3",
+	"2Z7ELVV06m+mvycTD0W3We2+t5amY6+vddL6vbPAHasvy2B777Z8cMrKKmiVMURo/bC0QCl0iPgVG8n/",
+	"sTPRLjCq6QyDmlZ585Nm6n6iMdPTbqE95bXSu4LdMmWVBq6IZoFiRhOpyJjqMdMH34dvKjuOIuDnPzZ7",
+	"pt5xYTTx9U1vqno+GcooklMWksGMPP2BKCpCOSGDmWGacEESEWM7iAHV7PnTREUe0UYq+9RocvHLWe/4",
+	"2XMwwdMrocdSGRJyHduFxIoN+WfPlbo3iRLO3gZXhm4wrvP+QlJEs0Niye4Nm5EBi6QYaWLklWiTLkAK",
+	"2QJcED+NOeDhgjYUKfxti8256Xek5JW+HjbyuBRq4KIwHtJekEf0WE4FkSJge8/aBvmYxUDoduTOvQmD",
+	"5znXSk614o0OknDEjD4kHxUbMkUUu5U3zCPTMQ/G5Iax2Dni5BQqrmEHrkCqsCkmp4Q5e8Xwzr3blsDC",
+	"AmWw8SI2z6aXkpD9DTc0Nlt6vVvJyZNTwRQQgWKwKlUMU/ROi+w4cB4xy4WtMKCkAVBp9G7dD+vckXLY",
+	"FuD3yuGDUw7XZKtHyBPtKjZdTerCKig+zh9eU+OfZgxaGxlrMpXqhosRuEahIoQWNNZjCXK+pOEhObcv",
+	"Q6Km490hvM41oUTInozn0RTHPSj24KWL3/OJuZKo9lzuBL6WXm8FfFFjpESwaYHwgRs/i2MUdMI85Dde",
+	"ymjSvvj2By4VNyiPss8xVzNQC69EqhfmagfqG6AGygihHOXTFEmGWFGFBuwaK2Nrn3Tt+z7MzLTFsCvh",
+	"kjQkEXJK/o3ACx5B00FEDRgQqCDckCnVB6e4nz6U1dYZjtF0OefADS3+2TXjQ6lwLzkuPu2/qNM18Wru",
+	"iWGeIxzsSNfErzfqmjUgVFQ4U0klvXhqAQMukO8DRXbKXvFeV6JPMmLtKoCdy4g9zPpfZUPo8vE/K5nE",
+	"q7xQzntfwwy8VeNsfi8t7LMyYt9XabHSjovYUPq92RCLdXCJb+fxLaOqWjnrqp94RAcyZiHEAxgykdpk",
+	"49P8RO9KFK2fpCsYN2OmToieacMmvSkP2QGyWGDertbplAdsARdzFtMcKLbFyPIv7MhuWthik0RbuOO9",
+	"bXQrWQeFE16AXLXcpmX5sSoo78P97z3cv90lLzB+LrrC/p4iPCwraNvb3mq0v13FaakiWap1AGfNraOk",
+	"Gzo4FSFB5me5bl7SbHLQaBu9Tya5Iwvpaiixt5M+ODvpagzWudx7aY2chRpdOfTkoYfSbFOHKp/EcjWq",
+	"Worou9CkqpsugONF9dGyamTlA98S9S1/ZDdaSmWjDTS4crR7XWUbukrlkBeDbxNBXSm2o/LFQk5dHia3",
+	"QpmyGqTZh3TcUbdZCSiaNZxlV9PfE5QHqOqsePn3U5C5QVnZAcfcjcqyFoDvFZeHprisx21dQMURBlSA",
+	"m7zWKn/OBgmPQo2xybEMH+k8GgOa7XyU2owU00TIKbosNROhJv77D5dvXv/FJ1q6+lbSjJmyc1wJ/Kwm",
+	"RspDcu6c3tMxE8XvCDbNv8Uh/hrKnNf6lGHCCzd6q3zBfeMcT64WbWq3cPhHUkRwdyhc5YeaQtaH9OxL",
+	"MGWoSYqKcOOpaHSeitABRixDrBepWCyVYWEa+WM/H1FtyISLxDDSjWWo3ai0GMWVOGch16dZRRv//NXb",
+	"s79cn7/66c3F9afztz5OYzWrsSyCMsT2HdRBkxU0cDfbBCT8QhPdhad/KJhJMYPcMqW5FJgGMcJG7rEM",
+	"lwGQYXSy2JByCSO+kXoJdjPLLSBwKN+F2cO4y01hBC97mYHDjtqSkGan3o0xAzbVQBiwpu7ebrF5u4VB",
+	"UKrCX4k8LTVLnME0yM604VFExjSr+KpdPMGpK4hKpCJp7/cJGXKlG4u+ZnC+d8vet1u2AS6ajRT1d9Xf",
+	"k4fdWiEa73ED9oY6S8KWWdNurAbLYG9vIHhoBoIlbC3RdMSO2C0rezHr6tdNCQ4j8pYp4v/V6v8eMfLA",
+	"94iMQqYN8jAPBNfc5ub6ktEoYooEVBDFaEi6NLDbvhJUZ0mWbvkHh8QfSjWh5k+BvsWmoWdBwGJzQgz7",
+	"bI7g1zRY/uXFf5Lu+euX5OnjH/onhJIxoyFTRMmpdyXMmAmICVRyCpoI7AGrCwcySiYCymz5n+w5vLLP",
+	"/FNCB5oJQ3ioIQCCTWIzIwGLIn1wSP6MiuaV8KGqgu/BCjjucjqWkT0rMWJoH/EDUCh8IoVHtFGMTljo",
+	"4uvdBC7K3i4SxP6I37Ar8R8XH97nMeCCfTYEp3K2EPur/1+99+yz6b1038Cd16m0Vn3Kt7i6EgXvvlZy",
+	"skK0MB2xS9l6/D121NpKgYk05n+Vd36ResVSFHTEoMv0iu+gsaHwUtXM54oOINadAoYrHjr/mkO+DL46",
+	"Xofb135PmJp1vI6gE9Y56eDLHa8lKymA42t88+tWFe78e07t9jopMSlPUomWuvhPxNYiYTnNaAeWVqZ4",
+	"UEPOonCOntjzMrPYHpE2qiFEKFf5gSI7Umtfxa/CcZTQvZ5MOxrhKDCQDZi4a/eRnW2J/hxkBE8WbG7w",
+	"liU/UiBV6yFVY59jqXBl+ZHNbe9hs/5dMmYwdhTvuMCcAWjmmHP2bhN3loZG9Vy5wPdCrg0XgSG3NEpY",
+	"CiAuln4w80nIJ0xoLoX2yGB2JexHGIarBVKbQ/JBRDN4CVdf6ApYy+C5JuB4YCHpFkLtr4RCgD4hNIpO",
+	"UWosZQ+cwHT290e56nyaefDmxkrNrkQ6zgIzGQKhs7iJSaLpq1bMQPW8uFwBmaU0JBMrzoMrw4y5GB2S",
+	"MzGDz12JNHBvQmeE6hv7ETdBoZI6GTFjFfwnVn5RcuKTSaINGTAyYEOpGPGN9En36fFxk9kZibW774fH",
+	"o2E8pPX8ONvz3rV479Y5XAo9TY4FfPzQlbNdUmg8Qa4doVtKnw2fMM0UZ3oZibZ02Of207c08skgCW6Y",
+	"Id1Ply+di8sjY5koS6dCOjuoI+k6jrghAyDEV6KWfJ86WURpjOYGdu6+ZenXwOoZynAaHZJ36FnDp5Zg",
+	"2y+6VKor8fQHWE/aVCJR2cA02+rFsV2pBqKW0tt8hweH5Ay0PDKv5C2igJf5if5RiGD5vn/E057y0Iyb",
+	"xOX0lFYTmN+kb33dk96HRnoLYNtkIuMTiKnhD7/2+U6NVyhgQl1DPllMgZ1q1Og0/gQj7jfmvnzxBbnZ",
+	"yYsYg8AmlEekC4muHgmoZj1tSbjhtwxl0YMm2gGvLtTAtgvsTC13XcPVfBeu68SBWA6k9u9lrms7akv+",
+	"ATv1blzXsKkG4mePae+63obrOkFQqsJfiUiuFFFfpFRYV1Y7y8CiXuAembDJgCk95rEdahX1FeLuM4TY",
+	"R9vf0WXdAA/NLuv6o+/vycJuXdaN97jxEPkLZoyzlVGtp1JBQSc/5ECzwhNiGYdPILQ3JRCPdEYXmqLp",
+	"t8zjduMDXwbMex/4Q/OBN/FHO5oFibIftHg0YFQxdZaYcefkr79ZST6Q8oaz7Jff7AvqNsW7qugLyvAj",
+	"TSyYKRmROKKCnRLNomFvLDU0fNPSIpCC2jJCkjgZRDwgOKtFo0RFnZPOFwA29vXk6OiLffPryZdYKvO1",
+	"43VuqeL2oACux1nY/pAmkbE6jwxoBD/XwSd0BlWJEBbZYbkAonbu8jQ/9H94PDcDhla//PD+8vzD2+uP",
+	"H84v4W1ca/n9sTFxx+swkUzskbs/7X/w5H/LrmOeFCFNAYNRzGQcMdKN5IgLj0RyJBPjkelY0gk/yNzj",
+	"VUnE/jgjEy4goM4pTXCL8+rZpxjd8pa4xRKq+/3zH/8LvQa3PAQ6d/bxjaWHMzDOTYW7LhjnfIMDqhn5",
+	"dP4Wl8QnTCboJHMf/0Vqo2u+/pIaGskRYcIozrTzKqBfkUD1S0c8H2niQ99XH92MXlE+C2hMBzziBgwL",
+	"2UfBZlL3VQsKf5NcYN8IbCcL4doIILgvxYge05h5JEmPCEdiecNY8YBpj0jlfMLuo1nxsvnPfnQnSgLF",
+	"QiYMB7/V0H32kPwnjRKGMRdTxQ3rSRHNTgtuSz2WUzIF9CkU6434LaueNRZgm1/Ce/DXQs8MzYwmXXe8",
+	"2suE2ECKIFEWnGZgsZ1yEcrpAQZ11vfZhSMprKDYdGN+DX+2E2UOpAmdWQIFh47nCxWotAfT927YLPuh",
+	"1Ig8pgEXo7ycZOHzH90ia+HNdZl3+3b9CJz/fyBDjn3nsn0ClLne9NeuNb0mUpyCz8wSIpgCRHj4azDL",
+	"ayuHEy6KN5P1rp9f2BuRO+o8QrN6JN1KhpOHPFYqArbvAzKwzAk7gqUVNi1gV6DyY1kHacAJI+PUM2qY",
+	"oCKYoYMSSTrlIvNHFqbGkKpaaEfvKDZvwCVikJwIswmr6f5ei6zldE/uA3VgLkVvnEyoXTAXAY8zTHMb",
+	"OEUSaYlZ/r3C3HPZYzX7Q9o8HUui+UhAUJJ0gVUF/gebsEBe/hZW46/Q7cICkEnPfxXKB6fmJS+/fatt",
+	"Fg4MUBSDqhwkFeYG633d5FCFLi0HAvdVAjavWDPO/looP4c3a1kWHnCRGpSqiNTRg7SQTkimQBtECOlw",
+	"XtZyd+5UEf0ssuGSiPOql/hdyE3N595KMepZmhnmjU/gRlIPTX4r7lPFPiW61Agj32Ne9bLmzmJmIZ7G",
+	"6AILLTAoMpHCjIkU7uy8opu+UEM/ZyzYtqGJoE6pJjpmAtkXSoHcMqiC0T0TGPJoxhLI0RGrW36a2YSZ",
+	"ay6fyXPlqD0ScBUk3JCBYvQGoDKj3MaylsInCplPX3/7+v8HAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

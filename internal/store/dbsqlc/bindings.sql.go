@@ -25,7 +25,7 @@ func (q *Queries) DeleteBinding(ctx context.Context, id uuid.UUID) (int64, error
 }
 
 const getBindingByID = `-- name: GetBindingByID :one
-SELECT id, model_id, host_id, shape, upstream_model, position, enabled, input_price, output_price, cached_input_price, cache_write_price, reasoning_price, price_tiers, created_at, updated_at FROM bindings WHERE id = $1
+SELECT id, model_id, host_id, shape, upstream_model, position, enabled, input_price, output_price, cached_input_price, cache_write_price, reasoning_price, price_tiers, created_at, updated_at, weight FROM bindings WHERE id = $1
 `
 
 func (q *Queries) GetBindingByID(ctx context.Context, id uuid.UUID) (Binding, error) {
@@ -47,12 +47,13 @@ func (q *Queries) GetBindingByID(ctx context.Context, id uuid.UUID) (Binding, er
 		&i.PriceTiers,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Weight,
 	)
 	return i, err
 }
 
 const getBindingByIDForUpdate = `-- name: GetBindingByIDForUpdate :one
-SELECT id, model_id, host_id, shape, upstream_model, position, enabled, input_price, output_price, cached_input_price, cache_write_price, reasoning_price, price_tiers, created_at, updated_at FROM bindings WHERE id = $1 FOR UPDATE
+SELECT id, model_id, host_id, shape, upstream_model, position, enabled, input_price, output_price, cached_input_price, cache_write_price, reasoning_price, price_tiers, created_at, updated_at, weight FROM bindings WHERE id = $1 FOR UPDATE
 `
 
 func (q *Queries) GetBindingByIDForUpdate(ctx context.Context, id uuid.UUID) (Binding, error) {
@@ -74,12 +75,13 @@ func (q *Queries) GetBindingByIDForUpdate(ctx context.Context, id uuid.UUID) (Bi
 		&i.PriceTiers,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Weight,
 	)
 	return i, err
 }
 
 const getBindingByModelAndHost = `-- name: GetBindingByModelAndHost :one
-SELECT id, model_id, host_id, shape, upstream_model, position, enabled, input_price, output_price, cached_input_price, cache_write_price, reasoning_price, price_tiers, created_at, updated_at FROM bindings WHERE model_id = $1 AND host_id = $2
+SELECT id, model_id, host_id, shape, upstream_model, position, enabled, input_price, output_price, cached_input_price, cache_write_price, reasoning_price, price_tiers, created_at, updated_at, weight FROM bindings WHERE model_id = $1 AND host_id = $2
 `
 
 func (q *Queries) GetBindingByModelAndHost(ctx context.Context, modelID uuid.UUID, hostID uuid.UUID) (Binding, error) {
@@ -101,6 +103,7 @@ func (q *Queries) GetBindingByModelAndHost(ctx context.Context, modelID uuid.UUI
 		&i.PriceTiers,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Weight,
 	)
 	return i, err
 }
@@ -108,11 +111,14 @@ func (q *Queries) GetBindingByModelAndHost(ctx context.Context, modelID uuid.UUI
 const insertBinding = `-- name: InsertBinding :one
 INSERT INTO bindings (
     model_id, host_id, shape, upstream_model, position, enabled,
-    input_price, output_price, cached_input_price, cache_write_price, reasoning_price, price_tiers
+    input_price, output_price, cached_input_price, cache_write_price, reasoning_price, price_tiers, weight
 ) VALUES (
-    $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12
+    $1, $2, $3, $4, $5,
+    $6, $7, $8, $9,
+    $10, $11, $12,
+    coalesce(nullif($13::integer, 0), 1)
 )
-RETURNING id, model_id, host_id, shape, upstream_model, position, enabled, input_price, output_price, cached_input_price, cache_write_price, reasoning_price, price_tiers, created_at, updated_at
+RETURNING id, model_id, host_id, shape, upstream_model, position, enabled, input_price, output_price, cached_input_price, cache_write_price, reasoning_price, price_tiers, created_at, updated_at, weight
 `
 
 type InsertBindingParams struct {
@@ -128,8 +134,10 @@ type InsertBindingParams struct {
 	CacheWritePrice  int64
 	ReasoningPrice   *int64
 	PriceTiers       json.RawMessage
+	Weight           int32
 }
 
+// InsertBinding takes a weight of 0 for the default, 1.
 func (q *Queries) InsertBinding(ctx context.Context, arg InsertBindingParams) (Binding, error) {
 	row := q.db.QueryRow(ctx, insertBinding,
 		arg.ModelID,
@@ -144,6 +152,7 @@ func (q *Queries) InsertBinding(ctx context.Context, arg InsertBindingParams) (B
 		arg.CacheWritePrice,
 		arg.ReasoningPrice,
 		arg.PriceTiers,
+		arg.Weight,
 	)
 	var i Binding
 	err := row.Scan(
@@ -162,12 +171,13 @@ func (q *Queries) InsertBinding(ctx context.Context, arg InsertBindingParams) (B
 		&i.PriceTiers,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Weight,
 	)
 	return i, err
 }
 
 const listBindings = `-- name: ListBindings :many
-SELECT id, model_id, host_id, shape, upstream_model, position, enabled, input_price, output_price, cached_input_price, cache_write_price, reasoning_price, price_tiers, created_at, updated_at FROM bindings ORDER BY model_id, position, id
+SELECT id, model_id, host_id, shape, upstream_model, position, enabled, input_price, output_price, cached_input_price, cache_write_price, reasoning_price, price_tiers, created_at, updated_at, weight FROM bindings ORDER BY model_id, position, id
 `
 
 func (q *Queries) ListBindings(ctx context.Context) ([]Binding, error) {
@@ -195,6 +205,7 @@ func (q *Queries) ListBindings(ctx context.Context) ([]Binding, error) {
 			&i.PriceTiers,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.Weight,
 		); err != nil {
 			return nil, err
 		}
@@ -207,7 +218,7 @@ func (q *Queries) ListBindings(ctx context.Context) ([]Binding, error) {
 }
 
 const listBindingsByModel = `-- name: ListBindingsByModel :many
-SELECT id, model_id, host_id, shape, upstream_model, position, enabled, input_price, output_price, cached_input_price, cache_write_price, reasoning_price, price_tiers, created_at, updated_at FROM bindings WHERE model_id = $1 ORDER BY position, id
+SELECT id, model_id, host_id, shape, upstream_model, position, enabled, input_price, output_price, cached_input_price, cache_write_price, reasoning_price, price_tiers, created_at, updated_at, weight FROM bindings WHERE model_id = $1 ORDER BY position, id
 `
 
 // ListBindingsByModel is a model's bindings in routing order.
@@ -236,6 +247,7 @@ func (q *Queries) ListBindingsByModel(ctx context.Context, modelID uuid.UUID) ([
 			&i.PriceTiers,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.Weight,
 		); err != nil {
 			return nil, err
 		}
@@ -248,7 +260,7 @@ func (q *Queries) ListBindingsByModel(ctx context.Context, modelID uuid.UUID) ([
 }
 
 const listBindingsPage = `-- name: ListBindingsPage :many
-SELECT id, model_id, host_id, shape, upstream_model, position, enabled, input_price, output_price, cached_input_price, cache_write_price, reasoning_price, price_tiers, created_at, updated_at FROM bindings
+SELECT id, model_id, host_id, shape, upstream_model, position, enabled, input_price, output_price, cached_input_price, cache_write_price, reasoning_price, price_tiers, created_at, updated_at, weight FROM bindings
 WHERE id > $1::uuid
   AND ($2::uuid IS NULL OR model_id = $2)
   AND ($3::uuid IS NULL OR host_id = $3)
@@ -286,6 +298,7 @@ func (q *Queries) ListBindingsPage(ctx context.Context, after uuid.UUID, modelID
 			&i.PriceTiers,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.Weight,
 		); err != nil {
 			return nil, err
 		}
@@ -301,9 +314,9 @@ const updateBinding = `-- name: UpdateBinding :one
 UPDATE bindings
 SET shape = $2, upstream_model = $3, position = $4, enabled = $5,
     input_price = $6, output_price = $7, cached_input_price = $8, cache_write_price = $9,
-    reasoning_price = $10, price_tiers = $11
+    reasoning_price = $10, price_tiers = $11, weight = $12
 WHERE id = $1
-RETURNING id, model_id, host_id, shape, upstream_model, position, enabled, input_price, output_price, cached_input_price, cache_write_price, reasoning_price, price_tiers, created_at, updated_at
+RETURNING id, model_id, host_id, shape, upstream_model, position, enabled, input_price, output_price, cached_input_price, cache_write_price, reasoning_price, price_tiers, created_at, updated_at, weight
 `
 
 type UpdateBindingParams struct {
@@ -318,6 +331,7 @@ type UpdateBindingParams struct {
 	CacheWritePrice  int64
 	ReasoningPrice   *int64
 	PriceTiers       json.RawMessage
+	Weight           int32
 }
 
 // A binding is the join of one model and one host: those two never change.
@@ -334,6 +348,7 @@ func (q *Queries) UpdateBinding(ctx context.Context, arg UpdateBindingParams) (B
 		arg.CacheWritePrice,
 		arg.ReasoningPrice,
 		arg.PriceTiers,
+		arg.Weight,
 	)
 	var i Binding
 	err := row.Scan(
@@ -352,6 +367,7 @@ func (q *Queries) UpdateBinding(ctx context.Context, arg UpdateBindingParams) (B
 		&i.PriceTiers,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Weight,
 	)
 	return i, err
 }

@@ -60,7 +60,7 @@ func (q *Queries) SearchHostsPage(ctx context.Context, after uuid.UUID, pattern 
 }
 
 const searchModelsPage = `-- name: SearchModelsPage :many
-SELECT id, name, provider, kind, context_window, max_output_tokens, supports_tools, supports_vision, supports_json, supports_thinking, created_at, updated_at FROM models
+SELECT id, name, provider, kind, context_window, max_output_tokens, supports_tools, supports_vision, supports_json, supports_thinking, created_at, updated_at, strategy, fallbacks FROM models
 WHERE id > $1::uuid
   AND (name ILIKE $2::text OR provider ILIKE $2::text)
 ORDER BY id
@@ -89,6 +89,8 @@ func (q *Queries) SearchModelsPage(ctx context.Context, after uuid.UUID, pattern
 			&i.SupportsThinking,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.Strategy,
+			&i.Fallbacks,
 		); err != nil {
 			return nil, err
 		}
@@ -101,7 +103,7 @@ func (q *Queries) SearchModelsPage(ctx context.Context, after uuid.UUID, pattern
 }
 
 const searchPoliciesPage = `-- name: SearchPoliciesPage :many
-SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes FROM policies
+SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback FROM policies
 WHERE id > $1::uuid
   AND (slug ILIKE $2::text OR name ILIKE $2::text)
 ORDER BY id
@@ -133,6 +135,9 @@ func (q *Queries) SearchPoliciesPage(ctx context.Context, after uuid.UUID, patte
 			&i.UpdatedAt,
 			&i.CapturePayloads,
 			&i.CaptureMaxBytes,
+			&i.RouteStrategy,
+			&i.Affinity,
+			&i.BudgetFallback,
 		); err != nil {
 			return nil, err
 		}

@@ -38,6 +38,7 @@ type Binding struct {
 	PriceTiers       json.RawMessage
 	CreatedAt        time.Time
 	UpdatedAt        time.Time
+	Weight           int32
 }
 
 type Budget struct {
@@ -118,6 +119,8 @@ type Model struct {
 	SupportsThinking bool
 	CreatedAt        time.Time
 	UpdatedAt        time.Time
+	Strategy         string
+	Fallbacks        []uuid.UUID
 }
 
 type PayloadCapture struct {
@@ -151,6 +154,9 @@ type Policy struct {
 	UpdatedAt          time.Time
 	CapturePayloads    bool
 	CaptureMaxBytes    int32
+	RouteStrategy      string
+	Affinity           string
+	BudgetFallback     bool
 }
 
 type PolicyBinding struct {
@@ -293,6 +299,9 @@ type UsageEvent struct {
 	OverheadUs       int32
 	InferenceTokenID *uuid.UUID
 	ClientRequestID  *string
+	Route            *string
+	RouteDetail      json.RawMessage
+	Saved            int64
 }
 
 type UsageEventsDefault struct {
@@ -343,6 +352,9 @@ type UsageRollup struct {
 	CacheWriteTokens int64
 	ReasoningTokens  int64
 	Cost             int64
+	BindingID        uuid.UUID
+	HostKeyID        uuid.UUID
+	Saved            int64
 }
 
 type UsageRollupsDay struct {

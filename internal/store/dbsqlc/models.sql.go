@@ -25,7 +25,7 @@ func (q *Queries) DeleteModel(ctx context.Context, id uuid.UUID) (int64, error) 
 }
 
 const getModelByID = `-- name: GetModelByID :one
-SELECT id, name, provider, kind, context_window, max_output_tokens, supports_tools, supports_vision, supports_json, supports_thinking, created_at, updated_at FROM models WHERE id = $1
+SELECT id, name, provider, kind, context_window, max_output_tokens, supports_tools, supports_vision, supports_json, supports_thinking, created_at, updated_at, strategy, fallbacks FROM models WHERE id = $1
 `
 
 func (q *Queries) GetModelByID(ctx context.Context, id uuid.UUID) (Model, error) {
@@ -44,12 +44,14 @@ func (q *Queries) GetModelByID(ctx context.Context, id uuid.UUID) (Model, error)
 		&i.SupportsThinking,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Strategy,
+		&i.Fallbacks,
 	)
 	return i, err
 }
 
 const getModelByIDForUpdate = `-- name: GetModelByIDForUpdate :one
-SELECT id, name, provider, kind, context_window, max_output_tokens, supports_tools, supports_vision, supports_json, supports_thinking, created_at, updated_at FROM models WHERE id = $1 FOR UPDATE
+SELECT id, name, provider, kind, context_window, max_output_tokens, supports_tools, supports_vision, supports_json, supports_thinking, created_at, updated_at, strategy, fallbacks FROM models WHERE id = $1 FOR UPDATE
 `
 
 func (q *Queries) GetModelByIDForUpdate(ctx context.Context, id uuid.UUID) (Model, error) {
@@ -68,12 +70,14 @@ func (q *Queries) GetModelByIDForUpdate(ctx context.Context, id uuid.UUID) (Mode
 		&i.SupportsThinking,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Strategy,
+		&i.Fallbacks,
 	)
 	return i, err
 }
 
 const getModelByName = `-- name: GetModelByName :one
-SELECT id, name, provider, kind, context_window, max_output_tokens, supports_tools, supports_vision, supports_json, supports_thinking, created_at, updated_at FROM models WHERE name = $1
+SELECT id, name, provider, kind, context_window, max_output_tokens, supports_tools, supports_vision, supports_json, supports_thinking, created_at, updated_at, strategy, fallbacks FROM models WHERE name = $1
 `
 
 func (q *Queries) GetModelByName(ctx context.Context, name string) (Model, error) {
@@ -92,6 +96,8 @@ func (q *Queries) GetModelByName(ctx context.Context, name string) (Model, error
 		&i.SupportsThinking,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Strategy,
+		&i.Fallbacks,
 	)
 	return i, err
 }
@@ -99,11 +105,13 @@ func (q *Queries) GetModelByName(ctx context.Context, name string) (Model, error
 const insertModel = `-- name: InsertModel :one
 INSERT INTO models (
     name, provider, kind, context_window, max_output_tokens,
-    supports_tools, supports_vision, supports_json, supports_thinking
+    supports_tools, supports_vision, supports_json, supports_thinking, strategy, fallbacks
 ) VALUES (
-    $1, $2, $3, $4, $5, $6, $7, $8, $9
+    $1, $2, $3, $4, $5,
+    $6, $7, $8, $9,
+    coalesce(nullif($10::text, ''), 'priority'), coalesce($11::uuid[], '{}')
 )
-RETURNING id, name, provider, kind, context_window, max_output_tokens, supports_tools, supports_vision, supports_json, supports_thinking, created_at, updated_at
+RETURNING id, name, provider, kind, context_window, max_output_tokens, supports_tools, supports_vision, supports_json, supports_thinking, created_at, updated_at, strategy, fallbacks
 `
 
 type InsertModelParams struct {
@@ -116,8 +124,12 @@ type InsertModelParams struct {
 	SupportsVision   bool
 	SupportsJSON     bool
 	SupportsThinking bool
+	Strategy         string
+	Fallbacks        []uuid.UUID
 }
 
+// InsertModel takes an empty strategy for the default, priority, and a nil
+// fallback list for none.
 func (q *Queries) InsertModel(ctx context.Context, arg InsertModelParams) (Model, error) {
 	row := q.db.QueryRow(ctx, insertModel,
 		arg.Name,
@@ -129,6 +141,8 @@ func (q *Queries) InsertModel(ctx context.Context, arg InsertModelParams) (Model
 		arg.SupportsVision,
 		arg.SupportsJSON,
 		arg.SupportsThinking,
+		arg.Strategy,
+		arg.Fallbacks,
 	)
 	var i Model
 	err := row.Scan(
@@ -144,12 +158,14 @@ func (q *Queries) InsertModel(ctx context.Context, arg InsertModelParams) (Model
 		&i.SupportsThinking,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Strategy,
+		&i.Fallbacks,
 	)
 	return i, err
 }
 
 const listModels = `-- name: ListModels :many
-SELECT id, name, provider, kind, context_window, max_output_tokens, supports_tools, supports_vision, supports_json, supports_thinking, created_at, updated_at FROM models ORDER BY name
+SELECT id, name, provider, kind, context_window, max_output_tokens, supports_tools, supports_vision, supports_json, supports_thinking, created_at, updated_at, strategy, fallbacks FROM models ORDER BY name
 `
 
 func (q *Queries) ListModels(ctx context.Context) ([]Model, error) {
@@ -174,6 +190,8 @@ func (q *Queries) ListModels(ctx context.Context) ([]Model, error) {
 			&i.SupportsThinking,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.Strategy,
+			&i.Fallbacks,
 		); err != nil {
 			return nil, err
 		}
@@ -186,7 +204,7 @@ func (q *Queries) ListModels(ctx context.Context) ([]Model, error) {
 }
 
 const listModelsPage = `-- name: ListModelsPage :many
-SELECT id, name, provider, kind, context_window, max_output_tokens, supports_tools, supports_vision, supports_json, supports_thinking, created_at, updated_at FROM models
+SELECT id, name, provider, kind, context_window, max_output_tokens, supports_tools, supports_vision, supports_json, supports_thinking, created_at, updated_at, strategy, fallbacks FROM models
 WHERE id > $1::uuid
 ORDER BY id
 LIMIT $2::int
@@ -214,6 +232,8 @@ func (q *Queries) ListModelsPage(ctx context.Context, after uuid.UUID, limit int
 			&i.SupportsThinking,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.Strategy,
+			&i.Fallbacks,
 		); err != nil {
 			return nil, err
 		}
@@ -227,14 +247,16 @@ func (q *Queries) ListModelsPage(ctx context.Context, after uuid.UUID, limit int
 
 const updateModel = `-- name: UpdateModel :one
 UPDATE models
-SET name = $2, provider = $3, kind = $4, context_window = $5, max_output_tokens = $6,
-    supports_tools = $7, supports_vision = $8, supports_json = $9, supports_thinking = $10
-WHERE id = $1
-RETURNING id, name, provider, kind, context_window, max_output_tokens, supports_tools, supports_vision, supports_json, supports_thinking, created_at, updated_at
+SET name = $1, provider = $2, kind = $3,
+    context_window = $4, max_output_tokens = $5,
+    supports_tools = $6, supports_vision = $7,
+    supports_json = $8, supports_thinking = $9,
+    strategy = $10, fallbacks = coalesce($11::uuid[], '{}')
+WHERE id = $12
+RETURNING id, name, provider, kind, context_window, max_output_tokens, supports_tools, supports_vision, supports_json, supports_thinking, created_at, updated_at, strategy, fallbacks
 `
 
 type UpdateModelParams struct {
-	ID               uuid.UUID
 	Name             string
 	Provider         string
 	Kind             string
@@ -244,11 +266,13 @@ type UpdateModelParams struct {
 	SupportsVision   bool
 	SupportsJSON     bool
 	SupportsThinking bool
+	Strategy         string
+	Fallbacks        []uuid.UUID
+	ID               uuid.UUID
 }
 
 func (q *Queries) UpdateModel(ctx context.Context, arg UpdateModelParams) (Model, error) {
 	row := q.db.QueryRow(ctx, updateModel,
-		arg.ID,
 		arg.Name,
 		arg.Provider,
 		arg.Kind,
@@ -258,6 +282,9 @@ func (q *Queries) UpdateModel(ctx context.Context, arg UpdateModelParams) (Model
 		arg.SupportsVision,
 		arg.SupportsJSON,
 		arg.SupportsThinking,
+		arg.Strategy,
+		arg.Fallbacks,
+		arg.ID,
 	)
 	var i Model
 	err := row.Scan(
@@ -273,6 +300,8 @@ func (q *Queries) UpdateModel(ctx context.Context, arg UpdateModelParams) (Model
 		&i.SupportsThinking,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Strategy,
+		&i.Fallbacks,
 	)
 	return i, err
 }

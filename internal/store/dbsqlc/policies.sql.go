@@ -24,7 +24,7 @@ func (q *Queries) DeletePolicy(ctx context.Context, id uuid.UUID) (int64, error)
 }
 
 const getPolicyByID = `-- name: GetPolicyByID :one
-SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes FROM policies WHERE id = $1
+SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback FROM policies WHERE id = $1
 `
 
 func (q *Queries) GetPolicyByID(ctx context.Context, id uuid.UUID) (Policy, error) {
@@ -46,12 +46,15 @@ func (q *Queries) GetPolicyByID(ctx context.Context, id uuid.UUID) (Policy, erro
 		&i.UpdatedAt,
 		&i.CapturePayloads,
 		&i.CaptureMaxBytes,
+		&i.RouteStrategy,
+		&i.Affinity,
+		&i.BudgetFallback,
 	)
 	return i, err
 }
 
 const getPolicyByIDForUpdate = `-- name: GetPolicyByIDForUpdate :one
-SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes FROM policies WHERE id = $1 FOR UPDATE
+SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback FROM policies WHERE id = $1 FOR UPDATE
 `
 
 func (q *Queries) GetPolicyByIDForUpdate(ctx context.Context, id uuid.UUID) (Policy, error) {
@@ -73,12 +76,15 @@ func (q *Queries) GetPolicyByIDForUpdate(ctx context.Context, id uuid.UUID) (Pol
 		&i.UpdatedAt,
 		&i.CapturePayloads,
 		&i.CaptureMaxBytes,
+		&i.RouteStrategy,
+		&i.Affinity,
+		&i.BudgetFallback,
 	)
 	return i, err
 }
 
 const getPolicyBySlug = `-- name: GetPolicyBySlug :one
-SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes FROM policies WHERE slug = $1
+SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback FROM policies WHERE slug = $1
 `
 
 func (q *Queries) GetPolicyBySlug(ctx context.Context, slug string) (Policy, error) {
@@ -100,6 +106,9 @@ func (q *Queries) GetPolicyBySlug(ctx context.Context, slug string) (Policy, err
 		&i.UpdatedAt,
 		&i.CapturePayloads,
 		&i.CaptureMaxBytes,
+		&i.RouteStrategy,
+		&i.Affinity,
+		&i.BudgetFallback,
 	)
 	return i, err
 }
@@ -108,11 +117,14 @@ const insertPolicy = `-- name: InsertPolicy :one
 INSERT INTO policies (
     slug, name, all_models, all_host_keys, key_strategy, rate_limit_id,
     max_wait_ms, priority, max_attempts, limiter_failure_mode,
-    capture_payloads, capture_max_bytes
+    capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback
 ) VALUES (
-    $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12
+    $1, $2, $3, $4, $5,
+    $6, $7, $8, $9,
+    $10, $11, $12,
+    $13, coalesce(nullif($14::text, ''), 'key'), $15
 )
-RETURNING id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes
+RETURNING id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback
 `
 
 type InsertPolicyParams struct {
@@ -128,8 +140,12 @@ type InsertPolicyParams struct {
 	LimiterFailureMode string
 	CapturePayloads    bool
 	CaptureMaxBytes    int32
+	RouteStrategy      string
+	Affinity           string
+	BudgetFallback     bool
 }
 
+// InsertPolicy takes an empty affinity for the default, key.
 func (q *Queries) InsertPolicy(ctx context.Context, arg InsertPolicyParams) (Policy, error) {
 	row := q.db.QueryRow(ctx, insertPolicy,
 		arg.Slug,
@@ -144,6 +160,9 @@ func (q *Queries) InsertPolicy(ctx context.Context, arg InsertPolicyParams) (Pol
 		arg.LimiterFailureMode,
 		arg.CapturePayloads,
 		arg.CaptureMaxBytes,
+		arg.RouteStrategy,
+		arg.Affinity,
+		arg.BudgetFallback,
 	)
 	var i Policy
 	err := row.Scan(
@@ -162,12 +181,15 @@ func (q *Queries) InsertPolicy(ctx context.Context, arg InsertPolicyParams) (Pol
 		&i.UpdatedAt,
 		&i.CapturePayloads,
 		&i.CaptureMaxBytes,
+		&i.RouteStrategy,
+		&i.Affinity,
+		&i.BudgetFallback,
 	)
 	return i, err
 }
 
 const listPolicies = `-- name: ListPolicies :many
-SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes FROM policies ORDER BY slug
+SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback FROM policies ORDER BY slug
 `
 
 func (q *Queries) ListPolicies(ctx context.Context) ([]Policy, error) {
@@ -195,6 +217,9 @@ func (q *Queries) ListPolicies(ctx context.Context) ([]Policy, error) {
 			&i.UpdatedAt,
 			&i.CapturePayloads,
 			&i.CaptureMaxBytes,
+			&i.RouteStrategy,
+			&i.Affinity,
+			&i.BudgetFallback,
 		); err != nil {
 			return nil, err
 		}
@@ -207,7 +232,7 @@ func (q *Queries) ListPolicies(ctx context.Context) ([]Policy, error) {
 }
 
 const listPoliciesPage = `-- name: ListPoliciesPage :many
-SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes FROM policies
+SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback FROM policies
 WHERE id > $1::uuid
 ORDER BY id
 LIMIT $2::int
@@ -238,6 +263,9 @@ func (q *Queries) ListPoliciesPage(ctx context.Context, after uuid.UUID, limit i
 			&i.UpdatedAt,
 			&i.CapturePayloads,
 			&i.CaptureMaxBytes,
+			&i.RouteStrategy,
+			&i.Affinity,
+			&i.BudgetFallback,
 		); err != nil {
 			return nil, err
 		}
@@ -253,9 +281,10 @@ const updatePolicy = `-- name: UpdatePolicy :one
 UPDATE policies
 SET slug = $2, name = $3, all_models = $4, all_host_keys = $5, key_strategy = $6, rate_limit_id = $7,
     max_wait_ms = $8, priority = $9, max_attempts = $10, limiter_failure_mode = $11,
-    capture_payloads = $12, capture_max_bytes = $13
+    capture_payloads = $12, capture_max_bytes = $13, route_strategy = $14, affinity = $15,
+    budget_fallback = $16
 WHERE id = $1
-RETURNING id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes
+RETURNING id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback
 `
 
 type UpdatePolicyParams struct {
@@ -272,6 +301,9 @@ type UpdatePolicyParams struct {
 	LimiterFailureMode string
 	CapturePayloads    bool
 	CaptureMaxBytes    int32
+	RouteStrategy      string
+	Affinity           string
+	BudgetFallback     bool
 }
 
 func (q *Queries) UpdatePolicy(ctx context.Context, arg UpdatePolicyParams) (Policy, error) {
@@ -289,6 +321,9 @@ func (q *Queries) UpdatePolicy(ctx context.Context, arg UpdatePolicyParams) (Pol
 		arg.LimiterFailureMode,
 		arg.CapturePayloads,
 		arg.CaptureMaxBytes,
+		arg.RouteStrategy,
+		arg.Affinity,
+		arg.BudgetFallback,
 	)
 	var i Policy
 	err := row.Scan(
@@ -307,6 +342,9 @@ func (q *Queries) UpdatePolicy(ctx context.Context, arg UpdatePolicyParams) (Pol
 		&i.UpdatedAt,
 		&i.CapturePayloads,
 		&i.CaptureMaxBytes,
+		&i.RouteStrategy,
+		&i.Affinity,
+		&i.BudgetFallback,
 	)
 	return i, err
 }

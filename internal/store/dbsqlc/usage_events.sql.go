@@ -7,6 +7,7 @@ package dbsqlc
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/google/uuid"
@@ -42,10 +43,13 @@ type InsertUsageEventsParams struct {
 	OverheadUs       int32
 	InferenceTokenID *uuid.UUID
 	ClientRequestID  *string
+	Route            *string
+	RouteDetail      json.RawMessage
+	Saved            int64
 }
 
 const listUsageEventsPage = `-- name: ListUsageEventsPage :many
-SELECT request_id, created_at, relay_key_id, service_account_id, user_id, project_id, team_id, policy_id, model, binding_id, host_id, host_key_id, inbound_shape, upstream_shape, stream, status, error_kind, attempts, input_tokens, output_tokens, cached_read_tokens, cache_write_tokens, reasoning_tokens, cost, ttfb_ms, total_ms, overhead_us, inference_token_id, client_request_id FROM usage_events
+SELECT request_id, created_at, relay_key_id, service_account_id, user_id, project_id, team_id, policy_id, model, binding_id, host_id, host_key_id, inbound_shape, upstream_shape, stream, status, error_kind, attempts, input_tokens, output_tokens, cached_read_tokens, cache_write_tokens, reasoning_tokens, cost, ttfb_ms, total_ms, overhead_us, inference_token_id, client_request_id, route, route_detail, saved FROM usage_events
 WHERE created_at >= $1::timestamptz AND created_at < $2::timestamptz
   AND (created_at, request_id) > ($3::timestamptz, $4::text)
   AND ($5::uuid[] IS NULL OR project_id = ANY ($5::uuid[])
@@ -137,6 +141,9 @@ func (q *Queries) ListUsageEventsPage(ctx context.Context, arg ListUsageEventsPa
 			&i.OverheadUs,
 			&i.InferenceTokenID,
 			&i.ClientRequestID,
+			&i.Route,
+			&i.RouteDetail,
+			&i.Saved,
 		); err != nil {
 			return nil, err
 		}
@@ -158,6 +165,8 @@ SELECT
     (CASE WHEN $5::bool THEN coalesce(host_id, '00000000-0000-0000-0000-000000000000'::uuid) ELSE '00000000-0000-0000-0000-000000000000'::uuid END)::uuid AS host_id,
     (CASE WHEN $6::bool THEN model ELSE '' END)::text AS model,
     (CASE WHEN $7::bool THEN status ELSE 0 END)::int AS status,
+    (CASE WHEN $8::bool THEN coalesce(binding_id, '00000000-0000-0000-0000-000000000000'::uuid) ELSE '00000000-0000-0000-0000-000000000000'::uuid END)::uuid AS binding_id,
+    (CASE WHEN $9::bool THEN coalesce(host_key_id, '00000000-0000-0000-0000-000000000000'::uuid) ELSE '00000000-0000-0000-0000-000000000000'::uuid END)::uuid AS host_key_id,
     count(*)::bigint AS requests,
     (count(*) FILTER (WHERE status >= 400))::bigint AS errors,
     coalesce(sum(input_tokens), 0)::bigint AS input_tokens,
@@ -165,19 +174,20 @@ SELECT
     coalesce(sum(cached_read_tokens), 0)::bigint AS cached_read_tokens,
     coalesce(sum(cache_write_tokens), 0)::bigint AS cache_write_tokens,
     coalesce(sum(reasoning_tokens), 0)::bigint AS reasoning_tokens,
-    coalesce(sum(cost), 0)::bigint AS cost
+    coalesce(sum(cost), 0)::bigint AS cost,
+    coalesce(sum(saved), 0)::bigint AS saved
 FROM usage_events
-WHERE created_at >= $8::timestamptz AND created_at < $9::timestamptz
-  AND ($10::uuid[] IS NULL OR project_id = ANY ($10::uuid[])
-       OR (coalesce(cardinality($11::uuid[]), 0) > 0 AND (team_id = ANY ($11::uuid[])
-           OR project_id IN (SELECT p.id FROM projects AS p WHERE p.team_id = ANY ($11::uuid[])))))
-  AND ($12::uuid IS NULL OR project_id = $12)
-  AND ($13::uuid IS NULL OR team_id = $13)
-  AND ($14::uuid IS NULL OR relay_key_id = $14)
-  AND ($15::uuid IS NULL OR host_id = $15)
-  AND ($16::text IS NULL OR model = $16)
-  AND ($17::int IS NULL OR status = $17)
-GROUP BY 1, 2, 3, 4, 5, 6, 7
+WHERE created_at >= $10::timestamptz AND created_at < $11::timestamptz
+  AND ($12::uuid[] IS NULL OR project_id = ANY ($12::uuid[])
+       OR (coalesce(cardinality($13::uuid[]), 0) > 0 AND (team_id = ANY ($13::uuid[])
+           OR project_id IN (SELECT p.id FROM projects AS p WHERE p.team_id = ANY ($13::uuid[])))))
+  AND ($14::uuid IS NULL OR project_id = $14)
+  AND ($15::uuid IS NULL OR team_id = $15)
+  AND ($16::uuid IS NULL OR relay_key_id = $16)
+  AND ($17::uuid IS NULL OR host_id = $17)
+  AND ($18::text IS NULL OR model = $18)
+  AND ($19::int IS NULL OR status = $19)
+GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9
 `
 
 type SumUsageEventsParams struct {
@@ -188,6 +198,8 @@ type SumUsageEventsParams struct {
 	ByHost     bool
 	ByModel    bool
 	ByStatus   bool
+	ByBinding  bool
+	ByHostKey  bool
 	FromTime   time.Time
 	ToTime     time.Time
 	Projects   []uuid.UUID
@@ -208,6 +220,8 @@ type SumUsageEventsRow struct {
 	HostID           uuid.UUID
 	Model            string
 	Status           int32
+	BindingID        uuid.UUID
+	HostKeyID        uuid.UUID
 	Requests         int64
 	Errors           int64
 	InputTokens      int64
@@ -216,6 +230,7 @@ type SumUsageEventsRow struct {
 	CacheWriteTokens int64
 	ReasoningTokens  int64
 	Cost             int64
+	Saved            int64
 }
 
 // SumUsageEvents totals the events of [from, to) grouped by the dimensions
@@ -232,6 +247,8 @@ func (q *Queries) SumUsageEvents(ctx context.Context, arg SumUsageEventsParams) 
 		arg.ByHost,
 		arg.ByModel,
 		arg.ByStatus,
+		arg.ByBinding,
+		arg.ByHostKey,
 		arg.FromTime,
 		arg.ToTime,
 		arg.Projects,
@@ -258,6 +275,8 @@ func (q *Queries) SumUsageEvents(ctx context.Context, arg SumUsageEventsParams) 
 			&i.HostID,
 			&i.Model,
 			&i.Status,
+			&i.BindingID,
+			&i.HostKeyID,
 			&i.Requests,
 			&i.Errors,
 			&i.InputTokens,
@@ -266,6 +285,7 @@ func (q *Queries) SumUsageEvents(ctx context.Context, arg SumUsageEventsParams) 
 			&i.CacheWriteTokens,
 			&i.ReasoningTokens,
 			&i.Cost,
+			&i.Saved,
 		); err != nil {
 			return nil, err
 		}

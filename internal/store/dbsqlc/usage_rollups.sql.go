@@ -22,6 +22,8 @@ SELECT
     (CASE WHEN $5::bool THEN host_id ELSE '00000000-0000-0000-0000-000000000000'::uuid END)::uuid AS host_id,
     (CASE WHEN $6::bool THEN model ELSE '' END)::text AS model,
     (CASE WHEN $7::bool THEN status ELSE 0 END)::int AS status,
+    (CASE WHEN $8::bool THEN binding_id ELSE '00000000-0000-0000-0000-000000000000'::uuid END)::uuid AS binding_id,
+    (CASE WHEN $9::bool THEN host_key_id ELSE '00000000-0000-0000-0000-000000000000'::uuid END)::uuid AS host_key_id,
     coalesce(sum(requests), 0)::bigint AS requests,
     coalesce(sum(errors), 0)::bigint AS errors,
     coalesce(sum(input_tokens), 0)::bigint AS input_tokens,
@@ -29,20 +31,21 @@ SELECT
     coalesce(sum(cached_read_tokens), 0)::bigint AS cached_read_tokens,
     coalesce(sum(cache_write_tokens), 0)::bigint AS cache_write_tokens,
     coalesce(sum(reasoning_tokens), 0)::bigint AS reasoning_tokens,
-    coalesce(sum(cost), 0)::bigint AS cost
+    coalesce(sum(cost), 0)::bigint AS cost,
+    coalesce(sum(saved), 0)::bigint AS saved
 FROM usage_rollups
-WHERE grain = $8::text AND detailed = $9::bool
-  AND bucket >= $10::timestamptz AND bucket < $11::timestamptz
-  AND ($12::uuid[] IS NULL OR project_id = ANY ($12::uuid[])
-       OR (coalesce(cardinality($13::uuid[]), 0) > 0 AND (team_id = ANY ($13::uuid[])
-           OR project_id IN (SELECT p.id FROM projects AS p WHERE p.team_id = ANY ($13::uuid[])))))
-  AND ($14::uuid IS NULL OR project_id = $14)
-  AND ($15::uuid IS NULL OR team_id = $15)
-  AND ($16::uuid IS NULL OR relay_key_id = $16)
-  AND ($17::uuid IS NULL OR host_id = $17)
-  AND ($18::text IS NULL OR model = $18)
-  AND ($19::int IS NULL OR status = $19)
-GROUP BY 1, 2, 3, 4, 5, 6, 7
+WHERE grain = $10::text AND detailed = $11::bool
+  AND bucket >= $12::timestamptz AND bucket < $13::timestamptz
+  AND ($14::uuid[] IS NULL OR project_id = ANY ($14::uuid[])
+       OR (coalesce(cardinality($15::uuid[]), 0) > 0 AND (team_id = ANY ($15::uuid[])
+           OR project_id IN (SELECT p.id FROM projects AS p WHERE p.team_id = ANY ($15::uuid[])))))
+  AND ($16::uuid IS NULL OR project_id = $16)
+  AND ($17::uuid IS NULL OR team_id = $17)
+  AND ($18::uuid IS NULL OR relay_key_id = $18)
+  AND ($19::uuid IS NULL OR host_id = $19)
+  AND ($20::text IS NULL OR model = $20)
+  AND ($21::int IS NULL OR status = $21)
+GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9
 `
 
 type SumUsageRollupsParams struct {
@@ -53,6 +56,8 @@ type SumUsageRollupsParams struct {
 	ByHost     bool
 	ByModel    bool
 	ByStatus   bool
+	ByBinding  bool
+	ByHostKey  bool
 	Grain      string
 	Detailed   bool
 	FromTime   time.Time
@@ -75,6 +80,8 @@ type SumUsageRollupsRow struct {
 	HostID           uuid.UUID
 	Model            string
 	Status           int32
+	BindingID        uuid.UUID
+	HostKeyID        uuid.UUID
 	Requests         int64
 	Errors           int64
 	InputTokens      int64
@@ -83,6 +90,7 @@ type SumUsageRollupsRow struct {
 	CacheWriteTokens int64
 	ReasoningTokens  int64
 	Cost             int64
+	Saved            int64
 }
 
 // SumUsageRollups is SumUsageEvents over the rollups of one grain ('hour' or
@@ -98,6 +106,8 @@ func (q *Queries) SumUsageRollups(ctx context.Context, arg SumUsageRollupsParams
 		arg.ByHost,
 		arg.ByModel,
 		arg.ByStatus,
+		arg.ByBinding,
+		arg.ByHostKey,
 		arg.Grain,
 		arg.Detailed,
 		arg.FromTime,
@@ -126,6 +136,8 @@ func (q *Queries) SumUsageRollups(ctx context.Context, arg SumUsageRollupsParams
 			&i.HostID,
 			&i.Model,
 			&i.Status,
+			&i.BindingID,
+			&i.HostKeyID,
 			&i.Requests,
 			&i.Errors,
 			&i.InputTokens,
@@ -134,6 +146,7 @@ func (q *Queries) SumUsageRollups(ctx context.Context, arg SumUsageRollupsParams
 			&i.CacheWriteTokens,
 			&i.ReasoningTokens,
 			&i.Cost,
+			&i.Saved,
 		); err != nil {
 			return nil, err
 		}
