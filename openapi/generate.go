@@ -1,8 +1,9 @@
 // Package openapi holds the contract of Relay's control API, control.yaml
-// (OpenAPI 3.0), and generates two packages from it with oapi-codegen:
-// controlgen, the strict-server interface and models that the hand-written
-// handlers implement plus the embedded spec for request validation, and
-// client, the typed Go client other programs import. The nullable package is
+// (OpenAPI 3.0), and generates three packages from it with oapi-codegen:
+// models, the request and response types both sides share; controlgen, the
+// strict-server interface that the hand-written handlers implement plus the
+// embedded spec for request validation; and client, the typed Go client
+// other programs import. The nullable package is
 // the hand-written three-state field type both use for PATCH bodies.
 //
 // inference.yaml describes the inference plane's own shape, /v1/generate;
@@ -13,5 +14,6 @@
 // when the generated files are stale.
 package openapi
 
+//go:generate go tool oapi-codegen -config models.yaml control.yaml
 //go:generate go tool oapi-codegen -config controlgen.yaml control.yaml
 //go:generate go tool oapi-codegen -config client.yaml control.yaml

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relay-llm/relay/openapi/models"
+
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers/legacy"
 	"github.com/google/uuid"
@@ -27,7 +29,7 @@ type stub struct {
 	controlgen.StrictServerInterface
 
 	mu        sync.Mutex
-	lastPatch controlgen.RelayKeyUpdate // guarded by mu
+	lastPatch models.RelayKeyUpdate // guarded by mu
 }
 
 func (s *stub) CreateTeam(_ context.Context, req controlgen.CreateTeamRequestObject) (controlgen.CreateTeamResponseObject, error) {
@@ -44,16 +46,16 @@ func (s *stub) UpdateRelayKey(_ context.Context, req controlgen.UpdateRelayKeyRe
 	s.lastPatch = *req.Body
 	s.mu.Unlock()
 	return controlgen.UpdateRelayKey404JSONResponse{NotFoundJSONResponse: controlgen.NotFoundJSONResponse{
-		Error: controlgen.ErrorInfo{Code: "not_found", Message: "relay key not found"},
+		Error: models.ErrorInfo{Code: "not_found", Message: "relay key not found"},
 	}}, nil
 }
 
 func (s *stub) ListUsageEvents(_ context.Context, req controlgen.ListUsageEventsRequestObject) (controlgen.ListUsageEventsResponseObject, error) {
-	if req.Params.Format != nil && *req.Params.Format == controlgen.UsageEventsFormatCsv {
+	if req.Params.Format != nil && *req.Params.Format == models.UsageEventsFormatCsv {
 		body := "request_id,created_at,model,status\nreq-1,2026-01-02T03:04:05Z,gpt-4o-mini,200\n"
 		return controlgen.ListUsageEvents200TextCsvResponse{Body: strings.NewReader(body), ContentLength: int64(len(body))}, nil
 	}
-	return controlgen.ListUsageEvents200JSONResponse{Body: controlgen.UsageEventList{Items: []controlgen.UsageEvent{}}}, nil
+	return controlgen.ListUsageEvents200JSONResponse{Body: models.UsageEventList{Items: []models.UsageEvent{}}}, nil
 }
 
 // serve runs the generated strict handler behind request validation against
@@ -105,7 +107,7 @@ func TestRoundTrip_CreateAndValidation(t *testing.T) {
 	ctx := context.Background()
 
 	name := "Platform"
-	resp, err := c.CreateTeamWithResponse(ctx, client.TeamCreate{Slug: "platform", Name: &name})
+	resp, err := c.CreateTeamWithResponse(ctx, models.TeamCreate{Slug: "platform", Name: &name})
 	if err != nil {
 		t.Fatalf("create team: %v", err)
 	}
@@ -132,7 +134,7 @@ func TestRoundTrip_CreateAndValidation(t *testing.T) {
 func TestRoundTrip_PatchTellsNullFromAbsent(t *testing.T) {
 	t.Parallel()
 	s, c := serve(t)
-	resp, err := c.UpdateRelayKeyWithResponse(context.Background(), uuid.New(), client.RelayKeyUpdate{
+	resp, err := c.UpdateRelayKeyWithResponse(context.Background(), uuid.New(), models.RelayKeyUpdate{
 		PolicyID: nullable.Null[uuid.UUID](), // clear
 		Priority: nullable.Value[int32](5),   // set
 		// ExpiresAt absent: leave alone
@@ -160,8 +162,8 @@ func TestRoundTrip_PatchTellsNullFromAbsent(t *testing.T) {
 func TestRoundTrip_UsageEventsCSV(t *testing.T) {
 	t.Parallel()
 	_, c := serve(t)
-	format := client.UsageEventsFormatCsv
-	resp, err := c.ListUsageEvents(context.Background(), &client.ListUsageEventsParams{Format: &format})
+	format := models.UsageEventsFormatCsv
+	resp, err := c.ListUsageEvents(context.Background(), &models.ListUsageEventsParams{Format: &format})
 	if err != nil {
 		t.Fatalf("list usage events: %v", err)
 	}

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/relay-llm/relay/openapi/models"
+
 	gen "github.com/relay-llm/relay/openapi/controlgen"
 )
 
@@ -28,7 +30,7 @@ func (h *Handler) audit(p *page) {
 	q := p.r.URL.Query()
 	kind, actor, object := strings.TrimSpace(q.Get("kind")), strings.TrimSpace(q.Get("actor")), strings.TrimSpace(q.Get("object_id"))
 	limit := int32(pageSize)
-	params := gen.ListAuditLogParams{Limit: &limit}
+	params := models.ListAuditLogParams{Limit: &limit}
 	filter := url.Values{}
 	for _, f := range []struct {
 		name, v string
@@ -73,11 +75,11 @@ func (h *Handler) audit(p *page) {
 	p.render(http.StatusOK, "Audit log", "audit", auditPage(v))
 }
 
-func auditBadge(a gen.AuditEntryAction) string {
+func auditBadge(a models.AuditEntryAction) string {
 	switch a {
-	case gen.AuditEntryActionDelete, gen.AuditEntryActionRevoke:
+	case models.AuditEntryActionDelete, models.AuditEntryActionRevoke:
 		return "warn"
-	case gen.AuditEntryActionCreate:
+	case models.AuditEntryActionCreate:
 		return "ok"
 	}
 	return ""

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/relay-llm/relay/openapi/models"
+
 	"github.com/oapi-codegen/runtime/types"
 
 	"github.com/relay-llm/relay/internal/controlapi"
@@ -54,7 +56,7 @@ func (h *Handler) signIn(w http.ResponseWriter, r *http.Request) {
 
 // login signs in through the API's Login and returns its Set-Cookie value.
 func (h *Handler) login(r *http.Request, email, password string) (string, *controlapi.Problem) {
-	body := gen.LoginJSONRequestBody{Email: types.Email(email), Password: &password}
+	body := models.LoginJSONRequestBody{Email: types.Email(email), Password: &password}
 	if err := h.api.Check(r.Context(), http.MethodPost, "/api/auth/login", body); err != nil {
 		return "", &controlapi.Problem{Status: http.StatusUnauthorized, Message: "wrong email or password"}
 	}
@@ -130,7 +132,7 @@ func (h *Handler) changePassword(p *page) {
 		}
 		return
 	}
-	body := gen.UpdateUserJSONRequestBody{Password: &next}
+	body := models.UpdateUserJSONRequestBody{Password: &next}
 	if err := h.api.Check(p.ctx, http.MethodPatch, "/api/users/"+p.who.UserID.String(), body); err != nil {
 		bad("password", controlapi.Explain(http.MethodPatch, err).Message)
 		return

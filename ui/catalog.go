@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/relay-llm/relay/openapi/models"
+
 	"github.com/google/uuid"
 
 	"github.com/relay-llm/relay/internal/controlapi"
@@ -50,7 +52,7 @@ func (h *Handler) hostKind() *kind {
 			}
 			l.Items, l.NextCursor = items, next
 		} else {
-			resp, err := h.api.ListHosts(p.ctx, gen.ListHostsRequestObject{Params: gen.ListHostsParams{Limit: &limit, Cursor: cursor}})
+			resp, err := h.api.ListHosts(p.ctx, gen.ListHostsRequestObject{Params: models.ListHostsParams{Limit: &limit, Cursor: cursor}})
 			if err != nil {
 				return nil, nil, err
 			}
@@ -73,7 +75,7 @@ func (h *Handler) hostKind() *kind {
 		}, nil
 	}
 	k.create = func(p *page, v *vals) error {
-		b := gen.HostCreate{Slug: v.str("slug"), Name: v.optStr("name"), Provider: gen.Provider(v.str("provider")), BaseURL: v.str("base_url"), Enabled: v.onPtr("enabled")}
+		b := models.HostCreate{Slug: v.str("slug"), Name: v.optStr("name"), Provider: models.Provider(v.str("provider")), BaseURL: v.str("base_url"), Enabled: v.onPtr("enabled")}
 		if err := p.check(h, http.MethodPost, "/api/hosts", b); err != nil {
 			return err
 		}
@@ -89,8 +91,8 @@ func (h *Handler) hostKind() *kind {
 		return url.Values{"slug": {x.Slug}, "name": {x.Name}, "provider": {string(x.Provider)}, "base_url": {x.BaseURL}, "enabled": {onOff(x.Enabled)}}, nil
 	}
 	k.edit = func(p *page, id uuid.UUID, v *vals) error {
-		slug, name, base, prov := v.str("slug"), v.str("name"), v.str("base_url"), gen.Provider(v.str("provider"))
-		b := gen.HostUpdate{Slug: &slug, Name: &name, BaseURL: &base, Provider: &prov, Enabled: v.onPtr("enabled")}
+		slug, name, base, prov := v.str("slug"), v.str("name"), v.str("base_url"), models.Provider(v.str("provider"))
+		b := models.HostUpdate{Slug: &slug, Name: &name, BaseURL: &base, Provider: &prov, Enabled: v.onPtr("enabled")}
 		if err := p.check(h, http.MethodPatch, "/api/hosts/"+id.String(), b); err != nil {
 			return err
 		}
@@ -123,7 +125,7 @@ func (h *Handler) modelKind() *kind {
 			}
 			l.Items, l.NextCursor = items, next
 		} else {
-			resp, err := h.api.ListModels(p.ctx, gen.ListModelsRequestObject{Params: gen.ListModelsParams{Limit: &limit, Cursor: cursor}})
+			resp, err := h.api.ListModels(p.ctx, gen.ListModelsRequestObject{Params: models.ListModelsParams{Limit: &limit, Cursor: cursor}})
 			if err != nil {
 				return nil, nil, err
 			}
@@ -152,14 +154,14 @@ func (h *Handler) modelKind() *kind {
 				Help: "Model names, in order, separated by commas: tried when every binding of this model fails before the first byte."},
 		}, nil
 	}
-	body := func(p *page, v *vals) gen.ModelUpdate {
-		name, prov, kd := v.str("name"), v.str("provider"), gen.ModelKind(v.str("kind"))
-		strategy := gen.ModelRouteStrategy(v.str("strategy"))
+	body := func(p *page, v *vals) models.ModelUpdate {
+		name, prov, kd := v.str("name"), v.str("provider"), models.ModelKind(v.str("kind"))
+		strategy := models.ModelRouteStrategy(v.str("strategy"))
 		if strategy == "" {
-			strategy = gen.ModelRouteStrategyPriority
+			strategy = models.ModelRouteStrategyPriority
 		}
 		fallbacks := h.modelIDs(p, v, "fallbacks")
-		return gen.ModelUpdate{Name: &name, Provider: &prov, Kind: &kd, ContextWindow: v.optInt32("context_window"), MaxOutputTokens: v.optInt32("max_output_tokens"),
+		return models.ModelUpdate{Name: &name, Provider: &prov, Kind: &kd, ContextWindow: v.optInt32("context_window"), MaxOutputTokens: v.optInt32("max_output_tokens"),
 			SupportsTools: v.onPtr("supports_tools"), SupportsVision: v.onPtr("supports_vision"), SupportsJSON: v.onPtr("supports_json"), SupportsThinking: v.onPtr("supports_thinking"),
 			Strategy: &strategy, Fallbacks: &fallbacks}
 	}
@@ -168,7 +170,7 @@ func (h *Handler) modelKind() *kind {
 		if err := v.err(); err != nil {
 			return err
 		}
-		b := gen.ModelCreate{Name: *u.Name, Provider: v.optStr("provider"), Kind: u.Kind, ContextWindow: u.ContextWindow, MaxOutputTokens: u.MaxOutputTokens,
+		b := models.ModelCreate{Name: *u.Name, Provider: v.optStr("provider"), Kind: u.Kind, ContextWindow: u.ContextWindow, MaxOutputTokens: u.MaxOutputTokens,
 			SupportsTools: u.SupportsTools, SupportsVision: u.SupportsVision, SupportsJSON: u.SupportsJSON, SupportsThinking: u.SupportsThinking,
 			Strategy: u.Strategy, Fallbacks: u.Fallbacks}
 		if err := p.check(h, http.MethodPost, "/api/models", b); err != nil {
@@ -264,7 +266,7 @@ func (h *Handler) bindingKind() *kind {
 	k := &kind{slug: "bindings", title: "Bindings", one: "binding", write: manageSystem,
 		columns: []column{{Title: "Model"}, {Title: "Host"}, {Title: "Shape"}, {Title: "Upstream model"}, {Title: "Input /M", Num: true}, {Title: "Output /M", Num: true}, {Title: "Order", Num: true}, {Title: "State"}}}
 	k.list = func(p *page, term string, limit int32, cursor *string) ([]row, *string, error) {
-		resp, err := h.api.ListBindings(p.ctx, gen.ListBindingsRequestObject{Params: gen.ListBindingsParams{Limit: &limit, Cursor: cursor}})
+		resp, err := h.api.ListBindings(p.ctx, gen.ListBindingsRequestObject{Params: models.ListBindingsParams{Limit: &limit, Cursor: cursor}})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -296,7 +298,7 @@ func (h *Handler) bindingKind() *kind {
 		), nil
 	}
 	k.create = func(p *page, v *vals) error {
-		b := gen.BindingCreate{ModelID: v.id("model_id", "model"), HostID: v.id("host_id", "host"), Shape: gen.Shape(v.str("shape")), UpstreamModel: v.str("upstream_model"),
+		b := models.BindingCreate{ModelID: v.id("model_id", "model"), HostID: v.id("host_id", "host"), Shape: models.Shape(v.str("shape")), UpstreamModel: v.str("upstream_model"),
 			InputPrice: v.optPrice("input_price"), OutputPrice: v.optPrice("output_price"), CachedInputPrice: v.optPrice("cached_input_price"),
 			Position: v.optInt32("position"), Weight: v.optInt32("weight"), Enabled: v.onPtr("enabled")}
 		if err := v.err(); err != nil {
@@ -319,8 +321,8 @@ func (h *Handler) bindingKind() *kind {
 			"position": {strconv.Itoa(int(x.Position))}, "weight": {strconv.Itoa(int(x.Weight))}, "enabled": {onOff(x.Enabled)}}, nil
 	}
 	k.edit = func(p *page, id uuid.UUID, v *vals) error {
-		shape, up := gen.Shape(v.str("shape")), v.str("upstream_model")
-		b := gen.BindingUpdate{Shape: &shape, UpstreamModel: &up, InputPrice: v.optPrice("input_price"), OutputPrice: v.optPrice("output_price"),
+		shape, up := models.Shape(v.str("shape")), v.str("upstream_model")
+		b := models.BindingUpdate{Shape: &shape, UpstreamModel: &up, InputPrice: v.optPrice("input_price"), OutputPrice: v.optPrice("output_price"),
 			CachedInputPrice: v.optPrice("cached_input_price"), Position: v.optInt32("position"), Weight: v.optInt32("weight"), Enabled: v.onPtr("enabled")}
 		if err := v.err(); err != nil {
 			return err
@@ -342,7 +344,7 @@ func (h *Handler) hostKeyKind() *kind {
 	k := &kind{slug: "host-keys", title: "Host keys", one: "host key", write: manageSystem,
 		columns: []column{{Title: "Slug"}, {Title: "Host"}, {Title: "Secret"}, {Title: "Version", Num: true}, {Title: "Order", Num: true}, {Title: "State"}}}
 	k.list = func(p *page, term string, limit int32, cursor *string) ([]row, *string, error) {
-		resp, err := h.api.ListHostKeys(p.ctx, gen.ListHostKeysRequestObject{Params: gen.ListHostKeysParams{Limit: &limit, Cursor: cursor}})
+		resp, err := h.api.ListHostKeys(p.ctx, gen.ListHostKeysRequestObject{Params: models.ListHostKeysParams{Limit: &limit, Cursor: cursor}})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -381,7 +383,7 @@ func (h *Handler) hostKeyKind() *kind {
 		), nil
 	}
 	k.create = func(p *page, v *vals) error {
-		b := gen.HostKeyCreate{HostID: v.id("host_id", "host"), Slug: v.str("slug"), Secret: v.optStr("secret"), SecretRef: v.optStr("secret_ref"),
+		b := models.HostKeyCreate{HostID: v.id("host_id", "host"), Slug: v.str("slug"), Secret: v.optStr("secret"), SecretRef: v.optStr("secret_ref"),
 			TierRateLimitID: v.optID("tier_rate_limit_id"), Position: v.optInt32("position"), Enabled: v.onPtr("enabled")}
 		if err := v.err(); err != nil {
 			return err
@@ -406,7 +408,7 @@ func (h *Handler) hostKeyKind() *kind {
 	}
 	k.edit = func(p *page, id uuid.UUID, v *vals) error {
 		slug := v.str("slug")
-		b := gen.HostKeyUpdate{Slug: &slug, Secret: v.optStr("secret"), Position: v.optInt32("position"), Enabled: v.onPtr("enabled")}
+		b := models.HostKeyUpdate{Slug: &slug, Secret: v.optStr("secret"), Position: v.optInt32("position"), Enabled: v.onPtr("enabled")}
 		if b.Secret == nil {
 			b.SecretRef = v.optStr("secret_ref")
 		}
@@ -430,7 +432,7 @@ func (h *Handler) rateLimitKind() *kind {
 	k := &kind{slug: "rate-limits", title: "Rate limits", one: "rate limit", write: manageSystem,
 		columns: []column{{Title: "Slug"}, {Title: "Name"}, {Title: "Rules", Num: true}}}
 	k.list = func(p *page, term string, limit int32, cursor *string) ([]row, *string, error) {
-		resp, err := h.api.ListRateLimits(p.ctx, gen.ListRateLimitsRequestObject{Params: gen.ListRateLimitsParams{Limit: &limit, Cursor: cursor}})
+		resp, err := h.api.ListRateLimits(p.ctx, gen.ListRateLimitsRequestObject{Params: models.ListRateLimitsParams{Limit: &limit, Cursor: cursor}})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -458,7 +460,7 @@ func (h *Handler) rateLimitKind() *kind {
 	}
 	k.create = func(p *page, v *vals) error {
 		rules, slots := v.rules()
-		b := gen.RateLimitCreate{Slug: v.str("slug"), Name: v.optStr("name"), Rules: &rules}
+		b := models.RateLimitCreate{Slug: v.str("slug"), Name: v.optStr("name"), Rules: &rules}
 		if err := v.err(); err != nil {
 			return err
 		}
@@ -493,11 +495,11 @@ func (h *Handler) rateLimitKind() *kind {
 		if err := v.err(); err != nil {
 			return err
 		}
-		b := gen.RateLimitUpdate{Slug: &slug, Name: &name}
+		b := models.RateLimitUpdate{Slug: &slug, Name: &name}
 		if err := p.check(h, http.MethodPatch, "/api/rate-limits/"+id.String(), b); err != nil {
 			return err
 		}
-		if err := p.check(h, http.MethodPost, "/api/rate-limits", gen.RateLimitCreate{Slug: slug, Rules: &rules}); err != nil {
+		if err := p.check(h, http.MethodPost, "/api/rate-limits", models.RateLimitCreate{Slug: slug, Rules: &rules}); err != nil {
 			return ruleFields(err, slots)
 		}
 		resp, err := h.api.GetRateLimit(p.ctx, gen.GetRateLimitRequestObject{ID: id})
@@ -510,7 +512,7 @@ func (h *Handler) rateLimitKind() *kind {
 		stored := resp.(gen.GetRateLimit200JSONResponse).Rules
 		for i, r := range rules {
 			if i < len(stored) {
-				u := gen.RateLimitRuleUpdate{Meter: &r.Meter, Amount: &r.Amount, WindowSeconds: r.WindowSeconds, PerPrincipal: r.PerPrincipal}
+				u := models.RateLimitRuleUpdate{Meter: &r.Meter, Amount: &r.Amount, WindowSeconds: r.WindowSeconds, PerPrincipal: r.PerPrincipal}
 				if _, err := h.api.UpdateRateLimitRule(p.ctx, gen.UpdateRateLimitRuleRequestObject{ID: id, RuleID: stored[i].ID, Body: &u}); err != nil {
 					return ruleFields(err, slots)
 				}
@@ -548,15 +550,15 @@ func ruleSlots(v *vals) int {
 
 // rules reads a rate limit form's filled rule rows; slots[j] is the form row
 // of rules[j].
-func (v *vals) rules() (rules []gen.RateLimitRuleCreate, slots []int) {
-	rules = []gen.RateLimitRuleCreate{}
+func (v *vals) rules() (rules []models.RateLimitRuleCreate, slots []int) {
+	rules = []models.RateLimitRuleCreate{}
 	for i := range ruleSlots(v) {
 		n := "rule" + itoa(i) + "_"
 		m := v.str(n + "meter")
 		if m == "" {
 			continue
 		}
-		r := gen.RateLimitRuleCreate{Meter: gen.Meter(m), WindowSeconds: v.optInt32(n + "window"), PerPrincipal: v.onPtr(n + "per_principal")}
+		r := models.RateLimitRuleCreate{Meter: models.Meter(m), WindowSeconds: v.optInt32(n + "window"), PerPrincipal: v.onPtr(n + "per_principal")}
 		switch a, err := strconv.ParseInt(v.str(n+"amount"), 10, 64); {
 		case v.str(n+"amount") == "":
 			v.errs[n+"amount"] = "enter how many"

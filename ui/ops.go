@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/relay-llm/relay/openapi/models"
+
 	"github.com/google/uuid"
 
 	"github.com/relay-llm/relay/internal/rbac"
@@ -34,20 +36,20 @@ func count(n int64) string {
 	return s
 }
 
-func (h *Handler) summary(p *page, from, to time.Time, by ...gen.UsageGroupBy) (gen.UsageSummary, error) {
-	params := gen.GetUsageSummaryParams{From: &from, To: &to}
+func (h *Handler) summary(p *page, from, to time.Time, by ...models.UsageGroupBy) (models.UsageSummary, error) {
+	params := models.GetUsageSummaryParams{From: &from, To: &to}
 	if len(by) > 0 {
 		params.GroupBy = &by
 	}
 	resp, err := h.api.GetUsageSummary(p.ctx, gen.GetUsageSummaryRequestObject{Params: params})
 	if err != nil {
-		return gen.UsageSummary{}, err
+		return models.UsageSummary{}, err
 	}
-	return gen.UsageSummary(resp.(gen.GetUsageSummary200JSONResponse)), nil
+	return models.UsageSummary(resp.(gen.GetUsageSummary200JSONResponse)), nil
 }
 
-func totalOf(rows []gen.UsageRow) gen.UsageTotals {
-	var t gen.UsageTotals
+func totalOf(rows []models.UsageRow) models.UsageTotals {
+	var t models.UsageTotals
 	for _, r := range rows {
 		t.Requests += r.Totals.Requests
 		t.Errors += r.Totals.Errors
@@ -63,7 +65,7 @@ func totalOf(rows []gen.UsageRow) gen.UsageTotals {
 	return t
 }
 
-func stats(t gen.UsageTotals) []stat {
+func stats(t models.UsageTotals) []stat {
 	return []stat{{"Requests", count(t.Requests)}, {"Errors", count(t.Errors)}, {"Spend", money(t.Cost)},
 		{"Input tokens", count(t.InputTokens)}, {"Output tokens", count(t.OutputTokens)},
 		{"Cache hit ratio", percent(t.CacheHitRatio)}, {"Saved by the cache", money(t.Saved)}}
@@ -73,7 +75,7 @@ func stats(t gen.UsageTotals) []stat {
 func percent(r float64) string { return strconv.FormatFloat(r*100, 'f', 1, 64) + " %" }
 
 // topTable is the largest rows of a summary by requests.
-func topTable(rows []gen.UsageRow, title string, name func(gen.UsageGroup) string, n int) table {
+func topTable(rows []models.UsageRow, title string, name func(models.UsageGroup) string, n int) table {
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Totals.Requests > rows[j].Totals.Requests })
 	if len(rows) > n {
 		rows = rows[:n]
@@ -92,12 +94,12 @@ func topTable(rows []gen.UsageRow, title string, name func(gen.UsageGroup) strin
 func (h *Handler) overview(p *page) {
 	to := time.Now()
 	from := to.Add(-24 * time.Hour)
-	byModel, err := h.summary(p, from, to, gen.UsageGroupByModel)
+	byModel, err := h.summary(p, from, to, models.UsageGroupByModel)
 	if err != nil {
 		h.failErr(p, err)
 		return
 	}
-	byProject, err := h.summary(p, from, to, gen.UsageGroupByProject)
+	byProject, err := h.summary(p, from, to, models.UsageGroupByProject)
 	if err != nil {
 		h.failErr(p, err)
 		return
@@ -106,8 +108,8 @@ func (h *Handler) overview(p *page) {
 	v := overviewView{
 		Range:       "last 24 hours",
 		Stats:       stats(totalOf(byModel.Rows)),
-		TopModels:   topTable(byModel.Rows, "Model", func(g gen.UsageGroup) string { return deref(g.Model) }, 5),
-		TopProjects: topTable(byProject.Rows, "Project", func(g gen.UsageGroup) string { return idLabel(projects, g.ProjectID) }, 5),
+		TopModels:   topTable(byModel.Rows, "Model", func(g models.UsageGroup) string { return deref(g.Model) }, 5),
+		TopProjects: topTable(byProject.Rows, "Project", func(g models.UsageGroup) string { return idLabel(projects, g.ProjectID) }, 5),
 	}
 	// Breakers are this pod's view of every host key: system readers only.
 	if v.ShowBreakers = p.who.Can(rbac.Read, rbac.System()); v.ShowBreakers {
@@ -151,13 +153,13 @@ func (h *Handler) breakerTable(p *page, held, clear bool) (table, error) {
 		{Title: "Reason"}, {Title: "Failures", Num: true}, {Title: "Retry at"}},
 		Empty: "Every host key is healthy."}
 	for _, b := range resp.(gen.ListBreakers200JSONResponse).Items {
-		if held && b.State == gen.BreakerStateClosed {
+		if held && b.State == models.BreakerStateClosed {
 			continue
 		}
 		st := cell{Text: string(b.Hold), Badge: "ok"}
-		if b.State == gen.BreakerStateClosed {
+		if b.State == models.BreakerStateClosed {
 			st.Text = string(b.State)
-		} else if b.State == gen.BreakerStateOpen {
+		} else if b.State == models.BreakerStateOpen {
 			st.Badge = "bad"
 		} else {
 			st.Badge = "warn"
@@ -172,7 +174,7 @@ func (h *Handler) breakerTable(p *page, held, clear bool) (table, error) {
 		}
 		r := row{Cells: []cell{{Text: keys.of(b.HostKeyID), Mono: true}, {Text: hosts.of(b.HostID), Mono: true}, {Text: string(b.Scope)},
 			{Text: deref(b.Model), Mono: true}, st, {Text: reason}, {Text: strconv.Itoa(int(b.ConsecutiveFailures)), Num: true}, {Text: retry}}}
-		if clear && b.State != gen.BreakerStateClosed {
+		if clear && b.State != models.BreakerStateClosed {
 			r.Actions = clearActions(b, keys.of(b.HostKeyID))
 		}
 		t.Rows = append(t.Rows, r)
@@ -182,10 +184,10 @@ func (h *Handler) breakerTable(p *page, held, clear bool) (table, error) {
 
 // clearActions are a held row's buttons: clear this model's hold (a
 // model-scoped hold) and clear every hold of the host key.
-func clearActions(b gen.Breaker, key string) []rowAction {
+func clearActions(b models.Breaker, key string) []rowAction {
 	href := "/breakers/" + b.HostKeyID.String() + "/clear"
 	var out []rowAction
-	if b.Scope == gen.BreakerScopeModel && b.Model != nil {
+	if b.Scope == models.BreakerScopeModel && b.Model != nil {
 		out = append(out, rowAction{Href: href + "?" + url.Values{"model": {*b.Model}}.Encode(), Label: "Clear this model's hold",
 			Confirm: "Clear the hold of " + key + " on " + *b.Model + "?"})
 	}
@@ -210,7 +212,7 @@ func (h *Handler) clearBreakers(p *page) {
 	if !ok {
 		return
 	}
-	req := gen.ClearBreakersRequestObject{Params: gen.ClearBreakersParams{HostKeyID: id}}
+	req := gen.ClearBreakersRequestObject{Params: models.ClearBreakersParams{HostKeyID: id}}
 	if m := p.r.URL.Query().Get("model"); m != "" {
 		req.Params.Model = &m
 	}
@@ -258,65 +260,65 @@ func (h *Handler) usage(p *page) {
 	csv := url.Values{"format": {"csv"}, "from": {from.Format(time.RFC3339)}, "to": {to.Format(time.RFC3339)}}
 	v.CSV = "/api/usage/events?" + csv.Encode()
 
-	sum, err := h.summary(p, from, to, gen.UsageGroupBy(group))
+	sum, err := h.summary(p, from, to, models.UsageGroupBy(group))
 	if err != nil {
 		h.failErr(p, err)
 		return
 	}
 	v.Stats = stats(totalOf(sum.Rows))
-	name := h.groupNamer(p, gen.UsageGroupBy(group))
+	name := h.groupNamer(p, models.UsageGroupBy(group))
 	v.Rows = topTable(sum.Rows, v.GroupBy, name, 100)
 
-	interval := gen.UsageIntervalHour
+	interval := models.UsageIntervalHour
 	switch span := to.Sub(from); {
 	case span <= 3*time.Hour:
-		interval = gen.UsageIntervalMinute
+		interval = models.UsageIntervalMinute
 	case span > 4*24*time.Hour:
-		interval = gen.UsageIntervalDay
+		interval = models.UsageIntervalDay
 	}
-	ts, err := h.api.GetUsageTimeseries(p.ctx, gen.GetUsageTimeseriesRequestObject{Params: gen.GetUsageTimeseriesParams{From: &from, To: &to, Interval: &interval}})
+	ts, err := h.api.GetUsageTimeseries(p.ctx, gen.GetUsageTimeseriesRequestObject{Params: models.GetUsageTimeseriesParams{From: &from, To: &to, Interval: &interval}})
 	if err != nil {
 		h.failErr(p, err)
 		return
 	}
-	v.Chart = barChartOf("Requests per "+string(interval), gen.UsageTimeseries(ts.(gen.GetUsageTimeseries200JSONResponse)).Points, from, to, interval)
+	v.Chart = barChartOf("Requests per "+string(interval), models.UsageTimeseries(ts.(gen.GetUsageTimeseries200JSONResponse)).Points, from, to, interval)
 	p.render(http.StatusOK, "Usage", "usage", usagePage(v))
 }
 
-func (h *Handler) groupNamer(p *page, by gen.UsageGroupBy) func(gen.UsageGroup) string {
+func (h *Handler) groupNamer(p *page, by models.UsageGroupBy) func(models.UsageGroup) string {
 	switch by {
-	case gen.UsageGroupByProject:
+	case models.UsageGroupByProject:
 		m := labels(h.projectOptions(p))
-		return func(g gen.UsageGroup) string { return idLabel(m, g.ProjectID) }
-	case gen.UsageGroupByTeam:
+		return func(g models.UsageGroup) string { return idLabel(m, g.ProjectID) }
+	case models.UsageGroupByTeam:
 		m := labels(h.teamOptions(p))
-		return func(g gen.UsageGroup) string { return idLabel(m, g.TeamID) }
-	case gen.UsageGroupByHost:
+		return func(g models.UsageGroup) string { return idLabel(m, g.TeamID) }
+	case models.UsageGroupByHost:
 		m := labels(h.hostOptions(p))
-		return func(g gen.UsageGroup) string { return idLabel(m, g.HostID) }
-	case gen.UsageGroupByKey:
-		return func(g gen.UsageGroup) string { return idLabel(labelMap{}, g.RelayKeyID) }
-	case gen.UsageGroupByBinding:
+		return func(g models.UsageGroup) string { return idLabel(m, g.HostID) }
+	case models.UsageGroupByKey:
+		return func(g models.UsageGroup) string { return idLabel(labelMap{}, g.RelayKeyID) }
+	case models.UsageGroupByBinding:
 		m := h.bindingLabels(p)
-		return func(g gen.UsageGroup) string { return idLabel(m, g.BindingID) }
-	case gen.UsageGroupByHostKey:
+		return func(g models.UsageGroup) string { return idLabel(m, g.BindingID) }
+	case models.UsageGroupByHostKey:
 		m := labels(h.hostKeyOptions(p))
-		return func(g gen.UsageGroup) string { return idLabel(m, g.HostKeyID) }
-	case gen.UsageGroupByStatus:
-		return func(g gen.UsageGroup) string {
+		return func(g models.UsageGroup) string { return idLabel(m, g.HostKeyID) }
+	case models.UsageGroupByStatus:
+		return func(g models.UsageGroup) string {
 			if g.Status == nil {
 				return "—"
 			}
 			return strconv.Itoa(int(*g.Status))
 		}
 	}
-	return func(g gen.UsageGroup) string { return deref(g.Model) }
+	return func(g models.UsageGroup) string { return deref(g.Model) }
 }
 
 // bindingLabels names bindings "model@host" for the usage tables.
 func (h *Handler) bindingLabels(p *page) labelMap {
 	l := optionLimit
-	resp, err := h.api.ListBindings(p.ctx, gen.ListBindingsRequestObject{Params: gen.ListBindingsParams{Limit: &l}})
+	resp, err := h.api.ListBindings(p.ctx, gen.ListBindingsRequestObject{Params: models.ListBindingsParams{Limit: &l}})
 	if err != nil {
 		return labelMap{}
 	}
@@ -329,13 +331,13 @@ func (h *Handler) bindingLabels(p *page) labelMap {
 }
 
 // barChartOf draws requests per bucket as bars on a fixed 720×200 canvas.
-func barChartOf(title string, points []gen.UsagePoint, from, to time.Time, interval gen.UsageInterval) chart {
+func barChartOf(title string, points []models.UsagePoint, from, to time.Time, interval models.UsageInterval) chart {
 	const w, hgt, left, bottom = 720, 200, 40, 20
 	c := chart{Title: title, Width: w, Height: hgt, Empty: len(points) == 0}
 	if c.Empty {
 		return c
 	}
-	step := map[gen.UsageInterval]time.Duration{gen.UsageIntervalMinute: time.Minute, gen.UsageIntervalHour: time.Hour, gen.UsageIntervalDay: 24 * time.Hour}[interval]
+	step := map[models.UsageInterval]time.Duration{models.UsageIntervalMinute: time.Minute, models.UsageIntervalHour: time.Hour, models.UsageIntervalDay: 24 * time.Hour}[interval]
 	start := from.Truncate(step)
 	n := int(to.Sub(start)/step) + 1
 	if n < 1 || n > 2000 {

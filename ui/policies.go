@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"strconv"
 
+	"github.com/relay-llm/relay/openapi/models"
+
 	"github.com/google/uuid"
 
 	gen "github.com/relay-llm/relay/openapi/controlgen"
@@ -27,7 +29,7 @@ func (h *Handler) policyKind() *kind {
 			}
 			l.Items, l.NextCursor = items, next
 		} else {
-			resp, err := h.api.ListPolicies(p.ctx, gen.ListPoliciesRequestObject{Params: gen.ListPoliciesParams{Limit: &limit, Cursor: cursor}})
+			resp, err := h.api.ListPolicies(p.ctx, gen.ListPoliciesRequestObject{Params: models.ListPoliciesParams{Limit: &limit, Cursor: cursor}})
 			if err != nil {
 				return nil, nil, err
 			}
@@ -59,7 +61,7 @@ func (h *Handler) policyKind() *kind {
 		}, nil
 	}
 	k.create = func(p *page, v *vals) error {
-		b := gen.PolicyCreate{Slug: v.str("slug"), Name: v.optStr("name"), AllModels: v.onPtr("all_models"), AllHostKeys: v.onPtr("all_host_keys"),
+		b := models.PolicyCreate{Slug: v.str("slug"), Name: v.optStr("name"), AllModels: v.onPtr("all_models"), AllHostKeys: v.onPtr("all_host_keys"),
 			RateLimitID: v.optID("rate_limit_id"), MaxWaitMs: v.optInt32("max_wait_ms"), Priority: v.optInt32("priority"),
 			RouteStrategy: routeStrategy(v), Affinity: affinity(v), BudgetFallback: v.onPtr("budget_fallback")}
 		models, keys := v.ids("models"), v.ids("host_keys")
@@ -99,7 +101,7 @@ func (h *Handler) policyKind() *kind {
 	}
 	k.edit = func(p *page, id uuid.UUID, v *vals) error {
 		slug, name := v.str("slug"), v.str("name")
-		b := gen.PolicyUpdate{Slug: &slug, Name: &name, AllModels: v.onPtr("all_models"), AllHostKeys: v.onPtr("all_host_keys"),
+		b := models.PolicyUpdate{Slug: &slug, Name: &name, AllModels: v.onPtr("all_models"), AllHostKeys: v.onPtr("all_host_keys"),
 			MaxWaitMs: v.optInt32("max_wait_ms"), Priority: v.optInt32("priority"),
 			RouteStrategy: routeStrategy(v), Affinity: affinity(v), BudgetFallback: v.onPtr("budget_fallback")}
 		b.RateLimitID = relaynull.FromPointer(v.optID("rate_limit_id"))
@@ -128,16 +130,16 @@ func withHelp(f field, help string) field {
 }
 
 // routeStrategy is the form's policy route strategy ("" keeps the models' own).
-func routeStrategy(v *vals) *gen.PolicyRouteStrategy {
-	s := gen.PolicyRouteStrategy(v.str("route_strategy"))
+func routeStrategy(v *vals) *models.PolicyRouteStrategy {
+	s := models.PolicyRouteStrategy(v.str("route_strategy"))
 	return &s
 }
 
 // affinity is the form's affinity (key when the form has none).
-func affinity(v *vals) *gen.RouteAffinity {
-	a := gen.RouteAffinity(v.str("affinity"))
+func affinity(v *vals) *models.RouteAffinity {
+	a := models.RouteAffinity(v.str("affinity"))
 	if a == "" {
-		a = gen.RouteAffinityKey
+		a = models.RouteAffinityKey
 	}
 	return &a
 }
@@ -151,38 +153,38 @@ func allOr(all bool) string {
 
 // grants reads a policy's model and host-key grants (at most the API's
 // largest page each: a policy's grants are few).
-func (h *Handler) grants(p *page, id uuid.UUID) (models, keys map[uuid.UUID]bool, err error) {
+func (h *Handler) grants(p *page, id uuid.UUID) (modelIDs, keys map[uuid.UUID]bool, err error) {
 	limit := int32(500)
-	mr, err := h.api.ListPolicyModelGrants(p.ctx, gen.ListPolicyModelGrantsRequestObject{ID: id, Params: gen.ListPolicyModelGrantsParams{Limit: &limit}})
+	mr, err := h.api.ListPolicyModelGrants(p.ctx, gen.ListPolicyModelGrantsRequestObject{ID: id, Params: models.ListPolicyModelGrantsParams{Limit: &limit}})
 	if err != nil {
 		return nil, nil, err
 	}
-	kr, err := h.api.ListPolicyHostKeyGrants(p.ctx, gen.ListPolicyHostKeyGrantsRequestObject{ID: id, Params: gen.ListPolicyHostKeyGrantsParams{Limit: &limit}})
+	kr, err := h.api.ListPolicyHostKeyGrants(p.ctx, gen.ListPolicyHostKeyGrantsRequestObject{ID: id, Params: models.ListPolicyHostKeyGrantsParams{Limit: &limit}})
 	if err != nil {
 		return nil, nil, err
 	}
-	models, keys = map[uuid.UUID]bool{}, map[uuid.UUID]bool{}
+	modelIDs, keys = map[uuid.UUID]bool{}, map[uuid.UUID]bool{}
 	for _, g := range mr.(gen.ListPolicyModelGrants200JSONResponse).Items {
-		models[g.ModelID] = true
+		modelIDs[g.ModelID] = true
 	}
 	for _, g := range kr.(gen.ListPolicyHostKeyGrants200JSONResponse).Items {
 		keys[g.HostKeyID] = true
 	}
-	return models, keys, nil
+	return modelIDs, keys, nil
 }
 
 // setGrants makes a policy's grants the given lists.
-func (h *Handler) setGrants(p *page, id uuid.UUID, models, keys []uuid.UUID) error {
+func (h *Handler) setGrants(p *page, id uuid.UUID, modelIDs, keys []uuid.UUID) error {
 	haveM, haveK, err := h.grants(p, id)
 	if err != nil {
 		return err
 	}
-	for _, m := range models {
+	for _, m := range modelIDs {
 		if haveM[m] {
 			delete(haveM, m)
 			continue
 		}
-		if _, err := h.api.CreatePolicyModelGrant(p.ctx, gen.CreatePolicyModelGrantRequestObject{ID: id, Body: &gen.PolicyModelGrantCreate{ModelID: m}}); err != nil {
+		if _, err := h.api.CreatePolicyModelGrant(p.ctx, gen.CreatePolicyModelGrantRequestObject{ID: id, Body: &models.PolicyModelGrantCreate{ModelID: m}}); err != nil {
 			return err
 		}
 	}
@@ -196,7 +198,7 @@ func (h *Handler) setGrants(p *page, id uuid.UUID, models, keys []uuid.UUID) err
 			delete(haveK, k)
 			continue
 		}
-		if _, err := h.api.CreatePolicyHostKeyGrant(p.ctx, gen.CreatePolicyHostKeyGrantRequestObject{ID: id, Body: &gen.PolicyHostKeyGrantCreate{HostKeyID: k}}); err != nil {
+		if _, err := h.api.CreatePolicyHostKeyGrant(p.ctx, gen.CreatePolicyHostKeyGrantRequestObject{ID: id, Body: &models.PolicyHostKeyGrantCreate{HostKeyID: k}}); err != nil {
 			return err
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/relay-llm/relay/openapi/models"
+
 	"github.com/google/uuid"
 
 	"github.com/relay-llm/relay/internal/controlapi"
@@ -27,7 +29,7 @@ func (h *Handler) relayKeyKind() *kind {
 			}
 			l.Items, l.NextCursor = items, next
 		} else {
-			resp, err := h.api.ListRelayKeys(p.ctx, gen.ListRelayKeysRequestObject{Params: gen.ListRelayKeysParams{Limit: &limit, Cursor: cursor}})
+			resp, err := h.api.ListRelayKeys(p.ctx, gen.ListRelayKeysRequestObject{Params: models.ListRelayKeysParams{Limit: &limit, Cursor: cursor}})
 			if err != nil {
 				return nil, nil, err
 			}
@@ -38,12 +40,12 @@ func (h *Handler) relayKeyKind() *kind {
 		rows := make([]row, len(l.Items))
 		for i, x := range l.Items {
 			st := cell{Text: string(x.Status), Badge: "ok"}
-			if x.Status != gen.CredentialStatusActive {
+			if x.Status != models.CredentialStatusActive {
 				st.Badge = "bad"
 			}
 			rows[i] = row{ID: x.ID.String(), Cells: []cell{{Text: x.Name}, {Text: x.DisplayPrefix + "…", Mono: true}, {Text: projects.of(x.ProjectID), Mono: true},
 				{Text: owner(accounts, x.ServiceAccountID, x.UserID), Mono: true}, st, {Text: x.CreatedAt.UTC().Format("2006-01-02 15:04")}}}
-			if canWrite && x.Status == gen.CredentialStatusActive {
+			if canWrite && x.Status == models.CredentialStatusActive {
 				rows[i].Actions = []rowAction{
 					{Href: "/relay-keys/" + x.ID.String() + "/rotate", Label: "Rotate",
 						Confirm: "Rotate " + x.Name + "? A new key is shown once; the old one keeps working for an hour."},
@@ -62,7 +64,7 @@ func (h *Handler) relayKeyKind() *kind {
 		}, nil
 	}
 	k.create = func(p *page, v *vals) error {
-		b := gen.RelayKeyCreate{Name: v.optStr("name"), ProjectID: v.id("project_id", "project"), ServiceAccountID: v.optID("service_account_id"), PolicyID: v.optID("policy_id")}
+		b := models.RelayKeyCreate{Name: v.optStr("name"), ProjectID: v.id("project_id", "project"), ServiceAccountID: v.optID("service_account_id"), PolicyID: v.optID("policy_id")}
 		if b.ServiceAccountID == nil {
 			me := p.who.UserID
 			b.UserID = &me
@@ -113,7 +115,7 @@ func (h *Handler) rotateRelayKey(p *page) {
 	if !ok {
 		return
 	}
-	body := gen.RotateRelayKeyJSONRequestBody{GraceSeconds: rotateGrace}
+	body := models.RotateRelayKeyJSONRequestBody{GraceSeconds: rotateGrace}
 	resp, err := h.api.RotateRelayKey(p.ctx, gen.RotateRelayKeyRequestObject{ID: id, Body: &body})
 	if err != nil {
 		h.failErr(p, err)
@@ -168,7 +170,7 @@ const optionLimit = int32(500)
 
 func (h *Handler) hostOptions(p *page) []option {
 	l := optionLimit
-	resp, err := h.api.ListHosts(p.ctx, gen.ListHostsRequestObject{Params: gen.ListHostsParams{Limit: &l}})
+	resp, err := h.api.ListHosts(p.ctx, gen.ListHostsRequestObject{Params: models.ListHostsParams{Limit: &l}})
 	if err != nil {
 		return nil
 	}
@@ -181,7 +183,7 @@ func (h *Handler) hostOptions(p *page) []option {
 
 func (h *Handler) modelOptions(p *page) []option {
 	l := optionLimit
-	resp, err := h.api.ListModels(p.ctx, gen.ListModelsRequestObject{Params: gen.ListModelsParams{Limit: &l}})
+	resp, err := h.api.ListModels(p.ctx, gen.ListModelsRequestObject{Params: models.ListModelsParams{Limit: &l}})
 	if err != nil {
 		return nil
 	}
@@ -194,7 +196,7 @@ func (h *Handler) modelOptions(p *page) []option {
 
 func (h *Handler) hostKeyOptions(p *page) []option {
 	l := optionLimit
-	resp, err := h.api.ListHostKeys(p.ctx, gen.ListHostKeysRequestObject{Params: gen.ListHostKeysParams{Limit: &l}})
+	resp, err := h.api.ListHostKeys(p.ctx, gen.ListHostKeysRequestObject{Params: models.ListHostKeysParams{Limit: &l}})
 	if err != nil {
 		return nil
 	}
@@ -208,7 +210,7 @@ func (h *Handler) hostKeyOptions(p *page) []option {
 
 func (h *Handler) rateLimitOptions(p *page) []option {
 	l := optionLimit
-	resp, err := h.api.ListRateLimits(p.ctx, gen.ListRateLimitsRequestObject{Params: gen.ListRateLimitsParams{Limit: &l}})
+	resp, err := h.api.ListRateLimits(p.ctx, gen.ListRateLimitsRequestObject{Params: models.ListRateLimitsParams{Limit: &l}})
 	if err != nil {
 		return nil
 	}
@@ -221,7 +223,7 @@ func (h *Handler) rateLimitOptions(p *page) []option {
 
 func (h *Handler) policyOptions(p *page) []option {
 	l := optionLimit
-	resp, err := h.api.ListPolicies(p.ctx, gen.ListPoliciesRequestObject{Params: gen.ListPoliciesParams{Limit: &l}})
+	resp, err := h.api.ListPolicies(p.ctx, gen.ListPoliciesRequestObject{Params: models.ListPoliciesParams{Limit: &l}})
 	if err != nil {
 		return nil
 	}
@@ -234,7 +236,7 @@ func (h *Handler) policyOptions(p *page) []option {
 
 func (h *Handler) teamOptions(p *page) []option {
 	l := optionLimit
-	resp, err := h.api.ListTeams(p.ctx, gen.ListTeamsRequestObject{Params: gen.ListTeamsParams{Limit: &l}})
+	resp, err := h.api.ListTeams(p.ctx, gen.ListTeamsRequestObject{Params: models.ListTeamsParams{Limit: &l}})
 	if err != nil {
 		return nil
 	}
@@ -247,7 +249,7 @@ func (h *Handler) teamOptions(p *page) []option {
 
 func (h *Handler) projectOptions(p *page) []option {
 	l := optionLimit
-	resp, err := h.api.ListProjects(p.ctx, gen.ListProjectsRequestObject{Params: gen.ListProjectsParams{Limit: &l}})
+	resp, err := h.api.ListProjects(p.ctx, gen.ListProjectsRequestObject{Params: models.ListProjectsParams{Limit: &l}})
 	if err != nil {
 		return nil
 	}
@@ -261,7 +263,7 @@ func (h *Handler) projectOptions(p *page) []option {
 
 func (h *Handler) serviceAccountOptions(p *page) []option {
 	l := optionLimit
-	resp, err := h.api.ListServiceAccounts(p.ctx, gen.ListServiceAccountsRequestObject{Params: gen.ListServiceAccountsParams{Limit: &l}})
+	resp, err := h.api.ListServiceAccounts(p.ctx, gen.ListServiceAccountsRequestObject{Params: models.ListServiceAccountsParams{Limit: &l}})
 	if err != nil {
 		return nil
 	}

@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strconv"
 
+	"github.com/relay-llm/relay/openapi/models"
+
 	"github.com/google/uuid"
 
 	"github.com/relay-llm/relay/internal/controlapi"
@@ -31,7 +33,7 @@ func (h *Handler) teamKind() *kind {
 			}
 			l.Items, l.NextCursor = items, next
 		} else {
-			resp, err := h.api.ListTeams(p.ctx, gen.ListTeamsRequestObject{Params: gen.ListTeamsParams{Limit: &limit, Cursor: cursor}})
+			resp, err := h.api.ListTeams(p.ctx, gen.ListTeamsRequestObject{Params: models.ListTeamsParams{Limit: &limit, Cursor: cursor}})
 			if err != nil {
 				return nil, nil, err
 			}
@@ -47,7 +49,7 @@ func (h *Handler) teamKind() *kind {
 		return []field{{Name: "slug", Label: "Slug", Kind: "text", Value: v.str("slug"), Required: true}, text("name", "Name", v.str("name"))}, nil
 	}
 	k.create = func(p *page, v *vals) error {
-		b := gen.TeamCreate{Slug: v.str("slug"), Name: v.optStr("name")}
+		b := models.TeamCreate{Slug: v.str("slug"), Name: v.optStr("name")}
 		if err := p.check(h, http.MethodPost, "/api/teams", b); err != nil {
 			return err
 		}
@@ -64,7 +66,7 @@ func (h *Handler) teamKind() *kind {
 	}
 	k.edit = func(p *page, id uuid.UUID, v *vals) error {
 		slug, name := v.str("slug"), v.str("name")
-		b := gen.TeamUpdate{Slug: &slug, Name: &name}
+		b := models.TeamUpdate{Slug: &slug, Name: &name}
 		if err := p.check(h, http.MethodPatch, "/api/teams/"+id.String(), b); err != nil {
 			return err
 		}
@@ -91,7 +93,7 @@ func (h *Handler) projectKind() *kind {
 			}
 			l.Items, l.NextCursor = items, next
 		} else {
-			resp, err := h.api.ListProjects(p.ctx, gen.ListProjectsRequestObject{Params: gen.ListProjectsParams{Limit: &limit, Cursor: cursor}})
+			resp, err := h.api.ListProjects(p.ctx, gen.ListProjectsRequestObject{Params: models.ListProjectsParams{Limit: &limit, Cursor: cursor}})
 			if err != nil {
 				return nil, nil, err
 			}
@@ -111,7 +113,7 @@ func (h *Handler) projectKind() *kind {
 		}, nil
 	}
 	k.create = func(p *page, v *vals) error {
-		b := gen.ProjectCreate{TeamID: v.id("team_id", "team"), Slug: v.str("slug"), Name: v.optStr("name")}
+		b := models.ProjectCreate{TeamID: v.id("team_id", "team"), Slug: v.str("slug"), Name: v.optStr("name")}
 		if err := v.err(); err != nil {
 			return err
 		}
@@ -131,7 +133,7 @@ func (h *Handler) projectKind() *kind {
 	}
 	k.edit = func(p *page, id uuid.UUID, v *vals) error {
 		slug, name := v.str("slug"), v.str("name")
-		b := gen.ProjectUpdate{Slug: &slug, Name: &name, TeamID: v.optID("team_id")}
+		b := models.ProjectUpdate{Slug: &slug, Name: &name, TeamID: v.optID("team_id")}
 		if err := v.err(); err != nil {
 			return err
 		}
@@ -161,7 +163,7 @@ func (h *Handler) serviceAccountKind() *kind {
 			}
 			l.Items, l.NextCursor = items, next
 		} else {
-			resp, err := h.api.ListServiceAccounts(p.ctx, gen.ListServiceAccountsRequestObject{Params: gen.ListServiceAccountsParams{Limit: &limit, Cursor: cursor}})
+			resp, err := h.api.ListServiceAccounts(p.ctx, gen.ListServiceAccountsRequestObject{Params: models.ListServiceAccountsParams{Limit: &limit, Cursor: cursor}})
 			if err != nil {
 				return nil, nil, err
 			}
@@ -187,7 +189,7 @@ func (h *Handler) serviceAccountKind() *kind {
 			selectOf("policy_id", "Policy", v.str("policy_id"), withNone("None (the project's policy bindings decide)", h.policyOptions(p)))), nil
 	}
 	k.create = func(p *page, v *vals) error {
-		b := gen.ServiceAccountCreate{ProjectID: v.id("project_id", "project"), Slug: v.str("slug"), Name: v.optStr("name"), PolicyID: v.optID("policy_id")}
+		b := models.ServiceAccountCreate{ProjectID: v.id("project_id", "project"), Slug: v.str("slug"), Name: v.optStr("name"), PolicyID: v.optID("policy_id")}
 		if err := v.err(); err != nil {
 			return err
 		}
@@ -207,7 +209,7 @@ func (h *Handler) serviceAccountKind() *kind {
 	}
 	k.edit = func(p *page, id uuid.UUID, v *vals) error {
 		slug, name := v.str("slug"), v.str("name")
-		b := gen.ServiceAccountUpdate{Slug: &slug, Name: &name, PolicyID: relaynull.FromPointer(v.optID("policy_id"))}
+		b := models.ServiceAccountUpdate{Slug: &slug, Name: &name, PolicyID: relaynull.FromPointer(v.optID("policy_id"))}
 		if err := v.err(); err != nil {
 			return err
 		}
@@ -229,7 +231,7 @@ func (h *Handler) policyBindingKind() *kind {
 		write:   func(p *controlapi.Principal) bool { return p.CanAnywhere(rbac.ManageProject) },
 		columns: []column{{Title: "Project"}, {Title: "Subject"}, {Title: "Policy"}, {Title: "Order", Num: true}}}
 	k.list = func(p *page, term string, limit int32, cursor *string) ([]row, *string, error) {
-		resp, err := h.api.ListPolicyBindings(p.ctx, gen.ListPolicyBindingsRequestObject{Params: gen.ListPolicyBindingsParams{Limit: &limit, Cursor: cursor}})
+		resp, err := h.api.ListPolicyBindings(p.ctx, gen.ListPolicyBindingsRequestObject{Params: models.ListPolicyBindingsParams{Limit: &limit, Cursor: cursor}})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -269,7 +271,7 @@ func (h *Handler) budgetKind() *kind {
 		write:   func(p *controlapi.Principal) bool { return p.CanAnywhere(rbac.ManageProject) },
 		columns: []column{{Title: "Applies to"}, {Title: "Period"}, {Title: "Amount", Num: true}}}
 	k.list = func(p *page, term string, limit int32, cursor *string) ([]row, *string, error) {
-		resp, err := h.api.ListBudgets(p.ctx, gen.ListBudgetsRequestObject{Params: gen.ListBudgetsParams{Limit: &limit, Cursor: cursor}})
+		resp, err := h.api.ListBudgets(p.ctx, gen.ListBudgetsRequestObject{Params: models.ListBudgetsParams{Limit: &limit, Cursor: cursor}})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -309,7 +311,7 @@ func (h *Handler) userKind() *kind {
 			}
 			l.Items, l.NextCursor = items, next
 		} else {
-			resp, err := h.api.ListUsers(p.ctx, gen.ListUsersRequestObject{Params: gen.ListUsersParams{Limit: &limit, Cursor: cursor}})
+			resp, err := h.api.ListUsers(p.ctx, gen.ListUsersRequestObject{Params: models.ListUsersParams{Limit: &limit, Cursor: cursor}})
 			if err != nil {
 				return nil, nil, err
 			}
@@ -333,7 +335,7 @@ func (h *Handler) groupKind() *kind {
 	k := &kind{slug: "groups", title: "Groups", one: "group", write: manageSystem,
 		columns: []column{{Title: "Slug"}, {Title: "Name"}}}
 	k.list = func(p *page, term string, limit int32, cursor *string) ([]row, *string, error) {
-		resp, err := h.api.ListGroups(p.ctx, gen.ListGroupsRequestObject{Params: gen.ListGroupsParams{Limit: &limit, Cursor: cursor}})
+		resp, err := h.api.ListGroups(p.ctx, gen.ListGroupsRequestObject{Params: models.ListGroupsParams{Limit: &limit, Cursor: cursor}})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -357,7 +359,7 @@ func (h *Handler) roleBindingKind() *kind {
 		write:   func(p *controlapi.Principal) bool { return p.CanAnywhere(rbac.ManageProject) },
 		columns: []column{{Title: "Role"}, {Title: "Who"}, {Title: "Where"}}}
 	k.list = func(p *page, term string, limit int32, cursor *string) ([]row, *string, error) {
-		resp, err := h.api.ListRoleBindings(p.ctx, gen.ListRoleBindingsRequestObject{Params: gen.ListRoleBindingsParams{Limit: &limit, Cursor: cursor}})
+		resp, err := h.api.ListRoleBindings(p.ctx, gen.ListRoleBindingsRequestObject{Params: models.ListRoleBindingsParams{Limit: &limit, Cursor: cursor}})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -385,7 +387,7 @@ func (h *Handler) roleBindingKind() *kind {
 
 func (h *Handler) userOptions(p *page) []option {
 	l := optionLimit
-	resp, err := h.api.ListUsers(p.ctx, gen.ListUsersRequestObject{Params: gen.ListUsersParams{Limit: &l}})
+	resp, err := h.api.ListUsers(p.ctx, gen.ListUsersRequestObject{Params: models.ListUsersParams{Limit: &l}})
 	if err != nil {
 		return nil
 	}
@@ -398,7 +400,7 @@ func (h *Handler) userOptions(p *page) []option {
 
 func (h *Handler) groupOptions(p *page) []option {
 	l := optionLimit
-	resp, err := h.api.ListGroups(p.ctx, gen.ListGroupsRequestObject{Params: gen.ListGroupsParams{Limit: &l}})
+	resp, err := h.api.ListGroups(p.ctx, gen.ListGroupsRequestObject{Params: models.ListGroupsParams{Limit: &l}})
 	if err != nil {
 		return nil
 	}
@@ -437,8 +439,8 @@ func (h *Handler) budgetForm(k *kind) {
 			field{Name: "amount", Label: "Amount per period", Kind: "text", Value: v.str("amount"), Required: true, Help: "In currency units, for example 100.00."}), nil
 	}
 	k.create = func(p *page, v *vals) error {
-		b := gen.BudgetCreate{TeamID: v.optID("team_id"), ProjectID: v.optID("project_id"), RelayKeyID: v.optID("relay_key_id"),
-			Period: gen.Period(v.str("period")), Amount: v.amount("amount")}
+		b := models.BudgetCreate{TeamID: v.optID("team_id"), ProjectID: v.optID("project_id"), RelayKeyID: v.optID("relay_key_id"),
+			Period: models.Period(v.str("period")), Amount: v.amount("amount")}
 		if err := v.err(); err != nil {
 			return err
 		}
@@ -457,8 +459,8 @@ func (h *Handler) budgetForm(k *kind) {
 		return url.Values{"period": {string(x.Period)}, "amount": {price(x.Amount)}}, nil
 	}
 	k.edit = func(p *page, id uuid.UUID, v *vals) error {
-		period, amount := gen.Period(v.str("period")), v.amount("amount")
-		b := gen.BudgetUpdate{Period: &period, Amount: &amount}
+		period, amount := models.Period(v.str("period")), v.amount("amount")
+		b := models.BudgetUpdate{Period: &period, Amount: &amount}
 		if err := v.err(); err != nil {
 			return err
 		}
@@ -494,7 +496,7 @@ func (h *Handler) policyBindingForm(k *kind) {
 		return append(fs, field{Name: "position", Label: "Order", Kind: "number", Value: v.str("position"), Help: "Lower comes first when several bindings match."}), nil
 	}
 	k.create = func(p *page, v *vals) error {
-		b := gen.PolicyBindingCreate{ProjectID: v.id("project_id", "project"), PolicyID: v.id("policy_id", "policy"),
+		b := models.PolicyBindingCreate{ProjectID: v.id("project_id", "project"), PolicyID: v.id("policy_id", "policy"),
 			ServiceAccountID: v.optID("service_account_id"), UserID: v.optID("user_id"), GroupID: v.optID("group_id"), Position: v.optInt32("position")}
 		if err := v.err(); err != nil {
 			return err
@@ -515,7 +517,7 @@ func (h *Handler) policyBindingForm(k *kind) {
 			"group_id": {idStr(x.GroupID)}, "position": {strconv.Itoa(int(x.Position))}}, nil
 	}
 	k.edit = func(p *page, id uuid.UUID, v *vals) error {
-		b := gen.PolicyBindingUpdate{PolicyID: v.optID("policy_id"), ServiceAccountID: v.optID("service_account_id"), UserID: v.optID("user_id"),
+		b := models.PolicyBindingUpdate{PolicyID: v.optID("policy_id"), ServiceAccountID: v.optID("service_account_id"), UserID: v.optID("user_id"),
 			GroupID: v.optID("group_id"), Position: v.optInt32("position")}
 		if err := v.err(); err != nil {
 			return err
@@ -542,7 +544,7 @@ func (h *Handler) userForm(k *kind) {
 		}, nil
 	}
 	k.create = func(p *page, v *vals) error {
-		b := gen.UserCreate{Email: v.email("email"), Name: v.optStr("name"), Disabled: v.onPtr("disabled")}
+		b := models.UserCreate{Email: v.email("email"), Name: v.optStr("name"), Disabled: v.onPtr("disabled")}
 		if err := v.err(); err != nil {
 			return err
 		}
@@ -565,7 +567,7 @@ func (h *Handler) userForm(k *kind) {
 	}
 	k.edit = func(p *page, id uuid.UUID, v *vals) error {
 		email, name := v.email("email"), v.str("name")
-		b := gen.UserUpdate{Email: &email, Name: &name, Disabled: v.onPtr("disabled")}
+		b := models.UserUpdate{Email: &email, Name: &name, Disabled: v.onPtr("disabled")}
 		if err := v.err(); err != nil {
 			return err
 		}
@@ -586,8 +588,8 @@ func (h *Handler) userForm(k *kind) {
 
 // email reads an email address; one the API's type would not encode is a
 // message on the field rather than an internal error.
-func (v *vals) email(name string) gen.Email {
-	e := gen.Email(v.str(name))
+func (v *vals) email(name string) models.Email {
+	e := models.Email(v.str(name))
 	if _, err := json.Marshal(e); err != nil {
 		v.errs[name] = "enter an email address"
 	}
@@ -602,7 +604,7 @@ func (h *Handler) groupForm(k *kind) {
 		}, nil
 	}
 	k.create = func(p *page, v *vals) error {
-		b := gen.GroupCreate{Slug: v.str("slug"), Name: v.optStr("name")}
+		b := models.GroupCreate{Slug: v.str("slug"), Name: v.optStr("name")}
 		if err := p.check(h, http.MethodPost, "/api/groups", b); err != nil {
 			return err
 		}
@@ -630,7 +632,7 @@ func (h *Handler) groupForm(k *kind) {
 	}
 	k.edit = func(p *page, id uuid.UUID, v *vals) error {
 		slug, name := v.str("slug"), v.str("name")
-		b := gen.GroupUpdate{Slug: &slug, Name: &name}
+		b := models.GroupUpdate{Slug: &slug, Name: &name}
 		if err := p.check(h, http.MethodPatch, "/api/groups/"+id.String(), b); err != nil {
 			return err
 		}
@@ -647,7 +649,7 @@ func (h *Handler) members(p *page, id uuid.UUID) (map[uuid.UUID]bool, error) {
 	l := optionLimit
 	var cursor *string
 	for {
-		resp, err := h.api.ListGroupMembers(p.ctx, gen.ListGroupMembersRequestObject{ID: id, Params: gen.ListGroupMembersParams{Limit: &l, Cursor: cursor}})
+		resp, err := h.api.ListGroupMembers(p.ctx, gen.ListGroupMembersRequestObject{ID: id, Params: models.ListGroupMembersParams{Limit: &l, Cursor: cursor}})
 		if err != nil {
 			return nil, err
 		}
@@ -680,7 +682,7 @@ func (h *Handler) setMembers(p *page, id uuid.UUID, v *vals) error {
 		}
 		switch {
 		case want[u] && !have[u]:
-			_, err = h.api.CreateGroupMember(p.ctx, gen.CreateGroupMemberRequestObject{ID: id, Body: &gen.GroupMemberCreate{UserID: u}})
+			_, err = h.api.CreateGroupMember(p.ctx, gen.CreateGroupMemberRequestObject{ID: id, Body: &models.GroupMemberCreate{UserID: u}})
 		case !want[u] && have[u]:
 			_, err = h.api.DeleteGroupMember(p.ctx, gen.DeleteGroupMemberRequestObject{ID: id, UserID: u})
 		}
@@ -705,7 +707,7 @@ func (h *Handler) roleBindingForm(k *kind) {
 				Options: selectOf("project_id", "", v.str("project_id"), withNone("—", h.projectOptions(p))).Options}), nil
 	}
 	k.create = func(p *page, v *vals) error {
-		b := gen.RoleBindingCreate{Role: gen.Role(v.str("role")), UserID: v.optID("user_id"), GroupID: v.optID("group_id"),
+		b := models.RoleBindingCreate{Role: models.Role(v.str("role")), UserID: v.optID("user_id"), GroupID: v.optID("group_id"),
 			TeamID: v.optID("team_id"), ProjectID: v.optID("project_id")}
 		if err := v.err(); err != nil {
 			return err
@@ -724,8 +726,8 @@ func (h *Handler) roleBindingForm(k *kind) {
 		return url.Values{"role": {string(resp.(gen.GetRoleBinding200JSONResponse).Role)}}, nil
 	}
 	k.edit = func(p *page, id uuid.UUID, v *vals) error {
-		role := gen.Role(v.str("role"))
-		b := gen.RoleBindingUpdate{Role: &role}
+		role := models.Role(v.str("role"))
+		b := models.RoleBindingUpdate{Role: &role}
 		if err := p.check(h, http.MethodPatch, "/api/role-bindings/"+id.String(), b); err != nil {
 			return err
 		}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/relay-llm/relay/openapi/models"
+
 	"github.com/google/uuid"
 
 	"github.com/relay-llm/relay/internal/controlapi"
@@ -55,7 +57,7 @@ func (h *Handler) payloads(p *page) {
 		v.CanDelete = p.who.CanAnywhere(rbac.ManageProject)
 		to := time.Now().UTC()
 		from, limit := to.Add(-7*24*time.Hour), int32(pageSize)
-		params := gen.ListUsageEventsParams{From: &from, To: &to, ProjectID: &id, Limit: &limit}
+		params := models.ListUsageEventsParams{From: &from, To: &to, ProjectID: &id, Limit: &limit}
 		if c := q.Get("cursor"); c != "" {
 			params.Cursor = &c
 		}

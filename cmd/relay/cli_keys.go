@@ -11,8 +11,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/relay-llm/relay/openapi/models"
+
 	"github.com/relay-llm/relay/internal/configfile"
-	"github.com/relay-llm/relay/openapi/client"
 )
 
 const keysUsage = `relay keys mint --project TEAM/PROJECT (--service-account SLUG | --user EMAIL)
@@ -64,7 +65,7 @@ func keysCmd(ctx context.Context, args []string, getenv func(string) string, std
 	if err != nil {
 		return fmt.Errorf("keys mint: %w", err)
 	}
-	body := client.RelayKeyCreate{ProjectID: proj.ID}
+	body := models.RelayKeyCreate{ProjectID: proj.ID}
 	owner := ""
 	if serviceAccount != "" {
 		sa, err := configfile.FindServiceAccount(ctx, cl, proj.ID, serviceAccount)
@@ -190,7 +191,7 @@ func tokenCmd(ctx context.Context, args []string, getenv func(string) string, st
 		r.Header.Set("X-CSRF-Token", csrf)
 		return nil
 	}
-	lr, err := cl.LoginWithResponse(ctx, client.LoginRequest{Email: client.Email(email), Password: &password})
+	lr, err := cl.LoginWithResponse(ctx, models.LoginRequest{Email: models.Email(email), Password: &password})
 	if err != nil {
 		return fmt.Errorf("token mint: sign in: %w", err)
 	}
@@ -211,7 +212,7 @@ func tokenCmd(ctx context.Context, args []string, getenv func(string) string, st
 		return fmt.Errorf("token mint: %w", err)
 	}
 	secs := int32(ttl / time.Second)
-	tr, err := cl.CreateInferenceTokenWithResponse(ctx, client.InferenceTokenCreate{ProjectID: proj.ID, TTLSeconds: &secs}, withCSRF)
+	tr, err := cl.CreateInferenceTokenWithResponse(ctx, models.InferenceTokenCreate{ProjectID: proj.ID, TTLSeconds: &secs}, withCSRF)
 	if err != nil {
 		return fmt.Errorf("token mint: %w", err)
 	}

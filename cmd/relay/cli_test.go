@@ -9,9 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/relay-llm/relay/openapi/models"
+
 	"github.com/relay-llm/relay/internal/configfile/configfiletest"
 	"github.com/relay-llm/relay/internal/credential"
-	"github.com/relay-llm/relay/openapi/client"
 )
 
 // catalog is the config-as-code fixture of internal/configfile.
@@ -200,7 +201,7 @@ func TestTokenMint_SignsInAndPrintsAToken(t *testing.T) {
 	mustCLI(t, srv, "apply", "-f", catalog)
 	ctx := context.Background()
 	pw := "correct horse battery"
-	u, err := srv.Client.CreateUserWithResponse(ctx, client.UserCreate{Email: "dev@example.com", Password: &pw})
+	u, err := srv.Client.CreateUserWithResponse(ctx, models.UserCreate{Email: "dev@example.com", Password: &pw})
 	if err != nil || u.JSON201 == nil {
 		t.Fatalf("create user: %v %s", err, u.Body)
 	}

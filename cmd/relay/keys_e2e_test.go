@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relay-llm/relay/openapi/models"
+
 	"github.com/relay-llm/relay/internal/pgtest"
 	"github.com/relay-llm/relay/internal/poll"
 	"github.com/relay-llm/relay/openapi/client"
@@ -60,19 +62,19 @@ func TestServe_RelayKeyLifecycleAcrossProcesses(t *testing.T) {
 	ctx := context.Background()
 	api := adminClient(t, first.control)
 
-	sas, err := api.ListServiceAccountsWithResponse(ctx, &client.ListServiceAccountsParams{})
+	sas, err := api.ListServiceAccountsWithResponse(ctx, &models.ListServiceAccountsParams{})
 	if err != nil || sas.JSON200 == nil || len(sas.JSON200.Items) == 0 {
 		t.Fatalf("list service accounts: %v %s", err, sas.Body)
 	}
 	sa := sas.JSON200.Items[0]
-	created, err := api.CreateRelayKeyWithResponse(ctx, client.RelayKeyCreate{ProjectID: sa.ProjectID, ServiceAccountID: &sa.ID})
+	created, err := api.CreateRelayKeyWithResponse(ctx, models.RelayKeyCreate{ProjectID: sa.ProjectID, ServiceAccountID: &sa.ID})
 	if err != nil || created.JSON201 == nil {
 		t.Fatalf("create relay key: %v %s", err, created.Body)
 	}
 	key := created.JSON201.Secret
 	t.Logf("minted key usable on the second process after %s", eventually(t, second.inference, key, 200))
 
-	rotated, err := api.RotateRelayKeyWithResponse(ctx, created.JSON201.RelayKey.ID, client.RelayKeyRotate{GraceSeconds: 3600})
+	rotated, err := api.RotateRelayKeyWithResponse(ctx, created.JSON201.RelayKey.ID, models.RelayKeyRotate{GraceSeconds: 3600})
 	if err != nil || rotated.JSON201 == nil {
 		t.Fatalf("rotate: %v %s", err, rotated.Body)
 	}

@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relay-llm/relay/openapi/models"
+
 	"github.com/redis/go-redis/v9"
 	"github.com/relay-llm/relay/internal/mockupstream"
 
@@ -26,7 +28,6 @@ import (
 	"github.com/relay-llm/relay/internal/redistest"
 	"github.com/relay-llm/relay/internal/secret"
 	"github.com/relay-llm/relay/internal/store"
-	"github.com/relay-llm/relay/openapi/client"
 )
 
 // multipodCatalog is what the pods serve, applied with `relay apply`: one
@@ -311,7 +312,7 @@ func multipod(t *testing.T, redisURL string) {
 
 	t.Run("WriteReachesEveryPod", func(t *testing.T) {
 		api := adminClient(t, c.pods[0].control)
-		sas, err := api.ListServiceAccountsWithResponse(ctx, &client.ListServiceAccountsParams{})
+		sas, err := api.ListServiceAccountsWithResponse(ctx, &models.ListServiceAccountsParams{})
 		if err != nil || sas.JSON200 == nil || len(sas.JSON200.Items) == 0 {
 			t.Fatalf("list service accounts: %v", err)
 		}
@@ -320,7 +321,7 @@ func multipod(t *testing.T, redisURL string) {
 		var lat []time.Duration
 		for range n {
 			start := time.Now()
-			created, err := api.CreateRelayKeyWithResponse(ctx, client.RelayKeyCreate{ProjectID: sa.ProjectID, ServiceAccountID: &sa.ID})
+			created, err := api.CreateRelayKeyWithResponse(ctx, models.RelayKeyCreate{ProjectID: sa.ProjectID, ServiceAccountID: &sa.ID})
 			if err != nil || created.JSON201 == nil {
 				t.Fatalf("create relay key: %v", err)
 			}

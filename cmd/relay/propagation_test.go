@@ -7,8 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relay-llm/relay/openapi/models"
+
 	"github.com/relay-llm/relay/internal/pgtest"
-	"github.com/relay-llm/relay/openapi/client"
 )
 
 // BenchmarkWriteToPropagation mints relay keys through one process's control
@@ -30,7 +31,7 @@ func BenchmarkWriteToPropagation(b *testing.B) {
 	waitReady(b, second.inference)
 	ctx := context.Background()
 	api := adminClient(b, first.control)
-	sas, err := api.ListServiceAccountsWithResponse(ctx, &client.ListServiceAccountsParams{})
+	sas, err := api.ListServiceAccountsWithResponse(ctx, &models.ListServiceAccountsParams{})
 	if err != nil || sas.JSON200 == nil {
 		b.Fatal(err)
 	}
@@ -39,7 +40,7 @@ func BenchmarkWriteToPropagation(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		start := time.Now()
-		created, err := api.CreateRelayKeyWithResponse(ctx, client.RelayKeyCreate{ProjectID: sa.ProjectID, ServiceAccountID: &sa.ID})
+		created, err := api.CreateRelayKeyWithResponse(ctx, models.RelayKeyCreate{ProjectID: sa.ProjectID, ServiceAccountID: &sa.ID})
 		if err != nil || created.JSON201 == nil {
 			b.Fatalf("create: %v", err)
 		}

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relay-llm/relay/openapi/models"
+
 	"github.com/relay-llm/relay/internal/pgtest"
 	"github.com/relay-llm/relay/internal/poll"
 	"github.com/relay-llm/relay/internal/secret"
@@ -288,8 +290,8 @@ func checkUsageAPI(t *testing.T, control, token string, asked time.Time, request
 		t.Fatal(err)
 	}
 	from, model := asked.Add(-time.Minute), "demo-gpt"
-	by := []client.UsageGroupBy{client.UsageGroupByModel, client.UsageGroupByStatus}
-	sum, err := c.GetUsageSummaryWithResponse(ctx, &client.GetUsageSummaryParams{From: &from, GroupBy: &by})
+	by := []models.UsageGroupBy{models.UsageGroupByModel, models.UsageGroupByStatus}
+	sum, err := c.GetUsageSummaryWithResponse(ctx, &models.GetUsageSummaryParams{From: &from, GroupBy: &by})
 	if err != nil || sum.JSON200 == nil {
 		t.Fatalf("usage summary: %v %s", err, sum.Body)
 	}
@@ -305,7 +307,7 @@ func checkUsageAPI(t *testing.T, control, token string, asked time.Time, request
 	if !found {
 		t.Errorf("usage summary has no %s row: %+v", model, sum.JSON200.Rows)
 	}
-	ev, err := c.ListUsageEventsWithResponse(ctx, &client.ListUsageEventsParams{From: &from, Model: &model})
+	ev, err := c.ListUsageEventsWithResponse(ctx, &models.ListUsageEventsParams{From: &from, Model: &model})
 	if err != nil || ev.JSON200 == nil {
 		t.Fatalf("usage events: %v %s", err, ev.Body)
 	}
@@ -313,7 +315,7 @@ func checkUsageAPI(t *testing.T, control, token string, asked time.Time, request
 		items[0].InboundShape != "openai_chat" || items[0].RelayKeyID == nil || items[0].ProjectID == nil || items[0].HostID == nil {
 		t.Errorf("usage events = %+v, want the request %s", items, requestID)
 	}
-	resp, err := c.ListUsageEvents(ctx, &client.ListUsageEventsParams{From: &from, Model: &model, Format: ptrTo(client.UsageEventsFormatCsv)})
+	resp, err := c.ListUsageEvents(ctx, &models.ListUsageEventsParams{From: &from, Model: &model, Format: ptrTo(models.UsageEventsFormatCsv)})
 	if err != nil {
 		t.Fatal(err)
 	}

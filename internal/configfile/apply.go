@@ -9,10 +9,11 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/relay-llm/relay/openapi/models"
+
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/google/uuid"
 
-	"github.com/relay-llm/relay/openapi/client"
 	"github.com/relay-llm/relay/openapi/controlgen"
 )
 
@@ -124,7 +125,7 @@ func (p *Plan) setFallbacks(ctx context.Context, known *ids, st Step) error {
 			return fmt.Errorf("unresolved Model %s", m)
 		}
 	}
-	return p.update(ctx, id, client.ModelUpdate{Fallbacks: &list})
+	return p.update(ctx, id, models.ModelUpdate{Fallbacks: &list})
 }
 
 // summarize keeps an error on one line when several calls failed at once.
@@ -190,98 +191,98 @@ func (p *Plan) run(ctx context.Context, known *ids, st Step) error {
 func (p *Plan) create(ctx context.Context, body any) (uuid.UUID, error) {
 	c := p.c
 	switch b := body.(type) {
-	case client.TeamCreate:
+	case models.TeamCreate:
 		r, err := c.CreateTeamWithResponse(ctx, b)
 		if err != nil {
 			return uuid.Nil, err
 		}
 		v, err := result(r.JSON201, r.StatusCode(), r.Body)
 		return v.ID, err
-	case client.ProjectCreate:
+	case models.ProjectCreate:
 		r, err := c.CreateProjectWithResponse(ctx, b)
 		if err != nil {
 			return uuid.Nil, err
 		}
 		v, err := result(r.JSON201, r.StatusCode(), r.Body)
 		return v.ID, err
-	case client.RateLimitCreate:
+	case models.RateLimitCreate:
 		r, err := c.CreateRateLimitWithResponse(ctx, b)
 		if err != nil {
 			return uuid.Nil, err
 		}
 		v, err := result(r.JSON201, r.StatusCode(), r.Body)
 		return v.ID, err
-	case client.HostCreate:
+	case models.HostCreate:
 		r, err := c.CreateHostWithResponse(ctx, b)
 		if err != nil {
 			return uuid.Nil, err
 		}
 		v, err := result(r.JSON201, r.StatusCode(), r.Body)
 		return v.ID, err
-	case client.ModelCreate:
+	case models.ModelCreate:
 		r, err := c.CreateModelWithResponse(ctx, b)
 		if err != nil {
 			return uuid.Nil, err
 		}
 		v, err := result(r.JSON201, r.StatusCode(), r.Body)
 		return v.ID, err
-	case client.BindingCreate:
+	case models.BindingCreate:
 		r, err := c.CreateBindingWithResponse(ctx, b)
 		if err != nil {
 			return uuid.Nil, err
 		}
 		v, err := result(r.JSON201, r.StatusCode(), r.Body)
 		return v.ID, err
-	case client.HostKeyCreate:
+	case models.HostKeyCreate:
 		r, err := c.CreateHostKeyWithResponse(ctx, b)
 		if err != nil {
 			return uuid.Nil, err
 		}
 		v, err := result(r.JSON201, r.StatusCode(), r.Body)
 		return v.ID, err
-	case client.PolicyCreate:
+	case models.PolicyCreate:
 		r, err := c.CreatePolicyWithResponse(ctx, b)
 		if err != nil {
 			return uuid.Nil, err
 		}
 		v, err := result(r.JSON201, r.StatusCode(), r.Body)
 		return v.ID, err
-	case client.ServiceAccountCreate:
+	case models.ServiceAccountCreate:
 		r, err := c.CreateServiceAccountWithResponse(ctx, b)
 		if err != nil {
 			return uuid.Nil, err
 		}
 		v, err := result(r.JSON201, r.StatusCode(), r.Body)
 		return v.ID, err
-	case client.GroupCreate:
+	case models.GroupCreate:
 		r, err := c.CreateGroupWithResponse(ctx, b)
 		if err != nil {
 			return uuid.Nil, err
 		}
 		v, err := result(r.JSON201, r.StatusCode(), r.Body)
 		return v.ID, err
-	case client.UserCreate:
+	case models.UserCreate:
 		r, err := c.CreateUserWithResponse(ctx, b)
 		if err != nil {
 			return uuid.Nil, err
 		}
 		v, err := result(r.JSON201, r.StatusCode(), r.Body)
 		return v.ID, err
-	case client.PolicyBindingCreate:
+	case models.PolicyBindingCreate:
 		r, err := c.CreatePolicyBindingWithResponse(ctx, b)
 		if err != nil {
 			return uuid.Nil, err
 		}
 		v, err := result(r.JSON201, r.StatusCode(), r.Body)
 		return v.ID, err
-	case client.RoleBindingCreate:
+	case models.RoleBindingCreate:
 		r, err := c.CreateRoleBindingWithResponse(ctx, b)
 		if err != nil {
 			return uuid.Nil, err
 		}
 		v, err := result(r.JSON201, r.StatusCode(), r.Body)
 		return v.ID, err
-	case client.BudgetCreate:
+	case models.BudgetCreate:
 		r, err := c.CreateBudgetWithResponse(ctx, b)
 		if err != nil {
 			return uuid.Nil, err
@@ -295,91 +296,91 @@ func (p *Plan) create(ctx context.Context, body any) (uuid.UUID, error) {
 func (p *Plan) update(ctx context.Context, id uuid.UUID, body any) error {
 	c := p.c
 	switch b := body.(type) {
-	case client.TeamUpdate:
+	case models.TeamUpdate:
 		r, err := c.UpdateTeamWithResponse(ctx, id, b)
 		if err != nil {
 			return err
 		}
 		_, err = result(r.JSON200, r.StatusCode(), r.Body)
 		return err
-	case client.ProjectUpdate:
+	case models.ProjectUpdate:
 		r, err := c.UpdateProjectWithResponse(ctx, id, b)
 		if err != nil {
 			return err
 		}
 		_, err = result(r.JSON200, r.StatusCode(), r.Body)
 		return err
-	case client.RateLimitUpdate:
+	case models.RateLimitUpdate:
 		r, err := c.UpdateRateLimitWithResponse(ctx, id, b)
 		if err != nil {
 			return err
 		}
 		_, err = result(r.JSON200, r.StatusCode(), r.Body)
 		return err
-	case client.HostUpdate:
+	case models.HostUpdate:
 		r, err := c.UpdateHostWithResponse(ctx, id, b)
 		if err != nil {
 			return err
 		}
 		_, err = result(r.JSON200, r.StatusCode(), r.Body)
 		return err
-	case client.ModelUpdate:
+	case models.ModelUpdate:
 		r, err := c.UpdateModelWithResponse(ctx, id, b)
 		if err != nil {
 			return err
 		}
 		_, err = result(r.JSON200, r.StatusCode(), r.Body)
 		return err
-	case client.BindingUpdate:
+	case models.BindingUpdate:
 		r, err := c.UpdateBindingWithResponse(ctx, id, b)
 		if err != nil {
 			return err
 		}
 		_, err = result(r.JSON200, r.StatusCode(), r.Body)
 		return err
-	case client.HostKeyUpdate:
+	case models.HostKeyUpdate:
 		r, err := c.UpdateHostKeyWithResponse(ctx, id, b)
 		if err != nil {
 			return err
 		}
 		_, err = result(r.JSON200, r.StatusCode(), r.Body)
 		return err
-	case client.PolicyUpdate:
+	case models.PolicyUpdate:
 		r, err := c.UpdatePolicyWithResponse(ctx, id, b)
 		if err != nil {
 			return err
 		}
 		_, err = result(r.JSON200, r.StatusCode(), r.Body)
 		return err
-	case client.ServiceAccountUpdate:
+	case models.ServiceAccountUpdate:
 		r, err := c.UpdateServiceAccountWithResponse(ctx, id, b)
 		if err != nil {
 			return err
 		}
 		_, err = result(r.JSON200, r.StatusCode(), r.Body)
 		return err
-	case client.GroupUpdate:
+	case models.GroupUpdate:
 		r, err := c.UpdateGroupWithResponse(ctx, id, b)
 		if err != nil {
 			return err
 		}
 		_, err = result(r.JSON200, r.StatusCode(), r.Body)
 		return err
-	case client.UserUpdate:
+	case models.UserUpdate:
 		r, err := c.UpdateUserWithResponse(ctx, id, b)
 		if err != nil {
 			return err
 		}
 		_, err = result(r.JSON200, r.StatusCode(), r.Body)
 		return err
-	case client.PolicyBindingUpdate:
+	case models.PolicyBindingUpdate:
 		r, err := c.UpdatePolicyBindingWithResponse(ctx, id, b)
 		if err != nil {
 			return err
 		}
 		_, err = result(r.JSON200, r.StatusCode(), r.Body)
 		return err
-	case client.BudgetUpdate:
+	case models.BudgetUpdate:
 		r, err := c.UpdateBudgetWithResponse(ctx, id, b)
 		if err != nil {
 			return err
@@ -511,7 +512,7 @@ func (p *Plan) children(ctx context.Context, s spec, have *object, id uuid.UUID,
 			if slices.Contains(old, g) {
 				continue
 			}
-			r, err := p.c.CreateGroupMemberWithResponse(ctx, ref(KindGroup, g), client.GroupMemberCreate{UserID: id})
+			r, err := p.c.CreateGroupMemberWithResponse(ctx, ref(KindGroup, g), models.GroupMemberCreate{UserID: id})
 			if err != nil {
 				return err
 			}
@@ -538,8 +539,8 @@ func (p *Plan) children(ctx context.Context, s spec, have *object, id uuid.UUID,
 // syncRules reconciles a rate limit's rules: rules already right stay, the
 // others are updated in place pairwise, and the surplus is deleted or
 // created.
-func (p *Plan) syncRules(ctx context.Context, rlID uuid.UUID, want []Rule, have []client.RateLimitRule) error {
-	var left []client.RateLimitRule
+func (p *Plan) syncRules(ctx context.Context, rlID uuid.UUID, want []Rule, have []models.RateLimitRule) error {
+	var left []models.RateLimitRule
 	todo := slices.Clone(want)
 	for _, h := range have {
 		hr := Rule{Meter: string(h.Meter), Amount: h.Amount, WindowSeconds: h.WindowSeconds, PerPrincipal: h.PerPrincipal}
@@ -552,8 +553,8 @@ func (p *Plan) syncRules(ctx context.Context, rlID uuid.UUID, want []Rule, have 
 	for len(todo) > 0 && len(left) > 0 {
 		w, h := todo[0], left[0]
 		todo, left = todo[1:], left[1:]
-		r, err := p.c.UpdateRateLimitRuleWithResponse(ctx, rlID, h.ID, client.RateLimitRuleUpdate{
-			Meter: ptr(client.Meter(w.Meter)), Amount: &w.Amount, WindowSeconds: &w.WindowSeconds, PerPrincipal: &w.PerPrincipal,
+		r, err := p.c.UpdateRateLimitRuleWithResponse(ctx, rlID, h.ID, models.RateLimitRuleUpdate{
+			Meter: ptr(models.Meter(w.Meter)), Amount: &w.Amount, WindowSeconds: &w.WindowSeconds, PerPrincipal: &w.PerPrincipal,
 		})
 		if err != nil {
 			return err
@@ -591,7 +592,7 @@ func (p *Plan) syncGrants(ctx context.Context, policyID uuid.UUID, want, have *P
 		if slices.Contains(have.Models, m) {
 			continue
 		}
-		r, err := c.CreatePolicyModelGrantWithResponse(ctx, policyID, client.PolicyModelGrantCreate{ModelID: ref(KindModel, m)})
+		r, err := c.CreatePolicyModelGrantWithResponse(ctx, policyID, models.PolicyModelGrantCreate{ModelID: ref(KindModel, m)})
 		if err != nil {
 			return err
 		}
@@ -615,7 +616,7 @@ func (p *Plan) syncGrants(ctx context.Context, policyID uuid.UUID, want, have *P
 		if slices.Contains(have.HostKeys, k) {
 			continue
 		}
-		r, err := c.CreatePolicyHostKeyGrantWithResponse(ctx, policyID, client.PolicyHostKeyGrantCreate{HostKeyID: ref(KindHostKey, k)})
+		r, err := c.CreatePolicyHostKeyGrantWithResponse(ctx, policyID, models.PolicyHostKeyGrantCreate{HostKeyID: ref(KindHostKey, k)})
 		if err != nil {
 			return err
 		}
@@ -646,7 +647,7 @@ func (p *Plan) syncGrants(ctx context.Context, policyID uuid.UUID, want, have *P
 		h, ok := byModel(have.ModelRateLimits, w.Model)
 		switch {
 		case !ok:
-			r, err := c.CreatePolicyModelRateLimitWithResponse(ctx, policyID, client.PolicyModelRateLimitCreate{
+			r, err := c.CreatePolicyModelRateLimitWithResponse(ctx, policyID, models.PolicyModelRateLimitCreate{
 				ModelID: ref(KindModel, w.Model), RateLimitID: ref(KindRateLimit, w.RateLimit), Position: &w.Position,
 			})
 			if err != nil {
@@ -656,7 +657,7 @@ func (p *Plan) syncGrants(ctx context.Context, policyID uuid.UUID, want, have *P
 				return fmt.Errorf("set rate limit of model %s: %w", w.Model, err)
 			}
 		case h != w:
-			r, err := c.UpdatePolicyModelRateLimitWithResponse(ctx, policyID, ref(KindModel, w.Model), client.PolicyModelRateLimitUpdate{
+			r, err := c.UpdatePolicyModelRateLimitWithResponse(ctx, policyID, ref(KindModel, w.Model), models.PolicyModelRateLimitUpdate{
 				RateLimitID: ptr(ref(KindRateLimit, w.RateLimit)), Position: &w.Position,
 			})
 			if err != nil {

@@ -7,9 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/relay-llm/relay/openapi/models"
+
 	"github.com/relay-llm/relay/internal/configfile"
 	"github.com/relay-llm/relay/internal/configfile/configfiletest"
-	"github.com/relay-llm/relay/openapi/client"
 )
 
 const fixture = "testdata/catalog"
@@ -292,7 +293,7 @@ spec: {slug: openai, provider: openai, base_url: https://api.openai.com/v1}
 `)
 	p := plan(t, srv, docs, configfile.Options{})
 	// Someone else creates the host between the plan and the apply.
-	r, err := srv.Client.CreateHostWithResponse(t.Context(), client.HostCreate{Slug: "openai", Provider: "openai", BaseURL: "https://example.com"})
+	r, err := srv.Client.CreateHostWithResponse(t.Context(), models.HostCreate{Slug: "openai", Provider: "openai", BaseURL: "https://example.com"})
 	if err != nil || r.JSON201 == nil {
 		t.Fatalf("create host: %v %s", err, r.Body)
 	}

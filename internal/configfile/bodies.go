@@ -2,8 +2,8 @@ package configfile
 
 import (
 	"github.com/google/uuid"
+	"github.com/relay-llm/relay/openapi/models"
 
-	"github.com/relay-llm/relay/openapi/client"
 	"github.com/relay-llm/relay/openapi/nullable"
 )
 
@@ -27,38 +27,38 @@ func ptr[T any](v T) *T { return &v }
 func createBody(s spec, id resolver) (any, string) {
 	switch s := s.(type) {
 	case *TeamSpec:
-		return client.TeamCreate{Slug: s.Slug, Name: &s.Name}, "TeamCreate"
+		return models.TeamCreate{Slug: s.Slug, Name: &s.Name}, "TeamCreate"
 	case *ProjectSpec:
-		return client.ProjectCreate{TeamID: id(KindTeam, s.Team), Slug: s.Slug, Name: &s.Name}, "ProjectCreate"
+		return models.ProjectCreate{TeamID: id(KindTeam, s.Team), Slug: s.Slug, Name: &s.Name}, "ProjectCreate"
 	case *RateLimitSpec:
-		rules := make([]client.RateLimitRuleCreate, len(s.Rules))
+		rules := make([]models.RateLimitRuleCreate, len(s.Rules))
 		for i, r := range s.Rules {
 			rules[i] = ruleCreate(r)
 		}
-		return client.RateLimitCreate{Slug: s.Slug, Name: &s.Name, Rules: &rules}, "RateLimitCreate"
+		return models.RateLimitCreate{Slug: s.Slug, Name: &s.Name, Rules: &rules}, "RateLimitCreate"
 	case *HostSpec:
-		return client.HostCreate{
-			Slug: s.Slug, Name: &s.Name, Provider: client.Provider(s.Provider), BaseURL: s.BaseURL, Enabled: &s.Enabled,
+		return models.HostCreate{
+			Slug: s.Slug, Name: &s.Name, Provider: models.Provider(s.Provider), BaseURL: s.BaseURL, Enabled: &s.Enabled,
 			ConnectTimeoutMs: &s.ConnectTimeoutMs, FirstByteTimeoutMs: &s.FirstByteTimeoutMs,
 			IdleTimeoutMs: &s.IdleTimeoutMs, TotalTimeoutMs: &s.TotalTimeoutMs,
 		}, "HostCreate"
 	case *ModelSpec:
-		return client.ModelCreate{
-			Name: s.Name, Provider: &s.Provider, Kind: ptr(client.ModelKind(s.Kind)), ContextWindow: &s.ContextWindow,
+		return models.ModelCreate{
+			Name: s.Name, Provider: &s.Provider, Kind: ptr(models.ModelKind(s.Kind)), ContextWindow: &s.ContextWindow,
 			MaxOutputTokens: &s.MaxOutputTokens, SupportsTools: &s.SupportsTools, SupportsVision: &s.SupportsVision,
 			SupportsJSON: &s.SupportsJSON, SupportsThinking: &s.SupportsThinking,
-			Strategy: ptr(client.ModelRouteStrategy(s.Strategy)),
+			Strategy: ptr(models.ModelRouteStrategy(s.Strategy)),
 		}, "ModelCreate"
 	case *BindingSpec:
 		tiers := priceTiers(s.PriceTiers)
-		return client.BindingCreate{
-			ModelID: id(KindModel, s.Model), HostID: id(KindHost, s.Host), Shape: client.Shape(s.Shape),
+		return models.BindingCreate{
+			ModelID: id(KindModel, s.Model), HostID: id(KindHost, s.Host), Shape: models.Shape(s.Shape),
 			UpstreamModel: s.UpstreamModel, Position: &s.Position, Weight: &s.Weight, Enabled: &s.Enabled,
 			InputPrice: &s.InputPrice, OutputPrice: &s.OutputPrice, CachedInputPrice: &s.CachedInputPrice,
 			CacheWritePrice: &s.CacheWritePrice, ReasoningPrice: s.ReasoningPrice, PriceTiers: &tiers,
 		}, "BindingCreate"
 	case *HostKeySpec:
-		b := client.HostKeyCreate{
+		b := models.HostKeyCreate{
 			HostID: id(KindHost, s.Host), Slug: s.Slug, TierRateLimitID: id.opt(KindRateLimit, s.TierRateLimit),
 			Position: &s.Position, Enabled: &s.Enabled,
 		}
@@ -70,25 +70,25 @@ func createBody(s spec, id resolver) (any, string) {
 		}
 		return b, "HostKeyCreate"
 	case *PolicySpec:
-		return client.PolicyCreate{
+		return models.PolicyCreate{
 			Slug: s.Slug, Name: &s.Name, AllModels: &s.AllModels, AllHostKeys: &s.AllHostKeys,
-			KeyStrategy: ptr(client.KeyStrategy(s.KeyStrategy)), RateLimitID: id.opt(KindRateLimit, s.RateLimit),
+			KeyStrategy: ptr(models.KeyStrategy(s.KeyStrategy)), RateLimitID: id.opt(KindRateLimit, s.RateLimit),
 			MaxWaitMs: &s.MaxWaitMs, Priority: &s.Priority, MaxAttempts: &s.MaxAttempts,
-			LimiterFailureMode: ptr(client.LimiterFailureMode(s.LimiterFailureMode)),
+			LimiterFailureMode: ptr(models.LimiterFailureMode(s.LimiterFailureMode)),
 			CapturePayloads:    &s.CapturePayloads, CaptureMaxBytes: &s.CaptureMaxBytes,
-			RouteStrategy: ptr(client.PolicyRouteStrategy(s.RouteStrategy)), Affinity: ptr(client.RouteAffinity(s.Affinity)),
+			RouteStrategy: ptr(models.PolicyRouteStrategy(s.RouteStrategy)), Affinity: ptr(models.RouteAffinity(s.Affinity)),
 			BudgetFallback: &s.BudgetFallback,
 		}, "PolicyCreate"
 	case *ServiceAccountSpec:
-		return client.ServiceAccountCreate{
+		return models.ServiceAccountCreate{
 			ProjectID: id(KindProject, s.Project), Slug: s.Slug, Name: &s.Name, PolicyID: id.opt(KindPolicy, s.Policy),
 		}, "ServiceAccountCreate"
 	case *GroupSpec:
-		return client.GroupCreate{Slug: s.Slug, Name: &s.Name}, "GroupCreate"
+		return models.GroupCreate{Slug: s.Slug, Name: &s.Name}, "GroupCreate"
 	case *UserSpec:
-		return client.UserCreate{Email: client.Email(s.Email), Name: &s.Name, Disabled: &s.Disabled}, "UserCreate"
+		return models.UserCreate{Email: models.Email(s.Email), Name: &s.Name, Disabled: &s.Disabled}, "UserCreate"
 	case *PolicyBindingSpec:
-		b := client.PolicyBindingCreate{ProjectID: id(KindProject, s.Project), PolicyID: id(KindPolicy, s.Policy), Position: &s.Position}
+		b := models.PolicyBindingCreate{ProjectID: id(KindProject, s.Project), PolicyID: id(KindPolicy, s.Policy), Position: &s.Position}
 		switch {
 		case s.ServiceAccount != "":
 			b.ServiceAccountID = id.opt(KindServiceAccount, s.Project+"/"+s.ServiceAccount)
@@ -99,27 +99,27 @@ func createBody(s spec, id resolver) (any, string) {
 		}
 		return b, "PolicyBindingCreate"
 	case *RoleBindingSpec:
-		return client.RoleBindingCreate{
-			Role: client.Role(s.Role), UserID: id.opt(KindUser, lowerEmail(s.User)), GroupID: id.opt(KindGroup, s.Group),
+		return models.RoleBindingCreate{
+			Role: models.Role(s.Role), UserID: id.opt(KindUser, lowerEmail(s.User)), GroupID: id.opt(KindGroup, s.Group),
 			TeamID: id.opt(KindTeam, s.Team), ProjectID: id.opt(KindProject, s.Project),
 		}, "RoleBindingCreate"
 	case *BudgetSpec:
-		return client.BudgetCreate{
+		return models.BudgetCreate{
 			TeamID: id.opt(KindTeam, s.Team), ProjectID: id.opt(KindProject, s.Project),
-			Period: client.Period(s.Period), Amount: s.Amount,
+			Period: models.Period(s.Period), Amount: s.Amount,
 		}, "BudgetCreate"
 	}
 	panic("configfile: no create body for " + s.key())
 }
 
-func ruleCreate(r Rule) client.RateLimitRuleCreate {
-	return client.RateLimitRuleCreate{Meter: client.Meter(r.Meter), Amount: r.Amount, WindowSeconds: &r.WindowSeconds, PerPrincipal: &r.PerPrincipal}
+func ruleCreate(r Rule) models.RateLimitRuleCreate {
+	return models.RateLimitRuleCreate{Meter: models.Meter(r.Meter), Amount: r.Amount, WindowSeconds: &r.WindowSeconds, PerPrincipal: &r.PerPrincipal}
 }
 
-func priceTiers(ts []PriceTier) []client.PriceTier {
-	out := make([]client.PriceTier, len(ts))
+func priceTiers(ts []PriceTier) []models.PriceTier {
+	out := make([]models.PriceTier, len(ts))
 	for i, t := range ts {
-		out[i] = client.PriceTier{
+		out[i] = models.PriceTier{
 			AboveInputTokens: t.AboveInputTokens, InputPrice: t.InputPrice, OutputPrice: t.OutputPrice,
 			CachedInputPrice: t.CachedInputPrice, CacheWritePrice: t.CacheWritePrice, ReasoningPrice: t.ReasoningPrice,
 		}
@@ -163,52 +163,52 @@ func nullRef(f fieldSet, name string, id resolver, k Kind, key string) nullable.
 func updateBody(s spec, f fieldSet, id resolver) any {
 	switch s := s.(type) {
 	case *TeamSpec:
-		return client.TeamUpdate{Name: when(f, "name", s.Name)}
+		return models.TeamUpdate{Name: when(f, "name", s.Name)}
 	case *ProjectSpec:
-		return client.ProjectUpdate{Name: when(f, "name", s.Name)}
+		return models.ProjectUpdate{Name: when(f, "name", s.Name)}
 	case *RateLimitSpec:
 		if !f["name"] {
 			return nil
 		}
-		return client.RateLimitUpdate{Name: &s.Name}
+		return models.RateLimitUpdate{Name: &s.Name}
 	case *HostSpec:
-		b := client.HostUpdate{
+		b := models.HostUpdate{
 			Name: when(f, "name", s.Name), BaseURL: when(f, "base_url", s.BaseURL), Enabled: when(f, "enabled", s.Enabled),
 			ConnectTimeoutMs: when(f, "connect_timeout_ms", s.ConnectTimeoutMs), FirstByteTimeoutMs: when(f, "first_byte_timeout_ms", s.FirstByteTimeoutMs),
 			IdleTimeoutMs: when(f, "idle_timeout_ms", s.IdleTimeoutMs), TotalTimeoutMs: when(f, "total_timeout_ms", s.TotalTimeoutMs),
 		}
 		if f["provider"] {
-			b.Provider = ptr(client.Provider(s.Provider))
+			b.Provider = ptr(models.Provider(s.Provider))
 		}
 		return b
 	case *ModelSpec:
-		b := client.ModelUpdate{
+		b := models.ModelUpdate{
 			Provider: when(f, "provider", s.Provider), ContextWindow: when(f, "context_window", s.ContextWindow),
 			MaxOutputTokens: when(f, "max_output_tokens", s.MaxOutputTokens), SupportsTools: when(f, "supports_tools", s.SupportsTools),
 			SupportsVision: when(f, "supports_vision", s.SupportsVision), SupportsJSON: when(f, "supports_json", s.SupportsJSON),
 			SupportsThinking: when(f, "supports_thinking", s.SupportsThinking),
 		}
 		if f["kind"] {
-			b.Kind = ptr(client.ModelKind(s.Kind))
+			b.Kind = ptr(models.ModelKind(s.Kind))
 		}
 		if f["strategy"] {
-			b.Strategy = ptr(client.ModelRouteStrategy(s.Strategy))
+			b.Strategy = ptr(models.ModelRouteStrategy(s.Strategy))
 		}
 		// Fallbacks are set once every model of the plan exists (Apply's
 		// fallback pass), since they may name models created beside this one.
-		if b == (client.ModelUpdate{}) {
+		if b == (models.ModelUpdate{}) {
 			return nil
 		}
 		return b
 	case *BindingSpec:
-		b := client.BindingUpdate{
+		b := models.BindingUpdate{
 			UpstreamModel: when(f, "upstream_model", s.UpstreamModel), Position: when(f, "position", s.Position),
 			Weight: when(f, "weight", s.Weight), Enabled: when(f, "enabled", s.Enabled), InputPrice: when(f, "input_price", s.InputPrice),
 			OutputPrice: when(f, "output_price", s.OutputPrice), CachedInputPrice: when(f, "cached_input_price", s.CachedInputPrice),
 			CacheWritePrice: when(f, "cache_write_price", s.CacheWritePrice),
 		}
 		if f["shape"] {
-			b.Shape = ptr(client.Shape(s.Shape))
+			b.Shape = ptr(models.Shape(s.Shape))
 		}
 		if f["reasoning_price"] {
 			b.ReasoningPrice = nullable.FromPointer(s.ReasoningPrice)
@@ -218,7 +218,7 @@ func updateBody(s spec, f fieldSet, id resolver) any {
 		}
 		return b
 	case *HostKeySpec:
-		b := client.HostKeyUpdate{
+		b := models.HostKeyUpdate{
 			Position: when(f, "position", s.Position), Enabled: when(f, "enabled", s.Enabled),
 			TierRateLimitID: nullRef(f, "tier_rate_limit", id, KindRateLimit, s.TierRateLimit),
 		}
@@ -230,7 +230,7 @@ func updateBody(s spec, f fieldSet, id resolver) any {
 		}
 		return b
 	case *PolicySpec:
-		b := client.PolicyUpdate{
+		b := models.PolicyUpdate{
 			Name: when(f, "name", s.Name), AllModels: when(f, "all_models", s.AllModels), AllHostKeys: when(f, "all_host_keys", s.AllHostKeys),
 			RateLimitID: nullRef(f, "rate_limit", id, KindRateLimit, s.RateLimit),
 			MaxWaitMs:   when(f, "max_wait_ms", s.MaxWaitMs), Priority: when(f, "priority", s.Priority),
@@ -239,16 +239,16 @@ func updateBody(s spec, f fieldSet, id resolver) any {
 			BudgetFallback: when(f, "budget_fallback", s.BudgetFallback),
 		}
 		if f["route_strategy"] {
-			b.RouteStrategy = ptr(client.PolicyRouteStrategy(s.RouteStrategy))
+			b.RouteStrategy = ptr(models.PolicyRouteStrategy(s.RouteStrategy))
 		}
 		if f["affinity"] {
-			b.Affinity = ptr(client.RouteAffinity(s.Affinity))
+			b.Affinity = ptr(models.RouteAffinity(s.Affinity))
 		}
 		if f["key_strategy"] {
-			b.KeyStrategy = ptr(client.KeyStrategy(s.KeyStrategy))
+			b.KeyStrategy = ptr(models.KeyStrategy(s.KeyStrategy))
 		}
 		if f["limiter_failure_mode"] {
-			b.LimiterFailureMode = ptr(client.LimiterFailureMode(s.LimiterFailureMode))
+			b.LimiterFailureMode = ptr(models.LimiterFailureMode(s.LimiterFailureMode))
 		}
 		if b.Name == nil && b.AllModels == nil && b.AllHostKeys == nil && b.RateLimitID == nil && b.MaxWaitMs == nil &&
 			b.Priority == nil && b.MaxAttempts == nil && b.KeyStrategy == nil && b.LimiterFailureMode == nil &&
@@ -258,22 +258,22 @@ func updateBody(s spec, f fieldSet, id resolver) any {
 		}
 		return b
 	case *ServiceAccountSpec:
-		return client.ServiceAccountUpdate{Name: when(f, "name", s.Name), PolicyID: nullRef(f, "policy", id, KindPolicy, s.Policy)}
+		return models.ServiceAccountUpdate{Name: when(f, "name", s.Name), PolicyID: nullRef(f, "policy", id, KindPolicy, s.Policy)}
 	case *GroupSpec:
-		return client.GroupUpdate{Name: when(f, "name", s.Name)}
+		return models.GroupUpdate{Name: when(f, "name", s.Name)}
 	case *UserSpec:
 		if !f["email"] && !f["name"] && !f["disabled"] {
 			return nil
 		}
-		b := client.UserUpdate{Name: when(f, "name", s.Name), Disabled: when(f, "disabled", s.Disabled)}
+		b := models.UserUpdate{Name: when(f, "name", s.Name), Disabled: when(f, "disabled", s.Disabled)}
 		if f["email"] {
-			b.Email = ptr(client.Email(s.Email))
+			b.Email = ptr(models.Email(s.Email))
 		}
 		return b
 	case *PolicyBindingSpec:
-		return client.PolicyBindingUpdate{Position: when(f, "position", s.Position)}
+		return models.PolicyBindingUpdate{Position: when(f, "position", s.Position)}
 	case *BudgetSpec:
-		return client.BudgetUpdate{Amount: when(f, "amount", s.Amount)}
+		return models.BudgetUpdate{Amount: when(f, "amount", s.Amount)}
 	}
 	return nil // role bindings: every field is identity
 }

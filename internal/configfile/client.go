@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/relay-llm/relay/openapi/models"
+
 	"github.com/relay-llm/relay/openapi/client"
 )
 
@@ -71,7 +73,7 @@ type APIError struct {
 	Status  int
 	Code    string
 	Message string
-	Details []client.ErrorDetail
+	Details []models.ErrorDetail
 }
 
 func (e *APIError) Error() string {
@@ -93,7 +95,7 @@ func (e *APIError) Error() string {
 // apiError decodes an error answer; a body that is not the API's Error shape
 // (a proxy's page) still gives a one-line error.
 func apiError(status int, body []byte) error {
-	var e client.Error
+	var e models.Error
 	if err := json.Unmarshal(body, &e); err != nil || e.Error.Code == "" {
 		text := strings.TrimSpace(string(body))
 		if len(text) > 200 {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/relay-llm/relay/openapi/models"
+
 	"github.com/google/uuid"
 
 	"github.com/relay-llm/relay/openapi/client"
@@ -14,13 +16,13 @@ import (
 // list is at most a few pages for the kinds they read.
 
 // FindProject returns the project "team/project".
-func FindProject(ctx context.Context, c *client.ClientWithResponses, teamProject string) (client.Project, error) {
+func FindProject(ctx context.Context, c *client.ClientWithResponses, teamProject string) (models.Project, error) {
 	team, slug, ok := projectRef(teamProject)
 	if !ok {
-		return client.Project{}, fmt.Errorf("project: want team/project, got %q", teamProject)
+		return models.Project{}, fmt.Errorf("project: want team/project, got %q", teamProject)
 	}
-	teams, err := listAll(func(cur *string) ([]client.Team, *string, error) {
-		r, err := c.ListTeamsWithResponse(ctx, &client.ListTeamsParams{Limit: limit(), Cursor: cur})
+	teams, err := listAll(func(cur *string) ([]models.Team, *string, error) {
+		r, err := c.ListTeamsWithResponse(ctx, &models.ListTeamsParams{Limit: limit(), Cursor: cur})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -28,7 +30,7 @@ func FindProject(ctx context.Context, c *client.ClientWithResponses, teamProject
 		return l.Items, l.NextCursor, err
 	})
 	if err != nil {
-		return client.Project{}, fmt.Errorf("list teams: %w", err)
+		return models.Project{}, fmt.Errorf("list teams: %w", err)
 	}
 	var teamID uuid.UUID
 	for _, t := range teams {
@@ -37,10 +39,10 @@ func FindProject(ctx context.Context, c *client.ClientWithResponses, teamProject
 		}
 	}
 	if teamID == uuid.Nil {
-		return client.Project{}, fmt.Errorf("no team %q", team)
+		return models.Project{}, fmt.Errorf("no team %q", team)
 	}
-	projects, err := listAll(func(cur *string) ([]client.Project, *string, error) {
-		r, err := c.ListProjectsWithResponse(ctx, &client.ListProjectsParams{Limit: limit(), Cursor: cur, TeamID: &teamID})
+	projects, err := listAll(func(cur *string) ([]models.Project, *string, error) {
+		r, err := c.ListProjectsWithResponse(ctx, &models.ListProjectsParams{Limit: limit(), Cursor: cur, TeamID: &teamID})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -48,20 +50,20 @@ func FindProject(ctx context.Context, c *client.ClientWithResponses, teamProject
 		return l.Items, l.NextCursor, err
 	})
 	if err != nil {
-		return client.Project{}, fmt.Errorf("list projects: %w", err)
+		return models.Project{}, fmt.Errorf("list projects: %w", err)
 	}
 	for _, p := range projects {
 		if p.Slug == slug {
 			return p, nil
 		}
 	}
-	return client.Project{}, fmt.Errorf("no project %q in team %q", slug, team)
+	return models.Project{}, fmt.Errorf("no project %q in team %q", slug, team)
 }
 
 // FindServiceAccount returns the service account slug of a project.
-func FindServiceAccount(ctx context.Context, c *client.ClientWithResponses, projectID uuid.UUID, slug string) (client.ServiceAccount, error) {
-	all, err := listAll(func(cur *string) ([]client.ServiceAccount, *string, error) {
-		r, err := c.ListServiceAccountsWithResponse(ctx, &client.ListServiceAccountsParams{Limit: limit(), Cursor: cur, ProjectID: &projectID})
+func FindServiceAccount(ctx context.Context, c *client.ClientWithResponses, projectID uuid.UUID, slug string) (models.ServiceAccount, error) {
+	all, err := listAll(func(cur *string) ([]models.ServiceAccount, *string, error) {
+		r, err := c.ListServiceAccountsWithResponse(ctx, &models.ListServiceAccountsParams{Limit: limit(), Cursor: cur, ProjectID: &projectID})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -69,24 +71,24 @@ func FindServiceAccount(ctx context.Context, c *client.ClientWithResponses, proj
 		return l.Items, l.NextCursor, err
 	})
 	if err != nil {
-		return client.ServiceAccount{}, fmt.Errorf("list service accounts: %w", err)
+		return models.ServiceAccount{}, fmt.Errorf("list service accounts: %w", err)
 	}
 	for _, a := range all {
 		if a.Slug == slug {
 			return a, nil
 		}
 	}
-	return client.ServiceAccount{}, fmt.Errorf("no service account %q in the project", slug)
+	return models.ServiceAccount{}, fmt.Errorf("no service account %q in the project", slug)
 }
 
 // FindUser returns the user with email (compared without case, as Relay's
 // unique index does).
-func FindUser(ctx context.Context, c *client.ClientWithResponses, email string) (client.User, error) {
+func FindUser(ctx context.Context, c *client.ClientWithResponses, email string) (models.User, error) {
 	// The email filter matches exactly; try it first, then fall back to
 	// listing for a different case.
 	for _, filter := range []*string{&email, nil} {
-		all, err := listAll(func(cur *string) ([]client.User, *string, error) {
-			r, err := c.ListUsersWithResponse(ctx, &client.ListUsersParams{Limit: limit(), Cursor: cur, Email: filter})
+		all, err := listAll(func(cur *string) ([]models.User, *string, error) {
+			r, err := c.ListUsersWithResponse(ctx, &models.ListUsersParams{Limit: limit(), Cursor: cur, Email: filter})
 			if err != nil {
 				return nil, nil, err
 			}
@@ -94,7 +96,7 @@ func FindUser(ctx context.Context, c *client.ClientWithResponses, email string) 
 			return l.Items, l.NextCursor, err
 		})
 		if err != nil {
-			return client.User{}, fmt.Errorf("list users: %w", err)
+			return models.User{}, fmt.Errorf("list users: %w", err)
 		}
 		for _, u := range all {
 			if lowerEmail(string(u.Email)) == lowerEmail(email) {
@@ -102,13 +104,13 @@ func FindUser(ctx context.Context, c *client.ClientWithResponses, email string) 
 			}
 		}
 	}
-	return client.User{}, fmt.Errorf("no user %q", email)
+	return models.User{}, fmt.Errorf("no user %q", email)
 }
 
 // FindPolicy returns the policy slug.
-func FindPolicy(ctx context.Context, c *client.ClientWithResponses, slug string) (client.Policy, error) {
-	all, err := listAll(func(cur *string) ([]client.Policy, *string, error) {
-		r, err := c.ListPoliciesWithResponse(ctx, &client.ListPoliciesParams{Limit: limit(), Cursor: cur})
+func FindPolicy(ctx context.Context, c *client.ClientWithResponses, slug string) (models.Policy, error) {
+	all, err := listAll(func(cur *string) ([]models.Policy, *string, error) {
+		r, err := c.ListPoliciesWithResponse(ctx, &models.ListPoliciesParams{Limit: limit(), Cursor: cur})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -116,14 +118,14 @@ func FindPolicy(ctx context.Context, c *client.ClientWithResponses, slug string)
 		return l.Items, l.NextCursor, err
 	})
 	if err != nil {
-		return client.Policy{}, fmt.Errorf("list policies: %w", err)
+		return models.Policy{}, fmt.Errorf("list policies: %w", err)
 	}
 	for _, p := range all {
 		if p.Slug == slug {
 			return p, nil
 		}
 	}
-	return client.Policy{}, fmt.Errorf("no policy %q", slug)
+	return models.Policy{}, fmt.Errorf("no policy %q", slug)
 }
 
 // Expect returns *v when the answer had the expected status (v is the

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/relay-llm/relay/openapi/models"
+
 	"github.com/google/uuid"
 
 	"github.com/relay-llm/relay/openapi/client"
@@ -22,7 +24,7 @@ type object struct {
 	src  Source
 	id   uuid.UUID
 
-	rules  []client.RateLimitRule // a rate limit's rules, with their ids
+	rules  []models.RateLimitRule // a rate limit's rules, with their ids
 	sealed bool                   // a host key whose secret is sealed (no env reference)
 }
 
@@ -68,25 +70,25 @@ func (s *state) sorted(k Kind) []*object {
 
 // snapshot is the raw answer of every list endpoint the state is built from.
 type snapshot struct {
-	teams           []client.Team
-	projects        []client.Project
-	rateLimits      []client.RateLimit
-	hosts           []client.Host
-	models          []client.Model
-	bindings        []client.Binding
-	hostKeys        []client.HostKey
-	policies        []client.Policy
-	serviceAccounts []client.ServiceAccount
-	groups          []client.Group
-	users           []client.User
-	policyBindings  []client.PolicyBinding
-	roleBindings    []client.RoleBinding
-	budgets         []client.Budget
+	teams           []models.Team
+	projects        []models.Project
+	rateLimits      []models.RateLimit
+	hosts           []models.Host
+	models          []models.Model
+	bindings        []models.Binding
+	hostKeys        []models.HostKey
+	policies        []models.Policy
+	serviceAccounts []models.ServiceAccount
+	groups          []models.Group
+	users           []models.User
+	policyBindings  []models.PolicyBinding
+	roleBindings    []models.RoleBinding
+	budgets         []models.Budget
 
-	modelGrants     map[uuid.UUID][]client.PolicyModelGrant
-	hostKeyGrants   map[uuid.UUID][]client.PolicyHostKeyGrant
-	modelRateLimits map[uuid.UUID][]client.PolicyModelRateLimit
-	members         map[uuid.UUID][]client.GroupMember
+	modelGrants     map[uuid.UUID][]models.PolicyModelGrant
+	hostKeyGrants   map[uuid.UUID][]models.PolicyHostKeyGrant
+	modelRateLimits map[uuid.UUID][]models.PolicyModelRateLimit
+	members         map[uuid.UUID][]models.GroupMember
 }
 
 // readState reads the whole catalog through the API (parallel calls at most
@@ -98,8 +100,8 @@ func readState(ctx context.Context, c *client.ClientWithResponses, parallel int)
 	var snap snapshot
 	lists := []func(context.Context) error{
 		func(ctx context.Context) (err error) {
-			snap.teams, err = listAll(func(cur *string) ([]client.Team, *string, error) {
-				r, err := c.ListTeamsWithResponse(ctx, &client.ListTeamsParams{Limit: limit(), Cursor: cur})
+			snap.teams, err = listAll(func(cur *string) ([]models.Team, *string, error) {
+				r, err := c.ListTeamsWithResponse(ctx, &models.ListTeamsParams{Limit: limit(), Cursor: cur})
 				if err != nil {
 					return nil, nil, err
 				}
@@ -109,8 +111,8 @@ func readState(ctx context.Context, c *client.ClientWithResponses, parallel int)
 			return wrap("list teams", err)
 		},
 		func(ctx context.Context) (err error) {
-			snap.projects, err = listAll(func(cur *string) ([]client.Project, *string, error) {
-				r, err := c.ListProjectsWithResponse(ctx, &client.ListProjectsParams{Limit: limit(), Cursor: cur})
+			snap.projects, err = listAll(func(cur *string) ([]models.Project, *string, error) {
+				r, err := c.ListProjectsWithResponse(ctx, &models.ListProjectsParams{Limit: limit(), Cursor: cur})
 				if err != nil {
 					return nil, nil, err
 				}
@@ -120,8 +122,8 @@ func readState(ctx context.Context, c *client.ClientWithResponses, parallel int)
 			return wrap("list projects", err)
 		},
 		func(ctx context.Context) (err error) {
-			snap.rateLimits, err = listAll(func(cur *string) ([]client.RateLimit, *string, error) {
-				r, err := c.ListRateLimitsWithResponse(ctx, &client.ListRateLimitsParams{Limit: limit(), Cursor: cur})
+			snap.rateLimits, err = listAll(func(cur *string) ([]models.RateLimit, *string, error) {
+				r, err := c.ListRateLimitsWithResponse(ctx, &models.ListRateLimitsParams{Limit: limit(), Cursor: cur})
 				if err != nil {
 					return nil, nil, err
 				}
@@ -131,8 +133,8 @@ func readState(ctx context.Context, c *client.ClientWithResponses, parallel int)
 			return wrap("list rate limits", err)
 		},
 		func(ctx context.Context) (err error) {
-			snap.hosts, err = listAll(func(cur *string) ([]client.Host, *string, error) {
-				r, err := c.ListHostsWithResponse(ctx, &client.ListHostsParams{Limit: limit(), Cursor: cur})
+			snap.hosts, err = listAll(func(cur *string) ([]models.Host, *string, error) {
+				r, err := c.ListHostsWithResponse(ctx, &models.ListHostsParams{Limit: limit(), Cursor: cur})
 				if err != nil {
 					return nil, nil, err
 				}
@@ -142,8 +144,8 @@ func readState(ctx context.Context, c *client.ClientWithResponses, parallel int)
 			return wrap("list hosts", err)
 		},
 		func(ctx context.Context) (err error) {
-			snap.models, err = listAll(func(cur *string) ([]client.Model, *string, error) {
-				r, err := c.ListModelsWithResponse(ctx, &client.ListModelsParams{Limit: limit(), Cursor: cur})
+			snap.models, err = listAll(func(cur *string) ([]models.Model, *string, error) {
+				r, err := c.ListModelsWithResponse(ctx, &models.ListModelsParams{Limit: limit(), Cursor: cur})
 				if err != nil {
 					return nil, nil, err
 				}
@@ -153,8 +155,8 @@ func readState(ctx context.Context, c *client.ClientWithResponses, parallel int)
 			return wrap("list models", err)
 		},
 		func(ctx context.Context) (err error) {
-			snap.bindings, err = listAll(func(cur *string) ([]client.Binding, *string, error) {
-				r, err := c.ListBindingsWithResponse(ctx, &client.ListBindingsParams{Limit: limit(), Cursor: cur})
+			snap.bindings, err = listAll(func(cur *string) ([]models.Binding, *string, error) {
+				r, err := c.ListBindingsWithResponse(ctx, &models.ListBindingsParams{Limit: limit(), Cursor: cur})
 				if err != nil {
 					return nil, nil, err
 				}
@@ -164,8 +166,8 @@ func readState(ctx context.Context, c *client.ClientWithResponses, parallel int)
 			return wrap("list bindings", err)
 		},
 		func(ctx context.Context) (err error) {
-			snap.hostKeys, err = listAll(func(cur *string) ([]client.HostKey, *string, error) {
-				r, err := c.ListHostKeysWithResponse(ctx, &client.ListHostKeysParams{Limit: limit(), Cursor: cur})
+			snap.hostKeys, err = listAll(func(cur *string) ([]models.HostKey, *string, error) {
+				r, err := c.ListHostKeysWithResponse(ctx, &models.ListHostKeysParams{Limit: limit(), Cursor: cur})
 				if err != nil {
 					return nil, nil, err
 				}
@@ -175,8 +177,8 @@ func readState(ctx context.Context, c *client.ClientWithResponses, parallel int)
 			return wrap("list host keys", err)
 		},
 		func(ctx context.Context) (err error) {
-			snap.policies, err = listAll(func(cur *string) ([]client.Policy, *string, error) {
-				r, err := c.ListPoliciesWithResponse(ctx, &client.ListPoliciesParams{Limit: limit(), Cursor: cur})
+			snap.policies, err = listAll(func(cur *string) ([]models.Policy, *string, error) {
+				r, err := c.ListPoliciesWithResponse(ctx, &models.ListPoliciesParams{Limit: limit(), Cursor: cur})
 				if err != nil {
 					return nil, nil, err
 				}
@@ -186,8 +188,8 @@ func readState(ctx context.Context, c *client.ClientWithResponses, parallel int)
 			return wrap("list policies", err)
 		},
 		func(ctx context.Context) (err error) {
-			snap.serviceAccounts, err = listAll(func(cur *string) ([]client.ServiceAccount, *string, error) {
-				r, err := c.ListServiceAccountsWithResponse(ctx, &client.ListServiceAccountsParams{Limit: limit(), Cursor: cur})
+			snap.serviceAccounts, err = listAll(func(cur *string) ([]models.ServiceAccount, *string, error) {
+				r, err := c.ListServiceAccountsWithResponse(ctx, &models.ListServiceAccountsParams{Limit: limit(), Cursor: cur})
 				if err != nil {
 					return nil, nil, err
 				}
@@ -197,8 +199,8 @@ func readState(ctx context.Context, c *client.ClientWithResponses, parallel int)
 			return wrap("list service accounts", err)
 		},
 		func(ctx context.Context) (err error) {
-			snap.groups, err = listAll(func(cur *string) ([]client.Group, *string, error) {
-				r, err := c.ListGroupsWithResponse(ctx, &client.ListGroupsParams{Limit: limit(), Cursor: cur})
+			snap.groups, err = listAll(func(cur *string) ([]models.Group, *string, error) {
+				r, err := c.ListGroupsWithResponse(ctx, &models.ListGroupsParams{Limit: limit(), Cursor: cur})
 				if err != nil {
 					return nil, nil, err
 				}
@@ -208,8 +210,8 @@ func readState(ctx context.Context, c *client.ClientWithResponses, parallel int)
 			return wrap("list groups", err)
 		},
 		func(ctx context.Context) (err error) {
-			snap.users, err = listAll(func(cur *string) ([]client.User, *string, error) {
-				r, err := c.ListUsersWithResponse(ctx, &client.ListUsersParams{Limit: limit(), Cursor: cur})
+			snap.users, err = listAll(func(cur *string) ([]models.User, *string, error) {
+				r, err := c.ListUsersWithResponse(ctx, &models.ListUsersParams{Limit: limit(), Cursor: cur})
 				if err != nil {
 					return nil, nil, err
 				}
@@ -219,8 +221,8 @@ func readState(ctx context.Context, c *client.ClientWithResponses, parallel int)
 			return wrap("list users", err)
 		},
 		func(ctx context.Context) (err error) {
-			snap.policyBindings, err = listAll(func(cur *string) ([]client.PolicyBinding, *string, error) {
-				r, err := c.ListPolicyBindingsWithResponse(ctx, &client.ListPolicyBindingsParams{Limit: limit(), Cursor: cur})
+			snap.policyBindings, err = listAll(func(cur *string) ([]models.PolicyBinding, *string, error) {
+				r, err := c.ListPolicyBindingsWithResponse(ctx, &models.ListPolicyBindingsParams{Limit: limit(), Cursor: cur})
 				if err != nil {
 					return nil, nil, err
 				}
@@ -230,8 +232,8 @@ func readState(ctx context.Context, c *client.ClientWithResponses, parallel int)
 			return wrap("list policy bindings", err)
 		},
 		func(ctx context.Context) (err error) {
-			snap.roleBindings, err = listAll(func(cur *string) ([]client.RoleBinding, *string, error) {
-				r, err := c.ListRoleBindingsWithResponse(ctx, &client.ListRoleBindingsParams{Limit: limit(), Cursor: cur})
+			snap.roleBindings, err = listAll(func(cur *string) ([]models.RoleBinding, *string, error) {
+				r, err := c.ListRoleBindingsWithResponse(ctx, &models.ListRoleBindingsParams{Limit: limit(), Cursor: cur})
 				if err != nil {
 					return nil, nil, err
 				}
@@ -241,8 +243,8 @@ func readState(ctx context.Context, c *client.ClientWithResponses, parallel int)
 			return wrap("list role bindings", err)
 		},
 		func(ctx context.Context) (err error) {
-			snap.budgets, err = listAll(func(cur *string) ([]client.Budget, *string, error) {
-				r, err := c.ListBudgetsWithResponse(ctx, &client.ListBudgetsParams{Limit: limit(), Cursor: cur})
+			snap.budgets, err = listAll(func(cur *string) ([]models.Budget, *string, error) {
+				r, err := c.ListBudgetsWithResponse(ctx, &models.ListBudgetsParams{Limit: limit(), Cursor: cur})
 				if err != nil {
 					return nil, nil, err
 				}
@@ -274,7 +276,7 @@ func probe(ctx context.Context, c *client.ClientWithResponses) error {
 	if err != nil {
 		return err
 	}
-	if who.Principal != client.PrincipalAdminToken {
+	if who.Principal != models.PrincipalAdminToken {
 		return errors.New("config as code needs the admin token (--token or RELAY_ADMIN_TOKEN), not a session")
 	}
 	return nil
@@ -284,17 +286,17 @@ func probe(ctx context.Context, c *client.ClientWithResponses) error {
 // rate limits, each group's members. The API has no bulk read of them, so
 // this is one call (at least) per policy and per group.
 func readGrants(ctx context.Context, c *client.ClientWithResponses, parallel int, snap *snapshot) error {
-	snap.modelGrants = map[uuid.UUID][]client.PolicyModelGrant{}
-	snap.hostKeyGrants = map[uuid.UUID][]client.PolicyHostKeyGrant{}
-	snap.modelRateLimits = map[uuid.UUID][]client.PolicyModelRateLimit{}
-	snap.members = map[uuid.UUID][]client.GroupMember{}
+	snap.modelGrants = map[uuid.UUID][]models.PolicyModelGrant{}
+	snap.hostKeyGrants = map[uuid.UUID][]models.PolicyHostKeyGrant{}
+	snap.modelRateLimits = map[uuid.UUID][]models.PolicyModelRateLimit{}
+	snap.members = map[uuid.UUID][]models.GroupMember{}
 	var mu sync.Mutex
 	var calls []func(context.Context) error
 	for _, p := range snap.policies {
 		calls = append(calls,
 			func(ctx context.Context) error {
-				g, err := listAll(func(cur *string) ([]client.PolicyModelGrant, *string, error) {
-					r, err := c.ListPolicyModelGrantsWithResponse(ctx, p.ID, &client.ListPolicyModelGrantsParams{Limit: limit(), Cursor: cur})
+				g, err := listAll(func(cur *string) ([]models.PolicyModelGrant, *string, error) {
+					r, err := c.ListPolicyModelGrantsWithResponse(ctx, p.ID, &models.ListPolicyModelGrantsParams{Limit: limit(), Cursor: cur})
 					if err != nil {
 						return nil, nil, err
 					}
@@ -307,8 +309,8 @@ func readGrants(ctx context.Context, c *client.ClientWithResponses, parallel int
 				return wrap("list model grants of policy "+p.Slug, err)
 			},
 			func(ctx context.Context) error {
-				g, err := listAll(func(cur *string) ([]client.PolicyHostKeyGrant, *string, error) {
-					r, err := c.ListPolicyHostKeyGrantsWithResponse(ctx, p.ID, &client.ListPolicyHostKeyGrantsParams{Limit: limit(), Cursor: cur})
+				g, err := listAll(func(cur *string) ([]models.PolicyHostKeyGrant, *string, error) {
+					r, err := c.ListPolicyHostKeyGrantsWithResponse(ctx, p.ID, &models.ListPolicyHostKeyGrantsParams{Limit: limit(), Cursor: cur})
 					if err != nil {
 						return nil, nil, err
 					}
@@ -321,8 +323,8 @@ func readGrants(ctx context.Context, c *client.ClientWithResponses, parallel int
 				return wrap("list host key grants of policy "+p.Slug, err)
 			},
 			func(ctx context.Context) error {
-				g, err := listAll(func(cur *string) ([]client.PolicyModelRateLimit, *string, error) {
-					r, err := c.ListPolicyModelRateLimitsWithResponse(ctx, p.ID, &client.ListPolicyModelRateLimitsParams{Limit: limit(), Cursor: cur})
+				g, err := listAll(func(cur *string) ([]models.PolicyModelRateLimit, *string, error) {
+					r, err := c.ListPolicyModelRateLimitsWithResponse(ctx, p.ID, &models.ListPolicyModelRateLimitsParams{Limit: limit(), Cursor: cur})
 					if err != nil {
 						return nil, nil, err
 					}
@@ -337,8 +339,8 @@ func readGrants(ctx context.Context, c *client.ClientWithResponses, parallel int
 	}
 	for _, g := range snap.groups {
 		calls = append(calls, func(ctx context.Context) error {
-			m, err := listAll(func(cur *string) ([]client.GroupMember, *string, error) {
-				r, err := c.ListGroupMembersWithResponse(ctx, g.ID, &client.ListGroupMembersParams{Limit: limit(), Cursor: cur})
+			m, err := listAll(func(cur *string) ([]models.GroupMember, *string, error) {
+				r, err := c.ListGroupMembersWithResponse(ctx, g.ID, &models.ListGroupMembersParams{Limit: limit(), Cursor: cur})
 				if err != nil {
 					return nil, nil, err
 				}

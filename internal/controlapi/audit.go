@@ -5,6 +5,8 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 
+	"github.com/relay-llm/relay/openapi/models"
+
 	"github.com/relay-llm/relay/internal/rbac"
 	"github.com/relay-llm/relay/internal/store"
 	gen "github.com/relay-llm/relay/openapi/controlgen"
@@ -39,9 +41,9 @@ func (s *Server) ListAuditLog(ctx context.Context, req gen.ListAuditLogRequestOb
 		cur := base64.RawURLEncoding.EncodeToString(binary.BigEndian.AppendUint64(nil, uint64(rows[len(rows)-1].ID)))
 		next = &cur
 	}
-	items := make([]gen.AuditEntry, len(rows))
+	items := make([]models.AuditEntry, len(rows))
 	for i, r := range rows {
-		items[i] = gen.AuditEntry{ID: r.ID, At: r.At, Actor: r.Actor, Action: gen.AuditEntryAction(r.Action), Kind: r.Kind, ObjectID: r.ObjectID}
+		items[i] = models.AuditEntry{ID: r.ID, At: r.At, Actor: r.Actor, Action: models.AuditEntryAction(r.Action), Kind: r.Kind, ObjectID: r.ObjectID}
 	}
 	return gen.ListAuditLog200JSONResponse{Items: items, NextCursor: next}, nil
 }

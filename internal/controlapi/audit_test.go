@@ -4,8 +4,9 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/relay-llm/relay/openapi/models"
+
 	"github.com/relay-llm/relay/internal/controlapi"
-	"github.com/relay-llm/relay/openapi/client"
 )
 
 // TestAudit_ListPagedAndFiltered: a system viewer pages through the audit
@@ -15,20 +16,20 @@ func TestAudit_ListPagedAndFiltered(t *testing.T) {
 	b := setup(t)
 	ctx := b.ctx
 	var teams []string
-	var first client.Team
+	var first models.Team
 	for _, slug := range []string{"audit-a", "audit-b", "audit-c"} {
-		team := call(b.admin.CreateTeamWithResponse(ctx, client.TeamCreate{Slug: slug})).want(t, http.StatusCreated).JSON201
+		team := call(b.admin.CreateTeamWithResponse(ctx, models.TeamCreate{Slug: slug})).want(t, http.StatusCreated).JSON201
 		teams = append(teams, team.ID.String())
 		if first.Slug == "" {
 			first = *team
 		}
 	}
-	project := call(b.admin.CreateProjectWithResponse(ctx, client.ProjectCreate{TeamID: first.ID, Slug: "audit-p"})).want(t, http.StatusCreated).JSON201
+	project := call(b.admin.CreateProjectWithResponse(ctx, models.ProjectCreate{TeamID: first.ID, Slug: "audit-p"})).want(t, http.StatusCreated).JSON201
 
 	reader := b.newUser("auditreader")
-	b.grant(reader.user.ID, client.RoleViewer, nil, nil)
+	b.grant(reader.user.ID, models.RoleViewer, nil, nil)
 	pviewer := b.newUser("auditpviewer")
-	b.grant(pviewer.user.ID, client.RoleViewer, nil, &project.ID)
+	b.grant(pviewer.user.ID, models.RoleViewer, nil, &project.ID)
 
 	kind, limit := "teams", int32(2)
 	var got []string
@@ -37,9 +38,9 @@ func TestAudit_ListPagedAndFiltered(t *testing.T) {
 		if pages > 3 {
 			t.Fatal("the pages do not end")
 		}
-		l := call(reader.ListAuditLogWithResponse(ctx, &client.ListAuditLogParams{Kind: &kind, Limit: &limit, Cursor: cursor})).want(t, http.StatusOK).JSON200
+		l := call(reader.ListAuditLogWithResponse(ctx, &models.ListAuditLogParams{Kind: &kind, Limit: &limit, Cursor: cursor})).want(t, http.StatusOK).JSON200
 		for _, e := range l.Items {
-			if e.Kind != "teams" || e.Action != client.AuditEntryActionCreate || e.Actor != controlapi.AdminActor || e.At.IsZero() {
+			if e.Kind != "teams" || e.Action != models.AuditEntryActionCreate || e.Actor != controlapi.AdminActor || e.At.IsZero() {
 				t.Errorf("row %+v", e)
 			}
 			got = append(got, e.ObjectID)
@@ -55,12 +56,12 @@ func TestAudit_ListPagedAndFiltered(t *testing.T) {
 
 	// The sign-ins of the two users are theirs; the reader sees its own by actor.
 	actor := "user:" + reader.user.ID.String()
-	l := call(reader.ListAuditLogWithResponse(ctx, &client.ListAuditLogParams{Actor: &actor})).want(t, http.StatusOK).JSON200
-	if len(l.Items) != 1 || l.Items[0].Action != client.AuditEntryActionLogin || l.Items[0].Kind != "sessions" {
+	l := call(reader.ListAuditLogWithResponse(ctx, &models.ListAuditLogParams{Actor: &actor})).want(t, http.StatusOK).JSON200
+	if len(l.Items) != 1 || l.Items[0].Action != models.AuditEntryActionLogin || l.Items[0].Kind != "sessions" {
 		t.Errorf("rows by %s: %+v", actor, l.Items)
 	}
 
-	call(pviewer.ListAuditLogWithResponse(ctx, &client.ListAuditLogParams{})).wantErr(t, http.StatusForbidden, "forbidden", "")
+	call(pviewer.ListAuditLogWithResponse(ctx, &models.ListAuditLogParams{})).wantErr(t, http.StatusForbidden, "forbidden", "")
 	bad := "not-a-cursor"
-	call(reader.ListAuditLogWithResponse(ctx, &client.ListAuditLogParams{Cursor: &bad})).wantErr(t, http.StatusBadRequest, "invalid_request", "cursor")
+	call(reader.ListAuditLogWithResponse(ctx, &models.ListAuditLogParams{Cursor: &bad})).wantErr(t, http.StatusBadRequest, "invalid_request", "cursor")
 }

@@ -7,8 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/relay-llm/relay/openapi/models"
+
 	"github.com/relay-llm/relay/internal/controlapi"
-	"github.com/relay-llm/relay/openapi/client"
 )
 
 func TestBootstrap_GeneratesAdminOnce(t *testing.T) {
@@ -25,11 +26,11 @@ func TestBootstrap_GeneratesAdminOnce(t *testing.T) {
 	}
 	s := b.login(m[1], m[2])
 	w := call(s.WhoamiWithResponse(b.ctx)).want(t, http.StatusOK).JSON200
-	if len(w.RoleBindings) != 1 || w.RoleBindings[0].Role != client.RoleAdmin || w.RoleBindings[0].TeamID != nil || w.RoleBindings[0].ProjectID != nil {
+	if len(w.RoleBindings) != 1 || w.RoleBindings[0].Role != models.RoleAdmin || w.RoleBindings[0].TeamID != nil || w.RoleBindings[0].ProjectID != nil {
 		t.Errorf("bootstrapped admin's bindings = %+v", w.RoleBindings)
 	}
 	// The admin can do admin things.
-	call(s.CreateHostWithResponse(b.ctx, client.HostCreate{Slug: "h", Provider: client.ProviderOpenai, BaseURL: "https://x"})).want(t, http.StatusCreated)
+	call(s.CreateHostWithResponse(b.ctx, models.HostCreate{Slug: "h", Provider: models.ProviderOpenai, BaseURL: "https://x"})).want(t, http.StatusCreated)
 
 	out.Reset()
 	if err := controlapi.Bootstrap(b.ctx, b.st, none, &out); err != nil || out.Len() != 0 {

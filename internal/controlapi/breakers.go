@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/relay-llm/relay/openapi/models"
+
 	"github.com/google/uuid"
 
 	"github.com/relay-llm/relay/internal/keypool"
@@ -26,7 +28,7 @@ func (s *Server) ListBreakers(ctx context.Context, req gen.ListBreakersRequestOb
 	if err := can403(c, rbac.Read, rbac.System()); err != nil {
 		return nil, err
 	}
-	items := []gen.Breaker{}
+	items := []models.Breaker{}
 	if s.cfg.Breakers == nil {
 		return gen.ListBreakers200JSONResponse{Items: items}, nil
 	}
@@ -76,7 +78,7 @@ func (s *Server) ClearBreakers(ctx context.Context, req gen.ClearBreakersRequest
 	if err != nil {
 		return nil, err
 	}
-	items := make([]gen.Breaker, 0, len(cleared))
+	items := make([]models.Breaker, 0, len(cleared))
 	holds := make([]string, 0, len(cleared))
 	for _, b := range cleared {
 		b.HostID = key.HostID
@@ -125,35 +127,35 @@ func breakerStates(in []keypool.KeyState) []BreakerState {
 	return out
 }
 
-func breakerOut(b BreakerState) gen.Breaker {
-	out := gen.Breaker{
+func breakerOut(b BreakerState) models.Breaker {
+	out := models.Breaker{
 		HostKeyID: b.HostKeyID, HostID: b.HostID, SecretVersion: b.SecretVersion,
-		Scope: gen.BreakerScopeKey, State: breakerState(b.State), Hold: breakerHold(b.Hold),
+		Scope: models.BreakerScopeKey, State: breakerState(b.State), Hold: breakerHold(b.Hold),
 		ConsecutiveFailures: b.ConsecutiveFailures, Reason: b.Reason,
 		OpenedAt: timePtr(b.OpenedAt), RetryAt: timePtr(b.RetryAt),
 	}
 	if b.Model != "" {
-		out.Scope, out.Model = gen.BreakerScopeModel, &b.Model
+		out.Scope, out.Model = models.BreakerScopeModel, &b.Model
 	}
 	return out
 }
 
 // breakerState maps an implementation's state to the API's three.
-func breakerState(s string) gen.BreakerState {
-	switch st := gen.BreakerState(strings.ToLower(s)); st {
-	case gen.BreakerStateClosed, gen.BreakerStateHalfOpen:
+func breakerState(s string) models.BreakerState {
+	switch st := models.BreakerState(strings.ToLower(s)); st {
+	case models.BreakerStateClosed, models.BreakerStateHalfOpen:
 		return st
 	default:
-		return gen.BreakerStateOpen
+		return models.BreakerStateOpen
 	}
 }
 
 // breakerHold maps an implementation's state to the API's holds.
-func breakerHold(s string) gen.BreakerHold {
-	if h := gen.BreakerHold(strings.ToLower(s)); h.Valid() {
+func breakerHold(s string) models.BreakerHold {
+	if h := models.BreakerHold(strings.ToLower(s)); h.Valid() {
 		return h
 	}
-	return gen.BreakerHoldOpen
+	return models.BreakerHoldOpen
 }
 
 func timePtr(t time.Time) *time.Time {

@@ -6,12 +6,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relay-llm/relay/openapi/models"
+
 	"github.com/google/uuid"
 
 	"github.com/relay-llm/relay/internal/controlapi"
 	"github.com/relay-llm/relay/internal/keypool"
 	"github.com/relay-llm/relay/internal/store"
-	"github.com/relay-llm/relay/openapi/client"
 )
 
 func TestBreakers_ListAndClearWithAudit(t *testing.T) {
@@ -37,7 +38,7 @@ func TestBreakers_ListAndClearWithAudit(t *testing.T) {
 	hold(k2.ID, "gpt-4o", keypool.Result{Outcome: keypool.OutcomeAuth, Scope: keypool.ScopeKey, Reason: "401"})
 
 	list := call(c.ListBreakersWithResponse(ctx, nil)).want(t, http.StatusOK).JSON200.Items
-	byKey := map[uuid.UUID][]client.Breaker{}
+	byKey := map[uuid.UUID][]models.Breaker{}
 	for _, it := range list {
 		byKey[it.HostKeyID] = append(byKey[it.HostKeyID], it)
 	}
@@ -45,36 +46,36 @@ func TestBreakers_ListAndClearWithAudit(t *testing.T) {
 		t.Fatalf("breakers = %+v", list)
 	}
 	m := byKey[k1.ID][0]
-	if m.Scope != client.BreakerScopeModel || m.Model == nil || *m.Model != "gpt-4o" || m.State != client.BreakerStateOpen ||
-		m.Hold != client.BreakerHoldOpen || m.Reason != "500" || m.HostID != h.ID || m.RetryAt == nil || !m.RetryAt.Equal(now.Add(time.Second)) {
+	if m.Scope != models.BreakerScopeModel || m.Model == nil || *m.Model != "gpt-4o" || m.State != models.BreakerStateOpen ||
+		m.Hold != models.BreakerHoldOpen || m.Reason != "500" || m.HostID != h.ID || m.RetryAt == nil || !m.RetryAt.Equal(now.Add(time.Second)) {
 		t.Errorf("model hold = %+v", m)
 	}
-	if cool := byKey[k1.ID][1]; cool.Hold != client.BreakerHoldCooling || *cool.Model != "gpt-4o-mini" {
+	if cool := byKey[k1.ID][1]; cool.Hold != models.BreakerHoldCooling || *cool.Model != "gpt-4o-mini" {
 		t.Errorf("cooling hold = %+v", cool)
 	}
 	k := byKey[k2.ID][0]
-	if k.Scope != client.BreakerScopeKey || k.Model != nil || k.Hold != client.BreakerHoldAuthFailed || k.Reason != "401" ||
+	if k.Scope != models.BreakerScopeKey || k.Model != nil || k.Hold != models.BreakerHoldAuthFailed || k.Reason != "401" ||
 		k.RetryAt == nil || !k.RetryAt.Equal(now.Add(30*time.Second)) {
 		t.Errorf("key hold = %+v", k)
 	}
 
 	// A viewer may list but not clear.
 	viewer := b.newUser("viewer")
-	b.grant(viewer.user.ID, client.RoleViewer, nil, nil)
-	call(viewer.ClearBreakersWithResponse(ctx, &client.ClearBreakersParams{HostKeyID: k1.ID})).want(t, http.StatusForbidden)
-	call(c.ClearBreakersWithResponse(ctx, &client.ClearBreakersParams{HostKeyID: uuid.New()})).want(t, http.StatusNotFound)
+	b.grant(viewer.user.ID, models.RoleViewer, nil, nil)
+	call(viewer.ClearBreakersWithResponse(ctx, &models.ClearBreakersParams{HostKeyID: k1.ID})).want(t, http.StatusForbidden)
+	call(c.ClearBreakersWithResponse(ctx, &models.ClearBreakersParams{HostKeyID: uuid.New()})).want(t, http.StatusNotFound)
 
 	// One model's hold, then every hold of a key.
 	model := "gpt-4o"
-	got := call(c.ClearBreakersWithResponse(ctx, &client.ClearBreakersParams{HostKeyID: k1.ID, Model: &model})).want(t, http.StatusOK).JSON200.Items
+	got := call(c.ClearBreakersWithResponse(ctx, &models.ClearBreakersParams{HostKeyID: k1.ID, Model: &model})).want(t, http.StatusOK).JSON200.Items
 	if len(got) != 1 || *got[0].Model != "gpt-4o" || got[0].HostID != h.ID {
 		t.Fatalf("cleared = %+v", got)
 	}
 	if !breakers.Ready(keypool.KeyRef{ID: k1.ID, Version: 1}, "gpt-4o", now) || breakers.Ready(keypool.KeyRef{ID: k1.ID, Version: 1}, "gpt-4o-mini", now) {
 		t.Error("the clear of one model's hold did not close exactly it")
 	}
-	got = call(c.ClearBreakersWithResponse(ctx, &client.ClearBreakersParams{HostKeyID: k2.ID})).want(t, http.StatusOK).JSON200.Items
-	if len(got) != 1 || got[0].Scope != client.BreakerScopeKey {
+	got = call(c.ClearBreakersWithResponse(ctx, &models.ClearBreakersParams{HostKeyID: k2.ID})).want(t, http.StatusOK).JSON200.Items
+	if len(got) != 1 || got[0].Scope != models.BreakerScopeKey {
 		t.Fatalf("cleared = %+v", got)
 	}
 	if !breakers.Ready(keypool.KeyRef{ID: k2.ID, Version: 1}, "", now) {
@@ -108,5 +109,5 @@ func TestBreakers_ClearWithoutBreakers(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	k := b.hostKey(b.host("h").ID, "k")
-	call(b.admin.ClearBreakersWithResponse(b.ctx, &client.ClearBreakersParams{HostKeyID: k.ID})).wantErr(t, http.StatusNotImplemented, "not_implemented", "")
+	call(b.admin.ClearBreakersWithResponse(b.ctx, &models.ClearBreakersParams{HostKeyID: k.ID})).wantErr(t, http.StatusNotImplemented, "not_implemented", "")
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/relay-llm/relay/openapi/models"
+
 	"github.com/google/uuid"
 
 	"github.com/relay-llm/relay/internal/rbac"
@@ -72,7 +74,7 @@ func (s *Server) ListHosts(ctx context.Context, req gen.ListHostsRequestObject) 
 	}
 	_, ok, err := systemList(ctx, rbac.ReadCatalog)
 	if err != nil || !ok {
-		return gen.ListHosts200JSONResponse{Items: []gen.Host{}}, err
+		return gen.ListHosts200JSONResponse{Items: []models.Host{}}, err
 	}
 	rows, err := s.st.Hosts().List(ctx, store.Page{After: after, Limit: fetch})
 	if err != nil {
@@ -166,7 +168,7 @@ func (s *Server) ListModels(ctx context.Context, req gen.ListModelsRequestObject
 	}
 	_, ok, err := systemList(ctx, rbac.ReadCatalog)
 	if err != nil || !ok {
-		return gen.ListModels200JSONResponse{Items: []gen.Model{}}, err
+		return gen.ListModels200JSONResponse{Items: []models.Model{}}, err
 	}
 	rows, err := s.st.Models().List(ctx, store.Page{After: after, Limit: fetch})
 	if err != nil {
@@ -183,7 +185,7 @@ func (s *Server) CreateModel(ctx context.Context, req gen.CreateModelRequestObje
 		return nil, err
 	}
 	b := req.Body
-	kind, strategy := gen.ModelKindChat, gen.ModelRouteStrategyPriority
+	kind, strategy := models.ModelKindChat, models.ModelRouteStrategyPriority
 	set(&kind, b.Kind)
 	set(&strategy, b.Strategy)
 	fallbacks := deref(b.Fallbacks, []uuid.UUID{})
@@ -302,7 +304,7 @@ func (s *Server) ListBindings(ctx context.Context, req gen.ListBindingsRequestOb
 	}
 	_, ok, err := systemList(ctx, rbac.ReadCatalog)
 	if err != nil || !ok {
-		return gen.ListBindings200JSONResponse{Items: []gen.Binding{}}, err
+		return gen.ListBindings200JSONResponse{Items: []models.Binding{}}, err
 	}
 	rows, err := s.st.Bindings().List(ctx, store.BindingsPage{After: after, ModelID: req.Params.ModelID, HostID: req.Params.HostID, Limit: fetch})
 	if err != nil {
@@ -313,7 +315,7 @@ func (s *Server) ListBindings(ctx context.Context, req gen.ListBindingsRequestOb
 }
 
 // priceTiers encodes tiers for the jsonb column, checking they ascend.
-func priceTiers(tiers *[]gen.PriceTier) (json.RawMessage, error) {
+func priceTiers(tiers *[]models.PriceTier) (json.RawMessage, error) {
 	if tiers == nil || len(*tiers) == 0 {
 		return json.RawMessage("[]"), nil
 	}

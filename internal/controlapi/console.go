@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/relay-llm/relay/openapi/models"
+
 	"github.com/google/uuid"
 
 	"github.com/relay-llm/relay/internal/keypool"
@@ -17,7 +19,6 @@ import (
 	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/store"
 	"github.com/relay-llm/relay/internal/wire"
-	gen "github.com/relay-llm/relay/openapi/controlgen"
 )
 
 // The admin console (package ui) calls the strict-server methods of Server
@@ -143,28 +144,28 @@ func searchCatalog[R, M any](ctx context.Context, limit int32, cursor *string, r
 }
 
 // SearchHosts is ListHosts narrowed to slug, name or base URL containing term.
-func (s *Server) SearchHosts(ctx context.Context, term string, limit int32, cursor *string) ([]gen.Host, *string, error) {
+func (s *Server) SearchHosts(ctx context.Context, term string, limit int32, cursor *string) ([]models.Host, *string, error) {
 	return searchCatalog(ctx, limit, cursor, func(after uuid.UUID, fetch int32) ([]store.Host, error) {
 		return s.st.Hosts().Search(ctx, store.Page{After: after, Limit: fetch}, term)
 	}, func(r store.Host) uuid.UUID { return r.ID }, hostOut)
 }
 
 // SearchModels is ListModels narrowed to name or provider containing term.
-func (s *Server) SearchModels(ctx context.Context, term string, limit int32, cursor *string) ([]gen.Model, *string, error) {
+func (s *Server) SearchModels(ctx context.Context, term string, limit int32, cursor *string) ([]models.Model, *string, error) {
 	return searchCatalog(ctx, limit, cursor, func(after uuid.UUID, fetch int32) ([]store.Model, error) {
 		return s.st.Models().Search(ctx, store.Page{After: after, Limit: fetch}, term)
 	}, func(r store.Model) uuid.UUID { return r.ID }, modelOut)
 }
 
 // SearchPolicies is ListPolicies narrowed to slug or name containing term.
-func (s *Server) SearchPolicies(ctx context.Context, term string, limit int32, cursor *string) ([]gen.Policy, *string, error) {
+func (s *Server) SearchPolicies(ctx context.Context, term string, limit int32, cursor *string) ([]models.Policy, *string, error) {
 	return searchCatalog(ctx, limit, cursor, func(after uuid.UUID, fetch int32) ([]store.Policy, error) {
 		return s.st.Policies().Search(ctx, store.Page{After: after, Limit: fetch}, term)
 	}, func(r store.Policy) uuid.UUID { return r.ID }, policyOut)
 }
 
 // SearchTeams is ListTeams narrowed to slug or name containing term.
-func (s *Server) SearchTeams(ctx context.Context, term string, limit int32, cursor *string) ([]gen.Team, *string, error) {
+func (s *Server) SearchTeams(ctx context.Context, term string, limit int32, cursor *string) ([]models.Team, *string, error) {
 	c, err := callerFrom(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -175,7 +176,7 @@ func (s *Server) SearchTeams(ctx context.Context, term string, limit int32, curs
 }
 
 // SearchProjects is ListProjects narrowed to slug or name containing term.
-func (s *Server) SearchProjects(ctx context.Context, term string, limit int32, cursor *string) ([]gen.Project, *string, error) {
+func (s *Server) SearchProjects(ctx context.Context, term string, limit int32, cursor *string) ([]models.Project, *string, error) {
 	c, err := callerFrom(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -186,7 +187,7 @@ func (s *Server) SearchProjects(ctx context.Context, term string, limit int32, c
 }
 
 // SearchServiceAccounts is ListServiceAccounts narrowed to slug or name containing term.
-func (s *Server) SearchServiceAccounts(ctx context.Context, term string, limit int32, cursor *string) ([]gen.ServiceAccount, *string, error) {
+func (s *Server) SearchServiceAccounts(ctx context.Context, term string, limit int32, cursor *string) ([]models.ServiceAccount, *string, error) {
 	c, err := callerFrom(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -197,7 +198,7 @@ func (s *Server) SearchServiceAccounts(ctx context.Context, term string, limit i
 }
 
 // SearchRelayKeys is ListRelayKeys narrowed to name or display prefix containing term.
-func (s *Server) SearchRelayKeys(ctx context.Context, term string, limit int32, cursor *string) ([]gen.RelayKey, *string, error) {
+func (s *Server) SearchRelayKeys(ctx context.Context, term string, limit int32, cursor *string) ([]models.RelayKey, *string, error) {
 	c, err := callerFrom(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -208,7 +209,7 @@ func (s *Server) SearchRelayKeys(ctx context.Context, term string, limit int32, 
 }
 
 // SearchUsers is ListUsers narrowed to email or name containing term.
-func (s *Server) SearchUsers(ctx context.Context, term string, limit int32, cursor *string) ([]gen.User, *string, error) {
+func (s *Server) SearchUsers(ctx context.Context, term string, limit int32, cursor *string) ([]models.User, *string, error) {
 	c, err := callerFrom(ctx)
 	if err != nil {
 		return nil, nil, err

@@ -4,29 +4,30 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/relay-llm/relay/openapi/models"
+
 	"github.com/google/uuid"
 
 	"github.com/relay-llm/relay/internal/store"
-	gen "github.com/relay-llm/relay/openapi/controlgen"
 )
 
 // Rows to API models. None of these copies a secret: host keys show where
 // their secret lives, never the value; relay keys and inference tokens show
 // neither their hash nor their secret; users show has_password.
 
-func hostOut(r store.Host) gen.Host {
-	return gen.Host{
-		ID: r.ID, Slug: r.Slug, Name: r.Name, Provider: gen.Provider(r.Provider), BaseURL: r.BaseURL,
+func hostOut(r store.Host) models.Host {
+	return models.Host{
+		ID: r.ID, Slug: r.Slug, Name: r.Name, Provider: models.Provider(r.Provider), BaseURL: r.BaseURL,
 		Enabled: r.Enabled, ConnectTimeoutMs: r.ConnectTimeoutMs, FirstByteTimeoutMs: r.FirstByteTimeoutMs,
 		IdleTimeoutMs: r.IdleTimeoutMs, TotalTimeoutMs: r.TotalTimeoutMs, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
 	}
 }
 
-func modelOut(r store.Model) gen.Model {
-	return gen.Model{
-		ID: r.ID, Name: r.Name, Provider: r.Provider, Kind: gen.ModelKind(r.Kind), ContextWindow: r.ContextWindow,
+func modelOut(r store.Model) models.Model {
+	return models.Model{
+		ID: r.ID, Name: r.Name, Provider: r.Provider, Kind: models.ModelKind(r.Kind), ContextWindow: r.ContextWindow,
 		MaxOutputTokens: r.MaxOutputTokens, SupportsTools: r.SupportsTools, SupportsVision: r.SupportsVision,
-		SupportsJSON: r.SupportsJSON, SupportsThinking: r.SupportsThinking, Strategy: gen.ModelRouteStrategy(r.Strategy),
+		SupportsJSON: r.SupportsJSON, SupportsThinking: r.SupportsThinking, Strategy: models.ModelRouteStrategy(r.Strategy),
 		Fallbacks: nonNilIDs(r.Fallbacks), CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
 	}
 }
@@ -39,138 +40,138 @@ func nonNilIDs(ids []uuid.UUID) []uuid.UUID {
 	return ids
 }
 
-func bindingOut(r store.Binding) gen.Binding {
-	tiers := []gen.PriceTier{}
+func bindingOut(r store.Binding) models.Binding {
+	tiers := []models.PriceTier{}
 	if len(r.PriceTiers) > 0 {
 		// Written by this API from validated tiers; a row that does not decode
 		// (edited by hand) shows no tiers rather than failing the read.
 		if err := json.Unmarshal(r.PriceTiers, &tiers); err != nil || tiers == nil {
-			tiers = []gen.PriceTier{}
+			tiers = []models.PriceTier{}
 		}
 	}
-	return gen.Binding{
-		ID: r.ID, ModelID: r.ModelID, HostID: r.HostID, Shape: gen.Shape(r.Shape), UpstreamModel: r.UpstreamModel,
+	return models.Binding{
+		ID: r.ID, ModelID: r.ModelID, HostID: r.HostID, Shape: models.Shape(r.Shape), UpstreamModel: r.UpstreamModel,
 		Position: r.Position, Weight: r.Weight, Enabled: r.Enabled, InputPrice: r.InputPrice, OutputPrice: r.OutputPrice,
 		CachedInputPrice: r.CachedInputPrice, CacheWritePrice: r.CacheWritePrice, ReasoningPrice: r.ReasoningPrice,
 		PriceTiers: tiers, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
 	}
 }
 
-func hostKeyOut(r store.HostKey) gen.HostKey {
-	src := gen.SecretSourceSealed
+func hostKeyOut(r store.HostKey) models.HostKey {
+	src := models.SecretSourceSealed
 	if r.SecretRef != nil {
-		src = gen.SecretSourceEnv
+		src = models.SecretSourceEnv
 	}
-	return gen.HostKey{
+	return models.HostKey{
 		ID: r.ID, HostID: r.HostID, Slug: r.Slug, SecretSource: src, SecretRef: r.SecretRef,
 		SecretVersion: r.SecretVersion, TierRateLimitID: r.TierRateLimitID, Position: r.Position,
 		Enabled: r.Enabled, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
 	}
 }
 
-func rateLimitOut(r store.RateLimit, rules []store.RateLimitRule) gen.RateLimit {
-	return gen.RateLimit{
+func rateLimitOut(r store.RateLimit, rules []store.RateLimitRule) models.RateLimit {
+	return models.RateLimit{
 		ID: r.ID, Slug: r.Slug, Name: r.Name, Rules: convertAll(rules, ruleOut),
 		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
 	}
 }
 
-func ruleOut(r store.RateLimitRule) gen.RateLimitRule {
-	return gen.RateLimitRule{
-		ID: r.ID, RateLimitID: r.RateLimitID, Meter: gen.Meter(r.Meter), Amount: r.Amount,
+func ruleOut(r store.RateLimitRule) models.RateLimitRule {
+	return models.RateLimitRule{
+		ID: r.ID, RateLimitID: r.RateLimitID, Meter: models.Meter(r.Meter), Amount: r.Amount,
 		WindowSeconds: r.WindowSeconds, PerPrincipal: r.PerPrincipal, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
 	}
 }
 
-func policyOut(r store.Policy) gen.Policy {
-	return gen.Policy{
+func policyOut(r store.Policy) models.Policy {
+	return models.Policy{
 		ID: r.ID, Slug: r.Slug, Name: r.Name, AllModels: r.AllModels, AllHostKeys: r.AllHostKeys,
-		KeyStrategy: gen.KeyStrategy(r.KeyStrategy), RateLimitID: r.RateLimitID, MaxWaitMs: r.MaxWaitMs,
-		Priority: r.Priority, MaxAttempts: r.MaxAttempts, LimiterFailureMode: gen.LimiterFailureMode(r.LimiterFailureMode),
+		KeyStrategy: models.KeyStrategy(r.KeyStrategy), RateLimitID: r.RateLimitID, MaxWaitMs: r.MaxWaitMs,
+		Priority: r.Priority, MaxAttempts: r.MaxAttempts, LimiterFailureMode: models.LimiterFailureMode(r.LimiterFailureMode),
 		CapturePayloads: r.CapturePayloads, CaptureMaxBytes: r.CaptureMaxBytes,
-		RouteStrategy: gen.PolicyRouteStrategy(r.RouteStrategy), Affinity: gen.RouteAffinity(r.Affinity),
+		RouteStrategy: models.PolicyRouteStrategy(r.RouteStrategy), Affinity: models.RouteAffinity(r.Affinity),
 		BudgetFallback: r.BudgetFallback, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
 	}
 }
 
-func policyModelOut(r store.PolicyModel) gen.PolicyModelGrant {
-	return gen.PolicyModelGrant{PolicyID: r.PolicyID, ModelID: r.ModelID}
+func policyModelOut(r store.PolicyModel) models.PolicyModelGrant {
+	return models.PolicyModelGrant{PolicyID: r.PolicyID, ModelID: r.ModelID}
 }
 
-func policyHostKeyOut(r store.PolicyHostKey) gen.PolicyHostKeyGrant {
-	return gen.PolicyHostKeyGrant{PolicyID: r.PolicyID, HostKeyID: r.HostKeyID}
+func policyHostKeyOut(r store.PolicyHostKey) models.PolicyHostKeyGrant {
+	return models.PolicyHostKeyGrant{PolicyID: r.PolicyID, HostKeyID: r.HostKeyID}
 }
 
-func policyModelRateLimitOut(r store.PolicyModelRateLimit) gen.PolicyModelRateLimit {
-	return gen.PolicyModelRateLimit{PolicyID: r.PolicyID, ModelID: r.ModelID, RateLimitID: r.RateLimitID, Position: r.Position}
+func policyModelRateLimitOut(r store.PolicyModelRateLimit) models.PolicyModelRateLimit {
+	return models.PolicyModelRateLimit{PolicyID: r.PolicyID, ModelID: r.ModelID, RateLimitID: r.RateLimitID, Position: r.Position}
 }
 
-func policyBindingOut(r store.PolicyBinding) gen.PolicyBinding {
-	return gen.PolicyBinding{
+func policyBindingOut(r store.PolicyBinding) models.PolicyBinding {
+	return models.PolicyBinding{
 		ID: r.ID, ProjectID: r.ProjectID, PolicyID: r.PolicyID, ServiceAccountID: r.ServiceAccountID,
 		UserID: r.UserID, GroupID: r.GroupID, Position: r.Position, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
 	}
 }
 
-func teamOut(r store.Team) gen.Team {
-	return gen.Team{ID: r.ID, Slug: r.Slug, Name: r.Name, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+func teamOut(r store.Team) models.Team {
+	return models.Team{ID: r.ID, Slug: r.Slug, Name: r.Name, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
 }
 
-func projectOut(r store.Project) gen.Project {
-	return gen.Project{ID: r.ID, TeamID: r.TeamID, Slug: r.Slug, Name: r.Name, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+func projectOut(r store.Project) models.Project {
+	return models.Project{ID: r.ID, TeamID: r.TeamID, Slug: r.Slug, Name: r.Name, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
 }
 
-func serviceAccountOut(r store.ServiceAccount) gen.ServiceAccount {
-	return gen.ServiceAccount{
+func serviceAccountOut(r store.ServiceAccount) models.ServiceAccount {
+	return models.ServiceAccount{
 		ID: r.ID, ProjectID: r.ProjectID, Slug: r.Slug, Name: r.Name, PolicyID: r.PolicyID,
 		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
 	}
 }
 
-func userOut(r store.User) gen.User {
-	return gen.User{
-		ID: r.ID, Email: gen.Email(r.Email), Name: r.Name, Disabled: r.Disabled,
+func userOut(r store.User) models.User {
+	return models.User{
+		ID: r.ID, Email: models.Email(r.Email), Name: r.Name, Disabled: r.Disabled,
 		HasPassword: r.PasswordHash != nil && *r.PasswordHash != "", CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
 	}
 }
 
-func groupOut(r store.Group) gen.Group {
-	return gen.Group{ID: r.ID, Slug: r.Slug, Name: r.Name, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+func groupOut(r store.Group) models.Group {
+	return models.Group{ID: r.ID, Slug: r.Slug, Name: r.Name, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
 }
 
-func memberOut(r store.GroupMembership) gen.GroupMember {
-	return gen.GroupMember{GroupID: r.GroupID, UserID: r.UserID, CreatedAt: r.CreatedAt}
+func memberOut(r store.GroupMembership) models.GroupMember {
+	return models.GroupMember{GroupID: r.GroupID, UserID: r.UserID, CreatedAt: r.CreatedAt}
 }
 
-func roleBindingOut(r store.RoleBinding) gen.RoleBinding {
-	return gen.RoleBinding{
-		ID: r.ID, Role: gen.Role(r.Role), UserID: r.UserID, GroupID: r.GroupID, TeamID: r.TeamID,
+func roleBindingOut(r store.RoleBinding) models.RoleBinding {
+	return models.RoleBinding{
+		ID: r.ID, Role: models.Role(r.Role), UserID: r.UserID, GroupID: r.GroupID, TeamID: r.TeamID,
 		ProjectID: r.ProjectID, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
 	}
 }
 
-func budgetOut(r store.Budget) gen.Budget {
-	return gen.Budget{
+func budgetOut(r store.Budget) models.Budget {
+	return models.Budget{
 		ID: r.ID, TeamID: r.TeamID, ProjectID: r.ProjectID, RelayKeyID: r.RelayKeyID,
-		Period: gen.Period(r.Period), Amount: r.Amount, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
+		Period: models.Period(r.Period), Amount: r.Amount, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
 	}
 }
 
 // credentialStatus is whether a relay key or inference token works at now.
 // A revocation time in the future (a grace period) still works.
-func credentialStatus(now time.Time, expires, revoked *time.Time) gen.CredentialStatus {
+func credentialStatus(now time.Time, expires, revoked *time.Time) models.CredentialStatus {
 	switch {
 	case revoked != nil && !now.Before(*revoked):
-		return gen.CredentialStatusRevoked
+		return models.CredentialStatusRevoked
 	case expires != nil && !now.Before(*expires):
-		return gen.CredentialStatusExpired
+		return models.CredentialStatusExpired
 	default:
-		return gen.CredentialStatusActive
+		return models.CredentialStatusActive
 	}
 }
 
-func (s *Server) relayKeyOut(r store.RelayKey) gen.RelayKey {
-	return gen.RelayKey{
+func (s *Server) relayKeyOut(r store.RelayKey) models.RelayKey {
+	return models.RelayKey{
 		ID: r.ID, Name: r.Name, DisplayPrefix: r.DisplayPrefix, ProjectID: r.ProjectID,
 		ServiceAccountID: r.ServiceAccountID, UserID: r.UserID, PolicyID: r.PolicyID, Priority: r.Priority,
 		ExpiresAt: r.ExpiresAt, RevokedAt: r.RevokedAt, Status: credentialStatus(s.now(), r.ExpiresAt, r.RevokedAt),
@@ -178,8 +179,8 @@ func (s *Server) relayKeyOut(r store.RelayKey) gen.RelayKey {
 	}
 }
 
-func (s *Server) inferenceTokenOut(r store.InferenceToken) gen.InferenceToken {
-	return gen.InferenceToken{
+func (s *Server) inferenceTokenOut(r store.InferenceToken) models.InferenceToken {
+	return models.InferenceToken{
 		ID: r.ID, UserID: r.UserID, ProjectID: r.ProjectID, ExpiresAt: r.ExpiresAt, RevokedAt: r.RevokedAt,
 		Status: credentialStatus(s.now(), &r.ExpiresAt, r.RevokedAt), CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/relay-llm/relay/openapi/models"
+
 	"github.com/google/uuid"
 
 	"github.com/relay-llm/relay/internal/credential"
@@ -192,7 +194,7 @@ func (s *Server) RotateRelayKey(ctx context.Context, req gen.RotateRelayKeyReque
 		return nil, err
 	}
 	now := s.now()
-	if st := credentialStatus(now, old.ExpiresAt, old.RevokedAt); st != gen.CredentialStatusActive {
+	if st := credentialStatus(now, old.ExpiresAt, old.RevokedAt); st != models.CredentialStatusActive {
 		return nil, conflict("the relay key is " + string(st) + "; only an active key can be rotated")
 	}
 	grace := time.Duration(req.Body.GraceSeconds) * time.Second

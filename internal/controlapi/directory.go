@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/relay-llm/relay/openapi/models"
+
 	"github.com/google/uuid"
 
 	"github.com/relay-llm/relay/internal/rbac"
@@ -174,7 +176,7 @@ func (s *Server) ListGroups(ctx context.Context, req gen.ListGroupsRequestObject
 		return nil, err
 	}
 	if !canReadDirectory(c) {
-		return gen.ListGroups200JSONResponse{Items: []gen.Group{}}, nil
+		return gen.ListGroups200JSONResponse{Items: []models.Group{}}, nil
 	}
 	rows, err := s.st.Groups().List(ctx, store.Page{After: after, Limit: fetch})
 	if err != nil {

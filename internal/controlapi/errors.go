@@ -10,8 +10,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/relay-llm/relay/openapi/models"
+
 	"github.com/relay-llm/relay/internal/store"
-	"github.com/relay-llm/relay/openapi/controlgen"
 )
 
 // apiError is every error the control API answers with: a status and the
@@ -21,7 +22,7 @@ type apiError struct {
 	status     int
 	code       string
 	message    string
-	details    []controlgen.ErrorDetail
+	details    []models.ErrorDetail
 	retryAfter int // seconds; sets Retry-After when > 0
 }
 
@@ -42,11 +43,11 @@ const (
 	codeNotImplemented = "not_implemented"
 )
 
-func detail(field, message string) controlgen.ErrorDetail {
-	return controlgen.ErrorDetail{Field: field, Message: message}
+func detail(field, message string) models.ErrorDetail {
+	return models.ErrorDetail{Field: field, Message: message}
 }
 
-func badRequest(message string, details ...controlgen.ErrorDetail) error {
+func badRequest(message string, details ...models.ErrorDetail) error {
 	return &apiError{status: http.StatusBadRequest, code: codeInvalid, message: message, details: details}
 }
 
@@ -62,7 +63,7 @@ func notFound(kind string) error {
 	return &apiError{status: http.StatusNotFound, code: codeNotFound, message: kind + " not found"}
 }
 
-func conflict(message string, details ...controlgen.ErrorDetail) error {
+func conflict(message string, details ...models.ErrorDetail) error {
 	return &apiError{status: http.StatusConflict, code: codeConflict, message: message, details: details}
 }
 
@@ -176,7 +177,7 @@ func writeError(log *slog.Logger, w http.ResponseWriter, r *http.Request, err er
 			log.WarnContext(r.Context(), "control api: database unavailable", "method", r.Method, "path", r.URL.Path, "err", err)
 		}
 	}
-	body := controlgen.Error{Error: controlgen.ErrorInfo{Code: e.code, Message: e.message}}
+	body := models.Error{Error: models.ErrorInfo{Code: e.code, Message: e.message}}
 	if len(e.details) > 0 {
 		body.Error.Details = &e.details
 	}

@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relay-llm/relay/openapi/models"
+
 	"github.com/google/uuid"
 
 	"github.com/relay-llm/relay/internal/controlapi"
@@ -103,7 +105,7 @@ func bearer(token string) client.ClientOption {
 // on writes when csrf is on.
 type session struct {
 	*client.ClientWithResponses
-	user client.User
+	user models.User
 	csrf string
 }
 
@@ -117,7 +119,7 @@ func (b *bundle) login(email, password string) *session {
 		}
 		return nil
 	}))
-	resp := call(s.LoginWithResponse(b.ctx, client.LoginRequest{Email: client.Email(email), Password: &password})).want(b.t, http.StatusOK)
+	resp := call(s.LoginWithResponse(b.ctx, models.LoginRequest{Email: models.Email(email), Password: &password})).want(b.t, http.StatusOK)
 	s.user, s.csrf = resp.JSON200.User, resp.JSON200.CsrfToken
 	return s
 }
@@ -126,14 +128,14 @@ func (b *bundle) login(email, password string) *session {
 func (b *bundle) newUser(name string) *session {
 	b.t.Helper()
 	email, pw := name+"@example.com", "pw-"+name+"-long-enough"
-	call(b.admin.CreateUserWithResponse(b.ctx, client.UserCreate{Email: client.Email(email), Password: &pw})).want(b.t, http.StatusCreated)
+	call(b.admin.CreateUserWithResponse(b.ctx, models.UserCreate{Email: models.Email(email), Password: &pw})).want(b.t, http.StatusCreated)
 	return b.login(email, pw)
 }
 
 // grant binds role to user u at the scope (system when both are nil).
-func (b *bundle) grant(u uuid.UUID, role client.Role, team, project *uuid.UUID) client.RoleBinding {
+func (b *bundle) grant(u uuid.UUID, role models.Role, team, project *uuid.UUID) models.RoleBinding {
 	b.t.Helper()
-	return *call(b.admin.CreateRoleBindingWithResponse(b.ctx, client.RoleBindingCreate{
+	return *call(b.admin.CreateRoleBindingWithResponse(b.ctx, models.RoleBindingCreate{
 		Role: role, UserID: &u, TeamID: team, ProjectID: project,
 	})).want(b.t, http.StatusCreated).JSON201
 }
@@ -164,7 +166,7 @@ func (x res[R]) want(t *testing.T, status int) R {
 
 // wantErr checks status, the Error's code and (when field is not empty) that
 // its details name field.
-func (x res[R]) wantErr(t *testing.T, status int, code, field string) client.ErrorInfo {
+func (x res[R]) wantErr(t *testing.T, status int, code, field string) models.ErrorInfo {
 	t.Helper()
 	x.want(t, status)
 	e := apiErr(t, x.r)
@@ -190,9 +192,9 @@ func body(r any) []byte {
 }
 
 // apiErr decodes the shared Error body of a response.
-func apiErr(t *testing.T, r any) client.ErrorInfo {
+func apiErr(t *testing.T, r any) models.ErrorInfo {
 	t.Helper()
-	var e client.Error
+	var e models.Error
 	if err := json.Unmarshal(body(r), &e); err != nil || e.Error.Code == "" {
 		t.Fatalf("not an Error body: %s", body(r))
 	}
@@ -200,7 +202,7 @@ func apiErr(t *testing.T, r any) client.ErrorInfo {
 }
 
 // fields lists the fields an Error names.
-func fields(e client.ErrorInfo) []string {
+func fields(e models.ErrorInfo) []string {
 	var out []string
 	if e.Details != nil {
 		for _, d := range *e.Details {

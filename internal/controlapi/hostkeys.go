@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 
+	"github.com/relay-llm/relay/openapi/models"
+
 	"github.com/google/uuid"
 
 	"github.com/relay-llm/relay/internal/rbac"
@@ -48,7 +50,7 @@ func (s *Server) ListHostKeys(ctx context.Context, req gen.ListHostKeysRequestOb
 	}
 	_, ok, err := systemList(ctx, rbac.Read)
 	if err != nil || !ok {
-		return gen.ListHostKeys200JSONResponse{Items: []gen.HostKey{}}, err
+		return gen.ListHostKeys200JSONResponse{Items: []models.HostKey{}}, err
 	}
 	rows, err := s.st.HostKeys().List(ctx, store.HostKeysPage{After: after, HostID: req.Params.HostID, Limit: fetch})
 	if err != nil {

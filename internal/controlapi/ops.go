@@ -6,6 +6,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/relay-llm/relay/openapi/models"
+
 	"github.com/relay-llm/relay/internal/rbac"
 	"github.com/relay-llm/relay/internal/store"
 	gen "github.com/relay-llm/relay/openapi/controlgen"
@@ -25,9 +27,9 @@ func (s *Server) podName() string {
 	return "relay"
 }
 
-func (s *Server) podStatus() gen.PodStatus {
+func (s *Server) podStatus() models.PodStatus {
 	now := s.now()
-	st := gen.PodStatus{
+	st := models.PodStatus{
 		PodID: s.podName(), Version: s.cfg.Version, StartedAt: s.cfg.StartedAt, ReportedAt: now,
 		SnapshotLoadedAt: now,
 	}
@@ -61,7 +63,7 @@ func (s *Server) GetStatus(ctx context.Context, _ gen.GetStatusRequestObject) (g
 		return nil, err
 	}
 	pod := s.podStatus()
-	return gen.GetStatus200JSONResponse{Pod: pod, Pods: []gen.PodStatus{pod}}, nil
+	return gen.GetStatus200JSONResponse{Pod: pod, Pods: []models.PodStatus{pod}}, nil
 }
 
 // ReloadSnapshot implements StrictServerInterface: rebuild this pod's

@@ -8,11 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relay-llm/relay/openapi/models"
+
 	"github.com/google/uuid"
 
 	"github.com/relay-llm/relay/internal/controlapi"
 	"github.com/relay-llm/relay/internal/loader"
-	"github.com/relay-llm/relay/openapi/client"
 )
 
 // The loader is what relay serve passes as Config.Snapshot; Load makes
@@ -51,16 +52,16 @@ func TestOps_StatusReloadBreakers(t *testing.T) {
 	}
 
 	br := call(c.ListBreakersWithResponse(ctx, nil)).want(t, http.StatusOK).JSON200
-	if len(br.Items) != 2 || br.Items[0].HostID != h.ID || br.Items[0].State != client.BreakerStateOpen ||
-		br.Items[0].OpenedAt == nil || !br.Items[0].OpenedAt.Equal(opened) || br.Items[1].State != client.BreakerStateOpen {
+	if len(br.Items) != 2 || br.Items[0].HostID != h.ID || br.Items[0].State != models.BreakerStateOpen ||
+		br.Items[0].OpenedAt == nil || !br.Items[0].OpenedAt.Equal(opened) || br.Items[1].State != models.BreakerStateOpen {
 		t.Errorf("breakers = %+v", br.Items)
 	}
-	closed := client.BreakerStateClosed
-	if r := call(c.ListBreakersWithResponse(ctx, &client.ListBreakersParams{State: &closed})).want(t, http.StatusOK).JSON200; len(r.Items) != 0 {
+	closed := models.BreakerStateClosed
+	if r := call(c.ListBreakersWithResponse(ctx, &models.ListBreakersParams{State: &closed})).want(t, http.StatusOK).JSON200; len(r.Items) != 0 {
 		t.Errorf("closed breakers = %+v", r.Items)
 	}
 	other := uuid.New()
-	if r := call(c.ListBreakersWithResponse(ctx, &client.ListBreakersParams{HostID: &other})).want(t, http.StatusOK).JSON200; len(r.Items) != 0 {
+	if r := call(c.ListBreakersWithResponse(ctx, &models.ListBreakersParams{HostID: &other})).want(t, http.StatusOK).JSON200; len(r.Items) != 0 {
 		t.Errorf("breakers of another host = %+v", r.Items)
 	}
 }
@@ -83,28 +84,28 @@ func TestUsage_EmptyInTheDocumentedShape(t *testing.T) {
 	b := setup(t)
 	ctx, c := b.ctx, b.admin
 	to := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
-	groupBy := []client.UsageGroupBy{client.UsageGroupByProject, client.UsageGroupByModel}
-	sum := call(c.GetUsageSummaryWithResponse(ctx, &client.GetUsageSummaryParams{To: &to, GroupBy: &groupBy})).want(t, http.StatusOK).JSON200
+	groupBy := []models.UsageGroupBy{models.UsageGroupByProject, models.UsageGroupByModel}
+	sum := call(c.GetUsageSummaryWithResponse(ctx, &models.GetUsageSummaryParams{To: &to, GroupBy: &groupBy})).want(t, http.StatusOK).JSON200
 	if !sum.To.Equal(to) || !sum.From.Equal(to.Add(-24*time.Hour)) || len(sum.GroupBy) != 2 || sum.Rows == nil || len(sum.Rows) != 0 {
 		t.Errorf("summary = %+v", sum)
 	}
 	ts := call(c.GetUsageTimeseriesWithResponse(ctx, nil)).want(t, http.StatusOK).JSON200
-	if ts.Interval != client.UsageIntervalHour || ts.Points == nil || len(ts.Points) != 0 || !ts.From.Before(ts.To) {
+	if ts.Interval != models.UsageIntervalHour || ts.Points == nil || len(ts.Points) != 0 || !ts.From.Before(ts.To) {
 		t.Errorf("timeseries = %+v", ts)
 	}
 	ev := call(c.ListUsageEventsWithResponse(ctx, nil)).want(t, http.StatusOK).JSON200
 	if ev.Items == nil || len(ev.Items) != 0 || ev.NextCursor != nil {
 		t.Errorf("events = %+v", ev)
 	}
-	call(c.GetUsageSummaryWithResponse(ctx, &client.GetUsageSummaryParams{From: &to, To: &to})).wantErr(t, http.StatusUnprocessableEntity, "validation_failed", "from")
-	call(c.GetUsageTimeseriesWithResponse(ctx, &client.GetUsageTimeseriesParams{Interval: ptr(client.UsageInterval("week"))})).
+	call(c.GetUsageSummaryWithResponse(ctx, &models.GetUsageSummaryParams{From: &to, To: &to})).wantErr(t, http.StatusUnprocessableEntity, "validation_failed", "from")
+	call(c.GetUsageTimeseriesWithResponse(ctx, &models.GetUsageTimeseriesParams{Interval: ptr(models.UsageInterval("week"))})).
 		wantErr(t, http.StatusBadRequest, "invalid_request", "interval")
 
 	// CSV, by parameter or by Accept.
-	csv := client.UsageEventsFormatCsv
+	csv := models.UsageEventsFormatCsv
 	for name, get := range map[string]func() (*http.Response, error){
 		"format": func() (*http.Response, error) {
-			return c.ListUsageEvents(ctx, &client.ListUsageEventsParams{Format: &csv})
+			return c.ListUsageEvents(ctx, &models.ListUsageEventsParams{Format: &csv})
 		},
 		"accept": func() (*http.Response, error) {
 			return c.ListUsageEvents(ctx, nil, func(_ context.Context, r *http.Request) error { r.Header.Set("Accept", "text/csv"); return nil })

@@ -5,9 +5,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relay-llm/relay/openapi/models"
+
 	"github.com/relay-llm/relay/internal/controlapi"
 	"github.com/relay-llm/relay/internal/store"
-	"github.com/relay-llm/relay/openapi/client"
 )
 
 // TestPayloads_ReadAndRedact: a project admin reads and deletes a capture
@@ -15,9 +16,9 @@ import (
 func TestPayloads_ReadAndRedact(t *testing.T) {
 	b := setup(t)
 	ctx := b.ctx
-	team := call(b.admin.CreateTeamWithResponse(ctx, client.TeamCreate{Slug: "cap-team"})).want(t, http.StatusCreated).JSON201
-	project := call(b.admin.CreateProjectWithResponse(ctx, client.ProjectCreate{TeamID: team.ID, Slug: "cap-proj"})).want(t, http.StatusCreated).JSON201
-	other := call(b.admin.CreateProjectWithResponse(ctx, client.ProjectCreate{TeamID: team.ID, Slug: "cap-other"})).want(t, http.StatusCreated).JSON201
+	team := call(b.admin.CreateTeamWithResponse(ctx, models.TeamCreate{Slug: "cap-team"})).want(t, http.StatusCreated).JSON201
+	project := call(b.admin.CreateProjectWithResponse(ctx, models.ProjectCreate{TeamID: team.ID, Slug: "cap-proj"})).want(t, http.StatusCreated).JSON201
+	other := call(b.admin.CreateProjectWithResponse(ctx, models.ProjectCreate{TeamID: team.ID, Slug: "cap-other"})).want(t, http.StatusCreated).JSON201
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	if _, err := b.st.InsertPayloadCaptures(ctx, []store.PayloadCapture{
 		{RequestID: "req-cap-1", CreatedAt: now, ProjectID: project.ID, Model: "m", Status: 200, RequestBody: []byte(`{"q":"hello"}`), ResponseBody: []byte("data: x\n\n")},
@@ -27,11 +28,11 @@ func TestPayloads_ReadAndRedact(t *testing.T) {
 	}
 
 	admin := b.newUser("capadmin")
-	b.grant(admin.user.ID, client.RoleProjectAdmin, nil, &project.ID)
+	b.grant(admin.user.ID, models.RoleProjectAdmin, nil, &project.ID)
 	dev := b.newUser("capdev")
-	b.grant(dev.user.ID, client.RoleDeveloper, nil, &project.ID)
+	b.grant(dev.user.ID, models.RoleDeveloper, nil, &project.ID)
 	outsider := b.newUser("capout")
-	b.grant(outsider.user.ID, client.RoleProjectAdmin, nil, &other.ID)
+	b.grant(outsider.user.ID, models.RoleProjectAdmin, nil, &other.ID)
 
 	got := call(admin.GetPayloadCaptureWithResponse(ctx, "req-cap-1")).want(t, http.StatusOK).JSON200
 	if got.RequestBody != `{"q":"hello"}` || got.ResponseBody != "data: x\n\n" || got.ProjectID != project.ID || got.Status != 200 {
@@ -58,10 +59,10 @@ func TestPayloads_ReadAndRedact(t *testing.T) {
 func TestPayloads_TenantIsolation(t *testing.T) {
 	b := setup(t)
 	ctx := b.ctx
-	victimTeam := call(b.admin.CreateTeamWithResponse(ctx, client.TeamCreate{Slug: "victim-team"})).want(t, http.StatusCreated).JSON201
-	otherTeam := call(b.admin.CreateTeamWithResponse(ctx, client.TeamCreate{Slug: "other-team"})).want(t, http.StatusCreated).JSON201
-	victim := call(b.admin.CreateProjectWithResponse(ctx, client.ProjectCreate{TeamID: victimTeam.ID, Slug: "victim"})).want(t, http.StatusCreated).JSON201
-	other := call(b.admin.CreateProjectWithResponse(ctx, client.ProjectCreate{TeamID: otherTeam.ID, Slug: "other"})).want(t, http.StatusCreated).JSON201
+	victimTeam := call(b.admin.CreateTeamWithResponse(ctx, models.TeamCreate{Slug: "victim-team"})).want(t, http.StatusCreated).JSON201
+	otherTeam := call(b.admin.CreateTeamWithResponse(ctx, models.TeamCreate{Slug: "other-team"})).want(t, http.StatusCreated).JSON201
+	victim := call(b.admin.CreateProjectWithResponse(ctx, models.ProjectCreate{TeamID: victimTeam.ID, Slug: "victim"})).want(t, http.StatusCreated).JSON201
+	other := call(b.admin.CreateProjectWithResponse(ctx, models.ProjectCreate{TeamID: otherTeam.ID, Slug: "other"})).want(t, http.StatusCreated).JSON201
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	same := "same-client-id"
 	if _, err := b.st.InsertPayloadCaptures(ctx, []store.PayloadCapture{
@@ -75,7 +76,7 @@ func TestPayloads_TenantIsolation(t *testing.T) {
 		t.Fatal(err)
 	}
 	admin := b.newUser("victimadmin")
-	b.grant(admin.user.ID, client.RoleTeamAdmin, &victimTeam.ID, nil)
+	b.grant(admin.user.ID, models.RoleTeamAdmin, &victimTeam.ID, nil)
 
 	if got := call(admin.GetPayloadCaptureWithResponse(ctx, "req_victim")).want(t, http.StatusOK).JSON200; got.RequestBody != "victim" {
 		t.Errorf("req_victim: %+v", got)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/relay-llm/relay/openapi/models"
+
 	"github.com/google/uuid"
 
 	"github.com/relay-llm/relay/internal/rbac"
@@ -18,7 +20,7 @@ import (
 // Rate limits -------------------------------------------------------------------
 
 // withRules attaches each rate limit's rules.
-func (s *Server) withRules(ctx context.Context, rls []store.RateLimit) ([]gen.RateLimit, error) {
+func (s *Server) withRules(ctx context.Context, rls []store.RateLimit) ([]models.RateLimit, error) {
 	ids := make([]uuid.UUID, len(rls))
 	for i, r := range rls {
 		ids[i] = r.ID
@@ -31,17 +33,17 @@ func (s *Server) withRules(ctx context.Context, rls []store.RateLimit) ([]gen.Ra
 	for _, r := range rules {
 		by[r.RateLimitID] = append(by[r.RateLimitID], r)
 	}
-	out := make([]gen.RateLimit, len(rls))
+	out := make([]models.RateLimit, len(rls))
 	for i, r := range rls {
 		out[i] = rateLimitOut(r, by[r.ID])
 	}
 	return out, nil
 }
 
-func (s *Server) rateLimitWithRules(ctx context.Context, r store.RateLimit) (gen.RateLimit, error) {
+func (s *Server) rateLimitWithRules(ctx context.Context, r store.RateLimit) (models.RateLimit, error) {
 	out, err := s.withRules(ctx, []store.RateLimit{r})
 	if err != nil {
-		return gen.RateLimit{}, err
+		return models.RateLimit{}, err
 	}
 	return out[0], nil
 }
@@ -54,7 +56,7 @@ func (s *Server) ListRateLimits(ctx context.Context, req gen.ListRateLimitsReque
 	}
 	_, ok, err := systemList(ctx, rbac.ReadCatalog)
 	if err != nil || !ok {
-		return gen.ListRateLimits200JSONResponse{Items: []gen.RateLimit{}}, err
+		return gen.ListRateLimits200JSONResponse{Items: []models.RateLimit{}}, err
 	}
 	rows, err := s.st.RateLimits().List(ctx, store.Page{After: after, Limit: fetch})
 	if err != nil {
@@ -68,7 +70,7 @@ func (s *Server) ListRateLimits(ctx context.Context, req gen.ListRateLimitsReque
 	return gen.ListRateLimits200JSONResponse{Items: items, NextCursor: next}, nil
 }
 
-func ruleRow(rateLimitID uuid.UUID, r gen.RateLimitRuleCreate) store.RateLimitRule {
+func ruleRow(rateLimitID uuid.UUID, r models.RateLimitRuleCreate) store.RateLimitRule {
 	return store.RateLimitRule{
 		RateLimitID: rateLimitID, Meter: string(r.Meter), Amount: r.Amount,
 		WindowSeconds: deref(r.WindowSeconds, 60), PerPrincipal: deref(r.PerPrincipal, false),
@@ -247,7 +249,7 @@ func (s *Server) ListPolicies(ctx context.Context, req gen.ListPoliciesRequestOb
 	}
 	_, ok, err := systemList(ctx, rbac.ReadCatalog)
 	if err != nil || !ok {
-		return gen.ListPolicies200JSONResponse{Items: []gen.Policy{}}, err
+		return gen.ListPolicies200JSONResponse{Items: []models.Policy{}}, err
 	}
 	rows, err := s.st.Policies().List(ctx, store.Page{After: after, Limit: fetch})
 	if err != nil {
@@ -269,10 +271,10 @@ func (s *Server) CreatePolicy(ctx context.Context, req gen.CreatePolicyRequestOb
 			return nil, err
 		}
 	}
-	strategy, mode := gen.KeyStrategyPrioritized, gen.LimiterFailureModeOpen
+	strategy, mode := models.KeyStrategyPrioritized, models.LimiterFailureModeOpen
 	set(&strategy, b.KeyStrategy)
 	set(&mode, b.LimiterFailureMode)
-	route, affinity := gen.PolicyRouteStrategyEmpty, gen.RouteAffinityKey
+	route, affinity := models.PolicyRouteStrategyEmpty, models.RouteAffinityKey
 	set(&route, b.RouteStrategy)
 	set(&affinity, b.Affinity)
 	row, err := s.st.Policies().Create(ctx, c.actor, store.Policy{

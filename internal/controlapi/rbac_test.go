@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/uuid"
+	"github.com/relay-llm/relay/openapi/models"
 
-	"github.com/relay-llm/relay/openapi/client"
+	"github.com/google/uuid"
 )
 
 // status is the status of a generated client call (0 when it failed to send).
@@ -25,37 +25,37 @@ var subjectNames = []string{"nobody", "viewerA1", "devA1", "padminA1", "groupA1"
 // world is two teams and three projects with a row of each project-scoped
 // kind in every project, and one signed-in user per subject.
 type world struct {
-	teamA, teamB     client.Team
-	a1, a2, b1       client.Project
-	sa               map[uuid.UUID]client.ServiceAccount // by project
-	key              map[uuid.UUID]client.RelayKey       // by project
-	budgetA, budgetB client.Budget                       // team budgets
-	budgetA1         client.Budget                       // project budget
-	viewerBinding    client.RoleBinding                  // viewerA1's own
-	host             client.Host
-	hostKey          client.HostKey
+	teamA, teamB     models.Team
+	a1, a2, b1       models.Project
+	sa               map[uuid.UUID]models.ServiceAccount // by project
+	key              map[uuid.UUID]models.RelayKey       // by project
+	budgetA, budgetB models.Budget                       // team budgets
+	budgetA1         models.Budget                       // project budget
+	viewerBinding    models.RoleBinding                  // viewerA1's own
+	host             models.Host
+	hostKey          models.HostKey
 	users            map[string]*session
-	targets          map[string]client.User // a user per subject to grant roles to
+	targets          map[string]models.User // a user per subject to grant roles to
 }
 
 func buildWorld(t *testing.T, b *bundle) *world {
 	t.Helper()
 	ctx, c := b.ctx, b.admin
-	w := &world{sa: map[uuid.UUID]client.ServiceAccount{}, key: map[uuid.UUID]client.RelayKey{}, users: map[string]*session{}, targets: map[string]client.User{}}
+	w := &world{sa: map[uuid.UUID]models.ServiceAccount{}, key: map[uuid.UUID]models.RelayKey{}, users: map[string]*session{}, targets: map[string]models.User{}}
 	w.teamA, w.teamB = b.team("team-a"), b.team("team-b")
 	w.a1, w.a2, w.b1 = b.project(w.teamA.ID, "a1"), b.project(w.teamA.ID, "a2"), b.project(w.teamB.ID, "b1")
-	for _, p := range []client.Project{w.a1, w.a2, w.b1} {
+	for _, p := range []models.Project{w.a1, w.a2, w.b1} {
 		sa := b.serviceAccount(p.ID, "sa")
 		w.sa[p.ID] = sa
-		w.key[p.ID] = call(c.CreateRelayKeyWithResponse(ctx, client.RelayKeyCreate{ProjectID: p.ID, ServiceAccountID: &sa.ID})).want(t, http.StatusCreated).JSON201.RelayKey
+		w.key[p.ID] = call(c.CreateRelayKeyWithResponse(ctx, models.RelayKeyCreate{ProjectID: p.ID, ServiceAccountID: &sa.ID})).want(t, http.StatusCreated).JSON201.RelayKey
 	}
-	w.budgetA = *call(c.CreateBudgetWithResponse(ctx, client.BudgetCreate{TeamID: &w.teamA.ID, Period: client.PeriodDay, Amount: 1})).want(t, http.StatusCreated).JSON201
-	w.budgetB = *call(c.CreateBudgetWithResponse(ctx, client.BudgetCreate{TeamID: &w.teamB.ID, Period: client.PeriodDay, Amount: 1})).want(t, http.StatusCreated).JSON201
-	w.budgetA1 = *call(c.CreateBudgetWithResponse(ctx, client.BudgetCreate{ProjectID: &w.a1.ID, Period: client.PeriodDay, Amount: 1})).want(t, http.StatusCreated).JSON201
+	w.budgetA = *call(c.CreateBudgetWithResponse(ctx, models.BudgetCreate{TeamID: &w.teamA.ID, Period: models.PeriodDay, Amount: 1})).want(t, http.StatusCreated).JSON201
+	w.budgetB = *call(c.CreateBudgetWithResponse(ctx, models.BudgetCreate{TeamID: &w.teamB.ID, Period: models.PeriodDay, Amount: 1})).want(t, http.StatusCreated).JSON201
+	w.budgetA1 = *call(c.CreateBudgetWithResponse(ctx, models.BudgetCreate{ProjectID: &w.a1.ID, Period: models.PeriodDay, Amount: 1})).want(t, http.StatusCreated).JSON201
 	w.host = b.host("shared")
 	w.hostKey = b.hostKey(w.host.ID, "shared")
-	group := call(c.CreateGroupWithResponse(ctx, client.GroupCreate{Slug: "a1-admins"})).want(t, http.StatusCreated).JSON201
-	call(c.CreateRoleBindingWithResponse(ctx, client.RoleBindingCreate{Role: client.RoleProjectAdmin, GroupID: &group.ID, ProjectID: &w.a1.ID})).want(t, http.StatusCreated)
+	group := call(c.CreateGroupWithResponse(ctx, models.GroupCreate{Slug: "a1-admins"})).want(t, http.StatusCreated).JSON201
+	call(c.CreateRoleBindingWithResponse(ctx, models.RoleBindingCreate{Role: models.RoleProjectAdmin, GroupID: &group.ID, ProjectID: &w.a1.ID})).want(t, http.StatusCreated)
 
 	for _, name := range subjectNames {
 		s := b.newUser(strings.ToLower(name))
@@ -63,23 +63,23 @@ func buildWorld(t *testing.T, b *bundle) *world {
 		id := s.user.ID
 		switch name {
 		case "viewerA1":
-			w.viewerBinding = b.grant(id, client.RoleViewer, nil, &w.a1.ID)
+			w.viewerBinding = b.grant(id, models.RoleViewer, nil, &w.a1.ID)
 		case "devA1":
-			b.grant(id, client.RoleDeveloper, nil, &w.a1.ID)
+			b.grant(id, models.RoleDeveloper, nil, &w.a1.ID)
 		case "padminA1":
-			b.grant(id, client.RoleProjectAdmin, nil, &w.a1.ID)
+			b.grant(id, models.RoleProjectAdmin, nil, &w.a1.ID)
 		case "groupA1":
-			call(c.CreateGroupMemberWithResponse(ctx, group.ID, client.GroupMemberCreate{UserID: id})).want(t, http.StatusCreated)
+			call(c.CreateGroupMemberWithResponse(ctx, group.ID, models.GroupMemberCreate{UserID: id})).want(t, http.StatusCreated)
 		case "adminAtA1":
-			b.grant(id, client.RoleAdmin, nil, &w.a1.ID)
+			b.grant(id, models.RoleAdmin, nil, &w.a1.ID)
 		case "tadminA":
-			b.grant(id, client.RoleTeamAdmin, &w.teamA.ID, nil)
+			b.grant(id, models.RoleTeamAdmin, &w.teamA.ID, nil)
 		case "sysviewer":
-			b.grant(id, client.RoleViewer, nil, nil)
+			b.grant(id, models.RoleViewer, nil, nil)
 		case "admin":
-			b.grant(id, client.RoleAdmin, nil, nil)
+			b.grant(id, models.RoleAdmin, nil, nil)
 		}
-		w.targets[name] = *call(c.CreateUserWithResponse(ctx, client.UserCreate{Email: client.Email("target-" + strings.ToLower(name) + "@example.com")})).
+		w.targets[name] = *call(c.CreateUserWithResponse(ctx, models.UserCreate{Email: models.Email("target-" + strings.ToLower(name) + "@example.com")})).
 			want(t, http.StatusCreated).JSON201
 	}
 	return w
@@ -128,7 +128,7 @@ func TestRBAC_Matrix(t *testing.T) {
 			return listLen(len(r.JSON200.Items), err)
 		}, [9]int{0, 1, 1, 1, 1, 1, 2, 3, 3}},
 		{"count service accounts listed in B1", func(_ string, s *session) int {
-			r, err := s.ListServiceAccountsWithResponse(ctx, &client.ListServiceAccountsParams{ProjectID: &b1})
+			r, err := s.ListServiceAccountsWithResponse(ctx, &models.ListServiceAccountsParams{ProjectID: &b1})
 			return listLen(len(r.JSON200.Items), err)
 		}, [9]int{0, 0, 0, 0, 0, 0, 0, 1, 1}},
 		{"get project A1", func(_ string, s *session) int { return status(s.GetProjectWithResponse(ctx, a1)) },
@@ -174,84 +174,84 @@ func TestRBAC_Matrix(t *testing.T) {
 	}
 	writes := []op{
 		{"rename service account in A1", func(n string, s *session) int {
-			return status(s.UpdateServiceAccountWithResponse(ctx, w.sa[a1].ID, client.ServiceAccountUpdate{Name: ptr(n)}))
+			return status(s.UpdateServiceAccountWithResponse(ctx, w.sa[a1].ID, models.ServiceAccountUpdate{Name: ptr(n)}))
 		}, [9]int{hidden, no, no, ok, ok, ok, ok, no, ok}},
 		{"rename service account in B1", func(n string, s *session) int {
-			return status(s.UpdateServiceAccountWithResponse(ctx, w.sa[b1].ID, client.ServiceAccountUpdate{Name: ptr(n)}))
+			return status(s.UpdateServiceAccountWithResponse(ctx, w.sa[b1].ID, models.ServiceAccountUpdate{Name: ptr(n)}))
 		}, [9]int{hidden, hidden, hidden, hidden, hidden, hidden, hidden, no, ok}},
 		{"create service account in A1", func(n string, s *session) int {
-			return status(s.CreateServiceAccountWithResponse(ctx, client.ServiceAccountCreate{ProjectID: a1, Slug: "sa-" + strings.ToLower(n)}))
+			return status(s.CreateServiceAccountWithResponse(ctx, models.ServiceAccountCreate{ProjectID: a1, Slug: "sa-" + strings.ToLower(n)}))
 		}, [9]int{unproc, no, no, created, created, created, created, no, created}},
 		{"mint own relay key in A1", func(_ string, s *session) int {
-			return status(s.CreateRelayKeyWithResponse(ctx, client.RelayKeyCreate{ProjectID: a1, UserID: &s.user.ID}))
+			return status(s.CreateRelayKeyWithResponse(ctx, models.RelayKeyCreate{ProjectID: a1, UserID: &s.user.ID}))
 		}, [9]int{unproc, no, created, created, created, created, created, no, created}},
 		{"mint own relay key in A1 with a policy", func(_ string, s *session) int {
-			return status(s.CreateRelayKeyWithResponse(ctx, client.RelayKeyCreate{ProjectID: a1, UserID: &s.user.ID, PolicyID: ptr(uuid.New())}))
+			return status(s.CreateRelayKeyWithResponse(ctx, models.RelayKeyCreate{ProjectID: a1, UserID: &s.user.ID, PolicyID: ptr(uuid.New())}))
 		}, [9]int{unproc, no, no, unproc, unproc, unproc, unproc, no, unproc}},
 		{"mint service-account relay key in A1", func(_ string, s *session) int {
 			sa := w.sa[a1].ID
-			return status(s.CreateRelayKeyWithResponse(ctx, client.RelayKeyCreate{ProjectID: a1, ServiceAccountID: &sa}))
+			return status(s.CreateRelayKeyWithResponse(ctx, models.RelayKeyCreate{ProjectID: a1, ServiceAccountID: &sa}))
 		}, [9]int{unproc, no, no, created, created, created, created, no, created}},
 		{"revoke service-account relay key in A2", func(_ string, s *session) int {
 			return status(s.RevokeRelayKeyWithResponse(ctx, w.key[a2].ID))
 		}, [9]int{hidden, hidden, hidden, hidden, hidden, hidden, ok, no, ok}},
 		{"mint inference token in A1", func(_ string, s *session) int {
-			return status(s.CreateInferenceTokenWithResponse(ctx, client.InferenceTokenCreate{ProjectID: a1}))
+			return status(s.CreateInferenceTokenWithResponse(ctx, models.InferenceTokenCreate{ProjectID: a1}))
 		}, [9]int{unproc, no, created, created, created, created, created, no, created}},
 		{"mint inference token in B1", func(_ string, s *session) int {
-			return status(s.CreateInferenceTokenWithResponse(ctx, client.InferenceTokenCreate{ProjectID: b1}))
+			return status(s.CreateInferenceTokenWithResponse(ctx, models.InferenceTokenCreate{ProjectID: b1}))
 		}, [9]int{unproc, unproc, unproc, unproc, unproc, unproc, unproc, no, created}},
 		{"create project A1 budget", func(_ string, s *session) int {
-			return status(s.CreateBudgetWithResponse(ctx, client.BudgetCreate{ProjectID: &a1, Period: client.PeriodMonth, Amount: 5}))
+			return status(s.CreateBudgetWithResponse(ctx, models.BudgetCreate{ProjectID: &a1, Period: models.PeriodMonth, Amount: 5}))
 		}, [9]int{unproc, no, no, created, created, created, created, no, created}},
 		{"create team A budget", func(_ string, s *session) int {
-			return status(s.CreateBudgetWithResponse(ctx, client.BudgetCreate{TeamID: &w.teamA.ID, Period: client.PeriodMonth, Amount: 5}))
+			return status(s.CreateBudgetWithResponse(ctx, models.BudgetCreate{TeamID: &w.teamA.ID, Period: models.PeriodMonth, Amount: 5}))
 		}, [9]int{unproc, no, no, no, no, no, created, no, created}},
 		{"change team B budget", func(_ string, s *session) int {
-			return status(s.UpdateBudgetWithResponse(ctx, w.budgetB.ID, client.BudgetUpdate{Amount: ptr[int64](9)}))
+			return status(s.UpdateBudgetWithResponse(ctx, w.budgetB.ID, models.BudgetUpdate{Amount: ptr[int64](9)}))
 		}, [9]int{hidden, hidden, hidden, hidden, hidden, hidden, hidden, no, ok}},
 		{"rename project A1", func(n string, s *session) int {
-			return status(s.UpdateProjectWithResponse(ctx, a1, client.ProjectUpdate{Name: ptr(n)}))
+			return status(s.UpdateProjectWithResponse(ctx, a1, models.ProjectUpdate{Name: ptr(n)}))
 		}, [9]int{hidden, no, no, ok, ok, ok, ok, no, ok}},
 		{"rename team A", func(n string, s *session) int {
-			return status(s.UpdateTeamWithResponse(ctx, w.teamA.ID, client.TeamUpdate{Name: ptr(n)}))
+			return status(s.UpdateTeamWithResponse(ctx, w.teamA.ID, models.TeamUpdate{Name: ptr(n)}))
 		}, [9]int{hidden, no, no, no, no, no, ok, no, ok}},
 		{"create project in team A", func(n string, s *session) int {
-			return status(s.CreateProjectWithResponse(ctx, client.ProjectCreate{TeamID: w.teamA.ID, Slug: "p-" + strings.ToLower(n)}))
+			return status(s.CreateProjectWithResponse(ctx, models.ProjectCreate{TeamID: w.teamA.ID, Slug: "p-" + strings.ToLower(n)}))
 		}, [9]int{unproc, no, no, no, no, no, created, no, created}},
 		{"create team", func(n string, s *session) int {
-			return status(s.CreateTeamWithResponse(ctx, client.TeamCreate{Slug: "t-" + strings.ToLower(n)}))
+			return status(s.CreateTeamWithResponse(ctx, models.TeamCreate{Slug: "t-" + strings.ToLower(n)}))
 		}, [9]int{no, no, no, no, no, no, no, no, created}},
 		{"create host", func(n string, s *session) int {
-			return status(s.CreateHostWithResponse(ctx, client.HostCreate{Slug: "h-" + strings.ToLower(n), Provider: client.ProviderCustom, BaseURL: "http://localhost"}))
+			return status(s.CreateHostWithResponse(ctx, models.HostCreate{Slug: "h-" + strings.ToLower(n), Provider: models.ProviderCustom, BaseURL: "http://localhost"}))
 		}, [9]int{no, no, no, no, no, no, no, no, created}},
 		{"rename host", func(n string, s *session) int {
-			return status(s.UpdateHostWithResponse(ctx, w.host.ID, client.HostUpdate{Name: ptr(n)}))
+			return status(s.UpdateHostWithResponse(ctx, w.host.ID, models.HostUpdate{Name: ptr(n)}))
 		}, [9]int{hidden, no, no, no, no, no, no, no, ok}},
 		{"disable host key", func(_ string, s *session) int {
-			return status(s.UpdateHostKeyWithResponse(ctx, w.hostKey.ID, client.HostKeyUpdate{Enabled: ptr(true)}))
+			return status(s.UpdateHostKeyWithResponse(ctx, w.hostKey.ID, models.HostKeyUpdate{Enabled: ptr(true)}))
 		}, [9]int{hidden, hidden, hidden, hidden, hidden, hidden, hidden, no, ok}},
 		{"create user", func(n string, s *session) int {
-			return status(s.CreateUserWithResponse(ctx, client.UserCreate{Email: client.Email("new-" + strings.ToLower(n) + "@example.com")}))
+			return status(s.CreateUserWithResponse(ctx, models.UserCreate{Email: models.Email("new-" + strings.ToLower(n) + "@example.com")}))
 		}, [9]int{no, no, no, no, no, no, no, no, created}},
 		{"grant developer on A1", func(n string, s *session) int {
 			u := w.targets[n].ID
-			return status(s.CreateRoleBindingWithResponse(ctx, client.RoleBindingCreate{Role: client.RoleDeveloper, UserID: &u, ProjectID: &a1}))
+			return status(s.CreateRoleBindingWithResponse(ctx, models.RoleBindingCreate{Role: models.RoleDeveloper, UserID: &u, ProjectID: &a1}))
 		}, [9]int{unproc, no, no, created, created, created, created, no, created}},
 		{"grant team_admin on A1 (more than project_admin holds)", func(n string, s *session) int {
 			u := w.targets[n].ID
-			return status(s.CreateRoleBindingWithResponse(ctx, client.RoleBindingCreate{Role: client.RoleTeamAdmin, UserID: &u, ProjectID: &a1}))
+			return status(s.CreateRoleBindingWithResponse(ctx, models.RoleBindingCreate{Role: models.RoleTeamAdmin, UserID: &u, ProjectID: &a1}))
 		}, [9]int{unproc, no, no, created, created, created, created, no, created}},
 		{"grant team_admin on team A", func(n string, s *session) int {
 			u := w.targets[n].ID
-			return status(s.CreateRoleBindingWithResponse(ctx, client.RoleBindingCreate{Role: client.RoleTeamAdmin, UserID: &u, TeamID: &w.teamA.ID}))
+			return status(s.CreateRoleBindingWithResponse(ctx, models.RoleBindingCreate{Role: models.RoleTeamAdmin, UserID: &u, TeamID: &w.teamA.ID}))
 		}, [9]int{unproc, no, no, no, no, no, created, no, created}},
 		{"grant admin system-wide", func(n string, s *session) int {
 			u := w.targets[n].ID
-			return status(s.CreateRoleBindingWithResponse(ctx, client.RoleBindingCreate{Role: client.RoleAdmin, UserID: &u}))
+			return status(s.CreateRoleBindingWithResponse(ctx, models.RoleBindingCreate{Role: models.RoleAdmin, UserID: &u}))
 		}, [9]int{no, no, no, no, no, no, no, no, created}},
 		{"update viewerA1's role binding", func(_ string, s *session) int {
-			return status(s.UpdateRoleBindingWithResponse(ctx, w.viewerBinding.ID, client.RoleBindingUpdate{Role: ptr(client.RoleViewer)}))
+			return status(s.UpdateRoleBindingWithResponse(ctx, w.viewerBinding.ID, models.RoleBindingUpdate{Role: ptr(models.RoleViewer)}))
 		}, [9]int{hidden, no, no, ok, ok, ok, ok, no, ok}},
 		{"reload snapshot", func(_ string, s *session) int { return status(s.ReloadSnapshotWithResponse(ctx)) },
 			[9]int{no, no, no, no, no, no, no, no, ok}},
@@ -270,21 +270,21 @@ func TestRBAC_Matrix(t *testing.T) {
 
 	// A developer manages its own relay keys, not others'.
 	dev := w.users["devA1"]
-	own := call(dev.CreateRelayKeyWithResponse(ctx, client.RelayKeyCreate{ProjectID: a1, UserID: &dev.user.ID})).want(t, http.StatusCreated).JSON201.RelayKey
-	call(dev.UpdateRelayKeyWithResponse(ctx, own.ID, client.RelayKeyUpdate{Name: ptr("mine")})).want(t, http.StatusOK)
-	call(dev.UpdateRelayKeyWithResponse(ctx, own.ID, client.RelayKeyUpdate{Priority: nullableInt32(9)})).wantErr(t, http.StatusForbidden, "forbidden", "")
-	call(dev.RotateRelayKeyWithResponse(ctx, own.ID, client.RelayKeyRotate{GraceSeconds: 60})).want(t, http.StatusCreated)
+	own := call(dev.CreateRelayKeyWithResponse(ctx, models.RelayKeyCreate{ProjectID: a1, UserID: &dev.user.ID})).want(t, http.StatusCreated).JSON201.RelayKey
+	call(dev.UpdateRelayKeyWithResponse(ctx, own.ID, models.RelayKeyUpdate{Name: ptr("mine")})).want(t, http.StatusOK)
+	call(dev.UpdateRelayKeyWithResponse(ctx, own.ID, models.RelayKeyUpdate{Priority: nullableInt32(9)})).wantErr(t, http.StatusForbidden, "forbidden", "")
+	call(dev.RotateRelayKeyWithResponse(ctx, own.ID, models.RelayKeyRotate{GraceSeconds: 60})).want(t, http.StatusCreated)
 	call(dev.RevokeRelayKeyWithResponse(ctx, w.key[a1].ID)).wantErr(t, http.StatusForbidden, "forbidden", "")
 	call(dev.DeleteRelayKeyWithResponse(ctx, own.ID)).want(t, http.StatusNoContent)
 	other := w.users["padminA1"]
-	theirs := call(other.CreateRelayKeyWithResponse(ctx, client.RelayKeyCreate{ProjectID: a1, UserID: &other.user.ID})).want(t, http.StatusCreated).JSON201.RelayKey
+	theirs := call(other.CreateRelayKeyWithResponse(ctx, models.RelayKeyCreate{ProjectID: a1, UserID: &other.user.ID})).want(t, http.StatusCreated).JSON201.RelayKey
 	call(dev.DeleteRelayKeyWithResponse(ctx, theirs.ID)).wantErr(t, http.StatusForbidden, "forbidden", "")
 	// A developer cannot mint for someone else.
-	call(dev.CreateRelayKeyWithResponse(ctx, client.RelayKeyCreate{ProjectID: a1, UserID: &other.user.ID})).wantErr(t, http.StatusForbidden, "forbidden", "")
+	call(dev.CreateRelayKeyWithResponse(ctx, models.RelayKeyCreate{ProjectID: a1, UserID: &other.user.ID})).wantErr(t, http.StatusForbidden, "forbidden", "")
 
 	// whoami lists role bindings, group ones included.
 	wg := call(w.users["groupA1"].WhoamiWithResponse(ctx)).want(t, http.StatusOK).JSON200
-	if len(wg.RoleBindings) != 1 || wg.RoleBindings[0].Role != client.RoleProjectAdmin || wg.RoleBindings[0].GroupID == nil {
+	if len(wg.RoleBindings) != 1 || wg.RoleBindings[0].Role != models.RoleProjectAdmin || wg.RoleBindings[0].GroupID == nil {
 		t.Errorf("group member's whoami = %+v", wg.RoleBindings)
 	}
 	if t.Failed() {

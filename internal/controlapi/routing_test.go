@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/uuid"
+	"github.com/relay-llm/relay/openapi/models"
 
-	"github.com/relay-llm/relay/openapi/client"
+	"github.com/google/uuid"
 )
 
 // TestRouting_ModelStrategyAndFallbacks creates, patches and reads a model's
@@ -18,31 +18,31 @@ func TestRouteCatalog_ModelStrategyAndFallbacks(t *testing.T) {
 	b := setup(t)
 	ctx, c := b.ctx, b.admin
 	alt, other := b.model("alt"), b.model("other")
-	if alt.Strategy != client.ModelRouteStrategyPriority || alt.Fallbacks == nil || len(alt.Fallbacks) != 0 {
+	if alt.Strategy != models.ModelRouteStrategyPriority || alt.Fallbacks == nil || len(alt.Fallbacks) != 0 {
 		t.Errorf("defaults: strategy %q, fallbacks %#v", alt.Strategy, alt.Fallbacks)
 	}
-	m := call(c.CreateModelWithResponse(ctx, client.ModelCreate{
-		Name: "main", Strategy: ptr(client.ModelRouteStrategyCost), Fallbacks: &[]uuid.UUID{alt.ID, other.ID},
+	m := call(c.CreateModelWithResponse(ctx, models.ModelCreate{
+		Name: "main", Strategy: ptr(models.ModelRouteStrategyCost), Fallbacks: &[]uuid.UUID{alt.ID, other.ID},
 	})).want(t, http.StatusCreated).JSON201
-	if m.Strategy != client.ModelRouteStrategyCost || !slices.Equal(m.Fallbacks, []uuid.UUID{alt.ID, other.ID}) {
+	if m.Strategy != models.ModelRouteStrategyCost || !slices.Equal(m.Fallbacks, []uuid.UUID{alt.ID, other.ID}) {
 		t.Errorf("create = %+v", m)
 	}
-	upd := call(c.UpdateModelWithResponse(ctx, m.ID, client.ModelUpdate{
-		Strategy: ptr(client.ModelRouteStrategyLeastBusy), Fallbacks: &[]uuid.UUID{other.ID},
+	upd := call(c.UpdateModelWithResponse(ctx, m.ID, models.ModelUpdate{
+		Strategy: ptr(models.ModelRouteStrategyLeastBusy), Fallbacks: &[]uuid.UUID{other.ID},
 	})).want(t, http.StatusOK).JSON200
-	if upd.Strategy != client.ModelRouteStrategyLeastBusy || !slices.Equal(upd.Fallbacks, []uuid.UUID{other.ID}) {
+	if upd.Strategy != models.ModelRouteStrategyLeastBusy || !slices.Equal(upd.Fallbacks, []uuid.UUID{other.ID}) {
 		t.Errorf("update = %+v", upd)
 	}
 	// A patch without the fields keeps them.
-	upd = call(c.UpdateModelWithResponse(ctx, m.ID, client.ModelUpdate{ContextWindow: ptr[int32](1000)})).want(t, http.StatusOK).JSON200
-	if upd.Strategy != client.ModelRouteStrategyLeastBusy || len(upd.Fallbacks) != 1 {
+	upd = call(c.UpdateModelWithResponse(ctx, m.ID, models.ModelUpdate{ContextWindow: ptr[int32](1000)})).want(t, http.StatusOK).JSON200
+	if upd.Strategy != models.ModelRouteStrategyLeastBusy || len(upd.Fallbacks) != 1 {
 		t.Errorf("unrelated update = %+v", upd)
 	}
 	if got := call(c.GetModelWithResponse(ctx, m.ID)).want(t, http.StatusOK).JSON200; !slices.Equal(got.Fallbacks, []uuid.UUID{other.ID}) {
 		t.Errorf("get = %+v", got)
 	}
 
-	emb := call(c.CreateModelWithResponse(ctx, client.ModelCreate{Name: "emb", Kind: ptr(client.ModelKindEmbedding)})).want(t, http.StatusCreated).JSON201
+	emb := call(c.CreateModelWithResponse(ctx, models.ModelCreate{Name: "emb", Kind: ptr(models.ModelKindEmbedding)})).want(t, http.StatusCreated).JSON201
 	patch := func(body string) func() (statusCoder, error) {
 		return wrap(c.UpdateModelWithBodyWithResponse(ctx, m.ID, "application/json", strings.NewReader(body)))
 	}
@@ -62,7 +62,7 @@ func TestRouteCatalog_ModelStrategyAndFallbacks(t *testing.T) {
 		{"kind change against its own list", patch(`{"kind":"embedding"}`), 422, "validation_failed", "fallbacks.0"},
 		{"kind change of a fallback", wrap(c.UpdateModelWithBodyWithResponse(ctx, other.ID, "application/json",
 			strings.NewReader(`{"kind":"embedding"}`))), 422, "validation_failed", "fallbacks"},
-		{"create with an unknown fallback", wrap(c.CreateModelWithResponse(ctx, client.ModelCreate{Name: "x", Fallbacks: &[]uuid.UUID{uuid.New()}})),
+		{"create with an unknown fallback", wrap(c.CreateModelWithResponse(ctx, models.ModelCreate{Name: "x", Fallbacks: &[]uuid.UUID{uuid.New()}})),
 			422, "validation_failed", "fallbacks.0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -82,20 +82,20 @@ func TestRouteCatalog_BindingWeight(t *testing.T) {
 	b := setup(t)
 	ctx, c := b.ctx, b.admin
 	h, m := b.host("h"), b.model("m")
-	bd := call(c.CreateBindingWithResponse(ctx, client.BindingCreate{
-		ModelID: m.ID, HostID: h.ID, Shape: client.ShapeOpenai, UpstreamModel: "up",
+	bd := call(c.CreateBindingWithResponse(ctx, models.BindingCreate{
+		ModelID: m.ID, HostID: h.ID, Shape: models.ShapeOpenai, UpstreamModel: "up",
 	})).want(t, http.StatusCreated).JSON201
 	if bd.Weight != 1 {
 		t.Errorf("default weight %d", bd.Weight)
 	}
-	upd := call(c.UpdateBindingWithResponse(ctx, bd.ID, client.BindingUpdate{Weight: ptr[int32](30)})).want(t, http.StatusOK).JSON200
+	upd := call(c.UpdateBindingWithResponse(ctx, bd.ID, models.BindingUpdate{Weight: ptr[int32](30)})).want(t, http.StatusOK).JSON200
 	if upd.Weight != 30 || call(c.GetBindingWithResponse(ctx, bd.ID)).want(t, http.StatusOK).JSON200.Weight != 30 {
 		t.Errorf("weight after update %d", upd.Weight)
 	}
-	call(c.UpdateBindingWithResponse(ctx, bd.ID, client.BindingUpdate{Weight: ptr[int32](0)})).wantErr(t, http.StatusBadRequest, "invalid_request", "weight")
+	call(c.UpdateBindingWithResponse(ctx, bd.ID, models.BindingUpdate{Weight: ptr[int32](0)})).wantErr(t, http.StatusBadRequest, "invalid_request", "weight")
 	h2 := b.host("h2")
-	call(c.CreateBindingWithResponse(ctx, client.BindingCreate{
-		ModelID: m.ID, HostID: h2.ID, Shape: client.ShapeOpenai, UpstreamModel: "up", Weight: ptr[int32](-2),
+	call(c.CreateBindingWithResponse(ctx, models.BindingCreate{
+		ModelID: m.ID, HostID: h2.ID, Shape: models.ShapeOpenai, UpstreamModel: "up", Weight: ptr[int32](-2),
 	})).wantErr(t, http.StatusBadRequest, "invalid_request", "weight")
 }
 
@@ -104,22 +104,22 @@ func TestRouteCatalog_PolicyFields(t *testing.T) {
 	b := setup(t)
 	ctx, c := b.ctx, b.admin
 	p := b.policy("plain")
-	if p.RouteStrategy != client.PolicyRouteStrategyEmpty || p.Affinity != client.RouteAffinityKey || p.BudgetFallback {
+	if p.RouteStrategy != models.PolicyRouteStrategyEmpty || p.Affinity != models.RouteAffinityKey || p.BudgetFallback {
 		t.Errorf("defaults = %q %q %v", p.RouteStrategy, p.Affinity, p.BudgetFallback)
 	}
-	p = *call(c.CreatePolicyWithResponse(ctx, client.PolicyCreate{
-		Slug: "routed", RouteStrategy: ptr(client.PolicyRouteStrategyLatency), Affinity: ptr(client.RouteAffinityBinding), BudgetFallback: ptr(true),
+	p = *call(c.CreatePolicyWithResponse(ctx, models.PolicyCreate{
+		Slug: "routed", RouteStrategy: ptr(models.PolicyRouteStrategyLatency), Affinity: ptr(models.RouteAffinityBinding), BudgetFallback: ptr(true),
 	})).want(t, http.StatusCreated).JSON201
-	if p.RouteStrategy != client.PolicyRouteStrategyLatency || p.Affinity != client.RouteAffinityBinding || !p.BudgetFallback {
+	if p.RouteStrategy != models.PolicyRouteStrategyLatency || p.Affinity != models.RouteAffinityBinding || !p.BudgetFallback {
 		t.Errorf("create = %+v", p)
 	}
-	upd := call(c.UpdatePolicyWithResponse(ctx, p.ID, client.PolicyUpdate{
-		RouteStrategy: ptr(client.PolicyRouteStrategyEmpty), Affinity: ptr(client.RouteAffinityOff), BudgetFallback: ptr(false),
+	upd := call(c.UpdatePolicyWithResponse(ctx, p.ID, models.PolicyUpdate{
+		RouteStrategy: ptr(models.PolicyRouteStrategyEmpty), Affinity: ptr(models.RouteAffinityOff), BudgetFallback: ptr(false),
 	})).want(t, http.StatusOK).JSON200
-	if upd.RouteStrategy != "" || upd.Affinity != client.RouteAffinityOff || upd.BudgetFallback {
+	if upd.RouteStrategy != "" || upd.Affinity != models.RouteAffinityOff || upd.BudgetFallback {
 		t.Errorf("update = %+v", upd)
 	}
-	if got := call(c.GetPolicyWithResponse(ctx, p.ID)).want(t, http.StatusOK).JSON200; got.Affinity != client.RouteAffinityOff {
+	if got := call(c.GetPolicyWithResponse(ctx, p.ID)).want(t, http.StatusOK).JSON200; got.Affinity != models.RouteAffinityOff {
 		t.Errorf("get = %+v", got)
 	}
 	for field, body := range map[string]string{

@@ -6,8 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/relay-llm/relay/openapi/models"
+
 	"github.com/relay-llm/relay/internal/store"
-	"github.com/relay-llm/relay/openapi/client"
 )
 
 // TestSecrets_NeverLeave drives every write that takes a secret — host key
@@ -26,33 +27,33 @@ func TestSecrets_NeverLeave(t *testing.T) {
 		password2     = "PASSWORD-never-logged-0004"
 	)
 	h := b.host("h")
-	hk := call(c.CreateHostKeyWithResponse(ctx, client.HostKeyCreate{HostID: h.ID, Slug: "k", Secret: ptr(hostKeyValue)})).want(t, http.StatusCreated).JSON201
-	call(c.UpdateHostKeyWithResponse(ctx, hk.ID, client.HostKeyUpdate{Secret: ptr(hostKeyValue2)})).want(t, http.StatusOK)
+	hk := call(c.CreateHostKeyWithResponse(ctx, models.HostKeyCreate{HostID: h.ID, Slug: "k", Secret: ptr(hostKeyValue)})).want(t, http.StatusCreated).JSON201
+	call(c.UpdateHostKeyWithResponse(ctx, hk.ID, models.HostKeyUpdate{Secret: ptr(hostKeyValue2)})).want(t, http.StatusOK)
 	call(c.GetHostKeyWithResponse(ctx, hk.ID)).want(t, http.StatusOK)
 	call(c.ListHostKeysWithResponse(ctx, nil)).want(t, http.StatusOK)
 	// A rejected secret (both fields) must not be echoed either.
-	call(c.CreateHostKeyWithResponse(ctx, client.HostKeyCreate{HostID: h.ID, Slug: "k2", Secret: ptr(hostKeyValue), SecretRef: ptr("env:X")})).
+	call(c.CreateHostKeyWithResponse(ctx, models.HostKeyCreate{HostID: h.ID, Slug: "k2", Secret: ptr(hostKeyValue), SecretRef: ptr("env:X")})).
 		want(t, http.StatusUnprocessableEntity)
 	// Nor one that fails validation (too long for the spec).
-	call(c.CreateHostKeyWithResponse(ctx, client.HostKeyCreate{HostID: h.ID, Slug: "k3", Secret: ptr(hostKeyValue + strings.Repeat("x", 9000))})).
+	call(c.CreateHostKeyWithResponse(ctx, models.HostKeyCreate{HostID: h.ID, Slug: "k3", Secret: ptr(hostKeyValue + strings.Repeat("x", 9000))})).
 		want(t, http.StatusBadRequest)
 
-	u := call(c.CreateUserWithResponse(ctx, client.UserCreate{Email: "sec@example.com", Password: ptr(password)})).want(t, http.StatusCreated).JSON201
-	b.grant(u.ID, client.RoleAdmin, nil, nil)
+	u := call(c.CreateUserWithResponse(ctx, models.UserCreate{Email: "sec@example.com", Password: ptr(password)})).want(t, http.StatusCreated).JSON201
+	b.grant(u.ID, models.RoleAdmin, nil, nil)
 	s := b.login("sec@example.com", password)
-	call(s.LoginWithResponse(ctx, client.LoginRequest{Email: "sec@example.com", Password: ptr(password + "-wrong")})).want(t, http.StatusUnauthorized)
-	call(s.UpdateUserWithResponse(ctx, u.ID, client.UserUpdate{Password: ptr(password2)})).want(t, http.StatusOK)
+	call(s.LoginWithResponse(ctx, models.LoginRequest{Email: "sec@example.com", Password: ptr(password + "-wrong")})).want(t, http.StatusUnauthorized)
+	call(s.UpdateUserWithResponse(ctx, u.ID, models.UserUpdate{Password: ptr(password2)})).want(t, http.StatusOK)
 	s = b.login("sec@example.com", password2)
 	// A too-short password is refused without being echoed.
-	call(c.UpdateUserWithResponse(ctx, u.ID, client.UserUpdate{Password: ptr("short")})).want(t, http.StatusBadRequest)
+	call(c.UpdateUserWithResponse(ctx, u.ID, models.UserUpdate{Password: ptr("short")})).want(t, http.StatusBadRequest)
 
 	p := b.project(b.team("t").ID, "p")
 	sa := b.serviceAccount(p.ID, "sa")
-	minted := call(s.CreateRelayKeyWithResponse(ctx, client.RelayKeyCreate{ProjectID: p.ID, ServiceAccountID: &sa.ID})).want(t, http.StatusCreated).JSON201
-	rotated := call(s.RotateRelayKeyWithResponse(ctx, minted.RelayKey.ID, client.RelayKeyRotate{GraceSeconds: 60})).want(t, http.StatusCreated).JSON201
+	minted := call(s.CreateRelayKeyWithResponse(ctx, models.RelayKeyCreate{ProjectID: p.ID, ServiceAccountID: &sa.ID})).want(t, http.StatusCreated).JSON201
+	rotated := call(s.RotateRelayKeyWithResponse(ctx, minted.RelayKey.ID, models.RelayKeyRotate{GraceSeconds: 60})).want(t, http.StatusCreated).JSON201
 	call(s.GetRelayKeyWithResponse(ctx, minted.RelayKey.ID)).want(t, http.StatusOK)
 	call(s.ListRelayKeysWithResponse(ctx, nil)).want(t, http.StatusOK)
-	token := call(s.CreateInferenceTokenWithResponse(ctx, client.InferenceTokenCreate{ProjectID: p.ID})).want(t, http.StatusCreated).JSON201
+	token := call(s.CreateInferenceTokenWithResponse(ctx, models.InferenceTokenCreate{ProjectID: p.ID})).want(t, http.StatusCreated).JSON201
 	call(s.ListInferenceTokensWithResponse(ctx, nil)).want(t, http.StatusOK)
 
 	bodies := b.seen.all()

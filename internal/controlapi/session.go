@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/relay-llm/relay/openapi/models"
+
 	"github.com/relay-llm/relay/internal/store"
 	gen "github.com/relay-llm/relay/openapi/controlgen"
 )
@@ -57,7 +59,7 @@ func (s *Server) Login(ctx context.Context, req gen.LoginRequestObject) (gen.Log
 		s.log.WarnContext(ctx, "delete expired sessions", "err", err)
 	}
 	return gen.Login200JSONResponse{
-		Body:    gen.Session{User: userOut(u), CsrfToken: csrf, ExpiresAt: sess.ExpiresAt},
+		Body:    models.Session{User: userOut(u), CsrfToken: csrf, ExpiresAt: sess.ExpiresAt},
 		Headers: gen.Login200ResponseHeaders{SetCookie: s.sessionCookie(token, sess.ExpiresAt).String()},
 	}, nil
 }
@@ -85,14 +87,14 @@ func (s *Server) Whoami(ctx context.Context, _ gen.WhoamiRequestObject) (gen.Who
 		return nil, err
 	}
 	if c.user == nil {
-		return gen.Whoami200JSONResponse{Principal: gen.PrincipalAdminToken, RoleBindings: []gen.RoleBinding{}}, nil
+		return gen.Whoami200JSONResponse{Principal: models.PrincipalAdminToken, RoleBindings: []models.RoleBinding{}}, nil
 	}
 	rbs, err := s.st.RoleBindings().ListByUserWithGroups(ctx, c.user.ID)
 	if err != nil {
 		return nil, err
 	}
 	u := userOut(*c.user)
-	out := gen.Whoami200JSONResponse{Principal: gen.PrincipalUser, User: &u, RoleBindings: convertAll(rbs, roleBindingOut)}
+	out := gen.Whoami200JSONResponse{Principal: models.PrincipalUser, User: &u, RoleBindings: convertAll(rbs, roleBindingOut)}
 	if c.session != nil {
 		csrf := c.session.CSRFToken
 		out.CsrfToken = &csrf

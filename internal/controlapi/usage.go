@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/relay-llm/relay/openapi/models"
+
 	"github.com/google/uuid"
 
 	"github.com/relay-llm/relay/internal/rbac"
@@ -46,7 +48,7 @@ type usageParams struct {
 	team, project, relayKey, host *uuid.UUID
 	model                         *string
 	status                        *int32
-	groupBy                       *[]gen.UsageGroupBy
+	groupBy                       *[]models.UsageGroupBy
 	dimensions                    []usage.Dimension
 }
 
@@ -107,9 +109,9 @@ func (s *Server) GetUsageSummary(ctx context.Context, req gen.GetUsageSummaryReq
 	if err != nil {
 		return nil, usageError(err)
 	}
-	rows := make([]gen.UsageRow, len(sum.Rows))
+	rows := make([]models.UsageRow, len(sum.Rows))
 	for i, r := range sum.Rows {
-		rows[i] = gen.UsageRow{Group: gen.UsageGroup(r.Group), Totals: gen.UsageTotals(r.Totals)}
+		rows[i] = models.UsageRow{Group: models.UsageGroup(r.Group), Totals: models.UsageTotals(r.Totals)}
 	}
 	return gen.GetUsageSummary200JSONResponse{From: from, To: to, GroupBy: groupBy(q.GroupBy), Rows: rows}, nil
 }
@@ -123,21 +125,21 @@ func (s *Server) GetUsageTimeseries(ctx context.Context, req gen.GetUsageTimeser
 	if err != nil {
 		return nil, err
 	}
-	iv := deref(q.Interval, gen.UsageIntervalHour)
+	iv := deref(q.Interval, models.UsageIntervalHour)
 	ts, err := usage.Series(ctx, s.st, usage.TimeseriesRequest{From: from, To: to, Interval: usage.Interval(iv), GroupBy: p.dimensions, Filter: f})
 	if err != nil {
 		return nil, usageError(err)
 	}
-	points := make([]gen.UsagePoint, len(ts.Points))
+	points := make([]models.UsagePoint, len(ts.Points))
 	for i, pt := range ts.Points {
-		points[i] = gen.UsagePoint{BucketStart: pt.BucketStart, Group: gen.UsageGroup(pt.Group), Totals: gen.UsageTotals(pt.Totals)}
+		points[i] = models.UsagePoint{BucketStart: pt.BucketStart, Group: models.UsageGroup(pt.Group), Totals: models.UsageTotals(pt.Totals)}
 	}
 	return gen.GetUsageTimeseries200JSONResponse{From: from, To: to, Interval: iv, GroupBy: groupBy(q.GroupBy), Points: points}, nil
 }
 
-func groupBy(g *[]gen.UsageGroupBy) []gen.UsageGroupBy {
+func groupBy(g *[]models.UsageGroupBy) []models.UsageGroupBy {
 	if g == nil {
-		return []gen.UsageGroupBy{}
+		return []models.UsageGroupBy{}
 	}
 	return *g
 }
@@ -154,7 +156,7 @@ func (s *Server) ListUsageEvents(ctx context.Context, req gen.ListUsageEventsReq
 	if err != nil {
 		return nil, err
 	}
-	csv := q.Format != nil && *q.Format == gen.UsageEventsFormatCsv
+	csv := q.Format != nil && *q.Format == models.UsageEventsFormatCsv
 	if q.Format == nil {
 		csv = strings.Contains(acceptFrom(ctx), "text/csv")
 	}
@@ -174,15 +176,15 @@ func (s *Server) ListUsageEvents(ctx context.Context, req gen.ListUsageEventsReq
 	if csv {
 		return usageCSV{s: s, ctx: ctx, req: er, page: page, whole: whole}, nil
 	}
-	items := make([]gen.UsageEvent, len(page.Items))
+	items := make([]models.UsageEvent, len(page.Items))
 	for i := range page.Items {
 		items[i] = apiUsageEvent(&page.Items[i])
 	}
-	return gen.ListUsageEvents200JSONResponse{Body: gen.UsageEventList{Items: items, NextCursor: page.NextCursor}}, nil
+	return gen.ListUsageEvents200JSONResponse{Body: models.UsageEventList{Items: items, NextCursor: page.NextCursor}}, nil
 }
 
-func apiUsageEvent(e *usage.EventRow) gen.UsageEvent {
-	return gen.UsageEvent{
+func apiUsageEvent(e *usage.EventRow) models.UsageEvent {
+	return models.UsageEvent{
 		RequestID: e.RequestID, CreatedAt: e.CreatedAt, RelayKeyID: e.RelayKeyID, ServiceAccountID: e.ServiceAccountID,
 		UserID: e.UserID, ProjectID: e.ProjectID, TeamID: e.TeamID, PolicyID: e.PolicyID, Model: e.Model,
 		BindingID: e.BindingID, HostID: e.HostID, HostKeyID: e.HostKeyID, InboundShape: e.InboundShape,

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relay-llm/relay/openapi/models"
+
 	"github.com/google/uuid"
 
 	"github.com/relay-llm/relay/internal/store"
@@ -54,8 +56,8 @@ func (b *bundle) seed(events []store.UsageEvent) *ledger {
 }
 
 // totals sums the events of [from, to) that keep says, by the key group gives.
-func (l *ledger) totals(from, to time.Time, keep func(*store.UsageEvent) bool, group func(*store.UsageEvent) string) map[string]client.UsageTotals {
-	out := map[string]client.UsageTotals{}
+func (l *ledger) totals(from, to time.Time, keep func(*store.UsageEvent) bool, group func(*store.UsageEvent) string) map[string]models.UsageTotals {
+	out := map[string]models.UsageTotals{}
 	for i := range l.events {
 		e := &l.events[i]
 		if e.CreatedAt.Before(from) || !e.CreatedAt.Before(to) || (keep != nil && !keep(e)) {
@@ -151,34 +153,34 @@ func TestUsage_AnswersFromTheLedger(t *testing.T) {
 	// Ragged ends: partial hours from the ledger, whole hours and days from the rollups.
 	from, to := base.Add(17*time.Minute+3*time.Second), base.Add(58*time.Hour+41*time.Minute)
 
-	summary := func(p client.GetUsageSummaryParams) *client.UsageSummary {
+	summary := func(p models.GetUsageSummaryParams) *models.UsageSummary {
 		t.Helper()
 		p.From, p.To = &from, &to
 		return call(c.GetUsageSummaryWithResponse(ctx, &p)).want(t, http.StatusOK).JSON200
 	}
 	total := l.totals(from, to, nil, nil)[""]
-	if s := summary(client.GetUsageSummaryParams{}); len(s.Rows) != 1 || s.Rows[0].Totals != total || !s.From.Equal(from) || !s.To.Equal(to) {
+	if s := summary(models.GetUsageSummaryParams{}); len(s.Rows) != 1 || s.Rows[0].Totals != total || !s.From.Equal(from) || !s.To.Equal(to) {
 		t.Errorf("summary = %+v, want %+v", s, total)
 	}
 	if total.Requests < 1000 || total.Errors == 0 || total.Cost == 0 {
 		t.Fatalf("the range holds too little to test: %+v", total)
 	}
 
-	groupOf := map[client.UsageGroupBy]struct {
+	groupOf := map[models.UsageGroupBy]struct {
 		ev  func(*store.UsageEvent) string
-		api func(client.UsageGroup) string
+		api func(models.UsageGroup) string
 	}{
-		client.UsageGroupByProject: {func(e *store.UsageEvent) string { return idKey(e.ProjectID) }, func(g client.UsageGroup) string { return idKey(g.ProjectID) }},
-		client.UsageGroupByTeam:    {func(e *store.UsageEvent) string { return idKey(e.TeamID) }, func(g client.UsageGroup) string { return idKey(g.TeamID) }},
-		client.UsageGroupByKey:     {func(e *store.UsageEvent) string { return idKey(e.RelayKeyID) }, func(g client.UsageGroup) string { return idKey(g.RelayKeyID) }},
-		client.UsageGroupByHost:    {func(e *store.UsageEvent) string { return idKey(e.HostID) }, func(g client.UsageGroup) string { return idKey(g.HostID) }},
-		client.UsageGroupByModel:   {func(e *store.UsageEvent) string { return e.Model }, func(g client.UsageGroup) string { return *g.Model }},
-		client.UsageGroupByStatus:  {func(e *store.UsageEvent) string { return strconv.Itoa(int(e.Status)) }, func(g client.UsageGroup) string { return strconv.Itoa(int(*g.Status)) }},
+		models.UsageGroupByProject: {func(e *store.UsageEvent) string { return idKey(e.ProjectID) }, func(g models.UsageGroup) string { return idKey(g.ProjectID) }},
+		models.UsageGroupByTeam:    {func(e *store.UsageEvent) string { return idKey(e.TeamID) }, func(g models.UsageGroup) string { return idKey(g.TeamID) }},
+		models.UsageGroupByKey:     {func(e *store.UsageEvent) string { return idKey(e.RelayKeyID) }, func(g models.UsageGroup) string { return idKey(g.RelayKeyID) }},
+		models.UsageGroupByHost:    {func(e *store.UsageEvent) string { return idKey(e.HostID) }, func(g models.UsageGroup) string { return idKey(g.HostID) }},
+		models.UsageGroupByModel:   {func(e *store.UsageEvent) string { return e.Model }, func(g models.UsageGroup) string { return *g.Model }},
+		models.UsageGroupByStatus:  {func(e *store.UsageEvent) string { return strconv.Itoa(int(e.Status)) }, func(g models.UsageGroup) string { return strconv.Itoa(int(*g.Status)) }},
 	}
-	for _, by := range [][]client.UsageGroupBy{
-		{client.UsageGroupByProject}, {client.UsageGroupByTeam}, {client.UsageGroupByKey}, {client.UsageGroupByHost},
-		{client.UsageGroupByModel}, {client.UsageGroupByStatus}, {client.UsageGroupByProject, client.UsageGroupByModel},
-		{client.UsageGroupByHost, client.UsageGroupByStatus, client.UsageGroupByModel},
+	for _, by := range [][]models.UsageGroupBy{
+		{models.UsageGroupByProject}, {models.UsageGroupByTeam}, {models.UsageGroupByKey}, {models.UsageGroupByHost},
+		{models.UsageGroupByModel}, {models.UsageGroupByStatus}, {models.UsageGroupByProject, models.UsageGroupByModel},
+		{models.UsageGroupByHost, models.UsageGroupByStatus, models.UsageGroupByModel},
 	} {
 		key := func(e *store.UsageEvent) string {
 			var parts []string
@@ -188,8 +190,8 @@ func TestUsage_AnswersFromTheLedger(t *testing.T) {
 			return strings.Join(parts, "|")
 		}
 		want := l.totals(from, to, nil, key)
-		s := summary(client.GetUsageSummaryParams{GroupBy: &by})
-		got := map[string]client.UsageTotals{}
+		s := summary(models.GetUsageSummaryParams{GroupBy: &by})
+		got := map[string]models.UsageTotals{}
 		for i, r := range s.Rows {
 			var parts []string
 			for _, d := range by {
@@ -199,7 +201,7 @@ func TestUsage_AnswersFromTheLedger(t *testing.T) {
 			if i > 0 && r.Totals.Cost > s.Rows[i-1].Totals.Cost {
 				t.Errorf("group_by %v: rows not by descending cost", by)
 			}
-			if r.Group.Model != nil && !slices.Contains(by, client.UsageGroupByModel) {
+			if r.Group.Model != nil && !slices.Contains(by, models.UsageGroupByModel) {
 				t.Errorf("group_by %v: a row has a model", by)
 			}
 		}
@@ -212,16 +214,16 @@ func TestUsage_AnswersFromTheLedger(t *testing.T) {
 	p0, team1, key := projects[0][0], projects[1][1], *l.events[4].RelayKeyID
 	host, model, status := *l.events[1].HostID, `odd "model", with a comma`, int32(429)
 	for name, tc := range map[string]struct {
-		params client.GetUsageSummaryParams
+		params models.GetUsageSummaryParams
 		keep   func(*store.UsageEvent) bool
 	}{
-		"project_id":   {client.GetUsageSummaryParams{ProjectID: &p0}, func(e *store.UsageEvent) bool { return *e.ProjectID == p0 }},
-		"team_id":      {client.GetUsageSummaryParams{TeamID: &team1}, func(e *store.UsageEvent) bool { return *e.TeamID == team1 }},
-		"relay_key_id": {client.GetUsageSummaryParams{RelayKeyID: &key}, func(e *store.UsageEvent) bool { return *e.RelayKeyID == key }},
-		"host_id":      {client.GetUsageSummaryParams{HostID: &host}, func(e *store.UsageEvent) bool { return e.HostID != nil && *e.HostID == host }},
-		"model":        {client.GetUsageSummaryParams{Model: &model}, func(e *store.UsageEvent) bool { return e.Model == model }},
-		"status":       {client.GetUsageSummaryParams{Status: &status}, func(e *store.UsageEvent) bool { return e.Status == status }},
-		"model+status": {client.GetUsageSummaryParams{Model: &model, Status: &status}, func(e *store.UsageEvent) bool { return e.Model == model && e.Status == status }},
+		"project_id":   {models.GetUsageSummaryParams{ProjectID: &p0}, func(e *store.UsageEvent) bool { return *e.ProjectID == p0 }},
+		"team_id":      {models.GetUsageSummaryParams{TeamID: &team1}, func(e *store.UsageEvent) bool { return *e.TeamID == team1 }},
+		"relay_key_id": {models.GetUsageSummaryParams{RelayKeyID: &key}, func(e *store.UsageEvent) bool { return *e.RelayKeyID == key }},
+		"host_id":      {models.GetUsageSummaryParams{HostID: &host}, func(e *store.UsageEvent) bool { return e.HostID != nil && *e.HostID == host }},
+		"model":        {models.GetUsageSummaryParams{Model: &model}, func(e *store.UsageEvent) bool { return e.Model == model }},
+		"status":       {models.GetUsageSummaryParams{Status: &status}, func(e *store.UsageEvent) bool { return e.Status == status }},
+		"model+status": {models.GetUsageSummaryParams{Model: &model, Status: &status}, func(e *store.UsageEvent) bool { return e.Model == model && e.Status == status }},
 	} {
 		want := l.totals(from, to, tc.keep, nil)[""]
 		if s := summary(tc.params); len(s.Rows) != 1 || s.Rows[0].Totals != want || want.Requests == 0 {
@@ -229,28 +231,28 @@ func TestUsage_AnswersFromTheLedger(t *testing.T) {
 		}
 	}
 	nobody := uuid.New()
-	if s := summary(client.GetUsageSummaryParams{ProjectID: &nobody}); len(s.Rows) != 0 {
+	if s := summary(models.GetUsageSummaryParams{ProjectID: &nobody}); len(s.Rows) != 0 {
 		t.Errorf("an unknown project: %+v", s.Rows)
 	}
 
 	// Time series: buckets on UTC boundaries, the first and last partial.
 	for _, tc := range []struct {
-		iv       client.UsageInterval
+		iv       models.UsageInterval
 		from, to time.Time
 		width    time.Duration
 	}{
-		{client.UsageIntervalHour, from, to, time.Hour},
-		{client.UsageIntervalDay, from, to, 24 * time.Hour},
-		{client.UsageIntervalMinute, base.Add(5*time.Hour + 10*time.Second), base.Add(6*time.Hour + 30*time.Minute), time.Minute},
+		{models.UsageIntervalHour, from, to, time.Hour},
+		{models.UsageIntervalDay, from, to, 24 * time.Hour},
+		{models.UsageIntervalMinute, base.Add(5*time.Hour + 10*time.Second), base.Add(6*time.Hour + 30*time.Minute), time.Minute},
 	} {
-		by := []client.UsageGroupBy{client.UsageGroupByModel}
+		by := []models.UsageGroupBy{models.UsageGroupByModel}
 		key := func(e *store.UsageEvent) string {
 			return e.CreatedAt.Truncate(tc.width).Format(time.RFC3339) + "|" + e.Model
 		}
 		want := l.totals(tc.from, tc.to, nil, key)
-		ts := call(c.GetUsageTimeseriesWithResponse(ctx, &client.GetUsageTimeseriesParams{From: &tc.from, To: &tc.to, Interval: &tc.iv, GroupBy: &by})).
+		ts := call(c.GetUsageTimeseriesWithResponse(ctx, &models.GetUsageTimeseriesParams{From: &tc.from, To: &tc.to, Interval: &tc.iv, GroupBy: &by})).
 			want(t, http.StatusOK).JSON200
-		got := map[string]client.UsageTotals{}
+		got := map[string]models.UsageTotals{}
 		for i, p := range ts.Points {
 			got[p.BucketStart.UTC().Format(time.RFC3339)+"|"+*p.Group.Model] = p.Totals
 			if i > 0 && p.BucketStart.Before(ts.Points[i-1].BucketStart) {
@@ -262,7 +264,7 @@ func TestUsage_AnswersFromTheLedger(t *testing.T) {
 		}
 	}
 	// The default interval is hours.
-	if ts := call(c.GetUsageTimeseriesWithResponse(ctx, &client.GetUsageTimeseriesParams{From: &from, To: &to})).want(t, http.StatusOK).JSON200; ts.Interval != client.UsageIntervalHour || len(ts.Points) < 50 {
+	if ts := call(c.GetUsageTimeseriesWithResponse(ctx, &models.GetUsageTimeseriesParams{From: &from, To: &to})).want(t, http.StatusOK).JSON200; ts.Interval != models.UsageIntervalHour || len(ts.Points) < 50 {
 		t.Errorf("default interval: %s, %d points", ts.Interval, len(ts.Points))
 	}
 
@@ -271,7 +273,7 @@ func TestUsage_AnswersFromTheLedger(t *testing.T) {
 	var got []string
 	var cursor *string
 	for pages := 0; ; pages++ {
-		r := call(c.ListUsageEventsWithResponse(ctx, &client.ListUsageEventsParams{From: &from, To: &to, Limit: ptr[int32](97), Cursor: cursor})).
+		r := call(c.ListUsageEventsWithResponse(ctx, &models.ListUsageEventsParams{From: &from, To: &to, Limit: ptr[int32](97), Cursor: cursor})).
 			want(t, http.StatusOK).JSON200
 		for _, e := range r.Items {
 			got = append(got, e.RequestID)
@@ -283,7 +285,7 @@ func TestUsage_AnswersFromTheLedger(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("paged events: %d ids, want %d (same order: %v)", len(got), len(want), slices.Equal(got, want))
 	}
-	first := call(c.ListUsageEventsWithResponse(ctx, &client.ListUsageEventsParams{From: &from, To: &to, Model: &model, Status: &status, Limit: ptr[int32](1)})).
+	first := call(c.ListUsageEventsWithResponse(ctx, &models.ListUsageEventsParams{From: &from, To: &to, Model: &model, Status: &status, Limit: ptr[int32](1)})).
 		want(t, http.StatusOK).JSON200
 	if len(first.Items) != 1 || first.Items[0].Model != model || first.Items[0].Status != status || first.Items[0].Cost == 0 && first.Items[0].InputTokens == 0 {
 		t.Errorf("filtered event = %+v", first.Items)
@@ -291,7 +293,7 @@ func TestUsage_AnswersFromTheLedger(t *testing.T) {
 
 	// CSV, the whole range streamed (more events than one page of the
 	// ledger), parsed back.
-	rows := csvExport(t, c, ctx, &client.ListUsageEventsParams{From: &from, To: &to})
+	rows := csvExport(t, c, ctx, &models.ListUsageEventsParams{From: &from, To: &to})
 	header := strings.Split(strings.TrimSpace(usageCSVHeader), ",")
 	if !slices.Equal(rows[0], header) {
 		t.Fatalf("csv header = %v", rows[0])
@@ -320,7 +322,7 @@ func TestUsage_AnswersFromTheLedger(t *testing.T) {
 	var paged []string
 	cursor = nil
 	for pages := 0; pages < 100; pages++ {
-		resp, err := c.ListUsageEvents(ctx, &client.ListUsageEventsParams{From: &from, To: &to, Limit: ptr[int32](500), Cursor: cursor, Format: ptr(client.UsageEventsFormatCsv)})
+		resp, err := c.ListUsageEvents(ctx, &models.ListUsageEventsParams{From: &from, To: &to, Limit: ptr[int32](500), Cursor: cursor, Format: ptr(models.UsageEventsFormatCsv)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -351,9 +353,9 @@ const usageCSVHeader = "request_id,created_at,relay_key_id,service_account_id,us
 
 // csvExport asks for CSV and parses it; it fails unless the response is a
 // whole-range export (no X-Next-Cursor).
-func csvExport(t *testing.T, c *client.ClientWithResponses, ctx context.Context, p *client.ListUsageEventsParams) [][]string {
+func csvExport(t *testing.T, c *client.ClientWithResponses, ctx context.Context, p *models.ListUsageEventsParams) [][]string {
 	t.Helper()
-	p.Format = ptr(client.UsageEventsFormatCsv)
+	p.Format = ptr(models.UsageEventsFormatCsv)
 	resp, err := c.ListUsageEvents(ctx, p)
 	if err != nil {
 		t.Fatal(err)
@@ -387,25 +389,25 @@ func TestUsage_RefusesWhatItCannotAnswer(t *testing.T) {
 	b := setup(t)
 	ctx, c := b.ctx, b.admin
 	to := time.Now()
-	minute, week := client.UsageIntervalMinute, to.Add(-3*24*time.Hour)
-	call(c.GetUsageTimeseriesWithResponse(ctx, &client.GetUsageTimeseriesParams{From: &week, To: &to, Interval: &minute})).
+	minute, week := models.UsageIntervalMinute, to.Add(-3*24*time.Hour)
+	call(c.GetUsageTimeseriesWithResponse(ctx, &models.GetUsageTimeseriesParams{From: &week, To: &to, Interval: &minute})).
 		wantErr(t, http.StatusUnprocessableEntity, "validation_failed", "interval")
 	long := to.Add(-100 * 24 * time.Hour)
-	call(c.GetUsageTimeseriesWithResponse(ctx, &client.GetUsageTimeseriesParams{From: &long, To: &to})).
+	call(c.GetUsageTimeseriesWithResponse(ctx, &models.GetUsageTimeseriesParams{From: &long, To: &to})).
 		wantErr(t, http.StatusUnprocessableEntity, "validation_failed", "interval")
-	day := client.UsageIntervalDay
-	call(c.GetUsageTimeseriesWithResponse(ctx, &client.GetUsageTimeseriesParams{From: &long, To: &to, Interval: &day})).want(t, http.StatusOK)
-	call(c.GetUsageSummaryWithResponse(ctx, &client.GetUsageSummaryParams{From: &to, To: &week})).
+	day := models.UsageIntervalDay
+	call(c.GetUsageTimeseriesWithResponse(ctx, &models.GetUsageTimeseriesParams{From: &long, To: &to, Interval: &day})).want(t, http.StatusOK)
+	call(c.GetUsageSummaryWithResponse(ctx, &models.GetUsageSummaryParams{From: &to, To: &week})).
 		wantErr(t, http.StatusUnprocessableEntity, "validation_failed", "from")
-	call(c.GetUsageSummaryWithResponse(ctx, &client.GetUsageSummaryParams{GroupBy: &[]client.UsageGroupBy{"policy"}})).
+	call(c.GetUsageSummaryWithResponse(ctx, &models.GetUsageSummaryParams{GroupBy: &[]models.UsageGroupBy{"policy"}})).
 		wantErr(t, http.StatusBadRequest, "invalid_request", "group_by")
-	call(c.GetUsageSummaryWithResponse(ctx, &client.GetUsageSummaryParams{Status: ptr[int32](42)})).
+	call(c.GetUsageSummaryWithResponse(ctx, &models.GetUsageSummaryParams{Status: ptr[int32](42)})).
 		wantErr(t, http.StatusBadRequest, "invalid_request", "status")
-	call(c.ListUsageEventsWithResponse(ctx, &client.ListUsageEventsParams{Cursor: ptr("not-ours")})).
+	call(c.ListUsageEventsWithResponse(ctx, &models.ListUsageEventsParams{Cursor: ptr("not-ours")})).
 		wantErr(t, http.StatusBadRequest, "invalid_request", "cursor")
 	// CSV reports a bad cursor as an Error too: nothing is written before the first page is read.
-	csvFormat := client.UsageEventsFormatCsv
-	call(c.ListUsageEventsWithResponse(ctx, &client.ListUsageEventsParams{Cursor: ptr("bm90LWEtY3Vyc29y"), Format: &csvFormat})).
+	csvFormat := models.UsageEventsFormatCsv
+	call(c.ListUsageEventsWithResponse(ctx, &models.ListUsageEventsParams{Cursor: ptr("bm90LWEtY3Vyc29y"), Format: &csvFormat})).
 		wantErr(t, http.StatusBadRequest, "invalid_request", "cursor")
 }
 
@@ -449,8 +451,8 @@ func TestUsage_RBAC(t *testing.T) {
 			continue
 		}
 		n := int64(want[name])
-		by := []client.UsageGroupBy{client.UsageGroupByProject}
-		sum := call(s.GetUsageSummaryWithResponse(ctx, &client.GetUsageSummaryParams{GroupBy: &by})).want(t, http.StatusOK).JSON200
+		by := []models.UsageGroupBy{models.UsageGroupByProject}
+		sum := call(s.GetUsageSummaryWithResponse(ctx, &models.GetUsageSummaryParams{GroupBy: &by})).want(t, http.StatusOK).JSON200
 		var total int64
 		for _, r := range sum.Rows {
 			total += r.Totals.Requests
@@ -469,18 +471,18 @@ func TestUsage_RBAC(t *testing.T) {
 		if total != n {
 			t.Errorf("%s: timeseries counts %d requests, want %d", name, total, n)
 		}
-		if ev := call(s.ListUsageEventsWithResponse(ctx, &client.ListUsageEventsParams{Limit: ptr[int32](500)})).want(t, http.StatusOK).JSON200; len(ev.Items) != int(n) {
+		if ev := call(s.ListUsageEventsWithResponse(ctx, &models.ListUsageEventsParams{Limit: ptr[int32](500)})).want(t, http.StatusOK).JSON200; len(ev.Items) != int(n) {
 			t.Errorf("%s: %d events, want %d", name, len(ev.Items), n)
 		}
-		if rows := csvExport(t, s.ClientWithResponses, ctx, &client.ListUsageEventsParams{}); len(rows)-1 != int(n) {
+		if rows := csvExport(t, s.ClientWithResponses, ctx, &models.ListUsageEventsParams{}); len(rows)-1 != int(n) {
 			t.Errorf("%s: %d csv rows, want %d", name, len(rows)-1, n)
 		}
 		// Asking for what it cannot read is an empty answer, as list filters are.
 		teamB, b1 := w.teamB.ID, w.b1.ID
 		seesB := name == "sysviewer" || name == "admin"
 		for what, got := range map[string]int{
-			"team B": len(call(s.GetUsageSummaryWithResponse(ctx, &client.GetUsageSummaryParams{TeamID: &teamB})).want(t, http.StatusOK).JSON200.Rows),
-			"B1":     len(call(s.ListUsageEventsWithResponse(ctx, &client.ListUsageEventsParams{ProjectID: &b1})).want(t, http.StatusOK).JSON200.Items),
+			"team B": len(call(s.GetUsageSummaryWithResponse(ctx, &models.GetUsageSummaryParams{TeamID: &teamB})).want(t, http.StatusOK).JSON200.Rows),
+			"B1":     len(call(s.ListUsageEventsWithResponse(ctx, &models.ListUsageEventsParams{ProjectID: &b1})).want(t, http.StatusOK).JSON200.Items),
 		} {
 			if (got > 0) != seesB {
 				t.Errorf("%s: usage of %s: %d rows", name, what, got)

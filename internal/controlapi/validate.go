@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/relay-llm/relay/openapi/models"
+
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
@@ -34,7 +36,7 @@ func validate(ctx context.Context, r *http.Request, route *routers.Route, params
 	if err == nil {
 		return nil
 	}
-	var details []controlgen.ErrorDetail
+	var details []models.ErrorDetail
 	collect(err, &details)
 	if len(details) == 0 {
 		return badRequest("the request does not match the API description")
@@ -51,7 +53,7 @@ var (
 )
 
 // collect flattens the validator's (multi-)errors into field details.
-func collect(err error, out *[]controlgen.ErrorDetail) {
+func collect(err error, out *[]models.ErrorDetail) {
 	// A type assertion, not errors.As: MultiError.As matches any error it
 	// holds, and a RequestError wraps the MultiError of its schema errors.
 	if multi, ok := err.(openapi3.MultiError); ok {
@@ -86,7 +88,7 @@ func collect(err error, out *[]controlgen.ErrorDetail) {
 	*out = append(*out, detail("request", "does not match the API description"))
 }
 
-func collectSchema(err error, out *[]controlgen.ErrorDetail) {
+func collectSchema(err error, out *[]models.ErrorDetail) {
 	if multi, ok := err.(openapi3.MultiError); ok {
 		for _, e := range multi {
 			collectSchema(e, out)

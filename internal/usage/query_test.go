@@ -11,12 +11,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relay-llm/relay/openapi/models"
+
 	"github.com/google/uuid"
 
 	"github.com/relay-llm/relay/internal/pgtest"
 	"github.com/relay-llm/relay/internal/store"
 	"github.com/relay-llm/relay/internal/usage"
-	"github.com/relay-llm/relay/openapi/controlgen"
 )
 
 // ledger is a store with generated events and the events themselves, the
@@ -353,16 +354,16 @@ func TestTypes_ConvertToTheAPI(t *testing.T) {
 	t.Parallel()
 	m := "gpt"
 	g := usage.Group{Model: &m}
-	if api := controlgen.UsageGroup(g); api.Model != &m {
+	if api := models.UsageGroup(g); api.Model != &m {
 		t.Error("Group did not convert")
 	}
-	if api := controlgen.UsageTotals(usage.Totals{Cost: 7}); api.Cost != 7 {
+	if api := models.UsageTotals(usage.Totals{Cost: 7}); api.Cost != 7 {
 		t.Error("Totals did not convert")
 	}
-	if api := controlgen.UsageGroupBy(usage.ByKey); api != controlgen.UsageGroupByKey {
+	if api := models.UsageGroupBy(usage.ByKey); api != models.UsageGroupByKey {
 		t.Error("the dimensions drifted from the API's")
 	}
-	if api := controlgen.UsageInterval(usage.Minute); api != controlgen.UsageIntervalMinute {
+	if api := models.UsageInterval(usage.Minute); api != models.UsageIntervalMinute {
 		t.Error("the intervals drifted from the API's")
 	}
 }

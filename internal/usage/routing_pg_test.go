@@ -12,6 +12,7 @@ import (
 
 	"github.com/relay-llm/relay/internal/event"
 	"github.com/relay-llm/relay/internal/pgtest"
+	"github.com/relay-llm/relay/internal/poll"
 	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/store"
 	"github.com/relay-llm/relay/internal/usage"
@@ -51,7 +52,7 @@ func TestWriter_StoresRouteAndSaved(t *testing.T) {
 	record("r1", bindA, keyA, 10_000, 9_000, "binding=a; key=0; affinity=hit", detail)
 	record("r2", bindA, keyB, 10_000, 0, "binding=a; key=1; affinity=miss", nil)
 	record("r3", bindB, keyA, 2_000, 1_000, "binding=b; key=0; affinity=hit", []byte(`{"broken`))
-	waitFor(t, func() bool { return w.Stats().Written == 3 })
+	poll.Until(t, 30*time.Second, "3 events written", func() bool { return w.Stats().Written == 3 })
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
 	if err := w.Close(ctx); err != nil {
