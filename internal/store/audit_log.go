@@ -8,7 +8,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/relay-llm/relay/internal/store/dbsqlc"
+	"github.com/relay-llm/relay/internal/store/internal/dbsqlc"
 )
 
 // secretFields never reach the audit log, whatever the kind: host key

@@ -4,7 +4,7 @@ import (
 	"context"
 	"strings"
 
-	"github.com/relay-llm/relay/internal/store/dbsqlc"
+	"github.com/relay-llm/relay/internal/store/internal/dbsqlc"
 )
 
 // This file holds the searches of the admin console (ui/, through
