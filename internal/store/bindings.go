@@ -17,7 +17,7 @@ type BindingsPage struct {
 }
 
 var bindingsTable = &tableDef[Binding, uuid.UUID, BindingsPage]{
-	kind:   "bindings",
+	kind:   KindBindings,
 	key:    func(r Binding) uuid.UUID { return r.ID },
 	insert: fromRow[Binding]((*dbsqlc.Queries).InsertBinding),
 	get:    (*dbsqlc.Queries).GetBindingByID,

@@ -18,7 +18,7 @@ type BudgetsPage struct {
 }
 
 var budgetsTable = &tableDef[Budget, uuid.UUID, BudgetsPage]{
-	kind:   "budgets",
+	kind:   KindBudgets,
 	key:    func(r Budget) uuid.UUID { return r.ID },
 	insert: fromRow[Budget]((*dbsqlc.Queries).InsertBudget),
 	get:    (*dbsqlc.Queries).GetBudgetByID,

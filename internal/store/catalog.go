@@ -109,27 +109,12 @@ func (s *Store) ReadCatalog(ctx context.Context) (*Catalog, error) {
 	return c, nil
 }
 
-// Kind names a snapshot kind: the table a notification names, with join
-// tables folded into their owner (group_memberships → groups, policy_* →
-// policies, rate_limit_rules → rate_limits).
-func Kind(table string) string {
-	switch table {
-	case "group_memberships":
-		return "groups"
-	case "policy_models", "policy_host_keys", "policy_model_rate_limits":
-		return "policies"
-	case "rate_limit_rules":
-		return "rate_limits"
-	}
-	return table
-}
-
-// ReadChanged reads the current rows for the given IDs per kind (see Kind)
+// ReadChanged reads the current rows for the given IDs per kind (see Kind.Owner)
 // in one repeatable-read transaction. Rows that no longer exist are returned
 // in deleted. Unknown kinds are ignored.
-func (s *Store) ReadChanged(ctx context.Context, changed map[string][]uuid.UUID) (c *Catalog, deleted map[string][]uuid.UUID, err error) {
+func (s *Store) ReadChanged(ctx context.Context, changed map[Kind][]uuid.UUID) (c *Catalog, deleted map[Kind][]uuid.UUID, err error) {
 	c = &Catalog{}
-	deleted = make(map[string][]uuid.UUID)
+	deleted = make(map[Kind][]uuid.UUID)
 	err = s.inTx(ctx, readOnly, func(tx *Tx) error {
 		q := tx.q
 		for kind, ids := range changed {
@@ -152,7 +137,7 @@ func (s *Store) ReadChanged(ctx context.Context, changed map[string][]uuid.UUID)
 }
 
 // readOne appends the row (and its aggregate parts) to c; found is false when it is gone.
-func readOne(ctx context.Context, q *dbsqlc.Queries, c *Catalog, kind string, id uuid.UUID) (found bool, err error) {
+func readOne(ctx context.Context, q *dbsqlc.Queries, c *Catalog, kind Kind, id uuid.UUID) (found bool, err error) {
 	keep := func(err error) (bool, error) {
 		if errors.Is(err, pgx.ErrNoRows) {
 			return false, nil
@@ -160,25 +145,25 @@ func readOne(ctx context.Context, q *dbsqlc.Queries, c *Catalog, kind string, id
 		return err == nil, mapErr(err)
 	}
 	switch kind {
-	case "teams":
+	case KindTeams:
 		r, err := q.GetTeamByID(ctx, id)
 		if ok, err := keep(err); !ok {
 			return false, err
 		}
 		c.Teams = append(c.Teams, r)
-	case "projects":
+	case KindProjects:
 		r, err := q.GetProjectByID(ctx, id)
 		if ok, err := keep(err); !ok {
 			return false, err
 		}
 		c.Projects = append(c.Projects, r)
-	case "users":
+	case KindUsers:
 		r, err := q.GetUserByID(ctx, id)
 		if ok, err := keep(err); !ok {
 			return false, err
 		}
 		c.Users = append(c.Users, r)
-	case "groups":
+	case KindGroups:
 		r, err := q.GetGroupByID(ctx, id)
 		if ok, err := keep(err); !ok {
 			return false, err
@@ -189,13 +174,13 @@ func readOne(ctx context.Context, q *dbsqlc.Queries, c *Catalog, kind string, id
 		}
 		c.Groups = append(c.Groups, r)
 		c.GroupMemberships = append(c.GroupMemberships, m...)
-	case "service_accounts":
+	case KindServiceAccounts:
 		r, err := q.GetServiceAccountByID(ctx, id)
 		if ok, err := keep(err); !ok {
 			return false, err
 		}
 		c.ServiceAccounts = append(c.ServiceAccounts, r)
-	case "rate_limits":
+	case KindRateLimits:
 		r, err := q.GetRateLimitByID(ctx, id)
 		if ok, err := keep(err); !ok {
 			return false, err
@@ -206,31 +191,31 @@ func readOne(ctx context.Context, q *dbsqlc.Queries, c *Catalog, kind string, id
 		}
 		c.RateLimits = append(c.RateLimits, r)
 		c.RateLimitRules = append(c.RateLimitRules, rules...)
-	case "hosts":
+	case KindHosts:
 		r, err := q.GetHostByID(ctx, id)
 		if ok, err := keep(err); !ok {
 			return false, err
 		}
 		c.Hosts = append(c.Hosts, r)
-	case "models":
+	case KindModels:
 		r, err := q.GetModelByID(ctx, id)
 		if ok, err := keep(err); !ok {
 			return false, err
 		}
 		c.Models = append(c.Models, r)
-	case "bindings":
+	case KindBindings:
 		r, err := q.GetBindingByID(ctx, id)
 		if ok, err := keep(err); !ok {
 			return false, err
 		}
 		c.Bindings = append(c.Bindings, r)
-	case "host_keys":
+	case KindHostKeys:
 		r, err := q.GetHostKeyByID(ctx, id)
 		if ok, err := keep(err); !ok {
 			return false, err
 		}
 		c.HostKeys = append(c.HostKeys, r)
-	case "policies":
+	case KindPolicies:
 		r, err := q.GetPolicyByID(ctx, id)
 		if ok, err := keep(err); !ok {
 			return false, err
@@ -251,25 +236,25 @@ func readOne(ctx context.Context, q *dbsqlc.Queries, c *Catalog, kind string, id
 		c.PolicyModels = append(c.PolicyModels, pm...)
 		c.PolicyHostKeys = append(c.PolicyHostKeys, pk...)
 		c.PolicyModelRateLimits = append(c.PolicyModelRateLimits, pr...)
-	case "policy_bindings":
+	case KindPolicyBindings:
 		r, err := q.GetPolicyBindingByID(ctx, id)
 		if ok, err := keep(err); !ok {
 			return false, err
 		}
 		c.PolicyBindings = append(c.PolicyBindings, r)
-	case "relay_keys":
+	case KindRelayKeys:
 		r, err := q.GetRelayKeyByID(ctx, id)
 		if ok, err := keep(err); !ok {
 			return false, err
 		}
 		c.RelayKeys = append(c.RelayKeys, r)
-	case "inference_tokens":
+	case KindInferenceTokens:
 		r, err := q.GetInferenceTokenByID(ctx, id)
 		if ok, err := keep(err); !ok {
 			return false, err
 		}
 		c.InferenceTokens = append(c.InferenceTokens, r)
-	case "budgets":
+	case KindBudgets:
 		r, err := q.GetBudgetByID(ctx, id)
 		if ok, err := keep(err); !ok {
 			return false, err

@@ -26,7 +26,7 @@ type GroupMembershipsPage struct {
 }
 
 var groupMembershipsTable = &tableDef[GroupMembership, GroupMembershipKey, GroupMembershipsPage]{
-	kind: "group_memberships",
+	kind: KindGroupMemberships,
 	key:  func(r GroupMembership) GroupMembershipKey { return GroupMembershipKey{r.GroupID, r.UserID} },
 	insert: func(q *dbsqlc.Queries, ctx context.Context, r GroupMembership) (GroupMembership, error) {
 		return q.InsertGroupMembership(ctx, r.GroupID, r.UserID)

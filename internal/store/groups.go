@@ -9,7 +9,7 @@ import (
 )
 
 var groupsTable = &tableDef[Group, uuid.UUID, Page]{
-	kind: "groups",
+	kind: KindGroups,
 	key:  func(r Group) uuid.UUID { return r.ID },
 	insert: func(q *dbsqlc.Queries, ctx context.Context, r Group) (Group, error) {
 		return q.InsertGroup(ctx, r.Slug, r.Name)

@@ -16,7 +16,7 @@ type HostKeysPage struct {
 }
 
 var hostKeysTable = &tableDef[HostKey, uuid.UUID, HostKeysPage]{
-	kind:   "host_keys",
+	kind:   KindHostKeys,
 	key:    func(r HostKey) uuid.UUID { return r.ID },
 	insert: fromRow[HostKey]((*dbsqlc.Queries).InsertHostKey),
 	get:    (*dbsqlc.Queries).GetHostKeyByID,

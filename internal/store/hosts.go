@@ -9,7 +9,7 @@ import (
 )
 
 var hostsTable = &tableDef[Host, uuid.UUID, Page]{
-	kind:   "hosts",
+	kind:   KindHosts,
 	key:    func(r Host) uuid.UUID { return r.ID },
 	insert: fromRow[Host]((*dbsqlc.Queries).InsertHost),
 	get:    (*dbsqlc.Queries).GetHostByID,

@@ -20,7 +20,7 @@ type InferenceTokensPage struct {
 }
 
 var inferenceTokensTable = &tableDef[InferenceToken, uuid.UUID, InferenceTokensPage]{
-	kind: "inference_tokens",
+	kind: KindInferenceTokens,
 	key:  func(r InferenceToken) uuid.UUID { return r.ID },
 	insert: func(q *dbsqlc.Queries, ctx context.Context, r InferenceToken) (InferenceToken, error) {
 		return q.InsertInferenceToken(ctx, r.TokenHash, r.UserID, r.ProjectID, r.ExpiresAt)

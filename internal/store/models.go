@@ -9,7 +9,7 @@ import (
 )
 
 var modelsTable = &tableDef[Model, uuid.UUID, Page]{
-	kind:   "models",
+	kind:   KindModels,
 	key:    func(r Model) uuid.UUID { return r.ID },
 	insert: fromRow[Model]((*dbsqlc.Queries).InsertModel),
 	get:    (*dbsqlc.Queries).GetModelByID,

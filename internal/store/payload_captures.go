@@ -16,9 +16,6 @@ import (
 // attribute only.
 type PayloadCapture = dbsqlc.PayloadCapture
 
-// payloadCapturesKind is the audit log's kind for captures.
-const payloadCapturesKind = "payload_captures"
-
 // capturedRequest is what the audit log keeps of a deleted capture: which
 // request it was, never the bodies (a deletion is a redaction).
 type capturedRequest struct {
@@ -75,7 +72,7 @@ func (s *Store) DeletePayloadCapture(ctx context.Context, actor string, c Payloa
 		}
 		before := capturedRequest{RequestID: c.RequestID, ClientRequestID: c.ClientRequestID,
 			CreatedAt: c.CreatedAt, ProjectID: c.ProjectID, Model: c.Model, Status: c.Status}
-		return tx.Audit(ctx, actor, "delete", payloadCapturesKind, c.RequestID, before, nil)
+		return tx.Audit(ctx, actor, "delete", string(KindPayloadCaptures), c.RequestID, before, nil)
 	})
 	return n, err
 }
@@ -90,7 +87,7 @@ func (s *Store) DeleteProjectPayloadCaptures(ctx context.Context, actor string, 
 		if err != nil {
 			return fmt.Errorf("delete project payload captures: %w", mapErr(err))
 		}
-		return tx.Audit(ctx, actor, "delete", payloadCapturesKind, projectID.String(),
+		return tx.Audit(ctx, actor, "delete", string(KindPayloadCaptures), projectID.String(),
 			projectCaptures{ProjectID: projectID, Captures: n}, nil)
 	})
 	return n, err

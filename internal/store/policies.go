@@ -9,7 +9,7 @@ import (
 )
 
 var policiesTable = &tableDef[Policy, uuid.UUID, Page]{
-	kind:   "policies",
+	kind:   KindPolicies,
 	key:    func(r Policy) uuid.UUID { return r.ID },
 	insert: fromRow[Policy]((*dbsqlc.Queries).InsertPolicy),
 	get:    (*dbsqlc.Queries).GetPolicyByID,

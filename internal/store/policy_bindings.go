@@ -18,7 +18,7 @@ type PolicyBindingsPage struct {
 }
 
 var policyBindingsTable = &tableDef[PolicyBinding, uuid.UUID, PolicyBindingsPage]{
-	kind:   "policy_bindings",
+	kind:   KindPolicyBindings,
 	key:    func(r PolicyBinding) uuid.UUID { return r.ID },
 	insert: fromRow[PolicyBinding]((*dbsqlc.Queries).InsertPolicyBinding),
 	get:    (*dbsqlc.Queries).GetPolicyBindingByID,

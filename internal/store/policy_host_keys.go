@@ -25,7 +25,7 @@ type PolicyHostKeysPage struct {
 }
 
 var policyHostKeysTable = &tableDef[PolicyHostKey, PolicyHostKeyKey, PolicyHostKeysPage]{
-	kind: "policy_host_keys",
+	kind: KindPolicyHostKeys,
 	key:  func(r PolicyHostKey) PolicyHostKeyKey { return PolicyHostKeyKey(r) },
 	insert: func(q *dbsqlc.Queries, ctx context.Context, r PolicyHostKey) (PolicyHostKey, error) {
 		return q.InsertPolicyHostKey(ctx, r.PolicyID, r.HostKeyID)

@@ -19,7 +19,7 @@ type PolicyModelRateLimitsPage struct {
 }
 
 var policyModelRateLimitsTable = &tableDef[PolicyModelRateLimit, PolicyModelKey, PolicyModelRateLimitsPage]{
-	kind: "policy_model_rate_limits",
+	kind: KindPolicyModelRateLimits,
 	key: func(r PolicyModelRateLimit) PolicyModelKey {
 		return PolicyModelKey{r.PolicyID, r.ModelID}
 	},

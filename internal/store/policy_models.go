@@ -25,7 +25,7 @@ type PolicyModelsPage struct {
 }
 
 var policyModelsTable = &tableDef[PolicyModel, PolicyModelKey, PolicyModelsPage]{
-	kind: "policy_models",
+	kind: KindPolicyModels,
 	key:  func(r PolicyModel) PolicyModelKey { return PolicyModelKey(r) },
 	insert: func(q *dbsqlc.Queries, ctx context.Context, r PolicyModel) (PolicyModel, error) {
 		return q.InsertPolicyModel(ctx, r.PolicyID, r.ModelID)

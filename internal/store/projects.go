@@ -16,7 +16,7 @@ type ProjectsPage struct {
 }
 
 var projectsTable = &tableDef[Project, uuid.UUID, ProjectsPage]{
-	kind: "projects",
+	kind: KindProjects,
 	key:  func(r Project) uuid.UUID { return r.ID },
 	insert: func(q *dbsqlc.Queries, ctx context.Context, r Project) (Project, error) {
 		return q.InsertProject(ctx, r.TeamID, r.Slug, r.Name)

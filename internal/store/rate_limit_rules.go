@@ -16,7 +16,7 @@ type RateLimitRulesPage struct {
 }
 
 var rateLimitRulesTable = &tableDef[RateLimitRule, uuid.UUID, RateLimitRulesPage]{
-	kind:   "rate_limit_rules",
+	kind:   KindRateLimitRules,
 	key:    func(r RateLimitRule) uuid.UUID { return r.ID },
 	insert: fromRow[RateLimitRule]((*dbsqlc.Queries).InsertRateLimitRule),
 	get:    (*dbsqlc.Queries).GetRateLimitRuleByID,

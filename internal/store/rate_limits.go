@@ -9,7 +9,7 @@ import (
 )
 
 var rateLimitsTable = &tableDef[RateLimit, uuid.UUID, Page]{
-	kind: "rate_limits",
+	kind: KindRateLimits,
 	key:  func(r RateLimit) uuid.UUID { return r.ID },
 	insert: func(q *dbsqlc.Queries, ctx context.Context, r RateLimit) (RateLimit, error) {
 		return q.InsertRateLimit(ctx, r.Slug, r.Name)

@@ -19,7 +19,7 @@ type RelayKeysPage struct {
 }
 
 var relayKeysTable = &tableDef[RelayKey, uuid.UUID, RelayKeysPage]{
-	kind:   "relay_keys",
+	kind:   KindRelayKeys,
 	key:    func(r RelayKey) uuid.UUID { return r.ID },
 	insert: fromRow[RelayKey]((*dbsqlc.Queries).InsertRelayKey),
 	get:    (*dbsqlc.Queries).GetRelayKeyByID,

@@ -20,7 +20,7 @@ type RoleBindingsPage struct {
 }
 
 var roleBindingsTable = &tableDef[RoleBinding, uuid.UUID, RoleBindingsPage]{
-	kind:   "role_bindings",
+	kind:   KindRoleBindings,
 	key:    func(r RoleBinding) uuid.UUID { return r.ID },
 	insert: fromRow[RoleBinding]((*dbsqlc.Queries).InsertRoleBinding),
 	get:    (*dbsqlc.Queries).GetRoleBindingByID,

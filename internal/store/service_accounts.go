@@ -16,7 +16,7 @@ type ServiceAccountsPage struct {
 }
 
 var serviceAccountsTable = &tableDef[ServiceAccount, uuid.UUID, ServiceAccountsPage]{
-	kind: "service_accounts",
+	kind: KindServiceAccounts,
 	key:  func(r ServiceAccount) uuid.UUID { return r.ID },
 	insert: func(q *dbsqlc.Queries, ctx context.Context, r ServiceAccount) (ServiceAccount, error) {
 		return q.InsertServiceAccount(ctx, r.ProjectID, r.Slug, r.Name, r.PolicyID)

@@ -26,7 +26,7 @@ func (t Sessions) Create(ctx context.Context, actor string, r Session) (Session,
 		if r, err = tx.q.InsertSession(ctx, r.TokenHash, r.UserID, r.CSRFToken, r.ExpiresAt); err != nil {
 			return mapErr(err)
 		}
-		return tx.Audit(ctx, actor, "login", "sessions", r.UserID.String(), nil, r)
+		return tx.Audit(ctx, actor, "login", string(KindSessions), r.UserID.String(), nil, r)
 	})
 	if err != nil {
 		return Session{}, fmt.Errorf("create session: %w", err)
@@ -46,7 +46,7 @@ func (t Sessions) Delete(ctx context.Context, actor string, hash []byte) error {
 		if err != nil {
 			return mapErr(err)
 		}
-		return tx.Audit(ctx, actor, "logout", "sessions", r.UserID.String(), r, nil)
+		return tx.Audit(ctx, actor, "logout", string(KindSessions), r.UserID.String(), r, nil)
 	})
 	if err != nil {
 		return fmt.Errorf("delete session: %w", err)
@@ -63,7 +63,7 @@ func (t Sessions) DeleteByUser(ctx context.Context, actor string, userID uuid.UU
 		if n, err = tx.q.DeleteSessionsByUser(ctx, userID); err != nil || n == 0 {
 			return mapErr(err)
 		}
-		return tx.Audit(ctx, actor, "logout", "sessions", userID.String(), nil, nil)
+		return tx.Audit(ctx, actor, "logout", string(KindSessions), userID.String(), nil, nil)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("delete sessions of user %s: %w", userID, err)

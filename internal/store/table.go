@@ -23,7 +23,7 @@ type query[A, B any] func(*dbsqlc.Queries, context.Context, A) (B, error)
 
 // tableDef names the generated queries that serve one table.
 type tableDef[R any, K comparable, P any] struct {
-	kind   string    // the table name, as in audit rows and NOTIFY payloads
+	kind   Kind      // the table, as audit rows and NOTIFY payloads name it
 	key    func(R) K // the primary key of a row
 	insert query[R, R]
 	get    query[K, R]
@@ -76,7 +76,7 @@ func (t Table[R, K, P]) Create(ctx context.Context, actor string, r R) (R, error
 		if out, err = t.def.insert(tx.q, ctx, r); err != nil {
 			return mapErr(err)
 		}
-		return tx.Audit(ctx, actor, "create", t.def.kind, fmt.Sprint(t.def.key(out)), nil, out)
+		return tx.Audit(ctx, actor, "create", string(t.def.kind), fmt.Sprint(t.def.key(out)), nil, out)
 	})
 	if err != nil {
 		var zero R
@@ -167,7 +167,7 @@ func (t Table[R, K, P]) change(ctx context.Context, actor, action string, k K, f
 		if after, err = fn(tx.q, before); err != nil {
 			return mapErr(err)
 		}
-		return tx.Audit(ctx, actor, action, t.def.kind, fmt.Sprint(k), before, after)
+		return tx.Audit(ctx, actor, action, string(t.def.kind), fmt.Sprint(k), before, after)
 	})
 	if err != nil || after == nil {
 		var zero R

@@ -67,7 +67,7 @@ func (c rowCase[R, K, P]) run(t *testing.T, b *bundle) {
 	wantErr(t, err, ErrNotFound)
 	wantErr(t, tbl.Delete(ctx, actor, k), ErrNotFound)
 
-	audit := auditRows(t, b, tbl.def.kind, fmt.Sprint(k))
+	audit := auditRows(t, b, string(tbl.def.kind), fmt.Sprint(k))
 	if got, want := actions(audit), append(wantActions, "delete"); !slices.Equal(got, want) {
 		t.Fatalf("audit actions = %v, want %v", got, want)
 	}

@@ -9,7 +9,7 @@ import (
 )
 
 var teamsTable = &tableDef[Team, uuid.UUID, Page]{
-	kind: "teams",
+	kind: KindTeams,
 	key:  func(r Team) uuid.UUID { return r.ID },
 	insert: func(q *dbsqlc.Queries, ctx context.Context, r Team) (Team, error) {
 		return q.InsertTeam(ctx, r.Slug, r.Name)

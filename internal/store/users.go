@@ -9,7 +9,7 @@ import (
 )
 
 var usersTable = &tableDef[User, uuid.UUID, Page]{
-	kind: "users",
+	kind: KindUsers,
 	key:  func(r User) uuid.UUID { return r.ID },
 	insert: func(q *dbsqlc.Queries, ctx context.Context, r User) (User, error) {
 		return q.InsertUser(ctx, r.Email, r.Name, r.PasswordHash, r.Disabled)
