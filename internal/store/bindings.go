@@ -19,14 +19,34 @@ type BindingsPage struct {
 var bindingsTable = &tableDef[Binding, uuid.UUID, BindingsPage]{
 	kind:   KindBindings,
 	key:    func(r Binding) uuid.UUID { return r.ID },
-	insert: fromRow[Binding]((*dbsqlc.Queries).InsertBinding),
+	insert: fromRow(insertBindingParams, (*dbsqlc.Queries).InsertBinding),
 	get:    (*dbsqlc.Queries).GetBindingByID,
 	lock:   (*dbsqlc.Queries).GetBindingByIDForUpdate,
-	update: fromRow[Binding]((*dbsqlc.Queries).UpdateBinding),
+	update: fromRow(updateBindingParams, (*dbsqlc.Queries).UpdateBinding),
 	remove: (*dbsqlc.Queries).DeleteBinding,
 	list: func(q *dbsqlc.Queries, ctx context.Context, p BindingsPage) ([]Binding, error) {
 		return q.ListBindingsPage(ctx, p.After, p.ModelID, p.HostID, p.Limit)
 	},
+}
+
+// insertBindingParams is what Create writes of a Binding: all but the columns the database makes.
+func insertBindingParams(r Binding) dbsqlc.InsertBindingParams {
+	return dbsqlc.InsertBindingParams{
+		ModelID: r.ModelID, HostID: r.HostID, Shape: r.Shape, UpstreamModel: r.UpstreamModel, Position: r.Position,
+		Enabled: r.Enabled, InputPrice: r.InputPrice, OutputPrice: r.OutputPrice,
+		CachedInputPrice: r.CachedInputPrice, CacheWritePrice: r.CacheWritePrice, ReasoningPrice: r.ReasoningPrice,
+		PriceTiers: r.PriceTiers, Weight: r.Weight,
+	}
+}
+
+// updateBindingParams is what Update writes of a Binding: its key and mutable columns.
+func updateBindingParams(r Binding) dbsqlc.UpdateBindingParams {
+	return dbsqlc.UpdateBindingParams{
+		ID: r.ID, Shape: r.Shape, UpstreamModel: r.UpstreamModel, Position: r.Position, Enabled: r.Enabled,
+		InputPrice: r.InputPrice, OutputPrice: r.OutputPrice, CachedInputPrice: r.CachedInputPrice,
+		CacheWritePrice: r.CacheWritePrice, ReasoningPrice: r.ReasoningPrice, PriceTiers: r.PriceTiers,
+		Weight: r.Weight,
+	}
 }
 
 // Bindings is the bindings table. A binding joins one model and one host for

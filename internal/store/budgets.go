@@ -20,7 +20,7 @@ type BudgetsPage struct {
 var budgetsTable = &tableDef[Budget, uuid.UUID, BudgetsPage]{
 	kind:   KindBudgets,
 	key:    func(r Budget) uuid.UUID { return r.ID },
-	insert: fromRow[Budget]((*dbsqlc.Queries).InsertBudget),
+	insert: fromRow(insertBudgetParams, (*dbsqlc.Queries).InsertBudget),
 	get:    (*dbsqlc.Queries).GetBudgetByID,
 	lock:   (*dbsqlc.Queries).GetBudgetByIDForUpdate,
 	update: func(q *dbsqlc.Queries, ctx context.Context, r Budget) (Budget, error) {
@@ -30,6 +30,13 @@ var budgetsTable = &tableDef[Budget, uuid.UUID, BudgetsPage]{
 	list: func(q *dbsqlc.Queries, ctx context.Context, p BudgetsPage) ([]Budget, error) {
 		return q.ListBudgetsPage(ctx, dbsqlc.ListBudgetsPageParams(p))
 	},
+}
+
+// insertBudgetParams is what Create writes of a Budget: all but the columns the database makes.
+func insertBudgetParams(r Budget) dbsqlc.InsertBudgetParams {
+	return dbsqlc.InsertBudgetParams{
+		TeamID: r.TeamID, ProjectID: r.ProjectID, RelayKeyID: r.RelayKeyID, Period: r.Period, Amount: r.Amount,
+	}
 }
 
 // Budgets is the budgets table: spend caps on exactly one of a team, a

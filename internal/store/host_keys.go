@@ -18,14 +18,29 @@ type HostKeysPage struct {
 var hostKeysTable = &tableDef[HostKey, uuid.UUID, HostKeysPage]{
 	kind:   KindHostKeys,
 	key:    func(r HostKey) uuid.UUID { return r.ID },
-	insert: fromRow[HostKey]((*dbsqlc.Queries).InsertHostKey),
+	insert: fromRow(insertHostKeyParams, (*dbsqlc.Queries).InsertHostKey),
 	get:    (*dbsqlc.Queries).GetHostKeyByID,
 	lock:   (*dbsqlc.Queries).GetHostKeyByIDForUpdate,
-	update: fromRow[HostKey]((*dbsqlc.Queries).UpdateHostKey),
+	update: fromRow(updateHostKeyParams, (*dbsqlc.Queries).UpdateHostKey),
 	remove: (*dbsqlc.Queries).DeleteHostKey,
 	list: func(q *dbsqlc.Queries, ctx context.Context, p HostKeysPage) ([]HostKey, error) {
 		return q.ListHostKeysPage(ctx, p.After, p.HostID, p.Limit)
 	},
+}
+
+// insertHostKeyParams is what Create writes of a HostKey: all but the columns the database makes.
+func insertHostKeyParams(r HostKey) dbsqlc.InsertHostKeyParams {
+	return dbsqlc.InsertHostKeyParams{
+		HostID: r.HostID, Slug: r.Slug, SecretRef: r.SecretRef, SecretCiphertext: r.SecretCiphertext,
+		TierRateLimitID: r.TierRateLimitID, Position: r.Position, Enabled: r.Enabled,
+	}
+}
+
+// updateHostKeyParams is what Update writes of a HostKey: its key and mutable columns.
+func updateHostKeyParams(r HostKey) dbsqlc.UpdateHostKeyParams {
+	return dbsqlc.UpdateHostKeyParams{
+		ID: r.ID, Slug: r.Slug, TierRateLimitID: r.TierRateLimitID, Position: r.Position, Enabled: r.Enabled,
+	}
 }
 
 // HostKeys is the host_keys table. Update leaves the secret and the host

@@ -11,12 +11,30 @@ import (
 var hostsTable = &tableDef[Host, uuid.UUID, Page]{
 	kind:   KindHosts,
 	key:    func(r Host) uuid.UUID { return r.ID },
-	insert: fromRow[Host]((*dbsqlc.Queries).InsertHost),
+	insert: fromRow(insertHostParams, (*dbsqlc.Queries).InsertHost),
 	get:    (*dbsqlc.Queries).GetHostByID,
 	lock:   (*dbsqlc.Queries).GetHostByIDForUpdate,
-	update: fromRow[Host]((*dbsqlc.Queries).UpdateHost),
+	update: fromRow(updateHostParams, (*dbsqlc.Queries).UpdateHost),
 	remove: (*dbsqlc.Queries).DeleteHost,
 	list:   paged((*dbsqlc.Queries).ListHostsPage),
+}
+
+// insertHostParams is what Create writes of a Host: all but the columns the database makes.
+func insertHostParams(r Host) dbsqlc.InsertHostParams {
+	return dbsqlc.InsertHostParams{
+		Slug: r.Slug, Name: r.Name, Provider: r.Provider, BaseURL: r.BaseURL, Enabled: r.Enabled,
+		ConnectTimeoutMs: r.ConnectTimeoutMs, FirstByteTimeoutMs: r.FirstByteTimeoutMs,
+		IdleTimeoutMs: r.IdleTimeoutMs, TotalTimeoutMs: r.TotalTimeoutMs,
+	}
+}
+
+// updateHostParams is what Update writes of a Host: its key and mutable columns.
+func updateHostParams(r Host) dbsqlc.UpdateHostParams {
+	return dbsqlc.UpdateHostParams{
+		ID: r.ID, Slug: r.Slug, Name: r.Name, Provider: r.Provider, BaseURL: r.BaseURL, Enabled: r.Enabled,
+		ConnectTimeoutMs: r.ConnectTimeoutMs, FirstByteTimeoutMs: r.FirstByteTimeoutMs,
+		IdleTimeoutMs: r.IdleTimeoutMs, TotalTimeoutMs: r.TotalTimeoutMs,
+	}
 }
 
 // Hosts is the hosts table. Deleting a host deletes its bindings and host keys.

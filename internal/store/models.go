@@ -11,12 +11,32 @@ import (
 var modelsTable = &tableDef[Model, uuid.UUID, Page]{
 	kind:   KindModels,
 	key:    func(r Model) uuid.UUID { return r.ID },
-	insert: fromRow[Model]((*dbsqlc.Queries).InsertModel),
+	insert: fromRow(insertModelParams, (*dbsqlc.Queries).InsertModel),
 	get:    (*dbsqlc.Queries).GetModelByID,
 	lock:   (*dbsqlc.Queries).GetModelByIDForUpdate,
-	update: fromRow[Model]((*dbsqlc.Queries).UpdateModel),
+	update: fromRow(updateModelParams, (*dbsqlc.Queries).UpdateModel),
 	remove: (*dbsqlc.Queries).DeleteModel,
 	list:   paged((*dbsqlc.Queries).ListModelsPage),
+}
+
+// insertModelParams is what Create writes of a Model: all but the columns the database makes.
+func insertModelParams(r Model) dbsqlc.InsertModelParams {
+	return dbsqlc.InsertModelParams{
+		Name: r.Name, Provider: r.Provider, Kind: r.Kind, ContextWindow: r.ContextWindow,
+		MaxOutputTokens: r.MaxOutputTokens, SupportsTools: r.SupportsTools, SupportsVision: r.SupportsVision,
+		SupportsJSON: r.SupportsJSON, SupportsThinking: r.SupportsThinking, Strategy: r.Strategy,
+		Fallbacks: r.Fallbacks,
+	}
+}
+
+// updateModelParams is what Update writes of a Model: its key and mutable columns.
+func updateModelParams(r Model) dbsqlc.UpdateModelParams {
+	return dbsqlc.UpdateModelParams{
+		Name: r.Name, Provider: r.Provider, Kind: r.Kind, ContextWindow: r.ContextWindow,
+		MaxOutputTokens: r.MaxOutputTokens, SupportsTools: r.SupportsTools, SupportsVision: r.SupportsVision,
+		SupportsJSON: r.SupportsJSON, SupportsThinking: r.SupportsThinking, Strategy: r.Strategy,
+		Fallbacks: r.Fallbacks, ID: r.ID,
+	}
 }
 
 // Models is the models table. Deleting a model deletes its bindings and the

@@ -11,12 +11,34 @@ import (
 var policiesTable = &tableDef[Policy, uuid.UUID, Page]{
 	kind:   KindPolicies,
 	key:    func(r Policy) uuid.UUID { return r.ID },
-	insert: fromRow[Policy]((*dbsqlc.Queries).InsertPolicy),
+	insert: fromRow(insertPolicyParams, (*dbsqlc.Queries).InsertPolicy),
 	get:    (*dbsqlc.Queries).GetPolicyByID,
 	lock:   (*dbsqlc.Queries).GetPolicyByIDForUpdate,
-	update: fromRow[Policy]((*dbsqlc.Queries).UpdatePolicy),
+	update: fromRow(updatePolicyParams, (*dbsqlc.Queries).UpdatePolicy),
 	remove: (*dbsqlc.Queries).DeletePolicy,
 	list:   paged((*dbsqlc.Queries).ListPoliciesPage),
+}
+
+// insertPolicyParams is what Create writes of a Policy: all but the columns the database makes.
+func insertPolicyParams(r Policy) dbsqlc.InsertPolicyParams {
+	return dbsqlc.InsertPolicyParams{
+		Slug: r.Slug, Name: r.Name, AllModels: r.AllModels, AllHostKeys: r.AllHostKeys, KeyStrategy: r.KeyStrategy,
+		RateLimitID: r.RateLimitID, MaxWaitMs: r.MaxWaitMs, Priority: r.Priority, MaxAttempts: r.MaxAttempts,
+		LimiterFailureMode: r.LimiterFailureMode, CapturePayloads: r.CapturePayloads,
+		CaptureMaxBytes: r.CaptureMaxBytes, RouteStrategy: r.RouteStrategy, Affinity: r.Affinity,
+		BudgetFallback: r.BudgetFallback,
+	}
+}
+
+// updatePolicyParams is what Update writes of a Policy: its key and mutable columns.
+func updatePolicyParams(r Policy) dbsqlc.UpdatePolicyParams {
+	return dbsqlc.UpdatePolicyParams{
+		ID: r.ID, Slug: r.Slug, Name: r.Name, AllModels: r.AllModels, AllHostKeys: r.AllHostKeys,
+		KeyStrategy: r.KeyStrategy, RateLimitID: r.RateLimitID, MaxWaitMs: r.MaxWaitMs, Priority: r.Priority,
+		MaxAttempts: r.MaxAttempts, LimiterFailureMode: r.LimiterFailureMode, CapturePayloads: r.CapturePayloads,
+		CaptureMaxBytes: r.CaptureMaxBytes, RouteStrategy: r.RouteStrategy, Affinity: r.Affinity,
+		BudgetFallback: r.BudgetFallback,
+	}
 }
 
 // Policies is the policies table; its grants are in PolicyModels,

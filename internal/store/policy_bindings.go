@@ -20,14 +20,30 @@ type PolicyBindingsPage struct {
 var policyBindingsTable = &tableDef[PolicyBinding, uuid.UUID, PolicyBindingsPage]{
 	kind:   KindPolicyBindings,
 	key:    func(r PolicyBinding) uuid.UUID { return r.ID },
-	insert: fromRow[PolicyBinding]((*dbsqlc.Queries).InsertPolicyBinding),
+	insert: fromRow(insertPolicyBindingParams, (*dbsqlc.Queries).InsertPolicyBinding),
 	get:    (*dbsqlc.Queries).GetPolicyBindingByID,
 	lock:   (*dbsqlc.Queries).GetPolicyBindingByIDForUpdate,
-	update: fromRow[PolicyBinding]((*dbsqlc.Queries).UpdatePolicyBinding),
+	update: fromRow(updatePolicyBindingParams, (*dbsqlc.Queries).UpdatePolicyBinding),
 	remove: (*dbsqlc.Queries).DeletePolicyBinding,
 	list: func(q *dbsqlc.Queries, ctx context.Context, p PolicyBindingsPage) ([]PolicyBinding, error) {
 		return q.ListPolicyBindingsPage(ctx, p.After, p.ProjectID, p.PolicyID, p.Limit)
 	},
+}
+
+// insertPolicyBindingParams is what Create writes of a PolicyBinding: all but the columns the database makes.
+func insertPolicyBindingParams(r PolicyBinding) dbsqlc.InsertPolicyBindingParams {
+	return dbsqlc.InsertPolicyBindingParams{
+		ProjectID: r.ProjectID, PolicyID: r.PolicyID, ServiceAccountID: r.ServiceAccountID, UserID: r.UserID,
+		GroupID: r.GroupID, Position: r.Position,
+	}
+}
+
+// updatePolicyBindingParams is what Update writes of a PolicyBinding: its key and mutable columns.
+func updatePolicyBindingParams(r PolicyBinding) dbsqlc.UpdatePolicyBindingParams {
+	return dbsqlc.UpdatePolicyBindingParams{
+		ID: r.ID, PolicyID: r.PolicyID, ServiceAccountID: r.ServiceAccountID, UserID: r.UserID, GroupID: r.GroupID,
+		Position: r.Position,
+	}
 }
 
 // PolicyBindings is the policy_bindings table: in a project, a subject

@@ -18,14 +18,29 @@ type RateLimitRulesPage struct {
 var rateLimitRulesTable = &tableDef[RateLimitRule, uuid.UUID, RateLimitRulesPage]{
 	kind:   KindRateLimitRules,
 	key:    func(r RateLimitRule) uuid.UUID { return r.ID },
-	insert: fromRow[RateLimitRule]((*dbsqlc.Queries).InsertRateLimitRule),
+	insert: fromRow(insertRateLimitRuleParams, (*dbsqlc.Queries).InsertRateLimitRule),
 	get:    (*dbsqlc.Queries).GetRateLimitRuleByID,
 	lock:   (*dbsqlc.Queries).GetRateLimitRuleByIDForUpdate,
-	update: fromRow[RateLimitRule]((*dbsqlc.Queries).UpdateRateLimitRule),
+	update: fromRow(updateRateLimitRuleParams, (*dbsqlc.Queries).UpdateRateLimitRule),
 	remove: (*dbsqlc.Queries).DeleteRateLimitRule,
 	list: func(q *dbsqlc.Queries, ctx context.Context, p RateLimitRulesPage) ([]RateLimitRule, error) {
 		return q.ListRateLimitRulesPage(ctx, p.After, p.RateLimitID, p.Limit)
 	},
+}
+
+// insertRateLimitRuleParams is what Create writes of a RateLimitRule: all but the columns the database makes.
+func insertRateLimitRuleParams(r RateLimitRule) dbsqlc.InsertRateLimitRuleParams {
+	return dbsqlc.InsertRateLimitRuleParams{
+		RateLimitID: r.RateLimitID, Meter: r.Meter, Amount: r.Amount, WindowSeconds: r.WindowSeconds,
+		PerPrincipal: r.PerPrincipal,
+	}
+}
+
+// updateRateLimitRuleParams is what Update writes of a RateLimitRule: its key and mutable columns.
+func updateRateLimitRuleParams(r RateLimitRule) dbsqlc.UpdateRateLimitRuleParams {
+	return dbsqlc.UpdateRateLimitRuleParams{
+		ID: r.ID, Meter: r.Meter, Amount: r.Amount, WindowSeconds: r.WindowSeconds, PerPrincipal: r.PerPrincipal,
+	}
 }
 
 // RateLimitRules is the rate_limit_rules table. A rule stays in its rate

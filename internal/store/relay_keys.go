@@ -21,14 +21,30 @@ type RelayKeysPage struct {
 var relayKeysTable = &tableDef[RelayKey, uuid.UUID, RelayKeysPage]{
 	kind:   KindRelayKeys,
 	key:    func(r RelayKey) uuid.UUID { return r.ID },
-	insert: fromRow[RelayKey]((*dbsqlc.Queries).InsertRelayKey),
+	insert: fromRow(insertRelayKeyParams, (*dbsqlc.Queries).InsertRelayKey),
 	get:    (*dbsqlc.Queries).GetRelayKeyByID,
 	lock:   (*dbsqlc.Queries).GetRelayKeyByIDForUpdate,
-	update: fromRow[RelayKey]((*dbsqlc.Queries).UpdateRelayKey),
+	update: fromRow(updateRelayKeyParams, (*dbsqlc.Queries).UpdateRelayKey),
 	remove: (*dbsqlc.Queries).DeleteRelayKey,
 	list: func(q *dbsqlc.Queries, ctx context.Context, p RelayKeysPage) ([]RelayKey, error) {
 		return q.ListRelayKeysPage(ctx, dbsqlc.ListRelayKeysPageParams(p))
 	},
+}
+
+// insertRelayKeyParams is what Create writes of a RelayKey: all but the columns the database makes.
+func insertRelayKeyParams(r RelayKey) dbsqlc.InsertRelayKeyParams {
+	return dbsqlc.InsertRelayKeyParams{
+		KeyHash: r.KeyHash, DisplayPrefix: r.DisplayPrefix, Name: r.Name, ProjectID: r.ProjectID,
+		ServiceAccountID: r.ServiceAccountID, UserID: r.UserID, PolicyID: r.PolicyID, Priority: r.Priority,
+		ExpiresAt: r.ExpiresAt,
+	}
+}
+
+// updateRelayKeyParams is what Update writes of a RelayKey: its key and mutable columns.
+func updateRelayKeyParams(r RelayKey) dbsqlc.UpdateRelayKeyParams {
+	return dbsqlc.UpdateRelayKeyParams{
+		ID: r.ID, Name: r.Name, PolicyID: r.PolicyID, Priority: r.Priority, ExpiresAt: r.ExpiresAt,
+	}
 }
 
 // RelayKeys is the relay_keys table. Create stores the hash the caller

@@ -22,14 +22,28 @@ type RoleBindingsPage struct {
 var roleBindingsTable = &tableDef[RoleBinding, uuid.UUID, RoleBindingsPage]{
 	kind:   KindRoleBindings,
 	key:    func(r RoleBinding) uuid.UUID { return r.ID },
-	insert: fromRow[RoleBinding]((*dbsqlc.Queries).InsertRoleBinding),
+	insert: fromRow(insertRoleBindingParams, (*dbsqlc.Queries).InsertRoleBinding),
 	get:    (*dbsqlc.Queries).GetRoleBindingByID,
 	lock:   (*dbsqlc.Queries).GetRoleBindingByIDForUpdate,
-	update: fromRow[RoleBinding]((*dbsqlc.Queries).UpdateRoleBinding),
+	update: fromRow(updateRoleBindingParams, (*dbsqlc.Queries).UpdateRoleBinding),
 	remove: (*dbsqlc.Queries).DeleteRoleBinding,
 	list: func(q *dbsqlc.Queries, ctx context.Context, p RoleBindingsPage) ([]RoleBinding, error) {
 		return q.ListRoleBindingsPage(ctx, dbsqlc.ListRoleBindingsPageParams(p))
 	},
+}
+
+// insertRoleBindingParams is what Create writes of a RoleBinding: all but the columns the database makes.
+func insertRoleBindingParams(r RoleBinding) dbsqlc.InsertRoleBindingParams {
+	return dbsqlc.InsertRoleBindingParams{
+		Role: r.Role, UserID: r.UserID, GroupID: r.GroupID, TeamID: r.TeamID, ProjectID: r.ProjectID,
+	}
+}
+
+// updateRoleBindingParams is what Update writes of a RoleBinding: its key and mutable columns.
+func updateRoleBindingParams(r RoleBinding) dbsqlc.UpdateRoleBindingParams {
+	return dbsqlc.UpdateRoleBindingParams{
+		ID: r.ID, Role: r.Role, UserID: r.UserID, GroupID: r.GroupID, TeamID: r.TeamID, ProjectID: r.ProjectID,
+	}
 }
 
 // RoleBindings is the role_bindings table: a role for a user or a group, on

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"reflect"
 
 	"github.com/google/uuid"
 
@@ -189,28 +188,11 @@ func ptr[R any](r R, err error) (*R, error) {
 // result maps the error of a generated query.
 func result[R any](r R, err error) (R, error) { return r, mapErr(err) }
 
-// fromRow adapts a generated query that takes a params struct to take the row
-// instead: each params field is copied from the row field of the same name.
-// The mapping is worked out once, where the table is declared; a params field
-// the row lacks panics there, so at package initialisation.
-func fromRow[R, P, T any](q query[P, T]) query[R, T] {
-	rt, pt := reflect.TypeFor[R](), reflect.TypeFor[P]()
-	src := make([]int, pt.NumField())
-	for i := range src {
-		pf := pt.Field(i)
-		rf, ok := rt.FieldByName(pf.Name)
-		if !ok || rf.Type != pf.Type {
-			panic(fmt.Sprintf("store: %s.%s has no field of that name and type in %s", pt.Name(), pf.Name, rt.Name()))
-		}
-		src[i] = rf.Index[0]
-	}
+// fromRow adapts a generated query that takes a params struct to take the
+// row instead, params picking the row's columns the query writes.
+func fromRow[R, P, T any](params func(R) P, q query[P, T]) query[R, T] {
 	return func(dq *dbsqlc.Queries, ctx context.Context, r R) (T, error) {
-		var p P
-		rv, pv := reflect.ValueOf(r), reflect.ValueOf(&p).Elem()
-		for i, j := range src {
-			pv.Field(i).Set(rv.Field(j))
-		}
-		return q(dq, ctx, p)
+		return q(dq, ctx, params(r))
 	}
 }
 

@@ -16,9 +16,16 @@ var usersTable = &tableDef[User, uuid.UUID, Page]{
 	},
 	get:    (*dbsqlc.Queries).GetUserByID,
 	lock:   (*dbsqlc.Queries).GetUserByIDForUpdate,
-	update: fromRow[User]((*dbsqlc.Queries).UpdateUser),
+	update: fromRow(updateUserParams, (*dbsqlc.Queries).UpdateUser),
 	remove: (*dbsqlc.Queries).DeleteUser,
 	list:   paged((*dbsqlc.Queries).ListUsersPage),
+}
+
+// updateUserParams is what Update writes of a User: its key and mutable columns.
+func updateUserParams(r User) dbsqlc.UpdateUserParams {
+	return dbsqlc.UpdateUserParams{
+		ID: r.ID, Email: r.Email, Name: r.Name, PasswordHash: r.PasswordHash, Disabled: r.Disabled,
+	}
 }
 
 // Users is the users table. The password hash never reaches the audit log.
