@@ -59,7 +59,7 @@ func (s *Store) ListAuditLog(ctx context.Context, p AuditLogPage) ([]AuditLog, e
 	if err != nil {
 		return nil, fmt.Errorf("list audit log: %w", mapErr(err))
 	}
-	return rows, nil
+	return each(rows, func(r dbsqlc.AuditLog) AuditLog { return AuditLog(r) }), nil
 }
 
 // auditJSON encodes a row (or a pointer to one) as a JSON object keyed by

@@ -16,15 +16,16 @@ type BindingsPage struct {
 	Limit   int32
 }
 
-var bindingsTable = &tableDef[Binding, uuid.UUID, BindingsPage]{
+var bindingsTable = &tableDef[dbsqlc.Binding, Binding, uuid.UUID, BindingsPage]{
 	kind:   KindBindings,
 	key:    func(r Binding) uuid.UUID { return r.ID },
+	row:    func(r dbsqlc.Binding) Binding { return Binding(r) },
 	insert: fromRow(insertBindingParams, (*dbsqlc.Queries).InsertBinding),
 	get:    (*dbsqlc.Queries).GetBindingByID,
 	lock:   (*dbsqlc.Queries).GetBindingByIDForUpdate,
 	update: fromRow(updateBindingParams, (*dbsqlc.Queries).UpdateBinding),
 	remove: (*dbsqlc.Queries).DeleteBinding,
-	list: func(q *dbsqlc.Queries, ctx context.Context, p BindingsPage) ([]Binding, error) {
+	list: func(q *dbsqlc.Queries, ctx context.Context, p BindingsPage) ([]dbsqlc.Binding, error) {
 		return q.ListBindingsPage(ctx, p.After, p.ModelID, p.HostID, p.Limit)
 	},
 }
@@ -63,10 +64,10 @@ func (t *Tx) Bindings() Bindings { return Bindings{mutable(t.db(), bindingsTable
 
 // GetByModelAndHost returns the binding of model on host.
 func (t Bindings) GetByModelAndHost(ctx context.Context, modelID, hostID uuid.UUID) (Binding, error) {
-	return result(t.db.q.GetBindingByModelAndHost(ctx, modelID, hostID))
+	return bindingsTable.result(t.db.q.GetBindingByModelAndHost(ctx, modelID, hostID))
 }
 
 // ListByModel returns the bindings of a model in routing order.
 func (t Bindings) ListByModel(ctx context.Context, modelID uuid.UUID) ([]Binding, error) {
-	return result(t.db.q.ListBindingsByModel(ctx, modelID))
+	return bindingsTable.results(t.db.q.ListBindingsByModel(ctx, modelID))
 }

@@ -17,17 +17,18 @@ type BudgetsPage struct {
 	Limit      int32
 }
 
-var budgetsTable = &tableDef[Budget, uuid.UUID, BudgetsPage]{
+var budgetsTable = &tableDef[dbsqlc.Budget, Budget, uuid.UUID, BudgetsPage]{
 	kind:   KindBudgets,
 	key:    func(r Budget) uuid.UUID { return r.ID },
+	row:    func(r dbsqlc.Budget) Budget { return Budget(r) },
 	insert: fromRow(insertBudgetParams, (*dbsqlc.Queries).InsertBudget),
 	get:    (*dbsqlc.Queries).GetBudgetByID,
 	lock:   (*dbsqlc.Queries).GetBudgetByIDForUpdate,
-	update: func(q *dbsqlc.Queries, ctx context.Context, r Budget) (Budget, error) {
+	update: func(q *dbsqlc.Queries, ctx context.Context, r Budget) (dbsqlc.Budget, error) {
 		return q.UpdateBudget(ctx, r.ID, r.Period, r.Amount)
 	},
 	remove: (*dbsqlc.Queries).DeleteBudget,
-	list: func(q *dbsqlc.Queries, ctx context.Context, p BudgetsPage) ([]Budget, error) {
+	list: func(q *dbsqlc.Queries, ctx context.Context, p BudgetsPage) ([]dbsqlc.Budget, error) {
 		return q.ListBudgetsPage(ctx, dbsqlc.ListBudgetsPageParams(p))
 	},
 }

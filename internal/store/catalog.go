@@ -11,34 +11,6 @@ import (
 	"github.com/relay-llm/relay/internal/store/internal/dbsqlc"
 )
 
-// Row types, shared with the generated package so callers need not import it.
-type (
-	Team                 = dbsqlc.Team
-	Project              = dbsqlc.Project
-	User                 = dbsqlc.User
-	Group                = dbsqlc.Group
-	GroupMembership      = dbsqlc.GroupMembership
-	ServiceAccount       = dbsqlc.ServiceAccount
-	RateLimit            = dbsqlc.RateLimit
-	RateLimitRule        = dbsqlc.RateLimitRule
-	Host                 = dbsqlc.Host
-	Model                = dbsqlc.Model
-	Binding              = dbsqlc.Binding
-	HostKey              = dbsqlc.HostKey
-	Policy               = dbsqlc.Policy
-	PolicyModel          = dbsqlc.PolicyModel
-	PolicyHostKey        = dbsqlc.PolicyHostKey
-	PolicyModelRateLimit = dbsqlc.PolicyModelRateLimit
-	PolicyBinding        = dbsqlc.PolicyBinding
-	RelayKey             = dbsqlc.RelayKey
-	InferenceToken       = dbsqlc.InferenceToken
-	Budget               = dbsqlc.Budget
-	RoleBinding          = dbsqlc.RoleBinding
-	Session              = dbsqlc.Session
-	AuditLog             = dbsqlc.AuditLog
-	UsageEvent           = dbsqlc.UsageEvent
-)
-
 // Catalog is every row the snapshot is built from. In a partial read (see
 // ReadChanged) it holds only the rows asked for; aggregates (a group with its
 // members, a rate limit with its rules, a policy with its grants) come whole.
@@ -75,26 +47,38 @@ func (s *Store) ReadCatalog(ctx context.Context) (*Catalog, error) {
 		q := tx.q
 		var err error
 		steps := []func() error{
-			func() error { c.Teams, err = q.ListTeams(ctx); return err },
-			func() error { c.Projects, err = q.ListProjects(ctx); return err },
-			func() error { c.Users, err = q.ListUsers(ctx); return err },
-			func() error { c.Groups, err = q.ListGroups(ctx); return err },
-			func() error { c.GroupMemberships, err = q.ListGroupMemberships(ctx); return err },
-			func() error { c.ServiceAccounts, err = q.ListServiceAccounts(ctx); return err },
-			func() error { c.RateLimits, err = q.ListRateLimits(ctx); return err },
-			func() error { c.RateLimitRules, err = q.ListRateLimitRules(ctx); return err },
-			func() error { c.Hosts, err = q.ListHosts(ctx); return err },
-			func() error { c.Models, err = q.ListModels(ctx); return err },
-			func() error { c.Bindings, err = q.ListBindings(ctx); return err },
-			func() error { c.HostKeys, err = q.ListHostKeys(ctx); return err },
-			func() error { c.Policies, err = q.ListPolicies(ctx); return err },
-			func() error { c.PolicyModels, err = q.ListPolicyModels(ctx); return err },
-			func() error { c.PolicyHostKeys, err = q.ListPolicyHostKeys(ctx); return err },
-			func() error { c.PolicyModelRateLimits, err = q.ListPolicyModelRateLimits(ctx); return err },
-			func() error { c.PolicyBindings, err = q.ListPolicyBindings(ctx); return err },
-			func() error { c.RelayKeys, err = q.ListRelayKeys(ctx); return err },
-			func() error { c.InferenceTokens, err = q.ListInferenceTokens(ctx); return err },
-			func() error { c.Budgets, err = q.ListBudgets(ctx); return err },
+			func() error { c.Teams, err = teamsTable.many(q.ListTeams(ctx)); return err },
+			func() error { c.Projects, err = projectsTable.many(q.ListProjects(ctx)); return err },
+			func() error { c.Users, err = usersTable.many(q.ListUsers(ctx)); return err },
+			func() error { c.Groups, err = groupsTable.many(q.ListGroups(ctx)); return err },
+			func() error {
+				c.GroupMemberships, err = groupMembershipsTable.many(q.ListGroupMemberships(ctx))
+				return err
+			},
+			func() error {
+				c.ServiceAccounts, err = serviceAccountsTable.many(q.ListServiceAccounts(ctx))
+				return err
+			},
+			func() error { c.RateLimits, err = rateLimitsTable.many(q.ListRateLimits(ctx)); return err },
+			func() error { c.RateLimitRules, err = rateLimitRulesTable.many(q.ListRateLimitRules(ctx)); return err },
+			func() error { c.Hosts, err = hostsTable.many(q.ListHosts(ctx)); return err },
+			func() error { c.Models, err = modelsTable.many(q.ListModels(ctx)); return err },
+			func() error { c.Bindings, err = bindingsTable.many(q.ListBindings(ctx)); return err },
+			func() error { c.HostKeys, err = hostKeysTable.many(q.ListHostKeys(ctx)); return err },
+			func() error { c.Policies, err = policiesTable.many(q.ListPolicies(ctx)); return err },
+			func() error { c.PolicyModels, err = policyModelsTable.many(q.ListPolicyModels(ctx)); return err },
+			func() error { c.PolicyHostKeys, err = policyHostKeysTable.many(q.ListPolicyHostKeys(ctx)); return err },
+			func() error {
+				c.PolicyModelRateLimits, err = policyModelRateLimitsTable.many(q.ListPolicyModelRateLimits(ctx))
+				return err
+			},
+			func() error { c.PolicyBindings, err = policyBindingsTable.many(q.ListPolicyBindings(ctx)); return err },
+			func() error { c.RelayKeys, err = relayKeysTable.many(q.ListRelayKeys(ctx)); return err },
+			func() error {
+				c.InferenceTokens, err = inferenceTokensTable.many(q.ListInferenceTokens(ctx))
+				return err
+			},
+			func() error { c.Budgets, err = budgetsTable.many(q.ListBudgets(ctx)); return err },
 		}
 		for _, step := range steps {
 			if err := step(); err != nil {
@@ -146,89 +130,89 @@ func readOne(ctx context.Context, q *dbsqlc.Queries, c *Catalog, kind Kind, id u
 	}
 	switch kind {
 	case KindTeams:
-		r, err := q.GetTeamByID(ctx, id)
+		r, err := teamsTable.one(q.GetTeamByID(ctx, id))
 		if ok, err := keep(err); !ok {
 			return false, err
 		}
 		c.Teams = append(c.Teams, r)
 	case KindProjects:
-		r, err := q.GetProjectByID(ctx, id)
+		r, err := projectsTable.one(q.GetProjectByID(ctx, id))
 		if ok, err := keep(err); !ok {
 			return false, err
 		}
 		c.Projects = append(c.Projects, r)
 	case KindUsers:
-		r, err := q.GetUserByID(ctx, id)
+		r, err := usersTable.one(q.GetUserByID(ctx, id))
 		if ok, err := keep(err); !ok {
 			return false, err
 		}
 		c.Users = append(c.Users, r)
 	case KindGroups:
-		r, err := q.GetGroupByID(ctx, id)
+		r, err := groupsTable.one(q.GetGroupByID(ctx, id))
 		if ok, err := keep(err); !ok {
 			return false, err
 		}
-		m, err := q.ListGroupMembershipsByGroup(ctx, id)
+		m, err := groupMembershipsTable.many(q.ListGroupMembershipsByGroup(ctx, id))
 		if err != nil {
 			return false, mapErr(err)
 		}
 		c.Groups = append(c.Groups, r)
 		c.GroupMemberships = append(c.GroupMemberships, m...)
 	case KindServiceAccounts:
-		r, err := q.GetServiceAccountByID(ctx, id)
+		r, err := serviceAccountsTable.one(q.GetServiceAccountByID(ctx, id))
 		if ok, err := keep(err); !ok {
 			return false, err
 		}
 		c.ServiceAccounts = append(c.ServiceAccounts, r)
 	case KindRateLimits:
-		r, err := q.GetRateLimitByID(ctx, id)
+		r, err := rateLimitsTable.one(q.GetRateLimitByID(ctx, id))
 		if ok, err := keep(err); !ok {
 			return false, err
 		}
-		rules, err := q.ListRateLimitRulesByRateLimit(ctx, id)
+		rules, err := rateLimitRulesTable.many(q.ListRateLimitRulesByRateLimit(ctx, id))
 		if err != nil {
 			return false, mapErr(err)
 		}
 		c.RateLimits = append(c.RateLimits, r)
 		c.RateLimitRules = append(c.RateLimitRules, rules...)
 	case KindHosts:
-		r, err := q.GetHostByID(ctx, id)
+		r, err := hostsTable.one(q.GetHostByID(ctx, id))
 		if ok, err := keep(err); !ok {
 			return false, err
 		}
 		c.Hosts = append(c.Hosts, r)
 	case KindModels:
-		r, err := q.GetModelByID(ctx, id)
+		r, err := modelsTable.one(q.GetModelByID(ctx, id))
 		if ok, err := keep(err); !ok {
 			return false, err
 		}
 		c.Models = append(c.Models, r)
 	case KindBindings:
-		r, err := q.GetBindingByID(ctx, id)
+		r, err := bindingsTable.one(q.GetBindingByID(ctx, id))
 		if ok, err := keep(err); !ok {
 			return false, err
 		}
 		c.Bindings = append(c.Bindings, r)
 	case KindHostKeys:
-		r, err := q.GetHostKeyByID(ctx, id)
+		r, err := hostKeysTable.one(q.GetHostKeyByID(ctx, id))
 		if ok, err := keep(err); !ok {
 			return false, err
 		}
 		c.HostKeys = append(c.HostKeys, r)
 	case KindPolicies:
-		r, err := q.GetPolicyByID(ctx, id)
+		r, err := policiesTable.one(q.GetPolicyByID(ctx, id))
 		if ok, err := keep(err); !ok {
 			return false, err
 		}
-		pm, err := q.ListPolicyModelsByPolicy(ctx, id)
+		pm, err := policyModelsTable.many(q.ListPolicyModelsByPolicy(ctx, id))
 		if err != nil {
 			return false, mapErr(err)
 		}
-		pk, err := q.ListPolicyHostKeysByPolicy(ctx, id)
+		pk, err := policyHostKeysTable.many(q.ListPolicyHostKeysByPolicy(ctx, id))
 		if err != nil {
 			return false, mapErr(err)
 		}
-		pr, err := q.ListPolicyModelRateLimitsByPolicy(ctx, id)
+		pr, err := policyModelRateLimitsTable.many(q.ListPolicyModelRateLimitsByPolicy(ctx, id))
 		if err != nil {
 			return false, mapErr(err)
 		}
@@ -237,25 +221,25 @@ func readOne(ctx context.Context, q *dbsqlc.Queries, c *Catalog, kind Kind, id u
 		c.PolicyHostKeys = append(c.PolicyHostKeys, pk...)
 		c.PolicyModelRateLimits = append(c.PolicyModelRateLimits, pr...)
 	case KindPolicyBindings:
-		r, err := q.GetPolicyBindingByID(ctx, id)
+		r, err := policyBindingsTable.one(q.GetPolicyBindingByID(ctx, id))
 		if ok, err := keep(err); !ok {
 			return false, err
 		}
 		c.PolicyBindings = append(c.PolicyBindings, r)
 	case KindRelayKeys:
-		r, err := q.GetRelayKeyByID(ctx, id)
+		r, err := relayKeysTable.one(q.GetRelayKeyByID(ctx, id))
 		if ok, err := keep(err); !ok {
 			return false, err
 		}
 		c.RelayKeys = append(c.RelayKeys, r)
 	case KindInferenceTokens:
-		r, err := q.GetInferenceTokenByID(ctx, id)
+		r, err := inferenceTokensTable.one(q.GetInferenceTokenByID(ctx, id))
 		if ok, err := keep(err); !ok {
 			return false, err
 		}
 		c.InferenceTokens = append(c.InferenceTokens, r)
 	case KindBudgets:
-		r, err := q.GetBudgetByID(ctx, id)
+		r, err := budgetsTable.one(q.GetBudgetByID(ctx, id))
 		if ok, err := keep(err); !ok {
 			return false, err
 		}

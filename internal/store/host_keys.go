@@ -15,15 +15,16 @@ type HostKeysPage struct {
 	Limit  int32
 }
 
-var hostKeysTable = &tableDef[HostKey, uuid.UUID, HostKeysPage]{
+var hostKeysTable = &tableDef[dbsqlc.HostKey, HostKey, uuid.UUID, HostKeysPage]{
 	kind:   KindHostKeys,
 	key:    func(r HostKey) uuid.UUID { return r.ID },
+	row:    func(r dbsqlc.HostKey) HostKey { return HostKey(r) },
 	insert: fromRow(insertHostKeyParams, (*dbsqlc.Queries).InsertHostKey),
 	get:    (*dbsqlc.Queries).GetHostKeyByID,
 	lock:   (*dbsqlc.Queries).GetHostKeyByIDForUpdate,
 	update: fromRow(updateHostKeyParams, (*dbsqlc.Queries).UpdateHostKey),
 	remove: (*dbsqlc.Queries).DeleteHostKey,
-	list: func(q *dbsqlc.Queries, ctx context.Context, p HostKeysPage) ([]HostKey, error) {
+	list: func(q *dbsqlc.Queries, ctx context.Context, p HostKeysPage) ([]dbsqlc.HostKey, error) {
 		return q.ListHostKeysPage(ctx, p.After, p.HostID, p.Limit)
 	},
 }
@@ -57,7 +58,7 @@ func (t *Tx) HostKeys() HostKeys { return HostKeys{mutable(t.db(), hostKeysTable
 
 // GetBySlug returns the key of host with slug.
 func (t HostKeys) GetBySlug(ctx context.Context, hostID uuid.UUID, slug string) (HostKey, error) {
-	return result(t.db.q.GetHostKeyBySlug(ctx, hostID, slug))
+	return hostKeysTable.result(t.db.q.GetHostKeyBySlug(ctx, hostID, slug))
 }
 
 // SetSecret replaces the secret of a host key: either an environment
@@ -65,7 +66,7 @@ func (t HostKeys) GetBySlug(ctx context.Context, hostID uuid.UUID, slug string) 
 // (else ErrInvalid). It bumps SecretVersion and is audited as "rotate".
 func (t HostKeys) SetSecret(ctx context.Context, actor string, id uuid.UUID, ref *string, ciphertext []byte) (HostKey, error) {
 	return t.change(ctx, actor, "rotate", id, func(q *dbsqlc.Queries, _ HostKey) (*HostKey, error) {
-		return ptr(q.UpdateHostKeySecret(ctx, id, ref, ciphertext))
+		return ptr(hostKeysTable.one(q.UpdateHostKeySecret(ctx, id, ref, ciphertext)))
 	})
 }
 
@@ -74,6 +75,6 @@ func (t HostKeys) SetSecret(ctx context.Context, actor string, id uuid.UUID, ref
 // change, so neither does SecretVersion; it is audited as "rotate".
 func (t HostKeys) Reseal(ctx context.Context, actor string, id uuid.UUID, ciphertext []byte) (HostKey, error) {
 	return t.change(ctx, actor, "rotate", id, func(q *dbsqlc.Queries, _ HostKey) (*HostKey, error) {
-		return ptr(q.ResealHostKey(ctx, ciphertext, id))
+		return ptr(hostKeysTable.one(q.ResealHostKey(ctx, ciphertext, id)))
 	})
 }

@@ -8,9 +8,10 @@ import (
 	"github.com/relay-llm/relay/internal/store/internal/dbsqlc"
 )
 
-var hostsTable = &tableDef[Host, uuid.UUID, Page]{
+var hostsTable = &tableDef[dbsqlc.Host, Host, uuid.UUID, Page]{
 	kind:   KindHosts,
 	key:    func(r Host) uuid.UUID { return r.ID },
+	row:    func(r dbsqlc.Host) Host { return Host(r) },
 	insert: fromRow(insertHostParams, (*dbsqlc.Queries).InsertHost),
 	get:    (*dbsqlc.Queries).GetHostByID,
 	lock:   (*dbsqlc.Queries).GetHostByIDForUpdate,
@@ -50,5 +51,5 @@ func (t *Tx) Hosts() Hosts { return Hosts{mutable(t.db(), hostsTable)} }
 
 // GetBySlug returns the host with slug.
 func (t Hosts) GetBySlug(ctx context.Context, slug string) (Host, error) {
-	return result(t.db.q.GetHostBySlug(ctx, slug))
+	return hostsTable.result(t.db.q.GetHostBySlug(ctx, slug))
 }

@@ -8,9 +8,10 @@ import (
 	"github.com/relay-llm/relay/internal/store/internal/dbsqlc"
 )
 
-var modelsTable = &tableDef[Model, uuid.UUID, Page]{
+var modelsTable = &tableDef[dbsqlc.Model, Model, uuid.UUID, Page]{
 	kind:   KindModels,
 	key:    func(r Model) uuid.UUID { return r.ID },
+	row:    func(r dbsqlc.Model) Model { return Model(r) },
 	insert: fromRow(insertModelParams, (*dbsqlc.Queries).InsertModel),
 	get:    (*dbsqlc.Queries).GetModelByID,
 	lock:   (*dbsqlc.Queries).GetModelByIDForUpdate,
@@ -53,5 +54,5 @@ func (t *Tx) Models() Models { return Models{mutable(t.db(), modelsTable)} }
 
 // GetByName returns the model callers ask for as name.
 func (t Models) GetByName(ctx context.Context, name string) (Model, error) {
-	return result(t.db.q.GetModelByName(ctx, name))
+	return modelsTable.result(t.db.q.GetModelByName(ctx, name))
 }

@@ -14,7 +14,20 @@ import (
 // capture_payloads; docs/observability.md). RequestID is Relay's own request
 // id (X-Relay-Request-ID); ClientRequestID the caller's X-Request-ID, an
 // attribute only.
-type PayloadCapture = dbsqlc.PayloadCapture
+type PayloadCapture struct {
+	RequestID        string
+	CreatedAt        time.Time
+	ProjectID        uuid.UUID
+	RelayKeyID       *uuid.UUID
+	InferenceTokenID *uuid.UUID
+	PolicyID         *uuid.UUID
+	Model            string
+	Status           int32
+	RequestBody      []byte
+	ResponseBody     []byte
+	Truncated        bool
+	ClientRequestID  *string
+}
 
 // capturedRequest is what the audit log keeps of a deleted capture: which
 // request it was, never the bodies (a deletion is a redaction).
@@ -56,7 +69,7 @@ func (s *Store) PayloadCaptures(ctx context.Context, requestID string) ([]Payloa
 	if err != nil {
 		return nil, fmt.Errorf("list payload captures: %w", mapErr(err))
 	}
-	return rows, nil
+	return each(rows, func(r dbsqlc.PayloadCapture) PayloadCapture { return PayloadCapture(r) }), nil
 }
 
 // DeletePayloadCapture deletes capture c (as PayloadCaptures returned it):

@@ -8,9 +8,10 @@ import (
 	"github.com/relay-llm/relay/internal/store/internal/dbsqlc"
 )
 
-var policiesTable = &tableDef[Policy, uuid.UUID, Page]{
+var policiesTable = &tableDef[dbsqlc.Policy, Policy, uuid.UUID, Page]{
 	kind:   KindPolicies,
 	key:    func(r Policy) uuid.UUID { return r.ID },
+	row:    func(r dbsqlc.Policy) Policy { return Policy(r) },
 	insert: fromRow(insertPolicyParams, (*dbsqlc.Queries).InsertPolicy),
 	get:    (*dbsqlc.Queries).GetPolicyByID,
 	lock:   (*dbsqlc.Queries).GetPolicyByIDForUpdate,
@@ -57,5 +58,5 @@ func (t *Tx) Policies() Policies { return Policies{mutable(t.db(), policiesTable
 
 // GetBySlug returns the policy with slug.
 func (t Policies) GetBySlug(ctx context.Context, slug string) (Policy, error) {
-	return result(t.db.q.GetPolicyBySlug(ctx, slug))
+	return policiesTable.result(t.db.q.GetPolicyBySlug(ctx, slug))
 }

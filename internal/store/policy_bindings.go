@@ -17,15 +17,16 @@ type PolicyBindingsPage struct {
 	Limit     int32
 }
 
-var policyBindingsTable = &tableDef[PolicyBinding, uuid.UUID, PolicyBindingsPage]{
+var policyBindingsTable = &tableDef[dbsqlc.PolicyBinding, PolicyBinding, uuid.UUID, PolicyBindingsPage]{
 	kind:   KindPolicyBindings,
 	key:    func(r PolicyBinding) uuid.UUID { return r.ID },
+	row:    func(r dbsqlc.PolicyBinding) PolicyBinding { return PolicyBinding(r) },
 	insert: fromRow(insertPolicyBindingParams, (*dbsqlc.Queries).InsertPolicyBinding),
 	get:    (*dbsqlc.Queries).GetPolicyBindingByID,
 	lock:   (*dbsqlc.Queries).GetPolicyBindingByIDForUpdate,
 	update: fromRow(updatePolicyBindingParams, (*dbsqlc.Queries).UpdatePolicyBinding),
 	remove: (*dbsqlc.Queries).DeletePolicyBinding,
-	list: func(q *dbsqlc.Queries, ctx context.Context, p PolicyBindingsPage) ([]PolicyBinding, error) {
+	list: func(q *dbsqlc.Queries, ctx context.Context, p PolicyBindingsPage) ([]dbsqlc.PolicyBinding, error) {
 		return q.ListPolicyBindingsPage(ctx, p.After, p.ProjectID, p.PolicyID, p.Limit)
 	},
 }
@@ -65,5 +66,5 @@ func (t *Tx) PolicyBindings() PolicyBindings {
 
 // ListByProject returns the policy bindings of a project in resolution order.
 func (t PolicyBindings) ListByProject(ctx context.Context, projectID uuid.UUID) ([]PolicyBinding, error) {
-	return result(t.db.q.ListPolicyBindingsByProject(ctx, projectID))
+	return policyBindingsTable.results(t.db.q.ListPolicyBindingsByProject(ctx, projectID))
 }

@@ -15,15 +15,16 @@ type RateLimitRulesPage struct {
 	Limit       int32
 }
 
-var rateLimitRulesTable = &tableDef[RateLimitRule, uuid.UUID, RateLimitRulesPage]{
+var rateLimitRulesTable = &tableDef[dbsqlc.RateLimitRule, RateLimitRule, uuid.UUID, RateLimitRulesPage]{
 	kind:   KindRateLimitRules,
 	key:    func(r RateLimitRule) uuid.UUID { return r.ID },
+	row:    func(r dbsqlc.RateLimitRule) RateLimitRule { return RateLimitRule(r) },
 	insert: fromRow(insertRateLimitRuleParams, (*dbsqlc.Queries).InsertRateLimitRule),
 	get:    (*dbsqlc.Queries).GetRateLimitRuleByID,
 	lock:   (*dbsqlc.Queries).GetRateLimitRuleByIDForUpdate,
 	update: fromRow(updateRateLimitRuleParams, (*dbsqlc.Queries).UpdateRateLimitRule),
 	remove: (*dbsqlc.Queries).DeleteRateLimitRule,
-	list: func(q *dbsqlc.Queries, ctx context.Context, p RateLimitRulesPage) ([]RateLimitRule, error) {
+	list: func(q *dbsqlc.Queries, ctx context.Context, p RateLimitRulesPage) ([]dbsqlc.RateLimitRule, error) {
 		return q.ListRateLimitRulesPage(ctx, p.After, p.RateLimitID, p.Limit)
 	},
 }
@@ -61,5 +62,5 @@ func (t *Tx) RateLimitRules() RateLimitRules {
 
 // ListByRateLimit returns the rules of a rate limit.
 func (t RateLimitRules) ListByRateLimit(ctx context.Context, rateLimitID uuid.UUID) ([]RateLimitRule, error) {
-	return result(t.db.q.ListRateLimitRulesByRateLimit(ctx, rateLimitID))
+	return rateLimitRulesTable.results(t.db.q.ListRateLimitRulesByRateLimit(ctx, rateLimitID))
 }

@@ -18,15 +18,16 @@ type RelayKeysPage struct {
 	Limit            int32
 }
 
-var relayKeysTable = &tableDef[RelayKey, uuid.UUID, RelayKeysPage]{
+var relayKeysTable = &tableDef[dbsqlc.RelayKey, RelayKey, uuid.UUID, RelayKeysPage]{
 	kind:   KindRelayKeys,
 	key:    func(r RelayKey) uuid.UUID { return r.ID },
+	row:    func(r dbsqlc.RelayKey) RelayKey { return RelayKey(r) },
 	insert: fromRow(insertRelayKeyParams, (*dbsqlc.Queries).InsertRelayKey),
 	get:    (*dbsqlc.Queries).GetRelayKeyByID,
 	lock:   (*dbsqlc.Queries).GetRelayKeyByIDForUpdate,
 	update: fromRow(updateRelayKeyParams, (*dbsqlc.Queries).UpdateRelayKey),
 	remove: (*dbsqlc.Queries).DeleteRelayKey,
-	list: func(q *dbsqlc.Queries, ctx context.Context, p RelayKeysPage) ([]RelayKey, error) {
+	list: func(q *dbsqlc.Queries, ctx context.Context, p RelayKeysPage) ([]dbsqlc.RelayKey, error) {
 		return q.ListRelayKeysPage(ctx, dbsqlc.ListRelayKeysPageParams(p))
 	},
 }
@@ -62,12 +63,12 @@ func (t *Tx) RelayKeys() RelayKeys { return RelayKeys{mutable(t.db(), relayKeysT
 
 // GetByHash returns the relay key whose SHA-256 is hash, revoked or expired or not.
 func (t RelayKeys) GetByHash(ctx context.Context, hash []byte) (RelayKey, error) {
-	return result(t.db.q.GetRelayKeyByHash(ctx, hash))
+	return relayKeysTable.result(t.db.q.GetRelayKeyByHash(ctx, hash))
 }
 
 // Revoke marks a relay key revoked now (a second revoke keeps the first time).
 func (t RelayKeys) Revoke(ctx context.Context, actor string, id uuid.UUID) (RelayKey, error) {
 	return t.change(ctx, actor, "revoke", id, func(q *dbsqlc.Queries, _ RelayKey) (*RelayKey, error) {
-		return ptr(q.RevokeRelayKey(ctx, id))
+		return ptr(relayKeysTable.one(q.RevokeRelayKey(ctx, id)))
 	})
 }

@@ -19,15 +19,16 @@ type RoleBindingsPage struct {
 	Limit     int32
 }
 
-var roleBindingsTable = &tableDef[RoleBinding, uuid.UUID, RoleBindingsPage]{
+var roleBindingsTable = &tableDef[dbsqlc.RoleBinding, RoleBinding, uuid.UUID, RoleBindingsPage]{
 	kind:   KindRoleBindings,
 	key:    func(r RoleBinding) uuid.UUID { return r.ID },
+	row:    func(r dbsqlc.RoleBinding) RoleBinding { return RoleBinding(r) },
 	insert: fromRow(insertRoleBindingParams, (*dbsqlc.Queries).InsertRoleBinding),
 	get:    (*dbsqlc.Queries).GetRoleBindingByID,
 	lock:   (*dbsqlc.Queries).GetRoleBindingByIDForUpdate,
 	update: fromRow(updateRoleBindingParams, (*dbsqlc.Queries).UpdateRoleBinding),
 	remove: (*dbsqlc.Queries).DeleteRoleBinding,
-	list: func(q *dbsqlc.Queries, ctx context.Context, p RoleBindingsPage) ([]RoleBinding, error) {
+	list: func(q *dbsqlc.Queries, ctx context.Context, p RoleBindingsPage) ([]dbsqlc.RoleBinding, error) {
 		return q.ListRoleBindingsPage(ctx, dbsqlc.ListRoleBindingsPageParams(p))
 	},
 }
@@ -61,5 +62,5 @@ func (t *Tx) RoleBindings() RoleBindings { return RoleBindings{mutable(t.db(), r
 // ListByUserWithGroups returns every role binding that applies to a user:
 // its own and those of its groups.
 func (t RoleBindings) ListByUserWithGroups(ctx context.Context, userID uuid.UUID) ([]RoleBinding, error) {
-	return result(t.db.q.ListRoleBindingsByUserWithGroups(ctx, userID))
+	return roleBindingsTable.results(t.db.q.ListRoleBindingsByUserWithGroups(ctx, userID))
 }

@@ -20,16 +20,104 @@ type Page struct {
 // query is a generated query as a method expression: (*dbsqlc.Queries).GetHostByID.
 type query[A, B any] func(*dbsqlc.Queries, context.Context, A) (B, error)
 
-// tableDef names the generated queries that serve one table.
-type tableDef[R any, K comparable, P any] struct {
+// tableDef names the generated queries that serve one table, whose
+// generated rows D the store returns as its own rows R.
+type tableDef[D, R any, K comparable, P any] struct {
 	kind   Kind      // the table, as audit rows and NOTIFY payloads name it
 	key    func(R) K // the primary key of a row
-	insert query[R, R]
-	get    query[K, R]
-	lock   query[K, R] // get with FOR UPDATE; nil where rows never change
-	update query[R, R] // nil when the table has no mutable columns
+	row    func(D) R // the generated row as the store's: a struct conversion
+	insert query[R, D]
+	get    query[K, D]
+	lock   query[K, D] // get with FOR UPDATE; nil where rows never change
+	update query[R, D] // nil when the table has no mutable columns
 	remove query[K, int64]
-	list   query[P, []R]
+	list   query[P, []D]
+}
+
+// one converts the row a generated query returned.
+func (d *tableDef[D, R, K, P]) one(r D, err error) (R, error) {
+	if err != nil {
+		var zero R
+		return zero, err
+	}
+	return d.row(r), nil
+}
+
+// result converts the row of a lookup and maps its error.
+func (d *tableDef[D, R, K, P]) result(r D, err error) (R, error) { return d.one(r, mapErr(err)) }
+
+// many converts the rows a generated query returned.
+func (d *tableDef[D, R, K, P]) many(rs []D, err error) ([]R, error) {
+	if err != nil {
+		return nil, err
+	}
+	return each(rs, d.row), nil
+}
+
+// results converts the rows of a lookup and maps its error.
+func (d *tableDef[D, R, K, P]) results(rs []D, err error) ([]R, error) {
+	return d.many(rs, mapErr(err))
+}
+
+// listed is results for a list the caller pages through: its error names the table.
+func (d *tableDef[D, R, K, P]) listed(rs []D, err error) ([]R, error) {
+	out, err := d.results(rs, err)
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", d.kind, err)
+	}
+	return out, nil
+}
+
+// each converts generated rows to the store's, one by one.
+func each[D, R any](rs []D, row func(D) R) []R {
+	out := make([]R, len(rs))
+	for i, r := range rs {
+		out[i] = row(r)
+	}
+	return out
+}
+
+// rows is a tableDef as a Table runs it: in the store's rows, the generated
+// row type out of sight.
+type rows[R any, K comparable, P any] interface {
+	name() Kind
+	keyOf(r R) K
+	create(q *dbsqlc.Queries, ctx context.Context, r R) (R, error)
+	read(q *dbsqlc.Queries, ctx context.Context, k K) (R, error)
+	readLocked(q *dbsqlc.Queries, ctx context.Context, k K) (R, error)
+	write(q *dbsqlc.Queries, ctx context.Context, r R) (R, error)
+	erase(q *dbsqlc.Queries, ctx context.Context, k K) (int64, error)
+	page(q *dbsqlc.Queries, ctx context.Context, p P) ([]R, error)
+}
+
+func (d *tableDef[D, R, K, P]) name() Kind  { return d.kind }
+func (d *tableDef[D, R, K, P]) keyOf(r R) K { return d.key(r) }
+
+func (d *tableDef[D, R, K, P]) create(q *dbsqlc.Queries, ctx context.Context, r R) (R, error) {
+	return d.one(d.insert(q, ctx, r))
+}
+
+func (d *tableDef[D, R, K, P]) read(q *dbsqlc.Queries, ctx context.Context, k K) (R, error) {
+	return d.one(d.get(q, ctx, k))
+}
+
+func (d *tableDef[D, R, K, P]) readLocked(q *dbsqlc.Queries, ctx context.Context, k K) (R, error) {
+	if d.lock == nil {
+		return d.read(q, ctx, k)
+	}
+	return d.one(d.lock(q, ctx, k))
+}
+
+func (d *tableDef[D, R, K, P]) write(q *dbsqlc.Queries, ctx context.Context, r R) (R, error) {
+	return d.one(d.update(q, ctx, r))
+}
+
+func (d *tableDef[D, R, K, P]) erase(q *dbsqlc.Queries, ctx context.Context, k K) (int64, error) {
+	return d.remove(q, ctx, k)
+}
+
+func (d *tableDef[D, R, K, P]) page(q *dbsqlc.Queries, ctx context.Context, p P) ([]R, error) {
+	return d.many(d.list(q, ctx, p))
 }
 
 // db is where a table handle runs: the pool or one transaction.
@@ -58,7 +146,7 @@ func (t *Tx) db() db {
 // transaction to be rolled back: return the error from the InTx callback.
 type Table[R any, K comparable, P any] struct {
 	db  db
-	def *tableDef[R, K, P]
+	def rows[R, K, P]
 }
 
 // MutableTable is a Table whose rows can also be updated.
@@ -72,32 +160,32 @@ func (t Table[R, K, P]) Create(ctx context.Context, actor string, r R) (R, error
 	var out R
 	err := t.db.inTx(ctx, func(tx *Tx) error {
 		var err error
-		if out, err = t.def.insert(tx.q, ctx, r); err != nil {
+		if out, err = t.def.create(tx.q, ctx, r); err != nil {
 			return mapErr(err)
 		}
-		return tx.Audit(ctx, actor, "create", string(t.def.kind), fmt.Sprint(t.def.key(out)), nil, out)
+		return tx.Audit(ctx, actor, "create", string(t.def.name()), fmt.Sprint(t.def.keyOf(out)), nil, out)
 	})
 	if err != nil {
 		var zero R
-		return zero, fmt.Errorf("create %s: %w", t.def.kind, err)
+		return zero, fmt.Errorf("create %s: %w", t.def.name(), err)
 	}
 	return out, nil
 }
 
 // Get returns the row with key k, or ErrNotFound.
 func (t Table[R, K, P]) Get(ctx context.Context, k K) (R, error) {
-	r, err := t.def.get(t.db.q, ctx, k)
+	r, err := t.def.read(t.db.q, ctx, k)
 	if err != nil {
-		return r, fmt.Errorf("get %s %v: %w", t.def.kind, k, mapErr(err))
+		return r, fmt.Errorf("get %s %v: %w", t.def.name(), k, mapErr(err))
 	}
 	return r, nil
 }
 
 // List returns one page of rows in key order.
 func (t Table[R, K, P]) List(ctx context.Context, p P) ([]R, error) {
-	rs, err := t.def.list(t.db.q, ctx, p)
+	rs, err := t.def.page(t.db.q, ctx, p)
 	if err != nil {
-		return nil, fmt.Errorf("list %s: %w", t.def.kind, mapErr(err))
+		return nil, fmt.Errorf("list %s: %w", t.def.name(), mapErr(err))
 	}
 	return rs, nil
 }
@@ -107,7 +195,7 @@ func (t Table[R, K, P]) List(ctx context.Context, p P) ([]R, error) {
 // their own; where it restricts, the error is ErrReferenced.
 func (t Table[R, K, P]) Delete(ctx context.Context, actor string, k K) error {
 	_, err := t.change(ctx, actor, "delete", k, func(q *dbsqlc.Queries, _ R) (*R, error) {
-		n, err := t.def.remove(q, ctx, k)
+		n, err := t.def.erase(q, ctx, k)
 		if err == nil && n == 0 {
 			err = ErrNotFound
 		}
@@ -121,7 +209,7 @@ func (t Table[R, K, P]) Delete(ctx context.Context, actor string, k K) error {
 // and host, a relay key's hash and owner …) and secrets are not mutable; see
 // the table's own methods for those.
 func (t MutableTable[R, K, P]) Update(ctx context.Context, actor string, r R) (R, error) {
-	return t.update(ctx, actor, t.def.key(r), func(R) (R, error) { return r, nil })
+	return t.update(ctx, actor, t.def.keyOf(r), func(R) (R, error) { return r, nil })
 }
 
 // Modify reads the row with key k under a row lock, lets fn change it and
@@ -132,7 +220,7 @@ func (t MutableTable[R, K, P]) Modify(ctx context.Context, actor string, k K, fn
 		if err := fn(&r); err != nil {
 			return r, err
 		}
-		if t.def.key(r) != k {
+		if t.def.keyOf(r) != k {
 			return r, fmt.Errorf("%w: modify must not change the key", ErrInvalid)
 		}
 		return r, nil
@@ -145,7 +233,7 @@ func (t MutableTable[R, K, P]) update(ctx context.Context, actor string, k K, ne
 		if err != nil {
 			return nil, err
 		}
-		return ptr(t.def.update(q, ctx, r))
+		return ptr(t.def.write(q, ctx, r))
 	})
 }
 
@@ -155,23 +243,19 @@ func (t MutableTable[R, K, P]) update(ctx context.Context, actor string, k K, ne
 func (t Table[R, K, P]) change(ctx context.Context, actor, action string, k K, fn func(*dbsqlc.Queries, R) (*R, error)) (R, error) {
 	var after *R
 	err := t.db.inTx(ctx, func(tx *Tx) error {
-		lock := t.def.lock
-		if lock == nil {
-			lock = t.def.get
-		}
-		before, err := lock(tx.q, ctx, k)
+		before, err := t.def.readLocked(tx.q, ctx, k)
 		if err != nil {
 			return mapErr(err)
 		}
 		if after, err = fn(tx.q, before); err != nil {
 			return mapErr(err)
 		}
-		return tx.Audit(ctx, actor, action, string(t.def.kind), fmt.Sprint(k), before, after)
+		return tx.Audit(ctx, actor, action, string(t.def.name()), fmt.Sprint(k), before, after)
 	})
 	if err != nil || after == nil {
 		var zero R
 		if err != nil {
-			err = fmt.Errorf("%s %s %v: %w", action, t.def.kind, k, err)
+			err = fmt.Errorf("%s %s %v: %w", action, t.def.name(), k, err)
 		}
 		return zero, err
 	}
@@ -184,9 +268,6 @@ func ptr[R any](r R, err error) (*R, error) {
 	}
 	return &r, nil
 }
-
-// result maps the error of a generated query.
-func result[R any](r R, err error) (R, error) { return r, mapErr(err) }
 
 // fromRow adapts a generated query that takes a params struct to take the
 // row instead, params picking the row's columns the query writes.
@@ -203,10 +284,10 @@ func paged[R any](q func(*dbsqlc.Queries, context.Context, uuid.UUID, int32) ([]
 	}
 }
 
-func table[R any, K comparable, P any](d db, def *tableDef[R, K, P]) Table[R, K, P] {
+func table[R any, K comparable, P any](d db, def rows[R, K, P]) Table[R, K, P] {
 	return Table[R, K, P]{db: d, def: def}
 }
 
-func mutable[R any, K comparable, P any](d db, def *tableDef[R, K, P]) MutableTable[R, K, P] {
+func mutable[R any, K comparable, P any](d db, def rows[R, K, P]) MutableTable[R, K, P] {
 	return MutableTable[R, K, P]{table(d, def)}
 }

@@ -8,10 +8,11 @@ import (
 	"github.com/relay-llm/relay/internal/store/internal/dbsqlc"
 )
 
-var usersTable = &tableDef[User, uuid.UUID, Page]{
+var usersTable = &tableDef[dbsqlc.User, User, uuid.UUID, Page]{
 	kind: KindUsers,
 	key:  func(r User) uuid.UUID { return r.ID },
-	insert: func(q *dbsqlc.Queries, ctx context.Context, r User) (User, error) {
+	row:  func(r dbsqlc.User) User { return User(r) },
+	insert: func(q *dbsqlc.Queries, ctx context.Context, r User) (dbsqlc.User, error) {
 		return q.InsertUser(ctx, r.Email, r.Name, r.PasswordHash, r.Disabled)
 	},
 	get:    (*dbsqlc.Queries).GetUserByID,
@@ -41,5 +42,5 @@ func (t *Tx) Users() Users { return Users{mutable(t.db(), usersTable)} }
 
 // GetByEmail returns the user with email (compared exactly).
 func (t Users) GetByEmail(ctx context.Context, email string) (User, error) {
-	return result(t.db.q.GetUserByEmail(ctx, email))
+	return usersTable.result(t.db.q.GetUserByEmail(ctx, email))
 }
