@@ -28,6 +28,8 @@ var bindingsTable = &tableDef[dbsqlc.Binding, Binding, uuid.UUID, BindingsPage]{
 	list: func(q *dbsqlc.Queries, ctx context.Context, p BindingsPage) ([]dbsqlc.Binding, error) {
 		return q.ListBindingsPage(ctx, p.After, p.ModelID, p.HostID, p.Limit)
 	},
+	catalog: func(c *Catalog) *[]Binding { return &c.Bindings },
+	all:     (*dbsqlc.Queries).ListBindings,
 }
 
 // insertBindingParams is what Create writes of a Binding: all but the columns the database makes.

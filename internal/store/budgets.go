@@ -31,6 +31,8 @@ var budgetsTable = &tableDef[dbsqlc.Budget, Budget, uuid.UUID, BudgetsPage]{
 	list: func(q *dbsqlc.Queries, ctx context.Context, p BudgetsPage) ([]dbsqlc.Budget, error) {
 		return q.ListBudgetsPage(ctx, dbsqlc.ListBudgetsPageParams(p))
 	},
+	catalog: func(c *Catalog) *[]Budget { return &c.Budgets },
+	all:     (*dbsqlc.Queries).ListBudgets,
 }
 
 // insertBudgetParams is what Create writes of a Budget: all but the columns the database makes.

@@ -41,6 +41,9 @@ var groupMembershipsTable = &tableDef[dbsqlc.GroupMembership, GroupMembership, G
 	list: func(q *dbsqlc.Queries, ctx context.Context, p GroupMembershipsPage) ([]dbsqlc.GroupMembership, error) {
 		return q.ListGroupMembershipsPage(ctx, dbsqlc.ListGroupMembershipsPageParams(p))
 	},
+	catalog: func(c *Catalog) *[]GroupMembership { return &c.GroupMemberships },
+	all:     (*dbsqlc.Queries).ListGroupMemberships,
+	of:      (*dbsqlc.Queries).ListGroupMembershipsByGroup,
 }
 
 // GroupMemberships is the group_memberships table: which users are in which groups.

@@ -20,8 +20,11 @@ var groupsTable = &tableDef[dbsqlc.Group, Group, uuid.UUID, Page]{
 	update: func(q *dbsqlc.Queries, ctx context.Context, r Group) (dbsqlc.Group, error) {
 		return q.UpdateGroup(ctx, r.ID, r.Slug, r.Name)
 	},
-	remove: (*dbsqlc.Queries).DeleteGroup,
-	list:   paged((*dbsqlc.Queries).ListGroupsPage),
+	remove:  (*dbsqlc.Queries).DeleteGroup,
+	list:    paged((*dbsqlc.Queries).ListGroupsPage),
+	catalog: func(c *Catalog) *[]Group { return &c.Groups },
+	all:     (*dbsqlc.Queries).ListGroups,
+	parts:   []part[uuid.UUID]{groupMembershipsTable},
 }
 
 // Groups is the groups table; members are in GroupMemberships.

@@ -27,6 +27,8 @@ var hostKeysTable = &tableDef[dbsqlc.HostKey, HostKey, uuid.UUID, HostKeysPage]{
 	list: func(q *dbsqlc.Queries, ctx context.Context, p HostKeysPage) ([]dbsqlc.HostKey, error) {
 		return q.ListHostKeysPage(ctx, p.After, p.HostID, p.Limit)
 	},
+	catalog: func(c *Catalog) *[]HostKey { return &c.HostKeys },
+	all:     (*dbsqlc.Queries).ListHostKeys,
 }
 
 // insertHostKeyParams is what Create writes of a HostKey: all but the columns the database makes.

@@ -9,15 +9,17 @@ import (
 )
 
 var hostsTable = &tableDef[dbsqlc.Host, Host, uuid.UUID, Page]{
-	kind:   KindHosts,
-	key:    func(r Host) uuid.UUID { return r.ID },
-	row:    func(r dbsqlc.Host) Host { return Host(r) },
-	insert: fromRow(insertHostParams, (*dbsqlc.Queries).InsertHost),
-	get:    (*dbsqlc.Queries).GetHostByID,
-	lock:   (*dbsqlc.Queries).GetHostByIDForUpdate,
-	update: fromRow(updateHostParams, (*dbsqlc.Queries).UpdateHost),
-	remove: (*dbsqlc.Queries).DeleteHost,
-	list:   paged((*dbsqlc.Queries).ListHostsPage),
+	kind:    KindHosts,
+	key:     func(r Host) uuid.UUID { return r.ID },
+	row:     func(r dbsqlc.Host) Host { return Host(r) },
+	insert:  fromRow(insertHostParams, (*dbsqlc.Queries).InsertHost),
+	get:     (*dbsqlc.Queries).GetHostByID,
+	lock:    (*dbsqlc.Queries).GetHostByIDForUpdate,
+	update:  fromRow(updateHostParams, (*dbsqlc.Queries).UpdateHost),
+	remove:  (*dbsqlc.Queries).DeleteHost,
+	list:    paged((*dbsqlc.Queries).ListHostsPage),
+	catalog: func(c *Catalog) *[]Host { return &c.Hosts },
+	all:     (*dbsqlc.Queries).ListHosts,
 }
 
 // insertHostParams is what Create writes of a Host: all but the columns the database makes.

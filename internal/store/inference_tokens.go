@@ -35,6 +35,8 @@ var inferenceTokensTable = &tableDef[dbsqlc.InferenceToken, InferenceToken, uuid
 	list: func(q *dbsqlc.Queries, ctx context.Context, p InferenceTokensPage) ([]dbsqlc.InferenceToken, error) {
 		return q.ListInferenceTokensPage(ctx, p.After, p.UserID, p.ProjectID, p.Limit)
 	},
+	catalog: func(c *Catalog) *[]InferenceToken { return &c.InferenceTokens },
+	all:     (*dbsqlc.Queries).ListInferenceTokens,
 }
 
 // InferenceTokens is the inference_tokens table. Create stores the hash the

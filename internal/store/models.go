@@ -9,15 +9,17 @@ import (
 )
 
 var modelsTable = &tableDef[dbsqlc.Model, Model, uuid.UUID, Page]{
-	kind:   KindModels,
-	key:    func(r Model) uuid.UUID { return r.ID },
-	row:    func(r dbsqlc.Model) Model { return Model(r) },
-	insert: fromRow(insertModelParams, (*dbsqlc.Queries).InsertModel),
-	get:    (*dbsqlc.Queries).GetModelByID,
-	lock:   (*dbsqlc.Queries).GetModelByIDForUpdate,
-	update: fromRow(updateModelParams, (*dbsqlc.Queries).UpdateModel),
-	remove: (*dbsqlc.Queries).DeleteModel,
-	list:   paged((*dbsqlc.Queries).ListModelsPage),
+	kind:    KindModels,
+	key:     func(r Model) uuid.UUID { return r.ID },
+	row:     func(r dbsqlc.Model) Model { return Model(r) },
+	insert:  fromRow(insertModelParams, (*dbsqlc.Queries).InsertModel),
+	get:     (*dbsqlc.Queries).GetModelByID,
+	lock:    (*dbsqlc.Queries).GetModelByIDForUpdate,
+	update:  fromRow(updateModelParams, (*dbsqlc.Queries).UpdateModel),
+	remove:  (*dbsqlc.Queries).DeleteModel,
+	list:    paged((*dbsqlc.Queries).ListModelsPage),
+	catalog: func(c *Catalog) *[]Model { return &c.Models },
+	all:     (*dbsqlc.Queries).ListModels,
 }
 
 // insertModelParams is what Create writes of a Model: all but the columns the database makes.

@@ -9,15 +9,18 @@ import (
 )
 
 var policiesTable = &tableDef[dbsqlc.Policy, Policy, uuid.UUID, Page]{
-	kind:   KindPolicies,
-	key:    func(r Policy) uuid.UUID { return r.ID },
-	row:    func(r dbsqlc.Policy) Policy { return Policy(r) },
-	insert: fromRow(insertPolicyParams, (*dbsqlc.Queries).InsertPolicy),
-	get:    (*dbsqlc.Queries).GetPolicyByID,
-	lock:   (*dbsqlc.Queries).GetPolicyByIDForUpdate,
-	update: fromRow(updatePolicyParams, (*dbsqlc.Queries).UpdatePolicy),
-	remove: (*dbsqlc.Queries).DeletePolicy,
-	list:   paged((*dbsqlc.Queries).ListPoliciesPage),
+	kind:    KindPolicies,
+	key:     func(r Policy) uuid.UUID { return r.ID },
+	row:     func(r dbsqlc.Policy) Policy { return Policy(r) },
+	insert:  fromRow(insertPolicyParams, (*dbsqlc.Queries).InsertPolicy),
+	get:     (*dbsqlc.Queries).GetPolicyByID,
+	lock:    (*dbsqlc.Queries).GetPolicyByIDForUpdate,
+	update:  fromRow(updatePolicyParams, (*dbsqlc.Queries).UpdatePolicy),
+	remove:  (*dbsqlc.Queries).DeletePolicy,
+	list:    paged((*dbsqlc.Queries).ListPoliciesPage),
+	catalog: func(c *Catalog) *[]Policy { return &c.Policies },
+	all:     (*dbsqlc.Queries).ListPolicies,
+	parts:   []part[uuid.UUID]{policyModelsTable, policyHostKeysTable, policyModelRateLimitsTable},
 }
 
 // insertPolicyParams is what Create writes of a Policy: all but the columns the database makes.

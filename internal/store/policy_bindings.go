@@ -29,6 +29,8 @@ var policyBindingsTable = &tableDef[dbsqlc.PolicyBinding, PolicyBinding, uuid.UU
 	list: func(q *dbsqlc.Queries, ctx context.Context, p PolicyBindingsPage) ([]dbsqlc.PolicyBinding, error) {
 		return q.ListPolicyBindingsPage(ctx, p.After, p.ProjectID, p.PolicyID, p.Limit)
 	},
+	catalog: func(c *Catalog) *[]PolicyBinding { return &c.PolicyBindings },
+	all:     (*dbsqlc.Queries).ListPolicyBindings,
 }
 
 // insertPolicyBindingParams is what Create writes of a PolicyBinding: all but the columns the database makes.

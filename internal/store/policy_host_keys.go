@@ -40,6 +40,9 @@ var policyHostKeysTable = &tableDef[dbsqlc.PolicyHostKey, PolicyHostKey, PolicyH
 	list: func(q *dbsqlc.Queries, ctx context.Context, p PolicyHostKeysPage) ([]dbsqlc.PolicyHostKey, error) {
 		return q.ListPolicyHostKeysPage(ctx, p.AfterPolicyID, p.AfterHostKeyID, p.PolicyID, p.Limit)
 	},
+	catalog: func(c *Catalog) *[]PolicyHostKey { return &c.PolicyHostKeys },
+	all:     (*dbsqlc.Queries).ListPolicyHostKeys,
+	of:      (*dbsqlc.Queries).ListPolicyHostKeysByPolicy,
 }
 
 // PolicyHostKeys is the policy_host_keys table: the host keys a policy's

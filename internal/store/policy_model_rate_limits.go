@@ -42,6 +42,9 @@ var policyModelRateLimitsTable = &tableDef[dbsqlc.PolicyModelRateLimit, PolicyMo
 	list: func(q *dbsqlc.Queries, ctx context.Context, p PolicyModelRateLimitsPage) ([]dbsqlc.PolicyModelRateLimit, error) {
 		return q.ListPolicyModelRateLimitsPage(ctx, p.AfterPolicyID, p.AfterModelID, p.PolicyID, p.Limit)
 	},
+	catalog: func(c *Catalog) *[]PolicyModelRateLimit { return &c.PolicyModelRateLimits },
+	all:     (*dbsqlc.Queries).ListPolicyModelRateLimits,
+	of:      (*dbsqlc.Queries).ListPolicyModelRateLimitsByPolicy,
 }
 
 // PolicyModelRateLimits is the policy_model_rate_limits table: the rate

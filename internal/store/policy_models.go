@@ -40,6 +40,9 @@ var policyModelsTable = &tableDef[dbsqlc.PolicyModel, PolicyModel, PolicyModelKe
 	list: func(q *dbsqlc.Queries, ctx context.Context, p PolicyModelsPage) ([]dbsqlc.PolicyModel, error) {
 		return q.ListPolicyModelsPage(ctx, p.AfterPolicyID, p.AfterModelID, p.PolicyID, p.Limit)
 	},
+	catalog: func(c *Catalog) *[]PolicyModel { return &c.PolicyModels },
+	all:     (*dbsqlc.Queries).ListPolicyModels,
+	of:      (*dbsqlc.Queries).ListPolicyModelsByPolicy,
 }
 
 // PolicyModels is the policy_models table: the models a policy grants when

@@ -31,6 +31,8 @@ var projectsTable = &tableDef[dbsqlc.Project, Project, uuid.UUID, ProjectsPage]{
 	list: func(q *dbsqlc.Queries, ctx context.Context, p ProjectsPage) ([]dbsqlc.Project, error) {
 		return q.ListProjectsPage(ctx, p.After, p.TeamID, p.Limit)
 	},
+	catalog: func(c *Catalog) *[]Project { return &c.Projects },
+	all:     (*dbsqlc.Queries).ListProjects,
 }
 
 // Projects is the projects table. Deleting a project deletes its service

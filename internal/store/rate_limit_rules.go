@@ -27,6 +27,9 @@ var rateLimitRulesTable = &tableDef[dbsqlc.RateLimitRule, RateLimitRule, uuid.UU
 	list: func(q *dbsqlc.Queries, ctx context.Context, p RateLimitRulesPage) ([]dbsqlc.RateLimitRule, error) {
 		return q.ListRateLimitRulesPage(ctx, p.After, p.RateLimitID, p.Limit)
 	},
+	catalog: func(c *Catalog) *[]RateLimitRule { return &c.RateLimitRules },
+	all:     (*dbsqlc.Queries).ListRateLimitRules,
+	of:      (*dbsqlc.Queries).ListRateLimitRulesByRateLimit,
 }
 
 // insertRateLimitRuleParams is what Create writes of a RateLimitRule: all but the columns the database makes.

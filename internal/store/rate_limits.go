@@ -20,8 +20,11 @@ var rateLimitsTable = &tableDef[dbsqlc.RateLimit, RateLimit, uuid.UUID, Page]{
 	update: func(q *dbsqlc.Queries, ctx context.Context, r RateLimit) (dbsqlc.RateLimit, error) {
 		return q.UpdateRateLimit(ctx, r.ID, r.Slug, r.Name)
 	},
-	remove: (*dbsqlc.Queries).DeleteRateLimit,
-	list:   paged((*dbsqlc.Queries).ListRateLimitsPage),
+	remove:  (*dbsqlc.Queries).DeleteRateLimit,
+	list:    paged((*dbsqlc.Queries).ListRateLimitsPage),
+	catalog: func(c *Catalog) *[]RateLimit { return &c.RateLimits },
+	all:     (*dbsqlc.Queries).ListRateLimits,
+	parts:   []part[uuid.UUID]{rateLimitRulesTable},
 }
 
 // RateLimits is the rate_limits table; the rules are in RateLimitRules.

@@ -30,6 +30,8 @@ var relayKeysTable = &tableDef[dbsqlc.RelayKey, RelayKey, uuid.UUID, RelayKeysPa
 	list: func(q *dbsqlc.Queries, ctx context.Context, p RelayKeysPage) ([]dbsqlc.RelayKey, error) {
 		return q.ListRelayKeysPage(ctx, dbsqlc.ListRelayKeysPageParams(p))
 	},
+	catalog: func(c *Catalog) *[]RelayKey { return &c.RelayKeys },
+	all:     (*dbsqlc.Queries).ListRelayKeys,
 }
 
 // insertRelayKeyParams is what Create writes of a RelayKey: all but the columns the database makes.

@@ -31,6 +31,8 @@ var serviceAccountsTable = &tableDef[dbsqlc.ServiceAccount, ServiceAccount, uuid
 	list: func(q *dbsqlc.Queries, ctx context.Context, p ServiceAccountsPage) ([]dbsqlc.ServiceAccount, error) {
 		return q.ListServiceAccountsPage(ctx, p.After, p.ProjectID, p.Limit)
 	},
+	catalog: func(c *Catalog) *[]ServiceAccount { return &c.ServiceAccounts },
+	all:     (*dbsqlc.Queries).ListServiceAccounts,
 }
 
 // ServiceAccounts is the service_accounts table. A service account stays in

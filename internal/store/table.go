@@ -32,6 +32,15 @@ type tableDef[D, R any, K comparable, P any] struct {
 	update query[R, D] // nil when the table has no mutable columns
 	remove query[K, int64]
 	list   query[P, []D]
+
+	// For the tables the snapshot is built from (nil elsewhere): where a
+	// Catalog keeps the rows, the query for all of them, the tables read
+	// with a row of this one (a group's members, a policy's grants) and, for
+	// such a part, the query for the rows of one owner.
+	catalog func(*Catalog) *[]R
+	all     func(*dbsqlc.Queries, context.Context) ([]D, error)
+	parts   []part[K]
+	of      func(*dbsqlc.Queries, context.Context, uuid.UUID) ([]D, error)
 }
 
 // one converts the row a generated query returned.

@@ -20,8 +20,10 @@ var teamsTable = &tableDef[dbsqlc.Team, Team, uuid.UUID, Page]{
 	update: func(q *dbsqlc.Queries, ctx context.Context, r Team) (dbsqlc.Team, error) {
 		return q.UpdateTeam(ctx, r.ID, r.Slug, r.Name)
 	},
-	remove: (*dbsqlc.Queries).DeleteTeam,
-	list:   paged((*dbsqlc.Queries).ListTeamsPage),
+	remove:  (*dbsqlc.Queries).DeleteTeam,
+	list:    paged((*dbsqlc.Queries).ListTeamsPage),
+	catalog: func(c *Catalog) *[]Team { return &c.Teams },
+	all:     (*dbsqlc.Queries).ListTeams,
 }
 
 // Teams is the teams table. A team with projects cannot be deleted (ErrReferenced).

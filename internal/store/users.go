@@ -15,11 +15,13 @@ var usersTable = &tableDef[dbsqlc.User, User, uuid.UUID, Page]{
 	insert: func(q *dbsqlc.Queries, ctx context.Context, r User) (dbsqlc.User, error) {
 		return q.InsertUser(ctx, r.Email, r.Name, r.PasswordHash, r.Disabled)
 	},
-	get:    (*dbsqlc.Queries).GetUserByID,
-	lock:   (*dbsqlc.Queries).GetUserByIDForUpdate,
-	update: fromRow(updateUserParams, (*dbsqlc.Queries).UpdateUser),
-	remove: (*dbsqlc.Queries).DeleteUser,
-	list:   paged((*dbsqlc.Queries).ListUsersPage),
+	get:     (*dbsqlc.Queries).GetUserByID,
+	lock:    (*dbsqlc.Queries).GetUserByIDForUpdate,
+	update:  fromRow(updateUserParams, (*dbsqlc.Queries).UpdateUser),
+	remove:  (*dbsqlc.Queries).DeleteUser,
+	list:    paged((*dbsqlc.Queries).ListUsersPage),
+	catalog: func(c *Catalog) *[]User { return &c.Users },
+	all:     (*dbsqlc.Queries).ListUsers,
 }
 
 // updateUserParams is what Update writes of a User: its key and mutable columns.
