@@ -257,23 +257,23 @@ func (c converter) data(cat *store.Catalog) *snapshot.Data {
 }
 
 // changes converts a partial read plus the deleted IDs per kind.
-func (c converter) changes(cat *store.Catalog, deleted map[string][]uuid.UUID) *snapshot.Changes {
+func (c converter) changes(cat *store.Catalog, deleted map[store.Kind][]uuid.UUID) *snapshot.Changes {
 	d := c.data(cat)
 	return &snapshot.Changes{
-		Teams:           snapshot.Delta[snapshot.Team]{Upserts: d.Teams, Deletes: deleted["teams"]},
-		Projects:        snapshot.Delta[snapshot.Project]{Upserts: d.Projects, Deletes: deleted["projects"]},
-		Users:           snapshot.Delta[snapshot.User]{Upserts: d.Users, Deletes: deleted["users"]},
-		Groups:          snapshot.Delta[snapshot.Group]{Upserts: d.Groups, Deletes: deleted["groups"]},
-		ServiceAccounts: snapshot.Delta[snapshot.ServiceAccount]{Upserts: d.ServiceAccounts, Deletes: deleted["service_accounts"]},
-		RateLimits:      snapshot.Delta[snapshot.RateLimit]{Upserts: d.RateLimits, Deletes: deleted["rate_limits"]},
-		Hosts:           snapshot.Delta[snapshot.Host]{Upserts: d.Hosts, Deletes: deleted["hosts"]},
-		Models:          snapshot.Delta[snapshot.Model]{Upserts: d.Models, Deletes: deleted["models"]},
-		Bindings:        snapshot.Delta[snapshot.Binding]{Upserts: d.Bindings, Deletes: deleted["bindings"]},
-		HostKeys:        snapshot.Delta[snapshot.HostKey]{Upserts: d.HostKeys, Deletes: deleted["host_keys"]},
-		Policies:        snapshot.Delta[snapshot.Policy]{Upserts: d.Policies, Deletes: deleted["policies"]},
-		PolicyBindings:  snapshot.Delta[snapshot.PolicyBinding]{Upserts: d.PolicyBindings, Deletes: deleted["policy_bindings"]},
-		RelayKeys:       snapshot.Delta[snapshot.RelayKey]{Upserts: d.RelayKeys, Deletes: deleted["relay_keys"]},
-		InferenceTokens: snapshot.Delta[snapshot.InferenceToken]{Upserts: d.InferenceTokens, Deletes: deleted["inference_tokens"]},
-		Budgets:         snapshot.Delta[snapshot.Budget]{Upserts: d.Budgets, Deletes: deleted["budgets"]},
+		Teams:           snapshot.Delta[snapshot.Team]{Upserts: d.Teams, Deletes: deleted[store.KindTeams]},
+		Projects:        snapshot.Delta[snapshot.Project]{Upserts: d.Projects, Deletes: deleted[store.KindProjects]},
+		Users:           snapshot.Delta[snapshot.User]{Upserts: d.Users, Deletes: deleted[store.KindUsers]},
+		Groups:          snapshot.Delta[snapshot.Group]{Upserts: d.Groups, Deletes: deleted[store.KindGroups]},
+		ServiceAccounts: snapshot.Delta[snapshot.ServiceAccount]{Upserts: d.ServiceAccounts, Deletes: deleted[store.KindServiceAccounts]},
+		RateLimits:      snapshot.Delta[snapshot.RateLimit]{Upserts: d.RateLimits, Deletes: deleted[store.KindRateLimits]},
+		Hosts:           snapshot.Delta[snapshot.Host]{Upserts: d.Hosts, Deletes: deleted[store.KindHosts]},
+		Models:          snapshot.Delta[snapshot.Model]{Upserts: d.Models, Deletes: deleted[store.KindModels]},
+		Bindings:        snapshot.Delta[snapshot.Binding]{Upserts: d.Bindings, Deletes: deleted[store.KindBindings]},
+		HostKeys:        snapshot.Delta[snapshot.HostKey]{Upserts: d.HostKeys, Deletes: deleted[store.KindHostKeys]},
+		Policies:        snapshot.Delta[snapshot.Policy]{Upserts: d.Policies, Deletes: deleted[store.KindPolicies]},
+		PolicyBindings:  snapshot.Delta[snapshot.PolicyBinding]{Upserts: d.PolicyBindings, Deletes: deleted[store.KindPolicyBindings]},
+		RelayKeys:       snapshot.Delta[snapshot.RelayKey]{Upserts: d.RelayKeys, Deletes: deleted[store.KindRelayKeys]},
+		InferenceTokens: snapshot.Delta[snapshot.InferenceToken]{Upserts: d.InferenceTokens, Deletes: deleted[store.KindInferenceTokens]},
+		Budgets:         snapshot.Delta[snapshot.Budget]{Upserts: d.Budgets, Deletes: deleted[store.KindBudgets]},
 	}
 }

@@ -56,7 +56,7 @@ type Loader struct {
 	buildMu sync.Mutex // serialises builds and swaps
 
 	pendingMu sync.Mutex // guards the fields below
-	pending   map[string]map[uuid.UUID]struct{}
+	pending   map[store.Kind]map[uuid.UUID]struct{}
 	pendingN  int
 	needFull  bool
 }
@@ -86,7 +86,7 @@ func New(st *store.Store, box *secret.Box, log *slog.Logger, opts Options) *Load
 		st: st, box: box, log: log, opts: opts, getenv: getenv,
 		wake:    make(chan struct{}, 1),
 		full:    make(chan struct{}, 1),
-		pending: make(map[string]map[uuid.UUID]struct{}),
+		pending: make(map[store.Kind]map[uuid.UUID]struct{}),
 	}
 }
 
@@ -158,7 +158,7 @@ func (l *Loader) notified(payload string) {
 	if !ok || err != nil || l.pendingN >= l.opts.MaxPending {
 		l.needFull = true
 	} else {
-		kind := store.Kind(table)
+		kind := store.Kind(table).Owner()
 		set := l.pending[kind]
 		if set == nil {
 			set = make(map[uuid.UUID]struct{})
@@ -177,17 +177,17 @@ func (l *Loader) notified(payload string) {
 }
 
 // take empties the pending set.
-func (l *Loader) take() (changed map[string][]uuid.UUID, full bool) {
+func (l *Loader) take() (changed map[store.Kind][]uuid.UUID, full bool) {
 	l.pendingMu.Lock()
 	defer l.pendingMu.Unlock()
 	full = l.needFull
-	changed = make(map[string][]uuid.UUID, len(l.pending))
+	changed = make(map[store.Kind][]uuid.UUID, len(l.pending))
 	for kind, set := range l.pending {
 		for id := range set {
 			changed[kind] = append(changed[kind], id)
 		}
 	}
-	l.pending = make(map[string]map[uuid.UUID]struct{})
+	l.pending = make(map[store.Kind]map[uuid.UUID]struct{})
 	l.pendingN = 0
 	l.needFull = false
 	return changed, full

@@ -4,11 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"reflect"
 	"strings"
 	"unicode"
 
-	"github.com/relay-llm/relay/internal/store/dbsqlc"
+	"github.com/relay-llm/relay/internal/store/internal/dbsqlc"
 )
 
 // secretFields never reach the audit log, whatever the kind: host key
@@ -59,34 +58,33 @@ func (s *Store) ListAuditLog(ctx context.Context, p AuditLogPage) ([]AuditLog, e
 	if err != nil {
 		return nil, fmt.Errorf("list audit log: %w", mapErr(err))
 	}
-	return rows, nil
+	return each(rows, func(r dbsqlc.AuditLog) AuditLog { return AuditLog(r) }), nil
 }
 
 // auditJSON encodes a row (or a pointer to one) as a JSON object keyed by
-// column name, leaving out secretFields; nil stays nil (SQL NULL).
+// column name, leaving out secretFields; nil stays nil (SQL NULL). A row is
+// a struct without json tags, so encoding/json keys it by field name.
 func auditJSON(v any) (json.RawMessage, error) {
-	rv := reflect.ValueOf(v)
-	for rv.Kind() == reflect.Pointer {
-		if rv.IsNil() {
-			return nil, nil
-		}
-		rv = rv.Elem()
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("audit %T: %w", v, err)
 	}
-	if !rv.IsValid() {
+	if string(b) == "null" { // nil, or a nil pointer
 		return nil, nil
 	}
-	if rv.Kind() != reflect.Struct {
-		return nil, fmt.Errorf("audit %s: not a row", rv.Type())
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(b, &fields); err != nil {
+		return nil, fmt.Errorf("audit %T: not a row", v)
 	}
-	m := make(map[string]any, rv.NumField())
-	for i := range rv.NumField() {
-		if f := rv.Type().Field(i); f.IsExported() && !secretFields[f.Name] {
-			m[columnName(f.Name)] = rv.Field(i).Interface()
+	cols := make(map[string]json.RawMessage, len(fields))
+	for f, val := range fields {
+		if !secretFields[f] {
+			cols[columnName(f)] = val
 		}
 	}
-	b, err := json.Marshal(m)
+	b, err = json.Marshal(cols)
 	if err != nil {
-		return nil, fmt.Errorf("audit %s: %w", rv.Type(), err)
+		return nil, fmt.Errorf("audit %T: %w", v, err)
 	}
 	return b, nil
 }

@@ -78,7 +78,8 @@ func TestAudit_SameTransaction(t *testing.T) {
 }
 
 // TestAudit_ColumnNames checks that audit rows name every column as the
-// schema does, so before/after read like the table.
+// schema does, so before/after read like the table, and that no row has a
+// json tag that would rename a key.
 func TestAudit_ColumnNames(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -115,6 +116,9 @@ func TestAudit_ColumnNames(t *testing.T) {
 		var fields []string
 		for i := range typ.NumField() {
 			fields = append(fields, columnName(typ.Field(i).Name))
+			if tag := typ.Field(i).Tag.Get("json"); tag != "" { // auditJSON keys rows by field name
+				t.Errorf("%s.%s has a json tag %q", typ.Name(), typ.Field(i).Name, tag)
+			}
 		}
 		if !slices.Equal(fields, cols) {
 			t.Errorf("%s: fields name columns %v, want %v", table, fields, cols)

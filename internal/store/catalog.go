@@ -8,35 +8,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/relay-llm/relay/internal/store/dbsqlc"
-)
-
-// Row types, shared with the generated package so callers need not import it.
-type (
-	Team                 = dbsqlc.Team
-	Project              = dbsqlc.Project
-	User                 = dbsqlc.User
-	Group                = dbsqlc.Group
-	GroupMembership      = dbsqlc.GroupMembership
-	ServiceAccount       = dbsqlc.ServiceAccount
-	RateLimit            = dbsqlc.RateLimit
-	RateLimitRule        = dbsqlc.RateLimitRule
-	Host                 = dbsqlc.Host
-	Model                = dbsqlc.Model
-	Binding              = dbsqlc.Binding
-	HostKey              = dbsqlc.HostKey
-	Policy               = dbsqlc.Policy
-	PolicyModel          = dbsqlc.PolicyModel
-	PolicyHostKey        = dbsqlc.PolicyHostKey
-	PolicyModelRateLimit = dbsqlc.PolicyModelRateLimit
-	PolicyBinding        = dbsqlc.PolicyBinding
-	RelayKey             = dbsqlc.RelayKey
-	InferenceToken       = dbsqlc.InferenceToken
-	Budget               = dbsqlc.Budget
-	RoleBinding          = dbsqlc.RoleBinding
-	Session              = dbsqlc.Session
-	AuditLog             = dbsqlc.AuditLog
-	UsageEvent           = dbsqlc.UsageEvent
+	"github.com/relay-llm/relay/internal/store/internal/dbsqlc"
 )
 
 // Catalog is every row the snapshot is built from. In a partial read (see
@@ -72,32 +44,8 @@ var readOnly = pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadO
 func (s *Store) ReadCatalog(ctx context.Context) (*Catalog, error) {
 	c := &Catalog{}
 	err := s.inTx(ctx, readOnly, func(tx *Tx) error {
-		q := tx.q
-		var err error
-		steps := []func() error{
-			func() error { c.Teams, err = q.ListTeams(ctx); return err },
-			func() error { c.Projects, err = q.ListProjects(ctx); return err },
-			func() error { c.Users, err = q.ListUsers(ctx); return err },
-			func() error { c.Groups, err = q.ListGroups(ctx); return err },
-			func() error { c.GroupMemberships, err = q.ListGroupMemberships(ctx); return err },
-			func() error { c.ServiceAccounts, err = q.ListServiceAccounts(ctx); return err },
-			func() error { c.RateLimits, err = q.ListRateLimits(ctx); return err },
-			func() error { c.RateLimitRules, err = q.ListRateLimitRules(ctx); return err },
-			func() error { c.Hosts, err = q.ListHosts(ctx); return err },
-			func() error { c.Models, err = q.ListModels(ctx); return err },
-			func() error { c.Bindings, err = q.ListBindings(ctx); return err },
-			func() error { c.HostKeys, err = q.ListHostKeys(ctx); return err },
-			func() error { c.Policies, err = q.ListPolicies(ctx); return err },
-			func() error { c.PolicyModels, err = q.ListPolicyModels(ctx); return err },
-			func() error { c.PolicyHostKeys, err = q.ListPolicyHostKeys(ctx); return err },
-			func() error { c.PolicyModelRateLimits, err = q.ListPolicyModelRateLimits(ctx); return err },
-			func() error { c.PolicyBindings, err = q.ListPolicyBindings(ctx); return err },
-			func() error { c.RelayKeys, err = q.ListRelayKeys(ctx); return err },
-			func() error { c.InferenceTokens, err = q.ListInferenceTokens(ctx); return err },
-			func() error { c.Budgets, err = q.ListBudgets(ctx); return err },
-		}
-		for _, step := range steps {
-			if err := step(); err != nil {
+		for _, t := range snapshotTables {
+			if err := t.readAll(ctx, tx.q, c); err != nil {
 				return fmt.Errorf("read catalog: %w", mapErr(err))
 			}
 		}
@@ -109,32 +57,20 @@ func (s *Store) ReadCatalog(ctx context.Context) (*Catalog, error) {
 	return c, nil
 }
 
-// Kind names a snapshot kind: the table a notification names, with join
-// tables folded into their owner (group_memberships → groups, policy_* →
-// policies, rate_limit_rules → rate_limits).
-func Kind(table string) string {
-	switch table {
-	case "group_memberships":
-		return "groups"
-	case "policy_models", "policy_host_keys", "policy_model_rate_limits":
-		return "policies"
-	case "rate_limit_rules":
-		return "rate_limits"
-	}
-	return table
-}
-
-// ReadChanged reads the current rows for the given IDs per kind (see Kind)
+// ReadChanged reads the current rows for the given IDs per kind (see Kind.Owner)
 // in one repeatable-read transaction. Rows that no longer exist are returned
-// in deleted. Unknown kinds are ignored.
-func (s *Store) ReadChanged(ctx context.Context, changed map[string][]uuid.UUID) (c *Catalog, deleted map[string][]uuid.UUID, err error) {
+// in deleted. Kinds the snapshot is not built from are ignored.
+func (s *Store) ReadChanged(ctx context.Context, changed map[Kind][]uuid.UUID) (c *Catalog, deleted map[Kind][]uuid.UUID, err error) {
 	c = &Catalog{}
-	deleted = make(map[string][]uuid.UUID)
+	deleted = make(map[Kind][]uuid.UUID)
 	err = s.inTx(ctx, readOnly, func(tx *Tx) error {
-		q := tx.q
 		for kind, ids := range changed {
+			t := snapshotTable(kind)
+			if t == nil {
+				continue
+			}
 			for _, id := range ids {
-				found, err := readOne(ctx, q, c, kind, id)
+				found, err := t.readOne(ctx, tx.q, c, id)
 				if err != nil {
 					return fmt.Errorf("read %s %s: %w", kind, id, err)
 				}
@@ -151,132 +87,78 @@ func (s *Store) ReadChanged(ctx context.Context, changed map[string][]uuid.UUID)
 	return c, deleted, nil
 }
 
-// readOne appends the row (and its aggregate parts) to c; found is false when it is gone.
-func readOne(ctx context.Context, q *dbsqlc.Queries, c *Catalog, kind string, id uuid.UUID) (found bool, err error) {
-	keep := func(err error) (bool, error) {
-		if errors.Is(err, pgx.ErrNoRows) {
-			return false, nil
+// snapshotKind is the table of a kind the snapshot is built from, as
+// ReadCatalog and ReadChanged read it (a *tableDef with Catalog fields).
+type snapshotKind interface {
+	name() Kind
+	readAll(ctx context.Context, q *dbsqlc.Queries, c *Catalog) error
+	readOne(ctx context.Context, q *dbsqlc.Queries, c *Catalog, id uuid.UUID) (found bool, err error)
+}
+
+// snapshotTables are the tables of the snapshot's kinds, each read with its parts.
+var snapshotTables = []snapshotKind{
+	teamsTable, projectsTable, usersTable, groupsTable, serviceAccountsTable, rateLimitsTable, hostsTable,
+	modelsTable, bindingsTable, hostKeysTable, policiesTable, policyBindingsTable, relayKeysTable,
+	inferenceTokensTable, budgetsTable,
+}
+
+// snapshotTable returns the table of kind, or nil when the snapshot is not built from it.
+func snapshotTable(kind Kind) snapshotKind {
+	for _, t := range snapshotTables {
+		if t.name() == kind {
+			return t
 		}
-		return err == nil, mapErr(err)
 	}
-	switch kind {
-	case "teams":
-		r, err := q.GetTeamByID(ctx, id)
-		if ok, err := keep(err); !ok {
-			return false, err
+	return nil
+}
+
+// part is a table read with its owner's rows: all of them in a full read,
+// one owner's in a partial one.
+type part[K any] interface {
+	readAll(ctx context.Context, q *dbsqlc.Queries, c *Catalog) error
+	readOf(ctx context.Context, q *dbsqlc.Queries, c *Catalog, owner K) error
+}
+
+// readAll adds every row of d and of its parts to c.
+func (d *tableDef[D, R, K, P]) readAll(ctx context.Context, q *dbsqlc.Queries, c *Catalog) error {
+	rs, err := d.many(d.all(q, ctx))
+	if err != nil {
+		return err
+	}
+	*d.catalog(c) = append(*d.catalog(c), rs...)
+	for _, p := range d.parts {
+		if err := p.readAll(ctx, q, c); err != nil {
+			return err
 		}
-		c.Teams = append(c.Teams, r)
-	case "projects":
-		r, err := q.GetProjectByID(ctx, id)
-		if ok, err := keep(err); !ok {
-			return false, err
-		}
-		c.Projects = append(c.Projects, r)
-	case "users":
-		r, err := q.GetUserByID(ctx, id)
-		if ok, err := keep(err); !ok {
-			return false, err
-		}
-		c.Users = append(c.Users, r)
-	case "groups":
-		r, err := q.GetGroupByID(ctx, id)
-		if ok, err := keep(err); !ok {
-			return false, err
-		}
-		m, err := q.ListGroupMembershipsByGroup(ctx, id)
-		if err != nil {
+	}
+	return nil
+}
+
+// readOne adds the row of d with key k, and its parts, to c; found is false
+// when there is no such row.
+func (d *tableDef[D, R, K, P]) readOne(ctx context.Context, q *dbsqlc.Queries, c *Catalog, k K) (found bool, err error) {
+	r, err := d.read(q, ctx, k)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, mapErr(err)
+	}
+	*d.catalog(c) = append(*d.catalog(c), r)
+	for _, p := range d.parts {
+		if err := p.readOf(ctx, q, c, k); err != nil {
 			return false, mapErr(err)
 		}
-		c.Groups = append(c.Groups, r)
-		c.GroupMemberships = append(c.GroupMemberships, m...)
-	case "service_accounts":
-		r, err := q.GetServiceAccountByID(ctx, id)
-		if ok, err := keep(err); !ok {
-			return false, err
-		}
-		c.ServiceAccounts = append(c.ServiceAccounts, r)
-	case "rate_limits":
-		r, err := q.GetRateLimitByID(ctx, id)
-		if ok, err := keep(err); !ok {
-			return false, err
-		}
-		rules, err := q.ListRateLimitRulesByRateLimit(ctx, id)
-		if err != nil {
-			return false, mapErr(err)
-		}
-		c.RateLimits = append(c.RateLimits, r)
-		c.RateLimitRules = append(c.RateLimitRules, rules...)
-	case "hosts":
-		r, err := q.GetHostByID(ctx, id)
-		if ok, err := keep(err); !ok {
-			return false, err
-		}
-		c.Hosts = append(c.Hosts, r)
-	case "models":
-		r, err := q.GetModelByID(ctx, id)
-		if ok, err := keep(err); !ok {
-			return false, err
-		}
-		c.Models = append(c.Models, r)
-	case "bindings":
-		r, err := q.GetBindingByID(ctx, id)
-		if ok, err := keep(err); !ok {
-			return false, err
-		}
-		c.Bindings = append(c.Bindings, r)
-	case "host_keys":
-		r, err := q.GetHostKeyByID(ctx, id)
-		if ok, err := keep(err); !ok {
-			return false, err
-		}
-		c.HostKeys = append(c.HostKeys, r)
-	case "policies":
-		r, err := q.GetPolicyByID(ctx, id)
-		if ok, err := keep(err); !ok {
-			return false, err
-		}
-		pm, err := q.ListPolicyModelsByPolicy(ctx, id)
-		if err != nil {
-			return false, mapErr(err)
-		}
-		pk, err := q.ListPolicyHostKeysByPolicy(ctx, id)
-		if err != nil {
-			return false, mapErr(err)
-		}
-		pr, err := q.ListPolicyModelRateLimitsByPolicy(ctx, id)
-		if err != nil {
-			return false, mapErr(err)
-		}
-		c.Policies = append(c.Policies, r)
-		c.PolicyModels = append(c.PolicyModels, pm...)
-		c.PolicyHostKeys = append(c.PolicyHostKeys, pk...)
-		c.PolicyModelRateLimits = append(c.PolicyModelRateLimits, pr...)
-	case "policy_bindings":
-		r, err := q.GetPolicyBindingByID(ctx, id)
-		if ok, err := keep(err); !ok {
-			return false, err
-		}
-		c.PolicyBindings = append(c.PolicyBindings, r)
-	case "relay_keys":
-		r, err := q.GetRelayKeyByID(ctx, id)
-		if ok, err := keep(err); !ok {
-			return false, err
-		}
-		c.RelayKeys = append(c.RelayKeys, r)
-	case "inference_tokens":
-		r, err := q.GetInferenceTokenByID(ctx, id)
-		if ok, err := keep(err); !ok {
-			return false, err
-		}
-		c.InferenceTokens = append(c.InferenceTokens, r)
-	case "budgets":
-		r, err := q.GetBudgetByID(ctx, id)
-		if ok, err := keep(err); !ok {
-			return false, err
-		}
-		c.Budgets = append(c.Budgets, r)
-	default:
-		return true, nil // not a snapshot kind: nothing to do, nothing deleted
 	}
 	return true, nil
+}
+
+// readOf adds the rows of d that belong to owner to c.
+func (d *tableDef[D, R, K, P]) readOf(ctx context.Context, q *dbsqlc.Queries, c *Catalog, owner uuid.UUID) error {
+	rs, err := d.many(d.of(q, ctx, owner))
+	if err != nil {
+		return err
+	}
+	*d.catalog(c) = append(*d.catalog(c), rs...)
+	return nil
 }

@@ -65,7 +65,7 @@ func TestReadChanged_UpsertsAndDeletions(t *testing.T) {
 	if err := s.Models().Delete(ctx, actor, c.model.ID); err != nil { // cascades to the binding and the grants
 		t.Fatal(err)
 	}
-	changed := map[string][]uuid.UUID{
+	changed := map[Kind][]uuid.UUID{
 		"teams": {c.team.ID}, "projects": {c.project.ID}, "users": {c.user.ID}, "groups": {c.group.ID},
 		"service_accounts": {c.sa.ID}, "rate_limits": {c.rateLimit.ID}, "hosts": {c.host.ID},
 		"models": {c.model.ID}, "bindings": {c.binding.ID}, "host_keys": {c.hostKey.ID}, "policies": {c.policy.ID},
@@ -77,7 +77,7 @@ func TestReadChanged_UpsertsAndDeletions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantDeleted := map[string][]uuid.UUID{"models": {c.model.ID}, "bindings": {c.binding.ID}}
+	wantDeleted := map[Kind][]uuid.UUID{"models": {c.model.ID}, "bindings": {c.binding.ID}}
 	if !reflect.DeepEqual(deleted, wantDeleted) {
 		t.Errorf("deleted = %v, want %v", deleted, wantDeleted)
 	}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"strings"
 
-	"github.com/relay-llm/relay/internal/store/dbsqlc"
+	"github.com/relay-llm/relay/internal/store/internal/dbsqlc"
 )
 
 // This file holds the searches of the admin console (ui/, through
@@ -22,19 +22,19 @@ func likePattern(term string) string {
 // Search returns one page of the hosts whose slug, name or base URL contains term.
 func (t Hosts) Search(ctx context.Context, p Page, term string) ([]Host, error) {
 	rows, err := t.db.q.SearchHostsPage(ctx, p.After, likePattern(term), p.Limit)
-	return listResult("hosts", rows, err)
+	return hostsTable.listed(rows, err)
 }
 
 // Search returns one page of the models whose name or provider contains term.
 func (t Models) Search(ctx context.Context, p Page, term string) ([]Model, error) {
 	rows, err := t.db.q.SearchModelsPage(ctx, p.After, likePattern(term), p.Limit)
-	return listResult("models", rows, err)
+	return modelsTable.listed(rows, err)
 }
 
 // Search returns one page of the policies whose slug or name contains term.
 func (t Policies) Search(ctx context.Context, p Page, term string) ([]Policy, error) {
 	rows, err := t.db.q.SearchPoliciesPage(ctx, p.After, likePattern(term), p.Limit)
-	return listResult("policies", rows, err)
+	return policiesTable.listed(rows, err)
 }
 
 // SearchVisible returns one page of the teams in r whose slug or name contains term.
@@ -42,7 +42,7 @@ func (t Teams) SearchVisible(ctx context.Context, p Page, term string, r Reach) 
 	rows, err := t.db.q.SearchTeamsVisiblePage(ctx, dbsqlc.SearchTeamsVisiblePageParams{
 		After: p.After, Pattern: likePattern(term), AllRows: r.All, TeamIds: ids(r.TeamIDs), ProjectIds: ids(r.ProjectIDs), Limit: p.Limit,
 	})
-	return listResult("teams", rows, err)
+	return teamsTable.listed(rows, err)
 }
 
 // SearchVisible returns one page of the projects in r whose slug or name contains term.
@@ -50,7 +50,7 @@ func (t Projects) SearchVisible(ctx context.Context, p Page, term string, r Reac
 	rows, err := t.db.q.SearchProjectsVisiblePage(ctx, dbsqlc.SearchProjectsVisiblePageParams{
 		After: p.After, Pattern: likePattern(term), AllRows: r.All, TeamIds: ids(r.TeamIDs), ProjectIds: ids(r.ProjectIDs), Limit: p.Limit,
 	})
-	return listResult("projects", rows, err)
+	return projectsTable.listed(rows, err)
 }
 
 // SearchVisible returns one page of the service accounts in r whose slug or name contains term.
@@ -58,7 +58,7 @@ func (t ServiceAccounts) SearchVisible(ctx context.Context, p Page, term string,
 	rows, err := t.db.q.SearchServiceAccountsVisiblePage(ctx, dbsqlc.SearchServiceAccountsVisiblePageParams{
 		After: p.After, Pattern: likePattern(term), AllRows: r.All, TeamIds: ids(r.TeamIDs), ProjectIds: ids(r.ProjectIDs), Limit: p.Limit,
 	})
-	return listResult("service_accounts", rows, err)
+	return serviceAccountsTable.listed(rows, err)
 }
 
 // SearchVisible returns one page of the relay keys in r whose name or display prefix contains term.
@@ -66,7 +66,7 @@ func (t RelayKeys) SearchVisible(ctx context.Context, p Page, term string, r Rea
 	rows, err := t.db.q.SearchRelayKeysVisiblePage(ctx, dbsqlc.SearchRelayKeysVisiblePageParams{
 		After: p.After, Pattern: likePattern(term), AllRows: r.All, TeamIds: ids(r.TeamIDs), ProjectIds: ids(r.ProjectIDs), Limit: p.Limit,
 	})
-	return listResult("relay_keys", rows, err)
+	return relayKeysTable.listed(rows, err)
 }
 
 // SearchVisible returns one page of the users in r whose email or name contains term.
@@ -74,5 +74,5 @@ func (t Users) SearchVisible(ctx context.Context, p Page, term string, r Reach) 
 	rows, err := t.db.q.SearchUsersVisiblePage(ctx, dbsqlc.SearchUsersVisiblePageParams{
 		After: p.After, Pattern: likePattern(term), AllRows: r.All, SelfID: r.SelfID, Limit: p.Limit,
 	})
-	return listResult("users", rows, err)
+	return usersTable.listed(rows, err)
 }

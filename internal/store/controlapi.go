@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/relay-llm/relay/internal/store/dbsqlc"
+	"github.com/relay-llm/relay/internal/store/internal/dbsqlc"
 )
 
 // This file holds the reads the control API adds to the tables: sign-in by
@@ -37,11 +37,17 @@ func ids(v []uuid.UUID) []uuid.UUID {
 
 // RoleGrant is a role binding that applies to a user, with the team of a
 // project-scoped one (ProjectTeamID) so a caller can place it without another read.
-type RoleGrant = dbsqlc.ListRoleGrantsByUserRow
+type RoleGrant struct {
+	ID            uuid.UUID
+	Role          string
+	TeamID        *uuid.UUID
+	ProjectID     *uuid.UUID
+	ProjectTeamID *uuid.UUID
+}
 
 // GetByEmailFold returns the user with email, ignoring case (sign-in).
 func (t Users) GetByEmailFold(ctx context.Context, email string) (User, error) {
-	return result(t.db.q.GetUserByEmailFold(ctx, email))
+	return usersTable.result(t.db.q.GetUserByEmailFold(ctx, email))
 }
 
 // ListVisible returns one page of the users in r: all of them, or only r.SelfID.
@@ -50,7 +56,7 @@ func (t Users) ListVisible(ctx context.Context, p Page, email *string, r Reach) 
 	rows, err := t.db.q.ListUsersVisiblePage(ctx, dbsqlc.ListUsersVisiblePageParams{
 		After: p.After, Email: email, AllRows: r.All, SelfID: r.SelfID, Limit: p.Limit,
 	})
-	return listResult("users", rows, err)
+	return usersTable.listed(rows, err)
 }
 
 // ListGrantsByUser returns every role binding that applies to a user: its own
@@ -60,7 +66,7 @@ func (t RoleBindings) ListGrantsByUser(ctx context.Context, userID uuid.UUID) ([
 	if err != nil {
 		return nil, fmt.Errorf("list role grants of user %s: %w", userID, mapErr(err))
 	}
-	return rows, nil
+	return each(rows, func(r dbsqlc.ListRoleGrantsByUserRow) RoleGrant { return RoleGrant(r) }), nil
 }
 
 // ListVisible returns one page of the role bindings in r: the caller's own
@@ -71,13 +77,13 @@ func (t RoleBindings) ListVisible(ctx context.Context, p RoleBindingsPage, r Rea
 		After: p.After, UserID: p.UserID, GroupID: p.GroupID, TeamID: p.TeamID, ProjectID: p.ProjectID,
 		AllRows: r.All, SelfID: r.SelfID, TeamIds: ids(r.TeamIDs), ProjectIds: ids(r.ProjectIDs), Limit: p.Limit,
 	})
-	return listResult("role_bindings", rows, err)
+	return roleBindingsTable.listed(rows, err)
 }
 
 // ListByRateLimits returns the rules of several rate limits, grouped by rate limit.
 func (t RateLimitRules) ListByRateLimits(ctx context.Context, rateLimitIDs []uuid.UUID) ([]RateLimitRule, error) {
 	rows, err := t.db.q.ListRateLimitRulesByRateLimits(ctx, ids(rateLimitIDs))
-	return listResult("rate_limit_rules", rows, err)
+	return rateLimitRulesTable.listed(rows, err)
 }
 
 // ListVisible returns one page of the teams in r, a team being in reach also
@@ -86,7 +92,7 @@ func (t Teams) ListVisible(ctx context.Context, p Page, r Reach) ([]Team, error)
 	rows, err := t.db.q.ListTeamsVisiblePage(ctx, dbsqlc.ListTeamsVisiblePageParams{
 		After: p.After, AllRows: r.All, TeamIds: ids(r.TeamIDs), ProjectIds: ids(r.ProjectIDs), Limit: p.Limit,
 	})
-	return listResult("teams", rows, err)
+	return teamsTable.listed(rows, err)
 }
 
 // ListVisible returns one page of the projects in r.
@@ -94,7 +100,7 @@ func (t Projects) ListVisible(ctx context.Context, p ProjectsPage, r Reach) ([]P
 	rows, err := t.db.q.ListProjectsVisiblePage(ctx, dbsqlc.ListProjectsVisiblePageParams{
 		After: p.After, TeamID: p.TeamID, AllRows: r.All, TeamIds: ids(r.TeamIDs), ProjectIds: ids(r.ProjectIDs), Limit: p.Limit,
 	})
-	return listResult("projects", rows, err)
+	return projectsTable.listed(rows, err)
 }
 
 // ListVisible returns one page of the service accounts of projects in r.
@@ -102,7 +108,7 @@ func (t ServiceAccounts) ListVisible(ctx context.Context, p ServiceAccountsPage,
 	rows, err := t.db.q.ListServiceAccountsVisiblePage(ctx, dbsqlc.ListServiceAccountsVisiblePageParams{
 		After: p.After, ProjectID: p.ProjectID, AllRows: r.All, TeamIds: ids(r.TeamIDs), ProjectIds: ids(r.ProjectIDs), Limit: p.Limit,
 	})
-	return listResult("service_accounts", rows, err)
+	return serviceAccountsTable.listed(rows, err)
 }
 
 // ListVisible returns one page of the relay keys of projects in r.
@@ -111,7 +117,7 @@ func (t RelayKeys) ListVisible(ctx context.Context, p RelayKeysPage, r Reach) ([
 		After: p.After, ProjectID: p.ProjectID, ServiceAccountID: p.ServiceAccountID, UserID: p.UserID,
 		AllRows: r.All, TeamIds: ids(r.TeamIDs), ProjectIds: ids(r.ProjectIDs), Limit: p.Limit,
 	})
-	return listResult("relay_keys", rows, err)
+	return relayKeysTable.listed(rows, err)
 }
 
 // ListVisible returns one page of the policy bindings of projects in r.
@@ -120,7 +126,7 @@ func (t PolicyBindings) ListVisible(ctx context.Context, p PolicyBindingsPage, r
 		After: p.After, ProjectID: p.ProjectID, PolicyID: p.PolicyID,
 		AllRows: r.All, TeamIds: ids(r.TeamIDs), ProjectIds: ids(r.ProjectIDs), Limit: p.Limit,
 	})
-	return listResult("policy_bindings", rows, err)
+	return policyBindingsTable.listed(rows, err)
 }
 
 // ListVisible returns one page of the budgets in r: team budgets of teams in
@@ -130,7 +136,7 @@ func (t Budgets) ListVisible(ctx context.Context, p BudgetsPage, r Reach) ([]Bud
 		After: p.After, TeamID: p.TeamID, ProjectID: p.ProjectID, RelayKeyID: p.RelayKeyID,
 		AllRows: r.All, TeamIds: ids(r.TeamIDs), ProjectIds: ids(r.ProjectIDs), Limit: p.Limit,
 	})
-	return listResult("budgets", rows, err)
+	return budgetsTable.listed(rows, err)
 }
 
 // ListVisible returns one page of the inference tokens in r: r.SelfID's own
@@ -140,12 +146,5 @@ func (t InferenceTokens) ListVisible(ctx context.Context, p InferenceTokensPage,
 		After: p.After, UserID: p.UserID, ProjectID: p.ProjectID,
 		AllRows: r.All, SelfID: r.SelfID, TeamIds: ids(r.TeamIDs), ProjectIds: ids(r.ProjectIDs), Limit: p.Limit,
 	})
-	return listResult("inference_tokens", rows, err)
-}
-
-func listResult[R any](kind string, rows []R, err error) ([]R, error) {
-	if err != nil {
-		return nil, fmt.Errorf("list %s: %w", kind, mapErr(err))
-	}
-	return rows, nil
+	return inferenceTokensTable.listed(rows, err)
 }

@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/relay-llm/relay/internal/store/dbsqlc"
+	"github.com/relay-llm/relay/internal/store/internal/dbsqlc"
 )
 
 // GroupMembershipKey is the key of a group membership.
@@ -25,21 +25,25 @@ type GroupMembershipsPage struct {
 	Limit        int32
 }
 
-var groupMembershipsTable = &tableDef[GroupMembership, GroupMembershipKey, GroupMembershipsPage]{
-	kind: "group_memberships",
+var groupMembershipsTable = &tableDef[dbsqlc.GroupMembership, GroupMembership, GroupMembershipKey, GroupMembershipsPage]{
+	kind: KindGroupMemberships,
 	key:  func(r GroupMembership) GroupMembershipKey { return GroupMembershipKey{r.GroupID, r.UserID} },
-	insert: func(q *dbsqlc.Queries, ctx context.Context, r GroupMembership) (GroupMembership, error) {
+	row:  func(r dbsqlc.GroupMembership) GroupMembership { return GroupMembership(r) },
+	insert: func(q *dbsqlc.Queries, ctx context.Context, r GroupMembership) (dbsqlc.GroupMembership, error) {
 		return q.InsertGroupMembership(ctx, r.GroupID, r.UserID)
 	},
-	get: func(q *dbsqlc.Queries, ctx context.Context, k GroupMembershipKey) (GroupMembership, error) {
+	get: func(q *dbsqlc.Queries, ctx context.Context, k GroupMembershipKey) (dbsqlc.GroupMembership, error) {
 		return q.GetGroupMembershipByGroupAndUser(ctx, k.GroupID, k.UserID)
 	},
 	remove: func(q *dbsqlc.Queries, ctx context.Context, k GroupMembershipKey) (int64, error) {
 		return q.DeleteGroupMembership(ctx, k.GroupID, k.UserID)
 	},
-	list: func(q *dbsqlc.Queries, ctx context.Context, p GroupMembershipsPage) ([]GroupMembership, error) {
+	list: func(q *dbsqlc.Queries, ctx context.Context, p GroupMembershipsPage) ([]dbsqlc.GroupMembership, error) {
 		return q.ListGroupMembershipsPage(ctx, dbsqlc.ListGroupMembershipsPageParams(p))
 	},
+	catalog: func(c *Catalog) *[]GroupMembership { return &c.GroupMemberships },
+	all:     (*dbsqlc.Queries).ListGroupMemberships,
+	of:      (*dbsqlc.Queries).ListGroupMembershipsByGroup,
 }
 
 // GroupMemberships is the group_memberships table: which users are in which groups.
@@ -59,10 +63,10 @@ func (t *Tx) GroupMemberships() GroupMemberships {
 
 // ListByGroup returns the memberships of a group.
 func (t GroupMemberships) ListByGroup(ctx context.Context, groupID uuid.UUID) ([]GroupMembership, error) {
-	return result(t.db.q.ListGroupMembershipsByGroup(ctx, groupID))
+	return groupMembershipsTable.results(t.db.q.ListGroupMembershipsByGroup(ctx, groupID))
 }
 
 // ListByUser returns the memberships of a user.
 func (t GroupMemberships) ListByUser(ctx context.Context, userID uuid.UUID) ([]GroupMembership, error) {
-	return result(t.db.q.ListGroupMembershipsByUser(ctx, userID))
+	return groupMembershipsTable.results(t.db.q.ListGroupMembershipsByUser(ctx, userID))
 }

@@ -5,7 +5,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/relay-llm/relay/internal/store/dbsqlc"
+	"github.com/relay-llm/relay/internal/store/internal/dbsqlc"
 )
 
 // HostKeysPage is a Page of host keys, of one host when HostID is set.
@@ -15,17 +15,35 @@ type HostKeysPage struct {
 	Limit  int32
 }
 
-var hostKeysTable = &tableDef[HostKey, uuid.UUID, HostKeysPage]{
-	kind:   "host_keys",
+var hostKeysTable = &tableDef[dbsqlc.HostKey, HostKey, uuid.UUID, HostKeysPage]{
+	kind:   KindHostKeys,
 	key:    func(r HostKey) uuid.UUID { return r.ID },
-	insert: fromRow[HostKey]((*dbsqlc.Queries).InsertHostKey),
+	row:    func(r dbsqlc.HostKey) HostKey { return HostKey(r) },
+	insert: fromRow(insertHostKeyParams, (*dbsqlc.Queries).InsertHostKey),
 	get:    (*dbsqlc.Queries).GetHostKeyByID,
 	lock:   (*dbsqlc.Queries).GetHostKeyByIDForUpdate,
-	update: fromRow[HostKey]((*dbsqlc.Queries).UpdateHostKey),
+	update: fromRow(updateHostKeyParams, (*dbsqlc.Queries).UpdateHostKey),
 	remove: (*dbsqlc.Queries).DeleteHostKey,
-	list: func(q *dbsqlc.Queries, ctx context.Context, p HostKeysPage) ([]HostKey, error) {
+	list: func(q *dbsqlc.Queries, ctx context.Context, p HostKeysPage) ([]dbsqlc.HostKey, error) {
 		return q.ListHostKeysPage(ctx, p.After, p.HostID, p.Limit)
 	},
+	catalog: func(c *Catalog) *[]HostKey { return &c.HostKeys },
+	all:     (*dbsqlc.Queries).ListHostKeys,
+}
+
+// insertHostKeyParams is what Create writes of a HostKey: all but the columns the database makes.
+func insertHostKeyParams(r HostKey) dbsqlc.InsertHostKeyParams {
+	return dbsqlc.InsertHostKeyParams{
+		HostID: r.HostID, Slug: r.Slug, SecretRef: r.SecretRef, SecretCiphertext: r.SecretCiphertext,
+		TierRateLimitID: r.TierRateLimitID, Position: r.Position, Enabled: r.Enabled,
+	}
+}
+
+// updateHostKeyParams is what Update writes of a HostKey: its key and mutable columns.
+func updateHostKeyParams(r HostKey) dbsqlc.UpdateHostKeyParams {
+	return dbsqlc.UpdateHostKeyParams{
+		ID: r.ID, Slug: r.Slug, TierRateLimitID: r.TierRateLimitID, Position: r.Position, Enabled: r.Enabled,
+	}
 }
 
 // HostKeys is the host_keys table. Update leaves the secret and the host
@@ -42,7 +60,7 @@ func (t *Tx) HostKeys() HostKeys { return HostKeys{mutable(t.db(), hostKeysTable
 
 // GetBySlug returns the key of host with slug.
 func (t HostKeys) GetBySlug(ctx context.Context, hostID uuid.UUID, slug string) (HostKey, error) {
-	return result(t.db.q.GetHostKeyBySlug(ctx, hostID, slug))
+	return hostKeysTable.result(t.db.q.GetHostKeyBySlug(ctx, hostID, slug))
 }
 
 // SetSecret replaces the secret of a host key: either an environment
@@ -50,7 +68,7 @@ func (t HostKeys) GetBySlug(ctx context.Context, hostID uuid.UUID, slug string) 
 // (else ErrInvalid). It bumps SecretVersion and is audited as "rotate".
 func (t HostKeys) SetSecret(ctx context.Context, actor string, id uuid.UUID, ref *string, ciphertext []byte) (HostKey, error) {
 	return t.change(ctx, actor, "rotate", id, func(q *dbsqlc.Queries, _ HostKey) (*HostKey, error) {
-		return ptr(q.UpdateHostKeySecret(ctx, id, ref, ciphertext))
+		return ptr(hostKeysTable.one(q.UpdateHostKeySecret(ctx, id, ref, ciphertext)))
 	})
 }
 
@@ -59,6 +77,6 @@ func (t HostKeys) SetSecret(ctx context.Context, actor string, id uuid.UUID, ref
 // change, so neither does SecretVersion; it is audited as "rotate".
 func (t HostKeys) Reseal(ctx context.Context, actor string, id uuid.UUID, ciphertext []byte) (HostKey, error) {
 	return t.change(ctx, actor, "rotate", id, func(q *dbsqlc.Queries, _ HostKey) (*HostKey, error) {
-		return ptr(q.ResealHostKey(ctx, ciphertext, id))
+		return ptr(hostKeysTable.one(q.ResealHostKey(ctx, ciphertext, id)))
 	})
 }

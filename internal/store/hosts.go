@@ -5,18 +5,39 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/relay-llm/relay/internal/store/dbsqlc"
+	"github.com/relay-llm/relay/internal/store/internal/dbsqlc"
 )
 
-var hostsTable = &tableDef[Host, uuid.UUID, Page]{
-	kind:   "hosts",
-	key:    func(r Host) uuid.UUID { return r.ID },
-	insert: fromRow[Host]((*dbsqlc.Queries).InsertHost),
-	get:    (*dbsqlc.Queries).GetHostByID,
-	lock:   (*dbsqlc.Queries).GetHostByIDForUpdate,
-	update: fromRow[Host]((*dbsqlc.Queries).UpdateHost),
-	remove: (*dbsqlc.Queries).DeleteHost,
-	list:   paged((*dbsqlc.Queries).ListHostsPage),
+var hostsTable = &tableDef[dbsqlc.Host, Host, uuid.UUID, Page]{
+	kind:    KindHosts,
+	key:     func(r Host) uuid.UUID { return r.ID },
+	row:     func(r dbsqlc.Host) Host { return Host(r) },
+	insert:  fromRow(insertHostParams, (*dbsqlc.Queries).InsertHost),
+	get:     (*dbsqlc.Queries).GetHostByID,
+	lock:    (*dbsqlc.Queries).GetHostByIDForUpdate,
+	update:  fromRow(updateHostParams, (*dbsqlc.Queries).UpdateHost),
+	remove:  (*dbsqlc.Queries).DeleteHost,
+	list:    paged((*dbsqlc.Queries).ListHostsPage),
+	catalog: func(c *Catalog) *[]Host { return &c.Hosts },
+	all:     (*dbsqlc.Queries).ListHosts,
+}
+
+// insertHostParams is what Create writes of a Host: all but the columns the database makes.
+func insertHostParams(r Host) dbsqlc.InsertHostParams {
+	return dbsqlc.InsertHostParams{
+		Slug: r.Slug, Name: r.Name, Provider: r.Provider, BaseURL: r.BaseURL, Enabled: r.Enabled,
+		ConnectTimeoutMs: r.ConnectTimeoutMs, FirstByteTimeoutMs: r.FirstByteTimeoutMs,
+		IdleTimeoutMs: r.IdleTimeoutMs, TotalTimeoutMs: r.TotalTimeoutMs,
+	}
+}
+
+// updateHostParams is what Update writes of a Host: its key and mutable columns.
+func updateHostParams(r Host) dbsqlc.UpdateHostParams {
+	return dbsqlc.UpdateHostParams{
+		ID: r.ID, Slug: r.Slug, Name: r.Name, Provider: r.Provider, BaseURL: r.BaseURL, Enabled: r.Enabled,
+		ConnectTimeoutMs: r.ConnectTimeoutMs, FirstByteTimeoutMs: r.FirstByteTimeoutMs,
+		IdleTimeoutMs: r.IdleTimeoutMs, TotalTimeoutMs: r.TotalTimeoutMs,
+	}
 }
 
 // Hosts is the hosts table. Deleting a host deletes its bindings and host keys.
@@ -32,5 +53,5 @@ func (t *Tx) Hosts() Hosts { return Hosts{mutable(t.db(), hostsTable)} }
 
 // GetBySlug returns the host with slug.
 func (t Hosts) GetBySlug(ctx context.Context, slug string) (Host, error) {
-	return result(t.db.q.GetHostBySlug(ctx, slug))
+	return hostsTable.result(t.db.q.GetHostBySlug(ctx, slug))
 }

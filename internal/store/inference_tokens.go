@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/relay-llm/relay/internal/store/dbsqlc"
+	"github.com/relay-llm/relay/internal/store/internal/dbsqlc"
 )
 
 // InferenceTokensPage is a Page of inference tokens, of one user and/or one
@@ -19,21 +19,24 @@ type InferenceTokensPage struct {
 	Limit     int32
 }
 
-var inferenceTokensTable = &tableDef[InferenceToken, uuid.UUID, InferenceTokensPage]{
-	kind: "inference_tokens",
+var inferenceTokensTable = &tableDef[dbsqlc.InferenceToken, InferenceToken, uuid.UUID, InferenceTokensPage]{
+	kind: KindInferenceTokens,
 	key:  func(r InferenceToken) uuid.UUID { return r.ID },
-	insert: func(q *dbsqlc.Queries, ctx context.Context, r InferenceToken) (InferenceToken, error) {
+	row:  func(r dbsqlc.InferenceToken) InferenceToken { return InferenceToken(r) },
+	insert: func(q *dbsqlc.Queries, ctx context.Context, r InferenceToken) (dbsqlc.InferenceToken, error) {
 		return q.InsertInferenceToken(ctx, r.TokenHash, r.UserID, r.ProjectID, r.ExpiresAt)
 	},
 	get:  (*dbsqlc.Queries).GetInferenceTokenByID,
 	lock: (*dbsqlc.Queries).GetInferenceTokenByIDForUpdate,
-	update: func(q *dbsqlc.Queries, ctx context.Context, r InferenceToken) (InferenceToken, error) {
+	update: func(q *dbsqlc.Queries, ctx context.Context, r InferenceToken) (dbsqlc.InferenceToken, error) {
 		return q.UpdateInferenceToken(ctx, r.ID, r.ExpiresAt)
 	},
 	remove: (*dbsqlc.Queries).DeleteInferenceToken,
-	list: func(q *dbsqlc.Queries, ctx context.Context, p InferenceTokensPage) ([]InferenceToken, error) {
+	list: func(q *dbsqlc.Queries, ctx context.Context, p InferenceTokensPage) ([]dbsqlc.InferenceToken, error) {
 		return q.ListInferenceTokensPage(ctx, p.After, p.UserID, p.ProjectID, p.Limit)
 	},
+	catalog: func(c *Catalog) *[]InferenceToken { return &c.InferenceTokens },
+	all:     (*dbsqlc.Queries).ListInferenceTokens,
 }
 
 // InferenceTokens is the inference_tokens table. Create stores the hash the
@@ -55,13 +58,13 @@ func (t *Tx) InferenceTokens() InferenceTokens {
 
 // GetByHash returns the inference token whose SHA-256 is hash, revoked or expired or not.
 func (t InferenceTokens) GetByHash(ctx context.Context, hash []byte) (InferenceToken, error) {
-	return result(t.db.q.GetInferenceTokenByHash(ctx, hash))
+	return inferenceTokensTable.result(t.db.q.GetInferenceTokenByHash(ctx, hash))
 }
 
 // Revoke marks an inference token revoked now (a second revoke keeps the first time).
 func (t InferenceTokens) Revoke(ctx context.Context, actor string, id uuid.UUID) (InferenceToken, error) {
 	return t.change(ctx, actor, "revoke", id, func(q *dbsqlc.Queries, _ InferenceToken) (*InferenceToken, error) {
-		return ptr(q.RevokeInferenceToken(ctx, id))
+		return ptr(inferenceTokensTable.one(q.RevokeInferenceToken(ctx, id)))
 	})
 }
 

@@ -19,7 +19,7 @@ func pageThrough[R any, K comparable, P any](t *testing.T, tbl Table[R, K, P], f
 		if len(rows) == 0 {
 			return sizes, seen
 		}
-		seen = append(seen, keys(tbl.def.key, rows)...)
+		seen = append(seen, keys(tbl.def.keyOf, rows)...)
 		p = next(rows[len(rows)-1])
 	}
 	t.Fatal("pages do not end")

@@ -7,17 +7,27 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/relay-llm/relay/internal/store/dbsqlc"
+	"github.com/relay-llm/relay/internal/store/internal/dbsqlc"
 )
 
 // PayloadCapture is one captured request and answer (policy
 // capture_payloads; docs/observability.md). RequestID is Relay's own request
 // id (X-Relay-Request-ID); ClientRequestID the caller's X-Request-ID, an
 // attribute only.
-type PayloadCapture = dbsqlc.PayloadCapture
-
-// payloadCapturesKind is the audit log's kind for captures.
-const payloadCapturesKind = "payload_captures"
+type PayloadCapture struct {
+	RequestID        string
+	CreatedAt        time.Time
+	ProjectID        uuid.UUID
+	RelayKeyID       *uuid.UUID
+	InferenceTokenID *uuid.UUID
+	PolicyID         *uuid.UUID
+	Model            string
+	Status           int32
+	RequestBody      []byte
+	ResponseBody     []byte
+	Truncated        bool
+	ClientRequestID  *string
+}
 
 // capturedRequest is what the audit log keeps of a deleted capture: which
 // request it was, never the bodies (a deletion is a redaction).
@@ -59,7 +69,7 @@ func (s *Store) PayloadCaptures(ctx context.Context, requestID string) ([]Payloa
 	if err != nil {
 		return nil, fmt.Errorf("list payload captures: %w", mapErr(err))
 	}
-	return rows, nil
+	return each(rows, func(r dbsqlc.PayloadCapture) PayloadCapture { return PayloadCapture(r) }), nil
 }
 
 // DeletePayloadCapture deletes capture c (as PayloadCaptures returned it):
@@ -75,7 +85,7 @@ func (s *Store) DeletePayloadCapture(ctx context.Context, actor string, c Payloa
 		}
 		before := capturedRequest{RequestID: c.RequestID, ClientRequestID: c.ClientRequestID,
 			CreatedAt: c.CreatedAt, ProjectID: c.ProjectID, Model: c.Model, Status: c.Status}
-		return tx.Audit(ctx, actor, "delete", payloadCapturesKind, c.RequestID, before, nil)
+		return tx.Audit(ctx, actor, "delete", string(KindPayloadCaptures), c.RequestID, before, nil)
 	})
 	return n, err
 }
@@ -90,7 +100,7 @@ func (s *Store) DeleteProjectPayloadCaptures(ctx context.Context, actor string, 
 		if err != nil {
 			return fmt.Errorf("delete project payload captures: %w", mapErr(err))
 		}
-		return tx.Audit(ctx, actor, "delete", payloadCapturesKind, projectID.String(),
+		return tx.Audit(ctx, actor, "delete", string(KindPayloadCaptures), projectID.String(),
 			projectCaptures{ProjectID: projectID, Captures: n}, nil)
 	})
 	return n, err

@@ -40,7 +40,7 @@ func TestPayloadCaptures(t *testing.T) {
 		t.Errorf("deleted %d of the project", n)
 	}
 	// Both deletes are in the audit log, without the bodies.
-	kind := payloadCapturesKind
+	kind := string(KindPayloadCaptures)
 	audit := mk[[]AuditLog](t)(b.s.ListAuditLog(b.ctx, AuditLogPage{Kind: &kind, Limit: 10}))
 	if len(audit) != 2 || audit[0].ObjectID != "req-1" || audit[1].ObjectID != project.String() ||
 		audit[0].Actor != "user:x" || audit[0].Action != "delete" {

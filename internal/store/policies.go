@@ -5,18 +5,44 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/relay-llm/relay/internal/store/dbsqlc"
+	"github.com/relay-llm/relay/internal/store/internal/dbsqlc"
 )
 
-var policiesTable = &tableDef[Policy, uuid.UUID, Page]{
-	kind:   "policies",
-	key:    func(r Policy) uuid.UUID { return r.ID },
-	insert: fromRow[Policy]((*dbsqlc.Queries).InsertPolicy),
-	get:    (*dbsqlc.Queries).GetPolicyByID,
-	lock:   (*dbsqlc.Queries).GetPolicyByIDForUpdate,
-	update: fromRow[Policy]((*dbsqlc.Queries).UpdatePolicy),
-	remove: (*dbsqlc.Queries).DeletePolicy,
-	list:   paged((*dbsqlc.Queries).ListPoliciesPage),
+var policiesTable = &tableDef[dbsqlc.Policy, Policy, uuid.UUID, Page]{
+	kind:    KindPolicies,
+	key:     func(r Policy) uuid.UUID { return r.ID },
+	row:     func(r dbsqlc.Policy) Policy { return Policy(r) },
+	insert:  fromRow(insertPolicyParams, (*dbsqlc.Queries).InsertPolicy),
+	get:     (*dbsqlc.Queries).GetPolicyByID,
+	lock:    (*dbsqlc.Queries).GetPolicyByIDForUpdate,
+	update:  fromRow(updatePolicyParams, (*dbsqlc.Queries).UpdatePolicy),
+	remove:  (*dbsqlc.Queries).DeletePolicy,
+	list:    paged((*dbsqlc.Queries).ListPoliciesPage),
+	catalog: func(c *Catalog) *[]Policy { return &c.Policies },
+	all:     (*dbsqlc.Queries).ListPolicies,
+	parts:   []part[uuid.UUID]{policyModelsTable, policyHostKeysTable, policyModelRateLimitsTable},
+}
+
+// insertPolicyParams is what Create writes of a Policy: all but the columns the database makes.
+func insertPolicyParams(r Policy) dbsqlc.InsertPolicyParams {
+	return dbsqlc.InsertPolicyParams{
+		Slug: r.Slug, Name: r.Name, AllModels: r.AllModels, AllHostKeys: r.AllHostKeys, KeyStrategy: r.KeyStrategy,
+		RateLimitID: r.RateLimitID, MaxWaitMs: r.MaxWaitMs, Priority: r.Priority, MaxAttempts: r.MaxAttempts,
+		LimiterFailureMode: r.LimiterFailureMode, CapturePayloads: r.CapturePayloads,
+		CaptureMaxBytes: r.CaptureMaxBytes, RouteStrategy: r.RouteStrategy, Affinity: r.Affinity,
+		BudgetFallback: r.BudgetFallback,
+	}
+}
+
+// updatePolicyParams is what Update writes of a Policy: its key and mutable columns.
+func updatePolicyParams(r Policy) dbsqlc.UpdatePolicyParams {
+	return dbsqlc.UpdatePolicyParams{
+		ID: r.ID, Slug: r.Slug, Name: r.Name, AllModels: r.AllModels, AllHostKeys: r.AllHostKeys,
+		KeyStrategy: r.KeyStrategy, RateLimitID: r.RateLimitID, MaxWaitMs: r.MaxWaitMs, Priority: r.Priority,
+		MaxAttempts: r.MaxAttempts, LimiterFailureMode: r.LimiterFailureMode, CapturePayloads: r.CapturePayloads,
+		CaptureMaxBytes: r.CaptureMaxBytes, RouteStrategy: r.RouteStrategy, Affinity: r.Affinity,
+		BudgetFallback: r.BudgetFallback,
+	}
 }
 
 // Policies is the policies table; its grants are in PolicyModels,
@@ -35,5 +61,5 @@ func (t *Tx) Policies() Policies { return Policies{mutable(t.db(), policiesTable
 
 // GetBySlug returns the policy with slug.
 func (t Policies) GetBySlug(ctx context.Context, slug string) (Policy, error) {
-	return result(t.db.q.GetPolicyBySlug(ctx, slug))
+	return policiesTable.result(t.db.q.GetPolicyBySlug(ctx, slug))
 }

@@ -5,7 +5,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/relay-llm/relay/internal/store/dbsqlc"
+	"github.com/relay-llm/relay/internal/store/internal/dbsqlc"
 )
 
 // PolicyBindingsPage is a Page of policy bindings, of one project and/or one
@@ -17,17 +17,36 @@ type PolicyBindingsPage struct {
 	Limit     int32
 }
 
-var policyBindingsTable = &tableDef[PolicyBinding, uuid.UUID, PolicyBindingsPage]{
-	kind:   "policy_bindings",
+var policyBindingsTable = &tableDef[dbsqlc.PolicyBinding, PolicyBinding, uuid.UUID, PolicyBindingsPage]{
+	kind:   KindPolicyBindings,
 	key:    func(r PolicyBinding) uuid.UUID { return r.ID },
-	insert: fromRow[PolicyBinding]((*dbsqlc.Queries).InsertPolicyBinding),
+	row:    func(r dbsqlc.PolicyBinding) PolicyBinding { return PolicyBinding(r) },
+	insert: fromRow(insertPolicyBindingParams, (*dbsqlc.Queries).InsertPolicyBinding),
 	get:    (*dbsqlc.Queries).GetPolicyBindingByID,
 	lock:   (*dbsqlc.Queries).GetPolicyBindingByIDForUpdate,
-	update: fromRow[PolicyBinding]((*dbsqlc.Queries).UpdatePolicyBinding),
+	update: fromRow(updatePolicyBindingParams, (*dbsqlc.Queries).UpdatePolicyBinding),
 	remove: (*dbsqlc.Queries).DeletePolicyBinding,
-	list: func(q *dbsqlc.Queries, ctx context.Context, p PolicyBindingsPage) ([]PolicyBinding, error) {
+	list: func(q *dbsqlc.Queries, ctx context.Context, p PolicyBindingsPage) ([]dbsqlc.PolicyBinding, error) {
 		return q.ListPolicyBindingsPage(ctx, p.After, p.ProjectID, p.PolicyID, p.Limit)
 	},
+	catalog: func(c *Catalog) *[]PolicyBinding { return &c.PolicyBindings },
+	all:     (*dbsqlc.Queries).ListPolicyBindings,
+}
+
+// insertPolicyBindingParams is what Create writes of a PolicyBinding: all but the columns the database makes.
+func insertPolicyBindingParams(r PolicyBinding) dbsqlc.InsertPolicyBindingParams {
+	return dbsqlc.InsertPolicyBindingParams{
+		ProjectID: r.ProjectID, PolicyID: r.PolicyID, ServiceAccountID: r.ServiceAccountID, UserID: r.UserID,
+		GroupID: r.GroupID, Position: r.Position,
+	}
+}
+
+// updatePolicyBindingParams is what Update writes of a PolicyBinding: its key and mutable columns.
+func updatePolicyBindingParams(r PolicyBinding) dbsqlc.UpdatePolicyBindingParams {
+	return dbsqlc.UpdatePolicyBindingParams{
+		ID: r.ID, PolicyID: r.PolicyID, ServiceAccountID: r.ServiceAccountID, UserID: r.UserID, GroupID: r.GroupID,
+		Position: r.Position,
+	}
 }
 
 // PolicyBindings is the policy_bindings table: in a project, a subject
@@ -49,5 +68,5 @@ func (t *Tx) PolicyBindings() PolicyBindings {
 
 // ListByProject returns the policy bindings of a project in resolution order.
 func (t PolicyBindings) ListByProject(ctx context.Context, projectID uuid.UUID) ([]PolicyBinding, error) {
-	return result(t.db.q.ListPolicyBindingsByProject(ctx, projectID))
+	return policyBindingsTable.results(t.db.q.ListPolicyBindingsByProject(ctx, projectID))
 }

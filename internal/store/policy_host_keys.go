@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/relay-llm/relay/internal/store/dbsqlc"
+	"github.com/relay-llm/relay/internal/store/internal/dbsqlc"
 )
 
 // PolicyHostKeyKey is the key of a policy's host key grant.
@@ -24,21 +24,25 @@ type PolicyHostKeysPage struct {
 	Limit          int32
 }
 
-var policyHostKeysTable = &tableDef[PolicyHostKey, PolicyHostKeyKey, PolicyHostKeysPage]{
-	kind: "policy_host_keys",
+var policyHostKeysTable = &tableDef[dbsqlc.PolicyHostKey, PolicyHostKey, PolicyHostKeyKey, PolicyHostKeysPage]{
+	kind: KindPolicyHostKeys,
 	key:  func(r PolicyHostKey) PolicyHostKeyKey { return PolicyHostKeyKey(r) },
-	insert: func(q *dbsqlc.Queries, ctx context.Context, r PolicyHostKey) (PolicyHostKey, error) {
+	row:  func(r dbsqlc.PolicyHostKey) PolicyHostKey { return PolicyHostKey(r) },
+	insert: func(q *dbsqlc.Queries, ctx context.Context, r PolicyHostKey) (dbsqlc.PolicyHostKey, error) {
 		return q.InsertPolicyHostKey(ctx, r.PolicyID, r.HostKeyID)
 	},
-	get: func(q *dbsqlc.Queries, ctx context.Context, k PolicyHostKeyKey) (PolicyHostKey, error) {
+	get: func(q *dbsqlc.Queries, ctx context.Context, k PolicyHostKeyKey) (dbsqlc.PolicyHostKey, error) {
 		return q.GetPolicyHostKeyByPolicyAndHostKey(ctx, k.PolicyID, k.HostKeyID)
 	},
 	remove: func(q *dbsqlc.Queries, ctx context.Context, k PolicyHostKeyKey) (int64, error) {
 		return q.DeletePolicyHostKey(ctx, k.PolicyID, k.HostKeyID)
 	},
-	list: func(q *dbsqlc.Queries, ctx context.Context, p PolicyHostKeysPage) ([]PolicyHostKey, error) {
+	list: func(q *dbsqlc.Queries, ctx context.Context, p PolicyHostKeysPage) ([]dbsqlc.PolicyHostKey, error) {
 		return q.ListPolicyHostKeysPage(ctx, p.AfterPolicyID, p.AfterHostKeyID, p.PolicyID, p.Limit)
 	},
+	catalog: func(c *Catalog) *[]PolicyHostKey { return &c.PolicyHostKeys },
+	all:     (*dbsqlc.Queries).ListPolicyHostKeys,
+	of:      (*dbsqlc.Queries).ListPolicyHostKeysByPolicy,
 }
 
 // PolicyHostKeys is the policy_host_keys table: the host keys a policy's
@@ -59,5 +63,5 @@ func (t *Tx) PolicyHostKeys() PolicyHostKeys {
 
 // ListByPolicy returns the host key grants of a policy.
 func (t PolicyHostKeys) ListByPolicy(ctx context.Context, policyID uuid.UUID) ([]PolicyHostKey, error) {
-	return result(t.db.q.ListPolicyHostKeysByPolicy(ctx, policyID))
+	return policyHostKeysTable.results(t.db.q.ListPolicyHostKeysByPolicy(ctx, policyID))
 }

@@ -5,7 +5,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/relay-llm/relay/internal/store/dbsqlc"
+	"github.com/relay-llm/relay/internal/store/internal/dbsqlc"
 )
 
 // PolicyModelRateLimitsPage is a page of per-model rate limits in (policy,
@@ -18,29 +18,33 @@ type PolicyModelRateLimitsPage struct {
 	Limit         int32
 }
 
-var policyModelRateLimitsTable = &tableDef[PolicyModelRateLimit, PolicyModelKey, PolicyModelRateLimitsPage]{
-	kind: "policy_model_rate_limits",
+var policyModelRateLimitsTable = &tableDef[dbsqlc.PolicyModelRateLimit, PolicyModelRateLimit, PolicyModelKey, PolicyModelRateLimitsPage]{
+	kind: KindPolicyModelRateLimits,
 	key: func(r PolicyModelRateLimit) PolicyModelKey {
 		return PolicyModelKey{r.PolicyID, r.ModelID}
 	},
-	insert: func(q *dbsqlc.Queries, ctx context.Context, r PolicyModelRateLimit) (PolicyModelRateLimit, error) {
+	row: func(r dbsqlc.PolicyModelRateLimit) PolicyModelRateLimit { return PolicyModelRateLimit(r) },
+	insert: func(q *dbsqlc.Queries, ctx context.Context, r PolicyModelRateLimit) (dbsqlc.PolicyModelRateLimit, error) {
 		return q.InsertPolicyModelRateLimit(ctx, r.PolicyID, r.ModelID, r.RateLimitID, r.Position)
 	},
-	get: func(q *dbsqlc.Queries, ctx context.Context, k PolicyModelKey) (PolicyModelRateLimit, error) {
+	get: func(q *dbsqlc.Queries, ctx context.Context, k PolicyModelKey) (dbsqlc.PolicyModelRateLimit, error) {
 		return q.GetPolicyModelRateLimitByPolicyAndModel(ctx, k.PolicyID, k.ModelID)
 	},
-	lock: func(q *dbsqlc.Queries, ctx context.Context, k PolicyModelKey) (PolicyModelRateLimit, error) {
+	lock: func(q *dbsqlc.Queries, ctx context.Context, k PolicyModelKey) (dbsqlc.PolicyModelRateLimit, error) {
 		return q.GetPolicyModelRateLimitByPolicyAndModelForUpdate(ctx, k.PolicyID, k.ModelID)
 	},
-	update: func(q *dbsqlc.Queries, ctx context.Context, r PolicyModelRateLimit) (PolicyModelRateLimit, error) {
+	update: func(q *dbsqlc.Queries, ctx context.Context, r PolicyModelRateLimit) (dbsqlc.PolicyModelRateLimit, error) {
 		return q.UpdatePolicyModelRateLimit(ctx, r.PolicyID, r.ModelID, r.RateLimitID, r.Position)
 	},
 	remove: func(q *dbsqlc.Queries, ctx context.Context, k PolicyModelKey) (int64, error) {
 		return q.DeletePolicyModelRateLimit(ctx, k.PolicyID, k.ModelID)
 	},
-	list: func(q *dbsqlc.Queries, ctx context.Context, p PolicyModelRateLimitsPage) ([]PolicyModelRateLimit, error) {
+	list: func(q *dbsqlc.Queries, ctx context.Context, p PolicyModelRateLimitsPage) ([]dbsqlc.PolicyModelRateLimit, error) {
 		return q.ListPolicyModelRateLimitsPage(ctx, p.AfterPolicyID, p.AfterModelID, p.PolicyID, p.Limit)
 	},
+	catalog: func(c *Catalog) *[]PolicyModelRateLimit { return &c.PolicyModelRateLimits },
+	all:     (*dbsqlc.Queries).ListPolicyModelRateLimits,
+	of:      (*dbsqlc.Queries).ListPolicyModelRateLimitsByPolicy,
 }
 
 // PolicyModelRateLimits is the policy_model_rate_limits table: the rate
@@ -62,5 +66,5 @@ func (t *Tx) PolicyModelRateLimits() PolicyModelRateLimits {
 
 // ListByPolicy returns the per-model rate limits of a policy in order.
 func (t PolicyModelRateLimits) ListByPolicy(ctx context.Context, policyID uuid.UUID) ([]PolicyModelRateLimit, error) {
-	return result(t.db.q.ListPolicyModelRateLimitsByPolicy(ctx, policyID))
+	return policyModelRateLimitsTable.results(t.db.q.ListPolicyModelRateLimitsByPolicy(ctx, policyID))
 }

@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/relay-llm/relay/internal/store/dbsqlc"
+	"github.com/relay-llm/relay/internal/store/internal/dbsqlc"
 )
 
 // PolicyModelKey is the key of a policy's model grant and of its per-model rate limit.
@@ -24,21 +24,25 @@ type PolicyModelsPage struct {
 	Limit         int32
 }
 
-var policyModelsTable = &tableDef[PolicyModel, PolicyModelKey, PolicyModelsPage]{
-	kind: "policy_models",
+var policyModelsTable = &tableDef[dbsqlc.PolicyModel, PolicyModel, PolicyModelKey, PolicyModelsPage]{
+	kind: KindPolicyModels,
 	key:  func(r PolicyModel) PolicyModelKey { return PolicyModelKey(r) },
-	insert: func(q *dbsqlc.Queries, ctx context.Context, r PolicyModel) (PolicyModel, error) {
+	row:  func(r dbsqlc.PolicyModel) PolicyModel { return PolicyModel(r) },
+	insert: func(q *dbsqlc.Queries, ctx context.Context, r PolicyModel) (dbsqlc.PolicyModel, error) {
 		return q.InsertPolicyModel(ctx, r.PolicyID, r.ModelID)
 	},
-	get: func(q *dbsqlc.Queries, ctx context.Context, k PolicyModelKey) (PolicyModel, error) {
+	get: func(q *dbsqlc.Queries, ctx context.Context, k PolicyModelKey) (dbsqlc.PolicyModel, error) {
 		return q.GetPolicyModelByPolicyAndModel(ctx, k.PolicyID, k.ModelID)
 	},
 	remove: func(q *dbsqlc.Queries, ctx context.Context, k PolicyModelKey) (int64, error) {
 		return q.DeletePolicyModel(ctx, k.PolicyID, k.ModelID)
 	},
-	list: func(q *dbsqlc.Queries, ctx context.Context, p PolicyModelsPage) ([]PolicyModel, error) {
+	list: func(q *dbsqlc.Queries, ctx context.Context, p PolicyModelsPage) ([]dbsqlc.PolicyModel, error) {
 		return q.ListPolicyModelsPage(ctx, p.AfterPolicyID, p.AfterModelID, p.PolicyID, p.Limit)
 	},
+	catalog: func(c *Catalog) *[]PolicyModel { return &c.PolicyModels },
+	all:     (*dbsqlc.Queries).ListPolicyModels,
+	of:      (*dbsqlc.Queries).ListPolicyModelsByPolicy,
 }
 
 // PolicyModels is the policy_models table: the models a policy grants when
@@ -55,5 +59,5 @@ func (t *Tx) PolicyModels() PolicyModels { return PolicyModels{table(t.db(), pol
 
 // ListByPolicy returns the model grants of a policy.
 func (t PolicyModels) ListByPolicy(ctx context.Context, policyID uuid.UUID) ([]PolicyModel, error) {
-	return result(t.db.q.ListPolicyModelsByPolicy(ctx, policyID))
+	return policyModelsTable.results(t.db.q.ListPolicyModelsByPolicy(ctx, policyID))
 }

@@ -5,7 +5,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/relay-llm/relay/internal/store/dbsqlc"
+	"github.com/relay-llm/relay/internal/store/internal/dbsqlc"
 )
 
 // ProjectsPage is a Page of projects, of one team when TeamID is set.
@@ -15,21 +15,24 @@ type ProjectsPage struct {
 	Limit  int32
 }
 
-var projectsTable = &tableDef[Project, uuid.UUID, ProjectsPage]{
-	kind: "projects",
+var projectsTable = &tableDef[dbsqlc.Project, Project, uuid.UUID, ProjectsPage]{
+	kind: KindProjects,
 	key:  func(r Project) uuid.UUID { return r.ID },
-	insert: func(q *dbsqlc.Queries, ctx context.Context, r Project) (Project, error) {
+	row:  func(r dbsqlc.Project) Project { return Project(r) },
+	insert: func(q *dbsqlc.Queries, ctx context.Context, r Project) (dbsqlc.Project, error) {
 		return q.InsertProject(ctx, r.TeamID, r.Slug, r.Name)
 	},
 	get:  (*dbsqlc.Queries).GetProjectByID,
 	lock: (*dbsqlc.Queries).GetProjectByIDForUpdate,
-	update: func(q *dbsqlc.Queries, ctx context.Context, r Project) (Project, error) {
+	update: func(q *dbsqlc.Queries, ctx context.Context, r Project) (dbsqlc.Project, error) {
 		return q.UpdateProject(ctx, r.ID, r.TeamID, r.Slug, r.Name)
 	},
 	remove: (*dbsqlc.Queries).DeleteProject,
-	list: func(q *dbsqlc.Queries, ctx context.Context, p ProjectsPage) ([]Project, error) {
+	list: func(q *dbsqlc.Queries, ctx context.Context, p ProjectsPage) ([]dbsqlc.Project, error) {
 		return q.ListProjectsPage(ctx, p.After, p.TeamID, p.Limit)
 	},
+	catalog: func(c *Catalog) *[]Project { return &c.Projects },
+	all:     (*dbsqlc.Queries).ListProjects,
 }
 
 // Projects is the projects table. Deleting a project deletes its service
@@ -46,5 +49,5 @@ func (t *Tx) Projects() Projects { return Projects{mutable(t.db(), projectsTable
 
 // GetBySlug returns the project of team with slug.
 func (t Projects) GetBySlug(ctx context.Context, teamID uuid.UUID, slug string) (Project, error) {
-	return result(t.db.q.GetProjectBySlug(ctx, teamID, slug))
+	return projectsTable.result(t.db.q.GetProjectBySlug(ctx, teamID, slug))
 }

@@ -5,22 +5,26 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/relay-llm/relay/internal/store/dbsqlc"
+	"github.com/relay-llm/relay/internal/store/internal/dbsqlc"
 )
 
-var rateLimitsTable = &tableDef[RateLimit, uuid.UUID, Page]{
-	kind: "rate_limits",
+var rateLimitsTable = &tableDef[dbsqlc.RateLimit, RateLimit, uuid.UUID, Page]{
+	kind: KindRateLimits,
 	key:  func(r RateLimit) uuid.UUID { return r.ID },
-	insert: func(q *dbsqlc.Queries, ctx context.Context, r RateLimit) (RateLimit, error) {
+	row:  func(r dbsqlc.RateLimit) RateLimit { return RateLimit(r) },
+	insert: func(q *dbsqlc.Queries, ctx context.Context, r RateLimit) (dbsqlc.RateLimit, error) {
 		return q.InsertRateLimit(ctx, r.Slug, r.Name)
 	},
 	get:  (*dbsqlc.Queries).GetRateLimitByID,
 	lock: (*dbsqlc.Queries).GetRateLimitByIDForUpdate,
-	update: func(q *dbsqlc.Queries, ctx context.Context, r RateLimit) (RateLimit, error) {
+	update: func(q *dbsqlc.Queries, ctx context.Context, r RateLimit) (dbsqlc.RateLimit, error) {
 		return q.UpdateRateLimit(ctx, r.ID, r.Slug, r.Name)
 	},
-	remove: (*dbsqlc.Queries).DeleteRateLimit,
-	list:   paged((*dbsqlc.Queries).ListRateLimitsPage),
+	remove:  (*dbsqlc.Queries).DeleteRateLimit,
+	list:    paged((*dbsqlc.Queries).ListRateLimitsPage),
+	catalog: func(c *Catalog) *[]RateLimit { return &c.RateLimits },
+	all:     (*dbsqlc.Queries).ListRateLimits,
+	parts:   []part[uuid.UUID]{rateLimitRulesTable},
 }
 
 // RateLimits is the rate_limits table; the rules are in RateLimitRules.
@@ -38,5 +42,5 @@ func (t *Tx) RateLimits() RateLimits { return RateLimits{mutable(t.db(), rateLim
 
 // GetBySlug returns the rate limit with slug.
 func (t RateLimits) GetBySlug(ctx context.Context, slug string) (RateLimit, error) {
-	return result(t.db.q.GetRateLimitBySlug(ctx, slug))
+	return rateLimitsTable.result(t.db.q.GetRateLimitBySlug(ctx, slug))
 }

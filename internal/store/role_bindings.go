@@ -5,7 +5,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/relay-llm/relay/internal/store/dbsqlc"
+	"github.com/relay-llm/relay/internal/store/internal/dbsqlc"
 )
 
 // RoleBindingsPage is a Page of role bindings, of one user, group, team
@@ -19,17 +19,32 @@ type RoleBindingsPage struct {
 	Limit     int32
 }
 
-var roleBindingsTable = &tableDef[RoleBinding, uuid.UUID, RoleBindingsPage]{
-	kind:   "role_bindings",
+var roleBindingsTable = &tableDef[dbsqlc.RoleBinding, RoleBinding, uuid.UUID, RoleBindingsPage]{
+	kind:   KindRoleBindings,
 	key:    func(r RoleBinding) uuid.UUID { return r.ID },
-	insert: fromRow[RoleBinding]((*dbsqlc.Queries).InsertRoleBinding),
+	row:    func(r dbsqlc.RoleBinding) RoleBinding { return RoleBinding(r) },
+	insert: fromRow(insertRoleBindingParams, (*dbsqlc.Queries).InsertRoleBinding),
 	get:    (*dbsqlc.Queries).GetRoleBindingByID,
 	lock:   (*dbsqlc.Queries).GetRoleBindingByIDForUpdate,
-	update: fromRow[RoleBinding]((*dbsqlc.Queries).UpdateRoleBinding),
+	update: fromRow(updateRoleBindingParams, (*dbsqlc.Queries).UpdateRoleBinding),
 	remove: (*dbsqlc.Queries).DeleteRoleBinding,
-	list: func(q *dbsqlc.Queries, ctx context.Context, p RoleBindingsPage) ([]RoleBinding, error) {
+	list: func(q *dbsqlc.Queries, ctx context.Context, p RoleBindingsPage) ([]dbsqlc.RoleBinding, error) {
 		return q.ListRoleBindingsPage(ctx, dbsqlc.ListRoleBindingsPageParams(p))
 	},
+}
+
+// insertRoleBindingParams is what Create writes of a RoleBinding: all but the columns the database makes.
+func insertRoleBindingParams(r RoleBinding) dbsqlc.InsertRoleBindingParams {
+	return dbsqlc.InsertRoleBindingParams{
+		Role: r.Role, UserID: r.UserID, GroupID: r.GroupID, TeamID: r.TeamID, ProjectID: r.ProjectID,
+	}
+}
+
+// updateRoleBindingParams is what Update writes of a RoleBinding: its key and mutable columns.
+func updateRoleBindingParams(r RoleBinding) dbsqlc.UpdateRoleBindingParams {
+	return dbsqlc.UpdateRoleBindingParams{
+		ID: r.ID, Role: r.Role, UserID: r.UserID, GroupID: r.GroupID, TeamID: r.TeamID, ProjectID: r.ProjectID,
+	}
 }
 
 // RoleBindings is the role_bindings table: a role for a user or a group, on
@@ -47,5 +62,5 @@ func (t *Tx) RoleBindings() RoleBindings { return RoleBindings{mutable(t.db(), r
 // ListByUserWithGroups returns every role binding that applies to a user:
 // its own and those of its groups.
 func (t RoleBindings) ListByUserWithGroups(ctx context.Context, userID uuid.UUID) ([]RoleBinding, error) {
-	return result(t.db.q.ListRoleBindingsByUserWithGroups(ctx, userID))
+	return roleBindingsTable.results(t.db.q.ListRoleBindingsByUserWithGroups(ctx, userID))
 }

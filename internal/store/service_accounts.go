@@ -5,7 +5,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/relay-llm/relay/internal/store/dbsqlc"
+	"github.com/relay-llm/relay/internal/store/internal/dbsqlc"
 )
 
 // ServiceAccountsPage is a Page of service accounts, of one project when ProjectID is set.
@@ -15,21 +15,24 @@ type ServiceAccountsPage struct {
 	Limit     int32
 }
 
-var serviceAccountsTable = &tableDef[ServiceAccount, uuid.UUID, ServiceAccountsPage]{
-	kind: "service_accounts",
+var serviceAccountsTable = &tableDef[dbsqlc.ServiceAccount, ServiceAccount, uuid.UUID, ServiceAccountsPage]{
+	kind: KindServiceAccounts,
 	key:  func(r ServiceAccount) uuid.UUID { return r.ID },
-	insert: func(q *dbsqlc.Queries, ctx context.Context, r ServiceAccount) (ServiceAccount, error) {
+	row:  func(r dbsqlc.ServiceAccount) ServiceAccount { return ServiceAccount(r) },
+	insert: func(q *dbsqlc.Queries, ctx context.Context, r ServiceAccount) (dbsqlc.ServiceAccount, error) {
 		return q.InsertServiceAccount(ctx, r.ProjectID, r.Slug, r.Name, r.PolicyID)
 	},
 	get:  (*dbsqlc.Queries).GetServiceAccountByID,
 	lock: (*dbsqlc.Queries).GetServiceAccountByIDForUpdate,
-	update: func(q *dbsqlc.Queries, ctx context.Context, r ServiceAccount) (ServiceAccount, error) {
+	update: func(q *dbsqlc.Queries, ctx context.Context, r ServiceAccount) (dbsqlc.ServiceAccount, error) {
 		return q.UpdateServiceAccount(ctx, r.ID, r.Slug, r.Name, r.PolicyID)
 	},
 	remove: (*dbsqlc.Queries).DeleteServiceAccount,
-	list: func(q *dbsqlc.Queries, ctx context.Context, p ServiceAccountsPage) ([]ServiceAccount, error) {
+	list: func(q *dbsqlc.Queries, ctx context.Context, p ServiceAccountsPage) ([]dbsqlc.ServiceAccount, error) {
 		return q.ListServiceAccountsPage(ctx, p.After, p.ProjectID, p.Limit)
 	},
+	catalog: func(c *Catalog) *[]ServiceAccount { return &c.ServiceAccounts },
+	all:     (*dbsqlc.Queries).ListServiceAccounts,
 }
 
 // ServiceAccounts is the service_accounts table. A service account stays in
@@ -50,5 +53,5 @@ func (t *Tx) ServiceAccounts() ServiceAccounts {
 
 // GetBySlug returns the service account of project with slug.
 func (t ServiceAccounts) GetBySlug(ctx context.Context, projectID uuid.UUID, slug string) (ServiceAccount, error) {
-	return result(t.db.q.GetServiceAccountBySlug(ctx, projectID, slug))
+	return serviceAccountsTable.result(t.db.q.GetServiceAccountBySlug(ctx, projectID, slug))
 }

@@ -22,11 +22,12 @@ func (t *Tx) Sessions() Sessions { return Sessions{t.db()} }
 // Create stores a session (TokenHash, UserID, CSRFToken, ExpiresAt).
 func (t Sessions) Create(ctx context.Context, actor string, r Session) (Session, error) {
 	err := t.db.inTx(ctx, func(tx *Tx) error {
-		var err error
-		if r, err = tx.q.InsertSession(ctx, r.TokenHash, r.UserID, r.CSRFToken, r.ExpiresAt); err != nil {
+		d, err := tx.q.InsertSession(ctx, r.TokenHash, r.UserID, r.CSRFToken, r.ExpiresAt)
+		if err != nil {
 			return mapErr(err)
 		}
-		return tx.Audit(ctx, actor, "login", "sessions", r.UserID.String(), nil, r)
+		r = Session(d)
+		return tx.Audit(ctx, actor, "login", string(KindSessions), r.UserID.String(), nil, r)
 	})
 	if err != nil {
 		return Session{}, fmt.Errorf("create session: %w", err)
@@ -36,7 +37,8 @@ func (t Sessions) Create(ctx context.Context, actor string, r Session) (Session,
 
 // GetByHash returns the session whose token hashes to hash, unless it has expired.
 func (t Sessions) GetByHash(ctx context.Context, hash []byte) (Session, error) {
-	return result(t.db.q.GetSessionByHash(ctx, hash))
+	r, err := t.db.q.GetSessionByHash(ctx, hash)
+	return Session(r), mapErr(err)
 }
 
 // Delete ends the session whose token hashes to hash, expired or not.
@@ -46,7 +48,7 @@ func (t Sessions) Delete(ctx context.Context, actor string, hash []byte) error {
 		if err != nil {
 			return mapErr(err)
 		}
-		return tx.Audit(ctx, actor, "logout", "sessions", r.UserID.String(), r, nil)
+		return tx.Audit(ctx, actor, "logout", string(KindSessions), r.UserID.String(), Session(r), nil)
 	})
 	if err != nil {
 		return fmt.Errorf("delete session: %w", err)
@@ -63,7 +65,7 @@ func (t Sessions) DeleteByUser(ctx context.Context, actor string, userID uuid.UU
 		if n, err = tx.q.DeleteSessionsByUser(ctx, userID); err != nil || n == 0 {
 			return mapErr(err)
 		}
-		return tx.Audit(ctx, actor, "logout", "sessions", userID.String(), nil, nil)
+		return tx.Audit(ctx, actor, "logout", string(KindSessions), userID.String(), nil, nil)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("delete sessions of user %s: %w", userID, err)

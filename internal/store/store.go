@@ -1,8 +1,9 @@
 // Package store is Relay's only door to Postgres. It wraps the sqlc-generated
-// queries in internal/store/dbsqlc, maps driver errors to the sentinel errors
-// below, runs transactions, reads the whole catalog for a snapshot build and
-// holds the LISTEN connection. No other package imports pgx or dbsqlc; the
-// inference plane reaches none of this (a test in internal/proxy checks).
+// queries in internal/store/internal/dbsqlc (which, under internal/, nothing
+// else can import), maps driver errors to the sentinel errors below, runs
+// transactions, reads the whole catalog for a snapshot build and holds the
+// LISTEN connection. No other package imports pgx; the inference plane
+// reaches none of this (a test in internal/proxy checks).
 package store
 
 import (
@@ -18,7 +19,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/relay-llm/relay/internal/store/dbsqlc"
+	"github.com/relay-llm/relay/internal/store/internal/dbsqlc"
 )
 
 // Channel is the one NOTIFY channel: every catalog write sends "<table>:<id>" on it.

@@ -30,12 +30,12 @@ func joinCase[R any, K comparable, P any](tbl Table[R, K, P], row R, page P) fun
 func (c rowCase[R, K, P]) run(t *testing.T, b *bundle) {
 	ctx, tbl := b.ctx, c.table
 	created := mk[R](t)(tbl.Create(ctx, actor, c.row))
-	k := tbl.def.key(created)
+	k := tbl.def.keyOf(created)
 	if got := mk[R](t)(tbl.Get(ctx, k)); !sameRow(got, created) {
 		t.Errorf("Get = %+v, want %+v", got, created)
 	}
 	page := mk[[]R](t)(tbl.List(ctx, c.page))
-	if !slices.ContainsFunc(page, func(r R) bool { return tbl.def.key(r) == k }) {
+	if !slices.ContainsFunc(page, func(r R) bool { return tbl.def.keyOf(r) == k }) {
 		t.Errorf("List(%+v) lacks %v", c.page, k)
 	}
 	rows := []R{created}
@@ -67,7 +67,7 @@ func (c rowCase[R, K, P]) run(t *testing.T, b *bundle) {
 	wantErr(t, err, ErrNotFound)
 	wantErr(t, tbl.Delete(ctx, actor, k), ErrNotFound)
 
-	audit := auditRows(t, b, tbl.def.kind, fmt.Sprint(k))
+	audit := auditRows(t, b, string(tbl.def.name()), fmt.Sprint(k))
 	if got, want := actions(audit), append(wantActions, "delete"); !slices.Equal(got, want) {
 		t.Fatalf("audit actions = %v, want %v", got, want)
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
-	"github.com/relay-llm/relay/internal/store/dbsqlc"
+	"github.com/relay-llm/relay/internal/store/internal/dbsqlc"
 )
 
 // UsageFilter narrows a read of the ledger or the rollups; nil fields do not
@@ -60,7 +60,26 @@ type UsageSumQuery struct {
 // UsageSum is one group's totals. Dimensions not grouped by hold their zero
 // value (uuid.Nil, "", 0, and the Unix epoch for Bucket), and so does an
 // absent identifier (a request refused before routing has no host).
-type UsageSum = dbsqlc.SumUsageEventsRow
+type UsageSum struct {
+	Bucket           time.Time
+	ProjectID        uuid.UUID
+	TeamID           uuid.UUID
+	RelayKeyID       uuid.UUID
+	HostID           uuid.UUID
+	Model            string
+	Status           int32
+	BindingID        uuid.UUID
+	HostKeyID        uuid.UUID
+	Requests         int64
+	Errors           int64
+	InputTokens      int64
+	OutputTokens     int64
+	CachedReadTokens int64
+	CacheWriteTokens int64
+	ReasoningTokens  int64
+	Cost             int64
+	Saved            int64
+}
 
 // Rollup grains.
 const (
@@ -259,7 +278,7 @@ func (s *Store) ListUsageEvents(ctx context.Context, p UsageEventsPage) ([]Usage
 	if err != nil {
 		return nil, fmt.Errorf("list usage events: %w", mapErr(err))
 	}
-	return rows, nil
+	return each(rows, func(r dbsqlc.UsageEvent) UsageEvent { return UsageEvent(r) }), nil
 }
 
 // readUsage runs a dashboard query in a read-only transaction without JIT
@@ -279,7 +298,7 @@ func (s *Store) readUsage(ctx context.Context, fn func(*dbsqlc.Queries) error) e
 // (partial hours, minute buckets).
 func (s *Store) SumUsageEvents(ctx context.Context, q UsageSumQuery) ([]UsageSum, error) {
 	f := q.Filter
-	var rows []UsageSum
+	var rows []dbsqlc.SumUsageEventsRow
 	err := s.readUsage(ctx, func(dq *dbsqlc.Queries) (err error) {
 		rows, err = dq.SumUsageEvents(ctx, dbsqlc.SumUsageEventsParams{
 			Unit: q.Unit, ByProject: q.By.Project, ByTeam: q.By.Team, ByKey: q.By.Key, ByHost: q.By.Host,
@@ -293,7 +312,7 @@ func (s *Store) SumUsageEvents(ctx context.Context, q UsageSumQuery) ([]UsageSum
 	if err != nil {
 		return nil, fmt.Errorf("sum usage events: %w", mapErr(err))
 	}
-	return rows, nil
+	return each(rows, func(r dbsqlc.SumUsageEventsRow) UsageSum { return UsageSum(r) }), nil
 }
 
 // SumUsageRollups totals the rollups of one grain (GrainHour or GrainDay);
@@ -318,9 +337,5 @@ func (s *Store) SumUsageRollups(ctx context.Context, grain string, q UsageSumQue
 	if err != nil {
 		return nil, fmt.Errorf("sum usage rollups: %w", mapErr(err))
 	}
-	out := make([]UsageSum, len(rows))
-	for i, r := range rows {
-		out[i] = UsageSum(r)
-	}
-	return out, nil
+	return each(rows, func(r dbsqlc.SumUsageRollupsRow) UsageSum { return UsageSum(r) }), nil
 }
