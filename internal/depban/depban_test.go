@@ -223,7 +223,7 @@ func TestDeps_CoversSubpackages(t *testing.T) {
 		want            bool
 	}{
 		{full(store), mod + "/internal/store", true},
-		{full(store), mod + "/internal/store/dbsqlc", true},
+		{full(store), mod + "/internal/store/internal/dbsqlc", true},
 		{full(store), mod + "/internal/storefront", false},
 		{full(pgx), "github.com/jackc/pgx/v5/pgxpool", true},
 		{full(mod), mod + "/internal/wire", true},
