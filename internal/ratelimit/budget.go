@@ -74,5 +74,6 @@ func budgetCounter(b *snapshot.Budget, now time.Time) Counter {
 		end = start.AddDate(0, 0, 1)
 		tag = start.Format("20060102")
 	}
-	return Counter{Kind: KindPeriod, Key: "budget:" + b.ID.String() + ":" + tag, Limit: b.Amount, End: end}
+	owner := "budget:" + b.ID.String()
+	return Counter{Kind: KindPeriod, Tag: owner, Key: owner + ":" + tag, Limit: b.Amount, End: end}
 }

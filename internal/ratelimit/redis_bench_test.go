@@ -1,6 +1,7 @@
 package ratelimit
 
 import (
+	"os"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -104,6 +105,15 @@ func BenchmarkRedisReserve(b *testing.B) {
 				cpu += d
 				script += after[i].scriptUsec - before[i].scriptUsec
 				busiest = max(busiest, d)
+			}
+			if os.Getenv("RELAY_BENCH_COMMANDSTATS") != "" {
+				// Which commands the scripts ran, and how often.
+				for _, a := range addrs {
+					c := redis.NewClient(&redis.Options{Addr: a})
+					info, _ := c.Info(b.Context(), "commandstats").Result()
+					_ = c.Close()
+					b.Log(info)
+				}
 			}
 			b.ReportMetric(cpu*1e6/n, "redis-cpu-µs/op")
 			b.ReportMetric(script/n, "script-µs/op")
