@@ -25,16 +25,20 @@ import (
 //   - redis-cpu-µs/op: the redis-server processes' CPU (INFO cpu,
 //     used_cpu_user + used_cpu_sys), summed over the nodes — the script,
 //     the protocol and the event loop;
+//
 //   - script-µs/op: the scripts' own time (INFO commandstats, EVALSHA and
 //     EVAL);
+//
 //   - max-node-share: the busiest node's part of that CPU (1 on one node;
 //     1/3 when a cluster spreads the load evenly);
+//
 //   - ceiling-reservations/s: what the Redis side could admit with each
 //     node on one core of its own — 1e6 / the busiest node's µs per request;
+//
 //   - relay-cpu-µs/op: this process's CPU (the limiter, go-redis and the
 //     benchmark's callers), for the Relay side of the bill.
 //
-//	go test -run '^$' -bench RedisReserve -benchtime 20000x ./internal/ratelimit/
+//     go test -run '^$' -bench RedisReserve -benchtime 20000x ./internal/ratelimit/
 func BenchmarkRedisReserve(b *testing.B) {
 	redistest.SkipWithoutRedisServer(b)
 	const groups = 8
