@@ -124,7 +124,7 @@ func (s *Redis) calls(mode string, now time.Time, items []item) []*call {
 	if s.serverClock {
 		t = 0
 	}
-	var cs []*call
+	cs := make([]*call, 0, 1)
 	byTag := func(tag string) *call {
 		if !s.cluster && len(cs) > 0 {
 			return cs[0]
@@ -134,7 +134,9 @@ func (s *Redis) calls(mode string, now time.Time, items []item) []*call {
 				return cs[i]
 			}
 		}
-		x := &call{args: []any{mode, t, 0}}
+		// Sized for every item: one call is the common case.
+		x := &call{idx: make([]int, 0, len(items)), keys: make([]string, 0, 2*len(items)), args: make([]any, 3, 3+5*len(items))}
+		x.args[0], x.args[1] = mode, t
 		cs = append(cs, x)
 		return x
 	}

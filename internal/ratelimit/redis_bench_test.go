@@ -25,7 +25,10 @@ import (
 // rules; the host key's tier requests and input tokens; a project budget —
 // three owners) and "policy" (the policy's rules alone — one owner). "off"
 // runs the same callers without a limiter: the harness's own CPU, to take
-// from relay-cpu-µs/op. It reports, per request:
+// from relay-cpu-µs/op; "one-node/floor" runs, instead of a reservation, a
+// script that returns at once, with as many keys and arguments as a full
+// one: what any one-call design pays for the network and EVALSHA itself.
+// It reports, per request:
 //
 //   - redis-cpu-µs/op: the redis-server processes' CPU (INFO cpu,
 //     used_cpu_user + used_cpu_sys), summed over the nodes — the scripts,
@@ -45,8 +48,8 @@ import (
 func BenchmarkRedisReserve(b *testing.B) {
 	redistest.SkipWithoutRedisServer(b)
 	for _, topo := range []string{"off", "one-node", "cluster"} {
-		for _, shape := range []string{"full", "policy"} {
-			if topo == "off" && shape == "policy" {
+		for _, shape := range []string{"full", "policy", "floor"} {
+			if (topo == "off" && shape != "full") || (topo == "cluster" && shape == "floor") {
 				continue
 			}
 			b.Run(topo+"/"+shape, func(b *testing.B) { benchRedisReserve(b, topo, shape) })
@@ -85,10 +88,22 @@ func benchRedisReserve(b *testing.B, topo, shape string) {
 		}
 		cats[g] = c
 	}
+	noop := redis.NewScript("return {1, 0, -1, 0}")
+	noopKeys := make([]string, 10)
+	noopArgs := []any{"r", 0, 6}
+	for i := range noopKeys {
+		noopKeys[i] = "bench:{pol:" + uuid.NewString() + "}:" + uuid.NewString() + ":" + uuid.NewString() + ":60:w"
+	}
+	for range 6 {
+		noopArgs = append(noopArgs, "w", int64(1)<<40, 60000, 756, "")
+	}
 	one := func(c *catalog, snap *snapshot.Snapshot) error {
 		a := c.admission(b, snap, 2000, 256)
 		if l == nil {
 			return nil
+		}
+		if shape == "floor" {
+			return noop.Run(b.Context(), l.opts.Redis, noopKeys, noopArgs...).Err()
 		}
 		r, err := attempt(b.Context(), l, a, c.hostKey, c.binding)
 		if err != nil {
