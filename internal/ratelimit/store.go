@@ -13,7 +13,7 @@ type Kind uint8
 
 // Counter kinds.
 const (
-	// KindWindow is a sliding log: the amounts reserved in the last Window
+	// KindWindow is a sliding window: the amounts reserved in the last Window
 	// may not exceed Limit. Entries are kept in buckets of Window/1000
 	// (at least 1 ms) and expire at the end of their bucket plus Window, so
 	// an amount counts for at least Window: never more than Limit in any
@@ -77,13 +77,6 @@ type Verdict struct {
 	Reset []time.Duration
 }
 
-// at is counter i's clock at the reservation.
-func (v *Verdict) at(i int) int64 {
-	if i < len(v.AtOf) {
-		return v.AtOf[i]
-	}
-	return v.At
-}
 
 // Adjust corrects one counter of an earlier reservation once the request
 // has ended: Delta is added to a window or period entry (actual minus
