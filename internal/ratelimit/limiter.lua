@@ -173,16 +173,20 @@ if mode == 'r' or mode == 'p' then
       wins[i], sums[i], heads[i], tails[i], tamts[i] = win, sum, h, t, c
     elseif kind == 'l' then
       local limit = tonumber(ARGV[a + 2])
-      local c = redis.call('ZCOUNT', k, '(' .. snow, '+inf')
+      -- ZCARD is O(1) and counts expired leases too (those of pods that
+      -- died): below the limit it is enough; at the limit they go first.
+      local c = redis.call('ZCARD', k)
+      if c >= limit or mode == 'p' then
+        redis.call('ZREMRANGEBYSCORE', k, '-inf', snow)
+        c = redis.call('ZCARD', k)
+      end
       used = c
       if c >= limit then
         if limit < 1 then
           wait = -2
         else
-          local first = redis.call('ZRANGEBYSCORE', k, '(' .. snow, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+          local first = redis.call('ZRANGE', k, 0, 0, 'WITHSCORES')
           wait = math.max(1, tonumber(first[2]) - now)
-          -- Leases of pods that died without releasing them.
-          redis.call('ZREMRANGEBYSCORE', k, '-inf', snow)
         end
       end
     elseif kind == 's' then
