@@ -77,7 +77,6 @@ type Verdict struct {
 	Reset []time.Duration
 }
 
-
 // Adjust corrects one counter of an earlier reservation once the request
 // has ended: Delta is added to a window or period entry (actual minus
 // estimate, never below zero); a lease is released. A spacing counter's
