@@ -353,8 +353,8 @@ func (s *Redis) Settle(ctx context.Context, adj []Adjust, now time.Time) error {
 // same period, in the order they first appear; the others stay as they are.
 func merge(adj []Adjust) []Adjust {
 	type at struct {
-		key string
-		exp int64
+		tag, key string
+		exp      int64
 	}
 	seen := make(map[at]int, len(adj))
 	out := adj[:0:0]
@@ -362,9 +362,9 @@ func merge(adj []Adjust) []Adjust {
 		var k at
 		switch a.Kind {
 		case KindWindow:
-			k = at{a.Tag + "|" + a.Key, expiry(a.At, ms(a.Window))}
+			k = at{a.Tag, a.Key, expiry(a.At, ms(a.Window))}
 		case KindPeriod:
-			k = at{a.Tag + "|" + a.Key, 0}
+			k = at{a.Tag, a.Key, 0}
 		default:
 			out = append(out, a)
 			continue
