@@ -22,8 +22,11 @@ import (
 // benchCatalog limits everything, generously: the policy (requests, tokens,
 // concurrency), the host key's tier and a budget, so that a reservation
 // carries every kind of counter and is never refused.
-func benchCatalog(baseURL string) *catalog {
-	c := newCatalog(baseURL)
+func benchCatalog(baseURL string) *catalog { return seededBenchCatalog(baseURL, 0) }
+
+// seededBenchCatalog is benchCatalog with IDs of its own (newSeededCatalog).
+func seededBenchCatalog(baseURL string, seed byte) *catalog {
+	c := newSeededCatalog(baseURL, seed)
 	c.policy.RateLimitID = c.limit("policy",
 		snapshot.Rule{Meter: snapshot.MeterRequests, Amount: 1 << 40, Window: time.Minute},
 		snapshot.Rule{Meter: snapshot.MeterTotalTokens, Amount: 1 << 50, Window: time.Minute},

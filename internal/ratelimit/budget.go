@@ -1,6 +1,7 @@
 package ratelimit
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/google/uuid"
@@ -63,16 +64,15 @@ func (idx *budgetIndex) of(team, project, relayKey snapshot.ID) []*snapshot.Budg
 func budgetCounter(b *snapshot.Budget, now time.Time) Counter {
 	now = now.UTC()
 	y, m, d := now.Date()
-	var start, end time.Time
-	var tag string
+	var end time.Time
+	var tag int // YYYYMM or YYYYMMDD, without time.Format's cost on every request
 	if b.Period == "month" {
-		start = time.Date(y, m, 1, 0, 0, 0, 0, time.UTC)
-		end = start.AddDate(0, 1, 0)
-		tag = start.Format("200601")
+		end = time.Date(y, m+1, 1, 0, 0, 0, 0, time.UTC)
+		tag = y*100 + int(m)
 	} else {
-		start = time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
-		end = start.AddDate(0, 0, 1)
-		tag = start.Format("20060102")
+		end = time.Date(y, m, d+1, 0, 0, 0, 0, time.UTC)
+		tag = (y*100+int(m))*100 + d
 	}
-	return Counter{Kind: KindPeriod, Key: "budget:" + b.ID.String() + ":" + tag, Limit: b.Amount, End: end}
+	owner := "budget:" + b.ID.String()
+	return Counter{Kind: KindPeriod, Tag: owner, Key: owner + ":" + strconv.Itoa(tag), Limit: b.Amount, End: end}
 }

@@ -24,6 +24,7 @@ const testRelayKey = "sk-wr-test-ratelimit-0123456789abcdef"
 // model, host, host key and binding. Tests shape it before build.
 type catalog struct {
 	n       byte
+	seed    byte // tells catalogs' IDs apart (0: the default)
 	data    snapshot.Data
 	team    *snapshot.Team
 	project *snapshot.Project
@@ -37,11 +38,15 @@ type catalog struct {
 
 func (c *catalog) id() uuid.UUID {
 	c.n++
-	return uuid.UUID{0x7a, c.n}
+	return uuid.UUID{0x7a, c.n, c.seed}
 }
 
-func newCatalog(baseURL string) *catalog {
-	c := &catalog{}
+func newCatalog(baseURL string) *catalog { return newSeededCatalog(baseURL, 0) }
+
+// newSeededCatalog is newCatalog with IDs of its own: catalogs of different
+// seeds name different policies, host keys and budgets.
+func newSeededCatalog(baseURL string, seed byte) *catalog {
+	c := &catalog{seed: seed}
 	c.team = &snapshot.Team{ID: c.id(), Slug: "team"}
 	c.project = &snapshot.Project{ID: c.id(), TeamID: c.team.ID, Slug: "proj"}
 	c.policy = &snapshot.Policy{ID: c.id(), Slug: "pol", AllModels: true, AllHostKeys: true,

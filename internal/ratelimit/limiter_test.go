@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relay-llm/relay/internal/pricing"
 	"github.com/relay-llm/relay/internal/proxy"
 	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/wire"
@@ -55,6 +56,63 @@ func TestLimiter_ExactlyTheLimitUnderConcurrency(t *testing.T) {
 				t.Fatalf("level %d %v, want 50", n, err)
 			}
 		})
+	}
+}
+
+// TestLimiter_ExactAcrossOwners holds a limit exactly when a request's
+// counters belong to several owners — the policy, the host key's tier, a
+// budget — which on a Redis Cluster are three scripts on their own slots:
+// whichever owner binds, exactly its limit is admitted, and what the others
+// took for a refused request is given back.
+func TestLimiter_ExactAcrossOwners(t *testing.T) {
+	t.Parallel()
+	for _, be := range backends() {
+		for _, binding := range []string{"policy", "tier"} {
+			t.Run(be.name+"/"+binding+" binds", func(t *testing.T) {
+				t.Parallel()
+				c := newCatalog("http://unused")
+				policyN, tierN := int64(1000), int64(1000)
+				if binding == "policy" {
+					policyN = 50
+				} else {
+					tierN = 50
+				}
+				pol := c.limit("policy", snapshot.Rule{Meter: snapshot.MeterRequests, Amount: policyN, Window: time.Minute})
+				tier := c.limit("tier", snapshot.Rule{Meter: snapshot.MeterRequests, Amount: tierN, Window: time.Minute})
+				c.policy.RateLimitID, c.hostKey.TierRateLimitID = pol.ID, tier.ID
+				budget := c.budget(snapshot.Budget{ProjectID: c.project.ID, Period: "month", Amount: 1 << 40})
+				est := pricing.EstimateMicros(&c.binding.Pricing, (100+3)/4, 10) // a request's estimate: 100 bytes, max_tokens 10
+				snap := c.build()
+				pods := 1
+				if be.redis {
+					pods = 3
+				}
+				ls := be.open(t, pods, Options{})
+				var wg sync.WaitGroup
+				var got tally
+				for i := range 200 {
+					wg.Go(func() {
+						_, err := attempt(t.Context(), ls[i%len(ls)], c.admission(t, snap, 100, 10), c.hostKey, c.binding)
+						got.add(code(err))
+					})
+				}
+				wg.Wait()
+				if got.codes[""] != 50 || got.codes["rate_limited"] != 150 {
+					t.Fatalf("outcomes %v, want exactly 50 admitted and 150 rate_limited", got.codes)
+				}
+				l := ls[0]
+				if n, err := l.Level(t.Context(), c.policy, pol, pol.Rules[0], snapshot.ID{}); err != nil || n != 50 {
+					t.Errorf("policy level %d %v, want 50", n, err)
+				}
+				tierLevel, err := l.primary.Peek(t.Context(), []Counter{ruleCounter(tierKey(c.hostKey.ID, tier.ID), tier.Rules[0], snapshot.ID{}, 0, "", time.Minute)}, time.Now())
+				if err != nil || tierLevel.Used[0] != 50 {
+					t.Errorf("tier level %v %v, want 50", tierLevel.Used, err)
+				}
+				if spent, err := l.Spent(t.Context(), budget); err != nil || spent != 50*est {
+					t.Errorf("budget spent %d %v, want 50 requests' estimates (%d)", spent, err, 50*est)
+				}
+			})
+		}
 	}
 }
 

@@ -322,6 +322,11 @@ func (m *Memory) Settle(_ context.Context, adj []Adjust, now time.Time) error {
 				delete(z.exp, a.Lease)
 				z.compact()
 			}
+		case KindSpacing:
+			// Give the slot back if no later reservation took the next.
+			if tat, ok := m.spacing[a.Key]; ok && tat == a.At {
+				m.spacing[a.Key] = tat - ms(a.Window)
+			}
 		case KindPeriod:
 			if a.Delta == 0 {
 				continue

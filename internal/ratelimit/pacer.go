@@ -57,7 +57,7 @@ func (l *Limiter) acquire(ctx context.Context, a *ask) (g grant, v Verdict, ok b
 		// The fast path: nobody waits, so nobody is overtaken.
 		var st Store
 		if v, st, err = l.reserve(ctx, a.cs, a.closed); err != nil || v.OK {
-			return grant{store: st, at: v.At, cs: a.cs}, v, err == nil, err
+			return grant{store: st, at: v.At, atOf: v.AtOf, cs: a.cs}, v, err == nil, err
 		}
 		if !l.canWait(v, a.cs, a.deadline) {
 			return grant{}, v, false, nil
@@ -137,7 +137,7 @@ func (l *Limiter) wait(ctx context.Context, q *queue, w *waiter, a *ask) (grant,
 			}
 			if v.OK {
 				l.leave(q, w, true)
-				return grant{store: st, at: v.At, cs: a.cs}, v, true, nil
+				return grant{store: st, at: v.At, atOf: v.AtOf, cs: a.cs}, v, true, nil
 			}
 			q.mu.Lock()
 			q.last, q.onLease = v, worstIsLease(v, a.cs)

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -186,13 +187,25 @@ type tripCounter struct {
 
 func handshake(cmd redis.Cmder) bool {
 	switch cmd.Name() {
-	case "hello", "client", "auth", "select":
+	case "hello", "client", "auth", "select", "cluster": // cluster: the client's slot map
 		return true
 	}
 	return false
 }
 
 func (c *tripCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+// reserve reports whether cmd runs the script in reserve mode.
+func reserve(cmd redis.Cmder) bool {
+	a := cmd.Args()
+	if len(a) > 3 && (a[0] == "evalsha" || a[0] == "eval") {
+		if n, ok := a[2].(int); ok && len(a) > 3+n && a[3+n] == "r" {
+			return true
+		}
+	}
+	return false
+}
+
 func (c *tripCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		if ctx.Value(ctxMark{}) != nil {
@@ -201,15 +214,17 @@ func (c *tripCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 				return next(ctx, cmd)
 			}
 			c.trips.Add(1)
-			if a := cmd.Args(); len(a) > 3 && (a[0] == "evalsha" || a[0] == "eval") {
-				if n, ok := a[2].(int); ok && len(a) > 3+n && a[3+n] == "r" {
-					c.reserves.Add(1)
-				}
+			if reserve(cmd) {
+				c.reserves.Add(1)
 			}
 		}
 		return next(ctx, cmd)
 	}
 }
+
+// ProcessPipelineHook counts a pipeline as one round trip: its commands
+// leave together (on a cluster, to each master in parallel), and one
+// reservation however many scripts it holds.
 func (c *tripCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
 		if ctx.Value(ctxMark{}) != nil {
@@ -217,14 +232,30 @@ func (c *tripCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 				c.handshakes.Add(1)
 			} else {
 				c.trips.Add(1)
+				if slices.ContainsFunc(cmds, reserve) {
+					c.reserves.Add(1)
+				}
 			}
 		}
 		return next(ctx, cmds)
 	}
 }
 
+// TestProxy_OneRedisRoundTripPerRequest counts the Redis round trips on the
+// request path: one per request, on one Redis (one script call for every
+// counter) and on a Redis Cluster (one script per owner — policy, host key,
+// budget — sent together in one pipeline).
 func TestProxy_OneRedisRoundTripPerRequest(t *testing.T) {
 	t.Parallel()
+	for _, backend := range []string{"redis", "redis-cluster"} {
+		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
+			oneRoundTripPerRequest(t, backend)
+		})
+	}
+}
+
+func oneRoundTripPerRequest(t *testing.T, backend string) {
 	rl := newRelay(t)
 	c := rl.cat
 	c.policy.RateLimitID = c.limit("policy",
@@ -237,6 +268,9 @@ func TestProxy_OneRedisRoundTripPerRequest(t *testing.T) {
 	c.budget(snapshot.Budget{ProjectID: c.project.ID, Period: "month", Amount: 1 << 40})
 
 	url, prefix := redistest.URL(t), redistest.Prefix(t)
+	if backend == "redis-cluster" {
+		url = clusterURL(t)
+	}
 	rc := client(t, url)
 	trips := &tripCounter{}
 	rc.AddHook(trips)

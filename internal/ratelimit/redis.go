@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -18,17 +19,22 @@ var scriptSource string
 // answers NOSCRIPT, e.g. after a restart) and run by EVALSHA.
 var script = redis.NewScript(scriptSource)
 
-// hashTag puts every key of the limiter in one Redis Cluster slot, so a
-// request's counters — its policy's limits, its budgets and its host
-// key's tier limit — are checked in one script call. See
-// docs/rate-limits.md for why one slot rather than one per rate limit.
-const hashTag = "{rl}"
+// defaultTag is the hash tag of the counters that name no owner (the live
+// pods, and counters built without a Tag).
+const defaultTag = "rl"
 
 // Redis is the Store shared by every pod: each call is one EVALSHA of
-// limiter.lua.
+// limiter.lua. Every key carries its counter's Tag as a Redis Cluster hash
+// tag, so an owner's counters share one slot and owners spread over the
+// masters. On one Redis a call takes every counter at once, whatever the
+// tags; on a Redis Cluster a call whose counters have several tags becomes
+// one EVALSHA per tag, sent together in one pipeline (one round trip,
+// answered by each master in parallel), and a reservation refused by one
+// of them gives back what the others took (see Reserve).
 type Redis struct {
-	client redis.UniversalClient
-	prefix string // prefix + hashTag + ":"
+	client  redis.UniversalClient
+	prefix  string
+	cluster bool
 	// serverClock sends now = 0 so the script reads Redis's own clock,
 	// the one clock every pod shares.
 	serverClock bool
@@ -40,11 +46,12 @@ var _ Store = (*Redis)(nil)
 // (e.g. "relay:"). With serverClock the script uses Redis's TIME instead
 // of the now it is given: pods' clocks may drift, Redis's is one.
 func NewRedis(client redis.UniversalClient, prefix string, serverClock bool) *Redis {
-	return &Redis{client: client, prefix: prefix + hashTag + ":", serverClock: serverClock}
+	_, cluster := client.(*redis.ClusterClient)
+	return &Redis{client: client, prefix: prefix, cluster: cluster, serverClock: serverClock}
 }
 
-// Load loads the script into Redis's script cache so the first request
-// does not pay for it.
+// Load loads the script into Redis's script cache (every master's, on a
+// cluster) so the first request does not pay for it.
 func (s *Redis) Load(ctx context.Context) error {
 	if err := script.Load(ctx, s.client).Err(); err != nil {
 		return fmt.Errorf("load limiter script: %w", err)
@@ -71,53 +78,139 @@ func kindCode(k Kind) string {
 // kindHeartbeat marks this pod alive in the pods set (renew only).
 const kindHeartbeat Kind = 100
 
-// call runs the script over cs; fields gives each counter's amount, at and extra.
-func (s *Redis) call(ctx context.Context, mode string, now time.Time, n int, counter func(i int) (c *Counter, amount, at int64)) ([]any, error) {
-	keys := make([]string, 0, n+2)
-	args := make([]any, 0, 3+6*n)
+// key is c's Redis key: the prefix, the tag in braces, the rest of c.Key
+// and the kind's suffix.
+func (s *Redis) key(c *Counter) string {
+	tag, rest := c.Tag, c.Key
+	if tag == "" {
+		tag = defaultTag
+		rest = ":" + rest
+	} else {
+		rest = strings.TrimPrefix(rest, tag)
+	}
+	var suffix string
+	switch c.Kind {
+	case KindWindow:
+		suffix = ":w" // and ":wb", its older buckets
+	case KindLease:
+		suffix = ":lease"
+	case KindSpacing:
+		suffix = ":tat"
+	}
+	return s.prefix + "{" + tag + "}" + rest + suffix
+}
+
+// item is one counter of a call: what the script's five fields carry.
+type item struct {
+	c      *Counter
+	room   int64 // the limit, less the amount for windows and periods when reserving
+	amount int64
+	extra  string
+}
+
+// call is one script run: its items' indexes in the request, its keys and
+// arguments, and what it answered.
+type call struct {
+	idx  []int
+	keys []string
+	args []any
+	out  []int64
+	err  error
+}
+
+// calls builds the script runs for items: one, or on a cluster one per tag.
+func (s *Redis) calls(mode string, now time.Time, items []item) []*call {
 	t := now.UnixMilli()
 	if s.serverClock {
 		t = 0
 	}
-	args = append(args, mode, t, 0)
-	count := 0
-	for i := range n {
-		c, amount, at := counter(i)
-		code := kindCode(c.Kind)
+	cs := make([]*call, 0, 1)
+	byTag := func(tag string) *call {
+		if !s.cluster && len(cs) > 0 {
+			return cs[0]
+		}
+		for i, x := range cs {
+			if items[x.idx[0]].c.Tag == tag {
+				return cs[i]
+			}
+		}
+		// Sized for every item: one call is the common case.
+		x := &call{idx: make([]int, 0, len(items)), keys: make([]string, 0, 2*len(items)), args: make([]any, 3, 3+5*len(items))}
+		x.args[0], x.args[1] = mode, t
+		cs = append(cs, x)
+		return x
+	}
+	for i := range items {
+		it := &items[i]
+		code := kindCode(it.c.Kind)
 		if code == "" {
 			continue
 		}
-		count++
-		var extra string
-		switch c.Kind {
-		case KindWindow:
-			keys = append(keys, s.prefix+c.Key+":log", s.prefix+c.Key+":sum")
-		case KindLease:
-			keys = append(keys, s.prefix+c.Key+":lease")
-			extra = c.Lease
-		case KindSpacing:
-			keys = append(keys, s.prefix+c.Key+":tat")
-		case KindPeriod:
-			keys = append(keys, s.prefix+c.Key)
-			extra = strconv.FormatInt(c.End.UnixMilli(), 10)
-		case kindHeartbeat:
-			keys = append(keys, s.prefix+c.Key)
-			extra = c.Lease
+		x := byTag(it.c.Tag)
+		x.idx = append(x.idx, i)
+		k := s.key(it.c)
+		x.keys = append(x.keys, k)
+		if it.c.Kind == KindWindow {
+			x.keys = append(x.keys, k+"b")
 		}
-		args = append(args, code, c.Limit, ms(c.Window), amount, at, extra)
+		x.args = append(x.args, code, it.room, ms(it.c.Window), it.amount, it.extra)
 	}
-	args[2] = count
-	if count == 0 {
-		return nil, nil
+	for _, x := range cs {
+		x.args[2] = len(x.idx)
 	}
-	v, err := script.Run(ctx, s.client, keys, args...).Slice()
-	if err != nil {
-		return nil, fmt.Errorf("run limiter script: %w", err)
-	}
-	return v, nil
+	return cs
 }
 
-// Reserve implements Store.
+// run runs the calls: one EVALSHA, or a pipeline of them (a cluster sends
+// each master its part in parallel). A script cache emptied by a restart
+// is filled again and the calls retried once.
+func (s *Redis) run(ctx context.Context, cs []*call) error {
+	if len(cs) == 1 {
+		x := cs[0]
+		v, err := script.Run(ctx, s.client, x.keys, x.args...).Slice()
+		if err != nil {
+			return fmt.Errorf("run limiter script: %w", err)
+		}
+		x.out, x.err = int64s(v)
+		return x.err
+	}
+	for attempt := 0; ; attempt++ {
+		cmds := make([]*redis.Cmd, len(cs))
+		_, _ = s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for i, x := range cs {
+				cmds[i] = p.EvalSha(ctx, script.Hash(), x.keys, x.args...)
+			}
+			return nil
+		})
+		noScript := false
+		var first error
+		for i, x := range cs {
+			v, err := cmds[i].Slice()
+			if err == nil {
+				x.out, x.err = int64s(v)
+			} else {
+				x.err = fmt.Errorf("run limiter script: %w", err)
+				noScript = noScript || redis.HasErrorPrefix(err, "NOSCRIPT")
+			}
+			if first == nil {
+				first = x.err
+			}
+		}
+		if !noScript || attempt > 0 {
+			return first
+		}
+		if err := s.Load(ctx); err != nil {
+			return err
+		}
+	}
+}
+
+// Reserve implements Store. On a cluster, counters of several tags are
+// taken by one script per tag, each atomic; when one refuses, what the
+// others took is given back before Reserve returns (a second round trip,
+// on refusals only). Until then those counters hold a little more than
+// was admitted — a reservation may be refused that would have fit, never
+// the other way round.
 func (s *Redis) Reserve(ctx context.Context, cs []Counter, now time.Time) (Verdict, error) {
 	return s.reserve(ctx, "r", cs, now)
 }
@@ -128,71 +221,183 @@ func (s *Redis) Peek(ctx context.Context, cs []Counter, now time.Time) (Verdict,
 }
 
 func (s *Redis) reserve(ctx context.Context, mode string, cs []Counter, now time.Time) (Verdict, error) {
-	v := Verdict{OK: true, Worst: -1, At: now.UnixMilli(), Used: make([]int64, len(cs)), Reset: make([]time.Duration, len(cs))}
-	out, err := s.call(ctx, mode, now, len(cs), func(i int) (*Counter, int64, int64) { return &cs[i], cs[i].Amount, 0 })
-	if err != nil || out == nil {
+	v := Verdict{OK: true, Worst: -1, At: now.UnixMilli()}
+	items := make([]item, len(cs))
+	for i := range cs {
+		c := &cs[i]
+		items[i] = item{c: c, room: c.Limit, amount: c.Amount}
+		switch c.Kind {
+		case KindWindow:
+			items[i].room = c.Limit - c.Amount
+		case KindLease:
+			items[i].extra = c.Lease
+		case KindPeriod:
+			items[i].room = c.Limit - c.Amount
+			items[i].extra = strconv.FormatInt(c.End.UnixMilli(), 10)
+		}
+	}
+	calls := s.calls(mode, now, items)
+	if len(calls) == 0 {
+		return v, nil
+	}
+	if err := s.run(ctx, calls); err != nil {
 		return v, err
 	}
-	ints, err := int64s(out)
-	if err != nil || len(ints) < 4 {
-		return v, fmt.Errorf("limiter script: unexpected reply %v", out)
+	if len(calls) > 1 {
+		v.AtOf = make([]int64, len(cs))
 	}
-	v.At = ints[3]
-	// Map the script's counters (kinds zero skipped) back to cs.
-	j := 0
-	for i := range cs {
-		if kindCode(cs[i].Kind) == "" {
+	var worst int64 // ms; -2 never
+	var taken []*call
+	for _, x := range calls {
+		if len(x.out) < 4 {
+			return v, fmt.Errorf("limiter script: unexpected reply %v", x.out)
+		}
+		v.At = x.out[3]
+		for _, i := range x.idx {
+			if v.AtOf != nil {
+				v.AtOf[i] = x.out[3]
+			}
+		}
+		if x.out[0] == 1 && mode == "r" {
+			// Fits: the reply carries the time each spacing counter set.
+			j := 4
+			for _, i := range x.idx {
+				if cs[i].Kind == KindSpacing && j < len(x.out) {
+					items[i].extra = strconv.FormatInt(x.out[j], 10)
+					j++
+				}
+			}
+			taken = append(taken, x)
 			continue
 		}
-		if 4+2*j+1 < len(ints) {
-			v.Used[i] = ints[4+2*j]
-			v.Reset[i] = time.Duration(ints[4+2*j+1]) * time.Millisecond
+		if v.Used == nil {
+			v.Used, v.Reset = make([]int64, len(cs)), make([]time.Duration, len(cs))
 		}
-		if int64(j) == ints[2] {
-			v.Worst = i
+		for j, i := range x.idx {
+			if 4+2*j+1 < len(x.out) {
+				v.Used[i] = x.out[4+2*j]
+				v.Reset[i] = time.Duration(x.out[4+2*j+1]) * time.Millisecond
+			}
 		}
-		j++
+		if x.out[0] == 1 {
+			continue
+		}
+		w := x.out[1]
+		if worst != -2 && (w == -2 || w > worst) {
+			worst = w
+			if k := int(x.out[2]); k >= 0 && k < len(x.idx) {
+				v.Worst = x.idx[k]
+			}
+		}
 	}
-	if ints[0] == 1 {
-		v.Worst = -1
+	if worst == 0 {
 		return v, nil
 	}
 	v.OK = false
-	if ints[1] == -2 {
+	v.Wait = time.Duration(worst) * time.Millisecond
+	if worst == -2 {
 		v.Wait = Never
-	} else {
-		v.Wait = time.Duration(ints[1]) * time.Millisecond
+	}
+	if len(taken) > 0 {
+		if err := s.undo(ctx, taken, items, now); err != nil {
+			return v, err
+		}
 	}
 	return v, nil
 }
 
-// Settle implements Store.
+// undo gives back what the calls taken took: their windows' and periods'
+// amounts, their leases and their spacing slots.
+func (s *Redis) undo(ctx context.Context, taken []*call, items []item, now time.Time) error {
+	var adj []Adjust
+	for _, x := range taken {
+		for _, i := range x.idx {
+			c := *items[i].c
+			a := Adjust{Counter: c, At: x.out[3], Delta: -c.Amount}
+			if c.Kind == KindSpacing {
+				a.At, _ = strconv.ParseInt(items[i].extra, 10, 64)
+			}
+			adj = append(adj, a)
+		}
+	}
+	if err := s.Settle(ctx, adj, now); err != nil {
+		return fmt.Errorf("give back a refused reservation: %w", err)
+	}
+	return nil
+}
+
+// Settle implements Store. A batch's adjustments to one window bucket, or
+// to one period, are summed first: a settle goroutine that drains many
+// requests at once pays for each counter once, not once per request.
 func (s *Redis) Settle(ctx context.Context, adj []Adjust, now time.Time) error {
-	_, err := s.call(ctx, "s", now, len(adj), func(i int) (*Counter, int64, int64) { return &adj[i].Counter, adj[i].Delta, adj[i].At })
-	return err
+	adj = merge(adj)
+	items := make([]item, len(adj))
+	for i := range adj {
+		a := &adj[i]
+		items[i] = item{c: &a.Counter, room: a.Limit, amount: a.Delta}
+		switch a.Kind {
+		case KindWindow, KindSpacing:
+			items[i].extra = strconv.FormatInt(a.At, 10)
+		case KindLease:
+			items[i].extra = a.Lease
+		}
+	}
+	calls := s.calls("s", now, items)
+	if len(calls) == 0 {
+		return nil
+	}
+	return s.run(ctx, calls)
+}
+
+// merge sums the adjustments that land on the same window bucket or the
+// same period, in the order they first appear; the others stay as they are.
+func merge(adj []Adjust) []Adjust {
+	type at struct {
+		tag, key string
+		exp      int64
+	}
+	seen := make(map[at]int, len(adj))
+	out := adj[:0:0]
+	for _, a := range adj {
+		var k at
+		switch a.Kind {
+		case KindWindow:
+			k = at{a.Tag, a.Key, expiry(a.At, ms(a.Window))}
+		case KindPeriod:
+			k = at{a.Tag, a.Key, 0}
+		default:
+			out = append(out, a)
+			continue
+		}
+		if i, ok := seen[k]; ok {
+			out[i].Delta += a.Delta
+			continue
+		}
+		seen[k] = len(out)
+		out = append(out, a)
+	}
+	return out
 }
 
 // Renew implements Store.
 func (s *Redis) Renew(ctx context.Context, leases []Counter, pod string, ttl time.Duration, now time.Time) (int, error) {
-	hb := Counter{Kind: kindHeartbeat, Key: "pods", Window: ttl, Lease: pod}
-	n := len(leases) + 1
-	var c Counter
-	out, err := s.call(ctx, "n", now, n, func(i int) (*Counter, int64, int64) {
-		if i < len(leases) {
-			c = leases[i]
-			c.Window = ttl
-			return &c, 0, 0
-		}
-		return &hb, 0, 0
-	})
-	if err != nil {
+	items := make([]item, 0, len(leases)+1)
+	for i := range leases {
+		c := leases[i]
+		c.Window = ttl
+		items = append(items, item{c: &c, extra: c.Lease})
+	}
+	items = append(items, item{c: &Counter{Kind: kindHeartbeat, Key: "pods", Window: ttl}, extra: pod})
+	calls := s.calls("n", now, items)
+	if err := s.run(ctx, calls); err != nil {
 		return 0, err
 	}
-	ints, err := int64s(out)
-	if err != nil || len(ints) < 1 {
-		return 0, fmt.Errorf("limiter script: unexpected reply %v", out)
+	for _, x := range calls {
+		if x.idx[len(x.idx)-1] == len(items)-1 && len(x.out) > 0 {
+			return int(x.out[0]), nil
+		}
 	}
-	return int(ints[0]), nil
+	return 0, errors.New("limiter script: no pod count in the reply")
 }
 
 func int64s(v []any) ([]int64, error) {
@@ -200,7 +405,7 @@ func int64s(v []any) ([]int64, error) {
 	for i, x := range v {
 		n, ok := x.(int64)
 		if !ok {
-			return nil, errors.New("not an integer")
+			return nil, errors.New("limiter script: a reply that is not an integer")
 		}
 		out[i] = n
 	}

@@ -15,29 +15,45 @@ import (
 	"github.com/relay-llm/relay/internal/wire"
 )
 
-// Redis keys (after the prefix and the {rl} hash tag):
+// Redis keys (after the prefix; the owner in braces is the hash tag, so an
+// owner's counters share one Redis Cluster slot):
 //
-//	pol:<policy>:<rate limit>:<rule>:<window s>[:<principal>]:log|sum   a policy's window rule
-//	pol:<policy>:<rate limit>:<rule>[:<principal>]:lease                 a policy's concurrency rule
-//	key:<host key>:<rate limit>:<rule>:<window s>:log|sum                a host key's tier rule
-//	key:<host key>:<rate limit>:<rule>:lease                             its tier concurrency
-//	key:<host key>:pace:tat                                              its minimum interval
-//	budget:<budget>:<day YYYYMMDD | month YYYYMM>                        a budget's spend
-//	pods                                                                 live pods (heartbeats)
+//	{pol:<policy>}:<rate limit>:<rule>:<window s>[:<principal>]:w   a policy's window rule
+//	{pol:<policy>}:<rate limit>:<rule>[:<principal>]:lease          a policy's concurrency rule
+//	{key:<host key>}:<rate limit>:<rule>:<window s>:w               a host key's tier rule
+//	{key:<host key>}:<rate limit>:<rule>:lease                      its tier concurrency
+//	{key:<host key>}:pace:tat                                       its minimum interval
+//	{budget:<budget>}:<day YYYYMMDD | month YYYYMM>                 a budget's spend
+//	{rl}:pods                                                       live pods (heartbeats)
 
-func policyKey(policy, rl snapshot.ID) string { return "pol:" + policy.String() + ":" + rl.String() }
+func policyTag(policy snapshot.ID) string { return "pol:" + policy.String() }
 
-func tierKey(key, rl snapshot.ID) string { return "key:" + key.String() + ":" + rl.String() }
+func tierTag(key snapshot.ID) string { return "key:" + key.String() }
 
-// ruleCounter is the counter of one rule under base. amount is what a
-// request takes of a window meter; lease names a concurrency lease.
+func policyKey(policy, rl snapshot.ID) string { return policyTag(policy) + ":" + rl.String() }
+
+func tierKey(key, rl snapshot.ID) string { return tierTag(key) + ":" + rl.String() }
+
+// ownerTag is the tag of a key made by policyKey or tierKey: its owner.
+func ownerTag(base string) string {
+	if i := strings.IndexByte(base, ':'); i >= 0 {
+		if j := strings.IndexByte(base[i+1:], ':'); j >= 0 {
+			return base[:i+1+j]
+		}
+	}
+	return base
+}
+
+// ruleCounter is the counter of one rule under base (a policyKey or a
+// tierKey). amount is what a request takes of a window meter; lease names a
+// concurrency lease.
 func ruleCounter(base string, r *snapshot.Rule, principal snapshot.ID, amount int64, lease string, ttl time.Duration) Counter {
 	var b strings.Builder
 	b.Grow(len(base) + 96)
 	b.WriteString(base)
 	b.WriteByte(':')
 	b.WriteString(r.ID.String())
-	c := Counter{Key: "", Limit: r.Amount, Meter: r.Meter}
+	c := Counter{Tag: ownerTag(base), Limit: r.Amount, Meter: r.Meter}
 	if r.Meter == snapshot.MeterConcurrency {
 		c.Kind, c.Window, c.Amount, c.Lease = KindLease, ttl, 1, lease
 	} else {
@@ -92,6 +108,7 @@ type reservation struct {
 type grant struct {
 	store Store
 	at    int64
+	atOf  []int64 // per counter when taken on several Redis nodes
 	cs    []Counter
 }
 
@@ -276,7 +293,8 @@ func (r *reservation) keyCounters(cs []Counter, ms []meta, key *snapshot.HostKey
 		// n sends per window + slack, the slack absorbing the jitter
 		// between our clock and the provider's. Spacing means waiting, so
 		// it applies only where the policy lets requests wait.
-		cs = append(cs, Counter{Kind: KindSpacing, Key: "key:" + key.ID.String() + ":pace", Window: interval})
+		tag := tierTag(key.ID)
+		cs = append(cs, Counter{Kind: KindSpacing, Tag: tag, Key: tag + ":pace", Window: interval})
 		ms = append(ms, meta{rl: rl, tier: true})
 	}
 	return cs, ms
@@ -334,9 +352,15 @@ func (r *reservation) Attempt(ctx context.Context, key *snapshot.HostKey, b *sna
 	r.started, r.binding = true, b
 	if first {
 		r.pol = grant{store: g.store, at: g.at, cs: cs[:policyN:policyN]}
+		if g.atOf != nil {
+			r.pol.atOf = g.atOf[:policyN:policyN]
+		}
 		l.holdLeases(g.store, r.pol.cs)
 	}
 	r.key = grant{store: g.store, at: g.at, cs: cs[policyN:]}
+	if g.atOf != nil {
+		r.key.atOf = g.atOf[policyN:]
+	}
 	l.holdLeases(g.store, r.key.cs)
 	return nil
 }
@@ -365,17 +389,21 @@ func (r *reservation) Done(u wire.Usage) {
 // adjust is what settling g with usage u (and cost, for budgets) takes.
 func (g *grant) adjust(u wire.Usage, cost int64) []Adjust {
 	var adj []Adjust
-	for _, c := range g.cs {
+	for i, c := range g.cs {
+		at := g.at
+		if i < len(g.atOf) {
+			at = g.atOf[i]
+		}
 		switch c.Kind {
 		case KindWindow:
 			if n, ok := actual(c.Meter, u); ok && n != c.Amount {
-				adj = append(adj, Adjust{Counter: c, At: g.at, Delta: n - c.Amount})
+				adj = append(adj, Adjust{Counter: c, At: at, Delta: n - c.Amount})
 			}
 		case KindLease:
 			adj = append(adj, Adjust{Counter: c})
 		case KindPeriod:
 			if cost != c.Amount {
-				adj = append(adj, Adjust{Counter: c, At: g.at, Delta: cost - c.Amount})
+				adj = append(adj, Adjust{Counter: c, At: at, Delta: cost - c.Amount})
 			}
 		}
 	}

@@ -13,7 +13,7 @@ type Kind uint8
 
 // Counter kinds.
 const (
-	// KindWindow is a sliding log: the amounts reserved in the last Window
+	// KindWindow is a sliding window: the amounts reserved in the last Window
 	// may not exceed Limit. Entries are kept in buckets of Window/1000
 	// (at least 1 ms) and expire at the end of their bucket plus Window, so
 	// an amount counts for at least Window: never more than Limit in any
@@ -37,8 +37,12 @@ const Never = time.Duration(math.MaxInt64)
 // Counter is one limit a reservation must fit in. Keys are relative; a
 // store adds its own prefix.
 type Counter struct {
-	Kind   Kind
-	Key    string
+	Kind Kind
+	Key  string
+	// Tag names the owner whose counters Redis keeps together (one Redis
+	// Cluster slot): a policy, a host key, a budget. Key starts with it;
+	// "" is the shared slot of the counters that name no owner.
+	Tag    string
 	Limit  int64
 	Window time.Duration // KindWindow: the window; KindSpacing: the interval; KindLease: the TTL
 	Amount int64         // what the request takes (a lease always takes 1)
@@ -63,15 +67,22 @@ type Verdict struct {
 	// At is the store's clock at the reservation, in Unix milliseconds;
 	// settling needs it to find the window entries it wrote.
 	At int64
+	// AtOf is each counter's At when the counters were taken on several
+	// Redis Cluster nodes, each by its own clock; nil: At for every one.
+	AtOf []int64
 	// Used and Reset describe each counter before this reservation: what
-	// is taken, and how long until all of it is free again.
+	// is taken, and how long until all of it is free again. A store may
+	// leave them empty on a reservation that fits.
 	Used  []int64
 	Reset []time.Duration
 }
 
 // Adjust corrects one counter of an earlier reservation once the request
 // has ended: Delta is added to a window or period entry (actual minus
-// estimate, never below zero); a lease is released.
+// estimate, never below zero); a lease is released. A spacing counter's
+// slot is given back (At: the time the reservation set) if no later
+// reservation took the next one: the undo of a reservation refused by
+// counters on another Redis node.
 type Adjust struct {
 	Counter
 	At    int64 // Verdict.At of the reservation

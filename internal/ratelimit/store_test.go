@@ -79,11 +79,10 @@ func TestStore_Semantics(t *testing.T) {
 				wantOK(t, mustReserve(t, s, c, at(time.Second)), "the first entry expired")
 				wantWait(t, mustReserve(t, s, c, at(time.Second)), time.Millisecond, "full again")
 				// Far later everything has expired.
-				v = mustReserve(t, s, c, at(time.Hour))
-				wantOK(t, v, "an hour later")
-				if v.Used[0] != 0 {
-					t.Errorf("used %d after an hour", v.Used[0])
+				if p, err := s.Peek(context.Background(), c, at(time.Hour)); err != nil || p.Used[0] != 0 {
+					t.Errorf("used %v after an hour (%v)", p.Used, err)
 				}
+				wantOK(t, mustReserve(t, s, c, at(time.Hour)), "an hour later")
 			})
 			t.Run("weighted window waits for enough to expire", func(t *testing.T) {
 				s := open(t)
@@ -111,6 +110,31 @@ func TestStore_Semantics(t *testing.T) {
 				if err != nil || !p.OK || p.Used[0] != 0 {
 					t.Fatalf("a was taken by a refused reservation: %+v %v", p, err)
 				}
+			})
+			t.Run("all or nothing across owners", func(t *testing.T) {
+				// Three tags: on a Redis Cluster three scripts, and what
+				// the first two took is given back when the third refuses.
+				s := open(t)
+				cs := []Counter{
+					{Kind: KindWindow, Tag: "a", Key: "a:w", Limit: 10, Window: time.Minute, Amount: 3},
+					{Kind: KindLease, Tag: "a", Key: "a:c", Limit: 5, Window: time.Minute, Lease: "x"},
+					{Kind: KindPeriod, Tag: "b", Key: "b:p", Limit: 100, Amount: 30, End: at(time.Hour)},
+					{Kind: KindSpacing, Tag: "b", Key: "b:s", Window: 100 * time.Millisecond},
+					{Kind: KindWindow, Tag: "c", Key: "c:w", Limit: 2, Window: time.Minute, Amount: 1},
+				}
+				wantOK(t, mustReserve(t, s, cs[4:], at(0)), "c: 1 of 2")
+				wantOK(t, mustReserve(t, s, cs[4:], at(0)), "c: 2 of 2")
+				v := mustReserve(t, s, cs, at(time.Second))
+				wantWait(t, v, 59*time.Second, "c is full until its first bucket expires")
+				if v.Worst != 4 {
+					t.Errorf("worst %d, want 4", v.Worst)
+				}
+				p, err := s.Peek(context.Background(), cs[:3], at(time.Second))
+				if err != nil || p.Used[0] != 0 || p.Used[1] != 0 || p.Used[2] != 0 {
+					t.Fatalf("a refused reservation left %v taken (%v)", p.Used, err)
+				}
+				wantOK(t, mustReserve(t, s, cs[3:4], at(time.Second)), "the spacing slot was given back")
+				wantOK(t, mustReserve(t, s, cs[:4], at(2*time.Second)), "a and b without c")
 			})
 			t.Run("lease", func(t *testing.T) {
 				s := open(t)
@@ -153,11 +177,10 @@ func TestStore_Semantics(t *testing.T) {
 				if err := s.Settle(context.Background(), []Adjust{{Counter: c(30)[0], Delta: -20}}, at(4*time.Second)); err != nil {
 					t.Fatal(err)
 				}
-				v := mustReserve(t, s, c(30), at(5*time.Second))
-				wantOK(t, v, "after a refund of 20")
-				if v.Used[0] != 70 {
-					t.Errorf("used %d before, want 70", v.Used[0])
+				if p, err := s.Peek(context.Background(), c(30), at(5*time.Second)); err != nil || p.Used[0] != 70 {
+					t.Errorf("used %v after a refund of 20, want 70 (%v)", p.Used, err)
 				}
+				wantOK(t, mustReserve(t, s, c(30), at(5*time.Second)), "after a refund of 20")
 				wantWait(t, mustReserve(t, s, c(101), at(5*time.Second)), Never, "more than the budget")
 			})
 			t.Run("settle windows", func(t *testing.T) {
