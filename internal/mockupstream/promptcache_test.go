@@ -29,7 +29,9 @@ func TestPromptCache_PerKey(t *testing.T) {
 			[]string{"usage", "input_tokens_details", "cached_tokens"}, []string{"usage", "input_tokens"}},
 		{"anthropic", "/v1/messages",
 			`{"model":"claude-test","max_tokens":64,"system":"` + long + `","messages":[{"role":"user","content":"hi"}]}`,
-			func(k string) map[string]string { return map[string]string{"x-api-key": k, "anthropic-version": "2023-06-01"} },
+			func(k string) map[string]string {
+				return map[string]string{"x-api-key": k, "anthropic-version": "2023-06-01"}
+			},
 			[]string{"usage", "cache_read_input_tokens"}, nil},
 		{"gemini", "/v1beta/models/gemini-test:generateContent",
 			`{"systemInstruction":{"parts":[{"text":"` + long + `"}]},"contents":[{"role":"user","parts":[{"text":"hi"}]}]}`,
