@@ -193,4 +193,3 @@ func mix(x uint64) uint64 {
 	x ^= x >> 31
 	return x
 }
-
