@@ -53,7 +53,7 @@ type request struct {
 	// downgraded names the fallback a budget's refusal sent the request to.
 	downgraded string
 	settle     func(wire.Usage)
-	res      Reservation // a KeyLimiter's, admitting each attempt
+	res        Reservation // a KeyLimiter's, admitting each attempt
 
 	attempts int
 	sending  *atomic.Int32 // request bodies the transport has not closed yet
