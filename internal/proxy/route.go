@@ -17,45 +17,9 @@ import (
 // to the usage event; each answer's time to first byte feeds the latency
 // strategy's moving average.
 
-// Headers of routing.
-const (
-	routeHeader      = "X-Relay-Route"   // the caller's hint in, the decision out
-	sessionHeader    = "X-Relay-Session" // the caller's session identity
-	claudeCodeHeader = "X-Claude-Code-Session-Id"
-)
-
-// routeRequest fills rq.route from the request: needs from the body's
-// facts, the session identity (X-Relay-Session, x-claude-code-session-id,
-// the body's own identities, else the stable prefix) and the hint
-// (X-Relay-Route, else metadata.relay_route).
+// routeRequest fills rq.route from the request (routing.NewRequest).
 func (rq *request) routeRequest(facts *wire.RouteFacts) {
-	rt := &rq.route
-	*rt = routing.Request{
-		Model: rq.scan.Model, Inbound: rq.in,
-		Needs: routing.Needs{
-			PromptTokens: facts.EstimatedPromptTokens(rq.scan.Size),
-			MaxOutput:    rq.scan.MaxTokens,
-			Tools:        facts.Tools,
-			Images:       facts.Images > 0,
-			Structured:   facts.JSONSchema,
-		},
-	}
-	hd := rq.r.Header
-	switch {
-	case hd.Get(sessionHeader) != "":
-		rt.Session, rt.SessionFrom = routing.SessionHash("header", []byte(hd.Get(sessionHeader))), "x-relay-session"
-	case hd.Get(claudeCodeHeader) != "":
-		rt.Session, rt.SessionFrom = routing.SessionHash("header", []byte(hd.Get(claudeCodeHeader))), "x-claude-code-session-id"
-	case facts.Session != nil:
-		rt.Session, rt.SessionFrom = routing.SessionHash("body", facts.Session), facts.SessionFrom
-	case facts.Prefix != 0:
-		rt.Session, rt.SessionFrom = routing.SessionFromPrefix(facts.Prefix), "prefix"
-	}
-	if v := hd.Get(routeHeader); v != "" {
-		rt.Hint = routing.ParseHint(v)
-	} else if facts.Hint != nil {
-		rt.Hint = routing.ParseHint(string(facts.Hint))
-	}
+	rq.route = routing.NewRequest(&rq.scan, rq.in, facts, rq.r.Header)
 }
 
 // routed prepares the request to go where the plan says: with affinity,
@@ -191,12 +155,12 @@ func (rq *request) setRouteHeader(hd http.Header) {
 		rq.routeBuf = append(rq.routeBuf, "; budget_fallback="...)
 		rq.routeBuf = append(rq.routeBuf, rq.downgraded...)
 	}
-	hd.Set(routeHeader, string(rq.routeBuf))
+	hd.Set(routing.HeaderRoute, string(rq.routeBuf))
 }
 
 // routeSummary is the X-Relay-Route value set on the response, "" when none.
 func (rq *request) routeSummary() string {
-	return rq.w.Header().Get(routeHeader)
+	return rq.w.Header().Get(routing.HeaderRoute)
 }
 
 // observe feeds the live figures once the request is over: the first
