@@ -310,6 +310,132 @@ func (e Role) Valid() bool {
 	}
 }
 
+// Defines values for RouteChoiceAffinity.
+const (
+	RouteChoiceAffinityHit  RouteChoiceAffinity = "hit"
+	RouteChoiceAffinityMiss RouteChoiceAffinity = "miss"
+	RouteChoiceAffinityOff  RouteChoiceAffinity = "off"
+)
+
+// Valid indicates whether the value is a known member of the RouteChoiceAffinity enum.
+func (e RouteChoiceAffinity) Valid() bool {
+	switch e {
+	case RouteChoiceAffinityHit:
+		return true
+	case RouteChoiceAffinityMiss:
+		return true
+	case RouteChoiceAffinityOff:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RouteExplainRequestInbound.
+const (
+	RouteExplainRequestInboundAnthropicCountTokens RouteExplainRequestInbound = "anthropic_count_tokens"
+	RouteExplainRequestInboundAnthropicMessages    RouteExplainRequestInbound = "anthropic_messages"
+	RouteExplainRequestInboundGemini               RouteExplainRequestInbound = "gemini"
+	RouteExplainRequestInboundOpenaiChat           RouteExplainRequestInbound = "openai_chat"
+	RouteExplainRequestInboundOpenaiEmbeddings     RouteExplainRequestInbound = "openai_embeddings"
+	RouteExplainRequestInboundOpenaiResponses      RouteExplainRequestInbound = "openai_responses"
+	RouteExplainRequestInboundRelayGenerate        RouteExplainRequestInbound = "relay_generate"
+)
+
+// Valid indicates whether the value is a known member of the RouteExplainRequestInbound enum.
+func (e RouteExplainRequestInbound) Valid() bool {
+	switch e {
+	case RouteExplainRequestInboundAnthropicCountTokens:
+		return true
+	case RouteExplainRequestInboundAnthropicMessages:
+		return true
+	case RouteExplainRequestInboundGemini:
+		return true
+	case RouteExplainRequestInboundOpenaiChat:
+		return true
+	case RouteExplainRequestInboundOpenaiEmbeddings:
+		return true
+	case RouteExplainRequestInboundOpenaiResponses:
+		return true
+	case RouteExplainRequestInboundRelayGenerate:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RouteExplanationAffinity.
+const (
+	RouteExplanationAffinityBinding RouteExplanationAffinity = "binding"
+	RouteExplanationAffinityKey     RouteExplanationAffinity = "key"
+	RouteExplanationAffinityOff     RouteExplanationAffinity = "off"
+)
+
+// Valid indicates whether the value is a known member of the RouteExplanationAffinity enum.
+func (e RouteExplanationAffinity) Valid() bool {
+	switch e {
+	case RouteExplanationAffinityBinding:
+		return true
+	case RouteExplanationAffinityKey:
+		return true
+	case RouteExplanationAffinityOff:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RouteExplanationStrategy.
+const (
+	RouteExplanationStrategyCost      RouteExplanationStrategy = "cost"
+	RouteExplanationStrategyLatency   RouteExplanationStrategy = "latency"
+	RouteExplanationStrategyLeastBusy RouteExplanationStrategy = "least_busy"
+	RouteExplanationStrategyPriority  RouteExplanationStrategy = "priority"
+	RouteExplanationStrategyWeighted  RouteExplanationStrategy = "weighted"
+)
+
+// Valid indicates whether the value is a known member of the RouteExplanationStrategy enum.
+func (e RouteExplanationStrategy) Valid() bool {
+	switch e {
+	case RouteExplanationStrategyCost:
+		return true
+	case RouteExplanationStrategyLatency:
+		return true
+	case RouteExplanationStrategyLeastBusy:
+		return true
+	case RouteExplanationStrategyPriority:
+		return true
+	case RouteExplanationStrategyWeighted:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RouteExplanationStrategyFrom.
+const (
+	RouteExplanationStrategyFromDefault RouteExplanationStrategyFrom = "default"
+	RouteExplanationStrategyFromHint    RouteExplanationStrategyFrom = "hint"
+	RouteExplanationStrategyFromModel   RouteExplanationStrategyFrom = "model"
+	RouteExplanationStrategyFromPolicy  RouteExplanationStrategyFrom = "policy"
+)
+
+// Valid indicates whether the value is a known member of the RouteExplanationStrategyFrom enum.
+func (e RouteExplanationStrategyFrom) Valid() bool {
+	switch e {
+	case RouteExplanationStrategyFromDefault:
+		return true
+	case RouteExplanationStrategyFromHint:
+		return true
+	case RouteExplanationStrategyFromModel:
+		return true
+	case RouteExplanationStrategyFromPolicy:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SecretSource.
 const (
 	SecretSourceEnv    SecretSource = "env"
@@ -1669,6 +1795,139 @@ type RoleBindingUpdate struct {
 	Role *Role `json:"role,omitempty"`
 }
 
+// RouteCandidate defines model for RouteCandidate.
+type RouteCandidate struct {
+	// Affinity The keys are in the session's rendezvous order.
+	Affinity  *bool              `json:"affinity,omitempty"`
+	BindingID openapi_types.UUID `json:"binding_id"`
+
+	// Fallback 0 (absent) for the model's own bindings, n for its n-th fallback's.
+	Fallback *int   `json:"fallback,omitempty"`
+	Host     string `json:"host"`
+
+	// Keys Host key slugs in the order they would be tried.
+	Keys           *[]string `json:"keys,omitempty"`
+	KeysDisabled   *int      `json:"keys_disabled,omitempty"`
+	KeysHeld       *int      `json:"keys_held,omitempty"`
+	KeysNotGranted *int      `json:"keys_not_granted,omitempty"`
+	KeysUnusable   *int      `json:"keys_unusable,omitempty"`
+	Model          string    `json:"model"`
+	Position       int       `json:"position"`
+
+	// Score What the strategy ordered by, lower first: position, weighted draw, estimated cost (micro-units), EWMA time to first byte (ms), requests in flight.
+	Score float32 `json:"score"`
+	Shape string  `json:"shape"`
+
+	// Skip Why the binding was left out; absent when it is a candidate.
+	Skip *string `json:"skip,omitempty"`
+}
+
+// RouteChoice defines model for RouteChoice.
+type RouteChoice struct {
+	Affinity  RouteChoiceAffinity `json:"affinity"`
+	BindingID openapi_types.UUID  `json:"binding_id"`
+	Host      string              `json:"host"`
+	HostKey   string              `json:"host_key"`
+	Model     string              `json:"model"`
+
+	// Slot The host key's index among its host's keys.
+	Slot int `json:"slot"`
+}
+
+// RouteChoiceAffinity defines model for RouteChoice.Affinity.
+type RouteChoiceAffinity string
+
+// RouteDroppedFallback defines model for RouteDroppedFallback.
+type RouteDroppedFallback struct {
+	Model string `json:"model"`
+	Why   string `json:"why"`
+}
+
+// RouteExplainRequest One request to explain. Exactly one of relay_key_id and policy_id.
+type RouteExplainRequest struct {
+	// Body The request body as the caller would send it (its bytes are kept, so a session keyed on the stable prefix hashes as the request's would); it gives the needs (prompt size, tools, images, structured output), the session identity and the metadata hint.
+	Body *json.RawMessage `json:"body,omitempty"`
+
+	// Headers Request headers routing reads (X-Relay-Route, X-Relay-Session, x-claude-code-session-id).
+	Headers *map[string]string `json:"headers,omitempty"`
+
+	// Inbound The endpoint the request goes to, as its inbound shape (default openai_chat).
+	Inbound *RouteExplainRequestInbound `json:"inbound,omitempty"`
+
+	// Model The model (name, or name@host-slug); overrides the body's. Required without a body.
+	Model *string `json:"model,omitempty"`
+
+	// PolicyID A policy to route as, instead of a relay key.
+	PolicyID *openapi_types.UUID `json:"policy_id,omitempty"`
+
+	// RelayKeyID The caller's relay key; its policy resolves as for a request.
+	RelayKeyID *openapi_types.UUID `json:"relay_key_id,omitempty"`
+}
+
+// RouteExplainRequestInbound The endpoint the request goes to, as its inbound shape (default openai_chat).
+type RouteExplainRequestInbound string
+
+// RouteExplainResult defines model for RouteExplainResult.
+type RouteExplainResult struct {
+	// Credential The relay key's name and display prefix; absent for a policy.
+	Credential *string `json:"credential,omitempty"`
+
+	// CredentialState "ok", or why the relay key would be refused.
+	CredentialState string           `json:"credential_state"`
+	Explanation     RouteExplanation `json:"explanation"`
+
+	// Policy The slug of the policy that applies; absent when none does.
+	Policy *string `json:"policy,omitempty"`
+
+	// PolicyFrom Where the policy came from.
+	PolicyFrom *string `json:"policy_from,omitempty"`
+
+	// Refusal The error the request would get; absent when it routes.
+	Refusal         *string `json:"refusal,omitempty"`
+	SnapshotVersion int64   `json:"snapshot_version"`
+}
+
+// RouteExplanation defines model for RouteExplanation.
+type RouteExplanation struct {
+	Affinity         RouteExplanationAffinity `json:"affinity"`
+	Candidates       []RouteCandidate         `json:"candidates"`
+	Chosen           *RouteChoice             `json:"chosen,omitempty"`
+	DroppedFallbacks *[]RouteDroppedFallback  `json:"dropped_fallbacks,omitempty"`
+
+	// Hint The caller's hint: cost=min, latency=min or quality=max.
+	Hint *string `json:"hint,omitempty"`
+
+	// HintIgnored The policy fixes the strategy, so the hint was not applied.
+	HintIgnored *bool      `json:"hint_ignored,omitempty"`
+	Model       string     `json:"model"`
+	Needs       RouteNeeds `json:"needs"`
+
+	// SessionFrom Where the session identity came from: x-relay-session, x-claude-code-session-id, prompt_cache_key, metadata.user_id, conversation, previous_response_id, prefix.
+	SessionFrom  *string                      `json:"session_from,omitempty"`
+	Strategy     RouteExplanationStrategy     `json:"strategy"`
+	StrategyFrom RouteExplanationStrategyFrom `json:"strategy_from"`
+}
+
+// RouteExplanationAffinity defines model for RouteExplanation.Affinity.
+type RouteExplanationAffinity string
+
+// RouteExplanationStrategy defines model for RouteExplanation.Strategy.
+type RouteExplanationStrategy string
+
+// RouteExplanationStrategyFrom defines model for RouteExplanation.StrategyFrom.
+type RouteExplanationStrategyFrom string
+
+// RouteNeeds defines model for RouteNeeds.
+type RouteNeeds struct {
+	Images    *bool  `json:"images,omitempty"`
+	MaxOutput *int64 `json:"max_output,omitempty"`
+
+	// PromptTokens Estimated: four body bytes a token, images a flat 1,000.
+	PromptTokens int64 `json:"prompt_tokens"`
+	Structured   *bool `json:"structured,omitempty"`
+	Tools        *bool `json:"tools,omitempty"`
+}
+
 // SecretRef `env:NAME`: the secret is read from environment variable NAME on every pod.
 //
 // Example: env:OPENAI_API_KEY
@@ -2562,6 +2821,9 @@ type CreateRoleBindingJSONRequestBody = RoleBindingCreate
 
 // UpdateRoleBindingJSONRequestBody defines body for UpdateRoleBinding for application/json ContentType.
 type UpdateRoleBindingJSONRequestBody = RoleBindingUpdate
+
+// RouteExplainJSONRequestBody defines body for RouteExplain for application/json ContentType.
+type RouteExplainJSONRequestBody = RouteExplainRequest
 
 // CreateServiceAccountJSONRequestBody defines body for CreateServiceAccount for application/json ContentType.
 type CreateServiceAccountJSONRequestBody = ServiceAccountCreate
@@ -3607,6 +3869,40 @@ type ClientInterface interface {
 	//
 	// Corresponds with PATCH /api/role-bindings/{id} (the `UpdateRoleBinding` operationId).
 	UpdateRoleBinding(ctx context.Context, id IDParam, body UpdateRoleBindingJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RouteExplainWithBody Explain where a request would go
+	//
+	// Routes a request as the inference plane of this pod would route it now — same snapshot,
+	// breakers and live latency and in-flight figures — without sending it, and says why: the
+	// strategy and who chose it (policy, the caller's hint, the model), prompt-cache affinity and
+	// the session identity it keys on, what the request needs of a model, every binding walked
+	// in routing order with its score or the reason it was skipped (fallback models' bindings
+	// after the model's own), and the binding and host key the request would try first. Give
+	// the caller as a relay key or a policy, and the request as its body (and headers) or just a
+	// model. The answer is what the `X-Relay-Route` header and the usage event's route detail
+	// would say (docs/routing.md). Needs read at system scope: it names hosts and host keys.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/route/explain (the `RouteExplain` operationId).
+	RouteExplainWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RouteExplain Explain where a request would go
+	//
+	// Routes a request as the inference plane of this pod would route it now — same snapshot,
+	// breakers and live latency and in-flight figures — without sending it, and says why: the
+	// strategy and who chose it (policy, the caller's hint, the model), prompt-cache affinity and
+	// the session identity it keys on, what the request needs of a model, every binding walked
+	// in routing order with its score or the reason it was skipped (fallback models' bindings
+	// after the model's own), and the binding and host key the request would try first. Give
+	// the caller as a relay key or a policy, and the request as its body (and headers) or just a
+	// model. The answer is what the `X-Relay-Route` header and the usage event's route detail
+	// would say (docs/routing.md). Needs read at system scope: it names hosts and host keys.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/route/explain (the `RouteExplain` operationId).
+	RouteExplain(ctx context.Context, body RouteExplainJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListServiceAccounts List service accounts
 	//
@@ -6022,6 +6318,60 @@ func (c *Client) UpdateRoleBindingWithBody(ctx context.Context, id IDParam, cont
 // Corresponds with PATCH /api/role-bindings/{id} (the `UpdateRoleBinding` operationId).
 func (c *Client) UpdateRoleBinding(ctx context.Context, id IDParam, body UpdateRoleBindingJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewUpdateRoleBindingRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RouteExplainWithBody Explain where a request would go
+//
+// Routes a request as the inference plane of this pod would route it now — same snapshot,
+// breakers and live latency and in-flight figures — without sending it, and says why: the
+// strategy and who chose it (policy, the caller's hint, the model), prompt-cache affinity and
+// the session identity it keys on, what the request needs of a model, every binding walked
+// in routing order with its score or the reason it was skipped (fallback models' bindings
+// after the model's own), and the binding and host key the request would try first. Give
+// the caller as a relay key or a policy, and the request as its body (and headers) or just a
+// model. The answer is what the `X-Relay-Route` header and the usage event's route detail
+// would say (docs/routing.md). Needs read at system scope: it names hosts and host keys.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/route/explain (the `RouteExplain` operationId).
+func (c *Client) RouteExplainWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRouteExplainRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RouteExplain Explain where a request would go
+//
+// Routes a request as the inference plane of this pod would route it now — same snapshot,
+// breakers and live latency and in-flight figures — without sending it, and says why: the
+// strategy and who chose it (policy, the caller's hint, the model), prompt-cache affinity and
+// the session identity it keys on, what the request needs of a model, every binding walked
+// in routing order with its score or the reason it was skipped (fallback models' bindings
+// after the model's own), and the binding and host key the request would try first. Give
+// the caller as a relay key or a policy, and the request as its body (and headers) or just a
+// model. The answer is what the `X-Relay-Route` header and the usage event's route detail
+// would say (docs/routing.md). Needs read at system scope: it names hosts and host keys.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/route/explain (the `RouteExplain` operationId).
+func (c *Client) RouteExplain(ctx context.Context, body RouteExplainJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRouteExplainRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -11026,6 +11376,46 @@ func NewUpdateRoleBindingRequestWithBody(server string, id IDParam, contentType 
 	return req, nil
 }
 
+// NewRouteExplainRequest calls the generic RouteExplain builder with application/json body
+func NewRouteExplainRequest(server string, body RouteExplainJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRouteExplainRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewRouteExplainRequestWithBody constructs an http.Request for the RouteExplain method, with any body, and a specified content type
+func NewRouteExplainRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/route/explain")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewListServiceAccountsRequest constructs an http.Request for the ListServiceAccounts method
 func NewListServiceAccountsRequest(server string, params *ListServiceAccountsParams) (*http.Request, error) {
 	var err error
@@ -13369,6 +13759,40 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PATCH /api/role-bindings/{id} (the `UpdateRoleBinding` operationId).
 	UpdateRoleBindingWithResponse(ctx context.Context, id IDParam, body UpdateRoleBindingJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateRoleBindingResponse, error)
+
+	// RouteExplainWithBodyWithResponse Explain where a request would go
+	//
+	// Routes a request as the inference plane of this pod would route it now — same snapshot,
+	// breakers and live latency and in-flight figures — without sending it, and says why: the
+	// strategy and who chose it (policy, the caller's hint, the model), prompt-cache affinity and
+	// the session identity it keys on, what the request needs of a model, every binding walked
+	// in routing order with its score or the reason it was skipped (fallback models' bindings
+	// after the model's own), and the binding and host key the request would try first. Give
+	// the caller as a relay key or a policy, and the request as its body (and headers) or just a
+	// model. The answer is what the `X-Relay-Route` header and the usage event's route detail
+	// would say (docs/routing.md). Needs read at system scope: it names hosts and host keys.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/route/explain (the `RouteExplain` operationId).
+	RouteExplainWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RouteExplainResponse, error)
+
+	// RouteExplainWithResponse Explain where a request would go
+	//
+	// Routes a request as the inference plane of this pod would route it now — same snapshot,
+	// breakers and live latency and in-flight figures — without sending it, and says why: the
+	// strategy and who chose it (policy, the caller's hint, the model), prompt-cache affinity and
+	// the session identity it keys on, what the request needs of a model, every binding walked
+	// in routing order with its score or the reason it was skipped (fallback models' bindings
+	// after the model's own), and the binding and host key the request would try first. Give
+	// the caller as a relay key or a policy, and the request as its body (and headers) or just a
+	// model. The answer is what the `X-Relay-Route` header and the usage event's route detail
+	// would say (docs/routing.md). Needs read at system scope: it names hosts and host keys.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/route/explain (the `RouteExplain` operationId).
+	RouteExplainWithResponse(ctx context.Context, body RouteExplainJSONRequestBody, reqEditors ...RequestEditorFn) (*RouteExplainResponse, error)
 
 	// ListServiceAccountsWithResponse List service accounts
 	//
@@ -20873,6 +21297,89 @@ func (r UpdateRoleBindingResponse) ContentType() string {
 	return ""
 }
 
+type RouteExplainResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *RouteExplainResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *UnprocessableEntity
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RouteExplainResponse) GetJSON200() *RouteExplainResult {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RouteExplainResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RouteExplainResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r RouteExplainResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r RouteExplainResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r RouteExplainResponse) GetJSON422() *UnprocessableEntity {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r RouteExplainResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r RouteExplainResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RouteExplainResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RouteExplainResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RouteExplainResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type ListServiceAccountsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -24239,6 +24746,52 @@ func (c *ClientWithResponses) UpdateRoleBindingWithResponse(ctx context.Context,
 		return nil, err
 	}
 	return ParseUpdateRoleBindingResponse(rsp)
+}
+
+// RouteExplainWithBodyWithResponse Explain where a request would go
+//
+// Routes a request as the inference plane of this pod would route it now — same snapshot,
+// breakers and live latency and in-flight figures — without sending it, and says why: the
+// strategy and who chose it (policy, the caller's hint, the model), prompt-cache affinity and
+// the session identity it keys on, what the request needs of a model, every binding walked
+// in routing order with its score or the reason it was skipped (fallback models' bindings
+// after the model's own), and the binding and host key the request would try first. Give
+// the caller as a relay key or a policy, and the request as its body (and headers) or just a
+// model. The answer is what the `X-Relay-Route` header and the usage event's route detail
+// would say (docs/routing.md). Needs read at system scope: it names hosts and host keys.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/route/explain (the `RouteExplain` operationId).
+func (c *ClientWithResponses) RouteExplainWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RouteExplainResponse, error) {
+	rsp, err := c.RouteExplainWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRouteExplainResponse(rsp)
+}
+
+// RouteExplainWithResponse Explain where a request would go
+//
+// Routes a request as the inference plane of this pod would route it now — same snapshot,
+// breakers and live latency and in-flight figures — without sending it, and says why: the
+// strategy and who chose it (policy, the caller's hint, the model), prompt-cache affinity and
+// the session identity it keys on, what the request needs of a model, every binding walked
+// in routing order with its score or the reason it was skipped (fallback models' bindings
+// after the model's own), and the binding and host key the request would try first. Give
+// the caller as a relay key or a policy, and the request as its body (and headers) or just a
+// model. The answer is what the `X-Relay-Route` header and the usage event's route detail
+// would say (docs/routing.md). Needs read at system scope: it names hosts and host keys.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/route/explain (the `RouteExplain` operationId).
+func (c *ClientWithResponses) RouteExplainWithResponse(ctx context.Context, body RouteExplainJSONRequestBody, reqEditors ...RequestEditorFn) (*RouteExplainResponse, error) {
+	rsp, err := c.RouteExplain(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRouteExplainResponse(rsp)
 }
 
 // ListServiceAccountsWithResponse List service accounts
@@ -30544,6 +31097,74 @@ func ParseUpdateRoleBindingResponse(rsp *http.Response) (*UpdateRoleBindingRespo
 			return nil, err
 		}
 		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessableEntity
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseRouteExplainResponse parses an HTTP response from a RouteExplainWithResponse call
+func ParseRouteExplainResponse(rsp *http.Response) (*RouteExplainResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RouteExplainResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest RouteExplainResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest UnprocessableEntity

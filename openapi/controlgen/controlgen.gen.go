@@ -317,6 +317,132 @@ func (e Role) Valid() bool {
 	}
 }
 
+// Defines values for RouteChoiceAffinity.
+const (
+	RouteChoiceAffinityHit  RouteChoiceAffinity = "hit"
+	RouteChoiceAffinityMiss RouteChoiceAffinity = "miss"
+	RouteChoiceAffinityOff  RouteChoiceAffinity = "off"
+)
+
+// Valid indicates whether the value is a known member of the RouteChoiceAffinity enum.
+func (e RouteChoiceAffinity) Valid() bool {
+	switch e {
+	case RouteChoiceAffinityHit:
+		return true
+	case RouteChoiceAffinityMiss:
+		return true
+	case RouteChoiceAffinityOff:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RouteExplainRequestInbound.
+const (
+	RouteExplainRequestInboundAnthropicCountTokens RouteExplainRequestInbound = "anthropic_count_tokens"
+	RouteExplainRequestInboundAnthropicMessages    RouteExplainRequestInbound = "anthropic_messages"
+	RouteExplainRequestInboundGemini               RouteExplainRequestInbound = "gemini"
+	RouteExplainRequestInboundOpenaiChat           RouteExplainRequestInbound = "openai_chat"
+	RouteExplainRequestInboundOpenaiEmbeddings     RouteExplainRequestInbound = "openai_embeddings"
+	RouteExplainRequestInboundOpenaiResponses      RouteExplainRequestInbound = "openai_responses"
+	RouteExplainRequestInboundRelayGenerate        RouteExplainRequestInbound = "relay_generate"
+)
+
+// Valid indicates whether the value is a known member of the RouteExplainRequestInbound enum.
+func (e RouteExplainRequestInbound) Valid() bool {
+	switch e {
+	case RouteExplainRequestInboundAnthropicCountTokens:
+		return true
+	case RouteExplainRequestInboundAnthropicMessages:
+		return true
+	case RouteExplainRequestInboundGemini:
+		return true
+	case RouteExplainRequestInboundOpenaiChat:
+		return true
+	case RouteExplainRequestInboundOpenaiEmbeddings:
+		return true
+	case RouteExplainRequestInboundOpenaiResponses:
+		return true
+	case RouteExplainRequestInboundRelayGenerate:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RouteExplanationAffinity.
+const (
+	RouteExplanationAffinityBinding RouteExplanationAffinity = "binding"
+	RouteExplanationAffinityKey     RouteExplanationAffinity = "key"
+	RouteExplanationAffinityOff     RouteExplanationAffinity = "off"
+)
+
+// Valid indicates whether the value is a known member of the RouteExplanationAffinity enum.
+func (e RouteExplanationAffinity) Valid() bool {
+	switch e {
+	case RouteExplanationAffinityBinding:
+		return true
+	case RouteExplanationAffinityKey:
+		return true
+	case RouteExplanationAffinityOff:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RouteExplanationStrategy.
+const (
+	RouteExplanationStrategyCost      RouteExplanationStrategy = "cost"
+	RouteExplanationStrategyLatency   RouteExplanationStrategy = "latency"
+	RouteExplanationStrategyLeastBusy RouteExplanationStrategy = "least_busy"
+	RouteExplanationStrategyPriority  RouteExplanationStrategy = "priority"
+	RouteExplanationStrategyWeighted  RouteExplanationStrategy = "weighted"
+)
+
+// Valid indicates whether the value is a known member of the RouteExplanationStrategy enum.
+func (e RouteExplanationStrategy) Valid() bool {
+	switch e {
+	case RouteExplanationStrategyCost:
+		return true
+	case RouteExplanationStrategyLatency:
+		return true
+	case RouteExplanationStrategyLeastBusy:
+		return true
+	case RouteExplanationStrategyPriority:
+		return true
+	case RouteExplanationStrategyWeighted:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RouteExplanationStrategyFrom.
+const (
+	RouteExplanationStrategyFromDefault RouteExplanationStrategyFrom = "default"
+	RouteExplanationStrategyFromHint    RouteExplanationStrategyFrom = "hint"
+	RouteExplanationStrategyFromModel   RouteExplanationStrategyFrom = "model"
+	RouteExplanationStrategyFromPolicy  RouteExplanationStrategyFrom = "policy"
+)
+
+// Valid indicates whether the value is a known member of the RouteExplanationStrategyFrom enum.
+func (e RouteExplanationStrategyFrom) Valid() bool {
+	switch e {
+	case RouteExplanationStrategyFromDefault:
+		return true
+	case RouteExplanationStrategyFromHint:
+		return true
+	case RouteExplanationStrategyFromModel:
+		return true
+	case RouteExplanationStrategyFromPolicy:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SecretSource.
 const (
 	SecretSourceEnv    SecretSource = "env"
@@ -1676,6 +1802,139 @@ type RoleBindingUpdate struct {
 	Role *Role `json:"role,omitempty"`
 }
 
+// RouteCandidate defines model for RouteCandidate.
+type RouteCandidate struct {
+	// Affinity The keys are in the session's rendezvous order.
+	Affinity  *bool              `json:"affinity,omitempty"`
+	BindingID openapi_types.UUID `json:"binding_id"`
+
+	// Fallback 0 (absent) for the model's own bindings, n for its n-th fallback's.
+	Fallback *int   `json:"fallback,omitempty"`
+	Host     string `json:"host"`
+
+	// Keys Host key slugs in the order they would be tried.
+	Keys           *[]string `json:"keys,omitempty"`
+	KeysDisabled   *int      `json:"keys_disabled,omitempty"`
+	KeysHeld       *int      `json:"keys_held,omitempty"`
+	KeysNotGranted *int      `json:"keys_not_granted,omitempty"`
+	KeysUnusable   *int      `json:"keys_unusable,omitempty"`
+	Model          string    `json:"model"`
+	Position       int       `json:"position"`
+
+	// Score What the strategy ordered by, lower first: position, weighted draw, estimated cost (micro-units), EWMA time to first byte (ms), requests in flight.
+	Score float32 `json:"score"`
+	Shape string  `json:"shape"`
+
+	// Skip Why the binding was left out; absent when it is a candidate.
+	Skip *string `json:"skip,omitempty"`
+}
+
+// RouteChoice defines model for RouteChoice.
+type RouteChoice struct {
+	Affinity  RouteChoiceAffinity `json:"affinity"`
+	BindingID openapi_types.UUID  `json:"binding_id"`
+	Host      string              `json:"host"`
+	HostKey   string              `json:"host_key"`
+	Model     string              `json:"model"`
+
+	// Slot The host key's index among its host's keys.
+	Slot int `json:"slot"`
+}
+
+// RouteChoiceAffinity defines model for RouteChoice.Affinity.
+type RouteChoiceAffinity string
+
+// RouteDroppedFallback defines model for RouteDroppedFallback.
+type RouteDroppedFallback struct {
+	Model string `json:"model"`
+	Why   string `json:"why"`
+}
+
+// RouteExplainRequest One request to explain. Exactly one of relay_key_id and policy_id.
+type RouteExplainRequest struct {
+	// Body The request body as the caller would send it (its bytes are kept, so a session keyed on the stable prefix hashes as the request's would); it gives the needs (prompt size, tools, images, structured output), the session identity and the metadata hint.
+	Body *json.RawMessage `json:"body,omitempty"`
+
+	// Headers Request headers routing reads (X-Relay-Route, X-Relay-Session, x-claude-code-session-id).
+	Headers *map[string]string `json:"headers,omitempty"`
+
+	// Inbound The endpoint the request goes to, as its inbound shape (default openai_chat).
+	Inbound *RouteExplainRequestInbound `json:"inbound,omitempty"`
+
+	// Model The model (name, or name@host-slug); overrides the body's. Required without a body.
+	Model *string `json:"model,omitempty"`
+
+	// PolicyID A policy to route as, instead of a relay key.
+	PolicyID *openapi_types.UUID `json:"policy_id,omitempty"`
+
+	// RelayKeyID The caller's relay key; its policy resolves as for a request.
+	RelayKeyID *openapi_types.UUID `json:"relay_key_id,omitempty"`
+}
+
+// RouteExplainRequestInbound The endpoint the request goes to, as its inbound shape (default openai_chat).
+type RouteExplainRequestInbound string
+
+// RouteExplainResult defines model for RouteExplainResult.
+type RouteExplainResult struct {
+	// Credential The relay key's name and display prefix; absent for a policy.
+	Credential *string `json:"credential,omitempty"`
+
+	// CredentialState "ok", or why the relay key would be refused.
+	CredentialState string           `json:"credential_state"`
+	Explanation     RouteExplanation `json:"explanation"`
+
+	// Policy The slug of the policy that applies; absent when none does.
+	Policy *string `json:"policy,omitempty"`
+
+	// PolicyFrom Where the policy came from.
+	PolicyFrom *string `json:"policy_from,omitempty"`
+
+	// Refusal The error the request would get; absent when it routes.
+	Refusal         *string `json:"refusal,omitempty"`
+	SnapshotVersion int64   `json:"snapshot_version"`
+}
+
+// RouteExplanation defines model for RouteExplanation.
+type RouteExplanation struct {
+	Affinity         RouteExplanationAffinity `json:"affinity"`
+	Candidates       []RouteCandidate         `json:"candidates"`
+	Chosen           *RouteChoice             `json:"chosen,omitempty"`
+	DroppedFallbacks *[]RouteDroppedFallback  `json:"dropped_fallbacks,omitempty"`
+
+	// Hint The caller's hint: cost=min, latency=min or quality=max.
+	Hint *string `json:"hint,omitempty"`
+
+	// HintIgnored The policy fixes the strategy, so the hint was not applied.
+	HintIgnored *bool      `json:"hint_ignored,omitempty"`
+	Model       string     `json:"model"`
+	Needs       RouteNeeds `json:"needs"`
+
+	// SessionFrom Where the session identity came from: x-relay-session, x-claude-code-session-id, prompt_cache_key, metadata.user_id, conversation, previous_response_id, prefix.
+	SessionFrom  *string                      `json:"session_from,omitempty"`
+	Strategy     RouteExplanationStrategy     `json:"strategy"`
+	StrategyFrom RouteExplanationStrategyFrom `json:"strategy_from"`
+}
+
+// RouteExplanationAffinity defines model for RouteExplanation.Affinity.
+type RouteExplanationAffinity string
+
+// RouteExplanationStrategy defines model for RouteExplanation.Strategy.
+type RouteExplanationStrategy string
+
+// RouteExplanationStrategyFrom defines model for RouteExplanation.StrategyFrom.
+type RouteExplanationStrategyFrom string
+
+// RouteNeeds defines model for RouteNeeds.
+type RouteNeeds struct {
+	Images    *bool  `json:"images,omitempty"`
+	MaxOutput *int64 `json:"max_output,omitempty"`
+
+	// PromptTokens Estimated: four body bytes a token, images a flat 1,000.
+	PromptTokens int64 `json:"prompt_tokens"`
+	Structured   *bool `json:"structured,omitempty"`
+	Tools        *bool `json:"tools,omitempty"`
+}
+
 // SecretRef `env:NAME`: the secret is read from environment variable NAME on every pod.
 //
 // Example: env:OPENAI_API_KEY
@@ -2570,6 +2829,9 @@ type CreateRoleBindingJSONRequestBody = RoleBindingCreate
 // UpdateRoleBindingJSONRequestBody defines body for UpdateRoleBinding for application/json ContentType.
 type UpdateRoleBindingJSONRequestBody = RoleBindingUpdate
 
+// RouteExplainJSONRequestBody defines body for RouteExplain for application/json ContentType.
+type RouteExplainJSONRequestBody = RouteExplainRequest
+
 // CreateServiceAccountJSONRequestBody defines body for CreateServiceAccount for application/json ContentType.
 type CreateServiceAccountJSONRequestBody = ServiceAccountCreate
 
@@ -2872,6 +3134,9 @@ type ServerInterface interface {
 	// UpdateRoleBinding Update a role binding
 	// (PATCH /api/role-bindings/{id})
 	UpdateRoleBinding(w http.ResponseWriter, r *http.Request, id IDParam)
+	// RouteExplain Explain where a request would go
+	// (POST /api/route/explain)
+	RouteExplain(w http.ResponseWriter, r *http.Request)
 	// ListServiceAccounts List service accounts
 	// (GET /api/service-accounts)
 	ListServiceAccounts(w http.ResponseWriter, r *http.Request, params ListServiceAccountsParams)
@@ -6014,6 +6279,20 @@ func (siw *ServerInterfaceWrapper) UpdateRoleBinding(w http.ResponseWriter, r *h
 	handler.ServeHTTP(w, r)
 }
 
+// RouteExplain operation middleware
+func (siw *ServerInterfaceWrapper) RouteExplain(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.RouteExplain(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // ListServiceAccounts operation middleware
 func (siw *ServerInterfaceWrapper) ListServiceAccounts(w http.ResponseWriter, r *http.Request) {
 
@@ -7166,6 +7445,7 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/snapshot/reload", wrapper.ReloadSnapshot)
 	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/api/breakers", wrapper.ClearBreakers)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/breakers", wrapper.ListBreakers)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/route/explain", wrapper.RouteExplain)
 
 	return m
 }
@@ -16354,6 +16634,114 @@ func (response UpdateRoleBinding500JSONResponse) VisitUpdateRoleBindingResponse(
 	return err
 }
 
+type RouteExplainRequestObject struct {
+	Body *RouteExplainJSONRequestBody
+}
+
+type RouteExplainResponseObject interface {
+	VisitRouteExplainResponse(w http.ResponseWriter) error
+}
+
+type RouteExplain200JSONResponse RouteExplainResult
+
+func (response RouteExplain200JSONResponse) VisitRouteExplainResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RouteExplain400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response RouteExplain400JSONResponse) VisitRouteExplainResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RouteExplain401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response RouteExplain401JSONResponse) VisitRouteExplainResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RouteExplain403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response RouteExplain403JSONResponse) VisitRouteExplainResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RouteExplain404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response RouteExplain404JSONResponse) VisitRouteExplainResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RouteExplain422JSONResponse struct {
+	UnprocessableEntityJSONResponse
+}
+
+func (response RouteExplain422JSONResponse) VisitRouteExplainResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RouteExplain500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response RouteExplain500JSONResponse) VisitRouteExplainResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListServiceAccountsRequestObject struct {
 	Params ListServiceAccountsParams
 }
@@ -18555,6 +18943,9 @@ type StrictServerInterface interface {
 	// UpdateRoleBinding Update a role binding
 	// (PATCH /api/role-bindings/{id})
 	UpdateRoleBinding(ctx context.Context, request UpdateRoleBindingRequestObject) (UpdateRoleBindingResponseObject, error)
+	// RouteExplain Explain where a request would go
+	// (POST /api/route/explain)
+	RouteExplain(ctx context.Context, request RouteExplainRequestObject) (RouteExplainResponseObject, error)
 	// ListServiceAccounts List service accounts
 	// (GET /api/service-accounts)
 	ListServiceAccounts(ctx context.Context, request ListServiceAccountsRequestObject) (ListServiceAccountsResponseObject, error)
@@ -21320,6 +21711,37 @@ func (sh *strictHandler) UpdateRoleBinding(w http.ResponseWriter, r *http.Reques
 	}
 }
 
+// RouteExplain operation middleware
+func (sh *strictHandler) RouteExplain(w http.ResponseWriter, r *http.Request) {
+	var request RouteExplainRequestObject
+
+	var body RouteExplainJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.RouteExplain(ctx, request.(RouteExplainRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RouteExplain")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(RouteExplainResponseObject); ok {
+		if err := validResponse.VisitRouteExplainResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // ListServiceAccounts operation middleware
 func (sh *strictHandler) ListServiceAccounts(w http.ResponseWriter, r *http.Request, params ListServiceAccountsParams) {
 	var request ListServiceAccountsRequestObject
@@ -21877,323 +22299,352 @@ func (sh *strictHandler) UpdateUser(w http.ResponseWriter, r *http.Request, id I
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L37cts4njD6KiidrYo9S9mK42Q7dk2dz51OOtnO7djOzs4Z5zMhEpIwpgA2AFrRpFI173C+Z9gHmyc5",
-	"hd8PvIqUKFmy3Inmj+lYBEFcfvfr104gx7EUTBjdOfnaiamiY2aYgr9eJEpL9dH+Zv8MmQ4Ujw2XonPS",
-	"uRwx4gv2xVwHMMwnckDMiJFYsVsuE01iOmSnhPY1E4YMpIKnA660gUcHHa/D7Uy/J0xNO15H0DHrnHRw",
-	"uo7X0cGIjan98ph+ecvE0Iw6J08fH3kdM43tSG0UF8POt29e51clk/hN+IpHhqnZxX4Q0ZSYkdQMV8k1",
-	"Gdo3mtYAD695WFrFQKoxNZ2TTpLAk9lVvJbaLLWIkdSmaQ322WpL+I1N34Rzro2H6V3Zb5AbNs3WEFMz",
-	"qizhhk1xGYr9nnDFws6JUQlbblkt1yP7f2eBaVjNnRfxlo+5aVjHO3sS3LCxJkYSxUyiRNPNRHae0r2E",
-	"bECTyHROnva8fCFcmCdHHc+CLx8nY/u053XGXOBfj7M1cmHYkClY5DsZsmgpIBrbN5rWCg+XByO3ilaX",
-	"Vv5++c4Kn7/LzX2UEQ+mS51KDK80HQs+Xf5cPippIXS5leA7jUvBx8uv5ZxFdAq4vsRilH2phPKV5cCA",
-	"HOmXWlASsZYwo5KINYCMfXR3iLlg6pYH7CwIZCKWuy+NrxKK7zYdlBt27YYtf1yXjI6XWphhdNy0Gvts",
-	"+SV80nTIXik5bri0C0OVye6MiiHzCBdBlGh+y8je+asX5MmTJ8/3D8gvSAHJ0TEZyURp0mcDqRjxjfSb",
-	"1jxQcly/4JAa1jV8zJpXDRz/52nDwn/hYyY0lwLIuY4jbkh/ekoUixk1KKeksg7IJprdMkUjsucj7+9P",
-	"/+wQ8yrp9Y6eZb8CRfP350sO/WlpX8BX7D/+TbFB56Tzfx3mYtchDtOHxV11vmX7pkrRab5tIMxzYcZi",
-	"DdNGO5ErZRDELpDsUQ2bD2gUMbtrYbne/lzuUdpKw21cGGoS3W5dVOgJUywkE25GuMLXl5cfiYY5yN7x",
-	"8+dkMmKiuNCJXSid0GnjUvHtenCaZcTPnxcZsWXLNawYdnYpG0DspQgrmMG+zMMMISeNyCtXQwOmlqIf",
-	"iWaqaQn22Sr0wy6hFcUvfbxM8fNvr07xv9mXdSyFZoBpP9PwHAHO/hVIYZiAf9I4jnhA7RoP/67tQr92",
-	"2Bc6jiMG/1RKKnwlRHi4pREPrx30drxOyAzlke6c/O1rZ8BZFNplRMnQwhfTFmQs4iTakDE1wYj877/R",
-	"7j963eef3X+7n7/2vGdH3/6t8+1z8RX3BdKX4ZSMqMUTgquxm8tPYh4NeenGf/Nq7iL9QCiZJkKm6wPQ",
-	"CGWQjC2O7Y1pZM+aheQ/Lz6898hESTEk9rg9ElNjmBIeYSIZeyQRN0JOBIFT2D+wROuFFIOIB3c89CCd",
-	"peVpG3rDROU4KbDLAo2xbxH2hWuj13WiE8UNI+lqNX5MG2mJm6VHlt6SRPDfE4afl4rElCsCC/YIJUpO",
-	"iDY8iohiA6aYCFgIv7NbecNCK6jhwb6Sqs/DkIm7newgm6Z0fvZ8BGOhdho8SqQ0HHNBlIwYkaL4ZB3n",
-	"d5aYERPGrt1uuZ+YAr1/pOGzFi4BUmkUyQlco0ecIeHFxfkrYuQNE8SyOK41F3DAALBwZm+EhVYavcwP",
-	"YXUygFOVji39cX1oCiI9GVAesfAUthnJIRAD+2/EBbInrKxCKNEsUMwgfLyX5pVMRHi3bQpprgcwTXGf",
-	"YCWw14CP1rDP95LoJBg5fR/uVApWZPhjOoVPasZgf5dSvqNi6mi6vts2FTXsGrR4Vt6pkZKMqZjaY+eC",
-	"WHI3jtdEL9Kp00mtMGrUlNCBlUHt1of8lgkSWhiwnHLEaOgsced2ZPdsUMvpL1ggRQiC7oRy0Fdm5LVc",
-	"rAG2LWhiRlLxf7A7AkwCM2V4XDpMzYeCcEFAuhYhbBFJCqDtmuAI2HNxXvyetsI/QM4nESsZ2FX1I/ZS",
-	"GG6md9szfBFGXyOmNrGpOgUxPx5724R9oYGJpgD9ckBmX/FIKh198/Kpc4npDvN9vtPbd7+8v7Ao6qKs",
-	"gfS/rxi90Zb7JREje8XV6MRRClpglI58EDOiBakGWLxnpadEaGYIE7dcSQHSzS1V3IKBpZnZBgDDzpKQ",
-	"m5fCKACOWMmYKcNRlqQBrvhrx8o9nZO/dQLFqLFSeRKH+I+QRQz+gZzb/kMafAS0BP8rE9P5PCO8evYL",
-	"sgaz/zKSJ8S3R35itdAnAQ/hv8z3iA8g3wWQ9z1ycHDQqZvYtFUovA4P62V4JSePNNGW8oqAEZGM+yjK",
-	"F/WrZ8edWR3K69xwEdbtixpiH1koc5e4R4mxVwN66n7tZnDkNa5zVhnJlYe/oa2YWgESj9ZLL9EtqThZ",
-	"fiH4m/0UgMNbjtpDGRoyZb6VVl+Aqxmd3usU/CeLJnrPvhh0yMxuFhZSnq1uUz9zEdrDmtlSQIMRuwZp",
-	"9jpWPGCLFvMRBn3z8M3wmos4Mcu+CjgUXi8DokxYECnef1/KiFFhH6YOk8XaYgrri4etsK/M5N3mAzIx",
-	"y38hlpqnFKmMWG/lhCkrDxvFWeicbXRsNTiKZqBHmvQRDHQVhcFEMovCsLZrw50oUpHidcBgNtKfEp/2",
-	"5S1zwACESaPtrw2iwO4uOX6ziieKUS0FF8P8pCruGx4o2U0EN5rEVnzkUcSlINmLKBvoUyKSKCJ9HkUg",
-	"U48JNcQv3oJfS9nsWxb0UsPE7DHpEY0XXuEFDPqW8o3lgD+JtVGMjq/RKldLqwumvty/J+REH9Tab2ZI",
-	"ZsFfU/A/wqpnFlAAxBwzyzhTAfBaeuHVkJ/ZGy/DYYl6lE5zDt17gUzbMvQwhHXT6GOBDg5opJn3EEhj",
-	"gcxlnsUS3K1K9f4A5Mxtt/f90KYzjICQqkh7qoSpJR3KbNa9TdCkKn0pxF0cPX0GX0//fryInCxDSeYg",
-	"7TpksFTueSgC2CdUGv5YhGiW8qwy4Z0JxF2JwjmLIxowTWgUERhzSugDIRT3Sh68zpfuUHbdr+D1t28c",
-	"vHFTZU+7fBxLBUhYDBGwgy1XppYadIbcjJL+QSDHh/C0G0XuX4cyZoLG/DBbz7fi5PqGx10ZIxJ0Ywk2",
-	"VVzyFgjYLMYqRm/Q6FZBRyk0CxLDbxlYgRKFv7eAz5GManXiKeGG2If6hPj21Hyyl07tkT4NbuRgQEKZ",
-	"9CMEDPKYjLnY94gfSGl/860WfXz0/JG+EgWToR1BEzNy5iqf7B33Hh8e957sW6bk/55IQ6/ZlxFNtHGP",
-	"jzzChU4GAx5wJsw1jNn3rkRfmhFRrBsr2U9duHR2cQMlx+RJj4BV8nHPrvOU+CMaDa5xZ5mD1716Jbgm",
-	"EuzaIgSTD3whc1qN6ZQM5cEVyppohbEzWfaSzmrFQjwIq+/nG+54ncoea40wy0hSxci4NuPniOwp1DrZ",
-	"nRIfQwy6OpAxCwEirEo3kKoUTQmPiX/Dpn69tSRmItMwqrDmDj+i2hAHY2RCNdGMiRJlKWokDRQl/yRS",
-	"rfptFj/lET2SysBVoxOjO1CMkT3/aa/nAzwLwcBgQxQbJJqF9tfjo+c1UOnXG4vAuN68eyqIPSC0OTJF",
-	"ImY0oVZvplEGdGakZDIcrX4gcEcLxRNcwgWMtS/BiVzfMqVrlXw3XhOqGCi7+AJxL5wSSgSbpL9qQ5XR",
-	"JIikZmFLlR98l22XDWOrElE5crQgAJb3lp5Q+kmvnq4WgblwsxnAOZr6uZmAr0WMdLygLjZnVhqcs5iL",
-	"FCrK9wqojAygFJwL2M5umZoiiThNKYQby5EeWJpZoSVSROBJSgnmDZumOn4tBSxdadHcDcDjrqFEcWtn",
-	"ScIhq8G7l2Xvgu9C1ixm5zGQ9q9iCKJPICIPvFoVq/xYJsLMNwXJAQkSpZgIpmTvMes+2weEiZniMmxp",
-	"wl7FTtmSK+A6FgqVOAokW1mwgFenb0GeC6Gdq0yQBhmu8u7yFq86+1Qe5lgKm60Erbpz9VIYWdJcBPDb",
-	"0lq0DhDfAGyfksc99z+LQI97vYNeb77K8LhWl1orhC4NkctA4HzoqYJE88WvhVUgCdy+wQHWsZK9IQfB",
-	"jYJMndL1QrGQCcNphGGltSKcGUEMTBbPblUZLpxr2EUCTKS60WngZcrMaGCFC/vDlxjOM/XZ1msFL8eU",
-	"R6WIgA4N6f9yf1mNt4hVDEZ7RcXzyVEP1GTDlF36/z749/918O//VgfcWZzSrPQMQYFy4MQAiEggabzj",
-	"LPnIIhYW+uXfiIGcgS58vQ6e4J1fINZhFkVccELd8uGRR6gVsUNpDAtJTM2IcFRDSqGPe75KIqYPegcI",
-	"gj5oqbQQry3omNXK/Fk4Q63DmWsXzAhKKwbKzCcauKN83sYjgWOssRGEda4qGoy4YF3FaGg5pmdF9H7E",
-	"TohfCTYFTbxntfdKmA1q8FYd97OAPp8cEj/QalDU8p/Yl7OgLvjpGO0FGLIIvzyHiWaiWuyzoyM7uhgu",
-	"Bb8+t7+m0W8+2Xva6+2jaj5zJVlgTCNYgG0LrP5ebhVACOea0L5MjBvY2gxXBNMaGtwIJq+k5Z8yjtgp",
-	"GByCERVDthhO4KLngwkE9teAyOaESzTWLWAxdoxV+KJkuNDMZsesTZBzMbywyOXEMzjJlXx5mzmRyu7g",
-	"xcZ1r0O4QFDaumwBy3jHxv1a8+gKcJ0l3baB7jQObWlBsJDam0fRFZa7YKsrAd7Ki01fXLCotUGVu86H",
-	"AVsria0bw/GZNb6WdYfep5pdJ2qRrdcOI5/O33qEHQwPyMiYWJ8cHtKYH4C/hIMr5fZxrZjjrKPXFpFk",
-	"Yq7HbT0Paw+5ggCj6/7UsOUX0zpSK1ph8mXAIFbylodMLXbuuXEtQccCSMo0jTQ0Wn4bm+C12Xa9HFiL",
-	"8Ts10NV00bO3U7PT5bi7PbSVaGwz4p0JwC+rRQCeWbw7KOtoR73jn0pKGgz8v08OD9vjX6EGQK83E/3P",
-	"x1YpJQxkfa5HmOuQuTlqDfPz9exlgoQa8TR781mvadXgytPOQV7U1owsVPRIlVFiP7LCbmrQfP7a3kox",
-	"tKsY0pj0mZkwqzlMJAlGibgB6xglSGxZWFKVl1zYH4GSlE+q8agomYxkVOBCAY0iUHQMvVn+bOoE33ry",
-	"0oTov7FpDbqSdAoSZIagA/LGaHJLo4QRyFW7ZcpV6UCv1t3Fz/uOLV4yijcR9kT8WHGpuOH/YKHf1puH",
-	"PjeAr9oqPkzcnrw/e/fSz3MrUBP33ataJipg4Iqxg30XRQtjNKMRXsFib2hxtoWCFwy+wLEtvKJvhL10",
-	"zTQsC+DDUifnBUVNXp+SgKsg4Sb1++ZOVDdx2zNdFms5U9e5HeW6MdeCGkZgCGa1gK8uy8oErHikiZwI",
-	"HFRI8r9hU7J3/vGdRy4/vtsvbeN+XTQFZy9ShPK1l+CxxiFcc1INgcbLihW/selanDq4ZN/L0EOxQY0P",
-	"Z1NBvHcIl8X11kNeTmsfOUJ76nAb7aVnLy+6R0+fdX998c6rob/Z12Oq9USqsCxg/fT4+dH88CuvA7GN",
-	"H0Q0zcO/SpRrMbU4Z4P1IedymnoF6ufA4DqU9ZR5bl1Rdwu5ZNqcMw2gWN1ZRA0TwbS90jPfij+iMcSC",
-	"eED6UmttleDXR0Td1IM+BFrQIGCxYZim6uojzSKqYXrltA3d4MxKl/CoVAcli/UCLitkLmEHUMilECIF",
-	"xnKPOJnQm5/32IJQVGBB3nS84i3mN1Q8jznQ0dKQUxEDLfPTZj7VPSWMgyNQpWG9ZRBopMizN7tkkHET",
-	"KT2D2KsS/fwxyGVNKLNiY3nr7sS+hDLL8qJJU6jyp09vfnkYkcpN9sF10fqHQegvHKDUaCvdgGpGImYM",
-	"U9ojIR9yoz3iH1iEvfYh0tPv+h6GI/LUCUvdK0QqfOeUUIf3z55YoV3RwM4I/vvM/44W0i5LOiWbTaXO",
-	"zsF1XmmnhizbDa1kYS4amtZsQlrdAnQX0+zShpnv0IKyrOFjBj/epKEnl1DbYi0OMQxQ0RuJPFw2TgsC",
-	"ZOatZLH2n4k/8y5qJvZn1WTZVV1uFc9gKcywcCGlM/Hy6nPLKKVlmFnJ6l2+x1m50j1HFgwxUTQwmnBx",
-	"mhVlI1CrbERvGdSjiiBzWLE6Nj0bjmeia43lZ0rq6JNnNVZIPmD2tggXxL1Tb3JMi/T99Oy4VC/3WW+h",
-	"qFo4jrYHHtbw53QY5n8tAtkK6i/Qs2FKVF78M1eFB8JuTsjPjCqm/LTYVh7NFkdUsANyMZITAUHdJL2h",
-	"BbBc2Ui2ssWHsw7JZfZgtivD/MamF8YKrsMas/NrOSHUVQ0mMQ9utCuckEDhoCwaXxdjCQvWWKj4kojw",
-	"Wsk+lnthVFthPGDCRNPrRDcEGEJVaqZeYbLDu9qYsTxhBwc/0lhmjnBNEqEYDUYYShYxkxfadOkrZA+z",
-	"ySCODtNpsPTBno+B/ZhBU8mqcjH/tSuWQy4K1RWXoFcsjaZcGDE5y7JSTan4dr369Lh3dLys+lSNgXTL",
-	"yj5QB1DvWG1BLrBTULDldtGWCwWNoIiSPoXouzRy23e/5pfGBRlEfDgyxTtJn2blFTArNK+vkP3thJv0",
-	"z8Knaq/yXZqXNpPdaCwyTbgI5aSGkLliGj0EQCgD2dJyvsGIt7TY0DwyAhv+zQ78BiBzXT7A9UUXwIfq",
-	"xNqZEk9kTG+cloxpO3uQDGcv4ISgruMRKiw2xzzwyJgZSv71z/+pz3vTSWyVYH3999pUvP+8+PAePoPJ",
-	"d0YlgUkUCwmeQ73VK5vTjLi4cSWE5g2TEkM+54y55akfZ3bQehwRs/EOrvRTBbrr4GBmM7Mrrx513TEt",
-	"Jw8CyKxWpaQGX+d4Bopp4s01u+6GRtkCjnvPny29hjtimPt0p8oWeu0QZoG3phYdsrfcBbVBj/ZfyrFl",
-	"0XcqmAAH2Qhsv7mrzhL9RgCnbNxnIZTMaOQZ65APkflsXSzM4aiek2NFUk3ixFjuTFNe/UhniZgQn37a",
-	"bP/yiH9i/+/Q/l/Xz61cj49+ajRzDWPTPZZdiygVQ9dZ9/9NbV3ZPw+uTw7B4PX46D/qLV6wz9Vqj8yQ",
-	"l62QlPukIcuTjW2zzTqrVD1Un5GQ6zii0yyTpmTHrNttAc1mpvtItSZUEz9tBGUkGTK0OVjcc42gwCUg",
-	"C3UHoAkU+RDT3xPWKn7kY0EDqPapgJrbkF+kIzkhI6pHp8v7XWYUh5/a+F0+0mkkafiCxlaUWlOSR1l1",
-	"XzXrNqs7URNGkHbAWWXeNed5tkhdBpJ73ZfhdE6GXG13C48kcRqsiLt+pEmAl3VtCU1/apgmey77iny6",
-	"fNX9ieiRnABYf/r3V69e/dJUZAKXVVuSNO9IMG/Z8G2s+w3r7dPghuylsYuPNGG3lmIRKM4hzH5xNwGN",
-	"63WAOZ5m12UDv1hqxdFSgTMqEUFqOKsSFriFCdUkSAyhpmaVTYJK4SgrUvO8TO8aNPFKzZ2yDiapgbYE",
-	"SdUrKu6uTlQoY7r+BYr+1lgQw/zBwgoDlXNIX639fJZamwpsIcWKDsKMamW1jzLMc2grcRlcGyaYuna+",
-	"KBY259ki6oSPNHn75uLy5ftC5DJYAOJ6vTGWYbNlGqbDpjQjqQ38KxER0xo6KvChVUub0M4ywyUpqhY0",
-	"1iNprumQlY3WdcXUNYc0Yosw7j0A637CIwOJrHJA/MI6ysGYUAepsAqsmVxahYWjVXfQJgiSm5HLFs42",
-	"4G6R6AmNNeFiYQmx2sowSx9842qBBj3CQw2LAZgLUvkRqvKJS8uqOabaU28ACK8OL8oQV4uZQHJqSodH",
-	"0XVaC6cG2t6youlPx0yE7tJSc/NpVgqme8OmZKgoMAMFsCkIHwor+dSjn/04BpDOfvlXnKhUVia3QC31",
-	"mRlWOvu1FzS2oh+jwSjlvKHL9u6dkGdPnz55tn9KIimGDArZ4KeBh4iQjKm6YSHJSHNbS6NbV4xEWzeI",
-	"jbqU1GC/l+cyyJAzQHVeMdG6Oa/dNzTZC2WgD2VfM3VL+zziZnowLpGv4olt0AbKpte64OSYp/wU/SHf",
-	"vI7zLaRllwB0Fk1R47xw2lvWO2Pm1D+l6QfpEIi/zi4gUFJDOLOGy1iyWrX99ITyPDOi6uOJsBh2sa6c",
-	"HZ+WIohpwMWQ/J6whIGTrg8lNE5JjyhmsR3S1SWEyFsSe3z0vOXKlguDAL9SnZuKD0eYHGAhLcsOgCSd",
-	"6vpbLmyFsPTAMhCgHWnbFuc4G8pbpoReKfx820noBXLpVQh3Ba+qZ1YGu8L1VVChAcdqSFUdVV3OmIwc",
-	"qVDyf1FQe7XXh+9h6wn3zzRvurkg17pzvhcCTOuA+Tma7ippOdA3LUM9XmqN1bqo/lL6c00rmfupwTU3",
-	"kGbB9+owrqTLlZrw1jXLycNwCln7hVyQlfFhTXkgbVFmFleWqnVwFwBespz6BqByfaFZDcCz8LbX4aso",
-	"k9Ot+yxKy1lTfH1baD4l3FQC7pOsb/tWwLxVvP7mYbXhllby6NYojov8i1V1b9H4Br0tpxhlgOmRPVTU",
-	"iFTkce/oGEs7H//09D+ezQ/kc4MW2Rbq9bVFu3igCk8aCDn/XBaFTs9oMys79VfXPpbiIMtm0W2i0BJi",
-	"ncs9AjvHLPFftn73MrRpxlyVSznFz7Zb+krEY7ndzSnd3G6N6+OvpUt7IEx2fbt7KDsCp3cDYizV7mdN",
-	"WJF9s82SV0KIJXbV1MamzdrWByqFK3pIQHNODQMOuNBMlIVSQ3NVBn0grKgJ5+lBHICM097wmVdWTlxi",
-	"AqrWoGhzMSSpsEcmHI1L9wS0S4uZd8wir8WKWWtTtqi217VppLmT1nnHM2s8p7aHs2aszXHkQWLuSgFg",
-	"m8eChrWvVrq6qjst0pVW8mltRR/6g+g/a9R57knPubufZCblPeeG32PK+13LZ35c3Mi1ocNB2ts17eh6",
-	"9DTrc3B08LRXHFMKqHXjlo55yJu6LWdhg/c0OsysFDQlXGjDaJiKPc61+QhLVhWckiOqyViC852K2o50",
-	"BP5yR1DTP2LmjfmF/BvozxY6Dt5bU8Gabnwt3qsw4ppzntsA93M9IoiAx7SmciX2eMeZ/ROEGcgRJf75",
-	"y7dnf70+++Xdm/fXlx9+e/neP0VrrX9CKNF8KFjY5QIyfEvdD/IZnYOlPm4MTe3fRcHy9j1D1t+lZvUy",
-	"5+4GHlCh8zt0X6kcyJz9rkUYd8C7ffkbF/KAClmX7rDCeTPBJSsaILG0oH2lRTmAei4/L/FRJUITCtFt",
-	"p8QPEm3kGOILpjJRUOUQglwU2fsQRXRMPXL79u27LPexmLFMecfrZEmSHa8zlHIIIZg4bS2VK5kzHiSd",
-	"g1YoNdEbELYHWcV59QYl5RhClmixRG9MdfvGGdmBnCcoC1bxZ9sxOngey1HSu1lBVrqt5Q/brQ31nzf4",
-	"+tPeXS6grbtkrXaQB2T8KMPybGRuQ4u113JCxlRAtyUf+g35oFFg7hvZg8IdxQx+Lw0I3N9+Q8FxWpBg",
-	"bs4bDMJOXVYubZI+z0hAY2w+SYNRudMWFI4pqDNSMKJHVLGwKd1jFd/gKvFKeE/NAf6XI+bu8jQNayYz",
-	"d7pKmcRaSy1eSKERYWV51UtYkbIVKMg9dXm7M6Qt8uvX3WNW5Xyede3o2X/8VC4ctLh2eeWaFp71Wkll",
-	"E6/dIrm8346Bd4SlNrBzd3BpPrAH3qcGsmwaKu1nNB3r67ti6VSEkEALSRjlHNpT4rvc4etYsQH/4hMO",
-	"9doGnGnXU+/ugnT5E02945Q2hdz51KiGe3B9dXx9052o7ln/RVjfJL1Fib11hSEvZZku+ihn937DnLPU",
-	"eU5dcvWARpHGBFKXIOqi3oiLenukPcznSbNhUdF7pFNnbW2yRfuc4KakhQ+3TCkepupl6u1NX6jLvajl",
-	"wA1LWD2CdS11DdcTm/1gyiOuENXtlLMK2laivRdEeBdd34X8iTWXXEyJ4T0EgNfUny4Rm4r1xarxfZai",
-	"wiAxSaUG49z7XJm4tKgUupSTbC0h5I1HU+yi3apA5TpizRfDUU0GeJanvlAMTNnzgrqRN2zqQVGCSgXI",
-	"vF5MzuteDn4dvfn7b9E78SH+f9SF+XT7ly9//Ufv8dGT46fP/uOn593r5lHlUjM4Z15l5rr7+euz47r6",
-	"MjPp/On+5xadTHe/FoG6cJJblqXdSs6lWV4yHCoazElQz3IYLZmQUQga+Q1jsYZ211wMMVfRUkorkaXW",
-	"ibzm0JMeCel0QfHVo6fPj3olsXhx9dXyyhcfTA3axIrdcpksdddrRzXBJo3otiHc8PKdzzu3lVSNeWwH",
-	"5Ma8/qCFJRT48aVGBrRa9MIlvvwgohfWJI7PRH1UZfPvM/ajWdafORDphP9VJPqmo3jjXn+grR/OJVqc",
-	"S0731C+c/pFKGOnfIbtlkcXbjte55WzS4Jm3c7fO6q1P36KV1C/nErSjCvIV2ROuuQrXRE+1YePuhIdo",
-	"5v6DZP7OFUYXF51y1ziXp0hnvGt2jf8B0nJhpw35trnvvqTOLaV15TC7FsXrLmB91yTFJQ0M6wGh9ek1",
-	"sKAFd7QWYbxAprYvj+eLWUmCan+Lddwgb7Y0G+CVtd48KXar5JooRkOs6lHXx4vYd6CiDgQCxDIsq4J2",
-	"2g8fX74/e3N99vHN9W8v/1oWXe1zJ7heF2qIXn/+U23l0FIvztpN+CeFFVNRv2gBvXj700oLLx/bZEHg",
-	"GnZ4ZSJQU2jG5rqeYrTbu7OLy5fndjd+MfyDiVsQpO0ktSzzAo0MZ2hjeLCxHguMvs5EmxUjcpZ7F2AK",
-	"5dOEFGxF0+1yVpt7jwIpWxLL/cwLhsNlmFIZKjYeG7Ks1W1DFzKvpEJjiEj5qNbBHioouXUOUV7Pxj16",
-	"yyiUDu/3Ki4adOSELEhF8l2CQfVKdVp2sELutRrknX2q5R9FSLAamP/f3RcX56+60OvCz5ltIOUNZ12a",
-	"2AswHCrSEYiSP1hXEy8Iy16w8U+6xgIHL3rFHZYWUAv5IxqzpjAZBVE9MUsL1MaM3kAqJwZtumhDSKSq",
-	"DcjEf1ynBfV0NUaTQXHzWp69ZK9BdFpP4xETej1dBuOIGntdc5sMzm0xeOEKTJ6zSNIaY6eQ4DdfUHf1",
-	"/YfLN6/+6tqBZ5Y6Cc9jGYIoIGkI5Uk1E2ZRKdbmsqJrKkm6VJpJU23PtkU8szOshe2G0rexDBcndIa5",
-	"h9Uec1MQbsRvoaqqh7HSVvnkIoiSEOtUtsweLXyszAhnz6fj1lO34UtGx99FzsYmYoeXEQ7tQT6g1Iu2",
-	"sbx22esQzwCOti6U2VU88OCqT5oO2ctbVhdJ/EHkZWXTVmy1ff3ehK7erYw5C9Oy6RbMPaIhUmcKdUpB",
-	"x3P1wQmuoS73b14e7qzD3smTq9oui0mCczING7ILw2vFaLjki1LXHPZ7KprSRp9vMjAbeq9fp/1NZh5D",
-	"GvqKR7ugis9iI7noQ0NCnUp4NSMWJIjWxGo2NpSY266lYTZ5y9TIQkBttwI+TgVPbjSLBoSGIQs9K5yP",
-	"eaDkvC6iNZEpG2x40aJ/RZptutT5rK1vRpPot+7YtTaV+KD4c33g7l28KNj5cNx2GcYM+u1HJ65m9Rxk",
-	"WptHprkTRqX5xaKIuqJtp+DFqemOUWACOc0qU6AqPZk5k+xmC6F5BerodQplkBc0sazhDbWcpgavHH/I",
-	"77cAGGV683kuO1+HFFUQDrYuS+Vr0a8cdBYb5bkOhqkC7/4M9G2tcg6T/apkEtcbDsCKn0VkOx9df+qT",
-	"kI+ZsOqcThMV5eQUA2zMSGpGqL5x+ThWIIoVSzXamgJ362+JdFcaf0divRQZXZ1UNsqxcKM/18R0+Dds",
-	"Cnm52CnBeR5OiY8r9uH315eXH9PuQmm6QN6oKIrKdQjcWTvKVCBFGBY1QiR2J9IIg2+EYeq2klLUGclE",
-	"FT415iIxDCaF30M6bZ7xo+R1LqJ+Etwwcw12pSVjHFpRCUSmlIu1oyyXOLRKEUpLTdeQTdxIG86xsV+N",
-	"a/y+N9B2xRfJeExVTdOVgZLjZQNR+tPlyHqKKzWEXcnJkjzCnn3NREauaPyAA4D3C9tzC2s8Titua6ay",
-	"QMwHdKK8gOYL58loAsj8XNS1IDnTAQOJB7zRRYzxT4kVUqYEf0TFPGIDQyR2R26/ISQlm7rX7ExKV+w2",
-	"3HzJGXZWTITfkRoPQqeuazfl+veUut4RmjItOSDHvR6xskdf3rKWX1tBh15FU15ZgXSN41foRFdoOu+O",
-	"9B4E93rIRXfYWhILrWAUNvREhWeY2x5QIaSBQkrQ9FeEVpDhKm9MhOsm2sg4jbyvd72wMeULSddLGPTN",
-	"64yovo4bG50WHUPpOrNFOnBO365fzQYM++sx1uMxFZPJ8KoqR7KcHd+Czkp2/DKkLEpWX+6Kl4oUKIDC",
-	"XBdSOq56tri0prNZj5rrNJItK7hMreQsKN70g7/ZmW3/ZSTpmC8X5ABtYDE64pEmLy7OXyExI3vuVw0q",
-	"eX3vzVLq/YKKeW6gi4O9TkNX6ldkydkjTezILMjFIyFXLDCO/qIPBcQdTfZQThtIpIYQRo/78MhkxIOR",
-	"VVipi1zHx/vtCyHND19dOUCjWOmjfCazMI1ZSoniZnph53SaKBQAPEvMqP4YS+fg23FS8X9QO+KE/IzV",
-	"A/9ttnrgAXljCA2w0XD51OzhXwnBWKiJkAV4OXDW+Ywl5p4txxyhgIC0EwcM4jkhjeoKvPmwJYtssKYc",
-	"1EbGxCggyhvOmjfqYNXF4xDNDAjzHz9cXJJDGvNDmpjRYSSHXPhk77Ux8QcRTT1yQcfsghv25wujeGA8",
-	"cmEPmWGo6ZW4fHuxf0D+YqUVTfbsbB75eHb54rVHfnn59uXly30ypqHr/scN1t8KqFJTF8Fbg1eY1Hsl",
-	"KiFFI0ZDpjzCIs3Ice8JzhnIkBEf8HdAecRCHw+M243jZlMu6YKxrt1H8zOkMYc8t2/YSVzWn2AghVEy",
-	"QjekFX/hOj17/SwadEdS2yt7+/YdGVLDJnR64ow5hkZyiG17tYfhP9rLkfZKpN1L9b5XKIOrPQxm40x7",
-	"xDBBQbQ3jI7tEzQIaa9atEB7QBq05xDfuxIlGrHvkSDLitdkL4+M9WYAct9z/RxhUjpkALaWbgKC6IMr",
-	"8cYUmiu68GMLThAB5gKRX3x4f3n+4e31xw/nlz7Z+6n30+P9lOj0WSTF0FJQK4opfmu3L5ixIuLBlbgS",
-	"f/rTWR46xqU4+NOfyEueSXWIcq7MpyPL7dF4/0o4elhBD78EKf58dDkgZ7VhblcCpPgmtLCYQCMtiWYo",
-	"LjdiQxkRsOQ/PLwSgRwzV8QCgslhRXBNE2B1B+nus3asljJVCBOeMyKxPV8UAe3FwobhLgGUZRS5NtZ7",
-	"Rz17iRDFbsf9+jIfZlmGR1DUxEnszv0rUXhO9mKqLAieuDjBAWeRhS0UQzxCBaF9aPGOT7hGuwKNpGAe",
-	"8UUSRT4JIkaVJvRKpFZcHL7vOc8/fB+PvLQ+u4HjfXtzeEdck1uuuZ3AGWErcQd29QHLMwig6jDGkrEQ",
-	"YsyzxtF7tC8TA3QhkCLcd+drhUc43uywaPFEDQSr+YD6Ptl7/K9//n9Pez27DxCnydPePtyrj1Kd75E4",
-	"SjQZ8AgC+64E9uI1iRKa+F+Bb3ukIAd+8w+IlY6IX/jRR9ihOps3ExHsKBLTIYMOZlxfCRnT3xMkAu78",
-	"3YlGVONQyxfZWBMLlqAIEm3gVqQKmXIH8RLUY0BkOE1Ql+Givl6h7nzVOSFfrzqWtl91PHLVGTNt6Q/+",
-	"ETJDeaSvOt/slo6xlnWhiuOImisRSqaBmUJXDIw2C2WQQI7F3phGVvFiIfnPiw/vLQ2fKMgSn8bM/tWn",
-	"IXFhjEQqwkQyBpBMxI2QE3ElEMpOyfHREX59wqKo6+YsroT0FUSBUqw/uccKyVmuEZwHi3fQFhIlJ1cC",
-	"Xs32wL5wbfZPie+27kNwi3a9P1gUansOz3ElgRSDiAcG+aM2ULNNG4uMe5ToKBleCQtswkOPEtGGQxB1",
-	"ugJAC/sg90VgQI3V8BngynHv2F3mOynY1N6lq99tZRhnItEnGHjQVJ/cVR36dPFLXaVyj2h5Jf6tWqO8",
-	"VMobgMYVKvcPyM/ArAhW1sKlNCzggIB9z9JP7UaK3JaG9rNin2W3WczsAdAF5g9NxkuiXBeJNmbs4MSZ",
-	"d8cSEM+ykfRcXZQqF0bbG2cAY2F6ZeDno5pcvD7rHj19dkBep23NncPQTg7Uq2uHInJb1QeqUVnIgdT0",
-	"iNFbJ0QabiBWF+XQVJ45+/im0B3+pNM7eHzQA8MbBqN3TjpPDnoHT1wAO4jVjgWGWAt2WFcaAHE7GFEx",
-	"ZCgDFqO6SsKUR2QUWoSBKlUnlnWRPZ8GRiofJAVqyA0XoYVfICdXwsJ/JkRIh0b4FwV66kGV+APyG5tq",
-	"ZrqWOIXp2Ss5eWSFlt8ToO8iGfeZOiW+/YbvXQkfJ4S0XiB2uBSoG5G6X2EWl03Efk+ovUw2PiDvQfAH",
-	"vkhNqhjoQMYW+66E+wEzljPj6f4poQKaQ4NwayUuK+EekHP7DRSXhSR9NpCKHdKBYYrwMR0yfVIENat2",
-	"2Ct3AGSFJAtwCUbI4QuAyYjxIxmFeLg0K2JcQXe7D4SdTOp7E3ZOoOv/mb3+t3IIcKEolKXTnZO/1et5",
-	"+RBsivHR/t355i0cjYaOfHg1ajCa4k2A+5zrMqAAnUyrm4EA7nupcGdlXh91XDvT7wlT01xVcFEYqJ5C",
-	"fx/65S0TQ6tfPTuGKO30z8c1BrvmdaJwgNHPWR/QuhVkQNi0jMdHP91hHYALlmFY2CZ7kCV8cpX0ek8C",
-	"HsJ/mT0rELCRqvkeOTg4aDwxmOgOa/1sdf808+Hka+eo1wPTjBTGBYxCcyxUAw4h5uLka+Fr86wLCKtc",
-	"G1TyqsZsSx0sAAFFg+M5sATwGFdQN3G20sOfaehcJfjK48WvfBLUaSgsxJeeLH7plVR9HoYM7GxP26wM",
-	"XHuCRiBvoYEk9QF37FmgAgVbjgCNDR1aBO7AaXU+2zcquo7rblRD7i8MVQZsIajEWMJkUEKpKlNOx5pn",
-	"ZPhIzejPh96VcNYG6PjhsmqsrqnJ5dsLlIdTkbdJgUrZAnCdiFvxzypc+kqslrVURw3haDL30c8ynK4N",
-	"ct/auTMAKxvIXOLXxrAmzQmrwZkLaJlBOPSMQcsMfP6Cme4LtLq0MEN5Fdj487/++T+nJIWL0ypcnDq4",
-	"8Mke6D4+QofvDA9gi+pUD6hIkKok59t9IvnR88UvXUr5jopp6nu9C6o7W2jn5G+fi4h/UfR+gbkesKjg",
-	"MMqpgBnVEAGZmGYq8Aso3SVkhOldVt0ccnBQh1X2WzPwfVxDfBAaXcxBS3B8WVhTxfyzVwHLU/KOfume",
-	"Ddmfe6fkX//8H38lOHvQnCEHl68lW/LfPn8rwc9LZ6tCTcqQgjF1DtxkrpV6sHnHBfKOkVSmG/FbNmMd",
-	"z8wS5WY9HsrWYdow08mxXjrcUvlK/shlqXIEGJuhggQeDkFdCsX4jJuRvaqx8UqMKBj4wa9sJKhx9qv7",
-	"dRwCnbBv0qVcumTTTTCM8kfSRgltGMfjja4hrGMjl6klE7XorKhyXkwuYA9cFDs+OmrzmVjJgGnwnb4U",
-	"xmLaPSCrxStCRRWX2iCrblTszxDkNUPaybH1TNpebsYoD+NoFB2Qi4JRxNkmuDaY+DmrXpZhSN+zlrlg",
-	"+CfN1JvwFdhe24x3rY3yVzap7JRPbrHWU3X7/BC6T3XTrXDi8CsPvyFGWDmnXsR1FkAj8xqjaVVRsmfF",
-	"LrSLp94C9CHszyIBFiWt4RmLpKFzrPv80OkmLn3+G++leSUTEa7l3vFcWtHDZYnNm9CRjs8lqJlk4SbD",
-	"puqpZXEGxXKkqiW3LfDHolIrZ/2fsyDkvr9BWuMCahpYe5rIsCpU3fnKf4El9VnBldGM6MWAG3dfs2zp",
-	"53TQg+JH0LR6GYb0Wup74kbFKnlz2VDeTeEHYD/9HIxSaMwg6zM2iK8hGHaITkvI5IVlDsgHkZEKcFvt",
-	"wQgPnu6fZq5odN09P2jQT9IQrs0oJuWSlveskWTRafWEyp3dg2eZLUxIL5z7d1u6SQbnLoqEpodbD+pV",
-	"4lsjYpVBFX8vguoieQiNUt+dPLQ0NKyBm0JIzYIb9eqZ55CZxkvr7fB8u6Lxr8wsvtZVRWKIGwga4lKR",
-	"lbmEESyTJgf5WsBYMOBfWHiaRnTZscivwOwmb5nrpFWGN4w/uxeW5gLp79k70w7UCdUuFG9HALfKDhFI",
-	"WrNDxegNS/Py6o0NLyKpnf8ijSB+pEn6JqHGOTOdsdtF+JwQGkWu2MAY7dp5EwaIXce3ADEf6X1QNUEt",
-	"9eEn330wCnESakha2sIhM1rQ/8LN6Eq4EODzl7+8ubj+dP7Wd35YRhVRjAYjpgsxlRjggootZB1moeVU",
-	"5M75K7GHMT7Ex6PxPYz68NO9+171VHjo4ogmVJPAHly4f0De8ps0pBNjRK8EEJ9CWCY3bika3+fGvX4K",
-	"9YMh+hmiaSg56vVqbf92sz+n9zlDRmcxN102mUCRB3vUUEUSvtsUfVEuPtLsmlpY/7w2YqR85VxXrxzA",
-	"yAH2o5mnEKzVtPC0kkFt2MjR02fbDBtxt9aku16OstsB0GKKOeDYCRhVZQAwnhZREk6uQAU/ZHkFRSGy",
-	"LqgQIBHAMJZhkeTdMBaflL9iqdoext9BXY4TtP/d0oiH2LaIiivBvoxoAvkbvyfSUBfrCwQKwshAjwbJ",
-	"ozT5QCrwOlaxAb53JRzBPCFPv3zxyNOj5x6hVj3v4rBj+4PDEGnIwB42xN4iDKXbgqheCIWfT1Rzwq/S",
-	"7tJQEC8nrxHXLiRH07ED3abovmaCtZRlqZ6cZEtNva8QntxEIeBhiUK0wNkLgyLZlslDutMfwqgVcBUk",
-	"3HRTwIWLa0TxTNTBFKP5Vlc35kEZXS8ZHd/JCbj4lbST2T2ZauGUW1hq8TZ+DENtBnmZtO5+aTbTvqCx",
-	"I7MxEyAzsUpLnvpmO8XQZAg+j5kifswUl9iJp9ZoC8vZlIILk2/JZIsbayKs8HRnsN2IwTYFqVmQrxDt",
-	"ttbaHEZ/UGPtGm2vzZczx/LacAG9HbY+ALPrvBtdu9H1BWRkuWYpwFqyWALImztFO4fJbo0Elp1xjWbY",
-	"RkPr5tnQlsysLQD7ezayPgyb6WKOhOUO5moRv+KQe1QiNimtw24WC+t4Lj+ErD5M7zeFEnfhRUm9ToT+",
-	"1ZXQ3ATpgrm3I0C7IqP1hAvOaic+b0J8ziqyVqGwTKoWBpMWk2nglbSKjiZjNu4zpUc81l5NoGCl+dks",
-	"z8ZP5nC/k8rvKJU33nmzTN5w+r0d/m9bIJ9zmWsQx+uk541zoO3IzoshcBee8NDCE5bhXoeODy2Wut+5",
-	"gd+T7I17WiyBu0PaEdumGgTugDDwazPEt9ZO7zLZJiOJlZNwHYRGitFwuiBYugACmyTc+IUtKhBuiw1E",
-	"PBdEd+R7m+T7LAwJzXKRV6Pih19dN6QWFv0q9C/OSRvL250CUZOTBgGs7uqghOMmSGDbjNZqFtvIlRyb",
-	"z+FfS21+s4MelHv+/lKc3P4XSwJZoVeyhwnQmOmH9dz2fwgbXXYEBfh+nf3W7FO/MFIxjZXKbnnIVKGM",
-	"reuOZac+IQyLw/oY9epjaCKcsEc0o5FrZHElzl5edI+ePuv++uJdWrkW46renV1cvjy//u3lX/19IrOp",
-	"rhUb+GTPZ+L25P3Zu5e+K38KSAulJpi45UoKKDEpB3ng1T751z//TzEGoLlEhAOlDUkUbvbtSBPp1hoD",
-	"KV3UK+RIy8SAoQsubn9np9yEnTI98QZMnOEBLZ39RRDepWbdd2rWgkttNkc2XltvRwEerKVy4W2vPXzg",
-	"V37LxTBnrzP8kRoyhiwuwfaJYnFEg6zIFuShYL3cQDHLJ/WVSF93+Sl+WrBPsayCIEZbu/DSNKYWKznB",
-	"CWTBCTV8Fa2L98JXt2NkbYtVuaX1R0CwP6j1dSWefGiY60u0ZgPZO6hJLwUjwYjRmJTrYWIJa1nAUFj9",
-	"nk6CkYU2qxpaWoEdL/bT2iZcX4m0brZisVQOyWViAjlmB+RM5AkVA8qjRFXTrFw+mrw5IdCkCHsiXAlX",
-	"Jt5Vl7LYRbkoEh+kGbDwrLg6tM0gdGiHmmL/DVihHXYFzc1AUW+mRjWkx17L/bHVS6bNOdNJ1Bis5E44",
-	"7TRsl7fjqxVMtKdYwMMMLiw8uDa7s4jp1Wc2QMHphZaT78YpYjfTzgaifxhTR9XMsTgY6TUC2abElO3p",
-	"/vMElJ2CvykFvwb+SuRpqSgkoIpZEFIp5Ciz6zUFG2VwvbMJbMMmUEuH5tkCNi2x/KHJwfa0/Xp+spmo",
-	"pA2zou2py3N15V1E0gPUieewMVQv54rZ73DIdyJnw25ahB3Bpn8ISXuc3m8KI+7CF8na71ztkU1QOJh7",
-	"O9I2bqspYsc+3Mnbm5C301I2M1BYJlVLidxYH2RG5vbSGP+hosKZqvLKIgUjVpM4noP+Th6/b3m8EU6a",
-	"JfKG6+rtaMa2hfI5l7khsXzjXGs7gvliCNyJ5g9NNF/I8WI6jSQN9eFXB63XC3jfOQuxuF/agyetj4KV",
-	"7veylplp72E376NsZBPH+4hLeUFjkyi2S3tbByfLDz/AYw1JeuMFqPiY/tRY1+0yv0jnF3TdmPoy5Kww",
-	"O0b6pUOxQKKThEbQxBoHXqergK7jK4PSSfphrFZnfx7HhjhyV+fyGzKzCM7WRzErX2pswgCPd0Bcy75X",
-	"gOCFBTxT8OQh2fvvLnaKdifaffNLXgkzpmaUl7nLCeTcAp5LNlXNCLFFEs7m20k+poO+E0sJ7KdFXHZ6",
-	"OD+EsSTOLzkD7/SnOTXNQMmFAGw41APyxqTKp5BmxMWQJMLwiPg0iq5R0/XJIf6ZVqfVPkRyMEOkcm9f",
-	"CaoYoWHIwjQMuwSwLkXFzQftuGueZwExfnNsNULDhgRnnHw79h63sQb67+5rZ/HZgMUnTkGqBpOqlHcp",
-	"s4+TaTK7D+KKV2/jqav5cAqNknnArgQNIMRJO8kqolPMQYGixZb5hFDlWjESsQH6d2VimvIUnDCd49LO",
-	"fnTf9qN5UNdsQmq6st6ODm1fDJ1/pRsyJN0DQ9yOKakNIO6MSQ/NmLQ0M22ZnorQ4KJkfwVG+n0pOMWt",
-	"tQvAtIfmZIodQW4qS5Fn66awScZ0ikWdN0CpG0pUwC2hrMa+QAH/dvUpZkFjo4S++KFtakGlDTdWHqLC",
-	"7Ij+Non+24LU48qk1ya/tGcBh18LLXBapKk24McibeYv3IxCRSdiRzcrV5qeTDF7whW02Ih0264CBDRP",
-	"qJa1qLEtda0+3UV9uoU0AY6uc2rYW3zju5InyptrYT6tDzzZ4Ue9XFFvw4HiVxtTA2uFiw+CYbdg/Kxr",
-	"RjTbL5jsoaJEuCFcaMNq+9UXxY4yBG1U8Ch/apuiR2XTTdpnze3vZJFtyiIX6AjMbiNr6+XaGQ5W0k1n",
-	"uMrhV/hpGemkBo12hbbuVGgL3Pz5TcvBMhe9yLa66Lp6O4LzkK2wd4SNjYmxcM1LGnW3xoC3afBdHR92",
-	"DTw2atu9E2bNYa+tNbXv0eqbb6xlLtDO4LuoDjHAVG6XGqZQ84cw9ebwsHlyv3Uzb2GzOyPvQ1Ws4H7S",
-	"KHGsS7wqoV9VedoZdtdq2MWb3K5VtyIOl6Bm2k3jn1pIBj+nQx9U2eIVugTjdu6n1nHp6FpG1hY7Ef0o",
-	"Abb5nqsIUnjSHG5rD1iX2gbrpG/hAkoJ+y6279qF9rnmwa58OxZlhCLi8Jd9o0B8CRdYRrk+WaYoUrhr",
-	"3qg84b6xTWEi3eb8eCF3a7tA2s0F0qZnPBdlGgh+y+rEs4C9SwJbSzhqq7tbZEFtvJfeDuUfaMxqy3tf",
-	"eyFiuCZkYnn9X3IpSQANjrHop+OZQ37LZnrw1/HQK5ExUa/AQk8JN+VaxkGiFBMm/UJz4eF7Z6TbNMAu",
-	"hVW7ANyHGYC7HBNGDFygbqWDHpSidcno+J50Jtx/C23JHdSPoSblUJHBWfrTosJNbuCm6CnOviWVxG2t",
-	"iYamettOC9mAFpKBVQ1EVknecvl8TlLJEvqc9EHS5DyvkJnnES4GTDERMGLkDRNLdXUu4sYuN+/ec/Pm",
-	"gdAc9afp0no7wvIgdJ3517qxNiuG0TEY8cbytkJKoPMCNcQOOWjSPu6DT25J42gFzjsl48EpGUvz2KyI",
-	"1FrrRi2qFoWPyyV29P1V89GONdfB92s5IWMqpnl1oglTjIQ7Q+U83oztGKtVflz80SxQzqn405q8p+Dc",
-	"Nrfk+0soWSKLpJAM4RFGg1EuLKsk+kGK8xQOoQCM54VfF5foqUTbURFahQINonTMiFFUaCSWHg62xwtG",
-	"UtHkD9x0KOmWEzgWBo0WzvMPBZV/UEU8P+5GLKihrUtp5I032lxL+TSrnVVueXIl7lJKZ7n8jp3Gvm6N",
-	"vQWsNevt95Lt8R1Tpy0VfWxz5WvX6V+AY9K1I4ySIZEKaMapozuZ41LJZDhyZe6q5O0QxvpNCv+98ent",
-	"KP3LYEKu+XvfOVb8QS0Bd2DyiAXtdKlzGPq96VN2Vy10qh0TmJfwgXQXLACbZglznJmlO9003bbf2LKO",
-	"Bdtsot9JxHbkeZvk+SwMLTokEcOg4TtT6cOv9j/tMjdmUWEXnXlX9cbeZHsSt1DRqb+Z3o5MPBTdZrn7",
-	"3liajr2+1knr984Ct6y+LILtndvywSkry6BVxhCh9cPCAqXQIeI3bCT/x85Eu8CopjMMalrmzU+aqfuJ",
-	"xkxPu4X2lNdK3xPslimrNHBFNAsUM5pIRUZUj5je/zF8U9lxFAE//7HZM/WOC6OJr2+6E9X1yUBGkZyw",
-	"kPSn5PgnoqgI5Zj0p4ZpwgVJRIztIPpUs2fHiYo8oo1U9qnR5OL1Wffo6TMwwdMroUdSGRJyHduFxIoN",
-	"+BfPlbo3iRLO3gZXhm4wrvP+QlJE0wNiye4Nm5I+i6QYamLklWiTLkAK2QJcED+NOeDhnDYUKfxtis25",
-	"6bek5JW+HjbyuBRq4KIwHtJekEf0SE4EkSJgO8/aGvmYxUDoduTOvQmDZznXUk614o32k3DIjD4gHxUb",
-	"MEUUu5U3zCOTEQ9G5Iax2Dni5AQqrmEHrkCqsCkmp4Q5O8Xwzr3bFsDCHGWw8SLWz6YXkpDdDTc0Nlt4",
-	"vRvJyZMTwRQQgWKwKlUMU/ROi+w4cB4xy4WtMKCkAVBp9G7dD+vcknLYFuB3yuGDUw5XZKuHyBPtKtZd",
-	"TerCKig+zh9eU+OfZgxaGxlrMpHqhoshuEahIoQWNNYjCXK+pOEBObcvQ6Km490hvM41oUTIroxn0RTH",
-	"PSj24KWL3/GJmZKo9lzuBL6WXm8EfFFjpESwSYHwgRs/i2MUdMw85DdeymjSvvj2By4VNyiPsi8xV1NQ",
-	"C69EqhfmagfqG6AGygihHOXTFEkGWFGFBuwaK2Nrn+zZ932YmWmLYVfCJWlIIuSE/DuBFzyCpoOIGjAg",
-	"UEG4IROq909xPz0oq60zHKPpcs6BG1r8s2vGh1LhXnJcPO49r9M18WruiWGeIxxsSdfErzfqmjUgVFQ4",
-	"U0klvXhqAQMukO8CRbbKXvFel6JPMmLtKoCdy4g9zPpfZUPo4vG/KpnEy7xQzntfwQy8UeNsfi8t7LMy",
-	"Yj9WabHSjovYUPq92RCLdXCJb+fxLaOqWjnrqp94RAcyZiHEAxgyltpk49P8RO9KFK2fZE8wbkZMnRA9",
-	"1YaNuxMesn1kscC8Xa3TCQ/YHC7mLKY5UGyKkeVf2JLdtLDFJom2cMc72+hGsg4KJzwHuWq5TcvyY1VQ",
-	"3oX733u4f7tLnmP8nHeFvR1FeFhW0La3vdFof7uK01JFslTrAM6aW0fJXujgVIQEmZ/lunlJs/F+o230",
-	"Ppnkliyky6HEzk764OykyzFY53LvpjVy5mp05dCThx5Ks0kdqnwSi9WoaimiH0KTqm66AI4X1UeLqpGV",
-	"D3xD1Lf8ke1oKZWNNtDgytHudJVN6CqVQ54Pvk0EdanYjsoXCzl1eZjcEmXKapBmF9JxR91mKaBo1nAW",
-	"XU1vR1AeoKqz5OXfT0HmBmVlCxxzOyrLSgC+U1wemuKyGrd1ARWHGFABbvJaq/w56yc8CjXGJscyfKTz",
-	"aAxotvNRajNUTBMhJ+iy1EyEmvjvP1y+efVXn2jp6ltJM2LKznEl8LOaGCkPyLlzek9GTBS/I9gk/xaH",
-	"+Gsoc17rU4YJL9zojfIF941zPLlatKndwsEfSRHB3aFwlR9qClkf0rMvwZShJikqwo2notF5KkIHGLEM",
-	"sV6kYrFUhoVp5I/9fES1IWMuEsPIXixD7UalxSiuxDkLuT7NKtr45y/fnv31+vzlL28urj+dv/VxGqtZ",
-	"jWQRlCG2b78OmqyggbvZJCDhF5roLjz9Q8FMihnklinNpcA0iCE2co9luAiADKPj+YaUSxjxndRLsJtZ",
-	"bAGBQ/khzB7GXW4KI3jZiwwcdtSGhDQ79XaMGbCpBsKANXV3dov12y0MglIV/krkaaFZ4gymQXamDY8i",
-	"MqJZxVft4glOXUFUIhVJe7+PyYAr3Vj0NYPznVv2vt2yDXDRbKSov6vejjxs1wrReI9rsDfUWRI2zJq2",
-	"YzVYBHs7A8FDMxAsYGuJpkN2yG5Z2YtZV79uQnAYkbdMEf9vVv/3iJH7vkdkFDJtkId5ILjmNjfXl4xG",
-	"EVMkoIIoRkOyRwO77StBdZZk6Za/f0D8gVRjav4c6FtsGnoWBCw2J8SwL+YQfk2D5V9c/BfZO3/1ghw/",
-	"/ql3QigZMRoyRZSceFfCjJiAmEAlJ6CJwB6wunAgo2QsoMyW/8mew0v7zD8ltK+ZMISHGgIg2Dg2UxKw",
-	"KNL7B+QvqGheCR+qKvgerIDjLicjGdmzEkOG9hE/AIXCJ1J4RBvF6JiFLr7eTeCi7O0iQeyP+A27Ev95",
-	"8eF9HgMu2BdDcCpnC7G/+v/dfc++mO4L9w3ceZ1Ka9WnfIvLK1Hw7islx0tEC9Mhu5Stx99jR62NFJhI",
-	"Y/6Xeee11EuWoqBDBl2ml3wHjQ2Fl6pmPld0ALHuFDBc8dD51xzyZfDV8TrcvvZ7wtS043UEHbPOSQdf",
-	"7ngtWUkBHF/hm982qnDn33Nqt9dJiUl5kkq01MV/IbYWCctpRjuwtDLFgxpwFoUz9MSel5nG9oi0UQ0h",
-	"QrnKDxTZkVr7Kn4VjqOE7vVk2tEIR4GBbMDEe3Yf2dmW6M9+RvBkweYGb1nyIwVStS5SNfYllgpXlh/Z",
-	"zPYeNuvfJmMGY0fxjgvMGYBmhjln7zZxZ2loVM+VC3wv5NpwERhyS6OEpQDiYun7U5+EfMyE5lJoj/Sn",
-	"V8J+hGG4WiC1OSAfRDSFl3D1ha6AtQyeawKOBxaSvUKo/ZVQCNAnhEbRKUqNpeyBE5jO/v4oV51PMw/e",
-	"zFip2ZVIx1lgJgMgdBY3MUk0fdWKGaieF5crILOUhmRsxXlwZZgRF8MDciam8LkrkQbujemUUH1jP+Im",
-	"KFRSJ0NmrIL/xMovSo59Mk60IX1G+mwgFSO+kT7ZOz46ajI7I7F29/3weDSMh7Sen6c73rsS7904h0uh",
-	"p8mxgI8funK2TQqNJ8i1I3QL6bPhY6aZ4kwvItGWDvvcfvqWRj7pJ8ENM2Tv0+UL5+LyyEgmytKpkE73",
-	"60i6jiNuSB8I8ZWoJd+nThZRGqO5gZ27b1n61bd6hjKcRgfkHXrW8Kkl2PaLLpXqShz/BOtJm0okKhuY",
-	"Zls9P7Ir1UDUUnqb73D/gJyBlkdmlbx5FPAyP9E/ChEs3/fPeNoTHppRk7icntJyAvOb9K1vO9L70Ehv",
-	"AWybTGR8DDE1/OHXPt+q8QoFTKhryMfzKbBTjRqdxp9gxP3G3JcvviA3O3kRYxDYmPKI7EGiq0cCqllX",
-	"WxJu+C1DWXS/iXbAq3M1sM0CO1OLXddwNT+E6zpxIJYDqf17kevajtqQf8BOvR3XNWyqgfjZY9q5rjfh",
-	"uk4QlKrwVyKSS0XUFykV1pXVzjIwrxe4R8Zs3GdKj3hsh1pFfYm4+wwhdtH2d3RZN8BDs8u6/uh7O7Kw",
-	"XZd14z2uPUT+ghnjbGVU64lUUNDJDznQrPCEWMbhEwjtTQnEI53RhaZo+g3zuO34wBcB884H/tB84E38",
-	"0Y5mQaLsBy0e9RlVTJ0lZtQ5+dtnK8kHUt5wlv3y2b6gblO8q4q+oAw/0sSCmZIRiSMq2CnRLBp0R1JD",
-	"wzctLQIpqC0jJImTfsQDgrNaNEpU1DnpfAVgY99ODg+/2je/nXyNpTLfOl7nlipuDwrgepSF7Q9oEhmr",
-	"88iARvBzHXxCZ1CVCGGRHZYLIGrnLk/zU++nxzMzYGj1iw/vL88/vL3++OH8Et7GtZbfHxkTd7wOE8nY",
-	"Hrn70/4HT/5zdh2zpAhpChiMYibjiJG9SA658EgkhzIxHpmMJB3z/cw9XpVE7I9TMuYCAuqc0gS3OKue",
-	"fYrRLW+JWyyhut+//vl/0Gtwy0Ogc2cf31h6OAXj3ES464JxzjfYp5qRT+dvcUl8zGSCTjL38ddSG13z",
-	"9RfU0EgOCRNGcaadVwH9igSqXzri+UgTH/q++uhm9IryWUBj2ucRN2BYyD4KNpO6r1pQ+LvkAvtGYDtZ",
-	"CNdGAMF9KUb0iMbMI0l6RDgSyxvGigdMe0Qq5xN2H82Kl81+9qM7URIoFjJhOPitBu6zB+S/aJQwjLmY",
-	"KG5YV4poelpwW+qRnJAJoE+hWG/Eb1n1rLEA2+wS3oO/FnpmaGY02XPHq71MiA2kCBJlwWkKFtsJF6Gc",
-	"7GNQZ32fXTiSwgqKTTdm1/AXO1HmQBrTqSVQcOh4vlCBSnswffeGTbMfSo3IYxpwMczLSRY+/9Etshbe",
-	"XJd5t2/Xj8D5//sy5Nh3LtsnQJnrTX/tWtNrIsUp+MwsIYIpQISHv/rTvLZyOOaieDNZ7/rZhb0RuaPO",
-	"IzSrR7JXyXDykMdKRcD2vU/6ljlhR7C0wqYF7ApUfizrIA04YWScekYNE1QEU3RQIkmnXGT+yMLUGFJV",
-	"C+3oHcXmDbhEDJITYTZhNd3fa5G1nO7JfaAOzKXojpIxtQvmIuBxhmluA6dIIi0xy79XmHsme6xmf0ib",
-	"JyNJNB8KCEqSLrCqwP9gExbIy9/CavwVul1YADLp2a9C+eDUvOTlt2+1zcKBAYpiUJWDpMLcYL2vmxyq",
-	"0KXlQOC+SsDmFWvG2V8L5efwZi3LwgMuUoNSFZE6epAW0gnJBGiDCCEdzsta7s6cKqKfRTZcEnFe9RK/",
-	"C7mp+dxbKYZdSzPDvPEJ3EjqoclvxX2q2KdElxph5HvMq17W3FnMLMTTGF1goQUGRcZSmBGRwp2dV3TT",
-	"F2ro54wF2zY0EdQJ1UTHTCD7QimQWwZVMLpnAkMezVgCOTpkdctPM5swc83lM3muHLVHAq6ChBvSV4ze",
-	"AFRmlNtY1lL4RCHz6dvnb/9/AAAA//8=",
+	"7L37cts4mjj6KiidrYq9S9mKc9mOXVNn3emkO9u5HdvZ2Tnj/EyIhCSMKYANgFY0qVTNO5x9hn2weZJT",
+	"+D6AN5G6WbLcac8f07EIgrh89+vXTiTHqRRMGN05/tpJqaJjZpiCv15mSkv10f5m/4yZjhRPDZeic9y5",
+	"GDESCvbFXEUwLCRyQMyIkVSxGy4zTVI6ZCeE9jUThgykgqcDrrSBRwedoMPtTL9lTE07QUfQMescd3C6",
+	"TtDR0YiNqf3ymH55y8TQjDrHzx4fBR0zTe1IbRQXw863b0HnZyWz9E38mieGqdnFfhDJlJiR1AxXyTUZ",
+	"2jfa1gAPr3hcWcVAqjE1neNOlsGT2VX8IrVZaREjqU3bGuyz9ZbwK5u+iedcG4/9XdlvkGs2zdeQUjOq",
+	"LeGaTXEZiv2WccXizrFRGVttWUuuR/b/xiLTsppbL+ItH3PTso539iS4YWNNjCSKmUyJtptJ7DyVe4nZ",
+	"gGaJ6Rw/6wXFQrgwT446gQVfPs7G9mkv6Iy5wL8e52vkwrAhU7DIdzJmyUpANLZvtK0VHq4ORm4VS11a",
+	"9fvVOyt9/jY391EmPJqudCopvNJ2LPh09XP5qKSF0NVWgu+0LgUfr76WM5bQKeD6CotR9qUKyteWAwMK",
+	"pF9pQVnCloQZlSWsBWTso9tDzDlTNzxip1EkM7HafWl8lVB8t+2g3LArN2z147pgdLzSwgyj47bV2Ger",
+	"L+GTpkP2Wslxy6WdG6pMfmdUDFlAuIiSTPMbRvbOXr8kT548ebF/QH5CCkiOnpKRzJQmfTaQipHQyLBt",
+	"zQMlx80LjqlhXcPHrH3VwPF/nLYs/Cc+ZkJzKYCc6zThhvSnJ0SxlFGDcoqXdUA20eyGKZqQvRB5f3/6",
+	"J4eYl1mvd/Q8/xUoWrg/X3LoTyv7Ar5i//Evig06x53/67AQuw5xmD4s76rzLd83VYpOi20DYZ4LMxZr",
+	"mDbaiVyeQRC7QLJHNWw+oknC7K6F5Xr7c7lHZSstt3FuqMn0cuuiQk+YYjGZcDPCFf5ycfGRaJiD7D19",
+	"8YJMRkyUFzqxC6UTOm1dKr7dDE6zjPjFizIjtmy5gRXDzi5kC4i9EnENM9iXeZgh5KQVeeV6aMDUSvQj",
+	"00y1LcE+W4d+2CUsRfErH69S/OLb61P8b/ZlnUqhGWDajzQ+Q4Czf0VSGCbgnzRNEx5Ru8bDv2m70K8d",
+	"9oWO04TBP5WSCl+JER5uaMLjKwe9naATM0N5ojvHf/3aGXCWxHYZSTa08MW0BRmLOJk2ZExNNCL/56+0",
+	"+/de98Vn99/u56+94PnRt3/pfPtcfsV9gfRlPCUjavGE4Grs5oqTmEdDXrnx34KGu/AfiCXTREi/PgCN",
+	"WEbZ2OLY3pgm9qxZTP7z/MP7gEyUFENijzsgKTWGKREQJrJxQDJxLeREEDiF/QNLtF5KMUh4dMtDj/ws",
+	"S562oddM1I6TArss0Rj7FmFfuDZ6Uyc6Udww4ler8WPaSEvcLD2y9JZkgv+WMfy8VCSlXBFYcEAoUXJC",
+	"tOFJQhQbMMVExGL4nd3IaxZbQQ0P9rVUfR7HTNzuZAf5NJXzs+cjGIu10+BRIqXxmAuiZMKIFOUnmzi/",
+	"08yMmDB27XbL/cyU6P0jDZ+1cAmQSpNETuAaA+IMCS/Pz14TI6+ZIJbFca25gAMGgIUzeyMstNLkVXEI",
+	"65MBnKpybP7HzaEpiPRkQHnC4hPYZiKHQAzsvxEXyJ6wsgqhRLNIMYPw8V6a1zIT8e22KaS5GsA05X2C",
+	"lcBeAz7awD7fS6KzaOT0fbhTKViZ4Y/pFD6pGYP9XUj5joqpo+n6dttU1LAr0OJZdadGSjKmYmqPnQti",
+	"yd043RC98FP7Sa0watSU0IGVQe3Wh/yGCRJbGLCccsRo7CxxZ3Zk93TQyOnPWSRFDILuhHLQV2bktUKs",
+	"AbYtaGZGUvG/s1sCTAYz5XhcOUzNh4JwQUC6FjFsEUkKoO2G4AjYc3le/J62wj9AzieRKhnZVfUT9koY",
+	"bqa32zN8EUZfIaa2sakmBbE4HnvbhH2hkUmmAP1yQGZfCYiXjr4FxdSFxHSL+T7f6u3bX96fWZJ0UdZA",
+	"+t9XjF5ry/2yhJG98mp05igFLTFKRz6IGdGSVAMsPrDSUyY0M4SJG66kAOnmhipuwcDSzHwDgGGnWczN",
+	"K2EUAEeqZMqU4ShL0ghX/LVj5Z7O8V87kWLUWKk8S2P8R8wSBv9Azm3/IQ0+AlqC/5WZ6XyeEV4D+wXZ",
+	"gNl/HsljEtojP7Za6JOIx/BfFgYkBJDvAsiHATk4OOg0TWyWVSiCDo+bZXglJ4800ZbyiogRkY37KMqX",
+	"9avnTzuzOlTQueYibtoXNcQ+slDmLnGPEmOvBvTU/cbN4MgrXOesMlIoD39FWzG1AiQebeAv0S2pPFlx",
+	"Ifib/RSAw1uO2kMVGnJlfimtvgRXMzp90Cn5TxZN9J59MeiQmd0sLKQ6W9OmfuQitoc1s6WIRiN2BdLs",
+	"Vap4xBYt5iMM+hbgm/EVF2lmVn0VcCi+WgVEmbAgUr7/vpQJo8I+9A6Txdqih/XFw9bYV27yXuYDMjOr",
+	"fyGVmnuKVEWst3LClJWHjeIsds42OrYaHEUz0CNN+ggGuo7CYCKZRWFY25XhThSpSfE6YjAb6U9JSPvy",
+	"hjlgAMKk0fa3DKLA7i44frOOJ4pRLQUXw+Kkau4bHinZzQQ3mqRWfORJwqUg+YsoG+gTIrIkIX2eJCBT",
+	"jwk1JCzfQthI2exbFvS8YWL2mPSIpguv8BwGffN8YzXgz1JtFKPjK7TKNdLqkqmv8O8JOdEHjfabGZJZ",
+	"8teU/I+w6pkFlACxwMwqztQAvJFeBA3kZ/bGq3BYoR6V05xD914i07YMPY5h3TT5WKKDA5poFtwH0lgi",
+	"c7lnsQJ361K93wE5c9vtfT+06RQjIKQq0546YVqSDuU26942aFKdvpTiLo6ePYev+78fLyInq1CSOUi7",
+	"CRnMyz33RQD7hErD74sQzVKedSa8NYG4LVE4Y2lCI6YJTRICY04IvSeE4k7JQ9D50h3KrvsVvP72jYM3",
+	"bqr8aZePU6kACcshAnaw5crUUoPOkJtR1j+I5PgQnnaTxP3rUKZM0JQf5uv5Vp5cX/O0K1NEgm4qwaaK",
+	"S94BAZvFWMXoNRrdaugohWZRZvgNAytQpvD3JeBzJJNGnXhKuCH2oT4moT21kOz5qQPSp9G1HAxILLN+",
+	"goBBHpMxF/sBCSMp7W+h1aKfHr14pC9FyWRoR9DMjJy5KiR7T3uPD5/2nuxbphT+lklDr9iXEc20cY+P",
+	"AsKFzgYDHnEmzBWM2Q8uRV+aEVGsmyrZ9y5cOru4gZJj8qRHwCr5uGfXeULCEU0GV7iz3MHrXr0UXBMJ",
+	"dm0Rg8kHvpA7rcZ0Soby4BJlTbTC2Jkse/GzWrEQD8Lq+8WGO0GntsdGI8wqklQ5Mm6Z8XNEdg+1Tnan",
+	"JMQQg66OZMpigAir0g2kqkRTwmMSXrNp2GwtSZnINYw6rLnDT6g2xMEYmVBNNGOiQlnKGkkLRSk+iVSr",
+	"eZvlTwVEj6QycNXoxOgOFGNkL3zW64UAz0IwMNgQxQaZZrH99enRiwaoDJuNRWBcb989FcQeENocmSIJ",
+	"M5pQqzfTJAc6M1IyG47WPxC4o4XiCS7hHMbal+BErm6Y0o1KvhuvCVUMlF18gbgXTgglgk38r9pQZTSJ",
+	"EqlZvKTKD77LZZcNY+sSUTVytCQAVvfmT8h/Mmimq2VgLt1sDnCOpn5uJ+AbESMdL2iKzZmVBucs5txD",
+	"RfVeAZWRAVSCcwHb2Q1TUyQRJ55CuLEc6YGlmTVaIkUCniRPMK/Z1Ov4jRSwcqVlczcAj7uGCsVtnCWL",
+	"h6wB715VvQuhC1mzmF3EQNq/yiGIIYGIPPBq1azyY5kJM98UJAckypRiIpqSvces+3wfECZlist4SRP2",
+	"OnbKJbkCrmOhUImjQLKVJQt4ffolyHMptHOdCXyQ4Trvrm7xarJPFWGOlbDZWtCqO9fAw8iK5iKA3yWt",
+	"RZsA8S3A9gl53HP/swj0uNc76PXmqwyPG3WpjULoyhC5CgTOh546SLRf/EZYBZLA3RscYB1r2RsKENwq",
+	"yDQpXS8Vi5kwnCYYVtoowpkRxMDk8exWleHCuYZdJMBEqmvtAy89M6ORFS7sD19SOE/vs23WCl6NKU8q",
+	"EQEdGtP/cH9ZjbeMVQxGB2XF88lRD9Rkw5Rd+v85+Lf/OPi3f2kC7jxOaVZ6hqBAOXBiAEQkEB/vOEs+",
+	"8oiFhX75N2IgZ6ALX2+CJ3jnJ4h1mEURF5zQtHx4FBBqRexYGsNiklIzIhzVkEro416osoTpg94BgmAI",
+	"WiotxWsLOmaNMn8eztDocObaBTOC0oqBMvOJBu6omLf1SOAYG2wEcZOrikYjLlhXMRpbjhlYEb2fsGMS",
+	"1oJNQRPvWe29FmaDGrxVx8M8oC8khySMtBqUtfwn9uU8qAt+eor2AgxZhF9ewEQzUS322dGRHV0Ol4Jf",
+	"X9hfffRbSPae9Xr7qJrPXEkeGNMKFmDbAqt/UFgFEMK5JrQvM+MGLm2GK4NpAw1uBZPX0vJPmSbsBAwO",
+	"0YiKIVsMJ3DR88EEAvsbQGR7wiUa6xawGDvGKnxJNlxoZrNjNibIuRheWORq4hmc5Fq+vO2cSG138GLr",
+	"ujchXCAo7Vy2gGW8Y+N+o3l0DbjOk26XgW4fh7ayIFhK7S2i6ErLXbDVtQBv7cX6FxcsamNQ5a7zfsDW",
+	"WmLr1nB8Zo2/yKZD71PNrjK1yNZrh5FPZ28Dwg6GB2RkTKqPDw9pyg/AX8LBlXLzuFHMcdbRK4tIMjNX",
+	"42U9DxsPuYIAo6v+1LDVF7N0pFayxuSrgEGq5A2PmVrs3HPjlgQdCyCeaRppaLL6NrbBa/PtBgWwluN3",
+	"GqCr7aJnb6dhp6txd3toa9HYdsQ7FYBfVosAPLN4d1DV0Y56T3+oKGkw8P8+PjxcHv9KNQB6vZnofz62",
+	"SilhIOtzPcJch9zN0WiYn69nrxIk1Iqn+ZvPe22rBleedg7ysrZmZKmih1dGif3IGrtpQPP5a3srxdCu",
+	"YkhT0mdmwqzmMJEkGmXiGqxjlCCxZXFFVV5xYb8HSlI9qdajomQykkmJC0U0SUDRMfR69bNpEnybyUsb",
+	"ov/Kpg3oSvwUJMoNQQfkjdHkhiYZI5CrdsOUq9KBXq3bi593HVu8YhRvJuyJhKniUnHD/87icFlvHvrc",
+	"AL4aq/gwcXP8/vTdq7DIrUBNPHSvapmpiIErxg4OXRQtjNGMJngFi72h5dkWCl4w+BzHLuEVfSPspWum",
+	"YVkAH5Y6OS8oavL6hERcRRk33u9bOFHdxMue6apYy5m6KuwoV625FtQwAkMwqwV8dXlWJmDFI03kROCg",
+	"UpL/NZuSvbOP7wJy8fHdfmUbd+uiKTl7kSJUr70Cjw0O4YaTagk0XlWs+JVNN+LUwSWHQY4eig0afDjb",
+	"CuK9RbgsrrcZ8gpa+8gR2hOH22gvPX113j169rz788t3QQP9zb+eUq0nUsVVAeuHxy+O5odfBR2Ibfwg",
+	"kmkR/lWhXIupxRkbbA45V9PUa1A/BwY3oax75rlzRd0t5IJpc8Y0gGJ9Zwk1TETT5ZWe+Vb8EU0hFiQA",
+	"0uettXWC3xwRdd0M+hBoQaOIpYZhmqqrjzSLqIbptdM2dIszyy/hUaUOSh7rBVxWyELCjqCQSylECozl",
+	"AXEyYTA/73EJQlGDBXndCcq3WNxQ+TzmQMeShpyaGGiZnzbzqe4JYRwcgcqH9VZBoJUiz97sikHGbaT0",
+	"FGKvKvTzj0EuG0KZFRvLG3cn9iWUWVYXTdpClT99evPT/YhUbrMPborW3w9Cf+4ApUFb6UZUM5IwY5jS",
+	"AYn5kBsdkPDAIuxVCJGeYTcMMByReycsda8QqfCdE0Id3j9/YoV2RSM7I/jvc/87Wki7LOtUbDa1OjsH",
+	"V0WlnQaybDe0loW5bGjasAlpfQvQbUyzKxtmvkMLyqqGjxn8eONDTy6gtsVGHGIYoKK3Enm4apwWBMjM",
+	"W8li7T8Xf+Zd1Ezsz7rJsuu63GqewUqYYelCKmcSFNXnVlFKqzCzltW7eo+zcqV7jiwYYqJoZDTh4iQv",
+	"ykagVtmI3jCoR5VA5rBiTWx6NhzPJFcay89U1NEnzxuskHzA7G0RLoh7p9nk6Iv0/fD8aaVe7vPeQlG1",
+	"dBzLHnjcwJ/9MMz/WgSyNdRfoGfDlKi8hKeuCg+E3RyTHxlVTIW+2FYRzZYmVLADcj6SEwFB3cTf0AJY",
+	"rm0kX9niw9mE5DJ7MLuVYX5l03NjBddhg9n5Fzkh1FUNJimPrrUrnJBB4aA8Gl+XYwlL1lio+JKJ+ErJ",
+	"PpZ7YVRbYTxiwiTTq0y3BBhCVWqmXmOyw7vGmLEiYQcHP9JYZo5wTTKhGI1GGEqWMFMU2nTpK2QPs8kg",
+	"jg7TabD0wV6Igf2YQVPLqnIx/40rlkMuStUVV6BXzEdTLoyYnGVZXlMqv92sPj3uHT1dVX2qx0C6ZeUf",
+	"aAKod6yxIBfYKSjYcrtoy4WCRlBESZ9A9J2P3A7dr8WlcUEGCR+OTPlO/NO8vAJmhRb1FfK/nXDj/yx9",
+	"qvEq3/m8tJnsRmORacJFLCcNhMwV0+ghAEIZyCUt51uMePPFhuaREdjwr3bgNwCZq+oBbi66AD7UJNbO",
+	"lHgiY3rttGRM29mDZDh7AccEdZ2AUGGxOeVRQMbMUPLPf/xvc96bzlKrBOurvzWm4v3n+Yf38BlMvjMq",
+	"i0ymWEzwHJqtXvmcZsTFtSshNG+YlBjyOWfMDfd+nNlBm3FEzMY7uNJPNehugoOZzcyuvH7UTce0mjwI",
+	"ILNelZIGfJ3jGSinibfX7LodGuULeNp78XzlNdwSw9ynO3W20FsOYRZ4axrRIX/LXdAy6LH8lwpsWfSd",
+	"GibAQbYC26/uqvNEvxHAKRv3WQwlM1p5xibkQ2Q+OxcLCzhq5uRYkVSTNDOWO1PPqx/pPBET4tNP2u1f",
+	"AQmP7f8d2v/rhoWV6/HRD61mrmFquk9l1yJKzdB12v1/va0r/+fB1fEhGLweH/17s8UL9rle7ZEZ8rIT",
+	"knKXNGR1srFrttlklWqG6lMSc50mdJpn0lTsmE27LaHZzHQfqdaEahL6RlBGkiFDm4PFPdcIClwCslR3",
+	"AJpAkQ8p/S1jS8WPfCxpAPU+FVBzG/KLdCInZET16GR1v8uM4vDDMn6Xj3SaSBq/pKkVpTaU5FFV3dfN",
+	"us3rTjSEEfgOOOvMu+E8zyVSl4HkXvVlPJ2TIdfY3SIgWeqDFXHXjzSJ8LKuLKHpTw3TZM9lX5FPF6+7",
+	"PxA9khMA60//9vr165/aikzgshpLkhYdCeYtG76Ndb9hvX0aXZM9H7v4SBN2YykWgeIcwuyXdxPRtFkH",
+	"mONpdl028IuVVhxLKnBGZSLyhrM6YYFbmFBNoswQahpW2SaolI6yJjXPy/RuQJOg0twp72DiDbQVSKpf",
+	"UXl3TaJCFdP1T1D0t8GCGBcPFlYYqJ2Df7Xx83lqrRfYYooVHYQZNcpqH2Vc5NDW4jK4NkwwdeV8USxu",
+	"z7NF1IkfafL2zfnFq/elyGWwAKTNemMq43bLNEyHTWlGUhv4VyYSpjV0VOBDq5a2oZ1lhitSVC1oqkfS",
+	"XNEhqxqtm4qpaw5pxBZh3HsA1v2MJwYSWeWAhKV1VIMxoQ5SaRVYM7myCgtH6+5gmSBIbkYuWzjfgLtF",
+	"oic01YSLhSXEGivDrHzwrasFGvQIDzUuB2AuSOVHqComriyr4ZgaT70FIIImvKhCXCNmAslpKB2eJFe+",
+	"Fk4DtL1lZdOfTpmI3aV5c/NJXgqme82mZKgoMAMFsCkIHwor+TSjn/04BpDOfvlnnKhSVqawQK30mRlW",
+	"Ovu1lzS1oh+j0chz3thle/eOyfNnz5483z8hiRRDBoVs8NPAQ0RMxlRds5jkpHlZS6NbV4pEW7eIjbqS",
+	"1GC/V+QyyJgzQHVeM9G6Oa/cNzTZi2WkD2VfM3VD+zzhZnowrpCv8olt0QbKple65OSYp/yU/SHfgo7z",
+	"LfiySwA6i6ZocF447S3vnTFz6p98+oEfAvHX+QVESmoIZ9ZwGStWq7afnlBeZEbUfTwJFsMu15Wz430p",
+	"gpRGXAzJbxnLGDjp+lBC44T0iGIW2yFdXUKIvCWxT49eLLmy1cIgwK/U5KbiwxEmB1hIy7MDIEmnvv4l",
+	"F7ZGWHpkGQjQDt+2xTnOhvKGKaHXCj/fdRJ6iVwGNcJdw6v6mVXBrnR9NVRowbEGUtVEVVczJiNHKpX8",
+	"XxTUXu/1EQbYesL90+dNtxfk2nTO90KAWTpgfo6mu05aDvRNy1GPV1pjLV1UfyX9uaGVzN3U4JobSLPg",
+	"e00YV9HlKk14m5rlFGE4paz9Ui7I2viwoTyQZVFmFldWqnVwGwBesZz6FqByc6FZLcCz8LY34auoktOd",
+	"+ywqy9lQfP2y0HxCuKkF3Gd53/adgPlS8frbh9WWW1rLo9ugOC7yL9bVvUXjW/S2gmJUAaZH9lBRI1KR",
+	"x72jp1ja+ekPz/79+fxAPjdokW2hWV9btIt7qvD4QMj557IodHpGm1nbqb++9rESB1k1i24bhZYQ61zu",
+	"Edg5Zon/qvW7V6FNM+aqQsopf3a5pa9FPFbb3ZzSzcutcXP8tXJp94TJbm5392VH4PRuQYyV2v1sCCvy",
+	"by6z5LUQYoVdtbWxWWZtmwOV0hXdJ6A5o4YBB1xoJspDqaG5KoM+EFbUhPMMIA5Apr43fO6VlROXmICq",
+	"NSjaXAyJF/bIhKNx6Y6AdmUx85ZZ5I1YMWttyhe17HVtG2lupXXe8sxaz2nZw9kw1hY4ci8xd60AsO1j",
+	"Qcva1ytdXdedFulKa/m0dqIP/U70nw3qPHek59zeTzKT8l5ww+8x5f225TM/Lm7k2tLhwPd29R1dj57l",
+	"fQ6ODp71ymMqAbVu3MoxD0VTt9UsbPCeRoeZlYKmhAttGI292ONcm4+wZFXJKTmimowlON+paOxIR+Av",
+	"dwQN/SNm3phfyL+F/uyg4+CdNRVs6Ma3xHs1RtxwznMb4H5uRgQR8ZQ2VK7EHu84c3iMMAM5oiQ8e/X2",
+	"9C9Xpz+9e/P+6uLDr6/ehydorQ2PCSWaDwWLu1xAhm+l+0Exo3OwNMeNoan9uyhYvnzPkM13qVm/zLm7",
+	"gXtU6PwW3VdqBzJnvxsRxh3w7l7+xoXco0LWlTuscd5ccMmLBkgsLWhfWaIcQDOXn5f4qDKhCYXothMS",
+	"Rpk2cgzxBVOZKahyCEEuiux9SBI6pgG5efv2XZ77WM5YprwTdPIkyU7QGUo5hBBMnLaRylXMGfeSzkEr",
+	"lIboDQjbg6zionqDknIMIUu0XKI3pXr5xhn5gZxlKAvW8WfXMTp4HqtR0ttZQda6rdUP260N9Z83+Pqz",
+	"3m0uYFl3yUbtIPfI+FGF5dnI3JYWa7/ICRlTAd2WQug3FIJGgblvZA8Kd5Qz+AMfELi/+4aCY1+QYG7O",
+	"GwzCTl1WLm2TPk9JRFNsPkmjUbXTFhSOKakzUjCiR1SxuC3dYx3f4DrxSnhP7QH+FyPm7vLEhzWTmTtd",
+	"p0xio6UWL6TUiLC2vPolrEnZShTkjrq83RrSFvn1m+4xr3I+z7p29Pzff6gWDlpcu7x2TQvPeqOkso3X",
+	"7pBc3m3HwFvC0jKwc3twaT+we96nBrJsWirt5zQd6+u7YulUxJBAC0kY1RzaExK63OGrVLEB/xISDvXa",
+	"Bpxp11Pv9oJ09RNtveOUNqXceW9Uwz24vjqhvu5OVPe0/zJubpK+RIm9TYUhr2SZLvsoZ/d+zZyz1HlO",
+	"XXL1gCaJxgRSlyDqot6Ii3p7pAPM5/HZsKjoPdLeWduYbLF8TnBb0sKHG6YUj7166b29/oWm3ItGDtyy",
+	"hPUjWDdS13Azsdn3pjziGlHdTjmroW0t2ntBhHfZ9V3Kn9hwyUVPDO8gALyh/nSF2NSsL1aN7zOPCoPM",
+	"ZLUajHPvc23iskSl0JWcZBsJIW89mnIX7aUKVG4i1nwxHDVkgOd56gvFQM+eF9SNvGbTAIoS1CpAFvVi",
+	"Cl73avDz6M3ffk3eiQ/p/6POzaebP3/5y997j4+ePH32/N9/eNG9ah9VLTWDcxZVZq66n78+f9pUX2Ym",
+	"nd/vf27RSb/7jQjUpZPcsSztVnImzeqS4VDRaE6Cep7DaMmETGLQyK8ZSzW0u+ZiiLmKllJaicxbJ4qa",
+	"Q096JKbTBcVXj569OOpVxOLF1VerK198MA1okyp2w2W20l1vHNUEm7Si25ZwIyh2Pu/c1lI15rEdkBuL",
+	"+oMWllDgx5daGdB60QsX+PK9iF7YkDg+E/VRl82/z9iPdll/5kCkE/7XkejbjuKNe/2etn44k2hxrjjd",
+	"vV/Y/+ElDP93zG5YYvG2E3RuOJu0eObt3Etn9Tanb9Fa6pdzCdpRJfmK7AnXXIVroqfasHF3wmM0c/9O",
+	"Mn/nCqOLi065a5zLU6Qz3rW7xn8Habmw05Z828J3X1HnVtK6CpjdiOJ1G7C+bZLiigaGzYDQ5vQaWNCC",
+	"O9qIMF4iU7uXx4vFrCVBLX+LzdwgM+wlFTH3n67ZzQcDLhp5qdP7sBqOswxopjWX4pEmiomY/f1GZppI",
+	"FWOY16wt3Jn0lgWsAU2SPo2uG+OdsSPZvms66ZI5nLTjTYcBEfCcG01E14yIn/GRPmi0GIxcH/WmUjaN",
+	"+g8WRiI6yYbanwocgP3XlExklsSkz7B7aiX0YbZ/RQ0s7SevYq7rfXXKpUztkBFL5j0W0lxBCaW5k2QC",
+	"Wws0D5lXubEIxm9IdI6kaqtkC/DjAsDxyFhM+tOAJFDaAkzqx3myTUAmjA9HhsUkVnQSEKYNH1s6TyJ7",
+	"CXvjIlZ3PyCv/vzuFHrQESOddb4/NYzsje3T5vr2s+XRRjRljbu2MljTtqblUFqo0ZawgSEyM9UOetxY",
+	"OYaSyCPi4kJjJdRxYFqqJwgLrVSjwJP/3EoBRtLFmbajvxcYRxy+xTWU+B8MGiXBFTG7Fc98qkTjw3Yw",
+	"1Ik0c/opoh7ERcy+uEYaliK4Poe+j8YCg8K8C8hX7VYSFAfZegU/KZmmLH5donENKU+Nu52Mms6nKRWp",
+	"g4NbF/HqS5rQSv+MmrNEVFqsMxx+QGpCULkQJnjsciV1VsLx5UebWR5KiQ3ZfG4RDZVVkcZqJmKLV3v2",
+	"ZrGQqWVU1yw1AdGSUM+s7H2z2Bf/hRb4jKCXAByNTPv5i9La8Il9qDUx5F6XFIzFmuylSo5TQzT/OwsI",
+	"VE0OCB/TIdPBbEuD/aDMN5270kzhzICJMUNjaigZcVEmSu7aqiro37QUB2d08s51wLTow2jMlG4/3wZo",
+	"qtdBdGH/OBNRMoMWeYpRu9v/7oL5pwvQExD/5zluKCBfulFCs5h1Ixmzrttnl1eKzxUwyEVfZqLFschE",
+	"DNptpSTeUEL6JlS95EDBYQYCJJDsubAM16niKhpR0xCdeeVKy7u/fIk9XfyUF53X5UjOK9drtPojOgvy",
+	"iHvEhSETzPI2q74wqJr+eV5F5Nndu+4bgo5ZQKSC4qT/AaUXrayxf5KbMhAYLV480gfkzFEAKAgnM0Mo",
+	"PKrX1X72fH5Lmvl2plPvojUS4IMRaoG+iMCiJWf+Mp6Reknmho7QgOsgaLqJT+D+3UIU0zK5QdStRJ2u",
+	"GSpcJY7NvYSLJtUtCch+pb60rEVyX+wcCU4uFeCaCyPdbI/G/GPQurdBqLrsyOvLDsDKxAkiRZRcLodi",
+	"y6W4Lf4goYJ6cW6+guHPx43PAaal0HOSDasJ1kUqEmcz/YUFI7Fk+mBOyvRAyXFjjWBVqQEI/Ynt2Jba",
+	"vYNMt90fdDKuEB88RajAWJPmAAua19tUKHel5Kd67OxsRdkZ4Kje5XzuX1z4YlEQRRwnCc2RBnO5dhUd",
+	"vaKYNuhD0UhqthxkOvHWMjeUsq684rfigupCWsOyLKdeQLPskGPQU/405iIgrn+1/cOi628ZTbiZ/mlM",
+	"vzRCkH39yoWHttWvBmAf8C++CJZTrED0gaK9lpFahURIj3UtFXTbxU4QeJY6tvcwEjxbIAAsxNYZgSjH",
+	"22PypYsGcr1IxggIymJXmCwIXjMvUB04I1VAIiks5lDUKr2nKxcCrnAeS51bytkX6c21znsWN7yWCp2d",
+	"QEdwl5034etnurn9mZ85P6x8eiSsDtQKrcPHoH4OllQFSjVDqx8r6Sv+mitI3EpB3nuQqJnnQP5tjocs",
+	"uqksVZEe1Ad7qeVuThV7rDcEHJOBzBRqCE4B8A0ucT2EkkFCDXkc9Hq9JePjCwm+eTetbVJmQzhKm2g6",
+	"z6IN+mzqJRM3x+9P371yeZcuNJJrkMqx3m5Th31i34Fa15Cik8q4GqRhp/3w8dX70zdXpx/fXP366i9V",
+	"p7J97lzKV6XuPlef/7Wxpw/u4FxmqimZ2m4iPC6tmIrmRVtZKSb9aa25fogN7CGlFFraEyYiNU0Ni0km",
+	"4iIP9d3p+cWrM7ubsCz6M3EDLm47SSP+nWP4zylG/9zbLKwF4ZiOFeRlwp0E6FK/QQ618tWaQZWrxVPd",
+	"eX5WNcavkqxVDulbxV1UhYqtZ22tGg+3pQuZV+y0NXmrelSbcNzUUHLnvpvqerYea79KqIfD+71a8DSG",
+	"WMcs8s7yh9If9SvVulH/ibQaFD23641Z0NjIBQn/u/vy/Ox1F7rQhgWzjaS85qxLM3sBhkOvCAL1Kw42",
+	"1V4fCiYs2Pgn3aBCwotBeYeVBTRCvveFNCWwKebsb651VMroNRRZw3RqZ90AKbQxVbrBDlfJnm43oJ27",
+	"u28ojt6NqGb1LoiYTjJNR0yAeZYqMG5C9wTqBluVDEYXXvznT1obI6YJNfa6al0RfUtE/C/0Qnx+1NwK",
+	"8dwp9GcskbQhDFFIyGhZ0BHp/YeLN6//gly+iKGT8DyVMYgCksagA2omzKImSe12jA01C7qNDSTvurNs",
+	"e538DBthu6UpVSrjxaXW4iL3wR5zW3p8wm+g31GAVQykYISLKMnimld46Y9VGeHs+XTcepo2fMHo+Luo",
+	"prKNrP5VhEN7kPeoKMqyWfZ22ZsQzwCOdi6U2VXc87THT5oO2asbJha5WEdKZsMRkO68myBJEyrYAXkT",
+	"u05UMuUs9g0NLZh7K98UOgiBjuc69xFcQ1NVrnkV8mbtIPP9+ws1x3L5rjk1wFrqfsVXitF4xRdlkz/7",
+	"PRVtBd1ebLNkAvgSrnzn4eaohzWPdkF97cXhq+hBvWqPdllYum2VgKG5jZRbZpM3TI0sBDT2EeVjL3hy",
+	"o1kyIDSOWRxY4RyCglwOyLLNcLbYinaJzrK+DtxK57OxjrZtot+ms0qX6ZEBbdlajK63iG820tCkrZxn",
+	"Q4NZM+gvPzpz3eTmINPGYqXbe9TW2tIuynUt23ZK8dUNfWtnQqBmGwnU6cnMmeQ3W0qaLVHHoFNqUFar",
+	"ZVglHY28oZHTNOBV7p3x91sCjCq9+TyXnW9CiioJBzuXpYq16NcOOku1TiDiqKTAuz8jfdOonMNkPyuZ",
+	"pc2GA7Di57USXPR8fxqSmI+ZsOpcHswhJyeY+mZGUjNC9bWrlGMFolQxr9E2tJ7YfLPy29L4WxLrlcjo",
+	"+qSyVY6FG/2xIdAjvGZTqJhXiT05ISGuOITff7m4+Oj7fvtCHkUL8SSpVgh1Z+0oU4kUYSSCC8N0J9IK",
+	"g2+EYeqmVuynM5KZKn1qzEUGoRPu95hO22f8KHmTi6ifRdfMXIFdacXso6WoBCKT52LLUZYLHDoTzlpe",
+	"ql9DPnErbTiTk9lt72QDy674PBuPqWpoh+zd7KukiPWnq5F1jysNhF3JyYo8wp59w0RGrmn8cK5/Izul",
+	"7bmFtR6nFbc1U3mK9D06UV5C84Xz5DQBZH4umpoDn+qIYSh/f0rCMsaEJ8QKKVOCP6Ji7mP9lzbolUjJ",
+	"tu41P5PKFbsNt19yjp01E+F3pMaD0KmbGsG75BAq9IT5UFpCPdOSA/K01yNW9ujLG7bk19bQodfRlNdW",
+	"IHHPSw1v1kNyOf5OBPdmyEV32EZKfuVJV/XIZ/8Mq05GVAhpoMQ54cKH8XNVtAzHdRNtZOprYjS7XtiY",
+	"8oWk6xUM+hZ0RlRfpVTriVQLHEN+nfkiHTj7t5tXswXD/maM9XhM5TJPeFW1I1nNjm9BZy07fhVSFpWR",
+	"XO2KV4oUKIHCXBeSH1c/W1xa29lsRs11GsmOFVym1nIWNCRi3t+bndn2n0eSjvlqQQ4XlQTfl+dnr5GY",
+	"kT33qwaVfP+gpVJXURRzQS8LN9BlqF/50JXmFVly9kgTO7KU5htzxSLj6C/6UEDc0WQP5TSfJQwFLnxY",
+	"6GTEoxFmYmJNCXy8v3yJ8vmJ5WsHaJRr8FbPZBamsX5QpriZnts5nSYKrTlOMzNqPsbKOYR2nFT87xAU",
+	"fUx+xL4e/zLb1+OAvDGERgYSbaqnZg//UmBSnJAleDlw1vmcJRaeLcccobSntBNHDOI5ocDRJeax2i1Z",
+	"ZIM1FaA2MiZFAVFec9a+UR9ZjuOIZgaE+Y8fzi/IIU35Ic3M6DCRQy5CsveLMekHkUwDck7H7Jwb9qdz",
+	"o3hkAnJuD5lhqOmluHh7vn9A/mylFU327GwB+Xh68fKXgPz06u2ri1f7ZExjhsyWG6yMH1GlprXE+RJe",
+	"Yfr4paiFFGEmXkBYohl52nuCc0YyZiQE/B1QnrA4xAPjduO4Wc8lXTDWlftocYY05VCB6hsIqAPZksYg",
+	"hVEyQTekFX/hOgPIqEwG3ZHU9srevn1HhtSwCZ0eO2OOoYkckj07QAcY/qODAmkvhc/NhZzsvEGVDjCY",
+	"jTMdEMMEBdHeMDrWga8SqoN6OVEdAGnQgUP84FJUaMR+QIo0GU32isjYYAYg9wPSz+Ihw0npEFO3LN0E",
+	"BNEHl+INhF9DR4g8/NiCE0SAuUDklx/eX5x9eHv18cPZRUj2fuj98HjfE50+S6QYWgpqRTHFb+z2BTNW",
+	"RDy4FJfiX//1tAgd41Ic/Ou/klc8l+oQ5VwDHkeWl0fj/Uvh6GENPcIKpITz0eWAnDaGuV0KkOLb0MJi",
+	"Ak20xJTdedhQRQRsxgkPL0Ukx8yVl4VgclgRXNMEWN2B332e628pU40w4TkjEtvzRRHQXixsOPRJwpFM",
+	"EhZBz8+9o95jqCBAYxj386timGUZAUFREyexOw8vRek52UupsiB47OIEB5wlFrZQDAkIFXlOIDzhroYA",
+	"TaRgAQlFliQhiRJGlSb0UngrLg7fD5znH76PR15Zn93A0317c3hHXJMbrrmdwBlha3EHdvURKzIIoB8Y",
+	"xpKxGGLMfcAV2aN9zDhFj+u+O18rPMLx5odFyydqIFgtBNQPyd7jf/7j/3vW69l9YCrvs94+3GuIUl0Y",
+	"kDTJNBnwBAL7LoV9iJZkTcKvwLcDUpIDv4UHxEpHJCz9GCLsUJ3Pm4sIdhRJ6ZCdYJ2GSyFT+luGRMCd",
+	"vzvRhGocavkiG2tiwRIUQZ9YjsVQ8CBegXoMiAyniQmG9qK+XqLufNk5Jl8vO5a2X3YCctlxCcf4R8wM",
+	"5Ym+7HyzW3qKXeZK/VVG1FyKWDJM8oJ+tRhtFssogxyLvTFNrOLFYvKf5x/eWxo+UVC/cZoy+1efxsSF",
+	"MRKpCBPZGEAyE9dCTsSlQCg7IU+PjvDrE5YkXTdneSWkryAKlGJnmD1WqhigM5BdAli8g7aYKDm5FPBq",
+	"vgf2hWuzf0JCt/UQglu068rLkljbc3jhimlIMUh4ZJA/agPdFCAfkuxRyEC9FBbYRIAeJaINhyBqvwJA",
+	"C/ugVFwAAmqshs8AV572nrrLfCcFm9q7dJ31sCoOmEj0MRnP6xzo6oF/Ov+pqYdgQLS8FP9S7x5YabIH",
+	"QONaCIYH5EdgVgRr3uNSWhZwQMC+Z+mndiNFYUtD+xl81adP42YxswdAF/P9r9m0Ksp1kWhjxg5OnHt3",
+	"LAEJLBvx5+qiVLkw2t44AxiL/ZWBn49qcv7Laffo2fMD8ovUBr7oHIZ2cqBeXTsUkduqPr58AxaNTBi9",
+	"cUKk4QZidVEO9fLM6cc3naCTR6R2egePD3pgeMNg9M5x58lB7+CJC2AHsdqxwBi7NA2binYibkcjKoYM",
+	"ZcByVFdFmAqITGKLMK7YzWQkyV5IIyNVCJICNeSai9jCL5CTS2HhPxcipEMj/ItGrlDOyMrcv7KpZqZr",
+	"iVPsz17JySMrtPyWAX3HSjcnJLTfCINLEeKEUHAPiB0uBSq6evcrzOKyidhvGbWXycYHBDIBkS9S4xUD",
+	"HcnUYt+lcD9gLcHceLp/QqiYWpIAwq2VuKyEe0DO7DdQXBaS9NlAKnZIB4Ypl8t3XAY1q3bYK3cAZIUk",
+	"C3AZRsi55D+LyYjxI5nEeLg0by9WQ3e7D4SdXOp7E3eOOwnX5tRe/1s5BLhQFBpG6M7xX5v1vGIItqv9",
+	"aP/ufAsWjkZDRzG8HjWYTPEmwH3OdRVQCNaNwL4DIICHgRfurMwboo5rZ/otY2paqAouCgPVUyhDU5SN",
+	"eP50QdWIeetE4QCjnwHM2laQA2HbMh4f/XCLdQAuWIZhYZvsQf2+48us13sS8Rj+y+xZgYCNVC0MyMHB",
+	"QeuJwUS3WOtnq/v7zIfjr52jXg9MM1IYFzAK+dqoBhxCzMXx19LX5lkXEFa5NqjkzZTxsLqNHBCgaHA8",
+	"B5YAPsUVNE2cr/TwRxr7skHwyuPFr3wS1GkoLMaXnix+6bVUfR7HDOxsz5ZZGbj2BE1A3kIDifcBd+xZ",
+	"oAIFW04AjQ0dWgTuwGl1Pts3arqO6zveQO7PDVVGF+WFLGEyKKHUlSmnY80zMnykZvSnw+BSOGsD1Jdw",
+	"WTVW19Tk4u05ysNe5G1ToDxbAK6TcCv+WYVLX4r1spaaqCEcTe4++tFVdtoI5L61c+cAVjWQucSvrWGN",
+	"zwlrwJlzaGZLOHRzLlVbOmem+xKtLkuYoYIabPzpn//43xPi4eKkDhcnDi5Csge6T4jQETrDA9iiOvUD",
+	"KhOkOsn5dpdIfvRi8UsXUr6jYup9r7dBdWcL7Rz/9XMZ8c/L3i8w12OhssJhVFABM2ogAhILFjRTgZ9A",
+	"6a4gI0zvsurmkIODJqyy35qB76cNxAeh0cUcLAmOr0prqpl/9mpgeULe0S/d0yH7U++E/PMf/xuuBWf3",
+	"mjMU4PK1Ykv+6+dvFfh55WxVqEkZUjKmzoGb3LXSDDbvuEDeMZLKdBN+w2as47lZotpGO0DZGkLnrPzs",
+	"5NjAD7dUvpY/clGpHAHGZqgggYdDUJdCMb4olrdXNzZeihFUkUG/spGgxtmv7jdxCHTCvvFLuXDJpttg",
+	"GNWP+BamyzCOx1tdQ9zERi68JRO16LzdWdHmIWL3XBR7enS0zGdSJSOmwXf6Ckr73AWyWrwiVNRxaRlk",
+	"1a2K/SmCvGZIOzk2hcaXTmaN8jCOJskBOS8ZRZxtgmuDiZ+z6mUVhvQda5kLhn/STL2JX4PtdZnxrul4",
+	"8co2lZ3qyS3Weupunz+E7lPf9FI4cfiVx98QI6yc0yziOgugkUX3H9/vh+xZsQvt4t5bgD6E/VkkwHZB",
+	"DTxjkTR0hh3Z7jvdxKXPf+O9NK+hMuom7h3PZSl6uCqxeRM70vG5AjWTPNxk2NbXqCrOoFiOVLXitgX+",
+	"WFZq5az/cxaE3Pe3SGtcQE0La/eJDOtC1a2v/CdYUp+VXBntiF4OuHH3NcuWfvSD7hU/eidjlqzCkH6R",
+	"+o64Ubl/xVw2VPQ5/QOwn34BRh4ac8j6jP0EGgiGHaJ9CZmisMwB+SCKcvspU2QPRgTwdP8kd0Wj6+7F",
+	"QYt+8mNe0HQbikm12cwdayR5dFozoXJnd+9Z5hImpJfO/bsr3SSHcxdFQklRJ7cB1OvEt0HEqoIq/l4G",
+	"1UXyEBqlvjt5aGVo2AA3hZCaBTcaNDPPITOtl9Z7wPPdisY/M7P4WtcViSFuIBrNq+/v+z5AJCQUzvfc",
+	"jCoG9ZzjEx/RZccivwKzm7xhrsd9Fd4w/uxOWJoLpL9j78xyoE6odqF4DwRwp+wQgWRpdqgYvWY+L6/Z",
+	"2PAykdr5L0rdffybhBrnzHTGbhfhc0xokrhiA2O0axftUSF2Hd9yfcT2sZOCVUtD+Cl0H0xinIQa4ktb",
+	"OGRGC/qfuRldChcCfPbqpzfnV5/O3obOD8uoIorRaMR0KaYSA1xQsYWswzy0nIrCOX8p9jDGh4R4NGGA",
+	"UR+h33sY1E+Fxy6OaEI1iezBxfsH5C2/9iGdGCN6KYD4lMIyuXFL0fg+N+71E+zPwLWLpqHkqNdrtP3b",
+	"zf7o73OGjLa3aiITKPJgjxqqSMJ326IvqsVH2l1TC5uANEaMVK+c6/qV75X6fT2aeQrBWm0Lz4uyN4WN",
+	"LG7Qsl3dFW+tTXe9GOW3A6DFFHPA8SBg1JUBwHhaRkk4uRIV/JDnFZSFyKagQoBEAMNUxmWSd81Yelz9",
+	"iqVqexh/B3U5jtH+d0MTHmNDcSouBfsyohnkb/yWSUNdrC8QKAgjAz0aJI/K5AOpwOtYxwb43qVwBPOY",
+	"PPvyJSDPjl4EhFr1vIvDntofHIZIQwb2sCH2FmHIbwuieiEUfj5RLQg/1qFVLIaCeAV5Tbh2ITmajh3o",
+	"tkX3tROslSxLzeQkX6r3vkJ4chuF8L1cVsLZc4Mi2Y7Jg9/pH8KoFXEVZdx0PeDCxbWieC7qYIrRfKur",
+	"G3OvjK4XjI5v5QRc/AqEvP3KpndkqoVTXsJSi7fxxzDU5pCXS+vul3Yz7UuaOjKbMgEyE6s1y25ug10O",
+	"TYbg85QpEqZMcYk9shuNtrCcbSm4MPmOTLa4sTbCCk8fDLZbMdh6kJoF+RrRXtZaW8DoH9RYu0Hba/vl",
+	"zLG8tlxA7wFb74HZdd6Nbtzo+hIyslyzFGAteSwB5M2doJ3D5LdGIsvOuEYzbKuhdftsaEdm1iUA+3s2",
+	"st4Pm+lijoTlDuZqET/jkDtUIrYprcNuFgvreC5/CFl96O/XQ4m78LKk3iRC/+xKaG6DdMHcuxGgXZHR",
+	"ZsIFZ/UgPm9DfM4rstahsEqqFgaTlpNp4BVfRUeTMRv3mdIjnuqgIVCw1vxslmfjJwu4f5DKbymVt955",
+	"u0zecvq9B/zftUA+5zI3II43Sc9b50C7kZ0XQ+BDeMJ9C09YhXsdOj60WOp+5wZ+T7I37mmxBO4O6YHY",
+	"ttUgcAeEgV/bIb6NdnqXyTYZSaychOsgNFGMxtMFwdIlENgm4cYv7FCBcFtsIeKFIPpAvndJvk/jmNA8",
+	"F3k9Kn741XVDWsKiX4f+xTlpY3nzoEA05KRBAKu7OijhuA0SuGxGaz2LbeRKjs3n8L9IbX61g+6Ve/7u",
+	"Upzc/hdLAnmhV7KHCdCY6Yf13Pb/EDa6/AhK8P1L/lu7T/3cSMU0Viq74TFTpTK2rjuWnfqYMCwOG2LU",
+	"a4ihiXDCAdGMJq6RxaU4fXXePXr2vPvzy3e+ci3GVb07Pb94dXb166u/hPtE5lNdKTYIyV7IxM3x+9N3",
+	"r0JX/hSQFkpNMHHDlRRQYlIOisCrffLPf/xPOQagvUSEA6UtSRRu9t1IE35rrYGULuoVcqRlZsDQBRe3",
+	"/2Cn3Iad0p94CybO8IAlnf1lEH5Izbrr1KwFl9pujmy9tt4DBbi3lsqFt73x8IGf+Q0Xw4K9zvBHasgY",
+	"srgE2yeKpQmN8iJbkIeC9XIjxSyf1JfCv+7yU0JfsE+xvIIgRlu78FIfU4uVnOAE8uCEBr6K1sU74au7",
+	"MbIui1WFpfWPgGC/U+vrWjz50DDXl2jDBrJ3UJNeCkaiEaMpqdbDxBLWsoShsPo9nUUjC21WNbS0Ajte",
+	"7PvaJlxfCl83W7FUKofkMjORHLMDciqKhIoB5Umm6mlWLh9NXh8TaFKEPREuhSsT76pLWeyiXJSJD9IM",
+	"WHheXB3aZhA6tENNuf8GrNAOu4TmZqCot1OjBtJjr+Xu2OoF0+aM6SxpDVZyJ+w7DdvlPfDVGibaUyzh",
+	"YQ4XFh5cm91ZxAyaMxug4PRCy8l34xSxm1nOBqL/MKaOupljcTDSLwhk2xJTdqf7zxNQHhT8bSn4DfBX",
+	"IU8rRSEBVcyDkCohR7ldry3YKIfrB5vALmwCjXRoni1g2xLL75oc7E7bb+Yn24lK2jIr2p26PFdXfohI",
+	"uoc68Rw2hurlXDH7HQ75TuRs2M0SYUew6T+EpD329+thxF34Iln7nas9sg0KB3PvRtrGbbVF7NiHD/L2",
+	"NuRtX8pmBgqrpGolkRvrg8zI3IGP8R8qKpypqqgsUjJitYnjBeg/yON3LY+3wkm7RN5yXb0HmrFroXzO",
+	"ZW5JLN8619qNYL4YAh9E8/smmi/keCmdJpLG+vCrg9arBbzvjMVY3M/34PH1UbDS/V7eMtP3HnbzPspH",
+	"tnG8j7iUlzQ1mWIPaW+b4GTF4Ud4rDHxN16Cio/+p9a6bhfFRTq/oOvG1JcxZ6XZMdLPD8UCiU4SGkET",
+	"axx45VcBXcfXBqVj/2GsVmd/HqeGOHLX5PIbMrMIzjZHMWtfam3CAI8fgLiRfa8BwQsLeHrw5DHZ++8u",
+	"dop2J9p981NRCTOlZlSUuSsI5NwCnis2Vc0JsUUSzubbST76Qd+JpQT2s0Rctj+cP4SxJC0uOQdv/9Oc",
+	"mmag5EIANhzqAXljvPIppBlxMSSZMDwhIU2SK9R0Q3KIf/rqtDqESA5miFTu7UtBFSM0jlnsw7ArAOtS",
+	"VNx80I674XkeEBO2x1YjNGxJcMbJd2PvcRtrof/uvh4sPluw+KQepBowqU55VzL7OJkmt/sgrgTNNp6m",
+	"mg8n0CiZR+xS0AhCnLSTrBI6xRwUKFpsmU8MVa4VIwkboH9XZqYtT8EJ0wUuPdiP7tp+NA/q2k1IbVfW",
+	"e6BDuxdD51/plgxJd8AQd2NKWgYQH4xJ982YtDIzXTI9FaHBRcn+DIz0+1JwyltbLgDTHpqTKR4IcltZ",
+	"iiJb18MmGdMpFnXeAqVuKVEBt4SyGvsCBfyXq08xCxpbJfTlD+1SC6psuLXyEBXmgejvkui/LUk9rkx6",
+	"Y/LL8izg8GupBc4Saaot+LFIm/kzN6NY0Yl4oJu1K/UnU86ecAUttiLdLlcBApon1MtaNNiWulaf7qI+",
+	"vYQ0AY6uM2rYW3zju5InqptbwnzaHHjygB/NckWzDQeKX21NDWwULj4Iht2C8bOuGdFsv2Cyh4oS4YZw",
+	"oQ1r7FdfFjuqELRVwaP6qV2KHrVNt2mfDbf/IIvsUhY5R0dgfht5Wy/XznCwlm46w1UOv8JPq0gnDWj0",
+	"UGjrVoW2wM1f3LQcrHLRi2yri66r90Bw7rMV9pawsTUxFq55RaPuzhjwLg2+6+PDQwOPrdp2b4VZc9jr",
+	"0pra92j1LTa2ZC7Qg8F3UR1igKnCLjX0UPO7MPUW8LB9cr9zM29psw9G3vuqWMH9+ChxrEu8LqFfV3l6",
+	"MOxu1LCLN7lbq25NHK5AzbTr45+WkAx+9EPvVdniNboE43buptZx5eiWjKwtdyL6owTYFnuuI0jpSXu4",
+	"rT1gXWkbrLO+hQsoJRy62L4rF9rnmge78u1YlBGKiMNf9o0S8SVcYBnl5mSZskjhrnmr8oT7xi6FCb/N",
+	"+fFC7tYeAmm3F0jrz3guyrQQ/CWrE88C9kMS2EbCUZe6u0UW1NZ76T2g/D2NWV3y3jdeiBiuCZlYUf+X",
+	"XEgSQYNjLPrpeOaQ37CZHvxNPPRS5Ew0KLHQE8JNtZZxlCnFhPFfaC88fOeMdJcG2JWw6iEA934G4K7G",
+	"hBEDF6hbftC9UrQuGB3fkc6E+19CW3IH9cdQkwqoyOHM/7SocJMbuC16irPvSCVxW2ujoV5ve9BCtqCF",
+	"5GDVAJF1krdaPp+TVPKEPid9EJ+cF5Qy8wLCxYApJiJGjLxmYqWuzmXceMjNu/PcvHkgNEf9abu03gNh",
+	"uRe6zvxr3VqbFcPoGIx4Y3lTIyXQeYEaYocctGkfd8End6RxLAXOD0rGvVMyVuaxeRGpjdaNWlQtCh9X",
+	"S+zou6vmox1rboLvX+SEjKmYFtWJJkwxEj8YKufxZmzHWK/y4+KPZoFyTsWfpcm7B+dlc0u+v4SSFbJI",
+	"SskQAWE0GhXCssqSP0hxntIhlIDxrPTr4hI9tWg7KmKrUKBBlI4ZMYoKjcQywMH2eMFIKtr8gdsOJd1x",
+	"AsfCoNHSef6uoPJ3qogXx92KBQ20dSWNvPVG22spn+S1s6otTy7FbUrprJbf8aCxb1pjXwLW2vX2O8n2",
+	"+I6p046KPi5z5RvX6V+CY9K1I0yyIZEKaMaJozu541LJbDhyZe7q5O0QxoZtCv+d8endKP2rYEKh+Qff",
+	"OVb8Ti0Bt2DyiAXL6VJnMPR706fsrpbQqR6YwLyED6S7YAHYNkuY48ys3Om26bb9xo51LNhmG/3OEvZA",
+	"nndJnk/j2KJDljAMGr41lT78av+zXObGLCo8RGfeVr2xN7k8iVuo6DTfTO+BTNwX3Wa1+95amo69vqWT",
+	"1u+cBe5YfVkE2w9uy3unrKyCVjlDhNYPCwuUQoeIX7GR/O87E+0co5pOMahplTc/aabuJhrTn/YS2lNR",
+	"K31PsBumrNLAFdEsUsxoIhUZUT1iev+P4ZvKj6MM+MWP7Z6pd1wYTUJ93Z2obkgGMknkhMWkPyVPfyCK",
+	"iliOSX9qmCZckEyk2A6iTzV7/jRTSUC0kco+NZqc/3LaPXr2HEzw9FLokVSGxFyndiGpYgP+JXCl7k2m",
+	"hLO3wZWhG4zror+QFMn0gFiye82mpM8SKYaaGHkplkkXIKVsAS5I6GMOeDynDYWHv22xOTf9jpS8ytfj",
+	"Vh7noQYuCuMh7QUFRI/kRBApIvbgWdsgH7MYCN2O3Lm3YfAs51rJqVa+0X4WD5nRB+SjYgOmiGI38poF",
+	"ZDLi0YhcM5Y6R5ycQMU17MAVSRW3xeRUMOdBMbx177YFsDBHGWy9iM2z6YUk5OGGWxqbLbzereTkyYlg",
+	"CohAOViVKoYpeidldhw5j5jlwlYYUNIAqLR6t+6Gde5IOVwW4B+Uw3unHK7JVg+RJ9pVbLqa1LlVUEKc",
+	"P76iJjzJGbQ2MtVkItU1F0NwjUJFCC1oqkcS5HxJ4wNyZl+GRE3Hu2N4nWtCiZBdmc6iKY67V+wh8It/",
+	"4BMzJVHtudwKfC293gr4osZIiWCTEuEDN34exyjomAXIbwLPaHxffPsDl4oblEfZl5SrKaiFl8LrhYXa",
+	"gfoGqIEyQShH+dQjyQArqtCIXWFlbB2SPft+CDMzbTHsUrgkDUmEnJB/I/BCQNB0kFADBgQqCDdkQvX+",
+	"Ce6nB2W1dY5j1C/nDLihxT+7ZnwoFe6lwMWnvRdNuiZezR0xzDOEgx3pmvj1Vl2zAYTKCqeXVPzFUwsY",
+	"cIH8IVBkp+wV73Ul+iQTtlwFsDOZsPtZ/6tqCF08/mcls3SVF6p572uYgbdqnC3uZQn7rEzYH6u0WGXH",
+	"ZWyo/N5uiMU6uCS084SWUdWtnE3VTwKiI5myGOIBDBlLbfLxPj8xuBRl6yfZE4ybEVPHRE+1YePuhMds",
+	"H1ksMG9X63TCIzaHizmLaQEU22JkxRd2ZDctbbFNoi3d8YNtdCtZB6UTnoNcjdxmyfJjdVB+CPe/83D/",
+	"5S55jvFz3hX2HijC/bKCLnvbW432t6s4qVQk81oHcNbCOkr2YgenIibI/CzXLUqajfdbbaN3ySR3ZCFd",
+	"DSUe7KT3zk66KoPNDDtkX9KEcgCTZqH2zA7ToCfCxdl7t7hVFNFJE4ryKjj/UxmTicySmMAHvLr/z3/8",
+	"D4qm3hAaXIq+YvSaKcz3S/gNAzOOiJyXU3QHCR+ODBnwIeTh2zl80p9mCIXcGRk0nWoyGU2P7eIuhTaK",
+	"GjbEmSYji+RSw2LydmxQaJAmCVOPNBlxYYKiTcE+mLzGqelGNBoxQgcDLpy561Kgj0VrLgXhMYOrtFND",
+	"LIsUAZlA5RCwk+KZCSiaAAFOMH/g8uU9Lk1ocs3iS8EFnJr9SaqYqZJBJZKKkdyRS7X0li6ir3lqFYi9",
+	"AU2SPo2uXauFR/mtXwo6QPuY298jTeRE7Bf2mRypS5mXlR3glRo1JQOutDkgP/MbhkeBh2jhomRMsEul",
+	"ubnQf6YEQ+DElvGU7ME3GY2Z0vv2tb9ldsSlgJWiUkOFnjBlVZn8aMP/7oKVogsAGroZ8i9l2qqx7IYJ",
+	"80g7UIyZoTy5FLgXTadkL5aRPnRHfjCO9319C8Uo2ApRv0JGcgywTMdMwxHV0lSbzYSZYa8chm2LbRSf",
+	"yEnrXTOO8hJ0lrTmj8Us4ho8kA9dgDZG/93Jk8mIKVai0wjlQ1liBR88dJb5gAu96vpaaXMte9UQxPse",
+	"UrlNW1r1JBab0+ol6f4QFrX6pkuweF5/tKgqZfXAt0ROqx/ZjbWqttEWWlo72geb1TZsVrVDng++bQR1",
+	"pRi/2hdLudVFuPQK5SobkOYhtO+WNq6VgKLd0rXoanoPBOUemrxWvPy7KczfYrTaAcfcjelqLQB/MGDd",
+	"NwPWetzW2ZMOMbBujiGL9TOexDo3Uz3SRVQeNF37KLUZKqaJkBNnVWIi1iR8/+Hizeu/hERLZ7eRZsSU",
+	"neNS4Gc1MVIekDMX/DQZMVH+jmCT4lsc8nCg3UWj0QAmPHejt8oX3DfO8OQa0aZxCwe/J0UEd4fCVXGo",
+	"81ViQ01WVoRbT0VjEI2IHWCkMsa6wYqlUhkW+whQ+/mEakPGXGSGkb1UgpnJjvJFiS7FGYu5PsmNnOHZ",
+	"q7enf7k6e/XTm/OrT2dvQ5zGalYjWQZliPHeb4ImK2jgbrYJSPiFNroLT39XMOMxg9wwBWZeSIcbQntr",
+	"e96LAMgwOp5vSLmAEd9J3Ry7mcUWEDiUP4TZw7jL9TCCl73IwGFHbUlIs1PvxpgBm2ohDFhb/cFusXm7",
+	"hUFQqsNfhTwtNEucwjTIzrThSUJGNK/8rV1c2YkrjE2kgir64EZ3PqIWm0QO5w/hOXcdntMCF+1Giua7",
+	"6j2Qh91aIVrvcQP2hiZLwpZZ026sBotg78FAcN8MBAvYGvj8D8HnP095Y0TRCYYGaCJvmCLhX63+HxAj",
+	"98OAyCRm2iAPCzCuhRVsrxTxEFGBgQJ7NLLbvhRU58n2bvn7ByQcSDWm5k+RvsHm0adRxFJzTAz7Yg7h",
+	"V5809fL8v8je2euX5OnjH3rHhPqoBiUnAQRbCIgNV3ICmgjswUWyyCQbC4gxCT/Zc3hln4UnhPY1E4bw",
+	"WEMgHBunZkoiliR6/4D8GRXNSxFCdZ0wgBVw3OVkJBN7VmLI0D4SRqBQhBDjoo1idMxil2flJnDZVnaR",
+	"IPYn/Jpdiv88//C+CAIR7IshOJWzhbh4jvfsi+m+dN/AnTeptFZ9Kra4uhIF775WcrxC1ggdsgu59Pg7",
+	"7Ky4lUJDPvdrlXd+kXrFkkR0yN7JmCUrvoPGhtJLdTOfKz6DWHcCGK547PxrDvly+OoEHW5f+y1jatoJ",
+	"OoKOWee4gy93giVZSQkcX+Ob37aqcBffc2p30PHEpDpJLWr2/L8QW8uE5SSnHVhi38X3DThL4hl6Ys/L",
+	"TFN7RNqollDRQuUvRWGBi9KFedmVVdC9mUw7GuEoMJANmHjP7iM/2wr92c8JnizZ3OAtS36kQKrWRarG",
+	"vqRS4cqKI5vZ3v1m/btkzGDsKN9xiTkD0Mww5/zdNu4sDU2auXKJ78VcGy4iQ25okjEPIC6nqj8NSczH",
+	"TGguhQ5If3op7EdcwGgktTkgH0QyLcUJlrrDNjJ4rgk4HlhM9kopV5dCIUAfE5okJyg1VrLIIBwVfn9U",
+	"qM4nuQdvZqzU7FL4cRaYyQAIncVNLBbgX7ViBqrn5eUKqDBAYzK24jy4MsyIi+EBORVT+Nyl8LGeYzol",
+	"VF/bj7gJSh01yJAZq+A/sfKLkuOQjDNtSJ+RPhtIxUhoZEj2nh4dtZmdkVi7+75/PBrGQ3rnj9MH3rsW",
+	"7906h/PQ0+ZYwMf3XTnbJYXGE+TaEbqF9NnwMdNMcaYXkWhLh0NuP31Dk5D0s+iaGbL36eKlc3EFZCQz",
+	"ZelUTKf7TSRdpwk3pD/FkP1G8n3iZBGlMasH2Ln7lqVffatnKMNpckDeoWcNn1qCbb/oUmovxdMfYD0+",
+	"ajtT+UCfdfviyK5UA1Hz9LbY4f4BOQUtj8wqefMo4EVxor8XIli97x/xtCc8NqM2cdmf0moC8xv/1rcH",
+	"0nvfSG8JbNtMZHwMMTX8/vfA2KnxCgVMqG/Lx/MpsFONWp3Gn2DE3cbcVy++JDf77CSIQWBjyhOyBwUP",
+	"AhJRzbraknDDbxjKovtttANenauBbRfYmVrsuoar+UO4rjMHYgWQ2r8Xua7tqC35B+zUu3Fdw6ZaiJ89",
+	"pgfX9TZc1xmCUh3+KkRypYj6MqXC+uLaWQaKkPqglM5q5DWzT8ds3GdKj3hqh1pFfYW4+xwhHqLtb+my",
+	"boGHdpd189H3HsjCbl3Wrfe48RD5c2aMs5VRrSdSQWG/MOZAs+JjYhlHSCC01xOIRzqnC23R9Fvmcbvx",
+	"gS8C5gcf+H3zgbfxRzuaRZmyH7R41GdUMXWamVHn+K+frSQfSXnNWf7LZ/uCuvF4Vxd9QRl+pIkFMyUT",
+	"rPJwQjRLBt2R1ND4U0uLQApqjAlJ0qyf8IjgrBaNMpV0jjtfAdjYt+PDw6/2zW/HX1OpzLdO0LmhituD",
+	"Arge5WH7A5olxuo8MqIJ/NwEn5B6rzIhLLLDcgFE7dzVaX7o/fB4ZgYMrX754f3F2Ye3Vx8/nF3A27jW",
+	"6vsjY9JO0GEiG9sjd3/a/+DJf86vY5YUIU0Bg1HKZJowspfIIRcBSeRQZiYgk5GkY76fu8frkoj9cUrG",
+	"XEBAnVOa4BZn1bNPKbrlLXFLJVR5/ec//ge9Bjc8Bjp3+vGNpYdTMM5NhLuuvLgGodAZhHw6e4tL4mMm",
+	"M3SSuY//IrXRDV9/SQ1N5JAwYRRn2nkV0K9IoAqyI56PNAmhukOIbsagLJ9FNKV9nnADhoX8o2Azafqq",
+	"BYW/SS5K5TUwXBsBBPelGNEjmrKAZP6IcCSWuU0Vj5gOsOhG6aN5EcvZz350J0oixaAGCPitBu6zB+S/",
+	"aJIxjLmYKG5YV4pkelJyW+qRnLik/VLR9oTfsPpZYyHO2SW8B38t9E7SzGiy545XB7kQG0kRZUpBUZUU",
+	"5GARy8k+BnU291uHIymtoNx8aXYNf7YT5Q6kMZ1aAgWHjucLlQh1ANN3r9k0/6HU+T0gKY24GBZlhUuf",
+	"/+gW2QhvqcmUPQJfVgT60jj/f1/GHPuP5vsEKIvwrauUTjFzR4oT8JlZQgRTgAgPf/WnRY39eMxF+WY+",
+	"uvcbFvZGFI66gNC8LtVeLcMpQB4rFQHb9z7pW+aEnSF96RQL2DWo/FjVQVpwwsjUe0YNE1REU3RQIkmn",
+	"XOT+yNLUGFLVCO3oHcUmPrhEDJITcT5hPd0/WCJr2e/JfaAJzKXojrIxtQvmIuJpjmluAydIIi0xK75X",
+	"mnsme6xhf0ibJyNJNB8KCEqSLrCqxP9gExbIq99y9YqqdLu0AGTSs1+FMvLevBQUt2+1zdKBAYpiUJWD",
+	"pNLcYL1vmhyqkfqyUHBfFWALyrVD7a+lMqR4s5Zl4QGXqUGlmlQTPfAF1WKs1YMFmJgI8tbrM6eK6GeR",
+	"zZXbcV71Cr+LuWn43Fsphl1LM+OiARbciPfQ1MpUVRpkcF1piFTssah+3HBnKbMQT1N0gcV0iqHvwoyI",
+	"FO7sgrKbvtRLpWAs2L6njaBCWaeUCWRfKAVyy6BKRveiqFIezVgBOTpkTcv3mU2YuebymQLXliAgEVdR",
+	"xg3xtblKlNtY1lL6RCnz6dvnb/9/AAAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
