@@ -71,8 +71,6 @@ const (
 	WrongKind       // a chat request to an embedding model, or the reverse
 )
 
-// capability reports whether s is a reason of the model's capabilities.
-func (s Skip) capability() bool { return s >= ContextTooSmall && s <= WrongKind }
 
 // String names the reason for the log.
 func (s Skip) String() string {

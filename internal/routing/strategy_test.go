@@ -144,9 +144,9 @@ func seeded(seed uint64) func() uint64 {
 
 func TestStrategy_WeightedSplit(t *testing.T) {
 	t.Parallel()
-	snap, c := spread(3, func(i int, b *snapshot.Binding) { b.Weight = []int{1, 3, 0}[i] }) // 0 counts as 1
+	_, c := spread(3, func(i int, b *snapshot.Binding) { b.Weight = []int{1, 3, 0}[i] }) // 0 counts as 1
 	c.data.Models[0].Strategy = snapshot.RouteWeighted
-	snap = snapshot.Build(&c.data, 2, now)
+	snap := snapshot.Build(&c.data, 2, now)
 	r := Router{Rand: seeded(1)}
 	count := map[string]int{}
 	const n = 2000
@@ -163,9 +163,9 @@ func TestStrategy_WeightedSplit(t *testing.T) {
 
 func TestStrategy_LatencyShiftsWhenABindingSlows(t *testing.T) {
 	t.Parallel()
-	snap, c := spread(2, nil)
+	_, c := spread(2, nil)
 	c.data.Models[0].Strategy = snapshot.RouteLatency
-	snap = snapshot.Build(&c.data, 2, now)
+	snap := snapshot.Build(&c.data, 2, now)
 	live := NewLive(0.5)
 	r := Router{Stats: live}
 	b0, b1 := c.data.Bindings[0].ID, c.data.Bindings[1].ID
@@ -423,5 +423,33 @@ func BenchmarkRouteRequest(b *testing.B) {
 		if err := r.RouteRequest(snap, c.policy, &req, now, &p); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+func TestAffinity_BindingAmongEquals(t *testing.T) {
+	t.Parallel()
+	_, c := spread(2, func(i int, b *snapshot.Binding) { b.Weight = []int{1, 3}[i] })
+	c.data.Models[0].Strategy = snapshot.RouteWeighted
+	c.policy.Affinity = snapshot.AffinityBinding
+	snap := snapshot.Build(&c.data, 2, now)
+	r := Router{Rand: seeded(2)}
+	host := func(s uint64) string {
+		return firstHost(t, &r, snap, c.policy, Request{Model: "gpt", Inbound: wire.InboundChat, Session: s, SessionFrom: "header"})
+	}
+	first := host(session(5))
+	for range 50 {
+		if got := host(session(5)); got != first {
+			t.Fatalf("a session moved from %s to %s", first, got)
+		}
+	}
+	count := map[string]int{}
+	const n = 400
+	for i := range n {
+		count[host(session(1000+i))]++
+	}
+	// Sessions split as the weights say: a quarter on h0.
+	sd := math.Sqrt(n * 0.25 * 0.75)
+	if got := float64(count["h0"]); math.Abs(got-n*0.25) > 4.5*sd {
+		t.Errorf("h0 holds %v of %d sessions, want %v ± %.0f", got, n, n*0.25, 4.5*sd)
 	}
 }
