@@ -71,7 +71,6 @@ const (
 	WrongKind       // a chat request to an embedding model, or the reverse
 )
 
-
 // String names the reason for the log.
 func (s Skip) String() string {
 	switch s {
