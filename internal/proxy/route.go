@@ -164,15 +164,24 @@ func (rq *request) routeSummary() string {
 }
 
 // observe feeds the live figures once the request is over: the first
-// binding's in-flight count drops, and a request answered on its first
+// binding's in-flight count drops; a request answered on its first
 // attempt gives its binding a time to first byte (the caller's, less
-// Relay's own time before the attempt).
+// Relay's own time before the attempt); and a first binding that failed
+// over to another is charged the time the caller waited for an answer, so
+// a failing binding does not keep a fast average.
 func (rq *request) observe() {
-	if rq.busy != (snapshot.ID{}) {
-		rq.h.live.End(rq.busy)
+	if rq.busy == (snapshot.ID{}) {
+		return
 	}
-	if rq.attempts == 1 && rq.cand != nil && rq.status >= 200 && rq.status < 300 && rq.ttfb > rq.overhead {
-		rq.h.live.Observe(rq.cand.Binding.ID, rq.ttfb-rq.overhead)
+	live := rq.h.live
+	live.End(rq.busy)
+	wait := rq.ttfb - rq.overhead
+	switch {
+	case wait <= 0:
+	case rq.attempts == 1 && rq.cand != nil && rq.status >= 200 && rq.status < 300:
+		live.Observe(rq.cand.Binding.ID, wait)
+	case len(rq.fails) > 0 && (rq.cand == nil || rq.cand.Binding.ID != rq.busy || rq.status >= 500):
+		live.Observe(rq.busy, wait)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/relay-llm/relay/internal/keypool"
 	"github.com/relay-llm/relay/internal/mockupstream"
@@ -390,5 +391,29 @@ func TestRoute_PromptCacheAffinity(t *testing.T) {
 	t.Logf("saved: $%.4f of input (%.1f%%)", cost(off)-cost(on), 100*(cost(off)-cost(on))/cost(off))
 	if on.prompt != off.prompt || math.IsNaN(ratio(on)) || 2*(on.prompt-on.cached) > off.prompt-off.cached {
 		t.Fatalf("affinity on %+v, off %+v", on, off)
+	}
+}
+
+func TestRoute_LatencyStrategyFollowsTheLiveFigures(t *testing.T) {
+	t.Parallel()
+	f := routeFixture(t)
+	f.pricedPair()
+	f.policy.RouteStrategy = snapshot.RouteLatency
+	live := routing.NewLive(0.5)
+	f.cfg.Live = live
+	f.start()
+	dear, cheap := f.data.Bindings[0].ID, f.data.Bindings[1].ID
+	live.Observe(dear, 100*time.Millisecond)
+	live.Observe(cheap, 400*time.Millisecond)
+	if r := f.chat(chatBody, nil); !strings.HasPrefix(r["binding"], "dear/") {
+		t.Fatalf("fast dear: %v", r)
+	}
+	// dear slows down (the mock answers at once, so its own answers barely
+	// move the averages): traffic moves to cheap.
+	for range 3 {
+		live.Observe(dear, 2*time.Second)
+	}
+	if r := f.chat(chatBody, nil); !strings.HasPrefix(r["binding"], "cheap/") || r["strategy"] != "latency" {
+		t.Fatalf("slow dear: %v", r)
 	}
 }
