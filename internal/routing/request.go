@@ -40,10 +40,13 @@ func (n *Needs) check(m *snapshot.Model, in wire.Inbound) Skip {
 		return Kept
 	}
 	embedding := in == wire.InboundEmbeddings || in == wire.InboundGeminiEmbed || in == wire.InboundGeminiBatchEmbed
+	// Embedding inputs are limited one by one, not as a body, and counting
+	// tokens generates nothing: the window is checked for generation only.
+	generates := !embedding && in != wire.InboundCountTokens && in != wire.InboundGeminiCountTokens
 	switch {
 	case m.Kind == "embedding" && !embedding, m.Kind == "chat" && embedding:
 		return WrongKind
-	case n.PromptTokens+n.output(m) > int64(m.ContextWindow):
+	case generates && n.PromptTokens+n.output(m) > int64(m.ContextWindow):
 		return ContextTooSmall
 	case n.Tools && !m.SupportsTools:
 		return NoTools

@@ -316,6 +316,10 @@ func TestCapabilities_LongPromptNeverReachesSmallModel(t *testing.T) {
 			t.Errorf("%+v: err %v, skip %v, want unsupported (%v)", tt.needs, err, p.Bindings[0].Skip, tt.skip)
 		}
 	}
+	// Counting tokens generates nothing: a long prompt may be counted.
+	if err := r.RouteRequest(snap, c.policy, &Request{Model: "small", Inbound: wire.InboundCountTokens, Needs: Needs{PromptTokens: 100_000}}, now, &p); errors.Is(err, wire.ErrUnsupportedFeature) {
+		t.Errorf("count tokens of a long prompt: %v", err)
+	}
 	// A model the catalog does not describe (no context window) is never
 	// dropped for its capabilities.
 	c.data.Models[1].ContextWindow = 0
