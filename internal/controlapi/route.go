@@ -2,6 +2,8 @@ package controlapi
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -22,14 +24,27 @@ import (
 // get.
 
 // inbounds maps the API's inbound names to shapes.
-var inbounds = map[gen.RouteExplainRequestInbound]wire.Inbound{
-	gen.RouteExplainRequestInboundOpenaiChat:           wire.InboundChat,
-	gen.RouteExplainRequestInboundOpenaiResponses:      wire.InboundResponses,
-	gen.RouteExplainRequestInboundOpenaiEmbeddings:     wire.InboundEmbeddings,
-	gen.RouteExplainRequestInboundAnthropicMessages:    wire.InboundMessages,
-	gen.RouteExplainRequestInboundAnthropicCountTokens: wire.InboundCountTokens,
-	gen.RouteExplainRequestInboundRelayGenerate:        wire.InboundGenerate,
-	gen.RouteExplainRequestInboundGemini:               wire.InboundGemini,
+var inbounds = map[string]wire.Inbound{
+	"openai_chat":            wire.InboundChat,
+	"openai_responses":       wire.InboundResponses,
+	"openai_embeddings":      wire.InboundEmbeddings,
+	"anthropic_messages":     wire.InboundMessages,
+	"anthropic_count_tokens": wire.InboundCountTokens,
+	"relay_generate":         wire.InboundGenerate,
+	"gemini":                 wire.InboundGemini,
+}
+
+// routeExplainResult is the answer's JSON (RouteExplainResult in
+// control.yaml); the explanation is the router's own, whose JSON the spec
+// describes as RouteExplanation.
+type routeExplainResult struct {
+	SnapshotVersion uint64              `json:"snapshot_version"`
+	Credential      string              `json:"credential,omitempty"`
+	CredentialState string              `json:"credential_state"`
+	Policy          string              `json:"policy,omitempty"`
+	PolicyFrom      string              `json:"policy_from,omitempty"`
+	Refusal         string              `json:"refusal,omitempty"`
+	Explanation     routing.Explanation `json:"explanation"`
 }
 
 // RouteExplain implements gen.StrictServerInterface.
@@ -40,7 +55,7 @@ func (s *Server) RouteExplain(ctx context.Context, req gen.RouteExplainRequestOb
 		q.Model = *b.Model
 	}
 	if b.Inbound != nil {
-		q.Inbound = inbounds[*b.Inbound]
+		q.Inbound = inbounds[string(*b.Inbound)]
 	}
 	if b.Body != nil {
 		q.Body = *b.Body
@@ -55,15 +70,20 @@ func (s *Server) RouteExplain(ctx context.Context, req gen.RouteExplainRequestOb
 	if err != nil {
 		return nil, err
 	}
-	res := gen.RouteExplainResult{SnapshotVersion: int64(out.SnapshotVersion), CredentialState: out.CredentialState, Explanation: explanationOut(e)}
-	opt := func(v string) *string {
-		if v == "" {
-			return nil
-		}
-		return &v
+	// The router's explanation is the answer's, field for field: encode it
+	// once and read it back as the generated type.
+	raw, err := json.Marshal(routeExplainResult{
+		SnapshotVersion: out.SnapshotVersion, Credential: out.Credential, CredentialState: out.CredentialState,
+		Policy: out.Policy, PolicyFrom: out.PolicyFrom, Refusal: out.Refusal, Explanation: e,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("encode the route explanation: %w", err)
 	}
-	res.Credential, res.Policy, res.PolicyFrom, res.Refusal = opt(out.Credential), opt(out.Policy), opt(out.PolicyFrom), opt(out.Refusal)
-	return gen.RouteExplain200JSONResponse(res), nil
+	var res gen.RouteExplain200JSONResponse
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return nil, fmt.Errorf("decode the route explanation: %w", err)
+	}
+	return res, nil
 }
 
 // explain routes q as the inference plane would and explains it: the
@@ -170,60 +190,4 @@ func (s *Server) consoleCandidates(snap *snapshot.Snapshot, out *RouteExplanatio
 	if out.Bindings == nil && e.Model == "" {
 		out.Model = ""
 	}
-}
-
-// explanationOut is the API's copy of a routing.Explanation.
-func explanationOut(e routing.Explanation) gen.RouteExplanation {
-	out := gen.RouteExplanation{
-		Model: e.Model, Strategy: gen.RouteExplanationStrategy(e.Strategy), StrategyFrom: gen.RouteExplanationStrategyFrom(e.StrategyFrom),
-		Affinity:   gen.RouteExplanationAffinity(e.Affinity),
-		Needs:      gen.RouteNeeds{PromptTokens: e.Needs.PromptTokens},
-		Candidates: []gen.RouteCandidate{},
-	}
-	str := func(v string) *string {
-		if v == "" {
-			return nil
-		}
-		return &v
-	}
-	flag := func(v bool) *bool {
-		if !v {
-			return nil
-		}
-		return &v
-	}
-	num := func(v int) *int {
-		if v == 0 {
-			return nil
-		}
-		return &v
-	}
-	out.Hint, out.HintIgnored, out.SessionFrom = str(e.Hint), flag(e.HintIgnored), str(e.SessionFrom)
-	if e.Needs.MaxOutput != 0 {
-		out.Needs.MaxOutput = &e.Needs.MaxOutput
-	}
-	out.Needs.Tools, out.Needs.Images, out.Needs.Structured = flag(e.Needs.Tools), flag(e.Needs.Images), flag(e.Needs.Structured)
-	for _, b := range e.Candidates {
-		id, _ := uuid.Parse(b.BindingID)
-		c := gen.RouteCandidate{BindingID: id, Host: b.Host, Model: b.Model, Shape: b.Shape, Position: b.Position, Score: float32(b.Score),
-			Fallback: num(b.Fallback), Skip: str(b.Skip), Affinity: flag(b.Affinity),
-			KeysDisabled: num(b.KeysDisabled), KeysUnusable: num(b.KeysUnusable), KeysNotGranted: num(b.KeysNotGranted), KeysHeld: num(b.KeysHeld)}
-		if len(b.Keys) > 0 {
-			keys := b.Keys
-			c.Keys = &keys
-		}
-		out.Candidates = append(out.Candidates, c)
-	}
-	if len(e.Dropped) > 0 {
-		d := make([]gen.RouteDroppedFallback, 0, len(e.Dropped))
-		for _, x := range e.Dropped {
-			d = append(d, gen.RouteDroppedFallback{Model: x.Model, Why: x.Why})
-		}
-		out.DroppedFallbacks = &d
-	}
-	if ch := e.Chosen; ch != nil {
-		id, _ := uuid.Parse(ch.BindingID)
-		out.Chosen = &gen.RouteChoice{BindingID: id, Host: ch.Host, Model: ch.Model, HostKey: ch.HostKey, Slot: ch.Slot, Affinity: gen.RouteChoiceAffinity(ch.Affinity)}
-	}
-	return out
 }

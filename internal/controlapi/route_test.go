@@ -1,6 +1,7 @@
 package controlapi_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"testing"
@@ -56,8 +57,16 @@ func TestRouteExplain_SaysWhereTheRequestGoes(t *testing.T) {
 	snap, policy := explainCatalog()
 	b := setup(t, func(c *controlapi.Config) { c.Snapshot = &routedSnapshot{snap: snap} })
 	body := json.RawMessage(`{"model":"small","prompt_cache_key":"s-1","messages":[{"role":"user","content":"hi"}]}`)
-	hd := map[string]string{"X-Relay-Route": "cost=min"}
-	res := call(b.admin.RouteExplainWithResponse(b.ctx, client.RouteExplainRequest{PolicyID: &policy.ID, Body: &body, Headers: &hd})).want(t, http.StatusOK).JSON200
+	explain := func(req map[string]any) clientRouteExplainResponse {
+		t.Helper()
+		raw, err := json.Marshal(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return call(b.admin.RouteExplainWithBodyWithResponse(b.ctx, "application/json", bytes.NewReader(raw)))
+	}
+	pid := policy.ID.String()
+	res := explain(map[string]any{"policy_id": pid, "body": body, "headers": map[string]string{"X-Relay-Route": "cost=min"}}).want(t, http.StatusOK).JSON200
 	e := res.Explanation
 	if res.SnapshotVersion != 7 || res.Refusal != nil || e.Model != "small" || e.Strategy != "cost" || e.StrategyFrom != "hint" ||
 		e.Affinity != "key" || e.SessionFrom == nil || *e.SessionFrom != "prompt_cache_key" {
@@ -75,18 +84,21 @@ func TestRouteExplain_SaysWhereTheRequestGoes(t *testing.T) {
 
 	// A prompt too long for small goes to its fallback, and the skip says why.
 	long := json.RawMessage(`{"model":"small","max_tokens":16000,"messages":[{"role":"user","content":"hi"}]}`)
-	res = call(b.admin.RouteExplainWithResponse(b.ctx, client.RouteExplainRequest{PolicyID: &policy.ID, Body: &long})).want(t, http.StatusOK).JSON200
+	res = explain(map[string]any{"policy_id": pid, "body": long}).want(t, http.StatusOK).JSON200
 	e = res.Explanation
 	if e.Chosen == nil || e.Chosen.Model != "big" || e.Candidates[0].Skip == nil || *e.Candidates[0].Skip != "context window too small" {
 		t.Fatalf("long request: %+v", e)
 	}
 
 	// Exactly one caller; a model or a body.
-	model := "small"
-	call(b.admin.RouteExplainWithResponse(b.ctx, client.RouteExplainRequest{Model: &model})).want(t, http.StatusUnprocessableEntity)
-	call(b.admin.RouteExplainWithResponse(b.ctx, client.RouteExplainRequest{PolicyID: &policy.ID})).want(t, http.StatusUnprocessableEntity)
-	res = call(b.admin.RouteExplainWithResponse(b.ctx, client.RouteExplainRequest{PolicyID: &policy.ID, Model: &model})).want(t, http.StatusOK).JSON200
+	explain(map[string]any{"model": "small"}).want(t, http.StatusUnprocessableEntity)
+	explain(map[string]any{"policy_id": pid}).want(t, http.StatusUnprocessableEntity)
+	res = explain(map[string]any{"policy_id": pid, "model": "small"}).want(t, http.StatusOK).JSON200
 	if res.Explanation.Chosen == nil || res.Explanation.Affinity != "off" {
 		t.Fatalf("model alone: %+v", res.Explanation)
 	}
 }
+
+// clientRouteExplainResponse is the generated client's answer to
+// routeExplain, with the test helpers' checks.
+type clientRouteExplainResponse = res[*client.RouteExplainResponse]
