@@ -1,6 +1,8 @@
 package wire
 
 import (
+	"bytes"
+
 	"github.com/cespare/xxhash/v2"
 )
 
@@ -74,6 +76,9 @@ func routeMember(key []byte) (i int, folded bool) {
 		if string(key) == name {
 			return i, false
 		}
+	}
+	if plainKey(key) {
+		return -1, false // the common case: a member routing does not read
 	}
 	for i, name := range routeMembers[:nDecided] {
 		if exact, folded := matchKey(key, name); exact || folded {
@@ -191,14 +196,17 @@ func ScanRoute(body []byte) (RouteFacts, error) {
 			add(v)
 			continue
 		}
-		first := true
-		_ = eachElement(v, func(s, e int) {
-			if first {
-				add(v[s:e])
-				first = false
+		// The first message is part of the prefix; image parts are looked
+		// for only where one could be: a cheap search spares text-only
+		// requests a walk of every message.
+		if i := skipWS(v, 1); i < len(v) && v[i] != ']' {
+			if e, err := skipValue(v, i, 2); err == nil {
+				add(v[i:e])
 			}
-			f.scanParts(v[s:e])
-		})
+		}
+		if mayHoldMedia(v) {
+			_ = eachElement(v, func(s, e int) { f.scanParts(v[s:e]) })
+		}
 	}
 	if some {
 		f.Prefix = d.Sum64()
@@ -207,42 +215,80 @@ func ScanRoute(body []byte) (RouteFacts, error) {
 }
 
 // scanParts counts the image parts of one message (or input item, or
-// Gemini content).
+// Gemini content), walking the message once and each part once.
 func (f *RouteFacts) scanParts(msg []byte) {
 	if len(msg) == 0 || msg[0] != '{' {
 		return
 	}
-	parts, ok := Get(msg, "content")
-	if !ok {
-		if parts, ok = Get(msg, "parts"); !ok {
-			// A Responses input item may be the part itself.
-			f.scanPart(msg)
-			return
+	var parts []byte
+	typed := false
+	_, _ = eachMember(msg, 0, 2, func(key []byte, s, e int) bool {
+		switch string(key) {
+		case "content", "parts":
+			parts = msg[s:e]
+		case "type":
+			typed = true
 		}
+		return true
+	})
+	switch {
+	case len(parts) > 0 && parts[0] == '[':
+		f.eachPart(parts)
+	case parts == nil && typed:
+		f.partAt(msg, 0) // a Responses input item may be the part itself
 	}
-	_ = eachElement(parts, func(s, e int) { f.scanPart(parts[s:e]) })
 }
 
-func (f *RouteFacts) scanPart(p []byte) {
-	if len(p) == 0 || p[0] != '{' {
-		return
-	}
-	if t, ok := Get(p, "type"); ok {
-		switch string(t) {
-		case `"image_url"`, `"image"`, `"input_image"`:
-			f.Images++
-			f.MediaBytes += len(p)
-		}
-		return
-	}
-	for _, k := range [...]string{"inlineData", "inline_data", "fileData", "file_data"} {
-		if v, ok := Get(p, k); ok {
-			if mt, ok := Get(v, "mimeType"); ok && len(mt) > 7 && string(mt[1:7]) == "image/" {
-				f.Images++
-				f.MediaBytes += len(p)
+// eachPart counts the image parts of a content array.
+func (f *RouteFacts) eachPart(arr []byte) {
+	i := skipWS(arr, 1)
+	for i < len(arr) && arr[i] != ']' {
+		var e int
+		if arr[i] == '{' {
+			e = f.partAt(arr, i)
+		} else {
+			var err error
+			if e, err = skipValue(arr, i, 3); err != nil {
+				return
 			}
 		}
+		i = skipWS(arr, e)
+		if i >= len(arr) || arr[i] != ',' {
+			return
+		}
+		i = skipWS(arr, i+1)
 	}
+}
+
+// partAt counts the part that starts at b[i] if it is an image, and
+// returns the index just past it.
+func (f *RouteFacts) partAt(b []byte, i int) int {
+	image := false
+	end, err := eachMember(b, i, 3, func(key []byte, s, e int) bool {
+		v := b[s:e]
+		switch string(key) {
+		case "type":
+			switch string(v) {
+			case `"image_url"`, `"image"`, `"input_image"`:
+				image = true
+			}
+		case "inlineData", "inline_data", "fileData", "file_data":
+			for _, k := range [...]string{"mimeType", "mime_type"} {
+				if mt, ok := Get(v, k); ok && len(mt) > 7 && string(mt[1:7]) == "image/" {
+					image = true
+				}
+			}
+		}
+		return true
+	})
+	if err != nil {
+		return len(b)
+	}
+	if image {
+		f.Images++
+		f.MediaBytes += end - i
+	}
+	return end
 }
 
 // EstimatedPromptTokens is a prompt-token estimate of a body of size
@@ -279,6 +325,20 @@ func eachElement(v []byte, fn func(s, e int)) error {
 	return nil
 }
 
+// mayHoldMedia reports whether v could hold an image part: every one is
+// typed "image_url", "image" or "input_image", or holds inlineData,
+// inline_data, fileData or file_data. The searches start at a quote or an
+// underscore, which prose rarely holds, so they run at memory speed.
+func mayHoldMedia(v []byte) bool {
+	for _, s := range [...]string{`"image`, `_image"`, `Data"`, `_data"`} {
+		if bytes.Contains(v, []byte(s)) {
+			return true
+		}
+	}
+	return false
+}
+
+// nonEmptyArray reports whether v is an array with an element.
 func nonEmptyArray(v []byte) bool {
 	if len(v) == 0 || v[0] != '[' {
 		return false

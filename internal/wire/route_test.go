@@ -104,3 +104,18 @@ func FuzzScanRoute(f *testing.F) {
 		}
 	})
 }
+
+func BenchmarkScanRoute(b *testing.B) {
+	for _, bb := range benchBodies {
+		body := []byte(bb.body)
+		b.Run(bb.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(body)))
+			for b.Loop() {
+				if _, err := ScanRoute(body); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
