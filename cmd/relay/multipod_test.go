@@ -84,7 +84,7 @@ kind: Policy
 spec: {slug: narrow, all_models: true, host_keys: [mock/good], rate_limit: two-at-once}
 ---
 kind: Policy
-spec: {slug: both-keys, all_models: true, host_keys: [mock/good, mock/refused]}
+spec: {slug: both-keys, all_models: true, host_keys: [mock/good, mock/refused], affinity: "off"}
 ---
 kind: ServiceAccount
 spec: {project: mp/app, slug: load, policy: open}

@@ -128,6 +128,7 @@ func newPlanes(ctx context.Context, cfg *config.Config, st *store.Store, box *se
 		ClearBreakers: clearBreakers,
 		PacingQueue:   func() int64 { return limiter.Stats().Waiting },
 		Supports:      translator.Supports,
+		RouteStats:    inference.RouteStats(),
 		HostKeyTester: func(ctx context.Context, id uuid.UUID) (controlapi.HostKeyTestResult, error) {
 			r, err := inference.TestHostKey(ctx, id)
 			if errors.Is(err, proxy.ErrUnknownHostKey) {

@@ -15,7 +15,6 @@ import (
 
 	"github.com/relay-llm/relay/internal/keypool"
 	"github.com/relay-llm/relay/internal/rbac"
-	"github.com/relay-llm/relay/internal/routing"
 	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/store"
 	"github.com/relay-llm/relay/internal/wire"
@@ -230,8 +229,12 @@ func (s *Server) SearchUsers(ctx context.Context, term string, limit int32, curs
 type RouteQuery struct {
 	RelayKeyID *uuid.UUID
 	PolicyID   *uuid.UUID
-	Model      string
+	Model      string       // "": the body's
 	Inbound    wire.Inbound // InboundNone: chat completions
+	// Body and Header are the request as a caller would send it, when
+	// known: they give its needs, session identity and hint.
+	Body   []byte
+	Header http.Header
 }
 
 // RouteExplanation is the routing decision for a RouteQuery.
@@ -245,14 +248,20 @@ type RouteExplanation struct {
 	Model           string
 	Pinned          string // the host slug after '@'
 	Refusal         string // the error a request would get; empty when it routes
+	Strategy        string // how the kept bindings were ordered
+	StrategyFrom    string // who chose it: policy, hint, model, default
+	Affinity        string // key, binding or off
+	SessionFrom     string // what the session identity came from
 	Bindings        []RouteCandidate
 }
 
 // RouteCandidate is one binding of the model in routing order.
 type RouteCandidate struct {
 	BindingID                                        uuid.UUID
-	Host, UpstreamModel, Shape                       string
+	Host, Model, UpstreamModel, Shape                string
+	Fallback                                         int // 0: the model's own binding; n: its n-th fallback's
 	Position                                         int
+	Score                                            float64  // what the strategy ordered by, lower first
 	Skip                                             string   // empty when kept
 	First                                            bool     // the binding a request tries first
 	Keys                                             []string // host key slugs that may be tried, in order
@@ -268,89 +277,12 @@ func (s *Server) currentSnapshot() *snapshot.Snapshot {
 	return nil
 }
 
-// ExplainRoute routes q on the current snapshot. It needs read at system
-// scope: the answer names hosts and host keys.
+// ExplainRoute routes q on the current snapshot, as POST
+// /api/route/explain does (route.go). It needs read at system scope: the
+// answer names hosts and host keys.
 func (s *Server) ExplainRoute(ctx context.Context, q RouteQuery) (RouteExplanation, error) {
-	c, err := callerFrom(ctx)
-	if err != nil {
-		return RouteExplanation{}, err
-	}
-	if !c.Can(rbac.Read, rbac.System()) {
-		return RouteExplanation{}, forbidden(rbac.Need(rbac.Read, rbac.System()))
-	}
-	if q.Model == "" {
-		return RouteExplanation{}, invalid("choose a model", "model")
-	}
-	if (q.RelayKeyID == nil) == (q.PolicyID == nil) {
-		return RouteExplanation{}, invalid("choose a relay key or a policy", "relay_key_id", "policy_id")
-	}
-	snap := s.currentSnapshot()
-	if snap == nil {
-		return RouteExplanation{}, &apiError{status: http.StatusNotImplemented, code: codeNotImplemented, message: "this control plane has no snapshot to route on"}
-	}
-	now := s.now()
-	out := RouteExplanation{SnapshotVersion: snap.Version(), Model: q.Model, CredentialState: "ok"}
-	var policy *snapshot.Policy
-	if q.RelayKeyID != nil {
-		rk := snap.RelayKey(*q.RelayKeyID)
-		if rk == nil {
-			return RouteExplanation{}, notFound("relay key")
-		}
-		out.Credential = rk.Name + " (" + rk.DisplayPrefix + "…)"
-		caller, res := snap.Authenticate(rk.Hash, now)
-		out.CredentialState = res.String()
-		policy = caller.Policy
-		switch {
-		case policy == nil:
-		case rk.PolicyID == policy.ID:
-			out.PolicyFrom = "the relay key's own policy"
-		case rk.ServiceAccountID != uuid.Nil && snap.ServiceAccount(rk.ServiceAccountID) != nil && snap.ServiceAccount(rk.ServiceAccountID).PolicyID == policy.ID:
-			out.PolicyFrom = "its service account's policy"
-		default:
-			out.PolicyFrom = "the first matching policy binding of its project"
-		}
-	} else {
-		if policy = snap.Policy(*q.PolicyID); policy == nil {
-			return RouteExplanation{}, notFound("policy")
-		}
-		out.PolicyFrom = "chosen here"
-	}
-	if policy != nil {
-		out.Policy, out.KeyStrategy = policy.Slug, string(policy.KeyStrategy)
-	} else {
-		out.PolicyFrom = "none applies: nothing is granted"
-	}
-	in := q.Inbound
-	if in == wire.InboundNone {
-		in = wire.InboundChat
-	}
-	r := routing.Router{Supports: s.cfg.Supports, Breakers: s.heldKeys(now)}
-	var plan routing.Plan
-	if err := r.Route(snap, policy, q.Model, in, now, &plan); err != nil {
-		out.Refusal = err.Error()
-	}
-	if out.CredentialState != "ok" {
-		out.Refusal = "The relay key would be refused: " + out.CredentialState + "."
-	}
-	out.Pinned = plan.Pinned
-	first := true
-	for _, b := range plan.Bindings {
-		rc := RouteCandidate{BindingID: b.Binding.ID, UpstreamModel: b.Binding.UpstreamModel, Shape: string(b.Binding.Shape), Position: b.Binding.Position,
-			KeysDisabled: b.KeysDisabled, KeysUnusable: b.KeysUnusable, KeysNotGranted: b.KeysNotGranted, Held: b.KeysHeld}
-		if b.Host != nil {
-			rc.Host = b.Host.Slug
-		}
-		if b.Skip != routing.Kept {
-			rc.Skip = b.Skip.String()
-		} else {
-			rc.First, first = first && out.Refusal == "", false
-		}
-		for _, k := range b.Keys {
-			rc.Keys = append(rc.Keys, k.Slug)
-		}
-		out.Bindings = append(out.Bindings, rc)
-	}
-	return out, nil
+	out, _, err := s.explain(ctx, q)
+	return out, err
 }
 
 // heldKeys is the pod's breakers as the router reads them: a key (or a key

@@ -95,7 +95,11 @@ type Config struct {
 	// explaining a route as the proxy would take it (translator.Supports in
 	// relay serve). nil: routing.SameShape. The control plane takes it as a
 	// value so that it never links the translator.
-	Supports    routing.Supports
+	Supports routing.Supports
+	// RouteStats are the inference plane's live figures (the proxy's
+	// RouteStats), so an explain orders latency and least_busy bindings
+	// as a request would be; nil: those keep the position order.
+	RouteStats  routing.Stats
 	PacingQueue func() int64 // requests waiting for rate-limit budget now (relay_pacing_queue_length); nil: the console shows none
 
 	SecureCookies bool          // set Secure on the session cookie (TLS in front)

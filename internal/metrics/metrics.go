@@ -97,6 +97,8 @@ type Registry struct {
 	genaiTokens   *prometheus.HistogramVec
 	genaiDuration *prometheus.HistogramVec
 
+	route routeMetrics // route.go
+
 	mu     sync.RWMutex // guards series
 	series map[seriesKey]*requestSeries
 }
@@ -176,6 +178,7 @@ func New(o Options) *Registry {
 		"OpenTelemetry GenAI gen_ai.client.operation.duration (semantic conventions "+genai.SemconvVersion+"): duration of requests that reached an upstream; error_type is the HTTP status sent to the caller when it was an error.",
 		[]float64{0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92},
 		"gen_ai_operation_name", "gen_ai_provider_name", "gen_ai_request_model", "error_type")
+	r.initRoute(f)
 	if o.Status != nil {
 		r.reg.MustRegister(snapshotCollector{o.Status})
 	}
@@ -331,6 +334,7 @@ func (r *Registry) ObserveUsage(ev usage.Event) {
 	if ev.Cost > 0 {
 		s.cost.Add(float64(ev.Cost) / 1e9)
 	}
+	r.observeRoute(&ev, s.modelName, s.hostTag)
 	if s.genaiDuration != nil && ev.Attempts > 0 {
 		s.genaiDuration.Observe(ev.Total.Seconds())
 		if !u.IsZero() {

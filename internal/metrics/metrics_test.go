@@ -58,7 +58,8 @@ func TestMetrics_SeriesAfterTraffic(t *testing.T) {
 	defer up.Close()
 
 	id := func() uuid.UUID { return uuid.New() }
-	policy := &snapshot.Policy{ID: id(), AllModels: true, AllHostKeys: true, MaxAttempts: 3, KeyStrategy: snapshot.StrategyPrioritized}
+	// Affinity off: the flaky host's keys are tried in position order.
+	policy := &snapshot.Policy{ID: id(), AllModels: true, AllHostKeys: true, MaxAttempts: 3, KeyStrategy: snapshot.StrategyPrioritized, Affinity: snapshot.AffinityOff}
 	project, sa := id(), id()
 	oa, flaky := id(), id()
 	d := &snapshot.Data{
@@ -213,6 +214,13 @@ func TestMetrics_SeriesAfterTraffic(t *testing.T) {
 		{"relay_usage_events_lost_total", nil, 0},
 		{"relay_usage_queue_capacity", nil, usage.DefaultQueueSize},
 		{"go_goroutines", nil, -1},
+		// Routing and the prompt cache ("cached" upstream models report half
+		// the prompt as read from the cache).
+		{"relay_prompt_cache_read_tokens_total", map[string]string{"model": "gpt", "host": "openai", "host_key": "oa-1"}, -1},
+		{"relay_prompt_cache_prompt_tokens_total", map[string]string{"model": "gpt", "host": "openai", "host_key": "oa-1"}, -1},
+		{"relay_prompt_cache_savings_total", map[string]string{"model": "gpt", "host": "openai"}, -1},
+		{"relay_route_affinity_total", map[string]string{"model": "gpt", "outcome": "off"}, 2},
+		{"relay_route_affinity_total", map[string]string{"model": "flaky", "outcome": "off"}, 1},
 		// The OpenTelemetry GenAI client metrics: requests that reached an upstream.
 		{"gen_ai_client_token_usage", map[string]string{"gen_ai_operation_name": "chat", "gen_ai_provider_name": "openai", "gen_ai_request_model": "gpt", "gen_ai_token_type": "input"}, 2},
 		{"gen_ai_client_token_usage", map[string]string{"gen_ai_request_model": "gpt", "gen_ai_token_type": "output"}, 2},
@@ -229,6 +237,12 @@ func TestMetrics_SeriesAfterTraffic(t *testing.T) {
 	}
 	if v := value("relay_cost_total", map[string]string{"model": "gpt", "host": "openai"}); v <= 0 {
 		t.Errorf("no cost counted")
+	}
+	if v := value("relay_prompt_cache_hit_ratio", map[string]string{"model": "gpt", "host": "openai", "host_key": "oa-1"}); v < 0.3 || v > 0.5 {
+		t.Errorf("prompt cache hit ratio %v, want about a half", v)
+	}
+	if v := value("relay_prompt_cache_savings_total", map[string]string{"model": "gpt", "host": "openai"}); v <= 0 {
+		t.Errorf("no savings counted")
 	}
 	for _, m := range fams["gen_ai_client_operation_duration_seconds"].GetMetric() {
 		for _, lp := range m.Label {

@@ -410,6 +410,13 @@ func (c *call) faultError() *apiError {
 }
 
 func (c *call) respond() {
+	if c.s.cache != nil {
+		switch c.ep {
+		case epChat, epResponses, epMessages, epGenerate:
+			body := c.body.Bytes()
+			c.conv.cachedBytes, c.conv.bodyBytes = c.s.cache.read(c.cred, body), len(body)
+		}
+	}
 	switch c.ep {
 	case epChat:
 		c.serveChat()

@@ -50,6 +50,9 @@ type convo struct {
 	// showThinking: the request asked to see reasoning (Anthropic thinking,
 	// Gemini includeThoughts).
 	showThinking bool
+	// cachedBytes of the bodyBytes the request sent were seen before on its
+	// credential (Options.PromptCache).
+	cachedBytes, bodyBytes int
 }
 
 // promptTokens estimates the prompt's token count the way a tokenizer would
@@ -146,6 +149,7 @@ func (c *convo) plan(preface bool) reply {
 	if strings.Contains(lower, "cached") {
 		r.usage.cacheRead = in / 2
 	}
+	r.usage.cacheRead = max(r.usage.cacheRead, cachedTokens(in, c.cachedBytes, c.bodyBytes))
 	if strings.Contains(lower, "cache-write") {
 		r.usage.cacheWrite = (in - r.usage.cacheRead) / 2
 	}

@@ -22,6 +22,14 @@ type Options struct {
 	// Record is how many recent requests to keep: 0 keeps DefaultRecord, -1 keeps
 	// none (for load tests; WaitFor then fails at once).
 	Record int
+	// PromptCache gives every credential a prompt cache: a request body that
+	// begins with bytes the same credential sent before (in whole blocks of
+	// 512 bytes) reports that share of its prompt as read from the cache, in
+	// every shape's usage (prompt_tokens_details.cached_tokens,
+	// cache_read_input_tokens, cachedContentTokenCount,
+	// input_tokens_details.cached_tokens). Off, only the "cached" model
+	// marker reports cache reads.
+	PromptCache bool
 }
 
 // DefaultRecord is how many requests a Server keeps when Options.Record is 0.
@@ -134,6 +142,7 @@ type Server struct {
 	keys   map[string]struct{}
 	record int // ring capacity; 0 = recording off
 	calls  sync.Pool
+	cache  *promptCache // nil unless Options.PromptCache
 
 	mu      sync.Mutex // guards the fields below
 	ring    []Request
@@ -159,6 +168,9 @@ func New(opts Options) *Server {
 		s.record = opts.Record
 	}
 	s.calls.New = func() any { return newCall() }
+	if opts.PromptCache {
+		s.cache = newPromptCache()
+	}
 	return s
 }
 

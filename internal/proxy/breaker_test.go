@@ -20,7 +20,7 @@ func (f *fixture) tenant(plain string, models ...*snapshot.Model) map[string]str
 	team := &snapshot.Team{ID: f.id(), Slug: "team-2"}
 	project := &snapshot.Project{ID: f.id(), TeamID: team.ID, Slug: "proj-2"}
 	policy := &snapshot.Policy{ID: f.id(), Slug: "other", AllHostKeys: true, Models: map[snapshot.ID]struct{}{},
-		KeyStrategy: snapshot.StrategyPrioritized, MaxAttempts: 3}
+		KeyStrategy: snapshot.StrategyPrioritized, MaxAttempts: 3, Affinity: snapshot.AffinityOff}
 	for _, m := range models {
 		policy.Models[m.ID] = struct{}{}
 	}

@@ -117,9 +117,11 @@ func newFixture(t *testing.T) *fixture {
 	}
 	team := &snapshot.Team{ID: f.id(), Slug: "team"}
 	project := &snapshot.Project{ID: f.id(), TeamID: team.ID, Slug: "proj"}
+	// Affinity off: these suites hold failover to the position order of
+	// keys; route_test.go holds the session order.
 	f.policy = &snapshot.Policy{
 		ID: f.id(), Slug: "default", AllHostKeys: true, Models: map[snapshot.ID]struct{}{},
-		KeyStrategy: snapshot.StrategyPrioritized, MaxAttempts: 3,
+		KeyStrategy: snapshot.StrategyPrioritized, MaxAttempts: 3, Affinity: snapshot.AffinityOff,
 	}
 	sa := &snapshot.ServiceAccount{ID: f.id(), ProjectID: project.ID, Slug: "app", PolicyID: f.policy.ID}
 	bare := &snapshot.ServiceAccount{ID: f.id(), ProjectID: project.ID, Slug: "bare"}

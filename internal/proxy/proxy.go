@@ -76,6 +76,10 @@ type Config struct {
 	// Now is the clock for decisions: credential expiry, breakers, record
 	// timestamps. nil: time.Now. Latencies use the monotonic clock.
 	Now func() time.Time
+	// Live keeps each binding's time to first byte and requests in flight
+	// for the latency and least_busy strategies; nil: a new one. The
+	// control plane's route explain reads the same one (RouteStats).
+	Live *routing.Live
 	// Transport carries upstream requests; nil: NewTransport(). Per-host
 	// connect timeouts need a transport from NewTransport.
 	Transport http.RoundTripper
@@ -105,6 +109,7 @@ type Handler struct {
 	breakers  keypool.Breakers
 	pool      *keypool.Pool
 	router    routing.Router
+	live      *routing.Live
 	limiter   Limiter
 	recorder  Recorder
 	capturer  Capturer
@@ -194,13 +199,21 @@ func New(cfg Config) *Handler {
 	if supports == nil {
 		supports = translator.Supports
 	}
-	h.router = routing.Router{Supports: supports, Breakers: h.breakers}
+	h.live = cfg.Live
+	if h.live == nil {
+		h.live = routing.NewLive(0)
+	}
+	h.router = routing.Router{Supports: supports, Breakers: h.breakers, Stats: h.live}
 	h.reqs.New = func() any { return new(request) }
 	return h
 }
 
 // Breakers returns the handler's breakers, for the control API's listing.
 func (h *Handler) Breakers() keypool.Breakers { return h.breakers }
+
+// RouteStats returns the live figures the router orders by, for the
+// control API's route explain.
+func (h *Handler) RouteStats() routing.Stats { return h.live }
 
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -336,8 +349,14 @@ func (h *Handler) serveInference(rq *request) {
 	}
 	rq.scan = scan
 	rq.stream = scan.Stream
+	facts, err := wire.ScanRoute(rq.body.Bytes())
+	if err != nil {
+		rq.fail(err) // a duplicate of a member routing decides on
+		return
+	}
+	rq.routeRequest(&facts)
 	rs := rq.child(spanRoute)
-	err = h.router.Route(rq.snap, rq.caller.Policy, scan.Model, rq.in, rq.at, &rq.plan)
+	err = h.router.RouteRequest(rq.snap, rq.caller.Policy, &rq.route, rq.at, &rq.plan)
 	if err != nil {
 		rq.fail(err)
 	}
@@ -347,34 +366,29 @@ func (h *Handler) serveInference(rq *request) {
 	if err != nil {
 		return
 	}
-	adm := &Admission{
-		RequestID: rq.id, Caller: &rq.caller, Model: rq.plan.Model, Plan: &rq.plan,
-		Inbound: rq.in, Stream: rq.stream, BodyBytes: scan.Size,
-		MaxTokens: scan.MaxTokens, Snapshot: rq.snap, Header: rq.r.Header,
-	}
 	if kl, ok := h.limiter.(KeyLimiter); ok {
 		// Admitted attempt by attempt in forward, with each host key.
-		res, err := kl.Reserve(adm)
+		res, err := kl.Reserve(rq.admission())
 		if err != nil {
 			rq.limiterFailed(err)
 			return
 		}
 		rq.res, rq.settle = res, res.Done
+		rq.routed()
 		rq.forward()
 		return
 	}
 	ls := rq.child(spanReserve)
-	done, err := h.limiter.Admit(rq.r.Context(), adm)
-	if err != nil {
-		rq.limiterFailed(err)
-	}
+	done, err := h.limiter.Admit(rq.r.Context(), rq.admission())
 	if ls != nil {
 		rq.endReserve(ls, err)
 	}
 	if err != nil {
+		rq.limiterFailed(err) // a budget's refusal may go on to a fallback
 		return
 	}
 	rq.settle = done
+	rq.routed()
 	rq.forward()
 }
 

@@ -45,8 +45,15 @@ type request struct {
 	scan     wire.Request
 	stream   bool
 	plan     routing.Plan
-	settle   func(wire.Usage)
-	res      Reservation // a KeyLimiter's, admitting each attempt
+	route    routing.Request // what the router was asked
+	policy   snapshot.Policy // the caller's, copied when affinity fixes the key order
+	adm      Admission
+	busy     snapshot.ID // the binding counted in flight
+	routeBuf []byte      // X-Relay-Route
+	// downgraded names the fallback a budget's refusal sent the request to.
+	downgraded string
+	settle     func(wire.Usage)
+	res        Reservation // a KeyLimiter's, admitting each attempt
 
 	attempts int
 	sending  *atomic.Int32 // request bodies the transport has not closed yet
@@ -117,7 +124,7 @@ func (rq *request) reset() {
 		// those buffers and their counter to it, and start afresh.
 		rq.body, rq.upBody, sending = bytes.Buffer{}, nil, new(atomic.Int32)
 	}
-	body, up, io, out, bu := rq.body, rq.upBody, rq.ioBuf, rq.out, rq.bodyUsage
+	body, up, io, out, bu, rb := rq.body, rq.upBody, rq.ioBuf, rq.out, rq.bodyUsage, rq.routeBuf
 	plan, tried, fails := rq.plan, rq.tried, rq.fails
 	keepBuffer(&body, 1<<20)
 	plan.Reset()
@@ -132,6 +139,7 @@ func (rq *request) reset() {
 		fails:     fails[:0],
 		sending:   sending,
 		bodyUsage: bu,
+		routeBuf:  keep(rb, 4<<10),
 	}
 }
 
@@ -263,6 +271,7 @@ func (rq *request) setRelayHeaders() {
 	if rq.cand != nil && rq.cand.Host != nil {
 		hd.Set("X-Relay-Host", rq.cand.Host.Slug)
 	}
+	rq.setRouteHeader(hd)
 }
 
 // finish logs the request, settles the limiter and emits its Record.
@@ -271,6 +280,7 @@ func (rq *request) finish() {
 	if rq.settle != nil {
 		rq.settle(rq.usage)
 	}
+	rq.observe()
 	rq.logLine(total)
 	if rq.span != nil {
 		rq.endTrace()
@@ -298,6 +308,8 @@ func (rq *request) finish() {
 		TimeToFirstByte:  rq.ttfb,
 		Total:            total,
 		Overhead:         rq.overhead,
+		Route:            rq.routeSummary(),
+		RouteDetail:      rq.routeDetail(),
 	}
 	if p := rq.caller.Policy; p != nil {
 		rec.PolicyID = p.ID
@@ -306,6 +318,8 @@ func (rq *request) finish() {
 		rec.Model, rec.ModelID = m.Name, m.ID
 	}
 	if c := rq.cand; c != nil {
+		// A fallback that served is the model the request was billed on.
+		rec.Model, rec.ModelID = c.Model.Name, c.Model.ID
 		rec.BindingID, rec.Upstream = c.Binding.ID, c.Binding.Shape
 		if c.Host != nil {
 			rec.HostID, rec.HostSlug = c.Host.ID, c.Host.Slug
@@ -358,6 +372,13 @@ func (rq *request) logLine(total time.Duration) {
 	if len(rq.plan.Bindings) > 0 {
 		attrs = append(attrs, slog.String("route", rq.routeText()))
 	}
+	if p := &rq.plan; p.Model != nil {
+		attrs = append(attrs, slog.String("strategy", string(p.Strategy)+" ("+p.StrategyFrom+")"),
+			slog.String("affinity", string(p.Affinity)+" "+p.SessionFrom))
+	}
+	if v := rq.routeSummary(); v != "" {
+		attrs = append(attrs, slog.String("routed", v))
+	}
 	if rq.xl != nil {
 		attrs = append(attrs, slog.String("translated", rq.xl.Pair()))
 	}
@@ -376,13 +397,19 @@ func (rq *request) logLine(total time.Duration) {
 	rq.h.log.LogAttrs(ctx, level, "request", attrs...)
 }
 
-// routeText describes each binding routing considered.
+// routeText describes each binding routing considered (the scores are in
+// the usage event's route detail).
 func (rq *request) routeText() string {
 	var b strings.Builder
 	for i := range rq.plan.Bindings {
 		c := &rq.plan.Bindings[i]
 		if i > 0 {
 			b.WriteString("; ")
+		}
+		if c.Fallback > 0 {
+			b.WriteString("fallback ")
+			b.WriteString(c.Model.Name)
+			b.WriteString(" ")
 		}
 		if c.Host != nil {
 			b.WriteString(c.Host.Slug)

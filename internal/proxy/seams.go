@@ -69,6 +69,9 @@ type Reservation interface {
 // limiterFailed answers a limiter's refusal (its *wire.Error, with any
 // headers it sets, such as x-ratelimit-*) or failure (503).
 func (rq *request) limiterFailed(err error) {
+	if rq.retryOnFallback(err) {
+		return
+	}
 	var we *wire.Error
 	if !errors.As(err, &we) {
 		rq.h.log.LogAttrs(rq.r.Context(), slog.LevelError, "limiter failed", slog.String("request_id", rq.id), slog.Any("error", err))

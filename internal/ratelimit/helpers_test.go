@@ -50,7 +50,8 @@ func newSeededCatalog(baseURL string, seed byte) *catalog {
 	c.team = &snapshot.Team{ID: c.id(), Slug: "team"}
 	c.project = &snapshot.Project{ID: c.id(), TeamID: c.team.ID, Slug: "proj"}
 	c.policy = &snapshot.Policy{ID: c.id(), Slug: "pol", AllModels: true, AllHostKeys: true,
-		KeyStrategy: snapshot.StrategyPrioritized, MaxAttempts: 3, LimiterFailureMode: "open"}
+		KeyStrategy: snapshot.StrategyPrioritized, MaxAttempts: 3, LimiterFailureMode: "open",
+		Affinity: snapshot.AffinityOff} // the tests walk keys in position order
 	sa := &snapshot.ServiceAccount{ID: c.id(), ProjectID: c.project.ID, Slug: "app", PolicyID: c.policy.ID}
 	c.key = &snapshot.RelayKey{ID: c.id(), Hash: sha256.Sum256([]byte(testRelayKey)), ProjectID: c.project.ID, ServiceAccountID: sa.ID}
 	c.model = &snapshot.Model{ID: c.id(), Name: "gpt-test", Kind: "chat", MaxOutputTokens: 1000}

@@ -1,13 +1,24 @@
 // Package routing decides which bindings and host keys may serve one
-// request: it resolves the request's model (name or name@host-slug),
-// checks the caller's policy grants it, walks the model's bindings in
-// order and keeps those on enabled hosts whose shape the inbound shape can
-// be served by, each with the host keys that are enabled, usable, granted
-// and not held back by a breaker (the key's own, or the key's for the
-// binding's upstream model).
+// request, and in what order: it resolves the request's model (name or
+// name@host-slug), checks the caller's policy grants it, drops the
+// bindings whose model cannot serve the request (context window, tools,
+// images, structured output, chat or embeddings), keeps those on enabled
+// hosts whose shape the inbound shape can be served by, each with the host
+// keys that are enabled, usable, granted and not held back by a breaker
+// (the key's own, or the key's for the binding's upstream model); then it
+// orders the kept bindings by the strategy in force (priority, weighted,
+// cost, latency, least busy — chosen by the policy, the caller's route
+// hint or the model), orders each binding's keys by the session's
+// rendezvous hash (prompt-cache affinity), and appends the bindings of the
+// model's fallbacks for when every binding of the model fails.
 //
-// It reads the snapshot and the breakers only; it does no I/O and does
-// not allocate on the success path when handed a reused Plan.
+// Every decision is kept in the Plan with its reason, so that the proxy's
+// X-Relay-Route header, the usage event and the control plane's explain
+// all say the same thing (AppendDetail, AppendSummary).
+//
+// It reads the snapshot, the breakers and the live figures (Stats) only; it
+// does no I/O and does not allocate on the success path when handed a
+// reused Plan.
 package routing
 
 import (
@@ -51,6 +62,13 @@ const (
 	HostNotPinned        // the request pinned another host
 	ShapeNotServed       // no way to serve the inbound shape through it
 	NoUsableKey          // no host key is enabled, usable, granted and ready
+	// The model cannot serve the request (checked first, from the
+	// model's catalog entry; see Needs).
+	ContextTooSmall // prompt estimate + max output exceed the context window
+	NoTools         // the request defines tools; the model has none
+	NoVision        // the request holds images; the model reads none
+	NoStructured    // the request asks for JSON output; the model cannot
+	WrongKind       // a chat request to an embedding model, or the reverse
 )
 
 // String names the reason for the log.
@@ -68,6 +86,16 @@ func (s Skip) String() string {
 		return "shape not served"
 	case NoUsableKey:
 		return "no usable host key"
+	case ContextTooSmall:
+		return "context window too small"
+	case NoTools:
+		return "model has no tools"
+	case NoVision:
+		return "model reads no images"
+	case NoStructured:
+		return "model has no structured output"
+	case WrongKind:
+		return "wrong model kind"
 	}
 	return "unknown"
 }
@@ -75,14 +103,33 @@ func (s Skip) String() string {
 // Candidate is one binding the router walked.
 type Candidate struct {
 	Binding *snapshot.Binding
-	Host    *snapshot.Host // nil when the host is gone
-	Skip    Skip
-	// Keys are the host keys that may be tried, in position order.
+	Host    *snapshot.Host  // nil when the host is gone
+	Model   *snapshot.Model // the binding's model: the request's, or a fallback's
+	// Fallback is 0 for the request's own model, n for its n-th fallback.
+	Fallback int
+	Skip     Skip
+	// Score is what the strategy ordered the candidate by, lower first:
+	// the position (priority), a weighted draw (weighted), the estimated
+	// cost in micro-units (cost), the EWMA time to first byte in
+	// milliseconds (latency), the requests in flight (least_busy).
+	Score float64
+	// Keys are the host keys that may be tried, in order: position order,
+	// or the session's rendezvous order when Affinity is set.
 	Keys []*snapshot.HostKey
+	// Affinity: Keys are in the session's rendezvous order, so Keys[0] is
+	// the session's key while it stays healthy.
+	Affinity bool
 	// Why the host's other keys were left out.
 	KeysDisabled, KeysUnusable, KeysNotGranted, KeysHeld int
 
 	lo, hi int // Keys is Plan.keys[lo:hi]
+}
+
+// Dropped is a fallback model the router could not use, and why.
+type Dropped struct {
+	ID    snapshot.ID
+	Model *snapshot.Model // nil when it is gone from the catalog
+	Why   string
 }
 
 // Plan is the routing decision for one request. Reuse one (Reset) to route
@@ -90,32 +137,78 @@ type Candidate struct {
 type Plan struct {
 	Model  *snapshot.Model
 	Pinned string // the host slug after '@', if any
-	// Bindings are every binding walked, in routing order; those with Skip
-	// == Kept are the candidates.
+	// Bindings are every binding walked, in routing order: the model's
+	// (kept ones first, in the strategy's order), then each fallback's.
+	// Those with Skip == Kept are the candidates.
 	Bindings []Candidate
+	// Strategy ordered the kept bindings; StrategyFrom says who chose it:
+	// "policy", "hint", "model" or "default".
+	Strategy     snapshot.RouteStrategy
+	StrategyFrom string
+	// Hint is the caller's route hint, HintIgnored set when the policy
+	// fixes the strategy.
+	Hint        Hint
+	HintIgnored bool
+	// Affinity is the affinity in force: AffinityOff when the policy turns
+	// it off or the request has no session.
+	Affinity snapshot.Affinity
+	// Session and SessionFrom are the request's session identity.
+	Session     uint64
+	SessionFrom string
+	// Needs are what the request needs of a model.
+	Needs Needs
+	// Dropped lists the fallback models that could not be used.
+	Dropped []Dropped
 
-	keys []*snapshot.HostKey
+	keys   []*snapshot.HostKey
+	scores []uint64
 }
 
 // Reset empties p, keeping its memory.
 func (p *Plan) Reset() {
 	clear(p.Bindings)
 	clear(p.keys)
-	*p = Plan{Bindings: p.Bindings[:0], keys: p.keys[:0]}
+	clear(p.Dropped)
+	*p = Plan{Bindings: p.Bindings[:0], keys: p.keys[:0], scores: p.scores[:0], Dropped: p.Dropped[:0]}
 }
 
-// Router routes requests. Its zero value serves same-shape requests only
-// and consults no breakers.
+// First returns the first candidate: where the request goes first.
+func (p *Plan) First() *Candidate {
+	for i := range p.Bindings {
+		if p.Bindings[i].Skip == Kept {
+			return &p.Bindings[i]
+		}
+	}
+	return nil
+}
+
+// Router routes requests. Its zero value serves same-shape requests only,
+// consults no breakers and has no live figures.
 type Router struct {
 	Supports Supports         // nil: SameShape
 	Breakers keypool.Breakers // nil: every key is ready
+	// Stats are the live figures of the latency and least_busy
+	// strategies; nil: those strategies keep the position order.
+	Stats Stats
+	// Rand draws the weighted strategy's order; nil: math/rand/v2. Tests
+	// pass a seeded source.
+	Rand func() uint64
 }
 
 // Route fills p for a request for model in shape in, by a caller with the
-// given policy (nil grants nothing). Errors are *wire.Error of kind
-// ErrModelNotFound, ErrForbidden, ErrShapeNotServed or ErrNoUsableHostKey.
+// given policy (nil grants nothing), knowing nothing else of the request.
 func (r *Router) Route(snap *snapshot.Snapshot, policy *snapshot.Policy, model string, in wire.Inbound, now time.Time, p *Plan) error {
+	return r.RouteRequest(snap, policy, &Request{Model: model, Inbound: in}, now, p)
+}
+
+// RouteRequest fills p for req, by a caller with the given policy (nil
+// grants nothing). Errors are *wire.Error of kind ErrModelNotFound,
+// ErrForbidden, ErrShapeNotServed, ErrUnsupportedFeature (no binding's
+// model can serve the request) or ErrNoUsableHostKey.
+func (r *Router) RouteRequest(snap *snapshot.Snapshot, policy *snapshot.Policy, req *Request, now time.Time, p *Plan) error {
 	p.Reset()
+	model, in := req.Model, req.Inbound
+	p.Needs, p.Hint = req.Needs, req.Hint
 	m := snap.ModelByName(model)
 	if m == nil {
 		if at := strings.LastIndexByte(model, '@'); at > 0 {
@@ -133,13 +226,86 @@ func (r *Router) Route(snap *snapshot.Snapshot, policy *snapshot.Policy, model s
 	if policy == nil || !policy.GrantsModel(m.ID) {
 		return wire.Errorf(wire.ErrForbidden, "The model %q is not granted to this relay key.", m.Name)
 	}
+	p.Strategy, p.StrategyFrom, p.HintIgnored = strategyFor(policy, m, req.Hint)
+	p.Affinity, p.Session, p.SessionFrom = snapshot.AffinityOff, req.Session, req.SessionFrom
+	if req.Session != 0 && policy.Affinity != snapshot.AffinityOff {
+		p.Affinity = snapshot.AffinityKey
+		if policy.Affinity == snapshot.AffinityBinding {
+			p.Affinity = snapshot.AffinityBinding
+		}
+	}
+	t := r.walk(snap, policy, m, 0, in, now, p)
+	for i, id := range m.Fallbacks {
+		fm := snap.Model(id)
+		switch {
+		case fm == nil:
+			p.Dropped = append(p.Dropped, Dropped{ID: id, Why: "not in the catalog"})
+		case fm.ID == m.ID || p.walked(fm.ID):
+			p.Dropped = append(p.Dropped, Dropped{ID: id, Model: fm, Why: "already in the plan"})
+		case !policy.GrantsModel(fm.ID):
+			p.Dropped = append(p.Dropped, Dropped{ID: id, Model: fm, Why: "not granted"})
+		default:
+			r.walk(snap, policy, fm, i+1, in, now, p)
+		}
+	}
+	for i := range p.Bindings {
+		c := &p.Bindings[i]
+		c.Keys = p.keys[c.lo:c.hi:c.hi]
+	}
+	if t.kept+p.keptFallbacks() > 0 {
+		return nil
+	}
+	switch {
+	case t.reachable == 0 && p.Pinned != "":
+		return wire.Errorf(wire.ErrModelNotFound, "The model %q has no enabled binding on host %q.", m.Name, p.Pinned)
+	case t.reachable == 0:
+		return wire.Errorf(wire.ErrNoUsableHostKey, "The model %q has no enabled binding on an enabled host.", m.Name)
+	case t.capable == 0:
+		return unsupported(m, t.firstSkip, &req.Needs)
+	case t.served == 0:
+		return wire.Errorf(wire.ErrShapeNotServed, "The model %q has no binding that serves %s requests.", m.Name, in)
+	}
+	return wire.Errorf(wire.ErrNoUsableHostKey, "No host key is available for the model %q right now.", m.Name)
+}
+
+// tally counts what happened to one model's bindings.
+type tally struct {
+	reachable, capable, served, kept int
+	firstSkip                        Skip // the capability that dropped them
+}
+
+// walked reports whether the plan holds bindings of model id already.
+func (p *Plan) walked(id snapshot.ID) bool {
+	for i := range p.Bindings {
+		if p.Bindings[i].Model.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *Plan) keptFallbacks() int {
+	n := 0
+	for i := range p.Bindings {
+		if p.Bindings[i].Fallback > 0 && p.Bindings[i].Skip == Kept {
+			n++
+		}
+	}
+	return n
+}
+
+// walk appends the bindings of model m (the request's when fallback is 0)
+// to p and orders them.
+func (r *Router) walk(snap *snapshot.Snapshot, policy *snapshot.Policy, m *snapshot.Model, fallback int, in wire.Inbound, now time.Time, p *Plan) tally {
 	supports := r.Supports
 	if supports == nil {
 		supports = SameShape
 	}
-	var reachable, served, kept int
+	var t tally
+	start := len(p.Bindings)
+	capSkip := p.Needs.check(m, in)
 	for _, b := range snap.Bindings(m.ID) {
-		c := Candidate{Binding: b, Host: snap.Host(b.HostID)}
+		c := Candidate{Binding: b, Host: snap.Host(b.HostID), Model: m, Fallback: fallback}
 		switch {
 		case !b.Enabled:
 			c.Skip = BindingDisabled
@@ -147,38 +313,33 @@ func (r *Router) Route(snap *snapshot.Snapshot, policy *snapshot.Policy, model s
 			c.Skip = HostDisabled
 		case p.Pinned != "" && c.Host.Slug != p.Pinned:
 			c.Skip = HostNotPinned
+		case capSkip != Kept:
+			t.reachable++
+			c.Skip = capSkip
+			t.firstSkip = capSkip
 		case !supports(in, b.Shape):
-			reachable++
+			t.reachable++
+			t.capable++
 			c.Skip = ShapeNotServed
 		default:
-			reachable++
-			served++
+			t.reachable++
+			t.capable++
+			t.served++
 			c.lo = len(p.keys)
 			r.keys(snap, policy, &c, now, p)
 			c.hi = len(p.keys)
 			if c.lo == c.hi {
 				c.Skip = NoUsableKey
 			} else {
-				kept++
+				t.kept++
 			}
 		}
 		p.Bindings = append(p.Bindings, c)
 	}
-	for i := range p.Bindings {
-		c := &p.Bindings[i]
-		c.Keys = p.keys[c.lo:c.hi:c.hi]
+	if t.kept > 0 {
+		r.order(p, p.Bindings[start:], now)
 	}
-	switch {
-	case kept > 0:
-		return nil
-	case reachable == 0 && p.Pinned != "":
-		return wire.Errorf(wire.ErrModelNotFound, "The model %q has no enabled binding on host %q.", m.Name, p.Pinned)
-	case reachable == 0:
-		return wire.Errorf(wire.ErrNoUsableHostKey, "The model %q has no enabled binding on an enabled host.", m.Name)
-	case served == 0:
-		return wire.Errorf(wire.ErrShapeNotServed, "The model %q has no binding that serves %s requests.", m.Name, in)
-	}
-	return wire.Errorf(wire.ErrNoUsableHostKey, "No host key is available for the model %q right now.", m.Name)
+	return t
 }
 
 // keys appends the host keys of c's host that may be tried.

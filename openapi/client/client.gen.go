@@ -1044,6 +1044,40 @@ type ClientInterface interface {
 	// Corresponds with PATCH /api/role-bindings/{id} (the `UpdateRoleBinding` operationId).
 	UpdateRoleBinding(ctx context.Context, id IDParam, body UpdateRoleBindingJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// RouteExplainWithBody Explain where a request would go
+	//
+	// Routes a request as the inference plane of this pod would route it now — same snapshot,
+	// breakers and live latency and in-flight figures — without sending it, and says why: the
+	// strategy and who chose it (policy, the caller's hint, the model), prompt-cache affinity and
+	// the session identity it keys on, what the request needs of a model, every binding walked
+	// in routing order with its score or the reason it was skipped (fallback models' bindings
+	// after the model's own), and the binding and host key the request would try first. Give
+	// the caller as a relay key or a policy, and the request as its body (and headers) or just a
+	// model. The answer is what the `X-Relay-Route` header and the usage event's route detail
+	// would say (docs/routing.md). Needs read at system scope: it names hosts and host keys.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/route/explain (the `RouteExplain` operationId).
+	RouteExplainWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RouteExplain Explain where a request would go
+	//
+	// Routes a request as the inference plane of this pod would route it now — same snapshot,
+	// breakers and live latency and in-flight figures — without sending it, and says why: the
+	// strategy and who chose it (policy, the caller's hint, the model), prompt-cache affinity and
+	// the session identity it keys on, what the request needs of a model, every binding walked
+	// in routing order with its score or the reason it was skipped (fallback models' bindings
+	// after the model's own), and the binding and host key the request would try first. Give
+	// the caller as a relay key or a policy, and the request as its body (and headers) or just a
+	// model. The answer is what the `X-Relay-Route` header and the usage event's route detail
+	// would say (docs/routing.md). Needs read at system scope: it names hosts and host keys.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/route/explain (the `RouteExplain` operationId).
+	RouteExplain(ctx context.Context, body RouteExplainJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListServiceAccounts List service accounts
 	//
 	// Corresponds with GET /api/service-accounts (the `ListServiceAccounts` operationId).
@@ -3458,6 +3492,60 @@ func (c *Client) UpdateRoleBindingWithBody(ctx context.Context, id IDParam, cont
 // Corresponds with PATCH /api/role-bindings/{id} (the `UpdateRoleBinding` operationId).
 func (c *Client) UpdateRoleBinding(ctx context.Context, id IDParam, body UpdateRoleBindingJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewUpdateRoleBindingRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RouteExplainWithBody Explain where a request would go
+//
+// Routes a request as the inference plane of this pod would route it now — same snapshot,
+// breakers and live latency and in-flight figures — without sending it, and says why: the
+// strategy and who chose it (policy, the caller's hint, the model), prompt-cache affinity and
+// the session identity it keys on, what the request needs of a model, every binding walked
+// in routing order with its score or the reason it was skipped (fallback models' bindings
+// after the model's own), and the binding and host key the request would try first. Give
+// the caller as a relay key or a policy, and the request as its body (and headers) or just a
+// model. The answer is what the `X-Relay-Route` header and the usage event's route detail
+// would say (docs/routing.md). Needs read at system scope: it names hosts and host keys.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/route/explain (the `RouteExplain` operationId).
+func (c *Client) RouteExplainWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRouteExplainRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RouteExplain Explain where a request would go
+//
+// Routes a request as the inference plane of this pod would route it now — same snapshot,
+// breakers and live latency and in-flight figures — without sending it, and says why: the
+// strategy and who chose it (policy, the caller's hint, the model), prompt-cache affinity and
+// the session identity it keys on, what the request needs of a model, every binding walked
+// in routing order with its score or the reason it was skipped (fallback models' bindings
+// after the model's own), and the binding and host key the request would try first. Give
+// the caller as a relay key or a policy, and the request as its body (and headers) or just a
+// model. The answer is what the `X-Relay-Route` header and the usage event's route detail
+// would say (docs/routing.md). Needs read at system scope: it names hosts and host keys.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/route/explain (the `RouteExplain` operationId).
+func (c *Client) RouteExplain(ctx context.Context, body RouteExplainJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRouteExplainRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -8462,6 +8550,46 @@ func NewUpdateRoleBindingRequestWithBody(server string, id IDParam, contentType 
 	return req, nil
 }
 
+// NewRouteExplainRequest calls the generic RouteExplain builder with application/json body
+func NewRouteExplainRequest(server string, body RouteExplainJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRouteExplainRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewRouteExplainRequestWithBody constructs an http.Request for the RouteExplain method, with any body, and a specified content type
+func NewRouteExplainRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/route/explain")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewListServiceAccountsRequest constructs an http.Request for the ListServiceAccounts method
 func NewListServiceAccountsRequest(server string, params *ListServiceAccountsParams) (*http.Request, error) {
 	var err error
@@ -10805,6 +10933,40 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PATCH /api/role-bindings/{id} (the `UpdateRoleBinding` operationId).
 	UpdateRoleBindingWithResponse(ctx context.Context, id IDParam, body UpdateRoleBindingJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateRoleBindingResponse, error)
+
+	// RouteExplainWithBodyWithResponse Explain where a request would go
+	//
+	// Routes a request as the inference plane of this pod would route it now — same snapshot,
+	// breakers and live latency and in-flight figures — without sending it, and says why: the
+	// strategy and who chose it (policy, the caller's hint, the model), prompt-cache affinity and
+	// the session identity it keys on, what the request needs of a model, every binding walked
+	// in routing order with its score or the reason it was skipped (fallback models' bindings
+	// after the model's own), and the binding and host key the request would try first. Give
+	// the caller as a relay key or a policy, and the request as its body (and headers) or just a
+	// model. The answer is what the `X-Relay-Route` header and the usage event's route detail
+	// would say (docs/routing.md). Needs read at system scope: it names hosts and host keys.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/route/explain (the `RouteExplain` operationId).
+	RouteExplainWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RouteExplainResponse, error)
+
+	// RouteExplainWithResponse Explain where a request would go
+	//
+	// Routes a request as the inference plane of this pod would route it now — same snapshot,
+	// breakers and live latency and in-flight figures — without sending it, and says why: the
+	// strategy and who chose it (policy, the caller's hint, the model), prompt-cache affinity and
+	// the session identity it keys on, what the request needs of a model, every binding walked
+	// in routing order with its score or the reason it was skipped (fallback models' bindings
+	// after the model's own), and the binding and host key the request would try first. Give
+	// the caller as a relay key or a policy, and the request as its body (and headers) or just a
+	// model. The answer is what the `X-Relay-Route` header and the usage event's route detail
+	// would say (docs/routing.md). Needs read at system scope: it names hosts and host keys.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/route/explain (the `RouteExplain` operationId).
+	RouteExplainWithResponse(ctx context.Context, body RouteExplainJSONRequestBody, reqEditors ...RequestEditorFn) (*RouteExplainResponse, error)
 
 	// ListServiceAccountsWithResponse List service accounts
 	//
@@ -18309,6 +18471,89 @@ func (r UpdateRoleBindingResponse) ContentType() string {
 	return ""
 }
 
+type RouteExplainResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *RouteExplainResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *UnprocessableEntity
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RouteExplainResponse) GetJSON200() *RouteExplainResult {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RouteExplainResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RouteExplainResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r RouteExplainResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r RouteExplainResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r RouteExplainResponse) GetJSON422() *UnprocessableEntity {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r RouteExplainResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r RouteExplainResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RouteExplainResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RouteExplainResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RouteExplainResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type ListServiceAccountsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -21675,6 +21920,52 @@ func (c *ClientWithResponses) UpdateRoleBindingWithResponse(ctx context.Context,
 		return nil, err
 	}
 	return ParseUpdateRoleBindingResponse(rsp)
+}
+
+// RouteExplainWithBodyWithResponse Explain where a request would go
+//
+// Routes a request as the inference plane of this pod would route it now — same snapshot,
+// breakers and live latency and in-flight figures — without sending it, and says why: the
+// strategy and who chose it (policy, the caller's hint, the model), prompt-cache affinity and
+// the session identity it keys on, what the request needs of a model, every binding walked
+// in routing order with its score or the reason it was skipped (fallback models' bindings
+// after the model's own), and the binding and host key the request would try first. Give
+// the caller as a relay key or a policy, and the request as its body (and headers) or just a
+// model. The answer is what the `X-Relay-Route` header and the usage event's route detail
+// would say (docs/routing.md). Needs read at system scope: it names hosts and host keys.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/route/explain (the `RouteExplain` operationId).
+func (c *ClientWithResponses) RouteExplainWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RouteExplainResponse, error) {
+	rsp, err := c.RouteExplainWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRouteExplainResponse(rsp)
+}
+
+// RouteExplainWithResponse Explain where a request would go
+//
+// Routes a request as the inference plane of this pod would route it now — same snapshot,
+// breakers and live latency and in-flight figures — without sending it, and says why: the
+// strategy and who chose it (policy, the caller's hint, the model), prompt-cache affinity and
+// the session identity it keys on, what the request needs of a model, every binding walked
+// in routing order with its score or the reason it was skipped (fallback models' bindings
+// after the model's own), and the binding and host key the request would try first. Give
+// the caller as a relay key or a policy, and the request as its body (and headers) or just a
+// model. The answer is what the `X-Relay-Route` header and the usage event's route detail
+// would say (docs/routing.md). Needs read at system scope: it names hosts and host keys.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/route/explain (the `RouteExplain` operationId).
+func (c *ClientWithResponses) RouteExplainWithResponse(ctx context.Context, body RouteExplainJSONRequestBody, reqEditors ...RequestEditorFn) (*RouteExplainResponse, error) {
+	rsp, err := c.RouteExplain(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRouteExplainResponse(rsp)
 }
 
 // ListServiceAccountsWithResponse List service accounts
@@ -27980,6 +28271,74 @@ func ParseUpdateRoleBindingResponse(rsp *http.Response) (*UpdateRoleBindingRespo
 			return nil, err
 		}
 		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessableEntity
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseRouteExplainResponse parses an HTTP response from a RouteExplainWithResponse call
+func ParseRouteExplainResponse(rsp *http.Response) (*RouteExplainResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RouteExplainResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest RouteExplainResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest UnprocessableEntity

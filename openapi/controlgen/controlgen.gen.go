@@ -308,6 +308,9 @@ type ServerInterface interface {
 	// UpdateRoleBinding Update a role binding
 	// (PATCH /api/role-bindings/{id})
 	UpdateRoleBinding(w http.ResponseWriter, r *http.Request, id IDParam)
+	// RouteExplain Explain where a request would go
+	// (POST /api/route/explain)
+	RouteExplain(w http.ResponseWriter, r *http.Request)
 	// ListServiceAccounts List service accounts
 	// (GET /api/service-accounts)
 	ListServiceAccounts(w http.ResponseWriter, r *http.Request, params ListServiceAccountsParams)
@@ -3450,6 +3453,20 @@ func (siw *ServerInterfaceWrapper) UpdateRoleBinding(w http.ResponseWriter, r *h
 	handler.ServeHTTP(w, r)
 }
 
+// RouteExplain operation middleware
+func (siw *ServerInterfaceWrapper) RouteExplain(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.RouteExplain(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // ListServiceAccounts operation middleware
 func (siw *ServerInterfaceWrapper) ListServiceAccounts(w http.ResponseWriter, r *http.Request) {
 
@@ -4602,6 +4619,7 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/snapshot/reload", wrapper.ReloadSnapshot)
 	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/api/breakers", wrapper.ClearBreakers)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/breakers", wrapper.ListBreakers)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/route/explain", wrapper.RouteExplain)
 
 	return m
 }
@@ -13790,6 +13808,114 @@ func (response UpdateRoleBinding500JSONResponse) VisitUpdateRoleBindingResponse(
 	return err
 }
 
+type RouteExplainRequestObject struct {
+	Body *RouteExplainJSONRequestBody
+}
+
+type RouteExplainResponseObject interface {
+	VisitRouteExplainResponse(w http.ResponseWriter) error
+}
+
+type RouteExplain200JSONResponse RouteExplainResult
+
+func (response RouteExplain200JSONResponse) VisitRouteExplainResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RouteExplain400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response RouteExplain400JSONResponse) VisitRouteExplainResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RouteExplain401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response RouteExplain401JSONResponse) VisitRouteExplainResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RouteExplain403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response RouteExplain403JSONResponse) VisitRouteExplainResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RouteExplain404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response RouteExplain404JSONResponse) VisitRouteExplainResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RouteExplain422JSONResponse struct {
+	UnprocessableEntityJSONResponse
+}
+
+func (response RouteExplain422JSONResponse) VisitRouteExplainResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RouteExplain500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response RouteExplain500JSONResponse) VisitRouteExplainResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListServiceAccountsRequestObject struct {
 	Params ListServiceAccountsParams
 }
@@ -15991,6 +16117,9 @@ type StrictServerInterface interface {
 	// UpdateRoleBinding Update a role binding
 	// (PATCH /api/role-bindings/{id})
 	UpdateRoleBinding(ctx context.Context, request UpdateRoleBindingRequestObject) (UpdateRoleBindingResponseObject, error)
+	// RouteExplain Explain where a request would go
+	// (POST /api/route/explain)
+	RouteExplain(ctx context.Context, request RouteExplainRequestObject) (RouteExplainResponseObject, error)
 	// ListServiceAccounts List service accounts
 	// (GET /api/service-accounts)
 	ListServiceAccounts(ctx context.Context, request ListServiceAccountsRequestObject) (ListServiceAccountsResponseObject, error)
@@ -18756,6 +18885,37 @@ func (sh *strictHandler) UpdateRoleBinding(w http.ResponseWriter, r *http.Reques
 	}
 }
 
+// RouteExplain operation middleware
+func (sh *strictHandler) RouteExplain(w http.ResponseWriter, r *http.Request) {
+	var request RouteExplainRequestObject
+
+	var body RouteExplainJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.RouteExplain(ctx, request.(RouteExplainRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RouteExplain")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(RouteExplainResponseObject); ok {
+		if err := validResponse.VisitRouteExplainResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // ListServiceAccounts operation middleware
 func (sh *strictHandler) ListServiceAccounts(w http.ResponseWriter, r *http.Request, params ListServiceAccountsParams) {
 	var request ListServiceAccountsRequestObject
@@ -19313,337 +19473,365 @@ func (sh *strictHandler) UpdateUser(w http.ResponseWriter, r *http.Request, id I
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L3bcttImjD4KhnciTA1A0q0fJiyFB37q1x2lad8Wkment5W/UISSJLZAjNRmQnRbIcj+nKvd/+IfYN5",
-	"kX2TfpKN/L7EkQAJUqSostkXXRaRSOThOx+/dAI5iaVgwujOyZdOTBWdMMMU/PUyUVqqj/Y3+2fIdKB4",
-	"bLgUnZPO5ZgRX7DP5jqAYT6RQ2LGjMSK3XKZaBLTETsldKCZMGQoFTwdcqUNPDrseB1uZ/o9YWrW8TqC",
-	"TljnpIPTdbyODsZsQu2XJ/TzWyZGZtw5efb42OuYWWxHaqO4GHW+fvU6PyuZxG/C1zwyTM0v9oOIZsSM",
-	"pWa4Sq7JyL7RtAZ4eM3D0iqGUk2o6Zx0kgSezK/iF6nNSosYS22a1mCfrbeEX9nsTbjg2niY3pX9Brlh",
-	"s2wNMTXjyhJu2AyXodjvCVcs7JwYlbDVltVyPXLwNxaYhtXceRFv+YSbhnW8syfBDZtoYiRRzCRKNN1M",
-	"ZOcp3UvIhjSJTOfkWd/LF8KFeXLc8Sz48kkysU/7XmfCBf71OFsjF4aNmIJFvpMhi1YCool9o2mt8HB1",
-	"MHKraHVp5e+X76zw+bvc3EcZ8WC20qnE8ErTseDT1c/lo5IWQldbCb7TuBR8vPpazllEZ4DrKyxG2ZdK",
-	"KF9ZDgzIkX6lBSURawkzKolYA8jYR3eHmAumbnnAzoJAJmK1+9L4KqH4btNBuWHXbtjqx3XJ6GSlhRlG",
-	"J02rsc9WX8InTUfstZKThku7MFSZ7M6oGDGPcBFEiea3jHTPX78kT548eXFwSH5CCkiOn5KxTJQmAzaU",
-	"ihHfSL9pzUMlJ/ULDqlhPcMnrHnVwPF/nDUs/Cc+YUJzKYCc6zjihgxmp0SxmFGDckoq64BsotktUzQi",
-	"XR95/2D2J4eYV0m/f/w8+xUomn+wWHIYzEr7Ar5i//Evig07J53/7SgXu45wmD4q7qrzNds3VYrO8m0D",
-	"YV4IMxZrmDbaiVwpgyB2gaRLNWw+oFHE7K6F5XoHC7lHaSsNt3FhqEl0u3VRoadMsZBMuRnjCn+5vPxI",
-	"NMxBuk9fvCDTMRPFhU7tQumUzhqXim/Xg9M8I37xosiILVuuYcWws0vZAGKvRFjBDPZ5EWYIOW1EXrke",
-	"GjC1Ev1INFNNS7DP1qEfdgmtKH7p42WKn397fYr/1b6sYyk0A0z7kYbnCHD2r0AKwwT8k8ZxxANq13j0",
-	"N20X+qXDPtNJHDH4p1JS4SshwsMtjXh47aC343VCZiiPdOfkr186Q86i0C4jSkYWvpi2IGMRJ9GGTKgJ",
-	"xuR//pX2/t7vvfjN/bf325e+9/z46790vv5WfMV9gQxkOCNjavGE4Grs5vKTWERDXrnxX72au0g/EEqm",
-	"iZDp+gA0QhkkE4tj3QmN7FmzkPzHxYf3HpkqKUbEHrdHYmoMU8IjTCQTjyTiRsipIHAKB4eWaL2UYhjx",
-	"4I6HHqSztDxtQ2+YqBwnBXZZoDH2LcI+c230pk50qrhhJF2txo9pIy1xs/TI0luSCP57wvDzUpGYckVg",
-	"wR6hRMkp0YZHEVFsyBQTAQvhd3Yrb1hoBTU82NdSDXgYMnG3kx1m05TOz56PYCzUToNHiZSGEy6IkhEj",
-	"UhSfbOL8zhIzZsLYtdstDxJToPePNHzWwiVAKo0iOYVr9IgzJLy8OH9NjLxhglgWx7XmAg4YABbO7I2w",
-	"0EqjV/khrE8GcKrSsaU/bg5NQaQnQ8ojFp7CNiM5AmJg/424QLrCyiqEEs0CxQzCx3tpXstEhHfbppDm",
-	"egjTFPcJVgJ7DfhoA/t8L4lOgrHT9+FOpWBFhj+hM/ikZgz2dynlOypmjqbru21TUcOuQYtn5Z0aKcmE",
-	"ipk9di6IJXeTeEP0Ip06ndQKo0bNCB1aGdRufcRvmSChhQHLKceMhs4Sd25H9s6GtZz+ggVShCDoTikH",
-	"fWVOXsvFGmDbgiZmLBX/O7sjwCQwU4bHpcPUfCQIFwSkaxHCFpGkANpuCI6APRfnxe9pK/wD5HwSsZKB",
-	"XdUgYq+E4WZ2tz3DF2H0NWJqE5uqUxDz47G3TdhnGphoBtAvh2T+FY+k0tFXL586l5juMN9vd3r77pf3",
-	"ZxZFPZQ1kP4PFKM32nK/JGKkW1yNThyloAVG6cgHMWNakGqAxXtWekqEZoYwccuVFCDd3FLFLRhYmplt",
-	"ADDsLAm5eSWMAuCIlYyZMhxlSRrgir90rNzTOflrJ1CMGiuVJ3GI/whZxOAfyLntP6TBR0BL8L8yMZ3f",
-	"5oRXz35B1mD2n8fyhPj2yE+sFvok4CH8l/ke8QHkewDyvkcODw87dRObtgqF1+FhvQyv5PSRJtpSXhEw",
-	"IpLJAEX5on71/GlnXofyOjdchHX7oobYRxbK3CV2KTH2akBPPajdDI68xnXOKyO58vBXtBVTK0Di0Xrp",
-	"JbolFSfLLwR/s58CcHjLUXsoQ0OmzLfS6gtwNafTe52C/2TZRO/ZZ4MOmfnNwkLKs9Vt6kcuQntYc1sK",
-	"aDBm1yDNXseKB2zZYj7CoK8evhlecxEnZtVXAYfC61VAlAkLIsX7H0gZMSrsw9RhslxbTGF9+bA19pWZ",
-	"vNt8QCZm9S/EUvOUIpUR662cMmXlYaM4C52zjU6sBkfRDPRIkwGCga6iMJhI5lEY1nZtuBNFKlK8DhjM",
-	"RgYz4tOBvGUOGIAwabT9tUEU2N0lx29W8UQxqqXgYpSfVMV9wwMle4ngRpPYio88irgUJHsRZQN9SkQS",
-	"RWTAowhk6gmhhvjFW/BrKZt9y4JeapiYPyY9pvHSK7yAQV9TvrEa8CexNorRyTVa5WppdcHUl/v3hJzq",
-	"WoI6ZXw0NvUzOSixlH9MFSs5ex5ZAKPDIQ9IIkInvfo4Gwt9oo2VsEezVhBWR7kLbqOCGxQOb+4cCviQ",
-	"7SinFGUcriBcLf3yasjhPASW8aJEzUq3u4AOv0QhwgoYYQgboNHHAl0e0kgz7yGQ6gLZzTydJTxYlwr/",
-	"Acir227/26GVZxiRIVWRFlYJZUu6mNnQ+9ugkVV6V4gDOX72HL6e/v14CXlz1/h4kXv+cR/+t9RFXyRX",
-	"q1CqBbRgE6JmKt49FDnzE+pGfyz6Nk/Q1pnwznTnrrTmnMURDZgmNIoIjDkl9IHQn3ulOl7nc28ke+5X",
-	"CG6wbxy+cVNlT3t8EksFSFiMhLCDLbOnlsh0RtyMk8FhICdH8LQXRe5fRzJmgsb8KFvP1+Lk+obHPRkj",
-	"EvRiCaZjXPIu6eLdaeE88itGb9BMWcFsKTQLEsNvGdjNEoW/twD1sYxqrQgzwg2xD/UJ8e0F+KSbTu2R",
-	"AQ1u5HBIQpkMIoQx8phMuDjwiB9IaX/zSZeSp8cvHukrUTCy2hE0MWNn4PNJ92n/8dHT/pMDyzb93xNp",
-	"6DX7PKaJNu7xsUe40IkVijkT5hrGHHhXYiDNmCjWi5UcpE5vOr+4oZIT8qRPwI77uG/XeUr8MY2G17iz",
-	"zCXuXr0SXBMJngARgpEMvpC5+SZ0Rkby8EqANIx2KzuT5VTprFZwxYPoeJ3Chjtep7LHWrPVKrJeMZaw",
-	"zfgFSk6KAE7bocTHoIyeDmTMQoAIqwQPpSrFn8Jj4t+wmV9vX4qZyHSyKqy5w4+oNsTBGJlSTTRjokSk",
-	"ijpcA3HKP4kEsH6bxU95RI+lMnDV6PbpDRVjpOs/6/d9gGchGJi4iGLDRLPQ/vr0+EUNVPr15jVwRzTv",
-	"ngpiDwittEyRiBlNKDGK0ygDOjNWMhmN1z8QuKOlkg4u4QLG2pfgRK5vmdK1ZhE3XhOryMYQ92JfIO6F",
-	"U0KJYNP0V22oMpoEkdQsbGkkAW9v22XD2KpwVY61LciS5b2lJ5R+0qunq0VgLtxsBnCOpv7WTMA3IpE6",
-	"XlAXzTQvWC5YzEUKFeV7BVRGBlAKZwZsZ7dMzZBEnKYUwo3lSA8szazQEikisFqkBPOGzVJzRC0FLF1p",
-	"0UEAwOOuoURxa2dJwhGrwbtXZX+M74L8LGbnUaP2r2LQpk8ghhH8gBU/xkQmwiw2nskhCRKlmAhmpPuY",
-	"9Z4fAMLETHEZtjT6r2PZbckVcB1L5VMcBUKyLPgMqtO3IM+FYNh1JkjDMtd5d3UbYZ0pLQ8MLQUaV8J8",
-	"3bl6KYysaNAC+G1pz9oEiG8Btk+JE3n7fYtAj/v9w35/sfbxuFYt2yiErgyRq0DgYuipgkTzxW+EVSAJ",
-	"3L3tAtaxlukiB8Gtgkyd0vVSsZAJw2mEgbi1IpwZQ9RQlgFgVRkunDPdxU5MpbrRaahqysxoYIUL+8Pn",
-	"GM4z9XLXawWvJpRHpRiKDg3p/3B/WeW5iFUMRntFHfbJcR80bsOUXfr/PPy3/3H4b/9SB9xZZFeN/0KG",
-	"M4vxKAZADAdJI0TnyUcW47E0kuGNGMo56MLX6+AJ3vkJokPmUcSFc9QtHx55hFoRO5TGsJDE1IwJRzWk",
-	"FCza9VUSMX3YP0QQ9EFLpYUId0EnrFbmzwJAal30XLvwT1BaMbRoMdHAHeXzNh4JHGONjSCsc+7RYMwF",
-	"6ylGQ8sxPSuiDyJ2QvxKeC5o4n2rvVcCk1CDt+q4n4VA+uSI+IFWw6KW/8S+nIXBwU9P0V6AQZ7wywuY",
-	"aC4OyD47PrajiwFm8OsL+2saL+iT7rN+/wBV87kryUKJGsECzGRg0PZyqwBCONeEDmRi3MDWFr0imNbQ",
-	"4EYweS0t/5RxxE7B4BCMqRix5XACF70YTCAVogZEtidcot1vCYuxY6zCFyWjpRY7O2ZjgpyLeoZFriae",
-	"wUmu5W3czolUdgcvNq57E8IFgtLOZQtYxjs2GdSaR9eA6yxNuQ10p5F7KwuChWToPO6wsNwlW10L8NZe",
-	"bPrikkVtDKrcdT4M2FpLbN0ajs+t8RdZd+gDqtl1opbZeu0w8un8rUfY4eiQjI2J9cnREY35IbheOHhl",
-	"bh/XijnOOnptEUkm5nrS1vOw8SA1CMm6HswMW30xrWPbojUmXwUMYiVvecjUcj+hG9cSdCyApEzTSEOj",
-	"1bexDV6bbdfLgbUYYVQDXU0XPX87NTtdjbvbQ1uLxjYj3pkA/LJaBOCZxbvDso523H/6Q0lJg4H/+8nR",
-	"UXv8K1RN6Pfn8iX4xCqlhIGsz/UYs0MyN0etYX6xnr1KGFMjnmZvPu83rRpcedr52ovampGFGiipMkrs",
-	"R9bYTQ2aL17bWylGdhUjGpMBM1NmNYepJME4ETdgHaMEiS0LS6ryigv7I1CS8kk1HhUl07GMClwooFEE",
-	"io6hN6ufTZ3gW09emhD9VzarQVeSTkGCzBB0SN4YTW5plDAC2X23TLm6JujVurv4ed/R2CvGPWNoqh8r",
-	"LhU3/O8s9Nt689DnBvBVW/eIiduT92fvXvl5Ngpq4r57VctEBQxcMXaw7+KOYYxmNMIrWO4NLc62VPCC",
-	"wRc4toVX9I2wl66ZhmUBfFjq5LygqMnrUxJwFSTcpH7f3InqJm57pqtiLWfqOrejXDdmp1DDCAzBPCDw",
-	"1WV5rIAVjzSRU4GDCmURbtiMdM8/vvPI5cd3B6Vt3K+LpuDsRYpQvvYSPNY4hGtOqhQTXRBUVhQrfmWz",
-	"jTh1cMm+l6GHYsMaH862wozvENCL662HvJzWPnKE9tThNtpLz15d9I6fPe/9/PKdV0N/s6/HVOupVGFZ",
-	"wPrh8YvjxZFcXgfCJD+IaJZHkpUo13Jqcc6Gm0PO1TT1CtQvgMFNKOsp89y5ou4Wcsm0OWcaQLG6s4ga",
-	"JoJZe6VnsRV/TGOIBfGA9KXW2irBr4+IuqkHfQi0oEHAYsMwsddVlJpHVMP02okuusGZlS7hUalyTBbr",
-	"BVxWyFzCDqD0TSFECozlHnEyobc4U3T1HBZ50/GKt5jfUPE8FkBHS0NORQy0zE+bxVT3lDAOjkCVRgiX",
-	"QaCRIs/f7Irxyk2k9Axir0r08/sglzVR0YpN5K27E/sSyiyriyZNUc+fPr356WEEPTfZBzdF6x8Gob9w",
-	"gFKjrfQCqhmJmDFMaY+EfMSN9oh/aBH22odIT7/nexiOyFMnLHWvEKnwnVNCHd4/f2KFdkUDOyP47zP/",
-	"O1pIeyzplGw2lcpEh9d5baIasmw3tJaFuWho2rAJaX0L0F1MsysbZr5BC8qqho85/HiThp5cQjWQjTjE",
-	"MEBFbyXycNU4LQiQWbSS5dp/Jv4suqi52J9104vXdblVPIOlMMPChZTOxMvr9a2ilJZhZi2rd/ke5+VK",
-	"9xxZMMRE0cBowsVpVsaOQHW3Mb1lUMErglxrxerY9Hw4nomuNRbsKamjT57XWCH5kNnbIlwQ9069yTFN",
-	"2vnh+dNSys7z/lJRtXAcbQ88rOHP6TBMJVsGshXUX6Jnw5SovPhnrm4RhN2ckB8ZVUz5aXmyPJotjqhg",
-	"h+RiLKcCgrpJekNLYLmykWxlyw9nE5LL/MHsVob5lc0uXC7//N38IqeEujrLJObBjXalJhIotZRF4+ti",
-	"LGHBGgs1chIRXis5wAI5jGorjAdMmGh2neiGAEOo483Ua0x2eFcbM5Yn7ODgRxoL8xGuSSIUo8EYQ8ki",
-	"ZvLSpC59hXQxmwzi6DCdBotFdH0M7McMmkpWlYv5r12xHHFRqEe5Ar1iaTTl0ojJeZaVakrFt+vVp8f9",
-	"46erqk/VGEi3rOwDdQD1jtWWMAM7BQVbbg9tuVACCspO6VOIvksjt333a35pXJBhxEdjU7yT9GlWAAIT",
-	"TPMKENnfTrhJ/yx8qvYq36V5aXPZjcYi05SLUE5rCJkrP9JHAITCmS0t5+sIQkMaRQMa3NQYTz6A+u/M",
-	"5K6qh6YTBgWZPCzYFjLloTldM4VszrkwwbaCMbWuQkhWXlYKBulqWe3n3NdphWrShaDUAQRYp0lqhGNO",
-	"G5jrkZKMqSY+jrpOt+HqLackdDmXrVDNlkJbWq1qEVWF+//VDvwKGHRdhqfNBVvAh+qk/LkaYWRCb5zR",
-	"ALOYupAbaOHxhKDq5xEqLHGLeeCRCTOU/PMf/12fBqgLBH/p+s5lYljGIuzbSRxLZfT132rzGv/j4sN7",
-	"WCRmMhqVBCZRLCR4ivUmxGxOM+bixlWwWjRMSoyfXTDmlqdOsflBm/HqzAePuMpjFVJRB0Vzm5lfefWo",
-	"646pcJlFkrCazA33vF6tmhqauMD7Uszqn0eZEkVbCpevs9EbQ+ts7U/7L56vvPw7Yrz7dKfKtfv3gcBL",
-	"XHG16Jm95SCjDbq2/1KOvcu+U8FMuIZGKH/dzDXhOeGhzjnkadmGHnFtDskrGoxRPxxYGieB2UJJSssq",
-	"XZLpHNO171oiKAKW2/MeP1+N6U3o5zc4+PHzeRaYA3gxTXUMFIBNBiyE2jGNEs8mtBsUnXau1ORoVi+H",
-	"YgViTeLE2LvOZJ9HOksjhuyK02brrUf8E/t/R/b/en7hTo9/aDTSjmLTeyp7lo5UzLRnvf8ztdRm/zy8",
-	"PjkCc+3j43+vt9fW4HetDgcRanaYQrjWNbUCT7I4mplPBjOS+n68Ytk3aoiiIpQTO8JqWIUicjgKEmm0",
-	"8Ukkp1aaZNrwiWU+xP6MwqJHfOc6y4YZFwtYFCYnjGqQHCDaLuK3LK1Jd5DPAwrlINEznwwZTDWvNeDo",
-	"Gh11ltWTc1GeUP7frS1TV+3szWizXg2kOb75R+OV98kc75sf7lo+rbOl11OzMxJyHUd0luX/lbwvdWdV",
-	"IK9z032kWhOrnKUN/4wkVpWz9MPSXNfwDxyZslAtBZr9kQ8x/T1hraLePhbsFtV+RNBbAbIidSSnVlkc",
-	"n67uLZ4zd/zQxlv8kc4iScOXNLY6y4ZS08oGx3VrBWTVcmqCn9JOZ+vMu+Hs9BYFF4A8Xw9kOFuQ11vb",
-	"xcgjSZyGWOOuH2kS4GVdWzJlGYcmXZczSj5dvu79QPRYTgGsP/3b69evf2oqjYPLqi09nXeeWbRs+Db2",
-	"d4D1WopLumnE9SNN2K2lRgRKCglzUNxNQOMGVb05PsZ1U8IvlloutTQ7GZWIIDX3VwkL3MKUahIkhlBT",
-	"s8omCbxwlBU9dFF9iho08UpN/LJOValbqQRJ1Ssq7q5ORCxjuv4JirvX+D3C/MHSuiiVc0hfrf18VhAg",
-	"FUlCinVohBnXChsfZZhn/leiyaxuIZi6dh50FjZXB0DUCR9p8vbNxeWr94V8C7BbxvUGmliGzf40mA6b",
-	"j42lNvCvRERMa+icw0dWimtCO8sMV6SoWtBYj6W5piNWdrXVNc3QHIofWIRx7wFYDxIeGUi/l0PiF9ZR",
-	"DiGH6m2FVWBt/NIqLBytu4M2odvcjJ09NtuAu0WipzS2gu7SGoq19axWPvjG1QINeoSHGhbDxpcUIEGo",
-	"yicuLavmmGpPvQEgvDq8KENcLWYCyalpETEccuE6iyySMUG8PEsHf/U6NIqu09JfNWD6lhU9HTpmInS3",
-	"nXrXTrPKV70bNiMjRYGLoPldED4SVmSqx1v7cXQEzH/5Z5yoVEUrtzCv9JmKMb+On6TuhYp/QJORZDpl",
-	"g6lSmqk3hAttGIU2EgPGxSh1K9SvY04WmF/JSxpb2RWUVzc8dEU2+ifk+bNnT54fnJJIihGD+mF4BMAE",
-	"RUgmVN2wkGS8pa2Dx60rRq6jG+ReXcols9/LU8hkyBnQKl7xjLk5r903NOmGMtBHcqCZuqUDHnEzO5yU",
-	"6G/xxLZXbMGy9raaWdEN/dXrOJduWu0OQHjZFDU+Y6e8Zk2e5k79U5r1lQ6BtJfsAgIlNWSRaLiMFdsq",
-	"2E9PKc8T0qpmmQi7NhTLedrxaQWYmAYW4H9PWMIgNgIR55T0iWKWXEGVEAmZSZZHPD1+0XJlq0WfOVPJ",
-	"/Bb4aIw5WeBCTJOywFpTXX/Lha2RDRRYDgg0LO0v5ryMI3nLlNBrZf2Asaw18CLLmLcr7LiASIH2V7lQ",
-	"BTmrB1+GXa9oLivhUwOi1tC7OtI8d8xezmTnWcpqLi28kkI7nGXpS9U+WL6HbZncP9MKGc2lFzdd3WMp",
-	"jLZOjVpgHVgnARN6imbYzkttI1s3nFnJ5lDTZu1+qi0uDJlc8r06/Czpv6UG9XWN5PKAy0J9lkLW39r4",
-	"sKGMv7YoM48rK1W1uQsAr9jaYwtQubkg3AbgWXrbm/Drlcnpzv17peVsKJOqLTSfEm4qqVXYuXBnYN4q",
-	"M2v7sNpwS2vFlWxS2V4WpVBVkZeNr9V1l73UoJjm9KkMnn3SRU2USEUe94+fYsuApz88+/fniwPE3aBl",
-	"1p96hXTZLh6oRpcG2C8+l2UpOXPq2tqBTOurVyvxq1Wzs+9drWlbBRA/5BJjwSo1z69WbS6xCjmds0rm",
-	"glnxs+2Wvha9W213C/oKtFvj5kSC0qU9ELlgc7t7KDuCuIUGxFipW96GsCL7Zpslr4UQK+yqqV1bm7Vt",
-	"DlQKV/SQgOacGgZsdKkxLcvzgV7paJK30jGcpwfhHjJOAxsz57ucuqw5tAaAbYCLURY9RqYcTXD3BLQr",
-	"S8Z3LHFSixXz5rRsUW2va9tIcydF+Y5n1nhObQ9nw1ib48iDxNy1Agy3jwUNa18SjfrhlinFw1RzduPy",
-	"Kv7oeyxY8SGPj+lT8ugRuWEs1ui5Sx2FLscqDaIo26rvENqJm1mvScTGdNdlumor3XQtJ+lO9M8/iL65",
-	"QR3znvTKuzve5krX5ILDt1i6Zhea8jw9Xd4Hv6HdUdoaP22If/wsa3p0fPisXxxTyk9w41YOJcqbxa5m",
-	"hIX3NLpxrdQ5K0Z7mFKHekhKzV3lY6rJBBNQqajtdEvgL3cENc2k5t5Y3NWngYjtoJPxvTUrruny2+K9",
-	"iuBTc84L+/X/Vo8IIuAxrSlj7dNwwgXO7J8gzEDBCOKfv3p79pfrs5/evXl/ffnh11fv/VM06PsnhBLN",
-	"R4KFPS6g3EepFVI+o/PB1QsI6I35JrqXtG8gtvmWdev3PHE38IC6ntyhFVvlQBbsdyPKjwPe3es7uJAH",
-	"1NWidIfVBNFU+skqCEmsi2BfaVEbqJ7LL0r7V4nQhELs5ynxg0QbOYEQlJlMFJQ8htArRbofoohOqEdu",
-	"3759l2X+F8uXUN7xOlmJgI7XGUk5gshmnLaWypXMRw+SzkFftJoAH9AmocRIXspJSTmBQDparNcfU92+",
-	"i1Z2IOcJCpRV/Nl10Beex2qU9G5Wp7Vua/XDdmsrZUE/69/lAtq6pzZqd3pAxqYyLM8HvDf0W/1FTsmE",
-	"CjDa+NB80AeNAnNZSReqeBXL+XhpmOrB7rsLT9LqRAvTRGEQtu20cmmT9HlGAhpjJ2oajMttN6GKXEGd",
-	"kYIRPaaKhU1ZVOs4dNcJacN7as6buRwzd5enadA/mbvTdWom11rG8UIKXYkry6tewpqUrUBB7qnl650h",
-	"bVkwRt09Zi1PFpnojp//+w/lKoLLG5lUrmnpWW+UVDbx2h2Sy/ttH3xHWGoDO3cHl+YDe+BN6yB5raHt",
-	"TkbTsdmO65xCRQh56ZAaVE5NPyW+S8m/jhUb8s8+4VC8dciZdg127y5Ilz/R1EhWaVMoRZIVpYE9uCZ7",
-	"vr7pTVXvbPAS43TXqbe7qUj1lczbRZ/w/N5vmHNOOzeSq1kwpFGkMS/bJZy5wEjiAiMfaQ+z3dIkc1T0",
-	"HunUHVWbAtQ+1b4plabsFsu86+kLdRlBtRy4YQnrBzlvpMjxZsL3H0yt5DUC/51yVkHbSkLAkiSAYqhB",
-	"wcm54frLKTG8hxyBmmYUJWJTsb64ilsOFYaJSSoFmRfe59rEpUXZ8JU8bRvJMmg8Gj+f3m9VrXoT6QjL",
-	"4aimsEJW/mGpGJiy5yVFpG/YzINaH5Vy0Hn5rZzXvRr+PH7zt1+jd+JD/H+oC/Pp9s+f//L3/uPjJ0+f",
-	"Pf/3H170rptHlSt34Zx50a7r3m9fnj+tK9c1VyUj3f/CCtTp7jciUBdOcseytFvJuTSrS4YjRYMFdR+y",
-	"zFpLJmQUgkaOoSNTqW64GGEGraWUGqrTmkpZvid9EtLZkkrsx89eHPdLYvHyUuzllS8/mBq0iRW75TJZ",
-	"6a43jmqCTRvRbUu44eU7X3Rua6kai9gOyI159V0LSyjw40uNDGi9EIhLfPlBhEBsSByfCx2pyubfZgBJ",
-	"s6w/dyDSCf/rSPRNR/HGvf5A+0CdS7Q4l5zuqV84/SOVMNK/Q3bLIou3Ha9zy9m0wTNv526d+F2f4Ucr",
-	"2YHOJWhHFeQr0hWu0xrXRM+0YZPelIdo5v6DJIcvFEZblEmI2PIwR2e8a3aN/wEyt2GnDSnZue++pM6t",
-	"pHXlMLsRxesuYH3XPNYVDQybAaHN6TWwoCV3tBFhvECmdi+P54tZS4Jqf4v13KAYCT1flVTJSWx6EDNH",
-	"0ujqE+LfsJnvBHvwrjGtubTSKPyZVs9KzZ7BWGomUgOeR3z3L5/QSMv0rbTjBba5KZakYr8nNNIe8eVw",
-	"6JNQMk0c+S9GWqDM6mbpeB05HNYyqbzZ5HxMW9Z6/KTYrZtrohh1xZDr+pgS+w6UtoLYh1iGZe3XTvvh",
-	"46v3Z2+uzz6+uf711V/K0rp97mT160IV6uvf/rW29nSpF3ntJvyTwoqpqF+0FUZCMphVWpj62CYUYvWw",
-	"wz0TgZpBM1rX9R0D/N6dXVy+Ore78Yv3wMQt6A52koYLALvKGZpVHmx4yxI7t7NKZ1XBnLPCxdRCIUYh",
-	"BVvTWr2aoereA1/KxtNSFEzRVroKHy5DxdbDYVY1NG7pQhYVGmmMiikf1SY4YgUld84Uy+vZuhNzFR3a",
-	"4X234pVC31XIglQL+fb06ru5ei9QRqgh91oN886G1UKyArpYcUH8/+q9vDh/3YNeX37ObAMpbzjr0cRe",
-	"gOFQGpJAYsDhppqYQiT6ko1/0jVGR3jRK+6wtIBayB/TmDVFBikIZIpZWuo6ZvQGsoUxTtUFWILYVBuD",
-	"iv+4Titb6mpYKoP2GLU8e8Vey+inn8VjJvRmuizHETX2uhY2WV7YYvnClao9Z5GkNfZdISFUYEkF5/cf",
-	"Lt+8/gty+dw4ia1oYhmCKCBpCIWONRNmWVHn5gLFGypuvFJmTVOV4LblgLMzrIXthiLasQyXp3mFuVPZ",
-	"HnNT3DH0Koll6OVt87gIoiTEgrEtE5QLHyszwvnz6bj11G34ktHJN5Gmso1w6VWEQ3uQDyjbpG34sl32",
-	"JsQzgKOdC2V2FQ88nuyTpiP26pbVBU9/EHl957QVbW1f4zehKzwtY87CtAGDBXOPaAhOmkHBYNDxXKcB",
-	"gmuoS3dclL88H6Pg5Ml1zbXFvMgFyZUNCZXhtWI0XPFFqWsO+z0VTZmyL7YZi86Ukuo67bM09xhy/Nc8",
-	"2iWFopb7BcQAGjLrVMKrGbEkJ7YmPLWxNc3CtlENs8lbpsYWAmr7nvBJKnhyo1k0JDQMGTa1nfBAyUVd",
-	"1GuCcbbYOqdFJ5w0wXal89lYB56mVjcyMQ3C/3/14Oh7YLB1djmsWO+q1AdUKUuuupbazDBrW0iDzeea",
-	"WoBAqn3IjOuCXU/TcS81FYxkAkK9VXrB/MsFGVp1uRtQEXKLp1b2D6Sy/52OXds6EIxveByz8MAFh1YW",
-	"u6CPlSP1ZXX5b1qKw3M6fce0pf+dFVRaelsv71ND4qLt29JFTWA4ALyopW8tCdvGozLblCGFYvv1Iel3",
-	"8Q9ig+9J22UYMxy0H524HgELaObGfI3NrZMq3ZKWxYoWTXgF/2RNO6UCr89ZU5nRVNnG3JlkN1sIOi0w",
-	"Qa9TqBi/pFd7jQhQK1DUkM+syg8iVH7PBQAps5eU2FWI0G8LhbpNyNIFEXHnEnW+Fv3aAW+xH7FrPZ2a",
-	"cdyfgb6tNdHAZD8rmcT1HAR4RpaK4JzTg5lPQj5hwhJwnWboyukpRpaZsdSMUH3jEtGsWBwrlto1yvdw",
-	"R9F1l7LZgg5/dxU07igxrETk1yfkjcoUANSPNa5h9AHztG+Oc3+dEh9X7MPvv1xefkyb5aVpOnnfvShi",
-	"6rToDRYh8dOr9K1UoFipLc/UwV3eS1Y6ccAgCUwpK/qCx44mpXQx9w2nH2lGpDdWTritJAR2xjJRhe9P",
-	"uEAa5n4P6YIZP1rZY556DZLghplrMJGuGKHUitQhRUg5dTvyeIlDq2SttNR0DdnEjQTuHNvs1gS23PcG",
-	"2q74IplMqKrpRDZUcrJqGNlgthpvSjGuhjspOV2R0dmzr5nIyDXteHAA8H5he25hjcdpNUfNVBZG/YBO",
-	"lBfQfOk8GU0A9ZWLurZWZzpgGMcymBG/iDH+KUHVDH9EG1PEhobIxLS2TRdIybbuNTuT0hW7DTdfcoad",
-	"FWs3CJBjbq4VNVzWMJJ5udMnR8Qv1xTrFouKEZC8HReBjjhSMH1wSvrgYZLQW75cg6xFV8lvyXYGKoCu",
-	"6xbputeVmtYSmjJpOSRP+31iRb2BvGUtv7aG4Wod89TaVhvcc8vhG7YJnCKI9iAey4Hv//f/pvAMpdfI",
-	"P/+v/zsF5MLP7e66Xo3N1MB71vuq2F5PLtCdvpFcbCvThg3d2eEZlgMJqBDSQO05e1VW0jRjxlXeYdBd",
-	"jTYyTpOV6l23bOKsZYvI9CsYZDUTqq/jxpbrRcdyus5skQ4z07frV7MFx+BmnH14TMX8W7yqypGs5ge0",
-	"oLOWH7AMKcvqe6x2xStFGhVAYaELOh1XPVtcWtPZbMZA4pTJHZtGmFrL2Vi86Qd/s3Pb/vNY0glfLUgK",
-	"GtJjdNUjTV5enL9GYka67lcNxpx6F0CpWsmSIqNuoEsduE5D3+pXZMnZI03syCxIziMhVywwjv6iDxZk",
-	"TJ36LYYSqSFkHuE+PDId82BMuLZyCiT74OOD9rXjFkf8rx3gVSyOVD6TeZjGxM5EcTO7sHM69R9qpp4l",
-	"Zlx/jKVz8O04qfjfLW8VJ+RHLLj6L/MFVw/JG0Mo9Kmtnpo9/CshGAs1EbIAL4fOu5exxNwz7pgj1FyR",
-	"duKAQTw4ZJ5eQTQQbMkiG6wpB7WxMTHKuvKGs+aNpjkEOI5oZkCD+vjh4pIc0Zgf0cSMjyI54sIn3V+M",
-	"iT+IaOaRCzphF9ywP10YxQPjkQt7yAxD1a/E5duLg0PyZyvHaNK1s3nk49nly1888tOrt68uXx2QCQ1d",
-	"G19usGRhQJWauQyAGrzCOghXohKSOGY0ZMojLNKMPO0/wTkDGTLiA/4OKY9Y6OOBcbtx3GzKJV0w57X7",
-	"aH6GNOaQGvwVZO2hrD/BQAqjZIRhDFYEhev07PWzaNgbS22v7O3bd2REDZvS2YnToAyN5Ih07QDtYfig",
-	"9nKkvRJpQoc+8Arlx7WHwbCcaY8YJihoKYbRiX2CpjntVeu8aA9Ig/Yc4ntXokQjDjwSZIVENOnmkfXe",
-	"HEAeeK4xM0xKRwzA1tJNQBB9eCXemEKXZJe+YMEJIkhdIsPLD+8vzz+8vf744fzSJ90f+j88PkiJzoBF",
-	"UowsBbWimOK3dvuCGSsiHl6JK/Gv/3qWh55yKQ7/9V/JK55JdYhyrjKyI8vt0fjgSjh6WEEPvwQp/mJ0",
-	"OSRntWGyVwLk+ya0sJgACTqaobjciA1lRMCuNPDwSgRywlzdH0hGgRXBNU2B1R2mu8/6qlvKVCFMeM6I",
-	"xPZ8UQS0FwsbhrsEUJZRxAJoftM97ttLBK3Ljvv5VT7MsgyPoKiJk9id+1ei8Jx0Y6osCJ64OOMhZ5GF",
-	"LRRDPEIFoQPNhHFPuEZjDo2kYB7xRRJFPgkiRpUm9EqkBngcfuC5yCH4Ph55aX12A08P7M3hHXFNbrnm",
-	"dgJnP6/ELdnVByzPQIJC7RiLatVKo0kasEm6dCATA3QhkCI8cOdrhUc43uywaPFEDQS7+oD6Puk+/uc/",
-	"/p9n/b7dB4jT5Fn/AC34KNX5HomjRJMhjyAw+EpgU32TKKGJ/wX4tkcKcuBX/5BY6Yj4hR99hB2qs3kz",
-	"EcGOIjEdMegLyvWVkDH9PUEi4M7fnWhENQ61fJFNNLFgCYog0QZuRaqQKXcQr0BxBkSG0wRFGi7qyxVq",
-	"1VedE/LlqmNp+1XHI1edCYYe4B/oy9RXna92S0+x/H+h8O2YmiuBaWzSNW7CaNVQBgnkaHUnNLKKFwvJ",
-	"f1x8eG9p+FRBWtwsZvavAQ2JC4MmUhEmkgmAZCJuhJyKK4FQdkqeHh/j16csinpuzuJKyEBBFDnFkr1d",
-	"Vshnde1VPVi8g7aQKDm9EvBqtgf2mWtzcEp8t3UfguO0a0/FolDbc3iBKwmkGEY8MMgftYEyl9pYZOxS",
-	"oqNkdCUssAkPfZFEGw5JGOkKAC3sg9yNhAF5VsNngCtP+0/dZb6Tgs3sXbqWB1aGccYTfYKBS00tHVyh",
-	"tk8XP9U1d/CIllfiX6ptHUqWRwAa19vBPyQ/ArMiWIwQl9KwgEMCRlVLP7UbWTAvoSkQvuqu0m0WMwMB",
-	"dDFc6IbNyqJcD4k2ZvzhxJljzhIQz7KR9FxdlDsXRtsbZwBjYXpl4CGmmlz8ctY7fvb8kPwitYEvOlez",
-	"nRyoV88OReS2qg8U8IMkzlumSMTorRMiDTcQ649yaCrPnH180/E6WUR7p3/4+LAPNkRMZumcdJ4c9g+f",
-	"uAQYEKsdCwyxfPaorpoK4nYwpmLEUAYsRoWWhCmPyCi0CAOF/U4s6yJdnwZGKh8kBWrIDRehhV8gJ1fC",
-	"wn8mREiHRvgXBXrqQdTTIfmVzTQzPUucwvTslZw+skLL7wnQdzRRnxLffsP3roSPE0IlBCB2uBTIyE0d",
-	"9zCLy0aEBFr72+SQvAfBH/giNalioAMZW+y7Eu4HLPKQ2YEPTgkVM0sSQLi1EpeVcA/Juf0GistCkgEb",
-	"SsWO6NAwRfiEjpg+KYKaVTvslTsAskKSBbgETfn4AmAyYvxYRiEeLs3qvlfQ3e4DYSeT+t6EnZNOxLU5",
-	"s9f/Vo4ALhSFSp66c/LXej0vH4LNiD7avztfvaWj0dCRD69GHUczvAkIvOC6DChAJ9OCkCCA+14q3FmZ",
-	"10cd1870e8LULFcVXHgPqqfQgo5+fsvEyOpXz59Clkf65+Mag13zOlE4wOyJrLt23QoyIGxaxuPjH+6w",
-	"DsAFyzAsbJMuFFY4uUr6/ScBD+G/zJ4VCNhI1XyPHB4eNp4YTHSHtf5mdf80c+rkS+e43wfTjBTGBZxD",
-	"/0ZUA44gWufkS+Fri6wLCKtcG1TyqsZsSx0sAAFFg+M5tATwKa6gbuJspUc/0tB5ffCVx8tf+SSo01BY",
-	"iC89Wf7Sa6kGPAwZ2NmetVkZ+FMFjUDeQgNJ6njv2LNABQq2HAEaGzqyCNyB0+r8Zt+o6DquAV8Nub8w",
-	"VBmwhaASYwmTQQmlqkw5HWuRkeEjNeM/HXlXwlkbIILVZeVZXVOTy7cXKA+nIm+TApWyBeA6Ebfin1W4",
-	"9JVYL+uxjhrC0WSesB9lONsY5L61c2cAVjaQpR29toU1aU5pDc5cQJchwqHNFlpm4PMXzPReotWlhRnK",
-	"q8DGn/75j/8+JSlcnFbh4tTBhU+6oPv4CB2+MzyALapTPaAiQaqSnK/3ieTHL5a/dCnlOypmqRv5Lqju",
-	"bKGdk7/+VkT8i6L3C8z1gEUFh1FOBcy4hgjIxDRTgZ9A6S4hI0zvsnIXkIPDOqyy35qD76c1xAeh0QV6",
-	"tATHV4U1Vcw/3QpYnpJ39HPvbMT+1D8l//zHf/trwdmD5gw5uHwp2ZL/+tvXEvy8crYq1KQMKRhTF8BN",
-	"5lqpB5t3XCDvGEtlehG/ZXPW8cwsUe5v5qFsHaY9nZ0c66XDLZWv5J9dlirPgLEZKtC4RA/UpVCMz7gZ",
-	"6VaNjVdiTMHAD35lI0GNs189qOMQ6IR9ky7l0iWrb4NhlD+S9pZpwzgeb3UNYR0buUwtmahFZ3Xo8/qb",
-	"AXvgotjT4+M2n4mVDJgG3+krYVxf3G0jq8UrQkUVl9ogq25U7M8Q5DVD2smxW1fakXPOKA/jaBQdkouC",
-	"UcTZJrh2+Ujz6mUZhvQ9a5lLhn/STL0JX4Pttc141w0uf2Wbyk755JZrPVW3z3eh+1Q33Qonjr7w8Cti",
-	"hJVz6kVcZwE0Mi/LnBZiJl0rdqFdPPUWoA/hYB4JsI5zDc9YJg2dY6n8h043cemL33gvzWuZiHAj947n",
-	"0ooerkps3oSOdPxWgpppFm4yaio4XRZnUCxHqlpy2wJ/LCq1ct7/OQ9C7vtbpDUuoKaBtaM18XBtqLrz",
-	"lf8ESxqwgiujGdGLATfuvubZ0o/poAfFj97JkEWrMKRfpL4nblQsLLqQDeUNaL4D9jPIwSiFxgyygPzU",
-	"6kl2iE5LUOWFqQ7Jh0KBz5gp0oURHjw9OM1c0ei6e3HYoJ/8mCVwbUMxKVcBvmeNJItOqydU7uwePMts",
-	"YUJ66dy/u9JNMjh3USSU5HmBNaBeJb41IlYZVPH3Iqguk4fQKPXNyUMrQ8MGuCmE1Cy5Ua+eeY6Yaby0",
-	"/h7Pdysa/8zM8mtdVySGuIGgIS4VWZlLGMEyi3KYrwWMBUP+mYWnaUSXHYv8Csxu8pa55oNleMP4s3th",
-	"aS6Q/p69M+1AnVDtQvH2BHCn7BCBpDU7VIzesDTFsN7Y8DKS2vkv0gjiR5qkbxJqnDPTGbtdhM8JoVHk",
-	"ylRM0K6d962B2HV8y1WHPwBVE9RSH37y3QejECehhqQ1UxwyowX9z9yMr4QLAT5/9dObi+tP529954dl",
-	"VBHFaDBmuhBTiQEuqNhCAmUWWk5F7py/El2M8SE+Ho3vYdSHn+7d96qnwkMXRzSlmgT24MKDQ/KW36Qh",
-	"nRgjeiWA+BTCMrlxS9H4Pjfu9VOoPw7RzxBNQ8lxv19r+7eb/TG9zzkyOo+5WX3/KZQHsUcNVWjhu03R",
-	"F+WqNs2uqaUtI2ojRspXznX1ygGMHGA/mnsKwVpNC09rStSGjRw/e77LsBF3a0266+U4ux0ALaaYA469",
-	"gFFVBgDjaREl4eQKVPBDlldQFCLrggoBEgEMYxkWSd4NY/FJ+SuWqnUx/g5Kqpyg/e+WRjzETm9UXAn2",
-	"eUwTyN/4PZGGulhfIFAQRgZ6NEgepcmHUoHXsYoN8L0r4QjmCXn2+bNHnh2/8Ai16nkPhz21PzgMkYYM",
-	"7WFD7C3CULotiOqFUPjFRDUn/CptyA8FNXPyGnHtQnI0nTjQbYruayZYK1mW6slJttTU+wrhyU0UAh6W",
-	"KEQLnL0wKJLtmDykO/0ujFoBV0HCTS8FXLi4RhTPRB1MMVpsdXVjHpTR9ZLRyZ2cgMtfSZs/3pOpFk65",
-	"haUWb+P7MNRmkJdJ6+6XZjPtSxo7MhszATITq3Qxq+9PVgxNhuDzmCnix0xxic3Lao22sJxtKbgw+Y5M",
-	"trixJsIKT/cG260YbFOQmgf5CtFua63NYfQ7NdZu0PbafDkLLK8NF9DfY+sDMLsuutGNG11fQkaWa7YE",
-	"rCWLJYC8uVO0c5js1khg2RnXaIZtNLRunw3tyMzaArC/ZSPrw7CZLudIWO5goRbxMw65RyVim9I67Ga5",
-	"sI7n8l3I6qP0flMocRdelNTrROifXd3SbZAumHs3ArSr7FpPuOCs9uLzNsTnrAxuFQrLpGppMGkxmQZe",
-	"SavoaDJhkwFTesxj7dUEClaaJ87zbPxkDvd7qfyOUnnjnTfL5A2n39/j/64F8gWXuQFxvE563joH2o3s",
-	"vBwC9+EJDy08YRXudeT40HKp+50b+C3J3rin5RK4O6Q9sW2qQeAOCAO/tkN8a+30LpNtOpZYOQnXQWik",
-	"GA1nS4KlCyCwTcKNX9ihAuG22EDEc0F0T753Sb7PwpDQLBd5PSp+9MW12Wph0a9C//KctIm83SsQNTlp",
-	"EMDqrg5KOG6DBLbNaK1msY1dybHFHP4Xqc2vdtCDcs/fX4qT2/9ySSAr9Eq6mACNmX5Yz+3gu7DRZUdQ",
-	"gO9fst+afeoXRiqmsVLZLQ+ZKpSxdX3V7NQnhGFxWB+jXn0MTYQT9ohmNHI9Oa7E2auL3vGz572fX75L",
-	"K9diXNW7s4vLV+fXv776i39AZDbVtWJDn3R9Jm5P3p+9e+W78qeAtFBqgolbrqSAEpNymAdeHZB//uN/",
-	"FWMAmktEOFDakkThZt+NNJFurTGQ0kW9drMeM0bjxR3s7ZTbsFOmJ96AiXM8oKWzvwjC+9Ss+07NWnKp",
-	"zebIxmvr7ynAg7VULr3tjYcP/MxvuRjl7HWOP1JDJpDFJdgBUSyOaJAV2YI8FKyXGyhm+aS+EunrLj/F",
-	"Twv2KZZVEMRoaxdemsbUYiUnOIEsOKGGr6J18V746m6MrG2xKre0fg8I9ge1vq7Fk48Mc32JNmwgewc1",
-	"6aVgJBgzGpNyPUwsYS0LGAqr7+okGFtos6qhpRXY8eIgrW3C9ZVI62YrFkvlkFwmJpATdkjORJ5QMaQ8",
-	"SlQ1zcrlo8mbEwJNirAnwpVwZeJddSmLXZSLIvFBmgELz4qrY7NDOrJDTbH/BqzQDruC5magqDdToxrS",
-	"Y6/l/tjqJdPmnOkkagxWciec9qi2y9vz1Qom2lMs4GEGFxYeXMPjecT06jMboOD0UsvJN+MUsZtpZwPR",
-	"342po2rmWB6M9AsC2bbElN3p/osElL2Cvy0Fvwb+SuRppSgkoIpZEFIp5Ciz6zUFG2VwvbcJ7MImUEuH",
-	"FtkCti2x/KHJwe60/Xp+sp2opC2zot2pywt15X1E0gPUiRewMVQvF4rZ73DINyJnw25ahB3Bpr8LSXuS",
-	"3m8KI+7Cl8na71ztkW1QOJh7N9I2bqspYsc+3Mvb25C301I2c1BYJlUridxYH2RO5vbSGP+RosKZqvLK",
-	"IgUjVpM4noP+Xh6/b3m8EU6aJfKG6+rvacauhfIFl7klsXzrXGs3gvlyCNyL5g9NNF/K8WI6iyQN9dEX",
-	"B63XS3jfOQuxuF/agyetj4KV7rtZy8y097Cb91E2sonjfcSlvKSxSRTbp71tgpPlhx/gsYYkvfECVHxM",
-	"f2qs63aZX6TzC7puTAMZclaYHSP90qFYINFJQmNoYo0Dr9NVQNfxtUHpJP0wVquzP09iQxy5q3P5jZhZ",
-	"Bmebo5iVLzU2YYDHeyCuZd9rQPDSAp4pePKQdP+rh52i3Yn23vyUV8KMqRnnZe5yArmwgOeKTVUzQmyR",
-	"hLPFdpKP6aBvxFIC+2kRl50ezndhLInzS87AO/1pQU0zUHIhABsO9ZC8ManyKaQZczEiiTA8Ij6NomvU",
-	"dH1yhH+m1Wm1D5EczBCp3NtXgipGaBiyMA3DLgGsS1Fx80E77prnWUCM3xxbjdCwJcEZJ9+NvcdtrIH+",
-	"u/vaW3y2YPGJU5CqwaQq5V3J7ONkmszug7ji1dt46mo+nEKjZB6wK0EDCHHSTrKK6AxzUKBosWU+IVS5",
-	"VoxEbIj+XZmYpjwFJ0znuLS3H923/WgR1DWbkJqurL+nQ7sXQxdf6ZYMSffAEHdjSmoDiHtj0kMzJq3M",
-	"TFumpyI0uCjZn4GRflsKTnFr7QIw7aE5mWJPkJvKUuTZuilskgmdYVHnLVDqhhIVcEsoq7HPUMC/XX2K",
-	"edDYKqEvfmiXWlBpw42Vh6gwe6K/S6L/tiD1uDLptckv7VnA0ZdCC5wWaaoN+LFMm/kzN+NQ0anY083K",
-	"laYnU8yecAUttiLdtqsAAc0TqmUtamxLPatP91CfbiFNgKPrnBr2Ft/4puSJ8uZamE/rA0/2+FEvV9Tb",
-	"cKD41dbUwFrh4oNg2C0YP+uaEc33CyZdVJQIN4QLbVhtv/qi2FGGoK0KHuVP7VL0qGy6Sfusuf29LLJL",
-	"WeQCHYHZbWRtvVw7w+FauukcVzn6Aj+tIp3UoNG+0NadCm2Bmz+/aTlc5aKX2VaXXVd/T3AeshX2jrCx",
-	"NTEWrnlFo+7OGPAuDb7r48O+gcdWbbt3wqwF7LW1pvYtWn3zjbXMBdobfJfVIQaYyu1SoxRq/hCm3hwe",
-	"tk/ud27mLWx2b+R9qIoV3E8aJY51idcl9OsqT3vD7kYNu3iTu7XqVsThEtTMemn8UwvJ4Md06IMqW7xG",
-	"l2Dczv3UOi4dXcvI2mInou8lwDbfcxVBCk+aw23tAetS22CdDCxcQClh38X2XbvQPtc82JVvx6KMUEQc",
-	"/rJvFIgv4QLLKNcnyxRFCnfNW5Un3Dd2KUyk21wcL+RubR9Iu71A2vSMF6JMA8FvWZ14HrD3SWAbCUdt",
-	"dXfLLKiN99Lfo/wDjVltee8bL0QM14RMLK//Sy4lCaDBMRb9dDxzxG/ZXA/+Oh56JTIm6hVY6CnhplzL",
-	"OEiUYsKkX2guPHzvjHSXBtiVsGofgPswA3BXY8KIgUvUrXTQg1K0Lhmd3JPOhPtvoS25g/o+1KQcKjI4",
-	"S39aVrjJDdwWPcXZd6SSuK010dBUb9trIVvQQjKwqoHIKslbLZ/PSSpZQp+TPkianOcVMvM8wsWQKSYC",
-	"Roy8YWKlrs5F3Njn5t17bt4iEFqg/jRdWn9PWB6ErrP4WrfWZsUwOgEj3kTeVkgJdF6ghtghh03ax33w",
-	"yR1pHK3Aea9kPDglY2UemxWR2mjdqGXVovBxucSOvr9qPtqx5jr4/kVOyYSKWV6daMoUI+HeULmIN2M7",
-	"xmqVHxd/NA+UCyr+tCbvKTi3zS359hJKVsgiKSRDeITRYJwLyyqJvpPiPIVDKADjeeHX5SV6KtF2VIRW",
-	"oUCDKJ0wYhQVGomlh4Pt8YKRVDT5A7cdSrrjBI6lQaOF8/xDQeUfVBHPj7sRC2po60oaeeONNtdSPs1q",
-	"Z5VbnlyJu5TSWS2/Y6+xb1pjbwFrzXr7vWR7fMPUaUdFH9tc+cZ1+pfgmHTtCKNkRKQCmnHq6E7muFQy",
-	"GY1dmbsqeTuCsX6Twn9vfHo3Sv8qmJBr/t43jhV/UEvAHZg8YkE7Xeochn5r+pTdVQudas8EFiV8IN0F",
-	"C8C2WcICZ2bpTrdNt+03dqxjwTab6HcSsT153iV5PgtDiw5JxDBo+M5U+uiL/U+7zI15VNhHZ95VvbE3",
-	"2Z7ELVV06m+mvycTD0W3We2+t5amY6+vddL6vbPAHasvy2B777Z8cMrKKmiVMURo/bC0QCl0iPgVG8n/",
-	"sTPRLjCq6QyDmlZ585Nm6n6iMdPTbqE95bXSu4LdMmWVBq6IZoFiRhOpyJjqMdMH34dvKjuOIuDnPzZ7",
-	"pt5xYTTx9U1vqno+GcooklMWksGMPP2BKCpCOSGDmWGacEESEWM7iAHV7PnTREUe0UYq+9RocvHLWe/4",
-	"2XMwwdMrocdSGRJyHduFxIoN+WfPlbo3iRLO3gZXhm4wrvP+QlJEs0Niye4Nm5EBi6QYaWLklWiTLkAK",
-	"2QJcED+NOeDhgjYUKfxti8256Xek5JW+HjbyuBRq4KIwHtJekEf0WE4FkSJge8/aBvmYxUDoduTOvQmD",
-	"5znXSk614o0OknDEjD4kHxUbMkUUu5U3zCPTMQ/G5Iax2Dni5BQqrmEHrkCqsCkmp4Q5e8Xwzr3blsDC",
-	"AmWw8SI2z6aXkpD9DTc0Nlt6vVvJyZNTwRQQgWKwKlUMU/ROi+w4cB4xy4WtMKCkAVBp9G7dD+vckXLY",
-	"FuD3yuGDUw7XZKtHyBPtKjZdTerCKig+zh9eU+OfZgxaGxlrMpXqhosRuEahIoQWNNZjCXK+pOEhObcv",
-	"Q6Km490hvM41oUTInozn0RTHPSj24KWL3/OJuZKo9lzuBL6WXm8FfFFjpESwaYHwgRs/i2MUdMI85Dde",
-	"ymjSvvj2By4VNyiPss8xVzNQC69EqhfmagfqG6AGygihHOXTFEmGWFGFBuwaK2Nrn3Tt+z7MzLTFsCvh",
-	"kjQkEXJK/o3ACx5B00FEDRgQqCDckCnVB6e4nz6U1dYZjtF0OefADS3+2TXjQ6lwLzkuPu2/qNM18Wru",
-	"iWGeIxzsSNfErzfqmjUgVFQ4U0klvXhqAQMukO8DRXbKXvFeV6JPMmLtKoCdy4g9zPpfZUPo8vE/K5nE",
-	"q7xQzntfwwy8VeNsfi8t7LMyYt9XabHSjovYUPq92RCLdXCJb+fxLaOqWjnrqp94RAcyZiHEAxgykdpk",
-	"49P8RO9KFK2fpCsYN2OmToieacMmvSkP2QGyWGDertbplAdsARdzFtMcKLbFyPIv7MhuWthik0RbuOO9",
-	"bXQrWQeFE16AXLXcpmX5sSoo78P97z3cv90lLzB+LrrC/p4iPCwraNvb3mq0v13FaakiWap1AGfNraOk",
-	"Gzo4FSFB5me5bl7SbHLQaBu9Tya5Iwvpaiixt5M+ODvpagzWudx7aY2chRpdOfTkoYfSbFOHKp/EcjWq",
-	"Worou9CkqpsugONF9dGyamTlA98S9S1/ZDdaSmWjDTS4crR7XWUbukrlkBeDbxNBXSm2o/LFQk5dHia3",
-	"QpmyGqTZh3TcUbdZCSiaNZxlV9PfE5QHqOqsePn3U5C5QVnZAcfcjcqyFoDvFZeHprisx21dQMURBlSA",
-	"m7zWKn/OBgmPQo2xybEMH+k8GgOa7XyU2owU00TIKbosNROhJv77D5dvXv/FJ1q6+lbSjJmyc1wJ/Kwm",
-	"RspDcu6c3tMxE8XvCDbNv8Uh/hrKnNf6lGHCCzd6q3zBfeMcT64WbWq3cPhHUkRwdyhc5YeaQtaH9OxL",
-	"MGWoSYqKcOOpaHSeitABRixDrBepWCyVYWEa+WM/H1FtyISLxDDSjWWo3ai0GMWVOGch16dZRRv//NXb",
-	"s79cn7/66c3F9afztz5OYzWrsSyCMsT2HdRBkxU0cDfbBCT8QhPdhad/KJhJMYPcMqW5FJgGMcJG7rEM",
-	"lwGQYXSy2JByCSO+kXoJdjPLLSBwKN+F2cO4y01hBC97mYHDjtqSkGan3o0xAzbVQBiwpu7ebrF5u4VB",
-	"UKrCX4k8LTVLnME0yM604VFExjSr+KpdPMGpK4hKpCJp7/cJGXKlG4u+ZnC+d8vet1u2AS6ajRT1d9Xf",
-	"k4fdWiEa73ED9oY6S8KWWdNurAbLYG9vIHhoBoIlbC3RdMSO2C0rezHr6tdNCQ4j8pYp4v/V6v8eMfLA",
-	"94iMQqYN8jAPBNfc5ub6ktEoYooEVBDFaEi6NLDbvhJUZ0mWbvkHh8QfSjWh5k+BvsWmoWdBwGJzQgz7",
-	"bI7g1zRY/uXFf5Lu+euX5OnjH/onhJIxoyFTRMmpdyXMmAmICVRyCpoI7AGrCwcySiYCymz5n+w5vLLP",
-	"/FNCB5oJQ3ioIQCCTWIzIwGLIn1wSP6MiuaV8KGqgu/BCjjucjqWkT0rMWJoH/EDUCh8IoVHtFGMTljo",
-	"4uvdBC7K3i4SxP6I37Ar8R8XH97nMeCCfTYEp3K2EPur/1+99+yz6b1038Cd16m0Vn3Kt7i6EgXvvlZy",
-	"skK0MB2xS9l6/D121NpKgYk05n+Vd36ResVSFHTEoMv0iu+gsaHwUtXM54oOINadAoYrHjr/mkO+DL46",
-	"Xofb135PmJp1vI6gE9Y56eDLHa8lKymA42t88+tWFe78e07t9jopMSlPUomWuvhPxNYiYTnNaAeWVqZ4",
-	"UEPOonCOntjzMrPYHpE2qiFEKFf5gSI7Umtfxa/CcZTQvZ5MOxrhKDCQDZi4a/eRnW2J/hxkBE8WbG7w",
-	"liU/UiBV6yFVY59jqXBl+ZHNbe9hs/5dMmYwdhTvuMCcAWjmmHP2bhN3loZG9Vy5wPdCrg0XgSG3NEpY",
-	"CiAuln4w80nIJ0xoLoX2yGB2JexHGIarBVKbQ/JBRDN4CVdf6ApYy+C5JuB4YCHpFkLtr4RCgD4hNIpO",
-	"UWosZQ+cwHT290e56nyaefDmxkrNrkQ6zgIzGQKhs7iJSaLpq1bMQPW8uFwBmaU0JBMrzoMrw4y5GB2S",
-	"MzGDz12JNHBvQmeE6hv7ETdBoZI6GTFjFfwnVn5RcuKTSaINGTAyYEOpGPGN9En36fFxk9kZibW774fH",
-	"o2E8pPX8ONvz3rV479Y5XAo9TY4FfPzQlbNdUmg8Qa4doVtKnw2fMM0UZ3oZibZ02Of207c08skgCW6Y",
-	"Id1Ply+di8sjY5koS6dCOjuoI+k6jrghAyDEV6KWfJ86WURpjOYGdu6+ZenXwOoZynAaHZJ36FnDp5Zg",
-	"2y+6VKor8fQHWE/aVCJR2cA02+rFsV2pBqKW0tt8hweH5Ay0PDKv5C2igJf5if5RiGD5vn/E057y0Iyb",
-	"xOX0lFYTmN+kb33dk96HRnoLYNtkIuMTiKnhD7/2+U6NVyhgQl1DPllMgZ1q1Og0/gQj7jfmvnzxBbnZ",
-	"yYsYg8AmlEekC4muHgmoZj1tSbjhtwxl0YMm2gGvLtTAtgvsTC13XcPVfBeu68SBWA6k9u9lrms7akv+",
-	"ATv1blzXsKkG4mePae+63obrOkFQqsJfiUiuFFFfpFRYV1Y7y8CiXuAembDJgCk95rEdahX1FeLuM4TY",
-	"R9vf0WXdAA/NLuv6o+/vycJuXdaN97jxEPkLZoyzlVGtp1JBQSc/5ECzwhNiGYdPILQ3JRCPdEYXmqLp",
-	"t8zjduMDXwbMex/4Q/OBN/FHO5oFibIftHg0YFQxdZaYcefkr79ZST6Q8oaz7Jff7AvqNsW7qugLyvAj",
-	"TSyYKRmROKKCnRLNomFvLDU0fNPSIpCC2jJCkjgZRDwgOKtFo0RFnZPOFwA29vXk6OiLffPryZdYKvO1",
-	"43VuqeL2oACux1nY/pAmkbE6jwxoBD/XwSd0BlWJEBbZYbkAonbu8jQ/9H94PDcDhla//PD+8vzD2+uP",
-	"H84v4W1ca/n9sTFxx+swkUzskbs/7X/w5H/LrmOeFCFNAYNRzGQcMdKN5IgLj0RyJBPjkelY0gk/yNzj",
-	"VUnE/jgjEy4goM4pTXCL8+rZpxjd8pa4xRKq+/3zH/8LvQa3PAQ6d/bxjaWHMzDOTYW7LhjnfIMDqhn5",
-	"dP4Wl8QnTCboJHMf/0Vqo2u+/pIaGskRYcIozrTzKqBfkUD1S0c8H2niQ99XH92MXlE+C2hMBzziBgwL",
-	"2UfBZlL3VQsKf5NcYN8IbCcL4doIILgvxYge05h5JEmPCEdiecNY8YBpj0jlfMLuo1nxsvnPfnQnSgLF",
-	"QiYMB7/V0H32kPwnjRKGMRdTxQ3rSRHNTgtuSz2WUzIF9CkU6434LaueNRZgm1/Ce/DXQs8MzYwmXXe8",
-	"2suE2ECKIFEWnGZgsZ1yEcrpAQZ11vfZhSMprKDYdGN+DX+2E2UOpAmdWQIFh47nCxWotAfT927YLPuh",
-	"1Ig8pgEXo7ycZOHzH90ia+HNdZl3+3b9CJz/fyBDjn3nsn0ClLne9NeuNb0mUpyCz8wSIpgCRHj4azDL",
-	"ayuHEy6KN5P1rp9f2BuRO+o8QrN6JN1KhpOHPFYqArbvAzKwzAk7gqUVNi1gV6DyY1kHacAJI+PUM2qY",
-	"oCKYoYMSSTrlIvNHFqbGkKpaaEfvKDZvwCVikJwIswmr6f5ei6zldE/uA3VgLkVvnEyoXTAXAY8zTHMb",
-	"OEUSaYlZ/r3C3HPZYzX7Q9o8HUui+UhAUJJ0gVUF/gebsEBe/hZW46/Q7cICkEnPfxXKB6fmJS+/fatt",
-	"Fg4MUBSDqhwkFeYG633d5FCFLi0HAvdVAjavWDPO/looP4c3a1kWHnCRGpSqiNTRg7SQTkimQBtECOlw",
-	"XtZyd+5UEf0ssuGSiPOql/hdyE3N595KMepZmhnmjU/gRlIPTX4r7lPFPiW61Agj32Ne9bLmzmJmIZ7G",
-	"6AILLTAoMpHCjIkU7uy8opu+UEM/ZyzYtqGJoE6pJjpmAtkXSoHcMqiC0T0TGPJoxhLI0RGrW36a2YSZ",
-	"ay6fyXPlqD0ScBUk3JCBYvQGoDKj3MaylsInCplPX3/7+v8HAAD//w==",
+	"7L3bchs5mjD4KgjuRFiaSUq0fJiyFB37q1x2lad8Wkn+e3pb/pVgJkiilQSyAKRotsMRfbnXuxOxbzAv",
+	"sm/ST7KB7wPyxEyeRIoql/qiy2IikTh85+PXTiTHqRRMGN05/tpJqaJjZpiCv15mSkv10f5m/4yZjhRP",
+	"DZeic9y5GDESCvbFXEUwLCRyQMyIkVSxGy4zTVI6ZCeE9jUThgykgqcDrrSBRwedoMPtTL9lTE07QUfQ",
+	"Mescd3C6TtDR0YiNqf3ymH55y8TQjDrHzx4fBR0zTe1IbRQXw863b0HnZyWz9E38mieGqdnFfhDJlJiR",
+	"1AxXyTUZ2jfa1gAPr3hcWcVAqjE1neNOlsGT2VX8IrVZaREjqU3bGuyz9ZbwK5u+iedcG4/9XdlvkGs2",
+	"zdeQUjOqLeGaTXEZiv2WccXizrFRGVttWUuuR/b/xiLTsppbL+ItH3PTso539iS4YWNNjCSKmUyJtptJ",
+	"7DyVe4nZgGaJ6Rw/6wXFQrgwT446gQVfPs7G9mkv6Iy5wL8e52vkwrAhU7DIdzJmyUpANLZvtK0VHq4O",
+	"Rm4VS11a9fvVOyt9/jY391EmPJqudCopvNJ2LPh09XP5qKSF0NVWgu+0LgUfr76WM5bQKeD6CotR9qUK",
+	"yteWAwMKpF9pQVnCloQZlSWsBWTso9tDzDlTNzxip1EkM7HafWl8lVB8t+2g3LArN2z147pgdLzSwgyj",
+	"47bV2GerL+GTpkP2Wslxy6WdG6pMfmdUDFlAuIiSTPMbRvbOXr8kT548ebF/QH5CCkiOnpKRzJQmfTaQ",
+	"ipHQyLBtzQMlx80LjqlhXcPHrH3VwPF/nLYs/Cc+ZkJzKYCc6zThhvSnJ0SxlFGDcoqXdUA20eyGKZqQ",
+	"vRB5f3/6J4eYl1mvd/Q8/xUoWrg/X3LoTyv7Ar5i//Evig06x53/7bAQuw5xmD4s76rzLd83VYpOi20D",
+	"YZ4LMxZrmDbaiVyeQRC7QLJHNWw+oknC7K6F5Xr7c7lHZSstt3FuqMn0cuuiQk+YYjGZcDPCFf5ycfGR",
+	"aJiD7D198YJMRkyUFzqxC6UTOm1dKr7dDE6zjPjFizIjtmy5gRXDzi5kC4i9EnENM9iXeZgh5KQVeeV6",
+	"aMDUSvQj00y1LcE+W4d+2CUsRfErH69S/OLb61P8b/ZlnUqhGWDajzQ+Q4Czf0VSGCbgnzRNEx5Ru8bD",
+	"v2m70K8d9oWO04TBP5WSCl+JER5uaMLjKwe9naATM0N5ojvHf/3aGXCWxHYZSTa08MW0BRmLOJk2ZExN",
+	"NCL/66+0+/de98Vn99/u56+94PnRt3/pfPtcfsV9gfRlPCUjavGE4Grs5oqTmEdDXrnx34KGu/AfiCXT",
+	"REi/PgCNWEbZ2OLY3pgm9qxZTP7j/MP7gEyUFENijzsgKTWGKREQJrJxQDJxLeREEDiF/QNLtF5KMUh4",
+	"dMtDj/wsS562oddM1I6TArss0Rj7FmFfuDZ6Uyc6Udww4ler8WPaSEvcLD2y9JZkgv+WMfy8VCSlXBFY",
+	"cEAoUXJCtOFJQhQbMMVExGL4nd3IaxZbQQ0P9rVUfR7HTNzuZAf5NJXzs+cjGIu10+BRIqXxmAuiZMKI",
+	"FOUnmzi/08yMmDB27XbL/cyU6P0jDZ+1cAmQSpNETuAaA+IMCS/Pz14TI6+ZIJbFca25gAMGgIUzeyMs",
+	"tNLkVXEI65MBnKpybP7HzaEpiPRkQHnC4hPYZiKHQAzsvxEXyJ6wsgqhRLNIMYPw8V6a1zIT8e22KaS5",
+	"GsA05X2ClcBeAz7awD7fS6KzaOT0fbhTKViZ4Y/pFD6pGYP9XUj5joqpo+n6dttU1LAr0OJZdadGSjKm",
+	"YmqPnQtiyd043RC98FP7Sa0watSU0IGVQe3Wh/yGCRJbGLCccsRo7CxxZ3Zk93TQyOnPWSRFDILuhHLQ",
+	"V2bktUKsAbYtaGZGUvG/s1sCTAYz5XhcOUzNh4JwQUC6FjFsEUkKoO2G4AjYc3le/J62wj9AzieRKhnZ",
+	"VfUT9koYbqa32zN8EUZfIaa2sakmBbE4HnvbhH2hkUmmAP1yQGZfCYiXjr4FxdSFxHSL+T7f6u3bX96f",
+	"WZJ0UdZA+t9XjF5ry/2yhJG98mp05igFLTFKRz6IGdGSVAMsPrDSUyY0M4SJG66kAOnmhipuwcDSzHwD",
+	"gGGnWczNK2EUAEeqZMqU4ShL0ghX/LVj5Z7O8V87kWLUWKk8S2P8R8wSBv9Azm3/IQ0+AlqC/5WZ6Xye",
+	"EV4D+wXZgNl/HsljEtojP7Za6JOIx/BfFgYkBJDvAsiHATk4OOg0TWyWVSiCDo+bZXglJ4800ZbyiogR",
+	"kY37KMqX9avnTzuzOlTQueYibtoXNcQ+slDmLnGPEmOvBvTU/cbN4MgrXOesMlIoD39FWzG1AiQebeAv",
+	"0S2pPFlxIfib/RSAw1uO2kMVGnJlfimtvgRXMzp90Cn5TxZN9J59MeiQmd0sLKQ6W9OmfuQitoc1s6WI",
+	"RiN2BdLsVap4xBYt5iMM+hbgm/EVF2lmVn0VcCi+WgVEmbAgUr7/vpQJo8I+9A6Txdqih/XFw9bYV27y",
+	"XuYDMjOrfyGVmnuKVEWst3LClJWHjeIsds42OrYaHEUz0CNN+ggGuo7CYCKZRWFY25XhThSpSfE6YjAb",
+	"6U9JSPvyhjlgAMKk0fa3DKLA7i44frOOJ4pRLQUXw+Kkau4bHinZzQQ3mqRWfORJwqUg+YsoG+gTIrIk",
+	"IX2eJCBTjwk1JCzfQthI2exbFvS8YWL2mPSIpguv8BwGffN8YzXgz1JtFKPjK7TKNdLqkqmv8O8JOdGN",
+	"BHXC+HBkmmdyUGIp/4gqVnH2PLIARgcDHpFMxE56DXE2FodEGythD6dLQVgT5S65jUpuUDi8mXMo4UO+",
+	"o4JSVHG4hnCN9CtoIIezEFjFiwo1q9zuHDr8EoUIK2DEMWyAJh9LdHlAE82C+0CqS2Q393RW8GBdKvw7",
+	"IK9uu73vh1aeYkSGVGVaWCeUS9LF3Ibe2waNrNO7UhzI0bPn8HX/9+MF5M1d4+N57vnHPfjfQhd9mVyt",
+	"Qqnm0IJNiJpevLsvcuYn1I1+X/RtlqCtM+Gt6c5tac0ZSxMaMU1okhAYc0LoPaE/d0p1gs6X7lB23a8Q",
+	"3GDfOHjjpsqfdvk4lQqQsBwJYQdbZk8tkekMuRll/YNIjg/haTdJ3L8OZcoETflhvp5v5cn1NU+7MkUk",
+	"6KYSTMe45F3SxdvTwlnkV4xeo5myhtlSaBZlht8wsJtlCn9fAtRHMmm0IkwJN8Q+1McktBcQkj0/dUD6",
+	"NLqWgwGJZdZPEMbIYzLmYj8gYSSl/S0ke5Q8PXrxSF+KkpHVjqCZGTkDX0j2nvYeHz7tPdm3bDP8LZOG",
+	"XrEvI5pp4x4fBYQLnVmhmDNhrmDMfnAp+tKMiGLdVMm+d3rT2cUNlByTJz0CdtzHPbvOExKOaDK4wp3l",
+	"LnH36qXgmkjwBIgYjGTwhdzNN6ZTMpQHlwKkYbRb2Zksp/KzWsEVD6ITdEob7gSd2h4bzVaryHrlWMJl",
+	"xs9RcjwCOG2HkhCDMro6kimLASKsEjyQqhJ/Co9JeM2mYbN9KWUi18nqsOYOP6HaEAdjZEI10YyJCpEq",
+	"63AtxKn4JBLA5m2WPxUQPZLKwFWj26c7UIyRvfBZrxcCPAvBwMRFFBtkmsX216dHLxqgMmw2r4E7on33",
+	"VBB7QGilZYokzGhCiVGcJjnQmZGS2XC0/oHAHS2UdHAJ5zDWvgQncnXDlG40i7jxmlhFNoW4F/sCcS+c",
+	"EEoEm/hftaHKaBIlUrN4SSMJeHuXXTaMrQtX1VjbkixZ3Zs/If/JoJmuloG5dLM5wDma+rmdgG9EInW8",
+	"oCmaaVawnLOYcw8V1XsFVEYGUAlnBmxnN0xNkUSceArhxnKkB5Zm1miJFAlYLTzBvGZTb45opICVKy07",
+	"CAB43DVUKG7jLFk8ZA1496rqjwldkJ/F7CJq1P5VDtoMCcQwgh+w5scYy0yY+cYzOSBRphQT0ZTsPWbd",
+	"5/uAMClTXMZLGv3XsewuyRVwHQvlUxwFQrIs+Qzq0y9BnkvBsOtM4MMy13l3dRthkymtCAytBBrXwnzd",
+	"uQYeRlY0aAH8LmnP2gSIbwG2T4gTeXs9i0CPe72DXm++9vG4US3bKISuDJGrQOB86KmDRPvFb4RVIAnc",
+	"ve0C1rGW6aIAwa2CTJPS9VKxmAnDaYKBuI0inBlB1FCeAWBVGS6cM93FTkykutY+VNUzMxpZ4cL+8CWF",
+	"8/Re7mat4NWY8qQSQ9GhMf0f7i+rPJexisHooKzDPjnqgcZtmLJL/18H//Y/Dv7tX5qAO4/savBfyHhq",
+	"MR7FAIjhID5CdJZ85DEeCyMZ3oiBnIEufL0JnuCdnyA6ZBZFXDhH0/LhUUCoFbFjaQyLSUrNiHBUQyrB",
+	"onuhyhKmD3oHCIIhaKm0FOEu6Jg1yvx5AEiji55rF/4JSiuGFs0nGrijYt7WI4FjbLARxE3OPRqNuGBd",
+	"xWhsOWZgRfR+wo5JWAvPBU28Z7X3WmASavBWHQ/zEMiQHJIw0mpQ1vKf2JfzMDj46SnaCzDIE355ARPN",
+	"xAHZZ0dHdnQ5wAx+fWF/9fGCIdl71uvto2o+cyV5KFErWICZDAzaQWEVQAjnmtC+zIwbuLRFrwymDTS4",
+	"FUxeS8s/ZZqwEzA4RCMqhmwxnMBFzwcTSIVoAJHtCZdo91vAYuwYq/Al2XChxc6O2Zgg56KeYZGriWdw",
+	"kmt5G7dzIrXdwYut696EcIGgtHPZApbxjo37jebRNeA6T1NeBrp95N7KgmApGbqIOywtd8FW1wK8tRfr",
+	"X1ywqI1BlbvO+wFba4mtW8PxmTX+IpsOvU81u8rUIluvHUY+nb0NCDsYHpCRMak+PjykKT8A1wsHr8zN",
+	"40Yxx1lHrywiycxcjZf1PGw8SA1Csq76U8NWX8zSsW3JGpOvAgapkjc8Zmqxn9CNWxJ0LIB4pmmkocnq",
+	"29gGr823GxTAWo4waoCutouevZ2Gna7G3e2hrUVj2xHvVAB+WS0C8Mzi3UFVRzvqPf2hoqTBwP/9+PBw",
+	"efwrVU3o9WbyJfjYKqWEgazP9QizQ3I3R6Nhfr6evUoYUyue5m8+77WtGlx52vnay9qakaUaKF4ZJfYj",
+	"a+ymAc3nr+2tFEO7iiFNSZ+ZCbOaw0SSaJSJa7COUYLElsUVVXnFhf0eKEn1pFqPipLJSCYlLhTRJAFF",
+	"x9Dr1c+mSfBtJi9tiP4rmzagK/FTkCg3BB2QN0aTG5pkjEB23w1Trq4JerVuL37edTT2inHPGJoapopL",
+	"xQ3/O4vDZb156HMD+Gqse8TEzfH703evwiIbBTXx0L2qZaYiBq4YOzh0cccwRjOa4BUs9oaWZ1soeMHg",
+	"cxy7hFf0jbCXrpmGZQF8WOrkvKCoyesTEnEVZdx4v2/hRHUTL3umq2ItZ+qqsKNctWanUMMIDME8IPDV",
+	"5XmsgBWPNJETgYNKZRGu2ZTsnX18F5CLj+/2K9u4WxdNydmLFKF67RV4bHAIN5xUJSa6JKisKFb8yqYb",
+	"cergksMgRw/FBg0+nG2FGd8ioBfX2wx5Ba195AjticNttJeevjrvHj173v355buggf7mX0+p1hOp4qqA",
+	"9cPjF0fzI7mCDoRJfhDJtIgkq1CuxdTijA02h5yraeo1qJ8Dg5tQ1j3z3Lmi7hZywbQ5YxpAsb6zhBom",
+	"ounySs98K/6IphALEgDp89baOsFvjoi6bgZ9CLSgUcRSwzCx11WUmkVUw/TaiS66xZnll/CoUjkmj/UC",
+	"LitkIWFHUPqmFCIFxvKAOJkwmJ8punoOi7zuBOVbLG6ofB5zoGNJQ05NDLTMT5v5VPeEMA6OQOUjhKsg",
+	"0EqRZ292xXjlNlJ6CrFXFfr5xyCXDVHRio3ljbsT+xLKLKuLJm1Rz58+vfnpfgQ9t9kHN0Xr7wehP3eA",
+	"0qCtdCOqGUmYMUzpgMR8yI0OSHhgEfYqhEjPsBsGGI7IvROWuleIVPjOCaEO758/sUK7opGdEfz3uf8d",
+	"LaRdlnUqNptaZaKDq6I2UQNZthtay8JcNjRt2IS0vgXoNqbZlQ0z36EFZVXDxwx+vPGhJxdQDWQjDjEM",
+	"UNFbiTxcNU4LAmTmrWSx9p+LP/Muaib2Z9304nVdbjXPYCXMsHQhlTMJinp9qyilVZhZy+pdvcdZudI9",
+	"RxYMMVE0MppwcZKXsSNQ3W1EbxhU8Eog11qxJjY9G45nkiuNBXsq6uiT5w1WSD5g9rYIF8S902xy9Ek7",
+	"Pzx/WknZed5bKKqWjmPZA48b+LMfhqlki0C2hvoL9GyYEpWX8NTVLYKwm2PyI6OKqdCXJyui2dKECnZA",
+	"zkdyIiCom/gbWgDLtY3kK1t8OJuQXGYPZrcyzK9seu5y+Wfv5hc5IdTVWSYpj661KzWRQamlPBpfl2MJ",
+	"S9ZYqJGTifhKyT4WyGFUW2E8YsIk06tMtwQYQh1vpl5jssO7xpixImEHBz/SWJiPcE0yoRiNRhhKljBT",
+	"lCZ16StkD7PJII4O02mwWMReiIH9mEFTy6pyMf+NK5ZDLkr1KFegV8xHUy6MmJxlWV5TKr/drD497h09",
+	"XVV9qsdAumXlH2gCqHessYQZ2Cko2HK7aMuFElBQdkqfQPSdj9wO3a/FpXFBBgkfjkz5TvzTvAAEJpgW",
+	"FSDyv51w4/8sfarxKt/5vLSZ7EZjkWnCRSwnDYTMlR/pIQBC4cwlLefrCEIDmiR9Gl03GE8+gPrvzOSu",
+	"qoemYwYFmQIs2BYzFaA5XTOFbM65MMG2gjG1rkJIXl5WCgbpannt58LXaYVqsgdBqX0IsPZJaoRjThuY",
+	"65GSjKgmIY668ttw9ZY9CV3MZWtUc0mhzVermkdV4f5/tQO/AQZdVeFpc8EW8KEmKX+mRhgZ02tnNMAs",
+	"pj3IDbTweExQ9QsIFZa4pTwKyJgZSv75j/9uTgPUJYK/cH1nMjMsZxH27SxNpTL66m+NeY3/cf7hPSwS",
+	"MxmNyiKTKRYTPMVmE2I+pxlxce0qWM0bJiXGz84Zc8O9U2x20Ga8OrPBI67yWI1UNEHRzGZmV14/6qZj",
+	"Kl1mmSSsJnPDPa9Xq6aBJs7xvpSz+mdRpkLRFsLl63z0xtA6X/vT3ovnKy//lhjvPt2pc+3eXSDwAldc",
+	"I3rmbznIWAZdl/9Sgb2LvlPDTLiGVih/3c414TnhsS445EnVhp5wbQ7IKxqNUD/sWxongdlCSUrLKl2S",
+	"6QzTte9aIigiVtjzHj9fjemN6Zc3OPjx81kWWAB4OU11BBSAjfsshtoxrRLPJrQbFJ12rtQUaNYsh2IF",
+	"Yk3SzNi7zmWfRzpPI4bsipN2621AwmP7f4f2/7ph6U6Pfmg10g5T030qu5aO1My0p93/01tq838eXB0f",
+	"grn28dG/N9trG/C7UYeDCDU7TCFc64Zagcd5HM00JP0p8b6foFz2jRqiqIjl2I6wGlapiByOgkQabUKS",
+	"yImVJpk2fGyZD7E/o7AYkNC5zvJhxsUCloXJMaMaJAeItkv4DfM16faLeUCh7Gd6GpIBg6lmtQYc3aCj",
+	"TvN6ci7KE8r/u7Xl6qqdvR1t1quBNMM3f2+88i6Z413zw13Lp0229GZqdkpirtOETvP8v4r3pemsSuR1",
+	"ZrqPVGtilTPf8M9IYlU5Sz8szXUN/8CRKUvVUqDZH/mQ0t8ytlTU28eS3aLejwh6K0BWpE7kxCqLo5PV",
+	"vcUz5o4flvEWf6TTRNL4JU2tzrKh1LSqwXHdWgF5tZyG4Cff6WydeTecnb5EwQUgz1d9GU/n5PU2djEK",
+	"SJb6EGvc9SNNIrysK0umLOPQZM/ljJJPF6+7PxA9khMA60//9vr165/aSuPgshpLTxedZ+YtG76N/R1g",
+	"vZbikj0fcf1IE3ZjqRGBkkLC7Jd3E9G0RVVvj49x3ZTwi5WWS0uanYzKROTN/XXCArcwoZpEmSHUNKyy",
+	"TQIvHWVND51Xn6IBTYJKE7+8U5V3K1UgqX5F5d01iYhVTNc/QXH3Br9HXDxYWBeldg7+1cbP5wUBvEgS",
+	"U6xDI8yoUdj4KOMi878WTWZ1C8HUlfOgs7i9OgCiTvxIk7dvzi9evS/lW4DdMm020KQybvenwXTYfGwk",
+	"tYF/ZSJhWkPnHD60Ulwb2llmuCJF1YKmeiTNFR2yqqutqWmG5lD8wCKMew/Aup/xxED6vRyQsLSOagg5",
+	"VG8rrQJr41dWYeFo3R0sE7rNzcjZY/MNuFskekJTK+gurKHYWM9q5YNvXS3QoEd4qHE5bHxBARKEqmLi",
+	"yrIajqnx1FsAImjCiyrENWImkJyGFhGDAReus8g8GRPEy1M/+FvQoUly5Ut/NYDpW1b2dOiUidjdtveu",
+	"neSVr7rXbEqGigIXQfO7IHworMjUjLf24+gImP3yzzhRpYpWYWFe6TM1Y34TP/HuhZp/QJOhZNqzQa+U",
+	"5uoN4UIbRqGNRJ9xMfRuheZ1zMgCsyt5SVMru4Ly6obHrshG75g8f/bsyfP9E5JIMWRQPwyPAJigiMmY",
+	"qmsWk5y3LOvgcetKkevoFrlXV3LJ7PeKFDIZcwa0itc8Y27OK/cNTfZiGelD2ddM3dA+T7iZHowr9Ld8",
+	"YtsrtmBZ+7KaWdkN/S3oOJeur3YHILxoigafsVNe8yZPM6f+yWd9+SGQ9pJfQKSkhiwSDZexYlsF++kJ",
+	"5UVCWt0sk2DXhnI5TzveV4BJaWQB/reMZQxiIxBxTkiPKGbJFVQJkZCZZHnE06MXS65stegzZyqZ3QIf",
+	"jjAnC1yIPikLrDX19S+5sDWygSLLAYGG+f5izss4lDdMCb1W1g8Yy5YGXmQZs3aFHRcQKdH+OheqIWf9",
+	"4KuwG5TNZRV8akHUBnrXRJpnjjkomOwsS1nNpYVXUmqHsyh9qd4HKwywLZP7p6+Q0V56cdPVPRbC6NKp",
+	"UXOsA+skYEJP0RzbeaVt5NINZ1ayOTS0WbubaotzQyYXfK8JPyv6b6VBfVMjuSLgslSfpZT1tzY+bCjj",
+	"b1mUmcWVlara3AaAV2ztsQWo3FwQbgvwLLztTfj1quR05/69ynI2lEm1LDSfEG5qqVXYuXBnYL5UZtb2",
+	"YbXlltaKK9mksr0oSqGuIi8a36jrLnqpRTEt6FMVPHtkDzVRIhV53Dt6ii0Dnv7w7N+fzw8Qd4MWWX+a",
+	"FdJFu7inGp0PsJ9/LotScmbUtbUDmdZXr1biV6tmZ9+5WrNsFUD8kEuMBavULL9atbnEKuR0xipZCGbl",
+	"zy639LXo3Wq7m9NXYLk1bk4kqFzaPZELNre7+7IjiFtoQYyVuuVtCCvyby6z5LUQYoVdtbVrW2ZtmwOV",
+	"0hXdJ6A5o4YBG11oTMvzfKBXOprkrXQM5xlAuIdMfWBj7nyXE5c1h9YAsA1wMcyjx8iEownujoB2Zcn4",
+	"liVOGrFi1pyWL2rZ69o20txKUb7lmbWe07KHs2GsLXDkXmLuWgGG28eClrUviEb9cMOU4rHXnN24ooo/",
+	"+h5LVnzI42P6hDx6RK4ZSzV67ryj0OVY+SCKqq36FqGduJn1mkRsTHddpKsupZuu5STdif75O9E3N6hj",
+	"3pFeeXvH20zpmkJw+B5L1+xCU56lp4v74Le0O/Kt8X1D/KNnedOjo4NnvfKYSn6CG7dyKFHRLHY1Iyy8",
+	"p9GNa6XOaTnaw1Q61ENSauEqH1FNxpiASkVjp1sCf7kjaGgmNfPG/K4+LURsB52M76xZcUOX3yXeqwk+",
+	"Dec8t1//52ZEEBFPaUMZ65DGYy5w5vAYYQYKRpDw7NXb079cnf707s37q4sPv756H56gQT88JpRoPhQs",
+	"7nIB5T4qrZCKGZ0PrllAQG/Md9G9ZPkGYptvWbd+zxN3A/eo68ktWrHVDmTOfjei/Djg3b2+gwu5R10t",
+	"KndYTxD10k9eQUhiXQT7yhK1gZq5/Ly0f5UJTSjEfp6QMMq0kWMIQZnKTEHJYwi9UmTvQ5LQMQ3Izdu3",
+	"7/LM/3L5Eso7QScvEdAJOkMphxDZjNM2UrmK+ehe0jnoi9YQ4APaJJQYKUo5KSnHEEhHy/X6U6qX76KV",
+	"H8hZhgJlHX92HfSF57EaJb2d1Wmt21r9sN3aKlnQz3q3uYBl3VMbtTvdI2NTFZZnA95b+q3+IidkTAUY",
+	"bUJoPhiCRoG5rGQPqniVy/kEPkx1f/fdhce+OtHcNFEYhG07rVzaJn2ekoim2ImaRqNq202oIldSZ6Rg",
+	"RI+oYnFbFtU6Dt11QtrwntrzZi5GzN3liQ/6JzN3uk7N5EbLOF5IqStxbXn1S1iTspUoyB21fL01pC0K",
+	"xmi6x7zlyTwT3dHzf/+hWkVwcSOT2jUtPOuNkso2XrtDcnm37YNvCUvLwM7twaX9wO550zpIXmtpu5PT",
+	"dGy24zqnUBFDXjqkBlVT009I6FLyr1LFBvxLSDgUbx1wpl2D3dsL0tVPtDWSVdqUSpHkRWlgD67JXqiv",
+	"uxPVPe2/xDjddertbipSfSXzdtknPLv3a+ac086N5GoWDGiSaMzLdglnLjCSuMDIRzrAbDefZI6K3iPt",
+	"3VGNKUDLp9q3pdJU3WK5d92/0JQR1MiBW5awfpDzRoocbyZ8/97USl4j8N8pZzW0rSUELEgCKIcalJyc",
+	"G66/7InhHeQINDSjqBCbmvXFVdxyqDDITFYryDz3PtcmLkuUDV/J07aRLIPWowmL6cOlqlVvIh1hMRw1",
+	"FFbIyz8sFAM9e15QRPqaTQOo9VErB12U3yp43avBz6M3f/s1eSc+pP+HOjefbv785S9/7z0+evL02fN/",
+	"/+FF96p9VLVyF85ZFO266n7++vxpU7mumSoZfv9zK1D73W9EoC6d5I5labeSM2lWlwyHikZz6j7kmbWW",
+	"TMgkBo0cQ0cmUl1zMcQMWkspNVSnNbWyfE96JKbTBZXYj569OOpVxOLFpdirK198MA1okyp2w2W20l1v",
+	"HNUEm7Si25ZwIyh2Pu/c1lI15rEdkBuL6rsWllDgx5daGdB6IRAX+PK9CIHYkDg+EzpSl82/zwCSdll/",
+	"5kCkE/7XkejbjuKNe/2e9oE6k2hxrjjdvV/Y/+ElDP93zG5YYvG2E3RuOJu0eObt3Esnfjdn+NFadqBz",
+	"CdpRJfmK7AnXaY1roqfasHF3wmM0c/9OksPnCqNLlElI2OIwR2e8a3eN/w4yt2GnLSnZhe++os6tpHUV",
+	"MLsRxes2YH3bPNYVDQybAaHN6TWwoAV3tBFhvESmdi+PF4tZS4Ja/habuUE5Enq2KqmS49R0IWaO+Ojq",
+	"YxJes2noBHvwrjGtubTSKPzpq2d5s2c0kpoJb8ALSOj+FRKaaOnf8h0vsM1NuSQV+y2jiQ5IKAeDkMSS",
+	"aeLIfznSAmVWN0sn6MjBoIVJZYa9pCLm/rTbg8gbVV0sS+WMIW7rjzRRTMTs7zcy01jpuaVcF65vWVxq",
+	"L+vVI3vYkXXfNd1m5cj83FoaEAHPudFEdM0or+/1SB80Gkns5TXW4WyuofaLv2udZEPtTwUOwP5rSiYy",
+	"S2LSZ9g9vhLtsbCziP3kVcx1va9gabkwZMSSeY+FNFdQU23uJJnA1krNQ+bVgC3yPRrS/yOp2mqhV/Mw",
+	"7JGxmPSnAVTmVuhFOC5VA/dJFSRWdBLU63vvjYvw5P2AvPrzu9Pm2t72aXN/n9lCiyOassZdW7GzaVvT",
+	"cvQwVHtM2MAQmZlqB2FurOhGSeQRcXHJwhLqODAtVSaFhVZqtODJf24jei9H0oXWtqO/Jy0jDt/iWs+h",
+	"Kytidiue+TyUxoftYKgTaeb0k0bVj4uYfXEU1lIE1+fZ9xFbYEOZdwH5qt1KSgWlWq/gJyXTlMWvSzSu",
+	"IauucbeTUdP5NGW7dXBw6yJefUkTWukfVvMPCVYOWWM4/IDU5L5ySV1wUuZ6+axQ5wsZN3N5FIwbEkbd",
+	"IhpqNCON1UxAy6c9e7NYEtkyqmuWmoBoSWjOp6/ZFBpiOAoEDeXQMQK+Vab9/EVzBvjEPlRgGXKvPgvG",
+	"Yk32UpASiOZ/ZwGB+usB4WM6ZDqY7UK0H5T5pvPQmmneqGrMDI2poWTERZkouWurat1/01IcnNHJO9cB",
+	"3KIPozFTuv18G6CpXlHVZTrgTNC+ActfUrvb/+yCxasL0BMQ/+c5biggX7pRQrOYdSMZs67bZ5dXqkAW",
+	"MMhFX2aixZfKRAwKfaU2pSvaCfVzOVBwmIEACSR7LhLFtaa6ikbUNASkXrnmJO4vX+tSFz/lbUt0OXj1",
+	"yvVar/6I/pE8yQBxYcgEs7zNamwM+m58nldbfXb3rt2WoGMWEKmgzPH/gFqsVtbYP8mtNwiMFi8e6QNy",
+	"5igAVGaUGZQ9lfG0XqH/2fP5Lfnmm9ZOvVfaSGzvQSg0r8mDzmgpfmEZZ1C9uPvscSCug6DpJj6B+8+z",
+	"NbVMbhB1K4G2a0ZHV4mjhuCmhkBk5/FtyXH3K/VFqi2S+7YJSHByqQDXXNglZ3tU5x+70t51Uf3kZUde",
+	"X3YAViZOECkCA3M5dLaKbSXkIqGCenFuYQ7pq9L4HGBaSsYn2bCaw19kX3Gmq9KRsFzFKjoHc7LyB0qO",
+	"G6uNq0oxzsgevB3bUgV8kOm2+2NKOdUi71AIpwilUGvSHGBB83qbSm6vlO9VDxeerU09AxzVu5zP/YsL",
+	"XywKLqtl5nLtKmaJimLaoA+hIr3cPCjeWuaGUtZVpW/N8guqC2kNy7KcegHNskOOQU/505iLgLhscPuH",
+	"RVer4HMz/dOYfmmEIPv6lYuIbauED8A+4F9qCe4g+kAVb8tIrUIipMe6llLW7WInCDxLHdt7GAnOPBAA",
+	"FmLrjECU4+0x+dJFn4BeJGMEBGWxK8yPBEehF6gOnF0uIJEUFnMoapXeuZcLAVc4j6XOC3tYbrark585",
+	"P6x8eiSsDtQKrcOH3X4OllQFSgVvqx+rFMDFa64gcSsFee9BomaRBPm3OQS06Oq0VG8LUB/spZbbJVZM",
+	"0N4QcEwGMlOoITgFwDf4xvUQSgYJNeRx0Ov1lkwJKCT45t20NlyajVopbaLpPM/B33xmMWsm25SJm+P3",
+	"p+9euVRTFw3KNUjlWPiaiRuupBhbrnRDFQe1xr4DRechKymVcTUuxU774eOr96dvrk4/vrn69dVfqn50",
+	"+9x50a9K/eGuPv9rY1c43MG5zFRT/rjdRHhcWjEVzYu2slJM+lMS4j6vFBuEJ/YvmrAYsmhvaJJZBSFS",
+	"09SwmGQiLlJv352eX7w6s7sJy6I/Ezfg1beTNOLfOUY8nWLA071NPFsQgepYQV6v30mALtsd5FArX60Z",
+	"R7paCNmdp6RVwxor+WnlKMZVPGRVqNh6otqqIYBbupB5JYBb89WqR7UJX1UNJXfurqquZ+vpBatEtzi8",
+	"36vFi2NUecwiHx/w/UW83C4Jw1muGsi9VgNXjqGhxRMaG7kg4X92X56fve5CF/6wYLaRlNecdWlmL8Bw",
+	"aNpCoGTHuukOja7mRRv/pBtUSHgxKO+wsoBGyPe+kKacPcWc/c01oUsZvYY6fphB7qwbIIU2Zoc32OEq",
+	"CePtBrRzd/cNLQO6EdWs3kcXM2im6YgJMM9SBcZNaGNC3WCrksHoInDh+ZPW1rppQo29rlpfXd9UF/8L",
+	"3XSfHzU30z13Cv0ZSyRtiLwUEpJ4FvRWe//h4s3rvyCXL8IGsUl0KmMQBSSNQQfUTJhF7dba7Rgbajt2",
+	"GxtI3r9r2UZd+Rk2wnZLe7tUxosLMMVFuoc95raKANBFOJVxgIUbpGCEiyjJ4ppXeOmPVRnh7Pl03Hqa",
+	"NnzB6Pi7KCCzjUIGqwiH9iDvUR2YZQsL2GVvQjwDONq5UGZXcc8zPT9pOmSvbphY5GIdKZkNR0C6876k",
+	"JE2oYAfkTexawsmUs9i3RrVg7q18U2jlBTqe6wFKcA1NhcjmVRactYPM9+8v1BzLFcvmlD1rKXUWXylG",
+	"4xVflE3+7PdUtNWwe7HNKhHgS7jyHdCbox7WPNoFJdwXR+yiB/WqPdplYbW6VQKG5jZ0b5lN3jA1shDQ",
+	"2JGYj73gyY1myYDQOGZxYIVzCApyaS/LtojaYlPrJXpU+9J3K53PxnpjtzWhlplpEf4r8QDOLocuM9c/",
+	"MqJKWXK1Z6nN1Dv4nMesrTkvFMGMmaE8WSNUxEUsWKUXnQqCDKy6vFdYtAMCAVI6AF8pVFEBwfiapymL",
+	"913adm2xczrMLxWfsYJKS2+a5X1qnI/DRaViVAYMB4AXjfRtWVv3pvOll2kQBG0wW2zrt4jcN9LQpK3a",
+	"bUNHcjPoLz86c90759DMjWUBtDc1r/UxX5TFXTbhlTIHGhqdz0S6zbYkqbONmTPJb7aUDl5igkGn1Mux",
+	"VqWzyiEaRYBGgaKBfOZOOESo4p5LAFJlL57Y1YjQ57lC3SZk6ZKIuHOJuliLfu2At1TkB+hayYzj/oz0",
+	"TaOJBib7WcksbeYgwDPyIiEubaQ/DUnMx0xYAp6H9MjJCeZ8mpHUjFB97UpEWbE4VczbNWoBh7cTXXcp",
+	"m82Ju76toHFLiWElIr8+IW9VpgCgfmyINsLsDK6rAVAnJMQVh/D7LxcXHwn+kBfQ8aVXMGrjpJynIWIS",
+	"+qsMrVSgWDUuyMFdEQ8gnThgkAR6yorxMy54OKeLRTxNHkfcikhvrJxwUyvV1RnJTJW+P+YCaZj7PaZz",
+	"ZvwoeZO3s59F18xcgYl0xdzBpUgdUgTPqZcjjxc4dCYyu7xUv4Z84lYCdyYns9veyQaWXfF5Nh5TNZ1d",
+	"tY8YWSXBsz9djTd5jGvgTkpOVmR09uwbJjJyTTuei2IxslPanltY63FazVEzlRc4uEcnyktovnCenCaA",
+	"+spFU8P5Ux0xzErpT0lYxpjwhKBqhj+ijcmnrSxtmy6Rkm3da34mlSt2G26/5Bw7a9ZuECBH3Fwparhs",
+	"YCSzcmdIDklYrfa/Vy73T0DydlwEelVLwfT+Cenl4dj17gDFmcisn7CmNKTvyXYGKkADeJ75jCwq9IT5",
+	"+HVCPZOWA/K01yNW1OvLG7bk19YwXK1jnlrbaoN7XnL4hm0CJwiiXYjHcuD7//2/Hp6hKQL55//1f3tA",
+	"Lv283F03q7G5GnjHel8d25vJBbrTN1IlMU/arGdO+GdYqDeiQkgDXSHsVbk0IK5cpq3Ir0YbmfoyQs2u",
+	"WzZ21rJ5ZPoVDLKaCdVXKdV6ItUCx7JfZ75Ih5n+7ebVbMExuBlnHx5TuTIeXlXtSFbzA1rQWcsPWIWU",
+	"RZV3V7vilSKNSqAw1wXtx9XPFpfWdjabMZA4ZXLHphGm1nI2NiRy39+bndn2n0eSjvlqQVIXlQIBL8/P",
+	"XiMxI3vuVw3GnGYXQKWO8IL2P26gK+px5UPfmldkydkjTezIUpmAmCsWGUd/0QcLMqb2fgtfZQBqAvmw",
+	"8smIRyPM5MYyPPh4f/muDvNrcawd4FUuW149k1mYxpJrmeJmem7ndOo/dDM6zcyo+Rgr5xDacVLxv0NS",
+	"xTH5EVsh/ctsK6QD8sYQGhlI1Kuemj38S4FJtUKW4OXAefdyllh4xh1zhGrI0k4cMYgHh5pwl5gHb7dk",
+	"kQ3WVIDayJgUZV15zVn7Rn1mCo4jmhnQoD5+OL8ghzTlhzQzo8NEDrkIyd4vxqQfRDINyDkds3Nu2J/O",
+	"jeKRCci5PWSGoeqX4uLt+f4B+bOVYzTZs7MF5OPpxctfAvLTq7evLl7tkzGNGTJbbrCZSESVmtYKb5Tw",
+	"CstPXIpaSCJm8gaEJZqRp70nOGckY0ZCwN8B5QmLQzwwbjeOm/Vc0gVzXrmPFmdIUw5F+76BrD2QLWlQ",
+	"UhglEwxjsCIoXGcAGdnJoDuS2l7Z27fvyJAaNqHTY6dBGZrIIdmzA3SA4YM6KJD2UvjcfqjpkDcG1AEG",
+	"w3KmA2KYoKClGEbHOvCFlXVQr8CsAyANOnCIH1yKCo3YD0iRZqfJXhFZH8wA5H5AsCEmTEqHmPpp6SYg",
+	"iD64FG8gfQOa6OTpCxacIILUJTK8/PD+4uzD26uPH84uQrL3Q++Hx/ue6PRZIsXQUlAriil+Y7cvmLEi",
+	"4sGluBT/+q+nRegpl+LgX/+VvOK5VIco53qWObK8PBrvXwpHD2voEVYgJZyPLgfktDFM9lKAfN+GFhYT",
+	"oHQOpPzPw4YqImC/aHh4KSI5Zq4iNySjwIrgmibA6g787vNaIZYy1QgTnjMisT1fFAHtxcKGQ19kIJJJ",
+	"wiJoS7131HsMFUhoDON+flUMsywjIChq4iR25+GlKD0neylVFgSPXZzxgLPEwhaKIQGhIs8phifc1SCh",
+	"iRQsIKHIkiQkUcKo0oReCm+Ax+H7gYscgu/jkVfWZzfwdN/eHN4R1+SGa24ncPbzWtySXX3EigwkaKGI",
+	"sahWrTSa+IBNskf7mLGOERv77nyt8AjHmx8WLZ+ogWDXEFA/JHuP//mP/+dZr2f3gaUAnvX20YKPUl0Y",
+	"kDTJNBnwBAKDL4V9iE4ATcKvwLcDUpIDv4UHxEpHJCz9GCLsUJ3Pm4sIdhRJ6ZCdYJ2XSyFT+luGRMCd",
+	"vzvRhGocavkiG2tiwRIUQV+YAosp4UG8AsUZEBlOExOU7UV9vUSt+rJzTL5edixtv+wE5LLjChbgH+jL",
+	"1Jedb3ZLT7ExZ6kl1YiaS4EFpqRrqY7RqrGMMsjR2hvTxCpeLCb/cf7hvaXhEwUFq6Yps3/1aUxcGDSR",
+	"ijCRjQEkM3Et5ERcCoSyE/L06Ai/PmFJ0nVzlldC+gqiyCk209pjpYojOgPZJYDFO2iLiZKTSwGv5ntg",
+	"X7g2+yckdFsPIThOu8bxLIm1PYcXrhiPFIOERwb5ozbQgAbyqckehQz2S2GBTQToiyTacEjC8CsAtLAP",
+	"SsVJICDPavgMcOVp76m7zHdSsKm9S9eMFKtqgfFEH5PxvGarroXCp/OfmtquBkTLS/Ev9YarFcsjAI3r",
+	"uhoekB+BWRFsE4JLaVnAAQGjqqWf2o0smZfQFAhf9eUXcLOYGQigi+FC12xaFeW6SLQx4w8nzh1zloAE",
+	"lo34c3VR7lwYbW+cAYzF/srAQ0w1Of/ltHv07PkB+UVqA190rmY7OVCvrh2KyG1VH1/+BevsJozeOCHS",
+	"cAOx/iiHennm9OObTtDJI9o7vYPHBz2wIWIyS+e48+Sgd/DEJcCAWO1YYIyN7YZNdY4Rt6MRFUOGMmA5",
+	"KrQiTAVEJrFFGFcsazKSZC+kkZEqBEmBGnLNRWzhF8jJpbDwnwsR0qER/kUjV2hrZGXuX9lUM9O1xCn2",
+	"Z6/k5JEVWn7LgL6jifqEhPYbYXApQpwQapQCscOlQK0877iHWVw2IpS2s7+NDwhkEiNfpMYrBjqSqcW+",
+	"S+F+wPKruR14/4RQMbUkAYRbK3FZCfeAnNlvoLgsJOmzgVTskA4MUy4X+LgMalbtsFfuAMgKSRbgMjTl",
+	"u+Rhi8mI8SOZxHi4NO/IWEN3uw+EnVzqexN3jjsJ1+bUXv9bOQS4UBR67OjO8V+b9bxiCLYJ/2j/7nwL",
+	"Fo5GQ0cxvB51nEzxJiDwgusqoBCsO4OtWkAADwMv3FmZN0Qd1870W8bUtFAVXHgPqqdQxqooO/P86YKq",
+	"M/PWicIBZk8AmLWtIAfCtmU8PvrhFusAXLAMw8I22YOSp8eXWa/3JOIx/JfZswIBG6laGJCDg4PWE4OJ",
+	"brHWz1b395lTx187R70emGakMC7gHOo9oBpwCNE6x19LX5tnXUBY5dqgkjdTBsjqNnJAgKLB8RxYAvgU",
+	"V9A0cb7Swx9p7MuOwSuPF7/ySVCnobAYX3qy+KXXUvV5HDOwsz1bZmXgTxU0AXkLDSTe8d6xZ4EKFGw5",
+	"ATQ2dGgRuAOn1fls36jpOphO1ORVOzdUGV2UJ7OEyaCEUlemnI41z8jwkZrRnw6DS+GsDRDB6rLyrK6p",
+	"ycXbc5SHvcjbpkB5tgBcJ+FW/LMKl74U62U9NlFDOJrcE/ajqwy3Ech9a+fOAaxqIPO99reFNT6ntAFn",
+	"zqH/N+HQAL9Ure2cme5LtLosYYYKarDxp3/+479PiIeLkzpcnDi4CMke6D4hQkfoDA9gi+rUD6hMkOok",
+	"59tdIvnRi8UvXUj5joqpdyPfBtWdLbRz/NfPZcQ/L3u/wFyPhQ4Lh1FBBcyogQhILHjSTAV+AqW7goww",
+	"vcvKnUMODpqwyn5rBr6fNhAfhEYX6LEkOL4qralm/tmrgeUJeUe/dE+H7E+9E/LPf/x3uBac3WvOUIDL",
+	"14ot+a+fv1Xg55WzVaEmZUjJmDoHbnLXSjPYvOMCecdIKtNN+A2bsY7nZgkNd93lAuycAcrWEPVo5Wcn",
+	"xwZ+uKXytfyzi0rlGTA2QwUal+iBuhSK8UWxzb26sfFSjKAKFfqVjQQ1zn51v4lDoBP2jV/KhUtW3wbD",
+	"qH7Ed31ehnE83uoa4iY2cuEtmahF5x0ii844EbvnotjTo6NlPpMqGTENvtNXUBrsLpDV4hWhoo5LyyCr",
+	"blXsTxHkNUPaybGPPr50MmuUh3E0SQ7Iecko4mwTXLt8pFn1sgpD+o61zAXDP2mm3sSvwfa6zPiPSJaK",
+	"V7ap7FRPbrHWU3f7/CF0n/qml8KJw688/oYYYeWcZhHXWQCNLBqm+RZpZM+KXWgX994C9CHszyIBdlhr",
+	"4BmLpKEzbGJ53+kmLn3+G++leQ2VlTdx73guS9HDVYnNm9iRjs8VqJnk4SbDtlZwVXEGxXKkqhW3LfDH",
+	"slIrZ/2fsyDkvr9FWuMCalpYO1oTD9aGqltf+U+wpD4ruTLaEb0ccOPua5Yt/egH3St+9E7GLFmFIf0i",
+	"9R1xo3LLn7lsqGgN/QdgP/0CjDw05pD1GfuRNBAMO0T7ElRFYaoD8qHUeidliuzBiACe7p/krmh03b04",
+	"aNFPfswTuLahmFT7c92xRpJHpzUTKnd2955lLmFCeuncv7vSTXI4d1EklBR5gQ2gXie+DSJWFVTx9zKo",
+	"LpKH0Cj13clDK0PDBrgphNQsuNGgmXkOmWm9tN4Dnu9WNP6ZmcXXuq5IDHED0WhefxDfNwYiIaHxRt5I",
+	"TjGoBx+f+IguOxb5FZjd5A0j3MyyNIw/uxOW5gLp79g7sxyoE6pdKN4DAdwpO0QgWZodKkavmU8xbDY2",
+	"vEykdv6LUncw/yahxjkznbHbRfgcE5okrkzFGO3aRUdpiF3Ht1wfwn3sxGLV0hB+Ct0HkxgnoYb4mikO",
+	"mdGC/mduRpfChQCfvfrpzfnVp7O3ofPDMqqIYjQaMV2KqcQAF1RsIYEyDy2nonDOX4o9jPEhIR5NGGDU",
+	"R+j3Hgb1U+GxiyOaUE0ie3Dx/gF5y699SCfGiF4KID6lsExu3FI0vs+Ne/0E+7tw7aJpKDnq9Rpt/3az",
+	"P/r7nCGj7a3eyATKg9ijhiq08N226ItqVZt219TCJkKNESPVK+e6fuV7pX6Bj2aeQrBW28Lzpg5NYSOL",
+	"GzxtV3fFW2vTXS9G+e0AaDHFHHA8CBh1ZQAwnpZREk6uRAU/5HkFZSGyKagQIBHAMJVxmeRdM5YeV79i",
+	"qdoext9BSZVjtP/d0ITHBFqrUHEp2JcRzSB/47dMGupifYFAQRgZ6NEgeVQmH0gFXsc6NsD3LoUjmMfk",
+	"2ZcvAXl29CIg1KrnXRz21P7gMEQaMrCHDbG3CEN+WxDVC6Hw84lqQfixjrViMRTULMhrwrULydF07EC3",
+	"LbqvnWCtZFlqJif5Ur33FcKT2yiE7wW1Es6eGxTJdkwe/E7/EEatiKso46brARcurhXFc1EHU4zmW13d",
+	"mHtldL1gdHwrJ+DiVyDk7Vc2vSNTLZzyEpZavI0/hqE2h7xcWne/tJtpX9LUkdmUCZCZWLXPbOgqiYUB",
+	"CYsKaJXQZAg+T5kiYcoUl3HYarSF5WxLwYXJd2SyxY21EVZ4+mCw3YrB1oPULMjXiPay1toCRv+gxtoN",
+	"2l7bL2eO5bXlAnoP2HoPzK7zbnTjRteXkJHlmi0Ba8ljCSBv7gTtHCa/NRJZdsY1mmFbDa3bZ0M7MrMu",
+	"Adjfs5H1fthMF3MkLHcwV4v4GYfcoRKxTWkddrNYWMdz+UPI6kN/vx5K3IWXJfUmEfpnV7d0G6QL5t6N",
+	"AO0quzYTLjirB/F5G+JzXga3DoVVUrUwmLScTAOv+Co6mozZuM+UHvFUBw2BgrXmibM8Gz9ZwP2DVH5L",
+	"qbz1zttl8pbT7z3g/64F8jmXuQFxvEl63joH2o3svBgCH8IT7lt4wirc69DxocVS9zs38HuSvXFPiyVw",
+	"d0gPxLatBoE7IAz82g7xbbTTu0y2yUhi5SRcB6GJYjSeLgiWLoHANgk3fmGHCoTbYgsRLwTRB/K9S/J9",
+	"GseE5rnI61Hxw6+uzdYSFv069C/OSRvLmwcFoiEnDQJY3dVBCcdtkMBlM1rrWWwjV3JsPof/RWrzqx10",
+	"r9zzd5fi5Pa/WBLIC72SPUyAxkw/rOe2/4ew0eVHUILvX/Lf2n3q50YqprFS2Q2PmSqVsXV91ezUx4Rh",
+	"cdgQo15DDE2EEw6IZjRxPTkuxemr8+7Rs+fdn1++85VrMa7q3en5xauzq19f/SXcJzKf6kqxQUj2QiZu",
+	"jt+fvnsVuvKngLRQaoKJG66kgBKTclAEXu2Tf/7jv8oxAO0lIhwobUmicLPvRprwW2sNpHRRr3t5jxmj",
+	"8eL2H+yU27BT+hNvwcQZHrCks78Mwg+pWXedmrXgUtvNka3X1nugAPfWUrnwtjcePvAzv+FiWLDXGf5I",
+	"DRlDFpdg+0SxNKFRXmQL8lCwXm6kmOWT+lL4111+SugL9imWVxDEaGsXXupjarGSE5xAHpzQwFfRungn",
+	"fHU3RtZlsaqwtP4REOx3an1diycfGub6Em3YQPYOatJLwUg0YjQl1XqYWMJaljAUVr+ns2hkoc2qhpZW",
+	"YMeLfV/bhOtL4etmK5ZK5ZBcZiaSY3ZATkWRUDGgPMlUPc3K5aPJ62MCTYqwJ8KlcGXiXXUpi12UizLx",
+	"QZoBC8+Lq2OzQzq0Q025/was0A67hOZmoKi3U6MG0mOv5e7Y6gXT5ozpLGkNVnIn7HtU2+U98NUaJtpT",
+	"LOFhDhcWHlzD41nEDJozG6Dg9ELLyXfjFLGbWc4Gov8wpo66mWNxMNIvCGTbElN2p/vPE1AeFPxtKfgN",
+	"8FchTytFIQFVzIOQKiFHuV2vLdgoh+sHm8AubAKNdGieLWDbEsvvmhzsTttv5ifbiUraMivanbo8V1d+",
+	"iEi6hzrxHDaG6uVcMfsdDvlO5GzYzRJhR7DpP4SkPfb362HEXfgiWfudqz2yDQoHc+9G2sZttUXs2IcP",
+	"8vY25G1fymYGCqukaiWRG+uDzMjcgY/xHyoqnKmqqCxSMmK1ieMF6D/I43ctj7fCSbtE3nJdvQeasWuh",
+	"fM5lbkks3zrX2o1gvhgCH0Tz+yaaL+R4KZ0mksb68KuD1qsFvO+MxVjcz/fg8fVRsNL9Xt4y0/cedvM+",
+	"yke2cbyPuJSXNDWZYg9pb5vgZMXhR3isMfE3XoKKj/6n1rpuF8VFOr+g68bUlzFnpdkx0s8PxQKJThIa",
+	"QRNrHHjlVwFdx9cGpWP/YaxWZ38ep4Y4ctfk8hsyswjONkcxa19qbcIAjx+AuJF9rwHBCwt4evDkMdn7",
+	"zy52inYn2n3zU1EJM6VmVJS5Kwjk3AKeKzZVzQmxRRLO5ttJPvpB34mlBPazRFy2P5w/hLEkLS45B2//",
+	"05yaZqDkQgA2HOoBeWO88imkGXExJJkwPCEhTZIr1HRDcoh/+uq0OoRIDmaIVO7tS0EVIzSOWezDsCsA",
+	"61JU3HzQjrvheR4QE7bHViM0bElwxsl3Y+9xG2uh/+6+Hiw+W7D4pB6kGjCpTnlXMvs4mSa3+yCuBM02",
+	"nqaaDyfQKJlH7FLQCEKctJOsEjrFHBQoWmyZTwxVrhUjCRugf1dmpi1PwQnTBS492I/u2n40D+raTUht",
+	"V9Z7oEO7F0PnX+mWDEl3wBB3Y0paBhAfjEn3zZi0MjNdMj0VocFFyf4MjPT7UnDKW1suANMempMpHghy",
+	"W1mKIlvXwyYZ0ykWdd4CpW4pUQG3hLIa+wIF/JerTzELGlsl9OUP7VILqmy4tfIQFeaB6O+S6L8tST2u",
+	"THpj8svyLODwa6kFzhJpqi34sUib+TM3o1jRiXigm7Ur9SdTzp5wBS22It0uVwECmifUy1o02Ja6Vp/u",
+	"oj69hDQBjq4zathbfOO7kieqm1vCfNocePKAH81yRbMNB4pfbU0NbBQuPgiG3YLxs64Z0Wy/YLKHihLh",
+	"hnChDWvsV18WO6oQtFXBo/qpXYoetU23aZ8Nt/8gi+xSFjlHR2B+G3lbL9fOcLCWbjrDVQ6/wk+rSCcN",
+	"aPRQaOtWhbbAzV/ctBysctGLbKuLrqv3QHDusxX2lrCxNTEWrnlFo+7OGPAuDb7r48NDA4+t2nZvhVlz",
+	"2OvSmtr3aPUtNrZkLtCDwXdRHWKAqcIuNfRQ87sw9RbwsH1yv3Mzb2mzD0be+6pYwf34KHGsS7wuoV9X",
+	"eXow7G7UsIs3uVurbk0crkDNtOvjn5aQDH70Q+9V2eI1ugTjdu6m1nHl6JaMrC13IvqjBNgWe64jSOlJ",
+	"e7itPWBdaRuss76FCyglHLrYvisX2ueaB7vy7ViUEYqIw1/2jRLxJVxgGeXmZJmySOGueavyhPvGLoUJ",
+	"v8358ULu1h4CabcXSOvPeC7KtBD8JasTzwL2QxLYRsJRl7q7RRbU1nvpPaD8PY1ZXfLeN16IGK4JmVhR",
+	"/5dcSBJBg2Ms+ul45pDfsJke/E089FLkTDQosdATwk21lnGUKcWE8V9oLzx854x0lwbYlbDqIQD3fgbg",
+	"rsaEEQMXqFt+0L1StC4YHd+RzoT7X0Jbcgf1x1CTCqjI4cz/tKhwkxu4LXqKs+9IJXFba6OhXm970EK2",
+	"oIXkYNUAkXWSt1o+n5NU8oQ+J30Qn5wXlDLzAsLFgCkmIkaMvGZipa7OZdx4yM2789y8eSA0R/1pu7Te",
+	"A2G5F7rO/GvdWpsVw+gYjHhjeVMjJdB5gRpihxy0aR93wSd3pHEsBc4PSsa9UzJW5rF5EamN1o1aVC0K",
+	"H1dL7Oi7q+ajHWtugu9f5ISMqZgW1YkmTDESPxgq5/FmbMdYr/Lj4o9mgXJOxZ+lybsH52VzS76/hJIV",
+	"skhKyRABYTQaFcKyypI/SHGe0iGUgPGs9OviEj21aDsqYqtQoEGUjhkxigqNxDLAwfZ4wUgq2vyB2w4l",
+	"3XECx8Kg0dJ5/q6g8neqiBfH3YoFDbR1JY289Ubbaymf5LWzqi1PLsVtSumslt/xoLFvWmNfAtba9fY7",
+	"yfb4jqnTjoo+LnPlG9fpX4Jj0rUjTLIhkQpoxomjO7njUslsOHJl7urk7RDGhm0K/53x6d0o/atgQqH5",
+	"B985VvxOLQG3YPKIBcvpUmcw9HvTp+yultCpHpjAvIQPpLtgAdg2S5jjzKzc6bbptv3GjnUs2GYb/c4S",
+	"9kCed0meT+PYokOWMAwavjWVPvxq/7Nc5sYsKjxEZ95WvbE3uTyJW6joNN9M74FM3BfdZrX73lqajr2+",
+	"pZPW75wF7lh9WQTbD27Le6esrIJWOUOE1g8LC5RCh4hfsZH87zsT7Ryjmk4xqGmVNz9ppu4mGtOf9hLa",
+	"U1ErfU+wG6as0sAV0SxSzGgiFRlRPWJ6/4/hm8qPowz4xY/tnql3XBhNQn3dnahuSAYySeSExaQ/JU9/",
+	"IIqKWI5Jf2qYJlyQTKTYDqJPNXv+NFNJQLSRyj41mpz/cto9evYcTPD0UuiRVIbEXKd2IaliA/4lcKXu",
+	"TaaEs7fBlaEbjOuiv5AUyfSAWLJ7zaakzxIphpoYeSmWSRcgpWwBLkjoYw54PKcNhYe/bbE5N/2OlLzK",
+	"1+NWHuehBi4K4yHtBQVEj+REECki9uBZ2yAfsxgI3Y7cubdh8CznWsmpVr7RfhYPmdEH5KNiA6aIYjfy",
+	"mgVkMuLRiFwzljpHnJxAxTXswBVJFbfF5FQw50ExvHXvtgWwMEcZbL2IzbPphSTk4YZbGpstvN6t5OTJ",
+	"iWAKiEA5WJUqhil6J2V2HDmPmOXCVhhQ0gCotHq37oZ17kg5XBbgH5TDe6ccrslWD5En2lVsuprUuVVQ",
+	"Qpw/vqImPMkZtDYy1WQi1TUXQ3CNQkUILWiqRxLkfEnjA3JmX4ZETce7Y3ida0KJkF2ZzqIpjrtX7CHw",
+	"i3/gEzMlUe253Ap8Lb3eCviixkiJYJMS4QM3fh7HKOiYBchvAs9ofF98+wOXihuUR9mXlKspqIWXwuuF",
+	"hdqB+gaogTJBKEf51CPJACuq0IhdYWVsHZI9+34IMzNtMexSuCQNSYSckH8j8EJA0HSQUAMGBCoIN2RC",
+	"9f4J7qcHZbV1jmPUL+cMuKHFP7tmfCgV7qXAxae9F026Jl7NHTHMM4SDHema+PVWXbMBhMoKp5dU/MVT",
+	"CxhwgfwhUGSn7BXvdSX6JBO2XAWwM5mw+1n/q2oIXTz+ZyWzdJUXqnnva5iBt2qcLe5lCfusTNgfq7RY",
+	"ZcdlbKj83m6IxTq4JLTzhJZR1a2cTdVPAqIjmbIY4gEMGUtt8vE+PzG4FGXrJ9kTjJsRU8dET7Vh4+6E",
+	"x2wfWSwwb1frdMIjNoeLOYtpARTbYmTFF3ZkNy1tsU2iLd3xg210K1kHpROeg1yN3GbJ8mN1UH4I97/z",
+	"cP/lLnmO8XPeFfYeKML9soIue9tbjfa3qzipVCTzWgdw1sI6SvZiB6ciJsj8LNctSpqN91tto3fJJHdk",
+	"IV0NJR7spPfOTroqg80MO2Rf0oRyAJNmofbMDtOgJ8LF2Xu3uFUU0UkTivIqOP9TGZOJzJKYwAe8uv/P",
+	"f/wXiqbeEBpcir5i9JopzPdL+A0DM46InJdTdAcJH44MGfAh5OHbOXzSn2YIhdwZGTSdajIZTY/t4i6F",
+	"NooaNsSZJiOL5FLDYvJ2bFBokCYJU480GXFhgqJNwT6YvMap6UY0GjFCBwMunLnrUqCPRWsuBeExg6u0",
+	"U0MsixQBmUDlELCT4pkJKJoAAU4wf+Dy5T0uTWhyzeJLwQWcmv1JqpipkkElkoqR3JFLtfSWLqKveWoV",
+	"iL0BTZI+ja5dq4VH+a1fCjpA+5jb3yNN5ETsF/aZHKlLmZeVHeCVGjUlA660OSA/8xuGR4GHaOGiZEyw",
+	"S6W5udB/pgRD4MSW8ZTswTcZjZnS+/a1v2V2xKWAlaJSQ4WeMGVVmfxow//sgpWiCwAauhnyL2XaqrHs",
+	"hgnzSDtQjJmhPLkUuBdNp2QvlpE+dEd+MI73fX0LxSjYClG/QkZyDLBMx0zDEdXSVJvNhJlhrxyGbYtt",
+	"FJ/ISetdM47yEnSWtOaPxSziGjyQD12ANkb/3cmTyYgpVqLTCOVDWWIFHzx0lvmAC73q+lppcy171RDE",
+	"+x5SuU1bWvUkFpvT6iXp/hAWtfqmS7B4Xn+0qCpl9cC3RE6rH9mNtaq20RZaWjvaB5vVNmxWtUOeD75t",
+	"BHWlGL/aF0u51UW49ArlKhuQ5iG075Y2rpWAot3Stehqeg8E5R6avFa8/LspzN9itNoBx9yN6WotAH8w",
+	"YN03A9Z63NbZkw4xsG6OIYv1M57EOjdTPdJFVB40XfsotRkqpomQE2dVYiLWJHz/4eLN67+EREtnt5Fm",
+	"xJSd41LgZzUxUh6QMxf8NBkxUf6OYJPiWxzycKDdRaPRACY8d6O3yhfcN87w5BrRpnELB78nRQR3h8JV",
+	"cajzVWJDTVZWhFtPRWMQjYgdYKQyxrrBiqVSGRb7CFD7+YRqQ8ZcZIaRvVSCmcmO8kWJLsUZi7k+yY2c",
+	"4dmrt6d/uTp79dOb86tPZ29DnMZqViNZBmWI8d5vgiYraOButglI+IU2ugtPf1cw4zGD3DAFZl5IhxtC",
+	"e2t73osAyDA6nm9IuYAR30ndHLuZxRYQOJQ/hNnDuMv1MIKXvcjAYUdtSUizU+/GmAGbaiEMWFv9wW6x",
+	"ebuFQVCqw1+FPC00S5zCNMjOtOFJQkY0r/ytXVzZiSuMTaSCKvrgRnc+ohabRA7nD+E5dx2e0wIX7UaK",
+	"5rvqPZCH3VohWu9xA/aGJkvCllnTbqwGi2DvwUBw3wwEC9ga+PwPwec/T3ljRNEJhgZoIm+YIuFfrf4f",
+	"ECP3w4DIJGbaIA8LMK6FFWyvFPEQUYGBAns0stu+FFTnyfZu+fsHJBxINabmT5G+webRp1HEUnNMDPti",
+	"DuFXnzT18vx/kr2z1y/J08c/9I4J9VENSk4CCLYQEBuu5AQ0EdiDi2SRSTYWEGMSfrLn8Mo+C08I7Wsm",
+	"DOGxhkA4Nk7NlEQsSfT+AfkzKpqXIoTqOmEAK+C4y8lIJvasxJChfSSMQKEIIcZFG8XomMUuz8pN4LKt",
+	"7CJB7E/4NbsU/3H+4X0RBCLYF0NwKmcLcfEc79kX033pvoE7b1JprfpUbHF1JQrefa3keIWsETpkF3Lp",
+	"8XfYWXErhYZ87tcq7/wi9YolieiQvZMxS1Z8B40NpZfqZj5XfAax7gQwXPHY+dcc8uXw1Qk63L72W8bU",
+	"tBN0BB2zznEHX+4ES7KSEji+xje/bVXhLr7n1O6g44lJdZJa1Oz5/0RsLROWk5x2YIl9F9834CyJZ+iJ",
+	"PS8zTe0RaaNaQkULlb8UhQUuShfmZVdWQfdmMu1ohKPAQDZg4j27j/xsK/RnPyd4smRzg7cs+ZECqVoX",
+	"qRr7kkqFKyuObGZ795v175Ixg7GjfMcl5gxAM8Oc83fbuLM0NGnmyiW+F3NtuIgMuaFJxjyAuJyq/jQk",
+	"MR8zobkUOiD96aWwH3EBo5HU5oB8EMm0FCdY6g7byOC5JuB4YDHZK6VcXQqFAH1MaJKcoNRYySKDcFT4",
+	"/VGhOp/kHryZsVKzS+HHWWAmAyB0FjexWIB/1YoZqJ6XlyugwgCNydiK8+DKMCMuhgfkVEzhc5fCx3qO",
+	"6ZRQfW0/4iYoddQgQ2asgv/Eyi9KjkMyzrQhfUb6bCAVI6GRIdl7enTUZnZGYu3u+/7xaBgP6Z0/Th94",
+	"71q8d+sczkNPm2MBH9935WyXFBpPkGtH6BbSZ8PHTDPFmV5Eoi0dDrn99A1NQtLPomtmyN6ni5fOxRWQ",
+	"kcyUpVMxne43kXSdJtyQ/hRD9hvJ94mTRZTGrB5g5+5bln71rZ6hDKfJAXmHnjV8agm2/aJLqb0UT3+A",
+	"9fio7UzlA33W7Ysju1INRM3T22KH+wfkFLQ8MqvkzaOAF8WJ/l6IYPW+f8TTnvDYjNrEZX9KqwnMb/xb",
+	"3x5I730jvSWwbTOR8THE1PD73wNjp8YrFDChvi0fz6fATjVqdRp/ghF3G3NfvfiS3OyzkyAGgY0pT8ge",
+	"FDwISEQ162pLwg2/YSiL7rfRDnh1rga2XWBnarHrGq7mD+G6zhyIFUBq/17kurajtuQfsFPvxnUNm2oh",
+	"fvaYHlzX23BdZwhKdfirEMmVIurLlArri2tnGShC6oNSOquR18w+HbNxnyk94qkdahX1FeLuc4R4iLa/",
+	"pcu6BR7aXdbNR997IAu7dVm33uPGQ+TPmTHOVka1nkgFhf3CmAPNio+JZRwhgdBeTyAe6ZwutEXTb5nH",
+	"7cYHvgiYH3zg980H3sYf7WgWZcp+0OJRn1HF1GlmRp3jv362knwk5TVn+S+f7QvqxuNdXfQFZfiRJhbM",
+	"lEywysMJ0SwZdEdSQ+NPLS0CKagxJiRJs37CI4KzWjTKVNI57nwFYGPfjg8Pv9o3vx1/TaUy3zpB54Yq",
+	"bg8K4HqUh+0PaJYYq/PIiCbwcxN8Quq9yoSwyA7LBRC1c1en+aH3w+OZGTC0+uWH9xdnH95effxwdgFv",
+	"41qr74+MSTtBh4lsbI/c/Wn/gyf/Ob+OWVKENAUMRimTacLIXiKHXAQkkUOZmYBMRpKO+X7uHq9LIvbH",
+	"KRlzAQF1TmmCW5xVzz6l6Ja3xC2VUOX1n//4L/Qa3PAY6NzpxzeWHk7BODcR7rry4hqEQmcQ8unsLS6J",
+	"j5nM0EnmPv6L1EY3fP0lNTSRQ8KEUZxp51VAvyKBKsiOeD7SJITqDiG6GYOyfBbRlPZ5wg0YFvKPgs2k",
+	"6asWFP4muSiV18BwbQQQ3JdiRI9oygKS+SPCkVjmNlU8YjrAohulj+ZFLGc/+9GdKIkUgxog4LcauM8e",
+	"kP9Jk4xhzMVEccO6UiTTk5LbUo/kxCXtl4q2J/yG1c8aC3HOLuE9+Guhd5JmRpM9d7w6yIXYSIooUwqK",
+	"qqQgB4tYTvYxqLO53zocSWkF5eZLs2v4s50odyCN6dQSKDh0PF+oRKgDmL57zab5D6XO7wFJacTFsCgr",
+	"XPr8R7fIRnhLTabsEfiyItCXxvn/+zLm2H803ydAWYRvXaV0ipk7UpyAz8wSIpgCRHj4qz8tauzHYy7K",
+	"N/PRvd+wsDeicNQFhOZ1qfZqGU4B8lipCNi+90nfMifsDOlLp1jArkHlx6oO0oITRqbeM2qYoCKaooMS",
+	"STrlIvdHlqbGkKpGaEfvKDbxwSVikJyI8wnr6f7BElnLfk/uA01gLkV3lI2pXTAXEU9zTHMbOEESaYlZ",
+	"8b3S3DPZYw37Q9o8GUmi+VBAUJJ0gVUl/gebsEBe/ZarV1Sl26UFIJOe/SqUkffmpaC4fattlg4MUBSD",
+	"qhwkleYG633T5FCN1JeFgvuqAFtQrh1qfy2VIcWbtSwLD7hMDSrVpJrogS+oFmOtHizAxESQt16fOVVE",
+	"P4tsrtyO86pX+F3MTcPn3kox7FqaGRcNsOBGvIemVqaq0iCD60pDpGKPRfXjhjtLmYV4mqILLKZTDH0X",
+	"ZkSkcGcXlN30pV4qBWPB9j1tBBXKOqVMIPtCKZBbBlUyuhdFlfJoxgrI0SFrWr7PbMLMNZfPFLi2BAGJ",
+	"uIoyboivzVWi3MayltInSplP3z5/+/8DAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

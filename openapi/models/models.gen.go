@@ -380,6 +380,132 @@ func (e RouteAffinity) Valid() bool {
 	}
 }
 
+// Defines values for RouteChoiceAffinity.
+const (
+	RouteChoiceAffinityHit  RouteChoiceAffinity = "hit"
+	RouteChoiceAffinityMiss RouteChoiceAffinity = "miss"
+	RouteChoiceAffinityOff  RouteChoiceAffinity = "off"
+)
+
+// Valid indicates whether the value is a known member of the RouteChoiceAffinity enum.
+func (e RouteChoiceAffinity) Valid() bool {
+	switch e {
+	case RouteChoiceAffinityHit:
+		return true
+	case RouteChoiceAffinityMiss:
+		return true
+	case RouteChoiceAffinityOff:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RouteExplainRequestInbound.
+const (
+	RouteExplainRequestInboundAnthropicCountTokens RouteExplainRequestInbound = "anthropic_count_tokens"
+	RouteExplainRequestInboundAnthropicMessages    RouteExplainRequestInbound = "anthropic_messages"
+	RouteExplainRequestInboundGemini               RouteExplainRequestInbound = "gemini"
+	RouteExplainRequestInboundOpenaiChat           RouteExplainRequestInbound = "openai_chat"
+	RouteExplainRequestInboundOpenaiEmbeddings     RouteExplainRequestInbound = "openai_embeddings"
+	RouteExplainRequestInboundOpenaiResponses      RouteExplainRequestInbound = "openai_responses"
+	RouteExplainRequestInboundRelayGenerate        RouteExplainRequestInbound = "relay_generate"
+)
+
+// Valid indicates whether the value is a known member of the RouteExplainRequestInbound enum.
+func (e RouteExplainRequestInbound) Valid() bool {
+	switch e {
+	case RouteExplainRequestInboundAnthropicCountTokens:
+		return true
+	case RouteExplainRequestInboundAnthropicMessages:
+		return true
+	case RouteExplainRequestInboundGemini:
+		return true
+	case RouteExplainRequestInboundOpenaiChat:
+		return true
+	case RouteExplainRequestInboundOpenaiEmbeddings:
+		return true
+	case RouteExplainRequestInboundOpenaiResponses:
+		return true
+	case RouteExplainRequestInboundRelayGenerate:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RouteExplanationAffinity.
+const (
+	RouteExplanationAffinityBinding RouteExplanationAffinity = "binding"
+	RouteExplanationAffinityKey     RouteExplanationAffinity = "key"
+	RouteExplanationAffinityOff     RouteExplanationAffinity = "off"
+)
+
+// Valid indicates whether the value is a known member of the RouteExplanationAffinity enum.
+func (e RouteExplanationAffinity) Valid() bool {
+	switch e {
+	case RouteExplanationAffinityBinding:
+		return true
+	case RouteExplanationAffinityKey:
+		return true
+	case RouteExplanationAffinityOff:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RouteExplanationStrategy.
+const (
+	RouteExplanationStrategyCost      RouteExplanationStrategy = "cost"
+	RouteExplanationStrategyLatency   RouteExplanationStrategy = "latency"
+	RouteExplanationStrategyLeastBusy RouteExplanationStrategy = "least_busy"
+	RouteExplanationStrategyPriority  RouteExplanationStrategy = "priority"
+	RouteExplanationStrategyWeighted  RouteExplanationStrategy = "weighted"
+)
+
+// Valid indicates whether the value is a known member of the RouteExplanationStrategy enum.
+func (e RouteExplanationStrategy) Valid() bool {
+	switch e {
+	case RouteExplanationStrategyCost:
+		return true
+	case RouteExplanationStrategyLatency:
+		return true
+	case RouteExplanationStrategyLeastBusy:
+		return true
+	case RouteExplanationStrategyPriority:
+		return true
+	case RouteExplanationStrategyWeighted:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RouteExplanationStrategyFrom.
+const (
+	RouteExplanationStrategyFromDefault RouteExplanationStrategyFrom = "default"
+	RouteExplanationStrategyFromHint    RouteExplanationStrategyFrom = "hint"
+	RouteExplanationStrategyFromModel   RouteExplanationStrategyFrom = "model"
+	RouteExplanationStrategyFromPolicy  RouteExplanationStrategyFrom = "policy"
+)
+
+// Valid indicates whether the value is a known member of the RouteExplanationStrategyFrom enum.
+func (e RouteExplanationStrategyFrom) Valid() bool {
+	switch e {
+	case RouteExplanationStrategyFromDefault:
+		return true
+	case RouteExplanationStrategyFromHint:
+		return true
+	case RouteExplanationStrategyFromModel:
+		return true
+	case RouteExplanationStrategyFromPolicy:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SecretSource.
 const (
 	SecretSourceEnv    SecretSource = "env"
@@ -1801,6 +1927,139 @@ type RoleBindingUpdate struct {
 // RouteAffinity Prompt-cache affinity: `key` keeps one session on one host key of the chosen binding, `binding` also on one binding among the model's equals, `off` does neither.
 type RouteAffinity string
 
+// RouteCandidate defines model for RouteCandidate.
+type RouteCandidate struct {
+	// Affinity The keys are in the session's rendezvous order.
+	Affinity  *bool              `json:"affinity,omitempty"`
+	BindingID openapi_types.UUID `json:"binding_id"`
+
+	// Fallback 0 (absent) for the model's own bindings, n for its n-th fallback's.
+	Fallback *int   `json:"fallback,omitempty"`
+	Host     string `json:"host"`
+
+	// Keys Host key slugs in the order they would be tried.
+	Keys           *[]string `json:"keys,omitempty"`
+	KeysDisabled   *int      `json:"keys_disabled,omitempty"`
+	KeysHeld       *int      `json:"keys_held,omitempty"`
+	KeysNotGranted *int      `json:"keys_not_granted,omitempty"`
+	KeysUnusable   *int      `json:"keys_unusable,omitempty"`
+	Model          string    `json:"model"`
+	Position       int       `json:"position"`
+
+	// Score What the strategy ordered by, lower first: position, weighted draw, estimated cost (micro-units), EWMA time to first byte (ms), requests in flight.
+	Score float32 `json:"score"`
+	Shape string  `json:"shape"`
+
+	// Skip Why the binding was left out; absent when it is a candidate.
+	Skip *string `json:"skip,omitempty"`
+}
+
+// RouteChoice defines model for RouteChoice.
+type RouteChoice struct {
+	Affinity  RouteChoiceAffinity `json:"affinity"`
+	BindingID openapi_types.UUID  `json:"binding_id"`
+	Host      string              `json:"host"`
+	HostKey   string              `json:"host_key"`
+	Model     string              `json:"model"`
+
+	// Slot The host key's index among its host's keys.
+	Slot int `json:"slot"`
+}
+
+// RouteChoiceAffinity defines model for RouteChoice.Affinity.
+type RouteChoiceAffinity string
+
+// RouteDroppedFallback defines model for RouteDroppedFallback.
+type RouteDroppedFallback struct {
+	Model string `json:"model"`
+	Why   string `json:"why"`
+}
+
+// RouteExplainRequest One request to explain. Exactly one of relay_key_id and policy_id.
+type RouteExplainRequest struct {
+	// Body The request body as the caller would send it (its bytes are kept, so a session keyed on the stable prefix hashes as the request's would); it gives the needs (prompt size, tools, images, structured output), the session identity and the metadata hint.
+	Body *json.RawMessage `json:"body,omitempty"`
+
+	// Headers Request headers routing reads (X-Relay-Route, X-Relay-Session, x-claude-code-session-id).
+	Headers *map[string]string `json:"headers,omitempty"`
+
+	// Inbound The endpoint the request goes to, as its inbound shape (default openai_chat).
+	Inbound *RouteExplainRequestInbound `json:"inbound,omitempty"`
+
+	// Model The model (name, or name@host-slug); overrides the body's. Required without a body.
+	Model *string `json:"model,omitempty"`
+
+	// PolicyID A policy to route as, instead of a relay key.
+	PolicyID *openapi_types.UUID `json:"policy_id,omitempty"`
+
+	// RelayKeyID The caller's relay key; its policy resolves as for a request.
+	RelayKeyID *openapi_types.UUID `json:"relay_key_id,omitempty"`
+}
+
+// RouteExplainRequestInbound The endpoint the request goes to, as its inbound shape (default openai_chat).
+type RouteExplainRequestInbound string
+
+// RouteExplainResult defines model for RouteExplainResult.
+type RouteExplainResult struct {
+	// Credential The relay key's name and display prefix; absent for a policy.
+	Credential *string `json:"credential,omitempty"`
+
+	// CredentialState "ok", or why the relay key would be refused.
+	CredentialState string           `json:"credential_state"`
+	Explanation     RouteExplanation `json:"explanation"`
+
+	// Policy The slug of the policy that applies; absent when none does.
+	Policy *string `json:"policy,omitempty"`
+
+	// PolicyFrom Where the policy came from.
+	PolicyFrom *string `json:"policy_from,omitempty"`
+
+	// Refusal The error the request would get; absent when it routes.
+	Refusal         *string `json:"refusal,omitempty"`
+	SnapshotVersion int64   `json:"snapshot_version"`
+}
+
+// RouteExplanation defines model for RouteExplanation.
+type RouteExplanation struct {
+	Affinity         RouteExplanationAffinity `json:"affinity"`
+	Candidates       []RouteCandidate         `json:"candidates"`
+	Chosen           *RouteChoice             `json:"chosen,omitempty"`
+	DroppedFallbacks *[]RouteDroppedFallback  `json:"dropped_fallbacks,omitempty"`
+
+	// Hint The caller's hint: cost=min, latency=min or quality=max.
+	Hint *string `json:"hint,omitempty"`
+
+	// HintIgnored The policy fixes the strategy, so the hint was not applied.
+	HintIgnored *bool      `json:"hint_ignored,omitempty"`
+	Model       string     `json:"model"`
+	Needs       RouteNeeds `json:"needs"`
+
+	// SessionFrom Where the session identity came from: x-relay-session, x-claude-code-session-id, prompt_cache_key, metadata.user_id, conversation, previous_response_id, prefix.
+	SessionFrom  *string                      `json:"session_from,omitempty"`
+	Strategy     RouteExplanationStrategy     `json:"strategy"`
+	StrategyFrom RouteExplanationStrategyFrom `json:"strategy_from"`
+}
+
+// RouteExplanationAffinity defines model for RouteExplanation.Affinity.
+type RouteExplanationAffinity string
+
+// RouteExplanationStrategy defines model for RouteExplanation.Strategy.
+type RouteExplanationStrategy string
+
+// RouteExplanationStrategyFrom defines model for RouteExplanation.StrategyFrom.
+type RouteExplanationStrategyFrom string
+
+// RouteNeeds defines model for RouteNeeds.
+type RouteNeeds struct {
+	Images    *bool  `json:"images,omitempty"`
+	MaxOutput *int64 `json:"max_output,omitempty"`
+
+	// PromptTokens Estimated: four body bytes a token, images a flat 1,000.
+	PromptTokens int64 `json:"prompt_tokens"`
+	Structured   *bool `json:"structured,omitempty"`
+	Tools        *bool `json:"tools,omitempty"`
+}
+
 // SecretRef `env:NAME`: the secret is read from environment variable NAME on every pod.
 //
 // Example: env:OPENAI_API_KEY
@@ -2710,6 +2969,9 @@ type CreateRoleBindingJSONRequestBody = RoleBindingCreate
 
 // UpdateRoleBindingJSONRequestBody defines body for UpdateRoleBinding for application/json ContentType.
 type UpdateRoleBindingJSONRequestBody = RoleBindingUpdate
+
+// RouteExplainJSONRequestBody defines body for RouteExplain for application/json ContentType.
+type RouteExplainJSONRequestBody = RouteExplainRequest
 
 // CreateServiceAccountJSONRequestBody defines body for CreateServiceAccount for application/json ContentType.
 type CreateServiceAccountJSONRequestBody = ServiceAccountCreate

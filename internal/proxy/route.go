@@ -1,0 +1,200 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/relay-llm/relay/internal/pricing"
+	"github.com/relay-llm/relay/internal/routing"
+	"github.com/relay-llm/relay/internal/snapshot"
+	"github.com/relay-llm/relay/internal/wire"
+)
+
+// Routing, as the proxy feeds it and tells it (docs/routing.md): the
+// request's session identity, needs and hint go to the router; the
+// decision goes back to the caller as X-Relay-Route, to the log line and
+// to the usage event; each answer's time to first byte feeds the latency
+// strategy's moving average.
+
+// routeRequest fills rq.route from the request (routing.NewRequest).
+func (rq *request) routeRequest(facts *wire.RouteFacts) {
+	rq.route = routing.NewRequest(&rq.scan, rq.in, facts, rq.r.Header)
+}
+
+// routed prepares the request to go where the plan says: with affinity,
+// the keys are tried in the plan's (the session's) order whatever the
+// policy's key strategy, so the prioritised walk is used; and the first
+// binding counts one more request in flight.
+func (rq *request) routed() {
+	policy := rq.caller.Policy
+	affinity := false
+	for i := range rq.plan.Bindings {
+		affinity = affinity || rq.plan.Bindings[i].Affinity
+	}
+	if affinity && policy != nil && policy.KeyStrategy != snapshot.StrategyPrioritized && policy.KeyStrategy != "" {
+		rq.policy = *policy
+		rq.policy.KeyStrategy = snapshot.StrategyPrioritized
+		rq.caller.Policy = &rq.policy
+	}
+	if c := rq.plan.First(); c != nil && rq.busy == (snapshot.ID{}) {
+		rq.busy = c.Binding.ID
+		rq.h.live.Begin(rq.busy)
+	}
+}
+
+// retryOnFallback serves the request on a cheaper fallback when a
+// budget refused it and the policy allows that (budgetFallback). It
+// returns false when the refusal stands. The limiter's refusals all come
+// through limiterFailed, before any attempt (Admit) or at an attempt
+// (Reservation.Attempt): in both cases no byte has gone upstream.
+func (rq *request) retryOnFallback(err error) bool {
+	if rq.attempts > 0 || !rq.budgetFallback(rq.r.Context(), err) {
+		return false
+	}
+	rq.routed()
+	rq.forward()
+	return true
+}
+
+// budgetFallback answers a budget's refusal by routing the request to the
+// first fallback of its model, cheaper by estimate than the model's first
+// binding, that the limiter admits, when the policy allows it. It returns
+// true when the request was admitted on a fallback: rq.plan, rq.settle (or
+// rq.res, whose first Attempt then reserves) are set. Otherwise the
+// refusal stands.
+func (rq *request) budgetFallback(ctx context.Context, refusal error) bool {
+	var we *wire.Error
+	policy := rq.caller.Policy
+	if policy == nil || !policy.BudgetFallback || !errors.As(refusal, &we) || !errors.Is(we.Kind, wire.ErrBudgetExceeded) {
+		return false
+	}
+	m := rq.plan.Model
+	first := rq.plan.First()
+	if m == nil || first == nil {
+		return false
+	}
+	est := rq.estimate(first)
+	for _, id := range m.Fallbacks {
+		fm := rq.snap.Model(id)
+		if fm == nil || !policy.GrantsModel(fm.ID) {
+			continue
+		}
+		req := rq.route
+		req.Model = fm.Name
+		if rq.plan.Pinned != "" {
+			req.Model += "@" + rq.plan.Pinned
+		}
+		if err := rq.h.router.RouteRequest(rq.snap, policy, &req, rq.at, &rq.plan); err != nil {
+			continue
+		}
+		c := rq.plan.First()
+		if c == nil || rq.estimate(c) >= est {
+			continue // not cheaper: the budget would refuse it as well
+		}
+		adm := rq.admission()
+		if kl, ok := rq.h.limiter.(KeyLimiter); ok {
+			// The refused reservation held nothing; settle it empty.
+			if rq.res != nil {
+				rq.res.Done(wire.Usage{})
+			}
+			rq.res, rq.settle = nil, nil
+			res, err := kl.Reserve(adm)
+			if err != nil {
+				continue
+			}
+			rq.res, rq.settle = res, res.Done
+		} else {
+			done, err := rq.h.limiter.Admit(ctx, adm)
+			if err != nil {
+				continue
+			}
+			rq.settle = done
+		}
+		rq.downgraded = fm.Name
+		return true
+	}
+	return false
+}
+
+// estimate is the most the request may cost on candidate c, in micro-units.
+func (rq *request) estimate(c *routing.Candidate) int64 {
+	out := rq.route.Needs.MaxOutput
+	if out <= 0 {
+		out = int64(c.Model.MaxOutputTokens)
+	}
+	return pricing.EstimateMicros(&c.Binding.Pricing, rq.route.Needs.PromptTokens, out)
+}
+
+// admission is what the limiter sees of the request as routed now.
+func (rq *request) admission() *Admission {
+	rq.adm = Admission{
+		RequestID: rq.id, Caller: &rq.caller, Model: rq.plan.Model, Plan: &rq.plan,
+		Inbound: rq.in, Stream: rq.stream, BodyBytes: rq.scan.Size,
+		MaxTokens: rq.scan.MaxTokens, Snapshot: rq.snap, Header: rq.r.Header,
+	}
+	return &rq.adm
+}
+
+// choice is where the request went: its last attempt's binding and key.
+func (rq *request) choice() routing.Choice {
+	if rq.cand == nil || rq.key == nil {
+		return routing.Choice{}
+	}
+	return routing.Choice{Candidate: rq.cand, Key: rq.key, Slot: routing.Slot(rq.snap, rq.key)}
+}
+
+// setRouteHeader tells the caller where the request went.
+func (rq *request) setRouteHeader(hd http.Header) {
+	ch := rq.choice()
+	if ch.Candidate == nil {
+		return
+	}
+	rq.routeBuf = rq.plan.AppendSummary(rq.routeBuf[:0], ch)
+	if rq.downgraded != "" {
+		rq.routeBuf = append(rq.routeBuf, "; budget_fallback="...)
+		rq.routeBuf = append(rq.routeBuf, rq.downgraded...)
+	}
+	hd.Set(routing.HeaderRoute, string(rq.routeBuf))
+}
+
+// routeSummary is the X-Relay-Route value set on the response, "" when none.
+func (rq *request) routeSummary() string {
+	return rq.w.Header().Get(routing.HeaderRoute)
+}
+
+// observe feeds the live figures once the request is over: the first
+// binding's in-flight count drops; a request answered on its first
+// attempt gives its binding a time to first byte (the caller's, less
+// Relay's own time before the attempt); and a first binding that failed
+// over to another is charged the time the caller waited for an answer, so
+// a failing binding does not keep a fast average.
+func (rq *request) observe() {
+	if rq.busy == (snapshot.ID{}) {
+		return
+	}
+	live := rq.h.live
+	live.End(rq.busy)
+	wait := rq.ttfb - rq.overhead
+	switch {
+	case wait <= 0:
+	case rq.attempts == 1 && rq.cand != nil && rq.status >= 200 && rq.status < 300:
+		live.Observe(rq.cand.Binding.ID, wait)
+	case len(rq.fails) > 0 && (rq.cand == nil || rq.cand.Binding.ID != rq.busy || rq.status >= 500):
+		live.Observe(rq.busy, wait)
+	}
+}
+
+// routeDetail is the decision in full, for the usage event: a fresh copy.
+func (rq *request) routeDetail() []byte {
+	if rq.plan.Model == nil {
+		return nil
+	}
+	d := rq.plan.AppendDetail(make([]byte, 0, 512), rq.choice())
+	if rq.downgraded != "" {
+		d = append(d[:len(d)-1], `,"budget_fallback":`...)
+		d = wire.AppendString(d, rq.downgraded)
+		d = append(d, '}')
+	}
+	return d
+}

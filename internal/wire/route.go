@@ -1,0 +1,358 @@
+package wire
+
+import (
+	"bytes"
+
+	"github.com/cespare/xxhash/v2"
+)
+
+// RouteFacts is what routing reads from a request body beyond the model:
+// the caller's session identity (for prompt-cache affinity), a hash of the
+// stable prefix of the prompt (the identity of last resort), what the
+// request needs of a model, and a route hint. Every []byte is a span of the
+// body it was scanned from, escapes kept.
+type RouteFacts struct {
+	// Session is the caller's own session identity: the raw value of the
+	// first of prompt_cache_key, metadata.user_id, conversation (a string,
+	// or the object's "id") and previous_response_id that is a non-empty
+	// string; SessionFrom names the member.
+	Session     []byte
+	SessionFrom string
+	// Prefix hashes the stable prefix: the system prompt (system,
+	// instructions, systemInstruction), the tool definitions and the first
+	// message (or input item); 0 when the body has none of them.
+	Prefix uint64
+	// Tools: tools (or functions) is a non-empty array.
+	Tools bool
+	// Images counts the image parts of the messages (image_url, image,
+	// input_image, Gemini inlineData/fileData of an image type), and
+	// MediaBytes is their size in the body, which a token estimate must
+	// not count as text.
+	Images     int
+	MediaBytes int
+	// JSONSchema: the request asks for structured output
+	// (response_format or text.format of type json_schema or json_object,
+	// Anthropic's output_format, Gemini's responseSchema).
+	JSONSchema bool
+	// Hint is the raw value of metadata.relay_route, when it is a string.
+	Hint []byte
+}
+
+// The top-level members ScanRoute decides on. A duplicate (or a case
+// variant) of one of them is refused, as ScanRequest refuses its own.
+const (
+	rmTools = iota
+	rmFunctions
+	rmResponseFormat
+	rmText
+	rmOutputFormat
+	rmMetadata
+	rmPromptCacheKey
+	rmConversation
+	rmPreviousResponseID
+	rmGenerationConfig
+	// Read for the prefix and images only: duplicates are left to the
+	// upstream, as they decide nothing.
+	rmSystem
+	rmInstructions
+	rmSystemInstruction
+	rmMessages
+	rmInput
+	rmContents
+)
+
+// nDecided is how many of the members come first and are decided on.
+const nDecided = rmSystem
+
+// routeMembers names them. Read only.
+var routeMembers = [...]string{
+	"tools", "functions", "response_format", "text", "output_format", "metadata",
+	"prompt_cache_key", "conversation", "previous_response_id", "generationConfig",
+	"system", "instructions", "systemInstruction", "messages", "input", "contents",
+}
+
+func routeMember(key []byte) (i int, folded bool) {
+	for i, name := range routeMembers {
+		if string(key) == name {
+			return i, false
+		}
+	}
+	if plainKey(key) {
+		return -1, false // the common case: a member routing does not read
+	}
+	for i, name := range routeMembers[:nDecided] {
+		if exact, folded := matchKey(key, name); exact || folded {
+			return i, folded
+		}
+	}
+	return -1, false
+}
+
+// ScanRoute reads a request body's RouteFacts. body must have passed
+// ScanRequest (or be a Gemini body that is one JSON object). It does not
+// allocate. A member it decides on that appears twice, or under a name
+// that differs from it only in case, fails the scan with an *Error of kind
+// ErrMalformedRequest, as ScanRequest's members do.
+func ScanRoute(body []byte) (RouteFacts, error) {
+	var f RouteFacts
+	i := skipWS(body, 0)
+	var spans [len(routeMembers)][2]int
+	var seen uint32
+	var refused *Error
+	_, err := eachMember(body, i, 1, func(key []byte, s, e int) bool {
+		m, folded := routeMember(key)
+		if m < 0 {
+			return true
+		}
+		if m < nDecided && refused == nil {
+			refused = checkMember(key, routeMembers[m], folded, seen&(1<<m) != 0)
+		}
+		if folded {
+			return true
+		}
+		seen |= 1 << m
+		spans[m] = [2]int{s, e}
+		return true
+	})
+	if err != nil {
+		return f, err
+	}
+	if refused != nil {
+		return f, refused
+	}
+	val := func(m int) []byte {
+		if seen&(1<<m) == 0 {
+			return nil
+		}
+		return body[spans[m][0]:spans[m][1]]
+	}
+	f.Tools = nonEmptyArray(val(rmTools)) || nonEmptyArray(val(rmFunctions))
+	f.JSONSchema = structured(val(rmResponseFormat)) || len(val(rmOutputFormat)) > 0 && string(val(rmOutputFormat)) != "null"
+	if t := val(rmText); len(t) > 0 && t[0] == '{' {
+		if v, ok := Get(t, "format"); ok {
+			f.JSONSchema = f.JSONSchema || structured(v)
+		}
+	}
+	if g := val(rmGenerationConfig); len(g) > 0 && g[0] == '{' {
+		for _, k := range [...]string{"responseSchema", "responseJsonSchema", "response_schema"} {
+			if v, ok := Get(g, k); ok && string(v) != "null" {
+				f.JSONSchema = true
+			}
+		}
+	}
+	meta := val(rmMetadata)
+	if len(meta) > 0 && meta[0] == '{' {
+		if v, ok := Get(meta, "relay_route"); ok {
+			f.Hint, _ = Str(v)
+		}
+	}
+	// The session identity, first present wins.
+	session := func(v []byte, from string) {
+		if f.Session != nil {
+			return
+		}
+		if s, ok := Str(v); ok && len(s) > 0 {
+			f.Session, f.SessionFrom = s, from
+		}
+	}
+	session(val(rmPromptCacheKey), "prompt_cache_key")
+	if len(meta) > 0 && meta[0] == '{' {
+		if v, ok := Get(meta, "user_id"); ok {
+			session(v, "metadata.user_id")
+		}
+	}
+	if c := val(rmConversation); len(c) > 0 && c[0] == '{' {
+		if v, ok := Get(c, "id"); ok {
+			session(v, "conversation")
+		}
+	} else {
+		session(c, "conversation")
+	}
+	session(val(rmPreviousResponseID), "previous_response_id")
+
+	// The stable prefix: system, tools, first message.
+	var sep = [1]byte{0}
+	var d xxhash.Digest
+	d.Reset()
+	some := false
+	add := func(v []byte) {
+		if len(v) > 0 {
+			some = true
+			_, _ = d.Write(v)
+			_, _ = d.Write(sep[:])
+		}
+	}
+	add(val(rmSystem))
+	add(val(rmInstructions))
+	add(val(rmSystemInstruction))
+	add(val(rmTools))
+	add(val(rmFunctions))
+	for _, m := range [...]int{rmMessages, rmInput, rmContents} {
+		v := val(m)
+		if len(v) == 0 {
+			continue
+		}
+		if v[0] == '"' { // Responses input as one string
+			add(v)
+			continue
+		}
+		// The first message is part of the prefix; image parts are looked
+		// for only where one could be: a cheap search spares text-only
+		// requests a walk of every message.
+		if i := skipWS(v, 1); i < len(v) && v[i] != ']' {
+			if e, err := skipValue(v, i, 2); err == nil {
+				add(v[i:e])
+			}
+		}
+		if mayHoldMedia(v) {
+			_ = eachElement(v, func(s, e int) { f.scanParts(v[s:e]) })
+		}
+	}
+	if some {
+		f.Prefix = d.Sum64()
+	}
+	return f, nil
+}
+
+// scanParts counts the image parts of one message (or input item, or
+// Gemini content), walking the message once and each part once.
+func (f *RouteFacts) scanParts(msg []byte) {
+	if len(msg) == 0 || msg[0] != '{' {
+		return
+	}
+	var parts []byte
+	typed := false
+	_, _ = eachMember(msg, 0, 2, func(key []byte, s, e int) bool {
+		switch string(key) {
+		case "content", "parts":
+			parts = msg[s:e]
+		case "type":
+			typed = true
+		}
+		return true
+	})
+	switch {
+	case len(parts) > 0 && parts[0] == '[':
+		f.eachPart(parts)
+	case parts == nil && typed:
+		f.partAt(msg, 0) // a Responses input item may be the part itself
+	}
+}
+
+// eachPart counts the image parts of a content array.
+func (f *RouteFacts) eachPart(arr []byte) {
+	i := skipWS(arr, 1)
+	for i < len(arr) && arr[i] != ']' {
+		var e int
+		if arr[i] == '{' {
+			e = f.partAt(arr, i)
+		} else {
+			var err error
+			if e, err = skipValue(arr, i, 3); err != nil {
+				return
+			}
+		}
+		i = skipWS(arr, e)
+		if i >= len(arr) || arr[i] != ',' {
+			return
+		}
+		i = skipWS(arr, i+1)
+	}
+}
+
+// partAt counts the part that starts at b[i] if it is an image, and
+// returns the index just past it.
+func (f *RouteFacts) partAt(b []byte, i int) int {
+	image := false
+	end, err := eachMember(b, i, 3, func(key []byte, s, e int) bool {
+		v := b[s:e]
+		switch string(key) {
+		case "type":
+			switch string(v) {
+			case `"image_url"`, `"image"`, `"input_image"`:
+				image = true
+			}
+		case "inlineData", "inline_data", "fileData", "file_data":
+			for _, k := range [...]string{"mimeType", "mime_type"} {
+				if mt, ok := Get(v, k); ok && len(mt) > 7 && string(mt[1:7]) == "image/" {
+					image = true
+				}
+			}
+		}
+		return true
+	})
+	if err != nil {
+		return len(b)
+	}
+	if image {
+		f.Images++
+		f.MediaBytes += end - i
+	}
+	return end
+}
+
+// EstimatedPromptTokens is a prompt-token estimate of a body of size
+// bytes with these facts: four bytes a token for text, and a flat 1,000
+// per image whatever its encoded size (providers bill images by pixels,
+// not by base64 bytes).
+func (f *RouteFacts) EstimatedPromptTokens(size int) int64 {
+	text := max(size-f.MediaBytes, 0)
+	return int64(text+3)/4 + int64(f.Images)*1000
+}
+
+// eachElement calls fn with the span of each element of the array v; a
+// value that is not an array calls nothing.
+func eachElement(v []byte, fn func(s, e int)) error {
+	if len(v) == 0 || v[0] != '[' {
+		return nil
+	}
+	i := skipWS(v, 1)
+	if i < len(v) && v[i] == ']' {
+		return nil
+	}
+	for i < len(v) {
+		e, err := skipValue(v, i, 2)
+		if err != nil {
+			return err
+		}
+		fn(i, e)
+		i = skipWS(v, e)
+		if i >= len(v) || v[i] != ',' {
+			return nil
+		}
+		i = skipWS(v, i+1)
+	}
+	return nil
+}
+
+// mayHoldMedia reports whether v could hold an image part: every one is
+// typed "image_url", "image" or "input_image", or holds inlineData,
+// inline_data, fileData or file_data. The searches start at a quote or an
+// underscore, which prose rarely holds, so they run at memory speed.
+func mayHoldMedia(v []byte) bool {
+	for _, s := range [...]string{`"image`, `_image"`, `Data"`, `_data"`} {
+		if bytes.Contains(v, []byte(s)) {
+			return true
+		}
+	}
+	return false
+}
+
+// nonEmptyArray reports whether v is an array with an element.
+func nonEmptyArray(v []byte) bool {
+	if len(v) == 0 || v[0] != '[' {
+		return false
+	}
+	i := skipWS(v, 1)
+	return i < len(v) && v[i] != ']'
+}
+
+// structured reports whether a response_format (or text.format) asks for
+// JSON output.
+func structured(v []byte) bool {
+	if len(v) == 0 || v[0] != '{' {
+		return false
+	}
+	t, ok := Get(v, "type")
+	return ok && (string(t) == `"json_schema"` || string(t) == `"json_object"`)
+}
