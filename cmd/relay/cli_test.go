@@ -107,7 +107,7 @@ func TestApply_ErrorsExitNonZeroNamingTheDocument(t *testing.T) {
 	// (not in the files) still uses.
 	mustCLI(t, srv, "apply", "-f", catalog)
 	policies := filepath.Join(dir, "policies.yaml")
-	os.WriteFile(policies, []byte("kind: Policy\nspec: {slug: everything, all_models: true, all_host_keys: true, limiter_failure_mode: closed}\n"), 0o644)
+	os.WriteFile(policies, []byte("kind: Policy\nspec: {slug: everything, all_models: true, all_host_keys: true, limiter_failure_mode: closed, route_strategy: cost, affinity: binding}\n"), 0o644)
 	out, _, err := cli(t, srv, nil, "apply", "-f", policies, "--prune")
 	if err == nil || !strings.Contains(err.Error(), "delete Policy default: 409 conflict:") || !strings.Contains(err.Error(), "(0 of 1 changes were made)") {
 		t.Errorf("err = %v", err)
