@@ -121,7 +121,8 @@ func newRig(t *testing.T) *rig {
 		r.ids[n] = uuid.New()
 	}
 	policy := &snapshot.Policy{ID: r.ids["policy"], Slug: "p", AllHostKeys: true, Models: map[snapshot.ID]struct{}{},
-		KeyStrategy: snapshot.StrategyPrioritized, MaxAttempts: 3}
+		KeyStrategy: snapshot.StrategyPrioritized, MaxAttempts: 3,
+		Affinity: snapshot.AffinityOff} // "failover" needs the failing key tried first
 	d := &snapshot.Data{
 		Teams:           []*snapshot.Team{{ID: r.ids["team"], Slug: "team"}},
 		Projects:        []*snapshot.Project{{ID: r.ids["project"], TeamID: r.ids["team"], Slug: "proj"}},
