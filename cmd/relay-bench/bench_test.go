@@ -28,6 +28,7 @@ func TestRun_Smoke(t *testing.T) {
 		databaseURL: pgtest.ServerURL(t), // RELAY_TEST_DATABASE_URL, or pgtest's embedded server
 		maxRequests: 100_000,
 		timeout:     10 * time.Second,
+		heldStreams: 20,
 	}
 	var out bytes.Buffer
 	logs := &syncBuffer{}
@@ -55,8 +56,8 @@ func TestRun_Smoke(t *testing.T) {
 		t.Fatalf("memory of %d targets, want 2", len(rep.mem))
 	}
 	for _, m := range rep.mem {
-		if m.idle <= 0 || m.peak < m.idle {
-			t.Errorf("%s: RSS idle %d, peak %d", m.target, m.idle, m.peak)
+		if m.idle <= 0 || m.peak < m.idle || m.perStream == -1 {
+			t.Errorf("%s: RSS idle %d, peak %d, per held stream %d", m.target, m.idle, m.peak, m.perStream)
 		}
 	}
 	for _, m := range rep.rows {

@@ -16,8 +16,8 @@
 // has a limit enforced in Redis (-redis-limit; Redis's own CPU time from INFO
 // cpu) and any other gateway (-peer-*). Every gateway's CPU time and write
 // system calls come from /proc/<pid>/stat and /proc/<pid>/io, its resident
-// memory from /proc/<pid>/status, idle (after start-up and one request of each
-// mode) and peak.
+// memory from /proc/<pid>/status: idle (after start-up and one request of each
+// mode), per open stream (-held-streams stalled at once, from idle) and peak.
 //
 // The harness builds cmd/relay (or takes -relay-bin), creates a fresh
 // database on the Postgres server named by -database-url (default
@@ -88,6 +88,7 @@ type config struct {
 	// Redis, measured beside the others with Redis's own CPU time.
 	redisLimitURL string
 	pin           bool // gateways on core 1, the mock on core 0 (taskset)
+	heldStreams   int  // at the end, hold this many stalled streams open at once and read RSS per stream; 0: skip
 	// Another gateway: its command ({mock} is the mock's base URL), its base
 	// URL, the key and model its callers send, and the name it is shown by.
 	peerCmd, peerURL, peerKey, peerModel, peerName string
@@ -116,6 +117,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&cfg.baselineBin, "baseline-bin", "", "a second relay binary (say, the previous commit's) measured beside -relay-bin as relay-base")
 	fs.StringVar(&cfg.redisLimitURL, "redis-limit", "",
 		"also measure relay+redis: a Relay whose policy has a never-reached limit enforced in this Redis (redis://127.0.0.1:6379/0), with Redis's own CPU from INFO cpu")
+	fs.IntVar(&cfg.heldStreams, "held-streams", 200, "at the end, hold this many streams open at once (the mock stalls them) and report RSS growth per stream; 0 skips")
 	fs.BoolVar(&cfg.pin, "pin", false, "run the gateways on core 1 and the mock on core 0 (taskset); run the harness under taskset -c 0 too")
 	fs.StringVar(&cfg.peerCmd, "peer-cmd", "", "another gateway to measure: a shell command, {mock} replaced by the mock's base URL")
 	fs.StringVar(&cfg.peerURL, "peer-url", "", "the other gateway's base URL (with -peer-cmd)")
@@ -128,8 +130,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	if fs.NArg() > 0 {
 		return config{}, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
-	if cfg.duration <= 0 || cfg.slice <= 0 || cfg.warmup < 0 || cfg.maxRequests < 1 || cfg.timeout <= 0 {
-		return config{}, errors.New("-duration, -slice, -max-requests and -timeout must be positive, -warmup not negative")
+	if cfg.duration <= 0 || cfg.slice <= 0 || cfg.warmup < 0 || cfg.maxRequests < 1 || cfg.timeout <= 0 || cfg.heldStreams < 0 {
+		return config{}, errors.New("-duration, -slice, -max-requests and -timeout must be positive, -warmup and -held-streams not negative")
 	}
 	if cfg.peerCmd != "" && cfg.peerURL == "" {
 		return config{}, errors.New("-peer-cmd needs -peer-url")

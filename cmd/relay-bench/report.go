@@ -11,6 +11,7 @@ import (
 type report struct {
 	rows  []measurement
 	mem   []memory // one per target, in target order
+	held  int      // streams held open at once for memory.perStream
 	cores int
 	// The CPU time used while measuring (warm-ups included), over wall:
 	// whatever else ran on the machine skews every figure, so say how much.
@@ -23,6 +24,7 @@ type report struct {
 type memory struct {
 	target     string
 	idle, peak int64
+	perStream  int64 // RSS growth per stream held open (heldStreams); -1 not measured
 }
 
 // write prints the latency table, then what each gateway costs per mode and
@@ -78,14 +80,18 @@ func (r *report) write(w io.Writer) {
 	}
 
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| target | RSS idle | RSS peak |")
-	fmt.Fprintln(w, "|---|---:|---:|")
+	fmt.Fprintf(w, "| target | RSS idle | RSS peak | RSS per open stream (%d held at once) |\n", r.held)
+	fmt.Fprintln(w, "|---|---:|---:|---:|")
 	for _, m := range r.mem {
 		name := m.target
 		if name == targetDirect {
 			name = "direct (the mock)"
 		}
-		fmt.Fprintf(w, "| %s | %s | %s |\n", name, fmtMiB(m.idle), fmtMiB(m.peak))
+		per := "–"
+		if m.perStream >= 0 {
+			per = fmt.Sprintf("%.1f KiB", float64(m.perStream)/(1<<10))
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s |\n", name, fmtMiB(m.idle), fmtMiB(m.peak), per)
 	}
 
 	fmt.Fprintln(w)

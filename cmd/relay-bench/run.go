@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/relay-llm/relay/internal/secret"
@@ -141,6 +142,22 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) (_ *report, 
 	for _, t := range targets {
 		rep.mem = append(rep.mem, targetMem(t.name, t.pid, mock.pid()))
 	}
+	// Then what each open stream costs, from idle (Relay's passes the
+	// mock's fault header through; another gateway's may not).
+	rep.held = cfg.heldStreams
+	for i, t := range targets {
+		if cfg.heldStreams == 0 || (t.name != targetDirect && !strings.HasPrefix(t.name, targetRelay)) {
+			continue
+		}
+		pid := t.pid
+		if pid == 0 {
+			pid = mock.pid()
+		}
+		if rep.mem[i].perStream, err = heldStreams(ctx, t, pid, cfg.heldStreams); err != nil {
+			fmt.Fprintln(stderr, "relay-bench: held streams:", err)
+			rep.mem[i].perStream = -1
+		}
+	}
 	before, start := pids.usage(), time.Now()
 	for _, m := range cfg.modes {
 		for _, c := range cfg.concurrency {
@@ -186,7 +203,7 @@ func targetMem(name string, pid, mockPID int) memory {
 		pid = mockPID
 	}
 	rss, _ := procStatusKB(pid, "VmRSS:")
-	return memory{target: name, idle: rss, peak: -1}
+	return memory{target: name, idle: rss, peak: -1, perStream: -1}
 }
 
 // procs are the processes whose CPU time a run reads.
