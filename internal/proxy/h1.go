@@ -49,7 +49,6 @@ const (
 type h1Conn struct {
 	c      net.Conn
 	br     *bufio.Reader
-	wbuf   []byte
 	idleAt time.Time
 }
 
