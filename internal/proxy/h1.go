@@ -242,17 +242,29 @@ func (c *h1Conn) alive() bool {
 }
 
 // put returns c to the pool, or closes it when the pool for addr is full.
+// Connections idle past h1IdleTimeout at the cold end of the pool (get
+// takes the most recent) are closed on the way.
 func (h *h1Client) put(addr string, c *h1Conn) {
 	c.idleAt = time.Now()
+	var stale []*h1Conn
 	h.mu.Lock()
 	list := h.idle[addr]
+	for len(list) > 0 && c.idleAt.Sub(list[0].idleAt) >= h1IdleTimeout {
+		stale = append(stale, list[0])
+		list[0] = nil
+		list = list[1:]
+	}
 	if len(list) < h1MaxIdlePerHost {
-		h.idle[addr] = append(list, c)
+		list = append(list, c)
 		c = nil
 	}
+	h.idle[addr] = list
 	h.mu.Unlock()
 	if c != nil {
 		c.c.Close()
+	}
+	for _, s := range stale {
+		s.c.Close()
 	}
 }
 
