@@ -34,6 +34,8 @@ type h1Client struct {
 
 	mu   sync.Mutex
 	idle map[string][]*h1Conn // by host:port, most recently used last
+
+	heads sync.Pool // *[]byte: request heads (and in-memory bodies) being written
 }
 
 // Bounds of the client's pool and of what it reads.
@@ -81,7 +83,12 @@ func (h *h1Client) RoundTrip(req *http.Request) (*http.Response, error) {
 		defer tr.WroteRequest(httptrace.WroteRequestInfo{})
 	}
 	addr := hostPort(req.URL.Host)
-	head, body, err := h.encode(req)
+	hb := h.headBuf()
+	defer h.heads.Put(hb)
+	head, body, err := h.encode((*hb)[:0], req)
+	if cap(head) <= 64<<10 {
+		*hb = head // keep what it grew to, within reason
+	}
 	if err != nil {
 		closeBody(req)
 		return nil, err
@@ -121,13 +128,21 @@ func ctxErr(ctx context.Context) error {
 	return ctx.Err()
 }
 
-// encode writes req's head into a buffer and reads its body, if it is in
-// memory and small enough to go out with the head.
-func (h *h1Client) encode(req *http.Request) (head []byte, body io.Reader, err error) {
-	if req.URL.Scheme != "http" {
-		return nil, nil, fmt.Errorf("h1: unsupported scheme %q", req.URL.Scheme)
+func (h *h1Client) headBuf() *[]byte {
+	if b, ok := h.heads.Get().(*[]byte); ok {
+		return b
 	}
-	b := make([]byte, 0, 1024)
+	b := make([]byte, 0, 2048)
+	return &b
+}
+
+// encode appends req's head to b and reads its body after it, if the body
+// is small enough to go out with the head; else it returns the body to
+// write after the head.
+func (h *h1Client) encode(b []byte, req *http.Request) (head []byte, body io.Reader, err error) {
+	if req.URL.Scheme != "http" {
+		return b, nil, fmt.Errorf("h1: unsupported scheme %q", req.URL.Scheme)
+	}
 	b = append(b, req.Method...)
 	b = append(b, ' ')
 	b = append(b, req.URL.RequestURI()...)
@@ -143,7 +158,7 @@ func (h *h1Client) encode(req *http.Request) (head []byte, body io.Reader, err e
 	}
 	for k, vs := range req.Header {
 		if !validHeaderName(k) {
-			return nil, nil, fmt.Errorf("h1: invalid header field name %q", k)
+			return b, nil, fmt.Errorf("h1: invalid header field name %q", k)
 		}
 		switch k {
 		case "Host", "Content-Length", "Transfer-Encoding", "Connection":
@@ -151,7 +166,7 @@ func (h *h1Client) encode(req *http.Request) (head []byte, body io.Reader, err e
 		}
 		for _, v := range vs {
 			if !validHeaderValue(v) {
-				return nil, nil, fmt.Errorf("h1: invalid header field value for %q", k)
+				return b, nil, fmt.Errorf("h1: invalid header field value for %q", k)
 			}
 			b = append(b, k...)
 			b = append(b, ": "...)
@@ -162,7 +177,7 @@ func (h *h1Client) encode(req *http.Request) (head []byte, body io.Reader, err e
 	n := req.ContentLength
 	hasBody := req.Body != nil && req.Body != http.NoBody
 	if hasBody && n < 0 {
-		return nil, nil, errors.New("h1: a request body needs its length")
+		return b, nil, errors.New("h1: a request body needs its length")
 	}
 	if hasBody || n > 0 || req.Method == http.MethodPost || req.Method == http.MethodPut || req.Method == http.MethodPatch {
 		b = append(b, "Content-Length: "...)
@@ -178,7 +193,7 @@ func (h *h1Client) encode(req *http.Request) (head []byte, body io.Reader, err e
 		start := len(b)
 		b = append(b, make([]byte, n)...)
 		if _, err := io.ReadFull(req.Body, b[start:]); err != nil {
-			return nil, nil, fmt.Errorf("h1: read request body: %w", err)
+			return b, nil, fmt.Errorf("h1: read request body: %w", err)
 		}
 		return b, nil, nil
 	}
