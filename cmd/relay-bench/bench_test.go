@@ -28,6 +28,7 @@ func TestRun_Smoke(t *testing.T) {
 		databaseURL: pgtest.ServerURL(t), // RELAY_TEST_DATABASE_URL, or pgtest's embedded server
 		maxRequests: 100_000,
 		timeout:     10 * time.Second,
+		heldStreams: 20,
 	}
 	var out bytes.Buffer
 	logs := &syncBuffer{}
@@ -51,10 +52,20 @@ func TestRun_Smoke(t *testing.T) {
 	if len(rep.pairs()) != 4 {
 		t.Errorf("%d direct/relay pairs, want 4", len(rep.pairs()))
 	}
-	if rep.peakRSS <= 0 {
-		t.Errorf("peak RSS %d", rep.peakRSS)
+	if len(rep.mem) != 2 {
+		t.Fatalf("memory of %d targets, want 2", len(rep.mem))
 	}
-	for _, want := range []string{"| nonstream | 1 | direct |", "| nonstream | 4 | relay |", "| stream | 4 | direct |", "| stream | 1 | relay |", "Relay peak RSS"} {
+	for _, m := range rep.mem {
+		if m.idle <= 0 || m.peak < m.idle || m.perStream == -1 {
+			t.Errorf("%s: RSS idle %d, peak %d, per held stream %d", m.target, m.idle, m.peak, m.perStream)
+		}
+	}
+	for _, m := range rep.rows {
+		if m.target == targetRelay && (m.gw.cpu < 0 || m.gw.writes <= 0) {
+			t.Errorf("%s ×%d relay: cpu %v, writes %d", m.mode, m.conc, m.gw.cpu, m.gw.writes)
+		}
+	}
+	for _, want := range []string{"| nonstream | 1 | direct |", "| nonstream | 4 | relay |", "| stream | 4 | direct |", "| stream | 1 | relay |", "| relay | "} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("the report lacks %q", want)
 		}
@@ -81,6 +92,16 @@ func TestParseConfig_Flags(t *testing.T) {
 		if _, err := parseConfig(args, env, io.Discard); err == nil {
 			t.Errorf("parseConfig(%q) accepted", args)
 		}
+	}
+}
+
+func TestParseRedisCPU(t *testing.T) {
+	info := "# CPU\r\nused_cpu_sys:0.422413\r\nused_cpu_user:1.5\r\nused_cpu_sys_children:0.000000\r\n"
+	if got, want := parseRedisCPU(info), 1922413*time.Microsecond; got != want {
+		t.Errorf("parseRedisCPU = %v, want %v", got, want)
+	}
+	if got := parseRedisCPU("# CPU\r\nused_cpu_sys:1\r\n"); got != -1 {
+		t.Errorf("without used_cpu_user: %v, want -1", got)
 	}
 }
 

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/relay-llm/relay/internal/credential"
 	"github.com/relay-llm/relay/internal/embeddedpg"
 	"github.com/relay-llm/relay/internal/migrate"
@@ -114,14 +116,15 @@ func withDatabase(server, name string) (string, error) {
 // seed writes the bench catalog through the store, as an operator would: a
 // team, a project, a policy over every model and host key, a service account
 // with a relay key, the mock as a host with several sealed host keys, and
-// bench-gpt bound to it with the OpenAI shape. It returns the relay key.
-func seed(ctx context.Context, dbURL string, box *secret.Box, mockURL string, limits bool) (string, error) {
+// bench-gpt bound to it with the OpenAI shape. A second service account's key
+// (limited) has a policy with a never-reached rate limit, whatever limits says.
+func seed(ctx context.Context, dbURL string, box *secret.Box, mockURL string, limits bool) (benchKeys, error) {
 	st, err := store.Open(ctx, dbURL)
 	if err != nil {
-		return "", err
+		return benchKeys{}, err
 	}
 	defer st.Close()
-	key := credential.NewRelayKey()
+	key, limitedKey := credential.NewRelayKey(), credential.NewRelayKey()
 	err = st.InTx(ctx, func(tx *store.Tx) error {
 		team, err := tx.Teams().Create(ctx, actor, store.Team{Slug: "bench", Name: "Bench"})
 		if err != nil {
@@ -131,41 +134,10 @@ func seed(ctx context.Context, dbURL string, box *secret.Box, mockURL string, li
 		if err != nil {
 			return err
 		}
-		pol := store.Policy{
-			Slug: "bench", Name: "Bench: every model, every host key", AllModels: true, AllHostKeys: true,
-			KeyStrategy: "round_robin", MaxAttempts: 3, LimiterFailureMode: "open",
-		}
-		if limits {
-			// Generous enough never to refuse: the figure is the reservation's cost.
-			rl, err := tx.RateLimits().Create(ctx, actor, store.RateLimit{Slug: "bench", Name: "Bench: never reached"})
-			if err != nil {
-				return err
-			}
-			for _, r := range []store.RateLimitRule{
-				{RateLimitID: rl.ID, Meter: "requests", Amount: 1_000_000_000, WindowSeconds: 60},
-				{RateLimitID: rl.ID, Meter: "total_tokens", Amount: 1_000_000_000_000, WindowSeconds: 60},
-				{RateLimitID: rl.ID, Meter: "concurrency", Amount: 100_000, WindowSeconds: 60},
-			} {
-				if _, err := tx.RateLimitRules().Create(ctx, actor, r); err != nil {
-					return err
-				}
-			}
-			pol.RateLimitID = &rl.ID
-		}
-		policy, err := tx.Policies().Create(ctx, actor, pol)
-		if err != nil {
+		if err := seedCaller(ctx, tx, project.ID, "bench", key, limits); err != nil {
 			return err
 		}
-		sa, err := tx.ServiceAccounts().Create(ctx, actor, store.ServiceAccount{
-			ProjectID: project.ID, Slug: "bench", Name: "Bench load generator", PolicyID: &policy.ID,
-		})
-		if err != nil {
-			return err
-		}
-		if _, err := tx.RelayKeys().Create(ctx, actor, store.RelayKey{
-			KeyHash: key.Hash[:], DisplayPrefix: key.DisplayPrefix, Name: "bench",
-			ProjectID: project.ID, ServiceAccountID: &sa.ID,
-		}); err != nil {
+		if err := seedCaller(ctx, tx, project.ID, "bench-limited", limitedKey, true); err != nil {
 			return err
 		}
 		host, err := tx.Hosts().Create(ctx, actor, store.Host{
@@ -199,9 +171,55 @@ func seed(ctx context.Context, dbURL string, box *secret.Box, mockURL string, li
 		return err
 	})
 	if err != nil {
-		return "", fmt.Errorf("seed bench catalog: %w", err)
+		return benchKeys{}, fmt.Errorf("seed bench catalog: %w", err)
 	}
-	return key.Plaintext, nil
+	return benchKeys{plain: key.Plaintext, limited: limitedKey.Plaintext}, nil
+}
+
+// benchKeys are the relay keys seed made: one under the bench policy, one
+// under a policy with a never-reached rate limit.
+type benchKeys struct{ plain, limited string }
+
+// seedCaller writes a policy over every model and host key (with a rate
+// limit that is never reached when limited), a service account under it and
+// key for that account.
+func seedCaller(ctx context.Context, tx *store.Tx, projectID uuid.UUID, slug string, key credential.Minted, limited bool) error {
+	pol := store.Policy{
+		Slug: slug, Name: "Bench (" + slug + "): every model, every host key", AllModels: true, AllHostKeys: true,
+		KeyStrategy: "round_robin", MaxAttempts: 3, LimiterFailureMode: "open",
+	}
+	if limited {
+		// Generous enough never to refuse: the figure is the reservation's cost.
+		rl, err := tx.RateLimits().Create(ctx, actor, store.RateLimit{Slug: slug, Name: "Bench: never reached"})
+		if err != nil {
+			return err
+		}
+		for _, r := range []store.RateLimitRule{
+			{RateLimitID: rl.ID, Meter: "requests", Amount: 1_000_000_000, WindowSeconds: 60},
+			{RateLimitID: rl.ID, Meter: "total_tokens", Amount: 1_000_000_000_000, WindowSeconds: 60},
+			{RateLimitID: rl.ID, Meter: "concurrency", Amount: 100_000, WindowSeconds: 60},
+		} {
+			if _, err := tx.RateLimitRules().Create(ctx, actor, r); err != nil {
+				return err
+			}
+		}
+		pol.RateLimitID = &rl.ID
+	}
+	policy, err := tx.Policies().Create(ctx, actor, pol)
+	if err != nil {
+		return err
+	}
+	sa, err := tx.ServiceAccounts().Create(ctx, actor, store.ServiceAccount{
+		ProjectID: projectID, Slug: slug, Name: "Bench load generator (" + slug + ")", PolicyID: &policy.ID,
+	})
+	if err != nil {
+		return err
+	}
+	_, err = tx.RelayKeys().Create(ctx, actor, store.RelayKey{
+		KeyHash: key.Hash[:], DisplayPrefix: key.DisplayPrefix, Name: slug,
+		ProjectID: projectID, ServiceAccountID: &sa.ID,
+	})
+	return err
 }
 
 func randomHex(n int) string {

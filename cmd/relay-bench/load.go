@@ -17,7 +17,8 @@ import (
 
 // target is one end the load generator calls: the mock directly, or Relay.
 type target struct {
-	name   string // "direct" or "relay"
+	name   string // "direct", "relay", …
+	pid    int    // the gateway's process; 0 for direct
 	url    string // the chat completions endpoint
 	auth   string // the Authorization header
 	model  string // the model the body names
@@ -69,9 +70,11 @@ type measurement struct {
 	errors   int
 	firstErr string
 	elapsed  time.Duration // from the first request to the end of the last, summed over slices
-	// CPU time Relay and the mock used over the measurement; -1 when /proc
-	// could not be read. Relay's is near zero in a direct measurement.
-	relayCPU, mockCPU time.Duration
+	// What the target's gateway process (none for direct) and the mock used
+	// over the measurement, from /proc; -1 where it could not be read.
+	gw, mock counters
+	// Redis's own CPU time over the measurement (INFO cpu); -1 unknown.
+	redisCPU time.Duration
 }
 
 // add merges slice, a later measurement of the same target, into m.
@@ -82,8 +85,18 @@ func (m *measurement) add(slice measurement) {
 		m.firstErr = slice.firstErr
 	}
 	m.elapsed += slice.elapsed
-	m.relayCPU = addCPU(m.relayCPU, slice.relayCPU)
-	m.mockCPU = addCPU(m.mockCPU, slice.mockCPU)
+	m.gw = m.gw.add(slice.gw)
+	m.mock = m.mock.add(slice.mock)
+	m.redisCPU = addCPU(m.redisCPU, slice.redisCPU)
+}
+
+// add sums two readings of which either part may be unknown (-1).
+func (c counters) add(d counters) counters {
+	out := counters{addCPU(c.cpu, d.cpu), -1}
+	if c.writes >= 0 && d.writes >= 0 {
+		out.writes = c.writes + d.writes
+	}
+	return out
 }
 
 // addCPU adds two CPU times of which either may be unknown (-1).

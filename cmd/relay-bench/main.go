@@ -8,6 +8,16 @@
 // then Relay's added latency, its CPU time per request and its peak RSS.
 //
 //	go run ./cmd/relay-bench [-duration 5s] [-concurrency 1,64,256] [-mode nonstream,stream] [-relay-bin path]
+//	    [-baseline-bin path] [-redis-limit redis://127.0.0.1:6379/0] [-pin]
+//	    [-peer-cmd 'gateway --upstream {mock}' -peer-url http://127.0.0.1:8080 -peer-key K -peer-model M]
+//
+// Beside direct and Relay it can measure, in the same interleaved run, a
+// second Relay binary (-baseline-bin, for before/after), a Relay whose policy
+// has a limit enforced in Redis (-redis-limit; Redis's own CPU time from INFO
+// cpu) and any other gateway (-peer-*). Every gateway's CPU time and write
+// system calls come from /proc/<pid>/stat and /proc/<pid>/io, its resident
+// memory from /proc/<pid>/status: idle (after start-up and one request of each
+// mode), per open stream (-held-streams stalled at once, from idle) and peak.
 //
 // The harness builds cmd/relay (or takes -relay-bin), creates a fresh
 // database on the Postgres server named by -database-url (default
@@ -72,6 +82,16 @@ type config struct {
 	timeout     time.Duration
 	limits      bool   // give the bench policy a rate limit (never reached), so the limiter runs on every request
 	redisURL    string // hand Relay this Redis for its limiter (with -limits); empty: in process
+	// A second Relay from another binary, measured in the same run.
+	baselineBin string
+	// A Relay whose policy has a (never reached) limit enforced in this
+	// Redis, measured beside the others with Redis's own CPU time.
+	redisLimitURL string
+	pin           bool // gateways on core 1, the mock on core 0 (taskset)
+	heldStreams   int  // at the end, hold this many stalled streams open at once and read RSS per stream; 0: skip
+	// Another gateway: its command ({mock} is the mock's base URL), its base
+	// URL, the key and model its callers send, and the name it is shown by.
+	peerCmd, peerURL, peerKey, peerModel, peerName string
 }
 
 func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
@@ -94,15 +114,29 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.DurationVar(&cfg.timeout, "timeout", 30*time.Second, "per-request timeout")
 	fs.BoolVar(&cfg.limits, "limits", false, "give the bench policy a rate limit that is never reached, so every request pays for a reservation")
 	fs.StringVar(&cfg.redisURL, "redis-url", "", "Redis for Relay's limiter (e.g. redis://127.0.0.1:6379/0); empty keeps it in process")
+	fs.StringVar(&cfg.baselineBin, "baseline-bin", "", "a second relay binary (say, the previous commit's) measured beside -relay-bin as relay-base")
+	fs.StringVar(&cfg.redisLimitURL, "redis-limit", "",
+		"also measure relay+redis: a Relay whose policy has a never-reached limit enforced in this Redis (redis://127.0.0.1:6379/0), with Redis's own CPU from INFO cpu")
+	fs.IntVar(&cfg.heldStreams, "held-streams", 200, "at the end, hold this many streams open at once (the mock stalls them) and report RSS growth per stream; 0 skips")
+	fs.BoolVar(&cfg.pin, "pin", false, "run the gateways on core 1 and the mock on core 0 (taskset); run the harness under taskset -c 0 too")
+	fs.StringVar(&cfg.peerCmd, "peer-cmd", "", "another gateway to measure: a shell command, {mock} replaced by the mock's base URL")
+	fs.StringVar(&cfg.peerURL, "peer-url", "", "the other gateway's base URL (with -peer-cmd)")
+	fs.StringVar(&cfg.peerKey, "peer-key", "", "the key its callers present (with -peer-cmd)")
+	fs.StringVar(&cfg.peerModel, "peer-model", upstreamModel, "the model its callers name (with -peer-cmd)")
+	fs.StringVar(&cfg.peerName, "peer-name", "peer", "the other gateway's name in the report")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}
 	if fs.NArg() > 0 {
 		return config{}, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
-	if cfg.duration <= 0 || cfg.slice <= 0 || cfg.warmup < 0 || cfg.maxRequests < 1 || cfg.timeout <= 0 {
-		return config{}, errors.New("-duration, -slice, -max-requests and -timeout must be positive, -warmup not negative")
+	if cfg.duration <= 0 || cfg.slice <= 0 || cfg.warmup < 0 || cfg.maxRequests < 1 || cfg.timeout <= 0 || cfg.heldStreams < 0 {
+		return config{}, errors.New("-duration, -slice, -max-requests and -timeout must be positive, -warmup and -held-streams not negative")
 	}
+	if cfg.peerCmd != "" && cfg.peerURL == "" {
+		return config{}, errors.New("-peer-cmd needs -peer-url")
+	}
+	cfg.peerURL = strings.TrimSuffix(cfg.peerURL, "/")
 	for _, s := range strings.Split(*conc, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil || n < 1 || n > 4096 {

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -128,11 +127,27 @@ func (c *child) exitErr() error {
 // pid is the child's process id, for /proc.
 func (c *child) pid() int { return c.cmd.Process.Pid }
 
+// pinned returns bin and args to run on core (taskset -c core bin args…)
+// when pin is set, else as they are.
+func pinned(pin bool, core int, bin string, args []string) (string, []string) {
+	if !pin {
+		return bin, args
+	}
+	return "taskset", append([]string{"-c", strconv.Itoa(core), bin}, args...)
+}
+
+// Cores the children run on with -pin: the gateways on one, the mock (and
+// the harness, if run under taskset -c 0) on the other.
+const (
+	mockCore    = 0
+	gatewayCore = 1
+)
+
 // startMock runs `relay mock-upstream` on a free loopback port and returns
 // its base URL.
-func startMock(ctx context.Context, bin string, stderr io.Writer) (*child, string, error) {
-	c, m, err := startChild(ctx, "mock-upstream", bin, []string{"mock-upstream", "--addr", "127.0.0.1:0"},
-		childEnv(), mockUpLine, stderr)
+func startMock(ctx context.Context, bin string, pin bool, stderr io.Writer) (*child, string, error) {
+	b, args := pinned(pin, mockCore, bin, []string{"mock-upstream", "--addr", "127.0.0.1:0"})
+	c, m, err := startChild(ctx, "mock-upstream", b, args, childEnv(), mockUpLine, stderr)
 	if err != nil {
 		return nil, "", err
 	}
@@ -140,11 +155,12 @@ func startMock(ctx context.Context, bin string, stderr io.Writer) (*child, strin
 }
 
 // startRelay runs `relay serve` on dbURL, on free loopback ports, and returns
-// the inference plane's base URL once /readyz answers 200.
-func startRelay(ctx context.Context, bin, dbURL, masterKey, dataDir, redisURL string, stderr io.Writer) (*child, string, error) {
+// the inference plane's base URL once /readyz answers 200. With redisURL its
+// limiter uses that Redis, under redisPrefix.
+func startRelay(ctx context.Context, bin, dbURL, masterKey, dataDir, redisURL, redisPrefix string, pin bool, stderr io.Writer) (*child, string, error) {
 	env := childEnv()
 	if redisURL != "" {
-		env = append(env, "RELAY_REDIS_URL="+redisURL)
+		env = append(env, "RELAY_REDIS_URL="+redisURL, "RELAY_REDIS_PREFIX="+redisPrefix)
 	}
 	env = append(env,
 		"RELAY_DATABASE_URL="+dbURL,
@@ -157,7 +173,8 @@ func startRelay(ctx context.Context, bin, dbURL, masterKey, dataDir, redisURL st
 		"RELAY_DATA_DIR="+dataDir,
 		"RELAY_SHUTDOWN_TIMEOUT=5s",
 	)
-	c, m, err := startChild(ctx, "relay", bin, []string{"serve"}, env, relayUpLine, stderr)
+	b, args := pinned(pin, gatewayCore, bin, []string{"serve"})
+	c, m, err := startChild(ctx, "relay", b, args, env, relayUpLine, stderr)
 	if err != nil {
 		return nil, "", err
 	}
@@ -167,6 +184,72 @@ func startRelay(ctx context.Context, bin, dbURL, masterKey, dataDir, redisURL st
 		return nil, "", err
 	}
 	return c, base, nil
+}
+
+// startPeer runs another gateway from -peer-cmd through sh (exec'd, so its
+// process is the one measured), with {mock} in the command replaced by the
+// mock's base URL, and waits until -peer-url answers at all.
+func startPeer(ctx context.Context, cfg config, mockURL string, stderr io.Writer) (*child, error) {
+	script := "exec " + strings.ReplaceAll(cfg.peerCmd, "{mock}", mockURL)
+	b, args := pinned(cfg.pin, gatewayCore, "sh", []string{"-c", script})
+	c, err := startPlain(cfg.peerName, b, args, stderr)
+	if err != nil {
+		return nil, err
+	}
+	if err := waitAnswers(ctx, c, cfg.peerURL); err != nil {
+		c.stop()
+		return nil, err
+	}
+	return c, nil
+}
+
+// startPlain runs bin with the harness's environment, its output going to
+// stderr with its name in front.
+func startPlain(name, bin string, args []string, stderr io.Writer) (*child, error) {
+	cmd := exec.Command(bin, args...)
+	cmd.Env = os.Environ()
+	cmd.SysProcAttr = sysProcAttr()
+	pr, pw := io.Pipe()
+	cmd.Stdout, cmd.Stderr = pw, pw
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	c := &child{name: name, cmd: cmd, done: make(chan struct{})}
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			fmt.Fprintf(stderr, "%s: %s\n", name, sc.Text())
+		}
+		io.Copy(io.Discard, pr) //nolint:errcheck // keep the pipe drained
+	}()
+	go func() {
+		c.err = cmd.Wait()
+		pw.Close()
+		close(c.done)
+	}()
+	return c, nil
+}
+
+// waitAnswers polls url until it answers anything at all over HTTP.
+func waitAnswers(ctx context.Context, c *child, url string) error {
+	ctx, cancel := context.WithTimeout(ctx, startTimeout)
+	defer cancel()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+			return nil
+		}
+		select {
+		case <-tick.C:
+		case <-c.done:
+			return fmt.Errorf("%s exited before it answered: %v", c.name, c.err)
+		case <-ctx.Done():
+			return fmt.Errorf("%s did not answer: %w", url, context.Cause(ctx))
+		}
+	}
 }
 
 // waitReady polls url until it answers 200, the child exits or startTimeout passes.
@@ -236,23 +319,42 @@ func cpuTime(pid int) time.Duration {
 	return time.Duration(utime+stime) * time.Second / userHZ
 }
 
-// peakRSS is process pid's peak resident set size in bytes (VmHWM in
-// /proc/<pid>/status).
-func peakRSS(pid int) (int64, error) {
+// procStatusKB is a size field of /proc/<pid>/status (VmRSS:, VmHWM:) in
+// bytes.
+func procStatusKB(pid int, field string) (int64, error) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
 	if err != nil {
-		return 0, fmt.Errorf("read peak rss: %w", err)
+		return -1, fmt.Errorf("read %s: %w", field, err)
 	}
 	for line := range strings.Lines(string(b)) {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+		if v, ok := strings.CutPrefix(line, field); ok {
 			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
 			if err != nil {
-				return 0, fmt.Errorf("read peak rss: %w", err)
+				return -1, fmt.Errorf("read %s: %w", field, err)
 			}
 			return kb << 10, nil
 		}
 	}
-	return 0, errors.New("read peak rss: no VmHWM in /proc status")
+	return -1, fmt.Errorf("read %s: not in /proc status", field)
+}
+
+// syscw is the number of write-family system calls (write, writev, sendto,
+// sendmsg…) process pid has made, from /proc/<pid>/io; -1 when unknown.
+func syscw(pid int) int64 {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/io")
+	if err != nil {
+		return -1
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "syscw:"); ok {
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			if err != nil {
+				return -1
+			}
+			return n
+		}
+	}
+	return -1
 }
 
 // machineCPU is the CPU time every process and the kernel have used since

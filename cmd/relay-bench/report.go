@@ -7,20 +7,29 @@ import (
 )
 
 // report is the outcome of a run: one measurement per mode, concurrency and
-// target, in that order, direct before relay.
+// target, in that order, direct first.
 type report struct {
-	rows    []measurement
-	peakRSS int64 // Relay's VmHWM in bytes; 0 when unknown
-	cores   int
+	rows  []measurement
+	mem   []memory // one per target, in target order
+	held  int      // streams held open at once for memory.perStream
+	cores int
 	// The CPU time used while measuring (warm-ups included), over wall:
 	// whatever else ran on the machine skews every figure, so say how much.
 	wall time.Duration
 	cpu  cpuUse
 }
 
-// write prints the comparison table, then what Relay costs per mode and
-// concurrency, then its peak memory, as markdown. The mock's CPU per request
-// in a direct measurement is the yardstick: what one plain Go HTTP hop costs
+// memory is a target's resident memory in bytes: at idle after start-up, and
+// its peak (VmHWM) at the end of the run; -1 unknown. For direct, the mock's.
+type memory struct {
+	target     string
+	idle, peak int64
+	perStream  int64 // RSS growth per stream held open (heldStreams); -1 not measured
+}
+
+// write prints the latency table, then what each gateway costs per mode and
+// concurrency beside direct, then memory, as markdown. For the direct rows
+// the CPU and write figures are the mock's: what one plain Go HTTP hop costs
 // on this machine.
 func (r *report) write(w io.Writer) {
 	fmt.Fprintln(w, "| mode | callers | target | requests | req/s | p50 | p90 | p99 | ttfb p50 | ttfb p99 | errors |")
@@ -36,39 +45,66 @@ func (r *report) write(w io.Writer) {
 	}
 
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| mode | callers | added p50 | added p99 | added ttfb p50 | relay req/s vs direct | Relay CPU / request | Relay CPU busy | mock CPU / request |")
-	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-	for _, p := range r.pairs() {
-		d, rl := p[0].stats(), p[1].stats()
-		addedTTFB := "–"
-		if p[1].mode == stream {
-			addedTTFB = fmtDelta(rl.ttfb50 - d.ttfb50)
+	fmt.Fprintln(w, "| mode | callers | target | added p50 | added p99 | added ttfb p50 | req/s vs direct | CPU / request | CPU busy | writes / request | Redis CPU / request |")
+	fmt.Fprintln(w, "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+	for _, m := range r.rows {
+		d, ok := r.direct(m)
+		if !ok {
+			continue
 		}
-		ratio, busy := "–", "n/a"
-		if d.rps > 0 {
-			ratio = fmt.Sprintf("%.0f%%", 100*rl.rps/d.rps)
+		ds, s := d.stats(), m.stats()
+		added, added99, addedTTFB, ratio := "–", "–", "–", "–"
+		use, name := m.gw, m.target
+		if m.target == targetDirect {
+			use, name = m.mock, "direct (the mock)"
+		} else {
+			added, added99 = fmtDelta(s.p50-ds.p50), fmtDelta(s.p99-ds.p99)
+			if m.mode == stream {
+				addedTTFB = fmtDelta(s.ttfb50 - ds.ttfb50)
+			}
+			if ds.rps > 0 {
+				ratio = fmt.Sprintf("%.0f%%", 100*s.rps/ds.rps)
+			}
 		}
-		if p[1].relayCPU >= 0 {
-			busy = fmt.Sprintf("%.2f cores", p[1].relayCPU.Seconds()/p[1].elapsed.Seconds())
+		busy := "n/a"
+		if use.cpu >= 0 && m.elapsed > 0 {
+			busy = fmt.Sprintf("%.2f cores", use.cpu.Seconds()/m.elapsed.Seconds())
 		}
-		fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %s | %s | %s |\n",
-			p[1].mode, p[1].conc, fmtDelta(rl.p50-d.p50), fmtDelta(rl.p99-d.p99), addedTTFB, ratio,
-			perRequest(p[1].relayCPU, rl.requests), busy, perRequest(p[0].mockCPU, d.requests))
+		writes := "n/a"
+		if use.writes >= 0 && s.requests > 0 {
+			writes = fmt.Sprintf("%.1f", float64(use.writes)/float64(s.requests))
+		}
+		fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+			m.mode, m.conc, name, added, added99, addedTTFB, ratio,
+			perRequest(use.cpu, s.requests), busy, writes, perRequest(m.redisCPU, s.requests))
 	}
 
 	fmt.Fprintln(w)
-	if r.peakRSS > 0 {
-		fmt.Fprintf(w, "Relay peak RSS (VmHWM): %.1f MiB.\n", float64(r.peakRSS)/(1<<20))
+	fmt.Fprintf(w, "| target | RSS idle | RSS peak | RSS per open stream (%d held at once) |\n", r.held)
+	fmt.Fprintln(w, "|---|---:|---:|---:|")
+	for _, m := range r.mem {
+		name := m.target
+		if name == targetDirect {
+			name = "direct (the mock)"
+		}
+		per := "–"
+		if m.perStream >= 0 {
+			per = fmt.Sprintf("%.1f KiB", float64(m.perStream)/(1<<10))
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s |\n", name, fmtMiB(m.idle), fmtMiB(m.peak), per)
 	}
-	fmt.Fprintf(w, "%d cores shared by the mock upstream, Relay and the load generator. "+
-		"CPU time from /proc at USER_HZ=%d (10ms resolution per reading).\n", r.cores, userHZ)
-	if c := r.cpu; c.machine >= 0 && c.relay >= 0 && c.mock >= 0 && c.harness >= 0 && r.wall > 0 {
+
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "%d cores shared by the mock upstream, the gateways and the load generator. "+
+		"CPU time from /proc at USER_HZ=%d (10ms resolution per reading); writes are write system calls (syscw in /proc/<pid>/io); "+
+		"Redis CPU is used_cpu_sys+used_cpu_user from INFO cpu, whoever caused it.\n", r.cores, userHZ)
+	if c := r.cpu; c.machine >= 0 && c.gateways >= 0 && c.mock >= 0 && c.harness >= 0 && r.wall > 0 {
 		avail := r.wall * time.Duration(r.cores)
 		pct := func(d time.Duration) float64 { return 100 * d.Seconds() / avail.Seconds() }
-		other := c.machine - c.relay - c.mock - c.harness
+		other := c.machine - c.gateways - c.mock - c.harness
 		fmt.Fprintf(w, "While measuring (%.0fs, warm-ups included) the cores were %.0f%% busy: "+
-			"Relay %.0f%%, mock %.0f%%, load generator %.0f%%, everything else (other processes, kernel softirq) %.0f%%.\n",
-			r.wall.Seconds(), pct(c.machine), pct(c.relay), pct(c.mock), pct(c.harness), pct(other))
+			"gateways %.0f%%, mock %.0f%%, load generator %.0f%%, everything else (other processes, kernel softirq) %.0f%%.\n",
+			r.wall.Seconds(), pct(c.machine), pct(c.gateways), pct(c.mock), pct(c.harness), pct(other))
 	}
 	for _, m := range r.rows {
 		if m.errors > 0 {
@@ -77,19 +113,26 @@ func (r *report) write(w io.Writer) {
 	}
 }
 
-// pairs matches each relay measurement with the direct one of the same mode
-// and concurrency.
+// direct is the direct measurement of m's mode and concurrency.
+func (r *report) direct(m measurement) (measurement, bool) {
+	for _, d := range r.rows {
+		if d.target == targetDirect && d.mode == m.mode && d.conc == m.conc {
+			return d, true
+		}
+	}
+	return measurement{}, false
+}
+
+// pairs matches each gateway measurement with the direct one of the same
+// mode and concurrency.
 func (r *report) pairs() [][2]measurement {
 	var out [][2]measurement
-	for _, rl := range r.rows {
-		if rl.target != "relay" {
+	for _, m := range r.rows {
+		if m.target == targetDirect {
 			continue
 		}
-		for _, d := range r.rows {
-			if d.target == "direct" && d.mode == rl.mode && d.conc == rl.conc {
-				out = append(out, [2]measurement{d, rl})
-				break
-			}
+		if d, ok := r.direct(m); ok {
+			out = append(out, [2]measurement{d, m})
 		}
 	}
 	return out
@@ -101,6 +144,13 @@ func perRequest(cpu time.Duration, requests int) string {
 		return "n/a"
 	}
 	return fmtDur(cpu / time.Duration(requests))
+}
+
+func fmtMiB(b int64) string {
+	if b < 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
 }
 
 // fmtDur prints a latency with three significant digits or so: 87µs, 1.23ms, 45.6ms.

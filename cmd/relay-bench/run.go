@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/relay-llm/relay/internal/secret"
@@ -17,9 +18,18 @@ import (
 // directKey is what direct callers present to the mock, which takes any key.
 const directKey = "sk-mock-bench-direct"
 
-// run starts the mock and Relay, measures every mode, concurrency and target,
-// prints the report to stdout and stops everything it started. Progress and
-// the children's logs go to stderr, from several goroutines at once.
+// Target names in the report.
+const (
+	targetDirect   = "direct"
+	targetRelay    = "relay"
+	targetBaseline = "relay-base"
+	targetRedis    = "relay+redis"
+)
+
+// run starts the mock, Relay and whatever else the flags ask for, measures
+// every mode, concurrency and target, prints the report to stdout and stops
+// everything it started. Progress and the children's logs go to stderr, from
+// several goroutines at once.
 func run(ctx context.Context, cfg config, stdout, stderr io.Writer) (_ *report, err error) {
 	dir, err := os.MkdirTemp("", "relay-bench-")
 	if err != nil {
@@ -39,7 +49,7 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) (_ *report, 
 			return nil, err
 		}
 	}
-	mock, mockURL, err := startMock(ctx, bin, stderr)
+	mock, mockURL, err := startMock(ctx, bin, cfg.pin, stderr)
 	if err != nil {
 		return nil, err
 	}
@@ -59,22 +69,52 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) (_ *report, 
 	if err != nil {
 		return nil, err
 	}
-	relayKey, err := seed(ctx, db.url, box, mockURL, cfg.limits)
+	keys, err := seed(ctx, db.url, box, mockURL, cfg.limits)
 	if err != nil {
 		return nil, err
 	}
-	relay, relayURL, err := startRelay(ctx, bin, db.url, masterKey, filepath.Join(dir, "relay-data"), cfg.redisURL, stderr)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { err = errors.Join(err, relay.stop()) }()
-	fmt.Fprintf(stderr, "relay-bench: mock on %s, relay on %s\n", mockURL, relayURL)
 
 	maxConc := slices.Max(cfg.concurrency)
-	targets := []target{
-		newTarget("direct", mockURL, directKey, upstreamModel, maxConc, cfg.timeout),
-		newTarget("relay", relayURL, relayKey, benchModel, maxConc, cfg.timeout),
+	targets := []target{newTarget(targetDirect, mockURL, directKey, upstreamModel, maxConc, cfg.timeout)}
+	var children []*child
+	defer func() {
+		for _, c := range children {
+			err = errors.Join(err, c.stop())
+		}
+	}()
+	relays := []struct {
+		name, bin, redisURL, key string
+	}{{targetRelay, bin, cfg.redisURL, keys.plain}}
+	if cfg.baselineBin != "" {
+		relays = append(relays, struct{ name, bin, redisURL, key string }{targetBaseline, cfg.baselineBin, cfg.redisURL, keys.plain})
 	}
+	if cfg.redisLimitURL != "" {
+		relays = append(relays, struct{ name, bin, redisURL, key string }{targetRedis, bin, cfg.redisLimitURL, keys.limited})
+	}
+	prefix := "relay-bench-" + randomHex(4) + ":" // apart from whatever else uses this Redis
+	for i, r := range relays {
+		c, url, err := startRelay(ctx, r.bin, db.url, masterKey, filepath.Join(dir, fmt.Sprintf("relay-data-%d", i)), r.redisURL, prefix, cfg.pin, stderr)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", r.name, err)
+		}
+		children = append(children, c)
+		t := newTarget(r.name, url, r.key, benchModel, maxConc, cfg.timeout)
+		t.pid = c.pid()
+		targets = append(targets, t)
+		fmt.Fprintf(stderr, "relay-bench: %s on %s\n", r.name, url)
+	}
+	if cfg.peerCmd != "" {
+		c, err := startPeer(ctx, cfg, mockURL, stderr)
+		if err != nil {
+			return nil, err
+		}
+		children = append(children, c)
+		t := newTarget(cfg.peerName, cfg.peerURL, cfg.peerKey, cfg.peerModel, maxConc, cfg.timeout)
+		t.pid = c.pid()
+		targets = append(targets, t)
+	}
+	fmt.Fprintf(stderr, "relay-bench: mock on %s\n", mockURL)
+
 	for _, t := range targets {
 		for _, m := range cfg.modes {
 			if _, err := call(ctx, t, requestBody(m, t.model), m == stream, make([]byte, 32<<10)); err != nil {
@@ -82,15 +122,48 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) (_ *report, 
 			}
 		}
 	}
+	var redis *redisCPU
+	if cfg.redisLimitURL != "" {
+		if redis, err = newRedisCPU(cfg.redisLimitURL); err != nil {
+			return nil, err
+		}
+		defer redis.close()
+	}
 
 	rep := &report{cores: runtime.NumCPU()}
-	pids := procs{relay: relay.pid(), mock: mock.pid()}
+	pids := procs{mock: mock.pid()}
+	for _, t := range targets {
+		if t.pid != 0 {
+			pids.gateways = append(pids.gateways, t.pid)
+		}
+	}
+	// Idle: started, each path tried once, a moment to settle.
+	settle(ctx, time.Second)
+	for _, t := range targets {
+		rep.mem = append(rep.mem, targetMem(t.name, t.pid, mock.pid()))
+	}
+	// Then what each open stream costs, from idle (Relay's passes the
+	// mock's fault header through; another gateway's may not).
+	rep.held = cfg.heldStreams
+	for i, t := range targets {
+		if cfg.heldStreams == 0 || (t.name != targetDirect && !strings.HasPrefix(t.name, targetRelay)) {
+			continue
+		}
+		pid := t.pid
+		if pid == 0 {
+			pid = mock.pid()
+		}
+		if rep.mem[i].perStream, err = heldStreams(ctx, t, pid, cfg.heldStreams); err != nil {
+			fmt.Fprintln(stderr, "relay-bench: held streams:", err)
+			rep.mem[i].perStream = -1
+		}
+	}
 	before, start := pids.usage(), time.Now()
 	for _, m := range cfg.modes {
 		for _, c := range cfg.concurrency {
-			for _, res := range measureCell(ctx, cfg, targets, m, c, pids) {
+			for _, res := range measureCell(ctx, cfg, targets, m, c, mock.pid(), redis) {
 				s := res.stats()
-				fmt.Fprintf(stderr, "relay-bench: %-9s ×%-4d %-6s %8.0f req/s  p50 %-8s errors %d\n",
+				fmt.Fprintf(stderr, "relay-bench: %-9s ×%-4d %-11s %8.0f req/s  p50 %-8s errors %d\n",
 					m, c, res.target, s.rps, fmtDur(s.p50), res.errors)
 				rep.rows = append(rep.rows, res)
 			}
@@ -100,22 +173,56 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) (_ *report, 
 		}
 	}
 	rep.wall, rep.cpu = time.Since(start), pids.usage().since(before)
-	if rep.peakRSS, err = peakRSS(relay.pid()); err != nil {
-		fmt.Fprintln(stderr, "relay-bench:", err)
+	for i, t := range targets {
+		pid := t.pid
+		if pid == 0 {
+			pid = mock.pid()
+		}
+		if rep.mem[i].peak, err = procStatusKB(pid, "VmHWM:"); err != nil {
+			fmt.Fprintln(stderr, "relay-bench:", err)
+		}
 	}
 	rep.write(stdout)
 	return rep, nil
 }
 
-// procs are the processes whose CPU time a measurement reads.
-type procs struct{ relay, mock int }
+// settle waits d, or less if ctx ends.
+func settle(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
 
-// cpuUse is CPU time used by the machine as a whole and by each of the
-// processes of a run (the harness is the load generator); -1 where unknown.
-type cpuUse struct{ machine, relay, mock, harness time.Duration }
+// targetMem reads a target's resident memory at idle: the gateway's, or the
+// mock's for the direct target.
+func targetMem(name string, pid, mockPID int) memory {
+	if pid == 0 {
+		pid = mockPID
+	}
+	rss, _ := procStatusKB(pid, "VmRSS:")
+	return memory{target: name, idle: rss, peak: -1, perStream: -1}
+}
+
+// procs are the processes whose CPU time a run reads.
+type procs struct {
+	mock     int
+	gateways []int
+}
+
+// cpuUse is CPU time used by the machine as a whole, by the gateways under
+// test together, by the mock and by the harness (the load generator); -1
+// where unknown.
+type cpuUse struct{ machine, gateways, mock, harness time.Duration }
 
 func (p procs) usage() cpuUse {
-	return cpuUse{machineCPU(), cpuTime(p.relay), cpuTime(p.mock), cpuTime(os.Getpid())}
+	u := cpuUse{machine: machineCPU(), mock: cpuTime(p.mock), harness: cpuTime(os.Getpid())}
+	for _, pid := range p.gateways {
+		u.gateways = addCPU(u.gateways, cpuTime(pid))
+	}
+	return u
 }
 
 // since is the CPU time used from before to u.
@@ -126,13 +233,38 @@ func (u cpuUse) since(before cpuUse) cpuUse {
 		}
 		return a - b
 	}
-	return cpuUse{d(u.machine, before.machine), d(u.relay, before.relay), d(u.mock, before.mock), d(u.harness, before.harness)}
+	return cpuUse{d(u.machine, before.machine), d(u.gateways, before.gateways), d(u.mock, before.mock), d(u.harness, before.harness)}
+}
+
+// counters are the per-process figures read before and after each slice.
+type counters struct {
+	cpu    time.Duration // user+system; -1 unknown
+	writes int64         // write syscalls (syscw); -1 unknown
+}
+
+func readCounters(pid int) counters {
+	if pid == 0 {
+		return counters{-1, -1}
+	}
+	return counters{cpuTime(pid), syscw(pid)}
+}
+
+// since is what the process used from before to c.
+func (c counters) since(before counters) counters {
+	out := counters{-1, -1}
+	if c.cpu >= 0 && before.cpu >= 0 {
+		out.cpu = c.cpu - before.cpu
+	}
+	if c.writes >= 0 && before.writes >= 0 {
+		out.writes = c.writes - before.writes
+	}
+	return out
 }
 
 // measureCell measures every target with conc callers in mode m: a warm-up
 // each, then cfg.duration each, taken in alternating slices of cfg.slice so
-// that direct and relay see the same background load on a shared machine.
-func measureCell(ctx context.Context, cfg config, targets []target, m mode, conc int, pids procs) []measurement {
+// that every target sees the same background load on a shared machine.
+func measureCell(ctx context.Context, cfg config, targets []target, m mode, conc, mockPID int, redis *redisCPU) []measurement {
 	for _, t := range targets {
 		if cfg.warmup > 0 {
 			load(ctx, t, m, conc, cfg.warmup, cfg.maxRequests)
@@ -140,7 +272,10 @@ func measureCell(ctx context.Context, cfg config, targets []target, m mode, conc
 	}
 	out := make([]measurement, len(targets))
 	for i, t := range targets {
-		out[i] = measurement{mode: m, conc: conc, target: t.name}
+		out[i] = measurement{mode: m, conc: conc, target: t.name, redisCPU: -1}
+		if redis != nil {
+			out[i].redisCPU = 0
+		}
 	}
 	for left := cfg.duration; left > 0 && ctx.Err() == nil; left -= cfg.slice {
 		for i, t := range targets {
@@ -148,21 +283,18 @@ func measureCell(ctx context.Context, cfg config, targets []target, m mode, conc
 			if budget <= 0 {
 				continue
 			}
-			relay0, mock0 := cpuTime(pids.relay), cpuTime(pids.mock)
+			gw0, mock0 := readCounters(t.pid), readCounters(mockPID)
+			redis0 := redis.used(ctx)
 			res := load(ctx, t, m, conc, min(cfg.slice, left), budget)
-			res.relayCPU, res.mockCPU = cpuSince(pids.relay, relay0), cpuSince(pids.mock, mock0)
+			res.gw, res.mock = readCounters(t.pid).since(gw0), readCounters(mockPID).since(mock0)
+			res.redisCPU = -1
+			if redis0 >= 0 {
+				if r := redis.used(ctx); r >= 0 {
+					res.redisCPU = r - redis0
+				}
+			}
 			out[i].add(res)
 		}
 	}
 	return out
-}
-
-// cpuSince is the CPU time pid has used since it had used before; -1 when
-// either reading failed.
-func cpuSince(pid int, before time.Duration) time.Duration {
-	after := cpuTime(pid)
-	if before < 0 || after < 0 {
-		return -1
-	}
-	return after - before
 }

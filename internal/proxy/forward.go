@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -224,10 +225,10 @@ func (rq *request) attempt(ctx context.Context, c *routing.Candidate, key *snaps
 	to := rq.timeouts(c.Host)
 	body, injected, url := rq.upstreamRequest(c)
 
-	actx, cancel := context.WithCancelCause(withConnectTimeout(ctx, to.Connect))
+	// One context and one timer per attempt: the timer stands for the
+	// first-byte, idle and total timeouts in turn (attemptDeadline).
+	actx, cancel := context.WithCancelCause(rq.attemptContext(ctx, to.Connect))
 	defer cancel(nil)
-	actx, stop := context.WithTimeoutCause(actx, to.Total, errTotalTimeout)
-	defer stop()
 	req, err := http.NewRequestWithContext(actx, http.MethodPost, url, nil)
 	if err != nil {
 		f.what = "invalid host base URL"
@@ -240,11 +241,12 @@ func (rq *request) attempt(ctx context.Context, c *routing.Candidate, key *snaps
 	rq.translatedHeaders(req.Header, c.Binding.Shape)
 	rq.injectTrace(ctx, req.Header)
 
-	firstByte := time.AfterFunc(to.FirstByte, func() { cancel(errFirstByteTimeout) })
+	dl := newAttemptDeadline(cancel, to)
+	defer dl.stop()
 	resp, err := h.transport.RoundTrip(req)
-	if !firstByte.Stop() && err == nil {
+	if !dl.t.Stop() && err == nil {
 		resp.Body.Close() // the timer won the race: the attempt is canceled
-		err = errFirstByteTimeout
+		err = dl.cause()
 	}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -259,7 +261,7 @@ func (rq *request) attempt(ctx context.Context, c *routing.Candidate, key *snaps
 	}
 
 	if s := resp.StatusCode; s >= 200 && s < 300 {
-		res := rq.commit(ctx, actx, cancel, resp, c.Binding.Shape, to, injected)
+		res := rq.commit(ctx, actx, cancel, resp, c.Binding.Shape, dl, injected)
 		if res.Outcome == keypool.OutcomeFailure {
 			// The answer began: whatever broke it is the model's at most.
 			_, res = keypool.Classify(keypool.Upstream{AfterFirstByte: true, Reason: res.Reason})
@@ -293,8 +295,12 @@ func (rq *request) attempt(ctx context.Context, c *routing.Candidate, key *snaps
 	return f, false
 }
 
-// setBody gives req a body over p that counts itself in rq.sending until
-// the transport closes it, which may be after RoundTrip returned.
+// setBody gives req a body over p that net/http can see is in memory, so
+// it writes the headers and the body together in one system call. The body
+// counts itself in rq.sending until the transport has written it (the
+// WroteRequest hook of attemptContext), which may be after RoundTrip
+// returned; a body the transport never got to write stays counted, and the
+// request's buffers are then left to it (request.reset).
 func (rq *request) setBody(req *http.Request, p []byte) {
 	req.ContentLength = int64(len(p))
 	req.Body = rq.sentBody(p)
@@ -303,22 +309,62 @@ func (rq *request) setBody(req *http.Request, p []byte) {
 
 func (rq *request) sentBody(p []byte) io.ReadCloser {
 	rq.sending.Add(1)
-	return &sentBody{Reader: bytes.NewReader(p), sending: rq.sending}
+	return io.NopCloser(bytes.NewReader(p))
 }
 
-// sentBody is a request body that reports when the transport is done with it.
-type sentBody struct {
-	*bytes.Reader
-	sending *atomic.Int32
-	closed  atomic.Bool
+// attemptContext is ctx with the host's connect timeout for the dialer and
+// the hook that tells rq.sending a request body has been written.
+func (rq *request) attemptContext(ctx context.Context, connect time.Duration) context.Context {
+	sending := rq.sending
+	return httptrace.WithClientTrace(withConnectTimeout(ctx, connect), &httptrace.ClientTrace{
+		WroteRequest: func(httptrace.WroteRequestInfo) { sending.Add(-1) },
+	})
 }
 
-func (b *sentBody) Close() error {
-	if b.closed.CompareAndSwap(false, true) {
-		b.sending.Add(-1)
+// attemptDeadline is an attempt's one timer. Until the response begins it
+// runs to the first-byte timeout, then to the idle timeout from every read
+// that brings bytes, and never past the total timeout; when it fires it
+// cancels the attempt with the cause that applies.
+type attemptDeadline struct {
+	t      *time.Timer
+	cancel context.CancelCauseFunc
+	total  time.Time   // the total timeout, on the monotonic clock
+	idle   atomic.Bool // the response began: a pause is an idle timeout
+	every  time.Duration
+}
+
+func newAttemptDeadline(cancel context.CancelCauseFunc, to Timeouts) *attemptDeadline {
+	dl := &attemptDeadline{cancel: cancel, total: time.Now().Add(to.Total), every: to.Idle}
+	dl.t = time.AfterFunc(min(to.FirstByte, to.Total), dl.fire)
+	return dl
+}
+
+// cause is the timeout that applies now.
+func (dl *attemptDeadline) cause() error {
+	switch {
+	case !time.Now().Before(dl.total):
+		return errTotalTimeout
+	case dl.idle.Load():
+		return errIdleTimeout
 	}
-	return nil
+	return errFirstByteTimeout
 }
+
+func (dl *attemptDeadline) fire() { dl.cancel(dl.cause()) }
+
+// begin switches to the idle timeout once the response has begun.
+func (dl *attemptDeadline) begin() {
+	dl.idle.Store(true)
+	dl.rearm()
+}
+
+// rearm runs the timer to the idle timeout from now, or to the total
+// timeout if that comes first.
+func (dl *attemptDeadline) rearm() {
+	dl.t.Reset(min(dl.every, time.Until(dl.total)))
+}
+
+func (dl *attemptDeadline) stop() { dl.t.Stop() }
 
 // passError gives an upstream 4xx that is the caller's own fault back
 // unchanged: status, the useful headers and the body.
@@ -346,14 +392,13 @@ func (rq *request) passError(resp *http.Response, secret snapshot.Secret) {
 
 // commit sends a 2xx upstream response to the caller. From here on no
 // other key is tried. It returns what the attempt says about its key.
-func (rq *request) commit(ctx, actx context.Context, cancel context.CancelCauseFunc, resp *http.Response, shape wire.Shape, to Timeouts, injected bool) keypool.Result {
+func (rq *request) commit(ctx, actx context.Context, cancel context.CancelCauseFunc, resp *http.Response, shape wire.Shape, dl *attemptDeadline, injected bool) keypool.Result {
 	defer resp.Body.Close()
 	if ss := rq.startStream(); ss != nil {
 		defer rq.endStream(ss)
 	}
-	idle := time.AfterFunc(to.Idle, func() { cancel(errIdleTimeout) })
-	defer idle.Stop()
-	body := &idleReader{r: resp.Body, t: idle, d: to.Idle}
+	dl.begin()
+	body := &idleReader{r: resp.Body, dl: dl}
 
 	hd := rq.w.Header()
 	copyResponseHeaders(hd, resp.Header)
@@ -416,7 +461,7 @@ func (rq *request) pipeBody(ctx, actx context.Context, cancel context.CancelCaus
 }
 
 // pipeStream forwards an SSE stream event by event, verbatim, flushing
-// each, reading usage as it goes by. A chat stream whose usage Relay asked
+// whenever the upstream has no further event at hand, reading usage as it goes by. A chat stream whose usage Relay asked
 // for on the caller's behalf loses its usage-only chunk. A stream that
 // breaks gets an error event in the caller's shape.
 func (rq *request) pipeStream(ctx, actx context.Context, cancel context.CancelCauseFunc, body io.Reader, shape wire.Shape, status int, injected bool) keypool.Result {
@@ -444,14 +489,21 @@ func (rq *request) pipeStream(ctx, actx context.Context, cancel context.CancelCa
 		if ev, err = er.Next(); err != nil {
 			break
 		}
-		if tr.Observe(ev) && suppress {
-			continue
+		skip := tr.Observe(ev) && suppress
+		flush := !er.More() // the next event needs a read: let these go
+		var werr error
+		switch {
+		case !skip:
+			werr = sw.send(ev.Raw, flush)
+		case flush:
+			werr = sw.flush()
 		}
-		if werr := sw.write(ev.Raw); werr != nil {
+		if werr != nil {
 			cancel(errCallerGone)
 			break
 		}
 	}
+	_ = sw.flush() // what came with the end of the stream
 	rq.usage, _ = tr.Usage()
 	if ctx.Err() != nil || sw.failed() {
 		rq.canceled()
@@ -483,17 +535,17 @@ func isEventStream(ct string) bool {
 	return err == nil && mt == "text/event-stream"
 }
 
-// idleReader re-arms the idle timer after every read that brought bytes.
+// idleReader re-arms the attempt's idle timeout after every read that
+// brought bytes.
 type idleReader struct {
-	r io.Reader
-	t *time.Timer
-	d time.Duration
+	r  io.Reader
+	dl *attemptDeadline
 }
 
 func (i *idleReader) Read(p []byte) (int, error) {
 	n, err := i.r.Read(p)
 	if n > 0 {
-		i.t.Reset(i.d)
+		i.dl.rearm()
 	}
 	return n, err
 }
@@ -504,9 +556,9 @@ func describe(err error, actx context.Context) (string, bool) {
 	switch cause := context.Cause(actx); {
 	case errors.Is(cause, errFirstByteTimeout) || errors.Is(err, errFirstByteTimeout):
 		return "first-byte timeout", true
-	case errors.Is(cause, errIdleTimeout):
+	case errors.Is(cause, errIdleTimeout) || errors.Is(err, errIdleTimeout):
 		return "idle timeout", true
-	case errors.Is(cause, errTotalTimeout):
+	case errors.Is(cause, errTotalTimeout) || errors.Is(err, errTotalTimeout):
 		return "total timeout", true
 	}
 	var ne net.Error

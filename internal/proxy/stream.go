@@ -9,8 +9,10 @@ import (
 
 const keepAliveComment = ": keep-alive\n\n"
 
-// streamWriter writes SSE to the caller, flushing every write, and sends a
-// keep-alive comment when the stream has been silent for the interval. The
+// streamWriter writes SSE to the caller, flushing when told to (when the
+// upstream has nothing more at hand, so events that arrived together leave
+// in one write and none waits for the next read), and sends a keep-alive
+// comment when the stream has been silent for the interval. The
 // keep-alive runs on a timer goroutine, hence the mutex.
 type streamWriter struct {
 	rc       *http.ResponseController
@@ -32,11 +34,16 @@ func newStreamWriter(w http.ResponseWriter, interval time.Duration) *streamWrite
 	return s
 }
 
-func (s *streamWriter) write(p []byte) error {
+// write writes p and flushes it to the caller.
+func (s *streamWriter) write(p []byte) error { return s.send(p, true) }
+
+// send writes p, and flushes what is buffered to the caller when flush is
+// set. A caller that does not flush must flush before it next waits.
+func (s *streamWriter) send(p []byte, flush bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.err == nil {
-		if _, s.err = s.w.Write(p); s.err == nil {
+		if _, s.err = s.w.Write(p); s.err == nil && flush {
 			s.err = s.rc.Flush()
 		}
 		s.last = time.Now()

@@ -193,7 +193,8 @@ func (rq *request) streamHeaders() {
 }
 
 // translateStream translates an upstream SSE stream event by event,
-// flushing what each event produces at once, and ends the caller's stream
+// flushing what the events produce whenever the upstream has no further
+// event at hand, and ends the caller's stream
 // the way its SDK expects — or with an error event when the upstream's
 // broke.
 func (rq *request) translateStream(ctx, actx context.Context, cancel context.CancelCauseFunc, body io.Reader) keypool.Result {
@@ -222,13 +223,20 @@ func (rq *request) translateStream(ctx, actx context.Context, cancel context.Can
 		if rq.out, xerr = tr.AppendEvent(rq.out[:0], ev); xerr != nil {
 			bad = xerr
 		}
-		if len(rq.out) > 0 {
-			if werr := sw.write(rq.out); werr != nil {
-				cancel(errCallerGone)
-				break
-			}
+		flush := !er.More() // the next event needs a read: let these go
+		var werr error
+		switch {
+		case len(rq.out) > 0:
+			werr = sw.send(rq.out, flush)
+		case flush:
+			werr = sw.flush()
+		}
+		if werr != nil {
+			cancel(errCallerGone)
+			break
 		}
 	}
+	_ = sw.flush() // what the last event made
 	complete := tr.Done()
 	if !complete && err == io.EOF {
 		rq.out, complete = tr.AppendEnd(rq.out[:0])

@@ -4,25 +4,37 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"os"
 	"time"
 )
 
-// NewTransport returns the HTTP transport Relay shares across every upstream
+// Transport carries Relay's upstream requests. Plain-HTTP upstreams (a
+// sidecar, a self-hosted model server, the mock) go through h1Client, a
+// minimal HTTP/1.1 client that does the exchange on the caller's goroutine;
+// everything else — TLS, and so HTTP/2 where the provider negotiates it,
+// and plain HTTP when the environment names a proxy — through net/http.
+// Both keep connections alive and dial with each host's connect timeout.
+type Transport struct {
+	h1  *h1Client
+	std *http.Transport
+	// A proxy is set for plain HTTP (HTTP_PROXY): ask net/http per request.
+	httpProxy bool
+	dialer    *net.Dialer
+}
+
+// NewTransport returns the transport Relay shares across every upstream
 // request: keep-alives with room for 256 concurrent callers per host, no
 // transparent compression (bytes pass through as sent), and a dialer that
 // honours each host's connect timeout.
-func NewTransport() *http.Transport {
-	d := &net.Dialer{KeepAlive: 30 * time.Second}
-	return &http.Transport{
-		Proxy: http.ProxyFromEnvironment,
-		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			if t, ok := ctx.Value(connectTimeoutKey).(time.Duration); ok && t > 0 {
-				var cancel context.CancelFunc
-				ctx, cancel = context.WithTimeout(ctx, t)
-				defer cancel()
-			}
-			return d.DialContext(ctx, network, addr)
-		},
+func NewTransport() *Transport {
+	t := &Transport{
+		dialer:    &net.Dialer{KeepAlive: 30 * time.Second},
+		httpProxy: os.Getenv("HTTP_PROXY") != "" || os.Getenv("http_proxy") != "",
+	}
+	t.h1 = newH1Client(t.DialContext)
+	t.std = &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           t.DialContext,
 		ForceAttemptHTTP2:     true,
 		MaxIdleConns:          1024,
 		MaxIdleConnsPerHost:   256,
@@ -33,6 +45,39 @@ func NewTransport() *http.Transport {
 		WriteBufferSize:       32 << 10,
 		ReadBufferSize:        32 << 10,
 	}
+	return t
+}
+
+// RoundTrip sends req on the client that suits its scheme.
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.URL.Scheme == "http" && !t.proxied(req) {
+		return t.h1.RoundTrip(req)
+	}
+	return t.std.RoundTrip(req)
+}
+
+func (t *Transport) proxied(req *http.Request) bool {
+	if !t.httpProxy {
+		return false
+	}
+	u, err := http.ProxyFromEnvironment(req)
+	return err != nil || u != nil
+}
+
+// DialContext dials with the connect timeout withConnectTimeout put in ctx.
+func (t *Transport) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	if d, ok := ctx.Value(connectTimeoutKey).(time.Duration); ok && d > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d)
+		defer cancel()
+	}
+	return t.dialer.DialContext(ctx, network, addr)
+}
+
+// CloseIdleConnections closes the kept-alive connections of both clients.
+func (t *Transport) CloseIdleConnections() {
+	t.h1.CloseIdleConnections()
+	t.std.CloseIdleConnections()
 }
 
 type ctxKey uint8

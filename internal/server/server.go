@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -199,6 +200,10 @@ func (s *Server) Run(ctx context.Context) error {
 			}
 		}()
 	}
+	// Start-up is over: hand back to the OS what it used and let go of (the
+	// OpenAPI document's YAML, a bootstrap password's argon2 memory), which
+	// the runtime would otherwise keep resident for minutes.
+	debug.FreeOSMemory()
 	inAddr, ctlAddr := s.listeners[0].Addr(), s.listeners[1].Addr()
 	log.Info("listening", "inference", inAddr.String(), "control", ctlAddr.String())
 	if s.opts.OnListening != nil {

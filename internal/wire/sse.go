@@ -34,6 +34,7 @@ type EventReader struct {
 	max     int
 	err     error
 	scratch []byte
+	ready   int // when > 0, the end of the event at head, found by More
 }
 
 // NewEventReader reads from r into buf (which it grows as needed, up to max
@@ -58,6 +59,13 @@ func (e *EventReader) Buffer() []byte { return e.buf[:0] }
 // returns io.EOF, or the read error that ended the stream.
 func (e *EventReader) Next() (Event, error) {
 	for {
+		if e.ready > 0 {
+			end := e.ready
+			e.ready = 0
+			ev := e.parse(e.buf[e.head:end])
+			e.head, e.scan, e.lineAt = end, end, end
+			return ev, nil
+		}
 		if end, ok := e.findEnd(); ok {
 			ev := e.parse(e.buf[e.head:end])
 			e.head, e.scan, e.lineAt = end, end, end
@@ -75,6 +83,21 @@ func (e *EventReader) Next() (Event, error) {
 			return Event{}, err
 		}
 	}
+}
+
+// More reports whether Next can return without reading: a whole event is
+// buffered, or the stream has ended. A caller that forwards events can
+// write each and flush only when More is false, so events that arrived
+// together leave together and none waits for the next read.
+func (e *EventReader) More() bool {
+	if e.ready > 0 || e.err != nil {
+		return true
+	}
+	end, ok := e.findEnd()
+	if ok {
+		e.ready = end
+	}
+	return ok
 }
 
 // fill reads more bytes, first making room by moving the unread window to

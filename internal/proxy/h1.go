@@ -1,0 +1,629 @@
+package proxy
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"net/textproto"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// h1Client is a minimal HTTP/1.1 client for plain-HTTP upstreams. It does
+// the whole exchange on the caller's goroutine: the request goes out in one
+// write (headers and an in-memory body together) and the response is read
+// from a pooled connection as the caller reads the body, so there is no
+// reader and writer goroutine per connection and no hand-off between them,
+// which is where net/http's Transport spends most of its time on a request
+// to a nearby upstream. Cancellation (the caller, Relay's timeouts) reaches
+// a blocked read or write through a context.AfterFunc that expires the
+// connection's deadline.
+//
+// What it does not do, NewTransport leaves to net/http: TLS (so HTTP/2 to
+// the providers that need it), proxies from the environment.
+type h1Client struct {
+	dial func(ctx context.Context, network, addr string) (net.Conn, error)
+
+	mu   sync.Mutex
+	idle map[string][]*h1Conn // by host:port, most recently used last
+
+	heads sync.Pool // *[]byte: request heads (and in-memory bodies) being written
+}
+
+// Bounds of the client's pool and of what it reads.
+const (
+	h1MaxIdlePerHost  = 256
+	h1IdleTimeout     = 90 * time.Second
+	h1BufferSize      = 4 << 10
+	h1MaxHeaderBytes  = 1 << 20
+	h1MaxInMemoryBody = 1 << 20 // a bigger request body is written after its headers
+)
+
+// h1Conn is one pooled connection.
+type h1Conn struct {
+	c      net.Conn
+	br     *bufio.Reader
+	idleAt time.Time
+}
+
+// errH1Unwritten marks a failure to write any byte of the request on a
+// reused connection: the request can go again on a fresh one.
+var errH1Unwritten = errors.New("request not written")
+
+func newH1Client(dial func(ctx context.Context, network, addr string) (net.Conn, error)) *h1Client {
+	return &h1Client{dial: dial, idle: map[string][]*h1Conn{}}
+}
+
+// hostPort is the address to dial for u: its host with the default port.
+func hostPort(host string) string {
+	if _, _, err := net.SplitHostPort(host); err == nil {
+		return host
+	}
+	if strings.HasPrefix(host, "[") && strings.HasSuffix(host, "]") {
+		host = host[1 : len(host)-1]
+	}
+	return net.JoinHostPort(host, "80")
+}
+
+// RoundTrip sends req (an http:// request) and returns the response, whose
+// body holds the connection until it is read to the end or closed.
+func (h *h1Client) RoundTrip(req *http.Request) (*http.Response, error) {
+	ctx := req.Context()
+	// Once RoundTrip returns, the request's bytes are written or given up
+	// on: tell whoever waits for that, as net/http does.
+	if tr := httptrace.ContextClientTrace(ctx); tr != nil && tr.WroteRequest != nil {
+		defer tr.WroteRequest(httptrace.WroteRequestInfo{})
+	}
+	addr := hostPort(req.URL.Host)
+	hb := h.headBuf()
+	defer h.heads.Put(hb)
+	head, body, err := h.encode((*hb)[:0], req)
+	if cap(head) <= 64<<10 {
+		*hb = head // keep what it grew to, within reason
+	}
+	if err != nil {
+		closeBody(req)
+		return nil, err
+	}
+	for tries := 0; ; tries++ {
+		c, reused, err := h.get(ctx, addr)
+		if err != nil {
+			closeBody(req)
+			return nil, err
+		}
+		resp, err := h.exchange(ctx, c, req, head, body)
+		if err == nil {
+			return resp, nil
+		}
+		if errors.Is(err, errH1Unwritten) && reused && tries == 0 && ctx.Err() == nil {
+			continue // a connection the upstream had closed: once more on a fresh one
+		}
+		closeBody(req)
+		if ctx.Err() != nil {
+			return nil, ctxErr(ctx)
+		}
+		return nil, err
+	}
+}
+
+func closeBody(req *http.Request) {
+	if req.Body != nil {
+		req.Body.Close()
+	}
+}
+
+// ctxErr is what an operation the context interrupted returns: its cause.
+func ctxErr(ctx context.Context) error {
+	if c := context.Cause(ctx); c != nil {
+		return c
+	}
+	return ctx.Err()
+}
+
+func (h *h1Client) headBuf() *[]byte {
+	if b, ok := h.heads.Get().(*[]byte); ok {
+		return b
+	}
+	b := make([]byte, 0, 2048)
+	return &b
+}
+
+// encode appends req's head to b and reads its body after it, if the body
+// is small enough to go out with the head; else it returns the body to
+// write after the head.
+func (h *h1Client) encode(b []byte, req *http.Request) (head []byte, body io.Reader, err error) {
+	if req.URL.Scheme != "http" {
+		return b, nil, fmt.Errorf("h1: unsupported scheme %q", req.URL.Scheme)
+	}
+	b = append(b, req.Method...)
+	b = append(b, ' ')
+	b = append(b, req.URL.RequestURI()...)
+	b = append(b, " HTTP/1.1\r\nHost: "...)
+	host := req.Host
+	if host == "" {
+		host = req.URL.Host
+	}
+	b = append(b, host...)
+	b = append(b, "\r\n"...)
+	if req.Header.Get("User-Agent") == "" {
+		b = append(b, "User-Agent: Go-http-client/1.1\r\n"...)
+	}
+	for k, vs := range req.Header {
+		if !validHeaderName(k) {
+			return b, nil, fmt.Errorf("h1: invalid header field name %q", k)
+		}
+		switch k {
+		case "Host", "Content-Length", "Transfer-Encoding", "Connection":
+			continue
+		}
+		for _, v := range vs {
+			if !validHeaderValue(v) {
+				return b, nil, fmt.Errorf("h1: invalid header field value for %q", k)
+			}
+			b = append(b, k...)
+			b = append(b, ": "...)
+			b = append(b, strings.TrimSpace(v)...)
+			b = append(b, "\r\n"...)
+		}
+	}
+	n := req.ContentLength
+	hasBody := req.Body != nil && req.Body != http.NoBody
+	if hasBody && n < 0 {
+		return b, nil, errors.New("h1: a request body needs its length")
+	}
+	if hasBody || n > 0 || req.Method == http.MethodPost || req.Method == http.MethodPut || req.Method == http.MethodPatch {
+		b = append(b, "Content-Length: "...)
+		b = strconv.AppendInt(b, max(n, 0), 10)
+		b = append(b, "\r\n"...)
+	}
+	b = append(b, "\r\n"...)
+	if !hasBody || n == 0 {
+		return b, nil, nil
+	}
+	if n <= h1MaxInMemoryBody {
+		// Read it into the head's buffer: one write for both.
+		start := len(b)
+		b = append(b, make([]byte, n)...)
+		if _, err := io.ReadFull(req.Body, b[start:]); err != nil {
+			return b, nil, fmt.Errorf("h1: read request body: %w", err)
+		}
+		return b, nil, nil
+	}
+	return b, io.LimitReader(req.Body, n), nil
+}
+
+func validHeaderName(k string) bool {
+	if k == "" {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if c <= ' ' || c >= 0x7f || c == ':' {
+			return false
+		}
+	}
+	return true
+}
+
+func validHeaderValue(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; (c < ' ' && c != '\t') || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// get returns a pooled connection to addr that still looks alive, or dials
+// one.
+func (h *h1Client) get(ctx context.Context, addr string) (*h1Conn, bool, error) {
+	now := time.Now()
+	for {
+		h.mu.Lock()
+		list := h.idle[addr]
+		n := len(list)
+		if n == 0 {
+			h.mu.Unlock()
+			break
+		}
+		c := list[n-1]
+		list[n-1] = nil
+		h.idle[addr] = list[:n-1]
+		h.mu.Unlock()
+		if now.Sub(c.idleAt) < h1IdleTimeout && c.alive() {
+			return c, true, nil
+		}
+		c.c.Close()
+	}
+	nc, err := h.dial(ctx, "tcp", addr)
+	if err != nil {
+		return nil, false, err
+	}
+	return &h1Conn{c: nc, br: bufio.NewReaderSize(nc, h1BufferSize)}, false, nil
+}
+
+// alive reports whether an idle connection has neither been closed by the
+// upstream nor been sent anything unasked.
+func (c *h1Conn) alive() bool {
+	return c.br.Buffered() == 0 && connAlive(c.c)
+}
+
+// put returns c to the pool, or closes it when the pool for addr is full.
+// Connections idle past h1IdleTimeout at the cold end of the pool (get
+// takes the most recent) are closed on the way.
+func (h *h1Client) put(addr string, c *h1Conn) {
+	c.idleAt = time.Now()
+	var stale []*h1Conn
+	h.mu.Lock()
+	list := h.idle[addr]
+	for len(list) > 0 && c.idleAt.Sub(list[0].idleAt) >= h1IdleTimeout {
+		stale = append(stale, list[0])
+		list[0] = nil
+		list = list[1:]
+	}
+	if len(list) < h1MaxIdlePerHost {
+		list = append(list, c)
+		c = nil
+	}
+	h.idle[addr] = list
+	h.mu.Unlock()
+	if c != nil {
+		c.c.Close()
+	}
+	for _, s := range stale {
+		s.c.Close()
+	}
+}
+
+// CloseIdleConnections closes every pooled connection.
+func (h *h1Client) CloseIdleConnections() {
+	h.mu.Lock()
+	idle := h.idle
+	h.idle = map[string][]*h1Conn{}
+	h.mu.Unlock()
+	for _, list := range idle {
+		for _, c := range list {
+			c.c.Close()
+		}
+	}
+}
+
+// exchange writes the request on c and reads the response head. On error
+// c is closed.
+func (h *h1Client) exchange(ctx context.Context, c *h1Conn, req *http.Request, head []byte, body io.Reader) (*http.Response, error) {
+	stop := context.AfterFunc(ctx, func() { _ = c.c.SetDeadline(time.Unix(1, 0)) })
+	fail := func(err error) (*http.Response, error) {
+		stop()
+		c.c.Close()
+		return nil, err
+	}
+	if n, err := c.c.Write(head); err != nil {
+		if n == 0 {
+			err = fmt.Errorf("%w: %w", errH1Unwritten, err)
+		}
+		return fail(err)
+	}
+	if body != nil {
+		if _, err := io.Copy(c.c, body); err != nil {
+			return fail(err)
+		}
+	}
+	closeBody(req)
+	tp := textproto.NewReader(c.br)
+	for {
+		line, err := tp.ReadLine()
+		if err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return fail(err)
+		}
+		proto, status, ok := strings.Cut(line, " ")
+		if !ok || (proto != "HTTP/1.1" && proto != "HTTP/1.0") || len(status) < 3 {
+			return fail(fmt.Errorf("h1: malformed status line %q", cutRunes(line, 64)))
+		}
+		code, err := strconv.Atoi(status[:3])
+		if err != nil || code < 100 || code > 999 {
+			return fail(fmt.Errorf("h1: malformed status line %q", cutRunes(line, 64)))
+		}
+		hdr, err := readHeader(tp, c.br)
+		if err != nil {
+			return fail(err)
+		}
+		if code >= 100 && code < 200 && code != http.StatusSwitchingProtocols {
+			continue // informational: the answer follows
+		}
+		resp := &http.Response{
+			Status: status, StatusCode: code, Proto: proto, ProtoMajor: 1, ProtoMinor: 1,
+			Header: hdr, Request: req, ContentLength: -1,
+		}
+		if proto == "HTTP/1.0" {
+			resp.ProtoMinor = 0
+		}
+		keep := proto == "HTTP/1.1" && !headerHas(hdr, "Connection", "close")
+		if proto == "HTTP/1.0" && headerHas(hdr, "Connection", "keep-alive") {
+			keep = true
+		}
+		resp.Close = !keep
+		rb := &h1Body{h: h, c: c, addr: hostPort(req.URL.Host), stop: stop, ctx: ctx, keep: keep}
+		switch {
+		case req.Method == http.MethodHead || code == http.StatusNoContent || code == http.StatusNotModified:
+			resp.ContentLength = 0
+			rb.left = 0
+		case headerHas(hdr, "Transfer-Encoding", "chunked"):
+			rb.chunked, rb.left = true, -1
+			resp.TransferEncoding = []string{"chunked"}
+			hdr.Del("Transfer-Encoding")
+		case hdr.Get("Content-Length") != "":
+			n, err := strconv.ParseInt(strings.TrimSpace(hdr.Get("Content-Length")), 10, 64)
+			if err != nil || n < 0 {
+				return fail(fmt.Errorf("h1: bad Content-Length %q", hdr.Get("Content-Length")))
+			}
+			resp.ContentLength, rb.left = n, n
+		default:
+			rb.left, rb.keep = -1, false // until the upstream closes
+			resp.Close = true
+		}
+		if rb.left == 0 {
+			rb.finish(nil)
+			resp.Body = http.NoBody
+			return resp, nil
+		}
+		resp.Body = rb
+		return resp, nil
+	}
+}
+
+// readHeader reads a response's header fields, at most h1MaxHeaderBytes.
+func readHeader(tp *textproto.Reader, br *bufio.Reader) (http.Header, error) {
+	hdr := make(http.Header, 8)
+	size := 0
+	for {
+		line, err := tp.ReadLine()
+		if err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
+		if line == "" {
+			return hdr, nil
+		}
+		if size += len(line); size > h1MaxHeaderBytes {
+			return nil, errors.New("h1: response header too large")
+		}
+		k, v, ok := strings.Cut(line, ":")
+		if !ok || !validHeaderName(k) {
+			return nil, fmt.Errorf("h1: malformed header line %q", cutRunes(line, 64))
+		}
+		k = textproto.CanonicalMIMEHeaderKey(k)
+		hdr[k] = append(hdr[k], strings.TrimSpace(v))
+	}
+}
+
+// headerHas reports whether the comma-separated header k lists token.
+func headerHas(h http.Header, k, token string) bool {
+	for _, v := range h[k] {
+		for f := range strings.SplitSeq(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(f), token) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// h1Body is a response body on a pooled connection. Read to its end, it
+// gives the connection back; closed before, it closes it.
+type h1Body struct {
+	h       *h1Client
+	c       *h1Conn
+	addr    string
+	ctx     context.Context
+	stop    func() bool
+	keep    bool  // the connection may be reused after the body
+	chunked bool  // Transfer-Encoding: chunked
+	left    int64 // bytes left of a Content-Length body or of the current chunk; -1 unknown
+	done    bool
+	err     error
+}
+
+func (b *h1Body) Read(p []byte) (int, error) {
+	if b.done {
+		return 0, b.errOrEOF()
+	}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	if b.chunked {
+		return b.readChunked(p)
+	}
+	if b.left < 0 { // until close
+		n, err := b.c.br.Read(p)
+		if err == io.EOF {
+			b.finish(nil)
+			return n, io.EOF
+		}
+		if err != nil {
+			b.finish(b.readErr(err))
+			return n, b.err
+		}
+		return n, nil
+	}
+	n, err := b.c.br.Read(p[:min(int64(len(p)), b.left)])
+	b.left -= int64(n)
+	if b.left == 0 {
+		b.finish(nil)
+		return n, io.EOF
+	}
+	if err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		b.finish(b.readErr(err))
+		return n, b.err
+	}
+	return n, nil
+}
+
+// readChunked reads the chunked encoding: size line, data, CRLF; a last
+// chunk of size 0 and the trailer end the body. Like net/http's, it reads
+// on into the next chunks while their headers are at hand, so that what
+// arrived together is read together, and it never waits once it has bytes.
+func (b *h1Body) readChunked(p []byte) (int, error) {
+	n := 0
+	for n < len(p) {
+		if b.left <= 0 {
+			if n > 0 && !b.headerAtHand() {
+				break
+			}
+			if b.left == 0 { // the CRLF after a chunk's data
+				if err := b.crlf(); err != nil {
+					b.finish(b.readErr(err))
+					return n, b.err
+				}
+			}
+			size, err := b.chunkSize()
+			if err != nil {
+				b.finish(b.readErr(err))
+				return n, b.err
+			}
+			if size == 0 {
+				if err := b.trailer(); err != nil {
+					b.finish(b.readErr(err))
+					return n, b.err
+				}
+				b.finish(nil)
+				return n, io.EOF
+			}
+			b.left = size
+		}
+		m, err := b.c.br.Read(p[n : n+int(min(int64(len(p)-n), b.left))])
+		n += m
+		b.left -= int64(m)
+		if err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			b.finish(b.readErr(err))
+			return n, b.err
+		}
+	}
+	return n, nil
+}
+
+// headerAtHand reports whether the next chunk's header (with the CRLF that
+// ends the current chunk, and for the last chunk the end of the body) is
+// buffered, so reading it cannot wait.
+func (b *h1Body) headerAtHand() bool {
+	buf, _ := b.c.br.Peek(b.c.br.Buffered())
+	if b.left == 0 {
+		if len(buf) < 2 {
+			return false
+		}
+		buf = buf[2:]
+	}
+	i := bytes.IndexByte(buf, '\n')
+	if i < 0 {
+		return false
+	}
+	size, _, _ := bytes.Cut(buf[:i], []byte(";"))
+	if len(bytes.Trim(bytes.TrimSpace(size), "0")) == 0 {
+		return bytes.HasPrefix(buf[i+1:], []byte("\r\n")) // a last chunk without trailer fields
+	}
+	return true
+}
+
+func (b *h1Body) crlf() error {
+	var buf [2]byte
+	if _, err := io.ReadFull(b.c.br, buf[:]); err != nil {
+		return err
+	}
+	if buf != [2]byte{'\r', '\n'} {
+		return errors.New("h1: malformed chunked encoding")
+	}
+	return nil
+}
+
+func (b *h1Body) chunkSize() (int64, error) {
+	line, err := b.c.br.ReadSlice('\n')
+	if err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		if err == bufio.ErrBufferFull {
+			err = errors.New("h1: chunk size line too long")
+		}
+		return 0, err
+	}
+	line = bytes.TrimRight(line, "\r\n")
+	if i := bytes.IndexByte(line, ';'); i >= 0 {
+		line = line[:i] // chunk extensions
+	}
+	size, err := strconv.ParseInt(string(bytes.TrimSpace(line)), 16, 64)
+	if err != nil || size < 0 {
+		return 0, errors.New("h1: malformed chunk size")
+	}
+	return size, nil
+}
+
+func (b *h1Body) trailer() error {
+	for {
+		line, err := b.c.br.ReadSlice('\n')
+		if err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return err
+		}
+		if len(bytes.TrimRight(line, "\r\n")) == 0 {
+			return nil
+		}
+	}
+}
+
+// readErr is the error a broken read reports: the context's cause when it
+// was the context that broke it.
+func (b *h1Body) readErr(err error) error {
+	if b.ctx.Err() != nil {
+		return ctxErr(b.ctx)
+	}
+	return err
+}
+
+func (b *h1Body) errOrEOF() error {
+	if b.err != nil {
+		return b.err
+	}
+	return io.EOF
+}
+
+// finish ends the body: the connection goes back to the pool when the body
+// ended cleanly and may be reused, else it is closed.
+func (b *h1Body) finish(err error) {
+	if b.done {
+		return
+	}
+	b.done, b.err = true, err
+	canceled := !b.stop() // the context fired: the deadline is spoilt
+	if err == nil && b.keep && !canceled && b.c.br.Buffered() == 0 {
+		b.h.put(b.addr, b.c)
+		return
+	}
+	b.c.c.Close()
+}
+
+func (b *h1Body) Close() error {
+	if !b.done {
+		b.finish(errors.New("h1: body closed"))
+	}
+	return nil
+}

@@ -1,0 +1,9 @@
+//go:build !unix
+
+package proxy
+
+import "net"
+
+// connAlive cannot look without blocking here: a connection the upstream
+// closed is found out when it is used, and the request retried once.
+func connAlive(net.Conn) bool { return true }
