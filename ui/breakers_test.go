@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/relay-llm/relay/internal/bridge"
 	"github.com/relay-llm/relay/internal/controlapi"
 	"github.com/relay-llm/relay/internal/keypool"
 	"github.com/relay-llm/relay/internal/store"
@@ -22,7 +23,7 @@ func breakerBundle(t *testing.T) (b *bundle, breakers *keypool.Memory, now time.
 	now = time.Now().UTC().Truncate(time.Millisecond)
 	breakers = keypool.NewMemory(keypool.BreakerConfig{})
 	b = setup(t, func(cfg *controlapi.Config) {
-		cfg.Breakers, cfg.ClearBreakers = controlapi.KeypoolBreakers(breakers, func() time.Time { return now })
+		cfg.Breakers, cfg.ClearBreakers = bridge.Breakers(breakers, func() time.Time { return now })
 	})
 	host := b.apiCall("POST", "/api/hosts", map[string]any{"slug": "up", "provider": "openai", "base_url": "https://api.example.com/v1"})
 	k1 = uuid.MustParse(b.apiCall("POST", "/api/host-keys", map[string]any{"host_id": host["id"], "slug": "first", "secret": "sk-first-secret-value"})["id"].(string))

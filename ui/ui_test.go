@@ -17,6 +17,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/relay-llm/relay/internal/bridge"
 	"github.com/relay-llm/relay/internal/controlapi"
 	"github.com/relay-llm/relay/internal/loader"
 	"github.com/relay-llm/relay/internal/pgtest"
@@ -49,7 +50,7 @@ func setup(t testing.TB, with ...func(*controlapi.Config)) *bundle {
 		t.Fatal(err)
 	}
 	snap := loader.New(st, box, slog.New(slog.DiscardHandler), loader.Options{})
-	cfg := controlapi.Config{Store: st, Box: box, AdminToken: adminToken, Snapshot: snap}
+	cfg := controlapi.Config{Store: st, Box: box, AdminToken: adminToken, Snapshot: snap, Explain: bridge.Explainer(nil, nil)}
 	for _, w := range with {
 		w(&cfg)
 	}

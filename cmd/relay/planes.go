@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/relay-llm/relay/internal/bridge"
 	"github.com/relay-llm/relay/internal/capture"
 	"github.com/relay-llm/relay/internal/config"
 	"github.com/relay-llm/relay/internal/controlapi"
@@ -117,7 +118,7 @@ func newPlanes(ctx context.Context, cfg *config.Config, st *store.Store, box *se
 	if err := controlapi.Bootstrap(ctx, st, getenv, stdout); err != nil {
 		return nil, fmt.Errorf("bootstrap the first admin: %w", err)
 	}
-	listBreakers, clearBreakers := controlapi.KeypoolBreakers(breakers, time.Now)
+	listBreakers, clearBreakers := bridge.Breakers(breakers, time.Now)
 	api, err := controlapi.New(controlapi.Config{
 		Store:         st,
 		Box:           box,
@@ -127,8 +128,7 @@ func newPlanes(ctx context.Context, cfg *config.Config, st *store.Store, box *se
 		Breakers:      listBreakers,
 		ClearBreakers: clearBreakers,
 		PacingQueue:   func() int64 { return limiter.Stats().Waiting },
-		Supports:      translator.Supports,
-		RouteStats:    inference.RouteStats(),
+		Explain:       bridge.Explainer(translator.Supports, inference.RouteStats()),
 		HostKeyTester: func(ctx context.Context, id uuid.UUID) (controlapi.HostKeyTestResult, error) {
 			r, err := inference.TestHostKey(ctx, id)
 			if errors.Is(err, proxy.ErrUnknownHostKey) {

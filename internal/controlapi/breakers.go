@@ -10,7 +10,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/relay-llm/relay/internal/keypool"
 	"github.com/relay-llm/relay/internal/rbac"
 	"github.com/relay-llm/relay/internal/store"
 	gen "github.com/relay-llm/relay/openapi/controlgen"
@@ -102,29 +101,6 @@ func (s *Server) ClearBreakers(ctx context.Context, req gen.ClearBreakersRequest
 		return nil, err
 	}
 	return gen.ClearBreakers200JSONResponse{Items: items}, nil
-}
-
-// KeypoolBreakers adapts the key pool's breakers to Config.Breakers and
-// Config.ClearBreakers; now is the clock the holds are read against.
-func KeypoolBreakers(b keypool.Breakers, now func() time.Time) (func() []BreakerState, BreakerClearer) {
-	list := func() []BreakerState { return breakerStates(b.States(now())) }
-	clearHolds := func(ctx context.Context, id uuid.UUID, model string) ([]BreakerState, error) {
-		cleared, err := b.Clear(ctx, id, model, now())
-		return breakerStates(cleared), err
-	}
-	return list, clearHolds
-}
-
-func breakerStates(in []keypool.KeyState) []BreakerState {
-	out := make([]BreakerState, 0, len(in))
-	for _, k := range in {
-		out = append(out, BreakerState{
-			HostKeyID: k.Ref.ID, SecretVersion: int32(k.Version), Model: k.Model,
-			State: string(k.State), Hold: string(k.State), ConsecutiveFailures: int32(k.Failures),
-			Reason: k.LastReason, OpenedAt: k.LastAt, RetryAt: k.Until,
-		})
-	}
-	return out
 }
 
 func breakerOut(b BreakerState) models.Breaker {

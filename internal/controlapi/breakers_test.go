@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/relay-llm/relay/internal/bridge"
 	"github.com/relay-llm/relay/internal/controlapi"
 	"github.com/relay-llm/relay/internal/keypool"
 	"github.com/relay-llm/relay/internal/store"
@@ -20,7 +21,7 @@ func TestBreakers_ListAndClearWithAudit(t *testing.T) {
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	breakers := keypool.NewMemory(keypool.BreakerConfig{})
 	b := setup(t, func(cfg *controlapi.Config) {
-		cfg.Breakers, cfg.ClearBreakers = controlapi.KeypoolBreakers(breakers, func() time.Time { return now })
+		cfg.Breakers, cfg.ClearBreakers = bridge.Breakers(breakers, func() time.Time { return now })
 	})
 	ctx, c := b.ctx, b.admin
 	h := b.host("h")

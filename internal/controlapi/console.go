@@ -13,7 +13,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/relay-llm/relay/internal/keypool"
 	"github.com/relay-llm/relay/internal/rbac"
 	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/store"
@@ -287,40 +286,18 @@ func (s *Server) ExplainRoute(ctx context.Context, q RouteQuery) (RouteExplanati
 
 // heldKeys is the pod's breakers as the router reads them: a key (or a key
 // for one upstream model) whose breaker is open until later is not ready.
-// Nothing is claimed, recorded or cleared.
-func (s *Server) heldKeys(now time.Time) keypool.Breakers {
+// Nothing is claimed, recorded or cleared; nil: the pod has no breakers.
+func (s *Server) heldKeys(now time.Time) []HeldKey {
 	if s.cfg.Breakers == nil {
 		return nil
 	}
-	held := heldSet{}
+	held := []HeldKey{}
 	for _, b := range s.cfg.Breakers() {
 		if b.State == "open" && (b.RetryAt.IsZero() || b.RetryAt.After(now)) {
-			held[heldKey{keypool.KeyRef{ID: b.HostKeyID, Version: int(b.SecretVersion)}, b.Model}] = true
+			held = append(held, HeldKey{HostKeyID: b.HostKeyID, SecretVersion: int(b.SecretVersion), Model: b.Model})
 		}
 	}
 	return held
-}
-
-type heldKey struct {
-	ref   keypool.KeyRef
-	model string // "": the key's own hold
-}
-
-// heldSet answers Ready from a list of held keys; the explain only asks.
-type heldSet map[heldKey]bool
-
-func (h heldSet) Ready(ref keypool.KeyRef, model string, _ time.Time) bool {
-	return !h[heldKey{ref, ""}] && (model == "" || !h[heldKey{ref, model}])
-}
-
-func (h heldSet) Acquire(ref keypool.KeyRef, model string, now time.Time) (keypool.Ticket, bool) {
-	return keypool.Ticket{}, h.Ready(ref, model, now)
-}
-
-func (heldSet) Report(keypool.Ticket, keypool.Result, time.Time) {}
-func (heldSet) States(time.Time) []keypool.KeyState              { return nil }
-func (heldSet) Clear(context.Context, snapshot.ID, string, time.Time) ([]keypool.KeyState, error) {
-	return nil, errors.New("the routing explain clears no breakers")
 }
 
 // PacingQueue is the number of requests in this pod waiting for rate-limit

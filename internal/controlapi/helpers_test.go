@@ -22,6 +22,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/relay-llm/relay/internal/bridge"
 	"github.com/relay-llm/relay/internal/controlapi"
 	"github.com/relay-llm/relay/internal/pgtest"
 	"github.com/relay-llm/relay/internal/secret"
@@ -67,6 +68,7 @@ func setup(t *testing.T, opts ...option) *bundle {
 		Store: st, Box: box, AdminToken: adminToken, PodName: "pod-test", Version: "test",
 		Logger:   slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Snapshot: snap,
+		Explain:  bridge.Explainer(nil, nil),
 	}
 	for _, o := range opts {
 		o(&cfg)

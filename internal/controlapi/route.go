@@ -10,18 +10,56 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/relay-llm/relay/internal/rbac"
-	"github.com/relay-llm/relay/internal/routing"
 	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/wire"
 	gen "github.com/relay-llm/relay/openapi/controlgen"
 )
 
 // POST /api/route/explain and the console's explain tool share explain:
-// the caller resolved as a request's would be, then routing.ExplainBody
-// on the pod's snapshot, breakers and live figures — the function the
-// inference plane's decision is built from (routing.NewRequest and
-// Router.RouteRequest), so an explain says what a request sent now would
-// get.
+// the caller resolved as a request's would be, then Config.Explain on the
+// pod's snapshot and breakers. relay serve wires planes.Explainer, which
+// calls the function the inference plane's decision is built from
+// (routing.Router.ExplainBody), so an explain says what a request sent now
+// would get; the control plane takes it as a value and never links the
+// router.
+
+// Explainer routes q as the inference plane would, sending nothing, and
+// explains it. The error is a failure to explain; a request that would be
+// refused is an explanation with its Refusal.
+type Explainer func(q ExplainQuery) (Explained, error)
+
+// ExplainQuery is one request to route without sending it.
+type ExplainQuery struct {
+	Snapshot *snapshot.Snapshot
+	Policy   *snapshot.Policy // nil: none applies, nothing is granted
+	Model    string           // "": the body's
+	Inbound  wire.Inbound
+	Body     []byte // the request as a caller would send it: its needs, session identity and hint
+	Header   http.Header
+	Held     []HeldKey // nil: no breakers, every key is ready
+	Now      time.Time
+}
+
+// HeldKey is a host key at one secret version whose breaker holds it now:
+// for one upstream model, or for every model when Model is empty.
+type HeldKey struct {
+	HostKeyID     uuid.UUID
+	SecretVersion int
+	Model         string
+}
+
+// Explained is the router's explanation of an ExplainQuery.
+type Explained struct {
+	// JSON is the explanation as the router encodes it (RouteExplanation
+	// in control.yaml); POST /api/route/explain answers with it as it is.
+	JSON    json.RawMessage
+	Refusal string // the error a request would get; empty when it routes
+	// The fields the console shows, from the same explanation.
+	Model, Strategy, StrategyFrom, Affinity, SessionFrom string
+	// Bindings are the candidates in routing order; UpstreamModel and First
+	// are left for the control plane to fill.
+	Bindings []RouteCandidate
+}
 
 // inbounds maps the API's inbound names to shapes.
 var inbounds = map[string]wire.Inbound{
@@ -38,13 +76,13 @@ var inbounds = map[string]wire.Inbound{
 // control.yaml); the explanation is the router's own, whose JSON the spec
 // describes as RouteExplanation.
 type routeExplainResult struct {
-	SnapshotVersion uint64              `json:"snapshot_version"`
-	Credential      string              `json:"credential,omitempty"`
-	CredentialState string              `json:"credential_state"`
-	Policy          string              `json:"policy,omitempty"`
-	PolicyFrom      string              `json:"policy_from,omitempty"`
-	Refusal         string              `json:"refusal,omitempty"`
-	Explanation     routing.Explanation `json:"explanation"`
+	SnapshotVersion uint64          `json:"snapshot_version"`
+	Credential      string          `json:"credential,omitempty"`
+	CredentialState string          `json:"credential_state"`
+	Policy          string          `json:"policy,omitempty"`
+	PolicyFrom      string          `json:"policy_from,omitempty"`
+	Refusal         string          `json:"refusal,omitempty"`
+	Explanation     json.RawMessage `json:"explanation"`
 }
 
 // RouteExplain implements gen.StrictServerInterface.
@@ -87,30 +125,33 @@ func (s *Server) RouteExplain(ctx context.Context, req gen.RouteExplainRequestOb
 }
 
 // explain routes q as the inference plane would and explains it: the
-// console's view (RouteExplanation) and the router's own (Explanation).
-func (s *Server) explain(ctx context.Context, q RouteQuery) (RouteExplanation, routing.Explanation, error) {
+// console's view (RouteExplanation) and the router's own, as JSON.
+func (s *Server) explain(ctx context.Context, q RouteQuery) (RouteExplanation, json.RawMessage, error) {
 	c, err := callerFrom(ctx)
 	if err != nil {
-		return RouteExplanation{}, routing.Explanation{}, err
+		return RouteExplanation{}, nil, err
 	}
 	if !c.Can(rbac.Read, rbac.System()) {
-		return RouteExplanation{}, routing.Explanation{}, forbidden(rbac.Need(rbac.Read, rbac.System()))
+		return RouteExplanation{}, nil, forbidden(rbac.Need(rbac.Read, rbac.System()))
 	}
 	if q.Model == "" && len(q.Body) == 0 {
-		return RouteExplanation{}, routing.Explanation{}, invalid("choose a model, or give the request body", "model", "body")
+		return RouteExplanation{}, nil, invalid("choose a model, or give the request body", "model", "body")
 	}
 	if (q.RelayKeyID == nil) == (q.PolicyID == nil) {
-		return RouteExplanation{}, routing.Explanation{}, invalid("choose a relay key or a policy", "relay_key_id", "policy_id")
+		return RouteExplanation{}, nil, invalid("choose a relay key or a policy", "relay_key_id", "policy_id")
 	}
 	snap := s.currentSnapshot()
 	if snap == nil {
-		return RouteExplanation{}, routing.Explanation{}, &apiError{status: http.StatusNotImplemented, code: codeNotImplemented, message: "this control plane has no snapshot to route on"}
+		return RouteExplanation{}, nil, &apiError{status: http.StatusNotImplemented, code: codeNotImplemented, message: "this control plane has no snapshot to route on"}
+	}
+	if s.cfg.Explain == nil {
+		return RouteExplanation{}, nil, &apiError{status: http.StatusNotImplemented, code: codeNotImplemented, message: "this control plane has no router to explain with"}
 	}
 	now := s.now()
 	out := RouteExplanation{SnapshotVersion: snap.Version(), Model: q.Model, CredentialState: "ok"}
 	policy, err := s.explainPolicy(snap, &q, &out, now)
 	if err != nil {
-		return RouteExplanation{}, routing.Explanation{}, err
+		return RouteExplanation{}, nil, err
 	}
 	in := q.Inbound
 	if in == wire.InboundNone {
@@ -120,17 +161,18 @@ func (s *Server) explain(ctx context.Context, q RouteQuery) (RouteExplanation, r
 	if len(body) == 0 {
 		body = []byte(`{}`) // a model alone: no needs, no session
 	}
-	r := routing.Router{Supports: s.cfg.Supports, Breakers: s.heldKeys(now), Stats: s.cfg.RouteStats}
-	e, err := r.ExplainBody(snap, policy, q.Model, in, body, q.Header, now)
+	e, err := s.cfg.Explain(ExplainQuery{Snapshot: snap, Policy: policy, Model: q.Model, Inbound: in,
+		Body: body, Header: q.Header, Held: s.heldKeys(now), Now: now})
 	if err != nil {
-		out.Refusal = err.Error()
+		return RouteExplanation{}, nil, fmt.Errorf("explain the route: %w", err)
 	}
+	out.Refusal = e.Refusal
 	if out.CredentialState != "ok" {
 		out.Refusal = "The relay key would be refused: " + out.CredentialState + "."
 	}
 	out.Model = e.Model
 	s.consoleCandidates(snap, &out, &e)
-	return out, e, nil
+	return out, e.JSON, nil
 }
 
 // explainPolicy resolves the policy q's caller would route with, and
@@ -171,18 +213,14 @@ func (s *Server) explainPolicy(snap *snapshot.Snapshot, q *RouteQuery, out *Rout
 
 // consoleCandidates fills the console's binding list from the router's
 // explanation: the same bindings, in the same order.
-func (s *Server) consoleCandidates(snap *snapshot.Snapshot, out *RouteExplanation, e *routing.Explanation) {
+func (s *Server) consoleCandidates(snap *snapshot.Snapshot, out *RouteExplanation, e *Explained) {
 	out.Strategy, out.StrategyFrom, out.Affinity, out.SessionFrom = e.Strategy, e.StrategyFrom, e.Affinity, e.SessionFrom
 	first := true
-	for _, b := range e.Candidates {
-		id, _ := uuid.Parse(b.BindingID)
-		rc := RouteCandidate{BindingID: id, Host: b.Host, Model: b.Model, Fallback: b.Fallback, Shape: b.Shape, Position: b.Position,
-			Skip: b.Skip, Score: b.Score, Keys: b.Keys, KeysDisabled: b.KeysDisabled, KeysUnusable: b.KeysUnusable,
-			KeysNotGranted: b.KeysNotGranted, Held: b.KeysHeld}
-		if bd := snap.Binding(id); bd != nil {
+	for _, rc := range e.Bindings {
+		if bd := snap.Binding(rc.BindingID); bd != nil {
 			rc.UpstreamModel = bd.UpstreamModel
 		}
-		if b.Skip == "" {
+		if rc.Skip == "" {
 			rc.First, first = first && out.Refusal == "", false
 		}
 		out.Bindings = append(out.Bindings, rc)

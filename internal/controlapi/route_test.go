@@ -102,3 +102,19 @@ func TestRouteExplain_SaysWhereTheRequestGoes(t *testing.T) {
 // clientRouteExplainResponse is the generated client's answer to
 // routeExplain, with the test helpers' checks.
 type clientRouteExplainResponse = res[*client.RouteExplainResponse]
+
+// Without a snapshot or a router to explain with there is nothing to route.
+func TestRouteExplain_NotImplementedWithoutRouter(t *testing.T) {
+	t.Parallel()
+	snap, policy := explainCatalog()
+	b := setup(t, func(c *controlapi.Config) { c.Snapshot, c.Explain = &routedSnapshot{snap: snap}, nil })
+	raw, err := json.Marshal(map[string]any{"policy_id": policy.ID, "model": "small"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	call(b.admin.RouteExplainWithBodyWithResponse(b.ctx, "application/json", bytes.NewReader(raw))).
+		wantErr(t, http.StatusNotImplemented, "not_implemented", "")
+	noSnap := setup(t)
+	call(noSnap.admin.RouteExplainWithBodyWithResponse(noSnap.ctx, "application/json", bytes.NewReader(raw))).
+		wantErr(t, http.StatusNotImplemented, "not_implemented", "")
+}

@@ -26,7 +26,6 @@ import (
 	"github.com/getkin/kin-openapi/routers/legacy"
 	"github.com/google/uuid"
 
-	"github.com/relay-llm/relay/internal/routing"
 	"github.com/relay-llm/relay/internal/secret"
 	"github.com/relay-llm/relay/internal/store"
 	"github.com/relay-llm/relay/openapi/controlgen"
@@ -91,15 +90,12 @@ type Config struct {
 	Breakers      func() []BreakerState // nil: no breakers
 	ClearBreakers BreakerClearer        // nil: DELETE /api/breakers is 501
 	HostKeyTester HostKeyTester         // nil: POST /api/host-keys/{id}/test is 501
-	// Supports says which upstream shapes can serve an inbound shape, for
-	// explaining a route as the proxy would take it (translator.Supports in
-	// relay serve). nil: routing.SameShape. The control plane takes it as a
-	// value so that it never links the translator.
-	Supports routing.Supports
-	// RouteStats are the inference plane's live figures (the proxy's
-	// RouteStats), so an explain orders latency and least_busy bindings
-	// as a request would be; nil: those keep the position order.
-	RouteStats  routing.Stats
+	// Explain routes a request as this process's inference plane would,
+	// for POST /api/route/explain and the console (planes.Explainer in
+	// relay serve: the router with what the proxy supports and its live
+	// figures). nil: explaining answers 501. The control plane takes it as
+	// a value so that it never links the router.
+	Explain     Explainer
 	PacingQueue func() int64 // requests waiting for rate-limit budget now (relay_pacing_queue_length); nil: the console shows none
 
 	SecureCookies bool          // set Secure on the session cookie (TLS in front)

@@ -79,14 +79,9 @@ func bans() []ban {
 			why:       "the canonical protocol is the leaf every shape translates through; it imports no Relay package",
 		},
 		{
-			packages:  []string{controlapi},
-			forbidden: []string{proxy, translator, canonical, ratelimit, mockupstream},
-			why:       "the control plane does not link the inference plane; it learns what the proxy supports as a value (it keeps routing and keypool on purpose: the route explain and the breakers)",
-		},
-		{
-			packages:  []string{ui},
-			forbidden: []string{proxy, translator},
-			why:       "the console is a client of the control plane, not of the inference plane",
+			packages:  []string{controlapi, ui},
+			forbidden: []string{proxy, translator, canonical, routing, keypool, ratelimit, mockupstream},
+			why:       "the control plane and its console do not link the inference plane: they take the route explain and the breakers as values, which cmd/relay builds with internal/bridge from the router and the key pool",
 		},
 		{
 			packages:  []string{usage, capture},
