@@ -285,7 +285,7 @@ func (s *Server) ExplainRoute(ctx context.Context, q RouteQuery) (RouteExplanati
 }
 
 // heldKeys is the pod's breakers as the router reads them: a key (or a key
-// for one upstream model) whose breaker is open until later is not ready.
+// for one upstream model) whose breaker holds it until later is not ready.
 // Nothing is claimed, recorded or cleared; nil: the pod has no breakers.
 func (s *Server) heldKeys(now time.Time) []HeldKey {
 	if s.cfg.Breakers == nil {
@@ -293,11 +293,22 @@ func (s *Server) heldKeys(now time.Time) []HeldKey {
 	}
 	held := []HeldKey{}
 	for _, b := range s.cfg.Breakers() {
-		if b.State == "open" && (b.RetryAt.IsZero() || b.RetryAt.After(now)) {
+		if holds(b.State) && (b.RetryAt.IsZero() || b.RetryAt.After(now)) {
 			held = append(held, HeldKey{HostKeyID: b.HostKeyID, SecretVersion: int(b.SecretVersion), Model: b.Model})
 		}
 	}
 	return held
+}
+
+// holds reports whether a breaker in state keeps its key from being picked
+// until its retry time: failing, cooling after a 429, or held for its
+// credentials or quota (keypool's states, by name).
+func holds(state string) bool {
+	switch state {
+	case "open", "cooling", "auth_failed", "quota_exhausted":
+		return true
+	}
+	return false
 }
 
 // PacingQueue is the number of requests in this pod waiting for rate-limit
