@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"math/rand/v2"
 	"mime"
 	"net"
 	"net/http"
@@ -17,6 +16,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/relay-llm/relay/internal/backoff"
 	"github.com/relay-llm/relay/internal/event"
 	"github.com/relay-llm/relay/internal/keypool"
 	"github.com/relay-llm/relay/internal/routing"
@@ -70,19 +70,19 @@ func (rq *request) forward() {
 		limit := min(max(maxAttempts-later, rq.attempts+1), maxTried)
 		// The retry pause is for the host that just failed; another
 		// binding is tried at once.
-		backoff := false
+		pause := false
 		for rq.attempts < limit {
 			key, ticket, ok := h.pool.Pick(policy.KeyStrategy, c.Keys, c.Binding.UpstreamModel, rq.tried, h.now())
 			if !ok {
 				break
 			}
-			if backoff {
+			if pause {
 				if !rq.wait(ctx) {
 					h.breakers.Report(ticket, keypool.Result{Outcome: keypool.OutcomeNeutral}, h.now())
 					rq.canceled()
 					return
 				}
-				backoff = false
+				pause = false
 			}
 			if rq.res != nil {
 				// The limiter admits the attempt with its key (tier limit,
@@ -117,7 +117,7 @@ func (rq *request) forward() {
 			rq.fails = append(rq.fails, f)
 			// Key-level refusals and 429s move on at once; the upstream's
 			// own trouble earns a pause first.
-			backoff = f.status == 0 || f.status == http.StatusRequestTimeout || f.status >= 500
+			pause = f.status == 0 || f.status == http.StatusRequestTimeout || f.status >= 500
 		}
 	}
 	rq.exhausted()
@@ -126,20 +126,8 @@ func (rq *request) forward() {
 // wait sleeps the retry backoff: exponential in the failures so far, with
 // equal jitter. It returns false if the caller went away meanwhile.
 func (rq *request) wait(ctx context.Context) bool {
-	d := rq.h.backoff
-	for i := 1; i < len(rq.fails) && d < rq.h.backoffTo; i++ {
-		d *= 2
-	}
-	d = min(d, rq.h.backoffTo)
-	d = d/2 + rand.N(d/2+1)
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
+	p := backoff.Policy{Base: rq.h.backoff, Max: rq.h.backoffTo, Jitter: backoff.Equal}
+	return p.Wait(ctx, len(rq.fails))
 }
 
 // exhausted answers when no attempt succeeded.
