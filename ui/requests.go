@@ -22,10 +22,10 @@ import (
 // of that microsecond.
 
 type requestView struct {
-	RequestID, Route string
-	Stats            []stat
-	Routed           bool
-	Decision         routeView
+	RequestID, When, Route string
+	Stats                  []stat
+	Routed                 bool
+	Decision               routeView
 }
 
 // requestHref is the address of e's page.
@@ -47,7 +47,7 @@ func (h *Handler) requestsTable(p *page, from, to time.Time, cursor string, page
 	}
 	l, _ := resp.(gen.ListUsageEvents200JSONResponse)
 	t := table{Columns: []column{{Title: "Request id"}, {Title: "When"}, {Title: "Model"}, {Title: "Status", Num: true},
-		{Title: "Route"}, {Title: "Cached read", Num: true}, {Title: "Cost", Num: true}, {Title: "Saved", Num: true}},
+		{Title: "Route"}, {Title: "Cached read", Num: true}, {Title: "Saved", Num: true}},
 		Empty: "No requests in this range."}
 	for _, e := range l.Body.Items {
 		route := e.Route
@@ -56,7 +56,7 @@ func (h *Handler) requestsTable(p *page, from, to time.Time, cursor string, page
 		}
 		t.Rows = append(t.Rows, row{Cells: []cell{{Text: e.RequestID, Href: requestHref(e), Mono: true},
 			{Text: e.CreatedAt.UTC().Format("2006-01-02 15:04:05")}, {Text: e.Model, Mono: true}, {Text: strconv.Itoa(int(e.Status)), Num: true},
-			{Text: route, Mono: true}, {Text: count(e.CachedReadTokens), Num: true}, {Text: money(e.Cost), Num: true}, {Text: money(e.Saved), Num: true}}})
+			{Text: route}, {Text: count(e.CachedReadTokens), Num: true}, {Text: money(e.Saved), Num: true}}})
 	}
 	if l.Body.NextCursor != nil {
 		t.Next = pageHref(*l.Body.NextCursor)
@@ -99,8 +99,8 @@ func (h *Handler) request(p *page) {
 		}
 		params.Cursor = l.Body.NextCursor
 	}
-	v := requestView{RequestID: ev.RequestID, Route: ev.Route,
-		Stats: []stat{{"When", ev.CreatedAt.UTC().Format("2006-01-02 15:04:05.000")}, {"Model", ev.Model}, {"Status", statusText(*ev)},
+	v := requestView{RequestID: ev.RequestID, Route: ev.Route, When: ev.CreatedAt.UTC().Format("2006-01-02 15:04:05.000 UTC"),
+		Stats: []stat{{"Model", ev.Model}, {"Status", statusText(*ev)},
 			{"Attempts", strconv.Itoa(int(ev.Attempts))}, {"Input tokens", count(ev.InputTokens)}, {"Cached read", count(ev.CachedReadTokens)},
 			{"Output tokens", count(ev.OutputTokens)}, {"Cost", money(ev.Cost)}, {"Saved by the cache", money(ev.Saved)},
 			{"Time to first byte", strconv.Itoa(int(ev.TtfbMs)) + " ms"}, {"Total", strconv.Itoa(int(ev.TotalMs)) + " ms"}}}
