@@ -1,8 +1,10 @@
 package ui_test
 
 import (
+	"html"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strconv"
 	"testing"
 	"time"
@@ -151,11 +153,27 @@ func TestConsole_RequestRoute(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
+	// A page of earlier requests puts these two on the second page.
+	var earlier []store.UsageEvent
+	for i := range 50 {
+		earlier = append(earlier, store.UsageEvent{RequestID: "req_early_" + strconv.Itoa(i), CreatedAt: at.Add(-time.Duration(i+1) * time.Second), Model: "small", Status: 200})
+	}
+	if _, err := b.st.InsertUsageEvents(t.Context(), earlier); err != nil {
+		t.Fatal(err)
+	}
 
 	br := b.signedIn("ada@example.com")
-	a := br.get("/usage")
-	must(t, a, http.StatusOK, `<h2 id="requests">Requests</h2>`, route, "not routed", "90,000", "0.202500",
+	a := br.get("/usage?group_by=host_key")
+	must(t, a, http.StatusOK, `<h2 id="requests">Requests</h2>`, "req_early_0", "Next page")
+	mustNot(t, a, "req_routed")
+	next := regexp.MustCompile(`href="(/usage\?[^"]*cursor=[^"]*)" rel="next"`).FindStringSubmatch(a.body)
+	if next == nil {
+		t.Fatal("the requests have no next page link")
+	}
+	a = br.get(html.UnescapeString(next[1]))
+	must(t, a, http.StatusOK, `<option value="host_key" selected>`, route, "not routed", "90,000", "0.202500", "First page",
 		`href="/usage/requests/req_routed?at=`+strconv.FormatInt(at.UnixMicro(), 10)+`"`)
+	mustNot(t, a, "req_early_0<")
 
 	a = br.get("/usage/requests/req_routed?at=" + strconv.FormatInt(at.UnixMicro(), 10))
 	must(t, a, http.StatusOK, "<title>Request req_routed · Relay</title>", route,
@@ -171,5 +189,12 @@ func TestConsole_RequestRoute(t *testing.T) {
 	mustNot(t, a, "Routing decision")
 
 	must(t, br.get("/usage/requests/req_routed"), http.StatusNotFound, "There is no such request")
+
+	// A project's viewer reads only its project's requests.
+	team := b.apiCall("POST", "/api/teams", map[string]any{"slug": "core"})
+	project := b.apiCall("POST", "/api/projects", map[string]any{"team_id": team["id"], "slug": "web"})
+	u := b.apiCall("POST", "/api/users", map[string]any{"email": "pat@example.com", "password": "correct horse battery"})
+	b.apiCall("POST", "/api/role-bindings", map[string]any{"user_id": u["id"], "role": "viewer", "project_id": project["id"]})
+	must(t, b.signedIn("pat@example.com").get("/usage/requests/req_routed?at="+strconv.FormatInt(at.UnixMicro(), 10)), http.StatusNotFound)
 	must(t, br.get("/usage/requests/req_routed?at="+strconv.FormatInt(at.Add(time.Second).UnixMicro(), 10)), http.StatusNotFound)
 }
