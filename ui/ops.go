@@ -282,6 +282,22 @@ func (h *Handler) usage(p *page) {
 		return
 	}
 	v.Chart = barChartOf("Requests per "+string(interval), models.UsageTimeseries(ts.(gen.GetUsageTimeseries200JSONResponse)).Points, from, to, interval)
+
+	here := url.Values{"from": {v.From}, "to": {v.To}, "group_by": {group}}
+	v.Requests, err = h.requestsTable(p, from, to, q.Get("cursor"), func(cursor string) string {
+		at := url.Values{}
+		for k, x := range here {
+			at[k] = x
+		}
+		if cursor != "" {
+			at.Set("cursor", cursor)
+		}
+		return "/usage?" + at.Encode() + "#requests"
+	})
+	if err != nil {
+		h.failErr(p, err)
+		return
+	}
 	p.render(http.StatusOK, "Usage", "usage", usagePage(v))
 }
 

@@ -1,6 +1,8 @@
 package ui
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -13,7 +15,6 @@ import (
 
 	"github.com/relay-llm/relay/internal/controlapi"
 	"github.com/relay-llm/relay/internal/rbac"
-	"github.com/relay-llm/relay/internal/wire"
 	gen "github.com/relay-llm/relay/openapi/controlgen"
 )
 
@@ -133,47 +134,62 @@ func (h *Handler) deleteProjectCaptures(p *page) {
 
 type explainView struct {
 	RelayKeyID, Model, Error string
-	Policies, Shapes         []option
+	Hint, Session, Body      string
+	Policies, Shapes, Hints  []option
 	Models                   []string
 	Shown                    bool
 	Stats                    []stat
-	Refusal, Verdict         string
-	Bindings                 table
+	Refusal                  string
+	Route                    routeView
 }
 
 // shapes are the requests the explain asks about, by the path they arrive on.
 var shapes = []struct {
 	value, label string
-	in           wire.Inbound
+	in           models.RouteExplainRequestInbound
 }{
-	{"chat", "POST /v1/chat/completions", wire.InboundChat},
-	{"responses", "POST /v1/responses", wire.InboundResponses},
-	{"messages", "POST /v1/messages", wire.InboundMessages},
-	{"embeddings", "POST /v1/embeddings", wire.InboundEmbeddings},
-	{"generate", "POST /v1/generate", wire.InboundGenerate},
+	{"chat", "POST /v1/chat/completions", "openai_chat"},
+	{"responses", "POST /v1/responses", "openai_responses"},
+	{"messages", "POST /v1/messages", "anthropic_messages"},
+	{"embeddings", "POST /v1/embeddings", "openai_embeddings"},
+	{"generate", "POST /v1/generate", "relay_generate"},
 }
 
+// hints are the X-Relay-Route hints a caller may send (docs/routing.md).
+var hints = []option{{Value: "", Label: "none"}, {Value: "cost=min", Label: "cost=min"}, {Value: "latency=min", Label: "latency=min"}, {Value: "quality=max", Label: "quality=max"}}
+
+// explain asks POST /api/route/explain's method where a request would go
+// now: the caller (a relay key or a policy), the model and the endpoint, and
+// optionally the hint (X-Relay-Route), the session (X-Relay-Session) and the
+// body as the caller would send them.
 func (h *Handler) explain(p *page) {
 	q := p.r.URL.Query()
-	v := explainView{RelayKeyID: strings.TrimSpace(q.Get("relay_key_id")), Model: strings.TrimSpace(q.Get("model"))}
+	v := explainView{RelayKeyID: strings.TrimSpace(q.Get("relay_key_id")), Model: strings.TrimSpace(q.Get("model")),
+		Hint: q.Get("hint"), Session: strings.TrimSpace(q.Get("session")), Body: strings.TrimSpace(q.Get("body"))}
 	policy, shape := strings.TrimSpace(q.Get("policy_id")), q.Get("shape")
 	v.Policies = selectOf("policy_id", "", policy, withNone("—", h.policyOptions(p))).Options
-	in := wire.InboundChat
+	in := models.RouteExplainRequestInbound("openai_chat")
 	for _, s := range shapes {
 		v.Shapes = append(v.Shapes, option{Value: s.value, Label: s.label, Selected: s.value == shape})
 		if s.value == shape {
 			in = s.in
 		}
 	}
+	for _, o := range hints {
+		o.Selected = o.Value == v.Hint
+		v.Hints = append(v.Hints, o)
+	}
 	for _, m := range h.modelOptions(p) {
 		v.Models = append(v.Models, m.Label)
 	}
-	if v.Model == "" {
+	if v.Model == "" && v.Body == "" {
 		p.render(http.StatusOK, "Routing explain", "explain", explainPage(v))
 		return
 	}
-	rq := controlapi.RouteQuery{Model: v.Model, Inbound: in}
-	status := http.StatusOK
+	rq := models.RouteExplainRequest{Inbound: &in}
+	if v.Model != "" {
+		rq.Model = &v.Model
+	}
 	if v.RelayKeyID != "" {
 		id, err := uuid.Parse(v.RelayKeyID)
 		if err != nil {
@@ -188,7 +204,26 @@ func (h *Handler) explain(p *page) {
 			rq.PolicyID = &id
 		}
 	}
-	x, err := h.api.ExplainRoute(p.ctx, rq)
+	if v.Body != "" {
+		if !json.Valid([]byte(v.Body)) || !strings.HasPrefix(v.Body, "{") {
+			v.Error = "The request body is not a JSON object."
+			p.render(http.StatusUnprocessableEntity, "Routing explain", "explain", explainPage(v))
+			return
+		}
+		body := json.RawMessage(v.Body)
+		rq.Body = &body
+	}
+	headers := map[string]string{}
+	if v.Hint != "" {
+		headers["X-Relay-Route"] = v.Hint
+	}
+	if v.Session != "" {
+		headers["X-Relay-Session"] = v.Session
+	}
+	if len(headers) > 0 {
+		rq.Headers = &headers
+	}
+	resp, err := h.api.RouteExplain(p.ctx, gen.RouteExplainRequestObject{Body: &rq})
 	if err != nil {
 		pr := controlapi.Explain(http.MethodGet, err)
 		if pr.Status >= 500 && pr.Status != http.StatusNotImplemented {
@@ -199,46 +234,24 @@ func (h *Handler) explain(p *page) {
 			p.fail(pr)
 			return
 		}
-		v.Error, status = pr.Message, pr.Status
-		p.render(status, "Routing explain", "explain", explainPage(v))
+		v.Error = pr.Message
+		p.render(pr.Status, "Routing explain", "explain", explainPage(v))
 		return
 	}
-	v.Shown, v.Refusal = true, x.Refusal
-	pol := x.Policy
+	x, ok := resp.(gen.RouteExplain200JSONResponse)
+	if !ok {
+		h.failErr(p, fmt.Errorf("route explain: unexpected answer %T", resp))
+		return
+	}
+	v.Shown, v.Refusal = true, orEmpty(x.Refusal)
+	pol := orEmpty(x.Policy)
 	if pol == "" {
 		pol = "none"
 	}
-	v.Stats = []stat{{"Policy", pol}, {"Policy from", x.PolicyFrom}, {"Snapshot", "v" + strconv.FormatUint(x.SnapshotVersion, 10)}}
-	if x.Credential != "" {
-		v.Stats = append([]stat{{"Relay key", x.Credential}, {"Key state", x.CredentialState}}, v.Stats...)
+	v.Stats = []stat{{"Policy", pol}, {"Policy from", orEmpty(x.PolicyFrom)}, {"Snapshot", "v" + strconv.FormatInt(x.SnapshotVersion, 10)}}
+	if c := orEmpty(x.Credential); c != "" {
+		v.Stats = append([]stat{{"Relay key", c}, {"Key state", x.CredentialState}}, v.Stats...)
 	}
-	v.Bindings = table{Columns: []column{{Title: "Order", Num: true}, {Title: "Host"}, {Title: "Upstream model"}, {Title: "Shape"}, {Title: "Decision"}, {Title: "Host keys, in order"}, {Title: "Keys left out"}},
-		Empty: "The model has no bindings."}
-	for _, b := range x.Bindings {
-		decision := cell{Text: "candidate", Badge: "ok"}
-		switch {
-		case b.First:
-			decision = cell{Text: "taken first", Badge: "ok"}
-			v.Verdict = "A request would go to " + b.Host + " as " + b.UpstreamModel + " with host key " + b.Keys[0] +
-				" first (the policy's key strategy, " + x.KeyStrategy + ", picks among " + strconv.Itoa(len(b.Keys)) + " key(s))."
-		case b.Skip != "":
-			decision = cell{Text: "skipped: " + b.Skip, Badge: "warn"}
-		}
-		v.Bindings.Rows = append(v.Bindings.Rows, row{Cells: []cell{{Text: strconv.Itoa(b.Position), Num: true}, {Text: b.Host, Mono: true},
-			{Text: b.UpstreamModel, Mono: true}, {Text: b.Shape}, decision, {Text: strings.Join(b.Keys, ", "), Mono: true}, {Text: leftOut(b)}}})
-	}
-	p.render(status, "Routing explain", "explain", explainPage(v))
-}
-
-func leftOut(b controlapi.RouteCandidate) string {
-	var parts []string
-	for _, n := range []struct {
-		n    int
-		what string
-	}{{b.KeysDisabled, "disabled"}, {b.KeysUnusable, "unusable secret"}, {b.KeysNotGranted, "not granted by the policy"}, {b.Held, "held by its breaker"}} {
-		if n.n > 0 {
-			parts = append(parts, strconv.Itoa(n.n)+" "+n.what)
-		}
-	}
-	return strings.Join(parts, "; ")
+	v.Route = routeViewOf(x.Explanation, false)
+	p.render(http.StatusOK, "Routing explain", "explain", explainPage(v))
 }

@@ -1,8 +1,11 @@
 package ui_test
 
 import (
+	"html"
 	"net/http"
 	"net/url"
+	"regexp"
+	"strconv"
 	"testing"
 	"time"
 
@@ -21,7 +24,9 @@ func TestConsole_RoutingExplain(t *testing.T) {
 	b.user("ada@example.com", "viewer")
 	up := b.apiCall("POST", "/api/hosts", map[string]any{"slug": "up", "provider": "openai", "base_url": "https://api.example.com/v1"})
 	down := b.apiCall("POST", "/api/hosts", map[string]any{"slug": "down", "provider": "openai", "base_url": "https://down.example.com/v1", "enabled": false})
-	model := b.apiCall("POST", "/api/models", map[string]any{"name": "gpt-x"})
+	spare := b.apiCall("POST", "/api/models", map[string]any{"name": "gpt-spare"})
+	model := b.apiCall("POST", "/api/models", map[string]any{"name": "gpt-x", "fallbacks": []any{spare["id"]}})
+	b.apiCall("POST", "/api/bindings", map[string]any{"model_id": spare["id"], "host_id": up["id"], "shape": "openai", "upstream_model": "gpt-spare-1", "position": 0})
 	b.apiCall("POST", "/api/bindings", map[string]any{"model_id": model["id"], "host_id": down["id"], "shape": "openai", "upstream_model": "gpt-x-down", "position": 0})
 	b.apiCall("POST", "/api/bindings", map[string]any{"model_id": model["id"], "host_id": up["id"], "shape": "openai", "upstream_model": "gpt-x-2026", "position": 1})
 	b.apiCall("POST", "/api/host-keys", map[string]any{"host_id": up["id"], "slug": "primary", "secret": "sk-upstream-secret-value"})
@@ -38,9 +43,23 @@ func TestConsole_RoutingExplain(t *testing.T) {
 	br := b.signedIn("ada@example.com")
 	must(t, br.get("/explain"), http.StatusOK, "<title>Routing explain · Relay</title>", `<option value="gpt-x">`)
 	a := br.get("/explain?" + url.Values{"relay_key_id": {key["relay_key"].(map[string]any)["id"].(string)}, "model": {"gpt-x"}}.Encode())
-	must(t, a, http.StatusOK, "A request would go to up as gpt-x-2026 with host key primary", "taken first", "skipped: host disabled",
-		"the relay key&#39;s own policy", "open")
+	must(t, a, http.StatusOK, "The request would go to up (gpt-x) with host key primary (slot 0, affinity", "taken first", "skipped: host disabled",
+		"the relay key&#39;s own policy", "open", `<div class="label">Strategy</div><div class="value">priority</div>`,
+		`<div class="label">Strategy from</div><div class="value">model</div>`, `<div class="label">Affinity outcome</div>`,
+		"gpt-spare (fallback 1)", `<th class="num" scope="col">Score</th>`, " prompt tokens</div>")
+	mustNot(t, a, "would be refused")
 	mustNot(t, a, "sk-upstream-secret-value")
+
+	// A hint, a session and a body reach the router as a request's would.
+	policyID := open["id"].(string)
+	a = br.get("/explain?" + url.Values{"policy_id": {policyID}, "model": {"gpt-x"}, "hint": {"cost=min"}, "session": {"agent-7"},
+		"body": {`{"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f"}}]}`}}.Encode())
+	must(t, a, http.StatusOK, `<div class="label">Strategy</div><div class="value">cost</div>`,
+		`<div class="label">Strategy from</div><div class="value">hint</div>`, `<div class="label">Hint</div><div class="value">cost=min</div>`,
+		`<div class="label">Session from</div><div class="value">x-relay-session</div>`, "prompt tokens, tools",
+		`<option value="cost=min" selected>`, `value="agent-7"`)
+	must(t, br.get("/explain?"+url.Values{"policy_id": {policyID}, "model": {"gpt-x"}, "body": {`[1]`}}.Encode()),
+		http.StatusUnprocessableEntity, "The request body is not a JSON object.")
 
 	a = br.get("/explain?"+url.Values{"policy_id": {closed["id"].(string)}, "model": {"gpt-x"}}.Encode(), "HX-Request", "true")
 	must(t, a, http.StatusOK, "A request would be refused", "not granted")
@@ -106,4 +125,76 @@ func TestConsole_PayloadCaptures(t *testing.T) {
 		t.Fatalf("delete the project's: %d %s", a.status, a.body)
 	}
 	must(t, pam.get("/payloads/req_two"), http.StatusNotFound)
+}
+
+// TestConsole_RequestRoute: the usage explorer lists the range's requests
+// with the route each took, and a request's page shows the decision from its
+// route_detail (the chosen binding and key slot, the strategy, the affinity
+// outcome, every candidate with its score or why it was skipped, and the
+// fallbacks left out); an unrouted request says so; an address without the
+// request's time or for another time is not found.
+func TestConsole_RequestRoute(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.user("ada@example.com", "viewer")
+	at := time.Now().UTC().Add(-time.Minute).Truncate(time.Microsecond)
+	route := "binding=b/big; slot=1; strategy=cost; affinity=hit; hint=cost=min"
+	detail := `{"model":"small","strategy":"cost","strategy_from":"hint","hint":"cost=min","affinity":"key",
+	 "session_from":"prompt_cache_key","needs":{"prompt_tokens":100012,"tools":true},
+	 "candidates":[
+	   {"binding_id":"8a1f1a52-0000-4000-8000-000000000001","host":"a","model":"small","shape":"openai","position":0,"skip":"context window too small","score":0},
+	   {"binding_id":"8a1f1a52-0000-4000-8000-000000000002","host":"b","model":"big","fallback":1,"shape":"openai","position":0,"score":612,"keys":["b2","b1"],"affinity":true,"keys_held":1}],
+	 "dropped_fallbacks":[{"model":"other","why":"not granted"}],
+	 "chosen":{"binding_id":"8a1f1a52-0000-4000-8000-000000000002","host":"b","model":"big","host_key":"b2","slot":1,"affinity":"hit"}}`
+	if _, err := b.st.InsertUsageEvents(t.Context(), []store.UsageEvent{
+		{RequestID: "req_routed", CreatedAt: at, Model: "small", Status: 200, InputTokens: 100000, CachedReadTokens: 90000,
+			Cost: 25_000_000, Saved: 202_500_000, Route: &route, RouteDetail: []byte(detail)},
+		{RequestID: "req_refused", CreatedAt: at.Add(time.Second), Model: "small", Status: 429, ErrorKind: "rate_limited"},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// A page of earlier requests puts these two on the second page.
+	var earlier []store.UsageEvent
+	for i := range 50 {
+		earlier = append(earlier, store.UsageEvent{RequestID: "req_early_" + strconv.Itoa(i), CreatedAt: at.Add(-time.Duration(i+1) * time.Second), Model: "small", Status: 200})
+	}
+	if _, err := b.st.InsertUsageEvents(t.Context(), earlier); err != nil {
+		t.Fatal(err)
+	}
+
+	br := b.signedIn("ada@example.com")
+	a := br.get("/usage?group_by=host_key")
+	must(t, a, http.StatusOK, `<h2 id="requests">Requests</h2>`, "req_early_0", "Next page")
+	mustNot(t, a, "req_routed")
+	next := regexp.MustCompile(`href="(/usage\?[^"]*cursor=[^"]*)" rel="next"`).FindStringSubmatch(a.body)
+	if next == nil {
+		t.Fatal("the requests have no next page link")
+	}
+	a = br.get(html.UnescapeString(next[1]))
+	must(t, a, http.StatusOK, `<option value="host_key" selected>`, route, "not routed", "90,000", "0.202500", "First page",
+		`href="/usage/requests/req_routed?at=`+strconv.FormatInt(at.UnixMicro(), 10)+`"`)
+	mustNot(t, a, "req_early_0<")
+
+	a = br.get("/usage/requests/req_routed?at=" + strconv.FormatInt(at.UnixMicro(), 10))
+	must(t, a, http.StatusOK, "<title>Request req_routed · Relay</title>", route,
+		"The request went to b (big) with host key b2 (slot 1, affinity hit).",
+		`<div class="label">Strategy</div><div class="value">cost</div>`, `<div class="label">Strategy from</div><div class="value">hint</div>`,
+		`<div class="label">Affinity outcome</div><div class="value">hit</div>`, `<div class="label">Session from</div><div class="value">prompt_cache_key</div>`,
+		"~100,012 prompt tokens, tools", "skipped: context window too small", "big (fallback 1)", ">612<", "b2, b1 (session order)",
+		"1 held by its breaker", "Fallback models left out", "not granted", `<span class="badge ok">chosen</span>`)
+	must(t, br.get("/usage/requests/req_routed?at="+strconv.FormatInt(at.UnixMicro(), 10), "HX-Request", "true"), http.StatusOK, "Routing decision")
+
+	a = br.get("/usage/requests/req_refused?at=" + strconv.FormatInt(at.Add(time.Second).UnixMicro(), 10))
+	must(t, a, http.StatusOK, "429 (rate_limited)", "This request was not routed")
+	mustNot(t, a, "Routing decision")
+
+	must(t, br.get("/usage/requests/req_routed"), http.StatusNotFound, "There is no such request")
+
+	// A project's viewer reads only its project's requests.
+	team := b.apiCall("POST", "/api/teams", map[string]any{"slug": "core"})
+	project := b.apiCall("POST", "/api/projects", map[string]any{"team_id": team["id"], "slug": "web"})
+	u := b.apiCall("POST", "/api/users", map[string]any{"email": "pat@example.com", "password": "correct horse battery"})
+	b.apiCall("POST", "/api/role-bindings", map[string]any{"user_id": u["id"], "role": "viewer", "project_id": project["id"]})
+	must(t, b.signedIn("pat@example.com").get("/usage/requests/req_routed?at="+strconv.FormatInt(at.UnixMicro(), 10)), http.StatusNotFound)
+	must(t, br.get("/usage/requests/req_routed?at="+strconv.FormatInt(at.Add(time.Second).UnixMicro(), 10)), http.StatusNotFound)
 }

@@ -63,6 +63,7 @@ func (h *Handler) routes() {
 	m.HandleFunc("GET /{$}", h.signedIn(h.overview))
 	m.HandleFunc("/", h.notFound)
 	m.HandleFunc("GET /usage", h.signedIn(h.usage))
+	m.HandleFunc("GET /usage/requests/{request_id}", h.signedIn(h.request))
 	m.HandleFunc("GET /breakers", h.signedIn(h.breakers))
 	m.HandleFunc("POST /breakers/{id}/clear", h.signedIn(h.clearBreakers))
 	m.HandleFunc("GET /audit", h.signedIn(h.audit))

@@ -110,6 +110,7 @@ type usageView struct {
 	Stats                  []stat
 	Chart                  chart
 	Rows                   table
+	Requests               table // the range's requests with their routes, a page
 }
 
 // chart is a server-rendered bar chart of one series.

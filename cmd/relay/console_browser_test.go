@@ -24,7 +24,8 @@ const chromium = "/usr/bin/chromium"
 // TestConsole_BrowserWalk drives the admin console in headless Chromium
 // against a real relay: sign in, build a catalog on the mock upstream, mint a
 // relay key, call the inference plane with it, see the call in the console,
-// revoke the key and see the next call refused. Screenshots of every page go
+// see its route and routing decision, revoke the key and see the next call
+// refused. Screenshots of every page go
 // to RELAY_CONSOLE_SCREENSHOTS (default: a temporary directory, logged).
 func TestConsole_BrowserWalk(t *testing.T) {
 	if _, err := os.Stat(chromium); err != nil {
@@ -128,8 +129,9 @@ func TestConsole_BrowserWalk(t *testing.T) {
 		chromedp.SendKeys(css(`#f-provider`), "openai"), shot("model-form"), submit, cell("console-gpt"), shot("models"))
 	run("create a binding",
 		newForm("bindings", "New binding"), pick(`#f-model_id`, "console-gpt"), pick(`#f-host_id`, "console-mock"),
-		pick(`#f-shape`, "openai"), chromedp.SendKeys(css(`#f-upstream_model`), "gpt-4o-mini"),
+		pick(`#f-shape`, "openai"), chromedp.SendKeys(css(`#f-upstream_model`), "gpt-4o-mini-cached"),
 		chromedp.SendKeys(css(`#f-input_price`), "2.50"), chromedp.SendKeys(css(`#f-output_price`), "10"),
+		chromedp.SendKeys(css(`#f-cached_input_price`), "0.25"),
 		submit, cell("gpt-4o-mini"), shot("bindings"))
 	run("create a host key",
 		newForm("host-keys", "New host key"), pick(`#f-host_id`, "console-mock"), chromedp.SendKeys(css(`#f-slug`), "console-key"),
@@ -195,7 +197,18 @@ func TestConsole_BrowserWalk(t *testing.T) {
 		return n > 0
 	})
 	run("overview and usage", shot("overview"),
-		chromedp.Navigate(p.control+"/usage"), chromedp.WaitVisible(css(`svg.chart rect.bar`)), cell("console-gpt"), shot("usage"),
+		chromedp.Navigate(p.control+"/usage"), chromedp.WaitVisible(css(`svg.chart rect.bar`)), cell("console-gpt"),
+		cell("binding=console-mock/gpt-4o-mini"), shot("usage"),
+		chromedp.Navigate(p.control+"/usage?group_by=host_key"), chromedp.WaitVisible(`//th[text()="Cache hit"]`),
+		chromedp.WaitVisible(`//th[text()="Saved"]`), cell("console-key"),
+		// The mock reports a share of a "cached" model's prompt as read from
+		// the cache: the host key's row has a hit ratio and money saved.
+		chromedp.WaitVisible(`//tr[contains(., "console-key")]/td[5][not(starts-with(normalize-space(.), "0.0 "))]`),
+		chromedp.WaitVisible(`//tr[contains(., "console-key")]/td[6][normalize-space(.) != "0.00"]`), shot("usage-host-keys"),
+		chromedp.Click(`//td[contains(., "binding=console-mock")]/../td[1]/a`),
+		chromedp.WaitVisible(`//h2[text()="Routing decision"]`),
+		chromedp.WaitVisible(`//div[contains(., "The request went to console-mock (console-gpt) with host key console-key (slot 0")]`),
+		cell("chosen"), shot("request"),
 		chromedp.Navigate(p.control+"/breakers"), heading("Breakers"), shot("breakers"))
 	for _, slug := range []string{"policy-bindings", "budgets", "users", "groups", "role-bindings"} {
 		run("list "+slug, chromedp.Navigate(p.control+"/"+slug), chromedp.WaitVisible(css(`main h1`)), shot(slug))
@@ -206,7 +219,8 @@ func TestConsole_BrowserWalk(t *testing.T) {
 	run("explain how a request with the policy would route",
 		chromedp.Navigate(p.control+"/explain"), heading("Routing explain"), pick(`#f-policy_id`, "console-policy"),
 		chromedp.SendKeys(css(`#f-model`), "console-gpt"), chromedp.Click(css(`form.filters button[type=submit]`)),
-		chromedp.WaitVisible(`//div[contains(., "A request would go to console-mock as gpt-4o-mini with host key console-key")]`), shot("explain"))
+		chromedp.WaitVisible(`//div[contains(., "The request would go to console-mock (console-gpt) with host key console-key (slot 0")]`),
+		chromedp.WaitVisible(`//th[text()="Score"]`), chromedp.WaitVisible(`//div[@class="label" and text()="Strategy"]`), shot("explain"))
 	run("payload captures", chromedp.Navigate(p.control+"/payloads"), heading("Payload captures"),
 		pick(`#f-project`, "console-team/console-project"), chromedp.Click(css(`form.filters button[type=submit]`)),
 		chromedp.WaitVisible(`//h2[contains(., "Recent requests of console-team/console-project")]`), shot("payloads"))
