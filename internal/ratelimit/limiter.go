@@ -234,9 +234,8 @@ func (l *Limiter) Stats() Stats {
 	return Stats{
 		Admitted: l.admitted.Load(), Paced: l.paced.Load(), Refused: l.refused.Load(),
 		BudgetRefused: l.budgetRefused.Load(), FailOpen: l.failOpen.Load(), FailClosed: l.failClosed.Load(),
-		StoreErrors: l.storeErrors.Load(), SettleDropped: l.settleDropped.Load(), LeasesDropped: l.leasesDropped.Load(),
-		SettleErrors: l.settleErrors.Load(),
-		Waiting:      l.waiting.Load(), Pods: l.pods.Load(),
+		StoreErrors: l.storeErrors.Load(), SettleDropped: l.settleDropped.Load(), SettleErrors: l.settleErrors.Load(),
+		LeasesDropped: l.leasesDropped.Load(), Waiting: l.waiting.Load(), Pods: l.pods.Load(),
 		RedisAvailable: l.redis == nil || l.health.downUntil.Load() == 0,
 	}
 }
@@ -368,7 +367,9 @@ func (l *Limiter) settle(store Store, adj []Adjust) {
 				leases = append(leases, a)
 			}
 		}
-		l.settleDropped.Add(1)
+		if len(leases) < len(adj) {
+			l.settleDropped.Add(1)
+		}
 		adj = leases
 	default:
 		l.smu.Unlock()

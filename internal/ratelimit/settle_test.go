@@ -1,7 +1,10 @@
 package ratelimit
 
 import (
+	"context"
+	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -112,4 +115,68 @@ func tierLevel(t *testing.T, l *Limiter, key *snapshot.HostKey, rl *snapshot.Rat
 		t.Fatal(err)
 	}
 	return v.Used[0]
+}
+
+// TestLimiter_FullSettleQueueKeepsLeaseReleases fills the settle queue while
+// the settle goroutine is held inside a store: past the queue's capacity a
+// settlement keeps only its lease releases (its token adjustments are
+// dropped and counted); past twice the capacity it is dropped whole.
+func TestLimiter_FullSettleQueueKeepsLeaseReleases(t *testing.T) {
+	t.Parallel()
+	l := New(Options{SettleQueue: 2})
+	t.Cleanup(func() { _ = l.Close() })
+	st := &heldStore{Memory: NewMemory(), entered: make(chan struct{}, 1), release: make(chan struct{})}
+	job := func(i int) []Adjust {
+		return []Adjust{
+			{Counter: Counter{Kind: KindWindow, Key: "w", Window: time.Minute}, Delta: -1},
+			{Counter: Counter{Kind: KindLease, Key: "l", Lease: fmt.Sprint(i)}},
+		}
+	}
+	l.settle(st, job(0))
+	<-st.entered // the settle goroutine holds job 0 inside Settle
+	for i := 1; i <= 5; i++ {
+		l.settle(st, job(i))
+	}
+	close(st.release)
+	flush(t, l)
+	s := l.Stats()
+	// Jobs 1, 2 queued whole; 3, 4 their lease only; 5 dropped whole.
+	if s.SettleDropped != 3 || s.LeasesDropped != 1 {
+		t.Errorf("dropped %d settlements, %d lease releases; want 3 and 1", s.SettleDropped, s.LeasesDropped)
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if want := []string{"0", "1", "2", "3", "4"}; !slices.Equal(st.leases, want) || st.windows != 3 {
+		t.Errorf("settled leases %v and %d window adjustments; want %v and 3", st.leases, st.windows, want)
+	}
+}
+
+// heldStore is a memory store whose first Settle waits for release, and
+// which records what it settles.
+type heldStore struct {
+	*Memory
+	entered chan struct{}
+	release chan struct{}
+	once    sync.Once
+	mu      sync.Mutex
+	leases  []string
+	windows int
+}
+
+func (s *heldStore) Settle(ctx context.Context, adj []Adjust, now time.Time) error {
+	s.once.Do(func() {
+		s.entered <- struct{}{}
+		<-s.release
+	})
+	s.mu.Lock()
+	for _, a := range adj {
+		switch a.Kind {
+		case KindLease:
+			s.leases = append(s.leases, a.Lease)
+		case KindWindow:
+			s.windows++
+		}
+	}
+	s.mu.Unlock()
+	return s.Memory.Settle(ctx, adj, now)
 }
