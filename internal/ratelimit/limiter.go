@@ -32,6 +32,7 @@ const (
 	DefaultSettleQueue  = 4096
 	DefaultLeasePoll    = 50 * time.Millisecond
 	settleTimeout       = time.Second
+	settleHelpers       = 2 // settle goroutines that join in on a backlog
 	failureModeClosed   = "closed"
 	priorityHeader      = "X-Relay-Priority"
 	unavailableRetry    = time.Second
@@ -126,6 +127,8 @@ type Limiter struct {
 	pending  []settleJob
 	npending int           // settlements in pending (barriers aside)
 	wake     chan struct{} // capacity 1: pending has work
+	surge    chan struct{} // capacity 1: pending has a backlog (wakes a helper)
+	lastTurn chan struct{} // closed when the last turn taken is over, and every turn before it
 	stop     chan struct{}
 	wg       sync.WaitGroup
 	closed   sync.Once
@@ -189,8 +192,11 @@ func New(opts Options) *Limiter {
 		queues: make(map[queueKey]*queue),
 		leases: make(map[string]leaseRef),
 		wake:   make(chan struct{}, 1),
+		surge:  make(chan struct{}, 1),
 		stop:   make(chan struct{}),
 	}
+	l.lastTurn = make(chan struct{})
+	close(l.lastTurn)
 	if l.log == nil {
 		l.log = slog.New(slog.DiscardHandler)
 	}
@@ -213,8 +219,11 @@ func New(opts Options) *Limiter {
 		l.primary = NewMemory()
 		l.log.Info("rate limiter: counters in process memory (no RELAY_REDIS_URL); correct for one pod only")
 	}
-	l.wg.Add(2)
-	go l.settleLoop()
+	l.wg.Add(2 + settleHelpers)
+	go l.settleLoop(l.wake)
+	for range settleHelpers {
+		go l.settleLoop(l.surge)
+	}
 	go l.renewLoop()
 	return l
 }
@@ -349,8 +358,9 @@ type settleJob struct {
 // appends to the pending slice under a lock held for the append alone, and
 // wakes the goroutine. On a full queue it keeps the lease releases (up to
 // twice the queue) and drops the rest (see Options.SettleQueue). When the
-// backlog passes a quarter of the queue it yields the processor once, so
-// that on a saturated CPU the settle goroutine gets its turn.
+// backlog passes a quarter of the queue it wakes a helper settle goroutine
+// and yields the processor once, so that on a saturated CPU the settle
+// goroutines get their turn.
 func (l *Limiter) settle(store Store, adj []Adjust) {
 	if len(adj) == 0 || store == nil {
 		return
@@ -391,6 +401,10 @@ func (l *Limiter) settle(store Store, adj []Adjust) {
 	default:
 	}
 	if n >= limit/4 {
+		select {
+		case l.surge <- struct{}{}:
+		default:
+		}
 		runtime.Gosched()
 	}
 }
@@ -421,32 +435,46 @@ func (l *Limiter) Flush(ctx context.Context) error {
 // grew while it waited for Redis, or for a processor, is simply a bigger
 // batch the next time: the goroutine keeps up however far behind it was
 // scheduled, rather than taking a fixed number of requests per turn.
-func (l *Limiter) settleLoop() {
+//
+// The settleHelpers run the same loop but wake only on a surge (a backlog
+// of a quarter of the queue, signalled by settle): while one turn waits for
+// a slow Redis, another takes the backlog and sends it alongside.
+func (l *Limiter) settleLoop(wake <-chan struct{}) {
 	defer l.wg.Done()
 	var spare []settleJob
 	batch := make(map[Store][]Adjust)
 	for {
 		stopping := false
 		select {
-		case <-l.wake:
+		case <-wake:
 		case <-l.stop:
 			stopping = true
 		}
 		l.smu.Lock()
 		jobs := l.pending
-		l.pending, l.npending = spare[:0], 0
+		var prev, done chan struct{}
+		if len(jobs) > 0 {
+			l.pending, l.npending = spare[:0], 0
+			prev, done = l.lastTurn, make(chan struct{})
+			l.lastTurn = done
+		}
 		l.smu.Unlock()
-		l.apply(batch, jobs)
-		clear(jobs)
-		spare = jobs
+		if len(jobs) > 0 {
+			l.apply(batch, jobs, prev)
+			close(done)
+			clear(jobs)
+			spare = jobs
+		}
 		if stopping {
 			return
 		}
 	}
 }
 
-// apply settles jobs, one Settle per store, then releases their barriers.
-func (l *Limiter) apply(batch map[Store][]Adjust, jobs []settleJob) {
+// apply settles jobs, one Settle per store, then, once the turn before
+// (prev) is over too, releases their barriers: a Flush returns when every
+// settlement handed over before it has been applied, by whichever turn.
+func (l *Limiter) apply(batch map[Store][]Adjust, jobs []settleJob, prev <-chan struct{}) {
 	released := false
 	for _, job := range jobs {
 		if job.done == nil {
@@ -471,6 +499,7 @@ func (l *Limiter) apply(batch map[Store][]Adjust, jobs []settleJob) {
 		clear(adj)
 		batch[st] = adj[:0]
 	}
+	<-prev
 	for _, job := range jobs {
 		if job.done != nil {
 			close(job.done)

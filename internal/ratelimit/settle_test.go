@@ -118,56 +118,64 @@ func tierLevel(t *testing.T, l *Limiter, key *snapshot.HostKey, rl *snapshot.Rat
 }
 
 // TestLimiter_FullSettleQueueKeepsLeaseReleases fills the settle queue while
-// the settle goroutine is held inside a store: past the queue's capacity a
+// every settle goroutine is held inside a store: past the queue's capacity a
 // settlement keeps only its lease releases (its token adjustments are
 // dropped and counted); past twice the capacity it is dropped whole.
 func TestLimiter_FullSettleQueueKeepsLeaseReleases(t *testing.T) {
 	t.Parallel()
 	l := New(Options{SettleQueue: 2})
 	t.Cleanup(func() { _ = l.Close() })
-	st := &heldStore{Memory: NewMemory(), entered: make(chan struct{}, 1), release: make(chan struct{})}
+	st := &heldStore{Memory: NewMemory(), entered: make(chan struct{}, 64), release: make(chan struct{})}
 	job := func(i int) []Adjust {
 		return []Adjust{
 			{Counter: Counter{Kind: KindWindow, Key: "w", Window: time.Minute}, Delta: -1},
 			{Counter: Counter{Kind: KindLease, Key: "l", Lease: fmt.Sprint(i)}},
 		}
 	}
-	l.settle(st, job(0))
-	<-st.entered // the settle goroutine holds job 0 inside Settle
-	for i := 1; i <= 5; i++ {
+	// Each settle goroutine (the first, and the helpers a backlog wakes)
+	// takes one job and is held inside Settle.
+	held := 1 + settleHelpers
+	for i := range held {
+		l.settle(st, job(i))
+		<-st.entered
+	}
+	for i := held; i < held+5; i++ {
 		l.settle(st, job(i))
 	}
 	close(st.release)
 	flush(t, l)
 	s := l.Stats()
-	// Jobs 1, 2 queued whole; 3, 4 their lease only; 5 dropped whole.
+	// Of the next five, two are queued whole, two their lease release
+	// only, one is dropped whole.
 	if s.SettleDropped != 3 || s.LeasesDropped != 1 {
 		t.Errorf("dropped %d settlements, %d lease releases; want 3 and 1", s.SettleDropped, s.LeasesDropped)
 	}
+	var want []string
+	for i := range held + 4 {
+		want = append(want, fmt.Sprint(i))
+	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if want := []string{"0", "1", "2", "3", "4"}; !slices.Equal(st.leases, want) || st.windows != 3 {
-		t.Errorf("settled leases %v and %d window adjustments; want %v and 3", st.leases, st.windows, want)
+	slices.Sort(st.leases)
+	if !slices.Equal(st.leases, want) || st.windows != held+2 {
+		t.Errorf("settled leases %v and %d window adjustments; want %v and %d", st.leases, st.windows, want, held+2)
 	}
 }
 
-// heldStore is a memory store whose first Settle waits for release, and
-// which records what it settles.
+// heldStore is a memory store whose Settle waits for release, and which
+// records what it settles.
 type heldStore struct {
 	*Memory
 	entered chan struct{}
 	release chan struct{}
-	once    sync.Once
 	mu      sync.Mutex
 	leases  []string
 	windows int
 }
 
 func (s *heldStore) Settle(ctx context.Context, adj []Adjust, now time.Time) error {
-	s.once.Do(func() {
-		s.entered <- struct{}{}
-		<-s.release
-	})
+	s.entered <- struct{}{}
+	<-s.release
 	s.mu.Lock()
 	for _, a := range adj {
 		switch a.Kind {
