@@ -173,7 +173,8 @@ func BenchmarkProxyLimiter(b *testing.B) {
 }
 
 // reportStats reports the reservations that fell back to the local share
-// and the settlements dropped (whole or in part) on the way to the store,
+// and the settlements dropped (whole or in part) on the way to the store
+// and the lease releases among them,
 // after waiting for those handed over to be applied.
 func reportStats(b *testing.B, l *Limiter) {
 	if err := l.Flush(b.Context()); err != nil {
@@ -182,6 +183,7 @@ func reportStats(b *testing.B, l *Limiter) {
 	st := l.Stats()
 	b.ReportMetric(float64(st.FailOpen), "fallbacks")
 	b.ReportMetric(float64(st.SettleDropped), "settle-dropped")
+	b.ReportMetric(float64(st.LeasesDropped), "leases-dropped")
 }
 
 func runtimeProcs() int { return runtime.GOMAXPROCS(0) }

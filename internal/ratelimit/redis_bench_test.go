@@ -155,6 +155,7 @@ func benchRedisReserve(b *testing.B, topo, shape string) {
 		b.Fatalf("stats %+v: the benchmark must measure Redis, not the fallback", st)
 	}
 	b.ReportMetric(float64(st.SettleDropped), "settle-dropped")
+	b.ReportMetric(float64(st.LeasesDropped), "leases-dropped")
 	if os.Getenv("RELAY_BENCH_COMMANDSTATS") != "" {
 		for _, a := range addrs {
 			c := redis.NewClient(&redis.Options{Addr: a})
