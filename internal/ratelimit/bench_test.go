@@ -172,10 +172,10 @@ func BenchmarkProxyLimiter(b *testing.B) {
 	}
 }
 
-// reportStats reports the reservations that fell back to the local share
-// and the settlements dropped (whole or in part) on the way to the store
-// and the lease releases among them,
-// after waiting for those handed over to be applied.
+// reportStats reports the reservations that fell back to the local share,
+// the settlements dropped (whole or in part) on the way to the store and
+// the lease releases among them, after waiting for those handed over to be
+// applied.
 func reportStats(b *testing.B, l *Limiter) {
 	if err := l.Flush(b.Context()); err != nil {
 		b.Fatal(err)
