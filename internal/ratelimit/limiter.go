@@ -66,10 +66,11 @@ type Options struct {
 	// MaxQueue caps the requests waiting in one pacing queue.
 	MaxQueue int
 	// SettleQueue is the capacity of the queue of settlements (a
-	// request's policy counters and its host key's settle apart). When full, a settlement's token and budget adjustments
-	// are dropped and counted (its estimates stand) but its lease
-	// releases are still queued, up to twice the capacity; past that the
-	// whole settlement is dropped (its leases expire after LeaseTTL).
+	// request's policy counters and its host key's settle apart). When
+	// full, a settlement's token and budget adjustments are dropped and
+	// counted (its estimates stand) but its lease releases are still
+	// queued, up to twice the capacity; past that the whole settlement is
+	// dropped (its leases expire after LeaseTTL).
 	SettleQueue int
 	// LeasePoll is how often a request waiting for a concurrency slot
 	// checks again (a release in this pod wakes it at once).
