@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,7 +32,7 @@ const (
 	DefaultSettleQueue  = 4096
 	DefaultLeasePoll    = 50 * time.Millisecond
 	settleTimeout       = time.Second
-	settleBatch         = 64
+	settleHelpers       = 2 // settle goroutines that join in on a backlog
 	failureModeClosed   = "closed"
 	priorityHeader      = "X-Relay-Priority"
 	unavailableRetry    = time.Second
@@ -64,9 +65,12 @@ type Options struct {
 	SpacingSlack time.Duration
 	// MaxQueue caps the requests waiting in one pacing queue.
 	MaxQueue int
-	// SettleQueue is the capacity of the queue of settlements; when full,
-	// settlements are dropped and counted (estimates then stand, and
-	// leases expire after LeaseTTL).
+	// SettleQueue is the capacity of the queue of settlements (a
+	// request's policy counters and its host key's settle apart). When
+	// full, a settlement's token and budget adjustments are dropped and
+	// counted (its estimates stand) but its lease releases are still
+	// queued, up to twice the capacity; past that the whole settlement is
+	// dropped (its leases expire after LeaseTTL).
 	SettleQueue int
 	// LeasePoll is how often a request waiting for a concurrency slot
 	// checks again (a release in this pod wakes it at once).
@@ -90,7 +94,8 @@ type Stats struct {
 	FailOpen       uint64 // reservations made against the local share while Redis was down
 	FailClosed     uint64 // 503 limiter_unavailable
 	StoreErrors    uint64 // failed or timed-out Redis calls on the request path
-	SettleDropped  uint64 // settlements dropped on a full queue
+	SettleDropped  uint64 // settlements dropped (whole, or all but their lease releases) on a full queue
+	LeasesDropped  uint64 // lease releases among them: those leases expire by TTL
 	SettleErrors   uint64 // settlement batches that failed
 	Waiting        int64  // requests in pacing queues now
 	Pods           int64  // live pods last seen in Redis (0 before the first look)
@@ -117,14 +122,22 @@ type Limiter struct {
 	budgets atomic.Pointer[budgetIndex]
 	seq     atomic.Uint64
 
-	settles chan settleJob
-	stop    chan struct{}
-	wg      sync.WaitGroup
-	closed  sync.Once
+	// smu guards the settlements handed over and not yet taken by the
+	// settle goroutine, which swaps the whole slice out at once.
+	smu      sync.Mutex
+	pending  []settleJob
+	npending int           // settlements in pending (barriers aside)
+	wake     chan struct{} // capacity 1: pending has work
+	surge    chan struct{} // capacity 1: pending has a backlog (wakes a helper)
+	lastTurn chan struct{} // closed when the last turn taken is over, and every turn before it
+	stop     chan struct{}
+	wg       sync.WaitGroup
+	closed   sync.Once
 
 	admitted, paced, refused, budgetRefused atomic.Uint64
 	failOpen, failClosed, storeErrors       atomic.Uint64
 	settleDropped, settleErrors             atomic.Uint64
+	leasesDropped                           atomic.Uint64
 	waiting, pods                           atomic.Int64
 }
 
@@ -174,14 +187,17 @@ func New(opts Options) *Limiter {
 		opts.Pod = host + "-" + hex.EncodeToString(b[:])
 	}
 	l := &Limiter{
-		opts:    opts,
-		log:     opts.Logger,
-		now:     opts.Now,
-		queues:  make(map[queueKey]*queue),
-		leases:  make(map[string]leaseRef),
-		settles: make(chan settleJob, opts.SettleQueue),
-		stop:    make(chan struct{}),
+		opts:   opts,
+		log:    opts.Logger,
+		now:    opts.Now,
+		queues: make(map[queueKey]*queue),
+		leases: make(map[string]leaseRef),
+		wake:   make(chan struct{}, 1),
+		surge:  make(chan struct{}, 1),
+		stop:   make(chan struct{}),
 	}
+	l.lastTurn = make(chan struct{})
+	close(l.lastTurn)
 	if l.log == nil {
 		l.log = slog.New(slog.DiscardHandler)
 	}
@@ -204,8 +220,11 @@ func New(opts Options) *Limiter {
 		l.primary = NewMemory()
 		l.log.Info("rate limiter: counters in process memory (no RELAY_REDIS_URL); correct for one pod only")
 	}
-	l.wg.Add(2)
-	go l.settleLoop()
+	l.wg.Add(2 + settleHelpers)
+	go l.settleLoop(l.wake)
+	for range settleHelpers {
+		go l.settleLoop(l.surge)
+	}
 	go l.renewLoop()
 	return l
 }
@@ -226,7 +245,7 @@ func (l *Limiter) Stats() Stats {
 		Admitted: l.admitted.Load(), Paced: l.paced.Load(), Refused: l.refused.Load(),
 		BudgetRefused: l.budgetRefused.Load(), FailOpen: l.failOpen.Load(), FailClosed: l.failClosed.Load(),
 		StoreErrors: l.storeErrors.Load(), SettleDropped: l.settleDropped.Load(), SettleErrors: l.settleErrors.Load(),
-		Waiting: l.waiting.Load(), Pods: l.pods.Load(),
+		LeasesDropped: l.leasesDropped.Load(), Waiting: l.waiting.Load(), Pods: l.pods.Load(),
 		RedisAvailable: l.redis == nil || l.health.downUntil.Load() == 0,
 	}
 }
@@ -336,15 +355,58 @@ type settleJob struct {
 	done  chan struct{}
 }
 
-// settle hands adjustments to the settle goroutine without blocking.
+// settle hands adjustments to the settle goroutine. It never waits: it
+// appends to the pending slice under a lock held for the append alone, and
+// wakes the goroutine. On a full queue it keeps the lease releases (up to
+// twice the queue) and drops the rest (see Options.SettleQueue). When the
+// backlog passes a quarter of the queue it wakes a helper settle goroutine
+// and yields the processor once, so that on a saturated CPU the settle
+// goroutines get their turn.
 func (l *Limiter) settle(store Store, adj []Adjust) {
 	if len(adj) == 0 || store == nil {
 		return
 	}
-	select {
-	case l.settles <- settleJob{store: store, adj: adj}:
+	limit := l.opts.SettleQueue
+	l.smu.Lock()
+	n := l.npending
+	switch {
+	case n < limit:
+	case n < 2*limit:
+		leases := adj[:0:0]
+		for _, a := range adj {
+			if a.Kind == KindLease {
+				leases = append(leases, a)
+			}
+		}
+		if len(leases) < len(adj) {
+			l.settleDropped.Add(1)
+		}
+		adj = leases
 	default:
+		l.smu.Unlock()
 		l.settleDropped.Add(1)
+		for _, a := range adj {
+			if a.Kind == KindLease {
+				l.leasesDropped.Add(1)
+			}
+		}
+		return
+	}
+	if len(adj) > 0 {
+		l.pending = append(l.pending, settleJob{store: store, adj: adj})
+		l.npending++
+	}
+	l.smu.Unlock()
+	select {
+	case l.wake <- struct{}{}:
+	default:
+	}
+	if n >= limit/4 {
+		select {
+		case l.surge <- struct{}{}:
+		default:
+		}
+		runtime.Gosched()
 	}
 }
 
@@ -352,10 +414,12 @@ func (l *Limiter) settle(store Store, adj []Adjust) {
 // applied (or ctx ends).
 func (l *Limiter) Flush(ctx context.Context) error {
 	done := make(chan struct{})
+	l.smu.Lock()
+	l.pending = append(l.pending, settleJob{done: done})
+	l.smu.Unlock()
 	select {
-	case l.settles <- settleJob{done: done}:
-	case <-ctx.Done():
-		return ctx.Err()
+	case l.wake <- struct{}{}:
+	default:
 	}
 	select {
 	case <-done:
@@ -365,67 +429,86 @@ func (l *Limiter) Flush(ctx context.Context) error {
 	}
 }
 
-// settleLoop applies settlements in batches: one script call for up to
-// settleBatch requests' adjustments to the same store.
-func (l *Limiter) settleLoop() {
+// settleLoop applies settlements: each time it runs it takes everything
+// pending at once (one swap under the lock, whatever the backlog) and
+// settles it with one Settle per store — for Redis one round trip, the
+// counters summed per window bucket and per period first. A backlog that
+// grew while it waited for Redis, or for a processor, is simply a bigger
+// batch the next time: the goroutine keeps up however far behind it was
+// scheduled, rather than taking a fixed number of requests per turn.
+//
+// The settleHelpers run the same loop but wake only on a surge (a backlog
+// of a quarter of the queue, signalled by settle): while one turn waits for
+// a slow Redis, another takes the backlog and sends it alongside.
+func (l *Limiter) settleLoop(wake <-chan struct{}) {
 	defer l.wg.Done()
+	var spare []settleJob
 	batch := make(map[Store][]Adjust)
-	var barriers []chan struct{}
-	flush := func() {
-		released := false
-		for st, adj := range batch {
-			ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
-			if err := st.Settle(ctx, adj, l.now()); err != nil {
-				l.settleErrors.Add(1)
-				l.log.Warn("rate limiter: settling failed; estimates stand and leases expire by TTL", "err", err, "adjustments", len(adj))
-			}
-			cancel()
-			for i := range adj {
-				if adj[i].Kind == KindLease {
-					released = true
-				}
-			}
-			delete(batch, st)
-		}
-		for _, b := range barriers {
-			close(b)
-		}
-		barriers = barriers[:0]
-		if released {
-			l.kick()
-		}
-	}
 	for {
-		var job settleJob
+		stopping := false
 		select {
-		case job = <-l.settles:
+		case <-wake:
 		case <-l.stop:
-			for len(l.settles) > 0 {
-				l.addJob(batch, &barriers, <-l.settles)
-			}
-			flush()
+			stopping = true
+		}
+		l.smu.Lock()
+		jobs := l.pending
+		var prev, done chan struct{}
+		if len(jobs) > 0 {
+			l.pending, l.npending = spare[:0], 0
+			prev, done = l.lastTurn, make(chan struct{})
+			l.lastTurn = done
+		}
+		l.smu.Unlock()
+		if len(jobs) > 0 {
+			l.apply(batch, jobs, prev)
+			close(done)
+			clear(jobs)
+			spare = jobs
+		}
+		if stopping {
 			return
 		}
-		l.addJob(batch, &barriers, job)
-	drain:
-		for n := 1; n < settleBatch; n++ {
-			select {
-			case job = <-l.settles:
-				l.addJob(batch, &barriers, job)
-			default:
-				break drain
-			}
-		}
-		flush()
 	}
 }
 
-func (l *Limiter) addJob(batch map[Store][]Adjust, barriers *[]chan struct{}, job settleJob) {
-	if job.done != nil {
-		*barriers = append(*barriers, job.done)
-		return
+// apply settles jobs, one Settle per store, then, once the turn before
+// (prev) is over too, releases their barriers: a Flush returns when every
+// settlement handed over before it has been applied, by whichever turn.
+func (l *Limiter) apply(batch map[Store][]Adjust, jobs []settleJob, prev <-chan struct{}) {
+	released := false
+	for _, job := range jobs {
+		if job.done == nil {
+			batch[job.store] = append(batch[job.store], job.adj...)
+		}
 	}
-	batch[job.store] = append(batch[job.store], job.adj...)
+	for st, adj := range batch {
+		if len(adj) == 0 {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
+		if err := st.Settle(ctx, adj, l.now()); err != nil {
+			l.settleErrors.Add(1)
+			l.log.Warn("rate limiter: settling failed; estimates stand and leases expire by TTL", "err", err, "adjustments", len(adj))
+		}
+		cancel()
+		for i := range adj {
+			if adj[i].Kind == KindLease {
+				released = true
+			}
+		}
+		clear(adj)
+		batch[st] = adj[:0]
+	}
+	<-prev
+	for _, job := range jobs {
+		if job.done != nil {
+			close(job.done)
+		}
+	}
+	if released {
+		l.kick()
+	}
 }
 
 // renewLoop keeps this pod's leases alive and counts the live pods.

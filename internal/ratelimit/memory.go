@@ -287,9 +287,20 @@ func (m *Memory) leaseSet(key string, now int64) *leaseSet {
 	return z
 }
 
-// Settle implements Store.
+// Settle implements Store. A large batch (a settle goroutine's whole
+// backlog) is applied settleChunk adjustments at a time, so reservations
+// waiting for the lock wait for one chunk, not the whole batch.
 func (m *Memory) Settle(_ context.Context, adj []Adjust, now time.Time) error {
 	t := now.UnixMilli()
+	for len(adj) > 0 {
+		n := min(len(adj), settleChunk)
+		m.settle(adj[:n], t)
+		adj = adj[n:]
+	}
+	return nil
+}
+
+func (m *Memory) settle(adj []Adjust, t int64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for i := range adj {
@@ -336,7 +347,6 @@ func (m *Memory) Settle(_ context.Context, adj []Adjust, now time.Time) error {
 			}
 		}
 	}
-	return nil
 }
 
 // Renew implements Store. The memory store is one pod's own.

@@ -326,9 +326,18 @@ func (s *Redis) undo(ctx context.Context, taken []*call, items []item, now time.
 	return nil
 }
 
+// settleChunk caps the counters of one settling script call (and of one
+// hold of the memory store's lock): a settle goroutine's whole backlog is
+// sent as several script calls in one pipeline — one round trip — and
+// Redis serves other clients between them, so a large backlog does not
+// stall reservations behind one long script.
+const settleChunk = 256
+
 // Settle implements Store. A batch's adjustments to one window bucket, or
 // to one period, are summed first: a settle goroutine that drains many
-// requests at once pays for each counter once, not once per request.
+// requests at once pays for each counter once, not once per request. The
+// batch is one round trip: one script call per owner (on a cluster) and
+// per settleChunk counters, pipelined.
 func (s *Redis) Settle(ctx context.Context, adj []Adjust, now time.Time) error {
 	adj = merge(adj)
 	items := make([]item, len(adj))
@@ -342,7 +351,12 @@ func (s *Redis) Settle(ctx context.Context, adj []Adjust, now time.Time) error {
 			items[i].extra = a.Lease
 		}
 	}
-	calls := s.calls("s", now, items)
+	var calls []*call
+	for len(items) > 0 {
+		n := min(len(items), settleChunk)
+		calls = append(calls, s.calls("s", now, items[:n])...)
+		items = items[n:]
+	}
 	if len(calls) == 0 {
 		return nil
 	}
