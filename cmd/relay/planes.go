@@ -85,7 +85,7 @@ func newPlanes(ctx context.Context, cfg *config.Config, st *store.Store, box *se
 		return metrics.LimiterStats{
 			Waiting: st.Waiting, Admitted: st.Admitted, Paced: st.Paced, Refused: st.Refused,
 			BudgetRefused: st.BudgetRefused, FailOpen: st.FailOpen, FailClosed: st.FailClosed,
-			StoreErrors: st.StoreErrors, SettleDropped: st.SettleDropped, StoreAvailable: cfg.RedisURL != "" && st.RedisAvailable,
+			StoreErrors: st.StoreErrors, SettleDropped: st.SettleDropped, LeasesDropped: st.LeasesDropped, StoreAvailable: cfg.RedisURL != "" && st.RedisAvailable,
 		}
 	})
 	breakers = reg.Breakers(breakers)

@@ -583,12 +583,13 @@ type LimiterStats struct {
 	FailOpen       uint64 // reservations made against a local share while the limiter's store was down
 	FailClosed     uint64 // 503 limiter_unavailable
 	StoreErrors    uint64 // failed or timed-out calls to the limiter's store
-	SettleDropped  uint64 // settlements dropped on a full queue
+	SettleDropped  uint64 // settlements dropped, whole or their token adjustments, on a full queue
+	LeasesDropped  uint64 // concurrency lease releases lost (the leases expire by their TTL instead)
 	StoreAvailable bool   // whether the limiter's store (Redis) is in use
 }
 
 var limiterDescs = struct {
-	admitted, paced, refused, failOpen, failClosed, storeErrors, settleDropped, available *prometheus.Desc
+	admitted, paced, refused, failOpen, failClosed, storeErrors, settleDropped, leasesDropped, available *prometheus.Desc
 }{
 	admitted:      prometheus.NewDesc("relay_rate_limiter_admitted_total", "Reservations the rate limiter granted.", nil, nil),
 	paced:         prometheus.NewDesc("relay_rate_limiter_paced_total", "Reservations that waited in a pacing queue before they were granted or refused.", nil, nil),
@@ -596,7 +597,8 @@ var limiterDescs = struct {
 	failOpen:      prometheus.NewDesc("relay_rate_limiter_fail_open_total", "Reservations made against a local share of the limits while the limiter's store was down.", nil, nil),
 	failClosed:    prometheus.NewDesc("relay_rate_limiter_fail_closed_total", "Requests refused with 503 because the limiter's store was down.", nil, nil),
 	storeErrors:   prometheus.NewDesc("relay_rate_limiter_store_errors_total", "Failed or timed-out calls to the limiter's store.", nil, nil),
-	settleDropped: prometheus.NewDesc("relay_rate_limiter_settlements_dropped_total", "Settlements of actual usage dropped on a full queue.", nil, nil),
+	settleDropped: prometheus.NewDesc("relay_rate_limiter_settlements_dropped_total", "Settlements of actual usage dropped on a full queue, whole or their token adjustments (the estimates stand).", nil, nil),
+	leasesDropped: prometheus.NewDesc("relay_rate_limiter_lease_releases_dropped_total", "Concurrency lease releases lost on an overfull settle queue; those leases expire by their TTL instead.", nil, nil),
 	available:     prometheus.NewDesc("relay_rate_limiter_store_up", "1 while the limiter's shared store (Redis) is in use, 0 while calls to it are skipped after a failure.", nil, nil),
 }
 
@@ -612,7 +614,7 @@ type limiterCollector struct{ stats func() LimiterStats }
 
 func (c limiterCollector) Describe(ch chan<- *prometheus.Desc) {
 	d := limiterDescs
-	for _, x := range []*prometheus.Desc{d.admitted, d.paced, d.refused, d.failOpen, d.failClosed, d.storeErrors, d.settleDropped, d.available} {
+	for _, x := range []*prometheus.Desc{d.admitted, d.paced, d.refused, d.failOpen, d.failClosed, d.storeErrors, d.settleDropped, d.leasesDropped, d.available} {
 		ch <- x
 	}
 }
@@ -630,6 +632,7 @@ func (c limiterCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(d.failClosed, s.FailClosed)
 	counter(d.storeErrors, s.StoreErrors)
 	counter(d.settleDropped, s.SettleDropped)
+	counter(d.leasesDropped, s.LeasesDropped)
 	up := 0.0
 	if s.StoreAvailable {
 		up = 1

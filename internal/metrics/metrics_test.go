@@ -94,7 +94,7 @@ func TestMetrics_SeriesAfterTraffic(t *testing.T) {
 	w := usage.NewWriter(usage.WriterConfig{Sink: nullSink{}, Snapshot: current, Observer: reg})
 	reg.WatchUsage(w)
 	reg.WatchLimiter(func() metrics.LimiterStats {
-		return metrics.LimiterStats{Waiting: 2, Admitted: 10, Refused: 3, BudgetRefused: 1, StoreAvailable: true}
+		return metrics.LimiterStats{Waiting: 2, Admitted: 10, Refused: 3, BudgetRefused: 1, SettleDropped: 5, LeasesDropped: 4, StoreAvailable: true}
 	})
 	h := proxy.New(proxy.Config{
 		Snapshot: current, Recorder: w, Limiter: limiter{},
@@ -205,6 +205,8 @@ func TestMetrics_SeriesAfterTraffic(t *testing.T) {
 		{"relay_rate_limiter_refused_total", map[string]string{"reason": "rate_limited"}, 3},
 		{"relay_rate_limiter_refused_total", map[string]string{"reason": "budget_exceeded"}, 1},
 		{"relay_rate_limiter_admitted_total", nil, 10},
+		{"relay_rate_limiter_settlements_dropped_total", nil, 5},
+		{"relay_rate_limiter_lease_releases_dropped_total", nil, 4},
 		{"relay_rate_limiter_store_up", nil, 1},
 		{"relay_pacing_wait_seconds", map[string]string{"outcome": "admitted"}, 1},
 		{"relay_snapshot_version", nil, 42},
