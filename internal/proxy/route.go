@@ -121,6 +121,13 @@ func (rq *request) budgetFallback(ctx context.Context, refusal error) bool {
 		if c == nil || rq.estimate(c) >= est {
 			continue // not cheaper: the budget would refuse it as well
 		}
+		// The fallback's own fallbacks may lead back to what the budget
+		// refused (mutual fallbacks): no candidate as dear is tried.
+		for i := range rq.plan.Bindings {
+			if b := &rq.plan.Bindings[i]; b.Skip == routing.Kept && rq.estimate(b) >= est {
+				b.Skip = routing.OverBudget
+			}
+		}
 		adm := rq.admission()
 		if kl, ok := rq.h.limiter.(KeyLimiter); ok {
 			// The refused reservation held nothing; settle it empty.

@@ -69,6 +69,9 @@ const (
 	NoVision        // the request holds images; the model reads none
 	NoStructured    // the request asks for JSON output; the model cannot
 	WrongKind       // a chat request to an embedding model, or the reverse
+	// Set by the proxy, not the router: after a budget refused the
+	// request, a candidate that would cost as much as what was refused.
+	OverBudget
 )
 
 // String names the reason for the log.
@@ -96,6 +99,8 @@ func (s Skip) String() string {
 		return "model has no structured output"
 	case WrongKind:
 		return "wrong model kind"
+	case OverBudget:
+		return "over budget"
 	}
 	return "unknown"
 }
