@@ -225,11 +225,13 @@ func (r *Router) RouteRequest(snap *snapshot.Snapshot, policy *snapshot.Policy, 
 		return wire.Errorf(wire.ErrModelNotFound, "The model %q does not exist.", model)
 	}
 	p.Model = m
-	if p.Pinned != "" && snap.HostBySlug(p.Pinned) == nil {
-		return wire.Errorf(wire.ErrModelNotFound, "The host %q in model %q does not exist.", p.Pinned, model)
-	}
+	// The grant first: a caller the model is not granted to learns
+	// nothing of the catalog's hosts by pinning one.
 	if policy == nil || !policy.GrantsModel(m.ID) {
 		return wire.Errorf(wire.ErrForbidden, "The model %q is not granted to this relay key.", m.Name)
+	}
+	if p.Pinned != "" && snap.HostBySlug(p.Pinned) == nil {
+		return wire.Errorf(wire.ErrModelNotFound, "The host %q in model %q does not exist.", p.Pinned, model)
 	}
 	p.Strategy, p.StrategyFrom, p.HintIgnored = strategyFor(policy, m, req.Hint)
 	p.Affinity, p.Session, p.SessionFrom = snapshot.AffinityOff, req.Session, req.SessionFrom
