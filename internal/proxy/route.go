@@ -104,6 +104,7 @@ func (rq *request) budgetFallback(ctx context.Context, refusal error) bool {
 		return false
 	}
 	est := rq.estimate(first)
+	rerouted := false
 	for _, id := range m.Fallbacks {
 		fm := rq.snap.Model(id)
 		if fm == nil || !policy.GrantsModel(fm.ID) {
@@ -114,6 +115,7 @@ func (rq *request) budgetFallback(ctx context.Context, refusal error) bool {
 		if rq.plan.Pinned != "" {
 			req.Model += "@" + rq.plan.Pinned
 		}
+		rerouted = true
 		if err := rq.h.router.RouteRequest(rq.snap, policy, &req, rq.at, &rq.plan); err != nil {
 			continue
 		}
@@ -149,6 +151,11 @@ func (rq *request) budgetFallback(ctx context.Context, refusal error) bool {
 		}
 		rq.downgraded = fm.Name
 		return true
+	}
+	if rerouted {
+		// The refusal stands on the model asked for: its record and log
+		// line tell its own route, not the last fallback's.
+		_ = rq.h.router.RouteRequest(rq.snap, policy, &rq.route, rq.at, &rq.plan)
 	}
 	return false
 }
