@@ -149,3 +149,12 @@ func decodeString(t *testing.T, raw []byte) string {
 	}
 	return s
 }
+
+// Reading and locating the hint allocates nothing: ScanRoute stays on the
+// allocation-free hot path.
+func TestHintAllocs(t *testing.T) {
+	body := []byte(`{"model":"m","metadata":{"user_id":"u","relay_route":"cost=min"},"messages":[{"role":"user","content":"hi"}]}`)
+	if n := testing.AllocsPerRun(100, func() { _, _ = ScanRoute(body) }); n != 0 {
+		t.Fatalf("ScanRoute of a body with a hint: %v allocations", n)
+	}
+}
