@@ -188,12 +188,13 @@ func (rq *request) timeouts(host *snapshot.Host) Timeouts {
 }
 
 // upstreamBody is the caller's body with the binding's upstream model
-// spliced in and, for a chat stream whose caller did not ask for usage,
-// stream_options.include_usage turned on.
+// spliced in, the caller's route hint cut out and, for a chat stream whose
+// caller did not ask for usage, stream_options.include_usage turned on.
 func (rq *request) upstreamBody(b *snapshot.Binding) (body []byte, injectedUsage bool) {
 	rw := wire.Rewrite{
 		Model:        b.UpstreamModel,
 		IncludeUsage: rq.in == wire.InboundChat && rq.scan.Stream && !rq.scan.IncludeUsage,
+		Drop:         rq.hintCut,
 	}
 	if !rq.scan.NeedsRewrite(rw) {
 		return rq.body.Bytes(), false

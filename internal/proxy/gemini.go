@@ -160,7 +160,7 @@ func (rq *request) geminiUpstream(c *routing.Candidate) ([]byte, string) {
 // upstream model, so the model Gemini acts on is the one Relay routed to.
 // Every other body goes verbatim.
 func (rq *request) geminiEmbedBody(b *snapshot.Binding) []byte {
-	body := rq.body.Bytes()
+	body := rq.withoutHint(rq.body.Bytes())
 	if rq.in != wire.InboundGeminiEmbed && rq.in != wire.InboundGeminiBatchEmbed {
 		return body
 	}

@@ -46,6 +46,7 @@ type request struct {
 	stream   bool
 	plan     routing.Plan
 	route    routing.Request // what the router was asked
+	hintCut  wire.Cut        // the caller's route hint, cut from what goes upstream
 	policy   snapshot.Policy // the caller's, copied when affinity fixes the key order
 	adm      Admission
 	busy     snapshot.ID // the binding counted in flight

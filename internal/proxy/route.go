@@ -20,6 +20,35 @@ import (
 // routeRequest fills rq.route from the request (routing.NewRequest).
 func (rq *request) routeRequest(facts *wire.RouteFacts) {
 	rq.route = routing.NewRequest(&rq.scan, rq.in, facts, rq.r.Header)
+	rq.hintCut = facts.HintCut
+}
+
+// withoutHint is body (the caller's, verbatim) without the route hint it
+// carries in metadata.relay_route: the hint is Relay's, and Anthropic
+// refuses unknown metadata members while Gemini has no metadata at all.
+// A body without one is returned as it is; otherwise the cut is spliced
+// out into rq.upBody.
+func (rq *request) withoutHint(body []byte) []byte {
+	if rq.hintCut.Empty() {
+		return body
+	}
+	if rq.sending.Load() > 0 {
+		rq.upBody = nil // an earlier attempt's body may still be on the wire
+	}
+	rq.upBody = wire.AppendCut(rq.upBody[:0], body, rq.hintCut)
+	return rq.upBody
+}
+
+// decodable is the caller's body for a translator to decode: without the
+// route hint, in a fresh buffer the decoded request may keep, when it has
+// one. The callers' decoders refuse members they do not know (Anthropic's
+// metadata holds user_id only; Gemini has no metadata), so a hint must
+// not fail the translation, and no translated body carries it.
+func (rq *request) decodable() []byte {
+	if rq.hintCut.Empty() {
+		return rq.body.Bytes()
+	}
+	return wire.AppendCut(nil, rq.body.Bytes(), rq.hintCut)
 }
 
 // routed prepares the request to go where the plan says: with affinity,
@@ -75,6 +104,7 @@ func (rq *request) budgetFallback(ctx context.Context, refusal error) bool {
 		return false
 	}
 	est := rq.estimate(first)
+	rerouted := false
 	for _, id := range m.Fallbacks {
 		fm := rq.snap.Model(id)
 		if fm == nil || !policy.GrantsModel(fm.ID) {
@@ -85,12 +115,20 @@ func (rq *request) budgetFallback(ctx context.Context, refusal error) bool {
 		if rq.plan.Pinned != "" {
 			req.Model += "@" + rq.plan.Pinned
 		}
+		rerouted = true
 		if err := rq.h.router.RouteRequest(rq.snap, policy, &req, rq.at, &rq.plan); err != nil {
 			continue
 		}
 		c := rq.plan.First()
 		if c == nil || rq.estimate(c) >= est {
 			continue // not cheaper: the budget would refuse it as well
+		}
+		// The fallback's own fallbacks may lead back to what the budget
+		// refused (mutual fallbacks): no candidate as dear is tried.
+		for i := range rq.plan.Bindings {
+			if b := &rq.plan.Bindings[i]; b.Skip == routing.Kept && rq.estimate(b) >= est {
+				b.Skip = routing.OverBudget
+			}
 		}
 		adm := rq.admission()
 		if kl, ok := rq.h.limiter.(KeyLimiter); ok {
@@ -113,6 +151,11 @@ func (rq *request) budgetFallback(ctx context.Context, refusal error) bool {
 		}
 		rq.downgraded = fm.Name
 		return true
+	}
+	if rerouted {
+		// The refusal stands on the model asked for: its record and log
+		// line tell its own route, not the last fallback's.
+		_ = rq.h.router.RouteRequest(rq.snap, policy, &rq.route, rq.at, &rq.plan)
 	}
 	return false
 }

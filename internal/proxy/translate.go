@@ -41,7 +41,7 @@ func (rq *request) translatable(c *routing.Candidate) bool {
 	}
 	if rq.xin == nil {
 		if rq.xinErr == nil {
-			rq.xin, rq.xinErr = translator.Decode(rq.in, rq.body.Bytes())
+			rq.xin, rq.xinErr = translator.Decode(rq.in, rq.decodable())
 		}
 		if rq.xinErr != nil {
 			rq.untranslatable(translator.ForBinding(rq.xinErr, t))

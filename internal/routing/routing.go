@@ -69,6 +69,9 @@ const (
 	NoVision        // the request holds images; the model reads none
 	NoStructured    // the request asks for JSON output; the model cannot
 	WrongKind       // a chat request to an embedding model, or the reverse
+	// Set by the proxy, not the router: after a budget refused the
+	// request, a candidate that would cost as much as what was refused.
+	OverBudget
 )
 
 // String names the reason for the log.
@@ -96,6 +99,8 @@ func (s Skip) String() string {
 		return "model has no structured output"
 	case WrongKind:
 		return "wrong model kind"
+	case OverBudget:
+		return "over budget"
 	}
 	return "unknown"
 }
@@ -220,11 +225,13 @@ func (r *Router) RouteRequest(snap *snapshot.Snapshot, policy *snapshot.Policy, 
 		return wire.Errorf(wire.ErrModelNotFound, "The model %q does not exist.", model)
 	}
 	p.Model = m
-	if p.Pinned != "" && snap.HostBySlug(p.Pinned) == nil {
-		return wire.Errorf(wire.ErrModelNotFound, "The host %q in model %q does not exist.", p.Pinned, model)
-	}
+	// The grant first: a caller the model is not granted to learns
+	// nothing of the catalog's hosts by pinning one.
 	if policy == nil || !policy.GrantsModel(m.ID) {
 		return wire.Errorf(wire.ErrForbidden, "The model %q is not granted to this relay key.", m.Name)
+	}
+	if p.Pinned != "" && snap.HostBySlug(p.Pinned) == nil {
+		return wire.Errorf(wire.ErrModelNotFound, "The host %q in model %q does not exist.", p.Pinned, model)
 	}
 	p.Strategy, p.StrategyFrom, p.HintIgnored = strategyFor(policy, m, req.Hint)
 	p.Affinity, p.Session, p.SessionFrom = snapshot.AffinityOff, req.Session, req.SessionFrom

@@ -247,6 +247,9 @@ type Rewrite struct {
 	Model string
 	// IncludeUsage forces stream_options.include_usage to true.
 	IncludeUsage bool
+	// Drop is cut out: RouteFacts.HintCut, Relay's own route hint. It
+	// must not overlap the model or stream_options values.
+	Drop Cut
 }
 
 // edit replaces body[start:end] with text.
@@ -258,7 +261,7 @@ type edit struct {
 
 // NeedsRewrite reports whether rw changes the body r was scanned from.
 func (r *Request) NeedsRewrite(rw Rewrite) bool {
-	return r.splicesModel(rw) || (rw.IncludeUsage && !r.IncludeUsage)
+	return r.splicesModel(rw) || (rw.IncludeUsage && !r.IncludeUsage) || !rw.Drop.Empty()
 }
 
 // splicesModel reports whether rw's model replaces the caller's: when it
@@ -272,7 +275,7 @@ func (r *Request) splicesModel(rw Rewrite) bool {
 // byte outside the edited values is copied verbatim. r must be the result
 // of ScanRequest(body).
 func AppendRewritten(dst, body []byte, r *Request, rw Rewrite) []byte {
-	var edits [2]edit
+	var edits [3]edit
 	n := 0
 	if r.splicesModel(rw) {
 		edits[n] = edit{start: r.modelStart, end: r.modelEnd, text: rw.Model, quote: true}
@@ -293,8 +296,14 @@ func AppendRewritten(dst, body []byte, r *Request, rw Rewrite) []byte {
 		}
 		n++
 	}
-	if n == 2 && edits[1].start < edits[0].start {
-		edits[0], edits[1] = edits[1], edits[0]
+	if !rw.Drop.Empty() {
+		edits[n] = edit{start: rw.Drop.Start, end: rw.Drop.End}
+		n++
+	}
+	for i := 1; i < n; i++ { // in body order
+		for j := i; j > 0 && edits[j].start < edits[j-1].start; j-- {
+			edits[j], edits[j-1] = edits[j-1], edits[j]
+		}
 	}
 	at := 0
 	for _, e := range edits[:n] {

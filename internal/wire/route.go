@@ -36,6 +36,10 @@ type RouteFacts struct {
 	JSONSchema bool
 	// Hint is the raw value of metadata.relay_route, when it is a string.
 	Hint []byte
+	// HintCut removes metadata.relay_route (whatever its value) from the
+	// body, and metadata with it when the hint was its only member: the
+	// hint is Relay's, not the upstream's. Empty when there is none.
+	HintCut Cut
 }
 
 // The top-level members ScanRoute decides on. A duplicate (or a case
@@ -99,8 +103,11 @@ func ScanRoute(body []byte) (RouteFacts, error) {
 	var spans [len(routeMembers)][2]int
 	var seen uint32
 	var refused *Error
+	prev, metaPrev := -1, -1 // the end of the previous member's value; metadata's
 	_, err := eachMember(body, i, 1, func(key []byte, s, e int) bool {
 		m, folded := routeMember(key)
+		p := prev
+		prev = e
 		if m < 0 {
 			return true
 		}
@@ -112,6 +119,9 @@ func ScanRoute(body []byte) (RouteFacts, error) {
 		}
 		seen |= 1 << m
 		spans[m] = [2]int{s, e}
+		if m == rmMetadata {
+			metaPrev = p
+		}
 		return true
 	})
 	if err != nil {
@@ -142,8 +152,8 @@ func ScanRoute(body []byte) (RouteFacts, error) {
 	}
 	meta := val(rmMetadata)
 	if len(meta) > 0 && meta[0] == '{' {
-		if v, ok := Get(meta, "relay_route"); ok {
-			f.Hint, _ = Str(v)
+		if refused := f.scanHint(body, i, metaPrev, spans[rmMetadata][0]); refused != nil {
+			return f, refused
 		}
 	}
 	// The session identity, first present wins.
