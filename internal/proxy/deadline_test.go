@@ -37,8 +37,10 @@ func TestProxy_TotalTimeoutCutsAStreamThatKeepsMoving(t *testing.T) {
 	f := newFixture(t)
 	h := f.host("trickle", func(h *snapshot.Host) {
 		h.BaseURL = up.URL
-		h.IdleTimeout = time.Second
-		h.TotalTimeout = 100 * time.Millisecond
+		// The total timeout bounds the first byte too: it leaves a loaded
+		// machine room to start the stream (100 ms did not, under -cpu=1).
+		h.IdleTimeout = 10 * time.Second
+		h.TotalTimeout = 500 * time.Millisecond
 	})
 	f.key(h, "k", "sk-up-trickle")
 	f.bind(f.model("gpt-test", true), h, wire.ShapeOpenAI, "m")

@@ -128,10 +128,13 @@ func TestProxy_FailsOverToTheNextBinding(t *testing.T) {
 
 func TestProxy_EveryKeyFails(t *testing.T) {
 	t.Parallel()
-	setup := func(t *testing.T, faults ...string) *fixture {
+	// A short first-byte timeout only where the faults are slow: on a
+	// loaded machine it would cut attempts that fail at once, and the test
+	// would see timeouts where it expects statuses.
+	setup := func(t *testing.T, firstByte time.Duration, faults ...string) *fixture {
 		f := newFixture(t)
-		a := f.host("east", func(h *snapshot.Host) { h.FirstByteTimeout = 50 * time.Millisecond })
-		b := f.host("west", func(h *snapshot.Host) { h.FirstByteTimeout = 50 * time.Millisecond })
+		a := f.host("east", func(h *snapshot.Host) { h.FirstByteTimeout = firstByte })
+		b := f.host("west", func(h *snapshot.Host) { h.FirstByteTimeout = firstByte })
 		m := f.model("gpt-test", true)
 		f.bind(m, a, wire.ShapeOpenAI, "m")
 		f.bind(m, b, wire.ShapeOpenAI, "m")
@@ -148,7 +151,7 @@ func TestProxy_EveryKeyFails(t *testing.T) {
 
 	t.Run("502 lists what was tried", func(t *testing.T) {
 		t.Parallel()
-		f := setup(t, "500", "503")
+		f := setup(t, 0, "500", "503")
 		resp, body := f.post("/v1/chat/completions", chatBody, nil)
 		e := decodeError(t, body)
 		if resp.StatusCode != 502 || e.Error.Code != "upstream_error" || e.Error.Type != "server_error" {
@@ -180,7 +183,7 @@ func TestProxy_EveryKeyFails(t *testing.T) {
 
 	t.Run("attempt cap", func(t *testing.T) {
 		t.Parallel()
-		f := setup(t, "500", "500", "502", "503")
+		f := setup(t, 0, "500", "500", "502", "503")
 		resp, _ := f.post("/v1/chat/completions", chatBody, nil)
 		if resp.StatusCode != 502 || len(f.requests()) != 3 {
 			t.Errorf("%d after %d upstream requests, want 502 after 3", resp.StatusCode, len(f.requests()))
@@ -189,7 +192,7 @@ func TestProxy_EveryKeyFails(t *testing.T) {
 
 	t.Run("all rate limited", func(t *testing.T) {
 		t.Parallel()
-		f := setup(t, "429-30", "429-20")
+		f := setup(t, 0, "429-30", "429-20")
 		resp, body := f.post("/v1/chat/completions", chatBody, nil)
 		if e := decodeError(t, body); resp.StatusCode != 429 || e.Error.Code != "upstream_rate_limited" || resp.Header.Get("Retry-After") != "20" {
 			t.Errorf("%d Retry-After=%q %s", resp.StatusCode, resp.Header.Get("Retry-After"), body)
@@ -233,7 +236,10 @@ func TestProxy_EveryKeyFails(t *testing.T) {
 
 	t.Run("timeouts give 504", func(t *testing.T) {
 		t.Parallel()
-		f := setup(t, "slow-3000", "slow-3000")
+		// The timeout is long enough for the request to reach the mock
+		// on a loaded machine (the test waits for both to be canceled
+		// there), and far shorter than the faults' delay.
+		f := setup(t, 500*time.Millisecond, "slow-30000", "slow-30000")
 		client := f.openai()
 		_, err := client.Chat.Completions.New(t.Context(), chatParams("gpt-test"))
 		var oe *openai.Error

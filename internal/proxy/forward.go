@@ -163,6 +163,14 @@ func (rq *request) exhausted() {
 	}
 }
 
+// callerGone reports whether the caller has been seen to go away: a write
+// to it failed, or its context is canceled. A stream's record says what
+// came first: checked when the upstream's error or break is read, it tells
+// a cancellation from a stream error the caller merely left after.
+func callerGone(ctx context.Context, sw *streamWriter) bool {
+	return ctx.Err() != nil || sw.failed()
+}
+
 // canceled notes that the caller went away.
 func (rq *request) canceled() {
 	rq.status = 499
@@ -473,12 +481,21 @@ func (rq *request) pipeStream(ctx, actx context.Context, cancel context.CancelCa
 	tr := wire.NewStreamTracker(shape)
 	suppress := injected && rq.in == wire.InboundChat
 	var err error
+	// The record says what came first: the upstream's end (its terminal
+	// event, an error event, a read that broke) or the caller's going
+	// away. Whether the caller was gone is taken when the end is read,
+	// before it is written.
+	var ended, callerFirst bool
 	for {
 		var ev wire.Event
 		if ev, err = er.Next(); err != nil {
 			break
 		}
+		wasTerminal := tr.Terminal() // a Gemini stream is always: its end is the body's
 		skip := tr.Observe(ev) && suppress
+		if !ended && (tr.Errored() || !wasTerminal && tr.Terminal()) {
+			ended, callerFirst = true, callerGone(ctx, sw)
+		}
 		flush := !er.More() // the next event needs a read: let these go
 		var werr error
 		switch {
@@ -492,18 +509,29 @@ func (rq *request) pipeStream(ctx, actx context.Context, cancel context.CancelCa
 			break
 		}
 	}
+	if !ended { // a read that broke or a write that failed ended the loop
+		callerFirst = callerGone(ctx, sw)
+	}
 	_ = sw.flush() // what came with the end of the stream
 	rq.usage, _ = tr.Usage()
-	if ctx.Err() != nil || sw.failed() {
-		rq.canceled()
-		return keypool.Result{Outcome: keypool.OutcomeNeutral}
-	}
+	// An upstream that failed while the caller was there is a stream error
+	// even if the caller leaves once it has read the error (SDKs close the
+	// stream on it), and a whole answer is a success once its end reached
+	// the caller, whatever the caller does next (SDKs close on [DONE]).
 	var what string
 	switch {
-	case err == io.EOF && tr.Terminal():
-		if tr.Errored() {
-			// Surfaced to the caller as the upstream sent it.
-			rq.errKind, rq.errMsg = event.KindStreamError, "upstream sent an error in the stream"
+	case callerFirst:
+		rq.canceled()
+		return keypool.Result{Outcome: keypool.OutcomeNeutral}
+	case tr.Errored():
+		// Surfaced to the caller as the upstream sent it.
+		rq.errKind, rq.errMsg = event.KindStreamError, "upstream sent an error in the stream"
+		return keypool.Result{Outcome: keypool.OutcomeSuccess}
+	case tr.Terminal() && (err == io.EOF || ended):
+		// Read to its end, or the end was read and the caller then left.
+		if sw.failed() {
+			rq.canceled() // the end did not reach the caller
+			return keypool.Result{Outcome: keypool.OutcomeNeutral}
 		}
 		return keypool.Result{Outcome: keypool.OutcomeSuccess}
 	case err == io.EOF:

@@ -123,7 +123,10 @@ func TestProxy_ClientCancelReachesUpstream(t *testing.T) {
 			up := f.waitFor(func(r mockupstream.Request) bool {
 				return r.Canceled && r.ReceivedAt.Before(canceledAt) && r.CanceledAt.After(canceledAt)
 			})
-			if d := up.CanceledAt.Sub(canceledAt); d > 100*time.Millisecond {
+			// At once: without the cancel, the upstream would hear of it at
+			// the first keep-alive that fails (15 s) or the idle timeout (60 s);
+			// a second leaves a loaded machine room.
+			if d := up.CanceledAt.Sub(canceledAt); d > time.Second {
 				t.Errorf("the upstream noticed the cancel after %v", d)
 			}
 			if rec := f.rec.next(t); rec.Status != 499 || rec.ErrorKind != "client_canceled" {
@@ -203,7 +206,9 @@ func TestProxy_KeepAliveOnIdleStream(t *testing.T) {
 func TestProxy_IdleTimeoutBreaksTheStream(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	h := f.host("openai", func(h *snapshot.Host) { h.IdleTimeout = 50 * time.Millisecond })
+	// Long enough that a loaded machine does not pause 50 ms between the
+	// two events the stall lets through.
+	h := f.host("openai", func(h *snapshot.Host) { h.IdleTimeout = 250 * time.Millisecond })
 	f.key(h, "k", "sk-up-idle")
 	f.bind(f.model("gpt-test", true), h, wire.ShapeOpenAI, "m")
 	f.start()
@@ -304,5 +309,103 @@ func TestProxy_NonStreamBodyCutIsSurfacedNotRetried(t *testing.T) {
 	}
 	if rec := f.rec.next(t); rec.ErrorKind != "upstream_stream_error" {
 		t.Errorf("record %+v", rec)
+	}
+}
+
+// The record says what came first. An upstream whose stream failed while
+// the caller was there is a stream error, even when the caller leaves the
+// moment it has read the error (SDKs close the stream on an error event);
+// a whole answer is a success even when the caller leaves the moment it has
+// read the end (SDKs close on [DONE]); a caller that had left before the
+// upstream failed is a cancellation.
+// The caller's leaving is its request context canceled at the flush that
+// carries the mark, before the proxy decides what to record.
+func TestProxy_StreamRecordSaysWhatCameFirst(t *testing.T) {
+	t.Parallel()
+	f := translatedFixture(t)
+	srv := httptest.NewServer(leavingCaller(f.h))
+	t.Cleanup(srv.Close)
+	f.srv = srv
+
+	type inbound struct {
+		path, body, errMark, endMark string
+		models                       []wire.Shape // the first is the caller's own shape: passthrough
+	}
+	for _, in := range []inbound{
+		{"/v1/chat/completions", `{"model":"%s","stream":true,"messages":[{"role":"user","content":"hi"}]}`, `"error":`, "data: [DONE]",
+			[]wire.Shape{wire.ShapeOpenAI, wire.ShapeAnthropic, wire.ShapeGemini, wire.ShapeOpenAIResponses}},
+		{"/v1/messages", `{"model":"%s","max_tokens":100,"stream":true,"messages":[{"role":"user","content":"hi"}]}`, "event: error", "event: message_stop",
+			[]wire.Shape{wire.ShapeAnthropic, wire.ShapeOpenAI, wire.ShapeGemini, wire.ShapeOpenAIResponses}},
+		{"/v1/responses", `{"model":"%s","stream":true,"input":"hi"}`, "event: error", "event: response.completed",
+			[]wire.Shape{wire.ShapeOpenAIResponses, wire.ShapeOpenAI, wire.ShapeAnthropic, wire.ShapeGemini}},
+	} {
+		for _, m := range in.models {
+			body := fmt.Sprintf(in.body, m)
+			_, got := f.post(in.path, body, map[string]string{leaveHeader: in.endMark})
+			if !strings.Contains(got, in.endMark) {
+				t.Fatalf("%s %s: no end:\n%s", in.path, m, got)
+			}
+			if rec := f.rec.next(t); rec.ErrorKind != "" || rec.Status != 200 {
+				t.Errorf("%s %s, caller left after the end: record %d %s, want 200 and no error", in.path, m, rec.Status, rec.ErrorKind)
+			}
+			_, got = f.post(in.path, body, map[string]string{"X-Mock-Fault": "midstream-3", leaveHeader: in.errMark})
+			if !strings.Contains(got, in.errMark) {
+				t.Fatalf("%s %s: no error event:\n%s", in.path, m, got)
+			}
+			if rec := f.rec.next(t); rec.ErrorKind != "upstream_stream_error" || rec.Status != 200 {
+				t.Errorf("%s %s, caller left after the error: record %d %s, want 200 upstream_stream_error", in.path, m, rec.Status, rec.ErrorKind)
+			}
+			// Gone once the headers are out, before the upstream's error.
+			f.post(in.path, body, map[string]string{"X-Mock-Fault": "midstream-3", leaveHeader: leaveAtOnce})
+			if rec := f.rec.next(t); rec.ErrorKind != "client_canceled" || rec.Status != 499 {
+				t.Errorf("%s %s, caller left first: record %d %s, want 499 client_canceled", in.path, m, rec.Status, rec.ErrorKind)
+			}
+		}
+	}
+}
+
+// leaveHeader names the mark after which leavingCaller's caller leaves;
+// leaveAtOnce, for the first flush (the response headers).
+const (
+	leaveHeader = "X-Test-Leave-After"
+	leaveAtOnce = "*"
+)
+
+// leavingCaller serves h to a caller that goes away (its request context is
+// canceled) as soon as a flushed response holds the text of the request's
+// leaveHeader, or at the first flush for leaveAtOnce. The connection stays open, so the test still reads what the
+// proxy went on to write.
+func leavingCaller(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mark := r.Header.Get(leaveHeader)
+		if mark == "" {
+			h.ServeHTTP(w, r)
+			return
+		}
+		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
+		lw := &leavingWriter{ResponseWriter: w, mark: mark, seen: mark == leaveAtOnce, leave: cancel}
+		h.ServeHTTP(lw, r.WithContext(ctx))
+	})
+}
+
+// leavingWriter is called under the proxy's stream writer lock, or from the
+// handler alone before the stream begins.
+type leavingWriter struct {
+	http.ResponseWriter
+	mark  string
+	seen  bool
+	leave context.CancelFunc
+}
+
+func (w *leavingWriter) Write(p []byte) (int, error) {
+	w.seen = w.seen || strings.Contains(string(p), w.mark)
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *leavingWriter) Flush() {
+	w.ResponseWriter.(http.Flusher).Flush()
+	if w.seen {
+		w.leave()
 	}
 }

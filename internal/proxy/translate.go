@@ -214,6 +214,10 @@ func (rq *request) translateStream(ctx, actx context.Context, cancel context.Can
 	er := wire.NewEventReader(body, rq.ioBuf, maxEventBytes)
 	defer func() { rq.ioBuf = er.Buffer() }()
 	var err, bad error
+	// The record says what came first: the upstream's end (whole, in error,
+	// untranslatable or broken) or the caller's going away. Whether the
+	// caller was gone is taken when the end is read, before it is written.
+	var ended, callerFirst bool
 	for !tr.Done() {
 		var ev wire.Event
 		if ev, err = er.Next(); err != nil {
@@ -222,6 +226,9 @@ func (rq *request) translateStream(ctx, actx context.Context, cancel context.Can
 		var xerr error
 		if rq.out, xerr = tr.AppendEvent(rq.out[:0], ev); xerr != nil {
 			bad = xerr
+		}
+		if !ended && (bad != nil || tr.Done()) {
+			ended, callerFirst = true, callerGone(ctx, sw)
 		}
 		flush := !er.More() // the next event needs a read: let these go
 		var werr error
@@ -236,6 +243,9 @@ func (rq *request) translateStream(ctx, actx context.Context, cancel context.Can
 			break
 		}
 	}
+	if !ended { // a read that broke or a write that failed ended the loop
+		callerFirst = callerGone(ctx, sw)
+	}
 	_ = sw.flush() // what the last event made
 	complete := tr.Done()
 	if !complete && err == io.EOF {
@@ -245,11 +255,14 @@ func (rq *request) translateStream(ctx, actx context.Context, cancel context.Can
 		}
 	}
 	rq.usage = tr.Usage()
-	if ctx.Err() != nil || sw.failed() {
+	// An upstream that failed while the caller was there is a stream error
+	// even if the caller leaves once it has read the error (SDKs close the
+	// stream on it), and a whole answer is a success once its end reached
+	// the caller, whatever the caller does next.
+	switch {
+	case callerFirst, complete && !tr.Errored() && sw.failed():
 		rq.canceled()
 		return keypool.Result{Outcome: keypool.OutcomeNeutral}
-	}
-	switch {
 	case bad != nil:
 		rq.errKind, rq.errMsg = event.KindStreamError, "upstream sent an event that could not be translated: "+bad.Error()
 		return keypool.Result{Outcome: keypool.OutcomeFailure, Reason: "untranslatable event"}
