@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"time"
 
@@ -118,6 +119,12 @@ func newPlanes(ctx context.Context, cfg *config.Config, st *store.Store, box *se
 	if err := controlapi.Bootstrap(ctx, st, getenv, stdout); err != nil {
 		return nil, fmt.Errorf("bootstrap the first admin: %w", err)
 	}
+	// A bootstrap that hashed a password let go of argon2's 19 MiB just now,
+	// but the collector's goal was set while it was live, so the control
+	// API's spec (below) would grow the heap on top of it. Collecting here
+	// lets start-up reuse those pages: the process's peak resident memory
+	// is ~15 MB lower. One collection of a small heap, once.
+	runtime.GC()
 	listBreakers, clearBreakers := bridge.Breakers(breakers, time.Now)
 	api, err := controlapi.New(controlapi.Config{
 		Store:         st,

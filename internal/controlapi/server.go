@@ -13,6 +13,7 @@ package controlapi
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -178,7 +179,7 @@ func newServer(cfg Config) (*Server, error) {
 	if cfg.LoginWait <= 0 {
 		cfg.LoginWait = 2 * time.Second
 	}
-	doc, err := controlgen.GetSpec()
+	doc, err := loadSpec()
 	if err != nil {
 		return nil, fmt.Errorf("controlapi: load spec: %w", err)
 	}
@@ -214,6 +215,27 @@ func newServer(cfg Config) (*Server, error) {
 		},
 	)
 	return s, nil
+}
+
+// loadSpec parses the embedded spec. controlgen embeds it as JSON, but its
+// GetSpec hands that to kin-openapi's loader, which reads every document
+// through its YAML parser first: some 28 MB allocated at start-up for a
+// 155 KB document, which count in the process's peak resident memory.
+// Decoding the JSON with encoding/json and resolving the references the same
+// way allocates about 11 MB and gives the same document.
+func loadSpec() (*openapi3.T, error) {
+	data, err := controlgen.GetSpecJSON()
+	if err != nil {
+		return nil, err
+	}
+	doc := &openapi3.T{}
+	if err := json.Unmarshal(data, doc); err != nil {
+		return nil, err
+	}
+	if err := openapi3.NewLoader().ResolveRefsIn(doc, nil); err != nil {
+		return nil, err
+	}
+	return doc, nil
 }
 
 // ServeHTTP routes a request through the spec, authenticates it, checks its

@@ -111,7 +111,12 @@ type Writer struct {
 	snapshot func() *snapshot.Snapshot
 	observer Observer
 	log      *slog.Logger
-	ch       chan Event
+	// ch is the queue. It holds pointers so that its buffer is 8 bytes a
+	// slot: a queue of Events (~450 B each) would keep QueueSize of them
+	// resident once it has gone round, busy or not. The Events come from
+	// free and go back to it once written, spilled or dropped.
+	ch       chan *Event
+	free     sync.Pool // of *Event
 	batch    int
 	interval time.Duration
 	attempts int
@@ -120,7 +125,7 @@ type Writer struct {
 	timeout  time.Duration
 
 	spool     *spool        // nil: no spool
-	handoff   chan []Event  // collector to idle ingester; unbuffered
+	handoff   chan []*Event // collector to idle ingester; unbuffered
 	kick      chan struct{} // a segment was spilled (buffered, 1)
 	collected chan struct{} // closed when the collector has handed or spilled its last batch
 	ingested  chan struct{} // closed when the ingester has returned
@@ -165,7 +170,8 @@ func NewWriter(cfg WriterConfig) *Writer {
 	if size <= 0 {
 		size = DefaultQueueSize
 	}
-	w.ch = make(chan Event, size)
+	w.ch = make(chan *Event, size)
+	w.free.New = func() any { return new(Event) }
 	if w.log == nil {
 		w.log = slog.New(slog.DiscardHandler)
 	}
@@ -206,7 +212,7 @@ func NewWriter(cfg WriterConfig) *Writer {
 		go w.run()
 		return w
 	}
-	w.handoff = make(chan []Event)
+	w.handoff = make(chan []*Event)
 	w.kick = make(chan struct{}, 1)
 	w.collected = make(chan struct{})
 	w.ingested = make(chan struct{})
@@ -235,11 +241,27 @@ func (w *Writer) Record(rec event.Record) {
 		w.dropped.Add(1)
 		return
 	}
+	p := w.free.Get().(*Event)
+	*p = ev
 	select {
-	case w.ch <- ev:
+	case w.ch <- p:
 	default:
 		w.dropped.Add(1)
+		*p = Event{}
+		w.free.Put(p)
 	}
+}
+
+// release hands the events of a batch that is done with (written, spilled
+// or lost) back to the free list, cleared so that it keeps no strings, and
+// empties the batch.
+func (w *Writer) release(batch []*Event) []*Event {
+	for i, p := range batch {
+		*p = Event{}
+		w.free.Put(p)
+		batch[i] = nil
+	}
+	return batch[:0]
 }
 
 // Stats returns the writer's counters.
@@ -289,13 +311,12 @@ func (w *Writer) Close(ctx context.Context) error {
 func (w *Writer) run() {
 	defer close(w.done)
 	defer w.cancel()
-	batch := make([]Event, 0, w.batch)
+	batch := make([]*Event, 0, w.batch)
 	rows := make([]store.UsageEvent, 0, w.batch)
 	flush := func() {
 		if len(batch) > 0 {
 			rows = w.write(batch, rows)
-			clear(batch) // let go of the strings it holds
-			batch = batch[:0]
+			batch = w.release(batch)
 		}
 	}
 	batching.Gather(w.ch, w.quit, w.batch, w.interval, &batch, flush)
@@ -303,7 +324,7 @@ func (w *Writer) run() {
 
 // write stores one batch, retrying with backoff; after the last attempt the
 // batch is counted as lost. It returns rows for reuse.
-func (w *Writer) write(batch []Event, rows []store.UsageEvent) []store.UsageEvent {
+func (w *Writer) write(batch []*Event, rows []store.UsageEvent) []store.UsageEvent {
 	rows = rows[:0]
 	for i := range batch {
 		rows = append(rows, batch[i].row())
@@ -344,7 +365,7 @@ func (w *Writer) retry() backoff.Policy {
 // when it is idle and the spool empty, else to the spool.
 func (w *Writer) collect() {
 	defer close(w.collected)
-	batch := make([]Event, 0, w.batch)
+	batch := make([]*Event, 0, w.batch)
 	flush := func() {
 		if len(batch) == 0 {
 			return
@@ -352,14 +373,13 @@ func (w *Writer) collect() {
 		if !w.spool.pending() {
 			select {
 			case w.handoff <- batch:
-				batch = make([]Event, 0, w.batch)
+				batch = make([]*Event, 0, w.batch)
 				return
 			default:
 			}
 		}
 		w.spill(batch)
-		clear(batch)
-		batch = batch[:0]
+		batch = w.release(batch)
 		select {
 		case w.kick <- struct{}{}:
 		default:
@@ -407,13 +427,15 @@ func (w *Writer) ingest() {
 			}
 			continue
 		}
-		var handoff chan []Event
+		var handoff chan []*Event
 		if retry == nil {
 			handoff = w.handoff
 		}
 		select {
 		case batch := <-handoff:
-			if w.store(batch) {
+			ok := w.store(batch)
+			w.release(batch)
+			if ok {
 				recovered()
 			} else {
 				failed()
@@ -436,7 +458,7 @@ func (w *Writer) ingest() {
 
 // store writes a fresh batch; when Postgres cannot take it, the batch goes
 // to the spool and store reports false.
-func (w *Writer) store(batch []Event) bool {
+func (w *Writer) store(batch []*Event) bool {
 	rows := make([]store.UsageEvent, len(batch))
 	for i := range batch {
 		rows[i] = batch[i].row()
@@ -508,7 +530,7 @@ func (w *Writer) removeSegments(segs []segment) {
 }
 
 // spill writes batch to the spool.
-func (w *Writer) spill(batch []Event) {
+func (w *Writer) spill(batch []*Event) {
 	rows := make([]store.UsageEvent, len(batch))
 	for i := range batch {
 		rows[i] = batch[i].row()

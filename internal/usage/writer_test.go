@@ -274,3 +274,57 @@ func TestWriter_PricingChangesApplyToLaterRequests(t *testing.T) {
 		t.Errorf("unpriced %d, want 1", st.Unpriced)
 	}
 }
+
+// The queue's events are reused once their batch is written, spilled or
+// dropped: every stored row must still be the one its request recorded,
+// through many batches, with and without a spool (whose ingester writes on
+// another goroutine), while some records are dropped on a full queue.
+func TestWriter_ReusedEventsKeepTheirRows(t *testing.T) {
+	t.Parallel()
+	for _, spool := range []bool{false, true} {
+		t.Run(fmt.Sprintf("spool=%v", spool), func(t *testing.T) {
+			t.Parallel()
+			sink := &fakeSink{}
+			cfg := WriterConfig{Sink: sink, QueueSize: 64, BatchSize: 7, FlushInterval: time.Millisecond}
+			if spool {
+				cfg.SpoolDir = t.TempDir()
+			}
+			w := NewWriter(cfg)
+			const callers, each = 4, 200
+			want := make([]map[string]uuid.UUID, callers)
+			var wg sync.WaitGroup
+			for c := range callers {
+				want[c] = make(map[string]uuid.UUID, each)
+				recs := make([]event.Record, each)
+				for i := range recs {
+					recs[i] = record(c*each + i)
+					want[c][recs[i].RequestID] = recs[i].ProjectID
+				}
+				wg.Go(func() {
+					for _, r := range recs {
+						w.Record(r)
+					}
+				})
+			}
+			wg.Wait()
+			closeWriter(t, w)
+			rows := sink.stored()
+			st := w.Stats()
+			if uint64(len(rows))+st.Dropped != callers*each || st.Lost != 0 {
+				t.Fatalf("%d stored, stats %+v; want %d stored or dropped, none lost", len(rows), st, callers*each)
+			}
+			seen := make(map[string]bool, len(rows))
+			for _, r := range rows {
+				var c int
+				if _, err := fmt.Sscanf(r.RequestID, "req-%d", &c); err != nil {
+					t.Fatalf("request id %q: %v", r.RequestID, err)
+				}
+				c /= each
+				if seen[r.RequestID] || r.ProjectID == nil || *r.ProjectID != want[c][r.RequestID] {
+					t.Errorf("row %s: project %v, want %v (seen before: %v)", r.RequestID, r.ProjectID, want[c][r.RequestID], seen[r.RequestID])
+				}
+				seen[r.RequestID] = true
+			}
+		})
+	}
+}
