@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/relay-llm/relay/internal/poll"
 )
 
 func testLogger(t *testing.T) *slog.Logger {
@@ -298,13 +299,7 @@ func readFrom(t *testing.T, path string, offset int64) string {
 // waitFor polls cond until it holds, failing the test after a deadline.
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 30s")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	poll.Until(t, 30*time.Second, "the condition holds", cond)
 }
 
 func TestStart_DataDirNotEnterableByServerUser(t *testing.T) {

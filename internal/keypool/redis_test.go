@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/relay-llm/relay/internal/poll"
 	"github.com/relay-llm/relay/internal/redistest"
 )
 
@@ -63,13 +64,7 @@ func twoPods(t *testing.T, client newClient) (a, b *RedisBreakers) {
 // eventually polls cond until it holds or 5s pass.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting until %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	poll.Until(t, 5*time.Second, what, cond)
 }
 
 func TestRedisBreakers_TrippedOnOnePodSkippedOnAnother(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/relay-llm/relay/internal/mockupstream"
+	"github.com/relay-llm/relay/internal/poll"
 	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/wire"
 )
@@ -140,16 +141,14 @@ func TestProxy_ClientCancelReachesUpstream(t *testing.T) {
 // matching request, finished or not.
 func (f *fixture) waitForStart(match func(mockupstream.Request) bool) {
 	f.t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
+	poll.Until(f.t, 5*time.Second, "the upstream saw the request", func() bool {
 		for _, r := range f.requests() {
 			if match(r) {
-				return
+				return true
 			}
 		}
-		time.Sleep(time.Millisecond)
-	}
-	f.t.Fatal("the upstream never saw the request")
+		return false
+	})
 }
 
 // held is an upstream that sends one chat chunk, then waits for release.
