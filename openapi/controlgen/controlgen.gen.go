@@ -350,6 +350,9 @@ type ServerInterface interface {
 	// ListUsageEvents List usage events
 	// (GET /api/usage/events)
 	ListUsageEvents(w http.ResponseWriter, r *http.Request, params ListUsageEventsParams)
+	// GetUsageEvent Get a request's usage event
+	// (GET /api/usage/events/{request_id})
+	GetUsageEvent(w http.ResponseWriter, r *http.Request, requestID string)
 	// GetUsageSummary Summarise usage
 	// (GET /api/usage/summary)
 	GetUsageSummary(w http.ResponseWriter, r *http.Request, params GetUsageSummaryParams)
@@ -3947,6 +3950,32 @@ func (siw *ServerInterfaceWrapper) ListUsageEvents(w http.ResponseWriter, r *htt
 	handler.ServeHTTP(w, r)
 }
 
+// GetUsageEvent operation middleware
+func (siw *ServerInterfaceWrapper) GetUsageEvent(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "request_id" -------------
+	var requestID string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "request_id", r.PathValue("request_id"), &requestID, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "request_id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetUsageEvent(w, r, requestID)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // GetUsageSummary operation middleware
 func (siw *ServerInterfaceWrapper) GetUsageSummary(w http.ResponseWriter, r *http.Request) {
 
@@ -4615,6 +4644,7 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/audit", wrapper.ListAuditLog)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/usage/timeseries", wrapper.GetUsageTimeseries)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/usage/events", wrapper.ListUsageEvents)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/usage/events/{request_id}", wrapper.GetUsageEvent)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/status", wrapper.GetStatus)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/snapshot/reload", wrapper.ReloadSnapshot)
 	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/api/breakers", wrapper.ClearBreakers)
@@ -15158,6 +15188,98 @@ func (response ListUsageEvents500JSONResponse) VisitListUsageEventsResponse(w ht
 	return err
 }
 
+type GetUsageEventRequestObject struct {
+	RequestID string `json:"request_id"`
+}
+
+type GetUsageEventResponseObject interface {
+	VisitGetUsageEventResponse(w http.ResponseWriter) error
+}
+
+type GetUsageEvent200JSONResponse UsageEvent
+
+func (response GetUsageEvent200JSONResponse) VisitGetUsageEventResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetUsageEvent400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetUsageEvent400JSONResponse) VisitGetUsageEventResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetUsageEvent401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response GetUsageEvent401JSONResponse) VisitGetUsageEventResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetUsageEvent403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response GetUsageEvent403JSONResponse) VisitGetUsageEventResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetUsageEvent404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response GetUsageEvent404JSONResponse) VisitGetUsageEventResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetUsageEvent500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response GetUsageEvent500JSONResponse) VisitGetUsageEventResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetUsageSummaryRequestObject struct {
 	Params GetUsageSummaryParams
 }
@@ -16159,6 +16281,9 @@ type StrictServerInterface interface {
 	// ListUsageEvents List usage events
 	// (GET /api/usage/events)
 	ListUsageEvents(ctx context.Context, request ListUsageEventsRequestObject) (ListUsageEventsResponseObject, error)
+	// GetUsageEvent Get a request's usage event
+	// (GET /api/usage/events/{request_id})
+	GetUsageEvent(ctx context.Context, request GetUsageEventRequestObject) (GetUsageEventResponseObject, error)
 	// GetUsageSummary Summarise usage
 	// (GET /api/usage/summary)
 	GetUsageSummary(ctx context.Context, request GetUsageSummaryRequestObject) (GetUsageSummaryResponseObject, error)
@@ -19274,6 +19399,32 @@ func (sh *strictHandler) ListUsageEvents(w http.ResponseWriter, r *http.Request,
 	}
 }
 
+// GetUsageEvent operation middleware
+func (sh *strictHandler) GetUsageEvent(w http.ResponseWriter, r *http.Request, requestID string) {
+	var request GetUsageEventRequestObject
+
+	request.RequestID = requestID
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetUsageEvent(ctx, request.(GetUsageEventRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetUsageEvent")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetUsageEventResponseObject); ok {
+		if err := validResponse.VisitGetUsageEventResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // GetUsageSummary operation middleware
 func (sh *strictHandler) GetUsageSummary(w http.ResponseWriter, r *http.Request, params GetUsageSummaryParams) {
 	var request GetUsageSummaryRequestObject
@@ -19473,365 +19624,369 @@ func (sh *strictHandler) UpdateUser(w http.ResponseWriter, r *http.Request, id I
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L3bchs5mjD4KgjuRFiaSUq0fJiyFB37q1x2lad8Wkn+e3pb/pVgJkiilQSyAKRotsMRfbnXuxOxbzAv",
-	"sm/ST7KB7wPyxEyeRIoql/qiy2IikTh85+PXTiTHqRRMGN05/tpJqaJjZpiCv15mSkv10f5m/4yZjhRP",
-	"DZeic9y5GDESCvbFXEUwLCRyQMyIkVSxGy4zTVI6ZCeE9jUThgykgqcDrrSBRwedoMPtTL9lTE07QUfQ",
-	"Mescd3C6TtDR0YiNqf3ymH55y8TQjDrHzx4fBR0zTe1IbRQXw863b0HnZyWz9E38mieGqdnFfhDJlJiR",
-	"1AxXyTUZ2jfa1gAPr3hcWcVAqjE1neNOlsGT2VX8IrVZaREjqU3bGuyz9ZbwK5u+iedcG4/9XdlvkGs2",
-	"zdeQUjOqLeGaTXEZiv2WccXizrFRGVttWUuuR/b/xiLTsppbL+ItH3PTso539iS4YWNNjCSKmUyJtptJ",
-	"7DyVe4nZgGaJ6Rw/6wXFQrgwT446gQVfPs7G9mkv6Iy5wL8e52vkwrAhU7DIdzJmyUpANLZvtK0VHq4O",
-	"Rm4VS11a9fvVOyt9/jY391EmPJqudCopvNJ2LPh09XP5qKSF0NVWgu+0LgUfr76WM5bQKeD6CotR9qUK",
-	"yteWAwMKpF9pQVnCloQZlSWsBWTso9tDzDlTNzxip1EkM7HafWl8lVB8t+2g3LArN2z147pgdLzSwgyj",
-	"47bV2GerL+GTpkP2Wslxy6WdG6pMfmdUDFlAuIiSTPMbRvbOXr8kT548ebF/QH5CCkiOnpKRzJQmfTaQ",
-	"ipHQyLBtzQMlx80LjqlhXcPHrH3VwPF/nLYs/Cc+ZkJzKYCc6zThhvSnJ0SxlFGDcoqXdUA20eyGKZqQ",
-	"vRB5f3/6J4eYl1mvd/Q8/xUoWrg/X3LoTyv7Ar5i//Evig06x53/7bAQuw5xmD4s76rzLd83VYpOi20D",
-	"YZ4LMxZrmDbaiVyeQRC7QLJHNWw+oknC7K6F5Xr7c7lHZSstt3FuqMn0cuuiQk+YYjGZcDPCFf5ycfGR",
-	"aJiD7D198YJMRkyUFzqxC6UTOm1dKr7dDE6zjPjFizIjtmy5gRXDzi5kC4i9EnENM9iXeZgh5KQVeeV6",
-	"aMDUSvQj00y1LcE+W4d+2CUsRfErH69S/OLb61P8b/ZlnUqhGWDajzQ+Q4Czf0VSGCbgnzRNEx5Ru8bD",
-	"v2m70K8d9oWO04TBP5WSCl+JER5uaMLjKwe9naATM0N5ojvHf/3aGXCWxHYZSTa08MW0BRmLOJk2ZExN",
-	"NCL/66+0+/de98Vn99/u56+94PnRt3/pfPtcfsV9gfRlPCUjavGE4Grs5oqTmEdDXrnx34KGu/AfiCXT",
-	"REi/PgCNWEbZ2OLY3pgm9qxZTP7j/MP7gEyUFENijzsgKTWGKREQJrJxQDJxLeREEDiF/QNLtF5KMUh4",
-	"dMtDj/wsS562oddM1I6TArss0Rj7FmFfuDZ6Uyc6Udww4ler8WPaSEvcLD2y9JZkgv+WMfy8VCSlXBFY",
-	"cEAoUXJCtOFJQhQbMMVExGL4nd3IaxZbQQ0P9rVUfR7HTNzuZAf5NJXzs+cjGIu10+BRIqXxmAuiZMKI",
-	"FOUnmzi/08yMmDB27XbL/cyU6P0jDZ+1cAmQSpNETuAaA+IMCS/Pz14TI6+ZIJbFca25gAMGgIUzeyMs",
-	"tNLkVXEI65MBnKpybP7HzaEpiPRkQHnC4hPYZiKHQAzsvxEXyJ6wsgqhRLNIMYPw8V6a1zIT8e22KaS5",
-	"GsA05X2ClcBeAz7awD7fS6KzaOT0fbhTKViZ4Y/pFD6pGYP9XUj5joqpo+n6dttU1LAr0OJZdadGSjKm",
-	"YmqPnQtiyd043RC98FP7Sa0watSU0IGVQe3Wh/yGCRJbGLCccsRo7CxxZ3Zk93TQyOnPWSRFDILuhHLQ",
-	"V2bktUKsAbYtaGZGUvG/s1sCTAYz5XhcOUzNh4JwQUC6FjFsEUkKoO2G4AjYc3le/J62wj9AzieRKhnZ",
-	"VfUT9koYbqa32zN8EUZfIaa2sakmBbE4HnvbhH2hkUmmAP1yQGZfCYiXjr4FxdSFxHSL+T7f6u3bX96f",
-	"WZJ0UdZA+t9XjF5ry/2yhJG98mp05igFLTFKRz6IGdGSVAMsPrDSUyY0M4SJG66kAOnmhipuwcDSzHwD",
-	"gGGnWczNK2EUAEeqZMqU4ShL0ghX/LVj5Z7O8V87kWLUWKk8S2P8R8wSBv9Azm3/IQ0+AlqC/5WZ6Xye",
-	"EV4D+wXZgNl/HsljEtojP7Za6JOIx/BfFgYkBJDvAsiHATk4OOg0TWyWVSiCDo+bZXglJ4800ZbyiogR",
-	"kY37KMqX9avnTzuzOlTQueYibtoXNcQ+slDmLnGPEmOvBvTU/cbN4MgrXOesMlIoD39FWzG1AiQebeAv",
-	"0S2pPFlxIfib/RSAw1uO2kMVGnJlfimtvgRXMzp90Cn5TxZN9J59MeiQmd0sLKQ6W9OmfuQitoc1s6WI",
-	"RiN2BdLsVap4xBYt5iMM+hbgm/EVF2lmVn0VcCi+WgVEmbAgUr7/vpQJo8I+9A6Txdqih/XFw9bYV27y",
-	"XuYDMjOrfyGVmnuKVEWst3LClJWHjeIsds42OrYaHEUz0CNN+ggGuo7CYCKZRWFY25XhThSpSfE6YjAb",
-	"6U9JSPvyhjlgAMKk0fa3DKLA7i44frOOJ4pRLQUXw+Kkau4bHinZzQQ3mqRWfORJwqUg+YsoG+gTIrIk",
-	"IX2eJCBTjwk1JCzfQthI2exbFvS8YWL2mPSIpguv8BwGffN8YzXgz1JtFKPjK7TKNdLqkqmv8O8JOdGN",
-	"BHXC+HBkmmdyUGIp/4gqVnH2PLIARgcDHpFMxE56DXE2FodEGythD6dLQVgT5S65jUpuUDi8mXMo4UO+",
-	"o4JSVHG4hnCN9CtoIIezEFjFiwo1q9zuHDr8EoUIK2DEMWyAJh9LdHlAE82C+0CqS2Q393RW8GBdKvw7",
-	"IK9uu73vh1aeYkSGVGVaWCeUS9LF3Ibe2waNrNO7UhzI0bPn8HX/9+MF5M1d4+N57vnHPfjfQhd9mVyt",
-	"Qqnm0IJNiJpevLsvcuYn1I1+X/RtlqCtM+Gt6c5tac0ZSxMaMU1okhAYc0LoPaE/d0p1gs6X7lB23a8Q",
-	"3GDfOHjjpsqfdvk4lQqQsBwJYQdbZk8tkekMuRll/YNIjg/haTdJ3L8OZcoETflhvp5v5cn1NU+7MkUk",
-	"6KYSTMe45F3SxdvTwlnkV4xeo5myhtlSaBZlht8wsJtlCn9fAtRHMmm0IkwJN8Q+1McktBcQkj0/dUD6",
-	"NLqWgwGJZdZPEMbIYzLmYj8gYSSl/S0ke5Q8PXrxSF+KkpHVjqCZGTkDX0j2nvYeHz7tPdm3bDP8LZOG",
-	"XrEvI5pp4x4fBYQLnVmhmDNhrmDMfnAp+tKMiGLdVMm+d3rT2cUNlByTJz0CdtzHPbvOExKOaDK4wp3l",
-	"LnH36qXgmkjwBIgYjGTwhdzNN6ZTMpQHlwKkYbRb2Zksp/KzWsEVD6ITdEob7gSd2h4bzVaryHrlWMJl",
-	"xs9RcjwCOG2HkhCDMro6kimLASKsEjyQqhJ/Co9JeM2mYbN9KWUi18nqsOYOP6HaEAdjZEI10YyJCpEq",
-	"63AtxKn4JBLA5m2WPxUQPZLKwFWj26c7UIyRvfBZrxcCPAvBwMRFFBtkmsX216dHLxqgMmw2r4E7on33",
-	"VBB7QGilZYokzGhCiVGcJjnQmZGS2XC0/oHAHS2UdHAJ5zDWvgQncnXDlG40i7jxmlhFNoW4F/sCcS+c",
-	"EEoEm/hftaHKaBIlUrN4SSMJeHuXXTaMrQtX1VjbkixZ3Zs/If/JoJmuloG5dLM5wDma+rmdgG9EInW8",
-	"oCmaaVawnLOYcw8V1XsFVEYGUAlnBmxnN0xNkUSceArhxnKkB5Zm1miJFAlYLTzBvGZTb45opICVKy07",
-	"CAB43DVUKG7jLFk8ZA1496rqjwldkJ/F7CJq1P5VDtoMCcQwgh+w5scYy0yY+cYzOSBRphQT0ZTsPWbd",
-	"5/uAMClTXMZLGv3XsewuyRVwHQvlUxwFQrIs+Qzq0y9BnkvBsOtM4MMy13l3dRthkymtCAytBBrXwnzd",
-	"uQYeRlY0aAH8LmnP2gSIbwG2T4gTeXs9i0CPe72DXm++9vG4US3bKISuDJGrQOB86KmDRPvFb4RVIAnc",
-	"ve0C1rGW6aIAwa2CTJPS9VKxmAnDaYKBuI0inBlB1FCeAWBVGS6cM93FTkykutY+VNUzMxpZ4cL+8CWF",
-	"8/Re7mat4NWY8qQSQ9GhMf0f7i+rPJexisHooKzDPjnqgcZtmLJL/18H//Y/Dv7tX5qAO4/savBfyHhq",
-	"MR7FAIjhID5CdJZ85DEeCyMZ3oiBnIEufL0JnuCdnyA6ZBZFXDhH0/LhUUCoFbFjaQyLSUrNiHBUQyrB",
-	"onuhyhKmD3oHCIIhaKm0FOEu6Jg1yvx5AEiji55rF/4JSiuGFs0nGrijYt7WI4FjbLARxE3OPRqNuGBd",
-	"xWhsOWZgRfR+wo5JWAvPBU28Z7X3WmASavBWHQ/zEMiQHJIw0mpQ1vKf2JfzMDj46SnaCzDIE355ARPN",
-	"xAHZZ0dHdnQ5wAx+fWF/9fGCIdl71uvto2o+cyV5KFErWICZDAzaQWEVQAjnmtC+zIwbuLRFrwymDTS4",
-	"FUxeS8s/ZZqwEzA4RCMqhmwxnMBFzwcTSIVoAJHtCZdo91vAYuwYq/Al2XChxc6O2Zgg56KeYZGriWdw",
-	"kmt5G7dzIrXdwYut696EcIGgtHPZApbxjo37jebRNeA6T1NeBrp95N7KgmApGbqIOywtd8FW1wK8tRfr",
-	"X1ywqI1BlbvO+wFba4mtW8PxmTX+IpsOvU81u8rUIluvHUY+nb0NCDsYHpCRMak+PjykKT8A1wsHr8zN",
-	"40Yxx1lHrywiycxcjZf1PGw8SA1Csq76U8NWX8zSsW3JGpOvAgapkjc8Zmqxn9CNWxJ0LIB4pmmkocnq",
-	"29gGr823GxTAWo4waoCutouevZ2Gna7G3e2hrUVj2xHvVAB+WS0C8Mzi3UFVRzvqPf2hoqTBwP/9+PBw",
-	"efwrVU3o9WbyJfjYKqWEgazP9QizQ3I3R6Nhfr6evUoYUyue5m8+77WtGlx52vnay9qakaUaKF4ZJfYj",
-	"a+ymAc3nr+2tFEO7iiFNSZ+ZCbOaw0SSaJSJa7COUYLElsUVVXnFhf0eKEn1pFqPipLJSCYlLhTRJAFF",
-	"x9Dr1c+mSfBtJi9tiP4rmzagK/FTkCg3BB2QN0aTG5pkjEB23w1Trq4JerVuL37edTT2inHPGJoapopL",
-	"xQ3/O4vDZb156HMD+Gqse8TEzfH703evwiIbBTXx0L2qZaYiBq4YOzh0cccwRjOa4BUs9oaWZ1soeMHg",
-	"cxy7hFf0jbCXrpmGZQF8WOrkvKCoyesTEnEVZdx4v2/hRHUTL3umq2ItZ+qqsKNctWanUMMIDME8IPDV",
-	"5XmsgBWPNJETgYNKZRGu2ZTsnX18F5CLj+/2K9u4WxdNydmLFKF67RV4bHAIN5xUJSa6JKisKFb8yqYb",
-	"cergksMgRw/FBg0+nG2FGd8ioBfX2wx5Ba195AjticNttJeevjrvHj173v355buggf7mX0+p1hOp4qqA",
-	"9cPjF0fzI7mCDoRJfhDJtIgkq1CuxdTijA02h5yraeo1qJ8Dg5tQ1j3z3Lmi7hZywbQ5YxpAsb6zhBom",
-	"ounySs98K/6IphALEgDp89baOsFvjoi6bgZ9CLSgUcRSwzCx11WUmkVUw/TaiS66xZnll/CoUjkmj/UC",
-	"LitkIWFHUPqmFCIFxvKAOJkwmJ8punoOi7zuBOVbLG6ofB5zoGNJQ05NDLTMT5v5VPeEMA6OQOUjhKsg",
-	"0EqRZ292xXjlNlJ6CrFXFfr5xyCXDVHRio3ljbsT+xLKLKuLJm1Rz58+vfnpfgQ9t9kHN0Xr7wehP3eA",
-	"0qCtdCOqGUmYMUzpgMR8yI0OSHhgEfYqhEjPsBsGGI7IvROWuleIVPjOCaEO758/sUK7opGdEfz3uf8d",
-	"LaRdlnUqNptaZaKDq6I2UQNZthtay8JcNjRt2IS0vgXoNqbZlQ0z36EFZVXDxwx+vPGhJxdQDWQjDjEM",
-	"UNFbiTxcNU4LAmTmrWSx9p+LP/Muaib2Z9304nVdbjXPYCXMsHQhlTMJinp9qyilVZhZy+pdvcdZudI9",
-	"RxYMMVE0MppwcZKXsSNQ3W1EbxhU8Eog11qxJjY9G45nkiuNBXsq6uiT5w1WSD5g9rYIF8S902xy9Ek7",
-	"Pzx/WknZed5bKKqWjmPZA48b+LMfhqlki0C2hvoL9GyYEpWX8NTVLYKwm2PyI6OKqdCXJyui2dKECnZA",
-	"zkdyIiCom/gbWgDLtY3kK1t8OJuQXGYPZrcyzK9seu5y+Wfv5hc5IdTVWSYpj661KzWRQamlPBpfl2MJ",
-	"S9ZYqJGTifhKyT4WyGFUW2E8YsIk06tMtwQYQh1vpl5jssO7xpixImEHBz/SWJiPcE0yoRiNRhhKljBT",
-	"lCZ16StkD7PJII4O02mwWMReiIH9mEFTy6pyMf+NK5ZDLkr1KFegV8xHUy6MmJxlWV5TKr/drD497h09",
-	"XVV9qsdAumXlH2gCqHessYQZ2Cko2HK7aMuFElBQdkqfQPSdj9wO3a/FpXFBBgkfjkz5TvzTvAAEJpgW",
-	"FSDyv51w4/8sfarxKt/5vLSZ7EZjkWnCRSwnDYTMlR/pIQBC4cwlLefrCEIDmiR9Gl03GE8+gPrvzOSu",
-	"qoemYwYFmQIs2BYzFaA5XTOFbM65MMG2gjG1rkJIXl5WCgbpannt58LXaYVqsgdBqX0IsPZJaoRjThuY",
-	"65GSjKgmIY668ttw9ZY9CV3MZWtUc0mhzVermkdV4f5/tQO/AQZdVeFpc8EW8KEmKX+mRhgZ02tnNMAs",
-	"pj3IDbTweExQ9QsIFZa4pTwKyJgZSv75j/9uTgPUJYK/cH1nMjMsZxH27SxNpTL66m+NeY3/cf7hPSwS",
-	"MxmNyiKTKRYTPMVmE2I+pxlxce0qWM0bJiXGz84Zc8O9U2x20Ga8OrPBI67yWI1UNEHRzGZmV14/6qZj",
-	"Kl1mmSSsJnPDPa9Xq6aBJs7xvpSz+mdRpkLRFsLl63z0xtA6X/vT3ovnKy//lhjvPt2pc+3eXSDwAldc",
-	"I3rmbznIWAZdl/9Sgb2LvlPDTLiGVih/3c414TnhsS445EnVhp5wbQ7IKxqNUD/sWxongdlCSUrLKl2S",
-	"6QzTte9aIigiVtjzHj9fjemN6Zc3OPjx81kWWAB4OU11BBSAjfsshtoxrRLPJrQbFJ12rtQUaNYsh2IF",
-	"Yk3SzNi7zmWfRzpPI4bsipN2621AwmP7f4f2/7ph6U6Pfmg10g5T030qu5aO1My0p93/01tq838eXB0f",
-	"grn28dG/N9trG/C7UYeDCDU7TCFc64Zagcd5HM00JP0p8b6foFz2jRqiqIjl2I6wGlapiByOgkQabUKS",
-	"yImVJpk2fGyZD7E/o7AYkNC5zvJhxsUCloXJMaMaJAeItkv4DfM16faLeUCh7Gd6GpIBg6lmtQYc3aCj",
-	"TvN6ci7KE8r/u7Xl6qqdvR1t1quBNMM3f2+88i6Z413zw13Lp0229GZqdkpirtOETvP8v4r3pemsSuR1",
-	"ZrqPVGtilTPf8M9IYlU5Sz8szXUN/8CRKUvVUqDZH/mQ0t8ytlTU28eS3aLejwh6K0BWpE7kxCqLo5PV",
-	"vcUz5o4flvEWf6TTRNL4JU2tzrKh1LSqwXHdWgF5tZyG4Cff6WydeTecnb5EwQUgz1d9GU/n5PU2djEK",
-	"SJb6EGvc9SNNIrysK0umLOPQZM/ljJJPF6+7PxA9khMA60//9vr165/aSuPgshpLTxedZ+YtG76N/R1g",
-	"vZbikj0fcf1IE3ZjqRGBkkLC7Jd3E9G0RVVvj49x3ZTwi5WWS0uanYzKROTN/XXCArcwoZpEmSHUNKyy",
-	"TQIvHWVND51Xn6IBTYJKE7+8U5V3K1UgqX5F5d01iYhVTNc/QXH3Br9HXDxYWBeldg7+1cbP5wUBvEgS",
-	"U6xDI8yoUdj4KOMi878WTWZ1C8HUlfOgs7i9OgCiTvxIk7dvzi9evS/lW4DdMm020KQybvenwXTYfGwk",
-	"tYF/ZSJhWkPnHD60Ulwb2llmuCJF1YKmeiTNFR2yqqutqWmG5lD8wCKMew/Aup/xxED6vRyQsLSOagg5",
-	"VG8rrQJr41dWYeFo3R0sE7rNzcjZY/MNuFskekJTK+gurKHYWM9q5YNvXS3QoEd4qHE5bHxBARKEqmLi",
-	"yrIajqnx1FsAImjCiyrENWImkJyGFhGDAReus8g8GRPEy1M/+FvQoUly5Ut/NYDpW1b2dOiUidjdtveu",
-	"neSVr7rXbEqGigIXQfO7IHworMjUjLf24+gImP3yzzhRpYpWYWFe6TM1Y34TP/HuhZp/QJOhZNqzQa+U",
-	"5uoN4UIbRqGNRJ9xMfRuheZ1zMgCsyt5SVMru4Ly6obHrshG75g8f/bsyfP9E5JIMWRQPwyPAJigiMmY",
-	"qmsWk5y3LOvgcetKkevoFrlXV3LJ7PeKFDIZcwa0itc8Y27OK/cNTfZiGelD2ddM3dA+T7iZHowr9Ld8",
-	"YtsrtmBZ+7KaWdkN/S3oOJeur3YHILxoigafsVNe8yZPM6f+yWd9+SGQ9pJfQKSkhiwSDZexYlsF++kJ",
-	"5UVCWt0sk2DXhnI5TzveV4BJaWQB/reMZQxiIxBxTkiPKGbJFVQJkZCZZHnE06MXS65stegzZyqZ3QIf",
-	"jjAnC1yIPikLrDX19S+5sDWygSLLAYGG+f5izss4lDdMCb1W1g8Yy5YGXmQZs3aFHRcQKdH+OheqIWf9",
-	"4KuwG5TNZRV8akHUBnrXRJpnjjkomOwsS1nNpYVXUmqHsyh9qd4HKwywLZP7p6+Q0V56cdPVPRbC6NKp",
-	"UXOsA+skYEJP0RzbeaVt5NINZ1ayOTS0WbubaotzQyYXfK8JPyv6b6VBfVMjuSLgslSfpZT1tzY+bCjj",
-	"b1mUmcWVlara3AaAV2ztsQWo3FwQbgvwLLztTfj1quR05/69ynI2lEm1LDSfEG5qqVXYuXBnYL5UZtb2",
-	"YbXlltaKK9mksr0oSqGuIi8a36jrLnqpRTEt6FMVPHtkDzVRIhV53Dt6ii0Dnv7w7N+fzw8Qd4MWWX+a",
-	"FdJFu7inGp0PsJ9/LotScmbUtbUDmdZXr1biV6tmZ9+5WrNsFUD8kEuMBavULL9atbnEKuR0xipZCGbl",
-	"zy639LXo3Wq7m9NXYLk1bk4kqFzaPZELNre7+7IjiFtoQYyVuuVtCCvyby6z5LUQYoVdtbVrW2ZtmwOV",
-	"0hXdJ6A5o4YBG11oTMvzfKBXOprkrXQM5xlAuIdMfWBj7nyXE5c1h9YAsA1wMcyjx8iEownujoB2Zcn4",
-	"liVOGrFi1pyWL2rZ69o20txKUb7lmbWe07KHs2GsLXDkXmLuWgGG28eClrUviEb9cMOU4rHXnN24ooo/",
-	"+h5LVnzI42P6hDx6RK4ZSzV67ryj0OVY+SCKqq36FqGduJn1mkRsTHddpKsupZuu5STdif75O9E3N6hj",
-	"3pFeeXvH20zpmkJw+B5L1+xCU56lp4v74Le0O/Kt8X1D/KNnedOjo4NnvfKYSn6CG7dyKFHRLHY1Iyy8",
-	"p9GNa6XOaTnaw1Q61ENSauEqH1FNxpiASkVjp1sCf7kjaGgmNfPG/K4+LURsB52M76xZcUOX3yXeqwk+",
-	"Dec8t1//52ZEEBFPaUMZ65DGYy5w5vAYYQYKRpDw7NXb079cnf707s37q4sPv756H56gQT88JpRoPhQs",
-	"7nIB5T4qrZCKGZ0PrllAQG/Md9G9ZPkGYptvWbd+zxN3A/eo68ktWrHVDmTOfjei/Djg3b2+gwu5R10t",
-	"KndYTxD10k9eQUhiXQT7yhK1gZq5/Ly0f5UJTSjEfp6QMMq0kWMIQZnKTEHJYwi9UmTvQ5LQMQ3Izdu3",
-	"7/LM/3L5Eso7QScvEdAJOkMphxDZjNM2UrmK+ehe0jnoi9YQ4APaJJQYKUo5KSnHEEhHy/X6U6qX76KV",
-	"H8hZhgJlHX92HfSF57EaJb2d1Wmt21r9sN3aKlnQz3q3uYBl3VMbtTvdI2NTFZZnA95b+q3+IidkTAUY",
-	"bUJoPhiCRoG5rGQPqniVy/kEPkx1f/fdhce+OtHcNFEYhG07rVzaJn2ekoim2ImaRqNq202oIldSZ6Rg",
-	"RI+oYnFbFtU6Dt11QtrwntrzZi5GzN3liQ/6JzN3uk7N5EbLOF5IqStxbXn1S1iTspUoyB21fL01pC0K",
-	"xmi6x7zlyTwT3dHzf/+hWkVwcSOT2jUtPOuNkso2XrtDcnm37YNvCUvLwM7twaX9wO550zpIXmtpu5PT",
-	"dGy24zqnUBFDXjqkBlVT009I6FLyr1LFBvxLSDgUbx1wpl2D3dsL0tVPtDWSVdqUSpHkRWlgD67JXqiv",
-	"uxPVPe2/xDjddertbipSfSXzdtknPLv3a+ac086N5GoWDGiSaMzLdglnLjCSuMDIRzrAbDefZI6K3iPt",
-	"3VGNKUDLp9q3pdJU3WK5d92/0JQR1MiBW5awfpDzRoocbyZ8/97USl4j8N8pZzW0rSUELEgCKIcalJyc",
-	"G66/7InhHeQINDSjqBCbmvXFVdxyqDDITFYryDz3PtcmLkuUDV/J07aRLIPWowmL6cOlqlVvIh1hMRw1",
-	"FFbIyz8sFAM9e15QRPqaTQOo9VErB12U3yp43avBz6M3f/s1eSc+pP+HOjefbv785S9/7z0+evL02fN/",
-	"/+FF96p9VLVyF85ZFO266n7++vxpU7mumSoZfv9zK1D73W9EoC6d5I5labeSM2lWlwyHikZz6j7kmbWW",
-	"TMgkBo0cQ0cmUl1zMcQMWkspNVSnNbWyfE96JKbTBZXYj569OOpVxOLFpdirK198MA1okyp2w2W20l1v",
-	"HNUEm7Si25ZwIyh2Pu/c1lI15rEdkBuL6rsWllDgx5daGdB6IRAX+PK9CIHYkDg+EzpSl82/zwCSdll/",
-	"5kCkE/7XkejbjuKNe/2e9oE6k2hxrjjdvV/Y/+ElDP93zG5YYvG2E3RuOJu0eObt3Esnfjdn+NFadqBz",
-	"CdpRJfmK7AnXaY1roqfasHF3wmM0c/9OksPnCqNLlElI2OIwR2e8a3eN/w4yt2GnLSnZhe++os6tpHUV",
-	"MLsRxes2YH3bPNYVDQybAaHN6TWwoAV3tBFhvESmdi+PF4tZS4Ja/habuUE5Enq2KqmS49R0IWaO+Ojq",
-	"YxJes2noBHvwrjGtubTSKPzpq2d5s2c0kpoJb8ALSOj+FRKaaOnf8h0vsM1NuSQV+y2jiQ5IKAeDkMSS",
-	"aeLIfznSAmVWN0sn6MjBoIVJZYa9pCLm/rTbg8gbVV0sS+WMIW7rjzRRTMTs7zcy01jpuaVcF65vWVxq",
-	"L+vVI3vYkXXfNd1m5cj83FoaEAHPudFEdM0or+/1SB80Gkns5TXW4WyuofaLv2udZEPtTwUOwP5rSiYy",
-	"S2LSZ9g9vhLtsbCziP3kVcx1va9gabkwZMSSeY+FNFdQU23uJJnA1krNQ+bVgC3yPRrS/yOp2mqhV/Mw",
-	"7JGxmPSnAVTmVuhFOC5VA/dJFSRWdBLU63vvjYvw5P2AvPrzu9Pm2t72aXN/n9lCiyOassZdW7GzaVvT",
-	"cvQwVHtM2MAQmZlqB2FurOhGSeQRcXHJwhLqODAtVSaFhVZqtODJf24jei9H0oXWtqO/Jy0jDt/iWs+h",
-	"Kytidiue+TyUxoftYKgTaeb0k0bVj4uYfXEU1lIE1+fZ9xFbYEOZdwH5qt1KSgWlWq/gJyXTlMWvSzSu",
-	"IauucbeTUdP5NGW7dXBw6yJefUkTunz/sJrzSLByPBvDuQ5ITSgs19sFD2autM9KfL7KcfMqUGpuyCZ1",
-	"i2go4IwEWDMB/aD27LVjvWTLxa5ZagKiJaE5E79mU+iW4cgTdJtDrwk4Xpn28xedG+AT+1CeZci9bi0Y",
-	"izXZS0GEIJr/nQUEirMHhI/pkOlgtkXRflBmqs59a6Z5F6sxMzSmhpIRF2WK5e60qpL/TUtxcEYn71x7",
-	"cItbjMZM6fbzbQC1erlVlwaBM0FvB6yNSe1u/7ML5rAugFZA/J/nuKGAfOlGCc1i1o1kzLpun11eKRFZ",
-	"ACgXfZmJFkcrEzFo+5XCla6iJxTX5UDeYQYC9JHsuTAV17fqKhpR0xCteuU6l7i/fCFMXfyU9zTR5cjW",
-	"K9eIvfojOk/yDATEhSETzDI+q84xaMrxeV7h9dndu15cgo5ZQKSCGsj/Awq1WkFk/yQ37SAwWrx4pA/I",
-	"mSMPULZRZlATVcbTevn+Z8/n9+ubb3c79S5rI7H3B6HQ2SaPSKOl4IZlPEX1yu+zx4G4DlKom/gE7j9P",
-	"5dQyuUHUrUThrhk6XaWcGiKfGqKUnTu4JQHer9RXsLZI7nsqIMHJRQZcc2G0nG1gnX/sSnu/RvWTlx15",
-	"fdkBWJk4KaWIGsyF1NkSt5V4jIQK6mW9hQmmr0rjc4BpqSefZMNqgn+RmsWZropOwnIVqwUdzEnZHyg5",
-	"bixFriqVOiN78HZsS4nwQabb7o8p5fSOvH0hnCLUSa2JeoAFzettqse9UjJYPZZ4tnD1DHBU73K+aFBc",
-	"+GI5cVkVNBd6V7FZVLTWBmUJtezl5kHZ1zI3FMGuKk1tll9QXYJrWJbl1Atolh1yDErMn8ZcBMSlits/",
-	"LLpa7Z+b6Z/G9EsjBNnXr1y4bFuZfAD2Af9Sy34H0QdKfFtGarUVIT3WtdS5bpdJQeBZ6tjew0jw9IEA",
-	"sBBbZwSiHG+PyZcuOgz0IhkjICiLXWHyJHgRvUB14Ix2AYmksJhDUeX0nr9cCLjCeSx1XtjgcrMtn/zM",
-	"+WHl0yNhdaBWqCQ+JvdzsKSeUKqGW/1YpTouXnMFiVspyHsPEjVzJci/zfGhRcunpRpfgPpgL7XcS7Fi",
-	"n/ZWgmMykJlCDcEpAL77N66HUDJIqCGPg16vt2S+QCHBN++mtRvTbEhLaRNN53kOzugzi1kzqahM3By/",
-	"P333yuWhulBRrkEqx6rYTNxwJcXYcqUbqjioNfYdqEgPKUupjKtBK3baDx9fvT99c3X68c3Vr6/+UnWy",
-	"2+fOxX5Vah539flfG1vG4Q7OZaaaksvtJsLj0oqpaF60lZVi0p+SEPd5pdggPLF/0YTFkGJ7Q5PMKgiR",
-	"mqaGxSQTcZGX++70/OLVmd1NWBb9mbgBl7+dpBH/zjEc6hSjoe5tVtqC8FTHCvJi/k4CdKnwIIda+WrN",
-	"INPV4svuPF+tGvNYSV4rhziu4j6rQsXWs9hWjQ/c0oXMqw/cmsxWPapNOLJqKLlzX1Z1PVvPPVgl9MXh",
-	"/V4tmBxDzmMW+eCB7y8c5nYZGs5y1UDutRq4Wg0N/Z/Q2MgFCf+z+/L87HUXWvSHBbONpLzmrEszewGG",
-	"Q0cXAvU81s2FaPRDL9r4J92gQsKLQXmHlQU0Qr53lDQl9Cnm7G+uQ13K6DUU+cP0cmfdACm0MXW8wQ5X",
-	"ySZvN6Cdu7tv6CfQjahm9Sa7mF4zTUdMgHmWKjBuQo8T6gZblQxGF1ENz5+09t1NE2rsddWa7vqOu/hf",
-	"aLX7/Ki50+65U+jPWCJpQ1imkJDhs6Dx2vsPF29e/wW5fBFTiB2kUxmDKCBpDDqgZsIs6sXWbsfYUE+y",
-	"29hA8uZey3bxys+wEbZbet+lMl5cnSkuckHsMbeVC4AWw6mMA6zqIAUjXERJFtdcxkt/rMoIZ8+n49bT",
-	"tOELRsffRXWZbVQ5WEU4tAd5j4rELFt1wC57E+IZwNHOhTK7inueBvpJ0yF7dcOaLIUVF+tIyWw4AtKd",
-	"Ny0laUIFOyBvYtcvTqacxb5vqgVzb+WbQp8v0PFcg1CCa2iqUjav7OCsHWS+83+h5lguZzanJlpLHbT4",
-	"SjEar/iiCz+oHvZ7KtoK3L3YZgkJ8CVc+fbozSERax7tgvrui8N50YN61R4Ks7CU3SrRRHO7vbfMJm+Y",
-	"GlkIaGxXzMde8ORGs2RAaByzOLDCOUQMuZyYZftHbbHj9RINrH1dvJXOZ2ONs9s6VMvMtAj/lXgAZ5dD",
-	"l5lrLhlRpSy52rPUZuodfM5j1ta5FypkxsxQnqwRKuIiFqzSi04FQQZWXd4rLNoBgegpHYCvFEqsgGB8",
-	"zdOUxfsup7u22Dnt55eKz1hBpaU3zfI+Nc7H4UJWMSoDhgPAi0b6tqyte9PJ1Mt0D4IemS229VuE9Rtp",
-	"aNJWCrehXbkZ9JcfnbnWnnNo5sZSBNo7nteanC9K8S6b8EppBQ1d0GfC4Gb7ldTZxsyZ5DdbyhUvMcGg",
-	"U2r0WCvhWeUQjSJAo0DRQD5zJxwiVHHPJQCpshdP7GpE6PNcoW4TsnRJRNy5RF2sRb92wFuqAAR0rWTG",
-	"cX9G+qbRRAOT/axkljZzEOAZeQURl1PSn4Yk5mMmLAHPQ3rk5AQTQs1Iakaovnb1o6xYnCrm7Rq1gMPb",
-	"ia67lM3mBGXfVtC4pcSwEpFfn5C3KlMAUD82RBth6gbX1QCoExLiikP4/ZeLi48Ef8ir6/i6LBi1cVJO",
-	"4hAxCf1VhlYqUKwaF+TgrogHkE4cMEgCPWXF+BkXWZzTxSKeJg8ybkWkN1ZOuKnV8eqMZKZK3x9zgTTM",
-	"/R7TOTN+lLzJ29nPomtmrsBEumJi4VKkDimC59TLkccLHDoTtl1eql9DPnErgTuTk9lt72QDy674PBuP",
-	"qZrOrtpHjKyS/dmfrsabPMY1cCclJysyOnv2DRMZuaYdz0WxGNkpbc8trPU4reaomcqrH9yjE+UlNF84",
-	"T04TQH3loqkb/amOGKas9KckLGNMeEJQNcMf0cbkc1qWtk2XSMm27jU/k8oVuw23X3KOnTVrNwiQI26u",
-	"FDVcNjCSWbkzJIckrLYC2Cv3AiAgeTsuAo2spWB6/4T08nDseuuA4kxk1k9YU47S92Q7AxWgATzPfLoW",
-	"FXrCfPw6oZ5JywF52usRK+r15Q1b8mtrGK7WMU+tbbXBPS85fMM2gRME0S7EYznw/f/+Xw/P0DGB/PP/",
-	"+r89IJd+Xu6um9XYXA28Y72vju3N5ALd6RspoZhndNYzJ/wzrOIbUSGkgZYR9qpcGhBXLg1X5FejjUx9",
-	"jaFm1y0bO2vZPDL9CgZZzYTqq5RqPZFqgWPZrzNfpMNM/3bzarbgGNyMsw+PqVw2D6+qdiSr+QEt6Kzl",
-	"B6xCyqKyvKtd8UqRRiVQmOuC9uPqZ4tLazubzRhInDK5Y9MIU2s5GxuyvO/vzc5s+88jScd8tSCpi0r1",
-	"gJfnZ6+RmJE996sGY06zC6BSZHhBbyA30FX8uPKhb80rsuTskSZ2ZKmGQMwVi4yjv+iDBRlTe7+FL0EA",
-	"BYN8WPlkxKMRpnljjR58vL98y4f5hTrWDvAq1zSvnsksTGM9tkxxMz23czr1H1odnWZm1HyMlXMI7Tip",
-	"+N8hqeKY/Ih9kv5ltk/SAXljCI0MJOpVT80e/qXApFohS/By4Lx7OUssPOOOOUKpZGknjhjEg0PBuEtM",
-	"krdbssgGaypAbWRMirKuvOasfaM+MwXHEc0MaFAfP5xfkEOa8kOamdFhIodchGTvF2PSDyKZBuScjtk5",
-	"N+xP50bxyATk3B4yw1D1S3Hx9nz/gPzZyjGa7NnZAvLx9OLlLwH56dXbVxev9smYxgyZLTfYaSSiSk1r",
-	"VTlKeIW1KS5FLSQRM3kDwhLNyNPeE5wzkjEjIeDvgPKExSEeGLcbx816LumCOa/cR4szpCmHin7fQNYe",
-	"yJY0KCmMkgmGMVgRFK4zgIzsZNAdSW2v7O3bd2RIDZvQ6bHToAxN5JDs2QE6wPBBHRRIeyl84j8UfMi7",
-	"BuoAg2E50wExTFDQUgyjYx34qss6qJdn1gGQBh04xA8uRYVG7AekSLPTZK+IrA9mAHI/INgtEyalQ0z9",
-	"tHQTEEQfXIo3kL4BHXby9AULThBB6hIZXn54f3H24e3Vxw9nFyHZ+6H3w+N9T3T6LJFiaCmoFcUUv7Hb",
-	"F8xYEfHgUlyKf/3X0yL0lEtx8K//Sl7xXKpDlHMNzRxZXh6N9y+Fo4c19AgrkBLOR5cDctoYJnspQL5v",
-	"QwuLCVBXB1L+52FDFRGwmTQ8vBSRHDNXrhuSUWBFcE0TYHUHfvd5IRFLmWqECc8ZkdieL4qA9mJhw6Ev",
-	"MhDJJGER9KzeO+o9hvIkNIZxP78qhlmWERAUNXESu/PwUpSek72UKguCxy7OeMBZYmELxZCAUJHnFMMT",
-	"7gqU0EQKFpBQZEkSkihhVGlCL4U3wOPw/cBFDsH38cgr67MbeLpvbw7viGtywzW3Ezj7eS1uya4+YkUG",
-	"EvRXxFhUq1YaTXzAJtmjfcxYx4iNfXe+VniE480Pi5ZP1ECwawioH5K9x//8x//zrNez+8BSAM96+2jB",
-	"R6kuDEiaZJoMeAKBwZfCPkQngCbhV+DbASnJgd/CA2KlIxKWfgwRdqjO581FBDuKpHTITrAIzKWQKf0t",
-	"QyLgzt+daEI1DrV8kY01sWAJiqAvTIGVlvAgXoHiDIgMp4kJyvaivl6iVn3ZOSZfLzuWtl92AnLZcQUL",
-	"8A/0ZerLzje7pafYtbPUr2pEzaXA6lPS9VvHaNVYRhnkaO2NaWIVLxaT/zj/8N7S8ImCalbTlNm/+jQm",
-	"LgyaSEWYyMYAkpm4FnIiLgVC2Ql5enSEX5+wJOm6OcsrIX0FUeQUO23tsVLFEZ2B7BLA4h20xUTJyaWA",
-	"V/M9sC9cm/0TErqthxAcp11XeZbE2p7DC1epR4pBwiOD/FEb6E4D+dRkj0IG+6WwwCYC9EUSbTgkYfgV",
-	"AFrYB6XiJBCQZzV8BrjytPfUXeY7KdjU3qXrVIolt8B4oo/JeF4nVtdf4dP5T009WQOi5aX4l3o31orl",
-	"EYDGtWQND8iPwKwI9hDBpbQs4ICAUdXST+1GlsxLaAqEr/ryC7hZzAwE0MVwoWs2rYpyXSTamPGHE+eO",
-	"OUtAAstG/Lm6KHcujLY3zgDGYn9l4CGmmpz/cto9evb8gPwitYEvOleznRyoV9cOReS2qo8v/4JFeBNG",
-	"b5wQabiBWH+UQ708c/rxTSfo5BHtnd7B44Me2BAxmaVz3Hly0Dt44hJgQKx2LDDGrnfDpiLIiNvRiIoh",
-	"QxmwHBVaEaYCIpPYIoyrpDUZSbIX0shIFYKkQA255iK28Avk5FJY+M+FCOnQCP+ikavCNbIy969sqpnp",
-	"WuIU+7NXcvLICi2/ZUDf0UR9QkL7jTC4FCFOCAVMgdjhUqCQnnfcwywuGxHq3tnfxgcEMomRL1LjFQMd",
-	"ydRi36VwP2Bt1twOvH9CqJhakgDCrZW4rIR7QM7sN1BcFpL02UAqdkgHhimXC3xcBjWrdtgrdwBkhSQL",
-	"cBma8l3ysMVkxPiRTGI8XJq3a6yhu90Hwk4u9b2JO8edhGtzaq//rRwCXCgKDXh05/ivzXpeMQR7iH+0",
-	"f3e+BQtHo6GjGF6POk6meBMQeMF1FVAI1p3BPi4ggIeBF+6szBuijmtn+i1jalqoCi68B9VTqHFVlJ15",
-	"/nRB1Zl560ThALMnAMzaVpADYdsyHh/9cIt1AC5YhmFhm+xBPdTjy6zXexLxGP7L7FmBgI1ULQzIwcFB",
-	"64nBRLdY62er+/vMqeOvnaNeD0wzUhgXcA71HlANOIRoneOvpa/Nsy4grHJtUMmbKQNkdRs5IEDR4HgO",
-	"LAF8iitomjhf6eGPNPY1yeCVx4tf+SSo01BYjC89WfzSa6n6PI4Z2NmeLbMy8KcKmoC8hQYS73jv2LNA",
-	"BQq2nAAaGzq0CNyB0+p8tm/UdB1MJ2ryqp0bqowuypNZwmRQQqkrU07Hmmdk+EjN6E+HwaVw1gaIYHVZ",
-	"eVbX1OTi7TnKw17kbVOgPFsArpNwK/5ZhUtfivWyHpuoIRxN7gn70VWG2wjkvrVz5wBWNZD5Rvzbwhqf",
-	"U9qAM+fQHJxw6I5fqtZ2zkz3JVpdljBDBTXY+NM///HfJ8TDxUkdLk4cXIRkD3SfEKEjdIYHsEV16gdU",
-	"Jkh1kvPtLpH86MXily6kfEfF1LuRb4PqzhbaOf7r5zLin5e9X2Cux0KHhcOooAJm1EAEJBY8aaYCP4HS",
-	"XUFGmN5l5c4hBwdNWGW/NQPfTxuID0KjC/RYEhxfldZUM//s1cDyhLyjX7qnQ/an3gn55z/+O1wLzu41",
-	"ZyjA5WvFlvzXz98q8PPK2apQkzKkZEydAze5a6UZbN5xgbxjJJXpJvyGzVjHc7OEhrvucgF2zgBla4h6",
-	"tPKzk2MDP9xS+Vr+2UWl8gwYm6ECjUv0QF0Kxfii2OZe3dh4KUZQhQr9ykaCGme/ut/EIdAJ+8Yv5cIl",
-	"q2+DYVQ/4ltCL8M4Hm91DXETG7nwlkzUovP2kUXbnIjdc1Hs6dHRMp9JlYyYBt/pKygNdhfIavGKUFHH",
-	"pWWQVbcq9qcI8poh7eTYZB9fOpk1ysM4miQH5LxkFHG2Ca5dPtKselmFIX3HWuaC4Z80U2/i12B7XWb8",
-	"RyRLxSvbVHaqJ7dY66m7ff4Quk9900vhxOFXHn9DjLByTrOI6yyARhbd1Hz/NLJnxS60i3tvAfoQ9meR",
-	"ANuvNfCMRdLQGXa4vO90E5c+/4330ryGysqbuHc8l6Xo4arE5k3sSMfnCtRM8nCTYVufuKo4g2I5UtWK",
-	"2xb4Y1mplbP+z1kQct/fIq1xATUtrB2tiQdrQ9Wtr/wnWFKflVwZ7YheDrhx9zXLln70g+4VP3onY5as",
-	"wpB+kfqOuFG5H9BcNlT0jf4DsJ9+AUYeGnPI+ozNShoIhh2ifQmqojDVAflQ6suTMkX2YEQAT/dPclc0",
-	"uu5eHLToJz/mCVzbUEyqzbvuWCPJo9OaCZU7u3vPMpcwIb107t9d6SY5nLsoEkqKvMAGUK8T3wYRqwqq",
-	"+HsZVBfJQ2iU+u7koZWhYQPcFEJqFtxo0Mw8h8y0XlrvAc93Kxr/zMzia11XJIa4gWg0rz+I7xsDkZDQ",
-	"eCPvMqcY1IOPT3xElx2L/ArMbvKGEW5mWRrGn90JS3OB9HfsnVkO1AnVLhTvgQDulB0ikCzNDhWj18yn",
-	"GDYbG14mUjv/Ral1mH+TUOOcmc7Y7SJ8jglNElemYox27aLdNMSu41uuSeE+dmKxamkIP4Xug0mMk1BD",
-	"fM0Uh8xoQf8zN6NL4UKAz1799Ob86tPZ29D5YRlVRDEajZguxVRigAsqtpBAmYeWU1E45y/FHsb4kBCP",
-	"Jgww6iP0ew+D+qnw2MURTagmkT24eP+AvOXXPqQTY0QvBRCfUlgmN24pGt/nxr1+gv1duHbRNJQc9XqN",
-	"tn+72R/9fc6Q0fY+cGQC5UHsUUMVWvhuW/RFtapNu2tqYROhxoiR6pVzXb/yvVIzwUczTyFYq23heVOH",
-	"prCRxQ2etqu74q216a4Xo/x2ALSYYg44HgSMujIAGE/LKAknV6KCH/K8grIQ2RRUCJAIYJjKuEzyrhlL",
-	"j6tfsVRtD+PvoKTKMdr/bmjCYwKtVai4FOzLiGaQv/FbJg11sb5AoCCMDPRokDwqkw+kAq9jHRvge5fC",
-	"Ecxj8uzLl4A8O3oREGrV8y4Oe2p/cBgiDRnYw4bYW4Qhvy2I6oVQ+PlEtSD8WMdasRgKahbkNeHaheRo",
-	"Onag2xbd106wVrIsNZOTfKne+wrhyW0UwveCWglnzw2KZDsmD36nfwijVsRVlHHT9YALF9eK4rmogylG",
-	"862ubsy9MrpeMDq+lRNw8SsQ8vYrm96RqRZOeQlLLd7GH8NQm0NeLq27X9rNtC9p6shsygTITKzaZzZ0",
-	"lcTCgIRFBbRKaDIEn6dMkTBliss4bDXawnK2peDC5Dsy2eLG2ggrPH0w2G7FYOtBahbka0R7WWttAaN/",
-	"UGPtBm2v7Zczx/LacgG9B2y9B2bXeTe6caPrS8jIcs2WgLXksQSQN3eCdg6T3xqJLDvjGs2wrYbW7bOh",
-	"HZlZlwDs79nIej9spos5EpY7mKtF/IxD7lCJ2Ka0DrtZLKzjufwhZPWhv18PJe7Cy5J6kwj9s6tbug3S",
-	"BXPvRoB2lV2bCRec1YP4vA3xOS+DW4fCKqlaGExaTqaBV3wVHU3GbNxnSo94qoOGQMFa88RZno2fLOD+",
-	"QSq/pVTeeuftMnnL6fce8H/XAvmcy9yAON4kPW+dA+1Gdl4MgQ/hCfctPGEV7nXo+NBiqfudG/g9yd64",
-	"p8USuDukB2LbVoPAHRAGfm2H+Dba6V0m22QksXISroPQRDEaTxcES5dAYJuEG7+wQwXCbbGFiBeC6AP5",
-	"3iX5Po1jQvNc5PWo+OFX12ZrCYt+HfoX56SN5c2DAtGQkwYBrO7qoITjNkjgshmt9Sy2kSs5Np/D/yK1",
-	"+dUOulfu+btLcXL7XywJ5IVeyR4mQGOmH9Zz2/9D2OjyIyjB9y/5b+0+9XMjFdNYqeyGx0yVyti6vmp2",
-	"6mPCsDhsiFGvIYYmwgkHRDOauJ4cl+L01Xn36Nnz7s8v3/nKtRhX9e70/OLV2dWvr/4S7hOZT3Wl2CAk",
-	"eyETN8fvT9+9Cl35U0BaKDXBxA1XUkCJSTkoAq/2yT//8V/lGID2EhEOlLYkUbjZdyNN+K21BlK6qNe9",
-	"vMeM0Xhx+w92ym3YKf2Jt2DiDA9Y0tlfBuGH1Ky7Ts1acKnt5sjWa+s9UIB7a6lceNsbDx/4md9wMSzY",
-	"6wx/pIaMIYtLsH2iWJrQKC+yBXkoWC83UszySX0p/OsuPyX0BfsUyysIYrS1Cy/1MbVYyQlOIA9OaOCr",
-	"aF28E766GyPrslhVWFr/CAj2O7W+rsWTDw1zfYk2bCB7BzXppWAkGjGakmo9TCxhLUsYCqvf01k0stBm",
-	"VUNLK7Djxb6vbcL1pfB1sxVLpXJILjMTyTE7IKeiSKgYUJ5kqp5m5fLR5PUxgSZF2BPhUrgy8a66lMUu",
-	"ykWZ+CDNgIXnxdWx2SEd2qGm3H8DVmiHXUJzM1DU26lRA+mx13J3bPWCaXPGdJa0Biu5E/Y9qu3yHvhq",
-	"DRPtKZbwMIcLCw+u4fEsYgbNmQ1QcHqh5eS7cYrYzSxnA9F/GFNH3cyxOBjpFwSybYkpu9P95wkoDwr+",
-	"thT8BvirkKeVopCAKuZBSJWQo9yu1xZslMP1g01gFzaBRjo0zxawbYnld00OdqftN/OT7UQlbZkV7U5d",
-	"nqsrP0Qk3UOdeA4bQ/Vyrpj9Dod8J3I27GaJsCPY9B9C0h77+/Uw4i58kaz9ztUe2QaFg7l3I23jttoi",
-	"duzDB3l7G/K2L2UzA4VVUrWSyI31QWZk7sDH+A8VFc5UVVQWKRmx2sTxAvQf5PG7lsdb4aRdIm+5rt4D",
-	"zdi1UD7nMrcklm+da+1GMF8MgQ+i+X0TzRdyvJROE0ljffjVQevVAt53xmIs7ud78Pj6KFjpfi9vmel7",
-	"D7t5H+Uj2zjeR1zKS5qaTLGHtLdNcLLi8CM81pj4Gy9BxUf/U2tdt4viIp1f0HVj6suYs9LsGOnnh2KB",
-	"RCcJjaCJNQ688quAruNrg9Kx/zBWq7M/j1NDHLlrcvkNmVkEZ5ujmLUvtTZhgMcPQNzIvteA4IUFPD14",
-	"8pjs/WcXO0W7E+2++amohJlSMyrK3BUEcm4BzxWbquaE2CIJZ/PtJB/9oO/EUgL7WSIu2x/OH8JYkhaX",
-	"nIO3/2lOTTNQciEAGw71gLwxXvkU0oy4GJJMGJ6QkCbJFWq6ITnEP311Wh1CJAczRCr39qWgihEaxyz2",
-	"YdgVgHUpKm4+aMfd8DwPiAnbY6sRGrYkOOPku7H3uI210H93Xw8Wny1YfFIPUg2YVKe8K5l9nEyT230Q",
-	"V4JmG09TzYcTaJTMI3YpaAQhTtpJVgmdYg4KFC22zCeGKteKkYQN0L8rM9OWp+CE6QKXHuxHd20/mgd1",
-	"7SaktivrPdCh3Yuh8690S4akO2CIuzElLQOID8ak+2ZMWpmZLpmeitDgomR/Bkb6fSk45a0tF4BpD83J",
-	"FA8Eua0sRZGt62GTjOkUizpvgVK3lKiAW0JZjX2BAv7L1aeYBY2tEvryh3apBVU23Fp5iArzQPR3SfTf",
-	"lqQeVya9MflleRZw+LXUAmeJNNUW/FikzfyZm1Gs6EQ80M3alfqTKWdPuIIWW5Ful6sAAc0T6mUtGmxL",
-	"XatPd1GfXkKaAEfXGTXsLb7xXckT1c0tYT5tDjx5wI9muaLZhgPFr7amBjYKFx8Ew27B+FnXjGi2XzDZ",
-	"Q0WJcEO40IY19qsvix1VCNqq4FH91C5Fj9qm27TPhtt/kEV2KYucoyMwv428rZdrZzhYSzed4SqHX+Gn",
-	"VaSTBjR6KLR1q0Jb4OYvbloOVrnoRbbVRdfVeyA499kKe0vY2JoYC9e8olF3Zwx4lwbf9fHhoYHHVm27",
-	"t8KsOex1aU3te7T6FhtbMhfoweC7qA4xwFRhlxp6qPldmHoLeNg+ud+5mbe02Qcj731VrOB+fJQ41iVe",
-	"l9Cvqzw9GHY3atjFm9ytVbcmDlegZtr18U9LSAY/+qH3qmzxGl2CcTt3U+u4cnRLRtaWOxH9UQJsiz3X",
-	"EaT0pD3c1h6wrrQN1lnfwgWUEg5dbN+VC+1zzYNd+XYsyghFxOEv+0aJ+BIusIxyc7JMWaRw17xVecJ9",
-	"Y5fChN/m/Hghd2sPgbTbC6T1ZzwXZVoI/pLViWcB+yEJbCPhqEvd3SILauu99B5Q/p7GrC557xsvRAzX",
-	"hEysqP9LLiSJoMExFv10PHPIb9hMD/4mHnopciYalFjoCeGmWss4ypRiwvgvtBcevnNGuksD7EpY9RCA",
-	"ez8DcFdjwoiBC9QtP+heKVoXjI7vSGfC/S+hLbmD+mOoSQVU5HDmf1pUuMkN3BY9xdl3pJK4rbXRUK+3",
-	"PWghW9BCcrBqgMg6yVstn89JKnlCn5M+iE/OC0qZeQHhYsAUExEjRl4zsVJX5zJuPOTm3Xlu3jwQmqP+",
-	"tF1a74Gw3AtdZ/61bq3NimF0DEa8sbypkRLovEANsUMO2rSPu+CTO9I4lgLnByXj3ikZK/PYvIjURutG",
-	"LaoWhY+rJXb03VXz0Y41N8H3L3JCxlRMi+pEE6YYiR8MlfN4M7ZjrFf5cfFHs0A5p+LP0uTdg/OyuSXf",
-	"X0LJClkkpWSIgDAajQphWWXJH6Q4T+kQSsB4Vvp1cYmeWrQdFbFVKNAgSseMGEWFRmIZ4GB7vGAkFW3+",
-	"wG2Hku44gWNh0GjpPH9XUPk7VcSL427FggbaupJG3nqj7bWUT/LaWdWWJ5fiNqV0VsvveNDYN62xLwFr",
-	"7Xr7nWR7fMfUaUdFH5e58o3r9C/BMenaESbZkEgFNOPE0Z3ccalkNhy5Mnd18nYIY8M2hf/O+PRulP5V",
-	"MKHQ/IPvHCt+p5aAWzB5xILldKkzGPq96VN2V0voVA9MYF7CB9JdsABsmyXMcWZW7nTbdNt+Y8c6Fmyz",
-	"jX5nCXsgz7skz6dxbNEhSxgGDd+aSh9+tf9ZLnNjFhUeojNvq97Ym1yexC1UdJpvpvdAJu6LbrPafW8t",
-	"Tcde39JJ63fOAnesviyC7Qe35b1TVlZBq5whQuuHhQVKoUPEr9hI/vediXaOUU2nGNS0ypufNFN3E43p",
-	"T3sJ7amolb4n2A1TVmngimgWKWY0kYqMqB4xvf/H8E3lx1EG/OLHds/UOy6MJqG+7k5UNyQDmSRywmLS",
-	"n5KnPxBFRSzHpD81TBMuSCZSbAfRp5o9f5qpJCDaSGWfGk3OfzntHj17DiZ4ein0SCpDYq5Tu5BUsQH/",
-	"ErhS9yZTwtnb4MrQDcZ10V9IimR6QCzZvWZT0meJFENNjLwUy6QLkFK2ABck9DEHPJ7ThsLD37bYnJt+",
-	"R0pe5etxK4/zUAMXhfGQ9oICokdyIogUEXvwrG2Qj1kMhG5H7tzbMHiWc63kVCvfaD+Lh8zoA/JRsQFT",
-	"RLEbec0CMhnxaESuGUudI05OoOIaduCKpIrbYnIqmPOgGN66d9sCWJijDLZexObZ9EIS8nDDLY3NFl7v",
-	"VnLy5EQwBUSgHKxKFcMUvZMyO46cR8xyYSsMKGkAVFq9W3fDOnekHC4L8A/K4b1TDtdkq4fIE+0qNl1N",
-	"6twqKCHOH19RE57kDFobmWoykeqaiyG4RqEihBY01SMJcr6k8QE5sy9Doqbj3TG8zjWhRMiuTGfRFMfd",
-	"K/YQ+MU/8ImZkqj2XG4FvpZebwV8UWOkRLBJifCBGz+PYxR0zALkN4FnNL4vvv2BS8UNyqPsS8rVFNTC",
-	"S+H1wkLtQH0D1ECZIJSjfOqRZIAVVWjErrAytg7Jnn0/hJmZthh2KVyShiRCTsi/EXghIGg6SKgBAwIV",
-	"hBsyoXr/BPfTg7LaOscx6pdzBtzQ4p9dMz6UCvdS4OLT3osmXROv5o4Y5hnCwY50Tfx6q67ZAEJlhdNL",
-	"Kv7iqQUMuED+ECiyU/aK97oSfZIJW64C2JlM2P2s/1U1hC4e/7OSWbrKC9W89zXMwFs1zhb3soR9Vibs",
-	"j1VarLLjMjZUfm83xGIdXBLaeULLqOpWzqbqJwHRkUxZDPEAhoylNvl4n58YXIqy9ZPsCcbNiKljoqfa",
-	"sHF3wmO2jywWmLerdTrhEZvDxZzFtACKbTGy4gs7spuWttgm0Zbu+ME2upWsg9IJz0GuRm6zZPmxOig/",
-	"hPvfebj/cpc8x/g57wp7DxThfllBl73trUb721WcVCqSea0DOGthHSV7sYNTERNkfpbrFiXNxvutttG7",
-	"ZJI7spCuhhIPdtJ7ZyddlcFmhh2yL2lCOYBJs1B7Zodp0BPh4uy9W9wqiuikCUV5FZz/qYzJRGZJTOAD",
-	"Xt3/5z/+C0VTbwgNLkVfMXrNFOb7JfyGgRlHRM7LKbqDhA9Hhgz4EPLw7Rw+6U8zhELujAyaTjWZjKbH",
-	"dnGXQhtFDRviTJORRXKpYTF5OzYoNEiThKlHmoy4MEHRpmAfTF7j1HQjGo0YoYMBF87cdSnQx6I1l4Lw",
-	"mMFV2qkhlkWKgEygcgjYSfHMBBRNgAAnmD9w+fIelyY0uWbxpeACTs3+JFXMVMmgEknFSO7IpVp6SxfR",
-	"1zy1CsTegCZJn0bXrtXCo/zWLwUdoH3M7e+RJnIi9gv7TI7UpczLyg7wSo2akgFX2hyQn/kNw6PAQ7Rw",
-	"UTIm2KXS3FzoP1OCIXBiy3hK9uCbjMZM6X372t8yO+JSwEpRqaFCT5iyqkx+tOF/dsFK0QUADd0M+Zcy",
-	"bdVYdsOEeaQdKMbMUJ5cCtyLplOyF8tIH7ojPxjH+76+hWIUbIWoXyEjOQZYpmOm4YhqaarNZsLMsFcO",
-	"w7bFNopP5KT1rhlHeQk6S1rzx2IWcQ0eyIcuQBuj/+7kyWTEFCvRaYTyoSyxgg8eOst8wIVedX2ttLmW",
-	"vWoI4n0PqdymLa16EovNafWSdH8Ii1p90yVYPK8/WlSVsnrgWyKn1Y/sxlpV22gLLa0d7YPNahs2q9oh",
-	"zwffNoK6Uoxf7Yul3OoiXHqFcpUNSPMQ2ndLG9dKQNFu6Vp0Nb0HgnIPTV4rXv7dFOZvMVrtgGPuxnS1",
-	"FoA/GLDumwFrPW7r7EmHGFg3x5DF+hlPYp2bqR7pIioPmq59lNoMFdNEyImzKjERaxK+/3Dx5vVfQqKl",
-	"s9tIM2LKznEp8LOaGCkPyJkLfpqMmCh/R7BJ8S0OeTjQ7qLRaAATnrvRW+UL7htneHKNaNO4hYPfkyKC",
-	"u0PhqjjU+SqxoSYrK8Ktp6IxiEbEDjBSGWPdYMVSqQyLfQSo/XxCtSFjLjLDyF4qwcxkR/miRJfijMVc",
-	"n+RGzvDs1dvTv1ydvfrpzfnVp7O3IU5jNauRLIMyxHjvN0GTFTRwN9sEJPxCG92Fp78rmPGYQW6YAjMv",
-	"pMMNob21Pe9FAGQYHc83pFzAiO+kbo7dzGILCBzKH8LsYdzlehjBy15k4LCjtiSk2al3Y8yATbUQBqyt",
-	"/mC32LzdwiAo1eGvQp4WmiVOYRpkZ9rwJCEjmlf+1i6u7MQVxiZSQRV9cKM7H1GLTSKH84fwnLsOz2mB",
-	"i3YjRfNd9R7Iw26tEK33uAF7Q5MlYcusaTdWg0Ww92AguG8GggVsDXz+h+Dzn6e8MaLoBEMDNJE3TJHw",
-	"r1b/D4iR+2FAZBIzbZCHBRjXwgq2V4p4iKjAQIE9GtltXwqq82R7t/z9AxIOpBpT86dI32Dz6NMoYqk5",
-	"JoZ9MYfwq0+aenn+P8ne2euX5OnjH3rHhPqoBiUnAQRbCIgNV3ICmgjswUWyyCQbC4gxCT/Zc3hln4Un",
-	"hPY1E4bwWEMgHBunZkoiliR6/4D8GRXNSxFCdZ0wgBVw3OVkJBN7VmLI0D4SRqBQhBDjoo1idMxil2fl",
-	"JnDZVnaRIPYn/Jpdiv84//C+CAIR7IshOJWzhbh4jvfsi+m+dN/AnTeptFZ9Kra4uhIF775WcrxC1ggd",
-	"sgu59Pg77Ky4lUJDPvdrlXd+kXrFkkR0yN7JmCUrvoPGhtJLdTOfKz6DWHcCGK547PxrDvly+OoEHW5f",
-	"+y1jatoJOoKOWee4gy93giVZSQkcX+Ob37aqcBffc2p30PHEpDpJLWr2/H8itpYJy0lOO7DEvovvG3CW",
-	"xDP0xJ6Xmab2iLRRLaGihcpfisICF6UL87Irq6B7M5l2NMJRYCAbMPGe3Ud+thX6s58TPFmyucFblvxI",
-	"gVSti1SNfUmlwpUVRzazvfvN+nfJmMHYUb7jEnMGoJlhzvm7bdxZGpo0c+US34u5NlxEhtzQJGMeQFxO",
-	"VX8akpiPmdBcCh2Q/vRS2I+4gNFIanNAPohkWooTLHWHbWTwXBNwPLCY7JVSri6FQoA+JjRJTlBqrGSR",
-	"QTgq/P6oUJ1Pcg/ezFip2aXw4ywwkwEQOoubWCzAv2rFDFTPy8sVUGGAxmRsxXlwZZgRF8MDciqm8LlL",
-	"4WM9x3RKqL62H3ETlDpqkCEzVsF/YuUXJcchGWfakD4jfTaQipHQyJDsPT06ajM7I7F2933/eDSMh/TO",
-	"H6cPvHct3rt1Duehp82xgI/vu3K2SwqNJ8i1I3QL6bPhY6aZ4kwvItGWDofcfvqGJiHpZ9E1M2Tv08VL",
-	"5+IKyEhmytKpmE73m0i6ThNuSH+KIfuN5PvEySJKY1YPsHP3LUu/+lbPUIbT5IC8Q88aPrUE237RpdRe",
-	"iqc/wHp81Ham8oE+6/bFkV2pBqLm6W2xw/0DcgpaHplV8uZRwIviRH8vRLB63z/iaU94bEZt4rI/pdUE",
-	"5jf+rW8PpPe+kd4S2LaZyPgYYmr4/e+BsVPjFQqYUN+Wj+dTYKcatTqNP8GIu425r158SW722UkQg8DG",
-	"lCdkDwoeBCSimnW1JeGG3zCURffbaAe8OlcD2y6wM7XYdQ1X84dwXWcOxAogtX8vcl3bUVvyD9ipd+O6",
-	"hk21ED97TA+u6224rjMEpTr8VYjkShH1ZUqF9cW1swwUIfVBKZ3VyGtmn47ZuM+UHvHUDrWK+gpx9zlC",
-	"PETb39Jl3QIP7S7r5qPvPZCF3bqsW+9x4yHy58wYZyujWk+kgsJ+YcyBZsXHxDKOkEBorycQj3ROF9qi",
-	"6bfM43bjA18EzA8+8PvmA2/jj3Y0izJlP2jxqM+oYuo0M6PO8V8/W0k+kvKas/yXz/YFdePxri76gjL8",
-	"SBMLZkomWOXhhGiWDLojqaHxp5YWgRTUGBOSpFk/4RHBWS0aZSrpHHe+ArCxb8eHh1/tm9+Ov6ZSmW+d",
-	"oHNDFbcHBXA9ysP2BzRLjNV5ZEQT+LkJPiH1XmVCWGSH5QKI2rmr0/zQ++HxzAwYWv3yw/uLsw9vrz5+",
-	"OLuAt3Gt1fdHxqSdoMNENrZH7v60/8GT/5xfxywpQpoCBqOUyTRhZC+RQy4CksihzExAJiNJx3w/d4/X",
-	"JRH745SMuYCAOqc0wS3OqmefUnTLW+KWSqjy+s9//Bd6DW54DHTu9OMbSw+nYJybCHddeXENQqEzCPl0",
-	"9haXxMdMZugkcx//RWqjG77+khqayCFhwijOtPMqoF+RQBVkRzwfaRJCdYcQ3YxBWT6LaEr7POEGDAv5",
-	"R8Fm0vRVCwp/k1yUymtguDYCCO5LMaJHNGUByfwR4Ugsc5sqHjEdYNGN0kfzIpazn/3oTpREikENEPBb",
-	"DdxnD8j/pEnGMOZiorhhXSmS6UnJbalHcuKS9ktF2xN+w+pnjYU4Z5fwHvy10DtJM6PJnjteHeRCbCRF",
-	"lCkFRVVSkINFLCf7GNTZ3G8djqS0gnLzpdk1/NlOlDuQxnRqCRQcOp4vVCLUAUzfvWbT/IdS5/eApDTi",
-	"YliUFS59/qNbZCO8pSZT9gh8WRHoS+P8/30Zc+w/mu8ToCzCt65SOsXMHSlOwGdmCRFMASI8/NWfFjX2",
-	"4zEX5Zv56N5vWNgbUTjqAkLzulR7tQynAHmsVARs3/ukb5kTdob0pVMsYNeg8mNVB2nBCSNT7xk1TFAR",
-	"TdFBiSSdcpH7I0tTY0hVI7SjdxSb+OASMUhOxPmE9XT/YImsZb8n94EmMJeiO8rG1C6Yi4inOaa5DZwg",
-	"ibTErPheae6Z7LGG/SFtnowk0XwoIChJusCqEv+DTVggr37L1Suq0u3SApBJz34Vysh781JQ3L7VNksH",
-	"BiiKQVUOkkpzg/W+aXKoRurLQsF9VYAtKNcOtb+WypDizVqWhQdcpgaValJN9MAXVIuxVg8WYGIiyFuv",
-	"z5wqop9FNldux3nVK/wu5qbhc2+lGHYtzYyLBlhwI95DUytTVWmQwXWlIVKxx6L6ccOdpcxCPE3RBRbT",
-	"KYa+CzMiUrizC8pu+lIvlYKxYPueNoIKZZ1SJpB9oRTILYMqGd2Lokp5NGMF5OiQNS3fZzZh5prLZwpc",
-	"W4KARFxFGTfE1+YqUW5jWUvpE6XMp2+fv/3/AQAA//8=",
+	"7L3bchs5mjD4KgjuRJiaSUq0fJiyFB37q1x2lad8Wkn+e3pb/pVgJkiilQSyAKRotsMRfbnXuxOxbzAv",
+	"sm/ST7KB7wPyxEyeREoql/qiy2IikTh85+PXTiQnqRRMGN05+tpJqaITZpiCv15mSkv10f5m/4yZjhRP",
+	"DZeic9Q5HzMSCvbFXEYwLCRySMyYkVSxay4zTVI6YseEDjQThgylgqdDrrSBR/udoMPtTL9lTM06QUfQ",
+	"CescdXC6TtDR0ZhNqP3yhH55y8TIjDtHzx4fBh0zS+1IbRQXo863b0HnZyWz9E38mieGqfnFfhDJjJix",
+	"1AxXyTUZ2Tfa1gAPL3lcWcVQqgk1naNOlsGT+VX8IrVZaxFjqU3bGuyzzZbwK5u9iRdcG4/9XdlvkCs2",
+	"y9eQUjOuLeGKzXAZiv2WccXizpFRGVtvWSuuRw7+xiLTspobL+Itn3DTso539iS4YRNNjCSKmUyJtptJ",
+	"7DyVe4nZkGaJ6Rw96wfFQrgwTw47gQVfPskm9mk/6Ey4wL8e52vkwrARU7DIdzJmyVpANLFvtK0VHq4P",
+	"Rm4VK11a9fvVOyt9/iY391EmPJqtdSopvNJ2LPh0/XP5qKSF0PVWgu+0LgUfr7+WU5bQGeD6GotR9qUK",
+	"yteWAwMKpF9rQVnCVoQZlSWsBWTso5tDzBlT1zxiJ1EkM7HefWl8lVB8t+2g3LBLN2z94zpndLLWwgyj",
+	"k7bV2GfrL+GTpiP2WslJy6WdGapMfmdUjFhAuIiSTPNrRrqnr1+SJ0+evNjbJz8hBSSHT8lYZkqTARtK",
+	"xUhoZNi25qGSk+YFx9SwnuET1r5q4Pg/zloW/hOfMKG5FEDOdZpwQwazY6JYyqhBOcXLOiCbaHbNFE1I",
+	"N0TeP5j9ySHmRdbvHz7PfwWKFu4tlhwGs8q+gK/Yf/yLYsPOUed/OyjErgMcpg/Ku+p8y/dNlaKzYttA",
+	"mBfCjMUapo12IpdnEMQukHSphs1HNEmY3bWwXG9vIfeobKXlNs4MNZlebV1U6ClTLCZTbsa4wl/Ozz8S",
+	"DXOQ7tMXL8h0zER5oVO7UDqls9al4tvN4DTPiF+8KDNiy5YbWDHs7Fy2gNgrEdcwg31ZhBlCTluRV26G",
+	"BkytRT8yzVTbEuyzTeiHXcJKFL/y8SrFL769OcX/Zl/WqRSaAab9SONTBDj7VySFYQL+SdM04RG1azz4",
+	"m7YL/dphX+gkTRj8Uymp8JUY4eGaJjy+dNDbCToxM5QnunP016+dIWdJbJeRZCMLX0xbkLGIk2lDJtRE",
+	"Y/K//kp7f+/3Xnx2/+19/toPnh9++5fOt8/lV9wXyEDGMzKmFk8IrsZurjiJRTTklRv/LWi4C/+BWDJN",
+	"hPTrA9CIZZRNLI51JzSxZ81i8h9nH94HZKqkGBF73AFJqTFMiYAwkU0CkokrIaeCwCns7Vui9VKKYcKj",
+	"Gx565GdZ8bQNvWKidpwU2GWJxti3CPvCtdHbOtGp4oYRv1qNH9NGWuJm6ZGltyQT/LeM4eelIinlisCC",
+	"A0KJklOiDU8SotiQKSYiFsPv7FpesdgKaniwr6Ua8Dhm4mYnO8ynqZyfPR/BWKydBo8SKY0nXBAlE0ak",
+	"KD/ZxvmdZGbMhLFrt1seZKZE7x9p+KyFS4BUmiRyCtcYEGdIeHl2+poYecUEsSyOa80FHDAALJzZG2Gh",
+	"lSavikPYnAzgVJVj8z9uD01BpCdDyhMWH8M2EzkCYmD/jbhAusLKKoQSzSLFDMLHe2ley0zEN9umkOZy",
+	"CNOU9wlWAnsN+GgL+3wvic6isdP34U6lYGWGP6Ez+KRmDPZ3LuU7KmaOpuubbVNRwy5Bi2fVnRopyYSK",
+	"mT12Logld5N0S/TCT+0ntcKoUTNCh1YGtVsf8WsmSGxhwHLKMaOxs8Sd2pG9k2Ejpz9jkRQxCLpTykFf",
+	"mZPXCrEG2LagmRlLxf/ObggwGcyU43HlMDUfCcIFAelaxLBFJCmAtluCI2DP5Xnxe9oK/wA5n0SqZGRX",
+	"NUjYK2G4md1sz/BFGH2JmNrGppoUxOJ47G0T9oVGJpkB9MshmX8lIF46+hYUUxcS0w3m+3yjt29+eX9m",
+	"SdJDWQPp/0AxeqUt98sSRrrl1ejMUQpaYpSOfBAzpiWpBlh8YKWnTGhmCBPXXEkB0s01VdyCgaWZ+QYA",
+	"w06ymJtXwigAjlTJlCnDUZakEa74a8fKPZ2jv3YixaixUnmWxviPmCUM/oGc2/5DGnwEtAT/KzPT+Twn",
+	"vAb2C7IBs/88lkcktEd+ZLXQJxGP4b8sDEgIIN8DkA8Dsr+/32ma2KyqUAQdHjfL8EpOH2miLeUVESMi",
+	"mwxQlC/rV8+fduZ1qKBzxUXctC9qiH1kocxdYpcSY68G9NS9xs3gyEtc57wyUigPf0VbMbUCJB5t4C/R",
+	"Lak8WXEh+Jv9FIDDW47aQxUacmV+Ja2+BFdzOn3QKflPlk30nn0x6JCZ3ywspDpb06Z+5CK2hzW3pYhG",
+	"Y3YJ0uxlqnjEli3mIwz6FuCb8SUXaWbWfRVwKL5cB0SZsCBSvv+BlAmjwj70DpPl2qKH9eXDNthXbvJe",
+	"5QMyM+t/IZWae4pURay3csqUlYeN4ix2zjY6sRocRTPQI00GCAa6jsJgIplHYVjbpeFOFKlJ8TpiMBsZ",
+	"zEhIB/KaOWAAwqTR9rcKosDuzjl+s44nilEtBRej4qRq7hseKdnLBDeapFZ85EnCpSD5iygb6GMisiQh",
+	"A54kIFNPCDUkLN9C2EjZ7FsW9LxhYv6Y9JimS6/wDAZ983xjPeDPUm0Uo5NLtMo10uqSqa/w7wk51Y0E",
+	"dcr4aGyaZ3JQYin/mCpWcfY8sgBGh0MekUzETnoNcTYWh0QbK2GPZitBWBPlLrmNSm5QOLy5cyjhQ76j",
+	"glJUcbiGcI30K2ggh/MQWMWLCjWr3O4COvwShQgrYMQxbIAmH0t0eUgTzYL7QKpLZDf3dFbwYFMq/Dsg",
+	"r267/e+HVp5gRIZUZVpYJ5Qr0sXcht7fBY2s07tSHMjhs+fwdf/34yXkzV3j40Xu+cd9+N9SF32ZXK1D",
+	"qRbQgm2Iml68uy9y5ifUjX5f9G2eoG0y4Y3pzk1pzSlLExoxTWiSEBhzTOg9oT+3SnWCzpfeSPbcrxDc",
+	"YN/Yf+Omyp/2+CSVCpCwHAlhB1tmTy2R6Yy4GWeD/UhODuBpL0ncvw5kygRN+UG+nm/lyfUVT3syRSTo",
+	"pRJMx7jku6SLN6eF88ivGL1CM2UNs6XQLMoMv2ZgN8sU/r4CqI9l0mhFmBFuiH2oj0hoLyAkXT91QAY0",
+	"upLDIYllNkgQxshjMuFiLyBhJKX9LSRdSp4evnikL0TJyGpH0MyMnYEvJN2n/ccHT/tP9izbDH/LpKGX",
+	"7MuYZtq4x4cB4UJnVijmTJhLGLMXXIiBNGOiWC9VcuCd3nR+cUMlJ+RJn4Ad93HfrvOYhGOaDC9xZ7lL",
+	"3L16IbgmEjwBIgYjGXwhd/NN6IyM5P6FAGkY7VZ2Jsup/KxWcMWD6ASd0oY7Qae2x0az1TqyXjmWcJXx",
+	"C5QcjwBO26EkxKCMno5kymKACKsED6WqxJ/CYxJesVnYbF9Kmch1sjqsucNPqDbEwRiZUk00Y6JCpMo6",
+	"XAtxKj6JBLB5m+VPBUSPpTJw1ej26Q0VY6QbPuv3Q4BnIRiYuIhiw0yz2P769PBFA1SGzeY1cEe0754K",
+	"Yg8IrbRMkYQZTSgxitMkBzozVjIbjTc/ELijpZIOLuEMxtqX4EQur5nSjWYRN14Tq8imEPdiXyDuhWNC",
+	"iWBT/6s2VBlNokRqFq9oJAFv76rLhrF14aoaa1uSJat78yfkPxk009UyMJduNgc4R1M/txPwrUikjhc0",
+	"RTPNC5YLFnPmoaJ6r4DKyAAq4cyA7eyaqRmSiGNPIdxYjvTA0swaLZEiAauFJ5hXbObNEY0UsHKlZQcB",
+	"AI+7hgrFbZwli0esAe9eVf0xoQvys5hdRI3av8pBmyGBGEbwA9b8GBOZCbPYeCaHJMqUYiKake5j1nu+",
+	"BwiTMsVlvKLRfxPL7opcAdexVD7FUSAky5LPoD79CuS5FAy7yQQ+LHOTd9e3ETaZ0orA0EqgcS3M151r",
+	"4GFkTYMWwO+K9qxtgPgOYPuYOJG337cI9Ljf3+/3F2sfjxvVsq1C6NoQuQ4ELoaeOki0X/xWWAWSwLu3",
+	"XcA6NjJdFCC4U5BpUrpeKhYzYThNMBC3UYQzY4gayjMArCrDhXOmu9iJqVRX2oeqemZGIytc2B++pHCe",
+	"3svdrBW8mlCeVGIoOjSm/8P9ZZXnMlYxGB2Uddgnh33QuA1Tdun/a//f/sf+v/1LE3DnkV0N/gsZzyzG",
+	"oxgAMRzER4jOk488xmNpJMMbMZRz0IWvN8ETvPMTRIfMo4gL52haPjwKCLUidiyNYTFJqRkTjmpIJVi0",
+	"G6osYXq/v48gGIKWSksR7oJOWKPMnweANLrouXbhn6C0YmjRYqKBOyrmbT0SOMYGG0Hc5Nyj0ZgL1lOM",
+	"xpZjBlZEHyTsiIS18FzQxPtWe68FJqEGb9XxMA+BDMkBCSOthmUt/4l9OQ+Dg5+eor0Agzzhlxcw0Vwc",
+	"kH12eGhHlwPM4NcX9lcfLxiS7rN+fw9V87kryUOJWsECzGRg0A4KqwBCONeEDmRm3MCVLXplMG2gwa1g",
+	"8lpa/inThB2DwSEaUzFiy+EELnoxmEAqRAOI7E64RLvfEhZjx1iFL8lGSy12dszWBDkX9QyLXE88g5Pc",
+	"yNu4mxOp7Q5ebF33NoQLBKU7ly1gGe/YZNBoHt0ArvM05VWg20furS0IlpKhi7jD0nKXbHUjwNt4sf7F",
+	"JYvaGlS567wfsLWR2LozHJ9b4y+y6dAHVLPLTC2z9dph5NPp24Cw/dE+GRuT6qODA5ryfXC9cPDKXD9u",
+	"FHOcdfTSIpLMzOVkVc/D1oPUICTrcjAzbP3FrBzblmww+TpgkCp5zWOmlvsJ3bgVQccCiGeaRhqarL+N",
+	"XfDafLtBAazlCKMG6Gq76PnbadjpetzdHtpGNLYd8U4E4JfVIgDPLN7tV3W0w/7THypKGgz8348ODlbH",
+	"v1LVhH5/Ll+CT6xSShjI+lyPMTskd3M0GuYX69nrhDG14mn+5vN+26rBlaedr72srRlZqoHilVFiP7LB",
+	"bhrQfPHa3koxsqsY0ZQMmJkyqzlMJYnGmbgC6xglSGxZXFGV11zY74GSVE+q9agomY5lUuJCEU0SUHQM",
+	"vVr/bJoE32by0obov7JZA7oSPwWJckPQPnljNLmmScYIZPddM+XqmqBX6+bi521HY68Z94yhqWGquFTc",
+	"8L+zOFzVm4c+N4CvxrpHTFwfvT959yosslFQEw/dq1pmKmLgirGDQxd3DGM0owlewXJvaHm2pYIXDD7D",
+	"sSt4Rd8Ie+maaVgWwIelTs4Lipq8PiYRV1HGjff7Fk5UN/GqZ7ou1nKmLgs7ymVrdgo1jMAQzAMCX12e",
+	"xwpY8UgTORU4qFQW4YrNSPf047uAnH98t1fZxu26aErOXqQI1WuvwGODQ7jhpCox0SVBZU2x4lc224pT",
+	"B5ccBjl6KDZs8OHsKsz4BgG9uN5myCto7SNHaI8dbqO99OTVWe/w2fPezy/fBQ30N/96SrWeShVXBawf",
+	"Hr84XBzJFXQgTPKDSGZFJFmFci2nFqdsuD3kXE9Tr0H9AhjchrLumeedK+puIedMm1OmARTrO0uoYSKa",
+	"ra70LLbij2kKsSABkD5vra0T/OaIqKtm0IdACxpFLDUME3tdRal5RDVMb5zoolucWX4JjyqVY/JYL+Cy",
+	"QhYSdgSlb0ohUmAsD4iTCYPFmaLr57DIq05QvsXihsrnsQA6VjTk1MRAy/y0WUx1jwnj4AhUPkK4CgKt",
+	"FHn+ZteMV24jpScQe1Whn38MctkQFa3YRF67O7EvocyyvmjSFvX86dObn+5H0HObfXBbtP5+EPozBygN",
+	"2kovopqRhBnDlA5IzEfc6ICE+xZhL0OI9Ax7YYDhiNw7Yal7hUiF7xwT6vD++RMrtCsa2RnBf5/739FC",
+	"2mNZp2KzqVUm2r8sahM1kGW7oY0szGVD05ZNSJtbgG5iml3bMPMdWlDWNXzM4ccbH3pyDtVAtuIQwwAV",
+	"vZPIw3XjtCBAZtFKlmv/ufiz6KLmYn82TS/e1OVW8wxWwgxLF1I5k6Co17eOUlqFmY2s3tV7nJcr3XNk",
+	"wRATRSOjCRfHeRk7AtXdxvSaQQWvBHKtFWti0/PheCa51Fiwp6KOPnneYIXkQ2Zvi3BB3DvNJkeftPPD",
+	"86eVlJ3n/aWiauk4Vj3wuIE/+2GYSrYMZGuov0TPhilReQlPXN0iCLs5Ij8yqpgKfXmyIpotTahg++Rs",
+	"LKcCgrqJv6ElsFzbSL6y5YezDcll/mDuVob5lc3OXC7//N38IqeEujrLJOXRlXalJjIotZRH4+tyLGHJ",
+	"Ggs1cjIRXyo5wAI5jGorjEdMmGR2memWAEOo483Ua0x2eNcYM1Yk7ODgRxoL8xGuSSYUo9EYQ8kSZorS",
+	"pC59hXQxmwzi6DCdBotFdEMM7McMmlpWlYv5b1yxHHFRqke5Br1iPppyacTkPMvymlL57Wb16XH/8Om6",
+	"6lM9BtItK/9AE0C9Y40lzMBOQcGW20NbLpSAgrJT+hii73zkduh+LS6NCzJM+Ghsynfin+YFIDDBtKgA",
+	"kf/thBv/Z+lTjVf5zuelzWU3GotMUy5iOW0gZK78SB8BEApnrmg530QQGtIkGdDoqsF48gHUf2cmd1U9",
+	"NJ0wKMgUYMG2mKkAzemaKWRzzoUJthWMqXUVQvLyslIwSFfLaz8Xvk4rVJMuBKUOIMDaJ6kRjjltYK5H",
+	"SjKmmoQ46tJvw9Vb9iR0OZetUc0VhTZfrWoRVYX7/9UO/AYYdFmFp+0FW8CHmqT8uRphZEKvnNEAs5i6",
+	"kBto4fGIoOoXECoscUt5FJAJM5T88x//3ZwGqEsEf+n6TmVmWM4i7NtZmkpl9OXfGvMa/+Psw3tYJGYy",
+	"GpVFJlMsJniKzSbEfE4z5uLKVbBaNExKjJ9dMOaae6fY/KDteHXmg0dc5bEaqWiCornNzK+8ftRNx1S6",
+	"zDJJWE/mhnverFZNA01c4H0pZ/XPo0yFoi2Fy9f56K2hdb72p/0Xz9de/g0x3n26U+fa/dtA4CWuuEb0",
+	"zN9ykLEKuq7+pQJ7l32nhplwDa1Q/rqda8JzwmNdcMjjqg094drsk1c0GqN+OLA0TgKzhZKUllW6JNM5",
+	"pmvftURQRKyw5z1+vh7Tm9Avb3Dw4+fzLLAA8HKa6hgoAJsMWAy1Y1olnm1oNyg63blSU6BZsxyKFYg1",
+	"STNj7zqXfR7pPI0YsiuO2623AQmP7P8d2P/rhaU7Pfyh1Ug7Sk3vqexZOlIz0570/k9vqc3/uX95dADm",
+	"2seH/95sr23A70YdDiLU7DCFcK0bagUe5XE0s5AMZsT7foJy2TdqiKIilhM7wmpYpSJyOAoSabQJSSKn",
+	"Vppk2vCJZT7E/ozCYkBC5zrLhxkXC1gWJieMapAcINou4dfM16TbK+YBhXKQ6VlIhgymmtcacHSDjjrL",
+	"68m5KE8o/+/WlqurdvZ2tNmsBtIc3/y98crbZI63zQ/vWj5tsqU3U7MTEnOdJnSW5/9VvC9NZ1Uir3PT",
+	"faRaE6uc+YZ/RhKryln6YWmua/gHjkxZqpYCzf7Ih5T+lrGVot4+luwW9X5E0FsBsiJ1IqdWWRwfr+8t",
+	"njN3/LCKt/gjnSWSxi9panWWLaWmVQ2Om9YKyKvlNAQ/+U5nm8y75ez0FQouAHm+HMh4tiCvt7GLUUCy",
+	"1IdY464faRLhZV1aMmUZhyZdlzNKPp2/7v1A9FhOAaw//dvr169/aiuNg8tqLD1ddJ5ZtGz4NvZ3gPVa",
+	"iku6PuL6kSbs2lIjAiWFhNkr7yaiaYuq3h4f47op4RcrLZdWNDsZlYnIm/vrhAVuYUo1iTJDqGlYZZsE",
+	"XjrKmh66qD5FA5oElSZ+eacq71aqQFL9isq7axIRq5iuf4Li7g1+j7h4sLQuSu0c/KuNn88LAniRJKZY",
+	"h0aYcaOw8VHGReZ/LZrM6haCqUvnQWdxe3UARJ34kSZv35ydv3pfyrcAu2XabKBJZdzuT4PpsPnYWGoD",
+	"/8pEwrSGzjl8ZKW4NrSzzHBNiqoFTfVYmks6YlVXW1PTDM2h+IFFGPcegPUg44mB9Hs5JGFpHdUQcqje",
+	"VloF1savrMLC0aY7WCV0m5uxs8fmG3C3SPSUplbQXVpDsbGe1doH37paoEGP8FDjctj4kgIkCFXFxJVl",
+	"NRxT46m3AETQhBdViGvETCA5DS0ihkMuXGeRRTImiJcnfvC3oEOT5NKX/moA07es7OnQKROxu23vXTvO",
+	"K1/1rtiMjBQFLoLmd0H4SFiRqRlv7cfRETD/5Z9xokoVrcLCvNZnasb8Jn7i3Qs1/4AmI8m0Z4NeKc3V",
+	"G8KFNoxCG4kB42Lk3QrN65iTBeZX8pKmVnYF5dUNj12Rjf4Ref7s2ZPne8ckkWLEoH4YHgEwQRGTCVVX",
+	"LCY5b1nVwePWlSLX0S1yr67kktnvFSlkMuYMaBWvecbcnJfuG5p0YxnpAznQTF3TAU+4me1PKvS3fGK7",
+	"K7ZgWfuqmlnZDf0t6DiXrq92ByC8bIoGn7FTXvMmT3On/slnffkhkPaSX0CkpIYsEg2XsWZbBfvpKeVF",
+	"QlrdLJNg14ZyOU873leASWlkAf63jGUMYiMQcY5JnyhmyRVUCZGQmWR5xNPDFyuubL3oM2cqmd8CH40x",
+	"JwtciD4pC6w19fWvuLANsoEiywGBhvn+Ys7LOJLXTAm9UdYPGMtWBl5kGfN2hTsuIFKi/XUuVEPO+sFX",
+	"YTcom8sq+NSCqA30rok0zx1zUDDZeZaynksLr6TUDmdZ+lK9D1YYYFsm909fIaO99OK2q3sshdGVU6MW",
+	"WAc2ScCEnqI5tvNK28iVG86sZXNoaLN2O9UWF4ZMLvleE35W9N9Kg/qmRnJFwGWpPksp629jfNhSxt+q",
+	"KDOPK2tVtbkJAK/Z2mMHULm9INwW4Fl629vw61XJ6Z379yrL2VIm1arQfEy4qaVWYefCOwPzlTKzdg+r",
+	"Lbe0UVzJNpXtZVEKdRV52fhGXXfZSy2KaUGfquDZJ13URIlU5HH/8Cm2DHj6w7N/f744QNwNWmb9aVZI",
+	"l+3inmp0PsB+8bksS8mZU9c2DmTaXL1ai1+tm51962rNqlUA8UMuMRasUvP8at3mEuuQ0zmrZCGYlT+7",
+	"2tI3onfr7W5BX4HV1rg9kaByafdELtje7u7LjiBuoQUx1uqWtyWsyL+5ypI3Qog1dtXWrm2VtW0PVEpX",
+	"dJ+A5pQaBmx0qTEtz/OBXulokrfSMZxnAOEeMvWBjbnzXU5d1hxaA8A2wMUojx4jU44muFsC2rUl4xuW",
+	"OGnEinlzWr6oVa9r10hzI0X5hmfWek6rHs6WsbbAkXuJuRsFGO4eC1rWviQa9cM1U4rHXnN244oq/uh7",
+	"LFnxIY+P6WPy6BG5YizV6LnzjkKXY+WDKKq26huEduJmNmsSsTXddZmuupJuupGT9E70z9+JvrlFHfOW",
+	"9MqbO97mStcUgsP3WLrmLjTleXq6vA9+S7sj3xrfN8Q/fJY3PTrcf9Yvj6nkJ7hxa4cSFc1i1zPCwnsa",
+	"3bhW6pyVoz1MpUM9JKUWrvIx1WSCCahUNHa6JfCXO4KGZlJzbyzu6tNCxO6gk/GtNStu6PK7wns1wafh",
+	"nBf26//cjAgi4iltKGMd0njCBc4cHiHMQMEIEp6+envyl8uTn969eX95/uHXV+/DYzToh0eEEs1HgsU9",
+	"LqDcR6UVUjGj88E1Cwjojfkuupes3kBs+y3rNu954m7gHnU9uUErttqBLNjvVpQfB7x3r+/gQu5RV4vK",
+	"HdYTRL30k1cQklgXwb6yQm2gZi6/KO1fZUITCrGfxySMMm3kBEJQZjJTUPIYQq8U6X5IEjqhAbl++/Zd",
+	"nvlfLl9CeSfo5CUCOkFnJOUIIptx2kYqVzEf3Us6B33RGgJ8QJuEEiNFKScl5QQC6Wi5Xn9K9epdtPID",
+	"Oc1QoKzjz10HfeF5rEdJb2Z12ui21j9st7ZKFvSz/k0uYFX31FbtTvfI2FSF5fmA95Z+q7/IKZlQAUab",
+	"EJoPhqBRYC4r6UIVr3I5n8CHqe7dfXfhia9OtDBNFAZh204rl7ZJnyckoil2oqbRuNp2E6rIldQZKRjR",
+	"Y6pY3JZFtYlDd5OQNryn9ryZ8zFzd3nsg/7J3J1uUjO50TKOF1LqSlxbXv0SNqRsJQpySy1fbwxpy4Ix",
+	"mu4xb3myyER3+Pzff6hWEVzeyKR2TUvPequkso3X3iG5vN32wTeEpVVg5+bg0n5g97xpHSSvtbTdyWk6",
+	"NttxnVOoiCEvHVKDqqnpxyR0KfmXqWJD/iUkHIq3DjnTrsHuzQXp6ifaGskqbUqlSPKiNLAH12Qv1Fe9",
+	"qeqdDF5inO4m9Xa3Fam+lnm77BOe3/sVc85p50ZyNQuGNEk05mW7hDMXGElcYOQjHWC2m08yR0Xvkfbu",
+	"qMYUoNVT7dtSaapusdy77l9oyghq5MAtS9g8yHkrRY63E75/b2olbxD475SzGtrWEgKWJAGUQw1KTs4t",
+	"11/2xPAWcgQamlFUiE3N+uIqbjlUGGYmqxVkXnifGxOXFcqGr+Vp20qWQevRhMX04UrVqreRjrAcjhoK",
+	"K+TlH5aKgZ49LykifcVmAdT6qJWDLspvFbzu1fDn8Zu//Zq8Ex/S/0OdmU/Xf/7yl7/3Hx8+efrs+b//",
+	"8KJ32T6qWrkL5yyKdl32Pn99/rSpXNdclQy//4UVqP3utyJQl07yjmVpt5JTadaXDEeKRgvqPuSZtZZM",
+	"yCQGjRxDR6ZSXXExwgxaSyk1VKc1tbJ8T/okprMlldgPn7047FfE4uWl2KsrX34wDWiTKnbNZbbWXW8d",
+	"1QSbtqLbjnAjKHa+6Nw2UjUWsR2QG4vquxaWUODHl1oZ0GYhEOf48r0IgdiSOD4XOlKXzb/PAJJ2WX/u",
+	"QKQT/jeR6NuO4o17/Z72gTqVaHGuON29X9j/4SUM/3fMrlli8bYTdK45m7Z45u3cKyd+N2f40Vp2oHMJ",
+	"2lEl+Yp0heu0xjXRM23YpDflMZq5fyfJ4QuF0RXKJCRseZijM961u8Z/B5nbsNOWlOzCd19R59bSugqY",
+	"3YridROwvmke65oGhu2A0Pb0GljQkjvaijBeIlN3L48Xi9lIglr9Fpu5QTkSer4qqZKT1PQgZo746Ooj",
+	"El6xWegEe/CuMa25tNIo/OmrZ3mzZzSWmglvwAtI6P4VEppo6d/yHS+wzU25JBX7LaOJDkgoh8OQxJJp",
+	"4sh/OdICZVY3SyfoyOGwhUllhr2kIub+tNuDyBtVXSxL5YwhbuuPNFFMxOzv1zLTWOm5pVwXrm9VXGov",
+	"69UnXezIuueabrNyZH5uLQ2IgOfcaCJ6ZpzX93qk9xuNJPbyGutwNtdQ+8XftU6ykfanAgdg/zUjU5kl",
+	"MRkw7B5fifZY2lnEfvIy5rreV7C0XBgyZsmix0KaS6iptnCSTGBrpeYhi2rAFvkeDen/kVRttdCreRj2",
+	"yFhMBrMAKnMr9CIclaqB+6QKEis6Der1vbuTIjx5LyCv/vzupLm2t33a3N9nvtDimKascddW7Gza1qwc",
+	"PQzVHhM2NERmptpBmBsrulESeURcXrKwhDoOTEuVSWGhlRotePKf24jey7F0obXt6O9Jy5jDt7jWC+jK",
+	"mpjdimc+D6XxYTsY6kSaBf2kUfXjImZfHIW1FMH1efZ9xJbYUBZdQL5qt5JSQanWK/hJyTRl8esSjWvI",
+	"qmvc7XTcdD5N2W4dHNy6iFdf0oSu3j+s5jwSrBzPxnCufVITCsv1dsGDmSvt8xKfr3LcvAqUmhuySd0i",
+	"Ggo4IwHWTEA/qK69dqyXbLnYFUtNQLQkNGfiV2wG3TIceYJuc+g1Accr037+onMDfGIPyrOMuNetBWOx",
+	"Jt0URAii+d9ZQKA4e0D4hI6YDuZbFO0FZabq3LdmlnexmjBDY2ooGXNRpljuTqsq+d+0FPundPrOtQe3",
+	"uMVozJRuP98GUKuXW3VpEDgT9HbA2pjU7vY/e2AO6wFoBcT/eYYbCsiXXpTQLGa9SMas5/bZ45USkQWA",
+	"cjGQmWhxtDIRg7ZfKVzpKnpCcV0O5B1mIEAfSdeFqbi+VZfRmJqGaNVL17nE/eULYerip7yniS5Htl66",
+	"RuzVH9F5kmcgIC6MmGCW8Vl1jkFTjs+LCq/P79714hJ0wgIiFdRA/h9QqNUKInvHuWkHgdHixSO9T04d",
+	"eYCyjTKDmqgyntXL9z97vrhf32K724l3WRuJvT8Ihc42eUQaLQU3rOIpqld+nz8OxHWQQt3Ex3D/eSqn",
+	"lsk1om4lCnfD0Okq5dQQ+dQQpezcwS0J8H6lvoK1RXLfUwEJTi4y4JoLo+V8A+v8Y5fa+zWqn7zoyKuL",
+	"DsDK1EkpRdRgLqTOl7itxGMkVFAv6y1NMH1VGp8DTEs9+SQbVRP8i9QsznRVdBKWq1gtaH9Byv5QyUlj",
+	"KXJVqdQZ2YO3Y1tKhA8z3XZ/TCmnd+TtC+EUoU5qTdQDLGheb1M97rWSweqxxPOFq+eAo3qXi0WD4sKX",
+	"y4mrqqC50LuOzaKitTYoS6hlrzYPyr6WuaEIdllparP6guoSXMOyLKdeQrPskCNQYv404SIgLlXc/mHR",
+	"1Wr/3Mz+NKFfGiHIvn7pwmXbyuQDsA/5l1r2O4g+UOLbMlKrrQjpsa6lznW7TAoCz0rH9h5GgqcPBICl",
+	"2DonEOV4e0S+9NBhoJfJGAFBWewSkyfBi+gFqn1ntAtIJIXFHIoqp/f85ULAJc5jqfPSBpfbbfnkZ84P",
+	"K58eCasDtUIl8TG5n4MV9YRSNdzqxyrVcfGaK0jcSkHee5ComStB/m2ODy1aPq3U+ALUB3up5V6KFfu0",
+	"txIckaHMFGoITgHw3b9xPYSSYUINeRz0+/0V8wUKCb55N63dmOZDWkqbaDrPM3BGn1rMmktFZeL66P3J",
+	"u1cuD9WFinINUjlWxWbimispJpYrXVPFQa2x70BFekhZSmVcDVqx0374+Or9yZvLk49vLn999Zeqk90+",
+	"dy72y1LzuMvP/9rYMg53cCYz1ZRcbjcRHpVWTEXzoq2sFJPBjIS4z0vFhuGx/YsmLIYU22uaZFZBiNQs",
+	"NSwmmYiLvNx3J2fnr07tbsKy6M/ENbj87SSN+HeG4VAnGA11b7PSloSnOlaQF/N3EqBLhQc51MpXGwaZ",
+	"rhdfduv5atWYx0ryWjnEcR33WRUqdp7Ftm584I4uZFF94NZktupRbcORVUPJO/dlVdez89yDdUJfHN53",
+	"a8HkGHIes8gHD3x/4TA3y9BwlqsGcq/V0NVqaOj/hMZGLkj4n72XZ6eve9CiPyyYbSTlFWc9mtkLMBw6",
+	"uhCo57FpLkSjH3rZxj/pBhUSXgzKO6wsoBHyvaOkKaFPMWd/cx3qUkavoMgfppc76wZIoY2p4w12uEo2",
+	"ebsB7czdfUM/gV5ENas32cX0mlk6ZgLMs1SBcRN6nFA32KpkMLqIanj+pLXvbppQY6+r1nTXd9zF/0Kr",
+	"3eeHzZ12z5xCf8oSSRvCMoWEDJ8ljdfefzh/8/ovyOWLmELsIJ3KGEQBSWPQATUTZlkvtnY7xpZ6kt3E",
+	"BpI391q1i1d+ho2w3dL7LpXx8upMcZELYo+5rVwAtBhOZRxgVQcpGOEiSrK45jJe+WNVRjh/Ph23nqYN",
+	"nzM6+S6qy+yiysE6wqE9yHtUJGbVqgN22dsQzwCO7lwos6u452mgnzQdsVfXrMlSWHGxjpXMRmMg3XnT",
+	"UpImVLB98iZ2/eJkylns+6ZaMPdWvhn0+QIdzzUIJbiGpipli8oOzttBFjv/l2qO5XJmC2qitdRBiy8V",
+	"o/GaL7rwg+phv6eircDdi12WkABfwqVvj94cErHh0S6p7748nBc9qJftoTBLS9mtE020sNt7y2zymqmx",
+	"hYDGdsV84gVPbjRLhoTGMYsDK5xDxJDLiVm1f9QOO16v0MDa18Vb63y21ji7rUO1zEyL8F+JB3B2OXSZ",
+	"ueaSEVXKkquupTYz7+BzHrO2zr1QITNmhvJkg1ARF7FglV50KggytOpyt7BoBwSip3QAvlIosQKC8RVP",
+	"UxbvuZzu2mIXtJ9fKT5jDZWWXjfL+9Q4H4cLWcWoDBgOAC8a6duqtu5tJ1Ov0j0IemS22NZvENZvpKFJ",
+	"WynchnblZjhYfXTmWnsuoJlbSxFo73hea3K+LMW7bMIrpRU0dEGfC4Ob71dSZxtzZ5LfbClXvMQEg06p",
+	"0WOthGeVQzSKAI0CRQP5zJ1wiFDFPZcApMpePLGrEaHPC4W6bcjSJRHxziXqYi36tQPeUgUgoGslM477",
+	"M9LXjSYamOxnJbO0mYMAz8griLicksEsJDGfMGEJeB7SI6fHmBBqxlIzQvWVqx9lxeJUMW/XqAUc3kx0",
+	"vUvZbEFQ9k0FjRtKDGsR+c0JeasyBQD1Y0O0EaZucF0NgDomIa44hN9/OT//SPCHvLqOr8uCURvH5SQO",
+	"EZPQX2VopQLFqnFBDu6KeADpxAGDJNBTVoyfcZHFOV0s4mnyIONWRHpj5YTrWh2vzlhmqvT9CRdIw9zv",
+	"MV0w40fJm7ydgyy6YuYSTKRrJhauROqQInhOvRp5PMehc2Hb5aX6NeQTtxK4Uzmd3/adbGDVFZ9lkwlV",
+	"s/lV+4iRdbI/B7P1eJPHuAbupOR0TUZnz75hIiM3tOO5KBYjO6XtuYW1HqfVHDVTefWDe3SivITmS+fJ",
+	"aQKor1w0daM/0RHDlJXBjIRljAmPCapm+CPamHxOy8q26RIp2dW95mdSuWK34fZLzrGzZu0GAXLMzaWi",
+	"hssGRjIvd4bkgITVVgDdci8AApK34yLQyFoKpveOST8Px663DijORGaDhDXlKH1PtjNQARrA89Sna1Gh",
+	"p8zHrxPqmbQckqf9PrGi3kBesxW/toHhahPz1MZWG9zzisO3bBM4RhDtQTyWA9//7//18AwdE8g//6//",
+	"2wNy6efV7rpZjc3VwFvW++rY3kwu0J2+lRKKeUZnPXPCP8MqvhEVQhpoGWGvyqUBceXScEV+NdrI1NcY",
+	"anbdsomzli0i069gkNVMqL5MqdZTqZY4lv0680U6zPRvN69mB47B7Tj78JjKZfPwqmpHsp4f0ILORn7A",
+	"KqQsK8u73hWvFWlUAoWFLmg/rn62uLS2s9mOgcQpk3dsGmFqI2djQ5b3/b3ZuW3/eSzphK8XJHVeqR7w",
+	"8uz0NRIz0nW/ajDmNLsAKkWGl/QGcgNdxY9LH/rWvCJLzh5pYkeWagjEXLHIOPqLPliQMbX3W/gSBFAw",
+	"yIeVT8c8GmOaN9bowcd7q7d8WFyoY+MAr3JN8+qZzMM01mPLFDezMzunU/+h1dFJZsbNx1g5h9COk4r/",
+	"HZIqjsiP2CfpX+b7JO2TN4bQyECiXvXU7OFfCEyqFbIEL/vOu5ezxMIz7pgjlEqWduKIQTw4FIy7wCR5",
+	"uyWLbLCmAtTGxqQo68orzto36jNTcBzRzIAG9fHD2Tk5oCk/oJkZHyRyxEVIur8Yk34QySwgZ3TCzrhh",
+	"fzozikcmIGf2kBmGql+I87dne/vkz1aO0aRrZwvIx5Pzl78E5KdXb1+dv9ojExozZLbcYKeRiCo1q1Xl",
+	"KOEV1qa4ELWQRMzkDQhLNCNP+09wzkjGjISAv0PKExaHeGDcbhw367mkC+a8dB8tzpCmHCr6fQNZeyhb",
+	"0qCkMEomGMZgRVC4zgAyspNhbyy1vbK3b9+RETVsSmdHToMyNJEj0rUDdIDhgzookPZC+MR/KPiQdw3U",
+	"AQbDcqYDYpigoKUYRic68FWXdVAvz6wDIA06cIgfXIgKjdgLSJFmp0m3iKwP5gByLyDYLRMmpSNM/bR0",
+	"ExBE71+IN5C+AR128vQFC04QQeoSGV5+eH9++uHt5ccPp+ch6f7Q/+Hxnic6A5ZIMbIU1Ipiil/b7Qtm",
+	"rIi4fyEuxL/+60kResql2P/XfyWveC7VIcq5hmaOLK+OxnsXwtHDGnqEFUgJF6PLPjlpDJO9ECDft6GF",
+	"xQSoqwMp/4uwoYoI2EwaHl6ISE6YK9cNySiwIrimKbC6fb/7vJCIpUw1woTnjEhszxdFQHuxsOHQFxmI",
+	"ZJKwCHpWdw/7j6E8CY1h3M+vimGWZQQERU2cxO48vBCl56SbUmVB8MjFGQ85SyxsoRgSECrynGJ4wl2B",
+	"EppIwQISiixJQhIljCpN6IXwBngcvhe4yCH4Ph55ZX12A0/37M3hHXFNrrnmdgJnP6/FLdnVR6zIQIL+",
+	"ihiLatVKo4kP2CRdOsCMdYzY2HPna4VHON78sGj5RA0Eu4aA+iHpPv7nP/6fZ/2+3QeWAnjW30MLPkp1",
+	"YUDSJNNkyBMIDL4Q9iE6ATQJvwLfDkhJDvwW7hMrHZGw9GOIsEN1Pm8uIthRJKUjdoxFYC6ETOlvGRIB",
+	"d/7uRBOqcajli2yiiQVLUAR9YQqstIQH8QoUZ0BkOE1MULYX9fUCteqLzhH5etGxtP2iE5CLjitYgH+g",
+	"L1NfdL7ZLT3Frp2lflVjai4EVp+Srt86RqvGMsogR6s7oYlVvFhM/uPsw3tLw6cKqlnNUmb/GtCYuDBo",
+	"IhVhIpsASGbiSsipuBAIZcfk6eEhfn3KkqTn5iyvhAwURJFT7LTVZaWKIzoD2SWAxTtoi4mS0wsBr+Z7",
+	"YF+4NnvHJHRbDyE4Truu8iyJtT2HF65SjxTDhEcG+aM20J0G8qlJl0IG+4WwwCYC9EUSbTgkYfgVAFrY",
+	"B6XiJBCQZzV8BrjytP/UXeY7KdjM3qXrVIolt8B4oo/IZFEnVtdf4dPZT009WQOi5YX4l3o31orlEYDG",
+	"tWQN98mPwKwI9hDBpbQsYJ+AUdXST+1GlsxLaAqEr/ryC7hZzAwE0MVwoSs2q4pyPSTamPGHE+eOOUtA",
+	"AstG/Lm6KHcujLY3zgDGYn9l4CGmmpz9ctI7fPZ8n/witYEvOleznRyoV88OReS2qo8v/4JFeBNGr50Q",
+	"abiBWH+UQ708c/LxTSfo5BHtnf7+4/0+2BAxmaVz1Hmy399/4hJgQKx2LDDGrnejpiLIiNvRmIoRQxmw",
+	"HBVaEaYCIpPYIoyrpDUdS9INaWSkCkFSoIZccRFb+AVyciEs/OdChHRohH/RyFXhGluZ+1c208z0LHGK",
+	"/dkrOX1khZbfMqDvaKI+JqH9RhhciBAnhAKmQOxwKVBIzzvuYRaXjQh17+xvk30CmcTIF6nxioGOZGqx",
+	"70K4H7A2a24H3jsmVMwsSQDh1kpcVsLdJ6f2GyguC0kGbCgVO6BDw5TLBT4qg5pVO+yVOwCyQpIFuAxN",
+	"+S552GIyYvxYJjEeLs3bNdbQ3e4DYSeX+t7EnaNOwrU5sdf/Vo4ALhSFBjy6c/TXZj2vGII9xD/avzvf",
+	"gqWj0dBRDK9HHSczvAkIvOC6CigE685gHxcQwMPAC3dW5g1Rx7Uz/ZYxNStUBRfeg+op1Lgqys48f7qk",
+	"6syidaJwgNkTAGZtK8iBsG0Zjw9/uME6ABcsw7CwTbpQD/XoIuv3n0Q8hv8ye1YgYCNVCwOyv7/femIw",
+	"0Q3W+tnq/j5z6uhr57DfB9OMFMYFnEO9B1QDDiBa5+hr6WuLrAsIq1wbVPLmygBZ3UYOCVA0OJ59SwCf",
+	"4gqaJs5XevAjjX1NMnjl8fJXPgnqNBQW40tPlr/0WqoBj2MGdrZnq6wM/KmCJiBvoYHEO9479ixQgYIt",
+	"J4DGho4sAnfgtDqf7Rs1XQfTiZq8ameGKqOL8mSWMBmUUOrKlNOxFhkZPlIz/tNBcCGctQEiWF1WntU1",
+	"NTl/e4bysBd52xQozxaA6yTcin9W4dIXYrOsxyZqCEeTe8J+dJXhtgK5b+3cOYBVDWS+Ef+usMbnlDbg",
+	"zBk0ByccuuOXqrWdMdN7iVaXFcxQQQ02/vTPf/z3MfFwcVyHi2MHFyHpgu4TInSEzvAAtqhO/YDKBKlO",
+	"cr7dJpIfvlj+0rmU76iYeTfyTVDd2UI7R3/9XEb8s7L3C8z1WOiwcBgVVMCMG4iAxIInzVTgJ1C6K8gI",
+	"07us3AXkYL8Jq+y35uD7aQPxQWh0gR4rguOr0ppq5p9uDSyPyTv6pXcyYn/qH5N//uO/w43g7F5zhgJc",
+	"vlZsyX/9/K0CP6+crQo1KUNKxtQFcJO7VprB5h0XyDvGUplewq/ZnHU8N0touOseF2DnDFC2hqhHKz87",
+	"OTbwwy2Vr+WfnVcqz4CxGSrQuEQP1KVQjC+KbXbrxsYLMYYqVOhXNhLUOPvVvSYOgU7YN34p5y5ZfRcM",
+	"o/oR3xJ6FcbxeKdriJvYyLm3ZKIWnbePLNrmROyei2JPDw9X+UyqZMQ0+E5fQWmw20BWi1eEijourYKs",
+	"ulWxP0GQ1wxpJ8cm+/jS8bxRHsbRJNknZyWjiLNNcO3ykebVyyoM6VvWMpcM/6SZehO/BtvrKuM/Ilkq",
+	"XtmlslM9ueVaT93t84fQfeqbXgknDr7y+BtihJVzmkVcZwE0suim5vunka4Vu9Au7r0F6EPYm0cCbL/W",
+	"wDOWSUOn2OHyvtNNXPriN95L8xoqK2/j3vFcVqKH6xKbN7EjHZ8rUDPNw01GbX3iquIMiuVIVStuW+CP",
+	"ZaVWzvs/50HIfX+HtMYF1LSwdrQm7m8MVTe+8p9gSQNWcmW0I3o54Mbd1zxb+tEPulf86J2MWbIOQ/pF",
+	"6lviRuV+QAvZUNE3+g/AfgYFGHlozCHrMzYraSAYdoj2JaiKwlT75EOpL0/KFOnCiACe7h3nrmh03b3Y",
+	"b9FPfswTuHahmFSbd92yRpJHpzUTKnd2955lrmBCeuncv3elm+Rw7qJIKCnyAhtAvU58G0SsKqji72VQ",
+	"XSYPoVHqu5OH1oaGLXBTCKlZcqNBM/McMdN6af0HPL9b0fhnZpZf66YiMcQNRONF/UF83xiIhITGG3mX",
+	"OcWgHnx87CO67FjkV2B2k9eMcDPP0jD+7FZYmgukv2XvzGqgTqh2oXgPBPBO2SECycrsUDF6xXyKYbOx",
+	"4WUitfNflFqH+TcJNc6Z6YzdLsLniNAkcWUqJmjXLtpNQ+w6vuWaFO5hJxarlobwU+g+mMQ4CTXE10xx",
+	"yIwW9D9zM74QLgT49NVPb84uP52+DZ0fllFFFKPRmOlSTCUGuKBiCwmUeWg5FYVz/kJ0McaHhHg0YYBR",
+	"H6HfexjUT4XHLo5oSjWJ7MHFe/vkLb/yIZ0YI3ohgPiUwjK5cUvR+D437vVj7O/CtYumoeSw32+0/dvN",
+	"/ujvc46MtveBI1MoD2KPGqrQwnfboi+qVW3aXVNLmwg1RoxUr5zr+pV3S80EH809hWCttoXnTR2awkaW",
+	"N3jare6Kt9amu56P89sB0GKKOeB4EDDqygBgPC2jJJxciQp+yPMKykJkU1AhQCKAYSrjMsm7Yiw9qn7F",
+	"UrUuxt9BSZUjtP9d04THBFqrUHEh2JcxzSB/47dMGupifYFAQRgZ6NEgeVQmH0oFXsc6NsD3LoQjmEfk",
+	"2ZcvAXl2+CIg1KrnPRz21P7gMEQaMrSHDbG3CEN+WxDVC6Hwi4lqQfixjrViMRTULMhrwrULydF04kC3",
+	"LbqvnWCtZVlqJif5Ur33FcKT2yiE7wW1Fs6eGRTJ7pg8+J3+IYxaEVdRxk3PAy5cXCuK56IOphgttrq6",
+	"MffK6HrO6ORGTsDlr0DI269sdkumWjjlFSy1eBt/DENtDnm5tO5+aTfTvqSpI7MpEyAzsWqf2dBVEgsD",
+	"EhYV0CqhyRB8njJFwpQpLuOw1WgLy9mVgguT35HJFjfWRljh6YPBdicGWw9S8yBfI9qrWmsLGP2DGmu3",
+	"aHttv5wFlteWC+g/YOs9MLsuutGtG11fQkaWa7YErCWPJYC8uWO0c5j81khk2RnXaIZtNbTung3dkZl1",
+	"BcD+no2s98NmupwjYbmDhVrEzzjkFpWIXUrrsJvlwjqeyx9CVh/5+/VQ4i68LKk3idA/u7qluyBdMPfd",
+	"CNCusmsz4YKzehCfdyE+52Vw61BYJVVLg0nLyTTwiq+io8mETQZM6TFPddAQKFhrnjjPs/GTBdw/SOU3",
+	"lMpb77xdJm85/f4D/t+1QL7gMrcgjjdJzzvnQHcjOy+HwIfwhPsWnrAO9zpwfGi51P3ODfyeZG/c03IJ",
+	"3B3SA7Ftq0HgDggDv3ZDfBvt9C6TbTqWWDkJ10FoohiNZ0uCpUsgsEvCjV+4QwXCbbGFiBeC6AP5vkvy",
+	"fRLHhOa5yJtR8YOvrs3WChb9OvQvz0mbyOsHBaIhJw0CWN3VQQnHXZDAVTNa61lsY1dybDGH/0Vq86sd",
+	"dK/c87eX4uT2v1wSyAu9ki4mQGOmH9Zz2/tD2OjyIyjB9y/5b+0+9TMjFdNYqeyax0yVyti6vmp26iPC",
+	"sDhsiFGvIYYmwgkHRDOauJ4cF+Lk1Vnv8Nnz3s8v3/nKtRhX9e7k7PzV6eWvr/4S7hGZT3Wp2DAk3ZCJ",
+	"66P3J+9eha78KSAtlJpg4porKaDEpBwWgVd75J//+K9yDEB7iQgHSjuSKNzsdyNN+K21BlK6qNdu3mPG",
+	"aLy4vQc75S7slP7EWzBxjges6Owvg/BDatZtp2YtudR2c2TrtfUfKMC9tVQuve2thw/8zK+5GBXsdY4/",
+	"UkMmkMUl2B5RLE1olBfZgjwUrJcbKWb5pL4Q/nWXnxL6gn2K5RUEMdrahZf6mFqs5AQnkAcnNPBVtC7e",
+	"Cl+9GyPrqlhVWFr/CAj2O7W+bsSTDwxzfYm2bCB7BzXppWAkGjOakmo9TCxhLUsYCqvv6iwaW2izqqGl",
+	"FdjxYs/XNuH6Qvi62YqlUjkkl5mJ5ITtkxNRJFQMKU8yVU+zcvlo8uqIQJMi7IlwIVyZeFddymIX5aJM",
+	"fJBmwMLz4urY7JCO7FBT7r8BK7TDLqC5GSjq7dSogfTYa7k9tnrOtDllOktag5XcCfse1XZ5D3y1hon2",
+	"FEt4mMOFhQfX8HgeMYPmzAYoOL3UcvLdOEXsZlazgeg/jKmjbuZYHoz0CwLZrsSUu9P9FwkoDwr+rhT8",
+	"BvirkKe1opCAKuZBSJWQo9yu1xZslMP1g03gLmwCjXRokS1g1xLL75oc3J2238xPdhOVtGNWdHfq8kJd",
+	"+SEi6R7qxAvYGKqXC8XsdzjkO5GzYTcrhB3Bpv8QkvbE36+HEXfhy2Ttd672yC4oHMx9N9I2bqstYsc+",
+	"fJC3dyFv+1I2c1BYJVVridxYH2RO5g58jP9IUeFMVUVlkZIRq00cL0D/QR6/bXm8FU7aJfKW6+o/0Iy7",
+	"FsoXXOaOxPKdc627EcyXQ+CDaH7fRPOlHC+ls0TSWB98ddB6uYT3nbIYi/v5Hjy+PgpWuu/mLTN972E3",
+	"76N8ZBvH+4hLeUlTkyn2kPa2DU5WHH6ExxoTf+MlqPjof2qt63ZeXKTzC7puTAMZc1aaHSP9/FAskOgk",
+	"oTE0scaBl34V0HV8Y1A68h/GanX250lqiCN3TS6/ETPL4Gx7FLP2pdYmDPD4AYgb2fcGELy0gKcHTx6T",
+	"7n/2sFO0O9Hem5+KSpgpNeOizF1BIBcW8FyzqWpOiC2ScLbYTvLRD/pOLCWwnxXisv3h/CGMJWlxyTl4",
+	"+58W1DQDJRcCsOFQ98kb45VPIc2YixHJhOEJCWmSXKKmG5ID/NNXp9UhRHIwQ6Ryb18IqhihccxiH4Zd",
+	"AViXouLmg3bcDc/zgJiwPbYaoWFHgjNOfjf2HrexFvrv7uvB4rMDi0/qQaoBk+qUdy2zj5NpcrsP4krQ",
+	"bONpqvlwDI2SecQuBI0gxEk7ySqhM8xBgaLFlvnEUOVaMZKwIfp3ZWba8hScMF3g0oP96LbtR4ugrt2E",
+	"1HZl/Qc6dPdi6OIr3ZEh6RYY4t2YklYBxAdj0n0zJq3NTFdMT0VocFGyPwMj/b4UnPLWVgvAtIfmZIoH",
+	"gtxWlqLI1vWwSSZ0hkWdd0CpW0pUwC2hrMa+QAH/1epTzIPGTgl9+UN3qQVVNtxaeYgK80D075Lovy1J",
+	"Pa5MemPyy+os4OBrqQXOCmmqLfixTJv5MzfjWNGpeKCbtSv1J1POnnAFLXYi3a5WAQKaJ9TLWjTYlnpW",
+	"n+6hPr2CNAGOrlNq2Ft847uSJ6qbW8F82hx48oAfzXJFsw0Hil/tTA1sFC4+CIbdgvGzrhnRfL9g0kVF",
+	"iXBDuNCGNfarL4sdVQjaqeBR/dRdih61Tbdpnw23/yCL3KUscoaOwPw28rZerp3hcCPddI6rHHyFn9aR",
+	"ThrQ6KHQ1o0KbYGbv7hpOVznopfZVpddV/+B4NxnK+wNYWNnYixc85pG3TtjwHdp8N0cHx4aeOzUtnsj",
+	"zFrAXlfW1L5Hq2+xsRVzgR4MvsvqEANMFXapkYea34Wpt4CH3ZP7Ozfzljb7YOS9r4oV3I+PEse6xJsS",
+	"+k2VpwfD7lYNu3iTd2vVrYnDFaiZ9Xz80wqSwY9+6L0qW7xBl2Dczu3UOq4c3YqRteVORH+UANtiz3UE",
+	"KT1pD7e1B6wrbYN1NrBwAaWEQxfbd+lC+1zzYFe+HYsyQhFx+Mu+USK+hAsso9ycLFMWKdw171SecN+4",
+	"S2HCb3NxvJC7tYdA2t0F0vozXogyLQR/xerE84D9kAS2lXDUle5umQW19V76Dyh/T2NWV7z3rRcihmtC",
+	"JlbU/yXnkkTQ4BiLfjqeOeLXbK4HfxMPvRA5Ew1KLPSYcFOtZRxlSjFh/BfaCw/fOiO9SwPsWlj1EIB7",
+	"PwNw12PCiIFL1C0/6F4pWueMTm5JZ8L9r6AtuYP6Y6hJBVTkcOZ/Wla4yQ3cFT3F2e9IJXFba6OhXm97",
+	"0EJ2oIXkYNUAkXWSt14+n5NU8oQ+J30Qn5wXlDLzAsLFkCkmIkaMvGJira7OZdx4yM279dy8RSC0QP1p",
+	"u7T+A2G5F7rO4mvdWZsVw+gEjHgTeV0jJdB5gRpih+y3aR+3wSfvSONYCZwflIx7p2SszWPzIlJbrRu1",
+	"rFoUPq6W2NG3V81HO9bcBN+/yCmZUDErqhNNmWIkfjBULuLN2I6xXuXHxR/NA+WCij8rk3cPzqvmlnx/",
+	"CSVrZJGUkiECwmg0LoRllSV/kOI8pUMoAeNp6dflJXpq0XZUxFahQIMonTBiFBUaiWWAg+3xgpFUtPkD",
+	"dx1KescJHEuDRkvn+buCyt+pIl4cdysWNNDWtTTy1httr6V8nNfOqrY8uRA3KaWzXn7Hg8a+bY19BVhr",
+	"19tvJdvjO6ZOd1T0cZUr37pO/xIck64dYZKNiFRAM44d3ckdl0pmo7Erc1cnbwcwNmxT+G+NT9+N0r8O",
+	"JhSaf/CdY8Xv1BJwAyaPWLCaLnUKQ783fcruagWd6oEJLEr4QLoLFoBds4QFzszKne6abttv3LGOBdts",
+	"o99Zwh7I812S55M4tuiQJQyDhm9MpQ++2v+slrkxjwoP0Zk3VW/sTa5O4pYqOs03038gE/dFt1nvvneW",
+	"pmOvb+Wk9VtngXesviyD7Qe35b1TVtZBq5whQuuHpQVKoUPEr9hI/vediXaGUU0nGNS0zpufNFO3E43p",
+	"T3sF7amold4V7JopqzRwRTSLFDOaSEXGVI+Z3vtj+Kby4ygDfvFju2fqHRdGk1Bf9aaqF5KhTBI5ZTEZ",
+	"zMjTH4iiIpYTMpgZpgkXJBMptoMYUM2eP81UEhBtpLJPjSZnv5z0Dp89BxM8vRB6LJUhMdepXUiq2JB/",
+	"CVype5Mp4extcGXoBuO66C8kRTLbJ5bsXrEZGbBEipEmRl6IVdIFSClbgAsS+pgDHi9oQ+Hhb1dszk1/",
+	"R0pe5etxK4/zUAMXhfGQ9oICosdyKogUEXvwrG2Rj1kMhG5H7tzbMHiec63lVCvf6CCLR8zoffJRsSFT",
+	"RLFrecUCMh3zaEyuGEudI05OoeIaduCKpIrbYnIqmPOgGN64d9sSWFigDLZexPbZ9FIS8nDDLY3Nll7v",
+	"TnLy5FQwBUSgHKxKFcMUveMyO46cR8xyYSsMKGkAVFq9W7fDOu9IOVwV4B+Uw3unHG7IVg+QJ9pVbLua",
+	"1JlVUEKcP76kJjzOGbQ2MtVkKtUVFyNwjUJFCC1oqscS5HxJ431yal+GRE3Hu2N4nWtCiZA9mc6jKY67",
+	"V+wh8It/4BNzJVHtudwIfC293gn4osZIiWDTEuEDN34exyjohAXIbwLPaHxffPsDl4oblEfZl5SrGaiF",
+	"F8LrhYXagfoGqIEyQShH+dQjyRArqtCIXWJlbB2Srn0/hJmZthh2IVyShiRCTsm/EXghIGg6SKgBAwIV",
+	"hBsypXrvGPfTh7LaOscx6pdzCtzQ4p9dMz6UCvdS4OLT/osmXROv5pYY5inCwR3pmvj1Vl2zAYTKCqeX",
+	"VPzFUwsYcIH8IVDkTtkr3uta9EkmbLUKYKcyYfez/lfVELp8/M9KZuk6L1Tz3jcwA+/UOFvcywr2WZmw",
+	"P1ZpscqOy9hQ+b3dEIt1cElo5wkto6pbOZuqnwRERzJlMcQDGDKR2uTjfX5icCHK1k/SFYybMVNHRM+0",
+	"YZPelMdsD1ksMG9X63TKI7aAizmLaQEUu2JkxRfuyG5a2mKbRFu64wfb6E6yDkonvAC5GrnNiuXH6qD8",
+	"EO5/6+H+q13yAuPnoivsP1CE+2UFXfW2dxrtb1dxXKlI5rUO4KyFdZR0YwenIibI/CzXLUqaTfZabaO3",
+	"ySTvyEK6Hko82EnvnZ10XQabGXbAvqQJ5QAmzULtqR2mQU+Ei7P3bnGrKKKTJhTlVXD+pzImU5klMYEP",
+	"eHX/n//4LxRNvSE0uBADxegVU5jvl/BrBmYcETkvp+gNEz4aGzLkI8jDt3P4pD/NEAq5MzJoOtNkOp4d",
+	"2cVdCG0UNWyEM03HFsmlhsXk7dig0CBNEqYeaTLmwgRFm4I9MHlNUtOLaDRmhA6HXDhz14VAH4vWXArC",
+	"YwZXaaeGWBYpAjKFyiFgJ8UzE1A0AQKcYP7A5ct7XJrS5IrFF4ILODX7k1QxUyWDSiQVI7kjl2rpLV1E",
+	"X/HUKhDdIU2SAY2uXKuFR/mtXwg6RPuY298jTeRU7BX2mRypS5mXlR3glRo1I0OutNknP/NrhkeBh2jh",
+	"omRMsEulubnQf6YEQ+DElvGMdOGbjMZM6T372t8yO+JCwEpRqaFCT5myqkx+tOF/9sBK0QMADd0M+Zcy",
+	"bdVYds2EeaQdKMbMUJ5cCNyLpjPSjWWkD9yR70/iPV/fQjEKtkLUr5CRHAEs0wnTcES1NNVmM2Fm2CuH",
+	"YbtiG8UnctJ624yjvASdJa35YzGLuAYP5EMXoK3Rf3fyZDpmipXoNEL5SJZYwQcPnWU+4EKver5W2kLL",
+	"XjUE8b6HVO7SllY9ieXmtHpJuj+ERa2+6RIsntUfLatKWT3wHZHT6kfuxlpV22gLLa0d7YPNahc2q9oh",
+	"LwbfNoK6Voxf7Yul3OoiXHqNcpUNSPMQ2ndDG9daQNFu6Vp2Nf0HgnIPTV5rXv7tFOZvMVrdAce8G9PV",
+	"RgD+YMC6bwaszbitsycdYGDdAkMWG2Q8iXVupnqki6g8aLr2UWozUkwTIafOqsRErEn4/sP5m9d/CYmW",
+	"zm4jzZgpO8eFwM9qYqTcJ6cu+Gk6ZqL8HcGmxbc45OFAu4tGowFMeOZG75QvuG+c4sk1ok3jFvZ/T4oI",
+	"7g6Fq+JQF6vEhpqsrAi3norGIBoRO8BIZYx1gxVLpTIs9hGg9vMJ1YZMuMgMI91UgpnJjvJFiS7EKYu5",
+	"Ps6NnOHpq7cnf7k8ffXTm7PLT6dvQ5zGalZjWQZliPHea4ImK2jgbnYJSPiFNroLT39XMOMxg1wzBWZe",
+	"SIcbQXtre97LAMgwOllsSDmHEd9J3Ry7meUWEDiUP4TZw7jL9TCCl73MwGFH7UhIs1PfjTEDNtVCGLC2",
+	"+oPdYvt2C4OgVIe/CnlaapY4gWmQnWnDk4SMaV75W7u4smNXGJtIBVX0wY3ufEQtNokczh/Cc247PKcF",
+	"LtqNFM131X8gD3drhWi9xy3YG5osCTtmTXdjNVgGew8GgvtmIFjC1sDnfwA+/0XKGyOKTjE0QBN5zRQJ",
+	"/2r1/4AYuRcGRCYx0wZ5WIBxLaxge6WIh4gKDBTo0shu+0JQnSfbu+Xv7ZNwKNWEmj9F+hqbR59EEUvN",
+	"ETHsizmAX33S1Muz/0m6p69fkqePf+gfEeqjGpScBhBsISA2XMkpaCKwBxfJIpNsIiDGJPxkz+GVfRYe",
+	"EzrQTBjCYw2BcGySmhmJWJLovX3yZ1Q0L0QI1XXCAFbAcZfTsUzsWYkRQ/tIGIFCEUKMizaK0QmLXZ6V",
+	"m8BlW9lFgtif8Ct2If7j7MP7IghEsC+G4FTOFuLiOd6zL6b30n0Dd96k0lr1qdji+koUvPtayckaWSN0",
+	"xM7lyuNvsbPiTgoN+dyvdd75Reo1SxLREXsnY5as+Q4aG0ov1c18rvgMYt0xYLjisfOvOeTL4asTdLh9",
+	"7beMqVkn6Ag6YZ2jDr7cCVZkJSVwfI1vftupwl18z6ndQccTk+oktajZs/+J2FomLMc57cAS+y6+b8hZ",
+	"Es/RE3teZpbaI9JGtYSKFip/KQoLXJQuzMuurILuzWTa0QhHgYFswMRdu4/8bCv0Zy8neLJkc4O3LPmR",
+	"AqlaD6ka+5JKhSsrjmxue/eb9d8lYwZjR/mOS8wZgKaFOR98dZKkr1vayqlhPMF0RCxfw2JgsXmcU0AG",
+	"MxzwSOexTzwm3WqQID7ovfnJsiifpczivXL1chd56aPUoOgUhPBdYuRguE9OgNGTEp+33OiIUOGWKoeE",
+	"Xoi8i1xFWBCQ/k9jTPJ/2n8aQCCktm/z2GUy57vsOgnFcu2p4sYwgVGRE/udIqDT75mJWCOTjZWEgFCf",
+	"0M0VieF4UqoMt6cL5UCYpUNcija7cYH28yy2TnPnj7/p6PcCEir222UIy3xySBI5ZSqimpEx+0JiPoI+",
+	"IFSgf8USYX9W/ZxSp9SMC0JdAFKnrjuUkXpCv7xlYmTGnaPHhz8EnQkX+d/zFO12SHeb7lFCqAf1t6X6",
+	"Duz0kS6f1VLak8/SRm+koUmzRlCSuWOuDReRIdc0yZhnTi6fczALScwnTFj6oS1puhD2Iy5YPZLa7JMP",
+	"IpmVYpRLnakblQuuCTg9LUkopXtaGgbM9IjQJDlGjbWSwQqh8PD7o8Jsd5xHD8yNlZrllEtbRkqGIGRZ",
+	"uQALlfhXLelD02AjeZtQE43BjWrGXIz2yYmYwecuhI8zn9AZofrKfsRNUOrmQ0bMaPK0/8TqTkpOQjLJ",
+	"tCEDRgZsKBUjoZEh6T49PFxIus7cfd8//QDGQ2r5j7MHuX8juX/nJNpDT5tTEx/fdwJ9l9IhniDXjtAt",
+	"pc+GT5hmijO9jERbOhxy++lrmoRkkEVXzJDup/OXzr0ekLHMlKVTMZ3tNZF0nSbcWDEI0oUayfex04OU",
+	"xoxCUCXctyz9GjAUqGiyT96hVx+fWoJtv+jS+S/E0x9gPT5jJFP5QJ/x/+LQrlQDUfP0ttjhXpPg6SFw",
+	"AQU8L07090IEq/f9I572lMdm3Kaq+1NaT1l/49/69kB67xvpLYFtm3meTyCej9///jt3ajhHARNqa/PJ",
+	"YgrszDKtASufYMTt5vtUL74kN/vMSIh/YhPKE9KFYisBsdpkT1sSbvg1Q1l0r412wKsLrT+7BXamlofN",
+	"wNX8IcJmMgdiBZDav5eFzdhRO/JN2qnvJmwGNtVqH2DqIWxmF2EzGYJSHf4qRHKtbJ4ypcLeBtpZBop0",
+	"nqCUSm/kFbNPJ2wyYEqPeWqHWkV9jZyfHCEeMn1uGC7TAg/t4TLNR99/IAt3ay9svcetp+ecMWOcrYxq",
+	"PZUKioqGMQeaFR8RyzhCsNXnBOKRzulCWybPjnnc3cTfLAPmh/ib+xZ/08Yf7WgWZcp+0OLRgFHF1Elm",
+	"xp2jv362knwk5RVn+S+f7QvqutmbdJK78yyYKZlghZljolky7I2lhqbDWloEUlDfUEiSZoOERwRntWiU",
+	"qaRz1PkKwMa+HR0cfLVvfjv6mkplvnWCzjVV3B4UwPU4Txka0iwxVueREU3g5yb4hLIfKhPCIjssF0DU",
+	"zl2d5of+D4/nZsC0jpcf3p+ffnh7+fHD6Tm8jWutvj82Ju0EHSayiT1y96f9D5785/w65kkR0hQwGKVM",
+	"pgkj3USOuAhIIkcyMwGZjiWd8L08NKcuidgfZ2TCBQTzOqUJbnFePfuUYkiQJW6phArT//zHf6HX4JrH",
+	"QOdOPr6x9HAGxrmpcNeVF/YhFLoSkU+nb3FJfMJkhg569/FfpDa64esvqaGJHBEmjOJMO68CxjQQqMBe",
+	"OI1CqCwTYohDUJbPIprSAU+4AcNC/lGwmTR91YLC3yQXpdI+mCqCAIL7UozoMU1ZQDJ/RDgSS2ynikdM",
+	"B1jwp/TRvIDu/Gc/uhMlkWJQfwj8VkP32X3yP2mSscJzzHpSJLPjUsiEHsupKxhSahiR8GtWP2ssAjy/",
+	"hPcQKwJ92zQzmnTd8eogF2IjKaJMKSjolIIcLGI53cOAcpBl7UVViujAkZRWUG78Nr+GP9uJcgfShM4s",
+	"gYJDx/OFKqg6gOl7V2yW/1A0mdMBSWnExagoaV76/Ee3yEZ4S02m7BH4kkbQE8vFHg1kzLH3cb5PgLII",
+	"37pM6QyzBqU4Bp+ZJUTou7eyJ/w1mBX9PeIJF+Wb+ejeb1jYG1E46gJC85p43Vp2ZYA8VioCtu89MrDM",
+	"CbvS+rJNFrBrUPmxqoO04ISRqfeMGiaoiGbooESSTrnI/ZGlqTGcsxHa0TuKDcRwiRigK+J8wnqpkWCF",
+	"igl+T+4DTWAuRW+cTahdMBcRT3NMcxs4RhJpiVnxvdLcc5mrDftD2jwdS6L5CMJOjHRBnSX+B5uwQF79",
+	"lquVVqXbpQUgk57/KrSw8OaloLh9q22WDgxQFAM6HSSV5gbrfdPkUAnZl6SD+6oAW1CuW2x/LZVAxpu1",
+	"LAsPuEwNKpXsmuiBL+YYY50wLP7GROAzLOdPFdHPIpsr9eW86hV+F3PT8Lm3Uox6lmbGRfM9uBHvoamV",
+	"yKs05+G60oyt2GNReb3hzlJmIZ6m6AKL6QzTboQZEync2QVlN32pj1PBWLB1WBtBhZJyKRPIvlAK5JZB",
+	"lYzuRUG3PJK6AnJ0xJqW77MqMWvW5VIGriVKQCKuoowb4usClii3sayl9IlS1uW3z9/+/wAAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
