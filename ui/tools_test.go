@@ -46,7 +46,7 @@ func TestConsole_RoutingExplain(t *testing.T) {
 	must(t, a, http.StatusOK, "The request would go to up (gpt-x) with host key primary (slot 0, affinity", "taken first", "skipped: host disabled",
 		"the relay key&#39;s own policy", "open", `<div class="label">Strategy</div><div class="value">priority</div>`,
 		`<div class="label">Strategy from</div><div class="value">model</div>`, `<div class="label">Affinity outcome</div>`,
-		"gpt-spare (fallback 1)", `<th class="num" scope="col">Score</th>`, " prompt tokens</div>")
+		"gpt-spare (fallback 1)", `<th class="num" scope="col">Score</th>`, " prompt tokens</div>", "gpt-x-2026", "gpt-x-down", "gpt-spare-1")
 	mustNot(t, a, "would be refused")
 	mustNot(t, a, "sk-upstream-secret-value")
 
@@ -145,7 +145,7 @@ func TestConsole_RequestRoute(t *testing.T) {
 	 "session_from":"prompt_cache_key","needs":{"prompt_tokens":100012,"tools":true},
 	 "candidates":[
 	   {"binding_id":"8a1f1a52-0000-4000-8000-000000000001","host":"a","model":"small","shape":"openai","position":0,"skip":"context window too small","score":0},
-	   {"binding_id":"8a1f1a52-0000-4000-8000-000000000002","host":"b","model":"big","fallback":1,"shape":"openai","position":0,"score":612,"keys":["b2","b1"],"affinity":true,"keys_held":1}],
+	   {"binding_id":"8a1f1a52-0000-4000-8000-000000000002","host":"b","model":"big","upstream_model":"big-2026-upstream","fallback":1,"shape":"openai","position":0,"score":612,"keys":["b2","b1"],"affinity":true,"keys_held":1}],
 	 "dropped_fallbacks":[{"model":"other","why":"not granted"}],
 	 "chosen":{"binding_id":"8a1f1a52-0000-4000-8000-000000000002","host":"b","model":"big","host_key":"b2","slot":1,"affinity":"hit"}}`
 	if _, err := b.st.InsertUsageEvents(t.Context(), []store.UsageEvent{
@@ -182,7 +182,7 @@ func TestConsole_RequestRoute(t *testing.T) {
 		"The request went to b (big) with host key b2 (slot 1, affinity hit).",
 		`<div class="label">Strategy</div><div class="value">cost</div>`, `<div class="label">Strategy from</div><div class="value">hint</div>`,
 		`<div class="label">Affinity outcome</div><div class="value">hit</div>`, `<div class="label">Session from</div><div class="value">prompt_cache_key</div>`,
-		"~100,012 prompt tokens, tools", "skipped: context window too small", "big (fallback 1)", ">612<", "b2, b1 (session order)",
+		"~100,012 prompt tokens, tools", "skipped: context window too small", "big (fallback 1)", "big-2026-upstream", ">612<", "b2, b1 (session order)",
 		"1 held by its breaker", "Fallback models left out", "not granted", `<span class="badge ok">chosen</span>`)
 	must(t, br.get("/usage/requests/"+routed, "HX-Request", "true"), http.StatusOK, "Routing decision")
 	// An address from before the lookup carries the request's time: ignored,
