@@ -74,3 +74,18 @@ WHERE created_at >= sqlc.arg(from_time)::timestamptz AND created_at < sqlc.arg(t
   AND (sqlc.narg(model)::text IS NULL OR model = sqlc.narg(model))
   AND (sqlc.narg(status)::int IS NULL OR status = sqlc.narg(status))
 GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9;
+
+-- GetUsageEvent returns the event Relay recorded for a request id (the
+-- X-Relay-Request-ID), through usage_events_request_idx, when the caller may
+-- read it: the projects and teams filter of ListUsageEventsPage. An event of
+-- a project the caller cannot read is no row, as is an id never recorded.
+-- Should an id appear twice (ids clients sent, kept from before migration
+-- 00004), the latest readable event wins.
+-- name: GetUsageEvent :one
+SELECT * FROM usage_events
+WHERE request_id = sqlc.arg(request_id)::text
+  AND (sqlc.narg(projects)::uuid[] IS NULL OR project_id = ANY (sqlc.narg(projects)::uuid[])
+       OR (coalesce(cardinality(sqlc.narg(teams)::uuid[]), 0) > 0 AND (team_id = ANY (sqlc.narg(teams)::uuid[])
+           OR project_id IN (SELECT p.id FROM projects AS p WHERE p.team_id = ANY (sqlc.narg(teams)::uuid[])))))
+ORDER BY created_at DESC
+LIMIT 1;

@@ -16,10 +16,10 @@ import (
 
 // Requests in the usage ledger: the usage explorer lists a range's requests
 // with the route each took (X-Relay-Route's value), and a request's page
-// shows the decision in full from its route_detail. Both read GET
-// /api/usage/events; it has no lookup by request id, so a request's address
-// carries its time (?at=, Unix microseconds) and the page reads the events
-// of that microsecond.
+// shows the decision in full from its route_detail. The list reads GET
+// /api/usage/events, a request's page GET /api/usage/events/{request_id}.
+// Addresses made before that lookup carried the request's time (?at=, Unix
+// microseconds); the page ignores it, so they still work.
 
 type requestView struct {
 	RequestID, When, Route string
@@ -30,7 +30,7 @@ type requestView struct {
 
 // requestHref is the address of e's page.
 func requestHref(e models.UsageEvent) string {
-	return "/usage/requests/" + url.PathEscape(e.RequestID) + "?" + url.Values{"at": {strconv.FormatInt(e.CreatedAt.UnixMicro(), 10)}}.Encode()
+	return "/usage/requests/" + url.PathEscape(e.RequestID)
 }
 
 // requestsTable lists the requests of [from, to), a page from cursor;
@@ -70,35 +70,19 @@ func (h *Handler) requestsTable(p *page, from, to time.Time, cursor string, page
 // request shows one request of the usage ledger and its routing decision.
 func (h *Handler) request(p *page) {
 	rid := p.r.PathValue("request_id")
-	notFound := controlapi.Problem{Status: http.StatusNotFound, Message: "There is no such request in the usage ledger."}
-	micros, err := strconv.ParseInt(p.r.URL.Query().Get("at"), 10, 64)
+	resp, err := h.api.GetUsageEvent(p.ctx, gen.GetUsageEventRequestObject{RequestID: rid})
 	if err != nil {
-		p.fail(notFound)
+		// Not Relay's form of id (400), or not one the caller may read (404):
+		// either way there is no such page.
+		if pr := controlapi.Explain(p.r.Method, err); pr.Status == http.StatusBadRequest || pr.Status == http.StatusNotFound {
+			p.fail(controlapi.Problem{Status: http.StatusNotFound, Message: "There is no such request in the usage ledger."})
+			return
+		}
+		h.failErr(p, err)
 		return
 	}
-	from := time.UnixMicro(micros).UTC()
-	to, limit := from.Add(time.Microsecond), int32(pageSize)
-	params := models.ListUsageEventsParams{From: &from, To: &to, Limit: &limit}
-	var ev *models.UsageEvent
-	for ev == nil {
-		resp, err := h.api.ListUsageEvents(p.ctx, gen.ListUsageEventsRequestObject{Params: params})
-		if err != nil {
-			h.failErr(p, err)
-			return
-		}
-		l, _ := resp.(gen.ListUsageEvents200JSONResponse)
-		for i := range l.Body.Items {
-			if l.Body.Items[i].RequestID == rid {
-				ev = &l.Body.Items[i]
-				break
-			}
-		}
-		if ev == nil && l.Body.NextCursor == nil {
-			p.fail(notFound)
-			return
-		}
-		params.Cursor = l.Body.NextCursor
-	}
+	e200, _ := resp.(gen.GetUsageEvent200JSONResponse)
+	ev := (*models.UsageEvent)(&e200)
 	v := requestView{RequestID: ev.RequestID, Route: ev.Route, When: ev.CreatedAt.UTC().Format("2006-01-02 15:04:05.000 UTC"),
 		Stats: []stat{{"Model", ev.Model}, {"Status", statusText(*ev)},
 			{"Attempts", strconv.Itoa(int(ev.Attempts))}, {"Input tokens", count(ev.InputTokens)}, {"Cached read", count(ev.CachedReadTokens)},

@@ -44,8 +44,8 @@ func routeViewOf(e models.RouteExplanation, went bool) routeView {
 		v.Verdict = "The request " + verb + " to " + c.Host + " (" + c.Model + ") with host key " + c.HostKey +
 			" (slot " + strconv.Itoa(c.Slot) + ", affinity " + string(c.Affinity) + ")."
 	}
-	v.Candidates = table{Columns: []column{{Title: "Order", Num: true}, {Title: "Host"}, {Title: "Model"}, {Title: "Shape"},
-		{Title: "Score", Num: true}, {Title: "Decision"}, {Title: "Host keys, in order"}, {Title: "Keys left out"}},
+	v.Candidates = table{Columns: []column{{Title: "Order", Num: true}, {Title: "Host"}, {Title: "Model"}, {Title: "Upstream model"},
+		{Title: "Shape"}, {Title: "Score", Num: true}, {Title: "Decision"}, {Title: "Host keys, in order"}, {Title: "Keys left out"}},
 		Empty: "The model has no bindings."}
 	for _, b := range e.Candidates {
 		decision := cell{Text: "candidate", Badge: "ok"}
@@ -70,7 +70,7 @@ func routeViewOf(e models.RouteExplanation, went bool) routeView {
 			}
 		}
 		v.Candidates.Rows = append(v.Candidates.Rows, row{Cells: []cell{{Text: strconv.Itoa(b.Position), Num: true}, {Text: b.Host, Mono: true},
-			{Text: model, Mono: true}, {Text: b.Shape}, {Text: strconv.FormatFloat(float64(b.Score), 'g', 6, 32), Num: true}, decision,
+			{Text: model, Mono: true}, {Text: deref(b.UpstreamModel), Mono: true}, {Text: b.Shape}, {Text: strconv.FormatFloat(float64(b.Score), 'g', 6, 32), Num: true}, decision,
 			{Text: keys, Mono: true}, {Text: keysLeftOut(b)}}})
 	}
 	v.Dropped = table{Columns: []column{{Title: "Fallback model"}, {Title: "Why it was left out"}}}

@@ -46,7 +46,7 @@ func TestConsole_RoutingExplain(t *testing.T) {
 	must(t, a, http.StatusOK, "The request would go to up (gpt-x) with host key primary (slot 0, affinity", "taken first", "skipped: host disabled",
 		"the relay key&#39;s own policy", "open", `<div class="label">Strategy</div><div class="value">priority</div>`,
 		`<div class="label">Strategy from</div><div class="value">model</div>`, `<div class="label">Affinity outcome</div>`,
-		"gpt-spare (fallback 1)", `<th class="num" scope="col">Score</th>`, " prompt tokens</div>")
+		"gpt-spare (fallback 1)", `<th class="num" scope="col">Score</th>`, " prompt tokens</div>", "gpt-x-2026", "gpt-x-down", "gpt-spare-1")
 	mustNot(t, a, "would be refused")
 	mustNot(t, a, "sk-upstream-secret-value")
 
@@ -131,25 +131,27 @@ func TestConsole_PayloadCaptures(t *testing.T) {
 // with the route each took, and a request's page shows the decision from its
 // route_detail (the chosen binding and key slot, the strategy, the affinity
 // outcome, every candidate with its score or why it was skipped, and the
-// fallbacks left out); an unrouted request says so; an address without the
-// request's time or for another time is not found.
+// fallbacks left out); an unrouted request says so; the page is found by the
+// request id alone (an old address's ?at= is ignored), and an id not in the
+// ledger, not of Relay's form or not the viewer's is not found.
 func TestConsole_RequestRoute(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	b.user("ada@example.com", "viewer")
 	at := time.Now().UTC().Add(-time.Minute).Truncate(time.Microsecond)
+	const routed, refused = "req_7a11c0de7a11c0de7a11c0de7a11c0de", "req_0ff1ce000ff1ce000ff1ce000ff1ce00"
 	route := "binding=b/big; slot=1; strategy=cost; affinity=hit; hint=cost=min"
 	detail := `{"model":"small","strategy":"cost","strategy_from":"hint","hint":"cost=min","affinity":"key",
 	 "session_from":"prompt_cache_key","needs":{"prompt_tokens":100012,"tools":true},
 	 "candidates":[
 	   {"binding_id":"8a1f1a52-0000-4000-8000-000000000001","host":"a","model":"small","shape":"openai","position":0,"skip":"context window too small","score":0},
-	   {"binding_id":"8a1f1a52-0000-4000-8000-000000000002","host":"b","model":"big","fallback":1,"shape":"openai","position":0,"score":612,"keys":["b2","b1"],"affinity":true,"keys_held":1}],
+	   {"binding_id":"8a1f1a52-0000-4000-8000-000000000002","host":"b","model":"big","upstream_model":"big-2026-upstream","fallback":1,"shape":"openai","position":0,"score":612,"keys":["b2","b1"],"affinity":true,"keys_held":1}],
 	 "dropped_fallbacks":[{"model":"other","why":"not granted"}],
 	 "chosen":{"binding_id":"8a1f1a52-0000-4000-8000-000000000002","host":"b","model":"big","host_key":"b2","slot":1,"affinity":"hit"}}`
 	if _, err := b.st.InsertUsageEvents(t.Context(), []store.UsageEvent{
-		{RequestID: "req_routed", CreatedAt: at, Model: "small", Status: 200, InputTokens: 100000, CachedReadTokens: 90000,
+		{RequestID: routed, CreatedAt: at, Model: "small", Status: 200, InputTokens: 100000, CachedReadTokens: 90000,
 			Cost: 25_000_000, Saved: 202_500_000, Route: &route, RouteDetail: []byte(detail)},
-		{RequestID: "req_refused", CreatedAt: at.Add(time.Second), Model: "small", Status: 429, ErrorKind: "rate_limited"},
+		{RequestID: refused, CreatedAt: at.Add(time.Second), Model: "small", Status: 429, ErrorKind: "rate_limited"},
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -165,36 +167,42 @@ func TestConsole_RequestRoute(t *testing.T) {
 	br := b.signedIn("ada@example.com")
 	a := br.get("/usage?group_by=host_key")
 	must(t, a, http.StatusOK, `<h2 id="requests">Requests</h2>`, "req_early_0", "Next page")
-	mustNot(t, a, "req_routed")
+	mustNot(t, a, routed)
 	next := regexp.MustCompile(`href="(/usage\?[^"]*cursor=[^"]*)" rel="next"`).FindStringSubmatch(a.body)
 	if next == nil {
 		t.Fatal("the requests have no next page link")
 	}
 	a = br.get(html.UnescapeString(next[1]))
 	must(t, a, http.StatusOK, `<option value="host_key" selected>`, route, "not routed", "90,000", "0.202500", "First page",
-		`href="/usage/requests/req_routed?at=`+strconv.FormatInt(at.UnixMicro(), 10)+`"`)
+		`href="/usage/requests/`+routed+`"`)
 	mustNot(t, a, "req_early_0<")
 
-	a = br.get("/usage/requests/req_routed?at=" + strconv.FormatInt(at.UnixMicro(), 10))
-	must(t, a, http.StatusOK, "<title>Request req_routed · Relay</title>", route,
+	a = br.get("/usage/requests/" + routed)
+	must(t, a, http.StatusOK, "<title>Request "+routed+" · Relay</title>", route,
 		"The request went to b (big) with host key b2 (slot 1, affinity hit).",
 		`<div class="label">Strategy</div><div class="value">cost</div>`, `<div class="label">Strategy from</div><div class="value">hint</div>`,
 		`<div class="label">Affinity outcome</div><div class="value">hit</div>`, `<div class="label">Session from</div><div class="value">prompt_cache_key</div>`,
-		"~100,012 prompt tokens, tools", "skipped: context window too small", "big (fallback 1)", ">612<", "b2, b1 (session order)",
+		"~100,012 prompt tokens, tools", "skipped: context window too small", "big (fallback 1)", "big-2026-upstream", ">612<", "b2, b1 (session order)",
 		"1 held by its breaker", "Fallback models left out", "not granted", `<span class="badge ok">chosen</span>`)
-	must(t, br.get("/usage/requests/req_routed?at="+strconv.FormatInt(at.UnixMicro(), 10), "HX-Request", "true"), http.StatusOK, "Routing decision")
+	must(t, br.get("/usage/requests/"+routed, "HX-Request", "true"), http.StatusOK, "Routing decision")
+	// An address from before the lookup carries the request's time: ignored,
+	// even when it is another time.
+	for _, old := range []time.Time{at, at.Add(time.Hour)} {
+		must(t, br.get("/usage/requests/"+routed+"?at="+strconv.FormatInt(old.UnixMicro(), 10)), http.StatusOK, "<title>Request "+routed+" · Relay</title>")
+	}
 
-	a = br.get("/usage/requests/req_refused?at=" + strconv.FormatInt(at.Add(time.Second).UnixMicro(), 10))
+	a = br.get("/usage/requests/" + refused)
 	must(t, a, http.StatusOK, "429 (rate_limited)", "This request was not routed")
 	mustNot(t, a, "Routing decision")
 
-	must(t, br.get("/usage/requests/req_routed"), http.StatusNotFound, "There is no such request")
+	for _, id := range []string{"req_7a11c0de7a11c0de7a11c0de7a11c0df", "req_routed", "REQ_" + routed[4:]} {
+		must(t, br.get("/usage/requests/"+id), http.StatusNotFound, "There is no such request")
+	}
 
 	// A project's viewer reads only its project's requests.
 	team := b.apiCall("POST", "/api/teams", map[string]any{"slug": "core"})
 	project := b.apiCall("POST", "/api/projects", map[string]any{"team_id": team["id"], "slug": "web"})
 	u := b.apiCall("POST", "/api/users", map[string]any{"email": "pat@example.com", "password": "correct horse battery"})
 	b.apiCall("POST", "/api/role-bindings", map[string]any{"user_id": u["id"], "role": "viewer", "project_id": project["id"]})
-	must(t, b.signedIn("pat@example.com").get("/usage/requests/req_routed?at="+strconv.FormatInt(at.UnixMicro(), 10)), http.StatusNotFound)
-	must(t, br.get("/usage/requests/req_routed?at="+strconv.FormatInt(at.Add(time.Second).UnixMicro(), 10)), http.StatusNotFound)
+	must(t, b.signedIn("pat@example.com").get("/usage/requests/"+routed), http.StatusNotFound, "There is no such request")
 }

@@ -37,16 +37,9 @@ func Explainer(supports routing.Supports, stats routing.Stats) controlapi.Explai
 		if merr != nil {
 			return controlapi.Explained{}, fmt.Errorf("encode the route explanation: %w", merr)
 		}
-		out := controlapi.Explained{JSON: raw, Model: e.Model, Strategy: e.Strategy, StrategyFrom: e.StrategyFrom,
-			Affinity: e.Affinity, SessionFrom: e.SessionFrom}
+		out := controlapi.Explained{JSON: raw}
 		if err != nil {
 			out.Refusal = err.Error()
-		}
-		for _, b := range e.Candidates {
-			id, _ := uuid.Parse(b.BindingID)
-			out.Bindings = append(out.Bindings, controlapi.RouteCandidate{BindingID: id, Host: b.Host, Model: b.Model,
-				Fallback: b.Fallback, Shape: b.Shape, Position: b.Position, Skip: b.Skip, Score: b.Score, Keys: b.Keys,
-				KeysDisabled: b.KeysDisabled, KeysUnusable: b.KeysUnusable, KeysNotGranted: b.KeysNotGranted, Held: b.KeysHeld})
 		}
 		return out, nil
 	}

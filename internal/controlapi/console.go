@@ -16,7 +16,6 @@ import (
 	"github.com/relay-llm/relay/internal/rbac"
 	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/store"
-	"github.com/relay-llm/relay/internal/wire"
 )
 
 // The admin console (package ui) calls the strict-server methods of Server
@@ -218,54 +217,8 @@ func (s *Server) SearchUsers(ctx context.Context, term string, limit int32, curs
 	}, func(r store.User) uuid.UUID { return r.ID }, userOut)
 }
 
-// The routing explain: which binding and host key a request would take now,
-// and why the others are left out. It routes on this pod's current snapshot
-// with the inference plane's router and the pod's breakers, and sends
-// nothing.
-
-// RouteQuery is one explain: the caller (a relay key, or a policy as a
-// project's policy binding would give it) and the request's model and shape.
-type RouteQuery struct {
-	RelayKeyID *uuid.UUID
-	PolicyID   *uuid.UUID
-	Model      string       // "": the body's
-	Inbound    wire.Inbound // InboundNone: chat completions
-	// Body and Header are the request as a caller would send it, when
-	// known: they give its needs, session identity and hint.
-	Body   []byte
-	Header http.Header
-}
-
-// RouteExplanation is the routing decision for a RouteQuery.
-type RouteExplanation struct {
-	SnapshotVersion uint64
-	Credential      string // the relay key's name and prefix; empty for a policy
-	CredentialState string // "ok", or why the key would be refused (revoked, expired, ...)
-	Policy          string // the policy's slug; empty: none applies
-	PolicyFrom      string // where the policy came from
-	KeyStrategy     string // how the policy picks among a binding's keys
-	Model           string
-	Pinned          string // the host slug after '@'
-	Refusal         string // the error a request would get; empty when it routes
-	Strategy        string // how the kept bindings were ordered
-	StrategyFrom    string // who chose it: policy, hint, model, default
-	Affinity        string // key, binding or off
-	SessionFrom     string // what the session identity came from
-	Bindings        []RouteCandidate
-}
-
-// RouteCandidate is one binding of the model in routing order.
-type RouteCandidate struct {
-	BindingID                                        uuid.UUID
-	Host, Model, UpstreamModel, Shape                string
-	Fallback                                         int // 0: the model's own binding; n: its n-th fallback's
-	Position                                         int
-	Score                                            float64  // what the strategy ordered by, lower first
-	Skip                                             string   // empty when kept
-	First                                            bool     // the binding a request tries first
-	Keys                                             []string // host key slugs that may be tried, in order
-	KeysDisabled, KeysUnusable, KeysNotGranted, Held int
-}
+// The routing explain (route.go) routes on this pod's current snapshot
+// with the inference plane's router and the pod's breakers.
 
 // currentSnapshot is the snapshot the inference plane of this process routes
 // on (the loader's); nil when the control plane runs without one.
@@ -274,14 +227,6 @@ func (s *Server) currentSnapshot() *snapshot.Snapshot {
 		return cur.Current()
 	}
 	return nil
-}
-
-// ExplainRoute routes q on the current snapshot, as POST
-// /api/route/explain does (route.go). It needs read at system scope: the
-// answer names hosts and host keys.
-func (s *Server) ExplainRoute(ctx context.Context, q RouteQuery) (RouteExplanation, error) {
-	out, _, err := s.explain(ctx, q)
-	return out, err
 }
 
 // heldKeys is the pod's breakers as the router reads them: a key (or a key

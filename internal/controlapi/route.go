@@ -15,9 +15,9 @@ import (
 	gen "github.com/relay-llm/relay/openapi/controlgen"
 )
 
-// POST /api/route/explain and the console's explain tool share explain:
-// the caller resolved as a request's would be, then Config.Explain on the
-// pod's snapshot and breakers. relay serve wires planes.Explainer, which
+// POST /api/route/explain (the console's explain tool calls it too): the
+// caller resolved as a request's would be, then Config.Explain on the pod's
+// snapshot and breakers. relay serve wires planes.Explainer, which
 // calls the function the inference plane's decision is built from
 // (routing.Router.ExplainBody), so an explain says what a request sent now
 // would get; the control plane takes it as a value and never links the
@@ -54,11 +54,18 @@ type Explained struct {
 	// in control.yaml); POST /api/route/explain answers with it as it is.
 	JSON    json.RawMessage
 	Refusal string // the error a request would get; empty when it routes
-	// The fields the console shows, from the same explanation.
-	Model, Strategy, StrategyFrom, Affinity, SessionFrom string
-	// Bindings are the candidates in routing order; UpstreamModel and First
-	// are left for the control plane to fill.
-	Bindings []RouteCandidate
+}
+
+// routeQuery is one explain: the caller (a relay key, or a policy as a
+// project's policy binding would give it) and the request as a caller would
+// send it — its model, endpoint, body and headers.
+type routeQuery struct {
+	RelayKeyID *uuid.UUID
+	PolicyID   *uuid.UUID
+	Model      string       // "": the body's
+	Inbound    wire.Inbound // InboundNone: chat completions
+	Body       []byte
+	Header     http.Header
 }
 
 // inbounds maps the API's inbound names to shapes.
@@ -74,7 +81,7 @@ var inbounds = map[string]wire.Inbound{
 
 // routeExplainResult is the answer's JSON (RouteExplainResult in
 // control.yaml); the explanation is the router's own, whose JSON the spec
-// describes as RouteExplanation.
+// describes as RouteExplanation; explain fills it.
 type routeExplainResult struct {
 	SnapshotVersion uint64          `json:"snapshot_version"`
 	Credential      string          `json:"credential,omitempty"`
@@ -88,7 +95,7 @@ type routeExplainResult struct {
 // RouteExplain implements gen.StrictServerInterface.
 func (s *Server) RouteExplain(ctx context.Context, req gen.RouteExplainRequestObject) (gen.RouteExplainResponseObject, error) {
 	b := req.Body
-	q := RouteQuery{RelayKeyID: b.RelayKeyID, PolicyID: b.PolicyID, Inbound: wire.InboundChat}
+	q := routeQuery{RelayKeyID: b.RelayKeyID, PolicyID: b.PolicyID, Inbound: wire.InboundChat}
 	if b.Model != nil {
 		q.Model = *b.Model
 	}
@@ -104,16 +111,13 @@ func (s *Server) RouteExplain(ctx context.Context, req gen.RouteExplainRequestOb
 			q.Header.Set(k, v)
 		}
 	}
-	out, e, err := s.explain(ctx, q)
+	out, err := s.explain(ctx, q)
 	if err != nil {
 		return nil, err
 	}
 	// The router's explanation is the answer's, field for field: encode it
 	// once and read it back as the generated type.
-	raw, err := json.Marshal(routeExplainResult{
-		SnapshotVersion: out.SnapshotVersion, Credential: out.Credential, CredentialState: out.CredentialState,
-		Policy: out.Policy, PolicyFrom: out.PolicyFrom, Refusal: out.Refusal, Explanation: e,
-	})
+	raw, err := json.Marshal(out)
 	if err != nil {
 		return nil, fmt.Errorf("encode the route explanation: %w", err)
 	}
@@ -124,34 +128,34 @@ func (s *Server) RouteExplain(ctx context.Context, req gen.RouteExplainRequestOb
 	return res, nil
 }
 
-// explain routes q as the inference plane would and explains it: the
-// console's view (RouteExplanation) and the router's own, as JSON.
-func (s *Server) explain(ctx context.Context, q RouteQuery) (RouteExplanation, json.RawMessage, error) {
+// explain routes q as the inference plane would and explains it: who the
+// caller is, and the router's own explanation, as JSON.
+func (s *Server) explain(ctx context.Context, q routeQuery) (routeExplainResult, error) {
 	c, err := callerFrom(ctx)
 	if err != nil {
-		return RouteExplanation{}, nil, err
+		return routeExplainResult{}, err
 	}
 	if !c.Can(rbac.Read, rbac.System()) {
-		return RouteExplanation{}, nil, forbidden(rbac.Need(rbac.Read, rbac.System()))
+		return routeExplainResult{}, forbidden(rbac.Need(rbac.Read, rbac.System()))
 	}
 	if q.Model == "" && len(q.Body) == 0 {
-		return RouteExplanation{}, nil, invalid("choose a model, or give the request body", "model", "body")
+		return routeExplainResult{}, invalid("choose a model, or give the request body", "model", "body")
 	}
 	if (q.RelayKeyID == nil) == (q.PolicyID == nil) {
-		return RouteExplanation{}, nil, invalid("choose a relay key or a policy", "relay_key_id", "policy_id")
+		return routeExplainResult{}, invalid("choose a relay key or a policy", "relay_key_id", "policy_id")
 	}
 	snap := s.currentSnapshot()
 	if snap == nil {
-		return RouteExplanation{}, nil, &apiError{status: http.StatusNotImplemented, code: codeNotImplemented, message: "this control plane has no snapshot to route on"}
+		return routeExplainResult{}, &apiError{status: http.StatusNotImplemented, code: codeNotImplemented, message: "this control plane has no snapshot to route on"}
 	}
 	if s.cfg.Explain == nil {
-		return RouteExplanation{}, nil, &apiError{status: http.StatusNotImplemented, code: codeNotImplemented, message: "this control plane has no router to explain with"}
+		return routeExplainResult{}, &apiError{status: http.StatusNotImplemented, code: codeNotImplemented, message: "this control plane has no router to explain with"}
 	}
 	now := s.now()
-	out := RouteExplanation{SnapshotVersion: snap.Version(), Model: q.Model, CredentialState: "ok"}
+	out := routeExplainResult{SnapshotVersion: snap.Version(), CredentialState: "ok"}
 	policy, err := s.explainPolicy(snap, &q, &out, now)
 	if err != nil {
-		return RouteExplanation{}, nil, err
+		return routeExplainResult{}, err
 	}
 	in := q.Inbound
 	if in == wire.InboundNone {
@@ -164,20 +168,19 @@ func (s *Server) explain(ctx context.Context, q RouteQuery) (RouteExplanation, j
 	e, err := s.cfg.Explain(ExplainQuery{Snapshot: snap, Policy: policy, Model: q.Model, Inbound: in,
 		Body: body, Header: q.Header, Held: s.heldKeys(now), Now: now})
 	if err != nil {
-		return RouteExplanation{}, nil, fmt.Errorf("explain the route: %w", err)
+		return routeExplainResult{}, fmt.Errorf("explain the route: %w", err)
 	}
 	out.Refusal = e.Refusal
 	if out.CredentialState != "ok" {
 		out.Refusal = "The relay key would be refused: " + out.CredentialState + "."
 	}
-	out.Model = e.Model
-	s.consoleCandidates(snap, &out, &e)
-	return out, e.JSON, nil
+	out.Explanation = e.JSON
+	return out, nil
 }
 
 // explainPolicy resolves the policy q's caller would route with, and
 // notes in out where it came from.
-func (s *Server) explainPolicy(snap *snapshot.Snapshot, q *RouteQuery, out *RouteExplanation, now time.Time) (*snapshot.Policy, error) {
+func (s *Server) explainPolicy(snap *snapshot.Snapshot, q *routeQuery, out *routeExplainResult, now time.Time) (*snapshot.Policy, error) {
 	var policy *snapshot.Policy
 	if q.RelayKeyID != nil {
 		rk := snap.RelayKey(*q.RelayKeyID)
@@ -204,28 +207,9 @@ func (s *Server) explainPolicy(snap *snapshot.Snapshot, q *RouteQuery, out *Rout
 		out.PolicyFrom = "chosen here"
 	}
 	if policy != nil {
-		out.Policy, out.KeyStrategy = policy.Slug, string(policy.KeyStrategy)
+		out.Policy = policy.Slug
 	} else {
 		out.PolicyFrom = "none applies: nothing is granted"
 	}
 	return policy, nil
-}
-
-// consoleCandidates fills the console's binding list from the router's
-// explanation: the same bindings, in the same order.
-func (s *Server) consoleCandidates(snap *snapshot.Snapshot, out *RouteExplanation, e *Explained) {
-	out.Strategy, out.StrategyFrom, out.Affinity, out.SessionFrom = e.Strategy, e.StrategyFrom, e.Affinity, e.SessionFrom
-	first := true
-	for _, rc := range e.Bindings {
-		if bd := snap.Binding(rc.BindingID); bd != nil {
-			rc.UpstreamModel = bd.UpstreamModel
-		}
-		if rc.Skip == "" {
-			rc.First, first = first && out.Refusal == "", false
-		}
-		out.Bindings = append(out.Bindings, rc)
-	}
-	if out.Bindings == nil && e.Model == "" {
-		out.Model = ""
-	}
 }

@@ -81,6 +81,12 @@ func TestRouteExplain_SaysWhereTheRequestGoes(t *testing.T) {
 	if e.Chosen == nil || e.Chosen.HostKey != want.Chosen.HostKey || e.Chosen.Host != "a" || e.Chosen.Affinity != "hit" || len(e.Candidates) != 2 {
 		t.Fatalf("chosen %+v, the router's %+v", e.Chosen, want.Chosen)
 	}
+	// Each candidate names its binding's upstream model.
+	for i, up := range []string{"small-up", "big-up"} {
+		if c := e.Candidates[i]; c.UpstreamModel == nil || *c.UpstreamModel != up || want.Candidates[i].UpstreamModel != up {
+			t.Errorf("candidate %d: upstream model %v (the router's %q), want %q", i, c.UpstreamModel, want.Candidates[i].UpstreamModel, up)
+		}
+	}
 
 	// A prompt too long for small goes to its fallback, and the skip says why.
 	long := json.RawMessage(`{"model":"small","max_tokens":16000,"messages":[{"role":"user","content":"hi"}]}`)

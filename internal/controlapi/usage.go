@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/relay-llm/relay/internal/rbac"
+	"github.com/relay-llm/relay/internal/store"
 	"github.com/relay-llm/relay/internal/usage"
 	gen "github.com/relay-llm/relay/openapi/controlgen"
 )
@@ -181,6 +182,27 @@ func (s *Server) ListUsageEvents(ctx context.Context, req gen.ListUsageEventsReq
 		items[i] = apiUsageEvent(&page.Items[i])
 	}
 	return gen.ListUsageEvents200JSONResponse{Body: models.UsageEventList{Items: items, NextCursor: page.NextCursor}}, nil
+}
+
+// GetUsageEvent implements StrictServerInterface: one event by Relay's
+// request id, restricted as the list is, so that an event of a project the
+// caller cannot read is a 404 like an id never recorded.
+func (s *Server) GetUsageEvent(ctx context.Context, req gen.GetUsageEventRequestObject) (gen.GetUsageEventResponseObject, error) {
+	_, _, f, err := s.usageQuery(ctx, &usageParams{})
+	if err != nil {
+		return nil, err
+	}
+	e, err := usage.EventByRequestID(ctx, s.st, req.RequestID, f)
+	var ie *usage.InvalidError
+	switch {
+	case errors.As(err, &ie):
+		return nil, badRequest(ie.Field+": "+ie.Message, detail(ie.Field, ie.Message))
+	case errors.Is(err, store.ErrNotFound):
+		return nil, notFound("usage event")
+	case err != nil:
+		return nil, err
+	}
+	return gen.GetUsageEvent200JSONResponse(apiUsageEvent(&e)), nil
 }
 
 func apiUsageEvent(e *usage.EventRow) models.UsageEvent {

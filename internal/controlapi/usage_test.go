@@ -3,6 +3,7 @@ package controlapi_test
 import (
 	"context"
 	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -488,5 +489,52 @@ func TestUsage_RBAC(t *testing.T) {
 				t.Errorf("%s: usage of %s: %d rows", name, what, got)
 			}
 		}
+	}
+}
+
+// TestUsage_EventByRequestID looks events up by Relay's request id: on any
+// day of the ledger, with their routing decision, only within the caller's
+// reach (another tenant's event is the 404 of an id never recorded), and a
+// malformed id is a 400.
+func TestUsage_EventByRequestID(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := b.ctx
+	w := buildWorld(t, b)
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	reqID := func() string { return "req_" + strings.ReplaceAll(uuid.NewString(), "-", "") }
+	route, detail := "gpt via a (priority)", json.RawMessage(`{"model":"gpt","strategy":"priority"}`)
+	mine := store.UsageEvent{RequestID: reqID(), CreatedAt: now.Add(-50 * time.Hour), ProjectID: &w.a1.ID, TeamID: &w.teamA.ID,
+		Model: "gpt", InboundShape: "openai_chat", UpstreamShape: "openai", Status: 200, Attempts: 1, InputTokens: 12,
+		Cost: 7, Route: &route, RouteDetail: detail}
+	theirs := store.UsageEvent{RequestID: reqID(), CreatedAt: now.Add(-time.Hour), ProjectID: &w.b1.ID, TeamID: &w.teamB.ID,
+		Model: "gpt", InboundShape: "openai_chat", UpstreamShape: "openai", Status: 500, Attempts: 2}
+	b.seed([]store.UsageEvent{mine, theirs})
+
+	got := call(w.users["viewerA1"].GetUsageEventWithResponse(ctx, mine.RequestID)).want(t, http.StatusOK).JSON200
+	if got.RequestID != mine.RequestID || !got.CreatedAt.Equal(mine.CreatedAt) || *got.ProjectID != w.a1.ID ||
+		got.Status != 200 || got.InputTokens != 12 || got.Cost != 7 || got.Route != route {
+		t.Errorf("event %+v, want %+v", got, mine)
+	}
+	var d map[string]string
+	if err := json.Unmarshal(got.RouteDetail, &d); err != nil || d["strategy"] != "priority" {
+		t.Errorf("route_detail %s: %v", got.RouteDetail, err)
+	}
+	if e := call(b.admin.GetUsageEventWithResponse(ctx, theirs.RequestID)).want(t, http.StatusOK).JSON200; e.Status != 500 || e.Attempts != 2 {
+		t.Errorf("admin reads %+v", e)
+	}
+
+	// Another tenant's event and an id never recorded answer alike.
+	notMine := call(w.users["viewerA1"].GetUsageEventWithResponse(ctx, theirs.RequestID)).wantErr(t, http.StatusNotFound, "not_found", "")
+	unknown := call(b.admin.GetUsageEventWithResponse(ctx, reqID())).wantErr(t, http.StatusNotFound, "not_found", "")
+	if notMine.Message != unknown.Message || (notMine.Details == nil) != (unknown.Details == nil) {
+		t.Errorf("another tenant's event: %+v; an unknown id: %+v", notMine, unknown)
+	}
+	call(w.users["tadminA"].GetUsageEventWithResponse(ctx, mine.RequestID)).want(t, http.StatusOK)
+	call(w.users["tadminA"].GetUsageEventWithResponse(ctx, theirs.RequestID)).wantErr(t, http.StatusNotFound, "not_found", "")
+	call(w.users["nobody"].GetUsageEventWithResponse(ctx, mine.RequestID)).wantErr(t, http.StatusForbidden, "forbidden", "")
+
+	for _, bad := range []string{"req_123", strings.ToUpper(mine.RequestID), "x" + mine.RequestID[1:], mine.RequestID + "0"} {
+		call(b.admin.GetUsageEventWithResponse(ctx, bad)).wantErr(t, http.StatusBadRequest, "invalid_request", "request_id")
 	}
 }

@@ -40,6 +40,7 @@ type ExplainedBinding struct {
 	BindingID      string   `json:"binding_id"`
 	Host           string   `json:"host"`
 	Model          string   `json:"model"`
+	UpstreamModel  string   `json:"upstream_model,omitempty"`
 	Fallback       int      `json:"fallback,omitempty"`
 	Shape          string   `json:"shape"`
 	Position       int      `json:"position"`
@@ -129,7 +130,7 @@ func (p *Plan) Explain(ch Choice) Explanation {
 	}
 	for i := range p.Bindings {
 		c := &p.Bindings[i]
-		b := ExplainedBinding{BindingID: c.Binding.ID.String(), Model: c.Model.Name, Fallback: c.Fallback,
+		b := ExplainedBinding{BindingID: c.Binding.ID.String(), Model: c.Model.Name, UpstreamModel: c.Binding.UpstreamModel, Fallback: c.Fallback,
 			Shape: string(c.Binding.Shape), Position: c.Binding.Position, Score: c.Score, Affinity: c.Affinity,
 			KeysDisabled: c.KeysDisabled, KeysUnusable: c.KeysUnusable, KeysNotGranted: c.KeysNotGranted, KeysHeld: c.KeysHeld}
 		if c.Host != nil {
@@ -227,6 +228,9 @@ func (p *Plan) AppendDetail(dst []byte, ch Choice) []byte {
 		}
 		str("host", host)
 		str("model", c.Model.Name)
+		if c.Binding.UpstreamModel != "" {
+			str("upstream_model", c.Binding.UpstreamModel)
+		}
 		if c.Fallback != 0 {
 			num("fallback", int64(c.Fallback))
 		}

@@ -281,6 +281,18 @@ func (s *Store) ListUsageEvents(ctx context.Context, p UsageEventsPage) ([]Usage
 	return each(rows, func(r dbsqlc.UsageEvent) UsageEvent { return UsageEvent(r) }), nil
 }
 
+// GetUsageEvent returns the event recorded for Relay's request id, through
+// the ledger's index on request_id (every daily partition is probed once:
+// the id carries no time). Only f's Projects and Teams apply: an event the
+// caller may not read is ErrNotFound, as is an id never recorded.
+func (s *Store) GetUsageEvent(ctx context.Context, requestID string, f UsageFilter) (UsageEvent, error) {
+	row, err := s.q.GetUsageEvent(ctx, requestID, f.Projects, f.Teams)
+	if err != nil {
+		return UsageEvent{}, fmt.Errorf("get usage event: %w", mapErr(err))
+	}
+	return UsageEvent(row), nil
+}
+
 // readUsage runs a dashboard query in a read-only transaction without JIT
 // compilation: Postgres estimates these aggregations as costly enough to
 // compile, which then takes longer (a quarter of a second) than the query.

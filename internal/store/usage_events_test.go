@@ -1,6 +1,7 @@
 package store
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -276,5 +277,99 @@ func TestUsageEvents_ColumnListsAgree(t *testing.T) {
 	t.Parallel()
 	if got := strings.Join(usageColumns, ", "); got != usageColumnList {
 		t.Errorf("usageColumns %q\n!= usageColumnList %q", got, usageColumnList)
+	}
+}
+
+// TestUsageEvents_GetByRequestID finds an event by its request id alone, on
+// any day's partition, within the projects and teams a caller may read; the
+// index on request_id is on every partition, the ones made later included.
+func TestUsageEvents_GetByRequestID(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx, s := b.ctx, b.s
+	day := time.Date(2032, 2, 1, 0, 0, 0, 0, time.UTC)
+	if _, err := s.EnsureUsagePartitions(ctx, day, day.Add(72*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	p1, p2, t1, t2 := uuid.New(), uuid.New(), uuid.New(), uuid.New()
+	id := func(n int) string { return fmt.Sprintf("req_%032x", n) }
+	var events []UsageEvent
+	for i := range 30 {
+		e := UsageEvent{RequestID: id(i), CreatedAt: day.Add(time.Duration(i) * 2 * time.Hour), Model: "m", Status: 200, InputTokens: int64(i)}
+		switch i % 3 {
+		case 0:
+			e.ProjectID, e.TeamID = &p1, &t1
+		case 1:
+			e.ProjectID = &p2
+		case 2:
+			e.TeamID = &t2 // recorded under the team, no project
+		}
+		events = append(events, e)
+	}
+	// An id twice (ids callers sent, from before Relay minted its own): in
+	// p1 on the first day, in p2 on the third.
+	events = append(events,
+		UsageEvent{RequestID: "dup", CreatedAt: day.Add(time.Hour), ProjectID: &p1, Model: "m", Status: 200, InputTokens: 1},
+		UsageEvent{RequestID: "dup", CreatedAt: day.Add(50 * time.Hour), ProjectID: &p2, Model: "m", Status: 500, InputTokens: 2})
+	if n := mk[int64](t)(s.IngestUsageEvents(ctx, events)); n != int64(len(events)) {
+		t.Fatalf("ingested %d", n)
+	}
+
+	get := func(rid string, f UsageFilter) (UsageEvent, bool) {
+		t.Helper()
+		e, err := s.GetUsageEvent(ctx, rid, f)
+		if errors.Is(err, ErrNotFound) {
+			return e, false
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e, true
+	}
+	for i := range 30 {
+		if e, ok := get(id(i), UsageFilter{}); !ok || !sameRow(e, events[i]) {
+			t.Errorf("%s: %+v, %v; want %+v", id(i), e, ok, events[i])
+		}
+	}
+	none := []uuid.UUID{}
+	for _, c := range []struct {
+		name string
+		i    int
+		f    UsageFilter
+		want bool
+	}{
+		{"its project", 0, UsageFilter{Projects: []uuid.UUID{p1}}, true},
+		{"another project", 1, UsageFilter{Projects: []uuid.UUID{p1}}, false},
+		{"its team's", 0, UsageFilter{Projects: none, Teams: []uuid.UUID{t1}}, true},
+		{"recorded under its team", 2, UsageFilter{Projects: none, Teams: []uuid.UUID{t2}}, true},
+		{"another team's", 2, UsageFilter{Projects: none, Teams: []uuid.UUID{t1}}, false},
+		{"no reach", 0, UsageFilter{Projects: none}, false},
+		{"other filters ignored", 0, UsageFilter{ProjectID: &p2}, true},
+	} {
+		if _, ok := get(id(c.i), c.f); ok != c.want {
+			t.Errorf("%s: found %v, want %v", c.name, ok, c.want)
+		}
+	}
+	if _, ok := get(id(99), UsageFilter{}); ok {
+		t.Error("an id never recorded was found")
+	}
+	if e, ok := get("dup", UsageFilter{}); !ok || e.InputTokens != 2 {
+		t.Errorf("a repeated id: %+v, %v; want the latest", e, ok)
+	}
+	if e, ok := get("dup", UsageFilter{Projects: []uuid.UUID{p1}}); !ok || e.InputTokens != 1 {
+		t.Errorf("a repeated id within p1: %+v, %v; want p1's", e, ok)
+	}
+
+	// Every partition, the default and those made after the migration, has
+	// the index.
+	var parts, without int
+	if err := s.Pool().QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE NOT EXISTS (
+	    SELECT 1 FROM pg_index x JOIN pg_attribute a ON a.attrelid = x.indrelid AND a.attnum = x.indkey[0]
+	    WHERE x.indrelid = i.inhrelid AND x.indnatts = 1 AND a.attname = 'request_id'))
+	  FROM pg_inherits i WHERE i.inhparent = 'usage_events'::regclass`).Scan(&parts, &without); err != nil {
+		t.Fatal(err)
+	}
+	if parts < 4 || without != 0 {
+		t.Errorf("%d of %d partitions have no index on request_id", without, parts)
 	}
 }

@@ -23,6 +23,7 @@ type Querier interface {
 	SumUsageEvents(ctx context.Context, q store.UsageSumQuery) ([]store.UsageSum, error)
 	SumUsageRollups(ctx context.Context, grain string, q store.UsageSumQuery) ([]store.UsageSum, error)
 	ListUsageEvents(ctx context.Context, p store.UsageEventsPage) ([]store.UsageEvent, error)
+	GetUsageEvent(ctx context.Context, requestID string, f store.UsageFilter) (store.UsageEvent, error)
 }
 
 // ErrInvalid is wrapped by the errors of a request that cannot be answered as
@@ -508,6 +509,32 @@ func Events(ctx context.Context, q Querier, req EventsRequest) (EventPage, error
 		page.NextCursor = &c
 	}
 	return page, nil
+}
+
+// EventByRequestID answers GET /api/usage/events/{request_id}: the event of Relay's
+// request id, if the caller may read it (f's Projects and Teams; its other
+// fields are ignored). An id that is not one Relay mints is ErrInvalid (field
+// "request_id"); an event not found or not readable is store.ErrNotFound.
+func EventByRequestID(ctx context.Context, q Querier, requestID string, f Filter) (EventRow, error) {
+	if !IsRequestID(requestID) {
+		return EventRow{}, invalid("request_id", "not a Relay request id (req_ and 32 lowercase hex digits)")
+	}
+	return q.GetUsageEvent(ctx, requestID, store.UsageFilter{Projects: f.Projects, Teams: f.Teams})
+}
+
+// IsRequestID reports whether id has the form of Relay's request ids
+// (X-Relay-Request-ID): "req_" and 32 lowercase hex digits.
+func IsRequestID(id string) bool {
+	h, ok := strings.CutPrefix(id, "req_")
+	if !ok || len(h) != 32 {
+		return false
+	}
+	for i := range len(h) {
+		if c := h[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // A cursor is base64url("<unix microseconds>/<request id>"): the key of the

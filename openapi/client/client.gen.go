@@ -1199,6 +1199,16 @@ type ClientInterface interface {
 	// Corresponds with GET /api/usage/events (the `ListUsageEvents` operationId).
 	ListUsageEvents(ctx context.Context, params *ListUsageEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetUsageEvent Get a request's usage event
+	//
+	// The event Relay recorded for a request, by Relay's request id (the `X-Relay-Request-ID` it
+	// returned), with its routing decision in `route_detail`. Access as for the list: an event of a
+	// project the caller cannot read is a 404, as is an id never recorded (events are written a
+	// moment after the request ends, and dropped with their day's partition by retention).
+	//
+	// Corresponds with GET /api/usage/events/{request_id} (the `GetUsageEvent` operationId).
+	GetUsageEvent(ctx context.Context, requestID string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetUsageSummary Summarise usage
 	//
 	// Totals over `[from, to)`, one row per distinct value of the `group_by` dimensions, by
@@ -3837,6 +3847,26 @@ func (c *Client) UpdateTeam(ctx context.Context, id IDParam, body UpdateTeamJSON
 // Corresponds with GET /api/usage/events (the `ListUsageEvents` operationId).
 func (c *Client) ListUsageEvents(ctx context.Context, params *ListUsageEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListUsageEventsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetUsageEvent Get a request's usage event
+//
+// The event Relay recorded for a request, by Relay's request id (the `X-Relay-Request-ID` it
+// returned), with its routing decision in `route_detail`. Access as for the list: an event of a
+// project the caller cannot read is a 404, as is an id never recorded (events are written a
+// moment after the request ends, and dropped with their day's partition by retention).
+//
+// Corresponds with GET /api/usage/events/{request_id} (the `GetUsageEvent` operationId).
+func (c *Client) GetUsageEvent(ctx context.Context, requestID string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetUsageEventRequest(c.Server, requestID)
 	if err != nil {
 		return nil, err
 	}
@@ -9272,6 +9302,40 @@ func NewListUsageEventsRequest(server string, params *ListUsageEventsParams) (*h
 	return req, nil
 }
 
+// NewGetUsageEventRequest constructs an http.Request for the GetUsageEvent method
+func NewGetUsageEventRequest(server string, requestID string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "request_id", requestID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/usage/events/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetUsageSummaryRequest constructs an http.Request for the GetUsageSummary method
 func NewGetUsageSummaryRequest(server string, params *GetUsageSummaryParams) (*http.Request, error) {
 	var err error
@@ -11106,6 +11170,18 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /api/usage/events (the `ListUsageEvents` operationId).
 	ListUsageEventsWithResponse(ctx context.Context, params *ListUsageEventsParams, reqEditors ...RequestEditorFn) (*ListUsageEventsResponse, error)
+
+	// GetUsageEventWithResponse Get a request's usage event
+	//
+	// The event Relay recorded for a request, by Relay's request id (the `X-Relay-Request-ID` it
+	// returned), with its routing decision in `route_detail`. Access as for the list: an event of a
+	// project the caller cannot read is a 404, as is an id never recorded (events are written a
+	// moment after the request ends, and dropped with their day's partition by retention).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/usage/events/{request_id} (the `GetUsageEvent` operationId).
+	GetUsageEventWithResponse(ctx context.Context, requestID string, reqEditors ...RequestEditorFn) (*GetUsageEventResponse, error)
 
 	// GetUsageSummaryWithResponse Summarise usage
 	//
@@ -19542,6 +19618,82 @@ func (r ListUsageEventsResponse) ContentType() string {
 	return ""
 }
 
+type GetUsageEventResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *UsageEvent
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetUsageEventResponse) GetJSON200() *UsageEvent {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetUsageEventResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetUsageEventResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetUsageEventResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetUsageEventResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetUsageEventResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetUsageEventResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetUsageEventResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetUsageEventResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetUsageEventResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetUsageSummaryResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -22207,6 +22359,24 @@ func (c *ClientWithResponses) ListUsageEventsWithResponse(ctx context.Context, p
 		return nil, err
 	}
 	return ParseListUsageEventsResponse(rsp)
+}
+
+// GetUsageEventWithResponse Get a request's usage event
+//
+// The event Relay recorded for a request, by Relay's request id (the `X-Relay-Request-ID` it
+// returned), with its routing decision in `route_detail`. Access as for the list: an event of a
+// project the caller cannot read is a 404, as is an id never recorded (events are written a
+// moment after the request ends, and dropped with their day's partition by retention).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/usage/events/{request_id} (the `GetUsageEvent` operationId).
+func (c *ClientWithResponses) GetUsageEventWithResponse(ctx context.Context, requestID string, reqEditors ...RequestEditorFn) (*GetUsageEventResponse, error) {
+	rsp, err := c.GetUsageEvent(ctx, requestID, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetUsageEventResponse(rsp)
 }
 
 // GetUsageSummaryWithResponse Summarise usage
@@ -29162,6 +29332,67 @@ func ParseListUsageEventsResponse(rsp *http.Response) (*ListUsageEventsResponse,
 			headers.XNextCursor = &value
 		}
 		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetUsageEventResponse parses an HTTP response from a GetUsageEventWithResponse call
+func ParseGetUsageEventResponse(rsp *http.Response) (*GetUsageEventResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetUsageEventResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest UsageEvent
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
 	}
 
 	return response, nil

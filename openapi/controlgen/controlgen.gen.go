@@ -350,6 +350,9 @@ type ServerInterface interface {
 	// ListUsageEvents List usage events
 	// (GET /api/usage/events)
 	ListUsageEvents(w http.ResponseWriter, r *http.Request, params ListUsageEventsParams)
+	// GetUsageEvent Get a request's usage event
+	// (GET /api/usage/events/{request_id})
+	GetUsageEvent(w http.ResponseWriter, r *http.Request, requestID string)
 	// GetUsageSummary Summarise usage
 	// (GET /api/usage/summary)
 	GetUsageSummary(w http.ResponseWriter, r *http.Request, params GetUsageSummaryParams)
@@ -3947,6 +3950,32 @@ func (siw *ServerInterfaceWrapper) ListUsageEvents(w http.ResponseWriter, r *htt
 	handler.ServeHTTP(w, r)
 }
 
+// GetUsageEvent operation middleware
+func (siw *ServerInterfaceWrapper) GetUsageEvent(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "request_id" -------------
+	var requestID string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "request_id", r.PathValue("request_id"), &requestID, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "request_id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetUsageEvent(w, r, requestID)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // GetUsageSummary operation middleware
 func (siw *ServerInterfaceWrapper) GetUsageSummary(w http.ResponseWriter, r *http.Request) {
 
@@ -4615,6 +4644,7 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/audit", wrapper.ListAuditLog)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/usage/timeseries", wrapper.GetUsageTimeseries)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/usage/events", wrapper.ListUsageEvents)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/usage/events/{request_id}", wrapper.GetUsageEvent)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/status", wrapper.GetStatus)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/snapshot/reload", wrapper.ReloadSnapshot)
 	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/api/breakers", wrapper.ClearBreakers)
@@ -15158,6 +15188,98 @@ func (response ListUsageEvents500JSONResponse) VisitListUsageEventsResponse(w ht
 	return err
 }
 
+type GetUsageEventRequestObject struct {
+	RequestID string `json:"request_id"`
+}
+
+type GetUsageEventResponseObject interface {
+	VisitGetUsageEventResponse(w http.ResponseWriter) error
+}
+
+type GetUsageEvent200JSONResponse UsageEvent
+
+func (response GetUsageEvent200JSONResponse) VisitGetUsageEventResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetUsageEvent400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetUsageEvent400JSONResponse) VisitGetUsageEventResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetUsageEvent401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response GetUsageEvent401JSONResponse) VisitGetUsageEventResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetUsageEvent403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response GetUsageEvent403JSONResponse) VisitGetUsageEventResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetUsageEvent404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response GetUsageEvent404JSONResponse) VisitGetUsageEventResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetUsageEvent500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response GetUsageEvent500JSONResponse) VisitGetUsageEventResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetUsageSummaryRequestObject struct {
 	Params GetUsageSummaryParams
 }
@@ -16159,6 +16281,9 @@ type StrictServerInterface interface {
 	// ListUsageEvents List usage events
 	// (GET /api/usage/events)
 	ListUsageEvents(ctx context.Context, request ListUsageEventsRequestObject) (ListUsageEventsResponseObject, error)
+	// GetUsageEvent Get a request's usage event
+	// (GET /api/usage/events/{request_id})
+	GetUsageEvent(ctx context.Context, request GetUsageEventRequestObject) (GetUsageEventResponseObject, error)
 	// GetUsageSummary Summarise usage
 	// (GET /api/usage/summary)
 	GetUsageSummary(ctx context.Context, request GetUsageSummaryRequestObject) (GetUsageSummaryResponseObject, error)
@@ -19274,6 +19399,32 @@ func (sh *strictHandler) ListUsageEvents(w http.ResponseWriter, r *http.Request,
 	}
 }
 
+// GetUsageEvent operation middleware
+func (sh *strictHandler) GetUsageEvent(w http.ResponseWriter, r *http.Request, requestID string) {
+	var request GetUsageEventRequestObject
+
+	request.RequestID = requestID
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetUsageEvent(ctx, request.(GetUsageEventRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetUsageEvent")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetUsageEventResponseObject); ok {
+		if err := validResponse.VisitGetUsageEventResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // GetUsageSummary operation middleware
 func (sh *strictHandler) GetUsageSummary(w http.ResponseWriter, r *http.Request, params GetUsageSummaryParams) {
 	var request GetUsageSummaryRequestObject
@@ -19473,365 +19624,370 @@ func (sh *strictHandler) UpdateUser(w http.ResponseWriter, r *http.Request, id I
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L3bchs5mjD4KgjuRFiaSUq0fJiyFB37q1x2lad8Wkn+e3pb/pVgJkiilQSyAKRotsMRfbnXuxOxbzAv",
-	"sm/ST7KB7wPyxEyeRIoql/qiy2IikTh85+PXTiTHqRRMGN05/tpJqaJjZpiCv15mSkv10f5m/4yZjhRP",
-	"DZeic9y5GDESCvbFXEUwLCRyQMyIkVSxGy4zTVI6ZCeE9jUThgykgqcDrrSBRwedoMPtTL9lTE07QUfQ",
-	"Mescd3C6TtDR0YiNqf3ymH55y8TQjDrHzx4fBR0zTe1IbRQXw863b0HnZyWz9E38mieGqdnFfhDJlJiR",
-	"1AxXyTUZ2jfa1gAPr3hcWcVAqjE1neNOlsGT2VX8IrVZaREjqU3bGuyz9ZbwK5u+iedcG4/9XdlvkGs2",
-	"zdeQUjOqLeGaTXEZiv2WccXizrFRGVttWUuuR/b/xiLTsppbL+ItH3PTso539iS4YWNNjCSKmUyJtptJ",
-	"7DyVe4nZgGaJ6Rw/6wXFQrgwT446gQVfPs7G9mkv6Iy5wL8e52vkwrAhU7DIdzJmyUpANLZvtK0VHq4O",
-	"Rm4VS11a9fvVOyt9/jY391EmPJqudCopvNJ2LPh09XP5qKSF0NVWgu+0LgUfr76WM5bQKeD6CotR9qUK",
-	"yteWAwMKpF9pQVnCloQZlSWsBWTso9tDzDlTNzxip1EkM7HafWl8lVB8t+2g3LArN2z147pgdLzSwgyj",
-	"47bV2GerL+GTpkP2Wslxy6WdG6pMfmdUDFlAuIiSTPMbRvbOXr8kT548ebF/QH5CCkiOnpKRzJQmfTaQ",
-	"ipHQyLBtzQMlx80LjqlhXcPHrH3VwPF/nLYs/Cc+ZkJzKYCc6zThhvSnJ0SxlFGDcoqXdUA20eyGKZqQ",
-	"vRB5f3/6J4eYl1mvd/Q8/xUoWrg/X3LoTyv7Ar5i//Evig06x53/7bAQuw5xmD4s76rzLd83VYpOi20D",
-	"YZ4LMxZrmDbaiVyeQRC7QLJHNWw+oknC7K6F5Xr7c7lHZSstt3FuqMn0cuuiQk+YYjGZcDPCFf5ycfGR",
-	"aJiD7D198YJMRkyUFzqxC6UTOm1dKr7dDE6zjPjFizIjtmy5gRXDzi5kC4i9EnENM9iXeZgh5KQVeeV6",
-	"aMDUSvQj00y1LcE+W4d+2CUsRfErH69S/OLb61P8b/ZlnUqhGWDajzQ+Q4Czf0VSGCbgnzRNEx5Ru8bD",
-	"v2m70K8d9oWO04TBP5WSCl+JER5uaMLjKwe9naATM0N5ojvHf/3aGXCWxHYZSTa08MW0BRmLOJk2ZExN",
-	"NCL/66+0+/de98Vn99/u56+94PnRt3/pfPtcfsV9gfRlPCUjavGE4Grs5oqTmEdDXrnx34KGu/AfiCXT",
-	"REi/PgCNWEbZ2OLY3pgm9qxZTP7j/MP7gEyUFENijzsgKTWGKREQJrJxQDJxLeREEDiF/QNLtF5KMUh4",
-	"dMtDj/wsS562oddM1I6TArss0Rj7FmFfuDZ6Uyc6Udww4ler8WPaSEvcLD2y9JZkgv+WMfy8VCSlXBFY",
-	"cEAoUXJCtOFJQhQbMMVExGL4nd3IaxZbQQ0P9rVUfR7HTNzuZAf5NJXzs+cjGIu10+BRIqXxmAuiZMKI",
-	"FOUnmzi/08yMmDB27XbL/cyU6P0jDZ+1cAmQSpNETuAaA+IMCS/Pz14TI6+ZIJbFca25gAMGgIUzeyMs",
-	"tNLkVXEI65MBnKpybP7HzaEpiPRkQHnC4hPYZiKHQAzsvxEXyJ6wsgqhRLNIMYPw8V6a1zIT8e22KaS5",
-	"GsA05X2ClcBeAz7awD7fS6KzaOT0fbhTKViZ4Y/pFD6pGYP9XUj5joqpo+n6dttU1LAr0OJZdadGSjKm",
-	"YmqPnQtiyd043RC98FP7Sa0watSU0IGVQe3Wh/yGCRJbGLCccsRo7CxxZ3Zk93TQyOnPWSRFDILuhHLQ",
-	"V2bktUKsAbYtaGZGUvG/s1sCTAYz5XhcOUzNh4JwQUC6FjFsEUkKoO2G4AjYc3le/J62wj9AzieRKhnZ",
-	"VfUT9koYbqa32zN8EUZfIaa2sakmBbE4HnvbhH2hkUmmAP1yQGZfCYiXjr4FxdSFxHSL+T7f6u3bX96f",
-	"WZJ0UdZA+t9XjF5ry/2yhJG98mp05igFLTFKRz6IGdGSVAMsPrDSUyY0M4SJG66kAOnmhipuwcDSzHwD",
-	"gGGnWczNK2EUAEeqZMqU4ShL0ghX/LVj5Z7O8V87kWLUWKk8S2P8R8wSBv9Azm3/IQ0+AlqC/5WZ6Xye",
-	"EV4D+wXZgNl/HsljEtojP7Za6JOIx/BfFgYkBJDvAsiHATk4OOg0TWyWVSiCDo+bZXglJ4800ZbyiogR",
-	"kY37KMqX9avnTzuzOlTQueYibtoXNcQ+slDmLnGPEmOvBvTU/cbN4MgrXOesMlIoD39FWzG1AiQebeAv",
-	"0S2pPFlxIfib/RSAw1uO2kMVGnJlfimtvgRXMzp90Cn5TxZN9J59MeiQmd0sLKQ6W9OmfuQitoc1s6WI",
-	"RiN2BdLsVap4xBYt5iMM+hbgm/EVF2lmVn0VcCi+WgVEmbAgUr7/vpQJo8I+9A6Txdqih/XFw9bYV27y",
-	"XuYDMjOrfyGVmnuKVEWst3LClJWHjeIsds42OrYaHEUz0CNN+ggGuo7CYCKZRWFY25XhThSpSfE6YjAb",
-	"6U9JSPvyhjlgAMKk0fa3DKLA7i44frOOJ4pRLQUXw+Kkau4bHinZzQQ3mqRWfORJwqUg+YsoG+gTIrIk",
-	"IX2eJCBTjwk1JCzfQthI2exbFvS8YWL2mPSIpguv8BwGffN8YzXgz1JtFKPjK7TKNdLqkqmv8O8JOdGN",
-	"BHXC+HBkmmdyUGIp/4gqVnH2PLIARgcDHpFMxE56DXE2FodEGythD6dLQVgT5S65jUpuUDi8mXMo4UO+",
-	"o4JSVHG4hnCN9CtoIIezEFjFiwo1q9zuHDr8EoUIK2DEMWyAJh9LdHlAE82C+0CqS2Q393RW8GBdKvw7",
-	"IK9uu73vh1aeYkSGVGVaWCeUS9LF3Ibe2waNrNO7UhzI0bPn8HX/9+MF5M1d4+N57vnHPfjfQhd9mVyt",
-	"Qqnm0IJNiJpevLsvcuYn1I1+X/RtlqCtM+Gt6c5tac0ZSxMaMU1okhAYc0LoPaE/d0p1gs6X7lB23a8Q",
-	"3GDfOHjjpsqfdvk4lQqQsBwJYQdbZk8tkekMuRll/YNIjg/haTdJ3L8OZcoETflhvp5v5cn1NU+7MkUk",
-	"6KYSTMe45F3SxdvTwlnkV4xeo5myhtlSaBZlht8wsJtlCn9fAtRHMmm0IkwJN8Q+1McktBcQkj0/dUD6",
-	"NLqWgwGJZdZPEMbIYzLmYj8gYSSl/S0ke5Q8PXrxSF+KkpHVjqCZGTkDX0j2nvYeHz7tPdm3bDP8LZOG",
-	"XrEvI5pp4x4fBYQLnVmhmDNhrmDMfnAp+tKMiGLdVMm+d3rT2cUNlByTJz0CdtzHPbvOExKOaDK4wp3l",
-	"LnH36qXgmkjwBIgYjGTwhdzNN6ZTMpQHlwKkYbRb2Zksp/KzWsEVD6ITdEob7gSd2h4bzVaryHrlWMJl",
-	"xs9RcjwCOG2HkhCDMro6kimLASKsEjyQqhJ/Co9JeM2mYbN9KWUi18nqsOYOP6HaEAdjZEI10YyJCpEq",
-	"63AtxKn4JBLA5m2WPxUQPZLKwFWj26c7UIyRvfBZrxcCPAvBwMRFFBtkmsX216dHLxqgMmw2r4E7on33",
-	"VBB7QGilZYokzGhCiVGcJjnQmZGS2XC0/oHAHS2UdHAJ5zDWvgQncnXDlG40i7jxmlhFNoW4F/sCcS+c",
-	"EEoEm/hftaHKaBIlUrN4SSMJeHuXXTaMrQtX1VjbkixZ3Zs/If/JoJmuloG5dLM5wDma+rmdgG9EInW8",
-	"oCmaaVawnLOYcw8V1XsFVEYGUAlnBmxnN0xNkUSceArhxnKkB5Zm1miJFAlYLTzBvGZTb45opICVKy07",
-	"CAB43DVUKG7jLFk8ZA1496rqjwldkJ/F7CJq1P5VDtoMCcQwgh+w5scYy0yY+cYzOSBRphQT0ZTsPWbd",
-	"5/uAMClTXMZLGv3XsewuyRVwHQvlUxwFQrIs+Qzq0y9BnkvBsOtM4MMy13l3dRthkymtCAytBBrXwnzd",
-	"uQYeRlY0aAH8LmnP2gSIbwG2T4gTeXs9i0CPe72DXm++9vG4US3bKISuDJGrQOB86KmDRPvFb4RVIAnc",
-	"ve0C1rGW6aIAwa2CTJPS9VKxmAnDaYKBuI0inBlB1FCeAWBVGS6cM93FTkykutY+VNUzMxpZ4cL+8CWF",
-	"8/Re7mat4NWY8qQSQ9GhMf0f7i+rPJexisHooKzDPjnqgcZtmLJL/18H//Y/Dv7tX5qAO4/savBfyHhq",
-	"MR7FAIjhID5CdJZ85DEeCyMZ3oiBnIEufL0JnuCdnyA6ZBZFXDhH0/LhUUCoFbFjaQyLSUrNiHBUQyrB",
-	"onuhyhKmD3oHCIIhaKm0FOEu6Jg1yvx5AEiji55rF/4JSiuGFs0nGrijYt7WI4FjbLARxE3OPRqNuGBd",
-	"xWhsOWZgRfR+wo5JWAvPBU28Z7X3WmASavBWHQ/zEMiQHJIw0mpQ1vKf2JfzMDj46SnaCzDIE355ARPN",
-	"xAHZZ0dHdnQ5wAx+fWF/9fGCIdl71uvto2o+cyV5KFErWICZDAzaQWEVQAjnmtC+zIwbuLRFrwymDTS4",
-	"FUxeS8s/ZZqwEzA4RCMqhmwxnMBFzwcTSIVoAJHtCZdo91vAYuwYq/Al2XChxc6O2Zgg56KeYZGriWdw",
-	"kmt5G7dzIrXdwYut696EcIGgtHPZApbxjo37jebRNeA6T1NeBrp95N7KgmApGbqIOywtd8FW1wK8tRfr",
-	"X1ywqI1BlbvO+wFba4mtW8PxmTX+IpsOvU81u8rUIluvHUY+nb0NCDsYHpCRMak+PjykKT8A1wsHr8zN",
-	"40Yxx1lHrywiycxcjZf1PGw8SA1Csq76U8NWX8zSsW3JGpOvAgapkjc8Zmqxn9CNWxJ0LIB4pmmkocnq",
-	"29gGr823GxTAWo4waoCutouevZ2Gna7G3e2hrUVj2xHvVAB+WS0C8Mzi3UFVRzvqPf2hoqTBwP/9+PBw",
-	"efwrVU3o9WbyJfjYKqWEgazP9QizQ3I3R6Nhfr6evUoYUyue5m8+77WtGlx52vnay9qakaUaKF4ZJfYj",
-	"a+ymAc3nr+2tFEO7iiFNSZ+ZCbOaw0SSaJSJa7COUYLElsUVVXnFhf0eKEn1pFqPipLJSCYlLhTRJAFF",
-	"x9Dr1c+mSfBtJi9tiP4rmzagK/FTkCg3BB2QN0aTG5pkjEB23w1Trq4JerVuL37edTT2inHPGJoapopL",
-	"xQ3/O4vDZb156HMD+Gqse8TEzfH703evwiIbBTXx0L2qZaYiBq4YOzh0cccwRjOa4BUs9oaWZ1soeMHg",
-	"cxy7hFf0jbCXrpmGZQF8WOrkvKCoyesTEnEVZdx4v2/hRHUTL3umq2ItZ+qqsKNctWanUMMIDME8IPDV",
-	"5XmsgBWPNJETgYNKZRGu2ZTsnX18F5CLj+/2K9u4WxdNydmLFKF67RV4bHAIN5xUJSa6JKisKFb8yqYb",
-	"cergksMgRw/FBg0+nG2FGd8ioBfX2wx5Ba195AjticNttJeevjrvHj173v355buggf7mX0+p1hOp4qqA",
-	"9cPjF0fzI7mCDoRJfhDJtIgkq1CuxdTijA02h5yraeo1qJ8Dg5tQ1j3z3Lmi7hZywbQ5YxpAsb6zhBom",
-	"ounySs98K/6IphALEgDp89baOsFvjoi6bgZ9CLSgUcRSwzCx11WUmkVUw/TaiS66xZnll/CoUjkmj/UC",
-	"LitkIWFHUPqmFCIFxvKAOJkwmJ8punoOi7zuBOVbLG6ofB5zoGNJQ05NDLTMT5v5VPeEMA6OQOUjhKsg",
-	"0EqRZ292xXjlNlJ6CrFXFfr5xyCXDVHRio3ljbsT+xLKLKuLJm1Rz58+vfnpfgQ9t9kHN0Xr7wehP3eA",
-	"0qCtdCOqGUmYMUzpgMR8yI0OSHhgEfYqhEjPsBsGGI7IvROWuleIVPjOCaEO758/sUK7opGdEfz3uf8d",
-	"LaRdlnUqNptaZaKDq6I2UQNZthtay8JcNjRt2IS0vgXoNqbZlQ0z36EFZVXDxwx+vPGhJxdQDWQjDjEM",
-	"UNFbiTxcNU4LAmTmrWSx9p+LP/Muaib2Z9304nVdbjXPYCXMsHQhlTMJinp9qyilVZhZy+pdvcdZudI9",
-	"RxYMMVE0MppwcZKXsSNQ3W1EbxhU8Eog11qxJjY9G45nkiuNBXsq6uiT5w1WSD5g9rYIF8S902xy9Ek7",
-	"Pzx/WknZed5bKKqWjmPZA48b+LMfhqlki0C2hvoL9GyYEpWX8NTVLYKwm2PyI6OKqdCXJyui2dKECnZA",
-	"zkdyIiCom/gbWgDLtY3kK1t8OJuQXGYPZrcyzK9seu5y+Wfv5hc5IdTVWSYpj661KzWRQamlPBpfl2MJ",
-	"S9ZYqJGTifhKyT4WyGFUW2E8YsIk06tMtwQYQh1vpl5jssO7xpixImEHBz/SWJiPcE0yoRiNRhhKljBT",
-	"lCZ16StkD7PJII4O02mwWMReiIH9mEFTy6pyMf+NK5ZDLkr1KFegV8xHUy6MmJxlWV5TKr/drD497h09",
-	"XVV9qsdAumXlH2gCqHessYQZ2Cko2HK7aMuFElBQdkqfQPSdj9wO3a/FpXFBBgkfjkz5TvzTvAAEJpgW",
-	"FSDyv51w4/8sfarxKt/5vLSZ7EZjkWnCRSwnDYTMlR/pIQBC4cwlLefrCEIDmiR9Gl03GE8+gPrvzOSu",
-	"qoemYwYFmQIs2BYzFaA5XTOFbM65MMG2gjG1rkJIXl5WCgbpannt58LXaYVqsgdBqX0IsPZJaoRjThuY",
-	"65GSjKgmIY668ttw9ZY9CV3MZWtUc0mhzVermkdV4f5/tQO/AQZdVeFpc8EW8KEmKX+mRhgZ02tnNMAs",
-	"pj3IDbTweExQ9QsIFZa4pTwKyJgZSv75j/9uTgPUJYK/cH1nMjMsZxH27SxNpTL66m+NeY3/cf7hPSwS",
-	"MxmNyiKTKRYTPMVmE2I+pxlxce0qWM0bJiXGz84Zc8O9U2x20Ga8OrPBI67yWI1UNEHRzGZmV14/6qZj",
-	"Kl1mmSSsJnPDPa9Xq6aBJs7xvpSz+mdRpkLRFsLl63z0xtA6X/vT3ovnKy//lhjvPt2pc+3eXSDwAldc",
-	"I3rmbznIWAZdl/9Sgb2LvlPDTLiGVih/3c414TnhsS445EnVhp5wbQ7IKxqNUD/sWxongdlCSUrLKl2S",
-	"6QzTte9aIigiVtjzHj9fjemN6Zc3OPjx81kWWAB4OU11BBSAjfsshtoxrRLPJrQbFJ12rtQUaNYsh2IF",
-	"Yk3SzNi7zmWfRzpPI4bsipN2621AwmP7f4f2/7ph6U6Pfmg10g5T030qu5aO1My0p93/01tq838eXB0f",
-	"grn28dG/N9trG/C7UYeDCDU7TCFc64Zagcd5HM00JP0p8b6foFz2jRqiqIjl2I6wGlapiByOgkQabUKS",
-	"yImVJpk2fGyZD7E/o7AYkNC5zvJhxsUCloXJMaMaJAeItkv4DfM16faLeUCh7Gd6GpIBg6lmtQYc3aCj",
-	"TvN6ci7KE8r/u7Xl6qqdvR1t1quBNMM3f2+88i6Z413zw13Lp0229GZqdkpirtOETvP8v4r3pemsSuR1",
-	"ZrqPVGtilTPf8M9IYlU5Sz8szXUN/8CRKUvVUqDZH/mQ0t8ytlTU28eS3aLejwh6K0BWpE7kxCqLo5PV",
-	"vcUz5o4flvEWf6TTRNL4JU2tzrKh1LSqwXHdWgF5tZyG4Cff6WydeTecnb5EwQUgz1d9GU/n5PU2djEK",
-	"SJb6EGvc9SNNIrysK0umLOPQZM/ljJJPF6+7PxA9khMA60//9vr165/aSuPgshpLTxedZ+YtG76N/R1g",
-	"vZbikj0fcf1IE3ZjqRGBkkLC7Jd3E9G0RVVvj49x3ZTwi5WWS0uanYzKROTN/XXCArcwoZpEmSHUNKyy",
-	"TQIvHWVND51Xn6IBTYJKE7+8U5V3K1UgqX5F5d01iYhVTNc/QXH3Br9HXDxYWBeldg7+1cbP5wUBvEgS",
-	"U6xDI8yoUdj4KOMi878WTWZ1C8HUlfOgs7i9OgCiTvxIk7dvzi9evS/lW4DdMm020KQybvenwXTYfGwk",
-	"tYF/ZSJhWkPnHD60Ulwb2llmuCJF1YKmeiTNFR2yqqutqWmG5lD8wCKMew/Aup/xxED6vRyQsLSOagg5",
-	"VG8rrQJr41dWYeFo3R0sE7rNzcjZY/MNuFskekJTK+gurKHYWM9q5YNvXS3QoEd4qHE5bHxBARKEqmLi",
-	"yrIajqnx1FsAImjCiyrENWImkJyGFhGDAReus8g8GRPEy1M/+FvQoUly5Ut/NYDpW1b2dOiUidjdtveu",
-	"neSVr7rXbEqGigIXQfO7IHworMjUjLf24+gImP3yzzhRpYpWYWFe6TM1Y34TP/HuhZp/QJOhZNqzQa+U",
-	"5uoN4UIbRqGNRJ9xMfRuheZ1zMgCsyt5SVMru4Ly6obHrshG75g8f/bsyfP9E5JIMWRQPwyPAJigiMmY",
-	"qmsWk5y3LOvgcetKkevoFrlXV3LJ7PeKFDIZcwa0itc8Y27OK/cNTfZiGelD2ddM3dA+T7iZHowr9Ld8",
-	"YtsrtmBZ+7KaWdkN/S3oOJeur3YHILxoigafsVNe8yZPM6f+yWd9+SGQ9pJfQKSkhiwSDZexYlsF++kJ",
-	"5UVCWt0sk2DXhnI5TzveV4BJaWQB/reMZQxiIxBxTkiPKGbJFVQJkZCZZHnE06MXS65stegzZyqZ3QIf",
-	"jjAnC1yIPikLrDX19S+5sDWygSLLAYGG+f5izss4lDdMCb1W1g8Yy5YGXmQZs3aFHRcQKdH+OheqIWf9",
-	"4KuwG5TNZRV8akHUBnrXRJpnjjkomOwsS1nNpYVXUmqHsyh9qd4HKwywLZP7p6+Q0V56cdPVPRbC6NKp",
-	"UXOsA+skYEJP0RzbeaVt5NINZ1ayOTS0WbubaotzQyYXfK8JPyv6b6VBfVMjuSLgslSfpZT1tzY+bCjj",
-	"b1mUmcWVlara3AaAV2ztsQWo3FwQbgvwLLztTfj1quR05/69ynI2lEm1LDSfEG5qqVXYuXBnYL5UZtb2",
-	"YbXlltaKK9mksr0oSqGuIi8a36jrLnqpRTEt6FMVPHtkDzVRIhV53Dt6ii0Dnv7w7N+fzw8Qd4MWWX+a",
-	"FdJFu7inGp0PsJ9/LotScmbUtbUDmdZXr1biV6tmZ9+5WrNsFUD8kEuMBavULL9atbnEKuR0xipZCGbl",
-	"zy639LXo3Wq7m9NXYLk1bk4kqFzaPZELNre7+7IjiFtoQYyVuuVtCCvyby6z5LUQYoVdtbVrW2ZtmwOV",
-	"0hXdJ6A5o4YBG11oTMvzfKBXOprkrXQM5xlAuIdMfWBj7nyXE5c1h9YAsA1wMcyjx8iEownujoB2Zcn4",
-	"liVOGrFi1pyWL2rZ69o20txKUb7lmbWe07KHs2GsLXDkXmLuWgGG28eClrUviEb9cMOU4rHXnN24ooo/",
-	"+h5LVnzI42P6hDx6RK4ZSzV67ryj0OVY+SCKqq36FqGduJn1mkRsTHddpKsupZuu5STdif75O9E3N6hj",
-	"3pFeeXvH20zpmkJw+B5L1+xCU56lp4v74Le0O/Kt8X1D/KNnedOjo4NnvfKYSn6CG7dyKFHRLHY1Iyy8",
-	"p9GNa6XOaTnaw1Q61ENSauEqH1FNxpiASkVjp1sCf7kjaGgmNfPG/K4+LURsB52M76xZcUOX3yXeqwk+",
-	"Dec8t1//52ZEEBFPaUMZ65DGYy5w5vAYYQYKRpDw7NXb079cnf707s37q4sPv756H56gQT88JpRoPhQs",
-	"7nIB5T4qrZCKGZ0PrllAQG/Md9G9ZPkGYptvWbd+zxN3A/eo68ktWrHVDmTOfjei/Djg3b2+gwu5R10t",
-	"KndYTxD10k9eQUhiXQT7yhK1gZq5/Ly0f5UJTSjEfp6QMMq0kWMIQZnKTEHJYwi9UmTvQ5LQMQ3Izdu3",
-	"7/LM/3L5Eso7QScvEdAJOkMphxDZjNM2UrmK+ehe0jnoi9YQ4APaJJQYKUo5KSnHEEhHy/X6U6qX76KV",
-	"H8hZhgJlHX92HfSF57EaJb2d1Wmt21r9sN3aKlnQz3q3uYBl3VMbtTvdI2NTFZZnA95b+q3+IidkTAUY",
-	"bUJoPhiCRoG5rGQPqniVy/kEPkx1f/fdhce+OtHcNFEYhG07rVzaJn2ekoim2ImaRqNq202oIldSZ6Rg",
-	"RI+oYnFbFtU6Dt11QtrwntrzZi5GzN3liQ/6JzN3uk7N5EbLOF5IqStxbXn1S1iTspUoyB21fL01pC0K",
-	"xmi6x7zlyTwT3dHzf/+hWkVwcSOT2jUtPOuNkso2XrtDcnm37YNvCUvLwM7twaX9wO550zpIXmtpu5PT",
-	"dGy24zqnUBFDXjqkBlVT009I6FLyr1LFBvxLSDgUbx1wpl2D3dsL0tVPtDWSVdqUSpHkRWlgD67JXqiv",
-	"uxPVPe2/xDjddertbipSfSXzdtknPLv3a+ac086N5GoWDGiSaMzLdglnLjCSuMDIRzrAbDefZI6K3iPt",
-	"3VGNKUDLp9q3pdJU3WK5d92/0JQR1MiBW5awfpDzRoocbyZ8/97USl4j8N8pZzW0rSUELEgCKIcalJyc",
-	"G66/7InhHeQINDSjqBCbmvXFVdxyqDDITFYryDz3PtcmLkuUDV/J07aRLIPWowmL6cOlqlVvIh1hMRw1",
-	"FFbIyz8sFAM9e15QRPqaTQOo9VErB12U3yp43avBz6M3f/s1eSc+pP+HOjefbv785S9/7z0+evL02fN/",
-	"/+FF96p9VLVyF85ZFO266n7++vxpU7mumSoZfv9zK1D73W9EoC6d5I5labeSM2lWlwyHikZz6j7kmbWW",
-	"TMgkBo0cQ0cmUl1zMcQMWkspNVSnNbWyfE96JKbTBZXYj569OOpVxOLFpdirK198MA1okyp2w2W20l1v",
-	"HNUEm7Si25ZwIyh2Pu/c1lI15rEdkBuL6rsWllDgx5daGdB6IRAX+PK9CIHYkDg+EzpSl82/zwCSdll/",
-	"5kCkE/7XkejbjuKNe/2e9oE6k2hxrjjdvV/Y/+ElDP93zG5YYvG2E3RuOJu0eObt3Esnfjdn+NFadqBz",
-	"CdpRJfmK7AnXaY1roqfasHF3wmM0c/9OksPnCqNLlElI2OIwR2e8a3eN/w4yt2GnLSnZhe++os6tpHUV",
-	"MLsRxes2YH3bPNYVDQybAaHN6TWwoAV3tBFhvESmdi+PF4tZS4Ja/habuUE5Enq2KqmS49R0IWaO+Ojq",
-	"YxJes2noBHvwrjGtubTSKPzpq2d5s2c0kpoJb8ALSOj+FRKaaOnf8h0vsM1NuSQV+y2jiQ5IKAeDkMSS",
-	"aeLIfznSAmVWN0sn6MjBoIVJZYa9pCLm/rTbg8gbVV0sS+WMIW7rjzRRTMTs7zcy01jpuaVcF65vWVxq",
-	"L+vVI3vYkXXfNd1m5cj83FoaEAHPudFEdM0or+/1SB80Gkns5TXW4WyuofaLv2udZEPtTwUOwP5rSiYy",
-	"S2LSZ9g9vhLtsbCziP3kVcx1va9gabkwZMSSeY+FNFdQU23uJJnA1krNQ+bVgC3yPRrS/yOp2mqhV/Mw",
-	"7JGxmPSnAVTmVuhFOC5VA/dJFSRWdBLU63vvjYvw5P2AvPrzu9Pm2t72aXN/n9lCiyOassZdW7GzaVvT",
-	"cvQwVHtM2MAQmZlqB2FurOhGSeQRcXHJwhLqODAtVSaFhVZqtODJf24jei9H0oXWtqO/Jy0jDt/iWs+h",
-	"Kytidiue+TyUxoftYKgTaeb0k0bVj4uYfXEU1lIE1+fZ9xFbYEOZdwH5qt1KSgWlWq/gJyXTlMWvSzSu",
-	"IauucbeTUdP5NGW7dXBw6yJefUkTunz/sJrzSLByPBvDuQ5ITSgs19sFD2autM9KfL7KcfMqUGpuyCZ1",
-	"i2go4IwEWDMB/aD27LVjvWTLxa5ZagKiJaE5E79mU+iW4cgTdJtDrwk4Xpn28xedG+AT+1CeZci9bi0Y",
-	"izXZS0GEIJr/nQUEirMHhI/pkOlgtkXRflBmqs59a6Z5F6sxMzSmhpIRF2WK5e60qpL/TUtxcEYn71x7",
-	"cItbjMZM6fbzbQC1erlVlwaBM0FvB6yNSe1u/7ML5rAugFZA/J/nuKGAfOlGCc1i1o1kzLpun11eKRFZ",
-	"ACgXfZmJFkcrEzFo+5XCla6iJxTX5UDeYQYC9JHsuTAV17fqKhpR0xCteuU6l7i/fCFMXfyU9zTR5cjW",
-	"K9eIvfojOk/yDATEhSETzDI+q84xaMrxeV7h9dndu15cgo5ZQKSCGsj/Awq1WkFk/yQ37SAwWrx4pA/I",
-	"mSMPULZRZlATVcbTevn+Z8/n9+ubb3c79S5rI7H3B6HQ2SaPSKOl4IZlPEX1yu+zx4G4DlKom/gE7j9P",
-	"5dQyuUHUrUThrhk6XaWcGiKfGqKUnTu4JQHer9RXsLZI7nsqIMHJRQZcc2G0nG1gnX/sSnu/RvWTlx15",
-	"fdkBWJk4KaWIGsyF1NkSt5V4jIQK6mW9hQmmr0rjc4BpqSefZMNqgn+RmsWZropOwnIVqwUdzEnZHyg5",
-	"bixFriqVOiN78HZsS4nwQabb7o8p5fSOvH0hnCLUSa2JeoAFzettqse9UjJYPZZ4tnD1DHBU73K+aFBc",
-	"+GI5cVkVNBd6V7FZVLTWBmUJtezl5kHZ1zI3FMGuKk1tll9QXYJrWJbl1Atolh1yDErMn8ZcBMSlits/",
-	"LLpa7Z+b6Z/G9EsjBNnXr1y4bFuZfAD2Af9Sy34H0QdKfFtGarUVIT3WtdS5bpdJQeBZ6tjew0jw9IEA",
-	"sBBbZwSiHG+PyZcuOgz0IhkjICiLXWHyJHgRvUB14Ix2AYmksJhDUeX0nr9cCLjCeSx1XtjgcrMtn/zM",
-	"+WHl0yNhdaBWqCQ+JvdzsKSeUKqGW/1YpTouXnMFiVspyHsPEjVzJci/zfGhRcunpRpfgPpgL7XcS7Fi",
-	"n/ZWgmMykJlCDcEpAL77N66HUDJIqCGPg16vt2S+QCHBN++mtRvTbEhLaRNN53kOzugzi1kzqahM3By/",
-	"P333yuWhulBRrkEqx6rYTNxwJcXYcqUbqjioNfYdqEgPKUupjKtBK3baDx9fvT99c3X68c3Vr6/+UnWy",
-	"2+fOxX5Vah539flfG1vG4Q7OZaaaksvtJsLj0oqpaF60lZVi0p+SEPd5pdggPLF/0YTFkGJ7Q5PMKgiR",
-	"mqaGxSQTcZGX++70/OLVmd1NWBb9mbgBl7+dpBH/zjEc6hSjoe5tVtqC8FTHCvJi/k4CdKnwIIda+WrN",
-	"INPV4svuPF+tGvNYSV4rhziu4j6rQsXWs9hWjQ/c0oXMqw/cmsxWPapNOLJqKLlzX1Z1PVvPPVgl9MXh",
-	"/V4tmBxDzmMW+eCB7y8c5nYZGs5y1UDutRq4Wg0N/Z/Q2MgFCf+z+/L87HUXWvSHBbONpLzmrEszewGG",
-	"Q0cXAvU81s2FaPRDL9r4J92gQsKLQXmHlQU0Qr53lDQl9Cnm7G+uQ13K6DUU+cP0cmfdACm0MXW8wQ5X",
-	"ySZvN6Cdu7tv6CfQjahm9Sa7mF4zTUdMgHmWKjBuQo8T6gZblQxGF1ENz5+09t1NE2rsddWa7vqOu/hf",
-	"aLX7/Ki50+65U+jPWCJpQ1imkJDhs6Dx2vsPF29e/wW5fBFTiB2kUxmDKCBpDDqgZsIs6sXWbsfYUE+y",
-	"29hA8uZey3bxys+wEbZbet+lMl5cnSkuckHsMbeVC4AWw6mMA6zqIAUjXERJFtdcxkt/rMoIZ8+n49bT",
-	"tOELRsffRXWZbVQ5WEU4tAd5j4rELFt1wC57E+IZwNHOhTK7inueBvpJ0yF7dcOaLIUVF+tIyWw4AtKd",
-	"Ny0laUIFOyBvYtcvTqacxb5vqgVzb+WbQp8v0PFcg1CCa2iqUjav7OCsHWS+83+h5lguZzanJlpLHbT4",
-	"SjEar/iiCz+oHvZ7KtoK3L3YZgkJ8CVc+fbozSERax7tgvrui8N50YN61R4Ks7CU3SrRRHO7vbfMJm+Y",
-	"GlkIaGxXzMde8ORGs2RAaByzOLDCOUQMuZyYZftHbbHj9RINrH1dvJXOZ2ONs9s6VMvMtAj/lXgAZ5dD",
-	"l5lrLhlRpSy52rPUZuodfM5j1ta5FypkxsxQnqwRKuIiFqzSi04FQQZWXd4rLNoBgegpHYCvFEqsgGB8",
-	"zdOUxfsup7u22Dnt55eKz1hBpaU3zfI+Nc7H4UJWMSoDhgPAi0b6tqyte9PJ1Mt0D4IemS229VuE9Rtp",
-	"aNJWCrehXbkZ9JcfnbnWnnNo5sZSBNo7nteanC9K8S6b8EppBQ1d0GfC4Gb7ldTZxsyZ5DdbyhUvMcGg",
-	"U2r0WCvhWeUQjSJAo0DRQD5zJxwiVHHPJQCpshdP7GpE6PNcoW4TsnRJRNy5RF2sRb92wFuqAAR0rWTG",
-	"cX9G+qbRRAOT/axkljZzEOAZeQURl1PSn4Yk5mMmLAHPQ3rk5AQTQs1Iakaovnb1o6xYnCrm7Rq1gMPb",
-	"ia67lM3mBGXfVtC4pcSwEpFfn5C3KlMAUD82RBth6gbX1QCoExLiikP4/ZeLi48Ef8ir6/i6LBi1cVJO",
-	"4hAxCf1VhlYqUKwaF+TgrogHkE4cMEgCPWXF+BkXWZzTxSKeJg8ybkWkN1ZOuKnV8eqMZKZK3x9zgTTM",
-	"/R7TOTN+lLzJ29nPomtmrsBEumJi4VKkDimC59TLkccLHDoTtl1eql9DPnErgTuTk9lt72QDy674PBuP",
-	"qZrOrtpHjKyS/dmfrsabPMY1cCclJysyOnv2DRMZuaYdz0WxGNkpbc8trPU4reaomcqrH9yjE+UlNF84",
-	"T04TQH3loqkb/amOGKas9KckLGNMeEJQNcMf0cbkc1qWtk2XSMm27jU/k8oVuw23X3KOnTVrNwiQI26u",
-	"FDVcNjCSWbkzJIckrLYC2Cv3AiAgeTsuAo2spWB6/4T08nDseuuA4kxk1k9YU47S92Q7AxWgATzPfLoW",
-	"FXrCfPw6oZ5JywF52usRK+r15Q1b8mtrGK7WMU+tbbXBPS85fMM2gRME0S7EYznw/f/+Xw/P0DGB/PP/",
-	"+r89IJd+Xu6um9XYXA28Y72vju3N5ALd6RspoZhndNYzJ/wzrOIbUSGkgZYR9qpcGhBXLg1X5FejjUx9",
-	"jaFm1y0bO2vZPDL9CgZZzYTqq5RqPZFqgWPZrzNfpMNM/3bzarbgGNyMsw+PqVw2D6+qdiSr+QEt6Kzl",
-	"B6xCyqKyvKtd8UqRRiVQmOuC9uPqZ4tLazubzRhInDK5Y9MIU2s5GxuyvO/vzc5s+88jScd8tSCpi0r1",
-	"gJfnZ6+RmJE996sGY06zC6BSZHhBbyA30FX8uPKhb80rsuTskSZ2ZKmGQMwVi4yjv+iDBRlTe7+FL0EA",
-	"BYN8WPlkxKMRpnljjR58vL98y4f5hTrWDvAq1zSvnsksTGM9tkxxMz23czr1H1odnWZm1HyMlXMI7Tip",
-	"+N8hqeKY/Ih9kv5ltk/SAXljCI0MJOpVT80e/qXApFohS/By4Lx7OUssPOOOOUKpZGknjhjEg0PBuEtM",
-	"krdbssgGaypAbWRMirKuvOasfaM+MwXHEc0MaFAfP5xfkEOa8kOamdFhIodchGTvF2PSDyKZBuScjtk5",
-	"N+xP50bxyATk3B4yw1D1S3Hx9nz/gPzZyjGa7NnZAvLx9OLlLwH56dXbVxev9smYxgyZLTfYaSSiSk1r",
-	"VTlKeIW1KS5FLSQRM3kDwhLNyNPeE5wzkjEjIeDvgPKExSEeGLcbx816LumCOa/cR4szpCmHin7fQNYe",
-	"yJY0KCmMkgmGMVgRFK4zgIzsZNAdSW2v7O3bd2RIDZvQ6bHToAxN5JDs2QE6wPBBHRRIeyl84j8UfMi7",
-	"BuoAg2E50wExTFDQUgyjYx34qss6qJdn1gGQBh04xA8uRYVG7AekSLPTZK+IrA9mAHI/INgtEyalQ0z9",
-	"tHQTEEQfXIo3kL4BHXby9AULThBB6hIZXn54f3H24e3Vxw9nFyHZ+6H3w+N9T3T6LJFiaCmoFcUUv7Hb",
-	"F8xYEfHgUlyKf/3X0yL0lEtx8K//Sl7xXKpDlHMNzRxZXh6N9y+Fo4c19AgrkBLOR5cDctoYJnspQL5v",
-	"QwuLCVBXB1L+52FDFRGwmTQ8vBSRHDNXrhuSUWBFcE0TYHUHfvd5IRFLmWqECc8ZkdieL4qA9mJhw6Ev",
-	"MhDJJGER9KzeO+o9hvIkNIZxP78qhlmWERAUNXESu/PwUpSek72UKguCxy7OeMBZYmELxZCAUJHnFMMT",
-	"7gqU0EQKFpBQZEkSkihhVGlCL4U3wOPw/cBFDsH38cgr67MbeLpvbw7viGtywzW3Ezj7eS1uya4+YkUG",
-	"EvRXxFhUq1YaTXzAJtmjfcxYx4iNfXe+VniE480Pi5ZP1ECwawioH5K9x//8x//zrNez+8BSAM96+2jB",
-	"R6kuDEiaZJoMeAKBwZfCPkQngCbhV+DbASnJgd/CA2KlIxKWfgwRdqjO581FBDuKpHTITrAIzKWQKf0t",
-	"QyLgzt+daEI1DrV8kY01sWAJiqAvTIGVlvAgXoHiDIgMp4kJyvaivl6iVn3ZOSZfLzuWtl92AnLZcQUL",
-	"8A/0ZerLzje7pafYtbPUr2pEzaXA6lPS9VvHaNVYRhnkaO2NaWIVLxaT/zj/8N7S8ImCalbTlNm/+jQm",
-	"LgyaSEWYyMYAkpm4FnIiLgVC2Ql5enSEX5+wJOm6OcsrIX0FUeQUO23tsVLFEZ2B7BLA4h20xUTJyaWA",
-	"V/M9sC9cm/0TErqthxAcp11XeZbE2p7DC1epR4pBwiOD/FEb6E4D+dRkj0IG+6WwwCYC9EUSbTgkYfgV",
-	"AFrYB6XiJBCQZzV8BrjytPfUXeY7KdjU3qXrVIolt8B4oo/JeF4nVtdf4dP5T009WQOi5aX4l3o31orl",
-	"EYDGtWQND8iPwKwI9hDBpbQs4ICAUdXST+1GlsxLaAqEr/ryC7hZzAwE0MVwoWs2rYpyXSTamPGHE+eO",
-	"OUtAAstG/Lm6KHcujLY3zgDGYn9l4CGmmpz/cto9evb8gPwitYEvOleznRyoV9cOReS2qo8v/4JFeBNG",
-	"b5wQabiBWH+UQ708c/rxTSfo5BHtnd7B44Me2BAxmaVz3Hly0Dt44hJgQKx2LDDGrnfDpiLIiNvRiIoh",
-	"QxmwHBVaEaYCIpPYIoyrpDUZSbIX0shIFYKkQA255iK28Avk5FJY+M+FCOnQCP+ikavCNbIy969sqpnp",
-	"WuIU+7NXcvLICi2/ZUDf0UR9QkL7jTC4FCFOCAVMgdjhUqCQnnfcwywuGxHq3tnfxgcEMomRL1LjFQMd",
-	"ydRi36VwP2Bt1twOvH9CqJhakgDCrZW4rIR7QM7sN1BcFpL02UAqdkgHhimXC3xcBjWrdtgrdwBkhSQL",
-	"cBma8l3ysMVkxPiRTGI8XJq3a6yhu90Hwk4u9b2JO8edhGtzaq//rRwCXCgKDXh05/ivzXpeMQR7iH+0",
-	"f3e+BQtHo6GjGF6POk6meBMQeMF1FVAI1p3BPi4ggIeBF+6szBuijmtn+i1jalqoCi68B9VTqHFVlJ15",
-	"/nRB1Zl560ThALMnAMzaVpADYdsyHh/9cIt1AC5YhmFhm+xBPdTjy6zXexLxGP7L7FmBgI1ULQzIwcFB",
-	"64nBRLdY62er+/vMqeOvnaNeD0wzUhgXcA71HlANOIRoneOvpa/Nsy4grHJtUMmbKQNkdRs5IEDR4HgO",
-	"LAF8iitomjhf6eGPNPY1yeCVx4tf+SSo01BYjC89WfzSa6n6PI4Z2NmeLbMy8KcKmoC8hQYS73jv2LNA",
-	"BQq2nAAaGzq0CNyB0+p8tm/UdB1MJ2ryqp0bqowuypNZwmRQQqkrU07Hmmdk+EjN6E+HwaVw1gaIYHVZ",
-	"eVbX1OTi7TnKw17kbVOgPFsArpNwK/5ZhUtfivWyHpuoIRxN7gn70VWG2wjkvrVz5wBWNZD5Rvzbwhqf",
-	"U9qAM+fQHJxw6I5fqtZ2zkz3JVpdljBDBTXY+NM///HfJ8TDxUkdLk4cXIRkD3SfEKEjdIYHsEV16gdU",
-	"Jkh1kvPtLpH86MXily6kfEfF1LuRb4PqzhbaOf7r5zLin5e9X2Cux0KHhcOooAJm1EAEJBY8aaYCP4HS",
-	"XUFGmN5l5c4hBwdNWGW/NQPfTxuID0KjC/RYEhxfldZUM//s1cDyhLyjX7qnQ/an3gn55z/+O1wLzu41",
-	"ZyjA5WvFlvzXz98q8PPK2apQkzKkZEydAze5a6UZbN5xgbxjJJXpJvyGzVjHc7OEhrvucgF2zgBla4h6",
-	"tPKzk2MDP9xS+Vr+2UWl8gwYm6ECjUv0QF0Kxfii2OZe3dh4KUZQhQr9ykaCGme/ut/EIdAJ+8Yv5cIl",
-	"q2+DYVQ/4ltCL8M4Hm91DXETG7nwlkzUovP2kUXbnIjdc1Hs6dHRMp9JlYyYBt/pKygNdhfIavGKUFHH",
-	"pWWQVbcq9qcI8poh7eTYZB9fOpk1ysM4miQH5LxkFHG2Ca5dPtKselmFIX3HWuaC4Z80U2/i12B7XWb8",
-	"RyRLxSvbVHaqJ7dY66m7ff4Quk9900vhxOFXHn9DjLByTrOI6yyARhbd1Hz/NLJnxS60i3tvAfoQ9meR",
-	"ANuvNfCMRdLQGXa4vO90E5c+/4330ryGysqbuHc8l6Xo4arE5k3sSMfnCtRM8nCTYVufuKo4g2I5UtWK",
-	"2xb4Y1mplbP+z1kQct/fIq1xATUtrB2tiQdrQ9Wtr/wnWFKflVwZ7YheDrhx9zXLln70g+4VP3onY5as",
-	"wpB+kfqOuFG5H9BcNlT0jf4DsJ9+AUYeGnPI+ozNShoIhh2ifQmqojDVAflQ6suTMkX2YEQAT/dPclc0",
-	"uu5eHLToJz/mCVzbUEyqzbvuWCPJo9OaCZU7u3vPMpcwIb107t9d6SY5nLsoEkqKvMAGUK8T3wYRqwqq",
-	"+HsZVBfJQ2iU+u7koZWhYQPcFEJqFtxo0Mw8h8y0XlrvAc93Kxr/zMzia11XJIa4gWg0rz+I7xsDkZDQ",
-	"eCPvMqcY1IOPT3xElx2L/ArMbvKGEW5mWRrGn90JS3OB9HfsnVkO1AnVLhTvgQDulB0ikCzNDhWj18yn",
-	"GDYbG14mUjv/Ral1mH+TUOOcmc7Y7SJ8jglNElemYox27aLdNMSu41uuSeE+dmKxamkIP4Xug0mMk1BD",
-	"fM0Uh8xoQf8zN6NL4UKAz1799Ob86tPZ29D5YRlVRDEajZguxVRigAsqtpBAmYeWU1E45y/FHsb4kBCP",
-	"Jgww6iP0ew+D+qnw2MURTagmkT24eP+AvOXXPqQTY0QvBRCfUlgmN24pGt/nxr1+gv1duHbRNJQc9XqN",
-	"tn+72R/9fc6Q0fY+cGQC5UHsUUMVWvhuW/RFtapNu2tqYROhxoiR6pVzXb/yvVIzwUczTyFYq23heVOH",
-	"prCRxQ2etqu74q216a4Xo/x2ALSYYg44HgSMujIAGE/LKAknV6KCH/K8grIQ2RRUCJAIYJjKuEzyrhlL",
-	"j6tfsVRtD+PvoKTKMdr/bmjCYwKtVai4FOzLiGaQv/FbJg11sb5AoCCMDPRokDwqkw+kAq9jHRvge5fC",
-	"Ecxj8uzLl4A8O3oREGrV8y4Oe2p/cBgiDRnYw4bYW4Qhvy2I6oVQ+PlEtSD8WMdasRgKahbkNeHaheRo",
-	"Onag2xbd106wVrIsNZOTfKne+wrhyW0UwveCWglnzw2KZDsmD36nfwijVsRVlHHT9YALF9eK4rmogylG",
-	"862ubsy9MrpeMDq+lRNw8SsQ8vYrm96RqRZOeQlLLd7GH8NQm0NeLq27X9rNtC9p6shsygTITKzaZzZ0",
-	"lcTCgIRFBbRKaDIEn6dMkTBliss4bDXawnK2peDC5Dsy2eLG2ggrPH0w2G7FYOtBahbka0R7WWttAaN/",
-	"UGPtBm2v7Zczx/LacgG9B2y9B2bXeTe6caPrS8jIcs2WgLXksQSQN3eCdg6T3xqJLDvjGs2wrYbW7bOh",
-	"HZlZlwDs79nIej9spos5EpY7mKtF/IxD7lCJ2Ka0DrtZLKzjufwhZPWhv18PJe7Cy5J6kwj9s6tbug3S",
-	"BXPvRoB2lV2bCRec1YP4vA3xOS+DW4fCKqlaGExaTqaBV3wVHU3GbNxnSo94qoOGQMFa88RZno2fLOD+",
-	"QSq/pVTeeuftMnnL6fce8H/XAvmcy9yAON4kPW+dA+1Gdl4MgQ/hCfctPGEV7nXo+NBiqfudG/g9yd64",
-	"p8USuDukB2LbVoPAHRAGfm2H+Dba6V0m22QksXISroPQRDEaTxcES5dAYJuEG7+wQwXCbbGFiBeC6AP5",
-	"3iX5Po1jQvNc5PWo+OFX12ZrCYt+HfoX56SN5c2DAtGQkwYBrO7qoITjNkjgshmt9Sy2kSs5Np/D/yK1",
-	"+dUOulfu+btLcXL7XywJ5IVeyR4mQGOmH9Zz2/9D2OjyIyjB9y/5b+0+9XMjFdNYqeyGx0yVyti6vmp2",
-	"6mPCsDhsiFGvIYYmwgkHRDOauJ4cl+L01Xn36Nnz7s8v3/nKtRhX9e70/OLV2dWvr/4S7hOZT3Wl2CAk",
-	"eyETN8fvT9+9Cl35U0BaKDXBxA1XUkCJSTkoAq/2yT//8V/lGID2EhEOlLYkUbjZdyNN+K21BlK6qNe9",
-	"vMeM0Xhx+w92ym3YKf2Jt2DiDA9Y0tlfBuGH1Ky7Ts1acKnt5sjWa+s9UIB7a6lceNsbDx/4md9wMSzY",
-	"6wx/pIaMIYtLsH2iWJrQKC+yBXkoWC83UszySX0p/OsuPyX0BfsUyysIYrS1Cy/1MbVYyQlOIA9OaOCr",
-	"aF28E766GyPrslhVWFr/CAj2O7W+rsWTDw1zfYk2bCB7BzXppWAkGjGakmo9TCxhLUsYCqvf01k0stBm",
-	"VUNLK7Djxb6vbcL1pfB1sxVLpXJILjMTyTE7IKeiSKgYUJ5kqp5m5fLR5PUxgSZF2BPhUrgy8a66lMUu",
-	"ykWZ+CDNgIXnxdWx2SEd2qGm3H8DVmiHXUJzM1DU26lRA+mx13J3bPWCaXPGdJa0Biu5E/Y9qu3yHvhq",
-	"DRPtKZbwMIcLCw+u4fEsYgbNmQ1QcHqh5eS7cYrYzSxnA9F/GFNH3cyxOBjpFwSybYkpu9P95wkoDwr+",
-	"thT8BvirkKeVopCAKuZBSJWQo9yu1xZslMP1g01gFzaBRjo0zxawbYnld00OdqftN/OT7UQlbZkV7U5d",
-	"nqsrP0Qk3UOdeA4bQ/Vyrpj9Dod8J3I27GaJsCPY9B9C0h77+/Uw4i58kaz9ztUe2QaFg7l3I23jttoi",
-	"duzDB3l7G/K2L2UzA4VVUrWSyI31QWZk7sDH+A8VFc5UVVQWKRmx2sTxAvQf5PG7lsdb4aRdIm+5rt4D",
-	"zdi1UD7nMrcklm+da+1GMF8MgQ+i+X0TzRdyvJROE0ljffjVQevVAt53xmIs7ud78Pj6KFjpfi9vmel7",
-	"D7t5H+Uj2zjeR1zKS5qaTLGHtLdNcLLi8CM81pj4Gy9BxUf/U2tdt4viIp1f0HVj6suYs9LsGOnnh2KB",
-	"RCcJjaCJNQ688quAruNrg9Kx/zBWq7M/j1NDHLlrcvkNmVkEZ5ujmLUvtTZhgMcPQNzIvteA4IUFPD14",
-	"8pjs/WcXO0W7E+2++amohJlSMyrK3BUEcm4BzxWbquaE2CIJZ/PtJB/9oO/EUgL7WSIu2x/OH8JYkhaX",
-	"nIO3/2lOTTNQciEAGw71gLwxXvkU0oy4GJJMGJ6QkCbJFWq6ITnEP311Wh1CJAczRCr39qWgihEaxyz2",
-	"YdgVgHUpKm4+aMfd8DwPiAnbY6sRGrYkOOPku7H3uI210H93Xw8Wny1YfFIPUg2YVKe8K5l9nEyT230Q",
-	"V4JmG09TzYcTaJTMI3YpaAQhTtpJVgmdYg4KFC22zCeGKteKkYQN0L8rM9OWp+CE6QKXHuxHd20/mgd1",
-	"7SaktivrPdCh3Yuh8690S4akO2CIuzElLQOID8ak+2ZMWpmZLpmeitDgomR/Bkb6fSk45a0tF4BpD83J",
-	"FA8Eua0sRZGt62GTjOkUizpvgVK3lKiAW0JZjX2BAv7L1aeYBY2tEvryh3apBVU23Fp5iArzQPR3SfTf",
-	"lqQeVya9MflleRZw+LXUAmeJNNUW/FikzfyZm1Gs6EQ80M3alfqTKWdPuIIWW5Ful6sAAc0T6mUtGmxL",
-	"XatPd1GfXkKaAEfXGTXsLb7xXckT1c0tYT5tDjx5wI9muaLZhgPFr7amBjYKFx8Ew27B+FnXjGi2XzDZ",
-	"Q0WJcEO40IY19qsvix1VCNqq4FH91C5Fj9qm27TPhtt/kEV2KYucoyMwv428rZdrZzhYSzed4SqHX+Gn",
-	"VaSTBjR6KLR1q0Jb4OYvbloOVrnoRbbVRdfVeyA499kKe0vY2JoYC9e8olF3Zwx4lwbf9fHhoYHHVm27",
-	"t8KsOex1aU3te7T6FhtbMhfoweC7qA4xwFRhlxp6qPldmHoLeNg+ud+5mbe02Qcj731VrOB+fJQ41iVe",
-	"l9Cvqzw9GHY3atjFm9ytVbcmDlegZtr18U9LSAY/+qH3qmzxGl2CcTt3U+u4cnRLRtaWOxH9UQJsiz3X",
-	"EaT0pD3c1h6wrrQN1lnfwgWUEg5dbN+VC+1zzYNd+XYsyghFxOEv+0aJ+BIusIxyc7JMWaRw17xVecJ9",
-	"Y5fChN/m/Hghd2sPgbTbC6T1ZzwXZVoI/pLViWcB+yEJbCPhqEvd3SILauu99B5Q/p7GrC557xsvRAzX",
-	"hEysqP9LLiSJoMExFv10PHPIb9hMD/4mHnopciYalFjoCeGmWss4ypRiwvgvtBcevnNGuksD7EpY9RCA",
-	"ez8DcFdjwoiBC9QtP+heKVoXjI7vSGfC/S+hLbmD+mOoSQVU5HDmf1pUuMkN3BY9xdl3pJK4rbXRUK+3",
-	"PWghW9BCcrBqgMg6yVstn89JKnlCn5M+iE/OC0qZeQHhYsAUExEjRl4zsVJX5zJuPOTm3Xlu3jwQmqP+",
-	"tF1a74Gw3AtdZ/61bq3NimF0DEa8sbypkRLovEANsUMO2rSPu+CTO9I4lgLnByXj3ikZK/PYvIjURutG",
-	"LaoWhY+rJXb03VXz0Y41N8H3L3JCxlRMi+pEE6YYiR8MlfN4M7ZjrFf5cfFHs0A5p+LP0uTdg/OyuSXf",
-	"X0LJClkkpWSIgDAajQphWWXJH6Q4T+kQSsB4Vvp1cYmeWrQdFbFVKNAgSseMGEWFRmIZ4GB7vGAkFW3+",
-	"wG2Hku44gWNh0GjpPH9XUPk7VcSL427FggbaupJG3nqj7bWUT/LaWdWWJ5fiNqV0VsvveNDYN62xLwFr",
-	"7Xr7nWR7fMfUaUdFH5e58o3r9C/BMenaESbZkEgFNOPE0Z3ccalkNhy5Mnd18nYIY8M2hf/O+PRulP5V",
-	"MKHQ/IPvHCt+p5aAWzB5xILldKkzGPq96VN2V0voVA9MYF7CB9JdsABsmyXMcWZW7nTbdNt+Y8c6Fmyz",
-	"jX5nCXsgz7skz6dxbNEhSxgGDd+aSh9+tf9ZLnNjFhUeojNvq97Ym1yexC1UdJpvpvdAJu6LbrPafW8t",
-	"Tcde39JJ63fOAnesviyC7Qe35b1TVlZBq5whQuuHhQVKoUPEr9hI/vediXaOUU2nGNS0ypufNFN3E43p",
-	"T3sJ7amolb4n2A1TVmngimgWKWY0kYqMqB4xvf/H8E3lx1EG/OLHds/UOy6MJqG+7k5UNyQDmSRywmLS",
-	"n5KnPxBFRSzHpD81TBMuSCZSbAfRp5o9f5qpJCDaSGWfGk3OfzntHj17DiZ4ein0SCpDYq5Tu5BUsQH/",
-	"ErhS9yZTwtnb4MrQDcZ10V9IimR6QCzZvWZT0meJFENNjLwUy6QLkFK2ABck9DEHPJ7ThsLD37bYnJt+",
-	"R0pe5etxK4/zUAMXhfGQ9oICokdyIogUEXvwrG2Qj1kMhG5H7tzbMHiWc63kVCvfaD+Lh8zoA/JRsQFT",
-	"RLEbec0CMhnxaESuGUudI05OoOIaduCKpIrbYnIqmPOgGN66d9sCWJijDLZexObZ9EIS8nDDLY3NFl7v",
-	"VnLy5EQwBUSgHKxKFcMUvZMyO46cR8xyYSsMKGkAVFq9W3fDOnekHC4L8A/K4b1TDtdkq4fIE+0qNl1N",
-	"6twqKCHOH19RE57kDFobmWoykeqaiyG4RqEihBY01SMJcr6k8QE5sy9Doqbj3TG8zjWhRMiuTGfRFMfd",
-	"K/YQ+MU/8ImZkqj2XG4FvpZebwV8UWOkRLBJifCBGz+PYxR0zALkN4FnNL4vvv2BS8UNyqPsS8rVFNTC",
-	"S+H1wkLtQH0D1ECZIJSjfOqRZIAVVWjErrAytg7Jnn0/hJmZthh2KVyShiRCTsi/EXghIGg6SKgBAwIV",
-	"hBsyoXr/BPfTg7LaOscx6pdzBtzQ4p9dMz6UCvdS4OLT3osmXROv5o4Y5hnCwY50Tfx6q67ZAEJlhdNL",
-	"Kv7iqQUMuED+ECiyU/aK97oSfZIJW64C2JlM2P2s/1U1hC4e/7OSWbrKC9W89zXMwFs1zhb3soR9Vibs",
-	"j1VarLLjMjZUfm83xGIdXBLaeULLqOpWzqbqJwHRkUxZDPEAhoylNvl4n58YXIqy9ZPsCcbNiKljoqfa",
-	"sHF3wmO2jywWmLerdTrhEZvDxZzFtACKbTGy4gs7spuWttgm0Zbu+ME2upWsg9IJz0GuRm6zZPmxOig/",
-	"hPvfebj/cpc8x/g57wp7DxThfllBl73trUb721WcVCqSea0DOGthHSV7sYNTERNkfpbrFiXNxvutttG7",
-	"ZJI7spCuhhIPdtJ7ZyddlcFmhh2yL2lCOYBJs1B7Zodp0BPh4uy9W9wqiuikCUV5FZz/qYzJRGZJTOAD",
-	"Xt3/5z/+C0VTbwgNLkVfMXrNFOb7JfyGgRlHRM7LKbqDhA9Hhgz4EPLw7Rw+6U8zhELujAyaTjWZjKbH",
-	"dnGXQhtFDRviTJORRXKpYTF5OzYoNEiThKlHmoy4MEHRpmAfTF7j1HQjGo0YoYMBF87cdSnQx6I1l4Lw",
-	"mMFV2qkhlkWKgEygcgjYSfHMBBRNgAAnmD9w+fIelyY0uWbxpeACTs3+JFXMVMmgEknFSO7IpVp6SxfR",
-	"1zy1CsTegCZJn0bXrtXCo/zWLwUdoH3M7e+RJnIi9gv7TI7UpczLyg7wSo2akgFX2hyQn/kNw6PAQ7Rw",
-	"UTIm2KXS3FzoP1OCIXBiy3hK9uCbjMZM6X372t8yO+JSwEpRqaFCT5iyqkx+tOF/dsFK0QUADd0M+Zcy",
-	"bdVYdsOEeaQdKMbMUJ5cCtyLplOyF8tIH7ojPxjH+76+hWIUbIWoXyEjOQZYpmOm4YhqaarNZsLMsFcO",
-	"w7bFNopP5KT1rhlHeQk6S1rzx2IWcQ0eyIcuQBuj/+7kyWTEFCvRaYTyoSyxgg8eOst8wIVedX2ttLmW",
-	"vWoI4n0PqdymLa16EovNafWSdH8Ii1p90yVYPK8/WlSVsnrgWyKn1Y/sxlpV22gLLa0d7YPNahs2q9oh",
-	"zwffNoK6Uoxf7Yul3OoiXHqFcpUNSPMQ2ndLG9dKQNFu6Vp0Nb0HgnIPTV4rXv7dFOZvMVrtgGPuxnS1",
-	"FoA/GLDumwFrPW7r7EmHGFg3x5DF+hlPYp2bqR7pIioPmq59lNoMFdNEyImzKjERaxK+/3Dx5vVfQqKl",
-	"s9tIM2LKznEp8LOaGCkPyJkLfpqMmCh/R7BJ8S0OeTjQ7qLRaAATnrvRW+UL7htneHKNaNO4hYPfkyKC",
-	"u0PhqjjU+SqxoSYrK8Ktp6IxiEbEDjBSGWPdYMVSqQyLfQSo/XxCtSFjLjLDyF4qwcxkR/miRJfijMVc",
-	"n+RGzvDs1dvTv1ydvfrpzfnVp7O3IU5jNauRLIMyxHjvN0GTFTRwN9sEJPxCG92Fp78rmPGYQW6YAjMv",
-	"pMMNob21Pe9FAGQYHc83pFzAiO+kbo7dzGILCBzKH8LsYdzlehjBy15k4LCjtiSk2al3Y8yATbUQBqyt",
-	"/mC32LzdwiAo1eGvQp4WmiVOYRpkZ9rwJCEjmlf+1i6u7MQVxiZSQRV9cKM7H1GLTSKH84fwnLsOz2mB",
-	"i3YjRfNd9R7Iw26tEK33uAF7Q5MlYcusaTdWg0Ww92AguG8GggVsDXz+h+Dzn6e8MaLoBEMDNJE3TJHw",
-	"r1b/D4iR+2FAZBIzbZCHBRjXwgq2V4p4iKjAQIE9GtltXwqq82R7t/z9AxIOpBpT86dI32Dz6NMoYqk5",
-	"JoZ9MYfwq0+aenn+P8ne2euX5OnjH3rHhPqoBiUnAQRbCIgNV3ICmgjswUWyyCQbC4gxCT/Zc3hln4Un",
-	"hPY1E4bwWEMgHBunZkoiliR6/4D8GRXNSxFCdZ0wgBVw3OVkJBN7VmLI0D4SRqBQhBDjoo1idMxil2fl",
-	"JnDZVnaRIPYn/Jpdiv84//C+CAIR7IshOJWzhbh4jvfsi+m+dN/AnTeptFZ9Kra4uhIF775WcrxC1ggd",
-	"sgu59Pg77Ky4lUJDPvdrlXd+kXrFkkR0yN7JmCUrvoPGhtJLdTOfKz6DWHcCGK547PxrDvly+OoEHW5f",
-	"+y1jatoJOoKOWee4gy93giVZSQkcX+Ob37aqcBffc2p30PHEpDpJLWr2/H8itpYJy0lOO7DEvovvG3CW",
-	"xDP0xJ6Xmab2iLRRLaGihcpfisICF6UL87Irq6B7M5l2NMJRYCAbMPGe3Ud+thX6s58TPFmyucFblvxI",
-	"gVSti1SNfUmlwpUVRzazvfvN+nfJmMHYUb7jEnMGoJlhzvm7bdxZGpo0c+US34u5NlxEhtzQJGMeQFxO",
-	"VX8akpiPmdBcCh2Q/vRS2I+4gNFIanNAPohkWooTLHWHbWTwXBNwPLCY7JVSri6FQoA+JjRJTlBqrGSR",
-	"QTgq/P6oUJ1Pcg/ezFip2aXw4ywwkwEQOoubWCzAv2rFDFTPy8sVUGGAxmRsxXlwZZgRF8MDciqm8LlL",
-	"4WM9x3RKqL62H3ETlDpqkCEzVsF/YuUXJcchGWfakD4jfTaQipHQyJDsPT06ajM7I7F2933/eDSMh/TO",
-	"H6cPvHct3rt1Duehp82xgI/vu3K2SwqNJ8i1I3QL6bPhY6aZ4kwvItGWDofcfvqGJiHpZ9E1M2Tv08VL",
-	"5+IKyEhmytKpmE73m0i6ThNuSH+KIfuN5PvEySJKY1YPsHP3LUu/+lbPUIbT5IC8Q88aPrUE237RpdRe",
-	"iqc/wHp81Ham8oE+6/bFkV2pBqLm6W2xw/0DcgpaHplV8uZRwIviRH8vRLB63z/iaU94bEZt4rI/pdUE",
-	"5jf+rW8PpPe+kd4S2LaZyPgYYmr4/e+BsVPjFQqYUN+Wj+dTYKcatTqNP8GIu425r158SW722UkQg8DG",
-	"lCdkDwoeBCSimnW1JeGG3zCURffbaAe8OlcD2y6wM7XYdQ1X84dwXWcOxAogtX8vcl3bUVvyD9ipd+O6",
-	"hk21ED97TA+u6224rjMEpTr8VYjkShH1ZUqF9cW1swwUIfVBKZ3VyGtmn47ZuM+UHvHUDrWK+gpx9zlC",
-	"PETb39Jl3QIP7S7r5qPvPZCF3bqsW+9x4yHy58wYZyujWk+kgsJ+YcyBZsXHxDKOkEBorycQj3ROF9qi",
-	"6bfM43bjA18EzA8+8PvmA2/jj3Y0izJlP2jxqM+oYuo0M6PO8V8/W0k+kvKas/yXz/YFdePxri76gjL8",
-	"SBMLZkomWOXhhGiWDLojqaHxp5YWgRTUGBOSpFk/4RHBWS0aZSrpHHe+ArCxb8eHh1/tm9+Ov6ZSmW+d",
-	"oHNDFbcHBXA9ysP2BzRLjNV5ZEQT+LkJPiH1XmVCWGSH5QKI2rmr0/zQ++HxzAwYWv3yw/uLsw9vrz5+",
-	"OLuAt3Gt1fdHxqSdoMNENrZH7v60/8GT/5xfxywpQpoCBqOUyTRhZC+RQy4CksihzExAJiNJx3w/d4/X",
-	"JRH745SMuYCAOqc0wS3OqmefUnTLW+KWSqjy+s9//Bd6DW54DHTu9OMbSw+nYJybCHddeXENQqEzCPl0",
-	"9haXxMdMZugkcx//RWqjG77+khqayCFhwijOtPMqoF+RQBVkRzwfaRJCdYcQ3YxBWT6LaEr7POEGDAv5",
-	"R8Fm0vRVCwp/k1yUymtguDYCCO5LMaJHNGUByfwR4Ugsc5sqHjEdYNGN0kfzIpazn/3oTpREikENEPBb",
-	"DdxnD8j/pEnGMOZiorhhXSmS6UnJbalHcuKS9ktF2xN+w+pnjYU4Z5fwHvy10DtJM6PJnjteHeRCbCRF",
-	"lCkFRVVSkINFLCf7GNTZ3G8djqS0gnLzpdk1/NlOlDuQxnRqCRQcOp4vVCLUAUzfvWbT/IdS5/eApDTi",
-	"YliUFS59/qNbZCO8pSZT9gh8WRHoS+P8/30Zc+w/mu8ToCzCt65SOsXMHSlOwGdmCRFMASI8/NWfFjX2",
-	"4zEX5Zv56N5vWNgbUTjqAkLzulR7tQynAHmsVARs3/ukb5kTdob0pVMsYNeg8mNVB2nBCSNT7xk1TFAR",
-	"TdFBiSSdcpH7I0tTY0hVI7SjdxSb+OASMUhOxPmE9XT/YImsZb8n94EmMJeiO8rG1C6Yi4inOaa5DZwg",
-	"ibTErPheae6Z7LGG/SFtnowk0XwoIChJusCqEv+DTVggr37L1Suq0u3SApBJz34Vysh781JQ3L7VNksH",
-	"BiiKQVUOkkpzg/W+aXKoRurLQsF9VYAtKNcOtb+WypDizVqWhQdcpgaValJN9MAXVIuxVg8WYGIiyFuv",
-	"z5wqop9FNldux3nVK/wu5qbhc2+lGHYtzYyLBlhwI95DUytTVWmQwXWlIVKxx6L6ccOdpcxCPE3RBRbT",
-	"KYa+CzMiUrizC8pu+lIvlYKxYPueNoIKZZ1SJpB9oRTILYMqGd2Lokp5NGMF5OiQNS3fZzZh5prLZwpc",
-	"W4KARFxFGTfE1+YqUW5jWUvpE6XMp2+fv/3/AQAA//8=",
+	"7L3bchs5mjD4KgjuRJiaSUq0fJiyFB37q1x2lad8Wkn+e3pb/pVQJkiilQSyAKRotsMRfbnXuxOxbzAv",
+	"sm/ST7KB7wPyxEyeRIoql/qiy2IikTh85+PXTiTHqRRMGN05+tpJqaJjZpiCv15mSkv10f5m/4yZjhRP",
+	"DZeic9Q5HzESCvbFXEYwLCRyQMyIkVSxGy4zTVI6ZMeEXmkmDBlIBU8HXGkDj/Y7QYfbmX7LmJp2go6g",
+	"Y9Y56uB0naCjoxEbU/vlMf3ylomhGXWOnj0+DDpmmtqR2iguhp1v34LOz0pm6Zv4NU8MU7OL/SCSKTEj",
+	"qRmukmsytG+0rQEeXvK4soqBVGNqOkedLIMns6v4RWqz0iJGUpu2Ndhn6y3hVzZ9E8+5Nh77u7LfINds",
+	"mq8hpWZUW8I1m+IyFPst44rFnSOjMrbaspZcj7z6G4tMy2puvYi3fMxNyzre2ZPgho01MZIoZjIl2m4m",
+	"sfNU7iVmA5olpnP0rB8UC+HCPDnsBBZ8+Tgb26f9oDPmAv96nK+RC8OGTMEi38mYJSsB0di+0bZWeLg6",
+	"GLlVLHVp1e9X76z0+dvc3EeZ8Gi60qmk8ErbseDT1c/lo5IWQldbCb7TuhR8vPpaTllCp4DrKyxG2Zcq",
+	"KF9bDgwokH6lBWUJWxJmVJawFpCxj24PMWdM3fCInUSRzMRq96XxVULx3baDcsMu3bDVj+uc0fFKCzOM",
+	"jttWY5+tvoRPmg7ZayXHLZd2Zqgy+Z1RMWQB4SJKMs1vGOmevn5Jnjx58mJvn/yEFJAcPiUjmSlNrthA",
+	"KkZCI8O2NQ+UHDcvOKaG9Qwfs/ZVA8f/cdqy8J/4mAnNpQByrtOEG3I1PSaKpYwalFO8rAOyiWY3TNGE",
+	"dEPk/VfTPznEvMj6/cPn+a9A0cK9+ZLD1bSyL+Ar9h//otigc9T53w4KsesAh+mD8q463/J9U6XotNg2",
+	"EOa5MGOxhmmjncjlGQSxCyRdqmHzEU0SZnctLNfbm8s9KltpuY0zQ02ml1sXFXrCFIvJhJsRrvCX8/OP",
+	"RMMcpPv0xQsyGTFRXujELpRO6LR1qfh2MzjNMuIXL8qM2LLlBlYMOzuXLSD2SsQ1zGBf5mGGkJNW5JXr",
+	"oQFTK9GPTDPVtgT7bB36YZewFMWvfLxK8Ytvr0/xv9mXdSqFZoBpP9L4FAHO/hVJYZiAf9I0TXhE7RoP",
+	"/qbtQr922Bc6ThMG/1RKKnwlRni4oQmPLx30doJOzAzlie4c/fVrZ8BZEttlJNnQwhfTFmQs4mTakDE1",
+	"0Yj8r7/S3t/7vRef3X97n7/2g+eH3/6l8+1z+RX3BXIl4ykZUYsnBFdjN1ecxDwa8sqN/xY03IX/QCyZ",
+	"JkL69QFoxDLKxhbHumOa2LNmMfmPsw/vAzJRUgyJPe6ApNQYpkRAmMjGAcnEtZATQeAU9vYt0XopxSDh",
+	"0S0PPfKzLHnahl4zUTtOCuyyRGPsW4R94droTZ3oRHHDiF+txo9pIy1xs/TI0luSCf5bxvDzUpGUckVg",
+	"wQGhRMkJ0YYnCVFswBQTEYvhd3Yjr1lsBTU82NdSXfE4ZuJ2JzvIp6mcnz0fwVisnQaPEimNx1wQJRNG",
+	"pCg/2cT5nWRmxISxa7dbvspMid4/0vBZC5cAqTRJ5ASuMSDOkPDy7PQ1MfKaCWJZHNeaCzhgAFg4szfC",
+	"QitNXhWHsD4ZwKkqx+Z/3ByagkhPBpQnLD6GbSZyCMTA/htxgXSFlVUIJZpFihmEj/fSvJaZiG+3TSHN",
+	"5QCmKe8TrAT2GvDRBvb5XhKdRSOn78OdSsHKDH9Mp/BJzRjs71zKd1RMHU3Xt9umooZdghbPqjs1UpIx",
+	"FVN77FwQS+7G6YbohZ/aT2qFUaOmhA6sDGq3PuQ3TJDYwoDllCNGY2eJO7UjeyeDRk5/xiIpYhB0J5SD",
+	"vjIjrxViDbBtQTMzkor/nd0SYDKYKcfjymFqPhSECwLStYhhi0hSAG03BEfAnsvz4ve0Ff4Bcj6JVMnI",
+	"ruoqYa+E4WZ6uz3DF2H0JWJqG5tqUhCL47G3TdgXGplkCtAvB2T2lYB46ehbUExdSEy3mO/zrd6+/eX9",
+	"mSVJD2UNpP9XitFrbblfljDSLa9GZ45S0BKjdOSDmBEtSTXA4gMrPWVCM0OYuOFKCpBubqjiFgwszcw3",
+	"ABh2ksXcvBJGAXCkSqZMGY6yJI1wxV87Vu7pHP21EylGjZXKszTGf8QsYfAP5Nz2H9LgI6Al+F+Zmc7n",
+	"GeE1sF+QDZj955E8IqE98iOrhT6JeAz/ZWFAQgD5HoB8GJD9/f1O08RmWYUi6PC4WYZXcvJIE20pr4gY",
+	"Edn4CkX5sn71/GlnVocKOtdcxE37oobYRxbK3CV2KTH2akBP3WvcDI68xHXOKiOF8vBXtBVTK0Di0Qb+",
+	"Et2SypMVF4K/2U8BOLzlqD1UoSFX5pfS6ktwNaPTB52S/2TRRO/ZF4MOmdnNwkKqszVt6kcuYntYM1uK",
+	"aDRilyDNXqaKR2zRYj7CoG8BvhlfcpFmZtVXAYfiy1VAlAkLIuX7v5IyYVTYh95hslhb9LC+eNga+8pN",
+	"3st8QGZm9S+kUnNPkaqI9VZOmLLysFGcxc7ZRsdWg6NoBnqkyRWCga6jMJhIZlEY1nZpuBNFalK8jhjM",
+	"Rq6mJKRX8oY5YADCpNH2twyiwO7OOX6zjieKUS0FF8PipGruGx4p2csEN5qkVnzkScKlIPmLKBvoYyKy",
+	"JCFXPElAph4TakhYvoWwkbLZtyzoecPE7DHpEU0XXuEZDPrm+cZqwJ+l2ihGx5dolWuk1SVTX+HfE3Ki",
+	"GwnqhPHhyDTP5KDEUv4RVazi7HlkAYwOBjwimYid9BribCwOiTZWwh5Ol4KwJspdchuV3KBweDPnUMKH",
+	"fEcFpajicA3hGulX0EAOZyGwihcVala53Tl0+CUKEVbAiGPYAE0+lujygCaaBfeBVJfIbu7prODBulT4",
+	"d0Be3Xb73w+tPMGIDKnKtLBOKJeki7kNvb8NGlmnd6U4kMNnz+Hr/u/HC8ibu8bH89zzj/vwv4Uu+jK5",
+	"WoVSzaEFmxA1vXh3X+TMT6gb/b7o2yxBW2fCW9Od29KaU5YmNGKa0CQhMOaY0HtCf+6U6gSdL72h7Llf",
+	"IbjBvrH/xk2VP+3xcSoVIGE5EsIOtsyeWiLTGXIzyq72Izk+gKe9JHH/OpApEzTlB/l6vpUn19c87ckU",
+	"kaCXSjAd45J3SRdvTwtnkV8xeo1myhpmS6FZlBl+w8Bulin8fQlQH8mk0YowJdwQ+1AfkdBeQEi6fuqA",
+	"XNHoWg4GJJbZVYIwRh6TMRd7AQkjKe1vIelS8vTwxSN9IUpGVjuCZmbkDHwh6T7tPz542n+yZ9lm+Fsm",
+	"Db1kX0Y008Y9PgwIFzqzQjFnwlzCmL3gQlxJMyKK9VIlr7zTm84ubqDkmDzpE7DjPu7bdR6TcESTwSXu",
+	"LHeJu1cvBNdEgidAxGAkgy/kbr4xnZKh3L8QIA2j3crOZDmVn9UKrngQnaBT2nAn6NT22Gi2WkXWK8cS",
+	"LjN+jpLjEcBpO5SEGJTR05FMWQwQYZXggVSV+FN4TMJrNg2b7UspE7lOVoc1d/gJ1YY4GCMTqolmTFSI",
+	"VFmHayFOxSeRADZvs/ypgOiRVAauGt0+vYFijHTDZ/1+CPAsBAMTF1FskGkW21+fHr5ogMqw2bwG7oj2",
+	"3VNB7AGhlZYpkjCjCSVGcZrkQGdGSmbD0foHAne0UNLBJZzBWPsSnMjlDVO60SzixmtiFdkU4l7sC8S9",
+	"cEwoEWzif9WGKqNJlEjN4iWNJODtXXbZMLYuXFVjbUuyZHVv/oT8J4NmuloG5tLN5gDnaOrndgK+EYnU",
+	"8YKmaKZZwXLOYs48VFTvFVAZGUAlnBmwnd0wNUUScewphBvLkR5YmlmjJVIkYLXwBPOaTb05opECVq60",
+	"7CAA4HHXUKG4jbNk8ZA14N2rqj8mdEF+FrOLqFH7VzloMyQQwwh+wJofYywzYeYbz+SARJlSTERT0n3M",
+	"es/3AGFSpriMlzT6r2PZXZIr4DoWyqc4CoRkWfIZ1KdfgjyXgmHXmcCHZa7z7uo2wiZTWhEYWgk0roX5",
+	"unMNPIysaNAC+F3SnrUJEN8CbB8TJ/L2+xaBHvf7+/3+fO3jcaNatlEIXRkiV4HA+dBTB4n2i98Iq0AS",
+	"uHvbBaxjLdNFAYJbBZkmpeulYjEThtMEA3EbRTgzgqihPAPAqjJcOGe6i52YSHWtfaiqZ2Y0ssKF/eFL",
+	"CufpvdzNWsGrMeVJJYaiQ2P6P9xfVnkuYxWD0UFZh31y2AeN2zBll/6/9v/tf+z/2780AXce2dXgv5Dx",
+	"1GI8igEQw0F8hOgs+chjPBZGMrwRAzkDXfh6EzzBOz9BdMgsirhwjqblw6OAUCtix9IYFpOUmhHhqIZU",
+	"gkW7ocoSpvf7+wiCIWiptBThLuiYNcr8eQBIo4ueaxf+CUorhhbNJxq4o2Le1iOBY2ywEcRNzj0ajbhg",
+	"PcVobDlmYEX0q4QdkbAWnguaeN9q77XAJNTgrToe5iGQITkgYaTVoKzlP7Ev52Fw8NNTtBdgkCf88gIm",
+	"mokDss8OD+3ocoAZ/PrC/urjBUPSfdbv76FqPnMleShRK1iAmQwM2kFhFUAI55rQK5kZN3Bpi14ZTBto",
+	"cCuYvJaWf8o0YcdgcIhGVAzZYjiBi54PJpAK0QAi2xMu0e63gMXYMVbhS7LhQoudHbMxQc5FPcMiVxPP",
+	"4CTX8jZu50Rqu4MXW9e9CeECQWnnsgUs4x0bXzWaR9eA6zxNeRno9pF7KwuCpWToIu6wtNwFW10L8NZe",
+	"rH9xwaI2BlXuOu8HbK0ltm4Nx2fW+ItsOvQrqtllphbZeu0w8un0bUDY/nCfjIxJ9dHBAU35PrheOHhl",
+	"bh43ijnOOnppEUlm5nK8rOdh40FqEJJ1eTU1bPXFLB3blqwx+SpgkCp5w2OmFvsJ3bglQccCiGeaRhqa",
+	"rL6NbfDafLtBAazlCKMG6Gq76NnbadjpatzdHtpaNLYd8U4E4JfVIgDPLN7tV3W0w/7THypKGgz8348O",
+	"DpbHv1LVhH5/Jl+Cj61SShjI+lyPMDskd3M0Gubn69mrhDG14mn+5vN+26rBlaedr72srRlZqoHilVFi",
+	"P7LGbhrQfP7a3koxtKsY0pRcMTNhVnOYSBKNMnEN1jFKkNiyuKIqr7iw3wMlqZ5U61FRMhnJpMSFIpok",
+	"oOgYer362TQJvs3kpQ3Rf2XTBnQlfgoS5YagffLGaHJDk4wRyO67YcrVNUGv1u3Fz7uOxl4x7hlDU8NU",
+	"cam44X9ncbisNw99bgBfjXWPmLg5en/y7lVYZKOgJh66V7XMVMTAFWMHhy7uGMZoRhO8gsXe0PJsCwUv",
+	"GHyGY5fwir4R9tI107AsgA9LnZwXFDV5fUwirqKMG+/3LZyobuJlz3RVrOVMXRZ2lMvW7BRqGIEhmAcE",
+	"vro8jxWw4pEmciJwUKkswjWbku7px3cBOf/4bq+yjbt10ZScvUgRqtdegccGh3DDSVViokuCyopixa9s",
+	"uhGnDi45DHL0UGzQ4MPZVpjxLQJ6cb3NkFfQ2keO0B473EZ76cmrs97hs+e9n1++Cxrob/71lGo9kSqu",
+	"Clg/PH5xOD+SK+hAmOQHkUyLSLIK5VpMLU7ZYHPIuZqmXoP6OTC4CWXdM8+dK+puIedMm1OmARTrO0uo",
+	"YSKaLq/0zLfij2gKsSABkD5vra0T/OaIqOtm0IdACxpFLDUME3tdRalZRDVMr53oolucWX4JjyqVY/JY",
+	"L+CyQhYSdgSlb0ohUmAsD4iTCYP5maKr57DI605QvsXihsrnMQc6ljTk1MRAy/y0mU91jwnj4AhUPkK4",
+	"CgKtFHn2ZleMV24jpScQe1Whn38MctkQFa3YWN64O7EvocyyumjSFvX86dObn+5H0HObfXBTtP5+EPoz",
+	"BygN2kovopqRhBnDlA5IzIfc6ICE+xZhL0OI9Ax7YYDhiNw7Yal7hUiF7xwT6vD++RMrtCsa2RnBf5/7",
+	"39FC2mNZp2KzqVUm2r8sahM1kGW7obUszGVD04ZNSOtbgG5jml3ZMPMdWlBWNXzM4McbH3pyDtVANuIQ",
+	"wwAVvZXIw1XjtCBAZt5KFmv/ufgz76JmYn/WTS9e1+VW8wxWwgxLF1I5k6Co17eKUlqFmbWs3tV7nJUr",
+	"3XNkwRATRSOjCRfHeRk7AtXdRvSGQQWvBHKtFWti07PheCa51Fiwp6KOPnneYIXkA2Zvi3BB3DvNJkef",
+	"tPPD86eVlJ3n/YWiauk4lj3wuIE/+2GYSrYIZGuov0DPhilReQlPXN0iCLs5Ij8yqpgKfXmyIpotTahg",
+	"++RsJCcCgrqJv6EFsFzbSL6yxYezCcll9mB2K8P8yqZnLpd/9m5+kRNCXZ1lkvLoWrtSExmUWsqj8XU5",
+	"lrBkjYUaOZmIL5W8wgI5jGorjEdMmGR6memWAEOo483Ua0x2eNcYM1Yk7ODgRxoL8xGuSSYUo9EIQ8kS",
+	"ZorSpC59hXQxmwzi6DCdBotFdEMM7McMmlpWlYv5b1yxHHJRqke5Ar1iPppyYcTkLMvymlL57Wb16XH/",
+	"8Omq6lM9BtItK/9AE0C9Y40lzMBOQcGW20NbLpSAgrJT+hii73zkduh+LS6NCzJI+HBkynfin+YFIDDB",
+	"tKgAkf/thBv/Z+lTjVf5zuelzWQ3GotMEy5iOWkgZK78SB8BEApnLmk5X0cQGtAkuaLRdYPx5AOo/85M",
+	"7qp6aDpmUJApwIJtMVMBmtM1U8jmnAsTbCsYU+sqhOTlZaVgkK6W134ufJ1WqCZdCEq9ggBrn6RGOOa0",
+	"gbkeKcmIahLiqEu/DVdv2ZPQxVy2RjWXFNp8tap5VBXu/1c78Btg0GUVnjYXbAEfapLyZ2qEkTG9dkYD",
+	"zGLqQm6ghccjgqpfQKiwxC3lUUDGzFDyz3/8d3MaoC4R/IXrO5WZYTmLsG9naSqV0Zd/a8xr/I+zD+9h",
+	"kZjJaFQWmUyxmOApNpsQ8znNiItrV8Fq3jApMX52zpgb7p1is4M249WZDR5xlcdqpKIJimY2M7vy+lE3",
+	"HVPpMsskYTWZG+55vVo1DTRxjvelnNU/izIVirYQLl/nozeG1vnan/ZfPF95+bfEePfpTp1r9+8CgRe4",
+	"4hrRM3/LQcYy6Lr8lwrsXfSdGmbCNbRC+et2rgnPCY91wSGPqzb0hGuzT17RaIT64ZWlcRKYLZSktKzS",
+	"JZnOMF37riWCImKFPe/x89WY3ph+eYODHz+fZYEFgJfTVEdAAdj4isVQO6ZV4tmEdoOi086VmgLNmuVQ",
+	"rECsSZoZe9e57PNI52nEkF1x3G69DUh4ZP/vwP5fLyzd6eEPrUbaYWp6T2XP0pGamfak9396S23+z/3L",
+	"owMw1z4+/Pdme20DfjfqcBChZocphGvdUCvwKI+jmYbkakq87ycol32jhigqYjm2I6yGVSoih6MgkUab",
+	"kCRyYqVJpg0fW+ZD7M8oLAYkdK6zfJhxsYBlYXLMqAbJAaLtEn7DfE26vWIeUCivMj0NyYDBVLNaA45u",
+	"0FGneT05F+UJ5f/d2nJ11c7ejjbr1UCa4Zu/N155l8zxrvnhruXTJlt6MzU7ITHXaUKnef5fxfvSdFYl",
+	"8joz3UeqNbHKmW/4ZySxqpylH5bmuoZ/4MiUpWop0OyPfEjpbxlbKurtY8luUe9HBL0VICtSJ3JilcXR",
+	"8ere4hlzxw/LeIs/0mkiafySplZn2VBqWtXguG6tgLxaTkPwk+90ts68G85OX6LgApDnyysZT+fk9TZ2",
+	"MQpIlvoQa9z1I00ivKxLS6Ys49Ck63JGyafz170fiB7JCYD1p397/fr1T22lcXBZjaWni84z85YN38b+",
+	"DrBeS3FJ10dcP9KE3VhqRKCkkDB75d1ENG1R1dvjY1w3JfxipeXSkmYnozIReXN/nbDALUyoJlFmCDUN",
+	"q2yTwEtHWdND59WnaECToNLEL+9U5d1KFUiqX1F5d00iYhXT9U9Q3L3B7xEXDxbWRamdg3+18fN5QQAv",
+	"ksQU69AIM2oUNj7KuMj8r0WTWd1CMHXpPOgsbq8OgKgTP9Lk7Zuz81fvS/kWYLdMmw00qYzb/WkwHTYf",
+	"G0lt4F+ZSJjW0DmHD60U14Z2lhmuSFG1oKkeSXNJh6zqamtqmqE5FD+wCOPeA7C+ynhiIP1eDkhYWkc1",
+	"hByqt5VWgbXxK6uwcLTuDpYJ3eZm5Oyx+QbcLRI9oakVdBfWUGysZ7XywbeuFmjQIzzUuBw2vqAACUJV",
+	"MXFlWQ3H1HjqLQARNOFFFeIaMRNITkOLiMGAC9dZZJ6MCeLliR/8LejQJLn0pb8awPQtK3s6dMpE7G7b",
+	"e9eO88pXvWs2JUNFgYug+V0QPhRWZGrGW/txdATMfvlnnKhSRauwMK/0mZoxv4mfePdCzT+gyVAy7dmg",
+	"V0pz9YZwoQ2j0EbiinEx9G6F5nXMyAKzK3lJUyu7gvLqhseuyEb/iDx/9uzJ871jkkgxZFA/DI8AmKCI",
+	"yZiqaxaTnLcs6+Bx60qR6+gWuVdXcsns94oUMhlzBrSK1zxjbs5L9w1NurGM9IG80kzd0CuecDPdH1fo",
+	"b/nEtldswbL2ZTWzshv6W9BxLl1f7Q5AeNEUDT5jp7zmTZ5mTv2Tz/ryQyDtJb+ASEkNWSQaLmPFtgr2",
+	"0xPKi4S0ulkmwa4N5XKedryvAJPSyAL8bxnLGMRGIOIckz5RzJIrqBIiITPJ8oinhy+WXNlq0WfOVDK7",
+	"BT4cYU4WuBB9UhZYa+rrX3Jha2QDRZYDAg3z/cWcl3Eob5gSeq2sHzCWLQ28yDJm7Qo7LiBSov11LlRD",
+	"zvrBV2E3KJvLKvjUgqgN9K6JNM8cc1Aw2VmWsppLC6+k1A5nUfpSvQ9WGGBbJvdPXyGjvfTipqt7LITR",
+	"pVOj5lgH1knAhJ6iObbzStvIpRvOrGRzaGizdjfVFueGTC74XhN+VvTfSoP6pkZyRcBlqT5LKetvbXzY",
+	"UMbfsigziysrVbW5DQCv2NpjC1C5uSDcFuBZeNub8OtVyenO/XuV5Wwok2pZaD4m3NRSq7Bz4c7AfKnM",
+	"rO3DasstrRVXsklle1GUQl1FXjS+Uddd9FKLYlrQpyp49kkXNVEiFXncP3yKLQOe/vDs35/PDxB3gxZZ",
+	"f5oV0kW7uKcanQ+wn38ui1JyZtS1tQOZ1levVuJXq2Zn37las2wVQPyQS4wFq9Qsv1q1ucQq5HTGKlkI",
+	"ZuXPLrf0tejdarub01dguTVuTiSoXNo9kQs2t7v7siOIW2hBjJW65W0IK/JvLrPktRBihV21tWtbZm2b",
+	"A5XSFd0noDmlhgEbXWhMy/N8oFc6muStdAznGUC4h0x9YGPufJcTlzWH1gCwDXAxzKPHyISjCe6OgHZl",
+	"yfiWJU4asWLWnJYvatnr2jbS3EpRvuWZtZ7TsoezYawtcOReYu5aAYbbx4KWtS+IRv1ww5Tisdec3bii",
+	"ij/6HktWfMjjY/qYPHpErhlLNXruvKPQ5Vj5IIqqrfoWoZ24mfWaRGxMd12kqy6lm67lJN2J/vk70Tc3",
+	"qGPekV55e8fbTOmaQnD4HkvX7EJTnqWni/vgt7Q78q3xfUP8w2d506PD/Wf98phKfoIbt3IoUdEsdjUj",
+	"LLyn0Y1rpc5pOdrDVDrUQ1Jq4SofUU3GmIBKRWOnWwJ/uSNoaCY188b8rj4tRGwHnYzvrFlxQ5ffJd6r",
+	"CT4N5zy3X//nZkQQEU9pQxnrkMZjLnDm8AhhBgpGkPD01duTv1ye/PTuzfvL8w+/vnofHqNBPzwilGg+",
+	"FCzucQHlPiqtkIoZnQ+uWUBAb8x30b1k+QZim29Zt37PE3cD96jryS1asdUOZM5+N6L8OODdvb6DC7lH",
+	"XS0qd1hPEPXST15BSGJdBPvKErWBmrn8vLR/lQlNKMR+HpMwyrSRYwhBmcpMQcljCL1SpPshSeiYBuTm",
+	"7dt3eeZ/uXwJ5Z2gk5cI6ASdoZRDiGzGaRupXMV8dC/pHPRFawjwAW0SSowUpZyUlGMIpKPlev0p1ct3",
+	"0coP5DRDgbKOP7sO+sLzWI2S3s7qtNZtrX7Ybm2VLOhn/dtcwLLuqY3ane6RsakKy7MB7y39Vn+REzKm",
+	"Aow2ITQfDEGjwFxW0oUqXuVyPoEPU93bfXfhsa9ONDdNFAZh204rl7ZJnyckoil2oqbRqNp2E6rIldQZ",
+	"KRjRI6pY3JZFtY5Dd52QNryn9ryZ8xFzd3nsg/7JzJ2uUzO50TKOF1LqSlxbXv0S1qRsJQpyRy1fbw1p",
+	"i4Ixmu4xb3kyz0R3+Pzff6hWEVzcyKR2TQvPeqOkso3X7pBc3m374FvC0jKwc3twaT+we960DpLXWtru",
+	"5DQdm+24zilUxJCXDqlB1dT0YxK6lPzLVLEB/xISDsVbB5xp12D39oJ09RNtjWSVNqVSJHlRGtiDa7IX",
+	"6uveRPVOrl5inO469XY3Fam+knm77BOe3fs1c85p50ZyNQsGNEk05mW7hDMXGElcYOQjHWC2m08yR0Xv",
+	"kfbuqMYUoOVT7dtSaapusdy77l9oyghq5MAtS1g/yHkjRY43E75/b2olrxH475SzGtrWEgIWJAGUQw1K",
+	"Ts4N11/2xPAOcgQamlFUiE3N+uIqbjlUGGQmqxVknnufaxOXJcqGr+Rp20iWQevRhMX04VLVqjeRjrAY",
+	"jhoKK+TlHxaKgZ49Lygifc2mAdT6qJWDLspvFbzu1eDn0Zu//Zq8Ex/S/0OdmU83f/7yl7/3Hx8+efrs",
+	"+b//8KJ32T6qWrkL5yyKdl32Pn99/rSpXNdMlQy//7kVqP3uNyJQl05yx7K0W8mpNKtLhkNFozl1H/LM",
+	"WksmZBKDRo6hIxOprrkYYgatpZQaqtOaWlm+J30S0+mCSuyHz14c9iti8eJS7NWVLz6YBrRJFbvhMlvp",
+	"rjeOaoJNWtFtS7gRFDufd25rqRrz2A7IjUX1XQtLKPDjS60MaL0QiHN8+V6EQGxIHJ8JHanL5t9nAEm7",
+	"rD9zINIJ/+tI9G1H8ca9fk/7QJ1KtDhXnO7eL+z/8BKG/ztmNyyxeNsJOjecTVo883bupRO/mzP8aC07",
+	"0LkE7aiSfEW6wnVa45roqTZs3JvwGM3cv5Pk8LnC6BJlEhK2OMzRGe/aXeO/g8xt2GlLSnbhu6+ocytp",
+	"XQXMbkTxug1Y3zaPdUUDw2ZAaHN6DSxowR1tRBgvkandy+PFYtaSoJa/xWZuUI6Enq1KquQ4NT2ImSM+",
+	"uvqIhNdsGjrBHrxrTGsurTQKf/rqWd7sGY2kZsIb8AISun+FhCZa+rd8xwtsc1MuScV+y2iiAxLKwSAk",
+	"sWSaOPJfjrRAmdXN0gk6cjBoYVKZYS+piLk/7fYg8kZVF8tSOWOI2/ojTRQTMfv7jcw0VnpuKdeF61sW",
+	"l9rLevVJFzuy7rmm26wcmZ9bSwMi4Dk3moieGeX1vR7p/UYjib28xjqczTXUfvF3rZNsqP2pwAHYf03J",
+	"RGZJTK4Ydo+vRHss7CxiP3kZc13vK1haLgwZsWTeYyHNJdRUmztJJrC1UvOQeTVgi3yPhvT/SKq2WujV",
+	"PAx7ZCwmV9MAKnMr9CIclaqB+6QKEis6Cer1vbvjIjx5LyCv/vzupLm2t33a3N9nttDiiKascddW7Gza",
+	"1rQcPQzVHhM2MERmptpBmBsrulESeUTcn9usOD/+WYzEvBWofFn+tGYihkw6C/kYxeW+72AU48xjZihP",
+	"XBYMdj6K7FXEvs8O1nj1pQudG2k+HyvhuMOnUglVONFKMRkEkc9t1PnlSLoY4HY65WngiMO3uNZzCOCK",
+	"JKiVIPiEmcaH7fiiE2nmNL5GHZWLmH1xrMBf4COdNzxbYOyZdwH5qt1KSpWvWq/gJyXTlMWvS8S4If2v",
+	"cbeTUdP5NKXldXBw6yJefUkTunyjs5qXS7By4B3DufZJTXotFwYGV2tuXZgVTX055uZVoHjfkPbqFtFQ",
+	"aRo5hcVbSx269tqxsLNlt9csNQHRktBc2rhmU2jr4egotMVD9w54iJn28xctJuATe1BHZsi9EUAwFmvS",
+	"TUHWIZr/nQUEqsgHhI/pkOlgtpfSXlDm/s7PbKZ5u60xMzSmhpIRF2WK4e60ajv4m5Zi/5RO3rk+5ha3",
+	"GI2Z0u3n2wBq9bqwLl8DZwJyh0U8qd3tf/aAsPUAtALi/zzDDQXkSy9KaBazXiRj1nP77PFKLcsCQLm4",
+	"kplo8QgzEYNZolJh05UehSrAHPgQzECAPpKui6dxDbYuoxE1DWG1l67FivvLV+zUxU958xVdDsG9dB3j",
+	"qz+ilydPlUBcGDLBLIe2eieD7iGf51WIb2NPXcufAiIVMKr/ARVlrcS0d5zboBAYLV480vvk1JEHqC8p",
+	"MyjeKuNpvc/As+fzGwvONxCeeN+6kcgOCYUWPHnoHC1FYSzj0qqXqJ89DsR1EJfdxMdw/3nOqZbJDaJu",
+	"JVx4zRjvKuXUEKLVEE7t/NYtmfp+pb7UtkVy3/wBCU4uW+CaC+vqbKft/GOX2jtgqp+86Mjriw7AysSJ",
+	"U0V4Yy5Nz9birQSOJFRQL5QuzIR9VRqfA0xL4fskG1YrERQ5ZJzpqownLFex6tr+nNoCAyXHjTXTVaWk",
+	"aGQP3o5tqWU+yHTb/TGlnIKU91mEU4SCrjWZFLCgeb1NhcNXylqrBz3PVtieAY7qXc4XDYoLXywnLqsr",
+	"59L5KsaVinrdoNWhOWC5eVD2tcwNRbDLSved5RdUl+AalmU59QKaZYccgbb1pzEXAXE57fYPi66/ZTTh",
+	"ZvqnMf3SCEH29UsX19tWzx+AfcC/1NL0QfSBWuSWkVq1SkiPdS0FudtlUhB4ljq29zASXJIgACzE1hmB",
+	"KMfbI/Klh54NvUjGCAjKYpeY5QnuTi9Q7TvrYkAiKSzmUNSNvYsyFwIucR5LnRd24txsbyo/c35Y+fRI",
+	"WB2oFSqJDx7+HCypJ5TK9lY/Vinji9dcQeJWCvLeg0TNrgryb3Mga9GbaqkOHaA+2EstN32sGNK9OeOI",
+	"DGSmUENwCoBvU47rIZQMEmrI46Df7y+Z2FBI8M27aW0bNRt7U9pE03megdf81GLWTM4sEzdH70/evXIJ",
+	"sy6mlWuQyrF8NxM3XEkxtlzphioOao19B0rnQ25VKuNqdI2d9sPHV+9P3lyefHxz+eurv1SjAexzFwtw",
+	"Wepyd/n5Xxt72+EOzmSmmrLg7SbCo9KKqWhetJWVYnI1JSHu81KxQXhs/6IJiyEX+IYmmVUQIjVNDYtJ",
+	"JuIigfjdydn5q1O7m7As+jNxA7EJdpJG/DvDuK0TDNu6t+lzC+JoHSvIuw44CdDl7IMcauWrNaNhVwuE",
+	"u/PEumpwZiXLrhyLuYqfrwoVW0+3WzWQcUsXMq+QcWvWXfWoNuFxq6Hkzp1u1fVsPUlilRgdh/fdWtQ7",
+	"xsbHLPJRDt9f3M7tUkmc5aqB3Gs1cEUlGhpVobGRCxL+Z+/l2enr3jkUtCiYbSTlNWc9mtkLMBxazxAo",
+	"PLJu0kajw3zRxj/pBhUSXgzKO6wsoBHyvUenKfNQMWd/c630UkavwYeCefDOugFSaGOOe4MdrpL23m5A",
+	"O3N339D4oBdRzerdgDEPaJqOmADzLFVg3IRmLNQNtioZjC7CL54/aW0QnCbU2OuqdQf2rYHxv9AT+Plh",
+	"c0vgM6fQn7JE0ob4USEhFWlBh7j3H87fvP4Lcvki+BFbXacyBlFA0hh0QM2EWdQ0rt2OsaHmabexgeRd",
+	"yJZtN5afYSNstzTpS2W8uIxUXCSt2GNuq2sAvZBTGQdYfkIKRriIkiyu+baX/liVEc6eT8etp2nD54yO",
+	"v4syONsox7CKcGgP8h5Vs1m2PIJd9ibEM4CjnQtldhX3PF/1k6ZD9uqGNVkKKy7WkZLZcASkO++uStKE",
+	"CrZP3sSusZ1MOYt9g1cL5t7KN4WGZKDjuU6mBNfQVE5tXn3EWTvIfOf/Qs2xXHdtTvG2loJt8aViNF7x",
+	"RRd+UD3s91S0VeJ7sc1aF+BLuPR93JtDItY82gWF6BfHHaMH9bI9Zmdhzb1Vwp7mtqVvmU3eMDWyENDY",
+	"V5mPveDJjWbJgNA4ZnFghXMIbXLJO8s2utpia+4lOm37An4rnc/GOny3tdKWmWkR/ivxAM4uhy4z1wUz",
+	"okpZctW11GbqHXzOY9bWYrgUYrVGqIiLWLBKLzoVBBlYdblbWLQDAtFTOgBfKdSCAcH4mqcpi/dc8nlt",
+	"sXP65C8Vn7GCSktvmuV9apyPw8XWYlQGDAeAF430bVlb96azvpdpcwRxei229VvkHxhpaNJWs7ehr7oZ",
+	"XC0/Og8vbKeZG8tlaG/NXuvGvigXvWzCK+U/NLRrnwmDm22sUmcbM2eS32wpqb3EBINOqSNlrdZolUM0",
+	"igCNAkUD+cydcIhQxT2XAKTKXjyxqxGhz3OFuk3I0iURcecSdbEW/doBb6lUEdC1khnH/Rnpm0YTDUz2",
+	"s5JZ2sxBgGfkpU5c8svVNCQxHzNhCXge0iMnx5i5akZSM0L1tSt0ZcXiVDFv16gFHN5OdN2lbDYnevy2",
+	"gsYtJYaViPz6hLxVmQKA+rEh2ghzTLiuBkAdkxBXHMLvv5yffyT4Q14GyBeQwaiN43K2iYhJ6K8ytFKB",
+	"YtW4IAd3RTyAdOKAQRLoKSvGz7jI4pwuFvE0eZBxKyK9sXLCTa3gWGckM1X6/pgLpGHu95jOmfGj5E3e",
+	"zqssumbmEkykK2ZALkXqkCJ4Tr0ceTzHoTNh2+Wl+jXkE7cSuFM5md32Tjaw7IrPsvGYqunsqn3EyCpp",
+	"qlfT1XiTx7gG7qTkZEVGZ8++YSIj17TjuSgWIzul7bmFtR6n1Rw1U3mZhnt0oryE5gvnyWkCqK9cNLXN",
+	"P9ERwwSXqykJyxgTHhNUzfBHtDH55JulbdMlUrKte83PpHLFbsPtl5xjZ83aDQLkiJtLRQ2XDYxkVu4M",
+	"yQEJqz0LuuWmBQQkb8dFoOO2FEzvHZN+Ho5d73FQnInMrhLWlEz1PdnOQAVoAM9Tn1dGhZ4wH79OqGfS",
+	"ckCe9vvEinpX8oYt+bU1DFfrmKfWttrgnpccvmGbwDGCaA/isRz4/n//r4dnaO1A/vl//d8ekEs/L3fX",
+	"zWpsrgbesd5Xx/ZmcoHu9I3UesxTT+uZE/4ZlhuOqBDSQG8Le1UuDYgrly8s8qvRRqa+GFKz65aNnbVs",
+	"Hpl+BYOsZkL1ZUq1nki1wLHs15kv0mGmf7t5NVtwDG7G2YfHVK7vh1dVO5LV/IAWdNbyA1YhZVH94NWu",
+	"eKVIoxIozHVB+3H1s8WltZ3NZgwkTpncsWmEqbWcjQ3p6Pf3Zme2/eeRpGO+WpDUeaXMwcuz09dIzEjX",
+	"/arBmNPsAqhUQ17QxMgNdKVJLn3oW/OKLDl7pIkdWSp2EHPFIuPoL/pgQcbU3m/hayVAZSMfVj4Z8WiE",
+	"+ehYTAgf7y3fm2J+RZG1A7zKxderZzIL01g4LlPcTM/snE79h55MJ5kZNR9j5RxCO04q/ndIqjgiP2JD",
+	"p3+Zbei0T94YQiMDiXrVU7OHfyEwqVbIErzsO+9ezhILz7hjjlDTWdqJIwbx4FDZ7gKT5O2WLLLBmgpQ",
+	"GxmToqwrrzlr36jPTMFxRDMDGtTHD2fn5ICm/IBmZnSQyCEXIen+Ykz6QSTTgJzRMTvjhv3pzCgemYCc",
+	"2UNmGKp+Ic7fnu3tkz9bOUaTrp0tIB9Pzl/+EpCfXr19df5qj4xpzJDZcoMtUSKq1LRWPqSEV1ig4ELU",
+	"QhIxkzcgLNGMPO0/wTkjGTMSAv4OKE9YHOKBcbtx3Kznki6Y89J9tDhDmnIoPfgNZO2BbEmDksIomWAY",
+	"gxVB4ToDyMhOBr2R1PbK3r59R4bUsAmdHjkNytBEDknXDtABhg/qoEDaC+ET/6EyRd7eUAcYDMuZDohh",
+	"goKWYhgd68CXh9ZBvY60DoA06MAhfnAhKjRiLyBFmp0m3SKyPpgByL2AYFtPmJQOMfXT0k1AEL1/Id5A",
+	"+ga0AsrTFyw4QQSpS2R4+eH9+emHt5cfP5yeh6T7Q/+Hx3ue6FyxRIqhpaBWFFP8xm5fMGNFxP0LcSH+",
+	"9V9PitBTLsX+v/4recVzqQ5RznVec2R5eTTeuxCOHtbQI6xASjgfXfbJSWOY7IUA+b4NLSwmQAEgSPmf",
+	"hw1VRMCu1/DwQkRyzFxdcUhGgRXBNU2A1e373ecVTyxlqhEmPGdEYnu+KALai4UNh77IQCSThEXQXLt7",
+	"2H8MdVRoDON+flUMsywjIChq4iR25+GFKD0n3ZQqC4JHLs54wFliYQvFkIBQkecUwxPuKqnQRAoWkFBk",
+	"SRKSKGFUaUIvhDfA4/C9wEUOwffxyCvrsxt4umdvDu+Ia3LDNbcTOPt5LW7Jrj5iRQYSNILEWFQoi6KJ",
+	"D9gkXXqFGesYsbHnztcKj3C8+WHR8okaCHYNAfVD0n38z3/8P8/6fbsPLAXwrL+HFnyU6sKApEmmyYAn",
+	"EBh8IexDdAJoEn4Fvh2Qkhz4LdwnVjoiYenHEGGH6nzeXESwo0hKh+wYq9VcCJnS3zIkAu783YkmVONQ",
+	"yxfZWBMLlqAI+sIUWBIKD+IVKM6AyHCamKBsL+rrBWrVF50j8vWiY2n7RScgFx1XsAD/QF+mvuh8s1t6",
+	"iu1FS421RtRcCCyTJV1jeIxWjWWUQY5Wd0wTq3ixmPzH2Yf3loZPFJTdmqbM/nVFY+LCoIlUhIlsDCCZ",
+	"iWshJ+JCIJQdk6eHh/j1CUuSnpuzvBJypSCKnGJLsC4rVRzRGcguASzeQVtMlJxcCHg13wP7wrXZOyah",
+	"23oIwXHatb9nSaztObxwJYWkGCQ8MsgftYE2OpBPTboUMtgvhAU2EaAvkmjDIQnDrwDQwj4oFSeBgDyr",
+	"4TPAlaf9p+4y30nBpvYuXUtVrA0GxhN9RMbzWsa6RhCfzn5qah4bEC0vxL/U28ZWLI8ANK53bLhPfgRm",
+	"RbDZCS6lZQH7BIyqln5qN7JkXkJTIHzVl1/AzWJmIIAuhgtds2lVlOsh0caMP5w4d8xZAhJYNuLP1UW5",
+	"c2G0vXEGMBb7KwMPMdXk7JeT3uGz5/vkF6kNfNG5mu3kQL16digit1V9fPkXrBacMHrjhEjDDcT6oxzq",
+	"5ZmTj286QSePaO/09x/v98GGiMksnaPOk/3+/hOXAANitWOBMbbnGzZVa0bcjkZUDBnKgOWo0IowFRCZ",
+	"xBZhXMmvyUiSbkgjI1UIkgI15JqL2MIvkJMLYeE/FyKkQyP8i0auXNjIyty/sqlmpmeJU+zPXsnJIyu0",
+	"/JYBfUcT9TEJ7TfC4EKEOCFUWgVih0uBin/ecQ+zuGxEKNBnfxvvE8gkRr5IjVcMdCRTi30Xwv2ARWRz",
+	"O/DeMaFiakkCCLdW4rIS7j45td9AcVlIV5LrgA4MUy4X+KgMalbtsFfuAMgKSRbgMjTlu+Rhi8mI8SOZ",
+	"xHi4NO8rWUN3uw+EnVzqexN3jjoJ1+bEXv9bOQS4UBQ6BenO0V+b9bxiCDY7/2j/7nwLFo5GQ0cxvB51",
+	"nEzxJiDwgusqoBCsO4MNZ0AADwMv3FmZN0Qd1870W8bUtFAVXHgPqqdQ46ooO/P86YKqM/PWicIBZk8A",
+	"mLWtIAfCtmU8PvzhFusAXLAMw8I26ULh1qOLrN9/EvEY/svsWYGAjVQtDMj+/n7ricFEt1jrZ6v7+8yp",
+	"o6+dw34fTDNSGBdwDvUeUA04gGido6+lr82zLiCscm1QyZspA2R1GzkgQNHgePYtAXyKK2iaOF/pwY80",
+	"9jXJ4JXHi1/5JKjTUFiMLz1Z/NJrqa54HDOwsz1bZmXgTxU0AXkLDSTe8d6xZ4EKFGw5ATQ2dGgRuAOn",
+	"1fls36jpOphO1ORVOzNUGV2UJ7OEyaCEUlemnI41z8jwkZrRnw6CC+GsDRDB6rLyrK6pyfnbM5SHvcjb",
+	"pkB5tgBcJ+FW/IPaiBdivazHJmoIR5N7wn50leE2Arlv7dw5gFUNZC7KdmtY43NKG3DmDLqYEw5t/EvV",
+	"2s6Y6b1Eq8sSZqigBht/+uc//vuYeLg4rsPFsYOLkHRB9wkROkJneABbVKd+QGWCVCc53+4SyQ9fLH7p",
+	"XMp3VEy9G/k2qO5soZ2jv34uI/5Z2fsF5nosdFg4jAoqYEYNREBiwZNmKvATKN0VZITpXVbuHHKw34RV",
+	"9lsz8P20gfggNLpAjyXB8VVpTTXzT7cGlsfkHf3SOxmyP/WPyT//8d/hWnB2rzlDAS5fK7bkv37+VoGf",
+	"V85WhZqUISVj6hy4yV0rzWDzjgvkHSOpTC/hN2zGOp6bJTTcdY8LsHMGKFtD1KOVn50cG/jhlsrX8s/O",
+	"K5VnwNgMFWhcogfqUijGF8U2u3Vj44UYQRUq9CsbCWqc/epeE4dAJ+wbv5Rzl6y+DYZR/YjvXb0M43i8",
+	"1TXETWzk3FsyUYvO+1wW/X0ids9FsaeHh8t8JlUyYhp8p6+gNNhdIKvFK0JFHZeWQVbdqtifIMhrhrST",
+	"Kyi4ji8dzxrlYRxNkn1yVjKKONsE1y4faVa9rMKQvmMtc8HwT5qpN/FrsL0uM/4jkqXilW0qO9WTW6z1",
+	"1N0+fwjdp77ppXDi4CuPvyFGWDmnWcR1FkAji7ZvvtEb6VqxC+3i3luAPoS9WSTAPnENPGORNHSKrTjv",
+	"O93Epc9/4700r6Gy8ibuHc9lKXq4KrF5EzvS8bkCNZM83GTY1tCuKs6gWI5UteK2Bf5YVmrlrP9zFoTc",
+	"97dIa1xATQtrR2vi/tpQdesr/wmWdMVKrox2RC8H3Lj7mmVLP/pB94ofvZMxS1ZhSL9IfUfcqNy4aC4b",
+	"Khpc/wHYz1UBRh4ac8j6jF1VGgiGHaJ9CaqiMNU++VBqIJQyRbowIoCne8e5Kxpddy/2W/STH/MErm0o",
+	"JtUuY3eskeTRac2Eyp3dvWeZS5iQXjr37650kxzOXRQJJUVeYAOo14lvg4hVBVX8vQyqi+QhNEp9d/LQ",
+	"ytCwAW4KITULbjRoZp5DZlovrf+A57sVjX9mZvG1risSQ9xANJrXH8T3jYFISGi8kbfDUwzqwcfHPqLL",
+	"jkV+BWY3ecNcV6oqvGH82Z2wNBdIf8femeVAnVDtQvEeCOBO2SECydLsUDF6zXyKYbOx4WUitfNflFqH",
+	"+TcJNc6Z6YzdLsLniNAkcWUqxmjXLvpiQ+w6vuW6Ke5hJxarlobwU+g+mMQ4CTXE10xxyIwW9D9zM7oQ",
+	"LgT49NVPb84uP52+DZ0fllFFFKPRiOlSTKXrOQeKLSRQ5qHlVBTO+QvRxRgfEuLRhAFGfYR+72FQPxUe",
+	"uziiCdUksgcX7+2Tt/zah3RijOiFAOJTCsvkxi1F4/vcuNePsb8L1y6ahpLDfr/R9m83+6O/zxky2t4H",
+	"jkygPIg9aqhCC99ti76oVrVpd00tbCLUGDFSvXKu61feLbUefDTzFIK12haeN3VoChtZ3OBpu7or3lqb",
+	"7no+ym8HQIsp5oDjQcCoKwOA8bSMknByJSr4Ic8rKAuRTUGFAIkAhqmMyyTvmrH0qPoVS9W6GH8HJVWO",
+	"0P53QxMeE2itQsWFYF9GNIP8jd8yaaiL9QUCBWFkoEeD5FGZfCAVeB3r2ADfuxCOYB6RZ1++BOTZ4YuA",
+	"UKue93DYU/uDwxBpyMAeNsTeIgz5bUFUL4TCzyeqBeHHOtaKxVBQsyCvCdcuJEfTsQPdtui+doK1kmWp",
+	"mZzkS/XeVwhPbqMQvhfUSjh7ZlAk2zF58Dv9Qxi1Iq6ijJueB1y4uFYUz0UdTDGab3V1Y+6V0fWc0fGt",
+	"nICLX4GQt1/Z9I5MtXDKS1hq8Tb+GIbaHPJyad390m6mfUlTR2ZTJkBmYtU+s6GrJBYGJCwqoFVCkyH4",
+	"PGWKhClTXMZhq9EWlrMtBRcm35HJFjfWRljh6YPBdisGWw9SsyBfI9rLWmsLGP2DGms3aHttv5w5lteW",
+	"C+g/YOs9MLvOu9GNG11fQkaWa7YErCWPJYC8uWO0c5j81khk2RnXaIZtNbRunw3tyMy6BGB/z0bW+2Ez",
+	"XcyRsNzBXC3iZxxyh0rENqV12M1iYR3P5Q8hqw/9/XoocRdeltSbROifXd3SbZAumHs3ArSr7NpMuOCs",
+	"HsTnbYjPeRncOhRWSdXCYNJyMg284qvoaDJm4yum9IinOmgIFKw1T5zl2fjJAu4fpPJbSuWtd94uk7ec",
+	"fv8B/3ctkM+5zA2I403S89Y50G5k58UQ+BCecN/CE1bhXgeODy2Wut+5gd+T7I17WiyBu0N6ILZtNQjc",
+	"AWHg13aIb6Od3mWyTUYSKyfhOghNFKPxdEGwdAkEtkm48Qs7VCDcFluIeCGIPpDvXZLvkzgmNM9FXo+K",
+	"H3x1bbaWsOjXoX9xTtpY3jwoEA05aRDA6q4OSjhugwQum9Faz2IbuZJj8zn8L1KbX+2ge+Wev7sUJ7f/",
+	"xZJAXuiVdDEBGjP9sJ7b3h/CRpcfQQm+f8l/a/epnxmpmMZKZTc8ZqpUxtb1VbNTHxGGxWFDjHoNMTQR",
+	"TjggmtHE9eS4ECevznqHz573fn75zleuxbiqdydn569OL3999Zdwj8h8qkvFBiHphkzcHL0/efcqdOVP",
+	"AWmh1AQTN1xJASUm5aAIvNoj//zHf5VjANpLRDhQ2pJE4WbfjTTht9YaSOmiXrt5jxmj8eL2HuyU27BT",
+	"+hNvwcQZHrCks78Mwg+pWXedmrXgUtvNka3X1n+gAPfWUrnwtjcePvAzv+FiWLDXGf5IDRlDFpdge0Sx",
+	"NKFRXmQL8lCwXm6kmOWT+kL4111+SugL9imWVxDEaGsXXupjarGSE5xAHpzQwFfRungnfHU3RtZlsaqw",
+	"tP4REOx3an1diycfGOb6Em3YQPYOatJLwUg0YjQl1XqYWMJaljAUVt/VWTSy0GZVQ0srsOPFnq9twvWF",
+	"8HWzFUulckguMxPJMdsnJ6JIqBhQnmSqnmbl8tHk9RGBJkXYE+FCuDLxrrqUxS7KRZn4IM2AhefF1bHZ",
+	"IR3aoabcfwNWaIddQHMzUNTbqVED6bHXcnds9Zxpc8p0lrQGK7kT9j2q7fIe+GoNE+0plvAwhwsLD67h",
+	"8SxiBs2ZDVBweqHl5LtxitjNLGcD0X8YU0fdzLE4GOkXBLJtiSm70/3nCSgPCv62FPwG+KuQp5WikIAq",
+	"5kFIlZCj3K7XFmyUw/WDTWAXNoFGOjTPFrBtieV3TQ52p+0385PtRCVtmRXtTl2eqys/RCTdQ514DhtD",
+	"9XKumP0Oh3wncjbsZomwI9j0H0LSHvv79TDiLnyRrP3O1R7ZBoWDuXcjbeO22iJ27MMHeXsb8rYvZTMD",
+	"hVVStZLIjfVBZmTuwMf4DxUVzlRVVBYpGbHaxPEC9B/k8buWx1vhpF0ib7mu/gPN2LVQPucytySWb51r",
+	"7UYwXwyBD6L5fRPNF3K8lE4TSWN98NVB6+UC3nfKYizu53vw+PooWOm+m7fM9L2H3byP8pFtHO8jLuUl",
+	"TU2m2EPa2yY4WXH4ER5rTPyNl6Dio/+pta7beXGRzi/oujFdyZiz0uwY6eeHYoFEJwmNoIk1Drz0q4Cu",
+	"42uD0pH/MFarsz+PU0McuWty+Q2ZWQRnm6OYtS+1NmGAxw9A3Mi+14DghQU8PXjymHT/s4edot2J9t78",
+	"VFTCTKkZFWXuCgI5t4Dnik1Vc0JskYSz+XaSj37Qd2Ipgf0sEZftD+cPYSxJi0vOwdv/NKemGSi5EIAN",
+	"h7pP3hivfAppRlwMSSYMT0hIk+QSNd2QHOCfvjqtDiGSgxkilXv7QlDFCI1jFvsw7ArAuhQVNx+04254",
+	"ngfEhO2x1QgNWxKccfLd2Hvcxlrov7uvB4vPFiw+qQepBkyqU96VzD5OpsntPogrQbONp6nmwzE0SuYR",
+	"uxA0ghAn7SSrhE4xBwWKFlvmE0OVa8VIwgbo35WZactTcMJ0gUsP9qO7th/Ng7p2E1LblfUf6NDuxdD5",
+	"V7olQ9IdMMTdmJKWAcQHY9J9MyatzEyXTE9FaHBRsj8DI/2+FJzy1pYLwLSH5mSKB4LcVpaiyNb1sEnG",
+	"dIpFnbdAqVtKVMAtoazGvkAB/+XqU8yCxlYJfflDu9SCKhturTxEhXkg+rsk+m9LUo8rk96Y/LI8Czj4",
+	"WmqBs0Saagt+LNJm/szNKFZ0Ih7oZu1K/cmUsydcQYutSLfLVYCA5gn1shYNtqWe1ad7qE8vIU2Ao+uU",
+	"GvYW3/iu5Inq5pYwnzYHnjzgR7Nc0WzDgeJXW1MDG4WLD4Jht2D8rGtGNNsvmHRRUSLcEC60YY396sti",
+	"RxWCtip4VD+1S9Gjtuk27bPh9h9kkV3KImfoCMxvI2/r5doZDtbSTWe4ysFX+GkV6aQBjR4Kbd2q0Ba4",
+	"+YubloNVLnqRbXXRdfUfCM59tsLeEja2JsbCNa9o1N0ZA96lwXd9fHho4LFV2+6tMGsOe11aU/serb7F",
+	"xpbMBXow+C6qQwwwVdilhh5qfhem3gIetk/ud27mLW32wch7XxUruB8fJY51idcl9OsqTw+G3Y0advEm",
+	"d2vVrYnDFaiZ9nz80xKSwY9+6L0qW7xGl2Dczt3UOq4c3ZKRteVORH+UANtiz3UEKT1pD7e1B6wrbYN1",
+	"dmXhAkoJhy6279KF9rnmwa58OxZlhCLi8Jd9o0R8CRdYRrk5WaYsUrhr3qo84b6xS2HCb3N+vJC7tYdA",
+	"2u0F0voznosyLQR/yerEs4D9kAS2kXDUpe5ukQW19V76Dyh/T2NWl7z3jRcihmtCJlbU/yXnkkTQ4BiL",
+	"fjqeOeQ3bKYHfxMPvRA5Ew1KLPSYcFOtZRxlSjFh/BfaCw/fOSPdpQF2Jax6CMC9nwG4qzFhxMAF6pYf",
+	"dK8UrXNGx3ekM+H+l9CW3EH9MdSkAipyOPM/LSrc5AZui57i7DtSSdzW2mio19setJAtaCE5WDVAZJ3k",
+	"rZbP5ySVPKHPSR/EJ+cFpcy8gHAxYIqJiBEjr5lYqatzGTcecvPuPDdvHgjNUX/aLq3/QFjuha4z/1q3",
+	"1mbFMDoGI95Y3tRICXReoIbYIftt2sdd8MkdaRxLgfODknHvlIyVeWxeRGqjdaMWVYvCx9USO/ruqvlo",
+	"x5qb4PsXOSFjKqZFdaIJU4zED4bKebwZ2zHWq/y4+KNZoJxT8Wdp8u7Bedncku8voWSFLJJSMkRAGI1G",
+	"hbCssuQPUpyndAglYDwt/bq4RE8t2o6K2CoUaBClY0aMokIjsQxwsD1eMJKKNn/gtkNJd5zAsTBotHSe",
+	"vyuo/J0q4sVxt2JBA21dSSNvvdH2WsrHee2sasuTC3GbUjqr5Xc8aOyb1tiXgLV2vf1Osj2+Y+q0o6KP",
+	"y1z5xnX6l+CYdO0Ik2xIpAKacezoTu64VDIbjlyZuzp5O4CxYZvCf2d8ejdK/yqYUGj+wXeOFb9TS8At",
+	"mDxiwXK61CkM/d70KburJXSqByYwL+ED6S5YALbNEuY4Myt3um26bb+xYx0LttlGv7OEPZDnXZLnkzi2",
+	"6JAlDIOGb02lD77a/yyXuTGLCg/RmbdVb+xNLk/iFio6zTfTfyAT90W3We2+t5amY69v6aT1O2eBO1Zf",
+	"FsH2g9vy3ikrq6BVzhCh9cPCAqXQIeJXbCT/+85EO8OophMMalrlzU+aqbuJxvSnvYT2VNRK7wp2w5RV",
+	"GrgimkWKGU2kIiOqR0zv/TF8U/lxlAG/+LHdM/WOC6NJqK97E9ULyUAmiZywmFxNydMfiKIilmNyNTVM",
+	"Ey5IJlJsB3FFNXv+NFNJQLSRyj41mpz9ctI7fPYcTPD0QuiRVIbEXKd2IaliA/4lcKXuTaaEs7fBlaEb",
+	"jOuiv5AUyXSfWLJ7zabkiiVSDDUx8kIsky5AStkCXJDQxxzweE4bCg9/22JzbvodKXmVr8etPM5DDVwU",
+	"xkPaCwqIHsmJIFJE7MGztkE+ZjEQuh25c2/D4FnOtZJTrXyjV1k8ZEbvk4+KDZgiit3IaxaQyYhHI3LN",
+	"WOoccXICFdewA1ckVdwWk1PBnAfF8Na92xbAwhxlsPUiNs+mF5KQhxtuaWy28Hq3kpMnJ4IpIALlYFWq",
+	"GKboHZfZceQ8YpYLW2FASQOg0urduhvWuSPlcFmAf1AO751yuCZbPUCeaFex6WpSZ1ZBCXH++JKa8Dhn",
+	"0NrIVJOJVNdcDME1ChUhtKCpHkmQ8yWN98mpfRkSNR3vjuF1rgklQvZkOoumOO5esYfAL/6BT8yURLXn",
+	"civwtfR6K+CLGiMlgk1KhA/c+Hkco6BjFiC/CTyj8X3x7Q9cKm5QHmVfUq6moBZeCK8XFmoH6hugBsoE",
+	"oRzlU48kA6yoQiN2iZWxdUi69v0QZmbaYtiFcEkakgg5If9G4IWAoOkgoQYMCFQQbsiE6r1j3E8fymrr",
+	"HMeoX84pcEOLf3bN+FAq3EuBi0/7L5p0TbyaO2KYpwgHO9I18eutumYDCJUVTi+p+IunFjDgAvlDoMhO",
+	"2Sve60r0SSZsuQpgpzJh97P+V9UQunj8z0pm6SovVPPe1zADb9U4W9zLEvZZmbA/Vmmxyo7L2FD5vd0Q",
+	"i3VwSWjnCS2jqls5m6qfBERHMmUxxAMYMpba5ON9fmJwIcrWT9IVjJsRU0dET7Vh496Ex2wPWSwwb1fr",
+	"dMIjNoeLOYtpARTbYmTFF3ZkNy1tsU2iLd3xg210K1kHpROeg1yN3GbJ8mN1UH4I97/zcP/lLnmO8XPe",
+	"FfYfKML9soIue9tbjfa3qziuVCTzWgdw1sI6Srqxg1MRE2R+lusWJc3Ge6220btkkjuykK6GEg920ntn",
+	"J12VwWaGHbAvaUI5gEmzUHtqh2nQE+Hi7L1b3CqK6KQJRXkVnP+pjMlEZklM4ANe3f/nP/4LRVNvCA0u",
+	"xJVi9JopzPdL+A0DM46InJdT9AYJH44MGfAh5OHbOXzSn2YIhdwZGTSdajIZTY/s4i6ENooaNsSZJiOL",
+	"5FLDYvJ2bFBokCYJU480GXFhgqJNwR6YvMap6UU0GjFCBwMunLnrQqCPRWsuBeExg6u0U0MsixQBmUDl",
+	"ELCT4pkJKJoAAU4wf+Dy5T0uTWhyzeILwQWcmv1JqpipkkElkoqR3JFLtfSWLqKveWoViO6AJskVja5d",
+	"q4VH+a1fCDpA+5jb3yNN5ETsFfaZHKlLmZeVHeCVGjUlA6602Sc/8xuGR4GHaOGiZEywS6W5udB/pgRD",
+	"4MSW8ZR04ZuMxkzpPfva3zI74kLASlGpoUJPmLKqTH604X/2wErRAwAN3Qz5lzJt1Vh2w4R5pB0oxsxQ",
+	"nlwI3IumU9KNZaQP3JHvj+M9X99CMQq2QtSvkJEcASzTMdNwRLU01WYzYWbYK4dh22IbxSdy0nrXjKO8",
+	"BJ0lrfljMYu4Bg/kQxegjdF/d/JkMmKKleg0QvlQlljBBw+dZT7gQq96vlbaXMteNQTxvodUbtOWVj2J",
+	"xea0ekm6P4RFrb7pEiye1R8tqkpZPfAtkdPqR3ZjrapttIWW1o72wWa1DZtV7ZDng28bQV0pxq/2xVJu",
+	"dREuvUK5ygakeQjtu6WNayWgaLd0Lbqa/gNBuYcmrxUv/24K87cYrXbAMXdjuloLwB8MWPfNgLUet3X2",
+	"pAMMrJtjyGJXGU9inZupHukiKg+arn2U2gwV00TIibMqMRFrEr7/cP7m9V9CoqWz20gzYsrOcSHws5oY",
+	"KffJqQt+moyYKH9HsEnxLQ55ONDuotFoABOeudFb5QvuG6d4co1o07iF/d+TIoK7Q+GqONT5KrGhJisr",
+	"wq2nojGIRsQOMFIZY91gxVKpDIt9BKj9fEK1IWMuMsNIN5VgZrKjfFGiC3HKYq6PcyNnePrq7clfLk9f",
+	"/fTm7PLT6dsQp7Ga1UiWQRlivPeaoMkKGribbQISfqGN7sLT3xXMeMwgN0yBmRfS4YbQ3tqe9yIAMoyO",
+	"5xtSzmHEd1I3x25msQUEDuUPYfYw7nI9jOBlLzJw2FFbEtLs1LsxZsCmWggD1lZ/sFts3m5hEJTq8Fch",
+	"TwvNEicwDbIzbXiSkBHNK39rF1d27ApjE6mgij640Z2PqMUmkcP5Q3jOXYfntMBFu5Gi+a76D+Rht1aI",
+	"1nvcgL2hyZKwZda0G6vBIth7MBDcNwPBArYGPv8D8PnPU94YUXSCoQGayBumSPhXq/8HxMi9MCAyiZk2",
+	"yMMCjGthBdsrRTxEVGCgQJdGdtsXguo82d4tf2+fhAOpxtT8KdI32Dz6JIpYao6IYV/MAfzqk6Zenv1P",
+	"0j19/ZI8ffxD/4hQH9Wg5CSAYAsBseFKTkATgT24SBaZZGMBMSbhJ3sOr+yz8JjQK82EITzWEAjHxqmZ",
+	"koglid7bJ39GRfNChFBdJwxgBRx3ORnJxJ6VGDK0j4QRKBQhxLhooxgds9jlWbkJXLaVXSSI/Qm/Zhfi",
+	"P84+vC+CQAT7YghO5WwhLp7jPftiei/dN3DnTSqtVZ+KLa6uRMG7r5Ucr5A1QofsXC49/g47K26l0JDP",
+	"/VrlnV+kXrEkER2ydzJmyYrvoLGh9FLdzOeKzyDWHQOGKx47/5pDvhy+OkGH29d+y5iadoKOoGPWOerg",
+	"y51gSVZSAsfX+Oa3rSrcxfec2h10PDGpTlKLmj37n4itZcJynNMOLLHv4vsGnCXxDD2x52WmqT0ibVRL",
+	"qGih8peisMBF6cK87Moq6N5Mph2NcBQYyAZM3LX7yM+2Qn/2coInSzY3eMuSHymQqvWQqrEvqVS4suLI",
+	"ZrZ3v1n/LhkzGDvKd1xizgA0Lcz54KuTJH3d0lZODeMJpiNi+RoWA4vN45wCcjXFAY90HvvEY9KtBgni",
+	"g96bnyyL8lnKLN4rVy93kZc+Sg2KTkEI3yVGDob75AQYPSnxecuNjggVbqlyQOiFyLvIVYQFAen/NMYk",
+	"/6f9pwEEQmr7No9dJnO+y66TUCzXnihuDBMYFTm23ykCOv2emYg1MtlYSQgI9QndXJEYjielynB7ulAO",
+	"hFk6xKVosxsXaD/LYus0d/b4m45+LyChYr9dhrDMJ4ckkROmIqoZGbEvJOZD6ANCBfpXLBH2Z9XPKXVK",
+	"zagg1AUgdeq6Qxmpx/TLWyaGZtQ5enz4Q9AZc5H/PUvR7oZ0t+keJYR6UH9bqu/ATh/p8lktpD35LG30",
+	"RhqaNGsEJZk75tpwERlyQ5OMeebk8jmvpiGJ+ZgJSz+0JU0Xwn7EBatHUpt98kEk01KMcqkzdaNywTUB",
+	"p6clCaV0T0vDgJkeEZokx6ixVjJYIRQefn9UmO2O8+iBmbFSs5xyactIyQCELCsXYKES/6olfWgabCRv",
+	"Y2qiEbhRzYiL4T45EVP43IXwceZjOiVUX9uPuAlK3XzIkBlNnvafWN1JyXFIxpk25IqRKzaQipHQyJB0",
+	"nx4eziVdZ+6+759+AOMhtfzH6YPcv5bcv3US7aGnzamJj+87gd6ldIgnyLUjdAvps+FjppniTC8i0ZYO",
+	"h9x++oYmIbnKomtmSPfT+UvnXg/ISGbK0qmYTveaSLpOE26sGATpQo3k+9jpQUpjRiGoEu5bln5dMRSo",
+	"aLJP3qFXH59agm2/6NL5L8TTH2A9PmMkU/lAn/H/4tCuVANR8/S22OFek+DpIXAOBTwvTvT3QgSr9/0j",
+	"nvaEx2bUpqr7U1pNWX/j3/r2QHrvG+ktgW2beZ6PIZ6P3//+Ozs1nKOACbW1+Xg+BXZmmdaAlU8w4m7z",
+	"faoXX5KbfWYkxD+xMeUJ6UKxlYBYbbKnLQk3/IahLLrXRjvg1bnWn+0CO1OLw2bgav4QYTOZA7ECSO3f",
+	"i8Jm7Kgt+Sbt1LsJm4FNtdoHmHoIm9lG2EyGoFSHvwqRXCmbp0ypsLeBdpaBIp0nKKXSG3nN7NMxG18x",
+	"pUc8tUOtor5Czk+OEA+ZPrcMl2mBh/Zwmeaj7z+Qhd3aC1vvcePpOWfMGGcro1pPpIKiomHMgWbFR8Qy",
+	"jhBs9TmBeKRzutCWybNlHreb+JtFwPwQf3Pf4m/a+KMdzaJM2Q9aPLpiVDF1kplR5+ivn60kH0l5zVn+",
+	"y2f7grpp9iad5O48C2ZKJlhh5pholgx6I6mh6bCWFoEU1DcUkqTZVcIjgrNaNMpU0jnqfAVgY9+ODg6+",
+	"2je/HX1NpTLfOkHnhipuDwrgepSnDA1olhir88iIJvBzE3xC2Q+VCWGRHZYLIGrnrk7zQ/+HxzMzYFrH",
+	"yw/vz08/vL38+OH0HN7GtVbfHxmTdoIOE9nYHrn70/4HT/5zfh2zpAhpChiMUibThJFuIodcBCSRQ5mZ",
+	"gExGko75Xh6aU5dE7I9TMuYCgnmd0gS3OKuefUoxJMgSt1RChel//uO/0Gtww2Ogcycf31h6OAXj3ES4",
+	"68oL+xAKXYnIp9O3uCQ+ZjJDB737+C9SG93w9ZfU0EQOCRNGcaadVwFjGghUYC+cRiFUlgkxxCEoy2cR",
+	"TekVT7gBw0L+UbCZNH3VgsLfJBel0j6YKoIAgvtSjOgRTVlAMn9EOBJLbKeKR0wHWPCn9NG8gO7sZz+6",
+	"EyWRYlB/CPxWA/fZffI/aZKxwnPMelIk0+NSyIQeyYkrGFJqGJHwG1Y/aywCPLuE9xArAn3bNDOadN3x",
+	"6iAXYiMpokwpKOiUghwsYjnZw4BykGXtRVWK6MCRlFZQbvw2u4Y/24lyB9KYTi2BgkPH84UqqDqA6XvX",
+	"bJr/UDSZ0wFJacTFsChpXvr8R7fIRnhLTabsEfiSRtATy8UeXcmYY+/jfJ8AZRG+dZnSKWYNSnEMPjNL",
+	"iNB3b2VP+OtqWvT3iMdclG/mo3u/YWFvROGoCwjNa+J1a9mVAfJYqQjYvvfIlWVO2JXWl22ygF2Dyo9V",
+	"HaQFJ4xMvWfUMEFFNEUHJZJ0ykXujyxNjeGcjdCO3lFsIIZLxABdEecT1kuNBEtUTPB7ch9oAnMpeqNs",
+	"TO2CuYh4mmOa28AxkkhLzIrvleaeyVxt2B/S5slIEs2HEHZipAvqLPE/2IQF8uq3XK20Kt0uLQCZ9OxX",
+	"oYWFNy8Fxe1bbbN0YICiGNDpIKk0N1jvmyaHSsi+JB3cVwXYgnLdYvtrqQQy3qxlWXjAZWpQqWTXRA98",
+	"MccY64Rh8TcmAp9hOXuqiH4W2VypL+dVr/C7mJuGz72VYtizNDMumu/BjXgPTa1EXqU5D9eVZmzFHovK",
+	"6w13ljIL8TRFF1hMp5h2I8yISOHOLii76Ut9nArGgq3D2ggqlJRLmUD2hVIgtwyqZHQvCrrlkdQVkKND",
+	"1rR8n1WJWbMulzJwLVECEnEVZdwQXxewRLmNZS2lT5SyLr99/vb/BwAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

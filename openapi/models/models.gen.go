@@ -1952,6 +1952,9 @@ type RouteCandidate struct {
 
 	// Skip Why the binding was left out; absent when it is a candidate.
 	Skip *string `json:"skip,omitempty"`
+
+	// UpstreamModel The model name the binding sends to its host; absent in the route_detail of events recorded before Relay reported it.
+	UpstreamModel *string `json:"upstream_model,omitempty"`
 }
 
 // RouteChoice defines model for RouteChoice.

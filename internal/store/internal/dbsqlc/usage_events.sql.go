@@ -13,6 +13,62 @@ import (
 	"github.com/google/uuid"
 )
 
+const getUsageEvent = `-- name: GetUsageEvent :one
+SELECT request_id, created_at, relay_key_id, service_account_id, user_id, project_id, team_id, policy_id, model, binding_id, host_id, host_key_id, inbound_shape, upstream_shape, stream, status, error_kind, attempts, input_tokens, output_tokens, cached_read_tokens, cache_write_tokens, reasoning_tokens, cost, ttfb_ms, total_ms, overhead_us, inference_token_id, client_request_id, route, route_detail, saved FROM usage_events
+WHERE request_id = $1::text
+  AND ($2::uuid[] IS NULL OR project_id = ANY ($2::uuid[])
+       OR (coalesce(cardinality($3::uuid[]), 0) > 0 AND (team_id = ANY ($3::uuid[])
+           OR project_id IN (SELECT p.id FROM projects AS p WHERE p.team_id = ANY ($3::uuid[])))))
+ORDER BY created_at DESC
+LIMIT 1
+`
+
+// GetUsageEvent returns the event Relay recorded for a request id (the
+// X-Relay-Request-ID), through usage_events_request_idx, when the caller may
+// read it: the projects and teams filter of ListUsageEventsPage. An event of
+// a project the caller cannot read is no row, as is an id never recorded.
+// Should an id appear twice (ids clients sent, kept from before migration
+// 00004), the latest readable event wins.
+func (q *Queries) GetUsageEvent(ctx context.Context, requestID string, projects []uuid.UUID, teams []uuid.UUID) (UsageEvent, error) {
+	row := q.db.QueryRow(ctx, getUsageEvent, requestID, projects, teams)
+	var i UsageEvent
+	err := row.Scan(
+		&i.RequestID,
+		&i.CreatedAt,
+		&i.RelayKeyID,
+		&i.ServiceAccountID,
+		&i.UserID,
+		&i.ProjectID,
+		&i.TeamID,
+		&i.PolicyID,
+		&i.Model,
+		&i.BindingID,
+		&i.HostID,
+		&i.HostKeyID,
+		&i.InboundShape,
+		&i.UpstreamShape,
+		&i.Stream,
+		&i.Status,
+		&i.ErrorKind,
+		&i.Attempts,
+		&i.InputTokens,
+		&i.OutputTokens,
+		&i.CachedReadTokens,
+		&i.CacheWriteTokens,
+		&i.ReasoningTokens,
+		&i.Cost,
+		&i.TTFBMs,
+		&i.TotalMs,
+		&i.OverheadUs,
+		&i.InferenceTokenID,
+		&i.ClientRequestID,
+		&i.Route,
+		&i.RouteDetail,
+		&i.Saved,
+	)
+	return i, err
+}
+
 type InsertUsageEventsParams struct {
 	RequestID        string
 	CreatedAt        time.Time
