@@ -377,7 +377,7 @@ func (rq *request) passError(resp *http.Response, secret snapshot.Secret) {
 	}
 	hd := rq.w.Header()
 	copyResponseHeaders(hd, resp.Header)
-	hd.Set("Content-Length", strconv.Itoa(len(body)))
+	rq.setHeader(hd, "Content-Length", strconv.Itoa(len(body)))
 	rq.setRelayHeaders()
 	rq.w.WriteHeader(resp.StatusCode)
 	rq.status = resp.StatusCode
@@ -411,7 +411,7 @@ func (rq *request) commit(ctx, actx context.Context, cancel context.CancelCauseF
 		return rq.pipeStream(ctx, actx, cancel, body, shape, resp.StatusCode, injected)
 	}
 	if resp.ContentLength >= 0 {
-		hd.Set("Content-Length", strconv.FormatInt(resp.ContentLength, 10))
+		rq.setHeader(hd, "Content-Length", strconv.FormatInt(resp.ContentLength, 10))
 	}
 	return rq.pipeBody(ctx, actx, cancel, body, shape, resp.StatusCode)
 }
@@ -464,8 +464,8 @@ func (rq *request) pipeBody(ctx, actx context.Context, cancel context.CancelCaus
 func (rq *request) pipeStream(ctx, actx context.Context, cancel context.CancelCauseFunc, body io.Reader, shape wire.Shape, status int, injected bool) keypool.Result {
 	hd := rq.w.Header()
 	hd.Del("Content-Length")
-	hd.Set("Cache-Control", "no-cache")
-	hd.Set("X-Accel-Buffering", "no")
+	rq.setHeader(hd, "Cache-Control", "no-cache")
+	rq.setHeader(hd, "X-Accel-Buffering", "no")
 	rq.w.WriteHeader(status)
 	sw := newStreamWriter(rq.w, rq.h.keepAlive)
 	defer sw.close()

@@ -85,3 +85,17 @@ func passResponseHeader(name string) bool {
 	}
 	return strings.HasPrefix(name, "X-Ratelimit-") || strings.HasPrefix(name, "Anthropic-Ratelimit-")
 }
+
+// setHeader is h.Set(k, v) with the one-value slice taken from the
+// request's slab of header values instead of allocated on its own. The
+// slab is the request's alone (reset drops it, never reuses it), since
+// net/http may still read the response's header map after the handler
+// returned.
+func (rq *request) setHeader(h http.Header, k, v string) {
+	if len(rq.hvals) == cap(rq.hvals) {
+		rq.hvals = make([]string, 0, 8)
+	}
+	rq.hvals = append(rq.hvals, v)
+	n := len(rq.hvals)
+	h[textproto.CanonicalMIMEHeaderKey(k)] = rq.hvals[n-1 : n : n]
+}

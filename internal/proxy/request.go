@@ -62,7 +62,8 @@ type request struct {
 	fails    []failure
 	upBody   []byte
 	ioBuf    []byte
-	out      []byte // error bodies, log text
+	out      []byte   // error bodies, log text
+	hvals    []string // header values set by setHeader; never kept by reset
 
 	bodyUsage wire.BodyUsage // reused: keeps its capture buffers
 
@@ -115,7 +116,7 @@ func (rq *request) init(h *Handler, w http.ResponseWriter, r *http.Request) {
 		rq.fails = make([]failure, 0, maxTried)
 		rq.sending = new(atomic.Int32)
 	}
-	w.Header().Set("X-Relay-Request-ID", rq.id)
+	rq.setHeader(w.Header(), "X-Relay-Request-ID", rq.id)
 }
 
 func (rq *request) reset() {
@@ -243,7 +244,7 @@ func (rq *request) readBody() bool {
 func (rq *request) fail(err error) {
 	var we *wire.Error
 	if errors.As(err, &we) && we.RetryAfter > 0 {
-		rq.w.Header().Set("Retry-After", strconv.Itoa(int((we.RetryAfter+time.Second-1)/time.Second)))
+		rq.setHeader(rq.w.Header(), "Retry-After", strconv.Itoa(int((we.RetryAfter+time.Second-1)/time.Second)))
 	}
 	var status int
 	rq.out, status = wire.AppendErrorBody(rq.out[:0], rq.dialect, err, rq.id)
@@ -255,8 +256,8 @@ func (rq *request) fail(err error) {
 // respond writes a whole response Relay made itself.
 func (rq *request) respond(status int, contentType string, body []byte) {
 	hd := rq.w.Header()
-	hd.Set("Content-Type", contentType)
-	hd.Set("Content-Length", strconv.Itoa(len(body)))
+	rq.setHeader(hd, "Content-Type", contentType)
+	rq.setHeader(hd, "Content-Length", strconv.Itoa(len(body)))
 	rq.setRelayHeaders()
 	rq.w.WriteHeader(status)
 	rq.status = status
@@ -267,10 +268,10 @@ func (rq *request) respond(status int, contentType string, body []byte) {
 func (rq *request) setRelayHeaders() {
 	hd := rq.w.Header()
 	if rq.attempts > 0 {
-		hd.Set("X-Relay-Attempts", strconv.Itoa(rq.attempts))
+		rq.setHeader(hd, "X-Relay-Attempts", strconv.Itoa(rq.attempts))
 	}
 	if rq.cand != nil && rq.cand.Host != nil {
-		hd.Set("X-Relay-Host", rq.cand.Host.Slug)
+		rq.setHeader(hd, "X-Relay-Host", rq.cand.Host.Slug)
 	}
 	rq.setRouteHeader(hd)
 }
