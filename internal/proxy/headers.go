@@ -9,11 +9,11 @@ import (
 	"github.com/relay-llm/relay/internal/wire"
 )
 
-// outboundHeaders copies the caller's headers that may go upstream: never
-// its credentials, cookies, hop-by-hop headers, Relay's own X-Relay-*, or
-// headers that belong to the connection or to a provider account.
-func outboundHeaders(src http.Header) http.Header {
-	dst := make(http.Header, len(src)+2)
+// appendOutboundHeaders copies into dst the caller's headers that may go
+// upstream: never its credentials, cookies, hop-by-hop headers, Relay's own
+// X-Relay-*, or headers that belong to the connection or to a provider
+// account. It returns dst.
+func appendOutboundHeaders(dst, src http.Header) http.Header {
 	var hop []string
 	for _, v := range src["Connection"] {
 		hop = append(hop, strings.Split(v, ",")...)

@@ -62,8 +62,9 @@ type request struct {
 	fails    []failure
 	upBody   []byte
 	ioBuf    []byte
-	out      []byte   // error bodies, log text
-	hvals    []string // header values set by setHeader; never kept by reset
+	out      []byte      // error bodies, log text
+	hvals    []string    // header values set by setHeader; never kept by reset
+	upHeader http.Header // the upstream request's header (upstreamHeader)
 
 	bodyUsage wire.BodyUsage // reused: keeps its capture buffers
 
@@ -124,10 +125,14 @@ func (rq *request) reset() {
 	if sending.Load() > 0 {
 		// The transport may still read the bodies it was given: leave
 		// those buffers and their counter to it, and start afresh.
-		rq.body, rq.upBody, sending = bytes.Buffer{}, nil, new(atomic.Int32)
+		rq.body, rq.upBody, rq.upHeader, sending = bytes.Buffer{}, nil, nil, new(atomic.Int32)
 	}
+	if len(rq.upHeader) > 32 {
+		rq.upHeader = nil // a caller's unusual header count is not kept
+	}
+	clear(rq.upHeader) // its values held the host key's credential
 	body, up, io, out, bu, rb := rq.body, rq.upBody, rq.ioBuf, rq.out, rq.bodyUsage, rq.routeBuf
-	plan, tried, fails := rq.plan, rq.tried, rq.fails
+	plan, tried, fails, upHeader := rq.plan, rq.tried, rq.fails, rq.upHeader
 	keepBuffer(&body, 1<<20)
 	plan.Reset()
 	clear(fails)
@@ -142,6 +147,7 @@ func (rq *request) reset() {
 		sending:   sending,
 		bodyUsage: bu,
 		routeBuf:  keep(rb, 4<<10),
+		upHeader:  upHeader,
 	}
 }
 
