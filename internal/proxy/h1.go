@@ -328,7 +328,13 @@ func (h *h1Client) exchange(ctx context.Context, c *h1Conn, req *http.Request, h
 		if err != nil {
 			return fail(err)
 		}
-		line := string(lb)
+		var line string
+		switch string(lb) { // the usual status lines without an allocation
+		case "HTTP/1.1 200 OK":
+			line = "HTTP/1.1 200 OK"
+		default:
+			line = string(lb)
+		}
 		proto, status, ok := strings.Cut(line, " ")
 		if !ok || (proto != "HTTP/1.1" && proto != "HTTP/1.0") || len(status) < 3 {
 			return fail(fmt.Errorf("h1: malformed status line %q", cutRunes(line, 64)))
@@ -344,7 +350,13 @@ func (h *h1Client) exchange(ctx context.Context, c *h1Conn, req *http.Request, h
 		if code >= 100 && code < 200 && code != http.StatusSwitchingProtocols {
 			continue // informational: the answer follows
 		}
-		resp := &http.Response{
+		// The response and its body in one allocation: they live as long.
+		rr := &struct {
+			resp http.Response
+			body h1Body
+		}{}
+		resp := &rr.resp
+		*resp = http.Response{
 			Status: status, StatusCode: code, Proto: proto, ProtoMajor: 1, ProtoMinor: 1,
 			Header: hdr, Request: req, ContentLength: -1,
 		}
@@ -356,7 +368,8 @@ func (h *h1Client) exchange(ctx context.Context, c *h1Conn, req *http.Request, h
 			keep = true
 		}
 		resp.Close = !keep
-		rb := &h1Body{h: h, c: c, addr: hostPort(req.URL.Host), stop: stop, ctx: ctx, keep: keep}
+		rb := &rr.body
+		*rb = h1Body{h: h, c: c, addr: hostPort(req.URL.Host), stop: stop, ctx: ctx, keep: keep}
 		switch {
 		case req.Method == http.MethodHead || code == http.StatusNoContent || code == http.StatusNotModified:
 			resp.ContentLength = 0
