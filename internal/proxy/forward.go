@@ -232,8 +232,8 @@ func (rq *request) attempt(ctx context.Context, c *routing.Candidate, key *snaps
 		h.breakers.Report(t, keypool.Result{Outcome: keypool.OutcomeFailure, Reason: f.what}, h.now())
 		return f, false
 	}
+	req.Header = rq.upstreamHeader() // before setBody counts this attempt's body
 	rq.setBody(req, body)
-	req.Header = outboundHeaders(rq.r.Header)
 	setUpstreamAuth(req.Header, c.Binding.Shape, key.Secret)
 	rq.translatedHeaders(req.Header, c.Binding.Shape)
 	rq.injectTrace(ctx, req.Header)
@@ -290,6 +290,20 @@ func (rq *request) attempt(ctx context.Context, c *routing.Candidate, key *snaps
 	}
 	h.breakers.Report(t, res, now)
 	return f, false
+}
+
+// upstreamHeader is the caller's headers that may go upstream
+// (appendOutboundHeaders), in the request's own map when no transport may still
+// hold it: the map of an earlier attempt (or request) is reused once every
+// body handed to a transport has been written, since a transport writes
+// the headers before the body.
+func (rq *request) upstreamHeader() http.Header {
+	if rq.upHeader == nil || rq.sending.Load() > 0 {
+		rq.upHeader = make(http.Header, len(rq.r.Header)+2)
+	} else {
+		clear(rq.upHeader)
+	}
+	return appendOutboundHeaders(rq.upHeader, rq.r.Header)
 }
 
 // setBody gives req a body over p that net/http can see is in memory, so
@@ -377,7 +391,7 @@ func (rq *request) passError(resp *http.Response, secret snapshot.Secret) {
 	}
 	hd := rq.w.Header()
 	copyResponseHeaders(hd, resp.Header)
-	hd.Set("Content-Length", strconv.Itoa(len(body)))
+	rq.setHeader(hd, "Content-Length", strconv.Itoa(len(body)))
 	rq.setRelayHeaders()
 	rq.w.WriteHeader(resp.StatusCode)
 	rq.status = resp.StatusCode
@@ -411,7 +425,7 @@ func (rq *request) commit(ctx, actx context.Context, cancel context.CancelCauseF
 		return rq.pipeStream(ctx, actx, cancel, body, shape, resp.StatusCode, injected)
 	}
 	if resp.ContentLength >= 0 {
-		hd.Set("Content-Length", strconv.FormatInt(resp.ContentLength, 10))
+		rq.setHeader(hd, "Content-Length", strconv.FormatInt(resp.ContentLength, 10))
 	}
 	return rq.pipeBody(ctx, actx, cancel, body, shape, resp.StatusCode)
 }
@@ -464,8 +478,8 @@ func (rq *request) pipeBody(ctx, actx context.Context, cancel context.CancelCaus
 func (rq *request) pipeStream(ctx, actx context.Context, cancel context.CancelCauseFunc, body io.Reader, shape wire.Shape, status int, injected bool) keypool.Result {
 	hd := rq.w.Header()
 	hd.Del("Content-Length")
-	hd.Set("Cache-Control", "no-cache")
-	hd.Set("X-Accel-Buffering", "no")
+	rq.setHeader(hd, "Cache-Control", "no-cache")
+	rq.setHeader(hd, "X-Accel-Buffering", "no")
 	rq.w.WriteHeader(status)
 	sw := newStreamWriter(rq.w, rq.h.keepAlive)
 	defer sw.close()

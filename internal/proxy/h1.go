@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
-	"net/textproto"
 	"strconv"
 	"strings"
 	"sync"
@@ -44,6 +43,7 @@ const (
 	h1IdleTimeout     = 90 * time.Second
 	h1BufferSize      = 4 << 10
 	h1MaxHeaderBytes  = 1 << 20
+	h1HeadScratch     = 2 << 10
 	h1MaxInMemoryBody = 1 << 20 // a bigger request body is written after its headers
 )
 
@@ -52,6 +52,9 @@ type h1Conn struct {
 	c      net.Conn
 	br     *bufio.Reader
 	idleAt time.Time
+	// scratch gathers a response's head before it is made strings
+	// (readHeader); a longer head grows a copy that is not kept.
+	scratch []byte
 }
 
 // errH1Unwritten marks a failure to write any byte of the request on a
@@ -317,14 +320,20 @@ func (h *h1Client) exchange(ctx context.Context, c *h1Conn, req *http.Request, h
 		}
 	}
 	closeBody(req)
-	tp := textproto.NewReader(c.br)
+	if c.scratch == nil {
+		c.scratch = make([]byte, 0, h1HeadScratch)
+	}
 	for {
-		line, err := tp.ReadLine()
+		lb, err := readLine(c.br, c.scratch[:0], h1MaxHeaderBytes)
 		if err != nil {
-			if err == io.EOF {
-				err = io.ErrUnexpectedEOF
-			}
 			return fail(err)
+		}
+		var line string
+		switch string(lb) { // the usual status lines without an allocation
+		case "HTTP/1.1 200 OK":
+			line = "HTTP/1.1 200 OK"
+		default:
+			line = string(lb)
 		}
 		proto, status, ok := strings.Cut(line, " ")
 		if !ok || (proto != "HTTP/1.1" && proto != "HTTP/1.0") || len(status) < 3 {
@@ -334,14 +343,20 @@ func (h *h1Client) exchange(ctx context.Context, c *h1Conn, req *http.Request, h
 		if err != nil || code < 100 || code > 999 {
 			return fail(fmt.Errorf("h1: malformed status line %q", cutRunes(line, 64)))
 		}
-		hdr, err := readHeader(tp, c.br)
+		hdr, err := readHeader(c.br, c.scratch[:0])
 		if err != nil {
 			return fail(err)
 		}
 		if code >= 100 && code < 200 && code != http.StatusSwitchingProtocols {
 			continue // informational: the answer follows
 		}
-		resp := &http.Response{
+		// The response and its body in one allocation: they live as long.
+		rr := &struct {
+			resp http.Response
+			body h1Body
+		}{}
+		resp := &rr.resp
+		*resp = http.Response{
 			Status: status, StatusCode: code, Proto: proto, ProtoMajor: 1, ProtoMinor: 1,
 			Header: hdr, Request: req, ContentLength: -1,
 		}
@@ -353,7 +368,8 @@ func (h *h1Client) exchange(ctx context.Context, c *h1Conn, req *http.Request, h
 			keep = true
 		}
 		resp.Close = !keep
-		rb := &h1Body{h: h, c: c, addr: hostPort(req.URL.Host), stop: stop, ctx: ctx, keep: keep}
+		rb := &rr.body
+		*rb = h1Body{h: h, c: c, addr: hostPort(req.URL.Host), stop: stop, ctx: ctx, keep: keep}
 		switch {
 		case req.Method == http.MethodHead || code == http.StatusNoContent || code == http.StatusNotModified:
 			resp.ContentLength = 0
@@ -382,31 +398,128 @@ func (h *h1Client) exchange(ctx context.Context, c *h1Conn, req *http.Request, h
 	}
 }
 
-// readHeader reads a response's header fields, at most h1MaxHeaderBytes.
-func readHeader(tp *textproto.Reader, br *bufio.Reader) (http.Header, error) {
-	hdr := make(http.Header, 8)
+// readHeader reads a response's header fields, at most h1MaxHeaderBytes:
+// the block is gathered in scratch (grown if need be) and made one string
+// that the names and values are cut from, the names canonical as
+// textproto makes them, the values in one slice — a handful of allocations
+// for the whole header instead of a few per field.
+func readHeader(br *bufio.Reader, scratch []byte) (http.Header, error) {
+	type field struct{ k, kEnd, v, vEnd int }
+	var fieldsArr [24]field
+	fields := fieldsArr[:0]
+	buf := scratch[:0]
 	size := 0
 	for {
-		line, err := tp.ReadLine()
+		start := len(buf)
+		var err error
+		buf, err = readLine(br, buf, h1MaxHeaderBytes-size)
 		if err != nil {
+			return nil, err
+		}
+		line := buf[start:]
+		if len(line) == 0 {
+			break
+		}
+		if size += len(line); size > h1MaxHeaderBytes {
+			return nil, errTooLarge
+		}
+		colon := bytes.IndexByte(line, ':')
+		if colon < 0 || !validHeaderNameBytes(line[:colon]) {
+			return nil, fmt.Errorf("h1: malformed header line %q", cutRunes(string(line), 64))
+		}
+		canonicalKey(line[:colon])
+		v := line[colon+1:]
+		t := bytes.TrimSpace(v)
+		vs := start + colon + 1 + cap(v) - cap(t)
+		if len(t) == 0 {
+			vs = start + colon + 1
+		}
+		fields = append(fields, field{start, start + colon, vs, vs + len(t)})
+	}
+	all := string(buf)
+	hdr := make(http.Header, len(fields))
+	vals := make([]string, len(fields))
+	for i, f := range fields {
+		k, v := all[f.k:f.kEnd], all[f.v:f.vEnd]
+		if vs, ok := hdr[k]; ok {
+			hdr[k] = append(vs, v)
+			continue
+		}
+		vals[i] = v
+		hdr[k] = vals[i : i+1 : i+1]
+	}
+	return hdr, nil
+}
+
+var errTooLarge = errors.New("h1: response header too large")
+
+// readLine appends the next line from br to buf, without its "\n" or
+// "\r\n"; a line (before its end) longer than limit is an error. An end of
+// input before the line's end is io.ErrUnexpectedEOF.
+func readLine(br *bufio.Reader, buf []byte, limit int) ([]byte, error) {
+	start := len(buf)
+	for {
+		frag, err := br.ReadSlice('\n')
+		buf = append(buf, frag...)
+		if err == nil {
+			break
+		}
+		if err != bufio.ErrBufferFull {
 			if err == io.EOF {
 				err = io.ErrUnexpectedEOF
 			}
-			return nil, err
+			return buf, err
 		}
-		if line == "" {
-			return hdr, nil
+		if len(buf)-start > limit {
+			return buf, errTooLarge
 		}
-		if size += len(line); size > h1MaxHeaderBytes {
-			return nil, errors.New("h1: response header too large")
-		}
-		k, v, ok := strings.Cut(line, ":")
-		if !ok || !validHeaderName(k) {
-			return nil, fmt.Errorf("h1: malformed header line %q", cutRunes(line, 64))
-		}
-		k = textproto.CanonicalMIMEHeaderKey(k)
-		hdr[k] = append(hdr[k], strings.TrimSpace(v))
 	}
+	buf = buf[:len(buf)-1]
+	if n := len(buf); n > start && buf[n-1] == '\r' {
+		buf = buf[:n-1]
+	}
+	return buf, nil
+}
+
+func validHeaderNameBytes(k []byte) bool {
+	if len(k) == 0 {
+		return false
+	}
+	for _, c := range k {
+		if c <= ' ' || c >= 0x7f || c == ':' {
+			return false
+		}
+	}
+	return true
+}
+
+// canonicalKey makes k canonical in place as textproto.CanonicalMIMEHeaderKey
+// does: a name with a byte that is not a token character stays as it is.
+func canonicalKey(k []byte) {
+	for _, c := range k {
+		if !isTokenByte(c) {
+			return
+		}
+	}
+	upper := true
+	for i, c := range k {
+		if upper && 'a' <= c && c <= 'z' {
+			c -= 'a' - 'A'
+		} else if !upper && 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		k[i] = c
+		upper = c == '-'
+	}
+}
+
+// isTokenByte reports whether c may appear in an RFC 7230 token.
+func isTokenByte(c byte) bool {
+	switch {
+	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		return true
+	}
+	return strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
 }
 
 // headerHas reports whether the comma-separated header k lists token.

@@ -9,11 +9,11 @@ import (
 	"github.com/relay-llm/relay/internal/wire"
 )
 
-// outboundHeaders copies the caller's headers that may go upstream: never
-// its credentials, cookies, hop-by-hop headers, Relay's own X-Relay-*, or
-// headers that belong to the connection or to a provider account.
-func outboundHeaders(src http.Header) http.Header {
-	dst := make(http.Header, len(src)+2)
+// appendOutboundHeaders copies into dst the caller's headers that may go
+// upstream: never its credentials, cookies, hop-by-hop headers, Relay's own
+// X-Relay-*, or headers that belong to the connection or to a provider
+// account. It returns dst.
+func appendOutboundHeaders(dst, src http.Header) http.Header {
 	var hop []string
 	for _, v := range src["Connection"] {
 		hop = append(hop, strings.Split(v, ",")...)
@@ -84,4 +84,18 @@ func passResponseHeader(name string) bool {
 		return true
 	}
 	return strings.HasPrefix(name, "X-Ratelimit-") || strings.HasPrefix(name, "Anthropic-Ratelimit-")
+}
+
+// setHeader is h.Set(k, v) with the one-value slice taken from the
+// request's slab of header values instead of allocated on its own. The
+// slab is the request's alone (reset drops it, never reuses it), since
+// net/http may still read the response's header map after the handler
+// returned.
+func (rq *request) setHeader(h http.Header, k, v string) {
+	if len(rq.hvals) == cap(rq.hvals) {
+		rq.hvals = make([]string, 0, 8)
+	}
+	rq.hvals = append(rq.hvals, v)
+	n := len(rq.hvals)
+	h[textproto.CanonicalMIMEHeaderKey(k)] = rq.hvals[n-1 : n : n]
 }

@@ -62,7 +62,9 @@ type request struct {
 	fails    []failure
 	upBody   []byte
 	ioBuf    []byte
-	out      []byte // error bodies, log text
+	out      []byte      // error bodies, log text
+	hvals    []string    // header values set by setHeader; never kept by reset
+	upHeader http.Header // the upstream request's header (upstreamHeader)
 
 	bodyUsage wire.BodyUsage // reused: keeps its capture buffers
 
@@ -115,7 +117,7 @@ func (rq *request) init(h *Handler, w http.ResponseWriter, r *http.Request) {
 		rq.fails = make([]failure, 0, maxTried)
 		rq.sending = new(atomic.Int32)
 	}
-	w.Header().Set("X-Relay-Request-ID", rq.id)
+	rq.setHeader(w.Header(), "X-Relay-Request-ID", rq.id)
 }
 
 func (rq *request) reset() {
@@ -123,10 +125,14 @@ func (rq *request) reset() {
 	if sending.Load() > 0 {
 		// The transport may still read the bodies it was given: leave
 		// those buffers and their counter to it, and start afresh.
-		rq.body, rq.upBody, sending = bytes.Buffer{}, nil, new(atomic.Int32)
+		rq.body, rq.upBody, rq.upHeader, sending = bytes.Buffer{}, nil, nil, new(atomic.Int32)
 	}
+	if len(rq.upHeader) > 32 {
+		rq.upHeader = nil // a caller's unusual header count is not kept
+	}
+	clear(rq.upHeader) // its values held the host key's credential
 	body, up, io, out, bu, rb := rq.body, rq.upBody, rq.ioBuf, rq.out, rq.bodyUsage, rq.routeBuf
-	plan, tried, fails := rq.plan, rq.tried, rq.fails
+	plan, tried, fails, upHeader := rq.plan, rq.tried, rq.fails, rq.upHeader
 	keepBuffer(&body, 1<<20)
 	plan.Reset()
 	clear(fails)
@@ -141,6 +147,7 @@ func (rq *request) reset() {
 		sending:   sending,
 		bodyUsage: bu,
 		routeBuf:  keep(rb, 4<<10),
+		upHeader:  upHeader,
 	}
 }
 
@@ -243,7 +250,7 @@ func (rq *request) readBody() bool {
 func (rq *request) fail(err error) {
 	var we *wire.Error
 	if errors.As(err, &we) && we.RetryAfter > 0 {
-		rq.w.Header().Set("Retry-After", strconv.Itoa(int((we.RetryAfter+time.Second-1)/time.Second)))
+		rq.setHeader(rq.w.Header(), "Retry-After", strconv.Itoa(int((we.RetryAfter+time.Second-1)/time.Second)))
 	}
 	var status int
 	rq.out, status = wire.AppendErrorBody(rq.out[:0], rq.dialect, err, rq.id)
@@ -255,8 +262,8 @@ func (rq *request) fail(err error) {
 // respond writes a whole response Relay made itself.
 func (rq *request) respond(status int, contentType string, body []byte) {
 	hd := rq.w.Header()
-	hd.Set("Content-Type", contentType)
-	hd.Set("Content-Length", strconv.Itoa(len(body)))
+	rq.setHeader(hd, "Content-Type", contentType)
+	rq.setHeader(hd, "Content-Length", strconv.Itoa(len(body)))
 	rq.setRelayHeaders()
 	rq.w.WriteHeader(status)
 	rq.status = status
@@ -267,10 +274,10 @@ func (rq *request) respond(status int, contentType string, body []byte) {
 func (rq *request) setRelayHeaders() {
 	hd := rq.w.Header()
 	if rq.attempts > 0 {
-		hd.Set("X-Relay-Attempts", strconv.Itoa(rq.attempts))
+		rq.setHeader(hd, "X-Relay-Attempts", strconv.Itoa(rq.attempts))
 	}
 	if rq.cand != nil && rq.cand.Host != nil {
-		hd.Set("X-Relay-Host", rq.cand.Host.Slug)
+		rq.setHeader(hd, "X-Relay-Host", rq.cand.Host.Slug)
 	}
 	rq.setRouteHeader(hd)
 }

@@ -198,7 +198,7 @@ func (rq *request) setRouteHeader(hd http.Header) {
 		rq.routeBuf = append(rq.routeBuf, "; budget_fallback="...)
 		rq.routeBuf = append(rq.routeBuf, rq.downgraded...)
 	}
-	hd.Set(routing.HeaderRoute, string(rq.routeBuf))
+	rq.setHeader(hd, routing.HeaderRoute, string(rq.routeBuf))
 }
 
 // routeSummary is the X-Relay-Route value set on the response, "" when none.

@@ -68,7 +68,7 @@ func (rq *request) translatable(c *routing.Candidate) bool {
 	}
 	rq.xlBody, rq.xl, rq.xlServed = body, tr, true
 	if d := tr.Dropped(); d != "" {
-		rq.w.Header().Set(droppedFieldsHeader, d)
+		rq.setHeader(rq.w.Header(), droppedFieldsHeader, d)
 	}
 	return true
 }
@@ -187,9 +187,9 @@ func (rq *request) pipeTranslated(ctx, actx context.Context, cancel context.Canc
 func (rq *request) streamHeaders() {
 	hd := rq.w.Header()
 	hd.Del("Content-Length")
-	hd.Set("Content-Type", "text/event-stream; charset=utf-8")
-	hd.Set("Cache-Control", "no-cache")
-	hd.Set("X-Accel-Buffering", "no")
+	rq.setHeader(hd, "Content-Type", "text/event-stream; charset=utf-8")
+	rq.setHeader(hd, "Cache-Control", "no-cache")
+	rq.setHeader(hd, "X-Accel-Buffering", "no")
 }
 
 // translateStream translates an upstream SSE stream event by event,

@@ -1,7 +1,6 @@
 package ratelimit
 
 import (
-	"strconv"
 	"time"
 
 	"github.com/google/uuid"
@@ -62,17 +61,26 @@ func (idx *budgetIndex) of(team, project, relayKey snapshot.ID) []*snapshot.Budg
 // budgetCounter is a budget's counter for the period (UTC day or month)
 // that holds now.
 func budgetCounter(b *snapshot.Budget, now time.Time) Counter {
+	tag, end := budgetPeriod(b, now)
+	k := keyID{kind: keyBudget, owner: b.ID, windowSec: int64(tag)}.build()
+	return Counter{Kind: KindPeriod, Tag: k.tag, Key: k.key, Limit: b.Amount, End: end}
+}
+
+// budgetCounter is the package function with the key from the limiter's
+// cache for snap.
+func (l *Limiter) budgetCounter(snap *snapshot.Snapshot, b *snapshot.Budget, now time.Time) Counter {
+	tag, end := budgetPeriod(b, now)
+	k := l.counterKey(snap, keyID{kind: keyBudget, owner: b.ID, windowSec: int64(tag)})
+	return Counter{Kind: KindPeriod, Tag: k.tag, Key: k.key, Limit: b.Amount, End: end}
+}
+
+// budgetPeriod is the period of b that holds now: YYYYMM or YYYYMMDD
+// (without time.Format's cost on every request), and its end.
+func budgetPeriod(b *snapshot.Budget, now time.Time) (tag int, end time.Time) {
 	now = now.UTC()
 	y, m, d := now.Date()
-	var end time.Time
-	var tag int // YYYYMM or YYYYMMDD, without time.Format's cost on every request
 	if b.Period == "month" {
-		end = time.Date(y, m+1, 1, 0, 0, 0, 0, time.UTC)
-		tag = y*100 + int(m)
-	} else {
-		end = time.Date(y, m, d+1, 0, 0, 0, 0, time.UTC)
-		tag = (y*100+int(m))*100 + d
+		return y*100 + int(m), time.Date(y, m+1, 1, 0, 0, 0, 0, time.UTC)
 	}
-	owner := "budget:" + b.ID.String()
-	return Counter{Kind: KindPeriod, Tag: owner, Key: owner + ":" + strconv.Itoa(tag), Limit: b.Amount, End: end}
+	return (y*100+int(m))*100 + d, time.Date(y, m, d+1, 0, 0, 0, 0, time.UTC)
 }

@@ -120,6 +120,7 @@ type Limiter struct {
 	leases map[string]leaseRef // live leases by id, renewed in the background
 
 	budgets atomic.Pointer[budgetIndex]
+	keys    atomic.Pointer[keyCache]
 	seq     atomic.Uint64
 
 	// smu guards the settlements handed over and not yet taken by the

@@ -48,25 +48,54 @@ func ownerTag(base string) string {
 // tierKey). amount is what a request takes of a window meter; lease names a
 // concurrency lease.
 func ruleCounter(base string, r *snapshot.Rule, principal snapshot.ID, amount int64, lease string, ttl time.Duration) Counter {
-	var b strings.Builder
-	b.Grow(len(base) + 96)
-	b.WriteString(base)
-	b.WriteByte(':')
-	b.WriteString(r.ID.String())
-	c := Counter{Tag: ownerTag(base), Limit: r.Amount, Meter: r.Meter}
+	key := base + ":" + r.ID.String()
+	if r.Meter != snapshot.MeterConcurrency {
+		key += ":" + strconv.FormatInt(int64(r.Window/time.Second), 10)
+	}
+	return keyedRuleCounter(counterKey{key: key, tag: ownerTag(base)}, r, principal, amount, lease, ttl)
+}
+
+// keyedRuleCounter is ruleCounter with the key (short of the principal)
+// and the tag already made.
+func keyedRuleCounter(k counterKey, r *snapshot.Rule, principal snapshot.ID, amount int64, lease string, ttl time.Duration) Counter {
+	c := Counter{Key: k.key, Tag: k.tag, Limit: r.Amount, Meter: r.Meter}
 	if r.Meter == snapshot.MeterConcurrency {
 		c.Kind, c.Window, c.Amount, c.Lease = KindLease, ttl, 1, lease
 	} else {
 		c.Kind, c.Window, c.Amount = KindWindow, r.Window, amount
-		b.WriteByte(':')
-		b.WriteString(strconv.FormatInt(int64(r.Window/time.Second), 10))
 	}
 	if principal != uuid.Nil {
-		b.WriteByte(':')
-		b.WriteString(principal.String())
+		c.Key = withPrincipal(c.Key, principal)
 	}
-	c.Key = b.String()
 	return c
+}
+
+// ruleKey is the keyID of a rule of rate limit rl held by owner (a policy,
+// or a host key when tier).
+func ruleKey(tier bool, owner, rl snapshot.ID, r *snapshot.Rule) keyID {
+	id := keyID{owner: owner, rl: rl, rule: r.ID}
+	switch {
+	case r.Meter == snapshot.MeterConcurrency && tier:
+		id.kind = keyTierLease
+	case r.Meter == snapshot.MeterConcurrency:
+		id.kind = keyPolicyLease
+	case tier:
+		id.kind, id.windowSec = keyTierWindow, int64(r.Window/time.Second)
+	default:
+		id.kind, id.windowSec = keyPolicyWindow, int64(r.Window/time.Second)
+	}
+	return id
+}
+
+// rulesCounter is the counter of rule of rl for this request, its key from
+// the limiter's cache.
+func (r *reservation) rulesCounter(tier bool, owner snapshot.ID, rl *snapshot.RateLimit, rule *snapshot.Rule, principal snapshot.ID, i int) Counter {
+	var lease string
+	if rule.Meter == snapshot.MeterConcurrency {
+		lease = r.leaseID(i)
+	}
+	k := r.l.counterKey(r.snap, ruleKey(tier, owner, rl.ID, rule))
+	return keyedRuleCounter(k, rule, principal, r.amount(rule.Meter), lease, r.l.opts.LeaseTTL)
 }
 
 // meta says what a counter stands for, to explain a refusal.
@@ -247,13 +276,12 @@ func (r *reservation) policyCounters(cs []Counter, ms []meta, b *snapshot.Bindin
 		if rl == nil {
 			continue
 		}
-		base := policyKey(r.policy.ID, rl.ID)
 		for _, rule := range rl.Rules {
 			var who snapshot.ID
 			if rule.PerPrincipal {
 				who = r.principal
 			}
-			cs = append(cs, ruleCounter(base, rule, who, r.amount(rule.Meter), r.leaseID(len(cs)), r.l.opts.LeaseTTL))
+			cs = append(cs, r.rulesCounter(false, r.policy.ID, rl, rule, who, len(cs)))
 			ms = append(ms, meta{rl: rl, rule: rule})
 		}
 	}
@@ -261,7 +289,7 @@ func (r *reservation) policyCounters(cs []Counter, ms []meta, b *snapshot.Bindin
 		est := r.estimatedCost(b)
 		now := r.l.now()
 		for _, bu := range budgets.of(r.team, r.project, r.relayKey) {
-			c := budgetCounter(bu, now)
+			c := r.l.budgetCounter(r.snap, bu, now)
 			c.Amount = est
 			cs = append(cs, c)
 			ms = append(ms, meta{budget: bu})
@@ -279,10 +307,9 @@ func (r *reservation) keyCounters(cs []Counter, ms []meta, key *snapshot.HostKey
 	if rl == nil {
 		return cs, ms
 	}
-	base := tierKey(key.ID, rl.ID)
 	var interval time.Duration
 	for _, rule := range rl.Rules {
-		cs = append(cs, ruleCounter(base, rule, uuid.Nil, r.amount(rule.Meter), r.leaseID(len(cs)), r.l.opts.LeaseTTL))
+		cs = append(cs, r.rulesCounter(true, key.ID, rl, rule, uuid.Nil, len(cs)))
 		ms = append(ms, meta{rl: rl, rule: rule, tier: true})
 		if rule.Meter == snapshot.MeterRequests && rule.Amount > 0 {
 			interval = max(interval, (rule.Window+r.l.opts.SpacingSlack)/time.Duration(rule.Amount))
@@ -293,8 +320,8 @@ func (r *reservation) keyCounters(cs []Counter, ms []meta, key *snapshot.HostKey
 		// n sends per window + slack, the slack absorbing the jitter
 		// between our clock and the provider's. Spacing means waiting, so
 		// it applies only where the policy lets requests wait.
-		tag := tierTag(key.ID)
-		cs = append(cs, Counter{Kind: KindSpacing, Tag: tag, Key: tag + ":pace", Window: interval})
+		k := r.l.counterKey(r.snap, keyID{kind: keyPace, owner: key.ID})
+		cs = append(cs, Counter{Kind: KindSpacing, Tag: k.tag, Key: k.key, Window: interval})
 		ms = append(ms, meta{rl: rl, tier: true})
 	}
 	return cs, ms
