@@ -80,11 +80,20 @@ func hostPort(host string) string {
 // body holds the connection until it is read to the end or closed.
 func (h *h1Client) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
-	// Once RoundTrip returns, the request's bytes are written or given up
-	// on: tell whoever waits for that, as net/http does.
+	// Once the request's bytes are written or given up on, tell whoever
+	// waits for that, as net/http does: when RoundTrip returns, or, for a
+	// body still being written when the response came (exchange), once
+	// its writer is done with it.
+	var wrote func()
 	if tr := httptrace.ContextClientTrace(ctx); tr != nil && tr.WroteRequest != nil {
-		defer tr.WroteRequest(httptrace.WroteRequestInfo{})
+		wrote = func() { tr.WroteRequest(httptrace.WroteRequestInfo{}) }
 	}
+	writing := false // the last exchange left its body's writer running
+	defer func() {
+		if wrote != nil && !writing {
+			wrote()
+		}
+	}()
 	addr := hostPort(req.URL.Host)
 	hb := h.headBuf()
 	defer h.heads.Put(hb)
@@ -102,7 +111,7 @@ func (h *h1Client) RoundTrip(req *http.Request) (*http.Response, error) {
 			closeBody(req)
 			return nil, err
 		}
-		resp, err := h.exchange(ctx, c, req, head, body)
+		resp, err := h.exchange(ctx, c, req, head, body, wrote, &writing)
 		if err == nil {
 			return resp, nil
 		}
@@ -300,12 +309,21 @@ func (h *h1Client) CloseIdleConnections() {
 }
 
 // exchange writes the request on c and reads the response head. On error
-// c is closed.
-func (h *h1Client) exchange(ctx context.Context, c *h1Conn, req *http.Request, head []byte, body io.Reader) (*http.Response, error) {
+// c is closed. A body that does not go out with the head is written on a
+// goroutine while the response is read, so that an upstream that answers
+// before reading it all (a 413, a 401) and stops reading is heard at once,
+// as net/http hears it; when the response comes before that body is
+// written, the connection is not reused, *writing is set and wrote is
+// called once the writer is done with the body.
+func (h *h1Client) exchange(ctx context.Context, c *h1Conn, req *http.Request, head []byte, body io.Reader, wrote func(), writing *bool) (*http.Response, error) {
 	stop := context.AfterFunc(ctx, func() { _ = c.c.SetDeadline(time.Unix(1, 0)) })
+	var werrc chan error // the body's writer, while it runs
 	fail := func(err error) (*http.Response, error) {
 		stop()
 		c.c.Close()
+		if werrc != nil {
+			<-werrc // closing c ended the write: the body is let go
+		}
 		return nil, err
 	}
 	if n, err := c.c.Write(head); err != nil {
@@ -315,11 +333,16 @@ func (h *h1Client) exchange(ctx context.Context, c *h1Conn, req *http.Request, h
 		return fail(err)
 	}
 	if body != nil {
-		if _, err := io.Copy(c.c, body); err != nil {
-			return fail(err)
-		}
+		done := make(chan error, 1)
+		werrc = done
+		go func() {
+			_, err := io.Copy(c.c, body)
+			closeBody(req)
+			done <- err
+		}()
+	} else {
+		closeBody(req)
 	}
-	closeBody(req)
 	if c.scratch == nil {
 		c.scratch = make([]byte, 0, h1HeadScratch)
 	}
@@ -366,6 +389,27 @@ func (h *h1Client) exchange(ctx context.Context, c *h1Conn, req *http.Request, h
 		keep := proto == "HTTP/1.1" && !headerHas(hdr, "Connection", "close")
 		if proto == "HTTP/1.0" && headerHas(hdr, "Connection", "keep-alive") {
 			keep = true
+		}
+		if werrc != nil {
+			select {
+			case err := <-werrc:
+				if err != nil {
+					keep = false // the upstream stopped reading: the connection is spent
+				}
+			default:
+				// Answered before the body was all written: the writer runs
+				// on until it ends or the connection is closed (finish
+				// closes it, as it may not be reused).
+				keep = false
+				*writing = true
+				go func(werrc chan error) {
+					<-werrc
+					if wrote != nil {
+						wrote()
+					}
+				}(werrc)
+			}
+			werrc = nil // taken: a later fail must not wait for it
 		}
 		resp.Close = !keep
 		rb := &rr.body
