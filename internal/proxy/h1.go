@@ -422,10 +422,10 @@ func (h *h1Client) exchange(ctx context.Context, c *h1Conn, req *http.Request, h
 			rb.chunked, rb.left = true, -1
 			resp.TransferEncoding = []string{"chunked"}
 			hdr.Del("Transfer-Encoding")
-		case hdr.Get("Content-Length") != "":
-			n, err := strconv.ParseInt(strings.TrimSpace(hdr.Get("Content-Length")), 10, 64)
-			if err != nil || n < 0 {
-				return fail(fmt.Errorf("h1: bad Content-Length %q", hdr.Get("Content-Length")))
+		case len(hdr["Content-Length"]) > 0:
+			n, ok := contentLength(hdr["Content-Length"])
+			if !ok {
+				return fail(fmt.Errorf("h1: bad Content-Length %q", hdr["Content-Length"]))
 			}
 			resp.ContentLength, rb.left = n, n
 		default:
@@ -496,6 +496,37 @@ func readHeader(br *bufio.Reader, scratch []byte) (http.Header, error) {
 }
 
 var errTooLarge = errors.New("h1: response header too large")
+
+// contentLength is a response's length when its Content-Length fields
+// agree and are decimal digits alone (no sign, as net/http reads them):
+// framing read another way than the upstream meant would leave bytes on a
+// shared connection for the next request to read as its response.
+func contentLength(vs []string) (int64, bool) {
+	first := strings.TrimSpace(vs[0])
+	for _, v := range vs[1:] {
+		if strings.TrimSpace(v) != first {
+			return 0, false
+		}
+	}
+	if first == "" || strings.TrimLeft(first, "0123456789") != "" {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(first, 10, 64)
+	return n, err == nil
+}
+
+// isHex reports whether b is hex digits alone (a chunk size: no sign).
+func isHex(b []byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	for _, c := range b {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
 
 // readLine appends the next line from br to buf, without its "\n" or
 // "\r\n"; a line (before its end) longer than limit is an error. An end of
@@ -725,7 +756,11 @@ func (b *h1Body) chunkSize() (int64, error) {
 	if i := bytes.IndexByte(line, ';'); i >= 0 {
 		line = line[:i] // chunk extensions
 	}
-	size, err := strconv.ParseInt(string(bytes.TrimSpace(line)), 16, 64)
+	line = bytes.TrimSpace(line)
+	if !isHex(line) {
+		return 0, errors.New("h1: malformed chunk size")
+	}
+	size, err := strconv.ParseInt(string(line), 16, 64)
 	if err != nil || size < 0 {
 		return 0, errors.New("h1: malformed chunk size")
 	}
