@@ -39,6 +39,13 @@ func TestRedis_KeysCarryTheirOwnersTag(t *testing.T) {
 	flush(t, l)
 
 	rc := redistest.Client(t, url)
+	// The pods set is written by the limiter's first heartbeat, which runs
+	// on its own goroutine: on a loaded machine it may come after the
+	// settlement.
+	eventually(t, "the first heartbeat", func() bool {
+		n, err := rc.Exists(t.Context(), l.redis.prefix+"{rl}:pods").Result()
+		return err == nil && n == 1
+	})
 	keys, err := rc.Keys(t.Context(), l.redis.prefix+"*").Result()
 	if err != nil {
 		t.Fatal(err)
