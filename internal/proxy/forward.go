@@ -511,14 +511,11 @@ func (rq *request) pipeStream(ctx, actx context.Context, cancel context.CancelCa
 			ended, callerFirst = true, callerGone(ctx, sw)
 		}
 		flush := !er.More() // the next event needs a read: let these go
-		var werr error
-		switch {
-		case !skip:
-			werr = sw.send(ev.Raw, flush)
-		case flush:
-			werr = sw.flush()
+		out := ev.Raw
+		if skip {
+			out = nil
 		}
-		if werr != nil {
+		if sw.send(out, flush) != nil {
 			cancel(errCallerGone)
 			break
 		}

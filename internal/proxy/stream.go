@@ -37,28 +37,23 @@ func newStreamWriter(w http.ResponseWriter, interval time.Duration) *streamWrite
 // write writes p and flushes it to the caller.
 func (s *streamWriter) write(p []byte) error { return s.send(p, true) }
 
-// send writes p, and flushes what is buffered to the caller when flush is
-// set. A caller that does not flush must flush before it next waits.
+// send writes p (nothing when it is empty), and flushes what is buffered
+// to the caller when flush is set. A caller that does not flush must flush
+// before it next waits.
 func (s *streamWriter) send(p []byte, flush bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.err == nil {
-		if _, s.err = s.w.Write(p); s.err == nil && flush {
-			s.err = s.rc.Flush()
-		}
+	if s.err == nil && len(p) > 0 {
+		_, s.err = s.w.Write(p)
 		s.last = time.Now()
 	}
-	return s.err
-}
-
-func (s *streamWriter) flush() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.err == nil {
+	if s.err == nil && flush {
 		s.err = s.rc.Flush()
 	}
 	return s.err
 }
+
+func (s *streamWriter) flush() error { return s.send(nil, true) }
 
 func (s *streamWriter) failed() bool {
 	s.mu.Lock()

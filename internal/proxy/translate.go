@@ -231,14 +231,7 @@ func (rq *request) translateStream(ctx, actx context.Context, cancel context.Can
 			ended, callerFirst = true, callerGone(ctx, sw)
 		}
 		flush := !er.More() // the next event needs a read: let these go
-		var werr error
-		switch {
-		case len(rq.out) > 0:
-			werr = sw.send(rq.out, flush)
-		case flush:
-			werr = sw.flush()
-		}
-		if werr != nil {
+		if sw.send(rq.out, flush) != nil {
 			cancel(errCallerGone)
 			break
 		}
