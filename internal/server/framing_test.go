@@ -6,6 +6,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -205,6 +207,25 @@ func TestGoFramingError_LeavesHandlerAnswersAlone(t *testing.T) {
 	} {
 		if _, _, ok := goFramingError([]byte(p)); ok {
 			t.Errorf("%q taken for net/http's own answer", p)
+		}
+	}
+}
+
+// TestFramingCodes_Documented keeps docs/errors.md listing every framing
+// answer's code.
+func TestFramingCodes_Documented(t *testing.T) {
+	t.Parallel()
+	doc, err := os.ReadFile("../../docs/errors.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for status, code := range framingCodes {
+		if status == http.StatusBadRequest {
+			continue // invalid_request, Relay's own row
+		}
+		row := "| `" + code + "` | " + strconv.Itoa(status) + " | `invalid_request_error` |"
+		if !strings.Contains(string(doc), row) {
+			t.Errorf("docs/errors.md lacks the row %s", row)
 		}
 	}
 }
