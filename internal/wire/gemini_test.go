@@ -272,3 +272,86 @@ func FuzzScanGemini(f *testing.F) {
 		checkGeminiDifferential(t, body)
 	})
 }
+
+// routeGroups are the top-level members ScanRoute reads, each with the
+// spellings one decoder or another takes for it.
+var routeGroups = [][]string{
+	{"tools"}, {"functions"}, {"response_format"}, {"text"}, {"output_format"}, {"metadata"},
+	{"prompt_cache_key"}, {"conversation"}, {"previous_response_id"},
+	{"generationConfig", "generation_config"}, {"system"}, {"instructions"},
+	{"systemInstruction", "system_instruction"}, {"messages"}, {"input"}, {"contents"},
+}
+
+// checkRouteDifferential holds ScanRoute's top-level refusals to the
+// reference: a member it reads found twice (exactly, under another
+// spelling, or case-folded) must be refused, and nothing else at the top
+// level may be; tools must read as encoding/json reads them.
+func checkRouteDifferential(t testing.TB, body []byte) {
+	t.Helper()
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(body, &obj) != nil || obj == nil {
+		return
+	}
+	f, err := ScanRoute(body)
+	var refusals []string
+	var tools json.RawMessage
+	for _, g := range routeGroups {
+		v, n := geminiRef(body, g[0], g[len(g)-1])
+		if n > 1 {
+			refusals = append(refusals, g[0])
+		}
+		if g[0] == "tools" {
+			tools = v
+		}
+	}
+	var we *Error
+	var se *SyntaxError
+	switch {
+	case errors.As(err, &se) && se.Msg == "nesting too deep" && depth(body) > maxDepth:
+	case err == nil && len(refusals) > 0:
+		t.Fatalf("accepted %q, which is ambiguous in %v", body, refusals)
+	case err == nil:
+		var arr []json.RawMessage
+		if f.Tools != (json.Unmarshal(tools, &arr) == nil && len(arr) > 0) && !(len(obj["functions"]) > 2 && obj["functions"][0] == '[') {
+			t.Fatalf("%q: Tools %v, encoding/json reads %s", body, f.Tools, tools)
+		}
+	case errors.As(err, &we) && strings.Contains(we.Param, "."):
+		// a nested member: checked by the table tests
+	case errors.As(err, &we) && slicesContain(refusals, we.Param):
+	default:
+		t.Fatalf("%q: %v; the reference refuses only %v", body, err, refusals)
+	}
+}
+
+// TestScanRouteDifferential_Random runs checkRouteDifferential over bodies
+// from a fixed seed, route members spelled every way bodyGen.key knows.
+func TestScanRouteDifferential_Random(t *testing.T) {
+	t.Parallel()
+	n := 5000
+	if testing.Short() {
+		n = 1000
+	}
+	g := bodyGen{rand.New(rand.NewPCG(31, 5))}
+	var names []string
+	for _, grp := range routeGroups {
+		names = append(names, grp...)
+	}
+	names = append(names, "model", "temperature")
+	for range n {
+		b := []byte{'{'}
+		for i, k := 0, g.r.IntN(6); i < k; i++ {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			name := g.pick(names...)
+			b = g.key(b, name)
+			b = append(b, ':')
+			if name == "tools" || name == "functions" {
+				b = append(b, g.pick("[]", `[{"type":"function"}]`, "null", `{}`)...)
+			} else {
+				b = g.value(b, "", 1)
+			}
+		}
+		checkRouteDifferential(t, append(b, '}'))
+	}
+}
