@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"io"
 	"net"
@@ -228,4 +229,51 @@ func TestFramingCodes_Documented(t *testing.T) {
 			t.Errorf("docs/errors.md lacks the row %s", row)
 		}
 	}
+}
+
+// FuzzFrameConnScan holds the connection's Content-Length watch to a
+// reference over the whole input, however the reads split it: a line (at
+// the start, or after a newline) that starts with the field name, in any
+// case, and a colon.
+func FuzzFrameConnScan(f *testing.F) {
+	f.Add([]byte("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\n\r\na"), uint8(5))
+	f.Add([]byte("POST / HTTP/1.1\r\nX-Content-Length: 1\r\ncontent-length :1\r\n"), uint8(1))
+	f.Add([]byte("content-length:"), uint8(3))
+	f.Fuzz(func(t *testing.T, in []byte, split uint8) {
+		want := false
+		for _, line := range bytes.Split(in, []byte("\n")) {
+			if len(line) > len(contentLength) && strings.EqualFold(string(line[:len(contentLength)]), contentLength) && line[len(contentLength)] == ':' {
+				want = true
+			}
+		}
+		var c frameConn
+		step := int(split%16) + 1
+		for i := 0; i < len(in) && !c.sawLength.Load(); i += step {
+			c.scan(in[i:min(i+step, len(in))])
+		}
+		if c.sawLength.Load() != want {
+			t.Fatalf("%q read %d bytes at a time: saw %v, want %v", in, step, c.sawLength.Load(), want)
+		}
+	})
+}
+
+// FuzzGoFramingError: whatever is written, a recognised answer has a
+// documented code and appends a whole response.
+func FuzzGoFramingError(f *testing.F) {
+	f.Add([]byte("HTTP/1.1 400 Bad Request" + goErrorHeaders + "400 Bad Request"))
+	f.Add([]byte("HTTP/1.1 501 Not Implemented" + goErrorHeaders + "Unsupported transfer encoding"))
+	f.Add([]byte("HTTP/1.1 417 Expectation Failed\r\nConnection: close\r\nDate: x\r\nContent-Length: 0\r\n\r\n"))
+	f.Fuzz(func(t *testing.T, p []byte) {
+		status, msg, ok := goFramingError(p)
+		if !ok {
+			return
+		}
+		if framingCodes[status] == "" || msg == "" {
+			t.Fatalf("%q: status %d, message %q", p, status, msg)
+		}
+		resp, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(appendFramingError(nil, status, msg))), nil)
+		if err != nil || resp.StatusCode != status || !resp.Close {
+			t.Fatalf("%q: answer %v, %v", p, resp, err)
+		}
+	})
 }
