@@ -132,6 +132,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		Limits: server.Limits{
 			ReadHeaderTimeout:     cfg.ReadHeaderTimeout,
 			BodyTimeout:           cfg.BodyTimeout,
+			BodyDeadline:          cfg.BodyDeadline,
+			MaxHeaderBytes:        cfg.MaxHeaderBytes,
+			MaxHeaders:            cfg.MaxHeaders,
 			IdleTimeout:           cfg.IdleTimeout,
 			MaxConnections:        cfg.MaxConnections,
 			ControlMaxConnections: cfg.ControlMaxConnections,

@@ -50,6 +50,9 @@ type Config struct {
 	RedisPrefix           string        // RELAY_REDIS_PREFIX: prefix of every Redis key and channel Relay uses
 	PayloadRetention      time.Duration // RELAY_PAYLOAD_RETENTION: how long payload captures are kept
 	PayloadQueue          int           // RELAY_PAYLOAD_QUEUE: payload captures waiting to be written, beyond which they are dropped
+	BodyDeadline          time.Duration // RELAY_BODY_DEADLINE: longest time a client may take to send a whole request body
+	MaxHeaderBytes        int           // RELAY_MAX_HEADER_BYTES: request line and header fields on the inference plane, in bytes
+	MaxHeaders            int           // RELAY_MAX_HEADERS: header fields of an inference request, Host included
 }
 
 // setting is one of Relay's settings: the variable it is read from, the
@@ -97,6 +100,12 @@ func settings(c *Config) []setting {
 			duration(&c.ReadHeaderTimeout, 100*time.Millisecond, time.Hour)},
 		{"RELAY_BODY_TIMEOUT", "body-timeout", "30s", "longest pause while a client sends its request body",
 			duration(&c.BodyTimeout, 100*time.Millisecond, time.Hour)},
+		{"RELAY_BODY_DEADLINE", "body-deadline", "5m", "longest time a client may take to send a whole request body",
+			duration(&c.BodyDeadline, time.Second, 24*time.Hour)},
+		{"RELAY_MAX_HEADER_BYTES", "max-header-bytes", "65536", "request line and header fields of an inference request, in bytes",
+			count(&c.MaxHeaderBytes, 4096, 16<<20)},
+		{"RELAY_MAX_HEADERS", "max-headers", "100", "header fields of an inference request, Host included",
+			count(&c.MaxHeaders, 8, 10000)},
 		{"RELAY_MAX_CONNECTIONS", "max-connections", "10000", "inference connections held at once; more wait to be accepted",
 			count(&c.MaxConnections, 1, 1<<20)},
 		{"RELAY_CONTROL_MAX_CONNECTIONS", "control-max-connections", "256", "control plane connections held at once",

@@ -124,7 +124,9 @@ func geminiKey(r *http.Request) {
 
 // geminiScan completes the scan of a Gemini body: the model and stream
 // come from the path, the output estimate from
-// generationConfig.maxOutputTokens. A body need not name a model.
+// generationConfig.maxOutputTokens, read by wire.ScanGemini (which refuses
+// a duplicate of it under any spelling Gemini reads). A body need not name
+// a model.
 func (rq *request) geminiScan(scan wire.Request, err error) (wire.Request, error) {
 	if err != nil && !errors.Is(err, wire.ErrMissingModel) {
 		return scan, err
@@ -132,11 +134,9 @@ func (rq *request) geminiScan(scan wire.Request, err error) (wire.Request, error
 	path, gemini := strings.CutPrefix(rq.r.URL.Path, "/gemini")
 	c, _ := parseGeminiPath(path, gemini)
 	scan.Model, scan.Stream, scan.IncludeUsage = c.model, c.stream, c.stream
-	scan.MaxTokens = 0
-	if n, ok := wire.GetInt(rq.body.Bytes(), "generationConfig", "maxOutputTokens"); ok && n > 0 {
-		scan.MaxTokens = n
-	}
-	return scan, nil
+	g, err := wire.ScanGemini(rq.body.Bytes())
+	scan.MaxTokens = g.MaxTokens
+	return scan, err
 }
 
 // geminiUpstream is the body and URL of an attempt through a gemini

@@ -340,3 +340,26 @@ func TestGemini_StreamBreaks(t *testing.T) {
 		f.rec.next(t)
 	}
 }
+
+// TestGemini_RefusesDuplicateMembers: a member Relay reads on a Gemini body
+// that appears twice — escaped, or under the camelCase and proto names
+// Gemini takes for one field — is refused before routing, on every binding
+// shape: Relay would estimate one max output while the upstream acts on
+// the other.
+func TestGemini_RefusesDuplicateMembers(t *testing.T) {
+	t.Parallel()
+	f := translatedFixture(t)
+	for _, c := range []struct{ name, body string }{
+		{"escaped maxOutputTokens", `{"contents":[{"parts":[{"text":"hi"}]}],"generationConfig":{"maxOutputTokens":3,"max\u004futputTokens":100000}}`},
+		{"camel and snake maxOutputTokens", `{"contents":[{"parts":[{"text":"hi"}]}],"generationConfig":{"maxOutputTokens":3,"max_output_tokens":100000}}`},
+		{"camel and snake generationConfig", `{"contents":[{"parts":[{"text":"hi"}]}],"generationConfig":{"maxOutputTokens":3},"generation_config":{"maxOutputTokens":100000}}`},
+		{"escaped contents", `{"contents":[{"parts":[{"text":"hi"}]}],"cont\u0065nts":[{"parts":[{"text":"hi"}]}]}`},
+	} {
+		for _, shape := range shapes {
+			t.Run(c.name+"/"+string(shape), func(t *testing.T) {
+				resp, body := f.post("/v1beta/models/"+string(shape)+":generateContent", c.body, goog)
+				gemErr(t, resp, body, 400, "INVALID_ARGUMENT")
+			})
+		}
+	}
+}

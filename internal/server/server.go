@@ -144,10 +144,25 @@ func (s *Server) mux(rest http.Handler, control bool) http.Handler {
 	m.HandleFunc("GET /healthz", s.healthz)
 	m.HandleFunc("GET /readyz", s.readyz(control))
 	if rest != nil {
-		m.Handle("/", withBodyTimeout(s.opts.Limits.BodyTimeout, rest))
+		m.Handle("/", withBodyTimeout(s.opts.Limits.BodyTimeout, s.opts.Limits.BodyDeadline, rest))
 	}
-	return m
+	return s.framing(m, control)
 }
+
+// framing applies the framing rules of framing.go to a plane's handler:
+// the header-field bound on the inference plane, the close after a
+// request framed twice on both.
+func (s *Server) framing(h http.Handler, control bool) http.Handler {
+	n := s.opts.Limits.MaxHeaders
+	if control {
+		n = 0
+	}
+	return withFraming(n, h)
+}
+
+// framed is the listener a plane serves: its connections note their
+// framing and answer net/http's own framing errors in JSON.
+func framed(ln net.Listener) net.Listener { return frameListener{ln} }
 
 // Listen binds both addresses (Run does it when it was not called), so a
 // caller can learn the bound ports before serving.
@@ -166,14 +181,20 @@ func (s *Server) Listen() (inference, control net.Addr, err error) {
 	return inLn.Addr(), ctlLn.Addr(), nil
 }
 
-func (s *Server) httpServer(h http.Handler) *http.Server {
+func (s *Server) httpServer(h http.Handler, control bool) *http.Server {
 	lim := s.opts.Limits
-	return &http.Server{
+	srv := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: lim.ReadHeaderTimeout,
 		IdleTimeout:       lim.IdleTimeout,
 		ErrorLog:          slog.NewLogLogger(s.opts.Logger.Handler(), slog.LevelWarn),
+		ConnContext:       withConn,
 	}
+	if !control {
+		// net/http allows 4 KiB past this before it answers 431.
+		srv.MaxHeaderBytes = lim.MaxHeaderBytes
+	}
+	return srv
 }
 
 // Run serves until ctx ends, then drains and returns. A listener that fails
@@ -191,11 +212,11 @@ func (s *Server) Run(ctx context.Context) error {
 		log.Warn("the open-file limit is below what the connection caps may need; raise it (ulimit -n) or lower RELAY_MAX_CONNECTIONS",
 			"open_file_limit", n, "max_connections", lim.MaxConnections, "control_max_connections", lim.ControlMaxConnections)
 	}
-	servers := []*http.Server{s.httpServer(s.mux(s.opts.Inference, false)), s.httpServer(s.mux(s.opts.Control, true))}
+	servers := []*http.Server{s.httpServer(s.mux(s.opts.Inference, false), false), s.httpServer(s.mux(s.opts.Control, true), true)}
 	errc := make(chan error, 2)
 	for i := range servers {
 		go func() {
-			if err := servers[i].Serve(s.listeners[i]); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			if err := servers[i].Serve(framed(s.listeners[i])); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				errc <- err
 			}
 		}()

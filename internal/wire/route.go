@@ -42,8 +42,11 @@ type RouteFacts struct {
 	HintCut Cut
 }
 
-// The top-level members ScanRoute decides on. A duplicate (or a case
-// variant) of one of them is refused, as ScanRequest refuses its own.
+// The top-level members ScanRoute reads. A duplicate of one of them
+// (under any of its spellings) or a case variant is refused, as
+// ScanRequest refuses its own: the system prompt and the messages decide
+// the images a model must see and the prompt-token estimate, so they are
+// decided on too.
 const (
 	rmTools = iota
 	rmFunctions
@@ -55,67 +58,58 @@ const (
 	rmConversation
 	rmPreviousResponseID
 	rmGenerationConfig
-	// Read for the prefix and images only: duplicates are left to the
-	// upstream, as they decide nothing.
 	rmSystem
 	rmInstructions
 	rmSystemInstruction
 	rmMessages
 	rmInput
 	rmContents
+	nRouteMembers
 )
 
-// nDecided is how many of the members come first and are decided on.
-const nDecided = rmSystem
-
-// routeMembers names them. Read only.
-var routeMembers = [...]string{
-	"tools", "functions", "response_format", "text", "output_format", "metadata",
-	"prompt_cache_key", "conversation", "previous_response_id", "generationConfig",
-	"system", "instructions", "systemInstruction", "messages", "input", "contents",
+// routeMembers spells them; Gemini's take their proto names too. Read only.
+var routeMembers = []spelling{
+	{"tools", rmTools}, {"functions", rmFunctions}, {"response_format", rmResponseFormat},
+	{"text", rmText}, {"output_format", rmOutputFormat}, {"metadata", rmMetadata},
+	{"prompt_cache_key", rmPromptCacheKey}, {"conversation", rmConversation},
+	{"previous_response_id", rmPreviousResponseID},
+	{"generationConfig", rmGenerationConfig}, {"generation_config", rmGenerationConfig},
+	{"system", rmSystem}, {"instructions", rmInstructions},
+	{"systemInstruction", rmSystemInstruction}, {"system_instruction", rmSystemInstruction},
+	{"messages", rmMessages}, {"input", rmInput}, {"contents", rmContents},
 }
 
-func routeMember(key []byte) (i int, folded bool) {
-	for i, name := range routeMembers {
-		if string(key) == name {
-			return i, false
-		}
-	}
-	if plainKey(key) {
-		return -1, false // the common case: a member routing does not read
-	}
-	for i, name := range routeMembers[:nDecided] {
-		if exact, folded := matchKey(key, name); exact || folded {
-			return i, folded
-		}
-	}
-	return -1, false
-}
+// Nested members ScanRoute reads, each with its spellings. Read only.
+var (
+	typeMember   = []spelling{{"type", 0}}
+	formatMember = []spelling{{"format", 0}}
+	userIDMember = []spelling{{"user_id", 0}}
+	idMember     = []spelling{{"id", 0}}
+)
 
 // ScanRoute reads a request body's RouteFacts. body must have passed
 // ScanRequest (or be a Gemini body that is one JSON object). It does not
-// allocate. A member it decides on that appears twice, or under a name
-// that differs from it only in case, fails the scan with an *Error of kind
-// ErrMalformedRequest, as ScanRequest's members do.
+// allocate unless it refuses. A member it reads that appears twice (under
+// any of its spellings), or under a name that differs from it only in
+// case, fails the scan with an *Error of kind ErrMalformedRequest, as
+// ScanRequest's members do; so do the members it reads inside them
+// (metadata.user_id, response_format.type, generationConfig's …).
 func ScanRoute(body []byte) (RouteFacts, error) {
 	var f RouteFacts
 	i := skipWS(body, 0)
-	var spans [len(routeMembers)][2]int
+	var spans [nRouteMembers][2]int
 	var seen uint32
 	var refused *Error
 	prev, metaPrev := -1, -1 // the end of the previous member's value; metadata's
 	_, err := eachMember(body, i, 1, func(key []byte, s, e int) bool {
-		m, folded := routeMember(key)
+		m, folded := spelledBy(key, routeMembers)
 		p := prev
 		prev = e
 		if m < 0 {
 			return true
 		}
-		if m < nDecided && refused == nil {
-			refused = checkMember(key, routeMembers[m], folded, seen&(1<<m) != 0)
-		}
-		if folded {
-			return true
+		if dup := seen&(1<<m) != 0; refused == nil && (folded || dup) {
+			refused = checkMember(key, firstSpelling(routeMembers, m), folded, dup)
 		}
 		seen |= 1 << m
 		spans[m] = [2]int{s, e}
@@ -137,18 +131,26 @@ func ScanRoute(body []byte) (RouteFacts, error) {
 		return body[spans[m][0]:spans[m][1]]
 	}
 	f.Tools = nonEmptyArray(val(rmTools)) || nonEmptyArray(val(rmFunctions))
-	f.JSONSchema = structured(val(rmResponseFormat)) || len(val(rmOutputFormat)) > 0 && string(val(rmOutputFormat)) != "null"
-	if t := val(rmText); len(t) > 0 && t[0] == '{' {
-		if v, ok := Get(t, "format"); ok {
-			f.JSONSchema = f.JSONSchema || structured(v)
-		}
+	var rerr *Error
+	if f.JSONSchema, rerr = structured(val(rmResponseFormat), "response_format."); rerr != nil {
+		return f, rerr
 	}
-	if g := val(rmGenerationConfig); len(g) > 0 && g[0] == '{' {
-		for _, k := range [...]string{"responseSchema", "responseJsonSchema", "response_schema"} {
-			if v, ok := Get(g, k); ok && string(v) != "null" {
-				f.JSONSchema = true
-			}
+	f.JSONSchema = f.JSONSchema || len(val(rmOutputFormat)) > 0 && string(val(rmOutputFormat)) != "null"
+	if t := val(rmText); len(t) > 0 && t[0] == '{' {
+		v, rerr := uniqueMember(t, 2, "text.", formatMember)
+		if rerr != nil {
+			return f, rerr
 		}
+		s, rerr := structured(v, "text.format.")
+		if rerr != nil {
+			return f, rerr
+		}
+		f.JSONSchema = f.JSONSchema || s
+	}
+	if _, schema, rerr := scanGenerationConfig(val(rmGenerationConfig)); rerr != nil {
+		return f, rerr
+	} else if schema {
+		f.JSONSchema = true
 	}
 	meta := val(rmMetadata)
 	if len(meta) > 0 && meta[0] == '{' {
@@ -167,14 +169,18 @@ func ScanRoute(body []byte) (RouteFacts, error) {
 	}
 	session(val(rmPromptCacheKey), "prompt_cache_key")
 	if len(meta) > 0 && meta[0] == '{' {
-		if v, ok := Get(meta, "user_id"); ok {
-			session(v, "metadata.user_id")
+		v, rerr := uniqueMember(meta, 2, "metadata.", userIDMember)
+		if rerr != nil {
+			return f, rerr
 		}
+		session(v, "metadata.user_id")
 	}
 	if c := val(rmConversation); len(c) > 0 && c[0] == '{' {
-		if v, ok := Get(c, "id"); ok {
-			session(v, "conversation")
+		v, rerr := uniqueMember(c, 2, "conversation.", idMember)
+		if rerr != nil {
+			return f, rerr
 		}
+		session(v, "conversation")
 	} else {
 		session(c, "conversation")
 	}
@@ -233,10 +239,10 @@ func (f *RouteFacts) scanParts(msg []byte) {
 	var parts []byte
 	typed := false
 	_, _ = eachMember(msg, 0, 2, func(key []byte, s, e int) bool {
-		switch string(key) {
-		case "content", "parts":
+		switch {
+		case keyIs(key, "content"), keyIs(key, "parts"):
 			parts = msg[s:e]
-		case "type":
+		case keyIs(key, "type"):
 			typed = true
 		}
 		return true
@@ -276,18 +282,20 @@ func (f *RouteFacts) partAt(b []byte, i int) int {
 	image := false
 	end, err := eachMember(b, i, 3, func(key []byte, s, e int) bool {
 		v := b[s:e]
-		switch string(key) {
-		case "type":
-			switch string(v) {
-			case `"image_url"`, `"image"`, `"input_image"`:
+		switch {
+		case keyIs(key, "type"):
+			if stringIs(v, "image_url", "image", "input_image") {
 				image = true
 			}
-		case "inlineData", "inline_data", "fileData", "file_data":
-			for _, k := range [...]string{"mimeType", "mime_type"} {
-				if mt, ok := Get(v, k); ok && len(mt) > 7 && string(mt[1:7]) == "image/" {
-					image = true
+		case keyIs(key, "inlineData"), keyIs(key, "inline_data"), keyIs(key, "fileData"), keyIs(key, "file_data"):
+			_, _ = eachMember(v, 0, 4, func(k []byte, s, e int) bool {
+				if keyIs(k, "mimeType") || keyIs(k, "mime_type") {
+					if mt := v[s:e]; len(mt) > 7 && (string(mt[1:7]) == "image/" || bytes.IndexByte(mt, '\\') >= 0) {
+						image = true
+					}
 				}
-			}
+				return true
+			})
 		}
 		return true
 	})
@@ -358,11 +366,11 @@ func nonEmptyArray(v []byte) bool {
 }
 
 // structured reports whether a response_format (or text.format) asks for
-// JSON output.
-func structured(v []byte) bool {
-	if len(v) == 0 || v[0] != '{' {
-		return false
+// JSON output; a duplicate type is refused, prefix naming where it is.
+func structured(v []byte, prefix string) (bool, *Error) {
+	t, err := uniqueMember(v, 3, prefix, typeMember)
+	if err != nil {
+		return false, err
 	}
-	t, ok := Get(v, "type")
-	return ok && (string(t) == `"json_schema"` || string(t) == `"json_object"`)
+	return stringIs(t, "json_schema", "json_object"), nil
 }

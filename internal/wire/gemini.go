@@ -1,0 +1,93 @@
+package wire
+
+import "fmt"
+
+// What Relay reads from a Gemini body (generateContent and its kin): the
+// model and whether to stream come from the URL path; the body gives the
+// output-token estimate and whether structured output is asked for, both
+// inside generationConfig. Every member is found through findMembers, so
+// "generation_config", "max_output_tokens" and escaped spellings are the
+// members Gemini reads, and two of them are refused.
+
+// The members of a Gemini body's generationConfig Relay reads.
+const (
+	gcMaxOutputTokens = iota
+	gcResponseSchema
+	gcResponseJSONSchema
+	nGenerationConfig
+)
+
+// geminiRoot spells generationConfig; generationConfigMembers what Relay
+// reads inside it. Read only.
+var (
+	geminiRoot              = []spelling{{"generationConfig", 0}, {"generation_config", 0}}
+	generationConfigMembers = []spelling{
+		{"maxOutputTokens", gcMaxOutputTokens}, {"max_output_tokens", gcMaxOutputTokens},
+		{"responseSchema", gcResponseSchema}, {"response_schema", gcResponseSchema},
+		{"responseJsonSchema", gcResponseJSONSchema}, {"response_json_schema", gcResponseJSONSchema},
+	}
+)
+
+// GeminiRequest is what Relay reads from a Gemini body.
+type GeminiRequest struct {
+	// MaxTokens is generationConfig.maxOutputTokens when it is a
+	// non-negative number (rounded up, capped at MaxTokenLimit), else 0.
+	MaxTokens int64
+	// JSONSchema: generationConfig asks for a response schema.
+	JSONSchema bool
+}
+
+// ScanGemini reads a Gemini body, which must be one JSON object. A member
+// it reads that appears twice — under one spelling or under two Gemini
+// takes for the same field, such as maxOutputTokens and max_output_tokens
+// — or under a case-folded spelling fails the scan with an *Error of kind
+// ErrMalformedRequest naming it. It does not allocate unless it refuses.
+func ScanGemini(body []byte) (GeminiRequest, error) {
+	var g GeminiRequest
+	i := skipWS(body, 0)
+	if i >= len(body) || body[i] != '{' {
+		return g, ErrNotObject
+	}
+	spans := [1][2]int{noSpan}
+	end, refused, syntax := findMembers(body, i, 1, "", geminiRoot, spans[:])
+	if syntax != nil {
+		return g, fmt.Errorf("scan request body: %w", syntax)
+	}
+	if j := skipWS(body, end); j != len(body) {
+		return g, fmt.Errorf("scan request body: %w", syntaxErr(j, "data after the top-level object"))
+	}
+	if refused != nil {
+		return g, refused
+	}
+	if spans[0][0] < 0 {
+		return g, nil
+	}
+	var err *Error
+	g.MaxTokens, g.JSONSchema, err = scanGenerationConfig(body[spans[0][0]:spans[0][1]])
+	if err != nil {
+		return g, err
+	}
+	return g, nil
+}
+
+// scanGenerationConfig reads a generationConfig value.
+func scanGenerationConfig(v []byte) (maxTokens int64, schema bool, refused *Error) {
+	if len(v) == 0 || v[0] != '{' {
+		return 0, false, nil
+	}
+	spans := [nGenerationConfig][2]int{noSpan, noSpan, noSpan}
+	if _, err, _ := findMembers(v, 0, 2, "generationConfig.", generationConfigMembers, spans[:]); err != nil {
+		return 0, false, err
+	}
+	if s := spans[gcMaxOutputTokens]; s[0] >= 0 {
+		if n, ok := tokenLimit(v[s[0]:s[1]]); ok {
+			maxTokens = n
+		}
+	}
+	for _, s := range spans[gcResponseSchema:] {
+		if s[0] >= 0 && string(v[s[0]:s[1]]) != "null" {
+			schema = true
+		}
+	}
+	return maxTokens, schema, nil
+}
