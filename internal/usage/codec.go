@@ -1,6 +1,7 @@
 package usage
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"hash/crc32"
@@ -234,7 +235,7 @@ func decodeRow(body []byte) (store.UsageEvent, error) {
 	r.ClientRequestID = d.optString()
 	r.Route = d.optString()
 	if n, k := binary.Uvarint(d.b); d.err == nil && k > 0 && n > 0 && n-1 <= uint64(len(d.b)-k) {
-		r.RouteDetail = append([]byte(nil), d.b[k:k+int(n-1)]...)
+		r.RouteDetail = bytes.Clone(d.b[k : k+int(n-1)])
 		d.b = d.b[k+int(n-1):]
 	} else if d.err == nil && k == 1 && n == 0 {
 		d.b = d.b[1:]

@@ -139,15 +139,15 @@ type Writer struct {
 
 	closed        atomic.Bool
 	journalFailed atomic.Bool // logged once
-	dropped    atomic.Uint64
-	unpriced   atomic.Uint64
-	written    atomic.Uint64
-	duplicates atomic.Uint64
-	lost       atomic.Uint64
-	lostBatch  atomic.Uint64
-	retries    atomic.Uint64
-	spilled    atomic.Uint64
-	replayed   atomic.Uint64
+	dropped       atomic.Uint64
+	unpriced      atomic.Uint64
+	written       atomic.Uint64
+	duplicates    atomic.Uint64
+	lost          atomic.Uint64
+	lostBatch     atomic.Uint64
+	retries       atomic.Uint64
+	spilled       atomic.Uint64
+	replayed      atomic.Uint64
 }
 
 // NewWriter starts a Writer. Call Close to flush and stop it. A spool
