@@ -50,6 +50,7 @@ type Config struct {
 	RedisPrefix           string        // RELAY_REDIS_PREFIX: prefix of every Redis key and channel Relay uses
 	PayloadRetention      time.Duration // RELAY_PAYLOAD_RETENTION: how long payload captures are kept
 	PayloadQueue          int           // RELAY_PAYLOAD_QUEUE: payload captures waiting to be written, beyond which they are dropped
+	UsageDetailSample     float64       // RELAY_USAGE_DETAIL_SAMPLE: fraction of plain routed successes whose routing decision the ledger keeps in full
 }
 
 // setting is one of Relay's settings: the variable it is read from, the
@@ -113,6 +114,8 @@ func settings(c *Config) []setting {
 			duration(&c.PayloadRetention, time.Hour, 10*365*24*time.Hour)},
 		{"RELAY_PAYLOAD_QUEUE", "payload-queue", "1024", "payload captures waiting to be written before new ones are dropped",
 			count(&c.PayloadQueue, 1, 1<<20)},
+		{"RELAY_USAGE_DETAIL_SAMPLE", "usage-detail-sample", "0.01", "fraction (0 to 1) of plain routed successes whose routing decision is stored in full",
+			valid(&c.UsageDetailSample, func(v string) (float64, error) { return strconv.ParseFloat(v, 64) }, between(0.0, 1.0), "a fraction from 0 to 1")},
 	}
 }
 

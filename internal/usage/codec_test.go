@@ -155,3 +155,23 @@ func FuzzDecodeMarks(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkAppendRecord is what journaling costs Record: encoding one
+// routed row (with and without its full decision) into a reused buffer.
+//
+//	go test ./internal/usage -run '^$' -bench AppendRecord -benchmem
+func BenchmarkAppendRecord(b *testing.B) {
+	full := codecRows()["routed, every field"]
+	full.RouteDetail = bytes.Repeat([]byte("x"), 1000)
+	short := full
+	short.RouteDetail = nil
+	for name, row := range map[string]store.UsageEvent{"full-detail": full, "short": short} {
+		b.Run(name, func(b *testing.B) {
+			var buf []byte
+			for b.Loop() {
+				buf = appendRecord(buf[:0], &row)
+			}
+			b.ReportMetric(float64(len(buf)), "B/record")
+		})
+	}
+}

@@ -77,6 +77,13 @@ type WriterConfig struct {
 	RetryBackoff, RetryBackoffMax time.Duration
 	// WriteTimeout bounds one write attempt. 0: DefaultWriteTimeout.
 	WriteTimeout time.Duration
+	// TrimRouteDetail stores an event's routing decision in full only where
+	// it explains something (keepDetail: a refusal, a failover, a fallback,
+	// a degraded plan) or for RouteDetailSample, a fraction (0 to 1) of the
+	// plain successes; the others keep its short form, the route column.
+	// False: every decision is stored in full.
+	TrimRouteDetail   bool
+	RouteDetailSample float64
 }
 
 // Stats are a Writer's counters since it started.
@@ -123,6 +130,8 @@ type Writer struct {
 	backoff  time.Duration
 	backoffM time.Duration
 	timeout  time.Duration
+	trim     bool   // TrimRouteDetail
+	sample   uint32 // RouteDetailSample, per 2^32
 
 	spool     *spool        // nil: no spool
 	journal   *journal      // with the spool: every event Record takes
@@ -165,6 +174,8 @@ func NewWriter(cfg WriterConfig) *Writer {
 		backoff:  cfg.RetryBackoff,
 		backoffM: cfg.RetryBackoffMax,
 		timeout:  cfg.WriteTimeout,
+		trim:     cfg.TrimRouteDetail,
+		sample:   detailSample(cfg.RouteDetailSample),
 		quit:     make(chan struct{}),
 		done:     make(chan struct{}),
 	}
@@ -233,6 +244,9 @@ func NewWriter(cfg WriterConfig) *Writer {
 // and queues it, or counts it as dropped when the queue is full. It never
 // blocks.
 func (w *Writer) Record(rec event.Record) {
+	if w.trim && !keepDetail(&rec, w.sample) {
+		rec.RouteDetail = nil
+	}
 	ev := NewEvent(&rec, w.snapshot())
 	if ev.Unpriced {
 		w.unpriced.Add(1)
