@@ -44,7 +44,6 @@ type journal struct {
 	bytes  int64       // the size of cur and sealed
 	marked int64       // marked events in cur and sealed
 	buf    []byte      // the record being appended
-	failed bool        // the last append failed (logged once per run of failures)
 }
 
 // jsegment is one journal file while the writer still holds some of its
