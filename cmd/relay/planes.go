@@ -90,7 +90,8 @@ func newPlanes(ctx context.Context, cfg *config.Config, st *store.Store, box *se
 		}
 	})
 	breakers = reg.Breakers(breakers)
-	ledger := usageledger.NewWriter(usageledger.WriterConfig{Sink: st, Snapshot: ld.Current, Observer: reg, Logger: log, SpoolDir: filepath.Join(cfg.DataDir, "spool", "usage")})
+	ledger := usageledger.NewWriter(usageledger.WriterConfig{Sink: st, Snapshot: ld.Current, Observer: reg, Logger: log, SpoolDir: filepath.Join(cfg.DataDir, "spool", "usage"),
+		TrimRouteDetail: true, RouteDetailSample: cfg.UsageDetailSample})
 	svcs.add("usage ledger", ledger.Close)
 	reg.WatchUsage(ledger)
 	// Payload captures of policies that turn them on: queued, written in

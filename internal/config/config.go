@@ -53,6 +53,7 @@ type Config struct {
 	BodyDeadline          time.Duration // RELAY_BODY_DEADLINE: longest time a client may take to send a whole request body
 	MaxHeaderBytes        int           // RELAY_MAX_HEADER_BYTES: request line and header fields on the inference plane, in bytes
 	MaxHeaders            int           // RELAY_MAX_HEADERS: header fields of an inference request, Host included
+	UsageDetailSample     float64       // RELAY_USAGE_DETAIL_SAMPLE: fraction of plain routed successes whose routing decision the ledger keeps in full
 }
 
 // setting is one of Relay's settings: the variable it is read from, the
@@ -122,6 +123,8 @@ func settings(c *Config) []setting {
 			duration(&c.PayloadRetention, time.Hour, 10*365*24*time.Hour)},
 		{"RELAY_PAYLOAD_QUEUE", "payload-queue", "1024", "payload captures waiting to be written before new ones are dropped",
 			count(&c.PayloadQueue, 1, 1<<20)},
+		{"RELAY_USAGE_DETAIL_SAMPLE", "usage-detail-sample", "0.01", "fraction (0 to 1) of plain routed successes whose routing decision is stored in full",
+			valid(&c.UsageDetailSample, func(v string) (float64, error) { return strconv.ParseFloat(v, 64) }, between(0.0, 1.0), "a fraction from 0 to 1")},
 	}
 }
 

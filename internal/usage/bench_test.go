@@ -46,9 +46,14 @@ func BenchmarkWriterRecord(b *testing.B) {
 		name     string
 		observer bool
 		queue    int
-	}{{"queued", false, 0}, {"queued+metrics", true, 0}, {"full-queue-drops", false, 1}} {
+		journal  bool // with a spool: every event journaled first, as relay serve runs it
+	}{{"queued", false, 0, false}, {"queued+metrics", true, 0, false}, {"full-queue-drops", false, 1, false},
+		{"journaled+metrics", true, 0, true}, {"journaled-full-queue-spills", false, 1, true}} {
 		b.Run(tc.name, func(b *testing.B) {
 			cfg := usage.WriterConfig{Sink: discardSink{}, Snapshot: func() *snapshot.Snapshot { return snap }, QueueSize: tc.queue}
+			if tc.journal {
+				cfg.SpoolDir = b.TempDir()
+			}
 			if tc.observer {
 				cfg.Observer = metrics.New(metrics.Options{})
 			}
@@ -60,6 +65,7 @@ func BenchmarkWriterRecord(b *testing.B) {
 			b.StopTimer()
 			st := w.Stats()
 			b.ReportMetric(float64(st.Dropped)/float64(b.N), "dropped/op")
+			b.ReportMetric(float64(st.Spilled)/float64(b.N), "spilled/op")
 			_ = w.Close(context.Background())
 		})
 	}

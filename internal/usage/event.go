@@ -25,6 +25,10 @@ type Event struct {
 	// Unpriced is set when the request has a binding the current snapshot no
 	// longer holds (deleted while the request ran): its cost is 0.
 	Unpriced bool
+
+	// Where the writer's journal holds the event (nil: nowhere).
+	jseg *jsegment
+	jidx int32
 }
 
 // NewEvent prices rec with its binding in snap (nil: unpriced).

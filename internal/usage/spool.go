@@ -16,22 +16,21 @@ import (
 	"github.com/relay-llm/relay/internal/store"
 )
 
-// DefaultSpoolMaxBytes caps the spool when WriterConfig.SpoolMaxBytes is 0:
-// 1 GiB holds over twenty million events (a spilled event takes 25 to 50
-// bytes compressed), more than an hour of an outage at 5,000 requests a
-// second.
+// DefaultSpoolMaxBytes caps the spool (the journal included) when
+// WriterConfig.SpoolMaxBytes is 0: 1 GiB holds about five million events
+// with a full routing decision (about 200 bytes each in the journal's
+// binary records) and far more with its short form (docs/usage.md).
 const DefaultSpoolMaxBytes = 1 << 30
 
-// errSpoolFull is a spill refused because the spool is at its cap.
+// errSpoolFull is an event refused because the spool is at its cap.
 var errSpoolFull = errors.New("usage spool full")
 
-// spool is the writer's on-disk queue of batches Postgres could not take.
-// Each batch is one segment file, <seq>-<events>.usage: gzip-compressed JSON
-// of its ledger rows, written to a temporary file, fsynced, renamed into
-// place and the directory fsynced, so that a segment is either whole on disk
-// or absent, whatever happens to the process. Segments are replayed oldest
-// (lowest seq) first and removed once stored; replaying one twice is
-// harmless, since the ledger skips events it holds (store.IngestUsageEvents).
+// spool is the writer's on-disk store of events Postgres has not taken: the
+// journal segments (journal.go) that hold marked events, replayed oldest
+// (lowest seq) first and removed once stored. Replaying one twice is
+// harmless, since the ledger skips events it holds
+// (store.IngestUsageEvents). It also replays the gzip-compressed JSON
+// segments (<seq>-<events>.usage) an older Relay spilled.
 //
 // The writer's goroutines share it: mu guards the fields below it.
 type spool struct {
@@ -41,24 +40,37 @@ type spool struct {
 	mu     sync.Mutex
 	segs   []segment // oldest first
 	bytes  int64     // their total size
-	events int64     // their total events
+	events int64     // their total events to replay
 	next   uint64    // seq of the next segment
 }
 
 type segment struct {
 	seq    uint64
 	size   int64
-	events int
+	events int // to replay
+	// journal: a journal segment; marks says which of its records are to
+	// be replayed (nil: all).
+	journal bool
+	marks   []uint64
 }
 
-const segmentExt = ".usage"
+const (
+	segmentExt = ".usage"
+	journalExt = ".journal"
+	marksExt   = ".replay"
+)
 
 func (s segment) name() string {
+	if s.journal {
+		return journalName(s.seq)
+	}
 	return fmt.Sprintf("%020d-%d%s", s.seq, s.events, segmentExt)
 }
 
 // openSpool makes dir if need be and takes over the segments a previous
 // process left there; temporary files of an interrupted write are removed.
+// A journal segment without valid marks is counted record by record: the
+// process that wrote it died while it was in use.
 func openSpool(dir string, maxBytes int64) (*spool, error) {
 	if maxBytes <= 0 {
 		maxBytes = DefaultSpoolMaxBytes
@@ -77,8 +89,14 @@ func openSpool(dir string, maxBytes int64) (*spool, error) {
 			_ = os.Remove(filepath.Join(dir, name))
 			continue
 		}
+		if !e.Type().IsRegular() {
+			continue
+		}
 		seg, ok := parseSegment(name)
-		if !ok || !e.Type().IsRegular() {
+		if !ok {
+			seg, ok = s.parseJournal(name)
+		}
+		if !ok {
 			continue
 		}
 		info, err := e.Info()
@@ -93,6 +111,33 @@ func openSpool(dir string, maxBytes int64) (*spool, error) {
 	}
 	slices.SortFunc(s.segs, func(a, b segment) int { return cmpU64(a.seq, b.seq) })
 	return s, nil
+}
+
+// parseJournal takes over a journal segment: with its marks when they check
+// out, else whole.
+func (s *spool) parseJournal(name string) (segment, bool) {
+	base, ok := strings.CutSuffix(name, journalExt)
+	if !ok {
+		return segment{}, false
+	}
+	seq, err := strconv.ParseUint(base, 10, 64)
+	if err != nil {
+		return segment{}, false
+	}
+	seg := segment{seq: seq, journal: true}
+	if b, err := os.ReadFile(filepath.Join(s.dir, marksName(seq))); err == nil {
+		if marks, ok := decodeMarks(b); ok {
+			seg.marks = marks
+			seg.events = popcount(marks)
+			return seg, true
+		}
+	}
+	data, err := os.ReadFile(filepath.Join(s.dir, name))
+	if err != nil {
+		return segment{}, false
+	}
+	seg.events = countRecords(data)
+	return seg, true
 }
 
 func cmpU64(a, b uint64) int {
@@ -136,76 +181,32 @@ func (s *spool) size() (bytes, events int64) {
 	return s.bytes, s.events
 }
 
-// spill writes rows as the newest segment and returns once it is durable.
-// It refuses with errSpoolFull when the segment would take the spool past
-// its cap.
-func (s *spool) spill(rows []store.UsageEvent) error {
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	if err := json.NewEncoder(zw).Encode(rows); err != nil {
-		return fmt.Errorf("encode usage segment: %w", err)
-	}
-	if err := zw.Close(); err != nil {
-		return fmt.Errorf("encode usage segment: %w", err)
-	}
+// bytesNow is the spool's size.
+func (s *spool) bytesNow() int64 {
 	s.mu.Lock()
-	if s.bytes+int64(buf.Len()) > s.max {
-		s.mu.Unlock()
-		return errSpoolFull
-	}
-	// Reserve the room and the seq; only this goroutine writes this file.
-	seg := segment{seq: s.next, size: int64(buf.Len()), events: len(rows)}
-	s.next++
-	s.bytes += seg.size
-	s.mu.Unlock()
-
-	if err := s.writeFile(seg.name(), buf.Bytes()); err != nil {
-		s.mu.Lock()
-		s.bytes -= seg.size
-		s.mu.Unlock()
-		return err
-	}
-	s.mu.Lock()
-	s.events += int64(seg.events)
-	// Segments are appended in seq order but spills may finish out of
-	// order: keep the list sorted.
-	i, _ := slices.BinarySearchFunc(s.segs, seg, func(a, b segment) int { return cmpU64(a.seq, b.seq) })
-	s.segs = slices.Insert(s.segs, i, seg)
-	s.mu.Unlock()
-	return nil
+	defer s.mu.Unlock()
+	return s.bytes
 }
 
-func (s *spool) writeFile(name string, data []byte) error {
-	final := filepath.Join(s.dir, name)
-	tmp := final + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		// The directory may have been removed under us: make it again once.
-		if mkErr := os.MkdirAll(s.dir, 0o700); mkErr != nil {
-			return fmt.Errorf("write usage segment: %w", err)
-		}
-		if f, err = os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600); err != nil {
-			return fmt.Errorf("write usage segment: %w", err)
-		}
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, final)
-	}
-	if err == nil {
-		err = syncDir(s.dir)
-	}
-	if err != nil {
-		_ = os.Remove(tmp)
-		return fmt.Errorf("write usage segment: %w", err)
-	}
-	return nil
+// takeSeq reserves the seq of a new segment.
+func (s *spool) takeSeq() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	seq := s.next
+	s.next++
+	return seq
+}
+
+// add takes over a segment whose file is durable.
+func (s *spool) add(seg segment) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.bytes += seg.size
+	s.events += int64(seg.events)
+	// Segments are sealed in seq order but may be finished out of order:
+	// keep the list sorted.
+	i, _ := slices.BinarySearchFunc(s.segs, seg, func(a, b segment) int { return cmpU64(a.seq, b.seq) })
+	s.segs = slices.Insert(s.segs, i, seg)
 }
 
 func syncDir(dir string) error {
@@ -221,9 +222,10 @@ func syncDir(dir string) error {
 }
 
 // oldest returns the oldest segments, as many as hold up to maxEvents
-// events (at least one), and their rows in order. A segment that cannot be
-// read back (damaged on disk) comes alone, with nil rows and the error.
-func (s *spool) oldest(maxEvents int) ([]segment, []store.UsageEvent, error) {
+// events (at least one), their rows in order, and how many of their events
+// could not be read back (a torn or damaged record: lost). A segment that
+// cannot be read at all comes alone, with nil rows and the error.
+func (s *spool) oldest(maxEvents int) ([]segment, []store.UsageEvent, int, error) {
 	s.mu.Lock()
 	var segs []segment
 	total := 0
@@ -236,18 +238,21 @@ func (s *spool) oldest(maxEvents int) ([]segment, []store.UsageEvent, error) {
 	}
 	s.mu.Unlock()
 	rows := make([]store.UsageEvent, 0, total)
+	lost := 0
 	for i, seg := range segs {
+		before := len(rows)
 		var err error
 		rows, err = s.read(seg, rows)
 		if err != nil {
 			if i == 0 {
-				return segs[:1], nil, err
+				return segs[:1], nil, 0, err
 			}
 			// Replay those before it; the damaged one comes next time.
-			return segs[:i], rows, nil
+			return segs[:i], rows[:before], lost, nil
 		}
+		lost += max(seg.events-(len(rows)-before), 0)
 	}
-	return segs, rows, nil
+	return segs, rows, lost, nil
 }
 
 // read appends the rows of seg to rows.
@@ -255,6 +260,10 @@ func (s *spool) read(seg segment, rows []store.UsageEvent) ([]store.UsageEvent, 
 	data, err := os.ReadFile(filepath.Join(s.dir, seg.name()))
 	if err != nil {
 		return rows, fmt.Errorf("read usage segment %s: %w", seg.name(), err)
+	}
+	if seg.journal {
+		rows, _ = readJournal(data, seg.marks, rows)
+		return rows, nil
 	}
 	zr, err := gzip.NewReader(bytes.NewReader(data))
 	if err != nil {
@@ -279,6 +288,11 @@ func (s *spool) remove(seg segment) error {
 	err := os.Remove(filepath.Join(s.dir, seg.name()))
 	if errors.Is(err, os.ErrNotExist) {
 		err = nil
+	}
+	if seg.journal {
+		if merr := os.Remove(filepath.Join(s.dir, marksName(seg.seq))); err == nil && !errors.Is(merr, os.ErrNotExist) {
+			err = merr
+		}
 	}
 	s.mu.Lock()
 	if i := slices.IndexFunc(s.segs, func(x segment) bool { return x.seq == seg.seq }); i >= 0 {

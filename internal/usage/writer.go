@@ -77,6 +77,13 @@ type WriterConfig struct {
 	RetryBackoff, RetryBackoffMax time.Duration
 	// WriteTimeout bounds one write attempt. 0: DefaultWriteTimeout.
 	WriteTimeout time.Duration
+	// TrimRouteDetail stores an event's routing decision in full only where
+	// it explains something (keepDetail: a refusal, a failover, a fallback,
+	// a degraded plan) or for RouteDetailSample, a fraction (0 to 1) of the
+	// plain successes; the others keep its short form, the route column.
+	// False: every decision is stored in full.
+	TrimRouteDetail   bool
+	RouteDetailSample float64
 }
 
 // Stats are a Writer's counters since it started.
@@ -123,8 +130,11 @@ type Writer struct {
 	backoff  time.Duration
 	backoffM time.Duration
 	timeout  time.Duration
+	trim     bool   // TrimRouteDetail
+	sample   uint32 // RouteDetailSample, per 2^32
 
 	spool     *spool        // nil: no spool
+	journal   *journal      // with the spool: every event Record takes
 	handoff   chan []*Event // collector to idle ingester; unbuffered
 	kick      chan struct{} // a segment was spilled (buffered, 1)
 	collected chan struct{} // closed when the collector has handed or spilled its last batch
@@ -136,16 +146,17 @@ type Writer struct {
 	done   chan struct{} // closed when the goroutine has returned
 	once   sync.Once
 
-	closed     atomic.Bool
-	dropped    atomic.Uint64
-	unpriced   atomic.Uint64
-	written    atomic.Uint64
-	duplicates atomic.Uint64
-	lost       atomic.Uint64
-	lostBatch  atomic.Uint64
-	retries    atomic.Uint64
-	spilled    atomic.Uint64
-	replayed   atomic.Uint64
+	closed        atomic.Bool
+	journalFailed atomic.Bool // logged once
+	dropped       atomic.Uint64
+	unpriced      atomic.Uint64
+	written       atomic.Uint64
+	duplicates    atomic.Uint64
+	lost          atomic.Uint64
+	lostBatch     atomic.Uint64
+	retries       atomic.Uint64
+	spilled       atomic.Uint64
+	replayed      atomic.Uint64
 }
 
 // NewWriter starts a Writer. Call Close to flush and stop it. A spool
@@ -163,6 +174,8 @@ func NewWriter(cfg WriterConfig) *Writer {
 		backoff:  cfg.RetryBackoff,
 		backoffM: cfg.RetryBackoffMax,
 		timeout:  cfg.WriteTimeout,
+		trim:     cfg.TrimRouteDetail,
+		sample:   detailSample(cfg.RouteDetailSample),
 		quit:     make(chan struct{}),
 		done:     make(chan struct{}),
 	}
@@ -203,6 +216,7 @@ func NewWriter(cfg WriterConfig) *Writer {
 			w.log.Error("usage spool unavailable; batches Postgres cannot take will be retried, then lost", "err", err)
 		} else {
 			w.spool = sp
+			w.journal = &journal{sp: sp}
 			if b, n := sp.size(); n > 0 {
 				w.log.Info("usage spool holds events from before; replaying", "events", n, "bytes", b)
 			}
@@ -230,6 +244,9 @@ func NewWriter(cfg WriterConfig) *Writer {
 // and queues it, or counts it as dropped when the queue is full. It never
 // blocks.
 func (w *Writer) Record(rec event.Record) {
+	if w.trim && !keepDetail(&rec, w.sample) {
+		rec.RouteDetail = nil
+	}
 	ev := NewEvent(&rec, w.snapshot())
 	if ev.Unpriced {
 		w.unpriced.Add(1)
@@ -243,6 +260,23 @@ func (w *Writer) Record(rec event.Record) {
 	}
 	p := w.free.Get().(*Event)
 	*p = ev
+	if w.journal != nil {
+		switch res, err := w.journal.append(p, w.ch); res {
+		case queued:
+			return
+		case spilled:
+			w.spilled.Add(1)
+			*p = Event{}
+			w.free.Put(p)
+			return
+		default:
+			// Not journaled (the spool is at its cap, or the disk failed):
+			// queued as without a spool; a SIGKILL would lose it.
+			if w.journalFailed.CompareAndSwap(false, true) {
+				w.log.Error("usage journal refused an event; events are queued in memory only until it takes them again", "err", err)
+			}
+		}
+	}
 	select {
 	case w.ch <- p:
 	default:
@@ -269,6 +303,9 @@ func (w *Writer) Stats() Stats {
 	var spoolBytes, spoolEvents int64
 	if w.spool != nil {
 		spoolBytes, spoolEvents = w.spool.size()
+		jb, jm := w.journal.size()
+		spoolBytes += jb
+		spoolEvents += jm
 	}
 	return Stats{
 		Spilled:     w.spilled.Load(),
@@ -380,12 +417,20 @@ func (w *Writer) collect() {
 		}
 		w.spill(batch)
 		batch = w.release(batch)
+		w.reap()
 		select {
 		case w.kick <- struct{}{}:
 		default:
 		}
 	}
-	batching.Gather(w.ch, w.quit, w.batch, w.interval, &batch, flush)
+	tick := func() {
+		flush()
+		// Marked events of a quiet segment reach the spool now, not when
+		// it fills.
+		w.journal.sealMarked()
+		w.reap()
+	}
+	batching.Gather(w.ch, w.quit, w.batch, w.interval, &batch, tick)
 }
 
 // ingest writes the batches the collector hands over and replays the
@@ -435,6 +480,7 @@ func (w *Writer) ingest() {
 		case batch := <-handoff:
 			ok := w.store(batch)
 			w.release(batch)
+			w.reap()
 			if ok {
 				recovered()
 			} else {
@@ -444,6 +490,8 @@ func (w *Writer) ingest() {
 		case <-retry:
 			retry = nil
 		case <-w.collected:
+			w.journal.close()
+			w.reap()
 			// Last chance: Postgres may take the spool now. What it does
 			// not take stays on disk for the next writer.
 			for w.spool.pending() && w.ctx.Err() == nil {
@@ -470,14 +518,16 @@ func (w *Writer) store(batch []*Event) bool {
 	case err == nil:
 		w.written.Add(uint64(len(rows)))
 		w.duplicates.Add(uint64(int64(len(rows)) - n))
+		w.journal.settle(batch, false)
 		return true
 	case errors.Is(err, store.ErrUsageBatchRejected):
 		w.loseRows(rows, "usage batch rejected by Postgres", err)
+		w.journal.settle(batch, false)
 		return true
 	}
 	w.retries.Add(1)
-	w.log.Warn("usage batch write failed; spilling it to the spool", "events", len(rows), "err", err)
-	w.spillRows(rows)
+	w.log.Warn("usage batch write failed; it goes to the spool", "events", len(rows), "err", err)
+	w.spill(batch)
 	return false
 }
 
@@ -490,7 +540,12 @@ const replayEvents = 5000
 // (at least replayEvents) in one transaction, and removes them. It reports false when Postgres could
 // not take them (they stay).
 func (w *Writer) replayOldest() bool {
-	segs, rows, err := w.spool.oldest(max(4*w.batch, replayEvents))
+	segs, rows, torn, err := w.spool.oldest(max(4*w.batch, replayEvents))
+	if torn > 0 {
+		w.lost.Add(uint64(torn))
+		w.lostBatch.Add(1)
+		w.log.Error("usage spool segment torn; the events past the tear are lost", "events", torn)
+	}
 	if err != nil {
 		// Damaged on disk: nothing to replay. Its events are counted lost.
 		w.lost.Add(uint64(segs[0].events))
@@ -529,25 +584,26 @@ func (w *Writer) removeSegments(segs []segment) {
 	}
 }
 
-// spill writes batch to the spool.
+// spill sends batch to the spool: its events are marked for replay in
+// their journal segments (no copy, no encoding, no I/O), and the active
+// segment is sealed so that the spool can take them soon. Events the
+// journal never held are lost.
 func (w *Writer) spill(batch []*Event) {
-	rows := make([]store.UsageEvent, len(batch))
-	for i := range batch {
-		rows[i] = batch[i].row()
+	marked, unjournaled := w.journal.settle(batch, true)
+	w.spilled.Add(uint64(marked))
+	if unjournaled > 0 {
+		w.lost.Add(uint64(unjournaled))
+		w.lostBatch.Add(1)
+		w.log.Error("usage events not in the journal could not be written; lost", "events", unjournaled)
 	}
-	w.spillRows(rows)
+	w.journal.sealMarked()
 }
 
-func (w *Writer) spillRows(rows []store.UsageEvent) {
-	if err := w.spool.spill(rows); err != nil {
-		what := "usage spool write failed; batch lost"
-		if errors.Is(err, errSpoolFull) {
-			what = "usage spool full; batch lost"
-		}
-		w.loseRows(rows, what, err)
-		return
+// reap finishes the journal segments no longer held in memory.
+func (w *Writer) reap() {
+	if err := w.journal.reap(); err != nil {
+		w.log.Warn("usage journal", "err", err)
 	}
-	w.spilled.Add(uint64(len(rows)))
 }
 
 func (w *Writer) loseRows(rows []store.UsageEvent, what string, err error) {
