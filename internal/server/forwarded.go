@@ -26,21 +26,31 @@ func OverTLS(ctx context.Context) bool {
 }
 
 // Forwarded wraps h with the trusted-proxy rule above; it marks the request's
-// context for OverTLS.
+// context for OverTLS. A plain request from a peer that is not trusted passes
+// untouched (no copy of the request, no allocation): the inference plane's.
 func Forwarded(trusted []netip.Prefix, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		overTLS := r.TLS != nil
-		if peer, ok := addrOf(r.RemoteAddr); ok && isTrusted(trusted, peer) {
-			if proto := lastValue(r.Header.Values("X-Forwarded-Proto")); proto != "" {
-				overTLS = strings.EqualFold(proto, "https")
-			}
-			if client, ok := forwardedClient(trusted, r.Header.Values("X-Forwarded-For")); ok {
-				r2 := *r
-				r2.RemoteAddr = net.JoinHostPort(client.String(), "0")
-				r = &r2
+		var client netip.Addr
+		if len(trusted) > 0 {
+			if peer, ok := addrOf(r.RemoteAddr); ok && isTrusted(trusted, peer) {
+				if proto := lastValue(r.Header.Values("X-Forwarded-Proto")); proto != "" {
+					overTLS = strings.EqualFold(proto, "https")
+				}
+				client, _ = forwardedClient(trusted, r.Header.Values("X-Forwarded-For"))
 			}
 		}
-		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), overTLSKey{}, overTLS)))
+		if overTLS {
+			r = r.WithContext(context.WithValue(r.Context(), overTLSKey{}, true))
+		}
+		if client.IsValid() {
+			if !overTLS {
+				r2 := *r
+				r = &r2
+			}
+			r.RemoteAddr = net.JoinHostPort(client.String(), "0")
+		}
+		h.ServeHTTP(w, r)
 	})
 }
 

@@ -67,3 +67,12 @@ func FuzzForwardedClient(f *testing.F) {
 		}
 	})
 }
+
+func TestForwarded_LeavesAPlainRequestUntouched(t *testing.T) {
+	h := Forwarded(nil, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	r := httptest.NewRequest(http.MethodGet, "/", nil)
+	w := httptest.NewRecorder()
+	if n := testing.AllocsPerRun(100, func() { h.ServeHTTP(w, r) }); n != 0 {
+		t.Errorf("%v allocations per plain request, want 0", n)
+	}
+}
