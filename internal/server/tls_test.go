@@ -19,7 +19,7 @@ import (
 
 // testCert writes a self-signed pair for 127.0.0.1 with the given serial to
 // certFile and keyFile, and returns the certificate.
-func testCert(t *testing.T, serial int64, certFile, keyFile string) *x509.Certificate {
+func testCert(t testing.TB, serial int64, certFile, keyFile string) *x509.Certificate {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -172,5 +172,21 @@ func TestServer_RefusesToStartWithABrokenPair(t *testing.T) {
 				t.Fatal("Listen succeeded")
 			}
 		})
+	}
+}
+
+// What noticing a renewal costs a handshake: two stat calls.
+func BenchmarkCertFiles_GetCertificate(b *testing.B) {
+	dir := b.TempDir()
+	certFile, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
+	testCert(b, 1, certFile, keyFile)
+	files, err := loadCertFiles(certFile, keyFile, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := files.GetCertificate(nil); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
