@@ -22,39 +22,41 @@ import (
 
 // Config is everything `relay serve` needs.
 type Config struct {
-	Port                  int            // RELAY_PORT: inference plane
-	ControlPort           int            // RELAY_CONTROL_PORT: control plane
-	BindAddress           string         // RELAY_BIND_ADDRESS: interface both planes listen on ("" = all)
-	DatabaseURL           string         // RELAY_DATABASE_URL: empty = embedded Postgres under DataDir
-	RedisURL              string         // RELAY_REDIS_URL: empty = in-process limiter
-	MasterKey             []byte         // RELAY_MASTER_KEY: base64, 32 bytes
-	PreviousKeys          [][]byte       // RELAY_MASTER_KEY_PREVIOUS: comma-separated older master keys, still accepted for opening
-	AdminToken            string         // RELAY_ADMIN_TOKEN: bearer for the control API
-	DataDir               string         // RELAY_DATA_DIR
-	LogLevel              slog.Level     // RELAY_LOG_LEVEL: debug, info, warn, error
-	LogFormat             string         // RELAY_LOG_FORMAT: json or text
-	SnapshotDebounce      time.Duration  // RELAY_SNAPSHOT_DEBOUNCE
-	SnapshotResync        time.Duration  // RELAY_SNAPSHOT_RESYNC
-	MaxBodyBytes          int64          // RELAY_MAX_BODY_BYTES
-	ShutdownTimeout       time.Duration  // RELAY_SHUTDOWN_TIMEOUT: drain time for in-flight requests, then again for flushing
-	DrainDelay            time.Duration  // RELAY_DRAIN_DELAY: /readyz answers 503 this long before the listeners stop accepting
-	IdleTimeout           time.Duration  // RELAY_IDLE_TIMEOUT: an idle keep-alive connection is closed after this
-	ReadHeaderTimeout     time.Duration  // RELAY_READ_HEADER_TIMEOUT: a client must send its request headers within this
-	BodyTimeout           time.Duration  // RELAY_BODY_TIMEOUT: longest pause while a client sends its request body
-	MaxConnections        int            // RELAY_MAX_CONNECTIONS: inference connections one pod holds at once
-	ControlMaxConnections int            // RELAY_CONTROL_MAX_CONNECTIONS: control plane connections, a reserve of their own
-	MigrateOnStart        bool           // RELAY_MIGRATE_ON_START: apply pending migrations at start (off when migrations are a deploy step)
-	Demo                  bool           // RELAY_DEMO: seed a demo catalog into an empty database (default on for the embedded default)
-	DemoSet               bool           // RELAY_DEMO was given
-	MaxInflight           int            // RELAY_MAX_INFLIGHT: inference requests one pod serves at once, above which it answers 429 overloaded (0 = no cap)
-	RedisTimeout          time.Duration  // RELAY_REDIS_TIMEOUT: bound on each rate-limiter Redis call on the request path
-	RedisPrefix           string         // RELAY_REDIS_PREFIX: prefix of every Redis key and channel Relay uses
-	PayloadRetention      time.Duration  // RELAY_PAYLOAD_RETENTION: how long payload captures are kept
-	PayloadQueue          int            // RELAY_PAYLOAD_QUEUE: payload captures waiting to be written, beyond which they are dropped
-	TLSCertFile           string         // RELAY_TLS_CERT_FILE: PEM certificate (chain) both planes serve; with TLSKeyFile turns TLS on
-	TLSKeyFile            string         // RELAY_TLS_KEY_FILE: PEM private key of TLSCertFile
-	TrustedProxies        []netip.Prefix // RELAY_TRUSTED_PROXIES: peers whose X-Forwarded-For/-Proto are believed
-	MetricsToken          string         // RELAY_METRICS_TOKEN: bearer /metrics requires ("" = open)
+	Port                  int           // RELAY_PORT: inference plane
+	ControlPort           int           // RELAY_CONTROL_PORT: control plane
+	BindAddress           string        // RELAY_BIND_ADDRESS: interface both planes listen on ("" = all)
+	DatabaseURL           string        // RELAY_DATABASE_URL: empty = embedded Postgres under DataDir
+	RedisURL              string        // RELAY_REDIS_URL: empty = in-process limiter
+	MasterKey             []byte        // RELAY_MASTER_KEY: base64, 32 bytes
+	PreviousKeys          [][]byte      // RELAY_MASTER_KEY_PREVIOUS: comma-separated older master keys, still accepted for opening
+	AdminToken            string        // RELAY_ADMIN_TOKEN: bearer for the control API
+	DataDir               string        // RELAY_DATA_DIR
+	LogLevel              slog.Level    // RELAY_LOG_LEVEL: debug, info, warn, error
+	LogFormat             string        // RELAY_LOG_FORMAT: json or text
+	SnapshotDebounce      time.Duration // RELAY_SNAPSHOT_DEBOUNCE
+	SnapshotResync        time.Duration // RELAY_SNAPSHOT_RESYNC
+	MaxBodyBytes          int64         // RELAY_MAX_BODY_BYTES
+	ShutdownTimeout       time.Duration // RELAY_SHUTDOWN_TIMEOUT: drain time for in-flight requests, then again for flushing
+	DrainDelay            time.Duration // RELAY_DRAIN_DELAY: /readyz answers 503 this long before the listeners stop accepting
+	IdleTimeout           time.Duration // RELAY_IDLE_TIMEOUT: an idle keep-alive connection is closed after this
+	ReadHeaderTimeout     time.Duration // RELAY_READ_HEADER_TIMEOUT: a client must send its request headers within this
+	BodyTimeout           time.Duration // RELAY_BODY_TIMEOUT: longest pause while a client sends its request body
+	MaxConnections        int           // RELAY_MAX_CONNECTIONS: inference connections one pod holds at once
+	ControlMaxConnections int           // RELAY_CONTROL_MAX_CONNECTIONS: control plane connections, a reserve of their own
+	MigrateOnStart        bool          // RELAY_MIGRATE_ON_START: apply pending migrations at start (off when migrations are a deploy step)
+	Demo                  bool          // RELAY_DEMO: seed a demo catalog into an empty database (default on for the embedded default)
+	DemoSet               bool          // RELAY_DEMO was given
+	MaxInflight           int           // RELAY_MAX_INFLIGHT: inference requests one pod serves at once, above which it answers 429 overloaded (0 = no cap)
+	RedisTimeout          time.Duration // RELAY_REDIS_TIMEOUT: bound on each rate-limiter Redis call on the request path
+	RedisPrefix           string        // RELAY_REDIS_PREFIX: prefix of every Redis key and channel Relay uses
+	PayloadRetention      time.Duration // RELAY_PAYLOAD_RETENTION: how long payload captures are kept
+	PayloadQueue          int           // RELAY_PAYLOAD_QUEUE: payload captures waiting to be written, beyond which they are dropped
+
+	// TLS and what is believed of a proxy in front (internal/server).
+	TLSCertFile    string         // RELAY_TLS_CERT_FILE: PEM certificate (chain) both planes serve; with TLSKeyFile turns TLS on
+	TLSKeyFile     string         // RELAY_TLS_KEY_FILE: PEM private key of TLSCertFile
+	TrustedProxies []netip.Prefix // RELAY_TRUSTED_PROXIES: peers whose X-Forwarded-For/-Proto are believed
+	MetricsToken   string         // RELAY_METRICS_TOKEN: bearer /metrics requires ("" = open)
 }
 
 // setting is one of Relay's settings: the variable it is read from, the
