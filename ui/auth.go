@@ -3,6 +3,7 @@ package ui
 import (
 	"crypto/subtle"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/relay-llm/relay/openapi/models"
@@ -10,6 +11,7 @@ import (
 	"github.com/oapi-codegen/runtime/types"
 
 	"github.com/relay-llm/relay/internal/controlapi"
+	"github.com/relay-llm/relay/internal/server"
 	gen "github.com/relay-llm/relay/openapi/controlgen"
 )
 
@@ -28,7 +30,8 @@ func (h *Handler) renderSignIn(w http.ResponseWriter, r *http.Request, status in
 	if ck, err := r.Cookie(signInCookie); err == nil && len(ck.Value) == len(token) {
 		token = ck.Value
 	}
-	http.SetCookie(w, &http.Cookie{Name: signInCookie, Value: token, Path: "/sign-in", HttpOnly: true, SameSite: http.SameSiteStrictMode, MaxAge: 3600})
+	http.SetCookie(w, &http.Cookie{Name: signInCookie, Value: token, Path: "/sign-in", HttpOnly: true, SameSite: http.SameSiteStrictMode, MaxAge: 3600,
+		Secure: server.OverTLS(r.Context())})
 	p := &page{w: w, r: r, ctx: r.Context(), nonce: nonceOf(r)}
 	p.render(status, "Sign in", "", signInForm(token, next, email, msg))
 }
@@ -40,7 +43,7 @@ func (h *Handler) signIn(w http.ResponseWriter, r *http.Request) {
 	}
 	next, email := safeNext(r.PostForm.Get("next")), strings.TrimSpace(r.PostForm.Get("email"))
 	ck, err := r.Cookie(signInCookie)
-	if token := r.PostForm.Get("csrf"); err != nil || token == "" || subtle.ConstantTimeCompare([]byte(ck.Value), []byte(token)) != 1 {
+	if token := r.PostForm.Get("csrf"); err != nil || token == "" || subtle.ConstantTimeCompare([]byte(ck.Value), []byte(token)) != 1 || h.api.CheckOrigin(r) != nil {
 		h.renderSignIn(w, r, http.StatusForbidden, next, email, "The form has expired; try again.")
 		return
 	}
@@ -50,7 +53,7 @@ func (h *Handler) signIn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Add("Set-Cookie", cookie)
-	http.SetCookie(w, &http.Cookie{Name: signInCookie, Path: "/sign-in", MaxAge: -1})
+	http.SetCookie(w, &http.Cookie{Name: signInCookie, Path: "/sign-in", MaxAge: -1, HttpOnly: true, Secure: server.OverTLS(r.Context())})
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }
 
@@ -72,9 +75,27 @@ func (h *Handler) login(r *http.Request, email, password string) (string, *contr
 	return ok.Headers.SetCookie, nil
 }
 
-// safeNext keeps a post-sign-in destination on this console.
+// safeNext keeps a post-sign-in destination on this console: a path of this
+// origin, or "/". Browsers read a Location far more loosely than its syntax:
+// they drop tabs and newlines anywhere (`/\t/evil` is `//evil`), strip
+// leading and trailing spaces and control characters, and take a backslash
+// for a slash (`/\evil`, `\/evil`); `//evil` is another host and `x:` a
+// scheme. So the destination must start with one "/" not followed by "/" or
+// "\", and hold only printable ASCII without a backslash (the console's own
+// addresses are percent-encoded, so nothing of it is lost); what is left
+// must parse as a bare path with nothing that names a host or a scheme,
+// and without a backslash even once decoded.
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
+	if len(next) == 0 || len(next) > 2048 || next[0] != '/' || len(next) > 1 && (next[1] == '/' || next[1] == '\\') {
+		return "/"
+	}
+	for i := 0; i < len(next); i++ {
+		if c := next[i]; c <= ' ' || c >= 0x7f || c == '\\' {
+			return "/"
+		}
+	}
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || u.Opaque != "" || !strings.HasPrefix(u.Path, "/") || strings.HasPrefix(u.Path, "//") || strings.ContainsRune(u.Path, '\\') {
 		return "/"
 	}
 	return next

@@ -176,7 +176,7 @@ func (h *Handler) signedIn(fn func(*page)) http.HandlerFunc {
 			if token == "" {
 				token = r.Header.Get(controlapi.CSRFHeader)
 			}
-			if !who.CheckCSRF(token) {
+			if !who.CheckCSRF(token) || h.api.CheckOrigin(r) != nil {
 				p.fail(controlapi.Problem{Status: http.StatusForbidden, Message: "the form has expired or did not come from this console; reload the page and try again"})
 				return
 			}

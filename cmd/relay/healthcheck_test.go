@@ -46,3 +46,16 @@ func TestHealthcheck_FollowsReadyz(t *testing.T) {
 		t.Fatal("nothing listening: want an error")
 	}
 }
+
+func TestHealthcheck_SpeaksTLSWhenTheListenersDo(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("ok")) }))
+	defer srv.Close()
+	port := srv.Listener.Addr().String()[strings.LastIndexByte(srv.Listener.Addr().String(), ':')+1:]
+	getenv := func(k string) string {
+		return map[string]string{"RELAY_PORT": port, "RELAY_TLS_CERT_FILE": "/etc/relay/tls.crt"}[k]
+	}
+	var out, errb bytes.Buffer
+	if err := run(context.Background(), []string{"healthcheck"}, getenv, &out, &errb); err != nil {
+		t.Fatalf("over TLS: %v", err)
+	}
+}

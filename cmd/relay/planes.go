@@ -151,7 +151,7 @@ func newPlanes(ctx context.Context, cfg *config.Config, st *store.Store, box *se
 	}
 	control := http.NewServeMux()
 	control.Handle("/api/", api)
-	control.Handle("GET /metrics", reg.Handler())
+	control.Handle("GET /metrics", metrics.RequireToken(cfg.MetricsToken, reg.Handler()))
 	control.Handle("/", ui.New(api.(*controlapi.Server), log))
 
 	p := &planes{inference: inference, control: control}

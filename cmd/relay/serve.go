@@ -84,6 +84,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	log := cfg.Logger(stderr)
+	warnUnknownVariables(log, os.Environ())
 	// Everything started below is stopped in reverse when serve returns:
 	// after the listeners have drained, within RELAY_SHUTDOWN_TIMEOUT.
 	svcs := &services{log: log}
@@ -142,6 +143,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		DrainDelay:      cfg.DrainDelay,
 		ShutdownTimeout: cfg.ShutdownTimeout,
 		Logger:          log,
+		TLSCertFile:     cfg.TLSCertFile,
+		TLSKeyFile:      cfg.TLSKeyFile,
+		TrustedProxies:  cfg.TrustedProxies,
 	})
 	inAddr, ctlAddr, err := srv.Listen()
 	if err != nil {
@@ -152,6 +156,18 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	svcs.goRun(ctx, "snapshot loader", ld.Run)
 	return srv.Run(ctx)
+}
+
+// warnUnknownVariables names each RELAY_ variable Relay does not read (a
+// misspelling, another gateway's name) with the setting it probably meant.
+func warnUnknownVariables(log *slog.Logger, environ []string) {
+	for _, u := range config.UnknownVariables(environ) {
+		if u.Nearest != "" {
+			log.Warn("unknown setting "+u.Name+" is ignored; did you mean "+u.Nearest+"?", "variable", u.Name, "nearest", u.Nearest)
+		} else {
+			log.Warn("unknown setting "+u.Name+" is ignored", "variable", u.Name)
+		}
+	}
 }
 
 // databaseCheck is the control plane's readiness: Postgres answers. The

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strconv"
@@ -54,6 +55,12 @@ type Config struct {
 	MaxHeaderBytes        int           // RELAY_MAX_HEADER_BYTES: request line and header fields on the inference plane, in bytes
 	MaxHeaders            int           // RELAY_MAX_HEADERS: header fields of an inference request, Host included
 	UsageDetailSample     float64       // RELAY_USAGE_DETAIL_SAMPLE: fraction of plain routed successes whose routing decision the ledger keeps in full
+
+	// TLS and what is believed of a proxy in front (internal/server).
+	TLSCertFile    string         // RELAY_TLS_CERT_FILE: PEM certificate (chain) both planes serve; with TLSKeyFile turns TLS on
+	TLSKeyFile     string         // RELAY_TLS_KEY_FILE: PEM private key of TLSCertFile
+	TrustedProxies []netip.Prefix // RELAY_TRUSTED_PROXIES: peers whose X-Forwarded-For/-Proto are believed
+	MetricsToken   string         // RELAY_METRICS_TOKEN: bearer /metrics requires ("" = open)
 }
 
 // setting is one of Relay's settings: the variable it is read from, the
@@ -125,6 +132,11 @@ func settings(c *Config) []setting {
 			count(&c.PayloadQueue, 1, 1<<20)},
 		{"RELAY_USAGE_DETAIL_SAMPLE", "usage-detail-sample", "0.01", "fraction (0 to 1) of plain routed successes whose routing decision is stored in full",
 			valid(&c.UsageDetailSample, func(v string) (float64, error) { return strconv.ParseFloat(v, 64) }, between(0.0, 1.0), "a fraction from 0 to 1")},
+		{"RELAY_TLS_CERT_FILE", "tls-cert-file", "", "PEM certificate both planes serve over TLS (re-read when it changes)", text(&c.TLSCertFile)},
+		{"RELAY_TLS_KEY_FILE", "tls-key-file", "", "PEM private key of the TLS certificate", text(&c.TLSKeyFile)},
+		{"RELAY_TRUSTED_PROXIES", "trusted-proxies", "", "comma-separated CIDRs whose X-Forwarded-For/-Proto are believed",
+			prefixes(&c.TrustedProxies)},
+		{"RELAY_METRICS_TOKEN", "", "", "", adminToken(&c.MetricsToken)}, // the admin token's rule: empty or ≥ 16 characters
 	}
 }
 
@@ -172,6 +184,9 @@ func (c *Config) check() []error {
 	var errs []error
 	if c.Port != 0 && c.Port == c.ControlPort {
 		errs = append(errs, fmt.Errorf("RELAY_CONTROL_PORT: %d is also RELAY_PORT; the planes need two ports", c.ControlPort))
+	}
+	if (c.TLSCertFile == "") != (c.TLSKeyFile == "") {
+		errs = append(errs, errors.New("RELAY_TLS_CERT_FILE, RELAY_TLS_KEY_FILE: set both or neither"))
 	}
 	if c.PreviousKeys != nil && c.MasterKey == nil {
 		errs = append(errs, errors.New("RELAY_MASTER_KEY_PREVIOUS: set RELAY_MASTER_KEY too; previous keys only open values"))
@@ -312,6 +327,29 @@ func previousKeys(dst *[][]byte) func(string) error {
 				return err
 			}
 			*dst = append(*dst, k)
+		}
+		return nil
+	}
+}
+
+// prefixes reads comma-separated CIDRs; a bare address is its own /32 or /128.
+func prefixes(dst *[]netip.Prefix) func(string) error {
+	return func(v string) error {
+		*dst = nil
+		for _, f := range strings.Split(v, ",") {
+			f = strings.TrimSpace(f)
+			if f == "" {
+				continue
+			}
+			p, err := netip.ParsePrefix(f)
+			if err != nil {
+				a, aerr := netip.ParseAddr(f)
+				if aerr != nil {
+					return fmt.Errorf("%q is not a CIDR (10.0.0.0/8) or an address", f)
+				}
+				p = netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen())
+			}
+			*dst = append(*dst, p.Masked())
 		}
 		return nil
 	}

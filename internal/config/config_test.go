@@ -231,3 +231,63 @@ func TestLoad_Messages(t *testing.T) {
 		}
 	}
 }
+
+func TestUnknownVariables_NameTheNearestKnownOne(t *testing.T) {
+	environ := []string{
+		"PATH=/usr/bin", "RELAY_PORT=8080", "RELAY_ADMIN_EMAIL=a@b", "RELAY_TEST_DATABASE_URL=x", "RELAY_BENCH_EVENTS=1",
+		"RELAY_REDIS_ADDR=relay-redis:6379", "RELAY_STORAGE_DRIVER=redis", "RELAY_CONTROL_API_PORT=9090",
+		"RELAY_MASTERKEY=x", "RELAY_LOG_LEVLE=debug", "RELAY_TLS_CERT=/c", "RELAY_ZZZZZZZZ=1", "RELAY_METRICS_TOKEN=" + key,
+	}
+	want := map[string]string{
+		"RELAY_REDIS_ADDR":       "RELAY_REDIS_URL",
+		"RELAY_STORAGE_DRIVER":   "RELAY_DATABASE_URL",
+		"RELAY_CONTROL_API_PORT": "RELAY_CONTROL_PORT",
+		"RELAY_MASTERKEY":        "RELAY_MASTER_KEY",
+		"RELAY_LOG_LEVLE":        "RELAY_LOG_LEVEL",
+		"RELAY_TLS_CERT":         "RELAY_TLS_CERT_FILE",
+		"RELAY_ZZZZZZZZ":         "",
+	}
+	got := map[string]string{}
+	for _, u := range UnknownVariables(environ) {
+		got[u.Name] = u.Nearest
+	}
+	if len(got) != len(want) {
+		t.Errorf("unknown: %v, want %v", got, want)
+	}
+	for name, near := range want {
+		if g, ok := got[name]; !ok || g != near {
+			t.Errorf("%s: nearest %q (listed %v), want %q", name, g, ok, near)
+		}
+	}
+}
+
+func TestLoad_TLSAndProxySettings(t *testing.T) {
+	c, err := Load(nil, envOf(map[string]string{
+		"RELAY_TLS_CERT_FILE": "/etc/relay/tls.crt", "RELAY_TLS_KEY_FILE": "/etc/relay/tls.key",
+		"RELAY_TRUSTED_PROXIES": "10.0.0.0/8, 192.168.1.7,::1", "RELAY_METRICS_TOKEN": "0123456789abcdef",
+	}), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.TLSCertFile != "/etc/relay/tls.crt" || c.TLSKeyFile != "/etc/relay/tls.key" || c.MetricsToken != "0123456789abcdef" {
+		t.Errorf("got %+v", c)
+	}
+	var nets []string
+	for _, p := range c.TrustedProxies {
+		nets = append(nets, p.String())
+	}
+	if strings.Join(nets, " ") != "10.0.0.0/8 192.168.1.7/32 ::1/128" {
+		t.Errorf("trusted proxies %v", nets)
+	}
+	for name, env := range map[string]map[string]string{
+		"cert without key": {"RELAY_TLS_CERT_FILE": "/c"},
+		"key without cert": {"RELAY_TLS_KEY_FILE": "/k"},
+		"not a CIDR":       {"RELAY_TRUSTED_PROXIES": "10.0.0.0/33"},
+		"a host name":      {"RELAY_TRUSTED_PROXIES": "proxy.internal"},
+		"short token":      {"RELAY_METRICS_TOKEN": "short"},
+	} {
+		if _, err := Load(nil, envOf(env), io.Discard); err == nil {
+			t.Errorf("%s: loaded", name)
+		}
+	}
+}

@@ -141,18 +141,18 @@ func tokenHash(token string) []byte {
 	return h[:]
 }
 
-func (s *Server) sessionCookie(token string, expires time.Time) *http.Cookie {
+func (s *Server) sessionCookie(ctx context.Context, token string, expires time.Time) *http.Cookie {
 	return &http.Cookie{
 		Name: CookieName, Value: token, Path: "/", Expires: expires,
 		MaxAge:   max(1, int(expires.Sub(s.now()).Seconds())),
-		HttpOnly: true, Secure: s.cfg.SecureCookies, SameSite: http.SameSiteStrictMode,
+		HttpOnly: true, Secure: s.secureCookie(ctx), SameSite: http.SameSiteStrictMode,
 	}
 }
 
-func (s *Server) clearedCookie() *http.Cookie {
+func (s *Server) clearedCookie(ctx context.Context) *http.Cookie {
 	return &http.Cookie{
 		Name: CookieName, Value: "", Path: "/", MaxAge: -1,
-		HttpOnly: true, Secure: s.cfg.SecureCookies, SameSite: http.SameSiteStrictMode,
+		HttpOnly: true, Secure: s.secureCookie(ctx), SameSite: http.SameSiteStrictMode,
 	}
 }
 

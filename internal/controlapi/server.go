@@ -128,6 +128,7 @@ type Server struct {
 	api       http.Handler
 	logins    *loginThrottle
 	passwords *passwordChecker
+	origins   *http.CrossOriginProtection // CheckOrigin
 }
 
 var _ controlgen.StrictServerInterface = (*Server)(nil)
@@ -196,6 +197,7 @@ func newServer(cfg Config) (*Server, error) {
 		router:    router,
 		logins:    newLoginThrottle(cfg.LoginAttempts, cfg.LoginWindow),
 		passwords: newPasswordChecker(cfg.LoginHashes, cfg.LoginWait),
+		origins:   http.NewCrossOriginProtection(),
 	}
 	s.api = controlgen.HandlerWithOptions(
 		controlgen.NewStrictHandlerWithOptions(s, nil, controlgen.StrictHTTPServerOptions{
@@ -244,6 +246,11 @@ func loadSpec() (*openapi3.T, error) {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := s.now()
 	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+	// Every answer: never sniffed into another type, never kept by a cache
+	// (minted keys, rotated secrets and tokens are in some; the rest are one
+	// caller's view of the catalog).
+	rec.Header().Set("X-Content-Type-Options", "nosniff")
+	rec.Header().Set("Cache-Control", "no-store")
 	actor := "-"
 	defer func() {
 		if v := recover(); v != nil {
@@ -262,7 +269,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		s.log.LogAttrs(r.Context(), level, "control api",
 			slog.String("method", r.Method), slog.String("path", r.URL.Path),
-			slog.Int("status", rec.status), slog.String("actor", actor),
+			slog.Int("status", rec.status), slog.String("actor", actor), slog.String("client", clientHost(r)),
 			slog.Duration("took", s.now().Sub(start)))
 	}()
 	if r.Body != nil {
@@ -283,6 +290,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if route.Operation != nil && route.Operation.OperationID == "login" {
 		// Before the body is read or anything is hashed.
 		if err := s.logins.admitAddr(r, s.now()); err != nil {
+			writeError(s.log, rec, r, err)
+			return
+		}
+	}
+	if r.Header.Get("Authorization") == "" {
+		// A browser's request (cookie or sign-in), not the admin bearer's.
+		if err := s.CheckOrigin(r); err != nil {
 			writeError(s.log, rec, r, err)
 			return
 		}

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"math"
+	"net"
 	"net/http"
 	"strings"
 
 	"github.com/relay-llm/relay/openapi/models"
 
+	"github.com/relay-llm/relay/internal/server"
 	"github.com/relay-llm/relay/internal/store"
 	gen "github.com/relay-llm/relay/openapi/controlgen"
 )
@@ -60,7 +62,7 @@ func (s *Server) Login(ctx context.Context, req gen.LoginRequestObject) (gen.Log
 	}
 	return gen.Login200JSONResponse{
 		Body:    models.Session{User: userOut(u), CsrfToken: csrf, ExpiresAt: sess.ExpiresAt},
-		Headers: gen.Login200ResponseHeaders{SetCookie: s.sessionCookie(token, sess.ExpiresAt).String()},
+		Headers: gen.Login200ResponseHeaders{SetCookie: s.sessionCookie(ctx, token, sess.ExpiresAt).String()},
 	}, nil
 }
 
@@ -77,7 +79,7 @@ func (s *Server) Logout(ctx context.Context, _ gen.LogoutRequestObject) (gen.Log
 	if err := s.st.Sessions().Delete(ctx, c.actor, c.session.TokenHash); err != nil && !errors.Is(err, store.ErrNotFound) {
 		return nil, err
 	}
-	return gen.Logout204Response{Headers: gen.Logout204ResponseHeaders{SetCookie: s.clearedCookie().String()}}, nil
+	return gen.Logout204Response{Headers: gen.Logout204ResponseHeaders{SetCookie: s.clearedCookie(ctx).String()}}, nil
 }
 
 // Whoami implements StrictServerInterface.
@@ -100,4 +102,35 @@ func (s *Server) Whoami(ctx context.Context, _ gen.WhoamiRequestObject) (gen.Who
 		out.CsrfToken = &csrf
 	}
 	return out, nil
+}
+
+// secureCookie says whether the session cookie is Secure: whenever the
+// request reached Relay over TLS, on a TLS listener or through a trusted
+// proxy that says so (server.OverTLS), or when Config.SecureCookies asks for
+// it always. A browser that reached the console over TLS then never sends
+// the cookie in the clear.
+func (s *Server) secureCookie(ctx context.Context) bool {
+	return s.cfg.SecureCookies || server.OverTLS(ctx)
+}
+
+// CheckOrigin is the second line behind the CSRF token, for cookie-signed
+// writes of the API and the console's forms: a browser's Sec-Fetch-Site (or,
+// without it, Origin) must say the request comes from this origin. Clients
+// that are not browsers send neither and pass; safe methods always pass.
+func (s *Server) CheckOrigin(r *http.Request) error {
+	if err := s.origins.Check(r); err != nil {
+		return &apiError{status: http.StatusForbidden, code: codeCSRF,
+			message: "the request comes from another site (Origin / Sec-Fetch-Site); writes are accepted only from this console"}
+	}
+	return nil
+}
+
+// clientHost is the client's address for the log: the TCP peer, or the
+// client a trusted proxy names (server.Forwarded rewrites RemoteAddr).
+func clientHost(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
 }

@@ -10,12 +10,14 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -51,6 +53,10 @@ type Options struct {
 	OnListening func(inference, control net.Addr)
 	// After waits out the drain delay; nil: time.After. Tests end it at will.
 	After func(time.Duration) <-chan time.Time
+	// TLSCertFile and TLSKeyFile, both set, serve both planes over TLS (tls.go).
+	TLSCertFile, TLSKeyFile string
+	// TrustedProxies are the peers whose X-Forwarded-For/-Proto are believed (forwarded.go).
+	TrustedProxies []netip.Prefix
 }
 
 // Server is the pair of listeners.
@@ -59,6 +65,7 @@ type Server struct {
 	draining  atomic.Bool
 	listeners []*limitListener // inference, control; set by Listen
 	check     checkCache
+	tls       *tls.Config // nil: plain HTTP; set by Listen
 }
 
 // New makes a Server.
@@ -167,6 +174,9 @@ func framed(ln net.Listener) net.Listener { return frameListener{ln} }
 // Listen binds both addresses (Run does it when it was not called), so a
 // caller can learn the bound ports before serving.
 func (s *Server) Listen() (inference, control net.Addr, err error) {
+	if err := s.loadTLS(); err != nil {
+		return nil, nil, err
+	}
 	inLn, err := net.Listen("tcp", s.opts.InferenceAddr)
 	if err != nil {
 		return nil, nil, fmt.Errorf("listen on inference address %s: %w", s.opts.InferenceAddr, err)
@@ -184,7 +194,7 @@ func (s *Server) Listen() (inference, control net.Addr, err error) {
 func (s *Server) httpServer(h http.Handler, control bool) *http.Server {
 	lim := s.opts.Limits
 	srv := &http.Server{
-		Handler:           h,
+		Handler:           Forwarded(s.opts.TrustedProxies, h),
 		ReadHeaderTimeout: lim.ReadHeaderTimeout,
 		IdleTimeout:       lim.IdleTimeout,
 		ErrorLog:          slog.NewLogLogger(s.opts.Logger.Handler(), slog.LevelWarn),
@@ -216,7 +226,7 @@ func (s *Server) Run(ctx context.Context) error {
 	errc := make(chan error, 2)
 	for i := range servers {
 		go func() {
-			if err := servers[i].Serve(framed(s.listeners[i])); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			if err := s.serve(servers[i], s.listeners[i]); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				errc <- err
 			}
 		}()
