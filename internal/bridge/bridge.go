@@ -72,6 +72,7 @@ func (h heldSet) Acquire(ref keypool.KeyRef, model string, now time.Time) (keypo
 }
 
 func (heldSet) Report(keypool.Ticket, keypool.Result, time.Time) {}
+func (heldSet) LastFailure(keypool.KeyRef, string) time.Time     { return time.Time{} }
 func (heldSet) States(time.Time) []keypool.KeyState              { return nil }
 func (heldSet) Clear(context.Context, snapshot.ID, string, time.Time) ([]keypool.KeyState, error) {
 	return nil, errors.New("the routing explain clears no breakers")

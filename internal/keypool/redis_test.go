@@ -185,3 +185,42 @@ func TestRedisBreakers_ResyncHealsAMissedMessage(t *testing.T) {
 		mustAcquire(t, c, k, t0.Add(time.Minute))
 	})
 }
+
+// A key held because two models were refused on one pod is held on the
+// other; a single model's 401 holds that model only, everywhere.
+func TestRedisBreakers_AuthEscalationShared(t *testing.T) {
+	t.Parallel()
+	onEachRedis(t, func(t *testing.T, client newClient) {
+		a, b := twoPods(t, client)
+		k := ref(6, 1)
+		auth := Result{Outcome: OutcomeAuth, Scope: ScopeModel, Reason: "403"}
+		a.Report(mustAcquireFor(t, a, k, "m1", t0), auth, t0)
+		eventually(t, "pod B holds (key, m1)", func() bool { return !b.Ready(k, "m1", t0) })
+		if !b.Ready(k, "m2", t0) || !b.Ready(k, "", t0) {
+			t.Fatal("one model's 403 held the key on pod B")
+		}
+		a.Report(mustAcquireFor(t, a, k, "m2", t0), auth, t0)
+		eventually(t, "pod B holds the key", func() bool { return !b.Ready(k, "", t0) && !b.Ready(k, "m3", t0) })
+	})
+}
+
+// Five server errors in a row across two pods open the breaker on both.
+func TestRedisBreakers_CountsShared(t *testing.T) {
+	t.Parallel()
+	onEachRedis(t, func(t *testing.T, client newClient) {
+		a, b := twoPods(t, client)
+		k := ref(7, 1)
+		r := Result{Outcome: OutcomeFailure, Scope: ScopeModel, Evidence: EvidenceServer, Reason: "500"}
+		for range 4 {
+			a.Report(mustAcquireFor(t, a, k, "m", t0), r, t0)
+		}
+		mustAcquireFor(t, a, k, "m", t0)
+		eventually(t, "pod B counts four", func() bool {
+			e, ok := b.local.entryOf(Hold{Ref: k, Model: "m"})
+			return ok && e.failures == 4
+		})
+		b.Report(mustAcquireFor(t, b, k, "m", t0), r, t0)
+		mustRefuseFor(t, b, k, "m", t0)
+		eventually(t, "pod A sees it open", func() bool { return !a.Ready(k, "m", t0) })
+	})
+}
