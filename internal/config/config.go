@@ -21,35 +21,38 @@ import (
 
 // Config is everything `relay serve` needs.
 type Config struct {
-	Port                  int           // RELAY_PORT: inference plane
-	ControlPort           int           // RELAY_CONTROL_PORT: control plane
-	BindAddress           string        // RELAY_BIND_ADDRESS: interface both planes listen on ("" = all)
-	DatabaseURL           string        // RELAY_DATABASE_URL: empty = embedded Postgres under DataDir
-	RedisURL              string        // RELAY_REDIS_URL: empty = in-process limiter
-	MasterKey             []byte        // RELAY_MASTER_KEY: base64, 32 bytes
-	PreviousKeys          [][]byte      // RELAY_MASTER_KEY_PREVIOUS: comma-separated older master keys, still accepted for opening
-	AdminToken            string        // RELAY_ADMIN_TOKEN: bearer for the control API
-	DataDir               string        // RELAY_DATA_DIR
-	LogLevel              slog.Level    // RELAY_LOG_LEVEL: debug, info, warn, error
-	LogFormat             string        // RELAY_LOG_FORMAT: json or text
-	SnapshotDebounce      time.Duration // RELAY_SNAPSHOT_DEBOUNCE
-	SnapshotResync        time.Duration // RELAY_SNAPSHOT_RESYNC
-	MaxBodyBytes          int64         // RELAY_MAX_BODY_BYTES
-	ShutdownTimeout       time.Duration // RELAY_SHUTDOWN_TIMEOUT: drain time for in-flight requests, then again for flushing
-	DrainDelay            time.Duration // RELAY_DRAIN_DELAY: /readyz answers 503 this long before the listeners stop accepting
-	IdleTimeout           time.Duration // RELAY_IDLE_TIMEOUT: an idle keep-alive connection is closed after this
-	ReadHeaderTimeout     time.Duration // RELAY_READ_HEADER_TIMEOUT: a client must send its request headers within this
-	BodyTimeout           time.Duration // RELAY_BODY_TIMEOUT: longest pause while a client sends its request body
-	MaxConnections        int           // RELAY_MAX_CONNECTIONS: inference connections one pod holds at once
-	ControlMaxConnections int           // RELAY_CONTROL_MAX_CONNECTIONS: control plane connections, a reserve of their own
-	MigrateOnStart        bool          // RELAY_MIGRATE_ON_START: apply pending migrations at start (off when migrations are a deploy step)
-	Demo                  bool          // RELAY_DEMO: seed a demo catalog into an empty database (default on for the embedded default)
-	DemoSet               bool          // RELAY_DEMO was given
-	MaxInflight           int           // RELAY_MAX_INFLIGHT: inference requests one pod serves at once, above which it answers 429 overloaded (0 = no cap)
-	RedisTimeout          time.Duration // RELAY_REDIS_TIMEOUT: bound on each rate-limiter Redis call on the request path
-	RedisPrefix           string        // RELAY_REDIS_PREFIX: prefix of every Redis key and channel Relay uses
-	PayloadRetention      time.Duration // RELAY_PAYLOAD_RETENTION: how long payload captures are kept
-	PayloadQueue          int           // RELAY_PAYLOAD_QUEUE: payload captures waiting to be written, beyond which they are dropped
+	Port                   int           // RELAY_PORT: inference plane
+	ControlPort            int           // RELAY_CONTROL_PORT: control plane
+	BindAddress            string        // RELAY_BIND_ADDRESS: interface both planes listen on ("" = all)
+	DatabaseURL            string        // RELAY_DATABASE_URL: empty = embedded Postgres under DataDir
+	RedisURL               string        // RELAY_REDIS_URL: empty = in-process limiter
+	MasterKey              []byte        // RELAY_MASTER_KEY: base64, 32 bytes
+	PreviousKeys           [][]byte      // RELAY_MASTER_KEY_PREVIOUS: comma-separated older master keys, still accepted for opening
+	AdminToken             string        // RELAY_ADMIN_TOKEN: bearer for the control API
+	DataDir                string        // RELAY_DATA_DIR
+	LogLevel               slog.Level    // RELAY_LOG_LEVEL: debug, info, warn, error
+	LogFormat              string        // RELAY_LOG_FORMAT: json or text
+	SnapshotDebounce       time.Duration // RELAY_SNAPSHOT_DEBOUNCE
+	SnapshotResync         time.Duration // RELAY_SNAPSHOT_RESYNC
+	MaxBodyBytes           int64         // RELAY_MAX_BODY_BYTES
+	ShutdownTimeout        time.Duration // RELAY_SHUTDOWN_TIMEOUT: drain time for in-flight requests, then again for flushing
+	DrainDelay             time.Duration // RELAY_DRAIN_DELAY: /readyz answers 503 this long before the listeners stop accepting
+	IdleTimeout            time.Duration // RELAY_IDLE_TIMEOUT: an idle keep-alive connection is closed after this
+	ReadHeaderTimeout      time.Duration // RELAY_READ_HEADER_TIMEOUT: a client must send its request headers within this
+	BodyTimeout            time.Duration // RELAY_BODY_TIMEOUT: longest pause while a client sends its request body
+	MaxConnections         int           // RELAY_MAX_CONNECTIONS: inference connections one pod holds at once
+	ControlMaxConnections  int           // RELAY_CONTROL_MAX_CONNECTIONS: control plane connections, a reserve of their own
+	MigrateOnStart         bool          // RELAY_MIGRATE_ON_START: apply pending migrations at start (off when migrations are a deploy step)
+	Demo                   bool          // RELAY_DEMO: seed a demo catalog into an empty database (default on for the embedded default)
+	DemoSet                bool          // RELAY_DEMO was given
+	MaxInflight            int           // RELAY_MAX_INFLIGHT: inference requests one pod serves at once, above which it answers 429 overloaded (0 = no cap)
+	RedisTimeout           time.Duration // RELAY_REDIS_TIMEOUT: bound on each rate-limiter Redis call on the request path
+	RedisPrefix            string        // RELAY_REDIS_PREFIX: prefix of every Redis key and channel Relay uses
+	PayloadRetention       time.Duration // RELAY_PAYLOAD_RETENTION: how long payload captures are kept
+	PayloadQueue           int           // RELAY_PAYLOAD_QUEUE: payload captures waiting to be written, beyond which they are dropped
+	BreakerServerFailures  int           // RELAY_BREAKER_SERVER_FAILURES: server errors (5xx, 529, 408) in a row that open a breaker
+	BreakerNetworkFailures int           // RELAY_BREAKER_NETWORK_FAILURES: network failures (connect, reset, timeout, a broken stream) in a row that open a breaker
+	BreakerAuthWindow      time.Duration // RELAY_BREAKER_AUTH_WINDOW: a 401/403 on a second model of a host key within this holds the key itself
 }
 
 // setting is one of Relay's settings: the variable it is read from, the
@@ -113,6 +116,12 @@ func settings(c *Config) []setting {
 			duration(&c.PayloadRetention, time.Hour, 10*365*24*time.Hour)},
 		{"RELAY_PAYLOAD_QUEUE", "payload-queue", "1024", "payload captures waiting to be written before new ones are dropped",
 			count(&c.PayloadQueue, 1, 1<<20)},
+		{"RELAY_BREAKER_SERVER_FAILURES", "breaker-server-failures", "5", "server errors (5xx, 529, 408) in a row that open a breaker",
+			count(&c.BreakerServerFailures, 1, 1000)},
+		{"RELAY_BREAKER_NETWORK_FAILURES", "breaker-network-failures", "5", "network failures in a row that open a breaker",
+			count(&c.BreakerNetworkFailures, 1, 1000)},
+		{"RELAY_BREAKER_AUTH_WINDOW", "breaker-auth-window", "1m", "a 401/403 on a second model of a host key within this holds the key",
+			duration(&c.BreakerAuthWindow, time.Second, 24*time.Hour)},
 	}
 }
 
