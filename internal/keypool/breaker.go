@@ -155,10 +155,13 @@ type Breakers interface {
 	// Report records how an acquired attempt went; every Acquire that
 	// succeeded must be reported once.
 	Report(t Ticket, r Result, now time.Time)
-	// LastFailure is when the key's own or its (key, upstream model)
-	// breaker last saw a failure; zero when neither holds one. Panic mode
+	// Panicable reports whether panic mode may try the key for the
+	// upstream model although its breakers hold it: only when what holds
+	// it is an open breaker (server errors, network failures), never a
+	// 429's cool-down, a 401/403 or an exhausted quota, which ask Relay to
+	// wait. last is when those breakers last saw a failure: panic mode
 	// tries the least recently failed key first.
-	LastFailure(ref KeyRef, model string) time.Time
+	Panicable(ref KeyRef, model string, now time.Time) (last time.Time, ok bool)
 	// States lists every breaker that is not closed.
 	States(now time.Time) []KeyState
 	// Clear closes the breakers of the host key id, at every secret
@@ -322,18 +325,27 @@ func (b *Memory) Ready(ref KeyRef, model string, now time.Time) bool {
 	return okKey && okMod
 }
 
-// LastFailure implements Breakers.
-func (b *Memory) LastFailure(ref KeyRef, model string) time.Time {
+// Panicable implements Breakers.
+func (b *Memory) Panicable(ref KeyRef, model string, now time.Time) (time.Time, bool) {
 	b.mu.RLock()
 	defer b.mu.RUnlock()
-	var at time.Time
+	var last time.Time
 	key, mod := b.lookup(ref, model)
 	for _, e := range [2]*entry{key, mod} {
-		if e != nil && e.lastAt.After(at) {
-			at = e.lastAt
+		if e == nil {
+			continue
+		}
+		if st, _ := b.state(e, now); st != StateOpen && st != StateHalfOpen && st != StateClosed {
+			return time.Time{}, false // cooling, or held for auth or quota
+		}
+		if e.kind.held() {
+			return time.Time{}, false // a half-open auth or quota hold: its probe decides
+		}
+		if e.lastAt.After(last) {
+			last = e.lastAt
 		}
 	}
-	return at
+	return last, true
 }
 
 // Acquire implements Breakers.

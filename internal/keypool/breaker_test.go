@@ -319,18 +319,31 @@ func TestMemory_AuthHoldsTheModelThenTheKeyOnEvidence(t *testing.T) {
 	}
 }
 
-// LastFailure tells which held key failed longest ago, for panic mode.
-func TestMemory_LastFailure(t *testing.T) {
+// Panicable lets panic mode try a key held by open breakers, and says when
+// it last failed; never one cooling down or held for auth or quota.
+func TestMemory_Panicable(t *testing.T) {
 	t.Parallel()
 	b := NewMemory(BreakerConfig{})
 	k := ref(23, 1)
-	if at := b.LastFailure(k, "m"); !at.IsZero() {
-		t.Fatalf("LastFailure of a closed key = %v", at)
+	if at, ok := b.Panicable(k, "m", t0); !ok || !at.IsZero() {
+		t.Fatalf("Panicable of a closed key = %v, %v", at, ok)
 	}
 	b.Report(mustAcquireFor(t, b, k, "m", t0), Result{Outcome: OutcomeFailure, Scope: ScopeModel}, t0)
-	b.Report(mustAcquireFor(t, b, k, "", t0.Add(time.Second)), Result{Outcome: OutcomeFailure, Scope: ScopeKey}, t0.Add(time.Second))
-	if at := b.LastFailure(k, "m"); !at.Equal(t0.Add(time.Second)) {
-		t.Fatalf("LastFailure = %v, want the key's later failure", at)
+	b.Report(mustAcquireFor(t, b, k, "", t0.Add(100*time.Millisecond)), Result{Outcome: OutcomeFailure, Scope: ScopeKey}, t0.Add(100*time.Millisecond))
+	if at, ok := b.Panicable(k, "m", t0.Add(200*time.Millisecond)); !ok || !at.Equal(t0.Add(100*time.Millisecond)) {
+		t.Fatalf("Panicable = %v, %v, want the key's later failure", at, ok)
+	}
+	for name, r := range map[string]Result{
+		"cooling": {Outcome: OutcomeRateLimited, Scope: ScopeModel, RetryAfter: time.Minute},
+		"auth":    {Outcome: OutcomeAuth, Scope: ScopeModel},
+		"quota":   {Outcome: OutcomeQuota, Scope: ScopeKey},
+	} {
+		k := ref(24, 1)
+		b := NewMemory(BreakerConfig{})
+		b.Report(mustAcquireFor(t, b, k, "m", t0), r, t0)
+		if _, ok := b.Panicable(k, "m", t0); ok {
+			t.Errorf("%s: panic mode may try it", name)
+		}
 	}
 }
 

@@ -140,9 +140,9 @@ func (b *RedisBreakers) Acquire(ref KeyRef, model string, now time.Time) (Ticket
 	return b.local.Acquire(ref, model, now)
 }
 
-// LastFailure implements Breakers.
-func (b *RedisBreakers) LastFailure(ref KeyRef, model string) time.Time {
-	return b.local.LastFailure(ref, model)
+// Panicable implements Breakers.
+func (b *RedisBreakers) Panicable(ref KeyRef, model string, now time.Time) (time.Time, bool) {
+	return b.local.Panicable(ref, model, now)
 }
 
 // States implements Breakers.

@@ -221,9 +221,11 @@ func (r *Router) Route(snap *snapshot.Snapshot, policy *snapshot.Policy, model s
 // the request) or ErrNoUsableHostKey.
 //
 // When the breakers hold every key of every candidate, the request is
-// routed again in panic mode (Plan.Panic): the held keys are the
-// candidates' keys, least recently failed first, so the request is tried
-// rather than refused at once, as Envoy does past its panic threshold.
+// routed again in panic mode (Plan.Panic): the held keys panic may try
+// (Breakers.Panicable: open breakers, not a cool-down or an auth or quota
+// hold) are the candidates' keys, least recently failed first, so the
+// request is tried rather than refused at once, as Envoy does past its
+// panic threshold.
 func (r *Router) RouteRequest(snap *snapshot.Snapshot, policy *snapshot.Policy, req *Request, now time.Time, p *Plan) error {
 	err, held := r.route(snap, policy, req, now, p, false)
 	if held && r.Breakers != nil {
@@ -417,7 +419,7 @@ func (r *Router) keys(snap *snapshot.Snapshot, policy *snapshot.Policy, c *Candi
 			c.KeysNotGranted++
 		case r.Breakers != nil && !r.Breakers.Ready(keypool.Ref(k), c.Binding.UpstreamModel, now):
 			c.KeysHeld++
-			if p.Panic {
+			if _, ok := r.Breakers.Panicable(keypool.Ref(k), c.Binding.UpstreamModel, now); p.Panic && ok {
 				p.keys = append(p.keys, k)
 			}
 		default:

@@ -44,7 +44,7 @@ func (r *Router) order(p *Plan, cs []Candidate, now time.Time) {
 	if p.Panic {
 		for i := range cs {
 			if c := &cs[i]; c.Skip == Kept {
-				r.leastRecentlyFailed(p, c)
+				r.leastRecentlyFailed(p, c, now)
 			}
 		}
 		return
@@ -176,14 +176,15 @@ func (p *Plan) rendezvous(c *Candidate) {
 
 // leastRecentlyFailed orders c's (held) keys by when their breakers last
 // saw a failure, longest ago first: panic mode's order.
-func (r *Router) leastRecentlyFailed(p *Plan, c *Candidate) {
+func (r *Router) leastRecentlyFailed(p *Plan, c *Candidate, now time.Time) {
 	keys := p.keys[c.lo:c.hi]
 	if cap(p.scores) < len(keys) {
 		p.scores = make([]uint64, len(keys), max(len(keys), 16))
 	}
 	sc := p.scores[:len(keys)]
 	for i, k := range keys {
-		sc[i] = uint64(r.Breakers.LastFailure(keypool.Ref(k), c.Binding.UpstreamModel).UnixNano())
+		last, _ := r.Breakers.Panicable(keypool.Ref(k), c.Binding.UpstreamModel, now)
+		sc[i] = uint64(last.UnixNano())
 	}
 	for i := 1; i < len(keys); i++ {
 		for j := i; j > 0 && sc[j] < sc[j-1]; j-- {
