@@ -335,7 +335,9 @@ func TestProxy_TrippedKeyRecoversThroughHalfOpen(t *testing.T) {
 	}
 
 	// Only the refused key left: no panic, 503 at once, and the log says why.
-	resp, _ = f.post("/v1/chat/completions", chatBody, map[string]string{"X-Mock-Fault": "401"})
+	if resp, _ := f.post("/v1/chat/completions", chatBody, map[string]string{"X-Mock-Fault": "401"}); resp.StatusCode != 502 {
+		t.Fatalf("401: %d", resp.StatusCode)
+	}
 	resp, body = f.post("/v1/chat/completions", chatBody, nil)
 	if e := decodeError(t, body); resp.StatusCode != 503 || e.Error.Code != "no_usable_host_key" {
 		t.Fatalf("every key held for a 401: %d %s", resp.StatusCode, body)
