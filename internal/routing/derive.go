@@ -79,6 +79,10 @@ func (r *Router) ExplainBody(snap *snapshot.Snapshot, policy *snapshot.Policy, p
 	req.Project = project
 	var p Plan
 	err = r.RouteRequest(snap, policy, &req, now, &p)
+	if err != nil && p.Model != nil && (policy == nil || !policy.GrantsModel(p.Model.ID)) {
+		// The operator is told why; the caller only that it does not exist.
+		err = wire.Errorf(wire.ErrModelNotFound, "The model %q is not granted by the policy; a caller is told it does not exist.", p.Model.Name)
+	}
 	e := p.Explain(p.FirstChoice(snap))
 	if e.Model == "" {
 		e.Model = scan.Model
