@@ -224,3 +224,31 @@ func TestRedisBreakers_CountsShared(t *testing.T) {
 		eventually(t, "pod A sees it open", func() bool { return !a.Ready(k, "m", t0) })
 	})
 }
+
+// decodeBreaker reads what other pods (or anything else) wrote in the
+// shared hash: it never panics, and what it accepts encodes back to a
+// field and value that decode to the same breaker.
+func FuzzDecodeBreaker(f *testing.F) {
+	for _, seed := range [][2]string{
+		{"00000000-0000-0000-0000-000000000001:1", "1|1|1767268800000|1767268800000|500"},
+		{"00000000-0000-0000-0000-000000000001:2:llama3:8b", "5|3|0|1767268800000|503"},
+		{"00000000-0000-0000-0000-000000000001:1:m", ""},
+		{"nope", "9|x"},
+	} {
+		f.Add(seed[0], seed[1])
+	}
+	f.Fuzz(func(t *testing.T, field, value string) {
+		h, e, ok := decodeBreaker(field, value)
+		if !ok {
+			return
+		}
+		f2, v2 := encodeBreaker(h, e)
+		h2, e2, ok := decodeBreaker(f2, v2)
+		if !ok || h2 != h || (e == nil) != (e2 == nil) {
+			t.Fatalf("%q=%q decoded to %+v %+v, which encodes to %q=%q and decodes to %+v %+v", field, value, h, e, f2, v2, h2, e2)
+		}
+		if e != nil && (e2.kind != e.kind || e2.failures != e.failures || e2.reason != e.reason || !e2.until.Equal(e.until)) {
+			t.Fatalf("%q=%q: %+v became %+v", field, value, e, e2)
+		}
+	})
+}

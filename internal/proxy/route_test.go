@@ -419,3 +419,44 @@ func TestRoute_LatencyStrategyFollowsTheLiveFigures(t *testing.T) {
 		t.Fatalf("slow dear: %v", r)
 	}
 }
+
+// Two tenants sending the same prompt_cache_key land on the shared keys
+// independently (before, 6 of 6 on the same key), and X-Relay-Route names
+// no slot: each tenant sees its own label for a key.
+func TestRoute_AffinityStaysInsideTheTenant(t *testing.T) {
+	t.Parallel()
+	f := routeFixture(t)
+	keys := f.keyPool(4)
+	other := f.tenant("sk-wr-test-tenant2-0123456789abcdef", f.data.Models[0])
+	f.data.Policies[len(f.data.Policies)-1].Affinity = "" // affinity on, as the first tenant's
+	f.start()
+	labels := map[string]string{} // label → the upstream key it stood for
+	same := 0
+	const sessions = 40
+	for i := range sessions {
+		body := fmt.Sprintf(`{"model":"gpt-test","prompt_cache_key":"shared-%d","messages":[{"role":"user","content":"hi"}]}`, i)
+		var served [2]string
+		for j, hd := range []map[string]string{nil, other} {
+			before := len(f.requests())
+			got := f.chat(body, hd)
+			if _, ok := got["slot"]; ok || got["key"] == "" || got["affinity"] != "hit" {
+				t.Fatalf("X-Relay-Route %v", got)
+			}
+			served[j] = f.requests()[before].Header.Get("Authorization")
+			if prev, ok := labels[got["key"]]; ok && prev != served[j] {
+				t.Fatalf("label %s stood for two keys", got["key"])
+			}
+			labels[got["key"]] = served[j]
+		}
+		if served[0] == served[1] {
+			same++
+		}
+	}
+	// By chance a quarter of the sessions meet on one of 4 keys (sd ≈ 2.7).
+	if same > 20 {
+		t.Fatalf("the same session of two tenants met on one key %d of %d times", same, sessions)
+	}
+	if len(labels) != 2*len(keys) {
+		t.Errorf("%d labels for %d keys and two tenants, want each tenant its own", len(labels), len(keys))
+	}
+}
