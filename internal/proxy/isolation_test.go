@@ -86,6 +86,7 @@ func TestIsolation_FaultMatrix(t *testing.T) {
 				}
 				stop.Store(true)
 				wg.Wait()
+				t.Logf("tenant B %d of %d while A hammered %s (%d requests)", ok, n, fault.name, hammered.Load()+12)
 				if ok*100 < n*99 {
 					t.Fatalf("tenant B succeeded %d of %d while A hammered %s (%d requests); first failure: %s; holds %+v %+v",
 						ok, n, fault.name, hammered.Load()+12, firstFailure, f.holdsOf(keys[0]), f.holdsOf(keys[1]))
