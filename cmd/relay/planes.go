@@ -224,7 +224,7 @@ func limits(cfg *config.Config, svcs *services, log *slog.Logger) (*ratelimit.Li
 	if cfg.RedisURL == "" {
 		limiter := ratelimit.New(ratelimit.Options{Logger: log})
 		svcs.add("rate limiter", func(context.Context) error { return limiter.Close() })
-		return limiter, keypool.NewMemory(keypool.BreakerConfig{}), nil
+		return limiter, keypool.NewMemory(breakerConfig(cfg)), nil
 	}
 	rc, err := ratelimit.NewRedisClient(cfg.RedisURL)
 	if err != nil {
@@ -233,9 +233,17 @@ func limits(cfg *config.Config, svcs *services, log *slog.Logger) (*ratelimit.Li
 	svcs.add("redis client", func(context.Context) error { return rc.Close() })
 	limiter := ratelimit.New(ratelimit.Options{Redis: rc, Prefix: cfg.RedisPrefix, Timeout: cfg.RedisTimeout, Logger: log})
 	svcs.add("rate limiter", func(context.Context) error { return limiter.Close() }) // flushes settlements
-	rb := keypool.NewRedisBreakers(rc, keypool.BreakerConfig{}, keypool.RedisBreakerOptions{Prefix: cfg.RedisPrefix, Logger: log})
+	rb := keypool.NewRedisBreakers(rc, breakerConfig(cfg), keypool.RedisBreakerOptions{Prefix: cfg.RedisPrefix, Logger: log})
 	svcs.add("breakers", func(context.Context) error { return rb.Close() })
 	return limiter, rb, nil
+}
+
+// breakerConfig is the breakers' thresholds from the settings; the rest
+// take keypool's defaults.
+func breakerConfig(cfg *config.Config) keypool.BreakerConfig {
+	return keypool.BreakerConfig{
+		ServerFailures: cfg.BreakerServerFailures, NetworkFailures: cfg.BreakerNetworkFailures, AuthWindow: cfg.BreakerAuthWindow,
+	}
 }
 
 func trimNL(b []byte) []byte {

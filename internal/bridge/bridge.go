@@ -32,7 +32,7 @@ func Explainer(supports routing.Supports, stats routing.Stats) controlapi.Explai
 		if q.Held != nil {
 			r.Breakers = heldBreakers(q.Held)
 		}
-		e, err := r.ExplainBody(q.Snapshot, q.Policy, q.Model, q.Inbound, q.Body, q.Header, q.Now)
+		e, err := r.ExplainBody(q.Snapshot, q.Policy, q.Project, q.Model, q.Inbound, q.Body, q.Header, q.Now)
 		raw, merr := json.Marshal(e)
 		if merr != nil {
 			return controlapi.Explained{}, fmt.Errorf("encode the route explanation: %w", merr)
@@ -72,6 +72,9 @@ func (h heldSet) Acquire(ref keypool.KeyRef, model string, now time.Time) (keypo
 }
 
 func (heldSet) Report(keypool.Ticket, keypool.Result, time.Time) {}
+func (heldSet) Panicable(keypool.KeyRef, string, time.Time) (time.Time, bool) {
+	return time.Time{}, true // the explain knows holds, not their kinds
+}
 func (heldSet) States(time.Time) []keypool.KeyState              { return nil }
 func (heldSet) Clear(context.Context, snapshot.ID, string, time.Time) ([]keypool.KeyState, error) {
 	return nil, errors.New("the routing explain clears no breakers")

@@ -49,7 +49,7 @@ func TestExplainer_IsTheRoutersExplanation(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := routing.Router{}
-	want, err := r.ExplainBody(snap, policy, "", wire.InboundChat, body, nil, now)
+	want, err := r.ExplainBody(snap, policy, uuid.Nil, "", wire.InboundChat, body, nil, now)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -61,6 +61,11 @@ type Config struct {
 	TLSKeyFile     string         // RELAY_TLS_KEY_FILE: PEM private key of TLSCertFile
 	TrustedProxies []netip.Prefix // RELAY_TRUSTED_PROXIES: peers whose X-Forwarded-For/-Proto are believed
 	MetricsToken   string         // RELAY_METRICS_TOKEN: bearer /metrics requires ("" = open)
+
+	// Breakers (internal/keypool).
+	BreakerServerFailures  int           // RELAY_BREAKER_SERVER_FAILURES: server errors (5xx, 529, 408) in a row that open a breaker
+	BreakerNetworkFailures int           // RELAY_BREAKER_NETWORK_FAILURES: network failures (connect, reset, timeout, a broken stream) in a row that open a breaker
+	BreakerAuthWindow      time.Duration // RELAY_BREAKER_AUTH_WINDOW: a 401/403 on a second model of a host key within this holds the key itself
 }
 
 // setting is one of Relay's settings: the variable it is read from, the
@@ -137,6 +142,12 @@ func settings(c *Config) []setting {
 		{"RELAY_TRUSTED_PROXIES", "trusted-proxies", "", "comma-separated CIDRs whose X-Forwarded-For/-Proto are believed",
 			prefixes(&c.TrustedProxies)},
 		{"RELAY_METRICS_TOKEN", "", "", "", adminToken(&c.MetricsToken)}, // the admin token's rule: empty or ≥ 16 characters
+		{"RELAY_BREAKER_SERVER_FAILURES", "breaker-server-failures", "5", "server errors (5xx, 529, 408) in a row that open a breaker",
+			count(&c.BreakerServerFailures, 1, 1000)},
+		{"RELAY_BREAKER_NETWORK_FAILURES", "breaker-network-failures", "5", "network failures in a row that open a breaker",
+			count(&c.BreakerNetworkFailures, 1, 1000)},
+		{"RELAY_BREAKER_AUTH_WINDOW", "breaker-auth-window", "1m", "a 401/403 on a second model of a host key within this holds the key",
+			duration(&c.BreakerAuthWindow, time.Second, 24*time.Hour)},
 	}
 }
 

@@ -32,6 +32,7 @@ type Explainer func(q ExplainQuery) (Explained, error)
 type ExplainQuery struct {
 	Snapshot *snapshot.Snapshot
 	Policy   *snapshot.Policy // nil: none applies, nothing is granted
+	Project  uuid.UUID        // the relay key's project, which scopes its session; zero for a policy alone
 	Model    string           // "": the body's
 	Inbound  wire.Inbound
 	Body     []byte // the request as a caller would send it: its needs, session identity and hint
@@ -165,7 +166,11 @@ func (s *Server) explain(ctx context.Context, q routeQuery) (routeExplainResult,
 	if len(body) == 0 {
 		body = []byte(`{}`) // a model alone: no needs, no session
 	}
-	e, err := s.cfg.Explain(ExplainQuery{Snapshot: snap, Policy: policy, Model: q.Model, Inbound: in,
+	var project uuid.UUID
+	if q.RelayKeyID != nil {
+		project = snap.RelayKey(*q.RelayKeyID).ProjectID // explainPolicy found it
+	}
+	e, err := s.cfg.Explain(ExplainQuery{Snapshot: snap, Policy: policy, Project: project, Model: q.Model, Inbound: in,
 		Body: body, Header: q.Header, Held: s.heldKeys(now), Now: now})
 	if err != nil {
 		return routeExplainResult{}, fmt.Errorf("explain the route: %w", err)

@@ -74,7 +74,7 @@ func TestRouteExplain_SaysWhereTheRequestGoes(t *testing.T) {
 	}
 	// The same request routed by the router itself.
 	r := routing.Router{}
-	want, err := r.ExplainBody(snap, policy, "", wire.InboundChat, body, http.Header{"X-Relay-Route": {"cost=min"}}, time.Now())
+	want, err := r.ExplainBody(snap, policy, uuid.Nil, "", wire.InboundChat, body, http.Header{"X-Relay-Route": {"cost=min"}}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

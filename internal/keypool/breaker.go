@@ -62,18 +62,42 @@ const (
 	OutcomeFailure
 	// OutcomeRateLimited: 429. Cools the breaker of Result.Scope down for Result.RetryAfter.
 	OutcomeRateLimited
-	// OutcomeAuth: 401 or 403, an invalid key. Holds the key; re-probed
-	// with the hold backoff (capped at BreakerConfig.MaxHoldBackoff).
+	// OutcomeAuth: 401 or 403. Holds Result.Scope: a 401/403 holds (key,
+	// upstream model) first, since providers refuse one model or
+	// deployment with a key that is good for the others; a second model
+	// refused on the same key within BreakerConfig.AuthWindow shows the key
+	// itself bad and holds it for every model. Re-probed with the hold
+	// backoff (capped at BreakerConfig.MaxHoldBackoff).
 	OutcomeAuth
 	// OutcomeQuota: 402, insufficient_quota, a credit balance too low.
 	// Holds the key like OutcomeAuth.
 	OutcomeQuota
 )
 
+// Evidence says how much one OutcomeFailure shows. A definite failure
+// (the zero value: a model not found, an answer Relay cannot read) opens
+// its breaker at once; a server error or a network failure is one event,
+// and opens the breaker only when it is the BreakerConfig's threshold-th in
+// a row with no success between (Envoy's outlier detection counts
+// consecutive 5xx and local-origin failures the same way).
+type Evidence uint8
+
+// Evidence of a failure.
+const (
+	// EvidenceDefinite opens the breaker at once.
+	EvidenceDefinite Evidence = iota
+	// EvidenceServer: a 5xx, 529 or 408 before the answer began.
+	EvidenceServer
+	// EvidenceNetwork: a connect failure, a reset or timeout before the
+	// answer, or a break after it began.
+	EvidenceNetwork
+)
+
 // Result is reported for every attempt that acquired a key.
 type Result struct {
 	Outcome    Outcome
 	Scope      Scope         // what a failure holds; Classify sets it
+	Evidence   Evidence      // for OutcomeFailure: how many in a row open the breaker; Classify sets it
 	RetryAfter time.Duration // for OutcomeRateLimited; 0 when the upstream gave none
 	Reason     string        // short and secret-free: "500", "timeout", "429 insufficient_quota"
 }
@@ -131,6 +155,13 @@ type Breakers interface {
 	// Report records how an acquired attempt went; every Acquire that
 	// succeeded must be reported once.
 	Report(t Ticket, r Result, now time.Time)
+	// Panicable reports whether panic mode may try the key for the
+	// upstream model although its breakers hold it: only when what holds
+	// it is an open breaker (server errors, network failures), never a
+	// 429's cool-down, a 401/403 or an exhausted quota, which ask Relay to
+	// wait. last is when those breakers last saw a failure: panic mode
+	// tries the least recently failed key first.
+	Panicable(ref KeyRef, model string, now time.Time) (last time.Time, ok bool)
 	// States lists every breaker that is not closed.
 	States(now time.Time) []KeyState
 	// Clear closes the breakers of the host key id, at every secret
@@ -149,6 +180,14 @@ type BreakerConfig struct {
 	ShortRetryAfter   time.Duration // 429s asking to wait no longer than this (1s) do not cool the breaker
 	DefaultRetryAfter time.Duration // cool-down of a 429 that gave no Retry-After (5s)
 	ProbeTimeout      time.Duration // a probe never reported frees its slot after this (2m)
+	// ServerFailures is how many server errors (5xx, 529, 408) in a row
+	// open a breaker (5); NetworkFailures the same for network failures
+	// (5). Definite failures open it at once. 1 opens on every failure.
+	ServerFailures  int
+	NetworkFailures int
+	// AuthWindow: a 401/403 on a second upstream model of a key within
+	// this of the first holds the key itself (1m).
+	AuthWindow time.Duration
 }
 
 func (c BreakerConfig) withDefaults() BreakerConfig {
@@ -164,7 +203,25 @@ func (c BreakerConfig) withDefaults() BreakerConfig {
 	def(&c.ShortRetryAfter, time.Second)
 	def(&c.DefaultRetryAfter, 5*time.Second)
 	def(&c.ProbeTimeout, 2*time.Minute)
+	def(&c.AuthWindow, time.Minute)
+	if c.ServerFailures <= 0 {
+		c.ServerFailures = 5
+	}
+	if c.NetworkFailures <= 0 {
+		c.NetworkFailures = 5
+	}
 	return c
+}
+
+// threshold is how many failures of evidence ev in a row open a breaker.
+func (c BreakerConfig) threshold(ev Evidence) int {
+	switch ev {
+	case EvidenceServer:
+		return c.ServerFailures
+	case EvidenceNetwork:
+		return c.NetworkFailures
+	}
+	return 1
 }
 
 // Backoff is the open period after n consecutive failures.
@@ -187,6 +244,9 @@ const (
 	kindCooling
 	kindAuth
 	kindQuota
+	// kindCounting is a closed breaker counting failures in a row below
+	// its threshold: it holds nothing, and a success forgets it.
+	kindCounting
 )
 
 // held reports whether the kind is a key-level hold with the long backoff.
@@ -234,7 +294,7 @@ func (b *Memory) state(e *entry, now time.Time) (State, bool) {
 		}
 		return StateOpen, false
 	}
-	if e.kind == kindCooling {
+	if e.kind == kindCooling || e.kind == kindCounting {
 		return StateClosed, true
 	}
 	if e.probing && now.Sub(e.probeAt) < b.cfg.ProbeTimeout {
@@ -265,6 +325,29 @@ func (b *Memory) Ready(ref KeyRef, model string, now time.Time) bool {
 	return okKey && okMod
 }
 
+// Panicable implements Breakers.
+func (b *Memory) Panicable(ref KeyRef, model string, now time.Time) (time.Time, bool) {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	var last time.Time
+	key, mod := b.lookup(ref, model)
+	for _, e := range [2]*entry{key, mod} {
+		if e == nil {
+			continue
+		}
+		if st, _ := b.state(e, now); st != StateOpen && st != StateHalfOpen && st != StateClosed {
+			return time.Time{}, false // cooling, or held for auth or quota
+		}
+		if e.kind.held() {
+			return time.Time{}, false // a half-open auth or quota hold: its probe decides
+		}
+		if e.lastAt.After(last) {
+			last = e.lastAt
+		}
+	}
+	return last, true
+}
+
 // Acquire implements Breakers.
 func (b *Memory) Acquire(ref KeyRef, model string, now time.Time) (Ticket, bool) {
 	t := Ticket{Ref: ref, Model: model}
@@ -292,7 +375,7 @@ func (b *Memory) Acquire(ref KeyRef, model string, now time.Time) (Ticket, bool)
 func (b *Memory) claim(h Hold, e *entry, st State, now time.Time) bool {
 	switch {
 	case e == nil:
-	case st == StateClosed:
+	case st == StateClosed && e.kind == kindCooling:
 		delete(b.m, h)
 	case st == StateHalfOpen:
 		e.probing, e.probeAt = true, now
@@ -325,17 +408,35 @@ func (b *Memory) Report(t Ticket, r Result, now time.Time) {
 		// Says nothing about the key: its probe slot is only freed.
 		b.fail(modH, t.ModelProbe, r, now)
 		b.release(keyH, t.Probe)
+		if r.Outcome == OutcomeAuth && b.refusedElsewhere(t.Ref, t.Model, now) {
+			// A second model refused within the window: the key is bad.
+			r.Reason += " on two models"
+			b.fail(keyH, t.Probe, r, now)
+		}
 	default:
 		b.fail(keyH, t.Probe, r, now)
 		b.release(modH, t.ModelProbe)
 	}
 }
 
-// pass closes h when its probe went well.
+// pass closes h when its probe went well, and forgets the failures a
+// closed breaker was counting.
 func (b *Memory) pass(h Hold, probe bool) {
-	if e := b.m[h]; e != nil && probe && e.kind != kindCooling {
+	if e := b.m[h]; e != nil && (e.kind == kindCounting || probe && e.kind != kindCooling) {
 		delete(b.m, h)
 	}
+}
+
+// refusedElsewhere reports whether another upstream model of ref than
+// model is held for a 401/403 that came within the auth window; the caller
+// holds mu.
+func (b *Memory) refusedElsewhere(ref KeyRef, model string, now time.Time) bool {
+	for h, e := range b.m {
+		if h.Ref == ref && h.Model != "" && h.Model != model && e.kind == kindAuth && now.Sub(e.lastAt) <= b.cfg.AuthWindow {
+			return true
+		}
+	}
+	return false
 }
 
 // release frees h's probe slot without a verdict.
@@ -356,8 +457,19 @@ func (b *Memory) fail(h Hold, probe bool, r Result, now time.Time) {
 	switch r.Outcome {
 	case OutcomeFailure:
 		switch {
-		case e == nil || e.kind == kindCooling:
-			open(kindOpen, 1, b.cfg.Backoff(1))
+		case e == nil || e.kind == kindCooling || e.kind == kindCounting:
+			n := 1
+			if e != nil && e.kind == kindCounting {
+				n = e.failures + 1
+			}
+			switch {
+			case n >= b.cfg.threshold(r.Evidence):
+				open(kindOpen, 1, b.cfg.Backoff(1))
+			case e != nil && e.kind == kindCooling && now.Before(e.until):
+				// Still cooling down: that holds it already.
+			default:
+				b.m[h] = &entry{kind: kindCounting, failures: n, reason: r.Reason, lastAt: now}
+			}
 		case probe && e.kind.held():
 			open(e.kind, e.failures+1, b.cfg.HoldFor(e.failures+1))
 		case probe:
@@ -374,7 +486,7 @@ func (b *Memory) fail(h Hold, probe bool, r Result, now time.Time) {
 		}
 		until := now.Add(ra)
 		switch {
-		case e == nil || probe:
+		case e == nil || probe || e.kind == kindCounting:
 			b.m[h] = &entry{kind: kindCooling, until: until, reason: r.Reason, lastAt: now}
 		case e.kind == kindCooling:
 			if until.After(e.until) {

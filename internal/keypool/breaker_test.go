@@ -236,3 +236,121 @@ func TestMemory_ProbeSlotFreedByNeutralOrTimeout(t *testing.T) {
 		t.Fatal("not a probe")
 	}
 }
+
+// Server errors and network failures open a breaker only when they are the
+// threshold-th in a row; a success between forgets the count, and a
+// definite failure still opens it at once.
+func TestMemory_BreakersOpenOnEvidence(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		results []Result // reported in order at t0
+		held    bool
+	}{
+		{"one network blip", []Result{{Outcome: OutcomeFailure, Scope: ScopeModel, Evidence: EvidenceNetwork}}, false},
+		{"four 500s", repeat(4, Result{Outcome: OutcomeFailure, Scope: ScopeModel, Evidence: EvidenceServer}), false},
+		{"five 500s", repeat(5, Result{Outcome: OutcomeFailure, Scope: ScopeModel, Evidence: EvidenceServer}), true},
+		{"five resets", repeat(5, Result{Outcome: OutcomeFailure, Scope: ScopeModel, Evidence: EvidenceNetwork}), true},
+		{"a success between", append(append(repeat(4, Result{Outcome: OutcomeFailure, Scope: ScopeModel, Evidence: EvidenceServer}),
+			Result{Outcome: OutcomeSuccess}), repeat(4, Result{Outcome: OutcomeFailure, Scope: ScopeModel, Evidence: EvidenceServer})...), false},
+		{"a model not found", []Result{{Outcome: OutcomeFailure, Scope: ScopeModel, Reason: "404 model not found"}}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			b := NewMemory(BreakerConfig{})
+			k := ref(20, 1)
+			for _, r := range tt.results {
+				b.Report(mustAcquireFor(t, b, k, "m", t0), r, t0)
+			}
+			if held := !b.Ready(k, "m", t0); held != tt.held {
+				t.Fatalf("held = %v, want %v; states %+v", held, tt.held, b.States(t0))
+			}
+			if !b.Ready(k, "", t0) || !b.Ready(k, "other", t0) {
+				t.Fatal("model-level failures held the key")
+			}
+			if st := b.States(t0); tt.held != (len(st) == 1) {
+				t.Fatalf("States = %+v (a breaker still counting is closed and not listed)", st)
+			}
+		})
+	}
+}
+
+func TestMemory_ThresholdsConfigurable(t *testing.T) {
+	t.Parallel()
+	b := NewMemory(BreakerConfig{ServerFailures: 2, NetworkFailures: 1})
+	k := ref(21, 1)
+	b.Report(mustAcquireFor(t, b, k, "m", t0), Result{Outcome: OutcomeFailure, Scope: ScopeModel, Evidence: EvidenceNetwork}, t0)
+	mustRefuseFor(t, b, k, "m", t0)
+	b.Report(mustAcquireFor(t, b, k, "n", t0), Result{Outcome: OutcomeFailure, Scope: ScopeModel, Evidence: EvidenceServer}, t0)
+	mustAcquireFor(t, b, k, "n", t0)
+	b.Report(mustAcquireFor(t, b, k, "n", t0), Result{Outcome: OutcomeFailure, Scope: ScopeModel, Evidence: EvidenceServer}, t0)
+	mustRefuseFor(t, b, k, "n", t0)
+}
+
+// A 401/403 holds (key, model) only; a second model refused on the same key
+// within the window shows the key bad and holds it for every model; one
+// refused after the window does not.
+func TestMemory_AuthHoldsTheModelThenTheKeyOnEvidence(t *testing.T) {
+	t.Parallel()
+	b := NewMemory(BreakerConfig{AuthWindow: time.Minute})
+	k := ref(22, 1)
+	auth := Result{Outcome: OutcomeAuth, Scope: ScopeModel, Reason: "401"}
+	b.Report(mustAcquireFor(t, b, k, "no-access", t0), auth, t0)
+	mustRefuseFor(t, b, k, "no-access", t0)
+	mustAcquireFor(t, b, k, "healthy", t0)
+	if st := b.States(t0); len(st) != 1 || st[0].Scope != ScopeModel || st[0].State != StateAuthFailed {
+		t.Fatalf("States = %+v", st)
+	}
+
+	// After the window: still a model's own trouble.
+	late := t0.Add(61 * time.Second)
+	b.Report(mustAcquireFor(t, b, k, "other", late), auth, late)
+	mustAcquireFor(t, b, k, "healthy", late)
+
+	// Within the window of "other": the key itself is held.
+	at := late.Add(10 * time.Second)
+	b.Report(mustAcquireFor(t, b, k, "third", at), auth, at)
+	for _, m := range []string{"", "healthy"} {
+		mustRefuseFor(t, b, k, m, at)
+	}
+	if st := b.States(at); len(st) == 0 || st[0].Scope != ScopeKey || st[0].State != StateAuthFailed || st[0].LastReason != "401 on two models" {
+		t.Fatalf("States = %+v", st)
+	}
+}
+
+// Panicable lets panic mode try a key held by open breakers, and says when
+// it last failed; never one cooling down or held for auth or quota.
+func TestMemory_Panicable(t *testing.T) {
+	t.Parallel()
+	b := NewMemory(BreakerConfig{})
+	k := ref(23, 1)
+	if at, ok := b.Panicable(k, "m", t0); !ok || !at.IsZero() {
+		t.Fatalf("Panicable of a closed key = %v, %v", at, ok)
+	}
+	b.Report(mustAcquireFor(t, b, k, "m", t0), Result{Outcome: OutcomeFailure, Scope: ScopeModel}, t0)
+	b.Report(mustAcquireFor(t, b, k, "", t0.Add(100*time.Millisecond)), Result{Outcome: OutcomeFailure, Scope: ScopeKey}, t0.Add(100*time.Millisecond))
+	if at, ok := b.Panicable(k, "m", t0.Add(200*time.Millisecond)); !ok || !at.Equal(t0.Add(100*time.Millisecond)) {
+		t.Fatalf("Panicable = %v, %v, want the key's later failure", at, ok)
+	}
+	for name, r := range map[string]Result{
+		"cooling": {Outcome: OutcomeRateLimited, Scope: ScopeModel, RetryAfter: time.Minute},
+		"auth":    {Outcome: OutcomeAuth, Scope: ScopeModel},
+		"quota":   {Outcome: OutcomeQuota, Scope: ScopeKey},
+	} {
+		k := ref(24, 1)
+		b := NewMemory(BreakerConfig{})
+		b.Report(mustAcquireFor(t, b, k, "m", t0), r, t0)
+		if _, ok := b.Panicable(k, "m", t0); ok {
+			t.Errorf("%s: panic mode may try it", name)
+		}
+	}
+}
+
+func repeat(n int, r Result) []Result {
+	out := make([]Result, n)
+	for i := range out {
+		out[i] = r
+	}
+	return out
+}

@@ -29,8 +29,10 @@ const (
 	// ClassCaller: caller-level, the caller canceled or went away first:
 	// never counted.
 	ClassCaller
-	// ClassKey: key-level (invalid key, quota exhausted, host unreachable):
-	// holds the host key for every model; the next key is tried.
+	// ClassKey: key-level (a 401/403, quota exhausted, host unreachable):
+	// the next key is tried. Quota and an unreachable host hold the host
+	// key for every model; a 401/403 holds (host key, upstream model) until
+	// a second model is refused with the key (Result.Scope says which).
 	ClassKey
 	// ClassModel: model-level (5xx, 529, a per-model 429, model not found,
 	// a reset or timeout before the answer): holds (host key, upstream
@@ -88,11 +90,11 @@ func Classify(u Upstream) (Class, Result) {
 	case u.CallerGone:
 		return ClassCaller, Result{Outcome: OutcomeNeutral}
 	case u.AfterFirstByte:
-		return fail(ClassAfterFirstByte, OutcomeFailure, ScopeModel, reason)
+		return network(fail(ClassAfterFirstByte, OutcomeFailure, ScopeModel, reason))
 	case s == 0 && dialFailure(u.Err):
-		return fail(ClassKey, OutcomeFailure, ScopeKey, reason)
+		return network(fail(ClassKey, OutcomeFailure, ScopeKey, reason))
 	case s == 0:
-		return fail(ClassModel, OutcomeFailure, ScopeModel, reason)
+		return network(fail(ClassModel, OutcomeFailure, ScopeModel, reason))
 	case s >= 200 && s < 300:
 		return ClassSuccess, Result{Outcome: OutcomeSuccess}
 	case s < 400:
@@ -100,8 +102,12 @@ func Classify(u Upstream) (Class, Result) {
 	}
 	e := readError(u.Body)
 	switch s := u.Status; {
-	case s == 401 || s == 403 || e.invalidKey():
+	case e.invalidKey():
 		return fail(ClassKey, OutcomeAuth, ScopeKey, reason)
+	case s == 401 || s == 403:
+		// The key may be good for the host's other models: the breakers
+		// hold the key itself once a second model is refused with it.
+		return fail(ClassKey, OutcomeAuth, ScopeModel, reason)
 	case s == 402 || e.quota():
 		return fail(ClassKey, OutcomeQuota, ScopeKey, reason+e.quotaReason())
 	case s == 429:
@@ -111,9 +117,18 @@ func Classify(u Upstream) (Class, Result) {
 	case s == 404 && e.modelNotFound():
 		return fail(ClassModel, OutcomeFailure, ScopeModel, "404 model not found")
 	case s == 408 || s >= 500:
-		return fail(ClassModel, OutcomeFailure, ScopeModel, reason)
+		c, r := fail(ClassModel, OutcomeFailure, ScopeModel, reason)
+		r.Evidence = EvidenceServer
+		return c, r
 	}
 	return ClassRequest, Result{Outcome: OutcomeSuccess}
+}
+
+// network marks a failure as a network one: it opens its breaker only
+// after BreakerConfig.NetworkFailures in a row.
+func network(c Class, r Result) (Class, Result) {
+	r.Evidence = EvidenceNetwork
+	return c, r
 }
 
 // providerError is what Classify reads of an error body, in every

@@ -60,8 +60,8 @@ func TestClassify(t *testing.T) {
 		{"closed before the answer", Upstream{Err: io.ErrUnexpectedEOF}, ClassModel, OutcomeFailure, ScopeModel, ""},
 		{"first-byte timeout", Upstream{Err: context.Canceled, Reason: "first-byte timeout"}, ClassModel, OutcomeFailure, ScopeModel, "first-byte timeout"},
 
-		{"openai 401", Upstream{Shape: wire.ShapeOpenAI, Status: 401, Body: []byte(oaAuth)}, ClassKey, OutcomeAuth, ScopeKey, "401"},
-		{"403", Upstream{Status: 403}, ClassKey, OutcomeAuth, ScopeKey, "403"},
+		{"openai 401", Upstream{Shape: wire.ShapeOpenAI, Status: 401, Body: []byte(oaAuth)}, ClassKey, OutcomeAuth, ScopeModel, "401"},
+		{"403", Upstream{Status: 403}, ClassKey, OutcomeAuth, ScopeModel, "403"},
 		{"402", Upstream{Status: 402}, ClassKey, OutcomeQuota, ScopeKey, "402"},
 		{"openai insufficient_quota", Upstream{Status: 429, Body: []byte(oaQuota), RetryAfter: time.Second}, ClassKey, OutcomeQuota, ScopeKey, "429 insufficient_quota"},
 		{"anthropic credit balance", Upstream{Shape: wire.ShapeAnthropic, Status: 400, Body: []byte(anCredit)}, ClassKey, OutcomeQuota, ScopeKey, "400 credit balance too low"},
@@ -97,6 +97,33 @@ func TestClassify(t *testing.T) {
 			}
 			if tt.outcome == OutcomeRateLimited && r.RetryAfter != tt.u.RetryAfter {
 				t.Errorf("RetryAfter %v, want %v", r.RetryAfter, tt.u.RetryAfter)
+			}
+		})
+	}
+}
+
+// A server error or a network blip is one event among many; a model not
+// found or an unreadable answer is definite.
+func TestClassify_Evidence(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		u    Upstream
+		want Evidence
+	}{
+		{"500", Upstream{Status: 500}, EvidenceServer},
+		{"529", Upstream{Status: 529}, EvidenceServer},
+		{"408", Upstream{Status: 408}, EvidenceServer},
+		{"reset before the answer", Upstream{Err: &net.OpError{Op: "read", Err: syscall.ECONNRESET}}, EvidenceNetwork},
+		{"connection refused", Upstream{Err: &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}}, EvidenceNetwork},
+		{"mid-stream reset", Upstream{AfterFirstByte: true, Reason: "connection reset"}, EvidenceNetwork},
+		{"model not found", Upstream{Status: 404, Body: []byte(`{"error":{"code":"model_not_found"}}`)}, EvidenceDefinite},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if _, r := Classify(tt.u); r.Evidence != tt.want {
+				t.Errorf("Evidence = %d, want %d", r.Evidence, tt.want)
 			}
 		})
 	}

@@ -78,6 +78,20 @@ func (p *Pool) Pick(strategy snapshot.KeyStrategy, keys []*snapshot.HostKey, mod
 	return nil, Ticket{}, false
 }
 
+// Panic chooses, when the breakers hold every key of every candidate, the
+// first of keys (ordered least recently failed first) not in tried,
+// without asking the breakers: the attempt counts as a probe of the key's
+// and the model's breakers, so a success closes them and a failure
+// lengthens their backoff.
+func (p *Pool) Panic(keys []*snapshot.HostKey, model string, tried []snapshot.ID) (*snapshot.HostKey, Ticket, bool) {
+	for _, k := range keys {
+		if !slices.Contains(tried, k.ID) {
+			return k, Ticket{Ref: Ref(k), Model: model, Probe: true, ModelProbe: true}, true
+		}
+	}
+	return nil, Ticket{}, false
+}
+
 func (p *Pool) try(k *snapshot.HostKey, model string, tried []snapshot.ID, now time.Time) (Ticket, bool) {
 	if slices.Contains(tried, k.ID) {
 		return Ticket{}, false

@@ -140,6 +140,11 @@ func (b *RedisBreakers) Acquire(ref KeyRef, model string, now time.Time) (Ticket
 	return b.local.Acquire(ref, model, now)
 }
 
+// Panicable implements Breakers.
+func (b *RedisBreakers) Panicable(ref KeyRef, model string, now time.Time) (time.Time, bool) {
+	return b.local.Panicable(ref, model, now)
+}
+
 // States implements Breakers.
 func (b *RedisBreakers) States(now time.Time) []KeyState { return b.local.States(now) }
 
@@ -367,7 +372,7 @@ func decodeBreaker(field, value string) (Hold, *entry, bool) {
 	failures, e2 := strconv.Atoi(vals[1])
 	until, e3 := strconv.ParseInt(vals[2], 10, 64)
 	last, e4 := strconv.ParseInt(vals[3], 10, 64)
-	if e1 != nil || e2 != nil || e3 != nil || e4 != nil || kind < int(kindOpen) || kind > int(kindQuota) {
+	if e1 != nil || e2 != nil || e3 != nil || e4 != nil || kind < int(kindOpen) || kind > int(kindCounting) {
 		return Hold{}, nil, false
 	}
 	e := &entry{kind: entryKind(kind), failures: failures, reason: vals[4], lastAt: time.UnixMilli(last)}
@@ -396,7 +401,11 @@ func (b *Memory) put(h Hold, e *entry) {
 		return
 	}
 	n := *e
-	if old := b.m[h]; old != nil && old.kind == n.kind {
+	old := b.m[h]
+	if old != nil && old.kind == kindCounting && n.kind == kindCounting && old.failures > n.failures {
+		return // an echo of this pod's own earlier count
+	}
+	if old != nil && old.kind == n.kind {
 		n.probing, n.probeAt = old.probing, old.probeAt
 	}
 	b.m[h] = &n

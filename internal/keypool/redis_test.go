@@ -185,3 +185,70 @@ func TestRedisBreakers_ResyncHealsAMissedMessage(t *testing.T) {
 		mustAcquire(t, c, k, t0.Add(time.Minute))
 	})
 }
+
+// A key held because two models were refused on one pod is held on the
+// other; a single model's 401 holds that model only, everywhere.
+func TestRedisBreakers_AuthEscalationShared(t *testing.T) {
+	t.Parallel()
+	onEachRedis(t, func(t *testing.T, client newClient) {
+		a, b := twoPods(t, client)
+		k := ref(6, 1)
+		auth := Result{Outcome: OutcomeAuth, Scope: ScopeModel, Reason: "403"}
+		a.Report(mustAcquireFor(t, a, k, "m1", t0), auth, t0)
+		eventually(t, "pod B holds (key, m1)", func() bool { return !b.Ready(k, "m1", t0) })
+		if !b.Ready(k, "m2", t0) || !b.Ready(k, "", t0) {
+			t.Fatal("one model's 403 held the key on pod B")
+		}
+		a.Report(mustAcquireFor(t, a, k, "m2", t0), auth, t0)
+		eventually(t, "pod B holds the key", func() bool { return !b.Ready(k, "", t0) && !b.Ready(k, "m3", t0) })
+	})
+}
+
+// Five server errors in a row across two pods open the breaker on both.
+func TestRedisBreakers_CountsShared(t *testing.T) {
+	t.Parallel()
+	onEachRedis(t, func(t *testing.T, client newClient) {
+		a, b := twoPods(t, client)
+		k := ref(7, 1)
+		r := Result{Outcome: OutcomeFailure, Scope: ScopeModel, Evidence: EvidenceServer, Reason: "500"}
+		for range 4 {
+			a.Report(mustAcquireFor(t, a, k, "m", t0), r, t0)
+		}
+		mustAcquireFor(t, a, k, "m", t0)
+		eventually(t, "pod B counts four", func() bool {
+			e, ok := b.local.entryOf(Hold{Ref: k, Model: "m"})
+			return ok && e.failures == 4
+		})
+		b.Report(mustAcquireFor(t, b, k, "m", t0), r, t0)
+		mustRefuseFor(t, b, k, "m", t0)
+		eventually(t, "pod A sees it open", func() bool { return !a.Ready(k, "m", t0) })
+	})
+}
+
+// decodeBreaker reads what other pods (or anything else) wrote in the
+// shared hash: it never panics, and what it accepts encodes back to a
+// field and value that decode to the same breaker.
+func FuzzDecodeBreaker(f *testing.F) {
+	for _, seed := range [][2]string{
+		{"00000000-0000-0000-0000-000000000001:1", "1|1|1767268800000|1767268800000|500"},
+		{"00000000-0000-0000-0000-000000000001:2:llama3:8b", "5|3|0|1767268800000|503"},
+		{"00000000-0000-0000-0000-000000000001:1:m", ""},
+		{"nope", "9|x"},
+	} {
+		f.Add(seed[0], seed[1])
+	}
+	f.Fuzz(func(t *testing.T, field, value string) {
+		h, e, ok := decodeBreaker(field, value)
+		if !ok {
+			return
+		}
+		f2, v2 := encodeBreaker(h, e)
+		h2, e2, ok := decodeBreaker(f2, v2)
+		if !ok || h2 != h || (e == nil) != (e2 == nil) {
+			t.Fatalf("%q=%q decoded to %+v %+v, which encodes to %q=%q and decodes to %+v %+v", field, value, h, e, f2, v2, h2, e2)
+		}
+		if e != nil && (e2.kind != e.kind || e2.failures != e.failures || e2.reason != e.reason || !e2.until.Equal(e.until)) {
+			t.Fatalf("%q=%q: %+v became %+v", field, value, e, e2)
+		}
+	})
+}

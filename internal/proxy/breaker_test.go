@@ -114,37 +114,50 @@ func TestBreakers_ModelNotFoundHoldsThatModelOnly(t *testing.T) {
 	}
 }
 
-// A stream that breaks after its first byte reaches the caller holds the
-// model at most, never the key.
+// A stream that breaks after its first byte reaches the caller never holds
+// the key, and one break alone (a network blip) holds nothing: the next
+// caller of the model on its only key is served, not answered 503. Five
+// breaks in a row hold the model, still not the key.
 func TestBreakers_MidStreamResetDoesNotHoldTheKey(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
-	h := f.host("openai", func(h *snapshot.Host) { h.IdleTimeout = 100 * time.Millisecond }) // for the stall
-	k := f.key(h, "only", "sk-up-only-key")
-	f.bind(f.model("streamy", true), h, wire.ShapeOpenAI, "gpt-4o-mini")
-	f.bind(f.model("other", true), h, wire.ShapeOpenAI, "gpt-4o")
-	f.start()
-
+	stream := `{"model":"streamy","stream":true,"messages":[{"role":"user","content":"hi"}]}`
 	for _, fault := range []string{"reset-2", "stall-2", "midstream-2"} {
-		f.clock.Advance(time.Minute) // past the model's backoff, if held
-		resp, body := f.post("/v1/chat/completions", `{"model":"streamy","stream":true,"messages":[{"role":"user","content":"hi"}]}`,
-			map[string]string{"X-Mock-Fault": fault})
-		if resp.StatusCode != 200 || (fault != "midstream-2" && !strings.Contains(body, "stream broke")) {
-			t.Fatalf("%s: %d %s", fault, resp.StatusCode, body)
-		}
-		if !f.h.Breakers().Ready(keypool.Ref(k), "", f.clock.Now()) {
-			t.Fatalf("%s held the key: %+v", fault, f.holdsOf(k))
-		}
-		if resp, body := f.post("/v1/chat/completions", chatFor("other"), nil); resp.StatusCode != 200 {
-			t.Fatalf("after %s, another model on the key: %d %s", fault, resp.StatusCode, body)
-		}
-		holds := f.holdsOf(k)
-		if fault != "midstream-2" && (len(holds) != 1 || holds[0].Scope != keypool.ScopeModel || holds[0].Model != "gpt-4o-mini") {
-			t.Errorf("%s: holds %+v, want (only, gpt-4o-mini) at most", fault, holds)
-		}
-		if fault == "midstream-2" && len(holds) != 0 {
-			t.Errorf("an error the upstream sent in its stream is an answer, yet: %+v", holds)
-		}
+		t.Run(fault, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t)
+			h := f.host("openai", func(h *snapshot.Host) { h.IdleTimeout = 100 * time.Millisecond }) // for the stall
+			k := f.key(h, "only", "sk-up-only-key")
+			f.bind(f.model("streamy", true), h, wire.ShapeOpenAI, "gpt-4o-mini")
+			f.bind(f.model("other", true), h, wire.ShapeOpenAI, "gpt-4o")
+			f.start()
+			broken := map[string]string{"X-Mock-Fault": fault}
+			resp, body := f.post("/v1/chat/completions", stream, broken)
+			if resp.StatusCode != 200 || (fault != "midstream-2" && !strings.Contains(body, "stream broke")) {
+				t.Fatalf("%d %s", resp.StatusCode, body)
+			}
+			if holds := f.holdsOf(k); len(holds) != 0 {
+				t.Fatalf("one break held %+v", holds)
+			}
+			if resp, body := f.post("/v1/chat/completions", stream, nil); resp.StatusCode != 200 || !strings.Contains(body, "[DONE]") {
+				t.Fatalf("the next caller of the model after one break: %d %s", resp.StatusCode, body)
+			}
+			for range 5 {
+				f.post("/v1/chat/completions", stream, broken)
+			}
+			if !f.h.Breakers().Ready(keypool.Ref(k), "", f.clock.Now()) {
+				t.Fatalf("breaks held the key: %+v", f.holdsOf(k))
+			}
+			if resp, body := f.post("/v1/chat/completions", chatFor("other"), nil); resp.StatusCode != 200 {
+				t.Fatalf("another model on the key: %d %s", resp.StatusCode, body)
+			}
+			holds := f.holdsOf(k)
+			if fault != "midstream-2" && (len(holds) != 1 || holds[0].Scope != keypool.ScopeModel || holds[0].Model != "gpt-4o-mini") {
+				t.Errorf("holds %+v after five breaks, want (only, gpt-4o-mini)", holds)
+			}
+			if fault == "midstream-2" && len(holds) != 0 {
+				t.Errorf("an error the upstream sent in its stream is an answer, yet: %+v", holds)
+			}
+		})
 	}
 }
 
@@ -267,15 +280,17 @@ func TestBreakers_FailoverReachesEveryBinding(t *testing.T) {
 	}
 }
 
-// A 401 holds the key, and the hold is probed again after a backoff that
-// doubles (30 s, then 60 s) instead of lasting until the secret changes.
-func TestBreakers_AuthHoldReprobedAfterBackoff(t *testing.T) {
+// A 401 holds (key, model) only: the key keeps serving its other models.
+// A second model refused on the key within the window holds the key, and
+// that hold is probed again after a backoff that doubles (30 s, then 60 s).
+func TestBreakers_AuthHoldsTheModelThenTheKey(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	h := f.host("openai")
 	k := f.key(h, "only", "sk-up-only-key")
 	f.bind(f.model("gpt-test", true), h, wire.ShapeOpenAI, "gpt-4o-mini")
 	f.bind(f.model("gpt-other", true), h, wire.ShapeOpenAI, "gpt-4o")
+	f.bind(f.model("gpt-third", true), h, wire.ShapeOpenAI, "gpt-4.1")
 	f.start()
 	status := func(model string, header map[string]string) int {
 		resp, _ := f.post("/v1/chat/completions", chatFor(model), header)
@@ -286,31 +301,34 @@ func TestBreakers_AuthHoldReprobedAfterBackoff(t *testing.T) {
 	if s := status("gpt-test", unauthorized); s != 502 {
 		t.Fatalf("401: %d", s)
 	}
-	if holds := f.holdsOf(k); len(holds) != 1 || holds[0].Scope != keypool.ScopeKey || holds[0].State != keypool.StateAuthFailed {
+	if holds := f.holdsOf(k); len(holds) != 1 || holds[0].Scope != keypool.ScopeModel || holds[0].Model != "gpt-4o-mini" || holds[0].State != keypool.StateAuthFailed {
 		t.Fatalf("holds %+v", holds)
 	}
-	// Key-level: every model is held.
-	f.clock.Advance(29 * time.Second)
-	if s := status("gpt-other", nil); s != 503 {
-		t.Fatalf("another model during the hold: %d", s)
+	if s := status("gpt-other", nil); s != 200 {
+		t.Fatalf("another model on the key after one model's 401: %d", s)
 	}
-	// The probe after 30 s fails again: the next waits 60 s.
-	f.clock.Advance(time.Second)
-	if s := status("gpt-test", unauthorized); s != 502 {
+	// A second model refused within the window: the key is held for all.
+	f.clock.Advance(10 * time.Second)
+	if s := status("gpt-other", map[string]string{"X-Mock-Fault": "403"}); s != 502 {
+		t.Fatalf("403: %d", s)
+	}
+	if s := status("gpt-third", nil); s != 503 {
+		t.Fatalf("a third model once the key is held: %d", s)
+	}
+	// The key's probe after 30 s fails again: the next waits 60 s.
+	f.clock.Advance(30 * time.Second)
+	if s := status("gpt-third", unauthorized); s != 502 {
 		t.Fatalf("probe: %d", s)
 	}
 	f.clock.Advance(59 * time.Second)
-	if s := status("gpt-test", nil); s != 503 {
+	if s := status("gpt-third", nil); s != 503 {
 		t.Fatalf("59 s into the second hold: %d", s)
 	}
 	f.clock.Advance(time.Second)
-	if s := status("gpt-other", nil); s != 200 {
+	if s := status("gpt-third", nil); s != 200 {
 		t.Fatalf("the probe after 60 s: %d", s)
 	}
-	if holds := f.holdsOf(k); len(holds) != 0 {
-		t.Fatalf("after a good probe: %+v", holds)
-	}
-	if n := len(f.requests()); n != 3 {
-		t.Errorf("upstream saw %d requests, want 3 (the 401, one failed probe, one good probe)", n)
+	if holds := f.holdsOf(k); len(holds) != 2 {
+		t.Fatalf("after a good probe of the key, want the two models' own holds left: %+v", holds)
 	}
 }

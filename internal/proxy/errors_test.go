@@ -103,9 +103,9 @@ func TestProxy_RequestErrors(t *testing.T) {
 		msg    string
 	}{
 		{"unknown model", "POST", "/v1/chat/completions", `{"model":"nope","messages":[]}`, nil, 404, "model_not_found", `"nope"`},
-		{"unknown pinned host", "POST", "/v1/chat/completions", `{"model":"gpt-test@nowhere","messages":[]}`, nil, 404, "model_not_found", `"nowhere"`},
-		{"not granted", "POST", "/v1/chat/completions", `{"model":"not-granted","messages":[]}`, nil, 403, "model_not_granted", "not granted"},
-		{"no policy", "POST", "/v1/chat/completions", chatBody, map[string]string{"Authorization": "Bearer " + noPolicyKey}, 403, "model_not_granted", "gpt-test"},
+		{"unknown pinned host", "POST", "/v1/chat/completions", `{"model":"gpt-test@nowhere","messages":[]}`, nil, 404, "model_not_found", `"gpt-test@nowhere" does not exist`},
+		{"not granted", "POST", "/v1/chat/completions", `{"model":"not-granted","messages":[]}`, nil, 404, "model_not_found", `"not-granted" does not exist`},
+		{"no policy", "POST", "/v1/chat/completions", chatBody, map[string]string{"Authorization": "Bearer " + noPolicyKey}, 404, "model_not_found", `"gpt-test" does not exist`},
 		{"shape not served", "POST", "/v1/embeddings", `{"model":"claude-test","input":"hi"}`, nil, 400, "shape_not_supported", "openai_embeddings"},
 		{"responses state untranslatable", "POST", "/v1/responses", `{"model":"claude-test","input":"hi","previous_response_id":"resp_1"}`, nil, 400, "unsupported_feature", "previous_response_id"},
 		{"untranslatable anthropic", "POST", "/v1/messages", `{"model":"gpt-test","max_tokens":1,"messages":[]}`, nil, 400, "invalid_request_error", `"messages"`},

@@ -36,15 +36,19 @@ func TestProxy_FailsOverToTheNextKey(t *testing.T) {
 		state keypool.State // the first key's breaker afterwards; "" = closed
 		scope keypool.Scope // what it holds: the key, or (key, gpt-4o-mini)
 	}{
-		{"500", keypool.StateOpen, keypool.ScopeModel},
-		{"503", keypool.StateOpen, keypool.ScopeModel},
-		{"529", keypool.StateOpen, keypool.ScopeModel},
+		// One server error or network failure is not evidence enough to
+		// hold anything (it takes five in a row): the next key is tried all
+		// the same.
+		{"500", "", 0},
+		{"503", "", 0},
+		{"529", "", 0},
 		{"429", "", 0}, // Retry-After: 1 is short: move on without cooling
 		{"429-30", keypool.StateCooling, keypool.ScopeModel},
 		{"quota", keypool.StateQuotaExhausted, keypool.ScopeKey},
-		{"401", keypool.StateAuthFailed, keypool.ScopeKey},
-		{"403", keypool.StateAuthFailed, keypool.ScopeKey},
-		{"reset-0", keypool.StateOpen, keypool.ScopeModel}, // the request went out: not the host's fault
+		// A 401/403 holds the model on the key until a second model fails.
+		{"401", keypool.StateAuthFailed, keypool.ScopeModel},
+		{"403", keypool.StateAuthFailed, keypool.ScopeModel},
+		{"reset-0", "", 0}, // the request went out: not the host's fault, and one blip
 	}
 	for _, tt := range tests {
 		t.Run(tt.fault, func(t *testing.T) {
@@ -292,41 +296,53 @@ func TestProxy_UpstreamClientErrorsPassThrough(t *testing.T) {
 func TestProxy_TrippedKeyRecoversThroughHalfOpen(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
+	f.cfg.Breakers = keypool.NewMemory(keypool.BreakerConfig{ServerFailures: 1}) // one 500 opens it
 	h := f.host("solo")
 	k := f.key(h, "only", "sk-up-solo-key")
 	f.bind(f.model("gpt-test", true), h, wire.ShapeOpenAI, "m")
+	// A second key held by a 401 for this model: panic mode never tries it.
+	refused := f.key(h, "refused", "sk-up-fault-401-key")
 	f.start()
+	b := f.h.Breakers()
+	tk, _ := b.Acquire(keypool.Ref(refused), "m", f.clock.Now())
+	b.Report(tk, keypool.Result{Outcome: keypool.OutcomeAuth, Scope: keypool.ScopeModel, Reason: "401"}, f.clock.Now())
 
 	resp, _ := f.post("/v1/chat/completions", chatBody, map[string]string{"X-Mock-Fault": "500"})
 	if resp.StatusCode != 502 {
 		t.Fatalf("status %d", resp.StatusCode)
 	}
-	states := f.h.Breakers().States(f.clock.Now())
-	if len(states) != 1 || states[0].Ref.ID != k.ID || states[0].State != keypool.StateOpen || states[0].LastReason != "500" {
-		t.Fatalf("states %+v", states)
+	holds := f.holdsOf(k)
+	if len(holds) != 1 || holds[0].State != keypool.StateOpen || holds[0].LastReason != "500" {
+		t.Fatalf("holds %+v", holds)
 	}
 
-	// Open: the key is skipped and nothing reaches the upstream.
+	// Every key held: panic mode tries the open one (never the refused
+	// one) and says so; its success closes the breaker.
 	resp, body := f.post("/v1/chat/completions", chatBody, nil)
-	if e := decodeError(t, body); resp.StatusCode != 503 || e.Error.Code != "no_usable_host_key" {
-		t.Fatalf("while open: %d %s", resp.StatusCode, body)
+	if resp.StatusCode != 200 || !strings.HasSuffix(resp.Header.Get("X-Relay-Route"), "; panic=1") {
+		t.Fatalf("while open: %d route=%q %s", resp.StatusCode, resp.Header.Get("X-Relay-Route"), body)
 	}
-	if n := len(f.requests()); n != 1 {
-		t.Fatalf("upstream saw %d requests while the breaker was open", n)
+	for _, r := range f.requests() {
+		if r.Header.Get("Authorization") == "Bearer sk-up-fault-401-key" {
+			t.Fatal("panic mode tried a key held for a 401")
+		}
 	}
-	if !strings.Contains(f.logs.String(), "1 held by breaker") {
-		t.Errorf("the log does not say why the key was skipped:\n%s", f.logs.String())
+	if holds := f.holdsOf(k); len(holds) != 0 {
+		t.Fatalf("after the panic attempt: %+v", holds)
+	}
+	if resp, _ := f.post("/v1/chat/completions", chatBody, nil); resp.StatusCode != 200 || strings.Contains(resp.Header.Get("X-Relay-Route"), "panic") {
+		t.Fatalf("after recovery: %d %s", resp.StatusCode, resp.Header.Get("X-Relay-Route"))
 	}
 
-	// Backoff over: the next request is the probe, and closes the breaker.
-	f.clock.Advance(time.Second)
-	if resp, body := f.post("/v1/chat/completions", chatBody, nil); resp.StatusCode != 200 {
-		t.Fatalf("probe: %d %s", resp.StatusCode, body)
+	// Only the refused key left: no panic, 503 at once, and the log says why.
+	if resp, _ := f.post("/v1/chat/completions", chatBody, map[string]string{"X-Mock-Fault": "401"}); resp.StatusCode != 502 {
+		t.Fatalf("401: %d", resp.StatusCode)
 	}
-	if states := f.h.Breakers().States(f.clock.Now()); len(states) != 0 {
-		t.Fatalf("after the probe: %+v", states)
+	resp, body = f.post("/v1/chat/completions", chatBody, nil)
+	if e := decodeError(t, body); resp.StatusCode != 503 || e.Error.Code != "no_usable_host_key" {
+		t.Fatalf("every key held for a 401: %d %s", resp.StatusCode, body)
 	}
-	if resp, _ := f.post("/v1/chat/completions", chatBody, nil); resp.StatusCode != 200 {
-		t.Fatalf("after recovery: %d", resp.StatusCode)
+	if !strings.Contains(f.logs.String(), "held by breaker") {
+		t.Errorf("the log does not say why the key was skipped:\n%s", f.logs.String())
 	}
 }

@@ -72,7 +72,15 @@ func (rq *request) forward() {
 		// binding is tried at once.
 		pause := false
 		for rq.attempts < limit {
-			key, ticket, ok := h.pool.Pick(policy.KeyStrategy, c.Keys, c.Binding.UpstreamModel, rq.tried, h.now())
+			var key *snapshot.HostKey
+			var ticket keypool.Ticket
+			var ok bool
+			if rq.plan.Panic {
+				// Every key is held: try them anyway, least recently failed first.
+				key, ticket, ok = h.pool.Panic(c.Keys, c.Binding.UpstreamModel, rq.tried)
+			} else {
+				key, ticket, ok = h.pool.Pick(policy.KeyStrategy, c.Keys, c.Binding.UpstreamModel, rq.tried, h.now())
+			}
 			if !ok {
 				break
 			}

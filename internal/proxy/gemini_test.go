@@ -208,7 +208,7 @@ func TestGemini_Errors(t *testing.T) {
 		{"bad key", "POST", path, gemHello, map[string]string{"Authorization": "", "X-Goog-Api-Key": "sk-wr-nope"}, 401, "UNAUTHENTICATED"},
 		{"bad query key", "POST", path + "?key=sk-wr-nope", gemHello, map[string]string{"Authorization": ""}, 401, "UNAUTHENTICATED"},
 		{"no such model", "POST", "/v1beta/models/nope:generateContent", gemHello, goog, 404, "NOT_FOUND"},
-		{"not granted", "POST", path, gemHello, map[string]string{"Authorization": "", "X-Goog-Api-Key": noPolicyKey}, 403, "PERMISSION_DENIED"},
+		{"not granted", "POST", path, gemHello, map[string]string{"Authorization": "", "X-Goog-Api-Key": noPolicyKey}, 404, "NOT_FOUND"},
 		{"GET a method", "GET", path, "", goog, 405, "UNIMPLEMENTED"},
 		{"stream without sse", "POST", "/v1beta/models/openai:streamGenerateContent", gemHello, goog, 400, "INVALID_ARGUMENT"},
 		{"malformed", "POST", path, `{"contents":`, goog, 400, "INVALID_ARGUMENT"},

@@ -20,6 +20,7 @@ import (
 // routeRequest fills rq.route from the request (routing.NewRequest).
 func (rq *request) routeRequest(facts *wire.RouteFacts) {
 	rq.route = routing.NewRequest(&rq.scan, rq.in, facts, rq.r.Header)
+	rq.route.Project = rq.caller.ProjectID // sessions and key labels stay inside the tenant
 	rq.hintCut = facts.HintCut
 }
 

@@ -79,8 +79,8 @@ func TestRoute_OneSessionStaysOnOneKey(t *testing.T) {
 		t.Fatalf("route %v", first)
 	}
 	for i := range 99 {
-		if got := f.chat(body, nil); got["slot"] != first["slot"] {
-			t.Fatalf("request %d went to slot %s, the session's is %s", i+2, got["slot"], first["slot"])
+		if got := f.chat(body, nil); got["key"] != first["key"] {
+			t.Fatalf("request %d went to key %s, the session's is %s", i+2, got["key"], first["key"])
 		}
 	}
 }
@@ -88,16 +88,17 @@ func TestRoute_OneSessionStaysOnOneKey(t *testing.T) {
 func TestRoute_SessionsSpreadOverAllKeys(t *testing.T) {
 	t.Parallel()
 	f := routeFixture(t)
-	f.keyPool(4)
+	keys := f.keyPool(4)
 	f.start()
 	count := map[string]int{}
 	for i := range 100 {
-		count[f.chat(chatBody, map[string]string{"X-Relay-Session": fmt.Sprintf("s-%d", i)})["slot"]]++
+		count[f.chat(chatBody, map[string]string{"X-Relay-Session": fmt.Sprintf("s-%d", i)})["key"]]++
 	}
 	// 25 expected per key, binomial sd ≈ 4.3; allow 4.5 sd either way.
-	for _, slot := range []string{"0", "1", "2", "3"} {
-		if n := count[slot]; n < 6 || n > 44 {
-			t.Errorf("slot %s holds %d of 100 sessions: %v", slot, n, count)
+	project := f.data.RelayKeys[0].ProjectID
+	for _, k := range keys {
+		if n := count[routing.KeyLabel(project, k.ID)]; n < 6 || n > 44 {
+			t.Errorf("key %s holds %d of 100 sessions: %v", k.Slug, n, count)
 		}
 	}
 }
@@ -110,8 +111,9 @@ func TestRoute_KeyDownMovesOnlyItsSessions(t *testing.T) {
 	session := func(i int) map[string]string { return map[string]string{"X-Relay-Session": fmt.Sprintf("s-%d", i)} }
 	before := map[int]string{}
 	for i := range 60 {
-		before[i] = f.chat(chatBody, session(i))["slot"]
+		before[i] = f.chat(chatBody, session(i))["key"]
 	}
+	down := routing.KeyLabel(f.data.RelayKeys[0].ProjectID, keys[1].ID)
 	// Key 1 goes down: its breaker holds it.
 	now := f.clock.Now()
 	b := f.h.Breakers()
@@ -121,15 +123,15 @@ func TestRoute_KeyDownMovesOnlyItsSessions(t *testing.T) {
 	for i := range 60 {
 		got := f.chat(chatBody, session(i))
 		switch {
-		case got["slot"] == "1":
+		case got["key"] == down:
 			t.Fatalf("session %d still on the held key", i)
-		case before[i] == "1":
+		case before[i] == down:
 			moved++
 			if got["affinity"] != "hit" {
 				t.Errorf("a moved session's new key is its rendezvous key among the healthy: %v", got)
 			}
-		case got["slot"] != before[i]:
-			t.Fatalf("session %d moved from slot %s to %s though its key is healthy", i, before[i], got["slot"])
+		case got["key"] != before[i]:
+			t.Fatalf("session %d moved from key %s to %s though its key is healthy", i, before[i], got["key"])
 		}
 	}
 	if moved == 0 {
@@ -306,7 +308,7 @@ func TestRoute_ExplainEqualsTheDecision(t *testing.T) {
 	snap := snapshot.Build(&f.data, 1, f.clock.Now())
 	r := routing.Router{Supports: translator.Supports, Breakers: f.h.Breakers(), Stats: f.h.RouteStats()}
 	hd := map[string][]string{"X-Relay-Route": {"cost=min"}}
-	want, err := r.ExplainBody(snap, f.policy, "", wire.InboundChat, []byte(body), hd, f.clock.Now())
+	want, err := r.ExplainBody(snap, f.policy, f.data.RelayKeys[0].ProjectID, "", wire.InboundChat, []byte(body), hd, f.clock.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -415,5 +417,46 @@ func TestRoute_LatencyStrategyFollowsTheLiveFigures(t *testing.T) {
 	}
 	if r := f.chat(chatBody, nil); !strings.HasPrefix(r["binding"], "cheap/") || r["strategy"] != "latency" {
 		t.Fatalf("slow dear: %v", r)
+	}
+}
+
+// Two tenants sending the same prompt_cache_key land on the shared keys
+// independently (before, 6 of 6 on the same key), and X-Relay-Route names
+// no slot: each tenant sees its own label for a key.
+func TestRoute_AffinityStaysInsideTheTenant(t *testing.T) {
+	t.Parallel()
+	f := routeFixture(t)
+	keys := f.keyPool(4)
+	other := f.tenant("sk-wr-test-tenant2-0123456789abcdef", f.data.Models[0])
+	f.data.Policies[len(f.data.Policies)-1].Affinity = "" // affinity on, as the first tenant's
+	f.start()
+	labels := map[string]string{} // label → the upstream key it stood for
+	same := 0
+	const sessions = 40
+	for i := range sessions {
+		body := fmt.Sprintf(`{"model":"gpt-test","prompt_cache_key":"shared-%d","messages":[{"role":"user","content":"hi"}]}`, i)
+		var served [2]string
+		for j, hd := range []map[string]string{nil, other} {
+			before := len(f.requests())
+			got := f.chat(body, hd)
+			if _, ok := got["slot"]; ok || got["key"] == "" || got["affinity"] != "hit" {
+				t.Fatalf("X-Relay-Route %v", got)
+			}
+			served[j] = f.requests()[before].Header.Get("Authorization")
+			if prev, ok := labels[got["key"]]; ok && prev != served[j] {
+				t.Fatalf("label %s stood for two keys", got["key"])
+			}
+			labels[got["key"]] = served[j]
+		}
+		if served[0] == served[1] {
+			same++
+		}
+	}
+	// By chance a quarter of the sessions meet on one of 4 keys (sd ≈ 2.7).
+	if same > 20 {
+		t.Fatalf("the same session of two tenants met on one key %d of %d times", same, sessions)
+	}
+	if len(labels) != 2*len(keys) {
+		t.Errorf("%d labels for %d keys and two tenants, want each tenant its own", len(labels), len(keys))
 	}
 }

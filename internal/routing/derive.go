@@ -56,10 +56,11 @@ func NewRequest(scan *wire.Request, in wire.Inbound, facts *wire.RouteFacts, hea
 
 // ExplainBody routes a request as the proxy would — body (a JSON object
 // in the inbound shape; model, when not "", names the model instead of the
-// body's, as a Gemini path does) and header — and explains where it would
-// go first and why, without sending it. An error is the refusal the caller
-// would get; the explanation then still lists what was walked.
-func (r *Router) ExplainBody(snap *snapshot.Snapshot, policy *snapshot.Policy, model string, in wire.Inbound, body []byte, header http.Header, now time.Time) (Explanation, error) {
+// body's, as a Gemini path does) and header, by a caller of project — and
+// explains where it would go first and why, without sending it. An error
+// is the refusal the caller would get; the explanation then still lists
+// what was walked.
+func (r *Router) ExplainBody(snap *snapshot.Snapshot, policy *snapshot.Policy, project snapshot.ID, model string, in wire.Inbound, body []byte, header http.Header, now time.Time) (Explanation, error) {
 	scan, err := wire.ScanRequest(body)
 	if model != "" {
 		scan.Model = model
@@ -75,8 +76,13 @@ func (r *Router) ExplainBody(snap *snapshot.Snapshot, policy *snapshot.Policy, m
 		return Explanation{Model: scan.Model, Candidates: []ExplainedBinding{}}, err
 	}
 	req := NewRequest(&scan, in, &facts, header)
+	req.Project = project
 	var p Plan
 	err = r.RouteRequest(snap, policy, &req, now, &p)
+	if err != nil && p.Model != nil && (policy == nil || !policy.GrantsModel(p.Model.ID)) {
+		// The operator is told why; the caller only that it does not exist.
+		err = wire.Errorf(wire.ErrModelNotFound, "The model %q is not granted by the policy; a caller is told it does not exist.", p.Model.Name)
+	}
 	e := p.Explain(p.FirstChoice(snap))
 	if e.Model == "" {
 		e.Model = scan.Model

@@ -20,6 +20,7 @@ type Explanation struct {
 	HintIgnored  bool               `json:"hint_ignored,omitempty"`
 	Affinity     string             `json:"affinity"`
 	SessionFrom  string             `json:"session_from,omitempty"`
+	Panic        bool               `json:"panic,omitempty"`
 	Needs        ExplainedNeeds     `json:"needs"`
 	Candidates   []ExplainedBinding `json:"candidates"`
 	Dropped      []ExplainedDrop    `json:"dropped_fallbacks,omitempty"`
@@ -120,7 +121,7 @@ func (p *Plan) Explain(ch Choice) Explanation {
 	e := Explanation{
 		Strategy: string(p.Strategy), StrategyFrom: p.StrategyFrom,
 		Hint: p.Hint.String(), HintIgnored: p.HintIgnored,
-		Affinity: string(p.Affinity), SessionFrom: p.SessionFrom,
+		Affinity: string(p.Affinity), SessionFrom: p.SessionFrom, Panic: p.Panic,
 		Needs: ExplainedNeeds{PromptTokens: p.Needs.PromptTokens, MaxOutput: p.Needs.MaxOutput,
 			Tools: p.Needs.Tools, Images: p.Needs.Images, Structured: p.Needs.Structured},
 		Candidates: []ExplainedBinding{},
@@ -208,6 +209,7 @@ func (p *Plan) AppendDetail(dst []byte, ch Choice) []byte {
 	if p.SessionFrom != "" {
 		str("session_from", p.SessionFrom)
 	}
+	flag("panic", p.Panic)
 	dst = append(dst, `"needs":{`...)
 	num("prompt_tokens", p.Needs.PromptTokens)
 	if p.Needs.MaxOutput != 0 {
@@ -298,11 +300,12 @@ func (p *Plan) AppendDetail(dst []byte, ch Choice) []byte {
 }
 
 // AppendSummary appends the X-Relay-Route value of choice ch: the
-// binding (host/upstream model), the key slot, the strategy, the
-// affinity outcome, and — when they apply — the fallback model that served
-// and the caller's hint:
+// binding (host/upstream model), the key as the caller's project sees it
+// (KeyLabel: never its slot, which would tell tenants sharing a key that
+// they do), the strategy, the affinity outcome, and — when they apply —
+// the fallback model that served, the caller's hint and panic mode:
 //
-//	binding=openai-east/gpt-4o; slot=2; strategy=cost; affinity=hit; hint=cost=min
+//	binding=openai-east/gpt-4o; key=3f9a0c21; strategy=cost; affinity=hit; hint=cost=min
 func (p *Plan) AppendSummary(dst []byte, ch Choice) []byte {
 	c := ch.Candidate
 	if c == nil || ch.Key == nil {
@@ -314,8 +317,8 @@ func (p *Plan) AppendSummary(dst []byte, ch Choice) []byte {
 	}
 	dst = append(dst, '/')
 	dst = append(dst, c.Binding.UpstreamModel...)
-	dst = append(dst, "; slot="...)
-	dst = strconv.AppendInt(dst, int64(ch.Slot), 10)
+	dst = append(dst, "; key="...)
+	dst = AppendKeyLabel(dst, p.Project, ch.Key.ID)
 	dst = append(dst, "; strategy="...)
 	dst = append(dst, p.Strategy...)
 	dst = append(dst, "; affinity="...)
@@ -330,6 +333,9 @@ func (p *Plan) AppendSummary(dst []byte, ch Choice) []byte {
 		if p.HintIgnored {
 			dst = append(dst, " (ignored)"...)
 		}
+	}
+	if p.Panic {
+		dst = append(dst, "; panic=1"...)
 	}
 	return dst
 }

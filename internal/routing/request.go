@@ -19,6 +19,9 @@ type Request struct {
 	SessionFrom string
 	// Hint is the caller's route hint.
 	Hint Hint
+	// Project is the caller's project: equal sessions of two projects
+	// land on keys independently (ScopeSession).
+	Project snapshot.ID
 }
 
 // Needs is what a request needs of a model. The zero value needs nothing.
@@ -177,6 +180,35 @@ func SessionHash(from string, id []byte) uint64 {
 		h = (h ^ uint64(c)) * 1099511628211
 	}
 	return mix(h | 1) // never 0: 0 means no session
+}
+
+// ScopeSession is session scoped by project: two projects naming the same
+// session (a prompt_cache_key, a header) hash onto keys independently, so
+// one tenant cannot steer its requests onto the key another tenant's
+// session uses and probe the provider's prompt cache there. 0 stays 0.
+func ScopeSession(session uint64, project snapshot.ID) uint64 {
+	if session == 0 || project == (snapshot.ID{}) {
+		return session
+	}
+	return hrw(session, project) | 1
+}
+
+// KeyLabel is how X-Relay-Route names a host key to a caller of project:
+// a short hash of (project, key), stable for that project and meaningless
+// to any other — never the key's slot or slug, which would let tenants
+// sharing a key see that they do.
+func KeyLabel(project, key snapshot.ID) string {
+	return string(AppendKeyLabel(nil, project, key))
+}
+
+// AppendKeyLabel appends KeyLabel(project, key) to dst.
+func AppendKeyLabel(dst []byte, project, key snapshot.ID) []byte {
+	const hexdigits = "0123456789abcdef"
+	h := hrw(hrw(0x6b6579, project), key)
+	for i := range 8 {
+		dst = append(dst, hexdigits[h>>(60-4*i)&0xf])
+	}
+	return dst
 }
 
 // SessionFromPrefix turns a stable-prefix hash into a session identity.

@@ -157,9 +157,16 @@ type Plan struct {
 	// Affinity is the affinity in force: AffinityOff when the policy turns
 	// it off or the request has no session.
 	Affinity snapshot.Affinity
-	// Session and SessionFrom are the request's session identity.
+	// Session and SessionFrom are the request's session identity, Session
+	// scoped by the caller's project (ScopeSession).
 	Session     uint64
 	SessionFrom string
+	// Project is the caller's: the scope of its session and of the key
+	// labels X-Relay-Route shows it (KeyLabel).
+	Project snapshot.ID
+	// Panic is set when the breakers held every key of every candidate:
+	// the held keys are tried, least recently failed first.
+	Panic bool
 	// Needs are what the request needs of a model.
 	Needs Needs
 	// Dropped lists the fallback models that could not be used.
@@ -207,11 +214,38 @@ func (r *Router) Route(snap *snapshot.Snapshot, policy *snapshot.Policy, model s
 }
 
 // RouteRequest fills p for req, by a caller with the given policy (nil
-// grants nothing). Errors are *wire.Error of kind ErrModelNotFound,
-// ErrForbidden, ErrShapeNotServed, ErrUnsupportedFeature (no binding's
-// model can serve the request) or ErrNoUsableHostKey.
+// grants nothing). Errors are *wire.Error of kind ErrModelNotFound (a model
+// or pinned host that does not exist, or that the policy does not grant:
+// both answer alike, so a caller learns nothing of what others may use),
+// ErrShapeNotServed, ErrUnsupportedFeature (no binding's model can serve
+// the request) or ErrNoUsableHostKey.
+//
+// When the breakers hold every key of every candidate, the request is
+// routed again in panic mode (Plan.Panic): the held keys panic may try
+// (Breakers.Panicable: open breakers, not a cool-down or an auth or quota
+// hold) are the candidates' keys, least recently failed first, so the
+// request is tried rather than refused at once, as Envoy does past its
+// panic threshold.
 func (r *Router) RouteRequest(snap *snapshot.Snapshot, policy *snapshot.Policy, req *Request, now time.Time, p *Plan) error {
+	err, held := r.route(snap, policy, req, now, p, false)
+	if held && r.Breakers != nil {
+		err, _ = r.route(snap, policy, req, now, p, true)
+	}
+	return err
+}
+
+// notFound is the refusal of a model, or a pinned host, that does not
+// exist or that the caller may not use: the same words for both.
+func notFound(model string) error {
+	return wire.Errorf(wire.ErrModelNotFound, "The model %q does not exist.", model)
+}
+
+// route is RouteRequest without panic mode, or in it; held reports a
+// refusal because the breakers held every key of every candidate.
+func (r *Router) route(snap *snapshot.Snapshot, policy *snapshot.Policy, req *Request, now time.Time, p *Plan, panicking bool) (err error, held bool) {
 	p.Reset()
+	p.Panic = panicking
+	p.Project = req.Project
 	model, in := req.Model, req.Inbound
 	p.Needs, p.Hint = req.Needs, req.Hint
 	m := snap.ModelByName(model)
@@ -222,19 +256,20 @@ func (r *Router) RouteRequest(snap *snapshot.Snapshot, policy *snapshot.Policy, 
 		}
 	}
 	if m == nil {
-		return wire.Errorf(wire.ErrModelNotFound, "The model %q does not exist.", model)
+		return notFound(model), false
 	}
 	p.Model = m
 	// The grant first: a caller the model is not granted to learns
-	// nothing of the catalog's hosts by pinning one.
+	// nothing of the catalog's hosts by pinning one, nor that the model
+	// exists.
 	if policy == nil || !policy.GrantsModel(m.ID) {
-		return wire.Errorf(wire.ErrForbidden, "The model %q is not granted to this relay key.", m.Name)
+		return notFound(model), false
 	}
-	if p.Pinned != "" && snap.HostBySlug(p.Pinned) == nil {
-		return wire.Errorf(wire.ErrModelNotFound, "The host %q in model %q does not exist.", p.Pinned, model)
+	if p.Pinned != "" && !grantsHost(snap, policy, snap.HostBySlug(p.Pinned)) {
+		return notFound(model), false // gone, or none of its keys is the caller's
 	}
 	p.Strategy, p.StrategyFrom, p.HintIgnored = strategyFor(policy, m, req.Hint)
-	p.Affinity, p.Session, p.SessionFrom = snapshot.AffinityOff, req.Session, req.SessionFrom
+	p.Affinity, p.Session, p.SessionFrom = snapshot.AffinityOff, ScopeSession(req.Session, req.Project), req.SessionFrom
 	if req.Session != 0 && policy.Affinity != snapshot.AffinityOff {
 		p.Affinity = snapshot.AffinityKey
 		if policy.Affinity == snapshot.AffinityBinding {
@@ -260,19 +295,42 @@ func (r *Router) RouteRequest(snap *snapshot.Snapshot, policy *snapshot.Policy, 
 		c.Keys = p.keys[c.lo:c.hi:c.hi]
 	}
 	if t.kept+p.keptFallbacks() > 0 {
-		return nil
+		return nil, false
 	}
 	switch {
 	case t.reachable == 0 && p.Pinned != "":
-		return wire.Errorf(wire.ErrModelNotFound, "The model %q has no enabled binding on host %q.", m.Name, p.Pinned)
+		return notFound(model), false
 	case t.reachable == 0:
-		return wire.Errorf(wire.ErrNoUsableHostKey, "The model %q has no enabled binding on an enabled host.", m.Name)
+		return wire.Errorf(wire.ErrNoUsableHostKey, "The model %q has no enabled binding on an enabled host.", m.Name), false
 	case t.capable == 0:
-		return unsupported(m, t.firstSkip, &req.Needs)
+		return unsupported(m, t.firstSkip, &req.Needs), false
 	case t.served == 0:
-		return wire.Errorf(wire.ErrShapeNotServed, "The model %q has no binding that serves %s requests.", m.Name, in)
+		return wire.Errorf(wire.ErrShapeNotServed, "The model %q has no binding that serves %s requests.", m.Name, in), false
 	}
-	return wire.Errorf(wire.ErrNoUsableHostKey, "No host key is available for the model %q right now.", m.Name)
+	e := wire.Errorf(wire.ErrNoUsableHostKey, "No host key is available for the model %q right now.", m.Name)
+	for i := range p.Bindings {
+		if p.Bindings[i].KeysHeld > 0 {
+			return e, true
+		}
+	}
+	return e, false
+}
+
+// grantsHost reports whether the policy may spend at least one key of host
+// (nil: a host that does not exist grants nothing).
+func grantsHost(snap *snapshot.Snapshot, policy *snapshot.Policy, host *snapshot.Host) bool {
+	if host == nil {
+		return false
+	}
+	if policy.AllHostKeys {
+		return true
+	}
+	for _, k := range snap.HostKeys(host.ID) {
+		if policy.GrantsHostKey(k.ID) {
+			return true
+		}
+	}
+	return false
 }
 
 // tally counts what happened to one model's bindings.
@@ -361,6 +419,9 @@ func (r *Router) keys(snap *snapshot.Snapshot, policy *snapshot.Policy, c *Candi
 			c.KeysNotGranted++
 		case r.Breakers != nil && !r.Breakers.Ready(keypool.Ref(k), c.Binding.UpstreamModel, now):
 			c.KeysHeld++
+			if _, ok := r.Breakers.Panicable(keypool.Ref(k), c.Binding.UpstreamModel, now); p.Panic && ok {
+				p.keys = append(p.keys, k)
+			}
 		default:
 			p.keys = append(p.keys, k)
 		}

@@ -165,11 +165,10 @@ func TestRoute_Errors(t *testing.T) {
 		{"unknown model", "nope", wire.InboundChat, c.policy, wire.ErrModelNotFound},
 		{"unknown host", "gpt@nowhere", wire.InboundChat, c.policy, wire.ErrModelNotFound},
 		{"not bound to pinned host", "claude@openai-a", wire.InboundMessages, c.policy, wire.ErrModelNotFound},
-		{"not granted", "ungranted", wire.InboundChat, c.policy, wire.ErrForbidden},
-		{"no policy", "gpt", wire.InboundChat, nil, wire.ErrForbidden},
+		{"not granted", "ungranted", wire.InboundChat, c.policy, wire.ErrModelNotFound},
+		{"no policy", "gpt", wire.InboundChat, nil, wire.ErrModelNotFound},
 		{"shape not served", "claude", wire.InboundChat, c.policy, wire.ErrShapeNotServed},
 		{"only disabled bindings", "dead", wire.InboundChat, c.policy, wire.ErrNoUsableHostKey},
-		{"breaker open", "claude", wire.InboundMessages, c.policy, wire.ErrNoUsableHostKey},
 		{"no key granted", "gpt", wire.InboundChat, &snapshot.Policy{AllModels: true}, wire.ErrNoUsableHostKey},
 	}
 	for _, tt := range tests {

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/relay-llm/relay/internal/keypool"
 	"github.com/relay-llm/relay/internal/pricing"
 	"github.com/relay-llm/relay/internal/snapshot"
 )
@@ -39,6 +40,14 @@ func (r *Router) order(p *Plan, cs []Candidate, now time.Time) {
 		for j := i; j > 0 && before(&cs[j], &cs[j-1]); j-- {
 			cs[j], cs[j-1] = cs[j-1], cs[j]
 		}
+	}
+	if p.Panic {
+		for i := range cs {
+			if c := &cs[i]; c.Skip == Kept {
+				r.leastRecentlyFailed(p, c, now)
+			}
+		}
+		return
 	}
 	if p.Affinity == snapshot.AffinityBinding {
 		r.bindingAffinity(p, cs, strategy)
@@ -163,6 +172,26 @@ func (p *Plan) rendezvous(c *Candidate) {
 		}
 	}
 	c.Affinity = true
+}
+
+// leastRecentlyFailed orders c's (held) keys by when their breakers last
+// saw a failure, longest ago first: panic mode's order.
+func (r *Router) leastRecentlyFailed(p *Plan, c *Candidate, now time.Time) {
+	keys := p.keys[c.lo:c.hi]
+	if cap(p.scores) < len(keys) {
+		p.scores = make([]uint64, len(keys), max(len(keys), 16))
+	}
+	sc := p.scores[:len(keys)]
+	for i, k := range keys {
+		last, _ := r.Breakers.Panicable(keypool.Ref(k), c.Binding.UpstreamModel, now)
+		sc[i] = uint64(last.UnixNano())
+	}
+	for i := 1; i < len(keys); i++ {
+		for j := i; j > 0 && sc[j] < sc[j-1]; j-- {
+			sc[j], sc[j-1] = sc[j-1], sc[j]
+			keys[j], keys[j-1] = keys[j-1], keys[j]
+		}
+	}
 }
 
 // hrw is the rendezvous score of a session on an item.

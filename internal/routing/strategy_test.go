@@ -367,7 +367,7 @@ func TestExplain_DetailEqualsExplanation(t *testing.T) {
 	if got.Chosen == nil || got.Chosen.Model != "big" || got.Strategy != "cost" || got.StrategyFrom != "hint" {
 		t.Errorf("explanation %+v", got)
 	}
-	if s := string(p.AppendSummary(nil, ch)); s != "binding=b/up-big; slot=0; strategy=cost; affinity=off; fallback=big; hint=cost=min" {
+	if s := string(p.AppendSummary(nil, ch)); s != "binding=b/up-big; key="+KeyLabel(snapshot.ID{}, ch.Key.ID)+"; strategy=cost; affinity=off; fallback=big; hint=cost=min" {
 		t.Errorf("summary %q", s)
 	}
 }

@@ -447,7 +447,7 @@ func TestUsage_LedgerMatchesWhatTheUpstreamReported(t *testing.T) {
 	run("failover", want{model: "flaky", status: 200, inbound: "openai_chat", attempts: 2}, func() {
 		r.send("failover", "/v1/chat/completions", `{"model":"flaky","messages":[{"role":"user","content":"`+prompt+`"}]}`, nil)
 	})
-	run("refused", want{model: "secret", status: 403, kind: "model_not_granted", inbound: "openai_chat", attempts: -1, zero: true}, func() {
+	run("refused", want{model: "secret", status: 404, kind: "model_not_found", inbound: "openai_chat", attempts: -1, zero: true}, func() {
 		r.send("refused", "/v1/chat/completions", `{"model":"secret","messages":[]}`, nil)
 	})
 	// Not authenticated: no Record, so no row.
