@@ -50,6 +50,11 @@ type Config struct {
 	RedisPrefix           string        // RELAY_REDIS_PREFIX: prefix of every Redis key and channel Relay uses
 	PayloadRetention      time.Duration // RELAY_PAYLOAD_RETENTION: how long payload captures are kept
 	PayloadQueue          int           // RELAY_PAYLOAD_QUEUE: payload captures waiting to be written, beyond which they are dropped
+	SecretEnvPrefixes     []string      // RELAY_SECRET_ENV_PREFIXES: the variables env: host keys may name (prefixes ending in "_", or exact names)
+	UpstreamAllow         []string      // RELAY_UPSTREAM_ALLOW: hosts and CIDRs a host's base URL may name; empty = any but Relay's own and metadata addresses
+	AdminTokenFile        string        // RELAY_ADMIN_TOKEN_FILE: file holding the admin token, re-read when it changes
+	AdminTokenExpires     time.Time     // RELAY_ADMIN_TOKEN_EXPIRES: RFC 3339 time after which RELAY_ADMIN_TOKEN is refused (zero = never)
+	AdminTokenGrace       time.Duration // RELAY_ADMIN_TOKEN_GRACE: how long the previous token of RELAY_ADMIN_TOKEN_FILE is still accepted
 }
 
 // setting is one of Relay's settings: the variable it is read from, the
@@ -113,7 +118,23 @@ func settings(c *Config) []setting {
 			duration(&c.PayloadRetention, time.Hour, 10*365*24*time.Hour)},
 		{"RELAY_PAYLOAD_QUEUE", "payload-queue", "1024", "payload captures waiting to be written before new ones are dropped",
 			count(&c.PayloadQueue, 1, 1<<20)},
+		{"RELAY_SECRET_ENV_PREFIXES", "", secret.DefaultEnvPrefixes, "", list(&c.SecretEnvPrefixes)},
+		{"RELAY_UPSTREAM_ALLOW", "", "", "", list(&c.UpstreamAllow)},
+		{"RELAY_ADMIN_TOKEN_FILE", "", "", "", text(&c.AdminTokenFile)},
+		{"RELAY_ADMIN_TOKEN_EXPIRES", "", "", "", timestamp(&c.AdminTokenExpires)},
+		{"RELAY_ADMIN_TOKEN_GRACE", "", "10m", "", duration(&c.AdminTokenGrace, 0, 7*24*time.Hour)},
 	}
+}
+
+// Names lists every variable the settings table reads: Relay's own
+// settings, which no host key may name (secret.EnvRefs).
+func Names() []string {
+	t := settings(&Config{})
+	out := make([]string, len(t))
+	for i, s := range t {
+		out[i] = s.env
+	}
+	return out
 }
 
 // Load reads the environment through getenv, then flags from args. Each
@@ -160,6 +181,12 @@ func (c *Config) check() []error {
 	var errs []error
 	if c.Port != 0 && c.Port == c.ControlPort {
 		errs = append(errs, fmt.Errorf("RELAY_CONTROL_PORT: %d is also RELAY_PORT; the planes need two ports", c.ControlPort))
+	}
+	if c.AdminToken != "" && c.AdminTokenFile != "" {
+		errs = append(errs, errors.New("RELAY_ADMIN_TOKEN_FILE: set it or RELAY_ADMIN_TOKEN, not both"))
+	}
+	if !c.AdminTokenExpires.IsZero() && c.AdminToken == "" {
+		errs = append(errs, errors.New("RELAY_ADMIN_TOKEN_EXPIRES: it applies to RELAY_ADMIN_TOKEN, which is not set (a token file gives its own expiry on its second line)"))
 	}
 	if c.PreviousKeys != nil && c.MasterKey == nil {
 		errs = append(errs, errors.New("RELAY_MASTER_KEY_PREVIOUS: set RELAY_MASTER_KEY too; previous keys only open values"))
@@ -301,6 +328,33 @@ func previousKeys(dst *[][]byte) func(string) error {
 			}
 			*dst = append(*dst, k)
 		}
+		return nil
+	}
+}
+
+// list splits a comma-separated value, dropping empty entries.
+func list(dst *[]string) func(string) error {
+	return func(v string) error {
+		*dst = nil
+		for _, e := range strings.Split(v, ",") {
+			if e = strings.TrimSpace(e); e != "" {
+				*dst = append(*dst, e)
+			}
+		}
+		return nil
+	}
+}
+
+func timestamp(dst *time.Time) func(string) error {
+	return func(v string) error {
+		if v == "" {
+			return nil
+		}
+		t, err := time.Parse(time.RFC3339, v)
+		if err != nil {
+			return fmt.Errorf("%q is not an RFC 3339 time (e.g. 2027-01-31T00:00:00Z)", v)
+		}
+		*dst = t
 		return nil
 	}
 }
