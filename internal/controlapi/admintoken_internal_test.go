@@ -1,9 +1,12 @@
 package controlapi
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/relay-llm/relay/openapi/models"
 )
 
 func TestParseAdminTokenFile(t *testing.T) {
@@ -43,6 +46,31 @@ func FuzzParseAdminTokenFile(f *testing.F) {
 		}
 		if len(got.value) < 16 || strings.ContainsAny(got.value, " \t\r\n") {
 			t.Fatalf("accepted token %q", got.value)
+		}
+	})
+}
+
+// FuzzStoredEmail: what the write check stores is what every read parses
+// back: the response's Email type marshals it and unmarshals it to itself.
+func FuzzStoredEmail(f *testing.F) {
+	for _, s := range []string{`ada@example.com`, `"<img src=x>"@example.com`, `Ada <ada@example.com>`, `"ada"@example.com`, `a@[::1]`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		v, err := storedEmail(raw)
+		if err != nil {
+			return
+		}
+		b, err := json.Marshal(models.Email(v))
+		if err != nil {
+			t.Fatalf("stored %q (from %q) does not marshal: %v", v, raw, err)
+		}
+		var back models.Email
+		if err := json.Unmarshal(b, &back); err != nil || string(back) != v {
+			t.Fatalf("stored %q reads back as %q, %v", v, back, err)
+		}
+		if again, err := storedEmail(v); err != nil || again != v {
+			t.Fatalf("stored %q is not stored as itself: %q, %v", v, again, err)
 		}
 	})
 }
