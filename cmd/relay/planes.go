@@ -135,20 +135,20 @@ func newPlanes(ctx context.Context, cfg *config.Config, st *store.Store, box *se
 	runtime.GC()
 	listBreakers, clearBreakers := bridge.Breakers(breakers, time.Now)
 	api, err := controlapi.New(controlapi.Config{
-		Store:         st,
-		Box:           box,
-		AdminToken:    cfg.AdminToken,
+		Store:      st,
+		Box:        box,
+		AdminToken: cfg.AdminToken,
 		// The admin token may expire and rotate through a file (re-read on change).
 		AdminTokenExpires: cfg.AdminTokenExpires,
 		AdminTokenFile:    cfg.AdminTokenFile,
 		AdminTokenGrace:   cfg.AdminTokenGrace,
 		Egress:            guard,
-		Logger:        log,
-		Snapshot:      ld,
-		Breakers:      listBreakers,
-		ClearBreakers: clearBreakers,
-		PacingQueue:   func() int64 { return limiter.Stats().Waiting },
-		Explain:       bridge.Explainer(translator.Supports, inference.RouteStats()),
+		Logger:            log,
+		Snapshot:          ld,
+		Breakers:          listBreakers,
+		ClearBreakers:     clearBreakers,
+		PacingQueue:       func() int64 { return limiter.Stats().Waiting },
+		Explain:           bridge.Explainer(translator.Supports, inference.RouteStats()),
 		HostKeyTester: func(ctx context.Context, id uuid.UUID) (controlapi.HostKeyTestResult, error) {
 			r, err := inference.TestHostKey(ctx, id)
 			if errors.Is(err, proxy.ErrUnknownHostKey) {

@@ -95,8 +95,8 @@ type Config struct {
 	// Egress refuses base URLs at Relay's own listeners, metadata addresses
 	// and what RELAY_UPSTREAM_ALLOW leaves out; nil: egress.New(nil).
 	Egress *egress.Guard
-	Logger     *slog.Logger
-	Now        func() time.Time // nil: time.Now
+	Logger *slog.Logger
+	Now    func() time.Time // nil: time.Now
 
 	Snapshot      Snapshot              // nil: status reports version 0 and reload is 501
 	Breakers      func() []BreakerState // nil: no breakers
