@@ -2,6 +2,7 @@ package ui_test
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -42,4 +43,19 @@ func TestConsole_NamesAreIsolatedAndWrap(t *testing.T) {
 	ada := b.signedIn("ada@example.com")
 	must(t, ada.get("/teams"), http.StatusOK, `<bdi dir="auto">`+evil+`</bdi>`, `<bdi dir="auto">`+long+`</bdi>`)
 	must(t, ada.get("/static/console.css"), http.StatusOK, "unicode-bidi: isolate", "overflow-wrap: anywhere")
+}
+
+// TestConsole_HostKeyFormRefusesRelaysOwnSetting: the console's host key
+// form keeps the API's rule, with the message at the secret_ref field; the
+// host form likewise for a base URL at a metadata address.
+func TestConsole_HostKeyFormRefusesRelaysOwnSetting(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.user("ada@example.com", "admin")
+	host := b.apiCall("POST", "/api/hosts", map[string]any{"slug": "echo", "provider": "openai", "base_url": "https://echo.example.com"})
+	ada := b.signedIn("ada@example.com")
+	a := ada.post("/host-keys", url.Values{"host_id": {host["id"].(string)}, "slug": {"stolen"}, "secret_ref": {"env:RELAY_MASTER_KEY"}, "enabled": {"on"}})
+	must(t, a, http.StatusUnprocessableEntity, "one of Relay&#39;s own settings")
+	a = ada.post("/hosts", url.Values{"slug": {"meta"}, "provider": {"custom"}, "base_url": {"http://169.254.169.254/latest"}})
+	must(t, a, http.StatusUnprocessableEntity, "metadata address")
 }
