@@ -105,3 +105,18 @@ func FuzzGuard_CheckURL(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkGuard_Dial is what the dialer adds to a new upstream
+// connection: the name check and the address check.
+func BenchmarkGuard_Dial(b *testing.B) {
+	g, _ := New([]string{"10.0.0.0/8", "*.openai.azure.com", "api.openai.com"})
+	g.SetListeners(tcp("0.0.0.0:8080"), tcp("0.0.0.0:8081"))
+	ap := netip.MustParseAddrPort("162.159.140.245:443")
+	b.ReportAllocs()
+	for b.Loop() {
+		listed, err := g.CheckName("api.openai.com")
+		if err != nil || g.CheckAddr(ap, listed) != nil {
+			b.Fatal(err)
+		}
+	}
+}
