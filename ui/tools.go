@@ -55,7 +55,13 @@ func (h *Handler) payloads(p *page) {
 			return
 		}
 		v.Project, v.ProjectLabel = id.String(), labels(projects).of(id)
-		v.CanDelete = p.who.CanAnywhere(rbac.ManageProject)
+		// Offer the delete only where the API would do it: manage_project
+		// on this project (a project the viewer cannot see offers nothing).
+		if resp, err := h.api.GetProject(p.ctx, gen.GetProjectRequestObject{ID: id}); err == nil {
+			if pr, ok := resp.(gen.GetProject200JSONResponse); ok {
+				v.CanDelete = p.who.Can(rbac.ManageProject, rbac.InProject(pr.TeamID, pr.ID))
+			}
+		}
 		to := time.Now().UTC()
 		from, limit := to.Add(-7*24*time.Hour), int32(pageSize)
 		params := models.ListUsageEventsParams{From: &from, To: &to, ProjectID: &id, Limit: &limit}

@@ -24,6 +24,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 
 	"github.com/a-h/templ"
 
@@ -155,8 +156,12 @@ func (h *Handler) signedIn(fn func(*page)) http.HandlerFunc {
 		if err != nil {
 			pr := controlapi.Explain(r.Method, err)
 			if pr.Status != http.StatusUnauthorized {
-				h.log.ErrorContext(r.Context(), "console sign-in check failed", "err", err)
-				http.Error(w, "internal error", http.StatusInternalServerError)
+				// Postgres down is the API's 503 database_unavailable, as a
+				// page of its own (with Retry-After); anything else a 500 page.
+				if pr.Status >= 500 {
+					h.log.ErrorContext(r.Context(), "console sign-in check failed", "err", err)
+				}
+				(&page{w: w, r: r, ctx: r.Context(), nonce: nonceOf(r)}).fail(pr)
 				return
 			}
 			to := "/sign-in"
@@ -225,6 +230,9 @@ func csrfOf(who *controlapi.Principal) string {
 
 // fail renders a problem as a page of its own.
 func (p *page) fail(pr controlapi.Problem) {
+	if pr.RetryAfter > 0 {
+		p.w.Header().Set("Retry-After", strconv.Itoa(pr.RetryAfter))
+	}
 	p.render(pr.Status, "Error", "", errorPage(pr))
 }
 
@@ -246,6 +254,8 @@ func problemTitle(pr controlapi.Problem) string {
 		return "Not found"
 	case http.StatusUnauthorized:
 		return "Sign in again"
+	case http.StatusServiceUnavailable:
+		return "The database is unavailable"
 	}
 	if pr.Status >= 500 {
 		return "Something went wrong"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
+	"github.com/relay-llm/relay/internal/mockupstream"
 	"github.com/relay-llm/relay/internal/pgtest"
 	"github.com/relay-llm/relay/internal/poll"
 	"github.com/relay-llm/relay/internal/secret"
@@ -47,6 +49,10 @@ func TestConsole_BrowserWalk(t *testing.T) {
 	t.Logf("console screenshots: %s", shots)
 
 	const email, password = "ada@example.com", "correct horse battery"
+	// The catalog's host: a mock upstream of its own (a host may not point
+	// at Relay's own listeners).
+	upstream := httptest.NewServer(mockupstream.New(mockupstream.Options{Record: -1}))
+	t.Cleanup(upstream.Close)
 	p := startRelay(t, pgtest.NewDB(t), false, "RELAY_DEMO=true", "RELAY_MASTER_KEY="+secret.NewKey(),
 		"RELAY_ADMIN_EMAIL="+email, "RELAY_ADMIN_PASSWORD="+password)
 
@@ -120,7 +126,7 @@ func TestConsole_BrowserWalk(t *testing.T) {
 	run("a host form with a mistake shows it in place",
 		newForm("hosts", "New host"),
 		chromedp.SendKeys(css(`#f-slug`), "Mock Upstream"), pick(`#f-provider`, "custom"),
-		chromedp.SendKeys(css(`#f-base_url`), p.control+"/mock-upstream"), submit,
+		chromedp.SendKeys(css(`#f-base_url`), upstream.URL), submit,
 		chromedp.WaitVisible(css(`.field.invalid .error`)), shot("form-validation-error"))
 	run("create the host",
 		chromedp.SetValue(css(`#f-slug`), "console-mock"), submit, cell("console-mock"), shot("hosts"))

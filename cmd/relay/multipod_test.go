@@ -68,10 +68,10 @@ kind: Binding
 spec: {model: mp-slow, host: mock, shape: openai, upstream_model: gpt-fault-slow-60000}
 ---
 kind: HostKey
-spec: {host: mock, slug: good, secret_ref: env:MULTIPOD_GOOD_KEY, position: 1}
+spec: {host: mock, slug: good, secret_ref: env:RELAY_SECRET_MULTIPOD_GOOD_KEY, position: 1}
 ---
 kind: HostKey
-spec: {host: mock, slug: refused, secret_ref: env:MULTIPOD_REFUSED_KEY, position: 0}
+spec: {host: mock, slug: refused, secret_ref: env:RELAY_SECRET_MULTIPOD_REFUSED_KEY, position: 0}
 ---
 kind: Policy
 spec: {slug: open, all_models: true, host_keys: [mock/good]}
@@ -161,8 +161,8 @@ func newCluster(t *testing.T, pods int, redisURL, debounce string) *cluster {
 		// Exactness, not a slow Redis: two cores serving 200 callers at
 		// once can take longer than the default 100 ms bound.
 		"RELAY_REDIS_TIMEOUT=2s",
-		"MULTIPOD_GOOD_KEY=" + multipodGoodKey,
-		"MULTIPOD_REFUSED_KEY=" + multipodRefusedKey,
+		"RELAY_SECRET_MULTIPOD_GOOD_KEY=" + multipodGoodKey,
+		"RELAY_SECRET_MULTIPOD_REFUSED_KEY=" + multipodRefusedKey,
 	}}
 	start := time.Now()
 	c.pods = make([]*proc, pods)

@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"time"
 
 	"github.com/google/uuid"
@@ -21,6 +20,7 @@ import (
 	"github.com/relay-llm/relay/internal/config"
 	"github.com/relay-llm/relay/internal/controlapi"
 	"github.com/relay-llm/relay/internal/demo"
+	"github.com/relay-llm/relay/internal/egress"
 	"github.com/relay-llm/relay/internal/keypool"
 	"github.com/relay-llm/relay/internal/loader"
 	"github.com/relay-llm/relay/internal/metrics"
@@ -102,6 +102,13 @@ func newPlanes(ctx context.Context, cfg *config.Config, st *store.Store, box *se
 		s := captures.Stats()
 		return metrics.CaptureStats{Dropped: s.Dropped, Written: s.Written, Lost: s.Lost}
 	})
+	// Where upstream requests may go: never Relay's own listeners (known
+	// once bound, in start), metadata addresses only when listed,
+	// RELAY_UPSTREAM_ALLOW when set. Checked on write and on every dial.
+	guard, err := egress.New(cfg.UpstreamAllow)
+	if err != nil {
+		return nil, fmt.Errorf("RELAY_UPSTREAM_ALLOW: %w", err)
+	}
 	maintainer := usageledger.NewMaintainer(usageledger.MaintainerConfig{Store: st, Logger: log})
 	svcs.goRun(ctx, "usage maintenance", maintainer.Run)
 	inference := proxy.New(proxy.Config{
@@ -113,6 +120,7 @@ func newPlanes(ctx context.Context, cfg *config.Config, st *store.Store, box *se
 		MaxInflight:  cfg.MaxInflight,
 		Logger:       log,
 		MaxBodyBytes: cfg.MaxBodyBytes,
+		Egress:       guard,
 
 		TracerProvider: tr.Provider(),
 	})
@@ -128,15 +136,20 @@ func newPlanes(ctx context.Context, cfg *config.Config, st *store.Store, box *se
 	runtime.GC()
 	listBreakers, clearBreakers := bridge.Breakers(breakers, time.Now)
 	api, err := controlapi.New(controlapi.Config{
-		Store:         st,
-		Box:           box,
-		AdminToken:    cfg.AdminToken,
-		Logger:        log,
-		Snapshot:      ld,
-		Breakers:      listBreakers,
-		ClearBreakers: clearBreakers,
-		PacingQueue:   func() int64 { return limiter.Stats().Waiting },
-		Explain:       bridge.Explainer(translator.Supports, inference.RouteStats()),
+		Store:      st,
+		Box:        box,
+		AdminToken: cfg.AdminToken,
+		// The admin token may expire and rotate through a file (re-read on change).
+		AdminTokenExpires: cfg.AdminTokenExpires,
+		AdminTokenFile:    cfg.AdminTokenFile,
+		AdminTokenGrace:   cfg.AdminTokenGrace,
+		Egress:            guard,
+		Logger:            log,
+		Snapshot:          ld,
+		Breakers:          listBreakers,
+		ClearBreakers:     clearBreakers,
+		PacingQueue:       func() int64 { return limiter.Stats().Waiting },
+		Explain:           bridge.Explainer(translator.Supports, inference.RouteStats()),
 		HostKeyTester: func(ctx context.Context, id uuid.UUID) (controlapi.HostKeyTestResult, error) {
 			r, err := inference.TestHostKey(ctx, id)
 			if errors.Is(err, proxy.ErrUnknownHostKey) {
@@ -157,18 +170,26 @@ func newPlanes(ctx context.Context, cfg *config.Config, st *store.Store, box *se
 	p := &planes{inference: inference, control: control}
 	if !demoEnabled(cfg) {
 		p.start = func(_ context.Context, in, ctl net.Addr) error {
+			guard.SetListeners(in, ctl)
 			fmt.Fprintf(stdout, "Relay is up: inference on %s, control on %s\n", in, ctl)
 			return nil
 		}
 		return p, nil
 	}
 
-	// The demo host is Relay's own mock upstream, served on the control plane.
+	// The demo host is Relay's own mock upstream, on a loopback listener of
+	// its own: no host may point at Relay's own listeners.
 	mock := mockupstream.New(mockupstream.Options{Record: -1})
-	control.Handle("/mock-upstream/", http.StripPrefix("/mock-upstream", mock))
 	p.start = func(ctx context.Context, in, ctl net.Addr) error {
-		ctlPort := ctl.(*net.TCPAddr).Port
-		mockURL := "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(ctlPort)) + "/mock-upstream"
+		guard.SetListeners(in, ctl)
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return fmt.Errorf("listen for the demo mock upstream: %w", err)
+		}
+		mockSrv := &http.Server{Handler: http.StripPrefix("/mock-upstream", mock), ReadHeaderTimeout: 10 * time.Second}
+		go mockSrv.Serve(ln) //nolint:errcheck // ends with ErrServerClosed when stopped
+		svcs.add("demo mock upstream", mockSrv.Shutdown)
+		mockURL := "http://" + ln.Addr().String() + "/mock-upstream"
 		res, err := demo.Seed(ctx, st, box, demo.Options{MockBaseURL: mockURL, Getenv: getenv})
 		if err != nil {
 			return err

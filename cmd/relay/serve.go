@@ -112,6 +112,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return fmt.Errorf("RELAY_MASTER_KEY: %w", err)
 	}
+	// env: host keys may name only the operator's allow-list, never one of
+	// Relay's own settings: checked on write and on every resolve.
+	box = box.WithEnvRefs(secret.NewEnvRefs(cfg.SecretEnvPrefixes, config.Names()))
 
 	ld := loader.New(st, box, log, loader.Options{
 		Debounce: cfg.SnapshotDebounce,

@@ -66,6 +66,11 @@ type Config struct {
 	BreakerServerFailures  int           // RELAY_BREAKER_SERVER_FAILURES: server errors (5xx, 529, 408) in a row that open a breaker
 	BreakerNetworkFailures int           // RELAY_BREAKER_NETWORK_FAILURES: network failures (connect, reset, timeout, a broken stream) in a row that open a breaker
 	BreakerAuthWindow      time.Duration // RELAY_BREAKER_AUTH_WINDOW: a 401/403 on a second model of a host key within this holds the key itself
+	SecretEnvPrefixes      []string      // RELAY_SECRET_ENV_PREFIXES: the variables env: host keys may name (prefixes ending in "_", or exact names)
+	UpstreamAllow          []string      // RELAY_UPSTREAM_ALLOW: hosts and CIDRs a host's base URL may name; empty = any but Relay's own and metadata addresses
+	AdminTokenFile         string        // RELAY_ADMIN_TOKEN_FILE: file holding the admin token, re-read when it changes
+	AdminTokenExpires      time.Time     // RELAY_ADMIN_TOKEN_EXPIRES: RFC 3339 time after which RELAY_ADMIN_TOKEN is refused (zero = never)
+	AdminTokenGrace        time.Duration // RELAY_ADMIN_TOKEN_GRACE: how long the previous token of RELAY_ADMIN_TOKEN_FILE is still accepted
 }
 
 // setting is one of Relay's settings: the variable it is read from, the
@@ -148,7 +153,23 @@ func settings(c *Config) []setting {
 			count(&c.BreakerNetworkFailures, 1, 1000)},
 		{"RELAY_BREAKER_AUTH_WINDOW", "breaker-auth-window", "1m", "a 401/403 on a second model of a host key within this holds the key",
 			duration(&c.BreakerAuthWindow, time.Second, 24*time.Hour)},
+		{"RELAY_SECRET_ENV_PREFIXES", "", secret.DefaultEnvPrefixes, "", list(&c.SecretEnvPrefixes)},
+		{"RELAY_UPSTREAM_ALLOW", "", "", "", list(&c.UpstreamAllow)},
+		{"RELAY_ADMIN_TOKEN_FILE", "", "", "", text(&c.AdminTokenFile)},
+		{"RELAY_ADMIN_TOKEN_EXPIRES", "", "", "", timestamp(&c.AdminTokenExpires)},
+		{"RELAY_ADMIN_TOKEN_GRACE", "", "10m", "", duration(&c.AdminTokenGrace, 0, 7*24*time.Hour)},
 	}
+}
+
+// Names lists every variable the settings table reads: Relay's own
+// settings, which no host key may name (secret.EnvRefs).
+func Names() []string {
+	t := settings(&Config{})
+	out := make([]string, len(t))
+	for i, s := range t {
+		out[i] = s.env
+	}
+	return out
 }
 
 // Load reads the environment through getenv, then flags from args. Each
@@ -198,6 +219,12 @@ func (c *Config) check() []error {
 	}
 	if (c.TLSCertFile == "") != (c.TLSKeyFile == "") {
 		errs = append(errs, errors.New("RELAY_TLS_CERT_FILE, RELAY_TLS_KEY_FILE: set both or neither"))
+	}
+	if c.AdminToken != "" && c.AdminTokenFile != "" {
+		errs = append(errs, errors.New("RELAY_ADMIN_TOKEN_FILE: set it or RELAY_ADMIN_TOKEN, not both"))
+	}
+	if !c.AdminTokenExpires.IsZero() && c.AdminToken == "" {
+		errs = append(errs, errors.New("RELAY_ADMIN_TOKEN_EXPIRES: it applies to RELAY_ADMIN_TOKEN, which is not set (a token file gives its own expiry on its second line)"))
 	}
 	if c.PreviousKeys != nil && c.MasterKey == nil {
 		errs = append(errs, errors.New("RELAY_MASTER_KEY_PREVIOUS: set RELAY_MASTER_KEY too; previous keys only open values"))
@@ -362,6 +389,33 @@ func prefixes(dst *[]netip.Prefix) func(string) error {
 			}
 			*dst = append(*dst, p.Masked())
 		}
+		return nil
+	}
+}
+
+// list splits a comma-separated value, dropping empty entries.
+func list(dst *[]string) func(string) error {
+	return func(v string) error {
+		*dst = nil
+		for _, e := range strings.Split(v, ",") {
+			if e = strings.TrimSpace(e); e != "" {
+				*dst = append(*dst, e)
+			}
+		}
+		return nil
+	}
+}
+
+func timestamp(dst *time.Time) func(string) error {
+	return func(v string) error {
+		if v == "" {
+			return nil
+		}
+		t, err := time.Parse(time.RFC3339, v)
+		if err != nil {
+			return fmt.Errorf("%q is not an RFC 3339 time (e.g. 2027-01-31T00:00:00Z)", v)
+		}
+		*dst = t
 		return nil
 	}
 }

@@ -234,7 +234,7 @@ func TestLoad_Messages(t *testing.T) {
 
 func TestUnknownVariables_NameTheNearestKnownOne(t *testing.T) {
 	environ := []string{
-		"PATH=/usr/bin", "RELAY_PORT=8080", "RELAY_ADMIN_EMAIL=a@b", "RELAY_TEST_DATABASE_URL=x", "RELAY_BENCH_EVENTS=1",
+		"PATH=/usr/bin", "RELAY_PORT=8080", "RELAY_ADMIN_EMAIL=a@b", "RELAY_TEST_DATABASE_URL=x", "RELAY_BENCH_EVENTS=1", "RELAY_SECRET_OPENAI=sk-x",
 		"RELAY_REDIS_ADDR=relay-redis:6379", "RELAY_STORAGE_DRIVER=redis", "RELAY_CONTROL_API_PORT=9090",
 		"RELAY_MASTERKEY=x", "RELAY_LOG_LEVLE=debug", "RELAY_TLS_CERT=/c", "RELAY_ZZZZZZZZ=1", "RELAY_METRICS_TOKEN=" + key,
 	}

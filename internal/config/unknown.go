@@ -15,8 +15,9 @@ func elsewhere() []string {
 }
 
 // notSettings are prefixes of variables that are not Relay's settings: tests'
-// and benchmarks' own knobs.
-func notSettings() []string { return []string{"RELAY_TEST_", "RELAY_BENCH_"} }
+// and benchmarks' own knobs, and the operator's secrets that env: host keys
+// name (RELAY_SECRET_ENV_PREFIXES).
+func notSettings() []string { return []string{"RELAY_TEST_", "RELAY_BENCH_", "RELAY_SECRET_"} }
 
 // renamed maps names other gateways' (and older write-ups') configurations
 // use to the setting that does the job here, where spelling alone does not

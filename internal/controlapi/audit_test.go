@@ -40,7 +40,7 @@ func TestAudit_ListPagedAndFiltered(t *testing.T) {
 		}
 		l := call(reader.ListAuditLogWithResponse(ctx, &models.ListAuditLogParams{Kind: &kind, Limit: &limit, Cursor: cursor})).want(t, http.StatusOK).JSON200
 		for _, e := range l.Items {
-			if e.Kind != "teams" || e.Action != models.AuditEntryActionCreate || e.Actor != controlapi.AdminActor || e.At.IsZero() {
+			if e.Kind != "teams" || e.Action != models.AuditEntryActionCreate || e.Actor != controlapi.AdminTokenActor(adminToken) || e.At.IsZero() {
 				t.Errorf("row %+v", e)
 			}
 			got = append(got, e.ObjectID)

@@ -20,8 +20,10 @@ import (
 	"github.com/relay-llm/relay/internal/store"
 )
 
-// Authentication: the admin bearer (RELAY_ADMIN_TOKEN, compared in constant
-// time) is a superuser acting as "admin-token"; a session cookie is a user
+// Authentication: the admin bearer (RELAY_ADMIN_TOKEN or the token in
+// RELAY_ADMIN_TOKEN_FILE, compared in constant time) is a superuser acting
+// as "admin-token:<id>", the id naming which token (AdminTokenActor); a
+// session cookie is a user
 // acting as "user:<uuid>" with the verbs of its role bindings. Relay keys and
 // inference tokens are not accepted here.
 
@@ -30,7 +32,8 @@ const (
 	CookieName = "relay_session"
 	// CSRFHeader carries the session's CSRF token on cookie-authenticated writes.
 	CSRFHeader = "X-CSRF-Token"
-	// AdminActor is the audit actor of the admin bearer.
+	// AdminActor begins the audit actor of the admin bearer:
+	// "admin-token:<id>" (AdminTokenActor).
 	AdminActor = "admin-token"
 )
 
@@ -64,11 +67,14 @@ func userActor(id uuid.UUID) string { return "user:" + id.String() }
 func (s *Server) authenticate(ctx context.Context, r *http.Request) (*caller, error) {
 	if h := r.Header.Get("Authorization"); h != "" {
 		scheme, token, ok := strings.Cut(h, " ")
-		if !ok || !strings.EqualFold(scheme, "Bearer") || s.cfg.AdminToken == "" ||
-			subtle.ConstantTimeCompare([]byte(strings.TrimSpace(token)), []byte(s.cfg.AdminToken)) != 1 {
+		if !ok || !strings.EqualFold(scheme, "Bearer") {
 			return nil, unauthenticated("the bearer token is not the admin token")
 		}
-		return &caller{Subject: rbac.Superuser(), actor: AdminActor}, nil
+		actor, err := s.admin.match(strings.TrimSpace(token), s.now(), s.log)
+		if err != nil {
+			return nil, err
+		}
+		return &caller{Subject: rbac.Superuser(), actor: actor}, nil
 	}
 	ck, err := r.Cookie(CookieName)
 	if err != nil || ck.Value == "" {

@@ -39,6 +39,9 @@ func Bootstrap(ctx context.Context, st *store.Store, getenv func(string) string,
 		if len(password) < 8 {
 			return errors.New("bootstrap admin: RELAY_ADMIN_PASSWORD must have at least 8 characters")
 		}
+		if email, err = storedEmail(email); err != nil {
+			return errors.New("bootstrap admin: RELAY_ADMIN_EMAIL is not an e-mail address that reads back as itself (no quoted local part)")
+		}
 	case email != "" || password != "":
 		return errors.New("bootstrap admin: set both RELAY_ADMIN_EMAIL and RELAY_ADMIN_PASSWORD, or neither")
 	default:

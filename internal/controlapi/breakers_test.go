@@ -91,7 +91,7 @@ func TestBreakers_ListAndClearWithAudit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 2 || rows[0].Action != "delete" || rows[0].ObjectID != k1.ID.String() || rows[0].Actor != controlapi.AdminActor ||
+	if len(rows) != 2 || rows[0].Action != "delete" || rows[0].ObjectID != k1.ID.String() || rows[0].Actor != controlapi.AdminTokenActor(adminToken) ||
 		rows[1].ObjectID != k2.ID.String() {
 		t.Fatalf("audit rows = %+v", rows)
 	}

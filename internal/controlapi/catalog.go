@@ -84,6 +84,17 @@ func (s *Server) ListHosts(ctx context.Context, req gen.ListHostsRequestObject) 
 	return gen.ListHosts200JSONResponse{Items: convertAll(rows, hostOut), NextCursor: next}, nil
 }
 
+// checkBaseURL refuses a base URL at Relay's own listeners, at a metadata
+// address, or outside RELAY_UPSTREAM_ALLOW: a 422 naming base_url. Names
+// are not looked up here (the dialer checks what they resolve to on every
+// connect), so a write never waits on DNS.
+func (s *Server) checkBaseURL(ctx context.Context, raw string) error {
+	if err := s.cfg.Egress.CheckURL(ctx, raw, nil); err != nil {
+		return invalid("base_url: "+err.Error(), "base_url")
+	}
+	return nil
+}
+
 // CreateHost implements StrictServerInterface.
 func (s *Server) CreateHost(ctx context.Context, req gen.CreateHostRequestObject) (gen.CreateHostResponseObject, error) {
 	c, err := systemWrite(ctx)
@@ -91,6 +102,9 @@ func (s *Server) CreateHost(ctx context.Context, req gen.CreateHostRequestObject
 		return nil, err
 	}
 	b := req.Body
+	if err := s.checkBaseURL(ctx, b.BaseURL); err != nil {
+		return nil, err
+	}
 	row, err := s.st.Hosts().Create(ctx, c.actor, store.Host{
 		Slug: b.Slug, Name: deref(b.Name, ""), Provider: string(b.Provider), BaseURL: b.BaseURL,
 		Enabled: deref(b.Enabled, true), ConnectTimeoutMs: deref(b.ConnectTimeoutMs, 5000),
@@ -119,6 +133,11 @@ func (s *Server) UpdateHost(ctx context.Context, req gen.UpdateHostRequestObject
 		return nil, err
 	}
 	b := req.Body
+	if b.BaseURL != nil {
+		if err := s.checkBaseURL(ctx, *b.BaseURL); err != nil {
+			return nil, err
+		}
+	}
 	row, err := s.st.Hosts().Modify(ctx, c.actor, req.ID, func(r *store.Host) error {
 		set(&r.Slug, b.Slug)
 		set(&r.Name, b.Name)

@@ -89,10 +89,11 @@ func (s *Server) Check(ctx context.Context, method, path string, body any) error
 // Problem is an error as a console page shows it: the status the API would
 // answer, its message, and a message per field at fault.
 type Problem struct {
-	Status  int
-	Code    string
-	Message string
-	Fields  map[string]string
+	Status     int
+	Code       string
+	Message    string
+	Fields     map[string]string
+	RetryAfter int // seconds; a page sends Retry-After when > 0 (database_unavailable)
 }
 
 // Explain maps an error of a strict method (or of Check) to the API's status
@@ -105,7 +106,7 @@ func Explain(method string, err error) Problem {
 			return Problem{Status: http.StatusInternalServerError, Code: codeInternal, Message: "internal error"}
 		}
 	}
-	p := Problem{Status: e.status, Code: e.code, Message: e.message, Fields: map[string]string{}}
+	p := Problem{Status: e.status, Code: e.code, Message: e.message, Fields: map[string]string{}, RetryAfter: e.retryAfter}
 	for _, d := range e.details {
 		if _, ok := p.Fields[d.Field]; !ok {
 			p.Fields[d.Field] = d.Message

@@ -3,6 +3,7 @@ package controlapi
 import (
 	"context"
 	"errors"
+	"net/mail"
 	"slices"
 	"strings"
 
@@ -54,6 +55,24 @@ func (s *Server) user(ctx context.Context, id uuid.UUID) (*caller, store.User, e
 	return c, u, err
 }
 
+// storedEmail is the one check of an e-mail address on write, and the
+// form stored: the bare address (RFC 5322, as net/mail reads it) — and only
+// one that reads back as itself, since every response, the console and
+// `relay export` parse it again. An address whose local part needs quotes
+// ("<img…>"@example.com, "a b"@example.com) is refused here rather than
+// stored in a form nothing can read back.
+func storedEmail(raw string) (string, error) {
+	m, err := mail.ParseAddress(strings.TrimSpace(raw))
+	if err != nil {
+		return "", invalid("email: not an e-mail address", "email")
+	}
+	again, err := mail.ParseAddress(m.Address)
+	if err != nil || again.Address != m.Address || again.Name != "" {
+		return "", invalid("email: an address whose local part needs quotes is not supported", "email")
+	}
+	return m.Address, nil
+}
+
 // CreateUser implements StrictServerInterface.
 func (s *Server) CreateUser(ctx context.Context, req gen.CreateUserRequestObject) (gen.CreateUserResponseObject, error) {
 	c, err := systemWrite(ctx)
@@ -61,7 +80,11 @@ func (s *Server) CreateUser(ctx context.Context, req gen.CreateUserRequestObject
 		return nil, err
 	}
 	b := req.Body
-	row := store.User{Email: strings.TrimSpace(string(b.Email)), Name: deref(b.Name, ""), Disabled: deref(b.Disabled, false)}
+	email, err := storedEmail(string(b.Email))
+	if err != nil {
+		return nil, err
+	}
+	row := store.User{Email: email, Name: deref(b.Name, ""), Disabled: deref(b.Disabled, false)}
 	if b.Password != nil {
 		h := hashPassword(*b.Password)
 		row.PasswordHash = &h
@@ -95,6 +118,12 @@ func (s *Server) UpdateUser(ctx context.Context, req gen.UpdateUserRequestObject
 			return nil, forbidden("users may change only their own name and password; the rest needs manage_system on system")
 		}
 	}
+	var email string
+	if b.Email != nil {
+		if email, err = storedEmail(string(*b.Email)); err != nil {
+			return nil, err
+		}
+	}
 	var hash *string
 	if b.Password != nil {
 		h := hashPassword(*b.Password)
@@ -106,7 +135,7 @@ func (s *Server) UpdateUser(ctx context.Context, req gen.UpdateUserRequestObject
 		var err error
 		row, err = tx.Users().Modify(ctx, c.actor, req.ID, func(r *store.User) error {
 			if b.Email != nil {
-				r.Email = strings.TrimSpace(string(*b.Email))
+				r.Email = email
 			}
 			set(&r.Name, b.Name)
 			set(&r.Disabled, b.Disabled)

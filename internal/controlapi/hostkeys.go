@@ -26,6 +26,9 @@ func (s *Server) sealSecret(value, ref *string, required bool) (*string, []byte,
 	case value != nil && ref != nil:
 		return nil, nil, exactlyOne("secret", "secret_ref")
 	case ref != nil:
+		if err := s.cfg.Box.CheckRef(*ref); err != nil {
+			return nil, nil, invalid("secret_ref: "+err.Error(), "secret_ref")
+		}
 		return ref, nil, nil
 	case value != nil:
 		sealed, err := s.cfg.Box.Seal(*value)

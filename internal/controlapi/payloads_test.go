@@ -115,7 +115,7 @@ func TestPayloads_TenantIsolation(t *testing.T) {
 			t.Errorf("audit row %d: %s %s, want delete %s", i, a.Action, a.ObjectID, want[i])
 		}
 	}
-	if audit[0].Actor != "user:"+admin.user.ID.String() || audit[2].Actor != controlapi.AdminActor {
+	if audit[0].Actor != "user:"+admin.user.ID.String() || audit[2].Actor != controlapi.AdminTokenActor(adminToken) {
 		t.Errorf("audit actors %q, %q", audit[0].Actor, audit[2].Actor)
 	}
 }

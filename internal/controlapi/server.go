@@ -27,6 +27,7 @@ import (
 	"github.com/getkin/kin-openapi/routers/legacy"
 	"github.com/google/uuid"
 
+	"github.com/relay-llm/relay/internal/egress"
 	"github.com/relay-llm/relay/internal/secret"
 	"github.com/relay-llm/relay/internal/store"
 	"github.com/relay-llm/relay/openapi/controlgen"
@@ -84,8 +85,18 @@ type Config struct {
 	Store      *store.Store
 	Box        *secret.Box // seals host key values; without a master key only env: references work
 	AdminToken string      // RELAY_ADMIN_TOKEN; empty turns the admin bearer off
-	Logger     *slog.Logger
-	Now        func() time.Time // nil: time.Now
+	// AdminTokenExpires (RELAY_ADMIN_TOKEN_EXPIRES) ends AdminToken; zero: never.
+	AdminTokenExpires time.Time
+	// AdminTokenFile (RELAY_ADMIN_TOKEN_FILE) holds the admin token instead
+	// of AdminToken, re-read when it changes; the token it held before is
+	// accepted for AdminTokenGrace more (0: 10 minutes).
+	AdminTokenFile  string
+	AdminTokenGrace time.Duration
+	// Egress refuses base URLs at Relay's own listeners, metadata addresses
+	// and what RELAY_UPSTREAM_ALLOW leaves out; nil: egress.New(nil).
+	Egress *egress.Guard
+	Logger *slog.Logger
+	Now    func() time.Time // nil: time.Now
 
 	Snapshot      Snapshot              // nil: status reports version 0 and reload is 501
 	Breakers      func() []BreakerState // nil: no breakers
@@ -129,6 +140,7 @@ type Server struct {
 	logins    *loginThrottle
 	passwords *passwordChecker
 	origins   *http.CrossOriginProtection // CheckOrigin
+	admin     *adminTokens
 }
 
 var _ controlgen.StrictServerInterface = (*Server)(nil)
@@ -180,6 +192,12 @@ func newServer(cfg Config) (*Server, error) {
 	if cfg.LoginWait <= 0 {
 		cfg.LoginWait = 2 * time.Second
 	}
+	if cfg.Egress == nil {
+		cfg.Egress, _ = egress.New(nil) // an empty list cannot fail
+	}
+	if cfg.AdminTokenGrace <= 0 {
+		cfg.AdminTokenGrace = 10 * time.Minute
+	}
 	doc, err := loadSpec()
 	if err != nil {
 		return nil, fmt.Errorf("controlapi: load spec: %w", err)
@@ -198,6 +216,7 @@ func newServer(cfg Config) (*Server, error) {
 		logins:    newLoginThrottle(cfg.LoginAttempts, cfg.LoginWindow),
 		passwords: newPasswordChecker(cfg.LoginHashes, cfg.LoginWait),
 		origins:   http.NewCrossOriginProtection(),
+		admin:     newAdminTokens(cfg.AdminToken, cfg.AdminTokenExpires, cfg.AdminTokenFile, cfg.AdminTokenGrace),
 	}
 	s.api = controlgen.HandlerWithOptions(
 		controlgen.NewStrictHandlerWithOptions(s, nil, controlgen.StrictHTTPServerOptions{

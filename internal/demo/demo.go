@@ -104,7 +104,7 @@ func Seed(ctx context.Context, st *store.Store, box *secret.Box, opts Options) (
 		for i, v := range []string{"sk-mock-demo-1", "sk-mock-demo-2"} {
 			sealed, err := box.Seal(v)
 			if errors.Is(err, secret.ErrNoMasterKey) {
-				ref := "env:RELAY_DEMO_MOCK_KEY"
+				ref := "env:RELAY_SECRET_DEMO_MOCK_KEY"
 				_, err = tx.HostKeys().Create(ctx, actor, store.HostKey{HostID: mock.ID, Slug: fmt.Sprintf("mock-key-%d", i+1), SecretRef: &ref, Position: int32(i), Enabled: true})
 				if err != nil {
 					return err

@@ -23,6 +23,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/relay-llm/relay/internal/egress"
 	"github.com/relay-llm/relay/internal/keypool"
 	"github.com/relay-llm/relay/internal/routing"
 	"github.com/relay-llm/relay/internal/snapshot"
@@ -83,6 +84,9 @@ type Config struct {
 	// Transport carries upstream requests; nil: NewTransport(). Per-host
 	// connect timeouts need a transport from NewTransport.
 	Transport http.RoundTripper
+	// Egress is the rule the default transport's dialer keeps (Relay's own
+	// listeners, metadata addresses, RELAY_UPSTREAM_ALLOW); nil: none.
+	Egress *egress.Guard
 	// MaxBodyBytes caps a request body (413 above); 0: 32 MiB.
 	MaxBodyBytes int64
 	// KeepAlive is how long a stream may stay silent before Relay sends
@@ -171,7 +175,7 @@ func New(cfg Config) *Handler {
 		h.now = time.Now
 	}
 	if h.transport == nil {
-		h.transport = NewTransport()
+		h.transport = NewGuardedTransport(cfg.Egress)
 	}
 	if h.maxBody <= 0 {
 		h.maxBody = DefaultMaxBodyBytes

@@ -4,8 +4,12 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
+	"syscall"
 	"time"
+
+	"github.com/relay-llm/relay/internal/egress"
 )
 
 // Transport carries Relay's upstream requests. Plain-HTTP upstreams (a
@@ -20,14 +24,22 @@ type Transport struct {
 	// A proxy is set for plain HTTP (HTTP_PROXY): ask net/http per request.
 	httpProxy bool
 	dialer    *net.Dialer
+	guard     *egress.Guard // nil: dial anything
 }
 
 // NewTransport returns the transport Relay shares across every upstream
 // request: keep-alives with room for 256 concurrent callers per host, no
 // transparent compression (bytes pass through as sent), and a dialer that
 // honours each host's connect timeout.
-func NewTransport() *Transport {
+func NewTransport() *Transport { return NewGuardedTransport(nil) }
+
+// NewGuardedTransport is NewTransport whose dialer refuses the addresses g
+// refuses (Relay's own listeners, metadata addresses, what
+// RELAY_UPSTREAM_ALLOW leaves out), checked on the address actually
+// dialed, after DNS; a nil g refuses nothing.
+func NewGuardedTransport(g *egress.Guard) *Transport {
 	t := &Transport{
+		guard:     g,
 		dialer:    &net.Dialer{KeepAlive: 30 * time.Second},
 		httpProxy: os.Getenv("HTTP_PROXY") != "" || os.Getenv("http_proxy") != "",
 	}
@@ -71,7 +83,29 @@ func (t *Transport) DialContext(ctx context.Context, network, addr string) (net.
 		ctx, cancel = context.WithTimeout(ctx, d)
 		defer cancel()
 	}
-	return t.dialer.DialContext(ctx, network, addr)
+	if t.guard == nil {
+		return t.dialer.DialContext(ctx, network, addr)
+	}
+	// The name is checked before the look-up, each address it resolves to
+	// just before the connect: a name that resolves to Relay's own
+	// listener is refused, whatever it is called.
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	listed, err := t.guard.CheckName(host)
+	if err != nil {
+		return nil, err
+	}
+	d := *t.dialer
+	d.ControlContext = func(_ context.Context, _, address string, _ syscall.RawConn) error {
+		ap, err := netip.ParseAddrPort(address)
+		if err != nil {
+			return err
+		}
+		return t.guard.CheckAddr(ap, listed)
+	}
+	return d.DialContext(ctx, network, addr)
 }
 
 // CloseIdleConnections closes the kept-alive connections of both clients.

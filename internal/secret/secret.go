@@ -23,6 +23,22 @@ var ErrNoMasterKey = errors.New("no master key configured")
 type Box struct {
 	aead     cipher.AEAD   // nil without a master key
 	previous []cipher.AEAD // older master keys, tried by Open after aead (key rotation)
+	refs     EnvRefs       // which variables env: references may name
+}
+
+// WithEnvRefs returns a copy of b that resolves and accepts only the
+// env: references r allows.
+func (b *Box) WithEnvRefs(r EnvRefs) *Box {
+	c := *b
+	c.refs = r
+	return &c
+}
+
+// CheckRef returns nil when a host key may be stored with the reference
+// ref; otherwise an error that names the variable and why not.
+func (b *Box) CheckRef(ref string) error {
+	_, err := b.refs.ParseRef(ref)
+	return err
 }
 
 // NewBox makes a Box from a 32-byte key; a nil key makes a Box that can only
@@ -117,12 +133,14 @@ func (b *Box) Open(sealed []byte) (string, error) {
 
 // Resolve returns the plaintext of a host key stored either as an "env:NAME"
 // reference (looked up with getenv) or as a sealed value. Errors name the
-// variable or the cause, never the value.
+// variable or the cause, never the value. A reference the rule refuses
+// (one stored before the rule, or before the operator narrowed it) is not
+// looked up at all.
 func (b *Box) Resolve(ref *string, sealed []byte, getenv func(string) string) (string, error) {
 	if ref != nil {
-		name, ok := strings.CutPrefix(*ref, "env:")
-		if !ok || name == "" {
-			return "", fmt.Errorf("secret reference %q is not env:NAME", *ref)
+		name, err := b.refs.ParseRef(*ref)
+		if err != nil {
+			return "", err
 		}
 		v := getenv(name)
 		if v == "" {
