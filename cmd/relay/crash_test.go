@@ -37,8 +37,8 @@ func TestServe_SIGKILLLosesNoAnsweredUsage(t *testing.T) {
 		"RELAY_MASTER_KEY=" + secret.NewKey(),
 		"RELAY_ADMIN_TOKEN=" + e2eAdminToken,
 		"RELAY_DATA_DIR=" + dataDir, // after startRelay's own: this one wins
-		"MULTIPOD_GOOD_KEY=" + multipodGoodKey,
-		"MULTIPOD_REFUSED_KEY=" + multipodRefusedKey,
+		"RELAY_SECRET_MULTIPOD_GOOD_KEY=" + multipodGoodKey,
+		"RELAY_SECRET_MULTIPOD_REFUSED_KEY=" + multipodRefusedKey,
 	}}
 	victim := c.start()
 	c.apply(fmt.Sprintf(multipodCatalog, ts.URL, multipodOutputPrice, multipodBudget))
