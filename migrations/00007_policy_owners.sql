@@ -77,8 +77,6 @@ BEGIN
 END;
 $$;
 -- +goose StatementEnd
-CREATE TRIGGER policies_owner_fixed BEFORE UPDATE OF team_id ON policies
-    FOR EACH ROW EXECUTE FUNCTION relay_policy_owner_fixed();
 
 -- Existing policies get an owner by where they are used: by relay keys,
 -- service accounts and policy bindings of exactly one team → that team (and
@@ -134,6 +132,10 @@ BEGIN
 END;
 $$;
 -- +goose StatementEnd
+
+-- Made after the owners above were set.
+CREATE TRIGGER policies_owner_fixed BEFORE UPDATE OF team_id ON policies
+    FOR EACH ROW EXECUTE FUNCTION relay_policy_owner_fixed();
 
 -- +goose Down
 DROP TRIGGER policies_owner_fixed ON policies;
