@@ -650,9 +650,11 @@ func (s *HostKeySpec) check() error {
 
 // PolicySpec is a policy with its grants: the models it grants (by name),
 // the host keys its requests may spend ("host/slug") and its per-model rate
-// limits.
+// limits. Team is the owning team's slug ("" for a system policy); it is set
+// when the policy is made and never changes.
 type PolicySpec struct {
 	Slug               string           `yaml:"slug" cfg:"key"`
+	Team               string           `yaml:"team,omitempty"`
 	Name               string           `yaml:"name"`
 	AllModels          bool             `yaml:"all_models"`
 	AllHostKeys        bool             `yaml:"all_host_keys"`
@@ -690,6 +692,9 @@ func (s *PolicySpec) normalize() {
 }
 func (s *PolicySpec) refs() []ref {
 	var r []ref
+	if s.Team != "" {
+		r = append(r, ref{field: "team", kind: KindTeam, key: s.Team, cascade: true})
+	}
 	if s.RateLimit != "" {
 		r = append(r, ref{field: "rate_limit", kind: KindRateLimit, key: s.RateLimit})
 	}

@@ -191,6 +191,9 @@ func NewPlan(ctx context.Context, c *client.ClientWithResponses, docs []Document
 				p.Steps = append(p.Steps, Step{Action: ActionCreate, Kind: k, Name: o.name(), Source: o.src, want: o})
 				continue
 			}
+			if ps, ok := o.spec.(*PolicySpec); ok && ps.Team != have.spec.(*PolicySpec).Team {
+				return nil, docError(o, fmt.Errorf("team: the owner of a policy never changes (Relay has %q); make a policy with another slug", have.spec.(*PolicySpec).Team))
+			}
 			if changes := diff(o, have); len(changes) > 0 {
 				p.Steps = append(p.Steps, Step{Action: ActionUpdate, Kind: k, Name: o.name(), Source: o.src, Changes: changes, want: o, have: have})
 			}

@@ -466,7 +466,7 @@ func buildState(snap *snapshot) (*state, error) {
 	for _, p := range snap.policies {
 		policies[p.ID] = p.Slug
 		s := &PolicySpec{
-			Slug: p.Slug, Name: p.Name, AllModels: p.AllModels, AllHostKeys: p.AllHostKeys,
+			Slug: p.Slug, Team: must(teams.ofPtr("team", p.TeamID)), Name: p.Name, AllModels: p.AllModels, AllHostKeys: p.AllHostKeys,
 			KeyStrategy: string(p.KeyStrategy), RateLimit: must(rateLimits.ofPtr("rate limit", p.RateLimitID)),
 			MaxWaitMs: p.MaxWaitMs, Priority: p.Priority, MaxAttempts: p.MaxAttempts,
 			LimiterFailureMode: string(p.LimiterFailureMode),
