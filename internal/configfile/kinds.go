@@ -91,6 +91,9 @@ type ref struct {
 	// cascade: deleting the target deletes the referring object too (the
 	// schema's ON DELETE CASCADE), which a plan shows.
 	cascade bool
+	// restrict: Relay refuses to delete the target while this object names
+	// it (ON DELETE RESTRICT), which a plan foresees.
+	restrict bool
 }
 
 // newSpec returns an empty spec of kind k with every field at its default.
@@ -201,7 +204,9 @@ type ProjectSpec struct {
 }
 
 func (s *ProjectSpec) key() string { return s.Team + "/" + s.Slug }
-func (s *ProjectSpec) refs() []ref { return []ref{{field: "team", kind: KindTeam, key: s.Team}} }
+func (s *ProjectSpec) refs() []ref {
+	return []ref{{field: "team", kind: KindTeam, key: s.Team, restrict: true}}
+}
 func (s *ProjectSpec) normalize()  {}
 func (s *ProjectSpec) check() error {
 	if s.Team == "" || s.Slug == "" {
@@ -223,7 +228,7 @@ func (s *ServiceAccountSpec) normalize()  {}
 func (s *ServiceAccountSpec) refs() []ref {
 	r := []ref{{field: "project", kind: KindProject, key: s.Project, cascade: true}}
 	if s.Policy != "" {
-		r = append(r, ref{field: "policy", kind: KindPolicy, key: s.Policy})
+		r = append(r, ref{field: "policy", kind: KindPolicy, key: s.Policy, restrict: true})
 	}
 	return r
 }

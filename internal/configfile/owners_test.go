@@ -46,3 +46,33 @@ spec: {slug: shared-default}
 		t.Error("plan making a team's policy a system one succeeded")
 	}
 }
+
+// TestPlan_PruneForeseesRefusals: a dry run that says it will delete a team
+// whose projects it keeps (Relay answers the real delete 409) is a refusal at
+// plan time, and so is a policy a kept service account names; when the plan
+// deletes those too, the delete goes through.
+func TestPlan_PruneForeseesRefusals(t *testing.T) {
+	t.Parallel()
+	srv := configfiletest.New(t)
+	apply(t, srv, parse(t, `
+kind: Team
+spec: {slug: keep}
+---
+kind: Team
+spec: {slug: doomed}
+---
+kind: Project
+spec: {team: doomed, slug: web}
+`), configfile.Options{})
+	onlyKeep := parse(t, "kind: Team\nspec: {slug: keep}\n")
+	_, err := configfile.NewPlan(t.Context(), srv.Client, onlyKeep, configfile.Options{Prune: true}) // a dry run is this plan, printed
+	if err == nil || !strings.Contains(err.Error(), "--prune would delete Team doomed, but Project doomed/web (which this apply keeps) names it in team") {
+		t.Fatalf("dry run deleting a team with kept projects: err = %v", err)
+	}
+	// With projects in the files too, prune deletes the project first and then the team.
+	both := parse(t, "kind: Team\nspec: {slug: keep}\n---\nkind: Project\nspec: {team: keep, slug: api}\n")
+	p := apply(t, srv, both, configfile.Options{Prune: true})
+	if _, _, deleted := p.Counts(); deleted != 2 {
+		t.Errorf("deleted %d objects, want the project and the team\n%s", deleted, printed(t, p))
+	}
+}
