@@ -76,3 +76,29 @@ spec: {team: doomed, slug: web}
 		t.Errorf("deleted %d objects, want the project and the team\n%s", deleted, printed(t, p))
 	}
 }
+
+// TestLoad_CapsTheInput: past MaxDocuments documents or MaxInputBytes bytes
+// over the files of one apply, the input is refused before any of it is
+// planned.
+func TestLoad_CapsTheInput(t *testing.T) {
+	t.Parallel()
+	doc := "kind: Team\nspec: {slug: t}\n---\n"
+	tests := []struct {
+		name, input, want string
+	}{
+		{"too many documents", strings.Repeat("---\nkind: Team\nspec: {slug: t}\n", configfile.MaxDocuments+1), "more than 50000 documents"},
+		{"too many bytes", doc + "# " + strings.Repeat("x", configfile.MaxInputBytes) + "\n", "larger than 16777216 bytes"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := configfile.Load([]string{"-"}, strings.NewReader(tc.input))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("err = %v, want %q", err, tc.want)
+			}
+		})
+	}
+	if docs, err := configfile.Load([]string{"-"}, strings.NewReader(doc)); err != nil || len(docs) != 1 {
+		t.Errorf("a small input: %d documents, %v", len(docs), err)
+	}
+}
