@@ -207,7 +207,7 @@ func (s *ProjectSpec) key() string { return s.Team + "/" + s.Slug }
 func (s *ProjectSpec) refs() []ref {
 	return []ref{{field: "team", kind: KindTeam, key: s.Team, restrict: true}}
 }
-func (s *ProjectSpec) normalize()  {}
+func (s *ProjectSpec) normalize() {}
 func (s *ProjectSpec) check() error {
 	if s.Team == "" || s.Slug == "" {
 		return required("team", "slug")
@@ -632,12 +632,17 @@ type HostKeySpec struct {
 	TierRateLimit string `yaml:"tier_rate_limit"`
 	Position      int32  `yaml:"position"`
 	Enabled       bool   `yaml:"enabled"`
+	// SharedWith are the teams (slugs) whose own policies may list the key.
+	SharedWith []string `yaml:"shared_with,omitempty" cfg:"set"`
 }
 
 func (s *HostKeySpec) key() string { return s.Host + "/" + s.Slug }
-func (s *HostKeySpec) normalize()  {}
+func (s *HostKeySpec) normalize()  { s.SharedWith = sortedSet(s.SharedWith) }
 func (s *HostKeySpec) refs() []ref {
 	r := []ref{{field: "host", kind: KindHost, key: s.Host, cascade: true}}
+	for _, t := range s.SharedWith {
+		r = append(r, ref{field: "shared_with", kind: KindTeam, key: t})
+	}
 	if s.TierRateLimit != "" {
 		r = append(r, ref{field: "tier_rate_limit", kind: KindRateLimit, key: s.TierRateLimit})
 	}
@@ -676,6 +681,7 @@ type PolicySpec struct {
 	BudgetFallback     bool             `yaml:"budget_fallback"`
 	Models             []string         `yaml:"models" cfg:"set"`
 	HostKeys           []string         `yaml:"host_keys" cfg:"set"`
+	SharedWith         []string         `yaml:"shared_with,omitempty" cfg:"set"` // teams whose admins may attach a system policy
 	ModelRateLimits    []ModelRateLimit `yaml:"model_rate_limits"`
 }
 
@@ -690,6 +696,7 @@ func (s *PolicySpec) key() string { return s.Slug }
 func (s *PolicySpec) normalize() {
 	s.Models = sortedSet(s.Models)
 	s.HostKeys = sortedSet(s.HostKeys)
+	s.SharedWith = sortedSet(s.SharedWith)
 	slices.SortFunc(s.ModelRateLimits, func(a, b ModelRateLimit) int { return strings.Compare(a.Model, b.Model) })
 	if len(s.ModelRateLimits) == 0 {
 		s.ModelRateLimits = nil
@@ -699,6 +706,12 @@ func (s *PolicySpec) refs() []ref {
 	var r []ref
 	if s.Team != "" {
 		r = append(r, ref{field: "team", kind: KindTeam, key: s.Team, cascade: true})
+	}
+	for _, t := range s.SharedWith {
+		r = append(r, ref{field: "shared_with", kind: KindTeam, key: t})
+	}
+	for _, t := range s.SharedWith {
+		r = append(r, ref{field: "shared_with", kind: KindTeam, key: t})
 	}
 	if s.RateLimit != "" {
 		r = append(r, ref{field: "rate_limit", kind: KindRateLimit, key: s.RateLimit})

@@ -102,3 +102,51 @@ func TestLoad_CapsTheInput(t *testing.T) {
 		t.Errorf("a small input: %d documents, %v", len(docs), err)
 	}
 }
+
+// TestApply_SharesRoundTrip: a host key's and a system policy's shared_with
+// are applied, exported, converge, and a removed team is unshared — the host
+// key leaving the team's own policy with it.
+func TestApply_SharesRoundTrip(t *testing.T) {
+	t.Parallel()
+	srv := configfiletest.New(t)
+	base := `
+kind: Team
+spec: {slug: platform}
+---
+kind: Team
+spec: {slug: research}
+---
+kind: Host
+spec: {slug: openai, provider: openai, base_url: https://api.openai.com/v1}
+---
+kind: HostKey
+spec: {host: openai, slug: main, secret_ref: "env:OPENAI_API_KEY", shared_with: [platform, research]}
+---
+kind: Policy
+spec: {slug: platform-own, team: platform, host_keys: [openai/main]}
+---
+kind: Policy
+spec: {slug: everyone, shared_with: [research, platform]}
+`
+	docs := parse(t, base)
+	apply(t, srv, docs, configfile.Options{})
+	out := export(t, srv)
+	for _, want := range []string{"shared_with:\n    - platform\n    - research\n"} {
+		if strings.Count(out, want) != 2 {
+			t.Errorf("export should carry both shares lists %q:\n%s", want, out)
+		}
+	}
+	if second := plan(t, srv, docs, configfile.Options{}); !second.Empty() {
+		t.Errorf("second plan is not empty:\n%s", printed(t, second))
+	}
+	fewer := strings.ReplaceAll(base, "shared_with: [platform, research]", "shared_with: [research]")
+	fewer = strings.ReplaceAll(fewer, "shared_with: [research, platform]", "shared_with: [research]")
+	fewer = strings.ReplaceAll(fewer, "host_keys: [openai/main]", "host_keys: []")
+	apply(t, srv, parse(t, fewer), configfile.Options{})
+	if third := plan(t, srv, parse(t, fewer), configfile.Options{}); !third.Empty() {
+		t.Errorf("plan after unsharing is not empty:\n%s", printed(t, third))
+	}
+	if out := export(t, srv); strings.Contains(out, "- platform\n") {
+		t.Errorf("export still shares with platform:\n%s", out)
+	}
+}
