@@ -206,7 +206,7 @@ type accountingOp struct {
 
 func accountingOps(t *testing.T) []accountingOp {
 	t.Helper()
-	doc, err := controlgen.GetSwagger()
+	doc, err := controlgen.GetSpec()
 	if err != nil {
 		t.Fatal(err)
 	}
