@@ -9,6 +9,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/relay-llm/relay/internal/controlapi"
+	"github.com/relay-llm/relay/internal/rbac"
 	gen "github.com/relay-llm/relay/openapi/controlgen"
 	relaynull "github.com/relay-llm/relay/openapi/nullable"
 )
@@ -17,8 +19,14 @@ import (
 // checklists; a save writes the policy, then adds and removes grants to
 // match the lists (each grant is its own audited write, as in the API).
 
+// managePolicies: system admins write every policy, team admins their
+// team's (the API decides row by row, as for every write).
+func managePolicies(p *controlapi.Principal) bool {
+	return manageSystem(p) || p.CanAnywhere(rbac.ManageTeam)
+}
+
 func (h *Handler) policyKind() *kind {
-	k := &kind{slug: "policies", search: "slug or name", title: "Policies", one: "policy", write: manageSystem,
+	k := &kind{slug: "policies", search: "slug or name", title: "Policies", one: "policy", write: managePolicies,
 		columns: []column{{Title: "Slug"}, {Title: "Name"}, {Title: "Owner"}, {Title: "Models"}, {Title: "Host keys"}, {Title: "Max wait", Num: true}, {Title: "Priority", Num: true}}}
 	k.list = func(p *page, term string, limit int32, cursor *string) ([]row, *string, error) {
 		var l gen.ListPolicies200JSONResponse
