@@ -23,6 +23,7 @@ LIMIT sqlc.arg('limit')::int;
 SELECT * FROM policies
 WHERE id > sqlc.arg(after)::uuid
   AND (slug ILIKE sqlc.arg(pattern)::text OR name ILIKE sqlc.arg(pattern)::text)
+  AND (sqlc.arg(all_teams)::bool OR team_id IS NULL OR team_id = ANY(sqlc.arg(team_ids)::uuid[]))
 ORDER BY id
 LIMIT sqlc.arg('limit')::int;
 

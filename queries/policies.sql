@@ -15,12 +15,13 @@ SELECT * FROM policies WHERE id = $1 FOR UPDATE;
 INSERT INTO policies (
     slug, name, all_models, all_host_keys, key_strategy, rate_limit_id,
     max_wait_ms, priority, max_attempts, limiter_failure_mode,
-    capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback
+    capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id
 ) VALUES (
     sqlc.arg(slug), sqlc.arg(name), sqlc.arg(all_models), sqlc.arg(all_host_keys), sqlc.arg(key_strategy),
     sqlc.narg(rate_limit_id), sqlc.arg(max_wait_ms), sqlc.arg(priority), sqlc.arg(max_attempts),
     sqlc.arg(limiter_failure_mode), sqlc.arg(capture_payloads), sqlc.arg(capture_max_bytes),
-    sqlc.arg(route_strategy), coalesce(nullif(sqlc.arg(affinity)::text, ''), 'key'), sqlc.arg(budget_fallback)
+    sqlc.arg(route_strategy), coalesce(nullif(sqlc.arg(affinity)::text, ''), 'key'), sqlc.arg(budget_fallback),
+    sqlc.narg(team_id)
 )
 RETURNING *;
 
@@ -39,5 +40,15 @@ DELETE FROM policies WHERE id = $1;
 -- name: ListPoliciesPage :many
 SELECT * FROM policies
 WHERE id > sqlc.arg(after)::uuid
+ORDER BY id
+LIMIT sqlc.arg('limit')::int;
+
+-- ListPoliciesVisiblePage is a page of the policies a caller may read: every
+-- system policy, and the policies of the teams listed (all of them when all).
+-- name: ListPoliciesVisiblePage :many
+SELECT * FROM policies
+WHERE id > sqlc.arg(after)::uuid
+  AND (sqlc.arg(all_teams)::bool OR team_id IS NULL OR team_id = ANY(sqlc.arg(team_ids)::uuid[]))
+  AND (sqlc.narg(team_id)::uuid IS NULL OR team_id = sqlc.narg(team_id))
 ORDER BY id
 LIMIT sqlc.arg('limit')::int;

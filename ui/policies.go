@@ -9,6 +9,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/relay-llm/relay/internal/controlapi"
+	"github.com/relay-llm/relay/internal/rbac"
 	gen "github.com/relay-llm/relay/openapi/controlgen"
 	relaynull "github.com/relay-llm/relay/openapi/nullable"
 )
@@ -17,9 +19,15 @@ import (
 // checklists; a save writes the policy, then adds and removes grants to
 // match the lists (each grant is its own audited write, as in the API).
 
+// managePolicies: system admins write every policy, team admins their
+// team's (the API decides row by row, as for every write).
+func managePolicies(p *controlapi.Principal) bool {
+	return manageSystem(p) || p.CanAnywhere(rbac.ManageTeam)
+}
+
 func (h *Handler) policyKind() *kind {
-	k := &kind{slug: "policies", search: "slug or name", title: "Policies", one: "policy", write: manageSystem,
-		columns: []column{{Title: "Slug"}, {Title: "Name"}, {Title: "Models"}, {Title: "Host keys"}, {Title: "Max wait", Num: true}, {Title: "Priority", Num: true}}}
+	k := &kind{slug: "policies", search: "slug or name", title: "Policies", one: "policy", write: managePolicies,
+		columns: []column{{Title: "Slug"}, {Title: "Name"}, {Title: "Owner"}, {Title: "Models"}, {Title: "Host keys"}, {Title: "Max wait", Num: true}, {Title: "Priority", Num: true}}}
 	k.list = func(p *page, term string, limit int32, cursor *string) ([]row, *string, error) {
 		var l gen.ListPolicies200JSONResponse
 		if term != "" {
@@ -35,35 +43,48 @@ func (h *Handler) policyKind() *kind {
 			}
 			l = resp.(gen.ListPolicies200JSONResponse)
 		}
+		teams := map[string]string{}
+		for _, o := range h.teamOptions(p) {
+			teams[o.Value] = o.Label
+		}
 		rows := make([]row, len(l.Items))
 		for i, x := range l.Items {
-			rows[i] = row{ID: x.ID.String(), Cells: []cell{{Text: x.Slug, Mono: true}, {Text: x.Name}, {Text: allOr(x.AllModels)}, {Text: allOr(x.AllHostKeys)},
+			owner := "System"
+			if x.TeamID != nil {
+				owner = "Team " + teams[x.TeamID.String()]
+			}
+			rows[i] = row{ID: x.ID.String(), Cells: []cell{{Text: x.Slug, Mono: true}, {Text: x.Name}, {Text: owner}, {Text: allOr(x.AllModels)}, {Text: allOr(x.AllHostKeys)},
 				{Text: strconv.Itoa(int(x.MaxWaitMs)) + " ms", Num: true}, {Text: strconv.Itoa(int(x.Priority)), Num: true}}}
 		}
 		return rows, l.NextCursor, nil
 	}
-	k.fields = func(p *page, v *vals, _ bool) ([]field, error) {
-		return []field{
-			{Name: "slug", Label: "Slug", Kind: "text", Value: v.str("slug"), Required: true},
+	k.fields = func(p *page, v *vals, editing bool) ([]field, error) {
+		owner := withHelp(selectOf("team_id", "Owner", v.str("team_id"), withNone("The system", h.teamOptions(p))),
+			"A team's policy is usable only in its projects and lists only host keys shared with the team; a system policy is attached by system admins or by the teams it is shared with. The owner never changes.")
+		fs := []field{{Name: "slug", Label: "Slug", Kind: "text", Value: v.str("slug"), Required: true}}
+		if !editing { // chosen once: the owner never changes
+			fs = append(fs, owner)
+		}
+		return append(fs,
 			text("name", "Name", v.str("name")),
 			checkbox("all_models", "Grant every model", v.on("all_models")),
 			checklist("models", "Models", v.Values["models"], h.modelOptions(p)),
 			checkbox("all_host_keys", "May spend every host key", v.on("all_host_keys")),
 			checklist("host_keys", "Host keys", v.Values["host_keys"], h.hostKeyOptions(p)),
 			selectOf("rate_limit_id", "Rate limit", v.str("rate_limit_id"), withNone("None", h.rateLimitOptions(p))),
-			{Name: "max_wait_ms", Label: "Pacing: longest wait (ms)", Kind: "number", Value: v.str("max_wait_ms"), Help: "How long a request may wait for budget before a 429."},
+			field{Name: "max_wait_ms", Label: "Pacing: longest wait (ms)", Kind: "number", Value: v.str("max_wait_ms"), Help: "How long a request may wait for budget before a 429."},
 			number("priority", "Priority", v.str("priority")),
 			selectOf("route_strategy", "Routing strategy", v.str("route_strategy"),
 				append([]option{{Value: "", Label: "Each model's own"}}, enumOptions("priority", "weighted", "cost", "latency", "least_busy")...)),
 			withHelp(selectOf("affinity", "Prompt-cache affinity", v.str("affinity"), enumOptions("key", "binding", "off")),
 				"key keeps a session on one host key; binding also on one binding; off spreads requests."),
 			checkbox("budget_fallback", "When a budget refuses, use the model's fallbacks", v.on("budget_fallback")),
-		}, nil
+		), nil
 	}
 	k.create = func(p *page, v *vals) error {
 		b := models.PolicyCreate{Slug: v.str("slug"), Name: v.optStr("name"), AllModels: v.onPtr("all_models"), AllHostKeys: v.onPtr("all_host_keys"),
 			RateLimitID: v.optID("rate_limit_id"), MaxWaitMs: v.optInt32("max_wait_ms"), Priority: v.optInt32("priority"),
-			RouteStrategy: routeStrategy(v), Affinity: affinity(v), BudgetFallback: v.onPtr("budget_fallback")}
+			RouteStrategy: routeStrategy(v), Affinity: affinity(v), BudgetFallback: v.onPtr("budget_fallback"), TeamID: v.optID("team_id")}
 		models, keys := v.ids("models"), v.ids("host_keys")
 		if err := v.err(); err != nil {
 			return err
@@ -88,7 +109,7 @@ func (h *Handler) policyKind() *kind {
 		if err != nil {
 			return nil, err
 		}
-		v := url.Values{"slug": {x.Slug}, "name": {x.Name}, "all_models": {onOff(x.AllModels)}, "all_host_keys": {onOff(x.AllHostKeys)},
+		v := url.Values{"slug": {x.Slug}, "team_id": {idStr(x.TeamID)}, "name": {x.Name}, "all_models": {onOff(x.AllModels)}, "all_host_keys": {onOff(x.AllHostKeys)},
 			"rate_limit_id": {idStr(x.RateLimitID)}, "max_wait_ms": {strconv.Itoa(int(x.MaxWaitMs))}, "priority": {strconv.Itoa(int(x.Priority))},
 			"route_strategy": {string(x.RouteStrategy)}, "affinity": {string(x.Affinity)}, "budget_fallback": {onOff(x.BudgetFallback)}}
 		for id := range models {

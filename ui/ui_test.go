@@ -541,6 +541,8 @@ func TestConsole_SearchKeepsReach(t *testing.T) {
 	b.apiCall("POST", "/api/role-bindings", map[string]any{"user_id": u["id"], "role": "developer", "project_id": mine["id"]})
 	b.apiCall("POST", "/api/relay-keys", map[string]any{"name": "shared-name-mine", "project_id": mine["id"], "user_id": u["id"]})
 	admin := b.apiCall("POST", "/api/users", map[string]any{"email": "root@example.com"})
+	// A user's relay key is for a user with a role in the project.
+	b.apiCall("POST", "/api/role-bindings", map[string]any{"user_id": admin["id"], "role": "developer", "project_id": theirs["id"]})
 	b.apiCall("POST", "/api/relay-keys", map[string]any{"name": "shared-name-theirs", "project_id": theirs["id"], "user_id": admin["id"]})
 	br := b.signedIn("dev@example.com")
 	// A project developer gets the overview of what it may read, without the pod's breakers.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -495,12 +496,49 @@ func (p *Plan) children(ctx context.Context, s spec, have *object, id uuid.UUID,
 		if have != nil {
 			return p.syncRules(ctx, id, s.Rules, have.rules)
 		}
+	case *HostKeySpec:
+		var old []string
+		if have != nil {
+			old = have.spec.(*HostKeySpec).SharedWith
+		}
+		return p.syncShares(ctx, "host key", s.SharedWith, old, ref,
+			func(team uuid.UUID) (int, []byte, error) {
+				r, err := p.c.ShareHostKeyWithResponse(ctx, id, team)
+				if err != nil {
+					return 0, nil, err
+				}
+				return r.StatusCode(), r.Body, nil
+			},
+			func(team uuid.UUID) (int, []byte, error) {
+				r, err := p.c.UnshareHostKeyWithResponse(ctx, id, team)
+				if err != nil {
+					return 0, nil, err
+				}
+				return r.StatusCode(), r.Body, nil
+			})
 	case *PolicySpec:
 		var old *PolicySpec
 		if have != nil {
 			old = have.spec.(*PolicySpec)
 		} else {
 			old = &PolicySpec{}
+		}
+		if err := p.syncShares(ctx, "policy", s.SharedWith, old.SharedWith, ref,
+			func(team uuid.UUID) (int, []byte, error) {
+				r, err := p.c.SharePolicyWithResponse(ctx, id, team)
+				if err != nil {
+					return 0, nil, err
+				}
+				return r.StatusCode(), r.Body, nil
+			},
+			func(team uuid.UUID) (int, []byte, error) {
+				r, err := p.c.UnsharePolicyWithResponse(ctx, id, team)
+				if err != nil {
+					return 0, nil, err
+				}
+				return r.StatusCode(), r.Body, nil
+			}); err != nil {
+			return err
 		}
 		return p.syncGrants(ctx, id, s, old, ref)
 	case *UserSpec:
@@ -531,6 +569,36 @@ func (p *Plan) children(ctx context.Context, s spec, have *object, id uuid.UUID,
 			if err := noContent(r.StatusCode(), r.Body); err != nil {
 				return fmt.Errorf("remove from group %s: %w", g, err)
 			}
+		}
+	}
+	return nil
+}
+
+// syncShares brings the teams a host key or system policy is shared with to
+// want: share answers 200, unshare 204.
+func (p *Plan) syncShares(_ context.Context, what string, want, have []string, ref resolver, share, unshare func(uuid.UUID) (int, []byte, error)) error {
+	for _, t := range want {
+		if slices.Contains(have, t) {
+			continue
+		}
+		status, body, err := share(ref(KindTeam, t))
+		if err != nil {
+			return err
+		}
+		if status != http.StatusOK {
+			return fmt.Errorf("share the %s with team %s: %w", what, t, apiError(status, body))
+		}
+	}
+	for _, t := range have {
+		if slices.Contains(want, t) {
+			continue
+		}
+		status, body, err := unshare(ref(KindTeam, t))
+		if err != nil {
+			return err
+		}
+		if err := noContent(status, body); err != nil {
+			return fmt.Errorf("take back the %s's share with team %s: %w", what, t, err)
 		}
 	}
 	return nil
@@ -631,6 +699,9 @@ func (p *Plan) syncGrants(ctx context.Context, policyID uuid.UUID, want, have *P
 		r, err := c.DeletePolicyHostKeyGrantWithResponse(ctx, policyID, ref(KindHostKey, k))
 		if err != nil {
 			return err
+		}
+		if r.StatusCode() == http.StatusNotFound {
+			continue // gone already: unsharing the host key from the team (earlier in this apply) took it out
 		}
 		if err := noContent(r.StatusCode(), r.Body); err != nil {
 			return fmt.Errorf("withdraw host key %s: %w", k, err)

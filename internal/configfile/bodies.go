@@ -77,7 +77,7 @@ func createBody(s spec, id resolver) (any, string) {
 			LimiterFailureMode: ptr(models.LimiterFailureMode(s.LimiterFailureMode)),
 			CapturePayloads:    &s.CapturePayloads, CaptureMaxBytes: &s.CaptureMaxBytes,
 			RouteStrategy: ptr(models.PolicyRouteStrategy(s.RouteStrategy)), Affinity: ptr(models.RouteAffinity(s.Affinity)),
-			BudgetFallback: &s.BudgetFallback,
+			BudgetFallback: &s.BudgetFallback, TeamID: id.opt(KindTeam, s.Team),
 		}, "PolicyCreate"
 	case *ServiceAccountSpec:
 		return models.ServiceAccountCreate{

@@ -66,34 +66,62 @@ func (e *DocError) Error() string {
 
 func (e *DocError) Unwrap() error { return e.Err }
 
+// The input caps: what one apply reads, over all its files, so a runaway
+// generator or a wrong path cannot make the CLI (and the control plane
+// behind it) work through an unbounded input.
+const (
+	MaxInputBytes = 16 << 20 // 16 MiB over all files
+	MaxDocuments  = 50000
+)
+
 // Load reads the documents of every path: a file, a directory (its *.yaml and
 // *.yml files, sorted by name, not recursive) or "-" for stdin. Documents
 // that are empty (a trailing `---`) are skipped.
 func Load(paths []string, stdin io.Reader) ([]Document, error) {
 	var docs []Document
+	total := 0
 	for _, p := range paths {
 		files, err := expand(p)
 		if err != nil {
 			return nil, err
 		}
 		for _, f := range files {
-			var data []byte
-			if f == "-" {
-				data, err = io.ReadAll(stdin)
-			} else {
-				data, err = os.ReadFile(f)
-			}
+			data, err := readCapped(f, stdin, MaxInputBytes-total)
 			if err != nil {
-				return nil, fmt.Errorf("read %s: %w", f, err)
+				return nil, err
 			}
+			total += len(data)
 			d, err := Parse(f, data)
 			if err != nil {
 				return nil, err
 			}
-			docs = append(docs, d...)
+			if docs = append(docs, d...); len(docs) > MaxDocuments {
+				return nil, fmt.Errorf("read %s: more than %d documents in one apply; split the files", f, MaxDocuments)
+			}
 		}
 	}
 	return docs, nil
+}
+
+// readCapped reads a file ("-": stdin) of at most left bytes.
+func readCapped(f string, stdin io.Reader, left int) ([]byte, error) {
+	r := stdin
+	if f != "-" {
+		fh, err := os.Open(f)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", f, err)
+		}
+		defer fh.Close()
+		r = fh
+	}
+	data, err := io.ReadAll(io.LimitReader(r, int64(left)+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", f, err)
+	}
+	if len(data) > left {
+		return nil, fmt.Errorf("read %s: the files of one apply are larger than %d bytes; split them", f, MaxInputBytes)
+	}
+	return data, nil
 }
 
 func expand(p string) ([]string, error) {
@@ -125,8 +153,12 @@ func expand(p string) ([]string, error) {
 	return files, nil
 }
 
-// Parse decodes the documents of one file; name is used in errors.
+// Parse decodes the documents of one file; name is used in errors. A file
+// past MaxInputBytes or MaxDocuments is refused.
 func Parse(name string, data []byte) ([]Document, error) {
+	if len(data) > MaxInputBytes {
+		return nil, fmt.Errorf("read %s: larger than %d bytes; split it", name, MaxInputBytes)
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var docs []Document
 	for i := 1; ; i++ {
@@ -141,6 +173,9 @@ func Parse(name string, data []byte) ([]Document, error) {
 		}
 		if len(n.Content) == 0 || n.Content[0].Tag == "!!null" {
 			continue
+		}
+		if len(docs) == MaxDocuments {
+			return nil, &DocError{Source: src, Err: fmt.Errorf("more than %d documents in one apply; split the files", MaxDocuments)}
 		}
 		d, err := decodeDocument(src, n.Content[0])
 		if err != nil {

@@ -91,6 +91,9 @@ type ref struct {
 	// cascade: deleting the target deletes the referring object too (the
 	// schema's ON DELETE CASCADE), which a plan shows.
 	cascade bool
+	// restrict: Relay refuses to delete the target while this object names
+	// it (ON DELETE RESTRICT), which a plan foresees.
+	restrict bool
 }
 
 // newSpec returns an empty spec of kind k with every field at its default.
@@ -201,8 +204,10 @@ type ProjectSpec struct {
 }
 
 func (s *ProjectSpec) key() string { return s.Team + "/" + s.Slug }
-func (s *ProjectSpec) refs() []ref { return []ref{{field: "team", kind: KindTeam, key: s.Team}} }
-func (s *ProjectSpec) normalize()  {}
+func (s *ProjectSpec) refs() []ref {
+	return []ref{{field: "team", kind: KindTeam, key: s.Team, restrict: true}}
+}
+func (s *ProjectSpec) normalize() {}
 func (s *ProjectSpec) check() error {
 	if s.Team == "" || s.Slug == "" {
 		return required("team", "slug")
@@ -223,7 +228,7 @@ func (s *ServiceAccountSpec) normalize()  {}
 func (s *ServiceAccountSpec) refs() []ref {
 	r := []ref{{field: "project", kind: KindProject, key: s.Project, cascade: true}}
 	if s.Policy != "" {
-		r = append(r, ref{field: "policy", kind: KindPolicy, key: s.Policy})
+		r = append(r, ref{field: "policy", kind: KindPolicy, key: s.Policy, restrict: true})
 	}
 	return r
 }
@@ -627,12 +632,17 @@ type HostKeySpec struct {
 	TierRateLimit string `yaml:"tier_rate_limit"`
 	Position      int32  `yaml:"position"`
 	Enabled       bool   `yaml:"enabled"`
+	// SharedWith are the teams (slugs) whose own policies may list the key.
+	SharedWith []string `yaml:"shared_with,omitempty" cfg:"set"`
 }
 
 func (s *HostKeySpec) key() string { return s.Host + "/" + s.Slug }
-func (s *HostKeySpec) normalize()  {}
+func (s *HostKeySpec) normalize()  { s.SharedWith = sortedSet(s.SharedWith) }
 func (s *HostKeySpec) refs() []ref {
 	r := []ref{{field: "host", kind: KindHost, key: s.Host, cascade: true}}
+	for _, t := range s.SharedWith {
+		r = append(r, ref{field: "shared_with", kind: KindTeam, key: t})
+	}
 	if s.TierRateLimit != "" {
 		r = append(r, ref{field: "tier_rate_limit", kind: KindRateLimit, key: s.TierRateLimit})
 	}
@@ -650,9 +660,11 @@ func (s *HostKeySpec) check() error {
 
 // PolicySpec is a policy with its grants: the models it grants (by name),
 // the host keys its requests may spend ("host/slug") and its per-model rate
-// limits.
+// limits. Team is the owning team's slug ("" for a system policy); it is set
+// when the policy is made and never changes.
 type PolicySpec struct {
 	Slug               string           `yaml:"slug" cfg:"key"`
+	Team               string           `yaml:"team,omitempty"`
 	Name               string           `yaml:"name"`
 	AllModels          bool             `yaml:"all_models"`
 	AllHostKeys        bool             `yaml:"all_host_keys"`
@@ -669,6 +681,7 @@ type PolicySpec struct {
 	BudgetFallback     bool             `yaml:"budget_fallback"`
 	Models             []string         `yaml:"models" cfg:"set"`
 	HostKeys           []string         `yaml:"host_keys" cfg:"set"`
+	SharedWith         []string         `yaml:"shared_with,omitempty" cfg:"set"` // teams whose admins may attach a system policy
 	ModelRateLimits    []ModelRateLimit `yaml:"model_rate_limits"`
 }
 
@@ -683,6 +696,7 @@ func (s *PolicySpec) key() string { return s.Slug }
 func (s *PolicySpec) normalize() {
 	s.Models = sortedSet(s.Models)
 	s.HostKeys = sortedSet(s.HostKeys)
+	s.SharedWith = sortedSet(s.SharedWith)
 	slices.SortFunc(s.ModelRateLimits, func(a, b ModelRateLimit) int { return strings.Compare(a.Model, b.Model) })
 	if len(s.ModelRateLimits) == 0 {
 		s.ModelRateLimits = nil
@@ -690,6 +704,15 @@ func (s *PolicySpec) normalize() {
 }
 func (s *PolicySpec) refs() []ref {
 	var r []ref
+	if s.Team != "" {
+		r = append(r, ref{field: "team", kind: KindTeam, key: s.Team, cascade: true})
+	}
+	for _, t := range s.SharedWith {
+		r = append(r, ref{field: "shared_with", kind: KindTeam, key: t})
+	}
+	for _, t := range s.SharedWith {
+		r = append(r, ref{field: "shared_with", kind: KindTeam, key: t})
+	}
 	if s.RateLimit != "" {
 		r = append(r, ref{field: "rate_limit", kind: KindRateLimit, key: s.RateLimit})
 	}

@@ -191,6 +191,9 @@ func NewPlan(ctx context.Context, c *client.ClientWithResponses, docs []Document
 				p.Steps = append(p.Steps, Step{Action: ActionCreate, Kind: k, Name: o.name(), Source: o.src, want: o})
 				continue
 			}
+			if ps, ok := o.spec.(*PolicySpec); ok && ps.Team != have.spec.(*PolicySpec).Team {
+				return nil, docError(o, fmt.Errorf("team: the owner of a policy never changes (Relay has %q); make a policy with another slug", have.spec.(*PolicySpec).Team))
+			}
 			if changes := diff(o, have); len(changes) > 0 {
 				p.Steps = append(p.Steps, Step{Action: ActionUpdate, Kind: k, Name: o.name(), Source: o.src, Changes: changes, want: o, have: have})
 			}
@@ -198,6 +201,9 @@ func NewPlan(ctx context.Context, c *client.ClientWithResponses, docs []Document
 	}
 	if opts.Prune {
 		p.Steps = append(p.Steps, deletes(want, cur, inFiles)...)
+		if err := refusals(want, cur, p.Steps); err != nil {
+			return nil, err
+		}
 	}
 	for k := range numKinds {
 		if inFiles[k] && !opts.Prune && len(cur.extra[k]) > 0 {
@@ -265,6 +271,57 @@ func deletes(want, cur *state, inFiles [numKinds]bool) []Step {
 		steps[i].Note = "also deletes " + strings.Join(parts, ", ")
 	}
 	return steps
+}
+
+// refusals foresees the deletes Relay would refuse (409): a deleted object
+// that an object surviving the apply still names through a restricting
+// reference (a team with projects the plan keeps, a policy a kept service
+// account names). The surviving object's references are those it will have
+// after the apply: its document's when the files hold it. A dry run so says
+// what the real run would meet, before anything is changed.
+func refusals(want, cur *state, steps []Step) error {
+	gone := map[*object]bool{}
+	for _, st := range steps {
+		if st.Action == ActionDelete {
+			gone[st.have] = true
+		}
+	}
+	// What the database deletes along goes too (to a fixed point: a project
+	// takes its service accounts, a team its policies).
+	for changed := true; changed; {
+		changed = false
+		for k := range numKinds {
+			for _, o := range cur.objs[k] {
+				if gone[o] {
+					continue
+				}
+				for _, r := range o.spec.refs() {
+					if t := cur.objs[r.kind][r.key]; r.cascade && t != nil && gone[t] {
+						gone[o], changed = true, true
+						break
+					}
+				}
+			}
+		}
+	}
+	for k := range numKinds {
+		for _, o := range cur.sorted(k) {
+			if gone[o] {
+				continue
+			}
+			after := o
+			if w := want.objs[k][o.name()]; w != nil {
+				after = w
+			}
+			for _, r := range after.spec.refs() {
+				if t := cur.objs[r.kind][r.key]; r.restrict && t != nil && gone[t] {
+					return fmt.Errorf("--prune would delete %s %s, but %s %s (which this apply keeps) names it in %s: Relay would refuse the delete (409); delete or repoint it too",
+						r.kind, r.key, k, o.name(), r.field)
+				}
+			}
+		}
+	}
+	return nil
 }
 
 func docError(o *object, err error) error {

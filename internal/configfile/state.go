@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -89,6 +90,8 @@ type snapshot struct {
 	hostKeyGrants   map[uuid.UUID][]models.PolicyHostKeyGrant
 	modelRateLimits map[uuid.UUID][]models.PolicyModelRateLimit
 	members         map[uuid.UUID][]models.GroupMember
+	policyShares    map[uuid.UUID][]uuid.UUID // team ids, by policy
+	hostKeyShares   map[uuid.UUID][]uuid.UUID // team ids, by host key
 }
 
 // readState reads the whole catalog through the API (parallel calls at most
@@ -290,9 +293,50 @@ func readGrants(ctx context.Context, c *client.ClientWithResponses, parallel int
 	snap.hostKeyGrants = map[uuid.UUID][]models.PolicyHostKeyGrant{}
 	snap.modelRateLimits = map[uuid.UUID][]models.PolicyModelRateLimit{}
 	snap.members = map[uuid.UUID][]models.GroupMember{}
+	snap.policyShares = map[uuid.UUID][]uuid.UUID{}
+	snap.hostKeyShares = map[uuid.UUID][]uuid.UUID{}
 	var mu sync.Mutex
 	var calls []func(context.Context) error
+	for _, k := range snap.hostKeys {
+		calls = append(calls, func(ctx context.Context) error {
+			g, err := listAll(func(cur *string) ([]models.HostKeyTeamShare, *string, error) {
+				r, err := c.ListHostKeySharesWithResponse(ctx, k.ID, &models.ListHostKeySharesParams{Limit: limit(), Cursor: cur})
+				if err != nil {
+					return nil, nil, err
+				}
+				l, err := result(r.JSON200, r.StatusCode(), r.Body)
+				return l.Items, l.NextCursor, err
+			})
+			mu.Lock()
+			for _, s := range g {
+				snap.hostKeyShares[k.ID] = append(snap.hostKeyShares[k.ID], s.TeamID)
+			}
+			mu.Unlock()
+			return wrap("list the shares of host key "+k.Slug, err)
+		})
+	}
 	for _, p := range snap.policies {
+		if p.TeamID == nil { // a team's policy is never shared
+			calls = append(calls, func(ctx context.Context) error {
+				g, err := listAll(func(cur *string) ([]models.PolicyTeamShare, *string, error) {
+					r, err := c.ListPolicySharesWithResponse(ctx, p.ID, &models.ListPolicySharesParams{Limit: limit(), Cursor: cur})
+					if err != nil {
+						return nil, nil, err
+					}
+					if r.StatusCode() == http.StatusNotFound { // shares are system business: a team admin sees none
+						return nil, nil, nil
+					}
+					l, err := result(r.JSON200, r.StatusCode(), r.Body)
+					return l.Items, l.NextCursor, err
+				})
+				mu.Lock()
+				for _, s := range g {
+					snap.policyShares[p.ID] = append(snap.policyShares[p.ID], s.TeamID)
+				}
+				mu.Unlock()
+				return wrap("list the shares of policy "+p.Slug, err)
+			})
+		}
 		calls = append(calls,
 			func(ctx context.Context) error {
 				g, err := listAll(func(cur *string) ([]models.PolicyModelGrant, *string, error) {
@@ -460,13 +504,17 @@ func buildState(snap *snapshot) (*state, error) {
 		if k.SecretRef != nil {
 			s.SecretRef = *k.SecretRef
 		}
+		for _, t := range snap.hostKeyShares[k.ID] {
+			s.SharedWith = append(s.SharedWith, must(teams.of("team", t)))
+		}
+		s.normalize()
 		hostKeys[k.ID] = s.key()
 		st.add(&object{kind: KindHostKey, id: k.ID, spec: s, sealed: k.SecretRef == nil})
 	}
 	for _, p := range snap.policies {
 		policies[p.ID] = p.Slug
 		s := &PolicySpec{
-			Slug: p.Slug, Name: p.Name, AllModels: p.AllModels, AllHostKeys: p.AllHostKeys,
+			Slug: p.Slug, Team: must(teams.ofPtr("team", p.TeamID)), Name: p.Name, AllModels: p.AllModels, AllHostKeys: p.AllHostKeys,
 			KeyStrategy: string(p.KeyStrategy), RateLimit: must(rateLimits.ofPtr("rate limit", p.RateLimitID)),
 			MaxWaitMs: p.MaxWaitMs, Priority: p.Priority, MaxAttempts: p.MaxAttempts,
 			LimiterFailureMode: string(p.LimiterFailureMode),
@@ -478,6 +526,9 @@ func buildState(snap *snapshot) (*state, error) {
 		}
 		for _, g := range snap.hostKeyGrants[p.ID] {
 			s.HostKeys = append(s.HostKeys, must(hostKeys.of("host key", g.HostKeyID)))
+		}
+		for _, t := range snap.policyShares[p.ID] {
+			s.SharedWith = append(s.SharedWith, must(teams.of("team", t)))
 		}
 		for _, m := range snap.modelRateLimits[p.ID] {
 			s.ModelRateLimits = append(s.ModelRateLimits, ModelRateLimit{

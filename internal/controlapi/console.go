@@ -157,8 +157,13 @@ func (s *Server) SearchModels(ctx context.Context, term string, limit int32, cur
 
 // SearchPolicies is ListPolicies narrowed to slug or name containing term.
 func (s *Server) SearchPolicies(ctx context.Context, term string, limit int32, cursor *string) ([]models.Policy, *string, error) {
+	c, err := callerFrom(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	all, teams := c.Teams()
 	return searchCatalog(ctx, limit, cursor, func(after uuid.UUID, fetch int32) ([]store.Policy, error) {
-		return s.st.Policies().Search(ctx, store.Page{After: after, Limit: fetch}, term)
+		return s.st.Policies().Search(ctx, store.PoliciesPage{After: after, AllTeams: all, TeamIDs: teams, Limit: fetch}, term)
 	}, func(r store.Policy) uuid.UUID { return r.ID }, policyOut)
 }
 

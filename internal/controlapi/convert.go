@@ -90,7 +90,7 @@ func policyOut(r store.Policy) models.Policy {
 		Priority: r.Priority, MaxAttempts: r.MaxAttempts, LimiterFailureMode: models.LimiterFailureMode(r.LimiterFailureMode),
 		CapturePayloads: r.CapturePayloads, CaptureMaxBytes: r.CaptureMaxBytes,
 		RouteStrategy: models.PolicyRouteStrategy(r.RouteStrategy), Affinity: models.RouteAffinity(r.Affinity),
-		BudgetFallback: r.BudgetFallback, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
+		BudgetFallback: r.BudgetFallback, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, TeamID: r.TeamID,
 	}
 }
 

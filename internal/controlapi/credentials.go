@@ -2,6 +2,8 @@ package controlapi
 
 import (
 	"context"
+	"errors"
+	"net/http"
 	"time"
 
 	"github.com/relay-llm/relay/openapi/models"
@@ -25,19 +27,38 @@ import (
 
 func relayKeyProject(r store.RelayKey) uuid.UUID { return r.ProjectID }
 
-// relayKeyForWrite reads a relay key the caller may change.
-func (s *Server) relayKeyForWrite(ctx context.Context, id uuid.UUID) (*caller, store.RelayKey, bool, error) {
+// relayKeyForWrite reads a relay key the caller may change, with its project's scope.
+func (s *Server) relayKeyForWrite(ctx context.Context, id uuid.UUID) (*caller, store.RelayKey, rbac.Scope, bool, error) {
 	c, k, sc, err := projectRow(ctx, s, "relay key", 0, func() (store.RelayKey, error) { return s.st.RelayKeys().Get(ctx, id) }, relayKeyProject)
 	if err != nil {
-		return nil, k, false, err
+		return nil, k, sc, false, err
 	}
 	if c.Can(rbac.ManageProject, sc) {
-		return c, k, true, nil
+		return c, k, sc, true, nil
 	}
 	if k.UserID != nil && *k.UserID == c.User() && c.Can(rbac.MintOwn, sc) {
-		return c, k, false, nil
+		return c, k, sc, false, nil
 	}
-	return nil, k, false, forbidden(rbac.Need(rbac.ManageProject, sc) + " (or mint_own for your own keys)")
+	return nil, k, sc, false, forbidden(rbac.Need(rbac.ManageProject, sc) + " (or mint_own for your own keys)")
+}
+
+// memberOf checks that a relay key's owning user has a role in the key's
+// project (a binding on it, its team or the system, direct or through a
+// group): a key minted for anyone else would spend in the user's name where
+// the user can neither see nor revoke it. Anyone else is a 422 on user_id.
+func (s *Server) memberOf(ctx context.Context, user uuid.UUID, sc rbac.Scope) error {
+	u, err := s.userCaller(ctx, user, nil)
+	var e *apiError
+	if errors.As(err, &e) && e.status == http.StatusUnauthorized {
+		return noSuch("user_id", "user with a role in the project")
+	}
+	if err != nil {
+		return err
+	}
+	if !u.Can(rbac.Read, sc) {
+		return noSuch("user_id", "user with a role in the project")
+	}
+	return nil
 }
 
 // ListRelayKeys implements StrictServerInterface.
@@ -91,9 +112,11 @@ func (s *Server) CreateRelayKey(ctx context.Context, req gen.CreateRelayKeyReque
 		}
 	} else if err := s.checkSubject(ctx, c, b.ProjectID, nil, b.UserID, nil); err != nil {
 		return nil, err
+	} else if err := s.memberOf(ctx, *b.UserID, sc); err != nil {
+		return nil, err
 	}
 	if b.PolicyID != nil {
-		if err := got(s.st.Policies().Get(ctx, *b.PolicyID)).exists("policy_id", "policy"); err != nil {
+		if err := s.attachablePolicy(ctx, c, "policy_id", *b.PolicyID, sc); err != nil {
 			return nil, err
 		}
 	}
@@ -123,7 +146,7 @@ func (s *Server) GetRelayKey(ctx context.Context, req gen.GetRelayKeyRequestObje
 
 // UpdateRelayKey implements StrictServerInterface.
 func (s *Server) UpdateRelayKey(ctx context.Context, req gen.UpdateRelayKeyRequestObject) (gen.UpdateRelayKeyResponseObject, error) {
-	c, _, manager, err := s.relayKeyForWrite(ctx, req.ID)
+	c, _, sc, manager, err := s.relayKeyForWrite(ctx, req.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -132,7 +155,7 @@ func (s *Server) UpdateRelayKey(ctx context.Context, req gen.UpdateRelayKeyReque
 		return nil, forbidden("changing a relay key's policy or priority needs manage_project")
 	}
 	if id, ok := b.PolicyID.Get(); ok {
-		if err := got(s.st.Policies().Get(ctx, id)).exists("policy_id", "policy"); err != nil {
+		if err := s.attachablePolicy(ctx, c, "policy_id", id, sc); err != nil {
 			return nil, err
 		}
 	}
@@ -160,7 +183,7 @@ func (s *Server) UpdateRelayKey(ctx context.Context, req gen.UpdateRelayKeyReque
 
 // DeleteRelayKey implements StrictServerInterface.
 func (s *Server) DeleteRelayKey(ctx context.Context, req gen.DeleteRelayKeyRequestObject) (gen.DeleteRelayKeyResponseObject, error) {
-	c, _, _, err := s.relayKeyForWrite(ctx, req.ID)
+	c, _, _, _, err := s.relayKeyForWrite(ctx, req.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -172,7 +195,7 @@ func (s *Server) DeleteRelayKey(ctx context.Context, req gen.DeleteRelayKeyReque
 
 // RevokeRelayKey implements StrictServerInterface.
 func (s *Server) RevokeRelayKey(ctx context.Context, req gen.RevokeRelayKeyRequestObject) (gen.RevokeRelayKeyResponseObject, error) {
-	c, _, _, err := s.relayKeyForWrite(ctx, req.ID)
+	c, _, _, _, err := s.relayKeyForWrite(ctx, req.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -189,7 +212,7 @@ func (s *Server) RevokeRelayKey(ctx context.Context, req gen.RevokeRelayKeyReque
 // the old one's name, owner, project, policy, priority and expiry. The
 // snapshot honours expires_at, so the old key works exactly until then.
 func (s *Server) RotateRelayKey(ctx context.Context, req gen.RotateRelayKeyRequestObject) (gen.RotateRelayKeyResponseObject, error) {
-	c, old, _, err := s.relayKeyForWrite(ctx, req.ID)
+	c, old, _, _, err := s.relayKeyForWrite(ctx, req.ID)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package controlapi
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/relay-llm/relay/openapi/models"
@@ -14,8 +15,12 @@ import (
 )
 
 // Rate limits (with their rules) and policies (with their model grants,
-// host-key grants and per-model rate limits): catalog kinds, read by every
-// role binding, written by system admins.
+// host-key grants and per-model rate limits). Rate limits are catalog kinds,
+// read by every role binding, written by system admins. A policy belongs to
+// a team or to the system: a system policy reads like the catalog and is
+// written by system admins; a team's policy is read by whoever may see the
+// team (404 to everyone else), written by its team admins, lists only host
+// keys shared with the team, and is usable only in the team's projects.
 
 // Rate limits -------------------------------------------------------------------
 
@@ -241,17 +246,19 @@ func (s *Server) DeleteRateLimitRule(ctx context.Context, req gen.DeleteRateLimi
 
 // Policies ----------------------------------------------------------------------
 
-// ListPolicies implements StrictServerInterface.
+// ListPolicies implements StrictServerInterface: the system policies and
+// those of the teams the caller may see.
 func (s *Server) ListPolicies(ctx context.Context, req gen.ListPoliciesRequestObject) (gen.ListPoliciesResponseObject, error) {
 	after, fetch, err := page(req.Params.Limit, req.Params.Cursor)
 	if err != nil {
 		return nil, err
 	}
-	_, ok, err := systemList(ctx, rbac.ReadCatalog)
+	c, ok, err := systemList(ctx, rbac.ReadCatalog)
 	if err != nil || !ok {
 		return gen.ListPolicies200JSONResponse{Items: []models.Policy{}}, err
 	}
-	rows, err := s.st.Policies().List(ctx, store.Page{After: after, Limit: fetch})
+	all, teams := c.Teams()
+	rows, err := s.st.Policies().ListVisible(ctx, store.PoliciesPage{After: after, AllTeams: all, TeamIDs: teams, TeamID: req.Params.TeamID, Limit: fetch})
 	if err != nil {
 		return nil, err
 	}
@@ -259,13 +266,88 @@ func (s *Server) ListPolicies(ctx context.Context, req gen.ListPoliciesRequestOb
 	return gen.ListPolicies200JSONResponse{Items: convertAll(rows, policyOut), NextCursor: next}, nil
 }
 
+// policyRow reads a policy the caller may see (404 otherwise); write asks
+// for the owner's manage verb: manage_team on its team, manage_system for a
+// system policy (403 when visible but not writable).
+func (s *Server) policyRow(ctx context.Context, id uuid.UUID, write bool) (*caller, store.Policy, error) {
+	c, err := callerFrom(ctx)
+	if err != nil {
+		return nil, store.Policy{}, err
+	}
+	p, err := got(s.st.Policies().Get(ctx, id)).orNotFound("policy")
+	if err != nil {
+		return nil, p, err
+	}
+	if !canSeePolicy(c, p) {
+		return nil, store.Policy{}, notFound("policy")
+	}
+	if write {
+		if err := can403(c, policyManage(p), policyScope(p)); err != nil {
+			return nil, p, err
+		}
+	}
+	return c, p, nil
+}
+
+// policyScope is where a policy lives: its team, or the system.
+func policyScope(p store.Policy) rbac.Scope {
+	if p.TeamID != nil {
+		return rbac.InTeam(*p.TeamID)
+	}
+	return rbac.System()
+}
+
+// policyManage is the verb that writes a policy.
+func policyManage(p store.Policy) rbac.Verb {
+	if p.TeamID != nil {
+		return rbac.ManageTeam
+	}
+	return rbac.ManageSystem
+}
+
+func canSeePolicy(c *caller, p store.Policy) bool {
+	if p.TeamID == nil {
+		return c.Can(rbac.ReadCatalog, rbac.System())
+	}
+	return c.CanSeeTeam(*p.TeamID) || c.Can(rbac.Read, rbac.System())
+}
+
+// attachablePolicy checks a policy named in a body field of a row in project
+// scope sc (a relay key, service account or policy binding): a policy the
+// caller may not attach there answers exactly as one that does not exist,
+// so another team's policies cannot even be probed for.
+func (s *Server) attachablePolicy(ctx context.Context, c *caller, field string, id uuid.UUID, sc rbac.Scope) error {
+	p, err := s.st.Policies().Get(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return noSuch(field, "policy")
+	}
+	if err != nil {
+		return err
+	}
+	shared := false
+	if p.TeamID == nil {
+		_, err := s.st.PolicyTeamShares().Get(ctx, store.PolicyTeamShareKey{PolicyID: p.ID, TeamID: sc.Team})
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		shared = err == nil
+	}
+	if !c.CanAttach(deref(p.TeamID, uuid.Nil), sc, shared) {
+		return noSuch(field, "policy")
+	}
+	return nil
+}
+
 // CreatePolicy implements StrictServerInterface.
 func (s *Server) CreatePolicy(ctx context.Context, req gen.CreatePolicyRequestObject) (gen.CreatePolicyResponseObject, error) {
-	c, err := systemWrite(ctx)
+	b := req.Body
+	c, err := s.policyWrite(ctx, b.TeamID)
 	if err != nil {
 		return nil, err
 	}
-	b := req.Body
+	if b.TeamID != nil && deref(b.AllHostKeys, false) {
+		return nil, teamAllHostKeys()
+	}
 	if b.RateLimitID != nil {
 		if err := got(s.st.RateLimits().Get(ctx, *b.RateLimitID)).exists("rate_limit_id", "rate limit"); err != nil {
 			return nil, err
@@ -283,6 +365,7 @@ func (s *Server) CreatePolicy(ctx context.Context, req gen.CreatePolicyRequestOb
 		Priority: deref(b.Priority, 0), MaxAttempts: deref(b.MaxAttempts, 3), LimiterFailureMode: string(mode),
 		CapturePayloads: deref(b.CapturePayloads, false), CaptureMaxBytes: deref(b.CaptureMaxBytes, 0),
 		RouteStrategy: string(route), Affinity: string(affinity), BudgetFallback: deref(b.BudgetFallback, false),
+		TeamID: b.TeamID,
 	})
 	if err != nil {
 		return nil, err
@@ -290,9 +373,30 @@ func (s *Server) CreatePolicy(ctx context.Context, req gen.CreatePolicyRequestOb
 	return gen.CreatePolicy201JSONResponse(policyOut(row)), nil
 }
 
+// policyWrite checks that the caller may create a policy owned by team (nil:
+// the system): manage_team on a team it can see, else manage_system.
+func (s *Server) policyWrite(ctx context.Context, team *uuid.UUID) (*caller, error) {
+	if team == nil {
+		return systemWrite(ctx)
+	}
+	c, err := callerFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.readableTeam(ctx, c, "team_id", *team); err != nil {
+		return nil, err
+	}
+	return c, can403(c, rbac.ManageTeam, rbac.InTeam(*team))
+}
+
+// teamAllHostKeys is the 422 of a team's policy granting every host key.
+func teamAllHostKeys() error {
+	return invalid("all_host_keys: a team's policy lists the host keys shared with its team; only a system policy grants every host key", "all_host_keys")
+}
+
 // GetPolicy implements StrictServerInterface.
 func (s *Server) GetPolicy(ctx context.Context, req gen.GetPolicyRequestObject) (gen.GetPolicyResponseObject, error) {
-	_, row, err := systemRow(ctx, "policy", rbac.ReadCatalog, false, func() (store.Policy, error) { return s.st.Policies().Get(ctx, req.ID) })
+	_, row, err := s.policyRow(ctx, req.ID, false)
 	if err != nil {
 		return nil, err
 	}
@@ -301,11 +405,14 @@ func (s *Server) GetPolicy(ctx context.Context, req gen.GetPolicyRequestObject) 
 
 // UpdatePolicy implements StrictServerInterface.
 func (s *Server) UpdatePolicy(ctx context.Context, req gen.UpdatePolicyRequestObject) (gen.UpdatePolicyResponseObject, error) {
-	c, _, err := systemRow(ctx, "policy", rbac.ReadCatalog, true, func() (store.Policy, error) { return s.st.Policies().Get(ctx, req.ID) })
+	c, cur, err := s.policyRow(ctx, req.ID, true)
 	if err != nil {
 		return nil, err
 	}
 	b := req.Body
+	if cur.TeamID != nil && deref(b.AllHostKeys, false) {
+		return nil, teamAllHostKeys()
+	}
 	if id, ok := b.RateLimitID.Get(); ok {
 		if err := got(s.st.RateLimits().Get(ctx, id)).exists("rate_limit_id", "rate limit"); err != nil {
 			return nil, err
@@ -349,7 +456,7 @@ func (s *Server) UpdatePolicy(ctx context.Context, req gen.UpdatePolicyRequestOb
 // service account or a relay key is 409 (the schema restricts it, so that no
 // caller silently falls through to another policy).
 func (s *Server) DeletePolicy(ctx context.Context, req gen.DeletePolicyRequestObject) (gen.DeletePolicyResponseObject, error) {
-	c, _, err := systemRow(ctx, "policy", rbac.ReadCatalog, true, func() (store.Policy, error) { return s.st.Policies().Get(ctx, req.ID) })
+	c, _, err := s.policyRow(ctx, req.ID, true)
 	if err != nil {
 		return nil, err
 	}
@@ -363,9 +470,9 @@ func (s *Server) DeletePolicy(ctx context.Context, req gen.DeletePolicyRequestOb
 	return gen.DeletePolicy204Response{}, nil
 }
 
-// policyFor reads the policy of a grant path; write asks for ManageSystem.
+// policyFor reads the policy of a grant path; write asks for the owner's manage verb.
 func (s *Server) policyFor(ctx context.Context, id uuid.UUID, write bool) (*caller, error) {
-	c, _, err := systemRow(ctx, "policy", rbac.ReadCatalog, write, func() (store.Policy, error) { return s.st.Policies().Get(ctx, id) })
+	c, _, err := s.policyRow(ctx, id, write)
 	return c, err
 }
 
@@ -434,11 +541,11 @@ func (s *Server) ListPolicyHostKeyGrants(ctx context.Context, req gen.ListPolicy
 
 // CreatePolicyHostKeyGrant implements StrictServerInterface.
 func (s *Server) CreatePolicyHostKeyGrant(ctx context.Context, req gen.CreatePolicyHostKeyGrantRequestObject) (gen.CreatePolicyHostKeyGrantResponseObject, error) {
-	c, err := s.policyFor(ctx, req.ID, true)
+	c, p, err := s.policyRow(ctx, req.ID, true)
 	if err != nil {
 		return nil, err
 	}
-	if err := got(s.st.HostKeys().Get(ctx, req.Body.HostKeyID)).exists("host_key_id", "host key"); err != nil {
+	if err := s.grantableHostKey(ctx, p, req.Body.HostKeyID); err != nil {
 		return nil, err
 	}
 	row, err := s.st.PolicyHostKeys().Create(ctx, c.actor, store.PolicyHostKey{PolicyID: req.ID, HostKeyID: req.Body.HostKeyID})
@@ -446,6 +553,16 @@ func (s *Server) CreatePolicyHostKeyGrant(ctx context.Context, req gen.CreatePol
 		return nil, err
 	}
 	return gen.CreatePolicyHostKeyGrant201JSONResponse(policyHostKeyOut(row)), nil
+}
+
+// grantableHostKey checks a host key named for a policy's grant: any host
+// key for a system policy, one shared with the team for a team's policy
+// (others answer as if absent; the schema holds the same rule).
+func (s *Server) grantableHostKey(ctx context.Context, p store.Policy, id uuid.UUID) error {
+	if p.TeamID == nil {
+		return got(s.st.HostKeys().Get(ctx, id)).exists("host_key_id", "host key")
+	}
+	return got(s.st.HostKeyTeamShares().Get(ctx, store.HostKeyTeamShareKey{HostKeyID: id, TeamID: *p.TeamID})).exists("host_key_id", "host key")
 }
 
 // DeletePolicyHostKeyGrant implements StrictServerInterface.

@@ -272,7 +272,7 @@ func (s *Server) CreateServiceAccount(ctx context.Context, req gen.CreateService
 		return nil, err
 	}
 	if b.PolicyID != nil {
-		if err := got(s.st.Policies().Get(ctx, *b.PolicyID)).exists("policy_id", "policy"); err != nil {
+		if err := s.attachablePolicy(ctx, c, "policy_id", *b.PolicyID, sc); err != nil {
 			return nil, err
 		}
 	}
@@ -296,13 +296,13 @@ func (s *Server) GetServiceAccount(ctx context.Context, req gen.GetServiceAccoun
 
 // UpdateServiceAccount implements StrictServerInterface.
 func (s *Server) UpdateServiceAccount(ctx context.Context, req gen.UpdateServiceAccountRequestObject) (gen.UpdateServiceAccountResponseObject, error) {
-	c, _, _, err := projectRow(ctx, s, "service account", rbac.ManageProject, func() (store.ServiceAccount, error) { return s.st.ServiceAccounts().Get(ctx, req.ID) }, serviceAccountProject)
+	c, _, sc, err := projectRow(ctx, s, "service account", rbac.ManageProject, func() (store.ServiceAccount, error) { return s.st.ServiceAccounts().Get(ctx, req.ID) }, serviceAccountProject)
 	if err != nil {
 		return nil, err
 	}
 	b := req.Body
 	if id, ok := b.PolicyID.Get(); ok {
-		if err := got(s.st.Policies().Get(ctx, id)).exists("policy_id", "policy"); err != nil {
+		if err := s.attachablePolicy(ctx, c, "policy_id", id, sc); err != nil {
 			return nil, err
 		}
 	}
@@ -408,7 +408,7 @@ func (s *Server) CreatePolicyBinding(ctx context.Context, req gen.CreatePolicyBi
 	if count(b.ServiceAccountID, b.UserID, b.GroupID) != 1 {
 		return nil, exactlyOne("service_account_id", "user_id", "group_id")
 	}
-	if err := got(s.st.Policies().Get(ctx, b.PolicyID)).exists("policy_id", "policy"); err != nil {
+	if err := s.attachablePolicy(ctx, c, "policy_id", b.PolicyID, sc); err != nil {
 		return nil, err
 	}
 	if err := s.checkSubject(ctx, c, b.ProjectID, b.ServiceAccountID, b.UserID, b.GroupID); err != nil {
@@ -436,7 +436,7 @@ func (s *Server) GetPolicyBinding(ctx context.Context, req gen.GetPolicyBindingR
 // UpdatePolicyBinding implements StrictServerInterface. A subject given
 // replaces the current one.
 func (s *Server) UpdatePolicyBinding(ctx context.Context, req gen.UpdatePolicyBindingRequestObject) (gen.UpdatePolicyBindingResponseObject, error) {
-	c, cur, _, err := projectRow(ctx, s, "policy binding", rbac.ManageProject, func() (store.PolicyBinding, error) { return s.st.PolicyBindings().Get(ctx, req.ID) }, policyBindingProject)
+	c, cur, sc, err := projectRow(ctx, s, "policy binding", rbac.ManageProject, func() (store.PolicyBinding, error) { return s.st.PolicyBindings().Get(ctx, req.ID) }, policyBindingProject)
 	if err != nil {
 		return nil, err
 	}
@@ -446,7 +446,7 @@ func (s *Server) UpdatePolicyBinding(ctx context.Context, req gen.UpdatePolicyBi
 		return nil, invalid("give at most one of service_account_id, user_id, group_id", "service_account_id", "user_id", "group_id")
 	}
 	if b.PolicyID != nil {
-		if err := got(s.st.Policies().Get(ctx, *b.PolicyID)).exists("policy_id", "policy"); err != nil {
+		if err := s.attachablePolicy(ctx, c, "policy_id", *b.PolicyID, sc); err != nil {
 			return nil, err
 		}
 	}

@@ -292,3 +292,32 @@ func compareUUID(a, b uuid.UUID) int { return strings.Compare(a.String(), b.Stri
 func Need(v Verb, at Scope) string {
 	return fmt.Sprintf("this needs %s on %s", v, at)
 }
+
+// Teams returns the teams whose rows s may read — through a binding on the
+// team or on one of its projects (CanSeeTeam) — or all when a system-wide
+// Read covers every team. Lists of team-owned rows (policies) filter on it.
+func (s *Subject) Teams() (all bool, teams []uuid.UUID) {
+	if s.Can(Read, System()) {
+		return true, nil
+	}
+	for _, g := range s.grants {
+		if g.Scope.Team != uuid.Nil && Matrix[g.Role]&Read != 0 {
+			teams = append(teams, g.Scope.Team)
+		}
+	}
+	slices.SortFunc(teams, compareUUID)
+	return false, slices.Compact(teams)
+}
+
+// CanAttach reports whether s may attach a policy owned by owner (uuid.Nil:
+// the system) to a row at scope at — a relay key, service account or policy
+// binding of a project. A team's policy is usable only inside its team; a
+// system policy by system admins anywhere, and in the teams it is shared
+// with (shared reports whether at's team holds a share) by whoever manages
+// the row. It does not check that s may write the row itself.
+func (s *Subject) CanAttach(owner uuid.UUID, at Scope, shared bool) bool {
+	if owner != uuid.Nil {
+		return owner == at.Team
+	}
+	return shared || s.Can(ManageSystem, System())
+}

@@ -151,3 +151,43 @@ func TestSubject_Reach(t *testing.T) {
 		t.Errorf("superuser reach = %+v", r)
 	}
 }
+
+func TestSubject_CanAttach(t *testing.T) {
+	t.Parallel()
+	inA1 := InProject(teamA, projA1)
+	padmin := ForUser(uuid.New(), []Grant{{Role: ProjectAdmin, Scope: inA1}})
+	tadmin := ForUser(uuid.New(), []Grant{{Role: TeamAdmin, Scope: InTeam(teamA)}})
+	sysadmin := ForUser(uuid.New(), []Grant{{Role: Admin, Scope: System()}})
+	for _, tc := range []struct {
+		name   string
+		s      *Subject
+		owner  uuid.UUID
+		shared bool
+		want   bool
+	}{
+		{"own team's policy", padmin, teamA, false, true},
+		{"another team's policy", padmin, teamB, false, false},
+		{"another team's policy, even for a system admin", sysadmin, teamB, false, false},
+		{"another team's policy, even shared", tadmin, teamB, true, false},
+		{"system policy not shared", tadmin, uuid.Nil, false, false},
+		{"system policy shared with the team", padmin, uuid.Nil, true, true},
+		{"system policy, system admin", sysadmin, uuid.Nil, false, true},
+		{"system policy, admin token", Superuser(), uuid.Nil, false, true},
+	} {
+		if got := tc.s.CanAttach(tc.owner, inA1, tc.shared); got != tc.want {
+			t.Errorf("%s: CanAttach = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestSubject_Teams(t *testing.T) {
+	t.Parallel()
+	s := ForUser(uuid.New(), []Grant{{Role: Viewer, Scope: InProject(teamA, uuid.New())}, {Role: TeamAdmin, Scope: InTeam(teamB)}})
+	all, teams := s.Teams()
+	if all || len(teams) != 2 || !slices.Contains(teams, teamA) || !slices.Contains(teams, teamB) {
+		t.Errorf("Teams() = %v, %v; want teams A and B", all, teams)
+	}
+	if all, _ := ForUser(uuid.New(), []Grant{{Role: Viewer, Scope: System()}}).Teams(); !all {
+		t.Error("a system viewer should see every team")
+	}
+}

@@ -31,9 +31,11 @@ func (t Models) Search(ctx context.Context, p Page, term string) ([]Model, error
 	return modelsTable.listed(rows, err)
 }
 
-// Search returns one page of the policies whose slug or name contains term.
-func (t Policies) Search(ctx context.Context, p Page, term string) ([]Policy, error) {
-	rows, err := t.db.q.SearchPoliciesPage(ctx, p.After, likePattern(term), p.Limit)
+// Search returns one page of the policies p reaches whose slug or name contains term.
+func (t Policies) Search(ctx context.Context, p PoliciesPage, term string) ([]Policy, error) {
+	rows, err := t.db.q.SearchPoliciesPage(ctx, dbsqlc.SearchPoliciesPageParams{
+		After: p.After, Pattern: likePattern(term), AllTeams: p.AllTeams, TeamIds: ids(p.TeamIDs), Limit: p.Limit,
+	})
 	return policiesTable.listed(rows, err)
 }
 

@@ -41,7 +41,7 @@ func TestSearch_MatchesNamesWithReach(t *testing.T) {
 	}
 	models, err := s.Models().Search(ctx, page, "model-zsrch")
 	one("models", len(models), err, 1)
-	policies, err := s.Policies().Search(ctx, page, "srch")
+	policies, err := s.Policies().Search(ctx, PoliciesPage{After: page.After, AllTeams: true, Limit: page.Limit}, "srch")
 	one("policies", len(policies), err, 2)
 
 	teams, err := s.Teams().SearchVisible(ctx, page, "srch", all)

@@ -32,6 +32,9 @@ const (
 	KindRoleBindings    Kind = "role_bindings"
 	KindSessions        Kind = "sessions"
 	KindPayloadCaptures Kind = "payload_captures"
+
+	KindPolicyTeamShares  Kind = "policy_team_shares"
+	KindHostKeyTeamShares Kind = "host_key_team_shares"
 )
 
 // Owner is the snapshot kind a change to a row of k is read as: k itself,

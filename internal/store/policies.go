@@ -30,7 +30,7 @@ func insertPolicyParams(r Policy) dbsqlc.InsertPolicyParams {
 		RateLimitID: r.RateLimitID, MaxWaitMs: r.MaxWaitMs, Priority: r.Priority, MaxAttempts: r.MaxAttempts,
 		LimiterFailureMode: r.LimiterFailureMode, CapturePayloads: r.CapturePayloads,
 		CaptureMaxBytes: r.CaptureMaxBytes, RouteStrategy: r.RouteStrategy, Affinity: r.Affinity,
-		BudgetFallback: r.BudgetFallback,
+		BudgetFallback: r.BudgetFallback, TeamID: r.TeamID,
 	}
 }
 
@@ -62,4 +62,22 @@ func (t *Tx) Policies() Policies { return Policies{mutable(t.db(), policiesTable
 // GetBySlug returns the policy with slug.
 func (t Policies) GetBySlug(ctx context.Context, slug string) (Policy, error) {
 	return policiesTable.result(t.db.q.GetPolicyBySlug(ctx, slug))
+}
+
+// PoliciesPage is a Page of the policies a caller may read: every system
+// policy and those of the teams in TeamIDs (of every team when AllTeams); of
+// one team only when TeamID is set.
+type PoliciesPage struct {
+	After    uuid.UUID
+	AllTeams bool
+	TeamIDs  []uuid.UUID
+	TeamID   *uuid.UUID
+	Limit    int32
+}
+
+// ListVisible returns a page of the policies p reaches.
+func (t Policies) ListVisible(ctx context.Context, p PoliciesPage) ([]Policy, error) {
+	return policiesTable.listed(t.db.q.ListPoliciesVisiblePage(ctx, dbsqlc.ListPoliciesVisiblePageParams{
+		After: p.After, AllTeams: p.AllTeams, TeamIds: ids(p.TeamIDs), TeamID: p.TeamID, Limit: p.Limit,
+	}))
 }

@@ -178,6 +178,24 @@ type Policy struct {
 	RouteStrategy      string
 	Affinity           string
 	BudgetFallback     bool
+	// TeamID is the team that owns the policy; nil for a system policy.
+	TeamID *uuid.UUID
+}
+
+// PolicyTeamShare is a row of policy_team_shares: a system policy a system
+// admin has shared with a team, whose admins may then attach it.
+type PolicyTeamShare struct {
+	PolicyID  uuid.UUID
+	TeamID    uuid.UUID
+	CreatedAt time.Time
+}
+
+// HostKeyTeamShare is a row of host_key_team_shares: a host key a system
+// admin has shared with a team, whose policies may then list it.
+type HostKeyTeamShare struct {
+	HostKeyID uuid.UUID
+	TeamID    uuid.UUID
+	CreatedAt time.Time
 }
 
 // PolicyModel is a row of policy_models: a model a policy grants.

@@ -427,6 +427,23 @@ type ClientInterface interface {
 	// Corresponds with PATCH /api/host-keys/{id} (the `UpdateHostKey` operationId).
 	UpdateHostKey(ctx context.Context, id IDParam, body UpdateHostKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListHostKeyShares List the teams a host key is shared with
+	//
+	// Corresponds with GET /api/host-keys/{id}/teams (the `ListHostKeyShares` operationId).
+	ListHostKeyShares(ctx context.Context, id IDParam, params *ListHostKeySharesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UnshareHostKey Take a host key share back (the host key leaves the team's policies at once)
+	//
+	// Corresponds with DELETE /api/host-keys/{id}/teams/{team_id} (the `UnshareHostKey` operationId).
+	UnshareHostKey(ctx context.Context, id IDParam, teamID TeamIDParam, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ShareHostKey Share a host key with a team, whose own policies may then list it
+	//
+	// System admins only.
+	//
+	// Corresponds with PUT /api/host-keys/{id}/teams/{team_id} (the `ShareHostKey` operationId).
+	ShareHostKey(ctx context.Context, id IDParam, teamID TeamIDParam, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// TestHostKey Test a host key against its host
 	//
 	// Makes one cheap authenticated call to the key's host (such as listing models) with this
@@ -696,6 +713,23 @@ type ClientInterface interface {
 	//
 	// Corresponds with DELETE /api/policies/{id}/models/{model_id} (the `DeletePolicyModelGrant` operationId).
 	DeletePolicyModelGrant(ctx context.Context, id IDParam, modelID ModelIDParam, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListPolicyShares List the teams a system policy is shared with
+	//
+	// Corresponds with GET /api/policies/{id}/teams (the `ListPolicyShares` operationId).
+	ListPolicyShares(ctx context.Context, id IDParam, params *ListPolicySharesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UnsharePolicy Take a policy share back (relay keys, service accounts and policy bindings that name the policy keep it)
+	//
+	// Corresponds with DELETE /api/policies/{id}/teams/{team_id} (the `UnsharePolicy` operationId).
+	UnsharePolicy(ctx context.Context, id IDParam, teamID TeamIDParam, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SharePolicy Share a system policy with a team, whose admins may then attach it
+	//
+	// System admins only; a team's own policy cannot be shared (422).
+	//
+	// Corresponds with PUT /api/policies/{id}/teams/{team_id} (the `SharePolicy` operationId).
+	SharePolicy(ctx context.Context, id IDParam, teamID TeamIDParam, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListPolicyBindings List policy bindings
 	//
@@ -1187,6 +1221,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with PATCH /api/teams/{id} (the `UpdateTeam` operationId).
 	UpdateTeam(ctx context.Context, id IDParam, body UpdateTeamJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListTeamHostKeyShares List the host keys shared with a team
+	//
+	// What the team's own policies may list; readable by whoever may read the team.
+	//
+	// Corresponds with GET /api/teams/{id}/host-keys (the `ListTeamHostKeyShares` operationId).
+	ListTeamHostKeyShares(ctx context.Context, id IDParam, params *ListTeamHostKeySharesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListUsageEvents List usage events
 	//
@@ -2045,6 +2086,53 @@ func (c *Client) UpdateHostKey(ctx context.Context, id IDParam, body UpdateHostK
 	return c.Client.Do(req)
 }
 
+// ListHostKeyShares List the teams a host key is shared with
+//
+// Corresponds with GET /api/host-keys/{id}/teams (the `ListHostKeyShares` operationId).
+func (c *Client) ListHostKeyShares(ctx context.Context, id IDParam, params *ListHostKeySharesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListHostKeySharesRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UnshareHostKey Take a host key share back (the host key leaves the team's policies at once)
+//
+// Corresponds with DELETE /api/host-keys/{id}/teams/{team_id} (the `UnshareHostKey` operationId).
+func (c *Client) UnshareHostKey(ctx context.Context, id IDParam, teamID TeamIDParam, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUnshareHostKeyRequest(c.Server, id, teamID)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ShareHostKey Share a host key with a team, whose own policies may then list it
+//
+// System admins only.
+//
+// Corresponds with PUT /api/host-keys/{id}/teams/{team_id} (the `ShareHostKey` operationId).
+func (c *Client) ShareHostKey(ctx context.Context, id IDParam, teamID TeamIDParam, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewShareHostKeyRequest(c.Server, id, teamID)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // TestHostKey Test a host key against its host
 //
 // Makes one cheap authenticated call to the key's host (such as listing models) with this
@@ -2695,6 +2783,53 @@ func (c *Client) CreatePolicyModelGrant(ctx context.Context, id IDParam, body Cr
 // Corresponds with DELETE /api/policies/{id}/models/{model_id} (the `DeletePolicyModelGrant` operationId).
 func (c *Client) DeletePolicyModelGrant(ctx context.Context, id IDParam, modelID ModelIDParam, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewDeletePolicyModelGrantRequest(c.Server, id, modelID)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListPolicyShares List the teams a system policy is shared with
+//
+// Corresponds with GET /api/policies/{id}/teams (the `ListPolicyShares` operationId).
+func (c *Client) ListPolicyShares(ctx context.Context, id IDParam, params *ListPolicySharesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListPolicySharesRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UnsharePolicy Take a policy share back (relay keys, service accounts and policy bindings that name the policy keep it)
+//
+// Corresponds with DELETE /api/policies/{id}/teams/{team_id} (the `UnsharePolicy` operationId).
+func (c *Client) UnsharePolicy(ctx context.Context, id IDParam, teamID TeamIDParam, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUnsharePolicyRequest(c.Server, id, teamID)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SharePolicy Share a system policy with a team, whose admins may then attach it
+//
+// System admins only; a team's own policy cannot be shared (422).
+//
+// Corresponds with PUT /api/policies/{id}/teams/{team_id} (the `SharePolicy` operationId).
+func (c *Client) SharePolicy(ctx context.Context, id IDParam, teamID TeamIDParam, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSharePolicyRequest(c.Server, id, teamID)
 	if err != nil {
 		return nil, err
 	}
@@ -3826,6 +3961,23 @@ func (c *Client) UpdateTeamWithBody(ctx context.Context, id IDParam, contentType
 // Corresponds with PATCH /api/teams/{id} (the `UpdateTeam` operationId).
 func (c *Client) UpdateTeam(ctx context.Context, id IDParam, body UpdateTeamJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewUpdateTeamRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListTeamHostKeyShares List the host keys shared with a team
+//
+// What the team's own policies may list; readable by whoever may read the team.
+//
+// Corresponds with GET /api/teams/{id}/host-keys (the `ListTeamHostKeyShares` operationId).
+func (c *Client) ListTeamHostKeyShares(ctx context.Context, id IDParam, params *ListTeamHostKeySharesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListTeamHostKeySharesRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -5641,6 +5793,161 @@ func NewUpdateHostKeyRequestWithBody(server string, id IDParam, contentType stri
 	return req, nil
 }
 
+// NewListHostKeySharesRequest constructs an http.Request for the ListHostKeyShares method
+func NewListHostKeySharesRequest(server string, id IDParam, params *ListHostKeySharesParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/host-keys/%s/teams", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewUnshareHostKeyRequest constructs an http.Request for the UnshareHostKey method
+func NewUnshareHostKeyRequest(server string, id IDParam, teamID TeamIDParam) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "team_id", teamID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/host-keys/%s/teams/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewShareHostKeyRequest constructs an http.Request for the ShareHostKey method
+func NewShareHostKeyRequest(server string, id IDParam, teamID TeamIDParam) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "team_id", teamID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/host-keys/%s/teams/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewTestHostKeyRequest constructs an http.Request for the TestHostKey method
 func NewTestHostKeyRequest(server string, id IDParam) (*http.Request, error) {
 	var err error
@@ -6228,6 +6535,18 @@ func NewListPoliciesRequest(server string, params *ListPoliciesParams) (*http.Re
 		if params.Cursor != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.TeamID != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "team_id", *params.TeamID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "uuid"}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -6977,6 +7296,161 @@ func NewDeletePolicyModelGrantRequest(server string, id IDParam, modelID ModelID
 	}
 
 	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListPolicySharesRequest constructs an http.Request for the ListPolicyShares method
+func NewListPolicySharesRequest(server string, id IDParam, params *ListPolicySharesParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/policies/%s/teams", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewUnsharePolicyRequest constructs an http.Request for the UnsharePolicy method
+func NewUnsharePolicyRequest(server string, id IDParam, teamID TeamIDParam) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "team_id", teamID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/policies/%s/teams/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewSharePolicyRequest constructs an http.Request for the SharePolicy method
+func NewSharePolicyRequest(server string, id IDParam, teamID TeamIDParam) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "team_id", teamID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/policies/%s/teams/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -9128,6 +9602,79 @@ func NewUpdateTeamRequestWithBody(server string, id IDParam, contentType string,
 	return req, nil
 }
 
+// NewListTeamHostKeySharesRequest constructs an http.Request for the ListTeamHostKeyShares method
+func NewListTeamHostKeySharesRequest(server string, id IDParam, params *ListTeamHostKeySharesParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/teams/%s/host-keys", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListUsageEventsRequest constructs an http.Request for the ListUsageEvents method
 func NewListUsageEventsRequest(server string, params *ListUsageEventsParams) (*http.Request, error) {
 	var err error
@@ -10303,6 +10850,29 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PATCH /api/host-keys/{id} (the `UpdateHostKey` operationId).
 	UpdateHostKeyWithResponse(ctx context.Context, id IDParam, body UpdateHostKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateHostKeyResponse, error)
 
+	// ListHostKeySharesWithResponse List the teams a host key is shared with
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/host-keys/{id}/teams (the `ListHostKeyShares` operationId).
+	ListHostKeySharesWithResponse(ctx context.Context, id IDParam, params *ListHostKeySharesParams, reqEditors ...RequestEditorFn) (*ListHostKeySharesResponse, error)
+
+	// UnshareHostKeyWithResponse Take a host key share back (the host key leaves the team's policies at once)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/host-keys/{id}/teams/{team_id} (the `UnshareHostKey` operationId).
+	UnshareHostKeyWithResponse(ctx context.Context, id IDParam, teamID TeamIDParam, reqEditors ...RequestEditorFn) (*UnshareHostKeyResponse, error)
+
+	// ShareHostKeyWithResponse Share a host key with a team, whose own policies may then list it
+	//
+	// System admins only.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /api/host-keys/{id}/teams/{team_id} (the `ShareHostKey` operationId).
+	ShareHostKeyWithResponse(ctx context.Context, id IDParam, teamID TeamIDParam, reqEditors ...RequestEditorFn) (*ShareHostKeyResponse, error)
+
 	// TestHostKeyWithResponse Test a host key against its host
 	//
 	// Makes one cheap authenticated call to the key's host (such as listing models) with this
@@ -10610,6 +11180,29 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with DELETE /api/policies/{id}/models/{model_id} (the `DeletePolicyModelGrant` operationId).
 	DeletePolicyModelGrantWithResponse(ctx context.Context, id IDParam, modelID ModelIDParam, reqEditors ...RequestEditorFn) (*DeletePolicyModelGrantResponse, error)
+
+	// ListPolicySharesWithResponse List the teams a system policy is shared with
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/policies/{id}/teams (the `ListPolicyShares` operationId).
+	ListPolicySharesWithResponse(ctx context.Context, id IDParam, params *ListPolicySharesParams, reqEditors ...RequestEditorFn) (*ListPolicySharesResponse, error)
+
+	// UnsharePolicyWithResponse Take a policy share back (relay keys, service accounts and policy bindings that name the policy keep it)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/policies/{id}/teams/{team_id} (the `UnsharePolicy` operationId).
+	UnsharePolicyWithResponse(ctx context.Context, id IDParam, teamID TeamIDParam, reqEditors ...RequestEditorFn) (*UnsharePolicyResponse, error)
+
+	// SharePolicyWithResponse Share a system policy with a team, whose admins may then attach it
+	//
+	// System admins only; a team's own policy cannot be shared (422).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /api/policies/{id}/teams/{team_id} (the `SharePolicy` operationId).
+	SharePolicyWithResponse(ctx context.Context, id IDParam, teamID TeamIDParam, reqEditors ...RequestEditorFn) (*SharePolicyResponse, error)
 
 	// ListPolicyBindingsWithResponse List policy bindings
 	//
@@ -11157,6 +11750,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PATCH /api/teams/{id} (the `UpdateTeam` operationId).
 	UpdateTeamWithResponse(ctx context.Context, id IDParam, body UpdateTeamJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateTeamResponse, error)
+
+	// ListTeamHostKeySharesWithResponse List the host keys shared with a team
+	//
+	// What the team's own policies may list; readable by whoever may read the team.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/teams/{id}/host-keys (the `ListTeamHostKeyShares` operationId).
+	ListTeamHostKeySharesWithResponse(ctx context.Context, id IDParam, params *ListTeamHostKeySharesParams, reqEditors ...RequestEditorFn) (*ListTeamHostKeySharesResponse, error)
 
 	// ListUsageEventsWithResponse List usage events
 	//
@@ -13681,6 +14283,234 @@ func (r UpdateHostKeyResponse) ContentType() string {
 	return ""
 }
 
+type ListHostKeySharesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *HostKeyTeamShareList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListHostKeySharesResponse) GetJSON200() *HostKeyTeamShareList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListHostKeySharesResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListHostKeySharesResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListHostKeySharesResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListHostKeySharesResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListHostKeySharesResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListHostKeySharesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListHostKeySharesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListHostKeySharesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListHostKeySharesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type UnshareHostKeyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r UnshareHostKeyResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r UnshareHostKeyResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r UnshareHostKeyResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r UnshareHostKeyResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r UnshareHostKeyResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r UnshareHostKeyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UnshareHostKeyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UnshareHostKeyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UnshareHostKeyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ShareHostKeyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *HostKeyTeamShare
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *UnprocessableEntity
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ShareHostKeyResponse) GetJSON200() *HostKeyTeamShare {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ShareHostKeyResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ShareHostKeyResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ShareHostKeyResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ShareHostKeyResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ShareHostKeyResponse) GetJSON422() *UnprocessableEntity {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ShareHostKeyResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ShareHostKeyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ShareHostKeyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ShareHostKeyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ShareHostKeyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type TestHostKeyResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -15942,6 +16772,234 @@ func (r DeletePolicyModelGrantResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r DeletePolicyModelGrantResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListPolicySharesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PolicyTeamShareList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListPolicySharesResponse) GetJSON200() *PolicyTeamShareList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListPolicySharesResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListPolicySharesResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListPolicySharesResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListPolicySharesResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListPolicySharesResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListPolicySharesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListPolicySharesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListPolicySharesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListPolicySharesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type UnsharePolicyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r UnsharePolicyResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r UnsharePolicyResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r UnsharePolicyResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r UnsharePolicyResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r UnsharePolicyResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r UnsharePolicyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UnsharePolicyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UnsharePolicyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UnsharePolicyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type SharePolicyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PolicyTeamShare
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *UnprocessableEntity
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SharePolicyResponse) GetJSON200() *PolicyTeamShare {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r SharePolicyResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r SharePolicyResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r SharePolicyResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r SharePolicyResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r SharePolicyResponse) GetJSON422() *UnprocessableEntity {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r SharePolicyResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r SharePolicyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SharePolicyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SharePolicyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SharePolicyResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -19535,6 +20593,82 @@ func (r UpdateTeamResponse) ContentType() string {
 	return ""
 }
 
+type ListTeamHostKeySharesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *HostKeyTeamShareList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListTeamHostKeySharesResponse) GetJSON200() *HostKeyTeamShareList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListTeamHostKeySharesResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListTeamHostKeySharesResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListTeamHostKeySharesResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListTeamHostKeySharesResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListTeamHostKeySharesResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListTeamHostKeySharesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListTeamHostKeySharesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListTeamHostKeySharesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListTeamHostKeySharesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListUsageEventsResponse200Headers the declared response headers of an HTTP 200 response for ListUsageEvents
 type ListUsageEventsResponse200Headers struct {
 	XNextCursor *string
@@ -20869,6 +22003,47 @@ func (c *ClientWithResponses) UpdateHostKeyWithResponse(ctx context.Context, id 
 	return ParseUpdateHostKeyResponse(rsp)
 }
 
+// ListHostKeySharesWithResponse List the teams a host key is shared with
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/host-keys/{id}/teams (the `ListHostKeyShares` operationId).
+func (c *ClientWithResponses) ListHostKeySharesWithResponse(ctx context.Context, id IDParam, params *ListHostKeySharesParams, reqEditors ...RequestEditorFn) (*ListHostKeySharesResponse, error) {
+	rsp, err := c.ListHostKeyShares(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListHostKeySharesResponse(rsp)
+}
+
+// UnshareHostKeyWithResponse Take a host key share back (the host key leaves the team's policies at once)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/host-keys/{id}/teams/{team_id} (the `UnshareHostKey` operationId).
+func (c *ClientWithResponses) UnshareHostKeyWithResponse(ctx context.Context, id IDParam, teamID TeamIDParam, reqEditors ...RequestEditorFn) (*UnshareHostKeyResponse, error) {
+	rsp, err := c.UnshareHostKey(ctx, id, teamID, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUnshareHostKeyResponse(rsp)
+}
+
+// ShareHostKeyWithResponse Share a host key with a team, whose own policies may then list it
+//
+// System admins only.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /api/host-keys/{id}/teams/{team_id} (the `ShareHostKey` operationId).
+func (c *ClientWithResponses) ShareHostKeyWithResponse(ctx context.Context, id IDParam, teamID TeamIDParam, reqEditors ...RequestEditorFn) (*ShareHostKeyResponse, error) {
+	rsp, err := c.ShareHostKey(ctx, id, teamID, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseShareHostKeyResponse(rsp)
+}
+
 // TestHostKeyWithResponse Test a host key against its host
 //
 // Makes one cheap authenticated call to the key's host (such as listing models) with this
@@ -21409,6 +22584,47 @@ func (c *ClientWithResponses) DeletePolicyModelGrantWithResponse(ctx context.Con
 		return nil, err
 	}
 	return ParseDeletePolicyModelGrantResponse(rsp)
+}
+
+// ListPolicySharesWithResponse List the teams a system policy is shared with
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/policies/{id}/teams (the `ListPolicyShares` operationId).
+func (c *ClientWithResponses) ListPolicySharesWithResponse(ctx context.Context, id IDParam, params *ListPolicySharesParams, reqEditors ...RequestEditorFn) (*ListPolicySharesResponse, error) {
+	rsp, err := c.ListPolicyShares(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListPolicySharesResponse(rsp)
+}
+
+// UnsharePolicyWithResponse Take a policy share back (relay keys, service accounts and policy bindings that name the policy keep it)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/policies/{id}/teams/{team_id} (the `UnsharePolicy` operationId).
+func (c *ClientWithResponses) UnsharePolicyWithResponse(ctx context.Context, id IDParam, teamID TeamIDParam, reqEditors ...RequestEditorFn) (*UnsharePolicyResponse, error) {
+	rsp, err := c.UnsharePolicy(ctx, id, teamID, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUnsharePolicyResponse(rsp)
+}
+
+// SharePolicyWithResponse Share a system policy with a team, whose admins may then attach it
+//
+// System admins only; a team's own policy cannot be shared (422).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /api/policies/{id}/teams/{team_id} (the `SharePolicy` operationId).
+func (c *ClientWithResponses) SharePolicyWithResponse(ctx context.Context, id IDParam, teamID TeamIDParam, reqEditors ...RequestEditorFn) (*SharePolicyResponse, error) {
+	rsp, err := c.SharePolicy(ctx, id, teamID, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSharePolicyResponse(rsp)
 }
 
 // ListPolicyBindingsWithResponse List policy bindings
@@ -22340,6 +23556,21 @@ func (c *ClientWithResponses) UpdateTeamWithResponse(ctx context.Context, id IDP
 		return nil, err
 	}
 	return ParseUpdateTeamResponse(rsp)
+}
+
+// ListTeamHostKeySharesWithResponse List the host keys shared with a team
+//
+// What the team's own policies may list; readable by whoever may read the team.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/teams/{id}/host-keys (the `ListTeamHostKeyShares` operationId).
+func (c *ClientWithResponses) ListTeamHostKeySharesWithResponse(ctx context.Context, id IDParam, params *ListTeamHostKeySharesParams, reqEditors ...RequestEditorFn) (*ListTeamHostKeySharesResponse, error) {
+	rsp, err := c.ListTeamHostKeyShares(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListTeamHostKeySharesResponse(rsp)
 }
 
 // ListUsageEventsWithResponse List usage events
@@ -24486,6 +25717,192 @@ func ParseUpdateHostKeyResponse(rsp *http.Response) (*UpdateHostKeyResponse, err
 	return response, nil
 }
 
+// ParseListHostKeySharesResponse parses an HTTP response from a ListHostKeySharesWithResponse call
+func ParseListHostKeySharesResponse(rsp *http.Response) (*ListHostKeySharesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListHostKeySharesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest HostKeyTeamShareList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseUnshareHostKeyResponse parses an HTTP response from a UnshareHostKeyWithResponse call
+func ParseUnshareHostKeyResponse(rsp *http.Response) (*UnshareHostKeyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UnshareHostKeyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseShareHostKeyResponse parses an HTTP response from a ShareHostKeyWithResponse call
+func ParseShareHostKeyResponse(rsp *http.Response) (*ShareHostKeyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ShareHostKeyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest HostKeyTeamShare
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessableEntity
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseTestHostKeyResponse parses an HTTP response from a TestHostKeyWithResponse call
 func ParseTestHostKeyResponse(rsp *http.Response) (*TestHostKeyResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -26326,6 +27743,192 @@ func ParseDeletePolicyModelGrantResponse(rsp *http.Response) (*DeletePolicyModel
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListPolicySharesResponse parses an HTTP response from a ListPolicySharesWithResponse call
+func ParseListPolicySharesResponse(rsp *http.Response) (*ListPolicySharesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListPolicySharesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PolicyTeamShareList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseUnsharePolicyResponse parses an HTTP response from a UnsharePolicyWithResponse call
+func ParseUnsharePolicyResponse(rsp *http.Response) (*UnsharePolicyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UnsharePolicyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseSharePolicyResponse parses an HTTP response from a SharePolicyWithResponse call
+func ParseSharePolicyResponse(rsp *http.Response) (*SharePolicyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SharePolicyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PolicyTeamShare
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessableEntity
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
@@ -29247,6 +30850,67 @@ func ParseUpdateTeamResponse(rsp *http.Response) (*UpdateTeamResponse, error) {
 			return nil, err
 		}
 		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListTeamHostKeySharesResponse parses an HTTP response from a ListTeamHostKeySharesWithResponse call
+func ParseListTeamHostKeySharesResponse(rsp *http.Response) (*ListTeamHostKeySharesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListTeamHostKeySharesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest HostKeyTeamShareList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError

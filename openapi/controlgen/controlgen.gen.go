@@ -122,6 +122,15 @@ type ServerInterface interface {
 	// UpdateHostKey Update a host key
 	// (PATCH /api/host-keys/{id})
 	UpdateHostKey(w http.ResponseWriter, r *http.Request, id IDParam)
+	// ListHostKeyShares List the teams a host key is shared with
+	// (GET /api/host-keys/{id}/teams)
+	ListHostKeyShares(w http.ResponseWriter, r *http.Request, id IDParam, params ListHostKeySharesParams)
+	// UnshareHostKey Take a host key share back (the host key leaves the team's policies at once)
+	// (DELETE /api/host-keys/{id}/teams/{team_id})
+	UnshareHostKey(w http.ResponseWriter, r *http.Request, id IDParam, teamID TeamIDParam)
+	// ShareHostKey Share a host key with a team, whose own policies may then list it
+	// (PUT /api/host-keys/{id}/teams/{team_id})
+	ShareHostKey(w http.ResponseWriter, r *http.Request, id IDParam, teamID TeamIDParam)
 	// TestHostKey Test a host key against its host
 	// (POST /api/host-keys/{id}/test)
 	TestHostKey(w http.ResponseWriter, r *http.Request, id IDParam)
@@ -209,6 +218,15 @@ type ServerInterface interface {
 	// DeletePolicyModelGrant Withdraw a model from a policy
 	// (DELETE /api/policies/{id}/models/{model_id})
 	DeletePolicyModelGrant(w http.ResponseWriter, r *http.Request, id IDParam, modelID ModelIDParam)
+	// ListPolicyShares List the teams a system policy is shared with
+	// (GET /api/policies/{id}/teams)
+	ListPolicyShares(w http.ResponseWriter, r *http.Request, id IDParam, params ListPolicySharesParams)
+	// UnsharePolicy Take a policy share back (relay keys, service accounts and policy bindings that name the policy keep it)
+	// (DELETE /api/policies/{id}/teams/{team_id})
+	UnsharePolicy(w http.ResponseWriter, r *http.Request, id IDParam, teamID TeamIDParam)
+	// SharePolicy Share a system policy with a team, whose admins may then attach it
+	// (PUT /api/policies/{id}/teams/{team_id})
+	SharePolicy(w http.ResponseWriter, r *http.Request, id IDParam, teamID TeamIDParam)
 	// ListPolicyBindings List policy bindings
 	// (GET /api/policy-bindings)
 	ListPolicyBindings(w http.ResponseWriter, r *http.Request, params ListPolicyBindingsParams)
@@ -347,6 +365,9 @@ type ServerInterface interface {
 	// UpdateTeam Update a team
 	// (PATCH /api/teams/{id})
 	UpdateTeam(w http.ResponseWriter, r *http.Request, id IDParam)
+	// ListTeamHostKeyShares List the host keys shared with a team
+	// (GET /api/teams/{id}/host-keys)
+	ListTeamHostKeyShares(w http.ResponseWriter, r *http.Request, id IDParam, params ListTeamHostKeySharesParams)
 	// ListUsageEvents List usage events
 	// (GET /api/usage/events)
 	ListUsageEvents(w http.ResponseWriter, r *http.Request, params ListUsageEventsParams)
@@ -1462,6 +1483,131 @@ func (siw *ServerInterfaceWrapper) UpdateHostKey(w http.ResponseWriter, r *http.
 	handler.ServeHTTP(w, r)
 }
 
+// ListHostKeyShares operation middleware
+func (siw *ServerInterfaceWrapper) ListHostKeyShares(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id IDParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListHostKeySharesParams
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", r.URL.Query(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: "int32"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "limit"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "limit", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "cursor" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "cursor", r.URL.Query(), &params.Cursor, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "cursor"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "cursor", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListHostKeyShares(w, r, id, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// UnshareHostKey operation middleware
+func (siw *ServerInterfaceWrapper) UnshareHostKey(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id IDParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "team_id" -------------
+	var teamID TeamIDParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "team_id", r.PathValue("team_id"), &teamID, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "team_id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.UnshareHostKey(w, r, id, teamID)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ShareHostKey operation middleware
+func (siw *ServerInterfaceWrapper) ShareHostKey(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id IDParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "team_id" -------------
+	var teamID TeamIDParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "team_id", r.PathValue("team_id"), &teamID, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "team_id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ShareHostKey(w, r, id, teamID)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // TestHostKey operation middleware
 func (siw *ServerInterfaceWrapper) TestHostKey(w http.ResponseWriter, r *http.Request) {
 
@@ -1847,6 +1993,19 @@ func (siw *ServerInterfaceWrapper) ListPolicies(w http.ResponseWriter, r *http.R
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "cursor"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "cursor", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "team_id" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "team_id", r.URL.Query(), &params.TeamID, runtime.BindQueryParameterOptions{Type: "string", Format: "uuid"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "team_id"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "team_id", Err: err})
 		}
 		return
 	}
@@ -2363,6 +2522,131 @@ func (siw *ServerInterfaceWrapper) DeletePolicyModelGrant(w http.ResponseWriter,
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.DeletePolicyModelGrant(w, r, id, modelID)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListPolicyShares operation middleware
+func (siw *ServerInterfaceWrapper) ListPolicyShares(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id IDParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListPolicySharesParams
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", r.URL.Query(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: "int32"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "limit"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "limit", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "cursor" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "cursor", r.URL.Query(), &params.Cursor, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "cursor"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "cursor", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListPolicyShares(w, r, id, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// UnsharePolicy operation middleware
+func (siw *ServerInterfaceWrapper) UnsharePolicy(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id IDParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "team_id" -------------
+	var teamID TeamIDParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "team_id", r.PathValue("team_id"), &teamID, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "team_id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.UnsharePolicy(w, r, id, teamID)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// SharePolicy operation middleware
+func (siw *ServerInterfaceWrapper) SharePolicy(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id IDParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "team_id" -------------
+	var teamID TeamIDParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "team_id", r.PathValue("team_id"), &teamID, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "team_id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.SharePolicy(w, r, id, teamID)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -3787,6 +4071,61 @@ func (siw *ServerInterfaceWrapper) UpdateTeam(w http.ResponseWriter, r *http.Req
 	handler.ServeHTTP(w, r)
 }
 
+// ListTeamHostKeyShares operation middleware
+func (siw *ServerInterfaceWrapper) ListTeamHostKeyShares(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id IDParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListTeamHostKeySharesParams
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", r.URL.Query(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: "int32"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "limit"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "limit", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "cursor" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "cursor", r.URL.Query(), &params.Cursor, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "cursor"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "cursor", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListTeamHostKeyShares(w, r, id, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // ListUsageEvents operation middleware
 func (siw *ServerInterfaceWrapper) ListUsageEvents(w http.ResponseWriter, r *http.Request) {
 
@@ -4560,6 +4899,9 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/api/host-keys/{id}", wrapper.DeleteHostKey)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/host-keys/{id}", wrapper.GetHostKey)
 	m.HandleFunc(http.MethodPatch+" "+options.BaseURL+"/api/host-keys/{id}", wrapper.UpdateHostKey)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/host-keys/{id}/teams", wrapper.ListHostKeyShares)
+	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/api/host-keys/{id}/teams/{team_id}", wrapper.UnshareHostKey)
+	m.HandleFunc(http.MethodPut+" "+options.BaseURL+"/api/host-keys/{id}/teams/{team_id}", wrapper.ShareHostKey)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/host-keys/{id}/test", wrapper.TestHostKey)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/rate-limits", wrapper.ListRateLimits)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/rate-limits", wrapper.CreateRateLimit)
@@ -4585,6 +4927,9 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/policies/{id}/host-keys", wrapper.ListPolicyHostKeyGrants)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/policies/{id}/host-keys", wrapper.CreatePolicyHostKeyGrant)
 	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/api/policies/{id}/host-keys/{host_key_id}", wrapper.DeletePolicyHostKeyGrant)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/policies/{id}/teams", wrapper.ListPolicyShares)
+	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/api/policies/{id}/teams/{team_id}", wrapper.UnsharePolicy)
+	m.HandleFunc(http.MethodPut+" "+options.BaseURL+"/api/policies/{id}/teams/{team_id}", wrapper.SharePolicy)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/policies/{id}/model-rate-limits", wrapper.ListPolicyModelRateLimits)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/policies/{id}/model-rate-limits", wrapper.CreatePolicyModelRateLimit)
 	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/api/policies/{id}/model-rate-limits/{model_id}", wrapper.DeletePolicyModelRateLimit)
@@ -4600,6 +4945,7 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/api/teams/{id}", wrapper.DeleteTeam)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/teams/{id}", wrapper.GetTeam)
 	m.HandleFunc(http.MethodPatch+" "+options.BaseURL+"/api/teams/{id}", wrapper.UpdateTeam)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/teams/{id}/host-keys", wrapper.ListTeamHostKeyShares)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/projects", wrapper.ListProjects)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/projects", wrapper.CreateProject)
 	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/api/projects/{id}", wrapper.DeleteProject)
@@ -7649,6 +7995,295 @@ func (response UpdateHostKey500JSONResponse) VisitUpdateHostKeyResponse(w http.R
 	return err
 }
 
+type ListHostKeySharesRequestObject struct {
+	ID     IDParam `json:"id"`
+	Params ListHostKeySharesParams
+}
+
+type ListHostKeySharesResponseObject interface {
+	VisitListHostKeySharesResponse(w http.ResponseWriter) error
+}
+
+type ListHostKeyShares200JSONResponse HostKeyTeamShareList
+
+func (response ListHostKeyShares200JSONResponse) VisitListHostKeySharesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListHostKeyShares400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListHostKeyShares400JSONResponse) VisitListHostKeySharesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListHostKeyShares401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ListHostKeyShares401JSONResponse) VisitListHostKeySharesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListHostKeyShares403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response ListHostKeyShares403JSONResponse) VisitListHostKeySharesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListHostKeyShares404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response ListHostKeyShares404JSONResponse) VisitListHostKeySharesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListHostKeyShares500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListHostKeyShares500JSONResponse) VisitListHostKeySharesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UnshareHostKeyRequestObject struct {
+	ID     IDParam     `json:"id"`
+	TeamID TeamIDParam `json:"team_id"`
+}
+
+type UnshareHostKeyResponseObject interface {
+	VisitUnshareHostKeyResponse(w http.ResponseWriter) error
+}
+
+type UnshareHostKey204Response struct {
+}
+
+func (response UnshareHostKey204Response) VisitUnshareHostKeyResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type UnshareHostKey400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response UnshareHostKey400JSONResponse) VisitUnshareHostKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UnshareHostKey401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response UnshareHostKey401JSONResponse) VisitUnshareHostKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UnshareHostKey403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response UnshareHostKey403JSONResponse) VisitUnshareHostKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UnshareHostKey404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response UnshareHostKey404JSONResponse) VisitUnshareHostKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UnshareHostKey500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response UnshareHostKey500JSONResponse) VisitUnshareHostKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ShareHostKeyRequestObject struct {
+	ID     IDParam     `json:"id"`
+	TeamID TeamIDParam `json:"team_id"`
+}
+
+type ShareHostKeyResponseObject interface {
+	VisitShareHostKeyResponse(w http.ResponseWriter) error
+}
+
+type ShareHostKey200JSONResponse HostKeyTeamShare
+
+func (response ShareHostKey200JSONResponse) VisitShareHostKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ShareHostKey400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ShareHostKey400JSONResponse) VisitShareHostKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ShareHostKey401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ShareHostKey401JSONResponse) VisitShareHostKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ShareHostKey403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response ShareHostKey403JSONResponse) VisitShareHostKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ShareHostKey404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response ShareHostKey404JSONResponse) VisitShareHostKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ShareHostKey422JSONResponse struct {
+	UnprocessableEntityJSONResponse
+}
+
+func (response ShareHostKey422JSONResponse) VisitShareHostKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ShareHostKey500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ShareHostKey500JSONResponse) VisitShareHostKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type TestHostKeyRequestObject struct {
 	ID IDParam `json:"id"`
 }
@@ -10523,6 +11158,295 @@ func (response DeletePolicyModelGrant404JSONResponse) VisitDeletePolicyModelGran
 type DeletePolicyModelGrant500JSONResponse struct{ InternalErrorJSONResponse }
 
 func (response DeletePolicyModelGrant500JSONResponse) VisitDeletePolicyModelGrantResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPolicySharesRequestObject struct {
+	ID     IDParam `json:"id"`
+	Params ListPolicySharesParams
+}
+
+type ListPolicySharesResponseObject interface {
+	VisitListPolicySharesResponse(w http.ResponseWriter) error
+}
+
+type ListPolicyShares200JSONResponse PolicyTeamShareList
+
+func (response ListPolicyShares200JSONResponse) VisitListPolicySharesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPolicyShares400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListPolicyShares400JSONResponse) VisitListPolicySharesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPolicyShares401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ListPolicyShares401JSONResponse) VisitListPolicySharesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPolicyShares403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response ListPolicyShares403JSONResponse) VisitListPolicySharesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPolicyShares404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response ListPolicyShares404JSONResponse) VisitListPolicySharesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPolicyShares500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListPolicyShares500JSONResponse) VisitListPolicySharesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UnsharePolicyRequestObject struct {
+	ID     IDParam     `json:"id"`
+	TeamID TeamIDParam `json:"team_id"`
+}
+
+type UnsharePolicyResponseObject interface {
+	VisitUnsharePolicyResponse(w http.ResponseWriter) error
+}
+
+type UnsharePolicy204Response struct {
+}
+
+func (response UnsharePolicy204Response) VisitUnsharePolicyResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type UnsharePolicy400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response UnsharePolicy400JSONResponse) VisitUnsharePolicyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UnsharePolicy401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response UnsharePolicy401JSONResponse) VisitUnsharePolicyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UnsharePolicy403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response UnsharePolicy403JSONResponse) VisitUnsharePolicyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UnsharePolicy404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response UnsharePolicy404JSONResponse) VisitUnsharePolicyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UnsharePolicy500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response UnsharePolicy500JSONResponse) VisitUnsharePolicyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SharePolicyRequestObject struct {
+	ID     IDParam     `json:"id"`
+	TeamID TeamIDParam `json:"team_id"`
+}
+
+type SharePolicyResponseObject interface {
+	VisitSharePolicyResponse(w http.ResponseWriter) error
+}
+
+type SharePolicy200JSONResponse PolicyTeamShare
+
+func (response SharePolicy200JSONResponse) VisitSharePolicyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SharePolicy400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response SharePolicy400JSONResponse) VisitSharePolicyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SharePolicy401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response SharePolicy401JSONResponse) VisitSharePolicyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SharePolicy403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response SharePolicy403JSONResponse) VisitSharePolicyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SharePolicy404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response SharePolicy404JSONResponse) VisitSharePolicyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SharePolicy422JSONResponse struct {
+	UnprocessableEntityJSONResponse
+}
+
+func (response SharePolicy422JSONResponse) VisitSharePolicyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SharePolicy500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response SharePolicy500JSONResponse) VisitSharePolicyResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
@@ -15060,6 +15984,99 @@ func (response UpdateTeam500JSONResponse) VisitUpdateTeamResponse(w http.Respons
 	return err
 }
 
+type ListTeamHostKeySharesRequestObject struct {
+	ID     IDParam `json:"id"`
+	Params ListTeamHostKeySharesParams
+}
+
+type ListTeamHostKeySharesResponseObject interface {
+	VisitListTeamHostKeySharesResponse(w http.ResponseWriter) error
+}
+
+type ListTeamHostKeyShares200JSONResponse HostKeyTeamShareList
+
+func (response ListTeamHostKeyShares200JSONResponse) VisitListTeamHostKeySharesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListTeamHostKeyShares400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListTeamHostKeyShares400JSONResponse) VisitListTeamHostKeySharesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListTeamHostKeyShares401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ListTeamHostKeyShares401JSONResponse) VisitListTeamHostKeySharesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListTeamHostKeyShares403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response ListTeamHostKeyShares403JSONResponse) VisitListTeamHostKeySharesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListTeamHostKeyShares404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response ListTeamHostKeyShares404JSONResponse) VisitListTeamHostKeySharesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListTeamHostKeyShares500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListTeamHostKeyShares500JSONResponse) VisitListTeamHostKeySharesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListUsageEventsRequestObject struct {
 	Params ListUsageEventsParams
 }
@@ -16053,6 +17070,15 @@ type StrictServerInterface interface {
 	// UpdateHostKey Update a host key
 	// (PATCH /api/host-keys/{id})
 	UpdateHostKey(ctx context.Context, request UpdateHostKeyRequestObject) (UpdateHostKeyResponseObject, error)
+	// ListHostKeyShares List the teams a host key is shared with
+	// (GET /api/host-keys/{id}/teams)
+	ListHostKeyShares(ctx context.Context, request ListHostKeySharesRequestObject) (ListHostKeySharesResponseObject, error)
+	// UnshareHostKey Take a host key share back (the host key leaves the team's policies at once)
+	// (DELETE /api/host-keys/{id}/teams/{team_id})
+	UnshareHostKey(ctx context.Context, request UnshareHostKeyRequestObject) (UnshareHostKeyResponseObject, error)
+	// ShareHostKey Share a host key with a team, whose own policies may then list it
+	// (PUT /api/host-keys/{id}/teams/{team_id})
+	ShareHostKey(ctx context.Context, request ShareHostKeyRequestObject) (ShareHostKeyResponseObject, error)
 	// TestHostKey Test a host key against its host
 	// (POST /api/host-keys/{id}/test)
 	TestHostKey(ctx context.Context, request TestHostKeyRequestObject) (TestHostKeyResponseObject, error)
@@ -16140,6 +17166,15 @@ type StrictServerInterface interface {
 	// DeletePolicyModelGrant Withdraw a model from a policy
 	// (DELETE /api/policies/{id}/models/{model_id})
 	DeletePolicyModelGrant(ctx context.Context, request DeletePolicyModelGrantRequestObject) (DeletePolicyModelGrantResponseObject, error)
+	// ListPolicyShares List the teams a system policy is shared with
+	// (GET /api/policies/{id}/teams)
+	ListPolicyShares(ctx context.Context, request ListPolicySharesRequestObject) (ListPolicySharesResponseObject, error)
+	// UnsharePolicy Take a policy share back (relay keys, service accounts and policy bindings that name the policy keep it)
+	// (DELETE /api/policies/{id}/teams/{team_id})
+	UnsharePolicy(ctx context.Context, request UnsharePolicyRequestObject) (UnsharePolicyResponseObject, error)
+	// SharePolicy Share a system policy with a team, whose admins may then attach it
+	// (PUT /api/policies/{id}/teams/{team_id})
+	SharePolicy(ctx context.Context, request SharePolicyRequestObject) (SharePolicyResponseObject, error)
 	// ListPolicyBindings List policy bindings
 	// (GET /api/policy-bindings)
 	ListPolicyBindings(ctx context.Context, request ListPolicyBindingsRequestObject) (ListPolicyBindingsResponseObject, error)
@@ -16278,6 +17313,9 @@ type StrictServerInterface interface {
 	// UpdateTeam Update a team
 	// (PATCH /api/teams/{id})
 	UpdateTeam(ctx context.Context, request UpdateTeamRequestObject) (UpdateTeamResponseObject, error)
+	// ListTeamHostKeyShares List the host keys shared with a team
+	// (GET /api/teams/{id}/host-keys)
+	ListTeamHostKeyShares(ctx context.Context, request ListTeamHostKeySharesRequestObject) (ListTeamHostKeySharesResponseObject, error)
 	// ListUsageEvents List usage events
 	// (GET /api/usage/events)
 	ListUsageEvents(ctx context.Context, request ListUsageEventsRequestObject) (ListUsageEventsResponseObject, error)
@@ -17241,6 +18279,87 @@ func (sh *strictHandler) UpdateHostKey(w http.ResponseWriter, r *http.Request, i
 	}
 }
 
+// ListHostKeyShares operation middleware
+func (sh *strictHandler) ListHostKeyShares(w http.ResponseWriter, r *http.Request, id IDParam, params ListHostKeySharesParams) {
+	var request ListHostKeySharesRequestObject
+
+	request.ID = id
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListHostKeyShares(ctx, request.(ListHostKeySharesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListHostKeyShares")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListHostKeySharesResponseObject); ok {
+		if err := validResponse.VisitListHostKeySharesResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// UnshareHostKey operation middleware
+func (sh *strictHandler) UnshareHostKey(w http.ResponseWriter, r *http.Request, id IDParam, teamID TeamIDParam) {
+	var request UnshareHostKeyRequestObject
+
+	request.ID = id
+	request.TeamID = teamID
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.UnshareHostKey(ctx, request.(UnshareHostKeyRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "UnshareHostKey")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(UnshareHostKeyResponseObject); ok {
+		if err := validResponse.VisitUnshareHostKeyResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ShareHostKey operation middleware
+func (sh *strictHandler) ShareHostKey(w http.ResponseWriter, r *http.Request, id IDParam, teamID TeamIDParam) {
+	var request ShareHostKeyRequestObject
+
+	request.ID = id
+	request.TeamID = teamID
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ShareHostKey(ctx, request.(ShareHostKeyRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ShareHostKey")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ShareHostKeyResponseObject); ok {
+		if err := validResponse.VisitShareHostKeyResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // TestHostKey operation middleware
 func (sh *strictHandler) TestHostKey(w http.ResponseWriter, r *http.Request, id IDParam) {
 	var request TestHostKeyRequestObject
@@ -18060,6 +19179,87 @@ func (sh *strictHandler) DeletePolicyModelGrant(w http.ResponseWriter, r *http.R
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(DeletePolicyModelGrantResponseObject); ok {
 		if err := validResponse.VisitDeletePolicyModelGrantResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListPolicyShares operation middleware
+func (sh *strictHandler) ListPolicyShares(w http.ResponseWriter, r *http.Request, id IDParam, params ListPolicySharesParams) {
+	var request ListPolicySharesRequestObject
+
+	request.ID = id
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListPolicyShares(ctx, request.(ListPolicySharesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListPolicyShares")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListPolicySharesResponseObject); ok {
+		if err := validResponse.VisitListPolicySharesResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// UnsharePolicy operation middleware
+func (sh *strictHandler) UnsharePolicy(w http.ResponseWriter, r *http.Request, id IDParam, teamID TeamIDParam) {
+	var request UnsharePolicyRequestObject
+
+	request.ID = id
+	request.TeamID = teamID
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.UnsharePolicy(ctx, request.(UnsharePolicyRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "UnsharePolicy")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(UnsharePolicyResponseObject); ok {
+		if err := validResponse.VisitUnsharePolicyResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// SharePolicy operation middleware
+func (sh *strictHandler) SharePolicy(w http.ResponseWriter, r *http.Request, id IDParam, teamID TeamIDParam) {
+	var request SharePolicyRequestObject
+
+	request.ID = id
+	request.TeamID = teamID
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.SharePolicy(ctx, request.(SharePolicyRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "SharePolicy")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(SharePolicyResponseObject); ok {
+		if err := validResponse.VisitSharePolicyResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -19373,6 +20573,33 @@ func (sh *strictHandler) UpdateTeam(w http.ResponseWriter, r *http.Request, id I
 	}
 }
 
+// ListTeamHostKeyShares operation middleware
+func (sh *strictHandler) ListTeamHostKeyShares(w http.ResponseWriter, r *http.Request, id IDParam, params ListTeamHostKeySharesParams) {
+	var request ListTeamHostKeySharesRequestObject
+
+	request.ID = id
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListTeamHostKeyShares(ctx, request.(ListTeamHostKeySharesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListTeamHostKeyShares")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListTeamHostKeySharesResponseObject); ok {
+		if err := validResponse.VisitListTeamHostKeySharesResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // ListUsageEvents operation middleware
 func (sh *strictHandler) ListUsageEvents(w http.ResponseWriter, r *http.Request, params ListUsageEventsParams) {
 	var request ListUsageEventsRequestObject
@@ -19625,7 +20852,7 @@ func (sh *strictHandler) UpdateUser(w http.ResponseWriter, r *http.Request, id I
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
 	"7L3bchs5mjD4KgjuRJiaSUq0fJiyFB37q1x2lad8Wkn+e3pb/pVQJkiilQSyAKRotsMRfbnXuxOxbzAv",
-	"sm/ST7KB7wPyxEyeRIoql/qiy2IikTh85+PXTiTHqRRMGN05+tpJqaJjZpiCv15mSkv10f5m/4yZjhRP",
+	"sm/ST7KB7wPyxEyeREoqF/uiy2IikTh85+PXTiTHqRRMGN05+tpJqaJjZpiCv15mSkv10f5m/4yZjhRP",
 	"DZeic9Q5HzESCvbFXEYwLCRyQMyIkVSxGy4zTVI6ZMeEXmkmDBlIBU8HXGkDj/Y7QYfbmX7LmJp2go6g",
 	"Y9Y56uB0naCjoxEbU/vlMf3ylomhGXWOnj0+DDpmmtqR2iguhp1v34LOz0pm6Zv4NU8MU7OL/SCSKTEj",
 	"qRmukmsytG+0rQEeXvK4soqBVGNqOkedLIMns6v4RWqz0iJGUpu2Ndhn6y3hVzZ9E8+5Nh77u7LfINds",
@@ -19633,361 +20860,372 @@ var swaggerSpec = []string{
 	"sfNU7iVmA5olpnP0rB8UC+HCPDnsBBZ8+Tgb26f9oDPmAv96nK+RC8OGTMEi38mYJSsB0di+0bZWeLg6",
 	"GLlVLHVp1e9X76z0+dvc3EeZ8Gi60qmk8ErbseDT1c/lo5IWQldbCb7TuhR8vPpaTllCp4DrKyxG2Zcq",
 	"KF9bDgwokH6lBWUJWxJmVJawFpCxj24PMWdM3fCInUSRzMRq96XxVULx3baDcsMu3bDVj+uc0fFKCzOM",
-	"jttWY5+tvoRPmg7ZayXHLZd2Zqgy+Z1RMWQB4SJKMs1vGOmevn5Jnjx58mJvn/yEFJAcPiUjmSlNrthA",
-	"KkZCI8O2NQ+UHDcvOKaG9Qwfs/ZVA8f/cdqy8J/4mAnNpQByrtOEG3I1PSaKpYwalFO8rAOyiWY3TNGE",
-	"dEPk/VfTPznEvMj6/cPn+a9A0cK9+ZLD1bSyL+Ar9h//otigc9T53w4KsesAh+mD8q463/J9U6XotNg2",
-	"EOa5MGOxhmmjncjlGQSxCyRdqmHzEU0SZnctLNfbm8s9KltpuY0zQ02ml1sXFXrCFIvJhJsRrvCX8/OP",
-	"RMMcpPv0xQsyGTFRXujELpRO6LR1qfh2MzjNMuIXL8qM2LLlBlYMOzuXLSD2SsQ1zGBf5mGGkJNW5JXr",
-	"oQFTK9GPTDPVtgT7bB36YZewFMWvfLxK8Ytvr0/xv9mXdSqFZoBpP9L4FAHO/hVJYZiAf9I0TXhE7RoP",
-	"/qbtQr922Bc6ThMG/1RKKnwlRni4oQmPLx30doJOzAzlie4c/fVrZ8BZEttlJNnQwhfTFmQs4mTakDE1",
-	"0Yj8r7/S3t/7vRef3X97n7/2g+eH3/6l8+1z+RX3BXIl4ykZUYsnBFdjN1ecxDwa8sqN/xY03IX/QCyZ",
-	"JkL69QFoxDLKxhbHumOa2LNmMfmPsw/vAzJRUgyJPe6ApNQYpkRAmMjGAcnEtZATQeAU9vYt0XopxSDh",
-	"0S0PPfKzLHnahl4zUTtOCuyyRGPsW4R94droTZ3oRHHDiF+txo9pIy1xs/TI0luSCf5bxvDzUpGUckVg",
-	"wQGhRMkJ0YYnCVFswBQTEYvhd3Yjr1lsBTU82NdSXfE4ZuJ2JzvIp6mcnz0fwVisnQaPEimNx1wQJRNG",
-	"pCg/2cT5nWRmxISxa7dbvspMid4/0vBZC5cAqTRJ5ASuMSDOkPDy7PQ1MfKaCWJZHNeaCzhgAFg4szfC",
-	"QitNXhWHsD4ZwKkqx+Z/3ByagkhPBpQnLD6GbSZyCMTA/htxgXSFlVUIJZpFihmEj/fSvJaZiG+3TSHN",
-	"5QCmKe8TrAT2GvDRBvb5XhKdRSOn78OdSsHKDH9Mp/BJzRjs71zKd1RMHU3Xt9umooZdghbPqjs1UpIx",
-	"FVN77FwQS+7G6YbohZ/aT2qFUaOmhA6sDGq3PuQ3TJDYwoDllCNGY2eJO7UjeyeDRk5/xiIpYhB0J5SD",
-	"vjIjrxViDbBtQTMzkor/nd0SYDKYKcfjymFqPhSECwLStYhhi0hSAG03BEfAnsvz4ve0Ff4Bcj6JVMnI",
-	"ruoqYa+E4WZ6uz3DF2H0JWJqG5tqUhCL47G3TdgXGplkCtAvB2T2lYB46ehbUExdSEy3mO/zrd6+/eX9",
-	"mSVJD2UNpP9XitFrbblfljDSLa9GZ45S0BKjdOSDmBEtSTXA4gMrPWVCM0OYuOFKCpBubqjiFgwszcw3",
-	"ABh2ksXcvBJGAXCkSqZMGY6yJI1wxV87Vu7pHP21EylGjZXKszTGf8QsYfAP5Nz2H9LgI6Al+F+Zmc7n",
-	"GeE1sF+QDZj955E8IqE98iOrhT6JeAz/ZWFAQgD5HoB8GJD9/f1O08RmWYUi6PC4WYZXcvJIE20pr4gY",
-	"Edn4CkX5sn71/GlnVocKOtdcxE37oobYRxbK3CV2KTH2akBP3WvcDI68xHXOKiOF8vBXtBVTK0Di0Qb+",
-	"Et2SypMVF4K/2U8BOLzlqD1UoSFX5pfS6ktwNaPTB52S/2TRRO/ZF4MOmdnNwkKqszVt6kcuYntYM1uK",
-	"aDRilyDNXqaKR2zRYj7CoG8BvhlfcpFmZtVXAYfiy1VAlAkLIuX7v5IyYVTYh95hslhb9LC+eNga+8pN",
-	"3st8QGZm9S+kUnNPkaqI9VZOmLLysFGcxc7ZRsdWg6NoBnqkyRWCga6jMJhIZlEY1nZpuBNFalK8jhjM",
-	"Rq6mJKRX8oY5YADCpNH2twyiwO7OOX6zjieKUS0FF8PipGruGx4p2csEN5qkVnzkScKlIPmLKBvoYyKy",
-	"JCFXPElAph4TakhYvoWwkbLZtyzoecPE7DHpEU0XXuEZDPrm+cZqwJ+l2ihGx5dolWuk1SVTX+HfE3Ki",
-	"GwnqhPHhyDTP5KDEUv4RVazi7HlkAYwOBjwimYid9BribCwOiTZWwh5Ol4KwJspdchuV3KBweDPnUMKH",
-	"fEcFpajicA3hGulX0EAOZyGwihcVala53Tl0+CUKEVbAiGPYAE0+lujygCaaBfeBVJfIbu7prODBulT4",
-	"d0Be3Xb73w+tPMGIDKnKtLBOKJeki7kNvb8NGlmnd6U4kMNnz+Hr/u/HC8ibu8bH89zzj/vwv4Uu+jK5",
-	"WoVSzaEFmxA1vXh3X+TMT6gb/b7o2yxBW2fCW9Od29KaU5YmNGKa0CQhMOaY0HtCf+6U6gSdL72h7Llf",
-	"IbjBvrH/xk2VP+3xcSoVIGE5EsIOtsyeWiLTGXIzyq72Izk+gKe9JHH/OpApEzTlB/l6vpUn19c87ckU",
-	"kaCXSjAd45J3SRdvTwtnkV8xeo1myhpmS6FZlBl+w8Bulin8fQlQH8mk0YowJdwQ+1AfkdBeQEi6fuqA",
-	"XNHoWg4GJJbZVYIwRh6TMRd7AQkjKe1vIelS8vTwxSN9IUpGVjuCZmbkDHwh6T7tPz542n+yZ9lm+Fsm",
-	"Db1kX0Y008Y9PgwIFzqzQjFnwlzCmL3gQlxJMyKK9VIlr7zTm84ubqDkmDzpE7DjPu7bdR6TcESTwSXu",
-	"LHeJu1cvBNdEgidAxGAkgy/kbr4xnZKh3L8QIA2j3crOZDmVn9UKrngQnaBT2nAn6NT22Gi2WkXWK8cS",
-	"LjN+jpLjEcBpO5SEGJTR05FMWQwQYZXggVSV+FN4TMJrNg2b7UspE7lOVoc1d/gJ1YY4GCMTqolmTFSI",
-	"VFmHayFOxSeRADZvs/ypgOiRVAauGt0+vYFijHTDZ/1+CPAsBAMTF1FskGkW21+fHr5ogMqw2bwG7oj2",
-	"3VNB7AGhlZYpkjCjCSVGcZrkQGdGSmbD0foHAne0UNLBJZzBWPsSnMjlDVO60SzixmtiFdkU4l7sC8S9",
-	"cEwoEWzif9WGKqNJlEjN4iWNJODtXXbZMLYuXFVjbUuyZHVv/oT8J4NmuloG5tLN5gDnaOrndgK+EYnU",
-	"8YKmaKZZwXLOYs48VFTvFVAZGUAlnBmwnd0wNUUScewphBvLkR5YmlmjJVIkYLXwBPOaTb05opECVq60",
-	"7CAA4HHXUKG4jbNk8ZA14N2rqj8mdEF+FrOLqFH7VzloMyQQwwh+wJofYywzYeYbz+SARJlSTERT0n3M",
-	"es/3AGFSpriMlzT6r2PZXZIr4DoWyqc4CoRkWfIZ1KdfgjyXgmHXmcCHZa7z7uo2wiZTWhEYWgk0roX5",
-	"unMNPIysaNAC+F3SnrUJEN8CbB8TJ/L2+xaBHvf7+/3+fO3jcaNatlEIXRkiV4HA+dBTB4n2i98Iq0AS",
-	"uHvbBaxjLdNFAYJbBZkmpeulYjEThtMEA3EbRTgzgqihPAPAqjJcOGe6i52YSHWtfaiqZ2Y0ssKF/eFL",
-	"CufpvdzNWsGrMeVJJYaiQ2P6P9xfVnkuYxWD0UFZh31y2AeN2zBll/6/9v/tf+z/2780AXce2dXgv5Dx",
-	"1GI8igEQw0F8hOgs+chjPBZGMrwRAzkDXfh6EzzBOz9BdMgsirhwjqblw6OAUCtix9IYFpOUmhHhqIZU",
-	"gkW7ocoSpvf7+wiCIWiptBThLuiYNcr8eQBIo4ueaxf+CUorhhbNJxq4o2Le1iOBY2ywEcRNzj0ajbhg",
-	"PcVobDlmYEX0q4QdkbAWnguaeN9q77XAJNTgrToe5iGQITkgYaTVoKzlP7Ev52Fw8NNTtBdgkCf88gIm",
-	"mokDss8OD+3ocoAZ/PrC/urjBUPSfdbv76FqPnMleShRK1iAmQwM2kFhFUAI55rQK5kZN3Bpi14ZTBto",
-	"cCuYvJaWf8o0YcdgcIhGVAzZYjiBi54PJpAK0QAi2xMu0e63gMXYMVbhS7LhQoudHbMxQc5FPcMiVxPP",
-	"4CTX8jZu50Rqu4MXW9e9CeECQWnnsgUs4x0bXzWaR9eA6zxNeRno9pF7KwuCpWToIu6wtNwFW10L8NZe",
-	"rH9xwaI2BlXuOu8HbK0ltm4Nx2fW+ItsOvQrqtllphbZeu0w8un0bUDY/nCfjIxJ9dHBAU35PrheOHhl",
-	"bh43ijnOOnppEUlm5nK8rOdh40FqEJJ1eTU1bPXFLB3blqwx+SpgkCp5w2OmFvsJ3bglQccCiGeaRhqa",
-	"rL6NbfDafLtBAazlCKMG6Gq76NnbadjpatzdHtpaNLYd8U4E4JfVIgDPLN7tV3W0w/7THypKGgz8348O",
-	"DpbHv1LVhH5/Jl+Cj61SShjI+lyPMDskd3M0Gubn69mrhDG14mn+5vN+26rBlaedr72srRlZqoHilVFi",
-	"P7LGbhrQfP7a3koxtKsY0pRcMTNhVnOYSBKNMnEN1jFKkNiyuKIqr7iw3wMlqZ5U61FRMhnJpMSFIpok",
-	"oOgYer362TQJvs3kpQ3Rf2XTBnQlfgoS5YagffLGaHJDk4wRyO67YcrVNUGv1u3Fz7uOxl4x7hlDU8NU",
-	"cam44X9ncbisNw99bgBfjXWPmLg5en/y7lVYZKOgJh66V7XMVMTAFWMHhy7uGMZoRhO8gsXe0PJsCwUv",
-	"GHyGY5fwir4R9tI107AsgA9LnZwXFDV5fUwirqKMG+/3LZyobuJlz3RVrOVMXRZ2lMvW7BRqGIEhmAcE",
-	"vro8jxWw4pEmciJwUKkswjWbku7px3cBOf/4bq+yjbt10ZScvUgRqtdegccGh3DDSVViokuCyopixa9s",
-	"uhGnDi45DHL0UGzQ4MPZVpjxLQJ6cb3NkFfQ2keO0B473EZ76cmrs97hs+e9n1++Cxrob/71lGo9kSqu",
-	"Clg/PH5xOD+SK+hAmOQHkUyLSLIK5VpMLU7ZYHPIuZqmXoP6OTC4CWXdM8+dK+puIedMm1OmARTrO0uo",
-	"YSKaLq/0zLfij2gKsSABkD5vra0T/OaIqOtm0IdACxpFLDUME3tdRalZRDVMr53oolucWX4JjyqVY/JY",
-	"L+CyQhYSdgSlb0ohUmAsD4iTCYP5maKr57DI605QvsXihsrnMQc6ljTk1MRAy/y0mU91jwnj4AhUPkK4",
-	"CgKtFHn2ZleMV24jpScQe1Whn38MctkQFa3YWN64O7EvocyyumjSFvX86dObn+5H0HObfXBTtP5+EPoz",
-	"BygN2kovopqRhBnDlA5IzIfc6ICE+xZhL0OI9Ax7YYDhiNw7Yal7hUiF7xwT6vD++RMrtCsa2RnBf5/7",
-	"39FC2mNZp2KzqVUm2r8sahM1kGW7obUszGVD04ZNSOtbgG5jml3ZMPMdWlBWNXzM4McbH3pyDtVANuIQ",
-	"wwAVvZXIw1XjtCBAZt5KFmv/ufgz76JmYn/WTS9e1+VW8wxWwgxLF1I5k6Co17eKUlqFmbWs3tV7nJUr",
-	"3XNkwRATRSOjCRfHeRk7AtXdRvSGQQWvBHKtFWti07PheCa51Fiwp6KOPnneYIXkA2Zvi3BB3DvNJkef",
-	"tPPD86eVlJ3n/YWiauk4lj3wuIE/+2GYSrYIZGuov0DPhilReQlPXN0iCLs5Ij8yqpgKfXmyIpotTahg",
-	"++RsJCcCgrqJv6EFsFzbSL6yxYezCcll9mB2K8P8yqZnLpd/9m5+kRNCXZ1lkvLoWrtSExmUWsqj8XU5",
-	"lrBkjYUaOZmIL5W8wgI5jGorjEdMmGR6memWAEOo483Ua0x2eNcYM1Yk7ODgRxoL8xGuSSYUo9EIQ8kS",
-	"ZorSpC59hXQxmwzi6DCdBotFdEMM7McMmlpWlYv5b1yxHHJRqke5Ar1iPppyYcTkLMvymlL57Wb16XH/",
-	"8Omq6lM9BtItK/9AE0C9Y40lzMBOQcGW20NbLpSAgrJT+hii73zkduh+LS6NCzJI+HBkynfin+YFIDDB",
-	"tKgAkf/thBv/Z+lTjVf5zuelzWQ3GotMEy5iOWkgZK78SB8BEApnLmk5X0cQGtAkuaLRdYPx5AOo/85M",
-	"7qp6aDpmUJApwIJtMVMBmtM1U8jmnAsTbCsYU+sqhOTlZaVgkK6W134ufJ1WqCZdCEq9ggBrn6RGOOa0",
-	"gbkeKcmIahLiqEu/DVdv2ZPQxVy2RjWXFNp8tap5VBXu/1c78Btg0GUVnjYXbAEfapLyZ2qEkTG9dkYD",
-	"zGLqQm6ghccjgqpfQKiwxC3lUUDGzFDyz3/8d3MaoC4R/IXrO5WZYTmLsG9naSqV0Zd/a8xr/I+zD+9h",
-	"kZjJaFQWmUyxmOApNpsQ8znNiItrV8Fq3jApMX52zpgb7p1is4M249WZDR5xlcdqpKIJimY2M7vy+lE3",
-	"HVPpMsskYTWZG+55vVo1DTRxjvelnNU/izIVirYQLl/nozeG1vnan/ZfPF95+bfEePfpTp1r9+8CgRe4",
-	"4hrRM3/LQcYy6Lr8lwrsXfSdGmbCNbRC+et2rgnPCY91wSGPqzb0hGuzT17RaIT64ZWlcRKYLZSktKzS",
-	"JZnOMF37riWCImKFPe/x89WY3ph+eYODHz+fZYEFgJfTVEdAAdj4isVQO6ZV4tmEdoOi086VmgLNmuVQ",
-	"rECsSZoZe9e57PNI52nEkF1x3G69DUh4ZP/vwP5fLyzd6eEPrUbaYWp6T2XP0pGamfak9396S23+z/3L",
-	"owMw1z4+/Pdme20DfjfqcBChZocphGvdUCvwKI+jmYbkakq87ycol32jhigqYjm2I6yGVSoih6MgkUab",
-	"kCRyYqVJpg0fW+ZD7M8oLAYkdK6zfJhxsYBlYXLMqAbJAaLtEn7DfE26vWIeUCivMj0NyYDBVLNaA45u",
-	"0FGneT05F+UJ5f/d2nJ11c7ejjbr1UCa4Zu/N155l8zxrvnhruXTJlt6MzU7ITHXaUKnef5fxfvSdFYl",
-	"8joz3UeqNbHKmW/4ZySxqpylH5bmuoZ/4MiUpWop0OyPfEjpbxlbKurtY8luUe9HBL0VICtSJ3JilcXR",
-	"8ere4hlzxw/LeIs/0mkiafySplZn2VBqWtXguG6tgLxaTkPwk+90ts68G85OX6LgApDnyysZT+fk9TZ2",
-	"MQpIlvoQa9z1I00ivKxLS6Ys49Ck63JGyafz170fiB7JCYD1p397/fr1T22lcXBZjaWni84z85YN38b+",
-	"DrBeS3FJ10dcP9KE3VhqRKCkkDB75d1ENG1R1dvjY1w3JfxipeXSkmYnozIReXN/nbDALUyoJlFmCDUN",
-	"q2yTwEtHWdND59WnaECToNLEL+9U5d1KFUiqX1F5d00iYhXT9U9Q3L3B7xEXDxbWRamdg3+18fN5QQAv",
-	"ksQU69AIM2oUNj7KuMj8r0WTWd1CMHXpPOgsbq8OgKgTP9Lk7Zuz81fvS/kWYLdMmw00qYzb/WkwHTYf",
-	"G0lt4F+ZSJjW0DmHD60U14Z2lhmuSFG1oKkeSXNJh6zqamtqmqE5FD+wCOPeA7C+ynhiIP1eDkhYWkc1",
-	"hByqt5VWgbXxK6uwcLTuDpYJ3eZm5Oyx+QbcLRI9oakVdBfWUGysZ7XywbeuFmjQIzzUuBw2vqAACUJV",
-	"MXFlWQ3H1HjqLQARNOFFFeIaMRNITkOLiMGAC9dZZJ6MCeLliR/8LejQJLn0pb8awPQtK3s6dMpE7G7b",
-	"e9eO88pXvWs2JUNFgYug+V0QPhRWZGrGW/txdATMfvlnnKhSRauwMK/0mZoxv4mfePdCzT+gyVAy7dmg",
-	"V0pz9YZwoQ2j0EbiinEx9G6F5nXMyAKzK3lJUyu7gvLqhseuyEb/iDx/9uzJ871jkkgxZFA/DI8AmKCI",
-	"yZiqaxaTnLcs6+Bx60qR6+gWuVdXcsns94oUMhlzBrSK1zxjbs5L9w1NurGM9IG80kzd0CuecDPdH1fo",
-	"b/nEtldswbL2ZTWzshv6W9BxLl1f7Q5AeNEUDT5jp7zmTZ5mTv2Tz/ryQyDtJb+ASEkNWSQaLmPFtgr2",
-	"0xPKi4S0ulkmwa4N5XKedryvAJPSyAL8bxnLGMRGIOIckz5RzJIrqBIiITPJ8oinhy+WXNlq0WfOVDK7",
-	"BT4cYU4WuBB9UhZYa+rrX3Jha2QDRZYDAg3z/cWcl3Eob5gSeq2sHzCWLQ28yDJm7Qo7LiBSov11LlRD",
-	"zvrBV2E3KJvLKvjUgqgN9K6JNM8cc1Aw2VmWsppLC6+k1A5nUfpSvQ9WGGBbJvdPXyGjvfTipqt7LITR",
-	"pVOj5lgH1knAhJ6iObbzStvIpRvOrGRzaGizdjfVFueGTC74XhN+VvTfSoP6pkZyRcBlqT5LKetvbXzY",
-	"UMbfsigziysrVbW5DQCv2NpjC1C5uSDcFuBZeNub8OtVyenO/XuV5Wwok2pZaD4m3NRSq7Bz4c7AfKnM",
-	"rO3DasstrRVXsklle1GUQl1FXjS+Uddd9FKLYlrQpyp49kkXNVEiFXncP3yKLQOe/vDs35/PDxB3gxZZ",
-	"f5oV0kW7uKcanQ+wn38ui1JyZtS1tQOZ1levVuJXq2Zn37las2wVQPyQS4wFq9Qsv1q1ucQq5HTGKlkI",
-	"ZuXPLrf0tejdarub01dguTVuTiSoXNo9kQs2t7v7siOIW2hBjJW65W0IK/JvLrPktRBihV21tWtbZm2b",
-	"A5XSFd0noDmlhgEbXWhMy/N8oFc6muStdAznGUC4h0x9YGPufJcTlzWH1gCwDXAxzKPHyISjCe6OgHZl",
-	"yfiWJU4asWLWnJYvatnr2jbS3EpRvuWZtZ7TsoezYawtcOReYu5aAYbbx4KWtS+IRv1ww5Tisdec3bii",
-	"ij/6HktWfMjjY/qYPHpErhlLNXruvKPQ5Vj5IIqqrfoWoZ24mfWaRGxMd12kqy6lm67lJN2J/vk70Tc3",
-	"qGPekV55e8fbTOmaQnD4HkvX7EJTnqWni/vgt7Q78q3xfUP8w2d506PD/Wf98phKfoIbt3IoUdEsdjUj",
-	"LLyn0Y1rpc5pOdrDVDrUQ1Jq4SofUU3GmIBKRWOnWwJ/uSNoaCY188b8rj4tRGwHnYzvrFlxQ5ffJd6r",
-	"CT4N5zy3X//nZkQQEU9pQxnrkMZjLnDm8AhhBgpGkPD01duTv1ye/PTuzfvL8w+/vnofHqNBPzwilGg+",
-	"FCzucQHlPiqtkIoZnQ+uWUBAb8x30b1k+QZim29Zt37PE3cD96jryS1asdUOZM5+N6L8OODdvb6DC7lH",
-	"XS0qd1hPEPXST15BSGJdBPvKErWBmrn8vLR/lQlNKMR+HpMwyrSRYwhBmcpMQcljCL1SpPshSeiYBuTm",
-	"7dt3eeZ/uXwJ5Z2gk5cI6ASdoZRDiGzGaRupXMV8dC/pHPRFawjwAW0SSowUpZyUlGMIpKPlev0p1ct3",
-	"0coP5DRDgbKOP7sO+sLzWI2S3s7qtNZtrX7Ybm2VLOhn/dtcwLLuqY3ane6RsakKy7MB7y39Vn+REzKm",
-	"Aow2ITQfDEGjwFxW0oUqXuVyPoEPU93bfXfhsa9ONDdNFAZh204rl7ZJnyckoil2oqbRqNp2E6rIldQZ",
-	"KRjRI6pY3JZFtY5Dd52QNryn9ryZ8xFzd3nsg/7JzJ2uUzO50TKOF1LqSlxbXv0S1qRsJQpyRy1fbw1p",
-	"i4Ixmu4xb3kyz0R3+Pzff6hWEVzcyKR2TQvPeqOkso3X7pBc3m374FvC0jKwc3twaT+we960DpLXWtru",
-	"5DQdm+24zilUxJCXDqlB1dT0YxK6lPzLVLEB/xISDsVbB5xp12D39oJ09RNtjWSVNqVSJHlRGtiDa7IX",
-	"6uveRPVOrl5inO469XY3Fam+knm77BOe3fs1c85p50ZyNQsGNEk05mW7hDMXGElcYOQjHWC2m08yR0Xv",
-	"kfbuqMYUoOVT7dtSaapusdy77l9oyghq5MAtS1g/yHkjRY43E75/b2olrxH475SzGtrWEgIWJAGUQw1K",
-	"Ts4N11/2xPAOcgQamlFUiE3N+uIqbjlUGGQmqxVknnufaxOXJcqGr+Rp20iWQevRhMX04VLVqjeRjrAY",
-	"jhoKK+TlHxaKgZ49Lygifc2mAdT6qJWDLspvFbzu1eDn0Zu//Zq8Ex/S/0OdmU83f/7yl7/3Hx8+efrs",
-	"+b//8KJ32T6qWrkL5yyKdl32Pn99/rSpXNdMlQy//7kVqP3uNyJQl05yx7K0W8mpNKtLhkNFozl1H/LM",
-	"WksmZBKDRo6hIxOprrkYYgatpZQaqtOaWlm+J30S0+mCSuyHz14c9iti8eJS7NWVLz6YBrRJFbvhMlvp",
-	"rjeOaoJNWtFtS7gRFDufd25rqRrz2A7IjUX1XQtLKPDjS60MaL0QiHN8+V6EQGxIHJ8JHanL5t9nAEm7",
-	"rD9zINIJ/+tI9G1H8ca9fk/7QJ1KtDhXnO7eL+z/8BKG/ztmNyyxeNsJOjecTVo883bupRO/mzP8aC07",
-	"0LkE7aiSfEW6wnVa45roqTZs3JvwGM3cv5Pk8LnC6BJlEhK2OMzRGe/aXeO/g8xt2GlLSnbhu6+ocytp",
-	"XQXMbkTxug1Y3zaPdUUDw2ZAaHN6DSxowR1tRBgvkandy+PFYtaSoJa/xWZuUI6Enq1KquQ4NT2ImSM+",
-	"uvqIhNdsGjrBHrxrTGsurTQKf/rqWd7sGY2kZsIb8AISun+FhCZa+rd8xwtsc1MuScV+y2iiAxLKwSAk",
-	"sWSaOPJfjrRAmdXN0gk6cjBoYVKZYS+piLk/7fYg8kZVF8tSOWOI2/ojTRQTMfv7jcw0VnpuKdeF61sW",
-	"l9rLevVJFzuy7rmm26wcmZ9bSwMi4Dk3moieGeX1vR7p/UYjib28xjqczTXUfvF3rZNsqP2pwAHYf03J",
-	"RGZJTK4Ydo+vRHss7CxiP3kZc13vK1haLgwZsWTeYyHNJdRUmztJJrC1UvOQeTVgi3yPhvT/SKq2WujV",
-	"PAx7ZCwmV9MAKnMr9CIclaqB+6QKEis6Cer1vbvjIjx5LyCv/vzupLm2t33a3N9nttDiiKascddW7Gza",
-	"1rQcPQzVHhM2MERmptpBmBsrulESeUTcn9usOD/+WYzEvBWofFn+tGYihkw6C/kYxeW+72AU48xjZihP",
-	"XBYMdj6K7FXEvs8O1nj1pQudG2k+HyvhuMOnUglVONFKMRkEkc9t1PnlSLoY4HY65WngiMO3uNZzCOCK",
-	"JKiVIPiEmcaH7fiiE2nmNL5GHZWLmH1xrMBf4COdNzxbYOyZdwH5qt1KSpWvWq/gJyXTlMWvS8S4If2v",
-	"cbeTUdP5NKXldXBw6yJefUkTunyjs5qXS7By4B3DufZJTXotFwYGV2tuXZgVTX055uZVoHjfkPbqFtFQ",
-	"aRo5hcVbSx269tqxsLNlt9csNQHRktBc2rhmU2jr4egotMVD9w54iJn28xctJuATe1BHZsi9EUAwFmvS",
-	"TUHWIZr/nQUEqsgHhI/pkOlgtpfSXlDm/s7PbKZ5u60xMzSmhpIRF2WK4e60ajv4m5Zi/5RO3rk+5ha3",
-	"GI2Z0u3n2wBq9bqwLl8DZwJyh0U8qd3tf/aAsPUAtALi/zzDDQXkSy9KaBazXiRj1nP77PFKLcsCQLm4",
-	"kplo8QgzEYNZolJh05UehSrAHPgQzECAPpKui6dxDbYuoxE1DWG1l67FivvLV+zUxU958xVdDsG9dB3j",
-	"qz+ilydPlUBcGDLBLIe2eieD7iGf51WIb2NPXcufAiIVMKr/ARVlrcS0d5zboBAYLV480vvk1JEHqC8p",
-	"MyjeKuNpvc/As+fzGwvONxCeeN+6kcgOCYUWPHnoHC1FYSzj0qqXqJ89DsR1EJfdxMdw/3nOqZbJDaJu",
-	"JVx4zRjvKuXUEKLVEE7t/NYtmfp+pb7UtkVy3/wBCU4uW+CaC+vqbKft/GOX2jtgqp+86Mjriw7AysSJ",
-	"U0V4Yy5Nz9birQSOJFRQL5QuzIR9VRqfA0xL4fskG1YrERQ5ZJzpqownLFex6tr+nNoCAyXHjTXTVaWk",
-	"aGQP3o5tqWU+yHTb/TGlnIKU91mEU4SCrjWZFLCgeb1NhcNXylqrBz3PVtieAY7qXc4XDYoLXywnLqsr",
-	"59L5KsaVinrdoNWhOWC5eVD2tcwNRbDLSved5RdUl+AalmU59QKaZYccgbb1pzEXAXE57fYPi66/ZTTh",
-	"ZvqnMf3SCEH29UsX19tWzx+AfcC/1NL0QfSBWuSWkVq1SkiPdS0FudtlUhB4ljq29zASXJIgACzE1hmB",
-	"KMfbI/Klh54NvUjGCAjKYpeY5QnuTi9Q7TvrYkAiKSzmUNSNvYsyFwIucR5LnRd24txsbyo/c35Y+fRI",
-	"WB2oFSqJDx7+HCypJ5TK9lY/Vinji9dcQeJWCvLeg0TNrgryb3Mga9GbaqkOHaA+2EstN32sGNK9OeOI",
-	"DGSmUENwCoBvU47rIZQMEmrI46Df7y+Z2FBI8M27aW0bNRt7U9pE03megdf81GLWTM4sEzdH70/evXIJ",
-	"sy6mlWuQyrF8NxM3XEkxtlzphioOao19B0rnQ25VKuNqdI2d9sPHV+9P3lyefHxz+eurv1SjAexzFwtw",
-	"Wepyd/n5Xxt72+EOzmSmmrLg7SbCo9KKqWhetJWVYnI1JSHu81KxQXhs/6IJiyEX+IYmmVUQIjVNDYtJ",
-	"JuIigfjdydn5q1O7m7As+jNxA7EJdpJG/DvDuK0TDNu6t+lzC+JoHSvIuw44CdDl7IMcauWrNaNhVwuE",
-	"u/PEumpwZiXLrhyLuYqfrwoVW0+3WzWQcUsXMq+QcWvWXfWoNuFxq6Hkzp1u1fVsPUlilRgdh/fdWtQ7",
-	"xsbHLPJRDt9f3M7tUkmc5aqB3Gs1cEUlGhpVobGRCxL+Z+/l2enr3jkUtCiYbSTlNWc9mtkLMBxazxAo",
-	"PLJu0kajw3zRxj/pBhUSXgzKO6wsoBHyvUenKfNQMWd/c630UkavwYeCefDOugFSaGOOe4MdrpL23m5A",
-	"O3N339D4oBdRzerdgDEPaJqOmADzLFVg3IRmLNQNtioZjC7CL54/aW0QnCbU2OuqdQf2rYHxv9AT+Plh",
-	"c0vgM6fQn7JE0ob4USEhFWlBh7j3H87fvP4Lcvki+BFbXacyBlFA0hh0QM2EWdQ0rt2OsaHmabexgeRd",
-	"yJZtN5afYSNstzTpS2W8uIxUXCSt2GNuq2sAvZBTGQdYfkIKRriIkiyu+baX/liVEc6eT8etp2nD54yO",
-	"v4syONsox7CKcGgP8h5Vs1m2PIJd9ibEM4CjnQtldhX3PF/1k6ZD9uqGNVkKKy7WkZLZcASkO++uStKE",
-	"CrZP3sSusZ1MOYt9g1cL5t7KN4WGZKDjuU6mBNfQVE5tXn3EWTvIfOf/Qs2xXHdtTvG2loJt8aViNF7x",
-	"RRd+UD3s91S0VeJ7sc1aF+BLuPR93JtDItY82gWF6BfHHaMH9bI9Zmdhzb1Vwp7mtqVvmU3eMDWyENDY",
-	"V5mPveDJjWbJgNA4ZnFghXMIbXLJO8s2utpia+4lOm37An4rnc/GOny3tdKWmWkR/ivxAM4uhy4z1wUz",
-	"okpZctW11GbqHXzOY9bWYrgUYrVGqIiLWLBKLzoVBBlYdblbWLQDAtFTOgBfKdSCAcH4mqcpi/dc8nlt",
-	"sXP65C8Vn7GCSktvmuV9apyPw8XWYlQGDAeAF430bVlb96azvpdpcwRxei229VvkHxhpaNJWs7ehr7oZ",
-	"XC0/Og8vbKeZG8tlaG/NXuvGvigXvWzCK+U/NLRrnwmDm22sUmcbM2eS32wpqb3EBINOqSNlrdZolUM0",
-	"igCNAkUD+cydcIhQxT2XAKTKXjyxqxGhz3OFuk3I0iURcecSdbEW/doBb6lUEdC1khnH/Rnpm0YTDUz2",
-	"s5JZ2sxBgGfkpU5c8svVNCQxHzNhCXge0iMnx5i5akZSM0L1tSt0ZcXiVDFv16gFHN5OdN2lbDYnevy2",
-	"gsYtJYaViPz6hLxVmQKA+rEh2ghzTLiuBkAdkxBXHMLvv5yffyT4Q14GyBeQwaiN43K2iYhJ6K8ytFKB",
-	"YtW4IAd3RTyAdOKAQRLoKSvGz7jI4pwuFvE0eZBxKyK9sXLCTa3gWGckM1X6/pgLpGHu95jOmfGj5E3e",
-	"zqssumbmEkykK2ZALkXqkCJ4Tr0ceTzHoTNh2+Wl+jXkE7cSuFM5md32Tjaw7IrPsvGYqunsqn3EyCpp",
-	"qlfT1XiTx7gG7qTkZEVGZ8++YSIj17TjuSgWIzul7bmFtR6n1Rw1U3mZhnt0oryE5gvnyWkCqK9cNLXN",
-	"P9ERwwSXqykJyxgTHhNUzfBHtDH55JulbdMlUrKte83PpHLFbsPtl5xjZ83aDQLkiJtLRQ2XDYxkVu4M",
-	"yQEJqz0LuuWmBQQkb8dFoOO2FEzvHZN+Ho5d73FQnInMrhLWlEz1PdnOQAVoAM9Tn1dGhZ4wH79OqGfS",
-	"ckCe9vvEinpX8oYt+bU1DFfrmKfWttrgnpccvmGbwDGCaA/isRz4/n//r4dnaO1A/vl//d8ekEs/L3fX",
-	"zWpsrgbesd5Xx/ZmcoHu9I3UesxTT+uZE/4ZlhuOqBDSQG8Le1UuDYgrly8s8qvRRqa+GFKz65aNnbVs",
-	"Hpl+BYOsZkL1ZUq1nki1wLHs15kv0mGmf7t5NVtwDG7G2YfHVK7vh1dVO5LV/IAWdNbyA1YhZVH94NWu",
-	"eKVIoxIozHVB+3H1s8WltZ3NZgwkTpncsWmEqbWcjQ3p6Pf3Zme2/eeRpGO+WpDUeaXMwcuz09dIzEjX",
-	"/arBmNPsAqhUQ17QxMgNdKVJLn3oW/OKLDl7pIkdWSp2EHPFIuPoL/pgQcbU3m/hayVAZSMfVj4Z8WiE",
-	"+ehYTAgf7y3fm2J+RZG1A7zKxderZzIL01g4LlPcTM/snE79h55MJ5kZNR9j5RxCO04q/ndIqjgiP2JD",
-	"p3+Zbei0T94YQiMDiXrVU7OHfyEwqVbIErzsO+9ezhILz7hjjlDTWdqJIwbx4FDZ7gKT5O2WLLLBmgpQ",
-	"GxmToqwrrzlr36jPTMFxRDMDGtTHD2fn5ICm/IBmZnSQyCEXIen+Ykz6QSTTgJzRMTvjhv3pzCgemYCc",
-	"2UNmGKp+Ic7fnu3tkz9bOUaTrp0tIB9Pzl/+EpCfXr19df5qj4xpzJDZcoMtUSKq1LRWPqSEV1ig4ELU",
-	"QhIxkzcgLNGMPO0/wTkjGTMSAv4OKE9YHOKBcbtx3Kznki6Y89J9tDhDmnIoPfgNZO2BbEmDksIomWAY",
-	"gxVB4ToDyMhOBr2R1PbK3r59R4bUsAmdHjkNytBEDknXDtABhg/qoEDaC+ET/6EyRd7eUAcYDMuZDohh",
-	"goKWYhgd68CXh9ZBvY60DoA06MAhfnAhKjRiLyBFmp0m3SKyPpgByL2AYFtPmJQOMfXT0k1AEL1/Id5A",
-	"+ga0AsrTFyw4QQSpS2R4+eH9+emHt5cfP5yeh6T7Q/+Hx3ue6FyxRIqhpaBWFFP8xm5fMGNFxP0LcSH+",
-	"9V9PitBTLsX+v/4recVzqQ5RznVec2R5eTTeuxCOHtbQI6xASjgfXfbJSWOY7IUA+b4NLSwmQAEgSPmf",
-	"hw1VRMCu1/DwQkRyzFxdcUhGgRXBNU2A1e373ecVTyxlqhEmPGdEYnu+KALai4UNh77IQCSThEXQXLt7",
-	"2H8MdVRoDON+flUMsywjIChq4iR25+GFKD0n3ZQqC4JHLs54wFliYQvFkIBQkecUwxPuKqnQRAoWkFBk",
-	"SRKSKGFUaUIvhDfA4/C9wEUOwffxyCvrsxt4umdvDu+Ia3LDNbcTOPt5LW7Jrj5iRQYSNILEWFQoi6KJ",
-	"D9gkXXqFGesYsbHnztcKj3C8+WHR8okaCHYNAfVD0n38z3/8P8/6fbsPLAXwrL+HFnyU6sKApEmmyYAn",
-	"EBh8IexDdAJoEn4Fvh2Qkhz4LdwnVjoiYenHEGGH6nzeXESwo0hKh+wYq9VcCJnS3zIkAu783YkmVONQ",
-	"yxfZWBMLlqAI+sIUWBIKD+IVKM6AyHCamKBsL+rrBWrVF50j8vWiY2n7RScgFx1XsAD/QF+mvuh8s1t6",
-	"iu1FS421RtRcCCyTJV1jeIxWjWWUQY5Wd0wTq3ixmPzH2Yf3loZPFJTdmqbM/nVFY+LCoIlUhIlsDCCZ",
-	"iWshJ+JCIJQdk6eHh/j1CUuSnpuzvBJypSCKnGJLsC4rVRzRGcguASzeQVtMlJxcCHg13wP7wrXZOyah",
-	"23oIwXHatb9nSaztObxwJYWkGCQ8MsgftYE2OpBPTboUMtgvhAU2EaAvkmjDIQnDrwDQwj4oFSeBgDyr",
-	"4TPAlaf9p+4y30nBpvYuXUtVrA0GxhN9RMbzWsa6RhCfzn5qah4bEC0vxL/U28ZWLI8ANK53bLhPfgRm",
-	"RbDZCS6lZQH7BIyqln5qN7JkXkJTIHzVl1/AzWJmIIAuhgtds2lVlOsh0caMP5w4d8xZAhJYNuLP1UW5",
-	"c2G0vXEGMBb7KwMPMdXk7JeT3uGz5/vkF6kNfNG5mu3kQL16digit1V9fPkXrBacMHrjhEjDDcT6oxzq",
-	"5ZmTj286QSePaO/09x/v98GGiMksnaPOk/3+/hOXAANitWOBMbbnGzZVa0bcjkZUDBnKgOWo0IowFRCZ",
-	"xBZhXMmvyUiSbkgjI1UIkgI15JqL2MIvkJMLYeE/FyKkQyP8i0auXNjIyty/sqlmpmeJU+zPXsnJIyu0",
-	"/JYBfUcT9TEJ7TfC4EKEOCFUWgVih0uBin/ecQ+zuGxEKNBnfxvvE8gkRr5IjVcMdCRTi30Xwv2ARWRz",
-	"O/DeMaFiakkCCLdW4rIS7j45td9AcVlIV5LrgA4MUy4X+KgMalbtsFfuAMgKSRbgMjTlu+Rhi8mI8SOZ",
-	"xHi4NO8rWUN3uw+EnVzqexN3jjoJ1+bEXv9bOQS4UBQ6BenO0V+b9bxiCDY7/2j/7nwLFo5GQ0cxvB51",
-	"nEzxJiDwgusqoBCsO4MNZ0AADwMv3FmZN0Qd1870W8bUtFAVXHgPqqdQ46ooO/P86YKqM/PWicIBZk8A",
-	"mLWtIAfCtmU8PvzhFusAXLAMw8I26ULh1qOLrN9/EvEY/svsWYGAjVQtDMj+/n7ricFEt1jrZ6v7+8yp",
-	"o6+dw34fTDNSGBdwDvUeUA04gGido6+lr82zLiCscm1QyZspA2R1GzkgQNHgePYtAXyKK2iaOF/pwY80",
-	"9jXJ4JXHi1/5JKjTUFiMLz1Z/NJrqa54HDOwsz1bZmXgTxU0AXkLDSTe8d6xZ4EKFGw5ATQ2dGgRuAOn",
-	"1fls36jpOphO1ORVOzNUGV2UJ7OEyaCEUlemnI41z8jwkZrRnw6CC+GsDRDB6rLyrK6pyfnbM5SHvcjb",
-	"pkB5tgBcJ+FW/IPaiBdivazHJmoIR5N7wn50leE2Arlv7dw5gFUNZC7KdmtY43NKG3DmDLqYEw5t/EvV",
-	"2s6Y6b1Eq8sSZqigBht/+uc//vuYeLg4rsPFsYOLkHRB9wkROkJneABbVKd+QGWCVCc53+4SyQ9fLH7p",
-	"XMp3VEy9G/k2qO5soZ2jv34uI/5Z2fsF5nosdFg4jAoqYEYNREBiwZNmKvATKN0VZITpXVbuHHKw34RV",
-	"9lsz8P20gfggNLpAjyXB8VVpTTXzT7cGlsfkHf3SOxmyP/WPyT//8d/hWnB2rzlDAS5fK7bkv37+VoGf",
-	"V85WhZqUISVj6hy4yV0rzWDzjgvkHSOpTC/hN2zGOp6bJTTcdY8LsHMGKFtD1KOVn50cG/jhlsrX8s/O",
-	"K5VnwNgMFWhcogfqUijGF8U2u3Vj44UYQRUq9CsbCWqc/epeE4dAJ+wbv5Rzl6y+DYZR/YjvXb0M43i8",
-	"1TXETWzk3FsyUYvO+1wW/X0ids9FsaeHh8t8JlUyYhp8p6+gNNhdIKvFK0JFHZeWQVbdqtifIMhrhrST",
-	"Kyi4ji8dzxrlYRxNkn1yVjKKONsE1y4faVa9rMKQvmMtc8HwT5qpN/FrsL0uM/4jkqXilW0qO9WTW6z1",
-	"1N0+fwjdp77ppXDi4CuPvyFGWDmnWcR1FkAji7ZvvtEb6VqxC+3i3luAPoS9WSTAPnENPGORNHSKrTjv",
-	"O93Epc9/4700r6Gy8ibuHc9lKXq4KrF5EzvS8bkCNZM83GTY1tCuKs6gWI5UteK2Bf5YVmrlrP9zFoTc",
-	"97dIa1xATQtrR2vi/tpQdesr/wmWdMVKrox2RC8H3Lj7mmVLP/pB94ofvZMxS1ZhSL9IfUfcqNy4aC4b",
-	"Khpc/wHYz1UBRh4ac8j6jF1VGgiGHaJ9CaqiMNU++VBqIJQyRbowIoCne8e5Kxpddy/2W/STH/MErm0o",
-	"JtUuY3eskeTRac2Eyp3dvWeZS5iQXjr37650kxzOXRQJJUVeYAOo14lvg4hVBVX8vQyqi+QhNEp9d/LQ",
-	"ytCwAW4KITULbjRoZp5DZlovrf+A57sVjX9mZvG1risSQ9xANJrXH8T3jYFISGi8kbfDUwzqwcfHPqLL",
-	"jkV+BWY3ecNcV6oqvGH82Z2wNBdIf8femeVAnVDtQvEeCOBO2SECydLsUDF6zXyKYbOx4WUitfNflFqH",
-	"+TcJNc6Z6YzdLsLniNAkcWUqxmjXLvpiQ+w6vuW6Ke5hJxarlobwU+g+mMQ4CTXE10xxyIwW9D9zM7oQ",
-	"LgT49NVPb84uP52+DZ0fllFFFKPRiOlSTKXrOQeKLSRQ5qHlVBTO+QvRxRgfEuLRhAFGfYR+72FQPxUe",
-	"uziiCdUksgcX7+2Tt/zah3RijOiFAOJTCsvkxi1F4/vcuNePsb8L1y6ahpLDfr/R9m83+6O/zxky2t4H",
-	"jkygPIg9aqhCC99ti76oVrVpd00tbCLUGDFSvXKu61feLbUefDTzFIK12haeN3VoChtZ3OBpu7or3lqb",
-	"7no+ym8HQIsp5oDjQcCoKwOA8bSMknByJSr4Ic8rKAuRTUGFAIkAhqmMyyTvmrH0qPoVS9W6GH8HJVWO",
-	"0P53QxMeE2itQsWFYF9GNIP8jd8yaaiL9QUCBWFkoEeD5FGZfCAVeB3r2ADfuxCOYB6RZ1++BOTZ4YuA",
-	"UKue93DYU/uDwxBpyMAeNsTeIgz5bUFUL4TCzyeqBeHHOtaKxVBQsyCvCdcuJEfTsQPdtui+doK1kmWp",
-	"mZzkS/XeVwhPbqMQvhfUSjh7ZlAk2zF58Dv9Qxi1Iq6ijJueB1y4uFYUz0UdTDGab3V1Y+6V0fWc0fGt",
-	"nICLX4GQt1/Z9I5MtXDKS1hq8Tb+GIbaHPJyad390m6mfUlTR2ZTJkBmYtU+s6GrJBYGJCwqoFVCkyH4",
-	"PGWKhClTXMZhq9EWlrMtBRcm35HJFjfWRljh6YPBdisGWw9SsyBfI9rLWmsLGP2DGms3aHttv5w5lteW",
-	"C+g/YOs9MLvOu9GNG11fQkaWa7YErCWPJYC8uWO0c5j81khk2RnXaIZtNbRunw3tyMy6BGB/z0bW+2Ez",
-	"XcyRsNzBXC3iZxxyh0rENqV12M1iYR3P5Q8hqw/9/XoocRdeltSbROifXd3SbZAumHs3ArSr7NpMuOCs",
-	"HsTnbYjPeRncOhRWSdXCYNJyMg284qvoaDJm4yum9IinOmgIFKw1T5zl2fjJAu4fpPJbSuWtd94uk7ec",
-	"fv8B/3ctkM+5zA2I403S89Y50G5k58UQ+BCecN/CE1bhXgeODy2Wut+5gd+T7I17WiyBu0N6ILZtNQjc",
-	"AWHg13aIb6Od3mWyTUYSKyfhOghNFKPxdEGwdAkEtkm48Qs7VCDcFluIeCGIPpDvXZLvkzgmNM9FXo+K",
-	"H3x1bbaWsOjXoX9xTtpY3jwoEA05aRDA6q4OSjhugwQum9Faz2IbuZJj8zn8L1KbX+2ge+Wev7sUJ7f/",
-	"xZJAXuiVdDEBGjP9sJ7b3h/CRpcfQQm+f8l/a/epnxmpmMZKZTc8ZqpUxtb1VbNTHxGGxWFDjHoNMTQR",
-	"TjggmtHE9eS4ECevznqHz573fn75zleuxbiqdydn569OL3999Zdwj8h8qkvFBiHphkzcHL0/efcqdOVP",
-	"AWmh1AQTN1xJASUm5aAIvNoj//zHf5VjANpLRDhQ2pJE4WbfjTTht9YaSOmiXrt5jxmj8eL2HuyU27BT",
-	"+hNvwcQZHrCks78Mwg+pWXedmrXgUtvNka3X1n+gAPfWUrnwtjcePvAzv+FiWLDXGf5IDRlDFpdge0Sx",
-	"NKFRXmQL8lCwXm6kmOWT+kL4111+SugL9imWVxDEaGsXXupjarGSE5xAHpzQwFfRungnfHU3RtZlsaqw",
-	"tP4REOx3an1diycfGOb6Em3YQPYOatJLwUg0YjQl1XqYWMJaljAUVt/VWTSy0GZVQ0srsOPFnq9twvWF",
-	"8HWzFUulckguMxPJMdsnJ6JIqBhQnmSqnmbl8tHk9RGBJkXYE+FCuDLxrrqUxS7KRZn4IM2AhefF1bHZ",
-	"IR3aoabcfwNWaIddQHMzUNTbqVED6bHXcnds9Zxpc8p0lrQGK7kT9j2q7fIe+GoNE+0plvAwhwsLD67h",
-	"8SxiBs2ZDVBweqHl5LtxitjNLGcD0X8YU0fdzLE4GOkXBLJtiSm70/3nCSgPCv62FPwG+KuQp5WikIAq",
-	"5kFIlZCj3K7XFmyUw/WDTWAXNoFGOjTPFrBtieV3TQ52p+0385PtRCVtmRXtTl2eqys/RCTdQ514DhtD",
-	"9XKumP0Oh3wncjbsZomwI9j0H0LSHvv79TDiLnyRrP3O1R7ZBoWDuXcjbeO22iJ27MMHeXsb8rYvZTMD",
-	"hVVStZLIjfVBZmTuwMf4DxUVzlRVVBYpGbHaxPEC9B/k8buWx1vhpF0ib7mu/gPN2LVQPucytySWb51r",
-	"7UYwXwyBD6L5fRPNF3K8lE4TSWN98NVB6+UC3nfKYizu53vw+PooWOm+m7fM9L2H3byP8pFtHO8jLuUl",
-	"TU2m2EPa2yY4WXH4ER5rTPyNl6Dio/+pta7beXGRzi/oujFdyZiz0uwY6eeHYoFEJwmNoIk1Drz0q4Cu",
-	"42uD0pH/MFarsz+PU0McuWty+Q2ZWQRnm6OYtS+1NmGAxw9A3Mi+14DghQU8PXjymHT/s4edot2J9t78",
-	"VFTCTKkZFWXuCgI5t4Dnik1Vc0JskYSz+XaSj37Qd2Ipgf0sEZftD+cPYSxJi0vOwdv/NKemGSi5EIAN",
-	"h7pP3hivfAppRlwMSSYMT0hIk+QSNd2QHOCfvjqtDiGSgxkilXv7QlDFCI1jFvsw7ArAuhQVNx+04254",
-	"ngfEhO2x1QgNWxKccfLd2Hvcxlrov7uvB4vPFiw+qQepBkyqU96VzD5OpsntPogrQbONp6nmwzE0SuYR",
-	"uxA0ghAn7SSrhE4xBwWKFlvmE0OVa8VIwgbo35WZactTcMJ0gUsP9qO7th/Ng7p2E1LblfUf6NDuxdD5",
-	"V7olQ9IdMMTdmJKWAcQHY9J9MyatzEyXTE9FaHBRsj8DI/2+FJzy1pYLwLSH5mSKB4LcVpaiyNb1sEnG",
-	"dIpFnbdAqVtKVMAtoazGvkAB/+XqU8yCxlYJfflDu9SCKhturTxEhXkg+rsk+m9LUo8rk96Y/LI8Czj4",
-	"WmqBs0Saagt+LNJm/szNKFZ0Ih7oZu1K/cmUsydcQYutSLfLVYCA5gn1shYNtqWe1ad7qE8vIU2Ao+uU",
-	"GvYW3/iu5Inq5pYwnzYHnjzgR7Nc0WzDgeJXW1MDG4WLD4Jht2D8rGtGNNsvmHRRUSLcEC60YY396sti",
-	"RxWCtip4VD+1S9Gjtuk27bPh9h9kkV3KImfoCMxvI2/r5doZDtbSTWe4ysFX+GkV6aQBjR4Kbd2q0Ba4",
-	"+YubloNVLnqRbXXRdfUfCM59tsLeEja2JsbCNa9o1N0ZA96lwXd9fHho4LFV2+6tMGsOe11aU/serb7F",
-	"xpbMBXow+C6qQwwwVdilhh5qfhem3gIetk/ud27mLW32wch7XxUruB8fJY51idcl9OsqTw+G3Y0advEm",
-	"d2vVrYnDFaiZ9nz80xKSwY9+6L0qW7xGl2Dczt3UOq4c3ZKRteVORH+UANtiz3UEKT1pD7e1B6wrbYN1",
-	"dmXhAkoJhy6279KF9rnmwa58OxZlhCLi8Jd9o0R8CRdYRrk5WaYsUrhr3qo84b6xS2HCb3N+vJC7tYdA",
-	"2u0F0voznosyLQR/yerEs4D9kAS2kXDUpe5ukQW19V76Dyh/T2NWl7z3jRcihmtCJlbU/yXnkkTQ4BiL",
-	"fjqeOeQ3bKYHfxMPvRA5Ew1KLPSYcFOtZRxlSjFh/BfaCw/fOSPdpQF2Jax6CMC9nwG4qzFhxMAF6pYf",
-	"dK8UrXNGx3ekM+H+l9CW3EH9MdSkAipyOPM/LSrc5AZui57i7DtSSdzW2mio19setJAtaCE5WDVAZJ3k",
-	"rZbP5ySVPKHPSR/EJ+cFpcy8gHAxYIqJiBEjr5lYqatzGTcecvPuPDdvHgjNUX/aLq3/QFjuha4z/1q3",
-	"1mbFMDoGI95Y3tRICXReoIbYIftt2sdd8MkdaRxLgfODknHvlIyVeWxeRGqjdaMWVYvCx9USO/ruqvlo",
-	"x5qb4PsXOSFjKqZFdaIJU4zED4bKebwZ2zHWq/y4+KNZoJxT8Wdp8u7Bedncku8voWSFLJJSMkRAGI1G",
-	"hbCssuQPUpyndAglYDwt/bq4RE8t2o6K2CoUaBClY0aMokIjsQxwsD1eMJKKNn/gtkNJd5zAsTBotHSe",
-	"vyuo/J0q4sVxt2JBA21dSSNvvdH2WsrHee2sasuTC3GbUjqr5Xc8aOyb1tiXgLV2vf1Osj2+Y+q0o6KP",
-	"y1z5xnX6l+CYdO0Ik2xIpAKacezoTu64VDIbjlyZuzp5O4CxYZvCf2d8ejdK/yqYUGj+wXeOFb9TS8At",
-	"mDxiwXK61CkM/d70KburJXSqByYwL+ED6S5YALbNEuY4Myt3um26bb+xYx0LttlGv7OEPZDnXZLnkzi2",
-	"6JAlDIOGb02lD77a/yyXuTGLCg/RmbdVb+xNLk/iFio6zTfTfyAT90W3We2+t5amY69v6aT1O2eBO1Zf",
-	"FsH2g9vy3ikrq6BVzhCh9cPCAqXQIeJXbCT/+85EO8OophMMalrlzU+aqbuJxvSnvYT2VNRK7wp2w5RV",
-	"GrgimkWKGU2kIiOqR0zv/TF8U/lxlAG/+LHdM/WOC6NJqK97E9ULyUAmiZywmFxNydMfiKIilmNyNTVM",
-	"Ey5IJlJsB3FFNXv+NFNJQLSRyj41mpz9ctI7fPYcTPD0QuiRVIbEXKd2IaliA/4lcKXuTaaEs7fBlaEb",
-	"jOuiv5AUyXSfWLJ7zabkiiVSDDUx8kIsky5AStkCXJDQxxzweE4bCg9/22JzbvodKXmVr8etPM5DDVwU",
-	"xkPaCwqIHsmJIFJE7MGztkE+ZjEQuh25c2/D4FnOtZJTrXyjV1k8ZEbvk4+KDZgiit3IaxaQyYhHI3LN",
-	"WOoccXICFdewA1ckVdwWk1PBnAfF8Na92xbAwhxlsPUiNs+mF5KQhxtuaWy28Hq3kpMnJ4IpIALlYFWq",
-	"GKboHZfZceQ8YpYLW2FASQOg0urduhvWuSPlcFmAf1AO751yuCZbPUCeaFex6WpSZ1ZBCXH++JKa8Dhn",
-	"0NrIVJOJVNdcDME1ChUhtKCpHkmQ8yWN98mpfRkSNR3vjuF1rgklQvZkOoumOO5esYfAL/6BT8yURLXn",
-	"civwtfR6K+CLGiMlgk1KhA/c+Hkco6BjFiC/CTyj8X3x7Q9cKm5QHmVfUq6moBZeCK8XFmoH6hugBsoE",
-	"oRzlU48kA6yoQiN2iZWxdUi69v0QZmbaYtiFcEkakgg5If9G4IWAoOkgoQYMCFQQbsiE6r1j3E8fymrr",
-	"HMeoX84pcEOLf3bN+FAq3EuBi0/7L5p0TbyaO2KYpwgHO9I18eutumYDCJUVTi+p+IunFjDgAvlDoMhO",
-	"2Sve60r0SSZsuQpgpzJh97P+V9UQunj8z0pm6SovVPPe1zADb9U4W9zLEvZZmbA/Vmmxyo7L2FD5vd0Q",
-	"i3VwSWjnCS2jqls5m6qfBERHMmUxxAMYMpba5ON9fmJwIcrWT9IVjJsRU0dET7Vh496Ex2wPWSwwb1fr",
-	"dMIjNoeLOYtpARTbYmTFF3ZkNy1tsU2iLd3xg210K1kHpROeg1yN3GbJ8mN1UH4I97/zcP/lLnmO8XPe",
-	"FfYfKML9soIue9tbjfa3qziuVCTzWgdw1sI6Srqxg1MRE2R+lusWJc3Ge6220btkkjuykK6GEg920ntn",
-	"J12VwWaGHbAvaUI5gEmzUHtqh2nQE+Hi7L1b3CqK6KQJRXkVnP+pjMlEZklM4ANe3f/nP/4LRVNvCA0u",
-	"xJVi9JopzPdL+A0DM46InJdT9AYJH44MGfAh5OHbOXzSn2YIhdwZGTSdajIZTY/s4i6ENooaNsSZJiOL",
-	"5FLDYvJ2bFBokCYJU480GXFhgqJNwR6YvMap6UU0GjFCBwMunLnrQqCPRWsuBeExg6u0U0MsixQBmUDl",
-	"ELCT4pkJKJoAAU4wf+Dy5T0uTWhyzeILwQWcmv1JqpipkkElkoqR3JFLtfSWLqKveWoViO6AJskVja5d",
-	"q4VH+a1fCDpA+5jb3yNN5ETsFfaZHKlLmZeVHeCVGjUlA6602Sc/8xuGR4GHaOGiZEywS6W5udB/pgRD",
-	"4MSW8ZR04ZuMxkzpPfva3zI74kLASlGpoUJPmLKqTH604X/2wErRAwAN3Qz5lzJt1Vh2w4R5pB0oxsxQ",
-	"nlwI3IumU9KNZaQP3JHvj+M9X99CMQq2QtSvkJEcASzTMdNwRLU01WYzYWbYK4dh22IbxSdy0nrXjKO8",
-	"BJ0lrfljMYu4Bg/kQxegjdF/d/JkMmKKleg0QvlQlljBBw+dZT7gQq96vlbaXMteNQTxvodUbtOWVj2J",
-	"xea0ekm6P4RFrb7pEiye1R8tqkpZPfAtkdPqR3ZjrapttIWW1o72wWa1DZtV7ZDng28bQV0pxq/2xVJu",
-	"dREuvUK5ygakeQjtu6WNayWgaLd0Lbqa/gNBuYcmrxUv/24K87cYrXbAMXdjuloLwB8MWPfNgLUet3X2",
-	"pAMMrJtjyGJXGU9inZupHukiKg+arn2U2gwV00TIibMqMRFrEr7/cP7m9V9CoqWz20gzYsrOcSHws5oY",
-	"KffJqQt+moyYKH9HsEnxLQ55ONDuotFoABOeudFb5QvuG6d4co1o07iF/d+TIoK7Q+GqONT5KrGhJisr",
-	"wq2nojGIRsQOMFIZY91gxVKpDIt9BKj9fEK1IWMuMsNIN5VgZrKjfFGiC3HKYq6PcyNnePrq7clfLk9f",
-	"/fTm7PLT6dsQp7Ga1UiWQRlivPeaoMkKGribbQISfqGN7sLT3xXMeMwgN0yBmRfS4YbQ3tqe9yIAMoyO",
-	"5xtSzmHEd1I3x25msQUEDuUPYfYw7nI9jOBlLzJw2FFbEtLs1LsxZsCmWggD1lZ/sFts3m5hEJTq8Fch",
-	"TwvNEicwDbIzbXiSkBHNK39rF1d27ApjE6mgij640Z2PqMUmkcP5Q3jOXYfntMBFu5Gi+a76D+Rht1aI",
-	"1nvcgL2hyZKwZda0G6vBIth7MBDcNwPBArYGPv8D8PnPU94YUXSCoQGayBumSPhXq/8HxMi9MCAyiZk2",
-	"yMMCjGthBdsrRTxEVGCgQJdGdtsXguo82d4tf2+fhAOpxtT8KdI32Dz6JIpYao6IYV/MAfzqk6Zenv1P",
-	"0j19/ZI8ffxD/4hQH9Wg5CSAYAsBseFKTkATgT24SBaZZGMBMSbhJ3sOr+yz8JjQK82EITzWEAjHxqmZ",
-	"koglid7bJ39GRfNChFBdJwxgBRx3ORnJxJ6VGDK0j4QRKBQhxLhooxgds9jlWbkJXLaVXSSI/Qm/Zhfi",
-	"P84+vC+CQAT7YghO5WwhLp7jPftiei/dN3DnTSqtVZ+KLa6uRMG7r5Ucr5A1QofsXC49/g47K26l0JDP",
-	"/VrlnV+kXrEkER2ydzJmyYrvoLGh9FLdzOeKzyDWHQOGKx47/5pDvhy+OkGH29d+y5iadoKOoGPWOerg",
-	"y51gSVZSAsfX+Oa3rSrcxfec2h10PDGpTlKLmj37n4itZcJynNMOLLHv4vsGnCXxDD2x52WmqT0ibVRL",
-	"qGih8peisMBF6cK87Moq6N5Mph2NcBQYyAZM3LX7yM+2Qn/2coInSzY3eMuSHymQqvWQqrEvqVS4suLI",
-	"ZrZ3v1n/LhkzGDvKd1xizgA0Lcz54KuTJH3d0lZODeMJpiNi+RoWA4vN45wCcjXFAY90HvvEY9KtBgni",
-	"g96bnyyL8lnKLN4rVy93kZc+Sg2KTkEI3yVGDob75AQYPSnxecuNjggVbqlyQOiFyLvIVYQFAen/NMYk",
-	"/6f9pwEEQmr7No9dJnO+y66TUCzXnihuDBMYFTm23ykCOv2emYg1MtlYSQgI9QndXJEYjielynB7ulAO",
-	"hFk6xKVosxsXaD/LYus0d/b4m45+LyChYr9dhrDMJ4ckkROmIqoZGbEvJOZD6ANCBfpXLBH2Z9XPKXVK",
-	"zagg1AUgdeq6Qxmpx/TLWyaGZtQ5enz4Q9AZc5H/PUvR7oZ0t+keJYR6UH9bqu/ATh/p8lktpD35LG30",
-	"RhqaNGsEJZk75tpwERlyQ5OMeebk8jmvpiGJ+ZgJSz+0JU0Xwn7EBatHUpt98kEk01KMcqkzdaNywTUB",
-	"p6clCaV0T0vDgJkeEZokx6ixVjJYIRQefn9UmO2O8+iBmbFSs5xyactIyQCELCsXYKES/6olfWgabCRv",
-	"Y2qiEbhRzYiL4T45EVP43IXwceZjOiVUX9uPuAlK3XzIkBlNnvafWN1JyXFIxpk25IqRKzaQipHQyJB0",
-	"nx4eziVdZ+6+759+AOMhtfzH6YPcv5bcv3US7aGnzamJj+87gd6ldIgnyLUjdAvps+FjppniTC8i0ZYO",
-	"h9x++oYmIbnKomtmSPfT+UvnXg/ISGbK0qmYTveaSLpOE26sGATpQo3k+9jpQUpjRiGoEu5bln5dMRSo",
-	"aLJP3qFXH59agm2/6NL5L8TTH2A9PmMkU/lAn/H/4tCuVANR8/S22OFek+DpIXAOBTwvTvT3QgSr9/0j",
-	"nvaEx2bUpqr7U1pNWX/j3/r2QHrvG+ktgW2beZ6PIZ6P3//+Ozs1nKOACbW1+Xg+BXZmmdaAlU8w4m7z",
-	"faoXX5KbfWYkxD+xMeUJ6UKxlYBYbbKnLQk3/IahLLrXRjvg1bnWn+0CO1OLw2bgav4QYTOZA7ECSO3f",
-	"i8Jm7Kgt+Sbt1LsJm4FNtdoHmHoIm9lG2EyGoFSHvwqRXCmbp0ypsLeBdpaBIp0nKKXSG3nN7NMxG18x",
-	"pUc8tUOtor5Czk+OEA+ZPrcMl2mBh/Zwmeaj7z+Qhd3aC1vvcePpOWfMGGcro1pPpIKiomHMgWbFR8Qy",
-	"jhBs9TmBeKRzutCWybNlHreb+JtFwPwQf3Pf4m/a+KMdzaJM2Q9aPLpiVDF1kplR5+ivn60kH0l5zVn+",
-	"y2f7grpp9iad5O48C2ZKJlhh5pholgx6I6mh6bCWFoEU1DcUkqTZVcIjgrNaNMpU0jnqfAVgY9+ODg6+",
-	"2je/HX1NpTLfOkHnhipuDwrgepSnDA1olhir88iIJvBzE3xC2Q+VCWGRHZYLIGrnrk7zQ/+HxzMzYFrH",
-	"yw/vz08/vL38+OH0HN7GtVbfHxmTdoIOE9nYHrn70/4HT/5zfh2zpAhpChiMUibThJFuIodcBCSRQ5mZ",
-	"gExGko75Xh6aU5dE7I9TMuYCgnmd0gS3OKuefUoxJMgSt1RChel//uO/0Gtww2Ogcycf31h6OAXj3ES4",
-	"68oL+xAKXYnIp9O3uCQ+ZjJDB737+C9SG93w9ZfU0EQOCRNGcaadVwFjGghUYC+cRiFUlgkxxCEoy2cR",
-	"TekVT7gBw0L+UbCZNH3VgsLfJBel0j6YKoIAgvtSjOgRTVlAMn9EOBJLbKeKR0wHWPCn9NG8gO7sZz+6",
-	"EyWRYlB/CPxWA/fZffI/aZKxwnPMelIk0+NSyIQeyYkrGFJqGJHwG1Y/aywCPLuE9xArAn3bNDOadN3x",
-	"6iAXYiMpokwpKOiUghwsYjnZw4BykGXtRVWK6MCRlFZQbvw2u4Y/24lyB9KYTi2BgkPH84UqqDqA6XvX",
-	"bJr/UDSZ0wFJacTFsChpXvr8R7fIRnhLTabsEfiSRtATy8UeXcmYY+/jfJ8AZRG+dZnSKWYNSnEMPjNL",
-	"iNB3b2VP+OtqWvT3iMdclG/mo3u/YWFvROGoCwjNa+J1a9mVAfJYqQjYvvfIlWVO2JXWl22ygF2Dyo9V",
-	"HaQFJ4xMvWfUMEFFNEUHJZJ0ykXujyxNjeGcjdCO3lFsIIZLxABdEecT1kuNBEtUTPB7ch9oAnMpeqNs",
-	"TO2CuYh4mmOa28AxkkhLzIrvleaeyVxt2B/S5slIEs2HEHZipAvqLPE/2IQF8uq3XK20Kt0uLQCZ9OxX",
-	"oYWFNy8Fxe1bbbN0YICiGNDpIKk0N1jvmyaHSsi+JB3cVwXYgnLdYvtrqQQy3qxlWXjAZWpQqWTXRA98",
-	"MccY64Rh8TcmAp9hOXuqiH4W2VypL+dVr/C7mJuGz72VYtizNDMumu/BjXgPTa1EXqU5D9eVZmzFHovK",
-	"6w13ljIL8TRFF1hMp5h2I8yISOHOLii76Ut9nArGgq3D2ggqlJRLmUD2hVIgtwyqZHQvCrrlkdQVkKND",
-	"1rR8n1WJWbMulzJwLVECEnEVZdwQXxewRLmNZS2lT5SyLr99/vb/BwAA//8=",
+	"jttWY5+tu4Slbqzy8eqNFd++zY190nTIXis5blnOmaHK5PBDxZAFhIsoyTS/YaR7+volefLkyYu9ffIT",
+	"UmNy+JSMZKY0uWIDqRgJjQzbzm+g5Lj58GJqWM/wMWtfNUgfP05bFv4THzOhuRTAWnSacEOupsdEsZRR",
+	"gzKTl7tATtLshimakG6IcsjV9E+OSFxk/f7h8/xXoK7h3nwp5mpa2RfwOPuPf1Fs0Dnq/G8HhQh4gMP0",
+	"QXlXnW/5vqlSdFpsG5jEXPi18MC00U7888yK2AWSLtWw+YgmCbO7FpYD783lZJWttNzGmaEm08utiwo9",
+	"YYrFZMLNCFf4y/n5R6JhDtJ9+uIFmYyYKC90YhdKJ3TaulR8uxmcZoWCFy/KQoEVERrEAtjZuWwBsVci",
+	"rmEG+zIPM4SctBISuR4aMLUSLcs0U21LsM9Wp2W4hKVoWeXjVVpWfHt9WvbNvqxTKTQDTPuRxqcIcPav",
+	"SArDBPyTpmnCI2rXePA3bRf6tcO+0HGaMPinUlLhKzHCww1NeHzpoLcTdGJmKE905+ivXzsDzpLYLiPJ",
+	"hha+mLYgYxEn04aMqYlG5H/9lfb+3u+9+Oz+2/v8tR88P/z2L51vn8uvuC+QKxlPyYhaPCG4Gru54iTm",
+	"0ZBXbvy3oOEu/AdiyTQR0q8PQCOWUTa2ONYd08SeNYvJf5x9eB+QiZJiSOxxBySlxjAlAsJENg5IJq6F",
+	"nAgCp7C3b4nWSykGCY9ueeiRn2XJ0zb0monacVLgniUaY98i7AvXRm/qRCeKG0b8ajV+TBtpiZulR5be",
+	"kkzw3zKGn5eKpJQrAgsOCCVKTog2PEmIYgOmmIhYDL+zG3nNYis04sG+luqKxzETtzvZQT5N5fzs+QjG",
+	"Yu2sCSgd03jMBVEyYUSK8pNNnN9JZkZMGLt2u+WrzJTo/SMNn7VwCZBKk0RO4BoD4owaL89OXxMjr5kg",
+	"lsVxrbmAAwaAhTN7Iyy00uRVcQjrkwGcqnJs/sfNoSmoF2RAecLiY9hmIodADOy/ERdIV1hZhVCiWaSY",
+	"Qfh4L81rmYn4dtsU0lwOYJryPsFiYa8BH21gn+8l0Vk0crYHuFMpWJnhj+kUPqkZg/2dS/mOiqmj6fp2",
+	"21TUsEuwKLDqTo2UZEzF1B47F8SSu3G6IXrhp/aTWmHUqCmhAyuD2q0P+Q0TJLYwYDnliNHYWQVP7cje",
+	"yaCR05+xSIoYBN0J5aA7zchrhVgDbFvQzIyk4n9ntwSYDGbK8bhymJoPBeGCgHQtYtgikhRA2w3BEbDn",
+	"8rz4PW2Ff4CcTyJVMrKrukrYK2G4md5uz/BFGH2JmNrGppqU1eJ47G0T9oVGJpkC9MsBmX0lIF46+hYU",
+	"UxcS0y3m+3yrt29/eX9mSdJDWQPp/5Vi9Fpb7pcljHTLq9GZoxS0xCgd+SBmREtSDbD4wEpPmdDMECZu",
+	"uJICpJsbqrgFA0sz8w0Ahp1kMTevhFEAHKmSKVOGoyxJI1zx146VezpHf+1EilFjpfIsjfEfMUsY/AM5",
+	"t/2HNPgIaAn+V2am83lGeA3sF2QDZv95JI9IaI/8yGqhTyIew39ZGJAQQL4HIB8GZH9/v9M0sVlWoQg6",
+	"PG6W4ZWcPNJEW8orIkZENr5CUb6sXz1/2pnVoYLONRdx076oIfaRhTJ3iV1KjL0a0FP3GjeDIy9xnbPK",
+	"SKE8/BXt1tQKkHi0gb9Et6TyZMWF4G/2UwAObzlqD1VoyJX5pbT6ElzN6PRBp+TLWTTRe/bFoHNodrOw",
+	"kOpsTZv6kYvYHtbMliIajdglSLOXqeIRW7SYjzDoW4BvxpdcpJlZ9VXAofhyFRBlwoJI+f6vpEwYFfah",
+	"d94s1hY9rC8etsa+cvP7Mh+QmVn9C6nU3FOkKmK9lROmrDxsFGexc/zRsdXgKJqBHmlyhWCg6ygMJpJZ",
+	"FIa1XRruRJGaFK8jBrORqykJ6ZW8YQ4YgDBptP0tgyiwu3OO36zjiWJUS8HFsDipmiuJR0r2MsGNJqkV",
+	"H3mScClI/iLKBvqYiCxJyBVPEpCpx4QaEpZvIWykbPYtC3reMDF7THpE04VXeAaDvnm+sRrwZ6k2itHx",
+	"JVrlGml1ydRX+BqFnOhGgjphfDgyzTM5KLGUf0QVqzieHlkAo4MBj0gmYie9hjgbi0OijZWwh9OlIKyJ",
+	"cpdcWCWXLBzezDmU8CHfUUEpqjhcQ7hG+hU0kMNZCKziRYWaVW53Dh1+iUKEFTDiGDZAk48lujygiWbB",
+	"QyDVJbKbe10reLAuFf4dkFe33f73QytPMDpEqjItrBPKJelibkPvb4NG1uldKSbl8Nlz+Lr/+/EC8uau",
+	"8fG8UIHHffjfwnCBMrlahVLNoQWbEDW9ePdQ5MxPqBv9vujbLEFbZ8Jb053b0ppTliY0YprQJCEw5pjQ",
+	"B0J/7pTqBJ0vvaHsuV8h0MK+sf/GTZU/7fFxKhUgYTkqww62zJ5aItMZcjPKrvYjOT6Ap70kcf86kCkT",
+	"NOUH+Xq+lSfX1zztyRSRoJdKMB3jku+TLt6eFs4iv2L0Gs2UNcyWQrMoM/yGgd0sU/j7EqA+kkmjFWFK",
+	"uCH2oT4iob2AkHT91AG5otG1HAxILLOrBGGMPCZjLvYCEkZS2t9C0qXk6eGLR/pClIysdgTNzMgZ+ELS",
+	"fdp/fPC0/2TPss3wt0waesm+jGimjXt8GBAudGaFYs6EuYQxe8GFuJJmRBTrpUpeeac3nV3cQMkxedIn",
+	"YMd93LfrPCbhiCaDS9xZ7hJ3r14IrokET4CIwUgGX8jdfGM6JUO5fyFAGka7lZ3Jcio/qxVc8SA6Qae0",
+	"4U7Qqe2x0Wy1iqxXjmtcZvwcJccjgNN2KAkxKKOnI5myGCDCKsEDqSqxsPCYhNdsGjbbl1Imcp2sDmvu",
+	"8BOqDXEwRiZUE82YqBCpsg7XQpyKTyIBbN5m+VMB0SOpDFw1un16A8UY6YbP+v0Q4FkIBiYuotgg0yy2",
+	"vz49fNEAlWGzeQ3cEe27p4LYA0IrLVMkYUYTSoziNMmBzoyUzIaj9Q8E7mihpINLOIOx9iU4kcsbpnSj",
+	"WcSN18QqsinEvdgXiHvhmFAi2MT/qg1VRpMokZrFSxpJwNu77LJhbF24qsb9lmTJ6t78CflPBs10tQzM",
+	"pZvNAc7R1M/tBHwjEqnjBU3RTLOC5ZzFnHmoqN4roDIygEpoNWA7u2FqiiTi2FMIN5YjPbA0s0ZLpEjA",
+	"auEJ5jWbenNEIwWsXGnZQQDA466hQnEbZ8niIWvAu1dVf0zogv4sZhcRrPavcgBpSCCeEvyANT/GWGbC",
+	"zDeeyQGJMqWYiKak+5j1nu8BwqRMcRkvafRfx7K7JFfAdSyUT3EUCMmy5DOoT78EeS4F5q4zgQ/TXOfd",
+	"1W2ETaa0IlC0EvRcCzl25xp4GFnRoAXwu6Q9axMgvgXYPiZO5O33LQI97vf3+/352sfjRrVsoxC6MkSu",
+	"AoHzoacOEu0XvxFWgSTw/m0XsI61TBcFCG4VZJqUrpeKxUwYThMMxG0U4cwIoobybASrynDhnOkudmIi",
+	"1bX2oaqemdHIChf2hy8pnKf3cjdrBa/GlCeVGIoOjen/cH9Z5bmMVQxGB2Ud9slhHzRuw5Rd+v/a/7f/",
+	"sf9v/9IE3HlkV4P/QsZTi/EoBkAMB/ERorPkI4/xWBjJ8EYM5Ax04etN8ATv/ATRIbMo4sI5mpYPjwJC",
+	"rYgdS2NYTFJqRoSjGlIJFu2GKkuY3u/vIwiGoKXSUoS7oGPWKPPnASCNLnquXfgnKK0YWjSfaOCOinlb",
+	"jwSOscFGEDc592g04oL1FKOx5ZiBFdGvEnZEwlp4Lmjifau91wKTUIO36niYh0CG5ICEkVaDspb/xL6c",
+	"h8HBT0/RXoBBnvDLC5hoJg7IPjs8tKPLAWbw6wv7q48XDEn3Wb+/h6r5zJXkoUStYAFmMjBoB4VVACGc",
+	"a0KvZGbcwKUtemUwbaDBrWDyWlr+KdOEHYPBIRpRMWSL4QQuej6YQCpEA4hsT7hEu98CFmPHWIUvyYYL",
+	"LXZ2zMYEORf1DItcTTyDk1zL27idE6ntDl5sXfcmhAsEpXuXLWAZ79j4qtE8ugZc5ynTy0C3j9xbWRAs",
+	"JWYXcYel5S7Y6lqAt/Zi/YsLFrUxqHLX+TBgay2xdWs4PrPGX2TToV9RzS4ztcjWa4eRT6dvA8L2h/tk",
+	"ZEyqjw4OaMr3wfXCwStz87hRzHHW0UuLSDIzl+NlPQ8bD1KDkKzLq6lhqy9m6di2ZI3JVwGDVMkbHjO1",
+	"2E/oxi0JOhZAPNM00tBk9W1sg9fm2w0KYC1HGDVAV9tFz95Ow05X4+720Naise2IdyIAv6wWAXhm8W6/",
+	"qqMd9p/+UFHSYOD/fnRwsDz+lSo49Psz+RJ8bJVSwkDW53qE2SG5m6PRMD9fz14ljKkVT/M3n/fbVg2u",
+	"PO187WVtzchSPRavjBL7kTV204Dm89f2VoqhXcWQpuSKmQmzmsNEkmiUiWuwjlGCxJbFFVV5xYX9HihJ",
+	"9aRaj4qSyUgmJS4U0SQBRcfQ69XPpknwbSYvbYj+K5s2oCvxU5AoNwTtkzdGkxuaZIxAdt8NU67GCnq1",
+	"bi9+3nU09opxzxiaGqaKS8UN/zuLw2W9eehzA/hqrMHExM3R+5N3r8IiGwU18dC9qmWmIgauGDs4dHHH",
+	"MEYzmuAVLPaGlmdbKHjB4DMcu4RX9I2wl66ZhmUBfFjq5LygqMnrYxJxFWXceL9v4UR1Ey97pqtiLWfq",
+	"srCjXLZmp1DDCAzBPCDw1eV5rIAVjzSRE4GDSmURrtmUdE8/vgvI+cd3e5Vt3K2LpuTsRYpQvfYKPDY4",
+	"hBtOqhITXRJUVhQrfmXTjTh1cMlhkKOHYoMGH862woxvEdCL622GvILWPnKE9tjhNtpLT16d9Q6fPe/9",
+	"/PJd0EB/86+nVOuJVHFVwPrh8YvD+ZFcQQfCJD+IZFpEklUo12JqccoGm0PO1TT1GtTPgcFNKOueed67",
+	"ou4Wcs7o+GxEFduMJWjV6Kq1vYLVMJXCubzAHlTf9QavtDjJh3O32pwyDWSmvsWEGiai6fIK7XwPzYim",
+	"EOcTAFvzlvg6M2+OdrtuJmsQREOjiKWGYdK2q1w2S4QN02snMekWR6VfwqNKVaA8jg8kKCEL7SmCskal",
+	"8DdwhATEyfvB/Czg1fOT5HUnKN9icUPl85gDHUsa6WoivhVstJnPUY8J4+DkVT76uwoCrdx29mZXjEVv",
+	"Y5MnEFdX4Y1/DFbYEPGu2FjeuDuxL6E8urrY2RbR/unTm58eRkB7m+13U0T/YRD6MwcoDZpoL6KakYQZ",
+	"w5QOSMyH3OiAhPsWYS9DiOINe2GAoabcO9ipe4VIhe8cE+rw/vkTq5ApGtkZITYjj61A63ePZZ2KPa5W",
+	"dWr/sqg71UCW7YbW8h6UjYgbNg+ub927jdl9ZaPbd2gdW9WoNYMfb3xY0TlUetmIiIvBR3orUaWrxuBB",
+	"8NO8lSy27OTiz7yLmonrWjd1fF13as3rWwkhLV1I5UyCohbjKgaHKsys5dGo3uOsXOmeIwuGeDcaGU24",
+	"OM5LFBKo3DeiNwyqsyWQR69YE5ueVapMcqmxGFPF1PDkeYOFmQ+YvS3CBXHvNJuTfULWD8+fVtKxnvcX",
+	"iqql41j2wOMG/uyHYZrgIpCtof4CGwpMicpLeOJqUkFI1RH5kVHFVOhLzxWRimlCBdsnZyM5ERCwT/wN",
+	"LYDl2kbylS0+nE1ILrMHc78yzK9seubqNMzezS9yQqir501SHl1rV0YkgzJaeaaFLseJliztUP8oE/Gl",
+	"kldY/IhRbYXxiAmTTC8z3RI8CvXimXqNiSzvGuMBi2QsHPxIY9FFwjXJhGI0GmGYYMJMUXbWpSaRLmYK",
+	"QowkpkphIZBuiEkbmB1Vy5hz+RyNK5ZDLkq1RlegV8xHyi6Mhp1lWV5TKr/drD497h8+XVV9qse3umXl",
+	"H2gCqHessTwd2Cko2Ol7aKeH8l5QUkwfQ2Slj8oP3a/FpXFBBgkfjkz5TvzTvLgHJg8X1T3yv51w4/8s",
+	"farxKt/5nMOZzFVjkWnCRSwnDYTMlZbpIwBCUdQlvSLrCEIDmiRXNLpuMJ58APXfuUBcxRZNxwyKbQVY",
+	"jC9mKkBXiWYK2ZxzT4NtBeOlXfWXvHSwFAxSEfO63oUf2wrVpAsBx1cQPO8TEAnHfEVwxSAlGVFNQhx1",
+	"6bfhaml7ErqYy9ao5pJCm69ENo+qwv3/agd+Awy6rMLT5gJp4ENNUv5M/TcyptfOaIAZal3I+7TweERQ",
+	"9QsIFZa4pTwKyJgZSv75j/9uTvHUJYK/cH2nMjMsZxH27SxNpTL68m+NOav/cfbhPSwSs1SNyiKTKRYT",
+	"PMVmE2I+pxlxce2qk80bJiXGRs8Zc8O9w3N20GY8drOBQa6qXI1UNEHRzGZmV14/6qZjKl1mmSSsJnPD",
+	"Pa9Xh6iBJs7xrJUrNsyiTIWiLYTL1/nojaF1vvan/RfPV17+LTHefbpT59r9u0DgBW7WRvTM33KQsQy6",
+	"Lv+lAnsXfaeGmXANrVD+up1rwnPCY11wyOOqDT3h2uyTVzQaoX54ZWmcBGYL5UYtq3QJxDNM175riaCI",
+	"WGHPe/x8NaY3pl/e4ODHz2dZYAHg5RTkEVAANr5iMdQFapV4NqHdoOh070pNgWbNcihWl9YkzYy961z2",
+	"eaTzFHHInDlut94GJDyy/3dg/68Xlu708IdWI+0wNb2nsmfpSM1Me9L7P72lNv/n/uXRAZhrHx/+e7O9",
+	"tgG/G3U4iD60wxTCtW6oA3mUx0hNQ3I1Jd73E5RL+lFDFBWxHNsRVsMqFQjEUZAkpU1IEjmx0iTTho8t",
+	"8yH2ZxQWAxI611k+zLg4z7IwOWZUg+QAkZQJv2G+3uBeMQ8olFeZnoZkwGCqWa0BRzfoqNO8VqCL4IXW",
+	"Dm5tubpqZ29Hm/XqW83wzd8br7xL5njX/PC+5dMmW3ozNTshMddpQqd5bmfF+9J0ViXyOjPdR6o1scqZ",
+	"byxpJLGqnKUflua6xpLgyJSlSjjQVJJ8SOlvGVsqovFjyW5R7zUFfTMg41UncmKVxdHx6t7iGXPHD8t4",
+	"iz/SaSJp/JKmVmfZUNph1eC4bh2IvBJSQ2Cb76i3zrwbrjywRDENIM+XVzKezsnZbuxQFZAs9eHzuOtH",
+	"mkR4WZeWTFnGoUnX5QOTT+evez8QPZITAOtP//b69euf2soe4bIay4oXXYXmLRu+jb07YL2W4pKuj6Z/",
+	"pAm7sdSIQLkoYfbKu4lo2qKqt8fHuE5Z+MVKO60lzU5GZSLy5v46YYFbmFBNoswQahpW2SaBl46ypofO",
+	"qz3SgCZBpVlk3oXMu5UqkFS/ovLumkTEKqbrn6Bwf4PfIy4eLKx5UzsH/2rj5/NiD14kiSnWGBJm1Chs",
+	"fJRxUdWhFk1mdQvB1KXzoLO4vfIDok78SJO3b87OX70v5dKA3TJtNtCkMm73p8F02FhuJLWBf2UiYVpD",
+	"VyQ+tFJcG9pZZrgiRdWCpnokzSUdsqqrrakhiuZQ2MIijHsPwPoq44mB0gpyQMLSOqrpAVCZr7QK7HtQ",
+	"WYWFo3V3sExYPjcjZ4/NN+BukegJTa2gu7A+ZmOtspUPvnW1QIMe4aHG5ZSABcVlEKqKiSvLajimxlNv",
+	"AYigCS+qENeImUByGtp/DAZcuK4x82RMEC9P/OBvQYcmyaWPl20A07es7OnQKROxu23vXTvOq5r1rtmU",
+	"DBUFLoLmd0H4UFiRqRlv7cfRETD75Z9xokqFtMLCvNJnasb8Jn7i3Qs1/4AmQ8m0Z4NeKc3VG8KFNoxC",
+	"i5ArxsXQuxWa1zEjC8yu5CVNrewKyqsbHrsCKv0j8vzZsyfP945JIsWQQW04PAJggiImY6quWUxy3rKs",
+	"g8etK0Wuo1vkXl3JE7TfK9IDZcwZ0Cpe84y5OS/dNzTpxjLSB/JKM3VDr3jCzXR/XKG/5RPbXiENy9qX",
+	"1czKbuhvQce5dH0lQwDhRVM0+Iyd8po38Jo59U8+o88PgZSm/AIiJTVkCGm4jBVbZthPTygvkg3rZpkE",
+	"O3KUS7Xa8b66T0ojC/C/ZSxjEBuBiHNM+kQxS66gAoyErDPLI54evlhyZatFnzlTyewW+HCE+XbgQvQJ",
+	"d2Ctqa9/yYWtkekVWQ4INMz3jnNexqG8YUrotTK6wFi2NPAiy5i1K6xQHKaUidEQHmMhFDYrJ0KX99iF",
+	"wBdod4KitQYoyjQj3Ow5TX0AXlk91YaN3YuBBXiolE6upv4RtJLSxALaNG88DWUyuWv/0aBd3G2OXDUj",
+	"v8g7KbG5OsOt0aE6jFXRNChbBiuko4UmNZD2Ji40A1FBIU/Mcs/VvHcIfaWuTouy8Ort3MIAu4u5f/pC",
+	"L+0VRDddpGYh8Cyd4TfHELJOHjG0xs0JG690P126b9JK5pWGboF3UzR0bnTogu81YWpF1S+r8Y39EIvY",
+	"0lKZoVLy6tr4sKHE1WVRZhZXVirOdBsAXrFDzRagcnPxxi3As/C2N+HCrJLTe3dlVpazoaSxZaH52PL+",
+	"ahYZNuC8NzBfKglt+7DacktrhdBs0q6wKCCjbg1YNL5RrV/0UosOXtCnKnj2SReVbit4Pu4fPsXOF09/",
+	"ePbvz+fHwrtBiwxdzbr3ol08UOXV5xLMP5dF2UczmunaMVvra5Ir8atViww8NA1OTrC9kVXkulZdg385",
+	"hQvckCWtDsiuVeMSDmQ7KUyBFT0s19HAOBFRIaRBs13NgLhX6X9SUwX3iVsgU87L6mq+LJHssmwJTzxe",
+	"l/kMZsdZLr1q7YJVmMiM2bkQR8ufXW7pa1H51XY3p9rCcmvcnCBUubQHIg1tbncPZUcQmNKCGCu1utwQ",
+	"VuTfXGbJayHECrtq67W4zNo2ByqlK3pIQHNKDQPhYaG1NE/kommacPS5WJ0AzjOAeB6Z+sjVPLpCTlxa",
+	"JNpAwCJiWZmXysmEo431joB2ZX3glvWJGrFi1oiYL2rZ69o20tzKPHDLM2s9p2UPZ8NYW+DIg8TctSJI",
+	"t48FLWtfEG784YYpxWNvL3DjihYc6FwuuTAgUZPpY/LoEblmLNXomvWeYJdE56Nkqhb6W8Tu4mY2XH9r",
+	"NUK2fk+eEk1auvZWbcObQ7EHVHkLF7Re256NmWEWmV2WMrOsFdpwL6aU34npZIPmkjsykdzeXT5TcKqQ",
+	"Br/HglN3bvRpZJLN3a6XaEA35knCQQrHPPLDZ3kbusP9Z/3ymEpWkRu3cgBg0b57NX8CvKcxHsGqEtNy",
+	"jBZ0Ji5SgqBjbB7gMqKajDFtnIrG3uME/nJH0NDeb+aN+X3WWojYPfSWv7P28Q1915d4r8ZvG865uoXa",
+	"4j43I4KIeEobGguEYPjEmcMjhBko80LC01dvT/5yefLTuzfvL88//PrqfXiMvqnwiFCi+VCwuMcFFOmp",
+	"NKcrZnTu5GapDx2L30U/qeXFx803EV2/C5W7gQfUh+oWgnjtQObsdyPitgPe+xezcSEPqM/QHPfLu1z6",
+	"yet+SaxmYl9ZzsnRdAJzinWoTGhCwf1yTMIo00aOIZpqKjMFReghYFKR7ockoWMakJu3b9/l9TrKRYco",
+	"7wSdvLBHJ+gMpRxCPgJO20jlKjbBB0nnoFNlQ6wamAigMFBRgE1JOXaOq1IHlZTq5fsa5gdymiWNaup9",
+	"9/HD81iNkt7OlLjWba1+2G5tldoFz/q3uYBlfY4bNSY+IAtiFZZn01RaOmD/IidkTAVY4kJoBxuCRoEZ",
+	"6KQLtffKRbgCH1y+d//93se+ptjc5G4YhI2UrVzaJn2ekIimQFDA0FhphAy1H0vqjBTMe9xbch/XiU1Y",
+	"JzoT76k92+18xNxdHvtUHTJzp+tUOm90d+CFlPrE15ZXv4Q1KVuJgtxRE+5bQ9qiuKKme8ybUM0z0R0+",
+	"//cfqrU/F7eWql3TwrPeKKls47X3SC7vtqH7LWFpGdi5Pbi0H9gDbyMKKactjdBymo7tz1wvKypiqCYB",
+	"CX3VghLHJHSFNC5TxQb8S0g4lFwecKZdy/PbC9LVT7S19lbalAoI5aWkYA+u7Wmor3sT1Tu5eokh5+tU",
+	"yd5U0sVK5u2yf2x279fMRRzkgXCYv0STRGM1BZcm6mJ8iYvxfaQDzFH1pSFQ0XukvY+xMXFv+QIZbQlw",
+	"VV9nHjLhX2jK42vkwC1LWD9efyOlyTeTifJgKpyvkcPilLMa2tZyWxbks5R9tSXP9YarpntieAfpLg0t",
+	"ZCrEpmZ9cXXyHCoMMpPVyqjPvc+1icsSxf5X8rRtJGGm9WjCYvpwqRrzm8isWQxHDeVQ8qItC8VAz54X",
+	"lH6/ZtMAKvTUirgXRfMKXvdq8PPozd9+Td6JD+n/oc7Mp5s/f/nL3/uPD588ffb833940btsH1Wtt4dz",
+	"FqX2Lnufvz5/2lRkb6a2jd//3LrxfvcbEahLJ3nPsrRbyak0q0uGQ0WjOdVa8nx4SyZkEoNGjvFAE6mu",
+	"uRhi3rullJCT7KwTReHFJ30S0+mC/gmHz14c9iti8eIGCtWVLz6YBrRJFbvhMlvprjeOaoJNWtFtS7gR",
+	"FDufd25rqRrz2A7IjUXNbAtLKPDjS60MaL0QiHN8+UGEQGxIHJ8JHanL5t9nAEm7rD9zINIJ/+tI9G1H",
+	"8ca9/kC7t51KtDhXnO7eL+z/8BKG/ztmNyyxeNsJOjecTVo883bupWsYNCer0lqiq3MJ2lEl+Yp0heuP",
+	"yLXLhOpNeIxm7t9JnYO5wugSxU0StjjM0Rnv2l3jv4MiBLDTluoChe++os6tpHUVMLsRxes2YH3blOwV",
+	"DQybAaHN6TWwoAV3tBFhvESm7l8eLxazlgS1/C02c4NyJPRsLWElx6npQcwc8dHVRyS8ZtPQCfbgXWNa",
+	"c2mlUfjTp6x6s2c0kpoJb8ALSOj+FRKaaOnf8n1qsDlVuZAc+y2jiQ5IKAeDkMSSaeLIfznSAmVWN0sn",
+	"6MjBoIVJZYa9pCLm/rTbg8gbVV0sJueMIW7rjzRRTMTs7zcy01ifvaXIHq5vWVxqL8bXJ13MB94DF2H5",
+	"vKyA562lARHwnBtNRM+M8qp8j/R+o5HEXl5j9dzmyoe/+LvWSTbU/lTgAOy/pmQisyQmV4wYxbHUXo6j",
+	"C/sB2U9exlzXu4GWlgtDRiyZ91hIcwkp1XMnyQQ2RGseMq9yc5HE01DJIpKqrYNBNbnGHhmU8gqgnr5C",
+	"L8JRqYa/z5QhsaKToF6VvzsuwpP3AvLqz+9Omivy26fNXblmy6OOaMoad23FzqZtTcvRw1CjNWEDQ2Rm",
+	"qn2/sSAZJZFHxP25Lcbz45/FSExGgnq15U9rJmJIj7SQj1Fc7vsORjHOPGaG8sSlNmG/ssheRey7Y2Fl",
+	"Zl9w1LmR5vOxEo47fCoVPoYTrdRFQhD53EadX46kiwFup1OeBo44fItrPYcArkiCWgmCT5hpfNiOLzqR",
+	"Zk67etRRuYjZF8cK/AU+0nmbwgXGnnkXkK/araRUxK31Cn5SMk1Z/LpEjBtyOht3Oxk1nU9TrmUHB7cu",
+	"4tWXNKHLtyesebkEKwfeMZxrn9Sk13I5b3C15taFWdHUF1FvXgWK9w25zG4RDfXhkVNYvLXUASpsYDl2",
+	"y26vWWoCoiWhubRxzabQjMfRUWhmie4d8BAz7ecvGsPAJ/agNseQeyOAYCzWpJuCrEM0/zsLCPR+CAgf",
+	"0yHTwWwHtL2gzP2dn9lM8yZ5Y2ZoTA0lIy7KFMPdadV28Dctxf4pnbxjWtMhyNsjRmOmdPv5NoBavZqz",
+	"y9fAmYDcYeldanf7nz0gbD0ArYD4P89wQwH50osSmsWsF8mY9dw+e7xSgbYAUC6uZCZaPMJMxGCWqNTF",
+	"dQWDoXY3Bz4EMxCgj6Tr4mlcW7zLaERNQ1jtpWuM5P7ydXZ18VPeMkmXQ3Avx3jS1R/Ry5OnSiAuDJlg",
+	"lkNbvZNBz5/P8/o6tLGnruVPAZEKGNX/gDrQVmLaO85tUAiMFi8e6X1y6sgDFImRGZRclvG03h3k2fP5",
+	"7UDnGwhPvG/dSGSHhELjrDx0jpaiMJZxadUbS8weB+I6iMtu4mMsfeoTibVMbhB1K+HCa8Z4VymnhhCt",
+	"hnBq57duKb/gV+oL5Fsk9y1bkODUavMU1tXZ/vj5xy61d8BUP3nRkdcXHYCViROnivDGXJqeraBdCRxJ",
+	"qKBeKF2YCfuqND4HmJZ2FUk2rJaXKHLIONNVGU9YrmLVtf05edYDJceNnQ5UpRBwZA/ejm3pQDDIdNv9",
+	"MaWcgpR3R4VThDLMNZkUsKB5vU3l/lfKWqsHPc/WxZ8BjupdzhcNigtfLCcuqyvn0vkqxpWKet2g1aE5",
+	"YLl5UPa1zA1FsMtKz6zlF1SX4BqWZTn1ApplhxyBtvWnMRcBcYUK7B8WXX/LaMLN9E9j+qURguzrly6u",
+	"t60LBwD7gH+p1V4A0Qc6CFhGatUqIT3WtZTRb5dJQeBZ6tjew0hwSYIAsBBbZwSiHG+PyJceejb0Ihkj",
+	"ICiLXWKWJ7g7vUC176yLAYmksJhDUTf2LspcCLjEeSx1Xtg/d7Md5fzM+WHl0yNhdaBWqCQ+ePhzsKSe",
+	"UKpAXf1YpSI1XnMFiVspyHsPEjW7Ksi/zYGsRUe5pfrqgPpgL7XcqrViSPfmjCMykJlCDcEpAJhM7OVx",
+	"QskgoYY8Dvr9/pKJDYUE37yb1mZvs7E3pU00necZeM1PLWbN5MwycXP0/uTdK5cw62JauQapHIvuM3HD",
+	"lRRjy5VuqOKg1th3oOEF5FalMq5G19hpP3x89f7kzeXJxzeXv776SzUawD53sQCXpd6Ul5//tbEjJe7g",
+	"TGaqKQvebiI8Kq2YiuZFW1kJStOHuM9LxQbhsf2LJiyGXOAbmmRWQYjUNDUsJpmIiwTidydn569O7W7C",
+	"sujPxA3EJthJGvHvDOO2TjBs68Gmzy2Io3WsIO8V4iRAl7MPcqiVr9aMhl0tEO7OE+uqwZmVLLtyLOYq",
+	"fr4qVGw93W7VQMYtXci8mtytWXfVo9qEx62GkvfudKuuZ+tJEqvE6PimILWod4yNj1nkoxy+v7id26WS",
+	"OMtVA7nXauCKSjS0l0NjIxck/M/ey7PT171zKGhRMNtIymvOejSzF2A4NIzCar/rJm00OswXbfyTblAh",
+	"4cWgvMPKAhoh33t0mjIPFXP2N9cAM2X0GnwomAfvrBsghTbmuDfY4Spp7+0GtDN39w09PHoR1azewxvz",
+	"gKbpiAkwz1IFxk2oqEzdYKuSwegi/OL5k9a23mlCjb2uWk9v39Ab/wudvJ8fNjfyPnMK/SlLJG2IHxUS",
+	"UpEW9HV8/+H8zeu/IJcvgh+xQX0qYxAFJI1BB9SsYlxubPXYbsfYUMvD29hA8t6ByzYJzM+wEbZbWmum",
+	"Ml5cRiouklbsMbfVNYAO5qmMAyw/IQUjXERJFtd820t/rMoIZ8+n49bTtOFzRsffRRmcbZRjWEU4tAf5",
+	"gKrZLFsewS57E+IZwNG9C2V2FQ88X/WTpkP26oY1WQorLtaRktkQi/vnPZFJmlDB9smb2LWjlClnsW/L",
+	"bMHcW/mm0DkAdDzXf5jgGprKqc2rjzhrB5nv/F+oOZbrrs0p3tZSsC2+VIzGK77owg+qh/2eirZKfC+2",
+	"WesCfAmX11zE7SERax7tgu4Ci+OO0YN62R6zs7Dm3iphT6523EqzyRumRhYCGruh87EXPLnRLBkQGscs",
+	"DqxwDqFNLnln2Z5tW2yov0R/fF/Ab6Xz2Vhf/rYG+DIzLcJ/JR7A2eXQZeZ610ZUKUuuupbaTL2Dz3nM",
+	"2hqDl0Ks1ggVcRELVulFp4IgA6sudwuLdkAgekoH4CuFWjAgGF/zNGWxb55ZW+x++1EuFZ+xgkpLb5rl",
+	"fWqcj8PF1mJUBgwHgBeN9G1ZW/ems76X6dgFcXottvVb5B8YaWjSVrN3dhnGDK6WH52HF7bTzI3lMpRQ",
+	"syabVrB+cS562YRXyn+otzjoBLNhcLPdcupsY+ZM8pstJbWXmGDQKTVXrdUarXKIRhGgUaBoIJ+5Ew4R",
+	"qrjnEoBU2YsndjUi9HmuULcJWbokIt67RF2sRb92wFsqVQR0rWTGcX9G+qbRRAOT/axkljZzEOAZeakT",
+	"l/xyNQ1JzMdMWAKeh/TIyTFmrpqR1IxQfe0KXVmxOFXM2zVqAYe3E13vUzabEz1+W0HjlhLDSkR+fULe",
+	"qkwBQP3YEG2EOSZcVwOgjkmIKw7h91/Ozz8S/CEvA+QLyGDUxnE520TEJPRXGVqpQLFqXJCDuyIeQDpx",
+	"wCAJ9JQV42dcZHFOF4t4mjzIuBWR3lg54aZWcKwzkpkqfX/MBdIw93tM58z4UfImb+dVFl0zcwkm0hUz",
+	"IJcidUgRPKdejjye49CZsO3yUv0a8olbCdypnMxu+142sOyKz7LxmKrp7Kp9xMgqaapX09V4k8e4Bu6k",
+	"5GRFRmfPvmEiI9e047koFiM7pe25hbUep9UcNVN5mYYHdKK8hOYL58lpAqivXJgGLflERwwTXK6mJCxj",
+	"THhMUDXDH9HG5JNvlrZNl0jJtu41P5PKFbsNt19yjp01azcIkCNuLhU1XDYwklm5MyQHJKz2LOiWmxYQ",
+	"kLwdF4Hm8VIwvXdM+nk4dr3HQXEmMrtKWFMy1fdkOwMVoAE8T31eGRV6wvImp9QzaTkgT/t9YkW9K3nD",
+	"lvzaGoardcxTa1ttcM9LDt+wTeAYQbQH8VgOfP+//9fDM7R2IP/8v/5vD8iln5e762Y1NlcD71jvq2N7",
+	"M7lAd/pGaj3mqaf1zAn/DMsNu8a9mg/BTOXSgLhy+cIivxptZOqLITW7btnYWcvmkelXMMhqJlRfplTr",
+	"iVQLHMt+nfkiHWb6t5tXswXH4GacfXhM5fp+eFW1I1nND2hBZy0/YBVSFtUPXu2KV4o0KoHCXBe0H1c/",
+	"W1xa29lsxkDilMl7No0wtZazsSEd/eHe7My2/zySdMxXC5I6r5Q5eHl2+hqJGem6XzUYc5pdAJVqyAua",
+	"GLmBrjTJpQ99a16RJWePNLEjS8UOYq5YZBz9RR8syJja+y18rQSobOTDyicjHo0wH921VYfHe8v3pphf",
+	"UWTtAK9y8fXqmczCNBaOyxQ30zM7p1P/oSfTSWZGzcdYOYfQjpOK/x2SKo7Ij9jQ6V9mGzrtkzeG0MhA",
+	"ol711OzhXwhMqhWyBC/7zruXs8TCM+6YI9R0lnbiiEE8OFS2u8Akebsli2ywpgLURsakKOvKa87aN+oz",
+	"U3Ac0cyABvXxw9k5OaApP6CZGR0kcshFSLq/GJN+EMk0IGd0zM64YX86M4pHJiBn9pAZhqpfiPO3Z3v7",
+	"5M9WjtGka2cLyMeT85e/BOSnV29fnb/aI2MaM2S23GBLlIgqNa2VDynhFRYouBC1kETM5A0ISzQjT/tP",
+	"cM5IxoyEgL8DyhMWh3hg3G4cN+u5pAvmvHQfLc6QphxKD34DWXsgW9KgpDBKJhjGYEVQuM4AMrKTQW8k",
+	"tb2yt2/fkSE1bEKnR06DMjSRQ9K1A3SA4YM6KJD2QvjEf6hMkbc31AEGw3KmA2KYoKClGEbHOvDloXVQ",
+	"ryOtAyANOnCIH1yICo3YC0iRZqdJt4isD2YAci8g2NYTJqVDTP20dBMQRO9fiDeQvgGtgPL0BQtOEEHq",
+	"Ehlefnh/fvrh7eXHD6fnIen+0P/h8Z4nOlcskWJoKagVxRS/sdsXzFgRcf9CXIh//deTIvSUS7H/r/9K",
+	"XvFcqkOUc53XHFleHo33LoSjhzX0CCuQEs5Hl31y0hgmeyFAvm9DC4sJUAAIUv7nYUMVEbCVOTy8EJEc",
+	"M1dXHJJRYEVwTRNgdft+93nFE0uZaoQJzxmR2J4vioD2YmHDoS8yEMkkYRF0TO8e9h9DHRUaw7ifXxXD",
+	"LMsICIqaOIndeXghSs9JN6XKguCRizMecJZY2EIxJCBU5DnF8IS7Sio0kYIFJBRZkoQkShhVmtAL4Q3w",
+	"OHwvcJFD8H088sr67Aae7tmbwzvimtxwze0Ezn5ei1uyq49YkYEEjSAxFhXKomjiAzZJl15hxjpGbOy5",
+	"87XCIxxvfli0fKIGgl1DQP2QdB//8x//z7N+3+4DSwE86++hBR+lujAgaZJpMuAJBAZfCPsQnQCahF+B",
+	"bwekJAd+C/eJlY5IWPoxRNihOp83FxHsKJLSITvGajUXQqb0twyJgDt/d6IJ1TjU8kU21sSCJSiCvjAF",
+	"loTCg3gFijMgMpwmJijbi/p6gVr1ReeIfL3oWNp+0QnIRccVLMA/0JepLzrf7JaeYnvRUmOtETUXAstk",
+	"SdftH6NVYxllkKPVHdPEKl4sJv9x9uG9peETBWW3pimzf13RmLgwaCIVYSIbA0hm4lrIibgQCGXH5Onh",
+	"IX59wpKk5+Ysr4RcKYgip9gSrMtKFUd0BrJLAIt30BYTJScXAl7N98C+cG32jknoth5CcBz6hmAl2p7D",
+	"C1dSSIpBwiOD/FEbaKMD+dSkSyGD/UJYYBMB+iKJNhySMPwKAC3sg1JxEgjIsxo+A1x52n/qLvOdFGxq",
+	"79K1VMXaYGA80UdkPK9lrGsE8ensp6bmsQHR8kL8S71tbMXyCEDjeseG++RHYFYEm53gUloWsE/AqGrp",
+	"p3YjS+YlNAXCV335BdwsZgYC6GK40DWbVkW5HhJtzPjDiXPHnCUggWUj/lxdlDsXRtsbZwBjsb8y8BBT",
+	"Tc5+OekdPnu+T36R2sAXnavZTg7Uq2eHInJb1ceXf8FqwQmjN06INNxArD/KoV6eOfn4phN08oj2Tn//",
+	"8X4fbIiYzNI56jzZ7+8/cQkwIFY7Fhhje75hU7VmxO1oRMWQoQxYjgqtCFMBkUlsEcaV/JqMJOmGNDJS",
+	"hSApUEOuuYgt/AI5uRAW/nMhQjo0wr9o5MqFjazM/SubamZ6ljjF/uyVnDyyQstvGdB3NFEfk9B+Iwwu",
+	"RIgTQqVVIHa4FKj45x33MIvLRoQCffa38T6BTGLki9R4xUBHMrXYdyHcD1hENrcD7x0TKqaWJIBwayUu",
+	"K+Huk1P7DRSXhXQluQ7owDDlcoGPyqBm1Q575Q6ArJBkAS5DU75LHraYjBg/kkmMh0vzvpI1dLf7QNjJ",
+	"pb43ceeok3BtTuz1v5VDgAtFoVOQ7hz9tVnPK4Zgs/OP9u/Ot2DhaDR0FMPrUcfJFG8CAi+4rgIKwboz",
+	"2HAGBPAw8MKdlXlD1HHtTL9lTE0LVcGF96B6CjWuirIzz58uqDozb50oHGD2BIBZ2wpyIGxbxuPDH26x",
+	"DsAFyzAsbJMuFG49usj6/ScRj+G/zJ4VCNhI1cKA7O/vt54YTHSLtX62ur/PnDr62jns98E0I4VxAedQ",
+	"7wHVgAOI1jn6WvraPOsCwirXBpW8mTJAVreRAwIUDY5n3xLAp7iCponzlR78SGNfkwxeebz4lU+COg2F",
+	"xfjSk8UvvZbqiscxAzvbs2VWBv5UQROQt9BA4h3vHXsWqEDBlhNAY0OHFoE7cFqdz/aNmq6D6URNXrUz",
+	"Q5XRRXkyS5gMSih1ZcrpWPOMDB+pGf3pILgQztoAEawuK8/qmpqcvz1DediLvG0KlGcLwHUSbsU/qI14",
+	"IdbLemyihnA0uSfsR1cZbiOQ+9bOnQNY1UDmomy3hjU+p7QBZ86giznh0Ma/VK3tjJneS7S6LGGGCmqw",
+	"8ad//uO/j4mHi+M6XBw7uAhJF3SfEKEjdIYHsEV16gdUJkh1kvPtLpH88MXil86lfEfF1LuRb4Pqzhba",
+	"Ofrr5zLin5W9X2Cux0KHhcOooAJm1EAEJBY8aaYCP4HSXUFGmN5l5c4hB/tNWGW/NQPfTxuID0KjC/RY",
+	"EhxfldZUM/90a2B5TN7RL72TIftT/5j88x//Ha4FZw+aMxTg8rViS/7r528V+HnlbFWoSRlSMqbOgZvc",
+	"tdIMNu+4QN4xksr0En7DZqzjuVlCw133uAA7Z4CyNUQ9WvnZybGBH26pfC3/7LxSeQaMzVCBxiV6oC6F",
+	"YnxRbLNbNzZeiBFUoUK/spGgxtmv7jVxCHTCvvFLOXfJ6ttgGNWP+N7VyzCOx1tdQ9zERs69JRO16LzP",
+	"ZdHfJ2IPXBR7eni4zGdSJSOmwXf6CkqD3QWyWrwiVNRxaRlk1a2K/QmCvGZIO7mCguv40vGsUR7G0STZ",
+	"J2clo4izTXDt8pFm1csqDOk71jIXDP+kmXoTvwbb6zLjPyJZKl7ZprJTPbnFWk/d7fOH0H3qm14KJw6+",
+	"8vgbYoSVc5pFXGcBNLJo++YbvZGuFbvQLu69BehD2JtFAuwT18AzFklDp9iK86HTTVz6/DfeS/MaKitv",
+	"4t7xXJaih6sSmzexIx2fK1AzycNNhm0N7ariDIrlSFUrblvgj2WlVs76P2dByH1/i7TGBdS0sHa0Ju6v",
+	"DVW3vvKfYElXrOTKaEf0csCNu69ZtvSjH/Sg+NE7GbNkFYb0i9R3xI3KjYvmsqGiwfUfgP1cFWDkoTGH",
+	"rM/YVaWBYNgh2pegKgpT7ZMPpQZCKVOkCyMCeLp3nLui0XX3Yr9FP/kxT+DahmJS7TJ2xxpJHp3WTKjc",
+	"2T14lrmECemlc//el26Sw7mLIqGkyAtsAPU68W0Qsaqgir+XQXWRPIRGqe9OHloZGjbATSGkZsGNBs3M",
+	"c8hM66X1d3h+v6Lxz8wsvtZ1RWKIG4hG8/qD+L4xEAkJjTfydniKQT34+NhHdNmxyK/A7CZvmOtKVYU3",
+	"jD+7E5bmAunv2DuzHKgTql0o3o4A3is7RCBZmh0qRq+ZTzFsNja8TKR2/otS6zD/JqHGOTOdsdtF+BwR",
+	"miSuTMUY7dpFX2yIXce3XDfFPezEYtXSEH4K3QeTGCehhviaKQ6Z0YL+Z25GF8KFAJ+++unN2eWn07eh",
+	"88MyqohiNBoxXYqpdD3nQLGFBMo8tJyKwjl/IboY40NCPJowwKiP0O89DOqnwmMXRzShmkT24OK9ffKW",
+	"X/uQTowRvRBAfEphmdy4pWh8nxv3+jH2d+HaRdNQctjvN9r+7WZ/9Pc5Q0bb+8CRCZQHsUcNVWjhu23R",
+	"F9WqNu2uqYVNhBojRqpXznX9yrul1oOPZp5CsFbbwvOmDk1hI4sbPG1Xd8Vba9Ndz0f57QBoMcUccOwE",
+	"jLoyABhPyygJJ1eigh/yvIKyENkUVAiQCGCYyrhM8q4ZS4+qX7FUrYvxd1BS5Qjtfzc04TGB1ipUXAj2",
+	"ZUQzyN/4LZOGulhfIFAQRgZ6NEgelckHUoHXsY4N8L0L4QjmEXn25UtAnh2+CAi16nkPhz21PzgMkYYM",
+	"7GFD7C3CkN8WRPVCKPx8oloQfqxjrVgMBTUL8ppw7UJyNB070G2L7msnWCtZlprJSb5U732F8OQ2CuF7",
+	"Qa2Es2cGRbJ7Jg9+p38Io1bEVZRx0/OACxfXiuK5qIMpRvOtrm7MgzK6njM6vpUTcPErEPL2K5vekakW",
+	"TnkJSy3exh/DUJtDXi6tu1/azbQvaerIbMoEyEys2mc2dJXEwoCERQW0SmgyBJ+nTJEwZYrLOGw12sJy",
+	"tqXgwuT3ZLLFjbURVni6M9huxWDrQWoW5GtEe1lrbQGjf1Bj7QZtr+2XM8fy2nIB/R22PgCz67wb3bjR",
+	"9SVkZLlmS8Ba8lgCyJs7RjuHyW+NRJadcY1m2FZD6/bZ0D2ZWZcA7O/ZyPowbKaLORKWO5irRfyMQ+5Q",
+	"idimtA67WSys47n8IWT1ob9fDyXuwsuSepMI/bOrW7oN0gVz348A7Sq7NhMuOKud+LwN8Tkvg1uHwiqp",
+	"WhhMWk6mgVd8FR1Nxmx8xZQe8VQHDYGCteaJszwbP1nA/U4qv6VU3nrn7TJ5y+n3d/h/3wL5nMvcgDje",
+	"JD1vnQPdj+y8GAJ34QkPLTxhFe514PjQYqn7nRv4PcneuKfFErg7pB2xbatB4A4IA7+2Q3wb7fQuk20y",
+	"klg5CddBaKIYjacLgqVLILBNwo1fuEcFwm2xhYgXguiOfN8n+T6JY0LzXOT1qPjBV9dmawmLfh36F+ek",
+	"jeXNToFoyEmDAFZ3dVDCcRskcNmM1noW28iVHJvP4X+R2vxqBz0o9/zdpTi5/S+WBPJCr6SLCdCY6Yf1",
+	"3Pb+EDa6/AhK8P1L/lu7T/3MSMU0Viq74TFTpTK2rq+anfqIMCwOG2LUa4ihiXDCAdGMJq4nx4U4eXXW",
+	"O3z2vPfzy3e+ci3GVb07OTt/dXr566u/hHtE5lNdKjYISTdk4ubo/cm7V6ErfwpIC6UmmLjhSgooMSkH",
+	"ReDVHvnnP/6rHAPQXiLCgdKWJAo3+/1IE35rrYGULuq1m/eYMRovbm9np9yGndKfeAsmzvCAJZ39ZRDe",
+	"pWbddWrWgkttN0e2Xlt/RwEerKVy4W1vPHzgZ37DxbBgrzP8kRoyhiwuwfaIYmlCo7zIFuShYL3cSDHL",
+	"J/WF8K+7/JTQF+xTLK8giNHWLrzUx9RiJSc4gTw4oYGvonXxTvjq/RhZl8WqwtL6R0Cw36n1dS2efABN",
+	"IZZR0c5GVLHvxgrrNnXO6Bg2tlgBg7SInSW21RILgFQCQ0hvg1QSUJo2zmbmwfPBVxclPVfmzASsbxWh",
+	"85xeMwF9D3aAUAMEezTl64ezxRYR3XJGJVaV1znMPNJ5rxpf62pv08CybEJGSYTJmgwJpV5N2Llr1sI/",
+	"H6S2R8DaeDheQ9f+xwpfZsIj5nuDQyoXDNjbxR5ukCXDhZRxwfWLtOAeuNRcOREF3I8p5MkKSLMj3KzK",
+	"wl1rwQ37uN5BWxkpGIlGjKakWtIau1DIkpAN2+3qLBpZgdFuxUIcNq3a8+XJuL4QvvWFYqlUTk6XmYnk",
+	"mO2TE1HkRA4oTzJVz5R2KeXy+ohAn0Fsa3QhXKcXVyDSYhnloqw/oNgPC8/7o2C/Yjq0Q025hRas0A67",
+	"gP6kYGtvVygatAd7LXdJCLQ5ZTpLWuON3Qm7/H1il7djYnUmxnRZN87hwsLDCPvpziJm0JycCD0jFkrW",
+	"35VEvZwbQ/9hvBV1T8XieOJfEMi2ZWm4P/P9PBvDzka/LRt9A/xVyNNKgcRAFfM44krUcO6aa4sXzuF6",
+	"Z9a/D7N+Ix2aZ87ftsTyuyYH92ewb+Yn2wks3jIruj+L91xz9y6o+AGateewMVQv54rZ73DIdyJnw26W",
+	"iByGTf8hJO2xv18PI+7CF8na71z5sG1QOJj7fqRt3FZb0K19uJO3tyFv+2p0M1BYJVUridxY4mtG5g58",
+	"mt5QUeFMVUVxsJIRq00cL0B/J4/ftTzeCiftEnnLdfV3NOO+hfI5l7klsXzrXOt+BPPFELgTzR+aaL6Q",
+	"46V0mkga64OvDlovF/C+UxZjfV7fRs+XOMNmNd286zWRAjtp47yP8pFtHO8jLuUlTU2m2C5zfROcrDj8",
+	"CI81Jv7GS1Dx0f/UWpr1vLhI5xd0DRWvZMxZaXYM1vdD0ZHqJKER1SR0Ay/9KsILcQtQOvIfxoKz9udx",
+	"aogjd00uvyEzi+BscxSz9qXWPkrweAfEjex7DQheWIPbgyePSfc/e1CGs+dOtPfmp6KYdUohKspVqi0I",
+	"5Nwa3Cv2Rc8JsYs0mGsn+egHPeBSqdu0rMD+l0jF8of5hzCupAVQ5Ojgf5pTxhSUYsi5gkPdJ2+MV1aF",
+	"NCMuhiQThickpElyiZpxSA7wT1+QXocQ+cEMkcq9fSEgtCaOWewzryoA7rJS3XyWmTQ9zwNowvZ0KoSG",
+	"LQnaOPn92Ifcxlr4hbuvnYVoCxai1INUAybVKfVKZiInA+V2IsSVoNkm1FTm6Zhopm54xC4EjSAkSjtJ",
+	"LKFTTDuFPgWWWcXQ2EIxkrAB+oNlZtpSE53wXeDSzt501/ameVDXbnJqu7L+jg7dv9g6/0q3ZHi6A4Z4",
+	"P6anZQBxZ3x6aManlZnpkhUpEBpcVO3PwEi/F9fx7NaWC9i0h+Zkih1Bbst/Kgp0eNiEsH7o47AFSt1S",
+	"lQpuCWU19gV69ixXkmoWNLZK6Msfuk8tqLLh1mKDVJgd0b9Pov+2JPW4ziiN+a7Ls4CDr6Wud0tUpmjB",
+	"j0XazJ+5GcWKTsSObtau1J9MOdvC1bDainS7XNEn6JdUzzBtsC31rD7dQ316CWkCHGOn1LC3+MZ3JU9U",
+	"N7eE+bQ5UGWHH81yRbMNB+pdbk0NbBQuPghYDOniZ13/wb1jQolmkRSxEzFIFxUlwg3hQhtG4735YkcV",
+	"grYqeFQ/dZ+iR23Tbdpnw+3vZJF7Te5Fx2F+G3knT9fBeLCWbjrDVQ6+wk+rSCcNaLSrrXmr2poQFlDc",
+	"tBysctGLbKuLrqu/IzgP2Qp7S9jYmhgL17yiUffeGPB9GnzXx4ddz66t2nZvhVlz2OvSmtr3aPUtNrZk",
+	"7tDO4Luo9QDAVGGXGnqo+V2Yegt42D65v3czb2mzOyPvQ1Ws4H58VDm2IliX0K+rPO0Muxs17OJN3q9V",
+	"tyYON0PN4iKYCCTfVw1M3NOuBObGS2BqrBPo5ILWOpgbkQ/mAPRKVTBXCNHbFcFcVATTeypLJTCLSMrA",
+	"x1qSSqhlLSKziLcsR3heM5YSbvbunIyuWR/z2FU9fKSLgodTElEoqXfFPGJ0nx4e7rXU0ryrQMRdJc0H",
+	"XEmzSlEbymk6mMsLaVJjaDSqltJsEx6nPY90S4gAP/qhDypJ5iNmrBV5Mku8Atu5y8wad3RLJtiUexD/",
+	"UfJsij3Xwbb0pD3rxh6wLjcLIjq7snABTYRCx3YuHdu55HEYkNA1bsN2DNA+DP6yb5R0MMIFNlBqzrEt",
+	"WxbcNW/VrOC+cZ82Bb/N+WHD7tZ2+TTby6fxZzwXZVoI/pJ9iWYBe5c7vpGslKXubpEjtfVe+juUf6Cp",
+	"K0ve+8ZbEME1IRMrOv+Qc0miERVDVLU8zxzyG1ZhpnLQzEMvRM5EgxILPSbcVLsYRZlSTBj/hfaWQ3fO",
+	"SO/TD7sSVu3ycB5mHs5qTBgxcIG65Qf9UasR4P6X0JbcQf0x1KQCKnI48z8tqvfoBm6LnuLs96SSuK21",
+	"0VCvt+20kC1oITlYNUBkneStltbvJJU8r79uOA5I2azMxYApJiJGjLxmotGs3Foeq4QbuxT9O0/RnwdC",
+	"c9Sftkvr7wjLg9B15l/r1hqsOrdfCE2LqqQEGjZRA7bz/Tbt4y745D1pHEuB807JeHBKxso8Nq89udFy",
+	"k4uKTOLjamU+fXdFALVjzU3w/YuckDEV06Ko4YQpRuKdoXIeb2Y3TE1nigO6MORZoJxTKHDliI5lU0y/",
+	"v7zSFZJJSzmRAWE0GhXCssqSP0iNvtIhlIDxtPTr4kp9taB7KmKrUBTBDUZRoZFYBjjYHi8YSUWbP3Db",
+	"GSX3nMe5MHekdJ6/K6j8nSrixXG3YkEDbV1JI2+90fYWDMel9sblTmkX4jYV9VZL89xp7JvW2JeAtXa9",
+	"/U6SPr9j6nRPtaKXufKN6/QvwTHpogyTbEikAppx7OhO7rhUMhuOXLXbOnk7gLFhm8J/Z3z6fpT+VTCh",
+	"0PyD7xwrfqeWgFswecSC5XSpUxj6velTdldL6FQ7JjAvywPpLlgAts0S5jgzK3e6bbptv3HPOhZss41+",
+	"Zwnbkef7JM8ncWzRIUsYBg3fmkoffLX/WS6BcxYVdtGZt1Vv7E0uT+IWKjrNN9PfkYmHotusdt9bSzOz",
+	"17d07Zo7Z4H3rL4sgu2d2/LBKSuroFXOEKFj1MI65dBY6lc76veeiXaGUU0nGNS0ypufNFN3E43pT3sJ",
+	"7alomdIV7IYpqzRwRTSLFDOaSEVGVI+Y3vtj+Kby4ygDfvFju2fqHRdGk1Bf9yaqF5KBTBI5YTG5mpKn",
+	"PxBFRSzH5GpqmCZckEyk2BXqimr2/GmmkoBoI5V9ajQ5++Wkd/jsOZjg6YXQI6kMiblO7UJSxQb8S+A6",
+	"3phMCWdvgytDNxjXRVtCKZLpPrFk95pNyRVLJCRsywuxTLoAKWULcEFCH3PA4zndqDz8bYvNuenvScmr",
+	"fD1u5XEeauCiMB7SXlBA9EhOBJEiYjvP2gb5mMVAaJLozr0Ng2c510pOtfKNXmXxkBm9Tz4qNmCKKHYj",
+	"r1lAJiMejaD8gXPEyQkUXsXGnZFUcVtMTgVzdorhrVu+LoCFOcpg60Vsnk0vJCG7G27ph7rwereSkycn",
+	"gikgAuVgVaoYpugdl9lx5DxilgtbYUBJA6DS6t26G9Z5T8rhsgC/Uw4fnHK4Jls9QJ5oV7HpopJnVkEJ",
+	"cf74kprwOGfQ2shUk4lU11wMwTUKFSG0oKkeSZDzJY33yal9GRI1He+O4XWuCSVC9mQ6i6Y47kGxh8Av",
+	"fscnZiqj23O5Ffhaer0V8EWNkRLBJiXCB278PI5R0DELkN8EntEExLe0SBWXihuUR9mXlKspqIUXwuuF",
+	"hdqB+gaogTJBKEf51CPJACuq0IhdYoMMHZKufT+EmZm2GHYhXJKGJEJOyL8ReCEgaDpIqAEDAhWEGzKh",
+	"eu8Y99OH7ho6xzHql3MK3NDin10zPpQK91Lg4tP+iyZdE6/mjhjmKcLBPema+PVWXbMBhMoKp5dU/MVT",
+	"CxhwgXwXKHKv7BXvdSX6JBO2XAWwU5mwh1n/q2oIXTz+ZyWzdJUXqnnva5iBt2qcLe5lCfusTNgfq7RY",
+	"ZcdlbKj83m6IxXL4JLTzhJZR1a2cTdVPAqIjmbIY4gEMGUtt8vE+PzG4EGXrJ+kKxs2IqSNX76834THb",
+	"QxYLzNuVPPeVF1u4mLOYFkCxLUZWfOGe7KalLbZJtKU73tlGt5J1UDrhOcjVyG2WLD9WB+VduP+dh/sv",
+	"d8lzjJ/zrrC/owgPywq67G1vNdrfruK4UpHMax3AWQvrKOnGDk5FTJD5Wa5blDQb77XaRu+SSd6ThXQ1",
+	"lNjZSR+cnXRVBpsZdsC+pAnlACbNQu2pHaZBT4SLs/ducasoopMmFOVVcP6nMiYTmSUxgQ94df+f//gv",
+	"V/zbGUKDC3GlGL1mCvP9En7DwIwjIuflFL1BwocjQwZ8CHn4dg6f9KcZQiF3RgZNp5pMRtMju7gLoY2i",
+	"hg1xpsnIIrnUsJi8KysUGqRJwtQjTUZcmKDoVrQHJq9xanoRjUaM0MGAC2fuuhDoY9GaS0F4zOAq7dQQ",
+	"yyJFQCZQOQTspHhmAoomQIATzB+4fHmPSxOaXLP4QnABp2Z/kipmqmRQiaRiJHfkUi29pYvoa55aBaI7",
+	"oEkCRfSxucuj/NYvBB2gfcztD8vM7xX2mRypS5mXlR3glRo1JQOutNknP/MbhkeBh2jhomRMsEulubnQ",
+	"f6YEQ+DElvGUdOGbjMZM6T372t8yO+JCwEpRqaFCT5iyqkx+tOF/9sBK0QMADd0M+ZcybdVYdsOEeaQd",
+	"KMbMUJ5cCNyLplPSjWWkD9yR74/jPV/fQjEKtkJXTx0YyRHAMh0zDUdUS1NtNhNmhr1yGLYttlF8Iiet",
+	"d804ykvQWdKaPxaziGvwQO5K/2+M/ruTJ5MRU6xEpxHKh7LECj546CzzARd61fO10uZa9qohiA89pHKb",
+	"trTqSSzRE6hWku4PYVGrb7oEi2f1R4uqUlYPfEvktPqR+7FW1Tba1mWlen47m9U2bFa1Q54Pvm0EdaUY",
+	"v9oXS7nVRbj0CuUqG5BmF9p3SxvXSkDRbuladDX9HUF5gCavFS//bgrztxit7oFj3o/pai0A3xmwHpoB",
+	"az1u6+xJBxhYN8eQxa4ynsQ6N1M90kVUHvRe/Si1GSqmiZATZ1ViItYkfP/h/M3rv4RES2e3kWbElJ3j",
+	"QuBnNTFS7pNTF/w0GTFR/o5gk+JbHPJwoN1Fo9EAJjxzo7fKF9w3TvHkGtGmcQv7vydFBHeHwlVxqPNV",
+	"YkNNVlaEW09FYxCNiB1gpDLGusGKpVIZ18vU1QdMqDZkzEVmGOmmEsxMdpQvSnQhTlnM9XFu5AxPX709",
+	"+cvl6auf3pxdfjp9G+I0VrMayTIoQ4z3XhM0WUEDd7NNQMIvtNFdePq7ghmPGeSGKTDzQjrckJEU0X4R",
+	"AC3uk3wOI76Tujl2M4stIHAofwizh3GX62EEL3uRgcOO2pKQZqe+H2MGbKqFMGBt9Z3dYvN2C4OgVIe/",
+	"CnlaaJY4gWmQnWnDk4SMaF75W7u4smNXGJtIBVX0wY3ufEQtNokcznfhOXcdntMCF+1Giua76u/Iw/1a",
+	"IVrvcQP2hiZLwpZZ0/1YDRbB3s5A8NAMBEuztYOR1KZeGqZ6y3/2gQT1tvucYXt0K6UfQyCA3Q65mpLJ",
+	"SEKykX0KAQImp1JBi4j/i9TmVzaF9uzfjbjvNmX3BxtbwvkJ+98R87ZSmXkUCZ5UXO7cv1E671EFwmMO",
+	"IDxmnp2DEUUnGEWjibSwH/51oOQ4IEbuhQGRScy0QXEvwBAwVkiIpeCgiApEmS6NLIW4EFTndSncgezt",
+	"k3Ag1ZiaP0X6Bvusn0QRS80RMeyLOYBffX7hy7P/Sbqnr1+Sp49/6B8R6gOAlJwEEJckII1CyQko7bAH",
+	"F/Qlk2wsIBwr/GTP4ZV9Fh4TeqWZMITHGmJG2Tg1UxKxJNF7++TPaJO5ECEUogoDWAHHXU5GMrFnJYYM",
+	"TYlhBMgYQjiYNorRMYtdSqKbwCUm2kUCmiT8ml2I/zj78L6IlxLsiyE4lTMbutCn9+yL6b1038CdN1l/",
+	"LBkqtrg6AYJ3Xys5XiHBig7ZuVx6/B02Id1KTS6fJrnKO5Z+rla9iw7ZOxmzZMV30C5XeqluEXd1mhDr",
+	"jgHDFY+dK9ohXw5fnaDD7Wu/ZUxNO0FH0DHrHHXw5U6wJPMogeNrfPPbVplV8T3HpoKOJybVSWoB5mf/",
+	"0xPhgrAc57QDu1G4UNgBZ0k8Q0/seZlpao9IG9USVV2wyFLAInjzXUSkXVkF3ZvJtKMRjgID2YCJu3Yf",
+	"+dlW6M9eTvBkyTwNb1nyIwVStR5SNfYllQpXVhzZzPYeNn+/TxkWWH35jktsHYCmJMeWmfPBV6d0+RK/",
+	"rZwaxhPM3MVKTywGFpuHBAZWiIUBj3QeJshj0q3G0+KD3pufLIvyCf0s3isX+ndByj6gE+qzQbTrJQbZ",
+	"hvvkBBg9KfF5y42OCBVuqXJA6IXIGy5WhAUBlTJojPUwnvafBhAzrO3bPHZJ//kuu05CsVx7orgxTGAA",
+	"8dh+p4h99ntmItbIZGMlIXba1z7gisRwPClVhtvThco5zNIhLkWbi6VA+1kWW6e5s8ffdPR7AQkV++0y",
+	"hGU+OSSJnDAVUc3IiH0hMR9Cyxwq0BVpibA/q35OqVNqRgWhLgCpU1ezy0g9pl/eMjE0o87R48Mfgs6Y",
+	"i/zvWYp2N6S7TU0vIdROuWgpVAU7faTLZ7WQ9uSztNEbaWjSrBGUZO6Ya8NFZMgNTTLmmZNLfb6ahiTm",
+	"YyYs/dCWNF0I+xGX1xFJbfbJB5FMS+H8pSbujcoF1wTiAyxJKGVGWxoGzPSI0CQ5RuNOJdn7qGwJ8J84",
+	"zgNtZsZKzXLKpS0jJQMQsqxcgDV9/KuW9KEVvZG8jamJRhBxYEZcDPfJiZjC5y6ET8kY0ymh+tp+xE1Q",
+	"anxFhsxo8rT/xOpOSo5DMs60IVeMXLGBVIyERoak+/TwcC7pOnP3/fD0AxgPVRh+nO7k/rXk/q2TaA89",
+	"bf5/fPzQCfR9Sod4glw7QreQPhs+ZpopzvQiEm3pcMjtp29oEpKrLLpmhnQ/nb90kSgBGclMWToV0+le",
+	"E0nXacKNFYMgs66RfB87PUhpTL4FVcJ9y9KvK4YCFU32yTsMgMGnlmDbL7rKFxfi6Q+wHp9clal8oC+O",
+	"8eLQrlQDUfP0ttjhXpPg6SFwDgU8L07090IEq/f9I572hMdm1Kaq+1NaTVl/49/6tiO9D430lsC2zZPF",
+	"xxD6yh++/f1efUwoYEIZej6eT4GdWaY1tusTjLjb1LjqxZfkZp9EDKGCbEx5QrpQlyggVpvsaUvCDb9h",
+	"KIvutdEOeHWu9We7wM7UYjcTXM0fIsIscyBWAKn9e1GEmR21JTe+nfp+IsxgU632AaZ2EWbbiDDLEJTq",
+	"8FchkislvpUpFbYB0c4yUGS+BaWqE0ZeM/t0zMZXTOkRT+1Qq6ivkB6XI8QuKe6WkWUt8NAeWdZ89P0d",
+	"Wbhfe2HrPW48k+2MGeNsZVTriVRQfzeMOdCs+IhYxhGCrT4nEI90Thfakt62zOPuJ1RtETDvQtUeWqha",
+	"G3+0o1mUKftBi0dXjCqmTjIz6hz99bOV5CMprznLf/lsX1A3zd6kk9ydZ8FMyQSLMR0TzZJBbyQ19OfW",
+	"0iKQglKgQpI0u0p4RHBWi0aZSjpHna8AbOzb0cHBV/vmt6OvqVTmWyfo3FDF7UEBXI/y7LoBzRJjdR4Z",
+	"0QR+boJPiG1SmRAW2WG5AKJ27uo0P/R/eDwzA2ZAvfzw/vz0w9vLjx9Oz+FtXGv1/ZExaSfoMJGN7ZG7",
+	"P+1/8OQ/59cxS4qQpoDBKGUyTRjpJnLIRUASOZSZCchkJOmY7+WhOXVJxP44JWMuIO7dKU1wi7Pq2acU",
+	"Q4IscUslFGP/5z/+C70GNzwGOnfy8Y2lh1Mwzk2Eu668Bhah0MCLfDp9i0viYyYzdNC7j/8itdENX39J",
+	"DU3kkDBhFGfaeRUwpoFAs4LCaRRCEaYQQxyCsnwW0ZRe8YQbMCzkHwWbSdNXLSj8TXJRqoKFWVUIILgv",
+	"xYge0ZQFJPNHhCOxGn2qeMR0gLWxSh/Na03PfvajO1ESKQalusBvNXCf3Sf/kyYZKzzHrCdFMj0uhUzo",
+	"kZy42jql3ioJv2H1s8Z62bNLeA+xItDiUDOjSdcdrw5yITaSIsqUgtpnKcjBIpaTPcy9yKNSK/Wm4EhK",
+	"Kyj3SJxdA0S75g6kMZ1aAgWHjucLBYN1QHzcbP5D0Y9RBySlERfDovp/6fMf3SIb4S01mbJH4Kt/Qfs4",
+	"F3t0JWOObcLzfQKURfjWZUqnmGArRSkaF3z3Vvb0sbl5K5x4zEX5Zj669xsW9kYUjrqA0Lx8ZLeWiBwg",
+	"j5WKgO17j1xZ5oQNnH2FMwvYNaj8WNVBWnDCyNR7Rg0TVERTdFAiSadc5P7I0tQYCNoI7egdxV57uESM",
+	"ZRdxPmG9Kk+wRHERvyf3gSYwl6I3ysbULpiLiKc5prkNHCOJtMSs+F5p7pkk74b9IW2ejCTRfAhhJ0a6",
+	"oM4S/4NNWCCvfsuVFazS7dICkEnPfhW6vXjzUlDcvtU2SwcGKIoBnQ6SSnOD9b5pciga7qs3wn1VgC0o",
+	"l/i2v5aqhePNWpaFB1ymBpWij030wNc9jbGkHtZJZCLwycizp4roZ5HNVcVzXvUKv4u5afjcWymGPUsz",
+	"46JPJdyI99DUqklW+lhxXelbWOyxaFLQcGcpsxBPU3SBxXSKGWrCjIgU7uyCspu+1PKsYCzYZa+NoEL1",
+	"xZQJZF8oBXLLoEpG96L2YR5JXQE5OmRNy/cJyJhg7tKOA9c9KCARV1HGDfElNEuU21jWUvpEKUH52+dv",
+	"/38AAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -1077,6 +1077,21 @@ type HostKeyList struct {
 	NextCursor *NextCursor `json:"next_cursor"`
 }
 
+// HostKeyTeamShare defines model for HostKeyTeamShare.
+type HostKeyTeamShare struct {
+	CreatedAt time.Time          `json:"created_at"`
+	HostKeyID openapi_types.UUID `json:"host_key_id"`
+	TeamID    openapi_types.UUID `json:"team_id"`
+}
+
+// HostKeyTeamShareList defines model for HostKeyTeamShareList.
+type HostKeyTeamShareList struct {
+	Items []HostKeyTeamShare `json:"items"`
+
+	// NextCursor Pass as `cursor` to get the next page; null on the last page. Opaque.
+	NextCursor *NextCursor `json:"next_cursor"`
+}
+
 // HostKeyTestResult defines model for HostKeyTestResult.
 type HostKeyTestResult struct {
 	LatencyMs int32 `json:"latency_ms"`
@@ -1411,8 +1426,11 @@ type Policy struct {
 	// Slug Lower-case letters, digits and hyphens, starting with a letter or digit; at most 63 characters.
 	//
 	// Example: platform
-	Slug      Slug      `json:"slug"`
-	UpdatedAt time.Time `json:"updated_at"`
+	Slug Slug `json:"slug"`
+
+	// TeamID The team that owns the policy (only its projects may use it); null for a system policy, attached by system admins or by the teams it is shared with.
+	TeamID    *openapi_types.UUID `json:"team_id"`
+	UpdatedAt time.Time           `json:"updated_at"`
 }
 
 // PolicyBinding Exactly one of `service_account_id`, `user_id`, `group_id` is set.
@@ -1489,6 +1507,9 @@ type PolicyCreate struct {
 	//
 	// Example: platform
 	Slug Slug `json:"slug"`
+
+	// TeamID The owning team (its team admins write the policy; it may list only host keys shared with the team and cannot grant every host key); absent for a system policy. The owner never changes.
+	TeamID *openapi_types.UUID `json:"team_id,omitempty"`
 }
 
 // PolicyHostKeyGrant defines model for PolicyHostKeyGrant.
@@ -1568,6 +1589,21 @@ type PolicyModelRateLimitUpdate struct {
 
 // PolicyRouteStrategy Overrides the strategy of every model the policy reaches; ” keeps each model's own.
 type PolicyRouteStrategy string
+
+// PolicyTeamShare defines model for PolicyTeamShare.
+type PolicyTeamShare struct {
+	CreatedAt time.Time          `json:"created_at"`
+	PolicyID  openapi_types.UUID `json:"policy_id"`
+	TeamID    openapi_types.UUID `json:"team_id"`
+}
+
+// PolicyTeamShareList defines model for PolicyTeamShareList.
+type PolicyTeamShareList struct {
+	Items []PolicyTeamShare `json:"items"`
+
+	// NextCursor Pass as `cursor` to get the next page; null on the last page. Opaque.
+	NextCursor *NextCursor `json:"next_cursor"`
+}
 
 // PolicyUpdate defines model for PolicyUpdate.
 type PolicyUpdate struct {
@@ -2442,6 +2478,9 @@ type ServiceAccountIDFilter = openapi_types.UUID
 // TeamIDFilter defines model for TeamIdFilter.
 type TeamIDFilter = openapi_types.UUID
 
+// TeamIDParam defines model for TeamIdParam.
+type TeamIDParam = openapi_types.UUID
+
 // UsageFromParam defines model for UsageFromParam.
 type UsageFromParam = time.Time
 
@@ -2601,6 +2640,15 @@ type ListHostKeysParams struct {
 	HostID *HostIDFilter `form:"host_id,omitempty" json:"host_id,omitempty"`
 }
 
+// ListHostKeySharesParams defines parameters for ListHostKeyShares.
+type ListHostKeySharesParams struct {
+	// Limit Most items to return.
+	Limit *LimitParam `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor The `next_cursor` of the previous page; absent for the first page.
+	Cursor *CursorParam `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
 // ListHostsParams defines parameters for ListHosts.
 type ListHostsParams struct {
 	// Limit Most items to return.
@@ -2626,6 +2674,9 @@ type ListPoliciesParams struct {
 
 	// Cursor The `next_cursor` of the previous page; absent for the first page.
 	Cursor *CursorParam `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// TeamID Only those of this team.
+	TeamID *TeamIDFilter `form:"team_id,omitempty" json:"team_id,omitempty"`
 }
 
 // ListPolicyHostKeyGrantsParams defines parameters for ListPolicyHostKeyGrants.
@@ -2648,6 +2699,15 @@ type ListPolicyModelRateLimitsParams struct {
 
 // ListPolicyModelGrantsParams defines parameters for ListPolicyModelGrants.
 type ListPolicyModelGrantsParams struct {
+	// Limit Most items to return.
+	Limit *LimitParam `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor The `next_cursor` of the previous page; absent for the first page.
+	Cursor *CursorParam `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
+// ListPolicySharesParams defines parameters for ListPolicyShares.
+type ListPolicySharesParams struct {
 	// Limit Most items to return.
 	Limit *LimitParam `form:"limit,omitempty" json:"limit,omitempty"`
 
@@ -2753,6 +2813,15 @@ type ListServiceAccountsParams struct {
 
 // ListTeamsParams defines parameters for ListTeams.
 type ListTeamsParams struct {
+	// Limit Most items to return.
+	Limit *LimitParam `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor The `next_cursor` of the previous page; absent for the first page.
+	Cursor *CursorParam `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
+// ListTeamHostKeySharesParams defines parameters for ListTeamHostKeyShares.
+type ListTeamHostKeySharesParams struct {
 	// Limit Most items to return.
 	Limit *LimitParam `form:"limit,omitempty" json:"limit,omitempty"`
 

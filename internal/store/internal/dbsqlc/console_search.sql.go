@@ -103,15 +103,30 @@ func (q *Queries) SearchModelsPage(ctx context.Context, after uuid.UUID, pattern
 }
 
 const searchPoliciesPage = `-- name: SearchPoliciesPage :many
-SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback FROM policies
+SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id FROM policies
 WHERE id > $1::uuid
   AND (slug ILIKE $2::text OR name ILIKE $2::text)
+  AND ($3::bool OR team_id IS NULL OR team_id = ANY($4::uuid[]))
 ORDER BY id
-LIMIT $3::int
+LIMIT $5::int
 `
 
-func (q *Queries) SearchPoliciesPage(ctx context.Context, after uuid.UUID, pattern string, limit int32) ([]Policy, error) {
-	rows, err := q.db.Query(ctx, searchPoliciesPage, after, pattern, limit)
+type SearchPoliciesPageParams struct {
+	After    uuid.UUID
+	Pattern  string
+	AllTeams bool
+	TeamIds  []uuid.UUID
+	Limit    int32
+}
+
+func (q *Queries) SearchPoliciesPage(ctx context.Context, arg SearchPoliciesPageParams) ([]Policy, error) {
+	rows, err := q.db.Query(ctx, searchPoliciesPage,
+		arg.After,
+		arg.Pattern,
+		arg.AllTeams,
+		arg.TeamIds,
+		arg.Limit,
+	)
 	if err != nil {
 		return nil, err
 	}
@@ -138,6 +153,7 @@ func (q *Queries) SearchPoliciesPage(ctx context.Context, after uuid.UUID, patte
 			&i.RouteStrategy,
 			&i.Affinity,
 			&i.BudgetFallback,
+			&i.TeamID,
 		); err != nil {
 			return nil, err
 		}

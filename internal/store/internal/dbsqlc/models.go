@@ -95,6 +95,12 @@ type HostKey struct {
 	UpdatedAt        time.Time
 }
 
+type HostKeyTeamShare struct {
+	HostKeyID uuid.UUID
+	TeamID    uuid.UUID
+	CreatedAt time.Time
+}
+
 type InferenceToken struct {
 	ID        uuid.UUID
 	TokenHash []byte
@@ -157,6 +163,7 @@ type Policy struct {
 	RouteStrategy      string
 	Affinity           string
 	BudgetFallback     bool
+	TeamID             *uuid.UUID
 }
 
 type PolicyBinding struct {
@@ -186,6 +193,12 @@ type PolicyModelRateLimit struct {
 	ModelID     uuid.UUID
 	RateLimitID uuid.UUID
 	Position    int32
+}
+
+type PolicyTeamShare struct {
+	PolicyID  uuid.UUID
+	TeamID    uuid.UUID
+	CreatedAt time.Time
 }
 
 type Project struct {

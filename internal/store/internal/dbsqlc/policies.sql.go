@@ -24,7 +24,7 @@ func (q *Queries) DeletePolicy(ctx context.Context, id uuid.UUID) (int64, error)
 }
 
 const getPolicyByID = `-- name: GetPolicyByID :one
-SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback FROM policies WHERE id = $1
+SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id FROM policies WHERE id = $1
 `
 
 func (q *Queries) GetPolicyByID(ctx context.Context, id uuid.UUID) (Policy, error) {
@@ -49,12 +49,13 @@ func (q *Queries) GetPolicyByID(ctx context.Context, id uuid.UUID) (Policy, erro
 		&i.RouteStrategy,
 		&i.Affinity,
 		&i.BudgetFallback,
+		&i.TeamID,
 	)
 	return i, err
 }
 
 const getPolicyByIDForUpdate = `-- name: GetPolicyByIDForUpdate :one
-SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback FROM policies WHERE id = $1 FOR UPDATE
+SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id FROM policies WHERE id = $1 FOR UPDATE
 `
 
 func (q *Queries) GetPolicyByIDForUpdate(ctx context.Context, id uuid.UUID) (Policy, error) {
@@ -79,12 +80,13 @@ func (q *Queries) GetPolicyByIDForUpdate(ctx context.Context, id uuid.UUID) (Pol
 		&i.RouteStrategy,
 		&i.Affinity,
 		&i.BudgetFallback,
+		&i.TeamID,
 	)
 	return i, err
 }
 
 const getPolicyBySlug = `-- name: GetPolicyBySlug :one
-SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback FROM policies WHERE slug = $1
+SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id FROM policies WHERE slug = $1
 `
 
 func (q *Queries) GetPolicyBySlug(ctx context.Context, slug string) (Policy, error) {
@@ -109,6 +111,7 @@ func (q *Queries) GetPolicyBySlug(ctx context.Context, slug string) (Policy, err
 		&i.RouteStrategy,
 		&i.Affinity,
 		&i.BudgetFallback,
+		&i.TeamID,
 	)
 	return i, err
 }
@@ -117,14 +120,15 @@ const insertPolicy = `-- name: InsertPolicy :one
 INSERT INTO policies (
     slug, name, all_models, all_host_keys, key_strategy, rate_limit_id,
     max_wait_ms, priority, max_attempts, limiter_failure_mode,
-    capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback
+    capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id
 ) VALUES (
     $1, $2, $3, $4, $5,
     $6, $7, $8, $9,
     $10, $11, $12,
-    $13, coalesce(nullif($14::text, ''), 'key'), $15
+    $13, coalesce(nullif($14::text, ''), 'key'), $15,
+    $16
 )
-RETURNING id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback
+RETURNING id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id
 `
 
 type InsertPolicyParams struct {
@@ -143,6 +147,7 @@ type InsertPolicyParams struct {
 	RouteStrategy      string
 	Affinity           string
 	BudgetFallback     bool
+	TeamID             *uuid.UUID
 }
 
 // InsertPolicy takes an empty affinity for the default, key.
@@ -163,6 +168,7 @@ func (q *Queries) InsertPolicy(ctx context.Context, arg InsertPolicyParams) (Pol
 		arg.RouteStrategy,
 		arg.Affinity,
 		arg.BudgetFallback,
+		arg.TeamID,
 	)
 	var i Policy
 	err := row.Scan(
@@ -184,12 +190,13 @@ func (q *Queries) InsertPolicy(ctx context.Context, arg InsertPolicyParams) (Pol
 		&i.RouteStrategy,
 		&i.Affinity,
 		&i.BudgetFallback,
+		&i.TeamID,
 	)
 	return i, err
 }
 
 const listPolicies = `-- name: ListPolicies :many
-SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback FROM policies ORDER BY slug
+SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id FROM policies ORDER BY slug
 `
 
 func (q *Queries) ListPolicies(ctx context.Context) ([]Policy, error) {
@@ -220,6 +227,7 @@ func (q *Queries) ListPolicies(ctx context.Context) ([]Policy, error) {
 			&i.RouteStrategy,
 			&i.Affinity,
 			&i.BudgetFallback,
+			&i.TeamID,
 		); err != nil {
 			return nil, err
 		}
@@ -232,7 +240,7 @@ func (q *Queries) ListPolicies(ctx context.Context) ([]Policy, error) {
 }
 
 const listPoliciesPage = `-- name: ListPoliciesPage :many
-SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback FROM policies
+SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id FROM policies
 WHERE id > $1::uuid
 ORDER BY id
 LIMIT $2::int
@@ -266,6 +274,72 @@ func (q *Queries) ListPoliciesPage(ctx context.Context, after uuid.UUID, limit i
 			&i.RouteStrategy,
 			&i.Affinity,
 			&i.BudgetFallback,
+			&i.TeamID,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const listPoliciesVisiblePage = `-- name: ListPoliciesVisiblePage :many
+SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id FROM policies
+WHERE id > $1::uuid
+  AND ($2::bool OR team_id IS NULL OR team_id = ANY($3::uuid[]))
+  AND ($4::uuid IS NULL OR team_id = $4)
+ORDER BY id
+LIMIT $5::int
+`
+
+type ListPoliciesVisiblePageParams struct {
+	After    uuid.UUID
+	AllTeams bool
+	TeamIds  []uuid.UUID
+	TeamID   *uuid.UUID
+	Limit    int32
+}
+
+// ListPoliciesVisiblePage is a page of the policies a caller may read: every
+// system policy, and the policies of the teams listed (all of them when all).
+func (q *Queries) ListPoliciesVisiblePage(ctx context.Context, arg ListPoliciesVisiblePageParams) ([]Policy, error) {
+	rows, err := q.db.Query(ctx, listPoliciesVisiblePage,
+		arg.After,
+		arg.AllTeams,
+		arg.TeamIds,
+		arg.TeamID,
+		arg.Limit,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Policy{}
+	for rows.Next() {
+		var i Policy
+		if err := rows.Scan(
+			&i.ID,
+			&i.Slug,
+			&i.Name,
+			&i.AllModels,
+			&i.AllHostKeys,
+			&i.KeyStrategy,
+			&i.RateLimitID,
+			&i.MaxWaitMs,
+			&i.Priority,
+			&i.MaxAttempts,
+			&i.LimiterFailureMode,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.CapturePayloads,
+			&i.CaptureMaxBytes,
+			&i.RouteStrategy,
+			&i.Affinity,
+			&i.BudgetFallback,
+			&i.TeamID,
 		); err != nil {
 			return nil, err
 		}
@@ -284,7 +358,7 @@ SET slug = $2, name = $3, all_models = $4, all_host_keys = $5, key_strategy = $6
     capture_payloads = $12, capture_max_bytes = $13, route_strategy = $14, affinity = $15,
     budget_fallback = $16
 WHERE id = $1
-RETURNING id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback
+RETURNING id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id
 `
 
 type UpdatePolicyParams struct {
@@ -345,6 +419,7 @@ func (q *Queries) UpdatePolicy(ctx context.Context, arg UpdatePolicyParams) (Pol
 		&i.RouteStrategy,
 		&i.Affinity,
 		&i.BudgetFallback,
+		&i.TeamID,
 	)
 	return i, err
 }
