@@ -260,15 +260,15 @@ func TestProxy_UpstreamClientErrorsPassThrough(t *testing.T) {
 	for _, status := range []string{"400", "413", "422"} {
 		t.Run(status, func(t *testing.T) {
 			t.Parallel()
-			// The fault comes from the caller's X-Mock-Fault header, which
-			// Relay forwards like any other header.
+			// The fault comes from the caller's testFault header, which
+			// the fixture's hosts forward.
 			f2 := newFixture(t)
 			h := f2.host("openai")
 			f2.key(h, "k1", "sk-up-one")
 			f2.key(h, "k2", "sk-up-two")
 			f2.bind(f2.model("gpt-test", true), h, wire.ShapeOpenAI, "gpt-4o-mini")
 			f2.start()
-			resp, body := f2.post("/v1/chat/completions", chatBody, map[string]string{"X-Mock-Fault": status})
+			resp, body := f2.post("/v1/chat/completions", chatBody, map[string]string{testFault: status})
 			if got := resp.Status[:3]; got != status {
 				t.Fatalf("status %s, want %s: %s", got, status, body)
 			}
@@ -297,7 +297,7 @@ func TestProxy_TrippedKeyRecoversThroughHalfOpen(t *testing.T) {
 	f.bind(f.model("gpt-test", true), h, wire.ShapeOpenAI, "m")
 	f.start()
 
-	resp, _ := f.post("/v1/chat/completions", chatBody, map[string]string{"X-Mock-Fault": "500"})
+	resp, _ := f.post("/v1/chat/completions", chatBody, map[string]string{testFault: "500"})
 	if resp.StatusCode != 502 {
 		t.Fatalf("status %d", resp.StatusCode)
 	}
