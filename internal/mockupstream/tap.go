@@ -169,6 +169,9 @@ func splitHeads(b []byte) ([]TapHead, error) {
 			h.Fields = append(h.Fields, TapField{Name: name, Value: strings.TrimSpace(value)})
 			if strings.EqualFold(name, "Content-Length") {
 				n, err := strconv.Atoi(strings.TrimSpace(value))
+				if err == nil && n < 0 {
+					err = errors.New("negative")
+				}
 				if err != nil {
 					return out, fmt.Errorf("split heads: Content-Length %q: %w", value, err)
 				}
