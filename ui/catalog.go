@@ -71,11 +71,15 @@ func (h *Handler) hostKind() *kind {
 			text("name", "Name", v.str("name")),
 			selectOf("provider", "Provider", v.str("provider"), enumOptions("openai", "anthropic", "google", "custom")),
 			{Name: "base_url", Label: "Base URL", Kind: "text", Value: v.str("base_url"), Required: true, Help: "For example https://api.openai.com/v1"},
+			{Name: "forward_headers", Label: "Forwarded headers", Kind: "text", Value: v.str("forward_headers"), Help: "Callers' headers this host gets beyond its shape's allow-list, comma-separated (e.g. x-app). Credential and billing headers are refused."},
 			checkbox("enabled", "Enabled", en),
 		}, nil
 	}
 	k.create = func(p *page, v *vals) error {
 		b := models.HostCreate{Slug: v.str("slug"), Name: v.optStr("name"), Provider: models.Provider(v.str("provider")), BaseURL: v.str("base_url"), Enabled: v.onPtr("enabled")}
+		if fwd := headerList(v.str("forward_headers")); len(fwd) > 0 {
+			b.ForwardHeaders = &fwd
+		}
 		if err := p.check(h, http.MethodPost, "/api/hosts", b); err != nil {
 			return err
 		}
@@ -88,11 +92,12 @@ func (h *Handler) hostKind() *kind {
 			return nil, err
 		}
 		x := resp.(gen.GetHost200JSONResponse)
-		return url.Values{"slug": {x.Slug}, "name": {x.Name}, "provider": {string(x.Provider)}, "base_url": {x.BaseURL}, "enabled": {onOff(x.Enabled)}}, nil
+		return url.Values{"slug": {x.Slug}, "name": {x.Name}, "provider": {string(x.Provider)}, "base_url": {x.BaseURL}, "enabled": {onOff(x.Enabled)}, "forward_headers": {strings.Join(x.ForwardHeaders, ", ")}}, nil
 	}
 	k.edit = func(p *page, id uuid.UUID, v *vals) error {
 		slug, name, base, prov := v.str("slug"), v.str("name"), v.str("base_url"), models.Provider(v.str("provider"))
-		b := models.HostUpdate{Slug: &slug, Name: &name, BaseURL: &base, Provider: &prov, Enabled: v.onPtr("enabled")}
+		fwd := headerList(v.str("forward_headers"))
+		b := models.HostUpdate{Slug: &slug, Name: &name, BaseURL: &base, Provider: &prov, Enabled: v.onPtr("enabled"), ForwardHeaders: &fwd}
 		if err := p.check(h, http.MethodPatch, "/api/hosts/"+id.String(), b); err != nil {
 			return err
 		}
@@ -601,4 +606,15 @@ func ruleFields(err error, slots []int) error {
 		return err
 	}
 	return &formError{pr}
+}
+
+// headerList is the host form's comma-separated forward_headers; never nil.
+func headerList(s string) models.ForwardHeaders {
+	out := models.ForwardHeaders{}
+	for _, h := range strings.Split(s, ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			out = append(out, h)
+		}
+	}
+	return out
 }

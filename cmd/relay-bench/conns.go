@@ -30,7 +30,11 @@ func heldStreams(ctx context.Context, t target, pid, n int) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	body := requestBody(stream, t.model)
+	model := t.model
+	if model == benchModel {
+		model = stallModel // through Relay: see stallModel
+	}
+	body := requestBody(stream, model)
 	var wg sync.WaitGroup
 	started := make(chan error, n)
 	for range n {

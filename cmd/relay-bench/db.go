@@ -23,7 +23,12 @@ import (
 // The bench catalog: one model with an OpenAI binding on the mock, served by
 // several host keys under one policy.
 const (
-	benchModel    = "bench-gpt"
+	benchModel = "bench-gpt"
+	// stallModel is bound to an upstream model whose name asks the mock to
+	// stall after the first event: Relay never forwards the caller's
+	// X-Mock-Fault (it is not on any shape's allow-list), so held streams
+	// through Relay name this model instead.
+	stallModel    = "bench-gpt-stall"
 	upstreamModel = "gpt-4o-mini" // what the binding sends, and what direct callers name
 	hostKeys      = 4
 	actor         = "relay-bench"
@@ -164,8 +169,20 @@ func seed(ctx context.Context, dbURL string, box *secret.Box, mockURL string, li
 		if err != nil {
 			return err
 		}
-		_, err = tx.Bindings().Create(ctx, actor, store.Binding{
+		if _, err = tx.Bindings().Create(ctx, actor, store.Binding{
 			ModelID: model.ID, HostID: host.ID, Shape: "openai", UpstreamModel: upstreamModel, Enabled: true,
+			InputPrice: 150_000, OutputPrice: 600_000, PriceTiers: json.RawMessage("[]"),
+		}); err != nil {
+			return err
+		}
+		stall, err := tx.Models().Create(ctx, actor, store.Model{
+			Name: stallModel, Kind: "chat", ContextWindow: 128000, MaxOutputTokens: 16384,
+		})
+		if err != nil {
+			return err
+		}
+		_, err = tx.Bindings().Create(ctx, actor, store.Binding{
+			ModelID: stall.ID, HostID: host.ID, Shape: "openai", UpstreamModel: upstreamModel + "-fault-stall-1", Enabled: true,
 			InputPrice: 150_000, OutputPrice: 600_000, PriceTiers: json.RawMessage("[]"),
 		})
 		return err

@@ -40,7 +40,7 @@ func createBody(s spec, id resolver) (any, string) {
 		return models.HostCreate{
 			Slug: s.Slug, Name: &s.Name, Provider: models.Provider(s.Provider), BaseURL: s.BaseURL, Enabled: &s.Enabled,
 			ConnectTimeoutMs: &s.ConnectTimeoutMs, FirstByteTimeoutMs: &s.FirstByteTimeoutMs,
-			IdleTimeoutMs: &s.IdleTimeoutMs, TotalTimeoutMs: &s.TotalTimeoutMs,
+			IdleTimeoutMs: &s.IdleTimeoutMs, TotalTimeoutMs: &s.TotalTimeoutMs, ForwardHeaders: forwardHeaders(s.ForwardHeaders),
 		}, "HostCreate"
 	case *ModelSpec:
 		return models.ModelCreate{
@@ -139,6 +139,14 @@ func changed(cs []Change) fieldSet {
 }
 
 // when returns &v when the field changes, else nil (left out of the PATCH).
+// forwardHeaders is a host's list as a body sends it: never null.
+func forwardHeaders(h []string) *models.ForwardHeaders {
+	if h == nil {
+		h = []string{}
+	}
+	return &h
+}
+
 func when[T any](f fieldSet, name string, v T) *T {
 	if !f[name] {
 		return nil
@@ -176,6 +184,9 @@ func updateBody(s spec, f fieldSet, id resolver) any {
 			Name: when(f, "name", s.Name), BaseURL: when(f, "base_url", s.BaseURL), Enabled: when(f, "enabled", s.Enabled),
 			ConnectTimeoutMs: when(f, "connect_timeout_ms", s.ConnectTimeoutMs), FirstByteTimeoutMs: when(f, "first_byte_timeout_ms", s.FirstByteTimeoutMs),
 			IdleTimeoutMs: when(f, "idle_timeout_ms", s.IdleTimeoutMs), TotalTimeoutMs: when(f, "total_timeout_ms", s.TotalTimeoutMs),
+		}
+		if f["forward_headers"] {
+			b.ForwardHeaders = forwardHeaders(s.ForwardHeaders)
 		}
 		if f["provider"] {
 			b.Provider = ptr(models.Provider(s.Provider))

@@ -3,6 +3,7 @@ package configfile
 import (
 	"errors"
 	"fmt"
+	"net/textproto"
 	"slices"
 	"strings"
 )
@@ -516,11 +517,23 @@ type HostSpec struct {
 	FirstByteTimeoutMs int32  `yaml:"first_byte_timeout_ms"`
 	IdleTimeoutMs      int32  `yaml:"idle_timeout_ms"`
 	TotalTimeoutMs     int32  `yaml:"total_timeout_ms"`
+	// ForwardHeaders are the caller's headers the host gets beyond what the
+	// binding's shape forwards (docs/inference-api.md#headers).
+	ForwardHeaders []string `yaml:"forward_headers"`
 }
 
 func (s *HostSpec) key() string { return s.Slug }
 func (s *HostSpec) refs() []ref { return nil }
-func (s *HostSpec) normalize()  {}
+
+// normalize spells forward_headers as the control API returns them.
+func (s *HostSpec) normalize() {
+	if len(s.ForwardHeaders) == 0 {
+		s.ForwardHeaders = nil
+	}
+	for i, h := range s.ForwardHeaders {
+		s.ForwardHeaders[i] = textproto.CanonicalMIMEHeaderKey(h)
+	}
+}
 func (s *HostSpec) check() error {
 	if s.Slug == "" || s.Provider == "" || s.BaseURL == "" {
 		return required("slug", "provider", "base_url")

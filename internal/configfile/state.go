@@ -459,11 +459,13 @@ func buildState(snap *snapshot) (*state, error) {
 	}
 	for _, h := range snap.hosts {
 		hosts[h.ID] = h.Slug
-		st.add(&object{kind: KindHost, id: h.ID, spec: &HostSpec{
+		hs := &HostSpec{
 			Slug: h.Slug, Name: h.Name, Provider: string(h.Provider), BaseURL: h.BaseURL, Enabled: h.Enabled,
 			ConnectTimeoutMs: h.ConnectTimeoutMs, FirstByteTimeoutMs: h.FirstByteTimeoutMs,
-			IdleTimeoutMs: h.IdleTimeoutMs, TotalTimeoutMs: h.TotalTimeoutMs,
-		}})
+			IdleTimeoutMs: h.IdleTimeoutMs, TotalTimeoutMs: h.TotalTimeoutMs, ForwardHeaders: h.ForwardHeaders,
+		}
+		hs.normalize()
+		st.add(&object{kind: KindHost, id: h.ID, spec: hs})
 	}
 	for _, m := range snap.models {
 		models[m.ID] = m.Name

@@ -105,11 +105,15 @@ func (s *Server) CreateHost(ctx context.Context, req gen.CreateHostRequestObject
 	if err := s.checkBaseURL(ctx, b.BaseURL); err != nil {
 		return nil, err
 	}
+	fwd, err := forwardHeadersIn(b.ForwardHeaders)
+	if err != nil {
+		return nil, err
+	}
 	row, err := s.st.Hosts().Create(ctx, c.actor, store.Host{
 		Slug: b.Slug, Name: deref(b.Name, ""), Provider: string(b.Provider), BaseURL: b.BaseURL,
 		Enabled: deref(b.Enabled, true), ConnectTimeoutMs: deref(b.ConnectTimeoutMs, 5000),
 		FirstByteTimeoutMs: deref(b.FirstByteTimeoutMs, 60000), IdleTimeoutMs: deref(b.IdleTimeoutMs, 60000),
-		TotalTimeoutMs: deref(b.TotalTimeoutMs, 600000),
+		TotalTimeoutMs: deref(b.TotalTimeoutMs, 600000), ForwardHeaders: fwd,
 	})
 	if err != nil {
 		return nil, err
@@ -138,6 +142,12 @@ func (s *Server) UpdateHost(ctx context.Context, req gen.UpdateHostRequestObject
 			return nil, err
 		}
 	}
+	var fwd []string
+	if b.ForwardHeaders != nil {
+		if fwd, err = forwardHeadersIn(b.ForwardHeaders); err != nil {
+			return nil, err
+		}
+	}
 	row, err := s.st.Hosts().Modify(ctx, c.actor, req.ID, func(r *store.Host) error {
 		set(&r.Slug, b.Slug)
 		set(&r.Name, b.Name)
@@ -150,6 +160,9 @@ func (s *Server) UpdateHost(ctx context.Context, req gen.UpdateHostRequestObject
 		set(&r.FirstByteTimeoutMs, b.FirstByteTimeoutMs)
 		set(&r.IdleTimeoutMs, b.IdleTimeoutMs)
 		set(&r.TotalTimeoutMs, b.TotalTimeoutMs)
+		if fwd != nil {
+			r.ForwardHeaders = fwd
+		}
 		return nil
 	})
 	if row, err = found("host", row, err); err != nil {

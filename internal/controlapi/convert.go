@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/relay-llm/relay/internal/store"
+	"github.com/relay-llm/relay/internal/wire"
 )
 
 // Rows to API models. None of these copies a secret: host keys show where
@@ -20,7 +21,29 @@ func hostOut(r store.Host) models.Host {
 		ID: r.ID, Slug: r.Slug, Name: r.Name, Provider: models.Provider(r.Provider), BaseURL: r.BaseURL,
 		Enabled: r.Enabled, ConnectTimeoutMs: r.ConnectTimeoutMs, FirstByteTimeoutMs: r.FirstByteTimeoutMs,
 		IdleTimeoutMs: r.IdleTimeoutMs, TotalTimeoutMs: r.TotalTimeoutMs, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
+		ForwardHeaders: forwardHeadersOut(r.ForwardHeaders),
 	}
+}
+
+// forwardHeadersOut is never null on the wire.
+func forwardHeadersOut(h []string) []string {
+	if h == nil {
+		return []string{}
+	}
+	return h
+}
+
+// forwardHeadersIn vets a host's forward_headers (wire.CheckForwardHeaders):
+// a header that carries credentials or selects billing is refused with 400.
+func forwardHeadersIn(h *models.ForwardHeaders) ([]string, error) {
+	if h == nil {
+		return []string{}, nil
+	}
+	out, err := wire.CheckForwardHeaders(*h)
+	if err != nil {
+		return nil, badRequest(err.Error(), detail("forward_headers", err.Error()))
+	}
+	return out, nil
 }
 
 func modelOut(r store.Model) models.Model {

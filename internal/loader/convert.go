@@ -92,7 +92,7 @@ func (c converter) host(r store.Host) *snapshot.Host {
 	return &snapshot.Host{
 		ID: r.ID, Slug: r.Slug, Name: r.Name, Provider: r.Provider, BaseURL: r.BaseURL, Enabled: r.Enabled,
 		ConnectTimeout: ms(r.ConnectTimeoutMs), FirstByteTimeout: ms(r.FirstByteTimeoutMs),
-		IdleTimeout: ms(r.IdleTimeoutMs), TotalTimeout: ms(r.TotalTimeoutMs),
+		IdleTimeout: ms(r.IdleTimeoutMs), TotalTimeout: ms(r.TotalTimeoutMs), ForwardHeaders: r.ForwardHeaders,
 	}
 }
 

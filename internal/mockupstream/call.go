@@ -352,10 +352,14 @@ func bearer(h http.Header) string {
 	return ""
 }
 
-// pickFault looks for a fault in the X-Mock-Fault header, the credential and
-// the model name, in that order.
+// pickFault looks for a fault in the fault header (X-Mock-Fault, or
+// Options.FaultHeader), the credential and the model name, in that order.
 func (c *call) pickFault() {
-	if v := c.r.Header.Get("X-Mock-Fault"); v != "" {
+	name := "X-Mock-Fault"
+	if c.s.opts.FaultHeader != "" {
+		name = c.s.opts.FaultHeader
+	}
+	if v := c.r.Header.Get(name); v != "" {
 		if f, ok := parseFaultSpec(strings.TrimPrefix(v, faultToken)); ok {
 			c.fault = f
 			return

@@ -478,6 +478,7 @@ func (c *call) openAIHeaders(h http.Header, status int) {
 	h["X-Request-Id"] = []string{c.ensureRequestID()}
 	h["Openai-Version"] = []string{"2020-10-01"}
 	h["Openai-Organization"] = []string{"org-mockupstream"}
+	h["Openai-Project"] = []string{"proj_mockupstream"}
 	h["Openai-Processing-Ms"] = []string{strconv.FormatInt(time.Since(c.received).Milliseconds(), 10)}
 	h["X-Ratelimit-Limit-Requests"] = []string{"10000"}
 	h["X-Ratelimit-Remaining-Requests"] = []string{remaining}

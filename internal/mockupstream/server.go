@@ -30,6 +30,10 @@ type Options struct {
 	// input_tokens_details.cached_tokens). Off, only the "cached" model
 	// marker reports cache reads.
 	PromptCache bool
+	// FaultHeader names the header a fault spec is read from; empty is
+	// X-Mock-Fault. Relay never forwards X-Mock-*, so a test that asks for a
+	// fault through Relay names a header the host forwards instead.
+	FaultHeader string
 }
 
 // DefaultRecord is how many requests a Server keeps when Options.Record is 0.

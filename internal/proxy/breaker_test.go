@@ -93,7 +93,7 @@ func TestBreakers_ModelNotFoundHoldsThatModelOnly(t *testing.T) {
 	f.bind(f.model("here", true), h, wire.ShapeOpenAI, "gpt-4o-mini")
 	f.start()
 
-	resp, body := f.post("/v1/chat/completions", chatFor("gone"), map[string]string{"X-Mock-Fault": "404"})
+	resp, body := f.post("/v1/chat/completions", chatFor("gone"), map[string]string{testFault: "404"})
 	if e := decodeError(t, body); resp.StatusCode != 502 || resp.Header.Get("X-Relay-Attempts") != "2" || !strings.Contains(e.Error.Message, "404 model not found") {
 		t.Fatalf("%d attempts=%s %s", resp.StatusCode, resp.Header.Get("X-Relay-Attempts"), body)
 	}
@@ -130,7 +130,7 @@ func TestBreakers_MidStreamResetDoesNotHoldTheKey(t *testing.T) {
 			f.bind(f.model("streamy", true), h, wire.ShapeOpenAI, "gpt-4o-mini")
 			f.bind(f.model("other", true), h, wire.ShapeOpenAI, "gpt-4o")
 			f.start()
-			broken := map[string]string{"X-Mock-Fault": fault}
+			broken := map[string]string{testFault: fault}
 			resp, body := f.post("/v1/chat/completions", stream, broken)
 			if resp.StatusCode != 200 || (fault != "midstream-2" && !strings.Contains(body, "stream broke")) {
 				t.Fatalf("%d %s", resp.StatusCode, body)
@@ -175,7 +175,10 @@ func TestBreakers_HalfOpenAdmitsOneProbe(t *testing.T) {
 		f.mock.ServeHTTP(w, r)
 	}))
 	t.Cleanup(gate.Close)
-	h := f.host("openai", func(h *snapshot.Host) { h.BaseURL = gate.URL })
+	h := f.host("openai", func(h *snapshot.Host) {
+		h.BaseURL = gate.URL
+		h.ForwardHeaders = append(h.ForwardHeaders, "X-Test-Gate")
+	})
 	k1 := f.key(h, "k1", "sk-up-k1-key")
 	f.key(h, "k2", "sk-up-k2-key")
 	f.bind(f.model("m", true), h, wire.ShapeOpenAI, "gpt-4o-mini")
@@ -296,7 +299,7 @@ func TestBreakers_AuthHoldsTheModelThenTheKey(t *testing.T) {
 		resp, _ := f.post("/v1/chat/completions", chatFor(model), header)
 		return resp.StatusCode
 	}
-	unauthorized := map[string]string{"X-Mock-Fault": "401"}
+	unauthorized := map[string]string{testFault: "401"}
 
 	if s := status("gpt-test", unauthorized); s != 502 {
 		t.Fatalf("401: %d", s)
@@ -309,7 +312,7 @@ func TestBreakers_AuthHoldsTheModelThenTheKey(t *testing.T) {
 	}
 	// A second model refused within the window: the key is held for all.
 	f.clock.Advance(10 * time.Second)
-	if s := status("gpt-other", map[string]string{"X-Mock-Fault": "403"}); s != 502 {
+	if s := status("gpt-other", map[string]string{testFault: "403"}); s != 502 {
 		t.Fatalf("403: %d", s)
 	}
 	if s := status("gpt-third", nil); s != 503 {

@@ -264,15 +264,15 @@ func TestProxy_UpstreamClientErrorsPassThrough(t *testing.T) {
 	for _, status := range []string{"400", "413", "422"} {
 		t.Run(status, func(t *testing.T) {
 			t.Parallel()
-			// The fault comes from the caller's X-Mock-Fault header, which
-			// Relay forwards like any other header.
+			// The fault comes from the caller's testFault header, which
+			// the fixture's hosts forward.
 			f2 := newFixture(t)
 			h := f2.host("openai")
 			f2.key(h, "k1", "sk-up-one")
 			f2.key(h, "k2", "sk-up-two")
 			f2.bind(f2.model("gpt-test", true), h, wire.ShapeOpenAI, "gpt-4o-mini")
 			f2.start()
-			resp, body := f2.post("/v1/chat/completions", chatBody, map[string]string{"X-Mock-Fault": status})
+			resp, body := f2.post("/v1/chat/completions", chatBody, map[string]string{testFault: status})
 			if got := resp.Status[:3]; got != status {
 				t.Fatalf("status %s, want %s: %s", got, status, body)
 			}
@@ -307,7 +307,7 @@ func TestProxy_TrippedKeyRecoversThroughHalfOpen(t *testing.T) {
 	tk, _ := b.Acquire(keypool.Ref(refused), "m", f.clock.Now())
 	b.Report(tk, keypool.Result{Outcome: keypool.OutcomeAuth, Scope: keypool.ScopeModel, Reason: "401"}, f.clock.Now())
 
-	resp, _ := f.post("/v1/chat/completions", chatBody, map[string]string{"X-Mock-Fault": "500"})
+	resp, _ := f.post("/v1/chat/completions", chatBody, map[string]string{testFault: "500"})
 	if resp.StatusCode != 502 {
 		t.Fatalf("status %d", resp.StatusCode)
 	}
@@ -335,7 +335,7 @@ func TestProxy_TrippedKeyRecoversThroughHalfOpen(t *testing.T) {
 	}
 
 	// Only the refused key left: no panic, 503 at once, and the log says why.
-	if resp, _ := f.post("/v1/chat/completions", chatBody, map[string]string{"X-Mock-Fault": "401"}); resp.StatusCode != 502 {
+	if resp, _ := f.post("/v1/chat/completions", chatBody, map[string]string{testFault: "401"}); resp.StatusCode != 502 {
 		t.Fatalf("401: %d", resp.StatusCode)
 	}
 	resp, body = f.post("/v1/chat/completions", chatBody, nil)

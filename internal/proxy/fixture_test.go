@@ -27,6 +27,10 @@ import (
 	"github.com/relay-llm/relay/internal/wire"
 )
 
+// testFault is the header the fixture's mock reads a fault spec from and
+// its hosts forward: Relay never forwards the mock's own X-Mock-Fault.
+const testFault = "X-Test-Fault"
+
 // Relay keys the fixture knows, by plaintext.
 const (
 	relayKey    = "sk-wr-test-good-0123456789abcdef0123"
@@ -105,7 +109,7 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	mock := mockupstream.New(mockupstream.Options{})
+	mock := mockupstream.New(mockupstream.Options{FaultHeader: testFault})
 	up := httptest.NewServer(mock)
 	t.Cleanup(up.Close)
 	f := &fixture{
@@ -166,7 +170,7 @@ func (f *fixture) id() uuid.UUID {
 }
 
 func (f *fixture) host(slug string, mod ...func(*snapshot.Host)) *snapshot.Host {
-	h := &snapshot.Host{ID: f.id(), Slug: slug, Name: slug, BaseURL: f.up.URL, Enabled: true}
+	h := &snapshot.Host{ID: f.id(), Slug: slug, Name: slug, BaseURL: f.up.URL, Enabled: true, ForwardHeaders: []string{testFault}}
 	for _, m := range mod {
 		m(h)
 	}

@@ -240,10 +240,10 @@ func (rq *request) attempt(ctx context.Context, c *routing.Candidate, key *snaps
 		h.breakers.Report(t, keypool.Result{Outcome: keypool.OutcomeFailure, Reason: f.what}, h.now())
 		return f, false
 	}
-	req.Header = rq.upstreamHeader() // before setBody counts this attempt's body
+	req.Header = rq.upstreamHeader(c) // before setBody counts this attempt's body
 	rq.setBody(req, body)
 	setUpstreamAuth(req.Header, c.Binding.Shape, key.Secret)
-	rq.translatedHeaders(req.Header, c.Binding.Shape)
+	rq.translatedHeaders(req.Header)
 	rq.injectTrace(ctx, req.Header)
 
 	dl := newAttemptDeadline(cancel, to)
@@ -300,18 +300,21 @@ func (rq *request) attempt(ctx context.Context, c *routing.Candidate, key *snaps
 	return f, false
 }
 
-// upstreamHeader is the caller's headers that may go upstream
-// (appendOutboundHeaders), in the request's own map when no transport may still
+// upstreamHeader is the caller's headers that may go upstream to c
+// (appendOutboundHeaders) and the Content-Type of the JSON body Relay
+// sends, in the request's own map when no transport may still
 // hold it: the map of an earlier attempt (or request) is reused once every
 // body handed to a transport has been written, since a transport writes
 // the headers before the body.
-func (rq *request) upstreamHeader() http.Header {
+func (rq *request) upstreamHeader(c *routing.Candidate) http.Header {
 	if rq.upHeader == nil || rq.sending.Load() > 0 {
 		rq.upHeader = make(http.Header, len(rq.r.Header)+2)
 	} else {
 		clear(rq.upHeader)
 	}
-	return appendOutboundHeaders(rq.upHeader, rq.r.Header)
+	appendOutboundHeaders(rq.upHeader, rq.r.Header, c.Binding.Shape, c.Host)
+	rq.setHeader(rq.upHeader, "Content-Type", "application/json")
+	return rq.upHeader
 }
 
 // setBody gives req a body over p that net/http can see is in memory, so

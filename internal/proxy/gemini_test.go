@@ -215,7 +215,7 @@ func TestGemini_Errors(t *testing.T) {
 		{"candidates", "POST", path, `{"contents":[{"parts":[{"text":"hi"}]}],"generationConfig":{"candidateCount":2}}`, goog, 400, "INVALID_ARGUMENT"},
 		{"count tokens elsewhere", "POST", "/v1beta/models/anthropic:countTokens", gemHello, goog, 400, "INVALID_ARGUMENT"},
 		{"no such model listed", "GET", "/v1beta/models/nope", "", goog, 404, "NOT_FOUND"},
-		{"upstream 400 translated", "POST", path, gemHello, map[string]string{"Authorization": "", "X-Goog-Api-Key": relayKey, "X-Mock-Fault": "400"}, 400, "INVALID_ARGUMENT"},
+		{"upstream 400 translated", "POST", path, gemHello, map[string]string{"Authorization": "", "X-Goog-Api-Key": relayKey, testFault: "400"}, 400, "INVALID_ARGUMENT"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			resp, body := f.do(c.method, c.path, c.body, c.header)
@@ -331,7 +331,7 @@ func TestGemini_StreamBreaks(t *testing.T) {
 	t.Parallel()
 	f := translatedFixture(t)
 	for _, model := range []string{"gemini", "openai"} {
-		resp, body := f.post("/v1beta/models/"+model+":streamGenerateContent?alt=sse", gemHello, map[string]string{"X-Mock-Fault": "midstream-2"})
+		resp, body := f.post("/v1beta/models/"+model+":streamGenerateContent?alt=sse", gemHello, map[string]string{testFault: "midstream-2"})
 		chunks := gemChunks(t, body)
 		last := chunks[len(chunks)-1]
 		if resp.StatusCode != 200 || last.Error == nil || last.Error.Status == "" || last.Error.Code < 400 {

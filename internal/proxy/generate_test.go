@@ -179,7 +179,7 @@ func TestGenerate_EveryShape(t *testing.T) {
 			f.rec.next(t)
 		})
 		t.Run(model+"/upstream_error", func(t *testing.T) {
-			resp, body := f.post("/v1/generate", `{"model":"`+model+`","messages":[{"role":"user","content":"hi"}]}`, map[string]string{"X-Mock-Fault": "400"})
+			resp, body := f.post("/v1/generate", `{"model":"`+model+`","messages":[{"role":"user","content":"hi"}]}`, map[string]string{testFault: "400"})
 			if resp.StatusCode != 400 {
 				t.Fatalf("%d %s", resp.StatusCode, body)
 			}
@@ -191,7 +191,7 @@ func TestGenerate_EveryShape(t *testing.T) {
 			{"reset-3", wire.StreamErrorCode}, // the connection broke: Relay's error event
 		} {
 			t.Run(model+"/"+c.fault, func(t *testing.T) {
-				resp, body := f.post("/v1/generate", `{"model":"`+model+`","stream":true,"messages":[{"role":"user","content":"Hello there, relay friend"}]}`, map[string]string{"X-Mock-Fault": c.fault})
+				resp, body := f.post("/v1/generate", `{"model":"`+model+`","stream":true,"messages":[{"role":"user","content":"Hello there, relay friend"}]}`, map[string]string{testFault: c.fault})
 				if resp.StatusCode != 200 {
 					t.Fatalf("%d %s", resp.StatusCode, body)
 				}

@@ -3,6 +3,7 @@ package proxy
 import (
 	"net/http"
 	"net/textproto"
+	"slices"
 	"strings"
 
 	"github.com/relay-llm/relay/internal/snapshot"
@@ -10,19 +11,17 @@ import (
 )
 
 // appendOutboundHeaders copies into dst the caller's headers that may go
-// upstream: never its credentials, cookies, hop-by-hop headers, Relay's own
-// X-Relay-*, or headers that belong to the connection or to a provider
-// account. It returns dst.
-func appendOutboundHeaders(dst, src http.Header) http.Header {
-	var hop []string
-	for _, v := range src["Connection"] {
-		hop = append(hop, strings.Split(v, ",")...)
-	}
+// upstream: those the binding's shape forwards (wire.ForwardsHeader) and
+// those the host lists (host.ForwardHeaders, canonical names), never one
+// wire.NeverForwarded names and never one the caller's Connection header
+// calls hop-by-hop. Everything else stays behind. It returns dst.
+func appendOutboundHeaders(dst, src http.Header, shape wire.Shape, host *snapshot.Host) http.Header {
+	conn := src["Connection"]
 	for name, vs := range src {
-		if dropRequestHeader(name) || strings.HasPrefix(name, "X-Relay-") {
+		if !wire.ForwardsHeader(shape, name) && !slices.Contains(host.ForwardHeaders, name) || wire.NeverForwarded(name) {
 			continue
 		}
-		if isListed(hop, name) {
+		if len(conn) > 0 && connectionLists(conn, name) {
 			continue
 		}
 		dst[name] = vs
@@ -30,26 +29,43 @@ func appendOutboundHeaders(dst, src http.Header) http.Header {
 	return dst
 }
 
-func dropRequestHeader(name string) bool {
-	switch name {
-	case "Authorization", "X-Api-Key", "X-Goog-Api-Key", "Cookie", "Proxy-Authorization",
-		"Host", "Content-Length", "Accept-Encoding",
-		"Connection", "Proxy-Connection", "Keep-Alive", "Te", "Trailer", "Transfer-Encoding", "Upgrade",
-		// A caller's provider account selectors would clash with the host key's.
-		"Openai-Organization", "Openai-Project":
-		return true
-	}
-	return false
-}
-
-func isListed(list []string, name string) bool {
-	for _, h := range list {
-		if textproto.CanonicalMIMEHeaderKey(strings.TrimSpace(h)) == name {
-			return true
+// connectionLists reports whether the Connection header's values name the
+// header name (a hop-by-hop header of the caller's connection).
+func connectionLists(conn []string, name string) bool {
+	for _, v := range conn {
+		for v != "" {
+			var h string
+			h, v, _ = strings.Cut(v, ",")
+			if h = strings.TrimSpace(h); len(h) == len(name) && strings.EqualFold(h, name) {
+				return true
+			}
 		}
 	}
 	return false
 }
+
+// checkHeaderBounds refuses a request whose headers are more or larger
+// than any SDK sends: every one of them is read (and most dropped) on the
+// way upstream, and a tenant's 10,000 headers should cost Relay nothing.
+func checkHeaderBounds(h http.Header) error {
+	n, size := 0, 0
+	for name, vs := range h {
+		for _, v := range vs {
+			n++
+			size += len(name) + len(v) + 4 // ": " and CRLF
+		}
+	}
+	if n > maxRequestHeaders || size > maxRequestHeaderBytes {
+		return wire.Errorf(wire.ErrHeadersTooLarge, "The request carries %d header fields in %d bytes; Relay accepts at most %d fields and %d KiB.", n, size, maxRequestHeaders, maxRequestHeaderBytes>>10)
+	}
+	return nil
+}
+
+// Bounds of a caller's request headers (checkHeaderBounds).
+const (
+	maxRequestHeaders     = 100
+	maxRequestHeaderBytes = 64 << 10
+)
 
 // setUpstreamAuth puts the host key in the header the upstream shape expects.
 func setUpstreamAuth(h http.Header, shape wire.Shape, secret snapshot.Secret) {
@@ -67,8 +83,13 @@ func setUpstreamAuth(h http.Header, shape wire.Shape, secret snapshot.Secret) {
 }
 
 // copyResponseHeaders passes on the upstream response headers worth a
-// caller's while: content type, provider request ids, rate-limit state and
-// retry hints. Hop-by-hop and everything else stay behind.
+// caller's while: content type, provider request ids (they help support)
+// and retry hints. Everything else stays behind, above all what describes
+// the shared host key: its rate-limit state (x-ratelimit-*,
+// anthropic-ratelimit-*), organisation and project (openai-organization,
+// openai-project, anthropic-organization-id). It reads only the upstream's
+// headers, so Relay's own (X-Relay-*, the caller's rate-limit state) are
+// set on dst after it.
 func copyResponseHeaders(dst, src http.Header) {
 	for name, vs := range src {
 		if passResponseHeader(name) {
@@ -83,7 +104,7 @@ func passResponseHeader(name string) bool {
 		"Retry-After", "Retry-After-Ms":
 		return true
 	}
-	return strings.HasPrefix(name, "X-Ratelimit-") || strings.HasPrefix(name, "Anthropic-Ratelimit-")
+	return false
 }
 
 // setHeader is h.Set(k, v) with the one-value slice taken from the

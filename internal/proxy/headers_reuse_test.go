@@ -12,7 +12,7 @@ func TestProxy_UpstreamHeadersDoNotCarryOver(t *testing.T) {
 	for i := range 20 {
 		hd := map[string]string(nil)
 		if i%2 == 0 {
-			hd = map[string]string{"X-Custom-Trace": "first", "Anthropic-Beta": "b"}
+			hd = map[string]string{"X-Stainless-Trace": "first", "Anthropic-Beta": "b"}
 		}
 		path, body := "/v1/chat/completions", chatBody
 		if i%4 >= 2 {
@@ -22,8 +22,8 @@ func TestProxy_UpstreamHeadersDoNotCarryOver(t *testing.T) {
 			t.Fatalf("%d %s", resp.StatusCode, b)
 		}
 		up := f.requests()[i].Header
-		if got := up.Get("X-Custom-Trace"); (got != "") != (i%2 == 0) {
-			t.Errorf("request %d: X-Custom-Trace %q upstream", i, got)
+		if got := up.Get("X-Stainless-Trace"); (got != "") != (i%2 == 0) {
+			t.Errorf("request %d: X-Stainless-Trace %q upstream", i, got)
 		}
 		if path == "/v1/chat/completions" && (up.Get("X-Api-Key") != "" || up.Get("Authorization") != "Bearer "+openaiSecret) {
 			t.Errorf("request %d (openai): upstream headers %v", i, up)

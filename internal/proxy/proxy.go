@@ -286,8 +286,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.serveLimited(rq)
 }
 
-// serveLimited serves an inference request within MaxInflight.
+// serveLimited serves an inference request within MaxInflight, once its
+// headers are within bounds (checkHeaderBounds).
 func (h *Handler) serveLimited(rq *request) {
+	if err := checkHeaderBounds(rq.r.Header); err != nil {
+		rq.fail(err)
+		rq.finish()
+		return
+	}
 	if h.maxInflight > 0 {
 		n := h.inflight.Add(1)
 		defer h.inflight.Add(-1)

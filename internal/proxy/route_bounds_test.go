@@ -27,7 +27,7 @@ func TestRoute_BudgetDowngradeNeverReturnsToTheRefusedModel(t *testing.T) {
 	f.policy.BudgetFallback = true
 	f.cfg.Limiter = &budgetLimiter{admitted: make(chan string, 1)}
 	f.start()
-	resp, out := f.post("/v1/chat/completions", `{"model":"dear","messages":[{"role":"user","content":"hi"}]}`, map[string]string{"X-Mock-Fault": "500"})
+	resp, out := f.post("/v1/chat/completions", `{"model":"dear","messages":[{"role":"user","content":"hi"}]}`, map[string]string{testFault: "500"})
 	if resp.StatusCode != 502 {
 		t.Errorf("%d %s", resp.StatusCode, out)
 	}

@@ -25,7 +25,7 @@ import (
 func routeFixture(t *testing.T) *fixture {
 	t.Helper()
 	f := newFixture(t)
-	f.mock = mockupstream.New(mockupstream.Options{PromptCache: true})
+	f.mock = mockupstream.New(mockupstream.Options{PromptCache: true, FaultHeader: testFault})
 	f.up = httptest.NewServer(f.mock)
 	t.Cleanup(f.up.Close)
 	f.policy.Affinity = ""

@@ -257,8 +257,8 @@ func TestProxy_AnthropicMessages(t *testing.T) {
 	if !strings.HasPrefix(msg.Content[0].Text, "Hello from claude-sonnet-cached-cache-write") {
 		t.Errorf("content %q", msg.Content[0].Text)
 	}
-	if httpResp.Header.Get("Request-Id") == "" || httpResp.Header.Get("Anthropic-Ratelimit-Requests-Limit") == "" {
-		t.Errorf("provider headers not passed on: %v", httpResp.Header)
+	if httpResp.Header.Get("Request-Id") == "" || httpResp.Header.Get("Anthropic-Ratelimit-Requests-Limit") != "" {
+		t.Errorf("provider headers: want the request id, not the shared key's rate-limit state: %v", httpResp.Header)
 	}
 	up := f.requests()[0]
 	if up.Header.Get("X-Api-Key") != anthropicSecret || up.Header.Get("Authorization") != "" || up.Header.Get("Anthropic-Version") == "" {

@@ -30,7 +30,7 @@ func TestProxy_MidStreamResetIsSurfacedNotRetried(t *testing.T) {
 	f.start()
 
 	t.Run("openai", func(t *testing.T) {
-		stream := f.openai(oaopt.WithHeader("X-Mock-Fault", "reset-3")).Chat.Completions.NewStreaming(t.Context(), chatParams("gpt-test"))
+		stream := f.openai(oaopt.WithHeader(testFault, "reset-3")).Chat.Completions.NewStreaming(t.Context(), chatParams("gpt-test"))
 		var acc openai.ChatCompletionAccumulator
 		for stream.Next() {
 			acc.AddChunk(stream.Current())
@@ -46,7 +46,7 @@ func TestProxy_MidStreamResetIsSurfacedNotRetried(t *testing.T) {
 		}
 	})
 	t.Run("anthropic", func(t *testing.T) {
-		stream := f.anthropic().Messages.NewStreaming(t.Context(), messageParams("claude-test"), anthopt.WithHeader("X-Mock-Fault", "reset-2"))
+		stream := f.anthropic().Messages.NewStreaming(t.Context(), messageParams("claude-test"), anthopt.WithHeader(testFault, "reset-2"))
 		n := 0
 		for stream.Next() {
 			n++
@@ -57,7 +57,7 @@ func TestProxy_MidStreamResetIsSurfacedNotRetried(t *testing.T) {
 		f.rec.next(t)
 	})
 	t.Run("responses raw", func(t *testing.T) {
-		resp, body := f.post("/v1/responses", `{"model":"resp-test","input":"hi","stream":true}`, map[string]string{"X-Mock-Fault": "reset-2"})
+		resp, body := f.post("/v1/responses", `{"model":"resp-test","input":"hi","stream":true}`, map[string]string{testFault: "reset-2"})
 		if resp.StatusCode != 200 || !strings.HasSuffix(body, "\"sequence_number\":2}\n\n") || !strings.Contains(body, "event: error\ndata: {\"type\":\"error\",\"code\":\"upstream_stream_error\"") {
 			t.Errorf("body:\n%s", body)
 		}
@@ -73,14 +73,14 @@ func TestProxy_UpstreamInStreamErrorPassesAsIs(t *testing.T) {
 	f := newFixture(t)
 	f.standard()
 	f.start()
-	_, body := f.post("/v1/chat/completions", `{"model":"gpt-test","stream":true,"messages":[{"role":"user","content":"hi"}]}`, map[string]string{"X-Mock-Fault": "midstream-2"})
+	_, body := f.post("/v1/chat/completions", `{"model":"gpt-test","stream":true,"messages":[{"role":"user","content":"hi"}]}`, map[string]string{testFault: "midstream-2"})
 	if strings.Count(body, `"error"`) != 1 || strings.Contains(body, "upstream_stream_error") {
 		t.Errorf("want the upstream's own error event only:\n%s", body)
 	}
 	if rec := f.rec.next(t); rec.ErrorKind != "upstream_stream_error" {
 		t.Errorf("record %+v", rec)
 	}
-	stream := f.anthropic().Messages.NewStreaming(t.Context(), messageParams("claude-test"), anthopt.WithHeader("X-Mock-Fault", "midstream-1"))
+	stream := f.anthropic().Messages.NewStreaming(t.Context(), messageParams("claude-test"), anthopt.WithHeader(testFault, "midstream-1"))
 	for stream.Next() {
 	}
 	if err := stream.Err(); err == nil || !strings.Contains(err.Error(), "overloaded") {
@@ -98,17 +98,17 @@ func TestProxy_ClientCancelReachesUpstream(t *testing.T) {
 		stream func(ctx context.Context) bool // reads one event
 	}{
 		{"chat", func(ctx context.Context) bool {
-			s := f.openai(oaopt.WithHeader("X-Mock-Fault", "stall-2")).Chat.Completions.NewStreaming(ctx, chatParams("gpt-test"))
+			s := f.openai(oaopt.WithHeader(testFault, "stall-2")).Chat.Completions.NewStreaming(ctx, chatParams("gpt-test"))
 			return s.Next()
 		}},
 		{"messages", func(ctx context.Context) bool {
-			s := f.anthropic().Messages.NewStreaming(ctx, messageParams("claude-test"), anthopt.WithHeader("X-Mock-Fault", "stall-2"))
+			s := f.anthropic().Messages.NewStreaming(ctx, messageParams("claude-test"), anthopt.WithHeader(testFault, "stall-2"))
 			return s.Next()
 		}},
 		{"responses non-stream", func(ctx context.Context) bool {
 			// stall-0 sends nothing: the caller gives up waiting for the answer.
 			go func() {
-				_, _ = f.openai(oaopt.WithHeader("X-Mock-Fault", "stall-0")).Responses.New(ctx, responses.ResponseNewParams{Model: "resp-test", Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("x")}})
+				_, _ = f.openai(oaopt.WithHeader(testFault, "stall-0")).Responses.New(ctx, responses.ResponseNewParams{Model: "resp-test", Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("x")}})
 			}()
 			f.waitForStart(func(r mockupstream.Request) bool { return r.Fault == "stall-0" })
 			return true
@@ -211,7 +211,7 @@ func TestProxy_IdleTimeoutBreaksTheStream(t *testing.T) {
 	f.key(h, "k", "sk-up-idle")
 	f.bind(f.model("gpt-test", true), h, wire.ShapeOpenAI, "m")
 	f.start()
-	stream := f.openai(oaopt.WithHeader("X-Mock-Fault", "stall-2")).Chat.Completions.NewStreaming(t.Context(), chatParams("gpt-test"))
+	stream := f.openai(oaopt.WithHeader(testFault, "stall-2")).Chat.Completions.NewStreaming(t.Context(), chatParams("gpt-test"))
 	n := 0
 	for stream.Next() {
 		n++
@@ -234,18 +234,18 @@ func TestProxy_HeadersToAndFromUpstream(t *testing.T) {
 	f.start()
 	resp, _ := f.post("/v1/chat/completions", chatBody, map[string]string{
 		"X-Api-Key": relayKey, "Cookie": "session=abc", "X-Relay-Debug": "1", "X-Goog-Api-Key": "caller-google", "OpenAI-Organization": "org-caller",
-		"X-Custom-Trace": "keep-me", "Connection": "X-Hop", "X-Hop": "hop",
+		"X-Custom-Trace": "drop-me", "X-Stainless-Trace": "keep-me", "Connection": "x-stainless-hop, close", "X-Stainless-Hop": "hop",
 	})
 	if resp.StatusCode != 200 {
 		t.Fatal(resp.Status)
 	}
 	up := f.requests()[0].Header
-	for _, gone := range []string{"X-Api-Key", "Cookie", "X-Relay-Debug", "X-Goog-Api-Key", "Openai-Organization", "X-Hop"} {
+	for _, gone := range []string{"X-Api-Key", "Cookie", "X-Relay-Debug", "X-Goog-Api-Key", "Openai-Organization", "X-Stainless-Hop", "X-Custom-Trace"} {
 		if up.Get(gone) != "" {
 			t.Errorf("%s reached the upstream", gone)
 		}
 	}
-	if up.Get("X-Custom-Trace") != "keep-me" || up.Get("Authorization") != "Bearer "+openaiSecret {
+	if up.Get("X-Stainless-Trace") != "keep-me" || up.Get("Authorization") != "Bearer "+openaiSecret {
 		t.Errorf("upstream headers %v", up)
 	}
 
@@ -274,8 +274,8 @@ func TestProxy_SecretsStayOut(t *testing.T) {
 	f.post("/v1/chat/completions", chatBody, nil)
 	f.post("/v1/chat/completions", `{"model":"gpt-test","stream":true,"messages":[{"role":"user","content":"x"}]}`, nil)
 	f.post("/v1/chat/completions", `{"model":"flaky","messages":[{"role":"user","content":"x"}]}`, nil)
-	f.post("/v1/chat/completions", chatBody, map[string]string{"X-Mock-Fault": "400"})
-	f.post("/v1/messages", messagesBody, map[string]string{"X-Mock-Fault": "404"})
+	f.post("/v1/chat/completions", chatBody, map[string]string{testFault: "400"})
+	f.post("/v1/messages", messagesBody, map[string]string{testFault: "404"})
 	f.post("/v1/chat/completions", chatBody, map[string]string{"Authorization": "Bearer " + revokedKey})
 	if logs := f.logs.String(); !strings.Contains(logs, "echo/auth: 401") || !strings.Contains(logs, "echo/busy: 500") {
 		t.Errorf("the log lacks the attempts:\n%s", logs)
@@ -290,7 +290,7 @@ func TestProxy_NonStreamBodyCutIsSurfacedNotRetried(t *testing.T) {
 	f.start()
 	req, _ := http.NewRequestWithContext(t.Context(), "POST", f.srv.URL+"/v1/chat/completions", strings.NewReader(chatBody))
 	req.Header.Set("Authorization", "Bearer "+relayKey)
-	req.Header.Set("X-Mock-Fault", "reset-1") // headers and half the body, then the connection drops
+	req.Header.Set(testFault, "reset-1") // headers and half the body, then the connection drops
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -347,7 +347,7 @@ func TestProxy_StreamRecordSaysWhatCameFirst(t *testing.T) {
 			if rec := f.rec.next(t); rec.ErrorKind != "" || rec.Status != 200 {
 				t.Errorf("%s %s, caller left after the end: record %d %s, want 200 and no error", in.path, m, rec.Status, rec.ErrorKind)
 			}
-			_, got = f.post(in.path, body, map[string]string{"X-Mock-Fault": "midstream-3", leaveHeader: in.errMark})
+			_, got = f.post(in.path, body, map[string]string{testFault: "midstream-3", leaveHeader: in.errMark})
 			if !strings.Contains(got, in.errMark) {
 				t.Fatalf("%s %s: no error event:\n%s", in.path, m, got)
 			}
@@ -355,7 +355,7 @@ func TestProxy_StreamRecordSaysWhatCameFirst(t *testing.T) {
 				t.Errorf("%s %s, caller left after the error: record %d %s, want 200 upstream_stream_error", in.path, m, rec.Status, rec.ErrorKind)
 			}
 			// Gone once the headers are out, before the upstream's error.
-			f.post(in.path, body, map[string]string{"X-Mock-Fault": "midstream-3", leaveHeader: leaveAtOnce})
+			f.post(in.path, body, map[string]string{testFault: "midstream-3", leaveHeader: leaveAtOnce})
 			if rec := f.rec.next(t); rec.ErrorKind != "client_canceled" || rec.Status != 499 {
 				t.Errorf("%s %s, caller left first: record %d %s, want 499 client_canceled", in.path, m, rec.Status, rec.ErrorKind)
 			}

@@ -103,20 +103,15 @@ func (rq *request) upstreamRequest(c *routing.Candidate) ([]byte, bool, string) 
 	return body, injected, url
 }
 
-// translatedHeaders fits the caller's headers to a translated body: it is
-// JSON in the binding's shape, and the caller's own provider headers
+// translatedHeaders fits the caller's headers to a translated body: it
+// asks for the form (stream or not) Relay translates from. Which of the
+// caller's headers go at all is the binding shape's allow-list
+// (appendOutboundHeaders): the caller's own provider headers
 // (anthropic-version, anthropic-beta …) mean nothing to another provider.
-func (rq *request) translatedHeaders(h http.Header, shape wire.Shape) {
+func (rq *request) translatedHeaders(h http.Header) {
 	if rq.xl == nil {
 		return
 	}
-	for name := range h {
-		if shape != wire.ShapeAnthropic && strings.HasPrefix(name, "Anthropic-") ||
-			shape == wire.ShapeAnthropic && strings.HasPrefix(name, "Openai-") {
-			delete(h, name)
-		}
-	}
-	h.Set("Content-Type", "application/json")
 	if rq.stream {
 		h.Set("Accept", "text/event-stream")
 	} else {

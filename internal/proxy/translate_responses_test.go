@@ -289,7 +289,7 @@ func TestTranslate_ResponsesErrorsAndState(t *testing.T) {
 			}
 			f.rec.next(t)
 
-			_, err := f.openai(oaopt.WithHeader("X-Mock-Fault", "400")).Responses.New(t.Context(), responsesParams(string(shape)))
+			_, err := f.openai(oaopt.WithHeader(testFault, "400")).Responses.New(t.Context(), responsesParams(string(shape)))
 			var oe *openai.Error
 			if !errors.As(err, &oe) || oe.StatusCode != 400 || oe.Type != "invalid_request_error" || oe.Message == "" {
 				t.Errorf("4xx: %v", err)
@@ -298,7 +298,7 @@ func TestTranslate_ResponsesErrorsAndState(t *testing.T) {
 				t.Errorf("4xx record %+v", rec)
 			}
 
-			s := readResponsesStream(t, f, responsesParams(string(shape)), oaopt.WithHeader("X-Mock-Fault", "midstream-3"))
+			s := readResponsesStream(t, f, responsesParams(string(shape)), oaopt.WithHeader(testFault, "midstream-3"))
 			if s.errEvent == "" || s.terminal == nil || s.terminal.Status != "failed" || s.terminal.Error.Message == "" {
 				t.Errorf("in-stream error: events %v", s.types)
 			}
@@ -306,7 +306,7 @@ func TestTranslate_ResponsesErrorsAndState(t *testing.T) {
 				t.Errorf("in-stream record %+v", rec)
 			}
 
-			_, body := f.post("/openai/v1/responses", `{"model":"`+string(shape)+`","stream":true,"input":"hi"}`, map[string]string{"X-Mock-Fault": "reset-3"})
+			_, body := f.post("/openai/v1/responses", `{"model":"`+string(shape)+`","stream":true,"input":"hi"}`, map[string]string{testFault: "reset-3"})
 			if !strings.Contains(body, "event: error\n") || !strings.Contains(body, `"code":"upstream_stream_error"`) || !strings.Contains(body, "event: response.failed\n") {
 				t.Errorf("reset: %s", body)
 			}

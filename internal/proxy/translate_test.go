@@ -402,7 +402,7 @@ func TestTranslate_UpstreamErrors(t *testing.T) {
 	f := translatedFixture(t)
 	t.Run("4xx in the caller's shape", func(t *testing.T) {
 		for _, shape := range chatTargets {
-			_, err := f.openai(oaopt.WithHeader("X-Mock-Fault", "400")).Chat.Completions.New(t.Context(), chatParams(string(shape)))
+			_, err := f.openai(oaopt.WithHeader(testFault, "400")).Chat.Completions.New(t.Context(), chatParams(string(shape)))
 			var oe *openai.Error
 			if !errors.As(err, &oe) || oe.StatusCode != 400 || oe.Type != "invalid_request_error" || oe.Message == "" {
 				t.Errorf("%s: %v", shape, err)
@@ -412,7 +412,7 @@ func TestTranslate_UpstreamErrors(t *testing.T) {
 			}
 		}
 		for _, shape := range messagesTargets {
-			_, err := f.anthropic(anthopt.WithHeader("X-Mock-Fault", "400")).Messages.New(t.Context(), messageParams(string(shape)))
+			_, err := f.anthropic(anthopt.WithHeader(testFault, "400")).Messages.New(t.Context(), messageParams(string(shape)))
 			var ae *anthropic.Error
 			if !errors.As(err, &ae) || ae.StatusCode != 400 || !strings.Contains(ae.RawJSON(), `"invalid_request_error"`) {
 				t.Errorf("%s: %v", shape, err)
@@ -422,7 +422,7 @@ func TestTranslate_UpstreamErrors(t *testing.T) {
 	})
 	t.Run("in-stream error", func(t *testing.T) {
 		for _, shape := range chatTargets {
-			stream := f.openai(oaopt.WithHeader("X-Mock-Fault", "midstream-3")).Chat.Completions.NewStreaming(t.Context(), chatParams(string(shape)))
+			stream := f.openai(oaopt.WithHeader(testFault, "midstream-3")).Chat.Completions.NewStreaming(t.Context(), chatParams(string(shape)))
 			for stream.Next() {
 			}
 			if stream.Err() == nil {
@@ -433,7 +433,7 @@ func TestTranslate_UpstreamErrors(t *testing.T) {
 			}
 		}
 		for _, shape := range messagesTargets {
-			stream := f.anthropic(anthopt.WithHeader("X-Mock-Fault", "midstream-3")).Messages.NewStreaming(t.Context(), messageParams(string(shape)))
+			stream := f.anthropic(anthopt.WithHeader(testFault, "midstream-3")).Messages.NewStreaming(t.Context(), messageParams(string(shape)))
 			for stream.Next() {
 			}
 			if stream.Err() == nil {
@@ -446,7 +446,7 @@ func TestTranslate_UpstreamErrors(t *testing.T) {
 	})
 	t.Run("reset mid-stream", func(t *testing.T) {
 		for _, shape := range chatTargets {
-			_, body := f.post("/v1/chat/completions", `{"model":"`+string(shape)+`","stream":true,"messages":[{"role":"user","content":"hi"}]}`, map[string]string{"X-Mock-Fault": "reset-3"})
+			_, body := f.post("/v1/chat/completions", `{"model":"`+string(shape)+`","stream":true,"messages":[{"role":"user","content":"hi"}]}`, map[string]string{testFault: "reset-3"})
 			if !strings.Contains(body, `"code":"upstream_stream_error"`) || strings.Contains(body, "[DONE]") {
 				t.Errorf("%s: %s", shape, body)
 			}

@@ -115,6 +115,10 @@ type Host struct {
 	FirstByteTimeout time.Duration
 	IdleTimeout      time.Duration
 	TotalTimeout     time.Duration
+	// ForwardHeaders are the caller's headers, canonical names, the
+	// operator lets through to this host beyond what the binding's shape
+	// forwards (wire.ForwardsHeader); wire.CheckForwardHeaders vetted them.
+	ForwardHeaders []string
 }
 
 // Model is a catalog entry.

@@ -27,7 +27,7 @@ func insertHostParams(r Host) dbsqlc.InsertHostParams {
 	return dbsqlc.InsertHostParams{
 		Slug: r.Slug, Name: r.Name, Provider: r.Provider, BaseURL: r.BaseURL, Enabled: r.Enabled,
 		ConnectTimeoutMs: r.ConnectTimeoutMs, FirstByteTimeoutMs: r.FirstByteTimeoutMs,
-		IdleTimeoutMs: r.IdleTimeoutMs, TotalTimeoutMs: r.TotalTimeoutMs,
+		IdleTimeoutMs: r.IdleTimeoutMs, TotalTimeoutMs: r.TotalTimeoutMs, ForwardHeaders: forwardHeaders(r.ForwardHeaders),
 	}
 }
 
@@ -36,8 +36,16 @@ func updateHostParams(r Host) dbsqlc.UpdateHostParams {
 	return dbsqlc.UpdateHostParams{
 		ID: r.ID, Slug: r.Slug, Name: r.Name, Provider: r.Provider, BaseURL: r.BaseURL, Enabled: r.Enabled,
 		ConnectTimeoutMs: r.ConnectTimeoutMs, FirstByteTimeoutMs: r.FirstByteTimeoutMs,
-		IdleTimeoutMs: r.IdleTimeoutMs, TotalTimeoutMs: r.TotalTimeoutMs,
+		IdleTimeoutMs: r.IdleTimeoutMs, TotalTimeoutMs: r.TotalTimeoutMs, ForwardHeaders: forwardHeaders(r.ForwardHeaders),
 	}
+}
+
+// forwardHeaders is never nil: the column is NOT NULL.
+func forwardHeaders(h []string) []string {
+	if h == nil {
+		return []string{}
+	}
+	return h
 }
 
 // Hosts is the hosts table. Deleting a host deletes its bindings and host keys.

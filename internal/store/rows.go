@@ -103,6 +103,7 @@ type Host struct {
 	TotalTimeoutMs     int32
 	CreatedAt          time.Time
 	UpdatedAt          time.Time
+	ForwardHeaders     []string // canonical header names forwarded beyond the shape's allow-list
 }
 
 // Model is a row of models: a model callers ask for by name.

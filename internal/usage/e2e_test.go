@@ -35,7 +35,8 @@ const (
 )
 
 // capture tees what the mock upstream writes, by the request id Relay
-// forwards in X-Request-ID: that is "what the upstream reported".
+// forwards in X-Request-ID (the rig's hosts list it in forward_headers):
+// that is "what the upstream reported".
 type capture struct {
 	mu     sync.Mutex
 	bodies map[string]*bytes.Buffer
@@ -109,11 +110,15 @@ type rig struct {
 	keys     map[string]*snapshot.HostKey // by host slug: the key that answers
 }
 
+// e2eFault is the header the rig's mock reads a fault spec from and its
+// hosts forward (Relay never forwards the mock's own X-Mock-Fault).
+const e2eFault = "X-Test-Fault"
+
 func newRig(t *testing.T) *rig {
 	t.Helper()
 	r := &rig{t: t, cap: &capture{bodies: map[string]*bytes.Buffer{}}, logs: &syncBuffer{},
 		ids: map[string]uuid.UUID{}, bindings: map[string]*snapshot.Binding{}, keys: map[string]*snapshot.HostKey{}}
-	mock := mockupstream.New(mockupstream.Options{Record: -1})
+	mock := mockupstream.New(mockupstream.Options{Record: -1, FaultHeader: e2eFault})
 	up := httptest.NewServer(r.cap.wrap(mock))
 	t.Cleanup(up.Close)
 
@@ -132,7 +137,7 @@ func newRig(t *testing.T) *rig {
 			ProjectID: r.ids["project"], ServiceAccountID: r.ids["sa"]}},
 	}
 	host := func(slug string, secrets ...string) *snapshot.Host {
-		h := &snapshot.Host{ID: uuid.New(), Slug: slug, Name: slug, BaseURL: up.URL, Enabled: true}
+		h := &snapshot.Host{ID: uuid.New(), Slug: slug, Name: slug, BaseURL: up.URL, Enabled: true, ForwardHeaders: []string{e2eFault, "X-Request-Id"}}
 		d.Hosts = append(d.Hosts, h)
 		for i, s := range secrets {
 			k := &snapshot.HostKey{ID: uuid.New(), HostID: h.ID, Slug: slug + "-key", Secret: snapshot.NewSecret(s),
@@ -438,11 +443,11 @@ func TestUsage_LedgerMatchesWhatTheUpstreamReported(t *testing.T) {
 	})
 	run("messages-stream-left", want{model: "claude", status: 499, kind: "client_canceled", stream: true, inbound: "anthropic_messages"}, func() {
 		// message_start (with the input usage), then the caller leaves.
-		h := map[string]string{"anthropic-version": "2023-06-01", "X-Mock-Fault": "stall-3"}
+		h := map[string]string{"anthropic-version": "2023-06-01", e2eFault: "stall-3"}
 		r.sendAndLeave("messages-stream-left", "/v1/messages", anth+`,"stream":true}`, 3, h)
 	})
 	run("chat-stream-left", want{model: "chat", status: 499, kind: "client_canceled", stream: true, inbound: "openai_chat", zero: true}, func() {
-		r.sendAndLeave("chat-stream-left", "/v1/chat/completions", chat+`,"stream":true}`, 2, map[string]string{"X-Mock-Fault": "stall-3"})
+		r.sendAndLeave("chat-stream-left", "/v1/chat/completions", chat+`,"stream":true}`, 2, map[string]string{e2eFault: "stall-3"})
 	})
 	run("failover", want{model: "flaky", status: 200, inbound: "openai_chat", attempts: 2}, func() {
 		r.send("failover", "/v1/chat/completions", `{"model":"flaky","messages":[{"role":"user","content":"`+prompt+`"}]}`, nil)

@@ -62,7 +62,7 @@ func TestUsage_EveryPairMatchesTheUpstream(t *testing.T) {
 	// Leaving a translated stream after its first event: Anthropic reported
 	// the input at message_start, so that is what the caller is charged.
 	left := "openai_chat-claude-left"
-	r.sendAndLeave(left, "/v1/chat/completions", inbounds[0].body("claude", true), 1, map[string]string{"X-Mock-Fault": "stall-3"})
+	r.sendAndLeave(left, "/v1/chat/completions", inbounds[0].body("claude", true), 1, map[string]string{e2eFault: "stall-3"})
 
 	r.srv.Close() // waits for every handler, so every Record is in
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -31,6 +31,7 @@ var (
 	ErrUnavailable         = errors.New("unavailable")
 	ErrLimiterUnavailable  = errors.New("limiter unavailable")
 	ErrUpstreamTimeout     = errors.New("upstream timeout")
+	ErrHeadersTooLarge     = errors.New("request headers too large")
 )
 
 // kinds is the one mapping from error kind to status and code. Read only.
@@ -58,6 +59,7 @@ var kinds = [...]struct {
 	{ErrUnavailable, http.StatusServiceUnavailable, "unavailable"},
 	{ErrLimiterUnavailable, http.StatusServiceUnavailable, "limiter_unavailable"},
 	{ErrUpstreamTimeout, http.StatusGatewayTimeout, "upstream_timeout"},
+	{ErrHeadersTooLarge, http.StatusRequestHeaderFieldsTooLarge, "request_headers_too_large"},
 }
 
 // Error is a user-facing error: a kind from the list above and a message

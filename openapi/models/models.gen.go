@@ -899,6 +899,9 @@ type ErrorInfo struct {
 	Message string `json:"message"`
 }
 
+// ForwardHeaders The caller's headers (names, canonical on output) this host gets beyond what the binding's shape forwards (docs/inference-api.md#headers). A header that carries credentials or selects billing, a project or an organisation, or frames the body (Authorization, x-api-key, api-key, x-goog-user-project, openai-organization, x-forwarded-*, content-encoding …) is refused with 400.
+type ForwardHeaders = []string
+
 // Group defines model for Group.
 type Group struct {
 	CreatedAt time.Time          `json:"created_at"`
@@ -967,13 +970,16 @@ type GroupUpdate struct {
 // Host defines model for Host.
 type Host struct {
 	// BaseURL The upstream base URL, e.g. https://api.openai.com/v1.
-	BaseURL            string             `json:"base_url"`
-	ConnectTimeoutMs   int32              `json:"connect_timeout_ms"`
-	CreatedAt          time.Time          `json:"created_at"`
-	Enabled            bool               `json:"enabled"`
-	FirstByteTimeoutMs int32              `json:"first_byte_timeout_ms"`
-	ID                 openapi_types.UUID `json:"id"`
-	IdleTimeoutMs      int32              `json:"idle_timeout_ms"`
+	BaseURL            string    `json:"base_url"`
+	ConnectTimeoutMs   int32     `json:"connect_timeout_ms"`
+	CreatedAt          time.Time `json:"created_at"`
+	Enabled            bool      `json:"enabled"`
+	FirstByteTimeoutMs int32     `json:"first_byte_timeout_ms"`
+
+	// ForwardHeaders The caller's headers (names, canonical on output) this host gets beyond what the binding's shape forwards (docs/inference-api.md#headers). A header that carries credentials or selects billing, a project or an organisation, or frames the body (Authorization, x-api-key, api-key, x-goog-user-project, openai-organization, x-forwarded-*, content-encoding …) is refused with 400.
+	ForwardHeaders ForwardHeaders     `json:"forward_headers"`
+	ID             openapi_types.UUID `json:"id"`
+	IdleTimeoutMs  int32              `json:"idle_timeout_ms"`
 
 	// Name A display name.
 	Name Name `json:"name"`
@@ -1000,6 +1006,9 @@ type HostCreate struct {
 
 	// FirstByteTimeoutMs Time from sending the request to the first response byte.
 	FirstByteTimeoutMs *int32 `json:"first_byte_timeout_ms,omitempty"`
+
+	// ForwardHeaders The caller's headers (names, canonical on output) this host gets beyond what the binding's shape forwards (docs/inference-api.md#headers). A header that carries credentials or selects billing, a project or an organisation, or frames the body (Authorization, x-api-key, api-key, x-goog-user-project, openai-organization, x-forwarded-*, content-encoding …) is refused with 400.
+	ForwardHeaders *ForwardHeaders `json:"forward_headers,omitempty"`
 
 	// IdleTimeoutMs Longest gap between two chunks of a streamed response.
 	IdleTimeoutMs *int32 `json:"idle_timeout_ms,omitempty"`
@@ -1148,7 +1157,10 @@ type HostUpdate struct {
 	ConnectTimeoutMs   *int32  `json:"connect_timeout_ms,omitempty"`
 	Enabled            *bool   `json:"enabled,omitempty"`
 	FirstByteTimeoutMs *int32  `json:"first_byte_timeout_ms,omitempty"`
-	IdleTimeoutMs      *int32  `json:"idle_timeout_ms,omitempty"`
+
+	// ForwardHeaders The caller's headers (names, canonical on output) this host gets beyond what the binding's shape forwards (docs/inference-api.md#headers). A header that carries credentials or selects billing, a project or an organisation, or frames the body (Authorization, x-api-key, api-key, x-goog-user-project, openai-organization, x-forwarded-*, content-encoding …) is refused with 400.
+	ForwardHeaders *ForwardHeaders `json:"forward_headers,omitempty"`
+	IdleTimeoutMs  *int32          `json:"idle_timeout_ms,omitempty"`
 
 	// Name A display name.
 	Name *Name `json:"name,omitempty"`

@@ -25,7 +25,7 @@ func (q *Queries) DeleteHost(ctx context.Context, id uuid.UUID) (int64, error) {
 }
 
 const getHostByID = `-- name: GetHostByID :one
-SELECT id, slug, name, provider, base_url, enabled, connect_timeout_ms, first_byte_timeout_ms, idle_timeout_ms, total_timeout_ms, created_at, updated_at FROM hosts WHERE id = $1
+SELECT id, slug, name, provider, base_url, enabled, connect_timeout_ms, first_byte_timeout_ms, idle_timeout_ms, total_timeout_ms, created_at, updated_at, forward_headers FROM hosts WHERE id = $1
 `
 
 func (q *Queries) GetHostByID(ctx context.Context, id uuid.UUID) (Host, error) {
@@ -44,12 +44,13 @@ func (q *Queries) GetHostByID(ctx context.Context, id uuid.UUID) (Host, error) {
 		&i.TotalTimeoutMs,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.ForwardHeaders,
 	)
 	return i, err
 }
 
 const getHostByIDForUpdate = `-- name: GetHostByIDForUpdate :one
-SELECT id, slug, name, provider, base_url, enabled, connect_timeout_ms, first_byte_timeout_ms, idle_timeout_ms, total_timeout_ms, created_at, updated_at FROM hosts WHERE id = $1 FOR UPDATE
+SELECT id, slug, name, provider, base_url, enabled, connect_timeout_ms, first_byte_timeout_ms, idle_timeout_ms, total_timeout_ms, created_at, updated_at, forward_headers FROM hosts WHERE id = $1 FOR UPDATE
 `
 
 func (q *Queries) GetHostByIDForUpdate(ctx context.Context, id uuid.UUID) (Host, error) {
@@ -68,12 +69,13 @@ func (q *Queries) GetHostByIDForUpdate(ctx context.Context, id uuid.UUID) (Host,
 		&i.TotalTimeoutMs,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.ForwardHeaders,
 	)
 	return i, err
 }
 
 const getHostBySlug = `-- name: GetHostBySlug :one
-SELECT id, slug, name, provider, base_url, enabled, connect_timeout_ms, first_byte_timeout_ms, idle_timeout_ms, total_timeout_ms, created_at, updated_at FROM hosts WHERE slug = $1
+SELECT id, slug, name, provider, base_url, enabled, connect_timeout_ms, first_byte_timeout_ms, idle_timeout_ms, total_timeout_ms, created_at, updated_at, forward_headers FROM hosts WHERE slug = $1
 `
 
 func (q *Queries) GetHostBySlug(ctx context.Context, slug string) (Host, error) {
@@ -92,6 +94,7 @@ func (q *Queries) GetHostBySlug(ctx context.Context, slug string) (Host, error) 
 		&i.TotalTimeoutMs,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.ForwardHeaders,
 	)
 	return i, err
 }
@@ -99,11 +102,11 @@ func (q *Queries) GetHostBySlug(ctx context.Context, slug string) (Host, error) 
 const insertHost = `-- name: InsertHost :one
 INSERT INTO hosts (
     slug, name, provider, base_url, enabled,
-    connect_timeout_ms, first_byte_timeout_ms, idle_timeout_ms, total_timeout_ms
+    connect_timeout_ms, first_byte_timeout_ms, idle_timeout_ms, total_timeout_ms, forward_headers
 ) VALUES (
-    $1, $2, $3, $4, $5, $6, $7, $8, $9
+    $1, $2, $3, $4, $5, $6, $7, $8, $9, $10
 )
-RETURNING id, slug, name, provider, base_url, enabled, connect_timeout_ms, first_byte_timeout_ms, idle_timeout_ms, total_timeout_ms, created_at, updated_at
+RETURNING id, slug, name, provider, base_url, enabled, connect_timeout_ms, first_byte_timeout_ms, idle_timeout_ms, total_timeout_ms, created_at, updated_at, forward_headers
 `
 
 type InsertHostParams struct {
@@ -116,6 +119,7 @@ type InsertHostParams struct {
 	FirstByteTimeoutMs int32
 	IdleTimeoutMs      int32
 	TotalTimeoutMs     int32
+	ForwardHeaders     []string
 }
 
 func (q *Queries) InsertHost(ctx context.Context, arg InsertHostParams) (Host, error) {
@@ -129,6 +133,7 @@ func (q *Queries) InsertHost(ctx context.Context, arg InsertHostParams) (Host, e
 		arg.FirstByteTimeoutMs,
 		arg.IdleTimeoutMs,
 		arg.TotalTimeoutMs,
+		arg.ForwardHeaders,
 	)
 	var i Host
 	err := row.Scan(
@@ -144,12 +149,13 @@ func (q *Queries) InsertHost(ctx context.Context, arg InsertHostParams) (Host, e
 		&i.TotalTimeoutMs,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.ForwardHeaders,
 	)
 	return i, err
 }
 
 const listHosts = `-- name: ListHosts :many
-SELECT id, slug, name, provider, base_url, enabled, connect_timeout_ms, first_byte_timeout_ms, idle_timeout_ms, total_timeout_ms, created_at, updated_at FROM hosts ORDER BY slug
+SELECT id, slug, name, provider, base_url, enabled, connect_timeout_ms, first_byte_timeout_ms, idle_timeout_ms, total_timeout_ms, created_at, updated_at, forward_headers FROM hosts ORDER BY slug
 `
 
 func (q *Queries) ListHosts(ctx context.Context) ([]Host, error) {
@@ -174,6 +180,7 @@ func (q *Queries) ListHosts(ctx context.Context) ([]Host, error) {
 			&i.TotalTimeoutMs,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.ForwardHeaders,
 		); err != nil {
 			return nil, err
 		}
@@ -186,7 +193,7 @@ func (q *Queries) ListHosts(ctx context.Context) ([]Host, error) {
 }
 
 const listHostsPage = `-- name: ListHostsPage :many
-SELECT id, slug, name, provider, base_url, enabled, connect_timeout_ms, first_byte_timeout_ms, idle_timeout_ms, total_timeout_ms, created_at, updated_at FROM hosts
+SELECT id, slug, name, provider, base_url, enabled, connect_timeout_ms, first_byte_timeout_ms, idle_timeout_ms, total_timeout_ms, created_at, updated_at, forward_headers FROM hosts
 WHERE id > $1::uuid
 ORDER BY id
 LIMIT $2::int
@@ -214,6 +221,7 @@ func (q *Queries) ListHostsPage(ctx context.Context, after uuid.UUID, limit int3
 			&i.TotalTimeoutMs,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.ForwardHeaders,
 		); err != nil {
 			return nil, err
 		}
@@ -228,9 +236,10 @@ func (q *Queries) ListHostsPage(ctx context.Context, after uuid.UUID, limit int3
 const updateHost = `-- name: UpdateHost :one
 UPDATE hosts
 SET slug = $2, name = $3, provider = $4, base_url = $5, enabled = $6,
-    connect_timeout_ms = $7, first_byte_timeout_ms = $8, idle_timeout_ms = $9, total_timeout_ms = $10
+    connect_timeout_ms = $7, first_byte_timeout_ms = $8, idle_timeout_ms = $9, total_timeout_ms = $10,
+    forward_headers = $11
 WHERE id = $1
-RETURNING id, slug, name, provider, base_url, enabled, connect_timeout_ms, first_byte_timeout_ms, idle_timeout_ms, total_timeout_ms, created_at, updated_at
+RETURNING id, slug, name, provider, base_url, enabled, connect_timeout_ms, first_byte_timeout_ms, idle_timeout_ms, total_timeout_ms, created_at, updated_at, forward_headers
 `
 
 type UpdateHostParams struct {
@@ -244,6 +253,7 @@ type UpdateHostParams struct {
 	FirstByteTimeoutMs int32
 	IdleTimeoutMs      int32
 	TotalTimeoutMs     int32
+	ForwardHeaders     []string
 }
 
 func (q *Queries) UpdateHost(ctx context.Context, arg UpdateHostParams) (Host, error) {
@@ -258,6 +268,7 @@ func (q *Queries) UpdateHost(ctx context.Context, arg UpdateHostParams) (Host, e
 		arg.FirstByteTimeoutMs,
 		arg.IdleTimeoutMs,
 		arg.TotalTimeoutMs,
+		arg.ForwardHeaders,
 	)
 	var i Host
 	err := row.Scan(
@@ -273,6 +284,7 @@ func (q *Queries) UpdateHost(ctx context.Context, arg UpdateHostParams) (Host, e
 		&i.TotalTimeoutMs,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.ForwardHeaders,
 	)
 	return i, err
 }

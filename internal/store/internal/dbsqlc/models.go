@@ -79,6 +79,7 @@ type Host struct {
 	TotalTimeoutMs     int32
 	CreatedAt          time.Time
 	UpdatedAt          time.Time
+	ForwardHeaders     []string
 }
 
 type HostKey struct {
