@@ -31,6 +31,7 @@ const (
 	DefaultMaxQueue     = 1000
 	DefaultSettleQueue  = 4096
 	DefaultLeasePoll    = 50 * time.Millisecond
+	DefaultTokenPoll    = 250 * time.Millisecond
 	settleTimeout       = time.Second
 	settleHelpers       = 2 // settle goroutines that join in on a backlog
 	failureModeClosed   = "closed"
@@ -75,6 +76,11 @@ type Options struct {
 	// LeasePoll is how often a request waiting for a concurrency slot
 	// checks again (a release in this pod wakes it at once).
 	LeasePoll time.Duration
+	// TokenPoll is how often the head of a queue waiting for tokens asks
+	// again when no settlement has woken it: a settlement that gives
+	// tokens back (actual below the estimate) wakes it at once, in this
+	// pod directly and in the others through Redis pub/sub.
+	TokenPoll time.Duration
 	// Logger gets state changes (Redis down, Redis back); nil discards.
 	Logger *slog.Logger
 	// Now is the counters' clock; nil is time.Now, and Redis's own clock
@@ -138,7 +144,7 @@ type Limiter struct {
 	admitted, paced, refused, budgetRefused atomic.Uint64
 	failOpen, failClosed, storeErrors       atomic.Uint64
 	settleDropped, settleErrors             atomic.Uint64
-	leasesDropped                           atomic.Uint64
+	leasesDropped, wakes                    atomic.Uint64
 	waiting, pods                           atomic.Int64
 }
 
@@ -168,6 +174,7 @@ func New(opts Options) *Limiter {
 	def(&opts.RetryDown, DefaultRetryDown)
 	def(&opts.LeaseTTL, DefaultLeaseTTL)
 	def(&opts.LeasePoll, DefaultLeasePoll)
+	def(&opts.TokenPoll, DefaultTokenPoll)
 	if opts.AssumedPods <= 0 {
 		opts.AssumedPods = DefaultAssumedPods
 	}
@@ -210,6 +217,7 @@ func New(opts Options) *Limiter {
 			l.log.Warn("rate limiter: the Redis client ignores context deadlines, so a slow Redis may hold requests past the limiter's timeout; build it with NewRedisClient")
 		}
 		l.redis = NewRedis(opts.Redis, opts.Prefix, opts.Now == nil)
+		l.redis.Notify(opts.Pod)
 		l.fallback = NewMemory()
 		l.primary = l.redis
 		ctx, cancel := context.WithTimeout(context.Background(), 10*opts.Timeout)
@@ -227,7 +235,35 @@ func New(opts Options) *Limiter {
 		go l.settleLoop(l.surge)
 	}
 	go l.renewLoop()
+	if l.redis != nil {
+		l.wg.Add(1)
+		go l.listenLoop()
+	}
 	return l
+}
+
+// listenLoop wakes this pod's waiters when another pod's settlement gave
+// room back (Redis pub/sub; the client resubscribes after a lost
+// connection, and the waiters' polls cover what is missed meanwhile).
+func (l *Limiter) listenLoop() {
+	defer l.wg.Done()
+	sub := l.opts.Redis.Subscribe(context.Background(), l.redis.Channel())
+	defer func() { _ = sub.Close() }()
+	ch := sub.Channel()
+	for {
+		select {
+		case <-l.stop:
+			return
+		case m, ok := <-ch:
+			if !ok {
+				return
+			}
+			if m.Payload != l.opts.Pod {
+				l.wakes.Add(1)
+				l.kick()
+			}
+		}
+	}
 }
 
 // Close flushes pending settlements and stops the background goroutines.
@@ -494,7 +530,7 @@ func (l *Limiter) apply(batch map[Store][]Adjust, jobs []settleJob, prev <-chan 
 		}
 		cancel()
 		for i := range adj {
-			if adj[i].Kind == KindLease {
+			if frees(&adj[i]) {
 				released = true
 			}
 		}
@@ -510,6 +546,12 @@ func (l *Limiter) apply(batch map[Store][]Adjust, jobs []settleJob, prev <-chan 
 	if released {
 		l.kick()
 	}
+}
+
+// frees reports whether an adjustment gives room back: a lease released,
+// or tokens settled below their estimate.
+func frees(a *Adjust) bool {
+	return a.Kind == KindLease || (a.Kind == KindWindow && a.Delta < 0 && isTokenMeter(a.Meter))
 }
 
 // renewLoop keeps this pod's leases alive and counts the live pods.

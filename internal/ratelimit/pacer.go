@@ -23,8 +23,13 @@ type queue struct {
 	mu      sync.Mutex
 	waiters []*waiter
 	retryAt time.Time
-	last    Verdict // the head's last refusal, to explain a timeout
-	onLease bool    // … was for a concurrency slot: a release wakes the head
+	last    Verdict   // the head's last refusal, to explain a timeout
+	lastAt  time.Time // when the store gave it
+	// onSettle: the head's last refusal was for something a settlement
+	// frees (a concurrency slot, or tokens reserved from an estimate), so
+	// a release or a refund — in this pod or, through Redis, another —
+	// wakes the head.
+	onSettle bool
 }
 
 type waiter struct {
@@ -68,6 +73,11 @@ func (l *Limiter) acquire(ctx context.Context, a *ask) (g grant, v Verdict, ok b
 	if queued {
 		// Behind others: refuse at once what cannot be served in time.
 		est := Verdict{Wait: time.Until(q.retryAt), Worst: q.last.Worst, Used: q.last.Used, Reset: q.last.Reset}
+		if q.onSettle {
+			// The head waits for a settlement that may come any moment:
+			// wait behind it until the deadline.
+			est.Wait = 0
+		}
 		est.Wait = max(est.Wait, time.Millisecond)
 		if len(q.waiters) >= l.opts.MaxQueue || a.deadline.IsZero() || time.Now().Add(est.Wait).After(a.deadline) {
 			q.mu.Unlock()
@@ -83,7 +93,7 @@ func (l *Limiter) acquire(ctx context.Context, a *ask) (g grant, v Verdict, ok b
 	copy(q.waiters[i+1:], q.waiters[i:])
 	q.waiters[i] = w
 	if !queued {
-		q.last, q.onLease = v, worstIsLease(v, a.cs)
+		q.last, q.lastAt, q.onSettle = v, time.Now(), freedBySettle(v, a.cs)
 		if i == 0 || q.retryAt.IsZero() {
 			q.retryAt = time.Now().Add(l.pace(v, a.cs))
 		}
@@ -125,7 +135,7 @@ func (l *Limiter) wait(ctx context.Context, q *queue, w *waiter, a *ask) (grant,
 		if head {
 			d = min(d, time.Until(q.retryAt))
 		}
-		last := q.last
+		last, lastAt := q.last, q.lastAt
 		q.mu.Unlock()
 
 		switch {
@@ -140,7 +150,7 @@ func (l *Limiter) wait(ctx context.Context, q *queue, w *waiter, a *ask) (grant,
 				return grant{store: st, at: v.At, atOf: v.AtOf, cs: a.cs}, v, true, nil
 			}
 			q.mu.Lock()
-			q.last, q.onLease = v, worstIsLease(v, a.cs)
+			q.last, q.lastAt, q.onSettle = v, time.Now(), freedBySettle(v, a.cs)
 			q.retryAt = time.Now().Add(l.pace(v, a.cs))
 			q.mu.Unlock()
 			if !l.canWait(v, a.cs, a.deadline) {
@@ -150,7 +160,7 @@ func (l *Limiter) wait(ctx context.Context, q *queue, w *waiter, a *ask) (grant,
 			continue
 		case d <= 0: // past the deadline
 			l.leave(q, w, false)
-			last.Wait = max(time.Millisecond, time.Until(q.retryAtLocked()))
+			last.Wait = l.refusedWait(last, lastAt, a.cs, q)
 			return grant{}, last, false, nil
 		}
 		timer.Reset(d)
@@ -162,6 +172,16 @@ func (l *Limiter) wait(ctx context.Context, q *queue, w *waiter, a *ask) (grant,
 			return grant{}, Verdict{}, false, ctx.Err()
 		}
 	}
+}
+
+// refusedWait is the Retry-After of a waiter refused at its deadline: for
+// a window (tokens included) the moment the head's last answer said it
+// would fit, less the time since; otherwise the head's next try.
+func (l *Limiter) refusedWait(last Verdict, lastAt time.Time, cs []Counter, q *queue) time.Duration {
+	if last.Worst >= 0 && last.Worst < len(cs) && cs[last.Worst].Kind == KindWindow && last.Wait != Never && !lastAt.IsZero() {
+		return max(time.Millisecond, last.Wait-time.Since(lastAt))
+	}
+	return max(time.Millisecond, time.Until(q.retryAtLocked()))
 }
 
 func (q *queue) retryAtLocked() time.Time {
@@ -198,30 +218,56 @@ func worstIsLease(v Verdict, cs []Counter) bool {
 	return v.Worst >= 0 && v.Worst < len(cs) && cs[v.Worst].Kind == KindLease
 }
 
+// worstIsTokens reports whether a refusal waits for tokens: a window of a
+// token meter, whose reservations are estimates that settling may give
+// back long before the window moves.
+func worstIsTokens(v Verdict, cs []Counter) bool {
+	return v.Worst >= 0 && v.Worst < len(cs) && cs[v.Worst].Kind == KindWindow && isTokenMeter(cs[v.Worst].Meter)
+}
+
+func isTokenMeter(m snapshot.Meter) bool {
+	return m == snapshot.MeterInputTokens || m == snapshot.MeterOutputTokens || m == snapshot.MeterTotalTokens
+}
+
+// freedBySettle reports whether a refusal waits for something a
+// settlement frees: a concurrency slot or tokens.
+func freedBySettle(v Verdict, cs []Counter) bool {
+	return worstIsLease(v, cs) || worstIsTokens(v, cs)
+}
+
 // pace is how long the head waits before asking again: the store's wait,
-// or for a concurrency slot (whose release may come any time, from any
-// pod) at most LeasePoll.
+// or for what a settlement frees (any time, from any pod) at most
+// LeasePoll for a concurrency slot and TokenPoll for tokens. A settlement
+// wakes the head sooner (kick); the poll is the net under a lost wake-up.
 func (l *Limiter) pace(v Verdict, cs []Counter) time.Duration {
 	d := v.Wait
-	if worstIsLease(v, cs) {
+	switch {
+	case worstIsLease(v, cs):
 		d = min(d, l.opts.LeasePoll)
+	case worstIsTokens(v, cs):
+		d = min(d, l.opts.TokenPoll)
 	}
 	return max(d, time.Millisecond)
 }
 
-// canWait reports whether a request refused with v may wait for room.
+// canWait reports whether a request refused with v may wait for room. A
+// request that can never fit is refused at once; one waiting for a
+// concurrency slot or for tokens waits until its deadline, since a release
+// or a settlement below its estimate may free the room any moment;
+// otherwise it waits when the store's wait ends before the deadline.
 func (l *Limiter) canWait(v Verdict, cs []Counter, deadline time.Time) bool {
 	if v.Wait == Never || deadline.IsZero() {
 		return false
 	}
-	if worstIsLease(v, cs) {
-		return true // a slot may free up any moment; wait until the deadline
+	if freedBySettle(v, cs) {
+		return true
 	}
 	return !time.Now().Add(v.Wait).After(deadline)
 }
 
-// kick makes the heads waiting for a concurrency slot ask again now: this
-// pod released a lease.
+// kick makes the heads waiting for what a settlement frees ask again now:
+// a lease was released or tokens given back, by this pod or (through
+// Redis) another.
 func (l *Limiter) kick() {
 	l.qmu.Lock()
 	qs := make([]*queue, 0, len(l.queues))
@@ -232,7 +278,7 @@ func (l *Limiter) kick() {
 	now := time.Now()
 	for _, q := range qs {
 		q.mu.Lock()
-		if len(q.waiters) > 0 && q.onLease {
+		if len(q.waiters) > 0 && q.onSettle {
 			q.retryAt = now
 			signal(q.waiters[0])
 		}

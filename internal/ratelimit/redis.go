@@ -38,7 +38,23 @@ type Redis struct {
 	// serverClock sends now = 0 so the script reads Redis's own clock,
 	// the one clock every pod shares.
 	serverClock bool
+	// channel, when set, is where a settlement that gives room back
+	// publishes pod (see limiter.lua): the wake-up of other pods' waiters.
+	channel, pod string
 }
+
+// settledChannel is the pub/sub channel of settlements that gave room
+// back, after the prefix.
+const settledChannel = "{rl}:settled"
+
+// Notify makes settlements that give room back publish pod on the
+// prefix's settled channel, in the same script call (no extra round trip).
+func (s *Redis) Notify(pod string) {
+	s.channel, s.pod = s.prefix+settledChannel, pod
+}
+
+// Channel is the pub/sub channel Notify publishes on.
+func (s *Redis) Channel() string { return s.prefix + settledChannel }
 
 var _ Store = (*Redis)(nil)
 
@@ -359,6 +375,11 @@ func (s *Redis) Settle(ctx context.Context, adj []Adjust, now time.Time) error {
 	}
 	if len(calls) == 0 {
 		return nil
+	}
+	if s.channel != "" {
+		for _, x := range calls {
+			x.args = append(x.args, s.channel, s.pod)
+		}
 	}
 	return s.run(ctx, calls)
 }
