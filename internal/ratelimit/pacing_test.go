@@ -2,7 +2,9 @@ package ratelimit
 
 import (
 	"errors"
+	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -145,6 +147,15 @@ func TestLimiter_TokenRefusals(t *testing.T) {
 			fits := filled.Add(2 * time.Second) // when the 1000 tokens expire
 			if got, want := refused.Add(we.RetryAfter), fits; got.Sub(want).Abs() > 100*time.Millisecond {
 				t.Fatalf("Retry-After %v points %v from when it fits", we.RetryAfter, got.Sub(want))
+			}
+			var rf *Refusal
+			h := http.Header{}
+			if !errors.As(err, &rf) {
+				t.Fatalf("%T is not a *Refusal", err)
+			}
+			rf.SetHeaders(h)
+			if ms, _ := strconv.ParseInt(h.Get("Retry-After-Ms"), 10, 64); time.Duration(ms)*time.Millisecond != we.RetryAfter.Truncate(time.Millisecond) {
+				t.Fatalf("retry-after-ms %q, want %d", h.Get("Retry-After-Ms"), we.RetryAfter.Milliseconds())
 			}
 		})
 	}
