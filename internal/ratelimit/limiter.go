@@ -76,6 +76,21 @@ type Options struct {
 	// LeasePoll is how often a request waiting for a concurrency slot
 	// checks again (a release in this pod wakes it at once).
 	LeasePoll time.Duration
+	// FixedEstimates turns learning off: a request's output estimate is
+	// its max_tokens (else the model's max output, else
+	// DefaultOutputTokens), as before estimates were learned.
+	FixedEstimates bool
+	// EstimatePercentile is the percentile of recent actual output
+	// tokens (per model, and per policy and model) a request reserves
+	// when it is below the request's max_tokens.
+	EstimatePercentile int
+	// EstimateSamples is how many recent outputs each is learned from.
+	EstimateSamples int
+	// EstimateMinSamples is how many outputs must have been seen before
+	// the learned estimate is used.
+	EstimateMinSamples int
+	// EstimateFloor is the least a learned output estimate reserves.
+	EstimateFloor int64
 	// TokenPoll is how often the head of a queue waiting for tokens asks
 	// again when no settlement has woken it: a settlement that gives
 	// tokens back (actual below the estimate) wakes it at once, in this
@@ -124,6 +139,9 @@ type Limiter struct {
 
 	lmu    sync.Mutex
 	leases map[string]leaseRef // live leases by id, renewed in the background
+
+	estimates *estimates  // nil with FixedEstimates
+	shares    chan string // learned estimates to publish; nil without Redis
 
 	budgets atomic.Pointer[budgetIndex]
 	keys    atomic.Pointer[keyCache]
@@ -175,6 +193,19 @@ func New(opts Options) *Limiter {
 	def(&opts.LeaseTTL, DefaultLeaseTTL)
 	def(&opts.LeasePoll, DefaultLeasePoll)
 	def(&opts.TokenPoll, DefaultTokenPoll)
+	defInt := func(p *int, v int) {
+		if *p <= 0 {
+			*p = v
+		}
+	}
+	defInt(&opts.EstimatePercentile, DefaultEstimatePercentile)
+	opts.EstimatePercentile = min(opts.EstimatePercentile, 100)
+	defInt(&opts.EstimateSamples, DefaultEstimateSamples)
+	defInt(&opts.EstimateMinSamples, DefaultEstimateMinSamples)
+	opts.EstimateMinSamples = min(opts.EstimateMinSamples, opts.EstimateSamples)
+	if opts.EstimateFloor <= 0 {
+		opts.EstimateFloor = DefaultEstimateFloor
+	}
 	if opts.AssumedPods <= 0 {
 		opts.AssumedPods = DefaultAssumedPods
 	}
@@ -206,6 +237,9 @@ func New(opts Options) *Limiter {
 	}
 	l.lastTurn = make(chan struct{})
 	close(l.lastTurn)
+	if !opts.FixedEstimates {
+		l.estimates = &estimates{percentile: opts.EstimatePercentile, samples: opts.EstimateSamples, minSamples: opts.EstimateMinSamples}
+	}
 	if l.log == nil {
 		l.log = slog.New(slog.DiscardHandler)
 	}
@@ -238,8 +272,44 @@ func New(opts Options) *Limiter {
 	if l.redis != nil {
 		l.wg.Add(1)
 		go l.listenLoop()
+		if l.estimates != nil {
+			l.shares = make(chan string, shareQueue)
+			l.estimates.learnt = func(k estimateKey, n int64) {
+				select {
+				case l.shares <- estimateMessage(l.opts.Pod, k, n):
+				default: // the next percentile will be shared
+				}
+			}
+			l.wg.Add(1)
+			go l.shareLoop()
+		}
 	}
 	return l
+}
+
+// shareQueue bounds the learned estimates waiting to be published.
+const shareQueue = 64
+
+// estimatesChannel is the pub/sub channel of learned output estimates,
+// after the prefix.
+const estimatesChannel = "{rl}:estimates"
+
+// shareLoop publishes the output estimates this pod learns, so that the
+// other pods reserve them before they have learned their own.
+func (l *Limiter) shareLoop() {
+	defer l.wg.Done()
+	for {
+		select {
+		case <-l.stop:
+			return
+		case m := <-l.shares:
+			ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
+			if err := l.opts.Redis.Publish(ctx, l.opts.Prefix+estimatesChannel, m).Err(); err != nil {
+				l.log.Debug("rate limiter: sharing a learned estimate failed", "err", err)
+			}
+			cancel()
+		}
+	}
 }
 
 // listenLoop wakes this pod's waiters when another pod's settlement gave
@@ -247,7 +317,7 @@ func New(opts Options) *Limiter {
 // connection, and the waiters' polls cover what is missed meanwhile).
 func (l *Limiter) listenLoop() {
 	defer l.wg.Done()
-	sub := l.opts.Redis.Subscribe(context.Background(), l.redis.Channel())
+	sub := l.opts.Redis.Subscribe(context.Background(), l.redis.Channel(), l.opts.Prefix+estimatesChannel)
 	defer func() { _ = sub.Close() }()
 	ch := sub.Channel()
 	for {
@@ -257,6 +327,12 @@ func (l *Limiter) listenLoop() {
 		case m, ok := <-ch:
 			if !ok {
 				return
+			}
+			if m.Channel != l.redis.Channel() {
+				if pod, k, n, err := parseEstimateMessage(m.Payload); err == nil && pod != l.opts.Pod {
+					l.estimates.adopt(k, n)
+				}
+				continue
 			}
 			if m.Payload != l.opts.Pod {
 				l.wakes.Add(1)

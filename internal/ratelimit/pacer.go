@@ -46,6 +46,9 @@ type ask struct {
 	deadline time.Time // zero: may not wait
 	closed   bool      // the policy fails closed
 	cs       []Counter
+	// refresh, when set, updates the amounts of cs before each try (a
+	// waiting request's estimate may be learned lower meanwhile).
+	refresh func([]Counter)
 }
 
 // acquire reserves a.cs, waiting in a.qk's queue while the store says the
@@ -140,6 +143,9 @@ func (l *Limiter) wait(ctx context.Context, q *queue, w *waiter, a *ask) (grant,
 
 		switch {
 		case turn:
+			if a.refresh != nil {
+				a.refresh(a.cs)
+			}
 			v, st, err := l.reserve(ctx, a.cs, a.closed)
 			if err != nil {
 				l.leave(q, w, false)

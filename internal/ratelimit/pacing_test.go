@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,6 +22,7 @@ func tokenCatalog(seed byte, maxWait time.Duration) (*catalog, *snapshot.RateLim
 	rl := c.limit("tpm", snapshot.Rule{Meter: snapshot.MeterTotalTokens, Amount: 1000, Window: time.Minute})
 	c.policy.RateLimitID = rl.ID
 	c.policy.MaxWait = maxWait
+	c.model.MaxOutputTokens = 32000
 	return c, rl
 }
 
@@ -156,6 +158,110 @@ func TestLimiter_TokenRefusals(t *testing.T) {
 			rf.SetHeaders(h)
 			if ms, _ := strconv.ParseInt(h.Get("Retry-After-Ms"), 10, 64); time.Duration(ms)*time.Millisecond != we.RetryAfter.Truncate(time.Millisecond) {
 				t.Fatalf("retry-after-ms %q, want %d", h.Get("Retry-After-Ms"), we.RetryAfter.Milliseconds())
+			}
+		})
+	}
+}
+
+// TestLimiter_AgentWorkloadServedWithinTheTokenLimit: agent-like callers
+// ask for max_tokens 32 000 and use 500 under a token limit that holds
+// one such estimate. Every request is served (no 429), the actual tokens
+// admitted never exceed the limit in any window, and once the estimate is
+// learned the throughput is at least 90 % of what the limit allows. The
+// same workload with fixed estimates (max_tokens) is measured, not held.
+func TestLimiter_AgentWorkloadServedWithinTheTokenLimit(t *testing.T) {
+	t.Parallel()
+	const (
+		limit    = 40_000 // total tokens per window
+		window   = time.Second
+		callers  = 50
+		run      = 4 * time.Second
+		latency  = 100 * time.Millisecond // the upstream's answer time
+		perReq   = 100 + 500              // 400 bytes → 100 input tokens; 500 output
+		maxToken = 32_000
+	)
+	cases := []struct {
+		name  string
+		pods  func(t *testing.T, o Options) []*Limiter
+		fixed bool
+	}{
+		{"memory", func(t *testing.T, o Options) []*Limiter { return backends()[0].open(t, 1, o) }, false},
+		{"redis three pods", func(t *testing.T, o Options) []*Limiter { return openRedis(t, redistest.URL(t), 3, o) }, false},
+		{"redis three pods fixed estimates", func(t *testing.T, o Options) []*Limiter { return openRedis(t, redistest.URL(t), 3, o) }, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c := newCatalog("http://unused")
+			c.policy.RateLimitID = c.limit("agents", snapshot.Rule{Meter: snapshot.MeterTotalTokens, Amount: limit, Window: window}).ID
+			c.policy.MaxWait = 30 * time.Second
+			c.model.MaxOutputTokens = maxToken
+			snap := c.build()
+			// Learned from 4 answers (of each pod: learning is per
+			// process), so that the run is mostly past the warm-up.
+			pods := tc.pods(t, Options{FixedEstimates: tc.fixed, EstimateMinSamples: 4})
+			type admission struct {
+				at   int64 // the store's clock, ms
+				wait time.Duration
+			}
+			var mu sync.Mutex
+			var got []admission
+			var refusals tally
+			stop := time.Now().Add(run)
+			var wg sync.WaitGroup
+			for i := range callers {
+				l := pods[i%len(pods)]
+				wg.Go(func() {
+					for time.Now().Before(stop) {
+						start := time.Now()
+						r, err := attempt(t.Context(), l, c.admission(t, snap, 400, maxToken), c.hostKey, c.binding)
+						if err != nil {
+							refusals.add(code(err))
+							return
+						}
+						mu.Lock()
+						got = append(got, admission{at: r.(*reservation).pol.at, wait: time.Since(start)})
+						mu.Unlock()
+						tm := time.NewTimer(latency) // the upstream answering
+						<-tm.C
+						r.Done(wire.Usage{Input: 100, Output: 500})
+					}
+				})
+			}
+			wg.Wait()
+			if len(refusals.codes) != 0 {
+				t.Fatalf("refused: %v, want every request served", refusals.codes)
+			}
+			slices.SortFunc(got, func(a, b admission) int { return int(a.at - b.at) })
+			// Never more than the limit in any window: the admissions in
+			// (at − window, at], each at its actual count.
+			w := window.Milliseconds()
+			for i, j := 0, 0; i < len(got); i++ {
+				for got[j].at <= got[i].at-w {
+					j++
+				}
+				if n := (i - j + 1) * perReq; n > limit {
+					t.Fatalf("%d tokens admitted within %dms (%d requests), over the limit %d", n, w, i-j+1, limit)
+				}
+			}
+			// Throughput once learned: the last two seconds of demand.
+			from, to := got[0].at+int64(run/time.Millisecond)-2000, got[0].at+int64(run/time.Millisecond)
+			var tokens int
+			for _, a := range got {
+				if a.at >= from && a.at < to {
+					tokens += perReq
+				}
+			}
+			share := float64(tokens) / (2 * limit)
+			waits := make([]time.Duration, len(got))
+			for i, a := range got {
+				waits[i] = a.wait
+			}
+			slices.Sort(waits)
+			t.Logf("%s: %d requests served, 0 refused; throughput %.0f%% of the limit; wait p50 %v p99 %v",
+				tc.name, len(got), 100*share, waits[len(waits)/2].Round(time.Millisecond), waits[len(waits)*99/100].Round(time.Millisecond))
+			if !tc.fixed && share < 0.9 {
+				t.Fatalf("throughput %.0f%% of the limit, want at least 90%%", 100*share)
 			}
 		})
 	}

@@ -122,6 +122,7 @@ type reservation struct {
 	seq       uint64
 	estIn     int64
 	estOut    int64
+	maxTokens int64 // the request's own, for estimating again while it waits
 	embedding bool
 	binding   *snapshot.Binding // of the last admitted attempt
 	fallback  *snapshot.Binding // priced when Admit has no attempt
@@ -166,14 +167,9 @@ func (l *Limiter) Reserve(a *proxy.Admission) (proxy.Reservation, error) {
 	}
 	r.embedding = a.Inbound == wire.InboundEmbeddings || (a.Model != nil && a.Model.Kind == "embedding")
 	r.estIn = int64(a.BodyBytes+3) / 4
-	switch {
-	case r.embedding:
-	case a.MaxTokens > 0:
-		r.estOut = a.MaxTokens
-	case a.Model != nil && a.Model.MaxOutputTokens > 0:
-		r.estOut = int64(a.Model.MaxOutputTokens)
-	default:
-		r.estOut = l.opts.DefaultOutputTokens
+	if !r.embedding {
+		r.maxTokens = a.MaxTokens
+		r.estOut = l.outputEstimate(a.MaxTokens, a.Model, r.policy)
 	}
 	if a.Plan != nil {
 		for i := range a.Plan.Bindings {
@@ -184,6 +180,56 @@ func (l *Limiter) Reserve(a *proxy.Admission) (proxy.Reservation, error) {
 		}
 	}
 	return r, nil
+}
+
+// outputEstimate is what a request reserves of output tokens: its
+// max_tokens (else the model's max output, else DefaultOutputTokens),
+// lowered to what such requests were seen to use — the learned percentile
+// of the policy's requests to the model, else of all requests to it, not
+// below EstimateFloor — and never above the model's max output.
+// Settlement corrects the estimate to the actual count either way.
+func (l *Limiter) outputEstimate(maxTokens int64, model *snapshot.Model, policy *snapshot.Policy) int64 {
+	var maxOut int64
+	if model != nil {
+		maxOut = int64(model.MaxOutputTokens)
+	}
+	est := maxTokens
+	switch {
+	case est > 0:
+	case maxOut > 0:
+		est = maxOut
+	default:
+		est = l.opts.DefaultOutputTokens
+	}
+	if model != nil && l.estimates != nil {
+		var pid snapshot.ID
+		if policy != nil {
+			pid = policy.ID
+		}
+		if p := l.estimates.learned(pid, model.ID); p > 0 {
+			est = min(est, max(p, l.opts.EstimateFloor))
+		}
+	}
+	if maxOut > 0 {
+		est = min(est, maxOut)
+	}
+	return est
+}
+
+// reestimate updates the output estimate of a request that waited, and the
+// token amounts of its counters cs with it: what was learned meanwhile
+// (from the very settlements it waited for) applies to it too.
+func (r *reservation) reestimate(cs []Counter) {
+	est := r.l.outputEstimate(r.maxTokens, r.model, r.policy)
+	if est == r.estOut {
+		return
+	}
+	r.estOut = est
+	for i := range cs {
+		if c := &cs[i]; c.Kind == KindWindow && (c.Meter == snapshot.MeterOutputTokens || c.Meter == snapshot.MeterTotalTokens) {
+			c.Amount = r.amount(c.Meter)
+		}
+	}
 }
 
 // Admit implements proxy.Limiter for callers that admit once per request:
@@ -352,6 +398,9 @@ func (r *reservation) Attempt(ctx context.Context, key *snapshot.HostKey, b *sna
 		return nil
 	}
 	a := ask{cs: cs, prio: r.prio, seq: r.seq}
+	if !r.embedding && l.estimates != nil {
+		a.refresh = r.reestimate
+	}
 	if r.policy != nil {
 		a.closed = r.policy.LimiterFailureMode == failureModeClosed
 		if r.policy.MaxWait > 0 {
@@ -399,6 +448,13 @@ func (r *reservation) Done(u wire.Usage) {
 		return
 	}
 	r.done = true
+	if !r.embedding && r.model != nil {
+		var pid snapshot.ID
+		if r.policy != nil {
+			pid = r.policy.ID
+		}
+		r.l.estimates.record(pid, r.model.ID, u.Output)
+	}
 	var cost int64
 	if r.binding != nil {
 		cost = pricing.Micros(&r.binding.Pricing, u)
