@@ -25,6 +25,15 @@ type queue struct {
 	retryAt time.Time
 	last    Verdict   // the head's last refusal, to explain a timeout
 	lastAt  time.Time // when the store gave it
+	// Fair turns across projects (start-time fair queuing): a waiter's
+	// round is one past the last round its project holds in the queue,
+	// and at least the round of the last waiter admitted; within a
+	// priority, waiters go by round, then arrival. A project that queued
+	// 1000 requests holds rounds 0…999; another project's one request
+	// takes the round being served and goes next.
+	round  int64                 // the round of the last waiter admitted
+	rounds map[snapshot.ID]int64 // per project with waiters: its last round
+	counts map[snapshot.ID]int   // … and how many it has
 	// onSettle: the head's last refusal was for something a settlement
 	// frees (a concurrency slot, or tokens reserved from an estimate), so
 	// a release or a refund — in this pod or, through Redis, another —
@@ -33,18 +42,21 @@ type queue struct {
 }
 
 type waiter struct {
-	prio int
-	seq  uint64
-	wake chan struct{} // buffered 1
+	prio    int
+	round   int64
+	seq     uint64
+	project snapshot.ID
+	wake    chan struct{} // buffered 1
 }
 
 // ask is one reservation to acquire.
 type ask struct {
 	qk       queueKey
 	prio     int
-	seq      uint64    // arrival order
-	deadline time.Time // zero: may not wait
-	closed   bool      // the policy fails closed
+	seq      uint64      // arrival order
+	project  snapshot.ID // whose turn it takes, for fairness
+	deadline time.Time   // zero: may not wait
+	closed   bool        // the policy fails closed
 	cs       []Counter
 	// refresh, when set, updates the amounts of cs before each try (a
 	// waiting request's estimate may be learned lower meanwhile).
@@ -87,7 +99,8 @@ func (l *Limiter) acquire(ctx context.Context, a *ask) (g grant, v Verdict, ok b
 			return grant{}, est, false, nil
 		}
 	}
-	w := &waiter{prio: a.prio, seq: a.seq, wake: make(chan struct{}, 1)}
+	w := &waiter{prio: a.prio, seq: a.seq, project: a.project, wake: make(chan struct{}, 1)}
+	q.take(w)
 	i := len(q.waiters)
 	for i > 0 && before(w, q.waiters[i-1]) {
 		i--
@@ -111,12 +124,40 @@ func (l *Limiter) acquire(ctx context.Context, a *ask) (g grant, v Verdict, ok b
 	return l.wait(ctx, q, w, a)
 }
 
-// before orders waiters: higher priority first, then arrival.
+// before orders waiters: higher priority first, then round (fair turns
+// across projects), then arrival.
 func before(a, b *waiter) bool {
 	if a.prio != b.prio {
 		return a.prio > b.prio
 	}
+	if a.round != b.round {
+		return a.round < b.round
+	}
 	return a.seq < b.seq
+}
+
+// take gives w its round; q.mu is held.
+func (q *queue) take(w *waiter) {
+	if q.rounds == nil {
+		q.rounds, q.counts = make(map[snapshot.ID]int64), make(map[snapshot.ID]int)
+	}
+	w.round = q.round
+	if q.counts[w.project] > 0 {
+		w.round = max(w.round, q.rounds[w.project]+1)
+	}
+	q.rounds[w.project] = w.round
+	q.counts[w.project]++
+}
+
+// give takes w's round back as it leaves; q.mu is held.
+func (q *queue) give(w *waiter, admitted bool) {
+	if admitted {
+		q.round = max(q.round, w.round)
+	}
+	if q.counts[w.project]--; q.counts[w.project] <= 0 {
+		delete(q.counts, w.project)
+		delete(q.rounds, w.project)
+	}
 }
 
 func signal(w *waiter) {
@@ -209,6 +250,7 @@ func (l *Limiter) leave(q *queue, w *waiter, admitted bool) {
 		copy(q.waiters[i:], q.waiters[i+1:])
 		q.waiters[len(q.waiters)-1] = nil
 		q.waiters = q.waiters[:len(q.waiters)-1]
+		q.give(w, admitted)
 		if i == 0 && len(q.waiters) > 0 {
 			if admitted {
 				q.retryAt = time.Now()

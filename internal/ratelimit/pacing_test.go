@@ -1,6 +1,8 @@
 package ratelimit
 
 import (
+	"context"
+	"crypto/sha256"
 	"errors"
 	"net/http"
 	"slices"
@@ -264,5 +266,66 @@ func TestLimiter_AgentWorkloadServedWithinTheTokenLimit(t *testing.T) {
 				t.Fatalf("throughput %.0f%% of the limit, want at least 90%%", 100*share)
 			}
 		})
+	}
+}
+
+// TestLimiter_FairTurnsAcrossProjects: project A queues 500 requests
+// behind a one-request-at-a-time rule; project B's single request, under
+// the same policy, goes after at most a couple of A's, not after all 500.
+func TestLimiter_FairTurnsAcrossProjects(t *testing.T) {
+	t.Parallel()
+	c := newCatalog("http://unused")
+	c.policy.RateLimitID = c.limit("one", snapshot.Rule{Meter: snapshot.MeterRequests, Amount: 1, Window: 20 * time.Millisecond}).ID
+	c.policy.MaxWait = time.Minute
+	projB := &snapshot.Project{ID: c.id(), TeamID: c.team.ID, Slug: "proj-b"}
+	saB := &snapshot.ServiceAccount{ID: c.id(), ProjectID: projB.ID, Slug: "app-b", PolicyID: c.policy.ID}
+	keyB := &snapshot.RelayKey{ID: c.id(), Hash: sha256.Sum256([]byte(testRelayKey + "-b")), ProjectID: projB.ID, ServiceAccountID: saB.ID}
+	c.data.Projects = append(c.data.Projects, projB)
+	c.data.ServiceAccounts = append(c.data.ServiceAccounts, saB)
+	c.data.RelayKeys = append(c.data.RelayKeys, keyB)
+	snap := c.build()
+	callerB, res := snap.Authenticate(keyB.Hash, time.Now())
+	if res != snapshot.AuthOK {
+		t.Fatalf("authenticate B: %v", res)
+	}
+	l := New(Options{})
+	t.Cleanup(func() { _ = l.Close() })
+
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var mu sync.Mutex
+	var order []string
+	served := func(who string) {
+		mu.Lock()
+		order = append(order, who)
+		mu.Unlock()
+	}
+	const queuedA = 500
+	var wg sync.WaitGroup
+	for range queuedA + 1 {
+		wg.Go(func() {
+			if _, err := attempt(ctx, l, c.admission(t, snap, 10, 1), nil, c.binding); err == nil {
+				served("A")
+			}
+		})
+	}
+	eventually(t, "A's requests queue", func() bool { return l.Stats().Waiting >= queuedA })
+	mu.Lock()
+	before := len(order)
+	mu.Unlock()
+	a := c.admission(t, snap, 10, 1)
+	a.Caller = &callerB
+	if _, err := attempt(ctx, l, a, nil, c.binding); err != nil {
+		t.Fatal(err)
+	}
+	served("B")
+	cancel() // the rest of A's queue
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	ahead := slices.Index(order, "B") - before
+	t.Logf("B was served after %d of A's requests once it queued", ahead)
+	if ahead > 3 {
+		t.Fatalf("B waited for %d of A's requests, want at most 3", ahead)
 	}
 }

@@ -397,7 +397,7 @@ func (r *reservation) Attempt(ctx context.Context, key *snapshot.HostKey, b *sna
 		r.started, r.binding = true, b
 		return nil
 	}
-	a := ask{cs: cs, prio: r.prio, seq: r.seq}
+	a := ask{cs: cs, prio: r.prio, seq: r.seq, project: r.project}
 	if !r.embedding && l.estimates != nil {
 		a.refresh = r.reestimate
 	}
