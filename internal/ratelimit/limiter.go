@@ -175,6 +175,7 @@ type leaseRef struct {
 var (
 	_ proxy.KeyLimiter  = (*Limiter)(nil)
 	_ proxy.Reservation = (*reservation)(nil)
+	_ proxy.RateHeaders = (*reservation)(nil)
 )
 
 // New returns a running Limiter. With Options.Redis it loads the script

@@ -39,8 +39,9 @@
 -- settlement finds its bucket by name.
 --
 -- A reservation that fits answers {1, 0, -1, now, the time set by each
--- spacing counter...}; a refusal and a peek answer {ok, wait, worst, now,
--- then used and reset for each counter}.
+-- spacing counter..., then what each counter held before it (used)...};
+-- a refusal and a peek answer {ok, wait, worst, now, then used and reset
+-- for each counter}.
 
 local mode = ARGV[1]
 local now = tonumber(ARGV[2])
@@ -254,6 +255,9 @@ if mode == 'r' or mode == 'p' then
         redis.call('PEXPIREAT', k, int(tonumber(ARGV[a + 5]) + 86400000))
       end
     end
+  end
+  for i = 1, n do
+    ok[#ok + 1] = out[4 + 2 * i - 1]
   end
   return ok
 end

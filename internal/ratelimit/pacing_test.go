@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relay-llm/relay/internal/proxy"
 	"github.com/relay-llm/relay/internal/redistest"
 	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/wire"
@@ -327,5 +328,51 @@ func TestLimiter_FairTurnsAcrossProjects(t *testing.T) {
 	t.Logf("B was served after %d of A's requests once it queued", ahead)
 	if ahead > 3 {
 		t.Fatalf("B waited for %d of A's requests, want at most 3", ahead)
+	}
+}
+
+// TestProxy_OwnRateLimitHeaders: a response carries the caller's own
+// remaining budget from its policy's rate limit, in place of the shared
+// host key's x-ratelimit-* headers the upstream sent.
+func TestProxy_OwnRateLimitHeaders(t *testing.T) {
+	t.Parallel()
+	for _, be := range backends() {
+		t.Run(be.name, func(t *testing.T) {
+			t.Parallel()
+			rl := newRelay(t)
+			c := rl.cat
+			c.policy.RateLimitID = c.limit("team",
+				snapshot.Rule{Meter: snapshot.MeterRequests, Amount: 100, Window: time.Minute},
+				snapshot.Rule{Meter: snapshot.MeterTotalTokens, Amount: 100_000, Window: time.Minute}).ID
+			l := be.open(t, 1, Options{})[0]
+			rl.start(t, proxy.Config{Limiter: l})
+			// The body's estimate: len/4 input tokens, and the model's max
+			// output (1000) for a request without max_tokens.
+			est := int64(len(chatBody)+3)/4 + 1000
+			for i := range int64(2) {
+				resp, body := rl.post(t, "/v1/chat/completions", chatBody, nil)
+				if resp.StatusCode != 200 {
+					t.Fatalf("%d %s", resp.StatusCode, body)
+				}
+				if i == 1 {
+					flush(t, l) // the first request's settlement
+				}
+				want := map[string]string{
+					"X-Ratelimit-Limit-Requests":     "100",
+					"X-Ratelimit-Remaining-Requests": strconv.FormatInt(99-i, 10),
+					"X-Ratelimit-Limit-Tokens":       "100000",
+					"X-Ratelimit-Reset-Requests":     "1m0s",
+				}
+				for k, v := range want {
+					if got := resp.Header.Get(k); got != v {
+						t.Errorf("request %d: %s = %q, want %q", i+1, k, got, v)
+					}
+				}
+				rem, err := strconv.ParseInt(resp.Header.Get("X-Ratelimit-Remaining-Tokens"), 10, 64)
+				if err != nil || rem > 100_000-est || rem < 100_000-2*est {
+					t.Errorf("request %d: remaining tokens %q, want at most %d", i+1, resp.Header.Get("X-Ratelimit-Remaining-Tokens"), 100_000-est)
+				}
+			}
+		})
 	}
 }

@@ -275,7 +275,8 @@ func (s *Redis) reserve(ctx context.Context, mode string, cs []Counter, now time
 			}
 		}
 		if x.out[0] == 1 && mode == "r" {
-			// Fits: the reply carries the time each spacing counter set.
+			// Fits: the reply carries the time each spacing counter set,
+			// then what each counter held before.
 			j := 4
 			for _, i := range x.idx {
 				if cs[i].Kind == KindSpacing && j < len(x.out) {
@@ -283,11 +284,22 @@ func (s *Redis) reserve(ctx context.Context, mode string, cs []Counter, now time
 					j++
 				}
 			}
+			if j+len(x.idx) <= len(x.out) {
+				if v.Used == nil {
+					v.Used = make([]int64, len(cs))
+				}
+				for k, i := range x.idx {
+					v.Used[i] = x.out[j+k]
+				}
+			}
 			taken = append(taken, x)
 			continue
 		}
 		if v.Used == nil {
-			v.Used, v.Reset = make([]int64, len(cs)), make([]time.Duration, len(cs))
+			v.Used = make([]int64, len(cs))
+		}
+		if v.Reset == nil {
+			v.Reset = make([]time.Duration, len(cs))
 		}
 		for j, i := range x.idx {
 			if 4+2*j+1 < len(x.out) {

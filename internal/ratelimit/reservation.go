@@ -2,6 +2,7 @@ package ratelimit
 
 import (
 	"context"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -126,6 +127,10 @@ type reservation struct {
 	embedding bool
 	binding   *snapshot.Binding // of the last admitted attempt
 	fallback  *snapshot.Binding // priced when Admit has no attempt
+
+	// rate is the caller's own x-ratelimit-* headers (name, value pairs),
+	// from the policy's counters as the first attempt took them.
+	rate []string
 
 	started bool
 	n       int   // attempts so far
@@ -427,6 +432,7 @@ func (r *reservation) Attempt(ctx context.Context, key *snapshot.HostKey, b *sna
 	l.admitted.Add(1)
 	r.started, r.binding = true, b
 	if first {
+		r.rate = r.rateHeaders(cs[:policyN], ms[:policyN], v)
 		r.pol = grant{store: g.store, at: g.at, cs: cs[:policyN:policyN]}
 		if g.atOf != nil {
 			r.pol.atOf = g.atOf[:policyN:policyN]
@@ -439,6 +445,36 @@ func (r *reservation) Attempt(ctx context.Context, key *snapshot.HostKey, b *sna
 	}
 	l.holdLeases(g.store, r.key.cs)
 	return nil
+}
+
+// SetRateHeaders implements proxy.RateHeaders.
+func (r *reservation) SetRateHeaders(h http.Header) {
+	for i := 0; i+1 < len(r.rate); i += 2 {
+		h.Set(r.rate[i], r.rate[i+1])
+	}
+}
+
+// rateHeaders describes the policy's own rate limit (else its per-model
+// one) after the request took its share: what is left, and when the window
+// is all free again (a window, since the request's own share counts for
+// that long).
+func (r *reservation) rateHeaders(cs []Counter, ms []meta, v Verdict) []string {
+	own, pm := r.policyLimits()
+	if own == nil {
+		own = pm
+	}
+	if own == nil || len(v.Used) < len(cs) {
+		return nil
+	}
+	after := Verdict{Used: make([]int64, len(cs)), Reset: make([]time.Duration, len(cs))}
+	for i := range cs {
+		after.Used[i] = v.Used[i] + cs[i].Amount
+		after.Reset[i] = cs[i].Window
+		if i < len(v.Reset) {
+			after.Reset[i] = max(v.Reset[i], cs[i].Window)
+		}
+	}
+	return rateHeaders(cs, ms, after, own)
 }
 
 // Done implements proxy.Reservation: it hands the settlement to the settle
