@@ -108,19 +108,28 @@ type Options struct {
 
 // Stats are the limiter's counters since start, for metrics.
 type Stats struct {
-	Admitted       uint64 // reservations granted (first attempts and retries)
-	Paced          uint64 // reservations that waited in a pacing queue
-	Refused        uint64 // 429 rate_limited
-	BudgetRefused  uint64 // 429 budget_exceeded
-	FailOpen       uint64 // reservations made against the local share while Redis was down
-	FailClosed     uint64 // 503 limiter_unavailable
-	StoreErrors    uint64 // failed or timed-out Redis calls on the request path
-	SettleDropped  uint64 // settlements dropped (whole, or all but their lease releases) on a full queue
-	LeasesDropped  uint64 // lease releases among them: those leases expire by TTL
-	SettleErrors   uint64 // settlement batches that failed
-	Waiting        int64  // requests in pacing queues now
-	Pods           int64  // live pods last seen in Redis (0 before the first look)
-	RedisAvailable bool   // false while Redis calls are being skipped after a failure
+	Admitted      uint64 // reservations granted (first attempts and retries)
+	Paced         uint64 // reservations that waited in a pacing queue
+	Refused       uint64 // 429 rate_limited
+	BudgetRefused uint64 // 429 budget_exceeded
+	FailOpen      uint64 // reservations made against the local share while Redis was down
+	FailClosed    uint64 // 503 limiter_unavailable
+	StoreErrors   uint64 // failed or timed-out Redis calls on the request path
+	SettleDropped uint64 // settlements dropped (whole, or all but their lease releases) on a full queue
+	LeasesDropped uint64 // lease releases among them: those leases expire by TTL
+	SettleErrors  uint64 // settlement batches that failed
+	PacedAdmitted uint64 // reservations granted after waiting in a pacing queue
+	// Refusals by why the request could not wait (longer), whatever
+	// refused it (a rate limit, a budget): its estimate can never fit,
+	// its wait would pass its deadline (or the policy lets no request
+	// wait), its queue was full. Fail-closed refusals are FailClosed.
+	RefusedNeverFits   uint64
+	RefusedWaitTooLong uint64
+	RefusedQueueFull   uint64
+	Wakes              uint64 // wake-ups by another pod's settlement (Redis pub/sub)
+	Waiting            int64  // requests in pacing queues now
+	Pods               int64  // live pods last seen in Redis (0 before the first look)
+	RedisAvailable     bool   // false while Redis calls are being skipped after a failure
 }
 
 // Limiter implements proxy.KeyLimiter over a Store. It is safe for
@@ -163,6 +172,9 @@ type Limiter struct {
 	failOpen, failClosed, storeErrors       atomic.Uint64
 	settleDropped, settleErrors             atomic.Uint64
 	leasesDropped, wakes                    atomic.Uint64
+	pacedAdmitted, refusedNeverFits         atomic.Uint64
+	refusedWaitTooLong, refusedQueueFull    atomic.Uint64
+	pacingObs                               atomic.Pointer[PacingObserver]
 	waiting, pods                           atomic.Int64
 }
 
@@ -360,6 +372,8 @@ func (l *Limiter) Stats() Stats {
 		BudgetRefused: l.budgetRefused.Load(), FailOpen: l.failOpen.Load(), FailClosed: l.failClosed.Load(),
 		StoreErrors: l.storeErrors.Load(), SettleDropped: l.settleDropped.Load(), SettleErrors: l.settleErrors.Load(),
 		LeasesDropped: l.leasesDropped.Load(), Waiting: l.waiting.Load(), Pods: l.pods.Load(),
+		PacedAdmitted: l.pacedAdmitted.Load(), RefusedNeverFits: l.refusedNeverFits.Load(),
+		RefusedWaitTooLong: l.refusedWaitTooLong.Load(), RefusedQueueFull: l.refusedQueueFull.Load(), Wakes: l.wakes.Load(),
 		RedisAvailable: l.redis == nil || l.health.downUntil.Load() == 0,
 	}
 }

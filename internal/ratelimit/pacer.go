@@ -80,6 +80,7 @@ func (l *Limiter) acquire(ctx context.Context, a *ask) (g grant, v Verdict, ok b
 			return grant{store: st, at: v.At, atOf: v.AtOf, cs: a.cs}, v, err == nil, err
 		}
 		if !l.canWait(v, a.cs, a.deadline) {
+			l.refusedFor(v)
 			return grant{}, v, false, nil
 		}
 	}
@@ -94,8 +95,13 @@ func (l *Limiter) acquire(ctx context.Context, a *ask) (g grant, v Verdict, ok b
 			est.Wait = 0
 		}
 		est.Wait = max(est.Wait, time.Millisecond)
-		if len(q.waiters) >= l.opts.MaxQueue || a.deadline.IsZero() || time.Now().Add(est.Wait).After(a.deadline) {
+		if full := len(q.waiters) >= l.opts.MaxQueue; full || a.deadline.IsZero() || time.Now().Add(est.Wait).After(a.deadline) {
 			q.mu.Unlock()
+			if full {
+				l.refusedQueueFull.Add(1)
+			} else {
+				l.refusedWaitTooLong.Add(1)
+			}
 			return grant{}, est, false, nil
 		}
 	}
@@ -121,7 +127,58 @@ func (l *Limiter) acquire(ctx context.Context, a *ask) (g grant, v Verdict, ok b
 	l.paced.Add(1)
 	l.waiting.Add(1)
 	defer l.waiting.Add(-1)
-	return l.wait(ctx, q, w, a)
+	obs := l.observer()
+	if obs != nil {
+		obs.PacingStarted()
+	}
+	start := time.Now()
+	g, v, ok, err = l.wait(ctx, q, w, a)
+	outcome := "refused"
+	switch {
+	case ok:
+		outcome = "admitted"
+		l.pacedAdmitted.Add(1)
+	case err != nil && ctx.Err() != nil:
+		outcome = "canceled"
+	}
+	if obs != nil {
+		obs.PacingEnded(time.Since(start), outcome)
+	}
+	return g, v, ok, err
+}
+
+// refusedFor counts a refusal of a request that may not wait (longer).
+func (l *Limiter) refusedFor(v Verdict) {
+	if v.Wait == Never {
+		l.refusedNeverFits.Add(1)
+	} else {
+		l.refusedWaitTooLong.Add(1)
+	}
+}
+
+// PacingObserver is told about every request that waits in a pacing
+// queue: when it starts and, once, when it stops — how long it waited and
+// how it ended: "admitted", "refused" or "canceled". metrics.Registry is
+// one.
+type PacingObserver interface {
+	PacingStarted()
+	PacingEnded(wait time.Duration, outcome string)
+}
+
+// ObservePacing makes o the limiter's PacingObserver (nil: none).
+func (l *Limiter) ObservePacing(o PacingObserver) {
+	if o == nil {
+		l.pacingObs.Store(nil)
+		return
+	}
+	l.pacingObs.Store(&o)
+}
+
+func (l *Limiter) observer() PacingObserver {
+	if p := l.pacingObs.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 // before orders waiters: higher priority first, then round (fair turns
@@ -202,11 +259,13 @@ func (l *Limiter) wait(ctx context.Context, q *queue, w *waiter, a *ask) (grant,
 			q.mu.Unlock()
 			if !l.canWait(v, a.cs, a.deadline) {
 				l.leave(q, w, false)
+				l.refusedFor(v)
 				return grant{}, v, false, nil
 			}
 			continue
 		case d <= 0: // past the deadline
 			l.leave(q, w, false)
+			l.refusedWaitTooLong.Add(1)
 			last.Wait = l.refusedWait(last, lastAt, a.cs, q)
 			return grant{}, last, false, nil
 		}

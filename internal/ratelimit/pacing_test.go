@@ -1,7 +1,6 @@
 package ratelimit
 
 import (
-	"context"
 	"crypto/sha256"
 	"errors"
 	"net/http"
@@ -276,7 +275,7 @@ func TestLimiter_AgentWorkloadServedWithinTheTokenLimit(t *testing.T) {
 func TestLimiter_FairTurnsAcrossProjects(t *testing.T) {
 	t.Parallel()
 	c := newCatalog("http://unused")
-	c.policy.RateLimitID = c.limit("one", snapshot.Rule{Meter: snapshot.MeterRequests, Amount: 1, Window: 20 * time.Millisecond}).ID
+	c.policy.RateLimitID = c.limit("one", snapshot.Rule{Meter: snapshot.MeterConcurrency, Amount: 1}).ID
 	c.policy.MaxWait = time.Minute
 	projB := &snapshot.Project{ID: c.id(), TeamID: c.team.ID, Slug: "proj-b"}
 	saB := &snapshot.ServiceAccount{ID: c.id(), ProjectID: projB.ID, Slug: "app-b", PolicyID: c.policy.ID}
@@ -292,41 +291,40 @@ func TestLimiter_FairTurnsAcrossProjects(t *testing.T) {
 	l := New(Options{})
 	t.Cleanup(func() { _ = l.Close() })
 
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
+	// The one slot is held while the queues fill; then each admitted
+	// request gives it back at once, so the order is the queue's.
+	held, err := attempt(t.Context(), l, c.admission(t, snap, 10, 1), nil, c.binding)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var mu sync.Mutex
 	var order []string
-	served := func(who string) {
+	serve := func(who string, a *proxy.Admission) {
+		r, err := attempt(t.Context(), l, a, nil, c.binding)
+		if err != nil {
+			t.Error(err)
+			return
+		}
 		mu.Lock()
 		order = append(order, who)
 		mu.Unlock()
+		r.Done(wire.Usage{})
 	}
 	const queuedA = 500
 	var wg sync.WaitGroup
-	for range queuedA + 1 {
-		wg.Go(func() {
-			if _, err := attempt(ctx, l, c.admission(t, snap, 10, 1), nil, c.binding); err == nil {
-				served("A")
-			}
-		})
+	for range queuedA {
+		wg.Go(func() { serve("A", c.admission(t, snap, 10, 1)) })
 	}
-	eventually(t, "A's requests queue", func() bool { return l.Stats().Waiting >= queuedA })
-	mu.Lock()
-	before := len(order)
-	mu.Unlock()
+	eventually(t, "A's requests queue", func() bool { return l.Stats().Waiting == queuedA })
 	a := c.admission(t, snap, 10, 1)
 	a.Caller = &callerB
-	if _, err := attempt(ctx, l, a, nil, c.binding); err != nil {
-		t.Fatal(err)
-	}
-	served("B")
-	cancel() // the rest of A's queue
+	wg.Go(func() { serve("B", a) })
+	eventually(t, "B's request queues", func() bool { return l.Stats().Waiting == queuedA+1 })
+	held.Done(wire.Usage{})
 	wg.Wait()
-	mu.Lock()
-	defer mu.Unlock()
-	ahead := slices.Index(order, "B") - before
-	t.Logf("B was served after %d of A's requests once it queued", ahead)
-	if ahead > 3 {
+	ahead := slices.Index(order, "B")
+	t.Logf("B was served after %d of A's %d queued requests", ahead, queuedA)
+	if ahead < 0 || ahead > 3 {
 		t.Fatalf("B waited for %d of A's requests, want at most 3", ahead)
 	}
 }
