@@ -175,7 +175,11 @@ type Limiter struct {
 	pacedAdmitted, refusedNeverFits         atomic.Uint64
 	refusedWaitTooLong, refusedQueueFull    atomic.Uint64
 	pacingObs                               atomic.Pointer[PacingObserver]
-	waiting, pods                           atomic.Int64
+	// freed counts settlements that freed room (kick): a refusal that
+	// sees it move before its request is queued asks again at once,
+	// instead of sleeping through the wake-up it missed.
+	freed         atomic.Uint64
+	waiting, pods atomic.Int64
 }
 
 // leaseRef is a live lease and the store that holds it.

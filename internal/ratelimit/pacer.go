@@ -73,6 +73,7 @@ func (l *Limiter) acquire(ctx context.Context, a *ask) (g grant, v Verdict, ok b
 	q.mu.Lock()
 	queued := len(q.waiters) > 0
 	q.mu.Unlock()
+	freed := l.freed.Load()
 	if !queued {
 		// The fast path: nobody waits, so nobody is overtaken.
 		var st Store
@@ -118,6 +119,9 @@ func (l *Limiter) acquire(ctx context.Context, a *ask) (g grant, v Verdict, ok b
 		q.last, q.lastAt, q.onSettle = v, time.Now(), freedBySettle(v, a.cs)
 		if i == 0 || q.retryAt.IsZero() {
 			q.retryAt = time.Now().Add(l.pace(v, a.cs))
+		}
+		if q.onSettle && l.freed.Load() != freed {
+			q.retryAt = time.Now() // a settlement freed room since the refusal: ask again now
 		}
 	}
 	if i == 0 && len(q.waiters) > 1 {
@@ -244,6 +248,7 @@ func (l *Limiter) wait(ctx context.Context, q *queue, w *waiter, a *ask) (grant,
 			if a.refresh != nil {
 				a.refresh(a.cs)
 			}
+			freed := l.freed.Load()
 			v, st, err := l.reserve(ctx, a.cs, a.closed)
 			if err != nil {
 				l.leave(q, w, false)
@@ -256,6 +261,9 @@ func (l *Limiter) wait(ctx context.Context, q *queue, w *waiter, a *ask) (grant,
 			q.mu.Lock()
 			q.last, q.lastAt, q.onSettle = v, time.Now(), freedBySettle(v, a.cs)
 			q.retryAt = time.Now().Add(l.pace(v, a.cs))
+			if q.onSettle && l.freed.Load() != freed {
+				q.retryAt = time.Now() // a settlement freed room since the refusal: ask again now
+			}
 			q.mu.Unlock()
 			if !l.canWait(v, a.cs, a.deadline) {
 				l.leave(q, w, false)
@@ -376,6 +384,7 @@ func (l *Limiter) canWait(v Verdict, cs []Counter, deadline time.Time) bool {
 // a lease was released or tokens given back, by this pod or (through
 // Redis) another.
 func (l *Limiter) kick() {
+	l.freed.Add(1)
 	l.qmu.Lock()
 	qs := make([]*queue, 0, len(l.queues))
 	for _, q := range l.queues {
