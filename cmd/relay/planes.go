@@ -81,12 +81,14 @@ func newPlanes(ctx context.Context, cfg *config.Config, st *store.Store, box *se
 	// Metrics and the usage ledger: every request's record is priced, counted
 	// and queued for the batch writer, off the request path.
 	reg := metrics.New(metrics.Options{Snapshot: ld.Current, Status: ld})
+	limiter.ObservePacing(reg) // relay_pacing_wait_seconds and the queue length, so Waiting stays 0 below
 	reg.WatchLimiter(func() metrics.LimiterStats {
 		st := limiter.Stats()
 		return metrics.LimiterStats{
-			Waiting: st.Waiting, Admitted: st.Admitted, Paced: st.Paced, Refused: st.Refused,
+			Admitted: st.Admitted, Paced: st.Paced, Refused: st.Refused,
 			BudgetRefused: st.BudgetRefused, FailOpen: st.FailOpen, FailClosed: st.FailClosed,
 			StoreErrors: st.StoreErrors, SettleDropped: st.SettleDropped, LeasesDropped: st.LeasesDropped, StoreAvailable: cfg.RedisURL != "" && st.RedisAvailable,
+			PacedAdmitted: st.PacedAdmitted, RefusedNeverFits: st.RefusedNeverFits, RefusedWaitTooLong: st.RefusedWaitTooLong, RefusedQueueFull: st.RefusedQueueFull,
 		}
 	})
 	breakers = reg.Breakers(breakers)
@@ -112,15 +114,17 @@ func newPlanes(ctx context.Context, cfg *config.Config, st *store.Store, box *se
 	maintainer := usageledger.NewMaintainer(usageledger.MaintainerConfig{Store: st, Logger: log})
 	svcs.goRun(ctx, "usage maintenance", maintainer.Run)
 	inference := proxy.New(proxy.Config{
-		Snapshot:     ld.Current,
-		Breakers:     breakers,
-		Limiter:      limiter,
-		Recorder:     ledger,
-		Capturer:     captures,
-		MaxInflight:  cfg.MaxInflight,
-		Logger:       log,
-		MaxBodyBytes: cfg.MaxBodyBytes,
-		Egress:       guard,
+		Snapshot:       ld.Current,
+		Breakers:       breakers,
+		Limiter:        limiter,
+		Recorder:       ledger,
+		Capturer:       captures,
+		MaxInflight:    cfg.MaxInflight,
+		Logger:         log,
+		MaxBodyBytes:   cfg.MaxBodyBytes,
+		Egress:         guard,
+		MaxHeaders:     cfg.MaxHeaders,
+		MaxHeaderBytes: cfg.MaxHeaderBytes,
 
 		TracerProvider: tr.Provider(),
 	})

@@ -586,11 +586,21 @@ type LimiterStats struct {
 	SettleDropped  uint64 // settlements dropped, whole or their token adjustments, on a full queue
 	LeasesDropped  uint64 // concurrency lease releases lost (the leases expire by their TTL instead)
 	StoreAvailable bool   // whether the limiter's store (Redis) is in use
+	// PacedAdmitted counts reservations granted after waiting in a queue.
+	PacedAdmitted uint64
+	// Refusals by why the request could not wait (longer): its estimate
+	// can never fit, its wait would pass its deadline, its queue was full.
+	RefusedNeverFits, RefusedWaitTooLong, RefusedQueueFull uint64
 }
 
 var limiterDescs = struct {
 	admitted, paced, refused, failOpen, failClosed, storeErrors, settleDropped, leasesDropped, available *prometheus.Desc
+	admittedAfterWait, pacingRefusals                                                                    *prometheus.Desc
 }{
+	admittedAfterWait: prometheus.NewDesc("relay_rate_limiter_admitted_after_wait_total", "Reservations the rate limiter granted after they waited in a pacing queue.", nil, nil),
+	pacingRefusals: prometheus.NewDesc("relay_pacing_refusals_total",
+		"Requests the limiter refused, by why they could not wait (longer): never_fits (the estimate is larger than the rule or budget), wait_too_long (past max_wait_ms or the caller's deadline), queue_full, fail_closed (Redis down, the policy fails closed).",
+		[]string{"reason"}, nil),
 	admitted:      prometheus.NewDesc("relay_rate_limiter_admitted_total", "Reservations the rate limiter granted.", nil, nil),
 	paced:         prometheus.NewDesc("relay_rate_limiter_paced_total", "Reservations that waited in a pacing queue before they were granted or refused.", nil, nil),
 	refused:       prometheus.NewDesc("relay_rate_limiter_refused_total", "Reservations the rate limiter refused, by reason: rate_limited, budget_exceeded.", []string{"reason"}, nil),
@@ -614,7 +624,7 @@ type limiterCollector struct{ stats func() LimiterStats }
 
 func (c limiterCollector) Describe(ch chan<- *prometheus.Desc) {
 	d := limiterDescs
-	for _, x := range []*prometheus.Desc{d.admitted, d.paced, d.refused, d.failOpen, d.failClosed, d.storeErrors, d.settleDropped, d.leasesDropped, d.available} {
+	for _, x := range []*prometheus.Desc{d.admitted, d.paced, d.refused, d.failOpen, d.failClosed, d.storeErrors, d.settleDropped, d.leasesDropped, d.available, d.admittedAfterWait, d.pacingRefusals} {
 		ch <- x
 	}
 }
@@ -633,6 +643,11 @@ func (c limiterCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(d.storeErrors, s.StoreErrors)
 	counter(d.settleDropped, s.SettleDropped)
 	counter(d.leasesDropped, s.LeasesDropped)
+	counter(d.admittedAfterWait, s.PacedAdmitted)
+	counter(d.pacingRefusals, s.RefusedNeverFits, "never_fits")
+	counter(d.pacingRefusals, s.RefusedWaitTooLong, "wait_too_long")
+	counter(d.pacingRefusals, s.RefusedQueueFull, "queue_full")
+	counter(d.pacingRefusals, s.FailClosed, "fail_closed")
 	up := 0.0
 	if s.StoreAvailable {
 		up = 1

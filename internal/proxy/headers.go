@@ -47,7 +47,7 @@ func connectionLists(conn []string, name string) bool {
 // checkHeaderBounds refuses a request whose headers are more or larger
 // than any SDK sends: every one of them is read (and most dropped) on the
 // way upstream, and a tenant's 10,000 headers should cost Relay nothing.
-func checkHeaderBounds(h http.Header) error {
+func checkHeaderBounds(h http.Header, maxFields, maxBytes int) error {
 	n, size := 0, 0
 	for name, vs := range h {
 		for _, v := range vs {
@@ -55,16 +55,17 @@ func checkHeaderBounds(h http.Header) error {
 			size += len(name) + len(v) + 4 // ": " and CRLF
 		}
 	}
-	if n > maxRequestHeaders || size > maxRequestHeaderBytes {
-		return wire.Errorf(wire.ErrHeadersTooLarge, "The request carries %d header fields in %d bytes; Relay accepts at most %d fields and %d KiB.", n, size, maxRequestHeaders, maxRequestHeaderBytes>>10)
+	if n > maxFields || size > maxBytes {
+		return wire.Errorf(wire.ErrHeadersTooLarge, "The request carries %d header fields in %d bytes; Relay accepts at most %d fields and %d bytes.", n, size, maxFields, maxBytes)
 	}
 	return nil
 }
 
-// Bounds of a caller's request headers (checkHeaderBounds).
+// Default bounds of a caller's request headers (checkHeaderBounds), the
+// defaults of RELAY_MAX_HEADERS and RELAY_MAX_HEADER_BYTES.
 const (
-	maxRequestHeaders     = 100
-	maxRequestHeaderBytes = 64 << 10
+	defaultMaxHeaders     = 100
+	defaultMaxHeaderBytes = 64 << 10
 )
 
 // setUpstreamAuth puts the host key in the header the upstream shape expects.

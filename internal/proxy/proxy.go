@@ -14,6 +14,7 @@ package proxy
 
 import (
 	"bytes"
+	"cmp"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -89,6 +90,10 @@ type Config struct {
 	Egress *egress.Guard
 	// MaxBodyBytes caps a request body (413 above); 0: 32 MiB.
 	MaxBodyBytes int64
+	// MaxHeaders and MaxHeaderBytes bound a request's header fields
+	// (RELAY_MAX_HEADERS, RELAY_MAX_HEADER_BYTES; 431 in the caller's
+	// shape above them); 0: 100 fields, 64 KiB.
+	MaxHeaders, MaxHeaderBytes int
 	// KeepAlive is how long a stream may stay silent before Relay sends
 	// ": keep-alive"; 0: 15s, negative: never.
 	KeepAlive time.Duration
@@ -128,7 +133,9 @@ type Handler struct {
 	timeouts  Timeouts
 
 	maxInflight int64
-	inflight    atomic.Int64
+	// maxHeaders and maxHeaderBytes are Config's, defaults applied.
+	maxHeaders, maxHeaderBytes int
+	inflight                   atomic.Int64
 
 	reqs sync.Pool // *request
 }
@@ -150,7 +157,9 @@ func New(cfg Config) *Handler {
 		backoffTo: cfg.RetryBackoffMax,
 		timeouts:  cfg.DefaultTimeouts,
 
-		maxInflight: int64(max(cfg.MaxInflight, 0)),
+		maxInflight:    int64(max(cfg.MaxInflight, 0)),
+		maxHeaders:     cmp.Or(max(cfg.MaxHeaders, 0), defaultMaxHeaders),
+		maxHeaderBytes: cmp.Or(max(cfg.MaxHeaderBytes, 0), defaultMaxHeaderBytes),
 	}
 	if cfg.TracerProvider != nil {
 		h.tracer = cfg.TracerProvider.Tracer(tracerName)
@@ -289,7 +298,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // serveLimited serves an inference request within MaxInflight, once its
 // headers are within bounds (checkHeaderBounds).
 func (h *Handler) serveLimited(rq *request) {
-	if err := checkHeaderBounds(rq.r.Header); err != nil {
+	if err := checkHeaderBounds(rq.r.Header, h.maxHeaders, h.maxHeaderBytes); err != nil {
 		rq.fail(err)
 		rq.finish()
 		return

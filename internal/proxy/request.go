@@ -280,6 +280,7 @@ func (rq *request) setRelayHeaders() {
 		rq.setHeader(hd, "X-Relay-Host", rq.cand.Host.Slug)
 	}
 	rq.setRouteHeader(hd)
+	rq.setRateHeaders(hd)
 }
 
 // finish logs the request, settles the limiter and emits its Record.

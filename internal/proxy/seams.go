@@ -66,6 +66,21 @@ type Reservation interface {
 	Done(wire.Usage)
 }
 
+// RateHeaders is implemented by a Reservation that tells the caller its
+// own remaining budget: the x-ratelimit-* headers of the caller's policy,
+// set on the response after the upstream's headers (so they replace a
+// shared host key's).
+type RateHeaders interface {
+	SetRateHeaders(http.Header)
+}
+
+// setRateHeaders sets the reservation's x-ratelimit-* headers, if any.
+func (rq *request) setRateHeaders(hd http.Header) {
+	if rh, ok := rq.res.(RateHeaders); ok {
+		rh.SetRateHeaders(hd)
+	}
+}
+
 // limiterFailed answers a limiter's refusal (its *wire.Error, with any
 // headers it sets, such as x-ratelimit-*) or failure (503).
 func (rq *request) limiterFailed(err error) {

@@ -28,10 +28,15 @@ type Refusal struct {
 func (e *Refusal) Error() string { return e.Err.Error() }
 func (e *Refusal) Unwrap() error { return e.Err }
 
-// SetHeaders adds the x-ratelimit-* headers (the proxy calls it).
+// SetHeaders adds the x-ratelimit-* headers and retry-after-ms, the
+// exact wait that Retry-After (whole seconds, rounded up) rounds (the
+// proxy calls it).
 func (e *Refusal) SetHeaders(h http.Header) {
 	for i := 0; i+1 < len(e.headers); i += 2 {
 		h.Set(e.headers[i], e.headers[i+1])
+	}
+	if e.Err != nil && e.Err.RetryAfter > 0 {
+		h.Set("Retry-After-Ms", strconv.FormatInt(max(1, e.Err.RetryAfter.Milliseconds()), 10))
 	}
 }
 

@@ -31,6 +31,7 @@ const (
 	DefaultMaxQueue     = 1000
 	DefaultSettleQueue  = 4096
 	DefaultLeasePoll    = 50 * time.Millisecond
+	DefaultTokenPoll    = 250 * time.Millisecond
 	settleTimeout       = time.Second
 	settleHelpers       = 2 // settle goroutines that join in on a backlog
 	failureModeClosed   = "closed"
@@ -75,6 +76,26 @@ type Options struct {
 	// LeasePoll is how often a request waiting for a concurrency slot
 	// checks again (a release in this pod wakes it at once).
 	LeasePoll time.Duration
+	// FixedEstimates turns learning off: a request's output estimate is
+	// its max_tokens (else the model's max output, else
+	// DefaultOutputTokens), as before estimates were learned.
+	FixedEstimates bool
+	// EstimatePercentile is the percentile of recent actual output
+	// tokens (per model, and per policy and model) a request reserves
+	// when it is below the request's max_tokens.
+	EstimatePercentile int
+	// EstimateSamples is how many recent outputs each is learned from.
+	EstimateSamples int
+	// EstimateMinSamples is how many outputs must have been seen before
+	// the learned estimate is used.
+	EstimateMinSamples int
+	// EstimateFloor is the least a learned output estimate reserves.
+	EstimateFloor int64
+	// TokenPoll is how often the head of a queue waiting for tokens asks
+	// again when no settlement has woken it: a settlement that gives
+	// tokens back (actual below the estimate) wakes it at once, in this
+	// pod directly and in the others through Redis pub/sub.
+	TokenPoll time.Duration
 	// Logger gets state changes (Redis down, Redis back); nil discards.
 	Logger *slog.Logger
 	// Now is the counters' clock; nil is time.Now, and Redis's own clock
@@ -87,19 +108,28 @@ type Options struct {
 
 // Stats are the limiter's counters since start, for metrics.
 type Stats struct {
-	Admitted       uint64 // reservations granted (first attempts and retries)
-	Paced          uint64 // reservations that waited in a pacing queue
-	Refused        uint64 // 429 rate_limited
-	BudgetRefused  uint64 // 429 budget_exceeded
-	FailOpen       uint64 // reservations made against the local share while Redis was down
-	FailClosed     uint64 // 503 limiter_unavailable
-	StoreErrors    uint64 // failed or timed-out Redis calls on the request path
-	SettleDropped  uint64 // settlements dropped (whole, or all but their lease releases) on a full queue
-	LeasesDropped  uint64 // lease releases among them: those leases expire by TTL
-	SettleErrors   uint64 // settlement batches that failed
-	Waiting        int64  // requests in pacing queues now
-	Pods           int64  // live pods last seen in Redis (0 before the first look)
-	RedisAvailable bool   // false while Redis calls are being skipped after a failure
+	Admitted      uint64 // reservations granted (first attempts and retries)
+	Paced         uint64 // reservations that waited in a pacing queue
+	Refused       uint64 // 429 rate_limited
+	BudgetRefused uint64 // 429 budget_exceeded
+	FailOpen      uint64 // reservations made against the local share while Redis was down
+	FailClosed    uint64 // 503 limiter_unavailable
+	StoreErrors   uint64 // failed or timed-out Redis calls on the request path
+	SettleDropped uint64 // settlements dropped (whole, or all but their lease releases) on a full queue
+	LeasesDropped uint64 // lease releases among them: those leases expire by TTL
+	SettleErrors  uint64 // settlement batches that failed
+	PacedAdmitted uint64 // reservations granted after waiting in a pacing queue
+	// Refusals by why the request could not wait (longer), whatever
+	// refused it (a rate limit, a budget): its estimate can never fit,
+	// its wait would pass its deadline (or the policy lets no request
+	// wait), its queue was full. Fail-closed refusals are FailClosed.
+	RefusedNeverFits   uint64
+	RefusedWaitTooLong uint64
+	RefusedQueueFull   uint64
+	Wakes              uint64 // wake-ups by another pod's settlement (Redis pub/sub)
+	Waiting            int64  // requests in pacing queues now
+	Pods               int64  // live pods last seen in Redis (0 before the first look)
+	RedisAvailable     bool   // false while Redis calls are being skipped after a failure
 }
 
 // Limiter implements proxy.KeyLimiter over a Store. It is safe for
@@ -118,6 +148,9 @@ type Limiter struct {
 
 	lmu    sync.Mutex
 	leases map[string]leaseRef // live leases by id, renewed in the background
+
+	estimates *estimates  // nil with FixedEstimates
+	shares    chan string // learned estimates to publish; nil without Redis
 
 	budgets atomic.Pointer[budgetIndex]
 	keys    atomic.Pointer[keyCache]
@@ -138,8 +171,15 @@ type Limiter struct {
 	admitted, paced, refused, budgetRefused atomic.Uint64
 	failOpen, failClosed, storeErrors       atomic.Uint64
 	settleDropped, settleErrors             atomic.Uint64
-	leasesDropped                           atomic.Uint64
-	waiting, pods                           atomic.Int64
+	leasesDropped, wakes                    atomic.Uint64
+	pacedAdmitted, refusedNeverFits         atomic.Uint64
+	refusedWaitTooLong, refusedQueueFull    atomic.Uint64
+	pacingObs                               atomic.Pointer[PacingObserver]
+	// freed counts settlements that freed room (kick): a refusal that
+	// sees it move before its request is queued asks again at once,
+	// instead of sleeping through the wake-up it missed.
+	freed         atomic.Uint64
+	waiting, pods atomic.Int64
 }
 
 // leaseRef is a live lease and the store that holds it.
@@ -151,6 +191,7 @@ type leaseRef struct {
 var (
 	_ proxy.KeyLimiter  = (*Limiter)(nil)
 	_ proxy.Reservation = (*reservation)(nil)
+	_ proxy.RateHeaders = (*reservation)(nil)
 )
 
 // New returns a running Limiter. With Options.Redis it loads the script
@@ -168,6 +209,20 @@ func New(opts Options) *Limiter {
 	def(&opts.RetryDown, DefaultRetryDown)
 	def(&opts.LeaseTTL, DefaultLeaseTTL)
 	def(&opts.LeasePoll, DefaultLeasePoll)
+	def(&opts.TokenPoll, DefaultTokenPoll)
+	defInt := func(p *int, v int) {
+		if *p <= 0 {
+			*p = v
+		}
+	}
+	defInt(&opts.EstimatePercentile, DefaultEstimatePercentile)
+	opts.EstimatePercentile = min(opts.EstimatePercentile, 100)
+	defInt(&opts.EstimateSamples, DefaultEstimateSamples)
+	defInt(&opts.EstimateMinSamples, DefaultEstimateMinSamples)
+	opts.EstimateMinSamples = min(opts.EstimateMinSamples, opts.EstimateSamples)
+	if opts.EstimateFloor <= 0 {
+		opts.EstimateFloor = DefaultEstimateFloor
+	}
 	if opts.AssumedPods <= 0 {
 		opts.AssumedPods = DefaultAssumedPods
 	}
@@ -199,6 +254,9 @@ func New(opts Options) *Limiter {
 	}
 	l.lastTurn = make(chan struct{})
 	close(l.lastTurn)
+	if !opts.FixedEstimates {
+		l.estimates = &estimates{percentile: opts.EstimatePercentile, samples: opts.EstimateSamples, minSamples: opts.EstimateMinSamples}
+	}
 	if l.log == nil {
 		l.log = slog.New(slog.DiscardHandler)
 	}
@@ -210,6 +268,7 @@ func New(opts Options) *Limiter {
 			l.log.Warn("rate limiter: the Redis client ignores context deadlines, so a slow Redis may hold requests past the limiter's timeout; build it with NewRedisClient")
 		}
 		l.redis = NewRedis(opts.Redis, opts.Prefix, opts.Now == nil)
+		l.redis.Notify(opts.Pod)
 		l.fallback = NewMemory()
 		l.primary = l.redis
 		ctx, cancel := context.WithTimeout(context.Background(), 10*opts.Timeout)
@@ -227,7 +286,77 @@ func New(opts Options) *Limiter {
 		go l.settleLoop(l.surge)
 	}
 	go l.renewLoop()
+	if l.redis != nil {
+		l.wg.Add(1)
+		go l.listenLoop()
+		if l.estimates != nil {
+			l.shares = make(chan string, shareQueue)
+			l.estimates.learnt = func(k estimateKey, n int64) {
+				select {
+				case l.shares <- estimateMessage(l.opts.Pod, k, n):
+				default: // the next percentile will be shared
+				}
+			}
+			l.wg.Add(1)
+			go l.shareLoop()
+		}
+	}
 	return l
+}
+
+// shareQueue bounds the learned estimates waiting to be published.
+const shareQueue = 64
+
+// estimatesChannel is the pub/sub channel of learned output estimates,
+// after the prefix.
+const estimatesChannel = "{rl}:estimates"
+
+// shareLoop publishes the output estimates this pod learns, so that the
+// other pods reserve them before they have learned their own.
+func (l *Limiter) shareLoop() {
+	defer l.wg.Done()
+	for {
+		select {
+		case <-l.stop:
+			return
+		case m := <-l.shares:
+			ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
+			if err := l.opts.Redis.Publish(ctx, l.opts.Prefix+estimatesChannel, m).Err(); err != nil {
+				l.log.Debug("rate limiter: sharing a learned estimate failed", "err", err)
+			}
+			cancel()
+		}
+	}
+}
+
+// listenLoop wakes this pod's waiters when another pod's settlement gave
+// room back (Redis pub/sub; the client resubscribes after a lost
+// connection, and the waiters' polls cover what is missed meanwhile).
+func (l *Limiter) listenLoop() {
+	defer l.wg.Done()
+	sub := l.opts.Redis.Subscribe(context.Background(), l.redis.Channel(), l.opts.Prefix+estimatesChannel)
+	defer func() { _ = sub.Close() }()
+	ch := sub.Channel()
+	for {
+		select {
+		case <-l.stop:
+			return
+		case m, ok := <-ch:
+			if !ok {
+				return
+			}
+			if m.Channel != l.redis.Channel() {
+				if pod, k, n, err := parseEstimateMessage(m.Payload); err == nil && pod != l.opts.Pod {
+					l.estimates.adopt(k, n)
+				}
+				continue
+			}
+			if m.Payload != l.opts.Pod {
+				l.wakes.Add(1)
+				l.kick()
+			}
+		}
+	}
 }
 
 // Close flushes pending settlements and stops the background goroutines.
@@ -247,6 +376,8 @@ func (l *Limiter) Stats() Stats {
 		BudgetRefused: l.budgetRefused.Load(), FailOpen: l.failOpen.Load(), FailClosed: l.failClosed.Load(),
 		StoreErrors: l.storeErrors.Load(), SettleDropped: l.settleDropped.Load(), SettleErrors: l.settleErrors.Load(),
 		LeasesDropped: l.leasesDropped.Load(), Waiting: l.waiting.Load(), Pods: l.pods.Load(),
+		PacedAdmitted: l.pacedAdmitted.Load(), RefusedNeverFits: l.refusedNeverFits.Load(),
+		RefusedWaitTooLong: l.refusedWaitTooLong.Load(), RefusedQueueFull: l.refusedQueueFull.Load(), Wakes: l.wakes.Load(),
 		RedisAvailable: l.redis == nil || l.health.downUntil.Load() == 0,
 	}
 }
@@ -494,7 +625,7 @@ func (l *Limiter) apply(batch map[Store][]Adjust, jobs []settleJob, prev <-chan 
 		}
 		cancel()
 		for i := range adj {
-			if adj[i].Kind == KindLease {
+			if frees(&adj[i]) {
 				released = true
 			}
 		}
@@ -510,6 +641,12 @@ func (l *Limiter) apply(batch map[Store][]Adjust, jobs []settleJob, prev <-chan 
 	if released {
 		l.kick()
 	}
+}
+
+// frees reports whether an adjustment gives room back: a lease released,
+// or tokens settled below their estimate.
+func frees(a *Adjust) bool {
+	return a.Kind == KindLease || (a.Kind == KindWindow && a.Delta < 0 && isTokenMeter(a.Meter))
 }
 
 // renewLoop keeps this pod's leases alive and counts the live pods.

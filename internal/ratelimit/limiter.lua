@@ -15,6 +15,10 @@
 --     settling, the reservation's clock for 'w' and the time it set for 's'
 --     (an undo)
 -- KEYS: per counter in order; 'w' takes two, the others one.
+-- When settling, two more ARGV may follow the counters: a pub/sub channel
+-- and this pod's name. A settlement that gives room back (a lease
+-- released, a window lowered) publishes the name there, so that the other
+-- pods' requests waiting for that room ask again at once.
 --
 -- Cost: after the network, a script's CPU is mostly its redis.call()s
 -- (each builds, runs and parses back a command) and the numbers Lua parses
@@ -35,8 +39,9 @@
 -- settlement finds its bucket by name.
 --
 -- A reservation that fits answers {1, 0, -1, now, the time set by each
--- spacing counter...}; a refusal and a peek answer {ok, wait, worst, now,
--- then used and reset for each counter}.
+-- spacing counter..., then what each counter held before it (used)...};
+-- a refusal and a peek answer {ok, wait, worst, now, then used and reset
+-- for each counter}.
 
 local mode = ARGV[1]
 local now = tonumber(ARGV[2])
@@ -251,12 +256,16 @@ if mode == 'r' or mode == 'p' then
       end
     end
   end
+  for i = 1, n do
+    ok[#ok + 1] = out[4 + 2 * i - 1]
+  end
   return ok
 end
 
 if mode == 's' then
   -- Leases released from one set go in one ZREM.
   local zrem, zkeys = {}, {}
+  local freed = false
   local ki = 1
   for i = 1, n do
     local a = 3 + (i - 1) * 5
@@ -271,6 +280,7 @@ if mode == 's' then
       -- comes after that bucket expired goes to now's.
       local bk = KEYS[ki - 1]
       local win, d = tonumber(ARGV[a + 3]), tonumber(delta)
+      if d < 0 then freed = true end
       local e = expiry(tonumber(extra), win)
       local v = redis.call('BITFIELD', k, 'GET', 'i64', '0', 'GET', 'i64', '64', 'GET', 'i64', '128', 'GET', 'i64', '192')
       local sum, h, t, c = wload(k, bk, win, v[1], v[2], v[3], v[4])
@@ -304,6 +314,7 @@ if mode == 's' then
         zkeys[#zkeys + 1] = k
       end
       ids[#ids + 1] = extra
+      freed = true
     elseif kind == 'p' and delta ~= '0' then
       if redis.call('EXISTS', k) == 1 then
         local v = redis.call('INCRBY', k, delta)
@@ -325,6 +336,10 @@ if mode == 's' then
   end
   for _, k in ipairs(zkeys) do
     redis.call('ZREM', k, unpack(zrem[k]))
+  end
+  local chan = ARGV[4 + 5 * n]
+  if freed and chan and chan ~= '' then
+    redis.call('PUBLISH', chan, ARGV[5 + 5 * n] or '')
   end
   return {now}
 end

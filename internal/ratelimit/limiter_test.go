@@ -298,6 +298,7 @@ func TestLimiter_RefusalExplainsItself(t *testing.T) {
 		snapshot.Rule{Meter: snapshot.MeterRequests, Amount: 1, Window: time.Minute},
 		snapshot.Rule{Meter: snapshot.MeterTotalTokens, Amount: 5000, Window: time.Minute})
 	c.policy.RateLimitID = rl.ID
+	c.model.MaxOutputTokens = 10000 // the output estimate's ceiling
 	snap := c.build()
 	l := New(Options{})
 	t.Cleanup(func() { _ = l.Close() })

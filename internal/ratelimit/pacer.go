@@ -23,24 +23,44 @@ type queue struct {
 	mu      sync.Mutex
 	waiters []*waiter
 	retryAt time.Time
-	last    Verdict // the head's last refusal, to explain a timeout
-	onLease bool    // … was for a concurrency slot: a release wakes the head
+	last    Verdict   // the head's last refusal, to explain a timeout
+	lastAt  time.Time // when the store gave it
+	// Fair turns across projects (start-time fair queuing): a waiter's
+	// round is one past the last round its project holds in the queue,
+	// and at least the round of the last waiter admitted; within a
+	// priority, waiters go by round, then arrival. A project that queued
+	// 1000 requests holds rounds 0…999; another project's one request
+	// takes the round being served and goes next.
+	round  int64                 // the round of the last waiter admitted
+	rounds map[snapshot.ID]int64 // per project with waiters: its last round
+	counts map[snapshot.ID]int   // … and how many it has
+	// onSettle: the head's last refusal was for something a settlement
+	// frees (a concurrency slot, or tokens reserved from an estimate), so
+	// a release or a refund — in this pod or, through Redis, another —
+	// wakes the head.
+	onSettle bool
 }
 
 type waiter struct {
-	prio int
-	seq  uint64
-	wake chan struct{} // buffered 1
+	prio    int
+	round   int64
+	seq     uint64
+	project snapshot.ID
+	wake    chan struct{} // buffered 1
 }
 
 // ask is one reservation to acquire.
 type ask struct {
 	qk       queueKey
 	prio     int
-	seq      uint64    // arrival order
-	deadline time.Time // zero: may not wait
-	closed   bool      // the policy fails closed
+	seq      uint64      // arrival order
+	project  snapshot.ID // whose turn it takes, for fairness
+	deadline time.Time   // zero: may not wait
+	closed   bool        // the policy fails closed
 	cs       []Counter
+	// refresh, when set, updates the amounts of cs before each try (a
+	// waiting request's estimate may be learned lower meanwhile).
+	refresh func([]Counter)
 }
 
 // acquire reserves a.cs, waiting in a.qk's queue while the store says the
@@ -53,6 +73,7 @@ func (l *Limiter) acquire(ctx context.Context, a *ask) (g grant, v Verdict, ok b
 	q.mu.Lock()
 	queued := len(q.waiters) > 0
 	q.mu.Unlock()
+	freed := l.freed.Load()
 	if !queued {
 		// The fast path: nobody waits, so nobody is overtaken.
 		var st Store
@@ -60,6 +81,7 @@ func (l *Limiter) acquire(ctx context.Context, a *ask) (g grant, v Verdict, ok b
 			return grant{store: st, at: v.At, atOf: v.AtOf, cs: a.cs}, v, err == nil, err
 		}
 		if !l.canWait(v, a.cs, a.deadline) {
+			l.refusedFor(v)
 			return grant{}, v, false, nil
 		}
 	}
@@ -68,13 +90,24 @@ func (l *Limiter) acquire(ctx context.Context, a *ask) (g grant, v Verdict, ok b
 	if queued {
 		// Behind others: refuse at once what cannot be served in time.
 		est := Verdict{Wait: time.Until(q.retryAt), Worst: q.last.Worst, Used: q.last.Used, Reset: q.last.Reset}
+		if q.onSettle {
+			// The head waits for a settlement that may come any moment:
+			// wait behind it until the deadline.
+			est.Wait = 0
+		}
 		est.Wait = max(est.Wait, time.Millisecond)
-		if len(q.waiters) >= l.opts.MaxQueue || a.deadline.IsZero() || time.Now().Add(est.Wait).After(a.deadline) {
+		if full := len(q.waiters) >= l.opts.MaxQueue; full || a.deadline.IsZero() || time.Now().Add(est.Wait).After(a.deadline) {
 			q.mu.Unlock()
+			if full {
+				l.refusedQueueFull.Add(1)
+			} else {
+				l.refusedWaitTooLong.Add(1)
+			}
 			return grant{}, est, false, nil
 		}
 	}
-	w := &waiter{prio: a.prio, seq: a.seq, wake: make(chan struct{}, 1)}
+	w := &waiter{prio: a.prio, seq: a.seq, project: a.project, wake: make(chan struct{}, 1)}
+	q.take(w)
 	i := len(q.waiters)
 	for i > 0 && before(w, q.waiters[i-1]) {
 		i--
@@ -83,9 +116,12 @@ func (l *Limiter) acquire(ctx context.Context, a *ask) (g grant, v Verdict, ok b
 	copy(q.waiters[i+1:], q.waiters[i:])
 	q.waiters[i] = w
 	if !queued {
-		q.last, q.onLease = v, worstIsLease(v, a.cs)
+		q.last, q.lastAt, q.onSettle = v, time.Now(), freedBySettle(v, a.cs)
 		if i == 0 || q.retryAt.IsZero() {
 			q.retryAt = time.Now().Add(l.pace(v, a.cs))
+		}
+		if q.onSettle && l.freed.Load() != freed {
+			q.retryAt = time.Now() // a settlement freed room since the refusal: ask again now
 		}
 	}
 	if i == 0 && len(q.waiters) > 1 {
@@ -95,15 +131,94 @@ func (l *Limiter) acquire(ctx context.Context, a *ask) (g grant, v Verdict, ok b
 	l.paced.Add(1)
 	l.waiting.Add(1)
 	defer l.waiting.Add(-1)
-	return l.wait(ctx, q, w, a)
+	obs := l.observer()
+	if obs != nil {
+		obs.PacingStarted()
+	}
+	start := time.Now()
+	g, v, ok, err = l.wait(ctx, q, w, a)
+	outcome := "refused"
+	switch {
+	case ok:
+		outcome = "admitted"
+		l.pacedAdmitted.Add(1)
+	case err != nil && ctx.Err() != nil:
+		outcome = "canceled"
+	}
+	if obs != nil {
+		obs.PacingEnded(time.Since(start), outcome)
+	}
+	return g, v, ok, err
 }
 
-// before orders waiters: higher priority first, then arrival.
+// refusedFor counts a refusal of a request that may not wait (longer).
+func (l *Limiter) refusedFor(v Verdict) {
+	if v.Wait == Never {
+		l.refusedNeverFits.Add(1)
+	} else {
+		l.refusedWaitTooLong.Add(1)
+	}
+}
+
+// PacingObserver is told about every request that waits in a pacing
+// queue: when it starts and, once, when it stops — how long it waited and
+// how it ended: "admitted", "refused" or "canceled". metrics.Registry is
+// one.
+type PacingObserver interface {
+	PacingStarted()
+	PacingEnded(wait time.Duration, outcome string)
+}
+
+// ObservePacing makes o the limiter's PacingObserver (nil: none).
+func (l *Limiter) ObservePacing(o PacingObserver) {
+	if o == nil {
+		l.pacingObs.Store(nil)
+		return
+	}
+	l.pacingObs.Store(&o)
+}
+
+func (l *Limiter) observer() PacingObserver {
+	if p := l.pacingObs.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// before orders waiters: higher priority first, then round (fair turns
+// across projects), then arrival.
 func before(a, b *waiter) bool {
 	if a.prio != b.prio {
 		return a.prio > b.prio
 	}
+	if a.round != b.round {
+		return a.round < b.round
+	}
 	return a.seq < b.seq
+}
+
+// take gives w its round; q.mu is held.
+func (q *queue) take(w *waiter) {
+	if q.rounds == nil {
+		q.rounds, q.counts = make(map[snapshot.ID]int64), make(map[snapshot.ID]int)
+	}
+	w.round = q.round
+	if q.counts[w.project] > 0 {
+		w.round = max(w.round, q.rounds[w.project]+1)
+	}
+	q.rounds[w.project] = w.round
+	q.counts[w.project]++
+}
+
+// give takes w's round back as it leaves; q.mu is held.
+func (q *queue) give(w *waiter, admitted bool) {
+	if admitted {
+		q.round = max(q.round, w.round)
+	}
+	if q.counts[w.project]--; q.counts[w.project] <= 0 {
+		delete(q.counts, w.project)
+		delete(q.rounds, w.project)
+	}
 }
 
 func signal(w *waiter) {
@@ -125,11 +240,15 @@ func (l *Limiter) wait(ctx context.Context, q *queue, w *waiter, a *ask) (grant,
 		if head {
 			d = min(d, time.Until(q.retryAt))
 		}
-		last := q.last
+		last, lastAt := q.last, q.lastAt
 		q.mu.Unlock()
 
 		switch {
 		case turn:
+			if a.refresh != nil {
+				a.refresh(a.cs)
+			}
+			freed := l.freed.Load()
 			v, st, err := l.reserve(ctx, a.cs, a.closed)
 			if err != nil {
 				l.leave(q, w, false)
@@ -140,17 +259,22 @@ func (l *Limiter) wait(ctx context.Context, q *queue, w *waiter, a *ask) (grant,
 				return grant{store: st, at: v.At, atOf: v.AtOf, cs: a.cs}, v, true, nil
 			}
 			q.mu.Lock()
-			q.last, q.onLease = v, worstIsLease(v, a.cs)
+			q.last, q.lastAt, q.onSettle = v, time.Now(), freedBySettle(v, a.cs)
 			q.retryAt = time.Now().Add(l.pace(v, a.cs))
+			if q.onSettle && l.freed.Load() != freed {
+				q.retryAt = time.Now() // a settlement freed room since the refusal: ask again now
+			}
 			q.mu.Unlock()
 			if !l.canWait(v, a.cs, a.deadline) {
 				l.leave(q, w, false)
+				l.refusedFor(v)
 				return grant{}, v, false, nil
 			}
 			continue
 		case d <= 0: // past the deadline
 			l.leave(q, w, false)
-			last.Wait = max(time.Millisecond, time.Until(q.retryAtLocked()))
+			l.refusedWaitTooLong.Add(1)
+			last.Wait = l.refusedWait(last, lastAt, a.cs, q)
 			return grant{}, last, false, nil
 		}
 		timer.Reset(d)
@@ -162,6 +286,16 @@ func (l *Limiter) wait(ctx context.Context, q *queue, w *waiter, a *ask) (grant,
 			return grant{}, Verdict{}, false, ctx.Err()
 		}
 	}
+}
+
+// refusedWait is the Retry-After of a waiter refused at its deadline: for
+// a window (tokens included) the moment the head's last answer said it
+// would fit, less the time since; otherwise the head's next try.
+func (l *Limiter) refusedWait(last Verdict, lastAt time.Time, cs []Counter, q *queue) time.Duration {
+	if last.Worst >= 0 && last.Worst < len(cs) && cs[last.Worst].Kind == KindWindow && last.Wait != Never && !lastAt.IsZero() {
+		return max(time.Millisecond, last.Wait-time.Since(lastAt))
+	}
+	return max(time.Millisecond, time.Until(q.retryAtLocked()))
 }
 
 func (q *queue) retryAtLocked() time.Time {
@@ -183,6 +317,7 @@ func (l *Limiter) leave(q *queue, w *waiter, admitted bool) {
 		copy(q.waiters[i:], q.waiters[i+1:])
 		q.waiters[len(q.waiters)-1] = nil
 		q.waiters = q.waiters[:len(q.waiters)-1]
+		q.give(w, admitted)
 		if i == 0 && len(q.waiters) > 0 {
 			if admitted {
 				q.retryAt = time.Now()
@@ -198,31 +333,58 @@ func worstIsLease(v Verdict, cs []Counter) bool {
 	return v.Worst >= 0 && v.Worst < len(cs) && cs[v.Worst].Kind == KindLease
 }
 
+// worstIsTokens reports whether a refusal waits for tokens: a window of a
+// token meter, whose reservations are estimates that settling may give
+// back long before the window moves.
+func worstIsTokens(v Verdict, cs []Counter) bool {
+	return v.Worst >= 0 && v.Worst < len(cs) && cs[v.Worst].Kind == KindWindow && isTokenMeter(cs[v.Worst].Meter)
+}
+
+func isTokenMeter(m snapshot.Meter) bool {
+	return m == snapshot.MeterInputTokens || m == snapshot.MeterOutputTokens || m == snapshot.MeterTotalTokens
+}
+
+// freedBySettle reports whether a refusal waits for something a
+// settlement frees: a concurrency slot or tokens.
+func freedBySettle(v Verdict, cs []Counter) bool {
+	return worstIsLease(v, cs) || worstIsTokens(v, cs)
+}
+
 // pace is how long the head waits before asking again: the store's wait,
-// or for a concurrency slot (whose release may come any time, from any
-// pod) at most LeasePoll.
+// or for what a settlement frees (any time, from any pod) at most
+// LeasePoll for a concurrency slot and TokenPoll for tokens. A settlement
+// wakes the head sooner (kick); the poll is the net under a lost wake-up.
 func (l *Limiter) pace(v Verdict, cs []Counter) time.Duration {
 	d := v.Wait
-	if worstIsLease(v, cs) {
+	switch {
+	case worstIsLease(v, cs):
 		d = min(d, l.opts.LeasePoll)
+	case worstIsTokens(v, cs):
+		d = min(d, l.opts.TokenPoll)
 	}
 	return max(d, time.Millisecond)
 }
 
-// canWait reports whether a request refused with v may wait for room.
+// canWait reports whether a request refused with v may wait for room. A
+// request that can never fit is refused at once; one waiting for a
+// concurrency slot or for tokens waits until its deadline, since a release
+// or a settlement below its estimate may free the room any moment;
+// otherwise it waits when the store's wait ends before the deadline.
 func (l *Limiter) canWait(v Verdict, cs []Counter, deadline time.Time) bool {
 	if v.Wait == Never || deadline.IsZero() {
 		return false
 	}
-	if worstIsLease(v, cs) {
-		return true // a slot may free up any moment; wait until the deadline
+	if freedBySettle(v, cs) {
+		return true
 	}
 	return !time.Now().Add(v.Wait).After(deadline)
 }
 
-// kick makes the heads waiting for a concurrency slot ask again now: this
-// pod released a lease.
+// kick makes the heads waiting for what a settlement frees ask again now:
+// a lease was released or tokens given back, by this pod or (through
+// Redis) another.
 func (l *Limiter) kick() {
+	l.freed.Add(1)
 	l.qmu.Lock()
 	qs := make([]*queue, 0, len(l.queues))
 	for _, q := range l.queues {
@@ -232,7 +394,7 @@ func (l *Limiter) kick() {
 	now := time.Now()
 	for _, q := range qs {
 		q.mu.Lock()
-		if len(q.waiters) > 0 && q.onLease {
+		if len(q.waiters) > 0 && q.onSettle {
 			q.retryAt = now
 			signal(q.waiters[0])
 		}

@@ -38,7 +38,23 @@ type Redis struct {
 	// serverClock sends now = 0 so the script reads Redis's own clock,
 	// the one clock every pod shares.
 	serverClock bool
+	// channel, when set, is where a settlement that gives room back
+	// publishes pod (see limiter.lua): the wake-up of other pods' waiters.
+	channel, pod string
 }
+
+// settledChannel is the pub/sub channel of settlements that gave room
+// back, after the prefix.
+const settledChannel = "{rl}:settled"
+
+// Notify makes settlements that give room back publish pod on the
+// prefix's settled channel, in the same script call (no extra round trip).
+func (s *Redis) Notify(pod string) {
+	s.channel, s.pod = s.prefix+settledChannel, pod
+}
+
+// Channel is the pub/sub channel Notify publishes on.
+func (s *Redis) Channel() string { return s.prefix + settledChannel }
 
 var _ Store = (*Redis)(nil)
 
@@ -259,7 +275,8 @@ func (s *Redis) reserve(ctx context.Context, mode string, cs []Counter, now time
 			}
 		}
 		if x.out[0] == 1 && mode == "r" {
-			// Fits: the reply carries the time each spacing counter set.
+			// Fits: the reply carries the time each spacing counter set,
+			// then what each counter held before.
 			j := 4
 			for _, i := range x.idx {
 				if cs[i].Kind == KindSpacing && j < len(x.out) {
@@ -267,11 +284,22 @@ func (s *Redis) reserve(ctx context.Context, mode string, cs []Counter, now time
 					j++
 				}
 			}
+			if j+len(x.idx) <= len(x.out) {
+				if v.Used == nil {
+					v.Used = make([]int64, len(cs))
+				}
+				for k, i := range x.idx {
+					v.Used[i] = x.out[j+k]
+				}
+			}
 			taken = append(taken, x)
 			continue
 		}
 		if v.Used == nil {
-			v.Used, v.Reset = make([]int64, len(cs)), make([]time.Duration, len(cs))
+			v.Used = make([]int64, len(cs))
+		}
+		if v.Reset == nil {
+			v.Reset = make([]time.Duration, len(cs))
 		}
 		for j, i := range x.idx {
 			if 4+2*j+1 < len(x.out) {
@@ -359,6 +387,11 @@ func (s *Redis) Settle(ctx context.Context, adj []Adjust, now time.Time) error {
 	}
 	if len(calls) == 0 {
 		return nil
+	}
+	if s.channel != "" {
+		for _, x := range calls {
+			x.args = append(x.args, s.channel, s.pod)
+		}
 	}
 	return s.run(ctx, calls)
 }

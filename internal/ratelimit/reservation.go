@@ -2,6 +2,7 @@ package ratelimit
 
 import (
 	"context"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -122,9 +123,14 @@ type reservation struct {
 	seq       uint64
 	estIn     int64
 	estOut    int64
+	maxTokens int64 // the request's own, for estimating again while it waits
 	embedding bool
 	binding   *snapshot.Binding // of the last admitted attempt
 	fallback  *snapshot.Binding // priced when Admit has no attempt
+
+	// rate is the caller's own x-ratelimit-* headers (name, value pairs),
+	// from the policy's counters as the first attempt took them.
+	rate []string
 
 	started bool
 	n       int   // attempts so far
@@ -166,14 +172,9 @@ func (l *Limiter) Reserve(a *proxy.Admission) (proxy.Reservation, error) {
 	}
 	r.embedding = a.Inbound == wire.InboundEmbeddings || (a.Model != nil && a.Model.Kind == "embedding")
 	r.estIn = int64(a.BodyBytes+3) / 4
-	switch {
-	case r.embedding:
-	case a.MaxTokens > 0:
-		r.estOut = a.MaxTokens
-	case a.Model != nil && a.Model.MaxOutputTokens > 0:
-		r.estOut = int64(a.Model.MaxOutputTokens)
-	default:
-		r.estOut = l.opts.DefaultOutputTokens
+	if !r.embedding {
+		r.maxTokens = a.MaxTokens
+		r.estOut = l.outputEstimate(a.MaxTokens, a.Model, r.policy)
 	}
 	if a.Plan != nil {
 		for i := range a.Plan.Bindings {
@@ -184,6 +185,56 @@ func (l *Limiter) Reserve(a *proxy.Admission) (proxy.Reservation, error) {
 		}
 	}
 	return r, nil
+}
+
+// outputEstimate is what a request reserves of output tokens: its
+// max_tokens (else the model's max output, else DefaultOutputTokens),
+// lowered to what such requests were seen to use — the learned percentile
+// of the policy's requests to the model, else of all requests to it, not
+// below EstimateFloor — and never above the model's max output.
+// Settlement corrects the estimate to the actual count either way.
+func (l *Limiter) outputEstimate(maxTokens int64, model *snapshot.Model, policy *snapshot.Policy) int64 {
+	var maxOut int64
+	if model != nil {
+		maxOut = int64(model.MaxOutputTokens)
+	}
+	est := maxTokens
+	switch {
+	case est > 0:
+	case maxOut > 0:
+		est = maxOut
+	default:
+		est = l.opts.DefaultOutputTokens
+	}
+	if model != nil && l.estimates != nil {
+		var pid snapshot.ID
+		if policy != nil {
+			pid = policy.ID
+		}
+		if p := l.estimates.learned(pid, model.ID); p > 0 {
+			est = min(est, max(p, l.opts.EstimateFloor))
+		}
+	}
+	if maxOut > 0 {
+		est = min(est, maxOut)
+	}
+	return est
+}
+
+// reestimate updates the output estimate of a request that waited, and the
+// token amounts of its counters cs with it: what was learned meanwhile
+// (from the very settlements it waited for) applies to it too.
+func (r *reservation) reestimate(cs []Counter) {
+	est := r.l.outputEstimate(r.maxTokens, r.model, r.policy)
+	if est == r.estOut {
+		return
+	}
+	r.estOut = est
+	for i := range cs {
+		if c := &cs[i]; c.Kind == KindWindow && (c.Meter == snapshot.MeterOutputTokens || c.Meter == snapshot.MeterTotalTokens) {
+			c.Amount = r.amount(c.Meter)
+		}
+	}
 }
 
 // Admit implements proxy.Limiter for callers that admit once per request:
@@ -351,7 +402,10 @@ func (r *reservation) Attempt(ctx context.Context, key *snapshot.HostKey, b *sna
 		r.started, r.binding = true, b
 		return nil
 	}
-	a := ask{cs: cs, prio: r.prio, seq: r.seq}
+	a := ask{cs: cs, prio: r.prio, seq: r.seq, project: r.project}
+	if !r.embedding && l.estimates != nil {
+		a.refresh = r.reestimate
+	}
 	if r.policy != nil {
 		a.closed = r.policy.LimiterFailureMode == failureModeClosed
 		if r.policy.MaxWait > 0 {
@@ -378,6 +432,7 @@ func (r *reservation) Attempt(ctx context.Context, key *snapshot.HostKey, b *sna
 	l.admitted.Add(1)
 	r.started, r.binding = true, b
 	if first {
+		r.rate = r.rateHeaders(cs[:policyN], ms[:policyN], v)
 		r.pol = grant{store: g.store, at: g.at, cs: cs[:policyN:policyN]}
 		if g.atOf != nil {
 			r.pol.atOf = g.atOf[:policyN:policyN]
@@ -392,6 +447,36 @@ func (r *reservation) Attempt(ctx context.Context, key *snapshot.HostKey, b *sna
 	return nil
 }
 
+// SetRateHeaders implements proxy.RateHeaders.
+func (r *reservation) SetRateHeaders(h http.Header) {
+	for i := 0; i+1 < len(r.rate); i += 2 {
+		h.Set(r.rate[i], r.rate[i+1])
+	}
+}
+
+// rateHeaders describes the policy's own rate limit (else its per-model
+// one) after the request took its share: what is left, and when the window
+// is all free again (a window, since the request's own share counts for
+// that long).
+func (r *reservation) rateHeaders(cs []Counter, ms []meta, v Verdict) []string {
+	own, pm := r.policyLimits()
+	if own == nil {
+		own = pm
+	}
+	if own == nil || len(v.Used) < len(cs) {
+		return nil
+	}
+	after := Verdict{Used: make([]int64, len(cs)), Reset: make([]time.Duration, len(cs))}
+	for i := range cs {
+		after.Used[i] = v.Used[i] + cs[i].Amount
+		after.Reset[i] = cs[i].Window
+		if i < len(v.Reset) {
+			after.Reset[i] = max(v.Reset[i], cs[i].Window)
+		}
+	}
+	return rateHeaders(cs, ms, after, own)
+}
+
 // Done implements proxy.Reservation: it hands the settlement to the settle
 // goroutine and returns at once.
 func (r *reservation) Done(u wire.Usage) {
@@ -399,6 +484,13 @@ func (r *reservation) Done(u wire.Usage) {
 		return
 	}
 	r.done = true
+	if !r.embedding && r.model != nil {
+		var pid snapshot.ID
+		if r.policy != nil {
+			pid = r.policy.ID
+		}
+		r.l.estimates.record(pid, r.model.ID, u.Output)
+	}
 	var cost int64
 	if r.binding != nil {
 		cost = pricing.Micros(&r.binding.Pricing, u)

@@ -71,8 +71,8 @@ type Verdict struct {
 	// Redis Cluster nodes, each by its own clock; nil: At for every one.
 	AtOf []int64
 	// Used and Reset describe each counter before this reservation: what
-	// is taken, and how long until all of it is free again. A store may
-	// leave them empty on a reservation that fits.
+	// is taken, and how long until all of it is free again. On a
+	// reservation that fits, Used is set and Reset may be empty.
 	Used  []int64
 	Reset []time.Duration
 }

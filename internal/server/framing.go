@@ -189,7 +189,7 @@ func isGo417(p []byte) bool {
 var framingCodes = map[int]string{
 	http.StatusBadRequest:                  "invalid_request",
 	http.StatusExpectationFailed:           "expectation_failed",
-	http.StatusRequestHeaderFieldsTooLarge: "request_header_fields_too_large",
+	http.StatusRequestHeaderFieldsTooLarge: "request_headers_too_large",
 	http.StatusNotImplemented:              "unsupported_transfer_encoding",
 	http.StatusHTTPVersionNotSupported:     "http_version_not_supported",
 }

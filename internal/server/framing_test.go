@@ -160,7 +160,7 @@ func TestServer_FramingErrorsAnswerJSON(t *testing.T) {
 		{"two Content-Lengths", "POST /x HTTP/1.1\r\nHost: relay\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab", 400, "invalid_request"},
 		{"signed Content-Length", "POST /x HTTP/1.1\r\nHost: relay\r\nContent-Length: +1\r\n\r\na", 400, "invalid_request"},
 		{"unknown Expect", "POST /x HTTP/1.1\r\nHost: relay\r\nExpect: teapot\r\nContent-Length: 1\r\n\r\na", 417, "expectation_failed"},
-		{"header bytes", "GET /x HTTP/1.1\r\nHost: relay\r\nX-Big: " + strings.Repeat("a", 16<<10) + "\r\n\r\n", 431, "request_header_fields_too_large"},
+		{"header bytes", "GET /x HTTP/1.1\r\nHost: relay\r\nX-Big: " + strings.Repeat("a", 16<<10) + "\r\n\r\n", 431, "request_headers_too_large"},
 		{"unknown transfer coding", "POST /x HTTP/1.1\r\nHost: relay\r\nTransfer-Encoding: gzip\r\n\r\n", 501, "unsupported_transfer_encoding"},
 		{"HTTP/3", "GET /x HTTP/3.0\r\nHost: relay\r\n\r\n", 505, "http_version_not_supported"},
 	} {
@@ -188,7 +188,7 @@ func TestServer_BoundsHeaderFieldsOnTheInferencePlane(t *testing.T) {
 	}
 	c, br = dialRaw(t, r.inference)
 	io.WriteString(c, "GET /x HTTP/1.1\r\nHost: relay\r\n"+fields(10)+"\r\n")
-	checkJSONError(t, "11 fields", br, 431, "request_header_fields_too_large")
+	checkJSONError(t, "11 fields", br, 431, "request_headers_too_large")
 	// The control plane is not bound by count.
 	c, br = dialRaw(t, r.control)
 	io.WriteString(c, "GET /x HTTP/1.1\r\nHost: relay\r\n"+fields(50)+"\r\n")
