@@ -41,6 +41,7 @@ var advisorySamples = map[wire.Inbound]map[string]string{
 		"context_management":             `{"model":"m","max_tokens":100,"messages":[{"role":"user","content":"hi"}],"context_management":{"edits":[{"type":"MARKER"}]}}`,
 		"messages[].content[].citations": `{"model":"m","max_tokens":100,"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":[{"type":"text","text":"yo","citations":[{"type":"char_location","cited_text":"MARKER"}]}]},{"role":"user","content":"go"}]}`,
 		"tools[].defer_loading":          `{"model":"m","max_tokens":100,"messages":[{"role":"user","content":"hi"}],"tools":[{"name":"f","input_schema":{"type":"object"},"defer_loading":true}]}`,
+		"tools[].eager_input_streaming":  `{"model":"m","max_tokens":100,"stream":true,"messages":[{"role":"user","content":"hi"}],"tools":[{"name":"f","input_schema":{"type":"object"},"eager_input_streaming":true}]}`,
 	},
 	wire.InboundResponses: {
 		"client_metadata":               `{"model":"m","input":"hi","client_metadata":{"x-codex-installation-id":"MARKER"}}`,
@@ -86,7 +87,7 @@ func TestFieldPolicy_AdvisoryDroppedAndNamed(t *testing.T) {
 				}
 				mark := "MARKER"
 				if !strings.Contains(body, mark) {
-					mark = "defer_loading"
+					mark = fld.path[strings.LastIndexByte(fld.path, '.')+1:] // a boolean hint: its name
 				}
 				if strings.Contains(string(out), mark) {
 					t.Errorf("%s %s: the upstream request holds the field: %s", p.name, fld.path, out)

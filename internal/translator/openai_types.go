@@ -79,6 +79,10 @@ type chatMessage struct {
 	// Parsed is what the openai SDKs' parse and stream helpers add to an
 	// answer (its JSON content, decoded), pushed back with it.
 	Parsed json.RawMessage `json:"parsed,omitempty"`
+	// CacheControl is Anthropic's cache breakpoint, which OpenAI-compatible
+	// clients (the AI SDK's openai-compatible provider, opencode) set on
+	// a whole message: it applies to the message's last part.
+	CacheControl json.RawMessage `json:"cache_control,omitempty"`
 }
 
 type chatThinking struct {
@@ -95,6 +99,8 @@ type chatPart struct {
 	InputAudio *chatAudio    `json:"input_audio,omitempty"`
 	File       *chatFile     `json:"file,omitempty"`
 	Refusal    *string       `json:"refusal,omitempty"`
+	// CacheControl is Anthropic's cache breakpoint on this part.
+	CacheControl json.RawMessage `json:"cache_control,omitempty"`
 }
 
 type chatImageURL struct {
@@ -132,6 +138,8 @@ type chatTool struct {
 	Type     string          `json:"type"`
 	Function *chatFunction   `json:"function,omitempty"`
 	Custom   json.RawMessage `json:"custom,omitempty"`
+	// CacheControl is Anthropic's cache breakpoint after this tool.
+	CacheControl json.RawMessage `json:"cache_control,omitempty"`
 }
 
 type chatFunction struct {
