@@ -114,7 +114,7 @@ var features = [featCount]featureInfo{
 	FeatMaxTokens:       {"max_tokens", "Output limit", "max_completion_tokens, max_tokens", "max_tokens"},
 	FeatTemperature:     {"temperature", "Temperature", "temperature", "temperature"},
 	FeatTopP:            {"top_p", "Top-p", "top_p", "top_p"},
-	FeatTopK:            {"top_k", "Top-k", "", "top_k"},
+	FeatTopK:            {"top_k", "Top-k", "top_k (OpenAI-compatible servers' extension)", "top_k"},
 	FeatStop:            {"stop", "Stop sequences", "stop", "stop_sequences"},
 	FeatN:               {"n", "Several choices (n > 1)", "n", ""},
 	FeatLogprobs:        {"logprobs", "Log probabilities", "logprobs, top_logprobs", ""},

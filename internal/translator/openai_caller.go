@@ -51,7 +51,7 @@ func decodeChatRequest(body []byte, r *canonical.Request) error {
 	if r.MaxOutputTokens == nil {
 		r.MaxOutputTokens = q.MaxTokens
 	}
-	r.Temperature, r.TopP = q.Temperature, q.TopP
+	r.Temperature, r.TopP, r.TopK = q.Temperature, q.TopP, q.TopK
 	r.PresencePenalty, r.FrequencyPenalty = q.PresencePenalty, q.FrequencyPenalty
 	r.Seed = q.Seed
 	if !isNull(q.LogitBias) && string(bytes.TrimSpace(q.LogitBias)) != "{}" {

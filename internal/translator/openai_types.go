@@ -15,34 +15,37 @@ import (
 // --- wire types ---
 
 type chatRequest struct {
-	Model               string              `json:"model"`
-	Messages            []chatMessage       `json:"messages"`
-	Tools               []chatTool          `json:"tools,omitempty"`
-	ToolChoice          json.RawMessage     `json:"tool_choice,omitempty"`
-	ParallelToolCalls   *bool               `json:"parallel_tool_calls,omitempty"`
-	MaxTokens           *int64              `json:"max_tokens,omitempty"`
-	MaxCompletionTokens *int64              `json:"max_completion_tokens,omitempty"`
-	Temperature         *float64            `json:"temperature,omitempty"`
-	TopP                *float64            `json:"top_p,omitempty"`
-	PresencePenalty     *float64            `json:"presence_penalty,omitempty"`
-	FrequencyPenalty    *float64            `json:"frequency_penalty,omitempty"`
-	Seed                *int64              `json:"seed,omitempty"`
-	LogitBias           json.RawMessage     `json:"logit_bias,omitempty"`
-	Stop                json.RawMessage     `json:"stop,omitempty"`
-	N                   *int                `json:"n,omitempty"`
-	Logprobs            *bool               `json:"logprobs,omitempty"`
-	TopLogprobs         *int64              `json:"top_logprobs,omitempty"`
-	ResponseFormat      *chatResponseFormat `json:"response_format,omitempty"`
-	ReasoningEffort     string              `json:"reasoning_effort,omitempty"`
-	Verbosity           string              `json:"verbosity,omitempty"`
-	Metadata            map[string]string   `json:"metadata,omitempty"`
-	User                string              `json:"user,omitempty"`
-	SafetyIdentifier    string              `json:"safety_identifier,omitempty"`
-	PromptCacheKey      string              `json:"prompt_cache_key,omitempty"`
-	ServiceTier         string              `json:"service_tier,omitempty"`
-	Store               *bool               `json:"store,omitempty"`
-	Stream              bool                `json:"stream,omitempty"`
-	StreamOptions       *chatStreamOptions  `json:"stream_options,omitempty"`
+	Model               string          `json:"model"`
+	Messages            []chatMessage   `json:"messages"`
+	Tools               []chatTool      `json:"tools,omitempty"`
+	ToolChoice          json.RawMessage `json:"tool_choice,omitempty"`
+	ParallelToolCalls   *bool           `json:"parallel_tool_calls,omitempty"`
+	MaxTokens           *int64          `json:"max_tokens,omitempty"`
+	MaxCompletionTokens *int64          `json:"max_completion_tokens,omitempty"`
+	Temperature         *float64        `json:"temperature,omitempty"`
+	TopP                *float64        `json:"top_p,omitempty"`
+	// TopK is not OpenAI's: OpenAI-compatible servers (vLLM, Ollama) and
+	// the clients that talk to them send it; a sampling hint (advisory).
+	TopK             *int64              `json:"top_k,omitempty"`
+	PresencePenalty  *float64            `json:"presence_penalty,omitempty"`
+	FrequencyPenalty *float64            `json:"frequency_penalty,omitempty"`
+	Seed             *int64              `json:"seed,omitempty"`
+	LogitBias        json.RawMessage     `json:"logit_bias,omitempty"`
+	Stop             json.RawMessage     `json:"stop,omitempty"`
+	N                *int                `json:"n,omitempty"`
+	Logprobs         *bool               `json:"logprobs,omitempty"`
+	TopLogprobs      *int64              `json:"top_logprobs,omitempty"`
+	ResponseFormat   *chatResponseFormat `json:"response_format,omitempty"`
+	ReasoningEffort  string              `json:"reasoning_effort,omitempty"`
+	Verbosity        string              `json:"verbosity,omitempty"`
+	Metadata         map[string]string   `json:"metadata,omitempty"`
+	User             string              `json:"user,omitempty"`
+	SafetyIdentifier string              `json:"safety_identifier,omitempty"`
+	PromptCacheKey   string              `json:"prompt_cache_key,omitempty"`
+	ServiceTier      string              `json:"service_tier,omitempty"`
+	Store            *bool               `json:"store,omitempty"`
+	Stream           bool                `json:"stream,omitempty"`
+	StreamOptions    *chatStreamOptions  `json:"stream_options,omitempty"`
 
 	// Advisory fields no translation carries (advisoryFields).
 	PromptCacheRetention json.RawMessage `json:"prompt_cache_retention,omitempty"`
