@@ -38,6 +38,11 @@ func decodeMessagesRequest(body []byte, r *canonical.Request) error {
 		return err
 	}
 	r.System = sys
+	for i := range sys {
+		if sys[i].CacheHint != nil {
+			r.NoteSentAt(cacheControlName, "system["+strconv.Itoa(i)+"].cache_control")
+		}
+	}
 	if err := decodeAnthMessages(q.Messages, r); err != nil {
 		return err
 	}
@@ -89,6 +94,9 @@ func decodeAnthMessages(msgs []anthMessage, r *canonical.Request) error {
 			return err
 		}
 		for j := range blocks {
+			if present(blocks[j].CacheControl) {
+				r.NoteSentAt(cacheControlName, at+".content["+strconv.Itoa(j)+"].cache_control")
+			}
 			if present(blocks[j].Citations) {
 				advise(r, "messages[].content[].citations", at+".content["+strconv.Itoa(j)+"].citations")
 			}
@@ -166,6 +174,9 @@ func decodeAnthTools(tools []json.RawMessage, r *canonical.Request) error {
 		}
 		if present(t.DeferLoading) {
 			advise(r, "tools[].defer_loading", at+".defer_loading")
+		}
+		if present(t.CacheControl) {
+			r.NoteSentAt(cacheControlName, at+".cache_control")
 		}
 		if set(t.EagerInputStreaming) {
 			advise(r, "tools[].eager_input_streaming", at+".eager_input_streaming")

@@ -480,3 +480,26 @@ func FuzzUnknownPath(f *testing.F) {
 		}
 	})
 }
+
+// A Messages caller's cache breakpoints, refused in strict mode, are named
+// where they were sent: the system first, then the messages.
+func TestFieldPolicy_StrictNamesMessagesCacheControl(t *testing.T) {
+	t.Parallel()
+	for body, want := range map[string]string{
+		`{"model":"m","max_tokens":10,"system":[{"type":"text","text":"a"},{"type":"text","text":"b","cache_control":{"type":"ephemeral"}}],"messages":[{"role":"user","content":"hi"}]}`:                            "system[1].cache_control",
+		`{"model":"m","max_tokens":10,"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"yo"},{"role":"user","content":[{"type":"text","text":"go","cache_control":{"type":"ephemeral"}}]}]}`: "messages[2].content[0].cache_control",
+		`{"model":"m","max_tokens":10,"messages":[{"role":"user","content":"hi"}],"tools":[{"name":"f","input_schema":{"type":"object"},"cache_control":{"type":"ephemeral"}}]}`:                                     "tools[0].cache_control",
+	} {
+		req, err := Decode(wire.InboundMessages, []byte(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Strict = true
+		tr, _ := New(req, Target{Shape: wire.ShapeGemini, Model: "m", UpstreamModel: "u", Host: "h"}, testNow)
+		_, err = tr.AppendRequest(nil)
+		var we *wire.Error
+		if !errors.As(err, &we) || we.Param != want {
+			t.Errorf("%s: want param %q, got %v", body, want, err)
+		}
+	}
+}
