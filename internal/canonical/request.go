@@ -68,6 +68,24 @@ type Request struct {
 	// caller sent that only its own shape carries (context_management,
 	// client_metadata …): a translated request leaves them out and says so.
 	Advisory []string `json:"advisory,omitempty"`
+	// SentAt is where, in the caller's body, each advisory hint was first
+	// sent (messages[2].cache_control), by the name Advisory and the
+	// dropped-fields header give it (messages[].cache_control): a strict
+	// caller's refusal names the place. Decoders fill it for the hints
+	// they accept; a name without an entry is refused under its own name.
+	SentAt map[string]string `json:"-"`
+}
+
+// NoteSentAt records that the hint named name was sent at at, unless it
+// was sent earlier.
+func (r *Request) NoteSentAt(name, at string) {
+	if _, ok := r.SentAt[name]; ok {
+		return
+	}
+	if r.SentAt == nil {
+		r.SentAt = map[string]string{}
+	}
+	r.SentAt[name] = at
 }
 
 // Role is who speaks a message.

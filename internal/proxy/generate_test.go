@@ -230,7 +230,7 @@ func TestGenerate_Errors(t *testing.T) {
 		{"malformed", `{"model":"openai","messages":[{"role":"bot","content":"hi"}]}`, nil, 400, "invalid_request"},
 		{"unknown field", `{"model":"openai","messages":[{"role":"user","content":"hi"}],"n":2}`, nil, 400, "invalid_request"},
 		{"unknown model", `{"model":"nope","messages":[{"role":"user","content":"hi"}]}`, nil, 404, "model_not_found"},
-		{"rejected feature", `{"model":"gemini","messages":[{"role":"user","content":"hi"}],"parallel_tool_calls":false,` + genTools + `}`, nil, 400, "unsupported_feature"},
+		{"rejected feature", `{"model":"gemini","messages":[{"role":"user","content":"hi"}],"parallel_tool_calls":false,` + genTools + `}`, map[string]string{"X-Relay-Strict": "true"}, 400, "unsupported_feature"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			resp, body := f.post("/v1/generate", tt.body, tt.header)

@@ -49,6 +49,8 @@ func (rq *request) translatable(c *routing.Candidate) bool {
 		}
 		// X-Relay-Usage: full asks /v1/generate for the cost with the usage.
 		rq.xin.FullUsage = rq.in == wire.InboundGenerate && strings.EqualFold(strings.TrimSpace(rq.r.Header.Get("X-Relay-Usage")), "full")
+		// X-Relay-Strict: true refuses what a binding would drop.
+		rq.xin.Strict = translator.StrictRequested(rq.r.Header.Get(translator.StrictHeader))
 		if rq.dialect == wire.DialectGemini {
 			rq.xin.FromPath(rq.scan.Model, rq.stream)
 		}

@@ -29,7 +29,7 @@ func decodeMessagesRequest(body []byte, r *canonical.Request) error {
 		return unsupported("mcp_servers", "Anthropic's MCP connector")
 	}
 	if present(q.ContextManagement) {
-		advise(r, "context_management")
+		advise(r, "context_management", "context_management")
 	}
 	r.Model = q.Model
 	r.MaxOutputTokens = q.MaxTokens
@@ -38,6 +38,11 @@ func decodeMessagesRequest(body []byte, r *canonical.Request) error {
 		return err
 	}
 	r.System = sys
+	for i := range sys {
+		if sys[i].CacheHint != nil {
+			r.NoteSentAt(cacheControlName, "system["+strconv.Itoa(i)+"].cache_control")
+		}
+	}
 	if err := decodeAnthMessages(q.Messages, r); err != nil {
 		return err
 	}
@@ -89,8 +94,11 @@ func decodeAnthMessages(msgs []anthMessage, r *canonical.Request) error {
 			return err
 		}
 		for j := range blocks {
+			if present(blocks[j].CacheControl) {
+				r.NoteSentAt(cacheControlName, at+".content["+strconv.Itoa(j)+"].cache_control")
+			}
 			if present(blocks[j].Citations) {
-				advise(r, "messages[].content[].citations")
+				advise(r, "messages[].content[].citations", at+".content["+strconv.Itoa(j)+"].citations")
 			}
 		}
 		switch m.Role {
@@ -165,7 +173,13 @@ func decodeAnthTools(tools []json.RawMessage, r *canonical.Request) error {
 			return badField(at+".name", "a tool needs a name")
 		}
 		if present(t.DeferLoading) {
-			advise(r, "tools[].defer_loading")
+			advise(r, "tools[].defer_loading", at+".defer_loading")
+		}
+		if present(t.CacheControl) {
+			r.NoteSentAt(cacheControlName, at+".cache_control")
+		}
+		if set(t.EagerInputStreaming) {
+			advise(r, "tools[].eager_input_streaming", at+".eager_input_streaming")
 		}
 		r.Tools = append(r.Tools, canonical.Tool{Name: t.Name, Description: t.Description, Parameters: t.InputSchema, Strict: t.Strict, CacheHint: t.CacheControl})
 	}

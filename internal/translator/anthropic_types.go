@@ -106,6 +106,10 @@ type anthTool struct {
 	// DeferLoading is a caller's tool-search hint (advisory); Relay never
 	// sends it.
 	DeferLoading json.RawMessage `json:"defer_loading,omitempty"`
+	// EagerInputStreaming asks Anthropic to stream the tool's input
+	// without buffering (the AI SDK sets it on every tool when it
+	// streams): a delivery hint, advisory; Relay never sends it.
+	EagerInputStreaming json.RawMessage `json:"eager_input_streaming,omitempty"`
 }
 
 type anthToolChoice struct {

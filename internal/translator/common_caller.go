@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -24,7 +26,7 @@ func decodeStrict(body []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return bodyError(err)
+		return withPath(bodyError(err), body, v)
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return &wire.Error{Kind: wire.ErrMalformedRequest, Msg: "The request body holds data after its JSON object."}
@@ -135,12 +137,16 @@ func strictUnmarshal(raw json.RawMessage, v any, at string) error {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		we, _ := bodyError(err).(*wire.Error)
+		we, _ := withPath(bodyError(err), raw, v).(*wire.Error)
 		if we == nil {
 			return badField(at, "malformed value")
 		}
 		if we.Param != "" {
-			we.Param = at + "." + we.Param
+			if strings.HasPrefix(we.Param, "[") {
+				we.Param = at + we.Param
+			} else {
+				we.Param = at + "." + we.Param
+			}
 			if we.Kind == wire.ErrUnsupportedFeature {
 				we.Msg = fmt.Sprintf("The field %q is not one Relay can translate to another shape; send it only to a model bound in the caller's own shape.", we.Param)
 			} else {
@@ -150,4 +156,127 @@ func strictUnmarshal(raw json.RawMessage, v any, at string) error {
 		return we
 	}
 	return nil
+}
+
+// withPath gives an unknown-field error the field's whole path in body
+// (messages[2].cache_control, tools[0].eager_input_streaming): encoding/json
+// names only the member. Other errors pass unchanged.
+func withPath(err error, body []byte, v any) error {
+	we, ok := err.(*wire.Error)
+	if !ok || we.Kind != wire.ErrUnsupportedFeature || we.Param == "" {
+		return err
+	}
+	path, found := unknownPath(body, reflect.TypeOf(v), we.Param)
+	if !found || path == we.Param {
+		return err
+	}
+	c := *we
+	c.Param = path
+	c.Msg = strings.Replace(c.Msg, strconv.Quote(we.Param), strconv.Quote(path), 1)
+	return &c
+}
+
+var rawMessageType = reflect.TypeFor[json.RawMessage]()
+
+// unknownPath finds the first member named field (in key order) that type
+// t does not know, walking raw and t together; the path is relative to
+// raw ("[0].x" when raw is an array).
+func unknownPath(raw []byte, t reflect.Type, field string) (string, bool) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == rawMessageType {
+		return "", false
+	}
+	join := func(head, sub string) string {
+		if strings.HasPrefix(sub, "[") {
+			return head + sub
+		}
+		return head + "." + sub
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(raw, &obj) != nil {
+			return "", false
+		}
+		keys := make([]string, 0, len(obj))
+		for k := range obj {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			ft, known := memberType(t, k)
+			if !known {
+				if k == field {
+					return k, true
+				}
+				continue
+			}
+			if sub, ok := unknownPath(obj[k], ft, field); ok {
+				return join(k, sub), true
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		var arr []json.RawMessage
+		if json.Unmarshal(raw, &arr) != nil {
+			return "", false
+		}
+		for i, el := range arr {
+			if sub, ok := unknownPath(el, t.Elem(), field); ok {
+				return join("["+strconv.Itoa(i)+"]", sub), true
+			}
+		}
+	case reflect.Map:
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(raw, &obj) != nil {
+			return "", false
+		}
+		keys := make([]string, 0, len(obj))
+		for k := range obj {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			if sub, ok := unknownPath(obj[k], t.Elem(), field); ok {
+				return join(k, sub), true
+			}
+		}
+	}
+	return "", false
+}
+
+// memberType is the type of struct t's member named key as encoding/json
+// matches it (its tag name, case-insensitively; embedded structs' members
+// included).
+func memberType(t reflect.Type, key string) (reflect.Type, bool) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" {
+			continue
+		}
+		if f.Anonymous && name == "" {
+			et := f.Type
+			for et.Kind() == reflect.Pointer {
+				et = et.Elem()
+			}
+			if et.Kind() == reflect.Struct {
+				if ft, ok := memberType(et, key); ok {
+					return ft, true
+				}
+			}
+			continue
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		if strings.EqualFold(name, key) {
+			return f.Type, true
+		}
+	}
+	return nil, false
 }

@@ -92,7 +92,7 @@ func TestDecodeErrors_NameTheField(t *testing.T) {
 	for body, param := range map[string]string{
 		`{"model":"m","messages":"hi"}`:                                                                                       "messages",
 		`{"model":"m","messages":[{"role":"user","content":"hi"}],"frob":1}`:                                                  "frob",
-		`{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"a","x":1}]}]}`:                             "messages[0].content.x",
+		`{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"a","x":1}]}]}`:                             "messages[0].content[0].x",
 		`{"model":"m","messages":[{"role":"user","content":"hi"}],"tool_choice":{"type":"allowed_tools","allowed_tools":{}}}`: "tool_choice",
 		`{"model":"m","messages":[{"role":"function","content":"x"}]}`:                                                        "messages[0].role",
 	} {

@@ -54,7 +54,7 @@ var featureClasses = [featCount]Class{
 	FeatTools:           Carried,
 	FeatToolStrict:      Semantic,
 	FeatToolChoice:      Carried,
-	FeatParallelOff:     Semantic,
+	FeatParallelOff:     Advisory,
 	FeatToolHistory:     Carried,
 	FeatToolResultError: Carried,
 	FeatToolResultImage: Semantic,
@@ -63,7 +63,7 @@ var featureClasses = [featCount]Class{
 	FeatMaxTokens:       Carried,
 	FeatTemperature:     Semantic,
 	FeatTopP:            Semantic,
-	FeatTopK:            Semantic,
+	FeatTopK:            Advisory,
 	FeatStop:            Semantic,
 	FeatN:               Semantic,
 	FeatLogprobs:        Semantic,
@@ -108,6 +108,7 @@ var advisoryFields = map[wire.Inbound][]advisoryField{
 		{"context_management", "Anthropic's server-side context editing (a beta Claude Code sends)"},
 		{"messages[].content[].citations", "the citations of an earlier answer"},
 		{"tools[].defer_loading", "a tool-search hint (a beta Claude Code sends); the tool is offered up front"},
+		{"tools[].eager_input_streaming", "a delivery hint (the AI SDK sets it on every tool when it streams): the input streams as the upstream streams it"},
 	},
 	wire.InboundResponses: {
 		{"client_metadata", "client hints (Codex sends its installation and session ids)"},
@@ -123,14 +124,34 @@ var advisoryFields = map[wire.Inbound][]advisoryField{
 }
 
 // advise notes that the caller sent path, an advisory field no other
-// shape carries.
-func advise(r *canonical.Request, path string) {
+// shape carries, at at (path with its indices: tools[0].defer_loading).
+func advise(r *canonical.Request, path, at string) {
+	r.NoteSentAt(path, at)
 	for _, p := range r.Advisory {
 		if p == path {
 			return
 		}
 	}
 	r.Advisory = append(r.Advisory, path)
+}
+
+// cacheControlName is the name cache breakpoints are dropped under, at
+// every level (system, message, part, tool) and in every caller shape
+// that has them.
+const cacheControlName = "cache_control"
+
+// nonNull is raw, or nil when raw is absent or JSON null.
+func nonNull(raw []byte) []byte {
+	if isNull(raw) {
+		return nil
+	}
+	return raw
+}
+
+// set reports whether a boolean hint holds something worth naming when
+// dropped: present and not false.
+func set(raw []byte) bool {
+	return present(raw) && strings.TrimSpace(string(raw)) != "false"
 }
 
 // present reports whether raw holds something worth naming when dropped:

@@ -2,8 +2,10 @@ package translator
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -41,6 +43,7 @@ var advisorySamples = map[wire.Inbound]map[string]string{
 		"context_management":             `{"model":"m","max_tokens":100,"messages":[{"role":"user","content":"hi"}],"context_management":{"edits":[{"type":"MARKER"}]}}`,
 		"messages[].content[].citations": `{"model":"m","max_tokens":100,"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":[{"type":"text","text":"yo","citations":[{"type":"char_location","cited_text":"MARKER"}]}]},{"role":"user","content":"go"}]}`,
 		"tools[].defer_loading":          `{"model":"m","max_tokens":100,"messages":[{"role":"user","content":"hi"}],"tools":[{"name":"f","input_schema":{"type":"object"},"defer_loading":true}]}`,
+		"tools[].eager_input_streaming":  `{"model":"m","max_tokens":100,"stream":true,"messages":[{"role":"user","content":"hi"}],"tools":[{"name":"f","input_schema":{"type":"object"},"eager_input_streaming":true}]}`,
 	},
 	wire.InboundResponses: {
 		"client_metadata":               `{"model":"m","input":"hi","client_metadata":{"x-codex-installation-id":"MARKER"}}`,
@@ -86,7 +89,7 @@ func TestFieldPolicy_AdvisoryDroppedAndNamed(t *testing.T) {
 				}
 				mark := "MARKER"
 				if !strings.Contains(body, mark) {
-					mark = "defer_loading"
+					mark = fld.path[strings.LastIndexByte(fld.path, '.')+1:] // a boolean hint: its name
 				}
 				if strings.Contains(string(out), mark) {
 					t.Errorf("%s %s: the upstream request holds the field: %s", p.name, fld.path, out)
@@ -332,6 +335,171 @@ func TestFieldPolicy_AgentRequests(t *testing.T) {
 			if p.up == "gemini" && tc.in == wire.InboundResponses && !strings.Contains(string(out), `"thinkingConfig":{"includeThoughts":true}`) {
 				t.Errorf("%s: a summary without an effort: %s", p.name, out)
 			}
+		}
+	}
+}
+
+// Strict mode refuses, on every pair, each field the matrix drops and each
+// advisory field outside it, naming where the caller sent it; without it
+// the same request goes through.
+func TestFieldPolicy_StrictRefusesWhatWouldBeDropped(t *testing.T) {
+	t.Parallel()
+	type sample struct {
+		p          *pairSpec
+		what, body string
+	}
+	var samples []sample
+	for _, c := range Matrix() {
+		p := pairByDir(strings.ReplaceAll(c.Pair, "→", "_"))
+		if body, ok := sampleBody(p.in, c.Feature); ok && c.Support == Dropped {
+			samples = append(samples, sample{p, c.Feature.String(), body})
+		}
+	}
+	for in, bodies := range advisorySamples {
+		for path, body := range bodies {
+			for _, p := range pairs {
+				if p.in == in {
+					samples = append(samples, sample{p, path, body})
+				}
+			}
+		}
+	}
+	for _, s := range samples {
+		req, err := Decode(s.p.in, []byte(s.body))
+		if err != nil {
+			t.Fatalf("%s %s: %v", s.p.name, s.what, err)
+		}
+		tr, _ := New(req, Target{Shape: s.p.up, Model: "m", UpstreamModel: "u", Host: "h"}, testNow)
+		if _, err := tr.AppendRequest(nil); err != nil || tr.Dropped() == "" {
+			t.Errorf("%s %s, not strict: %v, dropped %q", s.p.name, s.what, err, tr.Dropped())
+			continue
+		}
+		req.Strict = true
+		tr, _ = New(req, Target{Shape: s.p.up, Model: "m", UpstreamModel: "u", Host: "h"}, testNow)
+		_, err = tr.AppendRequest(nil)
+		var we *wire.Error
+		if !errors.As(err, &we) || !errors.Is(err, wire.ErrUnsupportedFeature) || we.Param == "" || strings.Contains(we.Param, "[]") {
+			t.Errorf("%s %s, strict: want a 400 naming the field's place, got %v", s.p.name, s.what, err)
+		}
+	}
+}
+
+// What popular clients send by default: each hint is carried where the
+// binding can carry it and otherwise dropped and named; strict mode names
+// the place.
+func TestFieldPolicy_ClientDefaults(t *testing.T) {
+	t.Parallel()
+	const (
+		aiSDK    = `{"model":"m","max_tokens":4096,"stream":true,"messages":[{"role":"user","content":[{"type":"text","text":"weather?"}]}],"tools":[{"name":"weather","input_schema":{"type":"object"},"eager_input_streaming":true}]}`
+		gemCLI   = `{"contents":[{"role":"user","parts":[{"text":"hi"}]}],"generationConfig":{"temperature":0,"topP":1,"topK":64}}`
+		opencode = `{"model":"m","messages":[{"role":"system","content":"sys","cache_control":{"type":"ephemeral"}},{"role":"user","content":"a"},{"role":"assistant","content":"b"},{"role":"user","content":[{"type":"text","text":"c"},{"type":"text","text":"d"}],"cache_control":{"type":"ephemeral"}}],"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}},"cache_control":{"type":"ephemeral"}}]}`
+	)
+	for _, tc := range []struct {
+		p               *pairSpec
+		body            string
+		dropped, sentAt string   // "" dropped: carried
+		upstream        []string // what the upstream body holds
+	}{
+		{&messagesOpenAI, aiSDK, "tools[].eager_input_streaming", "tools[0].eager_input_streaming", nil},
+		{&messagesGemini, aiSDK, "tools[].eager_input_streaming", "tools[0].eager_input_streaming", nil},
+		{&messagesResponses, aiSDK, "tools[].eager_input_streaming", "tools[0].eager_input_streaming", nil},
+		{&geminiOpenAI, gemCLI, "generationConfig.topK", "generationConfig.topK", nil},
+		{&geminiResponses, gemCLI, "generationConfig.topK", "generationConfig.topK", nil},
+		{&geminiAnthropic, gemCLI, "", "", []string{`"top_k":64`}},
+		{&chatAnthropic, opencode, "", "", []string{
+			`"system":[{"type":"text","text":"sys","cache_control":{"type":"ephemeral"}}]`,
+			`{"type":"text","text":"a"}]`,
+			`[{"type":"text","text":"c"},{"type":"text","text":"d","cache_control":{"type":"ephemeral"}}]`,
+			`"input_schema":{"type":"object"},"cache_control":{"type":"ephemeral"}`,
+		}},
+		{&chatGemini, opencode, "cache_control", "messages[0].cache_control", nil},
+		{&chatResponses, opencode, "cache_control", "messages[0].cache_control", nil},
+	} {
+		req, err := Decode(tc.p.in, []byte(tc.body))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.p.name, err)
+		}
+		target := Target{Shape: tc.p.up, Model: "m", UpstreamModel: "u", Host: "h"}
+		tr, _ := New(req, target, testNow)
+		out, err := tr.AppendRequest(nil)
+		if err != nil || tr.Dropped() != tc.dropped {
+			t.Errorf("%s: %v, dropped %q, want %q", tc.p.name, err, tr.Dropped(), tc.dropped)
+		}
+		for _, w := range tc.upstream {
+			if !strings.Contains(string(out), w) {
+				t.Errorf("%s: the upstream body lacks %s: %s", tc.p.name, w, out)
+			}
+		}
+		if tc.dropped != "" && strings.Contains(string(out), tc.dropped[strings.LastIndexByte(tc.dropped, '.')+1:]) {
+			t.Errorf("%s: the upstream body holds %s: %s", tc.p.name, tc.dropped, out)
+		}
+		strict := *req
+		strict.Strict = true
+		tr, _ = New(&strict, target, testNow)
+		_, err = tr.AppendRequest(nil)
+		var we *wire.Error
+		switch {
+		case tc.sentAt == "" && err != nil:
+			t.Errorf("%s strict: carried, yet %v", tc.p.name, err)
+		case tc.sentAt != "" && (!errors.As(err, &we) || we.Param != tc.sentAt):
+			t.Errorf("%s strict: want param %q, got %v", tc.p.name, tc.sentAt, err)
+		}
+	}
+}
+
+// A field no decoder knows is refused under its whole path in the body.
+func TestDecode_UnknownFieldNamesItsPath(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in         wire.Inbound
+		body, want string
+	}{
+		{wire.InboundMessages, `{"model":"m","max_tokens":1,"messages":[{"role":"user","content":"hi"}],"tools":[{"name":"a","input_schema":{}},{"name":"b","input_schema":{},"x_hint":1}]}`, "tools[1].x_hint"},
+		{wire.InboundChat, `{"model":"m","messages":[{"role":"user","content":"hi"},{"role":"user","content":"yo","x_hint":1}]}`, "messages[1].x_hint"},
+		{wire.InboundChat, `{"model":"m","x_hint":1,"messages":[{"role":"user","content":"hi"}]}`, "x_hint"},
+		{wire.InboundResponses, `{"model":"m","input":"hi","text":{"x_hint":1}}`, "text.x_hint"},
+	} {
+		_, err := Decode(tc.in, []byte(tc.body))
+		var we *wire.Error
+		if !errors.As(err, &we) || we.Param != tc.want || !strings.Contains(we.Msg, `"`+tc.want+`"`) {
+			t.Errorf("%s: want param %q, got %v", tc.body, tc.want, err)
+		}
+	}
+}
+
+// unknownPath ends its path with the field it was asked for, and finds
+// nothing in a body the type knows whole.
+func FuzzUnknownPath(f *testing.F) {
+	f.Add([]byte(`{"model":"m","messages":[{"role":"user","content":"hi","x":1}]}`), "x")
+	f.Add([]byte(`{"model":"m","tools":[{"type":"function","function":{"name":"f","x":[]}}]}`), "x")
+	f.Add([]byte(`[]`), "")
+	f.Fuzz(func(t *testing.T, body []byte, field string) {
+		path, ok := unknownPath(body, reflect.TypeFor[*chatRequest](), field)
+		if ok && !strings.HasSuffix(path, field) {
+			t.Errorf("path %q for field %q", path, field)
+		}
+	})
+}
+
+// A Messages caller's cache breakpoints, refused in strict mode, are named
+// where they were sent: the system first, then the messages.
+func TestFieldPolicy_StrictNamesMessagesCacheControl(t *testing.T) {
+	t.Parallel()
+	for body, want := range map[string]string{
+		`{"model":"m","max_tokens":10,"system":[{"type":"text","text":"a"},{"type":"text","text":"b","cache_control":{"type":"ephemeral"}}],"messages":[{"role":"user","content":"hi"}]}`:                            "system[1].cache_control",
+		`{"model":"m","max_tokens":10,"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"yo"},{"role":"user","content":[{"type":"text","text":"go","cache_control":{"type":"ephemeral"}}]}]}`: "messages[2].content[0].cache_control",
+		`{"model":"m","max_tokens":10,"messages":[{"role":"user","content":"hi"}],"tools":[{"name":"f","input_schema":{"type":"object"},"cache_control":{"type":"ephemeral"}}]}`:                                     "tools[0].cache_control",
+	} {
+		req, err := Decode(wire.InboundMessages, []byte(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Strict = true
+		tr, _ := New(req, Target{Shape: wire.ShapeGemini, Model: "m", UpstreamModel: "u", Host: "h"}, testNow)
+		_, err = tr.AppendRequest(nil)
+		var we *wire.Error
+		if !errors.As(err, &we) || we.Param != want {
+			t.Errorf("%s: want param %q, got %v", body, want, err)
 		}
 	}
 }

@@ -60,8 +60,8 @@ func fuzzRequests(f *testing.F, in wire.Inbound, dir string) {
 			if p.in != in {
 				continue
 			}
-			for _, stream := range []bool{false, true} {
-				req.C.Stream = stream
+			for _, mode := range []struct{ stream, strict bool }{{false, false}, {true, false}, {false, true}} {
+				req.C.Stream, req.Strict = mode.stream, mode.strict
 				tr, err := New(req, Target{Shape: p.up, Model: "m", UpstreamModel: "u", Host: "h"}, testNow)
 				if err != nil {
 					t.Fatal(err)
@@ -96,8 +96,8 @@ func FuzzDecodeResponsesRequest(f *testing.F) {
 			if p.in != wire.InboundResponses {
 				continue
 			}
-			for _, stream := range []bool{false, true} {
-				req.C.Stream = stream
+			for _, mode := range []struct{ stream, strict bool }{{false, false}, {true, false}, {false, true}} {
+				req.C.Stream, req.Strict = mode.stream, mode.strict
 				tr, err := New(req, Target{Shape: p.up, Model: "m", UpstreamModel: "u", Host: "h"}, testNow)
 				if err != nil {
 					t.Fatal(err)

@@ -28,7 +28,7 @@ var geminiSupport = supportTable{
 	FeatFileInput:       {Yes, "PDF and plain-text data as inlineData; file ids and URLs are rejected"},
 	FeatToolStrict:      {Emulated, "strict tools make function calling VALIDATED when it would be AUTO"},
 	FeatToolChoice:      {Yes, "required → ANY; a named tool → ANY with allowedFunctionNames"},
-	FeatParallelOff:     {Rejected, "Gemini cannot be told to call one function at a time"},
+	FeatParallelOff:     {Dropped, "Gemini cannot be told to call one function at a time; a caller that gets several calls answers them all"},
 	FeatToolHistory:     {Yes, "ids are Relay's rgem_ ids (see below); results get their function's name from the call"},
 	FeatToolResultError: {Yes, `functionResponse.response {"error": …}`},
 	FeatToolResultImage: {Rejected, "Relay sends Gemini function responses as JSON only"},

@@ -114,7 +114,7 @@ var features = [featCount]featureInfo{
 	FeatMaxTokens:       {"max_tokens", "Output limit", "max_completion_tokens, max_tokens", "max_tokens"},
 	FeatTemperature:     {"temperature", "Temperature", "temperature", "temperature"},
 	FeatTopP:            {"top_p", "Top-p", "top_p", "top_p"},
-	FeatTopK:            {"top_k", "Top-k", "", "top_k"},
+	FeatTopK:            {"top_k", "Top-k", "top_k (OpenAI-compatible servers' extension)", "top_k"},
 	FeatStop:            {"stop", "Stop sequences", "stop", "stop_sequences"},
 	FeatN:               {"n", "Several choices (n > 1)", "n", ""},
 	FeatLogprobs:        {"logprobs", "Log probabilities", "logprobs, top_logprobs", ""},
@@ -129,7 +129,7 @@ var features = [featCount]featureInfo{
 	FeatServiceTier:     {"service_tier", "Service tier", "service_tier", "service_tier"},
 	FeatStore:           {"store", "Stored completion", "store", ""},
 	FeatPromptCacheKey:  {"prompt_cache_key", "Prompt cache key", "prompt_cache_key", ""},
-	FeatCacheControl:    {"cache_control", "Prompt-cache breakpoints", "", "cache_control"},
+	FeatCacheControl:    {"cache_control", "Prompt-cache breakpoints", "cache_control (on messages[], messages[].content[], tools[]; a message's goes on its last part)", "cache_control"},
 	FeatPrefill:         {"prefill", "Final assistant message (prefill)", "messages[-1].role=assistant", "messages[-1].role=assistant"},
 	FeatStreaming:       {"streaming", "Streaming with usage", "stream, stream_options.include_usage", "stream"},
 	FeatState:           {"state", "Server-side conversation state", "", ""},
@@ -343,6 +343,18 @@ func rejectField(in wire.Inbound, field string, t *Target, why string) error {
 		msg += ": " + why
 	}
 	return &wire.Error{Kind: wire.ErrUnsupportedFeature, Msg: msg + ".", Param: field}
+}
+
+// refuseDropped is a strict caller's 400 for the advisory field named
+// name, which this binding would drop: it names the place the caller
+// sent it (messages[2].cache_control) where the decoder noted one.
+func (x *encoder) refuseDropped(name string) error {
+	at := name
+	if s, ok := x.r.SentAt[name]; ok {
+		at = s
+	}
+	msg := fmt.Sprintf("The field %q cannot be carried to the model %q on host %q, whose binding speaks %s; %s: true refuses what it would drop (without it, the field is dropped and named in X-Relay-Dropped-Fields).", at, x.t.Model, x.t.Host, x.t.Shape, StrictHeader)
+	return &wire.Error{Kind: wire.ErrUnsupportedFeature, Msg: msg, Param: at}
 }
 
 // Cell is one entry of the support matrix.

@@ -31,6 +31,8 @@ var chatSamples = map[Feature]string{
 	FeatToolStrict:      `"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f","strict":true,"parameters":{"type":"object"}}}]`,
 	FeatToolChoice:      `"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":{"type":"function","function":{"name":"f"}}`,
 	FeatParallelOff:     `"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f"}}],"parallel_tool_calls":false`,
+	FeatTopK:            `"messages":[{"role":"user","content":"hi"}],"top_k":5`,
+	FeatCacheControl:    `"messages":[{"role":"system","content":"be brief","cache_control":{"type":"ephemeral"}},{"role":"user","content":"hi","cache_control":{"type":"ephemeral"}}]`,
 	FeatToolHistory:     `"messages":[{"role":"user","content":"hi"},{"role":"assistant","tool_calls":[{"id":"call_1","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"call_1","content":"ok"}],"tools":[{"type":"function","function":{"name":"f"}}]`,
 	FeatThinkingHistory: `"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"yo","thinking_blocks":[{"type":"thinking","thinking":"t","signature":"sig"}]},{"role":"user","content":"go"}]`,
 	FeatReasoning:       `"messages":[{"role":"user","content":"hi"}],"reasoning_effort":"medium"`,

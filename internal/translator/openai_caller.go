@@ -35,7 +35,7 @@ func decodeChatRequest(body []byte, r *canonical.Request) error {
 	}
 	r.Model = q.Model
 	if present(q.PromptCacheRetention) {
-		advise(r, "prompt_cache_retention")
+		advise(r, "prompt_cache_retention", "prompt_cache_retention")
 	}
 	if err := decodeChatMessages(q.Messages, r); err != nil {
 		return err
@@ -51,7 +51,7 @@ func decodeChatRequest(body []byte, r *canonical.Request) error {
 	if r.MaxOutputTokens == nil {
 		r.MaxOutputTokens = q.MaxTokens
 	}
-	r.Temperature, r.TopP = q.Temperature, q.TopP
+	r.Temperature, r.TopP, r.TopK = q.Temperature, q.TopP, q.TopK
 	r.PresencePenalty, r.FrequencyPenalty = q.PresencePenalty, q.FrequencyPenalty
 	r.Seed = q.Seed
 	if !isNull(q.LogitBias) && string(bytes.TrimSpace(q.LogitBias)) != "{}" {
@@ -106,16 +106,45 @@ func decodeChatMessages(msgs []chatMessage, r *canonical.Request) error {
 			return unsupported(at+".audio", "audio and deprecated function_call history")
 		}
 		if present(m.Annotations) {
-			advise(r, "messages[].annotations")
+			advise(r, "messages[].annotations", at+".annotations")
 		}
 		if present(m.Parsed) {
-			advise(r, "messages[].parsed")
+			advise(r, "messages[].parsed", at+".parsed")
 		}
+		nSys, nMsg := len(r.System), len(r.Messages)
 		if err := decodeChatMessage(m, at, leading, r); err != nil {
 			return err
 		}
+		switch {
+		case len(r.System) > nSys:
+			chatCacheHints(m, at, r.System[nSys:], r)
+		case len(r.Messages) > nMsg:
+			chatCacheHints(m, at, r.Messages[len(r.Messages)-1].Parts, r)
+		}
 	}
 	return nil
+}
+
+// chatCacheHints places the cache breakpoints of the message just decoded
+// (the last of r.System or r.Messages) and notes where they were sent: a
+// part's own stays on the part, the message's goes on its last part (the
+// tool result, for a tool message), as an Anthropic caller would place it.
+func chatCacheHints(m *chatMessage, at string, parts []canonical.Part, r *canonical.Request) {
+	for j := range parts {
+		if parts[j].CacheHint != nil {
+			r.NoteSentAt(cacheControlName, at+".content["+strconv.Itoa(j)+"].cache_control")
+		}
+	}
+	if !present(m.CacheControl) {
+		return
+	}
+	r.NoteSentAt(cacheControlName, at+".cache_control")
+	if len(parts) == 0 {
+		return // an empty message: nothing to cache up to
+	}
+	if last := &parts[len(parts)-1]; last.CacheHint == nil {
+		last.CacheHint = m.CacheControl
+	}
 }
 
 // decodeChatMessage reads one message, at at, by its role.
@@ -191,7 +220,7 @@ func decodeChatAssistant(m *chatMessage, at string, r *canonical.Request) error 
 			return badField(fmt.Sprintf("%s.tool_calls[%d]", at, j), "a tool call needs an id and a function name")
 		}
 		if present(tc.Function.ParsedArguments) {
-			advise(r, "messages[].tool_calls[].function.parsed_arguments")
+			advise(r, "messages[].tool_calls[].function.parsed_arguments", fmt.Sprintf("%s.tool_calls[%d].function.parsed_arguments", at, j))
 		}
 		msg.Parts = append(msg.Parts, canonical.Part{Type: canonical.PartToolCall, ToolCall: &canonical.ToolCall{
 			ID: canonicalID(chatCallPrefix, tc.ID), Name: tc.Function.Name, Arguments: tc.Function.Arguments,
@@ -212,7 +241,10 @@ func decodeChatTools(tools []chatTool, r *canonical.Request) error {
 		if t.Function == nil || t.Function.Name == "" {
 			return badField(at+".function.name", "a function tool needs a name")
 		}
-		r.Tools = append(r.Tools, canonical.Tool{Name: t.Function.Name, Description: t.Function.Description, Parameters: t.Function.Parameters, Strict: t.Function.Strict})
+		r.Tools = append(r.Tools, canonical.Tool{Name: t.Function.Name, Description: t.Function.Description, Parameters: t.Function.Parameters, Strict: t.Function.Strict, CacheHint: nonNull(t.CacheControl)})
+		if present(t.CacheControl) {
+			r.NoteSentAt(cacheControlName, at+".cache_control")
+		}
 	}
 	return nil
 }
@@ -285,7 +317,7 @@ func chatContent(raw json.RawMessage, at string, media bool) ([]canonical.Part, 
 			if p.Text == nil {
 				return nil, badField(pat+".text", "a text part needs text")
 			}
-			out = append(out, canonical.Part{Type: canonical.PartText, Text: *p.Text})
+			out = append(out, canonical.Part{Type: canonical.PartText, Text: *p.Text, CacheHint: nonNull(p.CacheControl)})
 		case "refusal":
 			if p.Refusal != nil {
 				out = append(out, canonical.Part{Type: canonical.PartRefusal, Text: *p.Refusal})
@@ -305,7 +337,7 @@ func chatContent(raw json.RawMessage, at string, media bool) ([]canonical.Part, 
 			} else {
 				img.URL = p.ImageURL.URL
 			}
-			out = append(out, canonical.Part{Type: canonical.PartImage, Image: img})
+			out = append(out, canonical.Part{Type: canonical.PartImage, Image: img, CacheHint: nonNull(p.CacheControl)})
 		case "input_audio":
 			if !media || p.InputAudio == nil {
 				return nil, badField(pat+".input_audio", "audio is allowed in user messages only")
@@ -321,7 +353,7 @@ func chatContent(raw json.RawMessage, at string, media bool) ([]canonical.Part, 
 			} else if p.File.FileData != "" {
 				f.Data = p.File.FileData
 			}
-			out = append(out, canonical.Part{Type: canonical.PartFile, File: f})
+			out = append(out, canonical.Part{Type: canonical.PartFile, File: f, CacheHint: nonNull(p.CacheControl)})
 		default:
 			return nil, badField(pat+".type", "unknown content part type %q", p.Type)
 		}

@@ -15,34 +15,37 @@ import (
 // --- wire types ---
 
 type chatRequest struct {
-	Model               string              `json:"model"`
-	Messages            []chatMessage       `json:"messages"`
-	Tools               []chatTool          `json:"tools,omitempty"`
-	ToolChoice          json.RawMessage     `json:"tool_choice,omitempty"`
-	ParallelToolCalls   *bool               `json:"parallel_tool_calls,omitempty"`
-	MaxTokens           *int64              `json:"max_tokens,omitempty"`
-	MaxCompletionTokens *int64              `json:"max_completion_tokens,omitempty"`
-	Temperature         *float64            `json:"temperature,omitempty"`
-	TopP                *float64            `json:"top_p,omitempty"`
-	PresencePenalty     *float64            `json:"presence_penalty,omitempty"`
-	FrequencyPenalty    *float64            `json:"frequency_penalty,omitempty"`
-	Seed                *int64              `json:"seed,omitempty"`
-	LogitBias           json.RawMessage     `json:"logit_bias,omitempty"`
-	Stop                json.RawMessage     `json:"stop,omitempty"`
-	N                   *int                `json:"n,omitempty"`
-	Logprobs            *bool               `json:"logprobs,omitempty"`
-	TopLogprobs         *int64              `json:"top_logprobs,omitempty"`
-	ResponseFormat      *chatResponseFormat `json:"response_format,omitempty"`
-	ReasoningEffort     string              `json:"reasoning_effort,omitempty"`
-	Verbosity           string              `json:"verbosity,omitempty"`
-	Metadata            map[string]string   `json:"metadata,omitempty"`
-	User                string              `json:"user,omitempty"`
-	SafetyIdentifier    string              `json:"safety_identifier,omitempty"`
-	PromptCacheKey      string              `json:"prompt_cache_key,omitempty"`
-	ServiceTier         string              `json:"service_tier,omitempty"`
-	Store               *bool               `json:"store,omitempty"`
-	Stream              bool                `json:"stream,omitempty"`
-	StreamOptions       *chatStreamOptions  `json:"stream_options,omitempty"`
+	Model               string          `json:"model"`
+	Messages            []chatMessage   `json:"messages"`
+	Tools               []chatTool      `json:"tools,omitempty"`
+	ToolChoice          json.RawMessage `json:"tool_choice,omitempty"`
+	ParallelToolCalls   *bool           `json:"parallel_tool_calls,omitempty"`
+	MaxTokens           *int64          `json:"max_tokens,omitempty"`
+	MaxCompletionTokens *int64          `json:"max_completion_tokens,omitempty"`
+	Temperature         *float64        `json:"temperature,omitempty"`
+	TopP                *float64        `json:"top_p,omitempty"`
+	// TopK is not OpenAI's: OpenAI-compatible servers (vLLM, Ollama) and
+	// the clients that talk to them send it; a sampling hint (advisory).
+	TopK             *int64              `json:"top_k,omitempty"`
+	PresencePenalty  *float64            `json:"presence_penalty,omitempty"`
+	FrequencyPenalty *float64            `json:"frequency_penalty,omitempty"`
+	Seed             *int64              `json:"seed,omitempty"`
+	LogitBias        json.RawMessage     `json:"logit_bias,omitempty"`
+	Stop             json.RawMessage     `json:"stop,omitempty"`
+	N                *int                `json:"n,omitempty"`
+	Logprobs         *bool               `json:"logprobs,omitempty"`
+	TopLogprobs      *int64              `json:"top_logprobs,omitempty"`
+	ResponseFormat   *chatResponseFormat `json:"response_format,omitempty"`
+	ReasoningEffort  string              `json:"reasoning_effort,omitempty"`
+	Verbosity        string              `json:"verbosity,omitempty"`
+	Metadata         map[string]string   `json:"metadata,omitempty"`
+	User             string              `json:"user,omitempty"`
+	SafetyIdentifier string              `json:"safety_identifier,omitempty"`
+	PromptCacheKey   string              `json:"prompt_cache_key,omitempty"`
+	ServiceTier      string              `json:"service_tier,omitempty"`
+	Store            *bool               `json:"store,omitempty"`
+	Stream           bool                `json:"stream,omitempty"`
+	StreamOptions    *chatStreamOptions  `json:"stream_options,omitempty"`
 
 	// Advisory fields no translation carries (advisoryFields).
 	PromptCacheRetention json.RawMessage `json:"prompt_cache_retention,omitempty"`
@@ -79,6 +82,10 @@ type chatMessage struct {
 	// Parsed is what the openai SDKs' parse and stream helpers add to an
 	// answer (its JSON content, decoded), pushed back with it.
 	Parsed json.RawMessage `json:"parsed,omitempty"`
+	// CacheControl is Anthropic's cache breakpoint, which OpenAI-compatible
+	// clients (the AI SDK's openai-compatible provider, opencode) set on
+	// a whole message: it applies to the message's last part.
+	CacheControl json.RawMessage `json:"cache_control,omitempty"`
 }
 
 type chatThinking struct {
@@ -95,6 +102,8 @@ type chatPart struct {
 	InputAudio *chatAudio    `json:"input_audio,omitempty"`
 	File       *chatFile     `json:"file,omitempty"`
 	Refusal    *string       `json:"refusal,omitempty"`
+	// CacheControl is Anthropic's cache breakpoint on this part.
+	CacheControl json.RawMessage `json:"cache_control,omitempty"`
 }
 
 type chatImageURL struct {
@@ -132,6 +141,8 @@ type chatTool struct {
 	Type     string          `json:"type"`
 	Function *chatFunction   `json:"function,omitempty"`
 	Custom   json.RawMessage `json:"custom,omitempty"`
+	// CacheControl is Anthropic's cache breakpoint after this tool.
+	CacheControl json.RawMessage `json:"cache_control,omitempty"`
 }
 
 type chatFunction struct {

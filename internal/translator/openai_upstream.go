@@ -14,7 +14,7 @@ import (
 // shape.
 
 var openaiSupport = supportTable{
-	FeatTopK:            {Rejected, "Chat Completions has no top_k"},
+	FeatTopK:            {Dropped, "Chat Completions has no top_k: a sampling hint, the answer is sampled without it"},
 	FeatFileInput:       {Yes, "a file part with PDF data or a file id; other media types are rejected"},
 	FeatToolResultError: {Emulated, `the result goes as the tool message's content, prefixed "Error: " (Chat has no error flag)`},
 	FeatToolResultImage: {Rejected, "a Chat tool message carries text only"},

@@ -37,10 +37,10 @@ func decodeResponsesRequest(body []byte, r *canonical.Request) error {
 	}
 	r.Model = q.Model
 	if present(q.ClientMetadata) {
-		advise(r, "client_metadata")
+		advise(r, "client_metadata", "client_metadata")
 	}
 	if present(q.PromptCacheRetention) {
-		advise(r, "prompt_cache_retention")
+		advise(r, "prompt_cache_retention", "prompt_cache_retention")
 	}
 	if !isNull(q.Instructions) {
 		var s string
@@ -137,7 +137,7 @@ func decodeRespState(q *respCallerRequest, r *canonical.Request) error {
 		if inc == "reasoning.encrypted_content" {
 			include = append(include, inc)
 		} else {
-			advise(r, "include")
+			advise(r, "include", "include")
 		}
 	}
 	st := &canonical.State{Store: q.Store, Include: include}
@@ -197,7 +197,7 @@ func respTools(raw []json.RawMessage, at string, r *canonical.Request, top bool)
 			continue
 		case "web_search", "web_search_preview", "web_search_2025_08_26", "web_search_preview_2025_03_11":
 			if top {
-				advise(r, "tools[].type=web_search")
+				advise(r, "tools[].type=web_search", at+".type")
 				continue
 			}
 			fallthrough
@@ -278,7 +278,7 @@ func respInputItem(it *respInItem, typ, at string, leading bool, r *canonical.Re
 			return badField(at, "a function_call needs a call_id and a name")
 		}
 		if present(it.ParsedArguments) {
-			advise(r, "input[].parsed_arguments")
+			advise(r, "input[].parsed_arguments", at+".parsed_arguments")
 		}
 		args := ""
 		if it.Arguments != nil {
@@ -401,13 +401,13 @@ func respContent(raw json.RawMessage, at string, media bool, r *canonical.Reques
 	out := make([]canonical.Part, 0, len(parts))
 	for i := range parts {
 		if present(parts[i].Annotations) {
-			advise(r, "input[].content[].annotations")
+			advise(r, "input[].content[].annotations", at+"["+strconv.Itoa(i)+"].annotations")
 		}
 		if present(parts[i].Parsed) {
-			advise(r, "input[].content[].parsed")
+			advise(r, "input[].content[].parsed", at+"["+strconv.Itoa(i)+"].parsed")
 		}
 		if present(parts[i].Logprobs) {
-			advise(r, "input[].content[].logprobs")
+			advise(r, "input[].content[].logprobs", at+"["+strconv.Itoa(i)+"].logprobs")
 		}
 		p, err := respPart(&parts[i], at+"["+strconv.Itoa(i)+"]", media)
 		if err != nil {

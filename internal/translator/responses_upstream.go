@@ -21,7 +21,7 @@ var responsesSupport = supportTable{
 	FeatToolHistory:     {Yes, "function_call and function_call_output items paired by call_id (never the fc_ item id)"},
 	FeatToolResultError: {Emulated, `the output is prefixed "Error: " (Responses has no error flag)`},
 	FeatThinkingHistory: {Emulated, "dropped: another provider's thinking cannot be replayed as Responses reasoning items"},
-	FeatTopK:            {Rejected, "Responses has no top_k"},
+	FeatTopK:            {Dropped, "Responses has no top_k: a sampling hint, the answer is sampled without it"},
 	FeatStop:            {Rejected, "Responses has no stop sequences"},
 	FeatN:               {Rejected, "Responses returns one answer per request"},
 	FeatLogprobs:        {Rejected, "Relay does not map Responses logprobs"},

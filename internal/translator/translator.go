@@ -66,6 +66,20 @@ type Request struct {
 	// FullUsage asks for the cost in the usage the caller sees
 	// (X-Relay-Usage: full on /v1/generate); Target.Pricing prices it.
 	FullUsage bool
+	// Strict refuses, instead of dropping, every advisory field the
+	// binding cannot carry (X-Relay-Strict: true): a 400
+	// unsupported_feature naming the first, where the caller sent it.
+	Strict bool
+}
+
+// StrictHeader is the request header that asks for strict mode.
+const StrictHeader = "X-Relay-Strict"
+
+// StrictRequested reports whether a StrictHeader value asks for strict
+// mode: true or 1, in any case; anything else (absent included) does not.
+func StrictRequested(v string) bool {
+	v = strings.TrimSpace(v)
+	return strings.EqualFold(v, "true") || v == "1"
 }
 
 // Decode reads a caller's body in shape in. Errors are *wire.Error: a
@@ -193,6 +207,9 @@ func (t *Translator) AppendRequest(dst []byte) ([]byte, error) {
 	x.dropped = append(x.dropped, t.req.C.Advisory...)
 	dst, err := t.up.encode(dst, x)
 	t.dropped = x.dropped
+	if err == nil && t.req.Strict && len(x.dropped) > 0 {
+		return dst, x.refuseDropped(x.dropped[0])
+	}
 	return dst, err
 }
 
