@@ -54,7 +54,11 @@ func TestConsole_BrowserWalk(t *testing.T) {
 	upstream := httptest.NewServer(mockupstream.New(mockupstream.Options{Record: -1}))
 	t.Cleanup(upstream.Close)
 	p := startRelay(t, pgtest.NewDB(t), false, "RELAY_DEMO=true", "RELAY_MASTER_KEY="+secret.NewKey(),
-		"RELAY_ADMIN_EMAIL="+email, "RELAY_ADMIN_PASSWORD="+password)
+		"RELAY_ADMIN_EMAIL="+email, "RELAY_ADMIN_PASSWORD="+password,
+		// The walk opens its one plain request's page to read the whole
+		// routing decision, which the ledger keeps for a sample of plain
+		// successes only: here, for all of them.
+		"RELAY_USAGE_DETAIL_SAMPLE=1")
 
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(chromium), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,

@@ -75,7 +75,7 @@ func (heldSet) Report(keypool.Ticket, keypool.Result, time.Time) {}
 func (heldSet) Panicable(keypool.KeyRef, string, time.Time) (time.Time, bool) {
 	return time.Time{}, true // the explain knows holds, not their kinds
 }
-func (heldSet) States(time.Time) []keypool.KeyState              { return nil }
+func (heldSet) States(time.Time) []keypool.KeyState { return nil }
 func (heldSet) Clear(context.Context, snapshot.ID, string, time.Time) ([]keypool.KeyState, error) {
 	return nil, errors.New("the routing explain clears no breakers")
 }

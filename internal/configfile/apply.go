@@ -503,7 +503,7 @@ func (p *Plan) children(ctx context.Context, s spec, have *object, id uuid.UUID,
 		}
 		return p.syncShares(ctx, "host key", s.SharedWith, old, ref,
 			func(team uuid.UUID) (int, []byte, error) {
-				r, err := p.c.ShareHostKeyWithResponse(ctx, id, team)
+				r, err := p.c.ShareHostKeyWithResponse(ctx, id, models.TeamShareCreate{TeamID: team})
 				if err != nil {
 					return 0, nil, err
 				}
@@ -525,7 +525,7 @@ func (p *Plan) children(ctx context.Context, s spec, have *object, id uuid.UUID,
 		}
 		if err := p.syncShares(ctx, "policy", s.SharedWith, old.SharedWith, ref,
 			func(team uuid.UUID) (int, []byte, error) {
-				r, err := p.c.SharePolicyWithResponse(ctx, id, team)
+				r, err := p.c.SharePolicyWithResponse(ctx, id, models.TeamShareCreate{TeamID: team})
 				if err != nil {
 					return 0, nil, err
 				}
@@ -585,7 +585,7 @@ func (p *Plan) syncShares(_ context.Context, what string, want, have []string, r
 		if err != nil {
 			return err
 		}
-		if status != http.StatusOK {
+		if status != http.StatusCreated {
 			return fmt.Errorf("share the %s with team %s: %w", what, t, apiError(status, body))
 		}
 	}

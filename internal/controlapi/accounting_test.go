@@ -65,7 +65,7 @@ func buildAccountingWorld(t *testing.T, b *bundle) *accountingWorld {
 	hk := b.hostKey(host.ID, "acc-key")
 	binding := *call(c.CreateBindingWithResponse(ctx, models.BindingCreate{ModelID: model.ID, HostID: host.ID, Shape: models.ShapeOpenai, UpstreamModel: "m"})).want(t, http.StatusCreated).JSON201
 	rule := *call(c.CreateRateLimitRuleWithResponse(ctx, rl.ID, models.RateLimitRuleCreate{Meter: models.MeterRequests, Amount: 10})).want(t, http.StatusCreated).JSON201
-	call(c.ShareHostKeyWithResponse(ctx, hk.ID, teamB.ID)).want(t, http.StatusOK)
+	call(c.ShareHostKeyWithResponse(ctx, hk.ID, models.TeamShareCreate{TeamID: teamB.ID})).want(t, http.StatusCreated)
 	polB := *call(c.CreatePolicyWithResponse(ctx, models.PolicyCreate{Slug: "acc-pol-b", TeamID: &teamB.ID})).want(t, http.StatusCreated).JSON201
 	call(c.CreatePolicyModelGrantWithResponse(ctx, polB.ID, models.PolicyModelGrantCreate{ModelID: model.ID})).want(t, http.StatusCreated)
 	call(c.CreatePolicyHostKeyGrantWithResponse(ctx, polB.ID, models.PolicyHostKeyGrantCreate{HostKeyID: hk.ID})).want(t, http.StatusCreated)

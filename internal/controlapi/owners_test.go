@@ -102,10 +102,10 @@ func TestPolicies_AnotherTeamsPolicyCannotBeAttached(t *testing.T) {
 	}
 
 	// A system admin shares the system policy with team A: now it attaches.
-	call(b.admin.SharePolicyWithResponse(ctx, o.system.ID, o.teamA.ID)).want(t, http.StatusOK)
-	call(b.admin.SharePolicyWithResponse(ctx, o.system.ID, o.teamA.ID)).want(t, http.StatusOK) // idempotent
+	call(b.admin.SharePolicyWithResponse(ctx, o.system.ID, models.TeamShareCreate{TeamID: o.teamA.ID})).want(t, http.StatusCreated)
+	call(b.admin.SharePolicyWithResponse(ctx, o.system.ID, models.TeamShareCreate{TeamID: o.teamA.ID})).want(t, http.StatusCreated) // idempotent
 	call(s.UpdateRelayKeyWithResponse(ctx, keyA1.ID, models.RelayKeyUpdate{PolicyID: nullable.Value(o.system.ID)})).want(t, http.StatusOK)
-	call(b.admin.SharePolicyWithResponse(ctx, o.policyB.ID, o.teamA.ID)).wantErr(t, http.StatusUnprocessableEntity, "validation_failed", "")
+	call(b.admin.SharePolicyWithResponse(ctx, o.policyB.ID, models.TeamShareCreate{TeamID: o.teamA.ID})).wantErr(t, http.StatusUnprocessableEntity, "validation_failed", "")
 
 	// A team's policy is usable only inside its team, even by a system admin.
 	call(b.admin.CreateRelayKeyWithResponse(ctx, models.RelayKeyCreate{ProjectID: o.b1.ID, ServiceAccountID: ptr(b.serviceAccount(o.b1.ID, "sa").ID), PolicyID: &o.policyA.ID})).
@@ -140,10 +140,10 @@ func TestPolicies_TeamAdminWritesOnlyItsTeamsPolicies(t *testing.T) {
 	grant := models.PolicyHostKeyGrantCreate{HostKeyID: o.hostKey.ID}
 	call(s.CreatePolicyHostKeyGrantWithResponse(ctx, own.ID, grant)).wantErr(t, http.StatusUnprocessableEntity, "validation_failed", "host_key_id")
 	call(b.admin.CreatePolicyHostKeyGrantWithResponse(ctx, own.ID, grant)).wantErr(t, http.StatusUnprocessableEntity, "validation_failed", "host_key_id")
-	call(b.admin.ShareHostKeyWithResponse(ctx, o.hostKey.ID, o.teamB.ID)).want(t, http.StatusOK)
+	call(b.admin.ShareHostKeyWithResponse(ctx, o.hostKey.ID, models.TeamShareCreate{TeamID: o.teamB.ID})).want(t, http.StatusCreated)
 	call(s.CreatePolicyHostKeyGrantWithResponse(ctx, own.ID, grant)).wantErr(t, http.StatusUnprocessableEntity, "validation_failed", "host_key_id")
-	call(s.ShareHostKeyWithResponse(ctx, o.hostKey.ID, o.teamA.ID)).want(t, http.StatusNotFound) // host keys are system rows
-	call(b.admin.ShareHostKeyWithResponse(ctx, o.hostKey.ID, o.teamA.ID)).want(t, http.StatusOK)
+	call(s.ShareHostKeyWithResponse(ctx, o.hostKey.ID, models.TeamShareCreate{TeamID: o.teamA.ID})).want(t, http.StatusNotFound) // host keys are system rows
+	call(b.admin.ShareHostKeyWithResponse(ctx, o.hostKey.ID, models.TeamShareCreate{TeamID: o.teamA.ID})).want(t, http.StatusCreated)
 	shared := call(s.ListTeamHostKeySharesWithResponse(ctx, o.teamA.ID, nil)).want(t, http.StatusOK).JSON200.Items
 	if len(shared) != 1 || shared[0].HostKeyID != o.hostKey.ID {
 		t.Errorf("host keys shared with team A = %+v, want the one", shared)

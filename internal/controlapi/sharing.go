@@ -57,21 +57,22 @@ func (s *Server) SharePolicy(ctx context.Context, req gen.SharePolicyRequestObje
 	if err != nil {
 		return nil, err
 	}
-	if err := s.shareTeam(ctx, req.TeamID); err != nil {
+	team := req.Body.TeamID
+	if err := s.shareTeam(ctx, team); err != nil {
 		return nil, err
 	}
 	if p.TeamID != nil {
 		return nil, invalid("a team's own policy is not shared; share a system policy", "id")
 	}
-	key := store.PolicyTeamShareKey{PolicyID: req.ID, TeamID: req.TeamID}
-	row, err := s.st.PolicyTeamShares().Create(ctx, c.actor, store.PolicyTeamShare{PolicyID: req.ID, TeamID: req.TeamID})
+	key := store.PolicyTeamShareKey{PolicyID: req.ID, TeamID: team}
+	row, err := s.st.PolicyTeamShares().Create(ctx, c.actor, store.PolicyTeamShare{PolicyID: req.ID, TeamID: team})
 	if errors.Is(err, store.ErrConflict) {
 		row, err = s.st.PolicyTeamShares().Get(ctx, key)
 	}
 	if err != nil {
 		return nil, err
 	}
-	return gen.SharePolicy200JSONResponse(policyShareOut(row)), nil
+	return gen.SharePolicy201JSONResponse(policyShareOut(row)), nil
 }
 
 // UnsharePolicy implements StrictServerInterface. Rows that name the policy
@@ -111,18 +112,19 @@ func (s *Server) ShareHostKey(ctx context.Context, req gen.ShareHostKeyRequestOb
 	if err != nil {
 		return nil, err
 	}
-	if err := s.shareTeam(ctx, req.TeamID); err != nil {
+	team := req.Body.TeamID
+	if err := s.shareTeam(ctx, team); err != nil {
 		return nil, err
 	}
-	key := store.HostKeyTeamShareKey{HostKeyID: req.ID, TeamID: req.TeamID}
-	row, err := s.st.HostKeyTeamShares().Create(ctx, c.actor, store.HostKeyTeamShare{HostKeyID: req.ID, TeamID: req.TeamID})
+	key := store.HostKeyTeamShareKey{HostKeyID: req.ID, TeamID: team}
+	row, err := s.st.HostKeyTeamShares().Create(ctx, c.actor, store.HostKeyTeamShare{HostKeyID: req.ID, TeamID: team})
 	if errors.Is(err, store.ErrConflict) {
 		row, err = s.st.HostKeyTeamShares().Get(ctx, key)
 	}
 	if err != nil {
 		return nil, err
 	}
-	return gen.ShareHostKey200JSONResponse(hostKeyShareOut(row)), nil
+	return gen.ShareHostKey201JSONResponse(hostKeyShareOut(row)), nil
 }
 
 // UnshareHostKey implements StrictServerInterface. The schema takes the host

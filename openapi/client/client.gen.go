@@ -432,17 +432,28 @@ type ClientInterface interface {
 	// Corresponds with GET /api/host-keys/{id}/teams (the `ListHostKeyShares` operationId).
 	ListHostKeyShares(ctx context.Context, id IDParam, params *ListHostKeySharesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// UnshareHostKey Take a host key share back (the host key leaves the team's policies at once)
+	// ShareHostKeyWithBody Share a host key with a team, whose own policies may then list it
 	//
-	// Corresponds with DELETE /api/host-keys/{id}/teams/{team_id} (the `UnshareHostKey` operationId).
-	UnshareHostKey(ctx context.Context, id IDParam, teamID TeamIDParam, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// System admins only.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/host-keys/{id}/teams (the `ShareHostKey` operationId).
+	ShareHostKeyWithBody(ctx context.Context, id IDParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ShareHostKey Share a host key with a team, whose own policies may then list it
 	//
 	// System admins only.
 	//
-	// Corresponds with PUT /api/host-keys/{id}/teams/{team_id} (the `ShareHostKey` operationId).
-	ShareHostKey(ctx context.Context, id IDParam, teamID TeamIDParam, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/host-keys/{id}/teams (the `ShareHostKey` operationId).
+	ShareHostKey(ctx context.Context, id IDParam, body ShareHostKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UnshareHostKey Take a host key share back (the host key leaves the team's policies at once)
+	//
+	// Corresponds with DELETE /api/host-keys/{id}/teams/{team_id} (the `UnshareHostKey` operationId).
+	UnshareHostKey(ctx context.Context, id IDParam, teamID TeamIDParam, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// TestHostKey Test a host key against its host
 	//
@@ -719,17 +730,28 @@ type ClientInterface interface {
 	// Corresponds with GET /api/policies/{id}/teams (the `ListPolicyShares` operationId).
 	ListPolicyShares(ctx context.Context, id IDParam, params *ListPolicySharesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// UnsharePolicy Take a policy share back (relay keys, service accounts and policy bindings that name the policy keep it)
+	// SharePolicyWithBody Share a system policy with a team, whose admins may then attach it
 	//
-	// Corresponds with DELETE /api/policies/{id}/teams/{team_id} (the `UnsharePolicy` operationId).
-	UnsharePolicy(ctx context.Context, id IDParam, teamID TeamIDParam, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// System admins only; a team's own policy cannot be shared (422).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/policies/{id}/teams (the `SharePolicy` operationId).
+	SharePolicyWithBody(ctx context.Context, id IDParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// SharePolicy Share a system policy with a team, whose admins may then attach it
 	//
 	// System admins only; a team's own policy cannot be shared (422).
 	//
-	// Corresponds with PUT /api/policies/{id}/teams/{team_id} (the `SharePolicy` operationId).
-	SharePolicy(ctx context.Context, id IDParam, teamID TeamIDParam, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/policies/{id}/teams (the `SharePolicy` operationId).
+	SharePolicy(ctx context.Context, id IDParam, body SharePolicyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UnsharePolicy Take a policy share back (relay keys, service accounts and policy bindings that name the policy keep it)
+	//
+	// Corresponds with DELETE /api/policies/{id}/teams/{team_id} (the `UnsharePolicy` operationId).
+	UnsharePolicy(ctx context.Context, id IDParam, teamID TeamIDParam, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListPolicyBindings List policy bindings
 	//
@@ -2101,11 +2123,15 @@ func (c *Client) ListHostKeyShares(ctx context.Context, id IDParam, params *List
 	return c.Client.Do(req)
 }
 
-// UnshareHostKey Take a host key share back (the host key leaves the team's policies at once)
+// ShareHostKeyWithBody Share a host key with a team, whose own policies may then list it
 //
-// Corresponds with DELETE /api/host-keys/{id}/teams/{team_id} (the `UnshareHostKey` operationId).
-func (c *Client) UnshareHostKey(ctx context.Context, id IDParam, teamID TeamIDParam, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewUnshareHostKeyRequest(c.Server, id, teamID)
+// System admins only.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/host-keys/{id}/teams (the `ShareHostKey` operationId).
+func (c *Client) ShareHostKeyWithBody(ctx context.Context, id IDParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewShareHostKeyRequestWithBody(c.Server, id, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2120,9 +2146,26 @@ func (c *Client) UnshareHostKey(ctx context.Context, id IDParam, teamID TeamIDPa
 //
 // System admins only.
 //
-// Corresponds with PUT /api/host-keys/{id}/teams/{team_id} (the `ShareHostKey` operationId).
-func (c *Client) ShareHostKey(ctx context.Context, id IDParam, teamID TeamIDParam, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewShareHostKeyRequest(c.Server, id, teamID)
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/host-keys/{id}/teams (the `ShareHostKey` operationId).
+func (c *Client) ShareHostKey(ctx context.Context, id IDParam, body ShareHostKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewShareHostKeyRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UnshareHostKey Take a host key share back (the host key leaves the team's policies at once)
+//
+// Corresponds with DELETE /api/host-keys/{id}/teams/{team_id} (the `UnshareHostKey` operationId).
+func (c *Client) UnshareHostKey(ctx context.Context, id IDParam, teamID TeamIDParam, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUnshareHostKeyRequest(c.Server, id, teamID)
 	if err != nil {
 		return nil, err
 	}
@@ -2808,11 +2851,15 @@ func (c *Client) ListPolicyShares(ctx context.Context, id IDParam, params *ListP
 	return c.Client.Do(req)
 }
 
-// UnsharePolicy Take a policy share back (relay keys, service accounts and policy bindings that name the policy keep it)
+// SharePolicyWithBody Share a system policy with a team, whose admins may then attach it
 //
-// Corresponds with DELETE /api/policies/{id}/teams/{team_id} (the `UnsharePolicy` operationId).
-func (c *Client) UnsharePolicy(ctx context.Context, id IDParam, teamID TeamIDParam, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewUnsharePolicyRequest(c.Server, id, teamID)
+// System admins only; a team's own policy cannot be shared (422).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/policies/{id}/teams (the `SharePolicy` operationId).
+func (c *Client) SharePolicyWithBody(ctx context.Context, id IDParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSharePolicyRequestWithBody(c.Server, id, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2827,9 +2874,26 @@ func (c *Client) UnsharePolicy(ctx context.Context, id IDParam, teamID TeamIDPar
 //
 // System admins only; a team's own policy cannot be shared (422).
 //
-// Corresponds with PUT /api/policies/{id}/teams/{team_id} (the `SharePolicy` operationId).
-func (c *Client) SharePolicy(ctx context.Context, id IDParam, teamID TeamIDParam, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewSharePolicyRequest(c.Server, id, teamID)
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/policies/{id}/teams (the `SharePolicy` operationId).
+func (c *Client) SharePolicy(ctx context.Context, id IDParam, body SharePolicyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSharePolicyRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UnsharePolicy Take a policy share back (relay keys, service accounts and policy bindings that name the policy keep it)
+//
+// Corresponds with DELETE /api/policies/{id}/teams/{team_id} (the `UnsharePolicy` operationId).
+func (c *Client) UnsharePolicy(ctx context.Context, id IDParam, teamID TeamIDParam, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUnsharePolicyRequest(c.Server, id, teamID)
 	if err != nil {
 		return nil, err
 	}
@@ -5866,6 +5930,53 @@ func NewListHostKeySharesRequest(server string, id IDParam, params *ListHostKeyS
 	return req, nil
 }
 
+// NewShareHostKeyRequest calls the generic ShareHostKey builder with application/json body
+func NewShareHostKeyRequest(server string, id IDParam, body ShareHostKeyJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewShareHostKeyRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewShareHostKeyRequestWithBody constructs an http.Request for the ShareHostKey method, with any body, and a specified content type
+func NewShareHostKeyRequestWithBody(server string, id IDParam, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/host-keys/%s/teams", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewUnshareHostKeyRequest constructs an http.Request for the UnshareHostKey method
 func NewUnshareHostKeyRequest(server string, id IDParam, teamID TeamIDParam) (*http.Request, error) {
 	var err error
@@ -5900,47 +6011,6 @@ func NewUnshareHostKeyRequest(server string, id IDParam, teamID TeamIDParam) (*h
 	}
 
 	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
-	if err != nil {
-		return nil, err
-	}
-
-	return req, nil
-}
-
-// NewShareHostKeyRequest constructs an http.Request for the ShareHostKey method
-func NewShareHostKeyRequest(server string, id IDParam, teamID TeamIDParam) (*http.Request, error) {
-	var err error
-
-	var pathParam0 string
-
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
-	if err != nil {
-		return nil, err
-	}
-
-	var pathParam1 string
-
-	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "team_id", teamID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
-	if err != nil {
-		return nil, err
-	}
-
-	serverURL, err := url.Parse(server)
-	if err != nil {
-		return nil, err
-	}
-
-	operationPath := fmt.Sprintf("/api/host-keys/%s/teams/%s", pathParam0, pathParam1)
-	if operationPath[0] == '/' {
-		operationPath = "." + operationPath
-	}
-
-	queryURL, err := serverURL.Parse(operationPath)
-	if err != nil {
-		return nil, err
-	}
-
-	req, err := http.NewRequest(http.MethodPut, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -7376,6 +7446,53 @@ func NewListPolicySharesRequest(server string, id IDParam, params *ListPolicySha
 	return req, nil
 }
 
+// NewSharePolicyRequest calls the generic SharePolicy builder with application/json body
+func NewSharePolicyRequest(server string, id IDParam, body SharePolicyJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewSharePolicyRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewSharePolicyRequestWithBody constructs an http.Request for the SharePolicy method, with any body, and a specified content type
+func NewSharePolicyRequestWithBody(server string, id IDParam, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/policies/%s/teams", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewUnsharePolicyRequest constructs an http.Request for the UnsharePolicy method
 func NewUnsharePolicyRequest(server string, id IDParam, teamID TeamIDParam) (*http.Request, error) {
 	var err error
@@ -7410,47 +7527,6 @@ func NewUnsharePolicyRequest(server string, id IDParam, teamID TeamIDParam) (*ht
 	}
 
 	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
-	if err != nil {
-		return nil, err
-	}
-
-	return req, nil
-}
-
-// NewSharePolicyRequest constructs an http.Request for the SharePolicy method
-func NewSharePolicyRequest(server string, id IDParam, teamID TeamIDParam) (*http.Request, error) {
-	var err error
-
-	var pathParam0 string
-
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
-	if err != nil {
-		return nil, err
-	}
-
-	var pathParam1 string
-
-	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "team_id", teamID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
-	if err != nil {
-		return nil, err
-	}
-
-	serverURL, err := url.Parse(server)
-	if err != nil {
-		return nil, err
-	}
-
-	operationPath := fmt.Sprintf("/api/policies/%s/teams/%s", pathParam0, pathParam1)
-	if operationPath[0] == '/' {
-		operationPath = "." + operationPath
-	}
-
-	queryURL, err := serverURL.Parse(operationPath)
-	if err != nil {
-		return nil, err
-	}
-
-	req, err := http.NewRequest(http.MethodPut, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -10857,21 +10933,30 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/host-keys/{id}/teams (the `ListHostKeyShares` operationId).
 	ListHostKeySharesWithResponse(ctx context.Context, id IDParam, params *ListHostKeySharesParams, reqEditors ...RequestEditorFn) (*ListHostKeySharesResponse, error)
 
+	// ShareHostKeyWithBodyWithResponse Share a host key with a team, whose own policies may then list it
+	//
+	// System admins only.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/host-keys/{id}/teams (the `ShareHostKey` operationId).
+	ShareHostKeyWithBodyWithResponse(ctx context.Context, id IDParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ShareHostKeyResponse, error)
+
+	// ShareHostKeyWithResponse Share a host key with a team, whose own policies may then list it
+	//
+	// System admins only.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/host-keys/{id}/teams (the `ShareHostKey` operationId).
+	ShareHostKeyWithResponse(ctx context.Context, id IDParam, body ShareHostKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*ShareHostKeyResponse, error)
+
 	// UnshareHostKeyWithResponse Take a host key share back (the host key leaves the team's policies at once)
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with DELETE /api/host-keys/{id}/teams/{team_id} (the `UnshareHostKey` operationId).
 	UnshareHostKeyWithResponse(ctx context.Context, id IDParam, teamID TeamIDParam, reqEditors ...RequestEditorFn) (*UnshareHostKeyResponse, error)
-
-	// ShareHostKeyWithResponse Share a host key with a team, whose own policies may then list it
-	//
-	// System admins only.
-	//
-	// Returns a wrapper object for the known response body format(s).
-	//
-	// Corresponds with PUT /api/host-keys/{id}/teams/{team_id} (the `ShareHostKey` operationId).
-	ShareHostKeyWithResponse(ctx context.Context, id IDParam, teamID TeamIDParam, reqEditors ...RequestEditorFn) (*ShareHostKeyResponse, error)
 
 	// TestHostKeyWithResponse Test a host key against its host
 	//
@@ -11188,21 +11273,30 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/policies/{id}/teams (the `ListPolicyShares` operationId).
 	ListPolicySharesWithResponse(ctx context.Context, id IDParam, params *ListPolicySharesParams, reqEditors ...RequestEditorFn) (*ListPolicySharesResponse, error)
 
+	// SharePolicyWithBodyWithResponse Share a system policy with a team, whose admins may then attach it
+	//
+	// System admins only; a team's own policy cannot be shared (422).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/policies/{id}/teams (the `SharePolicy` operationId).
+	SharePolicyWithBodyWithResponse(ctx context.Context, id IDParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SharePolicyResponse, error)
+
+	// SharePolicyWithResponse Share a system policy with a team, whose admins may then attach it
+	//
+	// System admins only; a team's own policy cannot be shared (422).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/policies/{id}/teams (the `SharePolicy` operationId).
+	SharePolicyWithResponse(ctx context.Context, id IDParam, body SharePolicyJSONRequestBody, reqEditors ...RequestEditorFn) (*SharePolicyResponse, error)
+
 	// UnsharePolicyWithResponse Take a policy share back (relay keys, service accounts and policy bindings that name the policy keep it)
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with DELETE /api/policies/{id}/teams/{team_id} (the `UnsharePolicy` operationId).
 	UnsharePolicyWithResponse(ctx context.Context, id IDParam, teamID TeamIDParam, reqEditors ...RequestEditorFn) (*UnsharePolicyResponse, error)
-
-	// SharePolicyWithResponse Share a system policy with a team, whose admins may then attach it
-	//
-	// System admins only; a team's own policy cannot be shared (422).
-	//
-	// Returns a wrapper object for the known response body format(s).
-	//
-	// Corresponds with PUT /api/policies/{id}/teams/{team_id} (the `SharePolicy` operationId).
-	SharePolicyWithResponse(ctx context.Context, id IDParam, teamID TeamIDParam, reqEditors ...RequestEditorFn) (*SharePolicyResponse, error)
 
 	// ListPolicyBindingsWithResponse List policy bindings
 	//
@@ -14359,6 +14453,89 @@ func (r ListHostKeySharesResponse) ContentType() string {
 	return ""
 }
 
+type ShareHostKeyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *HostKeyTeamShare
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *UnprocessableEntity
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r ShareHostKeyResponse) GetJSON201() *HostKeyTeamShare {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ShareHostKeyResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ShareHostKeyResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ShareHostKeyResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ShareHostKeyResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ShareHostKeyResponse) GetJSON422() *UnprocessableEntity {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ShareHostKeyResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ShareHostKeyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ShareHostKeyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ShareHostKeyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ShareHostKeyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type UnshareHostKeyResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -14422,89 +14599,6 @@ func (r UnshareHostKeyResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r UnshareHostKeyResponse) ContentType() string {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.Header.Get("Content-Type")
-	}
-	return ""
-}
-
-type ShareHostKeyResponse struct {
-	Body         []byte
-	HTTPResponse *http.Response
-	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *HostKeyTeamShare
-	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
-	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
-	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
-	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
-	// JSON422 the response for an HTTP 422 `application/json` response
-	JSON422 *UnprocessableEntity
-	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *InternalError
-}
-
-// GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ShareHostKeyResponse) GetJSON200() *HostKeyTeamShare {
-	return r.JSON200
-}
-
-// GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r ShareHostKeyResponse) GetJSON400() *BadRequest {
-	return r.JSON400
-}
-
-// GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r ShareHostKeyResponse) GetJSON401() *Unauthorized {
-	return r.JSON401
-}
-
-// GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r ShareHostKeyResponse) GetJSON403() *Forbidden {
-	return r.JSON403
-}
-
-// GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r ShareHostKeyResponse) GetJSON404() *NotFound {
-	return r.JSON404
-}
-
-// GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r ShareHostKeyResponse) GetJSON422() *UnprocessableEntity {
-	return r.JSON422
-}
-
-// GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r ShareHostKeyResponse) GetJSON500() *InternalError {
-	return r.JSON500
-}
-
-// GetBody returns the raw response body bytes
-func (r ShareHostKeyResponse) GetBody() []byte {
-	return r.Body
-}
-
-// Status returns HTTPResponse.Status
-func (r ShareHostKeyResponse) Status() string {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.Status
-	}
-	return http.StatusText(0)
-}
-
-// StatusCode returns HTTPResponse.StatusCode
-func (r ShareHostKeyResponse) StatusCode() int {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.StatusCode
-	}
-	return 0
-}
-
-// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r ShareHostKeyResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -16854,6 +16948,89 @@ func (r ListPolicySharesResponse) ContentType() string {
 	return ""
 }
 
+type SharePolicyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *PolicyTeamShare
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *UnprocessableEntity
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r SharePolicyResponse) GetJSON201() *PolicyTeamShare {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r SharePolicyResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r SharePolicyResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r SharePolicyResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r SharePolicyResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r SharePolicyResponse) GetJSON422() *UnprocessableEntity {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r SharePolicyResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r SharePolicyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SharePolicyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SharePolicyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SharePolicyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type UnsharePolicyResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -16917,89 +17094,6 @@ func (r UnsharePolicyResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r UnsharePolicyResponse) ContentType() string {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.Header.Get("Content-Type")
-	}
-	return ""
-}
-
-type SharePolicyResponse struct {
-	Body         []byte
-	HTTPResponse *http.Response
-	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *PolicyTeamShare
-	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
-	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
-	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
-	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
-	// JSON422 the response for an HTTP 422 `application/json` response
-	JSON422 *UnprocessableEntity
-	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *InternalError
-}
-
-// GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r SharePolicyResponse) GetJSON200() *PolicyTeamShare {
-	return r.JSON200
-}
-
-// GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r SharePolicyResponse) GetJSON400() *BadRequest {
-	return r.JSON400
-}
-
-// GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r SharePolicyResponse) GetJSON401() *Unauthorized {
-	return r.JSON401
-}
-
-// GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r SharePolicyResponse) GetJSON403() *Forbidden {
-	return r.JSON403
-}
-
-// GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r SharePolicyResponse) GetJSON404() *NotFound {
-	return r.JSON404
-}
-
-// GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r SharePolicyResponse) GetJSON422() *UnprocessableEntity {
-	return r.JSON422
-}
-
-// GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r SharePolicyResponse) GetJSON500() *InternalError {
-	return r.JSON500
-}
-
-// GetBody returns the raw response body bytes
-func (r SharePolicyResponse) GetBody() []byte {
-	return r.Body
-}
-
-// Status returns HTTPResponse.Status
-func (r SharePolicyResponse) Status() string {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.Status
-	}
-	return http.StatusText(0)
-}
-
-// StatusCode returns HTTPResponse.StatusCode
-func (r SharePolicyResponse) StatusCode() int {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.StatusCode
-	}
-	return 0
-}
-
-// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r SharePolicyResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -22016,6 +22110,36 @@ func (c *ClientWithResponses) ListHostKeySharesWithResponse(ctx context.Context,
 	return ParseListHostKeySharesResponse(rsp)
 }
 
+// ShareHostKeyWithBodyWithResponse Share a host key with a team, whose own policies may then list it
+//
+// System admins only.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/host-keys/{id}/teams (the `ShareHostKey` operationId).
+func (c *ClientWithResponses) ShareHostKeyWithBodyWithResponse(ctx context.Context, id IDParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ShareHostKeyResponse, error) {
+	rsp, err := c.ShareHostKeyWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseShareHostKeyResponse(rsp)
+}
+
+// ShareHostKeyWithResponse Share a host key with a team, whose own policies may then list it
+//
+// System admins only.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/host-keys/{id}/teams (the `ShareHostKey` operationId).
+func (c *ClientWithResponses) ShareHostKeyWithResponse(ctx context.Context, id IDParam, body ShareHostKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*ShareHostKeyResponse, error) {
+	rsp, err := c.ShareHostKey(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseShareHostKeyResponse(rsp)
+}
+
 // UnshareHostKeyWithResponse Take a host key share back (the host key leaves the team's policies at once)
 //
 // Returns a wrapper object for the known response body format(s).
@@ -22027,21 +22151,6 @@ func (c *ClientWithResponses) UnshareHostKeyWithResponse(ctx context.Context, id
 		return nil, err
 	}
 	return ParseUnshareHostKeyResponse(rsp)
-}
-
-// ShareHostKeyWithResponse Share a host key with a team, whose own policies may then list it
-//
-// System admins only.
-//
-// Returns a wrapper object for the known response body format(s).
-//
-// Corresponds with PUT /api/host-keys/{id}/teams/{team_id} (the `ShareHostKey` operationId).
-func (c *ClientWithResponses) ShareHostKeyWithResponse(ctx context.Context, id IDParam, teamID TeamIDParam, reqEditors ...RequestEditorFn) (*ShareHostKeyResponse, error) {
-	rsp, err := c.ShareHostKey(ctx, id, teamID, reqEditors...)
-	if err != nil {
-		return nil, err
-	}
-	return ParseShareHostKeyResponse(rsp)
 }
 
 // TestHostKeyWithResponse Test a host key against its host
@@ -22599,6 +22708,36 @@ func (c *ClientWithResponses) ListPolicySharesWithResponse(ctx context.Context, 
 	return ParseListPolicySharesResponse(rsp)
 }
 
+// SharePolicyWithBodyWithResponse Share a system policy with a team, whose admins may then attach it
+//
+// System admins only; a team's own policy cannot be shared (422).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/policies/{id}/teams (the `SharePolicy` operationId).
+func (c *ClientWithResponses) SharePolicyWithBodyWithResponse(ctx context.Context, id IDParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SharePolicyResponse, error) {
+	rsp, err := c.SharePolicyWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSharePolicyResponse(rsp)
+}
+
+// SharePolicyWithResponse Share a system policy with a team, whose admins may then attach it
+//
+// System admins only; a team's own policy cannot be shared (422).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/policies/{id}/teams (the `SharePolicy` operationId).
+func (c *ClientWithResponses) SharePolicyWithResponse(ctx context.Context, id IDParam, body SharePolicyJSONRequestBody, reqEditors ...RequestEditorFn) (*SharePolicyResponse, error) {
+	rsp, err := c.SharePolicy(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSharePolicyResponse(rsp)
+}
+
 // UnsharePolicyWithResponse Take a policy share back (relay keys, service accounts and policy bindings that name the policy keep it)
 //
 // Returns a wrapper object for the known response body format(s).
@@ -22610,21 +22749,6 @@ func (c *ClientWithResponses) UnsharePolicyWithResponse(ctx context.Context, id 
 		return nil, err
 	}
 	return ParseUnsharePolicyResponse(rsp)
-}
-
-// SharePolicyWithResponse Share a system policy with a team, whose admins may then attach it
-//
-// System admins only; a team's own policy cannot be shared (422).
-//
-// Returns a wrapper object for the known response body format(s).
-//
-// Corresponds with PUT /api/policies/{id}/teams/{team_id} (the `SharePolicy` operationId).
-func (c *ClientWithResponses) SharePolicyWithResponse(ctx context.Context, id IDParam, teamID TeamIDParam, reqEditors ...RequestEditorFn) (*SharePolicyResponse, error) {
-	rsp, err := c.SharePolicy(ctx, id, teamID, reqEditors...)
-	if err != nil {
-		return nil, err
-	}
-	return ParseSharePolicyResponse(rsp)
 }
 
 // ListPolicyBindingsWithResponse List policy bindings
@@ -25778,6 +25902,74 @@ func ParseListHostKeySharesResponse(rsp *http.Response) (*ListHostKeySharesRespo
 	return response, nil
 }
 
+// ParseShareHostKeyResponse parses an HTTP response from a ShareHostKeyWithResponse call
+func ParseShareHostKeyResponse(rsp *http.Response) (*ShareHostKeyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ShareHostKeyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest HostKeyTeamShare
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessableEntity
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseUnshareHostKeyResponse parses an HTTP response from a UnshareHostKeyWithResponse call
 func ParseUnshareHostKeyResponse(rsp *http.Response) (*UnshareHostKeyResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -25822,74 +26014,6 @@ func ParseUnshareHostKeyResponse(rsp *http.Response) (*UnshareHostKeyResponse, e
 			return nil, err
 		}
 		response.JSON404 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest InternalError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON500 = &dest
-
-	}
-
-	return response, nil
-}
-
-// ParseShareHostKeyResponse parses an HTTP response from a ShareHostKeyWithResponse call
-func ParseShareHostKeyResponse(rsp *http.Response) (*ShareHostKeyResponse, error) {
-	bodyBytes, err := io.ReadAll(rsp.Body)
-	defer func() { _ = rsp.Body.Close() }()
-	if err != nil {
-		return nil, err
-	}
-
-	response := &ShareHostKeyResponse{
-		Body:         bodyBytes,
-		HTTPResponse: rsp,
-	}
-
-	switch {
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest HostKeyTeamShare
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON200 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON400 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON401 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON403 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON404 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest UnprocessableEntity
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
@@ -27817,6 +27941,74 @@ func ParseListPolicySharesResponse(rsp *http.Response) (*ListPolicySharesRespons
 	return response, nil
 }
 
+// ParseSharePolicyResponse parses an HTTP response from a SharePolicyWithResponse call
+func ParseSharePolicyResponse(rsp *http.Response) (*SharePolicyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SharePolicyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest PolicyTeamShare
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessableEntity
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseUnsharePolicyResponse parses an HTTP response from a UnsharePolicyWithResponse call
 func ParseUnsharePolicyResponse(rsp *http.Response) (*UnsharePolicyResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -27861,74 +28053,6 @@ func ParseUnsharePolicyResponse(rsp *http.Response) (*UnsharePolicyResponse, err
 			return nil, err
 		}
 		response.JSON404 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest InternalError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON500 = &dest
-
-	}
-
-	return response, nil
-}
-
-// ParseSharePolicyResponse parses an HTTP response from a SharePolicyWithResponse call
-func ParseSharePolicyResponse(rsp *http.Response) (*SharePolicyResponse, error) {
-	bodyBytes, err := io.ReadAll(rsp.Body)
-	defer func() { _ = rsp.Body.Close() }()
-	if err != nil {
-		return nil, err
-	}
-
-	response := &SharePolicyResponse{
-		Body:         bodyBytes,
-		HTTPResponse: rsp,
-	}
-
-	switch {
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest PolicyTeamShare
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON200 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON400 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON401 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON403 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON404 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest UnprocessableEntity
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError

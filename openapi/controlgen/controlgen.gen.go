@@ -125,12 +125,12 @@ type ServerInterface interface {
 	// ListHostKeyShares List the teams a host key is shared with
 	// (GET /api/host-keys/{id}/teams)
 	ListHostKeyShares(w http.ResponseWriter, r *http.Request, id IDParam, params ListHostKeySharesParams)
+	// ShareHostKey Share a host key with a team, whose own policies may then list it
+	// (POST /api/host-keys/{id}/teams)
+	ShareHostKey(w http.ResponseWriter, r *http.Request, id IDParam)
 	// UnshareHostKey Take a host key share back (the host key leaves the team's policies at once)
 	// (DELETE /api/host-keys/{id}/teams/{team_id})
 	UnshareHostKey(w http.ResponseWriter, r *http.Request, id IDParam, teamID TeamIDParam)
-	// ShareHostKey Share a host key with a team, whose own policies may then list it
-	// (PUT /api/host-keys/{id}/teams/{team_id})
-	ShareHostKey(w http.ResponseWriter, r *http.Request, id IDParam, teamID TeamIDParam)
 	// TestHostKey Test a host key against its host
 	// (POST /api/host-keys/{id}/test)
 	TestHostKey(w http.ResponseWriter, r *http.Request, id IDParam)
@@ -221,12 +221,12 @@ type ServerInterface interface {
 	// ListPolicyShares List the teams a system policy is shared with
 	// (GET /api/policies/{id}/teams)
 	ListPolicyShares(w http.ResponseWriter, r *http.Request, id IDParam, params ListPolicySharesParams)
+	// SharePolicy Share a system policy with a team, whose admins may then attach it
+	// (POST /api/policies/{id}/teams)
+	SharePolicy(w http.ResponseWriter, r *http.Request, id IDParam)
 	// UnsharePolicy Take a policy share back (relay keys, service accounts and policy bindings that name the policy keep it)
 	// (DELETE /api/policies/{id}/teams/{team_id})
 	UnsharePolicy(w http.ResponseWriter, r *http.Request, id IDParam, teamID TeamIDParam)
-	// SharePolicy Share a system policy with a team, whose admins may then attach it
-	// (PUT /api/policies/{id}/teams/{team_id})
-	SharePolicy(w http.ResponseWriter, r *http.Request, id IDParam, teamID TeamIDParam)
 	// ListPolicyBindings List policy bindings
 	// (GET /api/policy-bindings)
 	ListPolicyBindings(w http.ResponseWriter, r *http.Request, params ListPolicyBindingsParams)
@@ -1538,6 +1538,32 @@ func (siw *ServerInterfaceWrapper) ListHostKeyShares(w http.ResponseWriter, r *h
 	handler.ServeHTTP(w, r)
 }
 
+// ShareHostKey operation middleware
+func (siw *ServerInterfaceWrapper) ShareHostKey(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id IDParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ShareHostKey(w, r, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // UnshareHostKey operation middleware
 func (siw *ServerInterfaceWrapper) UnshareHostKey(w http.ResponseWriter, r *http.Request) {
 
@@ -1564,41 +1590,6 @@ func (siw *ServerInterfaceWrapper) UnshareHostKey(w http.ResponseWriter, r *http
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.UnshareHostKey(w, r, id, teamID)
-	}))
-
-	for _, middleware := range siw.HandlerMiddlewares {
-		handler = middleware(handler)
-	}
-
-	handler.ServeHTTP(w, r)
-}
-
-// ShareHostKey operation middleware
-func (siw *ServerInterfaceWrapper) ShareHostKey(w http.ResponseWriter, r *http.Request) {
-
-	var err error
-	_ = err
-
-	// ------------- Path parameter "id" -------------
-	var id IDParam
-
-	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
-	if err != nil {
-		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
-		return
-	}
-
-	// ------------- Path parameter "team_id" -------------
-	var teamID TeamIDParam
-
-	err = runtime.BindStyledParameterWithOptions("simple", "team_id", r.PathValue("team_id"), &teamID, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
-	if err != nil {
-		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "team_id", Err: err})
-		return
-	}
-
-	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		siw.Handler.ShareHostKey(w, r, id, teamID)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -2586,6 +2577,32 @@ func (siw *ServerInterfaceWrapper) ListPolicyShares(w http.ResponseWriter, r *ht
 	handler.ServeHTTP(w, r)
 }
 
+// SharePolicy operation middleware
+func (siw *ServerInterfaceWrapper) SharePolicy(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id IDParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.SharePolicy(w, r, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // UnsharePolicy operation middleware
 func (siw *ServerInterfaceWrapper) UnsharePolicy(w http.ResponseWriter, r *http.Request) {
 
@@ -2612,41 +2629,6 @@ func (siw *ServerInterfaceWrapper) UnsharePolicy(w http.ResponseWriter, r *http.
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.UnsharePolicy(w, r, id, teamID)
-	}))
-
-	for _, middleware := range siw.HandlerMiddlewares {
-		handler = middleware(handler)
-	}
-
-	handler.ServeHTTP(w, r)
-}
-
-// SharePolicy operation middleware
-func (siw *ServerInterfaceWrapper) SharePolicy(w http.ResponseWriter, r *http.Request) {
-
-	var err error
-	_ = err
-
-	// ------------- Path parameter "id" -------------
-	var id IDParam
-
-	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
-	if err != nil {
-		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
-		return
-	}
-
-	// ------------- Path parameter "team_id" -------------
-	var teamID TeamIDParam
-
-	err = runtime.BindStyledParameterWithOptions("simple", "team_id", r.PathValue("team_id"), &teamID, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
-	if err != nil {
-		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "team_id", Err: err})
-		return
-	}
-
-	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		siw.Handler.SharePolicy(w, r, id, teamID)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -4900,8 +4882,8 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/host-keys/{id}", wrapper.GetHostKey)
 	m.HandleFunc(http.MethodPatch+" "+options.BaseURL+"/api/host-keys/{id}", wrapper.UpdateHostKey)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/host-keys/{id}/teams", wrapper.ListHostKeyShares)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/host-keys/{id}/teams", wrapper.ShareHostKey)
 	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/api/host-keys/{id}/teams/{team_id}", wrapper.UnshareHostKey)
-	m.HandleFunc(http.MethodPut+" "+options.BaseURL+"/api/host-keys/{id}/teams/{team_id}", wrapper.ShareHostKey)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/host-keys/{id}/test", wrapper.TestHostKey)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/rate-limits", wrapper.ListRateLimits)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/rate-limits", wrapper.CreateRateLimit)
@@ -4928,8 +4910,8 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/policies/{id}/host-keys", wrapper.CreatePolicyHostKeyGrant)
 	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/api/policies/{id}/host-keys/{host_key_id}", wrapper.DeletePolicyHostKeyGrant)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/policies/{id}/teams", wrapper.ListPolicyShares)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/policies/{id}/teams", wrapper.SharePolicy)
 	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/api/policies/{id}/teams/{team_id}", wrapper.UnsharePolicy)
-	m.HandleFunc(http.MethodPut+" "+options.BaseURL+"/api/policies/{id}/teams/{team_id}", wrapper.SharePolicy)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/policies/{id}/model-rate-limits", wrapper.ListPolicyModelRateLimits)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/policies/{id}/model-rate-limits", wrapper.CreatePolicyModelRateLimit)
 	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/api/policies/{id}/model-rate-limits/{model_id}", wrapper.DeletePolicyModelRateLimit)
@@ -8088,112 +8070,25 @@ func (response ListHostKeyShares500JSONResponse) VisitListHostKeySharesResponse(
 	return err
 }
 
-type UnshareHostKeyRequestObject struct {
-	ID     IDParam     `json:"id"`
-	TeamID TeamIDParam `json:"team_id"`
-}
-
-type UnshareHostKeyResponseObject interface {
-	VisitUnshareHostKeyResponse(w http.ResponseWriter) error
-}
-
-type UnshareHostKey204Response struct {
-}
-
-func (response UnshareHostKey204Response) VisitUnshareHostKeyResponse(w http.ResponseWriter) error {
-	w.WriteHeader(204)
-	return nil
-}
-
-type UnshareHostKey400JSONResponse struct{ BadRequestJSONResponse }
-
-func (response UnshareHostKey400JSONResponse) VisitUnshareHostKeyResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(400)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-type UnshareHostKey401JSONResponse struct{ UnauthorizedJSONResponse }
-
-func (response UnshareHostKey401JSONResponse) VisitUnshareHostKeyResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(401)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-type UnshareHostKey403JSONResponse struct{ ForbiddenJSONResponse }
-
-func (response UnshareHostKey403JSONResponse) VisitUnshareHostKeyResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(403)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-type UnshareHostKey404JSONResponse struct{ NotFoundJSONResponse }
-
-func (response UnshareHostKey404JSONResponse) VisitUnshareHostKeyResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(404)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-type UnshareHostKey500JSONResponse struct{ InternalErrorJSONResponse }
-
-func (response UnshareHostKey500JSONResponse) VisitUnshareHostKeyResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(500)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
 type ShareHostKeyRequestObject struct {
-	ID     IDParam     `json:"id"`
-	TeamID TeamIDParam `json:"team_id"`
+	ID   IDParam `json:"id"`
+	Body *ShareHostKeyJSONRequestBody
 }
 
 type ShareHostKeyResponseObject interface {
 	VisitShareHostKeyResponse(w http.ResponseWriter) error
 }
 
-type ShareHostKey200JSONResponse HostKeyTeamShare
+type ShareHostKey201JSONResponse HostKeyTeamShare
 
-func (response ShareHostKey200JSONResponse) VisitShareHostKeyResponse(w http.ResponseWriter) error {
+func (response ShareHostKey201JSONResponse) VisitShareHostKeyResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(200)
+	w.WriteHeader(201)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -8273,6 +8168,93 @@ func (response ShareHostKey422JSONResponse) VisitShareHostKeyResponse(w http.Res
 type ShareHostKey500JSONResponse struct{ InternalErrorJSONResponse }
 
 func (response ShareHostKey500JSONResponse) VisitShareHostKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UnshareHostKeyRequestObject struct {
+	ID     IDParam     `json:"id"`
+	TeamID TeamIDParam `json:"team_id"`
+}
+
+type UnshareHostKeyResponseObject interface {
+	VisitUnshareHostKeyResponse(w http.ResponseWriter) error
+}
+
+type UnshareHostKey204Response struct {
+}
+
+func (response UnshareHostKey204Response) VisitUnshareHostKeyResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type UnshareHostKey400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response UnshareHostKey400JSONResponse) VisitUnshareHostKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UnshareHostKey401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response UnshareHostKey401JSONResponse) VisitUnshareHostKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UnshareHostKey403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response UnshareHostKey403JSONResponse) VisitUnshareHostKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UnshareHostKey404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response UnshareHostKey404JSONResponse) VisitUnshareHostKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UnshareHostKey500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response UnshareHostKey500JSONResponse) VisitUnshareHostKeyResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
@@ -11262,112 +11244,25 @@ func (response ListPolicyShares500JSONResponse) VisitListPolicySharesResponse(w 
 	return err
 }
 
-type UnsharePolicyRequestObject struct {
-	ID     IDParam     `json:"id"`
-	TeamID TeamIDParam `json:"team_id"`
-}
-
-type UnsharePolicyResponseObject interface {
-	VisitUnsharePolicyResponse(w http.ResponseWriter) error
-}
-
-type UnsharePolicy204Response struct {
-}
-
-func (response UnsharePolicy204Response) VisitUnsharePolicyResponse(w http.ResponseWriter) error {
-	w.WriteHeader(204)
-	return nil
-}
-
-type UnsharePolicy400JSONResponse struct{ BadRequestJSONResponse }
-
-func (response UnsharePolicy400JSONResponse) VisitUnsharePolicyResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(400)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-type UnsharePolicy401JSONResponse struct{ UnauthorizedJSONResponse }
-
-func (response UnsharePolicy401JSONResponse) VisitUnsharePolicyResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(401)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-type UnsharePolicy403JSONResponse struct{ ForbiddenJSONResponse }
-
-func (response UnsharePolicy403JSONResponse) VisitUnsharePolicyResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(403)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-type UnsharePolicy404JSONResponse struct{ NotFoundJSONResponse }
-
-func (response UnsharePolicy404JSONResponse) VisitUnsharePolicyResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(404)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-type UnsharePolicy500JSONResponse struct{ InternalErrorJSONResponse }
-
-func (response UnsharePolicy500JSONResponse) VisitUnsharePolicyResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(500)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
 type SharePolicyRequestObject struct {
-	ID     IDParam     `json:"id"`
-	TeamID TeamIDParam `json:"team_id"`
+	ID   IDParam `json:"id"`
+	Body *SharePolicyJSONRequestBody
 }
 
 type SharePolicyResponseObject interface {
 	VisitSharePolicyResponse(w http.ResponseWriter) error
 }
 
-type SharePolicy200JSONResponse PolicyTeamShare
+type SharePolicy201JSONResponse PolicyTeamShare
 
-func (response SharePolicy200JSONResponse) VisitSharePolicyResponse(w http.ResponseWriter) error {
+func (response SharePolicy201JSONResponse) VisitSharePolicyResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(200)
+	w.WriteHeader(201)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -11447,6 +11342,93 @@ func (response SharePolicy422JSONResponse) VisitSharePolicyResponse(w http.Respo
 type SharePolicy500JSONResponse struct{ InternalErrorJSONResponse }
 
 func (response SharePolicy500JSONResponse) VisitSharePolicyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UnsharePolicyRequestObject struct {
+	ID     IDParam     `json:"id"`
+	TeamID TeamIDParam `json:"team_id"`
+}
+
+type UnsharePolicyResponseObject interface {
+	VisitUnsharePolicyResponse(w http.ResponseWriter) error
+}
+
+type UnsharePolicy204Response struct {
+}
+
+func (response UnsharePolicy204Response) VisitUnsharePolicyResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type UnsharePolicy400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response UnsharePolicy400JSONResponse) VisitUnsharePolicyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UnsharePolicy401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response UnsharePolicy401JSONResponse) VisitUnsharePolicyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UnsharePolicy403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response UnsharePolicy403JSONResponse) VisitUnsharePolicyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UnsharePolicy404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response UnsharePolicy404JSONResponse) VisitUnsharePolicyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UnsharePolicy500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response UnsharePolicy500JSONResponse) VisitUnsharePolicyResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
@@ -17073,12 +17055,12 @@ type StrictServerInterface interface {
 	// ListHostKeyShares List the teams a host key is shared with
 	// (GET /api/host-keys/{id}/teams)
 	ListHostKeyShares(ctx context.Context, request ListHostKeySharesRequestObject) (ListHostKeySharesResponseObject, error)
+	// ShareHostKey Share a host key with a team, whose own policies may then list it
+	// (POST /api/host-keys/{id}/teams)
+	ShareHostKey(ctx context.Context, request ShareHostKeyRequestObject) (ShareHostKeyResponseObject, error)
 	// UnshareHostKey Take a host key share back (the host key leaves the team's policies at once)
 	// (DELETE /api/host-keys/{id}/teams/{team_id})
 	UnshareHostKey(ctx context.Context, request UnshareHostKeyRequestObject) (UnshareHostKeyResponseObject, error)
-	// ShareHostKey Share a host key with a team, whose own policies may then list it
-	// (PUT /api/host-keys/{id}/teams/{team_id})
-	ShareHostKey(ctx context.Context, request ShareHostKeyRequestObject) (ShareHostKeyResponseObject, error)
 	// TestHostKey Test a host key against its host
 	// (POST /api/host-keys/{id}/test)
 	TestHostKey(ctx context.Context, request TestHostKeyRequestObject) (TestHostKeyResponseObject, error)
@@ -17169,12 +17151,12 @@ type StrictServerInterface interface {
 	// ListPolicyShares List the teams a system policy is shared with
 	// (GET /api/policies/{id}/teams)
 	ListPolicyShares(ctx context.Context, request ListPolicySharesRequestObject) (ListPolicySharesResponseObject, error)
+	// SharePolicy Share a system policy with a team, whose admins may then attach it
+	// (POST /api/policies/{id}/teams)
+	SharePolicy(ctx context.Context, request SharePolicyRequestObject) (SharePolicyResponseObject, error)
 	// UnsharePolicy Take a policy share back (relay keys, service accounts and policy bindings that name the policy keep it)
 	// (DELETE /api/policies/{id}/teams/{team_id})
 	UnsharePolicy(ctx context.Context, request UnsharePolicyRequestObject) (UnsharePolicyResponseObject, error)
-	// SharePolicy Share a system policy with a team, whose admins may then attach it
-	// (PUT /api/policies/{id}/teams/{team_id})
-	SharePolicy(ctx context.Context, request SharePolicyRequestObject) (SharePolicyResponseObject, error)
 	// ListPolicyBindings List policy bindings
 	// (GET /api/policy-bindings)
 	ListPolicyBindings(ctx context.Context, request ListPolicyBindingsRequestObject) (ListPolicyBindingsResponseObject, error)
@@ -18306,6 +18288,39 @@ func (sh *strictHandler) ListHostKeyShares(w http.ResponseWriter, r *http.Reques
 	}
 }
 
+// ShareHostKey operation middleware
+func (sh *strictHandler) ShareHostKey(w http.ResponseWriter, r *http.Request, id IDParam) {
+	var request ShareHostKeyRequestObject
+
+	request.ID = id
+
+	var body ShareHostKeyJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ShareHostKey(ctx, request.(ShareHostKeyRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ShareHostKey")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ShareHostKeyResponseObject); ok {
+		if err := validResponse.VisitShareHostKeyResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // UnshareHostKey operation middleware
 func (sh *strictHandler) UnshareHostKey(w http.ResponseWriter, r *http.Request, id IDParam, teamID TeamIDParam) {
 	var request UnshareHostKeyRequestObject
@@ -18326,33 +18341,6 @@ func (sh *strictHandler) UnshareHostKey(w http.ResponseWriter, r *http.Request, 
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(UnshareHostKeyResponseObject); ok {
 		if err := validResponse.VisitUnshareHostKeyResponse(w); err != nil {
-			sh.options.ResponseErrorHandlerFunc(w, r, err)
-		}
-	} else if response != nil {
-		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
-	}
-}
-
-// ShareHostKey operation middleware
-func (sh *strictHandler) ShareHostKey(w http.ResponseWriter, r *http.Request, id IDParam, teamID TeamIDParam) {
-	var request ShareHostKeyRequestObject
-
-	request.ID = id
-	request.TeamID = teamID
-
-	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
-		return sh.ssi.ShareHostKey(ctx, request.(ShareHostKeyRequestObject))
-	}
-	for _, middleware := range sh.middlewares {
-		handler = middleware(handler, "ShareHostKey")
-	}
-
-	response, err := handler(r.Context(), w, r, request)
-
-	if err != nil {
-		sh.options.ResponseErrorHandlerFunc(w, r, err)
-	} else if validResponse, ok := response.(ShareHostKeyResponseObject); ok {
-		if err := validResponse.VisitShareHostKeyResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -19213,6 +19201,39 @@ func (sh *strictHandler) ListPolicyShares(w http.ResponseWriter, r *http.Request
 	}
 }
 
+// SharePolicy operation middleware
+func (sh *strictHandler) SharePolicy(w http.ResponseWriter, r *http.Request, id IDParam) {
+	var request SharePolicyRequestObject
+
+	request.ID = id
+
+	var body SharePolicyJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.SharePolicy(ctx, request.(SharePolicyRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "SharePolicy")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(SharePolicyResponseObject); ok {
+		if err := validResponse.VisitSharePolicyResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // UnsharePolicy operation middleware
 func (sh *strictHandler) UnsharePolicy(w http.ResponseWriter, r *http.Request, id IDParam, teamID TeamIDParam) {
 	var request UnsharePolicyRequestObject
@@ -19233,33 +19254,6 @@ func (sh *strictHandler) UnsharePolicy(w http.ResponseWriter, r *http.Request, i
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(UnsharePolicyResponseObject); ok {
 		if err := validResponse.VisitUnsharePolicyResponse(w); err != nil {
-			sh.options.ResponseErrorHandlerFunc(w, r, err)
-		}
-	} else if response != nil {
-		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
-	}
-}
-
-// SharePolicy operation middleware
-func (sh *strictHandler) SharePolicy(w http.ResponseWriter, r *http.Request, id IDParam, teamID TeamIDParam) {
-	var request SharePolicyRequestObject
-
-	request.ID = id
-	request.TeamID = teamID
-
-	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
-		return sh.ssi.SharePolicy(ctx, request.(SharePolicyRequestObject))
-	}
-	for _, middleware := range sh.middlewares {
-		handler = middleware(handler, "SharePolicy")
-	}
-
-	response, err := handler(r.Context(), w, r, request)
-
-	if err != nil {
-		sh.options.ResponseErrorHandlerFunc(w, r, err)
-	} else if validResponse, ok := response.(SharePolicyResponseObject); ok {
-		if err := validResponse.VisitSharePolicyResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -20851,385 +20845,385 @@ func (sh *strictHandler) UpdateUser(w http.ResponseWriter, r *http.Request, id I
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7P3Zchs5uigKvwqCe0WY6pWUaHlYZSk6/q1y2VVe5emX5N2rT8tbCWWCJFpJIAtAimY7HNGX5/qcHXHe",
-	"YL/IeZN+khP4PiAnZnISKalc7Isui4lEYvjm8WsnkuNUCiaM7hx97aRU0TEzTMFfLzOlpfpof7N/xkxH",
-	"iqeGS9E56pyPGAkF+2IuIxgWEjkgZsRIqtgNl5kmKR2yY0KvNBOGDKSCpwOutIFH+52gw+1Mv2VMTTtB",
-	"R9Ax6xx1cLpO0NHRiI2p/fKYfnnLxNCMOkfPHh8GHTNN7UhtFBfDzrdvQednJbP0TfyaJ4ap2cV+EMmU",
-	"mJHUDFfJNRnaN9rWAA8veVxZxUCqMTWdo06WwZPZVfwitVlpESOpTdsa7LP1lvArm76J51wbj/1d2W+Q",
-	"azbN15BSM6ot4ZpNcRmK/ZZxxeLOkVEZW21ZS65HXv2dRaZlNbdexFs+5qZlHe/sSXDDxpoYSRQzmRJt",
-	"N5PYeSr3ErMBzRLTOXrWD4qFcGGeHHYCC758nI3t037QGXOBfz3O18iFYUOmYJHvZMySlYBobN9oWys8",
-	"XB2M3CqWurTq96t3Vvr8bW7uo0x4NF3pVFJ4pe1Y8Onq5/JRSQuhq60E32ldCj5efS2nLKFTwPUVFqPs",
-	"SxWUry0HBhRIv9KCsoQtCTMqS1gLyNhHt4eYM6ZueMROokhmYrX70vgqofhu20G5YZdu2OrHdc7oeKWF",
-	"GUbHbauxz9ZdwlI3Vvl49caKb9/mxj5pOmSvlRy3LOfMUGVy+KFiyALCRZRkmt8w0j19/ZI8efLkxd4+",
-	"+QmpMTl8SkYyU5pcsYFUjIRGhm3nN1By3Hx4MTWsZ/iYta8apI8fpy0L/4mPmdBcCmAtOk24IVfTY6JY",
-	"yqhBmcnLXSAnaXbDFE1IN0Q55Gr6Z0ckLrJ+//B5/itQ13BvvhRzNa3sC3ic/ce/KTboHHX+20EhAh7g",
-	"MH1Q3lXnW75vqhSdFtsGJjEXfi08MG20E/88syJ2gaRLNWw+oknC7K6F5cB7czlZZSstt3FmqMn0cuui",
-	"Qk+YYjGZcDPCFf5yfv6RaJiDdJ++eEEmIybKC53YhdIJnbYuFd9uBqdZoeDFi7JQYEWEBrEAdnYuW0Ds",
-	"lYhrmMG+zMMMISethESuhwZMrUTLMs1U2xLss9VpGS5hKVpW+XiVlhXfXp+WfbMv61QKzQDTfqTxKQKc",
-	"/SuSwjAB/6RpmvCI2jUe/F3bhX7tsC90nCYM/qmUVPhKjPBwQxMeXzro7QSdmBnKE905+tvXzoCzJLbL",
-	"SLKhhS+mLchYxMm0IWNqohH5n3+jvX/0ey8+u//2Pn/tB88Pv/1b59vn8ivuC+RKxlMyohZPCK7Gbq44",
-	"iXk05JUb/y1ouAv/gVgyTYT06wPQiGWUjS2Odcc0sWfNYvKfZx/eB2SipBgSe9wBSakxTImAMJGNA5KJ",
-	"ayEngsAp7O1bovVSikHCo1seeuRnWfK0Db1monacFLhnicbYtwj7wrXRmzrRieKGEb9ajR/TRlriZumR",
-	"pbckE/y3jOHnpSIp5YrAggNCiZITog1PEqLYgCkmIhbD7+xGXrPYCo14sK+luuJxzMTtTnaQT1M5P3s+",
-	"grFYO2sCSsc0HnNBlEwYkaL8ZBPnd5KZERPGrt1u+SozJXr/SMNnLVwCpNIkkRO4xoA4o8bLs9PXxMhr",
-	"JohlcVxrLuCAAWDhzN4IC600eVUcwvpkAKeqHJv/cXNoCuoFGVCesPgYtpnIIRAD+2/EBdIVVlYhlGgW",
-	"KWYQPt5L81pmIr7dNoU0lwOYprxPsFjYa8BHG9jne0l0Fo2c7QHuVApWZvhjOoVPasZgf+dSvqNi6mi6",
-	"vt02FTXsEiwKrLpTIyUZUzG1x84FseRunG6IXvip/aRWGDVqSujAyqB260N+wwSJLQxYTjliNHZWwVM7",
-	"sncyaOT0ZyySIgZBd0I56E4z8loh1gDbFjQzI6n4P9gtASaDmXI8rhym5kNBuCAgXYsYtogkBdB2Q3AE",
-	"7Lk8L35PW+EfIOeTSJWM7KquEvZKGG6mt9szfBFGXyKmtrGpJmW1OB5724R9oZFJpgD9ckBmXwmIl46+",
-	"BcXUhcR0i/k+3+rt21/eX1iS9FDWQPp/pRi91pb7ZQkj3fJqdOYoBS0xSkc+iBnRklQDLD6w0lMmNDOE",
-	"iRuupADp5oYqbsHA0sx8A4BhJ1nMzSthFABHqmTKlOEoS9IIV/y1Y+WeztHfOpFi1FipPEtj/EfMEgb/",
-	"QM5t/yENPgJagv+Vmel8nhFeA/sF2YDZfxnJIxLaIz+yWuiTiMfwXxYGJASQ7wHIhwHZ39/vNE1sllUo",
-	"gg6Pm2V4JSePNNGW8oqIEZGNr1CUL+tXz592ZnWooHPNRdy0L2qIfWShzF1ilxJjrwb01L3GzeDIS1zn",
-	"rDJSKA9/Q7s1tQIkHm3gL9EtqTxZcSH4m/0UgMNbjtpDFRpyZX4prb4EVzM6fdAp+XIWTfSefTHoHJrd",
-	"LCykOlvTpn7kIraHNbOliEYjdgnS7GWqeMQWLeYjDPoW4JvxJRdpZlZ9FXAovlwFRJmwIFK+/yspE0aF",
-	"feidN4u1RQ/ri4etsa/c/L7MB2RmVv9CKjX3FKmKWG/lhCkrDxvFWewcf3RsNTiKZqBHmlwhGOg6CoOJ",
-	"ZBaFYW2XhjtRpCbF64jBbORqSkJ6JW+YAwYgTBptf8sgCuzunOM363iiGNVScDEsTqrmSuKRkr1McKNJ",
-	"asVHniRcCpK/iLKBPiYiSxJyxZMEZOoxoYaE5VsIGymbfcuCnjdMzB6THtF04RWewaBvnm+sBvxZqo1i",
-	"dHyJVrlGWl0y9RW+RiEnupGgThgfjkzzTA5KLOUfUcUqjqdHFsDoYMAjkonYSa8hzsbikGhjJezhdCkI",
-	"a6LcJRdWySULhzdzDiV8yHdUUIoqDtcQrpF+BQ3kcBYCq3hRoWaV251Dh1+iEGEFjDiGDdDkY4kuD2ii",
-	"WfAQSHWJ7OZe1woerEuFfwfk1W23//3QyhOMDpGqTAvrhHJJupjb0PvboJF1eleKSTl89hy+7v9+vIC8",
-	"uWt8PC9U4HEf/rcwXKBMrlahVHNowSZETS/ePRQ58xPqRr8v+jZL0NaZ8NZ057a05pSlCY2YJjRJCIw5",
-	"JvSB0J87pTpB50tvKHvuVwi0sG/sv3FT5U97fJxKBUhYjsqwgy2zp5bIdIbcjLKr/UiOD+BpL0ncvw5k",
-	"ygRN+UG+nm/lyfU1T3syRSTopRJMx7jk+6SLt6eFs8ivGL1GM2UNs6XQLMoMv2FgN8sU/r4EqI9k0mhF",
-	"mBJuiH2oj0hoLyAkXT91QK5odC0HAxLL7CpBGCOPyZiLvYCEkZT2t5B0KXl6+OKRvhAlI6sdQTMzcga+",
-	"kHSf9h8fPO0/2bNsM/wtk4Zesi8jmmnjHh8GhAudWaGYM2EuYcxecCGupBkRxXqpklfe6U1nFzdQckye",
-	"9AnYcR/37TqPSTiiyeASd5a7xN2rF4JrIsETIGIwksEXcjffmE7JUO5fCJCG0W5lZ7Kcys9qBVc8iE7Q",
-	"KW24E3Rqe2w0W60i65XjGpcZP0fJ8QjgtB1KQgzK6OlIpiwGiLBK8ECqSiwsPCbhNZuGzfallIlcJ6vD",
-	"mjv8hGpDHIyRCdVEMyYqRKqsw7UQp+KTSACbt1n+VED0SCoDV41un95AMUa64bN+PwR4FoKBiYsoNsg0",
-	"i+2vTw9fNEBl2GxeA3dE++6pIPaA0ErLFEmY0YQSozhNcqAzIyWz4Wj9A4E7Wijp4BLOYKx9CU7k8oYp",
-	"3WgWceM1sYpsCnEv9gXiXjgmlAg28b9qQ5XRJEqkZvGSRhLw9i67bBhbF66qcb8lWbK6N39C/pNBM10t",
-	"A3PpZnOAczT1czsB34hE6nhBUzTTrGA5ZzFnHiqq9wqojAygEloN2M5umJoiiTj2FMKN5UgPLM2s0RIp",
-	"ErBaeIJ5zabeHNFIAStXWnYQAPC4a6hQ3MZZsnjIGvDuVdUfE7qgP4vZRQSr/ascQBoSiKcEP2DNjzGW",
-	"mTDzjWdyQKJMKSaiKek+Zr3ne4AwKVNcxksa/dex7C7JFXAdC+VTHAVCsiz5DOrTL0GeS4G560zgwzTX",
-	"eXd1G2GTKa0IFK0EPddCjt25Bh5GVjRoAfwuac/aBIhvAbaPiRN5+32LQI/7/f1+f7728bhRLdsohK4M",
-	"katA4HzoqYNE+8VvhFUgCbx/2wWsYy3TRQGCWwWZJqXrpWIxE4bTBANxG0U4M4KooTwbwaoyXDhnuoud",
-	"mEh1rX2oqmdmNLLChf3hSwrn6b3czVrBqzHlSSWGokNj+t/dX1Z5LmMVg9FBWYd9ctgHjdswZZf+P/f/",
-	"/b/v//u/NQF3HtnV4L+Q8dRiPIoBEMNBfIToLPnIYzwWRjK8EQM5A134ehM8wTs/QXTILIq4cI6m5cOj",
-	"gFArYsfSGBaTlJoR4aiGVIJFu6HKEqb3+/sIgiFoqbQU4S7omDXK/HkASKOLnmsX/glKK4YWzScauKNi",
-	"3tYjgWNssBHETc49Go24YD3FaGw5ZmBF9KuEHZGwFp4Lmnjfau+1wCTU4K06HuYhkCE5IGGk1aCs5T+x",
-	"L+dhcPDTU7QXYJAn/PICJpqJA7LPDg/t6HKAGfz6wv7q4wVD0n3W7++haj5zJXkoUStYgJkMDNpBYRVA",
-	"COea0CuZGTdwaYteGUwbaHArmLyWln/KNGHHYHCIRlQM2WI4gYueDyavpZpQFf9SRMHNHkceLepi5UjX",
-	"QroOSESFFDyiVqInaFDcK9I/ydDqrldsKkVMJiOXEFLxeKbMqgh2AZp0Yxnpg5xU9mjK98fxf3Pf3Nsn",
-	"J+77GIkUUaU40yTKibLGmLSERfazPEm4GAYWQZH3A7YKItWQCq4BoiAkcmDRFzUbxPMTF7XnhnyxK+ld",
-	"s2lA8n986Q2lHPYyzVTPTR+A3k55Dz9QvO02yOLenwLi4uF6TEQSjMT/+uf/3iOQvQbmBKQBT1EmymGq",
-	"RLUfH/6w0PI4pl/e4KtPDmehDJJfGojC9tQJtPQuECrsGKviJ9lwoY3WjtmY6O7i3GGRqwnkcJJr+Ze3",
-	"cyK13cGLrevehDiJoHTv0iQs4x0bXzUaxNeA6zxJfhno9rGaK4v+pVT8ItK0tNwFW10L8NZerH9xwaI2",
-	"BlXuOh8GbK2lqGwNx2fW+ItsOvQrqtllphZZ9+0w8un0bUDY/nCfjIxJ9dHBgeW+yNDAD3fzuFGwdfbw",
-	"S4tIMjOX42V9TRsPS4QgvMurqWGrL8Zx6MtSKsC8i6iJTCvEOcbJGqtbBY5SJW94zNRi17IbtyTsWQjz",
-	"XNdIQ5PVt7ENZp1vNyigvRyU1gCebZAyezsNO50FldUEBnuMa5Htdlw+EYCyVpAF1LWovF9V9A/7T3+o",
-	"aPow8P93dHCwPEqXyoD0+zNJN3zMiJGEgcLI9QhTjHJfWaN3Z76xZpVYuFbUz9983m9bNfiDtQvYKKv8",
-	"RpaK+niLBrEfWWM3GyAwyWqbeyvF0G5jSFNyxcyEWf11Ikk0ysQ12GgpQQbA4orBZsWd/R6IU/WkWo+K",
-	"kslIJiXOaNVeULcNvV79bJqE8WaK1UYpfmXTBnwnfoqS5rtP3hhNbmiSMQI5pjdMuUo/6Fu9vUh81zkB",
-	"K0bfY4B0mCouFTf8HywOl/Upo+cX4KuxEhgTN0fvT969CoucKLQHhe5VLTMVMXAI2sGhi36HMZrRBK9g",
-	"sU++PNtCYRAGn+HYJXzzb4S9dM00LAvgw5I354tHe5I+JhFXUcaNjz4oXPlu4mXPdFWs5UxdFta8y9Yc",
-	"KWoYgSFoAwKPcZ5NDVjxSBM5ETioVJzjmk1J9/Tju4Ccf3y3V9nG3ToKSyEHSBGq116Bx4awhIaTqkTm",
-	"l2SfFeWSX9l0I65FXHIY5Oih2KDBk7itYPdbhJXjeltMoDmtfeQI7bHDbbTYnbw66x0+e977+eW7oIH+",
-	"5l9PqdYTqeKqhPbD4xeH8616QQeCdT+IZFrEM1Yo12JqccoGm0PO1awHNaifA4ObMCB45nnvxgO3kHNG",
-	"x2cjqthmrFOrxvit7ZuuBksVIQ4LbFT1XW/wSouTfDh3q80p00Bm6ltMqGEimi6vI8/3E45oCtFmAbA1",
-	"7w+qM/PmmMvrZrIGbhoaRSw1DEsHuPp5s0TYML12Kp1ucZf7JTyq1KbKo0lBghKyUL8iKK5VCsIEd1xA",
-	"nLwfzM9FXz1LTl53gvItFjdUPo850LGk4bAm4lvBRpv5HPWYMA6hBsrnIFRBoJXbzt7sihkRbWzyBKI7",
-	"K7zxj8EKG/IuFBvLG3cn9iWUR1cXO9vyKj59evPTw0iraLNHb4roPwxCf+YApUET7UVUM5IwY5jSAYn5",
-	"kBsdkHDfIuxlCLHkYS8MMOCZ+zAP6l4hUuE7x4Q6vH/+xCpkikZ2RogQyiN8nIuZZZ2KQa9W+2z/sqh+",
-	"1kCW7YbW8miUrZAbti+ubx68jSvg7q1236F5bVWr2AyCvfEhH+dQsGgjMjLG0OmtBEevGkoKMXzzVrLY",
-	"NJTLT/MuaiY8cd0KCOv6iGuu7EokdOlCKmcSFCVFV7FYVGFmLZ9K9R5nBVMfNgQ8HMI2aWQ04eI4r7RJ",
-	"oADliN4wKDKYQDkIxZr4/KxWZpJLjTXFKraKJ88bTNR8wOxtES6Ie6fZHu3zCn94/rSSVfi8v1DWLR3H",
-	"sgceNzB4PwyzXReBbA31FxhhYErUfsJKkNYR+ZFRxVToKygWAbdpQgXbJ2cjORGQd0L8DS2A5dpG8pUt",
-	"PpxNiD6zB3O/QtCvbHrmyo3M3s0vckKoK0tPUh5da1cNJ4NqcHnCkC6HO5dM9VDGKxPxpZJXWMOLUW2l",
-	"+YgJk0wvM90SAw1tD5h6jflY7xrDWoucQhz8SGPtUMI1yYRiNBphtGvCTFE92WXYkS4mvEKoL4boYT2b",
-	"boi5R5jkV0v8dGlJjSuWQy5KJXNXoFfMB3wvDOqeZVle1Sq/3ax/Pe4fPl1V/6qHabtl5R9oAqh3rLHK",
-	"Ihg6KBj6e2johyp1UBlPH0OAsE8uCd2vxaVxQQYJH45M+U7807xGDebAF0Vq8r+dcOP/LH2q8Srf+dTZ",
-	"mQRsY5FpwkUsJw2EzFVI6iMAQm3fJd0q6whCA5okVzS6brC+fAD7gfOhuMJDmo4Z1IwLsKZkzFSAvhbN",
-	"FLI55yAH4wyG/buQ3rwCthQMMmrz8vSFJ91K5aQLcfNXkAOSB75yTLsFXw5SkhHVJMRRl34briS8J6GL",
-	"uWyNai4ptPmCevOoKtz/r3YghtxeVuFpc8E98KEmKX+mjCEZ02tndcBEyy6kL1t4PHLhyQGhwhK3lEcB",
-	"GTNDIQK50WioSwR/4fpOZWZYziLs21maSmX05d8bU6//8+zDe1gkJlsblUUmUyx2YeTNNsh8TjPi4toV",
-	"2Zs3TEoM8Z8z5oZ7j+nsoM24/GaDlVxxxBqpaIKimc3Mrrx+1E3HVLrMMklYTeaGe16vnFYDTZzjmisX",
-	"HmlQy8sUbSFcvs5Hbwyt87U/7b94vvLyb4nx7tOdOtfu3wUCL/DTNqJn/paDjGXQdfkvFdi76Ds1zIRr",
-	"aIXy1+1cE54THuuCQx5XjfAJ12afvKLRCPXDK0vjJDBbqJprWaXLg59huvZdSwRFxAqD4OPnqzG9Iv/j",
-	"8fNZFlgAeDmTfgQUgI2vWAzlrVolnk1oNyg63btSU6BZsxyKeU+apJmxd53LPo90XukAEsCO282/AQmP",
-	"7P8d2P/rhaU7Pfyh1co7TE3vqexZOlKz8570/g9v6s3/uX95dAD23seH/9Fs8G3A70YdDuIf7TCFcK0b",
-	"ypke5UFW05BcTYl3HgXlypTUEEVFLMd2hNWwSllfOApy/bQJSSInVppk2vCxZT7E/ozCYkBC53vLhxkX",
-	"aVoWJseMapAcIJYz4TfMl83cK+YBhfIq09OQDBhMNas14OgGHXWal7x0UcXQocStLVdX7eztaLNembYZ",
-	"vvl745V3yRzvmh/et3zaZEtvpmYnJOY6Teg0T1GuuG+azqpEXmem+0i1JlY58/1RjSRWlbP0w9Jc1x8V",
-	"PKGyVNAJeqOSDyn9LWNLhUR+LNkt6i3ToP0LJG7rRE6ssjg6Xt3dPGPu+GEZd/NHOk0kjV/S1OosG8ql",
-	"rBoc1y1nkhf0aoiM840h15l3wwU0lqgJA+T58krG0zmlBxobrQUkS30AP+76kSYRXtalJVOWcWjSdWnt",
-	"5NP5694PRI/kBMD607+/fv36p7bqXbisxur4RXOsecuGb2MLGlivpbik68PxH2nCbiw1IlD1TJi98m4i",
-	"mrao6u0BNq7hG36x0hVuSbOTUZmIvLm/TljgFiZUkygzhJqGVbZJ4KWjrOmh80roNKBJUOl5mjfT826l",
-	"CiTVr6i8uyYRsYrp+ifoP9Hg94iLBwtLN9XOwb/a+Pm8ZokXSWKKpbKEGTUKGx9lXBQnqYWjWd1CMHXp",
-	"XPAsbi9ggqgTP9Lk7Zuz81fvS9k8YLdMmw00qYzb/WkwHfZHHElt4F+ZSJjW0NyLD60U14Z2lhmuSFG1",
-	"oKkeSXNJh6zqamvq66M51GexCOPeA7C+ynhioEKIHJCwtI5qfgEUmCytAtt3VFZh4WjdHSwT18/NyNlj",
-	"8w24WyR6QlMr6C4s89pYcm/lg29dLdCgR3iocTmnYEGNJISqYuLKshqOqfHUWwAiaMKLKsQ1YiaQnIYu",
-	"NoMBF6750TwZE8TLEz/4W9ChSXLpA24bwPQtK3s6dMpE7G7be9eO8+J8vWs2JUNFgYug+V0QPhRWZGrG",
-	"W/txdATMfvlnnKhS6K+wMK/0mZoxv4mfePdCzT+gyVAy7dmgV0pz9YZwoQ2j0OnminEx9G6F5nXMyAKz",
-	"K3lJUyu7gvLqhseuPkj/iDx/9uzJ871jkkgxZFDiEI8AmKCIyZiqaxaTnLcs6+Bx60qR6+gWuVdXMhXt",
-	"94oERRlzBrSK1zxjbs5L9w1fb0VeaaZu6BVPuJnujyv0t3xi26sOYln7sppZ2Q39Leg4l64vyAkgvGiK",
-	"Bp+xU17zPnQzp/7JpwT6IZATlV9ApKSGFCMNl7Fi5xf76QnlRbZi3SyTYGOZcsVhO94XqUppZAH+t4xl",
-	"UE3HIc4x6RPF/g7FcKgBi6IrLnP4YsmVrRZ95kwls1vgwxEm7IEL0WfsgbWmvv4lF7ZGqlhkOSDQMN8C",
-	"0XkZh/KGKaHXSgkDY9nSwIssY9ausELFm1IqR0N4jIVQ2KycCF3eYxcCX6BrD4rWGqAo04xws+c09QF4",
-	"ZfVUGzZ2LwYW4KHgP7ma+kfQEQ1qLV1N8/7pUO2Vuy42DdrF3SbZVasEFIkrJTZXZ7g1OlSHsSqaBmXL",
-	"YIV0tNCkBtLexIVmICoo5IlZ7rma9w6hr9ScbFEaX70rYRhgkzz3T1+9pr0Q7qYr7ywEnqVTBOcYQtZJ",
-	"RIYOzzlh45Umvku3/1rJvNLQ9PJuat/OjQ5d8L0mTK2o+mU1vrGtZxFbWqqdVMp+XRsfNpT5uizKzOLK",
-	"ShWnbgPAKzZa2gJUbi7euAV4Ft72JlyYVXJ6767MynI2lHW2LDQfW95fTUPDPrL3BuZLZbFtH1Zbbmmt",
-	"EJpN2hUWBWTUrQGLxjeq9YteatHBC/pUBc8+6aLSbQXPx/3Dp9jA5ekPz/7j+fxYeDdokaGrWfdetIsH",
-	"qrz6XIL557Io+2hGM107Zmt9TXIlfrVqlYKHpsHJCXbpsopc16pr8C+ncIEbsqTVAdm1alzCgWwnhSmw",
-	"ooflOhoYJyIqhDRotqsZEPcqbXxqquA+cQtkynlZXdGYJZJdlq1LisfrUqfB7DjLpVctfrAKE5kxOxfi",
-	"aPmzyy19LSq/2u7mlGtYbo2bE4Qql/ZApKHN7e6h7AgCU1oQY6WOrRvCivybyyx5LYRYYVdtLUOXWdvm",
-	"QKV0RQ8JaE6pYSA8LLSW5olcNE0Tjj4XqxPAeQYQzyNTH7maR1fIiUuLRBsIWEQsK/NSOZlwtLHeEdCu",
-	"rA/cssBRI1bMGhHzRS17XdtGmluZB255Zq3ntOzhbBhrCxx5kJi7VgTp9rGgZe0Lwo0/3DCleOztBW5c",
-	"0UkGncslFwYkajJ9TB49IteMpRpds94T7JLofJRM1UJ/i9hd3MyGC3itRsjWby1VoklLF++qbXhzKPaA",
-	"SnfhgtbrPrUxM8wis8tSZpa1QhvuxZTyOzGdbNBcckcmktu7y2cqVhXS4PdYserOjT6NTLK5afsSfRTH",
-	"PEk4SOGYR374LO+meLj/rF8eU8kqcuNWDgAsutCv5k+A9zTGI1hVYlqO0ao2goJU8iLAZUQ1GWPaOBWN",
-	"LfQJ/OWOoKFL5cwb89sFthCxaMQuwehWtNhf2K4/fzN231/t1XXeKTfyX/olbFDMxXCl92r8tuGcq1uo",
-	"Le5zMyKIiKe0obVBCIZPnDk8QpiBMi8kPH319uSvlyc/vXvz/vL8w6+v3ofH6JsKjwglmg8Fi3tcQJGe",
-	"So/FYkbnTm6W+tCx+F00yVpefNx8L9z1W2u5G3hAzbVuIYjXDmTOfjcibjvgvX8xGxfygJonzXG/vMul",
-	"n7zul8RqJvaV5ZwcTScwp1iHyoQmFNwvxySMMm3kGKKppjJTUMUeAiYV6X5IEjqmAbl5+/ZdXq+jXHSI",
-	"8k7QyQt7dILOUMoh5CPgtI1UrmITfJB0DhquNsSqgYkACgMVBdiUlGPnuCr1cEmpXr49Z34gp1nSqKbe",
-	"d3NCPI/VKOntTIlr3dbqh+3WVqld8Kx/mwtY1ue4UWPiA7IgVmF5Nk2lpZH7L3JCxlSAJS6ErsYhaBSY",
-	"gU66UHuvXIQr8MHle43JRZspYrUkaRn7mmJzk7thEPYDt3Jpm/R5QiKaAkEBQ2OlnzfUfiypM1Iw73Fv",
-	"yX1cJzZhnehMvKf2bLfzEXN3eexTdcjMna5TKr3R3YEXkve2n1le/RLWpGwlCnJHveRvDWmL4oqa7jHv",
-	"YjXPRHf4/D9+qNb+XNybqnZNC896o6SyjdfeI7lczzJ8T7C0DOzcHlzaD+yB90aFlNOWTmo5Tcf+aa4Z",
-	"FhUxVJOAhL5qQYljErpCGpepYgP+JSQcSi4PONOuc//tBenqJ9o61CttSgWE8lJSsAfXyzXU172J6p1c",
-	"vcSQ83WqZG8q6WIl83bZPza792vmIg7yQDjMX6JJorGagksTdTG+xMX4PtIB5qj60hCo6D3S3sfYmLi3",
-	"fIGMtgS4qq8zD5nwLzTl8TVy4JYlrB+vv5HS5JvJRHkwFc7XyGFxylkNbWu5LQvyWcq+2pLnesNV0z0x",
-	"vIN0l4YeNBViU7O+uDp5DhUGmclqZdTn3ufaxGWJYv8redo2kjDTejRhMX24VI35TWTWLIajhnIoedGW",
-	"hWKgZ88LSr9fs2kAFXpqRdyLonkFr3s1+Hn05u+/Ju/Eh/T/r87Mp5u/fPnrP/qPD588ffb8P3540bts",
-	"H1Wtt4dzFqX2Lnufvz5/2lRkb6a2jd//3LrxfvcbEahLJ3nPsrRbyak0q0uGQ0WjOdVa8nx4SyZkEoNG",
-	"jvFAE6muuRhi3rullJCT7KwTReHFJ30S0+mC/gmHz14c9iti8eIGCtWVLz6YBrRJFbvhMlvprjeOaoJN",
-	"WtFtS7gRFDufd25rqRrz2A7IjUXNbAtLKPDjS60MaL0QiHN8+UGEQGxIHJ8JHanL5t9nAEm7rD9zINIJ",
-	"/+tI9G1H8ca9/kDbv51KtDhXnO7eL+z/8BKG/ztmNyyxeNsJOjecTVo883bupWsYNCer0lqiq3MJ2lEl",
-	"+Yp0hWuwyLXLhOpNeIxm7t9JnYO5wugSxU0StjjM0Rnv2l3jv4MiBLDTluoChe++os6tpHUVMLsRxes2",
-	"YH3blOwVDQybAaHN6TWwoAV3tBFhvESm7l8eLxazlgS1/C02c4NyJPRsLWElx6npQcwc8dHVRyS8ZtPQ",
-	"CfbgXWNac2mlUfjTp6x6s2c0kpoJb8ALSOj+FRKaaOnf8n1qsDlVuZAc+y2jiQ5IKAeDkMSSaeLIfznS",
-	"AmVWN0sn6MjBoIVJZYa9pCLm/rTbg8gbVV0sJueMIW7rjzRRTMTsHzcy01ifvaXIHq5vWVxqL8bXJ13M",
-	"B94DF2H5vKyA562lARHwnBtNRM+M8qp8j/R+o5HEXl5j9dzmyoe/+LvWSTbU/lTgAOy/pmQisyQmV4wY",
-	"xbHUXo6jC/sB2U9exlzX24mWlgtDRiyZ91hIcwkp1XMnyQQ2RGseMq9yc5HE01DJIpKqrYNBNbnGHhmU",
-	"8gqgnr5CL8JRqYa/z5QhsaKToF6VvzsuwpP3AvLqL+9Omivy26fNXblmy6OOaMoad23FzqZtTcvRw1Cj",
-	"NWEDQ2Rmqo3DsSAZJZFHxP25Pcrz45/FSExGgnq15U9rJmJIj7SQj1Fc7vsORjHOPGaG8sSlNmG/sshe",
-	"Rey7Y2FlZl9w1LmR5vOxEo47fCoVPoYTrdRFQhD53EadX46kiwFup1OeBo44fItrPYcArkiCWgmCT5hp",
-	"fNiOLzqRZk6/e9RRuYjZF8cK/AU+0nmbwgXGnnkXkK/araRUxK31Cn5SMk1Z/LpEjBtyOht3Oxk1nU9T",
-	"rmUHB7cu4tWXNKHLtyesebkEKwfeMZxrn9Sk13I5b3C15taFWdHUF1FvXgWK9w25zG4RDfXhkVNYvLXU",
-	"ASpsYDl2y26vWWoCoiWhubRxzabQjMfRUWhmie4d8BAz7ecvGsPAJ/agNseQeyOAYCzWpJuCrEM0/wcL",
-	"CPR+CAgf0yHTwWwHtL2gzP2dn9lM8yZ5Y2ZoTA0lIy7KFMPdadV28Hctxf4pnbxjWtMhyNulrtbN59sA",
-	"avVqzi5fA2cCcoeld6nd7X/1gLD1ALQC4v88ww0F5EsvSmgWs14kY9Zz++zxSgXaAkC5uJKZaPEIMxGD",
-	"WaJSF9cVDIba3Rz4EMxAgD6SrouncW3xLqMRNQ1htZeuMZL7y9fZ1cVPecskXQ7BvRzjSVd/RC9PniqB",
-	"uDBkglkObfVOBj1/Ps/r69DGnrqWPwVEKmBU/x3qQFuJae84t0EhMFq8eKT3yakjD1AkRmZQclnG03p3",
-	"kGfP57cDnW8gPPG+dSORHRIKjbPy0DlaisJYxqVVbywxexyI6yAuu4mPsfSpTyTWMrlB1K2EC68Z412l",
-	"nBpCtBrCqZ3fuqX8gl+pL5Bvkdy3bEGCU6vNU1hXZxvs5x+71N4BU/3kRUdeX3QAViZOnCrCG3NperaC",
-	"diVwJKGCeqF0YSbsq9L4HGBa2lUk2bBaXqLIIeNMV2U8YbmKVdf25+RZD5QcN3Y6UJVCwJE9eDu2pQPB",
-	"INNt98eUcgpS3h0VThHKMNdkUsCC5vU2lftfKWutHvQ8Wxd/BjiqdzlfNCgufLGcuKyunEvnqxhXKup1",
-	"g1aH5oDl5kHZ1zI3FMEuKz2zll9QXYJrWJbl1Atolh1yBNrWn8dcBMQVKrB/WHT9LaMJN9M/j+mXRgiy",
-	"r1+6uN62LhwA7AP+pVZ7AUQf6CBgGalVq4T0WNdSRr9dJgWBZ6ljew8jwSUJAsBCbJ0RiHK8PSJfeujZ",
-	"0ItkjICgLHaJWZ7g7vQC1b6zLgYkksJiDkXd2LsocyHgEuex1Hlh/9zNdpTzM+eHlU+PhNWBWqGS+ODh",
-	"z8GSekKpAnX1Y5WK1HjNFSRupSDvPUjU7Kog/zYHshYd5ZbqqwPqg73UcqvWiiHdmzOOyEBmCjUEpwBg",
-	"MrGXxwklg4Qa8jjo9/tLJjYUEnzzblqbvc3G3pQ20XSeZ+A1P7WYNZMzy8TN0fuTd69cwqyLaeUapHIs",
-	"us/EDVdSjC1XuqGKg1pj34GGF5Bblcq4Gl1jp/3w8dX7kzeXJx/fXP766q/VaAD73MUCXJZ6U15+/lNj",
-	"R0rcwZnMVFMWvN1EeFRaMRXNi7ayEpSmD3Gfl4oNwmP7F01YDLnANzTJrIIQqWlqWEwyERcJxO9Ozs5f",
-	"ndrdhGXRn4kbiE2wkzTi3xnGbZ1g2NaDTZ9bEEfrWEHeK8RJgC5nH+RQK1+tGQ27WiDcnSfWVYMzK1l2",
-	"5VjMVfx8VajYerrdqoGMW7qQeTW5W7Puqke1CY9bDSXv3elWXc/WkyRWidHxTUFqUe8YGx+zyEc5fH9x",
-	"O7dLJXGWqwZyr9XAFZVoaC+HxkYuSPhfvZdnp69751DQomC2kZTXnPVoZi/AcGgYhdV+103aaHSYL9r4",
-	"J92gQsKLQXmHlQU0Qr736DRlHirm7G+uAWbK6DX4UDAP3lk3QAptzHFvsMNV0t7bDWhn7u4benj0IqpZ",
-	"vYc35gFN0xETYJ6lCoybUFGZusFWJYPRRfjF8yetbb3ThBp7XbWe3r6hN/4XOnk/P2xu5H3mFPpTlkja",
-	"ED8qJKQiLejr+P7D+ZvXf0UuXwQ/YoP6VMYgCkgagw6oWcW43Njqsd2OsaGWh7exgeS9A5dtEpifYSNs",
-	"t7TWTGW8uIxUXCSt2GNuq2sAHcxTGQdYfkIKRriIkiyu+baX/liVEc6eT8etp2nD54yOv4syONsox7CK",
-	"cGgP8gFVs1m2PIJd9ibEM4CjexfK7CoeeL7qJ02H7NUNa7IUVlysIyWzIRb3z3sikzShgu2TN7FrRylT",
-	"zmLfltmCubfyTaFzAOh4rv8wwTU0lVObVx9x1g4y3/m/UHMs112bU7ytpWBbfKkYjVd80YUfVA/7PRVt",
-	"lfhebLPWBfgSLq+5iNtDItY82gXdBRbHHaMH9bI9Zmdhzb1Vwp5c7biVZpM3TI0sBDR2Q+djL3hyo1ky",
-	"IDSOWRxY4RxCm1zyzrI927bYUH+J/vi+gN9K57OxvvxtDfBlZlqE/0o8gLPLocvM9a6NqFKWXHUttZl6",
-	"B5/zmLU1Bi+FWK0RKuIiFqzSi04FQQZWXe4WFu2AQPSUDsBXCrVgQDC+5mnKYt88s7bY/fajXCo+YwWV",
-	"lt40y/vUOB+Hi63FqAwYDgAvGunbsrbuTWd9L9OxC+L0Wmzrt8g/MNLQpK1m7+wyjBlcLT86Dy9sp5kb",
-	"y2UooWZNNq1g/eJc9LIJr5T/UG9x0Almw+Bmu+XU2cbMmeQ3W0pqLzHBoFNqrlqrNVrlEI0iQKNA0UA+",
-	"cyccIlRxzyUAqbIXT+xqROjzXKFuE7J0SUS8d4m6WIt+7YC3VKoI6FrJjOP+jPRNo4kGJvtZySxt5iDA",
-	"M/JSJy755WoakpiPmbAEPA/pkZNjzFw1I6kZofraFbqyYnGqmLdr1AIObye63qdsNid6/LaCxi0lhpWI",
-	"/PqEvFWZAoD6sSHaCHNMuK4GQB2TEFccwu+/nJ9/JPhDXgbIF5DBqI3jcraJiEnorzK0UoFi1bggB3dF",
-	"PIB04oBBEugpK8bPuMjinC4W8TR5kHErIr2xcsJNreBYZyQzVfr+mAukYe73mM6Z8aPkTd7Oqyy6ZuYS",
-	"TKQrZkAuReqQInhOvRx5PMehM2Hb5aX6NeQTtxK4UzmZ3fa9bGDZFZ9l4zFV09lV+4iRVdJUr6ar8SaP",
-	"cQ3cScnJiozOnn3DREauacdzUSxGdkrbcwtrPU6rOWqm8jIND+hEeQnNF86T0wRQX7kwDVryiY4YJrhc",
-	"TUlYxpjwmKBqhj+ijckn3yxtmy6Rkm3da34mlSt2G26/5Bw7a9ZuECBH3FwqarhsYCSzcmdIDkhY7VnQ",
-	"LTctICB5Oy4CzeOlYHrvmPTzcOx6j4PiTGR2lbCmZKrvyXYGKkADeJ76vDIq9ITlTU6pZ9JyQJ72+8SK",
-	"elfyhi35tTUMV+uYp9a22uCelxy+YZvAMYJoD+KxHPj+v/+Ph2do7UD+9X/+Xx6QSz8vd9fNamyuBt6x",
-	"3lfH9mZyge70jdR6zFNP65kT/hmWG3aNezUfgpnKpQFx5fKFRX412sjUF0Nqdt2ysbOWzSPTr2CQ1Uyo",
-	"vkyp1hOpFjiW/TrzRTrM9G83r2YLjsHNOPvwmMr1/fCqakeymh/Qgs5afsAqpCyqH7zaFa8UaVQChbku",
-	"aD+ufra4tLaz2YyBxCmT92waYWotZ2NDOvrDvdmZbf9lJOmYrxYkdV4pc/Dy7PQ1EjPSdb9qMOY0uwAq",
-	"1ZAXNDFyA11pkksf+ta8IkvOHmliR5aKHcRcscg4+os+WJAxtfdb+FoJUNnIh5VPRjwaYT66a6sOj/eW",
-	"700xv6LI2gFe5eLr1TOZhWksHJcpbqZndk6n/kNPppPMjJqPsXIOoR0nFf8HJFUckR+xodO/zTZ02idv",
-	"DKGRgUS96qnZw78QmFQrZAle9p13L2eJhWfcMUeo6SztxBGDeHCobHeBSfJ2SxbZYE0FqI2MSVHWldec",
-	"tW/UZ6bgOKKZAQ3q44ezc3JAU35AMzM6SOSQi5B0fzEm/SCSaUDO6JidccP+fGYUj0xAzuwhMwxVvxDn",
-	"b8/29slfrByjSdfOFpCPJ+cvfwnIT6/evjp/tUfGNGbIbLnBligRVWpaKx9SwissUHAhaiGJmMkbEJZo",
-	"Rp72n+CckYwZCQF/B5QnLA7xwLjdOG7Wc0kXzHnpPlqcIU05lB78BrL2QLakQUlhlEwwjMGKoHCdAWRk",
-	"J4PeSGp7ZW/fviNDatiETo+cBmVoIoekawfoAMMHdVAg7YXwif9QmSJvb6gDDIblTAfEMEFBSzGMjnXg",
-	"y0ProF5HWgdAGnTgED+4EBUasReQIs1Ok24RWR/MAOReQLCtJ0xKh5j6aekmIIjevxBvIH0DWgHl6QsW",
-	"nCCC1CUyvPzw/vz0w9vLjx9Oz0PS/aH/w+M9T3SuWCLF0FJQK4opfmO3L5ixIuL+hbgQf/rTSRF6yqXY",
-	"/9OfyCueS3WIcq7zmiPLy6Px3oVw9LCGHmEFUsL56LJPThrDZC8EyPdtaGExAQoAQcr/PGyoIgK2MoeH",
-	"FyKSY+bqikMyCqwIrmkCrG7f7z6veGIpU40w4TkjEtvzRRHQXixsOPRFBiKZJCyCjundw/5jqKNCYxj3",
-	"86timGUZAUFREyexOw8vROk56aZUWRA8cnHGA84SC1sohgSEijynGJ5wV0mFJlKwgIQiS5KQRAmjShN6",
-	"IbwBHofvBS5yCL6PR15Zn93A0z17c3hHXJMbrrmdwNnPa3FLdvURKzKQoBEkxqJCWRRNfMAm6dIrzFjH",
-	"iI09d75WeITjzQ+Llk/UQLBrCKgfku7jf/3z/37W79t9YCmAZ/09tOCjVBcGJE0yTQY8gcDgC2EfohNA",
-	"k/Ar8O2AlOTAb+E+sdIRCUs/hgg7VOfz5iKCHUVSOmTHWK3mQsiU/pYhEXDn7040oRqHWr7IxppYsARF",
-	"0BemwJJQeBCvQHEGRIbTxARle1FfL1Crvugcka8XHUvbLzoBuei4ggX4B/oy9UXnm93SU2wvWmqsNaLm",
-	"QmCZLOm6/WO0aiyjDHK0umOaWMWLxeQ/zz68tzR8oqDs1jRl9q8rGhMXBk2kIkxkYwDJTFwLOREXAqHs",
-	"mDw9PMSvT1iS9Nyc5ZWQKwVR5BRbgnVZqeKIzkB2CWDxDtpiouTkQsCr+R7YF67N3jEJ3dZDCI5D3xCs",
-	"RNtzeOFKCkkxSHhkkD9qA210IJ+adClksF8IC2wiQF8k0YZDEoZfAaCFfVAqTgIBeVbDZ4ArT/tP3WW+",
-	"k4JN7V26lqpYGwyMJ/qIjOe1jHWNID6d/dTUPDYgWl6If6u3ja1YHgFoXO/YcJ/8CMyKYLMTXErLAvYJ",
-	"GFUt/dRuZMm8hKZA+Kovv4CbxcxAAF0MF7pm06oo10OijRl/OHHumLMEJLBsxJ+ri3Lnwmh74wxgLPZX",
-	"Bh5iqsnZLye9w2fP98kvUhv4onM128mBevXsUERuq/r48i9YLThh9MYJkYYbiPVHOdTLMycf33SCTh7R",
-	"3unvP97vgw0Rk1k6R50n+/39Jy4BBsRqxwJjbM83bKrWjLgdjagYMpQBy1GhFWEqIDKJLcK4kl+TkSTd",
-	"kEZGqhAkBWrINRexhV8gJxfCwn8uREiHRvgXjVy5sJGVuX9lU81MzxKn2J+9kpNHVmj5LQP6jibqYxLa",
-	"b4TBhQhxQqi0CsQOlwIV/7zjHmZx2YhQoM/+Nt4nkEmMfJEarxjoSKYW+y6E+wGLyOZ24L1jQsXUkgQQ",
-	"bq3EZSXcfXJqv4HispCuJNcBHRimXC7wURnUrNphr9wBkBWSLMBlaMp3ycMWkxHjRzKJ8XBp3leyhu52",
-	"Hwg7udT3Ju4cdRKuzYm9/rdyCHChKHQK0p2jvzXrecUQbHb+0f7d+RYsHI2GjmJ4Peo4meJNQOAF11VA",
-	"IVh3BhvOgAAeBl64szJviDqunem3jKlpoSq48B5UT6HGVVF25vnTBVVn5q0ThQPMngAwa1tBDoRty3h8",
-	"+MMt1gG4YBmGhW3ShcKtRxdZv/8k4jH8l9mzAgEbqVoYkP39/dYTg4lusdbPVvf3mVNHXzuH/T6YZqQw",
-	"LuAc6j2gGnAA0TpHX0tfm2ddQFjl2qCSN1MGyOo2ckCAosHx7FsC+BRX0DRxvtKDH2nsa5LBK48Xv/JJ",
-	"UKehsBhferL4pddSXfE4ZmBne7bMysCfKmgC8hYaSLzjvWPPAhUo2HICaGzo0CJwB06r89m+UdN1MJ2o",
-	"yat2ZqgyuihPZgmTQQmlrkw5HWuekeEjNaM/HwQXwlkbIILVZeVZXVOT87dnKA97kbdNgfJsAbhOwq34",
-	"B7URL8R6WY9N1BCOJveE/egqw20Ect/auXMAqxrIXJTt1rDG55Q24MwZdDEnHNr4l6q1nTHTe4lWlyXM",
-	"UEENNv78r3/+72Pi4eK4DhfHDi5C0gXdJ0ToCJ3hAWxRnfoBlQlSneR8u0skP3yx+KVzKd9RMfVu5Nug",
-	"urOFdo7+9rmM+Gdl7xeY67HQYeEwKqiAGTUQAYkFT5qpwE+gdFeQEaZ3WblzyMF+E1bZb83A99MG4oPQ",
-	"6AI9lgTHV6U11cw/3RpYHpN39EvvZMj+3D8m//rn/w7XgrMHzRkKcPlasSX/7fO3Cvy8crYq1KQMKRlT",
-	"58BN7lppBpt3XCDvGEllegm/YTPW8dwsoeGue1yAnTNA2RqiHq387OTYwA+3VL6Wf3ZeqTwDxmaoQOMS",
-	"PVCXQjG+KLbZrRsbL8QIqlChX9lIUOPsV/eaOAQ6Yd/4pZy7ZPVtMIzqR3zv6mUYx+OtriFuYiPn3pKJ",
-	"WnTe57Lo7xOxBy6KPT08XOYzqZIR0+A7fQWlwe4CWS1eESrquLQMsupWxf4EQV4zpJ1cQcF1fOl41igP",
-	"42iS7JOzklHE2Sa4dvlIs+plFYb0HWuZC4Z/0ky9iV+D7XWZ8R+RLBWvbFPZqZ7cYq2n7vb5Q+g+9U0v",
-	"hRMHX3n8DTHCyjnNIq6zABpZtH3zjd5I14pdaBf33gL0IezNIgH2iWvgGYukoVNsxfnQ6SYuff4b76V5",
-	"DZWVN3HveC5L0cNVic2b2JGOzxWomeThJsO2hnZVcQbFcqSqFbct8MeyUitn/Z+zIOS+v0Va4wJqWlg7",
-	"WhP314aqW1/5T7CkK1ZyZbQjejngxt3XLFv60Q96UPzonYxZsgpD+kXqO+JG5cZFc9lQ0eD6D8B+rgow",
-	"8tCYQ9Zn7KrSQDDsEO1LUBWFqfbJh1IDoZQp0oURATzdO85d0ei6e7Hfop/8mCdwbUMxqXYZu2ONJI9O",
-	"ayZU7uwePMtcwoT00rl/70s3yeHcRZFQUuQFNoB6nfg2iFhVUMXfy6C6SB5Co9R3Jw+tDA0b4KYQUrPg",
-	"RoNm5jlkpvXS+js8v1/R+GdmFl/ruiIxxA1Eo3n9QXzfGIiEhMYbeTs8xaAefHzsI7rsWORXYHaTN8x1",
-	"parCG8af3QlLc4H0d+ydWQ7UCdUuFG9HAO+VHSKQLM0OFaPXzKcYNhsbXiZSO/9FqXWYf5NQ45yZztjt",
-	"InyOCE0SV6ZijHbtoi82xK7jW66b4h52YrFqaQg/he6DSYyTUEN8zRSHzGhB/ws3owvhQoBPX/305uzy",
-	"0+nb0PlhGVVEMRqNmC7FVLqec6DYQgJlHlpOReGcvxBdjPEhIR5NGGDUR+j3Hgb1U+GxiyOaUE0ie3Dx",
-	"3j55y699SCfGiF4IID6lsExu3FI0vs+Ne/0Y+7tw7aJpKDns9xtt/3azP/r7nCGj7X3gyATKg9ijhiq0",
-	"8N226ItqVZt219TCJkKNESPVK+e6fuXdUuvBRzNPIVirbeF5U4emsJHFDZ62q7virbXpruej/HYAtJhi",
-	"Djh2AkZdGQCMp2WUhJMrUcEPeV5BWYhsCioESAQwTGVcJnnXjKVH1a9YqtbF+DsoqXKE9r8bmvCYQGsV",
-	"Ki4E+zKiGeRv/JZJQ12sLxAoCCMDPRokj8rkA6nA61jHBvjehXAE84g8+/IlIM8OXwSEWvW8h8Oe2h8c",
-	"hkhDBvawIfYWYchvC6J6IRR+PlEtCD/WsVYshoKaBXlNuHYhOZqOHei2Rfe1E6yVLEvN5CRfqve+Qnhy",
-	"G4XwvaBWwtkzgyLZPZMHv9M/hFEr4irKuOl5wIWLa0XxXNTBFKP5Vlc35kEZXc8ZHd/KCbj4FQh5+5VN",
-	"78hUC6e8hKUWb+OPYajNIS+X1t0v7WbalzR1ZDZlAmQmVu0zG7pKYmFAwqICWiU0GYLPU6ZImDLFZRy2",
-	"Gm1hOdtScGHyezLZ4sbaCCs83Rlst2Kw9SA1C/I1or2stbaA0T+osXaDttf2y5ljeW25gP4OWx+A2XXe",
-	"jW7c6PoSMrJcsyVgLXksAeTNHaOdw+S3RiLLzrhGM2yroXX7bOiezKxLAPb3bGR9GDbTxRwJyx3M1SJ+",
-	"xiF3qERsU1qH3SwW1vFc/hCy+tDfr4cSd+FlSb1JhP7Z1S3dBumCue9HgHaVXZsJF5zVTnzehvicl8Gt",
-	"Q2GVVC0MJi0n08ArvoqOJmM2vmJKj3iqg4ZAwVrzxFmejZ8s4H4nld9SKm+983aZvOX0+zv8v2+BfM5l",
-	"bkAcb5Ket86B7kd2XgyBu/CEhxaesAr3OnB8aLHU/c4N/J5kb9zTYgncHdKO2LbVIHAHhIFf2yG+jXZ6",
-	"l8k2GUmsnITrIDRRjMbTBcHSJRDYJuHGL9yjAuG22ELEC0F0R77vk3yfxDGheS7yelT84Ktrs7WERb8O",
-	"/Ytz0sbyZqdANOSkQQCruzoo4bgNErhsRms9i23kSo7N5/C/SG1+tYMelHv+7lKc3P4XSwJ5oVfSxQRo",
-	"zPTDem57fwgbXX4EJfj+Jf+t3ad+ZqRiGiuV3fCYqVIZW9dXzU59RBgWhw0x6jXE0EQ44YBoRhPXk+NC",
-	"nLw66x0+e977+eU7X7kW46renZydvzq9/PXVX8M9IvOpLhUbhKQbMnFz9P7k3avQlT8FpIVSE0zccCUF",
-	"lJiUgyLwao/865//qxwD0F4iwoHSliQKN/v9SBN+a62BlC7qtZv3mDEaL25vZ6fchp3Sn3gLJs7wgCWd",
-	"/WUQ3qVm3XVq1oJLbTdHtl5bf0cBHqylcuFtbzx84Gd+w8WwYK8z/JEaMoYsLsH2iGJpQqO8yBbkoWC9",
-	"3Egxyyf1hfCvu/yU0BfsUyyvIIjR1i681MfUYiUnOIE8OKGBr6J18U746v0YWZfFqsLS+kdAsN+p9XUt",
-	"nnwATSGWUdHORlSx78YK6zZ1zugYNrZYAYO0iJ0lttUSC4BUAkNIb4NUElCaNs5m5sHzwVcXJT1X5swE",
-	"rG8VofOcXjMBfQ92gFADBHs05euHs8UWEd1yRiVWldc5zDzSea8aX+tqb9PAsmxCRkmEyZoMCaVeTdi5",
-	"a9bCPx+ktkfA2ng4XkPX/scKX2bCI+Z7g0MqFwzY28UebpAlw4WUccH1i7TgHrjUXDkRBdyPKeTJCkiz",
-	"I9ysysJda8EN+7jeQVsZKRiJRoympFrSGrtQyJKQDdvt6iwaWYHRbsVCHDat2vPlybi+EL71hWKpVE5O",
-	"l5mJ5JjtkxNR5EQOKE8yVc+Udinl8vqIQJ9BbGt0IVynF1cg0mIZ5aKsP6DYDwvP+6Ngv2I6tENNuYUW",
-	"rNAOu4D+pGBrb1coGrQHey13SQi0OWU6S1rjjd0Ju/x9Ype3Y2J1JsZ0WTfO4cLCwwj76c4iZtCcnAg9",
-	"IxZK1t+VRL2cG0P/YbwVdU/F4njiXxDItmVpuD/z/Twbw85Gvy0bfQP8VcjTSoHEQBXzOOJK1HDummuL",
-	"F87hemfWvw+zfiMdmmfO37bE8rsmB/dnsG/mJ9sJLN4yK7o/i/dcc/cuqPgBmrXnsDFUL+eK2e9wyHci",
-	"Z8Nulogchk3/ISTtsb9fDyPuwhfJ2u9c+bBtUDiY+36kbdxWW9CtfbiTt7chb/tqdDNQWCVVK4ncWOJr",
-	"RuYOfJreUFHhTFVFcbCSEatNHC9AfyeP37U83gon7RJ5y3X1dzTjvoXyOZe5JbF861zrfgTzxRC4E80f",
-	"mmi+kOOldJpIGuuDrw5aLxfwvlMWY31e30bPlzjDZjXdvOs1kQI7aeO8j/KRbRzvIy7lJU1Nptguc30T",
-	"nKw4/AiPNSb+xktQ8dH/1Fqa9by4SOcXdA0Vr2TMWWl2DNb3Q9GR6iShEdUkdAMv/SrCC3ELUDryH8aC",
-	"s/bncWqII3dNLr8hM4vgbHMUs/al1j5K8HgHxI3sew0IXliD24Mnj0n3v3pQhrPnTrT35qeimHVKISrK",
-	"VaotCOTcGtwr9kXPCbGLNJhrJ/noBz3gUqnbtKzA/pdIxfKH+YcwrqQFUOTo4H+aU8YUlGLIuYJD3Sdv",
-	"jFdWhTQjLoYkE4YnJKRJcomacUgO8E9fkF6HEPnBDJHKvX0hILQmjlnsM68qAO6yUt18lpk0Pc8DaML2",
-	"dCqEhi0J2jj5/diH3MZa+IW7r52FaAsWotSDVAMm1Sn1SmYiJwPldiLElaDZJtRU5umYaKZueMQuBI0g",
-	"JEo7SSyhU0w7hT4FllnF0NhCMZKwAfqDZWbaUhOd8F3g0s7edNf2pnlQ125yaruy/o4O3b/YOv9Kt2R4",
-	"ugOGeD+mp2UAcWd8emjGp5WZ6ZIVKRAaXFTtz8BIvxfX8ezWlgvYtIfmZIodQW7LfyoKdHjYhLB+6OOw",
-	"BUrdUpUKbgllNfYFevYsV5JqFjS2SujLH7pPLaiy4dZig1SYHdG/T6L/tiT1uM4ojfmuy7OAg6+lrndL",
-	"VKZowY9F2sxfuBnFik7Ejm7WrtSfTDnbwtWw2op0u1zRJ+iXVM8wbbAt9aw+3UN9eglpAhxjp9Swt/jG",
-	"dyVPVDe3hPm0OVBlhx/NckWzDQfqXW5NDWwULj4IWAzp4mdd/8G9Y0KJZpEUsRMxSBcVJcIN4UIbRuO9",
-	"+WJHFYK2KnhUP3Wfokdt023aZ8Pt72SRe03uRcdhfht5J0/XwXiwlm46w1UOvsJPq0gnDWi0q615q9qa",
-	"EBZQ3LQcrHLRi2yri66rvyM4D9kKe0vY2JoYC9e8olH33hjwfRp818eHXc+urdp2b4VZc9jr0pra92j1",
-	"LTa2ZO7QzuC7qPUAwFRhlxp6qPldmHoLeNg+ub93M29pszsj70NVrOB+fFQ5tiJYl9CvqzztDLsbNezi",
-	"Td6vVbcmDjdDzeIimAgk31cNTNzTrgTmxktgaqwT6OSC1jqYG5EP5gD0SlUwVwjR2xXBXFQE03sqSyUw",
-	"i0jKwMdakkqoZS0is4i3LEd4XjOWEm727pyMrlkf89hVPXyki4KHUxJRKKl3xTxidJ8eHu611NK8q0DE",
-	"XSXNB1xJs0pRG8ppOpjLC2lSY2g0qpbSbBMepz2PdEuIAD/6oQ8qSeYjZqwVeTJLvALbucvMGnd0SybY",
-	"lHsQ/1HybIo918G29KQ968YesC43CyI6u7JwAU2EQsd2Lh3bueRxGJDQNW7DdgzQPgz+sm+UdDDCBTZQ",
-	"as6xLVsW3DVv1azgvnGfNgW/zflhw+7Wdvk028un8Wc8F2VaCP6SfYlmAXuXO76RrJSl7m6RI7X1Xvo7",
-	"lH+gqStL3vvGWxDBNSETKzr/kHNJohEVQ1S1PM8c8htWYaZy0MxDL0TORIMSCz0m3FS7GEWZUkwY/4X2",
-	"lkN3zkjv0w+7Elbt8nAeZh7OakwYMXCBuuUH/VGrEeD+l9CW3EH9MdSkAipyOPM/Lar36AZui57i7Pek",
-	"krittdFQr7fttJAtaCE5WDVAZJ3krZbW7ySVPK+/bjgOSNmszMWAKSYiRoy8ZqLRrNxaHquEG7sU/TtP",
-	"0Z8HQnPUn7ZL6+8Iy4PQdeZf69YarDq3XwhNi6qkBBo2UQO28/027eMu+OQ9aRxLgfNOyXhwSsbKPDav",
-	"PbnRcpOLikzi42plPn13RQC1Y81N8P2LnJAxFdOiqOGEKUbinaFyHm9mN0xNZ4oDujDkWaCcUyhw5YiO",
-	"ZVNMv7+80hWSSUs5kQFhNBoVwrLKkj9Ijb7SIZSA8bT06+JKfbWgeypiq1AUwQ1GUaGRWAY42B4vGElF",
-	"mz9w2xkl95zHuTB3pHSevyuo/J0q4sVxt2JBA21dSSNvvdH2FgzHpfbG5U5pF+I2FfVWS/Pcaeyb1tiX",
-	"gLV2vf1Okj6/Y+p0T7Wil7nyjev0L8Ex6aIMk2xIpAKacezoTu64VDIbjly12zp5O4CxYZvCf2d8+n6U",
-	"/lUwodD8g+8cK36nloBbMHnEguV0qVMY+r3pU3ZXS+hUOyYwL8sD6S5YALbNEuY4Myt3um26bb9xzzoW",
-	"bLONfmcJ25Hn+yTPJ3Fs0SFLGAYN35pKH3y1/1kugXMWFXbRmbdVb+xNLk/iFio6zTfT35GJh6LbrHbf",
-	"W0szs9e3dO2aO2eB96y+LILtndvywSkrq6BVzhChY9TCOuXQWOpXO+r3nol2hlFNJxjUtMqbnzRTdxON",
-	"6U97Ce2paJnSFeyGKas0cEU0ixQzmkhFRlSPmN77Y/im8uMoA37xY7tn6h0XRpNQX/cmqheSgUwSOWEx",
-	"uZqSpz8QRUUsx+RqapgmXJBMpNgV6opq9vxpppKAaCOVfWo0OfvlpHf47DmY4OmF0COpDIm5Tu1CUsUG",
-	"/EvgOt6YTAlnb4MrQzcY10VbQimS6T6xZPeaTckVSyQkbMsLsUy6ACllC3BBQh9zwOM53ag8/G2Lzbnp",
-	"70nJq3w9buVxHmrgojAe0l5QQPRITgSRImI7z9oG+ZjFQGiS6M69DYNnOddKTrXyjV5l8ZAZvU8+KjZg",
-	"iih2I69ZQCYjHo2g/IFzxMkJFF7Fxp2RVHFbTE4Fc3aK4a1bvi6AhTnKYOtFbJ5NLyQhuxtu6Ye68Hq3",
-	"kpMnJ4IpIALlYFWqGKboHZfZceQ8YpYLW2FASQOg0urduhvWeU/K4bIAv1MOH5xyuCZbPUCeaFex6aKS",
-	"Z1ZBCXH++JKa8Dhn0NrIVJOJVNdcDME1ChUhtKCpHkmQ8yWN98mpfRkSNR3vjuF1rgklQvZkOoumOO5B",
-	"sYfAL37HJ2Yqo9tzuRX4Wnq9FfBFjZESwSYlwgdu/DyOUdAxC5DfBJ7RBMS3tEgVl4oblEfZl5SrKaiF",
-	"F8LrhYXagfoGqIEyQShH+dQjyQArqtCIXWKDDB2Srn0/hJmZthh2IVyShiRCTsi/E3ghIGg6SKgBAwIV",
-	"hBsyoXrvGPfTh+4aOscx6pdzCtzQ4p9dMz6UCvdS4OLT/osmXROv5o4Y5inCwT3pmvj1Vl2zAYTKCqeX",
-	"VPzFUwsYcIF8Fyhyr+wV73Ul+iQTtlwFsFOZsIdZ/6tqCF08/mcls3SVF6p572uYgbdqnC3uZQn7rEzY",
-	"H6u0WGXHZWyo/N5uiMVy+CS084SWUdWtnE3VTwKiI5myGOIBDBlLbfLxPj8xuBBl6yfpCsbNiKkjV++v",
-	"N+Ex20MWC8zblTz3lRdbuJizmBZAsS1GVnzhnuympS22SbSlO97ZRreSdVA64TnI1chtliw/VgflXbj/",
-	"nYf7L3fJc4yf866wv6MID8sKuuxtbzXa367iuFKRzGsdwFkL6yjpxg5ORUyQ+VmuW5Q0G++12kbvkkne",
-	"k4V0NZTY2UkfnJ10VQabGXbAvqQJ5QAmzULtqR2mQU+Ei7P3bnGrKKKTJhTlVXD+pzImE5klMYEPeHX/",
-	"X//8X674tzOEBhfiSjF6zRTm+yX8hoEZR0TOyyl6g4QPR4YM+BDy8O0cPulPM4RC7owMmk41mYymR3Zx",
-	"F0IbRQ0b4kyTkUVyqWExeVdWKDRIk4SpR5qMuDBB0a1oD0xe49T0IhqNGKGDARfO3HUh0MeiNZeC8JjB",
-	"VdqpIZZFioBMoHII2EnxzAQUTYAAJ5g/cPnyHpcmNLlm8YXgAk7N/iRVzFTJoBJJxUjuyKVaeksX0dc8",
-	"tQpEd0CTBIroY3OXR/mtXwg6QPuY2x+Wmd8r7DM5UpcyLys7wCs1akoGXGmzT37mNwyPAg/RwkXJmGCX",
-	"SnNzof9MCYbAiS3jKenCNxmNmdJ79rW/Z3bEhYCVolJDhZ4wZVWZ/GjD/+qBlaIHABq6GfIvZdqqseyG",
-	"CfNIO1CMmaE8uRC4F02npBvLSB+4I98fx3u+voViFGyFrp46MJIjgGU6ZhqOqJam2mwmzAx75TBsW2yj",
-	"+EROWu+acZSXoLOkNX8sZhHX4IHclf7fGP13J08mI6ZYiU4jlA9liRV88NBZ5gMu9Krna6XNtexVQxAf",
-	"ekjlNm1p1ZNYoidQrSTdH8KiVt90CRbP6o8WVaWsHviWyGn1I/djrapttK3LSvX8djarbdisaoc8H3zb",
-	"COpKMX61L5Zyq4tw6RXKVTYgzS6075Y2rpWAot3Stehq+juC8gBNXite/t0U5m8xWt0Dx7wf09VaAL4z",
-	"YD00A9Z63NbZkw4wsG6OIYtdZTyJdW6meqSLqDzovfpRajNUTBMhJ86qxESsSfj+w/mb138NiZbObiPN",
-	"iCk7x4XAz2pipNwnpy74aTJiovwdwSbFtzjk4UC7i0ajAUx45kZvlS+4b5ziyTWiTeMW9n9PigjuDoWr",
-	"4lDnq8SGmqysCLeeisYgGhE7wEhljHWDFUulMq6XqasPmFBtyJiLzDDSTSWYmewoX5ToQpyymOvj3MgZ",
-	"nr56e/LXy9NXP705u/x0+jbEaaxmNZJlUIYY770maLKCBu5mm4CEX2iju/D0dwUzHjPIDVNg5oV0uCEj",
-	"KaL9IgBa3Cf5HEZ8J3Vz7GYWW0DgUP4QZg/jLtfDCF72IgOHHbUlIc1OfT/GDNhUC2HA2uo7u8Xm7RYG",
-	"QakOfxXytNAscQLTIDvThicJGdG88rd2cWXHrjA2kQqq6IMb3fmIWmwSOZzvwnPuOjynBS7ajRTNd9Xf",
-	"kYf7tUK03uMG7A1NloQts6b7sRosgr2dgeChGQiWZmsHI6lNvTRM9Zb/4gMJ6m33OcP26FZKP4ZAALsd",
-	"cjUlk5GEZCP7FAIETE6lghYR/xepza9sCu3Zvxtx323K7g82toTzE/a/I+ZtpTLzKBI8qbjcuX+jdN6j",
-	"CoTHHEB4zDw7ByOKTjCKRhNpYT/820DJcUCM3AsDIpOYaYPiXoAhYKyQEEvBQREViDJdGlkKcSGozutS",
-	"uAPZ2yfhQKoxNX+O9A32WT+JIpaaI2LYF3MAv/r8wpdn/4N0T1+/JE8f/9A/ItQHACk5CSAuSUAahZIT",
-	"UNphDy7oSybZWEA4VvjJnsMr+yw8JvRKM2EIjzXEjLJxaqYkYkmi9/bJX9AmcyFCKEQVBrACjrucjGRi",
-	"z0oMGZoSwwiQMYRwMG0Uo2MWu5REN4FLTLSLBDRJ+DW7EP959uF9ES8l2BdDcCpnNnShT+/ZF9N76b6B",
-	"O2+y/lgyVGxxdQIE775WcrxCghUdsnO59Pg7bEK6lZpcPk1ylXcs/VytehcdsncyZsmK76BdrvRS3SLu",
-	"6jQh1h0DhiseO1e0Q74cvjpBh9vXfsuYmnaCjqBj1jnq4MudYEnmUQLH1/jmt60yq+J7jk0FHU9MqpPU",
-	"AszP/ocnwgVhOc5pB3ajcKGwA86SeIae2PMy09QekTaqJaq6YJGlgEXw5ruISLuyCro3k2lHIxwFBrIB",
-	"E3ftPvKzrdCfvZzgyZJ5Gt6y5EcKpGo9pGrsSyoVrqw4spntPWz+fp8yLLD68h2X2DoATUmOLTPng69O",
-	"6fIlfls5NYwnmLmLlZ5YDCw2DwkMrBALAx7pPEyQx6RbjafFB703P1kW5RP6WbxXLvTvgpR9QCfUZ4No",
-	"10sMsg33yQkwelLi85YbHREq3FLlgNALkTdcrAgLAipl0BjrYTztPw0gZljbt3nskv7zXXadhGK59kRx",
-	"Y5jAAOKx/U4R++z3zESskcnGSkLstK99wBWJ4XhSqgy3pwuVc5ilQ1yKNhdLgfazLLZOc2ePv+no9wIS",
-	"KvbbZQjLfHJIEjlhKqKakRH7QmI+hJY5VKAr0hJhf1b9nFKn1IwKQl0AUqeuZpeReky/vGViaEado8eH",
-	"PwSdMRf537MU7W5Id5uaXkKonXLRUqgKdvpIl89qIe3JZ2mjN9LQpFkjKMncMdeGi8iQG5pkzDMnl/p8",
-	"NQ1JzMdMWPqhLWm6EPYjLq8jktrskw8imZbC+UtN3BuVC64JxAdYklDKjLY0DJjpEaFJcozGnUqy91HZ",
-	"EuA/cZwH2syMlZrllEtbRkoGIGRZuQBr+vhXLelDK3ojeRtTE40g4sCMuBjukxMxhc9dCJ+SMaZTQvW1",
-	"/YiboNT4igyZ0eRp/4nVnZQch2ScaUOuGLliA6kYCY0MSffp4eFc0nXm7vvh6QcwHqow/Djdyf1ryf1b",
-	"J9Eeetr8//j4oRPo+5QO8QS5doRuIX02fMw0U5zpRSTa0uGQ20/f0CQkV1l0zQzpfjp/6SJRAjKSmbJ0",
-	"KqbTvSaSrtOEGysGQWZdI/k+dnqQ0ph8C6qE+5alX1cMBSqa7JN3GACDTy3Btl90lS8uxNMfYD0+uSpT",
-	"+UBfHOPFoV2pBqLm6W2xw70mwdND4BwKeF6c6O+FCFbv+0c87QmPzahNVfentJqy/sa/9W1Heh8a6S2B",
-	"bZsni48h9JU/fPv7vfqYUMCEMvR8PJ8CO7NMa2zXJxhxt6lx1Ysvyc0+iRhCBdmY8oR0oS5RQKw22dOW",
-	"hBt+w1AW3WujHfDqXOvPdoGdqcVuJriaP0SEWeZArABS+/eiCDM7aktufDv1/USYwaZa7QNM7SLMthFh",
-	"liEo1eGvQiRXSnwrUypsA6KdZaDIfAtKVSeMvGb26ZiNr5jSI57aoVZRXyE9LkeIXVLcLSPLWuChPbKs",
-	"+ej7O7Jwv/bC1nvceCbbGTPG2cqo1hOpoP5uGHOgWfERsYwjBFt9TiAe6ZwutCW9bZnH3U+o2iJg3oWq",
-	"PbRQtTb+aEezKFP2gxaPrhhVTJ1kZtQ5+ttnK8lHUl5zlv/y2b6gbpq9SSe5O8+CmZIJFmM6Jpolg95I",
-	"aujPraVFIAWlQIUkaXaV8IjgrBaNMpV0jjpfAdjYt6ODg6/2zW9HX1OpzLdO0LmhituDArge5dl1A5ol",
-	"xuo8MqIJ/NwEnxDbpDIhLLLDcgFE7dzVaX7o//B4ZgbMgHr54f356Ye3lx8/nJ7D27jW6vsjY9JO0GEi",
-	"G9sjd3/a/+DJf86vY5YUIU0Bg1HKZJow0k3kkIuAJHIoMxOQyUjSMd/LQ3Pqkoj9cUrGXEDcu1Oa4BZn",
-	"1bNPKYYEWeKWSijG/q9//i/0GtzwGOjcycc3lh5OwTg3Ee668hpYhEIDL/Lp9C0uiY+ZzNBB7z7+i9RG",
-	"N3z9JTU0kUPChFGcaedVwJgGAs0KCqdRCEWYQgxxCMryWURTesUTbsCwkH8UbCZNX7Wg8HfJRakKFmZV",
-	"IYDgvhQjekRTFpDMHxGOxGr0qeIR0wHWxip9NK81PfvZj+5ESaQYlOoCv9XAfXaf/A+aZKzwHLOeFMn0",
-	"uBQyoUdy4mrrlHqrJPyG1c8a62XPLuE9xIpAi0PNjCZdd7w6yIXYSIooUwpqn6UgB4tYTvYw9yKPSq3U",
-	"m4IjKa2g3CNxdg0Q7Zo7kMZ0agkUHDqeLxQM1gHxcbP5D0U/Rh2QlEZcDIvq/6XPf3SLbIS31GTKHoGv",
-	"/gXt41zs0ZWMObYJz/cJUBbhW5cpnWKCrRSlaFzw3VvZ08fm5q1w4jEX5Zv56N5vWNgbUTjqAkLz8pHd",
-	"WiJygDxWKgK27z1yZZkTNnD2Fc4sYNeg8mNVB2nBCSNT7xk1TFARTdFBiSSdcpH7I0tTYyBoI7SjdxR7",
-	"7eESMZZdxPmE9ao8wRLFRfye3AeawFyK3igbU7tgLiKe5pjmNnCMJNISs+J7pblnkrwb9oe0eTKSRPMh",
-	"hJ0Y6YI6S/wPNmGBvPotV1awSrdLC0AmPftV6PbizUtBcftW2ywdGKAoBnQ6SCrNDdb7psmhaLiv3gj3",
-	"VQG2oFzi2/5aqhaON2tZFh5wmRpUij420QNf9zTGknpYJ5GJwCcjz54qop9FNlcVz3nVK/wu5qbhc2+l",
-	"GPYszYyLPpVwI95DU6smWeljxXWlb2Gxx6JJQcOdpcxCPE3RBRbTKWaoCTMiUrizC8pu+lLLs4KxYJe9",
-	"NoIK1RdTJpB9oRTILYMqGd2L2od5JHUF5OiQNS3fJyBjgrlLOw5c96CARFxFGTfEl9AsUW5jWUvpE6UE",
-	"5W+fv/1/AQAA//8=",
+	"7P3pchs5ti+KvwqCZ0eY6p2UaHnYZSk6/kflsqu8y9Nfkk/vvi0fJZQJkmglgSwAKZrtcER/vJ/vPRH3",
+	"Dc6L3DfpJ7mBtYCcmMlJpKRysT90WcwJw8Ka12997URynErBhNGdo6+dlCo6ZoYp+OtlprRUH+1v9s+Y",
+	"6Ujx1HApOked8xEjoWBfzGUEt4VEDogZMZIqdsNlpklKh+yY0CvNhCEDqeDqgCtt4NJ+J+hw+6bfMqam",
+	"naAj6Jh1jjr4uk7Q0dGIjan98ph+ecvE0Iw6R88eHwYdM03tndooLoadb9+Czs9KZumb+DVPDFOzg/0g",
+	"kikxI6kZjpJrMrRPtI0BLl7yuDKKgVRjajpHnSyDK7Oj+EVqs9IgRlKbtjHYa+sN4Vc2fRPP2TYe+72y",
+	"3yDXbJqPIaVmVBvCNZviMBT7LeOKxZ0jozK22rCWHI+8+juLTMtobj2It3zMTcs43tmV4IaNNTGSKGYy",
+	"Jdp2JrHvqexLzAY0S0zn6Fk/KAbChXly2Aks+fJxNrZX+0FnzAX+9TgfIxeGDZmCQb6TMUtWIqKxfaJt",
+	"rHBxdTJyo1hq06rfr+5Z6fO32bmPMuHRdKVVSeGRtmXBq6uvy0clLYWuNhJ8pnUoeHn1sZyyhE7hrK8w",
+	"GGUfqhz52nDghuLQrzSgLGFL0ozKEtZCMvbS7SnmjKkbHrGTKJKZWG2/ND5KKD7btlDutkt32+rLdc7o",
+	"eKWBGUbHbaOx19YdwlI7Vvl4dceKb99mxz5pOmSvlRy3DOfMUGVy+qFiyALCRZRkmt8w0j19/ZI8efLk",
+	"xd4++Qm5MTl8SkYyU5pcsYFUjIRGhm3rN1By3Lx4MTWsZ/iYtY8atI8fpy0D/4mPmdBcChAtOk24IVfT",
+	"Y6JYyqhBncnrXaAnaXbDFE1IN0Q95Gr6Z8ckLrJ+//B5/itw13BvvhZzNa3MC2Sc/ce/KTboHHX+20Gh",
+	"Ah7gbfqgPKvOt3zeVCk6LaYNQmIu/Vp6YNpop/55YUXsAEmXaph8RJOE2VkLK4H35kqyylRaduPMUJPp",
+	"5cZFhZ4wxWIy4WaEI/zl/Pwj0fAO0n364gWZjJgoD3RiB0ondNo6VHy6mZxmlYIXL8pKgVURGtQCmNm5",
+	"bCGxVyKunQz2Zd7JEHLSykjkeseAqZV4WaaZahuCvbY6L8MhLMXLKh+v8rLi2+vzsm/2YZ1KoRmctB9p",
+	"fIoEZ/+KpDBMwD9pmiY8onaMB3/XdqBfO+wLHacJg38qJRU+EiM93NCEx5eOejtBJ2aG8kR3jv72tTPg",
+	"LIntMJJsaOmLaUsy9uBk2pAxNdGI/M+/0d4/+r0Xn91/e5+/9oPnh9/+rfPtc/kR9wVyJeMpGVF7TgiO",
+	"xk6uWIl5POSVu/9b0LAX/gOxZJoI6ccHpBHLKBvbM9Yd08SuNYvJf559eB+QiZJiSOxyBySlxjAlAsJE",
+	"Ng5IJq6FnAgCq7C3b5nWSykGCY9uueiRf8uSq23oNRO15aQgPUs8xj5F2Beujd7Uik4UN4z40Wr8mDbS",
+	"MjfLjyy/JZngv2UMPy8VSSlXBAYcEEqUnBBteJIQxQZMMRGxGH5nN/KaxVZpxIV9LdUVj2Mmbreyg/w1",
+	"lfWz6yMYi7XzJqB2TOMxF0TJhBEpylc2sX4nmRkxYezY7ZSvMlPi9480fNbSJVAqTRI5gW0MiHNqvDw7",
+	"fU2MvGaCWBHHteYCFhgIFtbsjbDUSpNXxSKszwbwVZVl8z9u7piCeUEGlCcsPoZpJnIIzMD+G88C6Qqr",
+	"qxBKNIsUM0gf76V5LTMR326aQprLAbymPE/wWNhtwEsbmOd7SXQWjZzvAfZUClYW+GM6hU9qxmB+51K+",
+	"o2LqeLq+3TQVNewSPAqsOlMjJRlTMbXLzgWx7G6cbohf+Ff7l1pl1KgpoQOrg9qpD/kNEyS2NGAl5YjR",
+	"2HkFT+2dvZNBo6Q/Y5EUMSi6E8rBdprR1wq1BsS2oJkZScX/wW5JMBm8KT/HlcXUfCgIFwS0axHDFJGl",
+	"wLHdEB2BeC6/F7+nrfIPlPNJpEpGdlRXCXslDDfT280Zvgh3X+JJbRNTTcZqsTx2twn7QiOTTIH65YDM",
+	"PhIQrx19C4pXFxrTLd73+VZP337z/sKSpIe6BvL/K8XotbbSL0sY6ZZHozPHKWhJUDr2QcyIlrQaEPGB",
+	"1Z4yoZkhTNxwJQVoNzdUcUsGlmfmE4ATdpLF3LwSRgFxpEqmTBmOuiSNcMRfO1bv6Rz9rRMpRo3VyrM0",
+	"xn/ELGHwD5Tc9h/S4CXgJfhfmZnO5xnlNbBfkA0n+y8jeURCu+RH1gp9EvEY/svCgIRA8j0g+TAg+/v7",
+	"naYXm2UNiqDD42YdXsnJI0205bwiYkRk4ytU5cv21fOnnVkbKuhccxE3zYsaYi9ZKnOb2KXE2K0BO3Wv",
+	"cTJ45yWOc9YYKYyHv6HfmloFEpc28JvohlR+WbEh+Jv9FJDDW47WQ5UacmN+Kau+RFczNn3QKcVyFr3o",
+	"PftiMDg0O1kYSPVtTZP6kYvYLtbMlCIajdglaLOXqeIRWzSYj3DTtwCfjC+5SDOz6qNwhuLLVUiUCUsi",
+	"5f2/kjJhVNiLPniz2Fr0tL74tjXmlbvfl/mAzMzqX0il5p4jVQ/WWzlhyurDRnEWu8AfHVsLjqIb6JEm",
+	"V0gGun6EwUUye4RhbJeGO1WkpsXriMHbyNWUhPRK3jBHDMCYNPr+ljkoMLtzjt+snxPFqJaCi2GxUrVQ",
+	"Eo+U7GWCG01Sqz7yJOFSkPxB1A30MRFZkpArniSgU48JNSQs70LYyNnsU5b0vGNidpn0iKYLt/AMbvrm",
+	"5cZqxJ+l2ihGx5folWvk1SVXXxFrFHKiGxnqhPHhyDS/yVGJ5fwjqlgl8PTIEhgdDHhEMhE77TXEt7E4",
+	"JNpYDXs4XYrCmjh3KYRVCsnC4s2sQ+k85DMqOEX1DNcOXCP/ChrY4SwFVs9FhZtVdncOH36JSoRVMOIY",
+	"JkCTjyW+PKCJZsFDYNUltptHXSvnYF0u/Dtgr266/e+HV55gdohUZV5YZ5RL8sXch97fBo+s87tSTsrh",
+	"s+fwdf/34wXszW3j43mpAo/78L+F6QJldrUKp5rDCzahanr17qHomZ/QNvp98bdZhrbOC2/Nd27La05Z",
+	"mtCIaUKThMA9x4Q+EP5zp1wn6HzpDWXP/QqJFvaJ/TfuVfnVHh+nUsEhLGdl2JutsKeWyXSG3Iyyq/1I",
+	"jg/gai9J3L8OZMoETflBPp5v5Zfra572ZIqHoJdKcB3jkO+TL96eF84efsXoNbopaydbCs2izPAbBn6z",
+	"TOHvS5D6SCaNXoQp4YbYi/qIhHYDQtL1rw7IFY2u5WBAYpldJUhj5DEZc7EXkDCS0v4Wki4lTw9fPNIX",
+	"ouRktXfQzIycgy8k3af9xwdP+0/2rNgMf8ukoZfsy4hm2rjLhwHhQmdWKeZMmEu4Zy+4EFfSjIhivVTJ",
+	"Kx/0prODGyg5Jk/6BPy4j/t2nMckHNFkcIkzy0Pi7tELwTWREAkQMTjJ4At5mG9Mp2Qo9y8EaMPot7Jv",
+	"spLKv9UqrrgQnaBTmnAn6NTm2Oi2WkXXK+c1LnP/HCPHHwBn7VASYlJGT0cyZTFQhDWCB1JVcmHhMgmv",
+	"2TRs9i+lTOQ2WZ3W3OInVBviaIxMqCaaMVFhUmUbroU5FZ9EBtg8zfKnAqJHUhnYagz79AaKMdINn/X7",
+	"IdCzEAxcXESxQaZZbH99eviigSrDZvcahCPaZ08FsQuEXlqmSMKMJpQYxWmSE50ZKZkNR+svCOzRQk0H",
+	"h3AG99qHYEUub5jSjW4Rd78m1pBNIe/FPkDcA8eEEsEm/ldtqDKaRInULF7SSQLR3mWHDffWlatq3m9J",
+	"l6zOza+Q/2TQzFfLxFza2ZzgHE/93M7AN6KROlnQlM00q1jOGcyZp4rqvsJRRgFQSa2G085umJoiizj2",
+	"HMLdy5EfWJ5Z4yVSJOC18Azzmk29O6KRA1a2tBwgAOJx21DhuI1vyeIhazh3r6rxmNAl/dmTXWSw2r/K",
+	"CaQhgXxKiAPW4hhjmQkz33kmByTKlGIimpLuY9Z7vgcHJmWKy3hJp/86nt0lpQKOY6F+ineBkixLMYP6",
+	"65dgz6XE3HVe4NM013l2dR9hkyutSBStJD3XUo7dugaeRlZ0aAH9LunP2gSJb4G2j4lTeft9e4Ae9/v7",
+	"/f586+Nxo1m2UQpdmSJXocD51FMnifaN34ioQBZ4/74LGMdarouCBLdKMk1G10vFYiYMpwkm4jaqcGYE",
+	"WUN5NYI1ZbhwwXSXOzGR6lr7VFUvzGhklQv7w5cU1tNHuZutgldjypNKDkWHxvS/u7+s8Vw+VQzuDso2",
+	"7JPDPljchik79P+5/+//ff/f/62JuPPMrob4hYyn9sSjGgA5HMRniM6yjzzHY2EmwxsxkDPUhY830RM8",
+	"8xNkh8weEZfO0TR8uBQQalXsWBrDYpJSMyIczZBKsmg3VFnC9H5/H0kwBCuVljLcBR2zRp0/TwBpDNFz",
+	"7dI/wWjF1KL5TANnVLy3dUlgGRt8BHFTcI9GIy5YTzEaW4kZWBX9KmFHJKyl54Il3rfWey0xCS14a46H",
+	"eQpkSA5IGGk1KFv5T+zDeRoc/PQU/QWY5Am/vIAXzeQB2WuHh/bucoIZ/PrC/urzBUPSfdbv76FpPrMl",
+	"eSpRK1mAmwwc2kHhFUAK55rQK5kZd+PSHr0ymTbw4FYyeS2t/JRpwo7B4RCNqBiyxXQCGz2fTF5LNaEq",
+	"/qXIgptdjjxb1OXKka6ldB2QiAopeEStRk/QobhXlH+SobVdr9hUiphMRq4gpBLxTJk1EewANOnGMtIH",
+	"Oavs0ZTvj+P/5r65t09O3PcxEymiSnGmSZQzZY05aQmL7Gd5knAxDOwBRdkPp1UQqYZUcA0UBSmRA3t8",
+	"0bLBc37isvbcLV/sSHrXbBqQ/B9fekMph71MM9Vzrw/Abqe8hx8onnYTZHHvTwFx+XA9JiIJTuJ//fN/",
+	"7xGoXgN3AvKAp6gT5TRV4tqPD39Y6Hkc0y9v8NEnh7NUBsUvDUxhe+YEenoXKBX2HmviJ9lwoY/W3rMx",
+	"1d3lucMgV1PIYSXXii9vZ0Vqs4MHW8e9CXUSSenetUkYxjs2vmp0iK9B13mR/DLU7XM1V1b9S6X4RaZp",
+	"abgLproW4a09WP/ggkFtjKrcdj4M2lrLUNnaGZ8Z4y+yadGvqGaXmVrk3be3kU+nbwPC9of7ZGRMqo8O",
+	"Dqz0RYEGcbibx42KrfOHX9qDJDNzOV421rTxtERIwru8mhq2+mCchL4slQLM24iayrRCnmOcrDG6Vego",
+	"VfKGx0wtDi27+5akPUthXuoaaWiy+jS2Iazz6QYFtZeT0hrIs41SZnenYaazpLKawmCXcS223X6WTwQc",
+	"WavIwtG1R3m/augf9p/+ULH04cb/39HBwfJHugQD0u/PFN3wMSNGEgYGI9cjLDHKY2WN0Z35zppVcuFa",
+	"j37+5PN+26ghHqxdwkbZ5DeyBOrjPRrEfmSN2WyAwSSrTe6tFEM7jSFNyRUzE2bt14kk0SgT1+CjpQQF",
+	"AIsrDpsVZ/Z7YE7VlWpdKkomI5mUJKM1e8HcNvR69bVpUsabOVYbp/iVTRvOO/GvKFm+++SN0eSGJhkj",
+	"UGN6w5RD+sHY6u1V4ruuCVgx+x4TpMNUcam44f9gcbhsTBkjv0BfjUhgTNwcvT959yosaqLQHxS6R7XM",
+	"VMQgIGhvDl32O9yjGU1wCxbH5MtvW6gMws1neO8Ssfk3wm66ZhqGBfRh2ZuLxaM/SR+TiKso48ZnHxSh",
+	"fPfiZdd01VPLmbosvHmXrTVS1DACt6APCCLGeTU1nIpHmsiJwJtK4BzXbEq6px/fBeT847u9yjTuNlBY",
+	"SjlAjlDd9go9NqQlNKxUJTO/pPusqJf8yqYbCS3ikMMgPx6KDRoiidtKdr9FWjmOt8UFmvPaR47RHruz",
+	"jR67k1dnvcNnz3s/v3wXNPDf/Osp1XoiVVzV0H54/OJwvlcv6ECy7geRTIt8xgrnWswtTtlgc4dzNe9B",
+	"jern0OAmHAheeN6788AN5JzR8dmIKrYZ79SqOX5rx6aryVJFisMCH1V91hvc0mIlH87eanPKNLCZ+hQT",
+	"apiIpsvbyPPjhCOaQrZZAGLNx4Pqwrw55/K6ma1BmIZGEUsNQ+gAh583y4QN02uX0umWcLkfwqMKNlWe",
+	"TQoalJCF+RUBuFYpCRPCcQFx+n4wvxZ99So5ed0JyrtY7FB5PeZQx5KOw5qKbxUbbeZL1GPCOKQaKF+D",
+	"UCWBVmk7u7MrVkS0ickTyO6syMY/hihsqLtQbCxv3J7Yh1AfXV3tbKur+PTpzU8Po6yizR+9Kab/MBj9",
+	"mSOUBku0F1HNSMKMYUoHJOZDbnRAwn17YC9DyCUPe2GACc/cp3lQ9wiRCp85JtSd++dPrEGmaGTfCBlC",
+	"eYaPCzGzrFNx6NWwz/YvC/SzBrZsJ7RWRKPshdywf3F99+BtQgF377X7Dt1rq3rFZg7YG5/ycQ6ARRvR",
+	"kTGHTm8lOXrVVFLI4Zs3ksWuoVx/mrdRM+mJ6yIgrBsjroWyK5nQpQ2prElQQIqu4rGo0sxaMZXqPs4q",
+	"pj5tCGQ4pG3SyGjCxXGOtEkAgHJEbxiADCYAB6FYk5yftcpMcqkRU6ziq3jyvMFFzQfM7hbhgrhnmv3R",
+	"vq7wh+dPK1WFz/sLdd3Sciy74HGDgPe3YbXrIpKtHf0FThh4JVo/YSVJ64j8yKhiKvQIikXCbZpQwfbJ",
+	"2UhOBNSdEL9DC2i5NpF8ZIsXZxOqz+zC3K8S9Cubnjm4kdm9+UVOCHWw9CTl0bV2aDgZoMHlBUO6nO5c",
+	"ctUDjFcm4kslrxDDi1FttfmICZNMLzPdkgMNbQ+Yeo31WO8a01qLmkK8+ZFG7FDCNcmEYjQaYbZrwkyB",
+	"nuwq7EgXC14h1RdT9BDPphti7REW+dUKP11ZUuOI5ZCLEmTuCvyK+YTvhUndsyLLm1rlp5vtr8f9w6er",
+	"2l/1NG03rPwDTQT1jjWiLIKjg4Kjv4eOfkCpA2Q8fQwJwr64JHS/FpvGBRkkfDgy5T3xV3OMGqyBL0Bq",
+	"8r+dcuP/LH2qcSvf+dLZmQJsYw/ThItYThoYmUNI6iMBArbvkmGVdRShAU2SKxpdN3hfPoD/wMVQHPCQ",
+	"pmMGmHEBYkrGTAUYa9FMoZhzAXJwzmDav0vpzRGwpWBQUZvD0xeRdKuVky7kzV9BDUie+Mqx7BZiOchJ",
+	"RlSTEO+69NNwkPCehS6WsjWuuaTS5gH15nFV2P9f7Y2YcntZpafNJffAh5q0/BkYQzKm187rgIWWXShf",
+	"tvR45NKTA0KFZW4pjwIyZoZCBnKj01CXGP7C8Z3KzLBcRNinszSVyujLvzeWXv/n2Yf3MEgstjYqi0ym",
+	"WOzSyJt9kPk7zYiLaweyN+82KTHFf849N9xHTGdv2kzIbzZZyYEj1lhFExXNTGZ25PWlblqm0maWWcJq",
+	"Ojfs83pwWg08cU5orgw80mCWlznaQrp8nd+9sWOdj/1p/8XzlYd/yxPvPt2pS+3+XRzgBXHaxuOZP+Uo",
+	"Y5njuvyXitO76Du1kwnb0Erlr9ulJlwnPNaFhDyuOuETrs0+eUWjEdqHV5bHSRC2gJprRaWrg58RuvZZ",
+	"ywRFxAqH4OPnqwm9ov7j8fNZEVgQeLmSfgQcgI2vWAzwVq0azyasG1Sd7t2oKY5Zsx6KdU+apJmxe53r",
+	"Po90jnQABWDH7e7fgIRH9v8O7P/1wtKeHv7Q6uUdpqb3VPYsH6n5eU96/4d39eb/3L88OgB/7+PD/2h2",
+	"+Dac70YbDvIf7W0K6Vo3wJke5UlW05BcTYkPHgVlZEpqiKIilmN7h7WwSlVfeBfU+mkTkkROrDbJtOFj",
+	"K3yI/RmVxYCELvaW32ZcpmlZmRwzqkFzgFzOhN8wD5u5V7wHDMqrTE9DMmDwqlmrAe9usFGnOeSlyyqG",
+	"DiVubLm5at/efmzWg2mbkZu/N1l5l8LxruXhfeunTb70Zm52QmKu04RO8xLlSvimaa1K7HXmdR+p1sQa",
+	"Z74/qpHEmnKWf1ie6/qjQiRUlgCdoDcq+ZDS3zK2VErkx5Lfot4yDdq/QOG2TuTEGouj49XDzTPujh+W",
+	"CTd/pNNE0vglTa3NsqFayqrDcV04kxzQqyEzzjeGXOe9GwbQWAITBtjz5ZWMp3OgBxobrQUkS30CP876",
+	"kSYRbtalZVNWcGjSdWXt5NP5694PRI/kBMj607+/fv36pzb0LhxWIzp+0Rxr3rDh29iCBsZrOS7p+nT8",
+	"R5qwG8uNCKCeCbNXnk1E0xZTvT3BxjV8wy9WusIt6XYyKhORd/fXGQvswoRqEmWGUNMwyjYNvLSUNTt0",
+	"HoROwzEJKj1P82Z6PqxUoaT6FpVn16QiVk+6/gn6TzTEPeLiwkLopto6+EcbP59jlniVJKYIlSXMqFHZ",
+	"+CjjApyklo5mbQvB1KULwbO4HcAEj078SJO3b87OX70vVfOA3zJtdtCkMm6Pp8HrsD/iSGoD/8pEwrSG",
+	"5l58aLW4tmNnheGKHFULmuqRNJd0yKqhtqa+PpoDPos9MO45IOurjCcGEELkgISlcVTrCwBgsjQKbN9R",
+	"GYWlo3VnsExePzcj54/NJ+B2kegJTa2iuxDmtRFyb+WFbx0t8KBHuKhxuaZgAUYSUlXx4sqwGpapcdVb",
+	"CCJoOhdVims8mcByGrrYDAZcuOZH83RMUC9P/M3fgg5NkkufcNtApm9ZOdKhUyZit9s+unacg/P1rtmU",
+	"DBUFKYLud0H4UFiVqfnc2o9jIGD2yz/jiypAf4WHeaXP1Jz5TfLEhxdq8QFNhpJpLwa9UZqbN4QLbRiF",
+	"TjdXjIuhDys0j2NGF5gdyUuaWt0VjFd3e+zwQfpH5PmzZ0+e7x2TRIohA4hDXAIQgiImY6quWUxy2bJs",
+	"gMeNK0Wpo1v0Xl2pVLTfKwoUZcwZ8Cpei4y5d166b3i8FXmlmbqhVzzhZro/rvDf8optDx3EivZlLbNy",
+	"GPpb0HEhXQ/ICSS86BUNMWNnvOZ96GZW/ZMvCfS3QE1UvgGRkhpKjDRsxoqdX+ynJ5QX1Yp1t0yCjWXK",
+	"iMP2fg9SldLIEvxvGcsATccdnGPSJ4r9HcBwqAGPogOXOXyx5MhWyz5zrpLZKfDhCAv2IIToK/bAW1Mf",
+	"/5IDW6NULLISEHiYb4HoooxDecOU0GuVhIGzbGniRZEx61dYAfGmVMrRkB5jKRQmKydCl+fYhcQX6NqD",
+	"qrUGKso0I9zsOUt9AFFZPdWGjd2DgSV4APwnV1N/CTqiAdbS1TTvnw5or9x1sWmwLu62yK6KElAUrpTE",
+	"XF3g1vhQncaqxzQoewYrrKOFJzWw9iYpNENRQaFPzErP1aJ3SH2l5mSLyvjqXQnDAJvkuX969Jp2INxN",
+	"I+8sJJ6lSwTnOELWKUSGDs85Y+OVJr5Lt/9ayb3S0PTybrBv52aHLvhe00mtmPplM76xrWeRW1rCTipV",
+	"v659HjZU+brskZk9KyshTt2GgFdstLQFqtxcvnEL8Szc7U2EMKvs9N5DmZXhbKjqbFlqPrayv1qGhn1k",
+	"743Ml6pi2z6ttuzSWik0m/QrLErIqHsDFt3faNYveqjFBi/4U5U8+6SLRrdVPB/3D59iA5enPzz7j+fz",
+	"c+HdTYscXc2296JZPFDj1dcSzF+XRdVHM5bp2jlb61uSK8mrVVEKHpoFJyfYpcsacl1rrsG/nMEFYciS",
+	"VQds15pxCQe2nRSuwIodltto4JyIqBDSoNuu5kDcq7TxqZmC+8QNkCkXZXWgMUsUuyyLS4rL60qnwe04",
+	"K6VXBT9YRYjMuJ0LdbT82eWGvhaXX212c+Aalhvj5hShyqY9EG1oc7N7KDOCxJSWg7FSx9YNnYr8m8sM",
+	"ea0DscKs2lqGLjO2zZFKaYseEtGcUsNAeVjoLc0LuWiaJhxjLtYmgPUMIJ9Hpj5zNc+ukBNXFok+EPCI",
+	"WFHmtXIy4ehjvSOiXdkeuCXAUeOpmHUi5oNadru2fWhu5R645Zq1rtOyi7PhU1uckQd5ctfKIN3+KWgZ",
+	"+4J04w83TCkee3+Bu6/oJIPB5VIIAwo1mT4mjx6Ra8ZSjaFZHwl2RXQ+S6bqob9F7i5OZsMAXqsxsvVb",
+	"S5V40tLgXbUJb+6IPSDoLhzQet2nNuaGWeR2WcrNslZqw724Un4nrpMNukvuyEVy+3D5DGJVoQ1+j4hV",
+	"d+70aRSSzU3bl+ijOOZJwkELxzryw2d5N8XD/Wf98j2VqiJ338oJgEUX+tXiCfCcxnwEa0pMyzla1UZQ",
+	"UEpeJLiMqCZjLBunorGFPoG/3BI0dKmceWJ+u8AWJhaN2CU43YoW+wvb9edPxu77qz26zjPlRv5LP4QN",
+	"irkYrvRcTd42rHN1CrXBfW4+CCLiKW1obRCC4xPfHB4hzQDMCwlPX709+evlyU/v3ry/PP/w66v34THG",
+	"psIjQonmQ8HiHhcA0lPpsVi80YWTm7U+DCx+F02yllcfN98Ld/3WWm4HHlBzrVso4rUFmTPfjajbjnjv",
+	"X83GgTyg5klzwi/vcu0nx/2SiGZiH1kuyNG0AnPAOlQmNKEQfjkmYZRpI8eQTTWVmQIUe0iYVKT7IUno",
+	"mAbk5u3bdzleRxl0iPJO0MmBPTpBZyjlEOoR8LWNXK7iE3yQfA4arjbkqoGLAICBCgA2JeXYBa5KPVxS",
+	"qpdvz5kvyGmWNJqp992cENdjNU56O1fiWru1+mK7sVWwC571b7MBy8YcN+pMfEAexCotz5aptDRy/0VO",
+	"yJgK8MSF0NU4BIsCK9BJF7D3yiBcgU8u32ssLtoMiNWSrGXsMcXmFnfDTdgP3OqlbdrnCYloCgwFHI2V",
+	"ft6A/VgyZ6RgPuLeUvu4Tm7COtmZuE/t1W7nI+b28tiX6pCZPV0HKr0x3IEbkve2nxlefRPW5GwlDnJH",
+	"veRvTWmL8oqa9jHvYjXPRXf4/D9+qGJ/Lu5NVdumhWu9UVbZJmvvkV2u5xm+J1pahnZuTy7tC/bAe6NC",
+	"yWlLJ7Wcp2P/NNcMi4oY0CSgoK8KKHFMQgekcZkqNuBfQsIBcnnAmXad+2+vSFc/0dahXmlTAhDKoaRg",
+	"Dq6Xa6ivexPVO7l6iSnn66Bkb6roYiX3djk+Njv3a+YyDvJEOKxfokmiEU3BlYm6HF/icnwf6QBrVD00",
+	"BBp6j7SPMTYW7i0PkNFWAFeNdeYpE/6Bpjq+RgncMoT18/U3Ak2+mUqUB4NwvkYNizPOase2VtuyoJ6l",
+	"HKstRa43jJrumeEdlLs09KCpMJua98Xh5LmjMMhMVoNRn7ufazOXJcD+V4q0baRgpnVpwuL14VIY85uo",
+	"rFlMRw1wKDloy0I10IvnBdDv12waAEJPDcS9AM0rZN2rwc+jN3//NXknPqT/f3VmPt385ctf/9F/fPjk",
+	"6bPn//HDi95l+11VvD18ZwG1d9n7/PX50yaQvRlsGz//ubjxfvYbUahLK3nPurQbyak0q2uGQ0WjOWgt",
+	"eT28ZRMyicEix3ygiVTXXAyx7t1ySqhJdt6JAnjxSZ/EdLqgf8LhsxeH/YpavLiBQnXkixem4dikit1w",
+	"ma201xs/aoJNWo/bls5GUMx83rqtZWrMEzugNxaY2ZaWUOHHh1oF0HopEOf48INIgdiQOj6TOlLXzb/P",
+	"BJJ2XX9mQaRT/tfR6NuW4o17/IG2fzuV6HGuBN19XNj/4TUM/3fMblhiz20n6NxwNmmJzNt3L41h0Fys",
+	"SmuFri4kaO8q6VekK1yDRa5dJVRvwmN0c/9OcA7mKqNLgJskbHGao3PetYfGfwcgBDDTFnSBInZfMedW",
+	"sroKmt2I4XUbsr5tSfaKDobNkNDm7BoY0II92ogyXmJT96+PF4NZS4NafhebpUE5E3oWS1jJcWp6kDNH",
+	"fHb1EQmv2TR0ij1E15jWXFptFP70Jave7RmNpGbCO/ACErp/hYQmWvqnfJ8abE5VBpJjv2U00QEJ5WAQ",
+	"klgyTRz7L2daoM7q3tIJOnIwaBFSmWEvqYi5X+32JPJGUxfB5JwzxE39kSaKiZj940ZmGvHZW0D2cHzL",
+	"nqV2ML4+6WI98B6ECMvrZRU87y0NiIDr3GgiemaUo/I90vuNThK7eY3ouc3Ih7/4vdZJNtR+VWAB7L+m",
+	"ZCKzJCZXjBjFEWovP6ML+wHZT17GXNfbiZaGC7eMWDLvspDmEkqq574kE9gQrfmWecjNRRFPA5JFJFVb",
+	"B4NqcY1dMoDyCgBPX2EU4aiE4e8rZUis6CSoo/J3x0V68l5AXv3l3UkzIr+92tyVaxYedURT1jhrq3Y2",
+	"TWtazh4GjNaEDQyRmak2DkdAMkoifxD35/Yoz5d/9kRiMRLg1ZY/rZmIoTzSUj5mcbnvOxrFPPOYGcoT",
+	"V9qE/coiuxWx746FyMwecNSFkebLsdIZd+epBHwMK1rBRUIS+dzGnV+OpMsBbudTngeOOHyLaz2HAa7I",
+	"gloZgi+YabzYfl50Is2cfvdoo3IRsy9OFPgNfKTzNoULnD3zNiAftRtJCcStdQt+UjJNWfy6xIwbajob",
+	"ZzsZNa1PU61lB29uHcSrL2lCl29PWItyCVZOvGP4rn1S017LcN4Qas29C7OqqQdRbx4FqvcNtcxuEA34",
+	"8Cgp7Lm13AEQNhCO3Yrba5aagGhJaK5tXLMpNONxfBSaWWJ4ByLETPv3F41h4BN7gM0x5N4JIBiLNemm",
+	"oOsQzf/BAgK9HwLCx3TIdDDbAW0vKEt/F2c207xJ3pgZGlNDyYiLMsdwe1r1HfxdS7F/SifvmNZ0CPp2",
+	"qat18/o2kFodzdnVa+CbgN0h9C61s/2vHjC2HpBWQPyfZzihgHzpRQnNYtaLZMx6bp49XkGgLQiUiyuZ",
+	"iZaIMBMxuCUquLgOMBiwuznIIXgDAf5Iui6fxrXFu4xG1DSk1V66xkjuL4+zq4uf8pZJupyCeznGla7+",
+	"iFGevFQCz8KQCWYltLU7GfT8+Tyvr0ObeOpa+RQQqUBQ/XfAgbYa095x7oNCYrTn4pHeJ6eOPQBIjMwA",
+	"clnG03p3kGfP57cDne8gPPGxdSNRHBIKjbPy1DlaysJYJqRVbywxuxx41kFddi8+RuhTX0isZXKDR7eS",
+	"LrxmjneVc2pI0WpIp3Zx6xb4BT9SD5BvD7lv2YIMp4bNU3hXZxvs5x+71D4AU/3kRUdeX3SAViZOnSrS",
+	"G3NtehZBu5I4klBBvVK6sBL2Ven+nGBa2lUk2bAKL1HUkHGmqzqesFLFmmv7c+qsB0qOGzsdqAoQcGQX",
+	"3t7b0oFgkOm2/WNKOQMp744KqwgwzDWdFE5B83ib4P5XqlqrJz3P4uLPEEd1L+erBsWGL9YTl7WVc+18",
+	"FedKxbxusOrQHbDce1D3tcINVbDLSs+s5QdU1+AahmUl9QKeZW85Amvrz2MuAuKACuwf9rj+ltGEm+mf",
+	"x/RLIwXZxy9dXm9bFw4g9gH/UsNeANUHOghYQWrNKiH9qWuB0W/XSUHhWWrZ3sOdEJIEBWDhaZ1RiPJz",
+	"e0S+9DCyoRfpGAFBXewSqzwh3OkVqn3nXQxIJIU9ORRtYx+izJWAS3yP5c4L++dutqOcf3O+WPnrkbE6",
+	"UitMEp88/DlY0k4oIVBXP1ZBpMZtrhziVg7y3pNEza8K+m9zImvRUW6pvjpgPthNLbdqrTjSvTvjiAxk",
+	"ptBCcAYAFhN7fZxQMkioIY+Dfr+/ZGFDocE3z6a12dts7k1pEk3reQZR81N7smZqZpm4OXp/8u6VK5h1",
+	"Oa1cg1aOoPtM3HAlxdhKpRuqOJg19hloeAG1VamMq9k19rUfPr56f/Lm8uTjm8tfX/21mg1gr7tcgMtS",
+	"b8rLz39q7EiJMziTmWqqgreTCI9KI6aiedBWVwJo+hDneanYIDy2f9GExVALfEOTzBoIkZqmhsUkE3FR",
+	"QPzu5Oz81amdTVhW/Zm4gdwE+5LG83eGeVsnmLb1YMvnFuTROlGQ9wpxGqCr2Qc91OpXa2bDrpYId+eF",
+	"ddXkzEqVXTkXc5U4X5Uqtl5ut2oi45Y2ZB4md2vVXXWpNhFxqx3Jew+6Vcez9SKJVXJ0fFOQWtY75sbH",
+	"LPJZDt9f3s7tSkmc56qB3Ws1cKASDe3l0NnIBQn/q/fy7PR17xwALQphG0l5zVmPZnYDDIeGUYj2u27R",
+	"RmPAfNHEP+kGExIeDMozrAygkfJ9RKep8lAx539zDTBTRq8hhoJ18M67AVpoY417gx+uUvbe7kA7c3vf",
+	"0MOjF1HN6j28sQ5omo6YAPcsVeDcBERl6m62JhncXaRfPH/S2tY7Taix21Xr6e0beuN/oZP388PmRt5n",
+	"zqA/ZYmkDfmjQkIp0oK+ju8/nL95/VeU8kXyIzaoT2UMqoCkMdiAmlWcy42tHtv9GBtqeXgbH0jeO3DZ",
+	"JoH5GjbSdktrzVTGi2Gk4qJoxS5zG64BdDBPZRwg/IQUjHARJVlci20v/bGqIJxdn44bT9OEzxkdfxcw",
+	"ONuAY1hFObQL+YDQbJaFR7DD3oR6BnR070pZjkG51k7cGv+nbUgPvIT2k6ZD9uqGNTkvK1HfkZLZEPsN",
+	"5G2aSZpQwfbJm9h1yJQpZ7HvFG1Pnnc8TqGZAZidriUywTE0IbzNg2ycdc3Mz0dYaMyWoeDm4Mm1YMjF",
+	"l4rReMUHXUZEdbHfU9EGDvhim/AbEN64vOYibs/SWHNpFzQ8WJwKjUHdy/Y0ooUwgKtkYjk4u5XeJm+Y",
+	"GlkKaGzQzsdeF+ZGs2RAaByzOLD2AmRbuXqiZdvIbbHH/xIt+z2m4ErrU4/orvHd+T35ZWZa7JFKioJz",
+	"FWIUz7XTjahSll11LbeZ+pijC+K19SovZX2tkb3ikiisHY5xDkEG1oLvFk72gEBClw4gfAvwNKCrX/M0",
+	"ZbHv51kb7H77Ui6VMrKClU1vmk0QalzYxaX7YqII3A4ELxr527Lu900Xoi/TRAxSB1vc/bcoiTDS0KQN",
+	"Rnh2GMYMrpa/O894bOeZGyuvKB3NmrpcOfWLy+PLXsVSSUa960InmM3Mm23gUxcbM2uS72ypzr4kBINO",
+	"qd9rDf60KiEaVYBGhaKBfeZxQTxQxT6XCKQqXjyzqzGhz3OVuk2o9yUV8d6V/GIs+rUj3hJ6EvC1kmfJ",
+	"/Rnpm0avEbzsZyWztFmCgMzI0VdcPc7VNCQxHzNhGXieZSQnx1hMa0ZSM0L1tcPesmpxqph3tdRyIG+n",
+	"ut6nbjYnof22isYtNYaVmPz6jLzVmAKC+rEhAQrLXriu5mQdkxBHHMLvv5yffyT4Q45M5DFtMJHkuFwA",
+	"I2IS+q0MrVagWDVVydFdkaIgnTpgkAV6zoopPS7ZOeeLRYpPnvfcepDeWD3hpoaB1hnJTJW+P+YCeZj7",
+	"PaZz3vhR8qYA7FUWXTNzCV7bFYsyl2J1yBG8pF6OPZ7jrTOZ5OWh+jHkL25lcKdyMjvte5nAsiM+y8Zj",
+	"qqazo/ZJLKtUzl5NV5NN/sQ1SCclJysKOrv2DS8yck3XokusMbJTmp4bWOtyWstRM5UjRzygFeWlY77w",
+	"PTlPAPOVC9NgJZ/oiGHNzdWUhOUTEx4TNM3wR/Qx+Xqgpd3lJVayrX3N16SyxW7C7Zucn86aAx4UyBE3",
+	"l4oaLhsEyazeGZIDElbbKHTLfRQIaN5OikA/eymY3jsm/TxDvN52oVgTmV0lrKm+63vynYEJ0ECep77U",
+	"jQo9YXnfVeqFtByQp/0+sarelbxhS35tDcfVOu6ptb02OOclb9+wT+AYSbQHKWKOfP/f/8fTM3SbIP/6",
+	"P/8vT8iln5fb62YzNjcD79juq5/2ZnaBEf6NwE/m1bD1Yg5/DRGQXS9hzYfgpnKVSVy5EmaRb402MvX4",
+	"TM3RZDZ23rJ5bPoV3GQtE6ovU6r1RKoFsW4/znyQ7mT6p5tHs4VY5Wbij7hMZchB3KrakqwWmrSks1ZA",
+	"rEopiyCNV9vilZKfSqQwNyru76uvLQ6tbW024yBxxuQ9u0aYWivY2FAh/3B3dmbafxlJOuar5W2dV5AX",
+	"Xp6dvkZmRrruVw3OnOYQQAWgeUFfJXejQ0u59Nl4zSOy7OyRJvbOEv5CzBWLjOO/GIMFHVP7uIWHbwCw",
+	"JZ/pPhnxaIQl8q7TO1zeW75dxnyQk7Vzzsp48NU1maVpxLLLFDfTM/tOZ/5Dm6iTzIyal7GyDqG9Tyr+",
+	"D6jzOCI/Yo+pf5vtMbVP3hhCIwO1g9VVs4t/IbDOV8gSvey76F4uEovIuBOOADMt7YsjBinqALZ3gXX7",
+	"dkr2sMGYClIbGZOiriuvOWufqC+WwfuIZgYsqI8fzs7JAU35Ac3M6CCRQy5C0v3FmPSDSKYBOaNjdsYN",
+	"+/OZUTwyATmzi8wwe/5CnL8929snf7F6jCZd+7aAfDw5f/lLQH569fbV+as9MqYxQ2HLDXZpiahS0xqi",
+	"SelcIWbChahlSWJxcUBYohl52n+C74xkzEgI53dAecLiEBeM24njZL2UdPmll+6jxRrSlAMa4jfQtQey",
+	"pTJLCqNkgmkMVgWF7QygSDwZ9EZS2y17+/YdGVLDJnR65CwoQxM5JF17gw4wo1EHxaG9EB6LAMAy8o6L",
+	"OsD8XM50QAwTFKwUw+hYBx6xWgd1aGsdAGvQgTv4wYWo8Ii9gBSVf5p0i2T/YIYg9wKCnUbhpXSI1aiW",
+	"b8IB0fsX4g1UlEB3oryiwpITJLW62oqXH96fn354e/nxw+l5SLo/9H94vOeZzhVLpBhaDmpVMcVv7PQF",
+	"M1ZF3L8QF+JPfzopsmG5FPt/+hN5xXOtDo+cawbn2PLyx3jvQjh+WDseYYVSwvnHZZ+cNGbuXgjQ79uO",
+	"hT0JgEkEKATzTkP1IGB3dbh4ISI5Zg7qHOpjYESwTRMQdft+9jkIi+VMNcaE64yH2K4vqoB2Y2HCocc9",
+	"iGSSsAiauHcP+48B2oXGcN/Pr4rbrMgICKqa+BI78/BClK6TbkqVJcEjl/o84CyxtIVqSECoyMuc4Qp3",
+	"4C40kYIFJBRZkoQkShhVmtAL4R3wePte4DKH4Pu45JXx2Qk83bM7h3vENbnhmtsXOP95LW/Jjj5iRVEU",
+	"9KbE9FhAatHE55CSLr3CInrM2Nhz62uVR1jefLFoeUUN5N+GcPRD0n38r3/+38/6fTsPRCd41t9DDz5q",
+	"dWFA0iTTZMATyFW+EPYiBgE0Cb+C3A5ISQ/8Fu4Tqx2RsPRjiLRDdf7eXEWwd5GUDtkxAuhcCJnS3zJk",
+	"Am793YomVOOtVi6ysSaWLMEQ9FgZiFKFC/EKDGc4yLCaWDNtN+rrBVrVF50j8vWiY3n7RScgFx2HoYB/",
+	"YCxTX3S+2Sk9xY6npV5fI2ouBCJ3SUPG1EQjTKCNZZRB2Vh3TBNreLGY/OfZh/eWh08UIIFNU2b/uqIx",
+	"cZnZRCrCRDYGkszEtZATcSGQyo7J08ND/PqEJUnPvbM8EnKlILGdYpeyLiuBoOgMdJcABu+oLSZKTi4E",
+	"PJrPgX3h2uwdk9BNPYTkOIwNwUi0XYcXDuVIikHCI4PyURvo7AMl3qRLoaj+QlhiEwHGIok2HOpC/Ajg",
+	"WNgLJbwUSMizFj6Ds/K0/9Rt5jsp2NTupevyinBl4DzRR2Q8r4ut603x6eynpn62AdHyQvxbvZNtxfMI",
+	"ROPa2Yb75EcQVgT7r+BQWgawT8CpavmndneW3EvoCoSvekQInCwWKwLpYrrQNZtWVbkeMm0sQsQX54E5",
+	"y0ACK0b8urrEey6MtjvOgMZiv2UQIaaanP1y0jt89nyf/CK1gS+6ULN9OXCvnr0VD7c1fTwiDQIYJ4ze",
+	"OCXScAPlB6iHen3m5OObTtDJk+w7/f3H+33wIWJ9Teeo82S/v//E1eSAWu1EYIwdA4dNANJ4tqMRFUOG",
+	"OmA5K7SiTAVEJrE9MA6FbDKSpBvSyEgVgqZADbnmIrb0C+zkQlj6z5UI6Y4R/kUjh2A2sjr3r2yqmelZ",
+	"5hT7tVdy8sgqLb9lwN/RRX1MQvuNMLgQIb4QwF+B2eFQAITQB+7hLa5AEjAD7W/jfQLFzSgXqfGGgY5k",
+	"ak/fhXA/IK5t7gfeOyZUTC1LAOXWalxWw90np/YbqC4L6VDCDujAMOXKk4/KpGbNDrvljoCskmQJLkNX",
+	"vqtnticZT/xIJjEuLs1bXdaOu50H0k6u9b2JO0edhGtzYrf/rRwCXSgKzYt05+hvzXZecQv2X/9o/+58",
+	"CxbejY6O4vZ61nEyxZ2AxAuuq4RCEAoHe+CAAh4GXrmzOm+INq59028ZU9PCVHDpPWieAuxWgYTz/OkC",
+	"IJx540TlAAs6gMzaRpATYdswHh/+cItxwFmwAsPSNukCluzRRdbvP4l4DP9ldq1AwUauFgZkf3+/dcXg",
+	"RbcY62dr+/tirqOvncN+H1wzUhiXcA4QFGgGHEC2ztHX0tfmeReQVrk2aOTNIBNZ20YOCHA0WJ59ywCf",
+	"4giaXpyP9OBHGnuYNHjk8eJHPgnqLBQW40NPFj/0WqorHscM/GzPlhkZxFMFTUDfQgeJD7x37FqgAQVT",
+	"TuAYGzq0B7gDq9X5bJ+o2TpY4dQUVTszVBldIKZZxmRQQ6kbU87Gmudk+EjN6M8HwYVw3gbIYHWFgtbW",
+	"1OT87Rnqw17lbTOgvFgAqZNwq/4BXOOFWK8Qs4kbwtLkkbAfHVjdRij3rX13TmBVB5nLst3aqfFlrg1n",
+	"5gwaqxMuLDcoAcidMdN7iV6XJdxQQY02/vyvf/7vY+Lp4rhOF8eOLkLSBdsnROoIneMBfFGd+gKVGVKd",
+	"5Xy7y0N++GLxQ+dSvqNi6sPItznqzhfaOfrb5/LBPytHv8Bdj9iLRcCo4AJm1MAEJGKwNHOBn8DorhxG",
+	"eL0rFJ7DDvabTpX91gx9P21gPkiNLtFjSXJ8VRpTzf3TrZHlMXlHv/ROhuzP/WPyr3/+73AtOnvQkqEg",
+	"l68VX/LfPn+r0M8r56tCS8qQkjN1Dt3koZVmsnnHBcqOkVSml/AbNuMdz90SGva6xwX4OQPUrSHr0erP",
+	"To8N/O2Wy9fqz84rYDjgbAZQHFfogbYUqvEF/me37my8ECMAxsK4spFgxtmv7jVJCAzCvvFDOXf189sQ",
+	"GNWP+HbaywiOx1sdQ9wkRs69JxOt6Lz1ZtFyKGIPXBV7eni4zGdSJSOmIXb6CtDK7uKw2nNFqKifpWUO",
+	"q2417E+Q5DVD3skVYMDjQ8ezTnm4jybJPjkrOUWcb4JrV480a15WaUjfsZW54PZPmqk38WvwvS5z/0dk",
+	"S8Uj2zR2qiu32Oqph33+ELZPfdJLnYmDrzz+hifC6jnNKq7zABpZdKLzvedI16pd6Bf30QKMIezNHgJs",
+	"XdcgMxZpQ6fYHfSh800c+vwn3kvzGsCeN7HvuC5L8cNVmc2b2LGOzxWqmeTpJsO2HntVdQbVcuSqlbAt",
+	"yMeyUStn45+zJOS+v0Ve4xJqWkQ7ehP316aqW2/5TzCkK1YKZbQf9HLCjduvWbH0o7/pQcmjdzJmySoC",
+	"6Rep70galXspzRVDRc/tP4D4uSrIyFNjTlmfsdFLA8Owt2iPilVgZe2TD6WeRilTpAt3BHB17zgPRWPo",
+	"7sV+i33yY17AtQ3DpNr47I4tkjw7rZlRubV78CJzCRfSSxf+vS/bJKdzl0VCSVEX2EDqdebboGJVSRV/",
+	"L5PqIn0InVLfnT60MjVsQJpCSs2CHQ2aheeQmdZN6+/O+f2qxj8zs3hb11WJIW8gGs1rWeJb2UAmJPQC",
+	"yTv0KQYQ9fGxz+iy96K8ArebvGGuUVaV3jD/7E5Emkukv+PozHKkTqh2qXg7Bniv4hCJZGlxqBi9Zr7E",
+	"sNnZ8DKR2sUvSt3M/JOEGhfMdM5ul+FzRGiSOJiKMfq1i1bdkLuOT7kGj3vYHMaapSH8FLoPJjG+hBri",
+	"MVPcYUYP+l+4GV0IlwJ8+uqnN2eXn07fhi4Oy6giitFoxHQpp9K1wQPDFgoo89RyKorg/IXoYo4PCXFp",
+	"wgCzPkI/9zCorwqPXR7RhGoS2YWL9/bJW37tUzoxR/RCAPMppWVy44ai8Xlu3OPH2HKGa5dNQ8lhv9/o",
+	"+7eT/dHv5wwbbW9NRyYAD2KXGoBx4btt2RdVVJv20NRCvMLGjJHqlnNd3/JuqRvio5mrkKzVNvC8z0RT",
+	"2sjinlPbtV1x19ps1/NRvjtAWkwxRxw7BaNuDMCJp+UjCStX4oIf8rqCshLZlFQIlAhkmMq4zPKuGUuP",
+	"ql+xXK2L+XcAqXKE/r8bmvCYQLcXKi4E+zKiGdRv/JZJQ12uLzAoSCMDOxo0j8rLB1JB1LF+GuB7F8Ix",
+	"zCPy7MuXgDw7fBEQas3zHt721P7gTog0ZGAXG3JvkYb8tCCrF1Lh5zPVgvEjtLZiMQBqFuw14dql5Gg6",
+	"dqTblt3XzrBW8iw1s5N8qD76CunJbRzCt6da6cyeGVTJ7pk9+Jn+IZxaEVdRxk3PEy5sXOsRz1UdLDGa",
+	"73V19zwop+s5o+NbBQEXPwIpb7+y6R25amGVl/DU4m78MRy1OeXl2rr7pd1N+5Kmjs2mTIDOxKqtb0OH",
+	"JBYGJCwQ0CqpyZB8njJFwpQpLuOw1WkLw9mWgQsvvyeXLU6sjbHC1Z3DdisOW09SsyRfY9rLemsLGv2D",
+	"Oms36Htt35w5nteWDejvTusDcLvO29GNO11fQkWW6/8EoiXPJYC6uWP0c5h810hkxRnX6IZtdbRuXwzd",
+	"k5t1CcL+np2sD8NnulgiIdzBXCviZ7zlDo2IbWrrMJvFyjquyx9CVx/6/fVU4ja8rKk3qdA/O9zSbbAu",
+	"ePf9KNAO2bWZccFa7dTnbajPOQxunQqrrGphMmm5mAYe8Sg6mozZ+IopPeKpDhoSBWv9HGdlNn6yoPud",
+	"Vn5Lrbx1z9t18pbV7+/O/30r5HM2cwPqeJP2vHUJdD+682IK3KUnPLT0hFWk14GTQ4u17nfuxu9J98Y5",
+	"LdbA3SLtmG0bBoFbIEz82g7zbfTTu0q2yUgichKOg9BEMRpPFyRLl0hgm4wbv3CPBoSbYgsTLxTRHfu+",
+	"T/Z9EseE5rXI63Hxg6+uzdYSHv069S+uSRvLm50B0VCTBgmsbusAwnEbLHDZitZ6FdvIQY7Nl/C/SG1+",
+	"tTc9qPD83ZU4ufkv1gRyoFfSxQJorPRDPLe9P4SPLl+CEn3/kv/WHlM/M1IxjUhlNzxmqgRj6/qq2Vcf",
+	"EYbgsCFmvYaYmggrHBDNaOJ6clyIk1dnvcNnz3s/v3znkWsxr+rdydn5q9PLX1/9NdwjMn/VpWKDkHRD",
+	"Jm6O3p+8exU6+FM4tAA1wcQNV1IAxKQcFIlXe+Rf//xf5RyAdogIR0pb0ijc2+9Hm/BTa02kdFmv3bzH",
+	"jNG4cXs7P+U2/JR+xVtO4owMWDLYXybhXWnWXZdmLdjUdndk67b1dxzgwXoqF+72xtMHfuY3XAwL8Toj",
+	"H6khY6jiEmyPKJYmNMpBtqAOBfFyI8WsnNQXwj/u6lNCD9inWI4giNnWLr3U59QikhOsQJ6c0CBX0bt4",
+	"J3L1fpysy56qwtP6Rzhgv1Pv61oy+QCaQixjop2NqGLfjRfWTeqc0TFMbLEBBmURO09sqycWCKlEhlDe",
+	"BqUkYDRtQ8w0W3ulhjrYXmnWDQvj2i5fzynrXi2mfBRtLB5WgnTtf6xsNhPoB+OqFvNyH7hrb5eftkG2",
+	"DbtSPi6up6A9RoEr35QTkffxAVx1M2ICSrEIN2uw+YOvrnhgrimWiZnjscgWO6fXTEA7kB1/rO2zXZry",
+	"NuOBg84p3XKhMTZb0DkrfaSLrXcQcHub5qHL1im1unY9bbnWhhvm5O+grY0UjEQjRlNShdTGLhiypOTD",
+	"UnZ1Fo2swmqPiWVp2DRrz8OjcX0hfOsNxVKpnJ0gMxPJMdsnJ6KoyRxQnmSqXqntStrl9RGBPofYVulC",
+	"uE4zDqDSsnHKRdl+QbMDBp73Z8F+yXRobzXlFl4wQnvbBfRHBV9/u0HTYL3Ybbk7y/ycaXPKdJa05ju7",
+	"FXb4AcQOb8ct6tyC6bJtntOFpYcR9vOd5QBBc3Ek9KxYqNl/Vxr9cmEU/YeJltQjJYvzmX9BItuWp+P+",
+	"lOF5Po5djGBbMYIG+quwp5USmYEr5nnMlazlPDTYlq+c0/UurHAfYYVGPjQvnLBtjeV3zQ7uL2DQLE+2",
+	"k9i8ZVF0fx73ue72XVLzA3SrzxFjaF7OVbPf4S3fiZ4Ns1kicxkm/YfQtMd+fz2NuA1fpGu/c/Bl2+Bw",
+	"8O770bZxWm1Jv/biTt/ehr7t0fBmqLDKqlZSuRFibEbnDnyZ4FBR4VxVBThZyYnVpo4XpL/Tx+9aH2+l",
+	"k3aNvGW7+juecd9K+ZzN3JJavnWpdT+K+WIK3KnmD001XyjxUjpNJI31wVdHrZcLZN8pixEf2Lfx8xBr",
+	"2Cynm3fdJlJgJ29876P8zjaJ9xGH8pKmJlNsVzm/CUlWLH6EyxoTv+Mlqvjof2qFhj0vNtLFBV1DxysZ",
+	"c1Z6OxYL+FsxSO80oRHVJHQ3XvpRhBfiFqR05D+MgLf253FqiGN3TSG/ITOL6GxzHLP2pdY+TnB5R8SN",
+	"4nsNCl6IAe7Jk8ek+189gAHtuRXtvfmpANNOKWRlOaTcgkHOxQBfsS97zohdKsNcP8lHf9MDhmrdpmcF",
+	"5r9EKZhfzD+EcyUtiCI/Dv6nOTCqYBRDzRcs6j55Y7yxKqQZcTEkmTA8ISFNkku0jENygH96QHwdQuYH",
+	"M0Qq9/SFgLStOGaxr/yqELirinXvs8Kk6XqeQBO2l3MhNWxJ0caX349/yE2sRV64/dp5iLbgIUo9STWc",
+	"pDqnXslN5HSg3E+EZyVo9gk1wUwdE83UDY/YhaARpERpp4kldIplr9AnwQqrGBprKEYSNsB4sMxMW2mk",
+	"U76Ls7TzN921v2ke1bW7nNq2rL/jQ/evts7f0i05nu5AIN6P62kZQtw5nx6a82llYbokIgZSg8uq/RkE",
+	"6fcSOp6d2nIJm3bRnE6xY8ht9VcFQIinTSgZgT4SW+DULahYsEuoq7Ev0DNoOUisWdLYKqMvf+g+raDK",
+	"hFvBDqkwO6Z/n0z/bUnrcZ1ZGuttlxcBB19LXfeWQMZoOR+LrJm/cDOKFZ2IHd+sbalfmXK1hcPQ2op2",
+	"uxzoFPRrqpdbNfiWetae7qE9vYQ2AYGxU2rYW3ziu9InqpNbwn3anKiyOx/NekWzDwfwNrdmBjYqFx8E",
+	"DIZ08bOu/+HeMaFEs0iK2KkYpIuGEuGGcKENo/HefLWjSkFbVTyqn7pP1aM26Tbrs2H3d7rIvRaOY+Aw",
+	"3428k6jroDxYyzadkSoHX+GnVbSThmO0w/a8FbYnpAUUOy0Hq2z0It/qou3q7xjOQ/bC3pI2tqbGwjav",
+	"6NS9NwF8nw7f9c/DrmfYVn27tzpZc8Tr0pba9+j1LSa2ZO3QzuG7qPUB0FThlxp6qvlduHoLetg+u793",
+	"N29psjsn70M1rGB/fFY5tkJYl9GvazztHLsbdeziTt6vV7emDjdTzWIQTiSS7wuDE+e0g+DcOASnRghM",
+	"pxe04nBuVT+YheE8duiGj3QBbDglEQV4syvmB9l9eni41wLZudUUoHtG7Kydhh1g5wMF7KwergbUTkfy",
+	"OV4nNYZGoypi50I9YnW8zhVyXHdwnYvgOn2ovwTWWaQiBz5ZmVRylWspzUXCcjlF+pqxlHCzd+d6SDOS",
+	"J46q58e8hAryo7/1QRXpfMSKuaJOZ4lHYDp3Wdnjlm7JAp9yD+Y/Sp1PMef6+Shdaa/6sQusy82SiM6u",
+	"LF1AE6XQndpLd2oveRwGJHSN67AdBbRPg7/sEyUbkHCBDaSaa3zLng23zVt1a7hv3Kem4qc5P23Z7dqu",
+	"nmd79Tx+jecemRaGv2RfplnC3tWub6QqZqm9WxTIbd2X/u7IP9DSmSX3feMtmGCbUIgVnY/IuSTRiIoh",
+	"aqpeZg75DasIUzlolqEXIheiQUmEHhNuql2cokwpJoz/QnvLpTsXpPcZB17pVO3qgB5mHdBqQhhP4AJz",
+	"y9/0R0VDwPkvYS25hfpjmEkFVeR05n9ahDfpbtwWP8W335NJ4qbWxkO93bazQrZgheRk1UCRdZa3GqyA",
+	"01RyXIG63y0gZa8cFwOmmIgYMfKaiUavXCs8V+ls7CAC7hwiYB4JzTF/2jatv2MsD8LWmb+tW2sw66Im",
+	"ITRNqrISaBhFDQRs9tusj7uQk/dkcSxFzjsj48EZGSvL2Bz7cqNwl4tALvFyFRlQ3x0IoXaiuYm+f5ET",
+	"MqZiWoAqTphiJN45KufJZnbD1HQGnNClQc8S5RygwqXZuyfnZUtcv7+61hWKWUs1mQFhNBoVyrLKkj8I",
+	"RmBpEUrEeFr6dTFSYC3pn4rYGhRFRo1RVGhklgHebJcXnKSiLR647YqWe64jXVi7UlrP3xVV/k4N8WK5",
+	"W09BA29dySJv3dH2FhDHpT625U5tF+I2iH6rlZnuLPZNW+xL0Fq73X4nRaffMXe6J6zqZbZ84zb9SwhM",
+	"utTWJBsSqYBnHDu+kwculcyGI4e2W2dvB3Bv2Gbw35mcvh+jf5WTUFj+wXd+Kn6nnoBbCHk8BcvZUqdw",
+	"6/dmT9lZLWFT7YTAvCoT5LvgAdi2SJgTzKzs6bb5tv3GPdtYMM02/p0lbMee75M9n8SxPQ5ZwjBp+NZc",
+	"+uCr/c9yBaSzR2GXnXlb88bu5PIsbqGh07wz/R2beCi2zWr7vbUqHbt9S2Pn3LkIvGfzZRFt78KWD85Y",
+	"WeVY5QIROlYtxEmHxla/2rt+75VoZ5jVdIJJTas8+UkzdTfZmH61l7CeipYtXcFumLJGA1dEs0gxo4lU",
+	"ZET1iOm9P0ZsKl+OMuEXP7ZHpt5xYTQJ9XVvonohGcgkkRMWk6spefoDUVTEckyupoZpwgXJRIpdqa6o",
+	"Zs+fZioJiDZS2atGk7NfTnqHz56DC55eCD2SypCY69QOJFVswL8EruOOyZRw/jbYMgyDcV20RZQime4T",
+	"y3av2ZRcsURCvau8EMuUC5BStQAXJPQ5Bzye0w3L09+2xJx7/T0ZeZWvx60yzlMNbBTmQ9oNCogeyYkg",
+	"UkRsF1nboByzJxCaNLp1bzvBs5JrpaBaeUevsnjIjN4nHxUbMEUUu5HXLCCTEY9GUD3uAnFyAsCv2Dg0",
+	"kipuy8mpnJydYXjrlrMLaGGOMdi6EZsX0wtZyG6HW/qxLtzerdTkyYlgCphAOVmVKoYlesdlcRy5iJiV",
+	"wlYZUNIAqbRGt+5GdN6Tcbgswe+MwwdnHK4pVg9QJtpRbBy0yhooIb4/vqQmPM4FtDYy1WQi1TUXQwiN",
+	"AiKEFjTVIwl6vqTxPjm1D0OhppPdMTzONaFEyJ5MZ48p3vegxEPgB7+TEzPI7HZdbkW+ll9vhXzRYqRE",
+	"sEmJ8UEYP89jFHTMApQ3gRc0AfEtNVLFpeIG9VH2JeVqCmbhhfB2YWF2oL0BZqBMkMpRP/WHZICIKjRi",
+	"l9igQ4eka58P4c1M2xN2IVyRhiRCTsi/E3ggIOg6SKgBBwIVhBsyoXrvGOfTh+4eOj9j1A/nFKShPX92",
+	"zHhRKpxLcRaf9l802Zq4NXckME+RDu7J1sSvt9qaDSRUNji9puI3nlrCgA3ku0SRexWvuK8r8SeZsOUQ",
+	"wE5lwh4m/lfVEbr4/p+VzNJVHqjWva/hBt6qc7bYlyX8szJhfyxoscqMy6eh8nu7Ixbh+Elo3xNaQVX3",
+	"cjahnwRERzJlMeQDGDKW2uT3+/rE4EKUvZ+kKxg3I6aOHMhkb8JjtociFoS3g1wHzM92KeY8pgVRbEuQ",
+	"FV+4J79paYptGm1pj3e+0a1UHZRWeM7hapQ2S8KP1Ul5l+5/5+n+y23yHOfnvC3s7zjCw/KCLrvbW832",
+	"t6M4riCSeasDJGvhHSXd2NGpiAkKPyt1C0iz8V6rb/QuheQ9eUhXOxI7P+mD85OuKmAzww7YlzShHMik",
+	"Wak9tbdpsBNh4+y+27NVgOikCUV9FYL/qYzJRGZJTOAD3tz/1z//l0Ocd47Q4EJcKUavmcJ6v4TfMHDj",
+	"iMhFOUVvkPDhyJABH0Idvn2HL/rTDKmQOyeDplNNJqPpkR3chdBGUcOG+KbJyB5yqWEweVdYABqkScLU",
+	"I01GXJig6Ja0By6vcWp6EY1GjNDBgAvn7roQGGPRmktBeMxgK+2rIZdFioBMADkE/KS4ZgJAEyDBCd4f",
+	"uHp5f5YmNLlm8YXgAlbN/iRVzFTJoRJJxUgeyKVaek8X0dc8tQZEd0CTBDDIsbnMo3zXLwQdoH/MzQ9b",
+	"K+wV/pn8UJcqLyszwC01akoGXGmzT37mNwyXAhfR0kXJmWCHSnN3of9MiYYgiC3jKenCNxmNmdJ79rG/",
+	"Z/aOCwEjRaMG+xZYUyZf2vC/euCl6AGBhu4N+Zcybc1YdsOEeaQdKcbMUJ5cCJyLplPSjWWkD9yS74/j",
+	"PY9voRgFX6ED8QdBcgS0TMdMwxLVylSb3YSZYa/cCduW2Cg+kbPWuxYc5SHoLGmtH4tZxDVEIHf9JjbG",
+	"/93Kk8mIKVbi00jlQ1kSBR88dZblgEu96nmstLmevWoK4kNPqdymL626Ekv0JKpB0v0hPGr1SZdo8ax+",
+	"aREqZXXBt8ROqx+5H29VbaJt/X2q67fzWW3DZ1Vb5Pnk28ZQV8rxq32xVFtdpEuvAFfZcGh2qX239HGt",
+	"RBTtnq5FW9PfMZQH6PJacfPvBpi/xWl1DxLzflxXaxH4zoH10BxY60lb5086wMS6OY4sdpXxJNa5m+qR",
+	"LrLyoPfrR6nNUDFNhJw4rxITsSbh+w/nb17/NSRaOr+NNCOm7DsuBH5WEyPlPjl1yU+TERPl7wg2Kb7F",
+	"oQ4H2l00Og3ghWfu7q3KBfeNU1y5xmPTOIX935MhgrND5apY1PkmsaEmKxvCrauiMYlGxI4wUhkjbrBi",
+	"qVTG9VJ1+IAJ1YaMucgMI91UgpvJ3uVBiS7EKYu5Ps6dnOHpq7cnf708ffXTm7PLT6dvQ3yNtaxGskzK",
+	"kOO910RNVtHA2WyTkPALbXwXrv6uaMafDHLDFLh5oRxuyEiKx34RAS3u03wOd3wnuDl2Mos9ILAofwi3",
+	"h3Gb62kEN3uRg8PetcWWxffjzIBJtTAGxFbf+S0277cwSEp1+quwp4VuiRN4DYozbXiSkBHNkb+1yys7",
+	"dsDYRCpA0YcwuosRtfgkcjrfpefcdXpOC120Oyma96q/Yw/364Vo3ccN+BuaPAlbFk334zVYRHs7B8FD",
+	"cxAsLdYORlKbOjRMdZf/4hMJ7FOYD1EAUI/pFMysY0gEsNMhV1MyGUkoNrJXIUHA5FwqaFHxf5Ha/Mqm",
+	"ZyOqvh+YTDcpOz+Y2BLBT5j/jpm3QWXmWSS4Uug12Aaf90cF0mMOID1mnp+DEUUnmEWjibS0H/5toOQ4",
+	"IEbuhQGRScy0QXUvwBQwVmiIpeSgiAo8Ml0aWQ5xIajOcSncguztk3Ag1ZiaP0f6Bvusn0QRS80RMeyL",
+	"OYBffX3hy7P/Qbqnr1+Sp49/6B8R6hOAlJwEkJckoIxCyQkY7TAHl/Qlk2wsIB0r/GTX4ZW9Fh4TeqWZ",
+	"MITHGnJG2Tg1UxKxJNF7++Qv6JO5ECEAUYUBjIDjLCcjmdi1EkOGrsQwgsMYQjqYNorRMYtdSaJ7gStM",
+	"tIOEY5Lwa3Yh/vPsw/siX0qwL4bgq5zb0KU+vWdfTO+l+wbOvMn7Y9lQMcXVGRA8+1rJ8QoFVnTIzuXS",
+	"999hE9KtYHL5MslVnrH8czX0Ljpk72TMkhWfQb9c6aG6R9zhNOGpO4YTrnjsQtHu8OX01Qk63D72W8bU",
+	"tBN0BB2zzlEHH+4ESwqPEjm+xie/bVVYFd9zYiroeGZSfUktwfzsf3gmXDCW45x3YDcKlwo74CyJZ/iJ",
+	"XS8zTe0SaaNasqoLEVlKWIRovsuItCOrHPdmNu14hOPAwDbgxV07j3xtK/xnL2d4suSehqcs+5ECuVoP",
+	"uRr7kkqFIyuWbGZ6D1u+36cOC6K+vMclsQ5EU9Jjy8L54KszujzEb6ukhvsJVu4i0hOLQcTmKYGBVWLh",
+	"hkc6TxPkMelW82nxQu/NT1ZE+YJ+Fu+Vgf5dkrJP6AR8Nsh2vcQk23CfnICgJyU5b6XREaHCDVUOCL0Q",
+	"ecPFirIgACmDxoiH8bT/NICcYW2f5rEr+s9n2XUaipXaE8WNYQITiMf2O0Xus58zE7FGIRsrCbnTHvuA",
+	"KxLD8qRUGW5XF5BzmOVDXIq2EEtx7GdFbJ3nzi5/09LvBSRU7LfLEIb55JAkcsJURDUjI/aFxHwILXOo",
+	"wFCkZcJ+rfo5p06pGRWMuiCkTt3MLh/qMf3ylomhGXWOHh/+EHTGXOR/z3K0u2HdbWZ66UDtjIsWoCqY",
+	"6SNdXquFvCd/Sxu/kYYmzRZBSeeOuTZcRIbc0CRjXji50ueraUhiPmbC8g9tWdOFsB9xdR2R1GaffBDJ",
+	"tJTOX2ri3mhccE0gP8CyhFJltOVhIEyPCE2SY3TuVIq9j8qeAP+J4zzRZuZeqVnOubQVpGQASpbVCxDT",
+	"xz9qWR960RvZ25iaaAQZB2bExXCfnIgpfO5C+JKMMZ0Sqq/tR9wLSo2vyJAZTZ72n1jbSclxSMaZNuSK",
+	"kSs2kIqR0MiQdJ8eHs5lXWduvx+efQD3AwrDj9Od3r+W3r91Fu2ppy3+j5cfOoO+T+0QV5Brx+gW8mfD",
+	"x0wzxZlexKItHw65/fQNTUJylUXXzJDup/OXLhMlICOZKcunYjrda2LpOk24sWoQVNY1su9jZwcpjcW3",
+	"YEq4b1n+dcVQoaLJPnmHCTB41TJs+0WHfHEhnv4A4/HFVZnKb/TgGC8O7Ug1MDXPb4sZ7jUpnp4C53DA",
+	"82JFfy9MsLrfP+JqT3hsRm2mul+l1Yz1N/6pbzvW+9BYb4ls2yJZfAypr/zh+9/vNcaECibA0PPxfA7s",
+	"3DKtuV2f4I67LY2rbnxJb/ZFxJAqyMaUJ6QLuEQBsdZkT1sWbvgNQ110r413wKNzvT/bJXamFoeZYGv+",
+	"EBlmmSOxgkjt34syzOxdWwrj21ffT4YZTKrVP8DULsNsGxlmGZJSnf4qTHKlwrcyp8I2INp5BorKt6CE",
+	"OmHkNbNXx2x8xZQe8dTeag31Fcrj8gOxK4q7ZWZZCz20Z5Y1L31/xxbu11/Yuo8br2Q7Y8Y4XxnVeiIV",
+	"4O+GMQeeFR8RKzhC8NXnDOKRzvlCW9HblmXc/aSqLSLmXaraQ0tVa5OP9m4WZcp+0J6jK0YVUyeZGXWO",
+	"/vbZavKRlNec5b98tg+om+Zo0kkezrNkpmSCYEzHRLNk0BtJDf25tbQHSAEUqJAkza4SHhF8qz1GmUo6",
+	"R52vQGzs29HBwVf75Lejr6lU5lsn6NxQxe1CAV2P8uq6Ac0SY20eGdEEfm6iT8htUpkQ9rDDcIFE7bur",
+	"r/mh/8PjmTdgBdTLD+/PTz+8vfz44fQcnsaxVp8fGZN2gg4T2dguufvT/gdX/nO+HbOsCHkKOIxSJtOE",
+	"kW4ih1wEJJFDmZmATEaSjvlenppT10Tsj1My5gLy3p3RBLs4a559SjElyDK3VAIY+7/++b8wanDDY+Bz",
+	"Jx/fWH44BefcRLjtyjGwCIUGXuTT6VscEh8zmWGA3n38F6mNbvj6S2poIoeECaM40y6qgDkNBJoVFEGj",
+	"EECYQkxxCMr6WURTesUTbsCxkH8UfCZNX7Wk8HfJRQkFC6uqkEBwXooRPaIpC0jmlwjvRDT6VPGI6QCx",
+	"sUofzbGmZz/70a0oiRQDqC6IWw3cZ/fJ/6BJxorIMetJkUyPSykTeiQnDlun1Fsl4TesvtaIlz07hPeQ",
+	"KwItDjUzmnTd8uogV2IjKaJMKcA+S0EPFrGc7GHtRZ6VWsGbgiUpjaDcI3F2DJDtmgeQxnRqGRQsOq4v",
+	"AAbrgPi82fyHoh+jDkhKIy6GBfp/6fMf3SAb6S01mbJL4NG/oH2cyz26kjHHNuH5PIHKInzqMqVTLLCV",
+	"opSNC7F7q3v63Ny8FU485qK8Mx/d8w0DeyOKQF1AaA4f2a0VIgcoY6Ui4PveI1dWOGEDZ49wZgm7RpUf",
+	"qzZIy5kwMvWRUcMEFdEUA5TI0ikXeTyy9GpMBG2kdoyOYq89HCLmsos4f2EdlSdYAlzEz8l9oInMpeiN",
+	"sjG1A+Yi4ml+0twEjpFFWmZWfK/07pki74b5IW+ejCTRfAhpJ0a6pM6S/INJWCKvfsvBClb5dmkAKKRn",
+	"vwrdXrx7KSh231qbpQWDI4oJnY6SSu8G733TywE03KM3wn5ViC0oQ3zbX0to4bizVmThApe5QQX0sYkf",
+	"eNzTGCH1ECeRicAXI8+uKh4/e9gcKp6LqlfkXcxNw+feSjHsWZ4ZF30qYUd8hKaGJlnpY8V1pW9hMcei",
+	"SUHDnqXMUjxNMQQW0ylWqAkzIlK4tQvKYfpSy7NCsGCXvTaGCuiLKRMovlAL5FZAlZzuBfZhnkldITk6",
+	"ZE3D9wXIWGDuyo4D1z0oIBFXUcYN8RCaJc5trGgpfaJUoPzt87f/LwAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -2240,6 +2240,11 @@ type TeamList struct {
 	NextCursor *NextCursor `json:"next_cursor"`
 }
 
+// TeamShareCreate defines model for TeamShareCreate.
+type TeamShareCreate struct {
+	TeamID openapi_types.UUID `json:"team_id"`
+}
+
 // TeamUpdate defines model for TeamUpdate.
 type TeamUpdate struct {
 	// Name A display name.
@@ -2985,6 +2990,9 @@ type CreateHostKeyJSONRequestBody = HostKeyCreate
 // UpdateHostKeyJSONRequestBody defines body for UpdateHostKey for application/json ContentType.
 type UpdateHostKeyJSONRequestBody = HostKeyUpdate
 
+// ShareHostKeyJSONRequestBody defines body for ShareHostKey for application/json ContentType.
+type ShareHostKeyJSONRequestBody = TeamShareCreate
+
 // CreateHostJSONRequestBody defines body for CreateHost for application/json ContentType.
 type CreateHostJSONRequestBody = HostCreate
 
@@ -3014,6 +3022,9 @@ type UpdatePolicyModelRateLimitJSONRequestBody = PolicyModelRateLimitUpdate
 
 // CreatePolicyModelGrantJSONRequestBody defines body for CreatePolicyModelGrant for application/json ContentType.
 type CreatePolicyModelGrantJSONRequestBody = PolicyModelGrantCreate
+
+// SharePolicyJSONRequestBody defines body for SharePolicy for application/json ContentType.
+type SharePolicyJSONRequestBody = TeamShareCreate
 
 // CreatePolicyBindingJSONRequestBody defines body for CreatePolicyBinding for application/json ContentType.
 type CreatePolicyBindingJSONRequestBody = PolicyBindingCreate
