@@ -449,7 +449,7 @@ func TestPaths_BreakerOutcomes(t *testing.T) {
 			{"500", 502, keypool.ScopeModel, true},
 			{"reset-0", 502, keypool.ScopeModel, true},
 			{"reset-2", 200, keypool.ScopeModel, true}, // streamed: the model is held, never the key
-			{"midstream-2", 200, 0, false},            // the upstream's own answer
+			{"midstream-2", 200, 0, false},             // the upstream's own answer
 			{"400", 400, 0, false},
 		} {
 			t.Run(tc.fault, func(t *testing.T) {
