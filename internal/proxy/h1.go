@@ -225,7 +225,9 @@ func validHeaderName(k string) bool {
 	return true
 }
 
-func validHeaderValue(v string) bool {
+// validHeaderValue reports whether v holds no control byte but HTAB, as
+// net/http's textproto checks a value it reads.
+func validHeaderValue[T string | []byte](v T) bool {
 	for i := 0; i < len(v); i++ {
 		if c := v[i]; (c < ' ' && c != '\t') || c == 0x7f {
 			return false
@@ -476,7 +478,7 @@ func readHeader(br *bufio.Reader, scratch []byte) (http.Header, error) {
 			return nil, errTooLarge
 		}
 		colon := bytes.IndexByte(line, ':')
-		if colon < 0 || !validHeaderNameBytes(line[:colon]) {
+		if colon < 0 || !validHeaderNameBytes(line[:colon]) || !validHeaderValue(line[colon+1:]) {
 			return nil, fmt.Errorf("h1: malformed header line %q", cutRunes(string(line), 64))
 		}
 		canonicalKey(line[:colon])
