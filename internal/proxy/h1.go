@@ -571,7 +571,7 @@ func validHeaderNameBytes(k []byte) bool {
 		return false
 	}
 	for _, c := range k {
-		if !isTokenByte(c) { // as net/http's textproto reads a name
+		if c <= ' ' || c >= 0x7f || c == ':' {
 			return false
 		}
 	}
