@@ -420,7 +420,7 @@ func (rq *request) commit(ctx, actx context.Context, cancel context.CancelCauseF
 		defer rq.endStream(ss)
 	}
 	dl.begin()
-	body := &idleReader{r: resp.Body, dl: dl}
+	body := &idleReader{r: resp.Body, dl: dl, ctx: actx}
 
 	hd := rq.w.Header()
 	copyResponseHeaders(hd, resp.Header)
@@ -577,14 +577,20 @@ func isEventStream(ct string) bool {
 // idleReader re-arms the attempt's idle timeout after every read that
 // brought bytes.
 type idleReader struct {
-	r  io.Reader
-	dl *attemptDeadline
+	r   io.Reader
+	dl  *attemptDeadline
+	ctx context.Context // the attempt's
 }
 
 func (i *idleReader) Read(p []byte) (int, error) {
 	n, err := i.r.Read(p)
 	if n > 0 {
 		i.dl.rearm()
+	}
+	if err == io.EOF && i.ctx.Err() != nil {
+		// net/http's HTTP/1.1-over-TLS body ends a read cut by the
+		// attempt's cancel with io.EOF: a cut body is not a whole one.
+		err = context.Cause(i.ctx)
 	}
 	return n, err
 }

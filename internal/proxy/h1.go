@@ -225,7 +225,9 @@ func validHeaderName(k string) bool {
 	return true
 }
 
-func validHeaderValue(v string) bool {
+// validHeaderValue reports whether v holds no control byte but HTAB, as
+// net/http's textproto checks a value it reads.
+func validHeaderValue[T string | []byte](v T) bool {
 	for i := 0; i < len(v); i++ {
 		if c := v[i]; (c < ' ' && c != '\t') || c == 0x7f {
 			return false
@@ -359,7 +361,7 @@ func (h *h1Client) exchange(ctx context.Context, c *h1Conn, req *http.Request, h
 			line = string(lb)
 		}
 		proto, status, ok := strings.Cut(line, " ")
-		if !ok || (proto != "HTTP/1.1" && proto != "HTTP/1.0") || len(status) < 3 {
+		if !ok || (proto != "HTTP/1.1" && proto != "HTTP/1.0") || len(status) < 3 || len(status) > 3 && status[3] != ' ' {
 			return fail(fmt.Errorf("h1: malformed status line %q", cutRunes(line, 64)))
 		}
 		code, err := strconv.Atoi(status[:3])
@@ -414,11 +416,19 @@ func (h *h1Client) exchange(ctx context.Context, c *h1Conn, req *http.Request, h
 		resp.Close = !keep
 		rb := &rr.body
 		*rb = h1Body{h: h, c: c, addr: hostPort(req.URL.Host), stop: stop, ctx: ctx, keep: keep}
+		// As net/http: HTTP/1.0 has no transfer codings; in HTTP/1.1 the
+		// only one is chunked, alone — a body framed by another would be
+		// read as the next response on this shared connection.
+		if te := hdr["Transfer-Encoding"]; len(te) > 0 && proto == "HTTP/1.0" {
+			hdr.Del("Transfer-Encoding")
+		} else if len(te) > 0 && (len(te) != 1 || !strings.EqualFold(te[0], "chunked")) {
+			return fail(fmt.Errorf("h1: unsupported Transfer-Encoding %q", te))
+		}
 		switch {
 		case req.Method == http.MethodHead || code == http.StatusNoContent || code == http.StatusNotModified:
 			resp.ContentLength = 0
 			rb.left = 0
-		case headerHas(hdr, "Transfer-Encoding", "chunked"):
+		case len(hdr["Transfer-Encoding"]) > 0:
 			rb.chunked, rb.left = true, -1
 			resp.TransferEncoding = []string{"chunked"}
 			hdr.Del("Transfer-Encoding")
@@ -468,7 +478,7 @@ func readHeader(br *bufio.Reader, scratch []byte) (http.Header, error) {
 			return nil, errTooLarge
 		}
 		colon := bytes.IndexByte(line, ':')
-		if colon < 0 || !validHeaderNameBytes(line[:colon]) {
+		if colon < 0 || !validHeaderNameBytes(line[:colon]) || !validHeaderValue(line[colon+1:]) {
 			return nil, fmt.Errorf("h1: malformed header line %q", cutRunes(string(line), 64))
 		}
 		canonicalKey(line[:colon])
