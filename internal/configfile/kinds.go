@@ -520,6 +520,12 @@ type HostSpec struct {
 	// ForwardHeaders are the caller's headers the host gets beyond what the
 	// binding's shape forwards (docs/inference-api.md#headers).
 	ForwardHeaders []string `yaml:"forward_headers"`
+	// BreakerServerFailures and BreakerNetworkFailures are how many server
+	// errors, network failures, in a row open a breaker of one of the
+	// host's keys (docs/reliability.md#breakers); absent takes the process
+	// setting.
+	BreakerServerFailures  *int32 `yaml:"breaker_server_failures"`
+	BreakerNetworkFailures *int32 `yaml:"breaker_network_failures"`
 }
 
 func (s *HostSpec) key() string { return s.Slug }
@@ -537,6 +543,14 @@ func (s *HostSpec) normalize() {
 func (s *HostSpec) check() error {
 	if s.Slug == "" || s.Provider == "" || s.BaseURL == "" {
 		return required("slug", "provider", "base_url")
+	}
+	for _, t := range [...]struct {
+		name string
+		n    *int32
+	}{{"breaker_server_failures", s.BreakerServerFailures}, {"breaker_network_failures", s.BreakerNetworkFailures}} {
+		if t.n != nil && (*t.n < 1 || *t.n > 1000) {
+			return fmt.Errorf("%s must be between 1 and 1000 (absent takes the process setting), not %d", t.name, *t.n)
+		}
 	}
 	return nil
 }
