@@ -544,14 +544,6 @@ func (s *HostSpec) check() error {
 	if s.Slug == "" || s.Provider == "" || s.BaseURL == "" {
 		return required("slug", "provider", "base_url")
 	}
-	for _, t := range [...]struct {
-		name string
-		n    *int32
-	}{{"breaker_server_failures", s.BreakerServerFailures}, {"breaker_network_failures", s.BreakerNetworkFailures}} {
-		if t.n != nil && (*t.n < 1 || *t.n > 1000) {
-			return fmt.Errorf("%s must be between 1 and 1000 (absent takes the process setting), not %d", t.name, *t.n)
-		}
-	}
 	return nil
 }
 
