@@ -13,9 +13,10 @@ SELECT * FROM hosts WHERE id = $1 FOR UPDATE;
 -- name: InsertHost :one
 INSERT INTO hosts (
     slug, name, provider, base_url, enabled,
-    connect_timeout_ms, first_byte_timeout_ms, idle_timeout_ms, total_timeout_ms, forward_headers
+    connect_timeout_ms, first_byte_timeout_ms, idle_timeout_ms, total_timeout_ms, forward_headers,
+    breaker_server_failures, breaker_network_failures
 ) VALUES (
-    $1, $2, $3, $4, $5, $6, $7, $8, $9, $10
+    $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12
 )
 RETURNING *;
 
@@ -23,7 +24,7 @@ RETURNING *;
 UPDATE hosts
 SET slug = $2, name = $3, provider = $4, base_url = $5, enabled = $6,
     connect_timeout_ms = $7, first_byte_timeout_ms = $8, idle_timeout_ms = $9, total_timeout_ms = $10,
-    forward_headers = $11
+    forward_headers = $11, breaker_server_failures = $12, breaker_network_failures = $13
 WHERE id = $1
 RETURNING *;
 

@@ -13,6 +13,7 @@ import (
 	"github.com/relay-llm/relay/internal/controlapi"
 	"github.com/relay-llm/relay/internal/rbac"
 	gen "github.com/relay-llm/relay/openapi/controlgen"
+	relaynull "github.com/relay-llm/relay/openapi/nullable"
 )
 
 // The catalog kinds: hosts, models, bindings, host keys, rate limits and
@@ -72,11 +73,14 @@ func (h *Handler) hostKind() *kind {
 			selectOf("provider", "Provider", v.str("provider"), enumOptions("openai", "anthropic", "google", "custom")),
 			{Name: "base_url", Label: "Base URL", Kind: "text", Value: v.str("base_url"), Required: true, Help: "For example https://api.openai.com/v1"},
 			{Name: "forward_headers", Label: "Forwarded headers", Kind: "text", Value: v.str("forward_headers"), Help: "Callers' headers this host gets beyond its shape's allow-list, comma-separated (e.g. x-app). Credential and billing headers are refused."},
+			{Name: "breaker_server_failures", Label: "Breaker: server errors", Kind: "number", Value: v.str("breaker_server_failures"), Help: "Server errors (5xx, 529, 408) in a row that open a breaker of one of this host's keys, 1 to 1000; empty takes RELAY_BREAKER_SERVER_FAILURES."},
+			{Name: "breaker_network_failures", Label: "Breaker: network failures", Kind: "number", Value: v.str("breaker_network_failures"), Help: "Network failures (connect, reset, timeout) in a row that open a breaker, 1 to 1000; empty takes RELAY_BREAKER_NETWORK_FAILURES."},
 			checkbox("enabled", "Enabled", en),
 		}, nil
 	}
 	k.create = func(p *page, v *vals) error {
-		b := models.HostCreate{Slug: v.str("slug"), Name: v.optStr("name"), Provider: models.Provider(v.str("provider")), BaseURL: v.str("base_url"), Enabled: v.onPtr("enabled")}
+		b := models.HostCreate{Slug: v.str("slug"), Name: v.optStr("name"), Provider: models.Provider(v.str("provider")), BaseURL: v.str("base_url"), Enabled: v.onPtr("enabled"),
+			BreakerServerFailures: v.optInt32("breaker_server_failures"), BreakerNetworkFailures: v.optInt32("breaker_network_failures")}
 		if fwd := headerList(v.str("forward_headers")); len(fwd) > 0 {
 			b.ForwardHeaders = &fwd
 		}
@@ -92,12 +96,15 @@ func (h *Handler) hostKind() *kind {
 			return nil, err
 		}
 		x := resp.(gen.GetHost200JSONResponse)
-		return url.Values{"slug": {x.Slug}, "name": {x.Name}, "provider": {string(x.Provider)}, "base_url": {x.BaseURL}, "enabled": {onOff(x.Enabled)}, "forward_headers": {strings.Join(x.ForwardHeaders, ", ")}}, nil
+		return url.Values{"slug": {x.Slug}, "name": {x.Name}, "provider": {string(x.Provider)}, "base_url": {x.BaseURL}, "enabled": {onOff(x.Enabled)}, "forward_headers": {strings.Join(x.ForwardHeaders, ", ")},
+			"breaker_server_failures": {optNumber(x.BreakerServerFailures)}, "breaker_network_failures": {optNumber(x.BreakerNetworkFailures)}}, nil
 	}
 	k.edit = func(p *page, id uuid.UUID, v *vals) error {
 		slug, name, base, prov := v.str("slug"), v.str("name"), v.str("base_url"), models.Provider(v.str("provider"))
 		fwd := headerList(v.str("forward_headers"))
-		b := models.HostUpdate{Slug: &slug, Name: &name, BaseURL: &base, Provider: &prov, Enabled: v.onPtr("enabled"), ForwardHeaders: &fwd}
+		b := models.HostUpdate{Slug: &slug, Name: &name, BaseURL: &base, Provider: &prov, Enabled: v.onPtr("enabled"), ForwardHeaders: &fwd,
+			BreakerServerFailures:  relaynull.FromPointer(v.optInt32("breaker_server_failures")),
+			BreakerNetworkFailures: relaynull.FromPointer(v.optInt32("breaker_network_failures"))}
 		if err := p.check(h, http.MethodPatch, "/api/hosts/"+id.String(), b); err != nil {
 			return err
 		}
@@ -606,6 +613,14 @@ func ruleFields(err error, slots []int) error {
 		return err
 	}
 	return &formError{pr}
+}
+
+// optNumber is a nullable number as a form shows it: empty for null.
+func optNumber(n *int32) string {
+	if n == nil {
+		return ""
+	}
+	return strconv.Itoa(int(*n))
 }
 
 // headerList is the host form's comma-separated forward_headers; never nil.

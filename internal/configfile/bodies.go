@@ -41,6 +41,7 @@ func createBody(s spec, id resolver) (any, string) {
 			Slug: s.Slug, Name: &s.Name, Provider: models.Provider(s.Provider), BaseURL: s.BaseURL, Enabled: &s.Enabled,
 			ConnectTimeoutMs: &s.ConnectTimeoutMs, FirstByteTimeoutMs: &s.FirstByteTimeoutMs,
 			IdleTimeoutMs: &s.IdleTimeoutMs, TotalTimeoutMs: &s.TotalTimeoutMs, ForwardHeaders: forwardHeaders(s.ForwardHeaders),
+			BreakerServerFailures: s.BreakerServerFailures, BreakerNetworkFailures: s.BreakerNetworkFailures,
 		}, "HostCreate"
 	case *ModelSpec:
 		return models.ModelCreate{
@@ -187,6 +188,12 @@ func updateBody(s spec, f fieldSet, id resolver) any {
 		}
 		if f["forward_headers"] {
 			b.ForwardHeaders = forwardHeaders(s.ForwardHeaders)
+		}
+		if f["breaker_server_failures"] {
+			b.BreakerServerFailures = nullable.FromPointer(s.BreakerServerFailures)
+		}
+		if f["breaker_network_failures"] {
+			b.BreakerNetworkFailures = nullable.FromPointer(s.BreakerNetworkFailures)
 		}
 		if f["provider"] {
 			b.Provider = ptr(models.Provider(s.Provider))

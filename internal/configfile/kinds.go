@@ -520,6 +520,12 @@ type HostSpec struct {
 	// ForwardHeaders are the caller's headers the host gets beyond what the
 	// binding's shape forwards (docs/inference-api.md#headers).
 	ForwardHeaders []string `yaml:"forward_headers"`
+	// BreakerServerFailures and BreakerNetworkFailures are how many server
+	// errors, network failures, in a row open a breaker of one of the
+	// host's keys (docs/reliability.md#breakers); absent takes the process
+	// setting.
+	BreakerServerFailures  *int32 `yaml:"breaker_server_failures"`
+	BreakerNetworkFailures *int32 `yaml:"breaker_network_failures"`
 }
 
 func (s *HostSpec) key() string { return s.Slug }

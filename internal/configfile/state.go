@@ -463,6 +463,7 @@ func buildState(snap *snapshot) (*state, error) {
 			Slug: h.Slug, Name: h.Name, Provider: string(h.Provider), BaseURL: h.BaseURL, Enabled: h.Enabled,
 			ConnectTimeoutMs: h.ConnectTimeoutMs, FirstByteTimeoutMs: h.FirstByteTimeoutMs,
 			IdleTimeoutMs: h.IdleTimeoutMs, TotalTimeoutMs: h.TotalTimeoutMs, ForwardHeaders: h.ForwardHeaders,
+			BreakerServerFailures: h.BreakerServerFailures, BreakerNetworkFailures: h.BreakerNetworkFailures,
 		}
 		hs.normalize()
 		st.add(&object{kind: KindHost, id: h.ID, spec: hs})

@@ -114,6 +114,7 @@ func (s *Server) CreateHost(ctx context.Context, req gen.CreateHostRequestObject
 		Enabled: deref(b.Enabled, true), ConnectTimeoutMs: deref(b.ConnectTimeoutMs, 5000),
 		FirstByteTimeoutMs: deref(b.FirstByteTimeoutMs, 60000), IdleTimeoutMs: deref(b.IdleTimeoutMs, 60000),
 		TotalTimeoutMs: deref(b.TotalTimeoutMs, 600000), ForwardHeaders: fwd,
+		BreakerServerFailures: b.BreakerServerFailures, BreakerNetworkFailures: b.BreakerNetworkFailures,
 	})
 	if err != nil {
 		return nil, err
@@ -162,6 +163,12 @@ func (s *Server) UpdateHost(ctx context.Context, req gen.UpdateHostRequestObject
 		set(&r.TotalTimeoutMs, b.TotalTimeoutMs)
 		if fwd != nil {
 			r.ForwardHeaders = fwd
+		}
+		if b.BreakerServerFailures.IsSpecified() {
+			r.BreakerServerFailures = b.BreakerServerFailures.Pointer()
+		}
+		if b.BreakerNetworkFailures.IsSpecified() {
+			r.BreakerNetworkFailures = b.BreakerNetworkFailures.Pointer()
 		}
 		return nil
 	})

@@ -21,7 +21,8 @@ func hostOut(r store.Host) models.Host {
 		ID: r.ID, Slug: r.Slug, Name: r.Name, Provider: models.Provider(r.Provider), BaseURL: r.BaseURL,
 		Enabled: r.Enabled, ConnectTimeoutMs: r.ConnectTimeoutMs, FirstByteTimeoutMs: r.FirstByteTimeoutMs,
 		IdleTimeoutMs: r.IdleTimeoutMs, TotalTimeoutMs: r.TotalTimeoutMs, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
-		ForwardHeaders: forwardHeadersOut(r.ForwardHeaders),
+		ForwardHeaders:        forwardHeadersOut(r.ForwardHeaders),
+		BreakerServerFailures: r.BreakerServerFailures, BreakerNetworkFailures: r.BreakerNetworkFailures,
 	}
 }
 

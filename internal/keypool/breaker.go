@@ -110,6 +110,17 @@ type Ticket struct {
 	Model      string
 	Probe      bool
 	ModelProbe bool
+	// Thresholds are the key's host's own; the proxy sets them from the
+	// snapshot, and Report counts the attempt's failure against them.
+	Thresholds Thresholds
+}
+
+// Thresholds are how many server errors (ServerFailures) and network
+// failures (NetworkFailures) in a row open a breaker for one host's keys.
+// A zero field takes the BreakerConfig's.
+type Thresholds struct {
+	ServerFailures  int
+	NetworkFailures int
 }
 
 // State of one breaker.
@@ -183,6 +194,7 @@ type BreakerConfig struct {
 	// ServerFailures is how many server errors (5xx, 529, 408) in a row
 	// open a breaker (5); NetworkFailures the same for network failures
 	// (5). Definite failures open it at once. 1 opens on every failure.
+	// A host may set its own (Ticket.Thresholds).
 	ServerFailures  int
 	NetworkFailures int
 	// AuthWindow: a 401/403 on a second upstream model of a key within
@@ -213,12 +225,19 @@ func (c BreakerConfig) withDefaults() BreakerConfig {
 	return c
 }
 
-// threshold is how many failures of evidence ev in a row open a breaker.
-func (c BreakerConfig) threshold(ev Evidence) int {
+// threshold is how many failures of evidence ev in a row open a breaker:
+// the host's own (th) where it sets one, else c's.
+func (c BreakerConfig) threshold(ev Evidence, th Thresholds) int {
 	switch ev {
 	case EvidenceServer:
+		if th.ServerFailures > 0 {
+			return th.ServerFailures
+		}
 		return c.ServerFailures
 	case EvidenceNetwork:
+		if th.NetworkFailures > 0 {
+			return th.NetworkFailures
+		}
 		return c.NetworkFailures
 	}
 	return 1
@@ -406,15 +425,15 @@ func (b *Memory) Report(t Ticket, r Result, now time.Time) {
 		b.release(modH, t.ModelProbe)
 	case r.Scope == ScopeModel && t.Model != "":
 		// Says nothing about the key: its probe slot is only freed.
-		b.fail(modH, t.ModelProbe, r, now)
+		b.fail(modH, t.ModelProbe, t.Thresholds, r, now)
 		b.release(keyH, t.Probe)
 		if r.Outcome == OutcomeAuth && b.refusedElsewhere(t.Ref, t.Model, now) {
 			// A second model refused within the window: the key is bad.
 			r.Reason += " on two models"
-			b.fail(keyH, t.Probe, r, now)
+			b.fail(keyH, t.Probe, t.Thresholds, r, now)
 		}
 	default:
-		b.fail(keyH, t.Probe, r, now)
+		b.fail(keyH, t.Probe, t.Thresholds, r, now)
 		b.release(modH, t.ModelProbe)
 	}
 }
@@ -446,10 +465,11 @@ func (b *Memory) release(h Hold, probe bool) {
 	}
 }
 
-// fail records a failure on h. A failure of an attempt that started before
-// the breaker opened (not its probe) says nothing new: it does not
-// lengthen the backoff.
-func (b *Memory) fail(h Hold, probe bool, r Result, now time.Time) {
+// fail records a failure on h, counted against th (the host's
+// thresholds). A failure of an attempt that started before the breaker
+// opened (not its probe) says nothing new: it does not lengthen the
+// backoff.
+func (b *Memory) fail(h Hold, probe bool, th Thresholds, r Result, now time.Time) {
 	e := b.m[h]
 	open := func(kind entryKind, failures int, d time.Duration) {
 		b.m[h] = &entry{kind: kind, failures: failures, until: now.Add(d), reason: r.Reason, lastAt: now}
@@ -463,7 +483,7 @@ func (b *Memory) fail(h Hold, probe bool, r Result, now time.Time) {
 				n = e.failures + 1
 			}
 			switch {
-			case n >= b.cfg.threshold(r.Evidence):
+			case n >= b.cfg.threshold(r.Evidence, th):
 				open(kindOpen, 1, b.cfg.Backoff(1))
 			case e != nil && e.kind == kindCooling && now.Before(e.until):
 				// Still cooling down: that holds it already.

@@ -354,3 +354,40 @@ func repeat(n int, r Result) []Result {
 	}
 	return out
 }
+
+// A ticket's Thresholds (its host's own) override the process settings for
+// that attempt; a zero field keeps the setting.
+func TestMemory_TicketThresholdsOverrideTheConfig(t *testing.T) {
+	t.Parallel()
+	server := Result{Outcome: OutcomeFailure, Scope: ScopeModel, Evidence: EvidenceServer}
+	network := Result{Outcome: OutcomeFailure, Scope: ScopeModel, Evidence: EvidenceNetwork}
+	tests := []struct {
+		name     string
+		th       Thresholds
+		failures []Result
+		held     bool
+	}{
+		{"host at 1: one 500 holds", Thresholds{ServerFailures: 1}, []Result{server}, true},
+		{"host at 1 for servers: one reset does not", Thresholds{ServerFailures: 1}, []Result{network}, false},
+		{"host at 1 for networks: one reset holds", Thresholds{NetworkFailures: 1}, []Result{network}, true},
+		{"host at 8: seven 500s do not", Thresholds{ServerFailures: 8}, repeat(7, server), false},
+		{"host at 8: eight 500s hold", Thresholds{ServerFailures: 8}, repeat(8, server), true},
+		{"default (5): four 500s do not", Thresholds{}, repeat(4, server), false},
+		{"default (5): five 500s hold", Thresholds{}, repeat(5, server), true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			b := NewMemory(BreakerConfig{})
+			k := ref(22, 1)
+			for _, r := range tt.failures {
+				tk := mustAcquireFor(t, b, k, "m", t0)
+				tk.Thresholds = tt.th
+				b.Report(tk, r, t0)
+			}
+			if held := !b.Ready(k, "m", t0); held != tt.held {
+				t.Fatalf("held = %v, want %v; states %+v", held, tt.held, b.States(t0))
+			}
+		})
+	}
+}

@@ -225,6 +225,29 @@ func TestRedisBreakers_CountsShared(t *testing.T) {
 	})
 }
 
+// The threshold travels with the ticket: a host at 1 opens on one 500
+// reported on pod A, and pod B holds it; a key of a host on the default
+// keeps counting on both.
+func TestRedisBreakers_TicketThresholdsShared(t *testing.T) {
+	t.Parallel()
+	onEachRedis(t, func(t *testing.T, client newClient) {
+		a, b := twoPods(t, client)
+		strict, lenient := ref(8, 1), ref(9, 1)
+		r := Result{Outcome: OutcomeFailure, Scope: ScopeModel, Evidence: EvidenceServer, Reason: "500"}
+		tk := mustAcquireFor(t, a, strict, "m", t0)
+		tk.Thresholds = Thresholds{ServerFailures: 1}
+		a.Report(tk, r, t0)
+		a.Report(mustAcquireFor(t, a, lenient, "m", t0), r, t0)
+		mustRefuseFor(t, a, strict, "m", t0)
+		eventually(t, "pod B holds the strict host's key", func() bool { return !b.Ready(strict, "m", t0) })
+		eventually(t, "pod B counts the lenient host's one", func() bool {
+			e, ok := b.local.entryOf(Hold{Ref: lenient, Model: "m"})
+			return ok && e.kind == kindCounting && e.failures == 1
+		})
+		mustAcquireFor(t, b, lenient, "m", t0)
+	})
+}
+
 // decodeBreaker reads what other pods (or anything else) wrote in the
 // shared hash: it never panics, and what it accepts encodes back to a
 // field and value that decode to the same breaker.

@@ -93,7 +93,16 @@ func (c converter) host(r store.Host) *snapshot.Host {
 		ID: r.ID, Slug: r.Slug, Name: r.Name, Provider: r.Provider, BaseURL: r.BaseURL, Enabled: r.Enabled,
 		ConnectTimeout: ms(r.ConnectTimeoutMs), FirstByteTimeout: ms(r.FirstByteTimeoutMs),
 		IdleTimeout: ms(r.IdleTimeoutMs), TotalTimeout: ms(r.TotalTimeoutMs), ForwardHeaders: r.ForwardHeaders,
+		BreakerServerFailures: threshold(r.BreakerServerFailures), BreakerNetworkFailures: threshold(r.BreakerNetworkFailures),
 	}
+}
+
+// threshold is a host's breaker threshold; 0 (the process setting) when unset.
+func threshold(n *int32) int {
+	if n == nil {
+		return 0
+	}
+	return int(*n)
 }
 
 func (c converter) model(r store.Model) *snapshot.Model {

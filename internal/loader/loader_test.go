@@ -298,3 +298,25 @@ func TestLoader_FillsRoutingFields(t *testing.T) {
 		return s.ModelByName("alt-a") == nil && len(m.Fallbacks) == 1 && m.Fallbacks[0] == alt.ID
 	})
 }
+
+// A host's breaker thresholds reach the snapshot; NULL is 0 (the process
+// setting), and a change is picked up by the next swap.
+func TestLoader_CarriesHostBreakerThresholds(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.seed(t)
+	b.exec(t, `UPDATE hosts SET breaker_server_failures = 1 WHERE slug = 'mock'`)
+	l, swaps := b.loader(t, b.st, quiet())
+	if err := l.Load(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if h := l.Current().HostBySlug("mock"); h.BreakerServerFailures != 1 || h.BreakerNetworkFailures != 0 {
+		t.Fatalf("host thresholds %d %d, want 1 0", h.BreakerServerFailures, h.BreakerNetworkFailures)
+	}
+	run(t, l)
+	b.exec(t, `UPDATE hosts SET breaker_server_failures = NULL, breaker_network_failures = 9 WHERE slug = 'mock'`)
+	waitFor(t, swaps, func(s *snapshot.Snapshot) bool {
+		h := s.HostBySlug("mock")
+		return h.BreakerServerFailures == 0 && h.BreakerNetworkFailures == 9
+	})
+}

@@ -84,6 +84,7 @@ func (rq *request) forward() {
 			if !ok {
 				break
 			}
+			ticket.Thresholds = breakerThresholds(c.Host)
 			if pause {
 				if !rq.wait(ctx) {
 					h.breakers.Report(ticket, keypool.Result{Outcome: keypool.OutcomeNeutral}, h.now())
@@ -675,4 +676,13 @@ func cutRunes(s string, n int) string {
 		n--
 	}
 	return s[:n]
+}
+
+// breakerThresholds are the host's own breaker thresholds; zero fields (and
+// a host gone from the snapshot) take the process settings.
+func breakerThresholds(host *snapshot.Host) keypool.Thresholds {
+	if host == nil {
+		return keypool.Thresholds{}
+	}
+	return keypool.Thresholds{ServerFailures: host.BreakerServerFailures, NetworkFailures: host.BreakerNetworkFailures}
 }

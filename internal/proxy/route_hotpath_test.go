@@ -40,6 +40,7 @@ func routedHotPath(h *Handler, snap *snapshot.Snapshot, rq *request, header http
 	if !ok {
 		panic("no key")
 	}
+	t.Thresholds = breakerThresholds(c.Host) // as forward does
 	h.breakers.Report(t, keypool.Result{Outcome: keypool.OutcomeSuccess}, now)
 	return k
 }

@@ -119,6 +119,11 @@ type Host struct {
 	// operator lets through to this host beyond what the binding's shape
 	// forwards (wire.ForwardsHeader); wire.CheckForwardHeaders vetted them.
 	ForwardHeaders []string
+	// BreakerServerFailures and BreakerNetworkFailures are how many server
+	// errors, network failures, in a row open a breaker of one of the
+	// host's keys; 0 takes the process setting (keypool.BreakerConfig).
+	BreakerServerFailures  int
+	BreakerNetworkFailures int
 }
 
 // Model is a catalog entry.

@@ -28,6 +28,7 @@ func insertHostParams(r Host) dbsqlc.InsertHostParams {
 		Slug: r.Slug, Name: r.Name, Provider: r.Provider, BaseURL: r.BaseURL, Enabled: r.Enabled,
 		ConnectTimeoutMs: r.ConnectTimeoutMs, FirstByteTimeoutMs: r.FirstByteTimeoutMs,
 		IdleTimeoutMs: r.IdleTimeoutMs, TotalTimeoutMs: r.TotalTimeoutMs, ForwardHeaders: forwardHeaders(r.ForwardHeaders),
+		BreakerServerFailures: r.BreakerServerFailures, BreakerNetworkFailures: r.BreakerNetworkFailures,
 	}
 }
 
@@ -37,6 +38,7 @@ func updateHostParams(r Host) dbsqlc.UpdateHostParams {
 		ID: r.ID, Slug: r.Slug, Name: r.Name, Provider: r.Provider, BaseURL: r.BaseURL, Enabled: r.Enabled,
 		ConnectTimeoutMs: r.ConnectTimeoutMs, FirstByteTimeoutMs: r.FirstByteTimeoutMs,
 		IdleTimeoutMs: r.IdleTimeoutMs, TotalTimeoutMs: r.TotalTimeoutMs, ForwardHeaders: forwardHeaders(r.ForwardHeaders),
+		BreakerServerFailures: r.BreakerServerFailures, BreakerNetworkFailures: r.BreakerNetworkFailures,
 	}
 }
 

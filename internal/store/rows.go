@@ -103,7 +103,12 @@ type Host struct {
 	TotalTimeoutMs     int32
 	CreatedAt          time.Time
 	UpdatedAt          time.Time
-	ForwardHeaders     []string // canonical header names forwarded beyond the shape's allow-list
+	// BreakerServerFailures and BreakerNetworkFailures: how many server
+	// errors, network failures, in a row open a breaker of the host's keys;
+	// nil takes the process setting (RELAY_BREAKER_*_FAILURES).
+	BreakerServerFailures  *int32
+	BreakerNetworkFailures *int32
+	ForwardHeaders         []string // canonical header names forwarded beyond the shape's allow-list
 }
 
 // Model is a row of models: a model callers ask for by name.

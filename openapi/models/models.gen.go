@@ -970,11 +970,17 @@ type GroupUpdate struct {
 // Host defines model for Host.
 type Host struct {
 	// BaseURL The upstream base URL, e.g. https://api.openai.com/v1.
-	BaseURL            string    `json:"base_url"`
-	ConnectTimeoutMs   int32     `json:"connect_timeout_ms"`
-	CreatedAt          time.Time `json:"created_at"`
-	Enabled            bool      `json:"enabled"`
-	FirstByteTimeoutMs int32     `json:"first_byte_timeout_ms"`
+	BaseURL string `json:"base_url"`
+
+	// BreakerNetworkFailures Network failures (connect, reset, timeout, a broken stream) in a row that open a breaker of one of this host's keys; null takes `RELAY_BREAKER_NETWORK_FAILURES`.
+	BreakerNetworkFailures *int32 `json:"breaker_network_failures,omitempty"`
+
+	// BreakerServerFailures Server errors (5xx, 529, 408) in a row that open a breaker of one of this host's keys; null takes `RELAY_BREAKER_SERVER_FAILURES` (docs/reliability.md#breakers).
+	BreakerServerFailures *int32    `json:"breaker_server_failures,omitempty"`
+	ConnectTimeoutMs      int32     `json:"connect_timeout_ms"`
+	CreatedAt             time.Time `json:"created_at"`
+	Enabled               bool      `json:"enabled"`
+	FirstByteTimeoutMs    int32     `json:"first_byte_timeout_ms"`
 
 	// ForwardHeaders The caller's headers (names, canonical on output) this host gets beyond what the binding's shape forwards (docs/inference-api.md#headers). A header that carries credentials or selects billing, a project or an organisation, or frames the body (Authorization, x-api-key, api-key, x-goog-user-project, openai-organization, x-forwarded-*, content-encoding …) is refused with 400.
 	ForwardHeaders ForwardHeaders     `json:"forward_headers"`
@@ -999,6 +1005,12 @@ type Host struct {
 type HostCreate struct {
 	// BaseURL An http or https URL.
 	BaseURL string `json:"base_url"`
+
+	// BreakerNetworkFailures Network failures in a row that open a breaker of one of this host's keys; absent or null takes `RELAY_BREAKER_NETWORK_FAILURES`.
+	BreakerNetworkFailures *int32 `json:"breaker_network_failures,omitempty"`
+
+	// BreakerServerFailures Server errors in a row that open a breaker of one of this host's keys; absent or null takes `RELAY_BREAKER_SERVER_FAILURES`.
+	BreakerServerFailures *int32 `json:"breaker_server_failures,omitempty"`
 
 	// ConnectTimeoutMs Time to establish the connection.
 	ConnectTimeoutMs *int32 `json:"connect_timeout_ms,omitempty"`
@@ -1153,10 +1165,16 @@ type HostSlug = string
 
 // HostUpdate defines model for HostUpdate.
 type HostUpdate struct {
-	BaseURL            *string `json:"base_url,omitempty"`
-	ConnectTimeoutMs   *int32  `json:"connect_timeout_ms,omitempty"`
-	Enabled            *bool   `json:"enabled,omitempty"`
-	FirstByteTimeoutMs *int32  `json:"first_byte_timeout_ms,omitempty"`
+	BaseURL *string `json:"base_url,omitempty"`
+
+	// BreakerNetworkFailures null goes back to `RELAY_BREAKER_NETWORK_FAILURES`.
+	BreakerNetworkFailures relaynull.Int32 `json:"breaker_network_failures,omitempty"`
+
+	// BreakerServerFailures null goes back to `RELAY_BREAKER_SERVER_FAILURES`.
+	BreakerServerFailures relaynull.Int32 `json:"breaker_server_failures,omitempty"`
+	ConnectTimeoutMs      *int32          `json:"connect_timeout_ms,omitempty"`
+	Enabled               *bool           `json:"enabled,omitempty"`
+	FirstByteTimeoutMs    *int32          `json:"first_byte_timeout_ms,omitempty"`
 
 	// ForwardHeaders The caller's headers (names, canonical on output) this host gets beyond what the binding's shape forwards (docs/inference-api.md#headers). A header that carries credentials or selects billing, a project or an organisation, or frames the body (Authorization, x-api-key, api-key, x-goog-user-project, openai-organization, x-forwarded-*, content-encoding …) is refused with 400.
 	ForwardHeaders *ForwardHeaders `json:"forward_headers,omitempty"`

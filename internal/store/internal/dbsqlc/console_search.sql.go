@@ -13,7 +13,7 @@ import (
 
 const searchHostsPage = `-- name: SearchHostsPage :many
 
-SELECT id, slug, name, provider, base_url, enabled, connect_timeout_ms, first_byte_timeout_ms, idle_timeout_ms, total_timeout_ms, created_at, updated_at, forward_headers FROM hosts
+SELECT id, slug, name, provider, base_url, enabled, connect_timeout_ms, first_byte_timeout_ms, idle_timeout_ms, total_timeout_ms, created_at, updated_at, breaker_server_failures, breaker_network_failures, forward_headers FROM hosts
 WHERE id > $1::uuid
   AND (slug ILIKE $2::text OR name ILIKE $2::text OR base_url ILIKE $2::text)
 ORDER BY id
@@ -48,6 +48,8 @@ func (q *Queries) SearchHostsPage(ctx context.Context, after uuid.UUID, pattern 
 			&i.TotalTimeoutMs,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.BreakerServerFailures,
+			&i.BreakerNetworkFailures,
 			&i.ForwardHeaders,
 		); err != nil {
 			return nil, err

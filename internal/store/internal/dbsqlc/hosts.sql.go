@@ -25,7 +25,7 @@ func (q *Queries) DeleteHost(ctx context.Context, id uuid.UUID) (int64, error) {
 }
 
 const getHostByID = `-- name: GetHostByID :one
-SELECT id, slug, name, provider, base_url, enabled, connect_timeout_ms, first_byte_timeout_ms, idle_timeout_ms, total_timeout_ms, created_at, updated_at, forward_headers FROM hosts WHERE id = $1
+SELECT id, slug, name, provider, base_url, enabled, connect_timeout_ms, first_byte_timeout_ms, idle_timeout_ms, total_timeout_ms, created_at, updated_at, breaker_server_failures, breaker_network_failures, forward_headers FROM hosts WHERE id = $1
 `
 
 func (q *Queries) GetHostByID(ctx context.Context, id uuid.UUID) (Host, error) {
@@ -44,13 +44,15 @@ func (q *Queries) GetHostByID(ctx context.Context, id uuid.UUID) (Host, error) {
 		&i.TotalTimeoutMs,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.BreakerServerFailures,
+		&i.BreakerNetworkFailures,
 		&i.ForwardHeaders,
 	)
 	return i, err
 }
 
 const getHostByIDForUpdate = `-- name: GetHostByIDForUpdate :one
-SELECT id, slug, name, provider, base_url, enabled, connect_timeout_ms, first_byte_timeout_ms, idle_timeout_ms, total_timeout_ms, created_at, updated_at, forward_headers FROM hosts WHERE id = $1 FOR UPDATE
+SELECT id, slug, name, provider, base_url, enabled, connect_timeout_ms, first_byte_timeout_ms, idle_timeout_ms, total_timeout_ms, created_at, updated_at, breaker_server_failures, breaker_network_failures, forward_headers FROM hosts WHERE id = $1 FOR UPDATE
 `
 
 func (q *Queries) GetHostByIDForUpdate(ctx context.Context, id uuid.UUID) (Host, error) {
@@ -69,13 +71,15 @@ func (q *Queries) GetHostByIDForUpdate(ctx context.Context, id uuid.UUID) (Host,
 		&i.TotalTimeoutMs,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.BreakerServerFailures,
+		&i.BreakerNetworkFailures,
 		&i.ForwardHeaders,
 	)
 	return i, err
 }
 
 const getHostBySlug = `-- name: GetHostBySlug :one
-SELECT id, slug, name, provider, base_url, enabled, connect_timeout_ms, first_byte_timeout_ms, idle_timeout_ms, total_timeout_ms, created_at, updated_at, forward_headers FROM hosts WHERE slug = $1
+SELECT id, slug, name, provider, base_url, enabled, connect_timeout_ms, first_byte_timeout_ms, idle_timeout_ms, total_timeout_ms, created_at, updated_at, breaker_server_failures, breaker_network_failures, forward_headers FROM hosts WHERE slug = $1
 `
 
 func (q *Queries) GetHostBySlug(ctx context.Context, slug string) (Host, error) {
@@ -94,6 +98,8 @@ func (q *Queries) GetHostBySlug(ctx context.Context, slug string) (Host, error) 
 		&i.TotalTimeoutMs,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.BreakerServerFailures,
+		&i.BreakerNetworkFailures,
 		&i.ForwardHeaders,
 	)
 	return i, err
@@ -102,24 +108,27 @@ func (q *Queries) GetHostBySlug(ctx context.Context, slug string) (Host, error) 
 const insertHost = `-- name: InsertHost :one
 INSERT INTO hosts (
     slug, name, provider, base_url, enabled,
-    connect_timeout_ms, first_byte_timeout_ms, idle_timeout_ms, total_timeout_ms, forward_headers
+    connect_timeout_ms, first_byte_timeout_ms, idle_timeout_ms, total_timeout_ms, forward_headers,
+    breaker_server_failures, breaker_network_failures
 ) VALUES (
-    $1, $2, $3, $4, $5, $6, $7, $8, $9, $10
+    $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12
 )
-RETURNING id, slug, name, provider, base_url, enabled, connect_timeout_ms, first_byte_timeout_ms, idle_timeout_ms, total_timeout_ms, created_at, updated_at, forward_headers
+RETURNING id, slug, name, provider, base_url, enabled, connect_timeout_ms, first_byte_timeout_ms, idle_timeout_ms, total_timeout_ms, created_at, updated_at, breaker_server_failures, breaker_network_failures, forward_headers
 `
 
 type InsertHostParams struct {
-	Slug               string
-	Name               string
-	Provider           string
-	BaseURL            string
-	Enabled            bool
-	ConnectTimeoutMs   int32
-	FirstByteTimeoutMs int32
-	IdleTimeoutMs      int32
-	TotalTimeoutMs     int32
-	ForwardHeaders     []string
+	Slug                   string
+	Name                   string
+	Provider               string
+	BaseURL                string
+	Enabled                bool
+	ConnectTimeoutMs       int32
+	FirstByteTimeoutMs     int32
+	IdleTimeoutMs          int32
+	TotalTimeoutMs         int32
+	ForwardHeaders         []string
+	BreakerServerFailures  *int32
+	BreakerNetworkFailures *int32
 }
 
 func (q *Queries) InsertHost(ctx context.Context, arg InsertHostParams) (Host, error) {
@@ -134,6 +143,8 @@ func (q *Queries) InsertHost(ctx context.Context, arg InsertHostParams) (Host, e
 		arg.IdleTimeoutMs,
 		arg.TotalTimeoutMs,
 		arg.ForwardHeaders,
+		arg.BreakerServerFailures,
+		arg.BreakerNetworkFailures,
 	)
 	var i Host
 	err := row.Scan(
@@ -149,13 +160,15 @@ func (q *Queries) InsertHost(ctx context.Context, arg InsertHostParams) (Host, e
 		&i.TotalTimeoutMs,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.BreakerServerFailures,
+		&i.BreakerNetworkFailures,
 		&i.ForwardHeaders,
 	)
 	return i, err
 }
 
 const listHosts = `-- name: ListHosts :many
-SELECT id, slug, name, provider, base_url, enabled, connect_timeout_ms, first_byte_timeout_ms, idle_timeout_ms, total_timeout_ms, created_at, updated_at, forward_headers FROM hosts ORDER BY slug
+SELECT id, slug, name, provider, base_url, enabled, connect_timeout_ms, first_byte_timeout_ms, idle_timeout_ms, total_timeout_ms, created_at, updated_at, breaker_server_failures, breaker_network_failures, forward_headers FROM hosts ORDER BY slug
 `
 
 func (q *Queries) ListHosts(ctx context.Context) ([]Host, error) {
@@ -180,6 +193,8 @@ func (q *Queries) ListHosts(ctx context.Context) ([]Host, error) {
 			&i.TotalTimeoutMs,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.BreakerServerFailures,
+			&i.BreakerNetworkFailures,
 			&i.ForwardHeaders,
 		); err != nil {
 			return nil, err
@@ -193,7 +208,7 @@ func (q *Queries) ListHosts(ctx context.Context) ([]Host, error) {
 }
 
 const listHostsPage = `-- name: ListHostsPage :many
-SELECT id, slug, name, provider, base_url, enabled, connect_timeout_ms, first_byte_timeout_ms, idle_timeout_ms, total_timeout_ms, created_at, updated_at, forward_headers FROM hosts
+SELECT id, slug, name, provider, base_url, enabled, connect_timeout_ms, first_byte_timeout_ms, idle_timeout_ms, total_timeout_ms, created_at, updated_at, breaker_server_failures, breaker_network_failures, forward_headers FROM hosts
 WHERE id > $1::uuid
 ORDER BY id
 LIMIT $2::int
@@ -221,6 +236,8 @@ func (q *Queries) ListHostsPage(ctx context.Context, after uuid.UUID, limit int3
 			&i.TotalTimeoutMs,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.BreakerServerFailures,
+			&i.BreakerNetworkFailures,
 			&i.ForwardHeaders,
 		); err != nil {
 			return nil, err
@@ -237,23 +254,25 @@ const updateHost = `-- name: UpdateHost :one
 UPDATE hosts
 SET slug = $2, name = $3, provider = $4, base_url = $5, enabled = $6,
     connect_timeout_ms = $7, first_byte_timeout_ms = $8, idle_timeout_ms = $9, total_timeout_ms = $10,
-    forward_headers = $11
+    forward_headers = $11, breaker_server_failures = $12, breaker_network_failures = $13
 WHERE id = $1
-RETURNING id, slug, name, provider, base_url, enabled, connect_timeout_ms, first_byte_timeout_ms, idle_timeout_ms, total_timeout_ms, created_at, updated_at, forward_headers
+RETURNING id, slug, name, provider, base_url, enabled, connect_timeout_ms, first_byte_timeout_ms, idle_timeout_ms, total_timeout_ms, created_at, updated_at, breaker_server_failures, breaker_network_failures, forward_headers
 `
 
 type UpdateHostParams struct {
-	ID                 uuid.UUID
-	Slug               string
-	Name               string
-	Provider           string
-	BaseURL            string
-	Enabled            bool
-	ConnectTimeoutMs   int32
-	FirstByteTimeoutMs int32
-	IdleTimeoutMs      int32
-	TotalTimeoutMs     int32
-	ForwardHeaders     []string
+	ID                     uuid.UUID
+	Slug                   string
+	Name                   string
+	Provider               string
+	BaseURL                string
+	Enabled                bool
+	ConnectTimeoutMs       int32
+	FirstByteTimeoutMs     int32
+	IdleTimeoutMs          int32
+	TotalTimeoutMs         int32
+	ForwardHeaders         []string
+	BreakerServerFailures  *int32
+	BreakerNetworkFailures *int32
 }
 
 func (q *Queries) UpdateHost(ctx context.Context, arg UpdateHostParams) (Host, error) {
@@ -269,6 +288,8 @@ func (q *Queries) UpdateHost(ctx context.Context, arg UpdateHostParams) (Host, e
 		arg.IdleTimeoutMs,
 		arg.TotalTimeoutMs,
 		arg.ForwardHeaders,
+		arg.BreakerServerFailures,
+		arg.BreakerNetworkFailures,
 	)
 	var i Host
 	err := row.Scan(
@@ -284,6 +305,8 @@ func (q *Queries) UpdateHost(ctx context.Context, arg UpdateHostParams) (Host, e
 		&i.TotalTimeoutMs,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.BreakerServerFailures,
+		&i.BreakerNetworkFailures,
 		&i.ForwardHeaders,
 	)
 	return i, err

@@ -67,19 +67,21 @@ type GroupMembership struct {
 }
 
 type Host struct {
-	ID                 uuid.UUID
-	Slug               string
-	Name               string
-	Provider           string
-	BaseURL            string
-	Enabled            bool
-	ConnectTimeoutMs   int32
-	FirstByteTimeoutMs int32
-	IdleTimeoutMs      int32
-	TotalTimeoutMs     int32
-	CreatedAt          time.Time
-	UpdatedAt          time.Time
-	ForwardHeaders     []string
+	ID                     uuid.UUID
+	Slug                   string
+	Name                   string
+	Provider               string
+	BaseURL                string
+	Enabled                bool
+	ConnectTimeoutMs       int32
+	FirstByteTimeoutMs     int32
+	IdleTimeoutMs          int32
+	TotalTimeoutMs         int32
+	CreatedAt              time.Time
+	UpdatedAt              time.Time
+	BreakerServerFailures  *int32
+	BreakerNetworkFailures *int32
+	ForwardHeaders         []string
 }
 
 type HostKey struct {
