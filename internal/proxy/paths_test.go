@@ -208,20 +208,20 @@ func TestPaths_CallerDisconnectCancelsUpstream(t *testing.T) {
 			start func(ctx context.Context) // returns once the upstream is answering
 		}{
 			{"chat stream", "stall-2", func(ctx context.Context) {
-				s := f.openai(oaopt.WithHeader("X-Mock-Fault", "stall-2")).Chat.Completions.NewStreaming(ctx, chatParams("gpt-test"))
+				s := f.openai(oaopt.WithHeader(testFault, "stall-2")).Chat.Completions.NewStreaming(ctx, chatParams("gpt-test"))
 				if !s.Next() {
 					t.Error("no first event")
 				}
 			}},
 			{"messages stream", "stall-1", func(ctx context.Context) {
-				s := f.anthropic().Messages.NewStreaming(ctx, messageParams("claude-test"), anthopt.WithHeader("X-Mock-Fault", "stall-1"))
+				s := f.anthropic().Messages.NewStreaming(ctx, messageParams("claude-test"), anthopt.WithHeader(testFault, "stall-1"))
 				if !s.Next() {
 					t.Error("no first event")
 				}
 			}},
 			{"chat non-stream", "stall-0", func(ctx context.Context) {
 				go func() {
-					_, _ = f.openai(oaopt.WithHeader("X-Mock-Fault", "stall-0")).Chat.Completions.New(ctx, chatParams("gpt-test"))
+					_, _ = f.openai(oaopt.WithHeader(testFault, "stall-0")).Chat.Completions.New(ctx, chatParams("gpt-test"))
 				}()
 				f.waitForStart(func(r mockupstream.Request) bool { return r.Fault == "stall-0" })
 			}},
@@ -250,7 +250,10 @@ func TestPaths_FirstByteTimeoutFailsOver(t *testing.T) {
 	t.Parallel()
 	forEachPath(t, func(t *testing.T, p upstreamPath) {
 		f := fixtureOn(t, p)
-		h := f.host("openai", func(h *snapshot.Host) { h.FirstByteTimeout = 300 * time.Millisecond })
+		h := f.host("openai", func(h *snapshot.Host) {
+			h.FirstByteTimeout = 300 * time.Millisecond
+			h.BreakerNetworkFailures = 1 // one timeout holds, so the hold is seen
+		})
 		slow := f.key(h, "slow", "sk-up-fault-slow-5000-first")
 		f.key(h, "fast", "sk-up-fast-second")
 		f.bind(f.model("gpt-test", true), h, wire.ShapeOpenAI, "gpt-4o-mini")
@@ -282,7 +285,7 @@ func TestPaths_IdleTimeoutBreaksTheStream(t *testing.T) {
 		f.key(h, "k", "sk-up-idle")
 		f.bind(f.model("gpt-test", true), h, wire.ShapeOpenAI, "m")
 		f.start()
-		stream := f.openai(oaopt.WithHeader("X-Mock-Fault", "stall-2")).Chat.Completions.NewStreaming(t.Context(), chatParams("gpt-test"))
+		stream := f.openai(oaopt.WithHeader(testFault, "stall-2")).Chat.Completions.NewStreaming(t.Context(), chatParams("gpt-test"))
 		n := 0
 		for stream.Next() {
 			n++
@@ -351,7 +354,7 @@ func TestPaths_MidStreamResetIsSurfacedNotRetried(t *testing.T) {
 		f.key(f.data.Hosts[0], "oa-2", "sk-up-openai-spare-key") // a retry would have somewhere to go
 		f.start()
 
-		stream := f.openai(oaopt.WithHeader("X-Mock-Fault", "reset-3")).Chat.Completions.NewStreaming(t.Context(), chatParams("gpt-test"))
+		stream := f.openai(oaopt.WithHeader(testFault, "reset-3")).Chat.Completions.NewStreaming(t.Context(), chatParams("gpt-test"))
 		n := 0
 		for stream.Next() {
 			n++
@@ -362,14 +365,14 @@ func TestPaths_MidStreamResetIsSurfacedNotRetried(t *testing.T) {
 		if rec := f.rec.next(t); rec.ErrorKind != "upstream_stream_error" || rec.Attempts != 1 || rec.Status != 200 {
 			t.Errorf("record %+v", rec)
 		}
-		resp, body := f.post("/v1/responses", `{"model":"resp-test","input":"hi","stream":true}`, map[string]string{"X-Mock-Fault": "reset-2"})
+		resp, body := f.post("/v1/responses", `{"model":"resp-test","input":"hi","stream":true}`, map[string]string{testFault: "reset-2"})
 		if resp.StatusCode != 200 || !strings.Contains(body, "event: error\ndata: {\"type\":\"error\",\"code\":\"upstream_stream_error\"") {
 			t.Errorf("responses: %d\n%s", resp.StatusCode, body)
 		}
 		f.rec.next(t)
 		// Non-stream: the body breaks after the headers; nothing has
 		// reached the caller yet, so another key may answer.
-		resp, body = f.post("/v1/chat/completions", chatBody, map[string]string{"X-Mock-Fault": "reset-0"})
+		resp, body = f.post("/v1/chat/completions", chatBody, map[string]string{testFault: "reset-0"})
 		if resp.StatusCode != 502 && resp.StatusCode != 200 {
 			t.Errorf("reset before any byte: %d %s", resp.StatusCode, body)
 		}
@@ -399,7 +402,7 @@ func TestPaths_ConnectionsAreReused(t *testing.T) {
 			{chatBody, nil, 200},
 			{`{"model":"gpt-test","stream":true,"messages":[{"role":"user","content":"hi"}]}`, nil, 200},
 			{`{"model":"claude-test","max_tokens":16,"messages":[{"role":"user","content":"hi"}]}`, nil, 200},
-			{chatBody, map[string]string{"X-Mock-Fault": "400"}, 400},
+			{chatBody, map[string]string{testFault: "400"}, 400},
 		}
 		run := func(rounds int) {
 			var wg sync.WaitGroup
@@ -439,12 +442,12 @@ func TestPaths_BreakerOutcomes(t *testing.T) {
 	t.Parallel()
 	forEachPath(t, func(t *testing.T, p upstreamPath) {
 		for _, tc := range []struct {
-			fault  string // X-Mock-Fault
+			fault  string // testFault
 			status int    // what the caller gets
 			scope  keypool.Scope
 			held   bool
 		}{
-			{"401", 502, keypool.ScopeKey, true},
+			{"401", 502, keypool.ScopeModel, true}, // the model first; the key on a second model's refusal
 			{"404", 502, keypool.ScopeModel, true},
 			{"500", 502, keypool.ScopeModel, true},
 			{"reset-0", 502, keypool.ScopeModel, true},
@@ -454,7 +457,13 @@ func TestPaths_BreakerOutcomes(t *testing.T) {
 		} {
 			t.Run(tc.fault, func(t *testing.T) {
 				f := fixtureOn(t, p)
-				h := f.host("openai", func(h *snapshot.Host) { h.IdleTimeout = 2 * time.Second })
+				// One event holds: the thresholds' counting is keypool's
+				// (and TestBreakers_HostThresholdsDecideForTheirKeys');
+				// here the outcome's class must be the same on every path.
+				h := f.host("openai", func(h *snapshot.Host) {
+					h.IdleTimeout = 2 * time.Second
+					h.BreakerServerFailures, h.BreakerNetworkFailures = 1, 1
+				})
 				k := f.key(h, "only", "sk-up-only-key")
 				f.bind(f.model("gpt-test", true), h, wire.ShapeOpenAI, "gpt-4o-mini")
 				f.start()
@@ -462,7 +471,7 @@ func TestPaths_BreakerOutcomes(t *testing.T) {
 				if strings.Contains(tc.fault, "-2") {
 					body = `{"model":"gpt-test","stream":true,"messages":[{"role":"user","content":"hi"}]}`
 				}
-				resp, got := f.post("/v1/chat/completions", body, map[string]string{"X-Mock-Fault": tc.fault})
+				resp, got := f.post("/v1/chat/completions", body, map[string]string{testFault: tc.fault})
 				if resp.StatusCode != tc.status {
 					t.Fatalf("%d %s, want %d", resp.StatusCode, got, tc.status)
 				}
