@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/relay-llm/relay/internal/wire"
 )
 
 // h1Client is a minimal HTTP/1.1 client for plain-HTTP upstreams. It does
@@ -582,7 +584,7 @@ func validHeaderNameBytes(k []byte) bool {
 // does: a name with a byte that is not a token character stays as it is.
 func canonicalKey(k []byte) {
 	for _, c := range k {
-		if !isTokenByte(c) {
+		if !wire.IsTokenByte(c) {
 			return
 		}
 	}
@@ -596,15 +598,6 @@ func canonicalKey(k []byte) {
 		k[i] = c
 		upper = c == '-'
 	}
-}
-
-// isTokenByte reports whether c may appear in an RFC 7230 token.
-func isTokenByte(c byte) bool {
-	switch {
-	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		return true
-	}
-	return strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
 }
 
 // headerHas reports whether the comma-separated header k lists token.

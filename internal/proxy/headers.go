@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"net/textproto"
 	"slices"
-	"strings"
 
 	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/wire"
@@ -16,32 +15,17 @@ import (
 // wire.NeverForwarded names and never one the caller's Connection header
 // calls hop-by-hop. Everything else stays behind. It returns dst.
 func appendOutboundHeaders(dst, src http.Header, shape wire.Shape, host *snapshot.Host) http.Header {
-	conn := src["Connection"]
+	hop := len(src["Connection"]) > 0
 	for name, vs := range src {
-		if !wire.ForwardsHeader(shape, name) && !slices.Contains(host.ForwardHeaders, name) || wire.NeverForwarded(name) {
+		if !wire.ForwardsHeader(shape, name) && !slices.Contains(host.ForwardHeaders, name) {
 			continue
 		}
-		if len(conn) > 0 && connectionLists(conn, name) {
+		if wire.NeverForwarded(name) || hop && headerHas(src, "Connection", name) {
 			continue
 		}
 		dst[name] = vs
 	}
 	return dst
-}
-
-// connectionLists reports whether the Connection header's values name the
-// header name (a hop-by-hop header of the caller's connection).
-func connectionLists(conn []string, name string) bool {
-	for _, v := range conn {
-		for v != "" {
-			var h string
-			h, v, _ = strings.Cut(v, ",")
-			if h = strings.TrimSpace(h); len(h) == len(name) && strings.EqualFold(h, name) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // checkHeaderBounds refuses a request whose headers are more or larger

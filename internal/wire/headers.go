@@ -115,13 +115,18 @@ func CheckForwardHeaders(names []string) ([]string, error) {
 // isToken reports whether s is an RFC 9110 token, the syntax of a field name.
 func isToken(s string) bool {
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
-		default:
+		if !IsTokenByte(s[i]) {
 			return false
 		}
 	}
 	return true
+}
+
+// IsTokenByte reports whether c may appear in an RFC 9110 token.
+func IsTokenByte(c byte) bool {
+	switch {
+	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		return true
+	}
+	return strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
 }
