@@ -191,7 +191,7 @@ func newPlanes(ctx context.Context, cfg *config.Config, st *store.Store, box *se
 			return fmt.Errorf("listen for the demo mock upstream: %w", err)
 		}
 		mockSrv := &http.Server{Handler: http.StripPrefix("/mock-upstream", mock), ReadHeaderTimeout: 10 * time.Second}
-		go mockSrv.Serve(ln) //nolint:errcheck // ends with ErrServerClosed when stopped
+		go mockSrv.Serve(ln) // ends with ErrServerClosed when stopped
 		svcs.add("demo mock upstream", mockSrv.Shutdown)
 		mockURL := "http://" + ln.Addr().String() + "/mock-upstream"
 		res, err := demo.Seed(ctx, st, box, demo.Options{MockBaseURL: mockURL, Getenv: getenv})
