@@ -92,7 +92,13 @@ func newPlanes(ctx context.Context, cfg *config.Config, st *store.Store, box *se
 		}
 	})
 	breakers = reg.Breakers(breakers)
-	ledger := usageledger.NewWriter(usageledger.WriterConfig{Sink: st, Snapshot: ld.Current, Observer: reg, Logger: log, SpoolDir: filepath.Join(cfg.DataDir, "spool", "usage"),
+	// The ledger's sink: Postgres itself, or the JetStream stream that
+	// `relay usage-consume` loads into it (RELAY_USAGE_SINK).
+	sink, err := usageSink(ctx, cfg, st, svcs, log)
+	if err != nil {
+		return nil, err
+	}
+	ledger := usageledger.NewWriter(usageledger.WriterConfig{Sink: sink, Snapshot: ld.Current, Observer: reg, Logger: log, SpoolDir: filepath.Join(cfg.DataDir, "spool", "usage"),
 		TrimRouteDetail: true, RouteDetailSample: cfg.UsageDetailSample})
 	svcs.add("usage ledger", ledger.Close)
 	reg.WatchUsage(ledger)
