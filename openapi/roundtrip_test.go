@@ -84,7 +84,7 @@ func serve(t *testing.T) (*stub, *client.ClientWithResponses) {
 		if err != nil {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusBadRequest)
-			json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"code": "invalid_request", "message": err.Error()}}) //nolint:errcheck // test
+			json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"code": "invalid_request", "message": err.Error()}}) // test
 			return
 		}
 		api.ServeHTTP(w, r)

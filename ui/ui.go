@@ -133,7 +133,7 @@ type nonceKey struct{}
 
 func newNonce() string {
 	b := make([]byte, 18)
-	rand.Read(b) //nolint:errcheck // crypto/rand.Read never fails on supported platforms
+	rand.Read(b) // crypto/rand.Read never fails on supported platforms
 	return base64.RawStdEncoding.EncodeToString(b)
 }
 

@@ -73,7 +73,7 @@ func startChild(ctx context.Context, name, bin string, args, env []string, up *r
 			}
 			fmt.Fprintf(stderr, "%s: %s\n", name, sc.Text())
 		}
-		io.Copy(io.Discard, pr) //nolint:errcheck // only a too-long line stops the scanner early; keep the pipe drained
+		io.Copy(io.Discard, pr) // only a too-long line stops the scanner early; keep the pipe drained
 	}()
 	go func() {
 		c.err = cmd.Wait()
@@ -106,13 +106,13 @@ func (c *child) stop() error {
 		return c.exitErr()
 	default:
 	}
-	c.cmd.Process.Signal(syscall.SIGTERM) //nolint:errcheck // it may have exited meanwhile
+	c.cmd.Process.Signal(syscall.SIGTERM) // it may have exited meanwhile
 	select {
 	case <-c.done:
 		return c.exitErr()
 	case <-time.After(stopTimeout):
 	}
-	c.cmd.Process.Kill() //nolint:errcheck // as above
+	c.cmd.Process.Kill() // as above
 	<-c.done
 	return fmt.Errorf("%s did not exit within %s of SIGTERM; killed it", c.name, stopTimeout)
 }
@@ -220,7 +220,7 @@ func startPlain(name, bin string, args []string, stderr io.Writer) (*child, erro
 		for sc.Scan() {
 			fmt.Fprintf(stderr, "%s: %s\n", name, sc.Text())
 		}
-		io.Copy(io.Discard, pr) //nolint:errcheck // keep the pipe drained
+		io.Copy(io.Discard, pr) // keep the pipe drained
 	}()
 	go func() {
 		c.err = cmd.Wait()

@@ -41,6 +41,7 @@ commands:
   keys mint             mint a relay key (printed once)
   token mint            mint an inference token for a signed-in user
   rotate-master-key --new-key K  reseal every sealed host key under a new master key
+  usage-consume         load the JetStream usage stream into the ledger (RELAY_USAGE_SINK=jetstream)
   healthcheck           exit 0 when the local inference plane answers /readyz 200 (container health checks)
   version               print the version
 
@@ -83,6 +84,8 @@ func runCommand(ctx context.Context, cmd string, args []string, getenv func(stri
 		return tokenCmd(ctx, args, getenv, os.Stdin, stdout, stderr)
 	case "rotate-master-key":
 		return rotateMasterKey(ctx, args, getenv, stdout, stderr)
+	case "usage-consume":
+		return usageConsume(ctx, args, getenv, stderr)
 	case "healthcheck":
 		return healthcheck(ctx, args, getenv, stdout, stderr)
 	case "version":

@@ -92,7 +92,13 @@ func newPlanes(ctx context.Context, cfg *config.Config, st *store.Store, box *se
 		}
 	})
 	breakers = reg.Breakers(breakers)
-	ledger := usageledger.NewWriter(usageledger.WriterConfig{Sink: st, Snapshot: ld.Current, Observer: reg, Logger: log, SpoolDir: filepath.Join(cfg.DataDir, "spool", "usage"),
+	// The ledger's sink: Postgres itself, or the JetStream stream that
+	// `relay usage-consume` loads into it (RELAY_USAGE_SINK).
+	sink, err := usageSink(ctx, cfg, st, svcs, log)
+	if err != nil {
+		return nil, err
+	}
+	ledger := usageledger.NewWriter(usageledger.WriterConfig{Sink: sink, Snapshot: ld.Current, Observer: reg, Logger: log, SpoolDir: filepath.Join(cfg.DataDir, "spool", "usage"),
 		TrimRouteDetail: true, RouteDetailSample: cfg.UsageDetailSample})
 	svcs.add("usage ledger", ledger.Close)
 	reg.WatchUsage(ledger)
@@ -191,7 +197,7 @@ func newPlanes(ctx context.Context, cfg *config.Config, st *store.Store, box *se
 			return fmt.Errorf("listen for the demo mock upstream: %w", err)
 		}
 		mockSrv := &http.Server{Handler: http.StripPrefix("/mock-upstream", mock), ReadHeaderTimeout: 10 * time.Second}
-		go mockSrv.Serve(ln) //nolint:errcheck // ends with ErrServerClosed when stopped
+		go mockSrv.Serve(ln) // ends with ErrServerClosed when stopped
 		svcs.add("demo mock upstream", mockSrv.Shutdown)
 		mockURL := "http://" + ln.Addr().String() + "/mock-upstream"
 		res, err := demo.Seed(ctx, st, box, demo.Options{MockBaseURL: mockURL, Getenv: getenv})

@@ -8,7 +8,7 @@
 // The package holds only tests; see clients_test.go and replay_test.go.
 //
 //	go test ./internal/clienttest/                       # clients and replay
-//	RELAY_CLIENTTEST_RECORD=1 go test ./internal/clienttest/ -run TestClients
+//	RELAY_CLIENTTEST_RECORD=1 go test ./internal/clienttest/ -run 'TestSDKs|TestClaudeCode|TestCodex'
 //	                                                     # rewrite the fixtures
 //
 // Without node and npm, or without the npm registry, the client tests skip with

@@ -55,6 +55,10 @@ type Config struct {
 	MaxHeaderBytes        int           // RELAY_MAX_HEADER_BYTES: request line and header fields on the inference plane, in bytes
 	MaxHeaders            int           // RELAY_MAX_HEADERS: header fields of an inference request, Host included
 	UsageDetailSample     float64       // RELAY_USAGE_DETAIL_SAMPLE: fraction of plain routed successes whose routing decision the ledger keeps in full
+	UsageSink             string        // RELAY_USAGE_SINK: postgres (the pod writes the ledger) or jetstream (the pod publishes; relay usage-consume writes)
+	NATSURL               string        // RELAY_NATS_URL: NATS server(s) of the jetstream usage sink
+	UsageStream           string        // RELAY_USAGE_STREAM: the JetStream stream usage events go through
+	UsageStreamReplicas   int           // RELAY_USAGE_STREAM_REPLICAS: replicas of that stream (3 in a NATS cluster)
 
 	// TLS and what is believed of a proxy in front (internal/server).
 	TLSCertFile    string         // RELAY_TLS_CERT_FILE: PEM certificate (chain) both planes serve; with TLSKeyFile turns TLS on
@@ -142,6 +146,11 @@ func settings(c *Config) []setting {
 			count(&c.PayloadQueue, 1, 1<<20)},
 		{"RELAY_USAGE_DETAIL_SAMPLE", "usage-detail-sample", "0.01", "fraction (0 to 1) of plain routed successes whose routing decision is stored in full",
 			valid(&c.UsageDetailSample, func(v string) (float64, error) { return strconv.ParseFloat(v, 64) }, between(0.0, 1.0), "a fraction from 0 to 1")},
+		{"RELAY_USAGE_SINK", "usage-sink", "postgres", "where pods send usage events: postgres or jetstream", usageSink(&c.UsageSink)},
+		{"RELAY_NATS_URL", "nats-url", "", "NATS server URL(s), comma-separated, of the jetstream usage sink",
+			urlOf(&c.NATSURL, "want nats://host:port", "nats", "tls")},
+		{"RELAY_USAGE_STREAM", "usage-stream", "RELAY_USAGE", "the JetStream stream of usage events", streamName(&c.UsageStream)},
+		{"RELAY_USAGE_STREAM_REPLICAS", "usage-stream-replicas", "1", "replicas of the usage stream", count(&c.UsageStreamReplicas, 1, 5)},
 		{"RELAY_TLS_CERT_FILE", "tls-cert-file", "", "PEM certificate both planes serve over TLS (re-read when it changes)", text(&c.TLSCertFile)},
 		{"RELAY_TLS_KEY_FILE", "tls-key-file", "", "PEM private key of the TLS certificate", text(&c.TLSKeyFile)},
 		{"RELAY_TRUSTED_PROXIES", "trusted-proxies", "", "comma-separated CIDRs whose X-Forwarded-For/-Proto are believed",
@@ -226,10 +235,40 @@ func (c *Config) check() []error {
 	if !c.AdminTokenExpires.IsZero() && c.AdminToken == "" {
 		errs = append(errs, errors.New("RELAY_ADMIN_TOKEN_EXPIRES: it applies to RELAY_ADMIN_TOKEN, which is not set (a token file gives its own expiry on its second line)"))
 	}
+	if c.UsageSink == "jetstream" && c.NATSURL == "" {
+		errs = append(errs, errors.New("RELAY_NATS_URL: RELAY_USAGE_SINK=jetstream needs the NATS server"))
+	}
 	if c.PreviousKeys != nil && c.MasterKey == nil {
 		errs = append(errs, errors.New("RELAY_MASTER_KEY_PREVIOUS: set RELAY_MASTER_KEY too; previous keys only open values"))
 	}
 	return errs
+}
+
+func usageSink(dst *string) func(string) error {
+	return func(v string) error {
+		switch v = strings.ToLower(v); v {
+		case "postgres", "jetstream":
+			*dst = v
+			return nil
+		}
+		return fmt.Errorf("%q is not postgres or jetstream", v)
+	}
+}
+
+// streamName is a JetStream stream name: letters, digits, - and _.
+func streamName(dst *string) func(string) error {
+	return func(v string) error {
+		for _, r := range v {
+			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+				return fmt.Errorf("%q is not a stream name (letters, digits, - and _)", v)
+			}
+		}
+		if v == "" {
+			return errors.New("a stream name is required")
+		}
+		*dst = v
+		return nil
+	}
 }
 
 func text(dst *string) func(string) error {

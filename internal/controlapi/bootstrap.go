@@ -76,6 +76,6 @@ func Bootstrap(ctx context.Context, st *store.Store, getenv func(string) string,
 // generatePassword is 18 random bytes, base64url (24 characters).
 func generatePassword() string {
 	b := make([]byte, 18)
-	rand.Read(b) //nolint:errcheck // crypto/rand.Read never fails on supported platforms
+	rand.Read(b) // crypto/rand.Read never fails on supported platforms
 	return base64.RawURLEncoding.EncodeToString(b)
 }

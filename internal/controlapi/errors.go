@@ -188,5 +188,5 @@ func writeError(log *slog.Logger, w http.ResponseWriter, r *http.Request, err er
 		h.Set("Retry-After", strconv.Itoa(e.retryAfter))
 	}
 	w.WriteHeader(e.status)
-	json.NewEncoder(w).Encode(body) //nolint:errcheck // the client may be gone
+	json.NewEncoder(w).Encode(body) // the client may be gone
 }

@@ -31,7 +31,7 @@ const (
 // hashPassword returns the PHC string of password under a fresh salt.
 func hashPassword(password string) string {
 	salt := make([]byte, argonSaltLen)
-	rand.Read(salt) //nolint:errcheck // crypto/rand.Read never fails on supported platforms
+	rand.Read(salt) // crypto/rand.Read never fails on supported platforms
 	key := argon2.IDKey([]byte(password), salt, argonTime, argonMemory, argonThreads, argonKeyLen)
 	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, argonMemory, argonTime, argonThreads,
 		base64.RawStdEncoding.EncodeToString(salt), base64.RawStdEncoding.EncodeToString(key))

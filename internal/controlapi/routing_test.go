@@ -11,7 +11,7 @@ import (
 	"github.com/google/uuid"
 )
 
-// TestRouting_ModelStrategyAndFallbacks creates, patches and reads a model's
+// TestRouteCatalog_ModelStrategyAndFallbacks creates, patches and reads a model's
 // strategy and fallback list, and checks every rule with the field at fault.
 func TestRouteCatalog_ModelStrategyAndFallbacks(t *testing.T) {
 	t.Parallel()

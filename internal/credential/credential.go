@@ -28,7 +28,7 @@ type Minted struct {
 
 func mint(prefix string) Minted {
 	b := make([]byte, 48)
-	rand.Read(b) //nolint:errcheck // crypto/rand.Read never fails on supported platforms
+	rand.Read(b) // crypto/rand.Read never fails on supported platforms
 	p := prefix + base64.RawURLEncoding.EncodeToString(b)
 	return Minted{Plaintext: p, Hash: Hash(p), DisplayPrefix: p[:DisplayLen]}
 }

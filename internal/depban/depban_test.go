@@ -13,6 +13,7 @@ import (
 	"go/parser"
 	"go/token"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -259,4 +260,58 @@ func hasDoc(t *testing.T, dir string, files []string) bool {
 		}
 	}
 	return false
+}
+
+// The README's map names every package of the module, and names nothing that
+// is not there: a package added without its row, or a row left behind by a
+// move, fails here.
+func TestREADME_MapsEveryPackage(t *testing.T) {
+	t.Parallel()
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mapped := map[string]bool{}
+	inMap := false
+	for _, line := range strings.Split(string(readme), "\n") {
+		if strings.HasPrefix(line, "| where | what |") {
+			inMap = true
+			continue
+		}
+		if inMap && !strings.HasPrefix(line, "|") {
+			break
+		}
+		if !inMap {
+			continue
+		}
+		where, _, _ := strings.Cut(strings.TrimPrefix(line, "|"), "|")
+		for _, f := range strings.Split(where, "`")[1:] {
+			f = strings.TrimSuffix(strings.TrimSpace(strings.Trim(f, ", ")), "/")
+			if f == "" || strings.HasPrefix(f, "-") {
+				continue
+			}
+			mapped[f] = true
+		}
+	}
+	if len(mapped) < 10 {
+		t.Fatalf("README: no package map found (a table headed | where | what |): %d entries", len(mapped))
+	}
+	for f := range mapped {
+		if _, err := os.Stat(filepath.Join("../..", f)); err != nil {
+			t.Errorf("README's map names %s, which is not in the repository", f)
+		}
+	}
+	for _, p := range list(t) {
+		rel := strings.TrimPrefix(p.ImportPath, mod+"/")
+		if !mapped[rel] {
+			t.Errorf("README's map has no row for %s (%s)", rel, firstSentence(p.Doc))
+		}
+	}
+}
+
+func firstSentence(doc string) string {
+	if i := strings.Index(doc, ". "); i > 0 {
+		return doc[:i+1]
+	}
+	return doc
 }

@@ -23,7 +23,7 @@ func RequireToken(token string, h http.Handler) http.Handler {
 			hd.Set("Cache-Control", "no-store")
 			hd.Set("X-Content-Type-Options", "nosniff")
 			w.WriteHeader(http.StatusUnauthorized)
-			w.Write([]byte(`{"error":{"code":"unauthenticated","message":"send the metrics token (RELAY_METRICS_TOKEN) as Authorization: Bearer"}}` + "\n")) //nolint:errcheck // the client may be gone
+			w.Write([]byte(`{"error":{"code":"unauthenticated","message":"send the metrics token (RELAY_METRICS_TOKEN) as Authorization: Bearer"}}` + "\n")) // the client may be gone
 			return
 		}
 		h.ServeHTTP(w, r)

@@ -40,7 +40,7 @@ func emptyDB(t *testing.T) *pgxpool.Pool {
 		pool.Close()
 		admin, err := pgxpool.New(context.Background(), server)
 		if err == nil {
-			admin.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)") //nolint:errcheck
+			admin.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
 			admin.Close()
 		}
 	})

@@ -144,7 +144,7 @@ func h1DiffSeeds() []string {
 	}
 }
 
-// TestH1_ParsesAsNetHTTPDoes runs the differential over its seeds: in CI
+// FuzzH1_ParsesAsNetHTTPDoes runs the differential over its seeds: in CI
 // as a normal test.
 func FuzzH1_ParsesAsNetHTTPDoes(f *testing.F) {
 	for _, s := range h1DiffSeeds() {

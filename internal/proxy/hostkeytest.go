@@ -68,7 +68,7 @@ func (h *Handler) TestHostKey(ctx context.Context, id snapshot.ID) (KeyTestResul
 	if err != nil {
 		return KeyTestResult{Latency: lat, Message: "no answer from " + host.Slug + ": " + errorClass(err)}, nil
 	}
-	io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20)) //nolint:errcheck // draining for reuse only
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20)) // draining for reuse only
 	resp.Body.Close()
 	r := KeyTestResult{OK: resp.StatusCode < 300, UpstreamStatus: resp.StatusCode, Latency: lat}
 	switch {

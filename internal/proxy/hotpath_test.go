@@ -142,7 +142,7 @@ func BenchmarkHotPath(b *testing.B) {
 		h, snap := hotPathHandler(snapshot.StrategyPrioritized)
 		exp := tracetest.NewInMemoryExporter()
 		tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp))
-		defer tp.Shutdown(context.Background()) //nolint:errcheck
+		defer tp.Shutdown(context.Background())
 		h.tracer = tp.Tracer(tracerName)
 		rq := hotPathRequest(h)
 		tried := make([]snapshot.ID, 0, maxTried)

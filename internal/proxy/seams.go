@@ -13,7 +13,7 @@ import (
 )
 
 // Limiter admits a request once it is routed, before the first host key is
-// picked. The rate-limit issue implements it; the default admits all.
+// picked. internal/ratelimit implements it; the default admits all.
 type Limiter interface {
 	// Admit may wait (pacing) while ctx lives. It returns a func to call
 	// once with the actual usage when the response has ended, or an error:

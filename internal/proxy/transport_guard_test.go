@@ -34,7 +34,7 @@ func TestGuardedTransport_RefusesRelaysOwnListener(t *testing.T) {
 	}
 	g.SetListeners(relayPlain.Listener.Addr(), relayTLS.Listener.Addr())
 	tr := NewGuardedTransport(g)
-	tr.std.TLSClientConfig = &tls.Config{InsecureSkipVerify: true} //nolint:gosec // the test's own certificate
+	tr.std.TLSClientConfig = &tls.Config{InsecureSkipVerify: true} // the test's own certificate
 	defer tr.CloseIdleConnections()
 
 	port := func(s *httptest.Server) string { _, p, _ := net.SplitHostPort(s.Listener.Addr().String()); return p }

@@ -263,7 +263,7 @@ func writeFramingError(w http.ResponseWriter, status int, msg string) {
 	h.Set("Connection", "close")
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(status)
-	w.Write(body) //nolint:errcheck // the client may be gone
+	w.Write(body) // the client may be gone
 }
 
 // bodyUntil is the body deadline of a request that starts now: zero when

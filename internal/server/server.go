@@ -87,7 +87,7 @@ func (s *Server) Connections() (inference, control int) {
 
 func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
-	w.Write([]byte(`{"status":"ok"}`)) //nolint:errcheck // the client may be gone
+	w.Write([]byte(`{"status":"ok"}`)) // the client may be gone
 }
 
 type readiness struct {
@@ -117,7 +117,7 @@ func (s *Server) readyz(control bool) http.HandlerFunc {
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "no-store")
 		w.WriteHeader(code)
-		json.NewEncoder(w).Encode(body) //nolint:errcheck // the client may be gone
+		json.NewEncoder(w).Encode(body) // the client may be gone
 	}
 }
 

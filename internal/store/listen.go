@@ -22,7 +22,7 @@ func (s *Store) Listen(ctx context.Context, onListening func(backendPID uint32),
 	defer func() {
 		closeCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
-		conn.Close(closeCtx) //nolint:errcheck // best effort on the way out
+		conn.Close(closeCtx) // best effort on the way out
 	}()
 	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{Channel}.Sanitize()); err != nil {
 		return fmt.Errorf("listen: %w", err)

@@ -10,7 +10,7 @@ import (
 	"github.com/google/uuid"
 )
 
-// TestRouting_CatalogFields round-trips the routing fields of models,
+// TestRouteCatalog_CatalogFields round-trips the routing fields of models,
 // bindings and policies, their defaults, and the rules the schema keeps.
 func TestRouteCatalog_CatalogFields(t *testing.T) {
 	t.Parallel()
@@ -106,7 +106,7 @@ func TestRouteCatalog_CatalogFields(t *testing.T) {
 	}
 }
 
-// TestRouting_UsageRouteAndSaved stores the routing decision and the money
+// TestRouteCatalog_UsageRouteAndSaved stores the routing decision and the money
 // the cache saved, and sums saved by binding and host key alike from the
 // ledger and from the rollups.
 func TestRouteCatalog_UsageRouteAndSaved(t *testing.T) {

@@ -3,7 +3,7 @@
 // else can import), maps driver errors to the sentinel errors below, runs
 // transactions, reads the whole catalog for a snapshot build and holds the
 // LISTEN connection. No other package imports pgx; the inference plane
-// reaches none of this (a test in internal/proxy checks).
+// reaches none of this (internal/depban checks).
 package store
 
 import (
@@ -89,7 +89,7 @@ func (s *Store) inTx(ctx context.Context, opts pgx.TxOptions, fn func(*Tx) error
 	if err != nil {
 		return fmt.Errorf("begin transaction: %w", mapErr(err))
 	}
-	defer tx.Rollback(ctx) //nolint:errcheck // a no-op after commit
+	defer tx.Rollback(ctx) // a no-op after commit
 	if err := fn(&Tx{tx: tx, q: s.q.WithTx(tx)}); err != nil {
 		return err
 	}

@@ -40,7 +40,7 @@ func (c Class) String() string {
 
 // featureClasses classifies the support matrix's features. An advisory
 // feature is never Rejected by a pair; only an advisory one is Dropped;
-// a carried one is never Rejected (TestFieldPolicy_Consistent).
+// a carried one is never Rejected (TestFieldPolicy_ConsistentWithMatrix).
 var featureClasses = [featCount]Class{
 	FeatSystem:          Carried,
 	FeatSystemMid:       Carried,

@@ -1,5 +1,5 @@
 // Package usage owns the usage ledger from the moment a request ends: it
-// prices each event.Record from its binding (cost.go), journals it on disk
+// prices each event.Record from its binding (event.go), journals it on disk
 // and queues it without blocking the request (journal.go: a killed process
 // loses nothing it answered; a full queue spills to the journal), writes
 // batches to Postgres (Writer), marking those Postgres cannot take for

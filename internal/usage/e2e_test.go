@@ -182,7 +182,7 @@ func newRig(t *testing.T) *rig {
 	t.Cleanup(st.Close)
 	r.st = st
 	r.w = usage.NewWriter(usage.WriterConfig{Sink: st, Snapshot: func() *snapshot.Snapshot { return r.snap }, FlushInterval: 20 * time.Millisecond})
-	t.Cleanup(func() { r.w.Close(context.Background()) }) //nolint:errcheck // closed by the test
+	t.Cleanup(func() { r.w.Close(context.Background()) }) // closed by the test
 	h := proxy.New(proxy.Config{
 		Snapshot: func() *snapshot.Snapshot { return r.snap },
 		Recorder: r.w,
