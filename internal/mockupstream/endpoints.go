@@ -74,6 +74,9 @@ func (s *Server) serveEndpoint(w http.ResponseWriter, r *http.Request) bool {
 	var e *apiError
 	if !s.keyAccepted(bearer(r.Header)) {
 		e = &apiError{kind: errAuth, msg: "Incorrect API key provided. You can find your API key at https://platform.openai.com/account/api-keys."}
+	} else if st := s.statusFault(r); st != 0 {
+		_, _ = io.Copy(io.Discard, r.Body)
+		e = &apiError{status: st, kind: kindForStatus(st)}
 	} else {
 		e = ep(s, sw, r, x)
 	}
@@ -86,6 +89,25 @@ func (s *Server) serveEndpoint(w http.ResponseWriter, r *http.Request) bool {
 		s.complete(seq, &rec)
 	}
 	return true
+}
+
+// statusFault is the status fault these endpoints honour (the others of
+// Server's list are chat's): "fault-<status>" in the fault header, else in
+// the credential; 0 for none.
+func (s *Server) statusFault(r *http.Request) int {
+	name := cmpOr(s.opts.FaultHeader, "X-Mock-Fault")
+	for _, v := range []string{r.Header.Get(name), bearer(r.Header)} {
+		v = strings.TrimPrefix(v, "fault-")
+		if i := strings.Index(v, "fault-"); i >= 0 {
+			v = v[i+len("fault-"):]
+		}
+		if len(v) >= 3 {
+			if st, err := strconv.Atoi(v[:3]); err == nil && st >= 400 && st <= 599 {
+				return st
+			}
+		}
+	}
+	return 0
 }
 
 // statusWriter remembers the status sent.

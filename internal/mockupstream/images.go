@@ -192,4 +192,6 @@ func readImageForm(r *http.Request, x *exchange) (*imagesRequest, int64, *apiErr
 
 func isPNG(b []byte) bool  { return len(b) >= 8 && string(b[:8]) == "\x89PNG\r\n\x1a\n" }
 func isJPEG(b []byte) bool { return len(b) >= 3 && b[0] == 0xff && b[1] == 0xd8 && b[2] == 0xff }
-func isWebP(b []byte) bool { return len(b) >= 12 && string(b[:4]) == "RIFF" && string(b[8:12]) == "WEBP" }
+func isWebP(b []byte) bool {
+	return len(b) >= 12 && string(b[:4]) == "RIFF" && string(b[8:12]) == "WEBP"
+}

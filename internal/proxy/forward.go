@@ -210,7 +210,7 @@ func (rq *request) timeouts(host *snapshot.Host) Timeouts {
 func (rq *request) upstreamBody(b *snapshot.Binding) (body []byte, injectedUsage bool) {
 	rw := wire.Rewrite{
 		Model:        b.UpstreamModel,
-		IncludeUsage: rq.in == wire.InboundChat && rq.scan.Stream && !rq.scan.IncludeUsage,
+		IncludeUsage: (rq.in == wire.InboundChat || rq.in == wire.InboundCompletions) && rq.scan.Stream && !rq.scan.IncludeUsage,
 		Drop:         rq.hintCut,
 	}
 	if !rq.scan.NeedsRewrite(rw) {
@@ -505,7 +505,7 @@ func (rq *request) pipeStream(ctx, actx context.Context, cancel context.CancelCa
 	er := wire.NewEventReader(body, rq.ioBuf, maxEventBytes)
 	defer func() { rq.ioBuf = er.Buffer() }()
 	tr := wire.NewStreamTracker(shape)
-	suppress := injected && rq.in == wire.InboundChat
+	suppress := injected && (rq.in == wire.InboundChat || rq.in == wire.InboundCompletions)
 	var err error
 	// The record says what came first: the upstream's end (its terminal
 	// event, an error event, a read that broke) or the caller's going

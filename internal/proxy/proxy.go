@@ -275,6 +275,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		serveRoot(rq)
 		return
 	default:
+		if in := endpointInbound(path); in != wire.InboundNone {
+			rq.in = in
+			break
+		}
 		if h.serveGemini(rq, path, gemini) {
 			return
 		}
