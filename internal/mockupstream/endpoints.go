@@ -26,7 +26,6 @@ type exchange struct {
 	model  string
 	stream bool
 	body   []byte // JSON bodies only; multipart ones are not kept
-	status int
 }
 
 // endpointFor picks the handler for a path suffix, or nil.

@@ -79,6 +79,7 @@ func TestEndpoints_OpenAISDK(t *testing.T) {
 		if len(edit.Data) != 1 || edit.Usage.InputTokensDetails.ImageTokens != 65 {
 			t.Fatalf("edit = %+v", edit)
 		}
+		//lint:ignore SA1019 OpenAI still serves the endpoint, and Relay with it
 		v, err := c.Images.NewVariation(ctx, openai.ImageNewVariationParams{Model: "dall-e-2", Image: openai.File(bytes.NewReader(pngBytes(t)), "cat.png", "image/png")})
 		if err != nil {
 			t.Fatal(err)
@@ -110,6 +111,7 @@ func TestEndpoints_OpenAISDK(t *testing.T) {
 		if tr.Text != "Mock transcription of 4096 bytes of audio." || tr.Usage.InputTokens != 4 {
 			t.Fatalf("transcription = %+v", tr)
 		}
+		//lint:ignore SA1019 OpenAI still serves the endpoint, and Relay with it
 		tl, err := c.Audio.Translations.New(ctx, openai.AudioTranslationNewParams{Model: "whisper-1", File: openai.File(bytes.NewReader(make([]byte, 100)), "a.mp3", "audio/mpeg")})
 		if err != nil {
 			t.Fatal(err)

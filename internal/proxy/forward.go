@@ -208,6 +208,9 @@ func (rq *request) timeouts(host *snapshot.Host) Timeouts {
 // spliced in, the caller's route hint cut out and, for a chat stream whose
 // caller did not ask for usage, stream_options.include_usage turned on.
 func (rq *request) upstreamBody(b *snapshot.Binding) (body []byte, injectedUsage bool) {
+	if rq.form.boundary != "" {
+		return rq.formBody(b.UpstreamModel), false
+	}
 	rw := wire.Rewrite{
 		Model:        b.UpstreamModel,
 		IncludeUsage: (rq.in == wire.InboundChat || rq.in == wire.InboundCompletions) && rq.scan.Stream && !rq.scan.IncludeUsage,
@@ -314,7 +317,11 @@ func (rq *request) upstreamHeader(c *routing.Candidate) http.Header {
 		clear(rq.upHeader)
 	}
 	appendOutboundHeaders(rq.upHeader, rq.r.Header, c.Binding.Shape, c.Host)
-	rq.setHeader(rq.upHeader, "Content-Type", "application/json")
+	if rq.form.boundary != "" {
+		rq.setHeader(rq.upHeader, "Content-Type", "multipart/form-data; boundary="+rq.form.boundary)
+	} else {
+		rq.setHeader(rq.upHeader, "Content-Type", "application/json")
+	}
 	return rq.upHeader
 }
 
