@@ -154,7 +154,7 @@ func (h *Handler) modelKind() *kind {
 		return []field{
 			{Name: "name", Label: "Name", Kind: "text", Value: v.str("name"), Required: true, Help: "What callers send as model."},
 			text("provider", "Provider", v.str("provider")),
-			selectOf("kind", "Kind", v.str("kind"), enumOptions("chat", "embedding")),
+			selectOf("kind", "Kind", v.str("kind"), enumOptions("chat", "embedding", "image", "audio", "moderation", "rerank")),
 			number("context_window", "Context window (tokens)", v.str("context_window")),
 			number("max_output_tokens", "Max output tokens", v.str("max_output_tokens")),
 			checkbox("supports_tools", "Tools", v.on("supports_tools")),

@@ -122,6 +122,9 @@ func (c *call) reset() {
 
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.serveEndpoint(w, r) { // images, audio, … (endpoints.go)
+		return
+	}
 	c := s.calls.Get().(*call)
 	c.s, c.w, c.r, c.ctx = s, w, r, r.Context()
 	c.received = time.Now()

@@ -116,7 +116,7 @@ func TestProxy_RequestErrors(t *testing.T) {
 		{"missing model", "POST", "/v1/responses", `{"input":"hi"}`, nil, 400, "invalid_request", `"model"`},
 		{"too large", "POST", "/v1/chat/completions", big, nil, 413, "request_too_large", "4096"},
 		{"too large anthropic", "POST", "/anthropic/v1/messages", big, nil, 413, "request_too_large", "4096"},
-		{"unknown path", "POST", "/v1/completions", chatBody, nil, 404, "not_found", "/v1/completions"},
+		{"unknown path", "POST", "/v1/assistants", chatBody, nil, 404, "not_found", "/v1/assistants"},
 		{"wrong method", "GET", "/v1/chat/completions", "", nil, 405, "method_not_allowed", "POST"},
 	}
 	for _, tt := range tests {

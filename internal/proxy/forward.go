@@ -208,9 +208,12 @@ func (rq *request) timeouts(host *snapshot.Host) Timeouts {
 // spliced in, the caller's route hint cut out and, for a chat stream whose
 // caller did not ask for usage, stream_options.include_usage turned on.
 func (rq *request) upstreamBody(b *snapshot.Binding) (body []byte, injectedUsage bool) {
+	if rq.form.boundary != "" {
+		return rq.formBody(b.UpstreamModel), false
+	}
 	rw := wire.Rewrite{
 		Model:        b.UpstreamModel,
-		IncludeUsage: rq.in == wire.InboundChat && rq.scan.Stream && !rq.scan.IncludeUsage,
+		IncludeUsage: (rq.in == wire.InboundChat || rq.in == wire.InboundCompletions) && rq.scan.Stream && !rq.scan.IncludeUsage,
 		Drop:         rq.hintCut,
 	}
 	if !rq.scan.NeedsRewrite(rw) {
@@ -314,7 +317,11 @@ func (rq *request) upstreamHeader(c *routing.Candidate) http.Header {
 		clear(rq.upHeader)
 	}
 	appendOutboundHeaders(rq.upHeader, rq.r.Header, c.Binding.Shape, c.Host)
-	rq.setHeader(rq.upHeader, "Content-Type", "application/json")
+	if rq.form.boundary != "" {
+		rq.setHeader(rq.upHeader, "Content-Type", "multipart/form-data; boundary="+rq.form.boundary)
+	} else {
+		rq.setHeader(rq.upHeader, "Content-Type", "application/json")
+	}
 	return rq.upHeader
 }
 
@@ -505,7 +512,7 @@ func (rq *request) pipeStream(ctx, actx context.Context, cancel context.CancelCa
 	er := wire.NewEventReader(body, rq.ioBuf, maxEventBytes)
 	defer func() { rq.ioBuf = er.Buffer() }()
 	tr := wire.NewStreamTracker(shape)
-	suppress := injected && rq.in == wire.InboundChat
+	suppress := injected && (rq.in == wire.InboundChat || rq.in == wire.InboundCompletions)
 	var err error
 	// The record says what came first: the upstream's end (its terminal
 	// event, an error event, a read that broke) or the caller's going

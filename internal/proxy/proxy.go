@@ -275,6 +275,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		serveRoot(rq)
 		return
 	default:
+		if in := endpointInbound(path); in != wire.InboundNone {
+			rq.in = in
+			break
+		}
 		if h.serveGemini(rq, path, gemini) {
 			return
 		}
@@ -354,6 +358,12 @@ func (h *Handler) serveInference(rq *request) {
 	if !rq.readBody() {
 		return
 	}
+	if rq.in.Multipart() {
+		if b := formBoundary(rq.r.Header.Get("Content-Type")); b != "" {
+			h.serveForm(rq, b)
+			return
+		}
+	}
 	scan, err := wire.ScanRequest(rq.body.Bytes())
 	if rq.dialect == wire.DialectGemini {
 		scan, err = rq.geminiScan(scan, err)
@@ -373,9 +383,14 @@ func (h *Handler) serveInference(rq *request) {
 		rq.fail(err) // a duplicate of a member routing decides on
 		return
 	}
-	rq.routeRequest(&facts)
+	h.routeAndForward(rq, &facts)
+}
+
+// routeAndForward routes a scanned request, admits it and forwards it.
+func (h *Handler) routeAndForward(rq *request, facts *wire.RouteFacts) {
+	rq.routeRequest(facts)
 	rs := rq.child(spanRoute)
-	err = h.router.RouteRequest(rq.snap, rq.caller.Policy, &rq.route, rq.at, &rq.plan)
+	err := h.router.RouteRequest(rq.snap, rq.caller.Policy, &rq.route, rq.at, &rq.plan)
 	if err != nil {
 		rq.fail(err)
 	}

@@ -43,6 +43,7 @@ type request struct {
 	recorded bool // authenticated: a Record goes out
 	body     bytes.Buffer
 	scan     wire.Request
+	form     formState // a multipart body's (endpoints_form.go)
 	stream   bool
 	plan     routing.Plan
 	route    routing.Request // what the router was asked

@@ -1,6 +1,7 @@
 package routing
 
 import (
+	"cmp"
 	"strings"
 
 	"github.com/relay-llm/relay/internal/snapshot"
@@ -39,6 +40,14 @@ type Needs struct {
 // undescribed model is never dropped for what its catalog entry does not
 // say.
 func (n *Needs) check(m *snapshot.Model, in wire.Inbound) Skip {
+	if want, have := in.ModelKind(), cmp.Or(m.Kind, "chat"); otherKind(want) || otherKind(have) {
+		// Images, audio, moderation and rerank: the kind must match, and
+		// there is no context window to check.
+		if want != have {
+			return WrongKind
+		}
+		return Kept
+	}
 	if m.ContextWindow <= 0 {
 		return Kept
 	}
@@ -94,7 +103,13 @@ func unsupported(m *snapshot.Model, why Skip, n *Needs) error {
 	return e
 }
 
+// otherKind reports whether a model kind is one beyond chat and embedding.
+func otherKind(k string) bool { return k != "chat" && k != "embedding" }
+
 func kindWord(k string) string {
+	if otherKind(k) {
+		return k + " (not chat)"
+	}
 	if k == "embedding" {
 		return "embedding"
 	}

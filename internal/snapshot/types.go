@@ -131,7 +131,7 @@ type Model struct {
 	ID               ID
 	Name             string
 	Provider         string
-	Kind             string // "chat" or "embedding"
+	Kind             string // "chat", "embedding", "image", "audio", "moderation" or "rerank" (wire.Inbound.ModelKind)
 	ContextWindow    int
 	MaxOutputTokens  int
 	SupportsTools    bool

@@ -28,6 +28,9 @@ func Native(in wire.Inbound, up wire.Shape) bool {
 	switch in {
 	case wire.InboundChat, wire.InboundEmbeddings:
 		return up == wire.ShapeOpenAI
+	case wire.InboundCompletions, wire.InboundImages, wire.InboundImageEdits, wire.InboundImageVariations,
+		wire.InboundSpeech, wire.InboundTranscriptions, wire.InboundTranslations, wire.InboundModerations, wire.InboundRerank:
+		return up == wire.ShapeOpenAI
 	case wire.InboundResponses:
 		return up == wire.ShapeOpenAIResponses
 	case wire.InboundMessages, wire.InboundCountTokens:

@@ -45,7 +45,68 @@ const (
 	// vector); InboundGeminiBatchEmbed its batchEmbedContents.
 	InboundGeminiEmbed
 	InboundGeminiBatchEmbed
+	// OpenAI's endpoints beyond chat (endpoints.go in the proxy): each is
+	// served by openai bindings, bytes through, at the same path.
+	InboundCompletions     // POST /v1/completions (legacy), streamed too
+	InboundImages          // POST /v1/images/generations
+	InboundImageEdits      // POST /v1/images/edits (multipart or JSON)
+	InboundImageVariations // POST /v1/images/variations (multipart)
+	InboundSpeech          // POST /v1/audio/speech: audio bytes back
+	InboundTranscriptions  // POST /v1/audio/transcriptions (multipart)
+	InboundTranslations    // POST /v1/audio/translations (multipart)
+	InboundModerations     // POST /v1/moderations
+	InboundRerank          // POST /v1/rerank: the Cohere/Jina shape
 )
+
+// endpointPaths are the provider paths of the inbound shapes that pass
+// through at their own path.
+var endpointPaths = [...]string{
+	InboundCompletions:     "/v1/completions",
+	InboundImages:          "/v1/images/generations",
+	InboundImageEdits:      "/v1/images/edits",
+	InboundImageVariations: "/v1/images/variations",
+	InboundSpeech:          "/v1/audio/speech",
+	InboundTranscriptions:  "/v1/audio/transcriptions",
+	InboundTranslations:    "/v1/audio/translations",
+	InboundModerations:     "/v1/moderations",
+	InboundRerank:          "/v1/rerank",
+}
+
+// EndpointPath is the path of an endpoint shape (InboundCompletions …
+// InboundRerank), "" for the others.
+func (in Inbound) EndpointPath() string {
+	if int(in) < len(endpointPaths) {
+		return endpointPaths[in]
+	}
+	return ""
+}
+
+// Multipart reports whether the shape's body may be multipart/form-data.
+func (in Inbound) Multipart() bool {
+	switch in {
+	case InboundImageEdits, InboundImageVariations, InboundTranscriptions, InboundTranslations:
+		return true
+	}
+	return false
+}
+
+// ModelKind is the catalog kind of model an inbound shape calls: "chat",
+// "embedding", "image", "audio", "moderation" or "rerank".
+func (in Inbound) ModelKind() string {
+	switch in {
+	case InboundEmbeddings, InboundGeminiEmbed, InboundGeminiBatchEmbed:
+		return "embedding"
+	case InboundImages, InboundImageEdits, InboundImageVariations:
+		return "image"
+	case InboundSpeech, InboundTranscriptions, InboundTranslations:
+		return "audio"
+	case InboundModerations:
+		return "moderation"
+	case InboundRerank:
+		return "rerank"
+	}
+	return "chat"
+}
 
 // String names the shape in logs and usage records.
 func (in Inbound) String() string {
@@ -70,6 +131,24 @@ func (in Inbound) String() string {
 		return "gemini_embed_content"
 	case InboundGeminiBatchEmbed:
 		return "gemini_batch_embed_contents"
+	case InboundCompletions:
+		return "openai_completions"
+	case InboundImages:
+		return "openai_images"
+	case InboundImageEdits:
+		return "openai_image_edits"
+	case InboundImageVariations:
+		return "openai_image_variations"
+	case InboundSpeech:
+		return "openai_speech"
+	case InboundTranscriptions:
+		return "openai_transcriptions"
+	case InboundTranslations:
+		return "openai_translations"
+	case InboundModerations:
+		return "openai_moderations"
+	case InboundRerank:
+		return "rerank"
 	}
 	return "none"
 }
@@ -126,6 +205,9 @@ func UpstreamPath(in Inbound, up Shape) string {
 	case ShapeOpenAI:
 		if in == InboundEmbeddings {
 			return "/v1/embeddings"
+		}
+		if p := in.EndpointPath(); p != "" {
+			return p
 		}
 		return "/v1/chat/completions"
 	case ShapeOpenAIResponses:

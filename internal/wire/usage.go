@@ -55,6 +55,13 @@ func ParseUsage(shape Shape, obj []byte) Usage {
 	get := func(path ...string) int64 { n, _ := GetInt(obj, path...); return n }
 	switch shape {
 	case ShapeOpenAI:
+		if _, ok := GetInt(obj, "prompt_tokens"); !ok {
+			if _, ok := GetInt(obj, "input_tokens"); ok {
+				// The images and audio endpoints count tokens as the
+				// Responses API does (gpt-image-1, gpt-4o-transcribe).
+				return Usage{Input: get("input_tokens"), Output: get("output_tokens"), CacheRead: get("input_tokens_details", "cached_tokens")}
+			}
+		}
 		return Usage{
 			Input:      get("prompt_tokens"),
 			Output:     get("completion_tokens"),

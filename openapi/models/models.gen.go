@@ -199,16 +199,28 @@ func (e Meter) Valid() bool {
 
 // Defines values for ModelKind.
 const (
-	ModelKindChat      ModelKind = "chat"
-	ModelKindEmbedding ModelKind = "embedding"
+	ModelKindAudio      ModelKind = "audio"
+	ModelKindChat       ModelKind = "chat"
+	ModelKindEmbedding  ModelKind = "embedding"
+	ModelKindImage      ModelKind = "image"
+	ModelKindModeration ModelKind = "moderation"
+	ModelKindRerank     ModelKind = "rerank"
 )
 
 // Valid indicates whether the value is a known member of the ModelKind enum.
 func (e ModelKind) Valid() bool {
 	switch e {
+	case ModelKindAudio:
+		return true
 	case ModelKindChat:
 		return true
 	case ModelKindEmbedding:
+		return true
+	case ModelKindImage:
+		return true
+	case ModelKindModeration:
+		return true
+	case ModelKindRerank:
 		return true
 	default:
 		return false
@@ -1254,10 +1266,12 @@ type Model struct {
 	CreatedAt     time.Time `json:"created_at"`
 
 	// Fallbacks Other models of the same kind, in order, that serve a request when every binding of this one fails before the first byte (or a budget refused it and the policy has `budget_fallback`).
-	Fallbacks       []openapi_types.UUID `json:"fallbacks"`
-	ID              openapi_types.UUID   `json:"id"`
-	Kind            ModelKind            `json:"kind"`
-	MaxOutputTokens int32                `json:"max_output_tokens"`
+	Fallbacks []openapi_types.UUID `json:"fallbacks"`
+	ID        openapi_types.UUID   `json:"id"`
+
+	// Kind What a model is for; the endpoint a request calls must match it (image for /v1/images/*, audio for /v1/audio/*, moderation for /v1/moderations, rerank for /v1/rerank, chat for the rest but embeddings).
+	Kind            ModelKind `json:"kind"`
+	MaxOutputTokens int32     `json:"max_output_tokens"`
 
 	// Name What callers put in a request's `model` field; letters, digits, `.`, `_`, `:`, `/`, `-`; at most 128 characters.
 	//
@@ -1283,9 +1297,11 @@ type ModelCreate struct {
 	ContextWindow *int32 `json:"context_window,omitempty"`
 
 	// Fallbacks Model ids, in order; replaces the list. Each must be another existing model of the same kind, listed once; at most 16.
-	Fallbacks       *ModelFallbacks `json:"fallbacks,omitempty"`
-	Kind            *ModelKind      `json:"kind,omitempty"`
-	MaxOutputTokens *int32          `json:"max_output_tokens,omitempty"`
+	Fallbacks *ModelFallbacks `json:"fallbacks,omitempty"`
+
+	// Kind What a model is for; the endpoint a request calls must match it (image for /v1/images/*, audio for /v1/audio/*, moderation for /v1/moderations, rerank for /v1/rerank, chat for the rest but embeddings).
+	Kind            *ModelKind `json:"kind,omitempty"`
+	MaxOutputTokens *int32     `json:"max_output_tokens,omitempty"`
 
 	// Name What callers put in a request's `model` field; letters, digits, `.`, `_`, `:`, `/`, `-`; at most 128 characters.
 	//
@@ -1304,7 +1320,7 @@ type ModelCreate struct {
 // ModelFallbacks Model ids, in order; replaces the list. Each must be another existing model of the same kind, listed once; at most 16.
 type ModelFallbacks = []openapi_types.UUID
 
-// ModelKind defines model for ModelKind.
+// ModelKind What a model is for; the endpoint a request calls must match it (image for /v1/images/*, audio for /v1/audio/*, moderation for /v1/moderations, rerank for /v1/rerank, chat for the rest but embeddings).
 type ModelKind string
 
 // ModelList defines model for ModelList.
@@ -1328,9 +1344,11 @@ type ModelUpdate struct {
 	ContextWindow *int32 `json:"context_window,omitempty"`
 
 	// Fallbacks Model ids, in order; replaces the list. Each must be another existing model of the same kind, listed once; at most 16.
-	Fallbacks       *ModelFallbacks `json:"fallbacks,omitempty"`
-	Kind            *ModelKind      `json:"kind,omitempty"`
-	MaxOutputTokens *int32          `json:"max_output_tokens,omitempty"`
+	Fallbacks *ModelFallbacks `json:"fallbacks,omitempty"`
+
+	// Kind What a model is for; the endpoint a request calls must match it (image for /v1/images/*, audio for /v1/audio/*, moderation for /v1/moderations, rerank for /v1/rerank, chat for the rest but embeddings).
+	Kind            *ModelKind `json:"kind,omitempty"`
+	MaxOutputTokens *int32     `json:"max_output_tokens,omitempty"`
 
 	// Name What callers put in a request's `model` field; letters, digits, `.`, `_`, `:`, `/`, `-`; at most 128 characters.
 	//
