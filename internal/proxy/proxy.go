@@ -26,6 +26,7 @@ import (
 
 	"github.com/relay-llm/relay/internal/egress"
 	"github.com/relay-llm/relay/internal/keypool"
+	"github.com/relay-llm/relay/internal/respstore"
 	"github.com/relay-llm/relay/internal/routing"
 	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/translator"
@@ -70,6 +71,10 @@ type Config struct {
 	// Capturer receives the payloads of requests whose policy captures
 	// them (capture.go); nil: nothing is captured.
 	Capturer Capturer
+	// Responses keeps the state of stored Responses for the bindings that
+	// keep none (responses_state.go); nil: in process memory with
+	// respstore's default bounds.
+	Responses respstore.Store
 	// Logger gets one line per request; nil discards.
 	Logger *slog.Logger
 	// TracerProvider traces each request (trace.go); nil: no spans, at no
@@ -122,6 +127,7 @@ type Handler struct {
 	limiter   Limiter
 	recorder  Recorder
 	capturer  Capturer
+	responses respstore.Store
 	log       *slog.Logger
 	tracer    trace.Tracer // nil: tracing off
 	now       func() time.Time
@@ -148,6 +154,7 @@ func New(cfg Config) *Handler {
 		limiter:   cfg.Limiter,
 		recorder:  cfg.Recorder,
 		capturer:  cfg.Capturer,
+		responses: cfg.Responses,
 		log:       cfg.Logger,
 		now:       cfg.Now,
 		transport: cfg.Transport,
@@ -182,6 +189,9 @@ func New(cfg Config) *Handler {
 	}
 	if h.now == nil {
 		h.now = time.Now
+	}
+	if h.responses == nil {
+		h.responses = respstore.NewMemory(respstore.Limits{}, h.now)
 	}
 	if h.transport == nil {
 		h.transport = NewGuardedTransport(cfg.Egress)
@@ -276,6 +286,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	default:
 		if h.serveGemini(rq, path, gemini) {
+			return
+		}
+		if id, ok := strings.CutPrefix(path, "/v1/responses/"); ok && id != "" {
+			h.serveStoredResponse(rq, id)
 			return
 		}
 		if name, ok := strings.CutPrefix(path, "/v1/models/"); ok && name != "" {
@@ -383,6 +397,9 @@ func (h *Handler) serveInference(rq *request) {
 		rq.endRoute(rs, err)
 	}
 	if err != nil {
+		return
+	}
+	if rq.in == wire.InboundResponses && !rq.prepareState() {
 		return
 	}
 	if kl, ok := h.limiter.(KeyLimiter); ok {

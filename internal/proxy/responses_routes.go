@@ -1,0 +1,152 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/relay-llm/relay/internal/respstore"
+	"github.com/relay-llm/relay/internal/wire"
+)
+
+// The stored-response routes, /v1/responses/{id}[/input_items|/cancel],
+// served from the response store in the caller's project: another
+// project's id is a 404, exactly like a missing one. They read no body and
+// reach no upstream.
+
+// serveStoredResponse answers GET and DELETE /v1/responses/{id}, GET
+// /v1/responses/{id}/input_items and POST /v1/responses/{id}/cancel.
+func (h *Handler) serveStoredResponse(rq *request, rest string) {
+	defer rq.finish()
+	rq.dialect = wire.DialectOpenAI
+	id, sub, _ := strings.Cut(rest, "/")
+	method := rq.r.Method
+	want := map[string]string{"": "GET or DELETE", "input_items": "GET", "cancel": "POST"}[sub]
+	switch {
+	case want == "" || id == "":
+		rq.fail(wire.Errorf(wire.ErrNotFound, "No such endpoint: %s %s.", method, rq.r.URL.Path))
+		return
+	case !strings.Contains(want, method):
+		rq.fail(wire.Errorf(wire.ErrMethodNotAllowed, "Use %s for %s.", want, rq.r.URL.Path))
+		return
+	}
+	if !rq.authenticate() {
+		return
+	}
+	rq.recorded = false // no model, no usage: nothing to bill
+	ctx, cancel := context.WithTimeout(rq.r.Context(), storeTimeout)
+	defer cancel()
+	if method == http.MethodDelete {
+		switch err := h.responses.Delete(ctx, rq.project(), id); {
+		case errors.Is(err, respstore.ErrNotFound):
+			rq.fail(notFoundResponse(id))
+		case err != nil:
+			rq.storeFailed(err)
+		default:
+			b := append(rq.out[:0], `{"id":`...)
+			b = wire.AppendString(b, id)
+			rq.out = append(b, `,"object":"response","deleted":true}`...)
+			rq.respond(http.StatusOK, "application/json", rq.out)
+		}
+		return
+	}
+	loaded, err := h.responses.Load(ctx, rq.project(), id, nil)
+	if err != nil {
+		rq.storeFailed(err)
+		return
+	}
+	rec := loaded.Response
+	switch {
+	case rec == nil:
+		rq.fail(notFoundResponse(id))
+		return
+	case rec.Dropped > 0:
+		rq.fail(wire.Errorf(wire.ErrNotFound, "%s", droppedMessage(rec, h.responses.Limits())))
+		return
+	}
+	switch sub {
+	case "":
+		rq.respond(http.StatusOK, "application/json", rec.Response)
+	case "cancel":
+		// Relay serves no background responses: every stored one is done.
+		rq.fail(&wire.Error{Kind: wire.ErrMalformedRequest, Param: "response_id", Msg: "Only responses created with background: true can be cancelled; '" + id + "' has finished."})
+	case "input_items":
+		rq.listInputItems(rec)
+	}
+}
+
+func notFoundResponse(id string) error {
+	return &wire.Error{Kind: wire.ErrNotFound, Param: "response_id", Msg: "Response with id '" + id + "' not found."}
+}
+
+func (rq *request) storeFailed(err error) {
+	rq.h.log.Warn("response store", "request_id", rq.id, "error", err)
+	rq.fail(wire.Errorf(wire.ErrUnavailable, "Relay's response store is unavailable; retry shortly."))
+}
+
+// listInputItems answers one page of a response's input items, as the
+// spec's ResponseItemList: limit (1–100, 20), order (desc by default) and
+// after (an item id).
+func (rq *request) listInputItems(rec *respstore.Record) {
+	q := rq.r.URL.Query()
+	limit := 20
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 100 {
+			rq.fail(&wire.Error{Kind: wire.ErrMalformedRequest, Param: "limit", Msg: "limit must be an integer from 1 to 100."})
+			return
+		}
+		limit = n
+	}
+	items := append([]json.RawMessage(nil), rec.Input...)
+	switch q.Get("order") {
+	case "", "desc":
+		for i, j := 0, len(items)-1; i < j; i, j = i+1, j-1 {
+			items[i], items[j] = items[j], items[i]
+		}
+	case "asc":
+	default:
+		rq.fail(&wire.Error{Kind: wire.ErrMalformedRequest, Param: "order", Msg: "order must be asc or desc."})
+		return
+	}
+	if after := q.Get("after"); after != "" {
+		at := -1
+		for i, it := range items {
+			if respstore.ItemID(it) == after {
+				at = i
+				break
+			}
+		}
+		if at < 0 {
+			rq.fail(&wire.Error{Kind: wire.ErrNotFound, Param: "after", Msg: "Item with id '" + after + "' not found in this response's input."})
+			return
+		}
+		items = items[at+1:]
+	}
+	more := len(items) > limit
+	if more {
+		items = items[:limit]
+	}
+	b := append(rq.out[:0], `{"object":"list","data":[`...)
+	for i, it := range items {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, it...)
+	}
+	b = append(b, `],"first_id":`...)
+	first, last := "", ""
+	if len(items) > 0 {
+		first, last = respstore.ItemID(items[0]), respstore.ItemID(items[len(items)-1])
+	}
+	b = wire.AppendString(b, first)
+	b = append(b, `,"last_id":`...)
+	b = wire.AppendString(b, last)
+	b = append(b, `,"has_more":`...)
+	b = strconv.AppendBool(b, more)
+	rq.out = append(b, '}')
+	rq.respond(http.StatusOK, "application/json", rq.out)
+}

@@ -1,0 +1,333 @@
+package proxy_test
+
+import (
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	oaopt "github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/responses"
+
+	"github.com/relay-llm/relay/internal/mockupstream"
+	"github.com/relay-llm/relay/internal/respstore"
+	"github.com/relay-llm/relay/internal/snapshot"
+	"github.com/relay-llm/relay/internal/wire"
+)
+
+// Stateful Responses on bindings that keep no state, judged by openai-go:
+// a three-turn conversation with a tool round trip, continued by
+// previous_response_id or by item references (as the AI SDK does with
+// store on), plain and streamed, on every shape; a conversation that fails
+// over to another shape mid-way; GET, DELETE, input_items and cancel; other
+// projects' ids; the bounds.
+
+// otherKey is a relay key of a second project with the same policy.
+const otherKey = "sk-wr-test-other-project-0123456789ab"
+
+func statefulFixture(t *testing.T, store respstore.Store) *fixture {
+	t.Helper()
+	f := newFixture(t)
+	f.cfg.Responses = store
+	for _, shape := range responsesTargets {
+		h := f.host("h-" + string(shape))
+		f.key(h, "k-"+string(shape), "sk-up-"+string(shape)+"-secret-1")
+		f.bind(f.model(string(shape), true), h, shape, upstreamNames[shape]+"-cached")
+	}
+	// A model bound first to anthropic (whose host forwards the fixture's
+	// fault header) and then to gemini (whose host does not): a fault
+	// moves the conversation between shapes.
+	an := f.host("fo-anthropic")
+	f.key(an, "k-fo-an", "sk-up-fo-an-secret-1")
+	ge := f.host("fo-gemini", func(h *snapshot.Host) { h.ForwardHeaders = nil })
+	f.key(ge, "k-fo-ge", "sk-up-fo-ge-secret-1")
+	fo := f.model("failover", true)
+	f.bind(fo, an, wire.ShapeAnthropic, upstreamNames[wire.ShapeAnthropic]+"-cached")
+	f.bind(fo, ge, wire.ShapeGemini, upstreamNames[wire.ShapeGemini]+"-cached")
+	for _, m := range f.data.Models {
+		m.MaxOutputTokens = 8192
+	}
+	// A second project, same policy.
+	team := f.data.Teams[0]
+	p2 := &snapshot.Project{ID: f.id(), TeamID: team.ID, Slug: "other"}
+	sa2 := &snapshot.ServiceAccount{ID: f.id(), ProjectID: p2.ID, Slug: "other-app", PolicyID: f.policy.ID}
+	f.data.Projects = append(f.data.Projects, p2)
+	f.data.ServiceAccounts = append(f.data.ServiceAccounts, sa2)
+	f.data.RelayKeys = append(f.data.RelayKeys, &snapshot.RelayKey{ID: f.id(), Hash: sha256.Sum256([]byte(otherKey)), DisplayPrefix: otherKey[:10], ProjectID: p2.ID, ServiceAccountID: sa2.ID})
+	f.secrets = append(f.secrets, otherKey)
+	f.start()
+	return f
+}
+
+// turn sends p, plain or streamed, and returns the response.
+func turn(t *testing.T, f *fixture, stream bool, p responses.ResponseNewParams, opts ...oaopt.RequestOption) *responses.Response {
+	t.Helper()
+	defer f.rec.next(t)
+	if stream {
+		s := readResponsesStream(t, f, p, opts...)
+		if s.terminal == nil || s.terminal.Status != "completed" {
+			t.Fatalf("stream ended without a completed response: %v", s.types)
+		}
+		return s.terminal
+	}
+	resp, err := f.openai(opts...).Responses.New(t.Context(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+func weatherTool() []responses.ToolUnionParam {
+	return []responses.ToolUnionParam{responses.ToolParamOfFunction("get_weather", weatherSchema("city"), false)}
+}
+
+// conversation runs three turns on model: a forced tool call, the tool's
+// output, a follow-up; by previous_response_id, or by item references when
+// refs. It returns the three responses.
+func conversation(t *testing.T, f *fixture, model string, stream, refs bool, second ...oaopt.RequestOption) [3]*responses.Response {
+	t.Helper()
+	var out [3]*responses.Response
+	user := responses.ResponseInputItemParamOfMessage("What is the weather in Paris?", responses.EasyInputMessageRoleUser)
+	p := responses.ResponseNewParams{Model: model, Tools: weatherTool(),
+		Input:      responses.ResponseNewParamsInputUnion{OfInputItemList: responses.ResponseInputParam{user}},
+		ToolChoice: responses.ResponseNewParamsToolChoiceUnion{OfFunctionTool: &responses.ToolChoiceFunctionParam{Name: "get_weather"}},
+	}
+	out[0] = turn(t, f, stream, p)
+	calls := functionCalls(out[0])
+	if len(calls) != 1 || !strings.HasPrefix(out[0].ID, "resp_") || len(out[0].ID) < 40 || !strings.HasPrefix(calls[0].ID, "fc_") {
+		t.Fatalf("turn 1: %s", out[0].RawJSON())
+	}
+	output := responses.ResponseInputItemParamOfFunctionCallOutput(`{"sky":"sunny-and-mild"}`)
+	output.OfFunctionCallOutput.CallID = openai.String(calls[0].CallID)
+	p.ToolChoice = responses.ResponseNewParamsToolChoiceUnion{}
+	if refs {
+		p.Input = responses.ResponseNewParamsInputUnion{OfInputItemList: responses.ResponseInputParam{
+			user, responses.ResponseInputItemParamOfItemReference(calls[0].ID), output}}
+	} else {
+		p.PreviousResponseID = openai.String(out[0].ID)
+		p.Input = responses.ResponseNewParamsInputUnion{OfInputItemList: responses.ResponseInputParam{output}}
+	}
+	out[1] = turn(t, f, stream, p, second...)
+	if !strings.HasPrefix(out[1].OutputText(), "The tool returned: ") || out[1].ID == out[0].ID {
+		t.Fatalf("turn 2: %s", out[1].RawJSON())
+	}
+	if !refs && out[1].PreviousResponseID != out[0].ID {
+		t.Errorf("turn 2 previous_response_id %q", out[1].PreviousResponseID)
+	}
+	thanks := responses.ResponseInputItemParamOfMessage("Thanks, and tomorrow?", responses.EasyInputMessageRoleUser)
+	if refs {
+		var msgID string
+		for _, it := range out[1].Output {
+			if it.Type == "message" {
+				msgID = it.ID
+			}
+		}
+		p.Input = responses.ResponseNewParamsInputUnion{OfInputItemList: responses.ResponseInputParam{
+			user, responses.ResponseInputItemParamOfItemReference(calls[0].ID), output,
+			responses.ResponseInputItemParamOfItemReference(msgID), thanks}}
+	} else {
+		p.PreviousResponseID = openai.String(out[1].ID)
+		p.Input = responses.ResponseNewParamsInputUnion{OfInputItemList: responses.ResponseInputParam{thanks}}
+	}
+	out[2] = turn(t, f, stream, p)
+	return out
+}
+
+// sawHistory checks that the upstream request of the last turn carried the
+// whole conversation, in the binding's shape.
+func sawHistory(t *testing.T, f *fixture, model string) {
+	t.Helper()
+	up := f.waitFor(func(r mockupstream.Request) bool {
+		return strings.Contains(string(r.Body), "Thanks, and tomorrow?") && strings.HasPrefix(r.Model, strings.TrimSuffix(model, "-cached"))
+	})
+	body := string(up.Body)
+	for _, want := range []string{"What is the weather in Paris?", "get_weather", "sunny-and-mild", "The tool returned: ", "Thanks, and tomorrow?"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the last turn's upstream body lacks %q: %s", want, body)
+		}
+	}
+	if strings.Contains(body, "item_reference") || strings.Contains(body, "previous_response_id") {
+		t.Errorf("state ids went upstream: %s", body)
+	}
+}
+
+func TestResponsesState_ThreeTurnsOnEveryShape(t *testing.T) {
+	t.Parallel()
+	f := statefulFixture(t, nil)
+	for _, shape := range responsesTargets {
+		for _, stream := range []bool{false, true} {
+			for _, refs := range []bool{false, true} {
+				name := fmt.Sprintf("%s/stream=%v/item_reference=%v", shape, stream, refs)
+				t.Run(name, func(t *testing.T) {
+					conversation(t, f, string(shape), stream, refs)
+					sawHistory(t, f, upstreamNames[shape])
+				})
+			}
+		}
+	}
+}
+
+func TestResponsesState_FailsOverBetweenShapesMidConversation(t *testing.T) {
+	t.Parallel()
+	f := statefulFixture(t, nil)
+	for _, stream := range []bool{false, true} {
+		t.Run(fmt.Sprintf("stream=%v", stream), func(t *testing.T) {
+			// Turn 1 on anthropic; turn 2's anthropic attempt fails and gemini
+			// serves it, from the state Relay kept; turn 3 back on anthropic.
+			out := conversation(t, f, "failover", stream, false, oaopt.WithHeader(testFault, "500"))
+			_ = out
+			up := f.waitFor(func(r mockupstream.Request) bool {
+				return strings.Contains(r.Path, ":") && strings.Contains(string(r.Body), "sunny-and-mild")
+			})
+			if !strings.Contains(string(up.Body), "What is the weather in Paris?") || !strings.Contains(string(up.Body), "get_weather") {
+				t.Errorf("gemini's turn lacks the history: %s", up.Body)
+			}
+			sawHistory(t, f, upstreamNames[wire.ShapeAnthropic])
+		})
+	}
+}
+
+func TestResponsesState_RetrieveDeleteListAndOtherProjects(t *testing.T) {
+	t.Parallel()
+	f := statefulFixture(t, nil)
+	out := conversation(t, f, string(wire.ShapeAnthropic), false, false)
+	client := f.openai()
+	other := f.openai(oaopt.WithAPIKey(otherKey))
+	ctx := t.Context()
+
+	got, err := client.Responses.Get(ctx, out[1].ID, responses.ResponseGetParams{})
+	if err != nil || got.ID != out[1].ID || got.OutputText() != out[1].OutputText() || !strings.Contains(got.RawJSON(), `"store":true`) {
+		t.Fatalf("get: %v %s", err, got.RawJSON())
+	}
+	// input_items: newest first, the history included, paged.
+	page, err := client.Responses.InputItems.List(ctx, out[2].ID, responses.InputItemListParams{Limit: openai.Int(2)})
+	if err != nil || len(page.Data) != 2 || !page.HasMore {
+		t.Fatalf("input items: %v %+v", err, page)
+	}
+	if page.Data[0].Type != "message" || !strings.Contains(page.Data[0].RawJSON(), "Thanks, and tomorrow?") {
+		t.Errorf("newest item %s", page.Data[0].RawJSON())
+	}
+	var all []string
+	pager := client.Responses.InputItems.ListAutoPaging(ctx, out[2].ID, responses.InputItemListParams{Order: responses.InputItemListParamsOrderAsc, Limit: openai.Int(2)})
+	for pager.Next() {
+		all = append(all, pager.Current().Type)
+	}
+	if err := pager.Err(); err != nil {
+		t.Fatal(err)
+	}
+	// user, (any text before) the call, its output, the answer, the follow-up.
+	if j := strings.Join(all, ","); !strings.HasPrefix(j, "message,") || !strings.HasSuffix(j, ",function_call,function_call_output,message,message") {
+		t.Errorf("input items in order: %v", all)
+	}
+
+	// Another project: every route and previous_response_id are 404.
+	var oe *openai.Error
+	if _, err := other.Responses.Get(ctx, out[1].ID, responses.ResponseGetParams{}); !errors.As(err, &oe) || oe.StatusCode != 404 {
+		t.Errorf("other project's get: %v", err)
+	}
+	if _, err := other.Responses.InputItems.List(ctx, out[1].ID, responses.InputItemListParams{}); !errors.As(err, &oe) || oe.StatusCode != 404 {
+		t.Errorf("other project's input items: %v", err)
+	}
+	if err := other.Responses.Delete(ctx, out[1].ID); !errors.As(err, &oe) || oe.StatusCode != 404 {
+		t.Errorf("other project's delete: %v", err)
+	}
+	p := responsesParams(string(wire.ShapeAnthropic))
+	p.PreviousResponseID = openai.String(out[1].ID)
+	_, err = other.Responses.New(ctx, p)
+	if !errors.As(err, &oe) || oe.StatusCode != 404 || oe.Param != "previous_response_id" || !strings.Contains(oe.Message, out[1].ID) {
+		t.Errorf("other project's previous_response_id: %v", err)
+	}
+	f.rec.next(t)
+	p = responsesParams(string(wire.ShapeAnthropic))
+	p.Input = responses.ResponseNewParamsInputUnion{OfInputItemList: responses.ResponseInputParam{responses.ResponseInputItemParamOfItemReference(functionCalls(out[0])[0].ID)}}
+	if _, err = other.Responses.New(ctx, p); !errors.As(err, &oe) || oe.StatusCode != 404 || oe.Param != "input[0].id" {
+		t.Errorf("other project's item_reference: %v", err)
+	}
+	f.rec.next(t)
+
+	// cancel: nothing Relay stores is in the background.
+	if _, err := client.Responses.Cancel(ctx, out[1].ID); !errors.As(err, &oe) || oe.StatusCode != 400 {
+		t.Errorf("cancel: %v", err)
+	}
+	// DELETE, then it is gone for GET and for previous_response_id.
+	if err := client.Responses.Delete(ctx, out[1].ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.Responses.Get(ctx, out[1].ID, responses.ResponseGetParams{}); !errors.As(err, &oe) || oe.StatusCode != 404 {
+		t.Errorf("get after delete: %v", err)
+	}
+	if err := client.Responses.Delete(ctx, out[1].ID); !errors.As(err, &oe) || oe.StatusCode != 404 {
+		t.Errorf("second delete: %v", err)
+	}
+	// store: false keeps nothing.
+	p = responsesParams(string(wire.ShapeAnthropic))
+	p.Store = openai.Bool(false)
+	resp := turn(t, f, false, p)
+	if !strings.Contains(resp.RawJSON(), `"store":false`) {
+		t.Errorf("store false answered %s", resp.RawJSON())
+	}
+	if _, err := client.Responses.Get(ctx, resp.ID, responses.ResponseGetParams{}); !errors.As(err, &oe) || oe.StatusCode != 404 {
+		t.Errorf("get of an unstored response: %v", err)
+	}
+	// Wrong methods and paths answer in OpenAI's shape.
+	r, body := f.do(http.MethodPut, "/v1/responses/"+out[2].ID, "", nil)
+	if r.StatusCode != 405 || decodeError(t, body).Error.Message == "" {
+		t.Errorf("PUT: %d %s", r.StatusCode, body)
+	}
+}
+
+func TestResponsesState_Bounds(t *testing.T) {
+	t.Parallel()
+	c := &clock{t: epoch}
+	store := respstore.NewMemory(respstore.Limits{TTL: time.Hour, MaxBytes: 6000, ProjectMaxBytes: 1 << 20}, c.Now)
+	f := statefulFixture(t, store)
+	client := f.openai()
+	ctx := t.Context()
+	var oe *openai.Error
+
+	// Retention: an hour later the response is gone.
+	first := turn(t, f, false, responsesParams(string(wire.ShapeGemini)))
+	c.Advance(2 * time.Hour)
+	if _, err := client.Responses.Get(ctx, first.ID, responses.ResponseGetParams{}); !errors.As(err, &oe) || oe.StatusCode != 404 {
+		t.Errorf("get after the TTL: %v", err)
+	}
+
+	// Size: an answer whose state is over the bound is not kept, and
+	// saying so is the answer to what continues it.
+	p := responsesParams(string(wire.ShapeGemini))
+	p.Input = responses.ResponseNewParamsInputUnion{OfString: openai.String(strings.Repeat("long words ", 500))}
+	big := turn(t, f, false, p)
+	p = responsesParams(string(wire.ShapeGemini))
+	p.PreviousResponseID = openai.String(big.ID)
+	_, err := client.Responses.New(ctx, p)
+	if !errors.As(err, &oe) || oe.StatusCode != 400 || oe.Param != "previous_response_id" || !strings.Contains(oe.Message, "RELAY_RESPONSES_MAX_BYTES") {
+		t.Errorf("continuing a response over the bound: %v", err)
+	}
+	f.rec.next(t)
+	if _, err := client.Responses.Get(ctx, big.ID, responses.ResponseGetParams{}); !errors.As(err, &oe) || oe.StatusCode != 404 || !strings.Contains(oe.Message, "was not kept") {
+		t.Errorf("get of a response over the bound: %v", err)
+	}
+	// A request whose state is already over the bound is refused before
+	// it costs anything, unless it asks for no storing.
+	p = responsesParams(string(wire.ShapeGemini))
+	p.Input = responses.ResponseNewParamsInputUnion{OfString: openai.String(strings.Repeat("long words ", 700))}
+	small := turn(t, f, false, responsesParams(string(wire.ShapeGemini)))
+	p.PreviousResponseID = openai.String(small.ID)
+	n := len(f.requests())
+	_, err = client.Responses.New(ctx, p)
+	if !errors.As(err, &oe) || oe.StatusCode != 400 || oe.Param != "store" {
+		t.Errorf("state over the bound: %v", err)
+	}
+	f.rec.next(t)
+	if len(f.requests()) != n {
+		t.Error("a request refused for its state size reached the upstream")
+	}
+	p.Store = openai.Bool(false)
+	if resp := turn(t, f, false, p); !strings.Contains(resp.RawJSON(), `"store":false`) {
+		t.Errorf("store false over the bound: %s", resp.RawJSON())
+	}
+}
