@@ -27,6 +27,7 @@ import (
 	"github.com/relay-llm/relay/internal/mockupstream"
 	"github.com/relay-llm/relay/internal/proxy"
 	"github.com/relay-llm/relay/internal/ratelimit"
+	"github.com/relay-llm/relay/internal/respstore"
 	"github.com/relay-llm/relay/internal/secret"
 	"github.com/relay-llm/relay/internal/store"
 	"github.com/relay-llm/relay/internal/tracing"
@@ -111,6 +112,12 @@ func newPlanes(ctx context.Context, cfg *config.Config, st *store.Store, box *se
 	if err != nil {
 		return nil, fmt.Errorf("RELAY_UPSTREAM_ALLOW: %w", err)
 	}
+	// Stored Responses: shared through Redis like the limits, else in
+	// process memory for one pod.
+	responses, err := responseStore(cfg, svcs)
+	if err != nil {
+		return nil, err
+	}
 	maintainer := usageledger.NewMaintainer(usageledger.MaintainerConfig{Store: st, Logger: log})
 	svcs.goRun(ctx, "usage maintenance", maintainer.Run)
 	inference := proxy.New(proxy.Config{
@@ -119,6 +126,7 @@ func newPlanes(ctx context.Context, cfg *config.Config, st *store.Store, box *se
 		Limiter:        limiter,
 		Recorder:       ledger,
 		Capturer:       captures,
+		Responses:      responses,
 		MaxInflight:    cfg.MaxInflight,
 		Logger:         log,
 		MaxBodyBytes:   cfg.MaxBodyBytes,
@@ -261,6 +269,21 @@ func limits(cfg *config.Config, svcs *services, log *slog.Logger) (*ratelimit.Li
 	rb := keypool.NewRedisBreakers(rc, breakerConfig(cfg), keypool.RedisBreakerOptions{Prefix: cfg.RedisPrefix, Logger: log})
 	svcs.add("breakers", func(context.Context) error { return rb.Close() })
 	return limiter, rb, nil
+}
+
+// responseStore is where stored Responses live: Redis when RELAY_REDIS_URL
+// is set (every pod sees every response), else process memory.
+func responseStore(cfg *config.Config, svcs *services) (respstore.Store, error) {
+	limits := respstore.Limits{TTL: cfg.ResponsesTTL, MaxBytes: cfg.ResponsesMaxBytes, ProjectMaxBytes: cfg.ResponsesProjectBytes}
+	if cfg.RedisURL == "" {
+		return respstore.NewMemory(limits, nil), nil
+	}
+	rc, err := ratelimit.NewRedisClient(cfg.RedisURL)
+	if err != nil {
+		return nil, fmt.Errorf("RELAY_REDIS_URL: %w", err)
+	}
+	svcs.add("response store redis client", func(context.Context) error { return rc.Close() })
+	return respstore.NewRedis(rc, cfg.RedisPrefix, limits, nil), nil
 }
 
 // breakerConfig is the breakers' thresholds from the settings; the rest
