@@ -354,3 +354,46 @@ func (rq *request) stateDecoded() {
 	}
 	c.ID, c.PreviousResponseID, c.Expanded = st.id, st.prev, true
 }
+
+// keepPassthrough keeps a copy of what an openai_responses upstream
+// answered with store on (out: the body, or the terminal event), so that
+// a later turn served by another shape can continue it. The upstream keeps
+// its own state; Relay's copy names the host.
+func (rq *request) keepPassthrough(out []byte) {
+	if rq.st == nil || rq.xl != nil || rq.in != wire.InboundResponses || rq.cand == nil || rq.cand.Host == nil {
+		return
+	}
+	rq.keepAnswer(out, rq.cand.Host.Slug)
+}
+
+// keptBody is the copy of a passthrough body pipeBody makes for
+// keepPassthrough: nil (a no-op) when nothing is to be kept, and dropped
+// once it grows past what the store would keep.
+type keptBody struct {
+	b   []byte
+	max int
+}
+
+func (rq *request) keptBody() *keptBody {
+	if rq.st == nil || !rq.st.store || rq.in != wire.InboundResponses {
+		return nil
+	}
+	return &keptBody{max: int(rq.h.responses.Limits().MaxBytes)}
+}
+
+func (k *keptBody) add(p []byte) {
+	if k == nil || k.max < 0 {
+		return
+	}
+	if len(k.b)+len(p) > k.max {
+		k.b, k.max = nil, -1 // too large to keep
+		return
+	}
+	k.b = append(k.b, p...)
+}
+
+func (k *keptBody) keep(rq *request) {
+	if k != nil && k.max >= 0 {
+		rq.keepPassthrough(k.b)
+	}
+}

@@ -48,6 +48,15 @@ func statefulFixture(t *testing.T, store respstore.Store) *fixture {
 	fo := f.model("failover", true)
 	f.bind(fo, an, wire.ShapeAnthropic, upstreamNames[wire.ShapeAnthropic]+"-cached")
 	f.bind(fo, ge, wire.ShapeGemini, upstreamNames[wire.ShapeGemini]+"-cached")
+	// One that begins on openai_responses (the upstream keeps the state,
+	// Relay a copy) and moves to anthropic.
+	oa := f.host("fo-responses")
+	f.key(oa, "k-fo-oa", "sk-up-fo-oa-secret-1")
+	an2 := f.host("fo-anthropic-2", func(h *snapshot.Host) { h.ForwardHeaders = nil })
+	f.key(an2, "k-fo-an2", "sk-up-fo-an2-secret-1")
+	fn := f.model("failover-native", true)
+	f.bind(fn, oa, wire.ShapeOpenAIResponses, upstreamNames[wire.ShapeOpenAIResponses]+"-cached")
+	f.bind(fn, an2, wire.ShapeAnthropic, upstreamNames[wire.ShapeAnthropic]+"-cached")
 	for _, m := range f.data.Models {
 		m.MaxOutputTokens = 8192
 	}
@@ -88,17 +97,17 @@ func weatherTool() []responses.ToolUnionParam {
 // conversation runs three turns on model: a forced tool call, the tool's
 // output, a follow-up; by previous_response_id, or by item references when
 // refs. It returns the three responses.
-func conversation(t *testing.T, f *fixture, model string, stream, refs bool, second ...oaopt.RequestOption) [3]*responses.Response {
+func conversation(t *testing.T, f *fixture, model, city string, stream, refs bool, second ...oaopt.RequestOption) [3]*responses.Response {
 	t.Helper()
 	var out [3]*responses.Response
-	user := responses.ResponseInputItemParamOfMessage("What is the weather in Paris?", responses.EasyInputMessageRoleUser)
+	user := responses.ResponseInputItemParamOfMessage("What is the weather in "+city+"?", responses.EasyInputMessageRoleUser)
 	p := responses.ResponseNewParams{Model: model, Tools: weatherTool(),
 		Input:      responses.ResponseNewParamsInputUnion{OfInputItemList: responses.ResponseInputParam{user}},
 		ToolChoice: responses.ResponseNewParamsToolChoiceUnion{OfFunctionTool: &responses.ToolChoiceFunctionParam{Name: "get_weather"}},
 	}
 	out[0] = turn(t, f, stream, p)
 	calls := functionCalls(out[0])
-	if len(calls) != 1 || !strings.HasPrefix(out[0].ID, "resp_") || len(out[0].ID) < 40 || !strings.HasPrefix(calls[0].ID, "fc_") {
+	if len(calls) != 1 || !strings.HasPrefix(out[0].ID, "resp_") || !strings.HasPrefix(calls[0].ID, "fc_") {
 		t.Fatalf("turn 1: %s", out[0].RawJSON())
 	}
 	output := responses.ResponseInputItemParamOfFunctionCallOutput(`{"sky":"sunny-and-mild"}`)
@@ -139,13 +148,13 @@ func conversation(t *testing.T, f *fixture, model string, stream, refs bool, sec
 
 // sawHistory checks that the upstream request of the last turn carried the
 // whole conversation, in the binding's shape.
-func sawHistory(t *testing.T, f *fixture, model string) {
+func sawHistory(t *testing.T, f *fixture, model, city string) {
 	t.Helper()
 	up := f.waitFor(func(r mockupstream.Request) bool {
-		return strings.Contains(string(r.Body), "Thanks, and tomorrow?") && strings.HasPrefix(r.Model, strings.TrimSuffix(model, "-cached"))
+		return strings.Contains(string(r.Body), "Thanks, and tomorrow?") && strings.Contains(string(r.Body), city) && strings.HasPrefix(r.Model, model)
 	})
 	body := string(up.Body)
-	for _, want := range []string{"What is the weather in Paris?", "get_weather", "sunny-and-mild", "The tool returned: ", "Thanks, and tomorrow?"} {
+	for _, want := range []string{"What is the weather in " + city + "?", "get_weather", "sunny-and-mild", "The tool returned: ", "Thanks, and tomorrow?"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the last turn's upstream body lacks %q: %s", want, body)
 		}
@@ -163,8 +172,14 @@ func TestResponsesState_ThreeTurnsOnEveryShape(t *testing.T) {
 			for _, refs := range []bool{false, true} {
 				name := fmt.Sprintf("%s/stream=%v/item_reference=%v", shape, stream, refs)
 				t.Run(name, func(t *testing.T) {
-					conversation(t, f, string(shape), stream, refs)
-					sawHistory(t, f, upstreamNames[shape])
+					city := fmt.Sprintf("%s-%v-%v", shape, stream, refs)
+					out := conversation(t, f, string(shape), city, stream, refs)
+					for _, r := range out {
+						if len(r.ID) != len("resp_")+48 || !strings.Contains(r.RawJSON(), `"store":true`) {
+							t.Errorf("not an id Relay minted, or not stored: %s", r.RawJSON())
+						}
+					}
+					sawHistory(t, f, upstreamNames[shape], city)
 				})
 			}
 		}
@@ -178,15 +193,29 @@ func TestResponsesState_FailsOverBetweenShapesMidConversation(t *testing.T) {
 		t.Run(fmt.Sprintf("stream=%v", stream), func(t *testing.T) {
 			// Turn 1 on anthropic; turn 2's anthropic attempt fails and gemini
 			// serves it, from the state Relay kept; turn 3 back on anthropic.
-			out := conversation(t, f, "failover", stream, false, oaopt.WithHeader(testFault, "500"))
-			_ = out
+			city := fmt.Sprintf("Lyon-%v", stream)
+			conversation(t, f, "failover", city, stream, false, oaopt.WithHeader(testFault, "500"))
 			up := f.waitFor(func(r mockupstream.Request) bool {
-				return strings.Contains(r.Path, ":") && strings.Contains(string(r.Body), "sunny-and-mild")
+				return strings.HasPrefix(r.Model, upstreamNames[wire.ShapeGemini]) && strings.Contains(string(r.Body), "sunny-and-mild") && strings.Contains(string(r.Body), city)
 			})
-			if !strings.Contains(string(up.Body), "What is the weather in Paris?") || !strings.Contains(string(up.Body), "get_weather") {
+			if !strings.Contains(string(up.Body), "get_weather") {
 				t.Errorf("gemini's turn lacks the history: %s", up.Body)
 			}
-			sawHistory(t, f, upstreamNames[wire.ShapeAnthropic])
+			sawHistory(t, f, upstreamNames[wire.ShapeAnthropic], city)
+		})
+		// Begun on openai_responses, whose answer Relay keeps a copy of:
+		// anthropic continues it, and openai_responses then gets the
+		// expanded input (it has never seen the id anthropic's turn got).
+		t.Run(fmt.Sprintf("from openai_responses/stream=%v", stream), func(t *testing.T) {
+			city := fmt.Sprintf("Nice-%v", stream)
+			conversation(t, f, "failover-native", city, stream, false, oaopt.WithHeader(testFault, "500"))
+			up := f.waitFor(func(r mockupstream.Request) bool {
+				return strings.HasPrefix(r.Model, upstreamNames[wire.ShapeAnthropic]) && strings.Contains(string(r.Body), "sunny-and-mild") && strings.Contains(string(r.Body), city)
+			})
+			if !strings.Contains(string(up.Body), "get_weather") {
+				t.Errorf("anthropic's turn lacks the history: %s", up.Body)
+			}
+			sawHistory(t, f, upstreamNames[wire.ShapeOpenAIResponses], city)
 		})
 	}
 }
@@ -194,7 +223,7 @@ func TestResponsesState_FailsOverBetweenShapesMidConversation(t *testing.T) {
 func TestResponsesState_RetrieveDeleteListAndOtherProjects(t *testing.T) {
 	t.Parallel()
 	f := statefulFixture(t, nil)
-	out := conversation(t, f, string(wire.ShapeAnthropic), false, false)
+	out := conversation(t, f, string(wire.ShapeAnthropic), "Oslo", false, false)
 	client := f.openai()
 	other := f.openai(oaopt.WithAPIKey(otherKey))
 	ctx := t.Context()
