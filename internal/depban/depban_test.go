@@ -31,6 +31,7 @@ const (
 	routing      = "internal/routing"
 	keypool      = "internal/keypool"
 	wire         = "internal/wire"
+	objects      = "internal/objects"
 	store        = "internal/store"
 	loader       = "internal/loader"
 	usage        = "internal/usage"
@@ -56,7 +57,7 @@ type ban struct {
 // bans is the table: one row per rule, with its reason.
 func bans() []ban {
 	// hotPath is what runs on every inference request.
-	hotPath := []string{proxy, routing, keypool, wire}
+	hotPath := []string{proxy, routing, keypool, wire, objects}
 	return []ban{
 		{
 			packages:  hotPath,
