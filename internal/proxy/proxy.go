@@ -26,6 +26,7 @@ import (
 
 	"github.com/relay-llm/relay/internal/egress"
 	"github.com/relay-llm/relay/internal/keypool"
+	"github.com/relay-llm/relay/internal/objects"
 	"github.com/relay-llm/relay/internal/respstore"
 	"github.com/relay-llm/relay/internal/routing"
 	"github.com/relay-llm/relay/internal/snapshot"
@@ -75,6 +76,10 @@ type Config struct {
 	// keep none (responses_state.go); nil: in process memory with
 	// respstore's default bounds.
 	Responses respstore.Store
+	// Objects is the index of upstream objects (package objects): a
+	// response an openai_responses upstream stored is found there, with
+	// the host key that holds it; nil: in process memory.
+	Objects objects.Index
 	// Logger gets one line per request; nil discards.
 	Logger *slog.Logger
 	// TracerProvider traces each request (trace.go); nil: no spans, at no
@@ -128,6 +133,7 @@ type Handler struct {
 	recorder  Recorder
 	capturer  Capturer
 	responses respstore.Store
+	objects   objects.Index
 	log       *slog.Logger
 	tracer    trace.Tracer // nil: tracing off
 	now       func() time.Time
@@ -155,6 +161,7 @@ func New(cfg Config) *Handler {
 		recorder:  cfg.Recorder,
 		capturer:  cfg.Capturer,
 		responses: cfg.Responses,
+		objects:   cfg.Objects,
 		log:       cfg.Logger,
 		now:       cfg.Now,
 		transport: cfg.Transport,
@@ -192,6 +199,9 @@ func New(cfg Config) *Handler {
 	}
 	if h.responses == nil {
 		h.responses = respstore.NewMemory(respstore.Limits{}, h.now)
+	}
+	if h.objects == nil {
+		h.objects = objects.NewMemory(objects.Options{Now: h.now})
 	}
 	if h.transport == nil {
 		h.transport = NewGuardedTransport(cfg.Egress)

@@ -1,13 +1,16 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
 
+	"github.com/relay-llm/relay/internal/objects"
 	"github.com/relay-llm/relay/internal/respstore"
 	"github.com/relay-llm/relay/internal/wire"
 )
@@ -40,7 +43,24 @@ func (h *Handler) serveStoredResponse(rq *request, rest string) {
 	ctx, cancel := context.WithTimeout(rq.r.Context(), storeTimeout)
 	defer cancel()
 	if method == http.MethodDelete {
-		switch err := h.responses.Delete(ctx, rq.project(), id); {
+		err := h.responses.Delete(ctx, rq.project(), id)
+		if o, oerr := h.objects.Get(ctx, rq.caller.ProjectID, objects.KindResponse, id); oerr == nil {
+			// An openai_responses upstream holds it too: delete it there,
+			// with the host key that made it. Its answer is the answer,
+			// unless it no longer knew the id Relay just deleted.
+			status, body, ok := rq.callObject(ctx, o, "")
+			if !ok {
+				return
+			}
+			if status < 300 || status == http.StatusNotFound {
+				_ = h.objects.Delete(ctx, rq.caller.ProjectID, objects.KindResponse, id)
+			}
+			if status != http.StatusNotFound || err != nil {
+				rq.respond(status, "application/json", body)
+				return
+			}
+		}
+		switch {
 		case errors.Is(err, respstore.ErrNotFound):
 			rq.fail(notFoundResponse(id))
 		case err != nil:
@@ -60,6 +80,16 @@ func (h *Handler) serveStoredResponse(rq *request, rest string) {
 	}
 	rec := loaded.Response
 	switch {
+	case rec == nil && sub != "cancel":
+		// Not in Relay's store (too large, or evicted) but maybe upstream.
+		if o, oerr := h.objects.Get(ctx, rq.caller.ProjectID, objects.KindResponse, id); oerr == nil {
+			if status, body, ok := rq.callObject(ctx, o, sub); ok {
+				rq.respond(status, "application/json", body)
+			}
+			return
+		}
+		rq.fail(notFoundResponse(id))
+		return
 	case rec == nil:
 		rq.fail(notFoundResponse(id))
 		return
@@ -149,4 +179,44 @@ func (rq *request) listInputItems(rec *respstore.Record) {
 	b = strconv.AppendBool(b, more)
 	rq.out = append(b, '}')
 	rq.respond(http.StatusOK, "application/json", rq.out)
+}
+
+// callObject sends the caller's GET or DELETE of a stored response to the
+// openai_responses host key that holds it upstream and returns the
+// upstream's status and body (secret-free, its headers copied); ok false
+// when it answered the caller itself.
+func (rq *request) callObject(ctx context.Context, o objects.Object, sub string) (status int, body []byte, ok bool) {
+	host, key := rq.snap.Host(o.HostID), rq.snap.HostKey(o.HostKeyID)
+	if host == nil || key == nil {
+		rq.fail(wire.Errorf(wire.ErrNotFound, "Response with id '%s' not found: the host key that holds it is no longer in the catalog.", o.ID))
+		return 0, nil, false
+	}
+	path := wire.UpstreamPath(wire.InboundResponses, wire.ShapeOpenAIResponses) + "/" + o.ID
+	if sub != "" {
+		path += "/" + sub
+	}
+	url := wire.JoinURL(host.BaseURL, path)
+	if q := rq.r.URL.RawQuery; q != "" {
+		url += "?" + q
+	}
+	req, err := http.NewRequestWithContext(ctx, rq.r.Method, url, nil)
+	if err != nil {
+		rq.fail(wire.Errorf(wire.ErrUpstream, "The host that holds this response has an invalid base URL."))
+		return 0, nil, false
+	}
+	req.Header = appendOutboundHeaders(make(http.Header), rq.r.Header, wire.ShapeOpenAIResponses, host)
+	setUpstreamAuth(req.Header, wire.ShapeOpenAIResponses, key.Secret)
+	resp, err := rq.h.transport.RoundTrip(req)
+	if err != nil {
+		what, _ := describe(err, ctx)
+		rq.fail(wire.Errorf(wire.ErrUpstream, "The host that holds this response could not be reached: %s.", what))
+		return 0, nil, false
+	}
+	body, _ = io.ReadAll(io.LimitReader(resp.Body, maxEventBytes))
+	resp.Body.Close()
+	if s := key.Secret.Reveal(); s != "" && bytes.Contains(body, []byte(s)) {
+		body = bytes.ReplaceAll(body, []byte(s), []byte("[redacted]"))
+	}
+	copyResponseHeaders(rq.w.Header(), resp.Header)
+	return resp.StatusCode, body, true
 }

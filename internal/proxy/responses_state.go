@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/relay-llm/relay/internal/canonical"
+	"github.com/relay-llm/relay/internal/objects"
 	"github.com/relay-llm/relay/internal/respstore"
 	"github.com/relay-llm/relay/internal/translator"
 	"github.com/relay-llm/relay/internal/wire"
@@ -284,14 +285,14 @@ func randomHex(n int) string {
 // keepAnswer stores the response object a Responses caller is about to
 // receive (whole, or the terminal event of its stream, in out), before
 // those bytes leave, so the next turn finds it.
-func (rq *request) keepAnswer(out []byte, upstream string) {
+func (rq *request) keepAnswer(out []byte, upstream string) (id string) {
 	st := rq.st
 	if st == nil || !st.store {
-		return
+		return ""
 	}
 	obj := terminalResponse(out)
 	if obj == nil {
-		return
+		return ""
 	}
 	var r struct {
 		ID        string            `json:"id"`
@@ -301,7 +302,7 @@ func (rq *request) keepAnswer(out []byte, upstream string) {
 		Output    []json.RawMessage `json:"output"`
 	}
 	if json.Unmarshal(obj, &r) != nil || r.ID == "" || (r.Status != "completed" && r.Status != "incomplete") {
-		return
+		return ""
 	}
 	rec := &respstore.Record{ID: r.ID, CreatedAt: r.CreatedAt, Model: r.Model, Response: obj, Input: st.input, Output: r.Output, Upstream: upstream}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(rq.r.Context()), storeTimeout)
@@ -313,6 +314,7 @@ func (rq *request) keepAnswer(out []byte, upstream string) {
 		}
 		rq.h.log.Warn("store response", "request_id", rq.id, "response_id", r.ID, "level", level, "error", err)
 	}
+	return r.ID
 }
 
 // terminalResponse finds the response object in out: a whole response
@@ -363,7 +365,17 @@ func (rq *request) keepPassthrough(out []byte) {
 	if rq.st == nil || rq.xl != nil || rq.in != wire.InboundResponses || rq.cand == nil || rq.cand.Host == nil {
 		return
 	}
-	rq.keepAnswer(out, rq.cand.Host.Slug)
+	id := rq.keepAnswer(out, rq.cand.Host.Slug)
+	if id == "" || rq.key == nil {
+		return
+	}
+	// The upstream holds it under this host key: DELETE must reach it.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(rq.r.Context()), storeTimeout)
+	defer cancel()
+	o := objects.Object{ID: id, Kind: objects.KindResponse, ProjectID: rq.caller.ProjectID, HostID: rq.cand.Host.ID, HostKeyID: rq.key.ID, CreatedAt: rq.at}
+	if err := rq.h.objects.Put(ctx, o); err != nil {
+		rq.h.log.Warn("index stored response", "request_id", rq.id, "response_id", id, "error", err)
+	}
 }
 
 // keptBody is the copy of a passthrough body pipeBody makes for

@@ -360,3 +360,31 @@ func TestResponsesState_Bounds(t *testing.T) {
 		t.Errorf("store false over the bound: %s", resp.RawJSON())
 	}
 }
+
+// A response an openai_responses upstream stored is deleted there too,
+// with the host key that made it; another project's DELETE reaches no
+// upstream.
+func TestResponsesState_DeleteReachesTheHostKeyThatMadeIt(t *testing.T) {
+	t.Parallel()
+	f := statefulFixture(t, nil)
+	resp := turn(t, f, false, responsesParams("failover-native"))
+	if err := f.openai(oaopt.WithAPIKey(otherKey)).Responses.Delete(t.Context(), resp.ID); err == nil {
+		t.Fatal("another project deleted the response")
+	}
+	if err := f.openai().Responses.Delete(t.Context(), resp.ID); err != nil {
+		t.Fatal(err)
+	}
+	var deletes []mockupstream.Request
+	for _, r := range f.requests() {
+		if r.Method == http.MethodDelete {
+			deletes = append(deletes, r)
+		}
+	}
+	if len(deletes) != 1 || deletes[0].Path != "/v1/responses/"+resp.ID || deletes[0].Header.Get("Authorization") != "Bearer sk-up-fo-oa-secret-1" {
+		t.Fatalf("upstream deletes %+v", deletes)
+	}
+	var oe *openai.Error
+	if _, err := f.openai().Responses.Get(t.Context(), resp.ID, responses.ResponseGetParams{}); !errors.As(err, &oe) || oe.StatusCode != 404 {
+		t.Errorf("get after delete: %v", err)
+	}
+}
