@@ -228,13 +228,15 @@ func withItemIDs(items []json.RawMessage) []json.RawMessage {
 			out[i] = it
 			continue
 		}
-		var v struct {
-			Type string          `json:"type"`
-			Role json.RawMessage `json:"role"`
+		var m map[string]json.RawMessage
+		if json.Unmarshal(it, &m) != nil {
+			out[i] = it // the translator names what is wrong
+			continue
 		}
-		_ = json.Unmarshal(it, &v)
+		var typ string
+		_ = json.Unmarshal(m["type"], &typ)
 		prefix := "msg_"
-		switch v.Type {
+		switch typ {
 		case "function_call":
 			prefix = "fc_"
 		case "function_call_output":
@@ -242,16 +244,16 @@ func withItemIDs(items []json.RawMessage) []json.RawMessage {
 		case "reasoning":
 			prefix = "rs_"
 		}
-		b := make([]byte, 0, len(it)+64)
-		b = append(b, `{"id":`...)
-		b = wire.AppendString(b, prefix+randomHex(24))
-		if v.Type == "" && v.Role != nil {
-			b = append(b, `,"type":"message"`...) // as OpenAI lists an easy input message
+		m["id"] = json.RawMessage(wire.AppendString(nil, prefix+randomHex(24)))
+		if typ == "" && m["role"] != nil {
+			m["type"] = json.RawMessage(`"message"`) // as OpenAI lists an easy input message
 		}
-		if rest := bytes.TrimSpace(it[1:]); len(rest) > 0 && rest[0] != '}' {
-			b = append(b, ',')
+		b, err := json.Marshal(m)
+		if err != nil {
+			out[i] = it
+			continue
 		}
-		out[i] = append(b, it[1:]...)
+		out[i] = b
 	}
 	return out
 }
