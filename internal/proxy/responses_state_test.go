@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,9 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/relay-llm/relay/internal/mockupstream"
+	"github.com/relay-llm/relay/internal/proxy"
+	"github.com/relay-llm/relay/internal/ratelimit"
+	"github.com/relay-llm/relay/internal/redistest"
 	"github.com/relay-llm/relay/internal/respstore"
 	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/wire"
@@ -386,5 +390,47 @@ func TestResponsesState_DeleteReachesTheHostKeyThatMadeIt(t *testing.T) {
 	var oe *openai.Error
 	if _, err := f.openai().Responses.Get(t.Context(), resp.ID, responses.ResponseGetParams{}); !errors.As(err, &oe) || oe.StatusCode != 404 {
 		t.Errorf("get after delete: %v", err)
+	}
+}
+
+// Two pods sharing one Redis: a conversation begun on one continues on
+// the other, and the other project still sees nothing.
+func TestResponsesState_SharedByPodsThroughRedis(t *testing.T) {
+	t.Parallel()
+	rc, err := ratelimit.NewRedisClient(redistest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rc.Close() })
+	prefix := redistest.Prefix(t)
+	f := statefulFixture(t, respstore.NewRedis(rc, prefix, respstore.Limits{}, nil))
+	snap := snapshot.Build(&f.data, 1, f.clock.Now())
+	cfg := f.cfg
+	cfg.Snapshot = func() *snapshot.Snapshot { return snap }
+	cfg.Responses = respstore.NewRedis(rc, prefix, respstore.Limits{}, nil)
+	pod2 := httptest.NewServer(proxy.New(cfg))
+	t.Cleanup(pod2.Close)
+
+	first := turn(t, f, false, responsesParams(string(wire.ShapeAnthropic)))
+	c2 := openai.NewClient(oaopt.WithBaseURL(pod2.URL+"/v1"), oaopt.WithAPIKey(relayKey), oaopt.WithMaxRetries(0))
+	p := responsesParams(string(wire.ShapeGemini))
+	p.PreviousResponseID = openai.String(first.ID)
+	p.Input = responses.ResponseNewParamsInputUnion{OfString: openai.String("second turn on pod 2")}
+	resp, err := c2.Responses.New(t.Context(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.rec.next(t)
+	up := f.waitFor(func(r mockupstream.Request) bool { return strings.Contains(string(r.Body), "second turn on pod 2") })
+	if !strings.Contains(string(up.Body), "Hello there, relay friend") || !strings.Contains(string(up.Body), first.OutputText()) {
+		t.Errorf("pod 2 did not continue pod 1's response: %s", up.Body)
+	}
+	if got, err := f.openai().Responses.Get(t.Context(), resp.ID, responses.ResponseGetParams{}); err != nil || got.ID != resp.ID {
+		t.Errorf("pod 1 cannot read pod 2's response: %v", err)
+	}
+	var oe *openai.Error
+	other := openai.NewClient(oaopt.WithBaseURL(pod2.URL+"/v1"), oaopt.WithAPIKey(otherKey), oaopt.WithMaxRetries(0))
+	if _, err := other.Responses.Get(t.Context(), resp.ID, responses.ResponseGetParams{}); !errors.As(err, &oe) || oe.StatusCode != 404 {
+		t.Errorf("another project on pod 2: %v", err)
 	}
 }
