@@ -309,12 +309,12 @@ func (rq *request) keepAnswer(out []byte, upstream string) (id string) {
 	rec := &respstore.Record{ID: r.ID, CreatedAt: r.CreatedAt, Model: r.Model, Response: obj, Input: st.input, Output: r.Output, Upstream: upstream}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(rq.r.Context()), storeTimeout)
 	defer cancel()
-	if err := rq.h.responses.Put(ctx, rq.project(), rec); err != nil {
-		level := "warn"
-		if errors.Is(err, respstore.ErrTooLarge) {
-			level = "info"
-		}
-		rq.h.log.Warn("store response", "request_id", rq.id, "response_id", r.ID, "level", level, "error", err)
+	switch err := rq.h.responses.Put(ctx, rq.project(), rec); {
+	case errors.Is(err, respstore.ErrTooLarge):
+		// The bound at work: a marker says so to whoever continues it.
+		rq.h.log.Info("response not kept: over RELAY_RESPONSES_MAX_BYTES", "request_id", rq.id, "response_id", r.ID)
+	case err != nil:
+		rq.h.log.Warn("store response", "request_id", rq.id, "response_id", r.ID, "error", err)
 	}
 	return r.ID
 }
