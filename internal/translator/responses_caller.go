@@ -12,7 +12,7 @@ import (
 )
 
 // OpenAI Responses, caller side: decode a Responses request, and refuse
-// the state a translated response cannot keep.
+// the state the proxy did not expand (Relay keeps the rest: respstore).
 
 func decodeResponsesRequest(body []byte, r *canonical.Request) error {
 	var q respCallerRequest
