@@ -2,6 +2,7 @@ package proxy_test
 
 import (
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -432,5 +433,46 @@ func TestResponsesState_SharedByPodsThroughRedis(t *testing.T) {
 	other := openai.NewClient(oaopt.WithBaseURL(pod2.URL+"/v1"), oaopt.WithAPIKey(otherKey), oaopt.WithMaxRetries(0))
 	if _, err := other.Responses.Get(t.Context(), resp.ID, responses.ResponseGetParams{}); !errors.As(err, &oe) || oe.StatusCode != 404 {
 		t.Errorf("another project on pod 2: %v", err)
+	}
+}
+
+// The Vercel AI SDK's default provider (store unset, so on) sends the
+// assistant's earlier items back as typed item references: the body it
+// sends, turn by turn, works on a translated binding.
+func TestResponsesState_AISDKItemReferences(t *testing.T) {
+	t.Parallel()
+	f := statefulFixture(t, nil)
+	for _, stream := range []bool{false, true} {
+		s := fmt.Sprint(stream)
+		_, body := f.post("/v1/responses", `{"model":"gemini","input":[{"role":"user","content":[{"type":"input_text","text":"weather in Rome-`+s+`?"}]}],`+
+			`"tools":[{"type":"function","name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}}},"strict":false}],"tool_choice":{"type":"function","name":"get_weather"}}`, nil)
+		f.rec.next(t)
+		var r1 struct {
+			ID     string `json:"id"`
+			Output []struct {
+				ID     string `json:"id"`
+				Type   string `json:"type"`
+				CallID string `json:"call_id"`
+			} `json:"output"`
+		}
+		if err := json.Unmarshal([]byte(body), &r1); err != nil {
+			t.Fatalf("turn 1 %s", body)
+		}
+		var fc, callID string
+		for _, o := range r1.Output {
+			if o.Type == "function_call" {
+				fc, callID = o.ID, o.CallID
+			}
+		}
+		if fc == "" {
+			t.Fatalf("no call in %s", body)
+		}
+		resp, body := f.post("/v1/responses", `{"model":"gemini","stream":`+s+`,"input":[{"role":"user","content":[{"type":"input_text","text":"weather in Rome-`+s+`?"}]},`+
+			`{"type":"item_reference","id":"`+fc+`"},{"type":"function_call_output","call_id":"`+callID+`","output":"sunny-and-mild"}],`+
+			`"tools":[{"type":"function","name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}}},"strict":false}]}`, nil)
+		f.rec.next(t)
+		if resp.StatusCode != 200 || !strings.Contains(body, "The tool returned: ") {
+			t.Fatalf("turn 2: %d %s", resp.StatusCode, body)
+		}
 	}
 }
