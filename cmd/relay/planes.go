@@ -25,8 +25,10 @@ import (
 	"github.com/relay-llm/relay/internal/loader"
 	"github.com/relay-llm/relay/internal/metrics"
 	"github.com/relay-llm/relay/internal/mockupstream"
+	"github.com/relay-llm/relay/internal/objects"
 	"github.com/relay-llm/relay/internal/proxy"
 	"github.com/relay-llm/relay/internal/ratelimit"
+	"github.com/relay-llm/relay/internal/respstore"
 	"github.com/relay-llm/relay/internal/secret"
 	"github.com/relay-llm/relay/internal/store"
 	"github.com/relay-llm/relay/internal/tracing"
@@ -117,6 +119,12 @@ func newPlanes(ctx context.Context, cfg *config.Config, st *store.Store, box *se
 	if err != nil {
 		return nil, fmt.Errorf("RELAY_UPSTREAM_ALLOW: %w", err)
 	}
+	// Stored Responses: shared through Redis like the limits, else in
+	// process memory for one pod.
+	responses, objectIndex, err := responseStore(cfg, svcs)
+	if err != nil {
+		return nil, err
+	}
 	maintainer := usageledger.NewMaintainer(usageledger.MaintainerConfig{Store: st, Logger: log})
 	svcs.goRun(ctx, "usage maintenance", maintainer.Run)
 	inference := proxy.New(proxy.Config{
@@ -125,6 +133,8 @@ func newPlanes(ctx context.Context, cfg *config.Config, st *store.Store, box *se
 		Limiter:        limiter,
 		Recorder:       ledger,
 		Capturer:       captures,
+		Responses:      responses,
+		Objects:        objectIndex,
 		MaxInflight:    cfg.MaxInflight,
 		Logger:         log,
 		MaxBodyBytes:   cfg.MaxBodyBytes,
@@ -267,6 +277,23 @@ func limits(cfg *config.Config, svcs *services, log *slog.Logger) (*ratelimit.Li
 	rb := keypool.NewRedisBreakers(rc, breakerConfig(cfg), keypool.RedisBreakerOptions{Prefix: cfg.RedisPrefix, Logger: log})
 	svcs.add("breakers", func(context.Context) error { return rb.Close() })
 	return limiter, rb, nil
+}
+
+// responseStore is where stored Responses live, and the index of upstream
+// objects that finds the host key holding an openai_responses upstream's:
+// Redis when RELAY_REDIS_URL is set (every pod sees every response), else
+// process memory.
+func responseStore(cfg *config.Config, svcs *services) (respstore.Store, objects.Index, error) {
+	limits := respstore.Limits{TTL: cfg.ResponsesTTL, MaxBytes: cfg.ResponsesMaxBytes, ProjectMaxBytes: cfg.ResponsesProjectBytes}
+	if cfg.RedisURL == "" {
+		return respstore.NewMemory(limits, nil), objects.NewMemory(objects.Options{}), nil
+	}
+	rc, err := ratelimit.NewRedisClient(cfg.RedisURL)
+	if err != nil {
+		return nil, nil, fmt.Errorf("RELAY_REDIS_URL: %w", err)
+	}
+	svcs.add("response store redis client", func(context.Context) error { return rc.Close() })
+	return respstore.NewRedis(rc, cfg.RedisPrefix, limits, nil), objects.NewRedis(rc, cfg.RedisPrefix, objects.Options{}), nil
 }
 
 // breakerConfig is the breakers' thresholds from the settings; the rest

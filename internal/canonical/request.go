@@ -280,6 +280,13 @@ type State struct {
 	Conversation       string   `json:"conversation,omitempty"`
 	Store              *bool    `json:"store,omitempty"`
 	Include            []string `json:"include,omitempty"`
+	// ID is the response id Relay keeps the answer under when it stores
+	// the state itself (package respstore); "" when it does not, and the
+	// id is derived from the upstream's.
+	ID string `json:"-"`
+	// Expanded: Relay has put the items of PreviousResponseID and of the
+	// item references into the input, so an encoder need not refuse them.
+	Expanded bool `json:"-"`
 }
 
 // TextOf joins the text of the PartText parts of ps with sep.

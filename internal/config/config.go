@@ -51,6 +51,9 @@ type Config struct {
 	RedisPrefix           string        // RELAY_REDIS_PREFIX: prefix of every Redis key and channel Relay uses
 	PayloadRetention      time.Duration // RELAY_PAYLOAD_RETENTION: how long payload captures are kept
 	PayloadQueue          int           // RELAY_PAYLOAD_QUEUE: payload captures waiting to be written, beyond which they are dropped
+	ResponsesTTL          time.Duration // RELAY_RESPONSES_TTL: how long a stored Responses response is kept
+	ResponsesMaxBytes     int64         // RELAY_RESPONSES_MAX_BYTES: the most one stored response's state may hold
+	ResponsesProjectBytes int64         // RELAY_RESPONSES_PROJECT_MAX_BYTES: the most one project's stored responses may hold
 	BodyDeadline          time.Duration // RELAY_BODY_DEADLINE: longest time a client may take to send a whole request body
 	MaxHeaderBytes        int           // RELAY_MAX_HEADER_BYTES: request line and header fields on the inference plane, in bytes
 	MaxHeaders            int           // RELAY_MAX_HEADERS: header fields of an inference request, Host included
@@ -144,6 +147,12 @@ func settings(c *Config) []setting {
 			duration(&c.PayloadRetention, time.Hour, 10*365*24*time.Hour)},
 		{"RELAY_PAYLOAD_QUEUE", "payload-queue", "1024", "payload captures waiting to be written before new ones are dropped",
 			count(&c.PayloadQueue, 1, 1<<20)},
+		{"RELAY_RESPONSES_TTL", "responses-ttl", "720h", "how long a stored Responses response is kept",
+			duration(&c.ResponsesTTL, time.Minute, 10*365*24*time.Hour)},
+		{"RELAY_RESPONSES_MAX_BYTES", "responses-max-bytes", "4194304", "the most one stored response's state (its input and output items) may hold",
+			valid(&c.ResponsesMaxBytes, int64Of, atLeast[int64](1024), "a byte count of at least 1024")},
+		{"RELAY_RESPONSES_PROJECT_MAX_BYTES", "responses-project-max-bytes", "268435456", "the most one project's stored responses may hold; the oldest go first",
+			valid(&c.ResponsesProjectBytes, int64Of, atLeast[int64](1024), "a byte count of at least 1024")},
 		{"RELAY_USAGE_DETAIL_SAMPLE", "usage-detail-sample", "0.01", "fraction (0 to 1) of plain routed successes whose routing decision is stored in full",
 			valid(&c.UsageDetailSample, func(v string) (float64, error) { return strconv.ParseFloat(v, 64) }, between(0.0, 1.0), "a fraction from 0 to 1")},
 		{"RELAY_USAGE_SINK", "usage-sink", "postgres", "where pods send usage events: postgres or jetstream", usageSink(&c.UsageSink)},

@@ -33,6 +33,7 @@ const (
 	keypool      = "internal/keypool"
 	wire         = "internal/wire"
 	objects      = "internal/objects"
+	respstore    = "internal/respstore"
 	store        = "internal/store"
 	loader       = "internal/loader"
 	usage        = "internal/usage"
@@ -58,7 +59,7 @@ type ban struct {
 // bans is the table: one row per rule, with its reason.
 func bans() []ban {
 	// hotPath is what runs on every inference request.
-	hotPath := []string{proxy, routing, keypool, wire, objects}
+	hotPath := []string{proxy, routing, keypool, wire, objects, respstore}
 	return []ban{
 		{
 			packages:  hotPath,

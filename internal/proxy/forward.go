@@ -457,10 +457,12 @@ func (rq *request) pipeBody(ctx, actx context.Context, cancel context.CancelCaus
 	buf := rq.ioBuf[:cap(rq.ioBuf)]
 	usage := &rq.bodyUsage
 	usage.Reset(64 << 10)
+	kept := rq.keptBody() // a copy, for the response store
 	for {
 		n, err := body.Read(buf)
 		if n > 0 {
 			_, _ = usage.Write(buf[:n])
+			kept.add(buf[:n])
 			if _, werr := rq.w.Write(buf[:n]); werr != nil {
 				cancel(errCallerGone)
 				rq.canceled()
@@ -487,6 +489,7 @@ func (rq *request) pipeBody(ctx, actx context.Context, cancel context.CancelCaus
 	if u, ok := usage.Value(); ok && u[0] == '{' {
 		rq.usage = wire.ParseUsage(shape, u)
 	}
+	kept.keep(rq)
 	return keypool.Result{Outcome: keypool.OutcomeSuccess}
 }
 
@@ -528,6 +531,9 @@ func (rq *request) pipeStream(ctx, actx context.Context, cancel context.CancelCa
 		skip := tr.Observe(ev) && suppress
 		if !ended && (tr.Errored() || !wasTerminal && tr.Terminal()) {
 			ended, callerFirst = true, callerGone(ctx, sw)
+			if !tr.Errored() {
+				rq.keepPassthrough(ev.Raw) // before the terminal event leaves
+			}
 		}
 		flush := !er.More() // the next event needs a read: let these go
 		out := ev.Raw

@@ -26,6 +26,8 @@ import (
 
 	"github.com/relay-llm/relay/internal/egress"
 	"github.com/relay-llm/relay/internal/keypool"
+	"github.com/relay-llm/relay/internal/objects"
+	"github.com/relay-llm/relay/internal/respstore"
 	"github.com/relay-llm/relay/internal/routing"
 	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/translator"
@@ -70,6 +72,14 @@ type Config struct {
 	// Capturer receives the payloads of requests whose policy captures
 	// them (capture.go); nil: nothing is captured.
 	Capturer Capturer
+	// Responses keeps the state of stored Responses for the bindings that
+	// keep none (responses_state.go); nil: in process memory with
+	// respstore's default bounds.
+	Responses respstore.Store
+	// Objects is the index of upstream objects (package objects): a
+	// response an openai_responses upstream stored is found there, with
+	// the host key that holds it; nil: in process memory.
+	Objects objects.Index
 	// Logger gets one line per request; nil discards.
 	Logger *slog.Logger
 	// TracerProvider traces each request (trace.go); nil: no spans, at no
@@ -122,6 +132,8 @@ type Handler struct {
 	limiter   Limiter
 	recorder  Recorder
 	capturer  Capturer
+	responses respstore.Store
+	objects   objects.Index
 	log       *slog.Logger
 	tracer    trace.Tracer // nil: tracing off
 	now       func() time.Time
@@ -148,6 +160,8 @@ func New(cfg Config) *Handler {
 		limiter:   cfg.Limiter,
 		recorder:  cfg.Recorder,
 		capturer:  cfg.Capturer,
+		responses: cfg.Responses,
+		objects:   cfg.Objects,
 		log:       cfg.Logger,
 		now:       cfg.Now,
 		transport: cfg.Transport,
@@ -182,6 +196,12 @@ func New(cfg Config) *Handler {
 	}
 	if h.now == nil {
 		h.now = time.Now
+	}
+	if h.responses == nil {
+		h.responses = respstore.NewMemory(respstore.Limits{}, h.now)
+	}
+	if h.objects == nil {
+		h.objects = objects.NewMemory(objects.Options{Now: h.now})
 	}
 	if h.transport == nil {
 		h.transport = NewGuardedTransport(cfg.Egress)
@@ -280,6 +300,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 		if h.serveGemini(rq, path, gemini) {
+			return
+		}
+		if id, ok := strings.CutPrefix(path, "/v1/responses/"); ok && id != "" {
+			h.serveStoredResponse(rq, id)
 			return
 		}
 		if name, ok := strings.CutPrefix(path, "/v1/models/"); ok && name != "" {
@@ -398,6 +422,9 @@ func (h *Handler) routeAndForward(rq *request, facts *wire.RouteFacts) {
 		rq.endRoute(rs, err)
 	}
 	if err != nil {
+		return
+	}
+	if rq.in == wire.InboundResponses && !rq.prepareState() {
 		return
 	}
 	if kl, ok := h.limiter.(KeyLimiter); ok {

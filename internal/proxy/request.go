@@ -76,6 +76,7 @@ type request struct {
 	xlBody   []byte                 // its encoded body
 	xlErr    error                  // why a binding was left out: the request cannot be translated for it
 	xlServed bool                   // some binding could take the request
+	st       *respState             // Responses state (responses_state.go); nil when none
 
 	// Outcome.
 	status   int

@@ -46,6 +46,9 @@ func (rq *request) withoutHint(body []byte) []byte {
 // metadata holds user_id only; Gemini has no metadata), so a hint must
 // not fail the translation, and no translated body carries it.
 func (rq *request) decodable() []byte {
+	if st := rq.st; st != nil && st.expanded != nil && !st.relayMade {
+		return st.expanded // the upstream keeps the state; translations need its items
+	}
 	if rq.hintCut.Empty() {
 		return rq.body.Bytes()
 	}

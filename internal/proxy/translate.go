@@ -54,6 +54,7 @@ func (rq *request) translatable(c *routing.Candidate) bool {
 		if rq.dialect == wire.DialectGemini {
 			rq.xin.FromPath(rq.scan.Model, rq.stream)
 		}
+		rq.stateDecoded()
 	}
 	tr, err := translator.New(rq.xin, t, rq.at)
 	if err != nil {
@@ -164,6 +165,7 @@ func (rq *request) pipeTranslated(ctx, actx context.Context, cancel context.Canc
 	}
 	rq.out = out
 	rq.usage = rq.xl.Usage()
+	rq.keepAnswer(out, "")
 	if !rq.stream {
 		rq.respond(http.StatusOK, "application/json", out)
 		return keypool.Result{Outcome: keypool.OutcomeSuccess}
@@ -226,6 +228,9 @@ func (rq *request) translateStream(ctx, actx context.Context, cancel context.Can
 		}
 		if !ended && (bad != nil || tr.Done()) {
 			ended, callerFirst = true, callerGone(ctx, sw)
+			if bad == nil {
+				rq.keepAnswer(rq.out, "") // before the terminal event leaves
+			}
 		}
 		flush := !er.More() // the next event needs a read: let these go
 		if sw.send(rq.out, flush) != nil {
@@ -240,6 +245,9 @@ func (rq *request) translateStream(ctx, actx context.Context, cancel context.Can
 	complete := tr.Done()
 	if !complete && err == io.EOF {
 		rq.out, complete = tr.AppendEnd(rq.out[:0])
+		if complete && !tr.Errored() {
+			rq.keepAnswer(rq.out, "") // before the terminal event leaves
+		}
 		if len(rq.out) > 0 && sw.write(rq.out) != nil {
 			cancel(errCallerGone)
 		}
@@ -316,6 +324,9 @@ func (rq *request) collectStream(ctx, actx context.Context, body io.Reader) keyp
 	}
 	var status int
 	rq.out, status = tr.AppendCollected(rq.out[:0], rq.id)
+	if status == http.StatusOK {
+		rq.keepAnswer(rq.out, "")
+	}
 	rq.respond(status, "application/json", rq.out)
 	if status != http.StatusOK {
 		rq.errKind, rq.errMsg = event.KindStreamError, "upstream sent an error in the stream"

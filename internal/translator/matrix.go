@@ -166,7 +166,7 @@ var responsesFields = [featCount]string{
 	FeatPromptCacheKey:  "prompt_cache_key",
 	FeatPrefill:         "input[-1].role=assistant",
 	FeatStreaming:       "stream",
-	FeatState:           "previous_response_id, conversation",
+	FeatState:           "conversation",
 }
 
 // Field is the field that carries f in shape in, "" when that shape

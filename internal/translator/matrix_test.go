@@ -117,7 +117,7 @@ var responsesSamples = map[Feature]string{
 	FeatPromptCacheKey:  `"input":"hi","prompt_cache_key":"k"`,
 	FeatPrefill:         `"input":[{"role":"user","content":"hi"},{"role":"assistant","content":"Well,"}]`,
 	FeatStreaming:       `"input":"hi","stream":true`,
-	FeatState:           `"input":"hi","previous_response_id":"resp_1"`,
+	FeatState:           `"input":"hi","conversation":"conv_1"`,
 }
 
 func sampleBody(in wire.Inbound, f Feature) (string, bool) {

@@ -12,7 +12,7 @@ import (
 )
 
 // OpenAI Responses, caller side: decode a Responses request, and refuse
-// the state a translated response cannot keep.
+// the state the proxy did not expand (Relay keeps the rest: respstore).
 
 func decodeResponsesRequest(body []byte, r *canonical.Request) error {
 	var q respCallerRequest
@@ -304,6 +304,7 @@ func respInputItem(it *respInItem, typ, at string, leading bool, r *canonical.Re
 		m := lastMessage(r, canonical.RoleAssistant)
 		m.Parts = append(m.Parts, respReasoningPart(it))
 	case "item_reference":
+		// The proxy replaces the references it finds with their items.
 		return unsupported(at+".type", "item references point at stored items; send the items themselves")
 	default:
 		return unsupported(at+".type", fmt.Sprintf("input items of type %q", typ))
@@ -503,9 +504,12 @@ func respToolChoice(raw json.RawMessage, tc *canonical.ToolChoice) error {
 	return nil
 }
 
-// ones) and store: true (which asks for a response to retrieve later) are
-// refused for any binding but openai_responses. Relay keeps no Responses
-// state of its own: the request path never touches Postgres.
+// Responses state for the bindings that keep none: the proxy keeps it
+// (package respstore). store (true by default) is served by Relay storing
+// the answer under State.ID; previous_response_id and item references are
+// expanded by the proxy into the input before decoding (State.Expanded).
+// What the proxy did not expand is refused, as is conversation: Relay does
+// not serve the Conversations API for these bindings.
 
 // statelessUpstream wraps the upstream side of a responses→* pair with the
 // checks of Responses-only request state.
@@ -515,8 +519,8 @@ type statelessUpstream struct {
 
 func (s statelessUpstream) encode(dst []byte, x *encoder) ([]byte, error) {
 	if st := x.r.State; st != nil {
-		if st.PreviousResponseID != "" {
-			return dst, rejectField(x.in, "previous_response_id", x.t, x.pair.support(FeatState).note)
+		if st.PreviousResponseID != "" && !st.Expanded {
+			return dst, rejectField(x.in, "previous_response_id", x.t, "Relay keeps no state to continue from here; send the whole conversation as input")
 		}
 		if st.Conversation != "" {
 			return dst, rejectField(x.in, "conversation", x.t, x.pair.support(FeatState).note)
@@ -532,7 +536,7 @@ func newStatelessUpstream(inner func(time.Time) upstream) func(time.Time) upstre
 // withState adds what every responses→* pair says about Responses state
 // to the pair's own departures.
 func withState(t supportTable) supportTable {
-	t[FeatState] = supportNote{Rejected, "a translated response is not stored, so there is no earlier response or conversation to continue; send the whole conversation as input"}
-	t[FeatStore] = supportNote{Rejected, "a translated response is never stored and could not be retrieved later; send store: false or leave it out"}
+	t[FeatState] = supportNote{Rejected, "Relay does not serve the Conversations API for a translated binding; continue with previous_response_id (Relay keeps the state) or send the whole conversation as input"}
+	t[FeatStore] = supportNote{Emulated, "Relay keeps the response itself (TTL and size bounds: docs/inference-api.md), so previous_response_id, item references and GET /v1/responses/{id} work"}
 	return t
 }

@@ -65,6 +65,9 @@ func newResponsesCaller(r *canonical.Request) caller { return &responsesCaller{r
 // responseIDs sets the response id and the base of item ids from the
 // upstream's response id.
 func (c *responsesCaller) responseIDs(id string) {
+	if st := c.req.State; st != nil && st.ID != "" {
+		id = st.ID // Relay keeps the response under an id it minted
+	}
 	core := id
 	for _, p := range []string{"resp_", "msg_", "chatcmpl-"} {
 		if rest, ok := strings.CutPrefix(core, p); ok && rest != "" {
@@ -114,7 +117,13 @@ func buildShell(r *canonical.Request) []byte {
 	}
 	b = append(b, `,"parallel_tool_calls":`...)
 	b = strconv.AppendBool(b, r.ParallelToolCalls == nil || *r.ParallelToolCalls)
-	b = append(b, `,"previous_response_id":null,"reasoning":{"effort":`...)
+	b = append(b, `,"previous_response_id":`...)
+	if st := r.State; st != nil && st.PreviousResponseID != "" {
+		b = wire.AppendString(b, st.PreviousResponseID)
+	} else {
+		b = append(b, "null"...)
+	}
+	b = append(b, `,"reasoning":{"effort":`...)
 	if rs := r.Reasoning; rs != nil && rs.Effort != "" {
 		b = wire.AppendString(b, rs.Effort)
 	} else {
@@ -133,7 +142,9 @@ func buildShell(r *canonical.Request) []byte {
 	default:
 		b = wire.AppendString(b, r.ServiceTier)
 	}
-	b = append(b, `,"store":false,"temperature":`...)
+	b = append(b, `,"store":`...)
+	b = strconv.AppendBool(b, r.State != nil && r.State.ID != "")
+	b = append(b, `,"temperature":`...)
 	b = strconv.AppendFloat(b, valueOr(r.Temperature, 1), 'g', -1, 64)
 	b = append(b, `,"text":`...)
 	b = appendShellText(b, r)
