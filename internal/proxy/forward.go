@@ -421,6 +421,7 @@ func (rq *request) commit(ctx, actx context.Context, cancel context.CancelCauseF
 		defer rq.endStream(ss)
 	}
 	dl.begin()
+	unframeEventStream(resp, shape)
 	body := &idleReader{r: resp.Body, dl: dl, ctx: actx}
 
 	hd := rq.w.Header()
