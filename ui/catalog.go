@@ -299,7 +299,7 @@ func (h *Handler) bindingKind() *kind {
 				selectOf("host_id", "Host", v.str("host_id"), withNone("Choose a host", h.hostOptions(p))))
 		}
 		return append(fs,
-			selectOf("shape", "Shape", v.str("shape"), enumOptions("openai", "openai_responses", "anthropic", "gemini")),
+			selectOf("shape", "Shape", v.str("shape"), enumOptions("openai", "openai_responses", "anthropic", "gemini", "bedrock_converse")),
 			field{Name: "upstream_model", Label: "Upstream model", Kind: "text", Value: v.str("upstream_model"), Required: true, Help: "The model name the host knows."},
 			field{Name: "input_price", Label: "Input price per million tokens", Kind: "text", Value: v.str("input_price"), Help: "In your currency, e.g. 2.50"},
 			text("output_price", "Output price per million tokens", v.str("output_price")),

@@ -527,6 +527,7 @@ func (e SecretSource) Valid() bool {
 // Defines values for Shape.
 const (
 	ShapeAnthropic       Shape = "anthropic"
+	ShapeBedrockConverse Shape = "bedrock_converse"
 	ShapeGemini          Shape = "gemini"
 	ShapeOpenai          Shape = "openai"
 	ShapeOpenaiResponses Shape = "openai_responses"
@@ -536,6 +537,8 @@ const (
 func (e Shape) Valid() bool {
 	switch e {
 	case ShapeAnthropic:
+		return true
+	case ShapeBedrockConverse:
 		return true
 	case ShapeGemini:
 		return true
@@ -686,7 +689,7 @@ type Binding struct {
 	// ReasoningPrice Micro-units per million reasoning tokens; null bills them at `output_price`.
 	ReasoningPrice *int64 `json:"reasoning_price"`
 
-	// Shape The wire shape Relay speaks to a host for a model.
+	// Shape The wire shape Relay speaks to a host for a model (`bedrock_converse` is AWS Bedrock's Converse API).
 	Shape     Shape     `json:"shape"`
 	UpdatedAt time.Time `json:"updated_at"`
 
@@ -729,7 +732,7 @@ type BindingCreate struct {
 	// ReasoningPrice Absent or null bills reasoning tokens at `output_price`.
 	ReasoningPrice *int64 `json:"reasoning_price,omitempty"`
 
-	// Shape The wire shape Relay speaks to a host for a model.
+	// Shape The wire shape Relay speaks to a host for a model (`bedrock_converse` is AWS Bedrock's Converse API).
 	Shape         Shape  `json:"shape"`
 	UpstreamModel string `json:"upstream_model"`
 	Weight        *int32 `json:"weight,omitempty"`
@@ -773,7 +776,7 @@ type BindingUpdate struct {
 	// ReasoningPrice null bills reasoning tokens at `output_price`.
 	ReasoningPrice relaynull.Int64 `json:"reasoning_price,omitempty"`
 
-	// Shape The wire shape Relay speaks to a host for a model.
+	// Shape The wire shape Relay speaks to a host for a model (`bedrock_converse` is AWS Bedrock's Converse API).
 	Shape         *Shape  `json:"shape,omitempty"`
 	UpstreamModel *string `json:"upstream_model,omitempty"`
 	Weight        *int32  `json:"weight,omitempty"`
@@ -2199,7 +2202,7 @@ type Session struct {
 	User      User      `json:"user"`
 }
 
-// Shape The wire shape Relay speaks to a host for a model.
+// Shape The wire shape Relay speaks to a host for a model (`bedrock_converse` is AWS Bedrock's Converse API).
 type Shape string
 
 // Slug Lower-case letters, digits and hyphens, starting with a letter or digit; at most 63 characters.
