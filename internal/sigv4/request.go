@@ -9,14 +9,15 @@ import (
 	"time"
 )
 
-// SignURL signs a request to rawURL with body, as Sign does, reading the
-// host, the path as it goes on the wire and the query from the URL.
-func SignURL(method, rawURL string, h http.Header, body []byte, c Credentials, region, service string, now time.Time) error {
+// SignURL signs a request to rawURL with body, as SignOnly does (names
+// the headers to sign besides host and the X-Amz ones), reading the host,
+// the path as it goes on the wire and the query from the URL.
+func SignURL(method, rawURL string, h http.Header, body []byte, c Credentials, region, service string, now time.Time, names ...string) error {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return errors.New("sigv4: the request URL does not parse")
 	}
-	Sign(Request{Method: method, Host: u.Host, Path: u.EscapedPath(), Query: u.RawQuery, Header: h, PayloadHash: PayloadHash(body)}, c, region, service, now)
+	SignOnly(Request{Method: method, Host: u.Host, Path: u.EscapedPath(), Query: u.RawQuery, Header: h, PayloadHash: PayloadHash(body)}, c, region, service, now, names...)
 	return nil
 }
 

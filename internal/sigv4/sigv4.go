@@ -87,6 +87,27 @@ func PayloadHash(body []byte) string {
 // on r.Header. Every header already in r.Header is signed, except the few
 // that proxies change.
 func Sign(r Request, c Credentials, region, service string, now time.Time) {
+	sign(r, c, region, service, now, nil)
+}
+
+// SignOnly is Sign covering only host, X-Amz-Date, X-Amz-Security-Token
+// and those of names (canonical or lower case) r.Header carries: headers
+// set or changed after signing (an Accept, a traceparent) then do not
+// break the signature.
+func SignOnly(r Request, c Credentials, region, service string, now time.Time, names ...string) {
+	only := []string{"host", "x-amz-date"}
+	if c.SessionToken != "" {
+		only = append(only, "x-amz-security-token")
+	}
+	for _, n := range names {
+		if ln := strings.ToLower(n); r.Header.Get(n) != "" && !ignored[ln] && ln != "host" && ln != "x-amz-date" && ln != "x-amz-security-token" {
+			only = append(only, ln)
+		}
+	}
+	sign(r, c, region, service, now, only)
+}
+
+func sign(r Request, c Credentials, region, service string, now time.Time, only []string) {
 	now = now.UTC()
 	r.Header.Set("X-Amz-Date", now.Format(TimeFormat))
 	if c.SessionToken != "" {
@@ -94,7 +115,7 @@ func Sign(r Request, c Credentials, region, service string, now time.Time) {
 	}
 	r.Header.Del("Authorization")
 	scope := Scope{Date: now.Format(DateFormat), Region: region, Service: service}
-	signed, canonical := CanonicalRequest(r, nil)
+	signed, canonical := CanonicalRequest(r, only)
 	sig := Signature(c.SecretAccessKey, scope, now.Format(TimeFormat), canonical)
 	r.Header.Set("Authorization", Algorithm+" Credential="+c.AccessKeyID+"/"+scope.String()+
 		", SignedHeaders="+signed+", Signature="+sig)

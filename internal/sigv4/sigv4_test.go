@@ -215,7 +215,8 @@ func TestSignURL_AgreesWithTheAWSSDK(t *testing.T) {
 	now := time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)
 	h := http.Header{}
 	h.Set("Content-Type", "application/json")
-	if err := SignURL("POST", raw, h, body, Credentials{AccessKeyID: "AK", SecretAccessKey: "s"}, "us-east-1", "bedrock", now); err != nil {
+	h.Set("Accept", "application/json") // not named: left unsigned
+	if err := SignURL("POST", raw, h, body, Credentials{AccessKeyID: "AK", SecretAccessKey: "s"}, "us-east-1", "bedrock", now, "Content-Type"); err != nil {
 		t.Fatal(err)
 	}
 	req, _ := http.NewRequest("POST", raw, nil)
