@@ -187,6 +187,9 @@ func (c *call) authenticateBedrock() *apiError {
 		return sigErr("IncompleteSignatureException", "Authorization header requires existence of either a 'X-Amz-Date' or a 'Date' header.")
 	}
 	now := time.Now().UTC()
+	if c.s.opts.AWSClock != nil {
+		now = c.s.opts.AWSClock().UTC()
+	}
 	switch {
 	case at.Before(now.Add(-bedrockClockSkew)):
 		return sigErr("InvalidSignatureException", "Signature expired: "+amzDate+" is now earlier than "+now.Add(-bedrockClockSkew).Format("20060102T150405Z")+" ("+now.Format("20060102T150405Z")+" - 5 min.)")

@@ -39,6 +39,10 @@ type Options struct {
 	// empty): a signature scoped to another region or service is refused.
 	AWS       []AWSCredential
 	AWSRegion string
+	// AWSClock is the clock SigV4 dates are checked against (five minutes
+	// either way); nil is time.Now. Tests whose Relay runs on a fake clock
+	// give the mock the same one.
+	AWSClock func() time.Time
 }
 
 // DefaultRecord is how many requests a Server keeps when Options.Record is 0.
