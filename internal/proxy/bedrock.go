@@ -4,6 +4,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strings"
 
 	"github.com/relay-llm/relay/internal/eventstream"
 	"github.com/relay-llm/relay/internal/wire"
@@ -30,4 +31,18 @@ func unframeEventStream(resp *http.Response, shape wire.Shape) {
 	}{eventstream.NewSSEReader(resp.Body, shape == wire.ShapeAnthropic), resp.Body}
 	resp.Header.Set("Content-Type", "text/event-stream")
 	resp.ContentLength = -1
+}
+
+// sigV4ClockSkew names, for the caller and the log, an AWS refusal of a
+// signature's date — "Signature expired: …" or "Signature not yet
+// current: …" — which means Relay's clock is more than five minutes off
+// AWS's, not that the host key is bad; "" for any other body.
+func sigV4ClockSkew(body []byte) string {
+	v, _ := wire.Get(body, "message")
+	s, _ := wire.Str(v)
+	switch msg := string(s); {
+	case strings.HasPrefix(msg, "Signature expired"), strings.HasPrefix(msg, "Signature not yet current"):
+		return "signature date refused (" + cutRunes(msg, maxUpstreamMessage) + "): Relay's clock is more than 5 minutes off AWS's; check the pod's time sync"
+	}
+	return ""
 }

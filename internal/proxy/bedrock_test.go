@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/relay-llm/relay/internal/eventstream"
@@ -28,5 +29,15 @@ func TestUnframeEventStream(t *testing.T) {
 	unframeEventStream(plain, wire.ShapeAnthropic)
 	if b, _ := io.ReadAll(plain.Body); string(b) != "{}" {
 		t.Fatalf("a JSON answer changed: %q", b)
+	}
+}
+
+func TestSigV4ClockSkew(t *testing.T) {
+	got := sigV4ClockSkew([]byte(`{"message":"Signature expired: 20260301T090000Z is now earlier than 20261202T071500Z (20261202T072000Z - 5 min.)"}`))
+	if !strings.Contains(got, "Relay's clock is more than 5 minutes off AWS's") || !strings.Contains(got, "Signature expired: 20260301T090000Z") {
+		t.Fatalf("%q", got)
+	}
+	if got := sigV4ClockSkew([]byte(`{"message":"The security token included in the request is invalid."}`)); got != "" {
+		t.Fatalf("%q", got)
 	}
 }

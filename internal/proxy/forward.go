@@ -292,6 +292,9 @@ func (rq *request) attempt(ctx context.Context, c *routing.Candidate, key *snaps
 	}
 	resp.Body.Close()
 	f.status, f.what = resp.StatusCode, res.Reason
+	if skew := sigV4ClockSkew(errBody); skew != "" {
+		f.what += " " + skew
+	}
 	f.retryAfter = res.RetryAfter
 	f.timeout = resp.StatusCode == http.StatusRequestTimeout
 	if res.Outcome != keypool.OutcomeAuth { // auth errors may echo the credential
