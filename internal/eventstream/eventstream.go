@@ -164,7 +164,7 @@ func parseHeaders(b []byte, hs []Header) ([]Header, error) {
 		if n == 0 || len(b) < 1+n+1 {
 			return hs, ErrHeaders
 		}
-		h := Header{Name: string(b[1 : 1+n]), Type: b[1+n]}
+		h := Header{Name: headerName(b[1 : 1+n]), Type: b[1+n]}
 		b = b[2+n:]
 		size := fixedSize(h.Type)
 		switch {
@@ -185,6 +185,17 @@ func parseHeaders(b []byte, hs []Header) ([]Header, error) {
 		hs = append(hs, h)
 	}
 	return hs, nil
+}
+
+// headerName is a header's name, without an allocation for the names
+// every Bedrock message carries.
+func headerName(b []byte) string {
+	for _, n := range [...]string{":event-type", ":content-type", ":message-type", ":exception-type"} {
+		if string(b) == n {
+			return n
+		}
+	}
+	return string(b)
 }
 
 // fixedSize is the size of a value of type t, -1 for the types that carry
