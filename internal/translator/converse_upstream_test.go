@@ -354,3 +354,19 @@ func converseNextTurn(in wire.Inbound, id string) string {
 		`{"role":"assistant","content":null,"tool_calls":[{"id":"` + id + `","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]},` +
 		`{"role":"tool","tool_call_id":"` + id + `","content":"21C"}]}`
 }
+
+// FuzzConverseAnswer: whatever a bedrock_converse binding answers (a whole
+// body, the SSE view of a ConverseStream, an error body) ends in a body,
+// a closed stream or a 502, never a panic.
+func FuzzConverseAnswer(f *testing.F) {
+	var sse []byte
+	for _, ev := range converseStream(true) {
+		sse = append(sse, "event: "+string(ev.Name)+"\ndata: "+string(ev.Data)+"\n\n"...)
+	}
+	f.Add(sse)
+	f.Add([]byte(converseAnswer))
+	f.Add([]byte("event: contentBlockDelta\ndata: {\"contentBlockIndex\":-5,\"delta\":{\"toolUse\":{\"input\":\"x\"}}}\n\nevent: messageStop\ndata: {}\n\n"))
+	f.Add([]byte("event: throttlingException\ndata: {\"message\":\"slow\"}\n\n"))
+	f.Add([]byte(`{"message":"The security token included in the request is invalid."}`))
+	fuzzAnswer(f, wire.ShapeBedrockConverse)
+}
