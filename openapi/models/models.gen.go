@@ -993,6 +993,12 @@ type Host struct {
 	// Name A display name.
 	Name Name `json:"name"`
 
+	// Profile How Relay addresses and authenticates the host beyond the binding's shape (docs/profiles.md): azure_openai, azure_openai_v1, vertex, bedrock, or an OpenAI-compatible server's (vllm, ollama, lmstudio, llamacpp, groq, mistral, deepseek, together, fireworks, openrouter). '' (the default) is the shape's plain public API. An unknown profile is refused with 400.
+	Profile HostProfile `json:"profile"`
+
+	// ProfileParams The profile's parameters, non-secret strings (api_version, tenant_id, client_id, project, location, region …; docs/profiles.md). A parameter the profile lacks, a missing required one or an invalid value is refused with 400 naming it. Secrets (an api-key, a client secret, a service account's JSON key, an AWS secret) are host keys.
+	ProfileParams ProfileParams `json:"profile_params"`
+
 	// Provider Who runs a host; `custom` is your own server (Ollama, vLLM …).
 	Provider Provider `json:"provider"`
 
@@ -1030,6 +1036,12 @@ type HostCreate struct {
 
 	// Name A display name.
 	Name *Name `json:"name,omitempty"`
+
+	// Profile How Relay addresses and authenticates the host beyond the binding's shape (docs/profiles.md): azure_openai, azure_openai_v1, vertex, bedrock, or an OpenAI-compatible server's (vllm, ollama, lmstudio, llamacpp, groq, mistral, deepseek, together, fireworks, openrouter). '' (the default) is the shape's plain public API. An unknown profile is refused with 400.
+	Profile *HostProfile `json:"profile,omitempty"`
+
+	// ProfileParams The profile's parameters, non-secret strings (api_version, tenant_id, client_id, project, location, region …; docs/profiles.md). A parameter the profile lacks, a missing required one or an invalid value is refused with 400 naming it. Secrets (an api-key, a client secret, a service account's JSON key, an AWS secret) are host keys.
+	ProfileParams *ProfileParams `json:"profile_params,omitempty"`
 
 	// Provider Who runs a host; `custom` is your own server (Ollama, vLLM …).
 	Provider Provider `json:"provider"`
@@ -1161,6 +1173,9 @@ type HostList struct {
 	NextCursor *NextCursor `json:"next_cursor"`
 }
 
+// HostProfile How Relay addresses and authenticates the host beyond the binding's shape (docs/profiles.md): azure_openai, azure_openai_v1, vertex, bedrock, or an OpenAI-compatible server's (vllm, ollama, lmstudio, llamacpp, groq, mistral, deepseek, together, fireworks, openrouter). ” (the default) is the shape's plain public API. An unknown profile is refused with 400.
+type HostProfile = string
+
 // HostSlug Lower-case letters, digits, `.`, `_` and `-`, starting with a letter or digit; at most 63 characters.
 //
 // Example: openai-eu
@@ -1185,6 +1200,12 @@ type HostUpdate struct {
 
 	// Name A display name.
 	Name *Name `json:"name,omitempty"`
+
+	// Profile How Relay addresses and authenticates the host beyond the binding's shape (docs/profiles.md): azure_openai, azure_openai_v1, vertex, bedrock, or an OpenAI-compatible server's (vllm, ollama, lmstudio, llamacpp, groq, mistral, deepseek, together, fireworks, openrouter). '' (the default) is the shape's plain public API. An unknown profile is refused with 400.
+	Profile *HostProfile `json:"profile,omitempty"`
+
+	// ProfileParams The profile's parameters, non-secret strings (api_version, tenant_id, client_id, project, location, region …; docs/profiles.md). A parameter the profile lacks, a missing required one or an invalid value is refused with 400 naming it. Secrets (an api-key, a client secret, a service account's JSON key, an AWS secret) are host keys.
+	ProfileParams *ProfileParams `json:"profile_params,omitempty"`
 
 	// Provider Who runs a host; `custom` is your own server (Ollama, vLLM …).
 	Provider *Provider `json:"provider,omitempty"`
@@ -1711,6 +1732,9 @@ type PriceTier struct {
 
 // Principal `admin_token`: the bearer `RELAY_ADMIN_TOKEN`; `user`: a signed-in user.
 type Principal string
+
+// ProfileParams The profile's parameters, non-secret strings (api_version, tenant_id, client_id, project, location, region …; docs/profiles.md). A parameter the profile lacks, a missing required one or an invalid value is refused with 400 naming it. Secrets (an api-key, a client secret, a service account's JSON key, an AWS secret) are host keys.
+type ProfileParams map[string]string
 
 // Project defines model for Project.
 type Project struct {
