@@ -68,6 +68,7 @@ func NewAuthorizers(cfg Config) *Authorizers {
 	return &Authorizers{by: map[Auth]Authorizer{
 		AuthEntra:  newEntra(cfg),
 		AuthGoogle: newGoogle(cfg),
+		AuthSigV4:  newSigV4(cfg),
 	}}
 }
 

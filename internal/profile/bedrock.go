@@ -4,17 +4,19 @@ import "github.com/relay-llm/relay/internal/wire"
 
 // bedrock is Amazon Bedrock's runtime: base URL
 // https://bedrock-runtime.{region}.amazonaws.com; requests are signed with
-// SigV4 (the host key's secret is the AWS secret access key). Anthropic
-// models go through InvokeModel[WithResponseStream] with the API version
-// in the body and the model in the URL.
-//
-// This row is the Bedrock work's (issue 25 item 2): it adds its binding
-// shape and the SigV4 Authorizer (Authorizers).
+// SigV4 (sigv4.go: the host's access_key_id and region, the host key's
+// secret the secret access key, or {"secret_access_key","session_token"}
+// JSON for temporary credentials). bedrock_converse bindings (any Bedrock
+// model) call /model/{modelId}/converse[-stream], the path their
+// translator builds; anthropic bindings (Claude, every Messages feature)
+// go through InvokeModel[WithResponseStream] with the API version in the
+// body and the model in the URL. Streams come back in AWS event-stream
+// framing, which the proxy reads as SSE.
 var bedrock = Profile{
 	Name:   "bedrock",
 	Title:  "Amazon Bedrock",
-	Doc:    "Amazon Bedrock runtime, SigV4-signed.",
-	Shapes: []wire.Shape{wire.ShapeAnthropic},
+	Doc:    "Amazon Bedrock runtime, SigV4-signed: bedrock_converse bindings for any model (Converse / ConverseStream), anthropic bindings for Claude through InvokeModel. The host key's secret is the secret access key, or {\"secret_access_key\": …, \"session_token\": …} for temporary credentials.",
+	Shapes: []wire.Shape{wire.ShapeBedrockConverse, wire.ShapeAnthropic},
 	Params: []Param{
 		{Name: "region", Required: true, Kind: ParamSegment, Doc: "The AWS region, e.g. us-east-1."},
 		{Name: "access_key_id", Required: true, Kind: ParamSegment, Doc: "The AWS access key id; the host key's secret is its secret access key."},

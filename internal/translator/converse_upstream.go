@@ -54,8 +54,9 @@ var converseSupport = supportTable{
 
 // converseUpstream speaks Converse to the binding.
 type converseUpstream struct {
-	now time.Time
-	id  string // Converse answers carry no id: Relay mints one per answer
+	now   time.Time
+	id    string // Converse answers carry no id: Relay mints one per answer
+	model string // nor the model: the binding's upstream model
 
 	// Stream state.
 	started  bool
@@ -73,6 +74,8 @@ func newConverseUpstream(now time.Time) upstream {
 	_, _ = rand.Read(b[:])
 	return &converseUpstream{now: now, id: "bedrock" + hex.EncodeToString(b[:])}
 }
+
+func (u *converseUpstream) answersAs(model string) { u.model = model }
 
 // path is /model/{modelId}/converse[-stream]. The model id (which may be
 // an ARN with ":" and "/") is escaped like AWS's SDKs escape it, every

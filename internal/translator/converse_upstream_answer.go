@@ -23,7 +23,7 @@ func (u *converseUpstream) decodeResponse(body []byte, r *canonical.Response) er
 	if c.Output.Message == nil {
 		return fmt.Errorf("the response has no output message")
 	}
-	r.ID, r.Created = u.id, u.now.Unix()
+	r.ID, r.Model, r.Created = u.id, u.model, u.now.Unix()
 	if c.Usage != nil {
 		r.Usage = c.Usage.canonical()
 	}
@@ -73,7 +73,7 @@ func (u *converseUpstream) decodeEvent(ev *wire.Event, evs []canonical.Event) ([
 	if !u.started {
 		u.started = true
 		u.blocks, u.kinds = map[int]int{}, map[int]canonical.PartType{}
-		evs = append(evs, canonical.Event{Kind: canonical.EventStart, ID: u.id, Created: u.now.Unix()})
+		evs = append(evs, canonical.Event{Kind: canonical.EventStart, ID: u.id, Model: u.model, Created: u.now.Unix()})
 	}
 	switch name {
 	case "messageStart":
