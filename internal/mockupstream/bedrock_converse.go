@@ -309,7 +309,9 @@ func (c *call) decodeInvoke(body []byte) {
 	case version == "":
 		c.derr = bedrockInvalid("Malformed input request: #: required key [anthropic_version] not found, please reformat your input and try again.")
 		return
-	case version != "bedrock-2023-05-31":
+	case version != "bedrock-2023-05-31" && !isAPIDate(version):
+		// bedrock-2023-05-31, or an Anthropic API version date, which
+		// anthropic-sdk-go's Bedrock option moves from its header.
 		c.derr = bedrockInvalid("Invalid API version: " + version)
 		return
 	}
@@ -341,4 +343,10 @@ func (c *call) decodeInvoke(body []byte) {
 func chunk(event []byte) []byte {
 	b, _ := json.Marshal(map[string]string{"bytes": base64.StdEncoding.EncodeToString(event), "p": padding(len(event))})
 	return b
+}
+
+// isAPIDate reports whether v is an API version date, YYYY-MM-DD.
+func isAPIDate(v string) bool {
+	_, err := time.Parse("2006-01-02", v)
+	return err == nil
 }

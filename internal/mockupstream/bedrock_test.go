@@ -14,6 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anthropics/anthropic-sdk-go/v2"
+	anthbedrock "github.com/anthropics/anthropic-sdk-go/v2/bedrock"
+	anthopt "github.com/anthropics/anthropic-sdk-go/v2/option"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
@@ -289,3 +292,38 @@ func sha256Hex(b []byte) string {
 }
 
 func docOf(v any) document.Interface { return document.NewLazyDocument(v) }
+
+// anthropic-sdk-go's own Bedrock option (SigV4 signing, betas into the
+// body, InvokeModel paths, event-stream chunks back to SSE) is a client of
+// the face too.
+func TestBedrock_AnthropicSDKBedrockOption(t *testing.T) {
+	t.Parallel()
+	_, srv := bedrockSetup(t, "eu-west-3")
+	cfg := aws.Config{Region: "eu-west-3", Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
+		return aws.Credentials{AccessKeyID: testAWS.AccessKeyID, SecretAccessKey: testAWS.SecretAccessKey, SessionToken: testAWS.SessionToken}, nil
+	})}
+	c := anthropic.NewClient(anthbedrock.WithConfig(cfg), anthopt.WithBaseURL(srv.URL), anthopt.WithMaxRetries(0),
+		anthopt.WithHeader("anthropic-beta", "context-1m-2025-08-07"))
+	params := anthropic.MessageNewParams{Model: "anthropic.claude-sonnet-4-20250514-v1:0", MaxTokens: 50,
+		Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("Hello there"))}}
+	msg, err := c.Messages.New(t.Context(), params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if msg.StopReason != "end_turn" || !strings.Contains(msg.Content[0].Text, "Hello there") {
+		t.Fatalf("%+v", msg)
+	}
+	st := c.Messages.NewStreaming(t.Context(), params)
+	var acc anthropic.Message
+	for st.Next() {
+		if err := acc.Accumulate(st.Current()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if acc.StopReason != "end_turn" || acc.Usage.OutputTokens == 0 {
+		t.Fatalf("%+v", acc)
+	}
+}
