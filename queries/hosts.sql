@@ -14,9 +14,9 @@ SELECT * FROM hosts WHERE id = $1 FOR UPDATE;
 INSERT INTO hosts (
     slug, name, provider, base_url, enabled,
     connect_timeout_ms, first_byte_timeout_ms, idle_timeout_ms, total_timeout_ms, forward_headers,
-    breaker_server_failures, breaker_network_failures
+    breaker_server_failures, breaker_network_failures, profile, profile_params
 ) VALUES (
-    $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12
+    $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14
 )
 RETURNING *;
 
@@ -24,7 +24,8 @@ RETURNING *;
 UPDATE hosts
 SET slug = $2, name = $3, provider = $4, base_url = $5, enabled = $6,
     connect_timeout_ms = $7, first_byte_timeout_ms = $8, idle_timeout_ms = $9, total_timeout_ms = $10,
-    forward_headers = $11, breaker_server_failures = $12, breaker_network_failures = $13
+    forward_headers = $11, breaker_server_failures = $12, breaker_network_failures = $13,
+    profile = $14, profile_params = $15
 WHERE id = $1
 RETURNING *;
 

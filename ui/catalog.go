@@ -3,6 +3,7 @@ package ui
 import (
 	"net/http"
 	"net/url"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/relay-llm/relay/internal/controlapi"
+	"github.com/relay-llm/relay/internal/profile"
 	"github.com/relay-llm/relay/internal/rbac"
 	gen "github.com/relay-llm/relay/openapi/controlgen"
 	relaynull "github.com/relay-llm/relay/openapi/nullable"
@@ -72,6 +74,8 @@ func (h *Handler) hostKind() *kind {
 			text("name", "Name", v.str("name")),
 			selectOf("provider", "Provider", v.str("provider"), enumOptions("openai", "anthropic", "google", "custom")),
 			{Name: "base_url", Label: "Base URL", Kind: "text", Value: v.str("base_url"), Required: true, Help: "For example https://api.openai.com/v1"},
+			selectOf("profile", "Profile", v.str("profile"), profileOptions()),
+			{Name: "profile_params", Label: "Profile parameters", Kind: "text", Value: v.str("profile_params"), Help: "The profile's settings as name=value, comma-separated (e.g. api_version=2024-10-21, tenant_id=…); docs/profiles.md lists each profile's. Secrets go in host keys."},
 			{Name: "forward_headers", Label: "Forwarded headers", Kind: "text", Value: v.str("forward_headers"), Help: "Callers' headers this host gets beyond its shape's allow-list, comma-separated (e.g. x-app). Credential and billing headers are refused."},
 			{Name: "breaker_server_failures", Label: "Breaker: server errors", Kind: "number", Value: v.str("breaker_server_failures"), Help: "Server errors (5xx, 529, 408) in a row that open a breaker of one of this host's keys, 1 to 1000; empty takes RELAY_BREAKER_SERVER_FAILURES."},
 			{Name: "breaker_network_failures", Label: "Breaker: network failures", Kind: "number", Value: v.str("breaker_network_failures"), Help: "Network failures (connect, reset, timeout) in a row that open a breaker, 1 to 1000; empty takes RELAY_BREAKER_NETWORK_FAILURES."},
@@ -84,6 +88,8 @@ func (h *Handler) hostKind() *kind {
 		if fwd := headerList(v.str("forward_headers")); len(fwd) > 0 {
 			b.ForwardHeaders = &fwd
 		}
+		prof, params := v.str("profile"), paramList(v.str("profile_params"))
+		b.Profile, b.ProfileParams = &prof, &params
 		if err := p.check(h, http.MethodPost, "/api/hosts", b); err != nil {
 			return err
 		}
@@ -97,12 +103,15 @@ func (h *Handler) hostKind() *kind {
 		}
 		x := resp.(gen.GetHost200JSONResponse)
 		return url.Values{"slug": {x.Slug}, "name": {x.Name}, "provider": {string(x.Provider)}, "base_url": {x.BaseURL}, "enabled": {onOff(x.Enabled)}, "forward_headers": {strings.Join(x.ForwardHeaders, ", ")},
+			"profile": {x.Profile}, "profile_params": {paramText(x.ProfileParams)},
 			"breaker_server_failures": {optNumber(x.BreakerServerFailures)}, "breaker_network_failures": {optNumber(x.BreakerNetworkFailures)}}, nil
 	}
 	k.edit = func(p *page, id uuid.UUID, v *vals) error {
 		slug, name, base, prov := v.str("slug"), v.str("name"), v.str("base_url"), models.Provider(v.str("provider"))
 		fwd := headerList(v.str("forward_headers"))
+		prof, params := v.str("profile"), paramList(v.str("profile_params"))
 		b := models.HostUpdate{Slug: &slug, Name: &name, BaseURL: &base, Provider: &prov, Enabled: v.onPtr("enabled"), ForwardHeaders: &fwd,
+			Profile: &prof, ProfileParams: &params,
 			BreakerServerFailures:  relaynull.FromPointer(v.optInt32("breaker_server_failures")),
 			BreakerNetworkFailures: relaynull.FromPointer(v.optInt32("breaker_network_failures"))}
 		if err := p.check(h, http.MethodPatch, "/api/hosts/"+id.String(), b); err != nil {
@@ -299,7 +308,7 @@ func (h *Handler) bindingKind() *kind {
 				selectOf("host_id", "Host", v.str("host_id"), withNone("Choose a host", h.hostOptions(p))))
 		}
 		return append(fs,
-			selectOf("shape", "Shape", v.str("shape"), enumOptions("openai", "openai_responses", "anthropic", "gemini")),
+			selectOf("shape", "Shape", v.str("shape"), enumOptions("openai", "openai_responses", "anthropic", "gemini", "bedrock_converse")),
 			field{Name: "upstream_model", Label: "Upstream model", Kind: "text", Value: v.str("upstream_model"), Required: true, Help: "The model name the host knows."},
 			field{Name: "input_price", Label: "Input price per million tokens", Kind: "text", Value: v.str("input_price"), Help: "In your currency, e.g. 2.50"},
 			text("output_price", "Output price per million tokens", v.str("output_price")),
@@ -621,6 +630,43 @@ func optNumber(n *int32) string {
 		return ""
 	}
 	return strconv.Itoa(int(*n))
+}
+
+// profileOptions are the host form's profiles: none (the shape's public
+// API) and the registry's.
+func profileOptions() []option {
+	out := []option{{Value: "", Label: "none (the shape's public API)"}}
+	for _, p := range profile.All() {
+		out = append(out, option{Value: p.Name, Label: p.Name + " — " + p.Title})
+	}
+	return out
+}
+
+// paramList is the host form's name=value, comma-separated profile
+// parameters; never nil. A pair without '=' is a name with no value,
+// which the control API refuses naming it.
+func paramList(s string) models.ProfileParams {
+	out := models.ProfileParams{}
+	for _, kv := range strings.Split(s, ",") {
+		k, v, _ := strings.Cut(kv, "=")
+		if k = strings.TrimSpace(k); k != "" {
+			out[k] = strings.TrimSpace(v)
+		}
+	}
+	return out
+}
+
+// paramText is paramList's inverse, names sorted.
+func paramText(p map[string]string) string {
+	keys := make([]string, 0, len(p))
+	for k := range p {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for i, k := range keys {
+		keys[i] = k + "=" + p[k]
+	}
+	return strings.Join(keys, ", ")
 }
 
 // headerList is the host form's comma-separated forward_headers; never nil.

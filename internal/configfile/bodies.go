@@ -42,6 +42,7 @@ func createBody(s spec, id resolver) (any, string) {
 			ConnectTimeoutMs: &s.ConnectTimeoutMs, FirstByteTimeoutMs: &s.FirstByteTimeoutMs,
 			IdleTimeoutMs: &s.IdleTimeoutMs, TotalTimeoutMs: &s.TotalTimeoutMs, ForwardHeaders: forwardHeaders(s.ForwardHeaders),
 			BreakerServerFailures: s.BreakerServerFailures, BreakerNetworkFailures: s.BreakerNetworkFailures,
+			Profile: &s.Profile, ProfileParams: profileParams(s.ProfileParams),
 		}, "HostCreate"
 	case *ModelSpec:
 		return models.ModelCreate{
@@ -148,6 +149,15 @@ func forwardHeaders(h []string) *models.ForwardHeaders {
 	return &h
 }
 
+// profileParams is a host's profile parameters as a body sends them: never null.
+func profileParams(p map[string]string) *models.ProfileParams {
+	out := models.ProfileParams{}
+	for k, v := range p {
+		out[k] = v
+	}
+	return &out
+}
+
 func when[T any](f fieldSet, name string, v T) *T {
 	if !f[name] {
 		return nil
@@ -188,6 +198,10 @@ func updateBody(s spec, f fieldSet, id resolver) any {
 		}
 		if f["forward_headers"] {
 			b.ForwardHeaders = forwardHeaders(s.ForwardHeaders)
+		}
+		if f["profile"] || f["profile_params"] {
+			// Checked together by the control API: send both.
+			b.Profile, b.ProfileParams = &s.Profile, profileParams(s.ProfileParams)
 		}
 		if f["breaker_server_failures"] {
 			b.BreakerServerFailures = nullable.FromPointer(s.BreakerServerFailures)

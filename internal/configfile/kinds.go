@@ -526,13 +526,22 @@ type HostSpec struct {
 	// setting.
 	BreakerServerFailures  *int32 `yaml:"breaker_server_failures"`
 	BreakerNetworkFailures *int32 `yaml:"breaker_network_failures"`
+	// Profile and ProfileParams say how Relay addresses and authenticates
+	// the host beyond the binding's shape (docs/profiles.md); absent is the
+	// shape's plain public API. Secrets are host keys, never parameters.
+	Profile       string            `yaml:"profile"`
+	ProfileParams map[string]string `yaml:"profile_params"`
 }
 
 func (s *HostSpec) key() string { return s.Slug }
 func (s *HostSpec) refs() []ref { return nil }
 
-// normalize spells forward_headers as the control API returns them.
+// normalize spells forward_headers as the control API returns them, and no
+// profile parameters as none.
 func (s *HostSpec) normalize() {
+	if len(s.ProfileParams) == 0 {
+		s.ProfileParams = nil
+	}
 	if len(s.ForwardHeaders) == 0 {
 		s.ForwardHeaders = nil
 	}

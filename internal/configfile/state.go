@@ -464,6 +464,7 @@ func buildState(snap *snapshot) (*state, error) {
 			ConnectTimeoutMs: h.ConnectTimeoutMs, FirstByteTimeoutMs: h.FirstByteTimeoutMs,
 			IdleTimeoutMs: h.IdleTimeoutMs, TotalTimeoutMs: h.TotalTimeoutMs, ForwardHeaders: h.ForwardHeaders,
 			BreakerServerFailures: h.BreakerServerFailures, BreakerNetworkFailures: h.BreakerNetworkFailures,
+			Profile: h.Profile, ProfileParams: h.ProfileParams,
 		}
 		hs.normalize()
 		st.add(&object{kind: KindHost, id: h.ID, spec: hs})

@@ -109,7 +109,12 @@ func (s *Server) CreateHost(ctx context.Context, req gen.CreateHostRequestObject
 	if err != nil {
 		return nil, err
 	}
+	prof, params, err := s.profileIn(ctx, deref(b.Profile, ""), b.ProfileParams)
+	if err != nil {
+		return nil, err
+	}
 	row, err := s.st.Hosts().Create(ctx, c.actor, store.Host{
+		Profile: prof, ProfileParams: params,
 		Slug: b.Slug, Name: deref(b.Name, ""), Provider: string(b.Provider), BaseURL: b.BaseURL,
 		Enabled: deref(b.Enabled, true), ConnectTimeoutMs: deref(b.ConnectTimeoutMs, 5000),
 		FirstByteTimeoutMs: deref(b.FirstByteTimeoutMs, 60000), IdleTimeoutMs: deref(b.IdleTimeoutMs, 60000),
@@ -170,7 +175,20 @@ func (s *Server) UpdateHost(ctx context.Context, req gen.UpdateHostRequestObject
 		if b.BreakerNetworkFailures.IsSpecified() {
 			r.BreakerNetworkFailures = b.BreakerNetworkFailures.Pointer()
 		}
-		return nil
+		if b.Profile == nil && b.ProfileParams == nil {
+			return nil
+		}
+		// The profile and its parameters are checked together, as they
+		// will be stored.
+		prof := deref(b.Profile, r.Profile)
+		in := b.ProfileParams
+		if in == nil {
+			old := models.ProfileParams(profileParamsOut(r.ProfileParams))
+			in = &old
+		}
+		var err error
+		r.Profile, r.ProfileParams, err = s.profileIn(ctx, prof, in)
+		return err
 	})
 	if row, err = found("host", row, err); err != nil {
 		return nil, err

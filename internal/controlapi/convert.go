@@ -1,13 +1,16 @@
 package controlapi
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/relay-llm/relay/openapi/models"
 
 	"github.com/google/uuid"
 
+	"github.com/relay-llm/relay/internal/profile"
 	"github.com/relay-llm/relay/internal/store"
 	"github.com/relay-llm/relay/internal/wire"
 )
@@ -23,7 +26,45 @@ func hostOut(r store.Host) models.Host {
 		IdleTimeoutMs: r.IdleTimeoutMs, TotalTimeoutMs: r.TotalTimeoutMs, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
 		ForwardHeaders:        forwardHeadersOut(r.ForwardHeaders),
 		BreakerServerFailures: r.BreakerServerFailures, BreakerNetworkFailures: r.BreakerNetworkFailures,
+		Profile: r.Profile, ProfileParams: profileParamsOut(r.ProfileParams),
 	}
+}
+
+// profileParamsOut is a host's profile parameters; never null on the wire.
+func profileParamsOut(raw json.RawMessage) map[string]string {
+	out := map[string]string{}
+	if len(raw) > 0 {
+		_ = json.Unmarshal(raw, &out)
+	}
+	return out
+}
+
+// profileIn vets a host's profile and its parameters against the
+// registry (profile.Check): an unknown profile or parameter, a missing
+// required one or a bad value is a 400 naming it. A token_url goes through
+// the egress rule like a base URL.
+func (s *Server) profileIn(ctx context.Context, name string, params *models.ProfileParams) (string, json.RawMessage, error) {
+	p := map[string]string{}
+	if params != nil {
+		p = *params
+	}
+	if err := profile.Check(name, p); err != nil {
+		var ce *profile.CheckError
+		if errors.As(err, &ce) {
+			return "", nil, badRequest(ce.Error(), detail(ce.Field, ce.Message))
+		}
+		return "", nil, badRequest(err.Error())
+	}
+	if u := p["token_url"]; u != "" {
+		if err := s.cfg.Egress.CheckURL(ctx, u, nil); err != nil {
+			return "", nil, invalid("profile_params.token_url: "+err.Error(), "profile_params.token_url")
+		}
+	}
+	raw, err := json.Marshal(p)
+	if err != nil {
+		return "", nil, err
+	}
+	return name, raw, nil
 }
 
 // forwardHeadersOut is never null on the wire.

@@ -165,7 +165,16 @@ func readError(body []byte) providerError {
 
 // invalidKey: Gemini answers an invalid key with 400 API_KEY_INVALID.
 func (e providerError) invalidKey() bool {
-	return e.status == "INVALID_ARGUMENT" && bytes.Contains(e.body, []byte(`"API_KEY_INVALID"`))
+	switch {
+	case e.status == "INVALID_ARGUMENT" && bytes.Contains(e.body, []byte(`"API_KEY_INVALID"`)):
+		return true
+	case strings.HasPrefix(e.message, "The security token included in the request is"):
+		// Bedrock's UnrecognizedClientException (an unknown access key) and
+		// ExpiredTokenException (an expired session token): no model
+		// will take this key. Its AccessDeniedException is per model.
+		return true
+	}
+	return false
 }
 
 // quota: the key's account is out of credit, whatever the model.

@@ -35,6 +35,12 @@ func TestClassify(t *testing.T) {
 		geQuota    = `{"error":{"code":429,"message":"You exceeded your current quota.","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[{"quotaDimensions":{"model":"gemini-2.0-flash"}}]}]}}`
 		geNoModel  = `{"error":{"code":404,"message":"models/gemini-9 is not found for API version v1beta.","status":"NOT_FOUND"}}`
 		ollamaNone = `{"error":"model \"llama9\" not found, try pulling it first"}`
+		brBadKey   = `{"message":"The security token included in the request is invalid."}`
+		brExpired  = `{"message":"The security token included in the request is expired"}`
+		brDenied   = `{"message":"You don't have access to the model with the specified model ID."}`
+		brThrottle = `{"message":"Too many requests, please wait before trying again."}`
+		brNotReady = `{"message":"Model is not ready for inference. Wait and try your request again."}`
+		brUnavail  = `{"message":"Bedrock is unable to process your request."}`
 	)
 	dial := &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
 	tests := []struct {
@@ -46,6 +52,15 @@ func TestClassify(t *testing.T) {
 		reason  string
 	}{
 		{"200", Upstream{Status: 200}, ClassSuccess, OutcomeSuccess, ScopeKey, ""},
+		// Bedrock: an unknown access key or expired session token holds the
+		// key; access denied is per model; throttling and a model not
+		// ready hold the model.
+		{"bedrock unrecognized client", Upstream{Status: 403, Body: []byte(brBadKey)}, ClassKey, OutcomeAuth, ScopeKey, "403"},
+		{"bedrock expired token", Upstream{Status: 403, Body: []byte(brExpired)}, ClassKey, OutcomeAuth, ScopeKey, "403"},
+		{"bedrock access denied", Upstream{Status: 403, Body: []byte(brDenied)}, ClassKey, OutcomeAuth, ScopeModel, "403"},
+		{"bedrock throttling", Upstream{Status: 429, Body: []byte(brThrottle)}, ClassModel, OutcomeRateLimited, ScopeModel, "429"},
+		{"bedrock model not ready", Upstream{Status: 429, Body: []byte(brNotReady)}, ClassModel, OutcomeRateLimited, ScopeModel, "429"},
+		{"bedrock unavailable", Upstream{Status: 503, Body: []byte(brUnavail)}, ClassModel, OutcomeFailure, ScopeModel, "503"},
 		{"caller gone", Upstream{Status: 0, Err: context.Canceled, CallerGone: true}, ClassCaller, OutcomeNeutral, ScopeKey, ""},
 		{"caller gone mid-stream", Upstream{AfterFirstByte: true, CallerGone: true}, ClassCaller, OutcomeNeutral, ScopeKey, ""},
 		{"mid-stream reset", Upstream{AfterFirstByte: true, Reason: "connection reset"}, ClassAfterFirstByte, OutcomeFailure, ScopeModel, "connection reset"},

@@ -94,7 +94,18 @@ func (c converter) host(r store.Host) *snapshot.Host {
 		ConnectTimeout: ms(r.ConnectTimeoutMs), FirstByteTimeout: ms(r.FirstByteTimeoutMs),
 		IdleTimeout: ms(r.IdleTimeoutMs), TotalTimeout: ms(r.TotalTimeoutMs), ForwardHeaders: r.ForwardHeaders,
 		BreakerServerFailures: threshold(r.BreakerServerFailures), BreakerNetworkFailures: threshold(r.BreakerNetworkFailures),
+		Profile: r.Profile, ProfileParams: profileParams(r.ProfileParams),
 	}
+}
+
+// profileParams is a host's profile parameters; never nil. The control
+// API wrote a JSON object of strings; anything else reads as none.
+func profileParams(raw json.RawMessage) map[string]string {
+	out := map[string]string{}
+	if len(raw) > 0 {
+		_ = json.Unmarshal(raw, &out)
+	}
+	return out
 }
 
 // threshold is a host's breaker threshold; 0 (the process setting) when unset.

@@ -23,6 +23,7 @@ const (
 	provOpenAI provider = iota
 	provAnthropic
 	provGemini
+	provBedrock
 )
 
 type endpoint uint8
@@ -41,15 +42,19 @@ const (
 	epGeminiBatchEmbed
 	epGeminiCount
 	epGeminiModels
+	epConverse // Bedrock Converse and ConverseStream
+	epInvoke   // Bedrock InvokeModel[WithResponseStream] with an Anthropic body
 )
 
 // framing is how stream events are written.
 type framing uint8
 
 const (
-	frameData  framing = iota // "data: {…}\n\n" (OpenAI Chat, Gemini alt=sse)
-	frameNamed                // "event: x\ndata: {…}\n\n" (Anthropic, Responses)
-	frameArray                // elements of one JSON array (Gemini without alt=sse)
+	frameData         framing = iota // "data: {…}\n\n" (OpenAI Chat, Gemini alt=sse)
+	frameNamed                       // "event: x\ndata: {…}\n\n" (Anthropic, Responses)
+	frameArray                       // elements of one JSON array (Gemini without alt=sse)
+	frameEventStream                 // AWS event-stream messages, one per event (Bedrock ConverseStream)
+	frameBedrockChunk                // AWS event-stream "chunk" messages carrying each event's JSON as base64 bytes (InvokeModelWithResponseStream)
 )
 
 // call is the state of one request. Calls are pooled; reset clears them.
@@ -185,6 +190,7 @@ func (c *call) route() {
 	post := c.r.Method == http.MethodPost
 	get := c.r.Method == http.MethodGet
 	switch {
+	case post && c.routeBedrock(c.r.URL.EscapedPath()):
 	case strings.HasSuffix(p, "/chat/completions") && post:
 		c.ep, c.prov = epChat, provOpenAI
 	case strings.HasSuffix(p, "/responses") && post:
@@ -272,6 +278,10 @@ func (c *call) shape() string {
 		return ShapeGemini
 	case epGeminiEmbed, epGeminiBatchEmbed:
 		return ShapeGeminiEmbeddings
+	case epConverse:
+		return ShapeBedrockConverse
+	case epInvoke:
+		return ShapeBedrockInvoke
 	}
 	return ""
 }
@@ -320,6 +330,11 @@ func (c *call) decode(body []byte) {
 		c.conv.model = c.model
 	case epGeminiEmbed, epGeminiBatchEmbed:
 		c.gembed, c.derr = decodeGeminiEmbed(body, c.model, c.ep == epGeminiBatchEmbed)
+	case epConverse:
+		c.derr = decodeConverse(body, &c.conv)
+		c.conv.model = c.model
+	case epInvoke:
+		c.decodeInvoke(body)
 	}
 }
 
@@ -334,6 +349,13 @@ func (c *call) credential() string {
 			return k
 		}
 		return bearer(h)
+	case provBedrock:
+		// The access key id, for fault tokens; the signature is checked
+		// in authenticateBedrock.
+		if a, ok := parseSigV4(h.Get("Authorization")); ok {
+			return a.keyID
+		}
+		return ""
 	case provGemini:
 		if k := h.Get("X-Goog-Api-Key"); k != "" {
 			return k
@@ -448,6 +470,10 @@ func (c *call) respond() {
 		c.writeJSON(geminiTokenCount{TotalTokens: n, PromptTokensDetails: []geminiModalityCount{{Modality: "TEXT", TokenCount: n}}})
 	case epGeminiModels:
 		c.serveGeminiModels()
+	case epConverse:
+		c.serveConverse()
+	case epInvoke:
+		c.serveMessages()
 	}
 }
 
@@ -514,6 +540,8 @@ func (c *call) writeHeader(status int, contentType string, length int) {
 		c.openAIHeaders(h, status)
 	case provAnthropic:
 		c.anthropicHeaders(h, status)
+	case provBedrock:
+		c.bedrockHeaders(h)
 	case provGemini:
 		h["Vary"] = []string{"Origin", "X-Origin", "Referer"}
 		h["Server-Timing"] = []string{"gfet4t7; dur=" + strconv.FormatInt(time.Since(c.received).Milliseconds(), 10)}
@@ -575,6 +603,9 @@ func (c *call) writeJSON(v any) {
 // beginStream sends the stream's headers. Stall and reset faults with a zero
 // count strike before any byte.
 func (c *call) beginStream(contentType string, f framing) bool {
+	if c.ep == epInvoke {
+		contentType, f = eventStreamContentType, frameBedrockChunk
+	}
 	c.frame = f
 	if c.fault.streaming() && c.fault.events() == 0 {
 		switch c.fault.kind {
@@ -643,6 +674,14 @@ func (c *call) send(name string, v any) bool {
 		} else {
 			c.encode(",\r\n", v)
 		}
+	case frameEventStream, frameBedrockChunk:
+		c.encode("", v)
+		payload := bytes.Clone(bytes.TrimSuffix(c.buf.Bytes(), []byte("\n")))
+		if c.frame == frameBedrockChunk {
+			payload, name = chunk(payload), "chunk"
+		}
+		c.buf.Reset()
+		eventMessage(&c.buf, name, payload, false)
 	}
 	return c.emit()
 }
@@ -693,6 +732,8 @@ func (c *call) writeMalformed() bool {
 			c.buf.WriteString(",\r\n")
 		}
 		c.buf.WriteString("{\"candidates\": [{\"content\": {\"parts\": [{\"text\": \n")
+	case frameEventStream, frameBedrockChunk:
+		eventMessage(&c.buf, "contentBlockDelta", []byte(`{"contentBlockIndex":0,"delta":{"text":`), false)
 	}
 	return c.emit()
 }
@@ -712,6 +753,9 @@ func (c *call) writeStreamError() {
 	case epMessages:
 		c.encode("event: error\ndata: ", c.anthropicErrorBody(e))
 		c.buf.WriteByte('\n')
+	case epConverse, epInvoke:
+		c.buf.Reset()
+		eventMessage(&c.buf, "serviceUnavailableException", []byte(`{"message":"Bedrock is unable to process your request."}`), true)
 	case epGenerate:
 		body := c.geminiErrorBody(e)
 		switch {
@@ -733,6 +777,10 @@ func (c *call) writeStreamError() {
 
 // fail answers with an error in the provider's shape.
 func (c *call) fail(e *apiError) {
+	if c.prov == provBedrock {
+		c.failBedrock(e)
+		return
+	}
 	status := c.errorStatus(e)
 	var body any
 	switch c.prov {

@@ -411,6 +411,8 @@ func grpcStatus(status int) string {
 // each provider does.
 func (c *call) authenticate() *apiError {
 	switch c.prov {
+	case provBedrock:
+		return c.authenticateBedrock()
 	case provAnthropic:
 		switch {
 		case c.cred == "":

@@ -63,3 +63,9 @@ func fingerprint(model string) string {
 	}
 	return "fp_" + s[:10]
 }
+
+// bedrockRequestID is an x-amzn-RequestId: a UUID.
+func bedrockRequestID() string {
+	h := randomID("", 32, alphaHex)
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}

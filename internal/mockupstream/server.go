@@ -34,6 +34,15 @@ type Options struct {
 	// X-Mock-Fault. Relay never forwards X-Mock-*, so a test that asks for a
 	// fault through Relay names a header the host forwards instead.
 	FaultHeader string
+	// AWS are the access keys the Bedrock face (/model/{modelId}/…)
+	// accepts; AWSRegion is the region it is in (DefaultAWSRegion when
+	// empty): a signature scoped to another region or service is refused.
+	AWS       []AWSCredential
+	AWSRegion string
+	// AWSClock is the clock SigV4 dates are checked against (five minutes
+	// either way); nil is time.Now. Tests whose Relay runs on a fake clock
+	// give the mock the same one.
+	AWSClock func() time.Time
 }
 
 // DefaultRecord is how many requests a Server keeps when Options.Record is 0.
@@ -147,6 +156,8 @@ type Server struct {
 	record int // ring capacity; 0 = recording off
 	calls  sync.Pool
 	cache  *promptCache // nil unless Options.PromptCache
+	// awsKeys are Options.AWS by access key id.
+	awsKeys map[string]AWSCredential
 
 	mu      sync.Mutex // guards the fields below
 	ring    []Request
@@ -170,6 +181,10 @@ func New(opts Options) *Server {
 		s.record = DefaultRecord
 	case opts.Record > 0:
 		s.record = opts.Record
+	}
+	s.awsKeys = make(map[string]AWSCredential, len(opts.AWS))
+	for _, k := range opts.AWS {
+		s.awsKeys[k.AccessKeyID] = k
 	}
 	s.calls.New = func() any { return newCall() }
 	if opts.PromptCache {

@@ -19,6 +19,7 @@ import (
 	"github.com/relay-llm/relay/internal/backoff"
 	"github.com/relay-llm/relay/internal/event"
 	"github.com/relay-llm/relay/internal/keypool"
+	"github.com/relay-llm/relay/internal/profile"
 	"github.com/relay-llm/relay/internal/routing"
 	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/wire"
@@ -206,14 +207,15 @@ func (rq *request) timeouts(host *snapshot.Host) Timeouts {
 
 // upstreamBody is the caller's body with the binding's upstream model
 // spliced in, the caller's route hint cut out and, for a chat stream whose
-// caller did not ask for usage, stream_options.include_usage turned on.
-func (rq *request) upstreamBody(b *snapshot.Binding) (body []byte, injectedUsage bool) {
+// caller did not ask for usage, stream_options.include_usage turned on
+// (unless the host's profile refuses stream_options).
+func (rq *request) upstreamBody(b *snapshot.Binding, noStreamOptions bool) (body []byte, injectedUsage bool) {
 	if rq.form.boundary != "" {
 		return rq.formBody(b.UpstreamModel), false
 	}
 	rw := wire.Rewrite{
 		Model:        b.UpstreamModel,
-		IncludeUsage: (rq.in == wire.InboundChat || rq.in == wire.InboundCompletions) && rq.scan.Stream && !rq.scan.IncludeUsage,
+		IncludeUsage: (rq.in == wire.InboundChat || rq.in == wire.InboundCompletions) && rq.scan.Stream && !rq.scan.IncludeUsage && !noStreamOptions,
 		Drop:         rq.hintCut,
 	}
 	if !rq.scan.NeedsRewrite(rw) {
@@ -246,7 +248,9 @@ func (rq *request) attempt(ctx context.Context, c *routing.Candidate, key *snaps
 	}
 	req.Header = rq.upstreamHeader(c) // before setBody counts this attempt's body
 	rq.setBody(req, body)
-	setUpstreamAuth(req.Header, c.Binding.Shape, key.Secret)
+	if err := h.authorizers.Authorize(actx, req, body, profile.Lookup(c.Host.Profile), c.Binding.Shape, c.Host, key); err != nil {
+		return rq.credentialFailed(f, t, err), false
+	}
 	rq.translatedHeaders(req.Header)
 	rq.injectTrace(ctx, req.Header)
 
@@ -295,6 +299,9 @@ func (rq *request) attempt(ctx context.Context, c *routing.Candidate, key *snaps
 	}
 	resp.Body.Close()
 	f.status, f.what = resp.StatusCode, res.Reason
+	if skew := sigV4ClockSkew(errBody); skew != "" {
+		f.what += " " + skew
+	}
 	f.retryAfter = res.RetryAfter
 	f.timeout = resp.StatusCode == http.StatusRequestTimeout
 	if res.Outcome != keypool.OutcomeAuth { // auth errors may echo the credential
@@ -302,6 +309,23 @@ func (rq *request) attempt(ctx context.Context, c *routing.Candidate, key *snaps
 	}
 	h.breakers.Report(t, res, now)
 	return f, false
+}
+
+// credentialFailed lists an attempt whose key could not produce its
+// credential (a token endpoint's refusal holds the key; its failure counts
+// as the host's).
+func (rq *request) credentialFailed(f failure, t keypool.Ticket, err error) failure {
+	res := keypool.Result{Outcome: keypool.OutcomeFailure, Evidence: keypool.EvidenceNetwork, Reason: "credential unavailable"}
+	var ce *profile.CredentialError
+	if errors.As(err, &ce) {
+		res.Reason = ce.Reason
+		if ce.Refused {
+			res = keypool.Result{Outcome: keypool.OutcomeAuth, Reason: ce.Reason}
+		}
+	}
+	f.what = res.Reason
+	rq.h.breakers.Report(t, res, rq.h.now())
+	return f
 }
 
 // upstreamHeader is the caller's headers that may go upstream to c
@@ -428,6 +452,7 @@ func (rq *request) commit(ctx, actx context.Context, cancel context.CancelCauseF
 		defer rq.endStream(ss)
 	}
 	dl.begin()
+	unframeEventStream(resp, shape)
 	body := &idleReader{r: resp.Body, dl: dl, ctx: actx}
 
 	hd := rq.w.Header()

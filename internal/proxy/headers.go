@@ -52,21 +52,6 @@ const (
 	defaultMaxHeaderBytes = 64 << 10
 )
 
-// setUpstreamAuth puts the host key in the header the upstream shape expects.
-func setUpstreamAuth(h http.Header, shape wire.Shape, secret snapshot.Secret) {
-	switch shape {
-	case wire.ShapeAnthropic:
-		h.Set("X-Api-Key", secret.Reveal())
-		if h.Get("Anthropic-Version") == "" {
-			h.Set("Anthropic-Version", defaultAnthropicVersion)
-		}
-	case wire.ShapeGemini:
-		h.Set("X-Goog-Api-Key", secret.Reveal())
-	default:
-		h.Set("Authorization", "Bearer "+secret.Reveal())
-	}
-}
-
 // copyResponseHeaders passes on the upstream response headers worth a
 // caller's while: content type, provider request ids (they help support)
 // and retry hints. Everything else stays behind, above all what describes

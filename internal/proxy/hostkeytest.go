@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/relay-llm/relay/internal/profile"
 	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/wire"
 )
@@ -61,7 +62,13 @@ func (h *Handler) TestHostKey(ctx context.Context, id snapshot.ID) (KeyTestResul
 	if err != nil {
 		return KeyTestResult{Message: "the host's base URL is invalid"}, nil
 	}
-	setUpstreamAuth(req.Header, shape, key.Secret)
+	if err := h.authorizers.Authorize(ctx, req, nil, profile.Lookup(host.Profile), shape, host, key); err != nil {
+		var ce *profile.CredentialError
+		if errors.As(err, &ce) {
+			return KeyTestResult{Message: "the key could not produce a credential: " + ce.Reason}, nil
+		}
+		return KeyTestResult{Message: "the key could not produce a credential"}, nil
+	}
 	start := time.Now()
 	resp, err := h.transport.RoundTrip(req)
 	lat := time.Since(start)

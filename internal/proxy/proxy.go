@@ -27,6 +27,7 @@ import (
 	"github.com/relay-llm/relay/internal/egress"
 	"github.com/relay-llm/relay/internal/keypool"
 	"github.com/relay-llm/relay/internal/objects"
+	"github.com/relay-llm/relay/internal/profile"
 	"github.com/relay-llm/relay/internal/respstore"
 	"github.com/relay-llm/relay/internal/routing"
 	"github.com/relay-llm/relay/internal/snapshot"
@@ -45,7 +46,6 @@ const (
 	DefaultFirstByteTimeout = 60 * time.Second
 	DefaultIdleTimeout      = 60 * time.Second
 	DefaultTotalTimeout     = 10 * time.Minute
-	defaultAnthropicVersion = "2023-06-01"
 	maxEventBytes           = 64 << 20
 	maxErrorBodyBytes       = 1 << 20
 )
@@ -112,6 +112,10 @@ type Config struct {
 	RetryBackoff, RetryBackoffMax time.Duration
 	// Timeouts for hosts that leave theirs at zero.
 	DefaultTimeouts Timeouts
+	// Authorizers set each upstream call's credential as the host's
+	// profile says (package profile), minting and caching tokens per host
+	// key; nil: a new one with its own token caches.
+	Authorizers *profile.Authorizers
 }
 
 // Timeouts of one upstream attempt.
@@ -143,6 +147,8 @@ type Handler struct {
 	backoff   time.Duration
 	backoffTo time.Duration
 	timeouts  Timeouts
+	// authorizers present host keys to upstreams (package profile).
+	authorizers *profile.Authorizers
 
 	maxInflight int64
 	// maxHeaders and maxHeaderBytes are Config's, defaults applied.
@@ -170,6 +176,8 @@ func New(cfg Config) *Handler {
 		backoff:   cfg.RetryBackoff,
 		backoffTo: cfg.RetryBackoffMax,
 		timeouts:  cfg.DefaultTimeouts,
+
+		authorizers: cfg.Authorizers,
 
 		maxInflight:    int64(max(cfg.MaxInflight, 0)),
 		maxHeaders:     cmp.Or(max(cfg.MaxHeaders, 0), defaultMaxHeaders),
@@ -202,6 +210,9 @@ func New(cfg Config) *Handler {
 	}
 	if h.objects == nil {
 		h.objects = objects.NewMemory(objects.Options{Now: h.now})
+	}
+	if h.authorizers == nil {
+		h.authorizers = profile.NewAuthorizers(profile.Config{Now: h.now, Logger: h.log})
 	}
 	if h.transport == nil {
 		h.transport = NewGuardedTransport(cfg.Egress)

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/relay-llm/relay/internal/objects"
+	"github.com/relay-llm/relay/internal/profile"
 	"github.com/relay-llm/relay/internal/respstore"
 	"github.com/relay-llm/relay/internal/wire"
 )
@@ -205,7 +206,10 @@ func (rq *request) callObject(ctx context.Context, o objects.Object, sub string)
 		return 0, nil, false
 	}
 	req.Header = appendOutboundHeaders(make(http.Header), rq.r.Header, wire.ShapeOpenAIResponses, host)
-	setUpstreamAuth(req.Header, wire.ShapeOpenAIResponses, key.Secret)
+	if err := rq.h.authorizers.Authorize(ctx, req, nil, profile.Lookup(host.Profile), wire.ShapeOpenAIResponses, host, key); err != nil {
+		rq.fail(wire.Errorf(wire.ErrUpstream, "The host key that holds this response could not produce a credential."))
+		return 0, nil, false
+	}
 	resp, err := rq.h.transport.RoundTrip(req)
 	if err != nil {
 		what, _ := describe(err, ctx)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/relay-llm/relay/internal/event"
 	"github.com/relay-llm/relay/internal/keypool"
+	"github.com/relay-llm/relay/internal/profile"
 	"github.com/relay-llm/relay/internal/routing"
 	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/translator"
@@ -91,6 +92,9 @@ func (rq *request) untranslatable(err error) {
 // upstreamRequest is the body, whether usage was asked for on the caller's
 // behalf, and the URL of an attempt through c.
 func (rq *request) upstreamRequest(c *routing.Candidate) ([]byte, bool, string) {
+	if c.Host.Profile != "" {
+		return rq.profiledRequest(c)
+	}
 	if rq.xl != nil {
 		return rq.xlBody, false, wire.JoinURL(c.Host.BaseURL, rq.xl.Path())
 	}
@@ -98,12 +102,47 @@ func (rq *request) upstreamRequest(c *routing.Candidate) ([]byte, bool, string) 
 		body, url := rq.geminiUpstream(c)
 		return body, false, url
 	}
-	body, injected := rq.upstreamBody(c.Binding)
+	body, injected := rq.upstreamBody(c.Binding, false)
 	url := wire.JoinURL(c.Host.BaseURL, wire.UpstreamPath(rq.in, c.Binding.Shape))
 	if q := rq.r.URL.RawQuery; q != "" {
 		url += "?" + q
 	}
 	return body, injected, url
+}
+
+// profiledRequest is upstreamRequest for a host with a profile: the body
+// and public path the plain API would get, laid out and rewritten by the
+// profile (package profile).
+func (rq *request) profiledRequest(c *routing.Candidate) ([]byte, bool, string) {
+	p := profile.Lookup(c.Host.Profile)
+	call := profile.Call{Shape: c.Binding.Shape, Model: c.Binding.UpstreamModel, Stream: rq.stream}
+	var body []byte
+	var injected bool
+	switch {
+	case rq.xl != nil:
+		body = rq.xlBody
+		call.Path, call.Query, _ = strings.Cut(rq.xl.Path(), "?")
+	case rq.dialect == wire.DialectGemini:
+		var u string
+		body, u = rq.geminiUpstream(c)
+		// The public path again, without the base URL the plain API joins.
+		call.Path, call.Query, _ = strings.Cut(strings.TrimPrefix(u, strings.TrimRight(c.Host.BaseURL, "/")), "?")
+		if !strings.HasPrefix(call.Path, "/v1beta/") {
+			call.Path = "/v1beta" + call.Path
+		}
+	default:
+		call.Path, call.Query = wire.UpstreamPath(rq.in, c.Binding.Shape), rq.r.URL.RawQuery
+		body, injected = rq.upstreamBody(c.Binding, p.Drops(call, "stream_options"))
+	}
+	if c.Binding.Shape == wire.ShapeGemini {
+		call.Model = strings.TrimPrefix(call.Model, "models/")
+	}
+	if p.ChangesBody(call) {
+		if out, err := p.Body(nil, body, call); err == nil {
+			body = out // else the upstream says what is wrong with it
+		}
+	}
+	return body, injected, p.URL(c.Host.BaseURL, c.Host.ProfileParams, call)
 }
 
 // translatedHeaders fits the caller's headers to a translated body: it

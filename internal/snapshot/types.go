@@ -124,6 +124,12 @@ type Host struct {
 	// host's keys; 0 takes the process setting (keypool.BreakerConfig).
 	BreakerServerFailures  int
 	BreakerNetworkFailures int
+	// Profile names the host's profile (package profile): how Relay
+	// addresses and authenticates it beyond the binding's shape; "" is the
+	// shape's plain public API. ProfileParams are its non-secret
+	// parameters (region, api_version, project …); never nil.
+	Profile       string
+	ProfileParams map[string]string
 }
 
 // Model is a catalog entry.

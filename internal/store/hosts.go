@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/google/uuid"
 
@@ -29,6 +30,7 @@ func insertHostParams(r Host) dbsqlc.InsertHostParams {
 		ConnectTimeoutMs: r.ConnectTimeoutMs, FirstByteTimeoutMs: r.FirstByteTimeoutMs,
 		IdleTimeoutMs: r.IdleTimeoutMs, TotalTimeoutMs: r.TotalTimeoutMs, ForwardHeaders: forwardHeaders(r.ForwardHeaders),
 		BreakerServerFailures: r.BreakerServerFailures, BreakerNetworkFailures: r.BreakerNetworkFailures,
+		Profile: r.Profile, ProfileParams: profileParams(r.ProfileParams),
 	}
 }
 
@@ -39,6 +41,7 @@ func updateHostParams(r Host) dbsqlc.UpdateHostParams {
 		ConnectTimeoutMs: r.ConnectTimeoutMs, FirstByteTimeoutMs: r.FirstByteTimeoutMs,
 		IdleTimeoutMs: r.IdleTimeoutMs, TotalTimeoutMs: r.TotalTimeoutMs, ForwardHeaders: forwardHeaders(r.ForwardHeaders),
 		BreakerServerFailures: r.BreakerServerFailures, BreakerNetworkFailures: r.BreakerNetworkFailures,
+		Profile: r.Profile, ProfileParams: profileParams(r.ProfileParams),
 	}
 }
 
@@ -48,6 +51,14 @@ func forwardHeaders(h []string) []string {
 		return []string{}
 	}
 	return h
+}
+
+// profileParams is never null: the column is a NOT NULL JSON object.
+func profileParams(p json.RawMessage) json.RawMessage {
+	if len(p) == 0 {
+		return json.RawMessage("{}")
+	}
+	return p
 }
 
 // Hosts is the hosts table. Deleting a host deletes its bindings and host keys.

@@ -109,6 +109,11 @@ type Host struct {
 	BreakerServerFailures  *int32
 	BreakerNetworkFailures *int32
 	ForwardHeaders         []string // canonical header names forwarded beyond the shape's allow-list
+	// Profile names the host's profile (package profile); '' is the plain
+	// public API of the binding's shape. ProfileParams is its non-secret
+	// parameters, a JSON object of strings.
+	Profile       string
+	ProfileParams json.RawMessage
 }
 
 // Model is a row of models: a model callers ask for by name.

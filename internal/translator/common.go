@@ -46,7 +46,7 @@ func canonicalID(prefix, id string) string {
 	if !ok {
 		return id
 	}
-	for _, p := range []string{chatCallPrefix, anthropicCallPrefix, geminiIDPrefix} {
+	for _, p := range []string{chatCallPrefix, anthropicCallPrefix, geminiIDPrefix, converseCallPrefix} {
 		if strings.HasPrefix(rest, p) && p != prefix {
 			return rest
 		}

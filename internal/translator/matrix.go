@@ -228,13 +228,16 @@ func (p *pairSpec) support(f Feature) supportNote {
 var pairs = []*pairSpec{&chatAnthropic, &chatGemini, &chatResponses, &messagesOpenAI, &messagesGemini, &messagesResponses,
 	&responsesOpenAI, &responsesAnthropic, &responsesGemini,
 	&generateOpenAI, &generateResponses, &generateAnthropic, &generateGemini,
-	&geminiOpenAI, &geminiResponses, &geminiAnthropic}
+	&geminiOpenAI, &geminiResponses, &geminiAnthropic,
+	&chatConverse, &messagesConverse, &responsesConverse, &generateConverse, &geminiConverse}
 
 // pairOf is the one switch that picks a pair; nil when there is none.
 func pairOf(in wire.Inbound, up wire.Shape) *pairSpec {
 	switch in {
 	case wire.InboundChat:
 		switch up {
+		case wire.ShapeBedrockConverse:
+			return &chatConverse
 		case wire.ShapeAnthropic:
 			return &chatAnthropic
 		case wire.ShapeGemini:
@@ -244,6 +247,8 @@ func pairOf(in wire.Inbound, up wire.Shape) *pairSpec {
 		}
 	case wire.InboundMessages:
 		switch up {
+		case wire.ShapeBedrockConverse:
+			return &messagesConverse
 		case wire.ShapeOpenAI:
 			return &messagesOpenAI
 		case wire.ShapeGemini:
@@ -253,6 +258,8 @@ func pairOf(in wire.Inbound, up wire.Shape) *pairSpec {
 		}
 	case wire.InboundResponses:
 		switch up {
+		case wire.ShapeBedrockConverse:
+			return &responsesConverse
 		case wire.ShapeOpenAI:
 			return &responsesOpenAI
 		case wire.ShapeAnthropic:
@@ -266,6 +273,8 @@ func pairOf(in wire.Inbound, up wire.Shape) *pairSpec {
 		}
 	case wire.InboundGenerate:
 		switch up {
+		case wire.ShapeBedrockConverse:
+			return &generateConverse
 		case wire.ShapeOpenAI:
 			return &generateOpenAI
 		case wire.ShapeOpenAIResponses:
@@ -277,6 +286,8 @@ func pairOf(in wire.Inbound, up wire.Shape) *pairSpec {
 		}
 	case wire.InboundGemini:
 		switch up {
+		case wire.ShapeBedrockConverse:
+			return &geminiConverse
 		case wire.ShapeOpenAI:
 			return &geminiOpenAI
 		case wire.ShapeOpenAIResponses:

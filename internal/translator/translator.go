@@ -183,6 +183,13 @@ func New(r *Request, t Target, now time.Time) (*Translator, error) {
 	}
 	tr := &Translator{req: r, target: t, pair: p, now: now}
 	tr.up = p.newUpstream(now)
+	inner := tr.up
+	if s, ok := inner.(statelessUpstream); ok {
+		inner = s.upstream
+	}
+	if m, ok := inner.(interface{ answersAs(string) }); ok {
+		m.answersAs(t.UpstreamModel) // its answers do not name their model (Converse)
+	}
 	if c, ok := tr.up.(caller); ok {
 		tr.out = c // embeddings: the vectors it decodes are what it writes
 	} else {

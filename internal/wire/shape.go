@@ -14,6 +14,10 @@ const (
 	ShapeOpenAIResponses Shape = "openai_responses"
 	ShapeAnthropic       Shape = "anthropic"
 	ShapeGemini          Shape = "gemini"
+	// ShapeBedrockConverse is AWS Bedrock's Converse API
+	// (/model/{modelId}/converse and /converse-stream), which every
+	// Bedrock model speaks; its streams come in AWS event-stream framing.
+	ShapeBedrockConverse Shape = "bedrock_converse"
 )
 
 // Inbound is the wire shape a caller speaks, fixed by the endpoint it calls.

@@ -539,6 +539,7 @@ func (e SecretSource) Valid() bool {
 // Defines values for Shape.
 const (
 	ShapeAnthropic       Shape = "anthropic"
+	ShapeBedrockConverse Shape = "bedrock_converse"
 	ShapeGemini          Shape = "gemini"
 	ShapeOpenai          Shape = "openai"
 	ShapeOpenaiResponses Shape = "openai_responses"
@@ -548,6 +549,8 @@ const (
 func (e Shape) Valid() bool {
 	switch e {
 	case ShapeAnthropic:
+		return true
+	case ShapeBedrockConverse:
 		return true
 	case ShapeGemini:
 		return true
@@ -698,7 +701,7 @@ type Binding struct {
 	// ReasoningPrice Micro-units per million reasoning tokens; null bills them at `output_price`.
 	ReasoningPrice *int64 `json:"reasoning_price"`
 
-	// Shape The wire shape Relay speaks to a host for a model.
+	// Shape The wire shape Relay speaks to a host for a model (`bedrock_converse` is AWS Bedrock's Converse API).
 	Shape     Shape     `json:"shape"`
 	UpdatedAt time.Time `json:"updated_at"`
 
@@ -741,7 +744,7 @@ type BindingCreate struct {
 	// ReasoningPrice Absent or null bills reasoning tokens at `output_price`.
 	ReasoningPrice *int64 `json:"reasoning_price,omitempty"`
 
-	// Shape The wire shape Relay speaks to a host for a model.
+	// Shape The wire shape Relay speaks to a host for a model (`bedrock_converse` is AWS Bedrock's Converse API).
 	Shape         Shape  `json:"shape"`
 	UpstreamModel string `json:"upstream_model"`
 	Weight        *int32 `json:"weight,omitempty"`
@@ -785,7 +788,7 @@ type BindingUpdate struct {
 	// ReasoningPrice null bills reasoning tokens at `output_price`.
 	ReasoningPrice relaynull.Int64 `json:"reasoning_price,omitempty"`
 
-	// Shape The wire shape Relay speaks to a host for a model.
+	// Shape The wire shape Relay speaks to a host for a model (`bedrock_converse` is AWS Bedrock's Converse API).
 	Shape         *Shape  `json:"shape,omitempty"`
 	UpstreamModel *string `json:"upstream_model,omitempty"`
 	Weight        *int32  `json:"weight,omitempty"`
@@ -1002,6 +1005,12 @@ type Host struct {
 	// Name A display name.
 	Name Name `json:"name"`
 
+	// Profile How Relay addresses and authenticates the host beyond the binding's shape (docs/profiles.md): azure_openai, azure_openai_v1, vertex, bedrock, or an OpenAI-compatible server's (vllm, ollama, lmstudio, llamacpp, groq, mistral, deepseek, together, fireworks, openrouter). '' (the default) is the shape's plain public API. An unknown profile is refused with 400.
+	Profile HostProfile `json:"profile"`
+
+	// ProfileParams The profile's parameters, non-secret strings (api_version, tenant_id, client_id, project, location, region …; docs/profiles.md). A parameter the profile lacks, a missing required one or an invalid value is refused with 400 naming it. Secrets (an api-key, a client secret, a service account's JSON key, an AWS secret) are host keys.
+	ProfileParams ProfileParams `json:"profile_params"`
+
 	// Provider Who runs a host; `custom` is your own server (Ollama, vLLM …).
 	Provider Provider `json:"provider"`
 
@@ -1039,6 +1048,12 @@ type HostCreate struct {
 
 	// Name A display name.
 	Name *Name `json:"name,omitempty"`
+
+	// Profile How Relay addresses and authenticates the host beyond the binding's shape (docs/profiles.md): azure_openai, azure_openai_v1, vertex, bedrock, or an OpenAI-compatible server's (vllm, ollama, lmstudio, llamacpp, groq, mistral, deepseek, together, fireworks, openrouter). '' (the default) is the shape's plain public API. An unknown profile is refused with 400.
+	Profile *HostProfile `json:"profile,omitempty"`
+
+	// ProfileParams The profile's parameters, non-secret strings (api_version, tenant_id, client_id, project, location, region …; docs/profiles.md). A parameter the profile lacks, a missing required one or an invalid value is refused with 400 naming it. Secrets (an api-key, a client secret, a service account's JSON key, an AWS secret) are host keys.
+	ProfileParams *ProfileParams `json:"profile_params,omitempty"`
 
 	// Provider Who runs a host; `custom` is your own server (Ollama, vLLM …).
 	Provider Provider `json:"provider"`
@@ -1170,6 +1185,9 @@ type HostList struct {
 	NextCursor *NextCursor `json:"next_cursor"`
 }
 
+// HostProfile How Relay addresses and authenticates the host beyond the binding's shape (docs/profiles.md): azure_openai, azure_openai_v1, vertex, bedrock, or an OpenAI-compatible server's (vllm, ollama, lmstudio, llamacpp, groq, mistral, deepseek, together, fireworks, openrouter). ” (the default) is the shape's plain public API. An unknown profile is refused with 400.
+type HostProfile = string
+
 // HostSlug Lower-case letters, digits, `.`, `_` and `-`, starting with a letter or digit; at most 63 characters.
 //
 // Example: openai-eu
@@ -1194,6 +1212,12 @@ type HostUpdate struct {
 
 	// Name A display name.
 	Name *Name `json:"name,omitempty"`
+
+	// Profile How Relay addresses and authenticates the host beyond the binding's shape (docs/profiles.md): azure_openai, azure_openai_v1, vertex, bedrock, or an OpenAI-compatible server's (vllm, ollama, lmstudio, llamacpp, groq, mistral, deepseek, together, fireworks, openrouter). '' (the default) is the shape's plain public API. An unknown profile is refused with 400.
+	Profile *HostProfile `json:"profile,omitempty"`
+
+	// ProfileParams The profile's parameters, non-secret strings (api_version, tenant_id, client_id, project, location, region …; docs/profiles.md). A parameter the profile lacks, a missing required one or an invalid value is refused with 400 naming it. Secrets (an api-key, a client secret, a service account's JSON key, an AWS secret) are host keys.
+	ProfileParams *ProfileParams `json:"profile_params,omitempty"`
 
 	// Provider Who runs a host; `custom` is your own server (Ollama, vLLM …).
 	Provider *Provider `json:"provider,omitempty"`
@@ -1727,6 +1751,9 @@ type PriceTier struct {
 // Principal `admin_token`: the bearer `RELAY_ADMIN_TOKEN`; `user`: a signed-in user.
 type Principal string
 
+// ProfileParams The profile's parameters, non-secret strings (api_version, tenant_id, client_id, project, location, region …; docs/profiles.md). A parameter the profile lacks, a missing required one or an invalid value is refused with 400 naming it. Secrets (an api-key, a client secret, a service account's JSON key, an AWS secret) are host keys.
+type ProfileParams map[string]string
+
 // Project defines model for Project.
 type Project struct {
 	CreatedAt time.Time          `json:"created_at"`
@@ -2217,7 +2244,7 @@ type Session struct {
 	User      User      `json:"user"`
 }
 
-// Shape The wire shape Relay speaks to a host for a model.
+// Shape The wire shape Relay speaks to a host for a model (`bedrock_converse` is AWS Bedrock's Converse API).
 type Shape string
 
 // Slug Lower-case letters, digits and hyphens, starting with a letter or digit; at most 63 characters.

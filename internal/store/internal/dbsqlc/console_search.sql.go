@@ -13,7 +13,7 @@ import (
 
 const searchHostsPage = `-- name: SearchHostsPage :many
 
-SELECT id, slug, name, provider, base_url, enabled, connect_timeout_ms, first_byte_timeout_ms, idle_timeout_ms, total_timeout_ms, created_at, updated_at, breaker_server_failures, breaker_network_failures, forward_headers FROM hosts
+SELECT id, slug, name, provider, base_url, enabled, connect_timeout_ms, first_byte_timeout_ms, idle_timeout_ms, total_timeout_ms, created_at, updated_at, breaker_server_failures, breaker_network_failures, forward_headers, profile, profile_params FROM hosts
 WHERE id > $1::uuid
   AND (slug ILIKE $2::text OR name ILIKE $2::text OR base_url ILIKE $2::text)
 ORDER BY id
@@ -51,6 +51,8 @@ func (q *Queries) SearchHostsPage(ctx context.Context, after uuid.UUID, pattern 
 			&i.BreakerServerFailures,
 			&i.BreakerNetworkFailures,
 			&i.ForwardHeaders,
+			&i.Profile,
+			&i.ProfileParams,
 		); err != nil {
 			return nil, err
 		}

@@ -7,6 +7,7 @@ package dbsqlc
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/google/uuid"
 )
@@ -25,7 +26,7 @@ func (q *Queries) DeleteHost(ctx context.Context, id uuid.UUID) (int64, error) {
 }
 
 const getHostByID = `-- name: GetHostByID :one
-SELECT id, slug, name, provider, base_url, enabled, connect_timeout_ms, first_byte_timeout_ms, idle_timeout_ms, total_timeout_ms, created_at, updated_at, breaker_server_failures, breaker_network_failures, forward_headers FROM hosts WHERE id = $1
+SELECT id, slug, name, provider, base_url, enabled, connect_timeout_ms, first_byte_timeout_ms, idle_timeout_ms, total_timeout_ms, created_at, updated_at, breaker_server_failures, breaker_network_failures, forward_headers, profile, profile_params FROM hosts WHERE id = $1
 `
 
 func (q *Queries) GetHostByID(ctx context.Context, id uuid.UUID) (Host, error) {
@@ -47,12 +48,14 @@ func (q *Queries) GetHostByID(ctx context.Context, id uuid.UUID) (Host, error) {
 		&i.BreakerServerFailures,
 		&i.BreakerNetworkFailures,
 		&i.ForwardHeaders,
+		&i.Profile,
+		&i.ProfileParams,
 	)
 	return i, err
 }
 
 const getHostByIDForUpdate = `-- name: GetHostByIDForUpdate :one
-SELECT id, slug, name, provider, base_url, enabled, connect_timeout_ms, first_byte_timeout_ms, idle_timeout_ms, total_timeout_ms, created_at, updated_at, breaker_server_failures, breaker_network_failures, forward_headers FROM hosts WHERE id = $1 FOR UPDATE
+SELECT id, slug, name, provider, base_url, enabled, connect_timeout_ms, first_byte_timeout_ms, idle_timeout_ms, total_timeout_ms, created_at, updated_at, breaker_server_failures, breaker_network_failures, forward_headers, profile, profile_params FROM hosts WHERE id = $1 FOR UPDATE
 `
 
 func (q *Queries) GetHostByIDForUpdate(ctx context.Context, id uuid.UUID) (Host, error) {
@@ -74,12 +77,14 @@ func (q *Queries) GetHostByIDForUpdate(ctx context.Context, id uuid.UUID) (Host,
 		&i.BreakerServerFailures,
 		&i.BreakerNetworkFailures,
 		&i.ForwardHeaders,
+		&i.Profile,
+		&i.ProfileParams,
 	)
 	return i, err
 }
 
 const getHostBySlug = `-- name: GetHostBySlug :one
-SELECT id, slug, name, provider, base_url, enabled, connect_timeout_ms, first_byte_timeout_ms, idle_timeout_ms, total_timeout_ms, created_at, updated_at, breaker_server_failures, breaker_network_failures, forward_headers FROM hosts WHERE slug = $1
+SELECT id, slug, name, provider, base_url, enabled, connect_timeout_ms, first_byte_timeout_ms, idle_timeout_ms, total_timeout_ms, created_at, updated_at, breaker_server_failures, breaker_network_failures, forward_headers, profile, profile_params FROM hosts WHERE slug = $1
 `
 
 func (q *Queries) GetHostBySlug(ctx context.Context, slug string) (Host, error) {
@@ -101,6 +106,8 @@ func (q *Queries) GetHostBySlug(ctx context.Context, slug string) (Host, error) 
 		&i.BreakerServerFailures,
 		&i.BreakerNetworkFailures,
 		&i.ForwardHeaders,
+		&i.Profile,
+		&i.ProfileParams,
 	)
 	return i, err
 }
@@ -109,11 +116,11 @@ const insertHost = `-- name: InsertHost :one
 INSERT INTO hosts (
     slug, name, provider, base_url, enabled,
     connect_timeout_ms, first_byte_timeout_ms, idle_timeout_ms, total_timeout_ms, forward_headers,
-    breaker_server_failures, breaker_network_failures
+    breaker_server_failures, breaker_network_failures, profile, profile_params
 ) VALUES (
-    $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12
+    $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14
 )
-RETURNING id, slug, name, provider, base_url, enabled, connect_timeout_ms, first_byte_timeout_ms, idle_timeout_ms, total_timeout_ms, created_at, updated_at, breaker_server_failures, breaker_network_failures, forward_headers
+RETURNING id, slug, name, provider, base_url, enabled, connect_timeout_ms, first_byte_timeout_ms, idle_timeout_ms, total_timeout_ms, created_at, updated_at, breaker_server_failures, breaker_network_failures, forward_headers, profile, profile_params
 `
 
 type InsertHostParams struct {
@@ -129,6 +136,8 @@ type InsertHostParams struct {
 	ForwardHeaders         []string
 	BreakerServerFailures  *int32
 	BreakerNetworkFailures *int32
+	Profile                string
+	ProfileParams          json.RawMessage
 }
 
 func (q *Queries) InsertHost(ctx context.Context, arg InsertHostParams) (Host, error) {
@@ -145,6 +154,8 @@ func (q *Queries) InsertHost(ctx context.Context, arg InsertHostParams) (Host, e
 		arg.ForwardHeaders,
 		arg.BreakerServerFailures,
 		arg.BreakerNetworkFailures,
+		arg.Profile,
+		arg.ProfileParams,
 	)
 	var i Host
 	err := row.Scan(
@@ -163,12 +174,14 @@ func (q *Queries) InsertHost(ctx context.Context, arg InsertHostParams) (Host, e
 		&i.BreakerServerFailures,
 		&i.BreakerNetworkFailures,
 		&i.ForwardHeaders,
+		&i.Profile,
+		&i.ProfileParams,
 	)
 	return i, err
 }
 
 const listHosts = `-- name: ListHosts :many
-SELECT id, slug, name, provider, base_url, enabled, connect_timeout_ms, first_byte_timeout_ms, idle_timeout_ms, total_timeout_ms, created_at, updated_at, breaker_server_failures, breaker_network_failures, forward_headers FROM hosts ORDER BY slug
+SELECT id, slug, name, provider, base_url, enabled, connect_timeout_ms, first_byte_timeout_ms, idle_timeout_ms, total_timeout_ms, created_at, updated_at, breaker_server_failures, breaker_network_failures, forward_headers, profile, profile_params FROM hosts ORDER BY slug
 `
 
 func (q *Queries) ListHosts(ctx context.Context) ([]Host, error) {
@@ -196,6 +209,8 @@ func (q *Queries) ListHosts(ctx context.Context) ([]Host, error) {
 			&i.BreakerServerFailures,
 			&i.BreakerNetworkFailures,
 			&i.ForwardHeaders,
+			&i.Profile,
+			&i.ProfileParams,
 		); err != nil {
 			return nil, err
 		}
@@ -208,7 +223,7 @@ func (q *Queries) ListHosts(ctx context.Context) ([]Host, error) {
 }
 
 const listHostsPage = `-- name: ListHostsPage :many
-SELECT id, slug, name, provider, base_url, enabled, connect_timeout_ms, first_byte_timeout_ms, idle_timeout_ms, total_timeout_ms, created_at, updated_at, breaker_server_failures, breaker_network_failures, forward_headers FROM hosts
+SELECT id, slug, name, provider, base_url, enabled, connect_timeout_ms, first_byte_timeout_ms, idle_timeout_ms, total_timeout_ms, created_at, updated_at, breaker_server_failures, breaker_network_failures, forward_headers, profile, profile_params FROM hosts
 WHERE id > $1::uuid
 ORDER BY id
 LIMIT $2::int
@@ -239,6 +254,8 @@ func (q *Queries) ListHostsPage(ctx context.Context, after uuid.UUID, limit int3
 			&i.BreakerServerFailures,
 			&i.BreakerNetworkFailures,
 			&i.ForwardHeaders,
+			&i.Profile,
+			&i.ProfileParams,
 		); err != nil {
 			return nil, err
 		}
@@ -254,9 +271,10 @@ const updateHost = `-- name: UpdateHost :one
 UPDATE hosts
 SET slug = $2, name = $3, provider = $4, base_url = $5, enabled = $6,
     connect_timeout_ms = $7, first_byte_timeout_ms = $8, idle_timeout_ms = $9, total_timeout_ms = $10,
-    forward_headers = $11, breaker_server_failures = $12, breaker_network_failures = $13
+    forward_headers = $11, breaker_server_failures = $12, breaker_network_failures = $13,
+    profile = $14, profile_params = $15
 WHERE id = $1
-RETURNING id, slug, name, provider, base_url, enabled, connect_timeout_ms, first_byte_timeout_ms, idle_timeout_ms, total_timeout_ms, created_at, updated_at, breaker_server_failures, breaker_network_failures, forward_headers
+RETURNING id, slug, name, provider, base_url, enabled, connect_timeout_ms, first_byte_timeout_ms, idle_timeout_ms, total_timeout_ms, created_at, updated_at, breaker_server_failures, breaker_network_failures, forward_headers, profile, profile_params
 `
 
 type UpdateHostParams struct {
@@ -273,6 +291,8 @@ type UpdateHostParams struct {
 	ForwardHeaders         []string
 	BreakerServerFailures  *int32
 	BreakerNetworkFailures *int32
+	Profile                string
+	ProfileParams          json.RawMessage
 }
 
 func (q *Queries) UpdateHost(ctx context.Context, arg UpdateHostParams) (Host, error) {
@@ -290,6 +310,8 @@ func (q *Queries) UpdateHost(ctx context.Context, arg UpdateHostParams) (Host, e
 		arg.ForwardHeaders,
 		arg.BreakerServerFailures,
 		arg.BreakerNetworkFailures,
+		arg.Profile,
+		arg.ProfileParams,
 	)
 	var i Host
 	err := row.Scan(
@@ -308,6 +330,8 @@ func (q *Queries) UpdateHost(ctx context.Context, arg UpdateHostParams) (Host, e
 		&i.BreakerServerFailures,
 		&i.BreakerNetworkFailures,
 		&i.ForwardHeaders,
+		&i.Profile,
+		&i.ProfileParams,
 	)
 	return i, err
 }

@@ -82,6 +82,8 @@ type Host struct {
 	BreakerServerFailures  *int32
 	BreakerNetworkFailures *int32
 	ForwardHeaders         []string
+	Profile                string
+	ProfileParams          json.RawMessage
 }
 
 type HostKey struct {

@@ -1,0 +1,122 @@
+package profile
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/relay-llm/relay/internal/snapshot"
+	"github.com/relay-llm/relay/internal/wire"
+)
+
+// Authorizer sets one upstream call's credential from a host key: a
+// header, a token it minted from the key's secret (cached per host key,
+// never per request), or a signature over the request and its body. It
+// must not log or return the secret, and must be safe for concurrent use.
+type Authorizer interface {
+	Authorize(ctx context.Context, req *http.Request, body []byte, c Credential) error
+}
+
+// Credential is what an Authorizer works from.
+type Credential struct {
+	Host *snapshot.Host
+	Key  *snapshot.HostKey
+}
+
+// Params is the host's profile parameters.
+func (c Credential) Params() map[string]string { return c.Host.ProfileParams }
+
+// CredentialError is a credential an Authorizer could not produce.
+// Refused: the secret itself is bad (a malformed service-account JSON, a
+// token endpoint's invalid_client) and the host key is to be held; else
+// the token endpoint failed (unreachable, 5xx), a failure like the host's.
+// Reason is short and secret-free.
+type CredentialError struct {
+	Reason  string
+	Refused bool
+}
+
+func (e *CredentialError) Error() string { return "credential: " + e.Reason }
+
+// Config is what Authorizers need.
+type Config struct {
+	// Client calls token endpoints; nil is a client with a 30 s timeout.
+	Client *http.Client
+	// Now is the clock; nil is time.Now.
+	Now    func() time.Time
+	Logger *slog.Logger
+}
+
+// Authorizers holds one Authorizer per Auth that needs more than a header,
+// with the token caches of those that mint tokens. One per process.
+type Authorizers struct {
+	by map[Auth]Authorizer
+}
+
+// NewAuthorizers returns the process's Authorizers.
+func NewAuthorizers(cfg Config) *Authorizers {
+	if cfg.Client == nil {
+		cfg.Client = &http.Client{Timeout: 30 * time.Second}
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Authorizers{by: map[Auth]Authorizer{
+		AuthEntra:  newEntra(cfg),
+		AuthGoogle: newGoogle(cfg),
+		AuthSigV4:  newSigV4(cfg),
+	}}
+}
+
+// Authorize sets the credential of a call through a binding of shape to
+// host with key; p is the host's profile (nil: the plain public API).
+func (a *Authorizers) Authorize(ctx context.Context, req *http.Request, body []byte, p *Profile, shape wire.Shape, host *snapshot.Host, key *snapshot.HostKey) error {
+	auth := AuthShape
+	if p != nil {
+		auth = p.AuthFor(host.ProfileParams)
+	}
+	h := req.Header
+	switch auth {
+	case AuthShape:
+		SetShapeAuth(h, shape, key.Secret)
+	case AuthBearer:
+		if !key.Secret.Empty() {
+			h.Set("Authorization", "Bearer "+key.Secret.Reveal())
+		}
+	case AuthAPIKey:
+		h.Set("Api-Key", key.Secret.Reveal())
+	case AuthNone:
+	default:
+		z := a.by[auth]
+		if z == nil {
+			return &CredentialError{Reason: "no authorizer for " + string(auth), Refused: true}
+		}
+		if err := z.Authorize(ctx, req, body, Credential{Host: host, Key: key}); err != nil {
+			return err
+		}
+	}
+	if shape == wire.ShapeAnthropic && p == nil && h.Get("Anthropic-Version") == "" {
+		h.Set("Anthropic-Version", DefaultAnthropicVersion)
+	}
+	return nil
+}
+
+// DefaultAnthropicVersion is the anthropic-version header Relay sends to
+// Anthropic's own API when the caller sent none.
+const DefaultAnthropicVersion = "2023-06-01"
+
+// SetShapeAuth presents secret as the public API of shape expects it.
+func SetShapeAuth(h http.Header, shape wire.Shape, secret snapshot.Secret) {
+	switch shape {
+	case wire.ShapeAnthropic:
+		h.Set("X-Api-Key", secret.Reveal())
+	case wire.ShapeGemini:
+		h.Set("X-Goog-Api-Key", secret.Reveal())
+	default:
+		h.Set("Authorization", "Bearer "+secret.Reveal())
+	}
+}

@@ -1,0 +1,118 @@
+package profile
+
+import (
+	"context"
+	"crypto"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"encoding/pem"
+	"net/http"
+	"net/url"
+	"time"
+)
+
+// Google service accounts: the host key's secret is a service account's
+// JSON key; a JWT it signs (RS256) is exchanged at the token endpoint for
+// an access token (RFC 7523 JWT bearer grant), cached per host key.
+
+const (
+	googleTokenURL = "https://oauth2.googleapis.com/token"
+	googleScope    = "https://www.googleapis.com/auth/cloud-platform"
+	jwtBearerGrant = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+)
+
+type google struct {
+	client *http.Client
+	now    func() time.Time
+	tokens *tokens
+}
+
+func newGoogle(cfg Config) *google {
+	return &google{client: cfg.Client, now: cfg.Now, tokens: newTokens(cfg.Now, cfg.Logger, "google")}
+}
+
+// serviceAccount is the part of a service account's JSON key Relay reads.
+type serviceAccount struct {
+	Type         string `json:"type"`
+	ClientEmail  string `json:"client_email"`
+	PrivateKeyID string `json:"private_key_id"`
+	PrivateKey   string `json:"private_key"`
+	TokenURI     string `json:"token_uri"`
+}
+
+// Authorize implements Authorizer.
+func (g *google) Authorize(ctx context.Context, req *http.Request, _ []byte, c Credential) error {
+	tokenURL := c.Params()["token_url"]
+	k := tokenKey{key: c.Key.ID.String(), version: c.Key.SecretVersion, params: tokenURL}
+	secret := c.Key.Secret
+	tok, err := g.tokens.get(ctx, k, func(ctx context.Context) (string, time.Duration, error) {
+		sa, key, err := parseServiceAccount([]byte(secret.Reveal()))
+		if err != nil {
+			return "", 0, err
+		}
+		aud := tokenURL
+		if aud == "" {
+			aud = sa.TokenURI
+		}
+		if aud == "" {
+			aud = googleTokenURL
+		}
+		jwt, err := signJWT(key, sa, aud, g.now())
+		if err != nil {
+			return "", 0, err
+		}
+		return postToken(ctx, g.client, aud, url.Values{"grant_type": {jwtBearerGrant}, "assertion": {jwt}})
+	})
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+tok)
+	return nil
+}
+
+// parseServiceAccount reads a service account's JSON key. Its errors name
+// what is missing, never a value.
+func parseServiceAccount(raw []byte) (serviceAccount, *rsa.PrivateKey, error) {
+	var sa serviceAccount
+	if json.Unmarshal(raw, &sa) != nil {
+		return sa, nil, &CredentialError{Reason: "the host key is not a service account's JSON key", Refused: true}
+	}
+	if sa.Type != "service_account" || sa.ClientEmail == "" || sa.PrivateKey == "" {
+		return sa, nil, &CredentialError{Reason: "the service account JSON lacks type service_account, client_email or private_key", Refused: true}
+	}
+	block, _ := pem.Decode([]byte(sa.PrivateKey))
+	if block == nil {
+		return sa, nil, &CredentialError{Reason: "the service account's private_key is not PEM", Refused: true}
+	}
+	var key *rsa.PrivateKey
+	if k, err := x509.ParsePKCS8PrivateKey(block.Bytes); err == nil {
+		key, _ = k.(*rsa.PrivateKey)
+	} else if k, err := x509.ParsePKCS1PrivateKey(block.Bytes); err == nil {
+		key = k
+	}
+	if key == nil {
+		return sa, nil, &CredentialError{Reason: "the service account's private_key is not an RSA key", Refused: true}
+	}
+	return sa, key, nil
+}
+
+// signJWT is the grant's assertion: an RS256 JWT for an hour.
+func signJWT(key *rsa.PrivateKey, sa serviceAccount, aud string, now time.Time) (string, error) {
+	head, _ := json.Marshal(map[string]string{"alg": "RS256", "typ": "JWT", "kid": sa.PrivateKeyID})
+	claims, _ := json.Marshal(map[string]any{
+		"iss": sa.ClientEmail, "scope": googleScope, "aud": aud,
+		"iat": now.Unix(), "exp": now.Add(time.Hour).Unix(),
+	})
+	enc := base64.RawURLEncoding
+	signing := enc.EncodeToString(head) + "." + enc.EncodeToString(claims)
+	sum := sha256.Sum256([]byte(signing))
+	sig, err := rsa.SignPKCS1v15(rand.Reader, key, crypto.SHA256, sum[:])
+	if err != nil {
+		return "", &CredentialError{Reason: "could not sign the token request", Refused: true}
+	}
+	return signing + "." + enc.EncodeToString(sig), nil
+}
