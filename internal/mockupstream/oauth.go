@@ -15,7 +15,8 @@ import (
 )
 
 // Cloud is the mock's cloud faces in front of a Server: Azure OpenAI
-// (azure.go), Vertex AI (vertex.go) and the token endpoints that issue
+// (azure.go), Vertex AI (vertex.go), the OpenAI-compatible servers
+// (compat.go) and the token endpoints that issue
 // their credentials — Microsoft Entra ID's client-credentials grant at
 // /oauth/entra/{tenant}/oauth2/v2.0/token and Google's JWT bearer grant at
 // /oauth/google/token, whose assertion it verifies (RS256, with the
@@ -73,6 +74,8 @@ func (c *Cloud) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		c.azure(w, r)
 	case strings.HasPrefix(p, "/v1/projects/"):
 		c.vertex(w, r)
+	case strings.HasPrefix(p, "/compat/"):
+		c.compat(w, r)
 	default:
 		http.NotFound(w, r)
 	}

@@ -283,3 +283,36 @@ func TestProfiles_AzureRefusedAPIKeyHoldsTheKey(t *testing.T) {
 		t.Errorf("the refused key was not held: %d %s", resp.StatusCode, body)
 	}
 }
+
+// Each OpenAI-compatible profile fits OpenAI's chat request to its
+// server: a stream with the developer role and max_completion_tokens is
+// served, where the server unprofiled refuses it.
+func TestProfiles_CompatServersGetWhatTheyAccept(t *testing.T) {
+	t.Parallel()
+	c := newCloudFixture(t)
+	servers := []string{"vllm", "ollama", "lmstudio", "llamacpp", "groq", "mistral", "deepseek", "together", "fireworks", "openrouter"}
+	for _, s := range servers {
+		for _, prof := range []string{s, ""} {
+			slug := s + "-" + map[bool]string{true: "plain", false: "profiled"}[prof == ""]
+			h := c.host(slug, func(h *snapshot.Host) { h.BaseURL, h.Profile = c.url+"/compat/"+s+"/v1", prof })
+			c.key(h, slug+"-k", "sk-compat-"+slug+"-0123456789")
+			c.bind(c.model(slug, true), h, wire.ShapeOpenAI, "llama-3.1-8b")
+		}
+	}
+	c.start()
+	body := func(model string) string {
+		return `{"model":"` + model + `","stream":true,"max_completion_tokens":32,"messages":[{"role":"developer","content":"be brief"},{"role":"user","content":"hi"}]}`
+	}
+	for _, s := range servers {
+		resp, got := c.post("/v1/chat/completions", body(s+"-profiled"), nil)
+		if resp.StatusCode != http.StatusOK || !strings.Contains(got, "[DONE]") {
+			t.Errorf("%s profiled: %d %.300s", s, resp.StatusCode, got)
+		}
+		if s == "vllm" {
+			continue // vLLM takes OpenAI's request as it is
+		}
+		if resp, _ := c.post("/v1/chat/completions", body(s+"-plain"), nil); resp.StatusCode < 400 {
+			t.Errorf("%s without its profile answered %d: the face does not hold the quirk", s, resp.StatusCode)
+		}
+	}
+}
