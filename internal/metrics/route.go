@@ -23,6 +23,7 @@ type routeMetrics struct {
 	savings      *prometheus.CounterVec
 	affinity     *prometheus.CounterVec
 	fallbacks    *prometheus.CounterVec
+	degraded     *prometheus.CounterVec
 
 	mu   sync.RWMutex // guards keys
 	keys map[cacheKey]*cacheSeries
@@ -63,6 +64,9 @@ func (r *Registry) initRoute(f factory) {
 	m.fallbacks = f.counter("relay_route_fallbacks_total",
 		"Requests served by another model than the one asked for, by the model asked for and why: fallback (its own bindings could not serve or failed), budget (a budget refused it).",
 		"model", "reason")
+	m.degraded = f.counter("relay_pacing_degraded_total",
+		"Requests served by a cheaper fallback instead of waiting for their rate limit (the policy's degrade option), by the model asked for and the model that served.",
+		"model", "to")
 	r.reg.MustRegister(cacheRatioCollector{m})
 }
 
@@ -72,6 +76,9 @@ func (r *Registry) observeRoute(ev *usage.Event, model, host string) {
 	if ev.Route != "" {
 		m.affinity.WithLabelValues(model, routeField(ev.Route, "affinity")).Inc()
 		switch {
+		case routeField(ev.Route, "degraded") != unknown:
+			from, to, _ := strings.Cut(routeField(ev.Route, "degraded"), "->")
+			m.degraded.WithLabelValues(from, to).Inc()
 		case routeField(ev.Route, "budget_fallback") != unknown:
 			m.fallbacks.WithLabelValues(model, "budget").Inc()
 		case routeField(ev.Route, "fallback") != unknown:

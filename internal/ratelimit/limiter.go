@@ -127,9 +127,13 @@ type Stats struct {
 	RefusedWaitTooLong uint64
 	RefusedQueueFull   uint64
 	Wakes              uint64 // wake-ups by another pod's settlement (Redis pub/sub)
-	Waiting            int64  // requests in pacing queues now
-	Pods               int64  // live pods last seen in Redis (0 before the first look)
-	RedisAvailable     bool   // false while Redis calls are being skipped after a failure
+	// Degraded counts reservations refused so that their request is
+	// served by a cheaper fallback instead of waiting (the policy's
+	// degrade option).
+	Degraded       uint64
+	Waiting        int64 // requests in pacing queues now
+	Pods           int64 // live pods last seen in Redis (0 before the first look)
+	RedisAvailable bool  // false while Redis calls are being skipped after a failure
 }
 
 // Limiter implements proxy.KeyLimiter over a Store. It is safe for
@@ -174,6 +178,7 @@ type Limiter struct {
 	leasesDropped, wakes                    atomic.Uint64
 	pacedAdmitted, refusedNeverFits         atomic.Uint64
 	refusedWaitTooLong, refusedQueueFull    atomic.Uint64
+	degraded                                atomic.Uint64
 	pacingObs                               atomic.Pointer[PacingObserver]
 	// freed counts settlements that freed room (kick): a refusal that
 	// sees it move before its request is queued asks again at once,
@@ -377,7 +382,7 @@ func (l *Limiter) Stats() Stats {
 		StoreErrors: l.storeErrors.Load(), SettleDropped: l.settleDropped.Load(), SettleErrors: l.settleErrors.Load(),
 		LeasesDropped: l.leasesDropped.Load(), Waiting: l.waiting.Load(), Pods: l.pods.Load(),
 		PacedAdmitted: l.pacedAdmitted.Load(), RefusedNeverFits: l.refusedNeverFits.Load(),
-		RefusedWaitTooLong: l.refusedWaitTooLong.Load(), RefusedQueueFull: l.refusedQueueFull.Load(), Wakes: l.wakes.Load(),
+		RefusedWaitTooLong: l.refusedWaitTooLong.Load(), RefusedQueueFull: l.refusedQueueFull.Load(), Wakes: l.wakes.Load(), Degraded: l.degraded.Load(),
 		RedisAvailable: l.redis == nil || l.health.downUntil.Load() == 0,
 	}
 }
