@@ -89,6 +89,7 @@ func newPlanes(ctx context.Context, cfg *config.Config, st *store.Store, box *se
 			BudgetRefused: st.BudgetRefused, FailOpen: st.FailOpen, FailClosed: st.FailClosed,
 			StoreErrors: st.StoreErrors, SettleDropped: st.SettleDropped, LeasesDropped: st.LeasesDropped, StoreAvailable: cfg.RedisURL != "" && st.RedisAvailable,
 			PacedAdmitted: st.PacedAdmitted, RefusedNeverFits: st.RefusedNeverFits, RefusedWaitTooLong: st.RefusedWaitTooLong, RefusedQueueFull: st.RefusedQueueFull,
+			Degraded: st.Degraded,
 		}
 	})
 	breakers = reg.Breakers(breakers)

@@ -23,7 +23,6 @@ type routeMetrics struct {
 	savings      *prometheus.CounterVec
 	affinity     *prometheus.CounterVec
 	fallbacks    *prometheus.CounterVec
-	degraded     *prometheus.CounterVec
 
 	mu   sync.RWMutex // guards keys
 	keys map[cacheKey]*cacheSeries
@@ -62,11 +61,8 @@ func (r *Registry) initRoute(f factory) {
 		"Routed requests by prompt-cache affinity outcome: hit (the session's key), miss (a failover took it elsewhere), off (no affinity: turned off, one key, no session).",
 		"model", "outcome")
 	m.fallbacks = f.counter("relay_route_fallbacks_total",
-		"Requests served by another model than the one asked for, by the model asked for and why: fallback (its own bindings could not serve or failed), budget (a budget refused it).",
+		"Requests served by another model than the one asked for, by the model asked for and why: fallback (its own bindings could not serve or failed), budget (a budget refused it), degraded (the policy degraded it rather than let it wait).",
 		"model", "reason")
-	m.degraded = f.counter("relay_pacing_degraded_total",
-		"Requests served by a cheaper fallback instead of waiting for their rate limit (the policy's degrade option), by the model asked for and the model that served.",
-		"model", "to")
 	r.reg.MustRegister(cacheRatioCollector{m})
 }
 
@@ -77,8 +73,7 @@ func (r *Registry) observeRoute(ev *usage.Event, model, host string) {
 		m.affinity.WithLabelValues(model, routeField(ev.Route, "affinity")).Inc()
 		switch {
 		case routeField(ev.Route, "degraded") != unknown:
-			from, to, _ := strings.Cut(routeField(ev.Route, "degraded"), "->")
-			m.degraded.WithLabelValues(from, to).Inc()
+			m.fallbacks.WithLabelValues(model, "degraded").Inc()
 		case routeField(ev.Route, "budget_fallback") != unknown:
 			m.fallbacks.WithLabelValues(model, "budget").Inc()
 		case routeField(ev.Route, "fallback") != unknown:
