@@ -91,6 +91,12 @@ type Options struct {
 	EstimateMinSamples int
 	// EstimateFloor is the least a learned output estimate reserves.
 	EstimateFloor int64
+	// LongContextTokens and LongContextWeight weight long prompts: of a
+	// request's input estimate (body bytes / 4), the tokens past
+	// LongContextTokens count LongContextWeight times (0 tokens: off;
+	// a weight below 1 is 1). Settlement corrects to the actual count.
+	LongContextTokens int64
+	LongContextWeight float64
 	// TokenPoll is how often the head of a queue waiting for tokens asks
 	// again when no settlement has woken it: a settlement that gives
 	// tokens back (actual below the estimate) wakes it at once, in this

@@ -2,6 +2,7 @@ package ratelimit
 
 import (
 	"context"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -173,7 +174,7 @@ func (l *Limiter) Reserve(a *proxy.Admission) (proxy.Reservation, error) {
 		}
 	}
 	r.embedding = a.Inbound == wire.InboundEmbeddings || (a.Model != nil && a.Model.Kind == "embedding")
-	r.estIn = int64(a.BodyBytes+3) / 4
+	r.estIn = l.inputEstimate(a.BodyBytes)
 	if !r.embedding {
 		r.maxTokens = a.MaxTokens
 		r.estOut = l.outputEstimate(a.MaxTokens, a.Model, r.policy)
@@ -187,6 +188,18 @@ func (l *Limiter) Reserve(a *proxy.Admission) (proxy.Reservation, error) {
 		}
 	}
 	return r, nil
+}
+
+// inputEstimate is what a request of bodyBytes reserves of input
+// tokens: bytes / 4, rounded up, the tokens past LongContextTokens
+// weighted LongContextWeight times (long prompts: denser text, or a
+// provider that counts long context dearer, as the operator tunes it).
+func (l *Limiter) inputEstimate(bodyBytes int) int64 {
+	n := int64(bodyBytes+3) / 4
+	if t := l.opts.LongContextTokens; t > 0 && n > t && l.opts.LongContextWeight > 1 {
+		n = t + int64(math.Ceil(float64(n-t)*l.opts.LongContextWeight))
+	}
+	return n
 }
 
 // outputEstimate is what a request reserves of output tokens: its
