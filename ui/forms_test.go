@@ -199,6 +199,14 @@ func TestConsole_RoutingFields(t *testing.T) {
 	}
 	must(t, br.get("/policies/"+pid), http.StatusOK, `<option value="binding" selected>`, `<option value="latency" selected>`)
 
+	// A policy's degrade option: set at creation, shown in the form.
+	created(t, br, "/policies", url.Values{"slug": {"degrading"}, "degrade_after_ms": {"1500"}, "degrade_below_priority": {"2"}})
+	did := rowID(t, br.get("/policies"), "policies", "degrading")
+	if d := b.apiCall("GET", "/api/policies/"+did, nil); d["degrade_after_ms"] != float64(1500) || d["degrade_below_priority"] != float64(2) || p["degrade_after_ms"] != nil {
+		t.Fatalf("degrading policy %v (routed: %v)", d, p["degrade_after_ms"])
+	}
+	must(t, br.get("/policies/"+did), http.StatusOK, `name="degrade_after_ms"`, `value="1500"`, `name="degrade_below_priority"`)
+
 	// The usage pages show the cache hit ratio and the money saved, and
 	// group by binding and host key.
 	must(t, br.get("/usage?group_by=binding"), http.StatusOK, "Cache hit ratio", "Saved by the cache", `<option value="host_key"`)

@@ -79,12 +79,17 @@ func (h *Handler) policyKind() *kind {
 			withHelp(selectOf("affinity", "Prompt-cache affinity", v.str("affinity"), enumOptions("key", "binding", "off")),
 				"key keeps a session on one host key; binding also on one binding; off spreads requests."),
 			checkbox("budget_fallback", "When a budget refuses, use the model's fallbacks", v.on("budget_fallback")),
+			withHelp(number("degrade_after_ms", "Degrade after a wait of (ms)", v.str("degrade_after_ms")),
+				"A request that would wait longer than this for its rate limit is served by its model's cheaper fallback instead (0: any wait); empty: never."),
+			withHelp(number("degrade_below_priority", "Degrade priorities below", v.str("degrade_below_priority")),
+				"A request whose priority is below this goes to its model's cheaper fallback instead of waiting; empty: never."),
 		), nil
 	}
 	k.create = func(p *page, v *vals) error {
 		b := models.PolicyCreate{Slug: v.str("slug"), Name: v.optStr("name"), AllModels: v.onPtr("all_models"), AllHostKeys: v.onPtr("all_host_keys"),
 			RateLimitID: v.optID("rate_limit_id"), MaxWaitMs: v.optInt32("max_wait_ms"), Priority: v.optInt32("priority"),
-			RouteStrategy: routeStrategy(v), Affinity: affinity(v), BudgetFallback: v.onPtr("budget_fallback"), TeamID: v.optID("team_id")}
+			RouteStrategy: routeStrategy(v), Affinity: affinity(v), BudgetFallback: v.onPtr("budget_fallback"), TeamID: v.optID("team_id"),
+			DegradeAfterMs: v.optInt32("degrade_after_ms"), DegradeBelowPriority: v.optInt32("degrade_below_priority")}
 		models, keys := v.ids("models"), v.ids("host_keys")
 		if err := v.err(); err != nil {
 			return err
@@ -111,7 +116,8 @@ func (h *Handler) policyKind() *kind {
 		}
 		v := url.Values{"slug": {x.Slug}, "team_id": {idStr(x.TeamID)}, "name": {x.Name}, "all_models": {onOff(x.AllModels)}, "all_host_keys": {onOff(x.AllHostKeys)},
 			"rate_limit_id": {idStr(x.RateLimitID)}, "max_wait_ms": {strconv.Itoa(int(x.MaxWaitMs))}, "priority": {strconv.Itoa(int(x.Priority))},
-			"route_strategy": {string(x.RouteStrategy)}, "affinity": {string(x.Affinity)}, "budget_fallback": {onOff(x.BudgetFallback)}}
+			"route_strategy": {string(x.RouteStrategy)}, "affinity": {string(x.Affinity)}, "budget_fallback": {onOff(x.BudgetFallback)},
+			"degrade_after_ms": {optNumber(x.DegradeAfterMs)}, "degrade_below_priority": {optNumber(x.DegradeBelowPriority)}}
 		for id := range models {
 			v.Add("models", id.String())
 		}
@@ -126,6 +132,8 @@ func (h *Handler) policyKind() *kind {
 			MaxWaitMs: v.optInt32("max_wait_ms"), Priority: v.optInt32("priority"),
 			RouteStrategy: routeStrategy(v), Affinity: affinity(v), BudgetFallback: v.onPtr("budget_fallback")}
 		b.RateLimitID = relaynull.FromPointer(v.optID("rate_limit_id"))
+		b.DegradeAfterMs = relaynull.FromPointer(v.optInt32("degrade_after_ms"))
+		b.DegradeBelowPriority = relaynull.FromPointer(v.optInt32("degrade_below_priority"))
 		models, keys := v.ids("models"), v.ids("host_keys")
 		if err := v.err(); err != nil {
 			return err

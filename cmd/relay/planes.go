@@ -91,6 +91,7 @@ func newPlanes(ctx context.Context, cfg *config.Config, st *store.Store, box *se
 			BudgetRefused: st.BudgetRefused, FailOpen: st.FailOpen, FailClosed: st.FailClosed,
 			StoreErrors: st.StoreErrors, SettleDropped: st.SettleDropped, LeasesDropped: st.LeasesDropped, StoreAvailable: cfg.RedisURL != "" && st.RedisAvailable,
 			PacedAdmitted: st.PacedAdmitted, RefusedNeverFits: st.RefusedNeverFits, RefusedWaitTooLong: st.RefusedWaitTooLong, RefusedQueueFull: st.RefusedQueueFull,
+			Degraded: st.Degraded,
 		}
 	})
 	breakers = reg.Breakers(breakers)
@@ -263,7 +264,7 @@ Or point an SDK at it: OpenAI base URL http://127.0.0.1:%d/v1, Anthropic base UR
 // RELAY_REDIS_URL is set, in process memory otherwise — never both.
 func limits(cfg *config.Config, svcs *services, log *slog.Logger) (*ratelimit.Limiter, keypool.Breakers, error) {
 	if cfg.RedisURL == "" {
-		limiter := ratelimit.New(ratelimit.Options{Logger: log})
+		limiter := ratelimit.New(ratelimit.Options{Logger: log, LongContextTokens: int64(cfg.LongContextTokens), LongContextWeight: cfg.LongContextWeight})
 		svcs.add("rate limiter", func(context.Context) error { return limiter.Close() })
 		return limiter, keypool.NewMemory(breakerConfig(cfg)), nil
 	}
@@ -272,7 +273,8 @@ func limits(cfg *config.Config, svcs *services, log *slog.Logger) (*ratelimit.Li
 		return nil, nil, fmt.Errorf("RELAY_REDIS_URL: %w", err)
 	}
 	svcs.add("redis client", func(context.Context) error { return rc.Close() })
-	limiter := ratelimit.New(ratelimit.Options{Redis: rc, Prefix: cfg.RedisPrefix, Timeout: cfg.RedisTimeout, Logger: log})
+	limiter := ratelimit.New(ratelimit.Options{Redis: rc, Prefix: cfg.RedisPrefix, Timeout: cfg.RedisTimeout, Logger: log,
+		LongContextTokens: int64(cfg.LongContextTokens), LongContextWeight: cfg.LongContextWeight})
 	svcs.add("rate limiter", func(context.Context) error { return limiter.Close() }) // flushes settlements
 	rb := keypool.NewRedisBreakers(rc, breakerConfig(cfg), keypool.RedisBreakerOptions{Prefix: cfg.RedisPrefix, Logger: log})
 	svcs.add("breakers", func(context.Context) error { return rb.Close() })

@@ -48,6 +48,8 @@ type Config struct {
 	DemoSet               bool          // RELAY_DEMO was given
 	MaxInflight           int           // RELAY_MAX_INFLIGHT: inference requests one pod serves at once, above which it answers 429 overloaded (0 = no cap)
 	RedisTimeout          time.Duration // RELAY_REDIS_TIMEOUT: bound on each rate-limiter Redis call on the request path
+	LongContextTokens     int           // RELAY_LONG_CONTEXT_TOKENS: input estimate past which tokens count RELAY_LONG_CONTEXT_WEIGHT times; 0 = off
+	LongContextWeight     float64       // RELAY_LONG_CONTEXT_WEIGHT: weight of input tokens past RELAY_LONG_CONTEXT_TOKENS in rate-limit estimates
 	RedisPrefix           string        // RELAY_REDIS_PREFIX: prefix of every Redis key and channel Relay uses
 	PayloadRetention      time.Duration // RELAY_PAYLOAD_RETENTION: how long payload captures are kept
 	PayloadQueue          int           // RELAY_PAYLOAD_QUEUE: payload captures waiting to be written, beyond which they are dropped
@@ -142,6 +144,10 @@ func settings(c *Config) []setting {
 			valid(&c.MaxInflight, strconv.Atoi, atLeast(0), "a count of at least 0 (0 = no cap)")},
 		{"RELAY_REDIS_TIMEOUT", "redis-timeout", "100ms", "bound on each rate-limiter Redis call on the request path",
 			duration(&c.RedisTimeout, time.Millisecond, 10*time.Second)},
+		{"RELAY_LONG_CONTEXT_TOKENS", "long-context-tokens", "0", "input tokens of a request's rate-limit estimate past which each counts RELAY_LONG_CONTEXT_WEIGHT times; 0 = off",
+			count(&c.LongContextTokens, 0, 1<<30)},
+		{"RELAY_LONG_CONTEXT_WEIGHT", "long-context-weight", "1", "weight (1 to 10) of input tokens past RELAY_LONG_CONTEXT_TOKENS in rate-limit estimates",
+			valid(&c.LongContextWeight, func(v string) (float64, error) { return strconv.ParseFloat(v, 64) }, between(1.0, 10.0), "a weight from 1 to 10")},
 		{"RELAY_REDIS_PREFIX", "redis-prefix", "relay:", "prefix of Relay's Redis keys", redisPrefix(&c.RedisPrefix)},
 		{"RELAY_PAYLOAD_RETENTION", "payload-retention", "168h", "how long payload captures are kept",
 			duration(&c.PayloadRetention, time.Hour, 10*365*24*time.Hour)},

@@ -80,6 +80,7 @@ func createBody(s spec, id resolver) (any, string) {
 			CapturePayloads:    &s.CapturePayloads, CaptureMaxBytes: &s.CaptureMaxBytes,
 			RouteStrategy: ptr(models.PolicyRouteStrategy(s.RouteStrategy)), Affinity: ptr(models.RouteAffinity(s.Affinity)),
 			BudgetFallback: &s.BudgetFallback, TeamID: id.opt(KindTeam, s.Team),
+			DegradeAfterMs: s.DegradeAfterMs, DegradeBelowPriority: s.DegradeBelowPriority,
 		}, "PolicyCreate"
 	case *ServiceAccountSpec:
 		return models.ServiceAccountCreate{
@@ -282,10 +283,16 @@ func updateBody(s spec, f fieldSet, id resolver) any {
 		if f["limiter_failure_mode"] {
 			b.LimiterFailureMode = ptr(models.LimiterFailureMode(s.LimiterFailureMode))
 		}
+		if f["degrade_after_ms"] {
+			b.DegradeAfterMs = nullable.FromPointer(s.DegradeAfterMs)
+		}
+		if f["degrade_below_priority"] {
+			b.DegradeBelowPriority = nullable.FromPointer(s.DegradeBelowPriority)
+		}
 		if b.Name == nil && b.AllModels == nil && b.AllHostKeys == nil && b.RateLimitID == nil && b.MaxWaitMs == nil &&
 			b.Priority == nil && b.MaxAttempts == nil && b.KeyStrategy == nil && b.LimiterFailureMode == nil &&
 			b.CapturePayloads == nil && b.CaptureMaxBytes == nil && b.RouteStrategy == nil && b.Affinity == nil &&
-			b.BudgetFallback == nil {
+			b.BudgetFallback == nil && !b.DegradeAfterMs.IsSpecified() && !b.DegradeBelowPriority.IsSpecified() {
 			return nil
 		}
 		return b

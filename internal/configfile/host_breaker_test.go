@@ -52,3 +52,32 @@ func TestApply_HostBreakerThresholdsRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// A policy's degrade option applies, exports and applies again into an
+// empty control plane unchanged; dropping it from the file sets it back to
+// null (never degrade).
+func TestApply_PolicyDegradeRoundTrip(t *testing.T) {
+	t.Parallel()
+	a, b := configfiletest.New(t), configfiletest.New(t)
+	const pol = "kind: Policy\nspec:\n  slug: agents\n"
+	apply(t, a, parse(t, pol+"  degrade_after_ms: 1500\n  degrade_below_priority: 2\n"), configfile.Options{})
+	exported := export(t, a)
+	if want := "  degrade_after_ms: 1500\n  degrade_below_priority: 2\n"; !strings.Contains(exported, want) {
+		t.Fatalf("export lacks %q:\n%s", want, exported)
+	}
+	docs, err := configfile.Parse("export.yaml", []byte(exported))
+	if err != nil {
+		t.Fatal(err)
+	}
+	apply(t, b, docs, configfile.Options{})
+	if again := export(t, b); again != exported {
+		t.Errorf("export of the copy differs:\n--- original\n%s\n--- copy\n%s", exported, again)
+	}
+	p := apply(t, a, parse(t, pol+"  degrade_below_priority: 2\n"), configfile.Options{})
+	if want := "degrade_after_ms: 1500 → null"; !strings.Contains(printed(t, p), want) {
+		t.Errorf("plan lacks %q:\n%s", want, printed(t, p))
+	}
+	if exported := export(t, a); strings.Contains(exported, "degrade_after_ms") {
+		t.Errorf("a null degrade_after_ms is exported:\n%s", exported)
+	}
+}

@@ -691,26 +691,32 @@ func (s *HostKeySpec) check() error {
 // limits. Team is the owning team's slug ("" for a system policy); it is set
 // when the policy is made and never changes.
 type PolicySpec struct {
-	Slug               string           `yaml:"slug" cfg:"key"`
-	Team               string           `yaml:"team,omitempty"`
-	Name               string           `yaml:"name"`
-	AllModels          bool             `yaml:"all_models"`
-	AllHostKeys        bool             `yaml:"all_host_keys"`
-	KeyStrategy        string           `yaml:"key_strategy"`
-	RateLimit          string           `yaml:"rate_limit"`
-	MaxWaitMs          int32            `yaml:"max_wait_ms"`
-	Priority           int32            `yaml:"priority"`
-	MaxAttempts        int32            `yaml:"max_attempts"`
-	LimiterFailureMode string           `yaml:"limiter_failure_mode"`
-	CapturePayloads    bool             `yaml:"capture_payloads"`
-	CaptureMaxBytes    int32            `yaml:"capture_max_bytes"`
-	RouteStrategy      string           `yaml:"route_strategy"`
-	Affinity           string           `yaml:"affinity"`
-	BudgetFallback     bool             `yaml:"budget_fallback"`
-	Models             []string         `yaml:"models" cfg:"set"`
-	HostKeys           []string         `yaml:"host_keys" cfg:"set"`
-	SharedWith         []string         `yaml:"shared_with,omitempty" cfg:"set"` // teams whose admins may attach a system policy
-	ModelRateLimits    []ModelRateLimit `yaml:"model_rate_limits"`
+	Slug               string `yaml:"slug" cfg:"key"`
+	Team               string `yaml:"team,omitempty"`
+	Name               string `yaml:"name"`
+	AllModels          bool   `yaml:"all_models"`
+	AllHostKeys        bool   `yaml:"all_host_keys"`
+	KeyStrategy        string `yaml:"key_strategy"`
+	RateLimit          string `yaml:"rate_limit"`
+	MaxWaitMs          int32  `yaml:"max_wait_ms"`
+	Priority           int32  `yaml:"priority"`
+	MaxAttempts        int32  `yaml:"max_attempts"`
+	LimiterFailureMode string `yaml:"limiter_failure_mode"`
+	CapturePayloads    bool   `yaml:"capture_payloads"`
+	CaptureMaxBytes    int32  `yaml:"capture_max_bytes"`
+	RouteStrategy      string `yaml:"route_strategy"`
+	Affinity           string `yaml:"affinity"`
+	BudgetFallback     bool   `yaml:"budget_fallback"`
+	// DegradeAfterMs and DegradeBelowPriority serve a request that would
+	// wait longer (or whose priority is lower) by its model's cheaper
+	// fallback instead (docs/rate-limits.md#degrade-instead-of-wait);
+	// absent: never.
+	DegradeAfterMs       *int32           `yaml:"degrade_after_ms"`
+	DegradeBelowPriority *int32           `yaml:"degrade_below_priority"`
+	Models               []string         `yaml:"models" cfg:"set"`
+	HostKeys             []string         `yaml:"host_keys" cfg:"set"`
+	SharedWith           []string         `yaml:"shared_with,omitempty" cfg:"set"` // teams whose admins may attach a system policy
+	ModelRateLimits      []ModelRateLimit `yaml:"model_rate_limits"`
 }
 
 // ModelRateLimit is the rate limit a policy applies to one model.

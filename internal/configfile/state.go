@@ -524,6 +524,7 @@ func buildState(snap *snapshot) (*state, error) {
 			LimiterFailureMode: string(p.LimiterFailureMode),
 			CapturePayloads:    p.CapturePayloads, CaptureMaxBytes: p.CaptureMaxBytes,
 			RouteStrategy: string(p.RouteStrategy), Affinity: string(p.Affinity), BudgetFallback: p.BudgetFallback,
+			DegradeAfterMs: p.DegradeAfterMs, DegradeBelowPriority: p.DegradeBelowPriority,
 		}
 		for _, g := range snap.modelGrants[p.ID] {
 			s.Models = append(s.Models, must(models.of("model", g.ModelID)))

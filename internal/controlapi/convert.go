@@ -156,6 +156,7 @@ func policyOut(r store.Policy) models.Policy {
 		CapturePayloads: r.CapturePayloads, CaptureMaxBytes: r.CaptureMaxBytes,
 		RouteStrategy: models.PolicyRouteStrategy(r.RouteStrategy), Affinity: models.RouteAffinity(r.Affinity),
 		BudgetFallback: r.BudgetFallback, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, TeamID: r.TeamID,
+		DegradeAfterMs: r.DegradeAfterMs, DegradeBelowPriority: r.DegradeBelowPriority,
 	}
 }
 

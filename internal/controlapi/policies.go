@@ -365,7 +365,7 @@ func (s *Server) CreatePolicy(ctx context.Context, req gen.CreatePolicyRequestOb
 		Priority: deref(b.Priority, 0), MaxAttempts: deref(b.MaxAttempts, 3), LimiterFailureMode: string(mode),
 		CapturePayloads: deref(b.CapturePayloads, false), CaptureMaxBytes: deref(b.CaptureMaxBytes, 0),
 		RouteStrategy: string(route), Affinity: string(affinity), BudgetFallback: deref(b.BudgetFallback, false),
-		TeamID: b.TeamID,
+		TeamID: b.TeamID, DegradeAfterMs: b.DegradeAfterMs, DegradeBelowPriority: b.DegradeBelowPriority,
 	})
 	if err != nil {
 		return nil, err
@@ -444,6 +444,12 @@ func (s *Server) UpdatePolicy(ctx context.Context, req gen.UpdatePolicyRequestOb
 			r.Affinity = string(*b.Affinity)
 		}
 		set(&r.BudgetFallback, b.BudgetFallback)
+		if b.DegradeAfterMs.IsSpecified() {
+			r.DegradeAfterMs = b.DegradeAfterMs.Pointer()
+		}
+		if b.DegradeBelowPriority.IsSpecified() {
+			r.DegradeBelowPriority = b.DegradeBelowPriority.Pointer()
+		}
 		return nil
 	})
 	if row, err = found("policy", row, err); err != nil {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/relay-llm/relay/openapi/models"
+	relaynull "github.com/relay-llm/relay/openapi/nullable"
 
 	"github.com/google/uuid"
 )
@@ -123,11 +124,40 @@ func TestRouteCatalog_PolicyFields(t *testing.T) {
 		t.Errorf("get = %+v", got)
 	}
 	for field, body := range map[string]string{
-		"affinity":        `{"affinity":"sticky"}`,
-		"route_strategy":  `{"route_strategy":"fastest"}`,
-		"budget_fallback": `{"budget_fallback":"yes"}`,
+		"affinity":               `{"affinity":"sticky"}`,
+		"route_strategy":         `{"route_strategy":"fastest"}`,
+		"budget_fallback":        `{"budget_fallback":"yes"}`,
+		"degrade_after_ms":       `{"degrade_after_ms":-1}`,
+		"degrade_below_priority": `{"degrade_below_priority":"low"}`,
 	} {
 		call(c.UpdatePolicyWithBodyWithResponse(ctx, p.ID, "application/json", strings.NewReader(body))).
 			wantErr(t, http.StatusBadRequest, "invalid_request", field)
 	}
+}
+
+func TestRouteCatalog_PolicyDegrade(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx, c := b.ctx, b.admin
+	if p := b.policy("plain"); p.DegradeAfterMs != nil || p.DegradeBelowPriority != nil {
+		t.Errorf("defaults = %v %v, want null", p.DegradeAfterMs, p.DegradeBelowPriority)
+	}
+	p := *call(c.CreatePolicyWithResponse(ctx, models.PolicyCreate{
+		Slug: "degrading", DegradeAfterMs: ptr[int32](0), DegradeBelowPriority: ptr[int32](-3),
+	})).want(t, http.StatusCreated).JSON201
+	if p.DegradeAfterMs == nil || *p.DegradeAfterMs != 0 || p.DegradeBelowPriority == nil || *p.DegradeBelowPriority != -3 {
+		t.Fatalf("create = %v %v, want 0 -3", p.DegradeAfterMs, p.DegradeBelowPriority)
+	}
+	upd := call(c.UpdatePolicyWithResponse(ctx, p.ID, models.PolicyUpdate{Name: ptr("renamed")})).want(t, http.StatusOK).JSON200
+	if upd.DegradeAfterMs == nil || *upd.DegradeAfterMs != 0 {
+		t.Errorf("an update without the fields changed degrade_after_ms: %v", upd.DegradeAfterMs)
+	}
+	upd = call(c.UpdatePolicyWithResponse(ctx, p.ID, models.PolicyUpdate{
+		DegradeAfterMs: relaynull.Value[int32](1500), DegradeBelowPriority: relaynull.Null[int32](),
+	})).want(t, http.StatusOK).JSON200
+	if upd.DegradeAfterMs == nil || *upd.DegradeAfterMs != 1500 || upd.DegradeBelowPriority != nil {
+		t.Errorf("after 1500 and null: %v %v", upd.DegradeAfterMs, upd.DegradeBelowPriority)
+	}
+	call(c.CreatePolicyWithResponse(ctx, models.PolicyCreate{Slug: "bad", DegradeAfterMs: ptr[int32](-1)})).
+		wantErr(t, http.StatusBadRequest, "invalid_request", "degrade_after_ms")
 }

@@ -185,6 +185,12 @@ func (c converter) policies(rows []store.Policy, models []store.PolicyModel, key
 			RouteStrategy: snapshot.RouteStrategy(r.RouteStrategy), Affinity: snapshot.Affinity(r.Affinity),
 			BudgetFallback: r.BudgetFallback,
 		}
+		if r.DegradeAfterMs != nil {
+			p.DegradeAfter, p.HasDegradeAfter = ms(*r.DegradeAfterMs), true
+		}
+		if r.DegradeBelowPriority != nil {
+			p.DegradeBelowPriority, p.HasDegradeBelow = int(*r.DegradeBelowPriority), true
+		}
 		byID[r.ID] = p
 		out = append(out, p)
 	}

@@ -270,7 +270,8 @@ func TestLoader_FillsRoutingFields(t *testing.T) {
 		fallbacks = ARRAY[(SELECT id FROM models WHERE name = 'alt-a'), (SELECT id FROM models WHERE name = 'alt-b')]
 		WHERE name = 'gpt-test'`)
 	b.exec(t, `UPDATE bindings SET weight = 5`)
-	b.exec(t, `UPDATE policies SET route_strategy = 'cost', affinity = 'binding', budget_fallback = true`)
+	b.exec(t, `UPDATE policies SET route_strategy = 'cost', affinity = 'binding', budget_fallback = true,
+		degrade_after_ms = 1500, degrade_below_priority = -2`)
 	l, swaps := b.loader(t, b.st, quiet())
 	if err := l.Load(context.Background()); err != nil {
 		t.Fatal(err)
@@ -289,6 +290,9 @@ func TestLoader_FillsRoutingFields(t *testing.T) {
 	c, _ := s.Authenticate(sha256.Sum256([]byte("sk-wr-test")), time.Now())
 	if p := c.Policy; p.RouteStrategy != snapshot.RouteCost || p.Affinity != snapshot.AffinityBinding || !p.BudgetFallback {
 		t.Errorf("policy: %q %q %v", p.RouteStrategy, p.Affinity, p.BudgetFallback)
+	}
+	if p := c.Policy; !p.HasDegradeAfter || p.DegradeAfter != 1500*time.Millisecond || !p.HasDegradeBelow || p.DegradeBelowPriority != -2 {
+		t.Errorf("policy degrade: %v %v %v %v", p.HasDegradeAfter, p.DegradeAfter, p.HasDegradeBelow, p.DegradeBelowPriority)
 	}
 
 	run(t, l)

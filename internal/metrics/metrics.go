@@ -591,12 +591,17 @@ type LimiterStats struct {
 	// Refusals by why the request could not wait (longer): its estimate
 	// can never fit, its wait would pass its deadline, its queue was full.
 	RefusedNeverFits, RefusedWaitTooLong, RefusedQueueFull uint64
+	// Degraded counts requests sent to a cheaper fallback instead of
+	// waiting (the policy's degrade option).
+	Degraded uint64
 }
 
 var limiterDescs = struct {
 	admitted, paced, refused, failOpen, failClosed, storeErrors, settleDropped, leasesDropped, available *prometheus.Desc
-	admittedAfterWait, pacingRefusals                                                                    *prometheus.Desc
+	admittedAfterWait, pacingRefusals, degraded                                                          *prometheus.Desc
 }{
+	degraded: prometheus.NewDesc("relay_pacing_degraded_total",
+		"Requests the limiter sent to their model's cheaper fallback instead of letting them wait (the policy's degrade_after_ms or degrade_below_priority).", nil, nil),
 	admittedAfterWait: prometheus.NewDesc("relay_rate_limiter_admitted_after_wait_total", "Reservations the rate limiter granted after they waited in a pacing queue.", nil, nil),
 	pacingRefusals: prometheus.NewDesc("relay_pacing_refusals_total",
 		"Requests the limiter refused, by why they could not wait (longer): never_fits (the estimate is larger than the rule or budget), wait_too_long (past max_wait_ms or the caller's deadline), queue_full, fail_closed (Redis down, the policy fails closed).",
@@ -624,7 +629,7 @@ type limiterCollector struct{ stats func() LimiterStats }
 
 func (c limiterCollector) Describe(ch chan<- *prometheus.Desc) {
 	d := limiterDescs
-	for _, x := range []*prometheus.Desc{d.admitted, d.paced, d.refused, d.failOpen, d.failClosed, d.storeErrors, d.settleDropped, d.leasesDropped, d.available, d.admittedAfterWait, d.pacingRefusals} {
+	for _, x := range []*prometheus.Desc{d.admitted, d.paced, d.refused, d.failOpen, d.failClosed, d.storeErrors, d.settleDropped, d.leasesDropped, d.available, d.admittedAfterWait, d.pacingRefusals, d.degraded} {
 		ch <- x
 	}
 }
@@ -648,6 +653,7 @@ func (c limiterCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(d.pacingRefusals, s.RefusedWaitTooLong, "wait_too_long")
 	counter(d.pacingRefusals, s.RefusedQueueFull, "queue_full")
 	counter(d.pacingRefusals, s.FailClosed, "fail_closed")
+	counter(d.degraded, s.Degraded)
 	up := 0.0
 	if s.StoreAvailable {
 		up = 1

@@ -63,7 +63,7 @@ func TestMetrics_PacingSeriesUnderTraffic(t *testing.T) {
 	reg.WatchLimiter(func() metrics.LimiterStats {
 		st := lim.Stats()
 		return metrics.LimiterStats{Admitted: st.Admitted, Paced: st.Paced, Refused: st.Refused, PacedAdmitted: st.PacedAdmitted,
-			RefusedNeverFits: st.RefusedNeverFits, RefusedWaitTooLong: st.RefusedWaitTooLong, RefusedQueueFull: st.RefusedQueueFull, StoreAvailable: true}
+			RefusedNeverFits: st.RefusedNeverFits, RefusedWaitTooLong: st.RefusedWaitTooLong, RefusedQueueFull: st.RefusedQueueFull, Degraded: st.Degraded, StoreAvailable: true}
 	})
 	w := usage.NewWriter(usage.WriterConfig{Sink: nullSink{}, Snapshot: current, Observer: reg})
 	relay := httptest.NewServer(reg.WrapInference(proxy.New(proxy.Config{Snapshot: current, Limiter: lim, Recorder: w})))

@@ -61,7 +61,7 @@ func (r *Registry) initRoute(f factory) {
 		"Routed requests by prompt-cache affinity outcome: hit (the session's key), miss (a failover took it elsewhere), off (no affinity: turned off, one key, no session).",
 		"model", "outcome")
 	m.fallbacks = f.counter("relay_route_fallbacks_total",
-		"Requests served by another model than the one asked for, by the model asked for and why: fallback (its own bindings could not serve or failed), budget (a budget refused it).",
+		"Requests served by another model than the one asked for, by the model asked for and why: fallback (its own bindings could not serve or failed), budget (a budget refused it), degraded (the policy degraded it rather than let it wait).",
 		"model", "reason")
 	r.reg.MustRegister(cacheRatioCollector{m})
 }
@@ -72,6 +72,8 @@ func (r *Registry) observeRoute(ev *usage.Event, model, host string) {
 	if ev.Route != "" {
 		m.affinity.WithLabelValues(model, routeField(ev.Route, "affinity")).Inc()
 		switch {
+		case routeField(ev.Route, "degraded") != unknown:
+			m.fallbacks.WithLabelValues(model, "degraded").Inc()
 		case routeField(ev.Route, "budget_fallback") != unknown:
 			m.fallbacks.WithLabelValues(model, "budget").Inc()
 		case routeField(ev.Route, "fallback") != unknown:

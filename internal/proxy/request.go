@@ -54,8 +54,11 @@ type request struct {
 	routeBuf []byte      // X-Relay-Route
 	// downgraded names the fallback a budget's refusal sent the request to.
 	downgraded string
-	settle     func(wire.Usage)
-	res        Reservation // a KeyLimiter's, admitting each attempt
+	// degradedFrom names the model the policy degraded the request from
+	// rather than let it wait (it is served by rq.plan.Model).
+	degradedFrom string
+	settle       func(wire.Usage)
+	res          Reservation // a KeyLimiter's, admitting each attempt
 
 	attempts int
 	sending  *atomic.Int32 // request bodies the transport has not closed yet

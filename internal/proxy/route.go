@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"time"
 
 	"github.com/relay-llm/relay/internal/pricing"
 	"github.com/relay-llm/relay/internal/routing"
@@ -77,12 +78,13 @@ func (rq *request) routed() {
 }
 
 // retryOnFallback serves the request on a cheaper fallback when a
-// budget refused it and the policy allows that (budgetFallback). It
-// returns false when the refusal stands. The limiter's refusals all come
-// through limiterFailed, before any attempt (Admit) or at an attempt
+// budget refused it and the policy allows that (budgetFallback), or when
+// the policy degrades it rather than let it wait (degrade). It returns
+// false when the refusal stands. The limiter's refusals all come through
+// limiterFailed, before any attempt (Admit) or at an attempt
 // (Reservation.Attempt): in both cases no byte has gone upstream.
 func (rq *request) retryOnFallback(err error) bool {
-	if rq.attempts > 0 || !rq.budgetFallback(rq.r.Context(), err) {
+	if rq.attempts > 0 || !(rq.budgetFallback(rq.r.Context(), err) || rq.degrade(rq.r.Context(), err)) {
 		return false
 	}
 	rq.routed()
@@ -102,10 +104,68 @@ func (rq *request) budgetFallback(ctx context.Context, refusal error) bool {
 	if policy == nil || !policy.BudgetFallback || !errors.As(refusal, &we) || !errors.Is(we.Kind, wire.ErrBudgetExceeded) {
 		return false
 	}
+	fm := rq.cheaperFallback(ctx, routing.OverBudget, 0)
+	if fm == nil {
+		return false
+	}
+	rq.downgraded = fm.Name
+	return true
+}
+
+// degrade answers a refusal the limiter made because the policy degrades
+// the request rather than let it wait (Admission.Degrade, a Degradable
+// refusal): the request goes to the first cheaper fallback of its model
+// (degradeTarget said there is one), where it may wait what is left of its
+// max wait. It returns true when the request was admitted there.
+func (rq *request) degrade(ctx context.Context, refusal error) bool {
+	var d Degradable
+	if !rq.adm.Degrade || !errors.As(refusal, &d) || !d.Degradable() {
+		return false
+	}
+	from := rq.plan.Model
+	waited := time.Since(rq.start) - rq.overhead
+	fm := rq.cheaperFallback(ctx, routing.NotCheaper, max(waited, 0))
+	if fm == nil {
+		return false
+	}
+	rq.degradedFrom = from.Name
+	return true
+}
+
+// degradeTarget reports whether the policy may degrade the request rather
+// than let it wait, and its plan holds a fallback to degrade to: a kept
+// candidate of a fallback model, cheaper by estimate than the first.
+func (rq *request) degradeTarget() bool {
+	p := rq.caller.Policy
+	if p == nil || !(p.HasDegradeAfter || p.HasDegradeBelow) {
+		return false
+	}
+	first := rq.plan.First()
+	if first == nil {
+		return false
+	}
+	est := rq.estimate(first)
+	for i := range rq.plan.Bindings {
+		if c := &rq.plan.Bindings[i]; c.Fallback > 0 && c.Skip == routing.Kept && rq.estimate(c) < est {
+			return true
+		}
+	}
+	return false
+}
+
+// cheaperFallback routes the request to the first fallback of its model,
+// cheaper by estimate than the model's first binding, that the limiter
+// admits (it may wait there up to its max wait less waited). Candidates
+// of that plan as dear as what was refused are skipped with why. It
+// returns the fallback model, with rq.plan, rq.settle (or rq.res, whose
+// first Attempt then reserves) set; nil when none serves, rq.plan then
+// the model's own again.
+func (rq *request) cheaperFallback(ctx context.Context, why routing.Skip, waited time.Duration) *snapshot.Model {
+	policy := rq.caller.Policy
 	m := rq.plan.Model
 	first := rq.plan.First()
 	if m == nil || first == nil {
-		return false
+		return nil
 	}
 	est := rq.estimate(first)
 	rerouted := false
@@ -127,14 +187,15 @@ func (rq *request) budgetFallback(ctx context.Context, refusal error) bool {
 		if c == nil || rq.estimate(c) >= est {
 			continue // not cheaper: the budget would refuse it as well
 		}
-		// The fallback's own fallbacks may lead back to what the budget
-		// refused (mutual fallbacks): no candidate as dear is tried.
+		// The fallback's own fallbacks may lead back to what was refused
+		// (mutual fallbacks): no candidate as dear is tried.
 		for i := range rq.plan.Bindings {
 			if b := &rq.plan.Bindings[i]; b.Skip == routing.Kept && rq.estimate(b) >= est {
-				b.Skip = routing.OverBudget
+				b.Skip = why
 			}
 		}
 		adm := rq.admission()
+		adm.Degrade, adm.Waited = false, waited // on a fallback already: it waits there
 		if kl, ok := rq.h.limiter.(KeyLimiter); ok {
 			// The refused reservation held nothing; settle it empty.
 			if rq.res != nil {
@@ -153,15 +214,14 @@ func (rq *request) budgetFallback(ctx context.Context, refusal error) bool {
 			}
 			rq.settle = done
 		}
-		rq.downgraded = fm.Name
-		return true
+		return fm
 	}
 	if rerouted {
 		// The refusal stands on the model asked for: its record and log
 		// line tell its own route, not the last fallback's.
 		_ = rq.h.router.RouteRequest(rq.snap, policy, &rq.route, rq.at, &rq.plan)
 	}
-	return false
+	return nil
 }
 
 // estimate is the most the request may cost on candidate c, in micro-units.
@@ -173,12 +233,14 @@ func (rq *request) estimate(c *routing.Candidate) int64 {
 	return pricing.EstimateMicros(&c.Binding.Pricing, rq.route.Needs.PromptTokens, out)
 }
 
-// admission is what the limiter sees of the request as routed now.
+// admission is what the limiter sees of the request as routed now; it
+// may be degraded when its plan has a cheaper fallback (degradeTarget).
 func (rq *request) admission() *Admission {
 	rq.adm = Admission{
 		RequestID: rq.id, Caller: &rq.caller, Model: rq.plan.Model, Plan: &rq.plan,
 		Inbound: rq.in, Stream: rq.stream, BodyBytes: rq.scan.Size,
 		MaxTokens: rq.scan.MaxTokens, Snapshot: rq.snap, Header: rq.r.Header,
+		Degrade: rq.degradeTarget(),
 	}
 	return &rq.adm
 }
@@ -201,6 +263,12 @@ func (rq *request) setRouteHeader(hd http.Header) {
 	if rq.downgraded != "" {
 		rq.routeBuf = append(rq.routeBuf, "; budget_fallback="...)
 		rq.routeBuf = append(rq.routeBuf, rq.downgraded...)
+	}
+	if rq.degradedFrom != "" && rq.plan.Model != nil {
+		rq.routeBuf = append(rq.routeBuf, "; degraded="...)
+		rq.routeBuf = append(rq.routeBuf, rq.degradedFrom...)
+		rq.routeBuf = append(rq.routeBuf, "->"...)
+		rq.routeBuf = append(rq.routeBuf, rq.plan.Model.Name...)
 	}
 	rq.setHeader(hd, routing.HeaderRoute, string(rq.routeBuf))
 }
@@ -242,6 +310,13 @@ func (rq *request) routeDetail() []byte {
 		d = append(d[:len(d)-1], `,"budget_fallback":`...)
 		d = wire.AppendString(d, rq.downgraded)
 		d = append(d, '}')
+	}
+	if rq.degradedFrom != "" {
+		d = append(d[:len(d)-1], `,"degraded":{"from":`...)
+		d = wire.AppendString(d, rq.degradedFrom)
+		d = append(d, `,"to":`...)
+		d = wire.AppendString(d, rq.plan.Model.Name)
+		d = append(d, "}}"...)
 	}
 	return d
 }

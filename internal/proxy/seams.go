@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/relay-llm/relay/internal/event"
 	"github.com/relay-llm/relay/internal/routing"
@@ -39,6 +40,22 @@ type Admission struct {
 	Snapshot *snapshot.Snapshot
 	// Header is the caller's request header (X-Relay-Priority).
 	Header http.Header
+	// Degrade says the request has a cheaper fallback its policy may
+	// degrade it to (docs/rate-limits.md#degrade-instead-of-wait): the
+	// limiter lets it wait on this model only as long as the policy's
+	// degrade option allows, then refuses it with a Degradable error
+	// instead of letting it wait on.
+	Degrade bool
+	// Waited is how long the request already waited for the limiter
+	// before it was degraded: its max wait is shortened by as much.
+	Waited time.Duration
+}
+
+// Degradable is implemented by a limiter's refusal of a request the
+// policy degrades rather than lets wait (Admission.Degrade): the proxy
+// serves it by the cheaper fallback instead.
+type Degradable interface {
+	Degradable() bool
 }
 
 type nopLimiter struct{}

@@ -23,7 +23,13 @@ type Refusal struct {
 	Budget *snapshot.Budget
 
 	headers []string // name, value pairs
+	degrade bool     // the policy serves the request by a cheaper fallback instead
 }
+
+// Degradable implements proxy.Degradable: the request would have waited
+// longer than its policy's degrade option allows (or at all, below its
+// degrade priority), and its model has a cheaper fallback.
+func (e *Refusal) Degradable() bool { return e.degrade }
 
 func (e *Refusal) Error() string { return e.Err.Error() }
 func (e *Refusal) Unwrap() error { return e.Err }
@@ -40,8 +46,10 @@ func (e *Refusal) SetHeaders(h http.Header) {
 	}
 }
 
-// refusal explains a refused reservation of cs.
-func (r *reservation) refusal(cs []Counter, ms []meta, v Verdict) error {
+// refusal explains a refused reservation of cs. With degrade, a refusal
+// for a wait (not a budget's, nor one that can never fit) is Degradable
+// and counted as degraded, not refused.
+func (r *reservation) refusal(cs []Counter, ms []meta, v Verdict, degrade bool) error {
 	e := &Refusal{Err: &wire.Error{Kind: wire.ErrRateLimited}}
 	if v.Wait != Never {
 		e.Err.RetryAfter = max(v.Wait, time.Millisecond)
@@ -49,6 +57,10 @@ func (r *reservation) refusal(cs []Counter, ms []meta, v Verdict) error {
 	var m meta
 	if v.Worst >= 0 && v.Worst < len(ms) {
 		m = ms[v.Worst]
+	}
+	if degrade && v.Wait != Never && m.budget == nil {
+		e.degrade = true
+		r.l.degraded.Add(1)
 	}
 	switch {
 	case m.budget != nil:
@@ -72,11 +84,15 @@ func (r *reservation) refusal(cs []Counter, ms []meta, v Verdict) error {
 		}
 		return e
 	case m.rl == nil:
-		r.l.refused.Add(1)
+		if !e.degrade {
+			r.l.refused.Add(1)
+		}
 		e.Err.Msg = fmt.Sprintf("Too many requests are waiting for their rate limit; retry in %s.", roundWait(v.Wait))
 		return e
 	}
-	r.l.refused.Add(1)
+	if !e.degrade {
+		r.l.refused.Add(1)
+	}
 	whose := fmt.Sprintf("The rate limit %q", m.rl.Slug)
 	if m.tier {
 		whose = fmt.Sprintf("The tier limit %q of the host key for the model %q", m.rl.Slug, r.modelName())

@@ -2,10 +2,12 @@ package ratelimit
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/relay-llm/relay/internal/snapshot"
+	"github.com/relay-llm/relay/internal/wire"
 )
 
 // TestLimiter_OutputEstimateLearned: the output estimate is max_tokens
@@ -90,4 +92,50 @@ func FuzzParseEstimateMessage(f *testing.F) {
 			t.Fatalf("round trip of %q: %q %v %d %v", msg, again, k2, n2, err)
 		}
 	})
+}
+
+// TestLimiter_LongContextWeight: with a long-context weight, the input
+// tokens of the estimate past the threshold count weight times — in what
+// the reservation takes of a token rule — a prompt below it is not
+// weighted, and settlement brings the window to the actual count.
+func TestLimiter_LongContextWeight(t *testing.T) {
+	t.Parallel()
+	for _, be := range backends()[:2] {
+		t.Run(be.name, func(t *testing.T) {
+			t.Parallel()
+			l := be.open(t, 1, Options{LongContextTokens: 1000, LongContextWeight: 2.5, FixedEstimates: true})[0]
+			c := newCatalog("http://unused")
+			rl := c.limit("itpm", snapshot.Rule{Meter: snapshot.MeterInputTokens, Amount: 1_000_000, Window: time.Minute})
+			c.policy.RateLimitID = rl.ID
+			snap := c.build()
+			level := func() int64 {
+				t.Helper()
+				n, err := l.Level(t.Context(), c.policy, rl, rl.Rules[0], uuid.Nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return n
+			}
+			short, err := attempt(t.Context(), l, c.admission(t, snap, 4000, 10), c.hostKey, c.binding) // 1000 tokens: at the threshold
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := level(); got != 1000 {
+				t.Fatalf("a prompt at the threshold reserved %d input tokens, want 1000", got)
+			}
+			long, err := attempt(t.Context(), l, c.admission(t, snap, 40_000, 10), c.hostKey, c.binding) // 10 000 tokens
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := level()-1000, int64(1000+9000*5/2); got != want {
+				t.Fatalf("a 10 000-token prompt reserved %d input tokens, want %d (1000 + 9000 × 2.5)", got, want)
+			}
+			short.Done(wire.Usage{Input: 900, Output: 10})
+			long.Done(wire.Usage{Input: 11_000, Output: 10})
+			flush(t, l)
+			if got := level(); got != 11_900 {
+				t.Fatalf("after settlement the window holds %d, want the actual 11 900", got)
+			}
+		})
+	}
 }

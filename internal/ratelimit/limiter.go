@@ -91,6 +91,12 @@ type Options struct {
 	EstimateMinSamples int
 	// EstimateFloor is the least a learned output estimate reserves.
 	EstimateFloor int64
+	// LongContextTokens and LongContextWeight weight long prompts: of a
+	// request's input estimate (body bytes / 4), the tokens past
+	// LongContextTokens count LongContextWeight times (0 tokens: off;
+	// a weight below 1 is 1). Settlement corrects to the actual count.
+	LongContextTokens int64
+	LongContextWeight float64
 	// TokenPoll is how often the head of a queue waiting for tokens asks
 	// again when no settlement has woken it: a settlement that gives
 	// tokens back (actual below the estimate) wakes it at once, in this
@@ -127,9 +133,13 @@ type Stats struct {
 	RefusedWaitTooLong uint64
 	RefusedQueueFull   uint64
 	Wakes              uint64 // wake-ups by another pod's settlement (Redis pub/sub)
-	Waiting            int64  // requests in pacing queues now
-	Pods               int64  // live pods last seen in Redis (0 before the first look)
-	RedisAvailable     bool   // false while Redis calls are being skipped after a failure
+	// Degraded counts reservations refused so that their request is
+	// served by a cheaper fallback instead of waiting (the policy's
+	// degrade option).
+	Degraded       uint64
+	Waiting        int64 // requests in pacing queues now
+	Pods           int64 // live pods last seen in Redis (0 before the first look)
+	RedisAvailable bool  // false while Redis calls are being skipped after a failure
 }
 
 // Limiter implements proxy.KeyLimiter over a Store. It is safe for
@@ -174,6 +184,7 @@ type Limiter struct {
 	leasesDropped, wakes                    atomic.Uint64
 	pacedAdmitted, refusedNeverFits         atomic.Uint64
 	refusedWaitTooLong, refusedQueueFull    atomic.Uint64
+	degraded                                atomic.Uint64
 	pacingObs                               atomic.Pointer[PacingObserver]
 	// freed counts settlements that freed room (kick): a refusal that
 	// sees it move before its request is queued asks again at once,
@@ -377,7 +388,7 @@ func (l *Limiter) Stats() Stats {
 		StoreErrors: l.storeErrors.Load(), SettleDropped: l.settleDropped.Load(), SettleErrors: l.settleErrors.Load(),
 		LeasesDropped: l.leasesDropped.Load(), Waiting: l.waiting.Load(), Pods: l.pods.Load(),
 		PacedAdmitted: l.pacedAdmitted.Load(), RefusedNeverFits: l.refusedNeverFits.Load(),
-		RefusedWaitTooLong: l.refusedWaitTooLong.Load(), RefusedQueueFull: l.refusedQueueFull.Load(), Wakes: l.wakes.Load(),
+		RefusedWaitTooLong: l.refusedWaitTooLong.Load(), RefusedQueueFull: l.refusedQueueFull.Load(), Wakes: l.wakes.Load(), Degraded: l.degraded.Load(),
 		RedisAvailable: l.redis == nil || l.health.downUntil.Load() == 0,
 	}
 }

@@ -57,7 +57,11 @@ type ask struct {
 	project  snapshot.ID // whose turn it takes, for fairness
 	deadline time.Time   // zero: may not wait
 	closed   bool        // the policy fails closed
-	cs       []Counter
+	// degrade: a refusal for a wait sends the request to a cheaper
+	// fallback (the deadline is the policy's degrade wait); it is counted
+	// as degraded, not among the refusals.
+	degrade bool
+	cs      []Counter
 	// refresh, when set, updates the amounts of cs before each try (a
 	// waiting request's estimate may be learned lower meanwhile).
 	refresh func([]Counter)
@@ -81,7 +85,7 @@ func (l *Limiter) acquire(ctx context.Context, a *ask) (g grant, v Verdict, ok b
 			return grant{store: st, at: v.At, atOf: v.AtOf, cs: a.cs}, v, err == nil, err
 		}
 		if !l.canWait(v, a.cs, a.deadline) {
-			l.refusedFor(v)
+			l.refusedFor(v, a)
 			return grant{}, v, false, nil
 		}
 	}
@@ -98,9 +102,11 @@ func (l *Limiter) acquire(ctx context.Context, a *ask) (g grant, v Verdict, ok b
 		est.Wait = max(est.Wait, time.Millisecond)
 		if full := len(q.waiters) >= l.opts.MaxQueue; full || a.deadline.IsZero() || time.Now().Add(est.Wait).After(a.deadline) {
 			q.mu.Unlock()
-			if full {
+			switch {
+			case a.degrade:
+			case full:
 				l.refusedQueueFull.Add(1)
-			} else {
+			default:
 				l.refusedWaitTooLong.Add(1)
 			}
 			return grant{}, est, false, nil
@@ -144,6 +150,8 @@ func (l *Limiter) acquire(ctx context.Context, a *ask) (g grant, v Verdict, ok b
 		l.pacedAdmitted.Add(1)
 	case err != nil && ctx.Err() != nil:
 		outcome = "canceled"
+	case a.degrade && v.Wait != Never:
+		outcome = "degraded"
 	}
 	if obs != nil {
 		obs.PacingEnded(time.Since(start), outcome)
@@ -151,18 +159,21 @@ func (l *Limiter) acquire(ctx context.Context, a *ask) (g grant, v Verdict, ok b
 	return g, v, ok, err
 }
 
-// refusedFor counts a refusal of a request that may not wait (longer).
-func (l *Limiter) refusedFor(v Verdict) {
-	if v.Wait == Never {
+// refusedFor counts a refusal of a request that may not wait (longer);
+// one the policy degrades instead is counted by the reservation.
+func (l *Limiter) refusedFor(v Verdict, a *ask) {
+	switch {
+	case v.Wait == Never:
 		l.refusedNeverFits.Add(1)
-	} else {
+	case !a.degrade:
 		l.refusedWaitTooLong.Add(1)
 	}
 }
 
 // PacingObserver is told about every request that waits in a pacing
 // queue: when it starts and, once, when it stops — how long it waited and
-// how it ended: "admitted", "refused" or "canceled". metrics.Registry is
+// how it ended: "admitted", "refused", "canceled" or "degraded" (sent to
+// a cheaper fallback instead of waiting longer). metrics.Registry is
 // one.
 type PacingObserver interface {
 	PacingStarted()
@@ -267,13 +278,15 @@ func (l *Limiter) wait(ctx context.Context, q *queue, w *waiter, a *ask) (grant,
 			q.mu.Unlock()
 			if !l.canWait(v, a.cs, a.deadline) {
 				l.leave(q, w, false)
-				l.refusedFor(v)
+				l.refusedFor(v, a)
 				return grant{}, v, false, nil
 			}
 			continue
 		case d <= 0: // past the deadline
 			l.leave(q, w, false)
-			l.refusedWaitTooLong.Add(1)
+			if !a.degrade {
+				l.refusedWaitTooLong.Add(1)
+			}
 			last.Wait = l.refusedWait(last, lastAt, a.cs, q)
 			return grant{}, last, false, nil
 		}

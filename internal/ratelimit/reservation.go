@@ -2,6 +2,7 @@ package ratelimit
 
 import (
 	"context"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -125,6 +126,8 @@ type reservation struct {
 	estOut    int64
 	maxTokens int64 // the request's own, for estimating again while it waits
 	embedding bool
+	degrade   bool              // Admission.Degrade
+	waited    time.Duration     // Admission.Waited
 	binding   *snapshot.Binding // of the last admitted attempt
 	fallback  *snapshot.Binding // priced when Admit has no attempt
 
@@ -152,7 +155,7 @@ type grant struct {
 func (l *Limiter) Reserve(a *proxy.Admission) (proxy.Reservation, error) {
 	c := a.Caller
 	r := &reservation{l: l, snap: a.Snapshot, policy: c.Policy, model: a.Model, seq: l.seq.Add(1),
-		team: c.TeamID, project: c.ProjectID}
+		team: c.TeamID, project: c.ProjectID, degrade: a.Degrade, waited: a.Waited}
 	if c.Kind == snapshot.CredentialRelayKey {
 		r.principal, r.relayKey = c.CredentialID, c.CredentialID
 	} else {
@@ -171,7 +174,7 @@ func (l *Limiter) Reserve(a *proxy.Admission) (proxy.Reservation, error) {
 		}
 	}
 	r.embedding = a.Inbound == wire.InboundEmbeddings || (a.Model != nil && a.Model.Kind == "embedding")
-	r.estIn = int64(a.BodyBytes+3) / 4
+	r.estIn = l.inputEstimate(a.BodyBytes)
 	if !r.embedding {
 		r.maxTokens = a.MaxTokens
 		r.estOut = l.outputEstimate(a.MaxTokens, a.Model, r.policy)
@@ -185,6 +188,18 @@ func (l *Limiter) Reserve(a *proxy.Admission) (proxy.Reservation, error) {
 		}
 	}
 	return r, nil
+}
+
+// inputEstimate is what a request of bodyBytes reserves of input
+// tokens: bytes / 4, rounded up, the tokens past LongContextTokens
+// weighted LongContextWeight times (long prompts: denser text, or a
+// provider that counts long context dearer, as the operator tunes it).
+func (l *Limiter) inputEstimate(bodyBytes int) int64 {
+	n := int64(bodyBytes+3) / 4
+	if t := l.opts.LongContextTokens; t > 0 && n > t && l.opts.LongContextWeight > 1 {
+		n = t + int64(math.Ceil(float64(n-t)*l.opts.LongContextWeight))
+	}
+	return n
 }
 
 // outputEstimate is what a request reserves of output tokens: its
@@ -409,9 +424,20 @@ func (r *reservation) Attempt(ctx context.Context, key *snapshot.HostKey, b *sna
 	if r.policy != nil {
 		a.closed = r.policy.LimiterFailureMode == failureModeClosed
 		if r.policy.MaxWait > 0 {
-			a.deadline = time.Now().Add(r.policy.MaxWait)
+			a.deadline = time.Now().Add(max(r.policy.MaxWait-r.waited, time.Millisecond))
 		}
 		a.qk.policy = r.policy.ID
+		if d, ok := r.policy.Degrades(r.prio); ok && first && r.degrade {
+			// Wait on this model no longer than the degrade option
+			// allows, then go to the cheaper fallback.
+			a.degrade = true
+			switch {
+			case d <= 0:
+				a.deadline = time.Time{}
+			case !a.deadline.IsZero():
+				a.deadline = minTime(a.deadline, time.Now().Add(d))
+			}
+		}
 	}
 	if dl, ok := ctx.Deadline(); ok && !a.deadline.IsZero() && dl.Before(a.deadline) {
 		a.deadline = dl
@@ -427,7 +453,7 @@ func (r *reservation) Attempt(ctx context.Context, key *snapshot.HostKey, b *sna
 		return err
 	}
 	if !ok {
-		return r.refusal(cs, ms, v)
+		return r.refusal(cs, ms, v, a.degrade)
 	}
 	l.admitted.Add(1)
 	r.started, r.binding = true, b
@@ -537,4 +563,11 @@ func (r *reservation) estimatedCost(b *snapshot.Binding) int64 {
 		return 0
 	}
 	return pricing.EstimateMicros(&b.Pricing, r.estIn, r.estOut)
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }

@@ -75,6 +75,9 @@ const (
 	// Set by the proxy, not the router: after a budget refused the
 	// request, a candidate that would cost as much as what was refused.
 	OverBudget
+	// Set by the proxy: after the policy degraded the request rather than
+	// let it wait, a candidate as dear as the model it degraded from.
+	NotCheaper
 )
 
 // String names the reason for the log.
@@ -104,6 +107,8 @@ func (s Skip) String() string {
 		return "wrong model kind"
 	case OverBudget:
 		return "over budget"
+	case NotCheaper:
+		return "not cheaper than the model degraded from"
 	}
 	return "unknown"
 }

@@ -266,6 +266,15 @@ type Policy struct {
 	// BudgetFallback routes a request a budget refuses to the model's
 	// first fallback whose estimate fits, instead of refusing it.
 	BudgetFallback bool
+	// Degrade instead of wait (docs/rate-limits.md): a request that would
+	// wait for its rate limit longer than DegradeAfter (when
+	// HasDegradeAfter; 0 is any wait), or whose priority is below
+	// DegradeBelowPriority (when HasDegradeBelow) and would wait at all,
+	// is served by its model's first cheaper fallback instead.
+	DegradeAfter         time.Duration
+	HasDegradeAfter      bool
+	DegradeBelowPriority int
+	HasDegradeBelow      bool
 	// CapturePayloads turns on payload capture: the request and response
 	// bodies of its requests, each up to CaptureMaxBytes, are stored apart
 	// (docs/observability.md).
@@ -289,6 +298,19 @@ func (p *Policy) GrantsHostKey(id ID) bool {
 	}
 	_, ok := p.HostKeys[id]
 	return ok
+}
+
+// Degrades reports whether the policy may degrade a request of priority
+// prio instead of letting it wait, and if so how long it may wait on the
+// model it asked for first (0: not at all).
+func (p *Policy) Degrades(prio int) (time.Duration, bool) {
+	switch {
+	case p.HasDegradeBelow && prio < p.DegradeBelowPriority:
+		return 0, true
+	case p.HasDegradeAfter:
+		return p.DegradeAfter, true
+	}
+	return 0, false
 }
 
 // RateLimitFor returns the rate limit that applies to a model: the first

@@ -31,6 +31,7 @@ func insertPolicyParams(r Policy) dbsqlc.InsertPolicyParams {
 		LimiterFailureMode: r.LimiterFailureMode, CapturePayloads: r.CapturePayloads,
 		CaptureMaxBytes: r.CaptureMaxBytes, RouteStrategy: r.RouteStrategy, Affinity: r.Affinity,
 		BudgetFallback: r.BudgetFallback, TeamID: r.TeamID,
+		DegradeAfterMs: r.DegradeAfterMs, DegradeBelowPriority: r.DegradeBelowPriority,
 	}
 }
 
@@ -41,7 +42,8 @@ func updatePolicyParams(r Policy) dbsqlc.UpdatePolicyParams {
 		KeyStrategy: r.KeyStrategy, RateLimitID: r.RateLimitID, MaxWaitMs: r.MaxWaitMs, Priority: r.Priority,
 		MaxAttempts: r.MaxAttempts, LimiterFailureMode: r.LimiterFailureMode, CapturePayloads: r.CapturePayloads,
 		CaptureMaxBytes: r.CaptureMaxBytes, RouteStrategy: r.RouteStrategy, Affinity: r.Affinity,
-		BudgetFallback: r.BudgetFallback,
+		BudgetFallback: r.BudgetFallback, DegradeAfterMs: r.DegradeAfterMs,
+		DegradeBelowPriority: r.DegradeBelowPriority,
 	}
 }
 

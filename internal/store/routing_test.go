@@ -52,6 +52,17 @@ func TestRouteCatalog_CatalogFields(t *testing.T) {
 	if got := mk[Policy](t)(s.Policies().Get(ctx, p2.ID)); got.RouteStrategy != "latency" || got.Affinity != "binding" || !got.BudgetFallback {
 		t.Errorf("policy: %q %q %v", got.RouteStrategy, got.Affinity, got.BudgetFallback)
 	}
+	if f.policy.DegradeAfterMs != nil || f.policy.DegradeBelowPriority != nil {
+		t.Errorf("new policy degrades: %v %v", f.policy.DegradeAfterMs, f.policy.DegradeBelowPriority)
+	}
+	after, below := int32(250), int32(3)
+	p2 = mk[Policy](t)(s.Policies().Modify(ctx, actor, p2.ID, func(r *Policy) error {
+		r.DegradeAfterMs, r.DegradeBelowPriority = &after, &below
+		return nil
+	}))
+	if got := mk[Policy](t)(s.Policies().Get(ctx, p2.ID)); got.DegradeAfterMs == nil || *got.DegradeAfterMs != 250 || got.DegradeBelowPriority == nil || *got.DegradeBelowPriority != 3 {
+		t.Errorf("policy degrade: %v %v", got.DegradeAfterMs, got.DegradeBelowPriority)
+	}
 
 	embedding := modelRow("embed-route")
 	embedding.Kind = "embedding"

@@ -191,6 +191,10 @@ type Policy struct {
 	BudgetFallback     bool
 	// TeamID is the team that owns the policy; nil for a system policy.
 	TeamID *uuid.UUID
+	// DegradeAfterMs and DegradeBelowPriority turn on degrading instead
+	// of waiting (nil: off).
+	DegradeAfterMs       *int32
+	DegradeBelowPriority *int32
 }
 
 // PolicyTeamShare is a row of policy_team_shares: a system policy a system

@@ -19,7 +19,7 @@ import (
 //   - a request served by another binding than the plan's first (a
 //     failover across bindings, a model fallback);
 //   - a degraded plan: a candidate skipped, keys held, disabled or
-//     unusable, a fallback dropped, a budget downgrade;
+//     unusable, a fallback dropped, a budget downgrade, a degrade;
 //   - and a sampled fraction of the rest (sample per 2³², chosen by a hash
 //     of the request id, so the same request is always in or out).
 func keepDetail(rec *event.Record, sample uint32) bool {
@@ -31,7 +31,7 @@ func keepDetail(rec *event.Record, sample uint32) bool {
 		return true
 	}
 	for _, m := range [...]string{`"skip":`, `"keys_held":`, `"keys_unusable":`, `"keys_disabled":`,
-		`"dropped_fallbacks":`, `"budget_fallback":`} {
+		`"dropped_fallbacks":`, `"budget_fallback":`, `"degraded":`} {
 		if bytes.Contains(d, []byte(m)) {
 			return true
 		}

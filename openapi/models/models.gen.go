@@ -1467,9 +1467,15 @@ type Policy struct {
 	CaptureMaxBytes int32 `json:"capture_max_bytes"`
 
 	// CapturePayloads Stores the request and response bodies of its requests in payload_captures (docs/observability.md).
-	CapturePayloads bool               `json:"capture_payloads"`
-	CreatedAt       time.Time          `json:"created_at"`
-	ID              openapi_types.UUID `json:"id"`
+	CapturePayloads bool      `json:"capture_payloads"`
+	CreatedAt       time.Time `json:"created_at"`
+
+	// DegradeAfterMs A request that would wait for its rate limit longer than this is served by its model's first cheaper fallback instead (0: any wait); null never degrades by wait (docs/rate-limits.md#degrade-instead-of-wait).
+	DegradeAfterMs *int32 `json:"degrade_after_ms"`
+
+	// DegradeBelowPriority A request whose priority is below this is served by its model's first cheaper fallback instead of waiting at all; null never degrades by priority.
+	DegradeBelowPriority *int32             `json:"degrade_below_priority"`
+	ID                   openapi_types.UUID `json:"id"`
 
 	// KeyStrategy How a policy picks among usable host keys.
 	KeyStrategy KeyStrategy `json:"key_strategy"`
@@ -1558,6 +1564,12 @@ type PolicyCreate struct {
 	// CaptureMaxBytes 0 (65536) or 1024 to 1048576.
 	CaptureMaxBytes *int32 `json:"capture_max_bytes,omitempty"`
 	CapturePayloads *bool  `json:"capture_payloads,omitempty"`
+
+	// DegradeAfterMs Degrade a request that would wait longer than this, in ms (0: any wait); absent or null: never by wait.
+	DegradeAfterMs *int32 `json:"degrade_after_ms,omitempty"`
+
+	// DegradeBelowPriority Degrade a request whose priority is below this instead of letting it wait; absent or null never by priority.
+	DegradeBelowPriority *int32 `json:"degrade_below_priority,omitempty"`
 
 	// KeyStrategy How a policy picks among usable host keys.
 	KeyStrategy *KeyStrategy `json:"key_strategy,omitempty"`
@@ -1688,6 +1700,12 @@ type PolicyUpdate struct {
 	// CaptureMaxBytes 0 (65536) or 1024 to 1048576.
 	CaptureMaxBytes *int32 `json:"capture_max_bytes,omitempty"`
 	CapturePayloads *bool  `json:"capture_payloads,omitempty"`
+
+	// DegradeAfterMs null stops degrading by wait.
+	DegradeAfterMs relaynull.Int32 `json:"degrade_after_ms,omitempty"`
+
+	// DegradeBelowPriority null stops degrading by priority.
+	DegradeBelowPriority relaynull.Int32 `json:"degrade_below_priority,omitempty"`
 
 	// KeyStrategy How a policy picks among usable host keys.
 	KeyStrategy *KeyStrategy `json:"key_strategy,omitempty"`

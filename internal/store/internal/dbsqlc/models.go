@@ -150,25 +150,27 @@ type PayloadCapture struct {
 }
 
 type Policy struct {
-	ID                 uuid.UUID
-	Slug               string
-	Name               string
-	AllModels          bool
-	AllHostKeys        bool
-	KeyStrategy        string
-	RateLimitID        *uuid.UUID
-	MaxWaitMs          int32
-	Priority           int32
-	MaxAttempts        int32
-	LimiterFailureMode string
-	CreatedAt          time.Time
-	UpdatedAt          time.Time
-	CapturePayloads    bool
-	CaptureMaxBytes    int32
-	RouteStrategy      string
-	Affinity           string
-	BudgetFallback     bool
-	TeamID             *uuid.UUID
+	ID                   uuid.UUID
+	Slug                 string
+	Name                 string
+	AllModels            bool
+	AllHostKeys          bool
+	KeyStrategy          string
+	RateLimitID          *uuid.UUID
+	MaxWaitMs            int32
+	Priority             int32
+	MaxAttempts          int32
+	LimiterFailureMode   string
+	CreatedAt            time.Time
+	UpdatedAt            time.Time
+	CapturePayloads      bool
+	CaptureMaxBytes      int32
+	RouteStrategy        string
+	Affinity             string
+	BudgetFallback       bool
+	TeamID               *uuid.UUID
+	DegradeAfterMs       *int32
+	DegradeBelowPriority *int32
 }
 
 type PolicyBinding struct {

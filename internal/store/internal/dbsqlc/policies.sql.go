@@ -24,7 +24,7 @@ func (q *Queries) DeletePolicy(ctx context.Context, id uuid.UUID) (int64, error)
 }
 
 const getPolicyByID = `-- name: GetPolicyByID :one
-SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id FROM policies WHERE id = $1
+SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority FROM policies WHERE id = $1
 `
 
 func (q *Queries) GetPolicyByID(ctx context.Context, id uuid.UUID) (Policy, error) {
@@ -50,12 +50,14 @@ func (q *Queries) GetPolicyByID(ctx context.Context, id uuid.UUID) (Policy, erro
 		&i.Affinity,
 		&i.BudgetFallback,
 		&i.TeamID,
+		&i.DegradeAfterMs,
+		&i.DegradeBelowPriority,
 	)
 	return i, err
 }
 
 const getPolicyByIDForUpdate = `-- name: GetPolicyByIDForUpdate :one
-SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id FROM policies WHERE id = $1 FOR UPDATE
+SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority FROM policies WHERE id = $1 FOR UPDATE
 `
 
 func (q *Queries) GetPolicyByIDForUpdate(ctx context.Context, id uuid.UUID) (Policy, error) {
@@ -81,12 +83,14 @@ func (q *Queries) GetPolicyByIDForUpdate(ctx context.Context, id uuid.UUID) (Pol
 		&i.Affinity,
 		&i.BudgetFallback,
 		&i.TeamID,
+		&i.DegradeAfterMs,
+		&i.DegradeBelowPriority,
 	)
 	return i, err
 }
 
 const getPolicyBySlug = `-- name: GetPolicyBySlug :one
-SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id FROM policies WHERE slug = $1
+SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority FROM policies WHERE slug = $1
 `
 
 func (q *Queries) GetPolicyBySlug(ctx context.Context, slug string) (Policy, error) {
@@ -112,6 +116,8 @@ func (q *Queries) GetPolicyBySlug(ctx context.Context, slug string) (Policy, err
 		&i.Affinity,
 		&i.BudgetFallback,
 		&i.TeamID,
+		&i.DegradeAfterMs,
+		&i.DegradeBelowPriority,
 	)
 	return i, err
 }
@@ -120,34 +126,37 @@ const insertPolicy = `-- name: InsertPolicy :one
 INSERT INTO policies (
     slug, name, all_models, all_host_keys, key_strategy, rate_limit_id,
     max_wait_ms, priority, max_attempts, limiter_failure_mode,
-    capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id
+    capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id,
+    degrade_after_ms, degrade_below_priority
 ) VALUES (
     $1, $2, $3, $4, $5,
     $6, $7, $8, $9,
     $10, $11, $12,
     $13, coalesce(nullif($14::text, ''), 'key'), $15,
-    $16
+    $16, $17, $18
 )
-RETURNING id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id
+RETURNING id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority
 `
 
 type InsertPolicyParams struct {
-	Slug               string
-	Name               string
-	AllModels          bool
-	AllHostKeys        bool
-	KeyStrategy        string
-	RateLimitID        *uuid.UUID
-	MaxWaitMs          int32
-	Priority           int32
-	MaxAttempts        int32
-	LimiterFailureMode string
-	CapturePayloads    bool
-	CaptureMaxBytes    int32
-	RouteStrategy      string
-	Affinity           string
-	BudgetFallback     bool
-	TeamID             *uuid.UUID
+	Slug                 string
+	Name                 string
+	AllModels            bool
+	AllHostKeys          bool
+	KeyStrategy          string
+	RateLimitID          *uuid.UUID
+	MaxWaitMs            int32
+	Priority             int32
+	MaxAttempts          int32
+	LimiterFailureMode   string
+	CapturePayloads      bool
+	CaptureMaxBytes      int32
+	RouteStrategy        string
+	Affinity             string
+	BudgetFallback       bool
+	TeamID               *uuid.UUID
+	DegradeAfterMs       *int32
+	DegradeBelowPriority *int32
 }
 
 // InsertPolicy takes an empty affinity for the default, key.
@@ -169,6 +178,8 @@ func (q *Queries) InsertPolicy(ctx context.Context, arg InsertPolicyParams) (Pol
 		arg.Affinity,
 		arg.BudgetFallback,
 		arg.TeamID,
+		arg.DegradeAfterMs,
+		arg.DegradeBelowPriority,
 	)
 	var i Policy
 	err := row.Scan(
@@ -191,12 +202,14 @@ func (q *Queries) InsertPolicy(ctx context.Context, arg InsertPolicyParams) (Pol
 		&i.Affinity,
 		&i.BudgetFallback,
 		&i.TeamID,
+		&i.DegradeAfterMs,
+		&i.DegradeBelowPriority,
 	)
 	return i, err
 }
 
 const listPolicies = `-- name: ListPolicies :many
-SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id FROM policies ORDER BY slug
+SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority FROM policies ORDER BY slug
 `
 
 func (q *Queries) ListPolicies(ctx context.Context) ([]Policy, error) {
@@ -228,6 +241,8 @@ func (q *Queries) ListPolicies(ctx context.Context) ([]Policy, error) {
 			&i.Affinity,
 			&i.BudgetFallback,
 			&i.TeamID,
+			&i.DegradeAfterMs,
+			&i.DegradeBelowPriority,
 		); err != nil {
 			return nil, err
 		}
@@ -240,7 +255,7 @@ func (q *Queries) ListPolicies(ctx context.Context) ([]Policy, error) {
 }
 
 const listPoliciesPage = `-- name: ListPoliciesPage :many
-SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id FROM policies
+SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority FROM policies
 WHERE id > $1::uuid
 ORDER BY id
 LIMIT $2::int
@@ -275,6 +290,8 @@ func (q *Queries) ListPoliciesPage(ctx context.Context, after uuid.UUID, limit i
 			&i.Affinity,
 			&i.BudgetFallback,
 			&i.TeamID,
+			&i.DegradeAfterMs,
+			&i.DegradeBelowPriority,
 		); err != nil {
 			return nil, err
 		}
@@ -287,7 +304,7 @@ func (q *Queries) ListPoliciesPage(ctx context.Context, after uuid.UUID, limit i
 }
 
 const listPoliciesVisiblePage = `-- name: ListPoliciesVisiblePage :many
-SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id FROM policies
+SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority FROM policies
 WHERE id > $1::uuid
   AND ($2::bool OR team_id IS NULL OR team_id = ANY($3::uuid[]))
   AND ($4::uuid IS NULL OR team_id = $4)
@@ -340,6 +357,8 @@ func (q *Queries) ListPoliciesVisiblePage(ctx context.Context, arg ListPoliciesV
 			&i.Affinity,
 			&i.BudgetFallback,
 			&i.TeamID,
+			&i.DegradeAfterMs,
+			&i.DegradeBelowPriority,
 		); err != nil {
 			return nil, err
 		}
@@ -356,28 +375,30 @@ UPDATE policies
 SET slug = $2, name = $3, all_models = $4, all_host_keys = $5, key_strategy = $6, rate_limit_id = $7,
     max_wait_ms = $8, priority = $9, max_attempts = $10, limiter_failure_mode = $11,
     capture_payloads = $12, capture_max_bytes = $13, route_strategy = $14, affinity = $15,
-    budget_fallback = $16
+    budget_fallback = $16, degrade_after_ms = $17, degrade_below_priority = $18
 WHERE id = $1
-RETURNING id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id
+RETURNING id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority
 `
 
 type UpdatePolicyParams struct {
-	ID                 uuid.UUID
-	Slug               string
-	Name               string
-	AllModels          bool
-	AllHostKeys        bool
-	KeyStrategy        string
-	RateLimitID        *uuid.UUID
-	MaxWaitMs          int32
-	Priority           int32
-	MaxAttempts        int32
-	LimiterFailureMode string
-	CapturePayloads    bool
-	CaptureMaxBytes    int32
-	RouteStrategy      string
-	Affinity           string
-	BudgetFallback     bool
+	ID                   uuid.UUID
+	Slug                 string
+	Name                 string
+	AllModels            bool
+	AllHostKeys          bool
+	KeyStrategy          string
+	RateLimitID          *uuid.UUID
+	MaxWaitMs            int32
+	Priority             int32
+	MaxAttempts          int32
+	LimiterFailureMode   string
+	CapturePayloads      bool
+	CaptureMaxBytes      int32
+	RouteStrategy        string
+	Affinity             string
+	BudgetFallback       bool
+	DegradeAfterMs       *int32
+	DegradeBelowPriority *int32
 }
 
 func (q *Queries) UpdatePolicy(ctx context.Context, arg UpdatePolicyParams) (Policy, error) {
@@ -398,6 +419,8 @@ func (q *Queries) UpdatePolicy(ctx context.Context, arg UpdatePolicyParams) (Pol
 		arg.RouteStrategy,
 		arg.Affinity,
 		arg.BudgetFallback,
+		arg.DegradeAfterMs,
+		arg.DegradeBelowPriority,
 	)
 	var i Policy
 	err := row.Scan(
@@ -420,6 +443,8 @@ func (q *Queries) UpdatePolicy(ctx context.Context, arg UpdatePolicyParams) (Pol
 		&i.Affinity,
 		&i.BudgetFallback,
 		&i.TeamID,
+		&i.DegradeAfterMs,
+		&i.DegradeBelowPriority,
 	)
 	return i, err
 }
