@@ -278,6 +278,9 @@ func (w *accountingWorld) send(t *testing.T, b *bundle, role string, o accountin
 		n := 0
 		s := o.op.RequestBody.Value.Content.Get("application/json").Schema.Value
 		data, _ := json.Marshal(w.synth(s, "", &n))
+		if v, ok := accountingBodies[o.id]; ok {
+			data, _ = json.Marshal(v)
+		}
 		rd = bytes.NewReader(data)
 	}
 	req, _ := http.NewRequestWithContext(b.ctx, o.method, b.srv.URL+path, rd)
@@ -343,8 +346,15 @@ func TestRBAC_EveryOperationAccounted(t *testing.T) {
 	}
 }
 
+// accountingBodies are the bodies of the operations a synthesised one
+// cannot exercise: an apply whose documents write into team B.
+var accountingBodies = map[string]any{
+	"applyConfig": models.ApplyRequest{Files: []models.ApplyFile{{Name: "acc.yaml", Content: "kind: Project\nspec: {team: acc-b, slug: acc-apply}\n"}}},
+}
+
 // accountingMatrix: operationId → outcome per role (accountingRoles order).
 var accountingMatrix = map[string]string{
+	"applyConfig":                  "DDDDDDA",
 	"createBinding":                "DDDDDDA",
 	"createBudget":                 "DDDDDDA",
 	"createGroup":                  "DDDDDDA",

@@ -291,9 +291,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			slog.Int("status", rec.status), slog.String("actor", actor), slog.String("client", clientHost(r)),
 			slog.Duration("took", s.now().Sub(start)))
 	}()
-	if r.Body != nil {
-		r.Body = http.MaxBytesReader(rec, r.Body, maxBody)
-	}
 	route, params, err := s.router.FindRoute(r)
 	if err != nil {
 		if allow := s.allowed(r); allow != "" {
@@ -303,6 +300,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeError(s.log, rec, r, &apiError{status: http.StatusNotFound, code: codeNotFound, message: "no such endpoint"})
 		}
 		return
+	}
+	if r.Body != nil {
+		limit := int64(maxBody)
+		if route.Operation != nil && route.Operation.OperationID == "applyConfig" {
+			limit = maxApplyBody
+		}
+		r.Body = http.MaxBytesReader(rec, r.Body, limit)
 	}
 	ctx := context.WithValue(r.Context(), acceptKey{}, r.Header.Get("Accept"))
 	r = r.WithContext(ctx)

@@ -26,6 +26,9 @@ import (
 
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
+	// ApplyConfig Apply config-as-code documents in one transaction
+	// (POST /api/apply)
+	ApplyConfig(w http.ResponseWriter, r *http.Request)
 	// ListAuditLog List the audit log
 	// (GET /api/audit)
 	ListAuditLog(w http.ResponseWriter, r *http.Request, params ListAuditLogParams)
@@ -405,6 +408,20 @@ type ServerInterfaceWrapper struct {
 }
 
 type MiddlewareFunc func(http.Handler) http.Handler
+
+// ApplyConfig operation middleware
+func (siw *ServerInterfaceWrapper) ApplyConfig(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ApplyConfig(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
 
 // ListAuditLog operation middleware
 func (siw *ServerInterfaceWrapper) ListAuditLog(w http.ResponseWriter, r *http.Request) {
@@ -4978,6 +4995,7 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/api/breakers", wrapper.ClearBreakers)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/breakers", wrapper.ListBreakers)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/route/explain", wrapper.RouteExplain)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/apply", wrapper.ApplyConfig)
 
 	return m
 }
@@ -5004,6 +5022,128 @@ type TooManyRequestsJSONResponse struct {
 type UnauthorizedJSONResponse Error
 
 type UnprocessableEntityJSONResponse Error
+
+type ApplyConfigRequestObject struct {
+	Body *ApplyConfigJSONRequestBody
+}
+
+type ApplyConfigResponseObject interface {
+	VisitApplyConfigResponse(w http.ResponseWriter) error
+}
+
+type ApplyConfig200JSONResponse ApplyResult
+
+func (response ApplyConfig200JSONResponse) VisitApplyConfigResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApplyConfig400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ApplyConfig400JSONResponse) VisitApplyConfigResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApplyConfig401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ApplyConfig401JSONResponse) VisitApplyConfigResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApplyConfig403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response ApplyConfig403JSONResponse) VisitApplyConfigResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApplyConfig404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response ApplyConfig404JSONResponse) VisitApplyConfigResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApplyConfig409JSONResponse struct{ ConflictJSONResponse }
+
+func (response ApplyConfig409JSONResponse) VisitApplyConfigResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApplyConfig422JSONResponse struct {
+	UnprocessableEntityJSONResponse
+}
+
+func (response ApplyConfig422JSONResponse) VisitApplyConfigResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApplyConfig500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ApplyConfig500JSONResponse) VisitApplyConfigResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
 
 type ListAuditLogRequestObject struct {
 	Params ListAuditLogParams
@@ -16956,6 +17096,9 @@ func (response UpdateUser500JSONResponse) VisitUpdateUserResponse(w http.Respons
 
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
+	// ApplyConfig Apply config-as-code documents in one transaction
+	// (POST /api/apply)
+	ApplyConfig(ctx context.Context, request ApplyConfigRequestObject) (ApplyConfigResponseObject, error)
 	// ListAuditLog List the audit log
 	// (GET /api/audit)
 	ListAuditLog(ctx context.Context, request ListAuditLogRequestObject) (ListAuditLogResponseObject, error)
@@ -17364,6 +17507,37 @@ type strictHandler struct {
 	ssi         StrictServerInterface
 	middlewares []StrictMiddlewareFunc
 	options     StrictHTTPServerOptions
+}
+
+// ApplyConfig operation middleware
+func (sh *strictHandler) ApplyConfig(w http.ResponseWriter, r *http.Request) {
+	var request ApplyConfigRequestObject
+
+	var body ApplyConfigJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ApplyConfig(ctx, request.(ApplyConfigRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ApplyConfig")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ApplyConfigResponseObject); ok {
+		if err := validResponse.VisitApplyConfigResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
 }
 
 // ListAuditLog operation middleware
@@ -20845,389 +21019,399 @@ func (sh *strictHandler) UpdateUser(w http.ResponseWriter, r *http.Request, id I
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7P3rchs5li+KvwqCeyJMzSRlWr5MWYqO/1a55CpP+faX5Onp0/JmQpkgiVYSyAKQotkOR/TH8/mcHXHe",
-	"YF7kvEk/yQmsBeSNmbyJlFQu9Ycui3nDZWHd12997URykkrBhNGdw6+dlCo6YYYp+OtVprRUH+1v9s+Y",
-	"6Ujx1HApOoed8zEjoWBfzCCC20Iih8SMGUkVu+Yy0ySlI3ZE6KVmwpChVHB1yJU2cGm/E3S4fdNvGVOz",
-	"TtARdMI6hx18XSfo6GjMJtR+eUK/vGViZMadw+dPDoKOmaX2Tm0UF6POt29B52cls/RN/Jonhqn5wX4Q",
-	"yYyYsdQMR8k1Gdkn2sYAFwc8roxiKNWEms5hJ8vgyvwofpHarDWIsdSmbQz22mZD+JXN3sQLto3Hfq/s",
-	"N8gVm+VjSKkZ14ZwxWY4DMV+y7hicefQqIytN6wVxyMv/8Yi0zKaGw/iLZ9w0zKOd3YluGETTYwkiplM",
-	"ibadSex7KvsSsyHNEtM5fN4PioFwYZ4edAJLvnySTezVftCZcIF/PcnHyIVhI6ZgkO9kzJK1iGhin2gb",
-	"K1xcn4zcKFbatOr3q3tW+vxNdu6jTHg0W2tVUnikbVnw6vrr8lFJS6HrjQSfaR0KXl5/LKcsoTM462sM",
-	"RtmHKke+Nhy4oTj0aw0oS9iKNKOyhLWQjL10c4o5Y+qaR+w4imQm1tsvjY8Sis+2LZS7beBuW3+5zhmd",
-	"rDUww+ikbTT22qZDWGnHKh+v7ljx7Zvs2CdNR+y1kpOW4ZwZqkxOP1SMWEC4iJJM82tGuqevX5GnT5++",
-	"3NsnPyE3JgfPyFhmSpNLNpSKkdDIsG39hkpOmhcvpob1DJ+w9lGD9vHjrGXgP/EJE5pLAaJFpwk35HJ2",
-	"RBRLGTWoM3m9C/Qkza6ZognphqiHXM7+5JjERdbvH7zIfwXuGu4t1mIuZ5V5gYyz//gXxYadw87/eFyo",
-	"gI/xNv24PKvOt3zeVCk6K6YNQmIh/Vp6YNpop/55YUXsAEmXaph8RJOE2VkLK4H3FkqyylRaduPMUJPp",
-	"1cZFhZ4yxWIy5WaMI/zl/Pwj0fAO0n328iWZjpkoD3RqB0qndNY6VHy6mZzmlYKXL8tKgVURGtQCmNm5",
-	"bCGxExHXTgb7suhkCDltZSRys2PA1Fq8LNNMtQ3BXlufl+EQVuJllY9XeVnx7c152Tf7sE6l0AxO2o80",
-	"PkWCs39FUhgm4J80TRMeUTvGx3/TdqBfO+wLnaQJg38qJRU+EiM9XNOExwNHvZ2gEzNDeaI7h3/92hly",
-	"lsR2GEk2svTFtCUZe3AybciEmmhM/tdfae/v/d7Lz+6/vc9f+8GLg2//0vn2ufyI+wK5lPGMjKk9JwRH",
-	"YydXrMQiHnLi7v8WNOyF/0AsmSZC+vEBacQyyib2jHUnNLFrzWLyH2cf3gdkqqQYEbvcAUmpMUyJgDCR",
-	"TQKSiSshp4LAKuztW6b1SophwqMbLnrk37Liaht6xURtOSlIzxKPsU8R9oVro7e1olPFDSN+tBo/po20",
-	"zM3yI8tvSSb4bxnDz0tFUsoVgQEHhBIlp0QbniREsSFTTEQsht/ZtbxisVUacWFfS3XJ45iJm63sMH9N",
-	"Zf3s+gjGYu28Cagd03jCBVEyYUSK8pVtrN9xZsZMGDt2O+XLzJT4/SMNn7V0CZRKk0ROYRsD4pwar85O",
-	"XxMjr5ggVsRxrbmABQaChTV7Iyy10uSkWITN2QC+qrJs/sftHVMwL8iQ8oTFRzDNRI6AGdh/41kgXWF1",
-	"FUKJZpFiBunjvTSvZSbim01TSDMYwmvK8wSPhd0GvLSFeb6XRGfR2PkeYE+lYGWBP6Ez+KRmDOZ3LuU7",
-	"KmaOp+ubTVNRwwbgUWDVmRopyYSKmV12Lohld5N0S/zCv9q/1CqjRs0IHVod1E59xK+ZILGlASspx4zG",
-	"zit4au/sHQ8bJf0Zi6SIQdGdUg6205y+Vqg1ILYFzcxYKv53dkOCyeBN+TmuLKbmI0G4IKBdiximiCwF",
-	"ju2W6AjEc/m9+D1tlX+gnE8iVTKyo7pM2Ikw3MxuNmf4Itw9wJPaJqaajNVieexuE/aFRiaZAfXLIZl/",
-	"JCBeO/oWFK8uNKYbvO/zjZ6++eb9mSVJD3UN5P+XitErbaVfljDSLY9GZ45T0JKgdOyDmDEtaTUg4gOr",
-	"PWVCM0OYuOZKCtBurqnilgwsz8wnACfsOIu5ORFGAXGkSqZMGY66JI1wxF87Vu/pHP61EylGjdXKszTG",
-	"f8QsYfAPlNz2H9LgJeAl+F+Zmc7nOeU1sF+QDSf7z2N5SEK75IfWCn0a8Rj+y8KAhEDyPSD5MCD7+/ud",
-	"phebVQ2KoMPjZh1eyekjTbTlvCJiRGSTS1Tly/bVi2edeRsq6FxxETfNixpiL1kqc5vYpcTYrQE7da9x",
-	"MnjnAMc5b4wUxsNf0W9NrQKJSxv4TXRDKr+s2BD8zX4KyOEtR+uhSg25Mb+SVV+iqzmbPuiUYjnLXvSe",
-	"fTEYHJqfLAyk+ramSf3IRWwXa25KEY3GbADa7CBVPGLLBvMRbvoW4JPxgIs0M+s+CmcoHqxDokxYEinv",
-	"/6WUCaPCXvTBm+XWoqf15bdtMK/c/b7KB2Rm1v9CKjX3HKl6sN7KKVNWHzaKs9gF/ujEWnAU3UCPNLlE",
-	"MtD1IwwukvkjDGMbGO5UkZoWryMGbyOXMxLSS3nNHDEAY9Lo+1vloMDszjl+s35OFKNaCi5GxUrVQkk8",
-	"UrKXCW40Sa36yJOES0HyB1E30EdEZElCLnmSgE49IdSQsLwLYSNns09Z0vOOifll0mOaLt3CM7jpm5cb",
-	"6xF/lmqjGJ0M0CvXyKtLrr4i1ijkVDcy1Cnjo7FpfpOjEsv5x1SxSuDpkSUwOhzyiGQidtpriG9jcUi0",
-	"sRr2aLYShTVx7lIIqxSShcWbW4fSechnVHCK6hmuHbhG/hU0sMN5Cqyeiwo3q+zuAj78CpUIq2DEMUyA",
-	"Jh9LfHlIE82C+8CqS2w3j7pWzsGmXPh3wF7ddPvfD688xuwQqcq8sM4oV+SLuQ+9vwseWed3pZyUg+cv",
-	"4Ov+7ydL2JvbxieLUgWe9OF/S9MFyuxqHU61gBdsQ9X06t190TM/oW30++Jv8wxtkxfemO/clNecsjSh",
-	"EdOEJgmBe44IvSf851a5TtD50hvJnvsVEi3sE/tv3Kvyqz0+SaWCQ1jOyrA3W2FPLZPpjLgZZ5f7kZw8",
-	"hqu9JHH/eixTJmjKH+fj+VZ+ub7iaU+meAh6qQTXMQ75LvnizXnh/OFXjF6hm7J2sqXQLMoMv2bgN8sU",
-	"/r4CqY9l0uhFmBFuiL2oD0loNyAkXf/qgFzS6EoOhySW2WWCNEaekAkXewEJIyntbyHpUvLs4OUjfSFK",
-	"TlZ7B83M2Dn4QtJ91n/y+Fn/6Z4Vm+FvmTR0wL6MaaaNu3wQEC50ZpVizoQZwD17wYW4lGZMFOulSl76",
-	"oDedH9xQyQl52ifgx33St+M8IuGYJsMBziwPibtHLwTXREIkQMTgJIMv5GG+CZ2Rkdy/EKANo9/KvslK",
-	"Kv9Wq7jiQnSCTmnCnaBTm2Oj22odXa+c17jK/QuMHH8AnLVDSYhJGT0dyZTFQBHWCB5KVcmFhcskvGKz",
-	"sNm/lDKR22R1WnOLn1BtiKMxMqWaaMZEhUmVbbgW5lR8Ehlg8zTLnwqIHktlYKsx7NMbKsZIN3ze74dA",
-	"z0IwcHERxYaZZrH99dnBywaqDJvdaxCOaJ89FcQuEHppmSIJM5pQYhSnSU50ZqxkNhpvviCwR0s1HRzC",
-	"GdxrH4IVGVwzpRvdIu5+Tawhm0Lei32AuAeOCCWCTf2v2lBlNIkSqVm8opMEor2rDhvurStX1bzfki5Z",
-	"nZtfIf/JoJmvlom5tLM5wTme+rmdgW9FI3WyoCmbaV6xXDCYM08V1X2Fo4wCoJJaDaedXTM1QxZx5DmE",
-	"u5cjP7A8s8ZLpEjAa+EZ5hWbeXdEIwesbGk5QADE47ahwnEb35LFI9Zw7k6q8ZjQJf3Zk11ksNq/ygmk",
-	"IYF8SogD1uIYE5kJs9h5JockypRiIpqR7hPWe7EHByZlist4Raf/Jp7dFaUCjmOpfop3gZIsSzGD+utX",
-	"YM+lxNxNXuDTNDd5dn0fYZMrrUgUrSQ911KO3boGnkbWdGgB/a7oz9oGie+Ato+IU3n7fXuAnvT7+/3+",
-	"YuvjSaNZtlUKXZsi16HAxdRTJ4n2jd+KqEAWePe+CxjHRq6LggR3SjJNRtcrxWImDKcJJuI2qnBmDFlD",
-	"eTWCNWW4cMF0lzsxlepK+1RVL8xoZJUL+8OXFNbTR7mbrYKTCeVJJYeiQ2P6P91f1ngunyoGdwdlG/bp",
-	"QR8sbsOUHfr/2v+3/7n/b//SRNx5ZldD/ELGM3viUQ2AHA7iM0Tn2Uee47E0k+GNGMo56sLHm+gJnvkJ",
-	"skPmj4hL52gaPlwKCLUqdiyNYTFJqRkTjmZIJVm0G6osYXq/v48kGIKVSksZ7oJOWKPOnyeANIbouXbp",
-	"n2C0YmrRYqaBMyre27oksIwNPoK4KbhHozEXrKcYja3EDKyKfpmwQxLW0nPBEu9b672WmIQWvDXHwzwF",
-	"MiSPSRhpNSxb+U/tw3kaHPz0DP0FmOQJv7yEF83lAdlrBwf27nKCGfz60v7q8wVD0n3e7++haT63JXkq",
-	"UStZgJsMHNpB4RVACuea0EuZGXfjyh69Mpk28OBWMnktrfyUacKOwOEQjakYseV0Ahu9mExeSzWlKv6l",
-	"yIKbX448W9TlypGupXQdkIgKKXhErUZP0KG4V5R/kpG1XS/ZTIqYTMeuIKQS8UyZNRHsADTpxjLSj3NW",
-	"2aMp35/E/8N9c2+fHLvvYyZSRJXiTJMoZ8oac9ISFtnP8iThYhTYA4qyH06rIFKNqOAaKApSIof2+KJl",
-	"g+f82GXtuVu+2JH0rtgsIPk/vvRGUo56mWaq514fgN1OeQ8/UDztJsji3r8GxOXD9ZiIJDiJ//mP/94j",
-	"UL0G7gTkAc9QJ8ppqsS1nxz8sNTzOKFf3uCjTw/mqQyKXxqYwu7MCfT0LlEq7D3WxE+y0VIfrb1na6q7",
-	"y3OHQa6nkMNKbhRf3s2K1GYHD7aOexvqJJLSnWuTMIx3bHLZ6BDfgK7zIvlVqNvnaq6t+pdK8YtM09Jw",
-	"l0x1I8LbeLD+wSWD2hpVue28H7S1kaGyszM+N8ZfZNOiX1LNBpla5t23t5FPp28DwvZH+2RsTKoPHz+2",
-	"0hcFGsThrp80KrbOSz0QzFibphJxquWQ4x3e065J1/nSA2svMBMQexhlBsnHlwrMJBzhntXGsYYHBD+4",
-	"x2nuIJdD79XIFY9H2hpePgvN0CumSXh68vb4L4MfT0+Ofz05Hbw/Of/zh9NfB6+P37z9dHpyFjZ6oJfn",
-	"WvgF0ExdM7Vg/mdwA+qPmnSff/kSkOcHLwPyrP/DTmZ4dnL6nyenxQSdfqVYwuklT7iZWe3KfUPvbTh/",
-	"t4kDt3mDyarBxq3npUIW5uByZtj6g3Eq2qBUC7LoJNZ05jUSXeNkg9Gtw0hSJa95zNTy3AJ334rMx7IY",
-	"r3YZaWiy/jR2oa3l0w0KdlfOSmwgzzZKmd+dhpnOk8p6GqNdxo3kdjszPxbAs60lA7zb8vL9qqfnoP/s",
-	"h4qrB278/x0+frxlnr4xG6PVZLkbsOxKakXVJbgzbr7Tadf5+PZn3czDS8A/9pU1DYJPGDGSMHARcT3G",
-	"osI8Ot48yIXu2XWyX1t5ff7ki37bqCEDRLsUrbKTz8gSjJf3YRL7kQ1mswWJkqw3ubdSjOw0RjQll8xM",
-	"GRPETCWJxpm4gqgMdQoViysu2jVn9nuQRtWVal0qSqZjmZR04YgmCTjY7Elce22azO9mEdUmGn5lswYG",
-	"T/wrSr6uffLGaHJNk4wRqCq37AixvTCb4uZG8G1XAa1Zb4MlEWGquFTc8L+zOFw1iwRzPYC+GrH/mLg+",
-	"fH/87iQsqiDRAxy6R7XMVMQgBcDeHDo9HO7RjCa4BcuzcMpvW2r+wc1neO8K2ThvhN10zTQMC+jDsjeX",
-	"fYMeZH1EIq6ijBsvrorkHffiVdd03VPLmRoU/vtBa1UkNYzALShcIUckx0+AU/FIEzkVeFMJjueKzUj3",
-	"9OO7gJx/fFc1b243NaCUZIQcobrtFXpsSERqWKlKLU5J2V1TEf2VzbaSTIBDDoP8eCg2bMgd2FV5yw0K",
-	"SXC8LUGPnNc+coz2yJ1t9NEfn5z1Dp6/6P386l3QwH/zr6dU66lUcVUl/+HJy4PFfvygA+n5H0QyKzKY",
-	"K5xrObc4ZcPtHc71/IU1ql9Ag9twGXrheefuQjeQc0YnZ2Oq2Hb80etm9W6cjVJNjyySmpZ4peuz3uKW",
-	"Fit5f/ZWm1Omgc3Up5hQw0Q0W90psjgzYExTyC8NQKz5CHBdmDdnWV81szUIzNIoYqlhCBbiEDPnmbBh",
-	"euPiWd2SIOOH8KiCRpdbwqBBCVmYXxHA6ZXSrsHkLjmLF6JPrF8XK686QXkXix0qr8cC6lgxVFBT8a1i",
-	"o81iiXpEGIfkIuWrjqok0Cpt53d2zRqoNjF5DPncFdn4xxCFDZVWik3ktdsT+xDqo+urnW2VVJ8+vfnp",
-	"fhRStUWgtsX07wejP3OE0mCJ9iKqGUmYMUzpgMR8xI0OSLhvD+wghOqRsBcGWOLAfWIXdY8QqfCZI0Ld",
-	"uX/x1Bpkikb2jZATmOf0uaQSlnUqHtwa2uH+oMA7bGDLdkIbxTDLbudbcCjDSRpJpqH6ihh52z7gBXWM",
-	"8OZ7Uce4spd66XLu2Lf8u1jNFSOYKzuvbxKZvH2f8nfo/F3XZzvH/t/4FMRzANDbigWHOd16J8U665Y2",
-	"QE75opEsd1zm2v2ijZpLl98UkWfTnKVaalWlMqe0IZU1CQqI63X8aVWa2SjEW93HebPJp7GChgn5MTQy",
-	"mnBxlCM/EwBEHtNrBgHJBOCJFGvSQud9BiYZaMS4rHjSnr5oCKDwIbO7Rbgg7pnFouOHF88qsuNFf6kl",
-	"VlqOVRc8blA//W2IvrCMZGtHf4mLEF6JtnlYSRo+JD8yqpgKPaJvUQCSJlSwfXI2llMBdZDE79ASWq5N",
-	"JB/Z8sXZhmI+vzB3q6L/ymZnDv5qfm9+kVNCXZsUkvLoSjt0tgzQSfMCVl0uvykFkgBWMhPxQMlLxJRk",
-	"VFtbM2LCJLNBpltqcqAND1OvUSN711hmUdS4482PNGJZE65JJhSj0RirLxJmCjR/V/FNugjAAKUnmDKO",
-	"+GrdEGthsei8BkTgymQbRyxHXJQg3NfgV8wXIC0tMpoXWd4RUH662TvwpH/wbF3vQL1syA0r/0ATQb1j",
-	"jai/4IajEIbqYRgKUFMBqVUfQcGKL3YM3a/FpnFBhgkfjU15T/zVHDMNMVkK0LT8b6fc+D9Ln2rcynce",
-	"ymEOEMTYwzTlIpbTBkbmEPv6SICANb9i0G8TRWhIk8RaIw3mygfwbrkInwPC03TCAMM0QIzjmKkAI4Fg",
-	"/UChHaZvgOsQy9BciUmecyMFgxylvF1KkedhtXLShTquS6hJzAsxOMJAQKQROcmYahLiXQM/DdeixLPQ",
-	"5VK2xjVXVNo8wOsirgr7/6u9EUtABlV62l6uIXyoScufg9UlE8hoyhENSRfgNCw9HrpymYBQYZlbyqOA",
-	"TJihUBHT6NLWJYa/dHynMjMsFxH26Sy1NqYe/K0RCuQ/zj68h0Ei+IdRWWQyxWJX1tTsIc/facZcXDnQ",
-	"10W3SYklZwvuueY+nj9/03YC0vO5kw6st8YqmqhobjLzI68vddMylTazzBLW07lhnzeDd2zgiQsCx2Ug",
-	"rAazvMzRltLl6/zurR3rfOzP+i9frD38G5549+lOXWr3b+MAL8kiaDye+VOOMlY5rqt/qTi9y75TO5mw",
-	"Da1U/rpdasJ1wmNdSMijaogo4drskxMajdE+vLQ8ToKwBRR3KyodLsuc0LXPWiYoIla4q5+8WE/oFfWI",
-	"T17Mi8CCwMvILmPgAGxyyWKAW2zVeLZh3aDqdOdGTXHMmvVQrMPVJM2MyzlG3eeRzpF3oCD5qD04EZDw",
-	"0P7fY/t/vbC0pwc/tMYgRqnpPZM9y0dqUYjj3v/hAxH5P/cHh48hGvHk4N+bwxEN57vRhoPsXHubQrrW",
-	"DfDah3kK4CwklzPiQ5tBGSmZGqKoiOXE3mEtrFIVMt4FtefahCSRU6tNMm34xAofYn9GZTEgoYsM57cZ",
-	"lwddViYnjGrQHCDTOOHXzMM47xXvAYPyMtOzkAwZvGreasC7G2zUWQ7B7IocoGOWG1turtq3tx+bzWBD",
-	"5+Tm701W3qZwvG15eNf6aZMvvZmbHZOY6zShsxwyoxJcbFqrEnude91HqjWxxpnv120ksaac5R+W57p+",
-	"3RAOkyWAQejVTT6k9LeMrZSw+7Hkt6i38IR2ZAAkohM5tcbi+Gj9ZIg5d8cPqyRDfKSzRNL4FU2tzbKl",
-	"2v6qw3FTeK0cYLIhb9M3Kt7kvVsGdFoBowzY8+BSxrMFUDiNjT8DkqW+vARn/UiTCDdrYNmUFRyadB3M",
-	"Cvl0/rr3A9FjOQWy/vRvr1+//qkNTRKH1ditpWjWuGjY8G1siQbjhVhx1xeLPNKEXVtuRACFU5i98mwi",
-	"mraY6u3pX64BKX6x0qV0RbeTUZmIvLu/zlhgF6ZUkygzhJqGUbZp4KWlrNmhiyDdGo5JUOnBnTd39WGl",
-	"CiXVt6g8uyYVsXrS9U/QD6kh7hEXF5ZCCdbWwT/a+PkcQ8urJDFF6EZhxo3KxkcZF2BZtWRJa1sIpgYu",
-	"BM/idkAtPDrxI03evjk7P3lfqjUDv2Xa7KBJZdweT4PXYb/esdQG/pWJhGkNzSb5yGpxbcfOCsM1OaoW",
-	"NNVjaQZ0xKqhtqY+c5oDXpg9MO45IOvLjCcGEKvkkISlcVSTNwDwuDQKbCdVGYWlo01nsErVCTdj54/N",
-	"J+B2kegpTa2iuxR2vBECdu2Fbx0t8KBHuKhxueJlCWYfUlXx4sqwGpapcdVbCCJoOhdVims8mcByGrqq",
-	"DYdcuGZ8i3RMUC+P/c3fgg5NkoFPB28g07esHOnQKROx220fXTvKwWJ7V2xGRoqCFEH3uyB8JKzK1Hxu",
-	"7ccxEDD/5Z/xRRXg2cLDvNZnas78Jnniwwu1+IDGvConBr1Rmps3hAttGIXOa5eMi5EPKzSPY04XmB/J",
-	"K5pa3RWMV3d77PCq+ofkxfPnT1/sHZFEihEDyF1cAhCCIiYTqq5YTHLZsmqAx40rRamjW/ReXamjtd8r",
-	"ymdlzBnwKl6LjLl3Dtw3PP6XvNRMXRcIFXstK7Y7tCor2le1zMph6G/25EJI16fkAQkve0VDzNgZr3lf",
-	"1LlV/+QLVv0tULGXb0CkpMYSc9iMNTuR2U9PKS9qaetumQQbnZUR8O39HjQxpZEl+N8ylgG6mzs4R6RP",
-	"FPsbgLNRAx5FB3Z28HLFka2XfeZcJfNT4KMxlpNCCNHXk4K3pj7+FQe2QSFjZCUg8DDfktdFGUfymimh",
-	"NypYBGfZysSLImPer7AGAlup0KghPcZSKEIiTIUuz7ELiS/QRQ5Vaw1UlGlGuNlzlvoQorJ6pg2buAcD",
-	"S/DQgIZczvwl6NAJ2H+XM0yOYnQC6OPcdVVrsC5utwS0ClpSlFWVxFxd4Nb4UJ3Gqsc0KHsGK6yjhSc1",
-	"sPYmKTRHUUGhT8xLz/Wid0h9pWaZy4pM611ywwCbtrp/ejS1dmD2bSPBLSWelQtYFzhCNimTn1ADZwQZ",
-	"G680lV+5HeVa7pWGJsy3g8W+MDt0yfeaTmrF1C+b8Y1tpovc0hKWX6k2e+PzsKW67FWPzPxZWQsB8SYE",
-	"vGbjvx1Q5fbyjVuIZ+lubyOEWWWndx7KrAxnSzWRq1LzkZX91SJJ7Gt+Z2S+Uo3l7mm1ZZc2SqHZpl9h",
-	"WUJG3Ruw7P5Gs37ZQy02eMGfquTZJ100uq3i+aR/8Awbij374fm/v1hWRgU3LXN0Ndvey2ZxT41XX0uw",
-	"eF2WVR/NWaYb52xtbkmuJa/WxdC4bxacnGLXSGvIda25Bv9yBheEIUtWHbBda8YlHNh2UrgCK3ZYbqOB",
-	"cyKiQkiDbruaA3Gv0lauZgruEzdAplyU1UEarVDssipONi6vK+wHt+O8lF4XmmMdITLndi7U0fJnVxv6",
-	"Rlx+vdktABNZbYzbU4Qqm3ZPtKHtze6+zAgSU1oOxlodxLd0KvJvrjLkjQ7EGrNqa2G9yti2RyqlLbpP",
-	"RHNKDQPlYam3NC/kommacIy5WJsA1jOAfB6Z+szVPLtCTl1ZJPpAwCNiRZnXysmUo4/1loh2bXvghvBb",
-	"jadi3omYD2rV7dr1obmRe+CGa9a6TqsuzpZPbXFG7uXJ3SiDdPenoGXsS9KNP1wzpXjs/QXuvqKzGQaX",
-	"SyEMKNRk+og8ekSuGEs1hmZ9JNgV0fksmaqH/ga5uziZLcPLrcfINm91WOJJK0PL1Sa8vSN2j4DlcECb",
-	"dUPcmhtmmdtlJTfLRqkNd+JK+Z24TrboLrklF8nNw+VzeGqFNvg94qndutOnUUgqHrGN+vpOeJJw0MKx",
-	"jvzged7d92D/eb98T6WqyN23dgIgjPScY4nFGvEEeE5jPoI1JWblHK1qY0IoJS8SXMZUkwmWjVNBQnop",
-	"r9mgXLsfEvjLLUFD1+S5Jxa3r21hYtGYDcDpNkj9bi3GVeKIFA5Pxu776z26yTOu5ma9h7BhPhejtZ6r",
-	"yduGda5OoTa4z80HQUQ8pQ2dVkJwfOKbw0OkGYB58bBqxz+9e/N+cP7h15P34RHGpsJDQonmI8HiHhcA",
-	"0lPp+Vu80YWTm7U+DCx+F00bV1cft9+bffNWj24H7lGzxxso4rUFWTDfrajbjnjvXs3GgdyjZn4Lwi/v",
-	"cu0nx/2SiGZiH1ktyNG0AgvAOlQmNKEQfjkiYZRpIyeQTTWTmYIeC4g4SbofkoROaECu3759l+N1lEGH",
-	"KO8EnRzYoxN0RlKOoB4BX9vI5So+wXvJ56ABeEOuGrgIABioAGBTUk5c4KrUYSilevV20fmCnGZJo5l6",
-	"181ycT3W46Q3cyVutFvrL7YbWwW74Hn/Jhuwasxxq87Ee+RBrNLyfJkKtNRvzjefUAGeuBC67IdgUWAF",
-	"OukC9l4ZhCvwyeV7jcVF2wGxWpG1TDym2MLibrjJGtFMWb20Tfs8JhFNgaGAoxGsTmhyIxViP5bMGSmY",
-	"j7i31D5ukpuwSXYm7lN7tdv5mLm9PPKlOmRuTzcB8m8Md+CGBJ7a5oZX34QNOVuJg6zpzctPQbtx2Ozq",
-	"uSmlLcsratrHvMfaIhfdwYt//+FZv79W57TaNi1d662yyjZZe4fscjPP8B3R0iq0c3NyaV+we96rG0pO",
-	"W/r85Twdu/u5Vm1UxIAmAQV9VUCJIxI6II1BqtiQfwkJB8jlIWea8C3VQFQ/0czDMcxeAAjlUFIwB9db",
-	"PNRXvanqHV++wpTzTVCyt1V0sZZ7uxwfm5/7FXMZB3kiHNYv0SQpkPdxMSDHl7gc30c6wBpVDw2Bht4j",
-	"7WOMjYV7qwNktBXAVWOdecqEf6Cpjm/D7uB3AU2+nUqUe4NwvkENizPOase2VtuypJ6lHKstRa63jJru",
-	"meEtlLs0dEiqMJua98Xh5LmjMMxMVoNRX7ifGzOXFcD+14q0baVgpnVpwuL14UoY89uorFlORw1wKDlo",
-	"y1I10IvnJdDvV2wWAEJPDcS9AM0rZN3J8Ofxm7/9mrwTH9L/vzozn67//OUvf+8/OXj67PmLf//hZW/Q",
-	"flcVbw/fWUDtDXqfv7541gSyN4dt4+e/EDfez34rCnVpJe9Yl3YjOZVmfc1wpGi0AK0lr4e3bEImMVjk",
-	"mA80leqKixHWvVtOCTXJzjtRAC8+7ZOYzpb0Tzh4/vKg2n1neQOF6siXL0zDsUkVu+YyW2uvt37UBJu2",
-	"HrcdnY2gmPmiddvI1FgkdkBvLDCzLS2hwo8PtQqgzVIgzvHhe5ECsSV1fC51pK6bf58JJO26/tyCSKf8",
-	"b6LR/w76eTWa3BI9zpWgu48L+z+8huH/jtk1S+y57QSda86mLZF5++6VMQyai1VprdDVhQTtXSX9inSF",
-	"a//JtauE6k15jG7u3wnOwUJldAVwk4QtT3N0zrv20PjvAIQAZtqCLlDE7ivm3FpWV0GzWzG8bkLWNy3J",
-	"XtPBsB0S2p5dAwNaskdbUcZLbOru9fFiMBtpUKvvYrM0KGdCz2MJKzlJTQ9y5ojPrj4k4RWbhU6xh+ga",
-	"05pLq43Cn75k1bs9o7HUTHgHXkBC96+Q0ERL/5TvU4PNqcpAcuy3jCY6IKEcDkMSS6aJY//lTAvUWd1b",
-	"OkFHDoctQioz7BUVMfer3Z5E3mjqIpicc4a4qT/SRDERs79fy0wjPnsLyB6Ob9Wz1A7G1yddrAfegxBh",
-	"eb2sgue9pQERcJ0bTUTPjHNUvkd6v9FJYjevET23GfnwF7/XOslG2q8KLID914xMZZbE5JIRozhC7eVn",
-	"dGk/IPvJQcx1vZ1oabhwy5gliy4LaQZQUr3wJZnAhmjNtyxCbi6KeBqQLCKp2joYVItr7JIBlFcAePoK",
-	"owiHJQx/XylDYkWnQR2Vvzsp0pP3AnLy53fHzYj89mpzV655eNQxTVnjrK3a2TStWTl7GDBaEzY0RGam",
-	"2tYeAckoifxB3F/YQT9f/vkTicVIgFdb/rRmIobySEv5mMXlvu9oFPPMY2YoT1xpE/Yri+xWxL47FiIz",
-	"e8BRF0ZaLMdKZ9ydpxLwMaxoBRcJSeRzG3d+NZYuB7idT3keOObwLa71Aga4JgtqZQi+YKbxYvt50Yls",
-	"8W14ufHIkmXMvjhR4Dfwkc7bFC5x9izagHzUbiQlELfWLfhJyTRl8esSM26o6Wyc7XTctD5NtZYdvLl1",
-	"ECdf0oSu3p6wFuUSrJx4x/Bd+6SmvZbhvCHUmnsX5lVTD6LePApU7xtqmd0gGvDhUVLYc2u5AyBsIBy7",
-	"FbdXLDUB0ZLQXNu4YjNoxuP4KDSzxPAORIiZ9u8vGsPAJ/YAm2PEvRNAMBZr0k1B1yGa/50FBHo/BIRP",
-	"6IjpYL4D2l5Qlv4uzmxmeZO8CTM0poaSMRdljuH2tOo7+JuWYv+UTt8xrekI9O1SV+vm9W0gtTqas6vX",
-	"wDcBu0PoXWpn+189YGw9IK2A+D/PcEIB+dKLEprFrBfJmPXcPHu8gkBbECgXlzITLRFhJmJwS1RwcR1g",
-	"MGB3c5BD8AYC/JF0XT6Na4s3iMbUNKTVDlxjJPeXx9nVxU95yyRdTsEdTHClqz9ilCcvlcCzMGKCWQlt",
-	"7U4GPX8+L+rr0CaeulY+BUQqEFT/E3Cgrca0d5T7oJAY7bl4pPfJqWMPABIjM4BclvGs3h3k+YvF7UAX",
-	"OwiPfWzdSBSHhELjrDx1jpayMFYJadUbS8wvB551UJfdi48Q+tQXEmuZXOPRraQLb5jjXeWcGlK0GtKp",
-	"Xdy6BX7Bj9QD5NtD7lu2IMOpYfMU3tW5FSo+NtA+AFP95EVHXl10gFamTp0q0htzbXoeQbuSOJJQQb1S",
-	"urQS9qR0f04wLe0qkmxUhZcoasg401UdT1ipYs21/QV11kMlJ42dDlQFCDiyC2/vbelAMMx02/4xpZyB",
-	"lHdHhVUEGOaaTgqnoHm8TXD/a1Wt1ZOe53Hx54ijupeLVYNiw5friavayrl2vo5zpWJeN1h16A5Y7T2o",
-	"+1rhhirYoNIza/UB1TW4hmFZSb2EZ9lbDsHa+tOEi4A4oAL7hz2uv2U04Wb2pwn90khB9vGBy+tt68IB",
-	"xD7kX2rYC6D6QAcBK0itWSWkP3UtMPrtOikoPCst23u4E0KSoAAsPa1zClF+bg/Jlx5GNvQyHSMgqIsN",
-	"sMoTwp1eodp33sWARFLYk0PRNvYhylwJGOB7LHde2j93ux3l/Jvzxcpfj4zVkVphkvjk4c/BinZCCYG6",
-	"+rEKIjVuc+UQt3KQ954kan5V0H+bE1mLjnIr9dUB88FuarlVa8WR7t0Zh2QoM4UWgjMAsJjY6+OEkmFC",
-	"DXkS9Pv9FQsbCg2+eTatzd7mc29Kk2hazzOImp/akzVXM8vE9eH743cnrmDW5bRyDVo5gu4zcc2VFBMr",
-	"la6p4mDW2Geg4QXUVqUyrmbX2Nd++Hjy/vjN4Pjjm8GvJ3+pZgPY6y4XYFDqTTn4/K+NHSlxBmcyU01V",
-	"8HYS4WFpxFQ0D9rqSgBNH+I8B4oNwyP7F01YDLXA1zTJrIEQqVlqWEwyERcFxO+Oz85PTu1swrLqz8Q1",
-	"5CbYlzSevzPM2zrGtK17Wz63JI/WiYK8V4jTAF3NPuihVr/aMBt2vUS4Wy+sqyZnVqrsyrmY68T5qlSx",
-	"83K7dRMZd7QhizC5W6vuqku1jYhb7UjeedCtOp6dF0msk6Pjm4LUst4xNz5mkc9y+P7ydm5WSuI8Vw3s",
-	"XquhA5VoaC+HzkYuSPhfvVdnp6975wBoUQjbSMorzno0sxtgODSMQrTfTYs2GgPmyyb+STeYkPBgUJ5h",
-	"ZQCNlO8jOk2Vh4o5/5trgJkyegUxFKyDd94N0EIba9wb/HCVsvd2B9qZ2/uGHh69iGpW7+GNdUCzdMwE",
-	"uGepAucmICpTd7M1yeDuIv3ixdPWtt5pQo3drlpPb9/QG/8LnbxfHDQ38j5zBv0pSyRtyB8VEkqRlvR1",
-	"fP/h/M3rv6CUL5IfsUF9KmNQBSSNwQbUrOJcbmz12O7H2FLLw5v4QPLegas2CczXsJG2W1prpjJeDiMV",
-	"F0UrdpnbcA2gg3kq4wDhJ6RghIsoyeJabHvlj1UF4fz6dNx4miZ8zujku4DB2QUcwzrKoV3Ie4Rmsyo8",
-	"gh32NtQzoKM7V8pyDMqNduLG+D9tQ7rnJbSfNB2xk2vW5LysRH3HSmYj7DeQt2kmaUIF2ydvYtchU6ac",
-	"xb5TtD153vE4g2YGYHa6lsgEx9CE8LYIsnHeNbM4H2GpMVuGgluAJ9eCIRcPFKPxmg+6jIjqYr+nog0c",
-	"8OUu4TcgvDG44iJuz9LYcGmXNDxYngqNQd1BexrRUhjAdTKxHJzdWm+T10yNLQU0NmjnE68Lc6NZMiQ0",
-	"jlkcWHsBsq1cPdGqbeR22ON/hZb9HlNwrfWpR3Q3+O7invwyMy32SCVFwbkKMYrn2ulGVCnLrrqW28x8",
-	"zNEF8dp6lZeyvjbIXnFJFNYOxziHIENrwXcLJ3tAIKFLBxC+BXga0NWveJqy2PfzrA12v30pV0oZWcPK",
-	"ptfNJgg1Luzi0n0xUQRuB4IXjfxtVff7tgvRV2kiBqmDLe7+G5REGGlo0gYjPD8MY4aXq9+dZzy288yt",
-	"lVeUjmZNXa6c+uXl8WWvYqkko951oRPMZ+bNN/Cpi425Ncl3tlRnXxKCQafU77UGf1qVEI0qQKNC0cA+",
-	"87ggHqhin0sEUhUvntnVmNDnhUrdNtT7kop450p+MRb92hFvCT0J+FrJs+T+jPR1o9cIXvazklnaLEFA",
-	"ZuToK64e53IWkphPmLAMPM8yktMjLKY1Y6kZofrKYW9ZtThVzLtaajmQN1Nd71I3W5DQflNF44Yaw1pM",
-	"fnNG3mpMAUH92JAAhWUvXFdzso5IiCMO4fdfzs8/EvwhRybymDaYSHJULoARMQn9VoZWK1Csmqrk6K5I",
-	"UZBOHTDIAj1nxZQel+yc88UixSfPe249SG+snnBdw0DrjGWmSt+fcIE8zP0e0wVv/Ch5UwD2MouumBmA",
-	"13bNosyVWB1yBC+pV2OP53jrXCZ5eah+DPmLWxncqZzOT/tOJrDqiM+yyYSq2fyofRLLOpWzl7P1ZJM/",
-	"cQ3SScnpmoLOrn3Di4zc0LXoEmuM7JSm5wbWupzWctRM5cgR92hFeemYL31PzhPAfOXCNFjJxzpiWHNz",
-	"OSNh+cSERwRNM/wRfUy+Hmhld3mJlexqX/M1qWyxm3D7Juens+aABwVyzM1AUcNlgyCZ1ztD8piE1TYK",
-	"3XIfBQKat5Mi0M9eCqb3jkg/zxCvt10o1kRmlwlrqu/6nnxnYAI0kOepL3WjQk9Z3neVeiEth+RZv0+s",
-	"qncpr9mKX9vAcbWJe2pjrw3OecXbt+wTOEIS7UGKmCPf//f/8fQM3SbIP//P/8sTcunn1fa62YzNzcBb",
-	"tvvqp72ZXWCEfyvwk3k1bL2Yw19DBGTXS1jzEbipXGUSV66EWeRbo41MPT5TczSZTZy3bBGbPoGbrGVC",
-	"9SClWk+lWhLr9uPMB+lOpn+6eTQ7iFVuJ/6Iy1SGHMStqi3JeqFJSzobBcSqlLIM0ni9LV4r+alECguj",
-	"4v6++tri0NrWZjsOEmdM3rFrhKmNgo0NFfL3d2fnpv3nsaQTvl7e1nkFeeHV2elrZGak637V4MxpDgFU",
-	"AJqX9FVyNzq0lIHPxmsekWVnjzSxd5bwF2KuWGQc/8UYLOiY2sctPHwDgC35TPfpmEdjLJF3nd7h8t7q",
-	"7TIWg5xsnHNWxoOvrsk8TSOWXaa4mZ3ZdzrzH9pEHWdm3LyMlXUI7X1S8b9Dncch+RF7TP3LfI+pffLG",
-	"EBoZqB2srppd/AuBdb5Cluhl30X3cpFYRMadcASYaWlfHDFIUQewvQus27dTsocNxlSQ2tiYFHVdecVZ",
-	"+0R9sQzeRzQzYEF9/HB2Th7TlD+mmRk/TuSIi5B0fzEm/SCSWUDO6ISdccP+dGYUj0xAzuwiM8yevxDn",
-	"b8/29smfrR6jSde+LSAfj89f/RKQn07enpyf7JEJjRkKW26wS0tElZrVEE1K5woxEy5ELUsSi4sDwhLN",
-	"yLP+U3xnJGNGQji/Q8oTFoe4YNxOHCfrpaTLLx24jxZrSFMOaIjfQNceypbKLCmMkgmmMVgVFLYzgCLx",
-	"ZNgbS2237O3bd2REDZvS2aGzoAxN5Ih07Q06wIxGHRSH9kJ4LAIAy8g7LuoA83M50wExTFCwUgyjEx14",
-	"xGod1KGtdQCsQQfu4AcXosIj9gJSVP5p0i2S/YM5gtwLCHYahZfSEVajWr4JB0TvX4g3UFEC3YnyigpL",
-	"TpDU6morXn14f3764e3g44fT85B0f+j/8GTPM51LlkgxshzUqmKKX9vpC2asirh/IS7Ev/7rcZENy6XY",
-	"/9d/JSc81+rwyLlmcI4tr36M9y6E44e14xFWKCVcfFz2yXFj5u6FAP2+7VjYkwCYRIBCsOg0VA8CdleH",
-	"ixcikhPmoM6hPgZGBNs0BVG372efg7BYzlRjTLjOeIjt+qIKaDcWJhx63INIJgmLoIl796D/BKBdaAz3",
-	"/XxS3GZFRkBQ1cSX2JmHF6J0nXRTqiwJHrrU5yFniaUtVEMCQkVe5gxXuAN3oYkULCChyJIkJFHCqNKE",
-	"XgjvgMfb9wKXOQTfxyWvjM9O4Nme3TncI67JNdfcvsD5z2t5S3b0ESuKoqA3JabHAlKLJj6HlHTpJRbR",
-	"Y8bGnltfqzzC8uaLRcsraiD/NoSjH5Luk3/+4/9+3u/beSA6wfP+HnrwUasLA5ImmSZDnkCu8oWwFzEI",
-	"oEn4FeR2QEp64Ldwn1jtiISlH0OkHarz9+Yqgr2LpHTEjhBA50LIlP6WIRNw6+9WNKEab7VykU00sWQJ",
-	"hqDHykCUKlyIEzCc4SDDamLNtN2orxdoVV90DsnXi47l7RedgFx0HIYC/oGxTH3R+Wan9Aw7npZ6fY2p",
-	"uRCI3CUNmVATjTGBNpZRBmVj3QlNrOHFYvIfZx/eWx4+VYAENkuZ/euSxsRlZhOpCBPZBEgyE1dCTsWF",
-	"QCo7Is8ODvDrU5YkPffO8kjIpYLEdopdyrqsBIKiM9BdAhi8o7aYKDm9EPBoPgf2hWuzd0RCN/UQkuMw",
-	"NgQj0XYdXjqUIymGCY8MykdtoLMPlHiTLoWi+gthiU0EGIsk2nCoC/EjgGNhL5TwUiAhz1r4DM7Ks/4z",
-	"t5nvpGAzu5euyyvClYHzRB+SyaIutq43xaezn5r62QZEywvxL/VOthXPIxCNa2cb7pMfQVgR7L+CQ2kZ",
-	"wD4Bp6rln9rdWXIvoSsQvuoRIXCyWKwIpIvpQldsVlXlesi0sQgRX5wH5iwDCawY8evqEu+5MNruOAMa",
-	"i/2WQYSYanL2y3Hv4PmLffKL1Aa+6ELN9uXAvXr2Vjzc1vTxiDQIYJwweu2USMMNlB+gHur1meOPbzpB",
-	"J0+y7/T3n+z3wYeI9TWdw87T/f7+U1eTA2q1E4ExdgwcNQFI49mOxlSMGOqA5azQijIVEJnE9sA4FLLp",
-	"WJJuSCMjVQiaAjXkiovY0i+wkwth6T9XIqQ7RvgXjRyC2djq3L+ymWamZ5lT7Ndeyekjq7T8lgF/Rxf1",
-	"EQntN8LgQoT4QgB/BWaHQwEQQh+4h7e4AknADLS/TfYJFDejXKTGGwY6kqk9fRfC/YC4trkfeO+IUDGz",
-	"LAGUW6txWQ13n5zab6C6LKRDCXtMh4YpV558WCY1a3bYLXcEZJUkS3AZuvJdPbM9yXjixzKJcXFp3uqy",
-	"dtztPJB2cq3vTdw57CRcm2O7/W/lCOhCUWhepDuHf22284pbsP/6R/t351uw9G50dBS317OOkxnuBCRe",
-	"cF0lFIJQONgDBxTwMPDKndV5Q7Rx7Zt+y5iaFaaCS+9B8xRgtwoknBfPlgDhLBonKgdY0AFk1jaCnAjb",
-	"hvHk4IcbjAPOghUYlrZJF7BkDy+yfv9pxGP4L7NrBQo2crUwIPv7+60rBi+6wVg/W9vfF3Mdfu0c9Pvg",
-	"mpHCuIRzgKBAM+AxZOscfi19bZF3AWmVa4NG3hwykbVt5JAAR4Pl2bcM8BmOoOnF+Ugf/0hjD5MGjzxZ",
-	"/sgnQZ2FwmJ86Onyh15LdcnjmIGf7fkqI4N4qqAJ6FvoIPGB945dCzSgYMoJHGNDR/YAd2C1Op/tEzVb",
-	"ByucmqJqZ4YqowvENMuYDGoodWPK2ViLnAwfqRn/6XFwIZy3ATJYXaGgtTU1OX97hvqwV3nbDCgvFkDq",
-	"JNyqfwDXeCE2K8Rs4oawNHkk7EcHVrcVyn1r350TWNVB5rJsd3ZqfJlrw5k5g8bqhAvLDUoAcmfM9F6h",
-	"12UFN1RQo40//fMf/31EPF0c1eniyNFFSLpg+4RIHaFzPIAvqlNfoDJDqrOcb7d5yA9eLn/oXMp3VMx8",
-	"GPkmR935QjuHf/1cPvhn5egXuOsRe7EIGBVcwIwbmIBEDJZmLvATGN2Vwwivd4XCC9jBftOpst+ao+9n",
-	"DcwHqdEleqxIjielMdXcP90aWR6Rd/RL73jE/tQ/Iv/8x3+HG9HZvZYMBbl8rfiS//r5W4V+TpyvCi0p",
-	"Q0rO1AV0k4dWmsnmHRcoO8ZSmV7Cr9mcdzx3S2jY6x4X4OcMULeGrEerPzs9NvC3Wy5fqz87r4DhgLMZ",
-	"QHFcoQfaUqjGF/if3bqz8UKMARgL48pGghlnv7rXJCEwCPvGD+Xc1c/vQmBUP+Lbaa8iOJ7sdAxxkxg5",
-	"955MtKLz1ptFy6GI3XNV7NnBwSqfSZWMmIbY6Qmgld3GYbXnilBRP0urHFbdatgfI8lrhryTK8CAx4eO",
-	"5p3ycB9Nkn1yVnKKON8E164ead68rNKQvmUrc8ntnzRTb+LX4Htd5f6PyJaKR3Zp7FRXbrnVUw/7/CFs",
-	"n/qkVzoTj7/y+BueCKvnNKu4zgNoZNGJzveeI12rdqFf3EcLMIawN38IsHVdg8xYpg2dYnfQ+843ceiL",
-	"n3gvzWsAe97GvuO6rMQP12U2b2LHOj5XqGaap5uM2nrsVdUZVMuRq1bCtiAfy0atnI9/zpOQ+/4OeY1L",
-	"qGkR7ehN3N+Yqm685T/BkC5ZKZTRftDLCTduv+bF0o/+pnslj97JmCXrCKRfpL4laVTupbRQDBU9t/8A",
-	"4ueyICNPjTllfcZGLw0Mw96iPSpWgZW1Tz6UehqlTJEu3BHA1b2jPBSNobuX+y32yY95AdcuDJNq47Nb",
-	"tkjy7LRmRuXW7t6LzBVcSK9c+PeubJOczl0WCSVFXWADqdeZb4OKVSVV/L1Mqsv0IXRKfXf60NrUsAVp",
-	"Cik1S3Y0aBaeI2ZaN63/cM7vVjX+mZnl27qpSgx5A9F4UcsS38oGMiGhF0jeoU8xgKiPj3xGl70X5RW4",
-	"3eQ1c42yqvSG+We3ItJcIv0tR2dWI3VCtUvFe2CAdyoOkUhWFoeK0SvmSwybnQ2vEqld/KLUzcw/Sahx",
-	"wUzn7HYZPoeEJomDqZigX7to1Q256/iUa/C4h81hrFkawk+h+2AS40uoIR4zxR1m9KD/mZvxhXApwKcn",
-	"P705G3w6fRu6OCyjiihGozHTpZxK1wYPDFsooMxTy6kogvMXoos5PiTEpQkDzPoI/dzDoL4qPHZ5RFOq",
-	"SWQXLt7bJ2/5lU/pxBzRCwHMp5SWyY0bisbnuXGPH2HLGa5dNg0lB/1+o+/fTvZHv59zbLS9NR2ZAjyI",
-	"XWoAxoXvtmVfVFFt2kNTS/EKGzNGqlvOdX3Lu6VuiI/mrkKyVtvA8z4TTWkjy3tO7dZ2xV1rs13Px/nu",
-	"AGkxxRxxPCgYdWMATjwtH0lYuRIX/JDXFZSVyKakQqBEIMNUxmWWd8VYelj9iuVqXcy/A0iVQ/T/XdOE",
-	"xwS6vVBxIdiXMc2gfuO3TBrqcn2BQUEaGdjRoHlUXj6UCqKO9dMA37sQjmEekudfvgTk+cHLgFBrnvfw",
-	"tmf2B3dCpCFDu9iQe4s05KcFWb2QCr+YqRaMH6G1FYsBULNgrwnXLiVH04kj3bbsvnaGtZZnqZmd5EP1",
-	"0VdIT27jEL491Vpn9sygSnbH7MHP9A/h1Iq4ijJuep5wYeNaj3iu6mCJ0WKvq7vnXjldzxmd3CgIuPwR",
-	"SHn7lc1uyVULq7yCpxZ344/hqM0pL9fW3S/tbtpXNHVsNmUCdCZWbX0bOiSxMCBhgYBWSU2G5POUKRKm",
-	"THEZh61OWxjOrgxcePkduWxxYm2MFa4+OGx34rD1JDVP8jWmvaq3tqDRP6izdou+1/bNWeB5bdmA/sNp",
-	"vQdu10U7unWn6yuoyHL9n0C05LkEUDd3hH4Ok+8aiaw44xrdsK2O1t2LoTtys65A2N+zk/V++EyXSySE",
-	"O1hoRfyMt9yiEbFLbR1ms1xZx3X5Q+jqI7+/nkrchpc19SYV+meHW7oL1gXvvhsF2iG7NjMuWKsH9XkX",
-	"6nMOg1unwiqrWppMWi6mgUc8io4mEza5ZEqPeaqDhkTBWj/HeZmNnyzo/kErv6FW3rrn7Tp5y+r3H87/",
-	"XSvkCzZzC+p4k/a8cwl0N7rzcgp8SE+4b+kJ60ivx04OLde637kbvyfdG+e0XAN3i/TAbNswCNwCYeLX",
-	"bphvo5/eVbJNxxKRk3AchCaK0Xi2JFm6RAK7ZNz4hTs0INwUW5h4oYg+sO+7ZN/HcUxoXou8GRd//NW1",
-	"2VrBo1+n/uU1aRN5/WBANNSkQQKr2zqAcNwFC1y1orVexTZ2kGOLJfwvUptf7U33Kjx/eyVObv7LNYEc",
-	"6JV0sQAaK/0Qz23vD+Gjy5egRN+/5L+1x9TPjFRMI1LZNY+ZKsHYur5q9tWHhCE4bIhZryGmJsIKB0Qz",
-	"mrieHBfi+OSsd/D8Re/nV+88ci3mVb07Pjs/OR38evKXcI/I/FUDxYYh6YZMXB++P353Ejr4Uzi0ADXB",
-	"xDVXUgDEpBwWiVd75J//+N/lHIB2iAhHSjvSKNzb70ab8FNrTaR0Wa/dvMeM0bhxew9+yl34Kf2Kt5zE",
-	"ORmwYrC/TMIPpVm3XZq1ZFPb3ZGt29Z/4AD31lO5dLe3nj7wM7/mYlSI1zn5SA2ZQBWXYHtEsTShUQ6y",
-	"BXUoiJcbKWblpL4Q/nFXnxJ6wD7FcgRBzLZ26aU+pxaRnGAF8uSEBrmK3sVbkat342Rd9VQVntY/wgH7",
-	"nXpfN5LJj6EpxCom2tmYKvbdeGHdpM4ZncDElhtgUBbx4Ilt9cQCIZXIEMrboJQEjKZdiJlma6/UUAfb",
-	"K827YWFcu+XrOWXdqcWUj6KNxcNKkK79j5XNZgr9YFzVYl7uA3ftPeSnbZFtw66Uj4vrKWiPUeDKN+VU",
-	"5H18AFfdjJmAUizCzQZs/vFXVzyw0BTLxNzxWGaLndMrJqAdyAN/rO2zXZryNuOBg84p3XKhMTZb0Dkr",
-	"faSLrXcQcHvb5qGr1im1unY9bbnWhlvm5O+grY0UjERjRlNShdTGLhiypOTDUnZ1Fo2twmqPiWVp2DRr",
-	"z8OjcX0hfOsNxVKpnJ0gMxPJCdsnx6KoyRxSnmSqXqntStrl1SGBPofYVulCuE4zDqDSsnHKRdl+QbMD",
-	"Bp73Z8F+yXRkbzXlFl4wQnvbBfRHBV9/u0HTYL3Ybbk9y/ycaXPKdJa05ju7FXb4AcQO74Fb1LkF02Xb",
-	"PKcLSw9j7Oc7zwGC5uJI6FmxVLP/rjT61cIo+g8TLalHSpbnM/+CRLYrT8fdKcOLfBwPMYJdxQga6K/C",
-	"ntZKZAaumOcxV7KW89BgW75yTtcPYYW7CCs08qFF4YRdayy/a3ZwdwGDZnmym8TmHYuiu/O4L3S3PyQ1",
-	"30O3+gIxhublQjX7Hd7ynejZMJsVMpdh0n8ITXvi99fTiNvwZbr2OwdftgsOB+++G20bp9WW9GsvPujb",
-	"u9C3PRreHBVWWdVaKjdCjM3p3IEvExwpKpyrqgAnKzmx2tTxgvQf9PHb1sdb6aRdI2/Zrv4Dz7hrpXzB",
-	"Zu5ILd+51LobxXw5BT6o5vdNNV8q8VI6SySN9eOvjloHS2TfKYsRH9i38fMQa9gsp5t33SZSYCdvfO+j",
-	"/M42ifcRh/KKpiZT7KFyfhuSrFj8CJc1Jn7HS1Tx0f/UCg17Xmykiwu6ho6XMuas9HYsFvC3YpDeaUJj",
-	"qknobhz4UYQX4gakdOg/jIC39udJaohjd00hvxEzy+hsexyz9qXWPk5w+YGIG8X3BhS8FAPckyePSfe/",
-	"egAD2nMr2nvzUwGmnVLIynJIuQWDXIgBvmZf9pwRu1SGhX6Sj/6mewzVukvPCsx/hVIwv5h/COdKWhBF",
-	"fhz8TwtgVMEohpovWNR98sZ4Y1VIM+ZiRDJheEJCmiQDtIxD8hj/9ID4OoTMD2aIVO7pCwFpW3HMYl/5",
-	"VSFwVxXr3meFSdP1PIEmbC/nQmrYkaKNL78b/5CbWIu8cPv14CHagYco9STVcJLqnHotN5HTgXI/EZ6V",
-	"oNkn1AQzdUQ0U9c8YheCRpASpZ0mltAZlr1CnwQrrGJorKEYSdgQ48EyM22lkU75Ls7Sg7/ptv1Ni6iu",
-	"3eXUtmX9Bz5092rr4i3dkePpFgTi3bieViHEB+fTfXM+rS1MV0TEQGpwWbU/gyD9XkLH81NbLWHTLprT",
-	"KR4Yclv9VQEQ4mkTSkagj8QOOHULKhbsEupq7Av0DFoNEmueNHbK6MsfuksrqDLhVrBDKswD079Lpv+2",
-	"pPW4ziyN9bari4DHX0td91ZAxmg5H8usmT9zM44VnYoHvlnbUr8y5WoLh6G1E+12NdAp6NdUL7dq8C31",
-	"rD3dQ3t6BW0CAmOn1LC3+MR3pU9UJ7eC+7Q5UeXhfDTrFc0+HMDb3JkZ2KhcfBAwGNLFz7r+h3tHhBLN",
-	"Iilip2KQLhpKhBvChTaMxnuL1Y4qBe1U8ah+6i5Vj9qk26zPht1/0EXutHAcA4f5buSdRF0H5eFGtumc",
-	"VHn8FX5aRztpOEYP2J43wvaEtIBip+VwnY1e5ltdtl39B4Zzn72wN6SNnamxsM1rOnXvTADfpcN38/Pw",
-	"0DNsp77dG52sBeJ1ZUvte/T6FhNbsXboweG7rPUB0FThlxp5qvlduHoLetg9u79zN29psg9O3vtqWMH+",
-	"+KxybIWwKaPf1Hh6cOxu1bGLO3m3Xt2aOtxMNctBOJFIvi8MTpzTAwTn1iE4NUJgOr2gFYdzp/rBPAzn",
-	"kUM3fKQLYMMZiSjAm10yP8jus4ODvRbIzp2mAN0xYmftNDwAdt5TwM7q4WpA7XQkn+N1UmNoNK4idi7V",
-	"I9bH61wjx/UBrnMZXKcP9ZfAOotU5MAnK5NKrnItpblIWC6nSF8xlhJu9m5dD2lG8sRR9fyYV1BBfvS3",
-	"3qsinY9YMVfU6azwCEznNit73NKtWOBT7sH8R6nzKeZcPx+lK+1VP3aBdblZEtHZpaULaKIUulM7cKd2",
-	"wOMwIKFrXIftKKB9GvxlnyjZgIQLbCDVXONb9my4bd6pW8N94y41FT/NxWnLbtce6nl2V8/j13jhkWlh",
-	"+Cv2ZZon7Ifa9a1Uxay0d8sCua370n848ve0dGbFfd96CybYJhRiRecjci5JNKZihJqql5kjfs0qwlQO",
-	"m2XohciFaFASoUeEm2oXpyhTignjv9DecunWBeldxoHXOlUPdUD3sw5oPSGMJ3CJueVv+qOiIeD8V7CW",
-	"3EL9McykgipyOvM/LcObdDfuip/i2+/IJHFTa+Oh3m57sEJ2YIXkZNVAkXWWtx6sgNNUclyBut8tIGWv",
-	"HBdDppiIGDHyiolGr1wrPFfpbDxABNw6RMAiElpg/rRtWv+BsdwLW2fxtu6swayLmoTQNKnKSqBhFDUQ",
-	"sNlvsz5uQ07ekcWxEjk/GBn3zshYW8bm2JdbhbtcBnKJl6vIgPr2QAi1E81N9P2LnJIJFbMCVHHKFCPx",
-	"g6NykWxm10zN5sAJXRr0PFEuACpcmb17cl61xPX7q2tdo5i1VJMZEEajcaEsqyz5g2AElhahRIynpV+X",
-	"IwXWkv6piK1BUWTUGEWFRmYZ4M12ecFJKtrigbuuaLnjOtKltSul9fxdUeXv1BAvlrv1FDTw1rUs8tYd",
-	"bW8BcVTqY1vu1HYhboLot16Z6YPFvm2LfQVaa7fbb6Xo9DvmTneEVb3Klm/dpn8FgUmX2ppkIyIV8Iwj",
-	"x3fywKWS2Wjs0Hbr7O0x3Bu2Gfy3Jqfvxuhf5yQUln/wnZ+K36kn4AZCHk/BarbUKdz6vdlTdlYr2FQP",
-	"QmBRlQnyXfAA7FokLAhmVvZ013zbfuOObSyYZhv/zhL2wJ7vkj0fx7E9DlnCMGn4xlz68Vf7n9UKSOeP",
-	"wkN25k3NG7uTq7O4pYZO8870H9jEfbFt1tvvnVXp2O1bGTvn1kXgHZsvy2j7IWx574yVdY5VLhChY9VS",
-	"nHRobPWrvev3Xol2hllNx5jUtM6TnzRTt5ON6Vd7BeupaNnSFeyaKWs0cEU0ixQzmkhFxlSPmd77Y8Sm",
-	"8uUoE37xY3tk6h0XRpNQX/WmqheSoUwSOWUxuZyRZz8QRUUsJ+RyZpgmXJBMpNiV6pJq9uJZppKAaCOV",
-	"vWo0OfvluHfw/AW44OmF0GOpDIm5Tu1AUsWG/EvgOu6YTAnnb4MtwzAY10VbRCmS2T6xbPeKzcglSyTU",
-	"u8oLsUq5AClVC3BBQp9zwOMF3bA8/e1KzLnX35GRV/l63CrjPNXARmE+pN2ggOixnAoiRcQeImtblGP2",
-	"BEKTRrfubSd4XnKtFVQr7+hlFo+Y0fvko2JDpohi1/KKBWQ65tEYqsddIE5OAfgVG4dGUsVtOTmVk/Ng",
-	"GN645ewSWlhgDLZuxPbF9FIW8rDDLf1Yl27vTmry5FQwBUygnKxKFcMSvaOyOI5cRMxKYasMKGmAVFqj",
-	"W7cjOu/IOFyV4B+Mw3tnHG4oVh+jTLSj2DpolTVQQnx/PKAmPMoFtDYy1WQq1RUXIwiNAiKEFjTVYwl6",
-	"vqTxPjm1D0OhppPdMTzONaFEyJ5M548p3nevxEPgB/8gJ+aQ2e263Ih8Lb/eCfmixUiJYNMS44Mwfp7H",
-	"KOiEBShvAi9oAuJbaqSKS8UN6qPsS8rVDMzCC+HtwsLsQHsDzECZIJWjfuoPyRARVWjEBtigQ4eka58P",
-	"4c1M2xN2IVyRhiRCTsm/EXggIOg6SKgBBwIVhBsypXrvCOfTh+4eOj9j1A/nFKShPX92zHhRKpxLcRaf",
-	"9V822Zq4NbckME+RDu7I1sSvt9qaDSRUNji9puI3nlrCgA3kD4kidypecV/X4k8yYashgJ3KhN1P/K+q",
-	"I3T5/T8rmaXrPFCte9/ADbxT52yxLyv4Z2XC/ljQYpUZl09D5fd2RyzC8ZPQvie0gqru5WxCPwmIjmTK",
-	"YsgHMGQitcnv9/WJwYUoez9JVzBuxkwdOpDJ3pTHbA9FLAhvB7kOmJ/tUsx5TAui2JUgK75wR37T0hTb",
-	"NNrSHj/4RndSdVBa4QWHq1HarAg/Viflh3T/W0/3X22TFzg/F21h/4Ej3C8v6Kq7vdNsfzuKowoimbc6",
-	"QLIW3lHSjR2dipig8LNSt4A0m+y1+kZvU0jekYd0vSPx4Ce9d37SdQVsZthj9iVNKAcyaVZqT+1tGuxE",
-	"2Di77/ZsFSA6aUJRX4XgfypjMpVZEhP4gDf3//mP/+0Q550jNLgQl4rRK6aw3i/h1wzcOCJyUU7RGyZ8",
-	"NDZkyEdQh2/f4Yv+NEMq5M7JoOlMk+l4dmgHdyG0UdSwEb5pOraHXGoYTN4VFoAGaZIw9UiTMRcmKLol",
-	"7YHLa5KaXkSjMSN0OOTCubsuBMZYtOZSEB4z2Er7ashlkSIgU0AOAT8prpkA0ARIcIL3B65e3p+lKU2u",
-	"WHwhuIBVsz9JFTNVcqhEUjGSB3Kplt7TRfQVT60B0R3SJAEMcmwu8yjf9QtBh+gfc/PD1gp7hX8mP9Sl",
-	"ysvKDHBLjZqRIVfa7JOf+TXDpcBFtHRRcibYodLcXeg/U6IhCGLLeEa68E1GY6b0nn3sb5m940LASNGo",
-	"wb4F1pTJlzb8rx54KXpAoKF7Q/6lTFszll0zYR5pR4oxM5QnFwLnoumMdGMZ6cduyfcn8Z7Ht1CMgq/Q",
-	"gfiDIDkEWqYTpmGJamWqzW7CzLATd8J2JTaKT+Ss9bYFR3kIOkta68diFnENEciHfhNb4/9u5cl0zBQr",
-	"8Wmk8pEsiYIPnjrLcsClXvU8VtpCz141BfG+p1Tu0pdWXYkVehLVIOn+EB61+qRLtHhWv7QMlbK64Dti",
-	"p9WP3I23qjbRtv4+1fV78FntwmdVW+TF5NvGUNfK8at9sVRbXaRLrwFX2XBoHlL7bujjWoso2j1dy7am",
-	"/8BQ7qHLa83Nvx1g/han1R1IzLtxXW1E4A8OrPvmwNpM2jp/0mNMrFvgyGKXGU9inbupHukiKw96v36U",
-	"2owU00TIqfMqMRFrEr7/cP7m9V9CoqXz20gzZsq+40LgZzUxUu6TU5f8NB0zUf6OYNPiWxzqcKDdRaPT",
-	"AF545u7eqVxw3zjFlWs8No1T2P89GSI4O1SuikVdbBIbarKyIdy6KhqTaETsCCOVMeIGK5ZKZVwvVYcP",
-	"mFBtyISLzDDSTSW4mexdHpToQpyymOuj3MkZnp68Pf7L4PTkpzdng0+nb0N8jbWsxrJMypDjvddETVbR",
-	"wNnskpDwC218F67+rmjGnwxyzRS4eaEcbsRIisd+GQEt79N8Dnd8J7g5djLLPSCwKH8It4dxm+tpBDd7",
-	"mYPD3rXDlsV348yASbUwBsRWf/BbbN9vYZCU6vRXYU9L3RLH8BoUZ9rwJCFjmiN/a5dXduSAsYlUgKIP",
-	"YXQXI2rxSeR0/pCec9vpOS100e6kaN6r/gN7uFsvROs+bsHf0ORJ2LFouhuvwTLae3AQ3DcHwcpi7fFY",
-	"alOHhqnu8p99IoF9CvMhCgDqCZ2BmXUEiQB2OuRyRqZjCcVG9iokCJicSwUtKv4vUptf2exsTNX3A5Pp",
-	"JmXnBxNbIfgJ839g5m1QmXkWCa4Ueg12wef9UYH0mMeQHrPIz8GIolPMotFEWtoP/zpUchIQI/fCgMgk",
-	"ZtqguhdgChgrNMRSclBEBR6ZLo0sh7gQVOe4FG5B9vZJOJRqQs2fIn2NfdaPo4il5pAY9sU8hl99feGr",
-	"s/8k3dPXr8izJz/0Dwn1CUBKTgPISxJQRqHkFIx2mINL+pJJNhGQjhV+sutwYq+FR4ReaiYM4bGGnFE2",
-	"Sc2MRCxJ9N4++TP6ZC5ECEBUYQAj4DjL6Vgmdq3EiKErMYzgMIaQDqaNYnTCYleS6F7gChPtIOGYJPyK",
-	"XYj/OPvwvsiXEuyLIfgq5zZ0qU/v2RfTe+W+gTNv8v5YNlRMcX0GBM++VnKyRoEVHbFzufL9t9iEdCeY",
-	"XL5Mcp1nLP9cD72Ljtg7GbNkzWfQL1d6qO4RdzhNeOqO4IQrHrtQtDt8OX11gg63j/2WMTXrBB1BJ6xz",
-	"2MGHO8GKwqNEjq/xyW87FVbF95yYCjqemVRfUkswP/tPz4QLxnKU8w7sRuFSYYecJfEcP7HrZWapXSJt",
-	"VEtWdSEiSwmLEM13GZF2ZJXj3symHY9wHBjYBry4a+eRr22F/+zlDE+W3NPwlGU/UiBX6yFXY19SqXBk",
-	"xZLNTe9+y/e71GFB1Jf3uCTWgWhKemxZOD/+6owuD/HbKqnhfoKVu4j0xGIQsXlKYGCVWLjhkc7TBHlM",
-	"utV8WrzQe/OTFVG+oJ/Fe2Wgf5ek7BM6AZ8Nsl0HmGQb7pNjEPSkJOetNDokVLihyiGhFyJvuFhRFgQg",
-	"ZdAY8TCe9Z8FkDOs7dM8dkX/+Sy7TkOxUnuquDFMYALxxH6nyH32c2Yi1ihkYyUhd9pjH3BFYlielCrD",
-	"7eoCcg6zfIhL0RZiKY79vIit89z55W9a+r2AhIr9NghhmE8PSCKnTEVUMzJmX0jMR9AyhwoMRVom7Neq",
-	"n3PqlJpxwagLQurUzezyoZ7QL2+ZGJlx5/DJwQ9BZ8JF/vc8R7sd1t1mppcO1INx0QJUBTN9pMtrtZT3",
-	"5G9p4zfS0KTZIijp3DHXhovIkGuaZMwLJ1f6fDkLScwnTFj+oS1ruhD2I66uI5La7JMPIpmV0vlLTdwb",
-	"jQuuCeQHWJZQqoy2PAyE6SGhSXKEzp1Ksfdh2RPgP3GUJ9rM3Ss1yzmXtoKUDEHJsnoBYvr4Ry3rQy96",
-	"I3ubUBONIePAjLkY7ZNjMYPPXQhfkjGhM0L1lf2Ie0Gp8RUZMaPJs/5TazspOQnJJNOGXDJyyYZSMRIa",
-	"GZLus4ODhazrzO33/bMP4H5AYfhx9qD3b6T375xFe+ppi//j5fvOoO9SO8QV5NoxuqX82fAJ00xxppex",
-	"aMuHQ24/fU2TkFxm0RUzpPvp/JXLRAnIWGbK8qmYzvaaWLpOE26sGgSVdY3s+8jZQUpj8S2YEu5bln9d",
-	"MlSoaLJP3mECDF61DNt+0SFfXIhnP8B4fHFVpvIbPTjGywM7Ug1MzfPbYoZ7TYqnp8AFHPC8WNHfCxOs",
-	"7vePuNpTHptxm6nuV2k9Y/2Nf+rbA+u9b6y3RLZtkSw+gdRXfv/973caY0IFE2Do+WQxB3Zumdbcrk9w",
-	"x+2WxlU3vqQ3+yJiSBVkE8oT0gVcooBYa7KnLQs3/JqhLrrXxjvg0YXen90SO1PLw0ywNX+IDLPMkVhB",
-	"pPbvZRlm9q4dhfHtq+8mwwwm1eofYOohw2wXGWYZklKd/ipMcq3CtzKnwjYg2nkGisq3oIQ6YeQVs1cn",
-	"bHLJlB7z1N5qDfU1yuPyA/FQFHfDzLIWemjPLGte+v4DW7hbf2HrPm69ku2MGeN8ZVTrqVSAvxvGHHhW",
-	"fEis4AjBV58ziEc65wttRW87lnF3k6q2jJgfUtXuW6pam3y0d7MoU/aD9hxdMqqYOs7MuHP4189Wk4+k",
-	"vOIs/+WzfUBdN0eTjvNwniUzJRMEYzoimiXD3lhq6M+tpT1ACqBAhSRpdpnwiOBb7THKVNI57HwFYmPf",
-	"Dh8//mqf/Hb4NZXKfOsEnWuquF0ooOtxXl03pFlirM0jI5rAz030CblNKhPCHnYYLpCofXf1NT/0f3gy",
-	"9wasgHr14f356Ye3g48fTs/haRxr9fmxMWkn6DCRTeySuz/tf3DlP+fbMc+KkKeAwyhlMk0Y6SZyxEVA",
-	"EjmSmQnIdCzphO/lqTl1TcT+OCMTLiDv3RlNsIvz5tmnFFOCLHNLJYCx//Mf/xujBtc8Bj53/PGN5Ycz",
-	"cM5NhduuHAOLUGjgRT6dvsUh8QmTGQbo3cd/kdrohq+/ooYmckSYMIoz7aIKmNNAoFlBETQKAYQpxBSH",
-	"oKyfRTSllzzhBhwL+UfBZ9L0VUsKf5NclFCwsKoKCQTnpRjRY5qygGR+ifBORKNPFY+YDhAbq/TRHGt6",
-	"/rMf3YqSSDGA6oK41dB9dp/8J00yVkSOWU+KZHZUSpnQYzl12Dql3ioJv2b1tUa87PkhvIdcEWhxqJnR",
-	"pOuWVwe5EhtJEWVKAfZZCnqwiOV0D2sv8qzUCt4ULElpBOUeifNjgGzXPIA0oTPLoGDRcX0BMFgHxOfN",
-	"5j8U/Rh1QFIacTEq0P9Ln//oBtlIb6nJlF0Cj/4F7eNc7tGljDm2Cc/nCVQW4VODlM6wwFaKUjYuxO6t",
-	"7ulzc/NWOPGEi/LOfHTPNwzsjSgCdQGhOXxkt1aIHKCMlYqA73uPXFrhhA2cPcKZJewaVX6s2iAtZ8LI",
-	"1EdGDRNURDMMUCJLp1zk8cjSqzERtJHaMTqKvfZwiJjLLuL8hXVUnmAFcBE/J/eBJjKXojfOJtQOmIuI",
-	"p/lJcxM4QhZpmVnxvdK754q8G+aHvHk6lkTzEaSdGOmSOkvyDyZhibz6LQcrWOXbpQGgkJ7/KnR78e6l",
-	"oNh9a22WFgyOKCZ0OkoqvRu8900vB9Bwj94I+1UhtqAM8W1/LaGF485akYULXOYGFdDHJn7gcU9jhNRD",
-	"nEQmAl+MPL+qePzsYXOoeC6qXpF3MTcNn3srxahneWZc9KmEHfERmhqaZKWPFdeVvoXFHIsmBQ17ljJL",
-	"8TTFEFhMZ1ihJsyYSOHWLiiH6UstzwrBgl322hgqoC+mTKD4Qi2QWwFVcroX2Id5JnWF5OiINQ3fFyBj",
-	"gbkrOw5c96CARFxFGTfEQ2iWOLexoqX0iVKB8rfP3/6/AAAA//8=",
+	"7P3bchs5lj8KvwqC/4kw1ZOUaPkwZSk6vlG55CpP+fRJ8tT0bvnPBDNBEq0kkAUgRbMdjujLfb33ROw3",
+	"mBfZb9JPsgNrAXkgM3kSKals3VRZzBMOC+u8futLK5LjVAomjG4dfWmlVNExM0zBXy8zpaX6YH+zf8ZM",
+	"R4qnhkvROmpdjBgJBftsehHcFhI5IGbESKrYNZeZJikdsmNC+5oJQwZSwdUBV9rApf1W0OL2Tb9nTE1b",
+	"QUvQMWsdtfB1raCloxEbU/vlMf38homhGbWOnj0+DFpmmto7tVFcDFtfvwatn5XM0tfxK54YpuYH+14k",
+	"U2JGUjMcJddkaJ9oGgNc7PG4MoqBVGNqWketLIMr86P4RWqz1iBGUpumMdhrmw3hVzZ9HS/YNh77vbLf",
+	"IFdsmo8hpWY0M4QrNsVhKPZ7xhWLW0dGZWy9Ya04Htn/G4tMw2huPIg3fMxNwzje2pXgho01MZIoZjIl",
+	"mnYmse+p7EvMBjRLTOvoWTcoBsKFeXLYCiz58nE2tle7QWvMBf71OB8jF4YNmYJBvpUxS9YiorF9omms",
+	"cHF9MnKjWGnTqt+v7lnp8zfZuQ8y4dF0rVVJ4ZGmZcGr66/LByUtha43EnymcSh4ef2xnLGETuGsrzEY",
+	"ZR+qHPmZ4cANxaFfa0BZwlakGZUlrIFk7KWbU8w5U9c8YidRJDOx3n5pfJRQfLZpodxtPXfb+st1weh4",
+	"rYEZRsdNo7HXNh3CSjtW+Xh1x4pv32THPmo6ZK+UHDcM59xQZXL6oWLIAsJFlGSaXzPSPnv1kjx58uTF",
+	"3j75CbkxOXxKRjJTmvTZQCpGQiPDpvUbKDmuX7yYGtYxfMyaRw3ax4/ThoH/xMdMaC4FiBadJtyQ/vSY",
+	"KJYyalBn8noX6EmaXTNFE9IOUQ/pT//smMRl1u0ePs9/Be4a7i3WYvrTyrxAxtl//Itig9ZR638dFCrg",
+	"Ad6mD8qzan3N502VotNi2iAkFtKvpQemjXbqnxdWxA6QtKmGyUc0SZidtbASeG+hJKtMpWE3zg01mV5t",
+	"XFToCVMsJhNuRjjCXy4uPhAN7yDtpy9ekMmIifJAJ3agdEKnjUPFp+vJaV4pePGirBRYFaFGLYCZXcgG",
+	"EjsV8czJYJ8XnQwhJ42MRG52DJhai5dlmqmmIdhr6/MyHMJKvKzy8SovK769OS/7ah/WqRSawUn7kcZn",
+	"SHD2r0gKwwT8k6ZpwiNqx3jwN20H+qXFPtNxmjD4p1JS4SMx0sM1TXjcc9TbCloxM5QnunX01y+tAWdJ",
+	"bIeRZENLX0xbkrEHJ9OGjKmJRuR//5V2/t7tvPjk/t/59KUbPD/8+i+tr5/Kj7gvkL6Mp2RE7TkhOBo7",
+	"uWIlFvGQU3f/16BmL/wHYsk0EdKPD0gjllE2tmesPaaJXWsWk/84f/8uIBMlxZDY5Q5ISo1hSgSEiWwc",
+	"kExcCTkRBFZhb98yrZdSDBIe3XDRI/+WFVfb0CsmZpaTgvQs8Rj7FGGfuTZ6Wys6Udww4ker8WPaSMvc",
+	"LD+y/JZkgv+eMfy8VCSlXBEYcEAoUXJCtOFJQhQbMMVExGL4nV3LKxZbpREX9pVUfR7HTNxsZQf5ayrr",
+	"Z9dHMBZr501A7ZjGYy6IkgkjUpSvbGP9TjIzYsLYsdsp9zNT4vePNHzW0iVQKk0SOYFtDIhzarw8P3tF",
+	"jLxiglgRx7XmAhYYCBbW7LWw1EqT02IRNmcD+KrKsvkft3dMwbwgA8oTFh/DNBM5BGZg/41ngbSF1VUI",
+	"JZpFihmkj3fSvJKZiG82TSFNbwCvKc8TPBZ2G/DSFub5ThKdRSPne4A9lYKVBf6YTuGTmjGY34WUb6mY",
+	"Op6ubzZNRQ3rgUeBVWdqpCRjKqZ22bkglt2N0y3xC/9q/1KrjBo1JXRgdVA79SG/ZoLElgaspBwxGjuv",
+	"4Jm9s3MyqJX05yySIgZFd0I52E5z+lqh1oDYFjQzI6n439kNCSaDN+XnuLKYmg8F4YKAdi1imCKyFDi2",
+	"W6IjEM/l9+L3tFX+gXI+ilTJyI6qn7BTYbiZ3mzO8EW4u4cntUlM1RmrxfLY3SbsM41MMgXqlwMy/0hA",
+	"vHb0NSheXWhMN3jfpxs9ffPN+40lSQd1DeT/fcXolbbSL0sYaZdHozPHKWhJUDr2QcyIlrQaEPGB1Z4y",
+	"oZkhTFxzJQVoN9dUcUsGlmfmE4ATdpKmyfQVxx2nccztIGnyQcmUKcOtUjmgiWZBKy39VCGjef1gwBP2",
+	"SJO/nLx9k2tYen9ee/WacNM70HYDOtQksjpH+7LVuWyh5WpiLsAsKrnsn3ZfPAcLx//wuE59L9Ttv+II",
+	"gnw+n/L7cZHtIGGNSlr1GssEAryHAkvPT/Qkilhqcte406QoSbgBqxwfJG3NaMJiMmKK7ZXWsS9lwqiw",
+	"Y4zVtKcyMf+JswxVGHvYp4SK2GoYCeGG9Gl0Vf8yu/a6eVu0PSSWOuGdAfK6mKljYuSQmZEV0oaM7aQe",
+	"Pydv+Y/w2WfdoNvtVulhJQdBQaJfYa9f40OPu13n4vY/zPoO7GZkooa+fmIJMz4CoL2ldsWtNOHCxY7s",
+	"POGEFX86rQxf1md1izdDXbiSC4hKgyv/y+zpUgzESq0x7833GuPdsho7tY2eLChoniLShIp6grBXAqCG",
+	"hAtGUmZPJkthyynR2XhM1RSuBYRqEqJTGCgnJKniwmiCwnuOOWRpvOEqTKgSXAx1xQk19/45T1N55/xy",
+	"uLmX3hnk21MMsVj42r3OYm5OhVHT+a2mES7ml5Y1Lu2X8e35y/N3g5/Amkf2H9LgJVDY8P8yK7OvYpo0",
+	"MrJGffptJI9IaOXa0WXW7T6JeAz/Z2FAQtArOqBXhAHZ36/dH2pW9doELR7Xk4+Sk0eaaMtcRcSIyMZ9",
+	"9JeUd/z501bdLtsDWzcvauAsA5dCSdmmxFj5BwJlr3YyeGcPx7lYZIACQq2Vjksb+E10Qyq/rJEc3nBd",
+	"c/BzYl2NMxZ09XWe+ZUC5ste9I59NhiBn58sDKT6trpJ/chFbBdrnpfRaMR64DLopYpHbNlgPsBNXwN8",
+	"Mu5xkWZm3UfxhPbWIVEmLInE9QzQR8iXu+Q8rS+/bYN55THOVT4gM7P+F1KpuedI1YP1Rk6YIlwToziL",
+	"XXYFHUsxJBR97Y806SMZ6NkjDEx7/gjD2HqGO3tvRjvSEYO3kf6UhLQvr5kjBmBMOlxZhYDZXXD85uw5",
+	"UYxqaVl7sVIz8XoeKdnJBDca5NuYJwmXguQPogGmj4nIkoT0eZKA42Js1aCwvAthLWezT1nS897f+WXS",
+	"I5ou3cJzuKmQm2sRf5Zqoxgd9zD0UcurS/GUIqFDyEm9aj9hfDhqMBAclVjOP6KKVaL7jyyB0cGARyQT",
+	"sXMRhPg2FodEG0UNG05XorA6zl3KEyjlvcDiza1D6TzkMyo4RfUMzxy4Wv4V1LDDeQqsnosKN6vs7gI+",
+	"/BKViDWNurtg1SW2m6e2VM7Bplz4D8Be3XS73w6vPMEUPKnKvHCWUa7IF8s6/vZ55Cy/K3kRDp8tcyJU",
+	"2ZvbxseL8rHAXF0hJ6vMrtbhVAt4wTZUTa/e3Rc98yPaRn8s/jbP0DZ54Y35zk15zRlLExoxTWiSELjn",
+	"mNB7wn9ulesErc+doey4X8GzYZ/Yf+1elV/t8HEqFRzCcuqbvdkKe2qZTGvIzSjr70dyfABXO0ni/nUg",
+	"UyZoyg/y8Xwtv1xf8bQjUzwEnVRCfA6HfJd88ea8cP7wK0avMBY0547WLMoMv2YQnMgU/r4CqY9kUutF",
+	"mBJuiL2oj0hoNyAkbf/qAJyncjAgscz6CdIYeUzGXOwFJIyktL+FpE3J08MXj/SlKEWy7B00MyMXRQlJ",
+	"+2n38cHT7pM9KzbD3zNpaI99HtFMG3f5MCBc6MwqxZwJ04N79oJL0ZdmRBTrpEr2fWYRnR/cQMkxedIl",
+	"ECx73LXjPCbhiCaDHs4szztyj14KromEcKuIwbsHX8hzKcZ0SoZy/1KANox+K/smK6n8W8GrDgvRClql",
+	"CbeC1swca91W6+h65eTxVe5fYOT4A+CsHUpCzHzr6EimLAaKsEbwQKpKwQFcJuEVm4b1/qWUidwmm6U1",
+	"t/gJ1YY4GiMTqolmTFSYVNmGa2BOxSeRAdZPs/ypgOiRVAa2GiMOnYFijLTDZ91uCPQsBAMXF1FskGkW",
+	"21+fHr6oocqw3r0GMd/m2VNB7AJhKIwpkjCjCSVGcZrkRGdGSmbD0eYLAnu0VNPBIZzDvfYhWJHeNVO6",
+	"1i3i7tfEGrLg/sagjXvgmFAi2MT/qg1VRpMokZrFKzpJIKVm1WHDvbPKVbW4oqRLVufmV8h/Mqjnq2Vi",
+	"Lu1sTnCOp35qZuBb0UidLFjmyMeXLRjMuaeK6r7CUUYBUKlfgdPOrpmaIos49hzC3cuRH1ieOcNLpEjA",
+	"a+EZ5hWbendELQesbGk5QADE47ahwnFr35LFQ1Zz7k6rQe/QZVbbk12UCdi/yln6IYGkdYjXzMQxxjKr",
+	"iweXnWdyQKJMKSaiKWk/Zp3ne3BgUqa4jFd0+m/i2V1RKuA4luqneBcoybIUM5h9/QrsuVT9sMkLfC78",
+	"Js+u7yOsc6UV2fiVypKZug63roGnkTUdWkC/K/qztkHiO6DtY+JU3m7XHqDH3e5+t7vY+nhca5ZtlULX",
+	"psh1KHAx9cySRPPGb0VUIAu8e98FjGMj10VBgjslmTqj66ViMROG0wSrHWpVOMz6KEq+rCnDhctYcglq",
+	"E6mutK8H8MKMRla5sD98TmE9fZS73io4HVOeVBLVWjSm/+7+ssZz+VQxuLuSIfTksAsWt2HKDv1/7//r",
+	"v+//67/UEXeePlsTv5Dx1J54VAMgQYn4NPx59pEn0i1NF3stBnKOuvDxOnqCZ36CFLz5I+Jy5uqTeFgS",
+	"QzoGJbE0hsUkpWbkc18qGfntUGUJ0/vdfSTBEKxUWiojEnTManX+PMuuNkTPtcuxB6O1NgVkLpnGzqh4",
+	"b+OSwDLW+AjiuuAejUZcsI5iNLYSM7Aqej9hRyScqYEAS7xrrfeZ7E+04K05HuZ55iE5IGGk1aBs5T+x",
+	"D+e5xvDTU/QXYCY9/PICXjSXbGmvHR7au8tZvPDrC/urT8oOSftZt7uHpvncluT5mo1kAW4ycGgHhVcA",
+	"KZxrQvsyM+7GlT16ZTKt4cGNZPJKWvkp04Qdg8MhGlExZMvpBDZ6MZm8kmpCVfxLkWo8vxx5Sr5LSCZt",
+	"S+k6IBEVUvCIWo2eoENxr6ixJ0Nru/bZVIqYTHwCWSXimTJrItgBaNKOZaQPclbZoSnfH8f/y31zb5+c",
+	"uO9jMlpEleJMkyhnyhoTfxNIZevzJOFiGNgDirIfTqsgUg2p4BooCvLOB/b4omWD5/zEpUa7Wz7bkXSu",
+	"2DQg+T8+d4ZSDjuZZqrjXh+A3U55Bz9QPO0myOLOnwLisis7TEQSnMT//Mf/7BEoEQZ3AvKAp6gT5TRV",
+	"4tqPD39Y6nksUgOfHM5TGVQYNmba7cKc8LmtC5UKe4818ZNsuNRHa+/Zmuruiol8+usaCjms5Ebx5d2s",
+	"yMzs4MHGcW9DnURSunNtEobxlo37tQ7xDeg6RyJZhbp9Qvzaqn8J76RI5y8Nd8lUNyK8jQfrH1wyqK1R",
+	"ldvO+0FbGxkqOzvjc2P8RdYtep9q1svUMu++vY18PHsTELY/3CcjY1J9dHBgpS8KNIjDXT+uVWydl7on",
+	"mLE2TSXiNFOog3d4T7smbedLD6y9wExA7GGUGVR49BWYSTjCPauNY6EkCH5wj9PcQe4y8MvgPo801BC4",
+	"LDRDr5gm4dnpm5O/9H48Oz359fSs9+704rf3Z7/2Xp28fvPx7PQ8rPVAL8+18AugmbpmasH8z+EGX8LR",
+	"fvb5c0CeHb4IyNPuDzuZ4fnp2X+enhUTdPqVYgmnfZ5wM7XalfuG3ttw/m4Te27zeuNVg41bz0uFLMxe",
+	"f2rY+oNxKlqvVHC36CTO6MxrJLrGyQajW4eRpEpe85ip5bkF7r4VmY9lMV7tMtLQZP1p7EJby6cbFOyu",
+	"nJVYQ55NlDK/OzUznSeV9TRGu4wbye1mZn4igGdbSwZ4t+XlM7Vgh92nP1RcPXDj/+/o4GDLPH1jNkar",
+	"yXI3YNmV1IqqS3Bn3Hyn057l49ufdT0PL6Gr2VfOaBB8zIiRhIGLiOsRVm7n0fH6QS50z66T/drI6/Mn",
+	"n3ebRg0ZINqlaJWdfEaWsBK9D5PYj2wwmy1IlGS9yb2RYminMaQp6TMzYUwQM5EkGmXiCqIy1ClULK64",
+	"aNec2R9BGlVXqnGpKJmMZFLShSOaJOBgsydx7bWpM7/rRVSTaPiVTWsYPPGvKPm69slro8k1TTJGALrD",
+	"siMEUMRsipsbwbddBbRmvQ2WRISp4lJxw//O4nDVLBLM9QD6qgVYZeL66N3J29OwKDVHD3DoHtUyUxGD",
+	"FAB7c+j0cLgHK5T3V8rCKb9tqfkHN5/jvStk47wWdtM10zAsoA/L3lz2DXqQ9TGJuIoybry4KpJ33ItX",
+	"XdN1Ty1nqlf473uNVZHUMAK3oHCFHJEcpAZOxSNN5ETgTSXMsys2Je2zD28DcvHhbdW8ud3UgFKSEXKE",
+	"6rZX6LEmEalmpSq1OCVld01F9Fc23UoyAQ45DPLjodigJndgV+UtNygkwfE2BD1yXvvIMdpjd7bRR39y",
+	"et45fPa88/PLt0EN/82/nlKtJ1LFVZX8h8cvDhf78YMWpOe/F8m0yGCucK7l3OKMDbZ3ONfzF85Q/QIa",
+	"3IbL0AvPO3cXuoFcMDo+H1HFtuOPXjerd+NslGp6ZJHUtMQrPTvrLW5psZL3Z2+1aYKrSKhhIpqu7hRZ",
+	"nBkwoinklwYg1nwEeFaY12dZX9WzNQjMUkBbYYjI5GCJ55mwYXrj4lndkCDjh/CoAvmZW8KgQQlZmF8R",
+	"YJaW0q7B5C45ixdC/KxfFyuvWkF5F4sdKq/HAupYMVQwo+I7kJiFEvWYMA7JRcpXHVVJoFHa1oCYrFcD",
+	"1SQmTyCfuyIbvw9RWFNppdhYXrs9sQ+hPrq+2tlUSfXx4+uf7kchVVMEaltM/34w+nNHKDWWaCeimpGE",
+	"GcOUDkjMh9zogIT79sD2QqgeCTthgCUO3Cd2UfcIkQqfOc7BoZ4/sQaZopF9I+QE5jl9LqmEZa2KB3cG",
+	"Una/V4DK1rBlO6GNYphlt/MtOJThJA0l01B9RYy8bR/wgjpGePO9qGNc2Uu9dDl37Fv+Q6zmihHMlZ3X",
+	"N4lM3r5P+Rt0/q7rs51j/699CuIFoJRuxYLDnG69k2KddUsbIKd80UiWOy5z7X7RRs2ly2+KyLNpztJM",
+	"alWlMqe0IZU1CYo+Auv406o0s1GIt7qPNfiCLo0VNEzIj6GR0YSL4xxenwDq/IheMwhIJgBPpFidFjrv",
+	"MzBJTyOQcMWT9uR5TQCFD5jdLcIFcc8sFh0/PH9akR3Pu0stsdJyrLrgcY366W9D9IVlJDtz9Je4COGV",
+	"aJuHlaThI/Ijo4qp0MOmFwUgaUIF2yfnIzkRUAdJ/A4toeWZieQjW74421DM5xfmblX0X9n03MFfze/N",
+	"L3JCqOtFRVIeXWmHzpYBBHSBMlsuvykFkgBWMhNxT8k+Ykoyqq2tGTFhkmkv0w01OdDrjKlXqJG9rS2z",
+	"KGrc8eZHGhsGEK5JJhSj0QirLxJmipYpruKbtBGAAUpPMGUc8dXaIdbCYtH5DBCBK5OtHbEccrEZoi/z",
+	"BUhLi4zmRZZ3BJSfrvcOPO4ePl3XOzBbNuSGlX+gjqDeslpodXDDUQhDdTAMBdDUAIetj6FgxRc7hu7X",
+	"YtO4IIOED0emvCf+ao6ZhpgsBWha/rdTbvyfpU/VbuVbD+VQg0/92fQmXMRyUsPIHGJfFwkQGnqsGPTb",
+	"RBEa0CSx1kiNufIevFsuwueA8DQdIx5xAa4cYCQQrB8otMP0DXAdYhmaKzHJc26kYJCjlPekKvI8rFZO",
+	"2lDH1YeaxLwQgyMMBEQakZOMqCYh3tXz03B9oDwLXS5lZ7jmikqbB3hdxFVh/3+1N2IJSK9KT9vLNYQP",
+	"1Wn5c7C6ZAwZTTmiIWkDnIalxyNXLhMQKixzS3kUkDEzFCpial3ausTwl47vTGaG5SLCPp2l1sbUvb/V",
+	"QoH8x/n7dzBIBP8wKotMpljsyprqPeT5O82IiysH+rroNikTveSea+7j+fM3bScgPZ876cB6Z1hFHRXN",
+	"TWZ+5LNLXbdMpc0ss4T1dG7Y583gHWt44oLA8WKI7QpHW0qXr/K7t3as87Ej5v+aw7/hiXefbs1K7e5t",
+	"HOAlWQS1xzN/ylHGKsd19S8Vp3fZd+q6LzRS+atmqQnXCY91uf1AJUSUcG32ySmNRmgf9i2PkyBsoVWG",
+	"FZUOl2VO6NpnLRMUETsu9TJYT+iVWhU8nxeBBYGXkV1GwAHYuM9igFts1Hi2Yd2g6nTnRk1xzOr1UKzD",
+	"1STNjMs5Rt3nkc6Rd6Ag+bg5OBGQ8Mj+58D+pxOW9vTwh8YYxDA1naeyY/nITBTipPN/+EBE/s/93tEB",
+	"RCMeH/5bfTii5nzX2nCQnWtvU0jXugZe+yhPAZyGpD8lPrQZlJGSqSGKiliO7R3WwipVIeNdUHuuTUgS",
+	"ObHaJNOGj63wIfZnVBYDErrIcH6bcXnQZWVyzKgGzQEyjRN+zTyM817xHjAo+5mehmTA4FXzVgPeXWOj",
+	"TnMIZlfkAG0J3dhyc9W+vfnYbAYbOic3/2iy8jaF423Lw7vWT+t86fXc7ITEXKcJneaQGZXgYt1aldjr",
+	"3Os+UK2hpQry1tCeSGvKWf5heS5J6ZC5HF1ZAhi0P++T9yn9PWMrJex+KPktZvskQ89HABLRiZxYY3F0",
+	"vH4yxJy744dVkiE+0GkiafySptZm2VJtf9XhuCm8Vg4wWZO36bvBb/LeLQM6rYBRBuy515fxdAEUTm13",
+	"5YBkqS8vwVk/0iTCzepZNmUFhyZtB7NCPl686vxA9EhOgKw//uurV69+akKTxGHVdmspOuIuGjZ8G/tO",
+	"wnghVtz2xSKPNGHXlhsRQOEUZq88m4imDaZ6c/qX6/KMX6y0gl7R7WRUJiLv7p9lLLALE6pJlBlCTc0o",
+	"mzTw0lLO2KGLIN1qjkmZtIOig7YPK1UoaXaLyrOrUxGrJ13/VDS5qp74hu5XtVCCs/2eFvRv+pBjaHmV",
+	"JKYI3SjMqFbZ+CDjAixrJlnS2haCqZ4LwbO4GVALj078SJM3r88vTt+Vas3Ab5nWO2hSGTfH0+B12BR9",
+	"JLWBf2UiYVpDR18+tFpc07GzwnBNjqoFTfVImh4dsmqora6Zp+aAF2YPjHsOyLqf8cQAYpUckLA0jmry",
+	"BgAel0aB7aQqo7B0tOkMVqk64Wbk/LH5BNwuEj2hqVV0l8KO10LArr3wjaMFHvQIFzUuV7wswexDqipe",
+	"XBlWzTLVrnoDQQR156JKcbUnE1hOTVe1wYAL1/F0kY4J6uWJv/lr0KJJ0vPp4DVk+oaVIx06ZSJ2u+2j",
+	"a8c5WGznik3JUFGQIuh+F4QPhVWZ6s+t/TgGAua//DO+qAI8W3iY1/rMjDO/Tp748MJMfEBjXpUTg94o",
+	"zc0bwoU2jELntT7jYujDCvXjmNMF5kfykqZWdwXj1d0eO7yq7hF5/uzZk+d7xySRYsgAcheXAISgiMmY",
+	"qisWk1y2rBrgceNKUeroBr1XV+poobNmXj4rY45tMvlMZMy9s+e+4fG/ZF8zdV0gVDR0+dwhWpUV7ata",
+	"ZuUw9Fd7ciGk61PygISXvaImZuyM17z59Nyqf/QFq/4WqNjLNyBSUmOJOWzGmp3I7KcnlBe1tLNumQQb",
+	"nZUR8O39HjQxpZEl+N8zlgG6mzs4x6RLFMM+o9SAR9GBnR2+WHFk62WfOVfJ/BT4cITlpBBC9PWk4K2Z",
+	"Hf+KA9ugkDGyEhB4mO977qKMQ3nNlNAbFSyCs2xl4kWRMe9XWAOBrVRoVJMeYykUIREmQpfn2IbEF+gi",
+	"h6q1BirKNCPc7DlLfQBRWT3Vho3dg4EleGhAQ/pTfwk6dAL2X3+KyVGMjgF9nLuuajXWxe2WgFZBS4qy",
+	"qpKYmxW4M3xolsaqxzQoewYrrKOBJ9Ww9jopNEdRQaFPzEvP9aJ3SH2lZpnLikxnW5GHATZtdf/0aGrN",
+	"wOzbRoJbSjwrF7AucIRsUiY/pgbOCDI2z5bxpK3cjnIt90pNp/vbwWJfmB265Ht1J7Vi6pfN+Npe/kVu",
+	"aQnLr1SbvfF52FJd9qpHZv6srIWAeBMCXrPx3w6ocnv5xg3Es3S3txHCrLLTOw9lVoazpZrIVan52Mr+",
+	"apFk1ve8707IfKUay93TasMubZRCs02/wrKEjFlvwLL7a836ZQ812OAFf6qSZ5e00ei2iufj7uFTbCj2",
+	"9Idn//Z8WRkV3LTM0VVvey+bxT01Xn0tweJ1WVZ9NGeZbpyztbkluZa8WhdD475ZcHKCXSOtIde25hr8",
+	"yxlcEIYsWXXAdq0Zl3Bg20nhCqzYYbmNBs6JiAohDbrtZhyIe5W2cjOm4D5xA2TKRVkdpNEKxS6r4mTj",
+	"8rrCfnA7zkvpdaE51hEic27nQh0tf3a1oW/E5deb3QIwkdXGuD1FqLJp90Qb2t7s7suMIDGl4WCs1UF8",
+	"S6ci/+YqQ97oQKwxq6YW1quMbXukUtqi+0Q0Z9QwUB6WekvzQi6apgnHmIu1CWA9A8jnkanPXM2zK+TE",
+	"lUWiDwQ8IlaUea2cTDj6WG+JaNe2B24Iv1V7KuadiPmgVt2uXR+aG7kHbrhmjeu06uJs+dQWZ+RentyN",
+	"Mkh3fwoaxr4k3fj9NVOKx95f4O4rOpthcLkUwoBCTaaPyaNH5IqxVGNo1keCXRGdz5KpeuhvkLuLk9ky",
+	"vNx6jGzzVoclnrQytNzMhLd3xO4RsBwOaLNuiFtzwyxzu6zkZtkoteFOXCl/ENfJFt0lt+QiuXm4fA5P",
+	"rdAGv0U8tVt3+tQKScUjtlFf3zFPEg5aONaRHz7Lu/se7j/rlu+pVBW5+9ZOAISRXnAssVgjngDPacxH",
+	"sKbEtJyjVW1MCKXkRYLLiGoyxrJxKkhI+/Ka9cq1+yGBv9wS1HRNnnticfvaBiYWjVgPnG691O/WYlwl",
+	"jkjh8GTsvr/eo5s842pu1nsIG+ZzMVzruRl5W7PO1SnMDO5T/UEQEU9pTaeVEByf+ObwCGkGYF48rNrJ",
+	"T29fv+tdvP/19F14jLGp8IhQovlQsLjDBYD0VHr+Fm904eR6rQ8Di99E08bV1cft92bfvNWj24F71Ozx",
+	"Bor4zIIsmO9W1G1HvHevZuNA7lEzvwXhl7e59pPjfklEM7GPrBbkqFuBBWAdKhOaUAi/HJMwyrSRY8im",
+	"mspMQY8FRJwk7fdJQsc0INdv3rzN8TrKoEOUt4JWDuzRClpDKYdQj4CvreVyFZ/gveRz0AC8JlcNXAQA",
+	"DFQAsCkpxy5wVeowlFK9ervofEHOsqTWTL3rZrm4Hutx0pu5EjfarfUX242tgl3wrHuTDVg15rhVZ+I9",
+	"8iBWaXm+TAVa6tfnm4+pAE9cCF32Q7AosAKdtAF7rwzCFfjk8r3a4qLtgFityFrGHlNsYXE33GSNaKas",
+	"XtqkfZ6QiKbAUMDRCFYnNLmRCrEfS+aMFMxH3BtqHzfJTdgkOxP3qbna7WLE3F4e+1IdMrenmwD514Y7",
+	"cEMCT21zw5vdhA05W4mDrOnNy09Bs3FY7+q5KaUtyyuq28e8x9oiF93h83/74Wm3u1bntJltWrrWW2WV",
+	"TbL2DtnlZp7hO6KlVWjn5uTSvGD3vFc3lJw29PnLeTp293Ot2qiIAU0CCvqqgBLHJHRAGr1UsQH/HBIO",
+	"kMsDzjThW6qBqH6inodjmL0AEMqhpGAOrrd4qK86E9U56b/ElPNNULK3VXSxlnu7HB+bn/sVcxkHeSIc",
+	"1i/RJCmQ93ExIMeXuBzfRzrAGlUPDYGG3iPtY4y1hXurA2Q0FcBVY515yoR/oK6Ob8Pu4HcBTb6dSpR7",
+	"g3C+QQ2LM85mju1MbcuSepZyrLYUud4yarpnhrdQ7lLTIanCbGa8Lw4nzx2FQWayGRj1hfu5MXNZAex/",
+	"rUjbVgpmGpcmLF4froQxv43KmuV0VAOHkoO2LFUDvXheAv1+xaYBIPTMgLgXoHmFrDsd/Dx6/bdfk7fi",
+	"ffr/V+fm4/Vvn//y9+7jwydPnz3/tx9edHrNd1Xx9vCdBdRer/Ppy/OndSB7c9g2fv4LceP97LeiUJdW",
+	"8o51aTeSM2nW1wyHikYL0FryenjLJmQSg0WO+UATqa64GGLdu+WUUJPsvBMF8OKTLonpdEn/hMNnLw6r",
+	"3XeWN1Cojnz5wtQcm1Sxay6ztfZ660dNsEnjcdvR2QiKmS9at41MjUViB/TGAjPb0hIq/PhQowDaLAXi",
+	"Ah++FykQW1LH51JHZnXzbzOBpFnXn1sQ6ZT/TTT6P0A/r1qTW6LHuRJ093Fh/4fXMPzfMbtmiT23raB1",
+	"zdmkITJv370yhkF9sSqdKXR1IUF7V0m/Im3h2n9y7SqhOhMeo5v7D4JzsFAZXQHcJGHL0xyd8645NP4H",
+	"ACGAmTagCxSx+4o5t5bVVdDsVgyvm5D1TUuy13QwbIeEtmfXwICW7NFWlPESm7p7fbwYzEYa1Oq7WC8N",
+	"ypnQ81jCSo5T04GcOeKzq49IeMWmoVPsIbrGtObSaqPwpy9Z9W7PaCQ1E96BF5DQ/SskNNHSP+X71GBz",
+	"qjKQHPs9o4kOSCgHg5DEkmni2H850wJ1VveWVtCSg0GDkMoMe0lFzP1qNyeR15q6CCbnnCFu6o80UUzE",
+	"7O/XMtOIz94AsofjW/UsNYPxdUkb64H3IERYXi+r4HlvaUAEXOdGE9ExoxyV75Her3WS2M2rRc+tRz78",
+	"xe+1TrKh9qsCC2D/NSUTmSUx6TNiFEeovfyMLu0HZD/Zi7mebSdaGi7cMmLJostCmh6UVC98SSawIVr9",
+	"LYuQm4sinhoki0iqpg4G1eIau2QA5RUAnr7CKMJRCcPfV8qQWNFJMIvK3x4X6cl7ATn97e1JPSK/vVrf",
+	"lWseHnVEU1Y7a6t21k1rWs4eBozWhA0MkZmptrVHQDJKIn8Q9xd20M+Xf/5EYjES4NWWP62ZiKE80lI+",
+	"ZnG57zsaxTzzmBnKE1fahP3KIrsVse+OhcjMHnDUhZEWy7HSGXfnqQR8DCtawUVCEvnUxJ1fjqTLAW7m",
+	"U54Hjjh8i2u9gAGuyYIaGYIvmKm92HxedCIbfBtebjyyZBmzz04U+A18pPM2hUucPYs2IB+1G0kJxK1x",
+	"C35SMk1Z/KrEjGtqOmtnOxnVrU9drWULb24cxOnnNKGrtyeciXIJVk68Y/iufTKjvZbhvCHUmnsX5lVT",
+	"D6JePwpU72tqmd0gavDhUVLYc2u5AyBsIBy7FbdXLDUB0ZLQXNu4YlNoxuP4KDSzxPAORIiZ9u8vGsPA",
+	"J/YAm2PIvRNAMBZr0k5B1yGa/50FBHo/BISP6ZDpYL4D2l5Qlv4uzmymeZO8MTM0poaSERdljuH2tOo7",
+	"+JuWYv+MTt4yrekQ9O1SV+v69a0htVk0Z1evgW8CdofQu9TO9r86wNg6QFoB8X+e44QC8rkTJTSLWSeS",
+	"Meu4eXZ4BYG2IFAu+jITDRFhJmJwS1RwcR1gMGB3c5BD8AYC/JG0XT6Na4vXi0bU1KTV9lxjJPeXx9nV",
+	"xU95yyRdTsHtjXGlqz9ilCcvlcCzMGSCWQlt7U4GPX8+Lerr0CSe2lY+BUQqEFT/DjjQVmPaO859UEiM",
+	"9lw80vvkzLEHAImRGUAuy3g62x3k2fPF7UAXOwhPfGzdSBSHhELjrDx1jpayMFYJac02lphfDjzroC67",
+	"Fx8j9KkvJNYyucajW0kX3jDHu8o5NaRo1aRTu7h1A/yCH6kHyLeH3LdsQYYzg81TeFfnVqj4WE/7AEz1",
+	"k5cteXXZAlqZOHWqSG/Mtel5BO1K4khCBfVK6dJK2NPS/TnBNLSrSLJhFV6iqCHjTFd1PGGlijXX9hfU",
+	"WQ+UHNd2OlAVIODILry9t6EDwSDTTfvHlHIGUt4dFVYRYJhndFI4BfXjrYP7X6tqbTbpeR4Xf444qnu5",
+	"WDUoNny5nriqrZxr5+s4VyrmdY1Vh+6A1d6Duq8VbqiC9So9s1Yf0KwGVzMsK6mX8Cx7yxFYW38ecxEQ",
+	"B1Rg/7DH9feMJtxM/zymn2spyD7ec3m9TV04gNgH/PMM9gKoPtBBwApSa1YJ6U9dA4x+s04KCs9Ky/YO",
+	"7oSQJCgAS0/rnEKUn9sj8rmDkQ29TMcICOpiPazyhHCnV6j2nXcxIJEU9uRQtI19iDJXAnr4Hsudl/bP",
+	"3W5HOf/mfLHy1yNjdaRWmCQ+efhTsKKdUEKgrn6sgkiN21w5xI0c5J0niRm/Kui/9YmsRUe5lfrqgPlg",
+	"N7XcqrXiSPfujCMykJlCC8EZAFhM7PVxQskgoYY8Drrd7oqFDYUGXz+bxmZv87k3pUnUrec5RM3P7Mma",
+	"q5ll4vro3cnbU1cw63JauQatHEH3mbjmSoqxlUrXVHEwa+wz0PACaqtSGVeza+xr3384fXfyunfy4XXv",
+	"19O/VLMB7HWXC9Ar9absffpTbUdKnMG5zFRdFbydRHhUGjEV9YO2uhJA04c4z55ig/DY/kUTFkMt8DVN",
+	"MmsgRGqaGhaTTMRFAfHbk/OL0zM7m7Cs+jNxDbkJ9iW15+8c87ZOMG3r3pbPLcmjdaIg7xXiNEBXsw96",
+	"qNWvNsyGXS8R7tYL66rJmZUqu3Iu5jpxvipV7Lzcbt1Exh1tyCJM7saqu+pSbSPiNnMk7zzoVh3Pzosk",
+	"1snR8U1BZrLeMTc+ZpHPcvj28nZuVkriPFc17F6rgQOVqGkvh85GLkj4X52X52evOhcAaFEI20jKK846",
+	"NLMbYDg0jEK0302LNmoD5ssm/lHXmJDwYFCeYWUAtZTvIzp1lYeKOf+ba4CZMnoFMRSsg3feDdBCa2vc",
+	"a/xwlbL3Zgfaudv7mh4enYhqNtvDG+uApumICXDPUgXOTUBUpu5ma5LB3UX6xfMnjW2904Qau10zPb19",
+	"Q2/8P3Tyfn5Y38j73Bn0ZyyRtCZ/VEgoRVrS1/Hd+4vXr/6CUr5IfsQG9amMQRWQNAYbULOKc7m21WOz",
+	"H2NLLQ9v4gPJeweu2iQwX8Na2m5orZnKeDmMVFwUrdhlbsI1gA7mqYwDhJ+QghEuoiSLZ2LbK3+sKgjn",
+	"16flxlM34QtGx98EDM4u4BjWUQ7tQt4jNJtV4RHssLehngEd3blSlmNQbrQTN8b/aRrSPS+h/ajpkJ1e",
+	"szrnZSXqO1IyG2K/gbxNM0kTKtg+eR27Dpky5Sz2naLtyfOOxyk0MwCz07VEJjiGOoS3RZCN866ZxfkI",
+	"S43ZMhTcAjy5Bgy5uKcYjdd80GVEVBf7HRVN4IAvdgm/AeGN3hUXcXOWxoZLu6ThwfJUaAzq9prTiJbC",
+	"AK6TieXg7NZ6m7xmamQpoLZBOx97XZgbzZIBoXHM4sDaC5Bt5eqJVm0jt8Me/yu07PeYgmutz2xEd4Pv",
+	"Lu7JLzPTYI9UUhScqxCjeK6dbkSVsuyqbbnN1MccXRCvqVd5Ketrg+wVl0Rh7XCMcwgysBZ8u3CyBwQS",
+	"unQA4VuApwFd/YqnKYt9P8+Zwe43L+VKKSNrWNn0ut4EocaFXVy6LyaKwO1A8KKWv63qft92IfoqTcQg",
+	"dbDB3X+DkggjDU2aYITnh2HMoL/63XnGYzPP3Fp5RelozqjLlVO/vDy+7FUslWTMdl1oBfOZefMNfGbF",
+	"xtya5DtbqrMvCcGgVer3OgN/WpUQtSpArUJRwz7zuCAeqGKfSwRSFS+e2c0woU8LlbptqPclFfHOlfxi",
+	"LPqVI94SehLwtZJnyf0Z6etarxG87Gcls7RegoDMyNFXXD1OfxqSmI+ZsAw8zzKSk2MspjUjqRmh+sph",
+	"b1m1OFXMu1pmciBvprrepW62IKH9porGDTWGtZj85oy80ZgCgvqxJgEKy164ruZkHZMQRxzC779cXHwg",
+	"+EOOTOQxbTCR5LhcACNiEvqtDK1WoFg1VcnRXZGiIJ06YJAFes6KKT0u2Tnni0WKT5733HiQXls94XoG",
+	"A601kpkqfX/MBfIw93tMF7zxg+R1Adh+Fl0x0wOv7ZpFmSuxOuQIXlKvxh4v8Na5TPLyUP0Y8hc3Mrgz",
+	"OZmf9p1MYNURn2fjMVXT+VH7JJZ1Kmf70/Vkkz9xNdJJycmags6ufc2LjNzQtegSa4xslabnBta4nNZy",
+	"1EzlyBH3aEV56ZgvfU/OE8B85cLUWMknOmJYc9OfkrB8YsJjgqYZ/og+Jl8PtLK7vMRKdrWv+ZpUtthN",
+	"uHmT89M544AHBXLETU9Rw2WNIJnXO0NyQMJqG4V2uY8CAc3bSRHoZy8F03vHpJtniM+2XSjWRGb9hNXV",
+	"d31LvjMwAWrI88yXulGhJyzvu0q9kJYD8rTbJVbV68trtuLXNnBcbeKe2thrg3Ne8fYt+wSOkUQ7kCLm",
+	"yPf//X88PUO3CfLP//P/8oRc+nm1va43Y3Mz8JbtvtnTXs8uMMK/FfjJvBp2tpjDX0MEZNdLWPMhuKlc",
+	"ZRJXroRZ5FujjUw9PlN9NJmNnbdsEZs+hZusZUJ1L6VaT6RaEuv248wH6U6mf7p+NDuIVW4n/ojLVIYc",
+	"xK2aWZL1QpOWdDYKiFUpZRmk8XpbvFbyU4kUFkbF/X2za4tDa1qb7ThInDF5x64RpjYKNtZUyN/fnZ2b",
+	"9m8jScd8vbytiwrywsvzs1fIzEjb/arBmVMfAqgANC/pq+RudGgpPZ+NVz8iy84eaWLvLOEvxFyxyDj+",
+	"izFY0DG1j1t4+AYAW/KZ7pMRj0ZYIu86vcPlvdXbZSwGOdk456yMB19dk3maRiy7THEzPbfvdOY/tIk6",
+	"ycyofhkr6xDa+6Tif4c6jyPyI/aY+pf5HlP75LUhNDJQO1hdNbv4lwLrfIUs0cu+i+7lIrGIjDvhCDDT",
+	"0r44YpCiDmB7l1i3b6dkDxuMqSC1kTEp6rryirPmifpiGbyPaGbAgvrw/vyCHNCUH9DMjA4SOeQiJO1f",
+	"jEnfi2QakHM6ZufcsD+fG8UjE5Bzu8gMs+cvxcWb87198pvVYzRp27cF5MPJxctfAvLT6ZvTi9M9MqYx",
+	"Q2HLDXZpiahS0xlEk9K5QsyESzGTJYnFxQFhiWbkafcJvjOSMSMhnN8B5QmLQ1wwbieOk/VS0uWX9txH",
+	"izWkKQc0xK+gaw9kQ2WWFEbJBNMYrAoK2xlAkXgy6Iyktlv25s1bMqSGTej0yFlQhiZySNr2Bh1gRqMO",
+	"ikN7KTwWAYBl5B0XdYD5uZzpgBgmKFgphtGxDjxitQ5moa11AKxBB+7gB5eiwiP2AlJU/mnSLpL9gzmC",
+	"3AsIdhqFl9IhVqNavgkHRO9fitdQUQLdifKKCktOkNTqaitevn93cfb+Te/D+7OLkLR/6P7weM8znT5L",
+	"pBhaDmpVMcWv7fQFM1ZF3L8Ul+JPfzopsmG5FPt/+hM55blWh0fONYNzbHn1Y7x3KRw/nDkeYYVSwsXH",
+	"ZZ+c1GbuXgrQ75uOhT0JgEkEKASLTkP1IGB3dbh4KSI5Zg7qHOpjYESwTRMQdft+9jkIi+VMM4wJ1xkP",
+	"sV1fVAHtxsKEQ497EMkkYRE0cW8fdh8DtAuN4b6fT4vbrMgICKqa+BI78/BSlK6TdkqVJcEjl/o84Cyx",
+	"tIVqSECoyMuc4Qp34C40kYIFJBRZkoQkShhVmtBL4R3wePte4DKH4Pu45JXx2Qk83bM7h3vENbnmmtsX",
+	"OP/5TN6SHX3EiqIo6E2J6bGA1KKJzyElbdrHInrM2Nhz62uVR1jefLFoeUUN5N+GcPRD0n78z3/838+6",
+	"XTsPRCd41t1DDz5qdWFA0iTTZMATyFW+FPYiBgE0Cb+A3A5ISQ/8Gu4Tqx2RsPRjiLRDdf7eXEWwd5GU",
+	"DtkxAuhcCpnS3zNkAm793YomVOOtVi6ysSaWLMEQ9FgZiFKFC3EKhjMcZFhNrJm2G/XlEq3qy9YR+XLZ",
+	"srz9shWQy5bDUMA/MJapL1tf7ZSeYsfTUq+vETWXApG7pCFjaqIRJtDGMsqgbKw9pok1vFhM/uP8/TvL",
+	"wycKkMCmKbN/9WlMXGY2kYowkY2BJDNxJeREXAqksmPy9PAQvz5hSdJx7yyPhPQVJLZT7FLWZiUQFJ2B",
+	"7hLA4B21xUTJyaWAR/M5sM9cm71jErqph5Ach7EhGIm26/DCoRxJMUh4ZFA+agOdfaDEm7QpFNVfCkts",
+	"IsBYJNGGQ12IHwEcC3uhhJcCCXnWwmdwVp52n7rNfCsFm9q9dF1eEa4MnCf6iIwXdbF1vSk+nv9U1882",
+	"IFpein+Z7WRb8TwC0bh2tuE++RGEFcH+KziUhgHsE3CqWv6p3Z0l9xK6AuGrHhECJ4vFikC6mC50xaZV",
+	"Va6DTBuLEPHFeWDOMpDAihG/ri7xnguj7Y4zoLHYbxlEiKkm57+cdA6fPd8nv0ht4Isu1GxfDtyrY2/F",
+	"w21NH49IgwDGCaPXTok03ED5AeqhXp85+fC6FbTyJPtWd//xfhd8iFhf0zpqPdnv7j9xNTmgVqMITNME",
+	"gzi1ftYPCRVIov7cadL+y8nbNwEJr7iIQ/KvJNQpi8LA3qEPLOHyYYdqqNHeH8d7hA4pF9pUFCnQrzEd",
+	"y1UxJVQQdErDsTKKCk0jFP6usGZExRAoF7TRcn6qpmNW6DTBpbimCY/hD9gN0J6iEYuutMePkRORA80E",
+	"VWChIEflQRg0BxZh35LoS1EZjeW8ea29nx2HryAe2D4JYzXtqUyE2CLS3jgZ2QFhH2U3vsQO61Lk7+OG",
+	"WF1YE89syqFeO5hMICzFPrmwfJFrMrGUiFoPvjuECWkknHx5XsegLqfJ9CVsVit3//7oEJosVbn8YEAM",
+	"QK3tAJIrjr6gHUOXGYMn9gsefOpr1Sr0nbvzup+jL63Dbnfb3wb4Fvh0TbmsJTjUsVz2Mm5HzGPSBq7r",
+	"ti3AO7hHAYnlseWiIw9Xd8VSs7dvz9pTnEHdwPKZHvxI43xR7COPlz/yUVCnDLMYH3qy/KFXUvV5HDOB",
+	"Tzxd/sQ7aV4BKBM88GL5Ay+dkIIHDg9XmUiqZGTVgH7CTgHvwT77bJV1g8CioAkoHugp8BHoFmw3qbKe",
+	"EsOaZymWj9Khbh39tfU+t4Ran+xbnWEQYx/VYR2s/mmZAczxooqJGRCZxFaNcNiMk5Ek7ZBGRqpwz1GW",
+	"5aNWqoOSdSmsVpCbVtIpF/gXDj6AXNB98iubamY6VmWLvURScvLImnK/Z6D1YuDu2PHq4FKE+EKAxAYV",
+	"EIcC0Kw+nQne4srGAUnV/jbeJwD5gNYCNd5doiOZWp3kUrgfEO07j47tHRMqpnb5weS3dqi1+/fJmf0G",
+	"OhGEdLzygA4MUw604agsgC8FCkInVq3paMVwhifXoTxY/Qb1oJFM3MGmeQPgGSXIzqOOMSZcmxO7/W/k",
+	"EKSlotDSzRJLPY0WtxxAC7UP9u/W12Dp3ej+LW6frcVIprgTkI7GdZVQCAKEYWcwcEuEgTd5r9hUh+j5",
+	"s2/6PWNqWjhQXNJjwUlL+GDPny6BB1s0TjSZsMwNyKxpBDkRNg3j8eEPNxgHnAUrgy1tkzYgbB9dZt3u",
+	"k4jH8H9m1wrcDqjrhQHZ399vXDF40Q3G+mmXog5oletaQXcCBh0As9nbYHnuuai6sTCwa4HyHKacwDH2",
+	"3B5Wq8LovQeoWQc+N1QZXeBIWsZkUI+bdTE5z9Mi1+sHakZ/PgguhfPBQl6/K59m6pppcvHmHL0E3hHQ",
+	"5FbyYgGkTsKtUQwgtpdis/L0Om4IS7MbBfGNffcdKYi++L/mzJzzoYAkA8sNSrCa58x0XqIvegXnfDBD",
+	"G3/+5z/+55h4ujiepYtjRxchaYNHKETqCJ07Fjz0rdkFKjOkWZbz9TYP+eEKyuKFlG+p8AaBvslRdxGi",
+	"1tFfP5UP/nk5JwCCmIhIW4TRCy5gRjVMQCIyVT0X+AlckZXDCK938AkL2MF+3amy35qj76c1zAep0aW/",
+	"rUiOp6UxzTjF2zNkeUze0s+dkyH7c/eY/PMf/xNuRGf3WjIU5PKlEmH766evFfo5dUY/+pcMKYWYFtBN",
+	"HnCuJ5u3XKDsGEllOgm/ZnMxw9xZq2GvO1xA9CdA3Rpywa3+7PTYwN9uufxMVe5FBSIMQnAAFebK39DD",
+	"hGp8gYrcng3BXIoRwAVito2R4NyyX92rkxCYmvLaD+XCoYrsQmBUP+JyXFYSHI93Ooa4yceA2wu+xbwh",
+	"cdGILWL33WtwBzb9qofVnitCxexZWuWw6kbD/gRJXjPknVyBlxAfOp4PVcJ9NEn2yXnJVew8tly7Ks15",
+	"87JKQ/qWrcwlt3/UTL2OX0FEapX7PyBbKh7ZpbFTXbnlVs9sMPy7sH1mJ73SmTj4wuOveCKsnlOv4rq4",
+	"iJFFf07fkRN9phgt9DFUjKzuzR8CbOhZIzOWaUNn2DP5W/O23njfcV1W4ofrMpvXsWMdnypUM8mT8IZN",
+	"nUer6gyq5chVK8ksIB/LRq2czwqZJyH3/R3yGpdm2CDa0Zu4vzFV3XjLf4Ih9VkpbtV80MtpiG6/5sXS",
+	"j/6meyWP3sqYJesIpF+kviVpVO4wt1AM+eX/LsRPvyAjT405ZX3C9lc1DMPeoj1WYIEguE/elzq9pUyR",
+	"NtwRwNW94zxBBxMaXuw32Cc/5mWtuzBMqu0gb9kiyXN26xmVW7t7LzL/SPFGl1tHSVEtXUPqs8y3RsWq",
+	"kir+XibVZfoQOqXi7z76vAVpComGS3Y0qBeeQ2YaN637cM7vVjX+mZnl27qpSgzZVNFoUSMnn0oE+eHQ",
+	"ISnvW6oYNO6Ij32eq70X5RW43eQ1c+0Dq/SGWbm3ItJcedEtR2dWI3VCtUtQfmCAdyoOkUhWFoeK0Svm",
+	"C6/rnQ0vE6ld/KLU49E/SahxwUzn7HZ5j0eEJokD7xmjXxsflBNX0YNPuba3e9gyy5qlIfwUug8mMb6E",
+	"GuKRpNxhRg/6b9yMLoUrjDg7/en1ee/j2ZvQxWEZVUQxGo2YLmWau+agYNhCWXlecENFEZy/FG3M8SEh",
+	"Lk0YYNZH6OceBrOrwmOXRzShmkR24eK9ffKGX/lEd8ycvxTAfErJ6ty4oeg8ww0fP8ZGXFy7bBpKDrvd",
+	"Wt+/neyPfj/n2Ghzw04yAdAku9QAFw7fbcq+qGJ9NYemlqK41maMVLec69ktb5d6xD6auwrJWk0Dz7vv",
+	"1KWNLO/Et1vbFXetyXa9GOW7A6TFFHPE8aBgzBoDcOJp+UjCyjXlGAaLkgqBEoEMUxmXWd4VY+lR9SuW",
+	"q7Ux/w6Apo7Q/wepzwR6YFFxKdjnEc2gqu33TBrqKiCAQUEaGdjRoHlUXj6QCqKOs6cBvncpHMM8Is8+",
+	"fw7Is8MXAaHWPO/gbU/tD+6ESEMGdrGhIgFpyE8LEqWhQGgxUy0YPzYcUCyGHOmCvSZcu5QcSAWHDWjK",
+	"7mtmWGt5lurZST5UH32Foo0mDuGb9q11Zs8NqmR3zB78TL8Lp1bEVZRx0/GECxunl6URu8LLxV5Xd8+9",
+	"crpeMDq+URBw+SOQ8vYrm96SqxZWeQVPLe7G9+GozSkv19bdL81u2pc0dWw2ZQJ0JlZtCB46fMUwIGGB",
+	"C1lJTYbk85QpEqZMcRmHjU5bGM6uDFx4+R25bHFiTYwVrj44bHfisPUkNU/yM0x7VW9tQaPfqbN2i77X",
+	"5s1Z4Hlt2IDuw2m9B27XRTu6dafrS6jIcvWkIFryXAKoJj4uav1wYCSy4oxrdMM2Olp3L4buyM26AmF/",
+	"y07W++EzXS6REARmoRXxM95yi0bELrV1mM1yZR3X5bvQ1Yd+fz2VuA0va+p1KvTPDs15F6wL3n03CrTD",
+	"u65nXLBWD+rzLtTnHBx8lgqrrGppMmm5mAYe8dhimozZuM+UHvFUBzWJgjNdbudlNn6yoPsHrfyGWnnj",
+	"njfr5A2r3304/3etkC/YzC2o43Xa884l0N3ozssp8CE94b6lJ6wjvQ6cHFqudb91N35LujfOabkG7hbp",
+	"gdk2YRC4BcLEr90w31o/vatkm4wk4snhOAhNFKPxdEmydIkEdsm48Qt3aEC4KTYw8UIRfWDfdwruFMeE",
+	"5rXIm3Hxgy+u+eAKHv1Z6l9ekzaW1w8GRE1NGiSwuq0DYNtdsMBVK1pnq9hGDohxsYT/RWrzq73pXoXn",
+	"b6/Eyc1/uSaQw1+TNhZAY6UfolzufRc+unwJSvT9S/5bc0z93EjFNCKVXfOYqRK4t+s2aV99RBhCZoeY",
+	"9RpiaiKscEA0o4nrVHQpTk7PO4fPnnd+fvnW43ljXtXbk/OL07Per6d/CfeIzF/VU2wQknbIxPXRu5O3",
+	"p6EDhYZDC1ATTFxzJQUA78pBkXi1R/75j/8u5wA0Q0Q4UtqRRuHefjfahJ9aYyKly3pt5523jMaN23vw",
+	"U+7CT+lXvOEkzsmAFYP9ZRJ+KM267dKsJZva7I5s3LbuAwe4t57Kpbu99fSBn/k1F8NCvM7JR2rIGKq4",
+	"BNsjiqUJjXKQLahDQRTxSDHAnb0U/nFXnxJ6wD7FcgRBzLZ26aU+pxaRnGAF8uSEGrmK3sVbkat342Rd",
+	"9VQVntbv4YD9Qb2vG8nkA2iVs4qJdj6iin0zXlg3qQtGxzCx5QYYlEU8eGIbPbFASCUyhPI2KCUBo2kX",
+	"Yqbe2iu1GcOmc/NuWBjXbvl6Tll3ajHlo2hi8bASpG3/Z2WzmUCXLFe1mJf7wF17D/lpW2TbsCvl4+I6",
+	"rdpjFLjyTTkReXczwFU3IyagFItwswGbP/jiigcWmmKZmDsey2yxC3rFBLTqeOCPM/tsl6a8zXjgoJ9U",
+	"u1xojC1odM5KH+li6x0E3N62eeiqdUqNrl1PW67h65Y5+Vto9iUFdJahKalCamNvIFlS8mEp2zqLRlZh",
+	"tcfEsjRsJbjn4dG4vhS+IZFiqVTOTpCZieSY7ZMTUdRkDihPMjVbqe1K2uXVEYHur9hs7lK4/lsOoNKy",
+	"ccpF2X5BswMGnnetwi7yvoVPqbEhjNDedgldo8HX32zQ1FgvdltuzzK/YNosbgjjVtjhBxA7vAduMcst",
+	"mC7b5jldWHoYYZfzeQ4Q1BdHQs+KpZr9N6XRrxZG0d9NtGQ2UrI8n/kXJLJdeTruThle5ON4iBHsKkZQ",
+	"Q38V9rRWIjNwxTyPuZK1nIcGm/KVc7p+CCvcRVihlg8tCifsWmP5Q7ODuwsY1MuT3SQ271gU3Z3HfaG7",
+	"/SGp+R661ReIMTQvF6rZb/GWb0TPhtmskLkMk/4uNO2x319PI27Dl+nabx182S44HLz7brRtnFZT0q+9",
+	"+KBv70Lf9mh4c1RYZVVrqdwIMTancwe+THCoqHCuqgKcrOTEalLHC9J/0MdvWx9vpJNmjbxhu7oPPOOu",
+	"lfIFm7kjtXznUutuFPPlFPigmt831XypxEvpNJE01gdfHLX2lsi+MxYjPrBv4+ch1rBZTjvvuk2kwE7e",
+	"+N5H+Z1NEu8DDuUlTU2m2EPl/DYkWbH4ES5rTPyOl6jig/+pERr2othIFxd0DR37Muas9HYsFvC3YpDe",
+	"aUIjqknobuz5UYSX4gakdOQ/jIC39udxaohjd3UhvyEzy+hsexxz5kuNfZzg8gMR14rvDSh4KQa4J08e",
+	"k/Z/dQAGtONWtPP6pwJMO6WQleWQcgsGuRADfM2+7DkjdqkMC/0kH/xN9xiqdZeeFZj/CqVgfjG/C+dK",
+	"WhBFfhz8TwtgVMEohpovWNR98tp4Y1VIM+JiSDJheEJCmiQ9tIxDcoB/ekB8HULmBzNEKvf0pYC0rThm",
+	"sa/8qhC4q4p177PCpO56nkATNpdzITXsSNHGl9+Nf8hNrEFeuP168BDtwEOUepKqOUmznHotN5HTgXI/",
+	"EZ6VoN4nVAczdUw0U9c8YpeCRpASpZ0mltAplr1CnwQrrGJorKEYSdgA48EyM02lkU75Ls7Sg7/ptv1N",
+	"i6iu2eXUtGXdBz5092rr4i3dkePpFgTi3bieViHEB+fTfXM+rS1MV0TEQGpwWbU/gyD9VkLH81NbLWHT",
+	"LprTKR4YclP9VQEQ4mkTSkagj8QOOHUDKhbsEupq7DP0DFoNEmueNHbK6MsfuksrqDLhRrBDKswD079L",
+	"pv+mpPW4ziy19bari4CDL6WueysgYzScj2XWzG/cjGJFJ+KBb85sqV+ZcrWFw9DaiXa7GugU9GuaLbeq",
+	"8S11rD3dQXt6BW0CAmNn1LA3+MQ3pU9UJ7eC+7Q+UeXhfNTrFfU+HMDb3JkZWKtcvBcwGNLGz7r+h3vH",
+	"hBLNIilip2KQNhpKhBvChTaMxnuL1Y4qBe1U8ah+6i5Vj5lJN1mfNbv/oIvcaeE4Bg7z3cg7iboOyoON",
+	"bNM5qXLwBX5aRzupOUYP2J43wvaEtIBip+VgnY1e5ltdtl3dB4Zzn72wN6SNnamxsM1rOnXvTADfpcN3",
+	"8/Pw0DNsp77dG52sBeJ1ZUvtW/T6FhNbsXboweG7rPUB0FThlxp6qvlDuHoLetg9u79zN29psg9O3vtq",
+	"WMH++KxybIWwKaPf1Hh6cOxu1bGLO3m3Xt0ZdbieapaDcCKRfFsYnDinBwjOrUNwaoTAdHpBIw7nTvWD",
+	"eRjOY4du+EgXwIZTElGAN+szP8j208PDvQbIzp2mAN0xYufMaXgA7LyngJ3Vw1WD2ulIPsfrpMbQaFRF",
+	"7FyqR6yP17lGjusDXOcyuE4f6i+BdRapyIFPViaVXOWZlOYiYbmcIn3FWEq42bt1PaQeyRNH1fFjXkEF",
+	"+dHfeq+KdD5gxVxRp7PCIzCd26zscUu3YoFPuQfz91LnU8x59nyUrjRX/dgF1uVmSURnfUsX0EQpdKe2",
+	"505tj8dhQELXuA7bUUD7NPjLPlGyAQkX2ECqvsa37Nlw27xTt4b7xl1qKn6ai9OW3a491PPsrp7Hr/HC",
+	"I9PA8FfsyzRP2A+161upillp75YFchv3pftw5O9p6cyK+771FkywTSjEis5H5EKSaETFEDVVLzOH/JpV",
+	"hKkc1MvQS5EL0aAkQo8JN9UuTlGmFBPGf6G55dKtC9K7jAOvdaoe6oDuZx3QekIYT+ASc8vf9L2iIeD8",
+	"V7CW3EJ9H2ZSQRU5nfmfluFNuht3xU/x7XdkkripNfFQb7c9WCE7sEJysqqhyFmWtx6sgNNUclyBWb9b",
+	"QMpeOS4GTDERMWLkFRO1XrlGeK7S2XiACLh1iIBFJLTA/GnatO4DY7kXts7ibd1Zg1kXNQmhaVKVlUDD",
+	"KGogYLPfZH3chpy8I4tjJXJ+MDLunZGxtozNsS+3Cne5DOQSL1eRAfXtgRBqJ5rr6PsXOSFjKqYFqOKE",
+	"KUbiB0flItnMrpmazoETujToeaJcAFS4Mnv35Lxqieu3V9e6RjFrqSYzIIxGo0JZVlnynWAElhahRIxn",
+	"pV+XIwXOJP1TEVuDosioMYoKjcwywJvt8oKTVDTFA3dd0XLHdaRLa1dK6/mHoso/qCFeLHfjKajhrWtZ",
+	"5I072twC4rjUx7bcqe1S3ATRb70y0weLfdsW+wq01my330rR6TfMne4Iq3qVLd+6Tf8SApMutTXJhkQq",
+	"4BnHju/kgUsls+HIoe3OsrcDuDdsMvhvTU7fjdG/zkkoLP/gGz8Vf1BPwA2EPJ6C1WypM7j1W7On7KxW",
+	"sKkehMCiKhPku+AB2LVIWBDMrOzprvm2/cYd21gwzSb+nSXsgT3fJXs+iWN7HLKEYdLwjbn0wRf7v9UK",
+	"SOePwkN25k3NG7uTq7O4pYZO/c50H9jEfbFt1tvvnVXp2O1bGTvn1kXgHZsvy2j7IWx574yVdY5VLhCh",
+	"Y9VSnHRobPWrveuPXol2jllNJ5jUtM6THzVTt5ON6Vd7BeupaNnSFuyaKWs0cEU0ixQzmkhFRlSPmN77",
+	"PmJT+XKUCb/4sTky9ZYLo0morzoT1QnJQCaJnLCY9Kfk6Q9EURHLMelPDdOEC5KJFLtS9almz59mKgmI",
+	"NlLZq0aT819OOofPnoMLnl4KPZLKkJjr1A4kVWzAPweu447JlHD+NtgyDINxXbRFlCKZ7hPLdq/YlPRZ",
+	"IqHeVV6KVcoFSKlagAsS+pwDHi/ohuXpb1dizr3+joy8ytfjRhnnqQY2CvMh7QYFRI/kRBApIvYQWdui",
+	"HLMnEJo0unVvOsHzkmutoFp5R/tZPGRG75MPig2YIopdyysWkMmIRyOoHneBODkB4FdsHBpJFTfl5FRO",
+	"zoNheOOWs0toYYEx2LgR2xfTS1nIww439GNdur07qcmTE8EUMIFysipVDEv0jsviOHIRMSuFrTKgpAFS",
+	"aYxu3Y7ovCPjcFWCfzAO751xuKFYPUCZaEexddAqa6CE+P64R014nAtobWSqyUSqKy6GEBoFRAgtaKpH",
+	"EvR8SeN9cmYfhkJNJ7tjeJxrQomQHZnOH1O8716Jh8AP/kFOzCGz23W5Eflafr0T8kWLkRLBJiXGB2H8",
+	"PI9R0DELUN4EXtAExLfUSBWXihvUR9nnlKspmIWXwtuFhdmB9gaYgTJBKkf91B+SASKq0Ij1sEGHDknb",
+	"Ph/Cm5m2J+xSuCINSYSckH8l8EBA0HWQUAMOBCoIN2RC9d4xzqcL3T10fsaoH84ZSEN7/uyY8aJUOJfi",
+	"LD7tvqizNXFrbklgniEd3JGtiV9vtDVrSKhscHpNxW88tYQBG8gfEkXuVLzivq7Fn2TCVkMAO5MJu5/4",
+	"X1VH6PL7f1YyS9d5oFr3voEbeKfO2WJfVvDPyoR9X9BilRmXT0Pl92ZHLMLxk9C+J7SCatbLWYd+EhAd",
+	"yZTFkA9gyFhqk9/v6xODS1H2fpK2YNyMmDpyIJOdCY/ZHopYEN4Och0wP5ulmPOYFkSxK0FWfOGO/Kal",
+	"KTZptKU9fvCN7qTqoLTCCw5XrbRZEX5slpQf0v1vPd1/tU1e4PxctIXdB45wv7ygq+72TrP97SiOK4hk",
+	"3uoAyVp4R0k7dnQqYoLCz0rdAtJsvNfoG71NIXlHHtL1jsSDn/Te+UnXFbCZYQfsc5pQDmRSr9Se2ds0",
+	"2ImwcXbf7dkqQHTShKK+CsH/VMZkIrMkJvABb+7/8x//7RDnnSM0uBR9xegVU1jvl/BrBm4cEbkop+gM",
+	"Ej4cGTLgQ6jDt+/wRX+aIRVy52TQdKrJZDQ9soO7FNooatgQ3zQZ2UMuNQwm7woLQIM0SZh6pMmICxMU",
+	"3ZL2wOU1Tk0notGIEToYcOHcXZcCYyxacykIjxlspX015LJIEZAJIIeAnxTXTABoAiQ4wfsDVy/vz9KE",
+	"JlcsvhRcwKrZn6SKmSo5VCKpGMkDuVRL7+ki+oqn1oBoD2iSAAY5Npd5lO/6paAD9I+5+WFrhb3CP5Mf",
+	"6lLlZWUGuKVGTcmAK232yc/8muFS4CJauig5E+xQae4u9J8p0RAEsWU8JW34JqMxU3rPPva3zN5xKWCk",
+	"aNRg3wJryuRLG/5XB7wUHSDQ0L0h/1KmrRnLrpkwj7QjxZgZypNLgXPRdErasYz0gVvy/XG85/EtFKPg",
+	"K3Qg/iBIjoCW6ZhpWKKZMtV6N2Fm2Kk7YbsSG8UnctZ624KjPASdJY31YzGLuIYI5EO/ia3xf7fyZDJi",
+	"ipX4NFL5UJZEwXtPnWU54FKvOh4rbaFnr5qCeN9TKnfpS6uuxAo9iWYg6b4Lj9rspEu0eD57aRkqZXXB",
+	"d8ROqx+5G2/VzESb+vtU1+/BZ7ULn9XMIi8m3yaGulaO38wXS7XVRbr0GnCVNYfmIbXvhj6utYii2dO1",
+	"bGu6DwzlHrq81tz82wHmb3Ba3YHEvBvX1UYE/uDAum8OrM2krfMnHWBi3QJHFutnPIl17qZ6pIusPOj9",
+	"+kFqM1RMEyEnzqvERKxJ+O79xetXfwmJls5vI82IKfuOS4Gf1cRIuU/OXPLTZMRE+TuCTYpvcajDgXYX",
+	"tU4DeOG5u3uncsF94wxXrvbY1E5h/49kiODsULkqFnWxSWyoycqGcOOqaEyiEbEjjFTGiBusWCqVcb1U",
+	"HT5gQrUhYy4yw0g7leBmsnd5UKJLccZiro9zJ2d4dvrm5C+9s9OfXp/3Pp69CfE11rIayTIpQ473Xh01",
+	"WUUDZ7NLQsIvNPFduPqHohl/Msg1U+DmhXK4ISMpHvtlBLS8T/MF3PGN4ObYySz3gMCifBduD+M219MI",
+	"bvYyB4e9a4cti+/GmQGTamAMiK3+4LfYvt/CICnN0l+FPS11S5zAa1CcacOThIxojvytXV7ZsQPGJlIB",
+	"ij6E0V2MqMEnkdP5Q3rObafnNNBFs5Oifq+6D+zhbr0Qjfu4BX9DnSdhx6LpbrwGy2jvwUFw3xwEK4u1",
+	"g5HUZhYaprrLv/lEAvsU5kMUANRjOgUz6xgSAex0SH9KJiMJxUb2KiQImJxLBQ0q/i9Sm1/Z9HxE1bcD",
+	"k+kmZecHE1sh+Anzf2DmTVCZeRYJrhR6DXbB5/1RgfSYA0iPWeTnYETRCWbRaCIt7Yd/HSg5DoiRe2FA",
+	"ZBIzbVDdCzAFjBUaYik5KKICj0ybRpZDXAqqc1wKtyB7+yQcSDWm5s+RvsY+6ydRxFJzRAz7bA7gV19f",
+	"+PL8P0n77NVL8vTxD90jQn0CkJKTAPKSBJRRKDkBox3m4JK+ZJKNBaRjhR/tOpzaa+ExoX3NhCE81pAz",
+	"ysapmZKIJYne2ye/oU/mUoQARBUGMAKOs5yMZGLXSgwZuhLDCA5jCOlg2ihGxyx2JYnuBa4w0Q4SjknC",
+	"r9il+I/z9++KfCnBPhuCr3JuQ5f69I59Np2X7hs48zrvj2VDxRTXZ0Dw7Cslx2sUWNEhu5Ar33+LTUh3",
+	"gsnlyyTXecbyz/XQu+iQvZUxS9Z8Bv1ypYdmPeIOpwlP3TGccMVjF4p2hy+nr1bQ4vax3zOmpq2gJeiY",
+	"tY5a+HArWFF4lMjxFT75dafCqvieE1NByzOT6ktmEszP/9Mz4YKxHOe8A7tRuFTYAWdJPMdP7HqZaWqX",
+	"SBvVkFVdiMhSwiJE811GpB1Z5bjXs2nHIxwHBrYBL27beeRrW+E/eznDkyX3NDxl2Y8UyNU6yNXY51Qq",
+	"HFmxZHPTu9/y/S51WBD15T0uiXUgmpIeWxbOB1+c0eUhfhslNdxPsHIXkZ5YDCI2TwkMrBILNzzSeZog",
+	"j0m7mk+LFzqvf7Iiyhf0s3ivDPTvkpR9Qifgs0G2aw+TbMN9cgKCnpTkvJVGR4QKN1Q5IPRS5A0XK8qC",
+	"AKQMGiMextPu0wByhrV9mseu6D+fZdtpKFZqTxQ3hglMIB7b7xS5z37OTMQahWysJOROe+wDrkgMy5NS",
+	"ZbhdXUDOYZYPcSmaQizFsZ8XsbM8d37565Z+LyChYr/3Qhjmk0OSyAlTEdWMjNhnEvMhtMyhAkORlgn7",
+	"termnDqlZlQw6oKQWrNmdvlQj+nnN0wMzah19Pjwh6A15iL/e56j3Q7rbjLTSwfqwbhoAKqCmT7S5bVa",
+	"ynvytzTxG2loUm8RlHTumGvDRWTINU0y5oWTK33uT0MS8zETln9oy5ouhf2Iq+uIpDb75L1IpqV0/lIT",
+	"91rjgmsC+QGWJZQqoy0PA2F6RGiSHKNzp1LsfVT2BPhPHOeJNnP3Ss1yzqWtICUDULKsXoCYPv5Ry/rQ",
+	"i17L3sbURCPIODAjLob75ERM4XOXwpdkjOmUUH1lP+JeUGp8RYbMaPK0+8TaTkqOQzLOtCF9RvpsIBUj",
+	"oZEhaT89PFzIus7dft8/+wDuBxSGH6cPev9Gev/OWbSnnqb4P16+7wz6LrVDXEGuHaNbyp8NHzPNFGd6",
+	"GYu2fDjk9tPXNAlJP4uumCHtjxcvXSZKQEYyU5ZPxXS6V8fSdZpwY9UgqKyrZd/Hzg5SGotvwZRw37L8",
+	"q89QoaLJPnmLCTB41TJs+0WHfHEpnv4A4/HFVZnKb/TgGC8O7Ug1MDXPb4sZ7tUpnp4CF3DAi2JF/yhM",
+	"sLrfP+JqT3hsRk2mul+l9Yz11/6prw+s976x3hLZNkWy+BhSX/n997/faYwJFUyAoefjxRzYuWUac7s+",
+	"wh23WxpX3fiS3uyLiCFVkI0pT0gbcIkCYq3JjrYs3PBrhrroXhPvgEcXen92S+xMLQ8zwdZ8FxlmmSOx",
+	"gkjt38syzOxdOwrj21ffTYYZTKrRP8DUQ4bZLjLMMiSlWfqrMMm1Ct/KnArbgGjnGSgq34IS6oSRV8xe",
+	"HbNxnyk94qm91Rrqa5TH5QfioSjuhpllDfTQnFlWv/TdB7Zwt/7Cxn3ceiXbOTPG+cqo1hOpAH83jDnw",
+	"rPiIWMERgq8+ZxCPdM4Xmoredizj7iZVbRkxP6Sq3bdUtSb5aO9mUabsB+056jOqmDrJzKh19NdPVpOP",
+	"pLziLP/lk31AXddHk07ycJ4lMyUTBGM6Jpolg85IaujPraU9QAqgQIUkadZPeETwrfYYZSppHbW+ALGx",
+	"r0cHB1/sk1+PvqRSma+toHVNFbcLBXQ9yqvrBjRLjLV5ZEQT+LmOPiG3SWVC2MMOwwUSte+uvuaH7g+P",
+	"596AFVAv37+7OHv/pvfh/dkFPI1jrT4/MiZtBS0msrFdcven/R+u/Kd8O+ZZEfIUcBilTKYJI+1EDrkI",
+	"SCKHMjMBmYwkHfO9PDVnVhOxP07JmAvIe3dGE+zivHn2McWUIMvcUglg7P/8x39j1OCax8DnTj68tvxw",
+	"Cs65iXDblWNgEQoNvMjHszc4JD5mMsMAvfv4L1IbXfP1l9TQRA4JE0Zxpl1UAXMaCDQrKIJGIYAwhZji",
+	"EJT1s4imtM8TbsCxkH8UfCZ1X7Wk8DfJRQkFC6uqkEBwXooRPaIpC0jmlwjvRDT6VPGI6QCxsUofzbGm",
+	"5z/7wa0oiRQDqC6IWw3cZ/fJf9IkY0XkmHWkSKbHpZQJPZITh61T6q2S8Gs2u9aIlz0/hHeQKwItDjUz",
+	"mrTd8uogV2IjKaJMKcA+S0EPFrGc7GHtRZ6VWsGbgiUpjaDcI3F+DJDtmgeQxnRqGRQsOq4vAAbrgPi8",
+	"2fyHoh+jDkhKIy6GBfp/6fMf3CBr6S01mbJL4NG/oH2cyz3qy5hjm/B8nkBlET7VS+kUC2ylKGXjQuze",
+	"6p4+NzdvhROPuSjvzAf3fM3AXosiUBcQmsNHtmcKkQOUsVIR8H3vkb4VTtjA2SOcWcKeocoPVRuk4UwY",
+	"mfrIqGGCimiKAUpk6ZSLPB5ZejUmgtZSO0ZHsdceDhFz2UWcv3AWlSdYAVzEz8l9oI7MpeiMsjG1A+Yi",
+	"4ml+0twEjpFFWmZWfK/07rki75r5IW+ejCTRfAhpJ0a6pM6S/INJWCKvfsvBClb5dmkAKKTnvwrdXrx7",
+	"KSh231qbpQWDI4oJnY6SSu8G733dywE03KM3wn5ViC0oQ3zbX0to4bizVmThApe5QQX0sY4feNzTGCH1",
+	"ECeRicAXI8+vKh4/e9gcKp6LqlfkXcxNzefeSDHsWJ4ZF30qYUd8hGYGTbLSx4rrSt/CYo5Fk4KaPUuZ",
+	"pXiaYggsplOsUBNmRKRwaxeUw/SllmeFYMEue00MFdAXUyZQfKEWyK2AKjndC+zDPJO6QnJ0yOqG7wuQ",
+	"scDclR0HrntQQCKuoowb4iE0S5zbWNFS+kSpQPnrp6//XwAAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
