@@ -308,7 +308,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		r.Body = http.MaxBytesReader(rec, r.Body, limit)
 	}
-	ctx := context.WithValue(r.Context(), acceptKey{}, r.Header.Get("Accept"))
+	ctx := context.WithValue(RequestContext(r), acceptKey{}, r.Header.Get("Accept"))
 	r = r.WithContext(ctx)
 	if route.Operation != nil && route.Operation.OperationID == "login" {
 		// Before the body is read or anything is hashed.

@@ -667,6 +667,9 @@ type AuditEntry struct {
 	Actor string    `json:"actor"`
 	At    time.Time `json:"at"`
 
+	// ClientAddr The address the write came from: the TCP peer, or the client a trusted proxy (RELAY_TRUSTED_PROXIES) names in X-Forwarded-For. Absent for rows no request wrote (the CLI's own commands) and rows older than this field.
+	ClientAddr *string `json:"client_addr,omitempty"`
+
 	// ID The row's sequence number.
 	ID int64 `json:"id"`
 
