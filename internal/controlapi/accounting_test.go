@@ -37,8 +37,9 @@ import (
 //	F  filtered: 200 with none of team B's rows in the body
 //	-  not sent (login and logout, which would change the session itself)
 //
-// This holds the HTTP API, not a layer over the service methods (issue 29
-// covers that refactor).
+// Every operation runs through the authorization layer (authz.go): one
+// that answers without asking its rule's verb answers 500, which no
+// outcome letter accepts — so a handler that forgets to authorize fails here.
 
 // accountingRoles are the signed-in users of the matrix, in column order.
 var accountingRoles = []string{"nobody", "viewerA1", "devA1", "padminA1", "tadminA", "sysviewer", "admin"}

@@ -219,7 +219,7 @@ func newServer(cfg Config) (*Server, error) {
 		admin:     newAdminTokens(cfg.AdminToken, cfg.AdminTokenExpires, cfg.AdminTokenFile, cfg.AdminTokenGrace),
 	}
 	s.api = controlgen.HandlerWithOptions(
-		controlgen.NewStrictHandlerWithOptions(s, nil, controlgen.StrictHTTPServerOptions{
+		controlgen.NewStrictHandlerWithOptions(s, []controlgen.StrictMiddlewareFunc{s.authorize}, controlgen.StrictHTTPServerOptions{
 			RequestErrorHandlerFunc: func(w http.ResponseWriter, r *http.Request, err error) {
 				// The validator has passed the request; what is left is a body
 				// the generated decoder cannot bind. Never echo it.
