@@ -1,6 +1,6 @@
 -- name: InsertAuditLog :one
-INSERT INTO audit_log (actor, action, kind, object_id, before, after)
-VALUES ($1, $2, $3, $4, $5, $6)
+INSERT INTO audit_log (actor, action, kind, object_id, before, after, client_addr)
+VALUES ($1, $2, $3, $4, $5, $6, $7)
 RETURNING *;
 
 -- name: ListAuditLogPage :many

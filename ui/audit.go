@@ -51,11 +51,11 @@ func (h *Handler) audit(p *page) {
 		return
 	}
 	l := resp.(gen.ListAuditLog200JSONResponse)
-	t := table{Columns: []column{{Title: "#", Num: true}, {Title: "When"}, {Title: "Who"}, {Title: "Action"}, {Title: "Kind"}, {Title: "Object"}},
+	t := table{Columns: []column{{Title: "#", Num: true}, {Title: "When"}, {Title: "Who"}, {Title: "Action"}, {Title: "Kind"}, {Title: "Object"}, {Title: "From"}},
 		Empty: "No audit rows match."}
 	for _, e := range l.Items {
 		t.Rows = append(t.Rows, row{Cells: []cell{{Text: strconv.FormatInt(e.ID, 10), Num: true}, {Text: e.At.UTC().Format("2006-01-02 15:04:05")},
-			{Text: e.Actor, Mono: true}, {Text: string(e.Action), Badge: auditBadge(e.Action)}, {Text: e.Kind, Mono: true}, {Text: e.ObjectID, Mono: true}}})
+			{Text: e.Actor, Mono: true}, {Text: string(e.Action), Badge: auditBadge(e.Action)}, {Text: e.Kind, Mono: true}, {Text: e.ObjectID, Mono: true}, {Text: deref(e.ClientAddr), Mono: true}}})
 	}
 	if l.NextCursor != nil {
 		next := url.Values{"cursor": {*l.NextCursor}}

@@ -23,6 +23,10 @@ func TestConsole_AuditLog(t *testing.T) {
 	a = br.get("/audit?" + url.Values{"kind": {"teams"}}.Encode())
 	must(t, a, http.StatusOK, team["id"].(string), `<option value="teams" selected>`)
 	mustNot(t, a, project["id"].(string), `<td class="mono">sessions</td>`)
+	// Where each write came from: here the test's loopback peer, for the
+	// API's writes and the console's own sign-in alike.
+	a = br.get("/audit?" + url.Values{"kind": {"sessions"}}.Encode())
+	must(t, a, http.StatusOK, ">From<", `<td class="mono">127.0.0.1</td>`)
 	a = br.get("/audit?"+url.Values{"actor": {"nobody"}}.Encode(), "HX-Request", "true")
 	must(t, a, http.StatusOK, "No audit rows match.", `value="nobody"`)
 	mustNot(t, a, "<nav")

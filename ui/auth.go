@@ -63,7 +63,7 @@ func (h *Handler) login(r *http.Request, email, password string) (string, *contr
 	if err := h.api.Check(r.Context(), http.MethodPost, "/api/auth/login", body); err != nil {
 		return "", &controlapi.Problem{Status: http.StatusUnauthorized, Message: "wrong email or password"}
 	}
-	resp, err := h.api.Login(r.Context(), gen.LoginRequestObject{Body: &body})
+	resp, err := h.api.Login(controlapi.RequestContext(r), gen.LoginRequestObject{Body: &body}) // the sign-in's audit row names the client
 	if err != nil {
 		pr := controlapi.Explain(r.Method, err)
 		if pr.Status >= 500 {

@@ -6,34 +6,38 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/relay-llm/relay/internal/configfile"
+	"github.com/relay-llm/relay/openapi/models"
 )
 
 const applyUsage = `relay apply -f FILE|DIR|- [-f …] [--dry-run] [--prune] [--allow-secrets] [--url URL] [--token TOKEN]
 
-Reads config-as-code documents (kind + spec), compares them with the control
-plane, prints the plan, then applies it. See docs/config-as-code.md.`
+Sends config-as-code documents (kind + spec) to the control plane, which
+compares them with what it holds and applies the difference in one
+transaction: all of it, or (on the first refusal) nothing. Prints the plan.
+--dry-run runs the apply and rolls it back. See docs/config-as-code.md.`
 
 // applyCmd is `relay apply`.
 func applyCmd(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlagSet("apply", stderr)
 	fs.Usage = usageFunc(fs, stderr, applyUsage)
 	var (
-		files    stringList
-		c        conn
-		opts     configfile.Options
-		dryRun   bool
-		parallel int
+		files  stringList
+		c      conn
+		body   models.ApplyRequest
+		dryRun bool
+		prune  bool
+		secret bool
 	)
 	fs.Var(&files, "f", "a YAML `FILE`, a directory of *.yaml/*.yml files, or - for stdin (repeatable)")
-	fs.BoolVar(&dryRun, "dry-run", false, "print the plan and change nothing")
-	fs.BoolVar(&opts.Prune, "prune", false, "delete objects of the kinds in the files that the files do not describe")
-	fs.BoolVar(&opts.AllowSecrets, "allow-secrets", false, "accept host keys with a literal secret (sealed by the control plane)")
-	fs.IntVar(&parallel, "parallel", 4, "API calls at once")
+	fs.BoolVar(&dryRun, "dry-run", false, "print the plan, run it and roll it back: change nothing")
+	fs.BoolVar(&prune, "prune", false, "delete objects of the kinds in the files that the files do not describe")
+	fs.BoolVar(&secret, "allow-secrets", false, "accept host keys with a literal secret (sealed by the control plane)")
 	c.register(fs)
 	if help, err := parseFlags(fs, args); help || err != nil {
 		return err
@@ -42,33 +46,44 @@ func applyCmd(ctx context.Context, args []string, getenv func(string) string, st
 		fs.Usage()
 		return errors.New("apply: -f is required")
 	}
-	opts.Parallel = parallel
-
-	docs, err := configfile.Load(files, stdin)
+	read, err := configfile.Read(files, stdin)
 	if err != nil {
 		return fmt.Errorf("apply: %w", err)
 	}
+	// Decoded here too, so a typo is reported before anything is sent.
+	if _, err := configfile.ParseAll(read); err != nil {
+		return fmt.Errorf("apply: %w", err)
+	}
+	for _, f := range read {
+		body.Files = append(body.Files, models.ApplyFile{Name: f.Name, Content: string(f.Data)})
+	}
+	body.DryRun, body.Prune, body.AllowSecrets = &dryRun, &prune, &secret
 	cl, err := c.admin(getenv)
 	if err != nil {
 		return fmt.Errorf("apply: %w", err)
 	}
-	plan, err := configfile.NewPlan(ctx, cl, docs, opts)
+	start := time.Now()
+	r, err := cl.ApplyConfigWithResponse(ctx, body)
 	if err != nil {
 		return fmt.Errorf("apply: %w", err)
 	}
-	for _, w := range plan.Warnings {
+	if r.JSON200 == nil {
+		err := configfile.ResponseError(r.StatusCode(), r.Body)
+		var ae *configfile.APIError
+		if errors.As(err, &ae) && ae.Status != http.StatusUnauthorized && ae.Message != "" {
+			return fmt.Errorf("apply: %s", ae.Message) // it names the document and the operation's answer
+		}
+		return fmt.Errorf("apply: %w", err)
+	}
+	res := r.JSON200
+	for _, w := range res.Warnings {
 		fmt.Fprintln(stderr, "warning:", w)
 	}
-	if err := plan.Print(stdout); err != nil {
+	if _, err := io.WriteString(stdout, res.Plan); err != nil {
 		return err
 	}
-	if dryRun || plan.Empty() {
+	if dryRun || res.Created+res.Updated+res.Deleted == 0 {
 		return nil
-	}
-	start := time.Now()
-	res, err := plan.Apply(ctx)
-	if err != nil {
-		return fmt.Errorf("apply: %w (%d of %d changes were made)", err, res.Created+res.Updated+res.Deleted, len(plan.Steps))
 	}
 	fmt.Fprintf(stdout, "applied: %d created, %d updated, %d deleted in %s\n",
 		res.Created, res.Updated, res.Deleted, time.Since(start).Round(time.Millisecond))

@@ -110,6 +110,10 @@ func apiError(status int, body []byte) error {
 	return ae
 }
 
+// ResponseError is the error of an answer that is not the expected one: the
+// API's error, or one line of whatever else answered.
+func ResponseError(status int, body []byte) error { return apiError(status, body) }
+
 // IsConflict reports whether err is the API's 409.
 func IsConflict(err error) bool {
 	var ae *APIError

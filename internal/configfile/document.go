@@ -74,11 +74,18 @@ const (
 	MaxDocuments  = 50000
 )
 
-// Load reads the documents of every path: a file, a directory (its *.yaml and
-// *.yml files, sorted by name, not recursive) or "-" for stdin. Documents
-// that are empty (a trailing `---`) are skipped.
-func Load(paths []string, stdin io.Reader) ([]Document, error) {
-	var docs []Document
+// File is one input of an apply: its name as errors cite it ("-" for stdin)
+// and its bytes.
+type File struct {
+	Name string
+	Data []byte
+}
+
+// Read reads every path: a file, a directory (its *.yaml and *.yml files,
+// sorted by name, not recursive) or "-" for stdin, within MaxInputBytes over
+// all of them.
+func Read(paths []string, stdin io.Reader) ([]File, error) {
+	var out []File
 	total := 0
 	for _, p := range paths {
 		files, err := expand(p)
@@ -91,16 +98,35 @@ func Load(paths []string, stdin io.Reader) ([]Document, error) {
 				return nil, err
 			}
 			total += len(data)
-			d, err := Parse(f, data)
-			if err != nil {
-				return nil, err
-			}
-			if docs = append(docs, d...); len(docs) > MaxDocuments {
-				return nil, fmt.Errorf("read %s: more than %d documents in one apply; split the files", f, MaxDocuments)
-			}
+			out = append(out, File{Name: f, Data: data})
+		}
+	}
+	return out, nil
+}
+
+// ParseAll decodes the documents of files, within MaxDocuments. Documents
+// that are empty (a trailing `---`) are skipped.
+func ParseAll(files []File) ([]Document, error) {
+	var docs []Document
+	for _, f := range files {
+		d, err := Parse(f.Name, f.Data)
+		if err != nil {
+			return nil, err
+		}
+		if docs = append(docs, d...); len(docs) > MaxDocuments {
+			return nil, fmt.Errorf("read %s: more than %d documents in one apply; split the files", f.Name, MaxDocuments)
 		}
 	}
 	return docs, nil
+}
+
+// Load reads and decodes the documents of every path (Read, then ParseAll).
+func Load(paths []string, stdin io.Reader) ([]Document, error) {
+	files, err := Read(paths, stdin)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAll(files)
 }
 
 // readCapped reads a file ("-": stdin) of at most left bytes.

@@ -25,7 +25,7 @@ func Export(ctx context.Context, c *client.ClientWithResponses, w io.Writer, par
 	if parallel <= 0 {
 		parallel = 4
 	}
-	st, err := readState(ctx, c, parallel)
+	st, err := readState(ctx, c, parallel, false)
 	if err != nil {
 		return nil, err
 	}

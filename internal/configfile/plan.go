@@ -27,7 +27,23 @@ type Options struct {
 	// Parallel is how many API calls run at once (reads, and the writes of
 	// one kind); 0 means 4.
 	Parallel int
+	// AsCaller runs the plan as whoever the client's calls authenticate as,
+	// a signed-in user too: the control plane's own apply (POST /api/apply)
+	// sets it, where every call is made as its caller and answers only what
+	// the caller's role bindings allow. Without it a plan needs the admin
+	// token, so that a remote apply never plans against a partial view.
+	AsCaller bool
 }
+
+// ErrNoSuchObject is what a document naming an object that neither the
+// documents nor the control plane have (as far as the caller can see) wraps.
+var ErrNoSuchObject = errors.New("no such object")
+
+// noSuchError is a reference to an object the plan cannot find.
+type noSuchError struct{ msg string }
+
+func (e *noSuchError) Error() string        { return e.msg }
+func (e *noSuchError) Is(target error) bool { return target == ErrNoSuchObject }
 
 // Action is what a step does.
 type Action byte
@@ -157,7 +173,7 @@ func NewPlan(ctx context.Context, c *client.ClientWithResponses, docs []Document
 		want.objs[d.Kind][o.name()] = o
 		inFiles[d.Kind] = true
 	}
-	cur, err := readState(ctx, c, opts.Parallel)
+	cur, err := readState(ctx, c, opts.Parallel, opts.AsCaller)
 	if err != nil {
 		return nil, err
 	}
@@ -172,7 +188,7 @@ func NewPlan(ctx context.Context, c *client.ClientWithResponses, docs []Document
 					continue
 				}
 				if cur.objs[r.kind][r.key] == nil {
-					return nil, docError(o, fmt.Errorf("%s: no %s %q in the files or in Relay", r.field, r.kind, r.key))
+					return nil, docError(o, &noSuchError{fmt.Sprintf("%s: no %s %q in the files or in Relay", r.field, r.kind, r.key)})
 				}
 				if deleted(r.kind, r.key) {
 					return nil, docError(o, fmt.Errorf("%s: %s %q is not in the files, and --prune deletes it", r.field, r.kind, r.key))

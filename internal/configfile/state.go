@@ -96,9 +96,11 @@ type snapshot struct {
 
 // readState reads the whole catalog through the API (parallel calls at most
 // at once) and turns it into specs with natural keys.
-func readState(ctx context.Context, c *client.ClientWithResponses, parallel int) (*state, error) {
-	if err := probe(ctx, c); err != nil {
-		return nil, err
+func readState(ctx context.Context, c *client.ClientWithResponses, parallel int, asCaller bool) (*state, error) {
+	if !asCaller {
+		if err := probe(ctx, c); err != nil {
+			return nil, err
+		}
 	}
 	var snap snapshot
 	lists := []func(context.Context) error{
@@ -263,7 +265,7 @@ func readState(ctx context.Context, c *client.ClientWithResponses, parallel int)
 	if err := readGrants(ctx, c, parallel, &snap); err != nil {
 		return nil, summarize(err)
 	}
-	return buildState(&snap)
+	return buildState(&snap, asCaller)
 }
 
 // probe asks who the caller is, once, before the parallel reads: an
@@ -426,14 +428,31 @@ func (n names) ofPtr(kind string, id *uuid.UUID) (string, error) {
 	return n.of(kind, *id)
 }
 
-func buildState(snap *snapshot) (*state, error) {
+// buildState turns the lists into objects. With partial (a caller's own
+// view, Options.AsCaller) an object that names a row the caller cannot see
+// (a role binding of a user outside its directory) is left out, as the rows
+// the lists did not return are; otherwise such a name is an error.
+func buildState(snap *snapshot, partial bool) (*state, error) {
 	st := newState()
-	var errs []error
+	var (
+		errs   []error
+		unseen bool // the object being built names a row that is not in the lists
+	)
 	must := func(s string, err error) string {
 		if err != nil {
 			errs = append(errs, err)
+			unseen = true
 		}
 		return s
+	}
+	add := st.add
+	if partial {
+		add = func(o *object) {
+			if !unseen {
+				st.add(o)
+			}
+			unseen = false
+		}
 	}
 
 	teams, projects, rateLimits, hosts, models := names{}, names{}, names{}, names{}, names{}
@@ -441,12 +460,12 @@ func buildState(snap *snapshot) (*state, error) {
 
 	for _, t := range snap.teams {
 		teams[t.ID] = t.Slug
-		st.add(&object{kind: KindTeam, id: t.ID, spec: &TeamSpec{Slug: t.Slug, Name: t.Name}})
+		add(&object{kind: KindTeam, id: t.ID, spec: &TeamSpec{Slug: t.Slug, Name: t.Name}})
 	}
 	for _, p := range snap.projects {
 		s := &ProjectSpec{Team: must(teams.of("team", p.TeamID)), Slug: p.Slug, Name: p.Name}
 		projects[p.ID] = s.key()
-		st.add(&object{kind: KindProject, id: p.ID, spec: s})
+		add(&object{kind: KindProject, id: p.ID, spec: s})
 	}
 	for _, r := range snap.rateLimits {
 		rateLimits[r.ID] = r.Slug
@@ -455,7 +474,7 @@ func buildState(snap *snapshot) (*state, error) {
 			s.Rules = append(s.Rules, Rule{Meter: string(rule.Meter), Amount: rule.Amount, WindowSeconds: rule.WindowSeconds, PerPrincipal: rule.PerPrincipal})
 		}
 		s.normalize()
-		st.add(&object{kind: KindRateLimit, id: r.ID, spec: s, rules: r.Rules})
+		add(&object{kind: KindRateLimit, id: r.ID, spec: s, rules: r.Rules})
 	}
 	for _, h := range snap.hosts {
 		hosts[h.ID] = h.Slug
@@ -467,7 +486,7 @@ func buildState(snap *snapshot) (*state, error) {
 			Profile: h.Profile, ProfileParams: h.ProfileParams,
 		}
 		hs.normalize()
-		st.add(&object{kind: KindHost, id: h.ID, spec: hs})
+		add(&object{kind: KindHost, id: h.ID, spec: hs})
 	}
 	for _, m := range snap.models {
 		models[m.ID] = m.Name
@@ -482,7 +501,7 @@ func buildState(snap *snapshot) (*state, error) {
 			s.Fallbacks = append(s.Fallbacks, must(models.of("model", id)))
 		}
 		s.normalize()
-		st.add(&object{kind: KindModel, id: m.ID, spec: s})
+		add(&object{kind: KindModel, id: m.ID, spec: s})
 	}
 	for _, b := range snap.bindings {
 		s := &BindingSpec{
@@ -498,7 +517,7 @@ func buildState(snap *snapshot) (*state, error) {
 			})
 		}
 		s.normalize()
-		st.add(&object{kind: KindBinding, id: b.ID, spec: s})
+		add(&object{kind: KindBinding, id: b.ID, spec: s})
 	}
 	for _, k := range snap.hostKeys {
 		s := &HostKeySpec{
@@ -513,7 +532,7 @@ func buildState(snap *snapshot) (*state, error) {
 		}
 		s.normalize()
 		hostKeys[k.ID] = s.key()
-		st.add(&object{kind: KindHostKey, id: k.ID, spec: s, sealed: k.SecretRef == nil})
+		add(&object{kind: KindHostKey, id: k.ID, spec: s, sealed: k.SecretRef == nil})
 	}
 	for _, p := range snap.policies {
 		policies[p.ID] = p.Slug
@@ -541,7 +560,7 @@ func buildState(snap *snapshot) (*state, error) {
 			})
 		}
 		s.normalize()
-		st.add(&object{kind: KindPolicy, id: p.ID, spec: s})
+		add(&object{kind: KindPolicy, id: p.ID, spec: s})
 	}
 	for _, a := range snap.serviceAccounts {
 		s := &ServiceAccountSpec{
@@ -549,12 +568,12 @@ func buildState(snap *snapshot) (*state, error) {
 			Policy: must(policies.ofPtr("policy", a.PolicyID)),
 		}
 		serviceAccounts[a.ID] = a.Slug // within its project, as policy bindings name it
-		st.add(&object{kind: KindServiceAccount, id: a.ID, spec: s})
+		add(&object{kind: KindServiceAccount, id: a.ID, spec: s})
 	}
 	userGroups := map[uuid.UUID][]string{}
 	for _, g := range snap.groups {
 		groups[g.ID] = g.Slug
-		st.add(&object{kind: KindGroup, id: g.ID, spec: &GroupSpec{Slug: g.Slug, Name: g.Name}})
+		add(&object{kind: KindGroup, id: g.ID, spec: &GroupSpec{Slug: g.Slug, Name: g.Name}})
 		for _, m := range snap.members[g.ID] {
 			userGroups[m.UserID] = append(userGroups[m.UserID], g.Slug)
 		}
@@ -563,7 +582,7 @@ func buildState(snap *snapshot) (*state, error) {
 		users[u.ID] = string(u.Email)
 		s := &UserSpec{Email: string(u.Email), Name: u.Name, Disabled: u.Disabled, Groups: userGroups[u.ID]}
 		s.normalize()
-		st.add(&object{kind: KindUser, id: u.ID, spec: s})
+		add(&object{kind: KindUser, id: u.ID, spec: s})
 	}
 	for _, b := range snap.policyBindings {
 		s := &PolicyBindingSpec{
@@ -572,14 +591,14 @@ func buildState(snap *snapshot) (*state, error) {
 			User:           must(users.ofPtr("user", b.UserID)), Group: must(groups.ofPtr("group", b.GroupID)),
 			Position: b.Position,
 		}
-		st.add(&object{kind: KindPolicyBinding, id: b.ID, spec: s})
+		add(&object{kind: KindPolicyBinding, id: b.ID, spec: s})
 	}
 	for _, b := range snap.roleBindings {
 		s := &RoleBindingSpec{
 			Role: string(b.Role), User: must(users.ofPtr("user", b.UserID)), Group: must(groups.ofPtr("group", b.GroupID)),
 			Team: must(teams.ofPtr("team", b.TeamID)), Project: must(projects.ofPtr("project", b.ProjectID)),
 		}
-		st.add(&object{kind: KindRoleBinding, id: b.ID, spec: s})
+		add(&object{kind: KindRoleBinding, id: b.ID, spec: s})
 	}
 	relayKeyBudgets := 0
 	for _, b := range snap.budgets {
@@ -591,12 +610,12 @@ func buildState(snap *snapshot) (*state, error) {
 			Team: must(teams.ofPtr("team", b.TeamID)), Project: must(projects.ofPtr("project", b.ProjectID)),
 			Period: string(b.Period), Amount: b.Amount,
 		}
-		st.add(&object{kind: KindBudget, id: b.ID, spec: s})
+		add(&object{kind: KindBudget, id: b.ID, spec: s})
 	}
 	if relayKeyBudgets > 0 {
 		st.notes = append(st.notes, fmt.Sprintf("%d budget(s) on relay keys left out: relay keys are minted, not config", relayKeyBudgets))
 	}
-	if len(errs) > 0 {
+	if len(errs) > 0 && !partial {
 		return nil, errs[0]
 	}
 	return st, nil

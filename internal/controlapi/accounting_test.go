@@ -37,8 +37,9 @@ import (
 //	F  filtered: 200 with none of team B's rows in the body
 //	-  not sent (login and logout, which would change the session itself)
 //
-// This holds the HTTP API, not a layer over the service methods (issue 29
-// covers that refactor).
+// Every operation runs through the authorization layer (authz.go): one
+// that answers without asking its rule's verb answers 500, which no
+// outcome letter accepts — so a handler that forgets to authorize fails here.
 
 // accountingRoles are the signed-in users of the matrix, in column order.
 var accountingRoles = []string{"nobody", "viewerA1", "devA1", "padminA1", "tadminA", "sysviewer", "admin"}
@@ -278,6 +279,9 @@ func (w *accountingWorld) send(t *testing.T, b *bundle, role string, o accountin
 		n := 0
 		s := o.op.RequestBody.Value.Content.Get("application/json").Schema.Value
 		data, _ := json.Marshal(w.synth(s, "", &n))
+		if v, ok := accountingBodies[o.id]; ok {
+			data, _ = json.Marshal(v)
+		}
 		rd = bytes.NewReader(data)
 	}
 	req, _ := http.NewRequestWithContext(b.ctx, o.method, b.srv.URL+path, rd)
@@ -343,8 +347,15 @@ func TestRBAC_EveryOperationAccounted(t *testing.T) {
 	}
 }
 
+// accountingBodies are the bodies of the operations a synthesised one
+// cannot exercise: an apply whose documents write into team B.
+var accountingBodies = map[string]any{
+	"applyConfig": models.ApplyRequest{Files: []models.ApplyFile{{Name: "acc.yaml", Content: "kind: Project\nspec: {team: acc-b, slug: acc-apply}\n"}}},
+}
+
 // accountingMatrix: operationId → outcome per role (accountingRoles order).
 var accountingMatrix = map[string]string{
+	"applyConfig":                  "DDDDDDA",
 	"createBinding":                "DDDDDDA",
 	"createBudget":                 "DDDDDDA",
 	"createGroup":                  "DDDDDDA",

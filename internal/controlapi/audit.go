@@ -43,7 +43,7 @@ func (s *Server) ListAuditLog(ctx context.Context, req gen.ListAuditLogRequestOb
 	}
 	items := make([]models.AuditEntry, len(rows))
 	for i, r := range rows {
-		items[i] = models.AuditEntry{ID: r.ID, At: r.At, Actor: r.Actor, Action: models.AuditEntryAction(r.Action), Kind: r.Kind, ObjectID: r.ObjectID}
+		items[i] = models.AuditEntry{ID: r.ID, At: r.At, Actor: r.Actor, Action: models.AuditEntryAction(r.Action), Kind: r.Kind, ObjectID: r.ObjectID, ClientAddr: r.ClientAddr}
 	}
 	return gen.ListAuditLog200JSONResponse{Items: items, NextCursor: next}, nil
 }

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -43,6 +44,11 @@ type caller struct {
 	actor   string
 	user    *store.User    // nil for the admin token
 	session *store.Session // nil for the admin token
+
+	// asked is every verb one operation asked about (authz.go): the layer
+	// over the operations gives each its own caller and, after the
+	// handler, checks that the operation asked what its rule names.
+	asked *atomic.Uint32
 }
 
 type callerKey struct{}

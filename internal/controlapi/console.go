@@ -58,7 +58,7 @@ func (s *Server) SignedIn(r *http.Request) (context.Context, *Principal, error) 
 		return nil, nil, err
 	}
 	p := &Principal{UserID: c.user.ID, Email: c.user.Email, Name: c.user.Name, CSRFToken: c.session.CSRFToken, subject: c.Subject}
-	return withCaller(r.Context(), c), p, nil
+	return withCaller(RequestContext(r), c), p, nil
 }
 
 // Check validates body as the JSON body of method path against the spec,

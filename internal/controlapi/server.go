@@ -219,7 +219,7 @@ func newServer(cfg Config) (*Server, error) {
 		admin:     newAdminTokens(cfg.AdminToken, cfg.AdminTokenExpires, cfg.AdminTokenFile, cfg.AdminTokenGrace),
 	}
 	s.api = controlgen.HandlerWithOptions(
-		controlgen.NewStrictHandlerWithOptions(s, nil, controlgen.StrictHTTPServerOptions{
+		controlgen.NewStrictHandlerWithOptions(s, []controlgen.StrictMiddlewareFunc{s.authorize}, controlgen.StrictHTTPServerOptions{
 			RequestErrorHandlerFunc: func(w http.ResponseWriter, r *http.Request, err error) {
 				// The validator has passed the request; what is left is a body
 				// the generated decoder cannot bind. Never echo it.
@@ -291,9 +291,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			slog.Int("status", rec.status), slog.String("actor", actor), slog.String("client", clientHost(r)),
 			slog.Duration("took", s.now().Sub(start)))
 	}()
-	if r.Body != nil {
-		r.Body = http.MaxBytesReader(rec, r.Body, maxBody)
-	}
 	route, params, err := s.router.FindRoute(r)
 	if err != nil {
 		if allow := s.allowed(r); allow != "" {
@@ -304,7 +301,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	ctx := context.WithValue(r.Context(), acceptKey{}, r.Header.Get("Accept"))
+	if r.Body != nil {
+		limit := int64(maxBody)
+		if route.Operation != nil && route.Operation.OperationID == "applyConfig" {
+			limit = maxApplyBody
+		}
+		r.Body = http.MaxBytesReader(rec, r.Body, limit)
+	}
+	ctx := context.WithValue(RequestContext(r), acceptKey{}, r.Header.Get("Accept"))
 	r = r.WithContext(ctx)
 	if route.Operation != nil && route.Operation.OperationID == "login" {
 		// Before the body is read or anything is hashed.

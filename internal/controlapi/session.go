@@ -125,6 +125,14 @@ func (s *Server) CheckOrigin(r *http.Request) error {
 	return nil
 }
 
+// RequestContext is r's context with the client's address (clientHost) for
+// the audit rows its writes make. ServeHTTP and SignedIn start from it; a
+// console handler that calls a strict method without SignedIn (sign-in)
+// passes it too.
+func RequestContext(r *http.Request) context.Context {
+	return store.WithClientAddr(r.Context(), clientHost(r))
+}
+
 // clientHost is the client's address for the log: the TCP peer, or the
 // client a trusted proxy names (server.Forwarded rewrites RemoteAddr).
 func clientHost(r *http.Request) string {

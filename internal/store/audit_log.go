@@ -44,10 +44,30 @@ func (t *Tx) Audit(ctx context.Context, actor, action, kind, objectID string, be
 		return err
 	}
 	_, err = t.q.InsertAuditLog(ctx, dbsqlc.InsertAuditLogParams{
-		Actor: actor, Action: action, Kind: kind, ObjectID: objectID, Before: b, After: a,
+		Actor: actor, Action: action, Kind: kind, ObjectID: objectID, Before: b, After: a, ClientAddr: clientAddr(ctx),
 	})
 	if err != nil {
 		return fmt.Errorf("write audit log: %w", mapErr(err))
+	}
+	return nil
+}
+
+type clientAddrKey struct{}
+
+// WithClientAddr returns ctx carrying the address of the client a request
+// came from; every audit row written with it records that address. A value
+// longer than an address (64 bytes) is cut.
+func WithClientAddr(ctx context.Context, addr string) context.Context {
+	if len(addr) > 64 {
+		addr = addr[:64]
+	}
+	return context.WithValue(ctx, clientAddrKey{}, addr)
+}
+
+// clientAddr is WithClientAddr's address, or nil.
+func clientAddr(ctx context.Context) *string {
+	if a, ok := ctx.Value(clientAddrKey{}).(string); ok && a != "" {
+		return &a
 	}
 	return nil
 }

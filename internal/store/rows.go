@@ -318,6 +318,9 @@ type AuditLog struct {
 	ObjectID string
 	Before   json.RawMessage
 	After    json.RawMessage
+	// ClientAddr is where the write came from (WithClientAddr); nil when
+	// no request made it.
+	ClientAddr *string
 }
 
 // UsageEvent is a row of the usage ledger: one request.

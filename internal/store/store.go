@@ -61,7 +61,7 @@ func Open(ctx context.Context, url string) (*Store, error) {
 
 // New wraps an existing pool.
 func New(pool *pgxpool.Pool) *Store {
-	return &Store{pool: pool, q: dbsqlc.New(pool)}
+	return &Store{pool: pool, q: dbsqlc.New(conn{pool})}
 }
 
 // Pool returns the underlying pool (for migrations).
@@ -85,7 +85,15 @@ func (s *Store) InTx(ctx context.Context, fn func(*Tx) error) error {
 }
 
 func (s *Store) inTx(ctx context.Context, opts pgx.TxOptions, fn func(*Tx) error) error {
-	tx, err := s.pool.BeginTx(ctx, opts)
+	var (
+		tx  pgx.Tx
+		err error
+	)
+	if b := bound(ctx, s.pool); b != nil {
+		tx, err = b.Begin(ctx) // a savepoint of the transaction Atomic holds
+	} else {
+		tx, err = s.pool.BeginTx(ctx, opts)
+	}
 	if err != nil {
 		return fmt.Errorf("begin transaction: %w", mapErr(err))
 	}
@@ -97,6 +105,63 @@ func (s *Store) inTx(ctx context.Context, opts pgx.TxOptions, fn func(*Tx) error
 		return fmt.Errorf("commit transaction: %w", mapErr(err))
 	}
 	return nil
+}
+
+// Atomic runs fn in one transaction that every call of this store made with
+// the context fn receives joins: its reads see the transaction's writes, and
+// each write (its own transaction elsewhere) is a savepoint of it. It commits
+// when fn returns nil and rolls everything back otherwise, so a sequence of
+// writes that another layer makes one by one (the control API's handlers,
+// driven by one `relay apply`) lands whole or not at all. Calls with that
+// context must not run concurrently: a transaction is one connection.
+func (s *Store) Atomic(ctx context.Context, fn func(context.Context) error) error {
+	return s.InTx(ctx, func(tx *Tx) error {
+		return fn(context.WithValue(ctx, atomicKey{}, &atomicTx{pool: s.pool, tx: tx.tx}))
+	})
+}
+
+type atomicKey struct{}
+
+// atomicTx is the transaction Atomic put in a context, with the pool it
+// belongs to: another store's calls with the same context keep their own.
+type atomicTx struct {
+	pool *pgxpool.Pool
+	tx   pgx.Tx
+}
+
+// bound returns the transaction of Atomic in ctx that belongs to pool, or nil.
+func bound(ctx context.Context, pool *pgxpool.Pool) pgx.Tx {
+	if a, ok := ctx.Value(atomicKey{}).(*atomicTx); ok && a.pool == pool {
+		return a.tx
+	}
+	return nil
+}
+
+// conn is what the store's queries run on: the transaction of Atomic in the
+// context, else the pool.
+type conn struct{ pool *pgxpool.Pool }
+
+func (c conn) pick(ctx context.Context) dbsqlc.DBTX {
+	if tx := bound(ctx, c.pool); tx != nil {
+		return tx
+	}
+	return c.pool
+}
+
+func (c conn) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	return c.pick(ctx).Exec(ctx, sql, args...)
+}
+
+func (c conn) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	return c.pick(ctx).Query(ctx, sql, args...)
+}
+
+func (c conn) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	return c.pick(ctx).QueryRow(ctx, sql, args...)
+}
+
+func (c conn) CopyFrom(ctx context.Context, table pgx.Identifier, columns []string, rows pgx.CopyFromSource) (int64, error) {
+	return c.pick(ctx).CopyFrom(ctx, table, columns, rows)
 }
 
 // Notify sends payload on Channel (delivered when the surrounding transaction commits).

@@ -91,6 +91,32 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
+	// ApplyConfigWithBody Apply config-as-code documents in one transaction
+	//
+	// Plans the documents (YAML, `kind` + `spec`, docs/config-as-code.md) against the catalog and
+	// carries the plan out in one transaction: every change is made through the same operation,
+	// validation and role checks as its own endpoint, as the caller, and the first refusal rolls
+	// every change back, so the catalog is as before. `dry_run` runs the whole apply and rolls it
+	// back, so it fails exactly where the real run would. This is what `relay apply` calls.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/apply (the `ApplyConfig` operationId).
+	ApplyConfigWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ApplyConfig Apply config-as-code documents in one transaction
+	//
+	// Plans the documents (YAML, `kind` + `spec`, docs/config-as-code.md) against the catalog and
+	// carries the plan out in one transaction: every change is made through the same operation,
+	// validation and role checks as its own endpoint, as the caller, and the first refusal rolls
+	// every change back, so the catalog is as before. `dry_run` runs the whole apply and rolls it
+	// back, so it fails exactly where the real run would. This is what `relay apply` calls.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/apply (the `ApplyConfig` operationId).
+	ApplyConfig(ctx context.Context, body ApplyConfigJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListAuditLog List the audit log
 	//
 	// Every change made through the control plane, oldest first: who (`actor`), what kind (a table
@@ -1340,6 +1366,52 @@ type ClientInterface interface {
 	//
 	// Corresponds with PATCH /api/users/{id} (the `UpdateUser` operationId).
 	UpdateUser(ctx context.Context, id IDParam, body UpdateUserJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+}
+
+// ApplyConfigWithBody Apply config-as-code documents in one transaction
+//
+// Plans the documents (YAML, `kind` + `spec`, docs/config-as-code.md) against the catalog and
+// carries the plan out in one transaction: every change is made through the same operation,
+// validation and role checks as its own endpoint, as the caller, and the first refusal rolls
+// every change back, so the catalog is as before. `dry_run` runs the whole apply and rolls it
+// back, so it fails exactly where the real run would. This is what `relay apply` calls.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/apply (the `ApplyConfig` operationId).
+func (c *Client) ApplyConfigWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewApplyConfigRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ApplyConfig Apply config-as-code documents in one transaction
+//
+// Plans the documents (YAML, `kind` + `spec`, docs/config-as-code.md) against the catalog and
+// carries the plan out in one transaction: every change is made through the same operation,
+// validation and role checks as its own endpoint, as the caller, and the first refusal rolls
+// every change back, so the catalog is as before. `dry_run` runs the whole apply and rolls it
+// back, so it fails exactly where the real run would. This is what `relay apply` calls.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/apply (the `ApplyConfig` operationId).
+func (c *Client) ApplyConfig(ctx context.Context, body ApplyConfigJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewApplyConfigRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
 }
 
 // ListAuditLog List the audit log
@@ -4250,6 +4322,46 @@ func (c *Client) UpdateUser(ctx context.Context, id IDParam, body UpdateUserJSON
 		return nil, err
 	}
 	return c.Client.Do(req)
+}
+
+// NewApplyConfigRequest calls the generic ApplyConfig builder with application/json body
+func NewApplyConfigRequest(server string, body ApplyConfigJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewApplyConfigRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewApplyConfigRequestWithBody constructs an http.Request for the ApplyConfig method, with any body, and a specified content type
+func NewApplyConfigRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/apply")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
 }
 
 // NewListAuditLogRequest constructs an http.Request for the ListAuditLog method
@@ -10548,6 +10660,32 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
+	// ApplyConfigWithBodyWithResponse Apply config-as-code documents in one transaction
+	//
+	// Plans the documents (YAML, `kind` + `spec`, docs/config-as-code.md) against the catalog and
+	// carries the plan out in one transaction: every change is made through the same operation,
+	// validation and role checks as its own endpoint, as the caller, and the first refusal rolls
+	// every change back, so the catalog is as before. `dry_run` runs the whole apply and rolls it
+	// back, so it fails exactly where the real run would. This is what `relay apply` calls.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/apply (the `ApplyConfig` operationId).
+	ApplyConfigWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ApplyConfigResponse, error)
+
+	// ApplyConfigWithResponse Apply config-as-code documents in one transaction
+	//
+	// Plans the documents (YAML, `kind` + `spec`, docs/config-as-code.md) against the catalog and
+	// carries the plan out in one transaction: every change is made through the same operation,
+	// validation and role checks as its own endpoint, as the caller, and the first refusal rolls
+	// every change back, so the catalog is as before. `dry_run` runs the whole apply and rolls it
+	// back, so it fails exactly where the real run would. This is what `relay apply` calls.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/apply (the `ApplyConfig` operationId).
+	ApplyConfigWithResponse(ctx context.Context, body ApplyConfigJSONRequestBody, reqEditors ...RequestEditorFn) (*ApplyConfigResponse, error)
+
 	// ListAuditLogWithResponse List the audit log
 	//
 	// Every change made through the control plane, oldest first: who (`actor`), what kind (a table
@@ -11957,6 +12095,96 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PATCH /api/users/{id} (the `UpdateUser` operationId).
 	UpdateUserWithResponse(ctx context.Context, id IDParam, body UpdateUserJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateUserResponse, error)
+}
+
+type ApplyConfigResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ApplyResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *UnprocessableEntity
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ApplyConfigResponse) GetJSON200() *ApplyResult {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ApplyConfigResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ApplyConfigResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ApplyConfigResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ApplyConfigResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r ApplyConfigResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ApplyConfigResponse) GetJSON422() *UnprocessableEntity {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ApplyConfigResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ApplyConfigResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ApplyConfigResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ApplyConfigResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ApplyConfigResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
 }
 
 type ListAuditLogResponse struct {
@@ -21461,6 +21689,44 @@ func (r UpdateUserResponse) ContentType() string {
 	return ""
 }
 
+// ApplyConfigWithBodyWithResponse Apply config-as-code documents in one transaction
+//
+// Plans the documents (YAML, `kind` + `spec`, docs/config-as-code.md) against the catalog and
+// carries the plan out in one transaction: every change is made through the same operation,
+// validation and role checks as its own endpoint, as the caller, and the first refusal rolls
+// every change back, so the catalog is as before. `dry_run` runs the whole apply and rolls it
+// back, so it fails exactly where the real run would. This is what `relay apply` calls.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/apply (the `ApplyConfig` operationId).
+func (c *ClientWithResponses) ApplyConfigWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ApplyConfigResponse, error) {
+	rsp, err := c.ApplyConfigWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseApplyConfigResponse(rsp)
+}
+
+// ApplyConfigWithResponse Apply config-as-code documents in one transaction
+//
+// Plans the documents (YAML, `kind` + `spec`, docs/config-as-code.md) against the catalog and
+// carries the plan out in one transaction: every change is made through the same operation,
+// validation and role checks as its own endpoint, as the caller, and the first refusal rolls
+// every change back, so the catalog is as before. `dry_run` runs the whole apply and rolls it
+// back, so it fails exactly where the real run would. This is what `relay apply` calls.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/apply (the `ApplyConfig` operationId).
+func (c *ClientWithResponses) ApplyConfigWithResponse(ctx context.Context, body ApplyConfigJSONRequestBody, reqEditors ...RequestEditorFn) (*ApplyConfigResponse, error) {
+	rsp, err := c.ApplyConfig(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseApplyConfigResponse(rsp)
+}
+
 // ListAuditLogWithResponse List the audit log
 //
 // Every change made through the control plane, oldest first: who (`actor`), what kind (a table
@@ -23865,6 +24131,81 @@ func (c *ClientWithResponses) UpdateUserWithResponse(ctx context.Context, id IDP
 		return nil, err
 	}
 	return ParseUpdateUserResponse(rsp)
+}
+
+// ParseApplyConfigResponse parses an HTTP response from a ApplyConfigWithResponse call
+func ParseApplyConfigResponse(rsp *http.Response) (*ApplyConfigResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ApplyConfigResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ApplyResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessableEntity
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
 }
 
 // ParseListAuditLogResponse parses an HTTP response from a ListAuditLogWithResponse call

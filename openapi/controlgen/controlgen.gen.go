@@ -26,6 +26,9 @@ import (
 
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
+	// ApplyConfig Apply config-as-code documents in one transaction
+	// (POST /api/apply)
+	ApplyConfig(w http.ResponseWriter, r *http.Request)
 	// ListAuditLog List the audit log
 	// (GET /api/audit)
 	ListAuditLog(w http.ResponseWriter, r *http.Request, params ListAuditLogParams)
@@ -405,6 +408,20 @@ type ServerInterfaceWrapper struct {
 }
 
 type MiddlewareFunc func(http.Handler) http.Handler
+
+// ApplyConfig operation middleware
+func (siw *ServerInterfaceWrapper) ApplyConfig(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ApplyConfig(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
 
 // ListAuditLog operation middleware
 func (siw *ServerInterfaceWrapper) ListAuditLog(w http.ResponseWriter, r *http.Request) {
@@ -4978,6 +4995,7 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/api/breakers", wrapper.ClearBreakers)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/breakers", wrapper.ListBreakers)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/route/explain", wrapper.RouteExplain)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/apply", wrapper.ApplyConfig)
 
 	return m
 }
@@ -5004,6 +5022,128 @@ type TooManyRequestsJSONResponse struct {
 type UnauthorizedJSONResponse Error
 
 type UnprocessableEntityJSONResponse Error
+
+type ApplyConfigRequestObject struct {
+	Body *ApplyConfigJSONRequestBody
+}
+
+type ApplyConfigResponseObject interface {
+	VisitApplyConfigResponse(w http.ResponseWriter) error
+}
+
+type ApplyConfig200JSONResponse ApplyResult
+
+func (response ApplyConfig200JSONResponse) VisitApplyConfigResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApplyConfig400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ApplyConfig400JSONResponse) VisitApplyConfigResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApplyConfig401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ApplyConfig401JSONResponse) VisitApplyConfigResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApplyConfig403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response ApplyConfig403JSONResponse) VisitApplyConfigResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApplyConfig404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response ApplyConfig404JSONResponse) VisitApplyConfigResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApplyConfig409JSONResponse struct{ ConflictJSONResponse }
+
+func (response ApplyConfig409JSONResponse) VisitApplyConfigResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApplyConfig422JSONResponse struct {
+	UnprocessableEntityJSONResponse
+}
+
+func (response ApplyConfig422JSONResponse) VisitApplyConfigResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApplyConfig500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ApplyConfig500JSONResponse) VisitApplyConfigResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
 
 type ListAuditLogRequestObject struct {
 	Params ListAuditLogParams
@@ -16956,6 +17096,9 @@ func (response UpdateUser500JSONResponse) VisitUpdateUserResponse(w http.Respons
 
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
+	// ApplyConfig Apply config-as-code documents in one transaction
+	// (POST /api/apply)
+	ApplyConfig(ctx context.Context, request ApplyConfigRequestObject) (ApplyConfigResponseObject, error)
 	// ListAuditLog List the audit log
 	// (GET /api/audit)
 	ListAuditLog(ctx context.Context, request ListAuditLogRequestObject) (ListAuditLogResponseObject, error)
@@ -17364,6 +17507,37 @@ type strictHandler struct {
 	ssi         StrictServerInterface
 	middlewares []StrictMiddlewareFunc
 	options     StrictHTTPServerOptions
+}
+
+// ApplyConfig operation middleware
+func (sh *strictHandler) ApplyConfig(w http.ResponseWriter, r *http.Request) {
+	var request ApplyConfigRequestObject
+
+	var body ApplyConfigJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ApplyConfig(ctx, request.(ApplyConfigRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ApplyConfig")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ApplyConfigResponseObject); ok {
+		if err := validResponse.VisitApplyConfigResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
 }
 
 // ListAuditLog operation middleware
@@ -20845,403 +21019,415 @@ func (sh *strictHandler) UpdateUser(w http.ResponseWriter, r *http.Request, id I
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7P3bchs5lj8KvwqC/4kw1ZOUZPkwZSk6vlG55CpP+fRJ8tT0bvnPhDJBEq0kkAUgRbMdjujLfb33ROw3",
-	"mBfZb9JPsgNrAXliJk8iJZWtvuiymCccFtZ5/daXTiTHqRRMGN05/NJJqaJjZpiCv15mSkv1wf5m/4yZ",
-	"jhRPDZeic9g5HzESCvbZ9CO4LSRyQMyIkVSxay4zTVI6ZEeEXmomDBlIBVcHXGkDl3Y7QYfbN/2eMTXt",
-	"BB1Bx6xz2MHXdYKOjkZsTO2Xx/TzGyaGZtQ5fPb4IOiYaWrv1EZxMex8/Rp0flYyS1/Hr3himJod7HuR",
-	"TIkZSc1wlFyToX2ibQxwsc/jyigGUo2p6Rx2sgyuzI7iF6nNSoMYSW3axmCvrTeEX9n0dTxn23js98p+",
-	"g1yxaT6GlJpRbQhXbIrDUOz3jCsWdw6Nythqw1pyPPLybywyLaO58SDe8DE3LeN4a1eCGzbWxEiimMmU",
-	"aNuZxL6nsi8xG9AsMZ3DZ/tBMRAuzJODTmDJl4+zsb26H3TGXOBfj/MxcmHYkCkY5FsZs2QlIhrbJ9rG",
-	"ChdXJyM3iqU2rfr96p6VPn+TnfsgEx5NV1qVFB5pWxa8uvq6fFDSUuhqI8FnWoeCl1cfyylL6BTO+gqD",
-	"UfahypGvDQduKA79SgPKErYkzagsYS0kYy/dnGLOmLrmETuOIpmJ1fZL46OE4rNtC+Vu67vbVl+uc0bH",
-	"Kw3MMDpuG429tu4QltqxyserO1Z8+yY79lHTIXul5LhlOGeGKpPTDxVDFhAuoiTT/JqR7umrl+TJkycv",
-	"dnbJT8iNycFTMpKZ0uSSDaRiJDQybFu/gZLj5sWLqWE9w8esfdSgffw4bRn4T3zMhOZSgGjRacINuZwe",
-	"EcVSRg3qTF7vAj1Js2umaEK6Ieohl9M/OyZxke3vHzzPfwXuGu7M12Iup5V5gYyz//gXxQadw87/2itU",
-	"wD28Te+VZ9X5ms+bKkWnxbRBSMylX0sPTBvt1D8vrIgdIOlSDZOPaJIwO2thJfDOXElWmUrLbpwZajK9",
-	"3Lio0BOmWEwm3IxwhL+cn38gGt5Buk9fvCCTERPlgU7sQOmETluHik83k9OsUvDiRVkpsCpCg1oAMzuX",
-	"LSR2IuLayWCf550MISetjESudwyYWomXZZqptiHYa6vzMhzCUrys8vEqLyu+vT4v+2of1qkUmsFJ+5HG",
-	"p0hw9q9ICsME/JOmacIjase49zdtB/qlwz7TcZow+KdSUuEjMdLDNU143HfU2wk6MTOUJ7pz+NcvnQFn",
-	"SWyHkWRDS19MW5KxByfThoypiUbkf/+V9v6+33vxyf239+nLfvD84Ou/dL5+Kj/ivkAuZTwlI2rPCcHR",
-	"2MkVKzGPh5y4+78GDXvhPxBLpomQfnxAGrGMsrE9Y90xTexas5j8x9n7dwGZKCmGxC53QFJqDFMiIExk",
-	"44Bk4krIiSCwCju7lmm9lGKQ8OiGix75tyy52oZeMVFbTgrSs8Rj7FOEfeba6E2t6ERxw4gfrcaPaSMt",
-	"c7P8yPJbkgn+e8bw81KRlHJFYMABoUTJCdGGJwlRbMAUExGL4Xd2La9YbJVGXNhXUl3yOGbiZis7yF9T",
-	"WT+7PoKxWDtvAmrHNB5zQZRMGJGifGUT63ecmRETxo7dTvkyMyV+/0jDZy1dAqXSJJET2MaAOKfGy7PT",
-	"V8TIKyaIFXFcay5ggYFgYc1eC0utNDkpFmF9NoCvqiyb/3FzxxTMCzKgPGHxEUwzkUNgBvbfeBZIV1hd",
-	"hVCiWaSYQfp4J80rmYn4ZtMU0vQH8JryPMFjYbcBL21gnu8k0Vk0cr4H2FMpWFngj+kUPqkZg/mdS/mW",
-	"iqnj6fpm01TUsD54FFh1pkZKMqZiapedC2LZ3TjdEL/wr/YvtcqoUVNCB1YHtVMf8msmSGxpwErKEaOx",
-	"8wqe2jt7x4NGSX/GIiliUHQnlIPtNKOvFWoNiG1BMzOSiv+d3ZBgMnhTfo4ri6n5UBAuCGjXIoYpIkuB",
-	"Y7shOgLxXH4vfk9b5R8o56NIlYzsqC4TdiIMN9ObzRm+CHf38aS2iakmY7VYHrvbhH2mkUmmQP1yQGYf",
-	"CYjXjr4GxasLjekG7/t0o6dvvnm/sSTpoa6B/P9SMXqlrfTLEka65dHozHEKWhKUjn0QM6IlrQZEfGC1",
-	"p0xoZggT11xJAdrNNVXckoHlmfkE4IQdZzE3J8IoII5UyZQpw1GXpBGO+EvH6j2dw792IsWosVp5lsb4",
-	"j5glDP6Bktv+Qxq8BLwE/ysz0/k0o7wG9guy4WT/NpKHJLRLfmit0CcRj+G/LAxICCTfA5IPA7K7u9tp",
-	"erFZ1qAIOjxu1uGVnDzSRFvOKyJGRDa+RFW+bF89f9qZtaGCzhUXcdO8qCH2kqUyt4ldSozdGrBTdxon",
-	"g3f2cZyzxkhhPPwV/dbUKpC4tIHfRDek8suKDcHf7KeAHN5wtB6q1JAb80tZ9SW6mrHpg04plrPoRe/Y",
-	"Z4PBodnJwkCqb2ua1I9cxHaxZqYU0WjE+qDN9lPFI7ZoMB/gpq8BPhn3uUgzs+qjcIbi/iokyoQlkfL+",
-	"X0qZMCrsRR+8WWwtelpffNsa88rd78t8QGZm9S+kUnPPkaoH642cMGX1YaM4i13gj46tBUfRDfRIk0sk",
-	"A10/wuAimT3CMLa+4U4VqWnxOmLwNnI5JSG9lNfMEQMwJo2+v2UOCszunOM36+dEMaql4GJYrFQtlMQj",
-	"JXuZ4EaT1KqPPEm4FCR/EHUDfUREliTkkicJ6NRjQg0Jy7sQNnI2+5QlPe+YmF0mPaLpwi08g5u+ermx",
-	"GvFnqTaK0XEfvXKNvLrk6itijUJOdCNDnTA+HJnmNzkqsZx/RBWrBJ4eWQKjgwGPSCZip72G+DYWh0Qb",
-	"q2EPp0tRWBPnLoWwSiFZWLyZdSidh3xGBaeonuHagWvkX0EDO5ylwOq5qHCzyu7O4cMvUYmwCkYcwwRo",
-	"8qHElwc00Sy4D6y6xHbzqGvlHKzLhf8A7NVNd//b4ZXHmB0iVZkX1hnlknwx96Hvb4NH1vldKSfl4Nlz",
-	"+Lr/+/EC9ua28fG8VIHH+/C/hekCZXa1Cqeawws2oWp69e6+6Jkf0Tb6Y/G3WYa2zgtvzHduymtOWZrQ",
-	"iGlCk4TAPUeE3hP+c6tcJ+h87g1lz/0KiRb2id3X7lX51R4fp1LBISxnZdibrbCnlsl0htyMssvdSI73",
-	"4GovSdy/9mTKBE35Xj6er+WX6yue9mSKh6CXSnAd45Dvki/enBfOHn7F6BW6KWsnWwrNoszwawZ+s0zh",
-	"70uQ+kgmjV6EKeGG2Iv6kIR2A0LS9a8OyCWNruRgQGKZXSZIY+QxGXOxE5AwktL+FpIuJU8PXjzSF6Lk",
-	"ZLV30MyMnIMvJN2n+4/3nu4/2bFiM/w9k4b22ecRzbRxlw8CwoXOrFLMmTB9uGcnuBCX0oyIYr1UyUsf",
-	"9KazgxsoOSZP9gn4cR/v23EekXBEk0EfZ5aHxN2jF4JrIiESIGJwksEX8jDfmE7JUO5eCNCG0W9l32Ql",
-	"lX+rVVxxITpBpzThTtCpzbHRbbWKrlfOa1zm/jlGjj8AztqhJMSkjJ6OZMpioAhrBA+kquTCwmUSXrFp",
-	"2OxfSpnIbbI6rbnFT6g2xNEYmVBNNGOiwqTKNlwLcyo+iQyweZrlTwVEj6QysNUY9ukNFGOkGz7b3w+B",
-	"noVg4OIiig0yzWL769ODFw1UGTa71yAc0T57KohdIPTSMkUSZjShxChOk5zozEjJbDhaf0FgjxZqOjiE",
-	"M7jXPgQr0r9mSje6Rdz9mlhDNoW8F/sAcQ8cEUoEm/hftaHKaBIlUrN4SScJRHuXHTbcW1euqnm/JV2y",
-	"Oje/Qv6TQTNfLRNzaWdzgnM89VM7A9+IRupkQVM206xiOWcwZ54qqvsKRxkFQCW1Gk47u2ZqiiziyHMI",
-	"dy9HfmB5Zo2XSJGA18IzzCs29e6IRg5Y2dJygACIx21DheM2viWLh6zh3J1U4zGhS/qzJ7vIYLV/lRNI",
-	"QwL5lBAHrMUxxjITZr7zTA5IlCnFRDQl3ces93wHDkzKFJfxkk7/dTy7S0oFHMdC/RTvAiVZlmIG9dcv",
-	"wZ5LibnrvMCnaa7z7Oo+wiZXWpEoWkl6rqUcu3UNPI2s6NAC+l3Sn7UJEt8CbR8Rp/Lu79sD9Hh/f3d/",
-	"f7718bjRLNsoha5MkatQ4HzqqZNE+8ZvRFQgC7x73wWMYy3XRUGCWyWZJqPrpWIxE4bTBBNxG1U4M4Ks",
-	"obwawZoyXLhgusudmEh1pX2qqhdmNLLKhf3hcwrr6aPczVbByZjypJJD0aEx/Xf3lzWey6eKwd1B2YZ9",
-	"crAPFrdhyg79f+/+67/v/uu/NBF3ntnVEL+Q8dSeeFQDIIeD+AzRWfaR53gszGR4LQZyhrrw8SZ6gmd+",
-	"guyQ2SPi0jmahg+XAkKtih1LY1hMUmpGhKMZUkkW7YYqS5je3d9FEgzBSqWlDHdBx6xR588TQBpD9Fy7",
-	"9E8wWjG1aD7TwBkV721dEljGBh9B3BTco9GIC9ZTjMZWYgZWRb9M2CEJa+m5YInvW+u9lpiEFrw1x8M8",
-	"BTIkeySMtBqUrfwn9uE8DQ5+eor+AkzyhF9ewItm8oDstYMDe3c5wQx+fWF/9fmCIek+29/fQdN8Zkvy",
-	"VKJWsgA3GTi0g8IrgBTONaGXMjPuxqU9emUybeDBrWTySlr5KdOEHYHDIRpRMWSL6QQ2ej6ZvJJqQlX8",
-	"S5EFN7scebaoy5UjXUvpOiARFVLwiFqNnqBDcaco/yRDa7tesqkUMZmMXEFIJeKZMmsi2AFo0o1lpPdy",
-	"VtmjKd8dx//LfXNnlxy772MmUkSV4kyTKGfKGnPSEhbZz/Ik4WIY2AOKsh9OqyBSDangGigKUiIH9vii",
-	"ZYPn/Nhl7blbPtuR9K7YNCD5Pz73hlIOe5lmqudeH4DdTnkPP1A87SbI4t6fAuLy4XpMRBKcxP/8x//s",
-	"EKheA3cC8oCnqBPlNFXi2o8PfljoeRzTz6/x0ScHs1QGxS8NTGF75gR6ehcoFfYea+In2XChj9beszHV",
-	"3eW5wyBXU8hhJdeKL29nRWqzgwdbx70JdRJJ6c61SRjGWza+bHSIr0HXeZH8MtTtczVXVv1LpfhFpmlp",
-	"uAumuhbhrT1Y/+CCQW2Mqtx23g/aWstQ2doZnxnjL7Jp0S+pZv1MLfLu29vIx9M3AWG7w10yMibVh3t7",
-	"VvqiQIM43PXjRsXWean7ghlr01QiTrUccrzDe9o16TpfemDtBWYCYg+jzCD5+FKBmYQj3LHaONbwgOAH",
-	"9zjNHeRy4L0aueLxSFvDy2ehGXrFNAlPT94c/6X/4+nJ8a8np/13J+e/vT/9tf/q+PWbj6cnZ2GjB3px",
-	"roVfAM3UNVNz5n8GN6D+qEn32efPAXl28CIgT/d/2MoMz05O//PktJig068USzi95Ak3U6tduW/onTXn",
-	"7zax7zavP1422LjxvFTIwuxfTg1bfTBOReuXakHmncSazrxComucrDG6VRhJquSAJwtvtxzjg7u1eKoP",
-	"puwSeQlw9we8GR+/5jFTSzyI9y3J8ewova5npKHJ6mu3DRUxn25Q8NhyKmTDmWgjz1mSaJjpLH0W+zyz",
-	"d6tpsHaF19Ij2oXLsQAZYi0rkCVWtuxWPU8H+09/qLie4Mb/3+He3oZlzNpslVaT924gQiqpHlUX5dak",
-	"y1anXZcrm591s0wpARHZV9Y0Gj5mxEjCwGXF9QiLHPNoffMg57qLV8nGbZU9+ZPP99tGDRkp2qWMlZ2O",
-	"RpZgxbxPldiPrDGbDUi4ZLXJvZFiaKcxpCm5ZGbCmCBmIkk0ysQVRImoU/BYXHEZrzizB+nYIh2r29O6",
-	"P5RMRjIpGQQRTRLwMtrjv/KGNPkgmkVmmzz6lU0bpArxryg5/HbJa6PJNU0yRqC03vJABDjDlJKbewJu",
-	"uxRqxaIjrAsJU8Wl4ob/ncXhsqk0mPAC9NUIgMjE9eG747cnYVEKim7w0D2qZaYiBnkQ9ubQGSNwj2Y0",
-	"wS1YnIpUfttCGxhuPsN7l0hJei3spmumYVhAH5anuhQkdKPrIxJxFWXceBlZZDC5Fy+7pqueWs5Uvwhi",
-	"9FtLQ6lhBG5BiQ6JMjmIBJyKR5rIicCbSphEV2xKuqcf3gbk/MPbqo13u/kRpUwr5AjVba/QY0M2VsNK",
-	"VQqSSsr3itrvr2y6kYwKHHIY5MdDsUFDAsW2anxuUE2D422J/OS89pFjtEfubGOg4vjkrHfw7Hnv55dv",
-	"gwb+m389pVpPpIqrdsAPj18czA9mBB2oUXgvkmmRxl3hXIu5xSkbbO5wruY0rVH9HBrchN/UC88795m6",
-	"gZwzOj4bUcU245RfNbV57ZScao5okdm1wDVfn/UGt7RYyfuzt9qcMg1spj7FhBomounyTpr56REjmkKS",
-	"bQBizYfB68K8OdX8qpmtQXSaRhFLDUPEFAcbOsuEDdNrVxDrliwhP4RHFUi+3PwGDUrIwuaLAFOwlHsO",
-	"dn7JYz4XgmP14mB51QnKu1jsUHk95lDHkvGSmopvFRtt5kvUI8I4ZFgpX3pVJYFWaTu7sysWgrWJyWNI",
-	"aq/Ixu9DFDaUmyk2ltduT+xDqI+urna2lZN9/Pj6p/tRTdYWhtsU078fjP5D4S+p7vYvckIQRY3GsWLa",
-	"WlhUxKScDVYqFnA5QE3pPxiVci4WvTuOdw4J/XumWB+jj0Hlr/7148AaZYZ9Dsgli5WMrgKX2PM+ZeL4",
-	"dc+uBjX8MmEE3aaPNOleJ8k4IDJJ6JgGJBlrk8VcBgR+iNI0IEMlfw/ImGujaBKQmLFUM3YVECOHkNMZ",
-	"WJObQeYmpvoomRmmdnbJo0eki8BxoHdDOg9wJTvBR5qkCeWCpNllwiNy/OH1LjkWOaqjm3lbClCJRTx/",
-	"2iBr8mPa7C/oRVQzkjBjmNIBifmQGx2QcNey1X4Iexb2wgCrcbjPQaTuEbuy8MwRoY47P39izWZFI/tG",
-	"SF/N009d/hPLOhXnfg2Yc7dfQHO2TGitcHs5InELsQbgd0PJNBQKEiNvOzwwp+QW3nwvSm6XDmAsXM4t",
-	"hx3+EKu5ZLB96bjGTYLotx9ueIgLbClqvmrt+WufonsOAJMbMe6x5kFvpZht1dIfqLmYN5LFPu3c8Ju3",
-	"UTPlJOsiVq2b01dLPaxUrpU2pLImQQEBv4qrtUoza6UcVPdx1qL2ad5gfED+GI2MJlwc5cjoBADDR/Sa",
-	"QYA8AfguxZoMlFl3kkn6GjFgK07WJ88bYmt8wOxuES6Ie2a+vPrh+dOKwHq+v9BILy3HsgseN1gm/jZE",
-	"J1lEsrWjv8B7DK9Et01YSao/JD8yqpgKPeJ1USCVJlSwXXI2ssqxFMmU+B1aQMu1ieQjW7w4m7DZZhfm",
-	"bq23X9n0zMHDNVtv1LURIimPrrRDL8wAvTcv8Nbl8rRSjBFgVzMR95W8RMxVRrXpKxYxYZJp31oxjTVr",
-	"0KaKqVeoBr5tLEMqMCDwZmspGqnAQsqEYjQaYXVSwkzR7cIhIpAuApRAaRbaU4g/2A2xVhxBGWpAHa6M",
-	"vHHEcshFqcXBCvyK+QK9hUV4syLL+4jKTzc7jh7vHzxd1XFUL6tzw8o/0ERQb1kjKjZ4aClEKHsYoQRU",
-	"YUAy1kdQ0OWLgUP3a7FpXJBBwocjU94TfzXHFETMogJUMP/bKTf+z9KnGrfyrYc6mQHMMfYwTbiI5aSB",
-	"kTlEy30kQLDal4wHr6MIDWiSWBOowUZ6D45PF/x1QJGajhlg/AaIAR4zFWCQGEwuKETFdCLwKmOZpvPB",
-	"5DlgUjDImcvbCRV5R9YUIF2oc7yEmt3cS8ERJgWC0MhJRlSTEO/q+2m4Fj6ehS6WsjWuuaTS5gGQ53FV",
-	"2P9f7Y1YItWv0tPmcnHhQyXTItfyZ2CnyRgy7HLET9IFuBlLj4ck938Jy9xSHgVkzAyFirHGaIcuMfyF",
-	"4zuVmWG5iLBPZ6k1bHX/b41QOf9x9v4dDBLBcYzKIpMpFruyv+bgSf5OM+LiyoEiz7tNSizJnHPPNfep",
-	"HrM3bSZXYTbN14FZ11hFExXNTGZ25PWlblqm0maWWcJqOjfs83rwpw08cU5OQRkorsEXUOZoC+nyVX73",
-	"xo51Pvan+y+erzz8G5549+lOXWrv38YBXpBg0ng886ccZSxzXJf/UnF6F32ndjJhG1qp/FW71ITrhMe6",
-	"kJBH1ehhwrXZJSc0GqF9eGl5nARhC10OrKh0uEUzQtc+a5mgiFjhI3/8fDWhV9TrPn4+KwILAm/TvnBw",
-	"HooNytRFDM7DkvyPaJJoUuqYxQ3p8jEdQgk22bt+vAd/6b0/BYRmMZf57/CX/dl+SIEFl18rftIBUUxR",
-	"cZVfwz8DEtlh+jbJCgAVMkPY+JLFAJFe0cntzfZPf9Wu5BhjzzAOBxSF3wTfhP1Iu8a3CesOVcc7N+oK",
-	"NtNMCVinr0maGVcDgHv/SOfIXABYcNQeEQpIeGj/b8/+Xy8s0fTBD62Bn2Fqek9lz/LRWujnuPd/+OhP",
-	"/s/d/uEehIAeH/xbcwyogb812rBAThCFw3OtG+D3D/Ps2GlILqfER/2DMpI6NURREcuxvcNamKUwJd4F",
-	"2BTahCSRE0vATBs+tsKX2J9RWQ5I6JIm8tuMq0soK9NjRjVoTpD5n/Br5mHed4r3gEF9melpSAYMXjVr",
-	"NeHdDTb6NIdod/VI0FHPjS031+3b24/NerDCM3rDH01XuE3l4Lb1gbvWz5tiCc3c7JjEXKcJneaQOpWI",
-	"btNaldjrzOs+UK2JNU59P38jiTVlLf+wPNf184cYpCwBkEIvf/I+pb9nbKlc9g8lv029xS+0KwSgIZ3I",
-	"iTWWR0er5wnNuHt+WCZP6AOdJpLGL2lqbbYNYX9UHa7rwu/lALQNKc2+kfk6790w4NsSGIbAnvuXMp7O",
-	"gcpqbAwckCz15V4460eaRLhZfcumrODQpOtgmMjH81e9H4geyQmQ9cd/ffXq1U9taLM4rMZuTkUz13nD",
-	"hm9jsg+MFwL0XV+89UgTdm25EQGUXmF2yrOJaNriqmjPjHQNil16UbmL8ZJuN6MyEflwR52xwC5MqCZR",
-	"Zgg1DaNss0BKS1mzw+dBPjYck6DSoz9v/uzDahVKqm9ReXZNKmL1pOufoF9aQ9wnLi4shBqtrYN/tPHz",
-	"OcaeV0liitCuwowalY0PMi7A9Gp5xNa2Ekz1Xd4Di9sB9/DoxI80efP67PzkXan2E/y2abODKpVxezwR",
-	"Xof9vEdSG/hXJhKmNTSj5UOrxbUdOysMV+SoWtBUj6Tp0yGrhhqb+lBqDniC9sC454CsLzOeGEC0kwMS",
-	"lsZRzZgBQPTSKLDdXGUUlo7WncEyBVncjJw/Op+A20WiJzS1iu7CtgSNENErL3zraIEHPcJFjcvFYAsw",
-	"PZGqihdXhtWwTI2r3kIQQdO5qFJc48kEltPQdXEw4MI165ynY4J6eexv/hp0aJL0faVEA5m+YeVIj06Z",
-	"iN1u++jiUZ4f2rtiUzJUFKQIhh8E4UNhVabmc2s/joGQ2S//jC+qAFMXHvaVPlMLZjTJE+9eqcVHNCaz",
-	"OTHojdLcvCFcaMModGa8ZFwMfVileRwzusDsSF7S1OquYLy622OHZ7d/SJ4/e/bk+c4RSaQYMoDkxiUA",
-	"IShiMqbqisUkly3LBrjcuFKUOrpF79WVunb7vaKcXcacAa/itcige2fffcPjA8pLzdR1gWCz07Jia2i0",
-	"MRsqGrM+tArOi6ibtxtCbBOZJTF0AwbvFsygKNV0a21GVGCYDQDD1bXdlyncnJMFeAeiEaMpUzmR5DRi",
-	"N5CKKXxox5kpaDi4EWv7QhiGw/jJo7F6dxz/L3dXz72vJwc9eNWakD9+mS5ZIif93OUwZ7EmI6kZ8Xfa",
-	"dYBnb7YqcgBTtmeHQuvy1pXxH15zvsuGINm0v6zBXs7O+GoZOmQ6+PRY4GyLXtGQSuF8Gnk77Zkd+ehL",
-	"/P0tUOOcn8tISY1IIHBGV2xgaT9tN6Tx4PwiJ3AeSv7oMXU067B2UxrZvfw9Yxl6pJGfHpF9otjfANOT",
-	"GnC0uwT5gxdLjmy1TNA2cv6FD0dYgO/IFekTnHj18S85sDVKvyOrGIFo853cXfB9KK+ZEnqtEm/woS5N",
-	"vKhJzLqbVgDuLJVmNmSNWQpF5JqJ0OU5diEfDJqPosWlgYoyzUjBGQeQrKCn2rCxezCwBA99yyw7cJeg",
-	"sTNAxl5OMWeQ0TE0reCuGWeD0Xm7RfNV2KmiELWk/dT1sBofqtNY9ZgGZYdxhXW08KQGid+knMxQVFCo",
-	"mbNKVYPgbRUyqwXAkVJL/ZgXlfDXG7GHAfYFd//0gJ3tvT82DTa6kNCWhgeY40tbB4QEQog5E/QsHE/l",
-	"0h2PV/LQNfT5v512H3MTrBd8r+lUV7xFZU9QwwzL6dkluNgS8sXa52FDqBfLHpnZs7ISyO5NCHjF3rJb",
-	"oMrNpey3EM/C3d5EFLzKTu88Gl4ZzoYqzpel5iOrJ1RL0LNLz/vuhMyXqmDfPq227NJaWWibdE0tymmq",
-	"O5QW3d/oGVr0UIsbp+BPVfLcJ13021gl9fH+wVPsWfn0h2f/9nxR+SPctMhX2uy+WTSLxW6Sn/COkrFX",
-	"d5fUfSOQmzXWdVdHFY/y0Nn2ztkxH5puf5OujNkJzXdpFC6KhBlwUXADY56B2MxndEMnxT31PvgaqfnE",
-	"uqiUc8a1sHYu6vqugJWUiFVho+6bCS4n2C3aWuJda2/Dv5zFDOkFJbMcZKG1wxMOsjQpXPwVQzo3ssG7",
-	"FFEhpEF3fC0wsFNpJ1uz5XeJGyBT7vA4FL8liviW7Y+By+uwbCCcMKs6rYpGtYpknwknFTZC+bPLDX0t",
-	"0bva7ObgZy03xs1pp5VNuycq6uZmd19mBAlnLQcDtKhbPhX5N5cZ8loHYoVZ1ca50tg2RyqlLbpPRHNK",
-	"DQPlYaG7Oy9QpWmacIylWkMN1jOAPD2Z+oz8PGtKTly5NzqmwE1lRZk3lciEo5P8loh2ZSPthoiTjadi",
-	"1gucD2rZ7dr2obmRz+aGa9a6TssuzoZPbXFG7uXJXSszfPunoGXsC8oI3l8zpXjsnTjuvqKjKSaNlGJQ",
-	"UIDO9BF59IhcMZZqTLnwQWtXHOyz36ohlhvk5ONkNoyouhojW7/FcYknLY2mWpvw5o7YPcJSxQGt1wV5",
-	"Y76xRb6wpXxfa6Us3Yl/ax1/FnhqtJGpdnklVqPYkBfqDwE8tqyfrG2hbuLc+kMs0L10v23Q5XZLbrab",
-	"58zMwNAWFsW3CEN7647DRkVL8aipnziPlOxlghvI7/TYLKT7mPWe70Dq2ZgnCQdLDjFWDp5BqxrCNTnY",
-	"fbZfvqdSceruWzk5HEZ6zrH8boVAITynMYphzdFp2cVfRbUFmJUiTjCimowRUoUKEtJLec36ZVybkMBf",
-	"bglmLdPZJxprNhYJwmjE+uC4tdx7cZ8V3FL/ZOy+v9qj6zzj6jFXe0gxqqXgYrjSczWdrWGdq1OoDe5T",
-	"80EQEU9pQ1e8EJzn+ObwEGkGINA8zunxT29fv+ufv//15F14hEHn8JBQovlQsLjHBQDYlW2L0htdnkiz",
-	"5VDBnWyl+wbQ3IYE6QbMPfvyR5oACCbDonIhRc+12MGHNenSlPtyh4AYJigEoAMSJZy5f+aN1BMZue7p",
-	"ig0tf/jnP/7niMwARe+S4+KzPgEJwJQTGl3pgFAy5lpjdj3uNIb6AS7aF9Pl7aPq8MtE0DGG7nYJwqfb",
-	"aYiiCTx1g3fw8/YHF2InLsT+SBPAzcHbBTn+7czdvAPp9xWgtTH9XN6QUuv2MoXBEn0T3duXtyc3lU9Z",
-	"GJ/r93x3O3CPur7fwDKvLcic+W7E/nbEe/d2Nw7kHnX1nhOPfZursjnAqcQ0A/vIclHPphWYg0qmMqEJ",
-	"Be50RMIo00aOIed1KjMFfcYQz5t03ztE/es3b97mwGRldEXKO0EnRzDrBJ2hlEMoPMTXNoqsSpDgXvI5",
-	"lSVNHo0T8BkCAmKBNKukHLtIdqm1Z0q1rqAEzfXi+AU5zZJGv9UqlLaN3HRcj9U46c1iC2vt1uqL7cZW",
-	"AWl6tn+TDVg2CWGj0YV7FFKo0vJsPerYKk7NFURjKsA1H4LGF4J5iFAzpAsgw2W00cCXC+00VhFvBq1z",
-	"SdYy9uCpc1Fc4KavQSdlyhoZbabEMYloCgwFIg/gQoBGj1IhyHXJNrXqrkvBaQE5WCdZaZ0cetyn9rJ2",
-	"a03gPUe+JpfM7Ok6zawa45+4IYGntpnh1TdhTc5W4iAruvfzU9Bu6Tf77W5KaYuyP5v2Me8zPM9nf/D8",
-	"3354ur+/Uvfg2jYtXOuNsso2WXuH7HK9UNEd0dIytHNzcmlfsHuk3jeO0/Ltll7XOU/HDtfOl0JFDLBR",
-	"4DqoIkcdkdAhZvVTxQb8c0g49JYYcKYJ31ClWvUTzTzcV217pMAcM9P5SNjucJeE+qo3Ub3jy5dYGLRO",
-	"O5BNlcatFKsoB8xn537FXApSnhmLFamAvOn7GuFi1NxEAYJReAwoNPQeaZ900FiKvTwSVlu4rpr8kOdQ",
-	"FVntYrnK5sXp6XfRg2Uz9YL3ppXLGpWGzjirHdtaBeKCqsNy8kYplWXD7WE8M7yFosSGLqEVZlPzvjhA",
-	"YHcUBpnJav1i5u7n2sxlia5GK4VNN1LW2Lo0YfH6cKlmOpuof1xMRw24Zzk620I10IvnBT1uwLWvZ7vV",
-	"FOi4haw7Gfw8ev23X5O34n36/1dn5uP1b5//8vf9xwdPnj57/m8/vOj12++qAuviOwtM3X7v05fnT5vQ",
-	"dGdA7Pz85zbI8bPfiEJdWsk71qXdSE6lWV0zHCoazYFlyxFOLJuQSQwWOSYITqS64mKISCaWUwLKhPNO",
-	"FAjLT/ZJTKcLGkUdPHtxUO1tuLhTVHXkixem4dikil1zma201xs/aoJNWo/bls5GUMx83rqtZWrMEzug",
-	"NxbNQSwtocKPD7UKoPXyWc7x4XuRz7IhdXwmD6ium3+b2UALUvPKCyKd8v+N5uQ1mtwSPc6VDAofF/Z/",
-	"eA3D/x2za5bYc9sJOtecTVrSLOy7l0aaaYYUoDU4AhcStHeV9CvSFa4FPteuNLI34TG6uf8gaDRzldEl",
-	"4KoWt2qFrZ4fGv8DQMXATFswYIrYfcWcW8nqKmh2I4bXTcj6psAZKzoYNkNCm7NrYEAL9mgjyniJTd29",
-	"Pl4MZi0NavldbJYG5dKI2aYBSo5T04MESOLLLQ5JeMWmoVPsIbrGtObSaqPwp8/o8m7PaCQ1E96BF5DQ",
-	"/SskNNHSP+Ub8mEXzjJiLPs9o4kOSCgHg5DEkmni2H850wJ1VveWTtCRg0GLkMoMe0lFzP1qt1eVNJq6",
-	"iBrrnCFu6o80UUzE7O/XMtPYiKUFTRfHt+xZakfd3SddBAjYybsKleqvcm9pQESOyyp6ZpRjiD7Su41O",
-	"Ert5jTD5zRDHv/i91kk21H5VYAHsv6YO8OSSEaM4YurmZ3Rh40P7yX7Mdb1ZexXzQ/dHLJl3WUjTB4yF",
-	"uS/JBHZ+bb5lXouGoqqvAW8okqqtVVG12s4uGYAzBtA4R2EU4bDUrMeXzpFY0UlQb7/THRe55jsBOfnt",
-	"7XFz6x17tbn96CwO+oimrHHWVu1smta0nAoOYOwJGxgiswL2BbLDEWKSksgfxN3mIDuCtfbz5Z89kVid",
-	"CMD05U9rJmKol7aUj1lc7vuORrFoIGaG8sTVOmJj1shuRezbgGILBo8s7sJI8+VY6Yy781TqcAArWkGv",
-	"QxL51MadX46kS+hu51OeB444fItrPYcBrsiCWhmCr6BrvNh+XnQiW3wbXm48smQZs89OFPgNfKTzNOEF",
-	"zp55G5CP2o2kBMvZugU/KZmmLH5VYsYNRd6Ns52Mmtanqfi6gze3DuLkc5rQ5fsw16JcgpUT7xi+a5fU",
-	"tNdy3w4ItebehVnV1HdLaR4FqvcN4AZuEA2NYFBS2HOLbfmMdn1XrLi9YqkJiJaQX47axhWbQjK746PQ",
-	"tRvDOxAhZtq/v+gAB5/YAbCeIfdOAMFYrEk3BV2HaP53FhBo8hQQbAYYzLZ63QnK0t/Fmc007wY8ZobG",
-	"1FAy4qLMMdyeVn0Hf9NS7J7SyVumNR2Cvj1iNGZqbqnCgsqEU198g28CdodVANTO9r96wNh6QFoB8X+e",
-	"4YQC8rkXJTSLWS+SMeu5efZ4BWq+IFAuLmUmWiLCeR/GMgC+6wwATTo4yCF4AwH+SLoun8b1/+1HI2oa",
-	"0mr7rk+i+8sD6uvip6K/YjkFtz/Gla7+iFGevO4Fz8KQCWYltLU7GTT3+zSvgVObeOpa+RQA4hkds3+H",
-	"hg9WY9o5yn1QSIz2XDzSu+TUF2tMuBnJDHoryHhabwP27Pn8vufzHYTHPrZuJIpDQgGFLk+do6UsjGVC",
-	"WvUOUrPLgWcd1GX34iMEs/bIAlom13h0K+nCa+Z4VzmnhhSthnRqF7duwWPxI/WdcOwh973ZkOHUwLoK",
-	"7+rMChUf62sfgKl+8qIjry46QCsTp04V6Y25Nj3bKqOSOJJQQb1SurA0/qR0f04wLX2pkmxYxZspCgI5",
-	"01UdT1ipYs213TnACwMlx40tjVQF2j2yC2/vbWk1NMh02/4xpfK2qw64EFYRgPVrOimcgubxNvX1WakE",
-	"sZ70PNsAZ4Y4qns5XzUoNnyxnrisrZxr56s4VyrmdYNVh+6A5d6Duq8VbqiC9SvNMZcfUF2DaxiWldQL",
-	"eJa95RCsrT+PuQiIQy6xf9jj+ntGE26mfx7Tz40UZB/vu7zetnZbQOwD/rkGxgKqD7QKsoLUmlVC+lPX",
-	"0i+nXScFhWepZXsHd0JIEhSAhad1RiHKz+0h+dzDyIZepGNAFeQ4NX0s2YVwp1eodp13MSCRFPbkuCJJ",
-	"H6LMlQBXTWm5c0v3vaJafLOtY/2b88XKX4+M1ZFaYZL45OFPwZJ2QqmnQPVjlR4DuM2VQ9zKQd55kqj5",
-	"VUH/bU5kLVrHLtVAD8wHu6nlnvQVR7p3ZxySgcwUWgjOAMDKcK+PE0oGCTXkcbC/v79kYUOhwTfPprWr",
-	"62zuTWkSTeuJZbKn9mTNFEAzcX347vjtiat+djmtUHdLXS9kJq65kmJspdI1VRzMGvsMdLaC2qpUxtXs",
-	"Gvva9x9O3h2/7h9/eN3/9eQv1WwAe93lAvRLTaj7n/7U2HoaZ3AmM9UEaWAnER6WRkxF86CtrgTNRkKc",
-	"Z1+xQXhk/6IJi6GwG+uOmYjUNDUsJpmIi2rwt8dn5yendjZhWfVn4hpyE+xLGs/fGeZtHWPa1r0tn1uQ",
-	"R+tEQd4UzGmADoAB9FCrX62ZDbtaItytF9ZVkzMrVXblXMxV4nxVqth6ud2qiYxb2pB5nRNaq+6qS7WJ",
-	"iFvtSN550K06nq0XSaySo+PbPNWy3jE3PmaRz3L49vJ2blZK4jxXDexeq4FDCGnoI4vORi5I+F+9l2en",
-	"r3rngE5SCNtIyivOejSzG2A4dIZE+O91izYaA+aLJv5RN5iQ8GBQnmFlAI2U7yM6TZWHijn/m+t0nTJ6",
-	"BTEUrIN33g3n0QovWaxkdNV3ijiD6vjj387Ij3jhkSYv3SVy/OF1c1l8g+uuUimPPregU/9Ys+R3FNTQ",
-	"r6kXUc2gEwGgs8R8aMUqVBNN0xET4OSlClykAH5C3c3WsIO7iySO509KtT1VTSxNqLGbXtW//or61if3",
-	"396nL/vB84OvzcqXcwucskTShixUIaGgaUEb6Hfvz1+/+gvqCkUKpYTrqYxBoZA0BktSs4qLurEzdLs3",
-	"ZEMdkm/iSclbDS/bUzhfw8YT0tKJO8We3vORxeKi9MUucxs6QsKvoclzgCAWUjDCRZRkcS1CvvTHquJ0",
-	"dn06bjxNEz5ndPxNgOlsA9RhFRXTLuQ9wsRZFmTBDnsTSh7Q0Z2rdjm07Vo7cWMUobYh3fNC3I+aDtnJ",
-	"NWtygVZixyMlsyG2MeFiwBQTESNpQgXbJa9j11BbppzFxGW42JPn3ZdT6JECxmvMEmZVKRxDE+jfPBTP",
-	"WQfP/KyGhSZxGR1wDsRgC6xg3FeMxis+6PIqqov9joo2vMgX2wTxgCBJ/4qLuD3XY82lXdBHZXFCNYaG",
-	"++3JSAuRIVfJ53IIhyu9TV4zNbIUkDWhevCx16i50SwZEBrHLMZ2XzxS0lUlLdsydJ5n4Yaun8Vp5znM",
-	"5ErrU48Lr/Fd4D9t2iiE7Zqtmkqig3M4YizQdd+PqFKWXXUtt5n6yKULBVbyHeqdqjB3bI0cGJeKYa15",
-	"jJYIMsiShHQLV31AIC1MBxAEBpAb0NWveJqy2Pd5rg12t30pl0o8WcFWp9fNJgg1LnjjkoYx3QRuB4IX",
-	"jfxtWSf+psvZl2kYCQmILUGDGxRWGGlo0oYsPTsMYwaXy9+d502288yNFWmUjmZNXa6c+sVF9mXfZKmw",
-	"o97MpRPM5vfN9gWri42ZNcl3tlStXxKCQafUB7yGiFuVEI0qQKNC0cA+8+giHqhin0sEUhUvntnVmNCn",
-	"uUrdJtT7kop450p+MRb9yhFvCYMJ+FrJ2eT+jPR1o9cIXvazklnaLEFAZuQYLq6q53IakpiPmbAMPM9V",
-	"kpMjLMk10BqT6iuH4GXV4lQx72qpZVLeTHW9S91sTlr8TRWNG2oMKzH59Rl5qzEFBPVjQxoVFs9wXc3s",
-	"OiIhjjiE3385P/9A8Icc38gj42A6ylG5jEbEJPRbGVqtQLFqwpOjuyLRQTp1wCAL9JwVE4NcynTOF4tE",
-	"oTx7uvUgvbZ6wnUNSa0zkpkqfX/MBfIw93tM57zxg+RNYdzLLLpipg9e2xVLO5didcgRvKRejj2e460z",
-	"+ejlofox5C9uZXCncjI77TuZwLIjPsvGY6qms6P2qTCr1N9eTleTTf7ENUgnJScrCjq79g0vMnJN16JL",
-	"zzGyU5qeG1jrclrLUTOV40/coxXlpWO+8D05TwDzlQvTYCUf64gJ3ysnLJ+Y8IigaYY/oo/JVxUt7S4v",
-	"sZJt7Wu+JpUtdhNu3+T8dNYc8KBAjrjpK2q4bBAks3pnSPZIWO2s0S231iCgeTspYh8mUjC9c0T28zzz",
-	"eieOYk1kdpmwpiqxb8l3BiZAA3me+oI5KvSE5e2cqRfScgDtEqyqdymv2ZJfW8NxtY57am2vDc55yds3",
-	"7BM4QhLtQaKZI9//9//x9AwNSMg//8//yxNy6efl9rrZjM3NwFu2++qnvZldYJ7ARkAs85raekmIv4Y4",
-	"yq5FueZDcFO5+iauXCG0yLdGG5l6lKfmaDIbO2/ZPDZ9AjdZy4Tqfkq1nki1INbtx5kP0p1M/3TzaLYQ",
-	"q9xM/BGXqQxciFtVW5LVQpOWdNYKiFUpZREw8mpbvFIKVYkU5kbF/X31tcWhta3NZhwkzpi8Y9cIU2sF",
-	"Gxvq7O/vzs5M+7eRpGO+WvbXeQW/4eXZ6StkZqTrftXgzGkOAVRgnhe02nI3OsyVvs/pax6RZWePNLF3",
-	"llAcYq5YZBz/xRgs6Jjaxy08CARANvl8+cmIRyMstEeUJLy8s3zTjflQKWtnrpVR5atrMkvTiIiXKW6m",
-	"Z/adzvyHzmHHmRk1L2NlHUJ7n1T871Atckh+xLZj/zLbdmyXvDaERgYqEKurZhf/QmC1sJAletl10b1c",
-	"JBaRcSccAaxa2hdHDBLdAbLvAqv/7ZTsYYMxFaQ2MiZFXVdecdY+UV9yg/cRzQxYUB/en52TPZryPZqZ",
-	"0V4ih1yEpPuLMel7kUwDckbH7Iwb9uczo3hkAnJmF5lhDv6FOH9ztrNLfrN6jCZd+7aAfDg+f/lLQH46",
-	"eXNyfrJDxjRmKGy5wV4vEVVqWsNFKZ0rRF64ELVcSyxRDghLNCNP95/gOyMZMxLC+R1QnrA4xAXjduI4",
-	"WS8lXZZq3320WEOacsBU/Aq69kC21HdJYZRMMI3BqqCwndjKLBn0RlLbLXvz5i0ZUsMmdHroLChDEzkk",
-	"XXuDDjAvUgfFob0QeW+znaDUhFMHmOXLmXZt4KyVYhgd67wBnA7qANk6ANagA3fwgwtR4RE7ASnqBzXp",
-	"FiUDwQxB7gQEGxjDS+kQa1ot34QDoncvxGuoS4EeR3ldhiUnSI11FRov3787P33/pv/h/el5SLo/7P/w",
-	"eMcznUuWSDG0HNSqYopf2+kLZqyKuHshLsSf/nRc5NRyKXb/9CdywnOtDo+c6w/o2PLyx3jnQjh+WDse",
-	"YYVSwvnHZZccN+b/XgjQ79uOhT0JgGwEWAbzTkP1IBxhvoz994WI5Jg5wHSosoERwTZNQNTt+tnnUC6W",
-	"M9UYE64zHmK7vqgC2o2FCYcePSGSScIiu6ike7D/GABiaAz3/XxS3GZFRkBQ1cSX2JmHF6J0nXRTqiwJ",
-	"HroE6gFniaUtVEOgBaAvloYr3EHE0EQKFpBQZEkSkihhVGlCL4R3wOPtO4HLHILv45JXxmcn8BTaIuIe",
-	"cU2uueb2Bc5/XstbsqOPWFFaBe1KMT0W8F408TmkpEsvsRQfMzZ23Ppa5RGWN18sWl5RA/m3IRz9kHQf",
-	"//Mf//ez/X07D8Q4eLa/gx581OrCgKRJpsmAJ5CrfCHsRQwCaBJ+AbkdkJIe+DXcJVY7ImHpxxBph+r8",
-	"vbmKYO8iKR2yI4ThuRAypb9nyATc+rsVTajGW61cZGNNLFmCIegRNxDrChfiBAxnOMiwmlh5bTfqywVa",
-	"1RedQ/LlomN5+0UnIBcdh8SAf2AsU190vtopPcUmuKWOYSNqLgTif0lDxtREI0ygjWWUQfFZd0wTa3ix",
-	"GJpOWh4+UYAnNk2Z/euSxsRlZhOpCBPZGEgyE1dCTsSFQCo7Ik8PDvDrE5YkPffO8kjIpYL0eIq9zrqs",
-	"BKWis0vs4mkH76gtJkpOLgQ8ms+Bfeba7ByR0E09hOQ4jA3BSLRdhxcOK0mKQcIjg/JRG+gPBIXipEuh",
-	"NP9CWGITAcYiiTYcqkv8COBY2Asl1BVIyLMWPoOz8nT/qdvMt1Kwqd1L1/gXQc/AeaIPyXheY2PX4eLj",
-	"2U9NLY4DouWF+Jd6c+OK5xGIxnU4DnfJjyCsCHZxwaG0DGCXgFPV8k/t7iy5l9AVCF/1uBI4Wdfb1E4X",
-	"04Wu2LSqyvWQaWvXBNW+OA/MWQYSWDHi19Ul3nNhtN1xBjQW+y2DCDHV5OyX497Bs+e75BepDXzRhZrt",
-	"y4F79eyteLit6eNxbRAGOWH02imRhhsoP0A91Oszxx9ed4JOnmTf2d99vLsPPkSs0ukcdp7s7u8+cZU9",
-	"oFY7ERhj38FhEww1nu1oRMWQoQ5YzgqtKFMBkUlsD4zDMpuMJOmGNDJShaApUEOuuIgt/QI7uRCW/nMl",
-	"QrpjhH/RyOGgjazO/SubamZ6ljnFfu2VnDyySsvvGfB3dFEfkdB+IwwuRIgvBAhZYHY4FIAy9IF7eIsr",
-	"swTkQfvbeJdAiTTKRWq8YaAjmdrTdyHcD4iOm/uBd44IFVPLEkC5tRqX1XB3yan9BqrLQjqssT06MEy5",
-	"IufDMqlZs8NuuSMgqyRZgsvQle+qou1JxhM/kkmMi0vzhpm1427ngbSTa32v485hJ+HaHNvtfyOHQBe+",
-	"o3Hn8K/Ndl5xC7bkhybLna/BwrvR0VHcXs86Tqa4E5B4wXWVUAgC6mAnHVDAw8Ard1bnDdHGtW/6PWNq",
-	"WpgKLr0HzdNaz+fnTxfA6cwbJyoHWNABZNY2gpwI24bx+OCHG4wDzoIVGJa2SRcQaQ8vsv39JxGP4b/M",
-	"rhUo2MjVwoDs7u62rhi86AZj/WRtf1/fdfilc7C/D64ZKYxLOAcgCzQD9iBb5/BL6WvzvAtIq1wbNPJm",
-	"8I2sbSMHBDgaLM+uZYBPcQRNL85HuvcjjT3YGjzyePEjHwV1FgqL8aEnix96JdUlj2MGfrZny4wM4qmC",
-	"JqBvoYPEB947di3QgIIpJ3CMDR3aA9yB1ep8sk/UbB2scGqKqp0ZqowucNcsYzKoodSNKWdjzXMyfKBm",
-	"9Oe94EI4bwNksLpyQ2tranL+5gz1Ya/ythlQXiyA1PFNyEWsL8R65ZxN3BCWJo+E/egg7zZCuW/su3MC",
-	"qzrIXJbt1k6NL5ZtODNn0GufcGG5QQmG7oyZ3kv0uizhhgpqtPFn6F7v6eKoThdHji5C0gXbJ0TqCJ3j",
-	"AXxRnfoClRlSneV8vc1DfvBi8UPnUr6lYurDyDc56s4X2jn866fywT8rR7/AXY8IjkXAqOACZtTABCQi",
-	"uTRzgZ/A6K4cRni9Kzeeww52m06V/dYMfT9tYD5IjS7RY0lyPCmNqeb+6dbI8oi8pZ97x0P25/0j8s9/",
-	"/E+4Fp3da8lQkMuXii/5r5++VujnxPmq0JIypORMnUM3eWilmWzecoGyYySV6SX8ms14x3O3hIa97nEB",
-	"fs4AdWvIerT6s9NjA3+75fK1+rPzCqQOOJsBWscVeqAthWp8gSLarTsbL8QI4LUwrmwkmHH2qztNEgKD",
-	"sK/9UM5dFf42BEb1I74p9zKC4/FWxxA3iZFz78lEKzpv4Fk0LorYPVfFnh4cLPOZVMmIaYidngDm2W0c",
-	"VnuuCBX1s7TMYdWthv0xkrxmyDu5AiR5fOho1ikP99Ek2SVnJaeI801w7eqRZs3LKg3pW7YyF9z+UTP1",
-	"On4Fvtdl7v+AbKl4ZJvGTnXlFls99bDPd2H71Ce91JnY+8Ljr3girJ7TrOI6D6CRRT8738GOdK3ahX5x",
-	"Hy3AGMLO7CHABngNMmORNnSKPUbvO9/Eoc9/4p00rwAyehP7juuyFD9cldm8jh3r+FShmkmebjJs69RX",
-	"VWdQLUeuWgnbgnwsG7VyNv45S0Lu+1vkNS6hpkW0ozdxd22quvGW/wRDumSlUEb7QS8n3Lj9mhVLP/qb",
-	"7pU8eitjlqwikH6R+pakUbkj01wxVHTu/g7Ez2VBRp4ac8r6hO1iGhiGvUXn2Fo54tYueV/qjJQyRbpw",
-	"RwBXd47yUDSG7l7sttgnP+YFXNswTKrt027ZIsmz05oZlVu7ey8yl3AhvXTh37uyTXI6d1kklBR1gQ2k",
-	"Xme+DSpWlVTx9zKpLtKH0Cn1zelDK1PDBqQppNQs2NGgWXgOmWndtP2Hc363qvHPzCze1nVVYsgbiEbz",
-	"Gp/4hjiQCQkdRfI+f4oB0H185DO67L0or8DtJq+Za7dVpTfMP7sVkeYS6W85OrMcqROqXSreAwO8U3GI",
-	"RLK0OFSMXjFfYtjsbHiZSO3iF6WeaP5JQo0LZjpnt8vwOSQ0SRxMxRj92kXDb8hdx6dcm8gdbDFjzdIQ",
-	"fgrdB5MYX0IN8Zgp7jCjB/03bkYXwqUAn5789Pqs//H0TejisIwqohiNRkyXcipdMz0wbKGAMk8tp6II",
-	"zl+ILub4kBCXJgww6yP0cw+D+qrw2OURTagmkV24eGeXvOFXPqUTc0QvBDCfUlomN24oGp/nxj1+hI1r",
-	"uHbZNJQc7O83+v7tZH/0+znDRtsb3JEJwIPYpQZ4XfhuW/ZFFdWmPTS1EK+wMWOkuuVc17e8W+qp+Gjm",
-	"KiRrtQ0871bRlDayuHPVdm1X3LU22/V8lO8OkBZTzBHHg4JRNwbgxNPykYSVK3HB93ldQVmJbEoqBEoE",
-	"MkxlXGZ5V4ylh9WvWK7Wxfw7gFQ5RP/fNU14TKBnDBUXgn0e0QzqN37PpKEu1xcYFKSRgR0Nmkfl5QOp",
-	"IOpYPw3wvQvhGOYhefb5c0CeHbwICLXmeQ9ve2p/cCdEGjKwiw25t0hDflqQ1Qup8POZasH4EaBbsRgA",
-	"NQv2mnDtUnI0HTvSbcvua2dYK3mWmtlJPlQffYX05DYO4ZtcrXRmzwyqZHfMHvxMvwunVsRVlHHT84QL",
-	"G9d6xHNVB0uM5ntd3T33yul6zuj4RkHAxY9AytuvbHpLrlpY5SU8tbgb34ejNqe8XFt3v7S7aV/S1LHZ",
-	"lAnQmVi1gW7okMTCgIQFAlolNRmSz1OmSJgyxWUctjptYTjbMnDh5XfkssWJtTFWuPrgsN2Kw9aT1CzJ",
-	"15j2st7agka/U2ftBn2v7Zszx/PasgH7D6f1Hrhd5+3oxp2uL6Eiy3WRAtGS5xJA3dwR+jlMvmsksuKM",
-	"a3TDtjpaty+G7sjNugRhf8tO1vvhM10skRDuYK4V8TPecotGxDa1dZjNYmUd1+W70NWHfn89lbgNL2vq",
-	"TSr0zw63dBusC959Nwq0Q3ZtZlywVg/q8zbU5xwGt06FVVa1MJm0XEwDj3gUHU3GbHzJlB7xVAcNiYK1",
-	"rpCzMhs/WdD9g1Z+Q628dc/bdfKW1d9/OP93rZDP2cwNqONN2vPWJdDd6M6LKfAhPeG+pSesIr32nBxa",
-	"rHW/dTd+S7o3zmmxBu4W6YHZtmEQuAXCxK/tMN9GP72rZJuMJCIn4TgITRSj8XRBsnSJBLbJuPELd2hA",
-	"uCm2MPFCEX1g33fJvo/jmNC8Fnk9Lr73xbXZWsKjX6f+xTVpY3n9YEA01KRBAqvbOoBw3AYLXLaitV7F",
-	"NnKQY/Ml/C9Sm1/tTfcqPH97JU5u/os1gRzolXSxABor/RDPbee78NHlS1Ci71/y39pj6mdGKqYRqeya",
-	"x0yVYGxdXzX76kPCEBw2xKzXEFMTYYUDohlNXE+OC3F8ctY7ePa89/PLtx65FvOq3h6fnZ+c9n89+Uu4",
-	"Q2T+qr5ig5B0QyauD98dvz0JHfwpHFqAmmDimispAGJSDorEqx3yz3/8dzkHoB0iwpHSljQK9/a70Sb8",
-	"1FoTKV3WazfvMWM0btzOg59yG35Kv+ItJ3FGBiwZ7C+T8ENp1m2XZi3Y1HZ3ZOu27T9wgHvrqVy42xtP",
-	"H/iZX3MxLMTrjHykhoyhikuwHaJYmtAoB9mCOhTEy40Us3JSXwj/uKtPCT1gn2I5giBmW7v0Up9Ti0hO",
-	"sAJ5ckKDXEXv4q3I1btxsi57qgpP6/dwwP6g3te1ZPIeNIVYxkQ7G1HFvhkvrJvUOaNjmNhiAwzKIh48",
-	"sa2eWCCkEhlCeRuUkoDRtA0x02ztlRrqYHulWTcsjGu7fD2nrDu1mPJRtLF4WAnStf+xstlMoB+Mq1rM",
-	"y33grp2H/LQNsm3YlfJxcT0F7TEKXPmmnIi8jw/gqpsRE1CKRbhZg83vfXHFA3NNsUzMHI9Fttg5vWIC",
-	"2oE88MfaPtulKW8zHjjonNItFxpjswWds9JHuth6BwG3s2keumydUqtr19OWa224YU7+FtraSMFINGI0",
-	"JVVIbeyCIUtKPixlV2fRyCqs9phYloZNs3Y8PBrXF8K33lAslcrZCTIzkRyzXXIsiprMAeVJpuqV2q6k",
-	"XV4dEuhziG2VLoTrNOMAKi0bp1yU7Rc0O2DgeX8W7JdMh/ZWU27hBSO0t11Af1Tw9bcbNA3Wi92W27PM",
-	"z5k2p0xnSWu+s1thhx9A7PAeuEWdWzBdts1zurD0MMJ+vrMcIGgujoSeFQs1+29Ko18ujKK/m2hJPVKy",
-	"OJ/5FySybXk67k4ZnufjeIgRbCtG0EB/Ffa0UiIzcMU8j7mStZyHBtvylXO6fggr3EVYoZEPzQsnbFtj",
-	"+UOzg7sLGDTLk+0kNm9ZFN2dx32uu/0hqfkeutXniDE0L+eq2W/xlm9Ez4bZLJG5DJP+LjTtsd9fTyNu",
-	"wxfp2m8dfNk2OBy8+260bZxWW9Kvvfigb29D3/ZoeDNUWGVVK6ncCDE2o3MHvkxwqKhwrqoCnKzkxGpT",
-	"xwvSf9DHb1sfb6WTdo28Zbv2H3jGXSvlczZzS2r51qXW3SjmiynwQTW/b6r5QomX0mkiaaz3vjhq7S+Q",
-	"facsRnxg38bPQ6xhs5xu3nWbSIGdvPG9j/I72yTeBxzKS5qaTLGHyvlNSLJi8SNc1pj4HS9RxQf/Uys0",
-	"7HmxkS4u6Bo6XsqYs9LbsVjA34pBeqcJjagmobux70cRXogbkNKh/zAC3tqfx6khjt01hfyGzCyis81x",
-	"zNqXWvs4weUHIm4U32tQ8EIMcE+ePCbd/+oBDGjPrWjv9U8FmHZKISvLIeUWDHIuBviKfdlzRuxSGeb6",
-	"ST74m+4xVOs2PSsw/yVKwfxifhfOlbQgivw4+J/mwKiCUQw1X7Cou+S18caqkGbExZBkwvCEhDRJ+mgZ",
-	"h2QP//SA+DqEzA9miFTu6QsBaVtxzGJf+VUhcFcV695nhUnT9TyBJmwv50Jq2JKijS+/G/+Qm1iLvHD7",
-	"9eAh2oKHKPUk1XCS6px6JTeR04FyPxGelaDZJ9QEM3VENFPXPGIXgkaQEqWdJpbQKZa9Qp8EK6xiaKyh",
-	"GEnYAOPBMjNtpZFO+S7O0oO/6bb9TfOort3l1LZl+w986O7V1vlbuiXH0y0IxLtxPS1DiA/Op/vmfFpZ",
-	"mC6JiIHU4LJqfwZB+q2EjmentlzCpl00p1M8MOS2+qsCIMTTJpSMQB+JLXDqFlQs2CXU1dhn6Bm0HCTW",
-	"LGlsldGXP3SXVlBlwq1gh1SYB6Z/l0z/TUnrcZ1ZGuttlxcBe19KXfeWQMZoOR+LrJnfuBnFik7EA9+s",
-	"balfmXK1hcPQ2op2uxzoFPRrqpdbNfiWetae7qE9vYQ2AYGxU2rYG3zim9InqpNbwn3anKjycD6a9Ypm",
-	"Hw7gbW7NDGxULt4LGAzp4mdd/8OdI0KJZpEUsVMxSBcNJcIN4UIbRuOd+WpHlYK2qnhUP3WXqkdt0m3W",
-	"Z8PuP+gid1o4joHDfDfyTqKug/JgLdt0RqrsfYGfVtFOGo7RA7bnjbA9IS2g2Gk5WGWjF/lWF23X/gPD",
-	"uc9e2BvSxtbUWNjmFZ26dyaA79Lhu/55eOgZtlXf7o1O1hzxurSl9i16fYuJLVk79ODwXdT6AGiq8EsN",
-	"PdX8IVy9BT1sn93fuZu3NNkHJ+99Naxgf3xWObZCWJfRr2s8PTh2N+rYxZ28W69uTR1upprFIJxIJN8W",
-	"BifO6QGCc+MQnBohMJ1e0IrDuVX9YBaG88ihGz7SBbDhlEQU4M0umR9k9+nBwU4LZOdWU4DuGLGzdhoe",
-	"ADvvKWBn9XA1oHY6ks/xOqkxNBpVETsX6hGr43WukOP6ANe5CK7Th/pLYJ1FKnLgk5VJJVe5ltJcJCyX",
-	"U6SvGEsJNzu3roc0I3niqHp+zEuoID/6W+9Vkc4HrJgr6nSWeASmc5uVPW7plizwKfdg/l7qfIo5189H",
-	"6Up71Y9dYF1ulkR0dmnpApoohe7U9t2p7fM4DEjoGtdhOwponwZ/2SdKNiDhAhtINdf4lj0bbpu36tZw",
-	"37hLTcVPc37astu1h3qe7dXz+DWee2RaGP6SfZlmCfuhdn0jVTFL7d2iQG7rvuw/HPl7Wjqz5L5vvAUT",
-	"bBMKsaLzETmXJBpRMURN1cvMIb9mFWEqB80y9ELkQjQoidAjwk21i1OUKcWE8V9ob7l064L0LuPAK52q",
-	"hzqg+1kHtJoQxhO4wNzyN32vaAg4/yWsJbdQ34eZVFBFTmf+p0V4k+7GbfFTfPsdmSRuam081NttD1bI",
-	"FqyQnKwaKLLO8laDFXCaSo4rUPe7BaTsleNiwBQTESNGXjHR6JVrhecqnY0HiIBbhwiYR0JzzJ+2Tdt/",
-	"YCz3wtaZv61bazDroiYhNE2qshJoGEUNBGx226yP25CTd2RxLEXOD0bGvTMyVpaxOfblRuEuF4Fc4uUq",
-	"MqC+PRBC7URzE33/IidkTMW0AFWcMMVI/OConCeb2TVT0xlwQpcGPUuUc4AKl2bvnpyXLXH99upaVyhm",
-	"LdVkBoTRaFQoyypLvhOMwNIilIjxtPTrYqTAWtI/FbE1KIqMGqOo0MgsA7zZLi84SUVbPHDbFS13XEe6",
-	"sHaltJ5/KKr8gxrixXK3noIG3rqSRd66o+0tII5KfWzLndouxE0Q/VYrM32w2DdtsS9Ba+12+60UnX7D",
-	"3OmOsKqX2fKN2/QvITDpUluTbEikAp5x5PhOHrhUMhuOHNpunb3twb1hm8F/a3L6boz+VU5CYfkH3/ip",
-	"+IN6Am4g5PEULGdLncKt35o9ZWe1hE31IATmVZkg3wUPwLZFwpxgZmVPt8237Tfu2MaCabbx7yxhD+z5",
-	"LtnzcRzb45AlDJOGb8yl977Y/yxXQDp7FB6yM29q3tidXJ7FLTR0mndm/4FN3BfbZrX93lqVjt2+pbFz",
-	"bl0E3rH5soi2H8KW985YWeVY5QIROlYtxEmHxla/2rv+6JVoZ5jVdIxJTas8+VEzdTvZmH61l7CeipYt",
-	"XcGumbJGA1dEs0gxo4lUZET1iOmd7yM2lS9HmfCLH9sjU2+5MJqE+qo3Ub2QDGSSyAmLyeWUPP2BKCpi",
-	"OSaXU8M04YJkIsWuVJdUs+dPM5UERBup7FWjydkvx72DZ8/BBU8vhB5JZUjMdWoHkio24J8D13HHZEo4",
-	"fxtsGYbBuC7aIkqRTHeJZbtXbEouWSKh3lVeiGXKBUipWoALEvqcAx7P6Ybl6W9bYs69/o6MvMrX41YZ",
-	"56kGNgrzIe0GBUSP5EQQKSL2EFnboByzJxCaNLp1bzvBs5JrpaBaeUcvs3jIjN4lHxQbMEUUu5ZXLCCT",
-	"EY9GUD3uAnFyAsCv2Dg0kipuy8mpnJwHw/DGLWcX0MIcY7B1IzYvpheykIcdbunHunB7t1KTJyeCKWAC",
-	"5WRVqhiW6B2VxXHkImJWCltlQEkDpNIa3bod0XlHxuGyBP9gHN4743BNsbqHMtGOYuOgVdZACfH9cZ+a",
-	"8CgX0NrIVJOJVFdcDCE0CogQWtBUjyTo+ZLGu+TUPgyFmk52x/A414QSIXsynT2meN+9Eg+BH/yDnJhB",
-	"ZrfrciPytfx6K+SLFiMlgk1KjA/C+Hkeo6BjFqC8CbygCYhvqZEqLhU3qI+yzylXUzALL4S3CwuzA+0N",
-	"MANlglSO+qk/JANEVKER62ODDh2Srn0+hDczbU/YhXBFGpIIOSH/SuCBgKDrIKEGHAhUEG7IhOqdI5zP",
-	"PnT30PkZo344pyAN7fmzY8aLUuFcirP4dP9Fk62JW3NLAvMU6eCObE38equt2UBCZYPTayp+46klDNhA",
-	"/pAocqfiFfd1Jf4kE7YcAtipTNj9xP+qOkIX3/+zklm6ygPVuvc13MBbdc4W+7KEf1Ym7PuCFqvMuHwa",
-	"Kr+3O2IRjp+E9j2hFVR1L2cT+klAdCRTFkM+gCFjqU1+v69PDC5E2ftJuoJxM2Lq0IFM9iY8ZjsoYkF4",
-	"O8h1wPxsl2LOY1oQxbYEWfGFO/KblqbYptGW9vjBN7qVqoPSCs85XI3SZkn4sTopP6T733q6/3KbPMf5",
-	"OW8L9x84wv3ygi6721vN9rejOKogknmrAyRr4R0l3djRqYgJCj8rdQtIs/FOq2/0NoXkHXlIVzsSD37S",
-	"e+cnXVXAZobtsc9pQjmQSbNSe2pv02AnwsbZfbdnqwDRSROK+ioE/1MZk4nMkpjAB7y5/89//LdDnHeO",
-	"0OBCXCpGr5jCer+EXzNw44jIRTlFb5Dw4ciQAR9CHb59hy/60wypkDsng6ZTTSaj6aEd3IXQRlHDhvim",
-	"ycgecqlhMHlXWAAapEnC1CNNRlyYoOiWtAMur3FqehGNRozQwYAL5+66EBhj0ZpLQXjMYCvtqyGXRYqA",
-	"TAA5BPykuGYCQBMgwQneH7h6eX+WJjS5YvGF4AJWzf4kVcxUyaESScVIHsilWnpPF9FXPLUGRHdAkwQw",
-	"yLG5zKN81y8EHaB/zM0PWyvsFP6Z/FCXKi8rM8AtNWpKBlxps0t+5tcMlwIX0dJFyZlgh0pzd6H/TImG",
-	"IIgt4ynpwjcZjZnSO/axv2X2jgsBI0WjBvsWWFMmX9rwv3rgpegBgYbuDfmXMm3NWHbNhHmkHSnGzFCe",
-	"XAici6ZT0o1lpPfcku+O4x2Pb6EYBV+hA/EHQXIItEzHTMMS1cpUm92EmWEn7oRtS2wUn8hZ620LjvIQ",
-	"dJa01o/FLOIaIpAP/SY2xv/dypPJiClW4tNI5UNZEgXvPXWW5YBLvep5rLS5nr1qCuJ9T6ncpi+tuhJL",
-	"9CSqQdJ9Fx61+qRLtHhWv7QIlbK64Ftip9WP3I23qjbRtv4+1fV78Fltw2dVW+T55NvGUFfK8at9sVRb",
-	"XaRLrwBX2XBoHlL7bujjWoko2j1di7Zm/4Gh3EOX14qbfzvA/C1OqzuQmHfjulqLwB8cWPfNgbWetHX+",
-	"pD1MrJvjyGKXGU9inbupHukiKw96v36Q2gwV00TIifMqMRFrEr57f/761V9CoqXz20gzYsq+40LgZzUx",
-	"Uu6SU5f8NBkxUf6OYJPiWxzqcKDdRaPTAF545u7eqlxw3zjFlWs8No1T2P0jGSI4O1SuikWdbxIbarKy",
-	"Idy6KhqTaETsCCOVMeIGK5ZKZVwvVYcPmFBtyJiLzDDSTSW4mexdHpToQpyymOuj3MkZnp68Of5L//Tk",
-	"p9dn/Y+nb0J8jbWsRrJMypDjvdNETVbRwNlsk5DwC218F67+oWjGnwxyzRS4eaEcbshIisd+EQEt7tN8",
-	"Dnd8I7g5djKLPSCwKN+F28O4zfU0gpu9yMFh79piy+K7cWbApFoYA2KrP/gtNu+3MEhKdfqrsKeFbolj",
-	"eA2KM214kpARzZG/tcsrO3LA2EQqQNGHMLqLEbX4JHI6f0jPue30nBa6aHdSNO/V/gN7uFsvROs+bsDf",
-	"0ORJ2LJouhuvwSLae3AQ3DcHwdJibW8ktalDw1R3+TefSGCfwnyIAoB6TKdgZh1BIoCdDrmckslIQrGR",
-	"vQoJAibnUkGLiv+L1OZXNj0bUfXtwGS6Sdn5wcSWCH7C/B+YeRtUZp5FgiuFXoNt8Hl/VCA9Zg/SY+b5",
-	"ORhRdIJZNJpIS/vhXwdKjgNi5E4YEJnETBtU9wJMAWOFhlhKDoqowCPTpZHlEBeC6hyXwi3Izi4JB1KN",
-	"qflzpK+xz/pxFLHUHBLDPps9+NXXF748+0/SPX31kjx9/MP+IaE+AUjJSQB5SQLKKJScgNEOc3BJXzLJ",
-	"xgLSscKPdh1O7LXwiNBLzYQhPNaQM8rGqZmSiCWJ3tklv6FP5kKEAEQVBjACjrOcjGRi10oMGboSwwgO",
-	"YwjpYNooRscsdiWJ7gWuMNEOEo5Jwq/YhfiPs/fvinwpwT4bgq9ybkOX+vSOfTa9l+4bOPMm749lQ8UU",
-	"V2dA8OwrJccrFFjRITuXS99/i01It4LJ5cskV3nG8s/V0LvokL2VMUtWfAb9cqWH6h5xh9OEp+4ITrji",
-	"sQtFu8OX01cn6HD72O8ZU9NO0BF0zDqHHXy4EywpPErk+Aqf/LpVYVV8z4mpoOOZSfUltQTzs//0TLhg",
-	"LEc578BuFC4VdsBZEs/wE7teZpraJdJGtWRVFyKylLAI0XyXEWlHVjnuzWza8QjHgYFtwIu7dh752lb4",
-	"z07O8GTJPQ1PWfYjBXK1HnI19jmVCkdWLNnM9O63fL9LHRZEfXmPS2IdiKakx5aF894XZ3R5iN9WSQ33",
-	"E6zcRaQnFoOIzVMCA6vEwg2PdJ4myGPSrebT4oXe65+siPIF/SzeKQP9uyRln9AJ+GyQ7drHJNtwlxyD",
-	"oCclOW+l0SGhwg1VDgi9EHnDxYqyIAApg8aIh/F0/2kAOcPaPs1jV/Sfz7LrNBQrtSeKG8MEJhCP7XeK",
-	"3Gc/ZyZijUI2VhJypz32AVckhuVJqTLcri4g5zDLh7gUbSGW4tjPitg6z51d/qal3wlIqNjv/RCG+eSA",
-	"JHLCVEQ1IyP2mcR8CC1zqMBQpGXCfq32c06dUjMqGHVBSJ26mV0+1GP6+Q0TQzPqHD4++CHojLnI/57l",
-	"aLfDutvM9NKBejAuWoCqYKaPdHmtFvKe/C1t/EYamjRbBCWdO+bacBEZck2TjHnh5EqfL6chifmYCcs/",
-	"tGVNF8J+xNV1RFKbXfJeJNNSOn+piXujccE1gfwAyxJKldGWh4EwPSQ0SY7QuVMp9j4sewL8J47yRJuZ",
-	"e6VmOefSVpCSAShZVi9ATB//qGV96EVvZG9jaqIRZByYERfDXXIspvC5C+FLMsZ0Sqi+sh9xLyg1viJD",
-	"ZjR5uv/E2k5KjkMyzrQhl4xcsoFUjIRGhqT79OBgLus6c/t9/+wDuB9QGH6cPuj9a+n9W2fRnnra4v94",
-	"+b4z6LvUDnEFuXaMbiF/NnzMNFOc6UUs2vLhkNtPX9MkJJdZdMUM6X48f+kyUQIykpmyfCqm050mlq7T",
-	"hBurBkFlXSP7PnJ2kNJYfAumhPuW5V+XDBUqmuySt5gAg1ctw7ZfdMgXF+LpDzAeX1yVqfxGD47x4sCO",
-	"VANT8/y2mOFOk+LpKXAOBzwvVvSPwgSr+/0jrvaEx2bUZqr7VVrNWH/tn/r6wHrvG+stkW1bJIuPIfWV",
-	"33//+53GmFDBBBh6Pp7PgZ1bpjW36yPccbulcdWNL+nNvogYUgXZmPKEdAGXKCDWmuxpy8INv2aoi+60",
-	"8Q54dK73Z7vEztTiMBNszXeRYZY5EiuI1P69KMPM3rWlML599d1kmMGkWv0DTD1kmG0jwyxDUqrTX4VJ",
-	"rlT4VuZU2AZEO89AUfkWlFAnjLxi9uqYjS+Z0iOe2lutob5CeVx+IB6K4m6YWdZCD+2ZZc1Lv//AFu7W",
-	"X9i6jxuvZDtjxjhfGdV6IhXg74YxB54VHxIrOELw1ecM4pHO+UJb0duWZdzdpKotIuaHVLX7lqrWJh/t",
-	"3SzKlP2gPUeXjCqmjjMz6hz+9ZPV5CMprzjLf/lkH1DXzdGk4zycZ8lMyQTBmI6IZsmgN5Ia+nNraQ+Q",
-	"AihQIUmaXSY8IvhWe4wylXQOO1+A2NjXw729L/bJr4dfUqnM107QuaaK24UCuh7l1XUDmiXG2jwyogn8",
-	"3ESfkNukMiHsYYfhAonad1df88P+D49n3oAVUC/fvzs/ff+m/+H96Tk8jWOtPj8yJu0EHSaysV1y96f9",
-	"D678p3w7ZlkR8hRwGKVMpgkj3UQOuQhIIocyMwGZjCQd8508Naeuidgfp2TMBeS9O6MJdnHWPPuYYkqQ",
-	"ZW6pBDD2f/7jvzFqcM1j4HPHH15bfjgF59xEuO3KMbAIhQZe5OPpGxwSHzOZYYDeffwXqY1u+PpLamgi",
-	"h4QJozjTLqqAOQ0EmhUUQaMQQJhCTHEIyvpZRFN6yRNuwLGQfxR8Jk1ftaTwN8lFCQULq6qQQHBeihE9",
-	"oikLSOaXCO9ENPpU8YjpALGxSh/NsaZnP/vBrSiJFAOoLohbDdxnd8l/0iRjReSY9aRIpkellAk9khOH",
-	"rVPqrZLwa1Zfa8TLnh3CO8gVgRaHmhlNum55dZArsZEUUaYUYJ+loAeLWE52sPYiz0qt4E3BkpRGUO6R",
-	"ODsGyHbNA0hjOrUMChYd1xcAg3VAfN5s/kPRj1EHJKURF8MC/b/0+Q9ukI30lppM2SXw6F/QPs7lHl3K",
-	"mGOb8HyeQGURPtVP6RQLbKUoZeNC7N7qnj43N2+FE4+5KO/MB/d8w8BeiyJQFxCaw0d2a4XIAcpYqQj4",
-	"vnfIpRVO2MDZI5xZwq5R5YeqDdJyJoxMfWTUMEFFNMUAJbJ0ykUejyy9GhNBG6kdo6PYaw+HiLnsIs5f",
-	"WEflCZYAF/Fzch9oInMpeqNsTO2AuYh4mp80N4EjZJGWmRXfK717psi7YX7ImycjSTQfQtqJkS6psyT/",
-	"YBKWyKvfcrCCVb5dGgAK6dmvQrcX714Kit231mZpweCIYkKno6TSu8F73/RyAA336I2wXxViC8oQ3/bX",
-	"Elo47qwVWbjAZW5QAX1s4gce9zRGSD3ESWQi8MXIs6uKx88eNoeK56LqFXkXc9PwuTdSDHuWZ8ZFn0rY",
-	"ER+hqaFJVvpYcV3pW1jMsWhS0LBnKbMUT1MMgcV0ihVqwoyIFG7tgnKYvtTyrBAs2GWvjaEC+mLKBIov",
-	"1AK5FVAlp3uBfZhnUldIjg5Z0/B9ATIWmLuy48B1DwpIxFWUcUM8hGaJcxsrWkqfKBUof/309f8LAAD/",
-	"/w==",
+	"7P3rchtHti+Iv0oGzo4Q2LsAQrSkbZPR8T+0TNk6liz9SWq7e5o6qERVAshmIbOcmUUIrVBEf5zPMzti",
+	"3mC/yLxJP8lErpVZF6AKNwIkLfOLLaJueVm57uu3PrciOUmlYMLo1vHnVkoVnTDDFPz1MlNaqvf2N/tn",
+	"zHSkeGq4FK3j1uWYkVCwT6YfwW0hkUNixoykit1wmWmS0hE7IXSgmTBkKBVcHXKlDVzqtoIWt2/6LWNq",
+	"1gpagk5Y67iFr2sFLR2N2YTaL0/opzdMjMy4dfz86VHQMrPU3qmN4mLU+vIlaP2oZJa+jl/xxDC1ONh3",
+	"IpkRM5aa4Si5JiP7RNMY4GKfx5VRDKWaUNM6bmUZXFkcxU9Sm40GMZbaNI3BXttuCD+z2et4ybbx2O+V",
+	"/Qa5ZrN8DCk147khXLMZDkOx3zKuWNw6Nipjmw1rzfHIwd9ZZBpGc+tBvOETbhrG8dauBDdsoomRRDGT",
+	"KdG0M4l9T2VfYjakWWJax897QTEQLsw3R63Aki+fZBN7tRe0JlzgX0/zMXJh2IgpGORbGbNkIyKa2Cea",
+	"xgoXNycjN4q1Nq36/eqelT5/m517LxMezTZalRQeaVoWvLr5urxX0lLoZiPBZxqHgpc3H8s5S+gMzvoG",
+	"g1H2ocqRnxsO3FAc+o0GlCVsTZpRWcIaSMZeuj3FXDB1wyN2GkUyE5vtl8ZHCcVnmxbK3dZ3t22+XJeM",
+	"TjYamGF00jQae23bIay1Y5WPV3es+PZtduyDpiP2SslJw3AuDFUmpx8qRiwgXERJpvkNI+3zVy/JN998",
+	"891Bl/yA3JgcPSNjmSlNBmwoFSOhkWHT+g2VnNQvXkwN6xg+Yc2jBu3j+1nDwH/gEyY0lwJEi04Tbshg",
+	"dkIUSxk1qDN5vQv0JM1umKIJaYeohwxmf3ZM4irr9Y5e5L8Cdw0Plmsxg1llXiDj7D/+TbFh67j1Pw4L",
+	"FfAQb9OH5Vm1vuTzpkrRWTFtEBJL6dfSA9NGO/XPCytiB0jaVMPkI5okzM5aWAl8sFSSVabSsBsXhppM",
+	"rzcuKvSUKRaTKTdjHOFPl5fviYZ3kPaz774j0zET5YFO7UDplM4ah4pP15PTolLw3XdlpcCqCDVqAczs",
+	"UjaQ2JmI504G+7TsZAg5bWQkcrtjwNRGvCzTTDUNwV7bnJfhENbiZZWPV3lZ8e3tedkX+7BOpdAMTtr3",
+	"ND5HgrN/RVIYJuCfNE0THlE7xsO/azvQzy32iU7ShME/lZIKH4mRHm5owuO+o95W0IqZoTzRreO/fW4N",
+	"OUtiO4wkG1n6YtqSjD04mTZkQk00Jv/7b7Tzj17nu4/u/52Pn3vBi6Mv/9b68rH8iPsCGch4RsbUnhOC",
+	"o7GTK1ZiGQ85c/d/CWr2wn8glkwTIf34gDRiGWUTe8baE5rYtWYx+V8X734JyFRJMSJ2uQOSUmOYEgFh",
+	"IpsEJBPXQk4FgVU46Fqm9VKKYcKjWy565N+y5mobes3E3HJSkJ4lHmOfIuwT10bvakWnihtG/Gg1fkwb",
+	"aZmb5UeW35JM8N8yhp+XiqSUKwIDDgglSk6JNjxJiGJDppiIWAy/sxt5zWKrNOLCvpJqwOOYidut7DB/",
+	"TWX97PoIxmLtvAmoHdN4wgVRMmFEivKVXazfaWbGTBg7djvlQWZK/P6Jhs9augRKpUkip7CNAXFOjZcX",
+	"56+IkddMECviuNZcwAIDwcKavRaWWmlyVizC9mwAX1VZNv/j7o4pmBdkSHnC4hOYZiJHwAzsv/EskLaw",
+	"ugqhRLNIMYP08Ys0r2Qm4ttNU0jTH8JryvMEj4XdBry0g3n+IonOorHzPcCeSsHKAn9CZ/BJzRjM71LK",
+	"t1TMHE/Xt5umoob1waPAqjM1UpIJFTO77FwQy+4m6Y74hX+1f6lVRo2aETq0Oqid+ojfMEFiSwNWUo4Z",
+	"jZ1X8Nze2Tkd1kr6CxZJEYOiO6UcbKcFfa1Qa0BsC5qZsVT8H+yWBJPBm/JzXFlMzUeCcEFAuxYxTBFZ",
+	"ChzbHdERiOfye/F72ir/QDkfRKpkZEc1SNiZMNzMbjdn+CLc3ceT2iSm6ozVYnnsbhP2iUYmmQH1yyFZ",
+	"fCQgXjv6EhSvLjSmW7zv462evv3m/cqSpIO6BvL/gWL0WlvplyWMtMuj0ZnjFLQkKB37IGZMS1oNiPjA",
+	"ak+Z0MwQJm64kgK0mxuquCUDyzPzCcAJO03TZPaK447TOOZ2kDR5r2TKlOFWqRzSRLOglZZ+qpDRon4w",
+	"5Al7oslfT9++yTUs3V3UXr0m3PQOtN2ADjWJrM7Rvmp1rlpouZqYCzCLSi77Z73vXoCF4394Wqe+F+r2",
+	"33AEQT6fj/n9uMh2kLBGJa16g2UCAd5HgaUXJ3oaRSw1uWvcaVKUJNyAVY4PkrZmNGExGTPFDkrrOJAy",
+	"YVTYMcZq1leZWPzEeYYqjD3sM0JFbDWMhHBDBjS6rn+ZXXvdvC3aHhJLnfDOAHldzNQJMXLEzNgKaUMm",
+	"dlJPX5C3/Hv47PNe0Ov1qvSwloOgINEvsNev8aGnvZ5zcfsf5n0HdjMyUUNfP7CEGR8B0N5Su+ZWmnDh",
+	"Ykd2nnDCij+dVoYvG7C6xZujLlzJJUSlwZX/ef50KQZipdaY9+Z7jfFuWY2d2lZPFhS0SBFpQkU9Qdgr",
+	"AVBDwgUjKbMnk6Ww5ZTobDKhagbXAkI1CdEpDJQTklRxYTRB4b3AHLI03nIVplQJLka64oRaeP+Cp6m8",
+	"c3453NxL7wzy7SmGWCx87V5nMTdnwqjZ4lbTCBfzc8sal/bL+Pb85fm7wU9gzSP7D2nwEihs+H+ZldlX",
+	"MU0aGVmjPv06lscktHLt+Crr9b6JeAz/Z2FAQtArOqBXhAHpdmv3h5p1vTZBK0o4E9a0ilU9HdkrTKPC",
+	"7+xLy/yHSk6O4cfLl+9JypjKLSF8JaHEqEwbFlsr7dOMtM/P3pz+tX95/uHi8uyH/vvzd395fXZxALIE",
+	"jvdfOq+kmlIVs9j+q0tOi7CxklMrTXOfwVRJK3XA8Hrz+okm1u6P5GRCRawPHDudaiKTGJRZKtDoBoWl",
+	"dtF4XD9/JadPNNH2uyJiRGSTATqOyqT/4lmrjtwt56rbYGqAqQG7RpWhTYmxigCsxkHtAPHOPo5zuewE",
+	"TYyalqexwFOzG1L5ZY3n4g3XNRwwP7XriYjigH1ZlAKlzIFVL/qFfTKYirA4WRhI9W11k/qei9gu1iJT",
+	"p9GY9YG2+6niEVs1mPdwkz089sm4z0WamU0fRVbV3+SsMmFJJK6XBD5VYLVv0tP66tu2mFce7F3nAzIz",
+	"m38hlZp71lw9WG/klCnCNTGKs9ilmdCJFCNCMejwRJMBkoGeP8IgvRaPMIytb7gzfOfURB0xeBsZzEhI",
+	"B/KGOWIADq3DtXUpmN0lx2/OnxPFqJZWxhUrNZe4wCMlO5ngRoOgn/Ak4VKQ/EG0RPUJEVmSkAFPEmDo",
+	"E6sPhuVdCGs5m33Kkp53gy8ukx7TdOUWXsBNhQKxEfFnqTaK0UkfY0C1vLoUWCoyW4Sc1ts4U8ZH4wZL",
+	"yVGJ5fxjqlglzeGJJTA6HPKIZCJ2vpIQ38bikGijqGGj2VoUVse5SwkTpQQgWLyFdSidh3xGBaeonuG5",
+	"A1fLv4IadrhIgdVzUeFmld1dwodfoja1oXV7H6y6xHbzHJ/KOdiWC/8O2Kubbu/r4ZVOqZSqzAvnGeWa",
+	"fLFs7OyeR87zu5I75ej5Km9Klb25bXy6LDEN7PY1ktPK7GoTTrWEF+xC1fTq3UPRMz+gkfj74m+LDG2b",
+	"F96a79yW15yzNKER04QmCYF7Tgh9IPznTrlO0PrUGcmO+xVcPPaJ7mv3qvxqh09SqeAQlnMA7c1W2FPL",
+	"ZFojbsbZoBvJySFc7SSJ+9ehTJmgKT/Mx/Ol/HJ9zdOOTPEQdFIJgUoc8n3yxdvzwsXDrxi9xqDYgl9e",
+	"sygz/IZBlCZT+PsapD6WSa0XYUa4IfaiPiah3YCQtP2rA/Aiy+GQxDIbJEhj5CmZcHEQkDCS0v4WkjYl",
+	"z46+e6KvRCmkZ++gmRm7cFJI2s96Tw+f9b45sGIz/C2ThvbZpzEF9w5cPgoIFzqzSjH4k+Ceg+BKDKQZ",
+	"E8U6qZIDn2JFFwc3VHJCvukRiBo+7dlxnpBwTJNhH2eWJ2C5R68E10RC3FnE4OaEL+QOogmdkZHsXgnQ",
+	"htGBZ99kJZV/K4QXYCFaQas04VbQmptjrf9uE12vnEW/zv1LjBx/AJy1Q0mIKYAdHcmUxUAR1ggeSlWp",
+	"vIDLJLxms7Dev5Qykdtk87TmFj+h2hBHY2RKNdGMiQqTKttwDcyp+CQywPpplj8VED2WysBWY+ilM1SM",
+	"kXb4vNcLgZ6FYODiIooNM81i++uzo+9qqDKsd69B8Lt59lQQu0AYE2SKJMxocHFymuREZ8ZKZqPx9gsC",
+	"e7RS08EhXMC99iFYkf4NU7rWLeLu18QashAHwOiVe+CEUCLY1P+qDVVGkyiRmsVrOkkgt2jdYcO988pV",
+	"tcqkpEtW5+ZXyH8yqOerZWIu7WxOcI6nfmxm4DvRSJ0sWBXRwJctGcyFp4rqvsJRRgFQKeSB085umJoh",
+	"izjxHMLdy5EfWJ45x0ukSMBr4RnmNZt5d0QtB6xsaTlSAsTjtqHCcWvfksUjVnPuzqrR/9ClmNuTXdRL",
+	"2L/K5Qohgex9CFzNBXQmMqsLjJedZ3JIokwpJqIZaT9lnRcHcGBSpriM13T6b+PZXVMq4DhW6qd4FyjJ",
+	"shQzmH/9Guy5VAayzQt8UcA2z27uI6xzpRVlCZUSm7kCF7eugaeRDR1aQL9r+rN2QeJ7oO0T4lTeXs8e",
+	"oKe9XrfXW259PK01y3ZKoRtT5CYUuJx65kmieeN3IiqQBd6/7wLGsZXroiDBvZJMndH1UrGYCcNpgmUf",
+	"tSocpr8UtW/WlOHCpW65TL2pVNfaF0Z4YUYjq1zYHz6lsJ4+3F9vFZxNKE8qGXstGtP/6f6yxnP5VDG4",
+	"u5Iq9c1RDyxuw5Qd+v/u/vv/7P77v9URd55HXBO/kPHMnnhUAyBTi/h6hEX2kWcUrsybey2GcoG68PE6",
+	"eoJnfoBcxMUj4pIH67OZWBJDXgolsTSQREDN2CcBVUoT2qHKEqa7vS6SYAhWKi3VUwk6YbU6f55uWBui",
+	"59oVG4DRWpsLs5BVZGdUvLdxSWAZa3wEcV1wj0ZjLlhHMRpbiRlYFX2QsGMSzhWDgCXes9b7XBosWvDW",
+	"HA/zhPuQHJIw0mpYtvK/sQ/nSdfw0zP0F2BJAfzyHbxoIevUXjs6sneX05nh1+/srz47PSTt573eAZrm",
+	"C1uSJ642kgW4ycChHRReAaRwrgkdyMy4G9f26JXJtIYHN5LJK2nlp0wTdgIOh2hMxYitphPY6OVk4lJh",
+	"fipyrheXI69NcJnZpA25NAGJqJCCR9Rq9AQdigcF2AAZWdt1wGZSxGTqM+kqEc+UWRPBDkCTdiwjfZiz",
+	"yg5NeXcS/w/3zYMuOXXfx6y8iCrFmSZRzpQ1ZkAnkNM34EnCxSiwBxRlP5xWQaQaUcE1UBSkEg0VJAYZ",
+	"z83apy5H3N3yyY6kc81mAcn/8akzknLUyTRTHff6AOx2yjv4geLpYZ5s9KeAuDTTDhORBCfxv/753wcE",
+	"aqXBnYA84BnqRDlNlbj206NvV3oeixzJb44WqQxKLRtTDvdhTvgk36VKhb3HmvhJNlrpo7X37Ex1d1VV",
+	"Pg94A4UcVnKr+PJ+VmRudvBg47h3oU4iKd27NgnDeMsmg1qH+BZ0nUOyrEPdvjJgY9W/BPxS1DWUhrti",
+	"qlsR3taD9Q+uGNTOqMpt58Ogra0Mlb2d8YUx/iTrFn1ANetnapV3395GPpy/CQjrjrpkbEyqjw8PrfRF",
+	"gQZxuJuntYqt81L3BTPWpqlEnOYqlvAO72nXpO186YG1F5gJiD2MMoNSl4ECMwlHeGC1cawYBcEP7nGa",
+	"O8hdKUIZ5eiJhmIKl4Vm6DXTJMSs4O/Pz05/Pjvv/3J2+eu785/7r05fv/lwfnYR1nqgV+da+AXQTN0w",
+	"tWT+F3CDr2VpP//0KSDPj74LyLPet3uZ4cXZ+X+enRcTdPqVYgmnA55wM7PalfuGPthy/m4T+27z+pN1",
+	"g407z0uFLMz+YGbY5oNxKlq/VHm47CTO6cwbJLrGyRaj24SRpEoOXTHXststx3jvbi2e6oMpu0ZeAtz9",
+	"Hm/Gx294zNQaD+J9a3I8O0qv6xlpaLL52u1DRcynGxQ8tpwKWXMmmshzkSRqZrpIn8U+L+zdZhqsXeGt",
+	"9Ihm4XIqQIZYywpkiZUtc0V6R71n31ZcT3Dj/+/48HDHMmZrtkqryXu3ECGVVI+qi3Jv0mWv056XK7uf",
+	"db1MKcHe2VfOaTR8woiRhIHLiusxFgjl0fr6QS51F2+Sjdsoe/InX/SaRg0ZKdqljJWdjkaWQCy9T5XY",
+	"j2wxmx1IuGSzyb2RYmSnMaIpGTAzZUwQM5UkGmfiGqJE1Cl4LK64jDec2aN0bJCO1e1p3B9KpmOZlAyC",
+	"iCYJeBnt8d94Q+p8EPUis0ke/cxmNVKF+FeUHH5d8tpockOTjBEAcrE8EOE0MaXk9p6Auy6F2rDoCOtC",
+	"wlRxqbjh/2BxuG4qDSa8AH3Vwu0ycXP8y+nbs7AAHkA3eOge1TJTEYM8CHtz6IwRuAfr1btrpSKV37bS",
+	"BoabL/DeNVKSXgu76ZppGBbQh+WpLgUJ3ej6hERcRRk3XkYWGUzuxeuu6aanljPVL4IY/cbSUGoYgVtQ",
+	"okOiTA5ZBKfCVabCTSUEvGs2I+3z928Dcvn+bdXGu9v8iFKmFXKE6rZX6LEmG6tmpSoFSSXle0Pt92c2",
+	"20lGBQ45DPLjodiwJoFiXzU+t6imwfE2RH5yXvvEMdoTd7YxUHF6dtE5ev6i8+PLt0EN/82/nlKtp1LF",
+	"VTvg26ffHS0PZgQtqFF4J5JZkcZd4VyrucU5G+7ucG7mNJ2j+iU0uAu/qRee9+4zdQO5ZHRyMaaK7cYp",
+	"v2lq89YpOdUc0SKza4Vrfn7WO9zSYiUfzt5q0wReklDDRDRb30mzPD1iTFNIsg1ArPkw+Lwwr081v65n",
+	"axCdpoC9wxCfy4FULzJhw/TWFcS6IUvID+FJBQA2N79BgwIMCmfzARBGu5R7DnZ+yWO+FPBp8+Jged0K",
+	"yrtY7FB5PZZQx5rxkjkV30EGLZWoJ4RxyLBSvvSqSgKN0rYG0mazQrAmMXkKSe0V2fjHEIU15WaKTeSN",
+	"2xP7EOqjm6udTeVkHz68/uFhVJM1heF2xfQfBqN/X/hLqrv9k5wSxOx0sD1MI+BTKRusVCzgcoDq0n8w",
+	"KuVcLLo7iQ+OCf1Hplgfo49B5a/+zdPAGmWGfQrIgMVKRteBS+x5lzJx+rpjV4MaPkgYQbfpE03aN0ky",
+	"CYhMEjqhAUkm2mQxlwGBH6I0DchIyd8CMuHaKJoEJGYs1YxdBzmkWWBNbgaZm5jqo2RmmDrokidPECDI",
+	"6d2QzgNcyU7wiSZpQrkgaTZIeERO37/uklORYwi7mTelAJVYxItnNbImP6b1/oJORDUjCTOGKR2QmI+4",
+	"0QEJu5at9kPYs7ATBliNw30OInWP2JWFZ05yQLcX31izWdHIvhHSV/P0U5f/xLJWxbk/BwPd7RdA0A0T",
+	"2ircXo5I3EGsAfjdSDINhYLEyLsODywpuYU3P4iS27UDGCuXc89hh9/Faq4ZbF87rnGbIPrdhxse4wJ7",
+	"ippvWnv+2qfoXgKc8U6Me6x50HspZtu09AdqLpaNZLVPOzf8lm3UQjnJtohV2+b0zaUeVirXShtSWZOg",
+	"aDiyiau1SjNbpRxU97EGiNSleYPxAfljNDKacHGS9+Eg0J5iTG8YBMgTgO9SrM5AWXQnmaSvEXG84mT9",
+	"5kVNbI0Pmd0twgVxzyyXV9++eFYRWC96K4300nKsu+BxjWXib0N0klUkO3f0V3iP4ZXotgkrSfXH5HtG",
+	"FVOh769QFEilCRWsSy7GVjmWIpkRv0MraHluIvnIVi/OLmy2xYW5X+vtZza7cPBw9dYbdU3rSMqja+3Q",
+	"CzPAii/gqMvlaaUYI+DPZiLuKzlA8FlGtekrFjFhklnfWjG1NWvQFJGpV6gGvq0tQyowIPBmaykaqcBC",
+	"yoRiNBpjdVLCTNFbySEikDYClEBpFtpTiD/YDrFWHEEZ5oA6XBl57YjliIvtoL+ZL9BbWYS3KLK8j6j8",
+	"dL3j6Gnv6NmmjqP5sjo3rPwDdQT1ltX2YAAPLYUIZQcjlIBhD7j5+gQKunwxcOh+LTaNCzJM+Ghsynvi",
+	"r+aYgohZVIAK5n875cb/WfpU7Va+9VAnNUD2n0x/ykUspzWMzCFa9pAAwWpfMx68jSI0pEliTaAaG+kd",
+	"OD5d8NcBRWo6QeDyAoU9wCAxmFxQiOqQjO25wjJN54PJc8CkYJAzlzevK/KOrClA2lDnOICa3dxLwREm",
+	"BYLQyEnGVJMQ7+r7abiGcZ6Frpayc1xzTaXNAyAv46qw/z/bG7FEql+lp93l4sKHSqZFruUv4G+TCWTY",
+	"5YifpA1wM5Yej0nu/xKWuaU8CsiEGQoVY7XRDl1i+CvHdy4zw3IRYZ/OUmvY6v7fa6Fy/tfFu19gkAiO",
+	"Y1QWmUyx2JX91QdP8neaMRfXDhR52W1SJnrFPTfcp3os3rSbXIXFNF8HZj3HKuqoaGEyiyOfX+q6ZSpt",
+	"ZpklbKZzwz5vB39awxOX5BQsx+KvcLSVdPkqv3tnxzofOzYH2XD4tzzx7tOteandu4sDvCLBpPZ45k85",
+	"yljnuK7/peL0rvpOXZuWRip/1Sw14TrhsS73KalEDxOuTZec0WiM9uHA8jgJwhZ66lhR6XCLFoSufdYy",
+	"QRGxk1LTk82EXqmnyYtFEVgQeJP2hYPzUGxQpi5icB6W5H9Ek0STUn9GbkibT+gISrDJ4c3TQ/hLH/4p",
+	"IDSLucx/h7/sz/ZDCiy4/Frxkw6IYoqK6/wa/hmQyA7TN+VXAKiQGcImAxYDRHpFJ7c32z/9VbuSE4w9",
+	"wzgcUBR+E3wT9iPNGt8urDtUHe/dqCvYTD0lYJ2+JmlmXA0A7v0TnSNzAWDBSXNEKCDhsf3Pof1PJyzR",
+	"9NG3jYGfUWo6z2TH8tG50M9p5//w0Z/8n93+8SGEgJ4e/Ud9DKiGv9XasEBOEIXDc61r4PeP8+zYWUgG",
+	"M+Kj/kEZSZ0aoqiI5cTeYS3MUpgS7wJsCm1CksipJWCmDZ9Y4Uvsz6gsByR0SRP5bcbVJZSV6QmjGjQn",
+	"yPxP+A3zMO8HxXvAoB5kehaSIYNXLVpNeHeNjT7LIdpdPRL0b3Vjy811+/bmY7MdrPCC3vB70xXuUjm4",
+	"a33gvvXzulhCPTc7JTHXaUJnOaROJaJbt1Yl9rrwuvdUa+g9hbw1tCfSmrKWf1ieS1I6Yi59XZYASO3P",
+	"XfIupb9lbK1c9vclv818Q3lojgtAQzqRU2ssj082zxNacPd8u06e0Hs6SySNX9LU2mw7wv6oOly3hd/L",
+	"AWhrUpoTHm0NCbhjwLc1MAyBPfcHMp4tgcqqbUMfkCz15V446yeaRLhZfcumrODQpO1gmMiHy1edb4ke",
+	"yymQ9Yd/f/Xq1Q9NaLM4rNpuTkXr8GXDhm9jsg+MFwL0bV+89UQTdmO5EQGUXmEOyrOJaNrgqmjOjHTt",
+	"8F16Ubln/ppuN6MyEflwxzxjgV2YUk2izBBqakbZZIGUlnLODl8G+VhzTMqk7Q9AKaxWoaT5LSrPrk5F",
+	"rJ50/UPRDbB64hvaBNZCjc43xlvS6O59jrHnVZKYIrSrMONaZeO9jAswvbk8YmtbCab6Lu+Bxc2Ae3h0",
+	"4ieavHl9cXn2S6n2E/y2ab2DKpVxczwRXgdNftpjqQ38KxMJ0xpan/OR1eKajp0VhhtyVC1oqsfS9OmI",
+	"VUONdV2PNQc8QXtg3HNA1oOMJwYQ7eSQhKVxVDNmABC9NApsN1cZhaWjbWewTkEWN2Pnj84n4HaR6ClN",
+	"raK7si1BLUT0xgvfOFrgQU9wUeNyMdgKTE+kquLFlWHVLFPtqjcQRFB3LqoUV3sygeXUtJ8cDrlwraGX",
+	"6ZigXp76m78ELZokfV8pUUOmb1g50qNTJmK32z66eJLnh3au2YyMFAUpguEHQfhIWJWp/tzaj2MgZPHL",
+	"P+KLKsDUhYd9o8/MBTPq5Il3r8zFRzQmszkx6I3S3LwhXGjDKHRmHDAuRj6sUj+OBV1gcSQvaWp1VzBe",
+	"3e2xw7PrHZMXz59/8+LghCRSjBhAcuMSgBAUMZlQdc1iksuWdQNcblwpSh3doPfqSl079MzMy9llzLGf",
+	"MJ+LDLp39t03PD6gHGimbgoEm4Z2yNtotDEbKRqzPjSmz4uo67cbQmxTmSUx9J4H7xbMoCjVdGtd9AQF",
+	"wHB1Y/dlBjfnZAHegWjMaMpUTiQ5jdgNpGIGHzpwZgoaDm7E2r4QhuEwfvJorO5O4v/h7uq493XksAOv",
+	"2hLyxy/TgCVy2s9dDksWazqWmhF/p10HePZ2qyKHMGV7dqghNEkaV8Z/eMv5rhuCZLP+ugZ7OTvji2Xo",
+	"kOng02OBs616RU0qhfNpUGPYJK3rNv7Bl/j7W6DGOT+XkZIakUDgjG7YwNJ+2m5I7cH5SU7hPJT80RPq",
+	"aNZh7aY0snv5W8Yy9EgjPz0hPaIY9ummBhztLkH+6Ls1R7ZZJmgTOf/ER2MswHfkivQJTrz58a85sC1K",
+	"vyOrGIFok4KVg+8jecOU0FuVeIMPdW3iRU1i0d20AXBnqTSzJmvMUigi10yFLs+xDflg0HwULS4NVJRp",
+	"RgrOOIRkBT3Thk3cg4EleOhbZtmBuwQdrgEydjDDnEFGJ9C0grtmnDVG590WzVdhp4pC1JL2M6+HzfGh",
+	"eRqrHtOg7DCusI4GnlQj8euUkwWKCgo1c1GpqhG8jUJmswA4UmqpH/OqEn51wyPWpxEkKrmOCC4/1v7T",
+	"A3Y29/7YNdjoSkJbGx5giS9tGxASCCHmTNCzcDyVa3c83shDt7g7d9TuY2mC9Yrv1Z3qireo7AmqmWE5",
+	"PbsEF1tCvtj6POwI9WLdI7N4VjYC2b0NAW/YW3YPVLm7lP0G4lm527uIglfZ6b1HwyvD2VHF+brUfGL1",
+	"hGoJejbwvO9eyHytCvb902rDLm2VhbZL19SqnKZ5h9Kq+2s9Q6seanDjFPypSp490ka/jVVSn/aOnmHP",
+	"ymffPv+PF6vKH+GmVb7SevfNqlmsdpP8gHeUjL15d8m8bwRysyZ63tVRxaM8dra9c3Ysh6br7dKVsTih",
+	"5S6NwkWRMAMuCm5gzAsQm/mMbumkeKDeB18jtZxYV5VyLrgWts5F3d4VsJESsSls1EMzweUUu0VbS7xt",
+	"7W34l7OYIb2gZJaDLLR2eMJBliaFi79iSOdGNniXIiqENOiOnwsMHFTayc7Z8l3iBsiUOzwOxW+NIr51",
+	"+2Pg8josGwgnLKpOm6JRbSLZF8JJhY1Q/ux6Q99K9G42uyX4WeuNcXfaaWXTHoiKurvZPZQZQcJZw8EA",
+	"LeqOT0X+zXWGvNWB2GBWc+PcaGy7I5XSFj0kojmnhoHysNLdnReo0jRNOMZSraEG6xlAnp5MfUZ+njUl",
+	"p67cGx1T4KayosybSmTK0Ul+R0S7sZF2S8TJ2lOx6AXOB7Xudu370NzKZ3PLNWtcp3UXZ8entjgjD/Lk",
+	"bpUZvv9T0DD2FWUE726YUjz2Thx3X9HRFJNGSjEoKEBn+oQ8eUKuGUs1plz4oLUrDvbZb9UQyy1y8nEy",
+	"O0ZU3YyRbd/iuMST1kZTnZvw7o7YA8JSxQFt1wV5Z76xVb6wtXxfW6Us3Yt/axt/FnhqtJGpdnklVqPY",
+	"kRfqdwE8tq6frGmhbuPc+l0s0IN0v+3Q5XZHbrbb58wswNAWFsXXCEN7547DWkVL8aiunziPlOxkghvI",
+	"7/TYLKT9lHVeHEDq2YQnCQdLDjFWjp5DqxrCNTnqPu+V76lUnLr7Nk4Oh5Feciy/2yBQCM9pjGJYc3RW",
+	"dvFXUW0BZqWIE4ypJhOEVKGChHQgb1i/jGsTEvjLLcGiZbr4RG3NxipBGI1ZHxy3lnuv7rOCW+qfjN33",
+	"N3t0m2dcPeZmDylGtRRcjDZ6bk5nq1nn6hTmBvex/iCIiKe0piteCM5zfHN4jDQDEGge5/T0h7evf+lf",
+	"vvv57JfwBIPO4TGhRPORYHGHCwCwK9sWpTe6PJF6y6GCO9lI9zWguTUJ0jWYe/blTzQBEEyGReVCio5r",
+	"sYMPa9KmKfflDgExTFAIQAckSjhz/8wbqScyct3TFRtZ/vCvf/73CVkAiu6S0+KzPgEJwJQTGl3rgFAy",
+	"4Vpjdj3uNIb6AS7aF9Pl7aPm4ZeJoBMM3XUJwqfbaYiiCTx1g3fw8/YHF2InLsT+RBPAzcHbBTn99cLd",
+	"fADp9xWgtQn9VN6QUuv2MoXBEn0V3dvXtyd3lU9ZGJ/b93x3O/CAur7fwjKfW5Al892J/e2I9/7tbhzI",
+	"A+rqvSQe+zZXZXOAU4lpBvaR9aKedSuwBJVMZUITCtzphIRRpo2cQM7rTGYK+owhnjdpv3OI+jdv3rzN",
+	"gcnK6IqUt4JWjmDWClojKUdQeIivrRVZlSDBg+RzKkvqPBpn4DMEBMQCaVZJOXGR7FJrz5RqXUEJWurF",
+	"8QtyniW1fqtNKG0fuem4Hptx0tvFFrbarc0X242tAtL0vHebDVg3CWGn0YUHFFKo0vJiPerEKk71FUQT",
+	"KsA1H4LGF4J5iFAzpA0gw2W00cCXCx3UVhHvBq1zTdYy8eCpS1Fc4KYvQStlyhoZTabEKYloCgwFIg/g",
+	"QoBGj1IhyHXJNrXqrkvBaQA52CZZaZscetyn5rJ2a03gPSe+Jpcs7Ok2zaxq45+4IYGntoXhzW/Clpyt",
+	"xEE2dO/np6DZ0q/3292W0lZlf9btY95neJnP/ujFf3z7rNfbqHvw3DatXOudssomWXuP7HK7UNE90dI6",
+	"tHN7cmlesAek3teO0/Lthl7XOU/HDtfOl0JFDLBR4DqoIkedkNAhZvVTxYb8U0g49JYYcqYJ31GlWvUT",
+	"9TzcV217pMAcM9P5SFh31CWhvu5MVed08BILg7ZpB7Kr0riNYhXlgPni3K+ZS0HKM2OxIhWQN31fI1yM",
+	"OTdRgGAUHgMKDb0n2icd1JZir4+E1RSuqyY/5DlURVa7WK+yeXV6+n30YNlNveCDaeWyRaWhM87mju1c",
+	"BeKKqsNy8kYplWXH7WE8M7yDosSaLqEVZjPnfXGAwO4oDDOTzfWLWbqfWzOXNboabRQ23UlZY+PShMXr",
+	"w7Wa6eyi/nE1HdXgnuXobCvVQC+eV/S4Ade+XuxWU6DjFrLubPjj+PXff07einfp/19dmA83v3766z96",
+	"T4++efb8xX98+12n33xXFVgX31lg6vY7Hz+/eFaHprsAYufnv7RBjp/9ThTq0kresy7tRnIuzeaa4UjR",
+	"aAksW45wYtmETGKwyDFBcCrVNRcjRDKxnBJQJpx3okBY/qZHYjpb0Sjq6Pl3R9Xehqs7RVVHvnphao5N",
+	"qtgNl9lGe73zoybYtPG47elsBMXMl63bVqbGMrEDemPRHMTSEir8+FCjANoun+USH34Q+Sw7UscX8oDm",
+	"dfOvMxtoRWpeeUGkU/6/0py8WpNbose5kkHh48L+D69h+L9jdsMSe25bQeuGs2lDmoV999pIM/WQAnQO",
+	"jsCFBO1dJf2KtIVrgc+1K43sTHmMbu7fCRrNUmV0Dbiq1a1aYauXh8Z/B1AxMNMGDJgidl8x5zayugqa",
+	"3YnhdRuyvi1wxoYOht2Q0O7sGhjQij3aiTJeYlP3r48Xg9lKg1p/F+ulQbk0YrFpgJKT1HQgAZL4cotj",
+	"El6zWegUe4iuMa25tNoo/OkzurzbMxpLzYR34AUkdP8KCU209E/5hnzYhbOMGMt+y2iiAxLK4TAksWSa",
+	"OPZfzrRAndW9pRW05HDYIKQyw15SEXO/2s1VJbWmLqLGOmeIm/oTTRQTMfvHjcw0NmJpQNPF8a17lppR",
+	"d3ukjQABB3lXoVL9Ve4tDYjIcVlFx4xzDNEnulvrJLGbVwuTXw9x/JPfa51kI+1XBRbA/mvmAE8GjBjF",
+	"EVM3P6MrGx/aT/ZjruebtVcxP3R/zJJll4U0fcBYWPqSTGDn1/pblrVoKKr6avCGIqmaWhVVq+3skgE4",
+	"YwCNcxRGEY5LzXp86RyJFZ0G8+132pMi1/wgIGe/vj2tb71jr9a3H13EQR/TlNXO2qqdddOalVPBAYw9",
+	"YUNDZFbAvkB2OEJMUhL5g9itD7IjWGs/X/7FE4nViQBMX/60ZiKGemlL+ZjF5b7vaBSLBmJmKE9crSM2",
+	"Zo3sVsS+DSi2YPDI4i6MtFyOlc64O0+lDgewohX0OiSRj03c+eVYuoTuZj7leeCYw7e41ksY4IYsqJEh",
+	"+Aq62ovN50UnssG34eXGE0uWMfvkRIHfwCc6TxNe4exZtgH5qN1ISrCcjVvwg5JpyuJXJWZcU+RdO9vp",
+	"uG596oqvW3hz4yDOPqUJXb8P81yUS7By4h3Dd3XJnPZa7tsBodbcu7ComvpuKfWjQPW+BtzADaKmEQxK",
+	"CntusS2f0a7vihW31yw1AdES8stR27hmM0hmd3wUunZjeAcixEz79xcd4OATBwDWM+LeCSAYizVpp6Dr",
+	"EM3/wQICTZ4Cgs0Ag8VWrwdBWfq7OLOZ5d2AJ8zQmBpKxlyUOYbb06rv4O9aiu45nb5lWtMR6NtjRmOm",
+	"lpYqrKhMOPfFN/gmYHdYBUDtbP/SAcbWAdIKiP/zAicUkE+dKKFZzDqRjFnHzbPDK1DzBYFyMZCZaIgI",
+	"530YywD4rjMANOngIIfgDQT4I2m7fBrX/7cfjampSavtuz6J7i8PqK+Ln4r+iuUU3P4EV7r6I0Z58roX",
+	"PAsjJpiV0NbuZNDc7+OyBk5N4qlt5VMAiGd0wv4nNHywGtPBSe6DQmK05+KJ7pJzX6wx5WYsM+itIOPZ",
+	"fBuw5y+W9z1f7iA89bF1I1EcEgoodHnqHC1lYawT0prvILW4HHjWQV12Lz5BMGuPLKBlcoNHt5IuvGWO",
+	"d5VzakjRqkmndnHrBjwWP1LfCccect+bDRnOHFhX4V1dWKHiY33tAzDVT1615PVVC2hl6tSpIr0x16YX",
+	"W2VUEkcSKqhXSleWxp+V7s8JpqEvVZKNqngzRUEgZ7qq4wkrVay51l0CvDBUclLb0khVoN0ju/D23oZW",
+	"Q8NMN+0fUypvu+qAC2EVAVh/TieFU1A/3rq+PhuVIM4nPS82wFkgjupeLlcNig1frSeuayvn2vkmzpWK",
+	"eV1j1aE7YL33oO5rhRuqYP1Kc8z1BzSvwdUMy0rqFTzL3nIM1tafJ1wExCGX2D/scf0towk3sz9P6Kda",
+	"CrKP911eb1O7LSD2If80B8YCqg+0CrKC1JpVQvpT19Avp1knBYVnrWX7Be6EkCQoACtP64JClJ/bY/Kp",
+	"g5ENvUrHgCrISWr6WLIL4U6vUHWddzEgkRT25LgiSR+izJUAV01puXND972iWny3rWP9m/PFyl+PjNWR",
+	"WmGS+OThj8GadkKpp0D1Y5UeA7jNlUPcyEF+8SQx51cF/bc+kbVoHbtWAz0wH+ymlnvSVxzp3p1xTIYy",
+	"U2ghOAMAK8O9Pk4oGSbUkKdBr9dbs7Ch0ODrZ9PY1XUx96Y0ibr1xDLZc3uyFgqgmbg5/uX07ZmrfnY5",
+	"rVB3S10vZCZuuJJiYqXSDVUczBr7DHS2gtqqVMbV7Br72nfvz345fd0/ff+6//PZX6vZAPa6ywXol5pQ",
+	"9z/+qbb1NM7gQmaqDtLATiI8Lo2YivpBW10Jmo2EOM++YsPwxP5FExZDYTfWHTMRqVlqWEwyERfV4G9P",
+	"Ly7Pzu1swrLqz8QN5CbYl9SevwvM2zrFtK0HWz63Io/WiYK8KZjTAB0AA+ihVr/aMht2s0S4Oy+sqyZn",
+	"VqrsyrmYm8T5qlSx93K7TRMZ97QhyzonNFbdVZdqFxG3uSN570G36nj2XiSxSY6Ob/M0l/WOufExi3yW",
+	"w9eXt3O7UhLnuaph91oNHUJITR9ZdDZyQcK/dF5enL/qXAI6SSFsIymvOevQzG6A4dAZEuG/ty3aqA2Y",
+	"r5r4B11jQsKDQXmGlQHUUr6P6NRVHirm/G+u03XK6DXEULAO3nk3nEcrHLBYyei67xRxBtXxp79ekO/x",
+	"whNNXrpL5PT96/qy+BrXXaVSHn1uQWv+Y/WS31FQTb+mTkQ1g04EgM4S85EVq1BNNEvHTICTlypwkQL4",
+	"CXU3W8MO7i6SOF58U6rtqWpiaUKN3fSq/vU31Lc+uv93Pn7uBS+OvtQrX84tcM4SSWuyUIWEgqYVbaB/",
+	"eXf5+tVfUVcoUiglXE9lDAqFpDFYkppVXNS1naGbvSE76pB8G09K3mp43Z7C+RrWnpCGTtwp9vRejiwW",
+	"F6Uvdpmb0BESfgNNngMEsZCCES6iJIvnIuRrf6wqThfXp+XGUzfhS0YnXwWYzj5AHTZRMe1CPiBMnHVB",
+	"Fuywd6HkAR3du2qXQ9tutRO3RhFqGtIDL8T9oOmInd2wOhdoJXY8VjIbYRsTLoZMMRExkiZUsC55HbuG",
+	"2jLlLCYuw8WePO++nEGPFDBeY5Ywq0rhGOpA/5aheC46eJZnNaw0icvogEsgBhtgBeO+YjTe8EGXV1Fd",
+	"7F+oaMKL/G6fIB4QJOlfcxE353psubQr+qisTqjG0HC/ORlpJTLkJvlcDuFwo7fJG6bGlgKyOlQPPvEa",
+	"NTeaJUNC45jF2O6LR0q6qqR1W4Yu8yzc0vWzOu08h5ncaH3m48JbfBf4T5M2CmG7equmkujgHI4YC3Td",
+	"9yOqlGVXbcttZj5y6UKBlXyH+U5VmDu2RQ6MS8Ww1jxGSwQZZklC2oWrPiCQFqYDCAIDyA3o6tc8TVns",
+	"+zzPDbbbvJRrJZ5sYKvTm3oThBoXvHFJw5huArcDwYta/rauE3/X5ezrNIyEBMSGoMEtCiuMNDRpQpZe",
+	"HIYxw8H6d+d5k808c2dFGqWjOacuV0796iL7sm+yVNgx38ylFSzm9y32BZsXGwtrku9sqVq/JASDVqkP",
+	"+BwiblVC1KoAtQpFDfvMo4t4oIp9LhFIVbx4ZjfHhD4uVep2od6XVMR7V/KLsehXjnhLGEzA10rOJvdn",
+	"pG9qvUbwsh+VzNJ6CQIyI8dwcVU9g1lIYj5hwjLwPFdJTk+wJNdAa0yqrx2Cl1WLU8W8q2Uuk/J2qut9",
+	"6mZL0uJvq2jcUmPYiMlvz8gbjSkgqO9r0qiweIbrambXCQlxxCH8/tPl5XuCP+T4Rh4ZB9NRTsplNCIm",
+	"od/K0GoFilUTnhzdFYkO0qkDBlmg56yYGORSpnO+WCQK5dnTjQfptdUTbuaQ1FpjmanS9ydcIA9zv8d0",
+	"yRvfS14Xxh1k0TUzffDabljauRarQ47gJfV67PESb13IRy8P1Y8hf3EjgzuX08Vp38sE1h3xRTaZUDVb",
+	"HLVPhdmk/nYw20w2+RNXI52UnG4o6Oza17zIyC1diy49x8hWaXpuYI3LaS1HzVSOP/GAVpSXjvnK9+Q8",
+	"AcxXLkyNlXyqIyZ8r5ywfGLCE4KmGf6IPiZfVbS2u7zESva1r/maVLbYTbh5k/PTOeeABwVyzE1fUcNl",
+	"jSBZ1DtDckjCameNdrm1BgHN20kR+zCRgumDE9LL88znO3EUayKzQcLqqsS+Jt8ZmAA15HnuC+ao0FOW",
+	"t3OmXkjLIbRLsKreQN6wNb+2heNqG/fU1l4bnPOat+/YJ3CCJNqBRDNHvv/v/+PpGRqQkH/9n/+XJ+TS",
+	"z+vtdb0Zm5uBd2z3zZ/2enaBeQI7AbHMa2rnS0L8NcRRdi3KNR+Bm8rVN3HlCqFFvjXayNSjPNVHk9nE",
+	"ecuWsekzuMlaJlT3U6r1VKoVsW4/znyQ7mT6p+tHs4dY5W7ij7hMZeBC3Kq5JdksNGlJZ6uAWJVSVgEj",
+	"b7bFG6VQlUhhaVTc3ze/tji0prXZjYPEGZP37BphaqtgY02d/cPd2YVp/zqWdMI3y/66rOA3vLw4f4XM",
+	"jLTdrxqcOfUhgArM84pWW+5Gh7nS9zl99SOy7OyJJvbOEopDzBWLjOO/GIMFHVP7uIUHgQDIJp8vPx3z",
+	"aIyF9oiShJcP1m+6sRwqZevMtTKqfHVNFmkaEfEyxc3swr7Tmf/QOew0M+P6ZaysQ2jvk4r/A6pFjsn3",
+	"2Hbs3xbbjnXJa0NoZKACsbpqdvGvBFYLC1mil66L7uUisYiMO+EIYNXSvjhikOgOkH1XWP1vp2QPG4yp",
+	"ILWxMSnquvKas+aJ+pIbvI9oZsCCev/u4pIc0pQf0syMDxM54iIk7Z+MSd+JZBaQCzphF9ywP18YxSMT",
+	"kAu7yAxz8K/E5ZuLgy751eoxmrTt2wLy/vTy5U8B+eHszdnl2QGZ0JihsOUGe71EVKnZHC5K6Vwh8sKV",
+	"mMu1xBLlgLBEM/Ks9w2+M5IxIyGc3yHlCYtDXDBuJ46T9VLSZan23UeLNaQpB0zFL6BrD2VDfZcURskE",
+	"0xisCgrbia3MkmFnLLXdsjdv3pIRNWxKZ8fOgjI0kSPStjfoAPMidVAc2iuR9zY7CEpNOHWAWb6cadcG",
+	"zlophtGJzhvA6WAeIFsHwBp04A5+cCUqPOIgIEX9oCbtomQgWCDIg4BgA2N4KR1hTavlm3BAdPdKvIa6",
+	"FOhxlNdlWHKC1FhXofHy3S+X5+/e9N+/O78MSfvb3rdPDzzTGbBEipHloFYVU/zGTl8wY1XE7pW4En/6",
+	"02mRU8ul6P7pT+SM51odHjnXH9Cx5fWP8cGVcPxw7niEFUoJlx+XLjmtzf+9EqDfNx0LexIA2QiwDJad",
+	"hupBOMF8GfvvKxHJCXOA6VBlAyOCbZqCqOv62edQLpYzzTEmXGc8xHZ9UQW0GwsTDj16QiSThEV2UUn7",
+	"qPcUAGJoDPf9eFbcZkVGQFDVxJfYmYdXonSdtFOqLAkeuwTqIWeJpS1UQ6AFoC+WhivcQcTQRAoWkFBk",
+	"SRKSKGFUaUKvhHfA4+0Hgcscgu/jklfGZyfwDNoi4h5xTW645vYFzn8+l7dkRx+xorQK2pVieizgvWji",
+	"c0hJmw6wFB8zNg7c+lrlEZY3XyxaXlED+bchHP2QtJ/+65//9/Nez84DMQ6e9w7Qg49aXRiQNMk0GfIE",
+	"cpWvhL2IQQBNws8gtwNS0gO/hF1itSMSln4MkXaozt+bqwj2LpLSETtBGJ4rIVP6W4ZMwK2/W9GEarzV",
+	"ykU20cSSJRiCHnEDsa5wIc7AcIaDDKuJldd2oz5foVV91Tomn69alrdftQJy1XJIDPgHxjL1VeuLndIz",
+	"bIJb6hg2puZKIP6XNGRCTTTGBNpYRhkUn7UnNLGGF4uh6aTl4VMFeGKzlNm/BjQmLjObSEWYyCZAkpm4",
+	"FnIqrgRS2Ql5dnSEX5+yJOm4d5ZHQgYK0uMp9jprsxKUis4G2MXTDt5RW0yUnF4JeDSfA/vEtTk4IaGb",
+	"egjJcRgbgpFouw7fOawkKYYJjwzKR22gPxAUipM2hdL8K2GJTQQYiyTacKgu8SOAY2EvlFBXICHPWvgM",
+	"zsqz3jO3mW+lYDO7l67xL4KegfNEH5PJssbGrsPFh4sf6locB0TLK/Fv882NK55HIBrX4Tjsku9BWBHs",
+	"4oJDaRhAl4BT1fJP7e4suZfQFQhf9bgSOFnX29ROF9OFrtmsqsp1kGlr1wTVvjgPzFkGElgx4tfVJd5z",
+	"YbTdcQY0Fvstgwgx1eTip9PO0fMXXfKT1Aa+6ELN9uXAvTr2Vjzc1vTxuDYIg5wweuOUSMMNlB+gHur1",
+	"mdP3r1tBK0+yb/W6T7s98CFilU7ruPVNt9f9xlX2gFqNIjBNEwzi1PpZ3ydUIIn6c6dJ+6+nb98EJLzm",
+	"Ig7Jv5NQpywKA2xYawmXjzpUQ6V3dxIfEDqiXGhTUaRAv8Z0LFcLlVBB0CkNx8ooKjSNUPi78pwxFSOg",
+	"XNBGy/mpmk5YodMEV9jrFv6A3QDtKRqz6Fp7FBo5FTlcTVCFJwpybB8EU3OQE/Ytib4SldFYzptX7PvZ",
+	"cfgKoop1SRirWV9lIsRGk/bG6dgOCFtru/EldlhXIn8fN8Tqwpp4ZlMO9drBZALBLbrk0vJFrsnUUiJq",
+	"PfjuECakkXDy5Xkdg7qcJrOXsFmt3P37vcN5slTl8oMBdwC1tkNIrjj+jHYMXWUMntoveAirL1Wr0Ddz",
+	"z0uBjj+3jnq9XX8bQGDg0zVFt5bgUMdy2cu4HTGPSRu4rtu2AO/gHksklieWi4496N01S81B1561ZziD",
+	"uoHlMz38nsb5othHnq5+5IOgThlmMT70zeqHXkk14HHMBD7xbPUTv0jzCqCd4IHvVj/w0gkpeODoaJ2J",
+	"pEpGVg0YJOwMUCPss8/XWTcILAqagOKBngIfgW7BdpMq6ykxrEWWYvkoHenW8d9a73JLqPXRvtUZBjF2",
+	"Yx3VgfOflRnAAi+qmJgBkUls1QiH8DgdS9IOaWSkCg8cZVk+aqU6KFlXwmoFuWklnXKBf+HgA8gF7ZKf",
+	"2Uwz07EqW+wlkpLTJ9aU+y0DrRcDdyeOVwdXIsQXArA2qIA4FAB49elM8BZXfA54rPa3SZcAcARaC9R4",
+	"d4mOZGp1kivhfkDM8Dw6dnBCqJjZ5QeT39qh1u7vknP7DXQiCOl45SEdGqYc9MNxWQBfCRSETqxa09GK",
+	"4QxPrsOKsPoN6kFjmbiDTfM2wnNKkJ1HHWNMuDandvvfyBFIS9/nvXX8t3oaLW45hEZs0Hq+9SVYeTe6",
+	"f4vb52sxkhnuBKSjcV0lFIIwY9hfDNwSYeBN3ms20yF6/uybfsuYmhUOFJf0WHDSEsrYi2crQMaWjRNN",
+	"JixzAzJrGkFOhE3DeHr07S3GAWfBymBL26QNON3HV1mv903EY/g/s2sFbgfU9cKAdLvdxhWDF91irB/3",
+	"KeqAVrmuFXSnYNABvJu9DZbngYuqWwsDuxYoz2HKCRxjz+1htSqM3nuAmnXgC0OV0QUapWVMBvW4eReT",
+	"8zwtc72+p2b858PgSjgfLOT1uyJspm6YJpdvLtBL4B0BTW4lLxZA6iTcGsUAhXsltityr+OGsDT7URDf",
+	"2Hffk4LoIQRqzswFHwlIMrDcoATOecFM5yX6otdwzgdztPHnf/3zv0+Ip4uTebo4cXQRkjZ4hEKkjtC5",
+	"Y8FD35pfoDJDmmc5X+7ykB+toSxeSvmWCm8Q6NscdRchah3/7WP54F+UcwIgiIm4tkUYveACZlzDBCTi",
+	"W9VzgR/AFVk5jPB6B8KwhB10606V/dYCfT+rYT5IjS79bU1yPCuNac4p3p4jyxPyln7qnI7Yn3sn5F//",
+	"/O9wKzp70JKhIJfPlQjb3z5+qdDPmTP60b9kSCnEtIRu8oBzPdm85QJlx1gq00n4DVuIGebOWg173eEC",
+	"oj8B6taQC271Z6fHBv52y+XnqnIvK0BjEIIDwDFX/oYeJlTjC2zl9nwI5kqMAXQQs22MBOeW/epBnYTA",
+	"1JTXfiiXDptkHwKj+hGX47KW4Hi61zHETT4G3F7wLeZtjYt2bhF76F6De7Dp1z2s9lwRKubP0jqHVTca",
+	"9qdI8poh7+QKvIT40MliqBLuo0nSJRclV7Hz2HLtqjQXzcsqDek7tjJX3P5BM/U6fgURqXXuf49sqXhk",
+	"n8ZOdeVWWz3zwfA/hO0zP+m1zsThZx5/wRNh9Zx6FdfFRYwsunz6vp7oM8VooY+hYmT1YPEQYFvQGpmx",
+	"Shs6x87LX5u39db7juuyFj/clNm8jh3r+FihmmmehDdq6l9aVWdQLUeuWklmAflYNmrlYlbIIgm57++R",
+	"17g0wwbRjt7E7tZUdest/wGGNGCluFXzQS+nIbr9WhRL3/ubHpQ8eitjlmwikH6S+o6kUblP3VIx5Jf/",
+	"DyF+BgUZeWrMKesjNtGqYRj2Fp0jDuY4hF3yrtQvLmWKtOGOAK4enOQJOpjQ8F23wT75Pi9r3YdhUm0q",
+	"eccWSZ6zW8+o3No9eJH5e4o3utw6Sopq6RpSn2e+NSpWlVTx9zKprtKH0CkV/+GjzzuQppBouGJHg3rh",
+	"OWKmcdN6j+f8flXjH5lZva3bqsSQTRWNl7WD8qlEkB8OfZby7qeKQfuP+MTnudp7UV6B203eMNeEsEpv",
+	"mJV7JyLNlRfdcXRmPVInVLsE5UcGeK/iEIlkbXGoGL1mvvC63tnwMpHaxS9KnSL9k4QaF8x0zm6X93hM",
+	"aJI48J4J+rXxQTl1FT34lGuee4CNt6xZGsJPoftgEuNLqCEeScodZvSg/8rN+Eq4wojzsx9eX/Q/nL8J",
+	"XRyWUUUUo9GY6VKmuWsxCoYtlJXnBTdUFMH5K9HGHB8S4tKEAWZ9hH7uYTC/Kjx2eURTqklkFy4+6JI3",
+	"/NonumPm/JUA5lNKVufGDUXnGW74+Am28+LaZdNQctTr1fr+7WS/9/u5wEab236SKYAm2aUG0HH4blP2",
+	"RRXrqzk0tRLFtTZjpLrlXM9vebvUafbJwlVI1moaeN7Dpy5tZHU/v/3arrhrTbbr5TjfHSAtppgjjkcF",
+	"Y94YgBNPy0cSVq4pxzBYllQIlAhkmMq4zPKuGUuPq1+xXK2N+XcANHWM/j9IfSbQSYuKK8E+jWkGVW2/",
+	"ZdJQVwEBDArSyMCOBs2j8vKhVBB1nD8N8L0r4RjmMXn+6VNAnh99FxBqzfMO3vbM/uBOiDRkaBcbKhKQ",
+	"hvy0IFEaCoSWM9WC8WPbAsViyJEu2GvCtUvJgVRw2ICm7L5mhrWRZ6meneRD9dFXKNpo4hC+9d9GZ/bC",
+	"oEp2z+zBz/QP4dSKuIoybjqecGHj9Ko0Yld4udzr6u55UE7XS0YntwoCrn4EUt5+ZrM7ctXCKq/hqcXd",
+	"+GM4anPKy7V190uzm/YlTR2bTZkAnYlV24qHDl8xDEhY4EJWUpMh+TxlioQpU1zGYaPTFoazLwMXXn5P",
+	"LlucWBNjhauPDtu9OGw9SS2S/BzTXtdbW9DoH9RZu0Pfa/PmLPG8NmxA7/G0PgC367Id3bnT9SVUZLl6",
+	"UhAteS4BVBOfFLV+ODASWXHGNbphGx2t+xdD9+RmXYOwv2Yn68Pwma6WSAgCs9SK+BFvuUMjYp/aOsxm",
+	"tbKO6/KH0NVHfn89lbgNL2vqdSr0jw7NeR+sC959Pwq0w7uuZ1ywVo/q8z7U5xwcfJ4Kq6xqZTJpuZgG",
+	"HvHYYppM2GTAlB7zVAc1iYJzvXIXZTZ+sqD7R638llp545436+QNq997PP/3rZAv2cwdqON12vPeJdD9",
+	"6M6rKfAxPeGhpSdsIr0OnRxarXW/dTd+Tbo3zmm1Bu4W6ZHZNmEQuAXCxK/9MN9aP72rZJuOJeLJ4TgI",
+	"TRSj8WxFsnSJBPbJuPEL92hAuCk2MPFCEX1k3/cK7hTHhOa1yNtx8cPPrvngGh79eepfXZM2kTePBkRN",
+	"TRoksLqtA2DbfbDAdSta56vYxg6IcbmE/0lq87O96UGF5++uxMnNf7UmkMNfkzYWQGOlH6JcHvwhfHT5",
+	"EpTo+6f8t+aY+oWRimlEKrvhMVMlcG/XbdK++pgwhMwOMes1xNREWOGAaEYT16noSpyeXXSOnr/o/Pjy",
+	"rcfzxryqt6cXl2fn/Z/P/hoeEJm/qq/YMCTtkImb419O356FDhQaDi1ATTBxw5UUALwrh0Xi1QH51z//",
+	"q5wD0AwR4UhpTxqFe/v9aBN+ao2JlC7rtZ133jIaN+7g0U+5Dz+lX/GGk7ggA9YM9pdJ+LE0665Ls1Zs",
+	"arM7snHbeo8c4MF6Klfu9s7TB37kN1yMCvG6IB+pIROo4hLsgCiWJjTKQbagDgVRxCPFAHf2SvjHXX1K",
+	"6AH7FMsRBDHb2qWX+pxaRHKCFciTE2rkKnoX70Su3o+Tdd1TVXha/wgH7Hfqfd1KJh9Cq5x1TLSLMVXs",
+	"q/HCukldMjqBia02wKAs4tET2+iJBUIqkSGUt0EpCRhN+xAz9dZeqc0YNp1bdMPCuPbL13PKuleLKR9F",
+	"E4uHlSBt+z8rm80UumS5qsW83AfuOnjMT9sh24ZdKR8X12nVHqPAlW/Kqci7mwGuuhkzAaVYhJst2Pzh",
+	"Z1c8sNQUy8TC8Vhli13SayagVccjf5zbZ7s05W3GAwf9pNrlQmNsQaNzVvpEF1vvIOAOds1D161TanTt",
+	"etpyDV93zMnfQrMvKaCzDE1JFVIbewPJkpIPS9nWWTS2Cqs9JpalYSvBAw+PxvWV8A2JFEulcnaCzEwk",
+	"J6xLTkVRkzmkPMnUfKW2K2mX18cEur9is7kr4fpvOYBKy8YpF2X7Bc0OGHjetQq7yPsWPqXGhjBCe9sV",
+	"dI0GX3+zQVNjvdhtuTvL/JJps7whjFthhx9A7PAeucU8t2C6bJvndGHpYYxdzhc5QFBfHAk9K1Zq9l+V",
+	"Rr9eGEX/YaIl85GS1fnMPyGR7cvTcX/K8DIfx2OMYF8xghr6q7CnjRKZgSvmecyVrOU8NNiUr5zT9WNY",
+	"4T7CCrV8aFk4Yd8ay++aHdxfwKBenuwnsXnPouj+PO5L3e2PSc0P0K2+RIyheblUzX6Lt3wlejbMZo3M",
+	"ZZj0H0LTnvj99TTiNnyVrv3WwZftg8PBu+9H28ZpNSX92ouP+vY+9G2PhrdAhVVWtZHKjRBjCzp34MsE",
+	"R4oK56oqwMlKTqwmdbwg/Ud9/K718UY6adbIG7ar98gz7lspX7KZe1LL9y617kcxX02Bj6r5Q1PNV0q8",
+	"lM4SSWN9+NlRa3+F7DtnMeID+zZ+HmINm+W0867bRArs5I3vfZLf2STx3uNQXtLUZIo9Vs7vQpIVix/h",
+	"ssbE73iJKt77nxqhYS+LjXRxQdfQcSBjzkpvx2IBfysG6Z0mNKaahO7Gvh9FeCVuQUrH/sMIeGt/nqSG",
+	"OHZXF/IbMbOKznbHMee+1NjHCS4/EnGt+N6CgldigHvy5DFp/6UDMKAdt6Kd1z8UYNophawsh5RbMMil",
+	"GOAb9mXPGbFLZVjqJ3nvb3rAUK379KzA/NcoBfOL+YdwrqQFUeTHwf+0BEYVjGKo+YJF7ZLXxhurQpox",
+	"FyOSCcMTEtIk6aNlHJJD/NMD4usQMj+YIVK5p68EpG3FMYt95VeFwF1VrHufFSZ11/MEmrC5nAupYU+K",
+	"Nr78fvxDbmIN8sLt16OHaA8eotSTVM1JmufUG7mJnA6U+4nwrAT1PqE6mKkTopm64RG7EjSClCjtNLGE",
+	"zrDsFfokWGEVQ2MNxUjChhgPlplpKo10yndxlh79TXftb1pGdc0up6Yt6z3yoftXW5dv6Z4cT3cgEO/H",
+	"9bQOIT46nx6a82ljYbomIgZSg8uq/REE6dcSOl6c2noJm3bRnE7xyJCb6q8KgBBPm1AyAn0k9sCpG1Cx",
+	"YJdQV2OfoGfQepBYi6SxV0Zf/tB9WkGVCTeCHVJhHpn+fTL9NyWtx3Vmqa23XV8EHH4udd1bAxmj4Xys",
+	"smZ+5WYcKzoVj3xzbkv9ypSrLRyG1l602/VAp6Bf03y5VY1vqWPt6Q7a02toExAYO6eGvcEnvip9ojq5",
+	"Ndyn9Ykqj+ejXq+o9+EA3ubezMBa5eKdgMGQNn7W9T88OCGUaBZJETsVg7TRUCLcEC60YTQ+WK52VClo",
+	"r4pH9VP3qXrMTbrJ+qzZ/Udd5F4LxzFwmO9G3knUdVAebmWbLkiVw8/w0ybaSc0xesT2vBW2J6QFFDst",
+	"h5ts9Crf6qrt6j0ynIfshb0lbexNjYVt3tCpe28C+D4dvtufh8eeYXv17d7qZC0Rr2tbal+j17eY2Jq1",
+	"Q48O31WtD4CmCr/UyFPN78LVW9DD/tn9vbt5S5N9dPI+VMMK9sdnlWMrhG0Z/bbG06Njd6eOXdzJ+/Xq",
+	"zqnD9VSzGoQTieTrwuDEOT1CcO4cglMjBKbTCxpxOPeqHyzCcJ44dMMnugA2nJGIArzZgPlBtp8dHR00",
+	"QHbuNQXonhE7507DI2DnAwXsrB6uGtROR/I5Xic1hkbjKmLnSj1ic7zODXJcH+E6V8F1+lB/CayzSEUO",
+	"fLIyqeQqz6U0FwnL5RTpa8ZSws3Bnesh9UieOKqOH/MaKsj3/tYHVaTzHivmijqdNR6B6dxlZY9bujUL",
+	"fMo9mP8odT7FnOfPR+lKc9WPXWBdbpZEdDawdAFNlEJ3avvu1PZ5HAYkdI3rsB0FtE+Dv+wTJRuQcIEN",
+	"pOprfMueDbfNe3VruG/cp6bip7k8bdnt2mM9z/7qefwaLz0yDQx/zb5Mi4T9WLu+k6qYtfZuVSC3cV96",
+	"j0f+gZbOrLnvO2/BBNuEQqzofEQuJYnGVIxQU/Uyc8RvWEWYymG9DL0SuRANSiL0hHBT7eIUZUoxYfwX",
+	"mlsu3bkgvc848Ean6rEO6GHWAW0mhPEErjC3/E1/VDQEnP8a1pJbqD+GmVRQRU5n/qdVeJPuxn3xU3z7",
+	"PZkkbmpNPNTbbY9WyB6skJysaihynuVtBivgNJUcV2De7xaQsleOiyFTTESMGHnNRK1XrhGeq3Q2HiEC",
+	"7hwiYBkJLTF/mjat98hYHoSts3xb99Zg1kVNQmiaVGUl0DCKGgjYdJusj7uQk/dkcaxFzo9GxoMzMjaW",
+	"sTn25U7hLleBXOLlKjKgvjsQQu1Ecx19/ySnZELFrABVnDLFSPzoqFwmm9kNU7MFcEKXBr1IlEuACtdm",
+	"756c1y1x/frqWjcoZi3VZAaE0WhcKMsqS/4gGIGlRSgR43np19VIgXNJ/1TE1qAoMmqMokIjswzwZru8",
+	"4CQVTfHAfVe03HMd6craldJ6/q6o8ndqiBfL3XgKanjrRhZ54442t4A4KfWxLXdquxK3QfTbrMz00WLf",
+	"tcW+Bq012+13UnT6FXOne8KqXmfLd27Tv4TApEttTbIRkQp4xonjO3ngUslsNHZou/Ps7RDuDZsM/juT",
+	"0/dj9G9yEgrLP/jKT8Xv1BNwCyGPp2A9W+ocbv3a7Ck7qzVsqkchsKzKBPkueAD2LRKWBDMre7pvvm2/",
+	"cc82FkyziX9nCXtkz/fJnk/j2B6HLGGYNHxrLn342f5vvQLSxaPwmJ15W/PG7uT6LG6loVO/M71HNvFQ",
+	"bJvN9ntvVTp2+9bGzrlzEXjP5ssq2n4MWz44Y2WTY5ULROhYtRInHRpb/Wzv+r1Xol1gVtMpJjVt8uQH",
+	"zdTdZGP61V7DeipatrQFu2HKGg1cEc0ixYwmUpEx1WOmD/4Ysal8OcqEX/zYHJl6y4XRJNTXnanqhGQo",
+	"k0ROWUwGM/LsW6KoiOWEDGaGacIFyUSKXakGVLMXzzKVBEQbqexVo8nFT6edo+cvwAVPr4QeS2VIzHVq",
+	"B5IqNuSfAtdxx2RKOH8bbBmGwbgu2iJKkcy6xLLdazYjA5ZIqHeVV2KdcgFSqhbggoQ+54DHS7phefrb",
+	"l5hzr78nI6/y9bhRxnmqgY3CfEi7QQHRYzkVRIqIPUbWdijH7AmEJo1u3ZtO8KLk2iioVt7RQRaPmNFd",
+	"8l6xIVNEsRt5zQIyHfNoDNXjLhAnpwD8io1DI6nippycysl5NAxv3XJ2BS0sMQYbN2L3YnolC3nc4YZ+",
+	"rCu3dy81eXIqmAImUE5WpYphid5JWRxHLiJmpbBVBpQ0QCqN0a27EZ33ZByuS/CPxuGDMw63FKuHKBPt",
+	"KHYOWmUNlBDfH/epCU9yAa2NTDWZSnXNxQhCo4AIoQVN9ViCni9p3CXn9mEo1HSyO4bHuSaUCNmR6eIx",
+	"xfselHgI/OAf5cQCMrtdl1uRr+XXeyFftBgpEWxaYnwQxs/zGAWdsADlTeAFTUB8S41Ucam4QX2UfUq5",
+	"moFZeCW8XViYHWhvgBkoE6Ry1E/9IRkiogqNWB8bdOiQtO3zIbyZaXvCroQr0pBEyCn5dwIPBARdBwk1",
+	"4ECggnBDplQfnOB8etDdQ+dnjPrhnIM0tOfPjhkvSoVzKc7is953dbYmbs0dCcxzpIN7sjXx6422Zg0J",
+	"lQ1Or6n4jaeWMGAD+WOiyL2KV9zXjfiTTNh6CGDnMmEPE/+r6ghdff+PSmbpJg9U6963cAPv1Tlb7Msa",
+	"/lmZsD8WtFhlxuXTUPm92RGLcPwktO8JraCa93LWoZ8EREcyZTHkAxgykdrk9/v6xOBKlL2fpC0YN2Om",
+	"jh3IZGfKY3aAIhaEt4NcB8zPZinmPKYFUexLkBVfuCe/aWmKTRptaY8ffaN7qToorfCSw1UrbdaEH5sn",
+	"5cd0/ztP919vk5c4P5dtYe+RIzwsL+i6u73XbH87ipMKIpm3OkCyFt5R0o4dnYqYoPCzUreANJscNPpG",
+	"71JI3pOHdLMj8egnfXB+0k0FbGbYIfuUJpQDmdQrtef2Ng12Imyc3Xd7tgoQnTShqK9C8D+VMZnKLIkJ",
+	"fMCb+//65385xHnnCA2uxEAxes0U1vsl/IaBG0dELsopOsOEj8aGDPkI6vDtO3zRn2ZIhdw5GTSdaTId",
+	"z47t4K6ENooaNsI3Tcf2kEsNg8m7wgLQIE0Spp5oMubCBEW3pANweU1S04loNGaEDodcOHfXlcAYi9Zc",
+	"CsJjBltpXw25LFIEZArIIeAnxTUTAJoACU7w/sDVy/uzNKXJNYuvBBewavYnqWKmSg6VSCpG8kAu1dJ7",
+	"uoi+5qk1INpDmiSAQY7NZZ7ku34l6BD9Y25+2FrhoPDP5Ie6VHlZmQFuqVEzMuRKmy75kd8wXApcREsX",
+	"JWeCHSrN3YX+MyUagiC2jGekDd9kNGZKH9jH/p7ZO64EjBSNGuxbYE2ZfGnDv3TAS9EBAg3dG/IvZdqa",
+	"seyGCfNEO1KMmaE8uRI4F01npB3LSB+6Je9O4gOPb6EYBV+hA/EHQXIMtEwnTMMSzZWp1rsJM8PO3Anb",
+	"l9goPpGz1rsWHOUh6CxprB+LWcQ1RCAf+03sjP+7lSfTMVOsxKeRykeyJAreeeosywGXetXxWGlLPXvV",
+	"FMSHnlK5T19adSXW6Ek0B0n3h/CozU+6RIsX85dWoVJWF3xP7LT6kfvxVs1NtKm/T3X9Hn1W+/BZzS3y",
+	"cvJtYqgb5fjNfbFUW12kS28AV1lzaB5T+27p49qIKJo9Xau2pvfIUB6gy2vDzb8bYP4Gp9U9SMz7cV1t",
+	"ReCPDqyH5sDaTto6f9IhJtYtcWSxQcaTWOduqie6yMqD3q/vpTYjxTQRcuq8SkzEmoS/vLt8/eqvIdHS",
+	"+W2kGTNl33El8LOaGCm75NwlP03HTJS/I9i0+BaHOhxod1HrNIAXXri79yoX3DfOceVqj03tFLq/J0ME",
+	"Z4fKVbGoy01iQ01WNoQbV0VjEo2IHWGkMkbcYMVSqYzrperwAROqDZlwkRlG2qkEN5O9y4MSXYlzFnN9",
+	"kjs5w/OzN6d/7Z+f/fD6ov/h/E2Ir7GW1ViWSRlyvA/qqMkqGjibfRISfqGJ78LV3xXN+JNBbpgCNy+U",
+	"w40YSfHYryKg1X2aL+GOrwQ3x05mtQcEFuUP4fYwbnM9jeBmr3Jw2Lv22LL4fpwZMKkGxoDY6o9+i937",
+	"LQyS0jz9VdjTSrfEKbwGxZk2PEnImObI39rllZ04YGwiFaDoQxjdxYgafBI5nT+m59x1ek4DXTQ7Ker3",
+	"qvfIHu7XC9G4jzvwN9R5EvYsmu7Ha7CK9h4dBA/NQbC2WDscS23moWGqu/yrTySwT2E+RAFAPaEzMLNO",
+	"IBHATocMZmQ6llBsZK9CgoDJuVTQoOL/JLX5mc0uxlR9PTCZblJ2fjCxNYKfMP9HZt4ElZlnkeBKoddg",
+	"H3zeHxVIjzmE9Jhlfg5GFJ1iFo0m0tJ++LehkpOAGHkQBkQmMdMG1b0AU8BYoSGWkoMiKvDItGlkOcSV",
+	"oDrHpXALctAl4VCqCTV/jvQN9lk/jSKWmmNi2CdzCL/6+sKXF/9J2uevXpJnT7/tHRPqE4CUnAaQlySg",
+	"jELJKRjtMAeX9CWTbCIgHSv8YNfhzF4LTwgdaCYM4bGGnFE2Sc2MRCxJ9EGX/Io+mSsRAhBVGMAIOM5y",
+	"OpaJXSsxYuhKDCM4jCGkg2mjGJ2w2JUkuhe4wkQ7SDgmCb9mV+J/Xbz7pciXEuyTIfgq5zZ0qU+/sE+m",
+	"89J9A2de5/2xbKiY4uYMCJ59peRkgwIrOmKXcu3777AJ6V4wuXyZ5CbPWP65GXoXHbG3MmbJhs+gX670",
+	"0LxH3OE04ak7gROueOxC0e7w5fTVClrcPvZbxtSsFbQEnbDWcQsfbgVrCo8SOb7CJ7/sVVgV33NiKmh5",
+	"ZlJ9yVyC+cV/eiZcMJaTnHdgNwqXCjvkLIkX+IldLzNL7RJpoxqyqgsRWUpYhGi+y4i0I6sc93o27XiE",
+	"48DANuDFbTuPfG0r/OcgZ3iy5J6Gpyz7kQK5Wge5GvuUSoUjK5ZsYXoPW77fpw4Lor68xyWxDkRT0mPL",
+	"wvnwszO6PMRvo6SG+wlW7iLSE4tBxOYpgYFVYuGGJzpPE+QxaVfzafFC5/UPVkT5gn4WH5SB/l2Ssk/o",
+	"BHw2yHbtY5Jt2CWnIOhJSc5baXRMqHBDlUNCr0TecLGiLAhAyqAx4mE86z0LIGdY26d57Ir+81m2nYZi",
+	"pfZUcWOYwATiif1Okfvs58xErFHIxkpC7rTHPuCKxLA8KVWG29UF5Bxm+RCXoinEUhz7RRE7z3MXl79u",
+	"6Q8CEir2Wz+EYX5zRBI5ZSqimpEx+0RiPoKWOVRgKNIyYb9WvZxTp9SMC0ZdEFJr3swuH+oJ/fSGiZEZ",
+	"t46fHn0btCZc5H8vcrS7Yd1NZnrpQD0aFw1AVTDTJ7q8Vit5T/6WJn4jDU3qLYKSzh1zbbiIDLmhSca8",
+	"cHKlz4NZSGI+YcLyD21Z05WwH3F1HZHUpkveiWRWSucvNXGvNS64JpAfYFlCqTLa8jAQpseEJskJOncq",
+	"xd7HZU+A/8RJnmizcK/ULOdc2gpSMgQly+oFiOnjH7WsD73otextQk00howDM+Zi1CWnYgafuxK+JGNC",
+	"Z4Tqa/sR94JS4ysyYkaTZ71vrO2k5CQkk0wbMmBkwIZSMRIaGZL2s6Ojpazrwu33w7MP4H5AYfh+9qj3",
+	"b6X3751Fe+ppiv/j5YfOoO9TO8QV5NoxupX82fAJ00xxplexaMuHQ24/fUOTkAyy6JoZ0v5w+dJlogRk",
+	"LDNl+VRMZwd1LF2nCTdWDYLKulr2feLsIKWx+BZMCfcty78GDBUqmnTJW0yAwauWYdsvOuSLK/HsWxiP",
+	"L67KVH6jB8f47siOVANT8/y2mOFBneLpKXAJB7wsVvT3wgSr+/09rvaUx2bcZKr7VdrMWH/tn/ryyHof",
+	"GustkW1TJItPIPWVP3z/+73GmFDBBBh6PlnOgZ1bpjG36wPccbelcdWNL+nNvogYUgXZhPKEtAGXKCDW",
+	"muxoy8INv2Goix408Q54dKn3Z7/EztTqMBNszR8iwyxzJFYQqf17VYaZvWtPYXz76vvJMINJNfoHmHrM",
+	"MNtHhlmGpDRPfxUmuVHhW5lTYRsQ7TwDReVbUEKdMPKa2asTNhkwpcc8tbdaQ32D8rj8QDwWxd0ys6yB",
+	"Hpozy+qXvvfIFu7XX9i4jzuvZLtgxjhfGdV6KhXg74YxB54VHxMrOELw1ecM4onO+UJT0dueZdz9pKqt",
+	"IubHVLWHlqrWJB/t3SzKlP2gPUcDRhVTp5kZt47/9tFq8pGU15zlv3y0D6ib+mjSaR7Os2SmZIJgTCdE",
+	"s2TYGUsN/bm1tAdIARSokCTNBgmPCL7VHqNMJa3j1mcgNvbl+PDws33yy/HnVCrzpRW0bqjidqGArsd5",
+	"dd2QZomxNo+MaAI/19En5DapTAh72GG4QKL23dXXfNv79unCG7AC6uW7Xy7P373pv393fglP41irz4+N",
+	"SVtBi4lsYpfc/Wn/hyv/Md+ORVaEPAUcRimTacJIO5EjLgKSyJHMTECmY0kn/CBPzZnXROyPMzLhAvLe",
+	"ndEEu7honn1IMSXIMrdUAhj7v/75Xxg1uOEx8LnT968tP5yBc24q3HblGFiEQgMv8uH8DQ6JT5jMMEDv",
+	"Pv6T1EbXfP0lNTSRI8KEUZxpF1XAnAYCzQqKoFEIIEwhpjgEZf0soikd8IQbcCzkHwWfSd1XLSn8XXJR",
+	"QsHCqiokEJyXYkSPacoCkvklwjsRjT5VPGI6QGys0kdzrOnFz753K0oixQCqC+JWQ/fZLvlPmmSsiByz",
+	"jhTJ7KSUMqHHcuqwdUq9VRJ+w+bXGvGyF4fwC+SKQItDzYwmbbe8OsiV2EiKKFMKsM9S0INFLKcHWHuR",
+	"Z6VW8KZgSUojKPdIXBwDZLvmAaQJnVkGBYuO6wuAwTogPm82/6Hox6gDktKIi1GB/l/6/Hs3yFp6S02m",
+	"7BJ49C9oH+dyjwYy5tgmPJ8nUFmET/VTOsMCWylK2bgQu7e6p8/NzVvhxBMuyjvz3j1fM7DXogjUBYTm",
+	"8JHtuULkAGWsVAR83wdkYIUTNnD2CGeWsOeo8n3VBmk4E0amPjJqmKAimmGAElk65SKPR5ZejYmgtdSO",
+	"0VHstYdDxFx2EecvnEflCdYAF/Fzch+oI3MpOuNsQu2AuYh4mp80N4ETZJGWmRXfK717oci7Zn7Im6dj",
+	"STQfQdqJkS6psyT/YBKWyKvfcrCCVb5dGgAK6cWvQrcX714Kit231mZpweCIYkKno6TSu8F7X/dyAA33",
+	"6I2wXxViC8oQ3/bXElo47qwVWbjAZW5QAX2s4wce9zRGSD3ESWQi8MXIi6uKx88eNoeK56LqFXkXc1Pz",
+	"uTdSjDqWZ8ZFn0rYER+hmUOTrPSx4rrSt7CYY9GkoGbPUmYpnqYYAovpDCvUhBkTKdzaBeUwfanlWSFY",
+	"sMteE0MF9MWUCRRfqAVyK6BKTvcC+zDPpK6QHB2xuuH7AmQsMHdlx4HrHhSQiKso44Z4CM0S5zZWtJQ+",
+	"USpQ/vLxy/8XAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -638,6 +638,42 @@ func (e UsageInterval) Valid() bool {
 	}
 }
 
+// ApplyFile defines model for ApplyFile.
+type ApplyFile struct {
+	// Content The file's YAML documents.
+	Content string `json:"content"`
+
+	// Name The file name errors cite ("-" for stdin).
+	Name string `json:"name"`
+}
+
+// ApplyRequest defines model for ApplyRequest.
+type ApplyRequest struct {
+	// AllowSecrets Accept host keys with a literal secret (sealed here).
+	AllowSecrets *bool `json:"allow_secrets,omitempty"`
+
+	// DryRun Run the apply and roll it back.
+	DryRun *bool `json:"dry_run,omitempty"`
+
+	// Files The files of one apply, in order; together at most 16 MiB and 50,000 documents.
+	Files []ApplyFile `json:"files"`
+
+	// Prune Delete objects of the kinds in the files that the files do not describe.
+	Prune *bool `json:"prune,omitempty"`
+}
+
+// ApplyResult defines model for ApplyResult.
+type ApplyResult struct {
+	Created int32 `json:"created"`
+	Deleted int32 `json:"deleted"`
+	DryRun  bool  `json:"dry_run"`
+
+	// Plan The plan, one line per step and a summary line, as `relay apply` prints it.
+	Plan     string   `json:"plan"`
+	Updated  int32    `json:"updated"`
+	Warnings []string `json:"warnings"`
+}
+
 // AuditEntry defines model for AuditEntry.
 type AuditEntry struct {
 	Action AuditEntryAction `json:"action"`
@@ -645,6 +681,9 @@ type AuditEntry struct {
 	// Actor Who: `user:<id>`, `admin-token`, ...
 	Actor string    `json:"actor"`
 	At    time.Time `json:"at"`
+
+	// ClientAddr The address the write came from: the TCP peer, or the client a trusted proxy (RELAY_TRUSTED_PROXIES) names in X-Forwarded-For. Absent for rows no request wrote (the CLI's own commands) and rows older than this field.
+	ClientAddr *string `json:"client_addr,omitempty"`
 
 	// ID The row's sequence number.
 	ID int64 `json:"id"`
@@ -3037,6 +3076,9 @@ type ListUsersParams struct {
 	// Email Only the user with this email (exact, case-sensitive match).
 	Email *string `form:"email,omitempty" json:"email,omitempty"`
 }
+
+// ApplyConfigJSONRequestBody defines body for ApplyConfig for application/json ContentType.
+type ApplyConfigJSONRequestBody = ApplyRequest
 
 // LoginJSONRequestBody defines body for Login for application/json ContentType.
 type LoginJSONRequestBody = LoginRequest

@@ -11,18 +11,19 @@ import (
 )
 
 const insertAuditLog = `-- name: InsertAuditLog :one
-INSERT INTO audit_log (actor, action, kind, object_id, before, after)
-VALUES ($1, $2, $3, $4, $5, $6)
-RETURNING id, at, actor, action, kind, object_id, before, after
+INSERT INTO audit_log (actor, action, kind, object_id, before, after, client_addr)
+VALUES ($1, $2, $3, $4, $5, $6, $7)
+RETURNING id, at, actor, action, kind, object_id, before, after, client_addr
 `
 
 type InsertAuditLogParams struct {
-	Actor    string
-	Action   string
-	Kind     string
-	ObjectID string
-	Before   json.RawMessage
-	After    json.RawMessage
+	Actor      string
+	Action     string
+	Kind       string
+	ObjectID   string
+	Before     json.RawMessage
+	After      json.RawMessage
+	ClientAddr *string
 }
 
 func (q *Queries) InsertAuditLog(ctx context.Context, arg InsertAuditLogParams) (AuditLog, error) {
@@ -33,6 +34,7 @@ func (q *Queries) InsertAuditLog(ctx context.Context, arg InsertAuditLogParams) 
 		arg.ObjectID,
 		arg.Before,
 		arg.After,
+		arg.ClientAddr,
 	)
 	var i AuditLog
 	err := row.Scan(
@@ -44,12 +46,13 @@ func (q *Queries) InsertAuditLog(ctx context.Context, arg InsertAuditLogParams) 
 		&i.ObjectID,
 		&i.Before,
 		&i.After,
+		&i.ClientAddr,
 	)
 	return i, err
 }
 
 const listAuditLogPage = `-- name: ListAuditLogPage :many
-SELECT id, at, actor, action, kind, object_id, before, after FROM audit_log
+SELECT id, at, actor, action, kind, object_id, before, after, client_addr FROM audit_log
 WHERE id > $1::bigint
   AND ($2::text IS NULL OR kind = $2)
   AND ($3::text IS NULL OR object_id = $3)
@@ -90,6 +93,7 @@ func (q *Queries) ListAuditLogPage(ctx context.Context, arg ListAuditLogPagePara
 			&i.ObjectID,
 			&i.Before,
 			&i.After,
+			&i.ClientAddr,
 		); err != nil {
 			return nil, err
 		}

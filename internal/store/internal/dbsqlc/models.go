@@ -12,14 +12,15 @@ import (
 )
 
 type AuditLog struct {
-	ID       int64
-	At       time.Time
-	Actor    string
-	Action   string
-	Kind     string
-	ObjectID string
-	Before   json.RawMessage
-	After    json.RawMessage
+	ID         int64
+	At         time.Time
+	Actor      string
+	Action     string
+	Kind       string
+	ObjectID   string
+	Before     json.RawMessage
+	After      json.RawMessage
+	ClientAddr *string
 }
 
 type Binding struct {
