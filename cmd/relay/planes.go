@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/relay-llm/relay/internal/bridge"
+	"github.com/relay-llm/relay/internal/cache"
 	"github.com/relay-llm/relay/internal/capture"
 	"github.com/relay-llm/relay/internal/config"
 	"github.com/relay-llm/relay/internal/controlapi"
@@ -113,8 +114,15 @@ func newPlanes(ctx context.Context, cfg *config.Config, st *store.Store, box *se
 	}
 	maintainer := usageledger.NewMaintainer(usageledger.MaintainerConfig{Store: st, Logger: log})
 	svcs.goRun(ctx, "usage maintenance", maintainer.Run)
+	// The response cache of policies that turn it on: in Redis, shared by
+	// every pod, when RELAY_REDIS_URL is set, else in process memory.
+	responses, err := responseCache(cfg, svcs)
+	if err != nil {
+		return nil, err
+	}
 	inference := proxy.New(proxy.Config{
 		Snapshot:       ld.Current,
+		Cache:          responses,
 		Breakers:       breakers,
 		Limiter:        limiter,
 		Recorder:       ledger,
@@ -152,6 +160,7 @@ func newPlanes(ctx context.Context, cfg *config.Config, st *store.Store, box *se
 		Snapshot:          ld,
 		Breakers:          listBreakers,
 		ClearBreakers:     clearBreakers,
+		PurgeCache:        responses,
 		PacingQueue:       func() int64 { return limiter.Stats().Waiting },
 		Explain:           bridge.Explainer(translator.Supports, inference.RouteStats()),
 		HostKeyTester: func(ctx context.Context, id uuid.UUID) (controlapi.HostKeyTestResult, error) {
@@ -261,6 +270,20 @@ func limits(cfg *config.Config, svcs *services, log *slog.Logger) (*ratelimit.Li
 	rb := keypool.NewRedisBreakers(rc, breakerConfig(cfg), keypool.RedisBreakerOptions{Prefix: cfg.RedisPrefix, Logger: log})
 	svcs.add("breakers", func(context.Context) error { return rb.Close() })
 	return limiter, rb, nil
+}
+
+// responseCache is the response cache's store: Redis (a client of its
+// own, under RELAY_REDIS_PREFIX) when RELAY_REDIS_URL is set, else memory.
+func responseCache(cfg *config.Config, svcs *services) (*cache.Cache, error) {
+	if cfg.RedisURL == "" {
+		return cache.New(cache.Config{}), nil
+	}
+	rc, err := ratelimit.NewRedisClient(cfg.RedisURL)
+	if err != nil {
+		return nil, fmt.Errorf("RELAY_REDIS_URL: %w", err)
+	}
+	svcs.add("response cache redis client", func(context.Context) error { return rc.Close() })
+	return cache.New(cache.Config{Store: cache.NewRedis(rc, cfg.RedisPrefix)}), nil
 }
 
 // breakerConfig is the breakers' thresholds from the settings; the rest

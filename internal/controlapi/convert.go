@@ -115,6 +115,7 @@ func policyOut(r store.Policy) models.Policy {
 		CapturePayloads: r.CapturePayloads, CaptureMaxBytes: r.CaptureMaxBytes,
 		RouteStrategy: models.PolicyRouteStrategy(r.RouteStrategy), Affinity: models.RouteAffinity(r.Affinity),
 		BudgetFallback: r.BudgetFallback, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, TeamID: r.TeamID,
+		ResponseCache: responseCacheOut(r.ResponseCache),
 	}
 }
 

@@ -24,6 +24,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/relay-llm/relay/internal/cache"
 	"github.com/relay-llm/relay/internal/egress"
 	"github.com/relay-llm/relay/internal/keypool"
 	"github.com/relay-llm/relay/internal/routing"
@@ -67,6 +68,9 @@ type Config struct {
 	MaxInflight int
 	// Recorder receives one Record per authenticated request; nil drops them.
 	Recorder Recorder
+	// Cache is the response cache for policies that turn it on
+	// (cache.go); nil: no request is looked up, whatever its policy says.
+	Cache *cache.Cache
 	// Capturer receives the payloads of requests whose policy captures
 	// them (capture.go); nil: nothing is captured.
 	Capturer Capturer
@@ -122,6 +126,8 @@ type Handler struct {
 	limiter   Limiter
 	recorder  Recorder
 	capturer  Capturer
+	cache     *cache.Cache
+	fills     sync.WaitGroup // cache fills under way
 	log       *slog.Logger
 	tracer    trace.Tracer // nil: tracing off
 	now       func() time.Time
@@ -148,6 +154,7 @@ func New(cfg Config) *Handler {
 		limiter:   cfg.Limiter,
 		recorder:  cfg.Recorder,
 		capturer:  cfg.Capturer,
+		cache:     cfg.Cache,
 		log:       cfg.Logger,
 		now:       cfg.Now,
 		transport: cfg.Transport,
@@ -384,6 +391,9 @@ func (h *Handler) serveInference(rq *request) {
 	}
 	if err != nil {
 		return
+	}
+	if rq.rc == nil && rq.serveCached() {
+		return // answered from the response cache
 	}
 	if kl, ok := h.limiter.(KeyLimiter); ok {
 		// Admitted attempt by attempt in forward, with each host key.

@@ -39,6 +39,10 @@ type Admission struct {
 	Snapshot *snapshot.Snapshot
 	// Header is the caller's request header (X-Relay-Priority).
 	Header http.Header
+	// Cached marks a response cache hit: it counts as a request against
+	// the request limits and spends no tokens (BodyBytes and MaxTokens
+	// are 0); nothing goes upstream.
+	Cached bool
 }
 
 type nopLimiter struct{}

@@ -30,7 +30,7 @@ func insertPolicyParams(r Policy) dbsqlc.InsertPolicyParams {
 		RateLimitID: r.RateLimitID, MaxWaitMs: r.MaxWaitMs, Priority: r.Priority, MaxAttempts: r.MaxAttempts,
 		LimiterFailureMode: r.LimiterFailureMode, CapturePayloads: r.CapturePayloads,
 		CaptureMaxBytes: r.CaptureMaxBytes, RouteStrategy: r.RouteStrategy, Affinity: r.Affinity,
-		BudgetFallback: r.BudgetFallback, TeamID: r.TeamID,
+		BudgetFallback: r.BudgetFallback, TeamID: r.TeamID, ResponseCache: r.ResponseCache,
 	}
 }
 
@@ -41,7 +41,7 @@ func updatePolicyParams(r Policy) dbsqlc.UpdatePolicyParams {
 		KeyStrategy: r.KeyStrategy, RateLimitID: r.RateLimitID, MaxWaitMs: r.MaxWaitMs, Priority: r.Priority,
 		MaxAttempts: r.MaxAttempts, LimiterFailureMode: r.LimiterFailureMode, CapturePayloads: r.CapturePayloads,
 		CaptureMaxBytes: r.CaptureMaxBytes, RouteStrategy: r.RouteStrategy, Affinity: r.Affinity,
-		BudgetFallback: r.BudgetFallback,
+		BudgetFallback: r.BudgetFallback, ResponseCache: r.ResponseCache,
 	}
 }
 

@@ -186,6 +186,9 @@ type Policy struct {
 	BudgetFallback     bool
 	// TeamID is the team that owns the policy; nil for a system policy.
 	TeamID *uuid.UUID
+	// ResponseCache is the policy's response cache settings as stored
+	// (migration 00014); nil when it is off.
+	ResponseCache json.RawMessage
 }
 
 // PolicyTeamShare is a row of policy_team_shares: a system policy a system

@@ -185,6 +185,9 @@ type ServerInterface interface {
 	// UpdatePolicy Update a policy
 	// (PATCH /api/policies/{id})
 	UpdatePolicy(w http.ResponseWriter, r *http.Request, id IDParam)
+	// PurgePolicyCache Purge a policy's response cache
+	// (DELETE /api/policies/{id}/cache)
+	PurgePolicyCache(w http.ResponseWriter, r *http.Request, id IDParam)
 	// ListPolicyHostKeyGrants List the host keys a policy may spend
 	// (GET /api/policies/{id}/host-keys)
 	ListPolicyHostKeyGrants(w http.ResponseWriter, r *http.Request, id IDParam, params ListPolicyHostKeyGrantsParams)
@@ -305,6 +308,9 @@ type ServerInterface interface {
 	// UpdateRelayKey Update a relay key
 	// (PATCH /api/relay-keys/{id})
 	UpdateRelayKey(w http.ResponseWriter, r *http.Request, id IDParam)
+	// PurgeRelayKeyCache Purge a relay key's response cache entries
+	// (DELETE /api/relay-keys/{id}/cache)
+	PurgeRelayKeyCache(w http.ResponseWriter, r *http.Request, id IDParam)
 	// RevokeRelayKey Revoke a relay key
 	// (POST /api/relay-keys/{id}/revoke)
 	RevokeRelayKey(w http.ResponseWriter, r *http.Request, id IDParam)
@@ -2104,6 +2110,32 @@ func (siw *ServerInterfaceWrapper) UpdatePolicy(w http.ResponseWriter, r *http.R
 	handler.ServeHTTP(w, r)
 }
 
+// PurgePolicyCache operation middleware
+func (siw *ServerInterfaceWrapper) PurgePolicyCache(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id IDParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.PurgePolicyCache(w, r, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // ListPolicyHostKeyGrants operation middleware
 func (siw *ServerInterfaceWrapper) ListPolicyHostKeyGrants(w http.ResponseWriter, r *http.Request) {
 
@@ -3471,6 +3503,32 @@ func (siw *ServerInterfaceWrapper) UpdateRelayKey(w http.ResponseWriter, r *http
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.UpdateRelayKey(w, r, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// PurgeRelayKeyCache operation middleware
+func (siw *ServerInterfaceWrapper) PurgeRelayKeyCache(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id IDParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.PurgeRelayKeyCache(w, r, id)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -4903,6 +4961,7 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/api/policies/{id}", wrapper.DeletePolicy)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/policies/{id}", wrapper.GetPolicy)
 	m.HandleFunc(http.MethodPatch+" "+options.BaseURL+"/api/policies/{id}", wrapper.UpdatePolicy)
+	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/api/policies/{id}/cache", wrapper.PurgePolicyCache)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/policies/{id}/models", wrapper.ListPolicyModelGrants)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/policies/{id}/models", wrapper.CreatePolicyModelGrant)
 	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/api/policies/{id}/models/{model_id}", wrapper.DeletePolicyModelGrant)
@@ -4962,6 +5021,7 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/relay-keys/{id}", wrapper.GetRelayKey)
 	m.HandleFunc(http.MethodPatch+" "+options.BaseURL+"/api/relay-keys/{id}", wrapper.UpdateRelayKey)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/relay-keys/{id}/revoke", wrapper.RevokeRelayKey)
+	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/api/relay-keys/{id}/cache", wrapper.PurgeRelayKeyCache)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/relay-keys/{id}/rotate", wrapper.RotateRelayKey)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/budgets", wrapper.ListBudgets)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/budgets", wrapper.CreateBudget)
@@ -10039,6 +10099,98 @@ func (response UpdatePolicy500JSONResponse) VisitUpdatePolicyResponse(w http.Res
 	return err
 }
 
+type PurgePolicyCacheRequestObject struct {
+	ID IDParam `json:"id"`
+}
+
+type PurgePolicyCacheResponseObject interface {
+	VisitPurgePolicyCacheResponse(w http.ResponseWriter) error
+}
+
+type PurgePolicyCache200JSONResponse CachePurge
+
+func (response PurgePolicyCache200JSONResponse) VisitPurgePolicyCacheResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PurgePolicyCache400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response PurgePolicyCache400JSONResponse) VisitPurgePolicyCacheResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PurgePolicyCache401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response PurgePolicyCache401JSONResponse) VisitPurgePolicyCacheResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PurgePolicyCache403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response PurgePolicyCache403JSONResponse) VisitPurgePolicyCacheResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PurgePolicyCache404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response PurgePolicyCache404JSONResponse) VisitPurgePolicyCacheResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PurgePolicyCache500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response PurgePolicyCache500JSONResponse) VisitPurgePolicyCacheResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListPolicyHostKeyGrantsRequestObject struct {
 	ID     IDParam `json:"id"`
 	Params ListPolicyHostKeyGrantsParams
@@ -14028,6 +14180,98 @@ func (response UpdateRelayKey500JSONResponse) VisitUpdateRelayKeyResponse(w http
 	return err
 }
 
+type PurgeRelayKeyCacheRequestObject struct {
+	ID IDParam `json:"id"`
+}
+
+type PurgeRelayKeyCacheResponseObject interface {
+	VisitPurgeRelayKeyCacheResponse(w http.ResponseWriter) error
+}
+
+type PurgeRelayKeyCache200JSONResponse CachePurge
+
+func (response PurgeRelayKeyCache200JSONResponse) VisitPurgeRelayKeyCacheResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PurgeRelayKeyCache400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response PurgeRelayKeyCache400JSONResponse) VisitPurgeRelayKeyCacheResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PurgeRelayKeyCache401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response PurgeRelayKeyCache401JSONResponse) VisitPurgeRelayKeyCacheResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PurgeRelayKeyCache403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response PurgeRelayKeyCache403JSONResponse) VisitPurgeRelayKeyCacheResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PurgeRelayKeyCache404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response PurgeRelayKeyCache404JSONResponse) VisitPurgeRelayKeyCacheResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PurgeRelayKeyCache500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response PurgeRelayKeyCache500JSONResponse) VisitPurgeRelayKeyCacheResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type RevokeRelayKeyRequestObject struct {
 	ID IDParam `json:"id"`
 }
@@ -17115,6 +17359,9 @@ type StrictServerInterface interface {
 	// UpdatePolicy Update a policy
 	// (PATCH /api/policies/{id})
 	UpdatePolicy(ctx context.Context, request UpdatePolicyRequestObject) (UpdatePolicyResponseObject, error)
+	// PurgePolicyCache Purge a policy's response cache
+	// (DELETE /api/policies/{id}/cache)
+	PurgePolicyCache(ctx context.Context, request PurgePolicyCacheRequestObject) (PurgePolicyCacheResponseObject, error)
 	// ListPolicyHostKeyGrants List the host keys a policy may spend
 	// (GET /api/policies/{id}/host-keys)
 	ListPolicyHostKeyGrants(ctx context.Context, request ListPolicyHostKeyGrantsRequestObject) (ListPolicyHostKeyGrantsResponseObject, error)
@@ -17235,6 +17482,9 @@ type StrictServerInterface interface {
 	// UpdateRelayKey Update a relay key
 	// (PATCH /api/relay-keys/{id})
 	UpdateRelayKey(ctx context.Context, request UpdateRelayKeyRequestObject) (UpdateRelayKeyResponseObject, error)
+	// PurgeRelayKeyCache Purge a relay key's response cache entries
+	// (DELETE /api/relay-keys/{id}/cache)
+	PurgeRelayKeyCache(ctx context.Context, request PurgeRelayKeyCacheRequestObject) (PurgeRelayKeyCacheResponseObject, error)
 	// RevokeRelayKey Revoke a relay key
 	// (POST /api/relay-keys/{id}/revoke)
 	RevokeRelayKey(ctx context.Context, request RevokeRelayKeyRequestObject) (RevokeRelayKeyResponseObject, error)
@@ -18852,6 +19102,32 @@ func (sh *strictHandler) UpdatePolicy(w http.ResponseWriter, r *http.Request, id
 	}
 }
 
+// PurgePolicyCache operation middleware
+func (sh *strictHandler) PurgePolicyCache(w http.ResponseWriter, r *http.Request, id IDParam) {
+	var request PurgePolicyCacheRequestObject
+
+	request.ID = id
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.PurgePolicyCache(ctx, request.(PurgePolicyCacheRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "PurgePolicyCache")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(PurgePolicyCacheResponseObject); ok {
+		if err := validResponse.VisitPurgePolicyCacheResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // ListPolicyHostKeyGrants operation middleware
 func (sh *strictHandler) ListPolicyHostKeyGrants(w http.ResponseWriter, r *http.Request, id IDParam, params ListPolicyHostKeyGrantsParams) {
 	var request ListPolicyHostKeyGrantsRequestObject
@@ -20003,6 +20279,32 @@ func (sh *strictHandler) UpdateRelayKey(w http.ResponseWriter, r *http.Request, 
 	}
 }
 
+// PurgeRelayKeyCache operation middleware
+func (sh *strictHandler) PurgeRelayKeyCache(w http.ResponseWriter, r *http.Request, id IDParam) {
+	var request PurgeRelayKeyCacheRequestObject
+
+	request.ID = id
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.PurgeRelayKeyCache(ctx, request.(PurgeRelayKeyCacheRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "PurgeRelayKeyCache")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(PurgeRelayKeyCacheResponseObject); ok {
+		if err := validResponse.VisitPurgeRelayKeyCacheResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // RevokeRelayKey operation middleware
 func (sh *strictHandler) RevokeRelayKey(w http.ResponseWriter, r *http.Request, id IDParam) {
 	var request RevokeRelayKeyRequestObject
@@ -20845,389 +21147,399 @@ func (sh *strictHandler) UpdateUser(w http.ResponseWriter, r *http.Request, id I
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7P3rchs5li+KvwqCeyJMzSRlWr5MWYqO/1a55CpP+faX5Onp0/JmQpkgiVYSyAKQotkOR/TH8/mcHXHe",
-	"YF7kvEk/yQmsBeSNmbyJlFQu9Ycui3nDZWHd12997URykkrBhNGdw6+dlCo6YYYp+OtVprRUH+1v9s+Y",
-	"6Ujx1HApOoed8zEjoWBfzCCC20Iih8SMGUkVu+Yy0ySlI3ZE6KVmwpChVHB1yJU2cGm/E3S4fdNvGVOz",
-	"TtARdMI6hx18XSfo6GjMJtR+eUK/vGViZMadw+dPDoKOmaX2Tm0UF6POt29B52cls/RN/Jonhqn5wX4Q",
-	"yYyYsdQMR8k1Gdkn2sYAFwc8roxiKNWEms5hJ8vgyvwofpHarDWIsdSmbQz22mZD+JXN3sQLto3Hfq/s",
-	"N8gVm+VjSKkZ14ZwxWY4DMV+y7hicefQqIytN6wVxyMv/8Yi0zKaGw/iLZ9w0zKOd3YluGETTYwkiplM",
-	"ibadSex7KvsSsyHNEtM5fN4PioFwYZ4edAJLvnySTezVftCZcIF/PcnHyIVhI6ZgkO9kzJK1iGhin2gb",
-	"K1xcn4zcKFbatOr3q3tW+vxNdu6jTHg0W2tVUnikbVnw6vrr8lFJS6HrjQSfaR0KXl5/LKcsoTM462sM",
-	"RtmHKke+Nhy4oTj0aw0oS9iKNKOyhLWQjL10c4o5Y+qaR+w4imQm1tsvjY8Sis+2LZS7beBuW3+5zhmd",
-	"rDUww+ikbTT22qZDWGnHKh+v7ljx7Zvs2CdNR+y1kpOW4ZwZqkxOP1SMWEC4iJJM82tGuqevX5GnT5++",
-	"3NsnPyE3JgfPyFhmSpNLNpSKkdDIsG39hkpOmhcvpob1DJ+w9lGD9vHjrGXgP/EJE5pLAaJFpwk35HJ2",
-	"RBRLGTWoM3m9C/Qkza6ZognphqiHXM7+5JjERdbvH7zIfwXuGu4t1mIuZ5V5gYyz//gXxYadw87/eFyo",
-	"gI/xNv24PKvOt3zeVCk6K6YNQmIh/Vp6YNpop/55YUXsAEmXaph8RJOE2VkLK4H3FkqyylRaduPMUJPp",
-	"1cZFhZ4yxWIy5WaMI/zl/Pwj0fAO0n328iWZjpkoD3RqB0qndNY6VHy6mZzmlYKXL8tKgVURGtQCmNm5",
-	"bCGxExHXTgb7suhkCDltZSRys2PA1Fq8LNNMtQ3BXlufl+EQVuJllY9XeVnx7c152Tf7sE6l0AxO2o80",
-	"PkWCs39FUhgm4J80TRMeUTvGx3/TdqBfO+wLnaQJg38qJRU+EiM9XNOExwNHvZ2gEzNDeaI7h3/92hly",
-	"lsR2GEk2svTFtCUZe3AybciEmmhM/tdfae/v/d7Lz+6/vc9f+8GLg2//0vn2ufyI+wK5lPGMjKk9JwRH",
-	"YydXrMQiHnLi7v8WNOyF/0AsmSZC+vEBacQyyib2jHUnNLFrzWLyH2cf3gdkqqQYEbvcAUmpMUyJgDCR",
-	"TQKSiSshp4LAKuztW6b1SophwqMbLnrk37Liaht6xURtOSlIzxKPsU8R9oVro7e1olPFDSN+tBo/po20",
-	"zM3yI8tvSSb4bxnDz0tFUsoVgQEHhBIlp0QbniREsSFTTEQsht/ZtbxisVUacWFfS3XJ45iJm63sMH9N",
-	"Zf3s+gjGYu28Cagd03jCBVEyYUSK8pVtrN9xZsZMGDt2O+XLzJT4/SMNn7V0CZRKk0ROYRsD4pwar85O",
-	"XxMjr5ggVsRxrbmABQaChTV7Iyy10uSkWITN2QC+qrJs/sftHVMwL8iQ8oTFRzDNRI6AGdh/41kgXWF1",
-	"FUKJZpFiBunjvTSvZSbim01TSDMYwmvK8wSPhd0GvLSFeb6XRGfR2PkeYE+lYGWBP6Ez+KRmDOZ3LuU7",
-	"KmaOp+ubTVNRwwbgUWDVmRopyYSKmV12Lohld5N0S/zCv9q/1CqjRs0IHVod1E59xK+ZILGlASspx4zG",
-	"zit4au/sHQ8bJf0Zi6SIQdGdUg6205y+Vqg1ILYFzcxYKv53dkOCyeBN+TmuLKbmI0G4IKBdiximiCwF",
-	"ju2W6AjEc/m9+D1tlX+gnE8iVTKyo7pM2Ikw3MxuNmf4Itw9wJPaJqaajNVieexuE/aFRiaZAfXLIZl/",
-	"JCBeO/oWFK8uNKYbvO/zjZ6++eb9mSVJD3UN5P+XitErbaVfljDSLY9GZ45T0JKgdOyDmDEtaTUg4gOr",
-	"PWVCM0OYuOZKCtBurqnilgwsz8wnACfsOIu5ORFGAXGkSqZMGY66JI1wxF87Vu/pHP61EylGjdXKszTG",
-	"f8QsYfAPlNz2H9LgJeAl+F+Zmc7nOeU1sF+QDSf7z2N5SEK75IfWCn0a8Rj+y8KAhEDyPSD5MCD7+/ud",
-	"phebVQ2KoMPjZh1eyekjTbTlvCJiRGSTS1Tly/bVi2edeRsq6FxxETfNixpiL1kqc5vYpcTYrQE7da9x",
-	"MnjnAMc5b4wUxsNf0W9NrQKJSxv4TXRDKr+s2BD8zX4KyOEtR+uhSg25Mb+SVV+iqzmbPuiUYjnLXvSe",
-	"fTEYHJqfLAyk+ramSf3IRWwXa25KEY3GbADa7CBVPGLLBvMRbvoW4JPxgIs0M+s+CmcoHqxDokxYEinv",
-	"/6WUCaPCXvTBm+XWoqf15bdtMK/c/b7KB2Rm1v9CKjX3HKl6sN7KKVNWHzaKs9gF/ujEWnAU3UCPNLlE",
-	"MtD1IwwukvkjDGMbGO5UkZoWryMGbyOXMxLSS3nNHDEAY9Lo+1vloMDszjl+s35OFKNaCi5GxUrVQkk8",
-	"UrKXCW40Sa36yJOES0HyB1E30EdEZElCLnmSgE49IdSQsLwLYSNns09Z0vOOifll0mOaLt3CM7jpm5cb",
-	"6xF/lmqjGJ0M0CvXyKtLrr4i1ijkVDcy1Cnjo7FpfpOjEsv5x1SxSuDpkSUwOhzyiGQidtpriG9jcUi0",
-	"sRr2aLYShTVx7lIIqxSShcWbW4fSechnVHCK6hmuHbhG/hU0sMN5Cqyeiwo3q+zuAj78CpUIq2DEMUyA",
-	"Jh9LfHlIE82C+8CqS2w3j7pWzsGmXPh3wF7ddPvfD688xuwQqcq8sM4oV+SLuQ+9vwseWed3pZyUg+cv",
-	"4Ov+7ydL2JvbxieLUgWe9OF/S9MFyuxqHU61gBdsQ9X06t190TM/oW30++Jv8wxtkxfemO/clNecsjSh",
-	"EdOEJgmBe44IvSf851a5TtD50hvJnvsVEi3sE/tv3Kvyqz0+SaWCQ1jOyrA3W2FPLZPpjLgZZ5f7kZw8",
-	"hqu9JHH/eixTJmjKH+fj+VZ+ub7iaU+meAh6qQTXMQ75LvnizXnh/OFXjF6hm7J2sqXQLMoMv2bgN8sU",
-	"/r4CqY9l0uhFmBFuiL2oD0loNyAkXf/qgFzS6EoOhySW2WWCNEaekAkXewEJIyntbyHpUvLs4OUjfSFK",
-	"TlZ7B83M2Dn4QtJ91n/y+Fn/6Z4Vm+FvmTR0wL6MaaaNu3wQEC50ZpVizoQZwD17wYW4lGZMFOulSl76",
-	"oDedH9xQyQl52ifgx33St+M8IuGYJsMBziwPibtHLwTXREIkQMTgJIMv5GG+CZ2Rkdy/EKANo9/KvslK",
-	"Kv9Wq7jiQnSCTmnCnaBTm2Oj22odXa+c17jK/QuMHH8AnLVDSYhJGT0dyZTFQBHWCB5KVcmFhcskvGKz",
-	"sNm/lDKR22R1WnOLn1BtiKMxMqWaaMZEhUmVbbgW5lR8Ehlg8zTLnwqIHktlYKsx7NMbKsZIN3ze74dA",
-	"z0IwcHERxYaZZrH99dnBywaqDJvdaxCOaJ89FcQuEHppmSIJM5pQYhSnSU50ZqxkNhpvviCwR0s1HRzC",
-	"GdxrH4IVGVwzpRvdIu5+Tawhm0Lei32AuAeOCCWCTf2v2lBlNIkSqVm8opMEor2rDhvurStX1bzfki5Z",
-	"nZtfIf/JoJmvlom5tLM5wTme+rmdgW9FI3WyoCmbaV6xXDCYM08V1X2Fo4wCoJJaDaedXTM1QxZx5DmE",
-	"u5cjP7A8s8ZLpEjAa+EZ5hWbeXdEIwesbGk5QADE47ahwnEb35LFI9Zw7k6q8ZjQJf3Zk11ksNq/ygmk",
-	"IYF8SogD1uIYE5kJs9h5JockypRiIpqR7hPWe7EHByZlist4Raf/Jp7dFaUCjmOpfop3gZIsSzGD+utX",
-	"YM+lxNxNXuDTNDd5dn0fYZMrrUgUrSQ911KO3boGnkbWdGgB/a7oz9oGie+Ato+IU3n7fXuAnvT7+/3+",
-	"YuvjSaNZtlUKXZsi16HAxdRTJ4n2jd+KqEAWePe+CxjHRq6LggR3SjJNRtcrxWImDKcJJuI2qnBmDFlD",
-	"eTWCNWW4cMF0lzsxlepK+1RVL8xoZJUL+8OXFNbTR7mbrYKTCeVJJYeiQ2P6P91f1ngunyoGdwdlG/bp",
-	"QR8sbsOUHfr/2v+3/7n/b//SRNx5ZldD/ELGM3viUQ2AHA7iM0Tn2Uee47E0k+GNGMo56sLHm+gJnvkJ",
-	"skPmj4hL52gaPlwKCLUqdiyNYTFJqRkTjmZIJVm0G6osYXq/v48kGIKVSksZ7oJOWKPOnyeANIbouXbp",
-	"n2C0YmrRYqaBMyre27oksIwNPoK4KbhHozEXrKcYja3EDKyKfpmwQxLW0nPBEu9b672WmIQWvDXHwzwF",
-	"MiSPSRhpNSxb+U/tw3kaHPz0DP0FmOQJv7yEF83lAdlrBwf27nKCGfz60v7q8wVD0n3e7++haT63JXkq",
-	"UStZgJsMHNpB4RVACuea0EuZGXfjyh69Mpk28OBWMnktrfyUacKOwOEQjakYseV0Ahu9mExeSzWlKv6l",
-	"yIKbX448W9TlypGupXQdkIgKKXhErUZP0KG4V5R/kpG1XS/ZTIqYTMeuIKQS8UyZNRHsADTpxjLSj3NW",
-	"2aMp35/E/8N9c2+fHLvvYyZSRJXiTJMoZ8oac9ISFtnP8iThYhTYA4qyH06rIFKNqOAaKApSIof2+KJl",
-	"g+f82GXtuVu+2JH0rtgsIPk/vvRGUo56mWaq514fgN1OeQ8/UDztJsji3r8GxOXD9ZiIJDiJ//mP/94j",
-	"UL0G7gTkAc9QJ8ppqsS1nxz8sNTzOKFf3uCjTw/mqQyKXxqYwu7MCfT0LlEq7D3WxE+y0VIfrb1na6q7",
-	"y3OHQa6nkMNKbhRf3s2K1GYHD7aOexvqJJLSnWuTMIx3bHLZ6BDfgK7zIvlVqNvnaq6t+pdK8YtM09Jw",
-	"l0x1I8LbeLD+wSWD2hpVue28H7S1kaGyszM+N8ZfZNOiX1LNBpla5t23t5FPp28DwvZH+2RsTKoPHz+2",
-	"0hcFGsThrp80KrbOSz0QzFibphJxquWQ4x3e065J1/nSA2svMBMQexhlBsnHlwrMJBzhntXGsYYHBD+4",
-	"x2nuIJdD79XIFY9H2hpePgvN0CumSXh68vb4L4MfT0+Ofz05Hbw/Of/zh9NfB6+P37z9dHpyFjZ6oJfn",
-	"WvgF0ExdM7Vg/mdwA+qPmnSff/kSkOcHLwPyrP/DTmZ4dnL6nyenxQSdfqVYwuklT7iZWe3KfUPvbTh/",
-	"t4kDt3mDyarBxq3npUIW5uByZtj6g3Eq2qBUC7LoJNZ05jUSXeNkg9Gtw0hSJa95zNTy3AJ334rMx7IY",
-	"r3YZaWiy/jR2oa3l0w0KdlfOSmwgzzZKmd+dhpnOk8p6GqNdxo3kdjszPxbAs60lA7zb8vL9qqfnoP/s",
-	"h4qrB278/x0+frxlnr4xG6PVZLkbsOxKakXVJbgzbr7Tadf5+PZn3czDS8A/9pU1DYJPGDGSMHARcT3G",
-	"osI8Ot48yIXu2XWyX1t5ff7ki37bqCEDRLsUrbKTz8gSjJf3YRL7kQ1mswWJkqw3ubdSjOw0RjQll8xM",
-	"GRPETCWJxpm4gqgMdQoViysu2jVn9nuQRtWVal0qSqZjmZR04YgmCTjY7Elce22azO9mEdUmGn5lswYG",
-	"T/wrSr6uffLGaHJNk4wRqCq37AixvTCb4uZG8G1XAa1Zb4MlEWGquFTc8L+zOFw1iwRzPYC+GrH/mLg+",
-	"fH/87iQsqiDRAxy6R7XMVMQgBcDeHDo9HO7RjCa4BcuzcMpvW2r+wc1neO8K2ThvhN10zTQMC+jDsjeX",
-	"fYMeZH1EIq6ijBsvrorkHffiVdd03VPLmRoU/vtBa1UkNYzALShcIUckx0+AU/FIEzkVeFMJjueKzUj3",
-	"9OO7gJx/fFc1b243NaCUZIQcobrtFXpsSERqWKlKLU5J2V1TEf2VzbaSTIBDDoP8eCg2bMgd2FV5yw0K",
-	"SXC8LUGPnNc+coz2yJ1t9NEfn5z1Dp6/6P386l3QwH/zr6dU66lUcVUl/+HJy4PFfvygA+n5H0QyKzKY",
-	"K5xrObc4ZcPtHc71/IU1ql9Ag9twGXrheefuQjeQc0YnZ2Oq2Hb80etm9W6cjVJNjyySmpZ4peuz3uKW",
-	"Fit5f/ZWm1Omgc3Up5hQw0Q0W90psjgzYExTyC8NQKz5CHBdmDdnWV81szUIzNIoYqlhCBbiEDPnmbBh",
-	"euPiWd2SIOOH8KiCRpdbwqBBCVmYXxHA6ZXSrsHkLjmLF6JPrF8XK686QXkXix0qr8cC6lgxVFBT8a1i",
-	"o81iiXpEGIfkIuWrjqok0Cpt53d2zRqoNjF5DPncFdn4xxCFDZVWik3ktdsT+xDqo+urnW2VVJ8+vfnp",
-	"fhRStUWgtsX07wejP3OE0mCJ9iKqGUmYMUzpgMR8xI0OSLhvD+wghOqRsBcGWOLAfWIXdY8QqfCZI0Ld",
-	"uX/x1Bpkikb2jZATmOf0uaQSlnUqHtwa2uH+oMA7bGDLdkIbxTDLbudbcCjDSRpJpqH6ihh52z7gBXWM",
-	"8OZ7Uce4spd66XLu2Lf8u1jNFSOYKzuvbxKZvH2f8nfo/F3XZzvH/t/4FMRzANDbigWHOd16J8U665Y2",
-	"QE75opEsd1zm2v2ijZpLl98UkWfTnKVaalWlMqe0IZU1CQqI63X8aVWa2SjEW93HebPJp7GChgn5MTQy",
-	"mnBxlCM/EwBEHtNrBgHJBOCJFGvSQud9BiYZaMS4rHjSnr5oCKDwIbO7Rbgg7pnFouOHF88qsuNFf6kl",
-	"VlqOVRc8blA//W2IvrCMZGtHf4mLEF6JtnlYSRo+JD8yqpgKPaJvUQCSJlSwfXI2llMBdZDE79ASWq5N",
-	"JB/Z8sXZhmI+vzB3q6L/ymZnDv5qfm9+kVNCXZsUkvLoSjt0tgzQSfMCVl0uvykFkgBWMhPxQMlLxJRk",
-	"VFtbM2LCJLNBpltqcqAND1OvUSN711hmUdS4482PNGJZE65JJhSj0RirLxJmCjR/V/FNugjAAKUnmDKO",
-	"+GrdEGthsei8BkTgymQbRyxHXJQg3NfgV8wXIC0tMpoXWd4RUH662TvwpH/wbF3vQL1syA0r/0ATQb1j",
-	"jai/4IajEIbqYRgKUFMBqVUfQcGKL3YM3a/FpnFBhgkfjU15T/zVHDMNMVkK0LT8b6fc+D9Ln2rcynce",
-	"ymEOEMTYwzTlIpbTBkbmEPv6SICANb9i0G8TRWhIk8RaIw3mygfwbrkInwPC03TCAMM0QIzjmKkAI4Fg",
-	"/UChHaZvgOsQy9BciUmecyMFgxylvF1KkedhtXLShTquS6hJzAsxOMJAQKQROcmYahLiXQM/DdeixLPQ",
-	"5VK2xjVXVNo8wOsirgr7/6u9EUtABlV62l6uIXyoScufg9UlE8hoyhENSRfgNCw9HrpymYBQYZlbyqOA",
-	"TJihUBHT6NLWJYa/dHynMjMsFxH26Sy1NqYe/K0RCuQ/zj68h0Ei+IdRWWQyxWJX1tTsIc/facZcXDnQ",
-	"10W3SYklZwvuueY+nj9/03YC0vO5kw6st8YqmqhobjLzI68vddMylTazzBLW07lhnzeDd2zgiQsCx2Ug",
-	"rAazvMzRltLl6/zurR3rfOzP+i9frD38G5549+lOXWr3b+MAL8kiaDye+VOOMlY5rqt/qTi9y75TO5mw",
-	"Da1U/rpdasJ1wmNdSMijaogo4drskxMajdE+vLQ8ToKwBRR3KyodLsuc0LXPWiYoIla4q5+8WE/oFfWI",
-	"T17Mi8CCwMvILmPgAGxyyWKAW2zVeLZh3aDqdOdGTXHMmvVQrMPVJM2MyzlG3eeRzpF3oCD5qD04EZDw",
-	"0P7fY/t/vbC0pwc/tMYgRqnpPZM9y0dqUYjj3v/hAxH5P/cHh48hGvHk4N+bwxEN57vRhoPsXHubQrrW",
-	"DfDah3kK4CwklzPiQ5tBGSmZGqKoiOXE3mEtrFIVMt4FtefahCSRU6tNMm34xAofYn9GZTEgoYsM57cZ",
-	"lwddViYnjGrQHCDTOOHXzMM47xXvAYPyMtOzkAwZvGreasC7G2zUWQ7B7IocoGOWG1turtq3tx+bzWBD",
-	"5+Tm701W3qZwvG15eNf6aZMvvZmbHZOY6zShsxwyoxJcbFqrEnude91HqjWxxpnv120ksaac5R+W57p+",
-	"3RAOkyWAQejVTT6k9LeMrZSw+7Hkt6i38IR2ZAAkohM5tcbi+Gj9ZIg5d8cPqyRDfKSzRNL4FU2tzbKl",
-	"2v6qw3FTeK0cYLIhb9M3Kt7kvVsGdFoBowzY8+BSxrMFUDiNjT8DkqW+vARn/UiTCDdrYNmUFRyadB3M",
-	"Cvl0/rr3A9FjOQWy/vRvr1+//qkNTRKH1ditpWjWuGjY8G1siQbjhVhx1xeLPNKEXVtuRACFU5i98mwi",
-	"mraY6u3pX64BKX6x0qV0RbeTUZmIvLu/zlhgF6ZUkygzhJqGUbZp4KWlrNmhiyDdGo5JUOnBnTd39WGl",
-	"CiXVt6g8uyYVsXrS9U/QD6kh7hEXF5ZCCdbWwT/a+PkcQ8urJDFF6EZhxo3KxkcZF2BZtWRJa1sIpgYu",
-	"BM/idkAtPDrxI03evjk7P3lfqjUDv2Xa7KBJZdweT4PXYb/esdQG/pWJhGkNzSb5yGpxbcfOCsM1OaoW",
-	"NNVjaQZ0xKqhtqY+c5oDXpg9MO45IOvLjCcGEKvkkISlcVSTNwDwuDQKbCdVGYWlo01nsErVCTdj54/N",
-	"J+B2kegpTa2iuxR2vBECdu2Fbx0t8KBHuKhxueJlCWYfUlXx4sqwGpapcdVbCCJoOhdVims8mcByGrqq",
-	"DYdcuGZ8i3RMUC+P/c3fgg5NkoFPB28g07esHOnQKROx220fXTvKwWJ7V2xGRoqCFEH3uyB8JKzK1Hxu",
-	"7ccxEDD/5Z/xRRXg2cLDvNZnas78Jnniwwu1+IDGvConBr1Rmps3hAttGIXOa5eMi5EPKzSPY04XmB/J",
-	"K5pa3RWMV3d77PCq+ofkxfPnT1/sHZFEihEDyF1cAhCCIiYTqq5YTHLZsmqAx40rRamjW/ReXamjtd8r",
-	"ymdlzBnwKl6LjLl3Dtw3PP6XvNRMXRcIFXstK7Y7tCor2le1zMph6G/25EJI16fkAQkve0VDzNgZr3lf",
-	"1LlV/+QLVv0tULGXb0CkpMYSc9iMNTuR2U9PKS9qaetumQQbnZUR8O39HjQxpZEl+N8ylgG6mzs4R6RP",
-	"FPsbgLNRAx5FB3Z28HLFka2XfeZcJfNT4KMxlpNCCNHXk4K3pj7+FQe2QSFjZCUg8DDfktdFGUfymimh",
-	"NypYBGfZysSLImPer7AGAlup0KghPcZSKEIiTIUuz7ELiS/QRQ5Vaw1UlGlGuNlzlvoQorJ6pg2buAcD",
-	"S/DQgIZczvwl6NAJ2H+XM0yOYnQC6OPcdVVrsC5utwS0ClpSlFWVxFxd4Nb4UJ3Gqsc0KHsGK6yjhSc1",
-	"sPYmKTRHUUGhT8xLz/Wid0h9pWaZy4pM611ywwCbtrp/ejS1dmD2bSPBLSWelQtYFzhCNimTn1ADZwQZ",
-	"G680lV+5HeVa7pWGJsy3g8W+MDt0yfeaTmrF1C+b8Y1tpovc0hKWX6k2e+PzsKW67FWPzPxZWQsB8SYE",
-	"vGbjvx1Q5fbyjVuIZ+lubyOEWWWndx7KrAxnSzWRq1LzkZX91SJJ7Gt+Z2S+Uo3l7mm1ZZc2SqHZpl9h",
-	"WUJG3Ruw7P5Gs37ZQy02eMGfquTZJ100uq3i+aR/8Awbij374fm/v1hWRgU3LXN0Ndvey2ZxT41XX0uw",
-	"eF2WVR/NWaYb52xtbkmuJa/WxdC4bxacnGLXSGvIda25Bv9yBheEIUtWHbBda8YlHNh2UrgCK3ZYbqOB",
-	"cyKiQkiDbruaA3Gv0lauZgruEzdAplyU1UEarVDssipONi6vK+wHt+O8lF4XmmMdITLndi7U0fJnVxv6",
-	"Rlx+vdktABNZbYzbU4Qqm3ZPtKHtze6+zAgSU1oOxlodxLd0KvJvrjLkjQ7EGrNqa2G9yti2RyqlLbpP",
-	"RHNKDQPlYam3NC/kommacIy5WJsA1jOAfB6Z+szVPLtCTl1ZJPpAwCNiRZnXysmUo4/1loh2bXvghvBb",
-	"jadi3omYD2rV7dr1obmRe+CGa9a6TqsuzpZPbXFG7uXJ3SiDdPenoGXsS9KNP1wzpXjs/QXuvqKzGQaX",
-	"SyEMKNRk+og8ekSuGEs1hmZ9JNgV0fksmaqH/ga5uziZLcPLrcfINm91WOJJK0PL1Sa8vSN2j4DlcECb",
-	"dUPcmhtmmdtlJTfLRqkNd+JK+Z24TrboLrklF8nNw+VzeGqFNvg94qndutOnUUgqHrGN+vpOeJJw0MKx",
-	"jvzged7d92D/eb98T6WqyN23dgIgjPScY4nFGvEEeE5jPoI1JWblHK1qY0IoJS8SXMZUkwmWjVNBQnop",
-	"r9mgXLsfEvjLLUFD1+S5Jxa3r21hYtGYDcDpNkj9bi3GVeKIFA5Pxu776z26yTOu5ma9h7BhPhejtZ6r",
-	"yduGda5OoTa4z80HQUQ8pQ2dVkJwfOKbw0OkGYB58bBqxz+9e/N+cP7h15P34RHGpsJDQonmI8HiHhcA",
-	"0lPp+Vu80YWTm7U+DCx+F00bV1cft9+bffNWj24H7lGzxxso4rUFWTDfrajbjnjvXs3GgdyjZn4Lwi/v",
-	"cu0nx/2SiGZiH1ktyNG0AgvAOlQmNKEQfjkiYZRpIyeQTTWTmYIeC4g4SbofkoROaECu3759l+N1lEGH",
-	"KO8EnRzYoxN0RlKOoB4BX9vI5So+wXvJ56ABeEOuGrgIABioAGBTUk5c4KrUYSilevV20fmCnGZJo5l6",
-	"181ycT3W46Q3cyVutFvrL7YbWwW74Hn/Jhuwasxxq87Ee+RBrNLyfJkKtNRvzjefUAGeuBC67IdgUWAF",
-	"OukC9l4ZhCvwyeV7jcVF2wGxWpG1TDym2MLibrjJGtFMWb20Tfs8JhFNgaGAoxGsTmhyIxViP5bMGSmY",
-	"j7i31D5ukpuwSXYm7lN7tdv5mLm9PPKlOmRuTzcB8m8Md+CGBJ7a5oZX34QNOVuJg6zpzctPQbtx2Ozq",
-	"uSmlLcsratrHvMfaIhfdwYt//+FZv79W57TaNi1d662yyjZZe4fscjPP8B3R0iq0c3NyaV+we96rG0pO",
-	"W/r85Twdu/u5Vm1UxIAmAQV9VUCJIxI6II1BqtiQfwkJB8jlIWea8C3VQFQ/0czDMcxeAAjlUFIwB9db",
-	"PNRXvanqHV++wpTzTVCyt1V0sZZ7uxwfm5/7FXMZB3kiHNYv0SQpkPdxMSDHl7gc30c6wBpVDw2Bht4j",
-	"7WOMjYV7qwNktBXAVWOdecqEf6Cpjm/D7uB3AU2+nUqUe4NwvkENizPOase2VtuypJ6lHKstRa63jJru",
-	"meEtlLs0dEiqMJua98Xh5LmjMMxMVoNRX7ifGzOXFcD+14q0baVgpnVpwuL14UoY89uorFlORw1wKDlo",
-	"y1I10IvnJdDvV2wWAEJPDcS9AM0rZN3J8Ofxm7/9mrwTH9L/vzozn67//OUvf+8/OXj67PmLf//hZW/Q",
-	"flcVbw/fWUDtDXqfv7541gSyN4dt4+e/EDfez34rCnVpJe9Yl3YjOZVmfc1wpGi0AK0lr4e3bEImMVjk",
-	"mA80leqKixHWvVtOCTXJzjtRAC8+7ZOYzpb0Tzh4/vKg2n1neQOF6siXL0zDsUkVu+YyW2uvt37UBJu2",
-	"HrcdnY2gmPmiddvI1FgkdkBvLDCzLS2hwo8PtQqgzVIgzvHhe5ECsSV1fC51pK6bf58JJO26/tyCSKf8",
-	"b6LR/w76eTWa3BI9zpWgu48L+z+8huH/jtk1S+y57QSda86mLZF5++6VMQyai1VprdDVhQTtXSX9inSF",
-	"a//JtauE6k15jG7u3wnOwUJldAVwk4QtT3N0zrv20PjvAIQAZtqCLlDE7ivm3FpWV0GzWzG8bkLWNy3J",
-	"XtPBsB0S2p5dAwNaskdbUcZLbOru9fFiMBtpUKvvYrM0KGdCz2MJKzlJTQ9y5ojPrj4k4RWbhU6xh+ga",
-	"05pLq43Cn75k1bs9o7HUTHgHXkBC96+Q0ERL/5TvU4PNqcpAcuy3jCY6IKEcDkMSS6aJY//lTAvUWd1b",
-	"OkFHDoctQioz7BUVMfer3Z5E3mjqIpicc4a4qT/SRDERs79fy0wjPnsLyB6Ob9Wz1A7G1yddrAfegxBh",
-	"eb2sgue9pQERcJ0bTUTPjHNUvkd6v9FJYjevET23GfnwF7/XOslG2q8KLID914xMZZbE5JIRozhC7eVn",
-	"dGk/IPvJQcx1vZ1oabhwy5gliy4LaQZQUr3wJZnAhmjNtyxCbi6KeBqQLCKp2joYVItr7JIBlFcAePoK",
-	"owiHJQx/XylDYkWnQR2Vvzsp0pP3AnLy53fHzYj89mpzV655eNQxTVnjrK3a2TStWTl7GDBaEzY0RGam",
-	"2tYeAckoifxB3F/YQT9f/vkTicVIgFdb/rRmIobySEv5mMXlvu9oFPPMY2YoT1xpE/Yri+xWxL47FiIz",
-	"e8BRF0ZaLMdKZ9ydpxLwMaxoBRcJSeRzG3d+NZYuB7idT3keOObwLa71Aga4JgtqZQi+YKbxYvt50Yls",
-	"8W14ufHIkmXMvjhR4Dfwkc7bFC5x9izagHzUbiQlELfWLfhJyTRl8esSM26o6Wyc7XTctD5NtZYdvLl1",
-	"ECdf0oSu3p6wFuUSrJx4x/Bd+6SmvZbhvCHUmnsX5lVTD6LePApU7xtqmd0gGvDhUVLYc2u5AyBsIBy7",
-	"FbdXLDUB0ZLQXNu4YjNoxuP4KDSzxPAORIiZ9u8vGsPAJ/YAm2PEvRNAMBZr0k1B1yGa/50FBHo/BIRP",
-	"6IjpYL4D2l5Qlv4uzmxmeZO8CTM0poaSMRdljuH2tOo7+JuWYv+UTt8xrekI9O1SV+vm9W0gtTqas6vX",
-	"wDcBu0PoXWpn+189YGw9IK2A+D/PcEIB+dKLEprFrBfJmPXcPHu8gkBbECgXlzITLRFhJmJwS1RwcR1g",
-	"MGB3c5BD8AYC/JF0XT6Na4s3iMbUNKTVDlxjJPeXx9nVxU95yyRdTsEdTHClqz9ilCcvlcCzMGKCWQlt",
-	"7U4GPX8+L+rr0CaeulY+BUQqEFT/E3Cgrca0d5T7oJAY7bl4pPfJqWMPABIjM4BclvGs3h3k+YvF7UAX",
-	"OwiPfWzdSBSHhELjrDx1jpayMFYJadUbS8wvB551UJfdi48Q+tQXEmuZXOPRraQLb5jjXeWcGlK0GtKp",
-	"Xdy6BX7Bj9QD5NtD7lu2IMOpYfMU3tW5FSo+NtA+AFP95EVHXl10gFamTp0q0htzbXoeQbuSOJJQQb1S",
-	"urQS9qR0f04wLe0qkmxUhZcoasg401UdT1ipYs21/QV11kMlJ42dDlQFCDiyC2/vbelAMMx02/4xpZyB",
-	"lHdHhVUEGOaaTgqnoHm8TXD/a1Wt1ZOe53Hx54ijupeLVYNiw5friavayrl2vo5zpWJeN1h16A5Y7T2o",
-	"+1rhhirYoNIza/UB1TW4hmFZSb2EZ9lbDsHa+tOEi4A4oAL7hz2uv2U04Wb2pwn90khB9vGBy+tt68IB",
-	"xD7kX2rYC6D6QAcBK0itWSWkP3UtMPrtOikoPCst23u4E0KSoAAsPa1zClF+bg/Jlx5GNvQyHSMgqIsN",
-	"sMoTwp1eodp33sWARFLYk0PRNvYhylwJGOB7LHde2j93ux3l/Jvzxcpfj4zVkVphkvjk4c/BinZCCYG6",
-	"+rEKIjVuc+UQt3KQ954kan5V0H+bE1mLjnIr9dUB88FuarlVa8WR7t0Zh2QoM4UWgjMAsJjY6+OEkmFC",
-	"DXkS9Pv9FQsbCg2+eTatzd7mc29Kk2hazzOImp/akzVXM8vE9eH743cnrmDW5bRyDVo5gu4zcc2VFBMr",
-	"la6p4mDW2Geg4QXUVqUyrmbX2Nd++Hjy/vjN4Pjjm8GvJ3+pZgPY6y4XYFDqTTn4/K+NHSlxBmcyU01V",
-	"8HYS4WFpxFQ0D9rqSgBNH+I8B4oNwyP7F01YDLXA1zTJrIEQqVlqWEwyERcFxO+Oz85PTu1swrLqz8Q1",
-	"5CbYlzSevzPM2zrGtK17Wz63JI/WiYK8V4jTAF3NPuihVr/aMBt2vUS4Wy+sqyZnVqrsyrmY68T5qlSx",
-	"83K7dRMZd7QhizC5W6vuqku1jYhb7UjeedCtOp6dF0msk6Pjm4LUst4xNz5mkc9y+P7ydm5WSuI8Vw3s",
-	"XquhA5VoaC+HzkYuSPhfvVdnp6975wBoUQjbSMorzno0sxtgODSMQrTfTYs2GgPmyyb+STeYkPBgUJ5h",
-	"ZQCNlO8jOk2Vh4o5/5trgJkyegUxFKyDd94N0EIba9wb/HCVsvd2B9qZ2/uGHh69iGpW7+GNdUCzdMwE",
-	"uGepAucmICpTd7M1yeDuIv3ixdPWtt5pQo3drlpPb9/QG/8LnbxfHDQ38j5zBv0pSyRtyB8VEkqRlvR1",
-	"fP/h/M3rv6CUL5IfsUF9KmNQBSSNwQbUrOJcbmz12O7H2FLLw5v4QPLegas2CczXsJG2W1prpjJeDiMV",
-	"F0UrdpnbcA2gg3kq4wDhJ6RghIsoyeJabHvlj1UF4fz6dNx4miZ8zujku4DB2QUcwzrKoV3Ie4Rmsyo8",
-	"gh32NtQzoKM7V8pyDMqNduLG+D9tQ7rnJbSfNB2xk2vW5LysRH3HSmYj7DeQt2kmaUIF2ydvYtchU6ac",
-	"xb5TtD153vE4g2YGYHa6lsgEx9CE8LYIsnHeNbM4H2GpMVuGgluAJ9eCIRcPFKPxmg+6jIjqYr+nog0c",
-	"8OUu4TcgvDG44iJuz9LYcGmXNDxYngqNQd1BexrRUhjAdTKxHJzdWm+T10yNLQU0NmjnE68Lc6NZMiQ0",
-	"jlkcWHsBsq1cPdGqbeR22ON/hZb9HlNwrfWpR3Q3+O7invwyMy32SCVFwbkKMYrn2ulGVCnLrrqW28x8",
-	"zNEF8dp6lZeyvjbIXnFJFNYOxziHIENrwXcLJ3tAIKFLBxC+BXga0NWveJqy2PfzrA12v30pV0oZWcPK",
-	"ptfNJgg1Luzi0n0xUQRuB4IXjfxtVff7tgvRV2kiBqmDLe7+G5REGGlo0gYjPD8MY4aXq9+dZzy288yt",
-	"lVeUjmZNXa6c+uXl8WWvYqkko951oRPMZ+bNN/Cpi425Ncl3tlRnXxKCQafU77UGf1qVEI0qQKNC0cA+",
-	"87ggHqhin0sEUhUvntnVmNDnhUrdNtT7kop450p+MRb92hFvCT0J+FrJs+T+jPR1o9cIXvazklnaLEFA",
-	"ZuToK64e53IWkphPmLAMPM8yktMjLKY1Y6kZofrKYW9ZtThVzLtaajmQN1Nd71I3W5DQflNF44Yaw1pM",
-	"fnNG3mpMAUH92JAAhWUvXFdzso5IiCMO4fdfzs8/EvwhRybymDaYSHJULoARMQn9VoZWK1Csmqrk6K5I",
-	"UZBOHTDIAj1nxZQel+yc88UixSfPe249SG+snnBdw0DrjGWmSt+fcIE8zP0e0wVv/Ch5UwD2MouumBmA",
-	"13bNosyVWB1yBC+pV2OP53jrXCZ5eah+DPmLWxncqZzOT/tOJrDqiM+yyYSq2fyofRLLOpWzl7P1ZJM/",
-	"cQ3SScnpmoLOrn3Di4zc0LXoEmuM7JSm5wbWupzWctRM5cgR92hFeemYL31PzhPAfOXCNFjJxzpiWHNz",
-	"OSNh+cSERwRNM/wRfUy+Hmhld3mJlexqX/M1qWyxm3D7Juens+aABwVyzM1AUcNlgyCZ1ztD8piE1TYK",
-	"3XIfBQKat5Mi0M9eCqb3jkg/zxCvt10o1kRmlwlrqu/6nnxnYAI0kOepL3WjQk9Z3neVeiEth+RZv0+s",
-	"qncpr9mKX9vAcbWJe2pjrw3OecXbt+wTOEIS7UGKmCPf//f/8fQM3SbIP//P/8sTcunn1fa62YzNzcBb",
-	"tvvqp72ZXWCEfyvwk3k1bL2Yw19DBGTXS1jzEbipXGUSV66EWeRbo41MPT5TczSZTZy3bBGbPoGbrGVC",
-	"9SClWk+lWhLr9uPMB+lOpn+6eTQ7iFVuJ/6Iy1SGHMStqi3JeqFJSzobBcSqlLIM0ni9LV4r+alECguj",
-	"4v6++tri0NrWZjsOEmdM3rFrhKmNgo0NFfL3d2fnpv3nsaQTvl7e1nkFeeHV2elrZGak637V4MxpDgFU",
-	"AJqX9FVyNzq0lIHPxmsekWVnjzSxd5bwF2KuWGQc/8UYLOiY2sctPHwDgC35TPfpmEdjLJF3nd7h8t7q",
-	"7TIWg5xsnHNWxoOvrsk8TSOWXaa4mZ3ZdzrzH9pEHWdm3LyMlXUI7X1S8b9Dncch+RF7TP3LfI+pffLG",
-	"EBoZqB2srppd/AuBdb5Cluhl30X3cpFYRMadcASYaWlfHDFIUQewvQus27dTsocNxlSQ2tiYFHVdecVZ",
-	"+0R9sQzeRzQzYEF9/HB2Th7TlD+mmRk/TuSIi5B0fzEm/SCSWUDO6ISdccP+dGYUj0xAzuwiM8yevxDn",
-	"b8/29smfrR6jSde+LSAfj89f/RKQn07enpyf7JEJjRkKW26wS0tElZrVEE1K5woxEy5ELUsSi4sDwhLN",
-	"yLP+U3xnJGNGQji/Q8oTFoe4YNxOHCfrpaTLLx24jxZrSFMOaIjfQNceypbKLCmMkgmmMVgVFLYzgCLx",
-	"ZNgbS2237O3bd2REDZvS2aGzoAxN5Ih07Q06wIxGHRSH9kJ4LAIAy8g7LuoA83M50wExTFCwUgyjEx14",
-	"xGod1KGtdQCsQQfu4AcXosIj9gJSVP5p0i2S/YM5gtwLCHYahZfSEVajWr4JB0TvX4g3UFEC3YnyigpL",
-	"TpDU6morXn14f3764e3g44fT85B0f+j/8GTPM51LlkgxshzUqmKKX9vpC2asirh/IS7Ev/7rcZENy6XY",
-	"/9d/JSc81+rwyLlmcI4tr36M9y6E44e14xFWKCVcfFz2yXFj5u6FAP2+7VjYkwCYRIBCsOg0VA8CdleH",
-	"ixcikhPmoM6hPgZGBNs0BVG372efg7BYzlRjTLjOeIjt+qIKaDcWJhx63INIJgmLoIl796D/BKBdaAz3",
-	"/XxS3GZFRkBQ1cSX2JmHF6J0nXRTqiwJHrrU5yFniaUtVEMCQkVe5gxXuAN3oYkULCChyJIkJFHCqNKE",
-	"XgjvgMfb9wKXOQTfxyWvjM9O4Nme3TncI67JNdfcvsD5z2t5S3b0ESuKoqA3JabHAlKLJj6HlHTpJRbR",
-	"Y8bGnltfqzzC8uaLRcsraiD/NoSjH5Luk3/+4/9+3u/beSA6wfP+HnrwUasLA5ImmSZDnkCu8oWwFzEI",
-	"oEn4FeR2QEp64Ldwn1jtiISlH0OkHarz9+Yqgr2LpHTEjhBA50LIlP6WIRNw6+9WNKEab7VykU00sWQJ",
-	"hqDHykCUKlyIEzCc4SDDamLNtN2orxdoVV90DsnXi47l7RedgFx0HIYC/oGxTH3R+Wan9Aw7npZ6fY2p",
-	"uRCI3CUNmVATjTGBNpZRBmVj3QlNrOHFYvIfZx/eWx4+VYAENkuZ/euSxsRlZhOpCBPZBEgyE1dCTsWF",
-	"QCo7Is8ODvDrU5YkPffO8kjIpYLEdopdyrqsBIKiM9BdAhi8o7aYKDm9EPBoPgf2hWuzd0RCN/UQkuMw",
-	"NgQj0XYdXjqUIymGCY8MykdtoLMPlHiTLoWi+gthiU0EGIsk2nCoC/EjgGNhL5TwUiAhz1r4DM7Ks/4z",
-	"t5nvpGAzu5euyyvClYHzRB+SyaIutq43xaezn5r62QZEywvxL/VOthXPIxCNa2cb7pMfQVgR7L+CQ2kZ",
-	"wD4Bp6rln9rdWXIvoSsQvuoRIXCyWKwIpIvpQldsVlXlesi0sQgRX5wH5iwDCawY8evqEu+5MNruOAMa",
-	"i/2WQYSYanL2y3Hv4PmLffKL1Aa+6ELN9uXAvXr2Vjzc1vTxiDQIYJwweu2USMMNlB+gHur1meOPbzpB",
-	"J0+y7/T3n+z3wYeI9TWdw87T/f7+U1eTA2q1E4ExdgwcNQFI49mOxlSMGOqA5azQijIVEJnE9sA4FLLp",
-	"WJJuSCMjVQiaAjXkiovY0i+wkwth6T9XIqQ7RvgXjRyC2djq3L+ymWamZ5lT7Ndeyekjq7T8lgF/Rxf1",
-	"EQntN8LgQoT4QgB/BWaHQwEQQh+4h7e4AknADLS/TfYJFDejXKTGGwY6kqk9fRfC/YC4trkfeO+IUDGz",
-	"LAGUW6txWQ13n5zab6C6LKRDCXtMh4YpV558WCY1a3bYLXcEZJUkS3AZuvJdPbM9yXjixzKJcXFp3uqy",
-	"dtztPJB2cq3vTdw57CRcm2O7/W/lCOhCUWhepDuHf22284pbsP/6R/t351uw9G50dBS317OOkxnuBCRe",
-	"cF0lFIJQONgDBxTwMPDKndV5Q7Rx7Zt+y5iaFaaCS+9B8xRgtwoknBfPlgDhLBonKgdY0AFk1jaCnAjb",
-	"hvHk4IcbjAPOghUYlrZJF7BkDy+yfv9pxGP4L7NrBQo2crUwIPv7+60rBi+6wVg/W9vfF3Mdfu0c9Pvg",
-	"mpHCuIRzgKBAM+AxZOscfi19bZF3AWmVa4NG3hwykbVt5JAAR4Pl2bcM8BmOoOnF+Ugf/0hjD5MGjzxZ",
-	"/sgnQZ2FwmJ86Onyh15LdcnjmIGf7fkqI4N4qqAJ6FvoIPGB945dCzSgYMoJHGNDR/YAd2C1Op/tEzVb",
-	"ByucmqJqZ4YqowvENMuYDGoodWPK2ViLnAwfqRn/6XFwIZy3ATJYXaGgtTU1OX97hvqwV3nbDCgvFkDq",
-	"JNyqfwDXeCE2K8Rs4oawNHkk7EcHVrcVyn1r350TWNVB5rJsd3ZqfJlrw5k5g8bqhAvLDUoAcmfM9F6h",
-	"12UFN1RQo40//fMf/31EPF0c1eniyNFFSLpg+4RIHaFzPIAvqlNfoDJDqrOcb7d5yA9eLn/oXMp3VMx8",
-	"GPkmR935QjuHf/1cPvhn5egXuOsRe7EIGBVcwIwbmIBEDJZmLvATGN2Vwwivd4XCC9jBftOpst+ao+9n",
-	"DcwHqdEleqxIjielMdXcP90aWR6Rd/RL73jE/tQ/Iv/8x3+HG9HZvZYMBbl8rfiS//r5W4V+TpyvCi0p",
-	"Q0rO1AV0k4dWmsnmHRcoO8ZSmV7Cr9mcdzx3S2jY6x4X4OcMULeGrEerPzs9NvC3Wy5fqz87r4DhgLMZ",
-	"QHFcoQfaUqjGF/if3bqz8UKMARgL48pGghlnv7rXJCEwCPvGD+Xc1c/vQmBUP+Lbaa8iOJ7sdAxxkxg5",
-	"955MtKLz1ptFy6GI3XNV7NnBwSqfSZWMmIbY6Qmgld3GYbXnilBRP0urHFbdatgfI8lrhryTK8CAx4eO",
-	"5p3ycB9Nkn1yVnKKON8E164ead68rNKQvmUrc8ntnzRTb+LX4Htd5f6PyJaKR3Zp7FRXbrnVUw/7/CFs",
-	"n/qkVzoTj7/y+BueCKvnNKu4zgNoZNGJzveeI12rdqFf3EcLMIawN38IsHVdg8xYpg2dYnfQ+843ceiL",
-	"n3gvzWsAe97GvuO6rMQP12U2b2LHOj5XqGaap5uM2nrsVdUZVMuRq1bCtiAfy0atnI9/zpOQ+/4OeY1L",
-	"qGkR7ehN3N+Yqm685T/BkC5ZKZTRftDLCTduv+bF0o/+pnslj97JmCXrCKRfpL4laVTupbRQDBU9t/8A",
-	"4ueyICNPjTllfcZGLw0Mw96iPSpWgZW1Tz6UehqlTJEu3BHA1b2jPBSNobuX+y32yY95AdcuDJNq47Nb",
-	"tkjy7LRmRuXW7t6LzBVcSK9c+PeubJOczl0WCSVFXWADqdeZb4OKVSVV/L1Mqsv0IXRKfXf60NrUsAVp",
-	"Cik1S3Y0aBaeI2ZaN63/cM7vVjX+mZnl27qpSgx5A9F4UcsS38oGMiGhF0jeoU8xgKiPj3xGl70X5RW4",
-	"3eQ1c42yqvSG+We3ItJcIv0tR2dWI3VCtUvFe2CAdyoOkUhWFoeK0SvmSwybnQ2vEqld/KLUzcw/Sahx",
-	"wUzn7HYZPoeEJomDqZigX7to1Q256/iUa/C4h81hrFkawk+h+2AS40uoIR4zxR1m9KD/mZvxhXApwKcn",
-	"P705G3w6fRu6OCyjiihGozHTpZxK1wYPDFsooMxTy6kogvMXoos5PiTEpQkDzPoI/dzDoL4qPHZ5RFOq",
-	"SWQXLt7bJ2/5lU/pxBzRCwHMp5SWyY0bisbnuXGPH2HLGa5dNg0lB/1+o+/fTvZHv59zbLS9NR2ZAjyI",
-	"XWoAxoXvtmVfVFFt2kNTS/EKGzNGqlvOdX3Lu6VuiI/mrkKyVtvA8z4TTWkjy3tO7dZ2xV1rs13Px/nu",
-	"AGkxxRxxPCgYdWMATjwtH0lYuRIX/JDXFZSVyKakQqBEIMNUxmWWd8VYelj9iuVqXcy/A0iVQ/T/XdOE",
-	"xwS6vVBxIdiXMc2gfuO3TBrqcn2BQUEaGdjRoHlUXj6UCqKO9dMA37sQjmEekudfvgTk+cHLgFBrnvfw",
-	"tmf2B3dCpCFDu9iQe4s05KcFWb2QCr+YqRaMH6G1FYsBULNgrwnXLiVH04kj3bbsvnaGtZZnqZmd5EP1",
-	"0VdIT27jEL491Vpn9sygSnbH7MHP9A/h1Iq4ijJuep5wYeNaj3iu6mCJ0WKvq7vnXjldzxmd3CgIuPwR",
-	"SHn7lc1uyVULq7yCpxZ344/hqM0pL9fW3S/tbtpXNHVsNmUCdCZWbX0bOiSxMCBhgYBWSU2G5POUKRKm",
-	"THEZh61OWxjOrgxcePkduWxxYm2MFa4+OGx34rD1JDVP8jWmvaq3tqDRP6izdou+1/bNWeB5bdmA/sNp",
-	"vQdu10U7unWn6yuoyHL9n0C05LkEUDd3hH4Ok+8aiaw44xrdsK2O1t2LoTtys65A2N+zk/V++EyXSySE",
-	"O1hoRfyMt9yiEbFLbR1ms1xZx3X5Q+jqI7+/nkrchpc19SYV+meHW7oL1gXvvhsF2iG7NjMuWKsH9XkX",
-	"6nMOg1unwiqrWppMWi6mgUc8io4mEza5ZEqPeaqDhkTBWj/HeZmNnyzo/kErv6FW3rrn7Tp5y+r3H87/",
-	"XSvkCzZzC+p4k/a8cwl0N7rzcgp8SE+4b+kJ60ivx04OLde637kbvyfdG+e0XAN3i/TAbNswCNwCYeLX",
-	"bphvo5/eVbJNxxKRk3AchCaK0Xi2JFm6RAK7ZNz4hTs0INwUW5h4oYg+sO+7ZN/HcUxoXou8GRd//NW1",
-	"2VrBo1+n/uU1aRN5/WBANNSkQQKr2zqAcNwFC1y1orVexTZ2kGOLJfwvUptf7U33Kjx/eyVObv7LNYEc",
-	"6JV0sQAaK/0Qz23vD+Gjy5egRN+/5L+1x9TPjFRMI1LZNY+ZKsHYur5q9tWHhCE4bIhZryGmJsIKB0Qz",
-	"mrieHBfi+OSsd/D8Re/nV+88ci3mVb07Pjs/OR38evKXcI/I/FUDxYYh6YZMXB++P353Ejr4Uzi0ADXB",
-	"xDVXUgDEpBwWiVd75J//+N/lHIB2iAhHSjvSKNzb70ab8FNrTaR0Wa/dvMeM0bhxew9+yl34Kf2Kt5zE",
-	"ORmwYrC/TMIPpVm3XZq1ZFPb3ZGt29Z/4AD31lO5dLe3nj7wM7/mYlSI1zn5SA2ZQBWXYHtEsTShUQ6y",
-	"BXUoiJcbKWblpL4Q/nFXnxJ6wD7FcgRBzLZ26aU+pxaRnGAF8uSEBrmK3sVbkat342Rd9VQVntY/wgH7",
-	"nXpfN5LJj6EpxCom2tmYKvbdeGHdpM4ZncDElhtgUBbx4Ilt9cQCIZXIEMrboJQEjKZdiJlma6/UUAfb",
-	"K827YWFcu+XrOWXdqcWUj6KNxcNKkK79j5XNZgr9YFzVYl7uA3ftPeSnbZFtw66Uj4vrKWiPUeDKN+VU",
-	"5H18AFfdjJmAUizCzQZs/vFXVzyw0BTLxNzxWGaLndMrJqAdyAN/rO2zXZryNuOBg84p3XKhMTZb0Dkr",
-	"faSLrXcQcHvb5qGr1im1unY9bbnWhlvm5O+grY0UjERjRlNShdTGLhiypOTDUnZ1Fo2twmqPiWVp2DRr",
-	"z8OjcX0hfOsNxVKpnJ0gMxPJCdsnx6KoyRxSnmSqXqntStrl1SGBPofYVulCuE4zDqDSsnHKRdl+QbMD",
-	"Bp73Z8F+yXRkbzXlFl4wQnvbBfRHBV9/u0HTYL3Ybbk9y/ycaXPKdJa05ju7FXb4AcQO74Fb1LkF02Xb",
-	"PKcLSw9j7Oc7zwGC5uJI6FmxVLP/rjT61cIo+g8TLalHSpbnM/+CRLYrT8fdKcOLfBwPMYJdxQga6K/C",
-	"ntZKZAaumOcxV7KW89BgW75yTtcPYYW7CCs08qFF4YRdayy/a3ZwdwGDZnmym8TmHYuiu/O4L3S3PyQ1",
-	"30O3+gIxhublQjX7Hd7ynejZMJsVMpdh0n8ITXvi99fTiNvwZbr2OwdftgsOB+++G20bp9WW9GsvPujb",
-	"u9C3PRreHBVWWdVaKjdCjM3p3IEvExwpKpyrqgAnKzmx2tTxgvQf9PHb1sdb6aRdI2/Zrv4Dz7hrpXzB",
-	"Zu5ILd+51LobxXw5BT6o5vdNNV8q8VI6SySN9eOvjloHS2TfKYsRH9i38fMQa9gsp5t33SZSYCdvfO+j",
-	"/M42ifcRh/KKpiZT7KFyfhuSrFj8CJc1Jn7HS1Tx0f/UCg17Xmykiwu6ho6XMuas9HYsFvC3YpDeaUJj",
-	"qknobhz4UYQX4gakdOg/jIC39udJaohjd00hvxEzy+hsexyz9qXWPk5w+YGIG8X3BhS8FAPckyePSfe/",
-	"egAD2nMr2nvzUwGmnVLIynJIuQWDXIgBvmZf9pwRu1SGhX6Sj/6mewzVukvPCsx/hVIwv5h/COdKWhBF",
-	"fhz8TwtgVMEohpovWNR98sZ4Y1VIM+ZiRDJheEJCmiQDtIxD8hj/9ID4OoTMD2aIVO7pCwFpW3HMYl/5",
-	"VSFwVxXr3meFSdP1PIEmbC/nQmrYkaKNL78b/5CbWIu8cPv14CHagYco9STVcJLqnHotN5HTgXI/EZ6V",
-	"oNkn1AQzdUQ0U9c8YheCRpASpZ0mltAZlr1CnwQrrGJorKEYSdgQ48EyM22lkU75Ls7Sg7/ptv1Ni6iu",
-	"3eXUtmX9Bz5092rr4i3dkePpFgTi3bieViHEB+fTfXM+rS1MV0TEQGpwWbU/gyD9XkLH81NbLWHTLprT",
-	"KR4Yclv9VQEQ4mkTSkagj8QOOHULKhbsEupq7Av0DFoNEmueNHbK6MsfuksrqDLhVrBDKswD079Lpv+2",
-	"pPW4ziyN9bari4DHX0td91ZAxmg5H8usmT9zM44VnYoHvlnbUr8y5WoLh6G1E+12NdAp6NdUL7dq8C31",
-	"rD3dQ3t6BW0CAmOn1LC3+MR3pU9UJ7eC+7Q5UeXhfDTrFc0+HMDb3JkZ2KhcfBAwGNLFz7r+h3tHhBLN",
-	"Iilip2KQLhpKhBvChTaMxnuL1Y4qBe1U8ah+6i5Vj9qk26zPht1/0EXutHAcA4f5buSdRF0H5eFGtumc",
-	"VHn8FX5aRztpOEYP2J43wvaEtIBip+VwnY1e5ltdtl39B4Zzn72wN6SNnamxsM1rOnXvTADfpcN38/Pw",
-	"0DNsp77dG52sBeJ1ZUvte/T6FhNbsXboweG7rPUB0FThlxp5qvlduHoLetg9u79zN29psg9O3vtqWMH+",
-	"+KxybIWwKaPf1Hh6cOxu1bGLO3m3Xt2aOtxMNctBOJFIvi8MTpzTAwTn1iE4NUJgOr2gFYdzp/rBPAzn",
-	"kUM3fKQLYMMZiSjAm10yP8jus4ODvRbIzp2mAN0xYmftNDwAdt5TwM7q4WpA7XQkn+N1UmNoNK4idi7V",
-	"I9bH61wjx/UBrnMZXKcP9ZfAOotU5MAnK5NKrnItpblIWC6nSF8xlhJu9m5dD2lG8sRR9fyYV1BBfvS3",
-	"3qsinY9YMVfU6azwCEznNit73NKtWOBT7sH8R6nzKeZcPx+lK+1VP3aBdblZEtHZpaULaKIUulM7cKd2",
-	"wOMwIKFrXIftKKB9GvxlnyjZgIQLbCDVXONb9my4bd6pW8N94y41FT/NxWnLbtce6nl2V8/j13jhkWlh",
-	"+Cv2ZZon7Ifa9a1Uxay0d8sCua370n848ve0dGbFfd96CybYJhRiRecjci5JNKZihJqql5kjfs0qwlQO",
-	"m2XohciFaFASoUeEm2oXpyhTignjv9DecunWBeldxoHXOlUPdUD3sw5oPSGMJ3CJueVv+qOiIeD8V7CW",
-	"3EL9McykgipyOvM/LcObdDfuip/i2+/IJHFTa+Oh3m57sEJ2YIXkZNVAkXWWtx6sgNNUclyBut8tIGWv",
-	"HBdDppiIGDHyiolGr1wrPFfpbDxABNw6RMAiElpg/rRtWv+BsdwLW2fxtu6swayLmoTQNKnKSqBhFDUQ",
-	"sNlvsz5uQ07ekcWxEjk/GBn3zshYW8bm2JdbhbtcBnKJl6vIgPr2QAi1E81N9P2LnJIJFbMCVHHKFCPx",
-	"g6NykWxm10zN5sAJXRr0PFEuACpcmb17cl61xPX7q2tdo5i1VJMZEEajcaEsqyz5g2AElhahRIynpV+X",
-	"IwXWkv6piK1BUWTUGEWFRmYZ4M12ecFJKtrigbuuaLnjOtKltSul9fxdUeXv1BAvlrv1FDTw1rUs8tYd",
-	"bW8BcVTqY1vu1HYhboLot16Z6YPFvm2LfQVaa7fbb6Xo9DvmTneEVb3Klm/dpn8FgUmX2ppkIyIV8Iwj",
-	"x3fywKWS2Wjs0Hbr7O0x3Bu2Gfy3Jqfvxuhf5yQUln/wnZ+K36kn4AZCHk/BarbUKdz6vdlTdlYr2FQP",
-	"QmBRlQnyXfAA7FokLAhmVvZ013zbfuOObSyYZhv/zhL2wJ7vkj0fx7E9DlnCMGn4xlz68Vf7n9UKSOeP",
-	"wkN25k3NG7uTq7O4pYZO8870H9jEfbFt1tvvnVXp2O1bGTvn1kXgHZsvy2j7IWx574yVdY5VLhChY9VS",
-	"nHRobPWrvev3Xol2hllNx5jUtM6TnzRTt5ON6Vd7BeupaNnSFeyaKWs0cEU0ixQzmkhFxlSPmd77Y8Sm",
-	"8uUoE37xY3tk6h0XRpNQX/WmqheSoUwSOWUxuZyRZz8QRUUsJ+RyZpgmXJBMpNiV6pJq9uJZppKAaCOV",
-	"vWo0OfvluHfw/AW44OmF0GOpDIm5Tu1AUsWG/EvgOu6YTAnnb4MtwzAY10VbRCmS2T6xbPeKzcglSyTU",
-	"u8oLsUq5AClVC3BBQp9zwOMF3bA8/e1KzLnX35GRV/l63CrjPNXARmE+pN2ggOixnAoiRcQeImtblGP2",
-	"BEKTRrfubSd4XnKtFVQr7+hlFo+Y0fvko2JDpohi1/KKBWQ65tEYqsddIE5OAfgVG4dGUsVtOTmVk/Ng",
-	"GN645ewSWlhgDLZuxPbF9FIW8rDDLf1Yl27vTmry5FQwBUygnKxKFcMSvaOyOI5cRMxKYasMKGmAVFqj",
-	"W7cjOu/IOFyV4B+Mw3tnHG4oVh+jTLSj2DpolTVQQnx/PKAmPMoFtDYy1WQq1RUXIwiNAiKEFjTVYwl6",
-	"vqTxPjm1D0OhppPdMTzONaFEyJ5M548p3nevxEPgB/8gJ+aQ2e263Ih8Lb/eCfmixUiJYNMS44Mwfp7H",
-	"KOiEBShvAi9oAuJbaqSKS8UN6qPsS8rVDMzCC+HtwsLsQHsDzECZIJWjfuoPyRARVWjEBtigQ4eka58P",
-	"4c1M2xN2IVyRhiRCTsm/EXggIOg6SKgBBwIVhBsypXrvCOfTh+4eOj9j1A/nFKShPX92zHhRKpxLcRaf",
-	"9V822Zq4NbckME+RDu7I1sSvt9qaDSRUNji9puI3nlrCgA3kD4kidypecV/X4k8yYashgJ3KhN1P/K+q",
-	"I3T5/T8rmaXrPFCte9/ADbxT52yxLyv4Z2XC/ljQYpUZl09D5fd2RyzC8ZPQvie0gqru5WxCPwmIjmTK",
-	"YsgHMGQitcnv9/WJwYUoez9JVzBuxkwdOpDJ3pTHbA9FLAhvB7kOmJ/tUsx5TAui2JUgK75wR37T0hTb",
-	"NNrSHj/4RndSdVBa4QWHq1HarAg/Viflh3T/W0/3X22TFzg/F21h/4Ej3C8v6Kq7vdNsfzuKowoimbc6",
-	"QLIW3lHSjR2dipig8LNSt4A0m+y1+kZvU0jekYd0vSPx4Ce9d37SdQVsZthj9iVNKAcyaVZqT+1tGuxE",
-	"2Di77/ZsFSA6aUJRX4XgfypjMpVZEhP4gDf3//mP/+0Q550jNLgQl4rRK6aw3i/h1wzcOCJyUU7RGyZ8",
-	"NDZkyEdQh2/f4Yv+NEMq5M7JoOlMk+l4dmgHdyG0UdSwEb5pOraHXGoYTN4VFoAGaZIw9UiTMRcmKLol",
-	"7YHLa5KaXkSjMSN0OOTCubsuBMZYtOZSEB4z2Er7ashlkSIgU0AOAT8prpkA0ARIcIL3B65e3p+lKU2u",
-	"WHwhuIBVsz9JFTNVcqhEUjGSB3Kplt7TRfQVT60B0R3SJAEMcmwu8yjf9QtBh+gfc/PD1gp7hX8mP9Sl",
-	"ysvKDHBLjZqRIVfa7JOf+TXDpcBFtHRRcibYodLcXeg/U6IhCGLLeEa68E1GY6b0nn3sb5m940LASNGo",
-	"wb4F1pTJlzb8rx54KXpAoKF7Q/6lTFszll0zYR5pR4oxM5QnFwLnoumMdGMZ6cduyfcn8Z7Ht1CMgq/Q",
-	"gfiDIDkEWqYTpmGJamWqzW7CzLATd8J2JTaKT+Ss9bYFR3kIOkta68diFnENEciHfhNb4/9u5cl0zBQr",
-	"8Wmk8pEsiYIPnjrLcsClXvU8VtpCz141BfG+p1Tu0pdWXYkVehLVIOn+EB61+qRLtHhWv7QMlbK64Dti",
-	"p9WP3I23qjbRtv4+1fV78FntwmdVW+TF5NvGUNfK8at9sVRbXaRLrwFX2XBoHlL7bujjWoso2j1dy7am",
-	"/8BQ7qHLa83Nvx1g/han1R1IzLtxXW1E4A8OrPvmwNpM2jp/0mNMrFvgyGKXGU9inbupHukiKw96v36U",
-	"2owU00TIqfMqMRFrEr7/cP7m9V9CoqXz20gzZsq+40LgZzUxUu6TU5f8NB0zUf6OYNPiWxzqcKDdRaPT",
-	"AF545u7eqVxw3zjFlWs8No1T2P89GSI4O1SuikVdbBIbarKyIdy6KhqTaETsCCOVMeIGK5ZKZVwvVYcP",
-	"mFBtyISLzDDSTSW4mexdHpToQpyymOuj3MkZnp68Pf7L4PTkpzdng0+nb0N8jbWsxrJMypDjvddETVbR",
-	"wNnskpDwC218F67+rmjGnwxyzRS4eaEcbsRIisd+GQEt79N8Dnd8J7g5djLLPSCwKH8It4dxm+tpBDd7",
-	"mYPD3rXDlsV348yASbUwBsRWf/BbbN9vYZCU6vRXYU9L3RLH8BoUZ9rwJCFjmiN/a5dXduSAsYlUgKIP",
-	"YXQXI2rxSeR0/pCec9vpOS100e6kaN6r/gN7uFsvROs+bsHf0ORJ2LFouhuvwTLae3AQ3DcHwcpi7fFY",
-	"alOHhqnu8p99IoF9CvMhCgDqCZ2BmXUEiQB2OuRyRqZjCcVG9iokCJicSwUtKv4vUptf2exsTNX3A5Pp",
-	"JmXnBxNbIfgJ839g5m1QmXkWCa4Ueg12wef9UYH0mMeQHrPIz8GIolPMotFEWtoP/zpUchIQI/fCgMgk",
-	"ZtqguhdgChgrNMRSclBEBR6ZLo0sh7gQVOe4FG5B9vZJOJRqQs2fIn2NfdaPo4il5pAY9sU8hl99feGr",
-	"s/8k3dPXr8izJz/0Dwn1CUBKTgPISxJQRqHkFIx2mINL+pJJNhGQjhV+sutwYq+FR4ReaiYM4bGGnFE2",
-	"Sc2MRCxJ9N4++TP6ZC5ECEBUYQAj4DjL6Vgmdq3EiKErMYzgMIaQDqaNYnTCYleS6F7gChPtIOGYJPyK",
-	"XYj/OPvwvsiXEuyLIfgq5zZ0qU/v2RfTe+W+gTNv8v5YNlRMcX0GBM++VnKyRoEVHbFzufL9t9iEdCeY",
-	"XL5Mcp1nLP9cD72Ljtg7GbNkzWfQL1d6qO4RdzhNeOqO4IQrHrtQtDt8OX11gg63j/2WMTXrBB1BJ6xz",
-	"2MGHO8GKwqNEjq/xyW87FVbF95yYCjqemVRfUkswP/tPz4QLxnKU8w7sRuFSYYecJfEcP7HrZWapXSJt",
-	"VEtWdSEiSwmLEM13GZF2ZJXj3symHY9wHBjYBry4a+eRr22F/+zlDE+W3NPwlGU/UiBX6yFXY19SqXBk",
-	"xZLNTe9+y/e71GFB1Jf3uCTWgWhKemxZOD/+6owuD/HbKqnhfoKVu4j0xGIQsXlKYGCVWLjhkc7TBHlM",
-	"utV8WrzQe/OTFVG+oJ/Fe2Wgf5ek7BM6AZ8Nsl0HmGQb7pNjEPSkJOetNDokVLihyiGhFyJvuFhRFgQg",
-	"ZdAY8TCe9Z8FkDOs7dM8dkX/+Sy7TkOxUnuquDFMYALxxH6nyH32c2Yi1ihkYyUhd9pjH3BFYlielCrD",
-	"7eoCcg6zfIhL0RZiKY79vIit89z55W9a+r2AhIr9NghhmE8PSCKnTEVUMzJmX0jMR9AyhwoMRVom7Neq",
-	"n3PqlJpxwagLQurUzezyoZ7QL2+ZGJlx5/DJwQ9BZ8JF/vc8R7sd1t1mppcO1INx0QJUBTN9pMtrtZT3",
-	"5G9p4zfS0KTZIijp3DHXhovIkGuaZMwLJ1f6fDkLScwnTFj+oS1ruhD2I66uI5La7JMPIpmV0vlLTdwb",
-	"jQuuCeQHWJZQqoy2PAyE6SGhSXKEzp1Ksfdh2RPgP3GUJ9rM3Ss1yzmXtoKUDEHJsnoBYvr4Ry3rQy96",
-	"I3ubUBONIePAjLkY7ZNjMYPPXQhfkjGhM0L1lf2Ie0Gp8RUZMaPJs/5TazspOQnJJNOGXDJyyYZSMRIa",
-	"GZLus4ODhazrzO33/bMP4H5AYfhx9qD3b6T375xFe+ppi//j5fvOoO9SO8QV5NoxuqX82fAJ00xxppex",
-	"aMuHQ24/fU2TkFxm0RUzpPvp/JXLRAnIWGbK8qmYzvaaWLpOE26sGgSVdY3s+8jZQUpj8S2YEu5bln9d",
-	"MlSoaLJP3mECDF61DNt+0SFfXIhnP8B4fHFVpvIbPTjGywM7Ug1MzfPbYoZ7TYqnp8AFHPC8WNHfCxOs",
-	"7vePuNpTHptxm6nuV2k9Y/2Nf+rbA+u9b6y3RLZtkSw+gdRXfv/973caY0IFE2Do+WQxB3Zumdbcrk9w",
-	"x+2WxlU3vqQ3+yJiSBVkE8oT0gVcooBYa7KnLQs3/JqhLrrXxjvg0YXen90SO1PLw0ywNX+IDLPMkVhB",
-	"pPbvZRlm9q4dhfHtq+8mwwwm1eofYOohw2wXGWYZklKd/ipMcq3CtzKnwjYg2nkGisq3oIQ6YeQVs1cn",
-	"bHLJlB7z1N5qDfU1yuPyA/FQFHfDzLIWemjPLGte+v4DW7hbf2HrPm69ku2MGeN8ZVTrqVSAvxvGHHhW",
-	"fEis4AjBV58ziEc65wttRW87lnF3k6q2jJgfUtXuW6pam3y0d7MoU/aD9hxdMqqYOs7MuHP4189Wk4+k",
-	"vOIs/+WzfUBdN0eTjvNwniUzJRMEYzoimiXD3lhq6M+tpT1ACqBAhSRpdpnwiOBb7THKVNI57HwFYmPf",
-	"Dh8//mqf/Hb4NZXKfOsEnWuquF0ooOtxXl03pFlirM0jI5rAz030CblNKhPCHnYYLpCofXf1NT/0f3gy",
-	"9wasgHr14f356Ye3g48fTs/haRxr9fmxMWkn6DCRTeySuz/tf3DlP+fbMc+KkKeAwyhlMk0Y6SZyxEVA",
-	"EjmSmQnIdCzphO/lqTl1TcT+OCMTLiDv3RlNsIvz5tmnFFOCLHNLJYCx//Mf/xujBtc8Bj53/PGN5Ycz",
-	"cM5NhduuHAOLUGjgRT6dvsUh8QmTGQbo3cd/kdrohq+/ooYmckSYMIoz7aIKmNNAoFlBETQKAYQpxBSH",
-	"oKyfRTSllzzhBhwL+UfBZ9L0VUsKf5NclFCwsKoKCQTnpRjRY5qygGR+ifBORKNPFY+YDhAbq/TRHGt6",
-	"/rMf3YqSSDGA6oK41dB9dp/8J00yVkSOWU+KZHZUSpnQYzl12Dql3ioJv2b1tUa87PkhvIdcEWhxqJnR",
-	"pOuWVwe5EhtJEWVKAfZZCnqwiOV0D2sv8qzUCt4ULElpBOUeifNjgGzXPIA0oTPLoGDRcX0BMFgHxOfN",
-	"5j8U/Rh1QFIacTEq0P9Ln//oBtlIb6nJlF0Cj/4F7eNc7tGljDm2Cc/nCVQW4VODlM6wwFaKUjYuxO6t",
-	"7ulzc/NWOPGEi/LOfHTPNwzsjSgCdQGhOXxkt1aIHKCMlYqA73uPXFrhhA2cPcKZJewaVX6s2iAtZ8LI",
-	"1EdGDRNURDMMUCJLp1zk8cjSqzERtJHaMTqKvfZwiJjLLuL8hXVUnmAFcBE/J/eBJjKXojfOJtQOmIuI",
-	"p/lJcxM4QhZpmVnxvdK754q8G+aHvHk6lkTzEaSdGOmSOkvyDyZhibz6LQcrWOXbpQGgkJ7/KnR78e6l",
-	"oNh9a22WFgyOKCZ0OkoqvRu8900vB9Bwj94I+1UhtqAM8W1/LaGF485akYULXOYGFdDHJn7gcU9jhNRD",
-	"nEQmAl+MPL+qePzsYXOoeC6qXpF3MTcNn3srxahneWZc9KmEHfERmhqaZKWPFdeVvoXFHIsmBQ17ljJL",
-	"8TTFEFhMZ1ihJsyYSOHWLiiH6UstzwrBgl322hgqoC+mTKD4Qi2QWwFVcroX2Id5JnWF5OiINQ3fFyBj",
-	"gbkrOw5c96CARFxFGTfEQ2iWOLexoqX0iVKB8rfP3/6/AAAA//8=",
+	"7P3Zchs5tj8KvwqC/44w1Tsp0fLQZSk6vq1yyVXe5emT5N27T8t/JpQJkmglgSwAKZrtcERfnutzdsR5",
+	"g/0i5036SU5gLSAHMpOTSEllsy+6LOaEYWHN67e+tCI5SqVgwujW0ZdWShUdMcMU/PUyU1qqD/Y3+2fM",
+	"dKR4argUraPWxZCRULDPphfBbSGRfWKGjKSK3XCZaZLSATsm9EozYUhfKrja50obuLTfClrcvum3jKlJ",
+	"K2gJOmKtoxa+rhW0dDRkI2q/PKKf3zAxMMPW0bPHh0HLTFJ7pzaKi0Hr69eg9bOSWfo6fsUTw9TsYN+L",
+	"ZELMUGqGo+SaDOwTTWOAiz0eV0bRl2pETeuolWVwZXYUv0htVhrEUGrTNAZ7bb0h/Momr+M528Zjv1f2",
+	"G+SaTfIxpNQMp4ZwzSY4DMV+y7hicevIqIytNqwlxyOv/s4i0zCaWw/iDR9x0zCOt3YluGEjTYwkiplM",
+	"iaadSex7KvsSsz7NEtM6etYNioFwYZ4ctgJLvnyUjezVbtAacYF/Pc7HyIVhA6ZgkG9lzJKViGhkn2ga",
+	"K1xcnYzcKJbatOr3q3tW+vxtdu6DTHg0WWlVUnikaVnw6urr8kFJS6GrjQSfaRwKXl59LGcsoRM46ysM",
+	"RtmHKkd+ajhwQ3HoVxpQlrAlaUZlCWsgGXvp9hRzztQNj9hJFMlMrLZfGh8lFJ9tWih3W8/dtvpyXTA6",
+	"WmlghtFR02jstXWHsNSOVT5e3bHi27fZsY+aDtgrJUcNwzk3VJmcfqgYsIBwESWZ5jeMtM9evSRPnjx5",
+	"sbdPfkJuTA6fkqHMlCZXrC8VI6GRYdP69ZUc1S9eTA3rGD5izaMG7ePHScPAf+IjJjSXAkSLThNuyNXk",
+	"mCiWMmpQZ/J6F+hJmt0wRRPSDlEPuZr82TGJy6zbPXye/wrcNdybr8VcTSrzAhln//EHxfqto9b/OihU",
+	"wAO8TR+UZ9X6ms+bKkUnxbRBSMylX0sPTBvt1D8vrIgdIGlTDZOPaJIwO2thJfDeXElWmUrDbpwbajK9",
+	"3Lio0GOmWEzG3AxxhL9cXHwgGt5B2k9fvCDjIRPlgY7tQOmYThqHik/Xk9OsUvDiRVkpsCpCjVoAM7uQ",
+	"DSR2KuKpk8E+zzsZQo4bGYlc7xgwtRIvyzRTTUOw11bnZTiEpXhZ5eNVXlZ8e31e9tU+rFMpNIOT9iON",
+	"z5Dg7F+RFIYJ+CdN04RH1I7x4O/aDvRLi32mozRh8E+lpMJHYqSHG5rwuOeotxW0YmYoT3Tr6G9fWn3O",
+	"ktgOI8kGlr6YtiRjD06mDRlREw3J//4b7fyj23nxyf238+lLN3h++PUPra+fyo+4L5ArGU/IkNpzQnA0",
+	"dnLFSszjIafu/q9BzV74D8SSaSKkHx+QRiyjbGTPWHtEE7vWLCb/cf7+XUDGSooBscsdkJQaw5QICBPZ",
+	"KCCZuBZyLAiswt6+ZVovpegnPLrlokf+LUuutqHXTEwtJwXpWeIx9inCPnNt9KZWdKy4YcSPVuPHtJGW",
+	"uVl+ZPktyQT/LWP4ealISrkiMOCAUKLkmGjDk4Qo1meKiYjF8Du7kdcstkojLuwrqa54HDNxu5Xt56+p",
+	"rJ9dH8FYrJ03AbVjGo+4IEomjEhRvrKJ9TvJzJAJY8dup3yVmRK/f6Ths5YugVJpksgxbGNAnFPj5fnZ",
+	"K2LkNRPEijiuNRewwECwsGavhaVWmpwWi7A+G8BXVZbN/7i5YwrmBelTnrD4GKaZyAEwA/tvPAukLayu",
+	"QijRLFLMIH28k+aVzER8u2kKaXp9eE15nuCxsNuAlzYwz3eS6CwaOt8D7KkUrCzwR3QCn9SMwfwupHxL",
+	"xcTxdH27aSpqWA88Cqw6UyMlGVExscvOBbHsbpRuiF/4V/uXWmXUqAmhfauD2qkP+A0TJLY0YCXlkNHY",
+	"eQXP7J2dk36tpD9nkRQxKLpjysF2mtHXCrUGxLagmRlKxf/BbkkwGbwpP8eVxdR8IAgXBLRrEcMUkaXA",
+	"sd0QHYF4Lr8Xv6et8g+U81GkSkZ2VFcJOxWGm8nt5gxfhLt7eFKbxFSdsVosj91twj7TyCQToH7ZJ7OP",
+	"BMRrR1+D4tWFxnSL93261dO337y/sCTpoK6B/P9KMXqtrfTLEkba5dHozHEKWhKUjn0QM6QlrQZEfGC1",
+	"p0xoZggTN1xJAdrNDVXckoHlmfkE4ISdZDE3p8IoII5UyZQpw1GXpBGO+EvL6j2to7+1IsWosVp5lsb4",
+	"j5glDP6Bktv+Qxq8BLwE/ysz0/o0o7wG9guy5mT/ZSiPSGiX/MhaoU8iHsN/WRiQEEi+AyQfBmR/f79V",
+	"92KzrEERtHhcr8MrOX6kibacV0SMiGx0hap82b56/rQ1a0MFrWsu4rp5UUPsJUtlbhPblBi7NWCn7tVO",
+	"Bu/s4ThnjZHCePgb+q2pVSBxaQO/iW5I5ZcVG4K/2U8BObzhaD1UqSE35pey6kt0NWPTB61SLGfRi96x",
+	"zwaDQ7OThYFU31Y3qR+5iO1izUwpotGQ9UCb7aWKR2zRYD7ATV8DfDLucZFmZtVH4QzFvVVIlAlLIuX9",
+	"v5IyYVTYiz54s9ha9LS++LY15pW735f5gMzM6l9IpeaeI1UP1hs5Zsrqw0ZxFrvAHx1ZC46iG+iRJldI",
+	"Bnr6CIOLZPYIw9h6hjtVZEqL1xGDt5GrCQnplbxhjhiAMWn0/S1zUGB2Fxy/OX1OFKNaCi4GxUpNhZJ4",
+	"pGQnE9xoklr1kScJl4LkD6JuoI+JyJKEXPEkAZ16RKghYXkXwlrOZp+ypOcdE7PLpIc0XbiF53DTVy83",
+	"ViP+LNVGMTrqoVeulleXXH1FrFHIsa5lqGPGB0NT/yZHJZbzD6lilcDTI0tgtN/nEclE7LTXEN/G4pBo",
+	"YzXswWQpCqvj3KUQVikkC4s3sw6l85DPqOAU1TM8deBq+VdQww5nKbB6LircrLK7c/jwS1QirIIRxzAB",
+	"mnwo8eU+TTQLHgKrLrHdPOpaOQfrcuHfAXt10+1+O7zyBLNDpCrzwmlGuSRfzH3o3W3wyGl+V8pJOXz2",
+	"HL7u/368gL25bXw8L1XgcRf+tzBdoMyuVuFUc3jBJlRNr949FD3zI9pGvy/+NsvQ1nnhrfnObXnNGUsT",
+	"GjFNaJIQuOeY0AfCf+6U6wStz52B7LhfIdHCPrH/2r0qv9rho1QqOITlrAx7sxX21DKZ1oCbYXa1H8nR",
+	"AVztJIn714FMmaApP8jH87X8cn3N045M8RB0UgmuYxzyffLF2/PC2cOvGL1GN+XUyZZCsygz/IaB3yxT",
+	"+PsSpD6USa0XYUK4IfaiPiKh3YCQtP2rA3JFo2vZ75NYZlcJ0hh5TEZc7AUkjKS0v4WkTcnTwxeP9KUo",
+	"OVntHTQzQ+fgC0n7affxwdPukz0rNsPfMmloj30e0kwbd/kwIFzozCrFnAnTg3v2gktxJc2QKNZJlbzy",
+	"QW86O7i+kiPypEvAj/u4a8d5TMIhTfo9nFkeEnePXgquiYRIgIjBSQZfyMN8IzohA7l/KUAbRr+VfZOV",
+	"VP6tVnHFhWgFrdKEW0Frao61bqtVdL1yXuMy988xcvwBcNYOJSEmZXR0JFMWA0VYI7gvVSUXFi6T8JpN",
+	"wnr/UspEbpNN05pb/IRqQxyNkTHVRDMmKkyqbMM1MKfik8gA66dZ/lRA9FAqA1uNYZ9OXzFG2uGzbjcE",
+	"ehaCgYuLKNbPNIvtr08PX9RQZVjvXoNwRPPsqSB2gdBLyxRJmNGEEqM4TXKiM0Mls8Fw/QWBPVqo6eAQ",
+	"zuFe+xCsSO+GKV3rFnH3a2IN2RTyXuwDxD1wTCgRbOx/1YYqo0mUSM3iJZ0kEO1ddthw77RyVc37LemS",
+	"1bn5FfKfDOr5apmYSzubE5zjqZ+aGfhGNFInC+qymWYVyzmDOfdUUd1XOMooACqp1XDa2Q1TE2QRx55D",
+	"uHs58gPLM6d4iRQJeC08w7xmE++OqOWAlS0tBwiAeNw2VDhu7VuyeMBqzt1pNR4TuqQ/e7KLDFb7VzmB",
+	"NCSQTwlxwKk4xkhmwsx3nsk+iTKlmIgmpP2YdZ7vwYFJmeIyXtLpv45nd0mpgONYqJ/iXaAky1LMYPr1",
+	"S7DnUmLuOi/waZrrPLu6j7DOlVYkilaSnqdSjt26Bp5GVnRoAf0u6c/aBIlvgbaPiVN5u117gB53u/vd",
+	"7nzr43GtWbZRCl2ZIlehwPnUM00SzRu/EVGBLPD+fRcwjrVcFwUJbpVk6oyulzQasg+ZGrDZfcDIdENs",
+	"lwmjONPE3bS/2D/vX1e3eC8Vi5kwnCaYD1yrSZohJC/lRRHWouLCxfRdCsdYqmvtM2a9TKWR1XHsD59T",
+	"GI0PttcbJ6cjypNKKkeLxvTf3V/Whi8fbgZ3B2VT+slhFwx/w5Qd+v/e/7d/3/+3P9SdsTzBrCaMIuOJ",
+	"ZTyojUAqCfGJqrNcLE81WZhQ8Vr05cze4ON1OwPP/ARJKrMU4rJK6oYPlwJCraYfS2NYTFJqhoSjNVTJ",
+	"WW2HKkuY3u/u40kIwVimpUR7QUes1vTI81BqMwW4dlmoYDtjhtN83oUzKt7buCSwjDWuirguxkijIRes",
+	"oxiNreAOrKVwlbAjEk5lCYNDoLsXkHAqPwodCXvBpQjzTMyQHJAw0qpfdjY8sQ/n2Xjw01N0W2CuKfzy",
+	"Al40k45krx0e2rvLeW7w6wv7q09bDEn7Wbe7hx6CmS3JM5oayQK8deBXDwrnBFI414Reycy4G5d2LJbJ",
+	"tEYUNJLJK2nFuEwTdgx+j2hIxYAtphPY6Plk8kqqMVXxL0Uy3uxy5EmrLmWPtC2l64BEVEjBI2oNC4J+",
+	"zb2iCpUMrAl9xSZSxGQ8dHUplcBryqylYgegSTuWkT7IWWWHpnx/FP8v9829fXLivo8JURFVwNqjnClr",
+	"TI1LWGQ/y5OEi0FgDyiqIHBaBZFqQAXXQFGQmdm3xxcNLDznJy550N3y2Y6kc80mAcn/8bkzkHLQyTRT",
+	"Hff6ANwHlHfwA8XTboIs7vwxIC4tr8NEJMFX/a9//s8egSI68GogD3iKqllOUyWu/fjwh4UO0BH9/Bof",
+	"fXI4S2VQg1PDFLZn1aDDeYFuY+/5GmDy+yJXsb1nYxaES7eHQa5mF8BKrhXm3s6KTM0OHmwc9ya0WiSl",
+	"e1dqYRhv2eiq1i+/Bl3ntfrLULdPGV3ZAikhAhQJr6XhLpjqWoS39mD9gwsGtTGqctv5MGhrLXtpa2d8",
+	"Zoy/yLpFv6Ka9TK1KMhgbyMfz94EhO0P9snQmFQfHRxY6YsCDcKBN49rFVvnLO8JZqxNUwl8TaWy4x3e",
+	"4a9J27n0A2svMBMQexhlBjnQVwrMJBzhntXGsZQIBD946Wnup5d971zJFY9H2hpePhnO0GumSXh2+ubk",
+	"r70fz05Pfj096707vfjL+7Nfe69OXr/5eHZ6HtY6whenfPgF0EzdMDVn/udwA+qPmrSfff4ckGeHLwLy",
+	"tPvDVmZ4fnr2n6dnxQSdfqVYwukVT7iZWO3KfUPvrTl/t4k9t3m90bIxz42nx0IyaO9qYtjqg3EqWq9U",
+	"kjLvJE7pzCvk28bJGqNbhZGkSt7wmKnFKQ7uviWZj2UxXu0y0tBk9WlsQ1vLpxsU7K6cHFlDnk2UMrs7",
+	"NTOdJZXVNEa7jGvJ7WZmfiKAZ1tLBni35eX7VU/PYffpDxVXD9z4/zs6ONgwT1+bjdFqzt4tWHYlw6Pq",
+	"mdwaN9/qtKf5+OZnXc/DS/hD9pVTGgQfMWIkYeAi4nqItY15kL5+kHO9xKsk4Tby+vzJ592mUUMiinaZ",
+	"YmUnn5ElNDHvwyT2I2vMZgMSJVltcm+kGNhpDGhKrpgZMyaIGUsSDTNxDcEh6hQqFldctCvO7Pcgjaor",
+	"1bhUlIyHMinpwhFNEnCw2ZO48trUmd/1IqpJNPzKJjUMnvhXlHxd++S10eSGJhkjUNxu2RFCjGGY4/ZG",
+	"8F0XI61Y9oOVGWGquFTc8H+wOFw2mQVTToC+aiEImbg5enfy9jQsijHRAxy6R7XMVMQgE8HeHDo9HO7R",
+	"jCa4BYuTgcpvW2j+wc3neO8SSUGvhd10zTQMC+jDsjeXBIQeZH1MIq6ijBsvroocIvfiZdd01VPLmeoV",
+	"/vteY3EmNYzALShcIVUlh3GAU/FIEzkWeFMJFeiaTUj77MPbgFx8eFs1b+42Q6GU64QcobrtFXqsyYeq",
+	"WalKSVBJ2V1REf2VTTaS04BDDoP8eCjWr0lh2FaVzS3qWXC8DUGPnNc+coz22J1t9NGfnJ53Dp897/z8",
+	"8m1Qw3/zr6dU67FUcVUl/+Hxi8P5fvygBVUC70UyKRKpK5xrMbc4Y/3NHc7V/IVTVD+HBjfhMvTC897d",
+	"hW4gF4yOzodUsc34o1dNLl47KaaapVnkVi3wSk/PeoNbWqzkw9lbbc6YBjYzPcWEGiaiyfJOkfmZAUOa",
+	"QpprAGLNR4CnhXl9svd1PVuDwCyNIpYahpglDrhzlgkbpteu4dUNCTJ+CI8qoHi5JQwalJCF+RUBql8p",
+	"+xtM7pKzeC4IxurlufK6FZR3sdih8nrMoY4lQwVTKr5VbLSZL1GPCeOQXKR88VOVBBql7ezOrliK1SQm",
+	"TyCtvCIbvw9RWFPwpdhI3rg9sQ+hPrq62tlU0PXx4+ufHkY9V1MEalNM/2Ew+nNHKDWWaCeimpGEGcOU",
+	"DkjMB9zogIT79sD2QihiCTthgJUW3Cd2UfcIkQqfOSbUnfvnT6xBpmhk3wg5gXlOn0sqYVmr4sGdAl3c",
+	"7xWwizVs2U5orRhm2e18Bw5lOEkDyTQUgREj79oHPKecEt78IMopl/ZSL1zOLfuWfxeruWQEc2nn9W0i",
+	"k3fvU/4Gnb+r+mxn2P9rn4J4ATh+G7HgMKdbb6VmaNUKC8gpnzeSxY7LXLuft1Ez6fLrAgOtm7M0lVpV",
+	"KRAqbUhlTYICaXsVf1qVZtYK8Vb3cdZs8mmsoGFCfgyNjCZcHOcA1ARwmYf0hkFAMgGUJMXqtNBZn4FJ",
+	"ehqhNiuetCfPawIovM/sbhEuiHtmvuj44fnTiux43l1oiZWWY9kFj2vUT38bgkAsItmpo7/ARQivRNs8",
+	"rCQNH5EfGVVMhR5YuCgASRMq2D45H8qxgHJM4ndoAS1PTSQf2eLF2YRiPrsw96ui/8om5w6Fa3ZvfpFj",
+	"Ql23FpLy6Fo7kLgMQFLzOlpdLr8pBZIA3TITcU/JK4S2ZFRbWzNiwiSTXqYbanKgGxBTr1Aje1tbZlGU",
+	"2uPNjzRCahOuSSYUo9EQqy8SZoqmAq7wnLQRBwJKTzBlHGHe2iGW5GLt+xQegqvWrR2xHHBRQpJfgV8x",
+	"X4C0sMhoVmR5R0D56XrvwOPu4dNVvQPTZUNuWPkH6gjqLasFHwY3HIUwVAfDUADeCoCx+hgKVnzNZeh+",
+	"LTaNC9JP+GBoynvir+bQbQgNU2C35X875cb/WfpU7Va+9YgSM7gkxh6mMRexHNcwMgcc2EUCBMj7JYN+",
+	"6yhCfZok1hqpMVfeg3fLRfgcHp+mIwZQqgFCLcdMBRgJBOsHCu0wfQNch1iG5kpM8pwbKRjkKOVdW4o8",
+	"D6uVkzbUcV1BaWReiMERjQIijchJhlSTEO/q+Wm4TimehS6WslNcc0mlzePMzuOqsP+/2huxBKRXpafN",
+	"5RrCh+q0/Bl0XzKCjKYcWJG0AdXD0uORK5cJCBWWuaU8CsiIGQoVMbUubV1i+AvHdyYzw3IRYZ/OUmtj",
+	"6t7faxFJ/uP8/TsYJGKQGJVFJlMsdmVN9R7y/J1myMW1w56dd5uUWHI2554b7uP5szdtJiA9mzvpMIOn",
+	"WEUdFc1MZnbk00tdt0ylzSyzhNV0btjn9VAma3jinMBxGY+rxiwvc7SFdPkqv3tjxzof+9Pui+crD/+W",
+	"J959ujUttbt3cYAXZBHUHs/8KUcZyxzX5b9UnN5F35k6mbANjVT+qllqwnXCY11IyONqiCjh2uyTUxoN",
+	"0T68sjxOgrAFMHkrKh08zIzQtc9aJigiVrirHz9fTegV9YiPn8+KwILAywAzQ+AAbHTFYkB9bNR4NmHd",
+	"oOp070ZNcczq9VCsw9UkzYzLOUbd55HOAYCgIPm4OTgRkPDI/t+B/b9OWNrTwx8aYxCD1HSeyo7lI1NR",
+	"iJPO/+EDEfk/93tHBxCNeHz4p/pwRM35rrXhIDvX3qaQrnUNyvdRngI4CcnVhPjQZlAGbKaGKCpiObJ3",
+	"WAurVIWMd0HtuTYhSeTYapNMGz6ywofYn1FZDEjoIsP5bcblQZeVyRGjGjQHyDRO+A3zaNJ7xXvAoLzK",
+	"9CQkfQavmrUa8O4aG3WSI0G7Igdo3OXGlpur9u3Nx2Y99NIZufl7k5V3KRzvWh7et35a50uv52YnJOY6",
+	"Tegkh8yoBBfr1qrEXmde94FqTaxx5tuGG0msKWf5h+W5rm04hMNkCecQWoaT9yn9LWNLJex+KPktpjuJ",
+	"Qlc0ABLRiRxbY3F4vHoyxIy744dlkiE+0EkiafySptZm2VBtf9XhuC7KV45zWZO36fslr/PeDeNKLQGV",
+	"Buy5dyXjyRwonNr+owHJUl9egrN+pEmEm9WzbMoKDk3aDmaFfLx41fmB6KEcA1l//LdXr1791ARqicOq",
+	"bRpT9IycN2z4NnZmg/FCrLjti0UeacJuLDciAAYqzF55NhFNG0z15vQv1wcVv1hplrqk28moTES0FvPp",
+	"BHdhTDWJMkOoqRllkwZeWsopO3QeslzNMQkqrcDzHrM+rFShpOktKs+uTkWsnnT9UwF+1YiKtRDRcAUE",
+	"rA85lJdXSWKKCJLCDGuVjQ8yLsCyppIlrW0hmOq5EDyLmwG18OjEjzR58/r84vRdqdYM/JZpvYMmlXFz",
+	"PA1eh22Dh1Ib+FcmEqY19LzkA6vFNR07KwxX5Kha0FQPpenRAauG2ura3WkOeGH2wLjngKyvMp4YQKyS",
+	"fRKWxlFN3gDc5dIosKtVZRSWjtadwTJVJ9wMnT82n4DbRaLHNLWK7kL081ok2pUXvnG0wIMe4aLG5YqX",
+	"BdCBSFXFiyvDqlmm2lVvIIig7lxUKa72ZALLqWnu1u9z4XoCztMxQb088Td/DVo0SXo+HbyGTN+wcqRD",
+	"p0zEbrd9dO04x6ztXLMJGSgKUgTd74LwgbAqU/25tR/HQMDsl3/GF1XwbwsP80qfmXLm18kTH16Yig9o",
+	"zKtyYtAbpbl5Q7jQhlFoAHfFuBj4sEL9OGZ0gdmRvKSp1V3BeHW3xw6vqntEnj979uT53jFJpBgwQP7F",
+	"JQAhKGIyouqaxSSXLcsGeNy4UpQ6ukHv1ZU6Wvu9onxWxpwBr+JTkTH3zp77hsf/kleaqZsCoWKvYcW2",
+	"h1ZlRfuyllk5DP3VnlwI6fqUPCDhRa+oiRk74zVvzzqz6h99waq/BSr28g2IlNRYYg6bsWJDNPvpMeVF",
+	"Le20WybBfmtlIH57vwdNTGlkCf63jGWA7uYOzjHpEsX+DuBs1IBH0YGdHb5YcmSrZZ85V8nsFPhgiOWk",
+	"EEL09aTgrZke/5IDW6OQMbISEHiY7wzsoowDecOU0GsVLOa6JDSLWcjy3d2ArgqPWxmwNO2jxJl1S6wA",
+	"4FaqU6rJrrEEjogKY6HLS9SGvBnohYeauQYizDQj3Ow5Q78PQV090YaN3IOBPS/QRodcTfwl6DMK0IFX",
+	"E8ytYnQEGOrc9YarMU7utoK0inlSVGWVpOS0vJ5iY9MkWj3lQdmxWOE8DSytRjLUCbEZigoKdWRW+K4W",
+	"/EPqK7X8XFSjOt3rNwyw9az7pwdja4aX3zSQ3ELiWbr+dY4fZZ0q+xE1cEaQL/JKa/ylm2qu5J2paSV9",
+	"N4jyc5NLF3yv7qRWPAVlL0Bts+wiNbUEBVgq7V77PGyorHvZIzN7VlYCULwNAa/YvnALVLm5dOUG4lm4",
+	"25uIgFbZ6b1HQivD2VBJ5bLUfGxlf7XGEruz3xuZL1WiuX1abdiltTJwNumWWJTPMe1MWHR/rVdg0UMN",
+	"JnzBn6rk2SVttNmt4vm4e/gU26I9/eHZn54vqsKCmxb5yepN90WzeKC2ry9FmL8ui4qXZgzbtVO+1jdE",
+	"V5JXq0JwfGMGoBxj60xrB7attQf/cvYaBEFLRiFwbWsFJhy4flI4IitmXG7igWskokJIg07DKfflXqW3",
+	"3pQluU/cAJlyMV4HqLREqc2yKN24vA5WAJyes0J+VWCQVWTQjNO70GbLn11u6GsJidVmNwfKZLkxbk6P",
+	"qmzaA1GmNje7hzIjSItpOBgrtVHf0KnIv7nMkNc6ECvMqqmP9zJj2xyplLboIRHNGTUMdI+Fvtq8jIym",
+	"acIx4mNNCljPALKJZOrzZvPcDjl2RZnoQgGHihVlXqknY44e3jsi2pXNiVuCf9WeilkfZD6oZbdr24fm",
+	"Vt6FW65Z4zotuzgbPrXFGXmQJ3et/NXtn4KGsS9Idn5/w5TisXc3uPuKvmoY2i5FQKBMlOlj8ugRuWYs",
+	"1RgY9nFoV8Lnc3SqDv5bZA7jZDYMbrcaI1u/32OJJy0NbDc14c0dsQcEa4cDWq8l5Ma8OIu8Nkt5adZK",
+	"rLgXT8zvxPOyQW/LHXlYbh+sn0FzK7TBbxHN7ffmM6qVsYpHbK3eyCOeJByUeCyCP3yWd0g+3H/WLd9T",
+	"KYly962cvQgjveBYH7JCNAOe05gNYS2RSTnBrNpVEergi+ycIdVkhDXvVJCQXskb1isDD4QE/nJLUNN5",
+	"euaJ+S2AG3hgNGQ98Nn1Ur9b80GhOMKcw5Ox+/5qj67zjCsYWu0hxaiWgovBSs9Nieuada5OYWpwn+oP",
+	"goh4SmvaxITgN8U3h0dIM4BR4zHhTn56+/pd7+L9r6fvwmOMjIVHhBLNB4LFHS4AYajSsLh4owtm1yuN",
+	"GNb8JjpOLq99br6//fp9Kt0OPKBOlbfQ46cWZM58N6KtO+K9fy0dB/KAOhHOid68zZWnHLRMIhSLfWS5",
+	"GEndCsxBGlGZ0IRC9OaYhFGmjRxBLtdEZgoaRCBcJmm/TxI6ogG5efPmbQ42UkZMorwVtHJUklbQGkg5",
+	"gGIKfG0tl6u4FB8kn4Pu5TWZcuBhAFSjAj1OSTlyca9Se6SU6uV7XecLcpYltVbufXf6xfVYjZPezhO5",
+	"1m6tvthubBXghWfd22zAsiHLjfoiH5ADskrLszU2I5kJU58sP6ICHHnhiBmmQrAosHyetAE4sIwgFvjM",
+	"+L3ayqjNIHAtyVpGHhBtbmU63GRtcKasXtqkfZ6QiKbAUMBPCUYrdOiRCoErS+aMFMwH7BsKN9fJjFgn",
+	"NxT3qblU72LI3F4e+zojMrOn63QhqI2W4IYEntpmhje9CWtythIHWdEZmJ+CZuOw3lN0W0pblNVUt495",
+	"g7h5Hr7D53/64Wm3u1Lbt6ltWrjWG2WVTbL2Htnleo7le6KlZWjn9uTSvGAPvNE41Ms2NCnMeTq2JnR9",
+	"5qiIAQoDqhGraBjHJHQoIL1UsT7/HBIOeNF9zjThG6rAqH6inodjlL5AP8pxsGAOrjF6qK87Y9U5uXqJ",
+	"Ce/rQHxvquRjJe94Obw2O/dr5hIW8jw6rJ6iSVK0DcDFgAxj4jKMH+kAC2w9rgUaeo+0D1HWVh0uj+7R",
+	"VL1XDZXmGRf+gboixDVbm98Hrvpm6mAeDDz7GhU0zjibOrZTlTULqmnKod5S4HvDkO+eGd5BsU1Ne6cK",
+	"s5nyvjiQP3cU+pnJpjDg5+7n2sxliU4FKwXqNlKu07g0YfH6cCmA/E3U9SymoxoslxxxZnFszonnBbj1",
+	"12wSALzQFAJ9gfhXyLrT/s/D13//NXkr3qf/f3VuPt785fNf/9F9fPjk6bPnf/rhRafXfFcVLBDfWeAE",
+	"9jqfvjx/WocQOAPM4+c/F/Tez34jCnVpJe9Zl3YjOZNmdc1woGg0B2omL+a3bEImMVjkmE40luqaiwEW",
+	"7VtOCRXRzjtRoEY+6ZKYThY0fzh89uKw2jpocfeH6sgXL0zNsUkVu+EyW2mvN37UBBs3HrctnY2gmPm8",
+	"dVvL1JgndkBvLAC/LS2hwo8PNQqg9TIoLvDhB5FBsSF1fCbzZFo3/zbzT5p1/ZkFkU75X0ej/x00I6s3",
+	"ucv5NqspmRdlC4lZjbPcWDUaMoe5Y//NxQDQdsipMIo7+CAdyZTFlttDYijg66Iyc0woGSJGRgXCTwLg",
+	"EPF9YAEIMfCaKKIiPoJ6rJQt6BBemUimhAdWtMOW4pjAjKvUAUhxmhnj7c5Zd86Ifu4xYdRkmSLNCwAK",
+	"VQNENbKzJNcsNYC45JL/9vYrWXHP//SnPx0+XpgS2ARtdeGxpDQZD6Vm7qsOywkyYfKqNKkIG6VmctSU",
+	"I4xIWGsjdXe7NSEjIUXMDFN2etrwqM7/OuUYSrTEoetyNxtqiAZlk7SFJIaNUqaotVNIF3xGQhLNWLwH",
+	"f/hVMB4EmwBQbUNPBkuzVWx6R7OtoCZuDJEGS8QEyAKIeBbyogBg9m8qC15syFcbFobRuI59NYFrboZ4",
+	"yAjeclRB0sLfHClAm10iqFJy7PLE7YNT4LmPD39YobfXDMWfuGV4pEnie3xZan/yvNutkvo6Sp0/37Vq",
+	"icTIWiW5yOe/+D+8JeX/jtkNSywHaQWtG87GDZtg3700Ukw9JACdghNwqQ/2rpIdSdrC9Wjm2hWMdsY8",
+	"xnDe7wRNZq7RvRiBym3j/GxwF6RoTgH6HUC9wEwbMFyKHKWK22ol71JBsxtxMN2GrG8LfLGiI3UzJLQ5",
+	"/w0MaMEebcTpUGJT9+93KAazlqW4/C7War2VgpFZwHclR6npoDLoi1COSHjNJqFzYEAWAdOaS2t1w5++",
+	"st+HdyIrV4UPVAQkdP8KCbVKi3vKNxPDDoJltE/2W0YTHZBQ9vshiSXTxLH/ssqAKoJ7SytoyX6/QUhl",
+	"hr2kIuZ+tZtrbWpdeqglOt3FTf2RVbpEzP5xIzONTTQakFBxfMuepWbE1C5po4K6B6kQ5fWyhqyPCgVE",
+	"wHVuNBEdM8yhUx+V1bqSymw3rxbivB6e9he/1zrJBtqvCiyA/deEjGWWxOSKEWvtxBUteWHTNvvJXsz1",
+	"dM/n0nDhliFL5l0W0vRASZ/7kkxg18r6W+bB6xe1jjV4QZFUTW1mqjWIdskAMDGApicKo6VHpUYrvqCQ",
+	"xIqOg+nWKe1RUYaxF5DTv7w9qW+bYq/Wt06cxbC29mPtrK15XTetSblKAoC0E9Y3RGYmN6igcMKZtCTy",
+	"B3G/PpkIzdtevvwNdhzCi5c/rZmIoYrcUj5mq7rvOxrFepqYGcoTVwGKTSUjuxWxb2GI8PkeFdqFy+fL",
+	"sdIZd+ephE4PK1pBn0MS+dTEnV8Opat1aOZTngcOOXyLaz2HAa7IghoZgq8rrL3YfF50Iht8uF5uPLJk",
+	"GbPPThT4DXyk816yC+yfeRuQj9qNpASV2bgFPymZpix+VWLGNaXvtbMdD+vWp64kvYU3Nw7i9HOa0OV7",
+	"yE5F8wUrJxgzfNc+mdJeyz0XwCOQe1FnVVPf6aJ+FKje10A+uEHUNPFASWHPreUOAESEPTOsuL1mqQmI",
+	"loTm2sY1m0DHNMdHoeMwhrEhE4Zp//6iexd8Yg8gjAbcu7MEY7Em7RR0HaL5P1iAfo+A8BEdMB3Mtqnc",
+	"C8rS3+XTmEneyXTEDI2poWTIRZljuD2t+kj/rqXYP6Pjt0xrOgB9Gz0Sunl9a0htGnK/7NvQwO4QH53a",
+	"2f5XBxhbB0grIP7Pc5xQQD53ooRmMetEMmYdN88Or8CEFwTKxZXMREPmCxMxuF8rLheH6g4NFjjIIXgD",
+	"eixJ23lOXO/SXjSkpqZ8oOe617m/vM9VFz/lfe10udSgN8KVrv6I0ey8JAzPwoAJZiW0tTsZNGb7NK/5",
+	"TpN4alv5FBCpQFD9O4D1W41p7zj3tSMx2nPxSO+TM8ceCmcvXJpu4fTs+fyezfMDISfehWkkikNCobth",
+	"niJMS9lmy4Tup7v/zC5H7prOX3yMANMeb0HL5AaPbqUsYs1alirn1OCMqykbcfk5DSg1fqS+i4k95L6v",
+	"FjKcKQizIoo0s0LFx3raB5qrn7xsyevLFtDK2KlTRRp3rk3PtjmoJMglVFCvlC4EDDgt3Z8TTENPoSQb",
+	"VFF4ilpZznRVxxNWqlhzbX8OHEVfyVFtOxpVQWuP7MLbexvaxPQz3bR/TClnIOUtrGEVASt/SieFU1A/",
+	"3rqeLCtV504Xd8w2L5khjupezlcNig1frCcuayvn2vkqzpWKeV1j1aE7YLn3oO5rhRuqYL1KY8PlBzSt",
+	"wdUMy0rqBTzL3nIE1tafR1wExOG52D/scf0towk3kz+P6OdaCrKP91z9QlOrJCD2Pv88BVEDqg+0ebGC",
+	"1JpVQvpT19DrpFknBYVnqWV7B3dC6gUoAAtP64xClJ/bI/K5gxFcvUjHCAjqYgiU0IO0Dq9Q7TvvYkAi",
+	"KezJoWgb+1SMXAno4Xssd17Y5HyzbT/9m/PFyl+PjNWRWmGS+DDRp2BJO6GE81/9WAX3H7e5cogbOcg7",
+	"TxJTflXQf+sT9ou2n0s1PwPzwW5quZ92xZHu3RlHpC8zhRaCMwAQNMHr44SSfkINeRx0u90lC7gKDb5+",
+	"No0dOWdzDEuTqFvPc8gOOrMnawYbgImbo3cnb08dMIDL3ecatHLsjMLEDVdSjKxUuqGKg1ljn4GuRBCB",
+	"TmVczSK0r33/4fTdyeveyYfXvV9P/1rNerLXXc5Tr9RAuPfpj7Vtg3EG5zJTdWgfdhLhUWnEENKtGbTV",
+	"laABSIjz7CnWD4/tXzRhMWAeYKyViUhNUsNikom4AEp4e3J+cXpmZxOWVX8mbiAHi1YjnOXhQ37qCaan",
+	"Ptgy4QX1Ak4U5A2dnAbogvOgh1r9as2s/9USfu+8gLiahF6pJi7nnK8S56tSxdbLildN2N7ShszrfNBY",
+	"XVxdqk1E3KaO5L0H3arj2Xox2Cq5iL710lR1D9YAxSzyWQ7fXn7i7UrmnOeqht1r1XfgOTU9QNHZyAUJ",
+	"/6vz8vzsVecCgHsKYRtJec1Zh2Z2AwyHrn4Iir5ucVptwHzRxD/qGhMSHgzKM6wMoJbyfUSnrsJaMed/",
+	"c12KU0avIYaCeB/OuwFaaC2WR40frgLv0exAO3d7X9MpqRNRzUjCrDajAxLzgRWIUO84SYdMgHuWKnBu",
+	"AvA8dTdbkwzuLtIvnj8pVR9Wdag0ocZuV1Vz+htqSp/cfzufvnSD54df69UmZ9CfsUTSmjx5IaHkckHz",
+	"3XfvL16/+itK+SLJG1MuUxmDKiBpDDagZhXncm0/3mY/xob60t7GB5I3eF22k2u+hrW03dD/OMVOyvPh",
+	"8uKiOM8ucxN+S8JvoLVugDA7UjDCRZRk8VRse+mPVQXh7Pq03HjqJnzB6OibgPvaBuzMKsqhXcgHhNq1",
+	"LAyMHfYm1DOgo3tXynKo3rV24tY4Z01DeuBQAR81HbDTG1bnvKxEfYdKZgNsy5L30idpQgXbJ69jl/ou",
+	"U451CNC9hY+YdzxOoOcLmJ2ubz3BMdQhWc5Dtp11zczPR1hozJYhL+fgZjZgZcY9xWi84oMuI6K62O+o",
+	"aAJBfbFNmCEIb/SuuYibszTWXNoFfWEWp0JjULfXnEa0EO50lUwsB9u50tvkDVNDSwFZXZkIH3ldmBvN",
+	"kj6hccxiqLOBbCuX679ss855PoFbOm2WaFnssVNXWp/piO4a3wX+06SNQsCt3h6ppCg4VyFG8fLSKqUs",
+	"u2pDfY6PObogXiVTYep7LutrjewVl0Rh7XCMcwjStxZ8u3CyBwQSunQA4VuA4QJd/ZqnKYt91+Spwe43",
+	"L+VSKSMrWNn0pt4EocaFXVy6LyaKwO1A8KKWvy3rft804MYyrRohdbDB3X+LkggjDU2a0NZnh2FM/2r5",
+	"u/OMx2aeubHyitLRnFKXK6d+MQxI2atYKsmYbk7TCmYz82b7nE2LjZk1yXe2hCdSEoJBq9RVewrmuSoh",
+	"alWAWoWihn3mcUE8UMU+lwikKl48s5tiQp/mKnWbUO9LKuK9K/nFWPQrR7zlCkLL10qeJfdnpG9qvUbw",
+	"sp+VzNJ6CQIyI0eZcvU4V5OQxHzEhGXgeZaRHB8jaIDBelB97TAGrVqcKuZdLVM5kLdTXe9TN5uT0H5b",
+	"ReOWGsNKTH59Rt5oTAFB/ViTAIVlL1xXc7KOSYgjDuH3Xy4uPhD8IUdg89hdmEhyXC6AETEJ/VaGVitQ",
+	"rJqq5OhutjDWIAv0nNVVyDqe5PlikeKT5z03HqTXVk+4mcJ6bA1lpkrfH3GBPMz9HtM5b/wgeV0A9iqL",
+	"rpnpgdd2xaLMpVgdcgQvqZdjjxd460wmeXmofgz5ixsZ3Jkcz077Xiaw7IjPs9GIqsnsqH0SyyqVs1eT",
+	"1WSTP3E10knJ8YqCzq59zYuMXNO16BJrjGyVpucG1ric1nLUTOUIOQ9oRXnpmC98T84TwHzlwtRYySc6",
+	"YlhzczUhYfnEhMcInUDwR/Qx+Xqgpd3lJVayrX3N16SyxW7CzZucn84pBzwokENueooaLmsEyazeGZID",
+	"ElbbxbTL/WIIaN4FNEdMpGB675h08wzx6fYyxZrI7CphdfVd35LvDEyAGvI886VuFfwUQr2Qln3ytNsl",
+	"VtW7kjdsya+t4bhaxz21ttcG57zk7Rv2CRwjiXYgRcyR7//7/3h6hq465F//5//lCbn083J7XW/G5mbg",
+	"Hdt906e9nl1ghH8jMLsN2D0nxF9DpHfXcl3zAbipXGUSV66EWeRbo41MPQ5dfTSZjZy3bB6bPoWbrGVC",
+	"dS+lWo+lWhDr9uPMB+lOpn+6fjRbiFVuJv6Iy1SGVsWtmlqS1UKTlnTWCohVKWURdPtqW7xS8lOJFOZG",
+	"xf19M2g2o2Y3CVObcZA4Y/KeXSNMrRVsrKmQf7g7OzPtvwwlHfHV8rYuKsgLL8/PXiEzI233qwZnTn0I",
+	"oAJEv6B/nLvRoaX0fDZe/YgsO3ukib2zhL8Qc8Ui4/gvxmBBx9Q+buHhGwBsyWe6j4c8GmKJPOIb4eW9",
+	"5dsCzQc5WTvnrNz3oromszSNmJ2Z4mZybt/pzH9oh3eSmWH9MlbWIbT3ScX/AXUeR+RH7KX3h9leevvk",
+	"tSE0MlA7WF01u/iXAut8hSzRy76L7uUisYiMO+EIcPrSvjhikKIOoKKXWLdvp2QPG4ypILWhMSnquvKa",
+	"s+aJ+mIZvI9oBsB/4Yf35xfkgKb8gGZmeJDIARchaf9iTPpeJJOAnNMRO+eG/fncKB6ZgJzbRWaYPX8p",
+	"Lt6c7+2Tv1g9RpO2fVtAPpxcvPwlID+dvjm9ON0jIxozFLbcYDeqiCo1mUI0KZ0rxEy4FFNZklhcHBCW",
+	"aEaedp/gOyMZMxLC+e1TnrA4xAXjduI4WS8lXX5pz320WEOackB9/Qq6dl82VGZJYZRMMI3BqqCwnQEU",
+	"iSf9zlBqu2Vv3rwlA2rYmE6OnAVlaCIHpG1v0IGDAgyKQ3spPBYBgGXkjWl1gPm5nOmAGCYoWCmG0ZEO",
+	"PIydDqYh/HUArEEH7uAHl6LCI/YCUlT+adIukv2DGYLcCwg2ZIaX0gFWo0pA9bN8b/9SvIaKEujClldU",
+	"WHKCpFZXW/Hy/buLs/dveh/en12EpP1D94fHe57pXLFEioHloFYVU/zGTl8wY1XE/UtxKf74x5MiG5ZL",
+	"sf/HP5JTnmt1eORc00vHlpc/xnuXwvHDqeMRViglnH9c9slJbebupQD9vulY2JMAmESAQjDvNFQPwjHm",
+	"y9h/X4pIjphr6QD1MTAi2KYxiLp9P/schMVypinGhOuMh9iuL6qAdmNhwqHHPYhkkrDILippH3YfA7QL",
+	"jeG+n0+L26zICAiqmvgSO/PwUpSuk3ZKlSVBj3TZ5yyxtIVqSECoyMuc4Qp34C40kYIFJBRZkoQkShhV",
+	"mtBL4R3wePte4DKH4Pu45JXx2Qk83bM7h3vENbnhmtsXOP/5VN6SHX3EiqIo6MGL6bGA1KKJzyElbXqF",
+	"RfSYsbHn1tcqj7C8+WLR8ooayL8N4eiHpP34X//8v591u3YeiE7wrIu4mSFqdWFA0iTTpM8TyFW+FPYi",
+	"BgE0Cb+A3A5ISQ/8Gu4Tqx2RsPRjiLRDdf7eXEWwd5GUDtgxAuhcCpnS3zJkAm793YomVOOtVi6ykSaW",
+	"LMEQ9FgZiFKFC3EKhjMcZFhNrJm2G/XlEq3qy9YR+XLZsrz9shWQy5bDUMA/MJapL1tf7ZSeYmfnUk/D",
+	"ITWXApG7pCEjaqIhJtDGMsqgbKw9ook1vFhM/uP8/TvLw8cKkMAmKbN/XdGYuMxswGQV2QhIMhPXQo7F",
+	"pUAqOyZPDw/x62OWJB33zvJIyJWCxHaK3RjbrASCojPQXQIYvKO2mCg5vhTwaD4H9plrs3dMQjf1EJLj",
+	"MDYEI9F2HV44lCMp+gmPDMpHbaCDGZR4kzaFovpLYYlNBBiLJNpwqAvxI4BjYS+U8FIgIc9a+AzOytPu",
+	"U7eZb6VgE7uXrps1wpWB80QfkdG8bt2uB8/H85/q+nYHRMtL8Yfpjt0VzyMQjWvbHe6TH0FYEewzhUNp",
+	"GMA+Aaeq5Z/a3VlyL6ErEL7qESFwslisCKSL6ULXbFJV5TrItLEIEV+cB+YsAwmsGPHr6hLvuTDa7jgD",
+	"Gov9lkGEmGpy/stJ5/DZ833yi9QGvuhCzfblwL069lY83Nb08Yg0CNSeMHrjlEjDDZQfoB7q9ZmTD69b",
+	"QStPsm919x/vd8GHiPU1raPWk/3u/hNXkwNqtROBMXZGHdQB5ePZjoZUDBjqgOWs0IoyFRCZxPbAOBSy",
+	"8VCSdkgjI1UImgI15JqL2NIvsJNLYek/VyKkO0b4F40cgtnQ6ty/solmpmOZU+zXXsnxI6u0/JYBf0cX",
+	"9TEJ7TfC4FKE+EIAfwVmh0MBEEIfuIe3uAJJwAy0v432CRQ3o1ykxhsGiAbcppfC/YC4trkfeO+YUDGx",
+	"LAGUW6txWQ13n5zZb6C6LKRDCTugfcOUK08+KpOaNTvsljsCskqSJbgMXfmuntmeZDzxQ5nEuLg0b+k7",
+	"ddztPJB2cq3vddw6aiVcmxO7/W/kAOhCUWjSpltHf6u384pbDqAp2gf7d+trsPBudHQUt09nHScT3AlI",
+	"vOC6SigEoXCw1xco4GHglTur84Zo49o3/ZYxNSlMBZfeg+YpwG4VSDjPny4Awpk3TlQOsKDjykNR140g",
+	"J8KmYQAs9NrjgLNgBYalbdIGLNmjy6zbfRLxGP7L7FqBgo1cLQzI/v5+44rBi24x1k/W9vfFXEdfWofd",
+	"LrhmpDAu4RwgKNAMOIBsnaMvpa/N8y4grXJt0MibQSayto3sE+BosDz7lgE+xRHUvTgf6cGPNPYwafDI",
+	"48WPfBTUWSgsxoeeLH7olVRXPI4Z+NmeLTMyiKcKmoC+hQ4SH3hv2bVAAwqmnMAxNnRgD3ALVqv1yT4x",
+	"ZetghVNdVO3cUGV0gZhmGZNBDWXamHI21jwnwwdqhn8+CC6F8zZABqsrFLS2piYXb85RH/Yqb5MB5cUC",
+	"SJ2EW/UP4BovxXqFmHXcEJYmj4T96MDqNkK5b+y7cwKrOshclu3WTo0vc605M+d8ICCctt+qAMidM9N5",
+	"iV6XJdxQwRRt/Plf//yfY+Lp4niaLo4dXYSkDbZPiNQROscD+KJa0wtUZkjTLOfrXR7ywxeLH7qQ8i0V",
+	"Ex9Gvs1Rd77Q1tHfPpUP/nk5+gXuesReLAJGBRcwwxomIBGDpZ4L/ARGd+UwwutdofAcdrBfd6rst2bo",
+	"+2kN80FqdIkeS5LjaWlMU+6f9hRZHpO39HPnZMD+3D0m//rn/4Rr0dmDlgwFuXyp+JL/9ulrhX5Ona8K",
+	"LSlDSs7UOXSTh1bqyeYtFyg7hlKZTsJv2Ix3PHdLaNjrDhfg5wx8OxsjwaR2emzgb7dcfqr+7KIChgPO",
+	"ZgDFcYUeaEuhGl/gf7annY2XYgjAWBhXNhLMOPvVvToJgUHY134oF65+fhsCo/oRF81dSnA83uoY4jox",
+	"cuE9mWhF5y2Gi9ZqEXvgqtjTw8NlPpMqGTENsdNTQCu7i8NqzxWhYvosLXNYdaNhf4IkrxnyTq4AAx4f",
+	"Op51ysN9NEn2yXnJKeJ8E1y7eqRZ87JKQ/qOrcwFt3/UTL2OX4HvdZn7PyBbKh7ZprFTXbnFVs902Oe7",
+	"sH2mJ73UmTj4wuOveCKsnlOv4joPoJFFx03fY5O0XScqWkQLMIawN3sIsEVnjcxYpA2dYRfkh843cejz",
+	"n3gnzSsAe97EvuO6LMUPV2U2r2PHOj5VqGacp5sMmnqJVtUZVMuRq1bCtiAfy0atnI1/zpKQ+/4WeY1L",
+	"qGkQ7ehN3F+bqm695T/BkK5YKZTRfNDLCTduv2bF0o/+pgclj97KmCWrCKRfpL4jaVTupTRXDPnl/y7E",
+	"z1VBRp4ac8r6hI1eahiGvUV7VKwCK2ufvC/1NEqZIm24I4Cre8d5KBpDdy/2G+yTH/MCrm0YJtXGZ3ds",
+	"keTZafWMyq3dgxeZS7iQXrrw733ZJjmduywSSoq6wBpSn2a+NSpWlVTx9zKpLtKH0Cn1zelDK1PDBqQp",
+	"pNQs2NGgXngOmGnctO7unN+vavwzM4u3dV2VGPIGouG8liW+lQ1kQkIvkLxDn2IAUR8f+4wuey/KK3C7",
+	"yRvmGmVV6Q3zz+5EpLlE+juOzixH6oRql4q3Y4D3Kg6RSJYWh4rRa+ZLDOudDS8TqV38otTNzD9JqHHB",
+	"TOfsdhk+R4QmiYOpGKFfGx+UY5e7Xmo9/kjvYXMYa5aG8FPoPpjE+BJqisbweJjRg/4XboaXwqUAn53+",
+	"9Pq89/HsTejisIwqohh2EC9yKl0bPDBsoYAyTy2nogjOX4o25viQEJcmDDDrI/RzD4PpVeGxyyMaU00i",
+	"u3Dx3j55w699SifmiF4KYD6ltExu8k7l8Dw37vFjbDnDtcumoeSw2631/dvJ/uj3c4aNNremcz3C7VID",
+	"MC58tyn7oopq0xyaWohXWJsxUt1yrqe3vF3qhvho5iokazUNPO8zUZc2srjn1HZtV9y1Jtv1YpjvDpAW",
+	"U8wRx07BmDYG4MTT8pGElStxwfd5XUFZiaxLKgRKBDJMZVxmedeMpUfVr1iu1sb8O4BUOUL/3w1NeEyg",
+	"2wsVl4J9HtIM6jd+y6ShLtcXGBSkkYEdDZpH5eV9qSDqOH0a4HuXwjHMI/Ls8+eAPDt8ERBqzfMO3vbU",
+	"/uBOiDSkbxcbcm+Rhvy0IKsXUuHnM9WC8SO0tmIxAGoW7DXh2qXkaDpypNuU3dfMsFbyLNWzk3yoPvoK",
+	"6clNHMK3p1rpzJ4bVMnumT34mX4XTq2IqyjjpuMJFzau8Yjnqg6WGM33urp7HpTT9YLR0a2CgIsfgZS3",
+	"X9nkjly1sMpLeGpxN74PR21Oebm27n5pdtO+pKljsykToDOxauvb0CGJhQEJCwS0SmoyJJ+nTJEwZYrL",
+	"OGx02sJwtmXgwsvvyWWLE2tirHB157DdisPWk9QsyU8x7WW9tQWNfqfO2g36Xps3Z47ntWEDurvT+gDc",
+	"rvN2dONO15dQkeX6P4FoyXMJoG7uGP0cJt81EllxxjW6YRsdrdsXQ/fkZl2CsL9lJ+vD8JkulkgIdzDX",
+	"ivgZb7lDI2Kb2jrMZrGyjuvyXejqA7+/nkrchpc19ToV+meHW7oN1gXvvh8F2iG71jMuWKud+rwN9TmH",
+	"wZ2mwiqrWphMWi6mgUc8io4mIza6YkoPeaqDmkTBqX6OszIbP1nQ/U4rv6VW3rjnzTp5w+p3d+f/vhXy",
+	"OZu5AXW8TnveugS6H915MQXu0hMeWnrCKtLrwMmhxVr3W3fjt6R745wWa+BukXbMtgmDwC0QJn5th/nW",
+	"+uldJdt4KBE5CcdBaKIYjScLkqVLJLBNxo1fuEcDwk2xgYkXiuiOfd8n+z6JY0LzWuT1uPjBF9dmawmP",
+	"/jT1L65JG8mbnQFRU5MGCaxu6wDCcRsscNmK1ukqtqGDHJsv4X+R2vxqb3pQ4fm7K3Fy81+sCeRAr6SN",
+	"BdBY6Yd4bnvfhY8uX4ISff+S/9YcUz83UjGNSGU3PGaqBGPr+qrZVx8RhuCwIWa9hpiaCCscEM1o4npy",
+	"XIqT0/PO4bPnnZ9fvvXItZhX9fbk/OL0rPfr6V/DPSLzV/UU64ekHTJxc/Tu5O1p6OBP4dAC1AQTN1xJ",
+	"ARCTsl8kXu2Rf/3zv8s5AM0QEY6UtqRRuLffjzbhp9aYSOmyXtt5jxmjceP2dn7Kbfgp/Yo3nMQZGbBk",
+	"sL9MwrvSrLsuzVqwqc3uyMZt6+44wIP1VC7c7Y2nD/zMb7gYFOJ1Rj5SQ0ZQxSXYHlEsTWiUg2xBHQri",
+	"5UaKWTmpL4V/3NWnhB6wT7EcQRCzrV16qc+pRSQnWIE8OaFGrqJ38U7k6v04WZc9VYWn9Xs4YL9T7+ta",
+	"MvkAmkIsY6KdD6li34wX1k3qgtERTGyxAQZlETtPbKMnFgipRIZQ3galJGA0bUPM1Ft7pYY62F5p1g0L",
+	"49ouX88p614tpnwUTSweVoK07X+sbDZj6Afjqhbzch+4a2+Xn7ZBtg27Uj4urqegPUaBK9+UY5H38QFc",
+	"dTNkAkqxCDdrsPmDL654YK4plomZ47HIFrug10xAO5Adf5zaZ7s05W3GAwedU9rlQmNstqBzVvpIF1vv",
+	"IOD2Ns1Dl61TanTtetpyrQ03zMnfQlsbKRiJhoympAqpjV0wZEnJh6Vs6ywaWoXVHhPL0rBp1p6HR+P6",
+	"UvjWG4qlUjk7QWYmkiO2T05EUZPZpzzJ1HSltitpl9dHBPocYlulS+E6zTiASsvGKRdl+wXNDhh43p8F",
+	"+yXTgb3VlFt4wQjtbZfQHxV8/c0GTY31Yrfl7izzC6bNGdNZ0pjv7FbY4QcQO7wdt5jmFkyXbfOcLiw9",
+	"DLGf7ywHCOqLI6FnxULN/pvS6JcLo+jvJloyHSlZnM/8CxLZtjwd96cMz/Nx7GIE24oR1NBfhT2tlMgM",
+	"XDHPY65kLeehwaZ85Zyud2GF+wgr1PKheeGEbWssv2t2cH8Bg3p5sp3E5i2LovvzuM91t++Smh+gW32O",
+	"GEPzcq6a/RZv+Ub0bJjNEpnLMOnvQtMe+f31NOI2fJGu/dbBl22Dw8G770fbxmk1Jf3aizt9exv6tkfD",
+	"m6HCKqtaSeVGiLEZnTvwZYIDRYVzVRXgZCUnVpM6XpD+Th+/a328kU6aNfKG7erueMZ9K+VzNnNLavnW",
+	"pdb9KOaLKXCnmj801XyhxEvpJJE01gdfHLX2Fsi+MxYjPrBv4+ch1rBZTjvvuk2kwE7e+N5H+Z1NEu8D",
+	"DuUlTU2m2K5yfhOSrFj8CJc1Jn7HS1Txwf/UCA17UWykiwu6ho5XMuas9HYsFvC3YpDeaUJDqknobuz5",
+	"UYSX4hakdOQ/jIC39udRaohjd3UhvwEzi+hscxxz6kuNfZzg8o6Ia8X3GhS8EAPckyePSfu/OgAD2nEr",
+	"2nn9UwGmnVLIynJIuQWDnIsBvmJf9pwRu1SGuX6SD/6mBwzVuk3PCsx/iVIwv5jfhXMlLYgiPw7+pzkw",
+	"qmAUQ80XLOo+eW28sSqkGXIxIJkwPCEhTZIeWsYhOcA/PSC+DiHzgxkilXv6UkDaVhyz2Fd+VQjcVcW6",
+	"91lhUnc9T6AJm8u5kBq2pGjjy+/HP+Qm1iAv3H7tPERb8BClnqRqTtI0p17JTeR0oNxPhGclqPcJ1cFM",
+	"HRPN1A2P2KWgEaREaaeJJXSCZa/QJ8EKqxgaayhGEtbHeLDMTFNppFO+i7O08zfdtb9pHtU1u5yatqy7",
+	"40P3r7bO39ItOZ7uQCDej+tpGULcOZ8emvNpZWF6ENFoyJYRqVj9n3sh4DnChFETnzyLHw8IFx4qAF0G",
+	"IDSxZU07lpGGb3Ix2B/Fe9gChtR3gLFvh1TzpgYw2JQcpLQYQAOwY1KUAgalnjq1jbdIU98tP8sezDKs",
+	"aWaeZmrgDv9LWMEtHkX4wAf7wbrj+IsckxEVk3y1oG1TvHPT1Z4UWMb8oDzSUwS9aelRf+aWQ6FB6nKZ",
+	"7D+D8vqtpGvMTm25JGm7aE6P31F2U81jAcrjyRzKtKB3yxa0owYkOtgltI/YZ+jTtRwM3SxpbFW5Kn/o",
+	"Pj0PlQk3AoxSYXaK1n0qWm9KlobrhlRb475Q7SpVq5U6XS6BRtNwPhZ5EKyWFSs6Fju+ObWlfmXKFU4O",
+	"t24rFuVyQG/QI22+FgE+rI6ihnXQh7WENgHB6DNq2Bt84pvSJ6qTWyJkUZ8ctjsf9XpFvd8UMG635nqp",
+	"VS7eCxgMaXuDE0a1d0wo0SySInYqBmmjc4JwQ7jQhtF4b77aUaWgrSoe1U/dp+oxNekmj0/N7u90kXsF",
+	"a8Bgfb4befde17W8v5Y/aEaqHHyBn1bRTmqO0Q5P91Z4upCKU+y07K+y0YviGYu2q7tjOA858nFL2tia",
+	"GgvbvGIg5d4E8H0GWdY/D7s+fVuNp9zqZM0Rr0tbat+i17eY2JL1ejuH76J2I0BThV9q4Knmd+HqLehh",
+	"++z+3t28pcnunLwP1bCC/fGVHNh+ZF1Gv67xtHPsbtSxizt5v17dKXW4nmoWA98ikXxbuLc4px3s7cZh",
+	"bzXCzjq9oBH7dqv6wSz07bFDFH2kCzDRCYkoQApe+VQf0n56eLjXAJO71bS7e0bJnToNO5DcBwqSWz1c",
+	"NUi5juRzjFxqDI2GVZTchXrE6hi5K+SV7yByF0Hk+lB/CSC3SP8PfIEAqdQHTJURFEUC5bKEa8ZSws3e",
+	"nesh9ei5OKqOH/MSKsiP/tYHVRj3AVNOi9q4JR6B6dxlNZ1buiWL6sp9z7+X2rpiztPno3SludLOLrAu",
+	"NygjOruCVOR//fO/SehObc+d2h6Pw4CErlkktoCBloXwl32iZAMSLrBpW31dfdmz4bZ5q24N94371FT8",
+	"NOeXCrhd29XQba+Gzq/x3CPTwPCX7IU2S9g7vIiNVKIttXeLArmN+9LdHfkHWq625L5vvO0ZbJMrz8m7",
+	"jZELSaIhFQPUVL3MHPAbVhGmsl8vQy9FLkSDkgg9JtxUO6dFmVJMGP+F5jZndy5I7zMOvNKp2tXePcza",
+	"u9WEMJ7ABeaWv+l7RSDB+S9hLbmF+j7MpIIqcjrzPy3CeHU3bouf4tvvySRxU2viod5u21khW7BCcrKq",
+	"ochplrcalIfTVHIsj2m/W0DKXjku+kwxETFi5DUTtV65Rki80tnYwXLcOSzHPBKaY/40bVp3x1gehK0z",
+	"f1u31tTZRU1CaFRWZSXQpI0aCNjsN1kfdyEn78niWIqcd0bGgzMyVpaxOd7sRiFmFwHL4uUqGqe+O+BP",
+	"7UTzXMCMHMh0h5ixWDYj6Mo0IKhLg54lyjngoCuDZyxb4vrt1bWuUMxaqskMCKPRsFCWVZZ8J7icpUUo",
+	"EeNZ6dfF6JxTSf9UxIBolGfUGEWFRmYZ4M12ecFJKprigduuaLnnOtKFtSul9fxdUeXv1BAvlrvxFNTw",
+	"1pUs8sYdbW67clzqHV3ujngpboOiuVqZ6c5i37TFvgStNdvtd1J0+g1zp3vCh19myzdu07+EwKRLbU2y",
+	"AZEKeMax4zt54FLJbDB0CNfT7O0A7g2bDP47k9P3Y/SvchIKyz/4xk/F79QTcAshj6dgOVvqDG791uwp",
+	"O6slbKqdEJhXZYJ8FzwA2xYJc4KZlT3dNt+237hnGwum2cS/s4Tt2PN9sueTOLbHIUsYJg3fmksffLH/",
+	"Wa6AdPYo7LIzb2ve2J1cnsUtNHTqd6a7YxMPxbZZbb+3VqVjt29p7Jw7F4H3bL4sou1d2PLBGSurHKtc",
+	"IEKXuIU46dBM7ld71++9Eu0cs5pOMKlplSc/aqbuJhvTr/YS1lPRJqkt2A1T1mjgimgWKWY0kYoMqR4y",
+	"vfd9xKby5SgTfvFjc2TqLRdGk1Bfd8aqE5K+TBI5ZjG5mpCnPxBFRSxH5GpimCZckEyk2Anuimr2/Gmm",
+	"koBoI5W9ajQ5/+Wkc/jsObjg6aXQQ6kMiblO7UBSxfr8c+C6XJlMCedvgy3DMBgv9UyQIpnsE8t2r9mE",
+	"XLFEQr2rvBTLlAuQUrUAFyT0OQc8ntOBztPftsSce/09GXmVr8eNMs5TDWwU5kPaDQqIHsqxIFJEbBdZ",
+	"26AcsycQGqO6dW86wbOSa6WgWnlHr7J4wIzeJx8U6zNFFLuR1ywg4yGPhlA97gJxcgzAr9isN5IqbsrJ",
+	"qZycnWF46zbPC2hhjjHYuBGbF9MLWchuhxt6IC/c3q3U5MmxYAqYQDlZlSqGJXrHZXEcuYiYlcJWGVDS",
+	"AKk0RrfuRnTek3G4LMHvjMMHZxyuKVaX712HwnGmcx1nGvvSxZgOXqaSdp6sgmA++BR2seOahHBn75pN",
+	"wmNS09Ru883mct1w127u99duLqermY5zfh03L2eaTg1qknZeG4d6s2Z9iO+Pe9SEx7lai50ax1JdczGA",
+	"hALAUdGCpnoowTqWNN4nZ/ZhKG92Gm8Mj3NNKBGyI9PZ04H3PSilKvCD3x2ImX4Gdl1uw/RBy9kK+aKf",
+	"hRLBxiVBAMkvefavoCMWoJYWePUsyDufpopLxQ1acexzytUEnCmXwntTCmMdrXRwnsgEqRytOn9I+ohD",
+	"RCPWw7Y2OiRt+3wIb2banrBL4UqbJBFyTP6NwAMBQYdbQg243agg3JAx1XvYH5V0oSeOzs8Y9cM5Ax3S",
+	"nj87ZrwoFc6lOItPuy/qPDS4NXekZp4hHdyThwa/3uihqSGhspvG6/d+46klDNhAvkuvulelFPd1Jf4k",
+	"E7Ycbt6ZTNjDRM2rhg8W3/+zklm6ygNVtIg1gidbDWkU+7JEVEMm7PsC5KvMuHwaKr83hy+wiQUJ7XtC",
+	"K6imYwN1mEFByTCjhoykNvn9vqo3uBTlmAFpC8bNkKkjB83aGfOY7aGIBeHtGhUAUm6zFHNxhoIotiXI",
+	"ii/cU7ShNMUmjba0x7uIwlZqdUorPOdw1UqbJUH7pkl5VyRz50Uyy23ynJDBvC3s7jjCw4odLLvbW62R",
+	"saM4ruD4easDnZh5TIG0Y0enIiYo/KzULYAAR3uNEYW7FJL3FFdY7UjsogsPLrqwqoDNDDtgn9OEciCT",
+	"eqX2zN6mwU6EjbP7bs9WAT2VJhT1VUiZSWVMxjJLYgIf8Ob+v/75365Pg3OEBpfiSjF6zRRWySb8hoEb",
+	"R0QuN0B0+gkfDA3p8wGgV9h3+FJZzZAKuXMyaDrRZDycHNnBXQptFDVsgG8aD+0hlxoGk/dSBnhOmiRM",
+	"PdJkyIUJih5je+DyGqWmg65r2u9z4dxdlwIjk1pzKQiPGWylfTVkgEkRkDHg7YCfFNdMANQIpAXC+wOH",
+	"MuHP0pgm1yy+FFzAqtmfpIqZKjlUIqkYydMfqJbe00X0NU+tAdHu0yQB5H5syfQo3/VLQfvoH3Pzw4Yk",
+	"e4V/Jj/UpXrlygxwS42akD5X2uyTn/kNw6XARbR0UXIm2KHS3F3oP1OiIUj9kPGEtOGbjMZM6T372N8z",
+	"e8elgJGiUYPdPqwpky9t+F8d8FJ0gEBD94b8S5m2Ziy7YcI80o4UY2YoTy4FzkXTCWlDQMstOQa0EBVG",
+	"MQq+Qtf6AgTJEdAyHTENSzRV3F3vJswMO3UnbFtio/hEzlrvWnCUh6CzpLHqMmYR1xC333Vp2Rj/dytP",
+	"xkOmWIlPI5UPZEkUvPfUWZYDLmGx4xEG53r2qom7Dz0ReZu+tOpKLNHJawrI8bvwqE1PukSL59OXFmG5",
+	"Vhd8S+y0+pH78VZNTbSpK1Z1/XY+q234rKYWeT75NjHUlTJjp75YQiQoigxWAHmtOTS7hNhb+rhWIopm",
+	"T9eirenuGMoDdHmtuPl3086iwWl1DxLzflxXaxH4zoH10BxY60lb5086wMS6OY4sdpXxJNa5m+qRLrLy",
+	"oGPyB6nNQDFNhBw7rxITsSbhu/cXr1/9NSRaOr+NNEOm7DsuBX5WEyPlPjlzyU/jIRPl7wg2Lr7FoXoN",
+	"msTUOg3ghefu7q3KBfeNM1y52mNTO4X935MhgrND5apY1PkmsaEmKxvCjauiMYlGxI4wUhkj2rZiqVTG",
+	"dSB2qJoJ1YaMuMgMI+1UgpvJ3uWhvC7FGYu5Ps6dnOHZ6ZuTv/bOTn96fd77ePYmxNdYy2ooy6QMlRF7",
+	"ddRkFQ2czTYJCb/QxHfh6u+KZvzJIDdMgZsXikgHjKR47BcR0OLu5hdwxzeCNmUns9gDAovyXbg9jNtc",
+	"TyO42YscHPauLTb6vh9nBkyqgTFgR4Kd32LzfguDpDRNfxX2tNAtcQKvQXGmDU8SMqQ5Xr52eWXHriKG",
+	"SAW9JyCM7mJEDT6JnM536Tl3nZ7TQBfNTor6veru2MP9eiEa93ED/oY6T8KWRdP9eA0W0d7OQfDQHARL",
+	"i7WDodRmGlCpust/8YkE9inMhyhg20d0AmbWMSQC2OmQqwkZDyUUG9mrkCBgci4VNKj4v0htfmWT8yFV",
+	"3w64rJuUnR9MbIngJ8x/x8ybAGbzLBJcKfQabIPP+6MC6TEHkB4zz8/BiKJjzKLRRFraD//WV3IUECP3",
+	"woDIJGbaoLoXYAoYKzTEUnJQRAUemTaNLIe4FFTnaC5uQfb2SdiXakTNnyN9E1qNMjyJIpaaI2LYZ3MA",
+	"v/r6wpfn/0naZ69ekqePf+geEeoTgJQcB5CXJKCMQskxGO0wB5f0JZNsJCAdK/xo1+HUXguPCb3STBjC",
+	"Yw05o2yUmgmJWJLovX3yF/TJXIoQ4NvCAEbAcZbjoUzsWokBQ1diGMFhDCEdTBvF6IjFriTRvcAVJtpB",
+	"wjFJ+DW7FP9x/v5dkS8l2GdD8FXObehSn96xz6bz0n0DZ17n/bFsqJji6gwInn2l5GiFAis6YBdy6fvv",
+	"sHXvVpDsfJnkKs9Y/rka5h0dsLcyZsmKz6BfrvTQtEfc1efjqTuGE6547ELR7vDl9NUKWtw+9lvG1KQV",
+	"tAQdsdZRCx9uBUsKjxI5vsInv25VWBXfc2IqaHlmUn3JVIL5+X96JlwwluOcd2APF5cK2+csiWf4iV0v",
+	"M0ntEmmjGrKqCxFZSliEaL7LiLQjqxz3ejbteITjwMA24MVtO498bSv8Zy9neLLknoanLPuRArlaB7ka",
+	"+5xKhSMrlmxmeg9bvt+nDguivrzHJbEORFPSY8vC+eCLM7o8MHajpIb7CVbuIj4ai0HE5imBgVVi4QYA",
+	"58A0QR6TdjWfFi90Xv9kRZQv6GfxXrk9hktS9gmdgGoI2a49TLIN98kJCHpSkvNWGh0RKtxQZZ/QS5G3",
+	"Ka0oCwKQMmiMeBhPu08DyBkGoBkeu6L/fJZtp6FYqT1W3BgmMIF4ZL9T5D77OTMRaxSysZKQO+2xD7gi",
+	"MSxPSpXhgGJzZZfT8iEuRVOIpTj2syJ2mufOLn/d0u8FJFTst14Iw3xySBI5ZiqimpEh+0xiPoBGU1Rg",
+	"KNIyYb9W3ZxTp9QMC0ZdEFJr2swuH+oR/fyGiYEZto4eH/4QtEZc5H/PcrS7Yd1NZnrpQO2MiwZ4N5jp",
+	"I11eq4W8J39LE7+Rhib1FkFJ5465NlxEhtzQJGNeOLnS56tJSGI+YsLyD21Z06WwH3F1HZHUZp+8F8mk",
+	"lM4v+/ONC64J5AdYllCqjLY8DITpEaFJcozOnUqx91HZE+A/cZwn2szcKzXLOZe2gpT0QcmyegFi+vhH",
+	"LetDL3otextREw0h48AAphY5ERP43KXwJRkjOiFUX9uPuBeU2sWRATOaPO0+sbaTkqOQjDJtyBUjV6wv",
+	"FSOhkSFpPz08nMu6zt1+Pzz7AO4HFIYfJzu9fy29f+ss2lNPU/wfLz90Bn2f2iGuINeO0S3kz4aPmGaA",
+	"praARVs+HHL76RuahOQqi66ZIe2PFy9dJkpAhjJTlk/FdLJXx9J1mnBj1SCorKtl38fODlIai2/BlHDf",
+	"svzriqFCRZN98hYTYPCqZdj2iw754lI8/QHG44urMpXf6MExXhzakWpgap7fFjPcq1M8PQXO4YAXxYr+",
+	"Xphgdb9/xNUe89gMm0x1v0qrGeuv/VNfd6z3obHeEtk2RbL4CFJf+cP3v99rjAkVTGjewEfzObBzyzTm",
+	"dn2EO+62NK668SW92RcRQ6ogG1GekDbgEgXEWpMdbVm44TcMddG9Jt4Bj871/myX2JlaHGaCrfkuMswy",
+	"R2IFkdq/F2WY2bu2FMa3r76fDDOYVKN/gKldhtk2MswyJKVp+qswyZUK38qcCpvnaOcZKCrfghLqhJHX",
+	"zF4dsdEVU3rIU3urNdRXKI/LD8SuKO6WmWUN9NCcWVa/9N0dW7hff2HjPm68ku2cGeN8ZVTrsVSAvxvG",
+	"HHhWfESs4AjBV58ziEc65wtNRW9blnH3k6q2iJh3qWoPLVWtST7au1mUKftBe46uGFVMnWRm2Dr62yer",
+	"yUdSXnOW//LJPqBu6qNJJ3k4z5KZkgmCMR0TzZJ+Zyg1dLXX0PJBARSokCTNrhIeEXyrPUaZSlpHrS9A",
+	"bOzr0cHBF/vk16MvqVTmayto3VDF7UIBXQ/z6ro+zRJjbR4Z0QR+rqNPyG1SmRD2sMNwgUTtu6uv+aH7",
+	"w+OZN2AF1Mv37y7O3r/pfXh/dgFP41irzw+NSVtBi4lsZJfc/Wn/gyv/Kd+OWVaEPAUcRimTacJIO5ED",
+	"LgKSyIHMTEDGQ0lHfC9PzZnWROyPEzLiAvLendEEuzhrnn1MMSXIMrdUAhj7v/753xg1uOEx8LmTD68t",
+	"P5yAc24s3HblGFiEQts78vHsDQ6Jj5jMMEDvPv6L1EbXfP0lNTSRg7yvBUYVMKeBQLOCImgUAghTiCkO",
+	"QVk/i2hKr3jCDTgW8o+Cz6Tuq5YU/i65KKFgYVUVEgjOSzGihzRlAcn8EuGdiEafKh4xHSA2VumjOdb0",
+	"7Gc/uBUlkWIA1QVxq7777D75T5pkrIgcs44UyeS4lDKhh3LssHVKHYkSfsOm1xrxsmeH8A5yRaAxqGZG",
+	"k7ZbXh3kSmwkRZQpBdhnKejBIpbjPay9yLNSK3hTsCSlEZQ7i86OAbJd8wDSiE4sg4JFx/UFwGAdEJ83",
+	"m/9QdDHVAUlpxMWgQP8vff6DG2QtvaUmU3YJPPoXNF10uUdXMubYXL/oQ2OpLMKneimdYIGtFKVsXIjd",
+	"W93T5+bmDaTiERflnfngnq8Z2GtRBOoCQnP4yPZUIXKAMlYqAr7vPXJlhRO2PfcIZ5awp6jyQ9UGaTgT",
+	"RqY+MmqYoCKaYIASWTrlIo9Hll6NiaC11I7RUexQiUPEXHYR5y+cRuUJlgAX8XNyH6gjcyk6w2xE7YC5",
+	"iHianzQ3gWNkkZaZFd8rvXumyLtmfsibx0NJNB9A2onrZ1SRfzAJS+TVbzlYwSrfLg0AhfTsV6Hbi3cv",
+	"BcXuW2uztGBwRDGh01FS6d3gva97OYCGe/RG2K8KsQVliG/7awktHHfWiixc4DI3qIA+1vEDj3saI6Qe",
+	"4iQyEfhi5NlVxeNnD5tDxXNR9Yq8i7mp+dwbKQYdyzPjorsr7IiP0EyhSVa6v3Fd6fZZzLFoUlCzZymz",
+	"FE9TDIHFdIIVasIMiRRu7YJymL7UKLAQLNibsomhAvpiygSKL9QCuRVQJad7gX2YZ1JXSI4OWN3wfQEy",
+	"Fpi7suPAdQ8KSMRVlHFDPIRmiXMbK1pKnygVKH/99PX/CwAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

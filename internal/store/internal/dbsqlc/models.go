@@ -167,6 +167,7 @@ type Policy struct {
 	Affinity           string
 	BudgetFallback     bool
 	TeamID             *uuid.UUID
+	ResponseCache      json.RawMessage
 }
 
 type PolicyBinding struct {

@@ -7,6 +7,7 @@ package dbsqlc
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/google/uuid"
 )
@@ -24,7 +25,7 @@ func (q *Queries) DeletePolicy(ctx context.Context, id uuid.UUID) (int64, error)
 }
 
 const getPolicyByID = `-- name: GetPolicyByID :one
-SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id FROM policies WHERE id = $1
+SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, response_cache FROM policies WHERE id = $1
 `
 
 func (q *Queries) GetPolicyByID(ctx context.Context, id uuid.UUID) (Policy, error) {
@@ -50,12 +51,13 @@ func (q *Queries) GetPolicyByID(ctx context.Context, id uuid.UUID) (Policy, erro
 		&i.Affinity,
 		&i.BudgetFallback,
 		&i.TeamID,
+		&i.ResponseCache,
 	)
 	return i, err
 }
 
 const getPolicyByIDForUpdate = `-- name: GetPolicyByIDForUpdate :one
-SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id FROM policies WHERE id = $1 FOR UPDATE
+SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, response_cache FROM policies WHERE id = $1 FOR UPDATE
 `
 
 func (q *Queries) GetPolicyByIDForUpdate(ctx context.Context, id uuid.UUID) (Policy, error) {
@@ -81,12 +83,13 @@ func (q *Queries) GetPolicyByIDForUpdate(ctx context.Context, id uuid.UUID) (Pol
 		&i.Affinity,
 		&i.BudgetFallback,
 		&i.TeamID,
+		&i.ResponseCache,
 	)
 	return i, err
 }
 
 const getPolicyBySlug = `-- name: GetPolicyBySlug :one
-SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id FROM policies WHERE slug = $1
+SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, response_cache FROM policies WHERE slug = $1
 `
 
 func (q *Queries) GetPolicyBySlug(ctx context.Context, slug string) (Policy, error) {
@@ -112,6 +115,7 @@ func (q *Queries) GetPolicyBySlug(ctx context.Context, slug string) (Policy, err
 		&i.Affinity,
 		&i.BudgetFallback,
 		&i.TeamID,
+		&i.ResponseCache,
 	)
 	return i, err
 }
@@ -120,15 +124,16 @@ const insertPolicy = `-- name: InsertPolicy :one
 INSERT INTO policies (
     slug, name, all_models, all_host_keys, key_strategy, rate_limit_id,
     max_wait_ms, priority, max_attempts, limiter_failure_mode,
-    capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id
+    capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id,
+    response_cache
 ) VALUES (
     $1, $2, $3, $4, $5,
     $6, $7, $8, $9,
     $10, $11, $12,
     $13, coalesce(nullif($14::text, ''), 'key'), $15,
-    $16
+    $16, $17
 )
-RETURNING id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id
+RETURNING id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, response_cache
 `
 
 type InsertPolicyParams struct {
@@ -148,6 +153,7 @@ type InsertPolicyParams struct {
 	Affinity           string
 	BudgetFallback     bool
 	TeamID             *uuid.UUID
+	ResponseCache      json.RawMessage
 }
 
 // InsertPolicy takes an empty affinity for the default, key.
@@ -169,6 +175,7 @@ func (q *Queries) InsertPolicy(ctx context.Context, arg InsertPolicyParams) (Pol
 		arg.Affinity,
 		arg.BudgetFallback,
 		arg.TeamID,
+		arg.ResponseCache,
 	)
 	var i Policy
 	err := row.Scan(
@@ -191,12 +198,13 @@ func (q *Queries) InsertPolicy(ctx context.Context, arg InsertPolicyParams) (Pol
 		&i.Affinity,
 		&i.BudgetFallback,
 		&i.TeamID,
+		&i.ResponseCache,
 	)
 	return i, err
 }
 
 const listPolicies = `-- name: ListPolicies :many
-SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id FROM policies ORDER BY slug
+SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, response_cache FROM policies ORDER BY slug
 `
 
 func (q *Queries) ListPolicies(ctx context.Context) ([]Policy, error) {
@@ -228,6 +236,7 @@ func (q *Queries) ListPolicies(ctx context.Context) ([]Policy, error) {
 			&i.Affinity,
 			&i.BudgetFallback,
 			&i.TeamID,
+			&i.ResponseCache,
 		); err != nil {
 			return nil, err
 		}
@@ -240,7 +249,7 @@ func (q *Queries) ListPolicies(ctx context.Context) ([]Policy, error) {
 }
 
 const listPoliciesPage = `-- name: ListPoliciesPage :many
-SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id FROM policies
+SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, response_cache FROM policies
 WHERE id > $1::uuid
 ORDER BY id
 LIMIT $2::int
@@ -275,6 +284,7 @@ func (q *Queries) ListPoliciesPage(ctx context.Context, after uuid.UUID, limit i
 			&i.Affinity,
 			&i.BudgetFallback,
 			&i.TeamID,
+			&i.ResponseCache,
 		); err != nil {
 			return nil, err
 		}
@@ -287,7 +297,7 @@ func (q *Queries) ListPoliciesPage(ctx context.Context, after uuid.UUID, limit i
 }
 
 const listPoliciesVisiblePage = `-- name: ListPoliciesVisiblePage :many
-SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id FROM policies
+SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, response_cache FROM policies
 WHERE id > $1::uuid
   AND ($2::bool OR team_id IS NULL OR team_id = ANY($3::uuid[]))
   AND ($4::uuid IS NULL OR team_id = $4)
@@ -340,6 +350,7 @@ func (q *Queries) ListPoliciesVisiblePage(ctx context.Context, arg ListPoliciesV
 			&i.Affinity,
 			&i.BudgetFallback,
 			&i.TeamID,
+			&i.ResponseCache,
 		); err != nil {
 			return nil, err
 		}
@@ -356,9 +367,9 @@ UPDATE policies
 SET slug = $2, name = $3, all_models = $4, all_host_keys = $5, key_strategy = $6, rate_limit_id = $7,
     max_wait_ms = $8, priority = $9, max_attempts = $10, limiter_failure_mode = $11,
     capture_payloads = $12, capture_max_bytes = $13, route_strategy = $14, affinity = $15,
-    budget_fallback = $16
+    budget_fallback = $16, response_cache = $17
 WHERE id = $1
-RETURNING id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id
+RETURNING id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, response_cache
 `
 
 type UpdatePolicyParams struct {
@@ -378,6 +389,7 @@ type UpdatePolicyParams struct {
 	RouteStrategy      string
 	Affinity           string
 	BudgetFallback     bool
+	ResponseCache      json.RawMessage
 }
 
 func (q *Queries) UpdatePolicy(ctx context.Context, arg UpdatePolicyParams) (Policy, error) {
@@ -398,6 +410,7 @@ func (q *Queries) UpdatePolicy(ctx context.Context, arg UpdatePolicyParams) (Pol
 		arg.RouteStrategy,
 		arg.Affinity,
 		arg.BudgetFallback,
+		arg.ResponseCache,
 	)
 	var i Policy
 	err := row.Scan(
@@ -420,6 +433,7 @@ func (q *Queries) UpdatePolicy(ctx context.Context, arg UpdatePolicyParams) (Pol
 		&i.Affinity,
 		&i.BudgetFallback,
 		&i.TeamID,
+		&i.ResponseCache,
 	)
 	return i, err
 }
