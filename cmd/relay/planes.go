@@ -120,6 +120,11 @@ func newPlanes(ctx context.Context, cfg *config.Config, st *store.Store, box *se
 	if err != nil {
 		return nil, err
 	}
+	reg.WatchCache(func() metrics.CacheStats {
+		s := responses.Stats()
+		return metrics.CacheStats{Hits: s.Hits, Misses: s.Misses, Bypasses: s.Bypasses, Fills: s.Fills,
+			FillBytes: s.FillBytes, TooLarge: s.TooLarge, Errors: s.Errors}
+	})
 	inference := proxy.New(proxy.Config{
 		Snapshot:       ld.Current,
 		Cache:          responses,
