@@ -40,7 +40,7 @@ func TestPolicies_ResponseCacheSettingsAndPurge(t *testing.T) {
 	call(c.CreatePolicyWithResponse(ctx, models.PolicyCreate{Slug: "rc-bad", ResponseCache: &models.ResponseCache{Enabled: true, Scope: &scope}})).
 		wantErr(t, http.StatusUnprocessableEntity, "validation_failed", "response_cache")
 	call(c.UpdatePolicyWithResponse(ctx, p.ID, models.PolicyUpdate{ResponseCache: &models.ResponseCache{Enabled: true, TTLSeconds: ptr(1 << 30)}})).
-		wantErr(t, http.StatusBadRequest, "invalid_request", "ttl_seconds")
+		wantErr(t, http.StatusBadRequest, "invalid_request", "response_cache.ttl_seconds")
 
 	upd := call(c.UpdatePolicyWithResponse(ctx, p.ID, models.PolicyUpdate{Name: ptr("renamed")})).want(t, http.StatusOK).JSON200
 	if upd.ResponseCache == nil || !upd.ResponseCache.Enabled {
