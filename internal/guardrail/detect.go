@@ -44,11 +44,17 @@ type reDetector struct {
 	kind  Kind
 	re    *regexp.Regexp
 	valid func(string) bool // nil: every match counts
+	// maybe is a cheap test text must pass for the expression to run at
+	// all (an @ for e-mail, a digit for numbers); nil: always run.
+	maybe func(string) bool
 }
 
 func (d *reDetector) Kind() Kind { return d.kind }
 
 func (d *reDetector) Find(dst []Match, text string) []Match {
+	if d.maybe != nil && !d.maybe(text) {
+		return dst
+	}
 	for _, loc := range d.re.FindAllStringIndex(text, -1) {
 		if loc[1]-loc[0] > MaxMatch && d.kind != Deny {
 			continue
@@ -155,21 +161,37 @@ func phoneValid(s string) bool {
 	return n >= 8 && n <= 15 && !luhn(s)
 }
 
+func hasDigit(s string) bool { return strings.ContainsAny(s, "0123456789") }
+
+func hasAt(s string) bool { return strings.IndexByte(s, '@') >= 0 }
+
+// secretMarks are what every secret the detector knows starts with.
+var secretMarks = []string{"sk-", "AKIA", "AIza", "gh", "xox", "-----BEGIN", "eyJ"}
+
+func hasSecretMark(s string) bool {
+	for _, m := range secretMarks {
+		if strings.Contains(s, m) {
+			return true
+		}
+	}
+	return false
+}
+
 // Builtin returns the detector of a built-in kind; false for another.
 func Builtin(k Kind) (Detector, bool) {
 	switch k {
 	case Email:
-		return &reDetector{kind: k, re: emailRE}, true
+		return &reDetector{kind: k, re: emailRE, maybe: hasAt}, true
 	case Card:
-		return &reDetector{kind: k, re: cardRE, valid: luhn}, true
+		return &reDetector{kind: k, re: cardRE, valid: luhn, maybe: hasDigit}, true
 	case IBAN:
-		return &reDetector{kind: k, re: ibanRE, valid: ibanValid}, true
+		return &reDetector{kind: k, re: ibanRE, valid: ibanValid, maybe: hasDigit}, true
 	case NationalID:
-		return &reDetector{kind: k, re: dniRE, valid: dniValid}, true
+		return &reDetector{kind: k, re: dniRE, valid: dniValid, maybe: hasDigit}, true
 	case Phone:
-		return &reDetector{kind: k, re: phoneRE, valid: phoneValid}, true
+		return &reDetector{kind: k, re: phoneRE, valid: phoneValid, maybe: hasDigit}, true
 	case Secret:
-		return &reDetector{kind: k, re: secretRE}, true
+		return &reDetector{kind: k, re: secretRE, maybe: hasSecretMark}, true
 	}
 	return nil, false
 }
