@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/relay-llm/relay/internal/bridge"
+	"github.com/relay-llm/relay/internal/cache"
 	"github.com/relay-llm/relay/internal/capture"
 	"github.com/relay-llm/relay/internal/config"
 	"github.com/relay-llm/relay/internal/controlapi"
@@ -128,8 +129,20 @@ func newPlanes(ctx context.Context, cfg *config.Config, st *store.Store, box *se
 	}
 	maintainer := usageledger.NewMaintainer(usageledger.MaintainerConfig{Store: st, Logger: log})
 	svcs.goRun(ctx, "usage maintenance", maintainer.Run)
+	// The response cache of policies that turn it on: in Redis, shared by
+	// every pod, when RELAY_REDIS_URL is set, else in process memory.
+	respCache, err := responseCache(cfg, svcs)
+	if err != nil {
+		return nil, err
+	}
+	reg.WatchCache(func() metrics.CacheStats {
+		s := respCache.Stats()
+		return metrics.CacheStats{Hits: s.Hits, Misses: s.Misses, Bypasses: s.Bypasses, Fills: s.Fills,
+			FillBytes: s.FillBytes, TooLarge: s.TooLarge, Errors: s.Errors}
+	})
 	inference := proxy.New(proxy.Config{
 		Snapshot:       ld.Current,
+		Cache:          respCache,
 		Breakers:       breakers,
 		Limiter:        limiter,
 		Recorder:       ledger,
@@ -169,6 +182,7 @@ func newPlanes(ctx context.Context, cfg *config.Config, st *store.Store, box *se
 		Snapshot:          ld,
 		Breakers:          listBreakers,
 		ClearBreakers:     clearBreakers,
+		PurgeCache:        respCache,
 		PacingQueue:       func() int64 { return limiter.Stats().Waiting },
 		Explain:           bridge.Explainer(translator.Supports, inference.RouteStats()),
 		HostKeyTester: func(ctx context.Context, id uuid.UUID) (controlapi.HostKeyTestResult, error) {
@@ -296,6 +310,20 @@ func responseStore(cfg *config.Config, svcs *services) (respstore.Store, objects
 	}
 	svcs.add("response store redis client", func(context.Context) error { return rc.Close() })
 	return respstore.NewRedis(rc, cfg.RedisPrefix, limits, nil), objects.NewRedis(rc, cfg.RedisPrefix, objects.Options{}), nil
+}
+
+// responseCache is the response cache's store: Redis (a client of its
+// own, under RELAY_REDIS_PREFIX) when RELAY_REDIS_URL is set, else memory.
+func responseCache(cfg *config.Config, svcs *services) (*cache.Cache, error) {
+	if cfg.RedisURL == "" {
+		return cache.New(cache.Config{}), nil
+	}
+	rc, err := ratelimit.NewRedisClient(cfg.RedisURL)
+	if err != nil {
+		return nil, fmt.Errorf("RELAY_REDIS_URL: %w", err)
+	}
+	svcs.add("response cache redis client", func(context.Context) error { return rc.Close() })
+	return cache.New(cache.Config{Store: cache.NewRedis(rc, cfg.RedisPrefix)}), nil
 }
 
 // breakerConfig is the breakers' thresholds from the settings; the rest

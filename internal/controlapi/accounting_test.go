@@ -17,6 +17,8 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/google/uuid"
 
+	"github.com/relay-llm/relay/internal/cache"
+	"github.com/relay-llm/relay/internal/controlapi"
 	"github.com/relay-llm/relay/openapi/controlgen"
 	"github.com/relay-llm/relay/openapi/models"
 )
@@ -298,7 +300,7 @@ func (w *accountingWorld) send(t *testing.T, b *bundle, role string, o accountin
 
 func TestRBAC_EveryOperationAccounted(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := setup(t, func(cfg *controlapi.Config) { cfg.PurgeCache = cache.New(cache.Config{}) })
 	w := buildAccountingWorld(t, b)
 	ops := accountingOps(t)
 	seen := map[string]bool{}
@@ -387,6 +389,8 @@ var accountingMatrix = map[string]string{
 	"deleteModel":                  "DDDDDDA",
 	"deletePayloadCapture":         "DDDDDDA",
 	"deletePolicy":                 "DDDDDDA",
+	"purgePolicyCache":             "DDDDDDA",
+	"purgeRelayKeyCache":           "DDDDDDA",
 	"deletePolicyBinding":          "DDDDDDA",
 	"deletePolicyHostKeyGrant":     "DDDDDDA",
 	"deletePolicyModelGrant":       "DDDDDDA",

@@ -157,6 +157,7 @@ func policyOut(r store.Policy) models.Policy {
 		RouteStrategy: models.PolicyRouteStrategy(r.RouteStrategy), Affinity: models.RouteAffinity(r.Affinity),
 		BudgetFallback: r.BudgetFallback, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, TeamID: r.TeamID,
 		DegradeAfterMs: r.DegradeAfterMs, DegradeBelowPriority: r.DegradeBelowPriority,
+		ResponseCache: responseCacheOut(r.ResponseCache),
 	}
 }
 

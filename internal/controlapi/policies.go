@@ -359,13 +359,17 @@ func (s *Server) CreatePolicy(ctx context.Context, req gen.CreatePolicyRequestOb
 	route, affinity := models.PolicyRouteStrategyEmpty, models.RouteAffinityKey
 	set(&route, b.RouteStrategy)
 	set(&affinity, b.Affinity)
+	rc, err := responseCacheIn(b.ResponseCache)
+	if err != nil {
+		return nil, err
+	}
 	row, err := s.st.Policies().Create(ctx, c.actor, store.Policy{
 		Slug: b.Slug, Name: deref(b.Name, ""), AllModels: deref(b.AllModels, false), AllHostKeys: deref(b.AllHostKeys, false),
 		KeyStrategy: string(strategy), RateLimitID: b.RateLimitID, MaxWaitMs: deref(b.MaxWaitMs, 0),
 		Priority: deref(b.Priority, 0), MaxAttempts: deref(b.MaxAttempts, 3), LimiterFailureMode: string(mode),
 		CapturePayloads: deref(b.CapturePayloads, false), CaptureMaxBytes: deref(b.CaptureMaxBytes, 0),
 		RouteStrategy: string(route), Affinity: string(affinity), BudgetFallback: deref(b.BudgetFallback, false),
-		TeamID: b.TeamID, DegradeAfterMs: b.DegradeAfterMs, DegradeBelowPriority: b.DegradeBelowPriority,
+		TeamID: b.TeamID, DegradeAfterMs: b.DegradeAfterMs, DegradeBelowPriority: b.DegradeBelowPriority, ResponseCache: rc,
 	})
 	if err != nil {
 		return nil, err
@@ -418,7 +422,14 @@ func (s *Server) UpdatePolicy(ctx context.Context, req gen.UpdatePolicyRequestOb
 			return nil, err
 		}
 	}
+	rc, err := responseCacheIn(b.ResponseCache)
+	if err != nil {
+		return nil, err
+	}
 	row, err := s.st.Policies().Modify(ctx, c.actor, req.ID, func(r *store.Policy) error {
+		if b.ResponseCache != nil {
+			r.ResponseCache = rc
+		}
 		set(&r.Slug, b.Slug)
 		set(&r.Name, b.Name)
 		set(&r.AllModels, b.AllModels)

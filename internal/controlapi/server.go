@@ -101,6 +101,7 @@ type Config struct {
 	Snapshot      Snapshot              // nil: status reports version 0 and reload is 501
 	Breakers      func() []BreakerState // nil: no breakers
 	ClearBreakers BreakerClearer        // nil: DELETE /api/breakers is 501
+	PurgeCache    CachePurger           // nil: the response cache purges are 501
 	HostKeyTester HostKeyTester         // nil: POST /api/host-keys/{id}/test is 501
 	// Explain routes a request as this process's inference plane would,
 	// for POST /api/route/explain and the console (planes.Explainer in

@@ -55,6 +55,17 @@ type Record struct {
 	TimeToFirstByte time.Duration // arrival to the first byte sent to the caller
 	Total           time.Duration // arrival to the end of the response
 	Overhead        time.Duration // Relay's own time before the first upstream attempt
+
+	// Cache is what the response cache did: "hit", "miss", "bypass", or
+	// "" when it is off for the request.
+	Cache string
+	// On a hit: CacheAge is the entry's age, CacheSaved the usage the
+	// answer cost when it was produced (Usage is zero: nothing went
+	// upstream) and CacheBindingID the binding that produced it, whose
+	// pricing says what the hit saved.
+	CacheAge       time.Duration
+	CacheSaved     wire.Usage
+	CacheBindingID snapshot.ID
 }
 
 // Error kinds a Record carries besides the codes of docs/errors.md.

@@ -191,6 +191,13 @@ func (c converter) policies(rows []store.Policy, models []store.PolicyModel, key
 		if r.DegradeBelowPriority != nil {
 			p.DegradeBelowPriority, p.HasDegradeBelow = int(*r.DegradeBelowPriority), true
 		}
+		if rc, err := snapshot.ParseResponseCache(r.ResponseCache); err != nil {
+			// The control API validates what it writes: this is a row
+			// written around it. The policy serves without a cache.
+			c.l.log.Warn("policy response cache unreadable", "policy", r.ID, "slug", r.Slug, "error", err)
+		} else if rc != nil {
+			p.Cache = rc.ResponseCache()
+		}
 		byID[r.ID] = p
 		out = append(out, p)
 	}

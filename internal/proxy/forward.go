@@ -462,6 +462,9 @@ func (rq *request) commit(ctx, actx context.Context, cancel context.CancelCauseF
 	if rq.ioBuf == nil {
 		rq.ioBuf = make([]byte, 0, 32<<10)
 	}
+	if rq.rc != nil {
+		rq.rc.begin(shape, rq.cand.Binding.ID, rq.at)
+	}
 	if rq.xl != nil {
 		return rq.pipeTranslated(ctx, actx, cancel, body, resp)
 	}
@@ -488,6 +491,9 @@ func (rq *request) pipeBody(ctx, actx context.Context, cancel context.CancelCaus
 		if n > 0 {
 			_, _ = usage.Write(buf[:n])
 			kept.add(buf[:n])
+			if rq.rc != nil {
+				rq.rc.bytes(buf[:n])
+			}
 			if _, werr := rq.w.Write(buf[:n]); werr != nil {
 				cancel(errCallerGone)
 				rq.canceled()
@@ -554,6 +560,9 @@ func (rq *request) pipeStream(ctx, actx context.Context, cancel context.CancelCa
 		}
 		wasTerminal := tr.Terminal() // a Gemini stream is always: its end is the body's
 		skip := tr.Observe(ev) && suppress
+		if rq.rc != nil {
+			rq.rc.event(ev)
+		}
 		if !ended && (tr.Errored() || !wasTerminal && tr.Terminal()) {
 			ended, callerFirst = true, callerGone(ctx, sw)
 			if !tr.Errored() {

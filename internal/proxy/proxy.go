@@ -24,6 +24,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/relay-llm/relay/internal/cache"
 	"github.com/relay-llm/relay/internal/egress"
 	"github.com/relay-llm/relay/internal/keypool"
 	"github.com/relay-llm/relay/internal/objects"
@@ -69,6 +70,9 @@ type Config struct {
 	MaxInflight int
 	// Recorder receives one Record per authenticated request; nil drops them.
 	Recorder Recorder
+	// Cache is the response cache for policies that turn it on
+	// (cache.go); nil: no request is looked up, whatever its policy says.
+	Cache *cache.Cache
 	// Capturer receives the payloads of requests whose policy captures
 	// them (capture.go); nil: nothing is captured.
 	Capturer Capturer
@@ -138,6 +142,8 @@ type Handler struct {
 	capturer  Capturer
 	responses respstore.Store
 	objects   objects.Index
+	cache     *cache.Cache
+	fills     sync.WaitGroup // cache fills under way
 	log       *slog.Logger
 	tracer    trace.Tracer // nil: tracing off
 	now       func() time.Time
@@ -168,6 +174,7 @@ func New(cfg Config) *Handler {
 		capturer:  cfg.Capturer,
 		responses: cfg.Responses,
 		objects:   cfg.Objects,
+		cache:     cfg.Cache,
 		log:       cfg.Logger,
 		now:       cfg.Now,
 		transport: cfg.Transport,
@@ -437,6 +444,9 @@ func (h *Handler) routeAndForward(rq *request, facts *wire.RouteFacts) {
 	}
 	if rq.in == wire.InboundResponses && !rq.prepareState() {
 		return
+	}
+	if rq.rc == nil && rq.serveCached() {
+		return // answered from the response cache
 	}
 	if kl, ok := h.limiter.(KeyLimiter); ok {
 		// Admitted attempt by attempt in forward, with each host key.

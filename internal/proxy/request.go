@@ -94,6 +94,14 @@ type request struct {
 
 	cw *captureWriter // payload capture (capture.go); nil when off
 
+	// Response cache (cache.go): what it did ("" when off), a miss's
+	// fill, and a hit's age, saved usage and producing binding.
+	cache        string
+	rc           *cacheFill
+	cacheAge     time.Duration
+	cacheSaved   wire.Usage
+	cacheBinding snapshot.ID
+
 	// Tracing (trace.go); nil when it is off.
 	tctx  context.Context // carries span
 	span  trace.Span      // relay.request
@@ -286,6 +294,7 @@ func (rq *request) setRelayHeaders() {
 	}
 	rq.setRouteHeader(hd)
 	rq.setRateHeaders(hd)
+	rq.setHeader(hd, cacheHeader, rq.cacheState())
 }
 
 // finish logs the request, settles the limiter and emits its Record.
@@ -298,6 +307,9 @@ func (rq *request) finish() {
 	rq.logLine(total)
 	if rq.span != nil {
 		rq.endTrace()
+	}
+	if rq.rc != nil {
+		rq.fillCache()
 	}
 	if !rq.recorded {
 		return
@@ -324,6 +336,10 @@ func (rq *request) finish() {
 		Overhead:         rq.overhead,
 		Route:            rq.routeSummary(),
 		RouteDetail:      rq.routeDetail(),
+		Cache:            rq.cache,
+		CacheAge:         rq.cacheAge,
+		CacheSaved:       rq.cacheSaved,
+		CacheBindingID:   rq.cacheBinding,
 	}
 	if p := rq.caller.Policy; p != nil {
 		rec.PolicyID = p.ID

@@ -40,6 +40,10 @@ type Admission struct {
 	Snapshot *snapshot.Snapshot
 	// Header is the caller's request header (X-Relay-Priority).
 	Header http.Header
+	// Cached marks a response cache hit: it counts as a request against
+	// the request limits and spends no tokens (BodyBytes and MaxTokens
+	// are 0); nothing goes upstream.
+	Cached bool
 	// Degrade says the request has a cheaper fallback its policy may
 	// degrade it to (docs/rate-limits.md#degrade-instead-of-wait): the
 	// limiter lets it wait on this model only as long as the policy's

@@ -40,22 +40,9 @@ func (rq *request) translatable(c *routing.Candidate) bool {
 	if c.Host != nil {
 		t.Host = c.Host.Slug
 	}
-	if rq.xin == nil {
-		if rq.xinErr == nil {
-			rq.xin, rq.xinErr = translator.Decode(rq.in, rq.decodable())
-		}
-		if rq.xinErr != nil {
-			rq.untranslatable(translator.ForBinding(rq.xinErr, t))
-			return false
-		}
-		// X-Relay-Usage: full asks /v1/generate for the cost with the usage.
-		rq.xin.FullUsage = rq.in == wire.InboundGenerate && strings.EqualFold(strings.TrimSpace(rq.r.Header.Get("X-Relay-Usage")), "full")
-		// X-Relay-Strict: true refuses what a binding would drop.
-		rq.xin.Strict = translator.StrictRequested(rq.r.Header.Get(translator.StrictHeader))
-		if rq.dialect == wire.DialectGemini {
-			rq.xin.FromPath(rq.scan.Model, rq.stream)
-		}
-		rq.stateDecoded()
+	if err := rq.decodeCaller(); err != nil {
+		rq.untranslatable(translator.ForBinding(err, t))
+		return false
 	}
 	tr, err := translator.New(rq.xin, t, rq.at)
 	if err != nil {
@@ -75,6 +62,27 @@ func (rq *request) translatable(c *routing.Candidate) bool {
 		rq.setHeader(rq.w.Header(), droppedFieldsHeader, d)
 	}
 	return true
+}
+
+// decodeCaller decodes the caller's body, once per request (rq.xin): for
+// a binding of another shape, or for the response cache.
+func (rq *request) decodeCaller() error {
+	if rq.xin != nil || rq.xinErr != nil {
+		return rq.xinErr
+	}
+	rq.xin, rq.xinErr = translator.Decode(rq.in, rq.decodable())
+	if rq.xinErr != nil {
+		return rq.xinErr
+	}
+	// X-Relay-Usage: full asks /v1/generate for the cost with the usage.
+	rq.xin.FullUsage = rq.in == wire.InboundGenerate && strings.EqualFold(strings.TrimSpace(rq.r.Header.Get("X-Relay-Usage")), "full")
+	// X-Relay-Strict: true refuses what a binding would drop.
+	rq.xin.Strict = translator.StrictRequested(rq.r.Header.Get(translator.StrictHeader))
+	if rq.dialect == wire.DialectGemini {
+		rq.xin.FromPath(rq.scan.Model, rq.stream)
+	}
+	rq.stateDecoded()
+	return nil
 }
 
 // droppedFieldsHeader names, on a translated answer, the caller's advisory
@@ -197,6 +205,9 @@ func (rq *request) pipeTranslated(ctx, actx context.Context, cancel context.Canc
 		rq.fail(wire.Errorf(wire.ErrUpstream, "The upstream's answer broke off: %s.", what))
 		return keypool.Result{Outcome: keypool.OutcomeFailure, Reason: what}
 	}
+	if rq.rc != nil {
+		rq.rc.wholeBody(raw)
+	}
 	out, err := rq.xl.AppendResponse(rq.out[:0], raw)
 	if err != nil {
 		rq.fail(err)
@@ -260,6 +271,9 @@ func (rq *request) translateStream(ctx, actx context.Context, cancel context.Can
 		var ev wire.Event
 		if ev, err = er.Next(); err != nil {
 			break
+		}
+		if rq.rc != nil {
+			rq.rc.event(ev)
 		}
 		var xerr error
 		if rq.out, xerr = tr.AppendEvent(rq.out[:0], ev); xerr != nil {
@@ -339,6 +353,9 @@ func (rq *request) collectStream(ctx, actx context.Context, body io.Reader) keyp
 		var ev wire.Event
 		if ev, err = er.Next(); err != nil {
 			break
+		}
+		if rq.rc != nil {
+			rq.rc.event(ev)
 		}
 		if _, xerr := tr.AppendEvent(nil, ev); xerr != nil {
 			bad = xerr

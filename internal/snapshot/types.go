@@ -280,7 +280,52 @@ type Policy struct {
 	// (docs/observability.md).
 	CapturePayloads bool
 	CaptureMaxBytes int
+	// Cache is the policy's exact response cache; nil: off.
+	Cache *ResponseCache
 }
+
+// ResponseCache is a policy's exact response cache (docs/caching.md): which
+// of its models' answers are kept, in what scope, for how long.
+type ResponseCache struct {
+	// Models are the models whose answers are cached; nil: every model the
+	// policy grants.
+	Models map[ID]struct{}
+	// Scope narrows who shares an entry within the project.
+	Scope CacheScope
+	// ScopeHeader is the request header whose value is the scope when
+	// Scope is CacheScopeHeader.
+	ScopeHeader string
+	// TTL is how long an entry answers.
+	TTL time.Duration
+	// MaxEntryBytes is the largest answer kept.
+	MaxEntryBytes int
+	// Nondeterministic caches requests that sample (temperature above 0,
+	// or unset, without a seed) and answers that call tools.
+	Nondeterministic bool
+}
+
+// Caches reports whether the cache keeps answers of the model.
+func (c *ResponseCache) Caches(model ID) bool {
+	if c == nil {
+		return false
+	}
+	if c.Models == nil {
+		return true
+	}
+	_, ok := c.Models[model]
+	return ok
+}
+
+// CacheScope is who shares a response cache entry. Every scope lies within
+// one project: two projects never share an entry.
+type CacheScope string
+
+// Cache scopes.
+const (
+	CacheScopeProject  CacheScope = "project"   // every caller of the project
+	CacheScopeRelayKey CacheScope = "relay_key" // one relay key (or inference token)
+	CacheScopeHeader   CacheScope = "header"    // callers that send the same ScopeHeader value
+)
 
 // GrantsModel reports whether the policy grants the model.
 func (p *Policy) GrantsModel(id ID) bool {

@@ -32,6 +32,7 @@ func insertPolicyParams(r Policy) dbsqlc.InsertPolicyParams {
 		CaptureMaxBytes: r.CaptureMaxBytes, RouteStrategy: r.RouteStrategy, Affinity: r.Affinity,
 		BudgetFallback: r.BudgetFallback, TeamID: r.TeamID,
 		DegradeAfterMs: r.DegradeAfterMs, DegradeBelowPriority: r.DegradeBelowPriority,
+		ResponseCache: r.ResponseCache,
 	}
 }
 
@@ -44,6 +45,7 @@ func updatePolicyParams(r Policy) dbsqlc.UpdatePolicyParams {
 		CaptureMaxBytes: r.CaptureMaxBytes, RouteStrategy: r.RouteStrategy, Affinity: r.Affinity,
 		BudgetFallback: r.BudgetFallback, DegradeAfterMs: r.DegradeAfterMs,
 		DegradeBelowPriority: r.DegradeBelowPriority,
+		ResponseCache:        r.ResponseCache,
 	}
 }
 

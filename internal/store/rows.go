@@ -195,6 +195,9 @@ type Policy struct {
 	// of waiting (nil: off).
 	DegradeAfterMs       *int32
 	DegradeBelowPriority *int32
+	// ResponseCache is the policy's response cache settings as stored
+	// (migration 00014); nil when it is off.
+	ResponseCache json.RawMessage
 }
 
 // PolicyTeamShare is a row of policy_team_shares: a system policy a system

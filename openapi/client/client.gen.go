@@ -648,6 +648,13 @@ type ClientInterface interface {
 	// Corresponds with PATCH /api/policies/{id} (the `UpdatePolicy` operationId).
 	UpdatePolicy(ctx context.Context, id IDParam, body UpdatePolicyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// PurgePolicyCache Purge a policy's response cache
+	//
+	// Deletes every response cache entry of the policy, in every project and scope (docs/caching.md). With `RELAY_REDIS_URL` the entries are shared, so every pod stops serving them; without it, this pod's. Writes an audit row (action `delete`, kind `response_cache`).
+	//
+	// Corresponds with DELETE /api/policies/{id}/cache (the `PurgePolicyCache` operationId).
+	PurgePolicyCache(ctx context.Context, id IDParam, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListPolicyHostKeyGrants List the host keys a policy may spend
 	//
 	// Corresponds with GET /api/policies/{id}/host-keys (the `ListPolicyHostKeyGrants` operationId).
@@ -1041,6 +1048,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with PATCH /api/relay-keys/{id} (the `UpdateRelayKey` operationId).
 	UpdateRelayKey(ctx context.Context, id IDParam, body UpdateRelayKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PurgeRelayKeyCache Purge a relay key's response cache entries
+	//
+	// Deletes the response cache entries scoped to the relay key (policies whose cache scope is `relay_key`; docs/caching.md). Writes an audit row (action `delete`, kind `response_cache`).
+	//
+	// Corresponds with DELETE /api/relay-keys/{id}/cache (the `PurgeRelayKeyCache` operationId).
+	PurgeRelayKeyCache(ctx context.Context, id IDParam, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// RevokeRelayKey Revoke a relay key
 	//
@@ -2655,6 +2669,23 @@ func (c *Client) UpdatePolicy(ctx context.Context, id IDParam, body UpdatePolicy
 	return c.Client.Do(req)
 }
 
+// PurgePolicyCache Purge a policy's response cache
+//
+// Deletes every response cache entry of the policy, in every project and scope (docs/caching.md). With `RELAY_REDIS_URL` the entries are shared, so every pod stops serving them; without it, this pod's. Writes an audit row (action `delete`, kind `response_cache`).
+//
+// Corresponds with DELETE /api/policies/{id}/cache (the `PurgePolicyCache` operationId).
+func (c *Client) PurgePolicyCache(ctx context.Context, id IDParam, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPurgePolicyCacheRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListPolicyHostKeyGrants List the host keys a policy may spend
 //
 // Corresponds with GET /api/policies/{id}/host-keys (the `ListPolicyHostKeyGrants` operationId).
@@ -3589,6 +3620,23 @@ func (c *Client) UpdateRelayKeyWithBody(ctx context.Context, id IDParam, content
 // Corresponds with PATCH /api/relay-keys/{id} (the `UpdateRelayKey` operationId).
 func (c *Client) UpdateRelayKey(ctx context.Context, id IDParam, body UpdateRelayKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewUpdateRelayKeyRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PurgeRelayKeyCache Purge a relay key's response cache entries
+//
+// Deletes the response cache entries scoped to the relay key (policies whose cache scope is `relay_key`; docs/caching.md). Writes an audit row (action `delete`, kind `response_cache`).
+//
+// Corresponds with DELETE /api/relay-keys/{id}/cache (the `PurgeRelayKeyCache` operationId).
+func (c *Client) PurgeRelayKeyCache(ctx context.Context, id IDParam, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPurgeRelayKeyCacheRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -6907,6 +6955,40 @@ func NewUpdatePolicyRequestWithBody(server string, id IDParam, contentType strin
 	return req, nil
 }
 
+// NewPurgePolicyCacheRequest constructs an http.Request for the PurgePolicyCache method
+func NewPurgePolicyCacheRequest(server string, id IDParam) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/policies/%s/cache", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListPolicyHostKeyGrantsRequest constructs an http.Request for the ListPolicyHostKeyGrants method
 func NewListPolicyHostKeyGrantsRequest(server string, id IDParam, params *ListPolicyHostKeyGrantsParams) (*http.Request, error) {
 	var err error
@@ -8888,6 +8970,40 @@ func NewUpdateRelayKeyRequestWithBody(server string, id IDParam, contentType str
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewPurgeRelayKeyCacheRequest constructs an http.Request for the PurgeRelayKeyCache method
+func NewPurgeRelayKeyCacheRequest(server string, id IDParam) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/relay-keys/%s/cache", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -11287,6 +11403,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PATCH /api/policies/{id} (the `UpdatePolicy` operationId).
 	UpdatePolicyWithResponse(ctx context.Context, id IDParam, body UpdatePolicyJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdatePolicyResponse, error)
 
+	// PurgePolicyCacheWithResponse Purge a policy's response cache
+	//
+	// Deletes every response cache entry of the policy, in every project and scope (docs/caching.md). With `RELAY_REDIS_URL` the entries are shared, so every pod stops serving them; without it, this pod's. Writes an audit row (action `delete`, kind `response_cache`).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/policies/{id}/cache (the `PurgePolicyCache` operationId).
+	PurgePolicyCacheWithResponse(ctx context.Context, id IDParam, reqEditors ...RequestEditorFn) (*PurgePolicyCacheResponse, error)
+
 	// ListPolicyHostKeyGrantsWithResponse List the host keys a policy may spend
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -11730,6 +11855,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PATCH /api/relay-keys/{id} (the `UpdateRelayKey` operationId).
 	UpdateRelayKeyWithResponse(ctx context.Context, id IDParam, body UpdateRelayKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateRelayKeyResponse, error)
+
+	// PurgeRelayKeyCacheWithResponse Purge a relay key's response cache entries
+	//
+	// Deletes the response cache entries scoped to the relay key (policies whose cache scope is `relay_key`; docs/caching.md). Writes an audit row (action `delete`, kind `response_cache`).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/relay-keys/{id}/cache (the `PurgeRelayKeyCache` operationId).
+	PurgeRelayKeyCacheWithResponse(ctx context.Context, id IDParam, reqEditors ...RequestEditorFn) (*PurgeRelayKeyCacheResponse, error)
 
 	// RevokeRelayKeyWithResponse Revoke a relay key
 	//
@@ -16236,6 +16370,82 @@ func (r UpdatePolicyResponse) ContentType() string {
 	return ""
 }
 
+type PurgePolicyCacheResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *CachePurge
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PurgePolicyCacheResponse) GetJSON200() *CachePurge {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PurgePolicyCacheResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PurgePolicyCacheResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PurgePolicyCacheResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PurgePolicyCacheResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PurgePolicyCacheResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r PurgePolicyCacheResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PurgePolicyCacheResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PurgePolicyCacheResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PurgePolicyCacheResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type ListPolicyHostKeyGrantsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -19361,6 +19571,82 @@ func (r UpdateRelayKeyResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r UpdateRelayKeyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PurgeRelayKeyCacheResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *CachePurge
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PurgeRelayKeyCacheResponse) GetJSON200() *CachePurge {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PurgeRelayKeyCacheResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PurgeRelayKeyCacheResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PurgeRelayKeyCacheResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PurgeRelayKeyCacheResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PurgeRelayKeyCacheResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r PurgeRelayKeyCacheResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PurgeRelayKeyCacheResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PurgeRelayKeyCacheResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PurgeRelayKeyCacheResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -22754,6 +23040,21 @@ func (c *ClientWithResponses) UpdatePolicyWithResponse(ctx context.Context, id I
 	return ParseUpdatePolicyResponse(rsp)
 }
 
+// PurgePolicyCacheWithResponse Purge a policy's response cache
+//
+// Deletes every response cache entry of the policy, in every project and scope (docs/caching.md). With `RELAY_REDIS_URL` the entries are shared, so every pod stops serving them; without it, this pod's. Writes an audit row (action `delete`, kind `response_cache`).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/policies/{id}/cache (the `PurgePolicyCache` operationId).
+func (c *ClientWithResponses) PurgePolicyCacheWithResponse(ctx context.Context, id IDParam, reqEditors ...RequestEditorFn) (*PurgePolicyCacheResponse, error) {
+	rsp, err := c.PurgePolicyCache(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePurgePolicyCacheResponse(rsp)
+}
+
 // ListPolicyHostKeyGrantsWithResponse List the host keys a policy may spend
 //
 // Returns a wrapper object for the known response body format(s).
@@ -23526,6 +23827,21 @@ func (c *ClientWithResponses) UpdateRelayKeyWithResponse(ctx context.Context, id
 		return nil, err
 	}
 	return ParseUpdateRelayKeyResponse(rsp)
+}
+
+// PurgeRelayKeyCacheWithResponse Purge a relay key's response cache entries
+//
+// Deletes the response cache entries scoped to the relay key (policies whose cache scope is `relay_key`; docs/caching.md). Writes an audit row (action `delete`, kind `response_cache`).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/relay-keys/{id}/cache (the `PurgeRelayKeyCache` operationId).
+func (c *ClientWithResponses) PurgeRelayKeyCacheWithResponse(ctx context.Context, id IDParam, reqEditors ...RequestEditorFn) (*PurgeRelayKeyCacheResponse, error) {
+	rsp, err := c.PurgeRelayKeyCache(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePurgeRelayKeyCacheResponse(rsp)
 }
 
 // RevokeRelayKeyWithResponse Revoke a relay key
@@ -27513,6 +27829,67 @@ func ParseUpdatePolicyResponse(rsp *http.Response) (*UpdatePolicyResponse, error
 	return response, nil
 }
 
+// ParsePurgePolicyCacheResponse parses an HTTP response from a PurgePolicyCacheWithResponse call
+func ParsePurgePolicyCacheResponse(rsp *http.Response) (*PurgePolicyCacheResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PurgePolicyCacheResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest CachePurge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseListPolicyHostKeyGrantsResponse parses an HTTP response from a ListPolicyHostKeyGrantsWithResponse call
 func ParseListPolicyHostKeyGrantsResponse(rsp *http.Response) (*ListPolicyHostKeyGrantsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -30058,6 +30435,67 @@ func ParseUpdateRelayKeyResponse(rsp *http.Response) (*UpdateRelayKeyResponse, e
 			return nil, err
 		}
 		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePurgeRelayKeyCacheResponse parses an HTTP response from a PurgeRelayKeyCacheWithResponse call
+func ParsePurgeRelayKeyCacheResponse(rsp *http.Response) (*PurgeRelayKeyCacheResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PurgeRelayKeyCacheResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest CachePurge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError

@@ -188,6 +188,9 @@ type ServerInterface interface {
 	// UpdatePolicy Update a policy
 	// (PATCH /api/policies/{id})
 	UpdatePolicy(w http.ResponseWriter, r *http.Request, id IDParam)
+	// PurgePolicyCache Purge a policy's response cache
+	// (DELETE /api/policies/{id}/cache)
+	PurgePolicyCache(w http.ResponseWriter, r *http.Request, id IDParam)
 	// ListPolicyHostKeyGrants List the host keys a policy may spend
 	// (GET /api/policies/{id}/host-keys)
 	ListPolicyHostKeyGrants(w http.ResponseWriter, r *http.Request, id IDParam, params ListPolicyHostKeyGrantsParams)
@@ -308,6 +311,9 @@ type ServerInterface interface {
 	// UpdateRelayKey Update a relay key
 	// (PATCH /api/relay-keys/{id})
 	UpdateRelayKey(w http.ResponseWriter, r *http.Request, id IDParam)
+	// PurgeRelayKeyCache Purge a relay key's response cache entries
+	// (DELETE /api/relay-keys/{id}/cache)
+	PurgeRelayKeyCache(w http.ResponseWriter, r *http.Request, id IDParam)
 	// RevokeRelayKey Revoke a relay key
 	// (POST /api/relay-keys/{id}/revoke)
 	RevokeRelayKey(w http.ResponseWriter, r *http.Request, id IDParam)
@@ -2121,6 +2127,32 @@ func (siw *ServerInterfaceWrapper) UpdatePolicy(w http.ResponseWriter, r *http.R
 	handler.ServeHTTP(w, r)
 }
 
+// PurgePolicyCache operation middleware
+func (siw *ServerInterfaceWrapper) PurgePolicyCache(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id IDParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.PurgePolicyCache(w, r, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // ListPolicyHostKeyGrants operation middleware
 func (siw *ServerInterfaceWrapper) ListPolicyHostKeyGrants(w http.ResponseWriter, r *http.Request) {
 
@@ -3488,6 +3520,32 @@ func (siw *ServerInterfaceWrapper) UpdateRelayKey(w http.ResponseWriter, r *http
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.UpdateRelayKey(w, r, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// PurgeRelayKeyCache operation middleware
+func (siw *ServerInterfaceWrapper) PurgeRelayKeyCache(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id IDParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.PurgeRelayKeyCache(w, r, id)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -4920,6 +4978,7 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/api/policies/{id}", wrapper.DeletePolicy)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/policies/{id}", wrapper.GetPolicy)
 	m.HandleFunc(http.MethodPatch+" "+options.BaseURL+"/api/policies/{id}", wrapper.UpdatePolicy)
+	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/api/policies/{id}/cache", wrapper.PurgePolicyCache)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/policies/{id}/models", wrapper.ListPolicyModelGrants)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/policies/{id}/models", wrapper.CreatePolicyModelGrant)
 	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/api/policies/{id}/models/{model_id}", wrapper.DeletePolicyModelGrant)
@@ -4979,6 +5038,7 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/relay-keys/{id}", wrapper.GetRelayKey)
 	m.HandleFunc(http.MethodPatch+" "+options.BaseURL+"/api/relay-keys/{id}", wrapper.UpdateRelayKey)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/relay-keys/{id}/revoke", wrapper.RevokeRelayKey)
+	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/api/relay-keys/{id}/cache", wrapper.PurgeRelayKeyCache)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/relay-keys/{id}/rotate", wrapper.RotateRelayKey)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/budgets", wrapper.ListBudgets)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/budgets", wrapper.CreateBudget)
@@ -10179,6 +10239,98 @@ func (response UpdatePolicy500JSONResponse) VisitUpdatePolicyResponse(w http.Res
 	return err
 }
 
+type PurgePolicyCacheRequestObject struct {
+	ID IDParam `json:"id"`
+}
+
+type PurgePolicyCacheResponseObject interface {
+	VisitPurgePolicyCacheResponse(w http.ResponseWriter) error
+}
+
+type PurgePolicyCache200JSONResponse CachePurge
+
+func (response PurgePolicyCache200JSONResponse) VisitPurgePolicyCacheResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PurgePolicyCache400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response PurgePolicyCache400JSONResponse) VisitPurgePolicyCacheResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PurgePolicyCache401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response PurgePolicyCache401JSONResponse) VisitPurgePolicyCacheResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PurgePolicyCache403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response PurgePolicyCache403JSONResponse) VisitPurgePolicyCacheResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PurgePolicyCache404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response PurgePolicyCache404JSONResponse) VisitPurgePolicyCacheResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PurgePolicyCache500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response PurgePolicyCache500JSONResponse) VisitPurgePolicyCacheResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListPolicyHostKeyGrantsRequestObject struct {
 	ID     IDParam `json:"id"`
 	Params ListPolicyHostKeyGrantsParams
@@ -14168,6 +14320,98 @@ func (response UpdateRelayKey500JSONResponse) VisitUpdateRelayKeyResponse(w http
 	return err
 }
 
+type PurgeRelayKeyCacheRequestObject struct {
+	ID IDParam `json:"id"`
+}
+
+type PurgeRelayKeyCacheResponseObject interface {
+	VisitPurgeRelayKeyCacheResponse(w http.ResponseWriter) error
+}
+
+type PurgeRelayKeyCache200JSONResponse CachePurge
+
+func (response PurgeRelayKeyCache200JSONResponse) VisitPurgeRelayKeyCacheResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PurgeRelayKeyCache400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response PurgeRelayKeyCache400JSONResponse) VisitPurgeRelayKeyCacheResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PurgeRelayKeyCache401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response PurgeRelayKeyCache401JSONResponse) VisitPurgeRelayKeyCacheResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PurgeRelayKeyCache403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response PurgeRelayKeyCache403JSONResponse) VisitPurgeRelayKeyCacheResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PurgeRelayKeyCache404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response PurgeRelayKeyCache404JSONResponse) VisitPurgeRelayKeyCacheResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PurgeRelayKeyCache500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response PurgeRelayKeyCache500JSONResponse) VisitPurgeRelayKeyCacheResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type RevokeRelayKeyRequestObject struct {
 	ID IDParam `json:"id"`
 }
@@ -17258,6 +17502,9 @@ type StrictServerInterface interface {
 	// UpdatePolicy Update a policy
 	// (PATCH /api/policies/{id})
 	UpdatePolicy(ctx context.Context, request UpdatePolicyRequestObject) (UpdatePolicyResponseObject, error)
+	// PurgePolicyCache Purge a policy's response cache
+	// (DELETE /api/policies/{id}/cache)
+	PurgePolicyCache(ctx context.Context, request PurgePolicyCacheRequestObject) (PurgePolicyCacheResponseObject, error)
 	// ListPolicyHostKeyGrants List the host keys a policy may spend
 	// (GET /api/policies/{id}/host-keys)
 	ListPolicyHostKeyGrants(ctx context.Context, request ListPolicyHostKeyGrantsRequestObject) (ListPolicyHostKeyGrantsResponseObject, error)
@@ -17378,6 +17625,9 @@ type StrictServerInterface interface {
 	// UpdateRelayKey Update a relay key
 	// (PATCH /api/relay-keys/{id})
 	UpdateRelayKey(ctx context.Context, request UpdateRelayKeyRequestObject) (UpdateRelayKeyResponseObject, error)
+	// PurgeRelayKeyCache Purge a relay key's response cache entries
+	// (DELETE /api/relay-keys/{id}/cache)
+	PurgeRelayKeyCache(ctx context.Context, request PurgeRelayKeyCacheRequestObject) (PurgeRelayKeyCacheResponseObject, error)
 	// RevokeRelayKey Revoke a relay key
 	// (POST /api/relay-keys/{id}/revoke)
 	RevokeRelayKey(ctx context.Context, request RevokeRelayKeyRequestObject) (RevokeRelayKeyResponseObject, error)
@@ -19026,6 +19276,32 @@ func (sh *strictHandler) UpdatePolicy(w http.ResponseWriter, r *http.Request, id
 	}
 }
 
+// PurgePolicyCache operation middleware
+func (sh *strictHandler) PurgePolicyCache(w http.ResponseWriter, r *http.Request, id IDParam) {
+	var request PurgePolicyCacheRequestObject
+
+	request.ID = id
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.PurgePolicyCache(ctx, request.(PurgePolicyCacheRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "PurgePolicyCache")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(PurgePolicyCacheResponseObject); ok {
+		if err := validResponse.VisitPurgePolicyCacheResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // ListPolicyHostKeyGrants operation middleware
 func (sh *strictHandler) ListPolicyHostKeyGrants(w http.ResponseWriter, r *http.Request, id IDParam, params ListPolicyHostKeyGrantsParams) {
 	var request ListPolicyHostKeyGrantsRequestObject
@@ -20177,6 +20453,32 @@ func (sh *strictHandler) UpdateRelayKey(w http.ResponseWriter, r *http.Request, 
 	}
 }
 
+// PurgeRelayKeyCache operation middleware
+func (sh *strictHandler) PurgeRelayKeyCache(w http.ResponseWriter, r *http.Request, id IDParam) {
+	var request PurgeRelayKeyCacheRequestObject
+
+	request.ID = id
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.PurgeRelayKeyCache(ctx, request.(PurgeRelayKeyCacheRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "PurgeRelayKeyCache")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(PurgeRelayKeyCacheResponseObject); ok {
+		if err := validResponse.VisitPurgeRelayKeyCacheResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // RevokeRelayKey operation middleware
 func (sh *strictHandler) RevokeRelayKey(w http.ResponseWriter, r *http.Request, id IDParam) {
 	var request RevokeRelayKeyRequestObject
@@ -21019,415 +21321,424 @@ func (sh *strictHandler) UpdateUser(w http.ResponseWriter, r *http.Request, id I
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7P3rchtHti+Iv0oGzo4Q2LsAQrSkbZPR8T+0TNk6liz9SWq7e5o6qERVAshmIbOcmUUIrVBEf5zPMzti",
-	"3mC/yLxJP8lErpVZF6AKNwIkLfOLLaJueVm57uu3PrciOUmlYMLo1vHnVkoVnTDDFPz1MlNaqvf2N/tn",
-	"zHSkeGq4FK3j1uWYkVCwT6YfwW0hkUNixoykit1wmWmS0hE7IXSgmTBkKBVcHXKlDVzqtoIWt2/6LWNq",
-	"1gpagk5Y67iFr2sFLR2N2YTaL0/opzdMjMy4dfz86VHQMrPU3qmN4mLU+vIlaP2oZJa+jl/xxDC1ONh3",
-	"IpkRM5aa4Si5JiP7RNMY4GKfx5VRDKWaUNM6bmUZXFkcxU9Sm40GMZbaNI3BXttuCD+z2et4ybbx2O+V",
-	"/Qa5ZrN8DCk147khXLMZDkOx3zKuWNw6Nipjmw1rzfHIwd9ZZBpGc+tBvOETbhrG8dauBDdsoomRRDGT",
-	"KdG0M4l9T2VfYjakWWJax897QTEQLsw3R63Aki+fZBN7tRe0JlzgX0/zMXJh2IgpGORbGbNkIyKa2Cea",
-	"xgoXNycjN4q1Nq36/eqelT5/m517LxMezTZalRQeaVoWvLr5urxX0lLoZiPBZxqHgpc3H8s5S+gMzvoG",
-	"g1H2ocqRnxsO3FAc+o0GlCVsTZpRWcIaSMZeuj3FXDB1wyN2GkUyE5vtl8ZHCcVnmxbK3dZ3t22+XJeM",
-	"TjYamGF00jQae23bIay1Y5WPV3es+PZtduyDpiP2SslJw3AuDFUmpx8qRiwgXERJpvkNI+3zVy/JN998",
-	"891Bl/yA3JgcPSNjmSlNBmwoFSOhkWHT+g2VnNQvXkwN6xg+Yc2jBu3j+1nDwH/gEyY0lwJEi04Tbshg",
-	"dkIUSxk1qDN5vQv0JM1umKIJaYeohwxmf3ZM4irr9Y5e5L8Cdw0Plmsxg1llXiDj7D/+TbFh67j1Pw4L",
-	"FfAQb9OH5Vm1vuTzpkrRWTFtEBJL6dfSA9NGO/XPCytiB0jaVMPkI5okzM5aWAl8sFSSVabSsBsXhppM",
-	"rzcuKvSUKRaTKTdjHOFPl5fviYZ3kPaz774j0zET5YFO7UDplM4ah4pP15PTolLw3XdlpcCqCDVqAczs",
-	"UjaQ2JmI504G+7TsZAg5bWQkcrtjwNRGvCzTTDUNwV7bnJfhENbiZZWPV3lZ8e3tedkX+7BOpdAMTtr3",
-	"ND5HgrN/RVIYJuCfNE0THlE7xsO/azvQzy32iU7ShME/lZIKH4mRHm5owuO+o95W0IqZoTzRreO/fW4N",
-	"OUtiO4wkG1n6YtqSjD04mTZkQk00Jv/7b7Tzj17nu4/u/52Pn3vBi6Mv/9b68rH8iPsCGch4RsbUnhOC",
-	"o7GTK1ZiGQ85c/d/CWr2wn8glkwTIf34gDRiGWUTe8baE5rYtWYx+V8X734JyFRJMSJ2uQOSUmOYEgFh",
-	"IpsEJBPXQk4FgVU46Fqm9VKKYcKjWy565N+y5mobes3E3HJSkJ4lHmOfIuwT10bvakWnihtG/Gg1fkwb",
-	"aZmb5UeW35JM8N8yhp+XiqSUKwIDDgglSk6JNjxJiGJDppiIWAy/sxt5zWKrNOLCvpJqwOOYidut7DB/",
-	"TWX97PoIxmLtvAmoHdN4wgVRMmFEivKVXazfaWbGTBg7djvlQWZK/P6Jhs9augRKpUkip7CNAXFOjZcX",
-	"56+IkddMECviuNZcwAIDwcKavRaWWmlyVizC9mwAX1VZNv/j7o4pmBdkSHnC4hOYZiJHwAzsv/EskLaw",
-	"ugqhRLNIMYP08Ys0r2Qm4ttNU0jTH8JryvMEj4XdBry0g3n+IonOorHzPcCeSsHKAn9CZ/BJzRjM71LK",
-	"t1TMHE/Xt5umoob1waPAqjM1UpIJFTO77FwQy+4m6Y74hX+1f6lVRo2aETq0Oqid+ojfMEFiSwNWUo4Z",
-	"jZ1X8Nze2Tkd1kr6CxZJEYOiO6UcbKcFfa1Qa0BsC5qZsVT8H+yWBJPBm/JzXFlMzUeCcEFAuxYxTBFZ",
-	"ChzbHdERiOfye/F72ir/QDkfRKpkZEc1SNiZMNzMbjdn+CLc3ceT2iSm6ozVYnnsbhP2iUYmmQH1yyFZ",
-	"fCQgXjv6EhSvLjSmW7zv462evv3m/cqSpIO6BvL/gWL0WlvplyWMtMuj0ZnjFLQkKB37IGZMS1oNiPjA",
-	"ak+Z0MwQJm64kgK0mxuquCUDyzPzCcAJO03TZPaK447TOOZ2kDR5r2TKlOFWqRzSRLOglZZ+qpDRon4w",
-	"5Al7oslfT9++yTUs3V3UXr0m3PQOtN2ADjWJrM7Rvmp1rlpouZqYCzCLSi77Z73vXoCF4394Wqe+F+r2",
-	"33AEQT6fj/n9uMh2kLBGJa16g2UCAd5HgaUXJ3oaRSw1uWvcaVKUJNyAVY4PkrZmNGExGTPFDkrrOJAy",
-	"YVTYMcZq1leZWPzEeYYqjD3sM0JFbDWMhHBDBjS6rn+ZXXvdvC3aHhJLnfDOAHldzNQJMXLEzNgKaUMm",
-	"dlJPX5C3/Hv47PNe0Ov1qvSwloOgINEvsNev8aGnvZ5zcfsf5n0HdjMyUUNfP7CEGR8B0N5Su+ZWmnDh",
-	"Ykd2nnDCij+dVoYvG7C6xZujLlzJJUSlwZX/ef50KQZipdaY9+Z7jfFuWY2d2lZPFhS0SBFpQkU9Qdgr",
-	"AVBDwgUjKbMnk6Ww5ZTobDKhagbXAkI1CdEpDJQTklRxYTRB4b3AHLI03nIVplQJLka64oRaeP+Cp6m8",
-	"c3453NxL7wzy7SmGWCx87V5nMTdnwqjZ4lbTCBfzc8sal/bL+Pb85fm7wU9gzSP7D2nwEihs+H+ZldlX",
-	"MU0aGVmjPv06lscktHLt+Crr9b6JeAz/Z2FAQtArOqBXhAHpdmv3h5p1vTZBK0o4E9a0ilU9HdkrTKPC",
-	"7+xLy/yHSk6O4cfLl+9JypjKLSF8JaHEqEwbFlsr7dOMtM/P3pz+tX95/uHi8uyH/vvzd395fXZxALIE",
-	"jvdfOq+kmlIVs9j+q0tOi7CxklMrTXOfwVRJK3XA8Hrz+okm1u6P5GRCRawPHDudaiKTGJRZKtDoBoWl",
-	"dtF4XD9/JadPNNH2uyJiRGSTATqOyqT/4lmrjtwt56rbYGqAqQG7RpWhTYmxigCsxkHtAPHOPo5zuewE",
-	"TYyalqexwFOzG1L5ZY3n4g3XNRwwP7XriYjigH1ZlAKlzIFVL/qFfTKYirA4WRhI9W11k/qei9gu1iJT",
-	"p9GY9YG2+6niEVs1mPdwkz089sm4z0WamU0fRVbV3+SsMmFJJK6XBD5VYLVv0tP66tu2mFce7F3nAzIz",
-	"m38hlZp71lw9WG/klCnCNTGKs9ilmdCJFCNCMejwRJMBkoGeP8IgvRaPMIytb7gzfOfURB0xeBsZzEhI",
-	"B/KGOWIADq3DtXUpmN0lx2/OnxPFqJZWxhUrNZe4wCMlO5ngRoOgn/Ak4VKQ/EG0RPUJEVmSkAFPEmDo",
-	"E6sPhuVdCGs5m33Kkp53gy8ukx7TdOUWXsBNhQKxEfFnqTaK0UkfY0C1vLoUWCoyW4Sc1ts4U8ZH4wZL",
-	"yVGJ5fxjqlglzeGJJTA6HPKIZCJ2vpIQ38bikGijqGGj2VoUVse5SwkTpQQgWLyFdSidh3xGBaeonuG5",
-	"A1fLv4IadrhIgdVzUeFmld1dwodfoja1oXV7H6y6xHbzHJ/KOdiWC/8O2Kubbu/r4ZVOqZSqzAvnGeWa",
-	"fLFs7OyeR87zu5I75ej5Km9Klb25bXy6LDEN7PY1ktPK7GoTTrWEF+xC1fTq3UPRMz+gkfj74m+LDG2b",
-	"F96a79yW15yzNKER04QmCYF7Tgh9IPznTrlO0PrUGcmO+xVcPPaJ7mv3qvxqh09SqeAQlnMA7c1W2FPL",
-	"ZFojbsbZoBvJySFc7SSJ+9ehTJmgKT/Mx/Ol/HJ9zdOOTPEQdFIJgUoc8n3yxdvzwsXDrxi9xqDYgl9e",
-	"sygz/IZBlCZT+PsapD6WSa0XYUa4IfaiPiah3YCQtP2rA/Aiy+GQxDIbJEhj5CmZcHEQkDCS0v4WkjYl",
-	"z46+e6KvRCmkZ++gmRm7cFJI2s96Tw+f9b45sGIz/C2ThvbZpzEF9w5cPgoIFzqzSjH4k+Ceg+BKDKQZ",
-	"E8U6qZIDn2JFFwc3VHJCvukRiBo+7dlxnpBwTJNhH2eWJ2C5R68E10RC3FnE4OaEL+QOogmdkZHsXgnQ",
-	"htGBZ99kJZV/K4QXYCFaQas04VbQmptjrf9uE12vnEW/zv1LjBx/AJy1Q0mIKYAdHcmUxUAR1ggeSlWp",
-	"vIDLJLxms7Dev5Qykdtk87TmFj+h2hBHY2RKNdGMiQqTKttwDcyp+CQywPpplj8VED2WysBWY+ilM1SM",
-	"kXb4vNcLgZ6FYODiIooNM81i++uzo+9qqDKsd69B8Lt59lQQu0AYE2SKJMxocHFymuREZ8ZKZqPx9gsC",
-	"e7RS08EhXMC99iFYkf4NU7rWLeLu18QashAHwOiVe+CEUCLY1P+qDVVGkyiRmsVrOkkgt2jdYcO988pV",
-	"tcqkpEtW5+ZXyH8yqOerZWIu7WxOcI6nfmxm4DvRSJ0sWBXRwJctGcyFp4rqvsJRRgFQKeSB085umJoh",
-	"izjxHMLdy5EfWJ45x0ukSMBr4RnmNZt5d0QtB6xsaTlSAsTjtqHCcWvfksUjVnPuzqrR/9ClmNuTXdRL",
-	"2L/K5Qohgex9CFzNBXQmMqsLjJedZ3JIokwpJqIZaT9lnRcHcGBSpriM13T6b+PZXVMq4DhW6qd4FyjJ",
-	"shQzmH/9Guy5VAayzQt8UcA2z27uI6xzpRVlCZUSm7kCF7eugaeRDR1aQL9r+rN2QeJ7oO0T4lTeXs8e",
-	"oKe9XrfXW259PK01y3ZKoRtT5CYUuJx65kmieeN3IiqQBd6/7wLGsZXroiDBvZJMndH1UrGYCcNpgmUf",
-	"tSocpr8UtW/WlOHCpW65TL2pVNfaF0Z4YUYjq1zYHz6lsJ4+3F9vFZxNKE8qGXstGtP/6f6yxnP5VDG4",
-	"u5Iq9c1RDyxuw5Qd+v/u/vv/7P77v9URd55HXBO/kPHMnnhUAyBTi/h6hEX2kWcUrsybey2GcoG68PE6",
-	"eoJnfoBcxMUj4pIH67OZWBJDXgolsTSQREDN2CcBVUoT2qHKEqa7vS6SYAhWKi3VUwk6YbU6f55uWBui",
-	"59oVG4DRWpsLs5BVZGdUvLdxSWAZa3wEcV1wj0ZjLlhHMRpbiRlYFX2QsGMSzhWDgCXes9b7XBosWvDW",
-	"HA/zhPuQHJIw0mpYtvK/sQ/nSdfw0zP0F2BJAfzyHbxoIevUXjs6sneX05nh1+/srz47PSTt573eAZrm",
-	"C1uSJ642kgW4ycChHRReAaRwrgkdyMy4G9f26JXJtIYHN5LJK2nlp0wTdgIOh2hMxYitphPY6OVk4lJh",
-	"fipyrheXI69NcJnZpA25NAGJqJCCR9Rq9AQdigcF2AAZWdt1wGZSxGTqM+kqEc+UWRPBDkCTdiwjfZiz",
-	"yg5NeXcS/w/3zYMuOXXfx6y8iCrFmSZRzpQ1ZkAnkNM34EnCxSiwBxRlP5xWQaQaUcE1UBSkEg0VJAYZ",
-	"z83apy5H3N3yyY6kc81mAcn/8akzknLUyTRTHff6AOx2yjv4geLpYZ5s9KeAuDTTDhORBCfxv/753wcE",
-	"aqXBnYA84BnqRDlNlbj206NvV3oeixzJb44WqQxKLRtTDvdhTvgk36VKhb3HmvhJNlrpo7X37Ex1d1VV",
-	"Pg94A4UcVnKr+PJ+VmRudvBg47h3oU4iKd27NgnDeMsmg1qH+BZ0nUOyrEPdvjJgY9W/BPxS1DWUhrti",
-	"qlsR3taD9Q+uGNTOqMpt58Ogra0Mlb2d8YUx/iTrFn1ANetnapV3395GPpy/CQjrjrpkbEyqjw8PrfRF",
-	"gQZxuJuntYqt81L3BTPWpqlEnOYqlvAO72nXpO186YG1F5gJiD2MMoNSl4ECMwlHeGC1cawYBcEP7nGa",
-	"O8hdKUIZ5eiJhmIKl4Vm6DXTJMSs4O/Pz05/Pjvv/3J2+eu785/7r05fv/lwfnYR1nqgV+da+AXQTN0w",
-	"tWT+F3CDr2VpP//0KSDPj74LyLPet3uZ4cXZ+X+enRcTdPqVYgmnA55wM7PalfuGPthy/m4T+27z+pN1",
-	"g407z0uFLMz+YGbY5oNxKlq/VHm47CTO6cwbJLrGyRaj24SRpEoOXTHXststx3jvbi2e6oMpu0ZeAtz9",
-	"Hm/Gx294zNQaD+J9a3I8O0qv6xlpaLL52u1DRcynGxQ8tpwKWXMmmshzkSRqZrpIn8U+L+zdZhqsXeGt",
-	"9Ihm4XIqQIZYywpkiZUtc0V6R71n31ZcT3Dj/+/48HDHMmZrtkqryXu3ECGVVI+qi3Jv0mWv056XK7uf",
-	"db1MKcHe2VfOaTR8woiRhIHLiusxFgjl0fr6QS51F2+Sjdsoe/InX/SaRg0ZKdqljJWdjkaWQCy9T5XY",
-	"j2wxmx1IuGSzyb2RYmSnMaIpGTAzZUwQM5UkGmfiGqJE1Cl4LK64jDec2aN0bJCO1e1p3B9KpmOZlAyC",
-	"iCYJeBnt8d94Q+p8EPUis0ke/cxmNVKF+FeUHH5d8tpockOTjBEAcrE8EOE0MaXk9p6Auy6F2rDoCOtC",
-	"wlRxqbjh/2BxuG4qDSa8AH3Vwu0ycXP8y+nbs7AAHkA3eOge1TJTEYM8CHtz6IwRuAfr1btrpSKV37bS",
-	"BoabL/DeNVKSXgu76ZppGBbQh+WpLgUJ3ej6hERcRRk3XkYWGUzuxeuu6aanljPVL4IY/cbSUGoYgVtQ",
-	"okOiTA5ZBKfCVabCTSUEvGs2I+3z928Dcvn+bdXGu9v8iFKmFXKE6rZX6LEmG6tmpSoFSSXle0Pt92c2",
-	"20lGBQ45DPLjodiwJoFiXzU+t6imwfE2RH5yXvvEMdoTd7YxUHF6dtE5ev6i8+PLt0EN/82/nlKtp1LF",
-	"VTvg26ffHS0PZgQtqFF4J5JZkcZd4VyrucU5G+7ucG7mNJ2j+iU0uAu/qRee9+4zdQO5ZHRyMaaK7cYp",
-	"v2lq89YpOdUc0SKza4Vrfn7WO9zSYiUfzt5q0wReklDDRDRb30mzPD1iTFNIsg1ArPkw+Lwwr081v65n",
-	"axCdpoC9wxCfy4FULzJhw/TWFcS6IUvID+FJBQA2N79BgwIMCmfzARBGu5R7DnZ+yWO+FPBp8+Jged0K",
-	"yrtY7FB5PZZQx5rxkjkV30EGLZWoJ4RxyLBSvvSqSgKN0rYG0mazQrAmMXkKSe0V2fjHEIU15WaKTeSN",
-	"2xP7EOqjm6udTeVkHz68/uFhVJM1heF2xfQfBqN/X/hLqrv9k5wSxOx0sD1MI+BTKRusVCzgcoDq0n8w",
-	"KuVcLLo7iQ+OCf1Hplgfo49B5a/+zdPAGmWGfQrIgMVKRteBS+x5lzJx+rpjV4MaPkgYQbfpE03aN0ky",
-	"CYhMEjqhAUkm2mQxlwGBH6I0DchIyd8CMuHaKJoEJGYs1YxdBzmkWWBNbgaZm5jqo2RmmDrokidPECDI",
-	"6d2QzgNcyU7wiSZpQrkgaTZIeERO37/uklORYwi7mTelAJVYxItnNbImP6b1/oJORDUjCTOGKR2QmI+4",
-	"0QEJu5at9kPYs7ATBliNw30OInWP2JWFZ05yQLcX31izWdHIvhHSV/P0U5f/xLJWxbk/BwPd7RdA0A0T",
-	"2ircXo5I3EGsAfjdSDINhYLEyLsODywpuYU3P4iS27UDGCuXc89hh9/Faq4ZbF87rnGbIPrdhxse4wJ7",
-	"ippvWnv+2qfoXgKc8U6Me6x50HspZtu09AdqLpaNZLVPOzf8lm3UQjnJtohV2+b0zaUeVirXShtSWZOg",
-	"aDiyiau1SjNbpRxU97EGiNSleYPxAfljNDKacHGS9+Eg0J5iTG8YBMgTgO9SrM5AWXQnmaSvEXG84mT9",
-	"5kVNbI0Pmd0twgVxzyyXV9++eFYRWC96K4300nKsu+BxjWXib0N0klUkO3f0V3iP4ZXotgkrSfXH5HtG",
-	"FVOh769QFEilCRWsSy7GVjmWIpkRv0MraHluIvnIVi/OLmy2xYW5X+vtZza7cPBw9dYbdU3rSMqja+3Q",
-	"CzPAii/gqMvlaaUYI+DPZiLuKzlA8FlGtekrFjFhklnfWjG1NWvQFJGpV6gGvq0tQyowIPBmaykaqcBC",
-	"yoRiNBpjdVLCTNFbySEikDYClEBpFtpTiD/YDrFWHEEZ5oA6XBl57YjliIvtoL+ZL9BbWYS3KLK8j6j8",
-	"dL3j6Gnv6NmmjqP5sjo3rPwDdQT1ltX2YAAPLYUIZQcjlIBhD7j5+gQKunwxcOh+LTaNCzJM+Ghsynvi",
-	"r+aYgohZVIAK5n875cb/WfpU7Va+9VAnNUD2n0x/ykUspzWMzCFa9pAAwWpfMx68jSI0pEliTaAaG+kd",
-	"OD5d8NcBRWo6QeDyAoU9wCAxmFxQiOqQjO25wjJN54PJc8CkYJAzlzevK/KOrClA2lDnOICa3dxLwREm",
-	"BYLQyEnGVJMQ7+r7abiGcZ6Frpayc1xzTaXNAyAv46qw/z/bG7FEql+lp93l4sKHSqZFruUv4G+TCWTY",
-	"5YifpA1wM5Yej0nu/xKWuaU8CsiEGQoVY7XRDl1i+CvHdy4zw3IRYZ/OUmvY6v7fa6Fy/tfFu19gkAiO",
-	"Y1QWmUyx2JX91QdP8neaMRfXDhR52W1SJnrFPTfcp3os3rSbXIXFNF8HZj3HKuqoaGEyiyOfX+q6ZSpt",
-	"ZpklbKZzwz5vB39awxOX5BQsx+KvcLSVdPkqv3tnxzofOzYH2XD4tzzx7tOteandu4sDvCLBpPZ45k85",
-	"yljnuK7/peL0rvpOXZuWRip/1Sw14TrhsS73KalEDxOuTZec0WiM9uHA8jgJwhZ66lhR6XCLFoSufdYy",
-	"QRGxk1LTk82EXqmnyYtFEVgQeJP2hYPzUGxQpi5icB6W5H9Ek0STUn9GbkibT+gISrDJ4c3TQ/hLH/4p",
-	"IDSLucx/h7/sz/ZDCiy4/Frxkw6IYoqK6/wa/hmQyA7TN+VXAKiQGcImAxYDRHpFJ7c32z/9VbuSE4w9",
-	"wzgcUBR+E3wT9iPNGt8urDtUHe/dqCvYTD0lYJ2+JmlmXA0A7v0TnSNzAWDBSXNEKCDhsf3Pof1PJyzR",
-	"9NG3jYGfUWo6z2TH8tG50M9p5//w0Z/8n93+8SGEgJ4e/Ud9DKiGv9XasEBOEIXDc61r4PeP8+zYWUgG",
-	"M+Kj/kEZSZ0aoqiI5cTeYS3MUpgS7wJsCm1CksipJWCmDZ9Y4Uvsz6gsByR0SRP5bcbVJZSV6QmjGjQn",
-	"yPxP+A3zMO8HxXvAoB5kehaSIYNXLVpNeHeNjT7LIdpdPRL0b3Vjy811+/bmY7MdrPCC3vB70xXuUjm4",
-	"a33gvvXzulhCPTc7JTHXaUJnOaROJaJbt1Yl9rrwuvdUa+g9hbw1tCfSmrKWf1ieS1I6Yi59XZYASO3P",
-	"XfIupb9lbK1c9vclv818Q3lojgtAQzqRU2ssj082zxNacPd8u06e0Hs6SySNX9LU2mw7wv6oOly3hd/L",
-	"AWhrUpoTHm0NCbhjwLc1MAyBPfcHMp4tgcqqbUMfkCz15V446yeaRLhZfcumrODQpO1gmMiHy1edb4ke",
-	"yymQ9Yd/f/Xq1Q9NaLM4rNpuTkXr8GXDhm9jsg+MFwL0bV+89UQTdmO5EQGUXmEOyrOJaNrgqmjOjHTt",
-	"8F16Ubln/ppuN6MyEflwxzxjgV2YUk2izBBqakbZZIGUlnLODl8G+VhzTMqk7Q9AKaxWoaT5LSrPrk5F",
-	"rJ50/UPRDbB64hvaBNZCjc43xlvS6O59jrHnVZKYIrSrMONaZeO9jAswvbk8YmtbCab6Lu+Bxc2Ae3h0",
-	"4ieavHl9cXn2S6n2E/y2ab2DKpVxczwRXgdNftpjqQ38KxMJ0xpan/OR1eKajp0VhhtyVC1oqsfS9OmI",
-	"VUONdV2PNQc8QXtg3HNA1oOMJwYQ7eSQhKVxVDNmABC9NApsN1cZhaWjbWewTkEWN2Pnj84n4HaR6ClN",
-	"raK7si1BLUT0xgvfOFrgQU9wUeNyMdgKTE+kquLFlWHVLFPtqjcQRFB3LqoUV3sygeXUtJ8cDrlwraGX",
-	"6ZigXp76m78ELZokfV8pUUOmb1g50qNTJmK32z66eJLnh3au2YyMFAUpguEHQfhIWJWp/tzaj2MgZPHL",
-	"P+KLKsDUhYd9o8/MBTPq5Il3r8zFRzQmszkx6I3S3LwhXGjDKHRmHDAuRj6sUj+OBV1gcSQvaWp1VzBe",
-	"3e2xw7PrHZMXz59/8+LghCRSjBhAcuMSgBAUMZlQdc1iksuWdQNcblwpSh3doPfqSl079MzMy9llzLGf",
-	"MJ+LDLp39t03PD6gHGimbgoEm4Z2yNtotDEbKRqzPjSmz4uo67cbQmxTmSUx9J4H7xbMoCjVdGtd9AQF",
-	"wHB1Y/dlBjfnZAHegWjMaMpUTiQ5jdgNpGIGHzpwZgoaDm7E2r4QhuEwfvJorO5O4v/h7uq493XksAOv",
-	"2hLyxy/TgCVy2s9dDksWazqWmhF/p10HePZ2qyKHMGV7dqghNEkaV8Z/eMv5rhuCZLP+ugZ7OTvji2Xo",
-	"kOng02OBs616RU0qhfNpUGPYJK3rNv7Bl/j7W6DGOT+XkZIakUDgjG7YwNJ+2m5I7cH5SU7hPJT80RPq",
-	"aNZh7aY0snv5W8Yy9EgjPz0hPaIY9ummBhztLkH+6Ls1R7ZZJmgTOf/ER2MswHfkivQJTrz58a85sC1K",
-	"vyOrGIFok4KVg+8jecOU0FuVeIMPdW3iRU1i0d20AXBnqTSzJmvMUigi10yFLs+xDflg0HwULS4NVJRp",
-	"RgrOOIRkBT3Thk3cg4EleOhbZtmBuwQdrgEydjDDnEFGJ9C0grtmnDVG590WzVdhp4pC1JL2M6+HzfGh",
-	"eRqrHtOg7DCusI4GnlQj8euUkwWKCgo1c1GpqhG8jUJmswA4UmqpH/OqEn51wyPWpxEkKrmOCC4/1v7T",
-	"A3Y29/7YNdjoSkJbGx5giS9tGxASCCHmTNCzcDyVa3c83shDt7g7d9TuY2mC9Yrv1Z3qireo7AmqmWE5",
-	"PbsEF1tCvtj6POwI9WLdI7N4VjYC2b0NAW/YW3YPVLm7lP0G4lm527uIglfZ6b1HwyvD2VHF+brUfGL1",
-	"hGoJejbwvO9eyHytCvb902rDLm2VhbZL19SqnKZ5h9Kq+2s9Q6seanDjFPypSp490ka/jVVSn/aOnmHP",
-	"ymffPv+PF6vKH+GmVb7SevfNqlmsdpP8gHeUjL15d8m8bwRysyZ63tVRxaM8dra9c3Ysh6br7dKVsTih",
-	"5S6NwkWRMAMuCm5gzAsQm/mMbumkeKDeB18jtZxYV5VyLrgWts5F3d4VsJESsSls1EMzweUUu0VbS7xt",
-	"7W34l7OYIb2gZJaDLLR2eMJBliaFi79iSOdGNniXIiqENOiOnwsMHFTayc7Z8l3iBsiUOzwOxW+NIr51",
-	"+2Pg8josGwgnLKpOm6JRbSLZF8JJhY1Q/ux6Q99K9G42uyX4WeuNcXfaaWXTHoiKurvZPZQZQcJZw8EA",
-	"LeqOT0X+zXWGvNWB2GBWc+PcaGy7I5XSFj0kojmnhoHysNLdnReo0jRNOMZSraEG6xlAnp5MfUZ+njUl",
-	"p67cGx1T4KayosybSmTK0Ul+R0S7sZF2S8TJ2lOx6AXOB7Xudu370NzKZ3PLNWtcp3UXZ8entjgjD/Lk",
-	"bpUZvv9T0DD2FWUE726YUjz2Thx3X9HRFJNGSjEoKEBn+oQ8eUKuGUs1plz4oLUrDvbZb9UQyy1y8nEy",
-	"O0ZU3YyRbd/iuMST1kZTnZvw7o7YA8JSxQFt1wV5Z76xVb6wtXxfW6Us3Yt/axt/FnhqtJGpdnklVqPY",
-	"kRfqdwE8tq6frGmhbuPc+l0s0IN0v+3Q5XZHbrbb58wswNAWFsXXCEN7547DWkVL8aiunziPlOxkghvI",
-	"7/TYLKT9lHVeHEDq2YQnCQdLDjFWjp5DqxrCNTnqPu+V76lUnLr7Nk4Oh5Feciy/2yBQCM9pjGJYc3RW",
-	"dvFXUW0BZqWIE4ypJhOEVKGChHQgb1i/jGsTEvjLLcGiZbr4RG3NxipBGI1ZHxy3lnuv7rOCW+qfjN33",
-	"N3t0m2dcPeZmDylGtRRcjDZ6bk5nq1nn6hTmBvex/iCIiKe0piteCM5zfHN4jDQDEGge5/T0h7evf+lf",
-	"vvv57JfwBIPO4TGhRPORYHGHCwCwK9sWpTe6PJF6y6GCO9lI9zWguTUJ0jWYe/blTzQBEEyGReVCio5r",
-	"sYMPa9KmKfflDgExTFAIQAckSjhz/8wbqScyct3TFRtZ/vCvf/73CVkAiu6S0+KzPgEJwJQTGl3rgFAy",
-	"4Vpjdj3uNIb6AS7aF9Pl7aPm4ZeJoBMM3XUJwqfbaYiiCTx1g3fw8/YHF2InLsT+RBPAzcHbBTn99cLd",
-	"fADp9xWgtQn9VN6QUuv2MoXBEn0V3dvXtyd3lU9ZGJ/b93x3O/CAur7fwjKfW5Al892J/e2I9/7tbhzI",
-	"A+rqvSQe+zZXZXOAU4lpBvaR9aKedSuwBJVMZUITCtzphIRRpo2cQM7rTGYK+owhnjdpv3OI+jdv3rzN",
-	"gcnK6IqUt4JWjmDWClojKUdQeIivrRVZlSDBg+RzKkvqPBpn4DMEBMQCaVZJOXGR7FJrz5RqXUEJWurF",
-	"8QtyniW1fqtNKG0fuem4Hptx0tvFFrbarc0X242tAtL0vHebDVg3CWGn0YUHFFKo0vJiPerEKk71FUQT",
-	"KsA1H4LGF4J5iFAzpA0gw2W00cCXCx3UVhHvBq1zTdYy8eCpS1Fc4KYvQStlyhoZTabEKYloCgwFIg/g",
-	"QoBGj1IhyHXJNrXqrkvBaQA52CZZaZscetyn5rJ2a03gPSe+Jpcs7Ok2zaxq45+4IYGntoXhzW/Clpyt",
-	"xEE2dO/np6DZ0q/3292W0lZlf9btY95neJnP/ujFf3z7rNfbqHvw3DatXOudssomWXuP7HK7UNE90dI6",
-	"tHN7cmlesAek3teO0/Lthl7XOU/HDtfOl0JFDLBR4DqoIkedkNAhZvVTxYb8U0g49JYYcqYJ31GlWvUT",
-	"9TzcV217pMAcM9P5SFh31CWhvu5MVed08BILg7ZpB7Kr0riNYhXlgPni3K+ZS0HKM2OxIhWQN31fI1yM",
-	"OTdRgGAUHgMKDb0n2icd1JZir4+E1RSuqyY/5DlURVa7WK+yeXV6+n30YNlNveCDaeWyRaWhM87mju1c",
-	"BeKKqsNy8kYplWXH7WE8M7yDosSaLqEVZjPnfXGAwO4oDDOTzfWLWbqfWzOXNboabRQ23UlZY+PShMXr",
-	"w7Wa6eyi/nE1HdXgnuXobCvVQC+eV/S4Ade+XuxWU6DjFrLubPjj+PXff07einfp/19dmA83v3766z96",
-	"T4++efb8xX98+12n33xXFVgX31lg6vY7Hz+/eFaHprsAYufnv7RBjp/9ThTq0kresy7tRnIuzeaa4UjR",
-	"aAksW45wYtmETGKwyDFBcCrVNRcjRDKxnBJQJpx3okBY/qZHYjpb0Sjq6Pl3R9Xehqs7RVVHvnphao5N",
-	"qtgNl9lGe73zoybYtPG47elsBMXMl63bVqbGMrEDemPRHMTSEir8+FCjANoun+USH34Q+Sw7UscX8oDm",
-	"dfOvMxtoRWpeeUGkU/6/0py8WpNbose5kkHh48L+D69h+L9jdsMSe25bQeuGs2lDmoV999pIM/WQAnQO",
-	"jsCFBO1dJf2KtIVrgc+1K43sTHmMbu7fCRrNUmV0Dbiq1a1aYauXh8Z/B1AxMNMGDJgidl8x5zayugqa",
-	"3YnhdRuyvi1wxoYOht2Q0O7sGhjQij3aiTJeYlP3r48Xg9lKg1p/F+ulQbk0YrFpgJKT1HQgAZL4cotj",
-	"El6zWegUe4iuMa25tNoo/OkzurzbMxpLzYR34AUkdP8KCU209E/5hnzYhbOMGMt+y2iiAxLK4TAksWSa",
-	"OPZfzrRAndW9pRW05HDYIKQyw15SEXO/2s1VJbWmLqLGOmeIm/oTTRQTMfvHjcw0NmJpQNPF8a17lppR",
-	"d3ukjQABB3lXoVL9Ve4tDYjIcVlFx4xzDNEnulvrJLGbVwuTXw9x/JPfa51kI+1XBRbA/mvmAE8GjBjF",
-	"EVM3P6MrGx/aT/ZjruebtVcxP3R/zJJll4U0fcBYWPqSTGDn1/pblrVoKKr6avCGIqmaWhVVq+3skgE4",
-	"YwCNcxRGEY5LzXp86RyJFZ0G8+132pMi1/wgIGe/vj2tb71jr9a3H13EQR/TlNXO2qqdddOalVPBAYw9",
-	"YUNDZFbAvkB2OEJMUhL5g9itD7IjWGs/X/7FE4nViQBMX/60ZiKGemlL+ZjF5b7vaBSLBmJmKE9crSM2",
-	"Zo3sVsS+DSi2YPDI4i6MtFyOlc64O0+lDgewohX0OiSRj03c+eVYuoTuZj7leeCYw7e41ksY4IYsqJEh",
-	"+Aq62ovN50UnssG34eXGE0uWMfvkRIHfwCc6TxNe4exZtgH5qN1ISrCcjVvwg5JpyuJXJWZcU+RdO9vp",
-	"uG596oqvW3hz4yDOPqUJXb8P81yUS7By4h3Dd3XJnPZa7tsBodbcu7ComvpuKfWjQPW+BtzADaKmEQxK",
-	"CntusS2f0a7vihW31yw1AdES8stR27hmM0hmd3wUunZjeAcixEz79xcd4OATBwDWM+LeCSAYizVpp6Dr",
-	"EM3/wQICTZ4Cgs0Ag8VWrwdBWfq7OLOZ5d2AJ8zQmBpKxlyUOYbb06rv4O9aiu45nb5lWtMR6NtjRmOm",
-	"lpYqrKhMOPfFN/gmYHdYBUDtbP/SAcbWAdIKiP/zAicUkE+dKKFZzDqRjFnHzbPDK1DzBYFyMZCZaIgI",
-	"530YywD4rjMANOngIIfgDQT4I2m7fBrX/7cfjampSavtuz6J7i8PqK+Ln4r+iuUU3P4EV7r6I0Z58roX",
-	"PAsjJpiV0NbuZNDc7+OyBk5N4qlt5VMAiGd0wv4nNHywGtPBSe6DQmK05+KJ7pJzX6wx5WYsM+itIOPZ",
-	"fBuw5y+W9z1f7iA89bF1I1EcEgoodHnqHC1lYawT0prvILW4HHjWQV12Lz5BMGuPLKBlcoNHt5IuvGWO",
-	"d5VzakjRqkmndnHrBjwWP1LfCccect+bDRnOHFhX4V1dWKHiY33tAzDVT1615PVVC2hl6tSpIr0x16YX",
-	"W2VUEkcSKqhXSleWxp+V7s8JpqEvVZKNqngzRUEgZ7qq4wkrVay51l0CvDBUclLb0khVoN0ju/D23oZW",
-	"Q8NMN+0fUypvu+qAC2EVAVh/TieFU1A/3rq+PhuVIM4nPS82wFkgjupeLlcNig1frSeuayvn2vkmzpWK",
-	"eV1j1aE7YL33oO5rhRuqYP1Kc8z1BzSvwdUMy0rqFTzL3nIM1tafJ1wExCGX2D/scf0towk3sz9P6Kda",
-	"CrKP911eb1O7LSD2If80B8YCqg+0CrKC1JpVQvpT19Avp1knBYVnrWX7Be6EkCQoACtP64JClJ/bY/Kp",
-	"g5ENvUrHgCrISWr6WLIL4U6vUHWddzEgkRT25LgiSR+izJUAV01puXND972iWny3rWP9m/PFyl+PjNWR",
-	"WmGS+OThj8GadkKpp0D1Y5UeA7jNlUPcyEF+8SQx51cF/bc+kbVoHbtWAz0wH+ymlnvSVxzp3p1xTIYy",
-	"U2ghOAMAK8O9Pk4oGSbUkKdBr9dbs7Ch0ODrZ9PY1XUx96Y0ibr1xDLZc3uyFgqgmbg5/uX07ZmrfnY5",
-	"rVB3S10vZCZuuJJiYqXSDVUczBr7DHS2gtqqVMbV7Br72nfvz345fd0/ff+6//PZX6vZAPa6ywXol5pQ",
-	"9z/+qbb1NM7gQmaqDtLATiI8Lo2YivpBW10Jmo2EOM++YsPwxP5FExZDYTfWHTMRqVlqWEwyERfV4G9P",
-	"Ly7Pzu1swrLqz8QN5CbYl9SevwvM2zrFtK0HWz63Io/WiYK8KZjTAB0AA+ihVr/aMht2s0S4Oy+sqyZn",
-	"VqrsyrmYm8T5qlSx93K7TRMZ97QhyzonNFbdVZdqFxG3uSN570G36nj2XiSxSY6Ob/M0l/WOufExi3yW",
-	"w9eXt3O7UhLnuaph91oNHUJITR9ZdDZyQcK/dF5enL/qXAI6SSFsIymvOevQzG6A4dAZEuG/ty3aqA2Y",
-	"r5r4B11jQsKDQXmGlQHUUr6P6NRVHirm/G+u03XK6DXEULAO3nk3nEcrHLBYyei67xRxBtXxp79ekO/x",
-	"whNNXrpL5PT96/qy+BrXXaVSHn1uQWv+Y/WS31FQTb+mTkQ1g04EgM4S85EVq1BNNEvHTICTlypwkQL4",
-	"CXU3W8MO7i6SOF58U6rtqWpiaUKN3fSq/vU31Lc+uv93Pn7uBS+OvtQrX84tcM4SSWuyUIWEgqYVbaB/",
-	"eXf5+tVfUVcoUiglXE9lDAqFpDFYkppVXNS1naGbvSE76pB8G09K3mp43Z7C+RrWnpCGTtwp9vRejiwW",
-	"F6Uvdpmb0BESfgNNngMEsZCCES6iJIvnIuRrf6wqThfXp+XGUzfhS0YnXwWYzj5AHTZRMe1CPiBMnHVB",
-	"Fuywd6HkAR3du2qXQ9tutRO3RhFqGtIDL8T9oOmInd2wOhdoJXY8VjIbYRsTLoZMMRExkiZUsC55HbuG",
-	"2jLlLCYuw8WePO++nEGPFDBeY5Ywq0rhGOpA/5aheC46eJZnNaw0icvogEsgBhtgBeO+YjTe8EGXV1Fd",
-	"7F+oaMKL/G6fIB4QJOlfcxE353psubQr+qisTqjG0HC/ORlpJTLkJvlcDuFwo7fJG6bGlgKyOlQPPvEa",
-	"NTeaJUNC45jF2O6LR0q6qqR1W4Yu8yzc0vWzOu08h5ncaH3m48JbfBf4T5M2CmG7equmkujgHI4YC3Td",
-	"9yOqlGVXbcttZj5y6UKBlXyH+U5VmDu2RQ6MS8Ww1jxGSwQZZklC2oWrPiCQFqYDCAIDyA3o6tc8TVns",
-	"+zzPDbbbvJRrJZ5sYKvTm3oThBoXvHFJw5huArcDwYta/rauE3/X5ezrNIyEBMSGoMEtCiuMNDRpQpZe",
-	"HIYxw8H6d+d5k808c2dFGqWjOacuV0796iL7sm+yVNgx38ylFSzm9y32BZsXGwtrku9sqVq/JASDVqkP",
-	"+BwiblVC1KoAtQpFDfvMo4t4oIp9LhFIVbx4ZjfHhD4uVep2od6XVMR7V/KLsehXjnhLGEzA10rOJvdn",
-	"pG9qvUbwsh+VzNJ6CQIyI8dwcVU9g1lIYj5hwjLwPFdJTk+wJNdAa0yqrx2Cl1WLU8W8q2Uuk/J2qut9",
-	"6mZL0uJvq2jcUmPYiMlvz8gbjSkgqO9r0qiweIbrambXCQlxxCH8/tPl5XuCP+T4Rh4ZB9NRTsplNCIm",
-	"od/K0GoFilUTnhzdFYkO0qkDBlmg56yYGORSpnO+WCQK5dnTjQfptdUTbuaQ1FpjmanS9ydcIA9zv8d0",
-	"yRvfS14Xxh1k0TUzffDabljauRarQ47gJfV67PESb13IRy8P1Y8hf3EjgzuX08Vp38sE1h3xRTaZUDVb",
-	"HLVPhdmk/nYw20w2+RNXI52UnG4o6Oza17zIyC1diy49x8hWaXpuYI3LaS1HzVSOP/GAVpSXjvnK9+Q8",
-	"AcxXLkyNlXyqIyZ8r5ywfGLCE4KmGf6IPiZfVbS2u7zESva1r/maVLbYTbh5k/PTOeeABwVyzE1fUcNl",
-	"jSBZ1DtDckjCameNdrm1BgHN20kR+zCRgumDE9LL88znO3EUayKzQcLqqsS+Jt8ZmAA15HnuC+ao0FOW",
-	"t3OmXkjLIbRLsKreQN6wNb+2heNqG/fU1l4bnPOat+/YJ3CCJNqBRDNHvv/v/+PpGRqQkH/9n/+XJ+TS",
-	"z+vtdb0Zm5uBd2z3zZ/2enaBeQI7AbHMa2rnS0L8NcRRdi3KNR+Bm8rVN3HlCqFFvjXayNSjPNVHk9nE",
-	"ecuWsekzuMlaJlT3U6r1VKoVsW4/znyQ7mT6p+tHs4dY5W7ij7hMZeBC3Kq5JdksNGlJZ6uAWJVSVgEj",
-	"b7bFG6VQlUhhaVTc3ze/tji0prXZjYPEGZP37BphaqtgY02d/cPd2YVp/zqWdMI3y/66rOA3vLw4f4XM",
-	"jLTdrxqcOfUhgArM84pWW+5Gh7nS9zl99SOy7OyJJvbOEopDzBWLjOO/GIMFHVP7uIUHgQDIJp8vPx3z",
-	"aIyF9oiShJcP1m+6sRwqZevMtTKqfHVNFmkaEfEyxc3swr7Tmf/QOew0M+P6ZaysQ2jvk4r/A6pFjsn3",
-	"2Hbs3xbbjnXJa0NoZKACsbpqdvGvBFYLC1mil66L7uUisYiMO+EIYNXSvjhikOgOkH1XWP1vp2QPG4yp",
-	"ILWxMSnquvKas+aJ+pIbvI9oZsCCev/u4pIc0pQf0syMDxM54iIk7Z+MSd+JZBaQCzphF9ywP18YxSMT",
-	"kAu7yAxz8K/E5ZuLgy751eoxmrTt2wLy/vTy5U8B+eHszdnl2QGZ0JihsOUGe71EVKnZHC5K6Vwh8sKV",
-	"mMu1xBLlgLBEM/Ks9w2+M5IxIyGc3yHlCYtDXDBuJ46T9VLSZan23UeLNaQpB0zFL6BrD2VDfZcURskE",
-	"0xisCgrbia3MkmFnLLXdsjdv3pIRNWxKZ8fOgjI0kSPStjfoAPMidVAc2iuR9zY7CEpNOHWAWb6cadcG",
-	"zlophtGJzhvA6WAeIFsHwBp04A5+cCUqPOIgIEX9oCbtomQgWCDIg4BgA2N4KR1hTavlm3BAdPdKvIa6",
-	"FOhxlNdlWHKC1FhXofHy3S+X5+/e9N+/O78MSfvb3rdPDzzTGbBEipHloFYVU/zGTl8wY1XE7pW4En/6",
-	"02mRU8ul6P7pT+SM51odHjnXH9Cx5fWP8cGVcPxw7niEFUoJlx+XLjmtzf+9EqDfNx0LexIA2QiwDJad",
-	"hupBOMF8GfvvKxHJCXOA6VBlAyOCbZqCqOv62edQLpYzzTEmXGc8xHZ9UQW0GwsTDj16QiSThEV2UUn7",
-	"qPcUAGJoDPf9eFbcZkVGQFDVxJfYmYdXonSdtFOqLAkeuwTqIWeJpS1UQ6AFoC+WhivcQcTQRAoWkFBk",
-	"SRKSKGFUaUKvhHfA4+0Hgcscgu/jklfGZyfwDNoi4h5xTW645vYFzn8+l7dkRx+xorQK2pVieizgvWji",
-	"c0hJmw6wFB8zNg7c+lrlEZY3XyxaXlED+bchHP2QtJ/+65//9/Nez84DMQ6e9w7Qg49aXRiQNMk0GfIE",
-	"cpWvhL2IQQBNws8gtwNS0gO/hF1itSMSln4MkXaozt+bqwj2LpLSETtBGJ4rIVP6W4ZMwK2/W9GEarzV",
-	"ykU20cSSJRiCHnEDsa5wIc7AcIaDDKuJldd2oz5foVV91Tomn69alrdftQJy1XJIDPgHxjL1VeuLndIz",
-	"bIJb6hg2puZKIP6XNGRCTTTGBNpYRhkUn7UnNLGGF4uh6aTl4VMFeGKzlNm/BjQmLjObSEWYyCZAkpm4",
-	"FnIqrgRS2Ql5dnSEX5+yJOm4d5ZHQgYK0uMp9jprsxKUis4G2MXTDt5RW0yUnF4JeDSfA/vEtTk4IaGb",
-	"egjJcRgbgpFouw7fOawkKYYJjwzKR22gPxAUipM2hdL8K2GJTQQYiyTacKgu8SOAY2EvlFBXICHPWvgM",
-	"zsqz3jO3mW+lYDO7l67xL4KegfNEH5PJssbGrsPFh4sf6locB0TLK/Fv882NK55HIBrX4Tjsku9BWBHs",
-	"4oJDaRhAl4BT1fJP7e4suZfQFQhf9bgSOFnX29ROF9OFrtmsqsp1kGlr1wTVvjgPzFkGElgx4tfVJd5z",
-	"YbTdcQY0Fvstgwgx1eTip9PO0fMXXfKT1Aa+6ELN9uXAvTr2Vjzc1vTxuDYIg5wweuOUSMMNlB+gHur1",
-	"mdP3r1tBK0+yb/W6T7s98CFilU7ruPVNt9f9xlX2gFqNIjBNEwzi1PpZ3ydUIIn6c6dJ+6+nb98EJLzm",
-	"Ig7Jv5NQpywKA2xYawmXjzpUQ6V3dxIfEDqiXGhTUaRAv8Z0LFcLlVBB0CkNx8ooKjSNUPi78pwxFSOg",
-	"XNBGy/mpmk5YodMEV9jrFv6A3QDtKRqz6Fp7FBo5FTlcTVCFJwpybB8EU3OQE/Ytib4SldFYzptX7PvZ",
-	"cfgKoop1SRirWV9lIsRGk/bG6dgOCFtru/EldlhXIn8fN8Tqwpp4ZlMO9drBZALBLbrk0vJFrsnUUiJq",
-	"PfjuECakkXDy5Xkdg7qcJrOXsFmt3P37vcN5slTl8oMBdwC1tkNIrjj+jHYMXWUMntoveAirL1Wr0Ddz",
-	"z0uBjj+3jnq9XX8bQGDg0zVFt5bgUMdy2cu4HTGPSRu4rtu2AO/gHksklieWi4496N01S81B1561ZziD",
-	"uoHlMz38nsb5othHnq5+5IOgThlmMT70zeqHXkk14HHMBD7xbPUTv0jzCqCd4IHvVj/w0gkpeODoaJ2J",
-	"pEpGVg0YJOwMUCPss8/XWTcILAqagOKBngIfgW7BdpMq6ykxrEWWYvkoHenW8d9a73JLqPXRvtUZBjF2",
-	"Yx3VgfOflRnAAi+qmJgBkUls1QiH8DgdS9IOaWSkCg8cZVk+aqU6KFlXwmoFuWklnXKBf+HgA8gF7ZKf",
-	"2Uwz07EqW+wlkpLTJ9aU+y0DrRcDdyeOVwdXIsQXArA2qIA4FAB49elM8BZXfA54rPa3SZcAcARaC9R4",
-	"d4mOZGp1kivhfkDM8Dw6dnBCqJjZ5QeT39qh1u7vknP7DXQiCOl45SEdGqYc9MNxWQBfCRSETqxa09GK",
-	"4QxPrsOKsPoN6kFjmbiDTfM2wnNKkJ1HHWNMuDandvvfyBFIS9/nvXX8t3oaLW45hEZs0Hq+9SVYeTe6",
-	"f4vb52sxkhnuBKSjcV0lFIIwY9hfDNwSYeBN3ms20yF6/uybfsuYmhUOFJf0WHDSEsrYi2crQMaWjRNN",
-	"JixzAzJrGkFOhE3DeHr07S3GAWfBymBL26QNON3HV1mv903EY/g/s2sFbgfU9cKAdLvdxhWDF91irB/3",
-	"KeqAVrmuFXSnYNABvJu9DZbngYuqWwsDuxYoz2HKCRxjz+1htSqM3nuAmnXgC0OV0QUapWVMBvW4eReT",
-	"8zwtc72+p2b858PgSjgfLOT1uyJspm6YJpdvLtBL4B0BTW4lLxZA6iTcGsUAhXsltityr+OGsDT7URDf",
-	"2Hffk4LoIQRqzswFHwlIMrDcoATOecFM5yX6otdwzgdztPHnf/3zv0+Ip4uTebo4cXQRkjZ4hEKkjtC5",
-	"Y8FD35pfoDJDmmc5X+7ykB+toSxeSvmWCm8Q6NscdRchah3/7WP54F+UcwIgiIm4tkUYveACZlzDBCTi",
-	"W9VzgR/AFVk5jPB6B8KwhB10606V/dYCfT+rYT5IjS79bU1yPCuNac4p3p4jyxPyln7qnI7Yn3sn5F//",
-	"/O9wKzp70JKhIJfPlQjb3z5+qdDPmTP60b9kSCnEtIRu8oBzPdm85QJlx1gq00n4DVuIGebOWg173eEC",
-	"oj8B6taQC271Z6fHBv52y+XnqnIvK0BjEIIDwDFX/oYeJlTjC2zl9nwI5kqMAXQQs22MBOeW/epBnYTA",
-	"1JTXfiiXDptkHwKj+hGX47KW4Hi61zHETT4G3F7wLeZtjYt2bhF76F6De7Dp1z2s9lwRKubP0jqHVTca",
-	"9qdI8poh7+QKvIT40MliqBLuo0nSJRclV7Hz2HLtqjQXzcsqDek7tjJX3P5BM/U6fgURqXXuf49sqXhk",
-	"n8ZOdeVWWz3zwfA/hO0zP+m1zsThZx5/wRNh9Zx6FdfFRYwsunz6vp7oM8VooY+hYmT1YPEQYFvQGpmx",
-	"Shs6x87LX5u39db7juuyFj/clNm8jh3r+FihmmmehDdq6l9aVWdQLUeuWklmAflYNmrlYlbIIgm57++R",
-	"17g0wwbRjt7E7tZUdest/wGGNGCluFXzQS+nIbr9WhRL3/ubHpQ8eitjlmwikH6S+o6kUblP3VIx5Jf/",
-	"DyF+BgUZeWrMKesjNtGqYRj2Fp0jDuY4hF3yrtQvLmWKtOGOAK4enOQJOpjQ8F23wT75Pi9r3YdhUm0q",
-	"eccWSZ6zW8+o3No9eJH5e4o3utw6Sopq6RpSn2e+NSpWlVTx9zKprtKH0CkV/+GjzzuQppBouGJHg3rh",
-	"OWKmcdN6j+f8flXjH5lZva3bqsSQTRWNl7WD8qlEkB8OfZby7qeKQfuP+MTnudp7UV6B203eMNeEsEpv",
-	"mJV7JyLNlRfdcXRmPVInVLsE5UcGeK/iEIlkbXGoGL1mvvC63tnwMpHaxS9KnSL9k4QaF8x0zm6X93hM",
-	"aJI48J4J+rXxQTl1FT34lGuee4CNt6xZGsJPoftgEuNLqCEeScodZvSg/8rN+Eq4wojzsx9eX/Q/nL8J",
-	"XRyWUUUUo9GY6VKmuWsxCoYtlJXnBTdUFMH5K9HGHB8S4tKEAWZ9hH7uYTC/Kjx2eURTqklkFy4+6JI3",
-	"/NonumPm/JUA5lNKVufGDUXnGW74+Am28+LaZdNQctTr1fr+7WS/9/u5wEab236SKYAm2aUG0HH4blP2",
-	"RRXrqzk0tRLFtTZjpLrlXM9vebvUafbJwlVI1moaeN7Dpy5tZHU/v/3arrhrTbbr5TjfHSAtppgjjkcF",
-	"Y94YgBNPy0cSVq4pxzBYllQIlAhkmMq4zPKuGUuPq1+xXK2N+XcANHWM/j9IfSbQSYuKK8E+jWkGVW2/",
-	"ZdJQVwEBDArSyMCOBs2j8vKhVBB1nD8N8L0r4RjmMXn+6VNAnh99FxBqzfMO3vbM/uBOiDRkaBcbKhKQ",
-	"hvy0IFEaCoSWM9WC8WPbAsViyJEu2GvCtUvJgVRw2ICm7L5mhrWRZ6meneRD9dFXKNpo4hC+9d9GZ/bC",
-	"oEp2z+zBz/QP4dSKuIoybjqecGHj9Ko0Yld4udzr6u55UE7XS0YntwoCrn4EUt5+ZrM7ctXCKq/hqcXd",
-	"+GM4anPKy7V190uzm/YlTR2bTZkAnYlV24qHDl8xDEhY4EJWUpMh+TxlioQpU1zGYaPTFoazLwMXXn5P",
-	"LlucWBNjhauPDtu9OGw9SS2S/BzTXtdbW9DoH9RZu0Pfa/PmLPG8NmxA7/G0PgC367Id3bnT9SVUZLl6",
-	"UhAteS4BVBOfFLV+ODASWXHGNbphGx2t+xdD9+RmXYOwv2Yn68Pwma6WSAgCs9SK+BFvuUMjYp/aOsxm",
-	"tbKO6/KH0NVHfn89lbgNL2vqdSr0jw7NeR+sC959Pwq0w7uuZ1ywVo/q8z7U5xwcfJ4Kq6xqZTJpuZgG",
-	"HvHYYppM2GTAlB7zVAc1iYJzvXIXZTZ+sqD7R638llp545436+QNq997PP/3rZAv2cwdqON12vPeJdD9",
-	"6M6rKfAxPeGhpSdsIr0OnRxarXW/dTd+Tbo3zmm1Bu4W6ZHZNmEQuAXCxK/9MN9aP72rZJuOJeLJ4TgI",
-	"TRSj8WxFsnSJBPbJuPEL92hAuCk2MPFCEX1k3/cK7hTHhOa1yNtx8cPPrvngGh79eepfXZM2kTePBkRN",
-	"TRoksLqtA2DbfbDAdSta56vYxg6IcbmE/0lq87O96UGF5++uxMnNf7UmkMNfkzYWQGOlH6JcHvwhfHT5",
-	"EpTo+6f8t+aY+oWRimlEKrvhMVMlcG/XbdK++pgwhMwOMes1xNREWOGAaEYT16noSpyeXXSOnr/o/Pjy",
-	"rcfzxryqt6cXl2fn/Z/P/hoeEJm/qq/YMCTtkImb419O356FDhQaDi1ATTBxw5UUALwrh0Xi1QH51z//",
-	"q5wD0AwR4UhpTxqFe/v9aBN+ao2JlC7rtZ133jIaN+7g0U+5Dz+lX/GGk7ggA9YM9pdJ+LE0665Ls1Zs",
-	"arM7snHbeo8c4MF6Klfu9s7TB37kN1yMCvG6IB+pIROo4hLsgCiWJjTKQbagDgVRxCPFAHf2SvjHXX1K",
-	"6AH7FMsRBDHb2qWX+pxaRHKCFciTE2rkKnoX70Su3o+Tdd1TVXha/wgH7Hfqfd1KJh9Cq5x1TLSLMVXs",
-	"q/HCukldMjqBia02wKAs4tET2+iJBUIqkSGUt0EpCRhN+xAz9dZeqc0YNp1bdMPCuPbL13PKuleLKR9F",
-	"E4uHlSBt+z8rm80UumS5qsW83AfuOnjMT9sh24ZdKR8X12nVHqPAlW/Kqci7mwGuuhkzAaVYhJst2Pzh",
-	"Z1c8sNQUy8TC8Vhli13SayagVccjf5zbZ7s05W3GAwf9pNrlQmNsQaNzVvpEF1vvIOAOds1D161TanTt",
-	"etpyDV93zMnfQrMvKaCzDE1JFVIbewPJkpIPS9nWWTS2Cqs9JpalYSvBAw+PxvWV8A2JFEulcnaCzEwk",
-	"J6xLTkVRkzmkPMnUfKW2K2mX18cEur9is7kr4fpvOYBKy8YpF2X7Bc0OGHjetQq7yPsWPqXGhjBCe9sV",
-	"dI0GX3+zQVNjvdhtuTvL/JJps7whjFthhx9A7PAeucU8t2C6bJvndGHpYYxdzhc5QFBfHAk9K1Zq9l+V",
-	"Rr9eGEX/YaIl85GS1fnMPyGR7cvTcX/K8DIfx2OMYF8xghr6q7CnjRKZgSvmecyVrOU8NNiUr5zT9WNY",
-	"4T7CCrV8aFk4Yd8ay++aHdxfwKBenuwnsXnPouj+PO5L3e2PSc0P0K2+RIyheblUzX6Lt3wlejbMZo3M",
-	"ZZj0H0LTnvj99TTiNnyVrv3WwZftg8PBu+9H28ZpNSX92ouP+vY+9G2PhrdAhVVWtZHKjRBjCzp34MsE",
-	"R4oK56oqwMlKTqwmdbwg/Ud9/K718UY6adbIG7ar98gz7lspX7KZe1LL9y617kcxX02Bj6r5Q1PNV0q8",
-	"lM4SSWN9+NlRa3+F7DtnMeID+zZ+HmINm+W0867bRArs5I3vfZLf2STx3uNQXtLUZIo9Vs7vQpIVix/h",
-	"ssbE73iJKt77nxqhYS+LjXRxQdfQcSBjzkpvx2IBfysG6Z0mNKaahO7Gvh9FeCVuQUrH/sMIeGt/nqSG",
-	"OHZXF/IbMbOKznbHMee+1NjHCS4/EnGt+N6CgldigHvy5DFp/6UDMKAdt6Kd1z8UYNophawsh5RbMMil",
-	"GOAb9mXPGbFLZVjqJ3nvb3rAUK379KzA/NcoBfOL+YdwrqQFUeTHwf+0BEYVjGKo+YJF7ZLXxhurQpox",
-	"FyOSCcMTEtIk6aNlHJJD/NMD4usQMj+YIVK5p68EpG3FMYt95VeFwF1VrHufFSZ11/MEmrC5nAupYU+K",
-	"Nr78fvxDbmIN8sLt16OHaA8eotSTVM1JmufUG7mJnA6U+4nwrAT1PqE6mKkTopm64RG7EjSClCjtNLGE",
-	"zrDsFfokWGEVQ2MNxUjChhgPlplpKo10yndxlh79TXftb1pGdc0up6Yt6z3yoftXW5dv6Z4cT3cgEO/H",
-	"9bQOIT46nx6a82ljYbomIgZSg8uq/REE6dcSOl6c2noJm3bRnE7xyJCb6q8KgBBPm1AyAn0k9sCpG1Cx",
-	"YJdQV2OfoGfQepBYi6SxV0Zf/tB9WkGVCTeCHVJhHpn+fTL9NyWtx3Vmqa23XV8EHH4udd1bAxmj4Xys",
-	"smZ+5WYcKzoVj3xzbkv9ypSrLRyG1l602/VAp6Bf03y5VY1vqWPt6Q7a02toExAYO6eGvcEnvip9ojq5",
-	"Ndyn9Ykqj+ejXq+o9+EA3ubezMBa5eKdgMGQNn7W9T88OCGUaBZJETsVg7TRUCLcEC60YTQ+WK52VClo",
-	"r4pH9VP3qXrMTbrJ+qzZ/Udd5F4LxzFwmO9G3knUdVAebmWbLkiVw8/w0ybaSc0xesT2vBW2J6QFFDst",
-	"h5ts9Crf6qrt6j0ynIfshb0lbexNjYVt3tCpe28C+D4dvtufh8eeYXv17d7qZC0Rr2tbal+j17eY2Jq1",
-	"Q48O31WtD4CmCr/UyFPN78LVW9DD/tn9vbt5S5N9dPI+VMMK9sdnlWMrhG0Z/bbG06Njd6eOXdzJ+/Xq",
-	"zqnD9VSzGoQTieTrwuDEOT1CcO4cglMjBKbTCxpxOPeqHyzCcJ44dMMnugA2nJGIArzZgPlBtp8dHR00",
-	"QHbuNQXonhE7507DI2DnAwXsrB6uGtROR/I5Xic1hkbjKmLnSj1ic7zODXJcH+E6V8F1+lB/CayzSEUO",
-	"fLIyqeQqz6U0FwnL5RTpa8ZSws3Bnesh9UieOKqOH/MaKsj3/tYHVaTzHivmijqdNR6B6dxlZY9bujUL",
-	"fMo9mP8odT7FnOfPR+lKc9WPXWBdbpZEdDawdAFNlEJ3avvu1PZ5HAYkdI3rsB0FtE+Dv+wTJRuQcIEN",
-	"pOprfMueDbfNe3VruG/cp6bip7k8bdnt2mM9z/7qefwaLz0yDQx/zb5Mi4T9WLu+k6qYtfZuVSC3cV96",
-	"j0f+gZbOrLnvO2/BBNuEQqzofEQuJYnGVIxQU/Uyc8RvWEWYymG9DL0SuRANSiL0hHBT7eIUZUoxYfwX",
-	"mlsu3bkgvc848Ean6rEO6GHWAW0mhPEErjC3/E1/VDQEnP8a1pJbqD+GmVRQRU5n/qdVeJPuxn3xU3z7",
-	"PZkkbmpNPNTbbY9WyB6skJysaihynuVtBivgNJUcV2De7xaQsleOiyFTTESMGHnNRK1XrhGeq3Q2HiEC",
-	"7hwiYBkJLTF/mjat98hYHoSts3xb99Zg1kVNQmiaVGUl0DCKGgjYdJusj7uQk/dkcaxFzo9GxoMzMjaW",
-	"sTn25U7hLleBXOLlKjKgvjsQQu1Ecx19/ySnZELFrABVnDLFSPzoqFwmm9kNU7MFcEKXBr1IlEuACtdm",
-	"756c1y1x/frqWjcoZi3VZAaE0WhcKMsqS/4gGIGlRSgR43np19VIgXNJ/1TE1qAoMmqMokIjswzwZru8",
-	"4CQVTfHAfVe03HMd6craldJ6/q6o8ndqiBfL3XgKanjrRhZ54442t4A4KfWxLXdquxK3QfTbrMz00WLf",
-	"tcW+Bq012+13UnT6FXOne8KqXmfLd27Tv4TApEttTbIRkQp4xonjO3ngUslsNHZou/Ps7RDuDZsM/juT",
-	"0/dj9G9yEgrLP/jKT8Xv1BNwCyGPp2A9W+ocbv3a7Ck7qzVsqkchsKzKBPkueAD2LRKWBDMre7pvvm2/",
-	"cc82FkyziX9nCXtkz/fJnk/j2B6HLGGYNHxrLn342f5vvQLSxaPwmJ15W/PG7uT6LG6loVO/M71HNvFQ",
-	"bJvN9ntvVTp2+9bGzrlzEXjP5ssq2n4MWz44Y2WTY5ULROhYtRInHRpb/Wzv+r1Xol1gVtMpJjVt8uQH",
-	"zdTdZGP61V7DeipatrQFu2HKGg1cEc0ixYwmUpEx1WOmD/4Ysal8OcqEX/zYHJl6y4XRJNTXnanqhGQo",
-	"k0ROWUwGM/LsW6KoiOWEDGaGacIFyUSKXakGVLMXzzKVBEQbqexVo8nFT6edo+cvwAVPr4QeS2VIzHVq",
-	"B5IqNuSfAtdxx2RKOH8bbBmGwbgu2iJKkcy6xLLdazYjA5ZIqHeVV2KdcgFSqhbggoQ+54DHS7phefrb",
-	"l5hzr78nI6/y9bhRxnmqgY3CfEi7QQHRYzkVRIqIPUbWdijH7AmEJo1u3ZtO8KLk2iioVt7RQRaPmNFd",
-	"8l6xIVNEsRt5zQIyHfNoDNXjLhAnpwD8io1DI6nippycysl5NAxv3XJ2BS0sMQYbN2L3YnolC3nc4YZ+",
-	"rCu3dy81eXIqmAImUE5WpYphid5JWRxHLiJmpbBVBpQ0QCqN0a27EZ33ZByuS/CPxuGDMw63FKuHKBPt",
-	"KHYOWmUNlBDfH/epCU9yAa2NTDWZSnXNxQhCo4AIoQVN9ViCni9p3CXn9mEo1HSyO4bHuSaUCNmR6eIx",
-	"xfselHgI/OAf5cQCMrtdl1uRr+XXeyFftBgpEWxaYnwQxs/zGAWdsADlTeAFTUB8S41Ucam4QX2UfUq5",
-	"moFZeCW8XViYHWhvgBkoE6Ry1E/9IRkiogqNWB8bdOiQtO3zIbyZaXvCroQr0pBEyCn5dwIPBARdBwk1",
-	"4ECggnBDplQfnOB8etDdQ+dnjPrhnIM0tOfPjhkvSoVzKc7is953dbYmbs0dCcxzpIN7sjXx6422Zg0J",
-	"lQ1Or6n4jaeWMGAD+WOiyL2KV9zXjfiTTNh6CGDnMmEPE/+r6ghdff+PSmbpJg9U6963cAPv1Tlb7Msa",
-	"/lmZsD8WtFhlxuXTUPm92RGLcPwktO8JraCa93LWoZ8EREcyZTHkAxgykdrk9/v6xOBKlL2fpC0YN2Om",
-	"jh3IZGfKY3aAIhaEt4NcB8zPZinmPKYFUexLkBVfuCe/aWmKTRptaY8ffaN7qToorfCSw1UrbdaEH5sn",
-	"5cd0/ztP919vk5c4P5dtYe+RIzwsL+i6u73XbH87ipMKIpm3OkCyFt5R0o4dnYqYoPCzUreANJscNPpG",
-	"71JI3pOHdLMj8egnfXB+0k0FbGbYIfuUJpQDmdQrtef2Ng12Imyc3Xd7tgoQnTShqK9C8D+VMZnKLIkJ",
-	"fMCb+//65385xHnnCA2uxEAxes0U1vsl/IaBG0dELsopOsOEj8aGDPkI6vDtO3zRn2ZIhdw5GTSdaTId",
-	"z47t4K6ENooaNsI3Tcf2kEsNg8m7wgLQIE0Spp5oMubCBEW3pANweU1S04loNGaEDodcOHfXlcAYi9Zc",
-	"CsJjBltpXw25LFIEZArIIeAnxTUTAJoACU7w/sDVy/uzNKXJNYuvBBewavYnqWKmSg6VSCpG8kAu1dJ7",
-	"uoi+5qk1INpDmiSAQY7NZZ7ku34l6BD9Y25+2FrhoPDP5Ie6VHlZmQFuqVEzMuRKmy75kd8wXApcREsX",
-	"JWeCHSrN3YX+MyUagiC2jGekDd9kNGZKH9jH/p7ZO64EjBSNGuxbYE2ZfGnDv3TAS9EBAg3dG/IvZdqa",
-	"seyGCfNEO1KMmaE8uRI4F01npB3LSB+6Je9O4gOPb6EYBV+hA/EHQXIMtEwnTMMSzZWp1rsJM8PO3Anb",
-	"l9goPpGz1rsWHOUh6CxprB+LWcQ1RCAf+03sjP+7lSfTMVOsxKeRykeyJAreeeosywGXetXxWGlLPXvV",
-	"FMSHnlK5T19adSXW6Ek0B0n3h/CozU+6RIsX85dWoVJWF3xP7LT6kfvxVs1NtKm/T3X9Hn1W+/BZzS3y",
-	"cvJtYqgb5fjNfbFUW12kS28AV1lzaB5T+27p49qIKJo9Xau2pvfIUB6gy2vDzb8bYP4Gp9U9SMz7cV1t",
-	"ReCPDqyH5sDaTto6f9IhJtYtcWSxQcaTWOduqie6yMqD3q/vpTYjxTQRcuq8SkzEmoS/vLt8/eqvIdHS",
-	"+W2kGTNl33El8LOaGCm75NwlP03HTJS/I9i0+BaHOhxod1HrNIAXXri79yoX3DfOceVqj03tFLq/J0ME",
-	"Z4fKVbGoy01iQ01WNoQbV0VjEo2IHWGkMkbcYMVSqYzrperwAROqDZlwkRlG2qkEN5O9y4MSXYlzFnN9",
-	"kjs5w/OzN6d/7Z+f/fD6ov/h/E2Ir7GW1ViWSRlyvA/qqMkqGjibfRISfqGJ78LV3xXN+JNBbpgCNy+U",
-	"w40YSfHYryKg1X2aL+GOrwQ3x05mtQcEFuUP4fYwbnM9jeBmr3Jw2Lv22LL4fpwZMKkGxoDY6o9+i937",
-	"LQyS0jz9VdjTSrfEKbwGxZk2PEnImObI39rllZ04YGwiFaDoQxjdxYgafBI5nT+m59x1ek4DXTQ7Ker3",
-	"qvfIHu7XC9G4jzvwN9R5EvYsmu7Ha7CK9h4dBA/NQbC2WDscS23moWGqu/yrTySwT2E+RAFAPaEzMLNO",
-	"IBHATocMZmQ6llBsZK9CgoDJuVTQoOL/JLX5mc0uxlR9PTCZblJ2fjCxNYKfMP9HZt4ElZlnkeBKoddg",
-	"H3zeHxVIjzmE9Jhlfg5GFJ1iFo0m0tJ++LehkpOAGHkQBkQmMdMG1b0AU8BYoSGWkoMiKvDItGlkOcSV",
-	"oDrHpXALctAl4VCqCTV/jvQN9lk/jSKWmmNi2CdzCL/6+sKXF/9J2uevXpJnT7/tHRPqE4CUnAaQlySg",
-	"jELJKRjtMAeX9CWTbCIgHSv8YNfhzF4LTwgdaCYM4bGGnFE2Sc2MRCxJ9EGX/Io+mSsRAhBVGMAIOM5y",
-	"OpaJXSsxYuhKDCM4jCGkg2mjGJ2w2JUkuhe4wkQ7SDgmCb9mV+J/Xbz7pciXEuyTIfgq5zZ0qU+/sE+m",
-	"89J9A2de5/2xbKiY4uYMCJ59peRkgwIrOmKXcu3777AJ6V4wuXyZ5CbPWP65GXoXHbG3MmbJhs+gX670",
-	"0LxH3OE04ak7gROueOxC0e7w5fTVClrcPvZbxtSsFbQEnbDWcQsfbgVrCo8SOb7CJ7/sVVgV33NiKmh5",
-	"ZlJ9yVyC+cV/eiZcMJaTnHdgNwqXCjvkLIkX+IldLzNL7RJpoxqyqgsRWUpYhGi+y4i0I6sc93o27XiE",
-	"48DANuDFbTuPfG0r/OcgZ3iy5J6Gpyz7kQK5Wge5GvuUSoUjK5ZsYXoPW77fpw4Lor68xyWxDkRT0mPL",
-	"wvnwszO6PMRvo6SG+wlW7iLSE4tBxOYpgYFVYuGGJzpPE+QxaVfzafFC5/UPVkT5gn4WH5SB/l2Ssk/o",
-	"BHw2yHbtY5Jt2CWnIOhJSc5baXRMqHBDlUNCr0TecLGiLAhAyqAx4mE86z0LIGdY26d57Ir+81m2nYZi",
-	"pfZUcWOYwATiif1Okfvs58xErFHIxkpC7rTHPuCKxLA8KVWG29UF5Bxm+RCXoinEUhz7RRE7z3MXl79u",
-	"6Q8CEir2Wz+EYX5zRBI5ZSqimpEx+0RiPoKWOVRgKNIyYb9WvZxTp9SMC0ZdEFJr3swuH+oJ/fSGiZEZ",
-	"t46fHn0btCZc5H8vcrS7Yd1NZnrpQD0aFw1AVTDTJ7q8Vit5T/6WJn4jDU3qLYKSzh1zbbiIDLmhSca8",
-	"cHKlz4NZSGI+YcLyD21Z05WwH3F1HZHUpkveiWRWSucvNXGvNS64JpAfYFlCqTLa8jAQpseEJskJOncq",
-	"xd7HZU+A/8RJnmizcK/ULOdc2gpSMgQly+oFiOnjH7WsD73otextQk00howDM+Zi1CWnYgafuxK+JGNC",
-	"Z4Tqa/sR94JS4ysyYkaTZ71vrO2k5CQkk0wbMmBkwIZSMRIaGZL2s6Ojpazrwu33w7MP4H5AYfh+9qj3",
-	"b6X3751Fe+ppiv/j5YfOoO9TO8QV5NoxupX82fAJ00xxplexaMuHQ24/fUOTkAyy6JoZ0v5w+dJlogRk",
-	"LDNl+VRMZwd1LF2nCTdWDYLKulr2feLsIKWx+BZMCfcty78GDBUqmnTJW0yAwauWYdsvOuSLK/HsWxiP",
-	"L67KVH6jB8f47siOVANT8/y2mOFBneLpKXAJB7wsVvT3wgSr+/09rvaUx2bcZKr7VdrMWH/tn/ryyHof",
-	"GustkW1TJItPIPWVP3z/+73GmFDBBBh6PlnOgZ1bpjG36wPccbelcdWNL+nNvogYUgXZhPKEtAGXKCDW",
-	"muxoy8INv2Goix408Q54dKn3Z7/EztTqMBNszR8iwyxzJFYQqf17VYaZvWtPYXz76vvJMINJNfoHmHrM",
-	"MNtHhlmGpDRPfxUmuVHhW5lTYRsQ7TwDReVbUEKdMPKa2asTNhkwpcc8tbdaQ32D8rj8QDwWxd0ys6yB",
-	"Hpozy+qXvvfIFu7XX9i4jzuvZLtgxjhfGdV6KhXg74YxB54VHxMrOELw1ecM4onO+UJT0dueZdz9pKqt",
-	"IubHVLWHlqrWJB/t3SzKlP2gPUcDRhVTp5kZt47/9tFq8pGU15zlv3y0D6ib+mjSaR7Os2SmZIJgTCdE",
-	"s2TYGUsN/bm1tAdIARSokCTNBgmPCL7VHqNMJa3j1mcgNvbl+PDws33yy/HnVCrzpRW0bqjidqGArsd5",
-	"dd2QZomxNo+MaAI/19En5DapTAh72GG4QKL23dXXfNv79unCG7AC6uW7Xy7P373pv393fglP41irz4+N",
-	"SVtBi4lsYpfc/Wn/hyv/Md+ORVaEPAUcRimTacJIO5EjLgKSyJHMTECmY0kn/CBPzZnXROyPMzLhAvLe",
-	"ndEEu7honn1IMSXIMrdUAhj7v/75Xxg1uOEx8LnT968tP5yBc24q3HblGFiEQgMv8uH8DQ6JT5jMMEDv",
-	"Pv6T1EbXfP0lNTSRI8KEUZxpF1XAnAYCzQqKoFEIIEwhpjgEZf0soikd8IQbcCzkHwWfSd1XLSn8XXJR",
-	"QsHCqiokEJyXYkSPacoCkvklwjsRjT5VPGI6QGys0kdzrOnFz753K0oixQCqC+JWQ/fZLvlPmmSsiByz",
-	"jhTJ7KSUMqHHcuqwdUq9VRJ+w+bXGvGyF4fwC+SKQItDzYwmbbe8OsiV2EiKKFMKsM9S0INFLKcHWHuR",
-	"Z6VW8KZgSUojKPdIXBwDZLvmAaQJnVkGBYuO6wuAwTogPm82/6Hox6gDktKIi1GB/l/6/Hs3yFp6S02m",
-	"7BJ49C9oH+dyjwYy5tgmPJ8nUFmET/VTOsMCWylK2bgQu7e6p8/NzVvhxBMuyjvz3j1fM7DXogjUBYTm",
-	"8JHtuULkAGWsVAR83wdkYIUTNnD2CGeWsOeo8n3VBmk4E0amPjJqmKAimmGAElk65SKPR5ZejYmgtdSO",
-	"0VHstYdDxFx2EecvnEflCdYAF/Fzch+oI3MpOuNsQu2AuYh4mp80N4ETZJGWmRXfK717oci7Zn7Im6dj",
-	"STQfQdqJkS6psyT/YBKWyKvfcrCCVb5dGgAK6cWvQrcX714Kit231mZpweCIYkKno6TSu8F7X/dyAA33",
-	"6I2wXxViC8oQ3/bXElo47qwVWbjAZW5QAX2s4wce9zRGSD3ESWQi8MXIi6uKx88eNoeK56LqFXkXc1Pz",
-	"uTdSjDqWZ8ZFn0rYER+hmUOTrPSx4rrSt7CYY9GkoGbPUmYpnqYYAovpDCvUhBkTKdzaBeUwfanlWSFY",
-	"sMteE0MF9MWUCRRfqAVyK6BKTvcC+zDPpK6QHB2xuuH7AmQsMHdlx4HrHhSQiKso44Z4CM0S5zZWtJQ+",
-	"USpQ/vLxy/8XAAD//w==",
+	"7P3pchs5ti+KvwqCZ0eY6p2kaXnoKik6/kflkqt8ytNfknftvi0fJpgJkmglgSwAKZrtcER/vJ/v3RH3",
+	"DfaL3DfpJ7mBtYAcyExOIiWVS1+qLOaEYWHN67e+tCI5SaVgwujW0ZdWShWdMMMU/PUyU1qqD/Y3+2fM",
+	"dKR4argUraPWxZiRULDPph/BbSGRQ2LGjKSKXXOZaZLSETsmdKCZMGQoFVwdcqUNXOq2gha3b/otY2rW",
+	"ClqCTljrqIWvawUtHY3ZhNovT+jnN0yMzLh19PzJYdAys9TeqY3iYtT6+jVo/aRklr6OX/HEMLU42Pci",
+	"mREzlprhKLkmI/tE0xjgYp/HlVEMpZpQ0zpqZRlcWRzFz1KbjQYxlto0jcFe224Iv7DZ63jJtvHY75X9",
+	"Brlis3wMKTXjuSFcsRkOQ7HfMq5Y3DoyKmObDWvN8cjB31lkGkZz40G84RNuGsbx1q4EN2yiiZFEMZMp",
+	"0bQziX1PZV9iNqRZYlpHz3tBMRAuzNPDVmDJl0+yib3aC1oTLvCvJ/kYuTBsxBQM8q2MWbIREU3sE01j",
+	"hYubk5EbxVqbVv1+dc9Kn7/Jzn2QCY9mG61KCo80LQte3XxdPihpKXSzkeAzjUPBy5uP5YwldAZnfYPB",
+	"KPtQ5cjPDQduKA79RgPKErYmzagsYQ0kYy/dnGLOmbrmETuJIpmJzfZL46OE4rNNC+Vu67vbNl+uC0Yn",
+	"Gw3MMDppGo29tu0Q1tqxyserO1Z8+yY79lHTEXul5KRhOOeGKpPTDxUjFhAuoiTT/JqR9tmrl+Tp06ff",
+	"H3TJj8iNyeEzMpaZ0mTAhlIxEhoZNq3fUMlJ/eLF1LCO4RPWPGrQPn6YNQz8Rz5hQnMpQLToNOGGDGbH",
+	"RLGUUYM6k9e7QE/S7JopmpB2iHrIYPYXxyQus17v8EX+K3DX8GC5FjOYVeYFMs7+498UG7aOWv/jcaEC",
+	"Psbb9OPyrFpf83lTpeismDYIiaX0a+mBaaOd+ueFFbEDJG2qYfIRTRJmZy2sBD5YKskqU2nYjXNDTabX",
+	"GxcVesoUi8mUmzGO8OeLiw9EwztI+9n335PpmInyQKd2oHRKZ41DxafryWlRKfj++7JSYFWEGrUAZnYh",
+	"G0jsVMRzJ4N9XnYyhJw2MhK53TFgaiNelmmmmoZgr23Oy3AIa/GyyservKz49va87Kt9WKdSaAYn7Qca",
+	"nyHB2b8iKQwT8E+apgmPqB3j479rO9AvLfaZTtKEwT+VkgofiZEermnC476j3lbQipmhPNGto799aQ05",
+	"S2I7jCQbWfpi2pKMPTiZNmRCTTQm//tvtPOPXuf7T+7/nU9fesGLw6//1vr6qfyI+wIZyHhGxtSeE4Kj",
+	"sZMrVmIZDzl1938NavbCfyCWTBMh/fiANGIZZRN7xtoTmti1ZjH5X+fv3wVkqqQYEbvcAUmpMUyJgDCR",
+	"TQKSiSshp4LAKhx0LdN6KcUw4dENFz3yb1lztQ29YmJuOSlIzxKPsU8R9plro3e1olPFDSN+tBo/po20",
+	"zM3yI8tvSSb4bxnDz0tFUsoVgQEHhBIlp0QbniREsSFTTEQsht/ZtbxisVUacWFfSTXgcczEzVZ2mL+m",
+	"sn52fQRjsXbeBNSOaTzhgiiZMCJF+cou1u8kM2MmjB27nfIgMyV+/0jDZy1dAqXSJJFT2MaAOKfGy/Oz",
+	"V8TIKyaIFXFcay5ggYFgYc1eC0utNDktFmF7NoCvqiyb/3F3xxTMCzKkPGHxMUwzkSNgBvbfeBZIW1hd",
+	"hVCiWaSYQfp4J80rmYn4ZtMU0vSH8JryPMFjYbcBL+1gnu8k0Vk0dr4H2FMpWFngT+gMPqkZg/ldSPmW",
+	"ipnj6fpm01TUsD54FFh1pkZKMqFiZpedC2LZ3STdEb/wr/YvtcqoUTNCh1YHtVMf8WsmSGxpwErKMaOx",
+	"8wqe2Ts7J8NaSX/OIiliUHSnlIPttKCvFWoNiG1BMzOWiv+D3ZBgMnhTfo4ri6n5SBAuCGjXIoYpIkuB",
+	"Y7sjOgLxXH4vfk9b5R8o56NIlYzsqAYJOxWGm9nN5gxfhLv7eFKbxFSdsVosj91twj7TyCQzoH45JIuP",
+	"BMRrR1+D4tWFxnSD93260dM337xfWZJ0UNdA/j9QjF5pK/2yhJF2eTQ6c5yClgSlYx/EjGlJqwERH1jt",
+	"KROaGcLENVdSgHZzTRW3ZGB5Zj4BOGEnaZrMXnHccRrH3A6SJh+UTJky3CqVQ5poFrTS0k8VMlrUD4Y8",
+	"YY80+evJ2ze5hqW7i9qr14Sb3oG2G9ChJpHVOdqXrc5lCy1XE3MBZlHJZf+s9/0LsHD8D0/q1PdC3f4b",
+	"jiDI5/Mpvx8X2Q4S1qikVW+wTCDA+yiw9OJET6KIpSZ3jTtNipKEG7DK8UHS1owmLCZjpthBaR0HUiaM",
+	"CjvGWM36KhOLnzjLUIWxh31GqIithpEQbsiARlf1L7Nrr5u3RdtDYqkT3hkgr4uZOiZGjpgZWyFtyMRO",
+	"6skL8pb/AJ993gt6vV6VHtZyEBQk+hX2+jU+9KTXcy5u/8O878BuRiZq6OtHljDjIwDaW2pX3EoTLlzs",
+	"yM4TTljxp9PK8GUDVrd4c9SFK7mEqDS48r/Mny7FQKzUGvPefK8x3i2rsVPb6smCghYpIk2oqCcIeyUA",
+	"aki4YCRl9mSyFLacEp1NJlTN4FpAqCYhOoWBckKSKi6MJii8F5hDlsZbrsKUKsHFSFecUAvvX/A0lXfO",
+	"L4ebe+mdQb49xRCLha/d6yzm5lQYNVvcahrhYn5pWePSfhnfnr88fzf4Cax5ZP8hDV4ChQ3/L7My+yqm",
+	"SSMja9SnX8fyiIRWrh1dZr3e04jH8H8WBiQEvaIDekUYkG63dn+oWddrE7SihDNhTatY1dORvcI0KvzO",
+	"vrTMf6jk5Ah+vHj5gaSMqdwSwlcSSozKtGGxtdI+z0j77PTNyV/7F2cfzy9Of+x/OHv/n69Pzw9AlsDx",
+	"/s/OK6mmVMUstv/qkpMibKzk1ErT3GcwVdJKHTC83rx+pIm1+yM5mVAR6wPHTqeayCQGZZYKNLpBYald",
+	"NB7Xz1/J6SNNtP2uiBgR2WSAjqMy6b941qojd8u56jaYGmBqwK5RZWhTYqwiAKtxUDtAvLOP41wuO0ET",
+	"o6blaSzw1OyGVH5Z47l4w3UNB8xP7XoiojhgXxelQClzYNWL3rHPBlMRFicLA6m+rW5SP3AR28VaZOo0",
+	"GrM+0HY/VTxiqwbzAW6yh8c+Gfe5SDOz6aPIqvqbnFUmLInE9ZLApwqs9k16Wl992xbzyoO963xAZmbz",
+	"L6RSc8+aqwfrjZwyRbgmRnEWuzQTOpFiRCgGHR5pMkAy0PNHGKTX4hGGsfUNd4bvnJqoIwZvI4MZCelA",
+	"XjNHDMChdbi2LgWzu+D4zflzohjV0sq4YqXmEhd4pGQnE9xoEPQTniRcCpI/iJaoPiYiSxIy4EkCDH1i",
+	"9cGwvAthLWezT1nS827wxWXSY5qu3MJzuKlQIDYi/izVRjE66WMMqJZXlwJLRWaLkNN6G2fK+GjcYCk5",
+	"KrGcf0wVq6Q5PLIERodDHpFMxM5XEuLbWBwSbRQ1bDRbi8LqOHcpYaKUAASLt7AOpfOQz6jgFNUzPHfg",
+	"avlXUMMOFymwei4q3Kyyu0v48EvUpja0bu+CVZfYbp7jUzkH23Lh3wF7ddPtfTu80imVUpV54TyjXJMv",
+	"lo2d3fPIeX5XcqccPl/lTamyN7eNT5YlpoHdvkZyWpldbcKplvCCXaiaXr27L3rmRzQSf1/8bZGhbfPC",
+	"G/Odm/KaM5YmNGKa0CQhcM8xofeE/9wq1wlanzsj2XG/govHPtF97V6VX+3wSSoVHMJyDqC92Qp7aplM",
+	"a8TNOBt0Izl5DFc7SeL+9VimTNCUP87H87X8cn3F045M8RB0UgmBShzyXfLFm/PCxcOvGL3CoNiCX16z",
+	"KDP8mkGUJlP4+xqkPpZJrRdhRrgh9qI+IqHdgJC0/asD8CLL4ZDEMhskSGPkCZlwcRCQMJLS/haSNiXP",
+	"Dr9/pC9FKaRn76CZGbtwUkjaz3pPHj/rPT2wYjP8LZOG9tnnMQX3Dlw+DAgXOrNKMfiT4J6D4FIMpBkT",
+	"xTqpkgOfYkUXBzdUckKe9ghEDZ/07DiPSTimybCPM8sTsNyjl4JrIiHuLGJwc8IXcgfRhM7ISHYvBWjD",
+	"6MCzb7KSyr8VwguwEK2gVZpwK2jNzbHWf7eJrlfOol/n/iVGjj8AztqhJMQUwI6OZMpioAhrBA+lqlRe",
+	"wGUSXrFZWO9fSpnIbbJ5WnOLn1BtiKMxMqWaaMZEhUmVbbgG5lR8Ehlg/TTLnwqIHktlYKsx9NIZKsZI",
+	"O3ze64VAz0IwcHERxYaZZrH99dnh9zVUGda71yD43Tx7KohdIIwJMkUSZjS4ODlNcqIzYyWz0Xj7BYE9",
+	"Wqnp4BDO4V77EKxI/5opXesWcfdrYg1ZiANg9Mo9cEwoEWzqf9WGKqNJlEjN4jWdJJBbtO6w4d555apa",
+	"ZVLSJatz8yvkPxnU89UyMZd2Nic4x1M/NTPwnWikThasimjgy5YM5txTRXVf4SijAKgU8sBpZ9dMzZBF",
+	"HHsO4e7lyA8sz5zjJVIk4LXwDPOKzbw7opYDVra0HCkB4nHbUOG4tW/J4hGrOXen1eh/6FLM7cku6iXs",
+	"X+VyhZBA9j4EruYCOhOZ1QXGy84zOSRRphQT0Yy0n7DOiwM4MClTXMZrOv238eyuKRVwHCv1U7wLlGRZ",
+	"ihnMv34N9lwqA9nmBb4oYJtnN/cR1rnSirKESonNXIGLW9fA08iGDi2g3zX9Wbsg8T3Q9jFxKm+vZw/Q",
+	"k16v2+sttz6e1JplO6XQjSlyEwpcTj3zJNG88TsRFcgC7953AePYynVRkOBeSabO6HpJozH7kKkRW9yH",
+	"Ut7Foo7JhFGcaeJu6q72zy/LJnipWMyE4TTB6pNaTRKzcIoSPGtRceEyyFzC4FSqK+3rM7xMpZHVcewP",
+	"n1MYjc86qDdOTieUJ5XEwRaN6f90f1kbvny4Gdxdydh6etgDw98wZYf+v7v//j+7//5vdWcsT2euCaPI",
+	"eGYZD2ojkDBGfFnEIhfLExtXpu+9FkO5sDf4eN3OwDM/QkrkIoW4HMb6pCqWxJAeQ0ksDeQyUDP2uUiV",
+	"Col2qLKE6W6viychBGOZlsq6BJ2wWtMjz3qszRTg2tU8gO1cm5KzkNxkZ1S8t3FJYBlrXBVxXYyRRmMu",
+	"WEcxGlvBHVhLYZCwIxLO1aSAQ6B3EJBwLhsXHQkHwaUI87z/kDwmYaTVsOxseGofznO/4adn6LbAygb4",
+	"5Xt40ULyq712eGjvLmdVw6/f2199knxI2s97vQP0ECxsSZ4/20gW4K0Dv3pQOCeQwrkmdCAz425c27FY",
+	"JtMaUdBIJq+kFeMyTdgx+D2iMRUjtppOYKOXk4nLyPm5SP1eXI68RMIliJM2pPQEJKJCCh5Ra1gQ9Gse",
+	"FJgHZGRN6AGbSRGTqU/oqwReU2YtFTsATdqxjPTjnFV2aMq7k/h/uG8edMmJ+z4mB0ZUAWuPcqasMRE7",
+	"gdTCAU8SLkaBPaCogsBpFUSqERVcA0VBRtNQQX6S8dysfeJS1d0tn+1IOldsFpD8H587IylHnUwz1XGv",
+	"D8B9QHkHP1A8Pcxznv4UEJft2mEikuCr/tc///uAQMk2eDWQBzxD1SynqRLXfnL43UoHaJGq+fRwkcqg",
+	"4rMx83EfVo3PNV6q29h7vgZYarXKVWzv2ZkF4Yq7fDryBnYBrORWYe79rMjc7ODBxnHvQqtFUrpzpRaG",
+	"8ZZNBrV++S3oOkeGWYe6fYHCxhZICX+mKK8oDXfFVLcivK0H6x9cMaidUZXbzvtBW1vZS3s74wtj/FnW",
+	"LfqAatbP1Kogg72NfDx7ExDWHXXJ2JhUHz1+bKUvCjQIB14/qVVsnbO8L5ixNk0l8DVXOIV3eIe/Jm3n",
+	"0g+svcBMQOxhlBlU3AwUmEk4wgOrjWPhKgh+8NLT3E/vKiLKYEuPNNR0uGQ4Q6+YJiEmJ/9wdnryy+lZ",
+	"/93pxa/vz37pvzp5/ebj2el5WOsIX53y4RdAM3XN1JL5n8MNvqSm/fzz54A8P/w+IM963+1lhuenZ/9x",
+	"elZM0OlXiiWcDnjCzcxqV+4b+mDL+btN7LvN60/WjXnuPD0WkkH7g5lhmw/GqWj9UgHkspM4pzNvkG8b",
+	"J1uMbhNGkio5dDVly263HOODu7V4qg+m7BrpEXD3B7wZH7/mMVNrPIj3rcnx7Ci9rmekocnma7cPFTGf",
+	"blDw2HJGZs2ZaCLPRZKomekifRb7vLB3m2mwdoW30iOahcuJABliLSuQJVa2zNUKHvaefVdxPcGN/7+j",
+	"x493LGO2Zqu0mkN4AxFSyTipekr3Jl32Ou15ubL7WdfLlBL6nn3lnEbDJ4wYSRi4rLgeY51SnjRQP8il",
+	"XutNkoIbZU/+5Ite06ghMUa7zLWy09HIEpam96kS+5EtZrMDCZdsNrk3UozsNEY0JQNmpowJYqaSRONM",
+	"XEGwijoFj8UVl/GGM3uQjg3Ssbo9jftDyXQsk5JBENEkAS+jPf4bb0idD6JeZDbJo1/YrEaqEP+KksOv",
+	"S14bTa5pkjECeDKWByKqJ8Z6bu4JuO2KrA1rn7A8JUwVl4ob/g8Wh+tm9GDeDdBXLeovE9dH707enoYF",
+	"/gG6wUP3qJaZihikY9ibQ2eMwD1YNt9dKyOq/LaVNjDcfI73rpEZ9VrYTddMw7CAPixPdZlQ6EbXxyTi",
+	"Ksq48TKySKRyL153TTc9tZypfhHE6DdWqFLDCNyCEh3ydXLkJDgVrkAWbioB8V2xGWmffXgbkIsPb6s2",
+	"3u2maZQSvpAjVLe9Qo81SWE1K1Wpiyop3xtqv7+w2U4SO3DIYZAfD8WGNXkc+yo1ukFRD463IfKT89pH",
+	"jtEeu7ONgYqT0/PO4fMXnZ9evg1q+G/+9ZRqPZUqrtoB3z35/nB5MCNoQanEe5HMimzyCudazS3O2HB3",
+	"h3Mzp+kc1S+hwV34Tb3wvHOfqRvIBaOT8zFVbDdO+U0zrLfODKqmqhYJZitc8/Oz3uGWFit5f/ZWmyYM",
+	"lYQaJqLZ+k6a5ekRY5pCrm8AYs2HweeFeX3G+1U9W4PoNAUIIIYwYQ4re5EJG6a3LmTWDVlCfgiPKji0",
+	"ufkNGhRAYTibD/A42qUUeLDzSx7zpbhTm9coy6tWUN7FYofK67GEOtaMl8yp+A65aKlEPSaMQ4aV8hVg",
+	"VRJolLY1yDqb1aM1ickTyK2vyMY/hiisqXpTbCKv3Z7Yh1Af3VztbKpq+/jx9Y/3o6itKQy3K6Z/Pxj9",
+	"h8JfUt3tn+WUIHSoQw9iGnGnStlgpZoFlwNUl/6DUSnnYtHdSXxwROg/MsX6GH0MKn/1r58E1igz7HNA",
+	"BixWMroKXGLP+5SJk9cduxrU8EHCCLpNH2nSvk6SSUBkktAJDUgy0SaLuQwI/BClaUBGSv4WkAnXRtEk",
+	"IDFjqWbsKsiR1QJrcjPI3MRUHyUzw9RBlzx6hDhFTu+GdB7gSnaCjzRJE8oFSbNBwiNy8uF1l5yIHMrY",
+	"zbwpBajEIl48q5E1+TGt9xd0IqoZSZgxTOmAxHzEjQ5I2LVstR/CnoWdMMCiIO5zEKl7xK4sPHOc48q9",
+	"eGrNZkUj+0ZIX83TT13+E8taFef+HBp1t1/gUTdMaKtwezkicQuxBuB3I8k01CsSI287PLCk8hfefC8q",
+	"f9cOYKxczj2HHX4Xq7lmsH3tuMZNgui3H254iAvsKWq+aQn8a5+iewGoyjsx7rHmQe+lpm7TCiSouVg2",
+	"ktU+7dzwW7ZRC+Uk2wJnbZvTN5d6WCmgK21IZU2Cou/JJq7WKs1slXJQ3ccaPFSX5g3GB+SP0chowsVx",
+	"3g6EQJeMMb1mECBPAEVMsToDZdGdZJK+RuDzipP16Yua2BofMrtbhAvinlkur7578awisF70VhrppeVY",
+	"d8HjGsvE34YgKatIdu7or/AewyvRbRNWkuqPyA+MKqZC3+ahKJBKEypYl5yPrXIsRTIjfodW0PLcRPKR",
+	"rV6cXdhsiwtzt9bbL2x27lDq6q036nrnkZRHV9qBKGYAWV+gYpfL00oxRoDBzUTcV3KAGLiMatNXLGLC",
+	"JLO+tWJqa9agNyNTr1ANfFtbhlRAUeDN1lI0UoGFlAnFaDTG6qSEmaLFkwNmIG3ESYHSLLSnEAaxHWLJ",
+	"OmJDzOGFuGr22hHLERfbIZAzX6C3sghvUWR5H1H56XrH0ZPe4bNNHUfzZXVuWPkH6gjqLattBQEeWgoR",
+	"yg5GKAFKH+D79TEUdPma5ND9WmwaF2SY8NHYlPfEX82hDRE6qcA2zP92yo3/s/Sp2q186xFXavD0P5v+",
+	"lItYTmsYmQPW7CEBgtW+Zjx4G0VoSJPEmkA1NtJ7cHy64K/Dq9R0gvjpBRh8gEFiMLmgENUBKttzhWWa",
+	"zgeT54BJwSBnLu+hV+QdWVOAtKHOcQClw7mXgiNaCwShkZOMqSYh3tX303B96zwLXS1l57jmmkqbx2Fe",
+	"xlVh/3+xN2KJVL9KT7vLxYUPlUyLXMtfgAEnE8iwy4FHSRtQbyw9HpHc/yUsc0t5FJAJMxQqxmqjHbrE",
+	"8FeO70xmhuUiwj6dpdaw1f2/1yL2/K/z9+9gkIjRY1QWmUyx2JX91QdP8neaMRdXDpt52W1SJnrFPdfc",
+	"p3os3rSbXIXFNF+HqT3HKuqoaGEyiyOfX+q6ZSptZpklbKZzwz5vh8JawxOX5BQsbwlQ4Wgr6fJVfvfO",
+	"jnU+duxRsuHwb3ji3adb81K7dxsHeEWCSe3xzJ9ylLHOcV3/S8XpXfWdum4xjVT+qllqwnXCY11ul1KJ",
+	"HiZcmy45pdEY7cOB5XEShC209rGi0sEnLQhd+6xlgiJix6XeK5sJvVJrlReLIrAg8CbtCwfnEeGgTF3E",
+	"4Dwsyf+IJokmpTaR3JA2n9ARlGCTx9dPHsNf+vGfAkKzmMv8d/jL/mw/pMCCy68VP+mAKKaouMqv4Z8B",
+	"iewwh655hAJAhcwQNhmwGJDaKzq5vdn+6a/alZxg7BnG4fCq8Jvgm7Afadb4dmHdoep450ZdwWbqKQHr",
+	"9DVJM+NqAHDvH+kcIAwAC46bI0IBCY/sfx7b/3TCEk0fftcY+BmlpvNMdiwfnQv9nHT+Dx/9yf/Z7R89",
+	"hhDQk8M/18eAavhbrQ0L5ARRODzXuqYLwFGeHTsLyWBGfNQ/KAO6U0MUFbGc2DushVkKU+JdgE2hTUgS",
+	"ObUEzLThEyt8if0ZleWAhC5pIr/NuLqEsjI9YVSD5gSZ/wm/Zh5t/qB4DxjUg0zPQjJk8KpFqwnvrrHR",
+	"ZzlSvKtHgjaybmy5uW7f3nxstkM3XtAbfm+6wm0qB7etD9y1fl4XS6jnZick5jpN6CyH1KlEdOvWqsRe",
+	"F173gWoNLbCQt4b2RFpT1vIPy3NJSkfMpa/LEg6q/blL3qf0t4ytlcv+oeS3me9rDz16AWhIJ3JqjeXx",
+	"8eZ5Qgvunu/WyRP6QGeJpPFLmlqbbUfYH1WH67YogDkObk1Kc8KjrZEJd4w7twaUIrDn/kDGsyVQWbXd",
+	"8AOSpb7cC2f9SJMIN6tv2ZQVHJq0HQwT+XjxqvMd0WM5BbL++O+vXr36sQn0FodV21Sq6GC+bNjwbUz2",
+	"gfFCgL7ti7ceacKuLTciABYszEF5NhFNG1wVzZmRriu/Sy8qt+5f0+1mVCYiWosJd4K7MKWaRJkh1NSM",
+	"sskCKS3lnB2+DHmy5piUSdsfgFJYrUJJ81tUnl2dilg96frHAhyvETVvJeLpBgh5H3KoP6+SxBQRZoUZ",
+	"1yobH2RcgOnN5RFb20ow1Xd5DyxuBtzDoxM/0uTN6/OL03el2k/w26b1DqpUxs3xRHgd9Bpqj6U28K9M",
+	"JExr6MDOR1aLazp2VhhuyFG1oKkeS9OnI1YNNdY1X9Yc8ATtgXHPAVkPMp4YQLSTQxKWxlHNmAFc9tIo",
+	"sOtdZRSWjradwToFWdyMnT86n4DbRaKnNLWK7sruCLVI1RsvfONogQc9wkWNy8VgK6BFkaqKF1eGVbNM",
+	"taveQBBB3bmoUlztyQSWU9MFczjkwnWoXqZjgnp54m/+GrRokvR9pUQNmb5h5UiPTpmI3W776OJxnh/a",
+	"uWIzMlIUpAiGHwThI2FVpvpzaz+OgZDFL/+EL6rgYxce9o0+MxfMqJMn3r0yFx/RmMzmxKA3SnPzhnCh",
+	"DaPQIHLAuBj5sEr9OBZ0gcWRvKSp1V3BeHW3xw7PrndEXjx//vTFwTFJpBgxQAbHJQAhKGIyoeqKxSSX",
+	"LesGuNy4UpQ6ukHv1ZW6dmjdmZezy5hjW2M+Fxl07+y7b3h8QDnQTF0XCDYNXZm30WhjNlI0Zn3oj58X",
+	"UddvN4TYpjJLYmiBD94tmEFRqunWumhNCrjl6truywxuzskCvAPRmNGUqZxIchqxG0jFDD504MwUNBzc",
+	"iLV9IQzDYfzk0VjdncT/w93Vce/ryGEHXrUl5I9fpgFL5LSfuxyWLNZ0LDUj/k67DvDszVZFDmHK9uxQ",
+	"Q2iSNK6M//CW8103BMlm/XUN9nJ2xlfL0CHTwafHAmdb9YqaVArn06DGsEla1/T8oy/x97dAjXN+LiMl",
+	"NSKBwBndsI+m/bTdkNqD87Ocwnko+aMn1NGsw9pNaWT38reMZeiRRn56THpEMWwXTg042l2C/OH3a45s",
+	"s0zQJnL+mY/GWIDvyBXpE5x48+Nfc2BblH5HVjEC0SYFKwffR/KaKaG3KvHOTQzoMbZSE3B3Ayg3PG5V",
+	"g7VpHxWRRW/VBrifpcrOmqQzS+AIfDMVurxEbUgngxaqaLBpIMJMM1Iw1iHkOuiZNmziHgzseYHua5ab",
+	"uEvQpxsQZwczTDlkdAKtN7hrKVpjs95uzX0VtaqoYy0pT/Nq3BwbmyfR6ikPyv7mCudpYGk1CkOdbrNA",
+	"UUGhpS7qZDVyu1FGbRY/R0otdZVehQCgrnnE+jSCPCfX18Gl19p/erzP5g4mu8YqXUloa6MLLHHFbYNh",
+	"AhHInId6CYCncu2+zRs5+BZ355aalizNz17xvbpTXXE2lR1JNTMsZ3eX0GZLwBlbn4cdgWase2QWz8pG",
+	"GL03IeANO+TugSp3l/HfQDwrd3sXQfQqO73zYHplODsqWF+Xmo+tnlCtYM8GnvfdCZmvVQC/f1pt2KWt",
+	"kth26dlalRI1749adX+tY2nVQw1eoII/VcmzR9ro9rFK6pPe4TPsvPnsu+d/frGqehJuWuVqrff+rJrF",
+	"ai/Lj3hHyVac97bMu1YgtWui5z0lVTjLI+cacL6S5ch2vV16QhYntNwjUng4EmbAw8ENjHkBoTOf0Q19",
+	"HPfUeeFLrJYT66pK0AXPxNaprNt7EjZSIjZFnfrGLHg5xZbZ1pBvW3Md/uUMbkhuKFn1IEqtGZ9wEMVJ",
+	"EWCo2OG5jQ6+rYgKIQ0GA+bCEgeVnrpzroAucQNkyp09hyG4Rgnhut05cHkdkg4EMxY1r02xsDZRDBaC",
+	"WYWJUf7sekPfSnJvNrsl6F3rjXF3ym1l0+6Jhru72d2XGUG6W8PBACXslk9F/s11hrzVgdhgVnPj3Ghs",
+	"uyOV0hbdJ6I5o4aB7rHS2Z6Xx9I0TThGcq2dB+sZQJagTH09QJ6zJaeu2Bz9WuDlsqLMW1pkytFFf0tE",
+	"u7GNd0O8y9pTsehEzge17nbt+9DcyOVzwzVrXKd1F2fHp7Y4I/fy5G6Vl77/U9Aw9hVFDO+vmVI89j4g",
+	"d1/RTxVTVkohLCh/Z/qYPHpErhhLNSZ8+JC5K032uXfVCM0NKgJwMjvGc92MkW3f57nEk9bGcp2b8O6O",
+	"2D1CcsUBbdcKemeutVWutLVcZ1slTN2Je2wbdxg4erSRqXZZLVaj2JET63cBe7aum61poW7iG/tdLNC9",
+	"9N7t0GN3S166m2fsLIDgFhbFtwiC+3vzO9bqaYpHdc3QeaRkJxPcQHKqB5Yh7Ses8+IA8uYmPEk4GIII",
+	"EHP4HPrsEK7JYfd5r3xPpVzW3bdxZjuM9IJj7eAGYUp4TmMMxVqzs3KAoQrJCxgxRZRiTDWZIB4MFSSk",
+	"A3nN+mVQnpDAX24JFg3bxSdqC05WydFozPrg97XMf3WTGNxS/2Tsvr/Zo9s844pJN3tIMaql4GK00XNz",
+	"Kl/NOlenMDe4T/UHQUQ8pTUt/ULwveObwyOkGcBv8yCtJz++ff2uf/H+l9N34TGGvMMjQonmI8HiDheA",
+	"vlc2TUpvdFkq9YZHBTSzke5rEH9rsrtrAAPtyx9pAgieDCvihRQd1x8IH9akTVPuazUCYpigEP4OSJRw",
+	"5v6Zd4FPZORavys2svzhX//872OygHLdJSfFZ336EyBBJzS60gGhZMK1xtIA3GlMNACsa18JmPe+mseO",
+	"JoJOMHDYJYj9bqchig721A3eYefbH1yAn7gA/yNNAPQHbxfk5Ndzd/MB1A5UUOIm9HN5Q0p958sUBkv0",
+	"TbSeX98c3VU2Z2G7bt+w3u3APWpZfwPDfm5Blsx3J+a7I967N9txIPeoJfmScO7bXBPO0VklJjnYR9YL",
+	"mtatwBJINZUJTShwp2MSRpk2cgIZtzOZKWiShmDkpP3etQO4fvPmbY6qVoaGpLwVtHL4tVbQGkk5gqpJ",
+	"fG2tyKrEGO4ln1NZUucQOQWXI8A3FjC5SsqJC4SX+pKmVOsKxNFSrd8vyFmW1Lq9NqG0fWTG43psxklv",
+	"FprYarc2X2w3tgrC1PPeTTZg3RyGnQYn7lFEokrLi8W0E6s41Zc/TagAz34IGl8I5iHi5JA2ICSXoVID",
+	"X+t0UFsCvRuo0TVZy8Qjvy6FoIGbvgatlClrZDSZEickoikwFAhcgAcCulRKhQjdJdvUqrsug6cBoWGb",
+	"VKltMvhxn5pr8q01gfcc+4JisrCn23Tiqg2f4oYEntoWhje/CVtythIH2TA6kJ+CZku/3u13U0pblXta",
+	"t495k+RlLv/DF3/+7lmvt1Hr47ltWrnWO2WVTbL2DtnldpGmO6KldWjn5uTSvGD3SL2vHafl2w2NunOe",
+	"ju25nS+Fihgwr8B1UIW9Oiahg/vqp4oN+eeQcGiMMeRME76jOrnqJ+p5uC859zCHOeCn85Gw7qhLQn3V",
+	"marOyeAlliVt08tkV4V5G4U6yvH2xblfMZfBlCfWYj0swIb6pky4GHNuogCRNDyAFRp6j7TPWaitI18f",
+	"xqsp2lfNnchTsIqcerFeWfbq5Pi7aCCzm2rFe9OHZos6R2eczR3bufrHFTWP5dyPUibMjnvbeGZ4CyWR",
+	"NS1OK8xmzvvi0IzdURhmJptrdrN0P7dmLmu0ZNoo6rqTosrGpQmL14drdQLaRfXlajqqAW3LoeVWB1qd",
+	"eF7RoAdc+3qx1U4B7VvIutPhT+PXf/8leSvep/9/dW4+Xv/6+a//6D05fPrs+Ys/f/d9p998VxUVGN9Z",
+	"AAL3O5++vHhWBwW8gMDn57+0u4+f/U4U6tJK3rEu7UZyJs3mmuFI0WgJplwOz2LZhExisMgxv3Aq1RUX",
+	"I4RhsZwSMC6cd6KAh37aIzGdrehydfj8+8NqY8bVba6qI1+9MDXHJlXsmstso73e+VETbNp43PZ0NoJi",
+	"5svWbStTY5nYAb2x6GxiaQkVfnyoUQBtlw5zgQ/fi3SYHanjC2lE87r5t5lMtCKzr7wg0in/32hKX73J",
+	"XU6e2kzJvChbSMxqnAUCHyTJOOA4+28uRpifcCqM4g4nUEcyZbHl9pApjlmVoMwcE0rGiHpUweqVgCxI",
+	"Mg85FtEkCbwmivDHvgf40r79cxPJlPAIynbYUhwTmHGVOgASVmPttK53HE/o5z4TRs3WKaW/AERwNUL4",
+	"QjtLcsVSA/XmLhv4oFtJcXzx5z//+fDJyhzhJgzLCw8aqV2pOH7VgTZCWlO5FpxNUjM7aioaQMjLrVuS",
+	"9Ho1ISMhRcwMU3Z62vCozv865xhKtMSh63LbPmqIBmWTtIUkhk1Spqi1U0gPfEZCEs1YfIDt5d0qGN/t",
+	"ggAifUPzKUuz1SY8jmZbQU3cGCINlogJkAUQ8SIwUdFpwb+pLHix3XFtWBhG4/oh1wSuuRnjISN4y1EF",
+	"MhN/c6SAOT+CKiWnrnDEPjiHkv/k8LsNmpguUPyJW4ZHmiS+maml9qcver0qqW+j1PnzXauWSIysVTLF",
+	"fP6L/8NbUv7vmF2zxHKQVtC65mzasAn23WvjedUDt9A50BeX+mDvKtmRpC0YNx4vECrIO1MeYzjvd4L5",
+	"tdToXo0pKFf304atXp4C9DsA5IKZNiBtFTlKFbfVRt6lgmZ34mC6CVnfFJ5oQ0fqbkhod/4bGNCKPdqJ",
+	"06HEpu7e71AMZitLcf1drNV6KxVki51dlJykpoPKoK9KOyLhFZuFzoEBWQRMay6t1Q1/+sxVH96JrFwV",
+	"PlARkND9KyTUKi3uKd81FVsll2G92W8ZTXRAQjkchiSWTBPH/ssqA6oI7i2toCWHwwYhlRn2koqY+9Vu",
+	"Lr6rdemhluh0Fzf1R1bpEjH7x7XMNHbLaoA8x/Gte5aaodF7pI0K6kHe+q1UpppHhQIicvBs0THjHOj5",
+	"UVmtK6nMdvNqe5nU49D/7PdaJ9lI+1WBBbD/mjlYqQEj1tqJK1ryyu609pP9mOvcWqlFVtL9MUuWXRbS",
+	"9EFJX/qSTGB77vpblvXRKYqfa1DdIqma+slVi5LtkgEEbgDdzRRGS49KHdV8hTGJFZ0G8z3S2pOipuYg",
+	"IKe/vj2p749mr9b3iF5sVmHtx9pZW/O6blqzcskLdMxI2NAQmRXgWlAF40xaEvmD2K1PJkLztp8vf4Md",
+	"h31Eyp/WTMQAK2EpH7NV3fcdjWJxVMwM5YkrCcfu2ZHditj3asY+Ob79gwuXL5djpTPuzlOpDQ2saAUj",
+	"FEnkUxN3fjmWrnClmU95Hjjm8C2u9RIGuCELamQIvtC49mLzedGJbPDhernxyJJlzD47UeA38JHOyyFW",
+	"2D/LNiAftRtJCfy4cQt+VDJNWfyqxIxrsDBqZzsd161PHUZFC29uHMTp5zSh6zfLn4vmC1ZOMGb4ri6Z",
+	"017LzZXAI5B7URdVU9/Sqn4UqN7XYMC4QdR060JJYc8t9k412jXHsuL2iqUmIFpCHQ1qG1dsBkU7jo9a",
+	"3k0wjA2ZMEz79xdtOuETB4BpNuLenSUYizVpp6DrEM3/wQL0ewQEO7YGi/24D4Ky9Hf5NGaWt2yfMENj",
+	"aigZc1HmGG5Pqz7Sv2spumd0+pZpTUegb6NHYmlJ1ooKrLOKb0MDu8NqJ2pn+58dYGwdIK2A+D/PcUIB",
+	"+dyJEprFrBPJmHXcPDu80g+kIFAuBjITDZkvebPcssvFtW+BTkoc5BC8AT2WpO08J65Jez8aU1NTPtB3",
+	"zWzdX97nqoufiia45VKD/gRXuvojRrPz+j48CyMmmJXQ1u5k0IH107Iue03iqW3lUwC4knTC/id05bEa",
+	"08Fx7mtHYrTn4pHukjNflJY7e+HSfK/G5y8q3QqfrMIBmU8mcy5MI1EcEgpYn3mKMC1lm60Tup9v87e4",
+	"HLlrOn/xMbYM8AAsWibXeHQrZRFb1rJUOacGZ1xN2YjLz2mArfIj9e3K7CH3DTSR4cxhGhZRpIUVKj7W",
+	"1z7QXP3kZUteXbaAVqZOnSrSuHNterGfUSVBLqGCeqV0JYLIaen+nGAamgcm2agKy1UUPnOmqzqesFLF",
+	"mmvdJfg0QyUntX3nVKX/RmQX3t7b0A9umOmm/WNK5b2xHTwsrCJ0P5nTSeEU1I+3rvnaRqXW88Udi13K",
+	"FoijupfLVYNiw1frievayrl2volzpWJe11h16A5Y7z2o+1rhhipYv9LBeP0BzWtwNcOyknoFz7K3HIG1",
+	"9ZcJFwFxAE/2D3tcf8tows3sLxP6uZaC7ON9V7/Q1BMRiH3IP89hVoHqA/3crCC1ZpWQ/tQ1NDVr1klB",
+	"4Vlr2d7BnZB6AQrAytO6oBDl5/aIfO5gBFev0jGg2nuSGkS96ENah1eous67GJBICntyXDG4T8XIlQBX",
+	"NW65c0OL1AIVY7f9vf2b88XKX4+M1ZFaYZL4MNGnYE07odS5pfqxSicX3ObKIW7kIO88Scz5VUH/rU/Y",
+	"L/p7r9XlFMwHu6kFUMWcI927M47IUGYKLQRnACAChtfHCSXDhBryJOj1emsWcBUafP1sGltvL+YYliZR",
+	"t54IB3BmT9YC0AMT10fvTt6eOpQHl7sP+ALUNaxn4porKSZWKl1TxcGssc9A+0GIQKcyrmYR2te+/3D6",
+	"7uR1/+TD6/4vp3+tZj3Z6y7nqf+plPz06U//Vnc0cAbnMlN10C12EuFRacQQ0q0ZtNWVoKVTiPPsKzYM",
+	"j+1fNGExAFhgrJWJSM1Sw2KSibhAvXh7cn5xemZnE5ZVfyauIQeLViOc5eFDfuoJpqfe2zLhFfUCThTk",
+	"nRudBuiC86CHWv1qy6z/zRJ+b72AuJqEXqkmLuecbxLnq1LF3suKN03Y3tOGLOtP01hdXF2qXUTc5o7k",
+	"nQfdquPZezHYJrmIvpneXHUP1gDFLPJZDt9efuLNSuac56qG3Ws1dEhINc2+0dnIBQn/s/Py/OxV5wJQ",
+	"mAphG0l5xVmHZnYDDIf2vdglYdvitNqA+aqJf9Q1JiQ8GJRnWBlALeX7iE5dhbVizv+GQQ+dMnoFMRTE",
+	"+3DeDefRCgcsVjK66jtFnAEKyMmv5+QHvPBIk5fuEjn58Loe/qPGdVdBBEGfW9Ca/1i95HcUVNMVrxNR",
+	"zaDfC6BQxXxkxSpUTc7SMRPg5KUKXKQA8kTdzdawg7uLJI4XT0s1jFVNLE2osZte1b/+hvrWJ/f/zqcv",
+	"veDF4dd65cu5Bc5YImlNtr2QULi5olf/u/cXr1/9FXWFIlUcEzdTGYNCIWkMlqRmFRd1bfv+Zm/IjtrY",
+	"38STkveDX7fxe76GtSckL+qbB7mOVyMoxkWJn13mJhSYhF9DJ/4AwXqkYISLKMniuQj52h+ritPF9Wm5",
+	"8dRN+ILRyTcBGrYP8JpNVEy7kPcI+2tdMBk77F0oeUBHd67a5QjgW+3EjdHSmoZ0zwEHPmo6YqfXrM4F",
+	"Wokdj5XMRtjtiYshU0xEjKQJFaxLXscugV6mHKsZoCkUnzDvvpxBKykwXmOWMKtK4RjqwE2XgR0vOniW",
+	"ZzWsNInLKKhLoFQb4FPjvmI03vBBl1dRXex3VDTh4n6/T7AiCJL0r7iIm3M9tlzaFe2mVidUY2i435yM",
+	"tBIBd5N8LofkutHb5DVTY0sBWV2xCZ94jZobzZIhoXHMYmyqyCMlXcXAuo2Zl3kWbuj6WaOVvYfT3Wh9",
+	"5uPCW3wX+E+TNgphu3qrppLo4ByOGAvMC7SUsuyqDVU+PnLpQoGVfIe577ncsS1yYFwqhrXmMVoiyDBL",
+	"EtIuXPUBgbQwHUAQGMC8QFe/4mnKYt9Nf26w3ealXCvxZANbnV7XmyDUuOCNSxrGdBO4HQhe1PK3dZ34",
+	"u4btWKctLyQgNgQNblBYYaShSRMA/+IwjBkO1r87z5ts5pk7K9IoHc05dbly6leDiZR9k6XCjvmeV61g",
+	"Mb9vsX3ivNhYWJN8Z0uoJCUhGBT6x5x8mZcQtSpArUJRwz7z6CIeqGKfSwRSFS+e2c0xoU9LlbpdqPcl",
+	"FfHOlfxiLPqVI95yHaLlayVnk/sz0te1XiN42U9KZmm9BAGZkWNVuaqewSwkMZ8wYRl4nqskp8cIPWCw",
+	"qlRfOaRCqxaninlXy1wm5c1U17vUzZakxd9U0bihxrARk9+ekTcaU0BQP9SkUWHxDNfVzK5jEuKIQ/j9",
+	"54uLDwR/yHHcPAIYpqMcl8toRExCv5Wh1QoUqyY8ObpbLK81yAI9Z3V1to4neb5YJArl2dONB+m11ROu",
+	"5xAjW2OZqdL3J1wgD3O/x3TJGz9IXhfGHWTRFTN98NpuWNq5FqtDjuAl9Xrs8QJvXchHLw/VjyF/cSOD",
+	"O5PTxWnfyQTWHfF5NplQNVsctU+F2aT+djDbTDb5E1cjnZScbijo7NrXvMjILV2LLj3HyFZpem5gjctp",
+	"LUfNVI6zc49WlJeO+cr35DwBzFcuTI2VfKIjJnxLsbB8YsJjBGAg+CP6mHxV0dru8hIr2de+5mtS2WI3",
+	"4eZNzk/nnAMeFMgxN31FDZc1gmRR7wzJYxJWOwi1yy2ECGjeBcAH9DzRB8ekl+eZz3ccKtZEZoOE1VWJ",
+	"fUu+MzABasjzzBfMVVBYCPVCWg6hLYxV9Qbymq35tS0cV9u4p7b22uCc17x9xz6BYyTRDiSaOfL9f/8f",
+	"T8/QaIn86//8vzwhl35eb6/rzdjcDLxlu2/+tNezC8wT2AlYbwMC0Anx1xAvPqJCSAOdpuxWufomrlwh",
+	"tMi3RhuZejS7+mgymzhv2TI2fQo3WcuE6n5KtZ5KtSLW7ceZD9KdTP90/Wj2EKvcTfwRl6kM0IpbNbck",
+	"m4UmLelsFRCrUsoqAPjNtnijFKoSKSyNivv7FjBxJs1uEqZ24yBxxuQdu0aY2irYWFNnf393dmHav44l",
+	"nfDNsr8uKvgNL8/PXiEzI233qwZnTn0IoAJnv6KloLvRYa70fU5f/YgsO3ukib2zhOIQc8Ui4/gvxmBB",
+	"x9Q+buFBIACyyefLT8c8GmOhPaIk4eWD9ZsLLYdK2Tpzrdw9o7omizSNyJ+Z4mZ2bt/pzH/okHiSmXH9",
+	"MlbWIbT3ScX/AdUiR+QHbK/4b4vtFbvktSE0MlCBWF01u/iXAquFhSzRS9dF93KRWETGnXAEUH5pXxwx",
+	"SHQHaNJLrP63U7KHDcZUkNrYmBR1XXnFWfNEfckN3kc0A/jA8MP78wvymKb8Mc3M+HEiR1yEpP2zMel7",
+	"kcwCck4n7Jwb9pdzo3hkAnJuF5lhDv6luHhzftAlv1o9RpO2fVtAPpxcvPw5ID+evjm9OD0gExozFLbc",
+	"YE+riCo1m8NFKZ0rRF64FHO5lliiHBCWaEae9Z7iOyMZMxLC+R1SnrA4xAXjduI4WS8lXZZq3320WEOa",
+	"csCO/Qq69lA21HdJYZRMMI3BqqCwndiyMRl2xlLbLXvz5i0ZUcOmdHbkLChDEzkibXuDDhygYFAc2kuR",
+	"93A8CEq9inWAWb6cadfu0lophtGJzhtd6mC+EYAOgDXowB384FJUeMRBQIr6QU3aRclAsECQBwHBPu/w",
+	"UjrCmlYJ2ICW73UvxWuoS4FebnldhiUnSI11FRov37+7OHv/pv/h/dlFSNrf9b57cuCZzoAlUowsB7Wq",
+	"mOLXdvqCGasidi/FpfjTn06KnFouRfdPfyKnPNfq8Mi5PqiOLa9/jA8uheOHc8cjrFBKuPy4dMlJbf7v",
+	"pQD9vulY2JMAyEaAZbDsNFQPwjHmy9h/X4pITphrDAFVNjAi2KYpiLqun30O5WI50xxjwnXGQ2zXF1VA",
+	"u7Ew4dCjJ0QySVhkF5W0D3tPACCGxnDfT6fFbVZkBARVTXyJnXl4KUrXSTulypKgx8sccpZY2kI1BFqd",
+	"+mJpuMIdRAxNpGABCUWWJCGJEkaVJvRSeAc83n4QuMwh+D4ueWV8dgLPoP0r7hHX5Jprbl/g/OdzeUt2",
+	"9BErSqugLTOmxwLeiyY+h5S06QBL8TFj48Ctr1UeYXnzxaLlFTWQfxvC0Q9J+8m//vl/P+/17DwQ4+B5",
+	"D9E3Q9TqwoCkSabJkCeQq3wp7EUMAmgSfgG5HZCSHvg17BKrHZGw9GOItEN1/t5cRbB3kZSO2DHC8FwK",
+	"mdLfMmQCbv3diiZU461WLrKJJpYswRD0iBuIdYULcQqGMxxkWE2svLYb9eUSrerL1hH5ctmyvP2yFZDL",
+	"lkNiwD8wlqkvW1/tlJ5hs+9SZ8QxNZcC8b+kIRNqojEm0MYyyqD4rD2hiTW8WAzNdS0PnyrAE5ulzP41",
+	"oDFxmdmA7CqyCZBkJq6EnIpLgVR2TJ4dHuLXpyxJOu6d5ZGQgYL0eIo9HdusBKWiswF2K7aDd9QWEyWn",
+	"lwIezefAPnNtDo5J6KYeQnIcxoZgJNquw/cOK0mKYcIjg/JRG+iDBoXipE2hNP9SWGITAcYiiTYcqkv8",
+	"COBY2Asl1BVIyLMWPoOz8qz3zG3mWynYzO6la3COoGfgPNFHZLKsgbvr5PPx/Me6Vu4B0fJS/Nt8E/eK",
+	"5xGIxnVyD7vkBxBWBLtV4VAaBtAl4FS1/FO7O0vuJXQFwlc9rgRO1vVwttPFdKErNquqch1k2to1e7Yv",
+	"zgNzloEEVoz4dXWJ91wYbXecAY3FfssgQkw1Of/5pHP4/EWX/Cy1gS+6ULN9OXCvjr0VD7c1fTyuDcK9",
+	"J4xeOyXScAPlB6iHen3m5MPrVtDKk+xbve6Tbg98iFil0zpqPe32uk9dZQ+o1SgC0zTBIE6tn/VDQh1K",
+	"tD93mrT/evL2TUDCKy7ikPw7CXXKojDAxtyWcPmoQzVUencn8QGhI8qFNhVFCvRrTMdytVAJFQSd0nCs",
+	"jKJC0wiFvyvPGVMxAsoFbbScn6rphBU6TXCJPb3hD9gN0J6iMYuutEehkVORw9UEVXiiIMf2QTA1Bzlh",
+	"35LoS1EZjeW8ecW+nx2HryCqWJeEsZr1VSZCbKhrb5yO7YBg7f34EjusS5G/jxtidWEHMp7MKqFeO5hM",
+	"ILhFl1xYvsg1mVpKRK0H3x3ChDQSTr48r2NQl9Nk9hI2q5W7f39wOE+Wqlx+MOAOoNb2GJIrjr6gHUNX",
+	"GYMn9gsewupr1Sp0qWVFKdDRl9Zhr7frbwMIDHy6pujWEhzqWC57Gbcj5jFpA9d12xbgHdxjicTy2HLR",
+	"sQe9u2KpOejas/YMZ1A3sHymj3+gcb4o9pEnqx/5KKhThlmMDz1d/dArqQY8jpnAJ56tfuKdNK8A2gke",
+	"+H71Ay+dkIIHDg/XmUiqZGTVgEHCTgE1wj77fJ11g8CioAkoHugp8BHoFmw3qbKeEsNaZCmWj9KRbh39",
+	"rfU+t4Ran+xbnWEQY9fpUV0TktMyA1jgRRUTMyAyia0a4RAep2NJ2iGNjFThgaMsy0etVAcl61JYrSA3",
+	"raRTLvAvHHwAuaBd8gubaWY6VmWLvURScvrImnK/ZaD1YuDu2PHq4FKE+EIA1gYVEIcCAK8+nQne4orP",
+	"AY/V/jbpEgCOQGuBGu8uQaT1Nr0U7gfEDM+jYwfHhIqZXX4w+a0dau3+Ljmz30AngpCOVz6mQ8OUg344",
+	"KgvgS4GC0IlVazpaMZzhyXVYEVa/QT1oLBN3sGneLn1OCbLzqGOMCdfmxG7/GzkCaakoNMC0xFJPo8Ut",
+	"j6Hh5Af7d+trsPJudP8Wt8/XYiQz3AlIR+O6SigEYcawjyK4JcLAm7xXbKZD9PzZN/2WMTUrHCgu6bHg",
+	"pCWUsRfPVoCMLRsnmkxY5jbwMP91I8iJsGkYALm/9TjgLFgZbGmbtAGn++gy6/WeRjyG/zO7VuB2QF0v",
+	"DEi3221cMXjRDcb6aZ+iDmiV61pBdwIGHcC72dtgee65qLqxMLBrgfIcppzAMfbcHlarwui9B6hZBz43",
+	"VBldoFFaxmRQj5t3MTnP0zLX6wdqxn95HFwK54OFvH5XhM3UNdPk4s05egm8I6DJreTFAkidhFujGKBw",
+	"L8V2Re513BCWZj8K4hv77jtSED2EQM2ZOecjAUkG3VYFnPOcmc5L9EWv4ZwP5mjjL//6538fE08Xx/N0",
+	"cezoIiRt8AiFSB2hc8eCh741v0BlhjTPcr7e5iE/XENZvJDyLRXeINA3OeouQtQ6+tun8sE/L+cEQBAT",
+	"cW2LMHrBBcy4hglIxLeq5wI/giuychjh9Q6EYQk76NadKvutBfp+VsN8kBpd+tua5HhaGtOcU7w9R5bH",
+	"5C393DkZsb/0jsm//vnf4VZ0dq8lQ0EuXyoRtr99+lqhn1Nn9KN/yZBSiGkJ3eQB53qyecsFyo6xVKaT",
+	"8Gu2EDPMnbUa9rrDBUR/At8qzEgwX5weG/jbLZefq8q9qACNQQgOAMdc+Rt6mFCNL7CV2/MhmEsxBtBB",
+	"zLYxEpxb9qsHdRICU1Ne+6FcOGySfQiM6kdcjstaguPJXscQN/kYcHvBt5i3by/aVkbsvnsN7sCmX/ew",
+	"2nNFqJg/S+scVt1o2J8gyWuGvJMr8BLiQ8eLoUq4jyZJl5yXXMXOY8u1q9JcNC+rNKRv2cpccftHzdTr",
+	"+BVEpNa5/wOypeKRfRo71ZVbbfXMB8P/ELbP/KTXOhOPv/D4K54Iq+fUq7guLmJk0c3Y9y9GnylGC30M",
+	"FSOrB4uHANsf18iMVdrQGXaY/9a8rTfed1yXtfjhpszmdexYx6cK1UzzJLxRU5/mqjqDajly1UoyC8jH",
+	"slErF7NCFknIfX+PvMalGTaIdvQmdremqhtv+Y8wpAErxa2aD3o5DdHt16JY+sHfdK/k0VsZs2QTgfSz",
+	"1Lckjcp96paKIb/8fwjxMyjIyFNjTlmfsIlWDcOwt+gccTDHIeyS96V+cSlTpA13BHD14DhP0MGEhu+7",
+	"DfbJD3lZ6z4Mk2pTyVu2SPKc3XpG5dbu3ovM31O80eXWUVJUS9eQ+jzzrVGxqqSKv5dJdZU+hE6p+A8f",
+	"fd6BNIVEwxU7GtQLzxEzjZvWezjnd6sa/8TM6m3dViWGbKpovKwdlE8lgvxw6LOUdz9VDNp/xMc+z9Xe",
+	"i/IK3G7ymrkmhFV6w6zcWxFprrzolqMz65E6odolKD8wwDsVh0gka4tDxegV84XX9c6Gl4nULn5R6hTp",
+	"nyTUuGCmc3a7vMcjQpPEgfdM0K+ND8qpq+jBp1zz3ANsvGXN0hB+Ct0HkxhfQg3xSFLuMKMH/VduxpfC",
+	"FUacnf74+rz/8exN6OKwjCqiGI3GTJcyzV2LUTBsoaw8L7ihogjOX4o25viQEJcmDDDrI/RzD4P5VeGx",
+	"yyOaUk0iu3DxQZe84Vc+0R0z5y8FMJ9Ssjo3big6z3DDx4+xnRfXLpuGksNer9b3byf7g9/PBTba3PaT",
+	"TAE0yS41gI7Dd5uyL6pYX82hqZUorrUZI9Ut53p+y9ulTrOPFq5CslbTwPMePnVpI6v7+e3XdsVda7Jd",
+	"L8b57gBpMcUccTwoGPPGAJx4Wj6SsHJNOYbBsqRCoEQgw1TGZZZ3xVh6VP2K5WptzL8DoKkj9P9B6jOB",
+	"TlpUXAr2eUwzqGr7LZOGugoIYFCQRgZ2NGgelZcPpYKo4/xpgO9dCscwj8jzz58D8vzw+4BQa5538LZn",
+	"9gd3QqQhQ7vYUJGANOSnBYnSUCC0nKkWjB/bFigWQ450wV4Trl1KDqSCwwY0Zfc1M6yNPEv17CQfqo++",
+	"QtFGE4fwrf82OrPnBlWyO2YPfqZ/CKdWxFWUcdPxhAsbp1elEbvCy+VeV3fPvXK6XjA6uVEQcPUjkPL2",
+	"C5vdkqsWVnkNTy3uxh/DUZtTXq6tu1+a3bQvaerYbMoE6Eys2lY8dPiKYUDCAheykpoMyecpUyRMmeIy",
+	"DhudtjCcfRm48PI7ctnixJoYK1x9cNjuxWHrSWqR5OeY9rre2oJG/6DO2h36Xps3Z4nntWEDeg+n9R64",
+	"XZft6M6dri+hIsvVk4JoyXMJoJr4uKj1w4GRyIozrtEN2+ho3b8YuiM36xqE/S07We+Hz3S1REIQmKVW",
+	"xE94yy0aEfvU1mE2q5V1XJc/hK4+8vvrqcRteFlTr1Ohf3JozvtgXfDuu1GgHd51PeOCtXpQn/ehPufg",
+	"4PNUWGVVK5NJy8U08IjHFtNkwiYDpvSYpzqoSRSc65W7KLPxkwXdP2jlN9TKG/e8WSdvWP3ew/m/a4V8",
+	"yWbuQB2v0573LoHuRndeTYEP6Qn3LT1hE+n12Mmh1Vr3W3fjt6R745xWa+BukR6YbRMGgVsgTPzaD/Ot",
+	"9dO7SrbpWCKeHI6D0EQxGs9WJEuXSGCfjBu/cIcGhJtiAxMvFNEH9n2n4E5xTGhei7wdF3/8xTUfXMOj",
+	"P0/9q2vSJvL6wYCoqUmDBFa3dQBsuw8WuG5F63wV29gBMS6X8D9LbX6xN92r8PztlTi5+a/WBHL4a9LG",
+	"Amis9EOUy4M/hI8uX4ISff+c/9YcUz83UjGNSGXXPGaqBO7tuk3aVx8RhpDZIWa9hpiaCCscEM1o4joV",
+	"XYqT0/PO4fMXnZ9evvV43phX9fbk/OL0rP/L6V/DAyLzV/UVG4akHTJxffTu5O1p6ECh4dAC1AQT11xJ",
+	"AcC7clgkXh2Qf/3zv8o5AM0QEY6U9qRRuLffjTbhp9aYSOmyXtt55y2jceMOHvyU+/BT+hVvOIkLMmDN",
+	"YH+ZhB9Ks267NGvFpja7Ixu3rffAAe6tp3Llbu88feAnfs3FqBCvC/KRGjKBKi7BDohiaUKjHGQL6lAQ",
+	"RTxSDHBnL4V/3NWnhB6wT7EcQRCzrV16qc+pRSQnWIE8OaFGrqJ38Vbk6t04Wdc9VYWn9Y9wwH6n3tet",
+	"ZPJjaJWzjol2PqaKfTNeWDepC0YnMLHVBhiURTx4Yhs9sUBIJTKE8jYoJQGjaR9ipt7aK7UZw6Zzi25Y",
+	"GNd++XpOWXdqMeWjaGLxsBKkbf9nZbOZQpcsV7WYl/vAXQcP+Wk7ZNuwK+Xj4jqt2mMUuPJNORV5dzPA",
+	"VTdjJqAUi3CzBZt//MUVDyw1xTKxcDxW2WIX9IoJaNXxwB/n9tkuTXmb8cBBP6l2udAYW9DonJU+0sXW",
+	"Owi4g13z0HXrlBpdu562XMPXHXPyt9DsSwroLENTUoXUxt5AsqTkw1K2dRaNrcJqj4lladhK8MDDo3F9",
+	"KXxDIsVSqZydIDMTyQnrkhNR1GQOKU8yNV+p7Ura5dURge6v2GzuUrj+Ww6g0rJxykXZfkGzAwaed63C",
+	"LvK+hU+psSGM0N52CV2jwdffbNDUWC92W27PMr9g2ixvCONW2OEHEDu8B24xzy2YLtvmOV1Yehhjl/NF",
+	"DhDUF0dCz4qVmv03pdGvF0bRf5hoyXykZHU+889IZPvydNydMrzMx/EQI9hXjKCG/irsaaNEZuCKeR5z",
+	"JWs5Dw025SvndP0QVriLsEItH1oWTti3xvK7Zgd3FzColyf7SWzesyi6O4/7Unf7Q1LzPXSrLxFjaF4u",
+	"VbPf4i3fiJ4Ns1kjcxkm/YfQtCd+fz2NuA1fpWu/dfBl++Bw8O670bZxWk1Jv/big769D33bo+EtUGGV",
+	"VW2kciPE2ILOHfgywZGiwrmqCnCykhOrSR0vSP9BH79tfbyRTpo18obt6j3wjLtWypds5p7U8r1LrbtR",
+	"zFdT4INqft9U85USL6WzRNJYP/7iqLW/QvadsRjxgX0bPw+xhs1y2nnXbSIFdvLG9z7K72ySeB9wKC9p",
+	"ajLFHirndyHJisWPcFlj4ne8RBUf/E+N0LAXxUa6uKBr6DiQMWelt2OxgL8Vg/ROExpTTUJ3Y9+PIrwU",
+	"NyClI/9hBLy1P09SQxy7qwv5jZhZRWe745hzX2rs4wSXH4i4VnxvQcErMcA9efKYtP+zAzCgHbeindc/",
+	"FmDaKYWsLIeUWzDIpRjgG/ZlzxmxS2VY6if54G+6x1Ct+/SswPzXKAXzi/mHcK6kBVHkx8H/tARGFYxi",
+	"qPmCRe2S18Ybq0KaMRcjkgnDExLSJOmjZRySx/inB8TXIWR+MEOkck9fCkjbimMW+8qvCoG7qlj3PitM",
+	"6q7nCTRhczkXUsOeFG18+d34h9zEGuSF268HD9EePESpJ6makzTPqTdyEzkdKPcT4VkJ6n1CdTBTx0Qz",
+	"dc0jdiloBClR2mliCZ1h2Sv0SbDCKobGGoqRhA0xHiwz01Qa6ZTv4iw9+Jtu29+0jOqaXU5NW9Z74EN3",
+	"r7Yu39I9OZ5uQSDejetpHUJ8cD7dN+fTxsL0cUSjMVtHpGL1f+6FgOcIE0bNfPIsfjwgXHioAHQZgNDE",
+	"ljXtWEYavsnFqDuJD7AFDKnvAGPfDqnmTQ1gsCk5SGkxggZgx6QoBQxKPXVqG2+Rpr5bfpZ9mGVY08w8",
+	"zdTIHf6XsIJ7PIrwgQ/2g3XH8Wc5JRMqZvlqQdum+MFNV3tSYBnzg/JIzxH0rqVH/ZlbD4UGqctlsv8E",
+	"yuu3kq6xOLX1kqTtojk9/oGym2oeC1AeT+ZQpgW9W/agHTUg0cEuoX3EPkOfrvVg6BZJY6/KVflDd+l5",
+	"qEy4EWCUCvOgaN2lovWmZGm4bki1Ne4r1a5StVqp0+UaaDQN52OVB8FqWbGiU/HAN+e21K9MucLJ4dbt",
+	"xaJcD+gNeqQt1yLAh9VR1LAO+rDW0CYgGH1GDXuDT3xT+kR1cmuELOqTwx7OR71eUe83BYzbvbleapWL",
+	"9wIGQ9re4IRRHRwTSjSLpIidikHa6Jwg3BAutGE0PliudlQpaK+KR/VTd6l6zE26yeNTs/sPusidgjVg",
+	"sD7fjbx7r+taPtzKH7QgVR5/gZ820U5qjtEDnu6N8HQhFafYaTncZKNXxTNWbVfvgeHc58jHDWljb2os",
+	"bPOGgZQ7E8B3GWTZ/jw89OnbazzlRidriXhd21L7Fr2+xcTWrNd7cPiuajcCNFX4pUaean4Xrt6CHvbP",
+	"7u/czVua7IOT974aVrA/vpID249sy+i3NZ4eHLs7deziTt6tV3dOHa6nmtXAt0gk3xbuLc7pAfZ257C3",
+	"GmFnnV7QiH27V/1gEfr22CGKPtIFmOiMRBQgBQc+1Ye0nx0eHjTA5O417e6OUXLnTsMDSO49BcmtHq4a",
+	"pFxH8jlGLjWGRuMqSu5KPWJzjNwN8sofIHJXQeT6UH8JILdI/w98gQCp1AfMlREURQLlsoQrxlLCzcGt",
+	"6yH16Lk4qo4f8xoqyA/+1ntVGPcBU06L2rg1HoHp3GY1nVu6NYvqyn3P/yi1dcWc589H6UpzpZ1dYF1u",
+	"UEZ0NoBU5H/9879I6E5t353aPo/DgISuWSS2gIGWhfCXfaJkAxIusGlbfV192bPhtnmvbg33jbvUVPw0",
+	"l5cKuF17qKHbXw2dX+OlR6aB4a/ZC22RsB/wInZSibbW3q0K5DbuS+/hyN/TcrU1933nbc9gm1x5Tt5t",
+	"jFxIEo2pGKGm6mXmiF+zijCVw3oZeilyIRqUROgx4abaOS3KlGLC+C80tzm7dUF6l3HgjU7VQ+3d/ay9",
+	"20wI4wlcYW75m/6oCCQ4/zWsJbdQfwwzqaCKnM78T6swXt2N++Kn+PY7Mknc1Jp4qLfbHqyQPVghOVnV",
+	"UOQ8y9sMysNpKjmWx7zfLSBlrxwXQ6aYiBgx8oqJWq9cIyRe6Ww8wHLcOizHMhJaYv40bVrvgbHcC1tn",
+	"+bburamzi5qE0KisykqgSRs1ELDpNlkftyEn78jiWIucH4yMe2dkbCxjc7zZnULMrgKWxctVNE59e8Cf",
+	"2onmpYAZOZDpA2LGatmMoCvzgKAuDXqRKJeAg24MnrFuieu3V9e6QTFrqSYzIIxG40JZVlnyB8HlLC1C",
+	"iRjPSr+uRuecS/qnIgZEozyjxigqNDLLAG+2ywtOUtEUD9x3Rcsd15GurF0prefviip/p4Z4sdyNp6CG",
+	"t25kkTfuaHPbleNS7+hyd8RLcRMUzc3KTB8s9l1b7GvQWrPdfitFp98wd7ojfPh1tnznNv1LCEy61NYk",
+	"GxGpgGccO76TBy6VzEZjh3A9z94ew71hk8F/a3L6boz+TU5CYfkH3/ip+J16Am4g5PEUrGdLncGt35o9",
+	"ZWe1hk31IASWVZkg3wUPwL5FwpJgZmVP98237Tfu2MaCaTbx7yxhD+z5LtnzSRzb45AlDJOGb8ylH3+x",
+	"/1uvgHTxKDxkZ97UvLE7uT6LW2no1O9M74FN3BfbZrP93luVjt2+tbFzbl0E3rH5soq2H8KW985Y2eRY",
+	"5QIRusStxEmHZnK/2Lt+75Vo55jVdIJJTZs8+VEzdTvZmH6117CeijZJbcGumbJGA1dEs0gxo4lUZEz1",
+	"mOmDP0ZsKl+OMuEXPzZHpt5yYTQJ9VVnqjohGcokkVMWk8GMPPuOKCpiOSGDmWGacEEykWInuAHV7MWz",
+	"TCUB0UYqe9Vocv7zSefw+QtwwdNLocdSGRJzndqBpIoN+efAdbkymRLO3wZbhmEwXuqZIEUy6xLLdq/Y",
+	"jAxYIqHeVV6KdcoFSKlagAsS+pwDHi/pQOfpb19izr3+joy8ytfjRhnnqQY2CvMh7QYFRI/lVBApIvYQ",
+	"WduhHLMnEBqjunVvOsGLkmujoFp5RwdZPGJGd8kHxYZMEcWu5RULyHTMozFUj7tAnJwC8Cs2642kipty",
+	"cion58EwvHGb5xW0sMQYbNyI3YvplSzkYYcbeiCv3N691OTJqWAKmEA5WZUqhiV6x2VxHLmImJXCVhlQ",
+	"0gCpNEa3bkd03pFxuC7BPxiH98443FKsrt+7DoXjQuc6zjT2pYsxHbxMJe08WQXBfPAp7GLHNQnhzv4V",
+	"m4XHpKap3e6bzeW64UO7ud9fu7mcrhY6zvl13L2caTo1qEnaee0c6s2a9SG+P+5TEx7nai12apxKdcXF",
+	"CBIKAEdFC5rqsQTrWNK4S87sw1De7DTeGB7nmlAiZEemi6cD77tXSlXgB/9wIBb6Gdh1uQnTBy1nL+SL",
+	"fhZKBJuWBAEkv+TZv4JOWIBaWuDVsyDvfJoqLhU3aMWxzylXM3CmXArvTSmMdbTSwXkiE6RytOr8IRki",
+	"DhGNWB/b2uiQtO3zIbyZaXvCLoUrbZJEyCn5dwIPBAQdbgk14HajgnBDplQfYH9U0oOeODo/Y9QP5wx0",
+	"SHv+7JjxolQ4l+IsPut9X+ehwa25JTXzDOngjjw0+PVGD00NCZXdNF6/9xtPLWHABvKH9Ko7VUpxXzfi",
+	"TzJh6+HmncmE3U/UvGr4YPX9PymZpZs8UEWL2CJ4steQRrEva0Q1ZML+WIB8lRmXT0Pl9+bwBTaxIKF9",
+	"T2gF1XxsoA4zKCgZZtSQidQmv99X9QaXohwzIG3BuBkzdeSgWTtTHrMDFLEgvF2jAkDKbZZiLs5QEMW+",
+	"BFnxhTuKNpSm2KTRlvb4IaKwl1qd0govOVy10mZN0L55Un4okrn1Ipn1NnlJyGDZFvYeOML9ih2su9t7",
+	"rZGxoziu4Ph5qwOdmHlMgbRjR6ciJij8rNQtgAAnB40RhdsUkncUV9jsSDxEF+5ddGFTAZsZ9ph9ThPK",
+	"gUzqldoze5sGOxE2zu67PVsF9FSaUNRXIWUmlTGZyiyJCXzAm/v/+ud/uT4NzhEaXIqBYvSKKaySTfg1",
+	"AzeOiFxugOgMEz4aGzLkI0CvsO/wpbKaIRVy52TQdKbJdDw7soO7FNooatgI3zQd20MuNQwm76UM8Jw0",
+	"SZh6pMmYCxMUPcYOwOU1SU0HXdd0OOTCubsuBUYmteZSEB4z2Er7asgAkyIgU8DbAT8prpkAqBFIC4T3",
+	"Bw5lwp+lKU2uWHwpuIBVsz9JFTNVcqhEUjGSpz9QLb2ni+grnloDoj2kSQLI/diS6VG+65eCDtE/5uaH",
+	"DUkOCv9MfqhL9cqVGeCWGjUjQ6606ZKf+DXDpcBFtHRRcibYodLcXeg/U6IhSP2Q8Yy04ZuMxkzpA/vY",
+	"3zN7x6WAkaJRg90+rCmTL234nx3wUnSAQEP3hvxLmbZmLLtmwjzSjhRjZihPLgXORdMZaUNAyy05BrQQ",
+	"FUYxCr5C1/oCBMkR0DKdMA1LNFfcXe8mzAw7dSdsX2Kj+ETOWm9bcJSHoLOkseoyZhHXELd/6NKyM/7v",
+	"Vp5Mx0yxEp9GKh/Jkih476mzLAdcwmLHIwwu9exVE3fveyLyPn1p1ZVYo5PXHJDjH8KjNj/pEi2ez19a",
+	"heVaXfA9sdPqR+7GWzU30aauWNX1e/BZ7cNnNbfIy8m3iaFulBk798USIkFRZLAByGvNoXlIiL2hj2sj",
+	"omj2dK3amt4DQ7mHLq8NN/922lk0OK3uQGLejetqKwJ/cGDdNwfWdtLW+ZMeY2LdEkcWG2Q8iXXupnqk",
+	"i6w86Jj8QWozUkwTIafOq8RErEn47v3F61d/DYmWzm8jzZgp+45LgZ/VxEjZJWcu+Wk6ZqL8HcGmxbc4",
+	"VK9Bk5hapwG88NzdvVe54L5xhitXe2xqp9D9PRkiODtUropFXW4SG2qysiHcuCoak2hE7AgjlTGibSuW",
+	"SmVcB2KHqplQbciEi8ww0k4luJnsXR7K61KcsZjr49zJGZ6dvjn5a//s9MfX5/2PZ29CfI21rMayTMpQ",
+	"GXFQR01W0cDZ7JOQ8AtNfBeu/q5oxp8Mcs0UuHmhiHTESIrHfhUBre5ufgF3fCNoU3Yyqz0gsCh/CLeH",
+	"cZvraQQ3e5WDw961x0bfd+PMgEk1MAbsSPDgt9i938IgKc3TX4U9rXRLnMBrUJxpw5OEjGmOl69dXtmx",
+	"q4ghUkHvCQijuxhRg08ip/OH9JzbTs9poItmJ0X9XvUe2MPdeiEa93EH/oY6T8KeRdPdeA1W0d6Dg+C+",
+	"OQjWFmuPx1KbeUCl6i7/6hMJ7FOYD1HAtk/oDMysY0gEsNMhgxmZjiUUG9mrkCBgci4VNKj4P0ttfmGz",
+	"8zFV3w64rJuUnR9MbI3gJ8z/gZk3AczmWSS4Uug12Aef90cF0mMeQ3rMMj8HI4pOMYtGE2lpP/zbUMlJ",
+	"QIw8CAMik5hpg+pegClgrNAQS8lBERV4ZNo0shziUlCdo7m4BTnoknAo1YSav0T6OrQaZXgSRSw1R8Sw",
+	"z+Yx/OrrC1+e/wdpn716SZ49+a53RKhPAFJyGkBekoAyCiWnYLTDHFzSl0yyiYB0rPCjXYdTey08JnSg",
+	"mTCExxpyRtkkNTMSsSTRB13yK/pkLkUI8G1hACPgOMvpWCZ2rcSIoSsxjOAwhpAOpo1idMJiV5LoXuAK",
+	"E+0g4Zgk/Ipdiv91/v5dkS8l2GdD8FXObehSn96xz6bz0n0DZ17n/bFsqJji5gwInn2l5GSDAis6Yhdy",
+	"7ftvsXXvXpDsfJnkJs9Y/rkZ5h0dsbcyZsmGz6BfrvTQvEfc1efjqTuGE6547ELR7vDl9NUKWtw+9lvG",
+	"1KwVtASdsNZRCx9uBWsKjxI5vsInv+5VWBXfc2IqaHlmUn3JXIL5+X94JlwwluOcd2APF5cKO+QsiRf4",
+	"iV0vM0vtEmmjGrKqCxFZSliEaL7LiLQjqxz3ejbteITjwMA24MVtO498bSv85yBneLLknoanLPuRArla",
+	"B7ka+5xKhSMrlmxhevdbvt+lDguivrzHJbEORFPSY8vC+fEXZ3R5YOxGSQ33E6zcRXw0FoOIzVMCA6vE",
+	"wg0AzoFpgjwm7Wo+LV7ovP7Riihf0M/ig3J7DJek7BM6AdUQsl37mGQbdskJCHpSkvNWGh0RKtxQ5ZDQ",
+	"S5G3Ka0oCwKQMmiMeBjPes8CyBkGoBkeu6L/fJZtp6FYqT1V3BgmMIF4Yr9T5D77OTMRaxSysZKQO+2x",
+	"D7giMSxPSpXhgGIzsMtp+RCXoinEUhz7RRE7z3MXl79u6Q8CEir2Wz+EYT49JImcMhVRzciYfSYxH0Gj",
+	"KSowFGmZsF+rXs6pU2rGBaMuCKk1b2aXD/WEfn7DxMiMW0dPDr8LWhMu8r8XOdrtsO4mM710oB6MiwZ4",
+	"N5jpI11eq5W8J39LE7+Rhib1FkFJ5465NlxEhlzTJGNeOLnS58EsJDGfMGH5h7as6VLYj7i6jkhq0yXv",
+	"RTIrpfPL4XLjgmsC+QGWJZQqoy0PA2F6RGiSHKNzp1LsfVT2BPhPHOeJNgv3Ss1yzqWtICVDULKsXoCY",
+	"Pv5Ry/rQi17L3ibURGPIODCAqUVOxAw+dyl8ScaEzgjVV/Yj7gWldnFkxIwmz3pPre2k5CQkk0wbMmBk",
+	"wIZSMRIaGZL2s8PDpazr3O33/bMP4H5AYfhh9qD3b6X3751Fe+ppiv/j5fvOoO9SO8QV5NoxupX82fAJ",
+	"0wzQ1FawaMuHQ24/fU2TkAyy6IoZ0v548dJlogRkLDNl+VRMZwd1LF2nCTdWDYLKulr2fezsIKWx+BZM",
+	"Cfcty78GDBUqmnTJW0yAwauWYdsvOuSLS/HsOxiPL67KVH6jB8f4/tCOVANT8/y2mOFBneLpKXAJB7wo",
+	"VvT3wgSr+/0DrvaUx2bcZKr7VdrMWH/tn/r6wHrvG+stkW1TJItPIPWV33//+53GmFDBhOYNfLKcAzu3",
+	"TGNu10e443ZL46obX9KbfRExpAqyCeUJaQMuUUCsNdnRloUbfs1QFz1o4h3w6FLvz36JnanVYSbYmj9E",
+	"hlnmSKwgUvv3qgwze9eewvj21XeTYQaTavQPMPWQYbaPDLMMSWme/ipMcqPCtzKnwuY52nkGisq3oIQ6",
+	"YeQVs1cnbDJgSo95am+1hvoG5XH5gXgoirthZlkDPTRnltUvfe+BLdytv7BxH3deyXbOjHG+Mqr1VCrA",
+	"3w1jDjwrPiJWcITgq88ZxCOd84Wmorc9y7i7SVVbRcwPqWr3LVWtST7au1mUKftBe44GjCqmTjIzbh39",
+	"7ZPV5CMprzjLf/lkH1DX9dGkkzycZ8lMyQTBmI6JZsmwM5YautpraPmgAApUSJJmg4RHBN9qj1GmktZR",
+	"6wsQG/t69PjxF/vk16MvqVTmaytoXVPF7UIBXY/z6rohzRJjbR4Z0QR+rqNPyG1SmRD2sMNwgUTtu6uv",
+	"+a733ZOFN2AF1Mv37y7O3r/pf3h/dgFP41irz4+NSVtBi4lsYpfc/Wn/hyv/Kd+ORVaEPAUcRimTacJI",
+	"O5EjLgKSyJHMTECmY0kn/CBPzZnXROyPMzLhAvLendEEu7honn1MMSXIMrdUAhj7v/75Xxg1uOYx8LmT",
+	"D68tP5yBc24q3HblGFiEQts78vHsDQ6JT5jMMEDvPv6z1EbXfP0lNTSRo7yvBUYVMKeBQLOCImgUAghT",
+	"iCkOQVk/i2hKBzzhBhwL+UfBZ1L3VUsKf5dclFCwsKoKCQTnpRjRY5qygGR+ifBORKNPFY+YDhAbq/TR",
+	"HGt68bMf3IqSSDGA6oK41dB9tkv+gyYZKyLHrCNFMjsupUzosZw6bJ1SR6KEX7P5tUa87MUhvINcEWgM",
+	"qpnRpO2WVwe5EhtJEWVKAfZZCnqwiOX0AGsv8qzUCt4ULElpBOXOootjgGzXPIA0oTPLoGDRcX0BMFgH",
+	"xOfN5j8UXUx1QFIacTEq0P9Ln//gBllLb6nJlF0Cj/4FTRdd7tFAxhyb6xd9aCyVRfhUP6UzLLCVopSN",
+	"C7F7q3v63Ny8gVQ84aK8Mx/c8zUDey2KQF1AaA4f2Z4rRA5QxkpFwPd9QAZWOGHbc49wZgl7jio/VG2Q",
+	"hjNhZOojo4YJKqIZBiiRpVMu8nhk6dWYCFpL7RgdxQ6VOETMZRdx/sJ5VJ5gDXARPyf3gToyl6IzzibU",
+	"DpiLiKf5SXMTOEYWaZlZ8b3SuxeKvGvmh7x5OpZE8xGknbh+RhX5B5OwRF79loMVrPLt0gBQSC9+Fbq9",
+	"ePdSUOy+tTZLCwZHFBM6HSWV3g3e+7qXA2i4R2+E/aoQW1CG+La/ltDCcWetyMIFLnODCuhjHT/wuKcx",
+	"QuohTiITgS9GXlxVPH72sDlUPBdVr8i7mJuaz72RYtSxPDMuurvCjvgIzRyaZKX7G9eVbp/FHIsmBTV7",
+	"ljJL8TTFEFhMZ1ihJsyYSOHWLiiH6UuNAgvB8v8JcjclrgIVfPpiQWoepPqCtAIzQRUU0qA74uxD+Epq",
+	"lCSXmJ6KzfmwDciQDebQbcc60NuDdBSSM4uSSzNLFGBHaCKV3CWgqgXJCqQNyrWxtYAAAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -344,6 +344,27 @@ func (e Provider) Valid() bool {
 	}
 }
 
+// Defines values for ResponseCacheScope.
+const (
+	ResponseCacheScopeHeader   ResponseCacheScope = "header"
+	ResponseCacheScopeProject  ResponseCacheScope = "project"
+	ResponseCacheScopeRelayKey ResponseCacheScope = "relay_key"
+)
+
+// Valid indicates whether the value is a known member of the ResponseCacheScope enum.
+func (e ResponseCacheScope) Valid() bool {
+	switch e {
+	case ResponseCacheScopeHeader:
+		return true
+	case ResponseCacheScopeProject:
+		return true
+	case ResponseCacheScopeRelayKey:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for Role.
 const (
 	RoleAdmin        Role = "admin"
@@ -917,6 +938,12 @@ type BudgetList struct {
 type BudgetUpdate struct {
 	Amount *int64  `json:"amount,omitempty"`
 	Period *Period `json:"period,omitempty"`
+}
+
+// CachePurge defines model for CachePurge.
+type CachePurge struct {
+	// Deleted The entries deleted.
+	Deleted int `json:"deleted"`
 }
 
 // CredentialStatus Whether a relay key or inference token works now.
@@ -1537,6 +1564,9 @@ type Policy struct {
 	// RateLimitID The rate limit that caps everyone the policy governs.
 	RateLimitID *openapi_types.UUID `json:"rate_limit_id"`
 
+	// ResponseCache The policy's exact response cache (docs/caching.md). Entries are scoped at least by project; a hit is answered without an upstream call, in the caller's shape.
+	ResponseCache *ResponseCache `json:"response_cache,omitempty"`
+
 	// RouteStrategy Overrides the strategy of every model the policy reaches; '' keeps each model's own.
 	RouteStrategy PolicyRouteStrategy `json:"route_strategy"`
 
@@ -1622,6 +1652,9 @@ type PolicyCreate struct {
 	Name        *Name               `json:"name,omitempty"`
 	Priority    *int32              `json:"priority,omitempty"`
 	RateLimitID *openapi_types.UUID `json:"rate_limit_id,omitempty"`
+
+	// ResponseCache The policy's exact response cache (docs/caching.md). Entries are scoped at least by project; a hit is answered without an upstream call, in the caller's shape.
+	ResponseCache *ResponseCache `json:"response_cache,omitempty"`
 
 	// RouteStrategy Overrides the strategy of every model the policy reaches; '' keeps each model's own.
 	RouteStrategy *PolicyRouteStrategy `json:"route_strategy,omitempty"`
@@ -1760,6 +1793,9 @@ type PolicyUpdate struct {
 
 	// RateLimitID null removes the rate limit.
 	RateLimitID relaynull.UUID `json:"rate_limit_id,omitempty"`
+
+	// ResponseCache The policy's exact response cache (docs/caching.md). Entries are scoped at least by project; a hit is answered without an upstream call, in the caller's shape.
+	ResponseCache *ResponseCache `json:"response_cache,omitempty"`
 
 	// RouteStrategy Overrides the strategy of every model the policy reaches; '' keeps each model's own.
 	RouteStrategy *PolicyRouteStrategy `json:"route_strategy,omitempty"`
@@ -2054,6 +2090,33 @@ type RelayKeyUpdate struct {
 	// Priority null removes the override.
 	Priority relaynull.Int32 `json:"priority,omitempty"`
 }
+
+// ResponseCache The policy's exact response cache (docs/caching.md). Entries are scoped at least by project; a hit is answered without an upstream call, in the caller's shape.
+type ResponseCache struct {
+	// Enabled Turns the cache on; false removes the other settings.
+	Enabled bool `json:"enabled"`
+
+	// MaxEntryBytes The largest answer kept (0: 1048576).
+	MaxEntryBytes *int `json:"max_entry_bytes,omitempty"`
+
+	// Models The models whose answers are cached; absent or empty: every model the policy grants.
+	Models *[]openapi_types.UUID `json:"models,omitempty"`
+
+	// Nondeterministic Also caches requests that sample (no temperature 0 and no seed) and answers that call tools.
+	Nondeterministic *bool `json:"nondeterministic,omitempty"`
+
+	// Scope Who shares an entry within the project.
+	Scope *ResponseCacheScope `json:"scope,omitempty"`
+
+	// ScopeHeader With scope header: the request header whose value narrows the scope.
+	ScopeHeader *string `json:"scope_header,omitempty"`
+
+	// TTLSeconds An entry's lifetime (0: 3600).
+	TTLSeconds *int `json:"ttl_seconds,omitempty"`
+}
+
+// ResponseCacheScope Who shares an entry within the project.
+type ResponseCacheScope string
 
 // Role defines model for Role.
 type Role string

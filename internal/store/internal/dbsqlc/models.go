@@ -172,6 +172,7 @@ type Policy struct {
 	TeamID               *uuid.UUID
 	DegradeAfterMs       *int32
 	DegradeBelowPriority *int32
+	ResponseCache        json.RawMessage
 }
 
 type PolicyBinding struct {

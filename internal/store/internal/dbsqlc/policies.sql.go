@@ -7,6 +7,7 @@ package dbsqlc
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/google/uuid"
 )
@@ -24,7 +25,7 @@ func (q *Queries) DeletePolicy(ctx context.Context, id uuid.UUID) (int64, error)
 }
 
 const getPolicyByID = `-- name: GetPolicyByID :one
-SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority FROM policies WHERE id = $1
+SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority, response_cache FROM policies WHERE id = $1
 `
 
 func (q *Queries) GetPolicyByID(ctx context.Context, id uuid.UUID) (Policy, error) {
@@ -52,12 +53,13 @@ func (q *Queries) GetPolicyByID(ctx context.Context, id uuid.UUID) (Policy, erro
 		&i.TeamID,
 		&i.DegradeAfterMs,
 		&i.DegradeBelowPriority,
+		&i.ResponseCache,
 	)
 	return i, err
 }
 
 const getPolicyByIDForUpdate = `-- name: GetPolicyByIDForUpdate :one
-SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority FROM policies WHERE id = $1 FOR UPDATE
+SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority, response_cache FROM policies WHERE id = $1 FOR UPDATE
 `
 
 func (q *Queries) GetPolicyByIDForUpdate(ctx context.Context, id uuid.UUID) (Policy, error) {
@@ -85,12 +87,13 @@ func (q *Queries) GetPolicyByIDForUpdate(ctx context.Context, id uuid.UUID) (Pol
 		&i.TeamID,
 		&i.DegradeAfterMs,
 		&i.DegradeBelowPriority,
+		&i.ResponseCache,
 	)
 	return i, err
 }
 
 const getPolicyBySlug = `-- name: GetPolicyBySlug :one
-SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority FROM policies WHERE slug = $1
+SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority, response_cache FROM policies WHERE slug = $1
 `
 
 func (q *Queries) GetPolicyBySlug(ctx context.Context, slug string) (Policy, error) {
@@ -118,6 +121,7 @@ func (q *Queries) GetPolicyBySlug(ctx context.Context, slug string) (Policy, err
 		&i.TeamID,
 		&i.DegradeAfterMs,
 		&i.DegradeBelowPriority,
+		&i.ResponseCache,
 	)
 	return i, err
 }
@@ -127,15 +131,15 @@ INSERT INTO policies (
     slug, name, all_models, all_host_keys, key_strategy, rate_limit_id,
     max_wait_ms, priority, max_attempts, limiter_failure_mode,
     capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id,
-    degrade_after_ms, degrade_below_priority
+    degrade_after_ms, degrade_below_priority, response_cache
 ) VALUES (
     $1, $2, $3, $4, $5,
     $6, $7, $8, $9,
     $10, $11, $12,
     $13, coalesce(nullif($14::text, ''), 'key'), $15,
-    $16, $17, $18
+    $16, $17, $18, $19
 )
-RETURNING id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority
+RETURNING id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority, response_cache
 `
 
 type InsertPolicyParams struct {
@@ -157,6 +161,7 @@ type InsertPolicyParams struct {
 	TeamID               *uuid.UUID
 	DegradeAfterMs       *int32
 	DegradeBelowPriority *int32
+	ResponseCache        json.RawMessage
 }
 
 // InsertPolicy takes an empty affinity for the default, key.
@@ -180,6 +185,7 @@ func (q *Queries) InsertPolicy(ctx context.Context, arg InsertPolicyParams) (Pol
 		arg.TeamID,
 		arg.DegradeAfterMs,
 		arg.DegradeBelowPriority,
+		arg.ResponseCache,
 	)
 	var i Policy
 	err := row.Scan(
@@ -204,12 +210,13 @@ func (q *Queries) InsertPolicy(ctx context.Context, arg InsertPolicyParams) (Pol
 		&i.TeamID,
 		&i.DegradeAfterMs,
 		&i.DegradeBelowPriority,
+		&i.ResponseCache,
 	)
 	return i, err
 }
 
 const listPolicies = `-- name: ListPolicies :many
-SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority FROM policies ORDER BY slug
+SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority, response_cache FROM policies ORDER BY slug
 `
 
 func (q *Queries) ListPolicies(ctx context.Context) ([]Policy, error) {
@@ -243,6 +250,7 @@ func (q *Queries) ListPolicies(ctx context.Context) ([]Policy, error) {
 			&i.TeamID,
 			&i.DegradeAfterMs,
 			&i.DegradeBelowPriority,
+			&i.ResponseCache,
 		); err != nil {
 			return nil, err
 		}
@@ -255,7 +263,7 @@ func (q *Queries) ListPolicies(ctx context.Context) ([]Policy, error) {
 }
 
 const listPoliciesPage = `-- name: ListPoliciesPage :many
-SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority FROM policies
+SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority, response_cache FROM policies
 WHERE id > $1::uuid
 ORDER BY id
 LIMIT $2::int
@@ -292,6 +300,7 @@ func (q *Queries) ListPoliciesPage(ctx context.Context, after uuid.UUID, limit i
 			&i.TeamID,
 			&i.DegradeAfterMs,
 			&i.DegradeBelowPriority,
+			&i.ResponseCache,
 		); err != nil {
 			return nil, err
 		}
@@ -304,7 +313,7 @@ func (q *Queries) ListPoliciesPage(ctx context.Context, after uuid.UUID, limit i
 }
 
 const listPoliciesVisiblePage = `-- name: ListPoliciesVisiblePage :many
-SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority FROM policies
+SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority, response_cache FROM policies
 WHERE id > $1::uuid
   AND ($2::bool OR team_id IS NULL OR team_id = ANY($3::uuid[]))
   AND ($4::uuid IS NULL OR team_id = $4)
@@ -359,6 +368,7 @@ func (q *Queries) ListPoliciesVisiblePage(ctx context.Context, arg ListPoliciesV
 			&i.TeamID,
 			&i.DegradeAfterMs,
 			&i.DegradeBelowPriority,
+			&i.ResponseCache,
 		); err != nil {
 			return nil, err
 		}
@@ -375,9 +385,9 @@ UPDATE policies
 SET slug = $2, name = $3, all_models = $4, all_host_keys = $5, key_strategy = $6, rate_limit_id = $7,
     max_wait_ms = $8, priority = $9, max_attempts = $10, limiter_failure_mode = $11,
     capture_payloads = $12, capture_max_bytes = $13, route_strategy = $14, affinity = $15,
-    budget_fallback = $16, degrade_after_ms = $17, degrade_below_priority = $18
+    budget_fallback = $16, degrade_after_ms = $17, degrade_below_priority = $18, response_cache = $19
 WHERE id = $1
-RETURNING id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority
+RETURNING id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority, response_cache
 `
 
 type UpdatePolicyParams struct {
@@ -399,6 +409,7 @@ type UpdatePolicyParams struct {
 	BudgetFallback       bool
 	DegradeAfterMs       *int32
 	DegradeBelowPriority *int32
+	ResponseCache        json.RawMessage
 }
 
 func (q *Queries) UpdatePolicy(ctx context.Context, arg UpdatePolicyParams) (Policy, error) {
@@ -421,6 +432,7 @@ func (q *Queries) UpdatePolicy(ctx context.Context, arg UpdatePolicyParams) (Pol
 		arg.BudgetFallback,
 		arg.DegradeAfterMs,
 		arg.DegradeBelowPriority,
+		arg.ResponseCache,
 	)
 	var i Policy
 	err := row.Scan(
@@ -445,6 +457,7 @@ func (q *Queries) UpdatePolicy(ctx context.Context, arg UpdatePolicyParams) (Pol
 		&i.TeamID,
 		&i.DegradeAfterMs,
 		&i.DegradeBelowPriority,
+		&i.ResponseCache,
 	)
 	return i, err
 }

@@ -1,0 +1,131 @@
+package controlapi
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/google/uuid"
+
+	"github.com/relay-llm/relay/internal/snapshot"
+	"github.com/relay-llm/relay/internal/store"
+	gen "github.com/relay-llm/relay/openapi/controlgen"
+	"github.com/relay-llm/relay/openapi/models"
+)
+
+// The response cache (docs/caching.md) as catalog data: a policy's
+// settings, kept as policies.response_cache, and purging its entries.
+
+// CachePurger deletes response cache entries: *cache.Cache in relay
+// serve, shared through Redis when Relay has one.
+type CachePurger interface {
+	PurgePolicy(ctx context.Context, policy uuid.UUID) (int, error)
+	PurgeRelayKey(ctx context.Context, key uuid.UUID) (int, error)
+}
+
+// responseCacheIn is the stored form of a policy's cache settings: nil
+// when it is off. Bounds the schema cannot say are checked here.
+func responseCacheIn(b *models.ResponseCache) (json.RawMessage, error) {
+	if b == nil || !b.Enabled {
+		return nil, nil
+	}
+	s := snapshot.ResponseCacheSettings{
+		ScopeHeader: deref(b.ScopeHeader, ""), TTLSeconds: deref(b.TTLSeconds, 0),
+		MaxEntryBytes: deref(b.MaxEntryBytes, 0), Nondeterministic: deref(b.Nondeterministic, false),
+	}
+	if b.Scope != nil {
+		s.Scope = snapshot.CacheScope(*b.Scope)
+	}
+	if b.Models != nil {
+		s.Models = append([]uuid.UUID(nil), *b.Models...)
+	}
+	if err := s.Validate(); err != nil {
+		return nil, invalid("response_cache: "+err.Error(), "response_cache")
+	}
+	raw, err := json.Marshal(&s)
+	if err != nil {
+		return nil, err
+	}
+	return raw, nil
+}
+
+// responseCacheOut is the API form of stored settings: enabled false when
+// there are none (or they cannot be read, which the loader logs).
+func responseCacheOut(raw json.RawMessage) *models.ResponseCache {
+	s, err := snapshot.ParseResponseCache(raw)
+	if err != nil || s == nil {
+		return &models.ResponseCache{Enabled: false}
+	}
+	scope := models.ResponseCacheScope(s.Scope)
+	if scope == "" {
+		scope = models.ResponseCacheScopeProject
+	}
+	out := &models.ResponseCache{
+		Enabled: true, Scope: &scope, TTLSeconds: &s.TTLSeconds, MaxEntryBytes: &s.MaxEntryBytes,
+		Nondeterministic: &s.Nondeterministic,
+	}
+	if s.ScopeHeader != "" {
+		out.ScopeHeader = &s.ScopeHeader
+	}
+	if len(s.Models) > 0 {
+		ms := append([]uuid.UUID(nil), s.Models...)
+		out.Models = &ms
+	}
+	return out
+}
+
+// cachePurge is an audit row's account of a purge.
+type cachePurge struct {
+	PolicyID   *uuid.UUID `json:",omitempty"`
+	RelayKeyID *uuid.UUID `json:",omitempty"`
+	Deleted    int
+}
+
+// PurgePolicyCache implements StrictServerInterface.
+func (s *Server) PurgePolicyCache(ctx context.Context, req gen.PurgePolicyCacheRequestObject) (gen.PurgePolicyCacheResponseObject, error) {
+	c, _, err := s.policyRow(ctx, req.ID, true)
+	if err != nil {
+		return nil, err
+	}
+	if s.cfg.PurgeCache == nil {
+		return nil, noCache()
+	}
+	n, err := s.cfg.PurgeCache.PurgePolicy(ctx, req.ID)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.auditPurge(ctx, c, req.ID, cachePurge{PolicyID: &req.ID, Deleted: n}); err != nil {
+		return nil, err
+	}
+	return gen.PurgePolicyCache200JSONResponse{Deleted: n}, nil
+}
+
+// PurgeRelayKeyCache implements StrictServerInterface.
+func (s *Server) PurgeRelayKeyCache(ctx context.Context, req gen.PurgeRelayKeyCacheRequestObject) (gen.PurgeRelayKeyCacheResponseObject, error) {
+	c, _, _, _, err := s.relayKeyForWrite(ctx, req.ID)
+	if err != nil {
+		return nil, err
+	}
+	if s.cfg.PurgeCache == nil {
+		return nil, noCache()
+	}
+	n, err := s.cfg.PurgeCache.PurgeRelayKey(ctx, req.ID)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.auditPurge(ctx, c, req.ID, cachePurge{RelayKeyID: &req.ID, Deleted: n}); err != nil {
+		return nil, err
+	}
+	return gen.PurgeRelayKeyCache200JSONResponse{Deleted: n}, nil
+}
+
+// auditPurge writes the audit row of a purge: action delete, kind
+// response_cache, the policy's or relay key's id.
+func (s *Server) auditPurge(ctx context.Context, c *caller, id uuid.UUID, what cachePurge) error {
+	return s.st.InTx(ctx, func(tx *store.Tx) error {
+		return tx.Audit(ctx, c.actor, "delete", "response_cache", id.String(), nil, what)
+	})
+}
+
+func noCache() error {
+	return &apiError{status: 501, code: codeNotImplemented, message: "this control plane has no response cache to purge"}
+}
