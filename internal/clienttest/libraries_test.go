@@ -3,6 +3,7 @@ package clienttest
 import (
 	"encoding/json"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -114,12 +115,20 @@ func recordLibrary(t *testing.T, r *relay, client, version string) {
 	if os.Getenv("RELAY_CLIENTTEST_RECORD") == "" {
 		return
 	}
+	// Longest model name first: ct-openai is a prefix of ct-openai_responses.
+	byLength := slices.Clone(shapes)
+	slices.SortStableFunc(byLength, func(a, b struct {
+		shape    wire.Shape
+		upstream string
+	}) int {
+		return len(b.shape) - len(a.shape)
+	})
 	byModel := map[string][]exchange{}
 	for _, x := range xs {
 		if strings.Contains(string(x.Body), `"item_reference"`) {
 			continue
 		}
-		for _, b := range shapes {
+		for _, b := range byLength {
 			if m := modelName(b.shape); strings.Contains(x.Path, m) || strings.Contains(string(x.Body), `"`+m+`"`) {
 				x.Client, x.Model = client+" "+version, m
 				byModel[string(b.shape)] = append(byModel[string(b.shape)], x)

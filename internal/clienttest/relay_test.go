@@ -91,7 +91,7 @@ func startCatalog(t *testing.T, mock *mockupstream.Server, models []catalogModel
 		HostKeys:        []*snapshot.HostKey{{ID: uuid.New(), HostID: host.ID, Slug: "k", Secret: snapshot.NewSecret("sk-up-clienttest"), SecretVersion: 1, Enabled: true, Usable: true}},
 	}
 	for _, cm := range models {
-		m := &snapshot.Model{ID: uuid.New(), Name: cm.name, Provider: "test", Kind: cm.kind, ContextWindow: int(cm.context)}
+		m := &snapshot.Model{ID: uuid.New(), Name: cm.name, Provider: "test", Kind: cm.kind, ContextWindow: int(cm.context), SupportsTools: cm.kind == "chat"}
 		d.Models = append(d.Models, m)
 		d.Bindings = append(d.Bindings, &snapshot.Binding{ID: uuid.New(), ModelID: m.ID, HostID: host.ID, Shape: cm.shape, UpstreamModel: cm.upstream,
 			Enabled: true, Pricing: snapshot.Pricing{Input: 2_500_000, Output: 10_000_000}})
