@@ -10,19 +10,32 @@ LDFLAGS := -s -w -X main.version=$(VERSION)
 run: build
 	./$(BIN) serve
 
-## build: compile bin/relay
+## build: compile bin/relay. The first build on a fresh machine compiles every dependency (several
+## minutes; about 15 on 2 slow cores): it says so and shows each package as it compiles. Later builds
+## take seconds.
 build:
-	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/relay
+	@echo "Building $(BIN) with $$($(GO) env GOVERSION). A first build compiles every dependency and takes minutes; each package is shown as it compiles."
+	@{ $(GO) build -v -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/relay 2>&1; echo "relay-build-exit $$?"; } | awk ' \
+		/^relay-build-exit / { code = $$2; next } \
+		/^[A-Za-z0-9._~\/-]+$$/ { n++; printf "\r  compiled %d packages: %s\033[K", n, $$0; next } \
+		{ if (n) printf "\n"; n = 0; print } \
+		END { if (n) printf "\r  compiled %d packages.\033[K\n", n; if (code == 0) print "Built $(BIN)."; exit code }'
 
-## test: the whole suite (and the deploy manifests' checks); starts a private Postgres when RELAY_TEST_DATABASE_URL is unset
+## test: the whole suite (and the deploy manifests' checks); with RELAY_TEST_DATABASE_URL unset it starts
+## a Postgres of this run's own (two runs at once never share or stop each other's, internal/pgtest);
+## it ends with the tests that skipped and why, and the counts (cmd/relay-testsum)
 test:
 	$(GO) vet ./...
-	$(GO) test -count=1 -timeout 25m ./...; rc=$$?; $(MAKE) -s test-cleanup; exit $$rc
+	@dir="$${TMPDIR:-/tmp}/relay-pgtest-$$(id -u)-make-$$$$"; RELAY_TEST_PG_DIR="$$dir" $(GO) run ./cmd/relay-testsum -count=1 -timeout 25m ./...; rc=$$?; \
+		$(MAKE) -s test-cleanup PGTEST_DIR="$$dir"; exit $$rc
 	cd deploy/validate && $(GO) vet ./... && $(GO) test -count=1 ./...
 
-## test-cleanup: stop the embedded Postgres the tests share when RELAY_TEST_DATABASE_URL is unset (internal/pgtest)
+## test-cleanup: stop the embedded test Postgres in PGTEST_DIR (default: the one plain `go test` runs share); a `make test` run's own is removed too
 test-cleanup:
-	@pid=$$(head -1 "$${TMPDIR:-/tmp}/relay-pgtest-$$(id -u)/postgres/postmaster.pid" 2>/dev/null) && kill -INT $$pid 2>/dev/null || true
+	@dir="$(or $(PGTEST_DIR),$${TMPDIR:-/tmp}/relay-pgtest-$$(id -u))"; \
+		pid=$$(head -1 "$$dir/postgres/postmaster.pid" 2>/dev/null) && kill -INT $$pid 2>/dev/null; \
+		for i in $$(seq 50); do [ -n "$$pid" ] && kill -0 $$pid 2>/dev/null || break; sleep 0.2; done; \
+		case "$$dir" in *-make-*) rm -rf "$$dir";; esac; true
 
 ## generate: regenerate sqlc, oapi-codegen and templ output
 generate:

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"text/tabwriter"
 	"time"
 
 	"github.com/google/uuid"
@@ -214,7 +216,7 @@ func newPlanes(ctx context.Context, cfg *config.Config, st *store.Store, box *se
 
 	// The demo host is Relay's own mock upstream, on a loopback listener of
 	// its own: no host may point at Relay's own listeners.
-	mock := mockupstream.New(mockupstream.Options{Record: -1})
+	mock := mockupstream.New(demo.MockUpstreamOptions())
 	p.start = func(ctx context.Context, in, ctl net.Addr) error {
 		guard.SetListeners(in, ctl)
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -245,33 +247,62 @@ func newPlanes(ctx context.Context, cfg *config.Config, st *store.Store, box *se
 				relayKey = string(trimNL(b))
 			}
 		}
-		printWelcome(stdout, in, ctl, relayKey)
+		keptAt := ""
+		if cfg.DatabaseURL == "" && relayKey != "" {
+			keptAt = keyFile
+		}
+		printWelcome(stdout, in, ctl, relayKey, keptAt)
 		return nil
 	}
 	return p, nil
 }
 
-func printWelcome(stdout io.Writer, in, ctl net.Addr, relayKey string) {
+// printWelcome writes the start-up banner in one write, so no log line
+// lands inside it: where Relay listens, the demo relay key (where it is
+// kept) and every demo model with the base URL its own SDK takes.
+func printWelcome(stdout io.Writer, in, ctl net.Addr, relayKey, keptAt string) {
 	inPort := in.(*net.TCPAddr).Port
-	fmt.Fprintf(stdout, "\nRelay is up: inference on %s, control on %s\nAdmin console: http://127.0.0.1:%d/\n", in, ctl, ctl.(*net.TCPAddr).Port)
-	if relayKey == "" {
-		fmt.Fprintln(stdout, "The demo catalog is in place; its relay key was shown when it was created.")
-		return
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "\nRelay is up: inference on %s, control on %s\nAdmin console: http://127.0.0.1:%d/\n", in, ctl, ctl.(*net.TCPAddr).Port)
+	switch {
+	case relayKey == "":
+		fmt.Fprintln(&b, "The demo catalog is in place; its relay key was shown when it was created (Relay keeps only its hash).")
+	case keptAt != "":
+		fmt.Fprintf(&b, "\nDemo relay key (Relay checks it by its hash; this machine's copy is in %s): %s\n", keptAt, relayKey)
+	default:
+		fmt.Fprintf(&b, "\nDemo relay key (keep it; Relay stores only its hash): %s\n", relayKey)
 	}
-	fmt.Fprintf(stdout, `
-Demo relay key (keep it; it is stored only as a hash): %s
-
+	key := relayKey
+	if key == "" {
+		key = "<relay key>"
+	}
+	base := fmt.Sprintf("http://127.0.0.1:%d", inPort)
+	fmt.Fprintf(&b, `
 Try it:
 
-  curl -s http://127.0.0.1:%d/v1/chat/completions \
+  curl -s %s/v1/chat/completions \
     -H "Authorization: Bearer %s" \
     -H "Content-Type: application/json" \
     -d '{"model":"demo-gpt","messages":[{"role":"user","content":"Hello, Relay"}]}'
 
-Or point an SDK at it: OpenAI base URL http://127.0.0.1:%d/v1, Anthropic base URL http://127.0.0.1:%d
-(demo models: demo-gpt, demo-responses, demo-claude, demo-embedding).
-
-`, relayKey, inPort, relayKey, inPort, inPort)
+Demo models (on Relay's mock upstream; any SDK below may call any of them):
+`, base, key)
+	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	for _, m := range demo.MockModels() {
+		sdk, url := "OpenAI SDK", base+"/v1"
+		switch m.Shape {
+		case "anthropic":
+			sdk, url = "Anthropic SDK, Claude Code", base
+		case "gemini":
+			sdk, url = "Gemini SDK, Gemini CLI", base
+		case "openai_responses":
+			sdk = "OpenAI SDK (Responses), Codex"
+		}
+		fmt.Fprintf(w, "  %s\t%s, %s binding\t%s base URL\t%s\n", m.Name, m.Kind, m.Shape, sdk, url)
+	}
+	w.Flush()
+	b.WriteString("\n")
+	stdout.Write(b.Bytes()) //nolint:errcheck // a banner nobody reads is no error
 }
 
 // limits builds the rate limiter and the breakers: on Redis when

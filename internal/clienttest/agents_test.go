@@ -15,7 +15,7 @@ import (
 const agentTimeout = 90 * time.Second
 
 // TestClaudeCode runs `claude -p` with its default flags against a model of
-// each binding shape. The mock upstream calls Glob (a tool Claude Code runs
+// each binding shape. The mock upstream calls Read (a tool Claude Code runs
 // without asking), Claude Code runs it and sends the result back, and the
 // mock's answer to the result is the printed reply.
 func TestClaudeCode(t *testing.T) {
@@ -108,4 +108,54 @@ func ownShape(shape, own wire.Shape) string {
 		return string(shape)
 	}
 	return ""
+}
+
+// geminiEnv is the environment the Gemini CLI runs with against base: the
+// base URL, the relay key as its API key, and no telemetry. Its settings
+// in home select API-key auth, which a base URL alone does not (the CLI
+// then takes it for a gateway and refuses it headless).
+func geminiEnv(t *testing.T, home, base string) []string {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Join(home, ".gemini"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	settings := `{"security":{"auth":{"selectedType":"gemini-api-key"}},"privacy":{"usageStatisticsEnabled":false}}`
+	if err := os.WriteFile(filepath.Join(home, ".gemini", "settings.json"), []byte(settings), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return append(baseEnv(home),
+		"GOOGLE_GEMINI_BASE_URL="+base,
+		"GEMINI_API_KEY="+relayKey,
+		"GEMINI_CLI_TRUST_WORKSPACE=true",
+		"GEMINI_TELEMETRY_ENABLED=false",
+	)
+}
+
+// TestGeminiCLI runs the Gemini CLI headless (`gemini -p`) against a model
+// of each binding shape: the mock upstream calls list_directory (a
+// read-only tool the CLI runs without asking), the CLI runs it and sends
+// the result back, and the mock's answer to the result is the printed
+// reply.
+func TestGeminiCLI(t *testing.T) {
+	modules := install(t)
+	bin := filepath.Join(modules, "node_modules", ".bin", "gemini")
+	for _, b := range shapes {
+		t.Run(string(b.shape), func(t *testing.T) {
+			parallel(t)
+			r := startRelay(t)
+			home, dir := t.TempDir(), t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "hello.txt"), []byte("hello\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			model := modelName(b.shape)
+			out, err := runClient(t, dir, geminiEnv(t, home, r.URL), agentTimeout, bin, "-m", model, "-p", "List the files in this directory with a tool, then tell me what you found.")
+			report(t, r, "gemini-cli", pinned(t, "@google/gemini-cli"), ownShape(b.shape, wire.ShapeGemini), model)
+			if err != nil {
+				t.Fatalf("gemini -p: %v\n%s", err, out)
+			}
+			if !strings.Contains(out, "The tool returned") {
+				t.Fatalf("gemini -p did not answer after its tool ran:\n%s", out)
+			}
+		})
+	}
 }

@@ -49,13 +49,32 @@ type relay struct {
 	rec      *recorder
 }
 
-// startRelay starts the mock upstream and Relay in front of it. Tools named
-// in preferTools are moved to the front of every upstream request's tool
-// list, so the mock upstream (which calls the first tool) picks one the
-// client can run without asking for permission.
+// startRelay starts the mock upstream and Relay in front of it. The mock
+// chooses tools as the demo's does (mockupstream.Options.ToolsWhenAsked): a
+// tool only when the user turn asks, a read-only one first. Tools named in
+// preferTools are moved to the front of every upstream request's tool
+// list, which decides between equally fitting ones.
 func startRelay(t *testing.T, preferTools ...string) *relay {
 	t.Helper()
-	mock := mockupstream.New(mockupstream.Options{})
+	var models []catalogModel
+	for _, b := range shapes {
+		models = append(models, catalogModel{name: modelName(b.shape), kind: "chat", shape: b.shape, upstream: b.upstream})
+	}
+	return startCatalog(t, mockupstream.New(mockupstream.Options{ToolsWhenAsked: true}), models, preferTools)
+}
+
+// catalogModel is a model of the in-process catalog and its one binding.
+type catalogModel struct {
+	name, kind string
+	shape      wire.Shape
+	upstream   string
+	context    int32
+}
+
+// startCatalog starts mock on a listener and Relay in front of it, with
+// models bound to it.
+func startCatalog(t *testing.T, mock *mockupstream.Server, models []catalogModel, preferTools []string) *relay {
+	t.Helper()
 	up := httptest.NewServer(toolsFirst(mock, preferTools))
 	t.Cleanup(up.Close)
 
@@ -71,10 +90,10 @@ func startRelay(t *testing.T, preferTools ...string) *relay {
 		Hosts:           []*snapshot.Host{host},
 		HostKeys:        []*snapshot.HostKey{{ID: uuid.New(), HostID: host.ID, Slug: "k", Secret: snapshot.NewSecret("sk-up-clienttest"), SecretVersion: 1, Enabled: true, Usable: true}},
 	}
-	for _, b := range shapes {
-		m := &snapshot.Model{ID: uuid.New(), Name: modelName(b.shape), Provider: "test", Kind: "chat"}
+	for _, cm := range models {
+		m := &snapshot.Model{ID: uuid.New(), Name: cm.name, Provider: "test", Kind: cm.kind, ContextWindow: int(cm.context), SupportsTools: cm.kind == "chat"}
 		d.Models = append(d.Models, m)
-		d.Bindings = append(d.Bindings, &snapshot.Binding{ID: uuid.New(), ModelID: m.ID, HostID: host.ID, Shape: b.shape, UpstreamModel: b.upstream,
+		d.Bindings = append(d.Bindings, &snapshot.Binding{ID: uuid.New(), ModelID: m.ID, HostID: host.ID, Shape: cm.shape, UpstreamModel: cm.upstream,
 			Enabled: true, Pricing: snapshot.Pricing{Input: 2_500_000, Output: 10_000_000}})
 	}
 	snap := snapshot.Build(d, 1, time.Now())

@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/relay-llm/relay/internal/credential"
+	"github.com/relay-llm/relay/internal/mockupstream"
 	"github.com/relay-llm/relay/internal/secret"
 	"github.com/relay-llm/relay/internal/store"
 )
@@ -41,6 +42,54 @@ type modelSpec struct {
 	name, kind, shape, upstream string
 	maxOut                      int32
 	in, out, cached             int64
+}
+
+// mockModels are the demo models on the mock host, one per binding shape
+// and an embedding model.
+func mockModels() []modelSpec {
+	return []modelSpec{
+		{"demo-gpt", "chat", "openai", "gpt-4o-mini", 16384, 150_000, 600_000, 75_000},
+		{"demo-responses", "chat", "openai_responses", "gpt-4.1-mini", 32768, 400_000, 1_600_000, 100_000},
+		{"demo-claude", "chat", "anthropic", "claude-sonnet-4-5", 64000, 3_000_000, 15_000_000, 300_000},
+		{"demo-gemini", "chat", "gemini", "gemini-2.5-flash", 65536, 300_000, 2_500_000, 75_000},
+		{"demo-embedding", "embedding", "openai", "text-embedding-3-small", 0, 20_000, 0, 0},
+	}
+}
+
+// Model is a demo model on the mock host: its name, kind (chat or
+// embedding), the shape and upstream model of its binding, and its
+// context window.
+type Model struct {
+	Name, Kind, Shape, Upstream string
+	ContextWindow               int32
+}
+
+// MockModels lists the demo models Seed puts on the mock host, for the
+// start-up banner (which shows them on every start, seeded then or not).
+func MockModels() []Model {
+	var out []Model
+	for _, m := range mockModels() {
+		out = append(out, Model{Name: m.name, Kind: m.kind, Shape: m.shape, Upstream: m.upstream, ContextWindow: contextWindows[m.upstream]})
+	}
+	return out
+}
+
+// MockUpstreamOptions configure the mock upstream the demo host points at:
+// no request log (it runs for as long as Relay does), and tools called
+// only when asked, so an agent on the demo finishes its session.
+func MockUpstreamOptions() mockupstream.Options {
+	return mockupstream.Options{Record: -1, ToolsWhenAsked: true}
+}
+
+// contextWindows are the real context windows of the upstream models the
+// demo names, so an agent on the demo catalog sees what it would see on
+// the provider's own.
+var contextWindows = map[string]int32{
+	"gpt-4o-mini":            128_000,
+	"gpt-4.1-mini":           1_047_576,
+	"claude-sonnet-4-5":      200_000,
+	"gemini-2.5-flash":       1_048_576,
+	"text-embedding-3-small": 8_191,
 }
 
 // Seed fills an empty catalog (no hosts) with the demo. On a catalog that
@@ -120,13 +169,7 @@ func Seed(ctx context.Context, st *store.Store, box *secret.Box, opts Options) (
 				return err
 			}
 		}
-		for _, m := range []modelSpec{
-			{"demo-gpt", "chat", "openai", "gpt-4o-mini", 16384, 150_000, 600_000, 75_000},
-			{"demo-responses", "chat", "openai_responses", "gpt-4.1-mini", 32768, 400_000, 1_600_000, 100_000},
-			{"demo-claude", "chat", "anthropic", "claude-sonnet-4-5", 64000, 3_000_000, 15_000_000, 300_000},
-			{"demo-gemini", "chat", "gemini", "gemini-2.5-flash", 65536, 300_000, 2_500_000, 75_000},
-			{"demo-embedding", "embedding", "openai", "text-embedding-3-small", 0, 20_000, 0, 0},
-		} {
+		for _, m := range mockModels() {
 			if err := createModel(ctx, tx, mock.ID, m); err != nil {
 				return err
 			}
@@ -198,7 +241,7 @@ func createModel(ctx context.Context, tx *store.Tx, host uuid.UUID, m modelSpec)
 	model, err := tx.Models().GetByName(ctx, m.name)
 	if errors.Is(err, store.ErrNotFound) {
 		model, err = tx.Models().Create(ctx, actor, store.Model{
-			Name: m.name, Provider: providerOf(m.shape), Kind: m.kind, MaxOutputTokens: m.maxOut, ContextWindow: 128000,
+			Name: m.name, Provider: providerOf(m.shape), Kind: m.kind, MaxOutputTokens: m.maxOut, ContextWindow: contextWindows[m.upstream],
 			SupportsTools: m.kind == "chat", SupportsJSON: m.kind == "chat", SupportsVision: m.kind == "chat",
 		})
 	}

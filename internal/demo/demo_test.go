@@ -45,6 +45,19 @@ func TestSeed_EmptyCatalogOnceThenOnlyRepointsTheMockHost(t *testing.T) {
 		}
 	}
 
+	// Context windows are the real models' own, so an agent compacts when it would upstream.
+	for name, want := range map[string]int32{"demo-gpt": 128_000, "demo-claude": 200_000, "demo-gemini": 1_048_576, "demo-embedding": 8_191} {
+		if m, err := st.Models().GetByName(ctx, name); err != nil || m.ContextWindow != want {
+			t.Errorf("%s: context window %d, want %d (%v)", name, m.ContextWindow, want, err)
+		}
+	}
+	// The banner's list is the seeded one.
+	for _, m := range MockModels() {
+		if _, err := st.Models().GetByName(ctx, m.Name); err != nil {
+			t.Errorf("MockModels names %s, which Seed did not create: %v", m.Name, err)
+		}
+	}
+
 	again, err := Seed(ctx, st, box, Options{MockBaseURL: "http://127.0.0.1:9999/mock-upstream"})
 	if err != nil || again.Seeded {
 		t.Fatalf("second seed = %+v, %v", again, err)

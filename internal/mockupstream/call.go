@@ -309,6 +309,7 @@ func (c *call) readBody() ([]byte, *apiError) {
 // decode parses the body for the endpoint; a validation failure is kept in
 // c.derr and reported once the caller is authenticated.
 func (c *call) decode(body []byte) {
+	c.conv.whenAsked = c.s.opts.ToolsWhenAsked
 	switch c.ep {
 	case epChat:
 		c.chat, c.derr = decodeChat(body, &c.conv)

@@ -44,6 +44,7 @@ type convo struct {
 	forced     string   // toolForced
 	allowed    []string // Gemini allowedFunctionNames; empty = all
 	single     bool     // parallel tool calls disabled
+	whenAsked  bool     // Options.ToolsWhenAsked
 	maxTokens  int
 	hasMax     bool
 	stops      []string
@@ -185,8 +186,15 @@ func (c *convo) toolCalls(lower string) []toolCall {
 	if strings.Contains(lower, "parallel") && !c.single {
 		want = 2
 	}
+	tools := c.tools
+	if c.whenAsked {
+		// tool_choice required: some tool it must be, asked or not.
+		if tools = c.askedTools(c.mode == toolAny); len(tools) == 0 {
+			return nil
+		}
+	}
 	var calls []toolCall
-	for _, t := range c.tools {
+	for _, t := range tools {
 		if len(calls) == want {
 			break
 		}

@@ -43,6 +43,16 @@ type Options struct {
 	// either way); nil is time.Now. Tests whose Relay runs on a fake clock
 	// give the mock the same one.
 	AWSClock func() time.Time
+	// ToolsWhenAsked makes the model choose tools the way a sane model
+	// would, for an agent on the demo catalog: it calls a tool only when
+	// the last user turn asks for one (names a tool, or says "tool",
+	// "function" or "command"), picks the tool it names, else a read-only
+	// one (Read, Glob, Grep, LS, list_directory …), and never a sub-agent
+	// launcher (Agent, Task) unless named. Off, a tool turn calls the first
+	// tool offered, which translator tests rely on. tool_choice required or
+	// forced is obeyed either way, and a tool result is always answered
+	// with text.
+	ToolsWhenAsked bool
 }
 
 // DefaultRecord is how many requests a Server keeps when Options.Record is 0.
@@ -127,7 +137,8 @@ func (r Request) Finished() bool { return !r.FinishedAt.IsZero() }
 // user text>" ("The tool returned: <first 40 characters>" after a tool result),
 // cut at the earliest stop sequence, streamed one word per delta. When the
 // request defines tools, tool choice is not none and the last message is a
-// user turn, the model calls the forced tool or the first one instead, with
+// user turn, the model calls the forced tool or the first one instead (with
+// Options.ToolsWhenAsked: only when the user asks, and the tool they mean), with
 // arguments built from the schema's required properties; Claude-style, the
 // Anthropic answer puts a short text block before its tool_use blocks.
 //

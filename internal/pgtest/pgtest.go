@@ -10,8 +10,10 @@
 // ./...` runs packages in parallel processes, and embeddedpg's lock on the
 // directory lets the first one start the server while the others wait and
 // reuse it. The server is detached and outlives each test process, so the
-// next package starts in milliseconds; `make test` stops it when the suite
-// ends (make test-cleanup). It is tuned for speed, not durability
+// next package starts in milliseconds. RELAY_TEST_PG_DIR names another
+// directory: `make test` gives each run its own (so two runs at once never
+// share a server, nor stop the other's) and stops it when the suite ends
+// (make test-cleanup). It is tuned for speed, not durability
 // (fsync=off), so after a machine crash delete the directory. To stop it:
 //
 //	kill -INT $(head -1 "${TMPDIR:-/tmp}/relay-pgtest-$(id -u)/postgres/postmaster.pid")
@@ -52,6 +54,9 @@ import (
 const (
 	// EnvURL names the variable that points pgtest at a running server.
 	EnvURL = "RELAY_TEST_DATABASE_URL"
+	// EnvDir names the variable that puts the embedded server in a
+	// directory of the caller's choosing (one per `make test` run).
+	EnvDir = "RELAY_TEST_PG_DIR"
 
 	// TimeZone is the session time zone of every URL NewDB returns: not UTC,
 	// and not a whole number of hours away from it, so that code which
@@ -94,7 +99,7 @@ func serverURL(ctx context.Context) (u string, embedded bool, err error) {
 	if u := os.Getenv(EnvURL); u != "" {
 		return u, false, nil
 	}
-	dir := filepath.Join(os.TempDir(), "relay-pgtest-"+strconv.Itoa(os.Geteuid()))
+	dir := serverDir()
 	if err := sharedDir(dir); err != nil {
 		return "", false, err
 	}
@@ -115,6 +120,15 @@ func serverURL(ctx context.Context) (u string, embedded bool, err error) {
 		return "", false, fmt.Errorf("start shared test postgres in %s (or set %s): %w", dir, EnvURL, err)
 	}
 	return pg.URL(), true, nil // never stopped: other test processes use it
+}
+
+// serverDir is where the embedded server lives: RELAY_TEST_PG_DIR, else
+// the directory every test process of this user shares.
+func serverDir() string {
+	if d := os.Getenv(EnvDir); d != "" {
+		return d
+	}
+	return filepath.Join(os.TempDir(), "relay-pgtest-"+strconv.Itoa(os.Geteuid()))
 }
 
 // sharedDir makes dir, or checks that the existing one is ours: it sits in a

@@ -2,6 +2,7 @@ package pgtest
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -132,5 +133,25 @@ func TestWithDatabase(t *testing.T) {
 	}
 	if _, err := withDatabase("host=127.0.0.1 dbname=test", "x"); err == nil {
 		t.Error("a keyword/value DSN was accepted; want an error that asks for a URL")
+	}
+}
+
+// TestServerDir_PerRun: RELAY_TEST_PG_DIR gives a run (make test) its own
+// server directory, so concurrent runs neither share nor stop one server;
+// unset, every test process of the user shares one.
+func TestServerDir_PerRun(t *testing.T) {
+	t.Setenv(EnvDir, "")
+	shared := serverDir()
+	if !strings.HasPrefix(filepath.Base(shared), "relay-pgtest-") {
+		t.Fatalf("shared dir %q", shared)
+	}
+	a, b := filepath.Join(t.TempDir(), "run-a"), filepath.Join(t.TempDir(), "run-b")
+	t.Setenv(EnvDir, a)
+	if got := serverDir(); got != a {
+		t.Fatalf("serverDir() = %q, want %q", got, a)
+	}
+	t.Setenv(EnvDir, b)
+	if got := serverDir(); got != b || got == shared {
+		t.Fatalf("serverDir() = %q, want %q", got, b)
 	}
 }

@@ -64,6 +64,7 @@ type Server struct {
 	opts      Options
 	draining  atomic.Bool
 	listeners []*limitListener // inference, control; set by Listen
+	fitted    bool             // Listen lowered the default connection cap to the open-file limit
 	check     checkCache
 	tls       *tls.Config // nil: plain HTTP; set by Listen
 }
@@ -171,6 +172,25 @@ func (s *Server) framing(h http.Handler, control bool) http.Handler {
 // framing and answer net/http's own framing errors in JSON.
 func framed(ln net.Listener) net.Listener { return frameListener{ln} }
 
+// filesNeeded is how many open files the connection caps may take: each
+// inference connection may hold an upstream one too, and 256 for the rest.
+func filesNeeded(l Limits) uint64 {
+	return uint64(2*l.MaxConnections + l.ControlMaxConnections + 256)
+}
+
+// fitFileLimit lowers the inference connection cap to what n open files
+// allow when the cap is the default, which means "as many as this machine
+// takes, up to DefaultMaxConnections"; a cap the operator set is kept (Run
+// warns when it does not fit). It reports whether it lowered the cap.
+func fitFileLimit(l Limits, n uint64) (Limits, bool) {
+	if l.MaxConnections != DefaultMaxConnections || filesNeeded(l) <= n {
+		return l, false
+	}
+	spare := int64(n) - int64(l.ControlMaxConnections) - 256
+	l.MaxConnections = int(max(64, spare/2))
+	return l, true
+}
+
 // Listen binds both addresses (Run does it when it was not called), so a
 // caller can learn the bound ports before serving.
 func (s *Server) Listen() (inference, control net.Addr, err error) {
@@ -185,6 +205,9 @@ func (s *Server) Listen() (inference, control net.Addr, err error) {
 	if err != nil {
 		inLn.Close()
 		return nil, nil, fmt.Errorf("listen on control address %s: %w", s.opts.ControlAddr, err)
+	}
+	if n, ok := fileLimit(); ok {
+		s.opts.Limits, s.fitted = fitFileLimit(s.opts.Limits, n)
 	}
 	lim := s.opts.Limits
 	s.listeners = []*limitListener{newLimitListener(inLn, lim.MaxConnections), newLimitListener(ctlLn, lim.ControlMaxConnections)}
@@ -217,7 +240,10 @@ func (s *Server) Run(ctx context.Context) error {
 		}
 	}
 	lim := s.opts.Limits
-	if n, ok := fileLimit(); ok && uint64(2*lim.MaxConnections+lim.ControlMaxConnections+256) > n {
+	if n, ok := fileLimit(); ok && s.fitted {
+		log.Info("the inference connection cap is sized to the open-file limit; raise the limit (ulimit -n) for more",
+			"open_file_limit", n, "max_connections", lim.MaxConnections)
+	} else if ok && filesNeeded(lim) > n {
 		// Each inference connection may hold an upstream one too.
 		log.Warn("the open-file limit is below what the connection caps may need; raise it (ulimit -n) or lower RELAY_MAX_CONNECTIONS",
 			"open_file_limit", n, "max_connections", lim.MaxConnections, "control_max_connections", lim.ControlMaxConnections)

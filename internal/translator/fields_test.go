@@ -390,9 +390,11 @@ func TestFieldPolicy_StrictRefusesWhatWouldBeDropped(t *testing.T) {
 func TestFieldPolicy_ClientDefaults(t *testing.T) {
 	t.Parallel()
 	const (
-		aiSDK    = `{"model":"m","max_tokens":4096,"stream":true,"messages":[{"role":"user","content":[{"type":"text","text":"weather?"}]}],"tools":[{"name":"weather","input_schema":{"type":"object"},"eager_input_streaming":true}]}`
-		gemCLI   = `{"contents":[{"role":"user","parts":[{"text":"hi"}]}],"generationConfig":{"temperature":0,"topP":1,"topK":64}}`
-		opencode = `{"model":"m","messages":[{"role":"system","content":"sys","cache_control":{"type":"ephemeral"}},{"role":"user","content":"a"},{"role":"assistant","content":"b"},{"role":"user","content":[{"type":"text","text":"c"},{"type":"text","text":"d"}],"cache_control":{"type":"ephemeral"}}],"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}},"cache_control":{"type":"ephemeral"}}]}`
+		aiSDK  = `{"model":"m","max_tokens":4096,"stream":true,"messages":[{"role":"user","content":[{"type":"text","text":"weather?"}]}],"tools":[{"name":"weather","input_schema":{"type":"object"},"eager_input_streaming":true}]}`
+		gemCLI = `{"contents":[{"role":"user","parts":[{"text":"hi"}]}],"generationConfig":{"temperature":0,"topP":1,"topK":64}}`
+		// opencode marks the pushed-back tool call of a Claude model too.
+		opencodeCall = `{"model":"m","messages":[{"role":"user","content":"a"},{"role":"assistant","content":"","tool_calls":[{"id":"call_1","type":"function","function":{"name":"f","arguments":"{}"},"cache_control":{"type":"ephemeral"}}]},{"role":"tool","tool_call_id":"call_1","content":"r"}],"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}]}`
+		opencode     = `{"model":"m","messages":[{"role":"system","content":"sys","cache_control":{"type":"ephemeral"}},{"role":"user","content":"a"},{"role":"assistant","content":"b"},{"role":"user","content":[{"type":"text","text":"c"},{"type":"text","text":"d"}],"cache_control":{"type":"ephemeral"}}],"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}},"cache_control":{"type":"ephemeral"}}]}`
 	)
 	for _, tc := range []struct {
 		p               *pairSpec
@@ -414,6 +416,9 @@ func TestFieldPolicy_ClientDefaults(t *testing.T) {
 		}},
 		{&chatGemini, opencode, "cache_control", "messages[0].cache_control", nil},
 		{&chatResponses, opencode, "cache_control", "messages[0].cache_control", nil},
+		{&chatAnthropic, opencodeCall, "", "", []string{`"type":"tool_use"`, `"cache_control":{"type":"ephemeral"}`}},
+		{&chatGemini, opencodeCall, "cache_control", "messages[1].tool_calls[0].cache_control", nil},
+		{&chatResponses, opencodeCall, "cache_control", "messages[1].tool_calls[0].cache_control", nil},
 	} {
 		req, err := Decode(tc.p.in, []byte(tc.body))
 		if err != nil {

@@ -129,7 +129,7 @@ var features = [featCount]featureInfo{
 	FeatServiceTier:     {"service_tier", "Service tier", "service_tier", "service_tier"},
 	FeatStore:           {"store", "Stored completion", "store", ""},
 	FeatPromptCacheKey:  {"prompt_cache_key", "Prompt cache key", "prompt_cache_key", ""},
-	FeatCacheControl:    {"cache_control", "Prompt-cache breakpoints", "cache_control (on messages[], messages[].content[], tools[]; a message's goes on its last part)", "cache_control"},
+	FeatCacheControl:    {"cache_control", "Prompt-cache breakpoints", "cache_control (on messages[], messages[].content[], messages[].tool_calls[], tools[]; a message's goes on its last part)", "cache_control"},
 	FeatPrefill:         {"prefill", "Final assistant message (prefill)", "messages[-1].role=assistant", "messages[-1].role=assistant"},
 	FeatStreaming:       {"streaming", "Streaming with usage", "stream, stream_options.include_usage", "stream"},
 	FeatState:           {"state", "Server-side conversation state", "", ""},

@@ -222,7 +222,10 @@ func decodeChatAssistant(m *chatMessage, at string, r *canonical.Request) error 
 		if present(tc.Function.ParsedArguments) {
 			advise(r, "messages[].tool_calls[].function.parsed_arguments", fmt.Sprintf("%s.tool_calls[%d].function.parsed_arguments", at, j))
 		}
-		msg.Parts = append(msg.Parts, canonical.Part{Type: canonical.PartToolCall, ToolCall: &canonical.ToolCall{
+		if present(tc.CacheControl) {
+			r.NoteSentAt(cacheControlName, fmt.Sprintf("%s.tool_calls[%d].cache_control", at, j))
+		}
+		msg.Parts = append(msg.Parts, canonical.Part{Type: canonical.PartToolCall, CacheHint: nonNull(tc.CacheControl), ToolCall: &canonical.ToolCall{
 			ID: canonicalID(chatCallPrefix, tc.ID), Name: tc.Function.Name, Arguments: tc.Function.Arguments,
 		}})
 	}

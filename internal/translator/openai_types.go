@@ -127,6 +127,9 @@ type chatToolCall struct {
 	ID       string           `json:"id,omitempty"`
 	Type     string           `json:"type,omitempty"`
 	Function chatFunctionCall `json:"function"`
+	// CacheControl is a cache breakpoint on a pushed-back call, as opencode
+	// sends for Claude models; never sent.
+	CacheControl json.RawMessage `json:"cache_control,omitempty"`
 }
 
 type chatFunctionCall struct {
