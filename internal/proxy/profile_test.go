@@ -316,3 +316,25 @@ func TestProfiles_CompatServersGetWhatTheyAccept(t *testing.T) {
 		}
 	}
 }
+
+// Throttling on a deployment holds that model on the key, not the key: the
+// key's other deployment keeps serving.
+func TestProfiles_AzureThrottlingHoldsTheModel(t *testing.T) {
+	t.Parallel()
+	c := newCloudFixture(t)
+	az := c.azureHost("azure", map[string]string{"api_version": "2024-10-21"})
+	c.key(az, "az-1", azureAPIKey)
+	c.bind(c.model("az-busy", true), az, wire.ShapeOpenAI, "busy-deploy")
+	c.bind(c.model("az-calm", true), az, wire.ShapeOpenAI, "calm-deploy")
+	c.start()
+	resp, body := c.post("/v1/chat/completions", toolChatBody("az-busy", false), map[string]string{testFault: "429-30"})
+	if resp.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("a throttled deployment answered %d %s", resp.StatusCode, body)
+	}
+	if resp, body := c.post("/v1/chat/completions", toolChatBody("az-calm", false), nil); resp.StatusCode != http.StatusOK {
+		t.Errorf("the key's other deployment answered %d %s: throttling held the key", resp.StatusCode, body)
+	}
+	if resp, _ := c.post("/v1/chat/completions", toolChatBody("az-busy", false), nil); resp.StatusCode == http.StatusOK {
+		t.Errorf("the throttled deployment was not held")
+	}
+}
