@@ -15,7 +15,7 @@ import (
 // needsStatefulResponses: until Relay keeps Responses state on every binding
 // shape (issue 24.1), they are expected to fail, and a test fails if one
 // passes. Flip it when that lands; then they must pass like the rest.
-const statefulResponsesLanded = false
+const statefulResponsesLanded = true
 
 // library is a client library whose script (testdata/node) runs every
 // provider it has against every binding shape, plain and streamed, in one
