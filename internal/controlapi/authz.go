@@ -153,6 +153,8 @@ var operationRules = map[string]rule{
 	"DeleteModel":                  {verb: rbac.ManageSystem},
 	"DeletePayloadCapture":         {verb: rbac.ManageProject},
 	"DeletePolicy":                 {verb: rbac.ManageTeam | rbac.ManageSystem},
+	"PurgePolicyCache":             {verb: rbac.ManageTeam | rbac.ManageSystem},
+	"PurgeRelayKeyCache":           {verb: rbac.ManageProject},
 	"DeletePolicyBinding":          {verb: rbac.ManageProject},
 	"DeletePolicyHostKeyGrant":     {verb: rbac.ManageTeam | rbac.ManageSystem},
 	"DeletePolicyModelGrant":       {verb: rbac.ManageTeam | rbac.ManageSystem},
