@@ -231,7 +231,7 @@ func TestSpec_MatchesSchemaChecks(t *testing.T) {
 		table, column, _ := strings.Cut(col, ".")
 		m := regexp.MustCompile(`CHECK \(` + column + ` IN \(([^)]*)\)\)`).FindStringSubmatch(tableDef(t, sql, table))
 		// A later migration may replace the constraint: the last one wins.
-		if later := regexp.MustCompile(`ADD CONSTRAINT ` + table + `_` + column + `_check\s+CHECK \(` + column + ` IN \(([^)]*)\)\)`).FindAllStringSubmatch(sql, -1); len(later) > 0 {
+		if later := regexp.MustCompile(`ADD CONSTRAINT `+table+`_`+column+`_check\s+CHECK \(`+column+` IN \(([^)]*)\)\)`).FindAllStringSubmatch(sql, -1); len(later) > 0 {
 			m = later[len(later)-1]
 		}
 		if m == nil {
