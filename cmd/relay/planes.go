@@ -123,20 +123,15 @@ func newPlanes(ctx context.Context, cfg *config.Config, st *store.Store, box *se
 	if err != nil {
 		return nil, fmt.Errorf("RELAY_UPSTREAM_ALLOW: %w", err)
 	}
-	// Stored Responses: shared through Redis like the limits, else in
-	// process memory for one pod.
-	responses, objectIndex, err := responseStore(cfg, svcs)
+	// Stored Responses, the object index and the response cache of
+	// policies that turn it on: shared through Redis like the limits, else
+	// in process memory for one pod.
+	responses, objectIndex, respCache, err := stateStores(cfg, svcs)
 	if err != nil {
 		return nil, err
 	}
 	maintainer := usageledger.NewMaintainer(usageledger.MaintainerConfig{Store: st, Logger: log})
 	svcs.goRun(ctx, "usage maintenance", maintainer.Run)
-	// The response cache of policies that turn it on: in Redis, shared by
-	// every pod, when RELAY_REDIS_URL is set, else in process memory.
-	respCache, err := responseCache(cfg, svcs)
-	if err != nil {
-		return nil, err
-	}
 	reg.WatchCache(func() metrics.CacheStats {
 		s := respCache.Stats()
 		return metrics.CacheStats{Hits: s.Hits, Misses: s.Misses, Bypasses: s.Bypasses, Fills: s.Fills,
@@ -326,35 +321,23 @@ func limits(cfg *config.Config, svcs *services, log *slog.Logger) (*ratelimit.Li
 	return limiter, rb, nil
 }
 
-// responseStore is where stored Responses live, and the index of upstream
-// objects that finds the host key holding an openai_responses upstream's:
-// Redis when RELAY_REDIS_URL is set (every pod sees every response), else
-// process memory.
-func responseStore(cfg *config.Config, svcs *services) (respstore.Store, objects.Index, error) {
+// stateStores are the inference plane's shared state beside the limiter:
+// stored Responses, the index of upstream objects that finds the host key
+// holding an openai_responses upstream's, and the response cache. With
+// RELAY_REDIS_URL all three share one Redis client (every pod sees every
+// entry); without it each lives in process memory.
+func stateStores(cfg *config.Config, svcs *services) (respstore.Store, objects.Index, *cache.Cache, error) {
 	limits := respstore.Limits{TTL: cfg.ResponsesTTL, MaxBytes: cfg.ResponsesMaxBytes, ProjectMaxBytes: cfg.ResponsesProjectBytes}
 	if cfg.RedisURL == "" {
-		return respstore.NewMemory(limits, nil), objects.NewMemory(objects.Options{}), nil
+		return respstore.NewMemory(limits, nil), objects.NewMemory(objects.Options{}), cache.New(cache.Config{}), nil
 	}
 	rc, err := ratelimit.NewRedisClient(cfg.RedisURL)
 	if err != nil {
-		return nil, nil, fmt.Errorf("RELAY_REDIS_URL: %w", err)
+		return nil, nil, nil, fmt.Errorf("RELAY_REDIS_URL: %w", err)
 	}
-	svcs.add("response store redis client", func(context.Context) error { return rc.Close() })
-	return respstore.NewRedis(rc, cfg.RedisPrefix, limits, nil), objects.NewRedis(rc, cfg.RedisPrefix, objects.Options{}), nil
-}
-
-// responseCache is the response cache's store: Redis (a client of its
-// own, under RELAY_REDIS_PREFIX) when RELAY_REDIS_URL is set, else memory.
-func responseCache(cfg *config.Config, svcs *services) (*cache.Cache, error) {
-	if cfg.RedisURL == "" {
-		return cache.New(cache.Config{}), nil
-	}
-	rc, err := ratelimit.NewRedisClient(cfg.RedisURL)
-	if err != nil {
-		return nil, fmt.Errorf("RELAY_REDIS_URL: %w", err)
-	}
-	svcs.add("response cache redis client", func(context.Context) error { return rc.Close() })
-	return cache.New(cache.Config{Store: cache.NewRedis(rc, cfg.RedisPrefix)}), nil
+	svcs.add("response store and cache redis client", func(context.Context) error { return rc.Close() })
+	return respstore.NewRedis(rc, cfg.RedisPrefix, limits, nil), objects.NewRedis(rc, cfg.RedisPrefix, objects.Options{}),
+		cache.New(cache.Config{Store: cache.NewRedis(rc, cfg.RedisPrefix)}), nil
 }
 
 // breakerConfig is the breakers' thresholds from the settings; the rest

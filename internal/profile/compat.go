@@ -38,7 +38,7 @@ var ollama = Profile{
 
 var lmStudio = Profile{
 	Name: "lmstudio", Title: "LM Studio",
-	Doc:    "LM Studio's local server; base URL http://{host}:1234/v1. It sends no usage on streams: Relay estimates it.",
+	Doc:    "LM Studio's local server; base URL http://{host}:1234/v1. It sends no usage on streams: Relay records the usage of such a stream as unknown.",
 	Shapes: compatShapes,
 	Rewrites: []Rewrite{{
 		Shape: wire.ShapeOpenAI, Op: "/chat/completions", Drop: []string{"stream_options"}, Rename: maxTokens, Roles: noDeveloper,
