@@ -47,8 +47,9 @@ check-generated: generate
 	git add -N .
 	git diff --exit-code
 
-## lint: staticcheck, pinned in go.mod as a tool, on the module and on deploy/validate (generated files are skipped by their header)
+## lint: gofmt, then staticcheck, pinned in go.mod as a tool, on the module and on deploy/validate (generated files are skipped by their header)
 lint:
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go' | grep -v '_templ.go$$')); if [ -n "$$unformatted" ]; then echo "gofmt wants to change:"; echo "$$unformatted"; exit 1; fi
 	$(GO) tool staticcheck ./...
 	cd deploy/validate && "$$($(GO) -C ../.. tool -n staticcheck)" ./...
 
