@@ -29,5 +29,28 @@ var bedrock = Profile{
 		Shape:   wire.ShapeAnthropic,
 		Drop:    []string{"model", "stream"},
 		Default: []Pair{{From: "anthropic_version", To: `"bedrock-2023-05-31"`}},
+		// Claude Code and the Anthropic SDKs send betas as the
+		// anthropic-beta header; InvokeModel reads them only from the
+		// body, and refuses a name it does not serve.
+		HeaderLists: []HeaderList{{Header: "anthropic-beta", Member: "anthropic_beta", Allow: bedrockBetas}},
 	}},
+}
+
+// bedrockBetas are the anthropic-beta names Bedrock's InvokeModel serves
+// for Claude (its Messages request reference); any other name the caller
+// lists is left out of the body rather than failing the request.
+var bedrockBetas = []string{
+	"computer-use-2024-10-22",
+	"computer-use-2025-01-24",
+	"computer-use-2025-11-24",
+	"token-efficient-tools-2025-02-19",
+	"interleaved-thinking-2025-05-14",
+	"output-128k-2025-02-19",
+	"dev-full-thinking-2025-05-14",
+	"context-1m-2025-08-07",
+	"context-management-2025-06-27",
+	"effort-2025-11-24",
+	"tool-search-tool-2025-10-19",
+	"tool-examples-2025-10-29",
+	"fine-grained-tool-streaming-2025-05-14",
 }

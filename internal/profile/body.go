@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net/http"
+	"slices"
+	"strings"
 )
 
 // ChangesBody reports whether the profile changes the body of call c: when
@@ -65,7 +68,7 @@ func (p *Profile) Body(dst, body []byte, c Call) ([]byte, error) {
 		if !r.applies(c) {
 			continue
 		}
-		ms, err = r.apply(ms)
+		ms, err = r.apply(ms, c)
 		if err != nil {
 			return nil, err
 		}
@@ -80,7 +83,7 @@ type member struct {
 	value json.RawMessage
 }
 
-func (r *Rewrite) apply(ms []member) ([]member, error) {
+func (r *Rewrite) apply(ms []member, c Call) ([]member, error) {
 	for _, d := range r.Drop {
 		ms = without(ms, d)
 	}
@@ -98,6 +101,14 @@ func (r *Rewrite) apply(ms []member) ([]member, error) {
 	for _, d := range r.Default {
 		if !has(ms, d.From) {
 			ms = append(ms, member{name: d.From, value: json.RawMessage(d.To)})
+		}
+	}
+	for _, hl := range r.HeaderLists {
+		if has(ms, hl.Member) {
+			continue
+		}
+		if v := hl.list(c.Header); v != nil {
+			ms = append(ms, member{name: hl.Member, value: v})
 		}
 	}
 	if len(r.Roles) > 0 {
@@ -222,5 +233,25 @@ func without(ms []member, name string) []member {
 			out = append(out, m)
 		}
 	}
+	return out
+}
+
+// list is the JSON array of the allowed names the header lists, in their
+// order and once each, or nil when it lists none.
+func (hl *HeaderList) list(h http.Header) json.RawMessage {
+	var names []string
+	for _, v := range h.Values(hl.Header) {
+		for _, n := range strings.Split(v, ",") {
+			n = strings.TrimSpace(n)
+			if n == "" || slices.Contains(names, n) || (len(hl.Allow) > 0 && !slices.Contains(hl.Allow, n)) {
+				continue
+			}
+			names = append(names, n)
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	out, _ := json.Marshal(names)
 	return out
 }

@@ -124,6 +124,20 @@ type Rewrite struct {
 	Default []Pair
 	// Roles renames message roles in messages[].role (developer → system).
 	Roles []Pair
+	// HeaderLists move list headers of the caller's into the body.
+	HeaderLists []HeaderList
+}
+
+// HeaderList moves a request header that lists names, comma-separated
+// (anthropic-beta), into a body member that holds them as a JSON array of
+// strings, for hosts that read them only from the body (Bedrock's
+// InvokeModel). Only the names in Allow go (every name when Allow is
+// empty): a host that refuses a name it does not know ("invalid beta
+// flag") then never sees one. A body that already has the member keeps
+// it, and a header with no allowed name adds nothing.
+type HeaderList struct {
+	Header, Member string
+	Allow          []string
 }
 
 // Pair is a From and a To (or a name and a JSON value for Default).

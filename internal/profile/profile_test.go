@@ -3,6 +3,7 @@ package profile
 import (
 	"context"
 	"errors"
+	"net/http"
 	"os"
 	"strings"
 	"sync"
@@ -94,6 +95,18 @@ func TestBody_Rewrites(t *testing.T) {
 		{"mistral", chat, `{"max_tokens":1,"max_completion_tokens":9}`, `{"max_tokens":9}`},
 		{"mistral", Call{Shape: wire.ShapeOpenAI, Path: "/v1/embeddings"}, `{"model":"e","input":"x"}`, `{"model":"e","input":"x"}`},
 		{"vllm", chat, `{"messages":[{"role":"developer","content":"x"}]}`, `{"messages":[{"role":"developer","content":"x"}]}`},
+		// Claude Code's betas: the ones Bedrock serves move into the
+		// body, in order and once each; the rest are left out.
+		{"bedrock", Call{Shape: wire.ShapeAnthropic, Path: "/v1/messages", Header: http.Header{"Anthropic-Beta": {
+			"claude-code-20250219,interleaved-thinking-2025-05-14, fine-grained-tool-streaming-2025-05-14", "interleaved-thinking-2025-05-14,context-1m-2025-08-07"}}},
+			`{"model":"claude","max_tokens":5,"messages":[]}`,
+			`{"max_tokens":5,"messages":[],"anthropic_version":"bedrock-2023-05-31","anthropic_beta":["interleaved-thinking-2025-05-14","fine-grained-tool-streaming-2025-05-14","context-1m-2025-08-07"]}`},
+		{"bedrock", Call{Shape: wire.ShapeAnthropic, Path: "/v1/messages", Header: http.Header{"Anthropic-Beta": {"claude-code-20250219,oauth-2025-04-20"}}},
+			`{"model":"claude","messages":[]}`,
+			`{"messages":[],"anthropic_version":"bedrock-2023-05-31"}`},
+		{"bedrock", Call{Shape: wire.ShapeAnthropic, Path: "/v1/messages", Header: http.Header{"Anthropic-Beta": {"context-1m-2025-08-07"}}},
+			`{"anthropic_beta":["output-128k-2025-02-19"],"messages":[]}`,
+			`{"anthropic_beta":["output-128k-2025-02-19"],"messages":[],"anthropic_version":"bedrock-2023-05-31"}`},
 	} {
 		p := Lookup(tc.prof)
 		got, err := p.Body(nil, []byte(tc.in), tc.call)

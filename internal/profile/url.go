@@ -1,6 +1,7 @@
 package profile
 
 import (
+	"net/http"
 	"net/url"
 	"strings"
 
@@ -19,6 +20,10 @@ type Call struct {
 	// Model is the binding's upstream model.
 	Model  string
 	Stream bool
+	// Header is the caller's request headers, read by a rewrite's
+	// HeaderLists (anthropic-beta into Bedrock's body); nil when the
+	// call is translated.
+	Header http.Header
 }
 
 // Op is the call's operation: its path without the API version

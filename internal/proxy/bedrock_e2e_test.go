@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/anthropics/anthropic-sdk-go/v2/option"
 	"github.com/openai/openai-go/v3"
 
 	"github.com/relay-llm/relay/internal/mockupstream"
@@ -165,7 +166,10 @@ func TestBedrock_MessagesThroughInvokeModel(t *testing.T) {
 	if string(body["anthropic_version"]) != `"bedrock-2023-05-31"` || body["model"] != nil || r.Header.Get("X-Api-Key") != "" {
 		t.Fatalf("%s %v", r.Body, r.Header)
 	}
-	st := c.Messages.NewStreaming(ctx, anthropic.MessageNewParams{Model: "claude-bedrock", MaxTokens: 100, Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("Hello there"))}})
+	// Claude Code's betas: InvokeModel reads them from the body, and only
+	// the ones Bedrock serves go (it refuses "invalid beta flag").
+	st := c.Messages.NewStreaming(ctx, anthropic.MessageNewParams{Model: "claude-bedrock", MaxTokens: 100, Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("Hello there"))}},
+		option.WithHeader("anthropic-beta", "claude-code-20250219,interleaved-thinking-2025-05-14"))
 	var acc anthropic.Message
 	for st.Next() {
 		if err := acc.Accumulate(st.Current()); err != nil {
@@ -177,6 +181,12 @@ func TestBedrock_MessagesThroughInvokeModel(t *testing.T) {
 	}
 	if acc.StopReason != "end_turn" || len(acc.Content) == 0 || !strings.Contains(acc.Content[0].Text, "Hello from") {
 		t.Fatalf("%+v", acc)
+	}
+	r = f.waitFor(func(r mockupstream.Request) bool { return r.Shape == mockupstream.ShapeBedrockInvoke && r.Stream })
+	body = nil
+	_ = json.Unmarshal(r.Body, &body)
+	if string(body["anthropic_beta"]) != `["interleaved-thinking-2025-05-14"]` {
+		t.Fatalf("anthropic_beta in the InvokeModel body: %s", body["anthropic_beta"])
 	}
 }
 

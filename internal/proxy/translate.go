@@ -140,6 +140,7 @@ func (rq *request) profiledRequest(c *routing.Candidate) ([]byte, bool, string) 
 		}
 	default:
 		call.Path, call.Query = wire.UpstreamPath(rq.in, c.Binding.Shape), rq.r.URL.RawQuery
+		call.Header = rq.r.Header
 		body, injected = rq.upstreamBody(c.Binding, p.Drops(call, "stream_options"))
 	}
 	if c.Binding.Shape == wire.ShapeGemini {
