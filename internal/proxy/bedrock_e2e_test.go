@@ -153,12 +153,18 @@ func TestBedrock_MessagesThroughInvokeModel(t *testing.T) {
 	f := bedrockFixture(t, nil)
 	c := f.anthropic()
 	ctx := t.Context()
-	msg, err := c.Messages.New(ctx, anthropic.MessageNewParams{Model: "claude-bedrock", MaxTokens: 100, Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("Hello there"))}})
+	var raw *http.Response
+	msg, err := c.Messages.New(ctx, anthropic.MessageNewParams{Model: "claude-bedrock", MaxTokens: 100, Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("Hello there"))}},
+		option.WithResponseInto(&raw))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if msg.StopReason != "end_turn" || msg.Usage.InputTokens == 0 {
 		t.Fatalf("%+v", msg)
+	}
+	// Bedrock's request id reaches the caller: it is what AWS support asks for.
+	if raw.Header.Get("X-Amzn-Requestid") == "" {
+		t.Fatalf("no x-amzn-RequestId in %v", raw.Header)
 	}
 	r := f.waitFor(func(r mockupstream.Request) bool { return r.Shape == mockupstream.ShapeBedrockInvoke && !r.Stream })
 	var body map[string]json.RawMessage

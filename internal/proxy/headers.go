@@ -71,6 +71,7 @@ func copyResponseHeaders(dst, src http.Header) {
 func passResponseHeader(name string) bool {
 	switch name {
 	case "Content-Type", "X-Request-Id", "Request-Id", "Openai-Processing-Ms", "Openai-Version",
+		"X-Amzn-Requestid", "Apim-Request-Id", // Bedrock's and Azure's request ids
 		"Retry-After", "Retry-After-Ms":
 		return true
 	}
