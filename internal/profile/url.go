@@ -21,8 +21,9 @@ type Call struct {
 	Model  string
 	Stream bool
 	// Header is the caller's request headers, read by a rewrite's
-	// HeaderLists (anthropic-beta into Bedrock's body); nil when the
-	// call is translated.
+	// HeaderLists (anthropic-beta into Bedrock's body); nil unless the
+	// caller speaks the binding's shape (a translated call's headers are
+	// another provider's).
 	Header http.Header
 }
 
