@@ -43,12 +43,16 @@ type RedisBreakers struct {
 	// gen moves on every local change, finished write and applied event:
 	// a full read that saw it move may be older than what it would
 	// overwrite, so it is dropped.
-	gen     atomic.Uint64
-	stop    chan struct{}
-	wg      sync.WaitGroup
-	once    sync.Once
-	ps      *redis.PubSub
-	failing atomic.Bool // the last write failed: log once per streak
+	gen atomic.Uint64
+	// changing is held shared by every local change from its generation
+	// bump to its queued write, and exclusively by a full read between its
+	// check and its replacement, so a change cannot land between the two.
+	changing sync.RWMutex
+	stop     chan struct{}
+	wg       sync.WaitGroup
+	once     sync.Once
+	ps       *redis.PubSub
+	failing  atomic.Bool // the last write failed: log once per streak
 }
 
 // RedisBreakerOptions tune RedisBreakers; zero fields take defaults.
@@ -165,6 +169,9 @@ func (b *RedisBreakers) Report(t Ticket, r Result, now time.Time) {
 	if !held && (r.Outcome == OutcomeSuccess || r.Outcome == OutcomeNeutral) {
 		return // closed breakers stay closed: nothing to share
 	}
+	b.changing.RLock()
+	defer b.changing.RUnlock()
+	b.gen.Add(1) // a full read in flight predates this change
 	b.local.Report(t, r, now)
 	for i, h := range holds[:n] {
 		after, has := b.local.entryOf(h)
@@ -193,8 +200,10 @@ func (b *RedisBreakers) share(w breakerWrite) {
 // Clear implements Breakers: the matching fields are deleted in Redis and
 // the deletions published before it returns, so every pod closes them.
 func (b *RedisBreakers) Clear(ctx context.Context, id snapshot.ID, model string, now time.Time) ([]KeyState, error) {
+	b.changing.RLock()
 	b.gen.Add(1) // a full read in flight may predate the clear
 	out := b.local.clear(id, model, now)
+	b.changing.RUnlock()
 	m, err := b.client.HGetAll(ctx, b.hash).Result()
 	if err != nil {
 		return out, fmt.Errorf("read shared breakers: %w", err)
@@ -230,6 +239,8 @@ func (b *RedisBreakers) Sync(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	b.changing.Lock()
+	defer b.changing.Unlock()
 	if b.pending.Load() > 0 || b.gen.Load() != gen {
 		return nil // newer changes than this read are on their way or applied; the next sync will agree
 	}
@@ -285,8 +296,10 @@ func (b *RedisBreakers) listen() {
 			continue
 		}
 		if h, e, ok := decodeBreaker(field, value); ok {
-			b.local.put(h, e)
+			b.changing.RLock()
 			b.gen.Add(1)
+			b.local.put(h, e)
+			b.changing.RUnlock()
 		}
 	}
 }
