@@ -420,7 +420,7 @@ func (h *Handler) serveInference(rq *request) {
 	}
 	rq.scan = scan
 	rq.stream = scan.Stream
-	facts, err := wire.ScanRoute(rq.body.Bytes())
+	facts, err := rq.scan.Route(rq.body.Bytes())
 	if err != nil {
 		rq.fail(err) // a duplicate of a member routing decides on
 		return

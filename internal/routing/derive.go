@@ -71,7 +71,7 @@ func (r *Router) ExplainBody(snap *snapshot.Snapshot, policy *snapshot.Policy, p
 	if err != nil {
 		return Explanation{Model: model, Candidates: []ExplainedBinding{}}, err
 	}
-	facts, err := wire.ScanRoute(body)
+	facts, err := scan.Route(body)
 	if err != nil {
 		return Explanation{Model: scan.Model, Candidates: []ExplainedBinding{}}, err
 	}

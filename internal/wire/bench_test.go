@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -20,6 +21,55 @@ func BenchmarkScanRequest(b *testing.B) {
 			b.SetBytes(int64(len(body)))
 			for b.Loop() {
 				if _, err := ScanRequest(body); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// agentBody is an agent-sized request of about kb KiB: a system prompt,
+// tool schemas and turns of code and tool output, escapes included, as
+// Claude Code and Codex send them.
+func agentBody(kb int) []byte {
+	var sb strings.Builder
+	sb.WriteString(`{"model":"claude-sonnet","max_tokens":32000,"stream":true,"system":"You are an agent.\nUse the tools.","tools":[`)
+	for i := range 8 {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		sb.WriteString(`{"name":"tool_` + strings.Repeat("x", i) + `","description":"Reads a file from the workspace and returns it.","input_schema":{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}}`)
+	}
+	sb.WriteString(`],"messages":[`)
+	turn := `func main() {\n\tfmt.Println(\"hello, world\")\n\tfor i := 0; i < 10; i++ {\n\t\tdo(i)\n\t}\n}\n` + strings.Repeat("The quick brown fox jumps over the lazy dog. ", 20)
+	for n := 0; sb.Len() < kb<<10; n++ {
+		if n > 0 {
+			sb.WriteByte(',')
+		}
+		role := "user"
+		if n%2 == 1 {
+			role = "assistant"
+		}
+		sb.WriteString(`{"role":"` + role + `","content":[{"type":"text","text":"` + turn + `"}]}`)
+	}
+	sb.WriteString(`]}`)
+	return []byte(sb.String())
+}
+
+// BenchmarkScanAgentBody is the whole scan the proxy does of an agent-sized
+// body: ScanRequest, then the RouteFacts from its walk.
+func BenchmarkScanAgentBody(b *testing.B) {
+	for _, kb := range []int{1, 16, 64, 256} {
+		body := agentBody(kb)
+		b.Run(strconv.Itoa(kb)+"KB", func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(body)))
+			for b.Loop() {
+				r, err := ScanRequest(body)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := r.Route(body); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"unicode"
 	"unicode/utf16"
@@ -106,6 +107,14 @@ func skipString(b []byte, i int) (int, error) {
 	start := i
 	i++
 	for i < len(b) {
+		// Eight plain bytes at a time: most of a prompt is text with no
+		// quote, backslash or control character in it.
+		for i+8 <= len(b) && !mayEndRun(binary.LittleEndian.Uint64(b[i:])) {
+			i += 8
+		}
+		if i >= len(b) {
+			break
+		}
 		c := b[i]
 		switch {
 		case c == '"':
@@ -133,6 +142,25 @@ func skipString(b []byte, i int) (int, error) {
 	}
 	return len(b), syntaxErr(start, "unterminated string")
 }
+
+// SWAR constants: every byte 0x01, every byte 0x80.
+const (
+	swarOnes  = 0x0101010101010101
+	swarHighs = 0x8080808080808080
+)
+
+// mayEndRun reports whether one of the eight bytes of w (read little
+// endian) may be a quote, a backslash or a control character. It never
+// misses one; a false alarm only sends the scan a byte at a time past it.
+func mayEndRun(w uint64) bool {
+	quote := w ^ (swarOnes * '"')
+	slash := w ^ (swarOnes * '\\')
+	control := (w - swarOnes*0x20) &^ w // a byte below 0x20
+	return (swarZero(quote)|swarZero(slash)|control)&swarHighs != 0
+}
+
+// swarZero has a byte's high bit set where x may hold a zero byte.
+func swarZero(x uint64) uint64 { return (x - swarOnes) &^ x }
 
 func isHex(c byte) bool {
 	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')

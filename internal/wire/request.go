@@ -35,8 +35,19 @@ type Request struct {
 	modelEscaped         bool // the model value holds an escape
 	optsStart, optsEnd   int  // the stream_options value; -1 when absent
 	optsEmpty            bool
-	usageStart, usageEnd int // stream_options.include_usage value; -1 when absent
-	end                  int // index of the root object's closing brace
+	usageStart, usageEnd int       // stream_options.include_usage value; -1 when absent
+	end                  int       // index of the root object's closing brace
+	route                routeWalk // ScanRoute's members, from the same walk
+}
+
+// Route returns body's RouteFacts, as ScanRoute does, from the walk
+// ScanRequest made of it: body must be the one r was scanned from. A
+// Request that did not walk a whole body walks it now.
+func (r *Request) Route(body []byte) (RouteFacts, error) {
+	if !r.route.done || r.Size != len(body) {
+		return ScanRoute(body)
+	}
+	return r.route.facts(body)
 }
 
 // MaxTokenLimit caps Request.MaxTokens.
@@ -92,7 +103,10 @@ func ScanRequest(body []byte) (Request, error) {
 	var streamVal []byte
 	var seen uint
 	var refused *Error
+	r.route.start()
+	r.route.open = i
 	end, err := eachMember(body, i, 1, func(key []byte, s, e int) bool {
+		r.route.member(key, s, e)
 		m, folded := requestMember(key)
 		if m < 0 {
 			return true
@@ -121,6 +135,7 @@ func ScanRequest(body []byte) (Request, error) {
 	if j := skipWS(body, end); j != len(body) {
 		return r, fmt.Errorf("scan request body: %w", syntaxErr(j, "data after the top-level object"))
 	}
+	r.route.done = true
 	if refused != nil {
 		return r, refused
 	}

@@ -95,35 +95,58 @@ var (
 // ScanRequest's members do; so do the members it reads inside them
 // (metadata.user_id, response_format.type, generationConfig's …).
 func ScanRoute(body []byte) (RouteFacts, error) {
-	var f RouteFacts
-	i := skipWS(body, 0)
-	var spans [nRouteMembers][2]int
-	var seen uint32
-	var refused *Error
-	prev, metaPrev := -1, -1 // the end of the previous member's value; metadata's
-	_, err := eachMember(body, i, 1, func(key []byte, s, e int) bool {
-		m, folded := spelledBy(key, routeMembers)
-		p := prev
-		prev = e
-		if m < 0 {
-			return true
-		}
-		if dup := seen&(1<<m) != 0; refused == nil && (folded || dup) {
-			refused = checkMember(key, firstSpelling(routeMembers, m), folded, dup)
-		}
-		seen |= 1 << m
-		spans[m] = [2]int{s, e}
-		if m == rmMetadata {
-			metaPrev = p
-		}
+	var w routeWalk
+	w.start()
+	w.open = skipWS(body, 0)
+	if _, err := eachMember(body, w.open, 1, w.member); err != nil {
+		return RouteFacts{}, err
+	}
+	return w.facts(body)
+}
+
+// routeWalk collects, member by member of one walk of the root object,
+// what ScanRoute reads: ScanRequest's walk feeds one too, so a body the
+// proxy scans is walked once (Request.Route).
+type routeWalk struct {
+	spans   [nRouteMembers][2]int
+	seen    uint32
+	refused *Error
+	open    int // the root object's opening brace
+	// prev is the end of the previous member's value; metaPrev the one
+	// before metadata (-1: none), which the hint's cut needs.
+	prev, metaPrev int
+	done           bool // the walk reached the end of the root object
+}
+
+func (w *routeWalk) start() { w.prev, w.metaPrev = -1, -1 }
+
+// member takes one top-level member of the walk: its raw key and the span
+// of its value.
+func (w *routeWalk) member(key []byte, s, e int) bool {
+	m, folded := spelledBy(key, routeMembers)
+	p := w.prev
+	w.prev = e
+	if m < 0 {
 		return true
-	})
-	if err != nil {
-		return f, err
 	}
-	if refused != nil {
-		return f, refused
+	if dup := w.seen&(1<<m) != 0; w.refused == nil && (folded || dup) {
+		w.refused = checkMember(key, firstSpelling(routeMembers, m), folded, dup)
 	}
+	w.seen |= 1 << m
+	w.spans[m] = [2]int{s, e}
+	if m == rmMetadata {
+		w.metaPrev = p
+	}
+	return true
+}
+
+// facts reads the RouteFacts of body from a finished walk of it.
+func (w *routeWalk) facts(body []byte) (RouteFacts, error) {
+	var f RouteFacts
+	if w.refused != nil {
+		return f, w.refused
+	}
+	i, spans, seen, metaPrev := w.open, &w.spans, w.seen, w.metaPrev
 	val := func(m int) []byte {
 		if seen&(1<<m) == 0 {
 			return nil

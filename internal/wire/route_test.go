@@ -2,6 +2,8 @@ package wire
 
 import (
 	"errors"
+	"fmt"
+	"reflect"
 	"testing"
 )
 
@@ -35,6 +37,11 @@ func TestScanRoute_Facts(t *testing.T) {
 			}
 			if string(f.Session) != tt.session || f.SessionFrom != tt.from || f.Tools != tt.tools || f.JSONSchema != tt.json || f.Images != tt.images || string(f.Hint) != tt.hint {
 				t.Errorf("facts %+v (session %q hint %q)", f, f.Session, f.Hint)
+			}
+			// The proxy reads them from ScanRequest's walk: the same facts.
+			r, _ := ScanRequest([]byte(tt.body))
+			if one, err := r.Route([]byte(tt.body)); err != nil || !reflect.DeepEqual(one, f) {
+				t.Errorf("Request.Route = %+v, %v; ScanRoute = %+v", one, err, f)
 			}
 		})
 	}
@@ -81,6 +88,22 @@ func TestScanRoute_DoesNotAllocate(t *testing.T) {
 	}
 }
 
+func TestRequest_RouteDoesNotAllocate(t *testing.T) {
+	body := []byte(`{"model":"m","prompt_cache_key":"k","metadata":{"user_id":"u"},"system":"s","tools":[{"type":"function"}],"messages":[{"role":"user","content":[{"type":"text","text":"hi"},{"type":"image_url","image_url":{"url":"x"}}]}]}`)
+	r, err := ScanRequest(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	allocs := testing.AllocsPerRun(100, func() {
+		if _, err := r.Route(body); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("Request.Route allocates %v times", allocs)
+	}
+}
+
 func FuzzScanRoute(f *testing.F) {
 	for _, s := range []string{
 		`{"model":"m","prompt_cache_key":"s","tools":[1],"messages":[{"content":[{"type":"image"}]}]}`,
@@ -92,10 +115,15 @@ func FuzzScanRoute(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		if _, err := ScanRequest(body); err != nil && !errors.Is(err, ErrMissingModel) {
+		r, err := ScanRequest(body)
+		if err != nil && !errors.Is(err, ErrMissingModel) {
 			return
 		}
 		rf, err := ScanRoute(body)
+		// The facts from ScanRequest's walk are ScanRoute's own.
+		if one, oneErr := r.Route(body); !reflect.DeepEqual(one, rf) || fmt.Sprint(oneErr) != fmt.Sprint(err) {
+			t.Fatalf("Request.Route = %+v, %v; ScanRoute = %+v, %v for %q", one, oneErr, rf, err, body)
+		}
 		if err != nil {
 			return
 		}
