@@ -76,3 +76,29 @@ func BenchmarkScanAgentBody(b *testing.B) {
 		})
 	}
 }
+
+// TestSkipString_EightAtATime puts each byte that ends or breaks a run
+// (quote, backslash, control characters) and bytes that only look like
+// one at every offset of a long string: the eight-byte skip finds the
+// same end, or the same error, as a byte-at-a-time scan.
+func TestSkipString_EightAtATime(t *testing.T) {
+	for _, c := range []byte{'"', '\\', 0x00, 0x01, 0x1f, 0x20, 0x21, 0x5b, 0x5d, 0x7f, 0x80, 0xa2, 0xdc, 0xff} {
+		for at := range 24 {
+			s := []byte(`"` + strings.Repeat("a", 30) + `"`)
+			s[1+at] = c
+			end, err := skipString(s, 0)
+			want := -1
+			switch {
+			case c == '"':
+				want = 1 + at + 1
+			case c < 0x20 || c == '\\':
+				want = -1 // a control character, or an escape of 'a': refused
+			default:
+				want = len(s)
+			}
+			if (want < 0) != (err != nil) || (want >= 0 && end != want) {
+				t.Errorf("byte %#x at %d: end %d, err %v; want %d", c, at, end, err, want)
+			}
+		}
+	}
+}
