@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relay-llm/relay/internal/poll"
 	"github.com/relay-llm/relay/internal/redistest"
 )
 
@@ -69,6 +70,7 @@ func TestMultipod_AgentWorkloadWithinTheTokenLimit(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var answers []answer
+	rec := recordWindows(t, c, 200*time.Millisecond)
 	stop := time.Now().Add(run)
 	var wg sync.WaitGroup
 	for i := range callers {
@@ -146,6 +148,23 @@ func TestMultipod_AgentWorkloadWithinTheTokenLimit(t *testing.T) {
 	}
 	span := window - 300*time.Millisecond
 	t.Logf("most tokens the mock received within %v: %d; within %v: %d (limit %d)", span, most(span), window, most(window), limit)
+	// The same by the limiter's own record: when Redis admitted each
+	// request (its window buckets, settled to the actual counts). By
+	// that clock no window holds more than the limit; what the mock sees
+	// beyond it is the delay between admission and arrival.
+	var admitted []time.Time
+	poll.Until(t, 10*time.Second, "every settlement is in the window's buckets", func() bool {
+		admitted = rec.admissions(window, perReq)
+		return len(admitted) >= len(got)
+	})
+	rec.close()
+	lag := lags(admitted, got)
+	t.Logf("admitted by Redis's clock: %d requests, at most %d tokens within %v; admission → arrival at the mock: p50 %v, p99 %v, max %v",
+		len(admitted), int64(mostWithin(admitted, window))*perReq, window,
+		percentile(lag, 50).Round(time.Millisecond), percentile(lag, 99).Round(time.Millisecond), slices.Max(lag).Round(time.Millisecond))
+	if n := int64(mostWithin(admitted, window)) * perReq; len(admitted) != len(got) || n > limit {
+		t.Fatalf("the limiter's buckets hold %d requests (the mock received %d), at most %d tokens within %v (limit %d)", len(admitted), len(got), n, window, limit)
+	}
 	if n := most(span); n > limit {
 		t.Fatalf("the mock received %d tokens within %v, over the limit %d", n, span, limit)
 	}

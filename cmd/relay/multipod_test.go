@@ -148,8 +148,19 @@ type cluster struct {
 
 func newCluster(t *testing.T, pods int, redisURL, debounce string) *cluster {
 	t.Helper()
+	return newClusterBefore(t, pods, redisURL, debounce, nil)
+}
+
+// newClusterBefore is newCluster with the upstream's requests going
+// through front first (nil: none), to hold or time them.
+func newClusterBefore(t *testing.T, pods int, redisURL, debounce string, front func(http.Handler) http.Handler) *cluster {
+	t.Helper()
 	up := mockupstream.New(mockupstream.Options{Record: 100_000})
-	ts := httptest.NewServer(up)
+	var h http.Handler = up
+	if front != nil {
+		h = front(up)
+	}
+	ts := httptest.NewServer(h)
 	t.Cleanup(ts.Close)
 	c := &cluster{t: t, db: pgtest.NewDB(t), upstream: up, env: []string{
 		"RELAY_DEMO=false",
