@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"go/ast"
 	"go/parser"
 	"go/token"
 	"io"
@@ -17,6 +18,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -44,15 +46,22 @@ const (
 	controlapi   = "internal/controlapi"
 	configfile   = "internal/configfile"
 	mockupstream = "internal/mockupstream"
+	upstream     = "internal/upstream"
+	profile      = "internal/profile"
 	ui           = "ui"
 	relay        = "cmd/relay"
 )
 
 // ban says that none of the packages may depend on any of forbidden, directly
-// or not. A forbidden path covers the packages below it too.
+// or not, and that their non-test files name none of uses. A forbidden path
+// covers the packages below it too. A use is an import path and an
+// identifier of it, "net/http.Transport", or "path.*" for any of them:
+// what a dependency ban cannot say when the package itself must stay (the
+// proxy serves HTTP, so it links net/http and all net/http links).
 type ban struct {
 	packages  []string
 	forbidden []string
+	uses      []string
 	why       string
 }
 
@@ -95,6 +104,20 @@ func bans() []ban {
 			packages:  []string{configfile},
 			forbidden: []string{pgx, store, controlapi},
 			why:       "relay apply reaches Relay through the generated API client alone (its test helper configfiletest may start a server)",
+		},
+		{
+			packages: slices.Concat(hotPath, []string{translator, canonical, ratelimit}),
+			uses: []string{
+				"net/http.Transport", "net/http.DefaultTransport", "net/http.Client", "net/http.DefaultClient",
+				"net/http.Get", "net/http.Post", "net/http.Head", "net/http.PostForm",
+				"net/http/httptrace.*", "golang.org/x/net/http2.*",
+			},
+			why: "upstream requests go through internal/upstream's one Transport (each host's connect timeout, the egress guard at the dial, both clients under the behaviour suite); a client built beside it would skip all three",
+		},
+		{
+			packages:  []string{upstream},
+			forbidden: []string{proxy, routing, keypool, ratelimit, translator, canonical, profile, pgx, store, loader, usage},
+			why:       "the transport carries bytes: it knows no routes, keys, shapes or credentials, so the proxy's decisions cannot leak into it and it can be tested alone",
 		},
 		{
 			packages:  []string{relay},
@@ -161,9 +184,11 @@ func TestDeps_Bans(t *testing.T) {
 	t.Parallel()
 	pkgs := list(t)
 	deps := make(map[string][]string, len(pkgs))
+	dirs := make(map[string]pkg, len(pkgs))
 	var everything []string
 	for _, p := range pkgs {
 		deps[p.ImportPath] = p.Deps
+		dirs[p.ImportPath] = p
 		everything = append(everything, p.ImportPath)
 		everything = append(everything, p.Deps...)
 	}
@@ -176,6 +201,9 @@ func TestDeps_Bans(t *testing.T) {
 			}
 		}
 		for _, p := range b.packages {
+			if len(b.uses) > 0 {
+				checkUses(t, dirs[full(p)], p, b)
+			}
 			ds, ok := deps[full(p)]
 			if !ok {
 				t.Errorf("ban on %s: no such package in the module", p)
@@ -190,6 +218,52 @@ func TestDeps_Bans(t *testing.T) {
 			}
 		}
 	}
+}
+
+// checkUses fails for each identifier of b.uses that a non-test file of p
+// names, through whatever name the file imports its package under.
+func checkUses(t *testing.T, p pkg, rel string, b ban) {
+	t.Helper()
+	fset := token.NewFileSet()
+	for _, name := range p.GoFiles {
+		f, err := parser.ParseFile(fset, filepath.Join(p.Dir, name), nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatalf("parse %s: %v", name, err)
+		}
+		local := map[string]string{} // the name a file uses → import path
+		for _, imp := range f.Imports {
+			path, _ := strconv.Unquote(imp.Path.Value)
+			n := path[strings.LastIndex(path, "/")+1:]
+			if imp.Name != nil {
+				n = imp.Name.Name
+			}
+			local[n] = path
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			sel, ok := n.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			x, ok := sel.X.(*ast.Ident)
+			if !ok || local[x.Name] == "" {
+				return true
+			}
+			if used(b.uses, local[x.Name], sel.Sel.Name) {
+				t.Errorf("%s/%s:%d uses %s.%s: %s", rel, name, fset.Position(sel.Pos()).Line, local[x.Name], sel.Sel.Name, b.why)
+			}
+			return true
+		})
+	}
+}
+
+// used reports whether uses forbids the identifier name of the package path.
+func used(uses []string, path, name string) bool {
+	for _, u := range uses {
+		if u == path+"."+name || u == path+".*" {
+			return true
+		}
+	}
+	return false
 }
 
 // One module for each job: no package of the module, tests included,
@@ -230,6 +304,27 @@ func TestDeps_CoversSubpackages(t *testing.T) {
 	} {
 		if got := covers(c.forbidden, c.path); got != c.want {
 			t.Errorf("covers(%q, %q) = %v, want %v", c.forbidden, c.path, got, c.want)
+		}
+	}
+}
+
+// The use matcher too: a ban on net/http's Transport must not catch the
+// handler types every server names, and "path.*" takes the whole package.
+func TestUses_Matcher(t *testing.T) {
+	t.Parallel()
+	uses := []string{"net/http.Transport", "net/http/httptrace.*"}
+	for _, c := range []struct {
+		path, name string
+		want       bool
+	}{
+		{"net/http", "Transport", true},
+		{"net/http", "Handler", false},
+		{"net/http/httptrace", "WithClientTrace", true},
+		{"net/http/httptest", "NewServer", false},
+		{"net/httpx", "Transport", false},
+	} {
+		if got := used(uses, c.path, c.name); got != c.want {
+			t.Errorf("used(%q, %q) = %v, want %v", c.path, c.name, got, c.want)
 		}
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"mime"
 	"net"
 	"net/http"
-	"net/http/httptrace"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -22,6 +21,7 @@ import (
 	"github.com/relay-llm/relay/internal/profile"
 	"github.com/relay-llm/relay/internal/routing"
 	"github.com/relay-llm/relay/internal/snapshot"
+	"github.com/relay-llm/relay/internal/upstream"
 	"github.com/relay-llm/relay/internal/wire"
 )
 
@@ -370,9 +370,7 @@ func (rq *request) sentBody(p []byte) io.ReadCloser {
 // the hook that tells rq.sending a request body has been written.
 func (rq *request) attemptContext(ctx context.Context, connect time.Duration) context.Context {
 	sending := rq.sending
-	return httptrace.WithClientTrace(withConnectTimeout(ctx, connect), &httptrace.ClientTrace{
-		WroteRequest: func(httptrace.WroteRequestInfo) { sending.Add(-1) },
-	})
+	return upstream.Attempt(ctx, connect, func() { sending.Add(-1) })
 }
 
 // attemptDeadline is an attempt's one timer. Until the response begins it

@@ -20,7 +20,7 @@ func appendOutboundHeaders(dst, src http.Header, shape wire.Shape, host *snapsho
 		if !wire.ForwardsHeader(shape, name) && !slices.Contains(host.ForwardHeaders, name) {
 			continue
 		}
-		if wire.NeverForwarded(name) || hop && headerHas(src, "Connection", name) {
+		if wire.NeverForwarded(name) || hop && wire.HeaderHas(src, "Connection", name) {
 			continue
 		}
 		dst[name] = vs

@@ -10,6 +10,7 @@ import (
 
 	"github.com/relay-llm/relay/internal/profile"
 	"github.com/relay-llm/relay/internal/snapshot"
+	"github.com/relay-llm/relay/internal/upstream"
 	"github.com/relay-llm/relay/internal/wire"
 )
 
@@ -56,7 +57,7 @@ func (h *Handler) TestHostKey(ctx context.Context, id snapshot.ID) (KeyTestResul
 	if timeout <= 0 || timeout > 30*time.Second {
 		timeout = 30 * time.Second
 	}
-	ctx, cancel := context.WithTimeout(withConnectTimeout(ctx, host.ConnectTimeout), timeout)
+	ctx, cancel := context.WithTimeout(upstream.Attempt(ctx, host.ConnectTimeout, nil), timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, wire.JoinURL(host.BaseURL, path), nil)
 	if err != nil {

@@ -21,8 +21,8 @@ import (
 	"github.com/relay-llm/relay/internal/keypool"
 	"github.com/relay-llm/relay/internal/mockupstream"
 	"github.com/relay-llm/relay/internal/poll"
-	"github.com/relay-llm/relay/internal/proxy"
 	"github.com/relay-llm/relay/internal/snapshot"
+	"github.com/relay-llm/relay/internal/upstream"
 	"github.com/relay-llm/relay/internal/wire"
 )
 
@@ -103,7 +103,7 @@ func fixtureServing(t *testing.T, p upstreamPath, h http.Handler) *pathFixture {
 		up.StartTLS()
 		roots := x509.NewCertPool()
 		roots.AddCert(up.Certificate())
-		tr := proxy.NewTransportTrusting(roots)
+		tr := upstream.NewTransportTrusting(roots)
 		t.Cleanup(tr.CloseIdleConnections)
 		pf.cfg.Transport = tr
 	} else {

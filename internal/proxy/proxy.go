@@ -33,6 +33,7 @@ import (
 	"github.com/relay-llm/relay/internal/routing"
 	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/translator"
+	"github.com/relay-llm/relay/internal/upstream"
 	"github.com/relay-llm/relay/internal/wire"
 )
 
@@ -96,9 +97,9 @@ type Config struct {
 	// for the latency and least_busy strategies; nil: a new one. The
 	// control plane's route explain reads the same one (RouteStats).
 	Live *routing.Live
-	// Transport carries upstream requests; nil: NewTransport(). Per-host
-	// connect timeouts need a transport from NewTransport.
-	Transport http.RoundTripper
+	// Transport carries upstream requests; nil: upstream.NewGuardedTransport
+	// over Egress. Per-host connect timeouts need an *upstream.Transport.
+	Transport upstream.Client
 	// Egress is the rule the default transport's dialer keeps (Relay's own
 	// listeners, metadata addresses, RELAY_UPSTREAM_ALLOW); nil: none.
 	Egress *egress.Guard
@@ -147,7 +148,7 @@ type Handler struct {
 	log       *slog.Logger
 	tracer    trace.Tracer // nil: tracing off
 	now       func() time.Time
-	transport http.RoundTripper
+	transport upstream.Client
 	maxBody   int64
 	keepAlive time.Duration
 	backoff   time.Duration
@@ -222,7 +223,7 @@ func New(cfg Config) *Handler {
 		h.authorizers = profile.NewAuthorizers(profile.Config{Now: h.now, Logger: h.log})
 	}
 	if h.transport == nil {
-		h.transport = NewGuardedTransport(cfg.Egress)
+		h.transport = upstream.NewGuardedTransport(cfg.Egress)
 	}
 	if h.maxBody <= 0 {
 		h.maxBody = DefaultMaxBodyBytes

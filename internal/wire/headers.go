@@ -3,6 +3,7 @@ package wire
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"net/textproto"
 	"strings"
 )
@@ -129,4 +130,17 @@ func IsTokenByte(c byte) bool {
 		return true
 	}
 	return strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
+}
+
+// HeaderHas reports whether the comma-separated header k of h lists token,
+// in any case (Connection: close, Connection: keep-alive, a hop-by-hop name).
+func HeaderHas(h http.Header, k, token string) bool {
+	for _, v := range h[k] {
+		for f := range strings.SplitSeq(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(f), token) {
+				return true
+			}
+		}
+	}
+	return false
 }

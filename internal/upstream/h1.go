@@ -1,4 +1,4 @@
-package proxy
+package upstream
 
 import (
 	"bufio"
@@ -214,13 +214,15 @@ func (h *h1Client) encode(b []byte, req *http.Request) (head []byte, body io.Rea
 	return b, io.LimitReader(req.Body, n), nil
 }
 
-func validHeaderName(k string) bool {
-	if k == "" {
+// validHeaderName reports whether k is a field name: an RFC 9110 token, as
+// net/http requires of the names it sends and reads (it reads on past a
+// name with a space, which h1 refuses: no provider sends one).
+func validHeaderName[T string | []byte](k T) bool {
+	if len(k) == 0 {
 		return false
 	}
 	for i := 0; i < len(k); i++ {
-		c := k[i]
-		if c <= ' ' || c >= 0x7f || c == ':' {
+		if !wire.IsTokenByte(k[i]) {
 			return false
 		}
 	}
@@ -364,11 +366,11 @@ func (h *h1Client) exchange(ctx context.Context, c *h1Conn, req *http.Request, h
 		}
 		proto, status, ok := strings.Cut(line, " ")
 		if !ok || (proto != "HTTP/1.1" && proto != "HTTP/1.0") || len(status) < 3 || len(status) > 3 && status[3] != ' ' {
-			return fail(fmt.Errorf("h1: malformed status line %q", cutRunes(line, 64)))
+			return fail(fmt.Errorf("h1: malformed status line %.64q", line))
 		}
 		code, err := strconv.Atoi(status[:3])
 		if err != nil || code < 100 || code > 999 {
-			return fail(fmt.Errorf("h1: malformed status line %q", cutRunes(line, 64)))
+			return fail(fmt.Errorf("h1: malformed status line %.64q", line))
 		}
 		hdr, err := readHeader(c.br, c.scratch[:0])
 		if err != nil {
@@ -390,8 +392,8 @@ func (h *h1Client) exchange(ctx context.Context, c *h1Conn, req *http.Request, h
 		if proto == "HTTP/1.0" {
 			resp.ProtoMinor = 0
 		}
-		keep := proto == "HTTP/1.1" && !headerHas(hdr, "Connection", "close")
-		if proto == "HTTP/1.0" && headerHas(hdr, "Connection", "keep-alive") {
+		keep := proto == "HTTP/1.1" && !wire.HeaderHas(hdr, "Connection", "close")
+		if proto == "HTTP/1.0" && wire.HeaderHas(hdr, "Connection", "keep-alive") {
 			keep = true
 		}
 		if werrc != nil {
@@ -480,8 +482,8 @@ func readHeader(br *bufio.Reader, scratch []byte) (http.Header, error) {
 			return nil, errTooLarge
 		}
 		colon := bytes.IndexByte(line, ':')
-		if colon < 0 || !validHeaderNameBytes(line[:colon]) || !validHeaderValue(line[colon+1:]) {
-			return nil, fmt.Errorf("h1: malformed header line %q", cutRunes(string(line), 64))
+		if colon < 0 || !validHeaderName(line[:colon]) || !validHeaderValue(line[colon+1:]) {
+			return nil, fmt.Errorf("h1: malformed header line %.64q", line)
 		}
 		canonicalKey(line[:colon])
 		v := line[colon+1:]
@@ -568,26 +570,9 @@ func readLine(br *bufio.Reader, buf []byte, limit int) ([]byte, error) {
 	return buf, nil
 }
 
-func validHeaderNameBytes(k []byte) bool {
-	if len(k) == 0 {
-		return false
-	}
-	for _, c := range k {
-		if c <= ' ' || c >= 0x7f || c == ':' {
-			return false
-		}
-	}
-	return true
-}
-
-// canonicalKey makes k canonical in place as textproto.CanonicalMIMEHeaderKey
-// does: a name with a byte that is not a token character stays as it is.
+// canonicalKey makes k, a token (validHeaderName), canonical in place as
+// textproto.CanonicalMIMEHeaderKey does.
 func canonicalKey(k []byte) {
-	for _, c := range k {
-		if !wire.IsTokenByte(c) {
-			return
-		}
-	}
 	upper := true
 	for i, c := range k {
 		if upper && 'a' <= c && c <= 'z' {
@@ -598,18 +583,6 @@ func canonicalKey(k []byte) {
 		k[i] = c
 		upper = c == '-'
 	}
-}
-
-// headerHas reports whether the comma-separated header k lists token.
-func headerHas(h http.Header, k, token string) bool {
-	for _, v := range h[k] {
-		for f := range strings.SplitSeq(v, ",") {
-			if strings.EqualFold(strings.TrimSpace(f), token) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // h1Body is a response body on a pooled connection. Read to its end, it
@@ -755,12 +728,17 @@ func (b *h1Body) chunkSize() (int64, error) {
 		}
 		return 0, err
 	}
-	line = bytes.TrimRight(line, "\r\n")
+	// As net/http reads it (RFC 9112 allows a bare LF in a head, never in
+	// chunked framing): the line ends in CRLF with no CR before, trailing
+	// blanks go, then any extension; what is left is hex digits alone.
+	if i := bytes.IndexByte(line, '\r'); i != len(line)-2 {
+		return 0, errors.New("h1: malformed chunked encoding")
+	}
+	line = bytes.TrimRight(line[:len(line)-2], " \t")
 	if i := bytes.IndexByte(line, ';'); i >= 0 {
 		line = line[:i] // chunk extensions
 	}
-	line = bytes.TrimSpace(line)
-	if !isHex(line) {
+	if !isHex(line) || len(line) > 16 {
 		return 0, errors.New("h1: malformed chunk size")
 	}
 	size, err := strconv.ParseInt(string(line), 16, 64)
@@ -770,18 +748,40 @@ func (b *h1Body) chunkSize() (int64, error) {
 	return size, nil
 }
 
+// trailer reads the fields after the last chunk as net/http does: none is
+// an empty CRLF line; else the fields must be well formed and end in a
+// blank line (CRLF CRLF) within the buffer — a trailer with no end in
+// sight is not waited for. Relay passes no trailer on.
 func (b *h1Body) trailer() error {
-	for {
-		line, err := b.c.br.ReadSlice('\n')
+	br := b.c.br
+	if p, err := br.Peek(2); string(p) == "\r\n" {
+		_, _ = br.Discard(2)
+		return nil
+	} else if err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return err
+	}
+	if !upcomingBlankLine(br) {
+		return errors.New("h1: trailer too long or unterminated")
+	}
+	_, err := readHeader(br, b.c.scratch[:0])
+	return err
+}
+
+// upcomingBlankLine reports whether CRLF CRLF comes within what br can
+// buffer, reading no further than it.
+func upcomingBlankLine(br *bufio.Reader) bool {
+	for n := 4; ; {
+		p, err := br.Peek(n)
+		if bytes.Contains(p, []byte("\r\n\r\n")) {
+			return true
+		}
 		if err != nil {
-			if err == io.EOF {
-				err = io.ErrUnexpectedEOF
-			}
-			return err
+			return false
 		}
-		if len(bytes.TrimRight(line, "\r\n")) == 0 {
-			return nil
-		}
+		n = max(n, br.Buffered()) + 1
 	}
 }
 

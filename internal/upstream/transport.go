@@ -1,9 +1,10 @@
-package proxy
+package upstream
 
 import (
 	"context"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/netip"
 	"os"
 	"syscall"
@@ -11,6 +12,15 @@ import (
 
 	"github.com/relay-llm/relay/internal/egress"
 )
+
+// Client is what the proxy sends an upstream request through: a
+// *Transport, or in a test anything that answers as one does. The request's
+// context carries what Attempt put in it.
+type Client interface {
+	RoundTrip(*http.Request) (*http.Response, error)
+}
+
+var _ Client = (*Transport)(nil)
 
 // Transport carries Relay's upstream requests. Plain-HTTP upstreams (a
 // sidecar, a self-hosted model server, the mock) go through h1Client, a
@@ -76,7 +86,7 @@ func (t *Transport) proxied(req *http.Request) bool {
 	return err != nil || u != nil
 }
 
-// DialContext dials with the connect timeout withConnectTimeout put in ctx.
+// DialContext dials with the connect timeout Attempt put in ctx.
 func (t *Transport) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
 	if d, ok := ctx.Value(connectTimeoutKey).(time.Duration); ok && d > 0 {
 		var cancel context.CancelFunc
@@ -118,7 +128,17 @@ type ctxKey uint8
 
 const connectTimeoutKey ctxKey = 1
 
-// withConnectTimeout passes a host's connect timeout to NewTransport's dialer.
-func withConnectTimeout(ctx context.Context, d time.Duration) context.Context {
-	return context.WithValue(ctx, connectTimeoutKey, d)
+// Attempt is ctx for one upstream request: the dialer gives up a connect
+// after connect (0: no bound of its own), and wrote, if not nil, is called
+// once the request's bytes are written or given up on — which may be after
+// RoundTrip returned, when the upstream answered before reading the whole
+// body — so the caller knows when the body's buffer is free again.
+func Attempt(ctx context.Context, connect time.Duration, wrote func()) context.Context {
+	ctx = context.WithValue(ctx, connectTimeoutKey, connect)
+	if wrote == nil {
+		return ctx
+	}
+	return httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		WroteRequest: func(httptrace.WroteRequestInfo) { wrote() },
+	})
 }

@@ -1,4 +1,4 @@
-package proxy
+package upstream
 
 import (
 	"context"
@@ -17,14 +17,14 @@ func TestNewTransport_HonoursConnectTimeout(t *testing.T) {
 	defer ln.Close()
 	dial := NewTransport().DialContext
 
-	ctx := withConnectTimeout(context.Background(), time.Nanosecond)
+	ctx := Attempt(context.Background(), time.Nanosecond, nil)
 	if c, err := dial(ctx, "tcp", ln.Addr().String()); err == nil {
 		c.Close()
 		t.Fatal("a 1ns connect timeout let the dial through")
 	} else if ne := (net.Error)(nil); !errors.As(err, &ne) || !ne.Timeout() {
 		t.Fatalf("err %v is not a timeout", err)
 	}
-	c, err := dial(withConnectTimeout(context.Background(), time.Second), "tcp", ln.Addr().String())
+	c, err := dial(Attempt(context.Background(), time.Second, nil), "tcp", ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
