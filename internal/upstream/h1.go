@@ -731,7 +731,7 @@ func (b *h1Body) chunkSize() (int64, error) {
 	// As net/http reads it (RFC 9112 allows a bare LF in a head, never in
 	// chunked framing): the line ends in CRLF with no CR before, trailing
 	// blanks go, then any extension; what is left is hex digits alone.
-	if i := bytes.IndexByte(line, '\r'); i != len(line)-2 {
+	if i := bytes.IndexByte(line, '\r'); i < 0 || i != len(line)-2 {
 		return 0, errors.New("h1: malformed chunked encoding")
 	}
 	line = bytes.TrimRight(line[:len(line)-2], " \t")

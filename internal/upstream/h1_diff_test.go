@@ -144,6 +144,7 @@ func h1DiffSeeds() []string {
 		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\n\r\n",
 		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\n",
 		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\r\nok\r\n0\r\n\r\n",
+		"HTTP/1.1 200 \nTransfer-Encoding: chunked\n\n\n", // an empty chunk line of a bare LF
 		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2 \t;a=b\r\nok\r\n0\r\n\r\n",
 		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n 2\r\nok\r\n0\r\n\r\n",
 		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2 ;a\r\nok\r\n0\r\n\r\n",
