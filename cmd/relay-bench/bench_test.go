@@ -2,18 +2,40 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/relay-llm/relay/internal/pgtest"
 )
 
+// TestMain lets the test binary be the harness's TLS mock, as the relay-bench
+// binary is when the harness runs itself again (startTLSMock).
+func TestMain(m *testing.M) {
+	if dir := os.Getenv(tlsMockEnv); dir != "" {
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+		err := serveTLSMock(ctx, dir, os.Stdout)
+		stop()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
 // TestRun_Smoke runs the whole harness briefly: it builds relay, starts the
-// mock and Relay, measures both targets in both modes and prints a table
+// mock, the TLS mock and Relay, measures every target (direct, Relay plain,
+// Relay to TLS over HTTP/2 and HTTP/1.1) in both modes and prints a table
 // with no errors.
 func TestRun_Smoke(t *testing.T) {
 	if testing.Short() {
@@ -29,6 +51,7 @@ func TestRun_Smoke(t *testing.T) {
 		maxRequests: 100_000,
 		timeout:     10 * time.Second,
 		heldStreams: 20,
+		tls:         true,
 	}
 	var out bytes.Buffer
 	logs := &syncBuffer{}
@@ -38,7 +61,7 @@ func TestRun_Smoke(t *testing.T) {
 	}
 	t.Logf("\n%s", out.String())
 
-	if got, want := len(rep.rows), 2*2*2; got != want {
+	if got, want := len(rep.rows), 2*2*4; got != want {
 		t.Fatalf("%d measurements, want %d", got, want)
 	}
 	for _, m := range rep.rows {
@@ -49,23 +72,31 @@ func TestRun_Smoke(t *testing.T) {
 			t.Errorf("%s ×%d %s: no time to first byte", m.mode, m.conc, m.target)
 		}
 	}
-	if len(rep.pairs()) != 4 {
-		t.Errorf("%d direct/relay pairs, want 4", len(rep.pairs()))
+	if len(rep.pairs()) != 12 {
+		t.Errorf("%d direct/gateway pairs, want 12", len(rep.pairs()))
 	}
-	if len(rep.mem) != 2 {
-		t.Fatalf("memory of %d targets, want 2", len(rep.mem))
+	if len(rep.mem) != 4 {
+		t.Fatalf("memory of %d targets, want 4", len(rep.mem))
 	}
 	for _, m := range rep.mem {
-		if m.idle <= 0 || m.peak < m.idle || m.perStream == -1 {
+		tlsRoute := m.target == targetTLS2 || m.target == targetTLS1
+		if m.idle <= 0 || m.peak < m.idle || (m.perStream == -1) != tlsRoute {
 			t.Errorf("%s: RSS idle %d, peak %d, per held stream %d", m.target, m.idle, m.peak, m.perStream)
 		}
 	}
 	for _, m := range rep.rows {
-		if m.target == targetRelay && (m.gw.cpu < 0 || m.gw.writes <= 0) {
-			t.Errorf("%s ×%d relay: cpu %v, writes %d", m.mode, m.conc, m.gw.cpu, m.gw.writes)
+		if strings.HasPrefix(m.target, targetRelay) && (m.gw.cpu < 0 || m.gw.writes <= 0) {
+			t.Errorf("%s ×%d %s: cpu %v, writes %d", m.mode, m.conc, m.target, m.gw.cpu, m.gw.writes)
+		}
+		// Every TLS route's handshakes are counted; a handful at most
+		// (the warm-up opened the connections), never one per request.
+		tlsRoute := m.target == targetTLS2 || m.target == targetTLS1
+		if tlsRoute && (m.handshakes < 0 || m.handshakes > int64(m.conc)) || !tlsRoute && m.handshakes != -1 {
+			t.Errorf("%s ×%d %s: %d TLS handshakes over %d requests", m.mode, m.conc, m.target, m.handshakes, len(m.samples))
 		}
 	}
-	for _, want := range []string{"| nonstream | 1 | direct |", "| nonstream | 4 | relay |", "| stream | 4 | direct |", "| stream | 1 | relay |", "| relay | "} {
+	for _, want := range []string{"| nonstream | 1 | direct |", "| nonstream | 4 | relay |", "| stream | 4 | direct |", "| stream | 1 | relay |", "| relay | ",
+		"| nonstream | 4 | relay-tls-h2 |", "| stream | 1 | relay-tls-h1 |", "| CPU / request (plain) | TLS h2 |"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("the report lacks %q", want)
 		}

@@ -28,10 +28,13 @@ const (
 	// stall after the first event: Relay never forwards the caller's
 	// X-Mock-Fault (it is not on any shape's allow-list), so held streams
 	// through Relay name this model instead.
-	stallModel    = "bench-gpt-stall"
-	upstreamModel = "gpt-4o-mini" // what the binding sends, and what direct callers name
-	hostKeys      = 4
-	actor         = "relay-bench"
+	stallModel = "bench-gpt-stall"
+	// The same binding on the TLS mock: HTTP/2 negotiated, and HTTP/1.1.
+	benchModelTLS2 = "bench-gpt-tls-h2"
+	benchModelTLS1 = "bench-gpt-tls-h1"
+	upstreamModel  = "gpt-4o-mini" // what the binding sends, and what direct callers name
+	hostKeys       = 4
+	actor          = "relay-bench"
 )
 
 // benchDB is the database a run creates on a Postgres server and drops at the end.
@@ -123,7 +126,7 @@ func withDatabase(server, name string) (string, error) {
 // with a relay key, the mock as a host with several sealed host keys, and
 // bench-gpt bound to it with the OpenAI shape. A second service account's key
 // (limited) has a policy with a never-reached rate limit, whatever limits says.
-func seed(ctx context.Context, dbURL string, box *secret.Box, mockURL string, limits bool) (benchKeys, error) {
+func seed(ctx context.Context, dbURL string, box *secret.Box, mocks mockURLs, limits bool) (benchKeys, error) {
 	st, err := store.Open(ctx, dbURL)
 	if err != nil {
 		return benchKeys{}, err
@@ -145,52 +148,69 @@ func seed(ctx context.Context, dbURL string, box *secret.Box, mockURL string, li
 		if err := seedCaller(ctx, tx, project.ID, "bench-limited", limitedKey, true); err != nil {
 			return err
 		}
-		host, err := tx.Hosts().Create(ctx, actor, store.Host{
-			Slug: "mock", Name: "Mock upstream", Provider: "openai", BaseURL: mockURL, Enabled: true,
-			ConnectTimeoutMs: 5000, FirstByteTimeoutMs: 60000, IdleTimeoutMs: 60000, TotalTimeoutMs: 600000,
-		})
-		if err != nil {
-			return err
-		}
-		for i := range hostKeys {
-			sealed, err := box.Seal(fmt.Sprintf("sk-mock-bench-%d", i+1))
-			if err != nil {
-				return err
+		for _, h := range []struct {
+			slug, url string
+			models    map[string]string // catalog name → upstream model
+		}{
+			{"mock", mocks.plain, map[string]string{benchModel: upstreamModel, stallModel: upstreamModel + "-fault-stall-1"}},
+			{"mock-tls-h2", mocks.h2, map[string]string{benchModelTLS2: upstreamModel}},
+			{"mock-tls-h1", mocks.h1, map[string]string{benchModelTLS1: upstreamModel}},
+		} {
+			if h.url == "" {
+				continue
 			}
-			if _, err := tx.HostKeys().Create(ctx, actor, store.HostKey{
-				HostID: host.ID, Slug: fmt.Sprintf("key-%d", i+1), SecretCiphertext: sealed, Position: int32(i), Enabled: true,
-			}); err != nil {
+			if err := seedHost(ctx, tx, box, h.slug, h.url, h.models); err != nil {
 				return err
 			}
 		}
-		model, err := tx.Models().Create(ctx, actor, store.Model{
-			Name: benchModel, Kind: "chat", ContextWindow: 128000, MaxOutputTokens: 16384,
-		})
-		if err != nil {
-			return err
-		}
-		if _, err = tx.Bindings().Create(ctx, actor, store.Binding{
-			ModelID: model.ID, HostID: host.ID, Shape: "openai", UpstreamModel: upstreamModel, Enabled: true,
-			InputPrice: 150_000, OutputPrice: 600_000, PriceTiers: json.RawMessage("[]"),
-		}); err != nil {
-			return err
-		}
-		stall, err := tx.Models().Create(ctx, actor, store.Model{
-			Name: stallModel, Kind: "chat", ContextWindow: 128000, MaxOutputTokens: 16384,
-		})
-		if err != nil {
-			return err
-		}
-		_, err = tx.Bindings().Create(ctx, actor, store.Binding{
-			ModelID: stall.ID, HostID: host.ID, Shape: "openai", UpstreamModel: upstreamModel + "-fault-stall-1", Enabled: true,
-			InputPrice: 150_000, OutputPrice: 600_000, PriceTiers: json.RawMessage("[]"),
-		})
-		return err
+		return nil
 	})
 	if err != nil {
 		return benchKeys{}, fmt.Errorf("seed bench catalog: %w", err)
 	}
 	return benchKeys{plain: key.Plaintext, limited: limitedKey.Plaintext}, nil
+}
+
+// mockURLs are the base URLs of the mocks: the plain one, and the TLS
+// mock's two listeners (empty without -tls).
+type mockURLs struct{ plain, h2, h1 string }
+
+// seedHost writes a host on url with its sealed host keys, and each model
+// bound to it with the OpenAI shape.
+func seedHost(ctx context.Context, tx *store.Tx, box *secret.Box, slug, url string, models map[string]string) error {
+	host, err := tx.Hosts().Create(ctx, actor, store.Host{
+		Slug: slug, Name: "Mock upstream (" + slug + ")", Provider: "openai", BaseURL: url, Enabled: true,
+		ConnectTimeoutMs: 5000, FirstByteTimeoutMs: 60000, IdleTimeoutMs: 60000, TotalTimeoutMs: 600000,
+	})
+	if err != nil {
+		return err
+	}
+	for i := range hostKeys {
+		sealed, err := box.Seal(fmt.Sprintf("sk-mock-bench-%d", i+1))
+		if err != nil {
+			return err
+		}
+		if _, err := tx.HostKeys().Create(ctx, actor, store.HostKey{
+			HostID: host.ID, Slug: fmt.Sprintf("key-%d", i+1), SecretCiphertext: sealed, Position: int32(i), Enabled: true,
+		}); err != nil {
+			return err
+		}
+	}
+	for name, up := range models {
+		model, err := tx.Models().Create(ctx, actor, store.Model{
+			Name: name, Kind: "chat", ContextWindow: 128000, MaxOutputTokens: 16384,
+		})
+		if err != nil {
+			return err
+		}
+		if _, err = tx.Bindings().Create(ctx, actor, store.Binding{
+			ModelID: model.ID, HostID: host.ID, Shape: "openai", UpstreamModel: up, Enabled: true,
+			InputPrice: 150_000, OutputPrice: 600_000, PriceTiers: json.RawMessage("[]"),
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // benchKeys are the relay keys seed made: one under the bench policy, one

@@ -23,6 +23,11 @@ type target struct {
 	auth   string // the Authorization header
 	model  string // the model the body names
 	client *http.Client
+	// The mock behind the gateway when it is not the plain one (the TLS
+	// mock), and the TLS handshakes it has completed for this target so
+	// far (nil: not a TLS route).
+	mockPID    int
+	handshakes func(context.Context) int64
 }
 
 func newTarget(name, baseURL, key, model string, maxConc int, timeout time.Duration) target {
@@ -75,6 +80,9 @@ type measurement struct {
 	gw, mock counters
 	// Redis's own CPU time over the measurement (INFO cpu); -1 unknown.
 	redisCPU time.Duration
+	// TLS handshakes the mock completed over the measurement; -1: not a TLS
+	// route, or unknown.
+	handshakes int64
 }
 
 // add merges slice, a later measurement of the same target, into m.
@@ -88,6 +96,11 @@ func (m *measurement) add(slice measurement) {
 	m.gw = m.gw.add(slice.gw)
 	m.mock = m.mock.add(slice.mock)
 	m.redisCPU = addCPU(m.redisCPU, slice.redisCPU)
+	if m.handshakes >= 0 && slice.handshakes >= 0 {
+		m.handshakes += slice.handshakes
+	} else {
+		m.handshakes = -1
+	}
 }
 
 // add sums two readings of which either part may be unknown (-1).

@@ -8,10 +8,14 @@
 // then Relay's added latency, its CPU time per request and its peak RSS.
 //
 //	go run ./cmd/relay-bench [-duration 5s] [-concurrency 1,64,256] [-mode nonstream,stream] [-relay-bin path]
-//	    [-baseline-bin path] [-redis-limit redis://127.0.0.1:6379/0] [-pin]
+//	    [-baseline-bin path] [-redis-limit redis://127.0.0.1:6379/0] [-pin] [-tls=false]
 //	    [-peer-cmd 'gateway --upstream {mock}' -peer-url http://127.0.0.1:8080 -peer-key K -peer-model M]
 //
-// Beside direct and Relay it can measure, in the same interleaved run, a
+// Beside direct and Relay to the plain-HTTP mock it measures, by default,
+// the same Relay to the same mock behind TLS (HTTP/2 and HTTP/1.1
+// negotiated: every real provider is HTTPS), with the TLS handshakes the
+// mock completed per request. Beside those it can measure, in the same
+// interleaved run, a
 // second Relay binary (-baseline-bin, for before/after), a Relay whose policy
 // has a limit enforced in Redis (-redis-limit; Redis's own CPU time from INFO
 // cpu) and any other gateway (-peer-*). Every gateway's CPU time and write
@@ -47,6 +51,15 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	if dir := os.Getenv(tlsMockEnv); dir != "" { // the harness's own TLS mock (tlsmock.go)
+		err := serveTLSMock(ctx, dir, os.Stdout)
+		stop()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "relay-bench tls mock:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	cfg, err := parseConfig(os.Args[1:], os.Getenv, os.Stderr)
 	if err == nil {
 		_, err = run(ctx, cfg, os.Stdout, os.Stderr)
@@ -89,6 +102,7 @@ type config struct {
 	redisLimitURL string
 	pin           bool // gateways on core 1, the mock on core 0 (taskset)
 	heldStreams   int  // at the end, hold this many stalled streams open at once and read RSS per stream; 0: skip
+	tls           bool // also measure Relay to the TLS mock, HTTP/2 and HTTP/1.1 (relay-tls-h2, relay-tls-h1)
 	// Another gateway: its command ({mock} is the mock's base URL), its base
 	// URL, the key and model its callers send, and the name it is shown by.
 	peerCmd, peerURL, peerKey, peerModel, peerName string
@@ -118,6 +132,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&cfg.redisLimitURL, "redis-limit", "",
 		"also measure relay+redis: a Relay whose policy has a never-reached limit enforced in this Redis (redis://127.0.0.1:6379/0), with Redis's own CPU from INFO cpu")
 	fs.IntVar(&cfg.heldStreams, "held-streams", 200, "at the end, hold this many streams open at once (the mock stalls them) and report RSS growth per stream; 0 skips")
+	fs.BoolVar(&cfg.tls, "tls", true, "also measure Relay's route to a TLS mock, HTTP/2 and HTTP/1.1 negotiated (relay-tls-h2, relay-tls-h1), with TLS handshakes per request")
 	fs.BoolVar(&cfg.pin, "pin", false, "run the gateways on core 1 and the mock on core 0 (taskset); run the harness under taskset -c 0 too")
 	fs.StringVar(&cfg.peerCmd, "peer-cmd", "", "another gateway to measure: a shell command, {mock} replaced by the mock's base URL")
 	fs.StringVar(&cfg.peerURL, "peer-url", "", "the other gateway's base URL (with -peer-cmd)")

@@ -156,9 +156,10 @@ func startMock(ctx context.Context, bin string, pin bool, stderr io.Writer) (*ch
 
 // startRelay runs `relay serve` on dbURL, on free loopback ports, and returns
 // the inference plane's base URL once /readyz answers 200. With redisURL its
-// limiter uses that Redis, under redisPrefix.
-func startRelay(ctx context.Context, bin, dbURL, masterKey, dataDir, redisURL, redisPrefix string, pin bool, stderr io.Writer) (*child, string, error) {
-	env := childEnv()
+// limiter uses that Redis, under redisPrefix; extraEnv is added to its
+// environment.
+func startRelay(ctx context.Context, bin, dbURL, masterKey, dataDir, redisURL, redisPrefix string, pin bool, extraEnv []string, stderr io.Writer) (*child, string, error) {
+	env := append(childEnv(), extraEnv...)
 	if redisURL != "" {
 		env = append(env, "RELAY_REDIS_URL="+redisURL, "RELAY_REDIS_PREFIX="+redisPrefix)
 	}

@@ -45,8 +45,8 @@ func (r *report) write(w io.Writer) {
 	}
 
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| mode | callers | target | added p50 | added p99 | added ttfb p50 | req/s vs direct | CPU / request | CPU busy | writes / request | Redis CPU / request |")
-	fmt.Fprintln(w, "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Fprintln(w, "| mode | callers | target | added p50 | added p99 | added ttfb p50 | req/s vs direct | CPU / request | CPU busy | writes / request | Redis CPU / request | TLS handshakes / request |")
+	fmt.Fprintln(w, "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, m := range r.rows {
 		d, ok := r.direct(m)
 		if !ok {
@@ -74,10 +74,15 @@ func (r *report) write(w io.Writer) {
 		if use.writes >= 0 && s.requests > 0 {
 			writes = fmt.Sprintf("%.1f", float64(use.writes)/float64(s.requests))
 		}
-		fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+		hs := "–"
+		if m.handshakes >= 0 && s.requests > 0 {
+			hs = fmt.Sprintf("%.4f", float64(m.handshakes)/float64(s.requests))
+		}
+		fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
 			m.mode, m.conc, name, added, added99, addedTTFB, ratio,
-			perRequest(use.cpu, s.requests), busy, writes, perRequest(m.redisCPU, s.requests))
+			perRequest(use.cpu, s.requests), busy, writes, perRequest(m.redisCPU, s.requests), hs)
 	}
+	r.writeTLS(w)
 
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "| target | RSS idle | RSS peak | RSS per open stream (%d held at once) |\n", r.held)
@@ -113,15 +118,63 @@ func (r *report) write(w io.Writer) {
 	}
 }
 
-// direct is the direct measurement of m's mode and concurrency.
-func (r *report) direct(m measurement) (measurement, bool) {
+// writeTLS sets Relay's CPU per request on each TLS route beside its CPU on
+// the plain route, measured in the same slices: the figure users get is
+// the TLS one.
+func (r *report) writeTLS(w io.Writer) {
+	head := false
+	for _, m := range r.rows {
+		if m.target != targetRelay && m.target != targetBaseline {
+			continue
+		}
+		plain := cpuPer(m)
+		cells := ""
+		for _, suffix := range []string{tlsH2, tlsH1} {
+			t, ok := r.find(m.target+suffix, m)
+			if !ok {
+				continue
+			}
+			c := cpuPer(t)
+			ratio := "n/a"
+			if plain > 0 && c > 0 {
+				ratio = fmt.Sprintf("%+.0f%%", 100*(c/plain-1))
+			}
+			cells += fmt.Sprintf(" %s | %s |", perRequest(t.gw.cpu, t.stats().requests), ratio)
+		}
+		if cells == "" {
+			continue
+		}
+		if !head {
+			fmt.Fprintln(w)
+			fmt.Fprintln(w, "| mode | callers | gateway | CPU / request (plain) | TLS h2 | vs plain | TLS h1 | vs plain |")
+			fmt.Fprintln(w, "|---|---:|---|---:|---:|---:|---:|---:|")
+			head = true
+		}
+		fmt.Fprintf(w, "| %s | %d | %s | %s |%s\n", m.mode, m.conc, m.target, perRequest(m.gw.cpu, m.stats().requests), cells)
+	}
+}
+
+// cpuPer is a gateway's CPU seconds per request in m; -1 unknown.
+func cpuPer(m measurement) float64 {
+	n := m.stats().requests
+	if m.gw.cpu < 0 || n == 0 {
+		return -1
+	}
+	return m.gw.cpu.Seconds() / float64(n)
+}
+
+// find is target name's measurement of m's mode and concurrency.
+func (r *report) find(name string, m measurement) (measurement, bool) {
 	for _, d := range r.rows {
-		if d.target == targetDirect && d.mode == m.mode && d.conc == m.conc {
+		if d.target == name && d.mode == m.mode && d.conc == m.conc {
 			return d, true
 		}
 	}
 	return measurement{}, false
 }
+
+// direct is the direct measurement of m's mode and concurrency.
+func (r *report) direct(m measurement) (measurement, bool) { return r.find(targetDirect, m) }
 
 // pairs matches each gateway measurement with the direct one of the same
 // mode and concurrency.

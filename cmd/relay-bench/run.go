@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -24,6 +25,11 @@ const (
 	targetRelay    = "relay"
 	targetBaseline = "relay-base"
 	targetRedis    = "relay+redis"
+	// A Relay's routes to the TLS mock are its name with these after it.
+	tlsH2      = "-tls-h2"
+	tlsH1      = "-tls-h1"
+	targetTLS2 = targetRelay + tlsH2
+	targetTLS1 = targetRelay + tlsH1
 )
 
 // run starts the mock, Relay and whatever else the flags ask for, measures
@@ -69,9 +75,23 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) (_ *report, 
 	if err != nil {
 		return nil, err
 	}
-	keys, err := seed(ctx, db.url, box, mockURL, cfg.limits)
+	mocks := mockURLs{plain: mockURL}
+	var tm *tlsMock
+	if cfg.tls {
+		if tm, err = startTLSMock(ctx, dir, cfg.pin, stderr); err != nil {
+			return nil, err
+		}
+		defer func() { err = errors.Join(err, tm.stop()) }()
+		mocks.h2, mocks.h1 = tm.h2URL, tm.h1URL
+		fmt.Fprintf(stderr, "relay-bench: TLS mock on %s (h2) and %s (h1)\n", tm.h2URL, tm.h1URL)
+	}
+	keys, err := seed(ctx, db.url, box, mocks, cfg.limits)
 	if err != nil {
 		return nil, err
+	}
+	var relayEnv []string // Relay trusts the TLS mock's certificate as its system roots
+	if tm != nil {
+		relayEnv = append(relayEnv, "SSL_CERT_FILE="+tm.certFile)
 	}
 
 	maxConc := slices.Max(cfg.concurrency)
@@ -93,7 +113,7 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) (_ *report, 
 	}
 	prefix := "relay-bench-" + randomHex(4) + ":" // apart from whatever else uses this Redis
 	for i, r := range relays {
-		c, url, err := startRelay(ctx, r.bin, db.url, masterKey, filepath.Join(dir, fmt.Sprintf("relay-data-%d", i)), r.redisURL, prefix, cfg.pin, stderr)
+		c, url, err := startRelay(ctx, r.bin, db.url, masterKey, filepath.Join(dir, fmt.Sprintf("relay-data-%d", i)), r.redisURL, prefix, cfg.pin, relayEnv, stderr)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", r.name, err)
 		}
@@ -102,6 +122,19 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) (_ *report, 
 		t.pid = c.pid()
 		targets = append(targets, t)
 		fmt.Fprintf(stderr, "relay-bench: %s on %s\n", r.name, url)
+		if tm != nil && (r.name == targetRelay || r.name == targetBaseline) {
+			// The same process, to the same mock behind TLS.
+			for _, h2 := range []bool{true, false} {
+				name, model := r.name+tlsH2, benchModelTLS2
+				if !h2 {
+					name, model = r.name+tlsH1, benchModelTLS1
+				}
+				tt := newTarget(name, url, r.key, model, maxConc, cfg.timeout)
+				tt.pid, tt.mockPID = c.pid(), tm.pid()
+				tt.handshakes = func(ctx context.Context) int64 { return tm.handshakes(ctx, h2) }
+				targets = append(targets, tt)
+			}
+		}
 	}
 	if cfg.peerCmd != "" {
 		c, err := startPeer(ctx, cfg, mockURL, stderr)
@@ -132,6 +165,9 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) (_ *report, 
 
 	rep := &report{cores: runtime.NumCPU()}
 	pids := procs{mock: mock.pid()}
+	if tm != nil {
+		pids.tlsMock = tm.pid()
+	}
 	for _, t := range targets {
 		if t.pid != 0 {
 			pids.gateways = append(pids.gateways, t.pid)
@@ -146,7 +182,7 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) (_ *report, 
 	// mock's fault header through; another gateway's may not).
 	rep.held = cfg.heldStreams
 	for i, t := range targets {
-		if cfg.heldStreams == 0 || (t.name != targetDirect && !strings.HasPrefix(t.name, targetRelay)) {
+		if cfg.heldStreams == 0 || (t.name != targetDirect && !strings.HasPrefix(t.name, targetRelay)) || t.handshakes != nil {
 			continue
 		}
 		pid := t.pid
@@ -209,6 +245,7 @@ func targetMem(name string, pid, mockPID int) memory {
 // procs are the processes whose CPU time a run reads.
 type procs struct {
 	mock     int
+	tlsMock  int // 0: none
 	gateways []int
 }
 
@@ -219,6 +256,9 @@ type cpuUse struct{ machine, gateways, mock, harness time.Duration }
 
 func (p procs) usage() cpuUse {
 	u := cpuUse{machine: machineCPU(), mock: cpuTime(p.mock), harness: cpuTime(os.Getpid())}
+	if p.tlsMock != 0 {
+		u.mock = addCPU(u.mock, cpuTime(p.tlsMock))
+	}
 	for _, pid := range p.gateways {
 		u.gateways = addCPU(u.gateways, cpuTime(pid))
 	}
@@ -272,7 +312,10 @@ func measureCell(ctx context.Context, cfg config, targets []target, m mode, conc
 	}
 	out := make([]measurement, len(targets))
 	for i, t := range targets {
-		out[i] = measurement{mode: m, conc: conc, target: t.name, redisCPU: -1}
+		out[i] = measurement{mode: m, conc: conc, target: t.name, redisCPU: -1, handshakes: -1}
+		if t.handshakes != nil {
+			out[i].handshakes = 0
+		}
 		if redis != nil {
 			out[i].redisCPU = 0
 		}
@@ -283,10 +326,21 @@ func measureCell(ctx context.Context, cfg config, targets []target, m mode, conc
 			if budget <= 0 {
 				continue
 			}
-			gw0, mock0 := readCounters(t.pid), readCounters(mockPID)
+			mpid := cmp.Or(t.mockPID, mockPID)
+			gw0, mock0 := readCounters(t.pid), readCounters(mpid)
 			redis0 := redis.used(ctx)
+			hs0 := int64(-1)
+			if t.handshakes != nil {
+				hs0 = t.handshakes(ctx)
+			}
 			res := load(ctx, t, m, conc, min(cfg.slice, left), budget)
-			res.gw, res.mock = readCounters(t.pid).since(gw0), readCounters(mockPID).since(mock0)
+			res.gw, res.mock = readCounters(t.pid).since(gw0), readCounters(mpid).since(mock0)
+			res.handshakes = -1
+			if hs0 >= 0 {
+				if hs := t.handshakes(ctx); hs >= 0 {
+					res.handshakes = hs - hs0
+				}
+			}
 			res.redisCPU = -1
 			if redis0 >= 0 {
 				if r := redis.used(ctx); r >= 0 {

@@ -428,6 +428,17 @@ func (h *h1Client) exchange(ctx context.Context, c *h1Conn, req *http.Request, h
 		} else if len(te) > 0 && (len(te) != 1 || !strings.EqualFold(te[0], "chunked")) {
 			return fail(fmt.Errorf("h1: unsupported Transfer-Encoding %q", te))
 		}
+		// Content-Length is checked whatever the framing turns out to be,
+		// as net/http checks it: a bad one next to chunked, or on a 204,
+		// is a sign the framing is not what it seems.
+		cl := int64(-1)
+		if vs := hdr["Content-Length"]; len(vs) > 0 {
+			n, ok := contentLength(vs)
+			if !ok {
+				return fail(fmt.Errorf("h1: bad Content-Length %q", vs))
+			}
+			cl = n
+		}
 		switch {
 		case req.Method == http.MethodHead || code == http.StatusNoContent || code == http.StatusNotModified:
 			resp.ContentLength = 0
@@ -436,12 +447,8 @@ func (h *h1Client) exchange(ctx context.Context, c *h1Conn, req *http.Request, h
 			rb.chunked, rb.left = true, -1
 			resp.TransferEncoding = []string{"chunked"}
 			hdr.Del("Transfer-Encoding")
-		case len(hdr["Content-Length"]) > 0:
-			n, ok := contentLength(hdr["Content-Length"])
-			if !ok {
-				return fail(fmt.Errorf("h1: bad Content-Length %q", hdr["Content-Length"]))
-			}
-			resp.ContentLength, rb.left = n, n
+		case cl >= 0:
+			resp.ContentLength, rb.left = cl, cl
 		default:
 			rb.left, rb.keep = -1, false // until the upstream closes
 			resp.Close = true
@@ -709,6 +716,9 @@ func (b *h1Body) headerAtHand() bool {
 func (b *h1Body) crlf() error {
 	var buf [2]byte
 	if _, err := io.ReadFull(b.c.br, buf[:]); err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF // cut after a chunk's data: not the body's end
+		}
 		return err
 	}
 	if buf != [2]byte{'\r', '\n'} {
@@ -731,7 +741,7 @@ func (b *h1Body) chunkSize() (int64, error) {
 	// As net/http reads it (RFC 9112 allows a bare LF in a head, never in
 	// chunked framing): the line ends in CRLF with no CR before, trailing
 	// blanks go, then any extension; what is left is hex digits alone.
-	if i := bytes.IndexByte(line, '\r'); i != len(line)-2 {
+	if i := bytes.IndexByte(line, '\r'); i < 0 || i != len(line)-2 {
 		return 0, errors.New("h1: malformed chunked encoding")
 	}
 	line = bytes.TrimRight(line[:len(line)-2], " \t")

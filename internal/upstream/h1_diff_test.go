@@ -144,6 +144,13 @@ func h1DiffSeeds() []string {
 		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\n\r\n",
 		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\n",
 		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\r\nok\r\n0\r\n\r\n",
+		"HTTP/1.1 200 \nTransfer-Encoding: chunked\n\n\n", // an empty chunk line of a bare LF
+		// Content-Length is checked before the status or chunked says there is no length.
+		"HTTP/1.0 204 \nContent-Length:\n\n",
+		// Cut right after a chunk's data: a truncated body, not a whole one.
+		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok",
+		"HTTP/1.1 304 Not Modified\r\nContent-Length: x\r\n\r\n",
+		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: -1\r\n\r\n2\r\nok\r\n0\r\n\r\n",
 		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2 \t;a=b\r\nok\r\n0\r\n\r\n",
 		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n 2\r\nok\r\n0\r\n\r\n",
 		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2 ;a\r\nok\r\n0\r\n\r\n",

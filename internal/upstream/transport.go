@@ -2,6 +2,8 @@ package upstream
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"net"
 	"net/http"
 	"net/http/httptrace"
@@ -66,8 +68,27 @@ func NewGuardedTransport(g *egress.Guard) *Transport {
 		DisableCompression:    true,
 		WriteBufferSize:       32 << 10,
 		ReadBufferSize:        32 << 10,
+		TLSClientConfig:       clientTLS(nil),
+		// A provider's HTTP/2 connection carries every caller's streams:
+		// one that went silent (a NAT or load balancer dropped it) is
+		// found by a ping and closed, not waited on by each new request.
+		HTTP2: &http.HTTP2Config{SendPingTimeout: 30 * time.Second, PingTimeout: 15 * time.Second},
 	}
 	return t
+}
+
+// tlsSessions is how many upstream TLS sessions the client keeps to resume:
+// one per host and then some.
+const tlsSessions = 1024
+
+// clientTLS is the TLS every upstream connection starts from: verified
+// against roots (nil: the system's), TLS 1.2 at least, and one session
+// cache for all of them, so a connection opened after the first to a host
+// (more callers than the pool holds, a connection the upstream closed)
+// resumes its session instead of paying a full handshake with certificate
+// verification.
+func clientTLS(roots *x509.CertPool) *tls.Config {
+	return &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12, ClientSessionCache: tls.NewLRUClientSessionCache(tlsSessions)}
 }
 
 // RoundTrip sends req on the client that suits its scheme.
