@@ -7,10 +7,10 @@ INSERT INTO usage_events (
     policy_id, model, binding_id, host_id, host_key_id, inbound_shape, upstream_shape, stream,
     status, error_kind, attempts, input_tokens, output_tokens, cached_read_tokens,
     cache_write_tokens, reasoning_tokens, cost, ttfb_ms, total_ms, overhead_us, inference_token_id,
-    client_request_id, route, route_detail, saved
+    client_request_id, route, route_detail, saved, route_detail_z
 ) VALUES (
     $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
-    $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32
+    $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33
 );
 
 -- ListUsageEventsPage pages through the events of [from, to) in time order;

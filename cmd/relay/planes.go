@@ -105,7 +105,7 @@ func newPlanes(ctx context.Context, cfg *config.Config, st *store.Store, box *se
 		return nil, err
 	}
 	ledger := usageledger.NewWriter(usageledger.WriterConfig{Sink: sink, Snapshot: ld.Current, Observer: reg, Logger: log, SpoolDir: filepath.Join(cfg.DataDir, "spool", "usage"),
-		TrimRouteDetail: true, RouteDetailSample: cfg.UsageDetailSample})
+		TrimRouteDetail: true, RouteDetailSample: cfg.UsageDetailSample, Transactions: cfg.UsageTransactions})
 	svcs.add("usage ledger", ledger.Close)
 	reg.WatchUsage(ledger)
 	// Payload captures of policies that turn them on: queued, written in

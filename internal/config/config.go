@@ -60,6 +60,7 @@ type Config struct {
 	MaxHeaderBytes        int           // RELAY_MAX_HEADER_BYTES: request line and header fields on the inference plane, in bytes
 	MaxHeaders            int           // RELAY_MAX_HEADERS: header fields of an inference request, Host included
 	UsageDetailSample     float64       // RELAY_USAGE_DETAIL_SAMPLE: fraction of plain routed successes whose routing decision the ledger keeps in full
+	UsageTransactions     int           // RELAY_USAGE_TRANSACTIONS: usage batches a pod may have in Postgres at once
 	UsageSink             string        // RELAY_USAGE_SINK: postgres (the pod writes the ledger) or jetstream (the pod publishes; relay usage-consume writes)
 	NATSURL               string        // RELAY_NATS_URL: NATS server(s) of the jetstream usage sink
 	UsageStream           string        // RELAY_USAGE_STREAM: the JetStream stream usage events go through
@@ -161,6 +162,8 @@ func settings(c *Config) []setting {
 			valid(&c.ResponsesProjectBytes, int64Of, atLeast[int64](1024), "a byte count of at least 1024")},
 		{"RELAY_USAGE_DETAIL_SAMPLE", "usage-detail-sample", "0.01", "fraction (0 to 1) of plain routed successes whose routing decision is stored in full",
 			valid(&c.UsageDetailSample, func(v string) (float64, error) { return strconv.ParseFloat(v, 64) }, between(0.0, 1.0), "a fraction from 0 to 1")},
+		{"RELAY_USAGE_TRANSACTIONS", "usage-transactions", "2", "usage batches a pod may have in Postgres at once, each in its own transaction",
+			count(&c.UsageTransactions, 1, 64)},
 		{"RELAY_USAGE_SINK", "usage-sink", "postgres", "where pods send usage events: postgres or jetstream", usageSink(&c.UsageSink)},
 		{"RELAY_NATS_URL", "nats-url", "", "NATS server URL(s), comma-separated, of the jetstream usage sink",
 			urlOf(&c.NATSURL, "want nats://host:port", "nats", "tls")},

@@ -360,4 +360,8 @@ type UsageEvent struct {
 	Route            *string
 	RouteDetail      json.RawMessage
 	Saved            int64
+	// RouteDetailZ is how the ledger stores RouteDetail (migration 00020):
+	// always nil in what the store reads back or is given; the store packs
+	// and unpacks it.
+	RouteDetailZ []byte
 }

@@ -106,59 +106,36 @@ func (s *Store) InsertUsageEvents(ctx context.Context, events []UsageEvent) (int
 	return n, nil
 }
 
-// usageColumns are the ledger's columns in table order.
+// usageColumns are the ledger's columns as the writer fills them: the jsonb
+// route_detail of migration 00005 is left NULL, the decision goes in
+// route_detail_z.
 var usageColumns = []string{
 	"request_id", "created_at", "relay_key_id", "service_account_id", "user_id", "project_id", "team_id",
 	"policy_id", "model", "binding_id", "host_id", "host_key_id", "inbound_shape", "upstream_shape", "stream",
 	"status", "error_kind", "attempts", "input_tokens", "output_tokens", "cached_read_tokens",
 	"cache_write_tokens", "reasoning_tokens", "cost", "ttfb_ms", "total_ms", "overhead_us", "inference_token_id",
-	"client_request_id", "route", "route_detail", "saved",
+	"client_request_id", "route", "route_detail_z", "saved",
 }
 
 // usageColumnList is usageColumns for SQL. The batch table is made once per
 // connection: naming the columns keeps the move right across a migration
 // that adds some.
-const usageColumnList = "request_id, created_at, relay_key_id, service_account_id, user_id, project_id, team_id, " +
-	"policy_id, model, binding_id, host_id, host_key_id, inbound_shape, upstream_shape, stream, " +
-	"status, error_kind, attempts, input_tokens, output_tokens, cached_read_tokens, " +
-	"cache_write_tokens, reasoning_tokens, cost, ttfb_ms, total_ms, overhead_us, inference_token_id, client_request_id, " +
-	"route, route_detail, saved"
+var usageColumnList = strings.Join(usageColumns, ", ")
 
 // The statements of IngestUsageEvents are written by hand: they go through a
-// session's temporary table, which sqlc cannot see in the schema.
+// session's temporary table or arrays, which sqlc cannot see in the schema.
 const (
 	createUsageBatch = `CREATE TEMP TABLE IF NOT EXISTS usage_events_batch
 		(LIKE usage_events INCLUDING DEFAULTS) ON COMMIT DELETE ROWS`
 
-	// ingestUsageBatch moves the batch into the ledger, skipping events it
-	// already holds, and adds exactly the rows it inserted to the detailed hourly
-	// rollups (down to the binding and the host key); the detailed daily and the coarse hourly and daily rollups are
-	// summed from those groups. Buckets are UTC (date_bin from a UTC origin:
-	// no time zone lookup per row). Groups are upserted in key order, so that
-	// pods flushing at once lock rollup rows in the same order and do not
-	// deadlock.
-	ingestUsageBatch = `WITH ins AS (
-    INSERT INTO usage_events (` + usageColumnList + `) SELECT ` + usageColumnList + ` FROM usage_events_batch
-    ON CONFLICT (created_at, request_id) DO NOTHING
-    RETURNING created_at, project_id, team_id, relay_key_id, host_id, model, status, binding_id, host_key_id,
-        input_tokens, output_tokens, cached_read_tokens, cache_write_tokens, reasoning_tokens, cost, saved
-), hourly AS (
-    SELECT date_bin('1 hour', created_at, '2000-01-01 00:00:00+00') AS bucket,
-        coalesce(project_id, '00000000-0000-0000-0000-000000000000') AS project_id,
-        coalesce(team_id, '00000000-0000-0000-0000-000000000000') AS team_id,
-        coalesce(relay_key_id, '00000000-0000-0000-0000-000000000000') AS relay_key_id,
-        coalesce(host_id, '00000000-0000-0000-0000-000000000000') AS host_id,
-        model, status,
-        coalesce(binding_id, '00000000-0000-0000-0000-000000000000') AS binding_id,
-        coalesce(host_key_id, '00000000-0000-0000-0000-000000000000') AS host_key_id,
-        count(*) AS requests, count(*) FILTER (WHERE status >= 400) AS errors,
-        sum(input_tokens)::bigint AS input_tokens, sum(output_tokens)::bigint AS output_tokens,
-        sum(cached_read_tokens)::bigint AS cached_read_tokens, sum(cache_write_tokens)::bigint AS cache_write_tokens,
-        sum(reasoning_tokens)::bigint AS reasoning_tokens, sum(cost)::bigint AS cost, sum(saved)::bigint AS saved
-    FROM ins
-    GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9
-), roll AS (
-    INSERT INTO usage_rollups AS r (grain, detailed, bucket, project_id, team_id, relay_key_id, host_id, model, status,
+	// rollupHourly adds the groups of the CTE hourly (events summed per UTC
+	// hour, project, team, relay key, host, model, status, binding and host
+	// key, absent identifiers as the nil UUID) to the detailed hourly
+	// rollups; the detailed daily and the coarse hourly and daily rollups are
+	// summed from those groups. Groups are upserted in key order, so that
+	// transactions flushing at once lock rollup rows in the same order and do
+	// not deadlock.
+	rollupHourly = `INSERT INTO usage_rollups AS r (grain, detailed, bucket, project_id, team_id, relay_key_id, host_id, model, status,
         binding_id, host_key_id,
         requests, errors, input_tokens, output_tokens, cached_read_tokens, cache_write_tokens, reasoning_tokens, cost, saved)
     SELECT g.grain, g.detailed, date_bin(g.width, h.bucket, '2000-01-01 00:00:00+00'), h.project_id, h.team_id,
@@ -183,11 +160,48 @@ const (
         cache_write_tokens = r.cache_write_tokens + excluded.cache_write_tokens,
         reasoning_tokens = r.reasoning_tokens + excluded.reasoning_tokens,
         cost = r.cost + excluded.cost,
-        saved = r.saved + excluded.saved
+        saved = r.saved + excluded.saved`
+
+	// rollupGroups runs rollupHourly on groups summed by the writer, one
+	// array per column (usageGroups.args).
+	rollupGroups = `WITH hourly AS (
+    SELECT * FROM unnest($1::timestamptz[], $2::uuid[], $3::uuid[], $4::uuid[], $5::uuid[], $6::text[], $7::int[],
+        $8::uuid[], $9::uuid[], $10::bigint[], $11::bigint[], $12::bigint[], $13::bigint[], $14::bigint[], $15::bigint[],
+        $16::bigint[], $17::bigint[], $18::bigint[])
+    AS h (bucket, project_id, team_id, relay_key_id, host_id, model, status, binding_id, host_key_id,
+        requests, errors, input_tokens, output_tokens, cached_read_tokens, cache_write_tokens, reasoning_tokens, cost, saved)
+) ` + rollupHourly
+)
+
+// ingestUsageBatch moves the batch into the ledger, skipping events it
+// already holds, and adds exactly the rows it inserted to the rollups.
+// Buckets are UTC (date_bin from a UTC origin: no time zone lookup per
+// row).
+var ingestUsageBatch = `WITH ins AS (
+    INSERT INTO usage_events (` + usageColumnList + `) SELECT ` + usageColumnList + ` FROM usage_events_batch
+    ON CONFLICT (created_at, request_id) DO NOTHING
+    RETURNING created_at, project_id, team_id, relay_key_id, host_id, model, status, binding_id, host_key_id,
+        input_tokens, output_tokens, cached_read_tokens, cache_write_tokens, reasoning_tokens, cost, saved
+), hourly AS (
+    SELECT date_bin('1 hour', created_at, '2000-01-01 00:00:00+00') AS bucket,
+        coalesce(project_id, '00000000-0000-0000-0000-000000000000') AS project_id,
+        coalesce(team_id, '00000000-0000-0000-0000-000000000000') AS team_id,
+        coalesce(relay_key_id, '00000000-0000-0000-0000-000000000000') AS relay_key_id,
+        coalesce(host_id, '00000000-0000-0000-0000-000000000000') AS host_id,
+        model, status,
+        coalesce(binding_id, '00000000-0000-0000-0000-000000000000') AS binding_id,
+        coalesce(host_key_id, '00000000-0000-0000-0000-000000000000') AS host_key_id,
+        count(*) AS requests, count(*) FILTER (WHERE status >= 400) AS errors,
+        sum(input_tokens)::bigint AS input_tokens, sum(output_tokens)::bigint AS output_tokens,
+        sum(cached_read_tokens)::bigint AS cached_read_tokens, sum(cache_write_tokens)::bigint AS cache_write_tokens,
+        sum(reasoning_tokens)::bigint AS reasoning_tokens, sum(cost)::bigint AS cost, sum(saved)::bigint AS saved
+    FROM ins
+    GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9
+), roll AS (
+    ` + rollupHourly + `
     RETURNING 1
 )
 SELECT count(*) FROM ins`
-)
 
 // ErrUsageBatchRejected wraps an IngestUsageEvents error that Postgres
 // answered about the batch's data (a data exception or an integrity
@@ -200,26 +214,24 @@ var ErrUsageBatchRejected = errors.New("usage batch rejected")
 // an event whose (created_at, request_id) is already stored is skipped and
 // not counted again, so a batch retried after a commit whose acknowledgement
 // was lost changes nothing.
+//
+// A batch is first copied straight into the ledger, its rollups summed
+// here: COPY into the table writes the WAL of many rows in one record and
+// none of ON CONFLICT's. Only when that finds an event already stored (a
+// retry, a replay) is the batch written again through a temporary table,
+// skipping what is there.
 func (s *Store) IngestUsageEvents(ctx context.Context, events []UsageEvent) (int64, error) {
 	if len(events) == 0 {
 		return 0, nil
 	}
-	var inserted int64
-	err := s.InTx(ctx, func(tx *Tx) error {
-		if _, err := tx.tx.Exec(ctx, createUsageBatch); err != nil {
-			return fmt.Errorf("create batch table: %w", mapErr(err))
-		}
-		src := &usageRows{events: events, i: -1}
-		if _, err := tx.tx.CopyFrom(ctx, pgx.Identifier{"usage_events_batch"}, usageColumns, src); err != nil {
-			return fmt.Errorf("copy batch: %w", mapErr(err))
-		}
-		if err := tx.tx.QueryRow(ctx, ingestUsageBatch).Scan(&inserted); err != nil {
-			return fmt.Errorf("move batch: %w", mapErr(err))
-		}
-		return nil
-	})
+	src := newUsageRows(events)
+	inserted, err := s.ingestFresh(ctx, src)
+	var pg *pgconn.PgError
+	if errors.As(err, &pg) && pg.Code == "23505" { // the identity index is the ledger's only unique one
+		inserted, err = s.ingestDedup(ctx, src)
+	}
 	if err != nil {
-		var pg *pgconn.PgError
+		err = mapErr(err)
 		// mapErr has turned some of these into the store's sentinels.
 		if errors.As(err, &pg) && (strings.HasPrefix(pg.Code, "22") || strings.HasPrefix(pg.Code, "23")) ||
 			errors.Is(err, ErrConflict) || errors.Is(err, ErrReferenced) || errors.Is(err, ErrInvalid) {
@@ -230,23 +242,175 @@ func (s *Store) IngestUsageEvents(ctx context.Context, events []UsageEvent) (int
 	return inserted, nil
 }
 
-// usageRows feeds events to COPY, reusing one row of values.
+// ingestFresh copies a batch none of whose events the ledger holds; an
+// event it does hold fails the copy with a unique violation, and nothing
+// is written.
+func (s *Store) ingestFresh(ctx context.Context, src *usageRows) (int64, error) {
+	groups := sumUsageGroups(src.events)
+	err := s.InTx(ctx, func(tx *Tx) error {
+		src.i = -1
+		if _, err := tx.tx.CopyFrom(ctx, pgx.Identifier{"usage_events"}, usageColumns, src); err != nil {
+			return fmt.Errorf("copy batch: %w", err)
+		}
+		if _, err := tx.tx.Exec(ctx, rollupGroups, groups.args()...); err != nil {
+			return fmt.Errorf("add rollups: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return int64(len(src.events)), nil
+}
+
+// ingestDedup writes a batch through the temporary table, skipping the
+// events the ledger already holds, and sums the rollups of the rows it
+// inserted.
+func (s *Store) ingestDedup(ctx context.Context, src *usageRows) (inserted int64, err error) {
+	err = s.InTx(ctx, func(tx *Tx) error {
+		if _, err := tx.tx.Exec(ctx, createUsageBatch); err != nil {
+			return fmt.Errorf("create batch table: %w", err)
+		}
+		src.i = -1
+		if _, err := tx.tx.CopyFrom(ctx, pgx.Identifier{"usage_events_batch"}, usageColumns, src); err != nil {
+			return fmt.Errorf("copy batch: %w", err)
+		}
+		if err := tx.tx.QueryRow(ctx, ingestUsageBatch).Scan(&inserted); err != nil {
+			return fmt.Errorf("move batch: %w", err)
+		}
+		return nil
+	})
+	return inserted, err
+}
+
+// usageGroupKey is a detailed hourly rollup's key, as the ledger's rows
+// give it (absent identifiers as the nil UUID).
+type usageGroupKey struct {
+	bucket                   time.Time
+	project, team, key, host uuid.UUID
+	model                    string
+	status                   int32
+	binding, hostKey         uuid.UUID
+}
+
+// usageGroupSums are a group's totals.
+type usageGroupSums struct {
+	requests, errors, input, output, cacheRead, cacheWrite, reasoning, cost, saved int64
+}
+
+// usageGroups are a batch summed per detailed hourly rollup, in first-seen
+// order.
+type usageGroups struct {
+	keys []usageGroupKey
+	sums []usageGroupSums
+}
+
+// sumUsageGroups sums events as the hourly CTE of ingestUsageBatch sums
+// the rows it inserted. The hour is taken of the time Postgres stores:
+// microseconds, truncated.
+func sumUsageGroups(events []UsageEvent) usageGroups {
+	var g usageGroups
+	at := make(map[usageGroupKey]int, 8)
+	for i := range events {
+		e := &events[i]
+		k := usageGroupKey{
+			bucket:  e.CreatedAt.Truncate(time.Microsecond).UTC().Truncate(time.Hour),
+			project: orNil(e.ProjectID), team: orNil(e.TeamID), key: orNil(e.RelayKeyID), host: orNil(e.HostID),
+			model: e.Model, status: e.Status, binding: orNil(e.BindingID), hostKey: orNil(e.HostKeyID),
+		}
+		j, ok := at[k]
+		if !ok {
+			j = len(g.keys)
+			at[k] = j
+			g.keys = append(g.keys, k)
+			g.sums = append(g.sums, usageGroupSums{})
+		}
+		s := &g.sums[j]
+		s.requests++
+		if e.Status >= 400 {
+			s.errors++
+		}
+		s.input += e.InputTokens
+		s.output += e.OutputTokens
+		s.cacheRead += e.CachedReadTokens
+		s.cacheWrite += e.CacheWriteTokens
+		s.reasoning += e.ReasoningTokens
+		s.cost += e.Cost
+		s.saved += e.Saved
+	}
+	return g
+}
+
+// args are rollupGroups' arrays.
+func (g usageGroups) args() []any {
+	n := len(g.keys)
+	var (
+		buckets                                    = make([]time.Time, n)
+		projects, teams, keys, hosts, bindings, hk = make([]pgtype.UUID, n), make([]pgtype.UUID, n), make([]pgtype.UUID, n),
+			make([]pgtype.UUID, n), make([]pgtype.UUID, n), make([]pgtype.UUID, n)
+		models   = make([]string, n)
+		statuses = make([]int32, n)
+		sums     [9][]int64
+	)
+	for c := range sums {
+		sums[c] = make([]int64, n)
+	}
+	for i, k := range g.keys {
+		buckets[i], models[i], statuses[i] = k.bucket, k.model, k.status
+		projects[i], teams[i], keys[i], hosts[i] = pgUUID(k.project), pgUUID(k.team), pgUUID(k.key), pgUUID(k.host)
+		bindings[i], hk[i] = pgUUID(k.binding), pgUUID(k.hostKey)
+		s := g.sums[i]
+		for c, v := range [9]int64{s.requests, s.errors, s.input, s.output, s.cacheRead, s.cacheWrite, s.reasoning, s.cost, s.saved} {
+			sums[c][i] = v
+		}
+	}
+	args := []any{buckets, projects, teams, keys, hosts, models, statuses, bindings, hk}
+	for c := range sums {
+		args = append(args, sums[c])
+	}
+	return args
+}
+
+func orNil(id *uuid.UUID) uuid.UUID {
+	if id == nil {
+		return uuid.Nil
+	}
+	return *id
+}
+
+func pgUUID(id uuid.UUID) pgtype.UUID { return pgtype.UUID{Bytes: id, Valid: true} }
+
+// usageRows feeds events to COPY, reusing one row of values; decisions are
+// packed once, for however many copies.
 type usageRows struct {
 	events []UsageEvent
+	detail [][]byte
 	i      int
 	row    [32]any
+}
+
+func newUsageRows(events []UsageEvent) *usageRows {
+	r := &usageRows{events: events, detail: make([][]byte, len(events)), i: -1}
+	for i := range events {
+		r.detail[i] = packDetail(events[i].RouteDetail)
+	}
+	return r
 }
 
 func (r *usageRows) Next() bool { r.i++; return r.i < len(r.events) }
 
 func (r *usageRows) Values() ([]any, error) {
 	e := &r.events[r.i]
+	var z any
+	if d := r.detail[r.i]; d != nil {
+		z = d
+	}
 	r.row = [32]any{
 		e.RequestID, e.CreatedAt, uid(e.RelayKeyID), uid(e.ServiceAccountID), uid(e.UserID), uid(e.ProjectID), uid(e.TeamID),
 		uid(e.PolicyID), e.Model, uid(e.BindingID), uid(e.HostID), uid(e.HostKeyID), e.InboundShape, e.UpstreamShape, e.Stream,
 		e.Status, e.ErrorKind, e.Attempts, e.InputTokens, e.OutputTokens, e.CachedReadTokens,
 		e.CacheWriteTokens, e.ReasoningTokens, e.Cost, e.TTFBMs, e.TotalMs, e.OverheadUs, uid(e.InferenceTokenID),
-		e.ClientRequestID, e.Route, e.RouteDetail, e.Saved,
+		e.ClientRequestID, e.Route, z, e.Saved,
 	}
 	return r.row[:], nil
 }
@@ -278,7 +442,7 @@ func (s *Store) ListUsageEvents(ctx context.Context, p UsageEventsPage) ([]Usage
 	if err != nil {
 		return nil, fmt.Errorf("list usage events: %w", mapErr(err))
 	}
-	return each(rows, func(r dbsqlc.UsageEvent) UsageEvent { return UsageEvent(r) }), nil
+	return each(rows, func(r dbsqlc.UsageEvent) UsageEvent { e := UsageEvent(r); readDetail(&e); return e }), nil
 }
 
 // GetUsageEvent returns the event recorded for Relay's request id, through
@@ -290,7 +454,9 @@ func (s *Store) GetUsageEvent(ctx context.Context, requestID string, f UsageFilt
 	if err != nil {
 		return UsageEvent{}, fmt.Errorf("get usage event: %w", mapErr(err))
 	}
-	return UsageEvent(row), nil
+	e := UsageEvent(row)
+	readDetail(&e)
+	return e, nil
 }
 
 // readUsage runs a dashboard query in a read-only transaction without JIT

@@ -373,3 +373,41 @@ func TestUsageEvents_GetByRequestID(t *testing.T) {
 		t.Errorf("%d of %d partitions have no index on request_id", without, parts)
 	}
 }
+
+// TestUsageEvents_DetailIsPackedAndReadBack: the writer's decisions land
+// deflated in route_detail_z (the jsonb column stays NULL) and read back as
+// they were written, by id and by page; a decision written before 00020
+// (in the jsonb column) still reads.
+func TestUsageEvents_DetailIsPackedAndReadBack(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx, s := b.ctx, b.s
+	start := time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
+	events := usageBatch("d", 3, start)
+	events[0].RouteDetail = []byte(sampleDetail)
+	events[1].RouteDetail = nil
+	if n := mk[int64](t)(s.IngestUsageEvents(ctx, events[:2])); n != 2 {
+		t.Fatalf("inserted %d, want 2", n)
+	}
+	old := events[2:]
+	old[0].RouteDetail = []byte(`{"model": "m"}`)
+	if n := mk[int64](t)(s.InsertUsageEvents(ctx, old)); n != 1 {
+		t.Fatalf("inserted %d old, want 1", n)
+	}
+	var jsonb, packed int
+	if err := s.pool.QueryRow(ctx, `SELECT count(route_detail), count(route_detail_z) FROM usage_events`).Scan(&jsonb, &packed); err != nil {
+		t.Fatal(err)
+	}
+	if jsonb != 1 || packed != 1 {
+		t.Errorf("%d jsonb and %d packed decisions, want 1 and 1", jsonb, packed)
+	}
+	got := mk[UsageEvent](t)(s.GetUsageEvent(ctx, "d-0", UsageFilter{}))
+	if string(got.RouteDetail) != sampleDetail || got.RouteDetailZ != nil {
+		t.Errorf("read back %q (packed %x)", got.RouteDetail, got.RouteDetailZ)
+	}
+	page := mk[[]UsageEvent](t)(s.ListUsageEvents(ctx, UsageEventsPage{From: start, Limit: 10}))
+	if len(page) != 3 || string(page[0].RouteDetail) != sampleDetail || page[1].RouteDetail != nil ||
+		string(page[2].RouteDetail) != `{"model": "m"}` {
+		t.Errorf("page: %d events, decisions %q %q %q", len(page), page[0].RouteDetail, page[1].RouteDetail, page[2].RouteDetail)
+	}
+}

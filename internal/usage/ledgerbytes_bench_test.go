@@ -2,6 +2,7 @@ package usage_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -80,6 +81,45 @@ func BenchmarkLedgerBytes(b *testing.B) {
 				b.ReportMetric(events/took.Seconds(), "events/s")
 				b.ReportMetric(0, "ns/op")
 				conn.Close(context.Background())
+				st.Close()
+			}
+		})
+	}
+}
+
+// BenchmarkWriterTransactions drains 20 000 routed events of two projects
+// and three models (sharedRecord) through the Writer into a fresh ledger
+// with 1, 2 and 4 transactions in flight, and reports the rate: Record of
+// all the events, then Close (batches of 1000, no spool).
+//
+//	RELAY_TEST_DATABASE_URL=… go test ./internal/usage -run '^$' -bench WriterTransactions -benchtime 1x
+func BenchmarkWriterTransactions(b *testing.B) {
+	const events = 20000
+	for _, txs := range []int{1, 2, 4} {
+		b.Run(fmt.Sprintf("transactions=%d", txs), func(b *testing.B) {
+			for range b.N {
+				dbURL := pgtest.NewDB(b)
+				st, err := store.Open(context.Background(), dbURL)
+				if err != nil {
+					b.Fatal(err)
+				}
+				w := usage.NewWriter(usage.WriterConfig{Sink: st, QueueSize: events, TrimRouteDetail: true, RouteDetailSample: 0.01, Transactions: txs})
+				projects := []uuid.UUID{uuid.New(), uuid.New()}
+				b.ResetTimer()
+				start := time.Now()
+				for i := range events {
+					w.Record(sharedRecord(i, projects))
+				}
+				if err := w.Close(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+				took := time.Since(start)
+				b.StopTimer()
+				if s := w.Stats(); s.Written != events {
+					b.Fatalf("stats %+v: want %d written", s, events)
+				}
+				b.ReportMetric(events/took.Seconds(), "events/s")
+				b.ReportMetric(0, "ns/op")
 				st.Close()
 			}
 		})

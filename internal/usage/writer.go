@@ -24,6 +24,7 @@ const (
 	DefaultRetryBackoff    = 250 * time.Millisecond
 	DefaultRetryBackoffMax = 8 * time.Second
 	DefaultWriteTimeout    = 30 * time.Second
+	DefaultTransactions    = 2
 )
 
 // Sink stores batches of events; *store.Store is one. IngestUsageEvents must
@@ -84,6 +85,13 @@ type WriterConfig struct {
 	// False: every decision is stored in full.
 	TrimRouteDetail   bool
 	RouteDetailSample float64
+	// Transactions is how many batches may be in Postgres at once, each in
+	// a transaction of its own, so that one pod's ledger is not capped by
+	// one Postgres backend. Their rollup upserts lock rows in one order (by
+	// rollup key), so two transactions adding to the same row wait for each
+	// other, never deadlock, and neither loses the other's sums. Spool
+	// replays run alongside. 0: DefaultTransactions.
+	Transactions int
 }
 
 // Stats are a Writer's counters since it started.
@@ -130,6 +138,7 @@ type Writer struct {
 	backoff  time.Duration
 	backoffM time.Duration
 	timeout  time.Duration
+	txs      int    // Transactions
 	trim     bool   // TrimRouteDetail
 	sample   uint32 // RouteDetailSample, per 2^32
 
@@ -174,6 +183,7 @@ func NewWriter(cfg WriterConfig) *Writer {
 		backoff:  cfg.RetryBackoff,
 		backoffM: cfg.RetryBackoffMax,
 		timeout:  cfg.WriteTimeout,
+		txs:      cfg.Transactions,
 		trim:     cfg.TrimRouteDetail,
 		sample:   detailSample(cfg.RouteDetailSample),
 		quit:     make(chan struct{}),
@@ -208,6 +218,9 @@ func NewWriter(cfg WriterConfig) *Writer {
 	}
 	if w.timeout <= 0 {
 		w.timeout = DefaultWriteTimeout
+	}
+	if w.txs <= 0 {
+		w.txs = DefaultTransactions
 	}
 	w.ctx, w.cancel = context.WithCancel(context.Background())
 	if cfg.SpoolDir != "" {
@@ -345,18 +358,44 @@ func (w *Writer) Close(ctx context.Context) error {
 	}
 }
 
+// run batches the queue, without a spool, and hands each batch to one of
+// Transactions writers, waiting while all of them are busy (the queue
+// fills meanwhile).
 func (w *Writer) run() {
 	defer close(w.done)
 	defer w.cancel()
+	work := make(chan []*Event)
+	spare := make(chan []*Event, w.txs+1) // batches written, for reuse
+	var writers sync.WaitGroup
+	for range w.txs {
+		writers.Add(1)
+		go func() {
+			defer writers.Done()
+			rows := make([]store.UsageEvent, 0, w.batch)
+			for batch := range work {
+				rows = w.write(batch, rows)
+				select {
+				case spare <- w.release(batch):
+				default:
+				}
+			}
+		}()
+	}
 	batch := make([]*Event, 0, w.batch)
-	rows := make([]store.UsageEvent, 0, w.batch)
 	flush := func() {
-		if len(batch) > 0 {
-			rows = w.write(batch, rows)
-			batch = w.release(batch)
+		if len(batch) == 0 {
+			return
+		}
+		work <- batch
+		select {
+		case batch = <-spare:
+		default:
+			batch = make([]*Event, 0, w.batch)
 		}
 	}
 	batching.Gather(w.ch, w.quit, w.batch, w.interval, &batch, flush)
+	close(work)
+	writers.Wait()
 }
 
 // write stores one batch, retrying with backoff; after the last attempt the
@@ -433,21 +472,27 @@ func (w *Writer) collect() {
 	batching.Gather(w.ch, w.quit, w.batch, w.interval, &batch, tick)
 }
 
-// ingest writes the batches the collector hands over and replays the
-// spool. After a failed write it backs off, doubling with jitter up to
-// RetryBackoffMax, and takes no batches meanwhile (they go to the spool).
-// When the collector is done it replays what it can and returns.
+// ingest writes the batches the collector hands over, up to Transactions
+// at once, and replays the spool alongside them. After a failed write it
+// backs off, doubling with jitter up to RetryBackoffMax, and takes no
+// batches meanwhile (they go to the spool). When the collector is done it
+// waits for the batches in flight, replays what it can and returns.
 func (w *Writer) ingest() {
 	defer close(w.ingested)
 	failures := 0
 	var retry <-chan time.Time
 	var timer *time.Timer
 	var outage time.Time // when the current outage began; zero when none
+	inflight := 0
+	stored := make(chan bool, w.txs) // a batch in flight is done: did Postgres take it?
 	failed := func() {
 		if outage.IsZero() {
 			outage = time.Now()
 		}
 		failures++
+		if timer != nil {
+			timer.Stop()
+		}
 		timer = time.NewTimer(w.retry().Next(failures))
 		retry = timer.C
 	}
@@ -473,23 +518,32 @@ func (w *Writer) ingest() {
 			continue
 		}
 		var handoff chan []*Event
-		if retry == nil {
+		if retry == nil && inflight < w.txs {
 			handoff = w.handoff
 		}
 		select {
 		case batch := <-handoff:
-			ok := w.store(batch)
-			w.release(batch)
+			inflight++
+			go func() {
+				ok := w.store(batch)
+				w.release(batch)
+				stored <- ok
+			}()
+		case ok := <-stored:
+			inflight--
 			w.reap()
 			if ok {
 				recovered()
-			} else {
+			} else if retry == nil {
 				failed()
 			}
 		case <-w.kick:
 		case <-retry:
 			retry = nil
 		case <-w.collected:
+			for ; inflight > 0; inflight-- {
+				<-stored
+			}
 			w.journal.close()
 			w.reap()
 			// Last chance: Postgres may take the spool now. What it does

@@ -104,6 +104,7 @@ func (r iteratorForInsertUsageEvents) Values() ([]interface{}, error) {
 		r.rows[0].Route,
 		r.rows[0].RouteDetail,
 		r.rows[0].Saved,
+		r.rows[0].RouteDetailZ,
 	}, nil
 }
 
@@ -115,5 +116,5 @@ func (r iteratorForInsertUsageEvents) Err() error {
 // and no rollups (store.IngestUsageEvents does both). Columns are in table
 // order, so a UsageEvent converts to its params.
 func (q *Queries) InsertUsageEvents(ctx context.Context, arg []InsertUsageEventsParams) (int64, error) {
-	return q.db.CopyFrom(ctx, []string{"usage_events"}, []string{"request_id", "created_at", "relay_key_id", "service_account_id", "user_id", "project_id", "team_id", "policy_id", "model", "binding_id", "host_id", "host_key_id", "inbound_shape", "upstream_shape", "stream", "status", "error_kind", "attempts", "input_tokens", "output_tokens", "cached_read_tokens", "cache_write_tokens", "reasoning_tokens", "cost", "ttfb_ms", "total_ms", "overhead_us", "inference_token_id", "client_request_id", "route", "route_detail", "saved"}, &iteratorForInsertUsageEvents{rows: arg})
+	return q.db.CopyFrom(ctx, []string{"usage_events"}, []string{"request_id", "created_at", "relay_key_id", "service_account_id", "user_id", "project_id", "team_id", "policy_id", "model", "binding_id", "host_id", "host_key_id", "inbound_shape", "upstream_shape", "stream", "status", "error_kind", "attempts", "input_tokens", "output_tokens", "cached_read_tokens", "cache_write_tokens", "reasoning_tokens", "cost", "ttfb_ms", "total_ms", "overhead_us", "inference_token_id", "client_request_id", "route", "route_detail", "saved", "route_detail_z"}, &iteratorForInsertUsageEvents{rows: arg})
 }

@@ -324,6 +324,7 @@ type UsageEvent struct {
 	Route            *string
 	RouteDetail      json.RawMessage
 	Saved            int64
+	RouteDetailZ     []byte
 }
 
 type UsageEventsDefault struct {

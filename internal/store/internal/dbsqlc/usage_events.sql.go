@@ -14,7 +14,7 @@ import (
 )
 
 const getUsageEvent = `-- name: GetUsageEvent :one
-SELECT request_id, created_at, relay_key_id, service_account_id, user_id, project_id, team_id, policy_id, model, binding_id, host_id, host_key_id, inbound_shape, upstream_shape, stream, status, error_kind, attempts, input_tokens, output_tokens, cached_read_tokens, cache_write_tokens, reasoning_tokens, cost, ttfb_ms, total_ms, overhead_us, inference_token_id, client_request_id, route, route_detail, saved FROM usage_events
+SELECT request_id, created_at, relay_key_id, service_account_id, user_id, project_id, team_id, policy_id, model, binding_id, host_id, host_key_id, inbound_shape, upstream_shape, stream, status, error_kind, attempts, input_tokens, output_tokens, cached_read_tokens, cache_write_tokens, reasoning_tokens, cost, ttfb_ms, total_ms, overhead_us, inference_token_id, client_request_id, route, route_detail, saved, route_detail_z FROM usage_events
 WHERE request_id = $1::text
   AND ($2::uuid[] IS NULL OR project_id = ANY ($2::uuid[])
        OR (coalesce(cardinality($3::uuid[]), 0) > 0 AND (team_id = ANY ($3::uuid[])
@@ -65,6 +65,7 @@ func (q *Queries) GetUsageEvent(ctx context.Context, requestID string, projects 
 		&i.Route,
 		&i.RouteDetail,
 		&i.Saved,
+		&i.RouteDetailZ,
 	)
 	return i, err
 }
@@ -102,10 +103,11 @@ type InsertUsageEventsParams struct {
 	Route            *string
 	RouteDetail      json.RawMessage
 	Saved            int64
+	RouteDetailZ     []byte
 }
 
 const listUsageEventsPage = `-- name: ListUsageEventsPage :many
-SELECT request_id, created_at, relay_key_id, service_account_id, user_id, project_id, team_id, policy_id, model, binding_id, host_id, host_key_id, inbound_shape, upstream_shape, stream, status, error_kind, attempts, input_tokens, output_tokens, cached_read_tokens, cache_write_tokens, reasoning_tokens, cost, ttfb_ms, total_ms, overhead_us, inference_token_id, client_request_id, route, route_detail, saved FROM usage_events
+SELECT request_id, created_at, relay_key_id, service_account_id, user_id, project_id, team_id, policy_id, model, binding_id, host_id, host_key_id, inbound_shape, upstream_shape, stream, status, error_kind, attempts, input_tokens, output_tokens, cached_read_tokens, cache_write_tokens, reasoning_tokens, cost, ttfb_ms, total_ms, overhead_us, inference_token_id, client_request_id, route, route_detail, saved, route_detail_z FROM usage_events
 WHERE created_at >= $1::timestamptz AND created_at < $2::timestamptz
   AND (created_at, request_id) > ($3::timestamptz, $4::text)
   AND ($5::uuid[] IS NULL OR project_id = ANY ($5::uuid[])
@@ -200,6 +202,7 @@ func (q *Queries) ListUsageEventsPage(ctx context.Context, arg ListUsageEventsPa
 			&i.Route,
 			&i.RouteDetail,
 			&i.Saved,
+			&i.RouteDetailZ,
 		); err != nil {
 			return nil, err
 		}
