@@ -43,9 +43,13 @@ type Record struct {
 	// the request was refused before routing.
 	RouteDetail []byte
 
-	Inbound  string     // wire.Inbound.String()
+	Inbound  string     // wire.Inbound.String(), or "batch" / "message_batch"
 	Upstream wire.Shape // the binding's shape
 	Stream   bool
+	// Batch marks a finished batch's usage (all its lines in one
+	// record, RequestID the batch's id): priced at the batch price,
+	// pricing.BatchDivisor times cheaper than the binding's.
+	Batch bool
 
 	Status    int    // sent to the caller; 499 when the caller went away
 	ErrorKind string // "" on success, else an error code (docs/errors.md)

@@ -152,3 +152,46 @@ func div(hi, lo, d, bias uint64) int64 {
 	}
 	return int64(q)
 }
+
+// BatchDivisor is how much cheaper a token is in a batch (OpenAI's Batch
+// API, Anthropic's Message Batches): both bill every kind of token of a
+// batch at half the binding's price, cached and reasoning tokens included.
+// The batch price is the binding's price divided by it, applied once to the
+// exact sum, so a batch costs exactly half of the same requests made one by
+// one (rounded once, half up).
+const BatchDivisor = 2
+
+// BatchCostAt is CostAt at the batch price.
+func BatchCostAt(r Rates, u wire.Usage) int64 {
+	hi, lo := r.sum(u)
+	return div(hi, lo, 1000*BatchDivisor, 1000*BatchDivisor/2)
+}
+
+// BatchSavedAt is SavedAt at the batch price.
+func BatchSavedAt(r Rates, u wire.Usage) int64 {
+	read := min(max(u.CacheRead, 0), max(u.Input, 0))
+	diff := r.Input - max(r.CacheRead, 0)
+	if read == 0 || diff <= 0 {
+		return 0
+	}
+	hi, lo := bits.Mul64(uint64(read), uint64(diff))
+	return div(hi, lo, 1000*BatchDivisor, 1000*BatchDivisor/2)
+}
+
+// BatchMicros is Micros at the batch price (rounded up).
+func BatchMicros(p *snapshot.Pricing, u wire.Usage) int64 {
+	hi, lo := RatesFor(p, u.Input).sum(u)
+	return div(hi, lo, 1_000_000*BatchDivisor, 1_000_000*BatchDivisor-1)
+}
+
+// BatchEstimateMicros is EstimateMicros at the batch price: the most a
+// batch of in prompt tokens and out generated tokens (its lines' totals)
+// may cost. The tier is the one of the whole in count, so the estimate
+// errs high, never low.
+func BatchEstimateMicros(p *snapshot.Pricing, in, out int64) int64 {
+	r := RatesFor(p, in)
+	r.Output = max(r.Output, r.Reasoning)
+	r.Reasoning = 0
+	hi, lo := r.sum(wire.Usage{Input: in, Output: out})
+	return div(hi, lo, 1_000_000*BatchDivisor, 1_000_000*BatchDivisor-1)
+}

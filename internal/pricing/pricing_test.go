@@ -167,3 +167,37 @@ func TestSaved_HandComputed(t *testing.T) {
 		t.Error("cost + saved differs from the uncached cost")
 	}
 }
+
+// A batch costs half of the same requests made one by one, every kind of
+// token included, rounded once.
+func TestBatch_HalfTheBindingPrice(t *testing.T) {
+	t.Parallel()
+	anthropicLike := snapshot.Pricing{Input: 3_000_000, CachedInput: 300_000, CacheWrite: 3_750_000, Output: 15_000_000, Reasoning: 15_000_000}
+	u := wire.Usage{Input: 1000, CacheRead: 600, CacheWrite: 100, Output: 200, Reasoning: 50}
+	r := RatesFor(&anthropicLike, u.Input)
+	if got, want := BatchCostAt(r, u), CostAt(r, u)/2; got != want { // 4_455_000 / 2
+		t.Errorf("BatchCostAt = %d, want %d", got, want)
+	}
+	if got, want := BatchSavedAt(r, u), SavedAt(r, u)/2; got != want {
+		t.Errorf("BatchSavedAt = %d, want %d", got, want)
+	}
+	// 4.455e9 pico / 2 = 2.2275e9 pico = 2227.5 micro, rounded up.
+	if got := BatchMicros(&anthropicLike, u); got != 2228 {
+		t.Errorf("BatchMicros = %d, want 2228", got)
+	}
+	// 1000×3e6 + 500×15e6 = 1.05e10 pico; halved 5.25e9 = 5250 micro.
+	if got := BatchEstimateMicros(&anthropicLike, 1000, 500); got != 5250 {
+		t.Errorf("BatchEstimateMicros = %d, want 5250", got)
+	}
+	// One token at 1500 micro/M: 0.75 nano in a batch, rounds up to 1; at
+	// 999: 0.4995, rounds down.
+	if got := BatchCostAt(Rates{Input: 1500}, wire.Usage{Input: 1}); got != 1 {
+		t.Errorf("0.75 nano = %d, want 1", got)
+	}
+	if got := BatchCostAt(Rates{Input: 999}, wire.Usage{Input: 1}); got != 0 {
+		t.Errorf("0.4995 nano = %d, want 0", got)
+	}
+	if got := BatchCostAt(Rates{Input: math.MaxInt64}, wire.Usage{Input: math.MaxInt64}); got != math.MaxInt64 {
+		t.Errorf("saturation = %d", got)
+	}
+}

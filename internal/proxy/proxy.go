@@ -321,6 +321,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if h.serveGemini(rq, path, gemini) {
 			return
 		}
+		if h.serveObjectRoute(rq, path) { // files and batches (files.go)
+			return
+		}
 		if id, ok := strings.CutPrefix(path, "/v1/responses/"); ok && id != "" {
 			h.serveStoredResponse(rq, id)
 			return

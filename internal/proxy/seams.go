@@ -53,6 +53,20 @@ type Admission struct {
 	// Waited is how long the request already waited for the limiter
 	// before it was degraded: its max wait is shortened by as much.
 	Waited time.Duration
+	// Batch is set for a batch (batches.go), whose lines the request
+	// stands for: at creation with their token totals, so that a batch
+	// its budgets cannot cover is refused; when it has finished with zero
+	// tokens, settled with its actual usage. A batch counts against the
+	// caller's budgets only, at the batch price (pricing.BatchDivisor):
+	// never against the policy's request, token and concurrency rules,
+	// which pace interactive traffic (a provider runs batches apart).
+	Batch *BatchTokens
+}
+
+// BatchTokens are a batch's token totals, taken as they are: no learned
+// estimate lowers them, no model's max output caps them.
+type BatchTokens struct {
+	Input, Output int64
 }
 
 // Degradable is implemented by a limiter's refusal of a request the

@@ -126,6 +126,7 @@ type reservation struct {
 	estOut    int64
 	maxTokens int64 // the request's own, for estimating again while it waits
 	embedding bool
+	batch     bool              // Admission.Batch: budgets only, at the batch price
 	degrade   bool              // Admission.Degrade
 	waited    time.Duration     // Admission.Waited
 	binding   *snapshot.Binding // of the last admitted attempt
@@ -174,8 +175,13 @@ func (l *Limiter) Reserve(a *proxy.Admission) (proxy.Reservation, error) {
 		}
 	}
 	r.embedding = a.Inbound == wire.InboundEmbeddings || (a.Model != nil && a.Model.Kind == "embedding")
-	r.estIn = l.inputEstimate(a.BodyBytes)
-	if !r.embedding {
+	if a.Batch != nil {
+		// A batch's totals, as they are (proxy.Admission.Batch).
+		r.batch, r.estIn, r.estOut = true, a.Batch.Input, a.Batch.Output
+	} else {
+		r.estIn = l.inputEstimate(a.BodyBytes)
+	}
+	if !r.embedding && !r.batch {
 		r.maxTokens = a.MaxTokens
 		r.estOut = l.outputEstimate(a.MaxTokens, a.Model, r.policy)
 	}
@@ -338,6 +344,9 @@ func (r *reservation) perPrincipal() bool {
 // priced at b.
 func (r *reservation) policyCounters(cs []Counter, ms []meta, b *snapshot.Binding) ([]Counter, []meta) {
 	own, pm := r.policyLimits()
+	if r.batch {
+		own, pm = nil, nil
+	}
 	for _, rl := range []*snapshot.RateLimit{own, pm} {
 		if rl == nil {
 			continue
@@ -418,7 +427,7 @@ func (r *reservation) Attempt(ctx context.Context, key *snapshot.HostKey, b *sna
 		return nil
 	}
 	a := ask{cs: cs, prio: r.prio, seq: r.seq, project: r.project}
-	if !r.embedding && l.estimates != nil {
+	if !r.embedding && !r.batch && l.estimates != nil {
 		a.refresh = r.reestimate
 	}
 	if r.policy != nil {
@@ -510,7 +519,7 @@ func (r *reservation) Done(u wire.Usage) {
 		return
 	}
 	r.done = true
-	if !r.embedding && r.model != nil {
+	if !r.embedding && !r.batch && r.model != nil {
 		var pid snapshot.ID
 		if r.policy != nil {
 			pid = r.policy.ID
@@ -518,7 +527,10 @@ func (r *reservation) Done(u wire.Usage) {
 		r.l.estimates.record(pid, r.model.ID, u.Output)
 	}
 	var cost int64
-	if r.binding != nil {
+	switch {
+	case r.binding != nil && r.batch:
+		cost = pricing.BatchMicros(&r.binding.Pricing, u)
+	case r.binding != nil:
 		cost = pricing.Micros(&r.binding.Pricing, u)
 	}
 	if r.pol.store != nil {
@@ -559,8 +571,11 @@ func (g *grant) adjust(u wire.Usage, cost int64) []Adjust {
 // estimate at the uncached input price and the output estimate at the
 // output (or reasoning, if dearer) price.
 func (r *reservation) estimatedCost(b *snapshot.Binding) int64 {
-	if b == nil {
+	switch {
+	case b == nil:
 		return 0
+	case r.batch:
+		return pricing.BatchEstimateMicros(&b.Pricing, r.estIn, r.estOut)
 	}
 	return pricing.EstimateMicros(&b.Pricing, r.estIn, r.estOut)
 }

@@ -46,6 +46,11 @@ func NewEvent(rec *event.Record, snap *snapshot.Snapshot) Event {
 		return ev
 	}
 	r := pricing.RatesFor(&b.Pricing, rec.Usage.Input)
+	if rec.Batch {
+		ev.Cost = pricing.BatchCostAt(r, rec.Usage)
+		ev.Saved = pricing.BatchSavedAt(r, rec.Usage)
+		return ev
+	}
 	ev.Cost = pricing.CostAt(r, rec.Usage)
 	ev.Saved = pricing.SavedAt(r, rec.Usage)
 	return ev

@@ -1,0 +1,550 @@
+package proxy
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"net/textproto"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/relay-llm/relay/internal/keypool"
+	"github.com/relay-llm/relay/internal/objects"
+	"github.com/relay-llm/relay/internal/profile"
+	"github.com/relay-llm/relay/internal/snapshot"
+	"github.com/relay-llm/relay/internal/wire"
+)
+
+// Upstream objects: OpenAI's /v1/files and /v1/batches (batches.go).
+// Each object is made through one host key and lives only there, so Relay
+// indexes it (package objects: project, host, host key, kind) when the
+// upstream answers its creation, and every later call on it — from any
+// pod, without Postgres — finds it under the caller's project and goes to
+// that host key. Another project's id is not in the caller's part of the
+// index, so it gets the very 404 a missing id gets, before anything goes
+// upstream; a list is the caller's part of the index, never the shared
+// host key's upstream list.
+//
+// Where an upload goes: a batch input file (purpose "batch") to the first
+// binding of the model its lines name (one model per file, as OpenAI
+// requires) with a host key the policy grants; any other file to the
+// first such binding of the first model the policy grants, in catalog
+// order. Relay rewrites each batch line's model to that binding's upstream
+// model (the caller writes catalog names, as in any request) and keeps the
+// lines' token estimate with the file, for the budget check at batch
+// creation.
+
+// objectsTimeout bounds one call on an upstream object (uploads included).
+const objectsTimeout = 2 * time.Minute
+
+// serveObjectRoute serves path if it is a files or batches route.
+func (h *Handler) serveObjectRoute(rq *request, path string) bool {
+	for _, r := range [...]struct {
+		prefix string
+		serve  func(*request, string)
+	}{
+		{"/v1/files", h.serveFiles},
+		{"/v1/batches", h.serveBatches},
+	} {
+		rest, ok := strings.CutPrefix(path, r.prefix)
+		if ok && (rest == "" || rest[0] == '/') {
+			defer rq.finish()
+			rq.dialect = wire.DialectOpenAI
+			if err := checkHeaderBounds(rq.r.Header, h.maxHeaders, h.maxHeaderBytes); err != nil {
+				rq.fail(err)
+				return true
+			}
+			r.serve(rq, strings.TrimPrefix(rest, "/"))
+			return true
+		}
+	}
+	return false
+}
+
+// objectMethods checks the method of an object route: allowed lists the
+// methods by sub-path ("" the collection, "id" an object, else a sub
+// resource); false once it has answered.
+func (rq *request) objectMethods(id, sub string, allowed map[string]string) bool {
+	key := sub
+	switch {
+	case id == "":
+		key = ""
+	case sub == "":
+		key = "id"
+	}
+	want, ok := allowed[key]
+	switch {
+	case !ok || strings.Contains(sub, "/"):
+		rq.fail(wire.Errorf(wire.ErrNotFound, "No such endpoint: %s %s.", rq.r.Method, rq.r.URL.Path))
+		return false
+	case !slices.Contains(strings.Split(want, " or "), rq.r.Method):
+		rq.fail(wire.Errorf(wire.ErrMethodNotAllowed, "Use %s for %s.", want, rq.r.URL.Path))
+		return false
+	}
+	return rq.authenticate()
+}
+
+// serveFiles answers /v1/files[/{id}[/content]].
+func (h *Handler) serveFiles(rq *request, rest string) {
+	id, sub, _ := strings.Cut(rest, "/")
+	if !rq.objectMethods(id, sub, map[string]string{"": "GET or POST", "id": "GET or DELETE", "content": "GET"}) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(rq.r.Context(), objectsTimeout)
+	defer cancel()
+	switch {
+	case id == "" && rq.r.Method == http.MethodPost:
+		rq.uploadFile(ctx)
+		return
+	case id == "":
+		rq.listObjects(ctx, objects.KindFile, 10000)
+		return
+	}
+	o, ok := rq.ownObject(ctx, objects.KindFile, id)
+	if !ok {
+		return
+	}
+	path := "/v1/files/" + url.PathEscape(id)
+	if sub != "" {
+		path += "/" + sub
+	}
+	resp, ok := rq.objectCall(ctx, o, rq.r.Method, path, nil, "")
+	if !ok {
+		return
+	}
+	defer resp.Body.Close()
+	if sub == "content" && resp.StatusCode < 300 {
+		rq.streamObject(resp)
+		return
+	}
+	body := rq.objectAnswer(resp, o)
+	if rq.r.Method == http.MethodDelete && (resp.StatusCode < 300 || resp.StatusCode == http.StatusNotFound) {
+		_ = rq.h.objects.Delete(ctx, rq.caller.ProjectID, objects.KindFile, id)
+	}
+	rq.respond(resp.StatusCode, "application/json", body)
+}
+
+// ownObject finds the caller's object; false once it has answered (404
+// for another project's id as for a missing one).
+func (rq *request) ownObject(ctx context.Context, kind objects.Kind, id string) (objects.Object, bool) {
+	o, err := rq.h.objects.Get(ctx, rq.caller.ProjectID, kind, id)
+	switch {
+	case errors.Is(err, objects.ErrNotFound):
+		rq.fail(noSuchObject(kind, id, "id"))
+		return o, false
+	case err != nil:
+		rq.indexFailed(err)
+		return o, false
+	}
+	return o, true
+}
+
+// noSuchObject is OpenAI's answer for an unknown id.
+func noSuchObject(kind objects.Kind, id, param string) error {
+	switch kind {
+	case objects.KindBatch:
+		return &wire.Error{Kind: wire.ErrNotFound, Param: param, Msg: "No batch found with id '" + id + "'."}
+	case objects.KindMessageBatch:
+		return &wire.Error{Kind: wire.ErrNotFound, Param: param, Msg: "No message batch found with id '" + id + "'."}
+	}
+	return &wire.Error{Kind: wire.ErrNotFound, Param: param, Msg: "No such File object: " + id}
+}
+
+func (rq *request) indexFailed(err error) {
+	rq.h.log.Warn("object index", "request_id", rq.id, "error", err)
+	rq.fail(wire.Errorf(wire.ErrUnavailable, "Relay's object index is unavailable; retry shortly."))
+}
+
+// objectCall sends one call on an upstream object to the host key that
+// holds it, the caller's query along on a GET; false once it has answered
+// (the key gone from the catalog, no credential, the host unreachable).
+// The caller closes the body.
+func (rq *request) objectCall(ctx context.Context, o objects.Object, method, path string, body []byte, contentType string) (*http.Response, bool) {
+	query := ""
+	if method == http.MethodGet {
+		query = rq.r.URL.RawQuery
+	}
+	resp, err := rq.sendObject(ctx, o, method, path, query, body, contentType)
+	if err != nil {
+		rq.fail(err)
+		return nil, false
+	}
+	copyResponseHeaders(rq.w.Header(), resp.Header)
+	return resp, true
+}
+
+// quietObjectCall is a GET of path for Relay's own sake: a failure is
+// only left out.
+func (rq *request) quietObjectCall(ctx context.Context, o objects.Object, path string) (*http.Response, bool) {
+	resp, err := rq.sendObject(ctx, o, http.MethodGet, path, "", nil, "")
+	return resp, err == nil
+}
+
+// sendObject sends the call; its error is the caller's answer.
+func (rq *request) sendObject(ctx context.Context, o objects.Object, method, path, query string, body []byte, contentType string) (*http.Response, error) {
+	host, key := rq.snap.Host(o.HostID), rq.snap.HostKey(o.HostKeyID)
+	if host == nil || key == nil || !key.Usable {
+		return nil, wire.Errorf(wire.ErrNotFound, "'%s' is held by a host key that is no longer in the catalog.", o.ID)
+	}
+	shape := wire.ShapeOpenAI
+	if o.Kind == objects.KindMessageBatch {
+		shape = wire.ShapeAnthropic
+	}
+	u := wire.JoinURL(host.BaseURL, path)
+	if query != "" {
+		u += "?" + query
+	}
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, rd)
+	if err != nil {
+		return nil, wire.Errorf(wire.ErrUpstream, "The host that holds '%s' has an invalid base URL.", o.ID)
+	}
+	req.Header = appendOutboundHeaders(make(http.Header), rq.r.Header, shape, host)
+	req.Header.Del("Content-Type")
+	req.Header.Del("Content-Length")
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	if err := rq.h.authorizers.Authorize(ctx, req, body, profile.Lookup(host.Profile), shape, host, key); err != nil {
+		return nil, wire.Errorf(wire.ErrUpstream, "The host key that holds '%s' could not produce a credential.", o.ID)
+	}
+	rq.attempts++
+	resp, err := rq.h.transport.RoundTrip(req)
+	if err != nil {
+		what, _ := describe(err, ctx)
+		return nil, wire.Errorf(wire.ErrUpstream, "The host that holds '%s' could not be reached: %s.", o.ID, what)
+	}
+	rq.key = key
+	return resp, nil
+}
+
+// objectAnswer reads an upstream object's answer, bounded, with the host
+// key's secret (should an upstream echo it) redacted.
+func (rq *request) objectAnswer(resp *http.Response, o objects.Object) []byte {
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxEventBytes))
+	if key := rq.snap.HostKey(o.HostKeyID); key != nil {
+		if s := key.Secret.Reveal(); s != "" && bytes.Contains(body, []byte(s)) {
+			body = bytes.ReplaceAll(body, []byte(s), []byte("[redacted]"))
+		}
+	}
+	return body
+}
+
+// streamObject copies a file's content to the caller as it arrives.
+func (rq *request) streamObject(resp *http.Response) {
+	hd := rq.w.Header()
+	rq.setRelayHeaders()
+	if ct := resp.Header.Get("Content-Type"); ct != "" {
+		hd.Set("Content-Type", ct)
+	}
+	if resp.ContentLength >= 0 {
+		hd.Set("Content-Length", strconv.FormatInt(resp.ContentLength, 10))
+	}
+	rq.w.WriteHeader(resp.StatusCode)
+	rq.status = resp.StatusCode
+	rq.ttfb = time.Since(rq.start)
+	if cap(rq.ioBuf) < 32<<10 {
+		rq.ioBuf = make([]byte, 32<<10)
+	}
+	if _, err := io.CopyBuffer(rq.w, resp.Body, rq.ioBuf[:cap(rq.ioBuf)]); err != nil && rq.r.Context().Err() == nil {
+		rq.abort = true // the caller must see a cut, not a complete file
+	}
+}
+
+// listObjects answers one page of the caller's objects of a kind, newest
+// first, from the index: limit (1–max, 20 by default), after (an id), and
+// for files purpose. Each is the object as the upstream last showed it
+// (batches are refreshed first, batches.go).
+func (rq *request) listObjects(ctx context.Context, kind objects.Kind, maxLimit int) {
+	q := rq.r.URL.Query()
+	limit := 20
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > maxLimit {
+			rq.fail(&wire.Error{Kind: wire.ErrMalformedRequest, Param: "limit", Msg: "limit must be an integer from 1 to " + strconv.Itoa(maxLimit) + "."})
+			return
+		}
+		limit = n
+	}
+	if o := q.Get("order"); o != "" && o != "desc" {
+		rq.fail(&wire.Error{Kind: wire.ErrMalformedRequest, Param: "order", Msg: "Relay lists objects newest first only (order=desc)."})
+		return
+	}
+	purpose := q.Get("purpose")
+	after := q.Get("after")
+	var got []objects.Object
+	more := false
+	for len(got) < limit {
+		page, m, err := rq.h.objects.List(ctx, rq.caller.ProjectID, kind, objects.Page{After: after, Limit: limit - len(got)})
+		if err != nil {
+			rq.indexFailed(err)
+			return
+		}
+		for _, o := range page {
+			if purpose == "" || o.Attrs[attrPurpose] == purpose {
+				got = append(got, o)
+			}
+		}
+		more = m
+		if !m || len(page) == 0 {
+			break
+		}
+		after = page[len(page)-1].ID
+	}
+	if kind == objects.KindBatch {
+		rq.refreshBatches(ctx, got)
+	}
+	b := append(rq.out[:0], `{"object":"list","data":[`...)
+	for i, o := range got {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, objectJSON(o)...)
+	}
+	b = append(b, `],"first_id":`...)
+	if len(got) > 0 {
+		b = wire.AppendString(b, got[0].ID)
+		b = append(b, `,"last_id":`...)
+		b = wire.AppendString(b, got[len(got)-1].ID)
+	} else {
+		b = append(b, `null,"last_id":null`...)
+	}
+	b = append(b, `,"has_more":`...)
+	b = strconv.AppendBool(b, more)
+	rq.out = append(b, '}')
+	rq.respond(http.StatusOK, "application/json", rq.out)
+}
+
+// objectJSON is the object as the upstream last showed it, or, for one
+// Relay never saw whole, the least that says what it is.
+func objectJSON(o objects.Object) []byte {
+	if s := o.Attrs[attrObject]; s != "" && json.Valid([]byte(s)) {
+		return []byte(s)
+	}
+	b := wire.AppendString([]byte(`{"id":`), o.ID)
+	b = append(b, `,"object":"file","bytes":`...)
+	b = strconv.AppendInt(b, o.Size, 10)
+	b = append(b, `,"created_at":`...)
+	b = strconv.AppendInt(b, o.CreatedAt.Unix(), 10)
+	b = append(b, `,"filename":`...)
+	b = wire.AppendString(b, o.Attrs[attrFilename])
+	b = append(b, `,"purpose":`...)
+	b = wire.AppendString(b, o.Attrs[attrPurpose])
+	return append(b, `,"status":"processed"}`...)
+}
+
+// Index attributes of files and batches.
+const (
+	attrObject   = "object"   // the upstream's JSON of the object, as last seen
+	attrPurpose  = "purpose"  // a file's
+	attrFilename = "filename" // a file's
+	attrEndpoint = "endpoint" // a batch input file's lines' url
+	attrModel    = "model_id" // a batch input file's or batch's catalog model
+	attrBinding  = "binding_id"
+	attrEstIn    = "est_in"  // a batch input file's prompt token estimate
+	attrEstOut   = "est_out" // and output token estimate
+	attrLines    = "lines"
+)
+
+// maxObjectJSON bounds the object JSON kept in the index.
+const maxObjectJSON = 4 << 10
+
+// uploadForm is a file upload's form: its text fields in order and the file.
+type uploadForm struct {
+	fields      [][2]string
+	filename    string
+	contentType string
+	content     []byte
+}
+
+// readUploadForm reads a multipart upload held in body.
+func readUploadForm(body []byte, boundary string) (*uploadForm, error) {
+	f := &uploadForm{}
+	mr := multipart.NewReader(bytes.NewReader(body), boundary)
+	seen := map[string]bool{}
+	haveFile := false
+	for {
+		p, err := mr.NextRawPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, formError(strings.TrimPrefix(err.Error(), "multipart: "))
+		}
+		name := p.FormName()
+		if name == "" {
+			return nil, formError("a part has no name")
+		}
+		if seen[name] {
+			return nil, &wire.Error{Kind: wire.ErrMalformedRequest, Param: name, Msg: "The form gives the " + name + " field twice."}
+		}
+		seen[name] = true
+		b, err := io.ReadAll(p)
+		if err != nil {
+			return nil, formError(strings.TrimPrefix(err.Error(), "multipart: "))
+		}
+		if name == "file" {
+			f.filename, f.contentType, f.content, haveFile = p.FileName(), p.Header.Get("Content-Type"), b, true
+			continue
+		}
+		f.fields = append(f.fields, [2]string{name, string(b)})
+	}
+	switch {
+	case !haveFile:
+		return nil, &wire.Error{Kind: wire.ErrMalformedRequest, Param: "file", Msg: "Missing required parameter: 'file'."}
+	case f.field("purpose") == "":
+		return nil, &wire.Error{Kind: wire.ErrMalformedRequest, Param: "purpose", Msg: "Missing required parameter: 'purpose'."}
+	}
+	return f, nil
+}
+
+func (f *uploadForm) field(name string) string {
+	for _, kv := range f.fields {
+		if kv[0] == name {
+			return kv[1]
+		}
+	}
+	return ""
+}
+
+// encode writes the form again, with content as the file.
+func (f *uploadForm) encode() (body []byte, contentType string) {
+	var buf bytes.Buffer
+	buf.Grow(len(f.content) + 1024)
+	w := multipart.NewWriter(&buf)
+	for _, kv := range f.fields {
+		_ = w.WriteField(kv[0], kv[1])
+	}
+	h := make(textproto.MIMEHeader)
+	h.Set("Content-Disposition", `form-data; name="file"; filename="`+strings.NewReplacer(`"`, "%22", "\r", "%0D", "\n", "%0A").Replace(f.filename)+`"`)
+	h.Set("Content-Type", cmp.Or(f.contentType, "application/octet-stream"))
+	pw, _ := w.CreatePart(h)
+	_, _ = pw.Write(f.content)
+	_ = w.Close()
+	return buf.Bytes(), w.FormDataContentType()
+}
+
+// uploadFile answers POST /v1/files.
+func (rq *request) uploadFile(ctx context.Context) {
+	boundary := formBoundary(rq.r.Header.Get("Content-Type"))
+	if boundary == "" {
+		rq.fail(wire.Errorf(wire.ErrMalformedRequest, "Upload a file as multipart/form-data with the fields file and purpose."))
+		return
+	}
+	if !rq.readBody() {
+		return
+	}
+	form, err := readUploadForm(rq.body.Bytes(), boundary)
+	if err != nil {
+		rq.fail(err)
+		return
+	}
+	purpose := form.field("purpose")
+	attrs := map[string]string{attrPurpose: purpose, attrFilename: form.filename}
+	var home objectHome
+	if purpose == "batch" {
+		plan, err := rq.planBatchInput(form.content)
+		if err != nil {
+			rq.fail(err)
+			return
+		}
+		form.content = plan.content
+		home = plan.home
+		attrs[attrEndpoint], attrs[attrModel], attrs[attrBinding] = plan.endpoint, home.binding.ModelID.String(), home.binding.ID.String()
+		attrs[attrEstIn], attrs[attrEstOut], attrs[attrLines] = strconv.FormatInt(plan.estIn, 10), strconv.FormatInt(plan.estOut, 10), strconv.Itoa(plan.lines)
+	} else if home, err = rq.anyHome(); err != nil {
+		rq.fail(err)
+		return
+	}
+	body, ct := form.encode()
+	o := objects.Object{Kind: objects.KindFile, ProjectID: rq.caller.ProjectID, HostID: home.host.ID, HostKeyID: home.key.ID, Attrs: attrs}
+	o.ID = "(upload)"
+	resp, ok := rq.objectCall(ctx, o, http.MethodPost, "/v1/files", body, ct)
+	if !ok {
+		return
+	}
+	defer resp.Body.Close()
+	answer := rq.objectAnswer(resp, o)
+	if resp.StatusCode < 300 {
+		var f struct {
+			ID        string `json:"id"`
+			Bytes     int64  `json:"bytes"`
+			CreatedAt int64  `json:"created_at"`
+		}
+		if json.Unmarshal(answer, &f) != nil || f.ID == "" {
+			rq.fail(wire.Errorf(wire.ErrUpstream, "The host answered the upload without a file id."))
+			return
+		}
+		o.ID, o.Size, o.CreatedAt = f.ID, f.Bytes, time.Unix(f.CreatedAt, 0)
+		if f.CreatedAt == 0 {
+			o.CreatedAt = rq.at
+		}
+		if len(answer) <= maxObjectJSON {
+			attrs[attrObject] = string(answer)
+		}
+		if err := rq.h.objects.Put(ctx, o); err != nil {
+			// The upstream holds a file nobody can reach: say so rather
+			// than hand out an id Relay cannot route.
+			rq.indexFailed(err)
+			return
+		}
+	}
+	rq.respond(resp.StatusCode, "application/json", answer)
+}
+
+// objectHome is where a new object goes.
+type objectHome struct {
+	binding *snapshot.Binding
+	host    *snapshot.Host
+	key     *snapshot.HostKey
+}
+
+// homeFor is the first binding of m (of an OpenAI shape, enabled, on an
+// enabled host) with a host key the caller's policy grants that is usable
+// and not held by its breakers, and that key.
+func (rq *request) homeFor(m *snapshot.Model) (objectHome, bool) {
+	p := rq.caller.Policy
+	if p == nil {
+		return objectHome{}, false
+	}
+	for _, b := range rq.snap.Bindings(m.ID) {
+		if !b.Enabled || (b.Shape != wire.ShapeOpenAI && b.Shape != wire.ShapeOpenAIResponses) {
+			continue
+		}
+		h := rq.snap.Host(b.HostID)
+		if h == nil || !h.Enabled || h.Profile != "" {
+			continue
+		}
+		for _, k := range rq.snap.HostKeys(h.ID) {
+			if k.Enabled && k.Usable && p.GrantsHostKey(k.ID) && rq.h.breakers.Ready(keypool.Ref(k), "", rq.at) {
+				return objectHome{binding: b, host: h, key: k}, true
+			}
+		}
+	}
+	return objectHome{}, false
+}
+
+// anyHome is the home of a file that is not a batch's input.
+func (rq *request) anyHome() (objectHome, error) {
+	if p := rq.caller.Policy; p != nil {
+		for _, m := range rq.snap.Models() {
+			if p.GrantsModel(m.ID) {
+				if home, ok := rq.homeFor(m); ok {
+					return home, nil
+				}
+			}
+		}
+	}
+	return objectHome{}, wire.Errorf(wire.ErrNoUsableHostKey, "No host key the policy grants can hold files right now: files go to an OpenAI host of a model the policy grants.")
+}
