@@ -14,7 +14,10 @@ import (
 // /openai/responses?api-version=…) and the /openai/v1/… surface, an
 // api-key header or an Entra ID token, Azure's error bodies. A deployment
 // whose name holds "content-filter" refuses the prompt as Azure's content
-// filter does (400 code content_filter). The call is then served by the
+// filter does (400 code content_filter); one whose name holds
+// "completion-filter" has its completion cut by the output filter
+// (finish_reason content_filter). Chat answers carry Azure's
+// prompt_filter_results and content_filter_results. The call is then served by the
 // inner Server as OpenAI, with the deployment as the model.
 
 func azureError(w http.ResponseWriter, status int, code, msg string) {
@@ -63,14 +66,16 @@ func (c *Cloud) azure(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return
 	}
+	q := faceQuirks{azureFilters: true}
 	if deployment != "" {
 		if strings.Contains(deployment, "content-filter") {
 			contentFiltered(w)
 			return
 		}
+		q.completionFiltered = strings.Contains(deployment, "completion-filter")
 		body = setMember(body, "model", deployment)
 	}
-	c.forward(w, r, inner, body, func(h http.Header) { h.Set("Authorization", "Bearer azure-face") })
+	c.forward(w, withQuirks(r, q), inner, body, func(h http.Header) { h.Set("Authorization", "Bearer azure-face") })
 }
 
 // contentFiltered is Azure's refusal of a prompt its content filter caught.

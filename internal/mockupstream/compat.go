@@ -19,19 +19,21 @@ type compatRule struct {
 	developer           bool // the developer role
 	maxCompletionTokens bool // max_completion_tokens
 	status              int  // the status of a refusal
+	// reasoning is the member a reasoning model's thoughts come in.
+	reasoning string
 }
 
 var compatRules = map[string]compatRule{
-	"vllm":       {},
-	"ollama":     {developer: true, maxCompletionTokens: true, status: http.StatusBadRequest},
+	"vllm":       {reasoning: "reasoning_content"},
+	"ollama":     {developer: true, maxCompletionTokens: true, status: http.StatusBadRequest, reasoning: "reasoning"},
 	"lmstudio":   {streamOptions: true, developer: true, maxCompletionTokens: true, status: http.StatusBadRequest},
-	"llamacpp":   {developer: true, maxCompletionTokens: true, status: http.StatusBadRequest},
-	"groq":       {developer: true, status: http.StatusBadRequest},
+	"llamacpp":   {developer: true, maxCompletionTokens: true, status: http.StatusBadRequest, reasoning: "reasoning_content"},
+	"groq":       {developer: true, status: http.StatusBadRequest, reasoning: "reasoning"},
 	"mistral":    {streamOptions: true, developer: true, maxCompletionTokens: true, status: http.StatusUnprocessableEntity},
-	"deepseek":   {developer: true, maxCompletionTokens: true, status: http.StatusBadRequest},
-	"together":   {developer: true, maxCompletionTokens: true, status: http.StatusBadRequest},
-	"fireworks":  {developer: true, maxCompletionTokens: true, status: http.StatusBadRequest},
-	"openrouter": {maxCompletionTokens: true, status: http.StatusBadRequest},
+	"deepseek":   {developer: true, maxCompletionTokens: true, status: http.StatusBadRequest, reasoning: "reasoning_content"},
+	"together":   {developer: true, maxCompletionTokens: true, status: http.StatusBadRequest, reasoning: "reasoning"},
+	"fireworks":  {developer: true, maxCompletionTokens: true, status: http.StatusBadRequest, reasoning: "reasoning_content"},
+	"openrouter": {maxCompletionTokens: true, status: http.StatusBadRequest, reasoning: "reasoning"},
 }
 
 func (c *Cloud) compat(w http.ResponseWriter, r *http.Request) {
@@ -76,5 +78,5 @@ func (c *Cloud) compat(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	c.forward(w, r, "/"+rest, body, func(h http.Header) { h.Set("Authorization", "Bearer compat-face") })
+	c.forward(w, withQuirks(r, faceQuirks{reasoning: rule.reasoning}), "/"+rest, body, func(h http.Header) { h.Set("Authorization", "Bearer compat-face") })
 }

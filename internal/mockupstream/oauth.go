@@ -72,7 +72,7 @@ func (c *Cloud) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		c.googleToken(w, r)
 	case strings.HasPrefix(p, "/openai/"):
 		c.azure(w, r)
-	case strings.HasPrefix(p, "/v1/projects/"):
+	case strings.HasPrefix(p, "/v1/projects/"), strings.HasPrefix(p, "/v1beta1/projects/"):
 		c.vertex(w, r)
 	case strings.HasPrefix(p, "/compat/"):
 		c.compat(w, r)

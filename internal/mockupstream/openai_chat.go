@@ -256,6 +256,8 @@ type chatCompletion struct {
 	Usage             chatUsage    `json:"usage"`
 	ServiceTier       string       `json:"service_tier"`
 	SystemFingerprint string       `json:"system_fingerprint"`
+	// PromptFilterResults is Azure's (faceQuirks.azureFilters).
+	PromptFilterResults any `json:"prompt_filter_results,omitempty"`
 }
 
 type chatChoice struct {
@@ -263,6 +265,8 @@ type chatChoice struct {
 	Message      chatMessageOut `json:"message"`
 	Logprobs     *struct{}      `json:"logprobs"`
 	FinishReason string         `json:"finish_reason"`
+	// ContentFilterResults is Azure's (faceQuirks.azureFilters).
+	ContentFilterResults any `json:"content_filter_results,omitempty"`
 }
 
 type chatMessageOut struct {
@@ -271,6 +275,9 @@ type chatMessageOut struct {
 	Refusal     *string        `json:"refusal"`
 	ToolCalls   []chatToolCall `json:"tool_calls,omitempty"`
 	Annotations []struct{}     `json:"annotations"`
+	// A compatible server's reasoning member (faceQuirks.reasoning).
+	ReasoningContent *string `json:"reasoning_content,omitempty"`
+	Reasoning        *string `json:"reasoning,omitempty"`
 }
 
 type chatUsage struct {
@@ -312,6 +319,8 @@ type chatChunkChoice struct {
 	Delta        chatDelta `json:"delta"`
 	Logprobs     *struct{} `json:"logprobs"`
 	FinishReason *string   `json:"finish_reason"`
+	// ContentFilterResults is Azure's (faceQuirks.azureFilters).
+	ContentFilterResults any `json:"content_filter_results,omitempty"`
 }
 
 type chatDelta struct {
@@ -319,6 +328,9 @@ type chatDelta struct {
 	Content   any                 `json:"content,omitempty"` // absent, null or a string
 	Refusal   any                 `json:"refusal,omitempty"` // absent or null
 	ToolCalls []chatToolCallDelta `json:"tool_calls,omitempty"`
+	// A compatible server's reasoning member (faceQuirks.reasoning).
+	ReasoningContent string `json:"reasoning_content,omitempty"`
+	Reasoning        string `json:"reasoning,omitempty"`
 }
 
 type chatToolCallDelta struct {
@@ -364,17 +376,37 @@ func (c *call) serveChat() {
 	}
 	id, created, model := chatCompletionID(), c.received.Unix(), c.chat.Model
 	finishReason := chatFinish(rp.finish)
+	q := quirksOf(c.ctx)
+	pieces := rp.pieces
+	if q.completionFiltered {
+		calls, finishReason = nil, "content_filter"
+		pieces = pieces[:len(pieces)/2] // a stream is cut where the filter caught it
+	}
 	if !c.stream {
 		msg := chatMessageOut{Role: "assistant", ToolCalls: calls, Annotations: []struct{}{}}
-		if len(calls) == 0 {
+		if len(calls) == 0 && !q.completionFiltered {
 			msg.Content = &rp.text
 		}
-		c.writeJSON(&chatCompletion{
+		if len(rp.thinking) > 0 {
+			thought := joinPieces(rp.thinking)
+			switch q.reasoning {
+			case "reasoning_content":
+				msg.ReasoningContent = &thought
+			case "reasoning":
+				msg.Reasoning = &thought
+			}
+		}
+		cc := chatCompletion{
 			ID: id, Object: "chat.completion", Created: created, Model: model,
 			Choices:     []chatChoice{{Message: msg, FinishReason: finishReason}},
 			Usage:       chatUsageOf(rp.usage),
 			ServiceTier: "default", SystemFingerprint: fingerprint(model),
-		})
+		}
+		if q.azureFilters {
+			cc.PromptFilterResults = azurePromptFilterResults()
+			cc.Choices[0].ContentFilterResults = azureFilterResults(q.completionFiltered)
+		}
+		c.writeJSON(&cc)
 		return
 	}
 
@@ -390,8 +422,16 @@ func (c *call) serveChat() {
 	if includeUsage {
 		chunk.Usage = (*chatUsage)(nil)
 	}
+	var filters any
+	if q.azureFilters {
+		filters = azureFilterResults(false)
+		// Azure rates the prompt first, in a chunk of its own.
+		if !c.send("", map[string]any{"choices": []any{}, "created": 0, "id": "", "model": "", "object": "", "prompt_filter_results": azurePromptFilterResults()}) {
+			return
+		}
+	}
 	send := func(d chatDelta) bool {
-		chunk.Choices[0] = chatChunkChoice{Delta: d}
+		chunk.Choices[0] = chatChunkChoice{Delta: d, ContentFilterResults: filters}
 		return c.send("", &chunk)
 	}
 	var null *string
@@ -399,7 +439,21 @@ func (c *call) serveChat() {
 		if !send(chatDelta{Role: "assistant", Content: "", Refusal: null}) {
 			return
 		}
-		for _, p := range rp.pieces {
+		for _, p := range rp.thinking {
+			d := chatDelta{}
+			switch q.reasoning {
+			case "reasoning_content":
+				d.ReasoningContent = p
+			case "reasoning":
+				d.Reasoning = p
+			default:
+				continue
+			}
+			if !send(d) {
+				return
+			}
+		}
+		for _, p := range pieces {
 			if !send(chatDelta{Content: p}) {
 				return
 			}
@@ -422,6 +476,9 @@ func (c *call) serveChat() {
 		}
 	}
 	chunk.Choices[0] = chatChunkChoice{FinishReason: &finishReason}
+	if q.azureFilters {
+		chunk.Choices[0].ContentFilterResults = azureFilterResults(q.completionFiltered)
+	}
 	if !c.send("", &chunk) {
 		return
 	}

@@ -8,7 +8,8 @@ import (
 )
 
 // The Vertex AI face: Gemini at
-// /v1/projects/{p}/locations/{l}/publishers/google/models/{m}:{method},
+// /v1/projects/{p}/locations/{l}/publishers/google/models/{m}:{method}
+// (and /v1beta1/…),
 // Anthropic at …/publishers/anthropic/models/{m}:rawPredict|streamRawPredict
 // (anthropic_version "vertex-2023-10-16" in the body, the model in the
 // URL and not in the body), the OpenAI-compatible endpoint at
@@ -22,8 +23,10 @@ func googleError(w http.ResponseWriter, status int, state, msg string) {
 }
 
 func (c *Cloud) vertex(w http.ResponseWriter, r *http.Request) {
-	// projects/{p}/locations/{l}/…
-	parts := strings.SplitN(strings.TrimPrefix(r.URL.Path, "/v1/"), "/", 5)
+	// {v1|v1beta1}/projects/{p}/locations/{l}/… (google.golang.org/genai's
+	// Vertex backend calls v1beta1)
+	_, path, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
+	parts := strings.SplitN(path, "/", 5)
 	if len(parts) < 5 || parts[0] != "projects" || parts[2] != "locations" || parts[1] == "" || parts[3] == "" {
 		googleError(w, http.StatusNotFound, "NOT_FOUND", "The requested URL was not found on this server.")
 		return

@@ -3,9 +3,12 @@ package profile
 import (
 	"context"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/netip"
 	"time"
 
+	"github.com/relay-llm/relay/internal/egress"
 	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/wire"
 )
@@ -46,6 +49,14 @@ type Config struct {
 	// Now is the clock; nil is time.Now.
 	Now    func() time.Time
 	Logger *slog.Logger
+	// Egress vets a token endpoint that comes from a secret (a service
+	// account's token_uri), which the control API never sees in the clear,
+	// before Relay posts a signed assertion there; nil allows any but the
+	// metadata addresses, as egress.New(nil).
+	Egress *egress.Guard
+	// Resolve looks a token endpoint's name up for that check; nil is the
+	// system resolver.
+	Resolve func(ctx context.Context, host string) ([]netip.Addr, error)
 }
 
 // Authorizers holds one Authorizer per Auth that needs more than a header,
@@ -64,6 +75,14 @@ func NewAuthorizers(cfg Config) *Authorizers {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Egress == nil {
+		cfg.Egress, _ = egress.New(nil) // an empty list cannot fail
+	}
+	if cfg.Resolve == nil {
+		cfg.Resolve = func(ctx context.Context, host string) ([]netip.Addr, error) {
+			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+		}
 	}
 	return &Authorizers{by: map[Auth]Authorizer{
 		AuthEntra:  newEntra(cfg),

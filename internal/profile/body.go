@@ -48,6 +48,40 @@ func (r *Rewrite) applies(c Call) bool {
 	return (r.Shape == "" || r.Shape == c.Shape) && (r.Op == "" || r.Op == c.Op())
 }
 
+// DroppedHeaders names what c's header lists lose to the profile's
+// allow-lists (HeaderList.Allow), comma-separated, for the caller's
+// X-Relay-Dropped-Fields: each left-out name as "header:name"
+// (anthropic-beta:claude-code-20250219); "" when nothing is left out. A
+// body with its own member does not read the header, and names nothing.
+func (p *Profile) DroppedHeaders(body []byte, c Call) string {
+	if p == nil || c.Header == nil {
+		return ""
+	}
+	var out []string
+	for i := range p.Rewrites {
+		r := &p.Rewrites[i]
+		if !r.applies(c) {
+			continue
+		}
+		for j := range r.HeaderLists {
+			hl := &r.HeaderLists[j]
+			left := hl.left(nil, c.Header)
+			if len(left) == 0 {
+				continue
+			}
+			if ms, err := members(body); err != nil || has(ms, hl.Member) {
+				continue
+			}
+			for _, d := range left {
+				if !slices.Contains(out, d) {
+					out = append(out, d)
+				}
+			}
+		}
+	}
+	return strings.Join(out, ",")
+}
+
 // errNotObject is a body that is not one JSON object.
 var errNotObject = errors.New("request body is not a JSON object")
 
@@ -238,6 +272,26 @@ func without(ms []member, name string) []member {
 
 // list is the JSON array of the allowed names the header lists, in their
 // order and once each, or nil when it lists none.
+// left is the names of the caller's header that Allow leaves out, each
+// once, in order, as "header:name" (anthropic-beta:claude-code-20250219).
+func (hl *HeaderList) left(dst []string, h http.Header) []string {
+	if len(hl.Allow) == 0 {
+		return dst
+	}
+	for _, v := range h.Values(hl.Header) {
+		for _, n := range strings.Split(v, ",") {
+			n = strings.TrimSpace(n)
+			if n == "" || slices.Contains(hl.Allow, n) {
+				continue
+			}
+			if d := hl.Header + ":" + n; !slices.Contains(dst, d) {
+				dst = append(dst, d)
+			}
+		}
+	}
+	return dst
+}
+
 func (hl *HeaderList) list(h http.Header) json.RawMessage {
 	var names []string
 	for _, v := range h.Values(hl.Header) {

@@ -10,9 +10,13 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"time"
+
+	"github.com/relay-llm/relay/internal/egress"
 )
 
 // Google service accounts: the host key's secret is a service account's
@@ -26,13 +30,15 @@ const (
 )
 
 type google struct {
-	client *http.Client
-	now    func() time.Time
-	tokens *tokens
+	client  *http.Client
+	now     func() time.Time
+	tokens  *tokens
+	egress  *egress.Guard
+	resolve func(ctx context.Context, host string) ([]netip.Addr, error)
 }
 
 func newGoogle(cfg Config) *google {
-	return &google{client: cfg.Client, now: cfg.Now, tokens: newTokens(cfg.Now, cfg.Logger, "google")}
+	return &google{client: cfg.Client, now: cfg.Now, tokens: newTokens(cfg.Now, cfg.Logger, "google"), egress: cfg.Egress, resolve: cfg.Resolve}
 }
 
 // serviceAccount is the part of a service account's JSON key Relay reads.
@@ -54,9 +60,14 @@ func (g *google) Authorize(ctx context.Context, req *http.Request, _ []byte, c C
 		if err != nil {
 			return "", 0, err
 		}
-		aud := tokenURL
-		if aud == "" {
+		aud := tokenURL // vetted by the control API when it was written
+		if aud == "" && sa.TokenURI != "" {
+			// The account's own token endpoint comes from the sealed
+			// secret: the egress rule has not seen it yet.
 			aud = sa.TokenURI
+			if err := g.egress.CheckURL(ctx, aud, g.resolve); err != nil {
+				return "", 0, &CredentialError{Reason: fmt.Sprintf("the service account's token_uri %q is refused: %v", aud, err), Refused: true}
+			}
 		}
 		if aud == "" {
 			aud = googleTokenURL

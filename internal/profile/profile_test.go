@@ -125,6 +125,46 @@ func TestBody_Rewrites(t *testing.T) {
 	}
 }
 
+// The betas Bedrock's allow-list leaves out are named, once each and in
+// order, for X-Relay-Dropped-Fields; a body with its own anthropic_beta
+// reads no header and names nothing.
+func TestDroppedHeaders_NameWhatTheAllowListLeavesOut(t *testing.T) {
+	t.Parallel()
+	msgs := func(h ...string) Call {
+		return Call{Shape: wire.ShapeAnthropic, Path: "/v1/messages", Header: http.Header{"Anthropic-Beta": h}}
+	}
+	for _, tc := range []struct {
+		prof, body string
+		call       Call
+		want       string
+	}{
+		{"bedrock", `{"messages":[]}`, msgs("claude-code-20250219, interleaved-thinking-2025-05-14", "oauth-2025-04-20,claude-code-20250219"),
+			"anthropic-beta:claude-code-20250219,anthropic-beta:oauth-2025-04-20"},
+		{"bedrock", `{"messages":[]}`, msgs("interleaved-thinking-2025-05-14"), ""},
+		{"bedrock", `{"messages":[]}`, msgs(" , "), ""},
+		{"bedrock", `{"anthropic_beta":[],"messages":[]}`, msgs("claude-code-20250219"), ""},
+		{"bedrock", `{"messages":[]}`, Call{Shape: wire.ShapeAnthropic, Path: "/v1/messages"}, ""},
+		{"vertex", `{"messages":[]}`, msgs("claude-code-20250219"), ""},
+	} {
+		if got := Lookup(tc.prof).DroppedHeaders([]byte(tc.body), tc.call); got != tc.want {
+			t.Errorf("%s %s %v: %q, want %q", tc.prof, tc.body, tc.call.Header, got, tc.want)
+		}
+	}
+}
+
+// Every OpenAI-compatible profile whose server sends stream usage only
+// when asked (UsageWhenAsked) lets Relay ask: it does not drop
+// stream_options, so the proxy's include_usage reaches the server.
+func TestCompat_StreamUsageIsAskedForWhereItMustBe(t *testing.T) {
+	t.Parallel()
+	chat := Call{Shape: wire.ShapeOpenAI, Path: "/v1/chat/completions", Stream: true}
+	for _, p := range All() {
+		if p.Serves(wire.ShapeOpenAI) && p.Answer.StreamUsage == UsageWhenAsked && p.Drops(chat, "stream_options") {
+			t.Errorf("%s sends stream usage only when asked, but drops stream_options", p.Name)
+		}
+	}
+}
+
 // Check names the first problem: the profile, or the parameter.
 func TestCheck_NamesTheProblem(t *testing.T) {
 	t.Parallel()

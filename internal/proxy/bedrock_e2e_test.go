@@ -175,7 +175,7 @@ func TestBedrock_MessagesThroughInvokeModel(t *testing.T) {
 	// Claude Code's betas: InvokeModel reads them from the body, and only
 	// the ones Bedrock serves go (it refuses "invalid beta flag").
 	st := c.Messages.NewStreaming(ctx, anthropic.MessageNewParams{Model: "claude-bedrock", MaxTokens: 100, Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("Hello there"))}},
-		option.WithHeader("anthropic-beta", "claude-code-20250219,interleaved-thinking-2025-05-14"))
+		option.WithHeader("anthropic-beta", "claude-code-20250219,interleaved-thinking-2025-05-14"), option.WithResponseInto(&raw))
 	var acc anthropic.Message
 	for st.Next() {
 		if err := acc.Accumulate(st.Current()); err != nil {
@@ -193,6 +193,10 @@ func TestBedrock_MessagesThroughInvokeModel(t *testing.T) {
 	_ = json.Unmarshal(r.Body, &body)
 	if string(body["anthropic_beta"]) != `["interleaved-thinking-2025-05-14"]` {
 		t.Fatalf("anthropic_beta in the InvokeModel body: %s", body["anthropic_beta"])
+	}
+	// The beta left out is named to the caller.
+	if got := raw.Header.Get("X-Relay-Dropped-Fields"); got != "anthropic-beta:claude-code-20250219" {
+		t.Fatalf("X-Relay-Dropped-Fields %q", got)
 	}
 }
 

@@ -220,7 +220,7 @@ func New(cfg Config) *Handler {
 		h.objects = objects.NewMemory(objects.Options{Now: h.now})
 	}
 	if h.authorizers == nil {
-		h.authorizers = profile.NewAuthorizers(profile.Config{Now: h.now, Logger: h.log})
+		h.authorizers = profile.NewAuthorizers(profile.Config{Now: h.now, Logger: h.log, Egress: cfg.Egress})
 	}
 	if h.transport == nil {
 		h.transport = upstream.NewGuardedTransport(cfg.Egress)

@@ -147,6 +147,9 @@ func (rq *request) profiledRequest(c *routing.Candidate) ([]byte, bool, string) 
 		call.Model = strings.TrimPrefix(call.Model, "models/")
 	}
 	if p.ChangesBody(call) {
+		if d := p.DroppedHeaders(body, call); d != "" {
+			rq.setHeader(rq.w.Header(), droppedFieldsHeader, d)
+		}
 		if out, err := p.Body(nil, body, call); err == nil {
 			body = out // else the upstream says what is wrong with it
 		}

@@ -202,7 +202,10 @@ func nextTurn(t *testing.T, in wire.Inbound, request, answer []byte) []byte {
 		req["input"] = append(items, map[string]any{"role": "user", "content": "next"})
 	case wire.InboundGenerate:
 		content := ans["content"].([]any)
-		msgs := append(list("messages"), map[string]any{"role": "assistant", "content": content})
+		msgs := list("messages")
+		if len(content) > 0 { // a completion the content filter emptied leaves no turn to push back
+			msgs = append(msgs, map[string]any{"role": "assistant", "content": content})
+		}
 		var results []any
 		for _, p := range content {
 			if p := p.(map[string]any); p["type"] == "tool_call" {

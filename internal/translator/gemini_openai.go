@@ -14,7 +14,7 @@ var geminiOpenAI = pairSpec{
 	newUpstream: newOpenAIUpstream, newCaller: newGeminiCaller,
 	base: openaiSupport,
 	override: supportTable{
-		FeatReasoning: {Emulated, "thinkingLevel → reasoning_effort; thinkingBudget → reasoning_effort (below 4096 low, below 16384 medium, else high); -1 leaves the model's default; thoughts come back (with includeThoughts) as thought parts"},
+		FeatReasoning: {Emulated, "thinkingLevel → reasoning_effort; thinkingBudget → reasoning_effort (below 4096 low, below 16384 medium, else high); -1 leaves the model's default; reasoning_content (or a string reasoning) comes back (with includeThoughts) as thought parts"},
 		FeatStreaming: {Yes, "text streams as it comes; each function call is one chunk once its arguments are whole; the last chunk carries finishReason and usageMetadata"},
 	},
 }

@@ -12,7 +12,7 @@ var generateOpenAI = pairSpec{
 	newUpstream: newOpenAIUpstream, newCaller: newGenerateCaller,
 	base: openaiSupport,
 	override: supportTable{
-		FeatReasoning: {Emulated, "effort is sent as reasoning_effort; budget_tokens → reasoning_effort (below 4096 low, below 16384 medium, else high); enabled without a budget leaves the model's default"},
+		FeatReasoning: {Emulated, "effort is sent as reasoning_effort; budget_tokens → reasoning_effort (below 4096 low, below 16384 medium, else high); enabled without a budget leaves the model's default; reasoning_content (or a string reasoning) comes back as thinking parts"},
 		FeatStreaming: {Yes, "text, reasoning_content and tool-call deltas become part events; the final usage chunk fills the end event"},
 	},
 }

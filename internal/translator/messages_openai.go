@@ -15,7 +15,7 @@ var messagesOpenAI = pairSpec{
 	newUpstream: newOpenAIUpstream, newCaller: newMessagesCaller,
 	base: openaiSupport,
 	override: supportTable{
-		FeatReasoning: {Emulated, "thinking budget_tokens → reasoning_effort (below 4096 low, below 16384 medium, else high); adaptive leaves the model's default; output_config.effort is sent as reasoning_effort"},
+		FeatReasoning: {Emulated, "thinking budget_tokens → reasoning_effort (below 4096 low, below 16384 medium, else high); adaptive leaves the model's default; output_config.effort is sent as reasoning_effort; reasoning_content (or a string reasoning) comes back as thinking blocks with an empty signature"},
 		FeatStreaming: {Yes, "message_start carries no input tokens (Chat reports usage at the end); message_delta carries the final counts"},
 	},
 }

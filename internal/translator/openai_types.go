@@ -226,6 +226,29 @@ type chatOutMessage struct {
 	Refusal          *string        `json:"refusal"`
 	ReasoningContent *string        `json:"reasoning_content"`
 	ToolCalls        []chatToolCall `json:"tool_calls"`
+	// Reasoning is the other servers' spelling of reasoning_content
+	// (Ollama, Groq, Together, OpenRouter; newer vLLM): a string. It is
+	// raw because OpenAI-like servers may put an object there.
+	Reasoning json.RawMessage `json:"reasoning"`
+}
+
+// reasoning is the message's or delta's reasoning text, from whichever
+// member the server uses (profile.Answer.Reasoning names it per host);
+// reasoning_content wins when a server sends both, so the text is read
+// once. A reasoning member that is not a string is not reasoning text and
+// is left alone.
+func (m *chatOutMessage) reasoning() string {
+	if m.ReasoningContent != nil && *m.ReasoningContent != "" {
+		return *m.ReasoningContent
+	}
+	if len(m.Reasoning) < 2 || m.Reasoning[0] != '"' {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(m.Reasoning, &s) != nil {
+		return ""
+	}
+	return s
 }
 
 // --- finish reasons ---

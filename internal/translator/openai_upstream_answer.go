@@ -29,8 +29,8 @@ func (u *openaiUpstream) decodeResponse(body []byte, r *canonical.Response) erro
 			continue
 		}
 		m := ch.Message
-		if m.ReasoningContent != nil && *m.ReasoningContent != "" {
-			r.Parts = append(r.Parts, canonical.Part{Type: canonical.PartThinking, Text: *m.ReasoningContent})
+		if t := m.reasoning(); t != "" {
+			r.Parts = append(r.Parts, canonical.Part{Type: canonical.PartThinking, Text: t})
 		}
 		if m.Content != nil && *m.Content != "" {
 			r.Parts = append(r.Parts, canonical.Part{Type: canonical.PartText, Text: *m.Content})
@@ -83,6 +83,12 @@ func (u *openaiUpstream) decodeEvent(ev *wire.Event, evs []canonical.Event) ([]c
 		e := streamErrorOf(typ, 0, c.Error.Message)
 		return append(evs, canonical.Event{Kind: canonical.EventError, Err: e}), nil
 	}
+	if !u.started && len(c.Choices) == 0 && c.Usage == nil {
+		// Azure rates the prompt in a chunk of its own before the answer
+		// (prompt_filter_results, no id, model or choices): the answer's
+		// id and model come in the next.
+		return evs, nil
+	}
 	if !u.started {
 		u.started = true
 		created := c.Created
@@ -96,8 +102,8 @@ func (u *openaiUpstream) decodeEvent(ev *wire.Event, evs []canonical.Event) ([]c
 			continue
 		}
 		if d := ch.Delta; d != nil {
-			if d.ReasoningContent != nil && *d.ReasoningContent != "" {
-				evs = u.textDelta(evs, canonical.PartThinking, *d.ReasoningContent)
+			if t := d.reasoning(); t != "" {
+				evs = u.textDelta(evs, canonical.PartThinking, t)
 			}
 			if d.Content != nil && *d.Content != "" {
 				evs = u.textDelta(evs, canonical.PartText, *d.Content)

@@ -13,7 +13,7 @@ var responsesOpenAI = pairSpec{
 	newUpstream: newStatelessUpstream(newOpenAIUpstream), newCaller: newResponsesCaller,
 	base: openaiSupport,
 	override: withState(supportTable{
-		FeatReasoning:  {Emulated, "reasoning.effort → reasoning_effort; reasoning.summary is not sent (Chat has none); reasoning_content comes back as a reasoning item's summary"},
+		FeatReasoning:  {Emulated, "reasoning.effort → reasoning_effort; reasoning.summary is not sent (Chat has none); reasoning_content (or a string reasoning) comes back as a reasoning item's summary"},
 		FeatJSONSchema: {Yes, `response_format json_schema with the caller's name (else "response") and strict (else true)`},
 		FeatStreaming:  {Yes, "chunks become Responses events; Relay asks for include_usage, and response.completed carries the usage"},
 	}),
