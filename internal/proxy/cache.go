@@ -91,8 +91,8 @@ func (rq *request) lookupCache(conf *snapshot.ResponseCache) bool {
 		return false // the request path reports it
 	}
 	c := &rq.xin.C
-	if st := c.State; st != nil && (st.PreviousResponseID != "" || st.Conversation != "") {
-		return false // the answer depends on state upstream
+	if st := c.State; st != nil && (st.PreviousResponseID != "" || st.Conversation != "") || rq.st != nil && rq.st.conv != "" {
+		return false // the answer depends on state upstream, or goes into a conversation
 	}
 	if !conf.Nondeterministic && !cache.Deterministic(c) {
 		return false

@@ -108,7 +108,7 @@ func TestProxy_RequestErrors(t *testing.T) {
 		{"no policy", "POST", "/v1/chat/completions", chatBody, map[string]string{"Authorization": "Bearer " + noPolicyKey}, 404, "model_not_found", `"gpt-test" does not exist`},
 		{"shape not served", "POST", "/v1/embeddings", `{"model":"claude-test","input":"hi"}`, nil, 400, "shape_not_supported", "openai_embeddings"},
 		{"responses state unknown", "POST", "/v1/responses", `{"model":"claude-test","input":"hi","previous_response_id":"resp_1"}`, nil, 404, "not_found", "'resp_1' not found"},
-		{"responses conversation untranslatable", "POST", "/v1/responses", `{"model":"claude-test","input":"hi","conversation":"conv_1"}`, nil, 400, "unsupported_feature", "conversation"},
+		{"responses conversation unknown", "POST", "/v1/responses", `{"model":"claude-test","input":"hi","conversation":"conv_1"}`, nil, 404, "not_found", "Conversation with id 'conv_1' not found"},
 		{"untranslatable anthropic", "POST", "/v1/messages", `{"model":"gpt-test","max_tokens":1,"messages":[]}`, nil, 400, "invalid_request_error", `"messages"`},
 		{"no usable key", "POST", "/v1/chat/completions", `{"model":"keyless","messages":[]}`, nil, 503, "no_usable_host_key", "keyless"},
 		{"malformed json", "POST", "/v1/chat/completions", `{"model":"gpt-test",`, nil, 400, "invalid_request", "malformed JSON"},

@@ -328,6 +328,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.serveStoredResponse(rq, id)
 			return
 		}
+		if rest, ok := strings.CutPrefix(path, "/v1/conversations"); ok && (rest == "" || rest[0] == '/') {
+			h.serveConversations(rq, rest)
+			return
+		}
 		if name, ok := strings.CutPrefix(path, "/v1/models/"); ok && name != "" {
 			h.serveModelsAt(rq, name)
 			return

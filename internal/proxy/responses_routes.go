@@ -118,10 +118,16 @@ func (rq *request) storeFailed(err error) {
 	rq.fail(wire.Errorf(wire.ErrUnavailable, "Relay's response store is unavailable; retry shortly."))
 }
 
-// listInputItems answers one page of a response's input items, as the
-// spec's ResponseItemList: limit (1–100, 20), order (desc by default) and
-// after (an item id).
+// listInputItems answers one page of a response's input items.
 func (rq *request) listInputItems(rec *respstore.Record) {
+	rq.listItems(rec.Input, "this response's input")
+}
+
+// listItems answers one page of items (a response's input, a
+// conversation's items), as the spec's ResponseItemList and
+// ConversationItemList: limit (1–100, 20), order (desc by default) and
+// after (an item id); where names the list in a 404 for after.
+func (rq *request) listItems(list []json.RawMessage, where string) {
 	q := rq.r.URL.Query()
 	limit := 20
 	if v := q.Get("limit"); v != "" {
@@ -132,7 +138,7 @@ func (rq *request) listInputItems(rec *respstore.Record) {
 		}
 		limit = n
 	}
-	items := append([]json.RawMessage(nil), rec.Input...)
+	items := append([]json.RawMessage(nil), list...)
 	switch q.Get("order") {
 	case "", "desc":
 		for i, j := 0, len(items)-1; i < j; i, j = i+1, j-1 {
@@ -152,7 +158,7 @@ func (rq *request) listInputItems(rec *respstore.Record) {
 			}
 		}
 		if at < 0 {
-			rq.fail(&wire.Error{Kind: wire.ErrNotFound, Param: "after", Msg: "Item with id '" + after + "' not found in this response's input."})
+			rq.fail(&wire.Error{Kind: wire.ErrNotFound, Param: "after", Msg: "Item with id '" + after + "' not found in " + where + "."})
 			return
 		}
 		items = items[at+1:]
@@ -161,25 +167,7 @@ func (rq *request) listInputItems(rec *respstore.Record) {
 	if more {
 		items = items[:limit]
 	}
-	b := append(rq.out[:0], `{"object":"list","data":[`...)
-	for i, it := range items {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, it...)
-	}
-	b = append(b, `],"first_id":`...)
-	first, last := "", ""
-	if len(items) > 0 {
-		first, last = respstore.ItemID(items[0]), respstore.ItemID(items[len(items)-1])
-	}
-	b = wire.AppendString(b, first)
-	b = append(b, `,"last_id":`...)
-	b = wire.AppendString(b, last)
-	b = append(b, `,"has_more":`...)
-	b = strconv.AppendBool(b, more)
-	rq.out = append(b, '}')
-	rq.respond(http.StatusOK, "application/json", rq.out)
+	rq.writeItemList(items, more)
 }
 
 // callObject sends the caller's GET or DELETE of a stored response to the

@@ -46,6 +46,11 @@ type respState struct {
 	// relayMade: some of the state came from Relay's own records, so an
 	// openai_responses upstream must get the expanded body too.
 	relayMade bool
+	// conv is the conversation the request continues ("" none), added
+	// the request's own items (ids given) that go into it with the
+	// answer's output (conversations.go).
+	conv  string
+	added []json.RawMessage
 }
 
 // stateRequest is what prepareState reads of a Responses body.
@@ -61,18 +66,27 @@ type stateRequest struct {
 func (rq *request) prepareState() bool {
 	src := rq.decodable()
 	var q stateRequest
-	if json.Unmarshal(src, &q) != nil || !isNull(q.Conversation) {
-		return true // the translator names what is wrong; conversation passes through or is refused there
+	if json.Unmarshal(src, &q) != nil {
+		return true // the translator names what is wrong
 	}
-	st := &respState{store: q.Store == nil || *q.Store}
+	conv, werr := conversationParam(q.Conversation)
+	if werr != nil {
+		rq.fail(werr)
+		return false
+	}
+	st := &respState{store: q.Store == nil || *q.Store, conv: conv}
 	if q.Prev != nil {
 		st.prev = *q.Prev
+	}
+	if conv != "" && st.prev != "" {
+		rq.fail(&wire.Error{Kind: wire.ErrMalformedRequest, Param: "previous_response_id", Msg: "previous_response_id and conversation cannot be used together: a conversation holds the history itself."})
+		return false
 	}
 	items, refs, ok := inputItems(q.Input)
 	if !ok {
 		return true // the translator names what is wrong
 	}
-	if st.prev == "" && len(refs) == 0 {
+	if st.prev == "" && len(refs) == 0 && conv == "" {
 		if st.store {
 			st.id = newResponseID()
 			st.input = withItemIDs(items)
@@ -82,18 +96,42 @@ func (rq *request) prepareState() bool {
 	}
 	ctx, cancel := context.WithTimeout(rq.r.Context(), storeTimeout)
 	defer cancel()
-	ids := make([]string, len(refs))
-	for i, r := range refs {
-		ids[i] = r.id
-	}
-	loaded, err := rq.h.responses.Load(ctx, rq.project(), st.prev, ids)
-	if err != nil {
-		rq.h.log.Warn("load stored responses", "request_id", rq.id, "error", err)
-		rq.fail(wire.Errorf(wire.ErrUnavailable, "Relay's response store is unavailable; retry shortly, or send the whole conversation as input with store: false."))
-		return false
-	}
-	native := rq.planHasNative()
 	var history []json.RawMessage
+	held := map[string]json.RawMessage{} // the conversation's items, by id
+	if conv != "" {
+		// The conversation is the history; references may point into it.
+		cs, err := rq.h.responses.GetConversation(ctx, rq.project(), conv, true)
+		switch {
+		case errors.Is(err, respstore.ErrNotFound):
+			rq.fail(notFoundConversation(conv, "conversation"))
+			return false
+		case err != nil:
+			rq.storeFailed(err)
+			return false
+		}
+		history = cs.Items
+		for _, it := range history {
+			held[respstore.ItemID(it)] = it
+		}
+		st.relayMade = true
+	}
+	ids := make([]string, 0, len(refs))
+	for _, r := range refs {
+		if _, in := held[r.id]; !in {
+			ids = append(ids, r.id)
+		}
+	}
+	var loaded respstore.Loaded
+	if st.prev != "" || len(ids) > 0 {
+		var err error
+		loaded, err = rq.h.responses.Load(ctx, rq.project(), st.prev, ids)
+		if err != nil {
+			rq.h.log.Warn("load stored responses", "request_id", rq.id, "error", err)
+			rq.fail(wire.Errorf(wire.ErrUnavailable, "Relay's response store is unavailable; retry shortly, or send the whole conversation as input with store: false."))
+			return false
+		}
+	}
+	native := rq.planHasNative() && conv == "" // a conversation is Relay's on every shape
 	if st.prev != "" {
 		prev := loaded.Response
 		switch {
@@ -110,7 +148,10 @@ func (rq *request) prepareState() bool {
 		st.relayMade = prev.Upstream == ""
 	}
 	for _, r := range refs {
-		it, found := loaded.Items[r.id]
+		it, found := held[r.id]
+		if !found {
+			it, found = loaded.Items[r.id]
+		}
 		if !found {
 			if native {
 				return true
@@ -121,15 +162,24 @@ func (rq *request) prepareState() bool {
 		items[r.at] = it
 		st.relayMade = true
 	}
-	st.input = append(history, withItemIDs(items)...)
+	own := withItemIDs(items)
+	if conv != "" {
+		st.added = own
+	}
+	st.input = append(history[:len(history):len(history)], own...)
+	var err error
 	if st.expanded, err = expandedBody(src, st.input); err != nil {
 		return true // the translator names what is wrong
 	}
 	if st.store {
 		st.id = newResponseID()
 	}
-	if max := rq.h.responses.Limits().MaxBytes; st.store && int64(len(st.expanded)) > max {
-		rq.fail(&wire.Error{Kind: wire.ErrMalformedRequest, Param: "store", Msg: "This conversation's state is " + strconv.Itoa(len(st.expanded)) +
+	if max := rq.h.responses.Limits().MaxBytes; (st.store || conv != "") && int64(len(st.expanded)) > max {
+		param := "store"
+		if conv != "" {
+			param = "conversation"
+		}
+		rq.fail(&wire.Error{Kind: wire.ErrMalformedRequest, Param: param, Msg: "This conversation's state is " + strconv.Itoa(len(st.expanded)) +
 			" bytes, over Relay's bound of " + strconv.FormatInt(max, 10) + " bytes per stored response (RELAY_RESPONSES_MAX_BYTES): send store: false, or start a new conversation."})
 		return false
 	}
@@ -266,6 +316,7 @@ func expandedBody(body []byte, input []json.RawMessage) ([]byte, error) {
 		return nil, err
 	}
 	delete(m, "previous_response_id")
+	delete(m, "conversation")
 	in, err := json.Marshal(input)
 	if err != nil {
 		return nil, err
@@ -289,7 +340,7 @@ func randomHex(n int) string {
 // those bytes leave, so the next turn finds it.
 func (rq *request) keepAnswer(out []byte, upstream string) (id string) {
 	st := rq.st
-	if st == nil || !st.store {
+	if st == nil || !st.store && st.conv == "" {
 		return ""
 	}
 	obj := terminalResponse(out)
@@ -304,6 +355,12 @@ func (rq *request) keepAnswer(out []byte, upstream string) (id string) {
 		Output    []json.RawMessage `json:"output"`
 	}
 	if json.Unmarshal(obj, &r) != nil || r.ID == "" || (r.Status != "completed" && r.Status != "incomplete") {
+		return ""
+	}
+	if st.conv != "" {
+		rq.appendConversation(r.Output)
+	}
+	if !st.store {
 		return ""
 	}
 	rec := &respstore.Record{ID: r.ID, CreatedAt: r.CreatedAt, Model: r.Model, Response: obj, Input: st.input, Output: r.Output, Upstream: upstream}
@@ -389,7 +446,7 @@ type keptBody struct {
 }
 
 func (rq *request) keptBody() *keptBody {
-	if rq.st == nil || !rq.st.store || rq.in != wire.InboundResponses {
+	if rq.st == nil || !rq.st.store && rq.st.conv == "" || rq.in != wire.InboundResponses {
 		return nil
 	}
 	return &keptBody{max: int(rq.h.responses.Limits().MaxBytes)}

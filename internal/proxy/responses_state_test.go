@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -16,9 +15,6 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/relay-llm/relay/internal/mockupstream"
-	"github.com/relay-llm/relay/internal/proxy"
-	"github.com/relay-llm/relay/internal/ratelimit"
-	"github.com/relay-llm/relay/internal/redistest"
 	"github.com/relay-llm/relay/internal/respstore"
 	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/wire"
@@ -38,7 +34,7 @@ func statefulFixture(t *testing.T, store respstore.Store) *fixture {
 	t.Helper()
 	f := newFixture(t)
 	f.cfg.Responses = store
-	for _, shape := range responsesTargets {
+	for _, shape := range append(responsesTargets[:len(responsesTargets):len(responsesTargets)], wire.ShapeOpenAIResponses) {
 		h := f.host("h-" + string(shape))
 		f.key(h, "k-"+string(shape), "sk-up-"+string(shape)+"-secret-1")
 		f.bind(f.model(string(shape), true), h, shape, upstreamNames[shape]+"-cached")
@@ -398,22 +394,10 @@ func TestResponsesState_DeleteReachesTheHostKeyThatMadeIt(t *testing.T) {
 // the other, and the other project still sees nothing.
 func TestResponsesState_SharedByPodsThroughRedis(t *testing.T) {
 	t.Parallel()
-	rc, err := ratelimit.NewRedisClient(redistest.URL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rc.Close() })
-	prefix := redistest.Prefix(t)
-	f := statefulFixture(t, respstore.NewRedis(rc, prefix, respstore.Limits{}, nil))
-	snap := snapshot.Build(&f.data, 1, f.clock.Now())
-	cfg := f.cfg
-	cfg.Snapshot = func() *snapshot.Snapshot { return snap }
-	cfg.Responses = respstore.NewRedis(rc, prefix, respstore.Limits{}, nil)
-	pod2 := httptest.NewServer(proxy.New(cfg))
-	t.Cleanup(pod2.Close)
+	f, pod2 := twoPods(t)
 
 	first := turn(t, f, false, responsesParams(string(wire.ShapeAnthropic)))
-	c2 := openai.NewClient(oaopt.WithBaseURL(pod2.URL+"/v1"), oaopt.WithAPIKey(relayKey), oaopt.WithMaxRetries(0))
+	c2 := openai.NewClient(oaopt.WithBaseURL(pod2+"/v1"), oaopt.WithAPIKey(relayKey), oaopt.WithMaxRetries(0))
 	p := responsesParams(string(wire.ShapeGemini))
 	p.PreviousResponseID = openai.String(first.ID)
 	p.Input = responses.ResponseNewParamsInputUnion{OfString: openai.String("second turn on pod 2")}
@@ -430,7 +414,7 @@ func TestResponsesState_SharedByPodsThroughRedis(t *testing.T) {
 		t.Errorf("pod 1 cannot read pod 2's response: %v", err)
 	}
 	var oe *openai.Error
-	other := openai.NewClient(oaopt.WithBaseURL(pod2.URL+"/v1"), oaopt.WithAPIKey(otherKey), oaopt.WithMaxRetries(0))
+	other := openai.NewClient(oaopt.WithBaseURL(pod2+"/v1"), oaopt.WithAPIKey(otherKey), oaopt.WithMaxRetries(0))
 	if _, err := other.Responses.Get(t.Context(), resp.ID, responses.ResponseGetParams{}); !errors.As(err, &oe) || oe.StatusCode != 404 {
 		t.Errorf("another project on pod 2: %v", err)
 	}

@@ -1,7 +1,9 @@
 // Package respstore keeps the state of stored Responses — the response
 // objects, the input items each one was made from and its output items — so
 // that previous_response_id, item_reference input items and GET/DELETE
-// /v1/responses/{id} work whatever shape the binding speaks.
+// /v1/responses/{id} work whatever shape the binding speaks; and the
+// conversations of the Conversations API (conversation.go), whose items
+// the responses that name them continue and extend.
 //
 // Why this design. The inference plane must not read Postgres, and every pod
 // must see a response another pod made, so the state lives where the

@@ -14,6 +14,7 @@ type Memory struct {
 
 	mu       sync.Mutex
 	projects map[string]*memProject
+	convs    map[string]*memConvs // conversations by project (conversation_memory.go)
 }
 
 type memProject struct {

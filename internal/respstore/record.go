@@ -77,9 +77,10 @@ func (l Limits) withDefaults() Limits {
 	return l
 }
 
-// Store keeps stored responses, scoped by project. Memory and Redis
-// implement it.
+// Store keeps stored responses and conversations, scoped by project.
+// Memory and Redis implement it.
 type Store interface {
+	ConversationStore
 	// Load returns, in one round trip, the response id (none when "")
 	// and the items itemIDs name, as far as they are found in project.
 	Load(ctx context.Context, project, id string, itemIDs []string) (Loaded, error)

@@ -508,8 +508,8 @@ func respToolChoice(raw json.RawMessage, tc *canonical.ToolChoice) error {
 // (package respstore). store (true by default) is served by Relay storing
 // the answer under State.ID; previous_response_id and item references are
 // expanded by the proxy into the input before decoding (State.Expanded).
-// What the proxy did not expand is refused, as is conversation: Relay does
-// not serve the Conversations API for these bindings.
+// What the proxy did not expand is refused, conversation included: the
+// proxy serves the Conversations API and expands a conversation first.
 
 // statelessUpstream wraps the upstream side of a responses→* pair with the
 // checks of Responses-only request state.
@@ -536,7 +536,7 @@ func newStatelessUpstream(inner func(time.Time) upstream) func(time.Time) upstre
 // withState adds what every responses→* pair says about Responses state
 // to the pair's own departures.
 func withState(t supportTable) supportTable {
-	t[FeatState] = supportNote{Rejected, "Relay does not serve the Conversations API for a translated binding; continue with previous_response_id (Relay keeps the state) or send the whole conversation as input"}
+	t[FeatState] = supportNote{Rejected, "Relay serves the Conversations API itself and puts the items of a conversation into the input before translation (docs/inference-api.md); a conversation that reaches a translation unexpanded is refused"}
 	t[FeatStore] = supportNote{Emulated, "Relay keeps the response itself (TTL and size bounds: docs/inference-api.md), so previous_response_id, item references and GET /v1/responses/{id} work"}
 	return t
 }
