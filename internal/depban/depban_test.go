@@ -42,6 +42,7 @@ const (
 	translator   = "internal/translator"
 	canonical    = "internal/canonical"
 	controlapi   = "internal/controlapi"
+	mcpgw        = "internal/mcpgw"
 	configfile   = "internal/configfile"
 	mockupstream = "internal/mockupstream"
 	ui           = "ui"
@@ -59,7 +60,7 @@ type ban struct {
 // bans is the table: one row per rule, with its reason.
 func bans() []ban {
 	// hotPath is what runs on every inference request.
-	hotPath := []string{proxy, routing, keypool, wire, objects, respstore}
+	hotPath := []string{proxy, routing, keypool, wire, objects, respstore, mcpgw}
 	return []ban{
 		{
 			packages:  hotPath,
