@@ -35,7 +35,6 @@ type mockServer struct {
 	srv   *mcp.Server
 	url   string
 	calls atomic.Int64
-	auths sync.Map // Authorization values seen
 }
 
 func newMockServer(t testing.TB) *mockServer {
