@@ -31,7 +31,8 @@ UPDATE policies
 SET slug = $2, name = $3, all_models = $4, all_host_keys = $5, key_strategy = $6, rate_limit_id = $7,
     max_wait_ms = $8, priority = $9, max_attempts = $10, limiter_failure_mode = $11,
     capture_payloads = $12, capture_max_bytes = $13, route_strategy = $14, affinity = $15,
-    budget_fallback = $16, degrade_after_ms = $17, degrade_below_priority = $18, response_cache = $19
+    budget_fallback = $16, degrade_after_ms = $17, degrade_below_priority = $18, response_cache = $19,
+    mcp_grants = $20, mcp_require_approval = $21
 WHERE id = $1
 RETURNING *;
 

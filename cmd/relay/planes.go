@@ -199,7 +199,9 @@ func newPlanes(ctx context.Context, cfg *config.Config, st *store.Store, box *se
 	control.Handle("GET /metrics", metrics.RequireToken(cfg.MetricsToken, reg.Handler()))
 	control.Handle("/", ui.New(api.(*controlapi.Server), log))
 
-	p := &planes{inference: inference, control: control}
+	served, gateway := withMCP(inference, ld.Current, limiter, ledger, guard, log)
+	svcs.add("mcp gateway", func(context.Context) error { gateway.Close(); return nil })
+	p := &planes{inference: served, control: control}
 	if !demoEnabled(cfg) {
 		p.start = func(_ context.Context, in, ctl net.Addr) error {
 			guard.SetListeners(in, ctl)

@@ -65,6 +65,7 @@ func buildAccountingWorld(t *testing.T, b *bundle) *accountingWorld {
 	a1, b1 := b.project(teamA.ID, "a1"), b.project(teamB.ID, "b1")
 	saB1 := b.serviceAccount(b1.ID, "sa")
 	host, model, rl := b.host("acc-host"), b.model("acc-model"), b.rateLimit("acc-rl")
+	mcpSrv := *call(c.CreateMcpServerWithResponse(ctx, models.McpServerCreate{Slug: "acc-mcp", URL: mockMCPServer(t)})).want(t, http.StatusCreated).JSON201
 	hk := b.hostKey(host.ID, "acc-key")
 	binding := *call(c.CreateBindingWithResponse(ctx, models.BindingCreate{ModelID: model.ID, HostID: host.ID, Shape: models.ShapeOpenai, UpstreamModel: "m"})).want(t, http.StatusCreated).JSON201
 	rule := *call(c.CreateRateLimitRuleWithResponse(ctx, rl.ID, models.RateLimitRuleCreate{Meter: models.MeterRequests, Amount: 10})).want(t, http.StatusCreated).JSON201
@@ -113,7 +114,7 @@ func buildAccountingWorld(t *testing.T, b *bundle) *accountingWorld {
 		"/api/host-keys": hk.ID, "/api/rate-limits": rl.ID, "/api/projects": b1.ID, "/api/policies": polB.ID,
 		"/api/policy-bindings": pbB1.ID, "/api/teams": teamB.ID, "/api/service-accounts": saB1.ID,
 		"/api/users": member.user.ID, "/api/groups": group.ID, "/api/role-bindings": rbB1.ID,
-		"/api/relay-keys": keyB1.ID, "/api/budgets": budgetB.ID,
+		"/api/relay-keys": keyB1.ID, "/api/budgets": budgetB.ID, "/api/mcp-servers": mcpSrv.ID,
 	}
 	for _, id := range []uuid.UUID{teamB.ID, b1.ID, saB1.ID, polB.ID, keyB1.ID, pbB1.ID, budgetB.ID, rbB1.ID, token.ID} {
 		w.teamB = append(w.teamB, id.String())
@@ -267,6 +268,7 @@ func (w *accountingWorld) send(t *testing.T, b *bundle, role string, o accountin
 	// No usage event or payload capture exists: every role must get the 404
 	// of a missing one (a request id names no tenant by itself).
 	path = strings.ReplaceAll(path, "{request_id}", "req_"+strings.Repeat("ab", 16))
+	path = strings.ReplaceAll(path, "{tool}", "lookup")
 	var query []string
 	for _, p := range o.op.Parameters {
 		if p.Value.In == "query" && p.Value.Required {
@@ -352,11 +354,20 @@ func TestRBAC_EveryOperationAccounted(t *testing.T) {
 // accountingBodies are the bodies of the operations a synthesised one
 // cannot exercise: an apply whose documents write into team B.
 var accountingBodies = map[string]any{
-	"applyConfig": models.ApplyRequest{Files: []models.ApplyFile{{Name: "acc.yaml", Content: "kind: Project\nspec: {team: acc-b, slug: acc-apply}\n"}}},
+	"approveMcpTool": models.McpToolApprovalCreate{Fingerprint: strings.Repeat("ab", 32)},
+	"applyConfig":    models.ApplyRequest{Files: []models.ApplyFile{{Name: "acc.yaml", Content: "kind: Project\nspec: {team: acc-b, slug: acc-apply}\n"}}},
 }
 
 // accountingMatrix: operationId → outcome per role (accountingRoles order).
 var accountingMatrix = map[string]string{
+	"approveMcpTool":               "DDDDDDA",
+	"createMcpServer":              "DDDDDDA",
+	"deleteMcpServer":              "DDDDDDA",
+	"getMcpServer":                 "DFFFFFF",
+	"listMcpServerTools":           "DFFFFFF",
+	"listMcpServers":               "FFFFFFF",
+	"setPolicyMcpGrants":           "DDDDDDA",
+	"updateMcpServer":              "DDDDDDA",
 	"applyConfig":                  "DDDDDDA",
 	"createBinding":                "DDDDDDA",
 	"createBudget":                 "DDDDDDA",

@@ -121,6 +121,14 @@ func grantVerb(at rbac.Scope) rbac.Verb {
 // operationRules: the strict handler's operation name (the operationId,
 // capitalised) → rule. TestAuthz_EveryOperationHasARule holds it to the spec.
 var operationRules = map[string]rule{
+	"ApproveMcpTool":               {verb: rbac.ManageSystem},
+	"CreateMcpServer":              {verb: rbac.ManageSystem, system: true},
+	"DeleteMcpServer":              {verb: rbac.ManageSystem},
+	"GetMcpServer":                 {verb: rbac.ReadCatalog},
+	"ListMcpServerTools":           {verb: rbac.ReadCatalog},
+	"ListMcpServers":               {verb: rbac.ReadCatalog},
+	"SetPolicyMcpGrants":           {verb: rbac.ManageTeam | rbac.ManageSystem},
+	"UpdateMcpServer":              {verb: rbac.ManageSystem},
 	"ApplyConfig":                  {},
 	"ClearBreakers":                {verb: rbac.ManageSystem},
 	"CreateBinding":                {verb: rbac.ManageSystem, system: true},

@@ -44,6 +44,7 @@ const (
 	translator   = "internal/translator"
 	canonical    = "internal/canonical"
 	controlapi   = "internal/controlapi"
+	mcpgw        = "internal/mcpgw"
 	configfile   = "internal/configfile"
 	mockupstream = "internal/mockupstream"
 	upstream     = "internal/upstream"
@@ -68,7 +69,7 @@ type ban struct {
 // bans is the table: one row per rule, with its reason.
 func bans() []ban {
 	// hotPath is what runs on every inference request.
-	hotPath := []string{proxy, routing, keypool, wire, objects, respstore}
+	hotPath := []string{proxy, routing, keypool, wire, objects, respstore, mcpgw}
 	return []ban{
 		{
 			packages:  hotPath,

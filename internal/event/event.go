@@ -70,6 +70,13 @@ type Record struct {
 	CacheAge       time.Duration
 	CacheSaved     wire.Usage
 	CacheBindingID snapshot.ID
+
+	// MCPServer and MCPTool name the MCP server and the tool (as the
+	// server names it) of a tools/call through /mcp (docs/mcp.md); ""
+	// for model calls. The ledger keeps them as the event's host slug and
+	// model ("<server>__<tool>"), with inbound shape "mcp".
+	MCPServer string
+	MCPTool   string
 }
 
 // Error kinds a Record carries besides the codes of docs/errors.md.

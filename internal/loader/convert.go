@@ -184,6 +184,7 @@ func (c converter) policies(rows []store.Policy, models []store.PolicyModel, key
 			CapturePayloads:    r.CapturePayloads, CaptureMaxBytes: int(r.CaptureMaxBytes),
 			RouteStrategy: snapshot.RouteStrategy(r.RouteStrategy), Affinity: snapshot.Affinity(r.Affinity),
 			BudgetFallback: r.BudgetFallback,
+			MCPGrants:      r.MCPGrants, MCPRequireApproval: r.MCPRequireApproval,
 		}
 		if r.DegradeAfterMs != nil {
 			p.DegradeAfter, p.HasDegradeAfter = ms(*r.DegradeAfterMs), true
@@ -286,6 +287,7 @@ func (c converter) data(cat *store.Catalog) *snapshot.Data {
 		RelayKeys:       each(cat.RelayKeys, c.relayKey),
 		InferenceTokens: each(cat.InferenceTokens, c.inferenceToken),
 		Budgets:         each(cat.Budgets, c.budget),
+		MCPServers:      c.mcpServers(cat.MCPServers, cat.MCPToolApprovals),
 	}
 }
 
@@ -308,5 +310,37 @@ func (c converter) changes(cat *store.Catalog, deleted map[store.Kind][]uuid.UUI
 		RelayKeys:       snapshot.Delta[snapshot.RelayKey]{Upserts: d.RelayKeys, Deletes: deleted[store.KindRelayKeys]},
 		InferenceTokens: snapshot.Delta[snapshot.InferenceToken]{Upserts: d.InferenceTokens, Deletes: deleted[store.KindInferenceTokens]},
 		Budgets:         snapshot.Delta[snapshot.Budget]{Upserts: d.Budgets, Deletes: deleted[store.KindBudgets]},
+		MCPServers:      snapshot.Delta[snapshot.MCPServer]{Upserts: d.MCPServers, Deletes: deleted[store.KindMCPServers]},
 	}
+}
+
+// mcpServers converts MCP servers with their tool approvals, resolving each
+// server's credential as host keys' are.
+func (c converter) mcpServers(rows []store.MCPServer, approvals []store.MCPToolApproval) []*snapshot.MCPServer {
+	byID := make(map[uuid.UUID]*snapshot.MCPServer, len(rows))
+	out := make([]*snapshot.MCPServer, 0, len(rows))
+	for _, r := range rows {
+		m := &snapshot.MCPServer{
+			ID: r.ID, Slug: r.Slug, Name: r.Name, URL: r.URL, Enabled: r.Enabled, Timeout: ms(r.TimeoutMs),
+			RateLimitID: ref(r.RateLimitID), AuthHeader: r.AuthHeader, UpdatedAt: r.UpdatedAt,
+			Approved: map[string]string{}, Usable: true,
+		}
+		if r.AuthHeader != "" {
+			v, err := c.l.box.Resolve(r.AuthSecretRef, r.AuthSecretCiphertext, c.l.getenv)
+			if err != nil {
+				m.Usable, m.Problem = false, err.Error()
+				c.l.log.Warn("mcp server credential unusable", "mcp_server", r.ID, "slug", r.Slug, "problem", m.Problem)
+			} else {
+				m.AuthValue = snapshot.NewSecret(v)
+			}
+		}
+		byID[r.ID] = m
+		out = append(out, m)
+	}
+	for _, a := range approvals {
+		if m := byID[a.MCPServerID]; m != nil {
+			m.Approved[a.Tool] = a.Fingerprint
+		}
+	}
+	return out
 }

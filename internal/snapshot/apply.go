@@ -33,6 +33,7 @@ type Changes struct {
 	RelayKeys       Delta[RelayKey]
 	InferenceTokens Delta[InferenceToken]
 	Budgets         Delta[Budget]
+	MCPServers      Delta[MCPServer]
 }
 
 // Apply returns a new snapshot with the changes applied. Kinds that did not
@@ -99,6 +100,11 @@ func (s *Snapshot) Apply(c *Changes, version uint64, now time.Time) *Snapshot {
 	}
 	if !c.Budgets.Empty() {
 		n.budgets = patch(s.budgets, c.Budgets, func(r *Budget) ID { return r.ID })
+	}
+	if !c.MCPServers.Empty() {
+		n.mcpServers = patch(s.mcpServers, c.MCPServers, func(r *MCPServer) ID { return r.ID })
+		n.mcpServersBySlug = repatchKeyed(s.mcpServersBySlug, s.mcpServers, c.MCPServers, func(r *MCPServer) ID { return r.ID }, func(r *MCPServer) string { return r.Slug })
+		n.mcpServerList = sortedMCPServers(n.mcpServers)
 	}
 	return &n
 }

@@ -33,6 +33,7 @@ type Data struct {
 	RelayKeys       []*RelayKey
 	InferenceTokens []*InferenceToken
 	Budgets         []*Budget
+	MCPServers      []*MCPServer
 }
 
 // Snapshot is one consistent view of the catalog. All methods are safe for
@@ -65,6 +66,10 @@ type Snapshot struct {
 	tokens          map[ID]*InferenceToken
 	tokenByHash     map[[32]byte]*InferenceToken
 	budgets         map[ID]*Budget
+
+	mcpServers       map[ID]*MCPServer
+	mcpServersBySlug map[string]*MCPServer
+	mcpServerList    []*MCPServer // by slug
 }
 
 // Empty returns a snapshot with nothing in it, version 0.
@@ -90,7 +95,10 @@ func Build(d *Data, version uint64, now time.Time) *Snapshot {
 		relayKeys:       index(d.RelayKeys, func(r *RelayKey) ID { return r.ID }),
 		tokens:          index(d.InferenceTokens, func(r *InferenceToken) ID { return r.ID }),
 		budgets:         index(d.Budgets, func(r *Budget) ID { return r.ID }),
+		mcpServers:      index(d.MCPServers, func(r *MCPServer) ID { return r.ID }),
 	}
+	s.mcpServersBySlug = rekey(s.mcpServers, func(r *MCPServer) string { return r.Slug })
+	s.mcpServerList = sortedMCPServers(s.mcpServers)
 	s.userGroups = deriveUserGroups(s.groups)
 	s.hostsBySlug = rekey(s.hosts, func(r *Host) string { return r.Slug })
 	s.modelsByName = rekey(s.models, func(r *Model) string { return r.Name })
@@ -117,7 +125,7 @@ func (s *Snapshot) Counts() map[string]int {
 		"rate_limits": len(s.rateLimits), "hosts": len(s.hosts), "models": len(s.models),
 		"bindings": len(s.bindings), "host_keys": len(s.hostKeys), "policies": len(s.policies),
 		"policy_bindings": len(s.policyBindings), "relay_keys": len(s.relayKeys),
-		"inference_tokens": len(s.tokens), "budgets": len(s.budgets),
+		"inference_tokens": len(s.tokens), "budgets": len(s.budgets), "mcp_servers": len(s.mcpServers),
 	}
 }
 

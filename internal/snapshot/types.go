@@ -282,6 +282,10 @@ type Policy struct {
 	CaptureMaxBytes int
 	// Cache is the policy's exact response cache; nil: off.
 	Cache *ResponseCache
+	// MCPGrants are the MCP tool patterns the policy grants (docs/mcp.md);
+	// MCPRequireApproval withholds tools no operator has approved yet.
+	MCPGrants          []string
+	MCPRequireApproval bool
 }
 
 // ResponseCache is a policy's exact response cache (docs/caching.md): which

@@ -13,11 +13,12 @@ import (
 // secretFields never reach the audit log, whatever the kind: host key
 // ciphertext, password hashes, key and token hashes, session CSRF tokens.
 var secretFields = map[string]bool{
-	"SecretCiphertext": true,
-	"PasswordHash":     true,
-	"KeyHash":          true,
-	"TokenHash":        true,
-	"CSRFToken":        true,
+	"SecretCiphertext":     true,
+	"AuthSecretCiphertext": true, // an MCP server's sealed header value
+	"PasswordHash":         true,
+	"KeyHash":              true,
+	"TokenHash":            true,
+	"CSRFToken":            true,
 }
 
 // AuditLogPage asks for up to Limit audit rows with IDs after After (0 for

@@ -35,6 +35,8 @@ type Catalog struct {
 	RelayKeys             []RelayKey
 	InferenceTokens       []InferenceToken
 	Budgets               []Budget
+	MCPServers            []MCPServer
+	MCPToolApprovals      []MCPToolApproval
 }
 
 // readOnly is a consistent read: every query sees the same committed state.
@@ -99,7 +101,7 @@ type snapshotKind interface {
 var snapshotTables = []snapshotKind{
 	teamsTable, projectsTable, usersTable, groupsTable, serviceAccountsTable, rateLimitsTable, hostsTable,
 	modelsTable, bindingsTable, hostKeysTable, policiesTable, policyBindingsTable, relayKeysTable,
-	inferenceTokensTable, budgetsTable,
+	inferenceTokensTable, budgetsTable, mcpServersTable,
 }
 
 // snapshotTable returns the table of kind, or nil when the snapshot is not built from it.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -34,6 +35,8 @@ func newCatalog(t *testing.T, b *bundle, tag string) catalogRows {
 	c.policyBinding = mk[PolicyBinding](t)(s.PolicyBindings().Create(ctx, actor, PolicyBinding{ProjectID: c.project.ID, PolicyID: c.policy.ID, GroupID: &c.group.ID}))
 	c.inferenceToken = mk[InferenceToken](t)(s.InferenceTokens().Create(ctx, actor, InferenceToken{TokenHash: hash("it-" + tag), UserID: c.user.ID, ProjectID: c.project.ID, ExpiresAt: time.Now().Add(time.Hour)}))
 	c.budget = mk[Budget](t)(s.Budgets().Create(ctx, actor, Budget{RelayKeyID: &c.relayKey.ID, Period: "month", Amount: 100}))
+	srv := mk[MCPServer](t)(s.MCPServers().Create(ctx, actor, MCPServer{Slug: "mcp-" + tag, URL: "http://tools.example/mcp", Enabled: true, TimeoutMs: 1000}))
+	mk[MCPToolApproval](t)(s.MCPServers().Approve(ctx, actor, srv.ID, "lookup", strings.Repeat("ab", 32)))
 	return c
 }
 

@@ -4,7 +4,7 @@ package store
 // NOTIFY payloads ("<table>:<id>") do.
 type Kind string
 
-// The kinds. The snapshot is built from the first fifteen; the join tables
+// The kinds. The snapshot is built from the first sixteen; the join tables
 // and rules after them come with their owner (see Kind.Owner).
 const (
 	KindTeams           Kind = "teams"
@@ -22,6 +22,7 @@ const (
 	KindRelayKeys       Kind = "relay_keys"
 	KindInferenceTokens Kind = "inference_tokens"
 	KindBudgets         Kind = "budgets"
+	KindMCPServers      Kind = "mcp_servers"
 
 	KindGroupMemberships      Kind = "group_memberships"
 	KindRateLimitRules        Kind = "rate_limit_rules"
@@ -35,6 +36,8 @@ const (
 
 	KindPolicyTeamShares  Kind = "policy_team_shares"
 	KindHostKeyTeamShares Kind = "host_key_team_shares"
+
+	KindMCPToolApprovals Kind = "mcp_tool_approvals"
 )
 
 // Owner is the snapshot kind a change to a row of k is read as: k itself,
@@ -49,6 +52,8 @@ func (k Kind) Owner() Kind {
 		return KindPolicies
 	case KindRateLimitRules:
 		return KindRateLimits
+	case KindMCPToolApprovals:
+		return KindMCPServers
 	}
 	return k
 }

@@ -46,7 +46,16 @@ func updatePolicyParams(r Policy) dbsqlc.UpdatePolicyParams {
 		BudgetFallback: r.BudgetFallback, DegradeAfterMs: r.DegradeAfterMs,
 		DegradeBelowPriority: r.DegradeBelowPriority,
 		ResponseCache:        r.ResponseCache,
+		MCPGrants:            mcpGrants(r.MCPGrants), MCPRequireApproval: r.MCPRequireApproval,
 	}
+}
+
+// mcpGrants is never nil: the column is NOT NULL.
+func mcpGrants(g []string) []string {
+	if g == nil {
+		return []string{}
+	}
+	return g
 }
 
 // Policies is the policies table; its grants are in PolicyModels,

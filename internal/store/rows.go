@@ -198,6 +198,40 @@ type Policy struct {
 	// ResponseCache is the policy's response cache settings as stored
 	// (migration 00014); nil when it is off.
 	ResponseCache json.RawMessage
+	// MCPGrants are the MCP tool patterns the policy grants and
+	// MCPRequireApproval withholds tools no operator approved (migration
+	// 00019, docs/mcp.md).
+	MCPGrants          []string
+	MCPRequireApproval bool
+}
+
+// MCPServer is a row of mcp_servers: an MCP server Relay fronts at /mcp
+// (Streamable HTTP). The auth header's value is write-only, like a host
+// key's secret: an env reference or AES-256-GCM ciphertext.
+type MCPServer struct {
+	ID                   uuid.UUID
+	Slug                 string
+	Name                 string
+	URL                  string
+	Enabled              bool
+	TimeoutMs            int32
+	RateLimitID          *uuid.UUID
+	AuthHeader           string
+	AuthSecretRef        *string
+	AuthSecretCiphertext []byte
+	CreatedAt            time.Time
+	UpdatedAt            time.Time
+}
+
+// MCPToolApproval is a row of mcp_tool_approvals: an operator's approval
+// of one tool of an MCP server as it was seen (its fingerprint).
+type MCPToolApproval struct {
+	MCPServerID uuid.UUID
+	Tool        string
+	Fingerprint string
+	ApprovedBy  string
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
 }
 
 // PolicyTeamShare is a row of policy_team_shares: a system policy a system

@@ -536,6 +536,80 @@ type ClientInterface interface {
 	// Corresponds with PATCH /api/hosts/{id} (the `UpdateHost` operationId).
 	UpdateHost(ctx context.Context, id IDParam, body UpdateHostJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListMcpServers List MCP servers
+	//
+	// Corresponds with GET /api/mcp-servers (the `ListMcpServers` operationId).
+	ListMcpServers(ctx context.Context, params *ListMcpServersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateMcpServerWithBody Create an MCP server
+	//
+	// Needs manage at system scope. The URL is checked against the egress rules as a host's base URL is.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/mcp-servers (the `CreateMcpServer` operationId).
+	CreateMcpServerWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateMcpServer Create an MCP server
+	//
+	// Needs manage at system scope. The URL is checked against the egress rules as a host's base URL is.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/mcp-servers (the `CreateMcpServer` operationId).
+	CreateMcpServer(ctx context.Context, body CreateMcpServerJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteMcpServer Delete an MCP server
+	//
+	// Deletes the server with its tool approvals.
+	//
+	// Corresponds with DELETE /api/mcp-servers/{id} (the `DeleteMcpServer` operationId).
+	DeleteMcpServer(ctx context.Context, id IDParam, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetMcpServer Get an MCP server
+	//
+	// Corresponds with GET /api/mcp-servers/{id} (the `GetMcpServer` operationId).
+	GetMcpServer(ctx context.Context, id IDParam, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateMcpServerWithBody Update an MCP server
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /api/mcp-servers/{id} (the `UpdateMcpServer` operationId).
+	UpdateMcpServerWithBody(ctx context.Context, id IDParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateMcpServer Update an MCP server
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /api/mcp-servers/{id} (the `UpdateMcpServer` operationId).
+	UpdateMcpServer(ctx context.Context, id IDParam, body UpdateMcpServerJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListMcpServerTools Discover an MCP server's tools, with their approval state
+	//
+	// Asks the server for its tools now (tools/list over Streamable HTTP, with the server's credential) and says for each its fingerprint and whether it is approved, new, or changed since it was approved. Needs read at system scope. A server that cannot be reached is a 502.
+	//
+	// Corresponds with GET /api/mcp-servers/{id}/tools (the `ListMcpServerTools` operationId).
+	ListMcpServerTools(ctx context.Context, id IDParam, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ApproveMcpToolWithBody Approve a tool as it is now
+	//
+	// Records the tool's fingerprint (as listMcpServerTools shows it) as approved. A tool whose fingerprint later differs is withheld from every caller until approved again. Needs manage at system scope.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/mcp-servers/{id}/tools/{tool}/approval (the `ApproveMcpTool` operationId).
+	ApproveMcpToolWithBody(ctx context.Context, id IDParam, tool string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ApproveMcpTool Approve a tool as it is now
+	//
+	// Records the tool's fingerprint (as listMcpServerTools shows it) as approved. A tool whose fingerprint later differs is withheld from every caller until approved again. Needs manage at system scope.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/mcp-servers/{id}/tools/{tool}/approval (the `ApproveMcpTool` operationId).
+	ApproveMcpTool(ctx context.Context, id IDParam, tool string, body ApproveMcpToolJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListModels List models
 	//
 	// Corresponds with GET /api/models (the `ListModels` operationId).
@@ -682,6 +756,24 @@ type ClientInterface interface {
 	//
 	// Corresponds with DELETE /api/policies/{id}/host-keys/{host_key_id} (the `DeletePolicyHostKeyGrant` operationId).
 	DeletePolicyHostKeyGrant(ctx context.Context, id IDParam, hostKeyID HostKeyIDParam, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SetPolicyMcpGrantsWithBody Set the MCP tools a policy grants
+	//
+	// Replaces the policy's MCP grants: patterns `<server>` (every tool of the server), `<server>__<tool>`, or globs with `*` (docs/mcp.md#grants). Needs manage where the policy lives (its team, or the system).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/policies/{id}/mcp (the `SetPolicyMcpGrants` operationId).
+	SetPolicyMcpGrantsWithBody(ctx context.Context, id IDParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SetPolicyMcpGrants Set the MCP tools a policy grants
+	//
+	// Replaces the policy's MCP grants: patterns `<server>` (every tool of the server), `<server>__<tool>`, or globs with `*` (docs/mcp.md#grants). Needs manage where the policy lives (its team, or the system).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/policies/{id}/mcp (the `SetPolicyMcpGrants` operationId).
+	SetPolicyMcpGrants(ctx context.Context, id IDParam, body SetPolicyMcpGrantsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListPolicyModelRateLimits List the per-model rate limits of a policy
 	//
@@ -2397,6 +2489,180 @@ func (c *Client) UpdateHost(ctx context.Context, id IDParam, body UpdateHostJSON
 	return c.Client.Do(req)
 }
 
+// ListMcpServers List MCP servers
+//
+// Corresponds with GET /api/mcp-servers (the `ListMcpServers` operationId).
+func (c *Client) ListMcpServers(ctx context.Context, params *ListMcpServersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListMcpServersRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateMcpServerWithBody Create an MCP server
+//
+// Needs manage at system scope. The URL is checked against the egress rules as a host's base URL is.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/mcp-servers (the `CreateMcpServer` operationId).
+func (c *Client) CreateMcpServerWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateMcpServerRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateMcpServer Create an MCP server
+//
+// Needs manage at system scope. The URL is checked against the egress rules as a host's base URL is.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/mcp-servers (the `CreateMcpServer` operationId).
+func (c *Client) CreateMcpServer(ctx context.Context, body CreateMcpServerJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateMcpServerRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteMcpServer Delete an MCP server
+//
+// Deletes the server with its tool approvals.
+//
+// Corresponds with DELETE /api/mcp-servers/{id} (the `DeleteMcpServer` operationId).
+func (c *Client) DeleteMcpServer(ctx context.Context, id IDParam, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteMcpServerRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetMcpServer Get an MCP server
+//
+// Corresponds with GET /api/mcp-servers/{id} (the `GetMcpServer` operationId).
+func (c *Client) GetMcpServer(ctx context.Context, id IDParam, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetMcpServerRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateMcpServerWithBody Update an MCP server
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /api/mcp-servers/{id} (the `UpdateMcpServer` operationId).
+func (c *Client) UpdateMcpServerWithBody(ctx context.Context, id IDParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateMcpServerRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateMcpServer Update an MCP server
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /api/mcp-servers/{id} (the `UpdateMcpServer` operationId).
+func (c *Client) UpdateMcpServer(ctx context.Context, id IDParam, body UpdateMcpServerJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateMcpServerRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListMcpServerTools Discover an MCP server's tools, with their approval state
+//
+// Asks the server for its tools now (tools/list over Streamable HTTP, with the server's credential) and says for each its fingerprint and whether it is approved, new, or changed since it was approved. Needs read at system scope. A server that cannot be reached is a 502.
+//
+// Corresponds with GET /api/mcp-servers/{id}/tools (the `ListMcpServerTools` operationId).
+func (c *Client) ListMcpServerTools(ctx context.Context, id IDParam, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListMcpServerToolsRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ApproveMcpToolWithBody Approve a tool as it is now
+//
+// Records the tool's fingerprint (as listMcpServerTools shows it) as approved. A tool whose fingerprint later differs is withheld from every caller until approved again. Needs manage at system scope.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/mcp-servers/{id}/tools/{tool}/approval (the `ApproveMcpTool` operationId).
+func (c *Client) ApproveMcpToolWithBody(ctx context.Context, id IDParam, tool string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewApproveMcpToolRequestWithBody(c.Server, id, tool, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ApproveMcpTool Approve a tool as it is now
+//
+// Records the tool's fingerprint (as listMcpServerTools shows it) as approved. A tool whose fingerprint later differs is withheld from every caller until approved again. Needs manage at system scope.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/mcp-servers/{id}/tools/{tool}/approval (the `ApproveMcpTool` operationId).
+func (c *Client) ApproveMcpTool(ctx context.Context, id IDParam, tool string, body ApproveMcpToolJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewApproveMcpToolRequest(c.Server, id, tool, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListModels List models
 //
 // Corresponds with GET /api/models (the `ListModels` operationId).
@@ -2744,6 +3010,44 @@ func (c *Client) CreatePolicyHostKeyGrant(ctx context.Context, id IDParam, body 
 // Corresponds with DELETE /api/policies/{id}/host-keys/{host_key_id} (the `DeletePolicyHostKeyGrant` operationId).
 func (c *Client) DeletePolicyHostKeyGrant(ctx context.Context, id IDParam, hostKeyID HostKeyIDParam, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewDeletePolicyHostKeyGrantRequest(c.Server, id, hostKeyID)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SetPolicyMcpGrantsWithBody Set the MCP tools a policy grants
+//
+// Replaces the policy's MCP grants: patterns `<server>` (every tool of the server), `<server>__<tool>`, or globs with `*` (docs/mcp.md#grants). Needs manage where the policy lives (its team, or the system).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/policies/{id}/mcp (the `SetPolicyMcpGrants` operationId).
+func (c *Client) SetPolicyMcpGrantsWithBody(ctx context.Context, id IDParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetPolicyMcpGrantsRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SetPolicyMcpGrants Set the MCP tools a policy grants
+//
+// Replaces the policy's MCP grants: patterns `<server>` (every tool of the server), `<server>__<tool>`, or globs with `*` (docs/mcp.md#grants). Needs manage where the policy lives (its team, or the system).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/policies/{id}/mcp (the `SetPolicyMcpGrants` operationId).
+func (c *Client) SetPolicyMcpGrants(ctx context.Context, id IDParam, body SetPolicyMcpGrantsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetPolicyMcpGrantsRequest(c.Server, id, body)
 	if err != nil {
 		return nil, err
 	}
@@ -6433,6 +6737,315 @@ func NewUpdateHostRequestWithBody(server string, id IDParam, contentType string,
 	return req, nil
 }
 
+// NewListMcpServersRequest constructs an http.Request for the ListMcpServers method
+func NewListMcpServersRequest(server string, params *ListMcpServersParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/mcp-servers")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateMcpServerRequest calls the generic CreateMcpServer builder with application/json body
+func NewCreateMcpServerRequest(server string, body CreateMcpServerJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateMcpServerRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewCreateMcpServerRequestWithBody constructs an http.Request for the CreateMcpServer method, with any body, and a specified content type
+func NewCreateMcpServerRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/mcp-servers")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewDeleteMcpServerRequest constructs an http.Request for the DeleteMcpServer method
+func NewDeleteMcpServerRequest(server string, id IDParam) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/mcp-servers/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetMcpServerRequest constructs an http.Request for the GetMcpServer method
+func NewGetMcpServerRequest(server string, id IDParam) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/mcp-servers/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewUpdateMcpServerRequest calls the generic UpdateMcpServer builder with application/json body
+func NewUpdateMcpServerRequest(server string, id IDParam, body UpdateMcpServerJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdateMcpServerRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewUpdateMcpServerRequestWithBody constructs an http.Request for the UpdateMcpServer method, with any body, and a specified content type
+func NewUpdateMcpServerRequestWithBody(server string, id IDParam, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/mcp-servers/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewListMcpServerToolsRequest constructs an http.Request for the ListMcpServerTools method
+func NewListMcpServerToolsRequest(server string, id IDParam) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/mcp-servers/%s/tools", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewApproveMcpToolRequest calls the generic ApproveMcpTool builder with application/json body
+func NewApproveMcpToolRequest(server string, id IDParam, tool string, body ApproveMcpToolJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewApproveMcpToolRequestWithBody(server, id, tool, "application/json", bodyReader)
+}
+
+// NewApproveMcpToolRequestWithBody constructs an http.Request for the ApproveMcpTool method, with any body, and a specified content type
+func NewApproveMcpToolRequestWithBody(server string, id IDParam, tool string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "tool", tool, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/mcp-servers/%s/tools/%s/approval", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewListModelsRequest constructs an http.Request for the ListModels method
 func NewListModelsRequest(server string, params *ListModelsParams) (*http.Request, error) {
 	var err error
@@ -7146,6 +7759,53 @@ func NewDeletePolicyHostKeyGrantRequest(server string, id IDParam, hostKeyID Hos
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewSetPolicyMcpGrantsRequest calls the generic SetPolicyMcpGrants builder with application/json body
+func NewSetPolicyMcpGrantsRequest(server string, id IDParam, body SetPolicyMcpGrantsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewSetPolicyMcpGrantsRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewSetPolicyMcpGrantsRequestWithBody constructs an http.Request for the SetPolicyMcpGrants method, with any body, and a specified content type
+func NewSetPolicyMcpGrantsRequestWithBody(server string, id IDParam, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/policies/%s/mcp", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -11275,6 +11935,88 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PATCH /api/hosts/{id} (the `UpdateHost` operationId).
 	UpdateHostWithResponse(ctx context.Context, id IDParam, body UpdateHostJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateHostResponse, error)
 
+	// ListMcpServersWithResponse List MCP servers
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/mcp-servers (the `ListMcpServers` operationId).
+	ListMcpServersWithResponse(ctx context.Context, params *ListMcpServersParams, reqEditors ...RequestEditorFn) (*ListMcpServersResponse, error)
+
+	// CreateMcpServerWithBodyWithResponse Create an MCP server
+	//
+	// Needs manage at system scope. The URL is checked against the egress rules as a host's base URL is.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/mcp-servers (the `CreateMcpServer` operationId).
+	CreateMcpServerWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateMcpServerResponse, error)
+
+	// CreateMcpServerWithResponse Create an MCP server
+	//
+	// Needs manage at system scope. The URL is checked against the egress rules as a host's base URL is.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/mcp-servers (the `CreateMcpServer` operationId).
+	CreateMcpServerWithResponse(ctx context.Context, body CreateMcpServerJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateMcpServerResponse, error)
+
+	// DeleteMcpServerWithResponse Delete an MCP server
+	//
+	// Deletes the server with its tool approvals.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/mcp-servers/{id} (the `DeleteMcpServer` operationId).
+	DeleteMcpServerWithResponse(ctx context.Context, id IDParam, reqEditors ...RequestEditorFn) (*DeleteMcpServerResponse, error)
+
+	// GetMcpServerWithResponse Get an MCP server
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/mcp-servers/{id} (the `GetMcpServer` operationId).
+	GetMcpServerWithResponse(ctx context.Context, id IDParam, reqEditors ...RequestEditorFn) (*GetMcpServerResponse, error)
+
+	// UpdateMcpServerWithBodyWithResponse Update an MCP server
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /api/mcp-servers/{id} (the `UpdateMcpServer` operationId).
+	UpdateMcpServerWithBodyWithResponse(ctx context.Context, id IDParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateMcpServerResponse, error)
+
+	// UpdateMcpServerWithResponse Update an MCP server
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /api/mcp-servers/{id} (the `UpdateMcpServer` operationId).
+	UpdateMcpServerWithResponse(ctx context.Context, id IDParam, body UpdateMcpServerJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateMcpServerResponse, error)
+
+	// ListMcpServerToolsWithResponse Discover an MCP server's tools, with their approval state
+	//
+	// Asks the server for its tools now (tools/list over Streamable HTTP, with the server's credential) and says for each its fingerprint and whether it is approved, new, or changed since it was approved. Needs read at system scope. A server that cannot be reached is a 502.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/mcp-servers/{id}/tools (the `ListMcpServerTools` operationId).
+	ListMcpServerToolsWithResponse(ctx context.Context, id IDParam, reqEditors ...RequestEditorFn) (*ListMcpServerToolsResponse, error)
+
+	// ApproveMcpToolWithBodyWithResponse Approve a tool as it is now
+	//
+	// Records the tool's fingerprint (as listMcpServerTools shows it) as approved. A tool whose fingerprint later differs is withheld from every caller until approved again. Needs manage at system scope.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/mcp-servers/{id}/tools/{tool}/approval (the `ApproveMcpTool` operationId).
+	ApproveMcpToolWithBodyWithResponse(ctx context.Context, id IDParam, tool string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ApproveMcpToolResponse, error)
+
+	// ApproveMcpToolWithResponse Approve a tool as it is now
+	//
+	// Records the tool's fingerprint (as listMcpServerTools shows it) as approved. A tool whose fingerprint later differs is withheld from every caller until approved again. Needs manage at system scope.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/mcp-servers/{id}/tools/{tool}/approval (the `ApproveMcpTool` operationId).
+	ApproveMcpToolWithResponse(ctx context.Context, id IDParam, tool string, body ApproveMcpToolJSONRequestBody, reqEditors ...RequestEditorFn) (*ApproveMcpToolResponse, error)
+
 	// ListModelsWithResponse List models
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -11443,6 +12185,24 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with DELETE /api/policies/{id}/host-keys/{host_key_id} (the `DeletePolicyHostKeyGrant` operationId).
 	DeletePolicyHostKeyGrantWithResponse(ctx context.Context, id IDParam, hostKeyID HostKeyIDParam, reqEditors ...RequestEditorFn) (*DeletePolicyHostKeyGrantResponse, error)
+
+	// SetPolicyMcpGrantsWithBodyWithResponse Set the MCP tools a policy grants
+	//
+	// Replaces the policy's MCP grants: patterns `<server>` (every tool of the server), `<server>__<tool>`, or globs with `*` (docs/mcp.md#grants). Needs manage where the policy lives (its team, or the system).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/policies/{id}/mcp (the `SetPolicyMcpGrants` operationId).
+	SetPolicyMcpGrantsWithBodyWithResponse(ctx context.Context, id IDParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetPolicyMcpGrantsResponse, error)
+
+	// SetPolicyMcpGrantsWithResponse Set the MCP tools a policy grants
+	//
+	// Replaces the policy's MCP grants: patterns `<server>` (every tool of the server), `<server>__<tool>`, or globs with `*` (docs/mcp.md#grants). Needs manage where the policy lives (its team, or the system).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/policies/{id}/mcp (the `SetPolicyMcpGrants` operationId).
+	SetPolicyMcpGrantsWithResponse(ctx context.Context, id IDParam, body SetPolicyMcpGrantsJSONRequestBody, reqEditors ...RequestEditorFn) (*SetPolicyMcpGrantsResponse, error)
 
 	// ListPolicyModelRateLimitsWithResponse List the per-model rate limits of a policy
 	//
@@ -15437,6 +16197,559 @@ func (r UpdateHostResponse) ContentType() string {
 	return ""
 }
 
+type ListMcpServersResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *McpServerList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListMcpServersResponse) GetJSON200() *McpServerList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListMcpServersResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListMcpServersResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListMcpServersResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListMcpServersResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListMcpServersResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListMcpServersResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListMcpServersResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListMcpServersResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type CreateMcpServerResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *McpServer
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *UnprocessableEntity
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateMcpServerResponse) GetJSON201() *McpServer {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateMcpServerResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateMcpServerResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateMcpServerResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreateMcpServerResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r CreateMcpServerResponse) GetJSON422() *UnprocessableEntity {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CreateMcpServerResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateMcpServerResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateMcpServerResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateMcpServerResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateMcpServerResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DeleteMcpServerResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DeleteMcpServerResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteMcpServerResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteMcpServerResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteMcpServerResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DeleteMcpServerResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteMcpServerResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteMcpServerResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteMcpServerResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteMcpServerResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetMcpServerResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *McpServer
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetMcpServerResponse) GetJSON200() *McpServer {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetMcpServerResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetMcpServerResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetMcpServerResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetMcpServerResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetMcpServerResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetMcpServerResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetMcpServerResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetMcpServerResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetMcpServerResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type UpdateMcpServerResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *McpServer
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *UnprocessableEntity
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UpdateMcpServerResponse) GetJSON200() *McpServer {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r UpdateMcpServerResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r UpdateMcpServerResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r UpdateMcpServerResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r UpdateMcpServerResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r UpdateMcpServerResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r UpdateMcpServerResponse) GetJSON422() *UnprocessableEntity {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r UpdateMcpServerResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r UpdateMcpServerResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UpdateMcpServerResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UpdateMcpServerResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UpdateMcpServerResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListMcpServerToolsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *McpToolList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON502 the response for an HTTP 502 `application/json` response
+	JSON502 *BadGateway
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListMcpServerToolsResponse) GetJSON200() *McpToolList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListMcpServerToolsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListMcpServerToolsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListMcpServerToolsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListMcpServerToolsResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListMcpServerToolsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON502 returns the response for an HTTP 502 `application/json` response
+func (r ListMcpServerToolsResponse) GetJSON502() *BadGateway {
+	return r.JSON502
+}
+
+// GetBody returns the raw response body bytes
+func (r ListMcpServerToolsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListMcpServerToolsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListMcpServerToolsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListMcpServerToolsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ApproveMcpToolResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *McpToolApproval
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *UnprocessableEntity
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ApproveMcpToolResponse) GetJSON200() *McpToolApproval {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ApproveMcpToolResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ApproveMcpToolResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ApproveMcpToolResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ApproveMcpToolResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ApproveMcpToolResponse) GetJSON422() *UnprocessableEntity {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ApproveMcpToolResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ApproveMcpToolResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ApproveMcpToolResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ApproveMcpToolResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ApproveMcpToolResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type ListModelsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -16675,6 +17988,89 @@ func (r DeletePolicyHostKeyGrantResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r DeletePolicyHostKeyGrantResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type SetPolicyMcpGrantsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PolicyMcpGrants
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *UnprocessableEntity
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SetPolicyMcpGrantsResponse) GetJSON200() *PolicyMcpGrants {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r SetPolicyMcpGrantsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r SetPolicyMcpGrantsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r SetPolicyMcpGrantsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r SetPolicyMcpGrantsResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r SetPolicyMcpGrantsResponse) GetJSON422() *UnprocessableEntity {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r SetPolicyMcpGrantsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r SetPolicyMcpGrantsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SetPolicyMcpGrantsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SetPolicyMcpGrantsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SetPolicyMcpGrantsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -22816,6 +24212,148 @@ func (c *ClientWithResponses) UpdateHostWithResponse(ctx context.Context, id IDP
 	return ParseUpdateHostResponse(rsp)
 }
 
+// ListMcpServersWithResponse List MCP servers
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/mcp-servers (the `ListMcpServers` operationId).
+func (c *ClientWithResponses) ListMcpServersWithResponse(ctx context.Context, params *ListMcpServersParams, reqEditors ...RequestEditorFn) (*ListMcpServersResponse, error) {
+	rsp, err := c.ListMcpServers(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListMcpServersResponse(rsp)
+}
+
+// CreateMcpServerWithBodyWithResponse Create an MCP server
+//
+// Needs manage at system scope. The URL is checked against the egress rules as a host's base URL is.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/mcp-servers (the `CreateMcpServer` operationId).
+func (c *ClientWithResponses) CreateMcpServerWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateMcpServerResponse, error) {
+	rsp, err := c.CreateMcpServerWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateMcpServerResponse(rsp)
+}
+
+// CreateMcpServerWithResponse Create an MCP server
+//
+// Needs manage at system scope. The URL is checked against the egress rules as a host's base URL is.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/mcp-servers (the `CreateMcpServer` operationId).
+func (c *ClientWithResponses) CreateMcpServerWithResponse(ctx context.Context, body CreateMcpServerJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateMcpServerResponse, error) {
+	rsp, err := c.CreateMcpServer(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateMcpServerResponse(rsp)
+}
+
+// DeleteMcpServerWithResponse Delete an MCP server
+//
+// Deletes the server with its tool approvals.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/mcp-servers/{id} (the `DeleteMcpServer` operationId).
+func (c *ClientWithResponses) DeleteMcpServerWithResponse(ctx context.Context, id IDParam, reqEditors ...RequestEditorFn) (*DeleteMcpServerResponse, error) {
+	rsp, err := c.DeleteMcpServer(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteMcpServerResponse(rsp)
+}
+
+// GetMcpServerWithResponse Get an MCP server
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/mcp-servers/{id} (the `GetMcpServer` operationId).
+func (c *ClientWithResponses) GetMcpServerWithResponse(ctx context.Context, id IDParam, reqEditors ...RequestEditorFn) (*GetMcpServerResponse, error) {
+	rsp, err := c.GetMcpServer(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetMcpServerResponse(rsp)
+}
+
+// UpdateMcpServerWithBodyWithResponse Update an MCP server
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /api/mcp-servers/{id} (the `UpdateMcpServer` operationId).
+func (c *ClientWithResponses) UpdateMcpServerWithBodyWithResponse(ctx context.Context, id IDParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateMcpServerResponse, error) {
+	rsp, err := c.UpdateMcpServerWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateMcpServerResponse(rsp)
+}
+
+// UpdateMcpServerWithResponse Update an MCP server
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /api/mcp-servers/{id} (the `UpdateMcpServer` operationId).
+func (c *ClientWithResponses) UpdateMcpServerWithResponse(ctx context.Context, id IDParam, body UpdateMcpServerJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateMcpServerResponse, error) {
+	rsp, err := c.UpdateMcpServer(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateMcpServerResponse(rsp)
+}
+
+// ListMcpServerToolsWithResponse Discover an MCP server's tools, with their approval state
+//
+// Asks the server for its tools now (tools/list over Streamable HTTP, with the server's credential) and says for each its fingerprint and whether it is approved, new, or changed since it was approved. Needs read at system scope. A server that cannot be reached is a 502.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/mcp-servers/{id}/tools (the `ListMcpServerTools` operationId).
+func (c *ClientWithResponses) ListMcpServerToolsWithResponse(ctx context.Context, id IDParam, reqEditors ...RequestEditorFn) (*ListMcpServerToolsResponse, error) {
+	rsp, err := c.ListMcpServerTools(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListMcpServerToolsResponse(rsp)
+}
+
+// ApproveMcpToolWithBodyWithResponse Approve a tool as it is now
+//
+// Records the tool's fingerprint (as listMcpServerTools shows it) as approved. A tool whose fingerprint later differs is withheld from every caller until approved again. Needs manage at system scope.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/mcp-servers/{id}/tools/{tool}/approval (the `ApproveMcpTool` operationId).
+func (c *ClientWithResponses) ApproveMcpToolWithBodyWithResponse(ctx context.Context, id IDParam, tool string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ApproveMcpToolResponse, error) {
+	rsp, err := c.ApproveMcpToolWithBody(ctx, id, tool, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseApproveMcpToolResponse(rsp)
+}
+
+// ApproveMcpToolWithResponse Approve a tool as it is now
+//
+// Records the tool's fingerprint (as listMcpServerTools shows it) as approved. A tool whose fingerprint later differs is withheld from every caller until approved again. Needs manage at system scope.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/mcp-servers/{id}/tools/{tool}/approval (the `ApproveMcpTool` operationId).
+func (c *ClientWithResponses) ApproveMcpToolWithResponse(ctx context.Context, id IDParam, tool string, body ApproveMcpToolJSONRequestBody, reqEditors ...RequestEditorFn) (*ApproveMcpToolResponse, error) {
+	rsp, err := c.ApproveMcpTool(ctx, id, tool, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseApproveMcpToolResponse(rsp)
+}
+
 // ListModelsWithResponse List models
 //
 // Returns a wrapper object for the known response body format(s).
@@ -23109,6 +24647,36 @@ func (c *ClientWithResponses) DeletePolicyHostKeyGrantWithResponse(ctx context.C
 		return nil, err
 	}
 	return ParseDeletePolicyHostKeyGrantResponse(rsp)
+}
+
+// SetPolicyMcpGrantsWithBodyWithResponse Set the MCP tools a policy grants
+//
+// Replaces the policy's MCP grants: patterns `<server>` (every tool of the server), `<server>__<tool>`, or globs with `*` (docs/mcp.md#grants). Needs manage where the policy lives (its team, or the system).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/policies/{id}/mcp (the `SetPolicyMcpGrants` operationId).
+func (c *ClientWithResponses) SetPolicyMcpGrantsWithBodyWithResponse(ctx context.Context, id IDParam, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetPolicyMcpGrantsResponse, error) {
+	rsp, err := c.SetPolicyMcpGrantsWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSetPolicyMcpGrantsResponse(rsp)
+}
+
+// SetPolicyMcpGrantsWithResponse Set the MCP tools a policy grants
+//
+// Replaces the policy's MCP grants: patterns `<server>` (every tool of the server), `<server>__<tool>`, or globs with `*` (docs/mcp.md#grants). Needs manage where the policy lives (its team, or the system).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/policies/{id}/mcp (the `SetPolicyMcpGrants` operationId).
+func (c *ClientWithResponses) SetPolicyMcpGrantsWithResponse(ctx context.Context, id IDParam, body SetPolicyMcpGrantsJSONRequestBody, reqEditors ...RequestEditorFn) (*SetPolicyMcpGrantsResponse, error) {
+	rsp, err := c.SetPolicyMcpGrants(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSetPolicyMcpGrantsResponse(rsp)
 }
 
 // ListPolicyModelRateLimitsWithResponse List the per-model rate limits of a policy
@@ -27067,6 +28635,457 @@ func ParseUpdateHostResponse(rsp *http.Response) (*UpdateHostResponse, error) {
 	return response, nil
 }
 
+// ParseListMcpServersResponse parses an HTTP response from a ListMcpServersWithResponse call
+func ParseListMcpServersResponse(rsp *http.Response) (*ListMcpServersResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListMcpServersResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest McpServerList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseCreateMcpServerResponse parses an HTTP response from a CreateMcpServerWithResponse call
+func ParseCreateMcpServerResponse(rsp *http.Response) (*CreateMcpServerResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateMcpServerResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest McpServer
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessableEntity
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDeleteMcpServerResponse parses an HTTP response from a DeleteMcpServerWithResponse call
+func ParseDeleteMcpServerResponse(rsp *http.Response) (*DeleteMcpServerResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteMcpServerResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetMcpServerResponse parses an HTTP response from a GetMcpServerWithResponse call
+func ParseGetMcpServerResponse(rsp *http.Response) (*GetMcpServerResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetMcpServerResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest McpServer
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseUpdateMcpServerResponse parses an HTTP response from a UpdateMcpServerWithResponse call
+func ParseUpdateMcpServerResponse(rsp *http.Response) (*UpdateMcpServerResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UpdateMcpServerResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest McpServer
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessableEntity
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListMcpServerToolsResponse parses an HTTP response from a ListMcpServerToolsWithResponse call
+func ParseListMcpServerToolsResponse(rsp *http.Response) (*ListMcpServerToolsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListMcpServerToolsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest McpToolList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest BadGateway
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON502 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseApproveMcpToolResponse parses an HTTP response from a ApproveMcpToolWithResponse call
+func ParseApproveMcpToolResponse(rsp *http.Response) (*ApproveMcpToolResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ApproveMcpToolResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest McpToolApproval
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessableEntity
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseListModelsResponse parses an HTTP response from a ListModelsWithResponse call
 func ParseListModelsResponse(rsp *http.Response) (*ListModelsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -28070,6 +30089,74 @@ func ParseDeletePolicyHostKeyGrantResponse(rsp *http.Response) (*DeletePolicyHos
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseSetPolicyMcpGrantsResponse parses an HTTP response from a SetPolicyMcpGrantsWithResponse call
+func ParseSetPolicyMcpGrantsResponse(rsp *http.Response) (*SetPolicyMcpGrantsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SetPolicyMcpGrantsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PolicyMcpGrants
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessableEntity
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError

@@ -152,6 +152,27 @@ type ServerInterface interface {
 	// UpdateHost Update a host
 	// (PATCH /api/hosts/{id})
 	UpdateHost(w http.ResponseWriter, r *http.Request, id IDParam)
+	// ListMcpServers List MCP servers
+	// (GET /api/mcp-servers)
+	ListMcpServers(w http.ResponseWriter, r *http.Request, params ListMcpServersParams)
+	// CreateMcpServer Create an MCP server
+	// (POST /api/mcp-servers)
+	CreateMcpServer(w http.ResponseWriter, r *http.Request)
+	// DeleteMcpServer Delete an MCP server
+	// (DELETE /api/mcp-servers/{id})
+	DeleteMcpServer(w http.ResponseWriter, r *http.Request, id IDParam)
+	// GetMcpServer Get an MCP server
+	// (GET /api/mcp-servers/{id})
+	GetMcpServer(w http.ResponseWriter, r *http.Request, id IDParam)
+	// UpdateMcpServer Update an MCP server
+	// (PATCH /api/mcp-servers/{id})
+	UpdateMcpServer(w http.ResponseWriter, r *http.Request, id IDParam)
+	// ListMcpServerTools Discover an MCP server's tools, with their approval state
+	// (GET /api/mcp-servers/{id}/tools)
+	ListMcpServerTools(w http.ResponseWriter, r *http.Request, id IDParam)
+	// ApproveMcpTool Approve a tool as it is now
+	// (POST /api/mcp-servers/{id}/tools/{tool}/approval)
+	ApproveMcpTool(w http.ResponseWriter, r *http.Request, id IDParam, tool string)
 	// ListModels List models
 	// (GET /api/models)
 	ListModels(w http.ResponseWriter, r *http.Request, params ListModelsParams)
@@ -200,6 +221,9 @@ type ServerInterface interface {
 	// DeletePolicyHostKeyGrant Withdraw a host key from a policy
 	// (DELETE /api/policies/{id}/host-keys/{host_key_id})
 	DeletePolicyHostKeyGrant(w http.ResponseWriter, r *http.Request, id IDParam, hostKeyID HostKeyIDParam)
+	// SetPolicyMcpGrants Set the MCP tools a policy grants
+	// (POST /api/policies/{id}/mcp)
+	SetPolicyMcpGrants(w http.ResponseWriter, r *http.Request, id IDParam)
 	// ListPolicyModelRateLimits List the per-model rate limits of a policy
 	// (GET /api/policies/{id}/model-rate-limits)
 	ListPolicyModelRateLimits(w http.ResponseWriter, r *http.Request, id IDParam, params ListPolicyModelRateLimitsParams)
@@ -1786,6 +1810,205 @@ func (siw *ServerInterfaceWrapper) UpdateHost(w http.ResponseWriter, r *http.Req
 	handler.ServeHTTP(w, r)
 }
 
+// ListMcpServers operation middleware
+func (siw *ServerInterfaceWrapper) ListMcpServers(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListMcpServersParams
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", r.URL.Query(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: "int32"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "limit"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "limit", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "cursor" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "cursor", r.URL.Query(), &params.Cursor, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "cursor"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "cursor", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListMcpServers(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CreateMcpServer operation middleware
+func (siw *ServerInterfaceWrapper) CreateMcpServer(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreateMcpServer(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// DeleteMcpServer operation middleware
+func (siw *ServerInterfaceWrapper) DeleteMcpServer(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id IDParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.DeleteMcpServer(w, r, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetMcpServer operation middleware
+func (siw *ServerInterfaceWrapper) GetMcpServer(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id IDParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetMcpServer(w, r, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// UpdateMcpServer operation middleware
+func (siw *ServerInterfaceWrapper) UpdateMcpServer(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id IDParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.UpdateMcpServer(w, r, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListMcpServerTools operation middleware
+func (siw *ServerInterfaceWrapper) ListMcpServerTools(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id IDParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListMcpServerTools(w, r, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ApproveMcpTool operation middleware
+func (siw *ServerInterfaceWrapper) ApproveMcpTool(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id IDParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "tool" -------------
+	var tool string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "tool", r.PathValue("tool"), &tool, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "tool", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ApproveMcpTool(w, r, id, tool)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // ListModels operation middleware
 func (siw *ServerInterfaceWrapper) ListModels(w http.ResponseWriter, r *http.Request) {
 
@@ -2260,6 +2483,32 @@ func (siw *ServerInterfaceWrapper) DeletePolicyHostKeyGrant(w http.ResponseWrite
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.DeletePolicyHostKeyGrant(w, r, id, hostKeyID)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// SetPolicyMcpGrants operation middleware
+func (siw *ServerInterfaceWrapper) SetPolicyMcpGrants(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id IDParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.SetPolicyMcpGrants(w, r, id)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -5056,9 +5305,19 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/breakers", wrapper.ListBreakers)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/route/explain", wrapper.RouteExplain)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/apply", wrapper.ApplyConfig)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/mcp-servers", wrapper.ListMcpServers)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/mcp-servers", wrapper.CreateMcpServer)
+	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/api/mcp-servers/{id}", wrapper.DeleteMcpServer)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/mcp-servers/{id}", wrapper.GetMcpServer)
+	m.HandleFunc(http.MethodPatch+" "+options.BaseURL+"/api/mcp-servers/{id}", wrapper.UpdateMcpServer)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/mcp-servers/{id}/tools", wrapper.ListMcpServerTools)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/mcp-servers/{id}/tools/{tool}/approval", wrapper.ApproveMcpTool)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/policies/{id}/mcp", wrapper.SetPolicyMcpGrants)
 
 	return m
 }
+
+type BadGatewayJSONResponse Error
 
 type BadRequestJSONResponse Error
 
@@ -9059,6 +9318,709 @@ func (response UpdateHost500JSONResponse) VisitUpdateHostResponse(w http.Respons
 	return err
 }
 
+type ListMcpServersRequestObject struct {
+	Params ListMcpServersParams
+}
+
+type ListMcpServersResponseObject interface {
+	VisitListMcpServersResponse(w http.ResponseWriter) error
+}
+
+type ListMcpServers200JSONResponse McpServerList
+
+func (response ListMcpServers200JSONResponse) VisitListMcpServersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMcpServers400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListMcpServers400JSONResponse) VisitListMcpServersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMcpServers401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ListMcpServers401JSONResponse) VisitListMcpServersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMcpServers403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response ListMcpServers403JSONResponse) VisitListMcpServersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMcpServers500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListMcpServers500JSONResponse) VisitListMcpServersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMcpServerRequestObject struct {
+	Body *CreateMcpServerJSONRequestBody
+}
+
+type CreateMcpServerResponseObject interface {
+	VisitCreateMcpServerResponse(w http.ResponseWriter) error
+}
+
+type CreateMcpServer201JSONResponse McpServer
+
+func (response CreateMcpServer201JSONResponse) VisitCreateMcpServerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMcpServer400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response CreateMcpServer400JSONResponse) VisitCreateMcpServerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMcpServer401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response CreateMcpServer401JSONResponse) VisitCreateMcpServerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMcpServer403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response CreateMcpServer403JSONResponse) VisitCreateMcpServerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMcpServer409JSONResponse struct{ ConflictJSONResponse }
+
+func (response CreateMcpServer409JSONResponse) VisitCreateMcpServerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMcpServer422JSONResponse struct {
+	UnprocessableEntityJSONResponse
+}
+
+func (response CreateMcpServer422JSONResponse) VisitCreateMcpServerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateMcpServer500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response CreateMcpServer500JSONResponse) VisitCreateMcpServerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteMcpServerRequestObject struct {
+	ID IDParam `json:"id"`
+}
+
+type DeleteMcpServerResponseObject interface {
+	VisitDeleteMcpServerResponse(w http.ResponseWriter) error
+}
+
+type DeleteMcpServer204Response struct {
+}
+
+func (response DeleteMcpServer204Response) VisitDeleteMcpServerResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type DeleteMcpServer400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response DeleteMcpServer400JSONResponse) VisitDeleteMcpServerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteMcpServer401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response DeleteMcpServer401JSONResponse) VisitDeleteMcpServerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteMcpServer403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response DeleteMcpServer403JSONResponse) VisitDeleteMcpServerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteMcpServer404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response DeleteMcpServer404JSONResponse) VisitDeleteMcpServerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteMcpServer500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response DeleteMcpServer500JSONResponse) VisitDeleteMcpServerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMcpServerRequestObject struct {
+	ID IDParam `json:"id"`
+}
+
+type GetMcpServerResponseObject interface {
+	VisitGetMcpServerResponse(w http.ResponseWriter) error
+}
+
+type GetMcpServer200JSONResponse McpServer
+
+func (response GetMcpServer200JSONResponse) VisitGetMcpServerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMcpServer400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetMcpServer400JSONResponse) VisitGetMcpServerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMcpServer401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response GetMcpServer401JSONResponse) VisitGetMcpServerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMcpServer403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response GetMcpServer403JSONResponse) VisitGetMcpServerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMcpServer404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response GetMcpServer404JSONResponse) VisitGetMcpServerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMcpServer500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response GetMcpServer500JSONResponse) VisitGetMcpServerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateMcpServerRequestObject struct {
+	ID   IDParam `json:"id"`
+	Body *UpdateMcpServerJSONRequestBody
+}
+
+type UpdateMcpServerResponseObject interface {
+	VisitUpdateMcpServerResponse(w http.ResponseWriter) error
+}
+
+type UpdateMcpServer200JSONResponse McpServer
+
+func (response UpdateMcpServer200JSONResponse) VisitUpdateMcpServerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateMcpServer400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response UpdateMcpServer400JSONResponse) VisitUpdateMcpServerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateMcpServer401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response UpdateMcpServer401JSONResponse) VisitUpdateMcpServerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateMcpServer403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response UpdateMcpServer403JSONResponse) VisitUpdateMcpServerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateMcpServer404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response UpdateMcpServer404JSONResponse) VisitUpdateMcpServerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateMcpServer409JSONResponse struct{ ConflictJSONResponse }
+
+func (response UpdateMcpServer409JSONResponse) VisitUpdateMcpServerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateMcpServer422JSONResponse struct {
+	UnprocessableEntityJSONResponse
+}
+
+func (response UpdateMcpServer422JSONResponse) VisitUpdateMcpServerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateMcpServer500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response UpdateMcpServer500JSONResponse) VisitUpdateMcpServerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMcpServerToolsRequestObject struct {
+	ID IDParam `json:"id"`
+}
+
+type ListMcpServerToolsResponseObject interface {
+	VisitListMcpServerToolsResponse(w http.ResponseWriter) error
+}
+
+type ListMcpServerTools200JSONResponse McpToolList
+
+func (response ListMcpServerTools200JSONResponse) VisitListMcpServerToolsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMcpServerTools400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListMcpServerTools400JSONResponse) VisitListMcpServerToolsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMcpServerTools401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ListMcpServerTools401JSONResponse) VisitListMcpServerToolsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMcpServerTools403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response ListMcpServerTools403JSONResponse) VisitListMcpServerToolsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMcpServerTools404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response ListMcpServerTools404JSONResponse) VisitListMcpServerToolsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMcpServerTools500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListMcpServerTools500JSONResponse) VisitListMcpServerToolsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMcpServerTools502JSONResponse struct{ BadGatewayJSONResponse }
+
+func (response ListMcpServerTools502JSONResponse) VisitListMcpServerToolsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(502)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApproveMcpToolRequestObject struct {
+	ID   IDParam `json:"id"`
+	Tool string  `json:"tool"`
+	Body *ApproveMcpToolJSONRequestBody
+}
+
+type ApproveMcpToolResponseObject interface {
+	VisitApproveMcpToolResponse(w http.ResponseWriter) error
+}
+
+type ApproveMcpTool200JSONResponse McpToolApproval
+
+func (response ApproveMcpTool200JSONResponse) VisitApproveMcpToolResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApproveMcpTool400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ApproveMcpTool400JSONResponse) VisitApproveMcpToolResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApproveMcpTool401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ApproveMcpTool401JSONResponse) VisitApproveMcpToolResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApproveMcpTool403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response ApproveMcpTool403JSONResponse) VisitApproveMcpToolResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApproveMcpTool404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response ApproveMcpTool404JSONResponse) VisitApproveMcpToolResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApproveMcpTool422JSONResponse struct {
+	UnprocessableEntityJSONResponse
+}
+
+func (response ApproveMcpTool422JSONResponse) VisitApproveMcpToolResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApproveMcpTool500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ApproveMcpTool500JSONResponse) VisitApproveMcpToolResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListModelsRequestObject struct {
 	Params ListModelsParams
 }
@@ -10623,6 +11585,115 @@ func (response DeletePolicyHostKeyGrant404JSONResponse) VisitDeletePolicyHostKey
 type DeletePolicyHostKeyGrant500JSONResponse struct{ InternalErrorJSONResponse }
 
 func (response DeletePolicyHostKeyGrant500JSONResponse) VisitDeletePolicyHostKeyGrantResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetPolicyMcpGrantsRequestObject struct {
+	ID   IDParam `json:"id"`
+	Body *SetPolicyMcpGrantsJSONRequestBody
+}
+
+type SetPolicyMcpGrantsResponseObject interface {
+	VisitSetPolicyMcpGrantsResponse(w http.ResponseWriter) error
+}
+
+type SetPolicyMcpGrants200JSONResponse PolicyMcpGrants
+
+func (response SetPolicyMcpGrants200JSONResponse) VisitSetPolicyMcpGrantsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetPolicyMcpGrants400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response SetPolicyMcpGrants400JSONResponse) VisitSetPolicyMcpGrantsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetPolicyMcpGrants401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response SetPolicyMcpGrants401JSONResponse) VisitSetPolicyMcpGrantsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetPolicyMcpGrants403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response SetPolicyMcpGrants403JSONResponse) VisitSetPolicyMcpGrantsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetPolicyMcpGrants404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response SetPolicyMcpGrants404JSONResponse) VisitSetPolicyMcpGrantsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetPolicyMcpGrants422JSONResponse struct {
+	UnprocessableEntityJSONResponse
+}
+
+func (response SetPolicyMcpGrants422JSONResponse) VisitSetPolicyMcpGrantsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetPolicyMcpGrants500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response SetPolicyMcpGrants500JSONResponse) VisitSetPolicyMcpGrantsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
@@ -17466,6 +18537,27 @@ type StrictServerInterface interface {
 	// UpdateHost Update a host
 	// (PATCH /api/hosts/{id})
 	UpdateHost(ctx context.Context, request UpdateHostRequestObject) (UpdateHostResponseObject, error)
+	// ListMcpServers List MCP servers
+	// (GET /api/mcp-servers)
+	ListMcpServers(ctx context.Context, request ListMcpServersRequestObject) (ListMcpServersResponseObject, error)
+	// CreateMcpServer Create an MCP server
+	// (POST /api/mcp-servers)
+	CreateMcpServer(ctx context.Context, request CreateMcpServerRequestObject) (CreateMcpServerResponseObject, error)
+	// DeleteMcpServer Delete an MCP server
+	// (DELETE /api/mcp-servers/{id})
+	DeleteMcpServer(ctx context.Context, request DeleteMcpServerRequestObject) (DeleteMcpServerResponseObject, error)
+	// GetMcpServer Get an MCP server
+	// (GET /api/mcp-servers/{id})
+	GetMcpServer(ctx context.Context, request GetMcpServerRequestObject) (GetMcpServerResponseObject, error)
+	// UpdateMcpServer Update an MCP server
+	// (PATCH /api/mcp-servers/{id})
+	UpdateMcpServer(ctx context.Context, request UpdateMcpServerRequestObject) (UpdateMcpServerResponseObject, error)
+	// ListMcpServerTools Discover an MCP server's tools, with their approval state
+	// (GET /api/mcp-servers/{id}/tools)
+	ListMcpServerTools(ctx context.Context, request ListMcpServerToolsRequestObject) (ListMcpServerToolsResponseObject, error)
+	// ApproveMcpTool Approve a tool as it is now
+	// (POST /api/mcp-servers/{id}/tools/{tool}/approval)
+	ApproveMcpTool(ctx context.Context, request ApproveMcpToolRequestObject) (ApproveMcpToolResponseObject, error)
 	// ListModels List models
 	// (GET /api/models)
 	ListModels(ctx context.Context, request ListModelsRequestObject) (ListModelsResponseObject, error)
@@ -17514,6 +18606,9 @@ type StrictServerInterface interface {
 	// DeletePolicyHostKeyGrant Withdraw a host key from a policy
 	// (DELETE /api/policies/{id}/host-keys/{host_key_id})
 	DeletePolicyHostKeyGrant(ctx context.Context, request DeletePolicyHostKeyGrantRequestObject) (DeletePolicyHostKeyGrantResponseObject, error)
+	// SetPolicyMcpGrants Set the MCP tools a policy grants
+	// (POST /api/policies/{id}/mcp)
+	SetPolicyMcpGrants(ctx context.Context, request SetPolicyMcpGrantsRequestObject) (SetPolicyMcpGrantsResponseObject, error)
 	// ListPolicyModelRateLimits List the per-model rate limits of a policy
 	// (GET /api/policies/{id}/model-rate-limits)
 	ListPolicyModelRateLimits(ctx context.Context, request ListPolicyModelRateLimitsRequestObject) (ListPolicyModelRateLimitsResponseObject, error)
@@ -18940,6 +20035,208 @@ func (sh *strictHandler) UpdateHost(w http.ResponseWriter, r *http.Request, id I
 	}
 }
 
+// ListMcpServers operation middleware
+func (sh *strictHandler) ListMcpServers(w http.ResponseWriter, r *http.Request, params ListMcpServersParams) {
+	var request ListMcpServersRequestObject
+
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListMcpServers(ctx, request.(ListMcpServersRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListMcpServers")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListMcpServersResponseObject); ok {
+		if err := validResponse.VisitListMcpServersResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CreateMcpServer operation middleware
+func (sh *strictHandler) CreateMcpServer(w http.ResponseWriter, r *http.Request) {
+	var request CreateMcpServerRequestObject
+
+	var body CreateMcpServerJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateMcpServer(ctx, request.(CreateMcpServerRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateMcpServer")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreateMcpServerResponseObject); ok {
+		if err := validResponse.VisitCreateMcpServerResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// DeleteMcpServer operation middleware
+func (sh *strictHandler) DeleteMcpServer(w http.ResponseWriter, r *http.Request, id IDParam) {
+	var request DeleteMcpServerRequestObject
+
+	request.ID = id
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.DeleteMcpServer(ctx, request.(DeleteMcpServerRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeleteMcpServer")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(DeleteMcpServerResponseObject); ok {
+		if err := validResponse.VisitDeleteMcpServerResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetMcpServer operation middleware
+func (sh *strictHandler) GetMcpServer(w http.ResponseWriter, r *http.Request, id IDParam) {
+	var request GetMcpServerRequestObject
+
+	request.ID = id
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetMcpServer(ctx, request.(GetMcpServerRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetMcpServer")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetMcpServerResponseObject); ok {
+		if err := validResponse.VisitGetMcpServerResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// UpdateMcpServer operation middleware
+func (sh *strictHandler) UpdateMcpServer(w http.ResponseWriter, r *http.Request, id IDParam) {
+	var request UpdateMcpServerRequestObject
+
+	request.ID = id
+
+	var body UpdateMcpServerJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.UpdateMcpServer(ctx, request.(UpdateMcpServerRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "UpdateMcpServer")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(UpdateMcpServerResponseObject); ok {
+		if err := validResponse.VisitUpdateMcpServerResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListMcpServerTools operation middleware
+func (sh *strictHandler) ListMcpServerTools(w http.ResponseWriter, r *http.Request, id IDParam) {
+	var request ListMcpServerToolsRequestObject
+
+	request.ID = id
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListMcpServerTools(ctx, request.(ListMcpServerToolsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListMcpServerTools")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListMcpServerToolsResponseObject); ok {
+		if err := validResponse.VisitListMcpServerToolsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ApproveMcpTool operation middleware
+func (sh *strictHandler) ApproveMcpTool(w http.ResponseWriter, r *http.Request, id IDParam, tool string) {
+	var request ApproveMcpToolRequestObject
+
+	request.ID = id
+	request.Tool = tool
+
+	var body ApproveMcpToolJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ApproveMcpTool(ctx, request.(ApproveMcpToolRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ApproveMcpTool")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ApproveMcpToolResponseObject); ok {
+		if err := validResponse.VisitApproveMcpToolResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // ListModels operation middleware
 func (sh *strictHandler) ListModels(w http.ResponseWriter, r *http.Request, params ListModelsParams) {
 	var request ListModelsRequestObject
@@ -19382,6 +20679,39 @@ func (sh *strictHandler) DeletePolicyHostKeyGrant(w http.ResponseWriter, r *http
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(DeletePolicyHostKeyGrantResponseObject); ok {
 		if err := validResponse.VisitDeletePolicyHostKeyGrantResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// SetPolicyMcpGrants operation middleware
+func (sh *strictHandler) SetPolicyMcpGrants(w http.ResponseWriter, r *http.Request, id IDParam) {
+	var request SetPolicyMcpGrantsRequestObject
+
+	request.ID = id
+
+	var body SetPolicyMcpGrantsJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.SetPolicyMcpGrants(ctx, request.(SetPolicyMcpGrantsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "SetPolicyMcpGrants")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(SetPolicyMcpGrantsResponseObject); ok {
+		if err := validResponse.VisitSetPolicyMcpGrantsResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -21321,424 +22651,456 @@ func (sh *strictHandler) UpdateUser(w http.ResponseWriter, r *http.Request, id I
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7P3pchs5ti+KvwqCZ0eY6p2kaXnoKik6/kflkqt8ytNfknftvi0fJpgJkmglgSwAKZrtcER/vJ/v3RH3",
-	"DfaL3DfpJ7mBtYAcyExOIiWVS1+qLOaEYWHN67e+tCI5SaVgwujW0ZdWShWdMMMU/PUyU1qqD/Y3+2fM",
-	"dKR4argUraPWxZiRULDPph/BbSGRQ2LGjKSKXXOZaZLSETsmdKCZMGQoFVwdcqUNXOq2gha3b/otY2rW",
-	"ClqCTljrqIWvawUtHY3ZhNovT+jnN0yMzLh19PzJYdAys9TeqY3iYtT6+jVo/aRklr6OX/HEMLU42Pci",
-	"mREzlprhKLkmI/tE0xjgYp/HlVEMpZpQ0zpqZRlcWRzFz1KbjQYxlto0jcFe224Iv7DZ63jJtvHY75X9",
-	"Brlis3wMKTXjuSFcsRkOQ7HfMq5Y3DoyKmObDWvN8cjB31lkGkZz40G84RNuGsbx1q4EN2yiiZFEMZMp",
-	"0bQziX1PZV9iNqRZYlpHz3tBMRAuzNPDVmDJl0+yib3aC1oTLvCvJ/kYuTBsxBQM8q2MWbIREU3sE01j",
-	"hYubk5EbxVqbVv1+dc9Kn7/Jzn2QCY9mG61KCo80LQte3XxdPihpKXSzkeAzjUPBy5uP5YwldAZnfYPB",
-	"KPtQ5cjPDQduKA79RgPKErYmzagsYQ0kYy/dnGLOmbrmETuJIpmJzfZL46OE4rNNC+Vu67vbNl+uC0Yn",
-	"Gw3MMDppGo29tu0Q1tqxyserO1Z8+yY79lHTEXul5KRhOOeGKpPTDxUjFhAuoiTT/JqR9tmrl+Tp06ff",
-	"H3TJj8iNyeEzMpaZ0mTAhlIxEhoZNq3fUMlJ/eLF1LCO4RPWPGrQPn6YNQz8Rz5hQnMpQLToNOGGDGbH",
-	"RLGUUYM6k9e7QE/S7JopmpB2iHrIYPYXxyQus17v8EX+K3DX8GC5FjOYVeYFMs7+498UG7aOWv/jcaEC",
-	"Psbb9OPyrFpf83lTpeismDYIiaX0a+mBaaOd+ueFFbEDJG2qYfIRTRJmZy2sBD5YKskqU2nYjXNDTabX",
-	"GxcVesoUi8mUmzGO8OeLiw9EwztI+9n335PpmInyQKd2oHRKZ41DxafryWlRKfj++7JSYFWEGrUAZnYh",
-	"G0jsVMRzJ4N9XnYyhJw2MhK53TFgaiNelmmmmoZgr23Oy3AIa/GyyservKz49va87Kt9WKdSaAYn7Qca",
-	"nyHB2b8iKQwT8E+apgmPqB3j479rO9AvLfaZTtKEwT+VkgofiZEermnC476j3lbQipmhPNGto799aQ05",
-	"S2I7jCQbWfpi2pKMPTiZNmRCTTQm//tvtPOPXuf7T+7/nU9fesGLw6//1vr6qfyI+wIZyHhGxtSeE4Kj",
-	"sZMrVmIZDzl1938NavbCfyCWTBMh/fiANGIZZRN7xtoTmti1ZjH5X+fv3wVkqqQYEbvcAUmpMUyJgDCR",
-	"TQKSiSshp4LAKhx0LdN6KcUw4dENFz3yb1lztQ29YmJuOSlIzxKPsU8R9plro3e1olPFDSN+tBo/po20",
-	"zM3yI8tvSSb4bxnDz0tFUsoVgQEHhBIlp0QbniREsSFTTEQsht/ZtbxisVUacWFfSTXgcczEzVZ2mL+m",
-	"sn52fQRjsXbeBNSOaTzhgiiZMCJF+cou1u8kM2MmjB27nfIgMyV+/0jDZy1dAqXSJJFT2MaAOKfGy/Oz",
-	"V8TIKyaIFXFcay5ggYFgYc1eC0utNDktFmF7NoCvqiyb/3F3xxTMCzKkPGHxMUwzkSNgBvbfeBZIW1hd",
-	"hVCiWaSYQfp4J80rmYn4ZtMU0vSH8JryPMFjYbcBL+1gnu8k0Vk0dr4H2FMpWFngT+gMPqkZg/ldSPmW",
-	"ipnj6fpm01TUsD54FFh1pkZKMqFiZpedC2LZ3STdEb/wr/YvtcqoUTNCh1YHtVMf8WsmSGxpwErKMaOx",
-	"8wqe2Ts7J8NaSX/OIiliUHSnlIPttKCvFWoNiG1BMzOWiv+D3ZBgMnhTfo4ri6n5SBAuCGjXIoYpIkuB",
-	"Y7sjOgLxXH4vfk9b5R8o56NIlYzsqAYJOxWGm9nN5gxfhLv7eFKbxFSdsVosj91twj7TyCQzoH45JIuP",
-	"BMRrR1+D4tWFxnSD93260dM337xfWZJ0UNdA/j9QjF5pK/2yhJF2eTQ6c5yClgSlYx/EjGlJqwERH1jt",
-	"KROaGcLENVdSgHZzTRW3ZGB5Zj4BOGEnaZrMXnHccRrH3A6SJh+UTJky3CqVQ5poFrTS0k8VMlrUD4Y8",
-	"YY80+evJ2ze5hqW7i9qr14Sb3oG2G9ChJpHVOdqXrc5lCy1XE3MBZlHJZf+s9/0LsHD8D0/q1PdC3f4b",
-	"jiDI5/Mpvx8X2Q4S1qikVW+wTCDA+yiw9OJET6KIpSZ3jTtNipKEG7DK8UHS1owmLCZjpthBaR0HUiaM",
-	"CjvGWM36KhOLnzjLUIWxh31GqIithpEQbsiARlf1L7Nrr5u3RdtDYqkT3hkgr4uZOiZGjpgZWyFtyMRO",
-	"6skL8pb/AJ993gt6vV6VHtZyEBQk+hX2+jU+9KTXcy5u/8O878BuRiZq6OtHljDjIwDaW2pX3EoTLlzs",
-	"yM4TTljxp9PK8GUDVrd4c9SFK7mEqDS48r/Mny7FQKzUGvPefK8x3i2rsVPb6smCghYpIk2oqCcIeyUA",
-	"aki4YCRl9mSyFLacEp1NJlTN4FpAqCYhOoWBckKSKi6MJii8F5hDlsZbrsKUKsHFSFecUAvvX/A0lXfO",
-	"L4ebe+mdQb49xRCLha/d6yzm5lQYNVvcahrhYn5pWePSfhnfnr88fzf4Cax5ZP8hDV4ChQ3/L7My+yqm",
-	"SSMja9SnX8fyiIRWrh1dZr3e04jH8H8WBiQEvaIDekUYkG63dn+oWddrE7SihDNhTatY1dORvcI0KvzO",
-	"vrTMf6jk5Ah+vHj5gaSMqdwSwlcSSozKtGGxtdI+z0j77PTNyV/7F2cfzy9Of+x/OHv/n69Pzw9AlsDx",
-	"/s/OK6mmVMUstv/qkpMibKzk1ErT3GcwVdJKHTC83rx+pIm1+yM5mVAR6wPHTqeayCQGZZYKNLpBYald",
-	"NB7Xz1/J6SNNtP2uiBgR2WSAjqMy6b941qojd8u56jaYGmBqwK5RZWhTYqwiAKtxUDtAvLOP41wuO0ET",
-	"o6blaSzw1OyGVH5Z47l4w3UNB8xP7XoiojhgXxelQClzYNWL3rHPBlMRFicLA6m+rW5SP3AR28VaZOo0",
-	"GrM+0HY/VTxiqwbzAW6yh8c+Gfe5SDOz6aPIqvqbnFUmLInE9ZLApwqs9k16Wl992xbzyoO963xAZmbz",
-	"L6RSc8+aqwfrjZwyRbgmRnEWuzQTOpFiRCgGHR5pMkAy0PNHGKTX4hGGsfUNd4bvnJqoIwZvI4MZCelA",
-	"XjNHDMChdbi2LgWzu+D4zflzohjV0sq4YqXmEhd4pGQnE9xoEPQTniRcCpI/iJaoPiYiSxIy4EkCDH1i",
-	"9cGwvAthLWezT1nS827wxWXSY5qu3MJzuKlQIDYi/izVRjE66WMMqJZXlwJLRWaLkNN6G2fK+GjcYCk5",
-	"KrGcf0wVq6Q5PLIERodDHpFMxM5XEuLbWBwSbRQ1bDRbi8LqOHcpYaKUAASLt7AOpfOQz6jgFNUzPHfg",
-	"avlXUMMOFymwei4q3Kyyu0v48EvUpja0bu+CVZfYbp7jUzkH23Lh3wF7ddPtfTu80imVUpV54TyjXJMv",
-	"lo2d3fPIeX5XcqccPl/lTamyN7eNT5YlpoHdvkZyWpldbcKplvCCXaiaXr27L3rmRzQSf1/8bZGhbfPC",
-	"G/Odm/KaM5YmNGKa0CQhcM8xofeE/9wq1wlanzsj2XG/govHPtF97V6VX+3wSSoVHMJyDqC92Qp7aplM",
-	"a8TNOBt0Izl5DFc7SeL+9VimTNCUP87H87X8cn3F045M8RB0UgmBShzyXfLFm/PCxcOvGL3CoNiCX16z",
-	"KDP8mkGUJlP4+xqkPpZJrRdhRrgh9qI+IqHdgJC0/asD8CLL4ZDEMhskSGPkCZlwcRCQMJLS/haSNiXP",
-	"Dr9/pC9FKaRn76CZGbtwUkjaz3pPHj/rPT2wYjP8LZOG9tnnMQX3Dlw+DAgXOrNKMfiT4J6D4FIMpBkT",
-	"xTqpkgOfYkUXBzdUckKe9ghEDZ/07DiPSTimybCPM8sTsNyjl4JrIiHuLGJwc8IXcgfRhM7ISHYvBWjD",
-	"6MCzb7KSyr8VwguwEK2gVZpwK2jNzbHWf7eJrlfOol/n/iVGjj8AztqhJMQUwI6OZMpioAhrBA+lqlRe",
-	"wGUSXrFZWO9fSpnIbbJ5WnOLn1BtiKMxMqWaaMZEhUmVbbgG5lR8Ehlg/TTLnwqIHktlYKsx9NIZKsZI",
-	"O3ze64VAz0IwcHERxYaZZrH99dnh9zVUGda71yD43Tx7KohdIIwJMkUSZjS4ODlNcqIzYyWz0Xj7BYE9",
-	"Wqnp4BDO4V77EKxI/5opXesWcfdrYg1ZiANg9Mo9cEwoEWzqf9WGKqNJlEjN4jWdJJBbtO6w4d555apa",
-	"ZVLSJatz8yvkPxnU89UyMZd2Nic4x1M/NTPwnWikThasimjgy5YM5txTRXVf4SijAKgU8sBpZ9dMzZBF",
-	"HHsO4e7lyA8sz5zjJVIk4LXwDPOKzbw7opYDVra0HCkB4nHbUOG4tW/J4hGrOXen1eh/6FLM7cku6iXs",
-	"X+VyhZBA9j4EruYCOhOZ1QXGy84zOSRRphQT0Yy0n7DOiwM4MClTXMZrOv238eyuKRVwHCv1U7wLlGRZ",
-	"ihnMv34N9lwqA9nmBb4oYJtnN/cR1rnSirKESonNXIGLW9fA08iGDi2g3zX9Wbsg8T3Q9jFxKm+vZw/Q",
-	"k16v2+sttz6e1JplO6XQjSlyEwpcTj3zJNG88TsRFcgC7953AePYynVRkOBeSabO6HpJozH7kKkRW9yH",
-	"Ut7Foo7JhFGcaeJu6q72zy/LJnipWMyE4TTB6pNaTRKzcIoSPGtRceEyyFzC4FSqK+3rM7xMpZHVcewP",
-	"n1MYjc86qDdOTieUJ5XEwRaN6f90f1kbvny4Gdxdydh6etgDw98wZYf+v7v//j+7//5vdWcsT2euCaPI",
-	"eGYZD2ojkDBGfFnEIhfLExtXpu+9FkO5sDf4eN3OwDM/QkrkIoW4HMb6pCqWxJAeQ0ksDeQyUDP2uUiV",
-	"Col2qLKE6W6viychBGOZlsq6BJ2wWtMjz3qszRTg2tU8gO1cm5KzkNxkZ1S8t3FJYBlrXBVxXYyRRmMu",
-	"WEcxGlvBHVhLYZCwIxLO1aSAQ6B3EJBwLhsXHQkHwaUI87z/kDwmYaTVsOxseGofznO/4adn6LbAygb4",
-	"5Xt40ULyq712eGjvLmdVw6/f2199knxI2s97vQP0ECxsSZ4/20gW4K0Dv3pQOCeQwrkmdCAz425c27FY",
-	"JtMaUdBIJq+kFeMyTdgx+D2iMRUjtppOYKOXk4nLyPm5SP1eXI68RMIliJM2pPQEJKJCCh5Ra1gQ9Gse",
-	"FJgHZGRN6AGbSRGTqU/oqwReU2YtFTsATdqxjPTjnFV2aMq7k/h/uG8edMmJ+z4mB0ZUAWuPcqasMRE7",
-	"gdTCAU8SLkaBPaCogsBpFUSqERVcA0VBRtNQQX6S8dysfeJS1d0tn+1IOldsFpD8H587IylHnUwz1XGv",
-	"D8B9QHkHP1A8Pcxznv4UEJft2mEikuCr/tc///uAQMk2eDWQBzxD1SynqRLXfnL43UoHaJGq+fRwkcqg",
-	"4rMx83EfVo3PNV6q29h7vgZYarXKVWzv2ZkF4Yq7fDryBnYBrORWYe79rMjc7ODBxnHvQqtFUrpzpRaG",
-	"8ZZNBrV++S3oOkeGWYe6fYHCxhZICX+mKK8oDXfFVLcivK0H6x9cMaidUZXbzvtBW1vZS3s74wtj/FnW",
-	"LfqAatbP1Kogg72NfDx7ExDWHXXJ2JhUHz1+bKUvCjQIB14/qVVsnbO8L5ixNk0l8DVXOIV3eIe/Jm3n",
-	"0g+svcBMQOxhlBlU3AwUmEk4wgOrjWPhKgh+8NLT3E/vKiLKYEuPNNR0uGQ4Q6+YJiEmJ/9wdnryy+lZ",
-	"/93pxa/vz37pvzp5/ebj2el5WOsIX53y4RdAM3XN1JL5n8MNvqSm/fzz54A8P/w+IM963+1lhuenZ/9x",
-	"elZM0OlXiiWcDnjCzcxqV+4b+mDL+btN7LvN60/WjXnuPD0WkkH7g5lhmw/GqWj9UgHkspM4pzNvkG8b",
-	"J1uMbhNGkio5dDVly263HOODu7V4qg+m7BrpEXD3B7wZH7/mMVNrPIj3rcnx7Ci9rmekocnma7cPFTGf",
-	"blDw2HJGZs2ZaCLPRZKomekifRb7vLB3m2mwdoW30iOahcuJABliLSuQJVa2zNUKHvaefVdxPcGN/7+j",
-	"x493LGO2Zqu0mkN4AxFSyTipekr3Jl32Ou15ubL7WdfLlBL6nn3lnEbDJ4wYSRi4rLgeY51SnjRQP8il",
-	"XutNkoIbZU/+5Ite06ghMUa7zLWy09HIEpam96kS+5EtZrMDCZdsNrk3UozsNEY0JQNmpowJYqaSRONM",
-	"XEGwijoFj8UVl/GGM3uQjg3Ssbo9jftDyXQsk5JBENEkAS+jPf4bb0idD6JeZDbJo1/YrEaqEP+KksOv",
-	"S14bTa5pkjECeDKWByKqJ8Z6bu4JuO2KrA1rn7A8JUwVl4ob/g8Wh+tm9GDeDdBXLeovE9dH707enoYF",
-	"/gG6wUP3qJaZihikY9ibQ2eMwD1YNt9dKyOq/LaVNjDcfI73rpEZ9VrYTddMw7CAPixPdZlQ6EbXxyTi",
-	"Ksq48TKySKRyL153TTc9tZypfhHE6DdWqFLDCNyCEh3ydXLkJDgVrkAWbioB8V2xGWmffXgbkIsPb6s2",
-	"3u2maZQSvpAjVLe9Qo81SWE1K1Wpiyop3xtqv7+w2U4SO3DIYZAfD8WGNXkc+yo1ukFRD463IfKT89pH",
-	"jtEeu7ONgYqT0/PO4fMXnZ9evg1q+G/+9ZRqPZUqrtoB3z35/nB5MCNoQanEe5HMimzyCudazS3O2HB3",
-	"h3Mzp+kc1S+hwV34Tb3wvHOfqRvIBaOT8zFVbDdO+U0zrLfODKqmqhYJZitc8/Oz3uGWFit5f/ZWmyYM",
-	"lYQaJqLZ+k6a5ekRY5pCrm8AYs2HweeFeX3G+1U9W4PoNAUIIIYwYQ4re5EJG6a3LmTWDVlCfgiPKji0",
-	"ufkNGhRAYTibD/A42qUUeLDzSx7zpbhTm9coy6tWUN7FYofK67GEOtaMl8yp+A65aKlEPSaMQ4aV8hVg",
-	"VRJolLY1yDqb1aM1ickTyK2vyMY/hiisqXpTbCKv3Z7Yh1Af3VztbKpq+/jx9Y/3o6itKQy3K6Z/Pxj9",
-	"h8JfUt3tn+WUIHSoQw9iGnGnStlgpZoFlwNUl/6DUSnnYtHdSXxwROg/MsX6GH0MKn/1r58E1igz7HNA",
-	"BixWMroKXGLP+5SJk9cduxrU8EHCCLpNH2nSvk6SSUBkktAJDUgy0SaLuQwI/BClaUBGSv4WkAnXRtEk",
-	"IDFjqWbsKsiR1QJrcjPI3MRUHyUzw9RBlzx6hDhFTu+GdB7gSnaCjzRJE8oFSbNBwiNy8uF1l5yIHMrY",
-	"zbwpBajEIl48q5E1+TGt9xd0IqoZSZgxTOmAxHzEjQ5I2LVstR/CnoWdMMCiIO5zEKl7xK4sPHOc48q9",
-	"eGrNZkUj+0ZIX83TT13+E8taFef+HBp1t1/gUTdMaKtwezkicQuxBuB3I8k01CsSI287PLCk8hfefC8q",
-	"f9cOYKxczj2HHX4Xq7lmsH3tuMZNgui3H254iAvsKWq+aQn8a5+iewGoyjsx7rHmQe+lpm7TCiSouVg2",
-	"ktU+7dzwW7ZRC+Uk2wJnbZvTN5d6WCmgK21IZU2Cou/JJq7WKs1slXJQ3ccaPFSX5g3GB+SP0chowsVx",
-	"3g6EQJeMMb1mECBPAEVMsToDZdGdZJK+RuDzipP16Yua2BofMrtbhAvinlkur7578awisF70VhrppeVY",
-	"d8HjGsvE34YgKatIdu7or/AewyvRbRNWkuqPyA+MKqZC3+ahKJBKEypYl5yPrXIsRTIjfodW0PLcRPKR",
-	"rV6cXdhsiwtzt9bbL2x27lDq6q036nrnkZRHV9qBKGYAWV+gYpfL00oxRoDBzUTcV3KAGLiMatNXLGLC",
-	"JLO+tWJqa9agNyNTr1ANfFtbhlRAUeDN1lI0UoGFlAnFaDTG6qSEmaLFkwNmIG3ESYHSLLSnEAaxHWLJ",
-	"OmJDzOGFuGr22hHLERfbIZAzX6C3sghvUWR5H1H56XrH0ZPe4bNNHUfzZXVuWPkH6gjqLattBQEeWgoR",
-	"yg5GKAFKH+D79TEUdPma5ND9WmwaF2SY8NHYlPfEX82hDRE6qcA2zP92yo3/s/Sp2q186xFXavD0P5v+",
-	"lItYTmsYmQPW7CEBgtW+Zjx4G0VoSJPEmkA1NtJ7cHy64K/Dq9R0gvjpBRh8gEFiMLmgENUBKttzhWWa",
-	"zgeT54BJwSBnLu+hV+QdWVOAtKHOcQClw7mXgiNaCwShkZOMqSYh3tX303B96zwLXS1l57jmmkqbx2Fe",
-	"xlVh/3+xN2KJVL9KT7vLxYUPlUyLXMtfgAEnE8iwy4FHSRtQbyw9HpHc/yUsc0t5FJAJMxQqxmqjHbrE",
-	"8FeO70xmhuUiwj6dpdaw1f2/1yL2/K/z9+9gkIjRY1QWmUyx2JX91QdP8neaMRdXDpt52W1SJnrFPdfc",
-	"p3os3rSbXIXFNF+HqT3HKuqoaGEyiyOfX+q6ZSptZpklbKZzwz5vh8JawxOX5BQsbwlQ4Wgr6fJVfvfO",
-	"jnU+duxRsuHwb3ji3adb81K7dxsHeEWCSe3xzJ9ylLHOcV3/S8XpXfWdum4xjVT+qllqwnXCY11ul1KJ",
-	"HiZcmy45pdEY7cOB5XEShC209rGi0sEnLQhd+6xlgiJix6XeK5sJvVJrlReLIrAg8CbtCwfnEeGgTF3E",
-	"4Dwsyf+IJokmpTaR3JA2n9ARlGCTx9dPHsNf+vGfAkKzmMv8d/jL/mw/pMCCy68VP+mAKKaouMqv4Z8B",
-	"iewwh655hAJAhcwQNhmwGJDaKzq5vdn+6a/alZxg7BnG4fCq8Jvgm7Afadb4dmHdoep450ZdwWbqKQHr",
-	"9DVJM+NqAHDvH+kcIAwAC46bI0IBCY/sfx7b/3TCEk0fftcY+BmlpvNMdiwfnQv9nHT+Dx/9yf/Z7R89",
-	"hhDQk8M/18eAavhbrQ0L5ARRODzXuqYLwFGeHTsLyWBGfNQ/KAO6U0MUFbGc2DushVkKU+JdgE2hTUgS",
-	"ObUEzLThEyt8if0ZleWAhC5pIr/NuLqEsjI9YVSD5gSZ/wm/Zh5t/qB4DxjUg0zPQjJk8KpFqwnvrrHR",
-	"ZzlSvKtHgjaybmy5uW7f3nxstkM3XtAbfm+6wm0qB7etD9y1fl4XS6jnZick5jpN6CyH1KlEdOvWqsRe",
-	"F173gWoNLbCQt4b2RFpT1vIPy3NJSkfMpa/LEg6q/blL3qf0t4ytlcv+oeS3me9rDz16AWhIJ3JqjeXx",
-	"8eZ5Qgvunu/WyRP6QGeJpPFLmlqbbUfYH1WH67YogDkObk1Kc8KjrZEJd4w7twaUIrDn/kDGsyVQWbXd",
-	"8AOSpb7cC2f9SJMIN6tv2ZQVHJq0HQwT+XjxqvMd0WM5BbL++O+vXr36sQn0FodV21Sq6GC+bNjwbUz2",
-	"gfFCgL7ti7ceacKuLTciABYszEF5NhFNG1wVzZmRriu/Sy8qt+5f0+1mVCYiWosJd4K7MKWaRJkh1NSM",
-	"sskCKS3lnB2+DHmy5piUSdsfgFJYrUJJ81tUnl2dilg96frHAhyvETVvJeLpBgh5H3KoP6+SxBQRZoUZ",
-	"1yobH2RcgOnN5RFb20ow1Xd5DyxuBtzDoxM/0uTN6/OL03el2k/w26b1DqpUxs3xRHgd9Bpqj6U28K9M",
-	"JExr6MDOR1aLazp2VhhuyFG1oKkeS9OnI1YNNdY1X9Yc8ATtgXHPAVkPMp4YQLSTQxKWxlHNmAFc9tIo",
-	"sOtdZRSWjradwToFWdyMnT86n4DbRaKnNLWK7sruCLVI1RsvfONogQc9wkWNy8VgK6BFkaqKF1eGVbNM",
-	"taveQBBB3bmoUlztyQSWU9MFczjkwnWoXqZjgnp54m/+GrRokvR9pUQNmb5h5UiPTpmI3W776OJxnh/a",
-	"uWIzMlIUpAiGHwThI2FVpvpzaz+OgZDFL/+EL6rgYxce9o0+MxfMqJMn3r0yFx/RmMzmxKA3SnPzhnCh",
-	"DaPQIHLAuBj5sEr9OBZ0gcWRvKSp1V3BeHW3xw7PrndEXjx//vTFwTFJpBgxQAbHJQAhKGIyoeqKxSSX",
-	"LesGuNy4UpQ6ukHv1ZW6dmjdmZezy5hjW2M+Fxl07+y7b3h8QDnQTF0XCDYNXZm30WhjNlI0Zn3oj58X",
-	"UddvN4TYpjJLYmiBD94tmEFRqunWumhNCrjl6truywxuzskCvAPRmNGUqZxIchqxG0jFDD504MwUNBzc",
-	"iLV9IQzDYfzk0VjdncT/w93Vce/ryGEHXrUl5I9fpgFL5LSfuxyWLNZ0LDUj/k67DvDszVZFDmHK9uxQ",
-	"Q2iSNK6M//CW8103BMlm/XUN9nJ2xlfL0CHTwafHAmdb9YqaVArn06DGsEla1/T8oy/x97dAjXN+LiMl",
-	"NSKBwBndsI+m/bTdkNqD87Ocwnko+aMn1NGsw9pNaWT38reMZeiRRn56THpEMWwXTg042l2C/OH3a45s",
-	"s0zQJnL+mY/GWIDvyBXpE5x48+Nfc2BblH5HVjEC0SYFKwffR/KaKaG3KvHOTQzoMbZSE3B3Ayg3PG5V",
-	"g7VpHxWRRW/VBrifpcrOmqQzS+AIfDMVurxEbUgngxaqaLBpIMJMM1Iw1iHkOuiZNmziHgzseYHua5ab",
-	"uEvQpxsQZwczTDlkdAKtN7hrKVpjs95uzX0VtaqoYy0pT/Nq3BwbmyfR6ikPyv7mCudpYGk1CkOdbrNA",
-	"UUGhpS7qZDVyu1FGbRY/R0otdZVehQCgrnnE+jSCPCfX18Gl19p/erzP5g4mu8YqXUloa6MLLHHFbYNh",
-	"AhHInId6CYCncu2+zRs5+BZ355aalizNz17xvbpTXXE2lR1JNTMsZ3eX0GZLwBlbn4cdgWase2QWz8pG",
-	"GL03IeANO+TugSp3l/HfQDwrd3sXQfQqO73zYHplODsqWF+Xmo+tnlCtYM8GnvfdCZmvVQC/f1pt2KWt",
-	"kth26dlalRI1749adX+tY2nVQw1eoII/VcmzR9ro9rFK6pPe4TPsvPnsu+d/frGqehJuWuVqrff+rJrF",
-	"ai/Lj3hHyVac97bMu1YgtWui5z0lVTjLI+cacL6S5ch2vV16QhYntNwjUng4EmbAw8ENjHkBoTOf0Q19",
-	"HPfUeeFLrJYT66pK0AXPxNaprNt7EjZSIjZFnfrGLHg5xZbZ1pBvW3Md/uUMbkhuKFn1IEqtGZ9wEMVJ",
-	"EWCo2OG5jQ6+rYgKIQ0GA+bCEgeVnrpzroAucQNkyp09hyG4Rgnhut05cHkdkg4EMxY1r02xsDZRDBaC",
-	"WYWJUf7sekPfSnJvNrsl6F3rjXF3ym1l0+6Jhru72d2XGUG6W8PBACXslk9F/s11hrzVgdhgVnPj3Ghs",
-	"uyOV0hbdJ6I5o4aB7rHS2Z6Xx9I0TThGcq2dB+sZQJagTH09QJ6zJaeu2Bz9WuDlsqLMW1pkytFFf0tE",
-	"u7GNd0O8y9pTsehEzge17nbt+9DcyOVzwzVrXKd1F2fHp7Y4I/fy5G6Vl77/U9Aw9hVFDO+vmVI89j4g",
-	"d1/RTxVTVkohLCh/Z/qYPHpErhhLNSZ8+JC5K032uXfVCM0NKgJwMjvGc92MkW3f57nEk9bGcp2b8O6O",
-	"2D1CcsUBbdcKemeutVWutLVcZ1slTN2Je2wbdxg4erSRqXZZLVaj2JET63cBe7aum61poW7iG/tdLNC9",
-	"9N7t0GN3S166m2fsLIDgFhbFtwiC+3vzO9bqaYpHdc3QeaRkJxPcQHKqB5Yh7Ses8+IA8uYmPEk4GIII",
-	"EHP4HPrsEK7JYfd5r3xPpVzW3bdxZjuM9IJj7eAGYUp4TmMMxVqzs3KAoQrJCxgxRZRiTDWZIB4MFSSk",
-	"A3nN+mVQnpDAX24JFg3bxSdqC05WydFozPrg97XMf3WTGNxS/2Tsvr/Zo9s844pJN3tIMaql4GK00XNz",
-	"Kl/NOlenMDe4T/UHQUQ8pTUt/ULwveObwyOkGcBv8yCtJz++ff2uf/H+l9N34TGGvMMjQonmI8HiDheA",
-	"vlc2TUpvdFkq9YZHBTSzke5rEH9rsrtrAAPtyx9pAgieDCvihRQd1x8IH9akTVPuazUCYpigEP4OSJRw",
-	"5v6Zd4FPZORavys2svzhX//872OygHLdJSfFZ336EyBBJzS60gGhZMK1xtIA3GlMNACsa18JmPe+mseO",
-	"JoJOMHDYJYj9bqchig721A3eYefbH1yAn7gA/yNNAPQHbxfk5Ndzd/MB1A5UUOIm9HN5Q0p958sUBkv0",
-	"TbSeX98c3VU2Z2G7bt+w3u3APWpZfwPDfm5Blsx3J+a7I967N9txIPeoJfmScO7bXBPO0VklJjnYR9YL",
-	"mtatwBJINZUJTShwp2MSRpk2cgIZtzOZKWiShmDkpP3etQO4fvPmbY6qVoaGpLwVtHL4tVbQGkk5gqpJ",
-	"fG2tyKrEGO4ln1NZUucQOQWXI8A3FjC5SsqJC4SX+pKmVOsKxNFSrd8vyFmW1Lq9NqG0fWTG43psxklv",
-	"FprYarc2X2w3tgrC1PPeTTZg3RyGnQYn7lFEokrLi8W0E6s41Zc/TagAz34IGl8I5iHi5JA2ICSXoVID",
-	"X+t0UFsCvRuo0TVZy8Qjvy6FoIGbvgatlClrZDSZEickoikwFAhcgAcCulRKhQjdJdvUqrsug6cBoWGb",
-	"VKltMvhxn5pr8q01gfcc+4JisrCn23Tiqg2f4oYEntoWhje/CVtythIH2TA6kJ+CZku/3u13U0pblXta",
-	"t495k+RlLv/DF3/+7lmvt1Hr47ltWrnWO2WVTbL2DtnldpGmO6KldWjn5uTSvGD3SL2vHafl2w2NunOe",
-	"ju25nS+Fihgwr8B1UIW9Oiahg/vqp4oN+eeQcGiMMeRME76jOrnqJ+p5uC859zCHOeCn85Gw7qhLQn3V",
-	"marOyeAlliVt08tkV4V5G4U6yvH2xblfMZfBlCfWYj0swIb6pky4GHNuogCRNDyAFRp6j7TPWaitI18f",
-	"xqsp2lfNnchTsIqcerFeWfbq5Pi7aCCzm2rFe9OHZos6R2eczR3bufrHFTWP5dyPUibMjnvbeGZ4CyWR",
-	"NS1OK8xmzvvi0IzdURhmJptrdrN0P7dmLmu0ZNoo6rqTosrGpQmL14drdQLaRfXlajqqAW3LoeVWB1qd",
-	"eF7RoAdc+3qx1U4B7VvIutPhT+PXf/8leSvep/9/dW4+Xv/6+a//6D05fPrs+Ys/f/d9p998VxUVGN9Z",
-	"AAL3O5++vHhWBwW8gMDn57+0u4+f/U4U6tJK3rEu7UZyJs3mmuFI0WgJplwOz2LZhExisMgxv3Aq1RUX",
-	"I4RhsZwSMC6cd6KAh37aIzGdrehydfj8+8NqY8bVba6qI1+9MDXHJlXsmstso73e+VETbNp43PZ0NoJi",
-	"5svWbStTY5nYAb2x6GxiaQkVfnyoUQBtlw5zgQ/fi3SYHanjC2lE87r5t5lMtCKzr7wg0in/32hKX73J",
-	"XU6e2kzJvChbSMxqnAUCHyTJOOA4+28uRpifcCqM4g4nUEcyZbHl9pApjlmVoMwcE0rGiHpUweqVgCxI",
-	"Mg85FtEkCbwmivDHvgf40r79cxPJlPAIynbYUhwTmHGVOgASVmPttK53HE/o5z4TRs3WKaW/AERwNUL4",
-	"QjtLcsVSA/XmLhv4oFtJcXzx5z//+fDJyhzhJgzLCw8aqV2pOH7VgTZCWlO5FpxNUjM7aioaQMjLrVuS",
-	"9Ho1ISMhRcwMU3Z62vCozv865xhKtMSh63LbPmqIBmWTtIUkhk1Spqi1U0gPfEZCEs1YfIDt5d0qGN/t",
-	"ggAifUPzKUuz1SY8jmZbQU3cGCINlogJkAUQ8SIwUdFpwb+pLHix3XFtWBhG4/oh1wSuuRnjISN4y1EF",
-	"MhN/c6SAOT+CKiWnrnDEPjiHkv/k8LsNmpguUPyJW4ZHmiS+maml9qcver0qqW+j1PnzXauWSIysVTLF",
-	"fP6L/8NbUv7vmF2zxHKQVtC65mzasAn23WvjedUDt9A50BeX+mDvKtmRpC0YNx4vECrIO1MeYzjvd4L5",
-	"tdToXo0pKFf304atXp4C9DsA5IKZNiBtFTlKFbfVRt6lgmZ34mC6CVnfFJ5oQ0fqbkhod/4bGNCKPdqJ",
-	"06HEpu7e71AMZitLcf1drNV6KxVki51dlJykpoPKoK9KOyLhFZuFzoEBWQRMay6t1Q1/+sxVH96JrFwV",
-	"PlARkND9KyTUKi3uKd81FVsll2G92W8ZTXRAQjkchiSWTBPH/ssqA6oI7i2toCWHwwYhlRn2koqY+9Vu",
-	"Lr6rdemhluh0Fzf1R1bpEjH7x7XMNHbLaoA8x/Gte5aaodF7pI0K6kHe+q1UpppHhQIicvBs0THjHOj5",
-	"UVmtK6nMdvNqe5nU49D/7PdaJ9lI+1WBBbD/mjlYqQEj1tqJK1ryyu609pP9mOvcWqlFVtL9MUuWXRbS",
-	"9EFJX/qSTGB77vpblvXRKYqfa1DdIqma+slVi5LtkgEEbgDdzRRGS49KHdV8hTGJFZ0G8z3S2pOipuYg",
-	"IKe/vj2p749mr9b3iF5sVmHtx9pZW/O6blqzcskLdMxI2NAQmRXgWlAF40xaEvmD2K1PJkLztp8vf4Md",
-	"h31Eyp/WTMQAK2EpH7NV3fcdjWJxVMwM5YkrCcfu2ZHditj3asY+Ob79gwuXL5djpTPuzlOpDQ2saAUj",
-	"FEnkUxN3fjmWrnClmU95Hjjm8C2u9RIGuCELamQIvtC49mLzedGJbPDhernxyJJlzD47UeA38JHOyyFW",
-	"2D/LNiAftRtJCfy4cQt+VDJNWfyqxIxrsDBqZzsd161PHUZFC29uHMTp5zSh6zfLn4vmC1ZOMGb4ri6Z",
-	"017LzZXAI5B7URdVU9/Sqn4UqN7XYMC4QdR060JJYc8t9k412jXHsuL2iqUmIFpCHQ1qG1dsBkU7jo9a",
-	"3k0wjA2ZMEz79xdtOuETB4BpNuLenSUYizVpp6DrEM3/wQL0ewQEO7YGi/24D4Ky9Hf5NGaWt2yfMENj",
-	"aigZc1HmGG5Pqz7Sv2spumd0+pZpTUegb6NHYmlJ1ooKrLOKb0MDu8NqJ2pn+58dYGwdIK2A+D/PcUIB",
-	"+dyJEprFrBPJmHXcPDu80g+kIFAuBjITDZkvebPcssvFtW+BTkoc5BC8AT2WpO08J65Jez8aU1NTPtB3",
-	"zWzdX97nqoufiia45VKD/gRXuvojRrPz+j48CyMmmJXQ1u5k0IH107Iue03iqW3lUwC4knTC/id05bEa",
-	"08Fx7mtHYrTn4pHukjNflJY7e+HSfK/G5y8q3QqfrMIBmU8mcy5MI1EcEgpYn3mKMC1lm60Tup9v87e4",
-	"HLlrOn/xMbYM8AAsWibXeHQrZRFb1rJUOacGZ1xN2YjLz2mArfIj9e3K7CH3DTSR4cxhGhZRpIUVKj7W",
-	"1z7QXP3kZUteXbaAVqZOnSrSuHNterGfUSVBLqGCeqV0JYLIaen+nGAamgcm2agKy1UUPnOmqzqesFLF",
-	"mmvdJfg0QyUntX3nVKX/RmQX3t7b0A9umOmm/WNK5b2xHTwsrCJ0P5nTSeEU1I+3rvnaRqXW88Udi13K",
-	"FoijupfLVYNiw1frievayrl2volzpWJe11h16A5Y7z2o+1rhhipYv9LBeP0BzWtwNcOyknoFz7K3HIG1",
-	"9ZcJFwFxAE/2D3tcf8tows3sLxP6uZaC7ON9V7/Q1BMRiH3IP89hVoHqA/3crCC1ZpWQ/tQ1NDVr1klB",
-	"4Vlr2d7BnZB6AQrAytO6oBDl5/aIfO5gBFev0jGg2nuSGkS96ENah1eous67GJBICntyXDG4T8XIlQBX",
-	"NW65c0OL1AIVY7f9vf2b88XKX4+M1ZFaYZL4MNGnYE07odS5pfqxSicX3ObKIW7kIO88Scz5VUH/rU/Y",
-	"L/p7r9XlFMwHu6kFUMWcI927M47IUGYKLQRnACAChtfHCSXDhBryJOj1emsWcBUafP1sGltvL+YYliZR",
-	"t54IB3BmT9YC0AMT10fvTt6eOpQHl7sP+ALUNaxn4porKSZWKl1TxcGssc9A+0GIQKcyrmYR2te+/3D6",
-	"7uR1/+TD6/4vp3+tZj3Z6y7nqf+plPz06U//Vnc0cAbnMlN10C12EuFRacQQ0q0ZtNWVoKVTiPPsKzYM",
-	"j+1fNGExAFhgrJWJSM1Sw2KSibhAvXh7cn5xemZnE5ZVfyauIQeLViOc5eFDfuoJpqfe2zLhFfUCThTk",
-	"nRudBuiC86CHWv1qy6z/zRJ+b72AuJqEXqkmLuecbxLnq1LF3suKN03Y3tOGLOtP01hdXF2qXUTc5o7k",
-	"nQfdquPZezHYJrmIvpneXHUP1gDFLPJZDt9efuLNSuac56qG3Ws1dEhINc2+0dnIBQn/s/Py/OxV5wJQ",
-	"mAphG0l5xVmHZnYDDIf2vdglYdvitNqA+aqJf9Q1JiQ8GJRnWBlALeX7iE5dhbVizv+GQQ+dMnoFMRTE",
-	"+3DeDefRCgcsVjK66jtFnAEKyMmv5+QHvPBIk5fuEjn58Loe/qPGdVdBBEGfW9Ca/1i95HcUVNMVrxNR",
-	"zaDfC6BQxXxkxSpUTc7SMRPg5KUKXKQA8kTdzdawg7uLJI4XT0s1jFVNLE2osZte1b/+hvrWJ/f/zqcv",
-	"veDF4dd65cu5Bc5YImlNtr2QULi5olf/u/cXr1/9FXWFIlUcEzdTGYNCIWkMlqRmFRd1bfv+Zm/IjtrY",
-	"38STkveDX7fxe76GtSckL+qbB7mOVyMoxkWJn13mJhSYhF9DJ/4AwXqkYISLKMniuQj52h+ritPF9Wm5",
-	"8dRN+ILRyTcBGrYP8JpNVEy7kPcI+2tdMBk77F0oeUBHd67a5QjgW+3EjdHSmoZ0zwEHPmo6YqfXrM4F",
-	"Wokdj5XMRtjtiYshU0xEjKQJFaxLXscugV6mHKsZoCkUnzDvvpxBKykwXmOWMKtK4RjqwE2XgR0vOniW",
-	"ZzWsNInLKKhLoFQb4FPjvmI03vBBl1dRXex3VDTh4n6/T7AiCJL0r7iIm3M9tlzaFe2mVidUY2i435yM",
-	"tBIBd5N8LofkutHb5DVTY0sBWV2xCZ94jZobzZIhoXHMYmyqyCMlXcXAuo2Zl3kWbuj6WaOVvYfT3Wh9",
-	"5uPCW3wX+E+TNgphu3qrppLo4ByOGAvMC7SUsuyqDVU+PnLpQoGVfIe577ncsS1yYFwqhrXmMVoiyDBL",
-	"EtIuXPUBgbQwHUAQGMC8QFe/4mnKYt9Nf26w3ealXCvxZANbnV7XmyDUuOCNSxrGdBO4HQhe1PK3dZ34",
-	"u4btWKctLyQgNgQNblBYYaShSRMA/+IwjBkO1r87z5ts5pk7K9IoHc05dbly6leDiZR9k6XCjvmeV61g",
-	"Mb9vsX3ivNhYWJN8Z0uoJCUhGBT6x5x8mZcQtSpArUJRwz7z6CIeqGKfSwRSFS+e2c0xoU9LlbpdqPcl",
-	"FfHOlfxiLPqVI95yHaLlayVnk/sz0te1XiN42U9KZmm9BAGZkWNVuaqewSwkMZ8wYRl4nqskp8cIPWCw",
-	"qlRfOaRCqxaninlXy1wm5c1U17vUzZakxd9U0bihxrARk9+ekTcaU0BQP9SkUWHxDNfVzK5jEuKIQ/j9",
-	"54uLDwR/yHHcPAIYpqMcl8toRExCv5Wh1QoUqyY8ObpbLK81yAI9Z3V1to4neb5YJArl2dONB+m11ROu",
-	"5xAjW2OZqdL3J1wgD3O/x3TJGz9IXhfGHWTRFTN98NpuWNq5FqtDjuAl9Xrs8QJvXchHLw/VjyF/cSOD",
-	"O5PTxWnfyQTWHfF5NplQNVsctU+F2aT+djDbTDb5E1cjnZScbijo7NrXvMjILV2LLj3HyFZpem5gjctp",
-	"LUfNVI6zc49WlJeO+cr35DwBzFcuTI2VfKIjJnxLsbB8YsJjBGAg+CP6mHxV0dru8hIr2de+5mtS2WI3",
-	"4eZNzk/nnAMeFMgxN31FDZc1gmRR7wzJYxJWOwi1yy2ECGjeBcAH9DzRB8ekl+eZz3ccKtZEZoOE1VWJ",
-	"fUu+MzABasjzzBfMVVBYCPVCWg6hLYxV9Qbymq35tS0cV9u4p7b22uCc17x9xz6BYyTRDiSaOfL9f/8f",
-	"T8/QaIn86//8vzwhl35eb6/rzdjcDLxlu2/+tNezC8wT2AlYbwMC0Anx1xAvPqJCSAOdpuxWufomrlwh",
-	"tMi3RhuZejS7+mgymzhv2TI2fQo3WcuE6n5KtZ5KtSLW7ceZD9KdTP90/Wj2EKvcTfwRl6kM0IpbNbck",
-	"m4UmLelsFRCrUsoqAPjNtnijFKoSKSyNivv7FjBxJs1uEqZ24yBxxuQdu0aY2irYWFNnf393dmHav44l",
-	"nfDNsr8uKvgNL8/PXiEzI233qwZnTn0IoAJnv6KloLvRYa70fU5f/YgsO3ukib2zhOIQc8Ui4/gvxmBB",
-	"x9Q+buFBIACyyefLT8c8GmOhPaIk4eWD9ZsLLYdK2Tpzrdw9o7omizSNyJ+Z4mZ2bt/pzH/okHiSmXH9",
-	"MlbWIbT3ScX/AdUiR+QHbK/4b4vtFbvktSE0MlCBWF01u/iXAquFhSzRS9dF93KRWETGnXAEUH5pXxwx",
-	"SHQHaNJLrP63U7KHDcZUkNrYmBR1XXnFWfNEfckN3kc0A/jA8MP78wvymKb8Mc3M+HEiR1yEpP2zMel7",
-	"kcwCck4n7Jwb9pdzo3hkAnJuF5lhDv6luHhzftAlv1o9RpO2fVtAPpxcvPw5ID+evjm9OD0gExozFLbc",
-	"YE+riCo1m8NFKZ0rRF64FHO5lliiHBCWaEae9Z7iOyMZMxLC+R1SnrA4xAXjduI4WS8lXZZq3320WEOa",
-	"csCO/Qq69lA21HdJYZRMMI3BqqCwndiyMRl2xlLbLXvz5i0ZUcOmdHbkLChDEzkibXuDDhygYFAc2kuR",
-	"93A8CEq9inWAWb6cadfu0lophtGJzhtd6mC+EYAOgDXowB384FJUeMRBQIr6QU3aRclAsECQBwHBPu/w",
-	"UjrCmlYJ2ICW73UvxWuoS4FebnldhiUnSI11FRov37+7OHv/pv/h/dlFSNrf9b57cuCZzoAlUowsB7Wq",
-	"mOLXdvqCGasidi/FpfjTn06KnFouRfdPfyKnPNfq8Mi5PqiOLa9/jA8uheOHc8cjrFBKuPy4dMlJbf7v",
-	"pQD9vulY2JMAyEaAZbDsNFQPwjHmy9h/X4pITphrDAFVNjAi2KYpiLqun30O5WI50xxjwnXGQ2zXF1VA",
-	"u7Ew4dCjJ0QySVhkF5W0D3tPACCGxnDfT6fFbVZkBARVTXyJnXl4KUrXSTulypKgx8sccpZY2kI1BFqd",
-	"+mJpuMIdRAxNpGABCUWWJCGJEkaVJvRSeAc83n4QuMwh+D4ueWV8dgLPoP0r7hHX5Jprbl/g/OdzeUt2",
-	"9BErSqugLTOmxwLeiyY+h5S06QBL8TFj48Ctr1UeYXnzxaLlFTWQfxvC0Q9J+8m//vl/P+/17DwQ4+B5",
-	"D9E3Q9TqwoCkSabJkCeQq3wp7EUMAmgSfgG5HZCSHvg17BKrHZGw9GOItEN1/t5cRbB3kZSO2DHC8FwK",
-	"mdLfMmQCbv3diiZU461WLrKJJpYswRD0iBuIdYULcQqGMxxkWE2svLYb9eUSrerL1hH5ctmyvP2yFZDL",
-	"lkNiwD8wlqkvW1/tlJ5hs+9SZ8QxNZcC8b+kIRNqojEm0MYyyqD4rD2hiTW8WAzNdS0PnyrAE5ulzP41",
-	"oDFxmdmA7CqyCZBkJq6EnIpLgVR2TJ4dHuLXpyxJOu6d5ZGQgYL0eIo9HdusBKWiswF2K7aDd9QWEyWn",
-	"lwIezefAPnNtDo5J6KYeQnIcxoZgJNquw/cOK0mKYcIjg/JRG+iDBoXipE2hNP9SWGITAcYiiTYcqkv8",
-	"COBY2Asl1BVIyLMWPoOz8qz3zG3mWynYzO6la3COoGfgPNFHZLKsgbvr5PPx/Me6Vu4B0fJS/Nt8E/eK",
-	"5xGIxnVyD7vkBxBWBLtV4VAaBtAl4FS1/FO7O0vuJXQFwlc9rgRO1vVwttPFdKErNquqch1k2to1e7Yv",
-	"zgNzloEEVoz4dXWJ91wYbXecAY3FfssgQkw1Of/5pHP4/EWX/Cy1gS+6ULN9OXCvjr0VD7c1fTyuDcK9",
-	"J4xeOyXScAPlB6iHen3m5MPrVtDKk+xbve6Tbg98iFil0zpqPe32uk9dZQ+o1SgC0zTBIE6tn/VDQh1K",
-	"tD93mrT/evL2TUDCKy7ikPw7CXXKojDAxtyWcPmoQzVUencn8QGhI8qFNhVFCvRrTMdytVAJFQSd0nCs",
-	"jKJC0wiFvyvPGVMxAsoFbbScn6rphBU6TXCJPb3hD9gN0J6iMYuutEehkVORw9UEVXiiIMf2QTA1Bzlh",
-	"35LoS1EZjeW8ecW+nx2HryCqWJeEsZr1VSZCbKhrb5yO7YBg7f34EjusS5G/jxtidWEHMp7MKqFeO5hM",
-	"ILhFl1xYvsg1mVpKRK0H3x3ChDQSTr48r2NQl9Nk9hI2q5W7f39wOE+Wqlx+MOAOoNb2GJIrjr6gHUNX",
-	"GYMn9gsewupr1Sp0qWVFKdDRl9Zhr7frbwMIDHy6pujWEhzqWC57Gbcj5jFpA9d12xbgHdxjicTy2HLR",
-	"sQe9u2KpOejas/YMZ1A3sHymj3+gcb4o9pEnqx/5KKhThlmMDz1d/dArqQY8jpnAJ56tfuKdNK8A2gke",
-	"+H71Ay+dkIIHDg/XmUiqZGTVgEHCTgE1wj77fJ11g8CioAkoHugp8BHoFmw3qbKeEsNaZCmWj9KRbh39",
-	"rfU+t4Ran+xbnWEQY9fpUV0TktMyA1jgRRUTMyAyia0a4RAep2NJ2iGNjFThgaMsy0etVAcl61JYrSA3",
-	"raRTLvAvHHwAuaBd8gubaWY6VmWLvURScvrImnK/ZaD1YuDu2PHq4FKE+EIA1gYVEIcCAK8+nQne4orP",
-	"AY/V/jbpEgCOQGuBGu8uQaT1Nr0U7gfEDM+jYwfHhIqZXX4w+a0dau3+Ljmz30AngpCOVz6mQ8OUg344",
-	"KgvgS4GC0IlVazpaMZzhyXVYEVa/QT1oLBN3sGneLn1OCbLzqGOMCdfmxG7/GzkCaakoNMC0xFJPo8Ut",
-	"j6Hh5Af7d+trsPJudP8Wt8/XYiQz3AlIR+O6SigEYcawjyK4JcLAm7xXbKZD9PzZN/2WMTUrHCgu6bHg",
-	"pCWUsRfPVoCMLRsnmkxY5jbwMP91I8iJsGkYALm/9TjgLFgZbGmbtAGn++gy6/WeRjyG/zO7VuB2QF0v",
-	"DEi3221cMXjRDcb6aZ+iDmiV61pBdwIGHcC72dtgee65qLqxMLBrgfIcppzAMfbcHlarwui9B6hZBz43",
-	"VBldoFFaxmRQj5t3MTnP0zLX6wdqxn95HFwK54OFvH5XhM3UNdPk4s05egm8I6DJreTFAkidhFujGKBw",
-	"L8V2Re513BCWZj8K4hv77jtSED2EQM2ZOecjAUkG3VYFnPOcmc5L9EWv4ZwP5mjjL//6538fE08Xx/N0",
-	"cezoIiRt8AiFSB2hc8eCh741v0BlhjTPcr7e5iE/XENZvJDyLRXeINA3OeouQtQ6+tun8sE/L+cEQBAT",
-	"cW2LMHrBBcy4hglIxLeq5wI/giuychjh9Q6EYQk76NadKvutBfp+VsN8kBpd+tua5HhaGtOcU7w9R5bH",
-	"5C393DkZsb/0jsm//vnf4VZ0dq8lQ0EuXyoRtr99+lqhn1Nn9KN/yZBSiGkJ3eQB53qyecsFyo6xVKaT",
-	"8Gu2EDPMnbUa9rrDBUR/At8qzEgwX5weG/jbLZefq8q9qACNQQgOAMdc+Rt6mFCNL7CV2/MhmEsxBtBB",
-	"zLYxEpxb9qsHdRICU1Ne+6FcOGySfQiM6kdcjstaguPJXscQN/kYcHvBt5i3by/aVkbsvnsN7sCmX/ew",
-	"2nNFqJg/S+scVt1o2J8gyWuGvJMr8BLiQ8eLoUq4jyZJl5yXXMXOY8u1q9JcNC+rNKRv2cpccftHzdTr",
-	"+BVEpNa5/wOypeKRfRo71ZVbbfXMB8P/ELbP/KTXOhOPv/D4K54Iq+fUq7guLmJk0c3Y9y9GnylGC30M",
-	"FSOrB4uHANsf18iMVdrQGXaY/9a8rTfed1yXtfjhpszmdexYx6cK1UzzJLxRU5/mqjqDajly1UoyC8jH",
-	"slErF7NCFknIfX+PvMalGTaIdvQmdremqhtv+Y8wpAErxa2aD3o5DdHt16JY+sHfdK/k0VsZs2QTgfSz",
-	"1Lckjcp96paKIb/8fwjxMyjIyFNjTlmfsIlWDcOwt+gccTDHIeyS96V+cSlTpA13BHD14DhP0MGEhu+7",
-	"DfbJD3lZ6z4Mk2pTyVu2SPKc3XpG5dbu3ovM31O80eXWUVJUS9eQ+jzzrVGxqqSKv5dJdZU+hE6p+A8f",
-	"fd6BNIVEwxU7GtQLzxEzjZvWezjnd6sa/8TM6m3dViWGbKpovKwdlE8lgvxw6LOUdz9VDNp/xMc+z9Xe",
-	"i/IK3G7ymrkmhFV6w6zcWxFprrzolqMz65E6odolKD8wwDsVh0gka4tDxegV84XX9c6Gl4nULn5R6hTp",
-	"nyTUuGCmc3a7vMcjQpPEgfdM0K+ND8qpq+jBp1zz3ANsvGXN0hB+Ct0HkxhfQg3xSFLuMKMH/VduxpfC",
-	"FUacnf74+rz/8exN6OKwjCqiGI3GTJcyzV2LUTBsoaw8L7ihogjOX4o25viQEJcmDDDrI/RzD4P5VeGx",
-	"yyOaUk0iu3DxQZe84Vc+0R0z5y8FMJ9Ssjo3big6z3DDx4+xnRfXLpuGksNer9b3byf7g9/PBTba3PaT",
-	"TAE0yS41gI7Dd5uyL6pYX82hqZUorrUZI9Ut53p+y9ulTrOPFq5CslbTwPMePnVpI6v7+e3XdsVda7Jd",
-	"L8b57gBpMcUccTwoGPPGAJx4Wj6SsHJNOYbBsqRCoEQgw1TGZZZ3xVh6VP2K5WptzL8DoKkj9P9B6jOB",
-	"TlpUXAr2eUwzqGr7LZOGugoIYFCQRgZ2NGgelZcPpYKo4/xpgO9dCscwj8jzz58D8vzw+4BQa5538LZn",
-	"9gd3QqQhQ7vYUJGANOSnBYnSUCC0nKkWjB/bFigWQ450wV4Trl1KDqSCwwY0Zfc1M6yNPEv17CQfqo++",
-	"QtFGE4fwrf82OrPnBlWyO2YPfqZ/CKdWxFWUcdPxhAsbp1elEbvCy+VeV3fPvXK6XjA6uVEQcPUjkPL2",
-	"C5vdkqsWVnkNTy3uxh/DUZtTXq6tu1+a3bQvaerYbMoE6Eys2lY8dPiKYUDCAheykpoMyecpUyRMmeIy",
-	"DhudtjCcfRm48PI7ctnixJoYK1x9cNjuxWHrSWqR5OeY9rre2oJG/6DO2h36Xps3Z4nntWEDeg+n9R64",
-	"XZft6M6dri+hIsvVk4JoyXMJoJr4uKj1w4GRyIozrtEN2+ho3b8YuiM36xqE/S07We+Hz3S1REIQmKVW",
-	"xE94yy0aEfvU1mE2q5V1XJc/hK4+8vvrqcRteFlTr1Ohf3JozvtgXfDuu1GgHd51PeOCtXpQn/ehPufg",
-	"4PNUWGVVK5NJy8U08IjHFtNkwiYDpvSYpzqoSRSc65W7KLPxkwXdP2jlN9TKG/e8WSdvWP3ew/m/a4V8",
-	"yWbuQB2v0573LoHuRndeTYEP6Qn3LT1hE+n12Mmh1Vr3W3fjt6R745xWa+BukR6YbRMGgVsgTPzaD/Ot",
-	"9dO7SrbpWCKeHI6D0EQxGs9WJEuXSGCfjBu/cIcGhJtiAxMvFNEH9n2n4E5xTGhei7wdF3/8xTUfXMOj",
-	"P0/9q2vSJvL6wYCoqUmDBFa3dQBsuw8WuG5F63wV29gBMS6X8D9LbX6xN92r8PztlTi5+a/WBHL4a9LG",
-	"Amis9EOUy4M/hI8uX4ISff+c/9YcUz83UjGNSGXXPGaqBO7tuk3aVx8RhpDZIWa9hpiaCCscEM1o4joV",
-	"XYqT0/PO4fMXnZ9evvV43phX9fbk/OL0rP/L6V/DAyLzV/UVG4akHTJxffTu5O1p6ECh4dAC1AQT11xJ",
-	"AcC7clgkXh2Qf/3zv8o5AM0QEY6U9qRRuLffjTbhp9aYSOmyXtt55y2jceMOHvyU+/BT+hVvOIkLMmDN",
-	"YH+ZhB9Ks267NGvFpja7Ixu3rffAAe6tp3Llbu88feAnfs3FqBCvC/KRGjKBKi7BDohiaUKjHGQL6lAQ",
-	"RTxSDHBnL4V/3NWnhB6wT7EcQRCzrV16qc+pRSQnWIE8OaFGrqJ38Vbk6t04Wdc9VYWn9Y9wwH6n3tet",
-	"ZPJjaJWzjol2PqaKfTNeWDepC0YnMLHVBhiURTx4Yhs9sUBIJTKE8jYoJQGjaR9ipt7aK7UZw6Zzi25Y",
-	"GNd++XpOWXdqMeWjaGLxsBKkbf9nZbOZQpcsV7WYl/vAXQcP+Wk7ZNuwK+Xj4jqt2mMUuPJNORV5dzPA",
-	"VTdjJqAUi3CzBZt//MUVDyw1xTKxcDxW2WIX9IoJaNXxwB/n9tkuTXmb8cBBP6l2udAYW9DonJU+0sXW",
-	"Owi4g13z0HXrlBpdu562XMPXHXPyt9DsSwroLENTUoXUxt5AsqTkw1K2dRaNrcJqj4lladhK8MDDo3F9",
-	"KXxDIsVSqZydIDMTyQnrkhNR1GQOKU8yNV+p7Ura5dURge6v2GzuUrj+Ww6g0rJxykXZfkGzAwaed63C",
-	"LvK+hU+psSGM0N52CV2jwdffbNDUWC92W27PMr9g2ixvCONW2OEHEDu8B24xzy2YLtvmOV1Yehhjl/NF",
-	"DhDUF0dCz4qVmv03pdGvF0bRf5hoyXykZHU+889IZPvydNydMrzMx/EQI9hXjKCG/irsaaNEZuCKeR5z",
-	"JWs5Dw025SvndP0QVriLsEItH1oWTti3xvK7Zgd3FzColyf7SWzesyi6O4/7Unf7Q1LzPXSrLxFjaF4u",
-	"VbPf4i3fiJ4Ns1kjcxkm/YfQtCd+fz2NuA1fpWu/dfBl++Bw8O670bZxWk1Jv/big769D33bo+EtUGGV",
-	"VW2kciPE2ILOHfgywZGiwrmqCnCykhOrSR0vSP9BH79tfbyRTpo18obt6j3wjLtWypds5p7U8r1LrbtR",
-	"zFdT4INqft9U85USL6WzRNJYP/7iqLW/QvadsRjxgX0bPw+xhs1y2nnXbSIFdvLG9z7K72ySeB9wKC9p",
-	"ajLFHirndyHJisWPcFlj4ne8RBUf/E+N0LAXxUa6uKBr6DiQMWelt2OxgL8Vg/ROExpTTUJ3Y9+PIrwU",
-	"NyClI/9hBLy1P09SQxy7qwv5jZhZRWe745hzX2rs4wSXH4i4VnxvQcErMcA9efKYtP+zAzCgHbeindc/",
-	"FmDaKYWsLIeUWzDIpRjgG/ZlzxmxS2VY6if54G+6x1Ct+/SswPzXKAXzi/mHcK6kBVHkx8H/tARGFYxi",
-	"qPmCRe2S18Ybq0KaMRcjkgnDExLSJOmjZRySx/inB8TXIWR+MEOkck9fCkjbimMW+8qvCoG7qlj3PitM",
-	"6q7nCTRhczkXUsOeFG18+d34h9zEGuSF268HD9EePESpJ6makzTPqTdyEzkdKPcT4VkJ6n1CdTBTx0Qz",
-	"dc0jdiloBClR2mliCZ1h2Sv0SbDCKobGGoqRhA0xHiwz01Qa6ZTv4iw9+Jtu29+0jOqaXU5NW9Z74EN3",
-	"r7Yu39I9OZ5uQSDejetpHUJ8cD7dN+fTxsL0cUSjMVtHpGL1f+6FgOcIE0bNfPIsfjwgXHioAHQZgNDE",
-	"ljXtWEYavsnFqDuJD7AFDKnvAGPfDqnmTQ1gsCk5SGkxggZgx6QoBQxKPXVqG2+Rpr5bfpZ9mGVY08w8",
-	"zdTIHf6XsIJ7PIrwgQ/2g3XH8Wc5JRMqZvlqQdum+MFNV3tSYBnzg/JIzxH0rqVH/ZlbD4UGqctlsv8E",
-	"yuu3kq6xOLX1kqTtojk9/oGym2oeC1AeT+ZQpgW9W/agHTUg0cEuoX3EPkOfrvVg6BZJY6/KVflDd+l5",
-	"qEy4EWCUCvOgaN2lovWmZGm4bki1Ne4r1a5StVqp0+UaaDQN52OVB8FqWbGiU/HAN+e21K9MucLJ4dbt",
-	"xaJcD+gNeqQt1yLAh9VR1LAO+rDW0CYgGH1GDXuDT3xT+kR1cmuELOqTwx7OR71eUe83BYzbvbleapWL",
-	"9wIGQ9re4IRRHRwTSjSLpIidikHa6Jwg3BAutGE0PliudlQpaK+KR/VTd6l6zE26yeNTs/sPusidgjVg",
-	"sD7fjbx7r+taPtzKH7QgVR5/gZ820U5qjtEDnu6N8HQhFafYaTncZKNXxTNWbVfvgeHc58jHDWljb2os",
-	"bPOGgZQ7E8B3GWTZ/jw89OnbazzlRidriXhd21L7Fr2+xcTWrNd7cPiuajcCNFX4pUaean4Xrt6CHvbP",
-	"7u/czVua7IOT974aVrA/vpID249sy+i3NZ4eHLs7deziTt6tV3dOHa6nmtXAt0gk3xbuLc7pAfZ257C3",
-	"GmFnnV7QiH27V/1gEfr22CGKPtIFmOiMRBQgBQc+1Ye0nx0eHjTA5O417e6OUXLnTsMDSO49BcmtHq4a",
-	"pFxH8jlGLjWGRuMqSu5KPWJzjNwN8sofIHJXQeT6UH8JILdI/w98gQCp1AfMlREURQLlsoQrxlLCzcGt",
-	"6yH16Lk4qo4f8xoqyA/+1ntVGPcBU06L2rg1HoHp3GY1nVu6NYvqyn3P/yi1dcWc589H6UpzpZ1dYF1u",
-	"UEZ0NoBU5H/9879I6E5t353aPo/DgISuWSS2gIGWhfCXfaJkAxIusGlbfV192bPhtnmvbg33jbvUVPw0",
-	"l5cKuF17qKHbXw2dX+OlR6aB4a/ZC22RsB/wInZSibbW3q0K5DbuS+/hyN/TcrU1933nbc9gm1x5Tt5t",
-	"jFxIEo2pGKGm6mXmiF+zijCVw3oZeilyIRqUROgx4abaOS3KlGLC+C80tzm7dUF6l3HgjU7VQ+3d/ay9",
-	"20wI4wlcYW75m/6oCCQ4/zWsJbdQfwwzqaCKnM78T6swXt2N++Kn+PY7Mknc1Jp4qLfbHqyQPVghOVnV",
-	"UOQ8y9sMysNpKjmWx7zfLSBlrxwXQ6aYiBgx8oqJWq9cIyRe6Ww8wHLcOizHMhJaYv40bVrvgbHcC1tn",
-	"+bburamzi5qE0KisykqgSRs1ELDpNlkftyEn78jiWIucH4yMe2dkbCxjc7zZnULMrgKWxctVNE59e8Cf",
-	"2onmpYAZOZDpA2LGatmMoCvzgKAuDXqRKJeAg24MnrFuieu3V9e6QTFrqSYzIIxG40JZVlnyB8HlLC1C",
-	"iRjPSr+uRuecS/qnIgZEozyjxigqNDLLAG+2ywtOUtEUD9x3Rcsd15GurF0prefviip/p4Z4sdyNp6CG",
-	"t25kkTfuaHPbleNS7+hyd8RLcRMUzc3KTB8s9l1b7GvQWrPdfitFp98wd7ojfPh1tnznNv1LCEy61NYk",
-	"GxGpgGccO76TBy6VzEZjh3A9z94ew71hk8F/a3L6boz+TU5CYfkH3/ip+J16Am4g5PEUrGdLncGt35o9",
-	"ZWe1hk31IASWVZkg3wUPwL5FwpJgZmVP98237Tfu2MaCaTbx7yxhD+z5LtnzSRzb45AlDJOGb8ylH3+x",
-	"/1uvgHTxKDxkZ97UvLE7uT6LW2no1O9M74FN3BfbZrP93luVjt2+tbFzbl0E3rH5soq2H8KW985Y2eRY",
-	"5QIRusStxEmHZnK/2Lt+75Vo55jVdIJJTZs8+VEzdTvZmH6117CeijZJbcGumbJGA1dEs0gxo4lUZEz1",
-	"mOmDP0ZsKl+OMuEXPzZHpt5yYTQJ9VVnqjohGcokkVMWk8GMPPuOKCpiOSGDmWGacEEykWInuAHV7MWz",
-	"TCUB0UYqe9Vocv7zSefw+QtwwdNLocdSGRJzndqBpIoN+efAdbkymRLO3wZbhmEwXuqZIEUy6xLLdq/Y",
-	"jAxYIqHeVV6KdcoFSKlagAsS+pwDHi/pQOfpb19izr3+joy8ytfjRhnnqQY2CvMh7QYFRI/lVBApIvYQ",
-	"WduhHLMnEBqjunVvOsGLkmujoFp5RwdZPGJGd8kHxYZMEcWu5RULyHTMozFUj7tAnJwC8Cs2642kipty",
-	"cion58EwvHGb5xW0sMQYbNyI3YvplSzkYYcbeiCv3N691OTJqWAKmEA5WZUqhiV6x2VxHLmImJXCVhlQ",
-	"0gCpNEa3bkd03pFxuC7BPxiH98443FKsrt+7DoXjQuc6zjT2pYsxHbxMJe08WQXBfPAp7GLHNQnhzv4V",
-	"m4XHpKap3e6bzeW64UO7ud9fu7mcrhY6zvl13L2caTo1qEnaee0c6s2a9SG+P+5TEx7nai12apxKdcXF",
-	"CBIKAEdFC5rqsQTrWNK4S87sw1De7DTeGB7nmlAiZEemi6cD77tXSlXgB/9wIBb6Gdh1uQnTBy1nL+SL",
-	"fhZKBJuWBAEkv+TZv4JOWIBaWuDVsyDvfJoqLhU3aMWxzylXM3CmXArvTSmMdbTSwXkiE6RytOr8IRki",
-	"DhGNWB/b2uiQtO3zIbyZaXvCLoUrbZJEyCn5dwIPBAQdbgk14HajgnBDplQfYH9U0oOeODo/Y9QP5wx0",
-	"SHv+7JjxolQ4l+IsPut9X+ehwa25JTXzDOngjjw0+PVGD00NCZXdNF6/9xtPLWHABvKH9Ko7VUpxXzfi",
-	"TzJh6+HmncmE3U/UvGr4YPX9PymZpZs8UEWL2CJ4steQRrEva0Q1ZML+WIB8lRmXT0Pl9+bwBTaxIKF9",
-	"T2gF1XxsoA4zKCgZZtSQidQmv99X9QaXohwzIG3BuBkzdeSgWTtTHrMDFLEgvF2jAkDKbZZiLs5QEMW+",
-	"BFnxhTuKNpSm2KTRlvb4IaKwl1qd0govOVy10mZN0L55Un4okrn1Ipn1NnlJyGDZFvYeOML9ih2su9t7",
-	"rZGxoziu4Ph5qwOdmHlMgbRjR6ciJij8rNQtgAAnB40RhdsUkncUV9jsSDxEF+5ddGFTAZsZ9ph9ThPK",
-	"gUzqldoze5sGOxE2zu67PVsF9FSaUNRXIWUmlTGZyiyJCXzAm/v/+ud/uT4NzhEaXIqBYvSKKaySTfg1",
-	"AzeOiFxugOgMEz4aGzLkI0CvsO/wpbKaIRVy52TQdKbJdDw7soO7FNooatgI3zQd20MuNQwm76UM8Jw0",
-	"SZh6pMmYCxMUPcYOwOU1SU0HXdd0OOTCubsuBUYmteZSEB4z2Er7asgAkyIgU8DbAT8prpkAqBFIC4T3",
-	"Bw5lwp+lKU2uWHwpuIBVsz9JFTNVcqhEUjGSpz9QLb2ni+grnloDoj2kSQLI/diS6VG+65eCDtE/5uaH",
-	"DUkOCv9MfqhL9cqVGeCWGjUjQ6606ZKf+DXDpcBFtHRRcibYodLcXeg/U6IhSP2Q8Yy04ZuMxkzpA/vY",
-	"3zN7x6WAkaJRg90+rCmTL234nx3wUnSAQEP3hvxLmbZmLLtmwjzSjhRjZihPLgXORdMZaUNAyy05BrQQ",
-	"FUYxCr5C1/oCBMkR0DKdMA1LNFfcXe8mzAw7dSdsX2Kj+ETOWm9bcJSHoLOkseoyZhHXELd/6NKyM/7v",
-	"Vp5Mx0yxEp9GKh/Jkih476mzLAdcwmLHIwwu9exVE3fveyLyPn1p1ZVYo5PXHJDjH8KjNj/pEi2ez19a",
-	"heVaXfA9sdPqR+7GWzU30aauWNX1e/BZ7cNnNbfIy8m3iaFulBk798USIkFRZLAByGvNoXlIiL2hj2sj",
-	"omj2dK3amt4DQ7mHLq8NN/922lk0OK3uQGLejetqKwJ/cGDdNwfWdtLW+ZMeY2LdEkcWG2Q8iXXupnqk",
-	"i6w86Jj8QWozUkwTIafOq8RErEn47v3F61d/DYmWzm8jzZgp+45LgZ/VxEjZJWcu+Wk6ZqL8HcGmxbc4",
-	"VK9Bk5hapwG88NzdvVe54L5xhitXe2xqp9D9PRkiODtUropFXW4SG2qysiHcuCoak2hE7AgjlTGibSuW",
-	"SmVcB2KHqplQbciEi8ww0k4luJnsXR7K61KcsZjr49zJGZ6dvjn5a//s9MfX5/2PZ29CfI21rMayTMpQ",
-	"GXFQR01W0cDZ7JOQ8AtNfBeu/q5oxp8Mcs0UuHmhiHTESIrHfhUBre5ufgF3fCNoU3Yyqz0gsCh/CLeH",
-	"cZvraQQ3e5WDw961x0bfd+PMgEk1MAbsSPDgt9i938IgKc3TX4U9rXRLnMBrUJxpw5OEjGmOl69dXtmx",
-	"q4ghUkHvCQijuxhRg08ip/OH9JzbTs9poItmJ0X9XvUe2MPdeiEa93EH/oY6T8KeRdPdeA1W0d6Dg+C+",
-	"OQjWFmuPx1KbeUCl6i7/6hMJ7FOYD1HAtk/oDMysY0gEsNMhgxmZjiUUG9mrkCBgci4VNKj4P0ttfmGz",
-	"8zFV3w64rJuUnR9MbI3gJ8z/gZk3AczmWSS4Uug12Aef90cF0mMeQ3rMMj8HI4pOMYtGE2lpP/zbUMlJ",
-	"QIw8CAMik5hpg+pegClgrNAQS8lBERV4ZNo0shziUlCdo7m4BTnoknAo1YSav0T6OrQaZXgSRSw1R8Sw",
-	"z+Yx/OrrC1+e/wdpn716SZ49+a53RKhPAFJyGkBekoAyCiWnYLTDHFzSl0yyiYB0rPCjXYdTey08JnSg",
-	"mTCExxpyRtkkNTMSsSTRB13yK/pkLkUI8G1hACPgOMvpWCZ2rcSIoSsxjOAwhpAOpo1idMJiV5LoXuAK",
-	"E+0g4Zgk/Ipdiv91/v5dkS8l2GdD8FXObehSn96xz6bz0n0DZ17n/bFsqJji5gwInn2l5GSDAis6Yhdy",
-	"7ftvsXXvXpDsfJnkJs9Y/rkZ5h0dsbcyZsmGz6BfrvTQvEfc1efjqTuGE6547ELR7vDl9NUKWtw+9lvG",
-	"1KwVtASdsNZRCx9uBWsKjxI5vsInv+5VWBXfc2IqaHlmUn3JXIL5+X94JlwwluOcd2APF5cKO+QsiRf4",
-	"iV0vM0vtEmmjGrKqCxFZSliEaL7LiLQjqxz3ejbteITjwMA24MVtO498bSv85yBneLLknoanLPuRArla",
-	"B7ka+5xKhSMrlmxhevdbvt+lDguivrzHJbEORFPSY8vC+fEXZ3R5YOxGSQ33E6zcRXw0FoOIzVMCA6vE",
-	"wg0AzoFpgjwm7Wo+LV7ovP7Riihf0M/ig3J7DJek7BM6AdUQsl37mGQbdskJCHpSkvNWGh0RKtxQ5ZDQ",
-	"S5G3Ka0oCwKQMmiMeBjPes8CyBkGoBkeu6L/fJZtp6FYqT1V3BgmMIF4Yr9T5D77OTMRaxSysZKQO+2x",
-	"D7giMSxPSpXhgGIzsMtp+RCXoinEUhz7RRE7z3MXl79u6Q8CEir2Wz+EYT49JImcMhVRzciYfSYxH0Gj",
-	"KSowFGmZsF+rXs6pU2rGBaMuCKk1b2aXD/WEfn7DxMiMW0dPDr8LWhMu8r8XOdrtsO4mM710oB6MiwZ4",
-	"N5jpI11eq5W8J39LE7+Rhib1FkFJ5465NlxEhlzTJGNeOLnS58EsJDGfMGH5h7as6VLYj7i6jkhq0yXv",
-	"RTIrpfPL4XLjgmsC+QGWJZQqoy0PA2F6RGiSHKNzp1LsfVT2BPhPHOeJNgv3Ss1yzqWtICVDULKsXoCY",
-	"Pv5Ry/rQi17L3ibURGPIODCAqUVOxAw+dyl8ScaEzgjVV/Yj7gWldnFkxIwmz3pPre2k5CQkk0wbMmBk",
-	"wIZSMRIaGZL2s8PDpazr3O33/bMP4H5AYfhh9qD3b6X3751Fe+ppiv/j5fvOoO9SO8QV5NoxupX82fAJ",
-	"0wzQ1FawaMuHQ24/fU2TkAyy6IoZ0v548dJlogRkLDNl+VRMZwd1LF2nCTdWDYLKulr2fezsIKWx+BZM",
-	"Cfcty78GDBUqmnTJW0yAwauWYdsvOuSLS/HsOxiPL67KVH6jB8f4/tCOVANT8/y2mOFBneLpKXAJB7wo",
-	"VvT3wgSr+/0DrvaUx2bcZKr7VdrMWH/tn/r6wHrvG+stkW1TJItPIPWV33//+53GmFDBhOYNfLKcAzu3",
-	"TGNu10e443ZL46obX9KbfRExpAqyCeUJaQMuUUCsNdnRloUbfs1QFz1o4h3w6FLvz36JnanVYSbYmj9E",
-	"hlnmSKwgUvv3qgwze9eewvj21XeTYQaTavQPMPWQYbaPDLMMSWme/ipMcqPCtzKnwuY52nkGisq3oIQ6",
-	"YeQVs1cnbDJgSo95am+1hvoG5XH5gXgoirthZlkDPTRnltUvfe+BLdytv7BxH3deyXbOjHG+Mqr1VCrA",
-	"3w1jDjwrPiJWcITgq88ZxCOd84Wmorc9y7i7SVVbRcwPqWr3LVWtST7au1mUKftBe44GjCqmTjIzbh39",
-	"7ZPV5CMprzjLf/lkH1DX9dGkkzycZ8lMyQTBmI6JZsmwM5YautpraPmgAApUSJJmg4RHBN9qj1GmktZR",
-	"6wsQG/t69PjxF/vk16MvqVTmaytoXVPF7UIBXY/z6rohzRJjbR4Z0QR+rqNPyG1SmRD2sMNwgUTtu6uv",
-	"+a733ZOFN2AF1Mv37y7O3r/pf3h/dgFP41irz4+NSVtBi4lsYpfc/Wn/hyv/Kd+ORVaEPAUcRimTacJI",
-	"O5EjLgKSyJHMTECmY0kn/CBPzZnXROyPMzLhAvLendEEu7honn1MMSXIMrdUAhj7v/75Xxg1uOYx8LmT",
-	"D68tP5yBc24q3HblGFiEQts78vHsDQ6JT5jMMEDvPv6z1EbXfP0lNTSRo7yvBUYVMKeBQLOCImgUAghT",
-	"iCkOQVk/i2hKBzzhBhwL+UfBZ1L3VUsKf5dclFCwsKoKCQTnpRjRY5qygGR+ifBORKNPFY+YDhAbq/TR",
-	"HGt68bMf3IqSSDGA6oK41dB9tkv+gyYZKyLHrCNFMjsupUzosZw6bJ1SR6KEX7P5tUa87MUhvINcEWgM",
-	"qpnRpO2WVwe5EhtJEWVKAfZZCnqwiOX0AGsv8qzUCt4ULElpBOXOootjgGzXPIA0oTPLoGDRcX0BMFgH",
-	"xOfN5j8UXUx1QFIacTEq0P9Ln//gBllLb6nJlF0Cj/4FTRdd7tFAxhyb6xd9aCyVRfhUP6UzLLCVopSN",
-	"C7F7q3v63Ny8gVQ84aK8Mx/c8zUDey2KQF1AaA4f2Z4rRA5QxkpFwPd9QAZWOGHbc49wZgl7jio/VG2Q",
-	"hjNhZOojo4YJKqIZBiiRpVMu8nhk6dWYCFpL7RgdxQ6VOETMZRdx/sJ5VJ5gDXARPyf3gToyl6IzzibU",
-	"DpiLiKf5SXMTOEYWaZlZ8b3SuxeKvGvmh7x5OpZE8xGknbh+RhX5B5OwRF79loMVrPLt0gBQSC9+Fbq9",
-	"ePdSUOy+tTZLCwZHFBM6HSWV3g3e+7qXA2i4R2+E/aoQW1CG+La/ltDCcWetyMIFLnODCuhjHT/wuKcx",
-	"QuohTiITgS9GXlxVPH72sDlUPBdVr8i7mJuaz72RYtSxPDMuurvCjvgIzRyaZKX7G9eVbp/FHIsmBTV7",
-	"ljJL8TTFEFhMZ1ihJsyYSOHWLiiH6UuNAgvB8v8JcjclrgIVfPpiQWoepPqCtAIzQRUU0qA74uxD+Epq",
-	"lCSXmJ6KzfmwDciQDebQbcc60NuDdBSSM4uSSzNLFGBHaCKV3CWgqgXJCqQNyrWxtYAAAAD//w==",
+	"7P3pchs5mjAK3wqC0xGiepIULS9dlqLjfVUuucpTdtmfpJrqflseJpQJkmglgSwAKZrtcET//H6fMxHn",
+	"DuZGzp30lZzA8wC5kJncREoql/7YIolEYnn29XMrkuNUCiaMbh19bqVU0TEzTMGnV5nSUn2w39mPMdOR",
+	"4qnhUrSOWhcjRkLBPpl+BMNCIgfEjBhJFbvhMtMkpUN2TOiVZsKQgVTw64ArbeCnbitocTvTrxlT01bQ",
+	"EnTMWkctnK4VtHQ0YmNq3zymn94yMTSj1tHzJ4dBy0xTO1IbxcWw9eVL0PpeySx9E7/miWFqfrHvRTIl",
+	"ZiQ1w1VyTYb2iaY1wI99HldWMZBqTE3rqJVl8Mv8Kn6Q2qy1iJHUpmkN9rfNlvAjm76JF1wbj/1d2XeQ",
+	"azbN15BSM5pZwjWb4jIU+zXjisWtI6Mytt6yVlyPvPo7i0zDam69iLd8zE3DOt7Zk+CGjTUxkihmMiWa",
+	"biax81TuJWYDmiWmdfS8FxQL4cI8PWwFFnz5OBvbX3tBa8wFfnqSr5ELw4ZMwSLfyZglawHR2D7RtFb4",
+	"cX0wcqtY6dKq76/eWen1t7m5DzLh0XStU0nhkaZjwV/XP5cPSloIXW8l+EzjUvDn9ddyxhI6BVxfYzHK",
+	"PlRB+ZnlwIAC6ddaUJawFWFGZQlrABn70+0h5pypGx6xkyiSmVjvvjQ+Sig+23RQbljfDVv/uC4YHa+1",
+	"MMPouGk19rdNl7DSjVVeXr2x4t23ubGfNR2y10qOG5ZzbqgyOfxQMWQB4SJKMs1vGGmfvX5Fnj59+nK/",
+	"S75DakwOn5GRzJQmV2wgFSOhkWHT+Q2UHNcfXkwN6xg+Zs2rBunj22nDwr/jYyY0lwJYi04TbsjV9Jgo",
+	"ljJqUGbychfISZrdMEUT0g5RDrma/tkRicus1zt8kX8L1DXcXyzFXE0r+wIeZ//4g2KD1lHr3w4KEfAA",
+	"h+mD8q5aX/J9U6XotNg2MImF8GvhgWmjnfjnmRWxCyRtqmHzEU0SZnctLAfeX8jJKltpuI1zQ02mV1sX",
+	"FXrCFIvJhJsRrvCHi4sPRMMcpP3s5UsyGTFRXujELpRO6LRxqfh0PTjNCwUvX5aFAisi1IgFsLML2QBi",
+	"pyKewQz2aRFmCDlpJCRyMzRgai1almmmmpZgf1ufluESVqJllZdXaVnx7s1p2Rf7sE6l0Aww7Vsaf08N",
+	"m9Cp/RRJYZgw9k+apgmPqF3jwd+1XejnFvtEx2nC4E+lpMJHYvuCKxr3h26ioDVm2sKExYwoBabFFBly",
+	"M8qujkgkhWCRnZgoNsg0i+GMij0swv5TeC/so3qKJ4JkqTaK0TEB6YNQfc1iIsv4sWfp7YgmA9Kmgrx7",
+	"9cGtbZ/EPCZCGod0JNP0Kpl2LX35lsZniJK3OyEubmjC477D75bdgKE80a2jv31uDThLYntRSTasHmCm",
+	"DRlTE43If/2Ndv7R67z86P7vfPzcC14cfvlD68vH8iPuDeRKxlMyopaSEObO7dbnbKHVvyCWTMOp4foA",
+	"eWIZZWNLhdpjmlhoZDH5j/P3PwVkoqQYEguQAUmpMUyJgDCRjQOSiWshJ4LAKezDsb+SYpDw6JaHHvlZ",
+	"VjxtQ6+ZmDlOCvJFiQrbpwj7xLXR2zrRieKGEb9ajS/TRlrybym25UgkE/zXjOHrpSIp5YrAggNCiZIT",
+	"og1PEotUTDERsRi+ZzfS4sE1m+LBvpbqiscxE7c72UE+TeX87PkIxmLt7C2oP9B4zAVRMmEeH90vW8H8",
+	"zIyYMHbtdstXmalivH2thUvE7ySRE7jGgDizz6vzs9fEyGsmiBUCuNZcwAEDwMKZvREWWmlyWhzC5mQA",
+	"p6ocm/9ye2iKJHBAecLiY9hmIodADOzfiAukLaw0RyjRLFLMIHz8JM1rmYn4dtsU0vQHME15n2DTsdeA",
+	"P21hnz9JorNo5KwzcKdSsLJINKZTeKVmDPZ3IeU7KqaOpuvbbVNRw/pgc2HVnRopyZiKqT12Logld+N0",
+	"S/TCT+0nteK6UVNCB1ZKt1sf8hsmSGxhwMoSI0ZjZzc9syM7J4NaWeicRVLEoApMKAftck6iLQQ/EGwE",
+	"zcxIKv4PdkuAyWCmHI8rh6n5UBAuCOgfIoYtIkkBtN0SHAF7Ls+L79NWPQLI+VmkSkZ2VVcJOxWGm1sK",
+	"TfBGGN1HTG1iU3XqfHE89rYJ+0Qjk0wB+uWAzD8SEC8/fgmKqQuZ8hbzfbzV07e/vF9YknRQ1kD6f6UY",
+	"vdaW+2UJI+3yanTmKAUtMUpHPogZ0ZJUAyw+sNJTJjQzhIkbrqQA6eaGKm7BwNLMfAOAYSdpmkxfc7xx",
+	"GsfcLpImH5RMmTLcit0DmmgWtNLSVxUwmpcPBjxhe5r89eTd21zC0t15+d7rCk1zoHYLcKhJZGWO9mWr",
+	"c9lC3d7EXIDiWHJqPOu9fAE6oP/iSZ2CUygkf8MVBPl+Pubj8ZDtIuGMSlL1GscEDLyPDEvPb/Qkilhq",
+	"cueBk6QoSbgBuwU+SNqa0YTFZMQU2y+d45WUCaPCrjFW077KxPwrzjIUYSyyTwkVsZUwEsINuaLRdf1k",
+	"9ux187VoiyQWOmHOAGldzNQxMXLIzMgyaUPGdlNPXpB3/Ft47fNe0Ov1qvCwkgmlANEvcNdv8KEnvZ5z",
+	"AvgvZq0r9jIyUQNf37GEGe8j0V6XveaWm3DhvGt2n4BhxUcnleFkV6zu8GagC09yAVBpcHZ8nsUuxYCt",
+	"1Jo7vIGjxrxhSY3d2kZPFhA0DxFpQkU9QNhfAoCGhAtGUmYxk6Vw5ZTobDymagq/BYRqEqLZHCAnJKni",
+	"wmiCzHuOOGRpvOEpTKgSXAx1xUw3N/+cLa58c/443N5Lcwb59RRLLA6+9q6zmJtTYdR0/qpphIf5uWWV",
+	"S/tmnD2fPJ8bLClWPbJ/SIM/gcCG/8usTL6KbdLIyBrx6ZeRPCKh5WtHl1mv9zTiMfzPwoCEIFd0QK4I",
+	"A9Lt1t4PNavatYJWlHAmrGoVq3o4sr8wjQK/0y8t8R8oOT6CLy9efSApYyrXhHBKQolRmTYstlrapylp",
+	"n52+Pflr/+Ls5/OL0+/6H87e/+XN6fk+8BJA7790Xks1oSpmsf2rS04Kx7qSE8tNc5vBREnLdUDxevtm",
+	"TxOr90dyPKYi1vuOnE40kUkMwiwVqHSDwFJ7aDyu37+Skz1NtH2viBgR2fgKTWtl0H/xrFUH7pZy1V0w",
+	"NUDUgFyjyNCmxFhBAE5jv3aBOLKP61zMO0ESo6blYSzw0OyWVJ6sES/ecl1DAXOsXY1FFAj2ZZ4LlGIr",
+	"lk30E/tkMFhjfrOwkOpsdZv6lovYHtY8UafRiPUBtvup4hFbtpgPMMgij30y7nORZmbdR5FU9dfBVSYs",
+	"iMT1nMAHUyy33npYXz5sg33l7vBVXiAzs/4bUqm5J81VxHorJ0wRrolRnMUuEIeOpRgSim6ZPU2uEAz0",
+	"LAoD95pHYVhb33Cn+M6IiTpiMBu5mpKQXskb5oABKLQOV5alYHcXHN85iyeKUS0tjytOaia0g0dKdjLB",
+	"jQZGP+ZJgoZx9yBqovqYiCxJyBVPEiDoYysPhuVbCGspm33Kgp53FMwfkx7RdOkVnsOgQoBYC/i9Wb6P",
+	"XrJaWl1yvRWxP0JO6nWcCePDUYOm5KDEUv4RVawSCLJnAYwOBjwimYidrSTE2VgcEm0UNWw4XQnC6ih3",
+	"KaSkFCIFhzd3DiV8yHdUUIoqDs8gXC39CmrI4TwEVvGiQs0qt7uADr9CaWpN7fY+SHWJ7OZRUBU82JQK",
+	"/wbIq9tu7+uhlU6olKpMC2cJ5Yp0sazsbJ9GztK7kjnl8Pkya0qVvLlrfLIodA/09hXC98rkah1KtYAW",
+	"bEPU9OLdQ5Ezf0Yl8bdF3+YJ2iYT3pru3JbWnLE0oRHThCYJgTHHhD4Q+nOnVCdofeoMZcd9CyYe+0T3",
+	"jZsq/7XDx6lUgITlKEk72DJ7aolMC0MvupEcH8CvnSRxfx3IlAma8oN8PV/Kk+trnnZkikjQSSU4KnHJ",
+	"90kXb08L55FfMXqNTrE5u7xmUWb4DQMvTabw+xVAfSSTWivClHBD7I/6iIT2AkLS9lMHYEWWgwGJZXaV",
+	"IIyRJ2TMxX5AwkhK+11I2pQ8O3y5py9FyaVnR9DMjJw7KSTtZ70nB896T/ct2wx/zaShffZpRMG8Az8f",
+	"BoQLnVmhGOxJMGY/uBRX0oyIYp1UySsfhEbnFzdQckye9gh4DZ/07DqPSTiiyaCPO8tD1Nyjl4JrIsHv",
+	"LGIwc8IbcgPRmE7JUHYvBUjDaMCzM1lO5WcF9wIcRCtolTbcCloze6y1360j65XzDFYZv0DJyeOTUNuh",
+	"JMQgyY6OZMpigAirBA+kquSmwM8kvGbTsN6+lDKR62SzsOYOP6HaEAdjZEI10YyJCpEq63ANxKl4JRLA",
+	"+m2WXxUQPZLKwFWj66UzUIyRdvi81wsBnmeDwey3zw5f1kBlWG9eA+d38+6pIPaA0CfIFEmY0WDi5DTJ",
+	"gc6MlMyGo80PBO5oqaSDSziHsfYhOJH+DVO61izixmtiFVnwA6D3yj1wTCgRbOK/1YYqo0mUSM3iFY0k",
+	"EFu06rJh7KxwVc3DKcmS1b35E/KvDOrpahmYSzebA5yjqR+bCfhWJFLHC5Z5NHCyBYs591BRvVdAZWQA",
+	"lVQnwHZ2w9QUScSxpxBuLEd6YGnmDC2RIgGrhSeY12zqzRG1FLBypWVPCQCPu4YKxa2dJYuHrAbvTqve",
+	"/9AF4VvMLjJK7KdyQkdIIL8BHFczDp2xzOoc42XjmRyQKFOKiWhK2k9Y58U+IEzKFJfxikb/TSy7K3IF",
+	"XMdS+RRHgZAsSz6D2elXIM+lRJlNJvBpE5s8u76NsM6UViRuVJKQZlKA3LkGHkbWNGgB/K5oz9oGiO8A",
+	"to+JE3l7PYtAT3q9bq+3WPt4UquWbRVC14bIdSBwMfTMgkTzxW+FVSAJvH/bBaxjI9NFAYI7BZk6pesV",
+	"jUbsQ6aGbP4eSnEX8zImE0Zxpokb1F1un18UTfBKsZgJw2mC+Tm1kiRG4RRJilaj4sJFkLmAwYlU19pn",
+	"sHieSiMr49gvPqWwGh91UK+cnI4pTyqBgy0a0//tPlkdvozcDEZXIraeHvZA8TdM2aX/V/ff/3f33/9Q",
+	"h2N5OHONG0XGU0t4UBqBgDHiE0fmqVge2Lg0fO+NGMi5u8HH624GnvkOQiLnIcTFMNYHVbEkhvAYSmJp",
+	"IJaBmpGPRapkSLRDlSVMd3tdxIQQlGVaSnwTdMxqVY886rE2UoBrl/MAunNtSM5ccJPdUTFv45HAMdaY",
+	"KuI6HyONRlywjmI0tow7sJrCVcKOSDiTkwIGgd5+QMKZaFw0JOwHlyLM4/5DckDCSKtB2djw1D6cx37D",
+	"V8/QbIGZDfDNS5hoLvjV/nZ4aEeXo6rh25f2Wx8kH5L2815vHy0Ec1eSx882ggVY68CuHhTGCYRwrgm9",
+	"kplxA1c2LJbBtIYVNILJa2nZuEwTdgx2j2hExZAthxO46MVg4iJyfihCv+ePI0+RcAHipA0hPQGJqJCC",
+	"R9QqFgTtmvtFVQgytCr0FZtKEZOJD+irOF5TZjUVuwBN2rGM9EFOKjs05d1x/G/unftdcuLej8GBEVVA",
+	"2qOcKGsMxE4gtPCKJwkXw8AiKIoggK2CSDWkgmuAKIhoGiiITzKemrVPXKi6G/LJrqRzzaYByf/41BlK",
+	"OexkmqmOmz4A8wHlHXxB8fQgj3n6Y0BctGuHiUiCrfpf//yffQJJ7WDVQBrwDEWzHKZKVPvJ4TdLDaBF",
+	"qObTw3kog5zYxsjHXWg1PtZ4oWxjx3wJMNVqmanYjtmaBuGSu3w48hp6AZzkRm7u3ZzIzO7gwcZ1b0Oq",
+	"RVC6d6EWlvGOja9q7fIbwHVeO2cV6PYJCmtrIKUKPUV6RWm5S7a6EeBtvFj/4JJFbQ2q3HU+DNjaSF/a",
+	"GY7PrfEHWXfoV1SzfqaWORnsMPLz2duAsO6wS0bGpPro4MByX2Ro4A68eVIr2DpjeV8wY3WaiuNrJnEK",
+	"R3iDvyZtZ9IPrL7ATEAsMsoMMm6uFKhJuMJ9K41j4iowfrDS09xO7zIiyuWo9jTkdLhgOEOvmSYhBid/",
+	"e3Z68uPpWf+n04tf3p/92H998ubtz2en52GtIXx5yIc/AMwPX7D/c0xudyk17eefPgXk+eHLgDzrfbOT",
+	"HZ6fnv3n6VmxQSdfKZZwesUTbqZWunLv0Psb7t9dYt9dXn+8qs9z6+GxEAzav5oatv5inIjWLyVALsLE",
+	"GZl5jXjbONlgdesQklTJgcspWzTcUowPbmjxVB9U2RXCI2D0BxyMj9/wmKkVHsRxK1I8u0ov6xlpaLL+",
+	"2e1CRMy3GxQ0thyRWYMTTeA5DxI1O52Hz+Ke5+5uPQnWnvBGckQzczkRwEOsZgW8xPKWmVzBw96zbyqm",
+	"Jxj4v44ODrbMYzYmq7QaQ3gLFlKJOKlaSnfGXXa67Vm+sv1d1/OUUn1CO+WMRMPHjBhJGJisuB5hnlIe",
+	"NFC/yIVW63WCght5T/7ki17TqiEwRrvItbLR0chStVFvUyX2JRvsZgscLllvc2+lGNptDGlKrpiZMCaI",
+	"mUgSjTJxDc4q6gQ8FldMxmvu7JE7NnDH6vU03g8lk5FMSgpBRJMErIwW/de+kDobRD3LbOJHP7JpDVch",
+	"foqSwa9L3hhNbmiSMQL1ZCwNxLqn6Ou5vSXgrjOy1sx9wvSUMFVcKm74P1gcrhrRg3E3AF+1dZGZuDn6",
+	"6eTdaVjUP0AzeOge1TJTEYNwDDs4dMoIjMG0+e5KEVHl2ZbqwDD4HMeuEBn1RthL10zDsgA+LE11kVBo",
+	"RtfHJOIqyrjxPLIIpHITr3qm62ItZ6pfODH6jRmq1DACQ5CjQ7xOXjkJsMIlyMKgUqnCazYl7bMP7wJy",
+	"8eFdVce72zCNUsAXUoTqtVfgsSYorOakKnlRJeF7Ten3RzbdSmAHLjkMcvRQbFATx7GrVKNbJPXgehs8",
+	"Pzmt3XOE9tjhNjoqTk7PO4fPX3S+f/UuqKG/+dtTqvVEqriqB3zz5OXhYmdG0IJUifcimRbR5BXKtZxa",
+	"nLHB9pBzPaPpDNQvgMFt2E0987x3m6lbyAWj4/MRVWw7Rvl1I6w3jgyqhqoWAWZLTPOzu97ilRYn+XDu",
+	"VpumGioJNUxE09WNNIvDI0Y0hVjfANiad4PPMvP6iPfrerIG3mkKJYAYlglz1cTnibBheuNEZt0QJeSX",
+	"sFep1Jur3yBBQSkMp/NBPY52KQQe9PySxXxh3an1c5TldSso32JxQ+XzWAAdK/pLZkR8V7loIUc9JoxD",
+	"hJXyGWBVEGjktjWVddbLR2tikycQW1/hjb8PVliT9abYWN64O7EPoTy6vtjZlNX2889vvnsYSW1Nbrht",
+	"Ef2HQeg/FPaS6m3/ICe+ejJWD2Ia606VosFKOQsuBqgu/Ae9Us7EorvjeP+I0H9kivXR+xhUPvVvngRW",
+	"KTPsU0CuWKxkdB24wJ73KRMnbzr2NKjhVwlzRZv3NGnfJMk4IDJJ6JgGJBlrk8VcBgS+iNI0IEMlfw3I",
+	"mGujaBKQmLFUM3Yd5JXVAqtyM4jcxFAfJTPD1H6X7O1hnSInd0M4D1Alu8E9TdKEckHS7CrhETn58KZL",
+	"TkReytjtvCkEqEQiXjyr4TU5mtbbCzoR1YwkzBimdEBiPuRGByTsWrLaD+HOwk4YYFIQ9zGI1D1iTxae",
+	"Oc7ryr14atVmRSM7I4Sv5uGnLv6JZa2KcX+mGnW3X9SjbtjQRu72skfiDnwNQO+GkmnIVyRG3rV7YEHm",
+	"L8z8IDJ/V3ZgLD3OHbsdfhOnuaKzfWW/xm2c6Hfvbnj0C+zIa75uCvwbH6J7AVWVt6LcY86D3klO3boZ",
+	"SJBzsWgly23aueK36KLm0kk2LZy1aUzfTOhhJYGudCGVMwmKzjDrmFqrMLNRyEH1Hmvqobowb1A+IH6M",
+	"RkYTLo7zhikEumSM6A0DB3kCVcQUq1NQ5s1JJulrLHxeMbI+fVHjW+MDZm+LcEHcM4v51TcvnlUY1ove",
+	"UiW9dByrHnhco5n4YVgkZRnIzqD+EusxTIlmm7ASVH9EvmVUMRX6Ng9FglSaUMG65HxkhWMpkinxN7QE",
+	"lmc2kq9s+eFsQ2ebP5j71d5+ZNNzV6WuXnujrrsgSXl0rV0RRWhnU+SZ63J6WsnHCGVwMxH3lbzCGriM",
+	"atNXLGLCJNM+9Oqpy1mD7pVMvUYx8F1tGlJRigIHW03RSAUaUiYUo9EIs5MSZoomWK4wA2ljnRRIzUJ9",
+	"CssgtkNMWcfaEDP1Qlw2e+2K5ZCLzSqQM5+gtzQJb55leRtR+el6w9GT3uGzdQ1Hs2l1bln5C+oA6l2U",
+	"YpBRbcRX0SLJmQUGSgoDGVQH4ygl7XOwiAJ0/XBx8eEYishL9wz6W2UGrfGg/sM+uvYL99Mq/n0o8IIS",
+	"Z4PNFdOHcIWpYtpiHUYKlV4kjgkbpwarLAgp6lP64GWbO9HBPgC+z9x/vpK3vPzawmXu4dmuFsD7Bugf",
+	"TRqgeuuREDtIBFrPL27JQpFzu6eJkTKBUBaNgVSuKSZTBFpLEDqkXGhD2tzogoxAHmcArn9shLSBw3wV",
+	"GT3HpsLEWg3dqYvUkQJT8XxkmNvPwlCdbUTEBq3GLILcwjaD34SJGLTX7iYBtrMBtZVY2NkogDLW1+LH",
+	"PK6uJ7rmd7WR1LqQKEHGRUUyOnYGuGLFYN2sbqBbNbC1/3bS+T95q7cnwYtnX/b/1x+WEK2FFBJDqtqw",
+	"vMsWympkOEr7//rn/1y29gMfA0AtUEbMhSGhwebdyfnF6Vn/x9O/drfh4lhKZ09EreMLSuH4kMrytmYO",
+	"z1Jod379j8VB9j/+8Q9LqODS+I1bUbv7ITvVgM41LS63M77WBw42BQrmO9mG8F7INvcut1dvaDHNtfB1",
+	"TCz/sswOqk1GI5esraHlB7aXsEeJDSb6ffzGjnctJ7oLjfULTfX5Wjdz94LftEQeXT9AWnzfSACPK8/t",
+	"7ZFYyXRWklsqIG6DhO6Cvm2FOn0F5OiuyU8dMl5IWVNRhKapkjcs7g+4GDIFzXTAI7DsVCooUNMYZ2a+",
+	"mSSPH046h89fkPaIfdrPe5pLmThaEJDSeHDtQflbgse9Zhew0ryE6rK86dq5mMYJdUojFveb54ZJPZ3S",
+	"jHk18SinWPCmhTSr1uZaV0MPg3zj0BFJq2laEWvEkhhzL7B0DS7nmISCTUIrakPIsMI+A85U4gi6Jnj/",
+	"SGLy8j0OJoDIT6yMiS+uUcDqG6HNHl0VWqqwEdSDoD+Fj83AfOKWvgCor6arwOZ81Yko9X6+VSP0HHJt",
+	"P+a4uhb3psYjhPbyy7WA8vFtpAvMnGCZ7fY6L2ln8PHzi2d1vHau/E8xz4K1bkk0AhK4eYnLd6y2hyiE",
+	"9lFQ4TuowkMPRlDO9TFUAvLF7EL3baGmc0EGCR+OTBkB/a95TwysuV00xcg/O6+Y/1h6Va215J0v1VvT",
+	"iPGT6U+4iOWkhtK5jiw9tFxCuMeKOvom9pkBTZIrGl3XGBDeQ8ScyxpwfENbGnzNRVx0EQwwuwDwBiqY",
+	"uU5cIyYckXTBO3nyoBQMki01uWID6YglZqZcTQ0jbSiQdQU15/LwFo5lfkt0dWRlVRzV99tAQ20Oo8tp",
+	"yYzYviIJ8g28FuKAPbgf7UCsrdOvwtP2krjhRSWfdO4enusfR8aQmpl3rCFtKJds4fGI5IFTwoyUTHkU",
+	"kDEzFEoNNbDOwlOwdH1nMjMs9y3Yp7M0lcro/t9rSz3/x/n7n2CRWNzZqCwymWKxqxdVH3Wbz2lGXFy7",
+	"pl6LhlnevmTMDddVsas0aDtJLvP54a4Z2wypqIOiuc3Mr3z2qOuOqXSZZZKwpsXL3vNm7XtqaOKCZJTF",
+	"vSQrFG0pXL7OR28NrfO1Y3PbNZd/S4x3r27Nunt6d4HASyxbteiZP+UgYxV0Xf1NBfYue0+ddN0I5a+b",
+	"uSb8Tnisy312K2HnCdemS05pNMLAgitL4yQwW+gJbVmlq7s9x3Tts5YIiogdl5r2rsf0Sj15X8yzwALA",
+	"m6QvXJxvJQD1DZ3dvsT/0YkCGxxTE40sA2/zMR1C7T5ycPPkAD7pgz8GhGYxl/n38Ml+bV+kwMCd/1Z8",
+	"pQOimKLiOv8NPwYkssscuK6jCipxZoaw8RWLocVfxZlrB9uP/ld7kmNMWoB1uELn+E4IarEvaZb4tiI+",
+	"g+h4/1bFnMzUQ4LXxdPMuOIRePd7Oq8sD5Uuj5tDiQMSHtl/Duw/nbAE04ffNEYMD1PTeSY7lo7OmCFz",
+	"U1fJ6tXtHx2AQfLJ4Z8aLJLz9K02+AHACcK3Ea91TfvIozytehqSqynx6SJBuRMgNURREcuxHQHm1yK+",
+	"HUdBUVNtQpLIiQVgpg0fW+ZL7NcoLAckdNk2+TDjClqUhekxoxokJzBbJPyG+TaF+8U8EIlxlelpSAYM",
+	"pprXmnB0TXDHNG8x6ArZaFNkAuVxHnb2ZrTZrC3WnNzwW5MV7lI4uGt54L7l8zrbbD01OyEx12lCp3kt",
+	"5oo5uO6sSuR1broPVKMjBWlraDHSqrKWfliaS1I6ZK7ugSw10LFfd8n7lP6K/salduEPpYCfGaOvkRbl",
+	"oUK1TuTEKsuj4/UTzObihL5ZxTvxgU4TSeNXNLU625aKxlYj9TZ1MOQNlGpy4RMebdzSYssNC1bowQHk",
+	"uX8l4+mCGuvOBo+cmkCeKDcByVIfDYK73tMkwsvqWzJlGYcmbVe/m/x88brzDdEjOQGw/vnfX79+/V1T",
+	"tyRcVm03cvsz5qYuWja8G4OtYL2Q2dH2VX/2NGE3EIAFXaaE2S/vJqJpo5W/KaUWf/N5aUJPmHLZVCua",
+	"3YzKRERrmwmc4C1MqCZRZoirZV1dZZMGUjrKGT18UcuSGjQpg7ZHgFI8dgWSZq+ovLs6EbGK6fq7oqtC",
+	"Y7uFpa1y1mit8CHvEeFFkphiayJhRrXCxgcZF10YZhLQrW4lmOq7hBkWN3dqQNSJ9zR5++b84vSnUtEw",
+	"sNum9QaqVMbNgegwHTi52iOpDfyViYRpbWcf8KGV4prQzjLDNSmqFjTVI2n6dMiqMerVGnHwA9EcGlFY",
+	"hHHPAVhfZTwx0ApBDkhYWkc11Qoa+pVWITJfpzdfhYWjTXewSiUfbkbOHp1vwN0i0ROaWkF3aVvN2hZn",
+	"ax9842qBBu3hocblKkJLetIgVBUTV5ZVc0y1p94AEEEdXlQhrhYzgeTUuAsHAy6syrBExgTx8sQP/hK0",
+	"aJL0fYmNumhHVvb06JSJ2N22D0s/zhOLO9dsSoaKAhdB94MgfCisyFSPt/bl6AiZf/P3OFGlsVphYV/r",
+	"NTPOjDp+4s0rM/4RjVmQjg16pTRXbwgX2jAaWyS9YlwMvVulfh1zssD8Sl7R1MquLnYoRds8NkLoHZEX",
+	"z58/fbF/TBIphkyhX9weATBBEZMxVdcsJjlvWdXB5daVItfRDXKvrhREtO8r6iDKmDOgVXzGM+jm7Lt3",
+	"+MYS8kozdVOUPt5vOLENJNqYDRWNWZ8ODFO1IbwnpQ6S1JCJzJKYTKhr1Ac7KGKZ3VmbERXoZvOxyzG5",
+	"msLgHCzAOhCNGE2ZyoEkhxF7gVRM4UX7Tk1BxcGtWNsJYRmuOHTujdXdcfxvblTHzdeRgw5MtWGtaH9M",
+	"VyyRk35uclhwWJOR1Iz4kfYc4NnbnYocwJYt7lBDaJI0nox/8Yb7XdUFyab9VRX2clrPF0vQIUXG51UD",
+	"ZVs2RU0OjrNpUGPYODU14Puzrw3ph0CEfI6XkZIaS8gCjnoL2oq0wL7aXkgt4vwgJ4APJXv0mDqYdU2a",
+	"UhrZu/w1YxlapJGeHpMeUezv0AzGxyljZYXDlyuubL0U4iZw/oEPR1i50YErwicY8WbXv+LCNqgZGFnB",
+	"CFibFJWgpqG8YUrojVIdchUDmtMvlQTcaOjmBo9b0WBl2EdBZN5atUbDmFJJsJqINwvgWDF5InT5iNqQ",
+	"h2hJjFPYNABhphkpCOsAYh30VBs2dg8GFl+gbb+lJu4nGo+5gFZFV1OM4GN0DD1bOdREqdVZ77ZYYzUb",
+	"oyiAVhKeZsW4GTI2n6ZRxvKgbG+uUJ4GklYjMNTJNnMQFRRS6rxMVsO3G3nUev5zhNRvkQwub3tryQKP",
+	"WJ9GEOfkGoK6vGz7p28U09z6dttNbpYC2splKReY4jYpfgseyJyGeg6AWLki8VzTwDd/O3fU7XZhYv+S",
+	"99VhdcXYVDYk1eywXBag1KaoVHF1Y3zYUrXVVVFmHlfWau50GwBeqwrrTqBye6UiGoBn6W1vw4leJaf3",
+	"7kyvLGdLlQ5XheZjKydUSx9mV5723QuYr1Q5cfew2nBLm6VsbtGytSwkatYetWx8rWFp2UMNVqCCPlXB",
+	"s0faaPaxQuqT3uEzYiR50nv2zfM/vVhWdgsGLTO11lt/lu1iuZXlOxxR0hVnrS2zphUI7RrrWUtJtQ/K",
+	"kTMNOFvJ4pYIvW1aQuY3tNgiUlg4EmbAwsENrHmutUu+o1vaOB6o8cLX5lkMrMsyyuYsExuHsm5uSVhL",
+	"iFi3XPlXpsHLiYCMb6vIQ10H+Msp3BDcUNLqgZVaNT7hwIqTwsFQ0cNzHR1sWxEVQhp0Bsy4JQq6UWMK",
+	"6BK3QMhzhTIU2HxihdpTq7Z1xeN1JZjBmTEvea1bRH0dwWDOmVWoGOXXrrb0jTj3ertbUPZ9tTVuT7it",
+	"XNoDkXC3t7uHsqN3UYo+vjXBapg/NJNbOp+taqX1lXJYoWrxMJFXzqEd/jGsxH7XBsP2u3+E9PTDXq8+",
+	"ALYICD98XhMR7o6uT0tJoLOC10yYBDejkUxiQpHmsbioP4AJtSBiCUnsgVEjFWRz+dRKMmWGtF0mbCkD",
+	"lyYTOtV5Iu7+ClE07hIW3K4VoxvIHojYd0zz8neusuSNyN0au5rNj11nbdsjBKUreigkASJgqWEgWS51",
+	"peRV82iaJhz99FaLh/MMIAZUpj7bI4/IkxNXgxKtlmDDtIKK16PJhKMD5o6Adm0N/pZtcGqxYt5FkC9q",
+	"1evaNdLcyqB3yzNrPKdVD2fLWFvgyIPE3I2yDnaPBQ1rX5Ki8v6GKcVjb+Fz4yxZKcUmVQtTWIVMH5O9",
+	"PXLNWKoxnMcHRLjEcx9ZWfW/3SLfAzez5TZP6xGyjZs8lWnSyi2eZja8PRR7QA2ecEEb4dP2DKfLDKUr",
+	"GUY3Coe7F+PnJsZOMONpI1PtYpasRLElE+VvohvCqkbUpoO6jeXzN3FAD9I2u0V77B3ZYG8fjzXXG6vQ",
+	"KL7G3li/NatyrZymeFSTX/iOR0p2MsENhB77skGk/YR1XuxDVOSYJwkHRRDL/xw+h/bbhGty2H3eK4+p",
+	"JEO7cWvnLcBKLzhmhq7hhIbnnPnGarPTsvuo2qkLKgAVPqgR1WSM1X6oICG9kjesXy65FLrCc/ippg7j",
+	"3BO16UTL+Gg0Yn2w6lviv7x3NF6pfzJ271/v0U2ecanC6z2kGNVScDFc67kZka/mnKtbmFncx3pEEBFP",
+	"aU0B6BA8KzhzeIQwg6WCXe+mk+/evfmpf/H+x9OfwmMMaAiPCCWaDwWLO1xAU45KEb1iRheDVK94VHrp",
+	"NMJ9TTHIxRUZfR8RO/meJtDYh2G9AyFFx9UjxYc1adOU+0ycgBgmKAQ3BCRKOHN/uriZgCQyolg+QLGh",
+	"pQ//+uf/HJO55nddclK81ge3QYO4hEbXOiCUjLnWmPiBN41hJNACz+d55i3xZ1vKEUHH6BbuEmwJabch",
+	"CE1555pN7fS4eNdS037hwjeIC9/Y0wRKOuFwQU5+OXeD98G0W2keMaafyhfy9LAWwuCItpRcvP1C9Bu6",
+	"J5fHt2wlVrfQXatRu2vF5+ENbGROu/+TnDmVmQNZsN+tqO8OeO9fbceFbKS338EdzpZW8pJw3rTJ9Wiw",
+	"j6zmEq87gQUF81QmNKFAnY5JGGXayDHEU09lpoicCF/etv3edQm9efv2XV4zr9wxhvJW0MqL67WC1lDK",
+	"IeTE4rS1LKviY3iQdE5lSZ1B5BRMjlCcs+iepaQcuzCHPNRKkpRqXXFiLpT6/YGcZUmt2WsdSNtF3gOe",
+	"x3qU9HauiY1ua/3DdmuruIuf925zAatGqGzVOfGAPBJVWJ5PlR5bwak+uW1MBVj2Q5D4QlAPsQoSaUPj",
+	"tHIh3MBnsu3XJrhvp5DsiqRl7Ov6LiwwBIO+BK2UKatkNKkSJySiKRCUaiMfK9dC476SbmrFXRef1VB/",
+	"Y5NAuE3yM/CemisuWG0Cxxz7dHEyd6ebNOivdZ/ihQQe2uaWN3sJG1K2EgVZ0zuQY0Gzpl9v9rstpC2L",
+	"LK67x7wTyiKT/+GLP33zrNdb2kK14titXtPSs94qqWzitfdILjfzNN0TLK0CO7cHl+YDe0Dife06Ld3+",
+	"kTXk9Duajq39nC2FihgqmoHpoFrU7JiErphbP1VswD+FhENrlwHP+0/cXpCuvqKehvuCAr6IZV7O1dlI",
+	"oE9WqK87E9U5uXoV1zeoWKHF8bbSLtdydZT97fN7x256Vj/yYdOY7QxFYX2vdt8dpGImCrBOii9Phore",
+	"nvYxC7VVAlYv0tbk7avGTuQhWEXGhFgt6X556sN99JXeTi7qg2lPvUEWq2+NUkXbmezWJRmt5diPUiTM",
+	"lltee2J4Bwmv86SwSmxmrC+uVrVDhUFmspke2Avvc2PiskKn9rW8rltJmW08mrCYPlypQfg2cmuXw1FN",
+	"Sb68cOByR6tjz0v6doNpX8934C4KNxe87nTw/ejN339M3on36f9PnZufb3759Nd/9J4cPn32/MWfvnnZ",
+	"6TePqtZ8xjlLwe6dFdvhFPtf2PTb734rAnXpJO9ZlnYrOZNmfclwqGi0oGJgXnzHkgmZxKCRY3zhRKpr",
+	"LoZYZMdSSqhg4qwTRfHvpz0S0+mS5veHz18e9ipi8fLu99WVLz+YGrRJFbvhMlvrrreOaoJNGtFtR7gR",
+	"FDtfdG4bqRqL2A7IjUXfGgtLKPDjQ40MaLNwmAt8+EGEw2xJHJ8LI5qVzb/OYKIlkX3lA5FO+P9KQ/rq",
+	"Ve5y8NR6QuZFWUNiVuIs6itCkIwrC2j/5mKI8QmnwijuqkBCr35oAw2R4hhVCcLMMaFkhDWtKpWYJdSN",
+	"JJkvKBfRJAm8JIrFrfcg/TZlNUJtuflyZSOZEr4+tl22FMcEdlyFDij4qzEzXtcbjsf0U58Jo6arFEq4",
+	"gHrvaojFKe0uyTVLDVQTcNHA+91KiOOLP/3pT4dPlsYIN1UovfAlQbUrBIBvdSU5IaypnOnPxqmZHjUl",
+	"DWBC3cYNZ3q9GpeRkCJmhim7PW14tDzB8CTREpdequKJfehA2CRtIYlhY8guzBQjPbAZCUk0Y/E+fPCn",
+	"YHwvE8w0bGgtZmG22mLJwWwrqPEbg6fBAjEBsAAgni87VfTR8DOVGa9rOVznFobVNPaH/4WbESKZa2F+",
+	"VCmI6vofIyhgzI+gSsmJSxyxD870QHhyWBcEZUxSa/2eg/gTdwx7miR8wKBLiYX2py96vSqobyLUefyu",
+	"FUsketYqkWI+/sV/8JqU/xyzG5ZYCtIKWjecTRouwc69crW2+rI8dKakjwt9sKNKeiRpC8aNrwYJ9QE6",
+	"Ex6jO+83UtFtodK9vGKku8bF6SHOSdEcAvQbKLcGO22oo1bEKFXMVmtZlwqY3YqB6TZgfdviU2saUrcD",
+	"Qtuz38CCltzRVowOJTJ1/3aHYjEbaYqr32Kt1FvJIJvv26PkODUdFAZ9VtoRCa/ZNHQGDIgiYFpzabVu",
+	"+OgjV717J7J8VXhHRUBC91dIqBVa3FO+Jy4de0uJT7tkv2Y00QEJ5WAQklgyTRz5L4sMKCK4WVpBSw4G",
+	"DUwqM+wVFTH3p92cfFdr0kMp0ckubut7VugSMfvHjcw09kJrKGiP61sVl5oL3/dIGwXU/byxXylNNfcK",
+	"BUTkpdFFx4zyMt57ZbGuJDLby6vtVFPfZeAHf9c6yYbanwocgP1r6oqGXTFitZ24IiUv7T1sX9mPuc61",
+	"ldq6Wbo/Ysmin4U0fVd0Y8GoTGQaWdPnJk2ioUtSkfxcU7MvkqqpW2A1KdkeGRQ4DqB3nUJv6VGpX57P",
+	"MCaxopNgtgNee1zk1OwH5PSXdyf13e/sr/UdwOdbkVj9sXbXVr2u29a0nPIC/VASNjBEZkXpNMiCcSot",
+	"iTwiduuDiVC97efH36DHYZeY8qs1EzGUlbCQj9Gq7v0ORjE5KmaG8sSlhGNv9MheRew7cWMXJN/cw7nL",
+	"F/OxEo47fCo1GYITrVSARRD52ESdX42kS1xpplOeBo44vItrvYAArkmCGgmCTzSu/bEZX3QiG2y4nm/s",
+	"WbCM2SfHCvwF7uk8HWKJ/rPoAvJVu5WUSls3XsF3SqYpi1+XiHFNLYza3U5GdedTV6OihYMbF3H6KU0o",
+	"F2eIuWtKqe8FKwcYM5yrS2ak13LrLLAI5FbUedHUNyyrXwWK9zU1YNwianqxIaeweIudcY12rc8su71m",
+	"qQmIlpBHg9LGNZtC0o6jo5Z2E3RjQyQM037+ogkrvGIfKtYNuTdnCcZiTdopyDpE83+wAO0eAcF+vMF8",
+	"t/X9oMz9XTyNmeYN+cfM0JgaSkZclCmGu9OqjfTvWoruGZ28Y1rTIcjbaJFYmJK1JAPrrGLb0EDuMNuJ",
+	"2t3+pQOErQOgFRD/8Rw3FJBPnSihWcw6kYxZx+2zwysVpgoA5eJKZqIh8iVvhVw2ubjmPNAniwMfghnQ",
+	"YknaznLiWvD3oxE1NekDfdeq2H3yNlddfFW0OC6nGvTHeNLVL9Gbnef3IS4MmWCWQ1u9k0F/3Y+Leig2",
+	"sae25U9Qqsz+8b+h55KVmPaPc1s7AqPFiz3dJWc+KS039sJPs504n7+o9KJ8sqwOyGwwmTNhGonskFCo",
+	"5JqHCNNStNkqrvvZJo7zx5GbpvOJj7EhhC/AomVyg6hbSYvYMJelSjk1GONq0kZcfE5D2Sq/Ut+MziK5",
+	"b4+KBGemYmXhRZo7oeJlfe0dzdVXXrbk9WULYGXixKkijDuXpue7VVUC5BIqqBdKl1YQOS2NzwGmoTVk",
+	"kg2rZbmKxGfOdFXGE5arWHWtu6A+zUDJcW1XQVXprhLZg7djG7r9DTLddH9MqbzzuSv+C6cIvW1mZFLA",
+	"gvr11rXWWyvVeja5Y74H3RxwVO9ysWhQXPhyOXFVXTmXztcxrlTU6xqtDs0Bq82Dsq9lbiiC9Sv9qVdf",
+	"0KwEV7Msy6mX0Cw75Ai0rT+PuQiIK/BkP1h0/TWjCTfTP4/pp1oIso/3Xf5CU8dLAPYB/zRTswpEH+jW",
+	"ZxmpVauE9FjX0LKuWSYFgWelY/sJRkLoBQgAS7F1TiDK8faIfOqgB1cvkzEg23ucGqx60YewDi9QdZ11",
+	"MSCRFBZzXDK4D8XIhQCXNW6pc0MD3KIqxna7t/uZ88PKp0fC6kCtUEm8m+hjsKKeUOrLU31ZpU8PXnMF",
+	"iRspyE8eJGbsqiD/1gfsF93bV+phC+qDvdSiUMWMId2bM47IQGYKNQSnAGAFDC+PE0oGCTXkSdDr9VZM",
+	"4Cok+PrdNDZWn48xLG2i7jyxHMCZxay5Qg9M3Bz9dPLu1FV5cLH7UF+AxtjJjIkbrqQYW650QxUHtcY+",
+	"A80lwQOdyrgaRWinff/h9KeTN/2TD2/6P57+tRr1ZH93MU/9j6Xgp49/rC1+izs4l5mqK91iNxEelVYM",
+	"Lt2aRVtZCRp2hbjPvmKD8Nh+ogmLoYAF+lqZiNQ0NSwmmYiLqhfvTs4vTs/sbsKy6M/EDcRg0aqHs7x8",
+	"iE89wfDUB5smvCRfwLGCvC+nkwB9nWBLVq18tWHU/3oBv3eeQFwNQq9kE5djztfx81WhYudpxesGbO/o",
+	"QhZ1H2rMLq4e1TY8bjMoee9Ot+p6dp4Mtk4som+VOJPdgzlAMYt8lMPXF594u5Q5Z7mqIfdaDVwlpJpW",
+	"7mhs5IKEf+m8Oj973bmAKkwFs42kvOasQzN7AYZDc2bsgbFpclqtw3zZxn/WNSokPBiUd1hZQC3ke49O",
+	"XYa1Ys7+hk4PnTJ6DT4UrPfhrBvOohVesVjJ6LrvBHEGVUBOfjkn3+IPe5q8cj+Rkw9v6st/1JjuKhVB",
+	"0OYWtGZfVs/5HQTV9DzsRFQz6OYDVahiPrRsFbImp+mICTDyUgUmUijyRN1gq9jB6CKI48XTUg5jVRJL",
+	"E2rspVflr7+hvPXR/d/5+LkXvDis7zxw7swCZyyRtCbaXkhI3IxrtTAIibJU5Kf3F29e/xVlhSJUHAM3",
+	"UxmDQCFpDJqkZhUTdUkodm30a7048+3yV4b3bVtS8m7/q7b1z8+wFkPypL7ZItfx8gqKcZHiZ4+5qQpM",
+	"wm8spY8DLNYjBSNcREkWz3jIV35ZlZ3On0/LraduwxeMjr+KomG7KF6zjohpD/IB1f5atZiMXfY2hDyA",
+	"o3sX7fIK4BvdxK2rpTUt6YEXHPhZ0yE7vWF1JtCK73ikZDbEXl5cDJhiImIkTahgXfImdgH0MuWYzQAt",
+	"v/iYefPlFBqFgfIas4RZUQrXUFfcdFGx43kDz+KohqUqcbkK6oJSqg3lU+O+YjRe80EXV1E97J+oaKqL",
+	"+3KXxYrASdK/5iJujvXY8GiXNBNbHlCNruF+czDS0gq468RzuUqua80mb5gaWQjI6pJN+NhL1NxolgwI",
+	"jWMWY8tMHinpMgZWbbu9yLJwS9PP8rDzvJzuWucz6xfe4L1Af5qkUXDb1Ws1lUAHZ3BEX2CeoKWUJVdt",
+	"yPLxnkvnCqzEO8y8z8WObRAD40IxrDaP3hJBBlmSkHZhqg8IhIXpAJzAUMwLZPVrnqYs3nfVQ2YW220+",
+	"ypUCT9bQ1elNvQpCjXPeuKBhDDeB4QDwopa+rWrE33bZjlWaLkMAYoPT4BaJFUYamjQV4J9fhjGDq9VH",
+	"53GTzTRza0kaJdScEZcrWL+8mEjZNllK7JjtedUK5uP75ptjzrKNuTPJb7ZUlaTEBINC/pjhL7McolYE",
+	"qBUoashn7l1EhCruuQQgVfbiid0MEfq4UKjbhnhfEhHvXcgv1qJfO+At5yFaulYyNrmPkb6ptRrBZN8r",
+	"maX1HAR4Rl6rymX1XE1DEvMxE5aA57FKcnKMpQcMZpXqa1ep0IrFqWLe1DITSXk70fU+ZbMFYfG3FTRu",
+	"KTGsReQ3J+SNyhQA1Lc1YVSYPMN1NbLrmIS44hC+/+Hi4gPBL/I6br4CGIajHJfTaERMQn+VoZUKFKsG",
+	"PDm4m0+vNUgCPWV1ebaOJnm6WAQK5dHTjYj0xsoJsy1RWyOZqdL7x1wgDXPfx3TBjB8kr3PjXmXRNTN9",
+	"sNqumdq5EqlDiuA59Wrk8QKHzsWjl5fq15BP3EjgzuRkftv3soFVV3yejcdUTedX7UNh1sm/vZqux5s8",
+	"xtVwJyUnazI6e/Y1Exm5oWnRhecY2Sptzy2s8Tit5qiZyuvsPKAT5SU0XzpPThNAfeW1PaBPdMSEbykW",
+	"ljEmPMYCDAS/RBuTzypa2VxeIiW7utf8TCpX7DbcfMk5ds4Y4EGAHHHTV9RwWcNI5uXOkByQsNpBqF1u",
+	"IURA8i4KfEDPE71/THp5nPlsx6HiTGR2lbC6LLGvyXYGKkANeJ75hLlKFRZCPZOWA2gLY0W9K3nDVnzb",
+	"BoarTcxTG1ttcM8rDt+yTeAYQbQDgWYOfP/f/8fDMzRaIv/6//9fHpBLX6921/VqbK4G3rHeN4vt9eQC",
+	"4wS2Uqy3oQLQCfG/Yb34iAohDXSaslfl8pu4conQIr8abWTqq9nVe5PZ2FnLFpHpUxhkNROq+ynVeiLV",
+	"El+3X2e+SIeZ/un61ezAV7kd/yMeU7lAK17VzJGs55q0oLORQ6wKKcsKwK93xWuFUJVAYaFX3I+bq4kz",
+	"bjaTMLUdA4lTJu/ZNMLURs7Gmjz7h3uzc9v+ZSTpmK8X/XVRqd/w6vzsNRIz0nbfajDm1LsAKuXsl7QU",
+	"dANdzZW+j+mrX5ElZ3ua2JGlKg4xVywyjv6iDxZkTO39Fr4IBJRs8vHykxGPRphoj1WS8Of91ZsLLS6V",
+	"snHkWrl7RvVM5mEaK39mipvpuZ3Tqf/QIfEkM6P6Y6ycQ2jHScX/AdkiR+RbbK/4h/n2il3yxhAaGchA",
+	"rJ6aPfxLgdnCQpbgpeu8ezlLLDzjjjlCUX5pJ44YBLpDadJLzP63W7LIBmsqQG1kTIqyrrzmrHmjPuUG",
+	"xxHNoHxg+OH9+QU5oCk/oJkZHSRyyEVI2j8Yk74XyTQg53TMzrlhfz43ikcmIOf2kBnG4F+Ki7fn+13y",
+	"i5VjNGnb2QLy4eTi1Q8B+e707enF6T4Z05ghs+UGe1pFVKnpTF2UEl5h5YVLMRNriSnKAWGJZuRZ7ynO",
+	"GcmYkRDwd0B5wuIQD4zbjeNmPZd0Uap999LiDGnKoXbsF5C1B7Ihv0sKo2SCYQxWBIXrxJaNyaAzktpe",
+	"2du378iQGjah0yOnQRmayCFp2wE6cAUFgwJpL0Xew3E/KPUq1gFG+XKmXbtLq6UYRsc6b3Spg9lGADoA",
+	"0qADh/jBpajQiP2AFPmDmrSLlIFgDiD3A4J93mFSOsScVgm1AS3d616KN5CXAr3c8rwMC04QGusyNF69",
+	"/+ni7P3b/of3ZxchaX/T++bJvic6VyyRYmgpqBXFFL+x2xfMWBGxeykuxR//eFLE1HIpun/8IznluVSH",
+	"KOf6oDqyvDoa718KRw9n0COsQEq4GF265KQ2/vdSgHzfhBYWE6CyEdQyWIQNVUQ4xngZ+/eliOSYucYQ",
+	"kGUDK4JrmgCr6/rd56VcLGWaIUx4zojE9nxRBLQXCxsOffWESCYJi+yhkvZh7wkUiKExjPv+tBhmWUZA",
+	"UNTESezOw0tR+p20U6osCPp6mQPOEgtbKIZAq1OfLA2/cFcihiZSsICEIkuSkEQJo0oTeim8AR6H7wcu",
+	"cgjej0deWZ/dwDNo/4p3xDW54ZrbCZz9fCZuya4+YkVqFbRlxvBYqPeiiY8hJW16han4GLGx787XCo9w",
+	"vPlh0fKJGoi/DQH1Q9J+8q9//t/Pez27D6xx8LyH1TdDlOrCgKRJpsmAJxCrfCnsj+gE0CT8DHw7ICU5",
+	"8EvYJVY6ImHpyxBhh+p83lxEsKNISofsGMvwXAqZ0l8zJALu/N2JJlTjUMsX2VgTC5agCPqKG1jrCg/i",
+	"FBRnQGQ4Tcy8thf1+RK16svWEfl82bK0/bIVkMuWq8SAH9CXqS9bX+yWnmGz71JnxBE1lwLrf0lDxtRE",
+	"IwygjWWUQfJZe0wTq3ixGJrrWho+UVBPbJoy++mKxsRFZkNlV5GNASQzcS3kRFwKhLJj8uzwEN8+YUnS",
+	"cXOWV0KuFITHU+zp2GalUio6u8JuxXbxDtpiouTkUsCj+R7YJ67N/jEJ3dZDCI5D3xCsRNtzeOlqJUkx",
+	"SHhkkD9qA33QIFGctCmk5l8KC2wiQF8k0YZDdolfAaCF/aFUdQUC8qyGzwBXnvWeuct8JwWb2rt0Dc6x",
+	"6BkYT/QRGS9q4O46+fx8/l1dK/eAaHkp/jDbxL1ieQSgcZ3cwy75FpgVwW5VuJSGBXQJGFUt/dRuZMm8",
+	"hKZAeKuvK4GbdT2c7XYxXOiaTauiXAeJtnbNnu3EuWPOEpDAshF/ri7wnguj7Y0zgLHYXxl4iKkm5z+c",
+	"dA6fv+iSH6Q28EbnaraTA/Xq2KGI3Fb18XVtsNx7wuiNEyINN5B+gHKol2dOPrxpBa08yL7V6z7p9sCG",
+	"iFk6raPW026v+9Rl9oBYjSwwTRN04tTaWT8k1FWJ9ninSfuvJ+/eBiS85iIOyb+TUKcsCgNszG0Blw87",
+	"VEOmd3cc7xM6pFxoUxGkQL7GcCyXC5VQQdAoDWhlFBWaRsj8XXrOiIohQC5Io+X4VE3HrJBpgkvs6Q0f",
+	"4DZAeopGLLrWvgqNnIi8XE1QLU8U5LV9sJiaKzlhZ0n0paisxlLePGPf747DW7CqWJeEsZr2VSZCbKhr",
+	"B05GdkFw9n59iV3Wpcjn44ZYWdgVGU+mFVevXUwmsLhFl1xYusg1mVhIRKkH5w5hQxoBJz+eNzGIy2ky",
+	"fQWX1crNv9+6Ok8Wqlx8MNQdQKntAIIrjj6jHkOXKYMn9g2+hNWXqlboQsuKVKCjz63DXm/b74YiMPDq",
+	"mqRbC3AoY7noZbyOmMekDVTXXVuAI7ivJRLLY0tFR77o3TVLzX7X4toz3EHdwvKdHnxL4/xQ7CNPlj/y",
+	"s6BOGGYxPvR0+UOvpbriccwEPvFs+RM/SfMaSjvBAy+XP/DKMSl44PBwlY2kSkZWDLhK2ClUjbDPPl/l",
+	"3MCxKGgCggdaCrwHugXXTaqkp0Sw5kmKpaN0qFtHf2u9zzWh1kc7q1MMYuw6PaxrQnJaJgBztKiiYgZE",
+	"JrEVI1yFx8lIknZIIyNVuO8gy9JRy9VByLoUVirIVSvphAv8hIsPIBa0S35kU81Mx4pssedISk72rCr3",
+	"awZSLzrujh2tDi5FiBNCYW0QAXEpUODVhzPBLC75HOqx2u/GXQKFI1BboMabS7DSepteCvcF1gzPvWP7",
+	"x4SKqT1+UPmtHmr1/i45s+9AI4KQjlYe0IFhypV+OCoz4EuBjNCxVas6WjacIea6WhFWvkE5aCQTh9g0",
+	"b5c+IwTZfdQRxoRrc2Kv/60cArdUFBpgWmCph9FiyAE0nPxgP7e+BEtHo/m3GD6bi5FM8SYgHI3rKqAQ",
+	"LDOGfRTBLBEGXuW9ZlMdouXPzvRrxtS0MKC4oMeCkpaqjL14tqTI2KJ1osqEaW5Xvsx/3QpyIGxaBpTc",
+	"33gdgAuWB1vYJm2o0310mfV6TyMew//MnhWYHVDWCwPS7XYbTwwmusVaP+6S1QGscl3L6E5AoYPybnYY",
+	"HM8DZ1W3Zgb2LJCfw5YTQGNP7eG0KoTeW4CaZeBzQ5XRRTVKS5gMynGzJiZneVpkev1AzejPB8GlcDZY",
+	"iOt3SdhM3TBNLt6eo5XAGwKazEqeLQDXSbhViqEU7qXYLMm9jhrC0exGQHxr574nAdGXEKjBmXM+FBBk",
+	"0G1VinOeM9N5hbboFYzzwQxs/Plf//yfY+Lh4ngWLo4dXISkDRahEKEjdOZYsNC3Zg+oTJBmSc6Xu0Ty",
+	"wxWExQsp31HhFQJ9G1R3HqLW0d8+lhH/vBwTAE5MrGtbuNELKmBGNURAYn2reirwHZgiK8gI07siDAvI",
+	"QbcOq+y75uD7WQ3xQWh04W8rguNpaU0zRvH2DFgek3f0U+dkyP7cOyb/+uf/hBvB2YPmDAW4fK542P72",
+	"8UsFfk6d0o/2JUNKLqYFcJM7nOvB5h0XyDtGUplOwm/YnM8wN9ZquOsOF+D9CXyrMCNBfXFybOCHWyo/",
+	"k5V7USk0Bi44KDjm0t/QwoRifFFbuT3rgrkUIyg6iNE2RoJxy751v45DYGjKG7+UC1ebZBcMo/oSF+Oy",
+	"EuN4stM1xE02BrxesC3m7duLtpURe+hWg3vQ6VdFVotXhIpZXFoFWXWjYn+CIK8Z0k6uwEqIDx3Puyph",
+	"HE2SLjkvmYqdxZZrl6U5r15WYUjfsZa5ZPjPmqk38WvwSK0y/gOSpeKRXSo71ZNbrvXMOsN/F7rP7KZX",
+	"womDzzz+ghhh5Zx6Edf5RYwsuhn7/sVoM0Vvofehomd1fx4JsP1xDc9YJg2dYYf5r83aeut7x3NZiR6u",
+	"S2zexI50fKxAzSQPwhs29WmuijMoliNVrQSzAH8sK7VyPipkHoTc+3dIa1yYYQNrR2tid2OouvWVfwdL",
+	"umIlv1UzopfDEN19zbOlb/2gB8WP3smYJeswpB+kviNuVO5Tt5AN+eP/XbCfqwKMPDTmkPURm2jVEAw7",
+	"ROcVB/M6hF3yvtQvLmWKtGFEAL/uH+cBOhjQ8LLboJ98m6e17kIxqTaVvGONJI/ZrSdU7uwePMv8Lfkb",
+	"XWwdJUW2dA2ozxLfGhGrCqr4fRlUl8lDaJSKf/fe5y1wUwg0XHKjQT3zHDLTeGm9Rzy/X9H4e2aWX+um",
+	"IjFEU0WjRe2gfCgRxIdDn6W8+6li0P4jPvZxrnYs8iswu8kb5poQVuENo3LvhKW59KI79s6sBuqEaheg",
+	"/EgA75UdIpCszA4Vo9fMJ17XGxteJVI7/0WpU6R/klDjnJnO2O3iHo8ITRJXvGeMdm18UE5cRg8+5Zrn",
+	"7mPjLauWhvBV6F6YxDgJNcRXknLIjBb0X7gZXQqXGHF2+t2b8/7PZ29D54dlVBHFaDRiuhRp7lqMgmIL",
+	"aeV5wg0VhXP+UrQxxoeEeDRhgFEfod97GMyeCo9dHNGEahLZg4v3u+Qtv/aB7hg5fymA+JSC1blxS9F5",
+	"hBs+foztvLh20TSUHPZ6tbZ/u9lv/X3OkdHmtp9kAkWT7FFD0XF4b1P0RbXWV7NramkV19qIkeqVcz17",
+	"5e1Sp9m9uV8hWKtp4XkPn7qwkeX9/Haru+KtNemuF6P8dgC0mGIOOB4FjFllADCellESTq4pxjBYFFQI",
+	"kAhgmMq4TPKuGUuPqm+xVK2N8XdQaOoI7X8Q+kygkxYVl4J9GtEMstp+zaShLgMCCBSEkYEeDZJHZfKB",
+	"VOB1nMUGeN+lcATziDz/9Ckgzw9fBoRa9byDw57ZLxyGSEMG9rAhIwFhyG8LAqUhQWgxUS0IP7YtUCyG",
+	"GOmCvCZcu5AcCAWHC2iK7msmWGtZlurJSb5U732FpI0mCuFb/62Fs+cGRbJ7Jg9+p78Lo1bEVZRx0/GA",
+	"Cxenl4URu8TLxVZXN+ZBGV0vGB3fygm4/BEIefuRTe/IVAunvIKlFm/j92GozSEvl9bdN81m2lc0dWQ2",
+	"ZQJkJlZtKx66+ophQMKiLmQlNBmCz1OmSJgyxWUcNhptYTm7UnBh8nsy2eLGmggr/PposN2JwdaD1DzI",
+	"zxDtVa21BYz+To21W7S9Nl/OAstrwwX0HrH1AZhdF93o1o2uryAjy+WTAmvJYwkgm/i4yPXDhZHIsjOu",
+	"0QzbaGjdPRu6JzPrCoD9NRtZH4bNdDlHwiIwC7WI73HIHSoRu5TWYTfLhXU8l9+FrD709+uhxF14WVKv",
+	"E6G/d9Wcd0G6YO77EaBdvet6wgVn9Sg+70J8zouDz0JhlVQtDSYtJ9PAI762mCZjNr5iSo94qoOaQMGZ",
+	"XrnzPBtfWcD9o1R+S6m88c6bZfKG0+894v99C+QLLnML4nid9LxzDnQ/svNyCHwMT3ho4QnrcK8Dx4eW",
+	"S93v3MCvSfbGPS2XwN0hPRLbphoE7oAw8Gs3xLfWTu8y2SYjifXkcB2EJorReLokWLoEArsk3PiGe1Qg",
+	"3BYbiHghiD6S73st7hTHhOa5yJtR8YPPrvngChb9WehfnpM2ljePCkRNThoEsLqrg8K2uyCBq2a0zmax",
+	"jVwhxsUc/gepzY920INyz99dipPb/3JJIC9/TdqYAI2Zfljlcv93YaPLj6AE3z/k3zX71M+NVExjpbIb",
+	"HjNVKu7tuk3aqY8Iw5LZIUa9hhiaCCccEM1o4joVXYqT0/PO4fMXne9fvfP1vDGu6t3J+cXpWf/H07+G",
+	"+0TmU/UVG4SkHTJxc/TTybvT0BWFBqSFUhNM3HAlBRTelYMi8Gqf/Ouf/12OAWguEeFAaUcShZv9fqQJ",
+	"v7XGQEoX9drOO28ZjRe3/2in3IWd0p94AybO8YAVnf1lEH5Mzbrr1Kwll9psjmy8tt4jBXiwlsqlt731",
+	"8IHv+Q0Xw4K9zvFHasgYsrgE2yeKpQmN8iJbkIeCVcQjxaDu7KXwj7v8lNAX7FMsryCI0dYuvNTH1GIl",
+	"JziBPDihhq+idfFO+Or9GFlXxarC0vp7QLDfqPV1I558AK1yVlHRzkdUsa/GCus2dcHoGDa2XAGDtIhH",
+	"S2yjJRYAqQSGkN4GqSSgNO2CzdRre6U2Y9h0bt4MC+vaLV3PIeteNaZ8FU0kHk6CtO1/ljebCXTJclmL",
+	"eboPjNp/jE/bItmGWymji+u0atEocOmbciLy7mZQV92MmIBULMLNBmT+4LNLHlioimViDj2W6WIX9JoJ",
+	"aNXxSB9n7tkeTfmaEeGgn1S7nGiMLWh0Tkr3dHH1rgTc/rZp6Kp5So2mXQ9bruHrlin5O2j2JQV0lqEp",
+	"qZbUxt5AsiTkw1G2dRaNrMBq0cSSNGwluO/Lo3F9KXxDIsVSqZyeIDMTyTHrkhNR5GQOKE8yNZup7VLa",
+	"5fURge6v2GzuUrj+W65ApSXjlIuy/oJqByw871qFXeR9C59SY0NYoR12CV2jwdbfrNDUaC/2Wu5OM79g",
+	"2ixuCONO2NUPIHZ5j9RillowXdbNc7iw8DDCLufzFCCoT46EnhVLJfuvSqJfzY2ifzfekllPyfJ45h8Q",
+	"yHZl6bg/YXiRjePRR7ArH0EN/FXI01qBzEAV8zjmStRy7hpsilfO4frRrXAfboVaOrTInbBrieU3TQ7u",
+	"z2FQz092E9i8Y1Z0fxb3heb2x6DmB2hWX8DGxlHagb5SS0KZ30XpuRv2lQjc+Y6WS93vXn0g7pB+F7J3",
+	"ab8l0Cl/2xythO1jxlTYs5vpA4kGhJ/P3hKusd0uiyvtf9lQMa2hiza0yEXw3dPkimr/YFNUcn6fOyK6",
+	"+fz3owQU22sgv8X1POoDO9AHROmAG5GihqqupSLgM4WSYKRMCE1TJW9o0qgcVCH/MaHxdgL/ShfdLP0v",
+	"uIzeIzF4KNrAipe8I9XgzljV/SgJa0Dno77wwPSFW7G5A8uvFrRP09cVNjeQKudymgg5IW348wBcxNIO",
+	"OQdHFhQi/eHi4kOQdwlyc+zpUjA8linVdIrlSRmNkIsOuBgylSpsCReTyYhBoDyH8DlkrywOiGATKPmM",
+	"ndtjormIGDT2p8WwRX3Ou+TE7w3K4kYUfF9XzBV8jjHZ7nnvsL7xW444F3COu0VR+45F9TvzA4Y7eWQj",
+	"+NThSgfwPTVsQqezEgbXEUB1Bcv8CQflDlhe5iO+Auy2OdRiFD74bP/7cuCXcQv3eFDfKE4mexqqY1sO",
+	"UKIJ9ittcS4P1Cz9mCo24J+KetophcAsVyzXTrqwAHhKjb3P1lHrv/520vk/tPOPXudlv9v5+PlJ8OTw",
+	"my9/aNXW2K7Xc89YJFXsAh5wO2U603Yu/CpKQ29Pu719UiEpJyjpY9hMeZqEGqZIzAcDqBmsAUZGLHG5",
+	"N65lN3T3IpkwPMknRb3aU6sGfXyOCrmnHXnYnXhiZz9xwLWOPt3b1SKaqKDHgMfgsW2m7CKUEeoUXO1Y",
+	"sZCT5TIHxMMstlXikK/FTml3s0KpBdj078I8Ofb3m0MKfrEsOOCd67ewE5pm574nyyBsq6lKgf3x0SC4",
+	"iwAB375jDgqrpGotAyD2RJgLEgh8XbOhosLF1hXdFEpRd40mwhz0HwMI7jqAoBFOFhgR66+r90gz7juK",
+	"YMFl7spYuGuudU9GwqUQ+GgbfGixBEs5XkqniaSxPvjsoLW/hPedsRgbmnlF1feEwO7ebakIvZI3bJ9I",
+	"AQzSzbuXj2zieB9wKa9oajLFHj1j2+BkxeFHeKwx8TdegooP/qvGXlYXxUW6RAZcBrmSMWel2bG6iR+K",
+	"5hEnCY2oJqEb2PerCC/FLUDpyL8YO3TZr8epIY7c1eUoDJlZBmfbo5gzb2psPA8/PwJxLfveAIKXNi30",
+	"4Mlj0v5LB/oWddyJdt5812StLAjkQptlqSPgk8NvlnYEzAmxy71aaCf54Ac94N5Su7SswP5XqF3lD/N3",
+	"YVxJC6DI0cF/taDvEyjFUKQKDrVL3hivrAppRlwMnX06pEnSR804JAf40Xfw1CGkqjFDpHJPXwrIM41j",
+	"FvtSVRUAd2X83HyWmdT9nmf8hc31pxAadiRo4+T3Yx9yG2vgF+6+Hi1EO7AQpR6kajBpllKvZSZyMlBu",
+	"J0JcCeptQnV18Y/Bss4jdiloBDmc2kliCZ1inT7wYFtmFUMnYMVIwgaYwCIz01TLzQnfBS492pvu2t60",
+	"COqaTU5NV9Z7pEP3L7YuvtIdGZ7ugCHej+lpFUB8ND49NOPT2sz0IKLRiK3CUjGMIrdCwHOECaOmPtsf",
+	"Xx4QLnxtUzQZYMQZ9NhuxzLS8E4uht1xvI89q0l9y2o7O9TGaOpYrY1MNXJpMbSPjI9JUbssKDUB75Jf",
+	"FAfhWxCaxdwQJSekjXY1EuLmw4Bccysd+132YZfh/rz9LM3U0CH/KzjBHaIivOCDfWEdOv4gJ2RMxTQ/",
+	"LegzHz+a6WoxBY4xR5Q9PQPQ2+Ye9Ti3WtlshC5XeuN7EF6/lnCN+a2tVtXBHpqT4x8hu6lIW1FF3IM5",
+	"1JWCZtM7kI4aWmfALaF+xD5xbVWnlfpmzIPGToWr8ovu0/JQ2XBjRyQqzKOgdZ+C1tuSpuHat9cW5Vwq",
+	"dpXKa3nD3mqdNRrwY5kFwUpZsaIT8Ug3Z67Un0y5JJNrtLETjXK1zhQ/sukyKWIcpbuoyHZWrsmci0nv",
+	"Xn1wjPeIuBBxTcLLrNd7GmH8KfzNQtJG8RyCVp1igAP2g7oH+n38zo53U0B+yTCRV9pVYftj6BSHcZR2",
+	"x/G/4UL2Z+K2JyMr+JYsfwm/YZq0IXsGKi66RtYY3V0j1Gtv4XkXpbnAtTveU7zlXnT7mdc3KfmVy7ca",
+	"vzZSPTay3m6hUIaimz1oTPSi1WDGdVgL2LY7ihrWQdv2CloGBKmcUcPe4hNflZ5R3dwKrsz6oNFHvlmv",
+	"b9T7U6BZ385MsrWc672AxZC2N0TBqvaPCSWaRVLETvUgbTRaQkKF0IbReH+xOlKFoN0yhcqr7lMlmdl0",
+	"E5Oouf1HHeW+mQkt3QYEiEnhA0aXIuaKXOXgM3y1jtZSg0aPjQFv1RgQQvSKm5aDdS56mZ9z2XX1HgnO",
+	"Q/aI3hI2dqbewjWv6WC9NwZ8n87XzfHha3bMPgA/660wawF7XVlT+xq9QcXGVszjfXQELeubDjC1minh",
+	"4bmACnjYPbm/d/dPabOPzp+HqljB/fgML+yjvimh31R5enT4bNXhgzd5v96eGXG4HmqWd/BDIPm6Gvjh",
+	"nh779229f5+rb+TkgsYmfjuVD+Z7+B271mh7uuiKNi3Vh3OLbD87PNxv6Pe303Dce273N4MNj93+Hmi3",
+	"vypy1bT8cyCfN/ujxmAVxnXkiPWb/a2Rb/LY629Zrz8fAlTq9FekBQU+cYhU8oZm0ouK5KFy0MI1Yynh",
+	"Zv/O5ZD6NoC4qo5f8woiyLd+6INKmP2AoehFzuwKj8B27jLL1h3dism2BST9fnJuiz3P4kfpl+YMXHvA",
+	"mrBPNDLJFIx2OruCFIV//fO/Seiwtu+wts/jMCBhppmyf0Iv+6GSWQqf7BMlHZBwYf9uqrdRtmy4a96p",
+	"WcO94z4lFb/NxSlE7tYec2t3l1vrz3ghyjQQ/JqM22YTRRmwH+vIbCVDdaW7W+bIbbyX3iPKP9A01hXv",
+	"fQtZrTXX5NL2uCYD/onFXXIhXb13VCAdzxzyG1ZhpnJQz0MvRc5EgxILPSbcEFUON44ypZgw/g11ufNl",
+	"r/AdMtL79AOvhVWPObkPMyd3PSaMGLhE3fKDfq+ViXD/K2hL7qB+H2pSARU5nPmvltV+dgN3RU9x9ntS",
+	"SdzWmmio19setZAdaCE5WNVA5CzJW6/Ej5NU8ho/s3a3gJStclwMmGIiYsTIayZqrXKNpTJLuPFYrufO",
+	"y/UsAqEF6k/TpfUeCcuD0HUWX+vWtZvvORQKCZ3XJCRjeTNDSoxEu7wd0m3SPu6CT96TxrESOD8qGQ9O",
+	"yVibx+Z1qLdaenpZwWn8uVqlV99dQWDtWPPCQjp5gePHSjrLebPvrlUtFOzCoOeBckHR4LWL6qya4vr1",
+	"5bWukcxayskMsNtjLixDB/HfhVJcOoQSMJ6Vvl1etXcm6J+KGCqd5RE1RlGhkVgGOBgatA/5DRNN/sBd",
+	"Z7Tccx7p0tyV0nn+pqDyN6qIF8fdiAU1tHUtjbzxRpvbMR3n5bRhTF6+6lLcprruemmmjxr7tjX2FWCt",
+	"WW+/k6TTr5g63VPfiFWufOs6/StwTLrQ1iQbEokNco8d3ckdl0pmw5GrfD9L3g5gbNik8N8Zn74fpX8d",
+	"TCg0/+Arx4rfqCXgFkwesWA1XeoMhn5t+pTd1Qo61SMTWJRlgnQXLAC7ZgkLnJmVO9013bbvuGcdC7bZ",
+	"RL+zhD2S53vt5h3HFh2yhGHQ8K2p9MFn+99qCaTzqPAYnXlb9cbe5OokbqmiU38zvUcy8VB0m/Xue2dZ",
+	"Ovb6Vq6dc+cs8J7Vl2Ww/ei2fHDKyjpolTNE6B65tH8CNJn80Y76rWeinWNU0wkGNa3z5M+aqbuJxvSn",
+	"vYL2VLRPawt2w6AoM1dEs0gxo4lUZET1iOn934dvKj+OMuAXXzZ7pt5xYTQJ9XVnojohGcgkkRMWk6sp",
+	"efYNUVTEckyupoZpwgXJRIodIq+oZi+eZSoJsJSzBhPO+Q8nncPnL8AETy+FHkllSMx1aheSKjbgnwLX",
+	"/c5kSjh7G1wZusF4qZeKFMm0SyzZvWZTcsUSCfmu8lKski5AStkCXJDQxxzweEFnSg9/u2Jzbvp7UvIq",
+	"b48beZyHGrgojIe0FxQQPZITQaSI2KNnbYt8zGIgNEx2596EwfOcay2nWvlGr7J4yIzukg+KDZgiit3I",
+	"axaQyYhHI8ged444OYHCr9jEO5IqborJqWDOo2J46/bvS2BhgTLYeBHbZ9NLScjjDTf0Rl96vTvJyZMT",
+	"wRQQgXKwKlUMU/SOy+w4ch4xy4WtMKCkAVBp9G7dDeu8J+VwVYB/VA4fnHK4IVtdvaclMse5jpacaexX",
+	"GWM4eBlK2nmwChbzwaewuyXXJISR/Ws2DY9JTbPL7TehzGXDxzaUv702lDlczXWi9Oe4fT7ThDUoSe6i",
+	"pdS5VetDnD/uUxMe52ItdnCdSHXNxRACCqCOihY01SMJ2rGkcZec2YchvdlJvDE8zjWhRMiOTOexA8c9",
+	"KKEq8It/RIi5fgb2XG5D9EHK2Qn4op2FEsEmJUYAwS959K+gYxaglBZ48SzIOyKnikvFDWpx7FPK1RSM",
+	"KZfCW1MKZR21dDCeyAShHLU6jyQDrENEI9bHtjY6xCZnIczMtMWwS+FSmyQRckL+ncADAUGDW0INmN2o",
+	"INyQCdX72DeZ9KAnjs5xjPrlnIEMafHPrhl/lAr3UuDis97LOgsNXs0diZlnCAf3ZKHBtzdaaGpAqGym",
+	"8fK9v3hqAQMukD+GV92rUIr3uhZ9kglbrW7emUzYw6yaV3UfLB//vZJZus4D1WoRGzhPdurSKO5lBa+G",
+	"TNjvqyBfZcdlbKh83+y+wCYWJLTzhJZRzfoG6moGBSXFjBoyltrk431Wb3Apyj4D0haMmxFTR640a2fC",
+	"Y7aPLBaYt2tUAJVym7mY8zMUQLErRla84Z68DaUtNkm0pTt+9CjsJFendMILkKuW26xYtG8WlB+TZO48",
+	"SWa1S17gMlh0hb1HivCwfAer3vZOc2TsKo4rdfy81oFGzNynQNqxg1MRE2R+lusWhQDrWmg7j8JdMsl7",
+	"8iushxKP3oUH511Yl8Fmhh2wT2lCOYBJQ/d8O0yDnggXZ+/d4lZReipNKMqrEDKTyphMZJbEBF7g1f1/",
+	"/fO/XZ8GZwgNLsWVYvSaKcySTfgNAzOOiFxsgOgMEj4cGTLgQ6heYefwqbKaIRRyZ2TQdKrJZDQ9sou7",
+	"FNooatgQZ5qMLJJLDYvJeylDeU6aJEztaTLiwgRFj7F9MHmNU9NB0zUdDLhw5q5LgZ5JrbkUhMcMrtJO",
+	"DRFgUgRkAvV2wE6KZyag1AiEBcL8gasy4XFpQpNrFl8KLuDU7FdSxUyVDCqRVIzk4Q9US2/pIvqap1aB",
+	"aA9okkDlfmzJtJff+qWgA7SPuf1hQ5L9wj6TI3UpX7myA7xSo6ZkwJU2XfI9v2F4FHiIFi5KxgS7VJqb",
+	"C/1rSjAEoR8ynpI2vJPRmCm9bx/7e2ZHXApYKSo12O3DqjL50YZ/6YCVogMAGroZ8jdl2qqx7IYJs6cd",
+	"KMbMUJ5cCtyLplPSBoeWO3J0aGFVGMUo2Apd6wtgJEcAy3TMNBzRTHJ3vZkwM+zUYdiu2Ebxipy03jXj",
+	"KC9BZ0lj1mXMIq7Bb//YpWVr9N+dPJmMmGIlOo1QPpQlVvDeQ2eZD7iAxY6vMLjQslcN3H3ogci7tKVV",
+	"T2KFTl4zhRx/Fxa12U2XYPF89qdltVyrB74jclp9yf1Yq2Y22tQVq3p+jzarXdisZg55Mfg2EdS1ImNn",
+	"3liqSFAkGaxR5LUGaR4DYm9p41oLKJotXcuupvdIUB6gyWvNy7+bdhYNRqt74Jj3Y7raCMAfDVgPzYC1",
+	"Gbd19qQDDKxbYMhiVxlPYp2bqfZ0EZUHHZM/SG2Gimki5MRZlZiINQl/en/x5vVfQ6Kls9tIM2LKznEp",
+	"8LWaGCm75MwFP01GTJTfI9ikeBeH7DVoElNrNIAJz93onfIF944zPLlatKndQve3pIjg7lC4Kg51sUps",
+	"qMnKinDjqWgMohGxA4xUxlhtW7FUKuM6ELuqmgnVhoy5yAwj7VSCmcmO8qW8LsUZi7k+zo2c4dnp25O/",
+	"9s9Ov3tz3v/57G2I01jNaiTLoAyZEft10GQFDdzNLgEJ39BEd+HX3xTMeMwgN0yBmReSSIeMpIj2ywBo",
+	"eXfzCxjxlVSbsptZbgGBQ/ldmD2Mu1wPI3jZywwcdtQOG33fjzEDNtVAGLAjwaPdYvt2C4OgNAt/FfK0",
+	"1CxxAtMgO9OGJwkZ0bxevnZxZccuI4ZIBb0nwI3ufEQNNokczh/Dc+46PKcBLpqNFPV31XskD/drhWi8",
+	"xy3YG+osCTtmTfdjNVgGe48GgodmIFiZrR2MpDazBZWqt/yLDySwT2E8RFG2fUynoGYdQyCA3Q65mpLJ",
+	"SEKykf0VAgRMTqWCBhH/B6nNj2x6PqLq6yku6zZl9wcbW8H5Cft/JOZNBWbzKBI8KbQa7ILOe1SB8JgD",
+	"CI9ZZOdgRNEJRtFoIi3sh38bKDkOiJH7YUBkEjNtUNwLMASMFRJiKTgoogJRpk0jSyEuBdV5NRd3IPtd",
+	"Eg6kGlPz50jfhFaiDE+iiKXmiBj2yRzAtz6/8NX5f5L22etX5NmTb3pHhPoAICUnAcQlCUijUHICSjvs",
+	"wQV9ySQbCwjHCn+253BqfwuPCb3STBjCYw0xo2ycmimJWJLo/S75BW0ylyKE8m1hACvguMvJSCb2rMSQ",
+	"oSkxjAAZQwgH00YxOmaxS0l0E7jERLtIQJOEX7NL8R/n738q4qUE+2QITuXMhi706Sf2yXReuXfgzuus",
+	"P5YMFVtcnwDBs6+VHK+RYEWH7EKuPP4OW/fupJKdT5Nc5xlLP9ereUeH7J2MWbLmM2iXKz00axF3+fmI",
+	"dceA4YrHzhXtkC+Hr1bQ4vaxXzOmpq2gJeiYtY5a+HArWJF5lMDxNT75ZafMqnifY1NByxOT6iQzAebn",
+	"/+mJcEFYjnPagT1cXCjsgLMknqMn9rzMNLVHpI1qiKouWGQpYBG8+S4i0q6sgu71ZNrRCEeBgWzAxG27",
+	"j/xsK/RnPyd4smSehqcs+ZECqVoHqRr7lEqFKyuObG57D5u/36cMC6y+fMcltg5AU5Jjy8z54LNTunxh",
+	"7EZODeMJZu5ifTQWA4vNQwIDK8TCACjOgWGCPCbtajwt/tB5851lUT6hn8X75fYYLkjZB3RCVUOIdu1j",
+	"kG3YJSfA6EmJz1tudESocEuVA0IvRd6mtCIsCKiUQWOsh/Gs9yyAmGEoNMNjl/Sf77LtJBTLtSeKG8ME",
+	"BhCP7XuK2Ge/ZyZijUw2VvL/Y+/6etu2gfhXIfzSBFDaNO1D5jyleVmBtDHaZC9rUNMSbXGRSI2k7BpF",
+	"gH2IfcJ9kuHuSImypWTdlibD/BRElvjnePzxz939Dn2nA/eBNCxD8VTcOIksNjMQJ+CQ1GrIxNJO++0l",
+	"dhNzt8XfJ/r9hE2N+PXzFJv56ogVeiVMyq1gufjCMrnARFNckSkSQDjI6rBB6oq7vAXqVpFGm8fseFKX",
+	"/Mu5UAuXj8Yvj46TUSlV8/82on0f6B46pkcTane4GKB3w54+s7Gs7sWeppQhvNGOF/0ngmjPnUnrpEod",
+	"W/KiFmFx8qHPs/WUZbIUCvDDAjR9UlCJj+tItXXP2YUq1pE7v57ffbiQlqF/AEBCFBkNGIaL6Zjxojih",
+	"y51OsPc4vgkIVZw0jjZb72orGuSysJCyOW6yYF9AnD7hU4A+ukXvhbeSuzRHjwOHnFrsVK2xuk8qhGSU",
+	"fM24vYFKfAFRuji2EM6y14ev4OxkdDllZW0dmwk2E3NtBJs6PWV7r4+O7oSuj368n975AN9HFoY3692+",
+	"/2/t+x8cooP2DNn/6eenDtCPuTskCUrrge5efHayFFYgm9o9EA04PJVQ9ZIXUzar0xvh2N7V5Zn3RElY",
+	"rmsDOJXx9X4fpNuqkA62QRhZ1wvfJ/4cZCwF3+JRwtcF+DUTtKHixXP2jhxg6FcAbKjRM198Uq+PsT0h",
+	"uKo2zYuBHOOHI2ipRVALeNv2cL9v4xk08A4EvGwl+l8Bwe54vyFpr2Tm8qGjepDStx3W34avbnfQ+9Sg",
+	"N1LbIUuWLNH1VT79+/dHtTHRBhOTN8jybgT21zKDvl1X+Mb3DY3rDny0bw5BxOgqKEouC7aHvEQJg9Pk",
+	"gQUId3IpaC+6P4Qd+Omdtz8Pq+zC3G9mwqH5X3iY1V7FWiWF/+/zMIO3HsiMD0U/jocZdmrwfkCYnYfZ",
+	"Q3iY1aRKm/rXAclvCnyLkYqS51h/M9BGviUR64TTNwJ+LUU5E8bmsoJX4aD+DeFxzYTYBcX9Q8+yAX0Y",
+	"9izrF/3hDhYe975wcBz/9Ui2j8I5f1fGrV1pg/y700wiZmVjBgvHFO/qG4B4ZhtcGAp6e+A17nFc1e5T",
+	"5p2r2lNzVRtaH+FtkdYGKoR5NBPcCHNau3w0/vkadvKp1jdSNE+u4QOz7LcmnTbmPFAzowsiYzphVhTz",
+	"g1xbzGpvMeWDQSpQpVlVzwqZMioVplFtitF49BWVTdyOX7z4Cl/ejr9W2rjbUTJaciNBUKjXeRNdN+d1",
+	"4eDMo1Ne4OM+/UTfJlMrBZMdm4sqCmV3izk+PH65VQJFQJ1dvL/8cHH+eXLx4RK/prZ2v8+dq0bJSKi6",
+	"BJH7f+EPSf66GY5tKCJMwQujSuiqEGyv0AupElboha5dwla55qXcb1xzNnci8HDNSqnQ790fmnAUt49n",
+	"784mXvzWG2znRiu643pRplWwyG9wbEV02gh82thnjFeV0Uu0xsz91slpXVjPbVSmFfIatW2KKu9p2lVF",
+	"3kqAu5VGnvg/fvudDBpLmSEEn07eAlSv8d5wpXxpDT0X45iRj119OKcGy1LomnwHfBt+1Nb11X7GHS/0",
+	"okm5QQYPcrdgmEehtWdNkR9qSt4XSbx1THnFZ7KQDu882o4jK1ZPraClv2ipIoIuCvgi3aV+GcFsziuR",
+	"sDqIiN4kovzKyFTYhGi7okobGuztaideoiw1AlnE/CBStc/ZT7yoRWvUFgdaFeuTyJvD5nrlaX+iZEmF",
+	"XIpNWROV93YT3qMbC+YstcJZtufFa5Nmf51qldbGIC1bhVt0lenVPoWFNA6zHSosFEnUgjjp6XYb0BG3",
+	"sW2VfA3YiUIn+SKXsU1YcOltHrQJVm3CKp5KtWgTE0TVT3wje/WtcrUBEQRiMswH6d2iZjqTlPe/TZED",
+	"WpbSV58rvqbYX60iR2F0K4BtcXAbbnJbZaVU8chM/Pc9DXurWhtiwnjDbLm3ESOd0PKvDcNr+X02g3WT",
+	"MrIH8jVQ7A2tnHSPRwNzwukqGG2dUFyla7Kd0mrDpWpMpVHR5KPaq+1kuKXkmdREcrNXWVPgJmFQ8hd4",
+	"T0KffAV9aq7VQV6XHBosVSqrZqb5DpwQegOYtfVFZW/Fn/f0j5aNVa6ZlQv0iPGpljpLM3YClLxbl2c8",
+	"7C4pUQNo/7BdKyaiCTdfSTv6cBCOBIZTlHxNvSZFZaNhoa9w5DMPxJI4Xh1lS2L2cXgaEZnTyMJqSgKO",
+	"0aDDR9mHB4GSNSO2P6JwFCoJcdLbUqXpB5PNE/Z5g39nKc6k66nuXKvFAWBm1iaexREJxqONRbiTmE7a",
+	"TiLSto9t/oSeMasEaDyvyDqX8TUFzymXw8JPsktiD4Ioh2G7sFDazCFARWLISihavmiDKmGBiuwBLS1j",
+	"4+TdUTm+EH3ND7HRFPvuI6ITn9goYak0aS0dC+yeEXI7WFqiKqLY6dvr2z8DAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -170,6 +170,48 @@ func (e LimiterFailureMode) Valid() bool {
 	}
 }
 
+// Defines values for McpServerAuthSecretSource.
+const (
+	McpServerAuthSecretSourceEnv    McpServerAuthSecretSource = "env"
+	McpServerAuthSecretSourceNone   McpServerAuthSecretSource = "none"
+	McpServerAuthSecretSourceSealed McpServerAuthSecretSource = "sealed"
+)
+
+// Valid indicates whether the value is a known member of the McpServerAuthSecretSource enum.
+func (e McpServerAuthSecretSource) Valid() bool {
+	switch e {
+	case McpServerAuthSecretSourceEnv:
+		return true
+	case McpServerAuthSecretSourceNone:
+		return true
+	case McpServerAuthSecretSourceSealed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for McpToolState.
+const (
+	McpToolStateApproved McpToolState = "approved"
+	McpToolStateChanged  McpToolState = "changed"
+	McpToolStateNew      McpToolState = "new"
+)
+
+// Valid indicates whether the value is a known member of the McpToolState enum.
+func (e McpToolState) Valid() bool {
+	switch e {
+	case McpToolStateApproved:
+		return true
+	case McpToolStateChanged:
+		return true
+	case McpToolStateNew:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for Meter.
 const (
 	MeterConcurrency  Meter = "concurrency"
@@ -1346,6 +1388,128 @@ type LoginRequest struct {
 	Password *string             `json:"password,omitempty"`
 }
 
+// McpServer An MCP server Relay fronts at /mcp (Streamable HTTP; stdio servers are out of scope). Its credential is never returned.
+type McpServer struct {
+	// AuthHeader The header Relay presents the credential in; empty for none.
+	AuthHeader string `json:"auth_header"`
+
+	// AuthSecretRef The `env:NAME` reference when the source is `env`.
+	AuthSecretRef    *string                   `json:"auth_secret_ref"`
+	AuthSecretSource McpServerAuthSecretSource `json:"auth_secret_source"`
+	CreatedAt        time.Time                 `json:"created_at"`
+	Enabled          bool                      `json:"enabled"`
+	ID               openapi_types.UUID        `json:"id"`
+
+	// Name A display name.
+	Name Name `json:"name"`
+
+	// RateLimitID The rate limit each relay key's tool calls to this server count against (its requests meter, per key).
+	RateLimitID *openapi_types.UUID `json:"rate_limit_id"`
+
+	// Slug The server's name; its tools reach callers as `<slug>__<tool>`.
+	Slug McpServerSlug `json:"slug"`
+
+	// TimeoutMs Longest one call to the server may take.
+	TimeoutMs int32     `json:"timeout_ms"`
+	UpdatedAt time.Time `json:"updated_at"`
+
+	// URL The server's Streamable HTTP endpoint.
+	URL string `json:"url"`
+}
+
+// McpServerAuthSecretSource defines model for McpServer.AuthSecretSource.
+type McpServerAuthSecretSource string
+
+// McpServerCreate defines model for McpServerCreate.
+type McpServerCreate struct {
+	// AuthHeader e.g. Authorization; with auth_secret or auth_secret_ref.
+	AuthHeader *string `json:"auth_header,omitempty"`
+
+	// AuthSecret The header value (e.g. "Bearer ghp_…"), sealed at once under RELAY_MASTER_KEY.
+	AuthSecret *string `json:"auth_secret,omitempty"`
+
+	// AuthSecretRef An environment variable holding the header value.
+	AuthSecretRef *string `json:"auth_secret_ref,omitempty"`
+	Enabled       *bool   `json:"enabled,omitempty"`
+
+	// Name A display name.
+	Name        *Name               `json:"name,omitempty"`
+	RateLimitID *openapi_types.UUID `json:"rate_limit_id,omitempty"`
+
+	// Slug The server's name; its tools reach callers as `<slug>__<tool>`.
+	Slug      McpServerSlug `json:"slug"`
+	TimeoutMs *int32        `json:"timeout_ms,omitempty"`
+	URL       string        `json:"url"`
+}
+
+// McpServerList defines model for McpServerList.
+type McpServerList struct {
+	Items []McpServer `json:"items"`
+
+	// NextCursor Pass as `cursor` to get the next page; null on the last page. Opaque.
+	NextCursor *NextCursor `json:"next_cursor"`
+}
+
+// McpServerSlug The server's name; its tools reach callers as `<slug>__<tool>`.
+type McpServerSlug = string
+
+// McpServerUpdate A new auth_header needs a new auth_secret or auth_secret_ref; auth_header ” drops the credential.
+type McpServerUpdate struct {
+	AuthHeader    *string `json:"auth_header,omitempty"`
+	AuthSecret    *string `json:"auth_secret,omitempty"`
+	AuthSecretRef *string `json:"auth_secret_ref,omitempty"`
+	Enabled       *bool   `json:"enabled,omitempty"`
+
+	// Name A display name.
+	Name        *Name               `json:"name,omitempty"`
+	RateLimitID *openapi_types.UUID `json:"rate_limit_id,omitempty"`
+
+	// Slug The server's name; its tools reach callers as `<slug>__<tool>`.
+	Slug      *McpServerSlug `json:"slug,omitempty"`
+	TimeoutMs *int32         `json:"timeout_ms,omitempty"`
+	URL       *string        `json:"url,omitempty"`
+}
+
+// McpTool defines model for McpTool.
+type McpTool struct {
+	ApprovedFingerprint *string `json:"approved_fingerprint"`
+	Description         string  `json:"description"`
+
+	// Fingerprint SHA-256 (hex) of the tool's name, description and input schema.
+	Fingerprint string `json:"fingerprint"`
+
+	// Name The tool's name as the server names it.
+	Name string `json:"name"`
+
+	// NamespacedName The name callers see at /mcp: `<server>__<tool>`.
+	NamespacedName string `json:"namespaced_name"`
+
+	// State `changed` tools are withheld from every caller; `new` ones where the policy requires approval.
+	State McpToolState `json:"state"`
+}
+
+// McpToolState `changed` tools are withheld from every caller; `new` ones where the policy requires approval.
+type McpToolState string
+
+// McpToolApproval defines model for McpToolApproval.
+type McpToolApproval struct {
+	ApprovedBy  string             `json:"approved_by"`
+	Fingerprint string             `json:"fingerprint"`
+	McpServerID openapi_types.UUID `json:"mcp_server_id"`
+	Tool        string             `json:"tool"`
+	UpdatedAt   time.Time          `json:"updated_at"`
+}
+
+// McpToolApprovalCreate defines model for McpToolApprovalCreate.
+type McpToolApprovalCreate struct {
+	Fingerprint string `json:"fingerprint"`
+}
+
+// McpToolList defines model for McpToolList.
+type McpToolList struct {
+	Items []McpTool `json:"items"`
+}
+
 // Meter What a rate-limit rule counts; `concurrency` counts requests in flight.
 type Meter string
 
@@ -1693,6 +1857,15 @@ type PolicyList struct {
 
 	// NextCursor Pass as `cursor` to get the next page; null on the last page. Opaque.
 	NextCursor *NextCursor `json:"next_cursor"`
+}
+
+// PolicyMcpGrants defines model for PolicyMcpGrants.
+type PolicyMcpGrants struct {
+	// Grants `<server>`, `<server>__<tool>`, or globs with `*`.
+	Grants []string `json:"grants"`
+
+	// RequireApproval Withhold a granted server's tools that no operator has approved yet (changed tools are always withheld).
+	RequireApproval *bool `json:"require_approval,omitempty"`
 }
 
 // PolicyModelGrant defines model for PolicyModelGrant.
@@ -2702,6 +2875,9 @@ type UserIDFilter = openapi_types.UUID
 // UserIDParam defines model for UserIdParam.
 type UserIDParam = openapi_types.UUID
 
+// BadGateway The body of every error response.
+type BadGateway = Error
+
 // BadRequest The body of every error response.
 type BadRequest = Error
 
@@ -2851,6 +3027,15 @@ type ListHostKeySharesParams struct {
 
 // ListHostsParams defines parameters for ListHosts.
 type ListHostsParams struct {
+	// Limit Most items to return.
+	Limit *LimitParam `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor The `next_cursor` of the previous page; absent for the first page.
+	Cursor *CursorParam `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
+// ListMcpServersParams defines parameters for ListMcpServers.
+type ListMcpServersParams struct {
 	// Limit Most items to return.
 	Limit *LimitParam `form:"limit,omitempty" json:"limit,omitempty"`
 
@@ -3185,6 +3370,15 @@ type CreateHostJSONRequestBody = HostCreate
 // UpdateHostJSONRequestBody defines body for UpdateHost for application/json ContentType.
 type UpdateHostJSONRequestBody = HostUpdate
 
+// CreateMcpServerJSONRequestBody defines body for CreateMcpServer for application/json ContentType.
+type CreateMcpServerJSONRequestBody = McpServerCreate
+
+// UpdateMcpServerJSONRequestBody defines body for UpdateMcpServer for application/json ContentType.
+type UpdateMcpServerJSONRequestBody = McpServerUpdate
+
+// ApproveMcpToolJSONRequestBody defines body for ApproveMcpTool for application/json ContentType.
+type ApproveMcpToolJSONRequestBody = McpToolApprovalCreate
+
 // CreateModelJSONRequestBody defines body for CreateModel for application/json ContentType.
 type CreateModelJSONRequestBody = ModelCreate
 
@@ -3199,6 +3393,9 @@ type UpdatePolicyJSONRequestBody = PolicyUpdate
 
 // CreatePolicyHostKeyGrantJSONRequestBody defines body for CreatePolicyHostKeyGrant for application/json ContentType.
 type CreatePolicyHostKeyGrantJSONRequestBody = PolicyHostKeyGrantCreate
+
+// SetPolicyMcpGrantsJSONRequestBody defines body for SetPolicyMcpGrants for application/json ContentType.
+type SetPolicyMcpGrantsJSONRequestBody = PolicyMcpGrants
 
 // CreatePolicyModelRateLimitJSONRequestBody defines body for CreatePolicyModelRateLimit for application/json ContentType.
 type CreatePolicyModelRateLimitJSONRequestBody = PolicyModelRateLimitCreate

@@ -118,6 +118,30 @@ type InferenceToken struct {
 	UpdatedAt time.Time
 }
 
+type MCPServer struct {
+	ID                   uuid.UUID
+	Slug                 string
+	Name                 string
+	URL                  string
+	Enabled              bool
+	TimeoutMs            int32
+	RateLimitID          *uuid.UUID
+	AuthHeader           string
+	AuthSecretRef        *string
+	AuthSecretCiphertext []byte
+	CreatedAt            time.Time
+	UpdatedAt            time.Time
+}
+
+type MCPToolApproval struct {
+	MCPServerID uuid.UUID
+	Tool        string
+	Fingerprint string
+	ApprovedBy  string
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+}
+
 type Model struct {
 	ID               uuid.UUID
 	Name             string
@@ -173,6 +197,8 @@ type Policy struct {
 	DegradeAfterMs       *int32
 	DegradeBelowPriority *int32
 	ResponseCache        json.RawMessage
+	MCPGrants            []string
+	MCPRequireApproval   bool
 }
 
 type PolicyBinding struct {

@@ -25,7 +25,7 @@ func (q *Queries) DeletePolicy(ctx context.Context, id uuid.UUID) (int64, error)
 }
 
 const getPolicyByID = `-- name: GetPolicyByID :one
-SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority, response_cache FROM policies WHERE id = $1
+SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority, response_cache, mcp_grants, mcp_require_approval FROM policies WHERE id = $1
 `
 
 func (q *Queries) GetPolicyByID(ctx context.Context, id uuid.UUID) (Policy, error) {
@@ -54,12 +54,14 @@ func (q *Queries) GetPolicyByID(ctx context.Context, id uuid.UUID) (Policy, erro
 		&i.DegradeAfterMs,
 		&i.DegradeBelowPriority,
 		&i.ResponseCache,
+		&i.MCPGrants,
+		&i.MCPRequireApproval,
 	)
 	return i, err
 }
 
 const getPolicyByIDForUpdate = `-- name: GetPolicyByIDForUpdate :one
-SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority, response_cache FROM policies WHERE id = $1 FOR UPDATE
+SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority, response_cache, mcp_grants, mcp_require_approval FROM policies WHERE id = $1 FOR UPDATE
 `
 
 func (q *Queries) GetPolicyByIDForUpdate(ctx context.Context, id uuid.UUID) (Policy, error) {
@@ -88,12 +90,14 @@ func (q *Queries) GetPolicyByIDForUpdate(ctx context.Context, id uuid.UUID) (Pol
 		&i.DegradeAfterMs,
 		&i.DegradeBelowPriority,
 		&i.ResponseCache,
+		&i.MCPGrants,
+		&i.MCPRequireApproval,
 	)
 	return i, err
 }
 
 const getPolicyBySlug = `-- name: GetPolicyBySlug :one
-SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority, response_cache FROM policies WHERE slug = $1
+SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority, response_cache, mcp_grants, mcp_require_approval FROM policies WHERE slug = $1
 `
 
 func (q *Queries) GetPolicyBySlug(ctx context.Context, slug string) (Policy, error) {
@@ -122,6 +126,8 @@ func (q *Queries) GetPolicyBySlug(ctx context.Context, slug string) (Policy, err
 		&i.DegradeAfterMs,
 		&i.DegradeBelowPriority,
 		&i.ResponseCache,
+		&i.MCPGrants,
+		&i.MCPRequireApproval,
 	)
 	return i, err
 }
@@ -139,7 +145,7 @@ INSERT INTO policies (
     $13, coalesce(nullif($14::text, ''), 'key'), $15,
     $16, $17, $18, $19
 )
-RETURNING id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority, response_cache
+RETURNING id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority, response_cache, mcp_grants, mcp_require_approval
 `
 
 type InsertPolicyParams struct {
@@ -211,12 +217,14 @@ func (q *Queries) InsertPolicy(ctx context.Context, arg InsertPolicyParams) (Pol
 		&i.DegradeAfterMs,
 		&i.DegradeBelowPriority,
 		&i.ResponseCache,
+		&i.MCPGrants,
+		&i.MCPRequireApproval,
 	)
 	return i, err
 }
 
 const listPolicies = `-- name: ListPolicies :many
-SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority, response_cache FROM policies ORDER BY slug
+SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority, response_cache, mcp_grants, mcp_require_approval FROM policies ORDER BY slug
 `
 
 func (q *Queries) ListPolicies(ctx context.Context) ([]Policy, error) {
@@ -251,6 +259,8 @@ func (q *Queries) ListPolicies(ctx context.Context) ([]Policy, error) {
 			&i.DegradeAfterMs,
 			&i.DegradeBelowPriority,
 			&i.ResponseCache,
+			&i.MCPGrants,
+			&i.MCPRequireApproval,
 		); err != nil {
 			return nil, err
 		}
@@ -263,7 +273,7 @@ func (q *Queries) ListPolicies(ctx context.Context) ([]Policy, error) {
 }
 
 const listPoliciesPage = `-- name: ListPoliciesPage :many
-SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority, response_cache FROM policies
+SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority, response_cache, mcp_grants, mcp_require_approval FROM policies
 WHERE id > $1::uuid
 ORDER BY id
 LIMIT $2::int
@@ -301,6 +311,8 @@ func (q *Queries) ListPoliciesPage(ctx context.Context, after uuid.UUID, limit i
 			&i.DegradeAfterMs,
 			&i.DegradeBelowPriority,
 			&i.ResponseCache,
+			&i.MCPGrants,
+			&i.MCPRequireApproval,
 		); err != nil {
 			return nil, err
 		}
@@ -313,7 +325,7 @@ func (q *Queries) ListPoliciesPage(ctx context.Context, after uuid.UUID, limit i
 }
 
 const listPoliciesVisiblePage = `-- name: ListPoliciesVisiblePage :many
-SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority, response_cache FROM policies
+SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority, response_cache, mcp_grants, mcp_require_approval FROM policies
 WHERE id > $1::uuid
   AND ($2::bool OR team_id IS NULL OR team_id = ANY($3::uuid[]))
   AND ($4::uuid IS NULL OR team_id = $4)
@@ -369,6 +381,8 @@ func (q *Queries) ListPoliciesVisiblePage(ctx context.Context, arg ListPoliciesV
 			&i.DegradeAfterMs,
 			&i.DegradeBelowPriority,
 			&i.ResponseCache,
+			&i.MCPGrants,
+			&i.MCPRequireApproval,
 		); err != nil {
 			return nil, err
 		}
@@ -385,9 +399,10 @@ UPDATE policies
 SET slug = $2, name = $3, all_models = $4, all_host_keys = $5, key_strategy = $6, rate_limit_id = $7,
     max_wait_ms = $8, priority = $9, max_attempts = $10, limiter_failure_mode = $11,
     capture_payloads = $12, capture_max_bytes = $13, route_strategy = $14, affinity = $15,
-    budget_fallback = $16, degrade_after_ms = $17, degrade_below_priority = $18, response_cache = $19
+    budget_fallback = $16, degrade_after_ms = $17, degrade_below_priority = $18, response_cache = $19,
+    mcp_grants = $20, mcp_require_approval = $21
 WHERE id = $1
-RETURNING id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority, response_cache
+RETURNING id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority, response_cache, mcp_grants, mcp_require_approval
 `
 
 type UpdatePolicyParams struct {
@@ -410,6 +425,8 @@ type UpdatePolicyParams struct {
 	DegradeAfterMs       *int32
 	DegradeBelowPriority *int32
 	ResponseCache        json.RawMessage
+	MCPGrants            []string
+	MCPRequireApproval   bool
 }
 
 func (q *Queries) UpdatePolicy(ctx context.Context, arg UpdatePolicyParams) (Policy, error) {
@@ -433,6 +450,8 @@ func (q *Queries) UpdatePolicy(ctx context.Context, arg UpdatePolicyParams) (Pol
 		arg.DegradeAfterMs,
 		arg.DegradeBelowPriority,
 		arg.ResponseCache,
+		arg.MCPGrants,
+		arg.MCPRequireApproval,
 	)
 	var i Policy
 	err := row.Scan(
@@ -458,6 +477,8 @@ func (q *Queries) UpdatePolicy(ctx context.Context, arg UpdatePolicyParams) (Pol
 		&i.DegradeAfterMs,
 		&i.DegradeBelowPriority,
 		&i.ResponseCache,
+		&i.MCPGrants,
+		&i.MCPRequireApproval,
 	)
 	return i, err
 }

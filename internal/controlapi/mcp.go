@@ -1,0 +1,279 @@
+package controlapi
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"path"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/relay-llm/relay/internal/mcpgw"
+	"github.com/relay-llm/relay/internal/rbac"
+	"github.com/relay-llm/relay/internal/snapshot"
+	"github.com/relay-llm/relay/internal/store"
+	gen "github.com/relay-llm/relay/openapi/controlgen"
+	"github.com/relay-llm/relay/openapi/models"
+)
+
+// MCP servers (docs/mcp.md) are catalog rows like hosts: read with
+// ReadCatalog, written by system admins. Their credential is write-only,
+// sealed as host keys' secrets are. A policy's MCP grants are the policy's
+// and follow its write rule (its team, or the system).
+
+func mcpServerOut(r store.MCPServer) models.McpServer {
+	src := models.McpServerAuthSecretSourceNone
+	switch {
+	case r.AuthSecretRef != nil:
+		src = models.McpServerAuthSecretSourceEnv
+	case len(r.AuthSecretCiphertext) > 0:
+		src = models.McpServerAuthSecretSourceSealed
+	}
+	return models.McpServer{
+		ID: r.ID, Slug: r.Slug, Name: r.Name, URL: r.URL, Enabled: r.Enabled, TimeoutMs: r.TimeoutMs,
+		RateLimitID: r.RateLimitID, AuthHeader: r.AuthHeader, AuthSecretSource: src, AuthSecretRef: r.AuthSecretRef,
+		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
+	}
+}
+
+// mcpAuthIn checks a server's credential fields as they will be stored: a
+// header with exactly one of a value or a reference, or no header and neither.
+func (s *Server) mcpAuthIn(header string, value, ref *string) (*string, []byte, error) {
+	if header == "" {
+		if value != nil || ref != nil {
+			return nil, nil, invalid("auth_secret: a credential needs auth_header", "auth_header")
+		}
+		return nil, nil, nil
+	}
+	if http.CanonicalHeaderKey(header) == "Host" || strings.EqualFold(header, "content-length") {
+		return nil, nil, invalid("auth_header: not a credential header", "auth_header")
+	}
+	return s.sealSecret(value, ref, true)
+}
+
+// ListMcpServers implements StrictServerInterface.
+func (s *Server) ListMcpServers(ctx context.Context, req gen.ListMcpServersRequestObject) (gen.ListMcpServersResponseObject, error) {
+	after, fetch, err := page(req.Params.Limit, req.Params.Cursor)
+	if err != nil {
+		return nil, err
+	}
+	_, ok, err := systemList(ctx, rbac.ReadCatalog)
+	if err != nil || !ok {
+		return gen.ListMcpServers200JSONResponse{Items: []models.McpServer{}}, err
+	}
+	rows, err := s.st.MCPServers().List(ctx, store.Page{After: after, Limit: fetch})
+	if err != nil {
+		return nil, err
+	}
+	rows, next := cut(rows, fetch, func(r store.MCPServer) uuid.UUID { return r.ID })
+	return gen.ListMcpServers200JSONResponse{Items: convertAll(rows, mcpServerOut), NextCursor: next}, nil
+}
+
+// CreateMcpServer implements StrictServerInterface.
+func (s *Server) CreateMcpServer(ctx context.Context, req gen.CreateMcpServerRequestObject) (gen.CreateMcpServerResponseObject, error) {
+	c, err := systemWrite(ctx)
+	if err != nil {
+		return nil, err
+	}
+	b := req.Body
+	if err := s.checkMCPURL(ctx, b.URL); err != nil {
+		return nil, err
+	}
+	header := deref(b.AuthHeader, "")
+	ref, sealed, err := s.mcpAuthIn(header, b.AuthSecret, b.AuthSecretRef)
+	if err != nil {
+		return nil, err
+	}
+	if b.RateLimitID != nil {
+		if err := got(s.st.RateLimits().Get(ctx, *b.RateLimitID)).exists("rate_limit_id", "rate limit"); err != nil {
+			return nil, err
+		}
+	}
+	row, err := s.st.MCPServers().Create(ctx, c.actor, store.MCPServer{
+		Slug: b.Slug, Name: deref(b.Name, ""), URL: b.URL, Enabled: deref(b.Enabled, true),
+		TimeoutMs: deref(b.TimeoutMs, 60000), RateLimitID: b.RateLimitID,
+		AuthHeader: header, AuthSecretRef: ref, AuthSecretCiphertext: sealed,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return gen.CreateMcpServer201JSONResponse(mcpServerOut(row)), nil
+}
+
+// checkMCPURL is checkBaseURL for a server's URL, naming url.
+func (s *Server) checkMCPURL(ctx context.Context, raw string) error {
+	if err := s.cfg.Egress.CheckURL(ctx, raw, nil); err != nil {
+		return invalid("url: "+err.Error(), "url")
+	}
+	return nil
+}
+
+func (s *Server) mcpServerRow(ctx context.Context, id uuid.UUID, write bool) (*caller, store.MCPServer, error) {
+	return systemRow(ctx, "mcp server", rbac.ReadCatalog, write, func() (store.MCPServer, error) { return s.st.MCPServers().Get(ctx, id) })
+}
+
+// GetMcpServer implements StrictServerInterface.
+func (s *Server) GetMcpServer(ctx context.Context, req gen.GetMcpServerRequestObject) (gen.GetMcpServerResponseObject, error) {
+	_, row, err := s.mcpServerRow(ctx, req.ID, false)
+	if err != nil {
+		return nil, err
+	}
+	return gen.GetMcpServer200JSONResponse(mcpServerOut(row)), nil
+}
+
+// UpdateMcpServer implements StrictServerInterface.
+func (s *Server) UpdateMcpServer(ctx context.Context, req gen.UpdateMcpServerRequestObject) (gen.UpdateMcpServerResponseObject, error) {
+	c, _, err := s.mcpServerRow(ctx, req.ID, true)
+	if err != nil {
+		return nil, err
+	}
+	b := req.Body
+	if b.URL != nil {
+		if err := s.checkMCPURL(ctx, *b.URL); err != nil {
+			return nil, err
+		}
+	}
+	if b.RateLimitID != nil {
+		if err := got(s.st.RateLimits().Get(ctx, *b.RateLimitID)).exists("rate_limit_id", "rate limit"); err != nil {
+			return nil, err
+		}
+	}
+	row, err := s.st.MCPServers().Modify(ctx, c.actor, req.ID, func(r *store.MCPServer) error {
+		set(&r.Slug, b.Slug)
+		set(&r.Name, b.Name)
+		set(&r.URL, b.URL)
+		set(&r.Enabled, b.Enabled)
+		set(&r.TimeoutMs, b.TimeoutMs)
+		if b.RateLimitID != nil {
+			r.RateLimitID = b.RateLimitID
+		}
+		if b.AuthHeader == nil && b.AuthSecret == nil && b.AuthSecretRef == nil {
+			return nil
+		}
+		header := deref(b.AuthHeader, r.AuthHeader)
+		if header != "" && b.AuthSecret == nil && b.AuthSecretRef == nil {
+			if b.AuthHeader != nil && *b.AuthHeader != r.AuthHeader {
+				return invalid("auth_header: a new header needs auth_secret or auth_secret_ref", "auth_header")
+			}
+			r.AuthHeader = header // the same header, the same credential
+			return nil
+		}
+		ref, sealed, err := s.mcpAuthIn(header, b.AuthSecret, b.AuthSecretRef)
+		if err != nil {
+			return err
+		}
+		r.AuthHeader, r.AuthSecretRef, r.AuthSecretCiphertext = header, ref, sealed
+		return nil
+	})
+	if row, err = found("mcp server", row, err); err != nil {
+		return nil, err
+	}
+	return gen.UpdateMcpServer200JSONResponse(mcpServerOut(row)), nil
+}
+
+// DeleteMcpServer implements StrictServerInterface.
+func (s *Server) DeleteMcpServer(ctx context.Context, req gen.DeleteMcpServerRequestObject) (gen.DeleteMcpServerResponseObject, error) {
+	c, _, err := s.mcpServerRow(ctx, req.ID, true)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := found("mcp server", struct{}{}, s.st.MCPServers().Delete(ctx, c.actor, req.ID)); err != nil {
+		return nil, err
+	}
+	return gen.DeleteMcpServer204Response{}, nil
+}
+
+// ListMcpServerTools implements StrictServerInterface: the server's tools
+// as it lists them now, each with its approval state.
+func (s *Server) ListMcpServerTools(ctx context.Context, req gen.ListMcpServerToolsRequestObject) (gen.ListMcpServerToolsResponseObject, error) {
+	_, row, err := s.mcpServerRow(ctx, req.ID, false)
+	if err != nil {
+		return nil, err
+	}
+	srv := mcpgw.Server{URL: row.URL, AuthHeader: row.AuthHeader, Timeout: msDuration(row.TimeoutMs)}
+	if row.AuthHeader != "" {
+		v, err := s.cfg.Box.Resolve(row.AuthSecretRef, row.AuthSecretCiphertext, os.Getenv)
+		if err != nil {
+			return nil, &apiError{status: http.StatusBadGateway, code: codeBadGateway, message: "mcp server " + row.Slug + ": its credential cannot be resolved"}
+		}
+		srv.AuthValue = v
+	}
+	tools, err := mcpgw.Discover(ctx, s.cfg.Egress, srv)
+	if err != nil {
+		s.log.WarnContext(ctx, "mcp server did not list its tools", "mcp_server", row.Slug, "err", err)
+		return nil, &apiError{status: http.StatusBadGateway, code: codeBadGateway, message: "mcp server " + row.Slug + " did not list its tools"}
+	}
+	approvals, err := s.st.MCPServers().Approvals(ctx, row.ID)
+	if err != nil {
+		return nil, err
+	}
+	m := &snapshot.MCPServer{Approved: map[string]string{}}
+	for _, a := range approvals {
+		m.Approved[a.Tool] = a.Fingerprint
+	}
+	out := make([]models.McpTool, 0, len(tools))
+	for _, t := range tools {
+		fp := mcpgw.Fingerprint(t)
+		mt := models.McpTool{
+			Name: t.Name, NamespacedName: row.Slug + snapshot.MCPToolSeparator + t.Name, Description: t.Description,
+			Fingerprint: fp, State: models.McpToolState(m.ToolState(t.Name, fp).String()),
+		}
+		if a, ok := m.Approved[t.Name]; ok {
+			mt.ApprovedFingerprint = &a
+		}
+		out = append(out, mt)
+	}
+	slices.SortFunc(out, func(a, b models.McpTool) int { return strings.Compare(a.Name, b.Name) })
+	return gen.ListMcpServerTools200JSONResponse{Items: out}, nil
+}
+
+// ApproveMcpTool implements StrictServerInterface.
+func (s *Server) ApproveMcpTool(ctx context.Context, req gen.ApproveMcpToolRequestObject) (gen.ApproveMcpToolResponseObject, error) {
+	c, row, err := s.mcpServerRow(ctx, req.ID, true)
+	if err != nil {
+		return nil, err
+	}
+	a, err := s.st.MCPServers().Approve(ctx, c.actor, row.ID, req.Tool, req.Body.Fingerprint)
+	if err != nil {
+		return nil, err
+	}
+	return gen.ApproveMcpTool200JSONResponse{
+		McpServerID: a.MCPServerID, Tool: a.Tool, Fingerprint: a.Fingerprint, ApprovedBy: a.ApprovedBy, UpdatedAt: a.UpdatedAt,
+	}, nil
+}
+
+// SetPolicyMcpGrants implements StrictServerInterface.
+func (s *Server) SetPolicyMcpGrants(ctx context.Context, req gen.SetPolicyMcpGrantsRequestObject) (gen.SetPolicyMcpGrantsResponseObject, error) {
+	c, _, err := s.policyRow(ctx, req.ID, true)
+	if err != nil {
+		return nil, err
+	}
+	grants := slices.Clone(req.Body.Grants)
+	for _, g := range grants {
+		srv, tool, _ := strings.Cut(g, snapshot.MCPToolSeparator)
+		if _, err := path.Match(srv, ""); err != nil || srv == "" {
+			return nil, invalid("grants: "+g+" is not a server pattern", "grants")
+		}
+		if _, err := path.Match(tool, ""); err != nil {
+			return nil, invalid("grants: "+g+" is not a tool pattern", "grants")
+		}
+	}
+	if grants == nil {
+		grants = []string{}
+	}
+	row, err := s.st.SetPolicyMCP(ctx, c.actor, req.ID, grants, deref(req.Body.RequireApproval, false))
+	if row, err = found("policy", row, err); err != nil {
+		return nil, err
+	}
+	ra := row.MCPRequireApproval
+	return gen.SetPolicyMcpGrants200JSONResponse{Grants: row.MCPGrants, RequireApproval: &ra}, nil
+}
+
+// codeBadGateway is the code of an upstream Relay asked for the caller
+// (an MCP server) that did not answer usably.
+const codeBadGateway = "bad_gateway"
+
+func msDuration(v int32) time.Duration { return time.Duration(v) * time.Millisecond }

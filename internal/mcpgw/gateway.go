@@ -1,0 +1,405 @@
+package mcpgw
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/relay-llm/relay/internal/egress"
+	"github.com/relay-llm/relay/internal/event"
+	"github.com/relay-llm/relay/internal/snapshot"
+	"github.com/relay-llm/relay/internal/wire"
+)
+
+// Config is what a Gateway is built from.
+type Config struct {
+	Snapshot func() *snapshot.Snapshot // the current snapshot (never nil once serving)
+	// Admit admits one request of caller against the limits of its
+	// policy, without waiting, as the limiter does a model call
+	// (proxy.Limiter.Admit with a cached admission: one request, no
+	// tokens); nil: no limits. A refusal unwraps to a *wire.Error of kind
+	// wire.ErrRateLimited. cmd/relay wires the limiter in, so this package
+	// links neither the proxy nor the limiter (the control plane imports
+	// it for discovery).
+	Admit func(ctx context.Context, caller *snapshot.Caller, snap *snapshot.Snapshot) (done func(wire.Usage), err error)
+	// Recorder gets one usage event per tools/call (nil: none).
+	Recorder interface{ Record(event.Record) }
+	// NewID mints request ids for usage events (proxy.NewRequestID).
+	NewID func() string
+	Guard *egress.Guard // egress rules for every connection to a server (nil: none)
+	Log   *slog.Logger
+	Now   func() time.Time
+	// ToolsTTL is how long a server's tool list is trusted for tools/call
+	// before it is asked again (default 10s); tools/list always asks.
+	ToolsTTL time.Duration
+}
+
+// Gateway serves /mcp and /mcp/{server}.
+type Gateway struct {
+	cfg    Config
+	server *mcp.Server
+	h      http.Handler
+
+	mu        sync.Mutex // guards upstreams
+	upstreams map[snapshot.ID]*upstream
+}
+
+// New makes a gateway; it opens no connection until a caller asks.
+func New(cfg Config) *Gateway {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.ToolsTTL <= 0 {
+		cfg.ToolsTTL = 10 * time.Second
+	}
+	g := &Gateway{cfg: cfg, upstreams: make(map[snapshot.ID]*upstream)}
+	g.server = mcp.NewServer(&mcp.Implementation{Name: "relay", Version: "1"}, &mcp.ServerOptions{
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+	})
+	g.server.AddReceivingMiddleware(g.middleware)
+	streamable := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server },
+		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: cfg.Log})
+	g.h = auth.RequireBearerToken(g.verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(streamable)
+	return g
+}
+
+// ServeHTTP implements http.Handler for /mcp and /mcp/{server}.
+func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Header.Get("Authorization") == "" {
+		// Anthropic-style clients send the relay key as x-api-key.
+		if k := r.Header.Get("X-Api-Key"); k != "" {
+			r = r.Clone(r.Context())
+			r.Header.Set("Authorization", "Bearer "+k)
+		}
+	}
+	g.h.ServeHTTP(w, r)
+}
+
+// principal is an authenticated caller of /mcp, in the request's token info.
+type principal struct {
+	caller snapshot.Caller
+	snap   *snapshot.Snapshot
+	only   string // /mcp/{server}: that server's tools only
+}
+
+const principalKey = "relay.principal"
+
+// verify authenticates a relay key or inference token against the snapshot.
+func (g *Gateway) verify(_ context.Context, token string, r *http.Request) (*auth.TokenInfo, error) {
+	snap := g.cfg.Snapshot()
+	if snap == nil {
+		return nil, errors.New("not ready")
+	}
+	c, res := snap.Authenticate(sha256.Sum256([]byte(token)), g.cfg.Now())
+	if res != snapshot.AuthOK {
+		return nil, fmt.Errorf("%w: %s", auth.ErrInvalidToken, res)
+	}
+	p := &principal{caller: c, snap: snap}
+	if rest, ok := strings.CutPrefix(r.URL.Path, "/mcp/"); ok {
+		p.only = strings.Trim(rest, "/")
+	}
+	return &auth.TokenInfo{UserID: c.CredentialID.String(), Extra: map[string]any{principalKey: p}}, nil
+}
+
+func principalOf(req mcp.Request) *principal {
+	x := req.GetExtra()
+	if x == nil || x.TokenInfo == nil {
+		return nil
+	}
+	p, _ := x.TokenInfo.Extra[principalKey].(*principal)
+	return p
+}
+
+// middleware answers tools/list and tools/call itself; everything else
+// (initialize, ping …) is the SDK's.
+func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		switch method {
+		case "tools/list":
+			p := principalOf(req)
+			if p == nil {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "not authenticated"}
+			}
+			return g.listTools(ctx, p)
+		case "tools/call":
+			p := principalOf(req)
+			if p == nil {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "not authenticated"}
+			}
+			params, ok := req.GetParams().(*mcp.CallToolParamsRaw)
+			if !ok {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "tools/call needs params"}
+			}
+			return g.callTool(ctx, p, params)
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// servers are the servers whose tools p may see.
+func (g *Gateway) servers(p *principal) []*snapshot.MCPServer {
+	var out []*snapshot.MCPServer
+	for _, m := range p.snap.MCPServers() {
+		if !m.Enabled || !m.Usable || (p.only != "" && m.Slug != p.only) || !p.caller.Policy.GrantsMCPServer(m.Slug) {
+			continue
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// upstreamOf returns this pod's link to m, new when m's row changed.
+func (g *Gateway) upstreamOf(m *snapshot.MCPServer) *upstream {
+	srv := ServerOf(m)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	u := g.upstreams[m.ID]
+	if u != nil && u.srv == srv {
+		return u
+	}
+	if u != nil {
+		go u.close()
+	}
+	u = &upstream{srv: srv, hc: NewHTTPClient(g.cfg.Guard, srv)}
+	g.upstreams[m.ID] = u
+	return u
+}
+
+// visible reports whether p may see and call tool t of m as it is now.
+func visible(p *principal, m *snapshot.MCPServer, name, fp string) bool {
+	pol := p.caller.Policy
+	if !pol.GrantsMCPTool(m.Slug, name) {
+		return false
+	}
+	switch m.ToolState(name, fp) {
+	case snapshot.MCPToolApproved:
+		return true
+	case snapshot.MCPToolNew:
+		return !pol.MCPRequireApproval
+	}
+	return false
+}
+
+// listTools is tools/list: every granted, approved tool of every granted
+// server, asked of each server now. A server that does not answer is
+// left out of the list and logged (its tools cannot be called either).
+func (g *Gateway) listTools(ctx context.Context, p *principal) (*mcp.ListToolsResult, error) {
+	res := &mcp.ListToolsResult{Tools: []*mcp.Tool{}}
+	for _, m := range g.servers(p) {
+		u := g.upstreamOf(m)
+		lctx, cancel := upstreamCtx(ctx, m.Timeout)
+		tools, err := u.list(lctx, g.cfg.Now())
+		cancel()
+		if err != nil {
+			g.cfg.Log.WarnContext(ctx, "mcp server did not list its tools", "mcp_server", m.Slug, "err", err)
+			continue
+		}
+		for _, e := range sortedTools(tools) {
+			if !visible(p, m, e.tool.Name, e.fp) {
+				continue
+			}
+			t := *e.tool
+			t.Name = m.Slug + snapshot.MCPToolSeparator + e.tool.Name
+			res.Tools = append(res.Tools, &t)
+		}
+	}
+	return res, nil
+}
+
+// refused is the error a caller gets for a tool it may not call: the same
+// for a tool that does not exist, one of a server it is not granted and
+// one it is not granted, so it learns nothing of other tenants' tools.
+func refused(name string) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q: not granted to this key", name)}
+}
+
+// codeRateLimited is the JSON-RPC error of a tools/call its rate limit
+// refused (in the implementation-defined server error range).
+const codeRateLimited = -32029
+
+// callTool is tools/call: check the grant and the approval, admit it
+// against the server's rate limit, forward it, record it.
+func (g *Gateway) callTool(ctx context.Context, p *principal, params *mcp.CallToolParamsRaw) (res *mcp.CallToolResult, err error) {
+	start := g.cfg.Now()
+	slug, tool, ok := strings.Cut(params.Name, snapshot.MCPToolSeparator)
+	var m *snapshot.MCPServer
+	if ok {
+		m = p.snap.MCPServerBySlug(slug)
+	}
+	rec := &event.Record{Inbound: "mcp", Model: params.Name, MCPServer: slug, MCPTool: tool}
+	defer func() { g.record(p, rec, m, start, err) }()
+	if m == nil || !m.Enabled || !m.Usable || (p.only != "" && p.only != slug) || !p.caller.Policy.GrantsMCPTool(slug, tool) {
+		rec.Status, rec.ErrorKind = http.StatusForbidden, "tool_not_granted"
+		return nil, refused(params.Name)
+	}
+	u := g.upstreamOf(m)
+	cctx, cancel := upstreamCtx(ctx, m.Timeout)
+	defer cancel()
+	tools, err := u.cached(cctx, g.cfg.Now(), g.cfg.ToolsTTL)
+	if err != nil {
+		rec.Status, rec.ErrorKind = http.StatusBadGateway, "mcp_server_unavailable"
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("mcp server %s is unavailable", slug)}
+	}
+	e, ok := tools[tool]
+	if !ok || !p.caller.Policy.GrantsMCPTool(slug, tool) {
+		rec.Status, rec.ErrorKind = http.StatusForbidden, "tool_not_granted"
+		return nil, refused(params.Name)
+	}
+	if !visible(p, m, tool, e.fp) {
+		rec.Status, rec.ErrorKind = http.StatusForbidden, "tool_not_approved"
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(
+			"tool %q is withheld: it is new or changed since an operator approved it; it needs approval again", params.Name)}
+	}
+	done, err := g.admit(cctx, p, m)
+	if err != nil {
+		var we *wire.Error
+		if errors.As(err, &we) && errors.Is(we.Kind, wire.ErrRateLimited) {
+			rec.Status, rec.ErrorKind = http.StatusTooManyRequests, "rate_limited"
+			msg := fmt.Sprintf("rate limited: tool calls to %s from this key are over their limit", slug)
+			if we.RetryAfter > 0 {
+				msg += "; retry after " + strconv.FormatInt(max(1, we.RetryAfter.Milliseconds()), 10) + " ms"
+			}
+			return nil, &jsonrpc.Error{Code: codeRateLimited, Message: msg}
+		}
+		rec.Status, rec.ErrorKind = http.StatusServiceUnavailable, "limiter_unavailable"
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "rate limiter unavailable"}
+	}
+	if done != nil {
+		defer done(wire.Usage{})
+	}
+	cs, err := u.session(cctx)
+	if err == nil {
+		res, err = cs.CallTool(cctx, &mcp.CallToolParams{Meta: callerMeta(params.Meta), Name: tool, Arguments: rawArgs(params.Arguments)})
+		if err != nil && !isToolError(err) {
+			u.broken(cs)
+		}
+	}
+	switch {
+	case err == nil:
+		rec.Status = http.StatusOK
+		if res.IsError {
+			rec.ErrorKind = "tool_error"
+		}
+		return res, nil
+	case isToolError(err):
+		var we *jsonrpc.Error
+		errors.As(err, &we)
+		rec.Status, rec.ErrorKind = http.StatusBadGateway, "mcp_server_error"
+		return nil, we
+	case ctx.Err() != nil:
+		rec.Status, rec.ErrorKind = 499, event.KindClientCanceled
+		return nil, err
+	}
+	rec.Status, rec.ErrorKind = http.StatusBadGateway, "mcp_server_unavailable"
+	g.cfg.Log.WarnContext(ctx, "mcp tools/call failed", "mcp_server", slug, "tool", tool, "err", err)
+	return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("mcp server %s is unavailable", slug)}
+}
+
+// callerMeta is the caller's _meta without the protocol's own members
+// (io.modelcontextprotocol/…: its protocol version, client info and
+// capabilities), which describe the caller's session with Relay, not
+// Relay's with the server; the rest (a progress token …) passes on.
+func callerMeta(m mcp.Meta) mcp.Meta {
+	var out mcp.Meta
+	for k, v := range m {
+		if strings.HasPrefix(k, "io.modelcontextprotocol/") {
+			continue
+		}
+		if out == nil {
+			out = mcp.Meta{}
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// rawArgs passes the caller's arguments on as they came.
+func rawArgs(a json.RawMessage) any {
+	if len(a) == 0 {
+		return nil
+	}
+	return a
+}
+
+// admit counts a tools/call as one request against its server's rate
+// limit, per relay key where the rules say per principal (the limiter's
+// counters: exact across pods on Redis). No wait: a call over the limit is
+// refused at once.
+func (g *Gateway) admit(ctx context.Context, p *principal, m *snapshot.MCPServer) (func(wire.Usage), error) {
+	if g.cfg.Admit == nil || m.RateLimitID == (snapshot.ID{}) || p.caller.Policy == nil {
+		return nil, nil
+	}
+	// The server's rate limit stands in for the policy's own: the
+	// counters are the policy's under that rate limit, so the limit holds
+	// per policy (and per key for per-principal rules), not for the
+	// policy's model requests.
+	pol := *p.caller.Policy
+	pol.RateLimitID, pol.ModelRateLimits, pol.MaxWait = m.RateLimitID, nil, 0
+	pol.HasDegradeAfter, pol.HasDegradeBelow = false, false
+	c := p.caller
+	c.Policy = &pol
+	return g.cfg.Admit(ctx, &c, p.snap)
+}
+
+// record emits the usage event of one tools/call.
+func (g *Gateway) record(p *principal, rec *event.Record, m *snapshot.MCPServer, start time.Time, _ error) {
+	if g.cfg.Recorder == nil {
+		return
+	}
+	c := p.caller
+	rec.At = start
+	if g.cfg.NewID != nil {
+		rec.RequestID = g.cfg.NewID()
+	}
+	rec.CredentialKind, rec.CredentialID = c.Kind, c.CredentialID
+	rec.ProjectID, rec.TeamID, rec.ServiceAccountID, rec.UserID = c.ProjectID, c.TeamID, c.ServiceAccountID, c.UserID
+	if c.Policy != nil {
+		rec.PolicyID = c.Policy.ID
+	}
+	if m != nil {
+		rec.HostSlug = m.Slug
+	}
+	rec.Attempts = 1
+	rec.Total = g.cfg.Now().Sub(start)
+	g.cfg.Recorder.Record(*rec)
+}
+
+// sortedTools are a server's tools by name, for a stable tools/list.
+func sortedTools(m map[string]toolEntry) []toolEntry {
+	out := make([]toolEntry, 0, len(m))
+	for _, e := range m {
+		out = append(out, e)
+	}
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && out[j].tool.Name < out[j-1].tool.Name; j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out
+}
+
+// Close ends every upstream session.
+func (g *Gateway) Close() {
+	g.mu.Lock()
+	us := g.upstreams
+	g.upstreams = map[snapshot.ID]*upstream{}
+	g.mu.Unlock()
+	for _, u := range us {
+		u.close()
+	}
+}

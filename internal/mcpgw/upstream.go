@@ -1,0 +1,236 @@
+package mcpgw
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/relay-llm/relay/internal/egress"
+	"github.com/relay-llm/relay/internal/snapshot"
+)
+
+// Server is what Relay needs of an MCP server to talk to it.
+type Server struct {
+	URL        string
+	AuthHeader string // "" for none
+	AuthValue  string
+	Timeout    time.Duration
+}
+
+// ServerOf is the connection settings of a catalog row.
+func ServerOf(m *snapshot.MCPServer) Server {
+	return Server{URL: m.URL, AuthHeader: m.AuthHeader, AuthValue: m.AuthValue.Reveal(), Timeout: m.Timeout}
+}
+
+// headerTransport sets the server's credential on every request; the
+// caller's own Authorization (its relay key) never reaches the server.
+type headerTransport struct {
+	base        http.RoundTripper
+	name, value string
+}
+
+func (t *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if t.name == "" {
+		return t.base.RoundTrip(r)
+	}
+	r = r.Clone(r.Context())
+	r.Header.Set(t.name, t.value)
+	return t.base.RoundTrip(r)
+}
+
+// NewHTTPClient is the HTTP client Relay talks to one MCP server with:
+// every connection held to the egress guard (nil: none), the server's
+// credential on every request.
+func NewHTTPClient(guard *egress.Guard, s Server) *http.Client {
+	d := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
+	tr := &http.Transport{
+		Proxy: nil, DialContext: d.DialContext, ForceAttemptHTTP2: true,
+		MaxIdleConnsPerHost: 64, IdleConnTimeout: 90 * time.Second, TLSHandshakeTimeout: 10 * time.Second,
+	}
+	if guard != nil {
+		tr.DialContext = guard.DialContext(d)
+	}
+	return &http.Client{Transport: &headerTransport{base: tr, name: s.AuthHeader, value: s.AuthValue}}
+}
+
+// connect opens an MCP client session to s over Streamable HTTP.
+func connect(ctx context.Context, hc *http.Client, s Server) (*mcp.ClientSession, error) {
+	c := mcp.NewClient(&mcp.Implementation{Name: "relay", Version: "1"}, nil)
+	t := &mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: hc, DisableStandaloneSSE: true, MaxRetries: -1}
+	cs, err := c.Connect(ctx, t, nil)
+	if err != nil {
+		return nil, fmt.Errorf("connect mcp server: %w", err)
+	}
+	return cs, nil
+}
+
+// listAll is every tool of a session, through its pages.
+func listAll(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Tool, error) {
+	var out []*mcp.Tool
+	for t, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+		if len(out) > maxTools {
+			return nil, fmt.Errorf("more than %d tools", maxTools)
+		}
+	}
+	return out, nil
+}
+
+// maxTools bounds what one server may list.
+const maxTools = 1000
+
+// Discover asks the server at s for its tools now, on a session of its own
+// (the control plane's listing; the gateway keeps its sessions).
+func Discover(ctx context.Context, guard *egress.Guard, s Server) ([]*mcp.Tool, error) {
+	if s.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.Timeout)
+		defer cancel()
+	}
+	cs, err := connect(ctx, NewHTTPClient(guard, s), s)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = cs.Close() }()
+	tools, err := listAll(ctx, cs)
+	if err != nil {
+		return nil, fmt.Errorf("list tools: %w", err)
+	}
+	return tools, nil
+}
+
+// upstream is this pod's link to one MCP server at one version of its row:
+// a client session shared by every caller, opened on first use and again
+// after it broke, and the tools the server listed last.
+type upstream struct {
+	srv Server
+	hc  *http.Client
+
+	mu       sync.Mutex // guards the fields below
+	cs       *mcp.ClientSession
+	tools    map[string]toolEntry
+	listedAt time.Time
+}
+
+// toolEntry is one upstream tool and its fingerprint.
+type toolEntry struct {
+	tool *mcp.Tool
+	fp   string
+}
+
+// session returns the open session, opening one if there is none.
+func (u *upstream) session(ctx context.Context) (*mcp.ClientSession, error) {
+	u.mu.Lock()
+	cs := u.cs
+	u.mu.Unlock()
+	if cs != nil {
+		return cs, nil
+	}
+	// Opened outside the lock: a slow server must not hold the others'
+	// callers. Two first callers may both open one; the second is closed.
+	cctx, cancel := upstreamCtx(ctx, u.srv.Timeout)
+	defer cancel()
+	cs, err := connect(cctx, u.hc, u.srv)
+	if err != nil {
+		return nil, err
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.cs != nil {
+		_ = cs.Close()
+		return u.cs, nil
+	}
+	u.cs = cs
+	return cs, nil
+}
+
+// broken drops cs after a transport failure, so the next call reconnects.
+func (u *upstream) broken(cs *mcp.ClientSession) {
+	u.mu.Lock()
+	if u.cs == cs {
+		u.cs = nil
+	}
+	u.mu.Unlock()
+	_ = cs.Close()
+}
+
+// close ends the session (the row changed or went).
+func (u *upstream) close() {
+	u.mu.Lock()
+	cs := u.cs
+	u.cs = nil
+	u.mu.Unlock()
+	if cs != nil {
+		_ = cs.Close()
+	}
+}
+
+// list asks the server for its tools and keeps them.
+func (u *upstream) list(ctx context.Context, now time.Time) (map[string]toolEntry, error) {
+	cs, err := u.session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	tools, err := listAll(ctx, cs)
+	if err != nil {
+		if !isToolError(err) {
+			u.broken(cs)
+		}
+		return nil, fmt.Errorf("list tools: %w", err)
+	}
+	m := make(map[string]toolEntry, len(tools))
+	for _, t := range tools {
+		m[t.Name] = toolEntry{tool: t, fp: Fingerprint(t)}
+	}
+	u.mu.Lock()
+	u.tools, u.listedAt = m, now
+	u.mu.Unlock()
+	return m, nil
+}
+
+// cached returns the tools listed within ttl of now, else lists them again.
+func (u *upstream) cached(ctx context.Context, now time.Time, ttl time.Duration) (map[string]toolEntry, error) {
+	u.mu.Lock()
+	m, at := u.tools, u.listedAt
+	u.mu.Unlock()
+	if m != nil && now.Sub(at) < ttl {
+		return m, nil
+	}
+	return u.list(ctx, now)
+}
+
+// isToolError reports whether err is the server's own answer (a JSON-RPC
+// error), after which the session is still good.
+func isToolError(err error) bool {
+	var we *jsonrpc.Error
+	return errors.As(err, &we)
+}
+
+// upstreamCtx is the context of a call to an MCP server on behalf of a
+// caller: cancelled when the caller's is, bounded by the server's timeout,
+// but without the caller's values, among which the SDK keeps the protocol
+// version the agent spoke to Relay (the server's session has its own).
+func upstreamCtx(caller context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.Background())
+	if timeout > 0 {
+		ctx, cancel = context.WithTimeout(context.Background(), timeout)
+	}
+	if d, ok := caller.Deadline(); ok {
+		var c2 context.CancelFunc
+		ctx, c2 = context.WithDeadline(ctx, d)
+		prev := cancel
+		cancel = func() { c2(); prev() }
+	}
+	stop := context.AfterFunc(caller, cancel)
+	return ctx, func() { stop(); cancel() }
+}

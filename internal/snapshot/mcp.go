@@ -1,0 +1,124 @@
+package snapshot
+
+import (
+	"cmp"
+	"path"
+	"slices"
+	"strings"
+	"time"
+)
+
+// MCPServer is an MCP server Relay fronts at /mcp (docs/mcp.md): catalog
+// data like a host. Its tools are not in the snapshot (they are the
+// server's to say, asked over MCP); the operators' approvals of them are.
+type MCPServer struct {
+	ID          ID
+	Slug        string // the prefix of its tools: "<slug>__<tool>"
+	Name        string
+	URL         string // Streamable HTTP endpoint
+	Enabled     bool
+	Timeout     time.Duration
+	RateLimitID ID // per relay key; uuid.Nil when none
+	// AuthHeader carries AuthValue on every request to the server; "" for none.
+	AuthHeader string
+	AuthValue  Secret
+	// Usable is false when the credential could not be resolved (Problem
+	// says why); such a server's tools are not listed.
+	Usable    bool
+	Problem   string
+	UpdatedAt time.Time // a change makes the gateway reconnect
+	// Approved is the fingerprint each approved tool was approved at.
+	Approved map[string]string
+}
+
+// MCPToolSeparator joins a server's slug and its tool's name into the
+// name callers see.
+const MCPToolSeparator = "__"
+
+// MCPToolState says whether a tool as the server describes it now may be
+// shown to and called by a caller.
+type MCPToolState uint8
+
+// Tool states.
+const (
+	MCPToolApproved MCPToolState = iota + 1 // approved at this fingerprint
+	MCPToolNew                              // no operator approved it yet
+	MCPToolChanged                          // approved, at another fingerprint
+)
+
+// String names the state as the control API does.
+func (s MCPToolState) String() string {
+	switch s {
+	case MCPToolApproved:
+		return "approved"
+	case MCPToolNew:
+		return "new"
+	case MCPToolChanged:
+		return "changed"
+	}
+	return "unknown"
+}
+
+// ToolState is the state of tool at fingerprint.
+func (m *MCPServer) ToolState(tool, fingerprint string) MCPToolState {
+	fp, ok := m.Approved[tool]
+	switch {
+	case !ok:
+		return MCPToolNew
+	case fp == fingerprint:
+		return MCPToolApproved
+	}
+	return MCPToolChanged
+}
+
+// MCPServers returns the MCP servers by slug.
+func (s *Snapshot) MCPServers() []*MCPServer { return s.mcpServerList }
+
+// MCPServerBySlug returns an MCP server by slug, or nil.
+func (s *Snapshot) MCPServerBySlug(slug string) *MCPServer { return s.mcpServersBySlug[slug] }
+
+func sortedMCPServers(m map[ID]*MCPServer) []*MCPServer {
+	out := make([]*MCPServer, 0, len(m))
+	for _, r := range m {
+		out = append(out, r)
+	}
+	slices.SortFunc(out, func(a, b *MCPServer) int { return cmp.Compare(a.Slug, b.Slug) })
+	return out
+}
+
+// GrantsMCPServer reports whether the policy grants any tool of server.
+func (p *Policy) GrantsMCPServer(server string) bool {
+	if p == nil {
+		return false
+	}
+	for _, g := range p.MCPGrants {
+		srv, _, _ := strings.Cut(g, MCPToolSeparator)
+		if ok, _ := path.Match(srv, server); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// GrantsMCPTool reports whether the policy grants tool of server: a
+// pattern "<server>" grants every tool of the server, "<server>__<tool>"
+// one tool; either half may be a glob (path.Match, where * matches any
+// run of characters: no tool or server name has a "/").
+func (p *Policy) GrantsMCPTool(server, tool string) bool {
+	if p == nil {
+		return false
+	}
+	for _, g := range p.MCPGrants {
+		srv, t, hasTool := strings.Cut(g, MCPToolSeparator)
+		if ok, _ := path.Match(srv, server); !ok {
+			continue
+		}
+		if !hasTool {
+			return true
+		}
+		if ok, _ := path.Match(t, tool); ok {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,55 @@
+-- MCP servers and the operators' tool approvals (migration 00019, docs/mcp.md).
+
+-- name: ListMCPServers :many
+SELECT * FROM mcp_servers ORDER BY slug;
+
+-- name: GetMCPServerByID :one
+SELECT * FROM mcp_servers WHERE id = $1;
+
+-- name: GetMCPServerBySlug :one
+SELECT * FROM mcp_servers WHERE slug = $1;
+
+-- name: GetMCPServerByIDForUpdate :one
+SELECT * FROM mcp_servers WHERE id = $1 FOR UPDATE;
+
+-- name: InsertMCPServer :one
+INSERT INTO mcp_servers (slug, name, url, enabled, timeout_ms, rate_limit_id, auth_header, auth_secret_ref, auth_secret_ciphertext)
+VALUES (sqlc.arg(slug), sqlc.arg(name), sqlc.arg(url), sqlc.arg(enabled), sqlc.arg(timeout_ms), sqlc.narg(rate_limit_id),
+        sqlc.arg(auth_header), sqlc.narg(auth_secret_ref), sqlc.narg(auth_secret_ciphertext))
+RETURNING *;
+
+-- The credential is part of the row's update: a server without an auth
+-- header has no secret (the table's check holds them together).
+-- name: UpdateMCPServer :one
+UPDATE mcp_servers
+SET slug = sqlc.arg(slug), name = sqlc.arg(name), url = sqlc.arg(url), enabled = sqlc.arg(enabled),
+    timeout_ms = sqlc.arg(timeout_ms), rate_limit_id = sqlc.narg(rate_limit_id), auth_header = sqlc.arg(auth_header),
+    auth_secret_ref = sqlc.narg(auth_secret_ref), auth_secret_ciphertext = sqlc.narg(auth_secret_ciphertext)
+WHERE id = sqlc.arg(id)
+RETURNING *;
+
+-- Deleting a server deletes its tool approvals (ON DELETE CASCADE).
+-- name: DeleteMCPServer :execrows
+DELETE FROM mcp_servers WHERE id = $1;
+
+-- name: ListMCPServersPage :many
+SELECT * FROM mcp_servers
+WHERE id > sqlc.arg(after)::uuid
+ORDER BY id
+LIMIT sqlc.arg('limit')::int;
+
+-- name: ListMCPToolApprovals :many
+SELECT * FROM mcp_tool_approvals ORDER BY mcp_server_id, tool;
+
+-- name: ListMCPToolApprovalsByServer :many
+SELECT * FROM mcp_tool_approvals WHERE mcp_server_id = $1 ORDER BY tool;
+
+-- name: GetMCPToolApproval :one
+SELECT * FROM mcp_tool_approvals WHERE mcp_server_id = $1 AND tool = $2;
+
+-- An approval replaces the one before it: the tool as the operator saw it now.
+-- name: UpsertMCPToolApproval :one
+INSERT INTO mcp_tool_approvals (mcp_server_id, tool, fingerprint, approved_by)
+VALUES ($1, $2, $3, $4)
+ON CONFLICT (mcp_server_id, tool) DO UPDATE SET fingerprint = EXCLUDED.fingerprint, approved_by = EXCLUDED.approved_by
+RETURNING *;
