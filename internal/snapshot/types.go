@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/relay-llm/relay/internal/guardrail"
 	"github.com/relay-llm/relay/internal/wire"
 )
 
@@ -282,6 +283,9 @@ type Policy struct {
 	CaptureMaxBytes int
 	// Cache is the policy's exact response cache; nil: off.
 	Cache *ResponseCache
+	// Guardrails are the policy's compiled guardrails (docs/guardrails.md);
+	// nil: none.
+	Guardrails *guardrail.Policy
 }
 
 // ResponseCache is a policy's exact response cache (docs/caching.md): which

@@ -173,6 +173,7 @@ type Policy struct {
 	DegradeAfterMs       *int32
 	DegradeBelowPriority *int32
 	ResponseCache        json.RawMessage
+	Guardrails           json.RawMessage
 }
 
 type PolicyBinding struct {

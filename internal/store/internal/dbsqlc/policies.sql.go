@@ -25,7 +25,7 @@ func (q *Queries) DeletePolicy(ctx context.Context, id uuid.UUID) (int64, error)
 }
 
 const getPolicyByID = `-- name: GetPolicyByID :one
-SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority, response_cache FROM policies WHERE id = $1
+SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority, response_cache, guardrails FROM policies WHERE id = $1
 `
 
 func (q *Queries) GetPolicyByID(ctx context.Context, id uuid.UUID) (Policy, error) {
@@ -54,12 +54,13 @@ func (q *Queries) GetPolicyByID(ctx context.Context, id uuid.UUID) (Policy, erro
 		&i.DegradeAfterMs,
 		&i.DegradeBelowPriority,
 		&i.ResponseCache,
+		&i.Guardrails,
 	)
 	return i, err
 }
 
 const getPolicyByIDForUpdate = `-- name: GetPolicyByIDForUpdate :one
-SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority, response_cache FROM policies WHERE id = $1 FOR UPDATE
+SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority, response_cache, guardrails FROM policies WHERE id = $1 FOR UPDATE
 `
 
 func (q *Queries) GetPolicyByIDForUpdate(ctx context.Context, id uuid.UUID) (Policy, error) {
@@ -88,12 +89,13 @@ func (q *Queries) GetPolicyByIDForUpdate(ctx context.Context, id uuid.UUID) (Pol
 		&i.DegradeAfterMs,
 		&i.DegradeBelowPriority,
 		&i.ResponseCache,
+		&i.Guardrails,
 	)
 	return i, err
 }
 
 const getPolicyBySlug = `-- name: GetPolicyBySlug :one
-SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority, response_cache FROM policies WHERE slug = $1
+SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority, response_cache, guardrails FROM policies WHERE slug = $1
 `
 
 func (q *Queries) GetPolicyBySlug(ctx context.Context, slug string) (Policy, error) {
@@ -122,6 +124,7 @@ func (q *Queries) GetPolicyBySlug(ctx context.Context, slug string) (Policy, err
 		&i.DegradeAfterMs,
 		&i.DegradeBelowPriority,
 		&i.ResponseCache,
+		&i.Guardrails,
 	)
 	return i, err
 }
@@ -131,15 +134,16 @@ INSERT INTO policies (
     slug, name, all_models, all_host_keys, key_strategy, rate_limit_id,
     max_wait_ms, priority, max_attempts, limiter_failure_mode,
     capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id,
-    degrade_after_ms, degrade_below_priority, response_cache
+    degrade_after_ms, degrade_below_priority, response_cache, guardrails
 ) VALUES (
     $1, $2, $3, $4, $5,
     $6, $7, $8, $9,
     $10, $11, $12,
     $13, coalesce(nullif($14::text, ''), 'key'), $15,
-    $16, $17, $18, $19
+    $16, $17, $18, $19,
+    $20
 )
-RETURNING id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority, response_cache
+RETURNING id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority, response_cache, guardrails
 `
 
 type InsertPolicyParams struct {
@@ -162,6 +166,7 @@ type InsertPolicyParams struct {
 	DegradeAfterMs       *int32
 	DegradeBelowPriority *int32
 	ResponseCache        json.RawMessage
+	Guardrails           json.RawMessage
 }
 
 // InsertPolicy takes an empty affinity for the default, key.
@@ -186,6 +191,7 @@ func (q *Queries) InsertPolicy(ctx context.Context, arg InsertPolicyParams) (Pol
 		arg.DegradeAfterMs,
 		arg.DegradeBelowPriority,
 		arg.ResponseCache,
+		arg.Guardrails,
 	)
 	var i Policy
 	err := row.Scan(
@@ -211,12 +217,13 @@ func (q *Queries) InsertPolicy(ctx context.Context, arg InsertPolicyParams) (Pol
 		&i.DegradeAfterMs,
 		&i.DegradeBelowPriority,
 		&i.ResponseCache,
+		&i.Guardrails,
 	)
 	return i, err
 }
 
 const listPolicies = `-- name: ListPolicies :many
-SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority, response_cache FROM policies ORDER BY slug
+SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority, response_cache, guardrails FROM policies ORDER BY slug
 `
 
 func (q *Queries) ListPolicies(ctx context.Context) ([]Policy, error) {
@@ -251,6 +258,7 @@ func (q *Queries) ListPolicies(ctx context.Context) ([]Policy, error) {
 			&i.DegradeAfterMs,
 			&i.DegradeBelowPriority,
 			&i.ResponseCache,
+			&i.Guardrails,
 		); err != nil {
 			return nil, err
 		}
@@ -263,7 +271,7 @@ func (q *Queries) ListPolicies(ctx context.Context) ([]Policy, error) {
 }
 
 const listPoliciesPage = `-- name: ListPoliciesPage :many
-SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority, response_cache FROM policies
+SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority, response_cache, guardrails FROM policies
 WHERE id > $1::uuid
 ORDER BY id
 LIMIT $2::int
@@ -301,6 +309,7 @@ func (q *Queries) ListPoliciesPage(ctx context.Context, after uuid.UUID, limit i
 			&i.DegradeAfterMs,
 			&i.DegradeBelowPriority,
 			&i.ResponseCache,
+			&i.Guardrails,
 		); err != nil {
 			return nil, err
 		}
@@ -313,7 +322,7 @@ func (q *Queries) ListPoliciesPage(ctx context.Context, after uuid.UUID, limit i
 }
 
 const listPoliciesVisiblePage = `-- name: ListPoliciesVisiblePage :many
-SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority, response_cache FROM policies
+SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority, response_cache, guardrails FROM policies
 WHERE id > $1::uuid
   AND ($2::bool OR team_id IS NULL OR team_id = ANY($3::uuid[]))
   AND ($4::uuid IS NULL OR team_id = $4)
@@ -369,6 +378,7 @@ func (q *Queries) ListPoliciesVisiblePage(ctx context.Context, arg ListPoliciesV
 			&i.DegradeAfterMs,
 			&i.DegradeBelowPriority,
 			&i.ResponseCache,
+			&i.Guardrails,
 		); err != nil {
 			return nil, err
 		}
@@ -385,9 +395,10 @@ UPDATE policies
 SET slug = $2, name = $3, all_models = $4, all_host_keys = $5, key_strategy = $6, rate_limit_id = $7,
     max_wait_ms = $8, priority = $9, max_attempts = $10, limiter_failure_mode = $11,
     capture_payloads = $12, capture_max_bytes = $13, route_strategy = $14, affinity = $15,
-    budget_fallback = $16, degrade_after_ms = $17, degrade_below_priority = $18, response_cache = $19
+    budget_fallback = $16, degrade_after_ms = $17, degrade_below_priority = $18, response_cache = $19,
+    guardrails = $20
 WHERE id = $1
-RETURNING id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority, response_cache
+RETURNING id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority, response_cache, guardrails
 `
 
 type UpdatePolicyParams struct {
@@ -410,6 +421,7 @@ type UpdatePolicyParams struct {
 	DegradeAfterMs       *int32
 	DegradeBelowPriority *int32
 	ResponseCache        json.RawMessage
+	Guardrails           json.RawMessage
 }
 
 func (q *Queries) UpdatePolicy(ctx context.Context, arg UpdatePolicyParams) (Policy, error) {
@@ -433,6 +445,7 @@ func (q *Queries) UpdatePolicy(ctx context.Context, arg UpdatePolicyParams) (Pol
 		arg.DegradeAfterMs,
 		arg.DegradeBelowPriority,
 		arg.ResponseCache,
+		arg.Guardrails,
 	)
 	var i Policy
 	err := row.Scan(
@@ -458,6 +471,7 @@ func (q *Queries) UpdatePolicy(ctx context.Context, arg UpdatePolicyParams) (Pol
 		&i.DegradeAfterMs,
 		&i.DegradeBelowPriority,
 		&i.ResponseCache,
+		&i.Guardrails,
 	)
 	return i, err
 }
