@@ -155,6 +155,13 @@ func newPlanes(ctx context.Context, cfg *config.Config, st *store.Store, box *se
 
 		TracerProvider: tr.Provider(),
 	})
+	reg.WatchGuardrails(func() []metrics.GuardrailCount {
+		var out []metrics.GuardrailCount
+		for _, c := range inference.GuardrailStats() {
+			out = append(out, metrics.GuardrailCount(c))
+		}
+		return out
+	})
 
 	if err := controlapi.Bootstrap(ctx, st, getenv, stdout); err != nil {
 		return nil, fmt.Errorf("bootstrap the first admin: %w", err)

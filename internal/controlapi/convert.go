@@ -158,6 +158,7 @@ func policyOut(r store.Policy) models.Policy {
 		BudgetFallback: r.BudgetFallback, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, TeamID: r.TeamID,
 		DegradeAfterMs: r.DegradeAfterMs, DegradeBelowPriority: r.DegradeBelowPriority,
 		ResponseCache: responseCacheOut(r.ResponseCache),
+		Guardrails:    guardrailsOut(r.Guardrails),
 	}
 }
 

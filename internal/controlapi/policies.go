@@ -363,6 +363,10 @@ func (s *Server) CreatePolicy(ctx context.Context, req gen.CreatePolicyRequestOb
 	if err != nil {
 		return nil, err
 	}
+	gr, err := guardrailsIn(b.Guardrails)
+	if err != nil {
+		return nil, err
+	}
 	row, err := s.st.Policies().Create(ctx, c.actor, store.Policy{
 		Slug: b.Slug, Name: deref(b.Name, ""), AllModels: deref(b.AllModels, false), AllHostKeys: deref(b.AllHostKeys, false),
 		KeyStrategy: string(strategy), RateLimitID: b.RateLimitID, MaxWaitMs: deref(b.MaxWaitMs, 0),
@@ -370,6 +374,7 @@ func (s *Server) CreatePolicy(ctx context.Context, req gen.CreatePolicyRequestOb
 		CapturePayloads: deref(b.CapturePayloads, false), CaptureMaxBytes: deref(b.CaptureMaxBytes, 0),
 		RouteStrategy: string(route), Affinity: string(affinity), BudgetFallback: deref(b.BudgetFallback, false),
 		TeamID: b.TeamID, DegradeAfterMs: b.DegradeAfterMs, DegradeBelowPriority: b.DegradeBelowPriority, ResponseCache: rc,
+		Guardrails: gr,
 	})
 	if err != nil {
 		return nil, err
@@ -426,9 +431,16 @@ func (s *Server) UpdatePolicy(ctx context.Context, req gen.UpdatePolicyRequestOb
 	if err != nil {
 		return nil, err
 	}
+	gr, err := guardrailsIn(b.Guardrails)
+	if err != nil {
+		return nil, err
+	}
 	row, err := s.st.Policies().Modify(ctx, c.actor, req.ID, func(r *store.Policy) error {
 		if b.ResponseCache != nil {
 			r.ResponseCache = rc
+		}
+		if b.Guardrails != nil {
+			r.Guardrails = gr
 		}
 		set(&r.Slug, b.Slug)
 		set(&r.Name, b.Name)

@@ -47,6 +47,10 @@ type reDetector struct {
 	// maybe is a cheap test text must pass for the expression to run at
 	// all (an @ for e-mail, a digit for numbers); nil: always run.
 	maybe func(string) bool
+	// cands, when set, hands the expression only the windows of text a
+	// match can lie in (scan.go), which finds the same matches in a
+	// fraction of the time; nil: the whole text.
+	cands func(text string, emit func(lo, hi int))
 }
 
 func (d *reDetector) Kind() Kind { return d.kind }
@@ -55,12 +59,22 @@ func (d *reDetector) Find(dst []Match, text string) []Match {
 	if d.maybe != nil && !d.maybe(text) {
 		return dst
 	}
-	for _, loc := range d.re.FindAllStringIndex(text, -1) {
-		if loc[1]-loc[0] > MaxMatch && d.kind != Deny {
+	if d.cands != nil {
+		d.cands(text, func(lo, hi int) { dst = d.find(dst, text, lo, hi) })
+		return dst
+	}
+	return d.find(dst, text, 0, len(text))
+}
+
+// find appends the matches of the expression in text[lo:hi].
+func (d *reDetector) find(dst []Match, text string, lo, hi int) []Match {
+	for _, loc := range d.re.FindAllStringIndex(text[lo:hi], -1) {
+		start, end := lo+loc[0], lo+loc[1]
+		if end-start > MaxMatch && d.kind != Deny {
 			continue
 		}
-		if d.valid == nil || d.valid(text[loc[0]:loc[1]]) {
-			dst = append(dst, Match{Kind: d.kind, Start: loc[0], End: loc[1]})
+		if d.valid == nil || d.valid(text[start:end]) {
+			dst = append(dst, Match{Kind: d.kind, Start: start, End: end})
 		}
 	}
 	return dst
@@ -181,17 +195,17 @@ func hasSecretMark(s string) bool {
 func Builtin(k Kind) (Detector, bool) {
 	switch k {
 	case Email:
-		return &reDetector{kind: k, re: emailRE, maybe: hasAt}, true
+		return &reDetector{kind: k, re: emailRE, maybe: hasAt, cands: emailRuns}, true
 	case Card:
-		return &reDetector{kind: k, re: cardRE, valid: luhn, maybe: hasDigit}, true
+		return &reDetector{kind: k, re: cardRE, valid: luhn, maybe: hasDigit, cands: cardRuns}, true
 	case IBAN:
-		return &reDetector{kind: k, re: ibanRE, valid: ibanValid, maybe: hasDigit}, true
+		return &reDetector{kind: k, re: ibanRE, valid: ibanValid, maybe: hasDigit, cands: ibanRuns}, true
 	case NationalID:
-		return &reDetector{kind: k, re: dniRE, valid: dniValid, maybe: hasDigit}, true
+		return &reDetector{kind: k, re: dniRE, valid: dniValid, maybe: hasDigit, cands: dniRuns}, true
 	case Phone:
-		return &reDetector{kind: k, re: phoneRE, valid: phoneValid, maybe: hasDigit}, true
+		return &reDetector{kind: k, re: phoneRE, valid: phoneValid, maybe: hasDigit, cands: phoneRuns}, true
 	case Secret:
-		return &reDetector{kind: k, re: secretRE, maybe: hasSecretMark}, true
+		return &secretDetector{}, true
 	}
 	return nil, false
 }

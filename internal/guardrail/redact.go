@@ -13,6 +13,8 @@ type Redactor struct {
 	vals  map[string]string // placeholder → original
 	by    map[string]string // original → placeholder: one value, one placeholder
 	count map[Kind]int
+	// restore: the placeholders stand in a request (MarkRequest).
+	restore bool
 }
 
 // Placeholder delimiters: characters models copy as they are and text
@@ -27,25 +29,30 @@ func (r *Redactor) Redact(text string, ms []Match) string {
 	if len(ms) == 0 {
 		return text
 	}
-	if r.vals == nil {
-		r.vals, r.by, r.count = map[string]string{}, map[string]string{}, map[Kind]int{}
-	}
 	var b strings.Builder
 	at := 0
 	for _, m := range ms {
 		b.WriteString(text[at:m.Start])
-		orig := text[m.Start:m.End]
-		ph, ok := r.by[orig]
-		if !ok {
-			r.count[m.Kind]++
-			ph = open + strings.ToUpper(string(m.Kind)) + "_" + strconv.Itoa(r.count[m.Kind]) + close
-			r.vals[ph], r.by[orig] = orig, ph
-		}
-		b.WriteString(ph)
+		b.WriteString(r.Placeholder(m.Kind, text[m.Start:m.End]))
 		at = m.End
 	}
 	b.WriteString(text[at:])
 	return b.String()
+}
+
+// Placeholder returns the placeholder of orig, a value of kind k, making
+// one the first time orig is seen.
+func (r *Redactor) Placeholder(k Kind, orig string) string {
+	if r.vals == nil {
+		r.vals, r.by, r.count = map[string]string{}, map[string]string{}, map[Kind]int{}
+	}
+	ph, ok := r.by[orig]
+	if !ok {
+		r.count[k]++
+		ph = open + strings.ToUpper(string(k)) + "_" + strconv.Itoa(r.count[k]) + close
+		r.vals[ph], r.by[orig] = orig, ph
+	}
+	return ph
 }
 
 // Placeholders reports whether r replaced anything.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/relay-llm/relay/internal/guardrail"
 	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/store"
 	"github.com/relay-llm/relay/internal/wire"
@@ -198,6 +199,14 @@ func (c converter) policies(rows []store.Policy, models []store.PolicyModel, key
 			c.l.log.Warn("policy response cache unreadable", "policy", r.ID, "slug", r.Slug, "error", err)
 		} else if rc != nil {
 			p.Cache = rc.ResponseCache()
+		}
+		if _, g, err := guardrail.Parse(r.Guardrails); err != nil {
+			// Written around the control API, like an unreadable cache: the
+			// policy refuses every request rather than serve unguarded.
+			c.l.log.Warn("policy guardrails unreadable", "policy", r.ID, "slug", r.Slug, "error", err)
+			p.Guardrails = guardrail.Unreadable()
+		} else {
+			p.Guardrails = g
 		}
 		byID[r.ID] = p
 		out = append(out, p)

@@ -68,6 +68,9 @@ func (rq *request) serveCached() bool {
 	if rq.h.cache == nil || p == nil || p.Cache == nil {
 		return false
 	}
+	if g := p.Guardrails; g != nil && !g.CacheSafe() {
+		return false // an entry would skip the checks of the answer
+	}
 	return rq.lookupCache(p.Cache)
 }
 

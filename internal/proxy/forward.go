@@ -478,6 +478,9 @@ func (rq *request) commit(ctx, actx context.Context, cancel context.CancelCauseF
 // pipeBody copies a whole (non-stream) body through, picking the top-level
 // usage out of it on the way.
 func (rq *request) pipeBody(ctx, actx context.Context, cancel context.CancelCauseFunc, body io.Reader, shape wire.Shape, status int) keypool.Result {
+	if rq.gd.answers() {
+		return rq.pipeGuardedBody(ctx, actx, body, shape, status)
+	}
 	rq.w.WriteHeader(status)
 	rq.ttfb = time.Since(rq.start)
 	buf := rq.ioBuf[:cap(rq.ioBuf)]
@@ -545,6 +548,10 @@ func (rq *request) pipeStream(ctx, actx context.Context, cancel context.CancelCa
 	defer func() { rq.ioBuf = er.Buffer() }()
 	tr := wire.NewStreamTracker(shape)
 	suppress := injected && (rq.in == wire.InboundChat || rq.in == wire.InboundCompletions)
+	guarded := rq.gd.answers()
+	if guarded {
+		rq.gd.beginAnswer(shape, true, rq.at)
+	}
 	var err error
 	// The record says what came first: the upstream's end (its terminal
 	// event, an error event, a read that broke) or the caller's going
@@ -572,6 +579,14 @@ func (rq *request) pipeStream(ctx, actx context.Context, cancel context.CancelCa
 		if skip {
 			out = nil
 		}
+		if guarded {
+			var blocked bool
+			if out, blocked = rq.guardEvent(sw, &ev, out, tr.NextSeq()); blocked {
+				cancel(errGuardrailBlocked)
+				rq.usage, _ = tr.Usage()
+				return keypool.Result{Outcome: keypool.OutcomeSuccess}
+			}
+		}
 		if sw.send(out, flush) != nil {
 			cancel(errCallerGone)
 			break
@@ -579,6 +594,10 @@ func (rq *request) pipeStream(ctx, actx context.Context, cancel context.CancelCa
 	}
 	if !ended { // a read that broke or a write that failed ended the loop
 		callerFirst = callerGone(ctx, sw)
+	}
+	if guarded && rq.guardEnd(sw, tr.NextSeq()) {
+		rq.usage, _ = tr.Usage()
+		return keypool.Result{Outcome: keypool.OutcomeSuccess}
 	}
 	_ = sw.flush() // what came with the end of the stream
 	rq.usage, _ = tr.Usage()

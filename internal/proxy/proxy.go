@@ -145,6 +145,7 @@ type Handler struct {
 	objects   objects.Index
 	cache     *cache.Cache
 	fills     sync.WaitGroup // cache fills under way
+	guards    guardCounters  // the guardrails' actions (guardrail.go)
 	log       *slog.Logger
 	tracer    trace.Tracer // nil: tracing off
 	now       func() time.Time
@@ -413,6 +414,9 @@ func (h *Handler) serveInference(rq *request) {
 			h.serveForm(rq, b)
 			return
 		}
+	}
+	if !rq.guardsIn() {
+		return // blocked by a guardrail
 	}
 	scan, err := wire.ScanRequest(rq.body.Bytes())
 	if rq.dialect == wire.DialectGemini {

@@ -94,6 +94,8 @@ type request struct {
 
 	cw *captureWriter // payload capture (capture.go); nil when off
 
+	gd *guardState // guardrails (guardrail.go); nil when the policy has none
+
 	// Response cache (cache.go): what it did ("" when off), a miss's
 	// fill, and a hit's age, saved usage and producing binding.
 	cache        string

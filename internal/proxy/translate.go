@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/relay-llm/relay/internal/event"
+	"github.com/relay-llm/relay/internal/guardrail"
 	"github.com/relay-llm/relay/internal/keypool"
 	"github.com/relay-llm/relay/internal/profile"
 	"github.com/relay-llm/relay/internal/routing"
@@ -217,6 +218,14 @@ func (rq *request) pipeTranslated(ctx, actx context.Context, cancel context.Canc
 		rq.fail(err)
 		return keypool.Result{Outcome: keypool.OutcomeFailure, Reason: "untranslatable answer"}
 	}
+	if rq.gd.answers() {
+		rq.gd.beginAnswer(rq.cand.Binding.Shape, false, rq.at)
+		var ok bool
+		if out, ok = rq.checkWhole(out, raw); !ok {
+			rq.usage = rq.xl.Usage()
+			return keypool.Result{Outcome: keypool.OutcomeSuccess}
+		}
+	}
 	rq.out = out
 	rq.usage = rq.xl.Usage()
 	rq.keepAnswer(out, "")
@@ -266,6 +275,10 @@ func (rq *request) translateStream(ctx, actx context.Context, cancel context.Can
 
 	er := wire.NewEventReader(body, rq.ioBuf, maxEventBytes)
 	defer func() { rq.ioBuf = er.Buffer() }()
+	guarded := rq.gd.answers()
+	if guarded {
+		rq.gd.beginAnswer(rq.cand.Binding.Shape, true, rq.at)
+	}
 	var err, bad error
 	// The record says what came first: the upstream's end (whole, in error,
 	// untranslatable or broken) or the caller's going away. Whether the
@@ -290,7 +303,16 @@ func (rq *request) translateStream(ctx, actx context.Context, cancel context.Can
 			}
 		}
 		flush := !er.More() // the next event needs a read: let these go
-		if sw.send(rq.out, flush) != nil {
+		out := rq.out
+		if guarded {
+			var blocked bool
+			if out, blocked = rq.guardEvent(sw, &ev, rq.out, 0); blocked {
+				cancel(errGuardrailBlocked)
+				rq.usage = tr.Usage()
+				return keypool.Result{Outcome: keypool.OutcomeSuccess}
+			}
+		}
+		if sw.send(out, flush) != nil {
 			cancel(errCallerGone)
 			break
 		}
@@ -305,9 +327,21 @@ func (rq *request) translateStream(ctx, actx context.Context, cancel context.Can
 		if complete && !tr.Errored() {
 			rq.keepAnswer(rq.out, "") // before the terminal event leaves
 		}
-		if len(rq.out) > 0 && sw.write(rq.out) != nil {
+		out := rq.out
+		if guarded {
+			var blocked bool
+			if out, blocked = rq.guardEvent(sw, nil, rq.out, 0); blocked {
+				rq.usage = tr.Usage()
+				return keypool.Result{Outcome: keypool.OutcomeSuccess}
+			}
+		}
+		if len(out) > 0 && sw.write(out) != nil {
 			cancel(errCallerGone)
 		}
+	}
+	if guarded && rq.guardEnd(sw, 0) {
+		rq.usage = tr.Usage()
+		return keypool.Result{Outcome: keypool.OutcomeSuccess}
 	}
 	rq.usage = tr.Usage()
 	// An upstream that failed while the caller was there is a stream error
@@ -352,6 +386,10 @@ func (rq *request) collectStream(ctx, actx context.Context, body io.Reader) keyp
 	tr := rq.xl
 	er := wire.NewEventReader(body, rq.ioBuf, maxEventBytes)
 	defer func() { rq.ioBuf = er.Buffer() }()
+	guarded := rq.gd.answers()
+	if guarded {
+		rq.gd.beginAnswer(rq.cand.Binding.Shape, false, rq.at)
+	}
 	var err, bad error
 	for !tr.Done() {
 		var ev wire.Event
@@ -360,6 +398,10 @@ func (rq *request) collectStream(ctx, actx context.Context, body io.Reader) keyp
 		}
 		if rq.rc != nil {
 			rq.rc.event(ev)
+		}
+		if guarded && rq.gd.col != nil {
+			rq.gd.col.Event(ev)
+			rq.gd.text = rq.gd.col.Text(rq.gd.text)
 		}
 		if _, xerr := tr.AppendEvent(nil, ev); xerr != nil {
 			bad = xerr
@@ -384,6 +426,17 @@ func (rq *request) collectStream(ctx, actx context.Context, body io.Reader) keyp
 	}
 	var status int
 	rq.out, status = tr.AppendCollected(rq.out[:0], rq.id)
+	if guarded && status == http.StatusOK {
+		if rq.gd.col == nil {
+			rq.guardFail(&guardrail.Finding{Rule: "unreadable_answer", Kind: guardrail.Deny}, "answer")
+			return keypool.Result{Outcome: keypool.OutcomeSuccess}
+		}
+		out, ok := rq.checkText(rq.out, string(rq.gd.text))
+		if !ok {
+			return keypool.Result{Outcome: keypool.OutcomeSuccess}
+		}
+		rq.out = out
+	}
 	if status == http.StatusOK {
 		rq.keepAnswer(rq.out, "")
 	}

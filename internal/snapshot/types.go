@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/relay-llm/relay/internal/guardrail"
 	"github.com/relay-llm/relay/internal/wire"
 )
 
@@ -286,6 +287,9 @@ type Policy struct {
 	// MCPRequireApproval withholds tools no operator has approved yet.
 	MCPGrants          []string
 	MCPRequireApproval bool
+	// Guardrails are the policy's compiled guardrails (docs/guardrails.md);
+	// nil: none.
+	Guardrails *guardrail.Policy
 }
 
 // ResponseCache is a policy's exact response cache (docs/caching.md): which

@@ -32,7 +32,7 @@ func insertPolicyParams(r Policy) dbsqlc.InsertPolicyParams {
 		CaptureMaxBytes: r.CaptureMaxBytes, RouteStrategy: r.RouteStrategy, Affinity: r.Affinity,
 		BudgetFallback: r.BudgetFallback, TeamID: r.TeamID,
 		DegradeAfterMs: r.DegradeAfterMs, DegradeBelowPriority: r.DegradeBelowPriority,
-		ResponseCache: r.ResponseCache,
+		ResponseCache: r.ResponseCache, Guardrails: r.Guardrails,
 	}
 }
 
@@ -47,6 +47,7 @@ func updatePolicyParams(r Policy) dbsqlc.UpdatePolicyParams {
 		DegradeBelowPriority: r.DegradeBelowPriority,
 		ResponseCache:        r.ResponseCache,
 		MCPGrants:            mcpGrants(r.MCPGrants), MCPRequireApproval: r.MCPRequireApproval,
+		Guardrails: r.Guardrails,
 	}
 }
 

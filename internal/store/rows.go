@@ -198,6 +198,9 @@ type Policy struct {
 	// ResponseCache is the policy's response cache settings as stored
 	// (migration 00014); nil when it is off.
 	ResponseCache json.RawMessage
+	// Guardrails is the policy's guardrail settings as stored (migration
+	// 00018); nil when it has none.
+	Guardrails json.RawMessage
 	// MCPGrants are the MCP tool patterns the policy grants and
 	// MCPRequireApproval withholds tools no operator approved (migration
 	// 00019, docs/mcp.md).

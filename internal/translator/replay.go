@@ -68,6 +68,17 @@ func (c *Collector) Event(ev wire.Event) {
 	}
 }
 
+// Text appends the text the last Event decoded — answer and thinking text
+// and tool-call argument fragments — for the guardrails.
+func (c *Collector) Text(dst []byte) []byte {
+	for i := range c.evs {
+		if c.evs[i].Kind == canonical.EventDelta {
+			dst = append(dst, c.evs[i].Text...)
+		}
+	}
+	return dst
+}
+
 // End is called when the upstream's byte stream ended cleanly; it returns
 // the answer when the stream was complete and carried no error, else nil.
 func (c *Collector) End() *canonical.Response {

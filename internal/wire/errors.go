@@ -32,7 +32,12 @@ var (
 	ErrLimiterUnavailable  = errors.New("limiter unavailable")
 	ErrUpstreamTimeout     = errors.New("upstream timeout")
 	ErrHeadersTooLarge     = errors.New("request headers too large")
+	ErrGuardrail           = errors.New("blocked by guardrail")
 )
+
+// ErrGuardrailCode is the code of ErrGuardrail, and the error kind a
+// record of a stream a guardrail ended carries.
+const ErrGuardrailCode = "guardrail_blocked"
 
 // kinds is the one mapping from error kind to status and code. Read only.
 var kinds = [...]struct {
@@ -60,6 +65,7 @@ var kinds = [...]struct {
 	{ErrLimiterUnavailable, http.StatusServiceUnavailable, "limiter_unavailable"},
 	{ErrUpstreamTimeout, http.StatusGatewayTimeout, "upstream_timeout"},
 	{ErrHeadersTooLarge, http.StatusRequestHeaderFieldsTooLarge, "request_headers_too_large"},
+	{ErrGuardrail, http.StatusBadRequest, ErrGuardrailCode},
 }
 
 // Error is a user-facing error: a kind from the list above and a message

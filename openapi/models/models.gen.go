@@ -131,6 +131,78 @@ func (e CredentialStatus) Valid() bool {
 	}
 }
 
+// Defines values for GuardrailRuleAction.
+const (
+	GuardrailRuleActionBlock  GuardrailRuleAction = "block"
+	GuardrailRuleActionLog    GuardrailRuleAction = "log"
+	GuardrailRuleActionRedact GuardrailRuleAction = "redact"
+)
+
+// Valid indicates whether the value is a known member of the GuardrailRuleAction enum.
+func (e GuardrailRuleAction) Valid() bool {
+	switch e {
+	case GuardrailRuleActionBlock:
+		return true
+	case GuardrailRuleActionLog:
+		return true
+	case GuardrailRuleActionRedact:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GuardrailRuleDetectors.
+const (
+	GuardrailRuleDetectorsCard       GuardrailRuleDetectors = "card"
+	GuardrailRuleDetectorsEmail      GuardrailRuleDetectors = "email"
+	GuardrailRuleDetectorsIban       GuardrailRuleDetectors = "iban"
+	GuardrailRuleDetectorsNationalID GuardrailRuleDetectors = "national_id"
+	GuardrailRuleDetectorsPhone      GuardrailRuleDetectors = "phone"
+	GuardrailRuleDetectorsSecret     GuardrailRuleDetectors = "secret"
+)
+
+// Valid indicates whether the value is a known member of the GuardrailRuleDetectors enum.
+func (e GuardrailRuleDetectors) Valid() bool {
+	switch e {
+	case GuardrailRuleDetectorsCard:
+		return true
+	case GuardrailRuleDetectorsEmail:
+		return true
+	case GuardrailRuleDetectorsIban:
+		return true
+	case GuardrailRuleDetectorsNationalID:
+		return true
+	case GuardrailRuleDetectorsPhone:
+		return true
+	case GuardrailRuleDetectorsSecret:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GuardrailRuleStage.
+const (
+	GuardrailRuleStageBoth   GuardrailRuleStage = "both"
+	GuardrailRuleStageInput  GuardrailRuleStage = "input"
+	GuardrailRuleStageOutput GuardrailRuleStage = "output"
+)
+
+// Valid indicates whether the value is a known member of the GuardrailRuleStage enum.
+func (e GuardrailRuleStage) Valid() bool {
+	switch e {
+	case GuardrailRuleStageBoth:
+		return true
+	case GuardrailRuleStageInput:
+		return true
+	case GuardrailRuleStageOutput:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for KeyStrategy.
 const (
 	KeyStrategyLeastRecentlyUsed KeyStrategy = "least_recently_used"
@@ -1090,6 +1162,41 @@ type GroupUpdate struct {
 	Slug *Slug `json:"slug,omitempty"`
 }
 
+// GuardrailRule defines model for GuardrailRule.
+type GuardrailRule struct {
+	// Action block refuses in the caller's shape naming the rule (never the matched text); redact replaces with a typed placeholder (restored in the answer for a request); log only counts.
+	Action GuardrailRuleAction `json:"action"`
+
+	// DenyPatterns RE2 regular expressions (linear time; no look-around or back-references).
+	DenyPatterns *[]string `json:"deny_patterns,omitempty"`
+
+	// DenyWords Whole words or phrases, any case.
+	DenyWords *[]string                 `json:"deny_words,omitempty"`
+	Detectors *[]GuardrailRuleDetectors `json:"detectors,omitempty"`
+
+	// Name Named in a block's error, the metrics and the usage log.
+	Name string `json:"name"`
+
+	// Stage Where it runs: on the request, on the answer, or both.
+	Stage GuardrailRuleStage `json:"stage"`
+}
+
+// GuardrailRuleAction block refuses in the caller's shape naming the rule (never the matched text); redact replaces with a typed placeholder (restored in the answer for a request); log only counts.
+type GuardrailRuleAction string
+
+// GuardrailRuleDetectors defines model for GuardrailRule.Detectors.
+type GuardrailRuleDetectors string
+
+// GuardrailRuleStage Where it runs: on the request, on the answer, or both.
+type GuardrailRuleStage string
+
+// Guardrails The policy's guardrails (docs/guardrails.md): rules that look at the request before it goes upstream and at the answer before it reaches the caller, streamed answers included. On an update the object replaces the rules; no rules and no ceiling removes them.
+type Guardrails struct {
+	// MaxPromptBytes A request body larger than this is refused, naming the ceiling (0: none beyond the proxy's own).
+	MaxPromptBytes *int            `json:"max_prompt_bytes,omitempty"`
+	Rules          []GuardrailRule `json:"rules"`
+}
+
 // Host defines model for Host.
 type Host struct {
 	// BaseURL The upstream base URL, e.g. https://api.openai.com/v1.
@@ -1704,8 +1811,11 @@ type Policy struct {
 	DegradeAfterMs *int32 `json:"degrade_after_ms"`
 
 	// DegradeBelowPriority A request whose priority is below this is served by its model's first cheaper fallback instead of waiting at all; null never degrades by priority.
-	DegradeBelowPriority *int32             `json:"degrade_below_priority"`
-	ID                   openapi_types.UUID `json:"id"`
+	DegradeBelowPriority *int32 `json:"degrade_below_priority"`
+
+	// Guardrails The policy's guardrails (docs/guardrails.md): rules that look at the request before it goes upstream and at the answer before it reaches the caller, streamed answers included. On an update the object replaces the rules; no rules and no ceiling removes them.
+	Guardrails *Guardrails        `json:"guardrails,omitempty"`
+	ID         openapi_types.UUID `json:"id"`
 
 	// KeyStrategy How a policy picks among usable host keys.
 	KeyStrategy KeyStrategy `json:"key_strategy"`
@@ -1803,6 +1913,9 @@ type PolicyCreate struct {
 
 	// DegradeBelowPriority Degrade a request whose priority is below this instead of letting it wait; absent or null never by priority.
 	DegradeBelowPriority *int32 `json:"degrade_below_priority,omitempty"`
+
+	// Guardrails The policy's guardrails (docs/guardrails.md): rules that look at the request before it goes upstream and at the answer before it reaches the caller, streamed answers included. On an update the object replaces the rules; no rules and no ceiling removes them.
+	Guardrails *Guardrails `json:"guardrails,omitempty"`
 
 	// KeyStrategy How a policy picks among usable host keys.
 	KeyStrategy *KeyStrategy `json:"key_strategy,omitempty"`
@@ -1951,6 +2064,9 @@ type PolicyUpdate struct {
 
 	// DegradeBelowPriority null stops degrading by priority.
 	DegradeBelowPriority relaynull.Int32 `json:"degrade_below_priority,omitempty"`
+
+	// Guardrails The policy's guardrails (docs/guardrails.md): rules that look at the request before it goes upstream and at the answer before it reaches the caller, streamed answers included. On an update the object replaces the rules; no rules and no ceiling removes them.
+	Guardrails *Guardrails `json:"guardrails,omitempty"`
 
 	// KeyStrategy How a policy picks among usable host keys.
 	KeyStrategy *KeyStrategy `json:"key_strategy,omitempty"`

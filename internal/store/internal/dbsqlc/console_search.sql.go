@@ -108,7 +108,7 @@ func (q *Queries) SearchModelsPage(ctx context.Context, after uuid.UUID, pattern
 }
 
 const searchPoliciesPage = `-- name: SearchPoliciesPage :many
-SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority, response_cache, mcp_grants, mcp_require_approval FROM policies
+SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority, response_cache, guardrails, mcp_grants, mcp_require_approval FROM policies
 WHERE id > $1::uuid
   AND (slug ILIKE $2::text OR name ILIKE $2::text)
   AND ($3::bool OR team_id IS NULL OR team_id = ANY($4::uuid[]))
@@ -162,6 +162,7 @@ func (q *Queries) SearchPoliciesPage(ctx context.Context, arg SearchPoliciesPage
 			&i.DegradeAfterMs,
 			&i.DegradeBelowPriority,
 			&i.ResponseCache,
+			&i.Guardrails,
 			&i.MCPGrants,
 			&i.MCPRequireApproval,
 		); err != nil {

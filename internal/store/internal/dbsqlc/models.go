@@ -197,6 +197,7 @@ type Policy struct {
 	DegradeAfterMs       *int32
 	DegradeBelowPriority *int32
 	ResponseCache        json.RawMessage
+	Guardrails           json.RawMessage
 	MCPGrants            []string
 	MCPRequireApproval   bool
 }

@@ -25,7 +25,7 @@ func (q *Queries) DeletePolicy(ctx context.Context, id uuid.UUID) (int64, error)
 }
 
 const getPolicyByID = `-- name: GetPolicyByID :one
-SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority, response_cache, mcp_grants, mcp_require_approval FROM policies WHERE id = $1
+SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority, response_cache, guardrails, mcp_grants, mcp_require_approval FROM policies WHERE id = $1
 `
 
 func (q *Queries) GetPolicyByID(ctx context.Context, id uuid.UUID) (Policy, error) {
@@ -54,6 +54,7 @@ func (q *Queries) GetPolicyByID(ctx context.Context, id uuid.UUID) (Policy, erro
 		&i.DegradeAfterMs,
 		&i.DegradeBelowPriority,
 		&i.ResponseCache,
+		&i.Guardrails,
 		&i.MCPGrants,
 		&i.MCPRequireApproval,
 	)
@@ -61,7 +62,7 @@ func (q *Queries) GetPolicyByID(ctx context.Context, id uuid.UUID) (Policy, erro
 }
 
 const getPolicyByIDForUpdate = `-- name: GetPolicyByIDForUpdate :one
-SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority, response_cache, mcp_grants, mcp_require_approval FROM policies WHERE id = $1 FOR UPDATE
+SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority, response_cache, guardrails, mcp_grants, mcp_require_approval FROM policies WHERE id = $1 FOR UPDATE
 `
 
 func (q *Queries) GetPolicyByIDForUpdate(ctx context.Context, id uuid.UUID) (Policy, error) {
@@ -90,6 +91,7 @@ func (q *Queries) GetPolicyByIDForUpdate(ctx context.Context, id uuid.UUID) (Pol
 		&i.DegradeAfterMs,
 		&i.DegradeBelowPriority,
 		&i.ResponseCache,
+		&i.Guardrails,
 		&i.MCPGrants,
 		&i.MCPRequireApproval,
 	)
@@ -97,7 +99,7 @@ func (q *Queries) GetPolicyByIDForUpdate(ctx context.Context, id uuid.UUID) (Pol
 }
 
 const getPolicyBySlug = `-- name: GetPolicyBySlug :one
-SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority, response_cache, mcp_grants, mcp_require_approval FROM policies WHERE slug = $1
+SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority, response_cache, guardrails, mcp_grants, mcp_require_approval FROM policies WHERE slug = $1
 `
 
 func (q *Queries) GetPolicyBySlug(ctx context.Context, slug string) (Policy, error) {
@@ -126,6 +128,7 @@ func (q *Queries) GetPolicyBySlug(ctx context.Context, slug string) (Policy, err
 		&i.DegradeAfterMs,
 		&i.DegradeBelowPriority,
 		&i.ResponseCache,
+		&i.Guardrails,
 		&i.MCPGrants,
 		&i.MCPRequireApproval,
 	)
@@ -137,15 +140,16 @@ INSERT INTO policies (
     slug, name, all_models, all_host_keys, key_strategy, rate_limit_id,
     max_wait_ms, priority, max_attempts, limiter_failure_mode,
     capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id,
-    degrade_after_ms, degrade_below_priority, response_cache
+    degrade_after_ms, degrade_below_priority, response_cache, guardrails
 ) VALUES (
     $1, $2, $3, $4, $5,
     $6, $7, $8, $9,
     $10, $11, $12,
     $13, coalesce(nullif($14::text, ''), 'key'), $15,
-    $16, $17, $18, $19
+    $16, $17, $18, $19,
+    $20
 )
-RETURNING id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority, response_cache, mcp_grants, mcp_require_approval
+RETURNING id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority, response_cache, guardrails, mcp_grants, mcp_require_approval
 `
 
 type InsertPolicyParams struct {
@@ -168,6 +172,7 @@ type InsertPolicyParams struct {
 	DegradeAfterMs       *int32
 	DegradeBelowPriority *int32
 	ResponseCache        json.RawMessage
+	Guardrails           json.RawMessage
 }
 
 // InsertPolicy takes an empty affinity for the default, key.
@@ -192,6 +197,7 @@ func (q *Queries) InsertPolicy(ctx context.Context, arg InsertPolicyParams) (Pol
 		arg.DegradeAfterMs,
 		arg.DegradeBelowPriority,
 		arg.ResponseCache,
+		arg.Guardrails,
 	)
 	var i Policy
 	err := row.Scan(
@@ -217,6 +223,7 @@ func (q *Queries) InsertPolicy(ctx context.Context, arg InsertPolicyParams) (Pol
 		&i.DegradeAfterMs,
 		&i.DegradeBelowPriority,
 		&i.ResponseCache,
+		&i.Guardrails,
 		&i.MCPGrants,
 		&i.MCPRequireApproval,
 	)
@@ -224,7 +231,7 @@ func (q *Queries) InsertPolicy(ctx context.Context, arg InsertPolicyParams) (Pol
 }
 
 const listPolicies = `-- name: ListPolicies :many
-SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority, response_cache, mcp_grants, mcp_require_approval FROM policies ORDER BY slug
+SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority, response_cache, guardrails, mcp_grants, mcp_require_approval FROM policies ORDER BY slug
 `
 
 func (q *Queries) ListPolicies(ctx context.Context) ([]Policy, error) {
@@ -259,6 +266,7 @@ func (q *Queries) ListPolicies(ctx context.Context) ([]Policy, error) {
 			&i.DegradeAfterMs,
 			&i.DegradeBelowPriority,
 			&i.ResponseCache,
+			&i.Guardrails,
 			&i.MCPGrants,
 			&i.MCPRequireApproval,
 		); err != nil {
@@ -273,7 +281,7 @@ func (q *Queries) ListPolicies(ctx context.Context) ([]Policy, error) {
 }
 
 const listPoliciesPage = `-- name: ListPoliciesPage :many
-SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority, response_cache, mcp_grants, mcp_require_approval FROM policies
+SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority, response_cache, guardrails, mcp_grants, mcp_require_approval FROM policies
 WHERE id > $1::uuid
 ORDER BY id
 LIMIT $2::int
@@ -311,6 +319,7 @@ func (q *Queries) ListPoliciesPage(ctx context.Context, after uuid.UUID, limit i
 			&i.DegradeAfterMs,
 			&i.DegradeBelowPriority,
 			&i.ResponseCache,
+			&i.Guardrails,
 			&i.MCPGrants,
 			&i.MCPRequireApproval,
 		); err != nil {
@@ -325,7 +334,7 @@ func (q *Queries) ListPoliciesPage(ctx context.Context, after uuid.UUID, limit i
 }
 
 const listPoliciesVisiblePage = `-- name: ListPoliciesVisiblePage :many
-SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority, response_cache, mcp_grants, mcp_require_approval FROM policies
+SELECT id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority, response_cache, guardrails, mcp_grants, mcp_require_approval FROM policies
 WHERE id > $1::uuid
   AND ($2::bool OR team_id IS NULL OR team_id = ANY($3::uuid[]))
   AND ($4::uuid IS NULL OR team_id = $4)
@@ -381,6 +390,7 @@ func (q *Queries) ListPoliciesVisiblePage(ctx context.Context, arg ListPoliciesV
 			&i.DegradeAfterMs,
 			&i.DegradeBelowPriority,
 			&i.ResponseCache,
+			&i.Guardrails,
 			&i.MCPGrants,
 			&i.MCPRequireApproval,
 		); err != nil {
@@ -400,9 +410,9 @@ SET slug = $2, name = $3, all_models = $4, all_host_keys = $5, key_strategy = $6
     max_wait_ms = $8, priority = $9, max_attempts = $10, limiter_failure_mode = $11,
     capture_payloads = $12, capture_max_bytes = $13, route_strategy = $14, affinity = $15,
     budget_fallback = $16, degrade_after_ms = $17, degrade_below_priority = $18, response_cache = $19,
-    mcp_grants = $20, mcp_require_approval = $21
+    guardrails = $20, mcp_grants = $21, mcp_require_approval = $22
 WHERE id = $1
-RETURNING id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority, response_cache, mcp_grants, mcp_require_approval
+RETURNING id, slug, name, all_models, all_host_keys, key_strategy, rate_limit_id, max_wait_ms, priority, max_attempts, limiter_failure_mode, created_at, updated_at, capture_payloads, capture_max_bytes, route_strategy, affinity, budget_fallback, team_id, degrade_after_ms, degrade_below_priority, response_cache, guardrails, mcp_grants, mcp_require_approval
 `
 
 type UpdatePolicyParams struct {
@@ -425,6 +435,7 @@ type UpdatePolicyParams struct {
 	DegradeAfterMs       *int32
 	DegradeBelowPriority *int32
 	ResponseCache        json.RawMessage
+	Guardrails           json.RawMessage
 	MCPGrants            []string
 	MCPRequireApproval   bool
 }
@@ -450,6 +461,7 @@ func (q *Queries) UpdatePolicy(ctx context.Context, arg UpdatePolicyParams) (Pol
 		arg.DegradeAfterMs,
 		arg.DegradeBelowPriority,
 		arg.ResponseCache,
+		arg.Guardrails,
 		arg.MCPGrants,
 		arg.MCPRequireApproval,
 	)
@@ -477,6 +489,7 @@ func (q *Queries) UpdatePolicy(ctx context.Context, arg UpdatePolicyParams) (Pol
 		&i.DegradeAfterMs,
 		&i.DegradeBelowPriority,
 		&i.ResponseCache,
+		&i.Guardrails,
 		&i.MCPGrants,
 		&i.MCPRequireApproval,
 	)
