@@ -175,7 +175,7 @@ func (g *Gateway) upstreamOf(m *snapshot.MCPServer) *upstream {
 	if u != nil {
 		go u.close()
 	}
-	u = &upstream{srv: srv, hc: NewHTTPClient(g.cfg.Guard, srv)}
+	u = &upstream{srv: srv, mt: newTransport(g.cfg.Guard, srv)}
 	g.upstreams[m.ID] = u
 	return u
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"sync"
 	"time"
 
@@ -14,6 +12,7 @@ import (
 
 	"github.com/relay-llm/relay/internal/egress"
 	"github.com/relay-llm/relay/internal/snapshot"
+	relayupstream "github.com/relay-llm/relay/internal/upstream"
 )
 
 // Server is what Relay needs of an MCP server to talk to it.
@@ -29,41 +28,18 @@ func ServerOf(m *snapshot.MCPServer) Server {
 	return Server{URL: m.URL, AuthHeader: m.AuthHeader, AuthValue: m.AuthValue.Reveal(), Timeout: m.Timeout}
 }
 
-// headerTransport sets the server's credential on every request; the
-// caller's own Authorization (its relay key) never reaches the server.
-type headerTransport struct {
-	base        http.RoundTripper
-	name, value string
-}
-
-func (t *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if t.name == "" {
-		return t.base.RoundTrip(r)
-	}
-	r = r.Clone(r.Context())
-	r.Header.Set(t.name, t.value)
-	return t.base.RoundTrip(r)
-}
-
-// NewHTTPClient is the HTTP client Relay talks to one MCP server with:
-// every connection held to the egress guard (nil: none), the server's
-// credential on every request.
-func NewHTTPClient(guard *egress.Guard, s Server) *http.Client {
-	d := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
-	tr := &http.Transport{
-		Proxy: nil, DialContext: d.DialContext, ForceAttemptHTTP2: true,
-		MaxIdleConnsPerHost: 64, IdleConnTimeout: 90 * time.Second, TLSHandshakeTimeout: 10 * time.Second,
-	}
-	if guard != nil {
-		tr.DialContext = guard.DialContext(d)
-	}
-	return &http.Client{Transport: &headerTransport{base: tr, name: s.AuthHeader, value: s.AuthValue}}
+// newTransport is the Streamable HTTP transport Relay talks to one MCP
+// server with: through internal/upstream's Transport (every connection held
+// to the egress guard, nil: none), the server's credential on every request
+// and the caller's own Authorization (its relay key) never.
+func newTransport(guard *egress.Guard, s Server) *mcp.StreamableClientTransport {
+	hc := relayupstream.HTTPClient(relayupstream.NewGuardedTransport(guard), s.AuthHeader, s.AuthValue)
+	return &mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: hc, DisableStandaloneSSE: true, MaxRetries: -1}
 }
 
 // connect opens an MCP client session to s over Streamable HTTP.
-func connect(ctx context.Context, hc *http.Client, s Server) (*mcp.ClientSession, error) {
+func connect(ctx context.Context, t *mcp.StreamableClientTransport) (*mcp.ClientSession, error) {
 	c := mcp.NewClient(&mcp.Implementation{Name: "relay", Version: "1"}, nil)
-	t := &mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: hc, DisableStandaloneSSE: true, MaxRetries: -1}
 	cs, err := c.Connect(ctx, t, nil)
 	if err != nil {
 		return nil, fmt.Errorf("connect mcp server: %w", err)
@@ -97,7 +73,7 @@ func Discover(ctx context.Context, guard *egress.Guard, s Server) ([]*mcp.Tool, 
 		ctx, cancel = context.WithTimeout(ctx, s.Timeout)
 		defer cancel()
 	}
-	cs, err := connect(ctx, NewHTTPClient(guard, s), s)
+	cs, err := connect(ctx, newTransport(guard, s))
 	if err != nil {
 		return nil, err
 	}
@@ -114,7 +90,7 @@ func Discover(ctx context.Context, guard *egress.Guard, s Server) ([]*mcp.Tool, 
 // after it broke, and the tools the server listed last.
 type upstream struct {
 	srv Server
-	hc  *http.Client
+	mt  *mcp.StreamableClientTransport
 
 	mu       sync.Mutex // guards the fields below
 	cs       *mcp.ClientSession
@@ -140,7 +116,7 @@ func (u *upstream) session(ctx context.Context) (*mcp.ClientSession, error) {
 	// callers. Two first callers may both open one; the second is closed.
 	cctx, cancel := upstreamCtx(ctx, u.srv.Timeout)
 	defer cancel()
-	cs, err := connect(cctx, u.hc, u.srv)
+	cs, err := connect(cctx, u.mt)
 	if err != nil {
 		return nil, err
 	}

@@ -163,3 +163,26 @@ func Attempt(ctx context.Context, connect time.Duration, wrote func()) context.C
 		WroteRequest: func(httptrace.WroteRequestInfo) { wrote() },
 	})
 }
+
+// HTTPClient is an *http.Client whose requests all go through c, each with
+// the header name set to value (name "": none), for an SDK that takes a
+// client rather than a transport (the MCP SDK): its requests then keep the
+// egress guard and the connection reuse of Relay's other upstream calls.
+func HTTPClient(c Client, name, value string) *http.Client {
+	return &http.Client{Transport: &headerTransport{base: c, name: name, value: value}}
+}
+
+// headerTransport sets one header on every request it sends.
+type headerTransport struct {
+	base        Client
+	name, value string
+}
+
+func (t *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if t.name == "" {
+		return t.base.RoundTrip(r)
+	}
+	r = r.Clone(r.Context())
+	r.Header.Set(t.name, t.value)
+	return t.base.RoundTrip(r)
+}

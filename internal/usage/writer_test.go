@@ -106,23 +106,27 @@ func closeWriter(t *testing.T, w *Writer) {
 func TestWriter_FullQueueDropsAndCounts(t *testing.T) {
 	t.Parallel()
 	sink := &fakeSink{gate: make(chan struct{}), entered: make(chan struct{}, 1)}
-	w := NewWriter(WriterConfig{Sink: sink, QueueSize: 4, BatchSize: 1})
+	w := NewWriter(WriterConfig{Sink: sink, QueueSize: 4, BatchSize: 1, Transactions: 1}) // one write in flight: it holds event 0
 	w.Record(record(0))
 	<-sink.entered // the writer holds event 0 in a write that cannot finish
 
 	for i := 1; i <= 100; i++ {
 		w.Record(record(i)) // returns at once: the test would hang otherwise
 	}
-	if st := w.Stats(); st.Queued != 4 || st.Capacity != 4 || st.Dropped != 96 {
-		t.Errorf("stats %+v, want 4 queued and 96 dropped", st)
+	// Event 0 is in the write; the queue holds 4, and the batcher may have
+	// taken one more into the next batch, waiting for the write to finish.
+	st := w.Stats()
+	if st.Capacity != 4 || st.Dropped < 95 || st.Dropped > 96 || st.Queued < 3 || st.Queued > 4 {
+		t.Errorf("stats %+v, want 4 queued (3 and one in the next batch) and 95 or 96 dropped", st)
 	}
 	close(sink.gate)
 	closeWriter(t, w)
-	if st := w.Stats(); st.Written != 5 || st.Lost != 0 || st.Queued != 0 {
-		t.Errorf("after close: %+v", st)
+	kept := 100 - int(st.Dropped) + 1 // event 0 too
+	if st := w.Stats(); int(st.Written) != kept || st.Lost != 0 || st.Queued != 0 {
+		t.Errorf("after close: %+v, want %d written", st, kept)
 	}
-	if n := len(sink.stored()); n != 5 {
-		t.Errorf("%d stored, want 5", n)
+	if n := len(sink.stored()); n != kept {
+		t.Errorf("%d stored, want %d", n, kept)
 	}
 }
 
