@@ -487,6 +487,10 @@ func (rq *request) pipeBody(ctx, actx context.Context, cancel context.CancelCaus
 	usage := &rq.bodyUsage
 	usage.Reset(64 << 10)
 	kept := rq.keptBody() // a copy, for the response store
+	// With state to keep, the last read goes out only once the state is
+	// kept: a caller that has the whole answer may send the next turn at
+	// once (previous_response_id, conversation), and it must find this one.
+	var held []byte
 	for {
 		n, err := body.Read(buf)
 		if n > 0 {
@@ -495,7 +499,11 @@ func (rq *request) pipeBody(ctx, actx context.Context, cancel context.CancelCaus
 			if rq.rc != nil {
 				rq.rc.bytes(buf[:n])
 			}
-			if _, werr := rq.w.Write(buf[:n]); werr != nil {
+			out := buf[:n]
+			if kept != nil {
+				out, held = held, append(held[:0], out...)
+			}
+			if _, werr := rq.w.Write(out); werr != nil {
 				cancel(errCallerGone)
 				rq.canceled()
 				return keypool.Result{Outcome: keypool.OutcomeNeutral}
@@ -505,6 +513,7 @@ func (rq *request) pipeBody(ctx, actx context.Context, cancel context.CancelCaus
 			break
 		}
 		if err != nil {
+			_, _ = rq.w.Write(held)
 			if ctx.Err() != nil {
 				rq.canceled()
 				return keypool.Result{Outcome: keypool.OutcomeNeutral}
@@ -522,6 +531,10 @@ func (rq *request) pipeBody(ctx, actx context.Context, cancel context.CancelCaus
 		rq.usage = wire.ParseUsage(shape, u)
 	}
 	kept.keep(rq)
+	if _, werr := rq.w.Write(held); werr != nil {
+		rq.canceled()
+		return keypool.Result{Outcome: keypool.OutcomeNeutral}
+	}
 	return keypool.Result{Outcome: keypool.OutcomeSuccess}
 }
 
