@@ -65,19 +65,23 @@ func TestStore_Semantics(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			t.Run("window", func(t *testing.T) {
+				// A 10 s window (10 ms buckets): Redis expires the keys by
+				// its own clock, so a window much longer than a step of
+				// this test can take on a loaded machine.
 				s := open(t)
-				c := []Counter{{Kind: KindWindow, Key: "w", Limit: 5, Window: time.Second, Amount: 1}}
+				c := []Counter{{Kind: KindWindow, Key: "w", Limit: 5, Window: 10 * time.Second, Amount: 1}}
+				ms := time.Millisecond
 				for i := range 5 {
-					wantOK(t, mustReserve(t, s, c, at(time.Duration(i)*time.Millisecond)), "within the limit")
+					wantOK(t, mustReserve(t, s, c, at(time.Duration(i)*10*ms)), "within the limit")
 				}
-				v := mustReserve(t, s, c, at(10*time.Millisecond))
-				wantWait(t, v, 990*time.Millisecond, "over the limit") // the first entry expires at +1s
-				if v.Used[0] != 5 || v.Reset[0] != 994*time.Millisecond {
+				v := mustReserve(t, s, c, at(100*ms))
+				wantWait(t, v, 9900*ms, "over the limit") // the first entry expires at +10s
+				if v.Used[0] != 5 || v.Reset[0] != 9940*ms {
 					t.Errorf("used %d reset %v", v.Used[0], v.Reset[0])
 				}
-				wantWait(t, mustReserve(t, s, c, at(999*time.Millisecond)), time.Millisecond, "just before")
-				wantOK(t, mustReserve(t, s, c, at(time.Second)), "the first entry expired")
-				wantWait(t, mustReserve(t, s, c, at(time.Second)), time.Millisecond, "full again")
+				wantWait(t, mustReserve(t, s, c, at(9990*ms)), 10*ms, "just before")
+				wantOK(t, mustReserve(t, s, c, at(10*time.Second)), "the first entry expired")
+				wantWait(t, mustReserve(t, s, c, at(10*time.Second)), 10*ms, "full again")
 				// Far later everything has expired.
 				if p, err := s.Peek(context.Background(), c, at(time.Hour)); err != nil || p.Used[0] != 0 {
 					t.Errorf("used %v after an hour (%v)", p.Used, err)
