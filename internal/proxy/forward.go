@@ -501,12 +501,17 @@ func (rq *request) pipeBody(ctx, actx context.Context, cancel context.CancelCaus
 			}
 			out := buf[:n]
 			if kept != nil {
-				out, held = held, append(held[:0], out...)
+				out = held // the read held before goes out now
 			}
 			if _, werr := rq.w.Write(out); werr != nil {
 				cancel(errCallerGone)
 				rq.canceled()
 				return keypool.Result{Outcome: keypool.OutcomeNeutral}
+			}
+			if kept != nil {
+				// Only now, with the held read written, hold this one
+				// (copied: buf is read into again).
+				held = append(held[:0], buf[:n]...)
 			}
 		}
 		if err == io.EOF {
