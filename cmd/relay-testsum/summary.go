@@ -68,6 +68,9 @@ func (s *summary) event(e event) {
 		}
 		delete(s.output, key)
 	case "fail":
+		if e.Test == "" {
+			s.unended(e.Package)
+		}
 		if e.Test != "" {
 			s.failed++
 			for _, line := range s.output[key] {
@@ -82,6 +85,32 @@ func (s *summary) event(e event) {
 			s.skipped++
 			s.skips = append(s.skips, skip{e.Package, e.Test, skipReason(s.output[key])})
 		}
+		delete(s.output, key)
+	}
+}
+
+// unended prints, when package pkg has failed, the output of its tests that
+// never ended: a test binary that hit -timeout or panicked ends without a
+// verdict for the tests it was running, and their output (what a hung test
+// logged before it hung) would otherwise never be shown. Each counts as a
+// failure.
+func (s *summary) unended(pkg string) {
+	var keys []string
+	for key := range s.output {
+		if p, test, _ := strings.Cut(key, "\x00"); p == pkg && test != "" {
+			keys = append(keys, key)
+		}
+	}
+	sort.Strings(keys)
+	for _, key := range keys {
+		_, test, _ := strings.Cut(key, "\x00")
+		fmt.Fprintf(s.w, "--- DID NOT END: %s (%s was still running it when the package failed)\n", test, pkg)
+		for _, line := range s.output[key] {
+			if !strings.HasPrefix(strings.TrimSpace(line), "=== ") {
+				fmt.Fprint(s.w, line)
+			}
+		}
+		s.failed++
 		delete(s.output, key)
 	}
 }

@@ -42,3 +42,28 @@ func TestSummary_ListsSkipsAndCounts(t *testing.T) {
 		t.Errorf("a passing test's output was printed:\n%s", got)
 	}
 }
+
+// TestSummary_ShowsTestsThatNeverEnded: a package that fails while a test is
+// still running (the binary hit -timeout) shows what that test logged and
+// counts it as failed.
+func TestSummary_ShowsTestsThatNeverEnded(t *testing.T) {
+	stream := strings.Join([]string{
+		`{"Action":"run","Package":"example.com/h","Test":"TestHangs"}`,
+		`{"Action":"output","Package":"example.com/h","Test":"TestHangs","Output":"    h_test.go:7: waiting for the stream\n"}`,
+		`{"Action":"output","Package":"example.com/h","Output":"panic: test timed out after 25m0s\n"}`,
+		`{"Action":"output","Package":"example.com/h","Output":"FAIL\texample.com/h\t1500.0s\n"}`,
+		`{"Action":"fail","Package":"example.com/h"}`,
+	}, "\n")
+	var out strings.Builder
+	s := newSummary(&out)
+	if err := s.read(strings.NewReader(stream)); err != nil {
+		t.Fatal(err)
+	}
+	s.finish()
+	got := out.String()
+	for _, want := range []string{"panic: test timed out", "DID NOT END: TestHangs", "h_test.go:7: waiting for the stream", "\n0 passed, 1 failed, 0 skipped\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+}
