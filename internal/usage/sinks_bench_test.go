@@ -116,14 +116,17 @@ func withApp(dbURL, app string) string {
 //   - events/s: 20 000 events recorded at once until every one is
 //     committed in the ledger (for jetstream: published by the pod and
 //     loaded by one consumer, the two running at once);
+//
 //   - pod-events/s: the same until the pod's sink has taken every one
 //     (for jetstream: the stream has them);
+//
 //   - pg-cpu-ms/1k-events: the CPU time of the Postgres backends that wrote
 //     them (read from /proc; 0 when Postgres is not on this machine);
+//
 //   - delay-p50-ms, delay-p99-ms: from an event's answer to its ledger row's
 //     commit, for 5 000 events offered at 1 000 a second.
 //
-//	RELAY_TEST_DATABASE_URL=… go test ./internal/usage -run '^$' -bench LedgerSinks -benchtime 1x
+//     RELAY_TEST_DATABASE_URL=… go test ./internal/usage -run '^$' -bench LedgerSinks -benchtime 1x
 func BenchmarkLedgerSinks(b *testing.B) {
 	for _, sink := range []string{"postgres", "jetstream"} {
 		b.Run("sink="+sink, func(b *testing.B) {
