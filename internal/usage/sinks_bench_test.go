@@ -110,23 +110,16 @@ func withApp(dbURL, app string) string {
 // BenchmarkLedgerSinks sends realistic routed events (routedRecord, route
 // details trimmed as `relay serve` does) through each usage sink into a
 // fresh ledger, with `relay serve`'s writer settings (a spool, default batch
-// and flush interval) and `relay usage-consume`'s consumer defaults, and
-// reports:
+// and flush interval) and `relay usage-consume`'s consumer defaults. It
+// reports events/s (20 000 events recorded at once, until every one is
+// committed in the ledger; for jetstream the pod publishing and one consumer
+// loading at once), pod-events/s (until the pod's sink has taken every one),
+// pg-cpu-ms/1k-events (the CPU of the Postgres backends that wrote them,
+// from /proc; left out when Postgres is not on this machine), and
+// delay-p50-ms and delay-p99-ms (from an event's answer to its ledger row's
+// commit, for 5 000 events offered at 1 000 a second). Run it with:
 //
-//   - events/s: 20 000 events recorded at once until every one is
-//     committed in the ledger (for jetstream: published by the pod and
-//     loaded by one consumer, the two running at once);
-//
-//   - pod-events/s: the same until the pod's sink has taken every one
-//     (for jetstream: the stream has them);
-//
-//   - pg-cpu-ms/1k-events: the CPU time of the Postgres backends that wrote
-//     them (read from /proc; 0 when Postgres is not on this machine);
-//
-//   - delay-p50-ms, delay-p99-ms: from an event's answer to its ledger row's
-//     commit, for 5 000 events offered at 1 000 a second.
-//
-//     RELAY_TEST_DATABASE_URL=… go test ./internal/usage -run '^$' -bench LedgerSinks -benchtime 1x
+//	RELAY_TEST_DATABASE_URL=… go test ./internal/usage -run '^$' -bench LedgerSinks -benchtime 1x
 func BenchmarkLedgerSinks(b *testing.B) {
 	for _, sink := range []string{"postgres", "jetstream"} {
 		b.Run("sink="+sink, func(b *testing.B) {
