@@ -146,14 +146,15 @@ type cluster struct {
 	pods     []*proc
 }
 
-func newCluster(t *testing.T, pods int, redisURL, debounce string) *cluster {
+func newCluster(t *testing.T, pods int, redisURL, debounce string, extraEnv ...string) *cluster {
 	t.Helper()
-	return newClusterBefore(t, pods, redisURL, debounce, nil)
+	return newClusterBefore(t, pods, redisURL, debounce, nil, extraEnv...)
 }
 
 // newClusterBefore is newCluster with the upstream's requests going
-// through front first (nil: none), to hold or time them.
-func newClusterBefore(t *testing.T, pods int, redisURL, debounce string, front func(http.Handler) http.Handler) *cluster {
+// through front first (nil: none), to hold or time them. extraEnv is added
+// to every pod's environment.
+func newClusterBefore(t *testing.T, pods int, redisURL, debounce string, front func(http.Handler) http.Handler, extraEnv ...string) *cluster {
 	t.Helper()
 	up := mockupstream.New(mockupstream.Options{Record: 100_000})
 	var h http.Handler = up
@@ -175,6 +176,7 @@ func newClusterBefore(t *testing.T, pods int, redisURL, debounce string, front f
 		"RELAY_SECRET_MULTIPOD_GOOD_KEY=" + multipodGoodKey,
 		"RELAY_SECRET_MULTIPOD_REFUSED_KEY=" + multipodRefusedKey,
 	}}
+	c.env = append(c.env, extraEnv...)
 	start := time.Now()
 	c.pods = make([]*proc, pods)
 	var wg sync.WaitGroup

@@ -71,7 +71,7 @@ func usageConsume(ctx context.Context, args []string, getenv func(string) string
 	defer js.Close()
 	log.Info("loading usage events into the ledger", "stream", cfg.UsageStream)
 	var last usageledger.ConsumeStats
-	err = js.Consume(ctx, st, usageledger.ConsumeConfig{}, func(s usageledger.ConsumeStats) { last = s })
+	err = js.Consume(ctx, st, usageledger.ConsumeConfig{AckWait: cfg.UsageAckWait}, func(s usageledger.ConsumeStats) { last = s })
 	log.Info("usage-consume stopped", "batches", last.Batches, "events", last.Events, "new", last.New)
 	return err
 }

@@ -65,6 +65,7 @@ type Config struct {
 	NATSURL               string        // RELAY_NATS_URL: NATS server(s) of the jetstream usage sink
 	UsageStream           string        // RELAY_USAGE_STREAM: the JetStream stream usage events go through
 	UsageStreamReplicas   int           // RELAY_USAGE_STREAM_REPLICAS: replicas of that stream (3 in a NATS cluster)
+	UsageAckWait          time.Duration // RELAY_USAGE_ACK_WAIT: how long a consumer's batch waits for its acknowledgement before another consumer gets it
 
 	// TLS and what is believed of a proxy in front (internal/server).
 	TLSCertFile    string         // RELAY_TLS_CERT_FILE: PEM certificate (chain) both planes serve; with TLSKeyFile turns TLS on
@@ -169,6 +170,8 @@ func settings(c *Config) []setting {
 			urlOf(&c.NATSURL, "want nats://host:port", "nats", "tls")},
 		{"RELAY_USAGE_STREAM", "usage-stream", "RELAY_USAGE", "the JetStream stream of usage events", streamName(&c.UsageStream)},
 		{"RELAY_USAGE_STREAM_REPLICAS", "usage-stream-replicas", "1", "replicas of the usage stream", count(&c.UsageStreamReplicas, 1, 5)},
+		{"RELAY_USAGE_ACK_WAIT", "usage-ack-wait", "1m", "relay usage-consume: how long a batch waits for its acknowledgement before another consumer gets it (a consumer killed mid-batch)",
+			duration(&c.UsageAckWait, time.Second, time.Hour)},
 		{"RELAY_TLS_CERT_FILE", "tls-cert-file", "", "PEM certificate both planes serve over TLS (re-read when it changes)", text(&c.TLSCertFile)},
 		{"RELAY_TLS_KEY_FILE", "tls-key-file", "", "PEM private key of the TLS certificate", text(&c.TLSKeyFile)},
 		{"RELAY_TRUSTED_PROXIES", "trusted-proxies", "", "comma-separated CIDRs whose X-Forwarded-For/-Proto are believed",
