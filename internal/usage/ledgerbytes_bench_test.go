@@ -14,8 +14,9 @@ import (
 	"github.com/relay-llm/relay/internal/usage"
 )
 
-// BenchmarkLedgerBytes writes routed events (plain successes with a
-// realistic decision of three candidates, as routedRecord makes them)
+// BenchmarkLedgerBytes writes routed events (a realistic decision of three
+// candidates, one in seven a failure, as routedRecord makes them; in
+// trimmed-successes every one a plain routed success)
 // through the Writer into a fresh ledger, with every decision stored in
 // full and with TrimRouteDetail (a 1% sample kept in full), and reports
 // what an event costs Postgres: bytes on disk (the ledger's partitions and
@@ -29,9 +30,10 @@ import (
 func BenchmarkLedgerBytes(b *testing.B) {
 	const events = 20000
 	for _, mode := range []struct {
-		name string
-		trim bool
-	}{{"full", false}, {"trimmed", true}} {
+		name      string
+		trim      bool
+		successes bool // every event a plain routed success (no failure's decision kept)
+	}{{"full", false, false}, {"trimmed", true, false}, {"trimmed-successes", true, true}} {
 		b.Run(mode.name, func(b *testing.B) {
 			for range b.N {
 				dbURL := pgtest.NewDB(b)
@@ -62,7 +64,11 @@ func BenchmarkLedgerBytes(b *testing.B) {
 				b.ResetTimer()
 				start := time.Now()
 				for i := range events {
-					w.Record(routedRecord(i, project))
+					rec := routedRecord(i, project)
+					if mode.successes {
+						rec.Status = 200
+					}
+					w.Record(rec)
 				}
 				if err := w.Close(context.Background()); err != nil {
 					b.Fatal(err)
