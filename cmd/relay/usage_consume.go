@@ -55,15 +55,31 @@ func usageConsume(ctx context.Context, args []string, getenv func(string) string
 	if cfg.NATSURL == "" {
 		return fmt.Errorf("usage-consume: set RELAY_NATS_URL (or --nats-url) to the NATS server of the usage stream")
 	}
-	if cfg.DatabaseURL == "" {
+	if cfg.DatabaseURL == "" && len(cfg.UsageShardURLs) == 0 {
 		return fmt.Errorf("usage-consume: set RELAY_DATABASE_URL (or --database-url) to the ledger's Postgres; the embedded one is a single pod's")
 	}
 	log := cfg.Logger(stderr)
-	st, err := store.Open(ctx, cfg.DatabaseURL)
-	if err != nil {
-		return err
+	var sink usageledger.Sink
+	if len(cfg.UsageShardURLs) == 0 {
+		st, err := store.Open(ctx, cfg.DatabaseURL)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		sink = st
+	} else {
+		shards := make([]usageledger.Sink, len(cfg.UsageShardURLs))
+		for i, u := range cfg.UsageShardURLs {
+			st, err := store.Open(ctx, u)
+			if err != nil {
+				return fmt.Errorf("usage-consume: shard %d of RELAY_USAGE_SHARD_URLS: %w", i, err)
+			}
+			defer st.Close()
+			shards[i] = st
+		}
+		sink = usageledger.NewShards(shards...)
+		log.Info("the ledger is sharded by project", "shards", len(shards))
 	}
-	defer st.Close()
 	js, err := openUsageStream(ctx, cfg, "relay usage-consume", log)
 	if err != nil {
 		return err
@@ -71,7 +87,7 @@ func usageConsume(ctx context.Context, args []string, getenv func(string) string
 	defer js.Close()
 	log.Info("loading usage events into the ledger", "stream", cfg.UsageStream)
 	var last usageledger.ConsumeStats
-	err = js.Consume(ctx, st, usageledger.ConsumeConfig{AckWait: cfg.UsageAckWait}, func(s usageledger.ConsumeStats) { last = s })
+	err = js.Consume(ctx, sink, usageledger.ConsumeConfig{AckWait: cfg.UsageAckWait}, func(s usageledger.ConsumeStats) { last = s })
 	log.Info("usage-consume stopped", "batches", last.Batches, "events", last.Events, "new", last.New)
 	return err
 }

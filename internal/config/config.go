@@ -66,6 +66,7 @@ type Config struct {
 	UsageStream           string        // RELAY_USAGE_STREAM: the JetStream stream usage events go through
 	UsageStreamReplicas   int           // RELAY_USAGE_STREAM_REPLICAS: replicas of that stream (3 in a NATS cluster)
 	UsageAckWait          time.Duration // RELAY_USAGE_ACK_WAIT: how long a consumer's batch waits for its acknowledgement before another consumer gets it
+	UsageShardURLs        []string      // RELAY_USAGE_SHARD_URLS: relay usage-consume's ledgers, one per shard, events by project
 
 	// TLS and what is believed of a proxy in front (internal/server).
 	TLSCertFile    string         // RELAY_TLS_CERT_FILE: PEM certificate (chain) both planes serve; with TLSKeyFile turns TLS on
@@ -172,6 +173,8 @@ func settings(c *Config) []setting {
 		{"RELAY_USAGE_STREAM_REPLICAS", "usage-stream-replicas", "1", "replicas of the usage stream", count(&c.UsageStreamReplicas, 1, 5)},
 		{"RELAY_USAGE_ACK_WAIT", "usage-ack-wait", "1m", "relay usage-consume: how long a batch waits for its acknowledgement before another consumer gets it (a consumer killed mid-batch)",
 			duration(&c.UsageAckWait, time.Second, time.Hour)},
+		{"RELAY_USAGE_SHARD_URLS", "usage-shard-urls", "", "relay usage-consume: comma-separated Postgres URLs of the ledger's shards (a project's events go to one of them); unset: RELAY_DATABASE_URL alone",
+			urlsOf(&c.UsageShardURLs, "want postgres://user@host:port/db, comma-separated", "postgres", "postgresql")},
 		{"RELAY_TLS_CERT_FILE", "tls-cert-file", "", "PEM certificate both planes serve over TLS (re-read when it changes)", text(&c.TLSCertFile)},
 		{"RELAY_TLS_KEY_FILE", "tls-key-file", "", "PEM private key of the TLS certificate", text(&c.TLSKeyFile)},
 		{"RELAY_TRUSTED_PROXIES", "trusted-proxies", "", "comma-separated CIDRs whose X-Forwarded-For/-Proto are believed",
@@ -357,6 +360,23 @@ func urlOf(dst *string, want string, schemes ...string) func(string) error {
 		}
 		if u, err := url.Parse(v); err != nil || !slices.Contains(schemes, u.Scheme) {
 			return errors.New(want)
+		}
+		return nil
+	}
+}
+
+// urlsOf is urlOf for a comma-separated list.
+func urlsOf(dst *[]string, want string, schemes ...string) func(string) error {
+	return func(v string) error {
+		*dst = nil
+		for _, e := range strings.Split(v, ",") {
+			var u string
+			if err := urlOf(&u, want, schemes...)(strings.TrimSpace(e)); err != nil {
+				return err
+			}
+			if u != "" {
+				*dst = append(*dst, u)
+			}
 		}
 		return nil
 	}
