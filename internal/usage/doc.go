@@ -3,7 +3,9 @@
 // and queues it without blocking the request (journal.go: a killed process
 // loses nothing it answered; a full queue spills to the journal), writes
 // batches to Postgres (Writer), marking those Postgres cannot take for
-// replay from the journal once Postgres is back (spool.go),
+// replay from the journal once Postgres is back (spool.go), or publishes
+// them to a JetStream stream that `relay usage-consume` loads into the
+// ledger (jetstream.go), over several ledgers sharded by project (shard.go),
 // keeps the ledger's daily partitions and retention (Maintainer), and
 // answers the control API's summary, time-series and event queries from the
 // rollups and the ledger (query.go).
