@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/relay-llm/relay/internal/admission"
 	"github.com/relay-llm/relay/internal/egress"
 	"github.com/relay-llm/relay/internal/event"
 	"github.com/relay-llm/relay/internal/mcpgw"
@@ -18,11 +19,11 @@ import (
 // gateway (docs/mcp.md) and everything else from the proxy. Tool calls are
 // admitted by the same limiter as model calls, as one request of no tokens
 // (a cached admission), and recorded in the same ledger.
-func withMCP(inference http.Handler, snap func() *snapshot.Snapshot, limiter proxy.Limiter, ledger interface{ Record(event.Record) }, guard *egress.Guard, log *slog.Logger) (http.Handler, *mcpgw.Gateway) {
+func withMCP(inference http.Handler, snap func() *snapshot.Snapshot, limiter admission.Limiter, ledger interface{ Record(event.Record) }, guard *egress.Guard, log *slog.Logger) (http.Handler, *mcpgw.Gateway) {
 	gw := mcpgw.New(mcpgw.Config{
 		Snapshot: snap, Recorder: ledger, Guard: guard, Log: log, NewID: proxy.NewRequestID,
 		Admit: func(ctx context.Context, c *snapshot.Caller, s *snapshot.Snapshot) (func(wire.Usage), error) {
-			return limiter.Admit(ctx, &proxy.Admission{Caller: c, Snapshot: s, Cached: true, Header: http.Header{}})
+			return limiter.Admit(ctx, &admission.Admission{Caller: c, Snapshot: s, Cached: true, Header: http.Header{}})
 		},
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

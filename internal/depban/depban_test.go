@@ -82,6 +82,16 @@ func bans() []ban {
 			why:       "the limiter runs on the request path and counts in Redis or in memory, never in Postgres",
 		},
 		{
+			packages:  []string{ratelimit},
+			forbidden: []string{proxy, translator, canonical, upstream, mcpgw},
+			why:       "the limiter does not reach into the handler: it sees a request through internal/admission, the seam the proxy calls",
+		},
+		{
+			packages:  hotPath,
+			forbidden: []string{controlapi, ui, configfile},
+			why:       "the inference plane does not link the control plane or its console: both read the same snapshot, and cmd/relay wires them side by side",
+		},
+		{
 			packages:  []string{translator, canonical},
 			forbidden: []string{pgx, store, loader, proxy},
 			why:       "translation is pure: bytes in one shape to bytes in another, with no database and no knowledge of how the request is forwarded",

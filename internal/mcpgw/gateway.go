@@ -28,7 +28,7 @@ type Config struct {
 	Snapshot func() *snapshot.Snapshot // the current snapshot (never nil once serving)
 	// Admit admits one request of caller against the limits of its
 	// policy, without waiting, as the limiter does a model call
-	// (proxy.Limiter.Admit with a cached admission: one request, no
+	// (admission.Limiter.Admit with a cached admission: one request, no
 	// tokens); nil: no limits. A refusal unwraps to a *wire.Error of kind
 	// wire.ErrRateLimited. cmd/relay wires the limiter in, so this package
 	// links neither the proxy nor the limiter (the control plane imports

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/relay-llm/relay/internal/admission"
 	"github.com/relay-llm/relay/internal/event"
 	"github.com/relay-llm/relay/internal/keypool"
 	"github.com/relay-llm/relay/internal/metrics"
@@ -44,7 +45,7 @@ func (nullSink) IngestUsageEvents(_ context.Context, rows []store.UsageEvent) (i
 // limiter refuses requests whose body asks for it.
 type limiter struct{}
 
-func (limiter) Admit(_ context.Context, a *proxy.Admission) (func(wire.Usage), error) {
+func (limiter) Admit(_ context.Context, a *admission.Admission) (func(wire.Usage), error) {
 	if a.Model.Name == "limited" {
 		return nil, &wire.Error{Kind: wire.ErrRateLimited, Msg: "Slow down.", RetryAfter: time.Second}
 	}

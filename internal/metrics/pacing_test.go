@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/relay-llm/relay/internal/admission"
 	"github.com/relay-llm/relay/internal/metrics"
 	"github.com/relay-llm/relay/internal/mockupstream"
 	"github.com/relay-llm/relay/internal/poll"
@@ -83,8 +84,8 @@ func TestMetrics_PacingSeriesUnderTraffic(t *testing.T) {
 	}
 	// hold takes 900 of the 1000 tokens, as a request in flight would.
 	cl, _ := snap.Authenticate(sha256.Sum256([]byte(relayKey)), time.Now())
-	hold := func() proxy.Reservation {
-		r, err := lim.Reserve(&proxy.Admission{Caller: &cl, Model: snap.Model(model), Snapshot: snap, Inbound: wire.InboundChat, BodyBytes: 40, MaxTokens: 890, Header: http.Header{}})
+	hold := func() admission.Reservation {
+		r, err := lim.Reserve(&admission.Admission{Caller: &cl, Model: snap.Model(model), Snapshot: snap, Inbound: wire.InboundChat, BodyBytes: 40, MaxTokens: 890, Header: http.Header{}})
 		if err == nil {
 			err = r.Attempt(t.Context(), snap.HostKeys(host)[0], snap.Bindings(model)[0])
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/relay-llm/relay/internal/admission"
 	"github.com/relay-llm/relay/internal/event"
 	"github.com/relay-llm/relay/internal/objects"
 	"github.com/relay-llm/relay/internal/pricing"
@@ -230,7 +231,7 @@ func (rq *request) createBatch(ctx context.Context) {
 	}
 	estIn, _ := strconv.ParseInt(f.Attrs[attrEstIn], 10, 64)
 	estOut, _ := strconv.ParseInt(f.Attrs[attrEstOut], 10, 64)
-	done, err := rq.h.limiter.Admit(ctx, rq.batchAdmission(m, b, &BatchTokens{Input: estIn, Output: estOut}))
+	done, err := rq.h.limiter.Admit(ctx, rq.batchAdmission(m, b, &admission.BatchTokens{Input: estIn, Output: estOut}))
 	if err != nil {
 		var we *wire.Error
 		if errors.As(err, &we) && errors.Is(we.Kind, wire.ErrBudgetExceeded) {
@@ -328,11 +329,11 @@ func formatMicros(m int64) string {
 }
 
 // batchAdmission is a batch's admission by the limiter.
-func (rq *request) batchAdmission(m *snapshot.Model, b *snapshot.Binding, t *BatchTokens) *Admission {
+func (rq *request) batchAdmission(m *snapshot.Model, b *snapshot.Binding, t *admission.BatchTokens) *admission.Admission {
 	rq.plan.Reset()
 	rq.plan.Model = m
 	rq.plan.Bindings = append(rq.plan.Bindings, routing.Candidate{Binding: b, Host: rq.snap.Host(b.HostID), Model: m, Skip: routing.Kept})
-	rq.adm = Admission{RequestID: rq.id, Caller: &rq.caller, Model: m, Plan: &rq.plan, Inbound: wire.InboundNone,
+	rq.adm = admission.Admission{RequestID: rq.id, Caller: &rq.caller, Model: m, Plan: &rq.plan, Inbound: wire.InboundNone,
 		Snapshot: rq.snap, Header: rq.r.Header, Batch: t}
 	return &rq.adm
 }
@@ -418,7 +419,7 @@ func (rq *request) recordBatch(ctx context.Context, o objects.Object, inbound st
 				ServiceAccountID: rec.ServiceAccountID, UserID: rec.UserID, Policy: rq.snap.Policy(rec.PolicyID)}
 			saved := rq.caller
 			rq.caller = caller
-			done, err := rq.h.limiter.Admit(context.WithoutCancel(ctx), rq.batchAdmission(m, b, &BatchTokens{}))
+			done, err := rq.h.limiter.Admit(context.WithoutCancel(ctx), rq.batchAdmission(m, b, &admission.BatchTokens{}))
 			rq.caller = saved
 			if err == nil && done != nil {
 				done(u)

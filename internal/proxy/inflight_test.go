@@ -5,7 +5,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/relay-llm/relay/internal/proxy"
+	"github.com/relay-llm/relay/internal/admission"
 	"github.com/relay-llm/relay/internal/wire"
 )
 
@@ -15,7 +15,7 @@ type gate struct {
 	release chan struct{}
 }
 
-func (g *gate) Admit(ctx context.Context, _ *proxy.Admission) (func(wire.Usage), error) {
+func (g *gate) Admit(ctx context.Context, _ *admission.Admission) (func(wire.Usage), error) {
 	g.entered <- struct{}{}
 	select {
 	case <-g.release:

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/relay-llm/relay/internal/proxy"
+	"github.com/relay-llm/relay/internal/admission"
 	"github.com/relay-llm/relay/internal/wire"
 )
 
@@ -17,7 +17,7 @@ type limiter struct {
 	done chan wire.Usage
 }
 
-func (l *limiter) Admit(_ context.Context, a *proxy.Admission) (func(wire.Usage), error) {
+func (l *limiter) Admit(_ context.Context, a *admission.Admission) (func(wire.Usage), error) {
 	l.seen <- fmt.Sprintf("%s %s %d bindings=%d stream=%v", a.Model.Name, a.Caller.Policy.Slug, a.BodyBytes, len(a.Plan.Bindings), a.Stream)
 	if l.err != nil {
 		return nil, l.err

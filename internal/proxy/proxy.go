@@ -24,6 +24,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/relay-llm/relay/internal/admission"
 	"github.com/relay-llm/relay/internal/cache"
 	"github.com/relay-llm/relay/internal/egress"
 	"github.com/relay-llm/relay/internal/keypool"
@@ -64,7 +65,7 @@ type Config struct {
 	Supports routing.Supports
 	// Limiter admits requests before a key is picked; nil admits all.
 	// A KeyLimiter also admits every attempt with its host key.
-	Limiter Limiter
+	Limiter admission.Limiter
 	// MaxInflight caps the inference requests this handler serves at
 	// once; above it a request is answered 429 overloaded at once,
 	// before authentication. 0: no cap.
@@ -138,7 +139,7 @@ type Handler struct {
 	pool      *keypool.Pool
 	router    routing.Router
 	live      *routing.Live
-	limiter   Limiter
+	limiter   admission.Limiter
 	recorder  Recorder
 	capturer  Capturer
 	responses respstore.Store
@@ -460,7 +461,7 @@ func (h *Handler) routeAndForward(rq *request, facts *wire.RouteFacts) {
 	if rq.rc == nil && rq.serveCached() {
 		return // answered from the response cache
 	}
-	if kl, ok := h.limiter.(KeyLimiter); ok {
+	if kl, ok := h.limiter.(admission.KeyLimiter); ok {
 		// Admitted attempt by attempt in forward, with each host key.
 		res, err := kl.Reserve(rq.admission())
 		if err != nil {

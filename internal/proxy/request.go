@@ -16,6 +16,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/relay-llm/relay/internal/admission"
 	"github.com/relay-llm/relay/internal/event"
 	"github.com/relay-llm/relay/internal/routing"
 	"github.com/relay-llm/relay/internal/snapshot"
@@ -49,7 +50,7 @@ type request struct {
 	route    routing.Request // what the router was asked
 	hintCut  wire.Cut        // the caller's route hint, cut from what goes upstream
 	policy   snapshot.Policy // the caller's, copied when affinity fixes the key order
-	adm      Admission
+	adm      admission.Admission
 	busy     snapshot.ID // the binding counted in flight
 	routeBuf []byte      // X-Relay-Route
 	// downgraded names the fallback a budget's refusal sent the request to.
@@ -58,7 +59,7 @@ type request struct {
 	// rather than let it wait (it is served by rq.plan.Model).
 	degradedFrom string
 	settle       func(wire.Usage)
-	res          Reservation // a KeyLimiter's, admitting each attempt
+	res          admission.Reservation // a KeyLimiter's, admitting each attempt
 
 	attempts int
 	sending  *atomic.Int32 // request bodies the transport has not closed yet

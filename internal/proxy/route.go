@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/relay-llm/relay/internal/admission"
 	"github.com/relay-llm/relay/internal/pricing"
 	"github.com/relay-llm/relay/internal/routing"
 	"github.com/relay-llm/relay/internal/snapshot"
@@ -118,7 +119,7 @@ func (rq *request) budgetFallback(ctx context.Context, refusal error) bool {
 // (degradeTarget said there is one), where it may wait what is left of its
 // max wait. It returns true when the request was admitted there.
 func (rq *request) degrade(ctx context.Context, refusal error) bool {
-	var d Degradable
+	var d admission.Degradable
 	if !rq.adm.Degrade || !errors.As(refusal, &d) || !d.Degradable() {
 		return false
 	}
@@ -196,7 +197,7 @@ func (rq *request) cheaperFallback(ctx context.Context, why routing.Skip, waited
 		}
 		adm := rq.admission()
 		adm.Degrade, adm.Waited = false, waited // on a fallback already: it waits there
-		if kl, ok := rq.h.limiter.(KeyLimiter); ok {
+		if kl, ok := rq.h.limiter.(admission.KeyLimiter); ok {
 			// The refused reservation held nothing; settle it empty.
 			if rq.res != nil {
 				rq.res.Done(wire.Usage{})
@@ -235,8 +236,8 @@ func (rq *request) estimate(c *routing.Candidate) int64 {
 
 // admission is what the limiter sees of the request as routed now; it
 // may be degraded when its plan has a cheaper fallback (degradeTarget).
-func (rq *request) admission() *Admission {
-	rq.adm = Admission{
+func (rq *request) admission() *admission.Admission {
+	rq.adm = admission.Admission{
 		RequestID: rq.id, Caller: &rq.caller, Model: rq.plan.Model, Plan: &rq.plan,
 		Inbound: rq.in, Stream: rq.stream, BodyBytes: rq.scan.Size,
 		MaxTokens: rq.scan.MaxTokens, Snapshot: rq.snap, Header: rq.r.Header,

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relay-llm/relay/internal/admission"
 	"github.com/relay-llm/relay/internal/keypool"
 	"github.com/relay-llm/relay/internal/mockupstream"
-	"github.com/relay-llm/relay/internal/proxy"
 	"github.com/relay-llm/relay/internal/routing"
 	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/translator"
@@ -250,7 +250,7 @@ func TestRoute_HintPrecedence(t *testing.T) {
 // budget, and admits the rest.
 type budgetLimiter struct{ admitted chan string }
 
-func (l *budgetLimiter) Admit(_ context.Context, a *proxy.Admission) (func(wire.Usage), error) {
+func (l *budgetLimiter) Admit(_ context.Context, a *admission.Admission) (func(wire.Usage), error) {
 	if a.Model.Name == "dear" {
 		return nil, &wire.Error{Kind: wire.ErrBudgetExceeded, Msg: "The daily budget of this project is spent; it renews in 3h."}
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relay-llm/relay/internal/admission"
 	"github.com/relay-llm/relay/internal/event"
 	"github.com/relay-llm/relay/internal/proxy"
 	"github.com/relay-llm/relay/internal/snapshot"
@@ -157,7 +158,7 @@ func TestLimiter_DegradesAfterWaitingForTokens(t *testing.T) {
 			start := time.Now()
 			_, err = attempt(t.Context(), l, a, c.hostKey, c.binding)
 			took := time.Since(start)
-			var d proxy.Degradable
+			var d admission.Degradable
 			if !errors.As(err, &d) || !d.Degradable() {
 				t.Fatalf("got %v, want a Degradable refusal", err)
 			}

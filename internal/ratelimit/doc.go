@@ -4,7 +4,7 @@
 // request wait for room instead of failing, spend budgets per team, project
 // and relay key, and what happens when Redis is down.
 //
-// A Limiter implements proxy.KeyLimiter. The proxy reserves once per request
+// A Limiter implements admission.KeyLimiter. The proxy reserves once per request
 // (Reserve, no I/O) and admits each upstream attempt with its host key
 // (Attempt): the first attempt checks and takes every counter that applies —
 // the policy's limits, the per-model limit, the budgets and the host key's

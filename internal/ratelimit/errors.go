@@ -26,7 +26,7 @@ type Refusal struct {
 	degrade bool     // the policy serves the request by a cheaper fallback instead
 }
 
-// Degradable implements proxy.Degradable: the request would have waited
+// Degradable implements admission.Degradable: the request would have waited
 // longer than its policy's degrade option allows (or at all, below its
 // degrade priority), and its model has a cheaper fallback.
 func (e *Refusal) Degradable() bool { return e.degrade }

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/relay-llm/relay/internal/proxy"
+	"github.com/relay-llm/relay/internal/admission"
 	"github.com/relay-llm/relay/internal/redistest"
 	"github.com/relay-llm/relay/internal/snapshot"
 )
@@ -131,5 +131,5 @@ func TestLimiter_WithoutRedisIsOnePodsMemory(t *testing.T) {
 	if _, ok := l.primary.(*Memory); !ok || l.redis != nil || l.fallback != nil {
 		t.Fatalf("primary %T", l.primary)
 	}
-	var _ proxy.KeyLimiter = l
+	var _ admission.KeyLimiter = l
 }

@@ -12,8 +12,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/relay-llm/relay/internal/admission"
 	"github.com/relay-llm/relay/internal/poll"
-	"github.com/relay-llm/relay/internal/proxy"
 	"github.com/relay-llm/relay/internal/redistest"
 	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/wire"
@@ -103,8 +103,8 @@ func (c *catalog) caller(t testing.TB, snap *snapshot.Snapshot) *snapshot.Caller
 }
 
 // admission is a chat request of bodyBytes asking for maxTokens.
-func (c *catalog) admission(t testing.TB, snap *snapshot.Snapshot, bodyBytes int, maxTokens int64) *proxy.Admission {
-	return &proxy.Admission{Caller: c.caller(t, snap), Model: snap.Model(c.model.ID), Snapshot: snap,
+func (c *catalog) admission(t testing.TB, snap *snapshot.Snapshot, bodyBytes int, maxTokens int64) *admission.Admission {
+	return &admission.Admission{Caller: c.caller(t, snap), Model: snap.Model(c.model.ID), Snapshot: snap,
 		Inbound: wire.InboundChat, BodyBytes: bodyBytes, MaxTokens: maxTokens, Header: http.Header{}}
 }
 
@@ -157,7 +157,7 @@ func openRedis(t *testing.T, url string, n int, opts Options) []*Limiter {
 }
 
 // attempt reserves and admits one request's first attempt.
-func attempt(ctx context.Context, l *Limiter, a *proxy.Admission, key *snapshot.HostKey, b *snapshot.Binding) (proxy.Reservation, error) {
+func attempt(ctx context.Context, l *Limiter, a *admission.Admission, key *snapshot.HostKey, b *snapshot.Binding) (admission.Reservation, error) {
 	r, err := l.Reserve(a)
 	if err != nil {
 		return nil, err

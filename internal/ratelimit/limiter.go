@@ -14,7 +14,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/relay-llm/relay/internal/proxy"
+	"github.com/relay-llm/relay/internal/admission"
 	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/wire"
 )
@@ -142,7 +142,7 @@ type Stats struct {
 	RedisAvailable bool  // false while Redis calls are being skipped after a failure
 }
 
-// Limiter implements proxy.KeyLimiter over a Store. It is safe for
+// Limiter implements admission.KeyLimiter over a Store. It is safe for
 // concurrent use; Close stops its goroutines.
 type Limiter struct {
 	opts     Options
@@ -200,9 +200,9 @@ type leaseRef struct {
 }
 
 var (
-	_ proxy.KeyLimiter  = (*Limiter)(nil)
-	_ proxy.Reservation = (*reservation)(nil)
-	_ proxy.RateHeaders = (*reservation)(nil)
+	_ admission.KeyLimiter  = (*Limiter)(nil)
+	_ admission.Reservation = (*reservation)(nil)
+	_ admission.RateHeaders = (*reservation)(nil)
 )
 
 // New returns a running Limiter. With Options.Redis it loads the script

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relay-llm/relay/internal/admission"
 	"github.com/relay-llm/relay/internal/pricing"
-	"github.com/relay-llm/relay/internal/proxy"
 	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/wire"
 )
@@ -493,4 +493,4 @@ func asWire(err error, we **wire.Error) bool {
 }
 
 var _ = context.Background
-var _ proxy.Reservation = (*reservation)(nil)
+var _ admission.Reservation = (*reservation)(nil)

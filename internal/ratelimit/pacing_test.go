@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relay-llm/relay/internal/admission"
 	"github.com/relay-llm/relay/internal/proxy"
 	"github.com/relay-llm/relay/internal/redistest"
 	"github.com/relay-llm/relay/internal/snapshot"
@@ -299,7 +300,7 @@ func TestLimiter_FairTurnsAcrossProjects(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var order []string
-	serve := func(who string, a *proxy.Admission) {
+	serve := func(who string, a *admission.Admission) {
 		r, err := attempt(t.Context(), l, a, nil, c.binding)
 		if err != nil {
 			t.Error(err)

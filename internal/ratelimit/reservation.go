@@ -10,8 +10,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/relay-llm/relay/internal/admission"
 	"github.com/relay-llm/relay/internal/pricing"
-	"github.com/relay-llm/relay/internal/proxy"
 	"github.com/relay-llm/relay/internal/routing"
 	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/wire"
@@ -151,9 +151,9 @@ type grant struct {
 	cs    []Counter
 }
 
-// Reserve implements proxy.KeyLimiter: it reads what the reservation needs
+// Reserve implements admission.KeyLimiter: it reads what the reservation needs
 // from the admission and does no I/O.
-func (l *Limiter) Reserve(a *proxy.Admission) (proxy.Reservation, error) {
+func (l *Limiter) Reserve(a *admission.Admission) (admission.Reservation, error) {
 	c := a.Caller
 	r := &reservation{l: l, snap: a.Snapshot, policy: c.Policy, model: a.Model, seq: l.seq.Add(1),
 		team: c.TeamID, project: c.ProjectID, degrade: a.Degrade, waited: a.Waited}
@@ -176,7 +176,7 @@ func (l *Limiter) Reserve(a *proxy.Admission) (proxy.Reservation, error) {
 	}
 	r.embedding = a.Inbound == wire.InboundEmbeddings || (a.Model != nil && a.Model.Kind == "embedding")
 	if a.Batch != nil {
-		// A batch's totals, as they are (proxy.Admission.Batch).
+		// A batch's totals, as they are (admission.Admission.Batch).
 		r.batch, r.estIn, r.estOut = true, a.Batch.Input, a.Batch.Output
 	} else {
 		r.estIn = l.inputEstimate(a.BodyBytes)
@@ -258,9 +258,9 @@ func (r *reservation) reestimate(cs []Counter) {
 	}
 }
 
-// Admit implements proxy.Limiter for callers that admit once per request:
+// Admit implements admission.Limiter for callers that admit once per request:
 // the policy's limits and budgets, no host key.
-func (l *Limiter) Admit(ctx context.Context, a *proxy.Admission) (func(wire.Usage), error) {
+func (l *Limiter) Admit(ctx context.Context, a *admission.Admission) (func(wire.Usage), error) {
 	res, err := l.Reserve(a)
 	if err != nil {
 		return nil, err
@@ -402,7 +402,7 @@ func (r *reservation) keyCounters(cs []Counter, ms []meta, key *snapshot.HostKey
 	return cs, ms
 }
 
-// Attempt implements proxy.Reservation.
+// Attempt implements admission.Reservation.
 func (r *reservation) Attempt(ctx context.Context, key *snapshot.HostKey, b *snapshot.Binding) error {
 	l := r.l
 	first := !r.started
@@ -482,7 +482,7 @@ func (r *reservation) Attempt(ctx context.Context, key *snapshot.HostKey, b *sna
 	return nil
 }
 
-// SetRateHeaders implements proxy.RateHeaders.
+// SetRateHeaders implements admission.RateHeaders.
 func (r *reservation) SetRateHeaders(h http.Header) {
 	for i := 0; i+1 < len(r.rate); i += 2 {
 		h.Set(r.rate[i], r.rate[i+1])
@@ -512,7 +512,7 @@ func (r *reservation) rateHeaders(cs []Counter, ms []meta, v Verdict) []string {
 	return rateHeaders(cs, ms, after, own)
 }
 
-// Done implements proxy.Reservation: it hands the settlement to the settle
+// Done implements admission.Reservation: it hands the settlement to the settle
 // goroutine and returns at once.
 func (r *reservation) Done(u wire.Usage) {
 	if r.done || !r.started {
