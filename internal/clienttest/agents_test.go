@@ -11,8 +11,12 @@ import (
 	"github.com/relay-llm/relay/internal/wire"
 )
 
-// agentTimeout bounds one agent run: a few requests to an in-process Relay.
-const agentTimeout = 90 * time.Second
+// agentTimeout bounds one agent run: a few requests to an in-process Relay,
+// which take 8–17 s on two idle cores. It is generous because the same run
+// under a loaded machine (a user's make test beside other work) has taken
+// more than 90 s for opencode's first run of a provider; a hang still
+// fails, with the run's output.
+const agentTimeout = 4 * time.Minute
 
 // TestClaudeCode runs `claude -p` with its default flags against a model of
 // each binding shape. The mock upstream calls Read (a tool Claude Code runs
