@@ -27,24 +27,7 @@ import (
 // per request (syscw in /proc/self/io; Linux only). The body names a model
 // whose binding rewrites it, as a deployment's usually does.
 func BenchmarkRelayHop(b *testing.B) {
-	mock := mockupstream.New(mockupstream.Options{Record: -1})
-	up := httptest.NewServer(mock)
-	defer up.Close()
-	id := func(n byte) uuid.UUID { return uuid.UUID{0xbc, n} }
-	policy := &snapshot.Policy{ID: id(1), AllModels: true, AllHostKeys: true}
-	d := &snapshot.Data{
-		Projects:        []*snapshot.Project{{ID: id(2)}},
-		ServiceAccounts: []*snapshot.ServiceAccount{{ID: id(3), ProjectID: id(2), PolicyID: policy.ID}},
-		Policies:        []*snapshot.Policy{policy},
-		RelayKeys:       []*snapshot.RelayKey{{ID: id(4), ProjectID: id(2), ServiceAccountID: id(3), Hash: sha256.Sum256([]byte(relayKey))}},
-		Hosts:           []*snapshot.Host{{ID: id(5), Slug: "mock", BaseURL: up.URL, Enabled: true}},
-		HostKeys:        []*snapshot.HostKey{{ID: id(6), HostID: id(5), Slug: "k", Secret: snapshot.NewSecret("sk-up"), SecretVersion: 1, Enabled: true, Usable: true}},
-		Models:          []*snapshot.Model{{ID: id(7), Name: "gpt-test"}},
-		Bindings:        []*snapshot.Binding{{ID: id(8), ModelID: id(7), HostID: id(5), Shape: wire.ShapeOpenAI, UpstreamModel: "gpt-4o-mini", Enabled: true}},
-	}
-	snap := snapshot.Build(d, 1, time.Now())
-	relay := httptest.NewServer(proxy.New(proxy.Config{Snapshot: func() *snapshot.Snapshot { return snap }}))
-	defer relay.Close()
+	relay, _ := newHop(b)
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64, DisableCompression: true}}
 
 	msgs := `"messages":[{"role":"system","content":"You are a terse assistant."},{"role":"user","content":"Hello, Relay. Say something short about load balancing."}]`
@@ -84,6 +67,33 @@ func BenchmarkRelayHop(b *testing.B) {
 			}
 		})
 	}
+}
+
+// newHop is Relay's proxy in front of the mock upstream, with one caller
+// whose policy grants the model gpt-test, bound to the mock's gpt-4o-mini
+// (a binding that rewrites the model, as a deployment's usually does). It
+// returns both servers, closed when b ends.
+func newHop(b *testing.B) (relay, up *httptest.Server) {
+	b.Helper()
+	mock := mockupstream.New(mockupstream.Options{Record: -1})
+	up = httptest.NewServer(mock)
+	b.Cleanup(up.Close)
+	id := func(n byte) uuid.UUID { return uuid.UUID{0xbc, n} }
+	policy := &snapshot.Policy{ID: id(1), AllModels: true, AllHostKeys: true}
+	d := &snapshot.Data{
+		Projects:        []*snapshot.Project{{ID: id(2)}},
+		ServiceAccounts: []*snapshot.ServiceAccount{{ID: id(3), ProjectID: id(2), PolicyID: policy.ID}},
+		Policies:        []*snapshot.Policy{policy},
+		RelayKeys:       []*snapshot.RelayKey{{ID: id(4), ProjectID: id(2), ServiceAccountID: id(3), Hash: sha256.Sum256([]byte(relayKey))}},
+		Hosts:           []*snapshot.Host{{ID: id(5), Slug: "mock", BaseURL: up.URL, Enabled: true}},
+		HostKeys:        []*snapshot.HostKey{{ID: id(6), HostID: id(5), Slug: "k", Secret: snapshot.NewSecret("sk-up"), SecretVersion: 1, Enabled: true, Usable: true}},
+		Models:          []*snapshot.Model{{ID: id(7), Name: "gpt-test"}},
+		Bindings:        []*snapshot.Binding{{ID: id(8), ModelID: id(7), HostID: id(5), Shape: wire.ShapeOpenAI, UpstreamModel: "gpt-4o-mini", Enabled: true}},
+	}
+	snap := snapshot.Build(d, 1, time.Now())
+	relay = httptest.NewServer(proxy.New(proxy.Config{Snapshot: func() *snapshot.Snapshot { return snap }}))
+	b.Cleanup(relay.Close)
+	return relay, up
 }
 
 // processCPU is this process's user+system CPU time so far.
