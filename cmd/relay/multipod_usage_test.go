@@ -16,6 +16,7 @@ import (
 	"github.com/relay-llm/relay/internal/natstest"
 	"github.com/relay-llm/relay/internal/poll"
 	"github.com/relay-llm/relay/internal/redistest"
+	"github.com/relay-llm/relay/internal/usage/usagetest"
 )
 
 // startConsumer starts a `relay usage-consume` process on the cluster's
@@ -137,22 +138,6 @@ func TestMultipod_UsageThroughJetStream(t *testing.T) {
 	if rows != distinct {
 		t.Errorf("the ledger holds %d rows for %d request ids: an event landed twice", rows, distinct)
 	}
-	var mismatched int
-	if err := conn.QueryRow(t.Context(), `WITH l AS (
-		SELECT date_bin('1 hour', created_at, '2000-01-01 00:00:00+00') AS bucket, coalesce(project_id, '00000000-0000-0000-0000-000000000000') AS project_id,
-			model, status, coalesce(relay_key_id, '00000000-0000-0000-0000-000000000000') AS relay_key_id,
-			count(*) AS requests, sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens
-		FROM usage_events GROUP BY 1, 2, 3, 4, 5
-	), r AS (
-		SELECT bucket, project_id, model, status, relay_key_id, sum(requests) AS requests, sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens
-		FROM usage_rollups WHERE grain = 'hour' AND detailed GROUP BY 1, 2, 3, 4, 5
-	)
-	SELECT count(*) FROM l FULL JOIN r USING (bucket, project_id, model, status, relay_key_id)
-	WHERE l.requests IS DISTINCT FROM r.requests OR l.input_tokens IS DISTINCT FROM r.input_tokens OR l.output_tokens IS DISTINCT FROM r.output_tokens`).Scan(&mismatched); err != nil {
-		t.Fatal(err)
-	}
-	if mismatched != 0 {
-		t.Errorf("%d detailed hourly rollup groups disagree with the ledger", mismatched)
-	}
+	usagetest.RollupsMatchLedger(t, c.db)
 	t.Logf("%d requests answered, all in the ledger once (%d rows)", len(want), rows)
 }

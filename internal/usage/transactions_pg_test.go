@@ -10,12 +10,12 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/relay-llm/relay/internal/event"
 	"github.com/relay-llm/relay/internal/pgtest"
 	"github.com/relay-llm/relay/internal/store"
 	"github.com/relay-llm/relay/internal/usage"
+	"github.com/relay-llm/relay/internal/usage/usagetest"
 )
 
 // overlapSink counts the writes in Postgres at once, and holds each one
@@ -104,36 +104,8 @@ func TestWriter_TransactionsInFlightKeepRollupsExact(t *testing.T) {
 				t.Errorf("at most %d writes in Postgres at once, want 2 to %d", m, most)
 			}
 			ledgerCheck(t, dbURL, events)
-			rollupsMatchLedger(t, dbURL)
+			usagetest.RollupsMatchLedger(t, dbURL)
 		})
-	}
-}
-
-// rollupsMatchLedger compares every detailed hourly rollup row with the sum
-// of its events in the ledger.
-func rollupsMatchLedger(t *testing.T, dbURL string) {
-	t.Helper()
-	conn, err := pgx.Connect(t.Context(), dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
-	var mismatched int
-	if err := conn.QueryRow(t.Context(), `WITH l AS (
-		SELECT date_bin('1 hour', created_at, '2000-01-01 00:00:00+00') AS bucket, coalesce(project_id, '00000000-0000-0000-0000-000000000000') AS project_id,
-			model, status, coalesce(relay_key_id, '00000000-0000-0000-0000-000000000000') AS relay_key_id,
-			count(*) AS requests, sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens
-		FROM usage_events GROUP BY 1, 2, 3, 4, 5
-	), r AS (
-		SELECT bucket, project_id, model, status, relay_key_id, sum(requests) AS requests, sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens
-		FROM usage_rollups WHERE grain = 'hour' AND detailed GROUP BY 1, 2, 3, 4, 5
-	)
-	SELECT count(*) FROM l FULL JOIN r USING (bucket, project_id, model, status, relay_key_id)
-	WHERE l.requests IS DISTINCT FROM r.requests OR l.input_tokens IS DISTINCT FROM r.input_tokens OR l.output_tokens IS DISTINCT FROM r.output_tokens`).Scan(&mismatched); err != nil {
-		t.Fatal(err)
-	}
-	if mismatched != 0 {
-		t.Errorf("%d detailed hourly rollup groups disagree with the ledger", mismatched)
 	}
 }
 
