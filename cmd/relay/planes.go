@@ -36,6 +36,7 @@ import (
 	"github.com/relay-llm/relay/internal/store"
 	"github.com/relay-llm/relay/internal/tracing"
 	"github.com/relay-llm/relay/internal/translator"
+	"github.com/relay-llm/relay/internal/upstream"
 	usageledger "github.com/relay-llm/relay/internal/usage"
 	"github.com/relay-llm/relay/ui"
 )
@@ -150,6 +151,7 @@ func newPlanes(ctx context.Context, cfg *config.Config, st *store.Store, box *se
 		Logger:         log,
 		MaxBodyBytes:   cfg.MaxBodyBytes,
 		Egress:         guard,
+		Transport:      upstream.New(upstream.Options{Guard: guard, HTTP2: cfg.UpstreamHTTP2}),
 		MaxHeaders:     cfg.MaxHeaders,
 		MaxHeaderBytes: cfg.MaxHeaderBytes,
 

@@ -80,6 +80,7 @@ type Config struct {
 	BreakerAuthWindow      time.Duration // RELAY_BREAKER_AUTH_WINDOW: a 401/403 on a second model of a host key within this holds the key itself
 	SecretEnvPrefixes      []string      // RELAY_SECRET_ENV_PREFIXES: the variables env: host keys may name (prefixes ending in "_", or exact names)
 	UpstreamAllow          []string      // RELAY_UPSTREAM_ALLOW: hosts and CIDRs a host's base URL may name; empty = any but Relay's own and metadata addresses
+	UpstreamHTTP2          bool          // RELAY_UPSTREAM_HTTP2: TLS upstreams through net/http, HTTP/2 where offered, instead of Relay's HTTP/1.1 client
 	AdminTokenFile         string        // RELAY_ADMIN_TOKEN_FILE: file holding the admin token, re-read when it changes
 	AdminTokenExpires      time.Time     // RELAY_ADMIN_TOKEN_EXPIRES: RFC 3339 time after which RELAY_ADMIN_TOKEN is refused (zero = never)
 	AdminTokenGrace        time.Duration // RELAY_ADMIN_TOKEN_GRACE: how long the previous token of RELAY_ADMIN_TOKEN_FILE is still accepted
@@ -188,6 +189,7 @@ func settings(c *Config) []setting {
 			duration(&c.BreakerAuthWindow, time.Second, 24*time.Hour)},
 		{"RELAY_SECRET_ENV_PREFIXES", "", secret.DefaultEnvPrefixes, "", list(&c.SecretEnvPrefixes)},
 		{"RELAY_UPSTREAM_ALLOW", "", "", "", list(&c.UpstreamAllow)},
+		{"RELAY_UPSTREAM_HTTP2", "", "false", "", boolean(&c.UpstreamHTTP2)},
 		{"RELAY_ADMIN_TOKEN_FILE", "", "", "", text(&c.AdminTokenFile)},
 		{"RELAY_ADMIN_TOKEN_EXPIRES", "", "", "", timestamp(&c.AdminTokenExpires)},
 		{"RELAY_ADMIN_TOKEN_GRACE", "", "10m", "", duration(&c.AdminTokenGrace, 0, 7*24*time.Hour)},

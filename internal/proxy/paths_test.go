@@ -27,20 +27,23 @@ import (
 )
 
 // upstreamPath is one of the two clients Relay's Transport chooses between,
-// and, for TLS, the protocol the mock lets it negotiate: plain http:// goes
-// through the hand-written HTTP/1.1 client, https:// through net/http —
-// HTTP/2 where offered, as every real provider does, else HTTP/1.1.
+// and, for TLS, the protocol the mock lets it negotiate: http:// and, by
+// default, https:// go through the hand-written HTTP/1.1 client (offering
+// only http/1.1 to a mock that offers HTTP/2 too, as every real provider
+// does); with upstream.Options.HTTP2 (std), https:// goes through net/http
+// — HTTP/2 where offered, else HTTP/1.1.
 type upstreamPath struct {
-	name      string
-	tls, h2   bool
-	wantProto int // the ProtoMajor the mock must see
+	name         string
+	tls, h2, std bool
+	wantProto    int // the ProtoMajor the mock must see
 }
 
 func upstreamPaths() []upstreamPath {
 	return []upstreamPath{
 		{name: "plain-h1", wantProto: 1},
-		{name: "tls-h2", tls: true, h2: true, wantProto: 2},
-		{name: "tls-h1", tls: true, wantProto: 1},
+		{name: "tls-h1", tls: true, h2: true, wantProto: 1},
+		{name: "tls-h2-std", tls: true, h2: true, std: true, wantProto: 2},
+		{name: "tls-h1-std", tls: true, std: true, wantProto: 1},
 	}
 }
 
@@ -103,7 +106,7 @@ func fixtureServing(t *testing.T, p upstreamPath, h http.Handler) *pathFixture {
 		up.StartTLS()
 		roots := x509.NewCertPool()
 		roots.AddCert(up.Certificate())
-		tr := upstream.NewTransportTrusting(roots)
+		tr := upstream.New(upstream.Options{Roots: roots, HTTP2: p.std})
 		t.Cleanup(tr.CloseIdleConnections)
 		pf.cfg.Transport = tr
 	} else {
@@ -497,20 +500,31 @@ func TestPaths_BreakerOutcomes(t *testing.T) {
 }
 
 // TestPaths_TLSUpstreamIsVerified: Relay's default transport refuses a TLS
-// upstream its roots do not vouch for — the seam trusts a pool, it does
-// not turn verification off.
+// upstream its roots do not vouch for, on both of its TLS clients — the
+// seam trusts a pool, it does not turn verification off.
 func TestPaths_TLSUpstreamIsVerified(t *testing.T) {
 	t.Parallel()
-	f := fixtureOn(t, upstreamPath{name: "tls-h2", tls: true, h2: true, wantProto: 2})
-	f.cfg.Transport = nil // NewTransport: the system roots
-	f.standard()
-	f.start()
-	resp, body := f.post("/v1/chat/completions", chatBody, nil)
-	if resp.StatusCode != 502 {
-		t.Fatalf("an untrusted upstream answered: %d %s", resp.StatusCode, body)
-	}
-	poll.Until(t, time.Second, "a refused handshake", func() bool { return f.conns.Load() > 0 })
-	if n := len(f.requests()); n != 0 {
-		t.Errorf("the untrusted upstream got %d requests", n)
+	for _, c := range []struct {
+		name string
+		tr   func() upstream.Client
+	}{
+		{"h1", func() upstream.Client { return nil }}, // NewGuardedTransport: the system roots
+		{"std", func() upstream.Client { return upstream.New(upstream.Options{HTTP2: true}) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			f := fixtureOn(t, upstreamPath{name: "tls-h2", tls: true, h2: true, wantProto: 2})
+			f.cfg.Transport = c.tr()
+			f.standard()
+			f.start()
+			resp, body := f.post("/v1/chat/completions", chatBody, nil)
+			if resp.StatusCode != 502 {
+				t.Fatalf("an untrusted upstream answered: %d %s", resp.StatusCode, body)
+			}
+			poll.Until(t, time.Second, "a refused handshake", func() bool { return f.conns.Load() > 0 })
+			if n := len(f.requests()); n != 0 {
+				t.Errorf("the untrusted upstream got %d requests", n)
+			}
+		})
 	}
 }

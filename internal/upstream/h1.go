@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptrace"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,7 +20,8 @@ import (
 	"github.com/relay-llm/relay/internal/wire"
 )
 
-// h1Client is a minimal HTTP/1.1 client for plain-HTTP upstreams. It does
+// h1Client is a minimal HTTP/1.1 client for upstreams, plain or over TLS
+// (offering only http/1.1 in ALPN). It does
 // the whole exchange on the caller's goroutine: the request goes out in one
 // write (headers and an in-memory body together) and the response is read
 // from a pooled connection as the caller reads the body, so there is no
@@ -28,10 +31,13 @@ import (
 // a blocked read or write through a context.AfterFunc that expires the
 // connection's deadline.
 //
-// What it does not do, NewTransport leaves to net/http: TLS (so HTTP/2 to
-// the providers that need it), proxies from the environment.
+// What it does not do, NewTransport leaves to net/http: HTTP/2, proxies
+// from the environment.
 type h1Client struct {
 	dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// tls starts each https:// connection (its ServerName and NextProtos
+	// set per connection); nil: the client takes http:// only.
+	tls *tls.Config
 
 	mu   sync.Mutex
 	idle map[string][]*h1Conn // by host:port, most recently used last
@@ -47,6 +53,7 @@ const (
 	h1MaxHeaderBytes  = 1 << 20
 	h1HeadScratch     = 2 << 10
 	h1MaxInMemoryBody = 1 << 20 // a bigger request body is written after its headers
+	h1TLSHandshake    = 10 * time.Second
 )
 
 // h1Conn is one pooled connection.
@@ -67,18 +74,33 @@ func newH1Client(dial func(ctx context.Context, network, addr string) (net.Conn,
 	return &h1Client{dial: dial, idle: map[string][]*h1Conn{}}
 }
 
-// hostPort is the address to dial for u: its host with the default port.
-func hostPort(host string) string {
-	if _, _, err := net.SplitHostPort(host); err == nil {
-		return host
+// tlsPool prefixes the pool key of a TLS connection, so that a host's
+// plain and TLS connections never share a pool.
+const tlsPool = "https://"
+
+// poolKey is the pool a request's connection comes from and returns to:
+// the address to dial, its host with the scheme's default port, marked
+// with tlsPool for https.
+func poolKey(u *url.URL) string {
+	host := u.Host
+	port := "80"
+	if u.Scheme == "https" {
+		port = "443"
 	}
-	if strings.HasPrefix(host, "[") && strings.HasSuffix(host, "]") {
-		host = host[1 : len(host)-1]
+	if _, _, err := net.SplitHostPort(host); err != nil {
+		if strings.HasPrefix(host, "[") && strings.HasSuffix(host, "]") {
+			host = host[1 : len(host)-1]
+		}
+		host = net.JoinHostPort(host, port)
 	}
-	return net.JoinHostPort(host, "80")
+	if u.Scheme == "https" {
+		return tlsPool + host
+	}
+	return host
 }
 
-// RoundTrip sends req (an http:// request) and returns the response, whose
+// RoundTrip sends req (http://, or https:// when the client has a TLS
+// configuration) and returns the response, whose
 // body holds the connection until it is read to the end or closed.
 func (h *h1Client) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
@@ -96,7 +118,7 @@ func (h *h1Client) RoundTrip(req *http.Request) (*http.Response, error) {
 			wrote()
 		}
 	}()
-	addr := hostPort(req.URL.Host)
+	addr := poolKey(req.URL)
 	hb := h.headBuf()
 	defer h.heads.Put(hb)
 	head, body, err := h.encode((*hb)[:0], req)
@@ -154,7 +176,7 @@ func (h *h1Client) headBuf() *[]byte {
 // is small enough to go out with the head; else it returns the body to
 // write after the head.
 func (h *h1Client) encode(b []byte, req *http.Request) (head []byte, body io.Reader, err error) {
-	if req.URL.Scheme != "http" {
+	if req.URL.Scheme != "http" && (req.URL.Scheme != "https" || h.tls == nil) {
 		return b, nil, fmt.Errorf("h1: unsupported scheme %q", req.URL.Scheme)
 	}
 	b = append(b, req.Method...)
@@ -261,17 +283,46 @@ func (h *h1Client) get(ctx context.Context, addr string) (*h1Conn, bool, error) 
 		}
 		c.c.Close()
 	}
-	nc, err := h.dial(ctx, "tcp", addr)
+	nc, err := h.connect(ctx, addr)
 	if err != nil {
 		return nil, false, err
 	}
 	return &h1Conn{c: nc, br: bufio.NewReaderSize(nc, h1BufferSize)}, false, nil
 }
 
+// connect dials the pool key addr, and for a TLS pool completes the
+// handshake: the certificate verified for the host, http/1.1 the only
+// protocol offered, a session resumed where the cache holds one.
+func (h *h1Client) connect(ctx context.Context, addr string) (net.Conn, error) {
+	hp, secure := strings.CutPrefix(addr, tlsPool)
+	nc, err := h.dial(ctx, "tcp", hp)
+	if err != nil || !secure {
+		return nc, err
+	}
+	host, _, _ := net.SplitHostPort(hp)
+	cfg := h.tls.Clone()
+	cfg.ServerName = host
+	cfg.NextProtos = []string{"http/1.1"}
+	tc := tls.Client(nc, cfg)
+	hctx, cancel := context.WithTimeout(ctx, h1TLSHandshake)
+	defer cancel()
+	if err := tc.HandshakeContext(hctx); err != nil {
+		nc.Close()
+		return nil, err
+	}
+	return tc, nil
+}
+
 // alive reports whether an idle connection has neither been closed by the
-// upstream nor been sent anything unasked.
+// upstream nor been sent anything unasked. On TLS the socket beneath is
+// looked at: anything there while idle (a close_notify, a key update) is
+// taken as the end, which costs at most a fresh connection.
 func (c *h1Conn) alive() bool {
-	return c.br.Buffered() == 0 && connAlive(c.c)
+	nc := c.c
+	if tc, ok := nc.(*tls.Conn); ok {
+		nc = tc.NetConn()
+	}
+	return c.br.Buffered() == 0 && connAlive(nc)
 }
 
 // put returns c to the pool, or closes it when the pool for addr is full.
@@ -419,7 +470,7 @@ func (h *h1Client) exchange(ctx context.Context, c *h1Conn, req *http.Request, h
 		}
 		resp.Close = !keep
 		rb := &rr.body
-		*rb = h1Body{h: h, c: c, addr: hostPort(req.URL.Host), stop: stop, ctx: ctx, keep: keep}
+		*rb = h1Body{h: h, c: c, addr: poolKey(req.URL), stop: stop, ctx: ctx, keep: keep}
 		// As net/http: HTTP/1.0 has no transfer codings; in HTTP/1.1 the
 		// only one is chunked, alone — a body framed by another would be
 		// read as the next response on this shared connection.

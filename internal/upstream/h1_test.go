@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -188,7 +189,7 @@ func TestH1_CancelInterruptsABlockedBodyRead(t *testing.T) {
 		t.Fatalf("read after cancel: %v, want the cause", err)
 	}
 	c.mu.Lock()
-	idle := len(c.idle[hostPort(strings.TrimPrefix(srv.URL, "http://"))])
+	idle := len(c.idle[poolKey(&url.URL{Scheme: "http", Host: strings.TrimPrefix(srv.URL, "http://")})])
 	c.mu.Unlock()
 	if idle != 0 {
 		t.Errorf("a canceled connection went back to the pool")

@@ -24,38 +24,64 @@ type Client interface {
 
 var _ Client = (*Transport)(nil)
 
-// Transport carries Relay's upstream requests. Plain-HTTP upstreams (a
-// sidecar, a self-hosted model server, the mock) go through h1Client, a
-// minimal HTTP/1.1 client that does the exchange on the caller's goroutine;
-// everything else — TLS, and so HTTP/2 where the provider negotiates it,
-// and plain HTTP when the environment names a proxy — through net/http.
-// Both keep connections alive and dial with each host's connect timeout.
+// Transport carries Relay's upstream requests. HTTP/1.1 upstreams, plain
+// (a sidecar, a self-hosted model server, the mock) or over TLS (every
+// provider, offered only http/1.1 in ALPN), go through h1Client, a minimal
+// HTTP/1.1 client that does the exchange on the caller's goroutine;
+// through net/http go HTTP/2 (TLS upstreams when Options.HTTP2 is set) and
+// every request when the environment names a proxy for its scheme. Both
+// keep connections alive, resume TLS sessions and dial with each host's
+// connect timeout.
 type Transport struct {
 	h1  *h1Client
 	std *http.Transport
-	// A proxy is set for plain HTTP (HTTP_PROXY): ask net/http per request.
-	httpProxy bool
-	dialer    *net.Dialer
-	guard     *egress.Guard // nil: dial anything
+	// tlsOnStd: https:// goes through net/http (Options.HTTP2).
+	tlsOnStd bool
+	// A proxy is set in the environment: ask net/http per request.
+	envProxy bool
+	dialer   *net.Dialer
+	guard    *egress.Guard // nil: dial anything
+}
+
+// Options are what a Transport is built with; the zero value is
+// NewTransport's.
+type Options struct {
+	// Guard refuses the addresses it refuses (Relay's own listeners,
+	// metadata addresses, what RELAY_UPSTREAM_ALLOW leaves out), checked
+	// on the address actually dialed, after DNS; nil refuses nothing.
+	Guard *egress.Guard
+	// Roots verify TLS upstreams instead of the system pool: a private CA
+	// in front of a self-hosted model server, or a test's TLS mock.
+	Roots *x509.CertPool
+	// HTTP2 sends TLS upstreams through net/http, which negotiates HTTP/2
+	// where the upstream offers it (RELAY_UPSTREAM_HTTP2), instead of
+	// h1Client over HTTP/1.1.
+	HTTP2 bool
 }
 
 // NewTransport returns the transport Relay shares across every upstream
 // request: keep-alives with room for 256 concurrent callers per host, no
 // transparent compression (bytes pass through as sent), and a dialer that
 // honours each host's connect timeout.
-func NewTransport() *Transport { return NewGuardedTransport(nil) }
+func NewTransport() *Transport { return New(Options{}) }
 
 // NewGuardedTransport is NewTransport whose dialer refuses the addresses g
-// refuses (Relay's own listeners, metadata addresses, what
-// RELAY_UPSTREAM_ALLOW leaves out), checked on the address actually
-// dialed, after DNS; a nil g refuses nothing.
-func NewGuardedTransport(g *egress.Guard) *Transport {
+// refuses; a nil g refuses nothing.
+func NewGuardedTransport(g *egress.Guard) *Transport { return New(Options{Guard: g}) }
+
+// New returns a transport built with o.
+func New(o Options) *Transport {
 	t := &Transport{
-		guard:     g,
-		dialer:    &net.Dialer{KeepAlive: 30 * time.Second},
-		httpProxy: os.Getenv("HTTP_PROXY") != "" || os.Getenv("http_proxy") != "",
+		guard:    o.Guard,
+		dialer:   &net.Dialer{KeepAlive: 30 * time.Second},
+		tlsOnStd: o.HTTP2,
 	}
+	for _, k := range []string{"HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy"} {
+		t.envProxy = t.envProxy || os.Getenv(k) != ""
+	}
+	sessions := tls.NewLRUClientSessionCache(tlsSessions)
 	t.h1 = newH1Client(t.DialContext)
+	t.h1.tls = clientTLS(o.Roots, sessions)
 	t.std = &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
 		DialContext:           t.DialContext,
@@ -63,12 +89,12 @@ func NewGuardedTransport(g *egress.Guard) *Transport {
 		MaxIdleConns:          1024,
 		MaxIdleConnsPerHost:   256,
 		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   10 * time.Second,
+		TLSHandshakeTimeout:   h1TLSHandshake,
 		ExpectContinueTimeout: time.Second,
 		DisableCompression:    true,
 		WriteBufferSize:       32 << 10,
 		ReadBufferSize:        32 << 10,
-		TLSClientConfig:       clientTLS(nil),
+		TLSClientConfig:       clientTLS(o.Roots, sessions),
 		// A provider's HTTP/2 connection carries every caller's streams:
 		// one that went silent (a NAT or load balancer dropped it) is
 		// found by a ping and closed, not waited on by each new request.
@@ -82,25 +108,36 @@ func NewGuardedTransport(g *egress.Guard) *Transport {
 const tlsSessions = 1024
 
 // clientTLS is the TLS every upstream connection starts from: verified
-// against roots (nil: the system's), TLS 1.2 at least, and one session
-// cache for all of them, so a connection opened after the first to a host
-// (more callers than the pool holds, a connection the upstream closed)
-// resumes its session instead of paying a full handshake with certificate
-// verification.
-func clientTLS(roots *x509.CertPool) *tls.Config {
-	return &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12, ClientSessionCache: tls.NewLRUClientSessionCache(tlsSessions)}
+// against roots (nil: the system's), TLS 1.2 at least, and the one session
+// cache of the transport, so a connection opened after the first to a
+// host (more callers than the pool holds, a connection the upstream
+// closed) resumes its session instead of paying a full handshake with
+// certificate verification. Each client gets its own Config (net/http
+// writes its ALPN list into the one it is given); they share the cache.
+func clientTLS(roots *x509.CertPool, sessions tls.ClientSessionCache) *tls.Config {
+	return &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12, ClientSessionCache: sessions}
 }
 
 // RoundTrip sends req on the client that suits its scheme.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.URL.Scheme == "http" && !t.proxied(req) {
-		return t.h1.RoundTrip(req)
+	switch req.URL.Scheme {
+	case "http":
+	case "https":
+		if t.tlsOnStd {
+			return t.std.RoundTrip(req)
+		}
+	default:
+		return t.std.RoundTrip(req)
 	}
-	return t.std.RoundTrip(req)
+	if t.proxied(req) {
+		return t.std.RoundTrip(req)
+	}
+	return t.h1.RoundTrip(req)
 }
 
+// proxied reports whether the environment names a proxy for req.
 func (t *Transport) proxied(req *http.Request) bool {
-	if !t.httpProxy {
+	if !t.envProxy {
 		return false
 	}
 	u, err := http.ProxyFromEnvironment(req)

@@ -10,8 +10,9 @@ import (
 )
 
 // BenchmarkTransport_Paths is one upstream exchange through Transport on
-// each path Relay takes — plain HTTP (h1.go), TLS with HTTP/2, TLS with
-// HTTP/1.1 — for an answer framed by length and for a stream of 20 events,
+// each path Relay can take — plain HTTP and TLS through h1.go (the
+// default), and with Options.HTTP2 TLS through net/http, HTTP/2 or
+// HTTP/1.1 as the server offers — for an answer framed by length and for a stream of 20 events,
 // from 8 callers at once against an in-process server (whose work is in
 // the figures too: compare paths, not absolute numbers).
 //
@@ -36,9 +37,9 @@ func BenchmarkTransport_Paths(b *testing.B) {
 	})
 	body := `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Hello, Relay. Say something short."}]}`
 	for _, p := range []struct {
-		name    string
-		tls, h2 bool
-	}{{"plain-h1", false, false}, {"tls-h2", true, true}, {"tls-h1", true, false}} {
+		name            string
+		tls, h2, viaStd bool
+	}{{"plain-h1", false, false, false}, {"tls-h1", true, true, false}, {"tls-h2-std", true, true, true}, {"tls-h1-std", true, false, true}} {
 		srv := httptest.NewUnstartedServer(h)
 		tr := NewTransport()
 		if p.tls {
@@ -46,7 +47,7 @@ func BenchmarkTransport_Paths(b *testing.B) {
 			srv.StartTLS()
 			roots := x509.NewCertPool()
 			roots.AddCert(srv.Certificate())
-			tr = NewTransportTrusting(roots)
+			tr = New(Options{Roots: roots, HTTP2: p.viaStd})
 		} else {
 			srv.Start()
 		}

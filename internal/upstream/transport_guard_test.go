@@ -1,7 +1,7 @@
 package upstream
 
 import (
-	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"net"
 	"net/http"
@@ -33,9 +33,17 @@ func TestGuardedTransport_RefusesRelaysOwnListener(t *testing.T) {
 		t.Fatal(err)
 	}
 	g.SetListeners(relayPlain.Listener.Addr(), relayTLS.Listener.Addr())
-	tr := NewGuardedTransport(g)
-	tr.std.TLSClientConfig = &tls.Config{InsecureSkipVerify: true} // the test's own certificate
-	defer tr.CloseIdleConnections()
+	roots := x509.NewCertPool()
+	roots.AddCert(mockTLS.Certificate())      // httptest's one certificate: Relay's TLS listener's too
+	for _, std := range []bool{false, true} { // TLS through h1.go, and through net/http
+		tr := New(Options{Guard: g, Roots: roots, HTTP2: std})
+		defer tr.CloseIdleConnections()
+		refusesOwnListener(t, tr, relayPlain, relayTLS, mock, mockTLS)
+	}
+}
+
+func refusesOwnListener(t *testing.T, tr *Transport, relayPlain, relayTLS, mock, mockTLS *httptest.Server) {
+	t.Helper()
 
 	port := func(s *httptest.Server) string { _, p, _ := net.SplitHostPort(s.Listener.Addr().String()); return p }
 	for _, tc := range []struct {

@@ -12,13 +12,18 @@ import (
 
 // TestTransport_TLSResumesSessions: a second connection to a TLS upstream
 // (here after the pool was emptied) resumes the first one's session rather
-// than paying a full handshake, on HTTP/2 and on HTTP/1.1, and keeps the
-// protocol the upstream offers.
+// than paying a full handshake, on each TLS client: Relay's own, which
+// speaks HTTP/1.1 to an upstream that offers HTTP/2 too, and net/http
+// (Options.HTTP2), which keeps the protocol the upstream offers.
 func TestTransport_TLSResumesSessions(t *testing.T) {
 	t.Parallel()
-	for _, h2 := range []bool{true, false} {
-		name := map[bool]string{true: "h2", false: "h1"}[h2]
-		t.Run(name, func(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		h2, std   bool
+		wantProto int
+	}{{"own", true, false, 1}, {"std-h2", true, true, 2}, {"std-h1", false, true, 1}} {
+		h2 := c.h2
+		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			var full, resumed atomic.Int32
 			var protos [3]atomic.Int32
@@ -39,7 +44,7 @@ func TestTransport_TLSResumesSessions(t *testing.T) {
 			defer srv.Close()
 			roots := x509.NewCertPool()
 			roots.AddCert(srv.Certificate())
-			tr := NewTransportTrusting(roots)
+			tr := New(Options{Roots: roots, HTTP2: c.std})
 			defer tr.CloseIdleConnections()
 
 			for i := range 3 {
@@ -57,7 +62,7 @@ func TestTransport_TLSResumesSessions(t *testing.T) {
 			if full.Load() != 1 || resumed.Load() != 2 {
 				t.Errorf("%d full and %d resumed handshakes for 3 connections, want 1 and 2", full.Load(), resumed.Load())
 			}
-			want := map[bool]int{true: 2, false: 1}[h2]
+			want := c.wantProto
 			if protos[want].Load() != 3 {
 				t.Errorf("HTTP/%d requests: %d of 3", want, protos[want].Load())
 			}

@@ -1,0 +1,95 @@
+package upstream
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/relay-llm/relay/internal/poll"
+)
+
+// tlsH1 is an h1Client that dials srv whatever the URL names, verifying
+// TLS against srv's certificate (httptest's: example.com, 127.0.0.1, ::1).
+func tlsH1(srv *httptest.Server) *h1Client {
+	c := newH1Client(func(ctx context.Context, network, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, network, srv.Listener.Addr().String())
+	})
+	roots := x509.NewCertPool()
+	roots.AddCert(srv.Certificate())
+	c.tls = clientTLS(roots, tls.NewLRUClientSessionCache(4))
+	return c
+}
+
+// TestH1TLS_VerifiesTheNameDialed: the certificate is checked against the
+// URL's host, not just against the roots — a name the certificate does not
+// carry is refused before a byte of the request is sent.
+func TestH1TLS_VerifiesTheNameDialed(t *testing.T) {
+	t.Parallel()
+	var requests atomic.Int32
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		requests.Add(1)
+		io.WriteString(w, "ok")
+	}))
+	defer srv.Close()
+	c := tlsH1(srv)
+	defer c.CloseIdleConnections()
+
+	if got := h1Read(t, c, t.Context(), "https://example.com/v1/models", "", nil); got != "ok" {
+		t.Fatalf("a name the certificate carries: %q", got)
+	}
+	_, err := h1Post(t, c, t.Context(), "https://api.openai.invalid/v1/models", "", nil)
+	var verr *tls.CertificateVerificationError
+	if !errors.As(err, &verr) {
+		t.Fatalf("a name the certificate does not carry: err = %v, want a certificate verification error", err)
+	}
+	if n := requests.Load(); n != 1 {
+		t.Errorf("the server saw %d requests, want 1", n)
+	}
+}
+
+// TestH1TLS_IdleConnectionClosedByTheUpstreamIsNotReused: a pooled TLS
+// connection the upstream has since closed is seen through the socket
+// beneath the TLS layer and dropped, so the next request goes on a fresh
+// connection and succeeds, instead of failing on the dead one.
+func TestH1TLS_IdleConnectionClosedByTheUpstreamIsNotReused(t *testing.T) {
+	t.Parallel()
+	var conns, closed atomic.Int32
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		io.WriteString(w, "ok")
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		switch s {
+		case http.StateNew:
+			conns.Add(1)
+		case http.StateClosed:
+			closed.Add(1)
+		}
+	}
+	srv.StartTLS()
+	defer srv.Close()
+	c := tlsH1(srv)
+	defer c.CloseIdleConnections()
+
+	// A request body too big to go in the head's write: had the dead
+	// connection been taken, the write could land in its socket buffer and
+	// the failure show only on the read, too late to retry.
+	body := string(make([]byte, 64<<10))
+	for i := range 3 {
+		if got := h1Read(t, c, t.Context(), "https://example.com/v1/chat/completions", body, nil); got != "ok" {
+			t.Fatalf("request %d: %q", i, got)
+		}
+		srv.CloseClientConnections()
+		poll.Until(t, 5*time.Second, "the server closed the connection", func() bool { return closed.Load() == int32(i+1) })
+	}
+	if n := conns.Load(); n != 3 {
+		t.Errorf("%d connections for 3 requests, each after the upstream closed the last: want 3", n)
+	}
+}
