@@ -12,9 +12,11 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/relay-llm/relay/internal/wire"
@@ -310,7 +312,56 @@ func (h *h1Client) connect(ctx context.Context, addr string) (net.Conn, error) {
 		nc.Close()
 		return nil, err
 	}
-	return tc, nil
+	return &burstConn{Conn: tc}, nil
+}
+
+// burstConn is a TLS connection whose Read returns every record that has
+// already arrived, not one: a provider flushes each stream event as a
+// record of its own, and read one by one they would each become a write to
+// the caller, where over plain TCP the events that arrived together are
+// read, and sent on, together. After the first record it reads on with a
+// deadline already past, which the runtime answers without a system call
+// and crypto/tls takes as temporary (a record half arrived stays for the
+// next Read).
+//
+// The one deadline h1Client otherwise sets is the cancellation's (exchange:
+// far in the past, never cleared); SetDeadline notes it, so that clearing
+// the poll's deadline never clears a cancellation that came meanwhile.
+type burstConn struct {
+	*tls.Conn
+	canceled atomic.Bool
+	pending  error // a failure met reading on, for the next Read
+}
+
+func (b *burstConn) SetDeadline(t time.Time) error {
+	if !t.IsZero() {
+		b.canceled.Store(true)
+	}
+	return b.Conn.SetDeadline(t)
+}
+
+func (b *burstConn) Read(p []byte) (int, error) {
+	if err := b.pending; err != nil {
+		b.pending = nil
+		return 0, err
+	}
+	n, err := b.Conn.Read(p)
+	for err == nil && n > 0 && n < len(p) && !b.canceled.Load() {
+		_ = b.Conn.SetReadDeadline(time.Unix(1, 0))
+		m, rerr := b.Conn.Read(p[n:])
+		_ = b.Conn.SetReadDeadline(time.Time{})
+		if b.canceled.Load() {
+			_ = b.Conn.SetDeadline(time.Unix(1, 0))
+		}
+		n += m
+		if rerr != nil {
+			if !errors.Is(rerr, os.ErrDeadlineExceeded) {
+				b.pending = rerr
+			}
+			break
+		}
+	}
+	return n, err
 }
 
 // alive reports whether an idle connection has neither been closed by the
@@ -319,8 +370,8 @@ func (h *h1Client) connect(ctx context.Context, addr string) (net.Conn, error) {
 // taken as the end, which costs at most a fresh connection.
 func (c *h1Conn) alive() bool {
 	nc := c.c
-	if tc, ok := nc.(*tls.Conn); ok {
-		nc = tc.NetConn()
+	if bc, ok := nc.(*burstConn); ok {
+		nc = bc.NetConn()
 	}
 	return c.br.Buffered() == 0 && connAlive(nc)
 }

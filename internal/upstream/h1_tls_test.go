@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -91,5 +92,56 @@ func TestH1TLS_IdleConnectionClosedByTheUpstreamIsNotReused(t *testing.T) {
 	}
 	if n := conns.Load(); n != 3 {
 		t.Errorf("%d connections for 3 requests, each after the upstream closed the last: want 3", n)
+	}
+}
+
+// TestH1TLS_ReadsTogetherWhatArrivedTogether: stream events the upstream
+// flushed one by one — each its own TLS record — that have all arrived are
+// returned by one Read, as over plain TCP, not one record per Read (which
+// would make each event its own write to the caller).
+func TestH1TLS_ReadsTogetherWhatArrivedTogether(t *testing.T) {
+	t.Parallel()
+	const events = 20
+	event := "data: {\"choices\":[{\"delta\":{\"content\":\"tok\"}}]}\n\n"
+	sent := make(chan struct{})
+	release := make(chan struct{})
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Header().Set("Content-Length", strconv.Itoa(events*len(event)))
+		w.WriteHeader(200)
+		w.(http.Flusher).Flush()
+		for range events {
+			io.WriteString(w, event)
+			w.(http.Flusher).Flush()
+		}
+		close(sent)
+		<-release
+	}))
+	defer srv.Close()
+	defer close(release)
+	c := tlsH1(srv)
+	defer c.CloseIdleConnections()
+
+	resp, err := h1Post(t, c, t.Context(), "https://example.com/v1/chat/completions", "{}", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	<-sent
+	// Each record is on the loopback socket once the server's write of it
+	// returned: all of them are there now.
+	// What the head's read took with it comes first, then the rest.
+	buf := make([]byte, 32<<10)
+	reads, total := 0, 0
+	for total < events*len(event) {
+		n, err := resp.Body.Read(buf)
+		reads++
+		total += n
+		if err != nil && (err != io.EOF || total != events*len(event)) {
+			t.Fatalf("after %d of %d bytes: %v", total, events*len(event), err)
+		}
+	}
+	if reads > 3 {
+		t.Errorf("%d Reads for %d events that had all arrived, want them together (at most 3)", reads, events)
 	}
 }
