@@ -5,7 +5,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"time"
 )
 
 // The Vertex AI face: Gemini at
@@ -89,9 +88,5 @@ func vertexAnthropicVersion(v json.RawMessage) bool {
 	if json.Unmarshal(v, &s) != nil {
 		return false
 	}
-	if s == "vertex-2023-10-16" {
-		return true
-	}
-	_, err := time.Parse(time.DateOnly, s)
-	return err == nil && len(s) == len(time.DateOnly)
+	return s == "vertex-2023-10-16" || isAPIDate(s)
 }
