@@ -117,13 +117,13 @@ func bans() []ban {
 			why:       "relay apply reaches Relay through the generated API client alone (its test helper configfiletest may start a server)",
 		},
 		{
-			packages: slices.Concat(hotPath, []string{translator, canonical, ratelimit}),
+			packages: slices.Concat(hotPath, []string{translator, canonical, ratelimit, profile}),
 			uses: []string{
 				"net/http.Transport", "net/http.DefaultTransport", "net/http.Client", "net/http.DefaultClient",
 				"net/http.Get", "net/http.Post", "net/http.Head", "net/http.PostForm",
 				"net/http/httptrace.*", "golang.org/x/net/http2.*",
 			},
-			why: "upstream requests go through internal/upstream's one Transport (each host's connect timeout, the egress guard at the dial, both clients under the behaviour suite); a client built beside it would skip all three",
+			why: "upstream requests go through internal/upstream's one Transport (each host's connect timeout, the egress guard at the dial, both clients under the behaviour suite); a client built beside it would skip all three (profile's token requests to Entra and Google included)",
 		},
 		{
 			packages:  []string{upstream},

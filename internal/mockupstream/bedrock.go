@@ -75,6 +75,9 @@ func (c *call) routeBedrock(raw string) bool {
 	default:
 		c.ep = epUnknown
 	}
+	if c.ep == epInvoke && bedrockEmbedFamily(model) != "" {
+		c.ep = epBedrockEmbed
+	}
 	return true
 }
 

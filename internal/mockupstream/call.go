@@ -42,8 +42,9 @@ const (
 	epGeminiBatchEmbed
 	epGeminiCount
 	epGeminiModels
-	epConverse // Bedrock Converse and ConverseStream
-	epInvoke   // Bedrock InvokeModel[WithResponseStream] with an Anthropic body
+	epConverse     // Bedrock Converse and ConverseStream
+	epInvoke       // Bedrock InvokeModel[WithResponseStream] with an Anthropic body
+	epBedrockEmbed // Bedrock InvokeModel of an embedding model (Titan, Cohere)
 )
 
 // framing is how stream events are written.
@@ -83,6 +84,7 @@ type call struct {
 	anth   *anthropicRequest
 	gem    *geminiRequest
 	gembed *geminiEmbedRequest
+	bembed *bedrockEmbedRequest
 
 	recorded   bool
 	seq        uint64
@@ -285,6 +287,8 @@ func (c *call) shape() string {
 		return ShapeBedrockConverse
 	case epInvoke:
 		return ShapeBedrockInvoke
+	case epBedrockEmbed:
+		return ShapeBedrockEmbeddings
 	}
 	return ""
 }
@@ -339,6 +343,8 @@ func (c *call) decode(body []byte) {
 		c.conv.model = c.model
 	case epInvoke:
 		c.decodeInvoke(body)
+	case epBedrockEmbed:
+		c.bembed, c.derr = decodeBedrockEmbed(body, c.model, c.stream)
 	}
 }
 
@@ -478,6 +484,8 @@ func (c *call) respond() {
 		c.serveConverse()
 	case epInvoke:
 		c.serveMessages()
+	case epBedrockEmbed:
+		c.serveBedrockEmbed()
 	}
 }
 

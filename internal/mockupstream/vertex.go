@@ -11,8 +11,10 @@ import (
 // /v1/projects/{p}/locations/{l}/publishers/google/models/{m}:{method}
 // (and /v1beta1/…),
 // Anthropic at …/publishers/anthropic/models/{m}:rawPredict|streamRawPredict
-// (anthropic_version "vertex-2023-10-16" in the body, the model in the
-// URL and not in the body), the OpenAI-compatible endpoint at
+// (anthropic_version in the body — "vertex-2023-10-16", or a dated
+// Anthropic API version such as "2023-06-01", which anthropic-sdk-go's
+// vertex option copies from its anthropic-version header and Vertex
+// accepts — the model in the URL and not in the body), the OpenAI-compatible endpoint at
 // …/endpoints/openapi/chat/completions; a Google access token from the
 // Cloud's token endpoint; Google's error bodies.
 
@@ -50,7 +52,7 @@ func (c *Cloud) vertex(w http.ResponseWriter, r *http.Request) {
 			googleError(w, http.StatusBadRequest, "INVALID_ARGUMENT", "Invalid JSON payload received.")
 			return
 		}
-		if string(m["anthropic_version"]) != `"vertex-2023-10-16"` {
+		if !vertexAnthropicVersion(m["anthropic_version"]) {
 			googleError(w, http.StatusBadRequest, "INVALID_ARGUMENT", "anthropic_version: Input should be 'vertex-2023-10-16'")
 			return
 		}
@@ -76,4 +78,15 @@ func (c *Cloud) vertex(w http.ResponseWriter, r *http.Request) {
 	default:
 		googleError(w, http.StatusNotFound, "NOT_FOUND", "The requested URL was not found on this server.")
 	}
+}
+
+// vertexAnthropicVersion reports whether v (JSON) is an anthropic_version
+// Vertex takes: its own "vertex-2023-10-16" or a dated API version
+// (YYYY-MM-DD).
+func vertexAnthropicVersion(v json.RawMessage) bool {
+	var s string
+	if json.Unmarshal(v, &s) != nil {
+		return false
+	}
+	return s == "vertex-2023-10-16" || isAPIDate(s)
 }

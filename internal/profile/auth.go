@@ -10,6 +10,7 @@ import (
 
 	"github.com/relay-llm/relay/internal/egress"
 	"github.com/relay-llm/relay/internal/snapshot"
+	"github.com/relay-llm/relay/internal/upstream"
 	"github.com/relay-llm/relay/internal/wire"
 )
 
@@ -44,8 +45,13 @@ func (e *CredentialError) Error() string { return "credential: " + e.Reason }
 
 // Config is what Authorizers need.
 type Config struct {
-	// Client calls token endpoints; nil is a client with a 30 s timeout.
-	Client *http.Client
+	// Transport carries token requests (Entra, Google): the proxy's
+	// upstream transport, so a token endpoint is dialed under the same
+	// egress guard as a host; nil is upstream.NewGuardedTransport(Egress).
+	// Redirects are not followed: a token endpoint answers itself.
+	Transport upstream.Client
+	// TokenTimeout bounds one token request; 0 is 30 s.
+	TokenTimeout time.Duration
 	// Now is the clock; nil is time.Now.
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -67,9 +73,6 @@ type Authorizers struct {
 
 // NewAuthorizers returns the process's Authorizers.
 func NewAuthorizers(cfg Config) *Authorizers {
-	if cfg.Client == nil {
-		cfg.Client = &http.Client{Timeout: 30 * time.Second}
-	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -78,6 +81,12 @@ func NewAuthorizers(cfg Config) *Authorizers {
 	}
 	if cfg.Egress == nil {
 		cfg.Egress, _ = egress.New(nil) // an empty list cannot fail
+	}
+	if cfg.Transport == nil {
+		cfg.Transport = upstream.NewGuardedTransport(cfg.Egress)
+	}
+	if cfg.TokenTimeout <= 0 {
+		cfg.TokenTimeout = defaultTokenTimeout
 	}
 	if cfg.Resolve == nil {
 		cfg.Resolve = func(ctx context.Context, host string) ([]netip.Addr, error) {

@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/relay-llm/relay/internal/upstream"
 )
 
 // Microsoft Entra ID's client-credentials grant: the host key's secret is
@@ -19,12 +21,12 @@ const (
 )
 
 type entra struct {
-	client *http.Client
+	client upstream.Client
 	tokens *tokens
 }
 
 func newEntra(cfg Config) *entra {
-	return &entra{client: cfg.Client, tokens: newTokens(cfg.Now, cfg.Logger, "entra")}
+	return &entra{client: cfg.Transport, tokens: newTokens(cfg, "entra")}
 }
 
 // Authorize implements Authorizer.

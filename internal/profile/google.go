@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/relay-llm/relay/internal/egress"
+	"github.com/relay-llm/relay/internal/upstream"
 )
 
 // Google service accounts: the host key's secret is a service account's
@@ -30,7 +31,7 @@ const (
 )
 
 type google struct {
-	client  *http.Client
+	client  upstream.Client
 	now     func() time.Time
 	tokens  *tokens
 	egress  *egress.Guard
@@ -38,7 +39,7 @@ type google struct {
 }
 
 func newGoogle(cfg Config) *google {
-	return &google{client: cfg.Client, now: cfg.Now, tokens: newTokens(cfg.Now, cfg.Logger, "google"), egress: cfg.Egress, resolve: cfg.Resolve}
+	return &google{client: cfg.Transport, now: cfg.Now, tokens: newTokens(cfg, "google"), egress: cfg.Egress, resolve: cfg.Resolve}
 }
 
 // serviceAccount is the part of a service account's JSON key Relay reads.

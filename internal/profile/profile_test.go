@@ -3,6 +3,7 @@ package profile
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"os"
 	"strings"
@@ -224,7 +225,7 @@ func TestTokens_OneFetchPerExpiry(t *testing.T) {
 	now := time.Unix(1_000_000, 0)
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
-	tk := newTokens(clock, nil, "test")
+	tk := newTokens(Config{Now: clock, Logger: slog.New(slog.DiscardHandler), TokenTimeout: defaultTokenTimeout}, "test")
 	var fetches atomic.Int32
 	release := make(chan struct{})
 	fetch := func(context.Context) (string, time.Duration, error) {

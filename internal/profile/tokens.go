@@ -32,9 +32,10 @@ type fetchFunc func(ctx context.Context) (value string, lifetime time.Duration, 
 // one fetch per tokenKey runs at a time: the calls that need it wait for
 // that one.
 type tokens struct {
-	now    func() time.Time
-	logger *slog.Logger
-	what   string // for the log: "entra", "google"
+	now     func() time.Time
+	logger  *slog.Logger
+	what    string        // for the log: "entra", "google"
+	timeout time.Duration // of one fetch
 
 	mu sync.Mutex
 	m  map[tokenKey]*tokenSlot
@@ -51,16 +52,15 @@ type tokenSlot struct {
 	retryAt   time.Time     // no fetch before this after a failure
 }
 
-func newTokens(now func() time.Time, logger *slog.Logger, what string) *tokens {
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
-	return &tokens{now: now, logger: logger, what: what, m: map[tokenKey]*tokenSlot{}}
+// newTokens is a cache for cfg's clock, log and token timeout (set by
+// NewAuthorizers).
+func newTokens(cfg Config, what string) *tokens {
+	return &tokens{now: cfg.Now, logger: cfg.Logger, what: what, timeout: cfg.TokenTimeout, m: map[tokenKey]*tokenSlot{}}
 }
 
-// fetchTimeout bounds one token fetch; it runs detached from the call that
-// started it, which may go away while others wait for it.
-const fetchTimeout = 30 * time.Second
+// defaultTokenTimeout bounds one token fetch; it runs detached from the
+// call that started it, which may go away while others wait for it.
+const defaultTokenTimeout = 30 * time.Second
 
 // get returns a good token for k, fetching one with fetch when needed.
 // After a failed fetch the next waits a backoff (retryAt): until then a
@@ -117,7 +117,7 @@ func (t *tokens) start(k tokenKey, s *tokenSlot, fetch fetchFunc) chan struct{} 
 	done := make(chan struct{})
 	s.inflight = done
 	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), fetchTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), t.timeout)
 		defer cancel()
 		began := t.now()
 		v, life, err := fetch(ctx)

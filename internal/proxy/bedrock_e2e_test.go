@@ -2,11 +2,9 @@ package proxy_test
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -15,7 +13,6 @@ import (
 	"github.com/openai/openai-go/v3"
 
 	"github.com/relay-llm/relay/internal/mockupstream"
-	"github.com/relay-llm/relay/internal/proxy"
 	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/wire"
 )
@@ -273,62 +270,4 @@ func TestBedrock_ClockSkewIsReportedClearly(t *testing.T) {
 	if resp.StatusCode != 502 || !strings.Contains(body, "Relay's clock is more than 5 minutes off AWS's") || !strings.Contains(body, "Signature expired") {
 		t.Fatalf("%d %s", resp.StatusCode, body)
 	}
-}
-
-// BenchmarkProxyBedrock is one streamed Chat request through Relay to a
-// bedrock_converse binding (encode, SigV4, event-stream unframing,
-// translation) beside the same request through an OpenAI passthrough
-// binding, both over loopback to the in-process mock; cpu-µs/op is the
-// process's user+system CPU per request (Relay's and the mock's).
-func BenchmarkProxyBedrock(b *testing.B) {
-	f := newFixture(&testing.T{})
-	f.mock = mockupstream.New(mockupstream.Options{Record: -1, AWSRegion: awsRegion,
-		AWS: []mockupstream.AWSCredential{{AccessKeyID: awsKeyID, SecretAccessKey: awsSecret, SessionToken: awsToken}}})
-	f.up = httptest.NewServer(f.mock)
-	defer f.up.Close()
-	f.cfg.Now = time.Now
-	f.cfg.Logger = nil
-	f.cfg.Recorder = nil
-	bh := f.host("bedrock", func(h *snapshot.Host) {
-		h.Profile = "bedrock"
-		h.ProfileParams = map[string]string{"region": awsRegion, "access_key_id": awsKeyID}
-	})
-	f.key(bh, "aws-1", `{"secret_access_key":"`+awsSecret+`","session_token":"`+awsToken+`"}`)
-	f.bind(f.model("nova", true), bh, wire.ShapeBedrockConverse, "amazon.nova-pro-v1:0")
-	oh := f.host("openai")
-	f.key(oh, "oa-1", openaiSecret)
-	f.bind(f.model("gpt", true), oh, wire.ShapeOpenAI, "gpt-4o-mini")
-	snap := snapshot.Build(&f.data, 1, time.Now())
-	cfg := f.cfg
-	cfg.Snapshot = func() *snapshot.Snapshot { return snap }
-	relay := httptest.NewServer(proxy.New(cfg))
-	defer relay.Close()
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
-	for _, model := range []string{"gpt", "nova"} {
-		b.Run(map[string]string{"gpt": "openai_passthrough_stream", "nova": "bedrock_converse_stream"}[model], func(b *testing.B) {
-			body := `{"model":"` + model + `","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"hello, benchmark"}]}`
-			b.ReportAllocs()
-			start := cpuTime()
-			for b.Loop() {
-				req, _ := http.NewRequest(http.MethodPost, relay.URL+"/v1/chat/completions", strings.NewReader(body))
-				req.Header.Set("Authorization", "Bearer "+relayKey)
-				resp, err := client.Do(req)
-				if err != nil {
-					b.Fatal(err)
-				}
-				_, _ = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode != 200 {
-					b.Fatal(resp.Status)
-				}
-			}
-			b.ReportMetric(float64((cpuTime()-start).Microseconds())/float64(b.N), "cpu-µs/op")
-		})
-	}
-}
-
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

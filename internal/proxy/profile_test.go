@@ -338,3 +338,106 @@ func TestProfiles_AzureThrottlingHoldsTheModel(t *testing.T) {
 		t.Errorf("the throttled deployment was not held")
 	}
 }
+
+// Google service-account tokens under load, as Entra's: concurrent calls
+// through Vertex share one token; past its refresh point one refresh runs
+// in the background while the calls keep going on the old token; a token
+// that expired with no traffic is fetched once, the calls waiting for that
+// one fetch. No call fails at a token boundary, and the mock's token
+// endpoint verifies every assertion (signature, aud, iat/exp) on the
+// shared clock.
+func TestProfiles_GoogleTokenOneRefreshPerExpiry(t *testing.T) {
+	t.Parallel()
+	c := newCloudFixture(t)
+	vx := c.vertexHost("vertex")
+	c.key(vx, "vx-1", c.serviceAccount())
+	c.bind(c.model("vx-gemini", true), vx, wire.ShapeGemini, "gemini-2.0-flash")
+	c.bind(c.model("vx-claude", true), vx, wire.ShapeAnthropic, "claude-sonnet-4@20250514")
+	c.start()
+
+	burst := func(what string) {
+		t.Helper()
+		var wg sync.WaitGroup
+		for i := range 16 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				model := []string{"vx-gemini", "vx-claude"}[i%2]
+				resp, body := c.post("/v1/chat/completions", toolChatBody(model, i%4 < 2), nil)
+				if resp.StatusCode != http.StatusOK {
+					t.Errorf("%s: %d %.300s", what, resp.StatusCode, body)
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	burst("first burst")
+	if n := c.cloud.TokensIssued(); n != 1 {
+		t.Fatalf("%d tokens for one burst, want 1", n)
+	}
+	for i := int64(2); i <= 4; i++ {
+		c.clock.Advance(56 * time.Minute) // past the refresh point, before the end
+		burst("burst at a refresh point")
+		poll.Until(t, 10*time.Second, "the background refresh", func() bool { return c.cloud.TokensIssued() == i })
+		burst("burst after the refresh")
+		if n := c.cloud.TokensIssued(); n != i {
+			t.Fatalf("%d tokens after refresh %d, want %d", n, i-1, i)
+		}
+	}
+	c.clock.Advance(3 * time.Hour) // no traffic: the token expired
+	burst("burst after expiry")
+	if n := c.cloud.TokensIssued(); n != 5 {
+		t.Errorf("%d tokens after an expiry, want 5", n)
+	}
+}
+
+// A service account the token endpoint refuses (invalid_grant: its key
+// does not match the account's) holds that host key in the key pool — not
+// the model: the next key on the same host serves the same model at once,
+// the refused key is never fetched for again while held, and neither
+// private key shows in a response or the log.
+func TestProfiles_GoogleInvalidGrantHoldsTheKey(t *testing.T) {
+	t.Parallel()
+	c := newCloudFixture(t)
+	wrong, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, _ := x509.MarshalPKCS8PrivateKey(wrong)
+	wrongPEM := string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}))
+	c.secrets = append(c.secrets, strings.Split(strings.TrimSpace(wrongPEM), "\n")[1])
+	badSA, _ := json.Marshal(map[string]string{
+		"type": "service_account", "project_id": "proj-1", "private_key_id": "k2", "private_key": wrongPEM,
+		"client_email": saEmail, "token_uri": c.url + "/oauth/google/token",
+	})
+	vx := c.vertexHost("vertex")
+	bad := c.key(vx, "vx-bad", string(badSA))
+	good := c.key(vx, "vx-good", c.serviceAccount())
+	c.bind(c.model("vx-gemini", true), vx, wire.ShapeGemini, "gemini-2.0-flash")
+	c.start()
+
+	for i := range 3 {
+		resp, body := c.post("/v1/chat/completions", toolChatBody("vx-gemini", i == 1), nil)
+		wantToolCall(t, "with a refused service account first", resp, body)
+	}
+	if n := c.cloud.TokensIssued(); n != 1 {
+		t.Errorf("%d tokens issued, want 1 (the good key's)", n)
+	}
+	var keyHeld bool
+	for _, s := range c.h.Breakers().States(c.clock.Now()) {
+		switch {
+		case s.HostKeyID == bad.ID.String() && s.Model == "":
+			keyHeld = true
+		case s.Model != "":
+			t.Errorf("a model is held: %+v", s)
+		case s.HostKeyID == good.ID.String():
+			t.Errorf("the good key is held: %+v", s)
+		}
+	}
+	if !keyHeld {
+		t.Errorf("the refused key is not held: %+v", c.h.Breakers().States(c.clock.Now()))
+	}
+	if !strings.Contains(c.logs.String(), "invalid_grant") {
+		t.Errorf("the log does not say why the key failed:\n%s", c.logs.String())
+	}
+}

@@ -221,11 +221,14 @@ func New(cfg Config) *Handler {
 	if h.objects == nil {
 		h.objects = objects.NewMemory(objects.Options{Now: h.now})
 	}
-	if h.authorizers == nil {
-		h.authorizers = profile.NewAuthorizers(profile.Config{Now: h.now, Logger: h.log, Egress: cfg.Egress})
-	}
 	if h.transport == nil {
 		h.transport = upstream.NewGuardedTransport(cfg.Egress)
+	}
+	if h.authorizers == nil {
+		// Token requests go through the upstream transport: the egress
+		// guard checks a token endpoint's addresses at the dial as it
+		// checks a host's.
+		h.authorizers = profile.NewAuthorizers(profile.Config{Now: h.now, Logger: h.log, Egress: cfg.Egress, Transport: h.transport})
 	}
 	if h.maxBody <= 0 {
 		h.maxBody = DefaultMaxBodyBytes

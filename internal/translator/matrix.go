@@ -268,8 +268,11 @@ func pairOf(in wire.Inbound, up wire.Shape) *pairSpec {
 			return &responsesGemini
 		}
 	case wire.InboundEmbeddings:
-		if up == wire.ShapeGemini {
+		switch up {
+		case wire.ShapeGemini:
 			return &embeddingsGemini
+		case wire.ShapeBedrockConverse:
+			return &embeddingsConverse
 		}
 	case wire.InboundGenerate:
 		switch up {

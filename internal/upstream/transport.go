@@ -103,6 +103,15 @@ func New(o Options) *Transport {
 	return t
 }
 
+// NewGuardedTransportResolving is NewGuardedTransport looking names up
+// with r instead of the system resolver: a test's DNS, which may answer
+// the dial otherwise than it answered a write-time check (rebinding).
+func NewGuardedTransportResolving(g *egress.Guard, r *net.Resolver) *Transport {
+	t := NewGuardedTransport(g)
+	t.dialer.Resolver = r
+	return t
+}
+
 // tlsSessions is how many upstream TLS sessions the client keeps to resume:
 // one per host and then some.
 const tlsSessions = 1024
