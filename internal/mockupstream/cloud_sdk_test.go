@@ -102,12 +102,16 @@ func TestAzure_OpenAIGoAzureOptions(t *testing.T) {
 			if _, ok := got.Choices[0].JSON.ExtraFields["content_filter_results"]; !ok {
 				t.Errorf("no content_filter_results in %s", got.RawJSON())
 			}
-			var r mockupstream.Request
+			// The subtests share the mock and run in parallel: look for
+			// this one's request, not the last one.
+			var seen []string
+			found := false
 			for _, x := range inner.Requests() {
-				r = x
+				seen = append(seen, x.Model)
+				found = found || x.Model == "gpt4o-"+name
 			}
-			if r.Model != "gpt4o-"+name {
-				t.Errorf("the deployment did not become the model: %q", r.Model)
+			if !found {
+				t.Errorf("the deployment did not become the model: saw %q", seen)
 			}
 
 			// A stream: Azure's prompt-rating chunk first, then the answer.

@@ -42,7 +42,7 @@ func TestVertex_AnthropicSDKVertexOption(t *testing.T) {
 		"private_key":  string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})),
 		"client_email": email, "token_uri": srv.URL + "/oauth/google/token",
 	})
-	creds, err := google.CredentialsFromJSON(ctx(t), sa, "https://www.googleapis.com/auth/cloud-platform")
+	creds, err := google.CredentialsFromJSONWithType(ctx(t), sa, google.ServiceAccount, "https://www.googleapis.com/auth/cloud-platform")
 	if err != nil {
 		t.Fatal(err)
 	}
