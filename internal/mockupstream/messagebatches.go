@@ -100,6 +100,12 @@ func (s *Server) serveMessageBatches(w http.ResponseWriter, r *http.Request) boo
 		return false
 	}
 	rec := Request{Method: r.Method, Path: r.URL.Path, RawQuery: r.URL.RawQuery, Header: r.Header.Clone(), Shape: ShapeAnthropic, ReceivedAt: time.Now()}
+	if r.Method == http.MethodPost && id == "" {
+		// A create's body is recorded, so tests see what was sent.
+		body, _ := io.ReadAll(io.LimitReader(r.Body, maxFileBytes+1))
+		rec.Body = body
+		r.Body = io.NopCloser(bytes.NewReader(body))
+	}
 	var seq uint64
 	if s.record > 0 {
 		seq = s.insert(rec)

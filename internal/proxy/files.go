@@ -45,7 +45,8 @@ import (
 // objectsTimeout bounds one call on an upstream object (uploads included).
 const objectsTimeout = 2 * time.Minute
 
-// serveObjectRoute serves path if it is a files or batches route.
+// serveObjectRoute serves path if it is a files, batches or message
+// batches route.
 func (h *Handler) serveObjectRoute(rq *request, path string) bool {
 	for _, r := range [...]struct {
 		prefix string
@@ -53,11 +54,15 @@ func (h *Handler) serveObjectRoute(rq *request, path string) bool {
 	}{
 		{"/v1/files", h.serveFiles},
 		{"/v1/batches", h.serveBatches},
+		{"/v1/messages/batches", h.serveMessageBatches},
 	} {
 		rest, ok := strings.CutPrefix(path, r.prefix)
 		if ok && (rest == "" || rest[0] == '/') {
 			defer rq.finish()
 			rq.dialect = wire.DialectOpenAI
+			if r.prefix == "/v1/messages/batches" {
+				rq.dialect = wire.DialectAnthropic
+			}
 			if err := checkHeaderBounds(rq.r.Header, h.maxHeaders, h.maxHeaderBytes); err != nil {
 				rq.fail(err)
 				return true
@@ -514,12 +519,17 @@ type objectHome struct {
 // enabled host) with a host key the caller's policy grants that is usable
 // and not held by its breakers, and that key.
 func (rq *request) homeFor(m *snapshot.Model) (objectHome, bool) {
+	return rq.homeOf(m, func(s wire.Shape) bool { return s == wire.ShapeOpenAI || s == wire.ShapeOpenAIResponses })
+}
+
+// homeOf is homeFor for the bindings whose shape shaped accepts.
+func (rq *request) homeOf(m *snapshot.Model, shaped func(wire.Shape) bool) (objectHome, bool) {
 	p := rq.caller.Policy
 	if p == nil {
 		return objectHome{}, false
 	}
 	for _, b := range rq.snap.Bindings(m.ID) {
-		if !b.Enabled || (b.Shape != wire.ShapeOpenAI && b.Shape != wire.ShapeOpenAIResponses) {
+		if !b.Enabled || !shaped(b.Shape) {
 			continue
 		}
 		h := rq.snap.Host(b.HostID)
