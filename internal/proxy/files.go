@@ -267,9 +267,9 @@ func (rq *request) streamObject(resp *http.Response) {
 	}
 }
 
-// listObjects answers one page of the caller's objects of a kind, newest
-// first, from the index: limit (1–max, 20 by default), after (an id), and
-// for files purpose. Each is the object as the upstream last showed it
+// listObjects answers one page of the caller's objects of a kind from the
+// index, newest first or, with order=asc, oldest first: limit (1–max, 20 by
+// default), after (an id), and for files purpose. Each is the object as the upstream last showed it
 // (batches are refreshed first, batches.go).
 func (rq *request) listObjects(ctx context.Context, kind objects.Kind, maxLimit int) {
 	q := rq.r.URL.Query()
@@ -282,8 +282,13 @@ func (rq *request) listObjects(ctx context.Context, kind objects.Kind, maxLimit 
 		}
 		limit = n
 	}
-	if o := q.Get("order"); o != "" && o != "desc" {
-		rq.fail(&wire.Error{Kind: wire.ErrMalformedRequest, Param: "order", Msg: "Relay lists objects newest first only (order=desc)."})
+	asc := false
+	switch q.Get("order") {
+	case "", "desc":
+	case "asc":
+		asc = true
+	default:
+		rq.fail(&wire.Error{Kind: wire.ErrMalformedRequest, Param: "order", Msg: "order must be asc or desc."})
 		return
 	}
 	purpose := q.Get("purpose")
@@ -291,7 +296,7 @@ func (rq *request) listObjects(ctx context.Context, kind objects.Kind, maxLimit 
 	var got []objects.Object
 	more := false
 	for len(got) < limit {
-		page, m, err := rq.h.objects.List(ctx, rq.caller.ProjectID, kind, objects.Page{After: after, Limit: limit - len(got)})
+		page, m, err := rq.h.objects.List(ctx, rq.caller.ProjectID, kind, objects.Page{After: after, Limit: limit - len(got), Asc: asc})
 		if err != nil {
 			rq.indexFailed(err)
 			return
