@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -368,7 +369,7 @@ func (m *resultsMeter) flush() {
 
 // listMessageBatches answers one page of the caller's message batches,
 // newest first, in Anthropic's shape: limit (1–1000, 20 by default) and
-// after_id. Running batches are retrieved first, so each shows as it is
+// after_id or before_id. Running batches are retrieved first, so each shows as it is
 // (and an ended one is metered).
 func (rq *request) listMessageBatches(ctx context.Context) {
 	q := rq.r.URL.Query()
@@ -381,14 +382,24 @@ func (rq *request) listMessageBatches(ctx context.Context) {
 		}
 		limit = n
 	}
-	if q.Get("before_id") != "" {
-		rq.fail(&wire.Error{Kind: wire.ErrMalformedRequest, Param: "before_id", Msg: "Relay pages message batches forward only (after_id)."})
-		return
+	page := objects.Page{After: q.Get("after_id"), Limit: limit}
+	before := q.Get("before_id")
+	if before != "" {
+		if page.After != "" {
+			rq.fail(&wire.Error{Kind: wire.ErrMalformedRequest, Param: "before_id", Msg: "Give after_id or before_id, not both."})
+			return
+		}
+		// The page just newer than before_id: the oldest-first list from
+		// it, shown newest first.
+		page = objects.Page{After: before, Limit: limit, Asc: true}
 	}
-	got, more, err := rq.h.objects.List(ctx, rq.caller.ProjectID, objects.KindMessageBatch, objects.Page{After: q.Get("after_id"), Limit: limit})
+	got, more, err := rq.h.objects.List(ctx, rq.caller.ProjectID, objects.KindMessageBatch, page)
 	if err != nil {
 		rq.indexFailed(err)
 		return
+	}
+	if page.Asc {
+		slices.Reverse(got)
 	}
 	for i := range got {
 		o := &got[i]

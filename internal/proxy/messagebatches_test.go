@@ -214,6 +214,8 @@ func TestMessageBatches_ThroughAnthropicSDK(t *testing.T) {
 		t.Fatalf("a page of one = %+v, %v", l, err)
 	} else if l, err = c.Messages.Batches.List(ctx, anthropic.MessageBatchListParams{AfterID: anthropic.String(b2.ID)}); err != nil || len(l.Data) != 1 || l.Data[0].ID != batch.ID {
 		t.Fatalf("the next page = %+v, %v", l, err)
+	} else if l, err = c.Messages.Batches.List(ctx, anthropic.MessageBatchListParams{BeforeID: anthropic.String(batch.ID)}); err != nil || len(l.Data) != 1 || l.Data[0].ID != b2.ID {
+		t.Fatalf("the page before = %+v, %v", l, err)
 	}
 	if d, err := c.Messages.Batches.Delete(ctx, b2.ID, anthropic.MessageBatchDeleteParams{}); err != nil || d.ID != b2.ID {
 		t.Fatalf("delete = %+v, %v", d, err)
