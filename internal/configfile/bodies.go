@@ -52,12 +52,12 @@ func createBody(s spec, id resolver) (any, string) {
 			Strategy: ptr(models.ModelRouteStrategy(s.Strategy)),
 		}, "ModelCreate"
 	case *BindingSpec:
-		tiers := priceTiers(s.PriceTiers)
+		tiers, units := priceTiers(s.PriceTiers), unitPrices(s.UnitPrices)
 		return models.BindingCreate{
 			ModelID: id(KindModel, s.Model), HostID: id(KindHost, s.Host), Shape: models.Shape(s.Shape),
 			UpstreamModel: s.UpstreamModel, Position: &s.Position, Weight: &s.Weight, Enabled: &s.Enabled,
 			InputPrice: &s.InputPrice, OutputPrice: &s.OutputPrice, CachedInputPrice: &s.CachedInputPrice,
-			CacheWritePrice: &s.CacheWritePrice, ReasoningPrice: s.ReasoningPrice, PriceTiers: &tiers,
+			CacheWritePrice: &s.CacheWritePrice, ReasoningPrice: s.ReasoningPrice, PriceTiers: &tiers, UnitPrices: &units,
 		}, "BindingCreate"
 	case *HostKeySpec:
 		b := models.HostKeyCreate{
@@ -125,6 +125,20 @@ func priceTiers(ts []PriceTier) []models.PriceTier {
 		out[i] = models.PriceTier{
 			AboveInputTokens: t.AboveInputTokens, InputPrice: t.InputPrice, OutputPrice: t.OutputPrice,
 			CachedInputPrice: t.CachedInputPrice, CacheWritePrice: t.CacheWritePrice, ReasoningPrice: t.ReasoningPrice,
+		}
+	}
+	return out
+}
+
+func unitPrices(us []UnitPrice) []models.UnitPrice {
+	out := make([]models.UnitPrice, len(us))
+	for i, u := range us {
+		out[i] = models.UnitPrice{Unit: models.UnitPriceUnit(u.Unit), Price: u.Price}
+		if u.Size != "" {
+			out[i].Size = &us[i].Size
+		}
+		if u.Quality != "" {
+			out[i].Quality = &us[i].Quality
 		}
 	}
 	return out
@@ -248,6 +262,9 @@ func updateBody(s spec, f fieldSet, id resolver) any {
 		}
 		if f["price_tiers"] {
 			b.PriceTiers = ptr(priceTiers(s.PriceTiers))
+		}
+		if f["unit_prices"] {
+			b.UnitPrices = ptr(unitPrices(s.UnitPrices))
 		}
 		return b
 	case *HostKeySpec:

@@ -618,6 +618,16 @@ type BindingSpec struct {
 	CacheWritePrice  int64       `yaml:"cache_write_price"`
 	ReasoningPrice   *int64      `yaml:"reasoning_price"`
 	PriceTiers       []PriceTier `yaml:"price_tiers"`
+	UnitPrices       []UnitPrice `yaml:"unit_prices"`
+}
+
+// UnitPrice is a binding's price per image (of a size and quality, either
+// left out to match any) or per second of audio.
+type UnitPrice struct {
+	Unit    string `yaml:"unit" json:"unit"`
+	Size    string `yaml:"size,omitempty" json:"size,omitempty"`
+	Quality string `yaml:"quality,omitempty" json:"quality,omitempty"`
+	Price   int64  `yaml:"price" json:"price"`
 }
 
 // PriceTier is a binding's price above some number of input tokens.
@@ -640,6 +650,9 @@ func (s *BindingSpec) refs() []ref {
 func (s *BindingSpec) normalize() {
 	if len(s.PriceTiers) == 0 {
 		s.PriceTiers = nil // tiers keep their order: the API requires it ascending
+	}
+	if len(s.UnitPrices) == 0 {
+		s.UnitPrices = nil
 	}
 }
 func (s *BindingSpec) check() error {

@@ -516,6 +516,9 @@ func buildState(snap *snapshot, partial bool) (*state, error) {
 				CachedInputPrice: t.CachedInputPrice, CacheWritePrice: t.CacheWritePrice, ReasoningPrice: t.ReasoningPrice,
 			})
 		}
+		for _, u := range b.UnitPrices {
+			s.UnitPrices = append(s.UnitPrices, UnitPrice{Unit: string(u.Unit), Size: orEmpty(u.Size), Quality: orEmpty(u.Quality), Price: u.Price})
+		}
 		s.normalize()
 		add(&object{kind: KindBinding, id: b.ID, spec: s})
 	}
@@ -656,4 +659,12 @@ func forEach[T any](ctx context.Context, n int, items []T, fn func(context.Conte
 		return ctx.Err()
 	}
 	return errors.Join(errs...)
+}
+
+// orEmpty is *s, or "" for nil.
+func orEmpty(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }

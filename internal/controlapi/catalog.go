@@ -389,6 +389,33 @@ func priceTiers(tiers *[]models.PriceTier) (json.RawMessage, error) {
 	return b, nil
 }
 
+// unitPrices encodes unit prices for the jsonb column: size and quality
+// are for images only, and no two entries price the same thing.
+func unitPrices(ups *[]models.UnitPrice) (json.RawMessage, error) {
+	if ups == nil || len(*ups) == 0 {
+		return json.RawMessage("[]"), nil
+	}
+	seen := map[[3]string]bool{}
+	for i, u := range *ups {
+		size, quality := deref(u.Size, ""), deref(u.Quality, "")
+		if u.Unit != models.UnitPriceUnitImage && (size != "" || quality != "") {
+			f := fmt.Sprintf("unit_prices.%d", i)
+			return nil, invalid(f+": size and quality are for unit image only", f)
+		}
+		k := [3]string{string(u.Unit), size, quality}
+		if seen[k] {
+			f := fmt.Sprintf("unit_prices.%d", i)
+			return nil, invalid(f+": another entry prices the same unit, size and quality", f)
+		}
+		seen[k] = true
+	}
+	b, err := json.Marshal(*ups)
+	if err != nil {
+		return nil, fmt.Errorf("encode unit prices: %w", err)
+	}
+	return b, nil
+}
+
 // CreateBinding implements StrictServerInterface.
 func (s *Server) CreateBinding(ctx context.Context, req gen.CreateBindingRequestObject) (gen.CreateBindingResponseObject, error) {
 	c, err := systemWrite(ctx)
@@ -406,12 +433,16 @@ func (s *Server) CreateBinding(ctx context.Context, req gen.CreateBindingRequest
 	if err != nil {
 		return nil, err
 	}
+	units, err := unitPrices(b.UnitPrices)
+	if err != nil {
+		return nil, err
+	}
 	row, err := s.st.Bindings().Create(ctx, c.actor, store.Binding{
 		ModelID: b.ModelID, HostID: b.HostID, Shape: string(b.Shape), UpstreamModel: b.UpstreamModel,
 		Position: deref(b.Position, 0), Enabled: deref(b.Enabled, true), InputPrice: deref(b.InputPrice, 0),
 		OutputPrice: deref(b.OutputPrice, 0), CachedInputPrice: deref(b.CachedInputPrice, 0),
 		CacheWritePrice: deref(b.CacheWritePrice, 0), ReasoningPrice: b.ReasoningPrice, PriceTiers: tiers,
-		Weight: deref(b.Weight, 1),
+		Weight: deref(b.Weight, 1), UnitPrices: units,
 	})
 	if err != nil {
 		return nil, err
@@ -435,9 +466,14 @@ func (s *Server) UpdateBinding(ctx context.Context, req gen.UpdateBindingRequest
 		return nil, err
 	}
 	b := req.Body
-	var tiers json.RawMessage
+	var tiers, units json.RawMessage
 	if b.PriceTiers != nil {
 		if tiers, err = priceTiers(b.PriceTiers); err != nil {
+			return nil, err
+		}
+	}
+	if b.UnitPrices != nil {
+		if units, err = unitPrices(b.UnitPrices); err != nil {
 			return nil, err
 		}
 	}
@@ -458,6 +494,9 @@ func (s *Server) UpdateBinding(ctx context.Context, req gen.UpdateBindingRequest
 		}
 		if tiers != nil {
 			r.PriceTiers = tiers
+		}
+		if units != nil {
+			r.UnitPrices = units
 		}
 		return nil
 	})

@@ -114,11 +114,17 @@ func bindingOut(r store.Binding) models.Binding {
 			tiers = []models.PriceTier{}
 		}
 	}
+	units := []models.UnitPrice{}
+	if len(r.UnitPrices) > 0 {
+		if err := json.Unmarshal(r.UnitPrices, &units); err != nil || units == nil {
+			units = []models.UnitPrice{}
+		}
+	}
 	return models.Binding{
 		ID: r.ID, ModelID: r.ModelID, HostID: r.HostID, Shape: models.Shape(r.Shape), UpstreamModel: r.UpstreamModel,
 		Position: r.Position, Weight: r.Weight, Enabled: r.Enabled, InputPrice: r.InputPrice, OutputPrice: r.OutputPrice,
 		CachedInputPrice: r.CachedInputPrice, CacheWritePrice: r.CacheWritePrice, ReasoningPrice: r.ReasoningPrice,
-		PriceTiers: tiers, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
+		PriceTiers: tiers, UnitPrices: units, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
 	}
 }
 

@@ -55,6 +55,9 @@ type Record struct {
 	ErrorKind string // "" on success, else an error code (docs/errors.md)
 	Attempts  int
 	Usage     wire.Usage
+	// Units are what a binding with unit prices bills (images, seconds
+	// of audio): priced by pricing.UnitCost on top of the tokens.
+	Units wire.Units
 
 	TimeToFirstByte time.Duration // arrival to the first byte sent to the caller
 	Total           time.Duration // arrival to the end of the response

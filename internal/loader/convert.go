@@ -149,6 +149,11 @@ func (c converter) binding(r store.Binding) *snapshot.Binding {
 			c.l.log.Warn("ignoring malformed price tiers", "binding", r.ID, "err", err)
 		}
 	}
+	if len(r.UnitPrices) > 0 {
+		if err := json.Unmarshal(r.UnitPrices, &p.Units); err != nil {
+			c.l.log.Warn("ignoring malformed unit prices", "binding", r.ID, "err", err)
+		}
+	}
 	return &snapshot.Binding{
 		ID: r.ID, ModelID: r.ModelID, HostID: r.HostID, Shape: wire.Shape(r.Shape),
 		UpstreamModel: r.UpstreamModel, Position: int(r.Position), Enabled: r.Enabled, Pricing: p,

@@ -132,6 +132,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.serveEndpoint(w, r) { // images, audio, … (endpoints.go)
 		return
 	}
+	if s.serveMessageBatches(w, r) { // Anthropic's message batches (messagebatches.go)
+		return
+	}
 	if s.serveObjects(w, r) { // files and batches (files.go)
 		return
 	}

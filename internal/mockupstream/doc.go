@@ -3,7 +3,8 @@
 // Anthropic (Messages, count_tokens, Models) and Google Gemini
 // (generateContent, streamGenerateContent, embedContent, batchEmbedContents,
 // countTokens, models), plus OpenAI's files and batches (files.go: objects
-// kept per credential, batches moving one step per retrieve), closely enough that the official SDKs, and Relay's
+// kept per credential, batches moving one step per retrieve) and Anthropic's
+// Message Batches (messagebatches.go), closely enough that the official SDKs, and Relay's
 // translators, cannot tell it from the real thing.
 //
 // It is the only fake upstream in Relay's test suite and the target of the load

@@ -36,7 +36,9 @@ type objectStore struct {
 	mu      sync.Mutex
 	files   map[string]*mockFile
 	batches map[string]*mockBatch
-	seq     int64 // orders objects made in the same second
+	// msgBatches are Anthropic's Message Batches (messagebatches.go).
+	msgBatches map[string]*mockMessageBatch
+	seq        int64 // orders objects made in the same second
 }
 
 type mockFile struct {

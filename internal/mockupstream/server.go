@@ -169,7 +169,8 @@ type Server struct {
 	cache  *promptCache // nil unless Options.PromptCache
 	// awsKeys are Options.AWS by access key id.
 	awsKeys map[string]AWSCredential
-	// objects are the files and batches made through it (files.go).
+	// objects are the files, batches and message batches made through it
+	// (files.go, messagebatches.go).
 	objects objectStore
 
 	mu      sync.Mutex // guards the fields below

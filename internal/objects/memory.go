@@ -130,23 +130,26 @@ func (m *Memory) List(_ context.Context, project snapshot.ID, kind Kind, p Page)
 		return nil, false, nil
 	}
 	m.prune(k, l)
-	i := len(l.order) - 1 // newest
+	i, step := len(l.order)-1, -1 // newest first
+	if p.Asc {
+		i, step = 0, 1
+	}
 	if p.After != "" {
 		e := l.byID[p.After]
 		if e == nil {
 			return nil, false, nil
 		}
 		j, _ := slices.BinarySearchFunc(l.order, e, older)
-		i = j - 1
+		i = j + step
 	}
 	limit := p.limit()
 	var out []Object
-	for ; i >= 0 && len(out) < limit; i-- {
+	for ; i >= 0 && i < len(l.order) && len(out) < limit; i += step {
 		o := l.order[i].o
 		o.Attrs = maps.Clone(o.Attrs)
 		out = append(out, o)
 	}
-	return out, i >= 0, nil
+	return out, i >= 0 && i < len(l.order), nil
 }
 
 // Delete implements Index.

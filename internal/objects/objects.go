@@ -52,11 +52,14 @@ var ErrNotFound = errors.New("object not found")
 // unknown kind, no project or host key).
 var ErrInvalid = errors.New("invalid object")
 
-// Page asks for part of a project's list of one kind, newest first.
+// Page asks for part of a project's list of one kind, newest first
+// unless Asc.
 type Page struct {
 	// After is the id of the last object of the previous page; "" starts
-	// at the newest.
+	// at the newest (the oldest when Asc).
 	After string
+	// Asc lists oldest first, as OpenAI's order=asc.
+	Asc bool
 	// Limit is the most objects to return; 0 or less means DefaultLimit,
 	// and it is capped at MaxLimit.
 	Limit int
@@ -86,7 +89,7 @@ type Index interface {
 	// Get returns the project's object of that kind and id, or ErrNotFound.
 	Get(ctx context.Context, project snapshot.ID, kind Kind, id string) (Object, error)
 	// List returns a page of the project's objects of one kind, newest
-	// first, and whether more follow.
+	// first (oldest first when p.Asc), and whether more follow.
 	List(ctx context.Context, project snapshot.ID, kind Kind, p Page) ([]Object, bool, error)
 	// Delete forgets the project's object; ErrNotFound when it had none.
 	Delete(ctx context.Context, project snapshot.ID, kind Kind, id string) error

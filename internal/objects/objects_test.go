@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -148,25 +149,32 @@ func TestIndex_ListsNewestFirstInPages(t *testing.T) {
 		if err := x.Put(ctx, obj(other, KindBatch, "batch_other", t0)); err != nil {
 			t.Fatal(err)
 		}
-		var got []string
-		after := ""
-		for pages := 0; ; pages++ {
-			l, more, err := x.List(ctx, p, KindBatch, Page{After: after, Limit: 2})
-			if err != nil {
-				t.Fatal(err)
+		pages := func(asc bool) []string {
+			var got []string
+			after := ""
+			for pages := 0; ; pages++ {
+				l, more, err := x.List(ctx, p, KindBatch, Page{After: after, Limit: 2, Asc: asc})
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, ids(l)...)
+				if !more {
+					break
+				}
+				if pages > 5 {
+					t.Fatal("list never ends")
+				}
+				after = l[len(l)-1].ID
 			}
-			got = append(got, ids(l)...)
-			if !more {
-				break
-			}
-			if pages > 5 {
-				t.Fatal("list never ends")
-			}
-			after = l[len(l)-1].ID
+			return got
 		}
 		want := []string{"batch_4", "batch_3", "batch_2", "batch_1", "batch_0"}
-		if fmt.Sprint(got) != fmt.Sprint(want) {
+		if got := pages(false); fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("pages = %v, want %v", got, want)
+		}
+		slices.Reverse(want)
+		if got := pages(true); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("pages oldest first = %v, want %v", got, want)
 		}
 		if l, _, _ := x.List(ctx, p, KindBatch, Page{After: "batch_unknown"}); len(l) != 0 {
 			t.Fatalf("after an unknown id: %v", ids(l))

@@ -92,7 +92,11 @@ func (r *Redis) Get(ctx context.Context, project snapshot.ID, kind Kind, id stri
 func (r *Redis) List(ctx context.Context, project snapshot.ID, kind Kind, p Page) ([]Object, bool, error) {
 	l := r.list(project, kind)
 	limit := p.limit()
-	vs, err := script.Run(ctx, r.client, []string{l}, "list", l+":", p.After, limit+1, r.cut()).StringSlice()
+	order := "desc"
+	if p.Asc {
+		order = "asc"
+	}
+	vs, err := script.Run(ctx, r.client, []string{l}, "list", l+":", p.After, limit+1, r.cut(), order).StringSlice()
 	if err != nil {
 		return nil, false, fmt.Errorf("list objects: %w", err)
 	}

@@ -22,15 +22,17 @@ if call == 'put' then
 end
 
 if call == 'list' then
-  -- ARGV: 3 after id or "", 4 how many to read, 5 cut ms
+  -- ARGV: 3 after id or "", 4 how many to read, 5 cut ms, 6 "asc" for oldest first
   redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[5])
+  local rank, range = 'ZREVRANK', 'ZREVRANGE'
+  if ARGV[6] == 'asc' then rank, range = 'ZRANK', 'ZRANGE' end
   local start = 0
   if ARGV[3] ~= '' then
-    local r = redis.call('ZREVRANK', KEYS[1], ARGV[3])
+    local r = redis.call(rank, KEYS[1], ARGV[3])
     if not r then return {} end
     start = r + 1
   end
-  local ids = redis.call('ZREVRANGE', KEYS[1], start, start + tonumber(ARGV[4]) - 1)
+  local ids = redis.call(range, KEYS[1], start, start + tonumber(ARGV[4]) - 1)
   local out = {}
   for _, x in ipairs(ids) do
     local v = redis.call('HGET', base .. x, 'o')

@@ -195,3 +195,61 @@ func BatchEstimateMicros(p *snapshot.Pricing, in, out int64) int64 {
 	hi, lo := r.sum(wire.Usage{Input: in, Output: out})
 	return div(hi, lo, 1_000_000*BatchDivisor, 1_000_000*BatchDivisor-1)
 }
+
+// UnitCost is what u costs under p's unit prices, in nano-units of
+// currency: each image at the price of the most specific image entry that
+// matches its size and quality (an entry's empty size or quality matches
+// any; size and quality both set beats one, one beats none), and the audio
+// at the per-second price, by the millisecond. A unit without a price
+// costs nothing (its tokens, if any, are priced as tokens). Saturates at
+// MaxInt64.
+func UnitCost(p *snapshot.Pricing, u wire.Units) int64 {
+	if len(p.Units) == 0 {
+		return 0
+	}
+	var total uint64
+	add := func(n, price int64, scale uint64) {
+		if n <= 0 || price <= 0 {
+			return
+		}
+		hi, lo := bits.Mul64(uint64(n), uint64(price))
+		if hi != 0 {
+			total = math.MaxInt64
+			return
+		}
+		hi, lo = bits.Mul64(lo, scale)
+		if hi != 0 || lo > math.MaxInt64 || total+lo > math.MaxInt64 {
+			total = math.MaxInt64
+			return
+		}
+		total += lo
+	}
+	if u.Images > 0 {
+		best, score := int64(-1), -1
+		for _, up := range p.Units {
+			if up.Unit != snapshot.UnitImage || (up.Size != "" && up.Size != u.Size) || (up.Quality != "" && up.Quality != u.Quality) {
+				continue
+			}
+			s := 0
+			if up.Size != "" {
+				s++
+			}
+			if up.Quality != "" {
+				s++
+			}
+			if s > score {
+				best, score = up.Price, s
+			}
+		}
+		add(u.Images, best, 1000) // micro-units per image → nano-units
+	}
+	if u.Millis > 0 {
+		for _, up := range p.Units {
+			if up.Unit == snapshot.UnitSecond {
+				add(u.Millis, up.Price, 1) // micro-units per second = nano-units per millisecond
+				break
+			}
+		}
+	}
+	return int64(total)
+}

@@ -201,3 +201,33 @@ func TestBatch_HalfTheBindingPrice(t *testing.T) {
 		t.Errorf("saturation = %d", got)
 	}
 }
+
+func TestUnitCost_MostSpecificPriceBySizeAndQuality(t *testing.T) {
+	t.Parallel()
+	p := &snapshot.Pricing{Units: []snapshot.UnitPrice{
+		{Unit: snapshot.UnitImage, Price: 50_000},
+		{Unit: snapshot.UnitImage, Size: "1024x1024", Price: 40_000},
+		{Unit: snapshot.UnitImage, Quality: "hd", Price: 80_000},
+		{Unit: snapshot.UnitImage, Size: "1024x1792", Quality: "hd", Price: 120_000},
+		{Unit: snapshot.UnitSecond, Price: 100},
+	}}
+	for _, tc := range []struct {
+		u    wire.Units
+		want int64
+	}{
+		{wire.Units{Images: 2, Size: "1024x1024", Quality: "standard"}, 80_000_000},
+		{wire.Units{Images: 1, Size: "1024x1792", Quality: "hd"}, 120_000_000},
+		{wire.Units{Images: 1, Size: "512x512", Quality: "hd"}, 80_000_000},
+		{wire.Units{Images: 3}, 150_000_000},
+		{wire.Units{Millis: 1500}, 150_000},
+		{wire.Units{}, 0},
+		{wire.Units{Images: math.MaxInt64}, math.MaxInt64},
+	} {
+		if got := UnitCost(p, tc.u); got != tc.want {
+			t.Errorf("UnitCost(%+v) = %d, want %d", tc.u, got, tc.want)
+		}
+	}
+	if got := UnitCost(&snapshot.Pricing{}, wire.Units{Images: 4, Millis: 9}); got != 0 {
+		t.Errorf("no unit prices: %d", got)
+	}
+}

@@ -16,7 +16,6 @@ import (
 	"github.com/relay-llm/relay/internal/admission"
 	"github.com/relay-llm/relay/internal/event"
 	"github.com/relay-llm/relay/internal/objects"
-	"github.com/relay-llm/relay/internal/pricing"
 	"github.com/relay-llm/relay/internal/routing"
 	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/wire"
@@ -231,21 +230,8 @@ func (rq *request) createBatch(ctx context.Context) {
 	}
 	estIn, _ := strconv.ParseInt(f.Attrs[attrEstIn], 10, 64)
 	estOut, _ := strconv.ParseInt(f.Attrs[attrEstOut], 10, 64)
-	done, err := rq.h.limiter.Admit(ctx, rq.batchAdmission(m, b, &admission.BatchTokens{Input: estIn, Output: estOut}))
-	if err != nil {
-		var we *wire.Error
-		if errors.As(err, &we) && errors.Is(we.Kind, wire.ErrBudgetExceeded) {
-			est := pricing.BatchEstimateMicros(&b.Pricing, estIn, estOut)
-			refusal := *we
-			refusal.Msg = "The batch is refused: its estimate, " + strconv.FormatInt(estIn, 10) + " prompt and " + strconv.FormatInt(estOut, 10) +
-				" output tokens at the batch price (" + formatMicros(est) + "), exceeds what the budget has left. " + we.Msg
-			err = &refusal
-		}
-		rq.batchRefused(err)
+	if !rq.admitBatch(ctx, m, b, estIn, estOut) {
 		return
-	}
-	if done != nil {
-		done(wire.Usage{}) // not held while the batch runs
 	}
 	body, _ := json.Marshal(req) // each member once: what Relay read
 	resp, ok := rq.objectCall(ctx, f, http.MethodPost, "/v1/batches", body, "application/json")

@@ -45,7 +45,8 @@ import (
 // objectsTimeout bounds one call on an upstream object (uploads included).
 const objectsTimeout = 2 * time.Minute
 
-// serveObjectRoute serves path if it is a files or batches route.
+// serveObjectRoute serves path if it is a files, batches or message
+// batches route.
 func (h *Handler) serveObjectRoute(rq *request, path string) bool {
 	for _, r := range [...]struct {
 		prefix string
@@ -53,11 +54,15 @@ func (h *Handler) serveObjectRoute(rq *request, path string) bool {
 	}{
 		{"/v1/files", h.serveFiles},
 		{"/v1/batches", h.serveBatches},
+		{"/v1/messages/batches", h.serveMessageBatches},
 	} {
 		rest, ok := strings.CutPrefix(path, r.prefix)
 		if ok && (rest == "" || rest[0] == '/') {
 			defer rq.finish()
 			rq.dialect = wire.DialectOpenAI
+			if r.prefix == "/v1/messages/batches" {
+				rq.dialect = wire.DialectAnthropic
+			}
 			if err := checkHeaderBounds(rq.r.Header, h.maxHeaders, h.maxHeaderBytes); err != nil {
 				rq.fail(err)
 				return true
@@ -262,9 +267,9 @@ func (rq *request) streamObject(resp *http.Response) {
 	}
 }
 
-// listObjects answers one page of the caller's objects of a kind, newest
-// first, from the index: limit (1–max, 20 by default), after (an id), and
-// for files purpose. Each is the object as the upstream last showed it
+// listObjects answers one page of the caller's objects of a kind from the
+// index, newest first or, with order=asc, oldest first: limit (1–max, 20 by
+// default), after (an id), and for files purpose. Each is the object as the upstream last showed it
 // (batches are refreshed first, batches.go).
 func (rq *request) listObjects(ctx context.Context, kind objects.Kind, maxLimit int) {
 	q := rq.r.URL.Query()
@@ -277,8 +282,13 @@ func (rq *request) listObjects(ctx context.Context, kind objects.Kind, maxLimit 
 		}
 		limit = n
 	}
-	if o := q.Get("order"); o != "" && o != "desc" {
-		rq.fail(&wire.Error{Kind: wire.ErrMalformedRequest, Param: "order", Msg: "Relay lists objects newest first only (order=desc)."})
+	asc := false
+	switch q.Get("order") {
+	case "", "desc":
+	case "asc":
+		asc = true
+	default:
+		rq.fail(&wire.Error{Kind: wire.ErrMalformedRequest, Param: "order", Msg: "order must be asc or desc."})
 		return
 	}
 	purpose := q.Get("purpose")
@@ -286,7 +296,7 @@ func (rq *request) listObjects(ctx context.Context, kind objects.Kind, maxLimit 
 	var got []objects.Object
 	more := false
 	for len(got) < limit {
-		page, m, err := rq.h.objects.List(ctx, rq.caller.ProjectID, kind, objects.Page{After: after, Limit: limit - len(got)})
+		page, m, err := rq.h.objects.List(ctx, rq.caller.ProjectID, kind, objects.Page{After: after, Limit: limit - len(got), Asc: asc})
 		if err != nil {
 			rq.indexFailed(err)
 			return
@@ -514,12 +524,17 @@ type objectHome struct {
 // enabled host) with a host key the caller's policy grants that is usable
 // and not held by its breakers, and that key.
 func (rq *request) homeFor(m *snapshot.Model) (objectHome, bool) {
+	return rq.homeOf(m, func(s wire.Shape) bool { return s == wire.ShapeOpenAI || s == wire.ShapeOpenAIResponses })
+}
+
+// homeOf is homeFor for the bindings whose shape shaped accepts.
+func (rq *request) homeOf(m *snapshot.Model, shaped func(wire.Shape) bool) (objectHome, bool) {
 	p := rq.caller.Policy
 	if p == nil {
 		return objectHome{}, false
 	}
 	for _, b := range rq.snap.Bindings(m.ID) {
-		if !b.Enabled || (b.Shape != wire.ShapeOpenAI && b.Shape != wire.ShapeOpenAIResponses) {
+		if !b.Enabled || !shaped(b.Shape) {
 			continue
 		}
 		h := rq.snap.Host(b.HostID)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -312,5 +313,53 @@ func TestObjects_Refusals(t *testing.T) {
 	}
 	if resp, body := f.post("/v1/batches", `{"input_file_id":1}`, nil); resp.StatusCode != http.StatusBadRequest {
 		t.Errorf("a bad batch body = %d %s", resp.StatusCode, body)
+	}
+}
+
+// Lists page newest first by default and oldest first with order=asc, as
+// OpenAI documents; after and limit work both ways.
+func TestObjects_ListOrder(t *testing.T) {
+	t.Parallel()
+	f := newFilesFixture(t)
+	f.start()
+	c := f.openai()
+	ctx := t.Context()
+	var made []string
+	for i := range 3 {
+		fo, err := c.Files.New(ctx, openai.FileNewParams{File: openai.File(strings.NewReader("file "+strconv.Itoa(i)), "a.txt", "text/plain"), Purpose: openai.FilePurposeUserData})
+		if err != nil {
+			t.Fatal(err)
+		}
+		made = append(made, fo.ID)
+	}
+	list := func(order openai.FileListParamsOrder) []string {
+		var got []string
+		p := openai.FileListParams{Limit: openai.Int(2), Order: order}
+		for range 4 {
+			l, err := c.Files.List(ctx, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range l.Data {
+				got = append(got, d.ID)
+			}
+			if !l.HasMore {
+				break
+			}
+			p.After = openai.String(l.Data[len(l.Data)-1].ID)
+		}
+		return got
+	}
+	desc, asc := list(openai.FileListParamsOrderDesc), list(openai.FileListParamsOrderAsc)
+	rev := slices.Clone(asc)
+	slices.Reverse(rev)
+	sorted, want := slices.Clone(asc), slices.Clone(made)
+	slices.Sort(sorted)
+	slices.Sort(want)
+	if len(desc) != 3 || !slices.Equal(desc, rev) || !slices.Equal(sorted, want) {
+		t.Fatalf("desc %v, asc %v, made %v", desc, asc, made)
+	}
+	if resp, body := f.do(http.MethodGet, "/v1/files?order=sideways", "", nil); resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, `"order"`) {
+		t.Errorf("order=sideways = %d %s", resp.StatusCode, body)
 	}
 }

@@ -534,6 +534,7 @@ func (rq *request) pipeBody(ctx, actx context.Context, cancel context.CancelCaus
 	}
 	if u, ok := usage.Value(); ok && u[0] == '{' {
 		rq.usage = wire.ParseUsage(shape, u)
+		rq.audioMillis = audioMillis(u)
 	}
 	kept.keep(rq)
 	if _, werr := rq.w.Write(held); werr != nil {

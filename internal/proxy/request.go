@@ -83,15 +83,17 @@ type request struct {
 	st       *respState             // Responses state (responses_state.go); nil when none
 
 	// Outcome.
-	status   int
-	errKind  string
-	errMsg   string
-	cand     *routing.Candidate // the binding of the last attempt
-	key      *snapshot.HostKey  // the host key of the last attempt
-	usage    wire.Usage
-	ttfb     time.Duration
-	overhead time.Duration
-	abort    bool
+	status  int
+	errKind string
+	errMsg  string
+	cand    *routing.Candidate // the binding of the last attempt
+	key     *snapshot.HostKey  // the host key of the last attempt
+	usage   wire.Usage
+	// audioMillis is the duration a transcription's usage reported (units.go).
+	audioMillis int64
+	ttfb        time.Duration
+	overhead    time.Duration
+	abort       bool
 
 	cw *captureWriter // payload capture (capture.go); nil when off
 
@@ -334,6 +336,7 @@ func (rq *request) finish() {
 		ErrorKind:        rq.errKind,
 		Attempts:         rq.attempts,
 		Usage:            rq.usage,
+		Units:            rq.units(),
 		TimeToFirstByte:  rq.ttfb,
 		Total:            total,
 		Overhead:         rq.overhead,

@@ -187,7 +187,23 @@ type PriceTier struct {
 	CacheWritePrice  int64 `json:"cache_write_price"`
 }
 
-// Pricing is in micro-units of currency per million tokens.
+// Units a binding may bill per unit rather than per token.
+const (
+	UnitImage  = "image"  // one image generated
+	UnitSecond = "second" // one second of audio
+)
+
+// UnitPrice is a price per unit, in micro-units of currency: an image of a
+// size and quality ("" matches any), or a second of audio.
+type UnitPrice struct {
+	Unit    string `json:"unit"`
+	Size    string `json:"size,omitempty"`
+	Quality string `json:"quality,omitempty"`
+	Price   int64  `json:"price"`
+}
+
+// Pricing is in micro-units of currency per million tokens, and per unit
+// for Units.
 type Pricing struct {
 	Input       int64
 	Output      int64
@@ -195,6 +211,7 @@ type Pricing struct {
 	CacheWrite  int64
 	Reasoning   int64 // equals Output when the binding sets none
 	Tiers       []PriceTier
+	Units       []UnitPrice
 }
 
 // Binding joins a model and a host.

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/google/uuid"
 
@@ -38,7 +39,7 @@ func insertBindingParams(r Binding) dbsqlc.InsertBindingParams {
 		ModelID: r.ModelID, HostID: r.HostID, Shape: r.Shape, UpstreamModel: r.UpstreamModel, Position: r.Position,
 		Enabled: r.Enabled, InputPrice: r.InputPrice, OutputPrice: r.OutputPrice,
 		CachedInputPrice: r.CachedInputPrice, CacheWritePrice: r.CacheWritePrice, ReasoningPrice: r.ReasoningPrice,
-		PriceTiers: r.PriceTiers, Weight: r.Weight,
+		PriceTiers: r.PriceTiers, Weight: r.Weight, UnitPrices: unitPrices(r.UnitPrices),
 	}
 }
 
@@ -48,8 +49,16 @@ func updateBindingParams(r Binding) dbsqlc.UpdateBindingParams {
 		ID: r.ID, Shape: r.Shape, UpstreamModel: r.UpstreamModel, Position: r.Position, Enabled: r.Enabled,
 		InputPrice: r.InputPrice, OutputPrice: r.OutputPrice, CachedInputPrice: r.CachedInputPrice,
 		CacheWritePrice: r.CacheWritePrice, ReasoningPrice: r.ReasoningPrice, PriceTiers: r.PriceTiers,
-		Weight: r.Weight,
+		Weight: r.Weight, UnitPrices: unitPrices(r.UnitPrices),
 	}
+}
+
+// unitPrices is the column's value: an empty array for none.
+func unitPrices(v json.RawMessage) json.RawMessage {
+	if len(v) == 0 || string(v) == "null" {
+		return json.RawMessage("[]")
+	}
+	return v
 }
 
 // Bindings is the bindings table. A binding joins one model and one host for

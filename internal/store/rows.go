@@ -152,6 +152,8 @@ type Binding struct {
 	CreatedAt        time.Time
 	UpdatedAt        time.Time
 	Weight           int32
+	// UnitPrices is a JSON array of per-unit prices (images, seconds).
+	UnitPrices json.RawMessage
 }
 
 // HostKey is a row of host_keys: one credential for a host, as an environment reference or ciphertext.

@@ -51,9 +51,17 @@ func NewEvent(rec *event.Record, snap *snapshot.Snapshot) Event {
 		ev.Saved = pricing.BatchSavedAt(r, rec.Usage)
 		return ev
 	}
-	ev.Cost = pricing.CostAt(r, rec.Usage)
+	ev.Cost = satAdd(pricing.CostAt(r, rec.Usage), pricing.UnitCost(&b.Pricing, rec.Units))
 	ev.Saved = pricing.SavedAt(r, rec.Usage)
 	return ev
+}
+
+// satAdd adds two non-negative costs, saturating at MaxInt64.
+func satAdd(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }
 
 // row is the ledger row of e. Its identifier pointers point into e, which

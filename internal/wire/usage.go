@@ -17,6 +17,16 @@ type Usage struct {
 	Reasoning  int64
 }
 
+// Units is what a request used that a binding may bill per unit rather
+// than per token: images generated (of a size and quality, as asked) and
+// milliseconds of audio (as the upstream reported them).
+type Units struct {
+	Images  int64
+	Size    string
+	Quality string
+	Millis  int64
+}
+
 // IsZero reports whether no token was counted.
 func (u Usage) IsZero() bool { return u == Usage{} }
 

@@ -698,6 +698,24 @@ func (e Shape) Valid() bool {
 	}
 }
 
+// Defines values for UnitPriceUnit.
+const (
+	UnitPriceUnitImage  UnitPriceUnit = "image"
+	UnitPriceUnitSecond UnitPriceUnit = "second"
+)
+
+// Valid indicates whether the value is a known member of the UnitPriceUnit enum.
+func (e UnitPriceUnit) Valid() bool {
+	switch e {
+	case UnitPriceUnitImage:
+		return true
+	case UnitPriceUnitSecond:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for UsageEventsFormat.
 const (
 	UsageEventsFormatCsv  UsageEventsFormat = "csv"
@@ -876,8 +894,11 @@ type Binding struct {
 	ReasoningPrice *int64 `json:"reasoning_price"`
 
 	// Shape The wire shape Relay speaks to a host for a model (`bedrock_converse` is AWS Bedrock's Converse API).
-	Shape     Shape     `json:"shape"`
-	UpdatedAt time.Time `json:"updated_at"`
+	Shape Shape `json:"shape"`
+
+	// UnitPrices Prices per image or per second of audio, on top of any token prices.
+	UnitPrices []UnitPrice `json:"unit_prices"`
+	UpdatedAt  time.Time   `json:"updated_at"`
 
 	// UpstreamModel The model name the host knows.
 	UpstreamModel string `json:"upstream_model"`
@@ -919,9 +940,12 @@ type BindingCreate struct {
 	ReasoningPrice *int64 `json:"reasoning_price,omitempty"`
 
 	// Shape The wire shape Relay speaks to a host for a model (`bedrock_converse` is AWS Bedrock's Converse API).
-	Shape         Shape  `json:"shape"`
-	UpstreamModel string `json:"upstream_model"`
-	Weight        *int32 `json:"weight,omitempty"`
+	Shape Shape `json:"shape"`
+
+	// UnitPrices Prices per image or per second of audio, on top of any token prices.
+	UnitPrices    *[]UnitPrice `json:"unit_prices,omitempty"`
+	UpstreamModel string       `json:"upstream_model"`
+	Weight        *int32       `json:"weight,omitempty"`
 }
 
 // BindingList defines model for BindingList.
@@ -963,9 +987,12 @@ type BindingUpdate struct {
 	ReasoningPrice relaynull.Int64 `json:"reasoning_price,omitempty"`
 
 	// Shape The wire shape Relay speaks to a host for a model (`bedrock_converse` is AWS Bedrock's Converse API).
-	Shape         *Shape  `json:"shape,omitempty"`
-	UpstreamModel *string `json:"upstream_model,omitempty"`
-	Weight        *int32  `json:"weight,omitempty"`
+	Shape *Shape `json:"shape,omitempty"`
+
+	// UnitPrices Replaces all unit prices.
+	UnitPrices    *[]UnitPrice `json:"unit_prices,omitempty"`
+	UpstreamModel *string      `json:"upstream_model,omitempty"`
+	Weight        *int32       `json:"weight,omitempty"`
 }
 
 // Breaker defines model for Breaker.
@@ -2727,6 +2754,22 @@ type TeamUpdate struct {
 	// Example: platform
 	Slug *Slug `json:"slug,omitempty"`
 }
+
+// UnitPrice A price per unit rather than per token, in micro-units of currency: one image generated (of `size` and `quality` when set; the most specific matching entry applies), or one second of audio (`unit: second`, by the millisecond, as the upstream reports the duration).
+type UnitPrice struct {
+	// Price Micro-units of currency per unit.
+	Price int64 `json:"price"`
+
+	// Quality Images only, e.g. `standard`, `hd`, `high`; absent matches any.
+	Quality *string `json:"quality,omitempty"`
+
+	// Size Images only, e.g. `1024x1024`; absent matches any.
+	Size *string       `json:"size,omitempty"`
+	Unit UnitPriceUnit `json:"unit"`
+}
+
+// UnitPriceUnit defines model for UnitPrice.Unit.
+type UnitPriceUnit string
 
 // UsageEvent One request through the inference plane. Ids are copied at the time, so they may name deleted objects.
 type UsageEvent struct {

@@ -25,7 +25,7 @@ func (q *Queries) DeleteBinding(ctx context.Context, id uuid.UUID) (int64, error
 }
 
 const getBindingByID = `-- name: GetBindingByID :one
-SELECT id, model_id, host_id, shape, upstream_model, position, enabled, input_price, output_price, cached_input_price, cache_write_price, reasoning_price, price_tiers, created_at, updated_at, weight FROM bindings WHERE id = $1
+SELECT id, model_id, host_id, shape, upstream_model, position, enabled, input_price, output_price, cached_input_price, cache_write_price, reasoning_price, price_tiers, created_at, updated_at, weight, unit_prices FROM bindings WHERE id = $1
 `
 
 func (q *Queries) GetBindingByID(ctx context.Context, id uuid.UUID) (Binding, error) {
@@ -48,12 +48,13 @@ func (q *Queries) GetBindingByID(ctx context.Context, id uuid.UUID) (Binding, er
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.Weight,
+		&i.UnitPrices,
 	)
 	return i, err
 }
 
 const getBindingByIDForUpdate = `-- name: GetBindingByIDForUpdate :one
-SELECT id, model_id, host_id, shape, upstream_model, position, enabled, input_price, output_price, cached_input_price, cache_write_price, reasoning_price, price_tiers, created_at, updated_at, weight FROM bindings WHERE id = $1 FOR UPDATE
+SELECT id, model_id, host_id, shape, upstream_model, position, enabled, input_price, output_price, cached_input_price, cache_write_price, reasoning_price, price_tiers, created_at, updated_at, weight, unit_prices FROM bindings WHERE id = $1 FOR UPDATE
 `
 
 func (q *Queries) GetBindingByIDForUpdate(ctx context.Context, id uuid.UUID) (Binding, error) {
@@ -76,12 +77,13 @@ func (q *Queries) GetBindingByIDForUpdate(ctx context.Context, id uuid.UUID) (Bi
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.Weight,
+		&i.UnitPrices,
 	)
 	return i, err
 }
 
 const getBindingByModelAndHost = `-- name: GetBindingByModelAndHost :one
-SELECT id, model_id, host_id, shape, upstream_model, position, enabled, input_price, output_price, cached_input_price, cache_write_price, reasoning_price, price_tiers, created_at, updated_at, weight FROM bindings WHERE model_id = $1 AND host_id = $2
+SELECT id, model_id, host_id, shape, upstream_model, position, enabled, input_price, output_price, cached_input_price, cache_write_price, reasoning_price, price_tiers, created_at, updated_at, weight, unit_prices FROM bindings WHERE model_id = $1 AND host_id = $2
 `
 
 func (q *Queries) GetBindingByModelAndHost(ctx context.Context, modelID uuid.UUID, hostID uuid.UUID) (Binding, error) {
@@ -104,6 +106,7 @@ func (q *Queries) GetBindingByModelAndHost(ctx context.Context, modelID uuid.UUI
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.Weight,
+		&i.UnitPrices,
 	)
 	return i, err
 }
@@ -111,14 +114,14 @@ func (q *Queries) GetBindingByModelAndHost(ctx context.Context, modelID uuid.UUI
 const insertBinding = `-- name: InsertBinding :one
 INSERT INTO bindings (
     model_id, host_id, shape, upstream_model, position, enabled,
-    input_price, output_price, cached_input_price, cache_write_price, reasoning_price, price_tiers, weight
+    input_price, output_price, cached_input_price, cache_write_price, reasoning_price, price_tiers, weight, unit_prices
 ) VALUES (
     $1, $2, $3, $4, $5,
     $6, $7, $8, $9,
     $10, $11, $12,
-    coalesce(nullif($13::integer, 0), 1)
+    coalesce(nullif($13::integer, 0), 1), $14
 )
-RETURNING id, model_id, host_id, shape, upstream_model, position, enabled, input_price, output_price, cached_input_price, cache_write_price, reasoning_price, price_tiers, created_at, updated_at, weight
+RETURNING id, model_id, host_id, shape, upstream_model, position, enabled, input_price, output_price, cached_input_price, cache_write_price, reasoning_price, price_tiers, created_at, updated_at, weight, unit_prices
 `
 
 type InsertBindingParams struct {
@@ -135,6 +138,7 @@ type InsertBindingParams struct {
 	ReasoningPrice   *int64
 	PriceTiers       json.RawMessage
 	Weight           int32
+	UnitPrices       json.RawMessage
 }
 
 // InsertBinding takes a weight of 0 for the default, 1.
@@ -153,6 +157,7 @@ func (q *Queries) InsertBinding(ctx context.Context, arg InsertBindingParams) (B
 		arg.ReasoningPrice,
 		arg.PriceTiers,
 		arg.Weight,
+		arg.UnitPrices,
 	)
 	var i Binding
 	err := row.Scan(
@@ -172,12 +177,13 @@ func (q *Queries) InsertBinding(ctx context.Context, arg InsertBindingParams) (B
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.Weight,
+		&i.UnitPrices,
 	)
 	return i, err
 }
 
 const listBindings = `-- name: ListBindings :many
-SELECT id, model_id, host_id, shape, upstream_model, position, enabled, input_price, output_price, cached_input_price, cache_write_price, reasoning_price, price_tiers, created_at, updated_at, weight FROM bindings ORDER BY model_id, position, id
+SELECT id, model_id, host_id, shape, upstream_model, position, enabled, input_price, output_price, cached_input_price, cache_write_price, reasoning_price, price_tiers, created_at, updated_at, weight, unit_prices FROM bindings ORDER BY model_id, position, id
 `
 
 func (q *Queries) ListBindings(ctx context.Context) ([]Binding, error) {
@@ -206,6 +212,7 @@ func (q *Queries) ListBindings(ctx context.Context) ([]Binding, error) {
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.Weight,
+			&i.UnitPrices,
 		); err != nil {
 			return nil, err
 		}
@@ -218,7 +225,7 @@ func (q *Queries) ListBindings(ctx context.Context) ([]Binding, error) {
 }
 
 const listBindingsByModel = `-- name: ListBindingsByModel :many
-SELECT id, model_id, host_id, shape, upstream_model, position, enabled, input_price, output_price, cached_input_price, cache_write_price, reasoning_price, price_tiers, created_at, updated_at, weight FROM bindings WHERE model_id = $1 ORDER BY position, id
+SELECT id, model_id, host_id, shape, upstream_model, position, enabled, input_price, output_price, cached_input_price, cache_write_price, reasoning_price, price_tiers, created_at, updated_at, weight, unit_prices FROM bindings WHERE model_id = $1 ORDER BY position, id
 `
 
 // ListBindingsByModel is a model's bindings in routing order.
@@ -248,6 +255,7 @@ func (q *Queries) ListBindingsByModel(ctx context.Context, modelID uuid.UUID) ([
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.Weight,
+			&i.UnitPrices,
 		); err != nil {
 			return nil, err
 		}
@@ -260,7 +268,7 @@ func (q *Queries) ListBindingsByModel(ctx context.Context, modelID uuid.UUID) ([
 }
 
 const listBindingsPage = `-- name: ListBindingsPage :many
-SELECT id, model_id, host_id, shape, upstream_model, position, enabled, input_price, output_price, cached_input_price, cache_write_price, reasoning_price, price_tiers, created_at, updated_at, weight FROM bindings
+SELECT id, model_id, host_id, shape, upstream_model, position, enabled, input_price, output_price, cached_input_price, cache_write_price, reasoning_price, price_tiers, created_at, updated_at, weight, unit_prices FROM bindings
 WHERE id > $1::uuid
   AND ($2::uuid IS NULL OR model_id = $2)
   AND ($3::uuid IS NULL OR host_id = $3)
@@ -299,6 +307,7 @@ func (q *Queries) ListBindingsPage(ctx context.Context, after uuid.UUID, modelID
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.Weight,
+			&i.UnitPrices,
 		); err != nil {
 			return nil, err
 		}
@@ -314,9 +323,9 @@ const updateBinding = `-- name: UpdateBinding :one
 UPDATE bindings
 SET shape = $2, upstream_model = $3, position = $4, enabled = $5,
     input_price = $6, output_price = $7, cached_input_price = $8, cache_write_price = $9,
-    reasoning_price = $10, price_tiers = $11, weight = $12
+    reasoning_price = $10, price_tiers = $11, weight = $12, unit_prices = $13
 WHERE id = $1
-RETURNING id, model_id, host_id, shape, upstream_model, position, enabled, input_price, output_price, cached_input_price, cache_write_price, reasoning_price, price_tiers, created_at, updated_at, weight
+RETURNING id, model_id, host_id, shape, upstream_model, position, enabled, input_price, output_price, cached_input_price, cache_write_price, reasoning_price, price_tiers, created_at, updated_at, weight, unit_prices
 `
 
 type UpdateBindingParams struct {
@@ -332,6 +341,7 @@ type UpdateBindingParams struct {
 	ReasoningPrice   *int64
 	PriceTiers       json.RawMessage
 	Weight           int32
+	UnitPrices       json.RawMessage
 }
 
 // A binding is the join of one model and one host: those two never change.
@@ -349,6 +359,7 @@ func (q *Queries) UpdateBinding(ctx context.Context, arg UpdateBindingParams) (B
 		arg.ReasoningPrice,
 		arg.PriceTiers,
 		arg.Weight,
+		arg.UnitPrices,
 	)
 	var i Binding
 	err := row.Scan(
@@ -368,6 +379,7 @@ func (q *Queries) UpdateBinding(ctx context.Context, arg UpdateBindingParams) (B
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.Weight,
+		&i.UnitPrices,
 	)
 	return i, err
 }

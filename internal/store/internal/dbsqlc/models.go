@@ -40,6 +40,7 @@ type Binding struct {
 	CreatedAt        time.Time
 	UpdatedAt        time.Time
 	Weight           int32
+	UnitPrices       json.RawMessage
 }
 
 type Budget struct {
