@@ -89,7 +89,9 @@ func poolKey(u *url.URL) string {
 	if u.Scheme == "https" {
 		port = "443"
 	}
-	if _, _, err := net.SplitHostPort(host); err != nil {
+	if h, p, err := net.SplitHostPort(host); err == nil && p == "" {
+		host = net.JoinHostPort(h, port) // "host:" is the default port, as net/http reads it
+	} else if err != nil {
 		if strings.HasPrefix(host, "[") && strings.HasSuffix(host, "]") {
 			host = host[1 : len(host)-1]
 		}
@@ -315,23 +317,33 @@ func (h *h1Client) connect(ctx context.Context, addr string) (net.Conn, error) {
 	return &burstConn{Conn: tc}, nil
 }
 
-// burstConn is a TLS connection whose Read returns every record that has
-// already arrived, not one: a provider flushes each stream event as a
-// record of its own, and read one by one they would each become a write to
-// the caller, where over plain TCP the events that arrived together are
-// read, and sent on, together. After the first record it reads on with a
-// deadline already past, which the runtime answers without a system call
-// and crypto/tls takes as temporary (a record half arrived stays for the
-// next Read).
+// burstConn is a TLS connection whose Read returns every record crypto/tls
+// already holds, not one: a provider flushes each stream event as a record
+// of its own, and one socket read often brings several; read one record at
+// a time they would each become a write to the caller, where over plain TCP
+// the events that arrived together are read, and sent on, together. After
+// the first record it reads on with a deadline already past, which the
+// runtime answers without a system call (so only what crypto/tls buffered
+// is drained) and crypto/tls takes as temporary (a record half arrived stays
+// for the next Read).
 //
 // The one deadline h1Client otherwise sets is the cancellation's (exchange:
 // far in the past, never cleared); SetDeadline notes it, so that clearing
 // the poll's deadline never clears a cancellation that came meanwhile.
+//
+// A read that met the end (close_notify, EOF, an alert) marks the
+// connection ended, which alive sees even when the socket beneath looks
+// quiet. Close closes the socket without sending close_notify: crypto/tls
+// would wait up to 5 s to write it to an upstream that stopped reading, on
+// the caller's goroutine.
 type burstConn struct {
 	*tls.Conn
 	canceled atomic.Bool
 	pending  error // a failure met reading on, for the next Read
+	ended    bool  // a read failed for good: never reuse
 }
+
+func (b *burstConn) Close() error { return b.NetConn().Close() }
 
 func (b *burstConn) SetDeadline(t time.Time) error {
 	if !t.IsZero() {
@@ -346,6 +358,9 @@ func (b *burstConn) Read(p []byte) (int, error) {
 		return 0, err
 	}
 	n, err := b.Conn.Read(p)
+	if err != nil {
+		b.ended = true
+	}
 	for err == nil && n > 0 && n < len(p) && !b.canceled.Load() {
 		_ = b.Conn.SetReadDeadline(time.Unix(1, 0))
 		m, rerr := b.Conn.Read(p[n:])
@@ -356,7 +371,7 @@ func (b *burstConn) Read(p []byte) (int, error) {
 		n += m
 		if rerr != nil {
 			if !errors.Is(rerr, os.ErrDeadlineExceeded) {
-				b.pending = rerr
+				b.pending, b.ended = rerr, true
 			}
 			break
 		}
@@ -371,6 +386,9 @@ func (b *burstConn) Read(p []byte) (int, error) {
 func (c *h1Conn) alive() bool {
 	nc := c.c
 	if bc, ok := nc.(*burstConn); ok {
+		if bc.ended {
+			return false
+		}
 		nc = bc.NetConn()
 	}
 	return c.br.Buffered() == 0 && connAlive(nc)

@@ -145,3 +145,82 @@ func TestH1TLS_ReadsTogetherWhatArrivedTogether(t *testing.T) {
 		t.Errorf("%d Reads for %d events that had all arrived, want them together (at most 3)", reads, events)
 	}
 }
+
+// TestH1TLS_ReusesItsConnection: sequential requests to a TLS upstream go
+// on one kept connection — the session tickets a TLS 1.3 server sends after
+// the handshake do not make the idle connection look closed.
+func TestH1TLS_ReusesItsConnection(t *testing.T) {
+	t.Parallel()
+	var conns atomic.Int32
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		io.WriteString(w, "ok")
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.StartTLS()
+	defer srv.Close()
+	c := tlsH1(srv)
+	defer c.CloseIdleConnections()
+	for i := range 5 {
+		if got := h1Read(t, c, t.Context(), "https://example.com/v1/models", "", nil); got != "ok" {
+			t.Fatalf("request %d: %q", i, got)
+		}
+	}
+	if n := conns.Load(); n != 1 {
+		t.Errorf("%d connections for 5 sequential requests, want 1", n)
+	}
+}
+
+// TestH1TLS_CloseNotifyEndsTheConnection: an upstream that ends its side
+// with close_notify after an answer, keeping TCP open, has that connection
+// left, not reused: the next request succeeds on a fresh one.
+func TestH1TLS_CloseNotifyEndsTheConnection(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewUnstartedServer(nil)
+	srv.StartTLS() // for its certificate and listener
+	srv.Close()
+	cert := srv.TLS.Certificates
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: cert})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var conns atomic.Int32
+	go func() {
+		for {
+			nc, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conns.Add(1)
+			go func(tc *tls.Conn) {
+				defer tc.Close()
+				br := make([]byte, 4096)
+				if _, err := tc.Read(br); err != nil { // the request (small, one read)
+					return
+				}
+				io.WriteString(tc, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+				tc.CloseWrite() // close_notify, TCP stays open
+				io.Copy(io.Discard, tc)
+			}(nc.(*tls.Conn))
+		}
+	}()
+	roots := x509.NewCertPool()
+	roots.AddCert(srv.Certificate())
+	c := newH1Client(func(ctx context.Context, network, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, network, ln.Addr().String())
+	})
+	c.tls = clientTLS(roots, tls.NewLRUClientSessionCache(4))
+	defer c.CloseIdleConnections()
+	for i := range 3 {
+		if got := h1Read(t, c, t.Context(), "https://example.com/v1/models", "", nil); got != "ok" {
+			t.Fatalf("request %d: %q", i, got)
+		}
+	}
+	if n := conns.Load(); n != 3 {
+		t.Errorf("%d connections for 3 requests, each ended by close_notify: want 3", n)
+	}
+}
