@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/relay-llm/relay/internal/canonical"
+	"github.com/relay-llm/relay/internal/guardhook"
 	"github.com/relay-llm/relay/internal/guardrail"
 	"github.com/relay-llm/relay/internal/keypool"
 	"github.com/relay-llm/relay/internal/translator"
@@ -35,8 +36,12 @@ type guardState struct {
 	fs   []guardrail.Finding
 	hold *guardrail.Hold       // a stream's; nil for a whole answer
 	col  *translator.Collector // the current attempt's upstream answer, read for its text
-	text []byte                // a collected stream's text
-	buf  []byte
+	text []byte                // the text of a stream's last event (or a collected stream's)
+	// whole is a stream's text so far, kept when an output webhook is to
+	// judge it at the end.
+	whole []byte
+	hooks bool // output rules include a webhook
+	buf   []byte
 }
 
 // answers reports whether the answer is checked: output rules, or
@@ -82,6 +87,9 @@ func (rq *request) guardRequest(g *guardrail.Policy) bool {
 	gd.fs = fs
 	for _, f := range fs {
 		rq.h.guards.count(f, stageInput)
+	}
+	if block == nil {
+		block = rq.askHooks(g.Input, "input", texts)
 	}
 	if block != nil {
 		rq.guardFail(block, "request")
@@ -156,13 +164,20 @@ func (rq *request) guardFail(f *guardrail.Finding, what string) {
 }
 
 func stageOf(what string) int {
-	if what == "request" {
+	if what == "request" || what == "input" {
 		return stageInput
 	}
 	return stageOutput
 }
 
 func blockedMessage(f *guardrail.Finding, what string) string {
+	if f.Kind == guardrail.WebhookKind {
+		why := "its webhook said block"
+		if f.Failure != "" {
+			why = "its webhook failed: " + f.Failure
+		}
+		return "The " + what + " was blocked by the policy's guardrail \"" + f.Rule + "\" (" + why + ")."
+	}
 	return "The " + what + " was blocked by the policy's guardrail \"" + f.Rule + "\" (" + string(f.Kind) + " found)."
 }
 
@@ -170,9 +185,14 @@ func blockedMessage(f *guardrail.Finding, what string) string {
 // shape shape.
 func (gd *guardState) beginAnswer(shape wire.Shape, stream bool, now time.Time) {
 	gd.col, _ = translator.NewCollector(shape, now) // nil: a shape it cannot read; checked below
-	gd.text, gd.hold = gd.text[:0], nil
+	gd.text, gd.hold, gd.whole = gd.text[:0], nil, gd.whole[:0]
+	gd.hooks = len(guardrail.Hooks(gd.g.Output)) > 0
 	if stream {
-		gd.hold = guardrail.NewHold(gd.g.Output, &gd.red, 0)
+		window := 0
+		if gd.g.HoldsWhole() {
+			window = holdWhole // a blocking webhook judges the answer whole
+		}
+		gd.hold = guardrail.NewHold(gd.g.Output, &gd.red, window)
 	}
 }
 
@@ -216,6 +236,9 @@ func (rq *request) checkText(out []byte, text string) ([]byte, bool) {
 	gd.fs = fs
 	for _, f := range fs[n:] {
 		rq.h.guards.count(f, stageOutput)
+	}
+	if block == nil {
+		block = rq.askHooks(gd.g.Output, "output", []string{text})
 	}
 	if block != nil {
 		rq.guardFail(block, "answer")
@@ -268,6 +291,9 @@ func (rq *request) guardEvent(sw *streamWriter, ev *wire.Event, out []byte, seq 
 		gd.col.Event(*ev)
 		text = gd.col.Text(gd.text[:0])
 		gd.text = text
+		if gd.hooks {
+			gd.whole = append(gd.whole, text...)
+		}
 	}
 	n := len(gd.hold.Findings())
 	rel, block := gd.hold.Add(gd.buf[:0], out, string(text))
@@ -284,6 +310,10 @@ func (rq *request) guardEvent(sw *streamWriter, ev *wire.Event, out []byte, seq 
 // as guardEvent.
 func (rq *request) guardEnd(sw *streamWriter, seq int64) bool {
 	gd := rq.gd
+	if f := rq.askHooks(gd.g.Output, "output", []string{string(gd.whole)}); f != nil {
+		rq.guardBlockStream(sw, f, seq)
+		return true
+	}
 	n := len(gd.hold.Findings())
 	rel, block := gd.hold.End(gd.buf[:0])
 	gd.buf = rel
@@ -305,6 +335,42 @@ func (rq *request) countHold(from int) {
 			rq.h.guards.count(f, stageOutput)
 		}
 	}
+}
+
+// holdWhole is a hold-back window no answer reaches: nothing is released
+// before the answer's end.
+const holdWhole = 1 << 40
+
+// askHooks calls the webhook rules among rules, in order, with texts. It
+// records what they find and returns the first finding that blocks; nil
+// when the text may pass.
+func (rq *request) askHooks(rules []guardrail.Rule, stage string, texts []string) *guardrail.Finding {
+	var call *guardhook.Call
+	for i := range rules {
+		r := &rules[i]
+		if r.Webhook == nil {
+			continue
+		}
+		if call == nil {
+			call = &guardhook.Call{Stage: stage, Project: rq.caller.ProjectID.String(), Texts: texts}
+			if p := rq.caller.Policy; p != nil {
+				call.Policy = p.Slug
+			}
+			if m := rq.plan.Model; m != nil {
+				call.Model = m.Name
+			}
+		}
+		f := rq.h.hooks.Check(rq.r.Context(), r, call)
+		if f == nil {
+			continue
+		}
+		rq.gd.fs = append(rq.gd.fs, *f)
+		if f.Action == guardrail.ActionBlock {
+			return f // counted by guardFail or guardBlockStream
+		}
+		rq.h.guards.count(*f, stageOf(stage))
+	}
+	return nil
 }
 
 // guardBlockStream ends the caller's stream with an in-shape error event
@@ -330,7 +396,7 @@ type guardCounters struct {
 
 var guardActions = [...]guardrail.Action{guardrail.ActionBlock, guardrail.ActionRedact, guardrail.ActionLog}
 
-var guardKinds = [...]guardrail.Kind{guardrail.Email, guardrail.Phone, guardrail.Card, guardrail.IBAN, guardrail.NationalID, guardrail.Secret, guardrail.Deny}
+var guardKinds = [...]guardrail.Kind{guardrail.Email, guardrail.Phone, guardrail.Card, guardrail.IBAN, guardrail.NationalID, guardrail.Secret, guardrail.WebhookKind, guardrail.Deny}
 
 func (c *guardCounters) count(f guardrail.Finding, stage int) {
 	a, k := -1, len(guardKinds)-1
