@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/relay-llm/relay/internal/canonical"
+	"github.com/relay-llm/relay/internal/event"
 	"github.com/relay-llm/relay/internal/guardhook"
 	"github.com/relay-llm/relay/internal/guardrail"
 	"github.com/relay-llm/relay/internal/keypool"
@@ -41,7 +42,9 @@ type guardState struct {
 	// judge it at the end.
 	whole []byte
 	hooks bool // output rules include a webhook
-	buf   []byte
+	// rec is what the usage event says the guardrails did.
+	rec []event.Guardrail
+	buf []byte
 }
 
 // answers reports whether the answer is checked: output rules, or
@@ -70,7 +73,7 @@ func (rq *request) guardRequest(g *guardrail.Policy) bool {
 		return false
 	}
 	if g.MaxPromptBytes > 0 && rq.body.Len() > g.MaxPromptBytes {
-		rq.h.guards.count(guardrail.Finding{Rule: "max_prompt_bytes", Kind: guardrail.Deny, Action: guardrail.ActionBlock}, stageInput)
+		rq.noteGuard(guardrail.Finding{Rule: "max_prompt_bytes", Kind: guardrail.Deny, Action: guardrail.ActionBlock}, stageInput)
 		rq.fail(&wire.Error{Kind: wire.ErrGuardrail, Param: "max_prompt_bytes",
 			Msg: "The request is larger than the " + strconv.Itoa(g.MaxPromptBytes) + " bytes the policy's guardrails allow (max_prompt_bytes)."})
 		return false
@@ -86,7 +89,9 @@ func (rq *request) guardRequest(g *guardrail.Policy) bool {
 	out, block, fs := guardrail.Request(g.Input, &gd.red, rq.body.Bytes(), texts, gd.fs[:0])
 	gd.fs = fs
 	for _, f := range fs {
-		rq.h.guards.count(f, stageInput)
+		if f.Action != guardrail.ActionBlock { // a block is counted once, by guardFail
+			rq.noteGuard(f, stageInput)
+		}
 	}
 	if block == nil {
 		block = rq.askHooks(g.Input, "input", texts)
@@ -159,7 +164,7 @@ const (
 // guardFail answers a blocked request (what: "request" or "answer") in
 // the caller's shape, naming the rule and the kind, never the text.
 func (rq *request) guardFail(f *guardrail.Finding, what string) {
-	rq.h.guards.count(guardrail.Finding{Rule: f.Rule, Kind: f.Kind, Action: guardrail.ActionBlock}, stageOf(what))
+	rq.noteGuard(guardrail.Finding{Rule: f.Rule, Kind: f.Kind, Action: guardrail.ActionBlock, Failure: f.Failure}, stageOf(what))
 	rq.fail(&wire.Error{Kind: wire.ErrGuardrail, Msg: blockedMessage(f, what)})
 }
 
@@ -235,7 +240,9 @@ func (rq *request) checkText(out []byte, text string) ([]byte, bool) {
 	out, block, fs := guardrail.Answer(gd.g.Output, &gd.red, out, text, gd.fs)
 	gd.fs = fs
 	for _, f := range fs[n:] {
-		rq.h.guards.count(f, stageOutput)
+		if f.Action != guardrail.ActionBlock { // a block is counted once, by guardFail
+			rq.noteGuard(f, stageOutput)
+		}
 	}
 	if block == nil {
 		block = rq.askHooks(gd.g.Output, "output", []string{text})
@@ -332,7 +339,7 @@ func (rq *request) countHold(from int) {
 	fs := rq.gd.hold.Findings()
 	for _, f := range fs[from:] {
 		if f.Action != guardrail.ActionBlock {
-			rq.h.guards.count(f, stageOutput)
+			rq.noteGuard(f, stageOutput)
 		}
 	}
 }
@@ -368,7 +375,7 @@ func (rq *request) askHooks(rules []guardrail.Rule, stage string, texts []string
 		if f.Action == guardrail.ActionBlock {
 			return f // counted by guardFail or guardBlockStream
 		}
-		rq.h.guards.count(*f, stageOf(stage))
+		rq.noteGuard(*f, stageOf(stage))
 	}
 	return nil
 }
@@ -376,7 +383,7 @@ func (rq *request) askHooks(rules []guardrail.Rule, stage string, texts []string
 // guardBlockStream ends the caller's stream with an in-shape error event
 // naming the guardrail.
 func (rq *request) guardBlockStream(sw *streamWriter, f *guardrail.Finding, seq int64) {
-	rq.h.guards.count(guardrail.Finding{Rule: f.Rule, Kind: f.Kind, Action: guardrail.ActionBlock}, stageOutput)
+	rq.noteGuard(guardrail.Finding{Rule: f.Rule, Kind: f.Kind, Action: guardrail.ActionBlock, Failure: f.Failure}, stageOutput)
 	msg := blockedMessage(f, "answer")
 	rq.errKind, rq.errMsg = wire.ErrGuardrailCode, msg
 	if rq.xl != nil && !rq.xl.Done() {
@@ -387,6 +394,33 @@ func (rq *request) guardBlockStream(sw *streamWriter, f *guardrail.Finding, seq 
 		rq.out = wire.AppendStreamError(rq.out[:0], rq.in, msg, seq)
 	}
 	_ = sw.write(rq.out)
+}
+
+// maxGuardRecords bounds the distinct guardrail actions one usage event
+// lists; more are folded into the last.
+const maxGuardRecords = 32
+
+// noteGuard counts a guardrail's action in the metrics and on the
+// request's usage event.
+func (rq *request) noteGuard(f guardrail.Finding, stage int) {
+	rq.h.guards.count(f, stage)
+	gd := rq.gd
+	if gd == nil {
+		return
+	}
+	st := [...]string{"input", "output"}[stage]
+	for i := range gd.rec {
+		r := &gd.rec[i]
+		if r.Stage == st && r.Rule == f.Rule && r.Kind == string(f.Kind) && r.Action == string(f.Action) && r.Failure == f.Failure {
+			r.N++
+			return
+		}
+	}
+	if len(gd.rec) == maxGuardRecords {
+		gd.rec[len(gd.rec)-1].N++
+		return
+	}
+	gd.rec = append(gd.rec, event.Guardrail{Stage: st, Rule: f.Rule, Kind: string(f.Kind), Action: string(f.Action), Failure: f.Failure, N: 1})
 }
 
 // guardCounters count the guardrails' actions: by stage, action and kind.
