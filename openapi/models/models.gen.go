@@ -2563,6 +2563,9 @@ type RouteExplainRequestInbound string
 
 // RouteExplainResult defines model for RouteExplainResult.
 type RouteExplainResult struct {
+	// Content What the policy's content controls would do with the request (docs/guardrails.md, docs/caching.md): "would be blocked by guardrail …", "would be redacted by guardrail …", "would ask the webhook guardrail …", whether the response cache would answer a repeat of it. Never the matched text.
+	Content *[]string `json:"content,omitempty"`
+
 	// Credential The relay key's name and display prefix; absent for a policy.
 	Credential *string `json:"credential,omitempty"`
 
