@@ -95,6 +95,7 @@ func (h *Handler) request(p *page) {
 		} else {
 			v.Routed, v.Decision = true, routeViewOf(e, true)
 		}
+		v.Stats = append(v.Stats, contentStats(d)...)
 	}
 	p.render(http.StatusOK, "Request "+ev.RequestID, "usage", requestPage(v))
 }
@@ -106,4 +107,36 @@ func statusText(e models.UsageEvent) string {
 		s += " (" + k + ")"
 	}
 	return s
+}
+
+// contentStats are what the content controls did, from a route_detail's
+// "cache" and "guardrails" (docs/usage.md): never a matched text, which
+// the ledger does not hold.
+func contentStats(d []byte) []stat {
+	var c struct {
+		Cache *struct {
+			AgeMS int64 `json:"age_ms"`
+			Saved int64 `json:"saved"`
+		} `json:"cache"`
+		Guardrails []struct {
+			Stage, Rule, Kind, Action, Failure string
+			N                                  int
+		} `json:"guardrails"`
+	}
+	if json.Unmarshal(d, &c) != nil {
+		return nil
+	}
+	var out []stat
+	if c.Cache != nil {
+		out = append(out, stat{"Response cache", "hit, entry " + strconv.FormatInt(c.Cache.AgeMS/1000, 10) + " s old, saved " + money(c.Cache.Saved)})
+	}
+	for _, g := range c.Guardrails {
+		what := g.Stage + ": " + g.Action + " (" + g.Kind
+		if g.Failure != "" {
+			what += ", webhook failed: " + g.Failure
+		}
+		what += ") ×" + strconv.Itoa(g.N)
+		out = append(out, stat{"Guardrail " + g.Rule, what})
+	}
+	return out
 }

@@ -258,6 +258,11 @@ func (h *Handler) explain(p *page) {
 	if c := orEmpty(x.Credential); c != "" {
 		v.Stats = append([]stat{{"Relay key", c}, {"Key state", x.CredentialState}}, v.Stats...)
 	}
+	if x.Content != nil {
+		for _, line := range *x.Content {
+			v.Stats = append(v.Stats, stat{"Content", line})
+		}
+	}
 	v.Route = routeViewOf(x.Explanation, false)
 	p.render(http.StatusOK, "Routing explain", "explain", explainPage(v))
 }

@@ -136,7 +136,7 @@ func newPlanes(ctx context.Context, cfg *config.Config, st *store.Store, box *se
 	reg.WatchCache(func() metrics.CacheStats {
 		s := respCache.Stats()
 		return metrics.CacheStats{Hits: s.Hits, Misses: s.Misses, Bypasses: s.Bypasses, Fills: s.Fills,
-			FillBytes: s.FillBytes, TooLarge: s.TooLarge, Errors: s.Errors}
+			FillBytes: s.FillBytes, TooLarge: s.TooLarge, Errors: s.Errors, Saved: s.Saved}
 	})
 	inference := proxy.New(proxy.Config{
 		Snapshot:       ld.Current,

@@ -29,6 +29,8 @@ type Cache struct {
 	timeout time.Duration
 
 	hits, misses, bypasses, fills, fillBytes, errs, tooLarge atomic.Int64
+	// saved is what hits saved, in nano-units of currency (Saved).
+	saved atomic.Int64
 }
 
 // Config wires a Cache.
@@ -138,12 +140,22 @@ type Stats struct {
 	TooLarge int64
 	// Errors counts store failures and undecodable entries.
 	Errors int64
+	// Saved is what hits saved: each cached answer's cost at the pricing
+	// of the binding that produced it, in nano-units of currency.
+	Saved int64
+}
+
+// Saved counts what one hit saved, in nano-units of currency.
+func (c *Cache) Saved(nano int64) {
+	if nano > 0 {
+		c.saved.Add(nano)
+	}
 }
 
 // Stats returns the counters.
 func (c *Cache) Stats() Stats {
 	return Stats{
 		Hits: c.hits.Load(), Misses: c.misses.Load(), Bypasses: c.bypasses.Load(),
-		Fills: c.fills.Load(), FillBytes: c.fillBytes.Load(), TooLarge: c.tooLarge.Load(), Errors: c.errs.Load(),
+		Fills: c.fills.Load(), FillBytes: c.fillBytes.Load(), TooLarge: c.tooLarge.Load(), Errors: c.errs.Load(), Saved: c.saved.Load(),
 	}
 }

@@ -1,7 +1,9 @@
 package controlapi
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 
 	"github.com/relay-llm/relay/internal/guardrail"
 	"github.com/relay-llm/relay/openapi/models"
@@ -13,11 +15,11 @@ import (
 // guardrailsIn is the stored form of a policy's guardrails: nil when it
 // has none. Bounds the schema cannot say (a rule that looks for nothing,
 // a pattern that does not compile, names used twice) are checked here.
-func guardrailsIn(b *models.Guardrails) (json.RawMessage, error) {
+func (s *Server) guardrailsIn(ctx context.Context, b *models.Guardrails) (json.RawMessage, error) {
 	if b == nil || len(b.Rules) == 0 && deref(b.MaxPromptBytes, 0) == 0 {
 		return nil, nil
 	}
-	s := guardrail.Settings{MaxPromptBytes: deref(b.MaxPromptBytes, 0)}
+	g := guardrail.Settings{MaxPromptBytes: deref(b.MaxPromptBytes, 0)}
 	for _, r := range b.Rules {
 		rs := guardrail.RuleSettings{Name: r.Name, Stage: guardrail.Stage(r.Stage), Action: guardrail.Action(r.Action)}
 		if r.Detectors != nil {
@@ -31,12 +33,27 @@ func guardrailsIn(b *models.Guardrails) (json.RawMessage, error) {
 		if r.DenyPatterns != nil {
 			rs.DenyPatterns = append([]string(nil), *r.DenyPatterns...)
 		}
-		s.Rules = append(s.Rules, rs)
+		if w := r.Webhook; w != nil {
+			rs.Webhook = &guardrail.WebhookSettings{URL: w.URL, TimeoutMS: deref(w.TimeoutMs, 0), MaxConcurrent: deref(w.MaxConcurrent, 0)}
+			if w.Fail != nil {
+				rs.Webhook.Fail = string(*w.Fail)
+			}
+		}
+		g.Rules = append(g.Rules, rs)
 	}
-	if err := s.Validate(); err != nil {
+	if err := g.Validate(); err != nil {
 		return nil, invalid("guardrails: "+err.Error(), "guardrails")
 	}
-	return json.Marshal(&s)
+	// A webhook is dialled like a host: the same egress rule, on write too.
+	for i, r := range g.Rules {
+		if r.Webhook == nil {
+			continue
+		}
+		if err := s.cfg.Egress.CheckURL(ctx, r.Webhook.URL, nil); err != nil {
+			return nil, invalid(fmt.Sprintf("guardrails: rules[%d].webhook.url: %v", i, err), "guardrails")
+		}
+	}
+	return json.Marshal(&g)
 }
 
 // guardrailsOut is the API form of stored guardrails: no rules when there
@@ -66,6 +83,20 @@ func guardrailsOut(raw json.RawMessage) *models.Guardrails {
 		if len(r.DenyPatterns) > 0 {
 			p := append([]string(nil), r.DenyPatterns...)
 			o.DenyPatterns = &p
+		}
+		if w := r.Webhook; w != nil {
+			ow := &models.GuardrailWebhook{URL: w.URL}
+			if w.TimeoutMS > 0 {
+				ow.TimeoutMs = &w.TimeoutMS
+			}
+			if w.MaxConcurrent > 0 {
+				ow.MaxConcurrent = &w.MaxConcurrent
+			}
+			if w.Fail != "" {
+				f := models.GuardrailWebhookFail(w.Fail)
+				ow.Fail = &f
+			}
+			o.Webhook = ow
 		}
 		out.Rules = append(out.Rules, o)
 	}

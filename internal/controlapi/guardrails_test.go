@@ -47,3 +47,31 @@ func TestPolicies_GuardrailSettings(t *testing.T) {
 		t.Errorf("no rules kept them: %+v", upd.Guardrails)
 	}
 }
+
+// A webhook rule is stored and returned with its settings; one that would
+// redact, or whose URL is a cloud metadata address, is refused naming
+// guardrails.
+func TestPolicies_GuardrailWebhook(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx, c := b.ctx, b.admin
+	open := models.GuardrailWebhookFailOpen
+	hook := func(action models.GuardrailRuleAction, url string) *models.Guardrails {
+		return &models.Guardrails{Rules: []models.GuardrailRule{{Name: "classifier", Stage: models.GuardrailRuleStageBoth, Action: action,
+			Webhook: &models.GuardrailWebhook{URL: url, TimeoutMs: ptr(250), Fail: &open, MaxConcurrent: ptr(4)}}}}
+	}
+	p := call(c.CreatePolicyWithResponse(ctx, models.PolicyCreate{Slug: "gr-hook", Guardrails: hook(models.GuardrailRuleActionBlock, "https://classifier.example.com/check")})).
+		want(t, http.StatusCreated).JSON201
+	got := call(c.GetPolicyWithResponse(ctx, p.ID)).want(t, http.StatusOK).JSON200.Guardrails
+	if len(got.Rules) != 1 || got.Rules[0].Webhook == nil {
+		t.Fatalf("stored guardrails %+v", got)
+	}
+	w := got.Rules[0].Webhook
+	if w.URL != "https://classifier.example.com/check" || *w.TimeoutMs != 250 || *w.Fail != open || *w.MaxConcurrent != 4 {
+		t.Errorf("stored webhook %+v", w)
+	}
+	call(c.CreatePolicyWithResponse(ctx, models.PolicyCreate{Slug: "gr-hook-redact", Guardrails: hook(models.GuardrailRuleActionRedact, "https://classifier.example.com/check")})).
+		wantErr(t, http.StatusUnprocessableEntity, "validation_failed", "guardrails")
+	call(c.CreatePolicyWithResponse(ctx, models.PolicyCreate{Slug: "gr-hook-meta", Guardrails: hook(models.GuardrailRuleActionBlock, "http://169.254.169.254/latest/meta-data")})).
+		wantErr(t, http.StatusUnprocessableEntity, "validation_failed", "guardrails")
+}

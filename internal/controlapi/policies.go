@@ -363,7 +363,7 @@ func (s *Server) CreatePolicy(ctx context.Context, req gen.CreatePolicyRequestOb
 	if err != nil {
 		return nil, err
 	}
-	gr, err := guardrailsIn(b.Guardrails)
+	gr, err := s.guardrailsIn(ctx, b.Guardrails)
 	if err != nil {
 		return nil, err
 	}
@@ -431,7 +431,7 @@ func (s *Server) UpdatePolicy(ctx context.Context, req gen.UpdatePolicyRequestOb
 	if err != nil {
 		return nil, err
 	}
-	gr, err := guardrailsIn(b.Guardrails)
+	gr, err := s.guardrailsIn(ctx, b.Guardrails)
 	if err != nil {
 		return nil, err
 	}

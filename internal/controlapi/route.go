@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/relay-llm/relay/internal/guardrail"
 	"github.com/relay-llm/relay/internal/rbac"
 	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/wire"
@@ -90,6 +92,7 @@ type routeExplainResult struct {
 	Policy          string          `json:"policy,omitempty"`
 	PolicyFrom      string          `json:"policy_from,omitempty"`
 	Refusal         string          `json:"refusal,omitempty"`
+	Content         []string        `json:"content,omitempty"`
 	Explanation     json.RawMessage `json:"explanation"`
 }
 
@@ -180,6 +183,7 @@ func (s *Server) explain(ctx context.Context, q routeQuery) (routeExplainResult,
 		out.Refusal = "The relay key would be refused: " + out.CredentialState + "."
 	}
 	out.Explanation = e.JSON
+	out.Content = explainContent(policy, q.Body)
 	return out, nil
 }
 
@@ -217,4 +221,62 @@ func (s *Server) explainPolicy(snap *snapshot.Snapshot, q *routeQuery, out *rout
 		out.PolicyFrom = "none applies: nothing is granted"
 	}
 	return policy, nil
+}
+
+// explainContent says what policy p's content controls would do with a
+// request of body: its input guardrails' verdict on the body's string
+// values (every one, a little more than the proxy reads for the shapes it
+// decodes), the webhooks it would ask, and whether the response cache
+// would answer a repeat of it. It never names the matched text.
+func explainContent(p *snapshot.Policy, body []byte) []string {
+	if p == nil {
+		return nil
+	}
+	var out []string
+	g := p.Guardrails
+	if g != nil {
+		if g.MaxPromptBytes > 0 && len(body) > g.MaxPromptBytes {
+			out = append(out, "would be blocked by guardrail max_prompt_bytes (the body is larger than "+strconv.Itoa(g.MaxPromptBytes)+" bytes)")
+		}
+		var texts []string
+		guardrail.Strings(body, func(s string) { texts = append(texts, s) })
+		seen := map[string]bool{}
+		for _, t := range texts {
+			_, _, fs := guardrail.Check(g.Input, t, nil)
+			for _, f := range fs {
+				line := "would be logged by guardrail " + f.Rule + " (" + string(f.Kind) + " found)"
+				switch f.Action {
+				case guardrail.ActionBlock:
+					line = "would be blocked by guardrail " + f.Rule + " (" + string(f.Kind) + " found)"
+				case guardrail.ActionRedact:
+					line = "would be redacted by guardrail " + f.Rule + " (" + string(f.Kind) + " found)"
+				}
+				if !seen[line] {
+					seen[line] = true
+					out = append(out, line)
+				}
+			}
+		}
+		for _, r := range guardrail.Hooks(g.Input) {
+			out = append(out, "would ask the webhook guardrail "+r.Name+" (fails "+failMode(r.Webhook)+")")
+		}
+		if hooks := guardrail.Hooks(g.Output); len(hooks) > 0 && g.HoldsWhole() {
+			out = append(out, "a streamed answer would be held whole for the webhook guardrail "+hooks[0].Name)
+		}
+	}
+	switch {
+	case p.Cache == nil:
+	case g != nil && !g.CacheSafe():
+		out = append(out, "would not use the response cache: the policy's guardrails redact requests or check answers")
+	default:
+		out = append(out, "would be answered from cache when a byte-identical deterministic request of the same scope is there (the response cache is on)")
+	}
+	return out
+}
+
+func failMode(w *guardrail.Webhook) string {
+	if w.FailOpen {
+		return "open"
+	}
+	return "closed"
 }

@@ -73,6 +73,14 @@ type Record struct {
 	CacheAge       time.Duration
 	CacheSaved     wire.Usage
 	CacheBindingID snapshot.ID
+	// CacheSavedCost is CacheSaved priced at that binding's pricing when
+	// the hit was served, in nano-units of currency: what the hit saved.
+	CacheSavedCost int64
+
+	// Guardrails are what the policy's guardrails did, one entry per
+	// (stage, rule, kind, action, failure) with its count — never the
+	// matched text.
+	Guardrails []Guardrail
 
 	// MCPServer and MCPTool name the MCP server and the tool (as the
 	// server names it) of a tools/call through /mcp (docs/mcp.md); ""
@@ -104,4 +112,15 @@ type Payload struct {
 	Request          []byte // as the caller sent it, up to the cap
 	Response         []byte // as Relay sent it, up to the cap
 	Truncated        bool   // either body was cut at the cap
+}
+
+// Guardrail is one kind of action a guardrail took on a request.
+type Guardrail struct {
+	Stage  string // "input" or "output"
+	Rule   string
+	Kind   string // the detector, "webhook" or "deny"
+	Action string // "block", "redact" or "log"
+	// Failure is why a webhook rule's call failed ("timeout", "busy" …).
+	Failure string
+	N       int
 }

@@ -45,6 +45,8 @@ type RuleSettings struct {
 	Detectors    []Kind   `json:"detectors,omitempty"`
 	DenyWords    []string `json:"deny_words,omitempty"`
 	DenyPatterns []string `json:"deny_patterns,omitempty"`
+	// Webhook makes the rule an external guardrail (webhook.go).
+	Webhook *WebhookSettings `json:"webhook,omitempty"`
 }
 
 // Bounds of Settings.
@@ -114,8 +116,13 @@ func (s *Settings) Validate() error {
 				return fmt.Errorf("rules[%d].deny_patterns[%d] matches empty text", i, j)
 			}
 		}
-		if len(r.Detectors) == 0 && !slices.ContainsFunc(r.DenyWords, func(w string) bool { return w != "" }) && len(r.DenyPatterns) == 0 {
-			return fmt.Errorf("rules[%d] looks for nothing: give detectors, deny_words or deny_patterns", i)
+		if r.Webhook != nil {
+			if err := r.Webhook.validate(i, r.Action); err != nil {
+				return err
+			}
+		}
+		if r.Webhook == nil && len(r.Detectors) == 0 && !slices.ContainsFunc(r.DenyWords, func(w string) bool { return w != "" }) && len(r.DenyPatterns) == 0 {
+			return fmt.Errorf("rules[%d] looks for nothing: give detectors, deny_words, deny_patterns or a webhook", i)
 		}
 	}
 	return nil
@@ -139,6 +146,9 @@ type Rule struct {
 	Name      string
 	Action    Action
 	Detectors []Detector
+	// Webhook is set for an external guardrail: called by the proxy
+	// (package guardhook) after the rule's detectors, if any.
+	Webhook *Webhook
 }
 
 // Policy is a policy's compiled guardrails, as the snapshot holds them.
@@ -170,6 +180,9 @@ func (s *Settings) Compile() (*Policy, error) {
 	for i := range s.Rules {
 		rs := &s.Rules[i]
 		r := Rule{Name: rs.Name, Action: rs.Action}
+		if rs.Webhook != nil {
+			r.Webhook = rs.Webhook.compile()
+		}
 		for _, k := range rs.Detectors {
 			d, _ := Builtin(k)
 			r.Detectors = append(r.Detectors, d)
@@ -218,6 +231,10 @@ type Finding struct {
 	Rule   string
 	Kind   Kind
 	Action Action
+	// Failure is set when a webhook rule's call failed ("timeout",
+	// "busy", "unreachable", "status", "unreadable"); Action is then what
+	// its fail mode did: block (closed) or log (open).
+	Failure string
 }
 
 // Check runs rules over text. It returns the matches of redacting rules

@@ -1,7 +1,9 @@
 package guardrail
 
 import (
+	"bytes"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -207,5 +209,40 @@ func TestHold_RestoresPlaceholders(t *testing.T) {
 	out, _ = h.End(out)
 	if got := deltas(t, string(out)); got != "I wrote to jane@example.com as asked." {
 		t.Fatalf("restored %q", got)
+	}
+}
+
+// TestHold_WholeWindow: a policy whose output webhook blocks holds a
+// streamed answer whole — a window past any answer releases nothing before
+// the end, however long the text — and one whose webhook only logs does not.
+func TestHold_WholeWindow(t *testing.T) {
+	t.Parallel()
+	for _, a := range []Action{ActionBlock, ActionLog} {
+		s := Settings{Rules: []RuleSettings{{Name: "hook", Stage: StageOutput, Action: a, Webhook: &WebhookSettings{URL: "http://classifier.internal/check"}}}}
+		if err := s.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		p, err := s.Compile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.HoldsWhole(); got != (a == ActionBlock) {
+			t.Fatalf("%s: HoldsWhole %v", a, got)
+		}
+		if p.CacheSafe() {
+			t.Errorf("%s: an output webhook leaves the cache on", a)
+		}
+	}
+	h := NewHold(nil, nil, 1<<40)
+	var out []byte
+	for i := range 200 {
+		out, _ = h.Add(out, []byte("event "+strconv.Itoa(i)+"\n"), "some words of the answer ")
+	}
+	if len(out) != 0 {
+		t.Fatalf("released %d bytes before the end", len(out))
+	}
+	out, f := h.End(out)
+	if f != nil || !bytes.HasPrefix(out, []byte("event 0\n")) || !bytes.HasSuffix(out, []byte("event 199\n")) {
+		t.Fatalf("end: %v %q", f, out[:min(len(out), 40)])
 	}
 }

@@ -5,10 +5,12 @@ import "github.com/prometheus/client_golang/prometheus"
 // CacheStats are the response cache's counters (cache.Stats).
 type CacheStats struct {
 	Hits, Misses, Bypasses, Fills, FillBytes, TooLarge, Errors int64
+	// Saved is what hits saved, in nano-units of currency.
+	Saved int64
 }
 
 // WatchCache exports the response cache's counters:
-// relay_response_cache_{hits,misses,bypasses,fills,fill_bytes,too_large,errors}_total.
+// relay_response_cache_{hits,misses,bypasses,fills,fill_bytes,too_large,errors,savings}_total.
 func (r *Registry) WatchCache(stats func() CacheStats) {
 	r.reg.MustRegister(cacheCollector{stats})
 }
@@ -21,6 +23,7 @@ var cacheDescs = [...]*prometheus.Desc{
 	prometheus.NewDesc("relay_response_cache_fill_bytes_total", "Bytes of the entries kept in the response cache.", nil, nil),
 	prometheus.NewDesc("relay_response_cache_too_large_total", "Answers not kept: larger than their policy's maximum entry size.", nil, nil),
 	prometheus.NewDesc("relay_response_cache_errors_total", "Response cache store failures and unreadable entries (each a miss).", nil, nil),
+	prometheus.NewDesc("relay_response_cache_savings_total", "What response cache hits saved: each cached answer's cost at the pricing of the binding that produced it, in units of currency.", nil, nil),
 }
 
 type cacheCollector struct{ stats func() CacheStats }
@@ -33,7 +36,9 @@ func (c cacheCollector) Describe(ch chan<- *prometheus.Desc) {
 
 func (c cacheCollector) Collect(ch chan<- prometheus.Metric) {
 	s := c.stats()
-	for i, v := range [...]int64{s.Hits, s.Misses, s.Bypasses, s.Fills, s.FillBytes, s.TooLarge, s.Errors} {
-		ch <- prometheus.MustNewConstMetric(cacheDescs[i], prometheus.CounterValue, float64(v))
+	vs := [...]float64{float64(s.Hits), float64(s.Misses), float64(s.Bypasses), float64(s.Fills), float64(s.FillBytes),
+		float64(s.TooLarge), float64(s.Errors), float64(s.Saved) / 1e9}
+	for i, v := range vs {
+		ch <- prometheus.MustNewConstMetric(cacheDescs[i], prometheus.CounterValue, v)
 	}
 }

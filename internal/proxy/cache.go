@@ -9,6 +9,7 @@ import (
 
 	"github.com/relay-llm/relay/internal/cache"
 	"github.com/relay-llm/relay/internal/canonical"
+	"github.com/relay-llm/relay/internal/pricing"
 	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/translator"
 	"github.com/relay-llm/relay/internal/wire"
@@ -170,6 +171,10 @@ func (rq *request) serveHit(e *cache.Entry) bool {
 	rq.cacheAge = rq.h.cache.Age(e)
 	rq.cacheSaved = wire.Usage(e.Response.Usage)
 	rq.cacheBinding = e.BindingID
+	if b := rq.snap.Binding(e.BindingID); b != nil {
+		rq.cacheCost = pricing.CostAt(pricing.RatesFor(&b.Pricing, rq.cacheSaved.Input), rq.cacheSaved)
+		rq.h.cache.Saved(rq.cacheCost)
+	}
 	hd := rq.w.Header()
 	rq.setHeader(hd, cacheAgeHeader, strconv.FormatInt(int64(rq.cacheAge/time.Second), 10))
 	if !rq.stream {

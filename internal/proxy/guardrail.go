@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/relay-llm/relay/internal/canonical"
+	"github.com/relay-llm/relay/internal/event"
+	"github.com/relay-llm/relay/internal/guardhook"
 	"github.com/relay-llm/relay/internal/guardrail"
 	"github.com/relay-llm/relay/internal/keypool"
 	"github.com/relay-llm/relay/internal/translator"
@@ -35,8 +37,14 @@ type guardState struct {
 	fs   []guardrail.Finding
 	hold *guardrail.Hold       // a stream's; nil for a whole answer
 	col  *translator.Collector // the current attempt's upstream answer, read for its text
-	text []byte                // a collected stream's text
-	buf  []byte
+	text []byte                // the text of a stream's last event (or a collected stream's)
+	// whole is a stream's text so far, kept when an output webhook is to
+	// judge it at the end.
+	whole []byte
+	hooks bool // output rules include a webhook
+	// rec is what the usage event says the guardrails did.
+	rec []event.Guardrail
+	buf []byte
 }
 
 // answers reports whether the answer is checked: output rules, or
@@ -65,7 +73,7 @@ func (rq *request) guardRequest(g *guardrail.Policy) bool {
 		return false
 	}
 	if g.MaxPromptBytes > 0 && rq.body.Len() > g.MaxPromptBytes {
-		rq.h.guards.count(guardrail.Finding{Rule: "max_prompt_bytes", Kind: guardrail.Deny, Action: guardrail.ActionBlock}, stageInput)
+		rq.noteGuard(guardrail.Finding{Rule: "max_prompt_bytes", Kind: guardrail.Deny, Action: guardrail.ActionBlock}, stageInput)
 		rq.fail(&wire.Error{Kind: wire.ErrGuardrail, Param: "max_prompt_bytes",
 			Msg: "The request is larger than the " + strconv.Itoa(g.MaxPromptBytes) + " bytes the policy's guardrails allow (max_prompt_bytes)."})
 		return false
@@ -81,7 +89,12 @@ func (rq *request) guardRequest(g *guardrail.Policy) bool {
 	out, block, fs := guardrail.Request(g.Input, &gd.red, rq.body.Bytes(), texts, gd.fs[:0])
 	gd.fs = fs
 	for _, f := range fs {
-		rq.h.guards.count(f, stageInput)
+		if f.Action != guardrail.ActionBlock { // a block is counted once, by guardFail
+			rq.noteGuard(f, stageInput)
+		}
+	}
+	if block == nil {
+		block = rq.askHooks(g.Input, "input", texts)
 	}
 	if block != nil {
 		rq.guardFail(block, "request")
@@ -151,18 +164,25 @@ const (
 // guardFail answers a blocked request (what: "request" or "answer") in
 // the caller's shape, naming the rule and the kind, never the text.
 func (rq *request) guardFail(f *guardrail.Finding, what string) {
-	rq.h.guards.count(guardrail.Finding{Rule: f.Rule, Kind: f.Kind, Action: guardrail.ActionBlock}, stageOf(what))
+	rq.noteGuard(guardrail.Finding{Rule: f.Rule, Kind: f.Kind, Action: guardrail.ActionBlock, Failure: f.Failure}, stageOf(what))
 	rq.fail(&wire.Error{Kind: wire.ErrGuardrail, Msg: blockedMessage(f, what)})
 }
 
 func stageOf(what string) int {
-	if what == "request" {
+	if what == "request" || what == "input" {
 		return stageInput
 	}
 	return stageOutput
 }
 
 func blockedMessage(f *guardrail.Finding, what string) string {
+	if f.Kind == guardrail.WebhookKind {
+		why := "its webhook said block"
+		if f.Failure != "" {
+			why = "its webhook failed: " + f.Failure
+		}
+		return "The " + what + " was blocked by the policy's guardrail \"" + f.Rule + "\" (" + why + ")."
+	}
 	return "The " + what + " was blocked by the policy's guardrail \"" + f.Rule + "\" (" + string(f.Kind) + " found)."
 }
 
@@ -170,9 +190,14 @@ func blockedMessage(f *guardrail.Finding, what string) string {
 // shape shape.
 func (gd *guardState) beginAnswer(shape wire.Shape, stream bool, now time.Time) {
 	gd.col, _ = translator.NewCollector(shape, now) // nil: a shape it cannot read; checked below
-	gd.text, gd.hold = gd.text[:0], nil
+	gd.text, gd.hold, gd.whole = gd.text[:0], nil, gd.whole[:0]
+	gd.hooks = len(guardrail.Hooks(gd.g.Output)) > 0
 	if stream {
-		gd.hold = guardrail.NewHold(gd.g.Output, &gd.red, 0)
+		window := 0
+		if gd.g.HoldsWhole() {
+			window = holdWhole // a blocking webhook judges the answer whole
+		}
+		gd.hold = guardrail.NewHold(gd.g.Output, &gd.red, window)
 	}
 }
 
@@ -215,7 +240,12 @@ func (rq *request) checkText(out []byte, text string) ([]byte, bool) {
 	out, block, fs := guardrail.Answer(gd.g.Output, &gd.red, out, text, gd.fs)
 	gd.fs = fs
 	for _, f := range fs[n:] {
-		rq.h.guards.count(f, stageOutput)
+		if f.Action != guardrail.ActionBlock { // a block is counted once, by guardFail
+			rq.noteGuard(f, stageOutput)
+		}
+	}
+	if block == nil {
+		block = rq.askHooks(gd.g.Output, "output", []string{text})
 	}
 	if block != nil {
 		rq.guardFail(block, "answer")
@@ -268,6 +298,9 @@ func (rq *request) guardEvent(sw *streamWriter, ev *wire.Event, out []byte, seq 
 		gd.col.Event(*ev)
 		text = gd.col.Text(gd.text[:0])
 		gd.text = text
+		if gd.hooks {
+			gd.whole = append(gd.whole, text...)
+		}
 	}
 	n := len(gd.hold.Findings())
 	rel, block := gd.hold.Add(gd.buf[:0], out, string(text))
@@ -284,6 +317,10 @@ func (rq *request) guardEvent(sw *streamWriter, ev *wire.Event, out []byte, seq 
 // as guardEvent.
 func (rq *request) guardEnd(sw *streamWriter, seq int64) bool {
 	gd := rq.gd
+	if f := rq.askHooks(gd.g.Output, "output", []string{string(gd.whole)}); f != nil {
+		rq.guardBlockStream(sw, f, seq)
+		return true
+	}
 	n := len(gd.hold.Findings())
 	rel, block := gd.hold.End(gd.buf[:0])
 	gd.buf = rel
@@ -302,15 +339,51 @@ func (rq *request) countHold(from int) {
 	fs := rq.gd.hold.Findings()
 	for _, f := range fs[from:] {
 		if f.Action != guardrail.ActionBlock {
-			rq.h.guards.count(f, stageOutput)
+			rq.noteGuard(f, stageOutput)
 		}
 	}
+}
+
+// holdWhole is a hold-back window no answer reaches: nothing is released
+// before the answer's end.
+const holdWhole = 1 << 40
+
+// askHooks calls the webhook rules among rules, in order, with texts. It
+// records what they find and returns the first finding that blocks; nil
+// when the text may pass.
+func (rq *request) askHooks(rules []guardrail.Rule, stage string, texts []string) *guardrail.Finding {
+	var call *guardhook.Call
+	for i := range rules {
+		r := &rules[i]
+		if r.Webhook == nil {
+			continue
+		}
+		if call == nil {
+			call = &guardhook.Call{Stage: stage, Project: rq.caller.ProjectID.String(), Texts: texts}
+			if p := rq.caller.Policy; p != nil {
+				call.Policy = p.Slug
+			}
+			if m := rq.plan.Model; m != nil {
+				call.Model = m.Name
+			}
+		}
+		f := rq.h.hooks.Check(rq.r.Context(), r, call)
+		if f == nil {
+			continue
+		}
+		rq.gd.fs = append(rq.gd.fs, *f)
+		if f.Action == guardrail.ActionBlock {
+			return f // counted by guardFail or guardBlockStream
+		}
+		rq.noteGuard(*f, stageOf(stage))
+	}
+	return nil
 }
 
 // guardBlockStream ends the caller's stream with an in-shape error event
 // naming the guardrail.
 func (rq *request) guardBlockStream(sw *streamWriter, f *guardrail.Finding, seq int64) {
-	rq.h.guards.count(guardrail.Finding{Rule: f.Rule, Kind: f.Kind, Action: guardrail.ActionBlock}, stageOutput)
+	rq.noteGuard(guardrail.Finding{Rule: f.Rule, Kind: f.Kind, Action: guardrail.ActionBlock, Failure: f.Failure}, stageOutput)
 	msg := blockedMessage(f, "answer")
 	rq.errKind, rq.errMsg = wire.ErrGuardrailCode, msg
 	if rq.xl != nil && !rq.xl.Done() {
@@ -323,6 +396,33 @@ func (rq *request) guardBlockStream(sw *streamWriter, f *guardrail.Finding, seq 
 	_ = sw.write(rq.out)
 }
 
+// maxGuardRecords bounds the distinct guardrail actions one usage event
+// lists; more are folded into the last.
+const maxGuardRecords = 32
+
+// noteGuard counts a guardrail's action in the metrics and on the
+// request's usage event.
+func (rq *request) noteGuard(f guardrail.Finding, stage int) {
+	rq.h.guards.count(f, stage)
+	gd := rq.gd
+	if gd == nil {
+		return
+	}
+	st := [...]string{"input", "output"}[stage]
+	for i := range gd.rec {
+		r := &gd.rec[i]
+		if r.Stage == st && r.Rule == f.Rule && r.Kind == string(f.Kind) && r.Action == string(f.Action) && r.Failure == f.Failure {
+			r.N++
+			return
+		}
+	}
+	if len(gd.rec) == maxGuardRecords {
+		gd.rec[len(gd.rec)-1].N++
+		return
+	}
+	gd.rec = append(gd.rec, event.Guardrail{Stage: st, Rule: f.Rule, Kind: string(f.Kind), Action: string(f.Action), Failure: f.Failure, N: 1})
+}
+
 // guardCounters count the guardrails' actions: by stage, action and kind.
 type guardCounters struct {
 	n [2][3][len(guardKinds)]atomic.Int64
@@ -330,7 +430,7 @@ type guardCounters struct {
 
 var guardActions = [...]guardrail.Action{guardrail.ActionBlock, guardrail.ActionRedact, guardrail.ActionLog}
 
-var guardKinds = [...]guardrail.Kind{guardrail.Email, guardrail.Phone, guardrail.Card, guardrail.IBAN, guardrail.NationalID, guardrail.Secret, guardrail.Deny}
+var guardKinds = [...]guardrail.Kind{guardrail.Email, guardrail.Phone, guardrail.Card, guardrail.IBAN, guardrail.NationalID, guardrail.Secret, guardrail.WebhookKind, guardrail.Deny}
 
 func (c *guardCounters) count(f guardrail.Finding, stage int) {
 	a, k := -1, len(guardKinds)-1

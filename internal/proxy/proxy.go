@@ -27,6 +27,7 @@ import (
 	"github.com/relay-llm/relay/internal/admission"
 	"github.com/relay-llm/relay/internal/cache"
 	"github.com/relay-llm/relay/internal/egress"
+	"github.com/relay-llm/relay/internal/guardhook"
 	"github.com/relay-llm/relay/internal/keypool"
 	"github.com/relay-llm/relay/internal/objects"
 	"github.com/relay-llm/relay/internal/profile"
@@ -147,6 +148,7 @@ type Handler struct {
 	cache     *cache.Cache
 	fills     sync.WaitGroup // cache fills under way
 	guards    guardCounters  // the guardrails' actions (guardrail.go)
+	hooks     *guardhook.Caller
 	log       *slog.Logger
 	tracer    trace.Tracer // nil: tracing off
 	now       func() time.Time
@@ -230,6 +232,7 @@ func New(cfg Config) *Handler {
 		// checks a host's.
 		h.authorizers = profile.NewAuthorizers(profile.Config{Now: h.now, Logger: h.log, Egress: cfg.Egress, Transport: h.transport})
 	}
+	h.hooks = guardhook.New(h.transport) // webhook guardrails keep the egress guard
 	if h.maxBody <= 0 {
 		h.maxBody = DefaultMaxBodyBytes
 	}

@@ -106,6 +106,7 @@ type request struct {
 	cacheAge     time.Duration
 	cacheSaved   wire.Usage
 	cacheBinding snapshot.ID
+	cacheCost    int64 // what the hit saved, nano-units
 
 	// Tracing (trace.go); nil when it is off.
 	tctx  context.Context // carries span
@@ -346,6 +347,10 @@ func (rq *request) finish() {
 		CacheAge:         rq.cacheAge,
 		CacheSaved:       rq.cacheSaved,
 		CacheBindingID:   rq.cacheBinding,
+		CacheSavedCost:   rq.cacheCost,
+	}
+	if rq.gd != nil {
+		rec.Guardrails = rq.gd.rec
 	}
 	if p := rq.caller.Policy; p != nil {
 		rec.PolicyID = p.ID

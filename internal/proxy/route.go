@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/relay-llm/relay/internal/admission"
+	"github.com/relay-llm/relay/internal/event"
 	"github.com/relay-llm/relay/internal/pricing"
 	"github.com/relay-llm/relay/internal/routing"
 	"github.com/relay-llm/relay/internal/snapshot"
@@ -303,6 +305,11 @@ func (rq *request) observe() {
 
 // routeDetail is the decision in full, for the usage event: a fresh copy.
 func (rq *request) routeDetail() []byte {
+	d := rq.planDetail()
+	return rq.appendContentDetail(d)
+}
+
+func (rq *request) planDetail() []byte {
 	if rq.plan.Model == nil {
 		return nil
 	}
@@ -320,4 +327,64 @@ func (rq *request) routeDetail() []byte {
 		d = append(d, "}}"...)
 	}
 	return d
+}
+
+// appendContentDetail adds to the decision d (nil: none, then a new
+// object) what the content controls did: "cache" for a hit (its age, the
+// binding that produced the entry, what it saved in nano-units) and
+// "guardrails" (each action with its count, never the matched text).
+func (rq *request) appendContentDetail(d []byte) []byte {
+	hit := rq.cache == cacheHit
+	var gs []event.Guardrail
+	if rq.gd != nil {
+		gs = rq.gd.rec
+	}
+	if !hit && len(gs) == 0 {
+		return d
+	}
+	if len(d) == 0 {
+		d = append(d, '{', '}')
+	}
+	d = d[:len(d)-1]
+	sep := func() {
+		if d[len(d)-1] != '{' {
+			d = append(d, ',')
+		}
+	}
+	if hit {
+		sep()
+		d = append(d, `"cache":{"state":"hit","age_ms":`...)
+		d = strconv.AppendInt(d, rq.cacheAge.Milliseconds(), 10)
+		d = append(d, `,"binding_id":"`...)
+		d = append(d, rq.cacheBinding.String()...)
+		d = append(d, `","saved":`...)
+		d = strconv.AppendInt(d, rq.cacheCost, 10)
+		d = append(d, '}')
+	}
+	if len(gs) > 0 {
+		sep()
+		d = append(d, `"guardrails":[`...)
+		for i, g := range gs {
+			if i > 0 {
+				d = append(d, ',')
+			}
+			d = append(d, `{"stage":`...)
+			d = wire.AppendString(d, g.Stage)
+			d = append(d, `,"rule":`...)
+			d = wire.AppendString(d, g.Rule)
+			d = append(d, `,"kind":`...)
+			d = wire.AppendString(d, g.Kind)
+			d = append(d, `,"action":`...)
+			d = wire.AppendString(d, g.Action)
+			if g.Failure != "" {
+				d = append(d, `,"failure":`...)
+				d = wire.AppendString(d, g.Failure)
+			}
+			d = append(d, `,"n":`...)
+			d = strconv.AppendInt(d, int64(g.N), 10)
+			d = append(d, '}')
+		}
+		d = append(d, ']')
+	}
+	return append(d, '}')
 }

@@ -33,3 +33,18 @@ func TestNewEvent_BatchAtTheBatchPrice(t *testing.T) {
 		t.Fatalf("saved %d one by one, %d in a batch", one.Saved, batch.Saved)
 	}
 }
+
+// A response cache hit's event costs nothing and saved what the proxy
+// priced the cached answer at, whatever its binding says now.
+func TestNewEvent_CacheHitSaved(t *testing.T) {
+	t.Parallel()
+	rec := event.Record{RequestID: "hit_1", Cache: "hit", CacheSaved: wire.Usage{Input: 100, Output: 20}, CacheBindingID: uuid.New(), CacheSavedCost: 1234}
+	ev := usage.NewEvent(&rec, nil)
+	if ev.Cost != 0 || ev.Saved != 1234 {
+		t.Fatalf("hit: cost %d saved %d, want 0 and 1234", ev.Cost, ev.Saved)
+	}
+	rec.Cache = "miss"
+	if ev := usage.NewEvent(&rec, nil); ev.Saved != 0 {
+		t.Fatalf("miss: saved %d", ev.Saved)
+	}
+}

@@ -20,6 +20,8 @@ import (
 //     failover across bindings, a model fallback);
 //   - a degraded plan: a candidate skipped, keys held, disabled or
 //     unusable, a fallback dropped, a budget downgrade, a degrade;
+//   - what the content controls did: a response cache hit, a guardrail's
+//     action;
 //   - and a sampled fraction of the rest (sample per 2³², chosen by a hash
 //     of the request id, so the same request is always in or out).
 func keepDetail(rec *event.Record, sample uint32) bool {
@@ -31,7 +33,7 @@ func keepDetail(rec *event.Record, sample uint32) bool {
 		return true
 	}
 	for _, m := range [...]string{`"skip":`, `"keys_held":`, `"keys_unusable":`, `"keys_disabled":`,
-		`"dropped_fallbacks":`, `"budget_fallback":`, `"degraded":`} {
+		`"dropped_fallbacks":`, `"budget_fallback":`, `"degraded":`, `"guardrails":`, `"cache":{"state":"hit"`} {
 		if bytes.Contains(d, []byte(m)) {
 			return true
 		}

@@ -35,6 +35,8 @@ func TestKeepDetail_OnlyWhereItExplains(t *testing.T) {
 		{"keys held", event.Record{Status: 200, Attempts: 1, RouteDetail: []byte(held)}, 0, true},
 		{"a candidate skipped", event.Record{Status: 200, Attempts: 1, RouteDetail: []byte(skipped)}, 0, true},
 		{"budget downgrade", event.Record{Status: 200, Attempts: 1, RouteDetail: []byte(downgraded)}, 0, true},
+		{"a guardrail acted", event.Record{Status: 200, Attempts: 1, RouteDetail: []byte(plain[:len(plain)-1] + `,"guardrails":[{"stage":"input","rule":"pii","kind":"email","action":"redact","n":1}]}`)}, 0, true},
+		{"a cache hit", event.Record{Status: 200, Cache: "hit", RouteDetail: []byte(`{"cache":{"state":"hit","age_ms":5,"binding_id":"` + a + `","saved":12}}`)}, 0, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -34,6 +34,11 @@ type Event struct {
 // NewEvent prices rec with its binding in snap (nil: unpriced).
 func NewEvent(rec *event.Record, snap *snapshot.Snapshot) Event {
 	ev := Event{Record: *rec}
+	if rec.Cache == "hit" {
+		// Nothing went upstream: the hit saved what the answer cost when
+		// it was produced (priced by the proxy as it served it).
+		ev.Saved = rec.CacheSavedCost
+	}
 	if rec.BindingID == uuid.Nil {
 		return ev // refused before routing: nothing was spent
 	}

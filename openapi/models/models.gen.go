@@ -203,6 +203,24 @@ func (e GuardrailRuleStage) Valid() bool {
 	}
 }
 
+// Defines values for GuardrailWebhookFail.
+const (
+	GuardrailWebhookFailClosed GuardrailWebhookFail = "closed"
+	GuardrailWebhookFailOpen   GuardrailWebhookFail = "open"
+)
+
+// Valid indicates whether the value is a known member of the GuardrailWebhookFail enum.
+func (e GuardrailWebhookFail) Valid() bool {
+	switch e {
+	case GuardrailWebhookFailClosed:
+		return true
+	case GuardrailWebhookFailOpen:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for KeyStrategy.
 const (
 	KeyStrategyLeastRecentlyUsed KeyStrategy = "least_recently_used"
@@ -1206,6 +1224,9 @@ type GuardrailRule struct {
 
 	// Stage Where it runs: on the request, on the answer, or both.
 	Stage GuardrailRuleStage `json:"stage"`
+
+	// Webhook An external guardrail: Relay POSTs {"guardrail","stage","policy","project","model","texts"} and reads {"verdict": "allow" | "block"} (docs/guardrails.md). A webhook rule blocks or logs; it cannot redact.
+	Webhook *GuardrailWebhook `json:"webhook,omitempty"`
 }
 
 // GuardrailRuleAction block refuses in the caller's shape naming the rule (never the matched text); redact replaces with a typed placeholder (restored in the answer for a request); log only counts.
@@ -1216,6 +1237,24 @@ type GuardrailRuleDetectors string
 
 // GuardrailRuleStage Where it runs: on the request, on the answer, or both.
 type GuardrailRuleStage string
+
+// GuardrailWebhook An external guardrail: Relay POSTs {"guardrail","stage","policy","project","model","texts"} and reads {"verdict": "allow" | "block"} (docs/guardrails.md). A webhook rule blocks or logs; it cannot redact.
+type GuardrailWebhook struct {
+	// Fail What a failed call (timeout, refused, non-2xx, unreadable, over the cap) does: closed (the default) blocks, open lets the text through.
+	Fail *GuardrailWebhookFail `json:"fail,omitempty"`
+
+	// MaxConcurrent Calls of this rule one pod has in flight; over it a call fails at once. 0 or absent: 16.
+	MaxConcurrent *int `json:"max_concurrent,omitempty"`
+
+	// TimeoutMs Bound of one call; 0 or absent: 1000.
+	TimeoutMs *int `json:"timeout_ms,omitempty"`
+
+	// URL An absolute http or https URL, dialled through the same egress guard as the hosts.
+	URL string `json:"url"`
+}
+
+// GuardrailWebhookFail What a failed call (timeout, refused, non-2xx, unreadable, over the cap) does: closed (the default) blocks, open lets the text through.
+type GuardrailWebhookFail string
 
 // Guardrails The policy's guardrails (docs/guardrails.md): rules that look at the request before it goes upstream and at the answer before it reaches the caller, streamed answers included. On an update the object replaces the rules; no rules and no ceiling removes them.
 type Guardrails struct {
@@ -2551,6 +2590,9 @@ type RouteExplainRequestInbound string
 
 // RouteExplainResult defines model for RouteExplainResult.
 type RouteExplainResult struct {
+	// Content What the policy's content controls would do with the request (docs/guardrails.md, docs/caching.md): "would be blocked by guardrail …", "would be redacted by guardrail …", "would ask the webhook guardrail …", whether the response cache would answer a repeat of it. Never the matched text.
+	Content *[]string `json:"content,omitempty"`
+
 	// Credential The relay key's name and display prefix; absent for a policy.
 	Credential *string `json:"credential,omitempty"`
 
