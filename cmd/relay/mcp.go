@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -12,19 +11,16 @@ import (
 	"github.com/relay-llm/relay/internal/mcpgw"
 	"github.com/relay-llm/relay/internal/proxy"
 	"github.com/relay-llm/relay/internal/snapshot"
-	"github.com/relay-llm/relay/internal/wire"
 )
 
 // withMCP serves /mcp and /mcp/{server} on the inference plane from the MCP
 // gateway (docs/mcp.md) and everything else from the proxy. Tool calls are
-// admitted by the same limiter as model calls, as one request of no tokens
-// (a cached admission), and recorded in the same ledger.
+// admitted by the same limiter as model calls (a scoped admission: one
+// request of no tokens against the server's and the tool's rate limits),
+// and recorded in the same ledger.
 func withMCP(inference http.Handler, snap func() *snapshot.Snapshot, limiter admission.Limiter, ledger interface{ Record(event.Record) }, guard *egress.Guard, log *slog.Logger) (http.Handler, *mcpgw.Gateway) {
 	gw := mcpgw.New(mcpgw.Config{
-		Snapshot: snap, Recorder: ledger, Guard: guard, Log: log, NewID: proxy.NewRequestID,
-		Admit: func(ctx context.Context, c *snapshot.Caller, s *snapshot.Snapshot) (func(wire.Usage), error) {
-			return limiter.Admit(ctx, &admission.Admission{Caller: c, Snapshot: s, Cached: true, Header: http.Header{}})
-		},
+		Snapshot: snap, Recorder: ledger, Guard: guard, Log: log, NewID: proxy.NewRequestID, Limiter: limiter,
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/mcp" || strings.HasPrefix(r.URL.Path, "/mcp/") {

@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/relay-llm/relay/internal/admission"
 	"github.com/relay-llm/relay/internal/egress"
 	"github.com/relay-llm/relay/internal/event"
 	"github.com/relay-llm/relay/internal/snapshot"
@@ -26,14 +27,13 @@ import (
 // Config is what a Gateway is built from.
 type Config struct {
 	Snapshot func() *snapshot.Snapshot // the current snapshot (never nil once serving)
-	// Admit admits one request of caller against the limits of its
-	// policy, without waiting, as the limiter does a model call
-	// (admission.Limiter.Admit with a cached admission: one request, no
-	// tokens); nil: no limits. A refusal unwraps to a *wire.Error of kind
-	// wire.ErrRateLimited. cmd/relay wires the limiter in, so this package
-	// links neither the proxy nor the limiter (the control plane imports
-	// it for discovery).
-	Admit func(ctx context.Context, caller *snapshot.Caller, snap *snapshot.Snapshot) (done func(wire.Usage), err error)
+	// Limiter admits every tools/call against the rate limits of its
+	// server and of its tool (admission.Scoped: one request, no tokens,
+	// no wait), through the same limiter and counters store as model
+	// calls, so the limits are exact across pods on Redis; nil: no
+	// limits. cmd/relay wires it in, so this package links neither the
+	// proxy nor the limiter (the control plane imports it for discovery).
+	Limiter admission.Limiter
 	// Recorder gets one usage event per tools/call (nil: none).
 	Recorder interface{ Record(event.Record) }
 	// NewID mints request ids for usage events (proxy.NewRequestID).
@@ -265,12 +265,12 @@ func (g *Gateway) callTool(ctx context.Context, p *principal, params *mcp.CallTo
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(
 			"tool %q is withheld: it is new or changed since an operator approved it; it needs approval again", params.Name)}
 	}
-	done, err := g.admit(cctx, p, m)
+	done, err := g.admit(cctx, p, m, tool)
 	if err != nil {
 		var we *wire.Error
 		if errors.As(err, &we) && errors.Is(we.Kind, wire.ErrRateLimited) {
 			rec.Status, rec.ErrorKind = http.StatusTooManyRequests, "rate_limited"
-			msg := fmt.Sprintf("rate limited: tool calls to %s from this key are over their limit", slug)
+			msg := fmt.Sprintf("rate limited: tools/call of %s is over the rate limit of its server or tool", params.Name)
 			if we.RetryAfter > 0 {
 				msg += "; retry after " + strconv.FormatInt(max(1, we.RetryAfter.Milliseconds()), 10) + " ms"
 			}
@@ -336,24 +336,30 @@ func rawArgs(a json.RawMessage) any {
 	return a
 }
 
-// admit counts a tools/call as one request against its server's rate
-// limit, per relay key where the rules say per principal (the limiter's
-// counters: exact across pods on Redis). No wait: a call over the limit is
-// refused at once.
-func (g *Gateway) admit(ctx context.Context, p *principal, m *snapshot.MCPServer) (func(wire.Usage), error) {
-	if g.cfg.Admit == nil || m.RateLimitID == (snapshot.ID{}) || p.caller.Policy == nil {
+// admit counts a tools/call as one request against the rate limit of its
+// server and the one of its tool, each under counters of its own (a
+// scoped admission): requests and concurrency, per policy and per key where
+// a rule is per principal, exact across pods on Redis. No wait: a call
+// over a limit is refused at once. done releases its concurrency leases.
+func (g *Gateway) admit(ctx context.Context, p *principal, m *snapshot.MCPServer, tool string) (func(wire.Usage), error) {
+	if g.cfg.Limiter == nil || p.caller.Policy == nil {
 		return nil, nil
 	}
-	// The server's rate limit stands in for the policy's own: the
-	// counters are the policy's under that rate limit, so the limit holds
-	// per policy (and per key for per-principal rules), not for the
-	// policy's model requests.
-	pol := *p.caller.Policy
-	pol.RateLimitID, pol.ModelRateLimits, pol.MaxWait = m.RateLimitID, nil, 0
-	pol.HasDegradeAfter, pol.HasDegradeBelow = false, false
+	var scopes [2]admission.Scope
+	n := 0
+	if m.RateLimitID != (snapshot.ID{}) {
+		scopes[n] = admission.Scope{ID: m.ID, RateLimitID: m.RateLimitID}
+		n++
+	}
+	if tl, ok := m.ToolRateLimits[tool]; ok {
+		scopes[n] = admission.Scope{ID: tl.Scope, RateLimitID: tl.RateLimitID}
+		n++
+	}
+	if n == 0 {
+		return nil, nil
+	}
 	c := p.caller
-	c.Policy = &pol
-	return g.cfg.Admit(ctx, &c, p.snap)
+	return g.cfg.Limiter.Admit(ctx, admission.Scoped(&c, p.snap, scopes[:n]...))
 }
 
 // record emits the usage event of one tools/call.

@@ -131,6 +131,7 @@ type MCPServer struct {
 	AuthSecretCiphertext []byte
 	CreatedAt            time.Time
 	UpdatedAt            time.Time
+	ToolRateLimits       json.RawMessage
 }
 
 type MCPToolApproval struct {
