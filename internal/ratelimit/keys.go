@@ -28,7 +28,7 @@ type keyID struct {
 	owner     snapshot.ID // policy, host key or budget
 	rl, rule  snapshot.ID
 	scope     snapshot.ID // admission.Scope.ID; uuid.Nil for a policy's own and its per-model limits
-	windowSec int64 // window rules: the window; budgets: the period (YYYYMM or YYYYMMDD)
+	windowSec int64       // window rules: the window; budgets: the period (YYYYMM or YYYYMMDD)
 }
 
 // counterKey is a counter's key (without a principal) and its tag.
