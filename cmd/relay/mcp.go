@@ -17,10 +17,12 @@ import (
 // gateway (docs/mcp.md) and everything else from the proxy. Tool calls are
 // admitted by the same limiter as model calls (a scoped admission: one
 // request of no tokens against the server's and the tool's rate limits),
+// held by the same breakers (the server as a host key, a tool as a model),
 // and recorded in the same ledger.
-func withMCP(inference http.Handler, snap func() *snapshot.Snapshot, limiter admission.Limiter, ledger interface{ Record(event.Record) }, guard *egress.Guard, log *slog.Logger) (http.Handler, *mcpgw.Gateway) {
+func withMCP(inference http.Handler, snap func() *snapshot.Snapshot, limiter admission.Limiter, breakers mcpgw.Breakers, ledger interface{ Record(event.Record) }, guard *egress.Guard, log *slog.Logger) (http.Handler, *mcpgw.Gateway) {
 	gw := mcpgw.New(mcpgw.Config{
 		Snapshot: snap, Recorder: ledger, Guard: guard, Log: log, NewID: proxy.NewRequestID, Limiter: limiter,
+		Breakers: breakers,
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/mcp" || strings.HasPrefix(r.URL.Path, "/mcp/") {

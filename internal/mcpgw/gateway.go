@@ -38,9 +38,11 @@ type Config struct {
 	Recorder interface{ Record(event.Record) }
 	// NewID mints request ids for usage events (proxy.NewRequestID).
 	NewID func() string
-	Guard *egress.Guard // egress rules for every connection to a server (nil: none)
-	Log   *slog.Logger
-	Now   func() time.Time
+	// Breakers hold servers and tools that fail (nil: none).
+	Breakers Breakers
+	Guard    *egress.Guard // egress rules for every connection to a server (nil: none)
+	Log      *slog.Logger
+	Now      func() time.Time
 	// ToolsTTL is how long a server's tool list is trusted for tools/call
 	// before it is asked again (default 10s); tools/list always asks.
 	ToolsTTL time.Duration
@@ -63,6 +65,9 @@ func New(cfg Config) *Gateway {
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Breakers == nil {
+		cfg.Breakers = noBreakers{}
 	}
 	if cfg.ToolsTTL <= 0 {
 		cfg.ToolsTTL = 10 * time.Second
@@ -201,10 +206,17 @@ func visible(p *principal, m *snapshot.MCPServer, name, fp string) bool {
 func (g *Gateway) listTools(ctx context.Context, p *principal) (*mcp.ListToolsResult, error) {
 	res := &mcp.ListToolsResult{Tools: []*mcp.Tool{}}
 	for _, m := range g.servers(p) {
+		report, ok := g.cfg.Breakers.Acquire(m.ID, "", g.cfg.Now())
+		if !ok {
+			g.cfg.Log.WarnContext(ctx, "mcp server held by its breaker: its tools are left out", "mcp_server", m.Slug)
+			continue
+		}
 		u := g.upstreamOf(m)
 		lctx, cancel := upstreamCtx(ctx, m.Timeout)
 		tools, err := u.list(lctx, g.cfg.Now())
 		cancel()
+		o, why := serverOutcome(ctx, err)
+		report(o, why, g.cfg.Now())
 		if err != nil {
 			g.cfg.Log.WarnContext(ctx, "mcp server did not list its tools", "mcp_server", m.Slug, "err", err)
 			continue
@@ -247,11 +259,20 @@ func (g *Gateway) callTool(ctx context.Context, p *principal, params *mcp.CallTo
 		rec.Status, rec.ErrorKind = http.StatusForbidden, "tool_not_granted"
 		return nil, refused(params.Name)
 	}
+	report, ok := g.cfg.Breakers.Acquire(m.ID, tool, g.cfg.Now())
+	if !ok {
+		rec.Status, rec.ErrorKind = http.StatusServiceUnavailable, "mcp_server_held"
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf(
+			"tool %q is held by its breaker: the mcp server or the tool failed recently; retry later", params.Name)}
+	}
+	outcome, reason := OutcomeNeutral, ""
+	defer func() { report(outcome, reason, g.cfg.Now()) }()
 	u := g.upstreamOf(m)
 	cctx, cancel := upstreamCtx(ctx, m.Timeout)
 	defer cancel()
 	tools, err := u.cached(cctx, g.cfg.Now(), g.cfg.ToolsTTL)
 	if err != nil {
+		outcome, reason = serverOutcome(ctx, err)
 		rec.Status, rec.ErrorKind = http.StatusBadGateway, "mcp_server_unavailable"
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("mcp server %s is unavailable", slug)}
 	}
@@ -288,6 +309,9 @@ func (g *Gateway) callTool(ctx context.Context, p *principal, params *mcp.CallTo
 		if err != nil && !isToolError(err) {
 			u.broken(cs)
 		}
+		outcome, reason = callOutcome(ctx, err)
+	} else {
+		outcome, reason = serverOutcome(ctx, err)
 	}
 	switch {
 	case err == nil:

@@ -17,7 +17,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/relay-llm/relay/internal/bridge"
 	"github.com/relay-llm/relay/internal/event"
+	"github.com/relay-llm/relay/internal/keypool"
 	"github.com/relay-llm/relay/internal/mcpgw"
 	"github.com/relay-llm/relay/internal/ratelimit"
 	"github.com/relay-llm/relay/internal/redistest"
@@ -40,6 +42,11 @@ type mockServer struct {
 	// slowRelease lets it.
 	slowStarted chan struct{}
 	slowRelease chan struct{}
+	releaseOnce sync.Once
+	// down makes every HTTP request fail with 503 (an outage); hits
+	// counts the HTTP requests that reached the server.
+	down atomic.Bool
+	hits atomic.Int64
 }
 
 func newMockServer(t testing.TB) *mockServer {
@@ -63,6 +70,11 @@ func newMockServer(t testing.TB) *mockServer {
 	})
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return m.srv }, nil)
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		m.hits.Add(1)
+		if m.down.Load() {
+			http.Error(w, "down for maintenance", http.StatusServiceUnavailable)
+			return
+		}
 		if r.Header.Get("Authorization") != "Bearer upstream-secret" {
 			http.Error(w, "bad credential", http.StatusUnauthorized)
 			return
@@ -70,9 +82,13 @@ func newMockServer(t testing.TB) *mockServer {
 		h.ServeHTTP(w, r)
 	}))
 	t.Cleanup(ts.Close)
+	t.Cleanup(m.release) // before Close, which waits for the slow calls
 	m.url = ts.URL
 	return m
 }
+
+// release lets every slow call answer.
+func (m *mockServer) release() { m.releaseOnce.Do(func() { close(m.slowRelease) }) }
 
 func (m *mockServer) setEcho(desc string) {
 	mcp.AddTool(m.srv, &mcp.Tool{Name: "echo", Description: desc}, func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
@@ -108,6 +124,8 @@ type setup struct {
 	rec         *recorder
 	redisURL    string // the limiters' counters, shared like pods'
 	prefix      string
+	breakers    mcpgw.Breakers
+	skew        atomic.Int64 // the gateways' clock runs this far ahead (ns)
 	granted     string // team A's key: policy grants "tools"
 	other       string // team B's key: a policy with model grants only
 	approvalKey string // team A's key whose policy requires approval
@@ -136,9 +154,12 @@ func newSetup(t testing.TB) *setup {
 		MCPServers: []*snapshot.MCPServer{s.server},
 	}
 	s.snap.Store(snapshot.Build(s.data, 1, time.Now()))
+	s.breakers = bridge.MCPBreakers(keypool.NewMemory(keypool.BreakerConfig{ServerFailures: 3, NetworkFailures: 3}))
 	s.relay = s.gateway(t)
 	return s
 }
+
+func (s *setup) now() time.Time { return time.Now().Add(time.Duration(s.skew.Load())) }
 
 // gateway starts one more gateway ("pod") on the setup's snapshot, with a
 // limiter of its own on the shared Redis, and returns its URL.
@@ -149,7 +170,7 @@ func (s *setup) gateway(t testing.TB) string {
 	t.Cleanup(func() { _ = l.Close() })
 	gw := mcpgw.New(mcpgw.Config{
 		Log: slog.New(slog.NewTextHandler(testWriter{t}, nil)), Snapshot: s.snap.Load, Recorder: s.rec, NewID: func() string { return "req_test" },
-		Limiter: l,
+		Limiter: l, Breakers: s.breakers, Now: s.now,
 	})
 	t.Cleanup(gw.Close)
 	ts := httptest.NewServer(gw)
@@ -465,12 +486,85 @@ func TestGateway_ToolConcurrencyLimit(t *testing.T) {
 	if _, err := call(agent(t, pods[1], "/mcp", s.granted), "tools__echo"); err != nil {
 		t.Fatalf("another tool while slow is busy: %v", err)
 	}
-	close(s.mock.slowRelease)
+	s.mock.release()
 	if err := <-first; err != nil {
 		t.Fatalf("first call: %v", err)
 	}
 	if _, err := call(agent(t, pods[1], "/mcp", s.granted), "tools__slow"); err != nil {
 		t.Fatalf("after the first call ended: %v", err)
+	}
+}
+
+// An outage of the server opens its breaker after the threshold of
+// failures in a row: further calls are refused at once without reaching
+// the server, its tools are left out of tools/list, and once the backoff
+// is over a probe that succeeds closes it again.
+func TestGateway_ServerOutageHeldByBreaker(t *testing.T) {
+	s := newSetup(t)
+	cs := agent(t, s.relay, "/mcp", s.granted)
+	if _, err := call(cs, "tools__echo"); err != nil {
+		t.Fatalf("before the outage: %v", err)
+	}
+	s.mock.down.Store(true)
+	for i := range 3 {
+		_, err := call(cs, "tools__echo")
+		if err == nil || strings.Contains(err.Error(), "held by its breaker") {
+			t.Fatalf("call %d in the outage: %v, want the server unavailable", i, err)
+		}
+	}
+	hits := s.mock.hits.Load()
+	_, err := call(cs, "tools__fail")
+	if err == nil || !strings.Contains(err.Error(), "held by its breaker") {
+		t.Fatalf("after 3 failures: %v, want held", err)
+	}
+	if got := names(t, cs); len(got) != 0 {
+		t.Fatalf("tools/list of a held server: %q", got)
+	}
+	if s.mock.hits.Load() != hits {
+		t.Fatalf("the held server got %d requests", s.mock.hits.Load()-hits)
+	}
+	recs := s.rec.all()
+	if last := recs[len(recs)-1]; last.Status != http.StatusServiceUnavailable || last.ErrorKind != "mcp_server_held" {
+		t.Fatalf("held call recorded as %d %q", last.Status, last.ErrorKind)
+	}
+	s.mock.down.Store(false)
+	s.skew.Store(int64(2 * time.Minute)) // past the backoff: one probe may go
+	for i := range 2 {
+		if _, err := call(cs, "tools__echo"); err != nil {
+			t.Fatalf("call %d after the outage: %v", i, err)
+		}
+	}
+}
+
+// A tool that keeps timing out is held alone: the server's other tools
+// stay callable, and a tool's own error result (isError) holds nothing.
+func TestGateway_FailingToolDoesNotHoldServer(t *testing.T) {
+	s := newSetup(t)
+	s.server.Timeout = 200 * time.Millisecond
+	s.share("", snapshot.ID{})
+	cs := agent(t, s.relay, "/mcp", s.granted)
+	for i := range 3 {
+		_, err := call(cs, "tools__slow")
+		if err == nil || strings.Contains(err.Error(), "held by its breaker") {
+			t.Fatalf("slow call %d: %v, want a timeout", i, err)
+		}
+		<-s.mock.slowStarted
+	}
+	before := s.mock.calls.Load()
+	if _, err := call(cs, "tools__slow"); err == nil || !strings.Contains(err.Error(), "held by its breaker") {
+		t.Fatalf("slow after 3 timeouts: %v, want held", err)
+	}
+	if s.mock.calls.Load() != before {
+		t.Fatal("the held tool was called")
+	}
+	for i := range 5 {
+		res, err := call(cs, "tools__fail")
+		if err != nil || !res.IsError {
+			t.Fatalf("fail %d: %+v, %v; want its error result, never held", i, res, err)
+		}
+	}
+	if res, err := call(cs, "tools__echo"); err != nil || res.IsError {
+		t.Fatalf("echo beside the held tool: %+v, %v", res, err)
 	}
 }
 
