@@ -126,9 +126,9 @@ type setup struct {
 	prefix      string
 	breakers    mcpgw.Breakers
 	skew        atomic.Int64 // the gateways' clock runs this far ahead (ns)
-	granted     string // team A's key: policy grants "tools"
-	other       string // team B's key: a policy with model grants only
-	approvalKey string // team A's key whose policy requires approval
+	granted     string       // team A's key: policy grants "tools"
+	other       string       // team B's key: a policy with model grants only
+	approvalKey string       // team A's key whose policy requires approval
 }
 
 func newSetup(t testing.TB) *setup {
