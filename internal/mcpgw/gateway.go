@@ -34,6 +34,11 @@ type Config struct {
 	// limits. cmd/relay wires it in, so this package links neither the
 	// proxy nor the limiter (the control plane imports it for discovery).
 	Limiter admission.Limiter
+	// Observe counts one tools/call in the metrics (metrics.Registry's
+	// MCPCall; nil: none). server and tool are "" where the call named no
+	// server of the catalog or a tool it was refused (not granted), so
+	// a caller cannot mint series.
+	Observe func(server, tool string, status int, d time.Duration)
 	// Recorder gets one usage event per tools/call (nil: none).
 	Recorder interface{ Record(event.Record) }
 	// NewID mints request ids for usage events (proxy.NewRequestID).
@@ -388,6 +393,16 @@ func (g *Gateway) admit(ctx context.Context, p *principal, m *snapshot.MCPServer
 
 // record emits the usage event of one tools/call.
 func (g *Gateway) record(p *principal, rec *event.Record, m *snapshot.MCPServer, start time.Time, _ error) {
+	if g.cfg.Observe != nil {
+		var server, tool string
+		if m != nil {
+			server = m.Slug
+			if rec.ErrorKind != "tool_not_granted" {
+				tool = rec.MCPTool
+			}
+		}
+		g.cfg.Observe(server, tool, rec.Status, g.cfg.Now().Sub(start))
+	}
 	if g.cfg.Recorder == nil {
 		return
 	}

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,6 +23,7 @@ import (
 	"github.com/relay-llm/relay/internal/event"
 	"github.com/relay-llm/relay/internal/keypool"
 	"github.com/relay-llm/relay/internal/mcpgw"
+	"github.com/relay-llm/relay/internal/metrics"
 	"github.com/relay-llm/relay/internal/ratelimit"
 	"github.com/relay-llm/relay/internal/redistest"
 	"github.com/relay-llm/relay/internal/snapshot"
@@ -125,6 +128,7 @@ type setup struct {
 	redisURL    string // the limiters' counters, shared like pods'
 	prefix      string
 	breakers    mcpgw.Breakers
+	reg         *metrics.Registry
 	skew        atomic.Int64 // the gateways' clock runs this far ahead (ns)
 	granted     string       // team A's key: policy grants "tools"
 	other       string       // team B's key: a policy with model grants only
@@ -154,6 +158,7 @@ func newSetup(t testing.TB) *setup {
 		MCPServers: []*snapshot.MCPServer{s.server},
 	}
 	s.snap.Store(snapshot.Build(s.data, 1, time.Now()))
+	s.reg = metrics.New(metrics.Options{})
 	s.breakers = bridge.MCPBreakers(keypool.NewMemory(keypool.BreakerConfig{ServerFailures: 3, NetworkFailures: 3}))
 	s.relay = s.gateway(t)
 	return s
@@ -170,7 +175,7 @@ func (s *setup) gateway(t testing.TB) string {
 	t.Cleanup(func() { _ = l.Close() })
 	gw := mcpgw.New(mcpgw.Config{
 		Log: slog.New(slog.NewTextHandler(testWriter{t}, nil)), Snapshot: s.snap.Load, Recorder: s.rec, NewID: func() string { return "req_test" },
-		Limiter: l, Breakers: s.breakers, Now: s.now,
+		Limiter: l, Breakers: s.breakers, Now: s.now, Observe: s.reg.MCPCall,
 	})
 	t.Cleanup(gw.Close)
 	ts := httptest.NewServer(gw)
@@ -565,6 +570,53 @@ func TestGateway_FailingToolDoesNotHoldServer(t *testing.T) {
 	}
 	if res, err := call(cs, "tools__echo"); err != nil || res.IsError {
 		t.Fatalf("echo beside the held tool: %+v, %v", res, err)
+	}
+}
+
+// Every tools/call counts in relay_mcp_calls_total and
+// relay_mcp_call_duration_seconds, every metric docs/metrics.md lists for
+// the gateway is served, and a refused name mints no series.
+func TestGateway_MetricsPerCall(t *testing.T) {
+	s := newSetup(t)
+	cs := agent(t, s.relay, "/mcp", s.granted)
+	if _, err := call(cs, "tools__echo"); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"tools__no_such_tool", "nowhere__x"} {
+		if _, err := call(cs, name); rpcCode(err) != jsonrpc.CodeInvalidParams {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	rr := httptest.NewRecorder()
+	s.reg.Handler().ServeHTTP(rr, httptest.NewRequest("GET", "/metrics", nil))
+	body := rr.Body.String()
+	for _, want := range []string{
+		`relay_mcp_calls_total{mcp_server="tools",status="200",tool="echo"} 1`,
+		`relay_mcp_calls_total{mcp_server="tools",status="403",tool=""} 1`,
+		`relay_mcp_calls_total{mcp_server="",status="403",tool=""} 1`,
+		`relay_mcp_call_duration_seconds_count{mcp_server="tools",tool="echo"} 1`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	if strings.Contains(body, "no_such_tool") || strings.Contains(body, "nowhere") {
+		t.Error("a refused name minted a series")
+	}
+	doc, err := os.ReadFile("../../docs/metrics.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	section := string(doc)[strings.Index(string(doc), "## MCP gateway"):]
+	section = section[:strings.Index(section[3:], "\n## ")+3]
+	found := regexp.MustCompile("(?m)^\\| `(relay_[a-z0-9_]+)`").FindAllStringSubmatch(section, -1)
+	if len(found) != 2 {
+		t.Fatalf("docs/metrics.md's MCP section lists %d metrics, want 2", len(found))
+	}
+	for _, m := range found {
+		if !strings.Contains(body, "# TYPE "+m[1]+" ") {
+			t.Errorf("docs/metrics.md documents %s, which /metrics does not serve", m[1])
+		}
 	}
 }
 
