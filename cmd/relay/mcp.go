@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/relay-llm/relay/internal/admission"
 	"github.com/relay-llm/relay/internal/egress"
 	"github.com/relay-llm/relay/internal/event"
@@ -20,10 +22,10 @@ import (
 // request of no tokens against the server's and the tool's rate limits),
 // held by the same breakers (the server as a host key, a tool as a model),
 // and recorded in the same ledger.
-func withMCP(inference http.Handler, snap func() *snapshot.Snapshot, limiter admission.Limiter, breakers mcpgw.Breakers, observe func(server, tool string, status int, d time.Duration), ledger interface{ Record(event.Record) }, guard *egress.Guard, log *slog.Logger) (http.Handler, *mcpgw.Gateway) {
+func withMCP(inference http.Handler, snap func() *snapshot.Snapshot, limiter admission.Limiter, breakers mcpgw.Breakers, observe func(server, tool string, status int, d time.Duration), tp trace.TracerProvider, ledger interface{ Record(event.Record) }, guard *egress.Guard, log *slog.Logger) (http.Handler, *mcpgw.Gateway) {
 	gw := mcpgw.New(mcpgw.Config{
 		Snapshot: snap, Recorder: ledger, Guard: guard, Log: log, NewID: proxy.NewRequestID, Limiter: limiter,
-		Breakers: breakers, Observe: observe,
+		Breakers: breakers, Observe: observe, TracerProvider: tp,
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/mcp" || strings.HasPrefix(r.URL.Path, "/mcp/") {

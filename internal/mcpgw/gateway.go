@@ -16,10 +16,14 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/relay-llm/relay/internal/admission"
 	"github.com/relay-llm/relay/internal/egress"
 	"github.com/relay-llm/relay/internal/event"
+	"github.com/relay-llm/relay/internal/genai"
 	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/wire"
 )
@@ -39,6 +43,9 @@ type Config struct {
 	// server of the catalog or a tool it was refused (not granted), so
 	// a caller cannot mint series.
 	Observe func(server, tool string, status int, d time.Duration)
+	// TracerProvider traces every tools/call as a server span with the
+	// GenAI conventions' execute_tool attributes (nil: no spans).
+	TracerProvider trace.TracerProvider
 	// Recorder gets one usage event per tools/call (nil: none).
 	Recorder interface{ Record(event.Record) }
 	// NewID mints request ids for usage events (proxy.NewRequestID).
@@ -56,6 +63,7 @@ type Config struct {
 // Gateway serves /mcp and /mcp/{server}.
 type Gateway struct {
 	cfg    Config
+	tracer trace.Tracer // nil: no spans
 	server *mcp.Server
 	h      http.Handler
 
@@ -78,6 +86,9 @@ func New(cfg Config) *Gateway {
 		cfg.ToolsTTL = 10 * time.Second
 	}
 	g := &Gateway{cfg: cfg, upstreams: make(map[snapshot.ID]*upstream)}
+	if cfg.TracerProvider != nil {
+		g.tracer = cfg.TracerProvider.Tracer("github.com/relay-llm/relay/internal/mcpgw")
+	}
 	g.server = mcp.NewServer(&mcp.Implementation{Name: "relay", Version: "1"}, &mcp.ServerOptions{
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 	})
@@ -259,7 +270,28 @@ func (g *Gateway) callTool(ctx context.Context, p *principal, params *mcp.CallTo
 		m = p.snap.MCPServerBySlug(slug)
 	}
 	rec := &event.Record{Inbound: "mcp", Model: params.Name, MCPServer: slug, MCPTool: tool}
-	defer func() { g.record(p, rec, m, start, err) }()
+	var span trace.Span
+	if g.tracer != nil {
+		// The MCP conventions' server span of tools/call: "tools/call
+		// <tool>", the tool as the caller named it.
+		ctx, span = g.tracer.Start(ctx, "tools/call "+params.Name, trace.WithSpanKind(trace.SpanKindServer),
+			trace.WithAttributes(
+				attribute.String(genai.MCPMethodName, "tools/call"),
+				attribute.String(genai.OperationName, genai.OperationExecuteTool),
+				attribute.String(genai.ToolName, params.Name),
+				attribute.String(genai.ToolType, genai.ToolTypeExtension),
+			))
+	}
+	defer func() {
+		g.record(p, rec, m, start, err)
+		if span != nil {
+			if rec.Status != http.StatusOK || rec.ErrorKind != "" {
+				span.SetAttributes(attribute.String(genai.ErrorType, rec.ErrorKind))
+				span.SetStatus(codes.Error, rec.ErrorKind)
+			}
+			span.End()
+		}
+	}()
 	if m == nil || !m.Enabled || !m.Usable || (p.only != "" && p.only != slug) || !p.caller.Policy.GrantsMCPTool(slug, tool) {
 		rec.Status, rec.ErrorKind = http.StatusForbidden, "tool_not_granted"
 		return nil, refused(params.Name)

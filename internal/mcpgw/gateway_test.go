@@ -18,6 +18,9 @@ import (
 	"github.com/google/uuid"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/attribute"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/relay-llm/relay/internal/bridge"
 	"github.com/relay-llm/relay/internal/event"
@@ -129,6 +132,7 @@ type setup struct {
 	prefix      string
 	breakers    mcpgw.Breakers
 	reg         *metrics.Registry
+	spans       *tracetest.SpanRecorder
 	skew        atomic.Int64 // the gateways' clock runs this far ahead (ns)
 	granted     string       // team A's key: policy grants "tools"
 	other       string       // team B's key: a policy with model grants only
@@ -159,6 +163,7 @@ func newSetup(t testing.TB) *setup {
 	}
 	s.snap.Store(snapshot.Build(s.data, 1, time.Now()))
 	s.reg = metrics.New(metrics.Options{})
+	s.spans = tracetest.NewSpanRecorder()
 	s.breakers = bridge.MCPBreakers(keypool.NewMemory(keypool.BreakerConfig{ServerFailures: 3, NetworkFailures: 3}))
 	s.relay = s.gateway(t)
 	return s
@@ -176,6 +181,7 @@ func (s *setup) gateway(t testing.TB) string {
 	gw := mcpgw.New(mcpgw.Config{
 		Log: slog.New(slog.NewTextHandler(testWriter{t}, nil)), Snapshot: s.snap.Load, Recorder: s.rec, NewID: func() string { return "req_test" },
 		Limiter: l, Breakers: s.breakers, Now: s.now, Observe: s.reg.MCPCall,
+		TracerProvider: sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(s.spans)),
 	})
 	t.Cleanup(gw.Close)
 	ts := httptest.NewServer(gw)
@@ -616,6 +622,37 @@ func TestGateway_MetricsPerCall(t *testing.T) {
 	for _, m := range found {
 		if !strings.Contains(body, "# TYPE "+m[1]+" ") {
 			t.Errorf("docs/metrics.md documents %s, which /metrics does not serve", m[1])
+		}
+	}
+}
+
+// Every tools/call is a server span with the GenAI conventions'
+// execute_tool attributes; a refused one carries its error type.
+func TestGateway_SpanPerCall(t *testing.T) {
+	s := newSetup(t)
+	cs := agent(t, s.relay, "/mcp", s.granted)
+	if _, err := call(cs, "tools__echo"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := call(cs, "tools__nope"); err == nil {
+		t.Fatal("tools__nope was served")
+	}
+	ended := s.spans.Ended()
+	if len(ended) != 2 {
+		t.Fatalf("%d spans, want 2", len(ended))
+	}
+	for i, want := range []struct{ name, tool, errType string }{
+		{"tools/call tools__echo", "tools__echo", ""},
+		{"tools/call tools__nope", "tools__nope", "tool_not_granted"},
+	} {
+		sp := ended[i]
+		attrs := map[attribute.Key]string{}
+		for _, kv := range sp.Attributes() {
+			attrs[kv.Key] = kv.Value.Emit()
+		}
+		if sp.Name() != want.name || attrs["gen_ai.operation.name"] != "execute_tool" || attrs["gen_ai.tool.name"] != want.tool ||
+			attrs["mcp.method.name"] != "tools/call" || attrs["error.type"] != want.errType {
+			t.Errorf("span %d: %s %v", i, sp.Name(), attrs)
 		}
 	}
 }
