@@ -108,8 +108,45 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			r.Header.Set("Authorization", "Bearer "+k)
 		}
 	}
-	g.h.ServeHTTP(w, r)
+	g.h.ServeHTTP(&privateWriter{ResponseWriter: w}, r)
 }
+
+// privateWriter gives every answer a private cache scope as its header is
+// written (after the SDK set its own Cache-Control): each is the caller's
+// own (tools/list shows what its policy grants), so no shared cache may
+// keep one for another caller.
+type privateWriter struct {
+	http.ResponseWriter
+	wrote bool
+}
+
+func (w *privateWriter) WriteHeader(code int) {
+	if !w.wrote {
+		w.wrote = true
+		h := w.ResponseWriter.Header()
+		h.Set("Cache-Control", "private, no-store, no-transform")
+		h.Add("Vary", "Authorization, X-Api-Key")
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *privateWriter) Write(b []byte) (int, error) {
+	if !w.wrote {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Flush passes on, for the SDK's event streams.
+func (w *privateWriter) Flush() {
+	if !w.wrote {
+		w.WriteHeader(http.StatusOK)
+	}
+	http.NewResponseController(w.ResponseWriter).Flush() //nolint:errcheck // a writer that cannot flush writes on close
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (w *privateWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // principal is an authenticated caller of /mcp, in the request's token info.
 type principal struct {

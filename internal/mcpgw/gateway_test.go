@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -654,6 +655,33 @@ func TestGateway_SpanPerCall(t *testing.T) {
 			attrs["mcp.method.name"] != "tools/call" || attrs["error.type"] != want.errType {
 			t.Errorf("span %d: %s %v", i, sp.Name(), attrs)
 		}
+	}
+}
+
+// A tools/list answer is the caller's own: it carries a private cache
+// scope, so no shared cache hands one key's tool list to another.
+func TestGateway_ToolsListIsPrivate(t *testing.T) {
+	s := newSetup(t)
+	agent(t, s.relay, "/mcp", s.granted) // initialize through the SDK first, as agents do
+	req, err := http.NewRequest(http.MethodPost, s.relay+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+s.granted)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "tools__echo") {
+		t.Fatalf("tools/list: %d %s", resp.StatusCode, body)
+	}
+	if cc := resp.Header.Get("Cache-Control"); !strings.Contains(cc, "private") || !strings.Contains(cc, "no-store") {
+		t.Fatalf("Cache-Control %q, want private, no-store", cc)
 	}
 }
 
