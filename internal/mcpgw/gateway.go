@@ -257,7 +257,10 @@ func visible(p *principal, m *snapshot.MCPServer, name, fp string) bool {
 // server, asked of each server now. A server that does not answer is
 // left out of the list and logged (its tools cannot be called either).
 func (g *Gateway) listTools(ctx context.Context, p *principal) (*mcp.ListToolsResult, error) {
-	res := &mcp.ListToolsResult{Tools: []*mcp.Tool{}}
+	// The list is the caller's own (its policy's grants): a private cache
+	// scope, never the protocol's default public one, and stale at once,
+	// since an approval or a grant may change it.
+	res := &mcp.ListToolsResult{Tools: []*mcp.Tool{}, Cacheable: mcp.Cacheable{CacheScope: "private"}}
 	for _, m := range g.servers(p) {
 		report, ok := g.cfg.Breakers.Acquire(m.ID, "", g.cfg.Now())
 		if !ok {

@@ -680,6 +680,9 @@ func TestGateway_ToolsListIsPrivate(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "tools__echo") {
 		t.Fatalf("tools/list: %d %s", resp.StatusCode, body)
 	}
+	if !strings.Contains(string(body), `"cacheScope":"private"`) {
+		t.Fatalf("tools/list result without a private cache scope: %s", body)
+	}
 	if cc := resp.Header.Get("Cache-Control"); !strings.Contains(cc, "private") || !strings.Contains(cc, "no-store") {
 		t.Fatalf("Cache-Control %q, want private, no-store", cc)
 	}
