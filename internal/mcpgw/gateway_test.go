@@ -649,7 +649,7 @@ func TestGateway_SpanPerCall(t *testing.T) {
 		sp := ended[i]
 		attrs := map[attribute.Key]string{}
 		for _, kv := range sp.Attributes() {
-			attrs[kv.Key] = kv.Value.Emit()
+			attrs[kv.Key] = kv.Value.String()
 		}
 		if sp.Name() != want.name || attrs["gen_ai.operation.name"] != "execute_tool" || attrs["gen_ai.tool.name"] != want.tool ||
 			attrs["mcp.method.name"] != "tools/call" || attrs["error.type"] != want.errType {
