@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/relay-llm/relay/internal/mcpgw"
 	"github.com/relay-llm/relay/internal/proxy"
 	"github.com/relay-llm/relay/internal/snapshot"
+	"github.com/relay-llm/relay/internal/wire"
 )
 
 // withMCP serves /mcp and /mcp/{server} on the inference plane from the MCP
@@ -24,7 +26,14 @@ import (
 // and recorded in the same ledger.
 func withMCP(inference http.Handler, snap func() *snapshot.Snapshot, limiter admission.Limiter, breakers mcpgw.Breakers, observe func(server, tool string, status int, d time.Duration), tp trace.TracerProvider, ledger interface{ Record(event.Record) }, guard *egress.Guard, log *slog.Logger) (http.Handler, *mcpgw.Gateway) {
 	gw := mcpgw.New(mcpgw.Config{
-		Snapshot: snap, Recorder: ledger, Guard: guard, Log: log, NewID: proxy.NewRequestID, Limiter: limiter,
+		Snapshot: snap, Recorder: ledger, Guard: guard, Log: log, NewID: proxy.NewRequestID,
+		Admit: func(ctx context.Context, c *snapshot.Caller, s *snapshot.Snapshot, scopes []mcpgw.LimitScope) (func(wire.Usage), error) {
+			as := make([]admission.Scope, len(scopes))
+			for i, sc := range scopes {
+				as[i] = admission.Scope(sc)
+			}
+			return limiter.Admit(ctx, admission.Scoped(c, s, as...))
+		},
 		Breakers: breakers, Observe: observe, TracerProvider: tp,
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -20,7 +20,6 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/relay-llm/relay/internal/admission"
 	"github.com/relay-llm/relay/internal/egress"
 	"github.com/relay-llm/relay/internal/event"
 	"github.com/relay-llm/relay/internal/genai"
@@ -31,13 +30,16 @@ import (
 // Config is what a Gateway is built from.
 type Config struct {
 	Snapshot func() *snapshot.Snapshot // the current snapshot (never nil once serving)
-	// Limiter admits every tools/call against the rate limits of its
-	// server and of its tool (admission.Scoped: one request, no tokens,
-	// no wait), through the same limiter and counters store as model
-	// calls, so the limits are exact across pods on Redis; nil: no
-	// limits. cmd/relay wires it in, so this package links neither the
-	// proxy nor the limiter (the control plane imports it for discovery).
-	Limiter admission.Limiter
+	// Admit admits every tools/call against the rate limits of its
+	// server and of its tool, each under counters of its own (scopes):
+	// one request, no tokens, no wait, through the same limiter and
+	// counters store as model calls (cmd/relay passes them on as
+	// admission.Scoped), so the limits are exact across pods on Redis;
+	// nil: no limits. A refusal unwraps to a *wire.Error of kind
+	// wire.ErrRateLimited. A func, so that this package links neither the
+	// limiter nor the routing its admission carries (the control plane
+	// imports it for discovery).
+	Admit func(ctx context.Context, caller *snapshot.Caller, snap *snapshot.Snapshot, scopes []LimitScope) (done func(wire.Usage), err error)
 	// Observe counts one tools/call in the metrics (metrics.Registry's
 	// MCPCall; nil: none). server and tool are "" where the call named no
 	// server of the catalog or a tool it was refused (not granted), so
@@ -443,24 +445,31 @@ func rawArgs(a json.RawMessage) any {
 // a rule is per principal, exact across pods on Redis. No wait: a call
 // over a limit is refused at once. done releases its concurrency leases.
 func (g *Gateway) admit(ctx context.Context, p *principal, m *snapshot.MCPServer, tool string) (func(wire.Usage), error) {
-	if g.cfg.Limiter == nil || p.caller.Policy == nil {
+	if g.cfg.Admit == nil || p.caller.Policy == nil {
 		return nil, nil
 	}
-	var scopes [2]admission.Scope
+	var scopes [2]LimitScope
 	n := 0
 	if m.RateLimitID != (snapshot.ID{}) {
-		scopes[n] = admission.Scope{ID: m.ID, RateLimitID: m.RateLimitID}
+		scopes[n] = LimitScope{ID: m.ID, RateLimitID: m.RateLimitID}
 		n++
 	}
 	if tl, ok := m.ToolRateLimits[tool]; ok {
-		scopes[n] = admission.Scope{ID: tl.Scope, RateLimitID: tl.RateLimitID}
+		scopes[n] = LimitScope{ID: tl.Scope, RateLimitID: tl.RateLimitID}
 		n++
 	}
 	if n == 0 {
 		return nil, nil
 	}
 	c := p.caller
-	return g.cfg.Limiter.Admit(ctx, admission.Scoped(&c, p.snap, scopes[:n]...))
+	return g.cfg.Admit(ctx, &c, p.snap, scopes[:n])
+}
+
+// LimitScope is one rate limit a tools/call counts against, under
+// counters of its own (admission.Scope).
+type LimitScope struct {
+	ID          snapshot.ID // the server's id, or snapshot.MCPToolScope
+	RateLimitID snapshot.ID
 }
 
 // record emits the usage event of one tools/call.

@@ -23,6 +23,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/relay-llm/relay/internal/admission"
 	"github.com/relay-llm/relay/internal/bridge"
 	"github.com/relay-llm/relay/internal/event"
 	"github.com/relay-llm/relay/internal/keypool"
@@ -31,6 +32,7 @@ import (
 	"github.com/relay-llm/relay/internal/ratelimit"
 	"github.com/relay-llm/relay/internal/redistest"
 	"github.com/relay-llm/relay/internal/snapshot"
+	"github.com/relay-llm/relay/internal/wire"
 )
 
 // echoIn is the input of the mock server's echo tool.
@@ -181,7 +183,13 @@ func (s *setup) gateway(t testing.TB) string {
 	t.Cleanup(func() { _ = l.Close() })
 	gw := mcpgw.New(mcpgw.Config{
 		Log: slog.New(slog.NewTextHandler(testWriter{t}, nil)), Snapshot: s.snap.Load, Recorder: s.rec, NewID: func() string { return "req_test" },
-		Limiter: l, Breakers: s.breakers, Now: s.now, Observe: s.reg.MCPCall,
+		Admit: func(ctx context.Context, c *snapshot.Caller, s *snapshot.Snapshot, scopes []mcpgw.LimitScope) (func(wire.Usage), error) {
+			as := make([]admission.Scope, len(scopes))
+			for i, sc := range scopes {
+				as[i] = admission.Scope(sc)
+			}
+			return l.Admit(ctx, admission.Scoped(c, s, as...))
+		}, Breakers: s.breakers, Now: s.now, Observe: s.reg.MCPCall,
 		TracerProvider: sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(s.spans)),
 	})
 	t.Cleanup(gw.Close)
