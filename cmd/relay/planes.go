@@ -208,7 +208,7 @@ func newPlanes(ctx context.Context, cfg *config.Config, st *store.Store, box *se
 	control.Handle("GET /metrics", metrics.RequireToken(cfg.MetricsToken, reg.Handler()))
 	control.Handle("/", ui.New(api.(*controlapi.Server), log))
 
-	served, gateway := withMCP(inference, ld.Current, limiter, ledger, guard, log)
+	served, gateway := withMCP(inference, ld.Current, limiter, bridge.MCPBreakers(breakers), reg.MCPCall, tr.Provider(), ledger, guard, log)
 	svcs.add("mcp gateway", func(context.Context) error { gateway.Close(); return nil })
 	p := &planes{inference: served, control: control}
 	if !demoEnabled(cfg) {

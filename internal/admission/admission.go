@@ -64,6 +64,28 @@ type Admission struct {
 	// never against the policy's request, token and concurrency rules,
 	// which pace interactive traffic (a provider runs batches apart).
 	Batch *BatchTokens
+	// Scopes, when set, make this the admission of something other than a
+	// model call (an MCP tools/call, internal/mcpgw; see Scoped): one
+	// request and no tokens, counted against each scope's rate limit
+	// instead of the policy's own (the policy's rules pace its model
+	// traffic), under counters of the scope's own, refused at once rather
+	// than left to wait. The caller's budgets still apply.
+	Scopes []Scope
+}
+
+// Scope is one rate limit counted under counters of their own: the same
+// rate limit in two scopes (two MCP servers, two tools of one) caps each
+// apart. The counters are the policy's, per principal where a rule says
+// so, like a policy's own.
+type Scope struct {
+	ID          snapshot.ID // names the counters (an MCP server's id, snapshot.MCPToolScope)
+	RateLimitID snapshot.ID
+}
+
+// Scoped is the admission of one call of caller under scopes, with
+// snapshot snap (Scopes).
+func Scoped(caller *snapshot.Caller, snap *snapshot.Snapshot, scopes ...Scope) *Admission {
+	return &Admission{Caller: caller, Snapshot: snap, Scopes: scopes, Header: http.Header{}}
 }
 
 // BatchTokens are a batch's token totals, taken as they are: no learned

@@ -75,6 +75,14 @@ type catalogModel struct {
 // models bound to it.
 func startCatalog(t *testing.T, mock *mockupstream.Server, models []catalogModel, preferTools []string) *relay {
 	t.Helper()
+	return startCatalogWith(t, mock, models, preferTools, nil, nil)
+}
+
+// startCatalogWith is startCatalog with the catalog edited by edit before
+// it is built and the inference handler mounted by mount (nil: as it is).
+func startCatalogWith(t *testing.T, mock *mockupstream.Server, models []catalogModel, preferTools []string,
+	edit func(*snapshot.Data), mount func(inference http.Handler, snap func() *snapshot.Snapshot) http.Handler) *relay {
+	t.Helper()
 	up := httptest.NewServer(toolsFirst(mock, preferTools))
 	t.Cleanup(up.Close)
 
@@ -96,9 +104,16 @@ func startCatalog(t *testing.T, mock *mockupstream.Server, models []catalogModel
 		d.Bindings = append(d.Bindings, &snapshot.Binding{ID: uuid.New(), ModelID: m.ID, HostID: host.ID, Shape: cm.shape, UpstreamModel: cm.upstream,
 			Enabled: true, Pricing: snapshot.Pricing{Input: 2_500_000, Output: 10_000_000}})
 	}
+	if edit != nil {
+		edit(d)
+	}
 	snap := snapshot.Build(d, 1, time.Now())
 	rec := &recorder{}
-	h := proxy.New(proxy.Config{Snapshot: func() *snapshot.Snapshot { return snap }, Logger: slog.New(slog.DiscardHandler)})
+	current := func() *snapshot.Snapshot { return snap }
+	var h http.Handler = proxy.New(proxy.Config{Snapshot: current, Logger: slog.New(slog.DiscardHandler)})
+	if mount != nil {
+		h = mount(h, current)
+	}
 	srv := httptest.NewServer(rec.wrap(h))
 	t.Cleanup(srv.Close)
 	return &relay{URL: srv.URL, Upstream: mock, rec: rec}

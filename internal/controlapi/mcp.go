@@ -2,9 +2,12 @@ package controlapi
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -34,9 +37,41 @@ func mcpServerOut(r store.MCPServer) models.McpServer {
 	}
 	return models.McpServer{
 		ID: r.ID, Slug: r.Slug, Name: r.Name, URL: r.URL, Enabled: r.Enabled, TimeoutMs: r.TimeoutMs,
-		RateLimitID: r.RateLimitID, AuthHeader: r.AuthHeader, AuthSecretSource: src, AuthSecretRef: r.AuthSecretRef,
-		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
+		RateLimitID: r.RateLimitID, ToolRateLimits: toolRateLimitsOut(r.ToolRateLimits), AuthHeader: r.AuthHeader,
+		AuthSecretSource: src, AuthSecretRef: r.AuthSecretRef, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
 	}
+}
+
+// toolRateLimitsOut is a row's per-tool rate limits as the API shows them
+// (the column is an object the API wrote, so it decodes).
+func toolRateLimitsOut(j json.RawMessage) models.McpToolRateLimits {
+	out := models.McpToolRateLimits{}
+	_ = json.Unmarshal(j, &out)
+	return out
+}
+
+// mcpToolName is what a tool's name may be (mcp_tool_approvals.tool).
+var mcpToolName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
+
+// toolRateLimitsIn checks per-tool rate limits as they will be stored:
+// tool names a server may use, rate limits that exist.
+func (s *Server) toolRateLimitsIn(ctx context.Context, in *models.McpToolRateLimits) (json.RawMessage, error) {
+	if in == nil {
+		return nil, nil
+	}
+	for tool, id := range *in {
+		if !mcpToolName.MatchString(tool) {
+			return nil, invalid(fmt.Sprintf("tool_rate_limits: %q is not a tool name", tool), "tool_rate_limits")
+		}
+		if err := got(s.st.RateLimits().Get(ctx, id)).exists("tool_rate_limits", "rate limit"); err != nil {
+			return nil, err
+		}
+	}
+	j, err := json.Marshal(*in)
+	if err != nil {
+		return nil, fmt.Errorf("encode tool rate limits: %w", err)
+	}
+	return j, nil
 }
 
 // mcpAuthIn checks a server's credential fields as they will be stored: a
@@ -92,9 +127,13 @@ func (s *Server) CreateMcpServer(ctx context.Context, req gen.CreateMcpServerReq
 			return nil, err
 		}
 	}
+	toolLimits, err := s.toolRateLimitsIn(ctx, b.ToolRateLimits)
+	if err != nil {
+		return nil, err
+	}
 	row, err := s.st.MCPServers().Create(ctx, c.actor, store.MCPServer{
 		Slug: b.Slug, Name: deref(b.Name, ""), URL: b.URL, Enabled: deref(b.Enabled, true),
-		TimeoutMs: deref(b.TimeoutMs, 60000), RateLimitID: b.RateLimitID,
+		TimeoutMs: deref(b.TimeoutMs, 60000), RateLimitID: b.RateLimitID, ToolRateLimits: toolLimits,
 		AuthHeader: header, AuthSecretRef: ref, AuthSecretCiphertext: sealed,
 	})
 	if err != nil {
@@ -141,7 +180,14 @@ func (s *Server) UpdateMcpServer(ctx context.Context, req gen.UpdateMcpServerReq
 			return nil, err
 		}
 	}
+	toolLimits, err := s.toolRateLimitsIn(ctx, b.ToolRateLimits)
+	if err != nil {
+		return nil, err
+	}
 	row, err := s.st.MCPServers().Modify(ctx, c.actor, req.ID, func(r *store.MCPServer) error {
+		if toolLimits != nil {
+			r.ToolRateLimits = toolLimits
+		}
 		set(&r.Slug, b.Slug)
 		set(&r.Name, b.Name)
 		set(&r.URL, b.URL)

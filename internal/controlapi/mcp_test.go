@@ -6,7 +6,10 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/google/uuid"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/relay-llm/relay/openapi/models"
 )
 
 type lookupIn struct {
@@ -24,4 +27,35 @@ func mockMCPServer(t *testing.T) string {
 	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 	t.Cleanup(ts.Close)
 	return ts.URL
+}
+
+// A server's per-tool rate limits round-trip through the API, an update
+// replaces them, and an unknown rate limit or a name no tool may have is
+// refused naming the field.
+func TestMcpServer_ToolRateLimits(t *testing.T) {
+	b := setup(t)
+	ctx, c := b.ctx, b.admin
+	rl := b.rateLimit("tool-rl")
+	created := *call(c.CreateMcpServerWithResponse(ctx, models.McpServerCreate{Slug: "tl", URL: mockMCPServer(t),
+		ToolRateLimits: &models.McpToolRateLimits{"lookup": rl.ID}})).want(t, http.StatusCreated).JSON201
+	if got := created.ToolRateLimits; len(got) != 1 || got["lookup"] != rl.ID {
+		t.Fatalf("created with tool_rate_limits %v", got)
+	}
+	got := *call(c.GetMcpServerWithResponse(ctx, created.ID)).want(t, http.StatusOK).JSON200
+	if got.ToolRateLimits["lookup"] != rl.ID {
+		t.Fatalf("read back %v", got.ToolRateLimits)
+	}
+	upd := *call(c.UpdateMcpServerWithResponse(ctx, created.ID, models.McpServerUpdate{
+		ToolRateLimits: &models.McpToolRateLimits{"other.tool": rl.ID}})).want(t, http.StatusOK).JSON200
+	if len(upd.ToolRateLimits) != 1 || upd.ToolRateLimits["other.tool"] != rl.ID {
+		t.Fatalf("updated to %v", upd.ToolRateLimits)
+	}
+	call(c.UpdateMcpServerWithResponse(ctx, created.ID, models.McpServerUpdate{
+		ToolRateLimits: &models.McpToolRateLimits{"lookup": uuid.New()}})).wantErr(t, http.StatusUnprocessableEntity, "validation_failed", "tool_rate_limits")
+	call(c.UpdateMcpServerWithResponse(ctx, created.ID, models.McpServerUpdate{
+		ToolRateLimits: &models.McpToolRateLimits{"no spaces": rl.ID}})).wantErr(t, http.StatusUnprocessableEntity, "validation_failed", "tool_rate_limits")
+	plain := *call(c.CreateMcpServerWithResponse(ctx, models.McpServerCreate{Slug: "plain", URL: mockMCPServer(t)})).want(t, http.StatusCreated).JSON201
+	if plain.ToolRateLimits == nil || len(plain.ToolRateLimits) != 0 {
+		t.Fatalf("a server without tool limits shows %v, want {}", plain.ToolRateLimits)
+	}
 }

@@ -339,6 +339,18 @@ func (c converter) mcpServers(rows []store.MCPServer, approvals []store.MCPToolA
 			RateLimitID: ref(r.RateLimitID), AuthHeader: r.AuthHeader, UpdatedAt: r.UpdatedAt,
 			Approved: map[string]string{}, Usable: true,
 		}
+		if len(r.ToolRateLimits) > 0 {
+			var tl map[string]uuid.UUID
+			if err := json.Unmarshal(r.ToolRateLimits, &tl); err != nil {
+				c.l.log.Warn("mcp server tool rate limits unreadable", "mcp_server", r.ID, "slug", r.Slug, "err", err)
+			}
+			for tool, id := range tl {
+				if m.ToolRateLimits == nil {
+					m.ToolRateLimits = make(map[string]snapshot.MCPToolRateLimit, len(tl))
+				}
+				m.ToolRateLimits[tool] = snapshot.MCPToolRateLimit{RateLimitID: id, Scope: snapshot.MCPToolScope(r.ID, tool)}
+			}
+		}
 		if r.AuthHeader != "" {
 			v, err := c.l.box.Resolve(r.AuthSecretRef, r.AuthSecretCiphertext, c.l.getenv)
 			if err != nil {

@@ -3,10 +3,29 @@ package mcpgw_test
 import (
 	"context"
 	"net/http"
+	"runtime"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
+
+// cpuTime is the process's user and system CPU time so far.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// reportCPU reports the process's CPU time per op since start: client,
+// gateway and mock server together, so through_relay minus direct is the
+// gateway's own.
+func reportCPU(b *testing.B, start time.Duration) {
+	b.ReportMetric(float64((cpuTime(b)-start).Microseconds())/float64(b.N), "cpu-µs/op")
+}
 
 // BenchmarkCallTool compares one tools/call through Relay's /mcp with the
 // same call made to the mock server directly, both with the SDK's client
@@ -24,19 +43,47 @@ func BenchmarkCallTool(b *testing.B) {
 		}
 		defer func() { _ = cs.Close() }()
 		b.ReportAllocs()
+		start := cpuTime(b)
 		for b.Loop() {
 			if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: args}); err != nil {
 				b.Fatal(err)
 			}
 		}
+		reportCPU(b, start)
 	})
 	b.Run("through_relay", func(b *testing.B) {
 		cs := agent(b, s.relay, "/mcp", s.granted)
 		b.ReportAllocs()
+		start := cpuTime(b)
 		for b.Loop() {
 			if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "tools__echo", Arguments: args}); err != nil {
 				b.Fatal(err)
 			}
 		}
+		reportCPU(b, start)
 	})
+}
+
+// BenchmarkOpenSession is the memory one open agent session costs the
+// process (agent and gateway together): the heap after b.N sessions were
+// opened through Relay and tools/list asked once on each, per session.
+// The gateway keeps no per-session state (stateless Streamable HTTP), so
+// this is mostly the agent's own.
+func BenchmarkOpenSession(b *testing.B) {
+	s := newSetup(b)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	sessions := make([]*mcp.ClientSession, 0, b.N)
+	for range b.N {
+		cs := agent(b, s.relay, "/mcp", s.granted)
+		if _, err := cs.ListTools(context.Background(), nil); err != nil {
+			b.Fatal(err)
+		}
+		sessions = append(sessions, cs)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/float64(b.N), "heap-B/session")
+	runtime.KeepAlive(sessions)
 }

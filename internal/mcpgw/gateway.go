@@ -16,9 +16,13 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/relay-llm/relay/internal/egress"
 	"github.com/relay-llm/relay/internal/event"
+	"github.com/relay-llm/relay/internal/genai"
 	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/wire"
 )
@@ -26,21 +30,33 @@ import (
 // Config is what a Gateway is built from.
 type Config struct {
 	Snapshot func() *snapshot.Snapshot // the current snapshot (never nil once serving)
-	// Admit admits one request of caller against the limits of its
-	// policy, without waiting, as the limiter does a model call
-	// (admission.Limiter.Admit with a cached admission: one request, no
-	// tokens); nil: no limits. A refusal unwraps to a *wire.Error of kind
-	// wire.ErrRateLimited. cmd/relay wires the limiter in, so this package
-	// links neither the proxy nor the limiter (the control plane imports
-	// it for discovery).
-	Admit func(ctx context.Context, caller *snapshot.Caller, snap *snapshot.Snapshot) (done func(wire.Usage), err error)
+	// Admit admits every tools/call against the rate limits of its
+	// server and of its tool, each under counters of its own (scopes):
+	// one request, no tokens, no wait, through the same limiter and
+	// counters store as model calls (cmd/relay passes them on as
+	// admission.Scoped), so the limits are exact across pods on Redis;
+	// nil: no limits. A refusal unwraps to a *wire.Error of kind
+	// wire.ErrRateLimited. A func, so that this package links neither the
+	// limiter nor the routing its admission carries (the control plane
+	// imports it for discovery).
+	Admit func(ctx context.Context, caller *snapshot.Caller, snap *snapshot.Snapshot, scopes []LimitScope) (done func(wire.Usage), err error)
+	// Observe counts one tools/call in the metrics (metrics.Registry's
+	// MCPCall; nil: none). server and tool are "" where the call named no
+	// server of the catalog or a tool it was refused (not granted), so
+	// a caller cannot mint series.
+	Observe func(server, tool string, status int, d time.Duration)
+	// TracerProvider traces every tools/call as a server span with the
+	// GenAI conventions' execute_tool attributes (nil: no spans).
+	TracerProvider trace.TracerProvider
 	// Recorder gets one usage event per tools/call (nil: none).
 	Recorder interface{ Record(event.Record) }
 	// NewID mints request ids for usage events (proxy.NewRequestID).
 	NewID func() string
-	Guard *egress.Guard // egress rules for every connection to a server (nil: none)
-	Log   *slog.Logger
-	Now   func() time.Time
+	// Breakers hold servers and tools that fail (nil: none).
+	Breakers Breakers
+	Guard    *egress.Guard // egress rules for every connection to a server (nil: none)
+	Log      *slog.Logger
+	Now      func() time.Time
 	// ToolsTTL is how long a server's tool list is trusted for tools/call
 	// before it is asked again (default 10s); tools/list always asks.
 	ToolsTTL time.Duration
@@ -49,6 +65,7 @@ type Config struct {
 // Gateway serves /mcp and /mcp/{server}.
 type Gateway struct {
 	cfg    Config
+	tracer trace.Tracer // nil: no spans
 	server *mcp.Server
 	h      http.Handler
 
@@ -64,10 +81,16 @@ func New(cfg Config) *Gateway {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
+	if cfg.Breakers == nil {
+		cfg.Breakers = noBreakers{}
+	}
 	if cfg.ToolsTTL <= 0 {
 		cfg.ToolsTTL = 10 * time.Second
 	}
 	g := &Gateway{cfg: cfg, upstreams: make(map[snapshot.ID]*upstream)}
+	if cfg.TracerProvider != nil {
+		g.tracer = cfg.TracerProvider.Tracer("github.com/relay-llm/relay/internal/mcpgw")
+	}
 	g.server = mcp.NewServer(&mcp.Implementation{Name: "relay", Version: "1"}, &mcp.ServerOptions{
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 	})
@@ -87,8 +110,45 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			r.Header.Set("Authorization", "Bearer "+k)
 		}
 	}
-	g.h.ServeHTTP(w, r)
+	g.h.ServeHTTP(&privateWriter{ResponseWriter: w}, r)
 }
+
+// privateWriter gives every answer a private cache scope as its header is
+// written (after the SDK set its own Cache-Control): each is the caller's
+// own (tools/list shows what its policy grants), so no shared cache may
+// keep one for another caller.
+type privateWriter struct {
+	http.ResponseWriter
+	wrote bool
+}
+
+func (w *privateWriter) WriteHeader(code int) {
+	if !w.wrote {
+		w.wrote = true
+		h := w.ResponseWriter.Header()
+		h.Set("Cache-Control", "private, no-store, no-transform")
+		h.Add("Vary", "Authorization, X-Api-Key")
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *privateWriter) Write(b []byte) (int, error) {
+	if !w.wrote {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Flush passes on, for the SDK's event streams.
+func (w *privateWriter) Flush() {
+	if !w.wrote {
+		w.WriteHeader(http.StatusOK)
+	}
+	http.NewResponseController(w.ResponseWriter).Flush() //nolint:errcheck // a writer that cannot flush writes on close
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (w *privateWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // principal is an authenticated caller of /mcp, in the request's token info.
 type principal struct {
@@ -199,12 +259,22 @@ func visible(p *principal, m *snapshot.MCPServer, name, fp string) bool {
 // server, asked of each server now. A server that does not answer is
 // left out of the list and logged (its tools cannot be called either).
 func (g *Gateway) listTools(ctx context.Context, p *principal) (*mcp.ListToolsResult, error) {
-	res := &mcp.ListToolsResult{Tools: []*mcp.Tool{}}
+	// The list is the caller's own (its policy's grants): a private cache
+	// scope, never the protocol's default public one, and stale at once,
+	// since an approval or a grant may change it.
+	res := &mcp.ListToolsResult{Tools: []*mcp.Tool{}, Cacheable: mcp.Cacheable{CacheScope: "private"}}
 	for _, m := range g.servers(p) {
+		report, ok := g.cfg.Breakers.Acquire(m.ID, "", g.cfg.Now())
+		if !ok {
+			g.cfg.Log.WarnContext(ctx, "mcp server held by its breaker: its tools are left out", "mcp_server", m.Slug)
+			continue
+		}
 		u := g.upstreamOf(m)
 		lctx, cancel := upstreamCtx(ctx, m.Timeout)
 		tools, err := u.list(lctx, g.cfg.Now())
 		cancel()
+		o, why := serverOutcome(ctx, err)
+		report(o, why, g.cfg.Now())
 		if err != nil {
 			g.cfg.Log.WarnContext(ctx, "mcp server did not list its tools", "mcp_server", m.Slug, "err", err)
 			continue
@@ -242,16 +312,46 @@ func (g *Gateway) callTool(ctx context.Context, p *principal, params *mcp.CallTo
 		m = p.snap.MCPServerBySlug(slug)
 	}
 	rec := &event.Record{Inbound: "mcp", Model: params.Name, MCPServer: slug, MCPTool: tool}
-	defer func() { g.record(p, rec, m, start, err) }()
+	var span trace.Span
+	if g.tracer != nil {
+		// The MCP conventions' server span of tools/call: "tools/call
+		// <tool>", the tool as the caller named it.
+		ctx, span = g.tracer.Start(ctx, "tools/call "+params.Name, trace.WithSpanKind(trace.SpanKindServer),
+			trace.WithAttributes(
+				attribute.String(genai.MCPMethodName, "tools/call"),
+				attribute.String(genai.OperationName, genai.OperationExecuteTool),
+				attribute.String(genai.ToolName, params.Name),
+				attribute.String(genai.ToolType, genai.ToolTypeExtension),
+			))
+	}
+	defer func() {
+		g.record(p, rec, m, start, err)
+		if span != nil {
+			if rec.Status != http.StatusOK || rec.ErrorKind != "" {
+				span.SetAttributes(attribute.String(genai.ErrorType, rec.ErrorKind))
+				span.SetStatus(codes.Error, rec.ErrorKind)
+			}
+			span.End()
+		}
+	}()
 	if m == nil || !m.Enabled || !m.Usable || (p.only != "" && p.only != slug) || !p.caller.Policy.GrantsMCPTool(slug, tool) {
 		rec.Status, rec.ErrorKind = http.StatusForbidden, "tool_not_granted"
 		return nil, refused(params.Name)
 	}
+	report, ok := g.cfg.Breakers.Acquire(m.ID, tool, g.cfg.Now())
+	if !ok {
+		rec.Status, rec.ErrorKind = http.StatusServiceUnavailable, "mcp_server_held"
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf(
+			"tool %q is held by its breaker: the mcp server or the tool failed recently; retry later", params.Name)}
+	}
+	outcome, reason := OutcomeNeutral, ""
+	defer func() { report(outcome, reason, g.cfg.Now()) }()
 	u := g.upstreamOf(m)
 	cctx, cancel := upstreamCtx(ctx, m.Timeout)
 	defer cancel()
 	tools, err := u.cached(cctx, g.cfg.Now(), g.cfg.ToolsTTL)
 	if err != nil {
+		outcome, reason = serverOutcome(ctx, err)
 		rec.Status, rec.ErrorKind = http.StatusBadGateway, "mcp_server_unavailable"
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("mcp server %s is unavailable", slug)}
 	}
@@ -265,12 +365,12 @@ func (g *Gateway) callTool(ctx context.Context, p *principal, params *mcp.CallTo
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(
 			"tool %q is withheld: it is new or changed since an operator approved it; it needs approval again", params.Name)}
 	}
-	done, err := g.admit(cctx, p, m)
+	done, err := g.admit(cctx, p, m, tool)
 	if err != nil {
 		var we *wire.Error
 		if errors.As(err, &we) && errors.Is(we.Kind, wire.ErrRateLimited) {
 			rec.Status, rec.ErrorKind = http.StatusTooManyRequests, "rate_limited"
-			msg := fmt.Sprintf("rate limited: tool calls to %s from this key are over their limit", slug)
+			msg := fmt.Sprintf("rate limited: tools/call of %s is over the rate limit of its server or tool", params.Name)
 			if we.RetryAfter > 0 {
 				msg += "; retry after " + strconv.FormatInt(max(1, we.RetryAfter.Milliseconds()), 10) + " ms"
 			}
@@ -288,6 +388,9 @@ func (g *Gateway) callTool(ctx context.Context, p *principal, params *mcp.CallTo
 		if err != nil && !isToolError(err) {
 			u.broken(cs)
 		}
+		outcome, reason = callOutcome(ctx, err)
+	} else {
+		outcome, reason = serverOutcome(ctx, err)
 	}
 	switch {
 	case err == nil:
@@ -336,28 +439,51 @@ func rawArgs(a json.RawMessage) any {
 	return a
 }
 
-// admit counts a tools/call as one request against its server's rate
-// limit, per relay key where the rules say per principal (the limiter's
-// counters: exact across pods on Redis). No wait: a call over the limit is
-// refused at once.
-func (g *Gateway) admit(ctx context.Context, p *principal, m *snapshot.MCPServer) (func(wire.Usage), error) {
-	if g.cfg.Admit == nil || m.RateLimitID == (snapshot.ID{}) || p.caller.Policy == nil {
+// admit counts a tools/call as one request against the rate limit of its
+// server and the one of its tool, each under counters of its own (a
+// scoped admission): requests and concurrency, per policy and per key where
+// a rule is per principal, exact across pods on Redis. No wait: a call
+// over a limit is refused at once. done releases its concurrency leases.
+func (g *Gateway) admit(ctx context.Context, p *principal, m *snapshot.MCPServer, tool string) (func(wire.Usage), error) {
+	if g.cfg.Admit == nil || p.caller.Policy == nil {
 		return nil, nil
 	}
-	// The server's rate limit stands in for the policy's own: the
-	// counters are the policy's under that rate limit, so the limit holds
-	// per policy (and per key for per-principal rules), not for the
-	// policy's model requests.
-	pol := *p.caller.Policy
-	pol.RateLimitID, pol.ModelRateLimits, pol.MaxWait = m.RateLimitID, nil, 0
-	pol.HasDegradeAfter, pol.HasDegradeBelow = false, false
+	var scopes [2]LimitScope
+	n := 0
+	if m.RateLimitID != (snapshot.ID{}) {
+		scopes[n] = LimitScope{ID: m.ID, RateLimitID: m.RateLimitID}
+		n++
+	}
+	if tl, ok := m.ToolRateLimits[tool]; ok {
+		scopes[n] = LimitScope{ID: tl.Scope, RateLimitID: tl.RateLimitID}
+		n++
+	}
+	if n == 0 {
+		return nil, nil
+	}
 	c := p.caller
-	c.Policy = &pol
-	return g.cfg.Admit(ctx, &c, p.snap)
+	return g.cfg.Admit(ctx, &c, p.snap, scopes[:n])
+}
+
+// LimitScope is one rate limit a tools/call counts against, under
+// counters of its own (admission.Scope).
+type LimitScope struct {
+	ID          snapshot.ID // the server's id, or snapshot.MCPToolScope
+	RateLimitID snapshot.ID
 }
 
 // record emits the usage event of one tools/call.
 func (g *Gateway) record(p *principal, rec *event.Record, m *snapshot.MCPServer, start time.Time, _ error) {
+	if g.cfg.Observe != nil {
+		var server, tool string
+		if m != nil {
+			server = m.Slug
+			if rec.ErrorKind != "tool_not_granted" {
+				tool = rec.MCPTool
+			}
+		}
+		g.cfg.Observe(server, tool, rec.Status, g.cfg.Now().Sub(start))
+	}
 	if g.cfg.Recorder == nil {
 		return
 	}

@@ -187,9 +187,28 @@ func (u *upstream) cached(ctx context.Context, now time.Time, ttl time.Duration)
 
 // isToolError reports whether err is the server's own answer (a JSON-RPC
 // error), after which the session is still good.
+//
+// The SDK's client reports a request its transport could not deliver (a
+// 5xx, a refused connection) as JSON-RPC error -32005 "rejected by
+// transport" too: that one is no answer of the server's.
 func isToolError(err error) bool {
 	var we *jsonrpc.Error
-	return errors.As(err, &we)
+	return errors.As(err, &we) && we.Code != codeRejectedByTransport
+}
+
+// codeRejectedByTransport is the SDK's jsonrpc2.ErrRejected.
+const codeRejectedByTransport = -32005
+
+// codeInternalError is JSON-RPC's internal error.
+const codeInternalError = -32603
+
+// rpcCodeOf is the JSON-RPC error code of err, 0 for none.
+func rpcCodeOf(err error) int64 {
+	var we *jsonrpc.Error
+	if errors.As(err, &we) {
+		return we.Code
+	}
+	return 0
 }
 
 // upstreamCtx is the context of a call to an MCP server on behalf of a

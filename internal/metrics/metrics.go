@@ -98,6 +98,7 @@ type Registry struct {
 	genaiDuration *prometheus.HistogramVec
 
 	route routeMetrics // route.go
+	mcp   mcpMetrics   // mcp.go
 
 	mu     sync.RWMutex // guards series
 	series map[seriesKey]*requestSeries
@@ -179,6 +180,7 @@ func New(o Options) *Registry {
 		[]float64{0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92},
 		"gen_ai_operation_name", "gen_ai_provider_name", "gen_ai_request_model", "error_type")
 	r.initRoute(f)
+	r.initMCP(f)
 	if o.Status != nil {
 		r.reg.MustRegister(snapshotCollector{o.Status})
 	}

@@ -27,7 +27,8 @@ type keyID struct {
 	kind      keyKind
 	owner     snapshot.ID // policy, host key or budget
 	rl, rule  snapshot.ID
-	windowSec int64 // window rules: the window; budgets: the period (YYYYMM or YYYYMMDD)
+	scope     snapshot.ID // admission.Scope.ID; uuid.Nil for a policy's own and its per-model limits
+	windowSec int64       // window rules: the window; budgets: the period (YYYYMM or YYYYMMDD)
 }
 
 // counterKey is a counter's key (without a principal) and its tag.
@@ -47,7 +48,11 @@ func (id keyID) build() counterKey {
 	if id.kind == keyPace {
 		return counterKey{key: tag + ":pace", tag: tag}
 	}
-	key := tag + ":" + id.rl.String() + ":" + id.rule.String()
+	key := tag + ":" + id.rl.String()
+	if id.scope != (snapshot.ID{}) {
+		key += "/" + id.scope.String()
+	}
+	key += ":" + id.rule.String()
 	if id.kind == keyPolicyWindow || id.kind == keyTierWindow {
 		key += ":" + strconv.FormatInt(id.windowSec, 10)
 	}

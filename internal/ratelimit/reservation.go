@@ -22,6 +22,7 @@ import (
 //
 //	{pol:<policy>}:<rate limit>:<rule>:<window s>[:<principal>]:w   a policy's window rule
 //	{pol:<policy>}:<rate limit>:<rule>[:<principal>]:lease          a policy's concurrency rule
+//	{pol:<policy>}:<rate limit>/<scope>:<rule>…                     the same, of an admission.Scope
 //	{key:<host key>}:<rate limit>:<rule>:<window s>:w               a host key's tier rule
 //	{key:<host key>}:<rate limit>:<rule>:lease                      its tier concurrency
 //	{key:<host key>}:pace:tat                                       its minimum interval
@@ -92,11 +93,18 @@ func ruleKey(tier bool, owner, rl snapshot.ID, r *snapshot.Rule) keyID {
 // rulesCounter is the counter of rule of rl for this request, its key from
 // the limiter's cache.
 func (r *reservation) rulesCounter(tier bool, owner snapshot.ID, rl *snapshot.RateLimit, rule *snapshot.Rule, principal snapshot.ID, i int) Counter {
+	return r.scopedCounter(tier, owner, rl, rule, uuid.Nil, principal, i)
+}
+
+// scopedCounter is rulesCounter under scope (admission.Scope.ID).
+func (r *reservation) scopedCounter(tier bool, owner snapshot.ID, rl *snapshot.RateLimit, rule *snapshot.Rule, scope, principal snapshot.ID, i int) Counter {
 	var lease string
 	if rule.Meter == snapshot.MeterConcurrency {
 		lease = r.leaseID(i)
 	}
-	k := r.l.counterKey(r.snap, ruleKey(tier, owner, rl.ID, rule))
+	id := ruleKey(tier, owner, rl.ID, rule)
+	id.scope = scope
+	k := r.l.counterKey(r.snap, id)
 	return keyedRuleCounter(k, rule, principal, r.amount(rule.Meter), lease, r.l.opts.LeaseTTL)
 }
 
@@ -127,6 +135,7 @@ type reservation struct {
 	maxTokens int64 // the request's own, for estimating again while it waits
 	embedding bool
 	batch     bool              // Admission.Batch: budgets only, at the batch price
+	scopes    []admission.Scope // Admission.Scopes: these rate limits instead of the policy's, no wait
 	degrade   bool              // Admission.Degrade
 	waited    time.Duration     // Admission.Waited
 	binding   *snapshot.Binding // of the last admitted attempt
@@ -173,6 +182,11 @@ func (l *Limiter) Reserve(a *admission.Admission) (admission.Reservation, error)
 		if p, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && p < r.prio {
 			r.prio = p
 		}
+	}
+	if len(a.Scopes) > 0 {
+		// One request of no tokens (admission.Admission.Scopes).
+		r.scopes = a.Scopes
+		return r, nil
 	}
 	r.embedding = a.Inbound == wire.InboundEmbeddings || (a.Model != nil && a.Model.Kind == "embedding")
 	if a.Batch != nil {
@@ -309,7 +323,7 @@ func (r *reservation) leaseID(i int) string {
 // policyLimits are the rate limits of the policy for the model: its own
 // and, on top, the per-model one.
 func (r *reservation) policyLimits() (own, perModel *snapshot.RateLimit) {
-	if r.policy == nil || r.snap == nil {
+	if r.policy == nil || r.snap == nil || r.scopes != nil {
 		return nil, nil
 	}
 	if r.policy.RateLimitID != uuid.Nil {
@@ -327,7 +341,11 @@ func (r *reservation) policyLimits() (own, perModel *snapshot.RateLimit) {
 // sub-limit: those requests queue apart from other principals'.
 func (r *reservation) perPrincipal() bool {
 	own, pm := r.policyLimits()
-	for _, rl := range []*snapshot.RateLimit{own, pm} {
+	rls := []*snapshot.RateLimit{own, pm}
+	for _, sc := range r.scopes {
+		rls = append(rls, r.snap.RateLimit(sc.RateLimitID))
+	}
+	for _, rl := range rls {
 		if rl == nil {
 			continue
 		}
@@ -338,6 +356,29 @@ func (r *reservation) perPrincipal() bool {
 		}
 	}
 	return false
+}
+
+// scopeCounters appends the rules of the admission's scopes, counted as
+// the policy's own are, under each scope's counters.
+func (r *reservation) scopeCounters(cs []Counter, ms []meta) ([]Counter, []meta) {
+	if r.policy == nil || r.snap == nil {
+		return cs, ms
+	}
+	for _, sc := range r.scopes {
+		rl := r.snap.RateLimit(sc.RateLimitID)
+		if rl == nil {
+			continue
+		}
+		for _, rule := range rl.Rules {
+			var who snapshot.ID
+			if rule.PerPrincipal {
+				who = r.principal
+			}
+			cs = append(cs, r.scopedCounter(false, r.policy.ID, rl, rule, sc.ID, who, len(cs)))
+			ms = append(ms, meta{rl: rl, rule: rule})
+		}
+	}
+	return cs, ms
 }
 
 // policyCounters appends the policy's rules and the caller's budgets,
@@ -360,6 +401,7 @@ func (r *reservation) policyCounters(cs []Counter, ms []meta, b *snapshot.Bindin
 			ms = append(ms, meta{rl: rl, rule: rule})
 		}
 	}
+	cs, ms = r.scopeCounters(cs, ms)
 	if budgets := r.l.budgetsFor(r.snap); budgets != nil {
 		est := r.estimatedCost(b)
 		now := r.l.now()
@@ -432,7 +474,7 @@ func (r *reservation) Attempt(ctx context.Context, key *snapshot.HostKey, b *sna
 	}
 	if r.policy != nil {
 		a.closed = r.policy.LimiterFailureMode == failureModeClosed
-		if r.policy.MaxWait > 0 {
+		if r.policy.MaxWait > 0 && r.scopes == nil {
 			a.deadline = time.Now().Add(max(r.policy.MaxWait-r.waited, time.Millisecond))
 		}
 		a.qk.policy = r.policy.ID

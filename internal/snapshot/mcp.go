@@ -6,19 +6,26 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 // MCPServer is an MCP server Relay fronts at /mcp (docs/mcp.md): catalog
 // data like a host. Its tools are not in the snapshot (they are the
 // server's to say, asked over MCP); the operators' approvals of them are.
 type MCPServer struct {
-	ID          ID
-	Slug        string // the prefix of its tools: "<slug>__<tool>"
-	Name        string
-	URL         string // Streamable HTTP endpoint
-	Enabled     bool
-	Timeout     time.Duration
-	RateLimitID ID // per relay key; uuid.Nil when none
+	ID      ID
+	Slug    string // the prefix of its tools: "<slug>__<tool>"
+	Name    string
+	URL     string // Streamable HTTP endpoint
+	Enabled bool
+	Timeout time.Duration
+	// RateLimitID is the rate limit every tools/call to the server counts
+	// against (uuid.Nil: none), under counters of the server's own.
+	RateLimitID ID
+	// ToolRateLimits are the per-tool rate limits, by the tool's name as
+	// the server names it, on top of RateLimitID.
+	ToolRateLimits map[string]MCPToolRateLimit
 	// AuthHeader carries AuthValue on every request to the server; "" for none.
 	AuthHeader string
 	AuthValue  Secret
@@ -30,6 +37,17 @@ type MCPServer struct {
 	// Approved is the fingerprint each approved tool was approved at.
 	Approved map[string]string
 }
+
+// MCPToolRateLimit is one tool's rate limit. Scope names the tool's
+// counters (derived from the server's id and the tool's name), so that one
+// rate limit given to two tools caps each of them apart.
+type MCPToolRateLimit struct {
+	RateLimitID ID
+	Scope       ID
+}
+
+// MCPToolScope is the scope of tool's counters on server.
+func MCPToolScope(server ID, tool string) ID { return uuid.NewSHA1(server, []byte(tool)) }
 
 // MCPToolSeparator joins a server's slug and its tool's name into the
 // name callers see.

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/google/uuid"
@@ -28,8 +29,8 @@ var mcpServersTable = &tableDef[dbsqlc.MCPServer, MCPServer, uuid.UUID, Page]{
 func insertMCPServerParams(r MCPServer) dbsqlc.InsertMCPServerParams {
 	return dbsqlc.InsertMCPServerParams{
 		Slug: r.Slug, Name: r.Name, URL: r.URL, Enabled: r.Enabled, TimeoutMs: r.TimeoutMs,
-		RateLimitID: r.RateLimitID, AuthHeader: r.AuthHeader, AuthSecretRef: r.AuthSecretRef,
-		AuthSecretCiphertext: r.AuthSecretCiphertext,
+		RateLimitID: r.RateLimitID, ToolRateLimits: toolRateLimits(r.ToolRateLimits), AuthHeader: r.AuthHeader,
+		AuthSecretRef: r.AuthSecretRef, AuthSecretCiphertext: r.AuthSecretCiphertext,
 	}
 }
 
@@ -39,9 +40,17 @@ func insertMCPServerParams(r MCPServer) dbsqlc.InsertMCPServerParams {
 func updateMCPServerParams(r MCPServer) dbsqlc.UpdateMCPServerParams {
 	return dbsqlc.UpdateMCPServerParams{
 		ID: r.ID, Slug: r.Slug, Name: r.Name, URL: r.URL, Enabled: r.Enabled, TimeoutMs: r.TimeoutMs,
-		RateLimitID: r.RateLimitID, AuthHeader: r.AuthHeader, AuthSecretRef: r.AuthSecretRef,
-		AuthSecretCiphertext: r.AuthSecretCiphertext,
+		RateLimitID: r.RateLimitID, ToolRateLimits: toolRateLimits(r.ToolRateLimits), AuthHeader: r.AuthHeader,
+		AuthSecretRef: r.AuthSecretRef, AuthSecretCiphertext: r.AuthSecretCiphertext,
 	}
+}
+
+// toolRateLimits is the column's value of a row's per-tool rate limits.
+func toolRateLimits(j json.RawMessage) json.RawMessage {
+	if len(j) == 0 {
+		return json.RawMessage("{}")
+	}
+	return j
 }
 
 // mcpToolApprovalsPart reads a server's tool approvals with it.

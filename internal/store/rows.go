@@ -226,6 +226,9 @@ type MCPServer struct {
 	AuthSecretCiphertext []byte
 	CreatedAt            time.Time
 	UpdatedAt            time.Time
+	// ToolRateLimits is a JSON object from a tool's name to the id of its
+	// rate limit (migration 00025); nil writes {}.
+	ToolRateLimits json.RawMessage
 }
 
 // MCPToolApproval is a row of mcp_tool_approvals: an operator's approval

@@ -1576,15 +1576,18 @@ type McpServer struct {
 	// Name A display name.
 	Name Name `json:"name"`
 
-	// RateLimitID The rate limit each relay key's tool calls to this server count against (its requests meter, per key).
+	// RateLimitID The rate limit every tools/call to this server counts against (requests and concurrency; per policy, per key where a rule is per principal).
 	RateLimitID *openapi_types.UUID `json:"rate_limit_id"`
 
 	// Slug The server's name; its tools reach callers as `<slug>__<tool>`.
 	Slug McpServerSlug `json:"slug"`
 
 	// TimeoutMs Longest one call to the server may take.
-	TimeoutMs int32     `json:"timeout_ms"`
-	UpdatedAt time.Time `json:"updated_at"`
+	TimeoutMs int32 `json:"timeout_ms"`
+
+	// ToolRateLimits Per-tool rate limits: a tool's name (as the server names it) to the id of the rate limit its tools/calls count against, on top of the server's rate_limit_id, counted per policy and per tool (per key where a rule is per principal). An update replaces the whole object.
+	ToolRateLimits McpToolRateLimits `json:"tool_rate_limits"`
+	UpdatedAt      time.Time         `json:"updated_at"`
 
 	// URL The server's Streamable HTTP endpoint.
 	URL string `json:"url"`
@@ -1612,7 +1615,10 @@ type McpServerCreate struct {
 	// Slug The server's name; its tools reach callers as `<slug>__<tool>`.
 	Slug      McpServerSlug `json:"slug"`
 	TimeoutMs *int32        `json:"timeout_ms,omitempty"`
-	URL       string        `json:"url"`
+
+	// ToolRateLimits Per-tool rate limits: a tool's name (as the server names it) to the id of the rate limit its tools/calls count against, on top of the server's rate_limit_id, counted per policy and per tool (per key where a rule is per principal). An update replaces the whole object.
+	ToolRateLimits *McpToolRateLimits `json:"tool_rate_limits,omitempty"`
+	URL            string             `json:"url"`
 }
 
 // McpServerList defines model for McpServerList.
@@ -1640,7 +1646,10 @@ type McpServerUpdate struct {
 	// Slug The server's name; its tools reach callers as `<slug>__<tool>`.
 	Slug      *McpServerSlug `json:"slug,omitempty"`
 	TimeoutMs *int32         `json:"timeout_ms,omitempty"`
-	URL       *string        `json:"url,omitempty"`
+
+	// ToolRateLimits Per-tool rate limits: a tool's name (as the server names it) to the id of the rate limit its tools/calls count against, on top of the server's rate_limit_id, counted per policy and per tool (per key where a rule is per principal). An update replaces the whole object.
+	ToolRateLimits *McpToolRateLimits `json:"tool_rate_limits,omitempty"`
+	URL            *string            `json:"url,omitempty"`
 }
 
 // McpTool defines model for McpTool.
@@ -1682,6 +1691,9 @@ type McpToolApprovalCreate struct {
 type McpToolList struct {
 	Items []McpTool `json:"items"`
 }
+
+// McpToolRateLimits Per-tool rate limits: a tool's name (as the server names it) to the id of the rate limit its tools/calls count against, on top of the server's rate_limit_id, counted per policy and per tool (per key where a rule is per principal). An update replaces the whole object.
+type McpToolRateLimits map[string]openapi_types.UUID
 
 // Meter What a rate-limit rule counts; `concurrency` counts requests in flight.
 type Meter string

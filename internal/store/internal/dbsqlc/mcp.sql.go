@@ -7,6 +7,7 @@ package dbsqlc
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/google/uuid"
 )
@@ -25,7 +26,7 @@ func (q *Queries) DeleteMCPServer(ctx context.Context, id uuid.UUID) (int64, err
 }
 
 const getMCPServerByID = `-- name: GetMCPServerByID :one
-SELECT id, slug, name, url, enabled, timeout_ms, rate_limit_id, auth_header, auth_secret_ref, auth_secret_ciphertext, created_at, updated_at FROM mcp_servers WHERE id = $1
+SELECT id, slug, name, url, enabled, timeout_ms, rate_limit_id, auth_header, auth_secret_ref, auth_secret_ciphertext, created_at, updated_at, tool_rate_limits FROM mcp_servers WHERE id = $1
 `
 
 func (q *Queries) GetMCPServerByID(ctx context.Context, id uuid.UUID) (MCPServer, error) {
@@ -44,12 +45,13 @@ func (q *Queries) GetMCPServerByID(ctx context.Context, id uuid.UUID) (MCPServer
 		&i.AuthSecretCiphertext,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.ToolRateLimits,
 	)
 	return i, err
 }
 
 const getMCPServerByIDForUpdate = `-- name: GetMCPServerByIDForUpdate :one
-SELECT id, slug, name, url, enabled, timeout_ms, rate_limit_id, auth_header, auth_secret_ref, auth_secret_ciphertext, created_at, updated_at FROM mcp_servers WHERE id = $1 FOR UPDATE
+SELECT id, slug, name, url, enabled, timeout_ms, rate_limit_id, auth_header, auth_secret_ref, auth_secret_ciphertext, created_at, updated_at, tool_rate_limits FROM mcp_servers WHERE id = $1 FOR UPDATE
 `
 
 func (q *Queries) GetMCPServerByIDForUpdate(ctx context.Context, id uuid.UUID) (MCPServer, error) {
@@ -68,12 +70,13 @@ func (q *Queries) GetMCPServerByIDForUpdate(ctx context.Context, id uuid.UUID) (
 		&i.AuthSecretCiphertext,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.ToolRateLimits,
 	)
 	return i, err
 }
 
 const getMCPServerBySlug = `-- name: GetMCPServerBySlug :one
-SELECT id, slug, name, url, enabled, timeout_ms, rate_limit_id, auth_header, auth_secret_ref, auth_secret_ciphertext, created_at, updated_at FROM mcp_servers WHERE slug = $1
+SELECT id, slug, name, url, enabled, timeout_ms, rate_limit_id, auth_header, auth_secret_ref, auth_secret_ciphertext, created_at, updated_at, tool_rate_limits FROM mcp_servers WHERE slug = $1
 `
 
 func (q *Queries) GetMCPServerBySlug(ctx context.Context, slug string) (MCPServer, error) {
@@ -92,6 +95,7 @@ func (q *Queries) GetMCPServerBySlug(ctx context.Context, slug string) (MCPServe
 		&i.AuthSecretCiphertext,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.ToolRateLimits,
 	)
 	return i, err
 }
@@ -115,10 +119,10 @@ func (q *Queries) GetMCPToolApproval(ctx context.Context, mCPServerID uuid.UUID,
 }
 
 const insertMCPServer = `-- name: InsertMCPServer :one
-INSERT INTO mcp_servers (slug, name, url, enabled, timeout_ms, rate_limit_id, auth_header, auth_secret_ref, auth_secret_ciphertext)
-VALUES ($1, $2, $3, $4, $5, $6,
-        $7, $8, $9)
-RETURNING id, slug, name, url, enabled, timeout_ms, rate_limit_id, auth_header, auth_secret_ref, auth_secret_ciphertext, created_at, updated_at
+INSERT INTO mcp_servers (slug, name, url, enabled, timeout_ms, rate_limit_id, tool_rate_limits, auth_header, auth_secret_ref, auth_secret_ciphertext)
+VALUES ($1, $2, $3, $4, $5, $6, $7,
+        $8, $9, $10)
+RETURNING id, slug, name, url, enabled, timeout_ms, rate_limit_id, auth_header, auth_secret_ref, auth_secret_ciphertext, created_at, updated_at, tool_rate_limits
 `
 
 type InsertMCPServerParams struct {
@@ -128,6 +132,7 @@ type InsertMCPServerParams struct {
 	Enabled              bool
 	TimeoutMs            int32
 	RateLimitID          *uuid.UUID
+	ToolRateLimits       json.RawMessage
 	AuthHeader           string
 	AuthSecretRef        *string
 	AuthSecretCiphertext []byte
@@ -141,6 +146,7 @@ func (q *Queries) InsertMCPServer(ctx context.Context, arg InsertMCPServerParams
 		arg.Enabled,
 		arg.TimeoutMs,
 		arg.RateLimitID,
+		arg.ToolRateLimits,
 		arg.AuthHeader,
 		arg.AuthSecretRef,
 		arg.AuthSecretCiphertext,
@@ -159,13 +165,14 @@ func (q *Queries) InsertMCPServer(ctx context.Context, arg InsertMCPServerParams
 		&i.AuthSecretCiphertext,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.ToolRateLimits,
 	)
 	return i, err
 }
 
 const listMCPServers = `-- name: ListMCPServers :many
 
-SELECT id, slug, name, url, enabled, timeout_ms, rate_limit_id, auth_header, auth_secret_ref, auth_secret_ciphertext, created_at, updated_at FROM mcp_servers ORDER BY slug
+SELECT id, slug, name, url, enabled, timeout_ms, rate_limit_id, auth_header, auth_secret_ref, auth_secret_ciphertext, created_at, updated_at, tool_rate_limits FROM mcp_servers ORDER BY slug
 `
 
 // MCP servers and the operators' tool approvals (migration 00019, docs/mcp.md).
@@ -191,6 +198,7 @@ func (q *Queries) ListMCPServers(ctx context.Context) ([]MCPServer, error) {
 			&i.AuthSecretCiphertext,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.ToolRateLimits,
 		); err != nil {
 			return nil, err
 		}
@@ -203,7 +211,7 @@ func (q *Queries) ListMCPServers(ctx context.Context) ([]MCPServer, error) {
 }
 
 const listMCPServersPage = `-- name: ListMCPServersPage :many
-SELECT id, slug, name, url, enabled, timeout_ms, rate_limit_id, auth_header, auth_secret_ref, auth_secret_ciphertext, created_at, updated_at FROM mcp_servers
+SELECT id, slug, name, url, enabled, timeout_ms, rate_limit_id, auth_header, auth_secret_ref, auth_secret_ciphertext, created_at, updated_at, tool_rate_limits FROM mcp_servers
 WHERE id > $1::uuid
 ORDER BY id
 LIMIT $2::int
@@ -231,6 +239,7 @@ func (q *Queries) ListMCPServersPage(ctx context.Context, after uuid.UUID, limit
 			&i.AuthSecretCiphertext,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.ToolRateLimits,
 		); err != nil {
 			return nil, err
 		}
@@ -307,10 +316,10 @@ func (q *Queries) ListMCPToolApprovalsByServer(ctx context.Context, mcpServerID 
 const updateMCPServer = `-- name: UpdateMCPServer :one
 UPDATE mcp_servers
 SET slug = $1, name = $2, url = $3, enabled = $4,
-    timeout_ms = $5, rate_limit_id = $6, auth_header = $7,
-    auth_secret_ref = $8, auth_secret_ciphertext = $9
-WHERE id = $10
-RETURNING id, slug, name, url, enabled, timeout_ms, rate_limit_id, auth_header, auth_secret_ref, auth_secret_ciphertext, created_at, updated_at
+    timeout_ms = $5, rate_limit_id = $6, tool_rate_limits = $7, auth_header = $8,
+    auth_secret_ref = $9, auth_secret_ciphertext = $10
+WHERE id = $11
+RETURNING id, slug, name, url, enabled, timeout_ms, rate_limit_id, auth_header, auth_secret_ref, auth_secret_ciphertext, created_at, updated_at, tool_rate_limits
 `
 
 type UpdateMCPServerParams struct {
@@ -320,6 +329,7 @@ type UpdateMCPServerParams struct {
 	Enabled              bool
 	TimeoutMs            int32
 	RateLimitID          *uuid.UUID
+	ToolRateLimits       json.RawMessage
 	AuthHeader           string
 	AuthSecretRef        *string
 	AuthSecretCiphertext []byte
@@ -336,6 +346,7 @@ func (q *Queries) UpdateMCPServer(ctx context.Context, arg UpdateMCPServerParams
 		arg.Enabled,
 		arg.TimeoutMs,
 		arg.RateLimitID,
+		arg.ToolRateLimits,
 		arg.AuthHeader,
 		arg.AuthSecretRef,
 		arg.AuthSecretCiphertext,
@@ -355,6 +366,7 @@ func (q *Queries) UpdateMCPServer(ctx context.Context, arg UpdateMCPServerParams
 		&i.AuthSecretCiphertext,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.ToolRateLimits,
 	)
 	return i, err
 }

@@ -132,6 +132,7 @@ type MCPServer struct {
 	AuthSecretCiphertext []byte
 	CreatedAt            time.Time
 	UpdatedAt            time.Time
+	ToolRateLimits       json.RawMessage
 }
 
 type MCPToolApproval struct {
