@@ -187,3 +187,35 @@ func TestEndpoints_LargeUploadMemory(t *testing.T) {
 		t.Errorf("peak heap %d MiB above the baseline, over the 96 MiB bound", above>>20)
 	}
 }
+
+// A spilled image edit (a 3 MiB image, over the 1 MiB kept in memory)
+// keeps what Relay decides on: the upstream reads the binding's model, the
+// n and size the record is priced by, and the image whole.
+func TestEndpoints_SpilledFormKeepsItsFields(t *testing.T) {
+	t.Parallel()
+	f := endpointsFixture(t)
+	f.start()
+	image := append(onePixelPNG(t), make([]byte, 3<<20)...)
+	_, _ = rand.NewChaCha8([32]byte{7}).Read(image[100:])
+	sum := sha256.Sum256(image)
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	fw, _ := mw.CreateFormFile("image", "cat.png")
+	_, _ = fw.Write(image)
+	_ = mw.WriteField("model", "painter")
+	_ = mw.WriteField("n", "2")
+	_ = mw.WriteField("prompt", "add a hat")
+	_ = mw.WriteField("size", "1024x1536")
+	_ = mw.Close()
+	resp, out := f.post("/v1/images/edits", body.String(), map[string]string{"Content-Type": mw.FormDataContentType()})
+	if resp.StatusCode != 200 {
+		t.Fatalf("%d %s", resp.StatusCode, out)
+	}
+	up := f.waitFor(func(r mockupstream.Request) bool { return r.Path == "/v1/images/edits" })
+	if up.Model != "gpt-image-1" || len(up.Files) != 1 || up.Files[0].SHA256 != hex.EncodeToString(sum[:]) || up.Files[0].Size != int64(len(image)) {
+		t.Fatalf("upstream model %q, files %+v", up.Model, up.Files)
+	}
+	if rec := f.rec.next(t); rec.Inbound != "openai_image_edits" || rec.Units.Images != 2 || rec.Units.Size != "1024x1536" {
+		t.Fatalf("record units %+v", rec.Units)
+	}
+}
