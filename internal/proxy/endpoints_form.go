@@ -179,9 +179,11 @@ func (rq *request) readFormBody() bool {
 		case f != nil:
 			rq.form.spilled = f
 		case !errors.As(err, &tooBig) && errors.Is(err, spill.ErrDisk):
-			// The disk failed, not the caller: say so in the log (the
-			// caller is told its body could not be read).
+			// The disk failed, not the caller: a 503, and the cause in the
+			// log (a path and an errno, never the body).
 			rq.h.log.Error("spilling a multipart body", "request_id", rq.id, "err", err)
+			rq.fail(wire.Errorf(wire.ErrUnavailable, "Relay could not hold the upload; try again."))
+			return false
 		}
 	}
 	return rq.bodyRead(err, max)
