@@ -219,3 +219,27 @@ func TestEndpoints_SpilledFormKeepsItsFields(t *testing.T) {
 		t.Fatalf("record units %+v", rec.Units)
 	}
 }
+
+// A form too large for memory that the temporary directory cannot take is
+// a 503 in the caller's shape, and nothing goes upstream.
+func TestEndpoints_SpillFailureIsUnavailable(t *testing.T) {
+	t.Setenv("TMPDIR", "/nonexistent/relay-spill-test")
+	f := endpointsFixture(t)
+	f.start()
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	fw, _ := mw.CreateFormFile("file", "long.mp3")
+	_, _ = fw.Write(make([]byte, 2<<20))
+	_ = mw.WriteField("model", "scribe")
+	_ = mw.Close()
+	resp, out := f.post("/v1/audio/transcriptions", body.String(), map[string]string{"Content-Type": mw.FormDataContentType()})
+	if e := decodeError(t, out); resp.StatusCode != 503 || !strings.Contains(e.Error.Message, "could not hold the upload") {
+		t.Fatalf("%d %s", resp.StatusCode, out)
+	}
+	f.rec.next(t)
+	for _, up := range f.mock.Requests() {
+		if up.Path == "/v1/audio/transcriptions" {
+			t.Fatalf("the form went upstream: %+v", up.Files)
+		}
+	}
+}
