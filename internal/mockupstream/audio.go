@@ -102,7 +102,7 @@ func serveTranslations(_ *Server, w http.ResponseWriter, r *http.Request, x *exc
 // 16 KiB).
 func transcribe(w http.ResponseWriter, r *http.Request, x *exchange, what string) *apiError {
 	req := &transcriptionRequest{}
-	_, e := readForm(r, func(name string) *string {
+	_, e := readForm(r, x, func(name string) *string {
 		switch name {
 		case "model":
 			return &req.Model

@@ -25,7 +25,8 @@ type endpointHandler func(s *Server, w http.ResponseWriter, r *http.Request, x *
 type exchange struct {
 	model  string
 	stream bool
-	body   []byte // JSON bodies only; multipart ones are not kept
+	body   []byte     // JSON bodies only; multipart ones are not kept
+	files  []FormFile // a multipart body's file parts
 }
 
 // endpointFor picks the handler for a path suffix, or nil.
@@ -83,7 +84,7 @@ func (s *Server) serveEndpoint(w http.ResponseWriter, r *http.Request) bool {
 		writeOpenAIError(sw, e)
 	}
 	if s.record > 0 {
-		rec.Model, rec.Stream, rec.Body, rec.Status = x.model, x.stream, x.body, sw.status
+		rec.Model, rec.Stream, rec.Body, rec.Files, rec.Status = x.model, x.stream, x.body, x.files, sw.status
 		rec.FinishedAt = time.Now()
 		s.complete(seq, &rec)
 	}

@@ -147,7 +147,7 @@ func serveImageVariations(_ *Server, w http.ResponseWriter, r *http.Request, x *
 func readImageForm(r *http.Request, x *exchange) (*imagesRequest, int64, *apiError) {
 	req := &imagesRequest{}
 	var images int64
-	f, e := readForm(r, func(name string) *string {
+	f, e := readForm(r, x, func(name string) *string {
 		switch name {
 		case "model":
 			return &req.Model

@@ -74,6 +74,9 @@ type Request struct {
 	// Header is a copy of the request header as received.
 	Header http.Header
 	Body   []byte
+	// Files is a multipart body's file parts (which Body does not keep):
+	// each one's field, filename, size and SHA-256.
+	Files []FormFile
 	// Model is the model named in the body, or in the path for Gemini.
 	Model string
 	// Shape is one of the Shape constants; model listings and token counting

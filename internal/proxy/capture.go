@@ -66,6 +66,9 @@ func (rq *request) startCapture() {
 func (rq *request) capture() {
 	cw := rq.cw
 	body := rq.body.Bytes()
+	if rq.form.spilled != nil {
+		body = rq.form.head
+	}
 	req := make([]byte, min(len(body), cw.limit))
 	copy(req, body)
 	// A credential a caller pasted into its body, or a host key an

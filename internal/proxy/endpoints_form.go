@@ -2,22 +2,33 @@ package proxy
 
 import (
 	"bytes"
+	"errors"
+	"io"
 	"mime"
+	"net/http"
 	"strconv"
+	"strings"
 
+	"github.com/relay-llm/relay/internal/spill"
 	"github.com/relay-llm/relay/internal/wire"
 )
 
 // Multipart bodies (images edits and variations, audio transcriptions and
-// translations) are read like JSON ones, up to the body limit
-// (RELAY_MAX_BODY_BYTES, 32 MiB by default), and never decoded into parts:
-// formPart finds the model field's bytes in place, routing reads it, and
-// the upstream body is the caller's bytes with that value replaced by the
-// binding's upstream model. Why not a pure stream: the official SDKs write
-// form fields in name order, so "file" and "image" come before "model", and
-// a gateway cannot route before it knows the model; reading the body whole
-// keeps failover (the same bytes go to the next key) at the price of one
-// body's memory per request, bounded by the limit.
+// translations) are read up to the body limit (RELAY_MAX_BODY_BYTES, 32 MiB
+// by default) and never decoded into parts: formPart finds the model
+// field's bytes in place, routing reads it, and the upstream body is the
+// caller's bytes with that value replaced by the binding's upstream model
+// (byte for byte the caller's when the two are the same). Why not a pure
+// stream: the official SDKs write form fields in name order, so "file" and
+// "image" come before "model", and a gateway cannot route before it knows
+// the model; keeping the body keeps failover (the same bytes go to the next
+// key). A body of at most formInMemory bytes is kept in memory; a larger
+// one spills to an unlinked temporary file (package spill) that is mapped
+// for the scan and read back in sections for each attempt, so concurrent
+// uploads hold at most formInMemory of heap each, not their size.
+
+// formInMemory is the most of a multipart body kept in memory.
+const formInMemory = 1 << 20
 
 // formPart is where a multipart form's text field begins and ends in the
 // body; ok is false when the field is not there. A field given twice is a
@@ -145,18 +156,79 @@ func formBoundary(contentType string) string {
 	return b
 }
 
+// readFormBody reads a multipart body: into rq.body when it is at most
+// formInMemory bytes, else into an unlinked temporary file
+// (rq.form.spilled). It reports false once it has answered the caller.
+func (rq *request) readFormBody() bool {
+	max := rq.h.maxBody
+	if rq.r.ContentLength > max {
+		rq.fail(wire.Errorf(wire.ErrRequestTooLarge, "The request body is larger than %d bytes.", max))
+		return false
+	}
+	if n := min(rq.r.ContentLength, bodyHint); n > 0 {
+		rq.body.Grow(int(n) + bytes.MinRead)
+	}
+	body := http.MaxBytesReader(rq.w, rq.r.Body, max)
+	_, err := rq.body.ReadFrom(io.LimitReader(body, formInMemory+1))
+	if err == nil && rq.body.Len() > formInMemory {
+		var f *spill.File
+		f, err = spill.New("", rq.body.Bytes(), body)
+		rq.body.Reset()
+		var tooBig *http.MaxBytesError
+		switch {
+		case f != nil:
+			rq.form.spilled = f
+		case !errors.As(err, &tooBig) && errors.Is(err, spill.ErrDisk):
+			// The disk failed, not the caller: a 503, and the cause in the
+			// log (a path and an errno, never the body).
+			rq.h.log.Error("spilling a multipart body", "request_id", rq.id, "err", err)
+			rq.fail(wire.Errorf(wire.ErrUnavailable, "Relay could not hold the upload; try again."))
+			return false
+		}
+	}
+	return rq.bodyRead(err, max)
+}
+
 // scanForm readies a multipart request for routing: it finds the model
 // field and gives rq.scan a JSON stand-in naming it, so the router and
 // the limiter see what they see of a JSON body. It reports false once it
 // has answered the caller.
 func (rq *request) scanForm(boundary string) bool {
-	start, end, err := formPart(rq.body.Bytes(), boundary, "model")
+	var start, end int
+	var model string
+	find := func(b []byte) (err error) {
+		start, end, err = formPart(b, boundary, "model")
+		if err == nil {
+			model = string(b[start:end])
+		}
+		return err
+	}
+	var err error
+	if sp := rq.form.spilled; sp != nil {
+		// The file is closed when serveForm returns: what the record needs
+		// of the body later (its image units, its captured head) is read now.
+		err = sp.Scan(func(b []byte) error {
+			if err := find(b); err != nil {
+				return err
+			}
+			switch rq.in {
+			case wire.InboundImageEdits, wire.InboundImageVariations:
+				u := imageUnits(b, boundary)
+				rq.form.units = &u
+			}
+			if rq.cw != nil {
+				rq.form.head = bytes.Clone(b[:min(len(b), rq.cw.limit)])
+			}
+			return nil
+		})
+	} else {
+		err = find(rq.body.Bytes())
+	}
 	if err != nil {
 		rq.fail(err)
 		return false
 	}
-	rq.form = formState{boundary: boundary, modelStart: start, modelEnd: end}
-	model := string(rq.body.Bytes()[start:end])
+	rq.form.boundary, rq.form.modelStart, rq.form.modelEnd = boundary, start, end
 	stand := strconv.AppendQuote([]byte(`{"model":`), model)
 	stand = append(stand, '}')
 	rq.scan, err = wire.ScanRequest(stand)
@@ -167,16 +239,26 @@ func (rq *request) scanForm(boundary string) bool {
 	return true
 }
 
-// formState is a multipart request's: its boundary and where the model
-// value sits in the body.
+// formState is a multipart request's: its boundary, where the model
+// value sits in the body and, for a body too large to keep in memory, the
+// file that holds it and the model value the next attempt sends.
 type formState struct {
 	boundary             string
 	modelStart, modelEnd int
+	spilled              *spill.File
+	upModel              string
+	units                *wire.Units // a spilled image form's
+	head                 []byte      // a spilled form's first bytes, when captured
 }
 
 // formBody is the caller's form with the binding's upstream model as the
-// model field's value.
+// model field's value; nil for a spilled form, whose attempts read the
+// file (spilledBody).
 func (rq *request) formBody(upstreamModel string) []byte {
+	if rq.form.spilled != nil {
+		rq.form.upModel = upstreamModel
+		return nil
+	}
 	body := rq.body.Bytes()
 	if string(body[rq.form.modelStart:rq.form.modelEnd]) == upstreamModel {
 		return body
@@ -191,10 +273,33 @@ func (rq *request) formBody(upstreamModel string) []byte {
 	return up
 }
 
+// setSpilledBody gives req the spilled form with the attempt's upstream
+// model: the caller's bytes before the model value, the value, the bytes
+// after it, read from the file afresh for each body the transport asks
+// for. A transport still reading once the request is over (and the file
+// closed) reads an error, never another request's bytes.
+func (rq *request) setSpilledBody(req *http.Request) {
+	sp, start, end, model := rq.form.spilled, int64(rq.form.modelStart), int64(rq.form.modelEnd), rq.form.upModel
+	sending := rq.sending
+	open := func() io.ReadCloser {
+		sending.Add(1)
+		return io.NopCloser(io.MultiReader(sp.Section(0, start), strings.NewReader(model), sp.Section(end, sp.Size()-end)))
+	}
+	req.ContentLength = sp.Size() - (end - start) + int64(len(model))
+	req.Body = open()
+	req.GetBody = func() (io.ReadCloser, error) { return open(), nil }
+}
+
 // serveForm serves a multipart request: the model from the form, the
 // rest as for a JSON body (no route facts: a form has no prompt to hash
 // and no tools or images for routing to weigh).
 func (h *Handler) serveForm(rq *request, boundary string) {
+	if !rq.readFormBody() {
+		return
+	}
+	if sp := rq.form.spilled; sp != nil {
+		defer sp.Close()
+	}
 	if !rq.scanForm(boundary) {
 		return
 	}

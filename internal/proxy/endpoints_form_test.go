@@ -2,8 +2,11 @@ package proxy_test
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"fmt"
+	"math/rand/v2"
 	"mime/multipart"
 	"net/http"
 	"runtime"
@@ -91,14 +94,22 @@ func TestEndpoints_MultipartThroughOpenAISDK(t *testing.T) {
 	}
 }
 
-// A 25 MB upload goes through with the heap bounded by a few copies of
-// the body (the body is read whole, see endpoints_form.go). Run with a
-// larger n to measure concurrent uploads; one keeps the suite light.
+// Ten concurrent 25 MiB uploads (the model after the file, as openai-go
+// writes it) all reach the mock whole, with the binding's upstream model,
+// while the heap stays bounded: a form over 1 MiB spills to an unlinked
+// temporary file (internal/spill), so each upload holds at most 1 MiB of
+// heap in Relay besides copy buffers. The bound, 96 MiB above the baseline,
+// is ten spill thresholds plus the transports' and the mock's buffers with
+// room for the garbage the collector has not yet taken; reading the bodies
+// whole took ten bodies (250 MiB) and more.
 func TestEndpoints_LargeUploadMemory(t *testing.T) {
 	f := endpointsFixture(t)
 	f.start()
-	const size = 25 << 20
+	const size, n = 25 << 20, 10
 	audio := make([]byte, size)
+	_, _ = rand.NewChaCha8([32]byte{26}).Read(audio)
+	sum := sha256.Sum256(audio)
+	want := hex.EncodeToString(sum[:])
 	var body bytes.Buffer
 	mw := multipart.NewWriter(&body)
 	fw, _ := mw.CreateFormFile("file", "long.mp3")
@@ -108,60 +119,127 @@ func TestEndpoints_LargeUploadMemory(t *testing.T) {
 	form := body.Bytes()
 	audio = nil
 
-	run := func(n int) uint64 {
-		runtime.GC()
-		var base runtime.MemStats
-		runtime.ReadMemStats(&base)
-		var peak atomic.Uint64
-		stop := make(chan struct{})
-		sampled := make(chan struct{})
-		go func() {
-			defer close(sampled)
-			tick := time.NewTicker(2 * time.Millisecond)
-			defer tick.Stop()
-			for {
-				var m runtime.MemStats
-				runtime.ReadMemStats(&m)
-				if m.HeapInuse > peak.Load() {
-					peak.Store(m.HeapInuse)
-				}
-				select {
-				case <-stop:
-					return
-				case <-tick.C:
-				}
+	runtime.GC()
+	var base runtime.MemStats
+	runtime.ReadMemStats(&base)
+	var peak atomic.Uint64
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		tick := time.NewTicker(2 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			var m runtime.MemStats
+			runtime.ReadMemStats(&m)
+			if m.HeapInuse > peak.Load() {
+				peak.Store(m.HeapInuse)
 			}
-		}()
-		var wg sync.WaitGroup
-		for range n {
-			wg.Go(func() {
-				req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, f.srv.URL+"/v1/audio/transcriptions", bytes.NewReader(form))
-				req.Header.Set("Content-Type", mw.FormDataContentType())
-				req.Header.Set("Authorization", "Bearer "+relayKey)
-				resp, err := http.DefaultClient.Do(req)
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				var out bytes.Buffer
-				_, _ = out.ReadFrom(resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode != 200 || !strings.Contains(out.String(), fmt.Sprintf("of %d bytes", size)) {
-					t.Errorf("%d %s", resp.StatusCode, out.String())
-				}
-			})
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
 		}
-		wg.Wait()
-		close(stop)
-		<-sampled
-		for range n {
-			f.rec.next(t)
-		}
-		return peak.Load() - min(peak.Load(), base.HeapInuse)
+	}()
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, f.srv.URL+"/v1/audio/transcriptions", bytes.NewReader(form))
+			req.Header.Set("Content-Type", mw.FormDataContentType())
+			req.Header.Set("Authorization", "Bearer "+relayKey)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			var out bytes.Buffer
+			_, _ = out.ReadFrom(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 || !strings.Contains(out.String(), fmt.Sprintf("of %d bytes", size)) {
+				t.Errorf("%d %s", resp.StatusCode, out.String())
+			}
+		})
 	}
-	one := run(1)
-	t.Logf("peak heap above the baseline: one 25 MiB upload %d MiB", one>>20)
-	if one > 4*size {
-		t.Errorf("one upload took %d MiB of heap, more than 4 bodies", one>>20)
+	wg.Wait()
+	close(stop)
+	<-sampled
+	for range n {
+		f.rec.next(t)
+	}
+	ups := f.mock.Requests()
+	got := 0
+	for _, up := range ups {
+		if up.Path != "/v1/audio/transcriptions" {
+			continue
+		}
+		got++
+		if up.Model != "gpt-4o-transcribe" || len(up.Files) != 1 || up.Files[0].Size != size || up.Files[0].SHA256 != want {
+			t.Errorf("upstream model %q, files %+v; want one of %d bytes, sha256 %s", up.Model, up.Files, size, want)
+		}
+	}
+	if got != n {
+		t.Errorf("%d uploads reached the mock, want %d", got, n)
+	}
+	above := peak.Load() - min(peak.Load(), base.HeapInuse)
+	t.Logf("peak heap in use above the baseline during %d concurrent 25 MiB uploads: %d MiB", n, above>>20)
+	if above > 96<<20 {
+		t.Errorf("peak heap %d MiB above the baseline, over the 96 MiB bound", above>>20)
+	}
+}
+
+// A spilled image edit (a 3 MiB image, over the 1 MiB kept in memory)
+// keeps what Relay decides on: the upstream reads the binding's model, the
+// n and size the record is priced by, and the image whole.
+func TestEndpoints_SpilledFormKeepsItsFields(t *testing.T) {
+	t.Parallel()
+	f := endpointsFixture(t)
+	f.start()
+	image := append(onePixelPNG(t), make([]byte, 3<<20)...)
+	_, _ = rand.NewChaCha8([32]byte{7}).Read(image[100:])
+	sum := sha256.Sum256(image)
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	fw, _ := mw.CreateFormFile("image", "cat.png")
+	_, _ = fw.Write(image)
+	_ = mw.WriteField("model", "painter")
+	_ = mw.WriteField("n", "2")
+	_ = mw.WriteField("prompt", "add a hat")
+	_ = mw.WriteField("size", "1024x1536")
+	_ = mw.Close()
+	resp, out := f.post("/v1/images/edits", body.String(), map[string]string{"Content-Type": mw.FormDataContentType()})
+	if resp.StatusCode != 200 {
+		t.Fatalf("%d %s", resp.StatusCode, out)
+	}
+	up := f.waitFor(func(r mockupstream.Request) bool { return r.Path == "/v1/images/edits" })
+	if up.Model != "gpt-image-1" || len(up.Files) != 1 || up.Files[0].SHA256 != hex.EncodeToString(sum[:]) || up.Files[0].Size != int64(len(image)) {
+		t.Fatalf("upstream model %q, files %+v", up.Model, up.Files)
+	}
+	if rec := f.rec.next(t); rec.Inbound != "openai_image_edits" || rec.Units.Images != 2 || rec.Units.Size != "1024x1536" {
+		t.Fatalf("record units %+v", rec.Units)
+	}
+}
+
+// A form too large for memory that the temporary directory cannot take is
+// a 503 in the caller's shape, and nothing goes upstream.
+func TestEndpoints_SpillFailureIsUnavailable(t *testing.T) {
+	t.Setenv("TMPDIR", "/nonexistent/relay-spill-test")
+	f := endpointsFixture(t)
+	f.start()
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	fw, _ := mw.CreateFormFile("file", "long.mp3")
+	_, _ = fw.Write(make([]byte, 2<<20))
+	_ = mw.WriteField("model", "scribe")
+	_ = mw.Close()
+	resp, out := f.post("/v1/audio/transcriptions", body.String(), map[string]string{"Content-Type": mw.FormDataContentType()})
+	if e := decodeError(t, out); resp.StatusCode != 503 || !strings.Contains(e.Error.Message, "could not hold the upload") {
+		t.Fatalf("%d %s", resp.StatusCode, out)
+	}
+	f.rec.next(t)
+	for _, up := range f.mock.Requests() {
+		if up.Path == "/v1/audio/transcriptions" {
+			t.Fatalf("the form went upstream: %+v", up.Files)
+		}
 	}
 }

@@ -356,6 +356,10 @@ func (rq *request) upstreamHeader(c *routing.Candidate) http.Header {
 // returned; a body the transport never got to write stays counted, and the
 // request's buffers are then left to it (request.reset).
 func (rq *request) setBody(req *http.Request, p []byte) {
+	if rq.form.spilled != nil {
+		rq.setSpilledBody(req)
+		return
+	}
 	req.ContentLength = int64(len(p))
 	req.Body = rq.sentBody(p)
 	req.GetBody = func() (io.ReadCloser, error) { return rq.sentBody(p), nil }

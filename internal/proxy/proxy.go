@@ -413,14 +413,14 @@ func (h *Handler) serveInference(rq *request) {
 	if rq.caller.Policy != nil && rq.caller.Policy.CapturePayloads {
 		rq.startCapture()
 	}
-	if !rq.readBody() {
-		return
-	}
 	if rq.in.Multipart() {
 		if b := formBoundary(rq.r.Header.Get("Content-Type")); b != "" {
 			h.serveForm(rq, b)
 			return
 		}
+	}
+	if !rq.readBody() {
+		return
 	}
 	if !rq.guardsIn() {
 		return // blocked by a guardrail

@@ -253,6 +253,11 @@ func (rq *request) readBody() bool {
 		rq.body.Grow(int(n) + bytes.MinRead)
 	}
 	_, err := rq.body.ReadFrom(http.MaxBytesReader(rq.w, rq.r.Body, max))
+	return rq.bodyRead(err, max)
+}
+
+// bodyRead answers the caller when reading its body failed with err.
+func (rq *request) bodyRead(err error, max int64) bool {
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooBig):

@@ -17,9 +17,17 @@ import (
 // imageUnits reads an image request's n, size and quality: JSON members,
 // or multipart fields.
 func (rq *request) imageUnits() wire.Units {
-	body := rq.body.Bytes()
+	if u := rq.form.units; u != nil {
+		return *u // a spilled form's, read while its file was open
+	}
+	return imageUnits(rq.body.Bytes(), formBoundary(rq.r.Header.Get("Content-Type")))
+}
+
+// imageUnits reads n, size and quality from body: the multipart form's
+// fields when boundary is not "", else the JSON members.
+func imageUnits(body []byte, b string) wire.Units {
 	var n, size, quality []byte
-	if b := formBoundary(rq.r.Header.Get("Content-Type")); b != "" {
+	if b != "" {
 		field := func(name string) []byte {
 			s, e, err := formPart(body, b, name)
 			if err != nil || s < 0 {
