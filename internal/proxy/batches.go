@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -151,35 +150,8 @@ func (rq *request) batchModel(name string) (*snapshot.Model, error) {
 	return m, nil
 }
 
-// serveBatches answers /v1/batches[/{id}[/cancel]].
-func (h *Handler) serveBatches(rq *request, rest string) {
-	id, sub, _ := strings.Cut(rest, "/")
-	if !rq.objectMethods(id, sub, map[string]string{"": "GET or POST", "id": "GET", "cancel": "POST"}) {
-		return
-	}
-	ctx, cancel := context.WithTimeout(rq.r.Context(), objectsTimeout)
-	defer cancel()
-	switch {
-	case id == "" && rq.r.Method == http.MethodPost:
-		rq.createBatch(ctx)
-		return
-	case id == "":
-		rq.listObjects(ctx, objects.KindBatch, 100)
-		return
-	}
-	o, ok := rq.ownObject(ctx, objects.KindBatch, id)
-	if !ok {
-		return
-	}
-	path := "/v1/batches/" + url.PathEscape(id)
-	if sub != "" {
-		path += "/" + sub
-	}
-	resp, ok := rq.objectCall(ctx, o, rq.r.Method, path, nil, "")
-	if !ok {
-		return
-	}
-	defer resp.Body.Close()
+// answerBatch sends on the upstream's answer on a batch, noting its state.
+func (rq *request) answerBatch(ctx context.Context, o objects.Object, _, _ string, resp *http.Response) {
 	body := rq.objectAnswer(resp, o)
 	if resp.StatusCode < 300 {
 		rq.observeBatch(ctx, o, body)

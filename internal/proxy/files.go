@@ -45,33 +45,87 @@ import (
 // objectsTimeout bounds one call on an upstream object (uploads included).
 const objectsTimeout = 2 * time.Minute
 
+// objectRoute is one of the collections of objects an upstream keeps for
+// the key that made them and Relay keeps for the project that made them
+// (files, batches, message batches): creating and listing are the route's
+// own; an object's retrieve, sub-resources and delete go to the key that
+// made it, and answer sends what it said on.
+type objectRoute struct {
+	prefix  string // the collection's path, here and upstream
+	dialect wire.Dialect
+	kind    objects.Kind
+	methods map[string]string // by sub-path, as objectMethods takes them
+	create  func(*request, context.Context)
+	list    func(*request, context.Context)
+	answer  func(rq *request, ctx context.Context, o objects.Object, id, sub string, resp *http.Response)
+}
+
 // serveObjectRoute serves path if it is a files, batches or message
 // batches route.
 func (h *Handler) serveObjectRoute(rq *request, path string) bool {
-	for _, r := range [...]struct {
-		prefix string
-		serve  func(*request, string)
-	}{
-		{"/v1/files", h.serveFiles},
-		{"/v1/batches", h.serveBatches},
-		{"/v1/messages/batches", h.serveMessageBatches},
+	for _, r := range [...]objectRoute{
+		{prefix: "/v1/files", dialect: wire.DialectOpenAI, kind: objects.KindFile,
+			methods: map[string]string{"": "GET or POST", "id": "GET or DELETE", "content": "GET"},
+			create:  (*request).uploadFile,
+			list:    func(rq *request, ctx context.Context) { rq.listObjects(ctx, objects.KindFile, 10000) },
+			answer:  (*request).answerFile},
+		{prefix: "/v1/batches", dialect: wire.DialectOpenAI, kind: objects.KindBatch,
+			methods: map[string]string{"": "GET or POST", "id": "GET", "cancel": "POST"},
+			create:  (*request).createBatch,
+			list:    func(rq *request, ctx context.Context) { rq.listObjects(ctx, objects.KindBatch, 100) },
+			answer:  (*request).answerBatch},
+		{prefix: messageBatchPrefix, dialect: wire.DialectAnthropic, kind: objects.KindMessageBatch,
+			methods: map[string]string{"": "GET or POST", "id": "GET or DELETE", "cancel": "POST", "results": "GET"},
+			create:  (*request).createMessageBatch,
+			list:    (*request).listMessageBatches,
+			answer:  (*request).answerMessageBatch},
 	} {
 		rest, ok := strings.CutPrefix(path, r.prefix)
 		if ok && (rest == "" || rest[0] == '/') {
 			defer rq.finish()
-			rq.dialect = wire.DialectOpenAI
-			if r.prefix == "/v1/messages/batches" {
-				rq.dialect = wire.DialectAnthropic
-			}
+			rq.dialect = r.dialect
 			if err := checkHeaderBounds(rq.r.Header, h.maxHeaders, h.maxHeaderBytes); err != nil {
 				rq.fail(err)
 				return true
 			}
-			r.serve(rq, strings.TrimPrefix(rest, "/"))
+			rq.serveObjects(&r, strings.TrimPrefix(rest, "/"))
 			return true
 		}
 	}
 	return false
+}
+
+// serveObjects answers rt's collection (rest ""), one of its objects
+// (rest its id) or an object's sub-resource (id/sub).
+func (rq *request) serveObjects(rt *objectRoute, rest string) {
+	id, sub, _ := strings.Cut(rest, "/")
+	if !rq.objectMethods(id, sub, rt.methods) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(rq.r.Context(), objectsTimeout)
+	defer cancel()
+	switch {
+	case id == "" && rq.r.Method == http.MethodPost:
+		rt.create(rq, ctx)
+		return
+	case id == "":
+		rt.list(rq, ctx)
+		return
+	}
+	o, ok := rq.ownObject(ctx, rt.kind, id)
+	if !ok {
+		return
+	}
+	path := rt.prefix + "/" + url.PathEscape(id)
+	if sub != "" {
+		path += "/" + sub
+	}
+	resp, ok := rq.objectCall(ctx, o, rq.r.Method, path, nil, "")
+	if !ok {
+		return
+	}
+	defer resp.Body.Close()
+	rt.answer(rq, ctx, o, id, sub, resp)
 }
 
 // objectMethods checks the method of an object route: allowed lists the
@@ -97,35 +151,8 @@ func (rq *request) objectMethods(id, sub string, allowed map[string]string) bool
 	return rq.authenticate()
 }
 
-// serveFiles answers /v1/files[/{id}[/content]].
-func (h *Handler) serveFiles(rq *request, rest string) {
-	id, sub, _ := strings.Cut(rest, "/")
-	if !rq.objectMethods(id, sub, map[string]string{"": "GET or POST", "id": "GET or DELETE", "content": "GET"}) {
-		return
-	}
-	ctx, cancel := context.WithTimeout(rq.r.Context(), objectsTimeout)
-	defer cancel()
-	switch {
-	case id == "" && rq.r.Method == http.MethodPost:
-		rq.uploadFile(ctx)
-		return
-	case id == "":
-		rq.listObjects(ctx, objects.KindFile, 10000)
-		return
-	}
-	o, ok := rq.ownObject(ctx, objects.KindFile, id)
-	if !ok {
-		return
-	}
-	path := "/v1/files/" + url.PathEscape(id)
-	if sub != "" {
-		path += "/" + sub
-	}
-	resp, ok := rq.objectCall(ctx, o, rq.r.Method, path, nil, "")
-	if !ok {
-		return
-	}
-	defer resp.Body.Close()
+// answerFile sends on the upstream's answer on a file or its content.
+func (rq *request) answerFile(ctx context.Context, o objects.Object, id, sub string, resp *http.Response) {
 	if sub == "content" && resp.StatusCode < 300 {
 		rq.streamObject(resp)
 		return

@@ -54,35 +54,9 @@ const attrMetered = "metered"
 // a longer line passes to the caller but is not counted.
 const maxResultLine = 16 << 20
 
-// serveMessageBatches answers /v1/messages/batches[/{id}[/results|/cancel]].
-func (h *Handler) serveMessageBatches(rq *request, rest string) {
-	id, sub, _ := strings.Cut(rest, "/")
-	if !rq.objectMethods(id, sub, map[string]string{"": "GET or POST", "id": "GET or DELETE", "cancel": "POST", "results": "GET"}) {
-		return
-	}
-	ctx, cancel := context.WithTimeout(rq.r.Context(), objectsTimeout)
-	defer cancel()
-	switch {
-	case id == "" && rq.r.Method == http.MethodPost:
-		rq.createMessageBatch(ctx)
-		return
-	case id == "":
-		rq.listMessageBatches(ctx)
-		return
-	}
-	o, ok := rq.ownObject(ctx, objects.KindMessageBatch, id)
-	if !ok {
-		return
-	}
-	path := messageBatchPrefix + "/" + url.PathEscape(id)
-	if sub != "" {
-		path += "/" + sub
-	}
-	resp, ok := rq.objectCall(ctx, o, rq.r.Method, path, nil, "")
-	if !ok {
-		return
-	}
-	defer resp.Body.Close()
+// answerMessageBatch sends on the upstream's answer on a message batch or
+// its results, metering it once it has ended.
+func (rq *request) answerMessageBatch(ctx context.Context, o objects.Object, id, sub string, resp *http.Response) {
 	if sub == "results" && resp.StatusCode < 300 {
 		rq.streamResults(ctx, o, resp)
 		return
