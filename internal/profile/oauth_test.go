@@ -133,7 +133,7 @@ func TestTokenExchange_DialsThroughTheEgressGuard(t *testing.T) {
 			t.Run(kind+"/"+tc.name, func(t *testing.T) {
 				cfg := Config{Egress: tc.guard, Resolve: resolve}
 				if tc.tokenURL == rebinding {
-					cfg.Transport = upstream.NewGuardedTransportResolving(tc.guard, dns)
+					cfg.Transport = upstream.New(upstream.Options{Guard: tc.guard, Resolver: dns})
 				}
 				a := NewAuthorizers(cfg)
 				before := posted.Load()

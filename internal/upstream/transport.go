@@ -57,6 +57,10 @@ type Options struct {
 	// where the upstream offers it (RELAY_UPSTREAM_HTTP2), instead of
 	// h1Client over HTTP/1.1.
 	HTTP2 bool
+	// Resolver looks names up instead of the system's: a test's DNS,
+	// which may answer the dial otherwise than a write-time check
+	// (rebinding).
+	Resolver *net.Resolver
 }
 
 // NewTransport returns the transport Relay shares across every upstream
@@ -73,7 +77,7 @@ func NewGuardedTransport(g *egress.Guard) *Transport { return New(Options{Guard:
 func New(o Options) *Transport {
 	t := &Transport{
 		guard:    o.Guard,
-		dialer:   &net.Dialer{KeepAlive: 30 * time.Second},
+		dialer:   &net.Dialer{KeepAlive: 30 * time.Second, Resolver: o.Resolver},
 		tlsOnStd: o.HTTP2,
 	}
 	for _, k := range []string{"HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy"} {
@@ -100,15 +104,6 @@ func New(o Options) *Transport {
 		// found by a ping and closed, not waited on by each new request.
 		HTTP2: &http.HTTP2Config{SendPingTimeout: 30 * time.Second, PingTimeout: 15 * time.Second},
 	}
-	return t
-}
-
-// NewGuardedTransportResolving is NewGuardedTransport looking names up
-// with r instead of the system resolver: a test's DNS, which may answer
-// the dial otherwise than it answered a write-time check (rebinding).
-func NewGuardedTransportResolving(g *egress.Guard, r *net.Resolver) *Transport {
-	t := NewGuardedTransport(g)
-	t.dialer.Resolver = r
 	return t
 }
 
