@@ -19,8 +19,9 @@ import (
 )
 
 // overlapSink counts the writes in Postgres at once, and holds each one
-// until another has started (or a moment has passed), so that a writer
-// that can have two in flight shows it on any machine.
+// until another has started (or 250 ms have passed: on a loaded machine the
+// next batch may take that long to form), so that a writer that can have
+// two in flight shows it on any machine.
 type overlapSink struct {
 	st             *store.Store
 	inflight, most atomic.Int32
@@ -36,7 +37,7 @@ func (s *overlapSink) IngestUsageEvents(ctx context.Context, rows []store.UsageE
 	case s.started <- struct{}{}:
 	default:
 	}
-	t := time.NewTimer(20 * time.Millisecond)
+	t := time.NewTimer(250 * time.Millisecond)
 	select {
 	case <-s.started: // another write began meanwhile
 	case <-t.C:
