@@ -222,6 +222,12 @@ type Tool struct {
 	Parameters json.RawMessage `json:"parameters,omitempty"`
 	Strict     *bool           `json:"strict,omitempty"`
 	CacheHint  json.RawMessage `json:"cache_hint,omitempty"`
+	// Namespace is the Responses namespace tool the caller offered this
+	// one in ("" at the top level; Codex offers each MCP server's tools
+	// so). Upstreams see the tool by its own name; the caller's answer
+	// names the namespace on each call of it, as OpenAI's does, so the
+	// caller can route the call.
+	Namespace string `json:"namespace,omitempty"`
 }
 
 // ToolChoiceMode is how the model may use tools.

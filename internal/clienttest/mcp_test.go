@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -35,41 +36,8 @@ type echoArgs struct {
 func TestClaudeCode_MCPThroughRelay(t *testing.T) {
 	modules := install(t)
 	bin := filepath.Join(modules, "node_modules", ".bin", "claude")
-	var echoed, secret atomic.Int64
-	srv := mcp.NewServer(&mcp.Implementation{Name: "tools", Version: "1"}, nil)
-	mcp.AddTool(srv, &mcp.Tool{Name: "echo", Description: "Echoes its text back."}, func(_ context.Context, _ *mcp.CallToolRequest, in echoArgs) (*mcp.CallToolResult, any, error) {
-		echoed.Add(1)
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "echoed through relay: " + in.Text}}}, nil, nil
-	})
-	mcp.AddTool(srv, &mcp.Tool{Name: "secret", Description: "Not granted."}, func(context.Context, *mcp.CallToolRequest, echoArgs) (*mcp.CallToolResult, any, error) {
-		secret.Add(1)
-		return &mcp.CallToolResult{}, nil, nil
-	})
-	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
-	t.Cleanup(up.Close)
-
+	r, echoed, secret := startMCPRelay(t, "mcp__relay__tools__echo")
 	model := modelName(wire.ShapeAnthropic)
-	var models []catalogModel
-	for _, b := range shapes {
-		models = append(models, catalogModel{name: modelName(b.shape), kind: "chat", shape: b.shape, upstream: b.upstream})
-	}
-	r := startCatalogWith(t, mockupstream.New(mockupstream.Options{ToolsWhenAsked: true}), models, []string{"mcp__relay__tools__echo"},
-		func(d *snapshot.Data) {
-			d.Policies[0].MCPGrants = []string{"tools__echo"}
-			d.MCPServers = append(d.MCPServers, &snapshot.MCPServer{ID: uuid.New(), Slug: "tools", URL: up.URL, Enabled: true, Usable: true,
-				Timeout: 30 * time.Second, Approved: map[string]string{}, UpdatedAt: time.Now()})
-		},
-		func(inference http.Handler, snap func() *snapshot.Snapshot) http.Handler {
-			gw := mcpgw.New(mcpgw.Config{Snapshot: snap, Log: slog.New(slog.DiscardHandler)})
-			t.Cleanup(gw.Close)
-			return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-				if req.URL.Path == "/mcp" || strings.HasPrefix(req.URL.Path, "/mcp/") {
-					gw.ServeHTTP(w, req)
-					return
-				}
-				inference.ServeHTTP(w, req)
-			})
-		})
 
 	home, dir := t.TempDir(), t.TempDir()
 	cfg, err := json.Marshal(map[string]any{"mcpServers": map[string]any{"relay": map[string]any{
@@ -115,7 +83,129 @@ func TestClaudeCode_MCPThroughRelay(t *testing.T) {
 	if strings.Contains(out, "tools__secret") {
 		t.Fatalf("the non-granted tool reached Claude Code:\n%s", out)
 	}
-	// The same endpoint refuses the non-granted tool in MCP's error shape.
+	refusesSecret(t, r)
+}
+
+// TestCodex_MCPThroughRelay runs `codex exec` with a Streamable HTTP MCP
+// server entry in its config.toml pointing at Relay's /mcp, the relay key
+// read from the environment (bearer_token_env_var), and Relay as its model
+// provider. As for Claude Code: Codex is shown tools__echo only, the mock
+// upstream calls it, Codex calls it through Relay's /mcp; tools__secret
+// never reaches the model, and a direct call of it is refused.
+func TestCodex_MCPThroughRelay(t *testing.T) {
+	modules := install(t)
+	bin := filepath.Join(modules, "node_modules", ".bin", "codex")
+	for _, b := range shapes {
+		t.Run(string(b.shape), func(t *testing.T) {
+			parallel(t)
+			codexMCP(t, bin, modelName(b.shape))
+		})
+	}
+}
+
+// codexMCP is one run of TestCodex_MCPThroughRelay against model.
+func codexMCP(t *testing.T, bin, model string) {
+	// Codex offers an MCP server's tools inside a Responses namespace
+	// tool, mcp__<server>, under the tools' own names.
+	r, echoed, secret := startMCPRelay(t, "tools__echo")
+	home, dir := t.TempDir(), t.TempDir()
+	codexHome := filepath.Join(home, ".codex")
+	if err := os.MkdirAll(codexHome, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	config := `model = "` + model + `"
+model_provider = "relay"
+
+[model_providers.relay]
+name = "Relay"
+base_url = "` + r.URL + `/v1"
+wire_api = "responses"
+env_key = "RELAY_KEY"
+
+[mcp_servers.relay]
+url = "` + r.URL + `/mcp"
+bearer_token_env_var = "RELAY_KEY"
+# codex exec asks no one: the operator approves the server's tools here.
+default_tools_approval_mode = "approve"
+`
+	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	env := append(baseEnv(home), "CODEX_HOME="+codexHome, "RELAY_KEY="+relayKey)
+	out, err := runClient(t, dir, env, agentTimeout, bin, "exec", "Echo hello with a tool, then tell me what it said.")
+	if err != nil {
+		t.Fatalf("codex exec: %v\n%s", err, out)
+	}
+	if echoed.Load() == 0 {
+		t.Fatalf("the granted tool was never called through Relay:\n%s", out)
+	}
+	if !strings.Contains(out, "The tool returned") {
+		t.Fatalf("codex exec did not answer after the MCP tool ran:\n%s", out)
+	}
+	if secret.Load() != 0 {
+		t.Fatal("the non-granted tool was called")
+	}
+	if strings.Contains(out, "tools__secret") {
+		t.Fatalf("the non-granted tool reached Codex:\n%s", out)
+	}
+	refusesSecret(t, r)
+}
+
+// mcpTools counts the calls of the mock MCP server's two tools: echo,
+// which a relay key's policy grants, and secret, which it does not.
+type mcpTools struct{ echoed, secret atomic.Int64 }
+
+// startMCPRelay starts Relay with its MCP gateway at /mcp in front of a
+// mock MCP server "tools" with two tools, echo and secret; the relay key's
+// policy grants tools__echo only. preferTools names the granted tool as
+// the agent under test presents it to the model (each agent prefixes MCP
+// tools its own way), so the mock upstream calls it.
+func startMCPRelay(t *testing.T, preferTools ...string) (*relay, *atomic.Int64, *atomic.Int64) {
+	t.Helper()
+	calls := &mcpTools{}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "tools", Version: "1"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "echo", Description: "Echoes its text back."}, func(_ context.Context, _ *mcp.CallToolRequest, in echoArgs) (*mcp.CallToolResult, any, error) {
+		calls.echoed.Add(1)
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "echoed through relay: " + in.Text}}}, nil, nil
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "secret", Description: "Not granted."}, func(context.Context, *mcp.CallToolRequest, echoArgs) (*mcp.CallToolResult, any, error) {
+		calls.secret.Add(1)
+		return &mcp.CallToolResult{}, nil, nil
+	})
+	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	t.Cleanup(up.Close)
+
+	var models []catalogModel
+	for _, b := range shapes {
+		models = append(models, catalogModel{name: modelName(b.shape), kind: "chat", shape: b.shape, upstream: b.upstream})
+	}
+	r := startCatalogWith(t, mockupstream.New(mockupstream.Options{ToolsWhenAsked: true}), models, preferTools,
+		func(d *snapshot.Data) {
+			d.Policies[0].MCPGrants = []string{"tools__echo"}
+			d.MCPServers = append(d.MCPServers, &snapshot.MCPServer{ID: uuid.New(), Slug: "tools", URL: up.URL, Enabled: true, Usable: true,
+				Timeout: 30 * time.Second, Approved: map[string]string{}, UpdatedAt: time.Now()})
+		},
+		func(inference http.Handler, snap func() *snapshot.Snapshot) http.Handler {
+			gw := mcpgw.New(mcpgw.Config{Snapshot: snap, Log: slog.New(slog.DiscardHandler)})
+			t.Cleanup(gw.Close)
+			return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+				if req.URL.Path == "/mcp" || strings.HasPrefix(req.URL.Path, "/mcp/") {
+					gw.ServeHTTP(w, req)
+					return
+				}
+				inference.ServeHTTP(w, req)
+			})
+		})
+	return r, &calls.echoed, &calls.secret
+}
+
+// refusesSecret checks that Relay's /mcp refuses the non-granted tool in
+// MCP's error shape, to the official SDK's client.
+func refusesSecret(t *testing.T, r *relay) {
+	t.Helper()
 	c := mcp.NewClient(&mcp.Implementation{Name: "probe", Version: "1"}, nil)
 	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: r.URL + "/mcp",
 		HTTPClient: &http.Client{Transport: bearerKey{relayKey}}, DisableStandaloneSSE: true}, nil)

@@ -43,6 +43,8 @@ type responsesTool struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description"`
 	Parameters  json.RawMessage `json:"parameters"`
+	// Tools are a namespace tool's own (Codex offers MCP tools so).
+	Tools []responsesTool `json:"tools"`
 }
 
 // decodeResponses parses and validates a Responses request into cv. The
@@ -81,14 +83,35 @@ func decodeResponses(body []byte, cv *convo) (*responsesRequest, *apiError) {
 		}
 	}
 	for i, t := range tools {
-		if t.Type != "function" {
-			continue // built-in tools are never called
+		at := "tools[" + strconv.Itoa(i) + "]"
+		switch t.Type {
+		case "function":
+			if t.Name == "" {
+				return req, openAIMissing(at + ".name")
+			}
+			cv.tools = append(cv.tools, toolDef{name: t.Name, schema: t.Parameters})
+			cv.textBytes += len(t.Name) + len(t.Description) + len(t.Parameters)
+		case "namespace":
+			if t.Name == "" {
+				return req, openAIMissing(at + ".name")
+			}
+			if len(t.Tools) == 0 {
+				return req, openAIInvalid("Invalid '"+at+".tools': empty array. Expected an array with minimum length 1, but got an empty array instead.", at+".tools", "empty_array")
+			}
+			for j, nt := range t.Tools {
+				if nt.Type != "function" {
+					continue // a namespace's custom tools are never called
+				}
+				if nt.Name == "" {
+					return req, openAIMissing(at + ".tools[" + strconv.Itoa(j) + "].name")
+				}
+				cv.tools = append(cv.tools, toolDef{name: nt.Name, schema: nt.Parameters, namespace: t.Name})
+				cv.textBytes += len(nt.Name) + len(nt.Description) + len(nt.Parameters)
+			}
+			cv.textBytes += len(t.Name) + len(t.Description)
+		default:
+			// built-in tools are never called
 		}
-		if t.Name == "" {
-			return req, openAIMissing("tools[" + strconv.Itoa(i) + "].name")
-		}
-		cv.tools = append(cv.tools, toolDef{name: t.Name, schema: t.Parameters})
-		cv.textBytes += len(t.Name) + len(t.Description) + len(t.Parameters)
 	}
 	if e := openAIToolChoice(req.ToolChoice, len(tools) > 0, cv, true); e != nil {
 		return req, e
@@ -230,6 +253,8 @@ type responseFunctionCall struct {
 	Status    string `json:"status"`
 	Arguments string `json:"arguments"`
 	CallID    string `json:"call_id"`
+	// Namespace names the namespace tool the called function is in.
+	Namespace string `json:"namespace,omitempty"`
 	Name      string `json:"name"`
 }
 
@@ -366,7 +391,7 @@ func (c *call) serveResponses() {
 	for i, tc := range rp.calls {
 		fcs[i] = &responseFunctionCall{
 			ID: functionCallID(), Type: "function_call", Status: "completed",
-			Arguments: tc.args, CallID: openAICallID(), Name: tc.name,
+			Arguments: tc.args, CallID: openAICallID(), Namespace: tc.namespace, Name: tc.name,
 		}
 	}
 	final := *resp

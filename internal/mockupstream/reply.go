@@ -27,6 +27,9 @@ const (
 type toolDef struct {
 	name   string
 	schema json.RawMessage
+	// namespace is the Responses namespace tool that holds this one ("" at
+	// the top level); a call of it names the namespace, as OpenAI's does.
+	namespace string
 }
 
 // convo is what the reply depends on, gathered from whichever shape the
@@ -73,9 +76,10 @@ const (
 )
 
 type toolCall struct {
-	name   string
-	args   string   // a JSON object
-	pieces []string // args in stream fragments
+	name      string
+	namespace string   // toolDef.namespace
+	args      string   // a JSON object
+	pieces    []string // args in stream fragments
 }
 
 // usage is shape-neutral: input counts the whole prompt, cached parts
@@ -177,7 +181,7 @@ func (c *convo) toolCalls(lower string) []toolCall {
 	if c.mode == toolForced {
 		for _, t := range c.tools {
 			if t.name == c.forced {
-				return []toolCall{{name: t.name, args: exampleArgs(t.schema)}}
+				return []toolCall{{name: t.name, namespace: t.namespace, args: exampleArgs(t.schema)}}
 			}
 		}
 		return nil
@@ -201,7 +205,7 @@ func (c *convo) toolCalls(lower string) []toolCall {
 		if len(c.allowed) > 0 && !contains(c.allowed, t.name) {
 			continue
 		}
-		calls = append(calls, toolCall{name: t.name, args: exampleArgs(t.schema)})
+		calls = append(calls, toolCall{name: t.name, namespace: t.namespace, args: exampleArgs(t.schema)})
 	}
 	return calls
 }

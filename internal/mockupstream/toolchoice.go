@@ -113,7 +113,20 @@ func anyIn(parts, list []string) bool {
 
 // stripReminders removes <system-reminder>…</system-reminder> spans.
 func stripReminders(s string) string {
-	const open, end = "<system-reminder>", "</system-reminder>"
+	for _, tag := range clientTags {
+		s = stripTag(s, tag)
+	}
+	return s
+}
+
+// clientTags wrap what clients add to user turns: Claude Code's system
+// reminders, Codex's environment context (its shell, working directory).
+var clientTags = []string{"system-reminder", "environment_context"}
+
+// stripTag removes every <tag>…</tag> from s, and an unclosed one to the
+// end.
+func stripTag(s, tag string) string {
+	open, end := "<"+tag+">", "</"+tag+">"
 	for {
 		i := strings.Index(s, open)
 		if i < 0 {

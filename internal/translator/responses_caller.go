@@ -191,8 +191,12 @@ func respTools(raw []json.RawMessage, at string, r *canonical.Request, top bool)
 			if err := strictUnmarshal(raw, &t, at); err != nil {
 				return err
 			}
+			from := len(r.Tools)
 			if err := respTools(t.Tools, at+".tools", r, false); err != nil {
 				return err
+			}
+			for i := from; i < len(r.Tools); i++ {
+				r.Tools[i].Namespace = t.Name
 			}
 			continue
 		case "web_search", "web_search_preview", "web_search_2025_08_26", "web_search_preview_2025_03_11":

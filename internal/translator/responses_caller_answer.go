@@ -51,6 +51,7 @@ type respOut struct {
 	id       string
 	callID   string
 	name     string
+	ns       string // the namespace of the called tool (canonical.Tool.Namespace)
 	text     []byte // text, refusal, arguments or summary so far: the .done events repeat it
 	sig      []byte
 	summary  bool // a reasoning summary part was added
@@ -326,6 +327,17 @@ func (c *responsesCaller) appendResponse(dst []byte, status, reason string, outp
 	return append(dst, '}')
 }
 
+// namespace is the namespace the caller offered the tool named name in
+// ("" at the top level or when it offered no such tool).
+func (c *responsesCaller) namespace(name string) string {
+	for i := range c.req.Tools {
+		if t := &c.req.Tools[i]; t.Name == name {
+			return t.Namespace
+		}
+	}
+	return ""
+}
+
 // appendItem appends the output item for a finished part (or, with
 // added, the item as output_item.added shows it: in progress and empty).
 func appendItem(dst []byte, it *respOut, added bool) []byte {
@@ -347,6 +359,10 @@ func appendItem(dst []byte, it *respOut, added bool) []byte {
 		}
 		dst = append(dst, `,"call_id":`...)
 		dst = wire.AppendString(dst, it.callID)
+		if it.ns != "" {
+			dst = append(dst, `,"namespace":`...)
+			dst = wire.AppendString(dst, it.ns)
+		}
 		dst = append(dst, `,"name":`...)
 		dst = wire.AppendString(dst, it.name)
 		return append(dst, '}')
@@ -447,6 +463,7 @@ func (c *responsesCaller) response(dst []byte, r *canonical.Response) []byte {
 				continue
 			}
 			it.callID, it.name, it.text = callerID(chatCallPrefix, p.ToolCall.ID), p.ToolCall.Name, []byte(p.ToolCall.Arguments)
+			it.ns = c.namespace(it.name)
 		case canonical.PartText, canonical.PartRefusal, canonical.PartThinking:
 			it.text, it.sig = []byte(p.Text), []byte(p.Signature)
 		case canonical.PartRedactedThinking:

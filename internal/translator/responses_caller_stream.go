@@ -110,6 +110,7 @@ func (c *responsesCaller) partStart(dst []byte, ev *canonical.Event) []byte {
 	switch ev.Part {
 	case canonical.PartToolCall:
 		it.callID, it.name = callerID(chatCallPrefix, ev.ID), ev.Name
+		it.ns = c.namespace(it.name)
 	case canonical.PartRedactedThinking:
 		it.sig = append(it.sig, ev.Text...)
 	}
