@@ -195,16 +195,29 @@ func BenchmarkScan(b *testing.B) {
 	}
 }
 
-// BenchmarkStream is a streamed answer of 4 KB in 16-byte events.
+// BenchmarkStream is a streamed answer of 4 KB in 16-byte events. It
+// also reports the hold-back: held-B is the text held when an event has
+// been written (averaged over the events after the first window), and
+// events-behind how many events later a byte is released. The latency a
+// caller sees is events-behind times the model's time between events.
 func BenchmarkStream(b *testing.B) {
 	ds := all(b)
 	text := strings.Repeat("The Q3 report (page 12) is attached; write to ops by 2026-10-01. ", 70)[:4096]
+	const event = 16
 	b.SetBytes(int64(len(text)))
+	var held, events int
 	for b.Loop() {
 		s := NewStream(ds, 0)
-		for i := 0; i < len(text); i += 16 {
-			s.Write(text[i : i+16])
+		held, events = 0, 0
+		for i := 0; i < len(text); i += event {
+			s.Write(text[i : i+event])
+			if i >= MaxMatch {
+				held += s.Held()
+				events++
+			}
 		}
 		s.Flush()
 	}
+	b.ReportMetric(float64(held)/float64(events), "held-B")
+	b.ReportMetric(float64(held)/float64(events)/event, "events-behind")
 }
