@@ -757,9 +757,6 @@ func (s *PolicySpec) refs() []ref {
 	for _, t := range s.SharedWith {
 		r = append(r, ref{field: "shared_with", kind: KindTeam, key: t})
 	}
-	for _, t := range s.SharedWith {
-		r = append(r, ref{field: "shared_with", kind: KindTeam, key: t})
-	}
 	if s.RateLimit != "" {
 		r = append(r, ref{field: "rate_limit", kind: KindRateLimit, key: s.RateLimit})
 	}
