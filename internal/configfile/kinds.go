@@ -730,6 +730,118 @@ type PolicySpec struct {
 	HostKeys             []string         `yaml:"host_keys" cfg:"set"`
 	SharedWith           []string         `yaml:"shared_with,omitempty" cfg:"set"` // teams whose admins may attach a system policy
 	ModelRateLimits      []ModelRateLimit `yaml:"model_rate_limits"`
+	// ResponseCache is the policy's exact response cache
+	// (docs/caching.md); absent: off.
+	ResponseCache *ResponseCache `yaml:"response_cache"`
+	// Guardrails are the policy's guardrails (docs/guardrails.md); absent:
+	// none.
+	Guardrails *Guardrails `yaml:"guardrails"`
+}
+
+// ResponseCache is a policy's response cache settings. The block being
+// there turns the cache on; `enabled: false` (the API's spelling) turns it
+// off as leaving the block out does. Models are a set of model names (none:
+// every model the policy grants); scope project is written as no scope.
+type ResponseCache struct {
+	Enabled          *bool    `yaml:"enabled,omitempty"`
+	Models           []string `yaml:"models,omitempty"`
+	Scope            string   `yaml:"scope,omitempty"`
+	ScopeHeader      string   `yaml:"scope_header,omitempty"`
+	TTLSeconds       int      `yaml:"ttl_seconds,omitempty"`
+	MaxEntryBytes    int      `yaml:"max_entry_bytes,omitempty"`
+	Nondeterministic bool     `yaml:"nondeterministic,omitempty"`
+}
+
+// Guardrails are a policy's guardrail rules, in order, and its prompt-size
+// ceiling.
+type Guardrails struct {
+	MaxPromptBytes int             `yaml:"max_prompt_bytes,omitempty"`
+	Rules          []GuardrailRule `yaml:"rules,omitempty"`
+}
+
+// GuardrailRule is one guardrail: built-in detectors, deny-lists, or a
+// webhook (internal/guardhook). A webhook carries no credential: the API
+// refuses a URL with user information, so there is no secret to keep out of
+// a file.
+type GuardrailRule struct {
+	Name         string            `yaml:"name"`
+	Stage        string            `yaml:"stage"`
+	Action       string            `yaml:"action"`
+	Detectors    []string          `yaml:"detectors,omitempty"`
+	DenyWords    []string          `yaml:"deny_words,omitempty"`
+	DenyPatterns []string          `yaml:"deny_patterns,omitempty"`
+	Webhook      *GuardrailWebhook `yaml:"webhook,omitempty"`
+}
+
+// GuardrailWebhook is an external guardrail. Fail closed (the default) is
+// written as no fail.
+type GuardrailWebhook struct {
+	URL           string `yaml:"url"`
+	TimeoutMs     int    `yaml:"timeout_ms,omitempty"`
+	Fail          string `yaml:"fail,omitempty"`
+	MaxConcurrent int    `yaml:"max_concurrent,omitempty"`
+}
+
+// normalize puts the settings in the form the control API gives back: off
+// is nil, defaults are zero values, empty lists are nil.
+func (c *ResponseCache) normalize() *ResponseCache {
+	if c == nil || c.Enabled != nil && !*c.Enabled {
+		return nil
+	}
+	c.Enabled = nil
+	c.Models = sortedSet(c.Models)
+	if c.Scope == "project" {
+		c.Scope = ""
+	}
+	return c
+}
+
+func (g *Guardrails) normalize() *Guardrails {
+	if g == nil {
+		return nil
+	}
+	for i := range g.Rules {
+		r := &g.Rules[i]
+		if len(r.Detectors) == 0 {
+			r.Detectors = nil
+		}
+		if len(r.DenyWords) == 0 {
+			r.DenyWords = nil
+		}
+		if len(r.DenyPatterns) == 0 {
+			r.DenyPatterns = nil
+		}
+		if r.Webhook != nil && r.Webhook.Fail == "closed" {
+			r.Webhook.Fail = ""
+		}
+	}
+	if len(g.Rules) == 0 {
+		g.Rules = nil
+		if g.MaxPromptBytes == 0 {
+			return nil // the API keeps no rules and no ceiling as none
+		}
+	}
+	return g
+}
+
+func (g *Guardrails) check() error {
+	if g == nil {
+		return nil
+	}
+	for i, r := range g.Rules {
+		if r.Name == "" || r.Stage == "" || r.Action == "" {
+			return fmt.Errorf("guardrails.rules.%d: name, stage and action are required", i)
+		}
+		for j := range i {
+			if g.Rules[j].Name == r.Name {
+				return fmt.Errorf("guardrails.rules.%d: the name %q is used by rules.%d too", i, r.Name, j)
+			}
+		}
+		if r.Webhook != nil && r.Webhook.URL == "" {
+			return fmt.Errorf("guardrails.rules.%d.webhook.url is required", i)
+		}
+	}
+	return nil
 }
 
 // ModelRateLimit is the rate limit a policy applies to one model.
@@ -748,6 +860,8 @@ func (s *PolicySpec) normalize() {
 	if len(s.ModelRateLimits) == 0 {
 		s.ModelRateLimits = nil
 	}
+	s.ResponseCache = s.ResponseCache.normalize()
+	s.Guardrails = s.Guardrails.normalize()
 }
 func (s *PolicySpec) refs() []ref {
 	var r []ref
@@ -770,6 +884,11 @@ func (s *PolicySpec) refs() []ref {
 		r = append(r, ref{field: "model_rate_limits", kind: KindModel, key: m.Model},
 			ref{field: "model_rate_limits", kind: KindRateLimit, key: m.RateLimit})
 	}
+	if s.ResponseCache != nil {
+		for _, m := range s.ResponseCache.Models {
+			r = append(r, ref{field: "response_cache.models", kind: KindModel, key: m})
+		}
+	}
 	return r
 }
 func (s *PolicySpec) check() error {
@@ -789,5 +908,5 @@ func (s *PolicySpec) check() error {
 			return fmt.Errorf("model_rate_limits: model %q is listed twice", m.Model)
 		}
 	}
-	return nil
+	return s.Guardrails.check()
 }

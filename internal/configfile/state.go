@@ -557,6 +557,12 @@ func buildState(snap *snapshot, partial bool) (*state, error) {
 		for _, t := range snap.policyShares[p.ID] {
 			s.SharedWith = append(s.SharedWith, must(teams.of("team", t)))
 		}
+		var stale int
+		s.ResponseCache, stale = responseCacheSpec(p.ResponseCache, models)
+		if stale > 0 {
+			st.notes = append(st.notes, fmt.Sprintf("Policy %s: its response cache names %d model(s) that no longer exist; left out", p.Slug, stale))
+		}
+		s.Guardrails = guardrailsSpec(p.Guardrails)
 		for _, m := range snap.modelRateLimits[p.ID] {
 			s.ModelRateLimits = append(s.ModelRateLimits, ModelRateLimit{
 				Model: must(models.of("model", m.ModelID)), RateLimit: must(rateLimits.of("rate limit", m.RateLimitID)), Position: m.Position,
@@ -622,6 +628,76 @@ func buildState(snap *snapshot, partial bool) (*state, error) {
 		return nil, errs[0]
 	}
 	return st, nil
+}
+
+// responseCacheSpec is a policy's cache settings as a spec holds them,
+// models by name. The API keeps the models as ids without a foreign key, so
+// a deleted model can linger there: it is left out (and counted), not an
+// error, since the cache ignores it too.
+func responseCacheSpec(c *models.ResponseCache, modelNames names) (*ResponseCache, int) {
+	if c == nil || !c.Enabled {
+		return nil, 0
+	}
+	out := &ResponseCache{ScopeHeader: orEmpty(c.ScopeHeader)}
+	if c.Scope != nil {
+		out.Scope = string(*c.Scope)
+	}
+	if c.TTLSeconds != nil {
+		out.TTLSeconds = *c.TTLSeconds
+	}
+	if c.MaxEntryBytes != nil {
+		out.MaxEntryBytes = *c.MaxEntryBytes
+	}
+	if c.Nondeterministic != nil {
+		out.Nondeterministic = *c.Nondeterministic
+	}
+	stale := 0
+	if c.Models != nil {
+		for _, id := range *c.Models {
+			if n, ok := modelNames[id]; ok {
+				out.Models = append(out.Models, n)
+			} else {
+				stale++
+			}
+		}
+	}
+	return out.normalize(), stale
+}
+
+// guardrailsSpec is a policy's guardrails as a spec holds them.
+func guardrailsSpec(g *models.Guardrails) *Guardrails {
+	if g == nil {
+		return nil
+	}
+	out := &Guardrails{}
+	if g.MaxPromptBytes != nil {
+		out.MaxPromptBytes = *g.MaxPromptBytes
+	}
+	for _, r := range g.Rules {
+		o := GuardrailRule{Name: r.Name, Stage: string(r.Stage), Action: string(r.Action)}
+		if r.Detectors != nil {
+			for _, d := range *r.Detectors {
+				o.Detectors = append(o.Detectors, string(d))
+			}
+		}
+		if r.DenyWords != nil {
+			o.DenyWords = slices.Clone(*r.DenyWords)
+		}
+		if r.DenyPatterns != nil {
+			o.DenyPatterns = slices.Clone(*r.DenyPatterns)
+		}
+		if w := r.Webhook; w != nil {
+			o.Webhook = &GuardrailWebhook{URL: w.URL, Fail: string(orEmpty((*string)(w.Fail)))}
+			if w.TimeoutMs != nil {
+				o.Webhook.TimeoutMs = *w.TimeoutMs
+			}
+			if w.MaxConcurrent != nil {
+				o.Webhook.MaxConcurrent = *w.MaxConcurrent
+			}
+		}
+		out.Rules = append(out.Rules, o)
+	}
+	return out.normalize()
 }
 
 // forEach runs fn on every item, at most n at once. After the first error
