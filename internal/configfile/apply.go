@@ -241,6 +241,13 @@ func (p *Plan) create(ctx context.Context, body any) (uuid.UUID, error) {
 		}
 		v, err := result(r.JSON201, r.StatusCode(), r.Body)
 		return v.ID, err
+	case models.McpServerCreate:
+		r, err := c.CreateMcpServerWithResponse(ctx, b)
+		if err != nil {
+			return uuid.Nil, err
+		}
+		v, err := result(r.JSON201, r.StatusCode(), r.Body)
+		return v.ID, err
 	case models.PolicyCreate:
 		r, err := c.CreatePolicyWithResponse(ctx, b)
 		if err != nil {
@@ -346,6 +353,13 @@ func (p *Plan) update(ctx context.Context, id uuid.UUID, body any) error {
 		}
 		_, err = result(r.JSON200, r.StatusCode(), r.Body)
 		return err
+	case models.McpServerUpdate:
+		r, err := c.UpdateMcpServerWithResponse(ctx, id, b)
+		if err != nil {
+			return err
+		}
+		_, err = result(r.JSON200, r.StatusCode(), r.Body)
+		return err
 	case models.PolicyUpdate:
 		r, err := c.UpdatePolicyWithResponse(ctx, id, b)
 		if err != nil {
@@ -437,6 +451,12 @@ func (p *Plan) delete(ctx context.Context, k Kind, id uuid.UUID) error {
 		status, body = r.StatusCode(), r.Body
 	case KindHostKey:
 		r, err := c.DeleteHostKeyWithResponse(ctx, id)
+		if err != nil {
+			return err
+		}
+		status, body = r.StatusCode(), r.Body
+	case KindMCPServer:
+		r, err := c.DeleteMcpServerWithResponse(ctx, id)
 		if err != nil {
 			return err
 		}

@@ -73,6 +73,21 @@ func createBody(s spec, id resolver) (any, string) {
 			b.Secret = &s.Secret
 		}
 		return b, "HostKeyCreate"
+	case *MCPServerSpec:
+		b := models.McpServerCreate{
+			Slug: s.Slug, Name: &s.Name, URL: s.URL, Enabled: &s.Enabled, TimeoutMs: &s.TimeoutMs,
+			RateLimitID: id.opt(KindRateLimit, s.RateLimit), ToolRateLimits: toolRateLimits(s.ToolRateLimits, id),
+		}
+		if s.AuthHeader != "" {
+			b.AuthHeader = &s.AuthHeader
+		}
+		if s.AuthSecretRef != "" {
+			b.AuthSecretRef = &s.AuthSecretRef
+		}
+		if s.AuthSecret != "" {
+			b.AuthSecret = &s.AuthSecret
+		}
+		return b, "McpServerCreate"
 	case *PolicySpec:
 		return models.PolicyCreate{
 			Slug: s.Slug, Name: &s.Name, AllModels: &s.AllModels, AllHostKeys: &s.AllHostKeys,
@@ -282,6 +297,29 @@ func updateBody(s spec, f fieldSet, id resolver) any {
 			b.Secret = &s.Secret
 		}
 		return b
+	case *MCPServerSpec:
+		b := models.McpServerUpdate{
+			Name: when(f, "name", s.Name), URL: when(f, "url", s.URL), Enabled: when(f, "enabled", s.Enabled),
+			TimeoutMs: when(f, "timeout_ms", s.TimeoutMs),
+		}
+		if f["rate_limit"] {
+			b.RateLimitID = id.opt(KindRateLimit, s.RateLimit) // the plan refuses taking it off: the API cannot
+		}
+		if f["tool_rate_limits"] {
+			b.ToolRateLimits = toolRateLimits(s.ToolRateLimits, id)
+		}
+		if f["auth_header"] || f["auth_secret_ref"] || f["auth_secret"] {
+			// The API checks the three together: a new header needs its
+			// credential in the same call.
+			b.AuthHeader = &s.AuthHeader
+			if s.AuthSecretRef != "" {
+				b.AuthSecretRef = &s.AuthSecretRef
+			}
+			if s.AuthSecret != "" {
+				b.AuthSecret = &s.AuthSecret
+			}
+		}
+		return b
 	case *PolicySpec:
 		b := models.PolicyUpdate{
 			Name: when(f, "name", s.Name), AllModels: when(f, "all_models", s.AllModels), AllHostKeys: when(f, "all_host_keys", s.AllHostKeys),
@@ -411,4 +449,14 @@ func guardrailsBody(g *Guardrails) *models.Guardrails {
 		b.Rules[i] = o
 	}
 	return b
+}
+
+// toolRateLimits is a server's per-tool rate limits as a body sends them:
+// never null (an update replaces the whole object).
+func toolRateLimits(m map[string]string, id resolver) *models.McpToolRateLimits {
+	out := models.McpToolRateLimits{}
+	for tool, rl := range m {
+		out[tool] = id(KindRateLimit, rl)
+	}
+	return &out
 }

@@ -44,10 +44,15 @@ func Export(ctx context.Context, c *client.ClientWithResponses, w io.Writer, par
 			if err != nil {
 				return nil, err
 			}
-			if o.sealed {
+			if o.sealed && k == KindHostKey {
 				doc.Content[0].HeadComment = "The secret of this host key is sealed in Relay and is not exported: add\n" +
 					"secret_ref: env:NAME (or secret, with --allow-secrets) before applying it elsewhere."
 				warnings = append(warnings, fmt.Sprintf("HostKey %s: sealed secret not exported; the document has no secret", o.name()))
+			}
+			if o.sealed && k == KindMCPServer {
+				doc.Content[0].HeadComment = "The credential of this MCP server is sealed in Relay and is not exported: add\n" +
+					"auth_secret_ref: env:NAME (or auth_secret, with --allow-secrets) before applying it elsewhere."
+				warnings = append(warnings, fmt.Sprintf("MCPServer %s: sealed credential not exported; the document has no auth_secret", o.name()))
 			}
 			if !first {
 				buf.WriteString("---\n")

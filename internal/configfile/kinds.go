@@ -24,6 +24,7 @@ const (
 	KindModel
 	KindBinding
 	KindHostKey
+	KindMCPServer
 	KindPolicy
 	KindServiceAccount
 	KindGroup
@@ -35,7 +36,7 @@ const (
 )
 
 var kindNames = [numKinds]string{
-	"Team", "Project", "RateLimit", "Host", "Model", "Binding", "HostKey", "Policy",
+	"Team", "Project", "RateLimit", "Host", "Model", "Binding", "HostKey", "MCPServer", "Policy",
 	"ServiceAccount", "Group", "User", "PolicyBinding", "RoleBinding", "Budget",
 }
 
@@ -114,6 +115,8 @@ func newSpec(k Kind) spec {
 		return &BindingSpec{Enabled: true, Weight: 1}
 	case KindHostKey:
 		return &HostKeySpec{Enabled: true}
+	case KindMCPServer:
+		return &MCPServerSpec{Enabled: true, TimeoutMs: 60000}
 	case KindPolicy:
 		return &PolicySpec{KeyStrategy: "prioritized", MaxAttempts: 3, LimiterFailureMode: "open", Affinity: "key"}
 	case KindServiceAccount:
@@ -695,6 +698,67 @@ func (s *HostKeySpec) check() error {
 	}
 	if s.Secret != "" && s.SecretRef != "" {
 		return errors.New("give only one of secret_ref, secret")
+	}
+	return nil
+}
+
+// MCPServerSpec is an MCP server Relay fronts at /mcp (docs/mcp.md),
+// Streamable HTTP only. Its credential is one header: auth_header with
+// auth_secret_ref (env:NAME), or a literal auth_secret that the control plane
+// seals, accepted only when the caller allows it and never exported, as a
+// host key's secret. Tool rate limits map a tool's name (as the server names
+// it) to a rate limit's slug.
+type MCPServerSpec struct {
+	Slug           string            `yaml:"slug" cfg:"key"`
+	Name           string            `yaml:"name"`
+	URL            string            `yaml:"url"`
+	Enabled        bool              `yaml:"enabled"`
+	TimeoutMs      int32             `yaml:"timeout_ms"`
+	RateLimit      string            `yaml:"rate_limit"`
+	ToolRateLimits map[string]string `yaml:"tool_rate_limits"`
+	AuthHeader     string            `yaml:"auth_header"`
+	AuthSecretRef  string            `yaml:"auth_secret_ref"`
+	AuthSecret     string            `yaml:"auth_secret" cfg:"secret"`
+}
+
+func (s *MCPServerSpec) key() string { return s.Slug }
+func (s *MCPServerSpec) normalize() {
+	if len(s.ToolRateLimits) == 0 {
+		s.ToolRateLimits = nil
+	}
+}
+
+// refs names the rate limits without cascade: deleting a rate limit takes
+// it off the server (ON DELETE SET NULL).
+func (s *MCPServerSpec) refs() []ref {
+	var r []ref
+	if s.RateLimit != "" {
+		r = append(r, ref{field: "rate_limit", kind: KindRateLimit, key: s.RateLimit})
+	}
+	tools := make([]string, 0, len(s.ToolRateLimits))
+	for t := range s.ToolRateLimits {
+		tools = append(tools, t)
+	}
+	slices.Sort(tools)
+	for _, t := range tools {
+		r = append(r, ref{field: "tool_rate_limits." + t, kind: KindRateLimit, key: s.ToolRateLimits[t]})
+	}
+	return r
+}
+func (s *MCPServerSpec) check() error {
+	if s.Slug == "" || s.URL == "" {
+		return required("slug", "url")
+	}
+	if s.AuthSecret != "" && s.AuthSecretRef != "" {
+		return errors.New("give only one of auth_secret_ref, auth_secret")
+	}
+	if s.AuthHeader == "" && (s.AuthSecret != "" || s.AuthSecretRef != "") {
+		return errors.New("auth_header: a credential needs the header it is sent in")
+	}
+	for t, rl := range s.ToolRateLimits {
+		if rl == "" {
+			return fmt.Errorf("tool_rate_limits.%s: a rate limit's slug is required", t)
+		}
 	}
 	return nil
 }

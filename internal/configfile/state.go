@@ -26,7 +26,7 @@ type object struct {
 	id   uuid.UUID
 
 	rules  []models.RateLimitRule // a rate limit's rules, with their ids
-	sealed bool                   // a host key whose secret is sealed (no env reference)
+	sealed bool                   // a host key's secret, an MCP server's credential, is sealed (no env reference)
 }
 
 func (o *object) name() string { return o.spec.key() }
@@ -79,6 +79,7 @@ type snapshot struct {
 	bindings        []models.Binding
 	hostKeys        []models.HostKey
 	policies        []models.Policy
+	mcpServers      []models.McpServer
 	serviceAccounts []models.ServiceAccount
 	groups          []models.Group
 	users           []models.User
@@ -191,6 +192,17 @@ func readState(ctx context.Context, c *client.ClientWithResponses, parallel int,
 				return l.Items, l.NextCursor, err
 			})
 			return wrap("list policies", err)
+		},
+		func(ctx context.Context) (err error) {
+			snap.mcpServers, err = listAll(func(cur *string) ([]models.McpServer, *string, error) {
+				r, err := c.ListMcpServersWithResponse(ctx, &models.ListMcpServersParams{Limit: limit(), Cursor: cur})
+				if err != nil {
+					return nil, nil, err
+				}
+				l, err := result(r.JSON200, r.StatusCode(), r.Body)
+				return l.Items, l.NextCursor, err
+			})
+			return wrap("list MCP servers", err)
 		},
 		func(ctx context.Context) (err error) {
 			snap.serviceAccounts, err = listAll(func(cur *string) ([]models.ServiceAccount, *string, error) {
@@ -536,6 +548,29 @@ func buildState(snap *snapshot, partial bool) (*state, error) {
 		s.normalize()
 		hostKeys[k.ID] = s.key()
 		add(&object{kind: KindHostKey, id: k.ID, spec: s, sealed: k.SecretRef == nil})
+	}
+	for _, m := range snap.mcpServers {
+		s := &MCPServerSpec{
+			Slug: m.Slug, Name: m.Name, URL: m.URL, Enabled: m.Enabled, TimeoutMs: m.TimeoutMs,
+			RateLimit: must(rateLimits.ofPtr("rate limit", m.RateLimitID)), AuthHeader: m.AuthHeader,
+			AuthSecretRef: orEmpty(m.AuthSecretRef),
+		}
+		stale := 0
+		for tool, id := range m.ToolRateLimits {
+			if rl, ok := rateLimits[id]; ok {
+				if s.ToolRateLimits == nil {
+					s.ToolRateLimits = map[string]string{}
+				}
+				s.ToolRateLimits[tool] = rl
+			} else {
+				stale++ // no foreign key: a deleted rate limit lingers, and limits nothing
+			}
+		}
+		if stale > 0 {
+			st.notes = append(st.notes, fmt.Sprintf("MCPServer %s: %d tool rate limit(s) name a rate limit that no longer exists; left out", m.Slug, stale))
+		}
+		s.normalize()
+		add(&object{kind: KindMCPServer, id: m.ID, spec: s, sealed: string(m.AuthSecretSource) == "sealed"}) // models is the names map here
 	}
 	for _, p := range snap.policies {
 		policies[p.ID] = p.Slug
