@@ -560,7 +560,10 @@ func (p *Plan) children(ctx context.Context, s spec, have *object, id uuid.UUID,
 			}); err != nil {
 			return err
 		}
-		return p.syncGrants(ctx, id, s, old, ref)
+		if err := p.syncGrants(ctx, id, s, old, ref); err != nil {
+			return err
+		}
+		return p.setMCP(ctx, id, s.MCP)
 	case *UserSpec:
 		var old []string
 		if have != nil {
@@ -590,6 +593,26 @@ func (p *Plan) children(ctx context.Context, s spec, have *object, id uuid.UUID,
 				return fmt.Errorf("remove from group %s: %w", g, err)
 			}
 		}
+	}
+	return nil
+}
+
+// setMCP sets a policy's MCP grants when its document has them (the API
+// replaces them whole, and shows them nowhere to compare with).
+func (p *Plan) setMCP(ctx context.Context, policyID uuid.UUID, m *PolicyMCP) error {
+	if m == nil {
+		return nil
+	}
+	grants := m.Grants
+	if grants == nil {
+		grants = []string{}
+	}
+	r, err := p.c.SetPolicyMcpGrantsWithResponse(ctx, policyID, models.PolicyMcpGrants{Grants: grants, RequireApproval: &m.RequireApproval})
+	if err != nil {
+		return err
+	}
+	if _, err := result(r.JSON200, r.StatusCode(), r.Body); err != nil {
+		return fmt.Errorf("set the MCP grants: %w", err)
 	}
 	return nil
 }

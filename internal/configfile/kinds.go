@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/textproto"
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -800,6 +801,46 @@ type PolicySpec struct {
 	// Guardrails are the policy's guardrails (docs/guardrails.md); absent:
 	// none.
 	Guardrails *Guardrails `yaml:"guardrails"`
+	// MCP is the MCP tools the policy grants (docs/mcp.md#grants). The
+	// control API takes them (POST /api/policies/{id}/mcp) but shows them
+	// nowhere, so they are write-only here: a document with the block sets
+	// them on every apply, one without it leaves them as they are, and
+	// export cannot write them.
+	MCP *PolicyMCP `yaml:"mcp" cfg:"unread"`
+}
+
+// PolicyMCP is a policy's MCP grants: patterns `<server>`,
+// `<server>__<tool>`, or globs with `*`, in order, and whether a granted
+// server's tools no operator has approved yet are withheld.
+type PolicyMCP struct {
+	Grants          []string `yaml:"grants"`
+	RequireApproval bool     `yaml:"require_approval,omitempty"`
+}
+
+func (m *PolicyMCP) String() string {
+	s := "[" + strings.Join(m.Grants, ", ") + "]"
+	if m.RequireApproval {
+		s += " requiring approval"
+	}
+	return s
+}
+
+// mcpGrant is what the control API takes as one grant pattern.
+var mcpGrant = regexp.MustCompile(`^[A-Za-z0-9_.*-]{1,200}$`)
+
+func (m *PolicyMCP) check() error {
+	if m == nil {
+		return nil
+	}
+	if len(m.Grants) > 256 {
+		return errors.New("mcp.grants: at most 256")
+	}
+	for i, g := range m.Grants {
+		if srv, _, _ := strings.Cut(g, "__"); !mcpGrant.MatchString(g) || srv == "" {
+			return fmt.Errorf("mcp.grants.%d: %q is not <server>, <server>__<tool> or a glob of them", i, g)
+		}
+	}
+	return nil
 }
 
 // ResponseCache is a policy's response cache settings. The block being
@@ -971,6 +1012,9 @@ func (s *PolicySpec) check() error {
 		if i > 0 && s.ModelRateLimits[i-1].Model == m.Model {
 			return fmt.Errorf("model_rate_limits: model %q is listed twice", m.Model)
 		}
+	}
+	if err := s.MCP.check(); err != nil {
+		return err
 	}
 	return s.Guardrails.check()
 }

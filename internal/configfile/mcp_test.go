@@ -211,3 +211,59 @@ func TestPlan_BadMCPServersNameTheDocument(t *testing.T) {
 		t.Errorf("bad documents wrote %d audit rows", n)
 	}
 }
+
+// TestApply_PolicyMCPGrantsAreWriteOnly: a policy's mcp block reaches the
+// policy (read here from the store: the control API shows the grants
+// nowhere), is set again on every apply since it cannot be compared, a
+// document without the block leaves the grants alone, and export warns that
+// it cannot write them.
+func TestApply_PolicyMCPGrantsAreWriteOnly(t *testing.T) {
+	t.Parallel()
+	srv := configfiletest.New(t)
+	apply(t, srv, load(t, fixture), configfile.Options{})
+	grants := func() ([]string, bool) {
+		t.Helper()
+		p, err := srv.Store.Policies().GetBySlug(t.Context(), "everything")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.MCPGrants, p.MCPRequireApproval
+	}
+	const pol = "kind: Policy\nspec:\n  slug: everything\n  all_models: true\n  all_host_keys: true\n  limiter_failure_mode: closed\n  route_strategy: cost\n  affinity: binding\n"
+	withMCP := parse(t, pol+"  mcp: {grants: [github, docs__search*], require_approval: true}\n")
+	p := apply(t, srv, withMCP, configfile.Options{})
+	if got := printed(t, p); !strings.Contains(got, "~ update Policy everything (") ||
+		!strings.Contains(got, "mcp: (not shown by Relay) → [github, docs__search*] requiring approval)\n") {
+		t.Errorf("plan:\n%s", got)
+	}
+	if g, ra := grants(); strings.Join(g, ",") != "github,docs__search*" || !ra {
+		t.Errorf("grants = %v, require_approval %v", g, ra)
+	}
+
+	// Without the block (the fixture's own document): the grants stay.
+	apply(t, srv, load(t, fixture), configfile.Options{})
+	if g, _ := grants(); len(g) != 2 {
+		t.Errorf("a document without mcp changed the grants: %v", g)
+	}
+	// An empty list withdraws them.
+	apply(t, srv, parse(t, pol+"  mcp: {grants: []}\n"), configfile.Options{})
+	if g, ra := grants(); len(g) != 0 || ra {
+		t.Errorf("grants = %v, require_approval %v", g, ra)
+	}
+
+	var out bytes.Buffer
+	warnings, err := configfile.Export(t.Context(), srv.Client, &out, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out.String(), "mcp:") || !strings.Contains(strings.Join(warnings, "\n"), "MCP grants are not exported") {
+		t.Errorf("warnings %q\n%s", warnings, out.String())
+	}
+
+	for _, bad := range []string{"grants: ['gh/x']", "grants: ['__tool']"} {
+		docs, err := configfile.Parse("test.yaml", []byte(pol+"  mcp: {"+bad+"}\n"))
+		if err == nil || !strings.Contains(err.Error(), "test.yaml:1 (line 1) Policy everything: mcp.grants.0: ") {
+			t.Errorf("%s: docs %v, err = %v", bad, docs, err)
+		}
+	}
+}

@@ -221,7 +221,12 @@ func NewPlan(ctx context.Context, c *client.ClientWithResponses, docs []Document
 					return nil, docError(o, err)
 				}
 			}
-			if changes := diff(o, have); len(changes) > 0 {
+			changes := diff(o, have)
+			if ps, ok := o.spec.(*PolicySpec); ok && ps.MCP != nil {
+				// Relay does not show a policy's MCP grants: set them every time.
+				changes = append(changes, Change{Field: "mcp", Old: "(not shown by Relay)", New: ps.MCP.String()})
+			}
+			if len(changes) > 0 {
 				p.Steps = append(p.Steps, Step{Action: ActionUpdate, Kind: k, Name: o.name(), Source: o.src, Changes: changes, want: o, have: have})
 			}
 		}
@@ -365,7 +370,7 @@ func diff(want, have *object) []Change {
 		f := t.Field(i)
 		tag := f.Tag.Get("cfg")
 		name := yamlName(f)
-		if tag == "key" || tag == "secret" {
+		if tag == "key" || tag == "secret" || tag == "unread" {
 			continue
 		}
 		w, h := wv.Field(i), hv.Field(i)
