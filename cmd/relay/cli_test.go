@@ -45,7 +45,7 @@ func TestApply_DryRunChangesNothing(t *testing.T) {
 	t.Parallel()
 	srv := configfiletest.New(t)
 	out := mustCLI(t, srv, "apply", "-f", catalog, "--dry-run")
-	if !strings.Contains(out, "+ create Host openai\n") || !strings.HasSuffix(out, "plan: 29 to create, 0 to update, 0 to delete\n") {
+	if !strings.Contains(out, "+ create Host openai\n") || !strings.HasSuffix(out, "plan: 31 to create, 0 to update, 0 to delete\n") {
 		t.Errorf("dry run prints:\n%s", out)
 	}
 	if n := srv.AuditRows(t); n != 0 {
@@ -60,7 +60,7 @@ func TestApply_TwiceIsANoop(t *testing.T) {
 	t.Parallel()
 	srv := configfiletest.New(t)
 	out := mustCLI(t, srv, "apply", "-f", catalog)
-	if !regexp.MustCompile(`(?m)^applied: 29 created, 0 updated, 0 deleted in \S+$`).MatchString(out) {
+	if !regexp.MustCompile(`(?m)^applied: 31 created, 0 updated, 0 deleted in \S+$`).MatchString(out) {
 		t.Errorf("first apply prints:\n%s", out)
 	}
 	audit := srv.AuditRows(t)

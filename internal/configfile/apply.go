@@ -241,6 +241,13 @@ func (p *Plan) create(ctx context.Context, body any) (uuid.UUID, error) {
 		}
 		v, err := result(r.JSON201, r.StatusCode(), r.Body)
 		return v.ID, err
+	case models.McpServerCreate:
+		r, err := c.CreateMcpServerWithResponse(ctx, b)
+		if err != nil {
+			return uuid.Nil, err
+		}
+		v, err := result(r.JSON201, r.StatusCode(), r.Body)
+		return v.ID, err
 	case models.PolicyCreate:
 		r, err := c.CreatePolicyWithResponse(ctx, b)
 		if err != nil {
@@ -346,6 +353,13 @@ func (p *Plan) update(ctx context.Context, id uuid.UUID, body any) error {
 		}
 		_, err = result(r.JSON200, r.StatusCode(), r.Body)
 		return err
+	case models.McpServerUpdate:
+		r, err := c.UpdateMcpServerWithResponse(ctx, id, b)
+		if err != nil {
+			return err
+		}
+		_, err = result(r.JSON200, r.StatusCode(), r.Body)
+		return err
 	case models.PolicyUpdate:
 		r, err := c.UpdatePolicyWithResponse(ctx, id, b)
 		if err != nil {
@@ -437,6 +451,12 @@ func (p *Plan) delete(ctx context.Context, k Kind, id uuid.UUID) error {
 		status, body = r.StatusCode(), r.Body
 	case KindHostKey:
 		r, err := c.DeleteHostKeyWithResponse(ctx, id)
+		if err != nil {
+			return err
+		}
+		status, body = r.StatusCode(), r.Body
+	case KindMCPServer:
+		r, err := c.DeleteMcpServerWithResponse(ctx, id)
 		if err != nil {
 			return err
 		}
@@ -540,7 +560,10 @@ func (p *Plan) children(ctx context.Context, s spec, have *object, id uuid.UUID,
 			}); err != nil {
 			return err
 		}
-		return p.syncGrants(ctx, id, s, old, ref)
+		if err := p.syncGrants(ctx, id, s, old, ref); err != nil {
+			return err
+		}
+		return p.setMCP(ctx, id, s.MCP)
 	case *UserSpec:
 		var old []string
 		if have != nil {
@@ -570,6 +593,26 @@ func (p *Plan) children(ctx context.Context, s spec, have *object, id uuid.UUID,
 				return fmt.Errorf("remove from group %s: %w", g, err)
 			}
 		}
+	}
+	return nil
+}
+
+// setMCP sets a policy's MCP grants when its document has them (the API
+// replaces them whole, and shows them nowhere to compare with).
+func (p *Plan) setMCP(ctx context.Context, policyID uuid.UUID, m *PolicyMCP) error {
+	if m == nil {
+		return nil
+	}
+	grants := m.Grants
+	if grants == nil {
+		grants = []string{}
+	}
+	r, err := p.c.SetPolicyMcpGrantsWithResponse(ctx, policyID, models.PolicyMcpGrants{Grants: grants, RequireApproval: &m.RequireApproval})
+	if err != nil {
+		return err
+	}
+	if _, err := result(r.JSON200, r.StatusCode(), r.Body); err != nil {
+		return fmt.Errorf("set the MCP grants: %w", err)
 	}
 	return nil
 }

@@ -1,6 +1,8 @@
 package configfile
 
 import (
+	"slices"
+
 	"github.com/google/uuid"
 	"github.com/relay-llm/relay/openapi/models"
 
@@ -71,6 +73,21 @@ func createBody(s spec, id resolver) (any, string) {
 			b.Secret = &s.Secret
 		}
 		return b, "HostKeyCreate"
+	case *MCPServerSpec:
+		b := models.McpServerCreate{
+			Slug: s.Slug, Name: &s.Name, URL: s.URL, Enabled: &s.Enabled, TimeoutMs: &s.TimeoutMs,
+			RateLimitID: id.opt(KindRateLimit, s.RateLimit), ToolRateLimits: toolRateLimits(s.ToolRateLimits, id),
+		}
+		if s.AuthHeader != "" {
+			b.AuthHeader = &s.AuthHeader
+		}
+		if s.AuthSecretRef != "" {
+			b.AuthSecretRef = &s.AuthSecretRef
+		}
+		if s.AuthSecret != "" {
+			b.AuthSecret = &s.AuthSecret
+		}
+		return b, "McpServerCreate"
 	case *PolicySpec:
 		return models.PolicyCreate{
 			Slug: s.Slug, Name: &s.Name, AllModels: &s.AllModels, AllHostKeys: &s.AllHostKeys,
@@ -81,6 +98,7 @@ func createBody(s spec, id resolver) (any, string) {
 			RouteStrategy: ptr(models.PolicyRouteStrategy(s.RouteStrategy)), Affinity: ptr(models.RouteAffinity(s.Affinity)),
 			BudgetFallback: &s.BudgetFallback, TeamID: id.opt(KindTeam, s.Team),
 			DegradeAfterMs: s.DegradeAfterMs, DegradeBelowPriority: s.DegradeBelowPriority,
+			ResponseCache: responseCacheBody(s.ResponseCache, id), Guardrails: guardrailsBody(s.Guardrails),
 		}, "PolicyCreate"
 	case *ServiceAccountSpec:
 		return models.ServiceAccountCreate{
@@ -279,6 +297,29 @@ func updateBody(s spec, f fieldSet, id resolver) any {
 			b.Secret = &s.Secret
 		}
 		return b
+	case *MCPServerSpec:
+		b := models.McpServerUpdate{
+			Name: when(f, "name", s.Name), URL: when(f, "url", s.URL), Enabled: when(f, "enabled", s.Enabled),
+			TimeoutMs: when(f, "timeout_ms", s.TimeoutMs),
+		}
+		if f["rate_limit"] {
+			b.RateLimitID = id.opt(KindRateLimit, s.RateLimit) // the plan refuses taking it off: the API cannot
+		}
+		if f["tool_rate_limits"] {
+			b.ToolRateLimits = toolRateLimits(s.ToolRateLimits, id)
+		}
+		if f["auth_header"] || f["auth_secret_ref"] || f["auth_secret"] {
+			// The API checks the three together: a new header needs its
+			// credential in the same call.
+			b.AuthHeader = &s.AuthHeader
+			if s.AuthSecretRef != "" {
+				b.AuthSecretRef = &s.AuthSecretRef
+			}
+			if s.AuthSecret != "" {
+				b.AuthSecret = &s.AuthSecret
+			}
+		}
+		return b
 	case *PolicySpec:
 		b := models.PolicyUpdate{
 			Name: when(f, "name", s.Name), AllModels: when(f, "all_models", s.AllModels), AllHostKeys: when(f, "all_host_keys", s.AllHostKeys),
@@ -306,7 +347,17 @@ func updateBody(s spec, f fieldSet, id resolver) any {
 		if f["degrade_below_priority"] {
 			b.DegradeBelowPriority = nullable.FromPointer(s.DegradeBelowPriority)
 		}
-		if b.Name == nil && b.AllModels == nil && b.AllHostKeys == nil && b.RateLimitID == nil && b.MaxWaitMs == nil &&
+		if f["response_cache"] {
+			if b.ResponseCache = responseCacheBody(s.ResponseCache, id); b.ResponseCache == nil {
+				b.ResponseCache = &models.ResponseCache{Enabled: false}
+			}
+		}
+		if f["guardrails"] {
+			if b.Guardrails = guardrailsBody(s.Guardrails); b.Guardrails == nil {
+				b.Guardrails = &models.Guardrails{Rules: []models.GuardrailRule{}}
+			}
+		}
+		if b.ResponseCache == nil && b.Guardrails == nil && b.Name == nil && b.AllModels == nil && b.AllHostKeys == nil && b.RateLimitID == nil && b.MaxWaitMs == nil &&
 			b.Priority == nil && b.MaxAttempts == nil && b.KeyStrategy == nil && b.LimiterFailureMode == nil &&
 			b.CapturePayloads == nil && b.CaptureMaxBytes == nil && b.RouteStrategy == nil && b.Affinity == nil &&
 			b.BudgetFallback == nil && !b.DegradeAfterMs.IsSpecified() && !b.DegradeBelowPriority.IsSpecified() {
@@ -332,4 +383,80 @@ func updateBody(s spec, f fieldSet, id resolver) any {
 		return models.BudgetUpdate{Amount: when(f, "amount", s.Amount)}
 	}
 	return nil // role bindings: every field is identity
+}
+
+// responseCacheBody is a policy's cache settings as a body sends them: nil
+// when off (left out of a create; an update sends enabled false instead).
+func responseCacheBody(c *ResponseCache, id resolver) *models.ResponseCache {
+	if c == nil {
+		return nil
+	}
+	b := &models.ResponseCache{Enabled: true, TTLSeconds: &c.TTLSeconds, MaxEntryBytes: &c.MaxEntryBytes, Nondeterministic: &c.Nondeterministic}
+	if c.Scope != "" {
+		b.Scope = ptr(models.ResponseCacheScope(c.Scope))
+	}
+	if c.ScopeHeader != "" {
+		b.ScopeHeader = &c.ScopeHeader
+	}
+	if len(c.Models) > 0 {
+		ms := make([]uuid.UUID, len(c.Models))
+		for i, m := range c.Models {
+			ms[i] = id(KindModel, m)
+		}
+		b.Models = &ms
+	}
+	return b
+}
+
+// guardrailsBody is a policy's guardrails as a body sends them: nil when
+// there are none.
+func guardrailsBody(g *Guardrails) *models.Guardrails {
+	if g == nil {
+		return nil
+	}
+	b := &models.Guardrails{Rules: make([]models.GuardrailRule, len(g.Rules))}
+	if g.MaxPromptBytes != 0 {
+		b.MaxPromptBytes = &g.MaxPromptBytes
+	}
+	for i, r := range g.Rules {
+		o := models.GuardrailRule{Name: r.Name, Stage: models.GuardrailRuleStage(r.Stage), Action: models.GuardrailRuleAction(r.Action)}
+		if r.Detectors != nil {
+			ds := make([]models.GuardrailRuleDetectors, len(r.Detectors))
+			for j, d := range r.Detectors {
+				ds[j] = models.GuardrailRuleDetectors(d)
+			}
+			o.Detectors = &ds
+		}
+		if r.DenyWords != nil {
+			o.DenyWords = ptr(slices.Clone(r.DenyWords))
+		}
+		if r.DenyPatterns != nil {
+			o.DenyPatterns = ptr(slices.Clone(r.DenyPatterns))
+		}
+		if w := r.Webhook; w != nil {
+			ow := &models.GuardrailWebhook{URL: w.URL}
+			if w.TimeoutMs != 0 {
+				ow.TimeoutMs = ptr(w.TimeoutMs)
+			}
+			if w.MaxConcurrent != 0 {
+				ow.MaxConcurrent = ptr(w.MaxConcurrent)
+			}
+			if w.Fail != "" {
+				ow.Fail = ptr(models.GuardrailWebhookFail(w.Fail))
+			}
+			o.Webhook = ow
+		}
+		b.Rules[i] = o
+	}
+	return b
+}
+
+// toolRateLimits is a server's per-tool rate limits as a body sends them:
+// never null (an update replaces the whole object).
+func toolRateLimits(m map[string]string, id resolver) *models.McpToolRateLimits {
+	out := models.McpToolRateLimits{}
+	for tool, rl := range m {
+		out[tool] = id(KindRateLimit, rl)
+	}
+	return &out
 }

@@ -35,6 +35,9 @@ func Export(ctx context.Context, c *client.ClientWithResponses, w io.Writer, par
 			warnings = append(warnings, fmt.Sprintf("%d %s object(s) left out: they repeat another's natural key", n, k))
 		}
 	}
+	if len(st.objs[KindMCPServer]) > 0 && len(st.objs[KindPolicy]) > 0 {
+		warnings = append(warnings, "policies' MCP grants are not exported: the control API does not show them (add mcp: {grants: […]} to the Policy documents that grant tools)")
+	}
 	var buf bytes.Buffer
 	buf.WriteString("# Relay catalog, written by `relay export`. Apply with `relay apply -f FILE`.\n")
 	first := true
@@ -44,10 +47,15 @@ func Export(ctx context.Context, c *client.ClientWithResponses, w io.Writer, par
 			if err != nil {
 				return nil, err
 			}
-			if o.sealed {
+			if o.sealed && k == KindHostKey {
 				doc.Content[0].HeadComment = "The secret of this host key is sealed in Relay and is not exported: add\n" +
 					"secret_ref: env:NAME (or secret, with --allow-secrets) before applying it elsewhere."
 				warnings = append(warnings, fmt.Sprintf("HostKey %s: sealed secret not exported; the document has no secret", o.name()))
+			}
+			if o.sealed && k == KindMCPServer {
+				doc.Content[0].HeadComment = "The credential of this MCP server is sealed in Relay and is not exported: add\n" +
+					"auth_secret_ref: env:NAME (or auth_secret, with --allow-secrets) before applying it elsewhere."
+				warnings = append(warnings, fmt.Sprintf("MCPServer %s: sealed credential not exported; the document has no auth_secret", o.name()))
 			}
 			if !first {
 				buf.WriteString("---\n")
@@ -92,7 +100,7 @@ func specNode(k Kind, s spec) (*yaml.Node, error) {
 	n := &yaml.Node{Kind: yaml.MappingNode}
 	for i := range t.NumField() {
 		f := t.Field(i)
-		if f.Tag.Get("cfg") == "secret" {
+		if tag := f.Tag.Get("cfg"); tag == "secret" || tag == "unread" {
 			continue
 		}
 		fv := v.Field(i)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/textproto"
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -24,6 +25,7 @@ const (
 	KindModel
 	KindBinding
 	KindHostKey
+	KindMCPServer
 	KindPolicy
 	KindServiceAccount
 	KindGroup
@@ -35,7 +37,7 @@ const (
 )
 
 var kindNames = [numKinds]string{
-	"Team", "Project", "RateLimit", "Host", "Model", "Binding", "HostKey", "Policy",
+	"Team", "Project", "RateLimit", "Host", "Model", "Binding", "HostKey", "MCPServer", "Policy",
 	"ServiceAccount", "Group", "User", "PolicyBinding", "RoleBinding", "Budget",
 }
 
@@ -114,6 +116,8 @@ func newSpec(k Kind) spec {
 		return &BindingSpec{Enabled: true, Weight: 1}
 	case KindHostKey:
 		return &HostKeySpec{Enabled: true}
+	case KindMCPServer:
+		return &MCPServerSpec{Enabled: true, TimeoutMs: 60000}
 	case KindPolicy:
 		return &PolicySpec{KeyStrategy: "prioritized", MaxAttempts: 3, LimiterFailureMode: "open", Affinity: "key"}
 	case KindServiceAccount:
@@ -699,6 +703,67 @@ func (s *HostKeySpec) check() error {
 	return nil
 }
 
+// MCPServerSpec is an MCP server Relay fronts at /mcp (docs/mcp.md),
+// Streamable HTTP only. Its credential is one header: auth_header with
+// auth_secret_ref (env:NAME), or a literal auth_secret that the control plane
+// seals, accepted only when the caller allows it and never exported, as a
+// host key's secret. Tool rate limits map a tool's name (as the server names
+// it) to a rate limit's slug.
+type MCPServerSpec struct {
+	Slug           string            `yaml:"slug" cfg:"key"`
+	Name           string            `yaml:"name"`
+	URL            string            `yaml:"url"`
+	Enabled        bool              `yaml:"enabled"`
+	TimeoutMs      int32             `yaml:"timeout_ms"`
+	RateLimit      string            `yaml:"rate_limit"`
+	ToolRateLimits map[string]string `yaml:"tool_rate_limits"`
+	AuthHeader     string            `yaml:"auth_header"`
+	AuthSecretRef  string            `yaml:"auth_secret_ref"`
+	AuthSecret     string            `yaml:"auth_secret" cfg:"secret"`
+}
+
+func (s *MCPServerSpec) key() string { return s.Slug }
+func (s *MCPServerSpec) normalize() {
+	if len(s.ToolRateLimits) == 0 {
+		s.ToolRateLimits = nil
+	}
+}
+
+// refs names the rate limits without cascade: deleting a rate limit takes
+// it off the server (ON DELETE SET NULL).
+func (s *MCPServerSpec) refs() []ref {
+	var r []ref
+	if s.RateLimit != "" {
+		r = append(r, ref{field: "rate_limit", kind: KindRateLimit, key: s.RateLimit})
+	}
+	tools := make([]string, 0, len(s.ToolRateLimits))
+	for t := range s.ToolRateLimits {
+		tools = append(tools, t)
+	}
+	slices.Sort(tools)
+	for _, t := range tools {
+		r = append(r, ref{field: "tool_rate_limits." + t, kind: KindRateLimit, key: s.ToolRateLimits[t]})
+	}
+	return r
+}
+func (s *MCPServerSpec) check() error {
+	if s.Slug == "" || s.URL == "" {
+		return required("slug", "url")
+	}
+	if s.AuthSecret != "" && s.AuthSecretRef != "" {
+		return errors.New("give only one of auth_secret_ref, auth_secret")
+	}
+	if s.AuthHeader == "" && (s.AuthSecret != "" || s.AuthSecretRef != "") {
+		return errors.New("auth_header: a credential needs the header it is sent in")
+	}
+	for t, rl := range s.ToolRateLimits {
+		if rl == "" {
+			return fmt.Errorf("tool_rate_limits.%s: a rate limit's slug is required", t)
+		}
+	}
+	return nil
+}
+
 // PolicySpec is a policy with its grants: the models it grants (by name),
 // the host keys its requests may spend ("host/slug") and its per-model rate
 // limits. Team is the owning team's slug ("" for a system policy); it is set
@@ -730,6 +795,158 @@ type PolicySpec struct {
 	HostKeys             []string         `yaml:"host_keys" cfg:"set"`
 	SharedWith           []string         `yaml:"shared_with,omitempty" cfg:"set"` // teams whose admins may attach a system policy
 	ModelRateLimits      []ModelRateLimit `yaml:"model_rate_limits"`
+	// ResponseCache is the policy's exact response cache
+	// (docs/caching.md); absent: off.
+	ResponseCache *ResponseCache `yaml:"response_cache"`
+	// Guardrails are the policy's guardrails (docs/guardrails.md); absent:
+	// none.
+	Guardrails *Guardrails `yaml:"guardrails"`
+	// MCP is the MCP tools the policy grants (docs/mcp.md#grants). The
+	// control API takes them (POST /api/policies/{id}/mcp) but shows them
+	// nowhere, so they are write-only here: a document with the block sets
+	// them on every apply, one without it leaves them as they are, and
+	// export cannot write them.
+	MCP *PolicyMCP `yaml:"mcp" cfg:"unread"`
+}
+
+// PolicyMCP is a policy's MCP grants: patterns `<server>`,
+// `<server>__<tool>`, or globs with `*`, in order, and whether a granted
+// server's tools no operator has approved yet are withheld.
+type PolicyMCP struct {
+	Grants          []string `yaml:"grants"`
+	RequireApproval bool     `yaml:"require_approval,omitempty"`
+}
+
+func (m *PolicyMCP) String() string {
+	s := "[" + strings.Join(m.Grants, ", ") + "]"
+	if m.RequireApproval {
+		s += " requiring approval"
+	}
+	return s
+}
+
+// mcpGrant is what the control API takes as one grant pattern.
+var mcpGrant = regexp.MustCompile(`^[A-Za-z0-9_.*-]{1,200}$`)
+
+func (m *PolicyMCP) check() error {
+	if m == nil {
+		return nil
+	}
+	if len(m.Grants) > 256 {
+		return errors.New("mcp.grants: at most 256")
+	}
+	for i, g := range m.Grants {
+		if srv, _, _ := strings.Cut(g, "__"); !mcpGrant.MatchString(g) || srv == "" {
+			return fmt.Errorf("mcp.grants.%d: %q is not <server>, <server>__<tool> or a glob of them", i, g)
+		}
+	}
+	return nil
+}
+
+// ResponseCache is a policy's response cache settings. The block being
+// there turns the cache on; `enabled: false` (the API's spelling) turns it
+// off as leaving the block out does. Models are a set of model names (none:
+// every model the policy grants); scope project is written as no scope.
+type ResponseCache struct {
+	Enabled          *bool    `yaml:"enabled,omitempty"`
+	Models           []string `yaml:"models,omitempty"`
+	Scope            string   `yaml:"scope,omitempty"`
+	ScopeHeader      string   `yaml:"scope_header,omitempty"`
+	TTLSeconds       int      `yaml:"ttl_seconds,omitempty"`
+	MaxEntryBytes    int      `yaml:"max_entry_bytes,omitempty"`
+	Nondeterministic bool     `yaml:"nondeterministic,omitempty"`
+}
+
+// Guardrails are a policy's guardrail rules, in order, and its prompt-size
+// ceiling.
+type Guardrails struct {
+	MaxPromptBytes int             `yaml:"max_prompt_bytes,omitempty"`
+	Rules          []GuardrailRule `yaml:"rules,omitempty"`
+}
+
+// GuardrailRule is one guardrail: built-in detectors, deny-lists, or a
+// webhook (internal/guardhook). A webhook carries no credential: the API
+// refuses a URL with user information, so there is no secret to keep out of
+// a file.
+type GuardrailRule struct {
+	Name         string            `yaml:"name"`
+	Stage        string            `yaml:"stage"`
+	Action       string            `yaml:"action"`
+	Detectors    []string          `yaml:"detectors,omitempty"`
+	DenyWords    []string          `yaml:"deny_words,omitempty"`
+	DenyPatterns []string          `yaml:"deny_patterns,omitempty"`
+	Webhook      *GuardrailWebhook `yaml:"webhook,omitempty"`
+}
+
+// GuardrailWebhook is an external guardrail. Fail closed (the default) is
+// written as no fail.
+type GuardrailWebhook struct {
+	URL           string `yaml:"url"`
+	TimeoutMs     int    `yaml:"timeout_ms,omitempty"`
+	Fail          string `yaml:"fail,omitempty"`
+	MaxConcurrent int    `yaml:"max_concurrent,omitempty"`
+}
+
+// normalize puts the settings in the form the control API gives back: off
+// is nil, defaults are zero values, empty lists are nil.
+func (c *ResponseCache) normalize() *ResponseCache {
+	if c == nil || c.Enabled != nil && !*c.Enabled {
+		return nil
+	}
+	c.Enabled = nil
+	c.Models = sortedSet(c.Models)
+	if c.Scope == "project" {
+		c.Scope = ""
+	}
+	return c
+}
+
+func (g *Guardrails) normalize() *Guardrails {
+	if g == nil {
+		return nil
+	}
+	for i := range g.Rules {
+		r := &g.Rules[i]
+		if len(r.Detectors) == 0 {
+			r.Detectors = nil
+		}
+		if len(r.DenyWords) == 0 {
+			r.DenyWords = nil
+		}
+		if len(r.DenyPatterns) == 0 {
+			r.DenyPatterns = nil
+		}
+		if r.Webhook != nil && r.Webhook.Fail == "closed" {
+			r.Webhook.Fail = ""
+		}
+	}
+	if len(g.Rules) == 0 {
+		g.Rules = nil
+		if g.MaxPromptBytes == 0 {
+			return nil // the API keeps no rules and no ceiling as none
+		}
+	}
+	return g
+}
+
+func (g *Guardrails) check() error {
+	if g == nil {
+		return nil
+	}
+	for i, r := range g.Rules {
+		if r.Name == "" || r.Stage == "" || r.Action == "" {
+			return fmt.Errorf("guardrails.rules.%d: name, stage and action are required", i)
+		}
+		for j := range i {
+			if g.Rules[j].Name == r.Name {
+				return fmt.Errorf("guardrails.rules.%d: the name %q is used by rules.%d too", i, r.Name, j)
+			}
+		}
+		if r.Webhook != nil && r.Webhook.URL == "" {
+			return fmt.Errorf("guardrails.rules.%d.webhook.url is required", i)
+		}
+	}
+	return nil
 }
 
 // ModelRateLimit is the rate limit a policy applies to one model.
@@ -748,14 +965,13 @@ func (s *PolicySpec) normalize() {
 	if len(s.ModelRateLimits) == 0 {
 		s.ModelRateLimits = nil
 	}
+	s.ResponseCache = s.ResponseCache.normalize()
+	s.Guardrails = s.Guardrails.normalize()
 }
 func (s *PolicySpec) refs() []ref {
 	var r []ref
 	if s.Team != "" {
 		r = append(r, ref{field: "team", kind: KindTeam, key: s.Team, cascade: true})
-	}
-	for _, t := range s.SharedWith {
-		r = append(r, ref{field: "shared_with", kind: KindTeam, key: t})
 	}
 	for _, t := range s.SharedWith {
 		r = append(r, ref{field: "shared_with", kind: KindTeam, key: t})
@@ -772,6 +988,11 @@ func (s *PolicySpec) refs() []ref {
 	for _, m := range s.ModelRateLimits {
 		r = append(r, ref{field: "model_rate_limits", kind: KindModel, key: m.Model},
 			ref{field: "model_rate_limits", kind: KindRateLimit, key: m.RateLimit})
+	}
+	if s.ResponseCache != nil {
+		for _, m := range s.ResponseCache.Models {
+			r = append(r, ref{field: "response_cache.models", kind: KindModel, key: m})
+		}
 	}
 	return r
 }
@@ -792,5 +1013,8 @@ func (s *PolicySpec) check() error {
 			return fmt.Errorf("model_rate_limits: model %q is listed twice", m.Model)
 		}
 	}
-	return nil
+	if err := s.MCP.check(); err != nil {
+		return err
+	}
+	return s.Guardrails.check()
 }

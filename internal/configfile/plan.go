@@ -170,6 +170,9 @@ func NewPlan(ctx context.Context, c *client.ClientWithResponses, docs []Document
 		if hk, ok := d.spec.(*HostKeySpec); ok && hk.Secret != "" && !opts.AllowSecrets {
 			return nil, docError(o, errors.New("a literal secret in a file is refused: use secret_ref: env:NAME (or pass --allow-secrets)"))
 		}
+		if ms, ok := d.spec.(*MCPServerSpec); ok && ms.AuthSecret != "" && !opts.AllowSecrets {
+			return nil, docError(o, errors.New("auth_secret: a literal secret in a file is refused: use auth_secret_ref: env:NAME (or pass --allow-secrets)"))
+		}
 		want.objs[d.Kind][o.name()] = o
 		inFiles[d.Kind] = true
 	}
@@ -204,13 +207,26 @@ func NewPlan(ctx context.Context, c *client.ClientWithResponses, docs []Document
 				if hk, ok := o.spec.(*HostKeySpec); ok && hk.SecretRef == "" && hk.Secret == "" {
 					return nil, docError(o, errors.New("a new host key needs secret_ref: env:NAME"))
 				}
+				if ms, ok := o.spec.(*MCPServerSpec); ok && ms.AuthHeader != "" && ms.AuthSecretRef == "" && ms.AuthSecret == "" {
+					return nil, docError(o, errors.New("auth_header: a new MCP server's credential needs auth_secret_ref: env:NAME"))
+				}
 				p.Steps = append(p.Steps, Step{Action: ActionCreate, Kind: k, Name: o.name(), Source: o.src, want: o})
 				continue
 			}
 			if ps, ok := o.spec.(*PolicySpec); ok && ps.Team != have.spec.(*PolicySpec).Team {
 				return nil, docError(o, fmt.Errorf("team: the owner of a policy never changes (Relay has %q); make a policy with another slug", have.spec.(*PolicySpec).Team))
 			}
-			if changes := diff(o, have); len(changes) > 0 {
+			if ms, ok := o.spec.(*MCPServerSpec); ok {
+				if err := mcpServerChange(ms, have); err != nil {
+					return nil, docError(o, err)
+				}
+			}
+			changes := diff(o, have)
+			if ps, ok := o.spec.(*PolicySpec); ok && ps.MCP != nil {
+				// Relay does not show a policy's MCP grants: set them every time.
+				changes = append(changes, Change{Field: "mcp", Old: "(not shown by Relay)", New: ps.MCP.String()})
+			}
+			if len(changes) > 0 {
 				p.Steps = append(p.Steps, Step{Action: ActionUpdate, Kind: k, Name: o.name(), Source: o.src, Changes: changes, want: o, have: have})
 			}
 		}
@@ -354,12 +370,16 @@ func diff(want, have *object) []Change {
 		f := t.Field(i)
 		tag := f.Tag.Get("cfg")
 		name := yamlName(f)
-		if tag == "key" || tag == "secret" {
+		if tag == "key" || tag == "secret" || tag == "unread" {
 			continue
 		}
 		w, h := wv.Field(i), hv.Field(i)
 		if want.kind == KindHostKey && name == "secret_ref" {
 			out = append(out, secretChange(want.spec.(*HostKeySpec), have)...)
+			continue
+		}
+		if want.kind == KindMCPServer && name == "auth_secret_ref" {
+			out = append(out, credentialChange(want.spec.(*MCPServerSpec), have)...)
 			continue
 		}
 		if reflect.DeepEqual(w.Interface(), h.Interface()) {
@@ -388,6 +408,44 @@ func secretChange(want *HostKeySpec, have *object) []Change {
 		return []Change{{Field: "secret_ref", Old: old, New: want.SecretRef}}
 	case want.Secret != "" && !have.sealed:
 		return []Change{{Field: "secret", Old: old, New: "(sealed)"}}
+	}
+	return nil
+}
+
+// credentialChange compares an MCP server's credential as secretChange
+// does a host key's: a document without auth_secret_ref or auth_secret
+// leaves it as it is (a new auth_header aside, which the plan refuses
+// without one), and a literal replaces only what is not sealed.
+func credentialChange(want *MCPServerSpec, have *object) []Change {
+	h := have.spec.(*MCPServerSpec)
+	old := h.AuthSecretRef
+	switch {
+	case have.sealed:
+		old = "(sealed)"
+	case h.AuthHeader == "":
+		old = "(none)"
+	}
+	switch {
+	case want.AuthHeader == "":
+		return nil // no header: no credential, which the auth_header change says
+	case want.AuthSecretRef != "" && want.AuthSecretRef != old:
+		return []Change{{Field: "auth_secret_ref", Old: old, New: want.AuthSecretRef}}
+	case want.AuthSecret != "" && !have.sealed:
+		return []Change{{Field: "auth_secret", Old: old, New: "(sealed)"}}
+	}
+	return nil
+}
+
+// mcpServerChange refuses the updates of an MCP server the control API
+// cannot make: taking its rate limit off (its PATCH has no null for
+// rate_limit_id), and a new auth_header without the credential to send in it.
+func mcpServerChange(want *MCPServerSpec, have *object) error {
+	h := have.spec.(*MCPServerSpec)
+	if want.RateLimit == "" && h.RateLimit != "" {
+		return fmt.Errorf("rate_limit: the control API cannot take a rate limit off an MCP server (Relay has %q); name another one, or delete and recreate the server (which drops its tool approvals)", h.RateLimit)
+	}
+	if want.AuthHeader != "" && want.AuthHeader != h.AuthHeader && want.AuthSecretRef == "" && want.AuthSecret == "" {
+		return errors.New("auth_header: a new header needs its credential: give auth_secret_ref: env:NAME")
 	}
 	return nil
 }
@@ -430,6 +488,16 @@ func formatValue(v reflect.Value) string {
 			parts[i] = formatValue(v.Index(i))
 		}
 		return "[" + strings.Join(parts, ", ") + "]"
+	case reflect.Map:
+		if v.Len() == 0 {
+			return "{}"
+		}
+		parts := make([]string, 0, v.Len())
+		for it := v.MapRange(); it.Next(); {
+			parts = append(parts, formatValue(it.Key())+": "+formatValue(it.Value()))
+		}
+		slices.Sort(parts)
+		return "{" + strings.Join(parts, ", ") + "}"
 	case reflect.Struct:
 		var n yaml.Node
 		if err := n.Encode(v.Interface()); err != nil {

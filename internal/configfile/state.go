@@ -26,7 +26,7 @@ type object struct {
 	id   uuid.UUID
 
 	rules  []models.RateLimitRule // a rate limit's rules, with their ids
-	sealed bool                   // a host key whose secret is sealed (no env reference)
+	sealed bool                   // a host key's secret, an MCP server's credential, is sealed (no env reference)
 }
 
 func (o *object) name() string { return o.spec.key() }
@@ -79,6 +79,7 @@ type snapshot struct {
 	bindings        []models.Binding
 	hostKeys        []models.HostKey
 	policies        []models.Policy
+	mcpServers      []models.McpServer
 	serviceAccounts []models.ServiceAccount
 	groups          []models.Group
 	users           []models.User
@@ -191,6 +192,17 @@ func readState(ctx context.Context, c *client.ClientWithResponses, parallel int,
 				return l.Items, l.NextCursor, err
 			})
 			return wrap("list policies", err)
+		},
+		func(ctx context.Context) (err error) {
+			snap.mcpServers, err = listAll(func(cur *string) ([]models.McpServer, *string, error) {
+				r, err := c.ListMcpServersWithResponse(ctx, &models.ListMcpServersParams{Limit: limit(), Cursor: cur})
+				if err != nil {
+					return nil, nil, err
+				}
+				l, err := result(r.JSON200, r.StatusCode(), r.Body)
+				return l.Items, l.NextCursor, err
+			})
+			return wrap("list MCP servers", err)
 		},
 		func(ctx context.Context) (err error) {
 			snap.serviceAccounts, err = listAll(func(cur *string) ([]models.ServiceAccount, *string, error) {
@@ -537,6 +549,29 @@ func buildState(snap *snapshot, partial bool) (*state, error) {
 		hostKeys[k.ID] = s.key()
 		add(&object{kind: KindHostKey, id: k.ID, spec: s, sealed: k.SecretRef == nil})
 	}
+	for _, m := range snap.mcpServers {
+		s := &MCPServerSpec{
+			Slug: m.Slug, Name: m.Name, URL: m.URL, Enabled: m.Enabled, TimeoutMs: m.TimeoutMs,
+			RateLimit: must(rateLimits.ofPtr("rate limit", m.RateLimitID)), AuthHeader: m.AuthHeader,
+			AuthSecretRef: orEmpty(m.AuthSecretRef),
+		}
+		stale := 0
+		for tool, id := range m.ToolRateLimits {
+			if rl, ok := rateLimits[id]; ok {
+				if s.ToolRateLimits == nil {
+					s.ToolRateLimits = map[string]string{}
+				}
+				s.ToolRateLimits[tool] = rl
+			} else {
+				stale++ // no foreign key: a deleted rate limit lingers, and limits nothing
+			}
+		}
+		if stale > 0 {
+			st.notes = append(st.notes, fmt.Sprintf("MCPServer %s: %d tool rate limit(s) name a rate limit that no longer exists; left out", m.Slug, stale))
+		}
+		s.normalize()
+		add(&object{kind: KindMCPServer, id: m.ID, spec: s, sealed: string(m.AuthSecretSource) == "sealed"}) // models is the names map here
+	}
 	for _, p := range snap.policies {
 		policies[p.ID] = p.Slug
 		s := &PolicySpec{
@@ -557,6 +592,12 @@ func buildState(snap *snapshot, partial bool) (*state, error) {
 		for _, t := range snap.policyShares[p.ID] {
 			s.SharedWith = append(s.SharedWith, must(teams.of("team", t)))
 		}
+		var stale int
+		s.ResponseCache, stale = responseCacheSpec(p.ResponseCache, models)
+		if stale > 0 {
+			st.notes = append(st.notes, fmt.Sprintf("Policy %s: its response cache names %d model(s) that no longer exist; left out", p.Slug, stale))
+		}
+		s.Guardrails = guardrailsSpec(p.Guardrails)
 		for _, m := range snap.modelRateLimits[p.ID] {
 			s.ModelRateLimits = append(s.ModelRateLimits, ModelRateLimit{
 				Model: must(models.of("model", m.ModelID)), RateLimit: must(rateLimits.of("rate limit", m.RateLimitID)), Position: m.Position,
@@ -622,6 +663,76 @@ func buildState(snap *snapshot, partial bool) (*state, error) {
 		return nil, errs[0]
 	}
 	return st, nil
+}
+
+// responseCacheSpec is a policy's cache settings as a spec holds them,
+// models by name. The API keeps the models as ids without a foreign key, so
+// a deleted model can linger there: it is left out (and counted), not an
+// error, since the cache ignores it too.
+func responseCacheSpec(c *models.ResponseCache, modelNames names) (*ResponseCache, int) {
+	if c == nil || !c.Enabled {
+		return nil, 0
+	}
+	out := &ResponseCache{ScopeHeader: orEmpty(c.ScopeHeader)}
+	if c.Scope != nil {
+		out.Scope = string(*c.Scope)
+	}
+	if c.TTLSeconds != nil {
+		out.TTLSeconds = *c.TTLSeconds
+	}
+	if c.MaxEntryBytes != nil {
+		out.MaxEntryBytes = *c.MaxEntryBytes
+	}
+	if c.Nondeterministic != nil {
+		out.Nondeterministic = *c.Nondeterministic
+	}
+	stale := 0
+	if c.Models != nil {
+		for _, id := range *c.Models {
+			if n, ok := modelNames[id]; ok {
+				out.Models = append(out.Models, n)
+			} else {
+				stale++
+			}
+		}
+	}
+	return out.normalize(), stale
+}
+
+// guardrailsSpec is a policy's guardrails as a spec holds them.
+func guardrailsSpec(g *models.Guardrails) *Guardrails {
+	if g == nil {
+		return nil
+	}
+	out := &Guardrails{}
+	if g.MaxPromptBytes != nil {
+		out.MaxPromptBytes = *g.MaxPromptBytes
+	}
+	for _, r := range g.Rules {
+		o := GuardrailRule{Name: r.Name, Stage: string(r.Stage), Action: string(r.Action)}
+		if r.Detectors != nil {
+			for _, d := range *r.Detectors {
+				o.Detectors = append(o.Detectors, string(d))
+			}
+		}
+		if r.DenyWords != nil {
+			o.DenyWords = slices.Clone(*r.DenyWords)
+		}
+		if r.DenyPatterns != nil {
+			o.DenyPatterns = slices.Clone(*r.DenyPatterns)
+		}
+		if w := r.Webhook; w != nil {
+			o.Webhook = &GuardrailWebhook{URL: w.URL, Fail: string(orEmpty((*string)(w.Fail)))}
+			if w.TimeoutMs != nil {
+				o.Webhook.TimeoutMs = *w.TimeoutMs
+			}
+			if w.MaxConcurrent != nil {
+				o.Webhook.MaxConcurrent = *w.MaxConcurrent
+			}
+		}
+		out.Rules = append(out.Rules, o)
+	}
+	return out.normalize()
 }
 
 // forEach runs fn on every item, at most n at once. After the first error
