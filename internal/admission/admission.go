@@ -64,7 +64,7 @@ type Admission struct {
 	// never against the policy's request, token and concurrency rules,
 	// which pace interactive traffic (a provider runs batches apart).
 	Batch *BatchTokens
-	// Scopes, when set, make this the admission of something other than a
+	// Scopes, when not nil (even empty), make this the admission of something other than a
 	// model call (an MCP tools/call, internal/mcpgw; see Scoped): one
 	// request and no tokens, counted against each scope's rate limit
 	// instead of the policy's own (the policy's rules pace its model
@@ -96,6 +96,9 @@ type Scope struct {
 // Scoped is the admission of one call of caller under scopes, with
 // snapshot snap (Scopes).
 func Scoped(caller *snapshot.Caller, snap *snapshot.Snapshot, scopes ...Scope) *Admission {
+	if scopes == nil {
+		scopes = []Scope{} // no rate limit of its own: its budgets only
+	}
 	return &Admission{Caller: caller, Snapshot: snap, Scopes: scopes, Header: http.Header{}}
 }
 

@@ -186,7 +186,7 @@ func (l *Limiter) Reserve(a *admission.Admission) (admission.Reservation, error)
 			r.prio = p
 		}
 	}
-	if len(a.Scopes) > 0 {
+	if a.Scopes != nil {
 		// One request of no tokens (admission.Admission.Scopes).
 		r.scopes = a.Scopes
 		return r, nil
