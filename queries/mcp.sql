@@ -13,8 +13,8 @@ SELECT * FROM mcp_servers WHERE slug = $1;
 SELECT * FROM mcp_servers WHERE id = $1 FOR UPDATE;
 
 -- name: InsertMCPServer :one
-INSERT INTO mcp_servers (slug, name, url, enabled, timeout_ms, rate_limit_id, tool_rate_limits, auth_header, auth_secret_ref, auth_secret_ciphertext)
-VALUES (sqlc.arg(slug), sqlc.arg(name), sqlc.arg(url), sqlc.arg(enabled), sqlc.arg(timeout_ms), sqlc.narg(rate_limit_id), sqlc.arg(tool_rate_limits),
+INSERT INTO mcp_servers (slug, name, url, enabled, timeout_ms, rate_limit_id, tool_rate_limits, call_price, auth_header, auth_secret_ref, auth_secret_ciphertext)
+VALUES (sqlc.arg(slug), sqlc.arg(name), sqlc.arg(url), sqlc.arg(enabled), sqlc.arg(timeout_ms), sqlc.narg(rate_limit_id), sqlc.arg(tool_rate_limits), sqlc.arg(call_price),
         sqlc.arg(auth_header), sqlc.narg(auth_secret_ref), sqlc.narg(auth_secret_ciphertext))
 RETURNING *;
 
@@ -23,7 +23,7 @@ RETURNING *;
 -- name: UpdateMCPServer :one
 UPDATE mcp_servers
 SET slug = sqlc.arg(slug), name = sqlc.arg(name), url = sqlc.arg(url), enabled = sqlc.arg(enabled),
-    timeout_ms = sqlc.arg(timeout_ms), rate_limit_id = sqlc.narg(rate_limit_id), tool_rate_limits = sqlc.arg(tool_rate_limits), auth_header = sqlc.arg(auth_header),
+    timeout_ms = sqlc.arg(timeout_ms), rate_limit_id = sqlc.narg(rate_limit_id), tool_rate_limits = sqlc.arg(tool_rate_limits), call_price = sqlc.arg(call_price), auth_header = sqlc.arg(auth_header),
     auth_secret_ref = sqlc.narg(auth_secret_ref), auth_secret_ciphertext = sqlc.narg(auth_secret_ciphertext)
 WHERE id = sqlc.arg(id)
 RETURNING *;

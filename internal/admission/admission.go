@@ -64,13 +64,24 @@ type Admission struct {
 	// never against the policy's request, token and concurrency rules,
 	// which pace interactive traffic (a provider runs batches apart).
 	Batch *BatchTokens
-	// Scopes, when set, make this the admission of something other than a
+	// Scopes, when not nil (even empty), make this the admission of something other than a
 	// model call (an MCP tools/call, internal/mcpgw; see Scoped): one
 	// request and no tokens, counted against each scope's rate limit
 	// instead of the policy's own (the policy's rules pace its model
 	// traffic), under counters of the scope's own, refused at once rather
 	// than left to wait. The caller's budgets still apply.
 	Scopes []Scope
+	// Units are what the request is expected to use of what a binding
+	// bills per unit (wire.Units: images as asked, audio seconds as
+	// estimated from the upload's size): their cost at the binding's unit
+	// prices (pricing.UnitCost) is reserved against the caller's budgets
+	// on top of its tokens', and settled with what it used (UnitSettler).
+	Units wire.Units
+	// CallPrice is a fixed price of the call, in micro-units of currency,
+	// counted against the caller's budgets on top of any binding's cost:
+	// an MCP tool's price per call (snapshot.MCPServer.CallPrice),
+	// reserved at admission and settled as it is.
+	CallPrice int64
 }
 
 // Scope is one rate limit counted under counters of their own: the same
@@ -85,6 +96,9 @@ type Scope struct {
 // Scoped is the admission of one call of caller under scopes, with
 // snapshot snap (Scopes).
 func Scoped(caller *snapshot.Caller, snap *snapshot.Snapshot, scopes ...Scope) *Admission {
+	if scopes == nil {
+		scopes = []Scope{} // no rate limit of its own: its budgets only
+	}
 	return &Admission{Caller: caller, Snapshot: snap, Scopes: scopes, Header: http.Header{}}
 }
 
@@ -120,6 +134,14 @@ type Reservation interface {
 	Attempt(ctx context.Context, key *snapshot.HostKey, b *snapshot.Binding) error
 	// Done settles the reservation with the actual usage. It must not block.
 	Done(wire.Usage)
+}
+
+// UnitSettler is implemented by a Reservation that counts what a request
+// used per unit against budgets: the proxy settles through DoneUnits, with
+// the request's usage and the units it used (zero for a request that did
+// not succeed), instead of through Done.
+type UnitSettler interface {
+	DoneUnits(wire.Usage, wire.Units)
 }
 
 // RateHeaders is implemented by a Reservation that tells the caller its

@@ -37,7 +37,7 @@ func mcpServerOut(r store.MCPServer) models.McpServer {
 	}
 	return models.McpServer{
 		ID: r.ID, Slug: r.Slug, Name: r.Name, URL: r.URL, Enabled: r.Enabled, TimeoutMs: r.TimeoutMs,
-		RateLimitID: r.RateLimitID, ToolRateLimits: toolRateLimitsOut(r.ToolRateLimits), AuthHeader: r.AuthHeader,
+		RateLimitID: r.RateLimitID, ToolRateLimits: toolRateLimitsOut(r.ToolRateLimits), CallPrice: r.CallPrice, AuthHeader: r.AuthHeader,
 		AuthSecretSource: src, AuthSecretRef: r.AuthSecretRef, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
 	}
 }
@@ -134,7 +134,7 @@ func (s *Server) CreateMcpServer(ctx context.Context, req gen.CreateMcpServerReq
 	row, err := s.st.MCPServers().Create(ctx, c.actor, store.MCPServer{
 		Slug: b.Slug, Name: deref(b.Name, ""), URL: b.URL, Enabled: deref(b.Enabled, true),
 		TimeoutMs: deref(b.TimeoutMs, 60000), RateLimitID: b.RateLimitID, ToolRateLimits: toolLimits,
-		AuthHeader: header, AuthSecretRef: ref, AuthSecretCiphertext: sealed,
+		CallPrice: deref(b.CallPrice, 0), AuthHeader: header, AuthSecretRef: ref, AuthSecretCiphertext: sealed,
 	})
 	if err != nil {
 		return nil, err
@@ -193,6 +193,7 @@ func (s *Server) UpdateMcpServer(ctx context.Context, req gen.UpdateMcpServerReq
 		set(&r.URL, b.URL)
 		set(&r.Enabled, b.Enabled)
 		set(&r.TimeoutMs, b.TimeoutMs)
+		set(&r.CallPrice, b.CallPrice)
 		if b.RateLimitID != nil {
 			r.RateLimitID = b.RateLimitID
 		}

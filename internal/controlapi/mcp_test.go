@@ -59,3 +59,31 @@ func TestMcpServer_ToolRateLimits(t *testing.T) {
 		t.Fatalf("a server without tool limits shows %v, want {}", plain.ToolRateLimits)
 	}
 }
+
+// A server's price per call round-trips through the API (0 when not
+// given), an update changes it, and a negative price is refused naming the
+// field.
+func TestMcpServer_CallPrice(t *testing.T) {
+	b := setup(t)
+	ctx, c := b.ctx, b.admin
+	price := models.McpCallPrice(2500)
+	created := *call(c.CreateMcpServerWithResponse(ctx, models.McpServerCreate{Slug: "priced", URL: mockMCPServer(t),
+		CallPrice: &price})).want(t, http.StatusCreated).JSON201
+	if created.CallPrice != 2500 {
+		t.Fatalf("created with call_price %d, want 2500", created.CallPrice)
+	}
+	price = 10
+	upd := *call(c.UpdateMcpServerWithResponse(ctx, created.ID, models.McpServerUpdate{CallPrice: &price})).want(t, http.StatusOK).JSON200
+	if upd.CallPrice != 10 {
+		t.Fatalf("updated to %d, want 10", upd.CallPrice)
+	}
+	if got := *call(c.GetMcpServerWithResponse(ctx, created.ID)).want(t, http.StatusOK).JSON200; got.CallPrice != 10 {
+		t.Fatalf("read back %d, want 10", got.CallPrice)
+	}
+	price = -1
+	call(c.UpdateMcpServerWithResponse(ctx, created.ID, models.McpServerUpdate{CallPrice: &price})).wantErr(t, http.StatusBadRequest, "invalid_request", "call_price")
+	plain := *call(c.CreateMcpServerWithResponse(ctx, models.McpServerCreate{Slug: "free", URL: mockMCPServer(t)})).want(t, http.StatusCreated).JSON201
+	if plain.CallPrice != 0 {
+		t.Fatalf("a server without a price shows %d, want 0", plain.CallPrice)
+	}
+}

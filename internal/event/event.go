@@ -88,6 +88,11 @@ type Record struct {
 	// model ("<server>__<tool>"), with inbound shape "mcp".
 	MCPServer string
 	MCPTool   string
+	// CallPrice is what the call cost at a fixed price, in micro-units of
+	// currency: an admitted tools/call's server's price per call
+	// (snapshot.MCPServer.CallPrice). The ledger adds it to the event's
+	// cost, as the budgets counted it.
+	CallPrice int64
 }
 
 // Error kinds a Record carries besides the codes of docs/errors.md.

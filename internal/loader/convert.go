@@ -336,7 +336,7 @@ func (c converter) mcpServers(rows []store.MCPServer, approvals []store.MCPToolA
 	for _, r := range rows {
 		m := &snapshot.MCPServer{
 			ID: r.ID, Slug: r.Slug, Name: r.Name, URL: r.URL, Enabled: r.Enabled, Timeout: ms(r.TimeoutMs),
-			RateLimitID: ref(r.RateLimitID), AuthHeader: r.AuthHeader, UpdatedAt: r.UpdatedAt,
+			RateLimitID: ref(r.RateLimitID), CallPrice: r.CallPrice, AuthHeader: r.AuthHeader, UpdatedAt: r.UpdatedAt,
 			Approved: map[string]string{}, Usable: true,
 		}
 		if len(r.ToolRateLimits) > 0 {

@@ -35,11 +35,15 @@ type Config struct {
 	// one request, no tokens, no wait, through the same limiter and
 	// counters store as model calls (cmd/relay passes them on as
 	// admission.Scoped), so the limits are exact across pods on Redis;
-	// nil: no limits. A refusal unwraps to a *wire.Error of kind
-	// wire.ErrRateLimited. A func, so that this package links neither the
+	// nil: no limits. price is the server's price per call
+	// (snapshot.MCPServer.CallPrice, micro-units), counted against the
+	// caller's budgets (admission.Admission.CallPrice): a call is admitted
+	// when its scopes or its price ask for it. A refusal unwraps to a
+	// *wire.Error of kind wire.ErrRateLimited, or wire.ErrBudgetExceeded
+	// for a budget. A func, so that this package links neither the
 	// limiter nor the routing its admission carries (the control plane
 	// imports it for discovery).
-	Admit func(ctx context.Context, caller *snapshot.Caller, snap *snapshot.Snapshot, scopes []LimitScope) (done func(wire.Usage), err error)
+	Admit func(ctx context.Context, caller *snapshot.Caller, snap *snapshot.Snapshot, scopes []LimitScope, price int64) (done func(wire.Usage), err error)
 	// Observe counts one tools/call in the metrics (metrics.Registry's
 	// MCPCall; nil: none). server and tool are "" where the call named no
 	// server of the catalog or a tool it was refused (not granted), so
@@ -299,8 +303,12 @@ func refused(name string) error {
 }
 
 // codeRateLimited is the JSON-RPC error of a tools/call its rate limit
-// refused (in the implementation-defined server error range).
-const codeRateLimited = -32029
+// refused (in the implementation-defined server error range), and
+// codeBudgetExceeded the one of a call a budget of its caller refused.
+const (
+	codeRateLimited    = -32029
+	codeBudgetExceeded = -32030
+)
 
 // callTool is tools/call: check the grant and the approval, admit it
 // against the server's rate limit, forward it, record it.
@@ -376,12 +384,18 @@ func (g *Gateway) callTool(ctx context.Context, p *principal, params *mcp.CallTo
 			}
 			return nil, &jsonrpc.Error{Code: codeRateLimited, Message: msg}
 		}
+		if errors.As(err, &we) && errors.Is(we.Kind, wire.ErrBudgetExceeded) {
+			rec.Status, rec.ErrorKind = http.StatusTooManyRequests, "budget_exceeded"
+			return nil, &jsonrpc.Error{Code: codeBudgetExceeded, Message: fmt.Sprintf(
+				"budget exceeded: tools/call of %s costs %d micro-units a call; %s", params.Name, m.CallPrice, we.Msg)}
+		}
 		rec.Status, rec.ErrorKind = http.StatusServiceUnavailable, "limiter_unavailable"
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "rate limiter unavailable"}
 	}
 	if done != nil {
 		defer done(wire.Usage{})
 	}
+	rec.CallPrice = m.CallPrice // admitted: the call costs its price, as its budgets counted it
 	cs, err := u.session(cctx)
 	if err == nil {
 		res, err = cs.CallTool(cctx, &mcp.CallToolParams{Meta: callerMeta(params.Meta), Name: tool, Arguments: rawArgs(params.Arguments)})
@@ -442,8 +456,10 @@ func rawArgs(a json.RawMessage) any {
 // admit counts a tools/call as one request against the rate limit of its
 // server and the one of its tool, each under counters of its own (a
 // scoped admission): requests and concurrency, per policy and per key where
-// a rule is per principal, exact across pods on Redis. No wait: a call
-// over a limit is refused at once. done releases its concurrency leases.
+// a rule is per principal, exact across pods on Redis; and its server's
+// price per call against the caller's budgets. No wait: a call over a
+// limit or a budget is refused at once. done releases its concurrency
+// leases and settles its price.
 func (g *Gateway) admit(ctx context.Context, p *principal, m *snapshot.MCPServer, tool string) (func(wire.Usage), error) {
 	if g.cfg.Admit == nil || p.caller.Policy == nil {
 		return nil, nil
@@ -458,11 +474,11 @@ func (g *Gateway) admit(ctx context.Context, p *principal, m *snapshot.MCPServer
 		scopes[n] = LimitScope{ID: tl.Scope, RateLimitID: tl.RateLimitID}
 		n++
 	}
-	if n == 0 {
+	if n == 0 && m.CallPrice <= 0 {
 		return nil, nil
 	}
 	c := p.caller
-	return g.cfg.Admit(ctx, &c, p.snap, scopes[:n])
+	return g.cfg.Admit(ctx, &c, p.snap, scopes[:n], m.CallPrice)
 }
 
 // LimitScope is one rate limit a tools/call counts against, under

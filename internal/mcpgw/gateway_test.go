@@ -183,12 +183,14 @@ func (s *setup) gateway(t testing.TB) string {
 	t.Cleanup(func() { _ = l.Close() })
 	gw := mcpgw.New(mcpgw.Config{
 		Log: slog.New(slog.NewTextHandler(testWriter{t}, nil)), Snapshot: s.snap.Load, Recorder: s.rec, NewID: func() string { return "req_test" },
-		Admit: func(ctx context.Context, c *snapshot.Caller, s *snapshot.Snapshot, scopes []mcpgw.LimitScope) (func(wire.Usage), error) {
+		Admit: func(ctx context.Context, c *snapshot.Caller, s *snapshot.Snapshot, scopes []mcpgw.LimitScope, price int64) (func(wire.Usage), error) {
 			as := make([]admission.Scope, len(scopes))
 			for i, sc := range scopes {
 				as[i] = admission.Scope(sc)
 			}
-			return l.Admit(ctx, admission.Scoped(c, s, as...))
+			a := admission.Scoped(c, s, as...)
+			a.CallPrice = price
+			return l.Admit(ctx, a)
 		}, Breakers: s.breakers, Now: s.now, Observe: s.reg.MCPCall,
 		TracerProvider: sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(s.spans)),
 	})

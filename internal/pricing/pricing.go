@@ -196,6 +196,24 @@ func BatchEstimateMicros(p *snapshot.Pricing, in, out int64) int64 {
 	return div(hi, lo, 1_000_000*BatchDivisor, 1_000_000*BatchDivisor-1)
 }
 
+// UnitMicros is UnitCost in micro-units of currency, rounded up: what a
+// request's units take of a budget (budgets never undercount).
+func UnitMicros(p *snapshot.Pricing, u wire.Units) int64 {
+	c := UnitCost(p, u)
+	if c == math.MaxInt64 {
+		return c
+	}
+	return (c + 999) / 1000
+}
+
+// AddMicros adds two non-negative amounts, saturating at MaxInt64.
+func AddMicros(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}
+
 // UnitCost is what u costs under p's unit prices, in nano-units of
 // currency: each image at the price of the most specific image entry that
 // matches its size and quality (an entry's empty size or quality matches

@@ -311,7 +311,9 @@ func (rq *request) setRelayHeaders() {
 // finish logs the request, settles the limiter and emits its Record.
 func (rq *request) finish() {
 	total := time.Since(rq.start)
-	if rq.settle != nil {
+	if us, ok := rq.res.(admission.UnitSettler); ok && rq.settle != nil {
+		us.DoneUnits(rq.usage, rq.units()) // the units priced into its budgets
+	} else if rq.settle != nil {
 		rq.settle(rq.usage)
 	}
 	rq.observe()

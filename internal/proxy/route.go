@@ -233,7 +233,8 @@ func (rq *request) estimate(c *routing.Candidate) int64 {
 	if out <= 0 {
 		out = int64(c.Model.MaxOutputTokens)
 	}
-	return pricing.EstimateMicros(&c.Binding.Pricing, rq.route.Needs.PromptTokens, out)
+	return pricing.AddMicros(pricing.EstimateMicros(&c.Binding.Pricing, rq.route.Needs.PromptTokens, out),
+		pricing.UnitMicros(&c.Binding.Pricing, rq.adm.Units))
 }
 
 // admission is what the limiter sees of the request as routed now; it
@@ -243,7 +244,7 @@ func (rq *request) admission() *admission.Admission {
 		RequestID: rq.id, Caller: &rq.caller, Model: rq.plan.Model, Plan: &rq.plan,
 		Inbound: rq.in, Stream: rq.stream, BodyBytes: rq.scan.Size,
 		MaxTokens: rq.scan.MaxTokens, Snapshot: rq.snap, Header: rq.r.Header,
-		Degrade: rq.degradeTarget(),
+		Degrade: rq.degradeTarget(), Units: rq.estimatedUnits(),
 	}
 	return &rq.adm
 }

@@ -66,6 +66,31 @@ func audioMillis(usage []byte) int64 {
 	return int64(math.Ceil(min(s, 1e12) * 1000))
 }
 
+// audioBytesPerSecond is how many bytes of an upload the limiter takes for
+// one second of audio, to estimate a transcription's or translation's
+// seconds before the upstream has counted them: 128 kbit/s, the rate of a
+// typical MP3 or M4A of speech. The budgets reserve the estimate and
+// settle the seconds the upstream reports (docs/rate-limits.md).
+const audioBytesPerSecond = 16_000
+
+// estimatedUnits is what the limiter reserves of the request's units
+// (admission.Admission.Units): an image request's images as asked, and
+// the seconds of a transcription's or translation's upload, estimated
+// from its size (at least one).
+func (rq *request) estimatedUnits() wire.Units {
+	switch rq.in {
+	case wire.InboundImages, wire.InboundImageEdits, wire.InboundImageVariations:
+		return rq.imageUnits()
+	case wire.InboundTranscriptions, wire.InboundTranslations:
+		size := int64(rq.body.Len())
+		if sp := rq.form.spilled; sp != nil {
+			size = sp.Size()
+		}
+		return wire.Units{Millis: max(1, (size+audioBytesPerSecond-1)/audioBytesPerSecond) * 1000}
+	}
+	return wire.Units{}
+}
+
 // units is what the request used, by unit, once it succeeded.
 func (rq *request) units() wire.Units {
 	if rq.status/100 != 2 {

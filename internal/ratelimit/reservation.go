@@ -138,6 +138,8 @@ type reservation struct {
 	scopes    []admission.Scope // Admission.Scopes: these rate limits instead of the policy's, no wait
 	degrade   bool              // Admission.Degrade
 	waited    time.Duration     // Admission.Waited
+	units     wire.Units        // Admission.Units: the estimate of what it uses per unit
+	callPrice int64             // Admission.CallPrice
 	binding   *snapshot.Binding // of the last admitted attempt
 	fallback  *snapshot.Binding // priced when Admit has no attempt
 
@@ -165,7 +167,8 @@ type grant struct {
 func (l *Limiter) Reserve(a *admission.Admission) (admission.Reservation, error) {
 	c := a.Caller
 	r := &reservation{l: l, snap: a.Snapshot, policy: c.Policy, model: a.Model, seq: l.seq.Add(1),
-		team: c.TeamID, project: c.ProjectID, degrade: a.Degrade, waited: a.Waited}
+		team: c.TeamID, project: c.ProjectID, degrade: a.Degrade, waited: a.Waited,
+		units: a.Units, callPrice: max(a.CallPrice, 0)}
 	if c.Kind == snapshot.CredentialRelayKey {
 		r.principal, r.relayKey = c.CredentialID, c.CredentialID
 	} else {
@@ -183,7 +186,7 @@ func (l *Limiter) Reserve(a *admission.Admission) (admission.Reservation, error)
 			r.prio = p
 		}
 	}
-	if len(a.Scopes) > 0 {
+	if a.Scopes != nil {
 		// One request of no tokens (admission.Admission.Scopes).
 		r.scopes = a.Scopes
 		return r, nil
@@ -556,7 +559,12 @@ func (r *reservation) rateHeaders(cs []Counter, ms []meta, v Verdict) []string {
 
 // Done implements admission.Reservation: it hands the settlement to the settle
 // goroutine and returns at once.
-func (r *reservation) Done(u wire.Usage) {
+func (r *reservation) Done(u wire.Usage) { r.DoneUnits(u, wire.Units{}) }
+
+// DoneUnits implements admission.UnitSettler: Done, with the units the
+// request used priced into its budgets' settlement at the binding's unit
+// prices, as the ledger prices them (pricing.UnitCost).
+func (r *reservation) DoneUnits(u wire.Usage, units wire.Units) {
 	if r.done || !r.started {
 		return
 	}
@@ -573,8 +581,9 @@ func (r *reservation) Done(u wire.Usage) {
 	case r.binding != nil && r.batch:
 		cost = pricing.BatchMicros(&r.binding.Pricing, u)
 	case r.binding != nil:
-		cost = pricing.Micros(&r.binding.Pricing, u)
+		cost = pricing.AddMicros(pricing.Micros(&r.binding.Pricing, u), pricing.UnitMicros(&r.binding.Pricing, units))
 	}
+	cost = pricing.AddMicros(cost, r.callPrice)
 	if r.pol.store != nil {
 		r.l.settle(r.pol.store, r.pol.adjust(u, cost))
 		r.l.dropLeases(r.pol.cs)
@@ -610,16 +619,18 @@ func (g *grant) adjust(u wire.Usage, cost int64) []Adjust {
 }
 
 // estimatedCost is the most the request may cost through b: the prompt
-// estimate at the uncached input price and the output estimate at the
-// output (or reasoning, if dearer) price.
+// estimate at the uncached input price, the output estimate at the
+// output (or reasoning, if dearer) price, the units it asked for at b's
+// unit prices, and its price per call.
 func (r *reservation) estimatedCost(b *snapshot.Binding) int64 {
 	switch {
 	case b == nil:
-		return 0
+		return r.callPrice
 	case r.batch:
-		return pricing.BatchEstimateMicros(&b.Pricing, r.estIn, r.estOut)
+		return pricing.AddMicros(pricing.BatchEstimateMicros(&b.Pricing, r.estIn, r.estOut), r.callPrice)
 	}
-	return pricing.EstimateMicros(&b.Pricing, r.estIn, r.estOut)
+	est := pricing.AddMicros(pricing.EstimateMicros(&b.Pricing, r.estIn, r.estOut), pricing.UnitMicros(&b.Pricing, r.units))
+	return pricing.AddMicros(est, r.callPrice)
 }
 
 func minTime(a, b time.Time) time.Time {

@@ -26,6 +26,10 @@ type MCPServer struct {
 	// ToolRateLimits are the per-tool rate limits, by the tool's name as
 	// the server names it, on top of RateLimitID.
 	ToolRateLimits map[string]MCPToolRateLimit
+	// CallPrice is what each tools/call to the server costs, in micro-units
+	// of currency: counted against the caller's budgets (reserved at
+	// admission) and recorded as the call's cost in the ledger. 0: free.
+	CallPrice int64
 	// AuthHeader carries AuthValue on every request to the server; "" for none.
 	AuthHeader string
 	AuthValue  Secret

@@ -29,7 +29,7 @@ var mcpServersTable = &tableDef[dbsqlc.MCPServer, MCPServer, uuid.UUID, Page]{
 func insertMCPServerParams(r MCPServer) dbsqlc.InsertMCPServerParams {
 	return dbsqlc.InsertMCPServerParams{
 		Slug: r.Slug, Name: r.Name, URL: r.URL, Enabled: r.Enabled, TimeoutMs: r.TimeoutMs,
-		RateLimitID: r.RateLimitID, ToolRateLimits: toolRateLimits(r.ToolRateLimits), AuthHeader: r.AuthHeader,
+		RateLimitID: r.RateLimitID, ToolRateLimits: toolRateLimits(r.ToolRateLimits), CallPrice: r.CallPrice, AuthHeader: r.AuthHeader,
 		AuthSecretRef: r.AuthSecretRef, AuthSecretCiphertext: r.AuthSecretCiphertext,
 	}
 }
@@ -40,7 +40,7 @@ func insertMCPServerParams(r MCPServer) dbsqlc.InsertMCPServerParams {
 func updateMCPServerParams(r MCPServer) dbsqlc.UpdateMCPServerParams {
 	return dbsqlc.UpdateMCPServerParams{
 		ID: r.ID, Slug: r.Slug, Name: r.Name, URL: r.URL, Enabled: r.Enabled, TimeoutMs: r.TimeoutMs,
-		RateLimitID: r.RateLimitID, ToolRateLimits: toolRateLimits(r.ToolRateLimits), AuthHeader: r.AuthHeader,
+		RateLimitID: r.RateLimitID, ToolRateLimits: toolRateLimits(r.ToolRateLimits), CallPrice: r.CallPrice, AuthHeader: r.AuthHeader,
 		AuthSecretRef: r.AuthSecretRef, AuthSecretCiphertext: r.AuthSecretCiphertext,
 	}
 }

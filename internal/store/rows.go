@@ -229,6 +229,9 @@ type MCPServer struct {
 	// ToolRateLimits is a JSON object from a tool's name to the id of its
 	// rate limit (migration 00025); nil writes {}.
 	ToolRateLimits json.RawMessage
+	// CallPrice is what each tools/call to the server costs, in
+	// micro-units of currency (migration 00026).
+	CallPrice int64
 }
 
 // MCPToolApproval is a row of mcp_tool_approvals: an operator's approval

@@ -39,8 +39,15 @@ func NewEvent(rec *event.Record, snap *snapshot.Snapshot) Event {
 		// it was produced (priced by the proxy as it served it).
 		ev.Saved = rec.CacheSavedCost
 	}
+	if rec.CallPrice > 0 {
+		// A fixed price per call (an MCP tool call), micro- to nano-units.
+		ev.Cost = rec.CallPrice * 1000
+		if rec.CallPrice > math.MaxInt64/1000 {
+			ev.Cost = math.MaxInt64
+		}
+	}
 	if rec.BindingID == uuid.Nil {
-		return ev // refused before routing: nothing was spent
+		return ev // refused before routing (or not a model call): no binding's cost
 	}
 	var b *snapshot.Binding
 	if snap != nil {
@@ -52,11 +59,11 @@ func NewEvent(rec *event.Record, snap *snapshot.Snapshot) Event {
 	}
 	r := pricing.RatesFor(&b.Pricing, rec.Usage.Input)
 	if rec.Batch {
-		ev.Cost = pricing.BatchCostAt(r, rec.Usage)
+		ev.Cost = satAdd(ev.Cost, pricing.BatchCostAt(r, rec.Usage))
 		ev.Saved = pricing.BatchSavedAt(r, rec.Usage)
 		return ev
 	}
-	ev.Cost = satAdd(pricing.CostAt(r, rec.Usage), pricing.UnitCost(&b.Pricing, rec.Units))
+	ev.Cost = satAdd(ev.Cost, satAdd(pricing.CostAt(r, rec.Usage), pricing.UnitCost(&b.Pricing, rec.Units)))
 	ev.Saved = pricing.SavedAt(r, rec.Usage)
 	return ev
 }

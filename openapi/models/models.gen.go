@@ -1561,6 +1561,9 @@ type LoginRequest struct {
 	Password *string             `json:"password,omitempty"`
 }
 
+// McpCallPrice What each tools/call to the server costs, in micro-units of currency (1 = $0.000001): counted against the caller's budgets as model spend is, and recorded as the call's cost. 0: free.
+type McpCallPrice = int64
+
 // McpServer An MCP server Relay fronts at /mcp (Streamable HTTP; stdio servers are out of scope). Its credential is never returned.
 type McpServer struct {
 	// AuthHeader The header Relay presents the credential in; empty for none.
@@ -1569,9 +1572,12 @@ type McpServer struct {
 	// AuthSecretRef The `env:NAME` reference when the source is `env`.
 	AuthSecretRef    *string                   `json:"auth_secret_ref"`
 	AuthSecretSource McpServerAuthSecretSource `json:"auth_secret_source"`
-	CreatedAt        time.Time                 `json:"created_at"`
-	Enabled          bool                      `json:"enabled"`
-	ID               openapi_types.UUID        `json:"id"`
+
+	// CallPrice What each tools/call to the server costs, in micro-units of currency (1 = $0.000001): counted against the caller's budgets as model spend is, and recorded as the call's cost. 0: free.
+	CallPrice McpCallPrice       `json:"call_price"`
+	CreatedAt time.Time          `json:"created_at"`
+	Enabled   bool               `json:"enabled"`
+	ID        openapi_types.UUID `json:"id"`
 
 	// Name A display name.
 	Name Name `json:"name"`
@@ -1606,7 +1612,10 @@ type McpServerCreate struct {
 
 	// AuthSecretRef An environment variable holding the header value.
 	AuthSecretRef *string `json:"auth_secret_ref,omitempty"`
-	Enabled       *bool   `json:"enabled,omitempty"`
+
+	// CallPrice What each tools/call to the server costs, in micro-units of currency (1 = $0.000001): counted against the caller's budgets as model spend is, and recorded as the call's cost. 0: free.
+	CallPrice *McpCallPrice `json:"call_price,omitempty"`
+	Enabled   *bool         `json:"enabled,omitempty"`
 
 	// Name A display name.
 	Name        *Name               `json:"name,omitempty"`
@@ -1637,7 +1646,10 @@ type McpServerUpdate struct {
 	AuthHeader    *string `json:"auth_header,omitempty"`
 	AuthSecret    *string `json:"auth_secret,omitempty"`
 	AuthSecretRef *string `json:"auth_secret_ref,omitempty"`
-	Enabled       *bool   `json:"enabled,omitempty"`
+
+	// CallPrice What each tools/call to the server costs, in micro-units of currency (1 = $0.000001): counted against the caller's budgets as model spend is, and recorded as the call's cost. 0: free.
+	CallPrice *McpCallPrice `json:"call_price,omitempty"`
+	Enabled   *bool         `json:"enabled,omitempty"`
 
 	// Name A display name.
 	Name        *Name               `json:"name,omitempty"`

@@ -26,7 +26,7 @@ func (q *Queries) DeleteMCPServer(ctx context.Context, id uuid.UUID) (int64, err
 }
 
 const getMCPServerByID = `-- name: GetMCPServerByID :one
-SELECT id, slug, name, url, enabled, timeout_ms, rate_limit_id, auth_header, auth_secret_ref, auth_secret_ciphertext, created_at, updated_at, tool_rate_limits FROM mcp_servers WHERE id = $1
+SELECT id, slug, name, url, enabled, timeout_ms, rate_limit_id, auth_header, auth_secret_ref, auth_secret_ciphertext, created_at, updated_at, tool_rate_limits, call_price FROM mcp_servers WHERE id = $1
 `
 
 func (q *Queries) GetMCPServerByID(ctx context.Context, id uuid.UUID) (MCPServer, error) {
@@ -46,12 +46,13 @@ func (q *Queries) GetMCPServerByID(ctx context.Context, id uuid.UUID) (MCPServer
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.ToolRateLimits,
+		&i.CallPrice,
 	)
 	return i, err
 }
 
 const getMCPServerByIDForUpdate = `-- name: GetMCPServerByIDForUpdate :one
-SELECT id, slug, name, url, enabled, timeout_ms, rate_limit_id, auth_header, auth_secret_ref, auth_secret_ciphertext, created_at, updated_at, tool_rate_limits FROM mcp_servers WHERE id = $1 FOR UPDATE
+SELECT id, slug, name, url, enabled, timeout_ms, rate_limit_id, auth_header, auth_secret_ref, auth_secret_ciphertext, created_at, updated_at, tool_rate_limits, call_price FROM mcp_servers WHERE id = $1 FOR UPDATE
 `
 
 func (q *Queries) GetMCPServerByIDForUpdate(ctx context.Context, id uuid.UUID) (MCPServer, error) {
@@ -71,12 +72,13 @@ func (q *Queries) GetMCPServerByIDForUpdate(ctx context.Context, id uuid.UUID) (
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.ToolRateLimits,
+		&i.CallPrice,
 	)
 	return i, err
 }
 
 const getMCPServerBySlug = `-- name: GetMCPServerBySlug :one
-SELECT id, slug, name, url, enabled, timeout_ms, rate_limit_id, auth_header, auth_secret_ref, auth_secret_ciphertext, created_at, updated_at, tool_rate_limits FROM mcp_servers WHERE slug = $1
+SELECT id, slug, name, url, enabled, timeout_ms, rate_limit_id, auth_header, auth_secret_ref, auth_secret_ciphertext, created_at, updated_at, tool_rate_limits, call_price FROM mcp_servers WHERE slug = $1
 `
 
 func (q *Queries) GetMCPServerBySlug(ctx context.Context, slug string) (MCPServer, error) {
@@ -96,6 +98,7 @@ func (q *Queries) GetMCPServerBySlug(ctx context.Context, slug string) (MCPServe
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.ToolRateLimits,
+		&i.CallPrice,
 	)
 	return i, err
 }
@@ -119,10 +122,10 @@ func (q *Queries) GetMCPToolApproval(ctx context.Context, mCPServerID uuid.UUID,
 }
 
 const insertMCPServer = `-- name: InsertMCPServer :one
-INSERT INTO mcp_servers (slug, name, url, enabled, timeout_ms, rate_limit_id, tool_rate_limits, auth_header, auth_secret_ref, auth_secret_ciphertext)
-VALUES ($1, $2, $3, $4, $5, $6, $7,
-        $8, $9, $10)
-RETURNING id, slug, name, url, enabled, timeout_ms, rate_limit_id, auth_header, auth_secret_ref, auth_secret_ciphertext, created_at, updated_at, tool_rate_limits
+INSERT INTO mcp_servers (slug, name, url, enabled, timeout_ms, rate_limit_id, tool_rate_limits, call_price, auth_header, auth_secret_ref, auth_secret_ciphertext)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8,
+        $9, $10, $11)
+RETURNING id, slug, name, url, enabled, timeout_ms, rate_limit_id, auth_header, auth_secret_ref, auth_secret_ciphertext, created_at, updated_at, tool_rate_limits, call_price
 `
 
 type InsertMCPServerParams struct {
@@ -133,6 +136,7 @@ type InsertMCPServerParams struct {
 	TimeoutMs            int32
 	RateLimitID          *uuid.UUID
 	ToolRateLimits       json.RawMessage
+	CallPrice            int64
 	AuthHeader           string
 	AuthSecretRef        *string
 	AuthSecretCiphertext []byte
@@ -147,6 +151,7 @@ func (q *Queries) InsertMCPServer(ctx context.Context, arg InsertMCPServerParams
 		arg.TimeoutMs,
 		arg.RateLimitID,
 		arg.ToolRateLimits,
+		arg.CallPrice,
 		arg.AuthHeader,
 		arg.AuthSecretRef,
 		arg.AuthSecretCiphertext,
@@ -166,13 +171,14 @@ func (q *Queries) InsertMCPServer(ctx context.Context, arg InsertMCPServerParams
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.ToolRateLimits,
+		&i.CallPrice,
 	)
 	return i, err
 }
 
 const listMCPServers = `-- name: ListMCPServers :many
 
-SELECT id, slug, name, url, enabled, timeout_ms, rate_limit_id, auth_header, auth_secret_ref, auth_secret_ciphertext, created_at, updated_at, tool_rate_limits FROM mcp_servers ORDER BY slug
+SELECT id, slug, name, url, enabled, timeout_ms, rate_limit_id, auth_header, auth_secret_ref, auth_secret_ciphertext, created_at, updated_at, tool_rate_limits, call_price FROM mcp_servers ORDER BY slug
 `
 
 // MCP servers and the operators' tool approvals (migration 00019, docs/mcp.md).
@@ -199,6 +205,7 @@ func (q *Queries) ListMCPServers(ctx context.Context) ([]MCPServer, error) {
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.ToolRateLimits,
+			&i.CallPrice,
 		); err != nil {
 			return nil, err
 		}
@@ -211,7 +218,7 @@ func (q *Queries) ListMCPServers(ctx context.Context) ([]MCPServer, error) {
 }
 
 const listMCPServersPage = `-- name: ListMCPServersPage :many
-SELECT id, slug, name, url, enabled, timeout_ms, rate_limit_id, auth_header, auth_secret_ref, auth_secret_ciphertext, created_at, updated_at, tool_rate_limits FROM mcp_servers
+SELECT id, slug, name, url, enabled, timeout_ms, rate_limit_id, auth_header, auth_secret_ref, auth_secret_ciphertext, created_at, updated_at, tool_rate_limits, call_price FROM mcp_servers
 WHERE id > $1::uuid
 ORDER BY id
 LIMIT $2::int
@@ -240,6 +247,7 @@ func (q *Queries) ListMCPServersPage(ctx context.Context, after uuid.UUID, limit
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.ToolRateLimits,
+			&i.CallPrice,
 		); err != nil {
 			return nil, err
 		}
@@ -316,10 +324,10 @@ func (q *Queries) ListMCPToolApprovalsByServer(ctx context.Context, mcpServerID 
 const updateMCPServer = `-- name: UpdateMCPServer :one
 UPDATE mcp_servers
 SET slug = $1, name = $2, url = $3, enabled = $4,
-    timeout_ms = $5, rate_limit_id = $6, tool_rate_limits = $7, auth_header = $8,
-    auth_secret_ref = $9, auth_secret_ciphertext = $10
-WHERE id = $11
-RETURNING id, slug, name, url, enabled, timeout_ms, rate_limit_id, auth_header, auth_secret_ref, auth_secret_ciphertext, created_at, updated_at, tool_rate_limits
+    timeout_ms = $5, rate_limit_id = $6, tool_rate_limits = $7, call_price = $8, auth_header = $9,
+    auth_secret_ref = $10, auth_secret_ciphertext = $11
+WHERE id = $12
+RETURNING id, slug, name, url, enabled, timeout_ms, rate_limit_id, auth_header, auth_secret_ref, auth_secret_ciphertext, created_at, updated_at, tool_rate_limits, call_price
 `
 
 type UpdateMCPServerParams struct {
@@ -330,6 +338,7 @@ type UpdateMCPServerParams struct {
 	TimeoutMs            int32
 	RateLimitID          *uuid.UUID
 	ToolRateLimits       json.RawMessage
+	CallPrice            int64
 	AuthHeader           string
 	AuthSecretRef        *string
 	AuthSecretCiphertext []byte
@@ -347,6 +356,7 @@ func (q *Queries) UpdateMCPServer(ctx context.Context, arg UpdateMCPServerParams
 		arg.TimeoutMs,
 		arg.RateLimitID,
 		arg.ToolRateLimits,
+		arg.CallPrice,
 		arg.AuthHeader,
 		arg.AuthSecretRef,
 		arg.AuthSecretCiphertext,
@@ -367,6 +377,7 @@ func (q *Queries) UpdateMCPServer(ctx context.Context, arg UpdateMCPServerParams
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.ToolRateLimits,
+		&i.CallPrice,
 	)
 	return i, err
 }

@@ -133,6 +133,7 @@ type MCPServer struct {
 	CreatedAt            time.Time
 	UpdatedAt            time.Time
 	ToolRateLimits       json.RawMessage
+	CallPrice            int64
 }
 
 type MCPToolApproval struct {
