@@ -170,6 +170,9 @@ type ServerInterface interface {
 	// ListMcpServerTools Discover an MCP server's tools, with their approval state
 	// (GET /api/mcp-servers/{id}/tools)
 	ListMcpServerTools(w http.ResponseWriter, r *http.Request, id IDParam)
+	// WithholdMcpTool Withhold a tool (take back its approval)
+	// (DELETE /api/mcp-servers/{id}/tools/{tool}/approval)
+	WithholdMcpTool(w http.ResponseWriter, r *http.Request, id IDParam, tool string)
 	// ApproveMcpTool Approve a tool as it is now
 	// (POST /api/mcp-servers/{id}/tools/{tool}/approval)
 	ApproveMcpTool(w http.ResponseWriter, r *http.Request, id IDParam, tool string)
@@ -287,6 +290,9 @@ type ServerInterface interface {
 	// UpdateProject Update a project
 	// (PATCH /api/projects/{id})
 	UpdateProject(w http.ResponseWriter, r *http.Request, id IDParam)
+	// ListProjectObjects List the upstream objects a project made, with the last state Relay saw
+	// (GET /api/projects/{id}/objects)
+	ListProjectObjects(w http.ResponseWriter, r *http.Request, id IDParam, params ListProjectObjectsParams)
 	// DeleteProjectPayloadCaptures Delete every captured payload of a project
 	// (DELETE /api/projects/{id}/payloads)
 	DeleteProjectPayloadCaptures(w http.ResponseWriter, r *http.Request, id IDParam)
@@ -1974,6 +1980,41 @@ func (siw *ServerInterfaceWrapper) ListMcpServerTools(w http.ResponseWriter, r *
 	handler.ServeHTTP(w, r)
 }
 
+// WithholdMcpTool operation middleware
+func (siw *ServerInterfaceWrapper) WithholdMcpTool(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id IDParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "tool" -------------
+	var tool string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "tool", r.PathValue("tool"), &tool, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "tool", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.WithholdMcpTool(w, r, id, tool)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // ApproveMcpTool operation middleware
 func (siw *ServerInterfaceWrapper) ApproveMcpTool(w http.ResponseWriter, r *http.Request) {
 
@@ -3242,6 +3283,74 @@ func (siw *ServerInterfaceWrapper) UpdateProject(w http.ResponseWriter, r *http.
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.UpdateProject(w, r, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListProjectObjects operation middleware
+func (siw *ServerInterfaceWrapper) ListProjectObjects(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id IDParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListProjectObjectsParams
+
+	// ------------- Required query parameter "kind" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, true, "kind", r.URL.Query(), &params.Kind, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "kind"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "kind", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", r.URL.Query(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: "int32"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "limit"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "limit", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "cursor" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "cursor", r.URL.Query(), &params.Cursor, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "cursor"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "cursor", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListProjectObjects(w, r, id, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -5222,6 +5331,7 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/api/payloads/{request_id}", wrapper.DeletePayloadCapture)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/payloads/{request_id}", wrapper.GetPayloadCapture)
 	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/api/projects/{id}/payloads", wrapper.DeleteProjectPayloadCaptures)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/projects/{id}/objects", wrapper.ListProjectObjects)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/policies", wrapper.ListPolicies)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/policies", wrapper.CreatePolicy)
 	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/api/policies/{id}", wrapper.DeletePolicy)
@@ -5311,6 +5421,7 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/mcp-servers/{id}", wrapper.GetMcpServer)
 	m.HandleFunc(http.MethodPatch+" "+options.BaseURL+"/api/mcp-servers/{id}", wrapper.UpdateMcpServer)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/mcp-servers/{id}/tools", wrapper.ListMcpServerTools)
+	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/api/mcp-servers/{id}/tools/{tool}/approval", wrapper.WithholdMcpTool)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/mcp-servers/{id}/tools/{tool}/approval", wrapper.ApproveMcpTool)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/policies/{id}/mcp", wrapper.SetPolicyMcpGrants)
 
@@ -9911,6 +10022,99 @@ func (response ListMcpServerTools502JSONResponse) VisitListMcpServerToolsRespons
 	return err
 }
 
+type WithholdMcpToolRequestObject struct {
+	ID   IDParam `json:"id"`
+	Tool string  `json:"tool"`
+}
+
+type WithholdMcpToolResponseObject interface {
+	VisitWithholdMcpToolResponse(w http.ResponseWriter) error
+}
+
+type WithholdMcpTool200JSONResponse McpToolApproval
+
+func (response WithholdMcpTool200JSONResponse) VisitWithholdMcpToolResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type WithholdMcpTool400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response WithholdMcpTool400JSONResponse) VisitWithholdMcpToolResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type WithholdMcpTool401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response WithholdMcpTool401JSONResponse) VisitWithholdMcpToolResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type WithholdMcpTool403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response WithholdMcpTool403JSONResponse) VisitWithholdMcpToolResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type WithholdMcpTool404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response WithholdMcpTool404JSONResponse) VisitWithholdMcpToolResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type WithholdMcpTool500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response WithholdMcpTool500JSONResponse) VisitWithholdMcpToolResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ApproveMcpToolRequestObject struct {
 	ID   IDParam `json:"id"`
 	Tool string  `json:"tool"`
@@ -13780,6 +13984,99 @@ func (response UpdateProject422JSONResponse) VisitUpdateProjectResponse(w http.R
 type UpdateProject500JSONResponse struct{ InternalErrorJSONResponse }
 
 func (response UpdateProject500JSONResponse) VisitUpdateProjectResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListProjectObjectsRequestObject struct {
+	ID     IDParam `json:"id"`
+	Params ListProjectObjectsParams
+}
+
+type ListProjectObjectsResponseObject interface {
+	VisitListProjectObjectsResponse(w http.ResponseWriter) error
+}
+
+type ListProjectObjects200JSONResponse ProjectObjectList
+
+func (response ListProjectObjects200JSONResponse) VisitListProjectObjectsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListProjectObjects400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListProjectObjects400JSONResponse) VisitListProjectObjectsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListProjectObjects401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ListProjectObjects401JSONResponse) VisitListProjectObjectsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListProjectObjects403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response ListProjectObjects403JSONResponse) VisitListProjectObjectsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListProjectObjects404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response ListProjectObjects404JSONResponse) VisitListProjectObjectsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListProjectObjects500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListProjectObjects500JSONResponse) VisitListProjectObjectsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
@@ -18555,6 +18852,9 @@ type StrictServerInterface interface {
 	// ListMcpServerTools Discover an MCP server's tools, with their approval state
 	// (GET /api/mcp-servers/{id}/tools)
 	ListMcpServerTools(ctx context.Context, request ListMcpServerToolsRequestObject) (ListMcpServerToolsResponseObject, error)
+	// WithholdMcpTool Withhold a tool (take back its approval)
+	// (DELETE /api/mcp-servers/{id}/tools/{tool}/approval)
+	WithholdMcpTool(ctx context.Context, request WithholdMcpToolRequestObject) (WithholdMcpToolResponseObject, error)
 	// ApproveMcpTool Approve a tool as it is now
 	// (POST /api/mcp-servers/{id}/tools/{tool}/approval)
 	ApproveMcpTool(ctx context.Context, request ApproveMcpToolRequestObject) (ApproveMcpToolResponseObject, error)
@@ -18672,6 +18972,9 @@ type StrictServerInterface interface {
 	// UpdateProject Update a project
 	// (PATCH /api/projects/{id})
 	UpdateProject(ctx context.Context, request UpdateProjectRequestObject) (UpdateProjectResponseObject, error)
+	// ListProjectObjects List the upstream objects a project made, with the last state Relay saw
+	// (GET /api/projects/{id}/objects)
+	ListProjectObjects(ctx context.Context, request ListProjectObjectsRequestObject) (ListProjectObjectsResponseObject, error)
 	// DeleteProjectPayloadCaptures Delete every captured payload of a project
 	// (DELETE /api/projects/{id}/payloads)
 	DeleteProjectPayloadCaptures(ctx context.Context, request DeleteProjectPayloadCapturesRequestObject) (DeleteProjectPayloadCapturesResponseObject, error)
@@ -20203,6 +20506,33 @@ func (sh *strictHandler) ListMcpServerTools(w http.ResponseWriter, r *http.Reque
 	}
 }
 
+// WithholdMcpTool operation middleware
+func (sh *strictHandler) WithholdMcpTool(w http.ResponseWriter, r *http.Request, id IDParam, tool string) {
+	var request WithholdMcpToolRequestObject
+
+	request.ID = id
+	request.Tool = tool
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.WithholdMcpTool(ctx, request.(WithholdMcpToolRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "WithholdMcpTool")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(WithholdMcpToolResponseObject); ok {
+		if err := validResponse.VisitWithholdMcpToolResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // ApproveMcpTool operation middleware
 func (sh *strictHandler) ApproveMcpTool(w http.ResponseWriter, r *http.Request, id IDParam, tool string) {
 	var request ApproveMcpToolRequestObject
@@ -21318,6 +21648,33 @@ func (sh *strictHandler) UpdateProject(w http.ResponseWriter, r *http.Request, i
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(UpdateProjectResponseObject); ok {
 		if err := validResponse.VisitUpdateProjectResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListProjectObjects operation middleware
+func (sh *strictHandler) ListProjectObjects(w http.ResponseWriter, r *http.Request, id IDParam, params ListProjectObjectsParams) {
+	var request ListProjectObjectsRequestObject
+
+	request.ID = id
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListProjectObjects(ctx, request.(ListProjectObjectsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListProjectObjects")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListProjectObjectsResponseObject); ok {
+		if err := validResponse.VisitListProjectObjectsResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -22651,479 +23008,495 @@ func (sh *strictHandler) UpdateUser(w http.ResponseWriter, r *http.Request, id I
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7P3rchtHti+Iv0oGdkcQ7F2AIOrSFhkd59AyZetYsvQn6b+7T1MblahKANksZJYzswihNYroj/N5ZkfM",
-	"G/SLzJv0k0zkWpl1AapwIyDSMv3BIoC65GXluq/f+tSK5CSVggmjW8efWilVdMIMU/DpZaa0VO/td/Zj",
-	"zHSkeGq4FK3j1uWYkVCwj6YfwWUhkUNixoykit1wmWmS0hE7IXSgmTBkKBX8OuRKG/ip2wpa3D7p14yp",
-	"WStoCTphreMWPq4VtHQ0ZhNq3zyhH98wMTLj1vGzx0dBy8xSe6U2iotR6/PnoPW9kln6On7FE8PU4mDf",
-	"iWRGzFhqhqPkmozsHU1jgB/7PK6MYijVhJrWcSvL4JfFUfwgtdloEGOpTdMY7G/bDeFHNnsdL9k2Hvu9",
-	"su8g12yWjyGlZjw3hGs2w2Eo9mvGFYtbx0ZlbLNhrTkeOfg7i0zDaG49iDd8wk3DON7aleCGTTQxkihm",
-	"MiWadiaxz6nsS8yGNEtM6/hZLygGwoV5ctQKLPnySTaxv/aC1oQL/PQ4HyMXho2YgkG+lTFLNiKiib2j",
-	"aazw4+Zk5Eax1qZV31/ds9Lrb7Nz72XCo9lGq5LCLU3Lgr9uvi7vlbQUutlI8J7GoeDPm4/lnCV0Bmd9",
-	"g8Eoe1PlyM8NBy4oDv1GA8oStibNqCxhDSRjf7o9xVwwdcMjdhpFMhOb7ZfGWwnFe5sWyl3Wd5dtvlyX",
-	"jE42GphhdNI0GvvbtkNYa8cqL6/uWPHu2+zYz5qO2CslJw3DuTBUmZx+qBixgHARJZnmN4y0z1+9JE+e",
-	"PHlx2CXfITcmR0/JWGZKkwEbSsVIaGTYtH5DJSf1ixdTwzqGT1jzqEH7+HbWMPDv+IQJzaUA0aLThBsy",
-	"mJ0QxVJGDepMXu8CPUmzG6ZoQtoh6iGD2Z8dk7jKer2j5/m3wF3Dw+VazGBWmRfIOPvHHxQbto5b//Go",
-	"UAEf4WX6UXlWrc/5vKlSdFZMG4TEUvq19MC00U7988KK2AGSNtUw+YgmCbOzFlYCHy6VZJWpNOzGhaEm",
-	"0+uNiwo9ZYrFZMrNGEf4w+Xle6LhGaT99MULMh0zUR7o1A6UTumscah4dz05LSoFL16UlQKrItSoBTCz",
-	"S9lAYmcinjsZ7OOykyHktJGRyO2OAVMb8bJMM9U0BPvb5rwMh7AWL6u8vMrLindvz8s+25t1KoVmcNK+",
-	"pfH31LApndlPkRSGCWP/pGma8IjaMT76u7YD/dRiH+kkTRj8qZRUeEtsXzCgcX/kHhS0JkxbmrAnI0pB",
-	"aDFFRtyMs8ExiaQQLLIPJooNM81iWKNiDstO/xm8F+ZRXcVTQbJUG8XohID2Qai+ZjGR5fNxYPntmCZD",
-	"0qaCvH353o3tkMQ8JkIad+hIpukgmXUtf/mWxud4JG+3Qlzc0ITHfXe+W3YChvJEt47/9qk15CyJ7UYl",
-	"2ai6gJk2ZEJNNCb/9Tfa+Uev8+KD+7fz4VMveH70+Q+tzx/Kt7g3kIGMZ2RMLSchzK3brdfZUqt/QSyZ",
-	"hlXD8cHhiWWUTSwXak9oYqmRxeR/Xbz7KSBTJcWIWIIMSEqNYUoEhIlsEpBMXAs5FQRW4RCW/aUUw4RH",
-	"t1z0yD9lzdU29JqJueWkoF+UuLC9i7CPXBu9qxWdKm4Y8aPV+DJtpGX/lmNbiUQywX/NGL5eKpJSrggM",
-	"OCCUKDkl2vAksYeKKSYiFsP37Ebac3DNZriwr6Qa8Dhm4nYrO8wfU1k/uz6CsVg7fwvaDzSecEGUTJg/",
-	"j+6XnZz8zIyZMHbsdsqDzFRPvH2tpUs830kip7CNAXFun5cX56+IkddMEKsEcK25gAUGgoU1ey0stdLk",
-	"rFiE7dkAPqqybP7L3R1TZIFDyhMWn8A0EzkCZmD/xrNA2sJqc4QSzSLFDNLHT9K8kpmIbzdNIU1/CI8p",
-	"zxN8OnYb8KcdzPMnSXQWjZ13BvZUClZWiSZ0Bq/UjMH8LqV8S8XM8XR9u2kqalgffC6sOlMjJZlQMbPL",
-	"zgWx7G6S7ohf+Ef7h1p13agZoUOrpdupj/gNEyS2NGB1iTGjsfObntsrO6fDWl3ogkVSxGAKTCkH63JB",
-	"oy0UP1BsBM3MWCr+D3ZLgsngSfk5riym5iNBuCBgf4gYpogsBY7tjugIxHP5ufg+bc0joJyfRapkZEc1",
-	"SNiZMNzcUmmCN8LVfTypTWKqzpwvlsfuNmEfaWSSGVC/HJLFWwLi9cfPQfHoQqe8xfM+3Oru22/eLyxJ",
-	"OqhrIP8fKEavtZV+WcJIuzwanTlOQUuC0rEPYsa0pNWAiA+s9pQJzQxh4oYrKUC7uaGKWzKwPDOfAJyw",
-	"0zRNZq847jiNY24HSZP3SqZMGW7V7iFNNAtaaemrChkt6gdDnrADTf56+vZNrmHp7qJ+722FpmegdQt0",
-	"qElkdY72Vatz1ULb3sRcgOFYCmo87b14Djag/+JxnYFTGCR/wxEE+Xw+5NfjIttBwhqVtOoNlgkEeB8F",
-	"ll6c6GkUsdTkwQOnSVGScAN+C7yRtDWjCYvJmCl2WFrHgZQJo8KOMVazvsrE4ivOM1Rh7GGfESpiq2Ek",
-	"hBsyoNF1/cPs2uvmbdH2kFjqhGcGyOtipk6IkSNmxlZIGzKxk3r8nLzl38Jrn/WCXq9XpYe1XCgFiX6G",
-	"vX6NNz3u9VwQwH8x712xm5GJGvr6jiXM+BiJ9rbsNbfShAsXXbPzhBNWfHRaGT5swOoWb466cCWXEJWG",
-	"YMen+dOlGIiVWneHd3DUuDcsq7FT2+rOgoIWKSJNqKgnCPtLANSQcMFIyuzJZClsOSU6m0yomsFvAaGa",
-	"hOg2B8oJSaq4MJqg8F5gDlkab7kKU6oEFyNdcdMtPH/BF1feOb8cbu6lZwb59hRDLBa+dq+zmJszYdRs",
-	"catphIv5qWWNS/tmfHr+8PzZ4Emx5pH9Qxr8CRQ2/FdmZfZVTJNGRtaoT7+M5TEJrVw7vsp6vScRj+Ff",
-	"FgYkBL2iA3pFGJBut3Z/qFnXrxW0ooQzYU2rWNXTkf2FaVT4nX1pmf9QyckxfHn58j1JGVO5JYSPJJQY",
-	"lWnDYmulfZyR9vnZm9O/9i/Pf764PPuu//783V9en10cgiyB4/2XziupplTFLLZ/dclpEVhXcmqlae4z",
-	"mCpppQ4YXm9eH2hi7f5ITiZUxPrQsdOpJjKJQZmlAo1uUFhqF43H9fNXcnqgibbvFREjIpsM0LVWJv3n",
-	"T1t15G45V90GUwNMDdg1qgxtSoxVBGA1DmsHiFf2cZzLZSdoYtS0PI0FnprdkMoPazwXb7iu4YD5qV1P",
-	"RBQH7POiFCjlVqx60E/so8FkjcXJwkCqT6ub1LdcxHaxFpk6jcasD7TdTxWP2KrBvIeL7OGxd8Z9LtLM",
-	"bHorsqr+JmeVCUsicb0k8MkUq723ntZXX7bFvPJw+DovkJnZ/A2p1Nyz5urBeiOnTBGuiVGcxS4Rh06k",
-	"GBGKYZkDTQZIBnr+CIP0WjzCMLa+4c7wnVMTdcTgaWQwIyEdyBvmiAE4tA7X1qVgdpcc3zl/ThSjWloZ",
-	"V6zUXGoHj5TsZIIbDYJ+wpMEHePuRrRE9QkRWZKQAU8SYOgTqw+G5V0IazmbvcuSng8ULC6THtN05RZe",
-	"wEVWgRDcva9mUWEpcB58QkcMnJQQPYsk8kyaxVwG4AOUKXwhZs7Wxoeuvew/C25ywppfdqdDbHREffCg",
-	"j7G8WolSChAWGUpCTustsSnjo3GDPedo2cqnMVWskq5yYI8BHQ55RDIRO49OiE9jcUi0UdSw0Wytc1An",
-	"X0qJL6VELtjihXUondp8RgU/q3KaObZQy2WDGqa9eE6qp7dKdhUOXNnrJbLjJWqAG1rkdyFeSqIiz9yq",
-	"nN1tJcdvQCS46fa+Hv7uFGGpyvx7nrmvycvLBtrvg68XronnT+u4/DzHLrmtjp6t8lpVGbQjvcfLUiTB",
-	"P7JGmmSZ4W7Ca5fwr12o9F6Nvi/6/M9ojP+2ePIiE97mgbfmlbflj+csTag91DRJCFxzQug94ZlflFMG",
-	"rY+dkey4b8GVZu/ovnaPyn/t8EkqFRzCcjaqvdiqK9QymRamuHQjOXkEv3aSxP31SKZM0JQ/ysfzufxw",
-	"fc3TjkzxEHRSCQFhHPJueXll4+2Vvw0GfXumvMiFFKPXGAVdCMRoFmWG3zAIy2UKv1/jzI1lUus2mhFu",
-	"iP1RH5PQUkJI2v7RAYQN5HBIYpkNEiR28phMuDgMSBhJab8LSZuSp0cvDvSVKMVw7RU0M2MXPwxJ+2nv",
-	"8aOnvSeHVkiHv2bS0D77OKbgz4OfjwLChc6sfQEORLjmMLgSA2nGRLFOquTAZx3SxcENlZyQJz0CYeLH",
-	"PTvOExKOaTLs48zynER365XgmkhINLDagoDkj0GRRTShMzKS3SsBhgV6bO2TrMj0T4V4EixEK2iVJtwK",
-	"WnNzrHXYbqIolwtL1rl+ib2YJ6Sh4UhJiFmxHR3JlMVAEYRDBmqlGAl+JuE1m4X1DsWUidy8nac1t/gJ",
-	"1YY4GiNTqolmTFS4ZdkcbuCSxSuRE9dPs/yqgOixVAa2GmNtnaFijLTDZ71eCPQ8n/1nv3169KKGKsN6",
-	"fypkOzTPngpiFwiDwEyRhBkNPm1Ok5zozFjJbDTefkFgj1aqXDiEC7jW3gQr0r9hStf6wdz1mlDFvIqt",
-	"mCHuhhNCiWBT/602VBlNokRqFq/pFYNksnWHDdfOa3nVwquSUludm18h/8qgnq+Wibm0sznBOZ76oZmB",
-	"70Q1drJgVQgLH7ZkMBeeKqr7CkcZBUCltg1OO7thaoYs4sRzCHctR35geeYcL5EiAQeQZ5jXbOY9O7Uc",
-	"sLKl5dAYEI/bhgrHrX1KFo9Yzbk7q6Z7hK7qwp7sooTIfipX8IQEClogUjkXwZvIrC4TouwtlUMSZUox",
-	"Ec1I+zHrPD+EA5MyxWW8ZpRnG1f+mlIBx7FSUcarQFuXpSDR/OPXYM+lyqhtHuDrZLa5d3N3a51XsqjU",
-	"qVSdzdV8uXUNPI1s6A0E+l3TGbgLEt8DbZ8Qp/L2evYAPe71ur3ecjPoca19uFMK3ZgiN6HA5dQzTxLN",
-	"G78TUYEs8O6dKDCOrXwoBQnulWTqjK6XNBqz95kascV9KCXaLOqYTBjFmSbuou7qUMey9JGXisVMGE4T",
-	"LMiq1SQx7aqoSrUWFRcuZdB5N6dSXWtfsuRlKo2sjmO/+JjCaHyaSb1xcjahPKlkirZoTP+n+9SNoPgv",
-	"3ykGV1dS9J4c9cADYZiyQ/+v7n/+z+5//qHujOX56zURKRnPLONBbQQyBImvFFrkYnkm68p8zddiKBf2",
-	"Bm+v2xm45zvIgV2kEJe0Wp9Fx5IY8qEoiaWB5BVqxj75rFIS0w5VljDd7XXxJIRgLNNSpaOgE1ZreuRp",
-	"rrWpIVy7IhewnWtzsBay2eyMiuc2LgksY42rIq4LKtNozAXrKEZjK7gDaykMEnZMwrkiJHAI9A4DEs6l",
-	"X6Mj4TC4EmFe6BGSRySMtBqWnQ1P7M15sj989RTdFljKAt+8gActZDvb346O7NXlNHr49oX91ldFhKT9",
-	"rNc7RA/BwpbkCdONZAFuQ3DwB4VzAimca0IHMjPuwrW9YGUyrREFjWTyCkInMk3YCfg9ojEVI7aaTmCj",
-	"l5OJS8H6ocj1X1yOvCbGVQSQNuRwBSSiQgoeUWtYEHSwHhYwIGRkTegBm0kRk6nP4KzEsFNmLRU7AE3a",
-	"sYz0o5xVdmjKu5P4P9w7D7vk1L0fs0EjqoC1RzlT1ph5n0Au6YAnCRejwB5QVEHgtAoi1YgKroGiIIVt",
-	"qCAhzXhu1j51tQnuko92JJ1rNgtI/sfHzkjKUSfTTHXc4wNwH1DewRcUdw/zJLc/BsSlN3eYiCQ4zf/9",
-	"z38dEkAxAK8G8oCnqJrlNFXi2o+PvlnpAC38q0+OFqkMiqAbU133YdX45PKluo295nOAtXWrfNb2mp1Z",
-	"EK6az+efb2AXwEpulSOwnxWZmx3c2DjuXWi1SEp3rtTCMN6yyaDWL78FXedgSetQt69I2dgCKUEyFfU0",
-	"peGumOpWhLf1YP2NKwa1M6py23k/aGsre2lvZ3xxjBlVsaI8Oc82rh8q0t6rcn+QyOjaSaW8GCNXBFB0",
-	"CzqBuJNDv/GFoZCSRk00ZjEx7KM5PCGKxTQyRPkwoosS2ZnEBL4bY+Z2WzFXv+xe6SrrhxKNKtA/D0+g",
-	"LFWKZEagMkyX7SgYORhP9p2Ykl9rQcVMzPrOAKqLeZ4dEcVGWUIVYR9ThSV9mrQTLhhVxDKPEyIkSaS8",
-	"7lBlNVmrTwxodN3Ji8T0YaMk75WAMdYV3jDmqVRxrfEpE0bgR8i1GSuqrZZGxYxEFO2xuoEcrRgHxFwX",
-	"B2JYZKSqHmu/B97cTMdSYPaegrS/AVRwCIrEWY4A1O5QKVBcwwdqS9bsiQLioQQI4UCjzh4gWTKjeKQh",
-	"zoSwGXQENc5z5WvPn84rWSVD2eEo9Dsf6s1lbRpsPaYY4YaoTOhjX9HuSDrwn5HeQTEdSDMuEzZkVeTp",
-	"kq2gZS+oXbcpG4ylvF7JaD3f+MVd31CThxPKiwo+LGNBvxSv3sBNeioI++iK2Uf+UccOkeP9u4tLTT5d",
-	"tfJfrlrBFY4K/kLoM/zToQrZvyGsAX9ZLqSvWp+xToTRGB53w1TM7bXH5AoLBK9a5P8gV8hB7OVokuSv",
-	"1d1JDHaIW1/kenA1nLhEjvSJ3eGICiGN43qLbpChc1PU+AKoK74HVkvalsfIzATePAiIkKJz9PFjQDJR",
-	"GOrSs92IpodQiXrs4ntYMuMS1Q7dWNFUwQgnAmF9rIQ258LpLtjTcED7kRTodq5xT7+kSaILpLYMkBwY",
-	"SWUMoAJckGHCR2NzglPgdgFg5nYVwACXImJd0gPjDULdx+Tx8241lePo6ao6NLeO/UkN2/wWGTdWUtqX",
-	"n8y9rofWWDV3ZNUbM1WzxafCPlUmmWFkbExqX2P/1eTn8zcBibmVr7HfCtgbDZW3IyjJAkIktAgG6jm2",
-	"ddR7+s1KRU4ly0+w3vDsQvEhnMADXRxeXXt4joEGXD2nlZvEeQVyTxvimnFDRpLpInwJVYymrBEUVypG",
-	"ozErI28FBG9jsbtaI65azOIueQexfjTtShCdhXLi9RkN0h0HbN8vJIkYh2wWxSbyBi+dLJ5veypSJSep",
-	"6Q9mxrupizTlOaKouhkTqkaVErbCORCUNS4/lHbv2DIF5h0tDibl4wyL5A4rpPv8T49733zzfOV5gUmv",
-	"r7BX9M9qcfDzFbFxfFMdQf4g60yJAdWsX3u4Kqkz9jI8VKw76uIhO370iKa8i24ayLa7eVzrrnUpIH3B",
-	"zFSq60o615y2gVf4NBZN2i5RxXJszUxAcg5OyUCB8x9HeIg6igJYGcvnLEemefaJY0dlVN0DDaXprqbH",
-	"0GumSYg1lt+en53+eHbe/+ns8pd35z/2X52+fvPz+dlFWJvesToL3C8Awlwtmf8FYnQ5ZID2MyuYnh29",
-	"CMjT3jd7meHF2fn//+y8mKDjMoolnA54ws2sO4n/w70Dde8t5u82sV8VG2vkyey8yg9q2oCLbD4Y53js",
-	"l3Bclp3iOU/wBmWDcbLF6DYxj1Mlhw4aY9nllmO8d5cWd/UhQLNG9jFc/R4vxttveMzUGjfidWva8XaU",
-	"3oNppKHJ5mu3D8dnPt2g4LHlkq2aM9FEnoskUTPTRfos9nlh7zbzy9oV3so71ixcTsWiwlarfJXsRLjw",
-	"fxw/erRjGbM1W6XVsqJbiJCKLlyN/+9Nuux12vNyZfezrpcpJZj13oJmeMknjBhJGARiuUaLoEiFrR/k",
-	"0lyMTeoEG2VPfufzXtOoId1bu8KQsoJvZKlpgs8UIPYlW8xmBxIu2Wxyb6QY2WmMaEoGzEwZE8RMJYnG",
-	"mbgGS5cWtkc5EWLDmT1IxwbpWN2exv2hZAre0NwgAK/ChM7g+G+8IXWRtXqR2SSPfmSzGqlC/CNKYewu",
-	"eW00uaFJxgjAYloeiO0bMIPp9vGtLw0ssSGEA9avh6niUnHD/8HicN08dcwmB/qqbe/CxM3xT6dvz8IC",
-	"xg2TO0J3q5aZihgkGduLQ2eMwDWI/tVdK8+//LSVkR24+AKvXSPf/7Wwm66ZhmHlMReX34/JIfqERFxF",
-	"GTdeRhblAe7B667ppqeWM9UvUnP6jUA71DACl6BEB3dtDgALp8Lh/MBFJcT1azYj7fP3bwNy+f5t1cb7",
-	"ssnHpTIG5AjVba/QY02pQ81KVYATSsr3htrvj2y2k3RlHHIY5MdDsWFNdvK+0AduUefvokr1+Uw5rz1w",
-	"jPbEnW0MTJ6eXXSOnj3vfP/ybVDDf/O3p1TrqYTIVskO+Obxi6PlKTpBCyqR34lkVhRrVjjXam5xzoa7",
-	"O5ybpQLMUf0SGtxFNoAXnneeCeAGcsno5GJMFdtNqsmmdYNb57tXC7CKsokVCSfzs97hlhYreX/2Vpsm",
-	"KMiEGiai2fpOmuVJv2OaQgVbAGLNJ3fOC/P6Os7rerYGOZcUkEwZxgFcU6RFJmyY3hrpSDfkvvshHFQa",
-	"juTmN2hQgOjnbD6AFWyXCjt9nN57zJfC524OYiSvW0F5F4sdKq/HEupYMwtoTsV3AKxLJeoJYRzqBiox",
-	"qIIEGqVtDUDoZnAPTWLyFCpGK7Lx9yEKa0AlSsE+AL1AfXRztbMJNOLnn19/dz8wIz43EP+umP79YPTv",
-	"C39Jdbd/kFPfBAZBUF3gt1zjUKrELQVc55PaMSrlXCwu8k3/kSnWx+hjUPnUv3kcWKPMsI8BGbBYyeg6",
-	"cOnq71ImTl937GpQwwcJc71nDjRp3yTJJCAySeiEBiSZaIOASvBFlKYBGSn5a0AmXBtFk4DEjKWasesg",
-	"B4gOrMnNoB4Js0KUzAxTh11ycDCXO8IdV7ITPNAkTSgXJM0GCY/I6fvXXXIq8o4sbuZNie1zmVYLsiY/",
-	"pvX+gk5ENSMJM4YpHZCYj7jRAQm7lq32Q9izsBMGWOrOfWUNdbfYlYV7TnJ47OdPrNmsaGSfCCkweVGV",
-	"y+pnWasuCcw31en2i7Y6DRPaKom0HJH4ArEG4HeQeTGg0TUx8kuHB5YA68CT7wWwztoBjJXLueeww29i",
-	"NdcMtq8d17hNEP3Lhxse4gJ7ippvCuz02heeXUJzmJ0Y91jJq/eCFLFpXT1UEi8byWqfdm74LduohSLp",
-	"bZF1t61UmSuoqcBClDaksiZB0eByE1drlWa2Sjmo7mNNZqUrXgTjA/LHaGQ04eIk7/tIoNnfmN4wCJAn",
-	"kNWoWJ2BsuhOMkkfATmr0bUnz2tia3zI7G4RLhyIp14ur755/rQisJ73VhrppeVYd8HjGsvEX4YYhKtI",
-	"du7or/AewyPRbRNWSkWPybeMKqZCn8tflP2nCRWsSy7GVjmGuhW/QytoeW4iNdUSTYuzC5ttcWHu1nr7",
-	"kc0uHIx1vfVGXSYySXl0rR0WPHTlLNCTKsVCpRgjdPPIRNxXcoCtPBjVpq9YxIRJZv2sKQkemvAz9QrV",
-	"wLe1xfUFwBpebC1FA/nLGjP5ozGm8ifMFL18fSJ4G9H/AHAA7SlEc2+HmJuPiGfrp+2/kSMutmukxDzs",
-	"xEpoiUWR5X1E5bvrHUd5Tv8GjqN5sAhfguRfUEdQb6MUk4xqM76KTq/OLTBUUhgoS3g0iVLSvgCPKFDX",
-	"D5eX70+gF5Z092C8VWbQ4RtQzQ4xtF+En9aJ7wNsIWqcDT5XLIrHEaaKaXvqMFOo9CJxQtgkNYgdJqSo",
-	"B6qAl20fRAf/AMQ+8/j5WtHy8muLkLmnZ4E1ZEzcAP+jSQNV7zwTYg/l7ZvFxRFVxUiZ6EeQwALZU66h",
-	"P1Ou+JHQEeVCG9IuNQGPSV6XE81OEAgKWGMAf1+zmd0yxXy3O45I3aniIuIpTbYLq6+jyednrnDENhfn",
-	"+HweX5vj88fcAixN6KkpA5IyKbl89RpDvZQyOaeGvcEbtlVmmwoWcmfeHCshTMRgKHe3yeWdz92tpN3O",
-	"JxwsLEpQ4Tm1p3ORU2ymOOc0sJXOvJQlQr1HRS87ce6/YsTgW61OoFt177X/dtr533m/7MfB86efD//H",
-	"H1awzKX8GRO62jC8qxZqimQ0Tvv//ue/rlqHgc9AcDVvLgkK3UVvTy8uz877P579tbuLAMtKLn8qasNu",
-	"AC/pEzrL05pbPCsf3Pr1PxQL2f/wxz+s4MErs0duxWvvhp1V00k39PfshmPdyn9cn/vYlOuYL8cu7I9C",
-	"Pbtz06O6zct5uSXSE8KtFmZFNxYoutJEDc0XsdGfXUps9dfv4zf2etf8r7s03rA02pCPdbuINYR+SzzW",
-	"dWanxfeNXPSkct/BAYmVTOeV0ZU67i748D6Y5E5Y3FfA036TPKzuRNvX1HQCTVMlb1jcH3IxYgp6o0Jk",
-	"ZNXSVs5RTZ/TuefNFbv8cNo5evactMfs46Hv7GWXzjGUgJSuBwUf8CAIrtqGTZ1Lz/X15E6jdt05TeMD",
-	"dUojFvebnw0P9cxOM+bN5eOc7cGbljK+Wt9zHUI2JjvHoeO01uK2yt6YJTHWoKAJhcM5IaFg09AaE9pZ",
-	"PyYvXidOKmiC+498KgfndDQBkmJqtV18cY0hWo+hMb90VWqp0kZQT4J+FT40E/OpG/oSoh7M1qHNRaSH",
-	"KPXxznUzFd3h2n3udXUs7k2NSziYrWWPlJdvK6tkbgXLsrvXeUE7ww+fnj+tE9gL4J7Fc5aMdUf6FbDA",
-	"7QHsF3l146KtQTJzDcSY6titLXlE9DGhFebVrudeh95PwGPPSktulVwzA6eKRjeK96KU+5GZslZXEb0B",
-	"3sTikmcFmLL9CINur+lmgbQZBKOoZP9h/RKutLP6yqtZQY8q7QczTDViy9gpdHANYDToPzoB3FXvKwq9",
-	"Vyl3JuUoLWWG6H/Nmzliq6Wim2P+2UVr/cfSq2q9eG99Y5SF9jrGquhTLmI5rZE8ruFpDz3qkIa0pldo",
-	"G7/hkCbJgEbXNS6rd5DJ6apZPBFZWr3mIi6a9AdY9QLkVUCboR8VhZZLKsuLWqVgDhfHYZ8UhZSDmWGk",
-	"DRhpA0D4ztOuuMnBrhyVjq0Bglf1/TTCKkrZat4+Z4utKRJ8f+ylPMku3I/2QocvVKWn3YELwItKuRJ5",
-	"2sICqhqZQMlw3mqVtKE5jaXHY5In9AkzVjLlUUAmzFAAdm1QZYoI1srxncvMsDzmZe/O0lQqo/t/r22s",
-	"878u3v0Eg8RWOkZlkckUix06b302eP5MM+bi2vXMXnaZ5Z0rrrnhuqoGly7aTfHVIm6B63U+xyrqqGhh",
-	"Mosjn1/qumUqbWaZJWzoC7X7vF2n2RqeuKRIajnkT4WjraTLV/nVOzvW+dif9l4833j4tzzx7tWt+TBk",
-	"70sc4BU+z9rjmd/lKGOd47r+m4rTu+o9ddZOI5W/apaa8DvhsS4k5ElVIUq4Nl1yRqMxJrwMLI+TIGzZ",
-	"R64hz9d1OVoQuvZeywRFxIqkX8SRW1/oLUO1chP80Z2EWu0LB+cbtwGavAvylOQ/aqQwQcBQtQK8jf1z",
-	"h1KRRzePH8En/eiPATbQzb+HT/Zr+yIFoY/8t+IrHRDFFBXX+W/4MSCRHSYW2Vpd1C5xZgibDFgMHfQr",
-	"SQb2YvvR/2pXcuJgIu04XFspfCckW9mXNGt8OzFnQHW8e1dxzmbqKcH7RtLMOFAT3PsDnffxgr4CJ80p",
-	"7gEJj+3/Htn/dcISTR9905jJPkpN56nsWD4651vO/ZclV2a3f/wIvMyPj/7U4GZe5G+1STlATlBWgOda",
-	"+7NwoL2Oq4/zcv9ZSAYz4suYgnILe2qIoiKWE3sF+NSLugu8ClpIaBOSRE4tATNt+MQKX2K/RmU5IKGr",
-	"AssvMw5opaxMTxjVoDmBGynhN8z31z8sngMZQoNMz0IyZPCoRasJr65JOprlvfEdwJI2RYVann9kn958",
-	"bLbrhrygN/zWdIUvqRx8aX3grvXzOl95PTc7JTHXaUJneeeblajSJfa62DCeaoyOIW8N7Ym0pqzlH5bn",
-	"kpSOmMPjkKV2pfbrLnmX0l8xEr3ST/++lIg254RH7HHoB6QTObXG8vhk88LHhfy1b9YJOb2ns0TS+CVN",
-	"rc22oxYd1QzSbaNGebvaGoyGhEdbNxDccXu4NToeAnvuD2Q8W9LRipbRZAnUL3MTkCz1fsUc8DbCzepb",
-	"NgVgr6TtuiWRny9fdb4heiynQNY//+erV6++a+pNi8Pice0a+5rpZcOGd2MSIIwXKo7aHo3qQBN2A4mB",
-	"0NNXmMPybCKaNkZdmkq98TdfLwkou67Kb91kLJWJiNa2bjvFXZhSTaLMeODf6iibLJDSUs7Z4csaRNYc",
-	"kzJp+wNQqhOoUNL8FpVnV6ciVk+6/q7oYdfY3G5lY9INGtm9zzvyeZUkptgIVjQgyr+XcdHzbg4YwdpW",
-	"gqm+K+RicXNfPDw68YEmb15fXJ79VAKzA79tWu+gSmXcXCABj8NgwFhqA39lImFa26cP+chqcU3HzgrD",
-	"DTmqFjTVY2n6dMSqtRNV7EL4gWgObf/sgXH3AVkPMp4YaDwnhyQsjaNaAgjt00ujEJnvipKPwtLRtjNY",
-	"B2GKm7HzR+cTcLtI9JSmVtFd3ka019BQeuOFbxwt8KADXNS4jG61ogMoUlXx4MqwapapdtUbCCKoOxdV",
-	"iqs9mcByasK3wyEX1mRYoWOCennqL/4ctGiS9D30S11+LStHenTKROx225dLnOQF751rNiMjRUGKYPhB",
-	"ED4SVmWqP7f25RgIWXzz9/igShvrwsO+0Wvmghl18sS7V+biIxqrc50Y9EZpbt4QLrRhFGKIA4bA7xBW",
-	"qR/Hgi5Q1xAhtbqrSwhL0TePbed6x+T5s2dPnkN3GzFiCvMU7BKAEBQxmVB1zWKSy5Z1A1xuXClKHd2g",
-	"9+oKUCe2yvD4nDLmDHgVn4sMumf23Ts87L8caKZuCkjuw4YV20KjjdlI0Zj16dAwVZs0flrq108Nmcos",
-	"icmUurboMIMiGOzWuoK3D0G5mAxmcHFOFuAdiMaMpkzlRJLTiN1AKmbwokNnpqDh4Eas7QNhGA60PI/G",
-	"6u4k/g93Vcc9ryOHHXjUlhjmfpkGLJHTfu5yWLJY07HUjPgr7TrAvbdbFTmEKduzQw2B7hoNK+NfvOV8",
-	"R5X+FWu1K9gE5Nxqiusa+uUytc9WEEDJl8cJAI646hE1NWXOF0KNYZPU1JD9z3mzDHcJpBrk5zlSUiMk",
-	"Mpxt73lbk4fYV9uNrD1wP8gpnKOSH3tCHa27Pl4pjSwN/JqxDD3ZyIdPSI8o9ndo2ekz3xEp5OjFmiPb",
-	"rCS+6Rj8wEdjRCJ1ZI50Dc6/+fGvObAtMDAjq1CBSJSikpw2kjdMCb1VUU5umkQ0Gq9cqnN3NfTchtut",
-	"SrE27aMCs+jl2qCtZwniriZz0RI4IoBPhS4vURvqai1rcoaeBiLMNCMFQ8Y+cnqmDZvkBVHUGArd6gYz",
-	"/xONJ1xAU6fBzPVIohNNOHRr1mNaa+t+WfDRaslPAehXUrrm1b85NrZYC1Q+5UHZT13hPA0srUbRqNOJ",
-	"FigqKLTbRV2uRt43yrbN4u5Iqd8iG1wktkUoVHXDI9anEeRH9XkcBiR0OAP2T9/OM0QmYnYD1bysFelK",
-	"QlsbZnWJC28bMGff/RF5qJcAeCrXZJ4bOgYXd2erBdsxUMWK99Wd6oqTquyAqplhGeai1Ey2hCC89XnY",
-	"EXrwukdm8axs1IL3NgS8EarwXqhyd9AnDcSzcrd3EXyvstM7D8JXhrMj5M51qfkEu9KVoTyzPI/3Tsh8",
-	"LSTQ/dNqwy5tVwS8Q4/YqlSqeT/WqutrHVKrbmrwHjW1DeyRNrqLrJL6uHf0lBhJHveefvPsT89XwcjB",
-	"RatctPVeo1WzWO2d+Q6vKNmK816aeZcMpIRN9LyHpdrX59i5FJyPZXmLj94uPSiLE1ruSSk8Iwkz4Bnh",
-	"Bsa80Koon9Ed+UbuqdPDY1QtJ/JVZYkLHo2tU2e390BspHxsCtv/lVn+cioAe4DRCWlDCQ/4utBQh2SK",
-	"kjcARLA1/xMOIjwpAhoV+z237REyBfs2Q/BhLgxS8JsaF0KXuAFCsTQgs2ATljUw2OrK65sVGgdFDsGT",
-	"RY1t02YCmygUC8GzwjQpv3a9oW8l8Teb3ZL2B+uNcXdKcWXT7olmvLvZ3ZcZvY1SjCluSFaj/Ka52uLF",
-	"amWr5a9Vwwzo3aNEDlwAPfxjWMk1r02+7Xf/CBgHR71efcJtkYB+9KwmA90tXZ+WioDnFba5tAxuxmOZ",
-	"xIQiz2NxUe6IBdWgmglJ7IJRIxVUj/nSWjJjhrRdJXSpApsmUzrTeSH24RpZO24TluyuVb8b2B6o5l+Y",
-	"5+XvXGfIW7G7DWY1Xx+9ydh2xwhKW3RfWAJk3Pra5JUhmBw9kqZpwjEvwFr/sJ7zdcF5BqCcOixW9HaC",
-	"79MqKt7+JlOOgZsvRLQbW/63bAdVeyoWQwv5oNbdrn0fmls5Am+5Zo3rtO7i7PjUFmfkXp7craoc9n8K",
-	"Gsa+oiTm3Q1TisfeM+ius2yllAtVBSaxBpk+IQcH5JqxVGP6kE/AcIXuPpOzGre7RX0JTmbH7c42Y2Rb",
-	"Nzsr86S1W53NTXh3R+weNTrDAW11nnbncF3lYF3LobpV+t2dOE23cZKC+08bmWqXI2U1ih25Nn8TXUHW",
-	"db42LdRtPKa/iQX6qny6O/TjfiHf7e3zvxZ6yxWWyNfYW+635o2u1e8Uj2rqIN/ySMlOJriBFGkPb0Ta",
-	"j1nn+SFkYU54knAwIBGm6OgZtK8nXJOj7rNe+ZpK0ba7buP6ChjpJccK1g2C3nCfc/tYK3hWDldVO90B",
-	"UlER8xpTTSaISkQFCelA3rB+GRoqdICF+KkGBHThjtqyp1XyNxqzPkQDrNBY3Xsdt9TfGbv3b3brNve4",
-	"kubNblKMaim4GG1035yqWLPO1SnMDe5D/UFA/LIatylEZPDJ4THSDIJdu95np9+9ff1T//Ldj2c/hSeY",
-	"QBEeE0o0HwkWd7iApjYV8MXiiS7nqd5gqfSiWoJDtwAiugKIzvXhsQ8/0AQaYzHEZRBSdBwYLt6sSZum",
-	"3FcMBcQwQYUDjEs4c3+6PJ2AJDKiCHOg2Mjyh3//818nZKF5ZJecFq/1yXTQYDGh0bUOCCUTrjUWqOBO",
-	"Y9oKtJD09aiIQF7TkpEIOsEwdJdgS1U7DUFoyjvXbGYfj4N3LWntFy5dhLh0kQNNAHoKLxfk9JcLd/Eh",
-	"uIQrzVfmoOyeHNVSGCzRjoqgd9/IYcuw5up8mp3kBhc2bzVLeKN8QNyBrdxwd7+Sc6sytyBL5rsTs98R",
-	"792b+ziQrez9L7CH8xBQXhPOm565dif2lvVC6XUrsATYT2VCEwrc6YSEUaaNnED+9kxmisip8MCi7Xeu",
-	"y+7Nmzdvc2y/csclyltBKwcBbAWtkZQjqN3Fx9aKrEps4l7yOZUldY6UM3BVAoho0X1OSTlx6RF5apck",
-	"KdW6EvxcqvX7BTnPklp32SaUto86C1yPzTjp7UIaW+3W5ovtxlYJMz/r3WYD1s1s2WlQ4x5FMqq0vFjS",
-	"PbGKU30x3YQKiAiEoPGFYB4iWhNpQ+PBMmBv4CvnDmsL8XcDeLsma5l4/OGlQEhw0eeglTLVT5tNiVMS",
-	"0RQYCgQ8wAMBkMpSYePLkm1q1V2X19WAE7JNAt029SC4T83IENaawGtOfFk7WdjTtapk6rjVQkUXrHXg",
-	"qW1hePObsCVnK3GQDaMK+SlotvTr3X63pbRVmcx1+5j38lkWKjh6/qdvnvZ6K1sQVwLC1W1audY7ZZVN",
-	"svYO2eV2Eao7oqV1aOf25NK8YPdIva8dp+XbP7IG7AHH07E1pvOlUBED8hq4DqrgayckdKBz/VSxIf8Y",
-	"Eg59hYY871tye0W6+op6Hu6BDzzYZtEwAH0k0Okt1NedqeqcDl7G9Y1N1mgRvqsyz41CHeU4/eLcr5nL",
-	"fMrTrbG6GsBrAf+h1Kex4iYKEM/Fw6ihoXegfa5DLSrB+mByTVHCas5FnrpVVGiI9Yr8V5da3EVf9t3U",
-	"vt6b9u5bVM36ljrVYztXTbuigracM1LKoNlxy3jPDL9Age0iK6wymznvi8PUdkdhmJlsrof80v3cmrms",
-	"ztLbLOq6kxLdxqUJi8eHazXY30Ut72o6qoEOzAEOVwdanXhe0fceXPt6sYN9ATBdyLqz4ffj13//MXkr",
-	"3qX/P3Vhfr755eNf/9F7fPTk6bPnf/rmRafffFUVmxqfWUqS76zZRqmY/9Km+X72O1GoSyt5x7q0G8m5",
-	"NJtrhiNFoyXIhjnYj2UTMonBIse8xKlU11yMENTHckpATHHeiQKk/EmPxHSmlydcHT17cdSrqMW9lVZU",
-	"deSrF6bm2KSK3XCZbbTXOz9qgk0bj9uezkZQzHzZum1laiwTO6A3Fv11LC2hwo83NQqg7dJhLvHme5EO",
-	"syN1fCGNaF43/zqTiVZkBJYXRDrl/ytNBaw3ucvJU5spmZdlC4lZjbPAgYQkGQdfaP/mYoT5CWfCKO7Q",
-	"KnUkU2xkDhnmmI0JyswJoWSMGFoVxGgJ+JYk8wB2EU2SwGuiCMJ9AGW7KatRasvtwysTyZTwON522FKc",
-	"EJhxlToAmFhjJb6udxxP6Mc+E0bN1gFmuARcejVCEE07S3LNUgPoBS6L+LBbSXF8/qc//eno8crc4iYk",
-	"1UsPXaod8AC+1UGHQlpTGVmATVIzO24qNsBCvK0b45S7Eha6jxQxM0zZ6WnDo9WFiaeJljj0Etoo9ssD",
-	"ZZO0hSSGTaAqMVOM9MBnJCTRjMWH8MGvgvE9V7BCsaEFmqXZaisoR7OtoCZuDJEGS8QEyAKIeBHmquj3",
-	"4Z9UFryu33VdWBhGU2qIvVi1iYfMNeE/rgC3uubbSAqY8yOoUnLqCk7sjXO9Gh4f1SVBGZPUer8XKP7U",
-	"LcOBJgkfMuimYqn9yfNer0rq2yh1/nzXqiUSI2uVTDGf/+I/eEvKf47ZDUssB2kFrRvOpg2bYJ+9Njpc",
-	"PQwQnYMQcqkP9qqSHUnagnHj0ScBV6Az5TGG834jCHJLje7VCJVuG5eXlbggRXMK0G8A3g1m2oDbVuQo",
-	"VdxWG3mXCprdiYPpNmR9W7CrDR2puyGh3flvYEAr9mgnTocSm7p7v0MxmK0sxfV3sVbrrVSeLfYXUnKS",
-	"mg4qg76a7ZiE12wWOgcGZBEwrbm0Vjd89JmrPrwTWbkqfKAiIKH7KyTUKi3uLt+7l068p8SXa7JfM5ro",
-	"gIRyOAxJLJkmjv2XVQZUEdxTWkFLDocNQioz7CUVMfer3Vy0V+vSQy3R6S5u6gdW6RIx+8eNzDT2bGsA",
-	"3sfxrXuWmgH6e6SNCuph3oCwVN6aR4UCInIId9Ex4xxu/KCs1pVUZrt5tR116rsh/OD3WifZSPtVgQWw",
-	"f80cSNmAEWvtxBUteWWPZPvKfsx1bq0sDhcuGbNk2c9Cmr4D61hyVSYyjaLpU5Ml0dDNqSiarsEIjKRq",
-	"6mpYLWa2SwaAygH02FMYLT0u9fXzlckkVnQazHfqa0+KmprDgJz98va0vkuf/bW+U/liyxRrP9bO2prX",
-	"ddOalUteoG9LwoaGyKyAaoMqGGfSksgfxG59MhGat/18+RvsOOxmU361ZiIGOApL+Zit6t7vaBSLo2Jm",
-	"KE9cKTn2cI/sVsS+Yzh2a/JNSFy4fLkcK51xd55KzZBgRSuIs0giH5q488uxdIUrzXzK88Axh3dxrZcw",
-	"wA1ZUCND8AXKtT82nxedyAYfrpcbB5YsY/bRiQK/gQc6L4dYYf8s24B81G4kJSjtxi34Tsk0ZfGrEjOu",
-	"wdCone10XLc+ddgWLby4cRBnH9OEcnGOJ3dDLfWdYOUEY4bP6pI57bXc4gs8ArkXdVE19Y3V6keB6n0N",
-	"dowbRE3POJQU9txiB1+jXYs2K26vWWoCoiXU0aC2cc1mULTj+Kjl3QTD2JAJw7R/ftEsFl5xCEh3I+7d",
-	"WYKxWJN2CroO0fwfLEC/R0Cwb3Cw2BX+MChLf5dPY2awZiCKmaExNZSMuShzDLenVR/p37UU3XM6fcu0",
-	"piPQt9EjsbQka0UF1nnFt6GB3WG1E7Wz/UsHGFsHSCsg/uMFTiggHztRQrOYdSIZs46bZ4dXkKkKAuVi",
-	"IDPRkPmSt2wuu1xcEyHo58VBDsET0GNJ2s5zQrBMoB+NqakpH+i7lsruk/e56uKrohVzudSgP8GVrn6J",
-	"0ey8vg/PwogJZiW0tTsZ9AH+sKzXY5N4alv5BBBn9o//Cb2hrMZ0eJL72pEY7bk40F1y7ovScmcv/DTf",
-	"MfTZ80rPzMer8EPmk8mcC9NIFIeEAnJsniJMS9lm64Tu55tNLi5H7prOH3yCDSg8cIuWyQ0e3UpZxJa1",
-	"LFXOqcEZ96mut29dWnmupBWtK/FS+FfJxDEUEssCGdMTOHr8C8iB7iQOyHwU4JhctXIFeZDI6BpbauS3",
-	"kX//819XraB8mWIxjcyK66i+htFM2WAs5fXihdNSe8G5WIV7Avrh7QakjBpsZNUlP0GkEVic61hg2Eez",
-	"mVof5QlRDfhinjR8l0LLVX3fXOTwc9CiRdhu4eXFy/raR/arr7xqyWu7JFKRqdNfi7z50rLPtzGrZCQm",
-	"VFBvBayEejkrXZ+f0IaeoUk2quKnFZXmnOmqUi2sGLf2cXcJkNBQyUltu0lVaZ8T2YW31za0gRxmumn/",
-	"mFJ5S3yH7gyrCM2L5owAYDv1463rubhRbft8Nc1ic8IF4qju5XJdrNjw1Yr5us6J3BzaxJtV8WfUnTfw",
-	"v6z3HDQ2rDaBOm+/0rh8/QHNq8w1w7Kq0QohYS85BvP2zxMuAuKQuOwHe1x/zWjCzezPE/qxloLs7X1X",
-	"MNLUChWIfcg/zoGLga4JbRyt5mLtWCH9qWvoZdhsBICGuday/QRXQq4LaFwrT+uCBpqf22PysYMhc71K",
-	"qYPy+klqEGakD3k0XoPtOnduYIWePTmu+t7nvuRalyvTt9y5oTNyAUOy27b+/sn5YuWPR8bqSK2wAX1c",
-	"7kOwpmFWarxUfVmlERNuc+UQN3KQnzxJzDmyweCor5Ao2vqv1dwY7DW7qQUyyFzkwvuPjslQZgpNMmdx",
-	"IeSIN4AIJcOEGvI46PV6a1bMFSZT/WwaO+4vJnWWJlG3noi/cG5P1gKyBhM3xz+dvj1zsBquWAIAHWiM",
-	"reqYuOFKiomVSjdUcbAj7T3QdRRC/qmMq2mb9rHv3p/9dPq6f/r+df/Hs79W08zs7y7JrP+hlG324Y+1",
-	"KMU4gwuZqTqsHDuJ8Lg0Yoih1wza6kqgFoY4z75iw/DEfqIJiwExBIPbTERqllodMhNxATPy9vTi8uzc",
-	"ziYs21pM3EDSG62GlMvDh4TgU8wHvrd12SsKNJwoyBu2Og3QAzpbtmr1qy3LLDbLsP7iFdvVrP9K+XY5",
-	"yX+TwGqVKvZex71phvyeNmRZe6nGcu7qUu0ixDl3JO88ylkdz96r7zZJ/vS9MOfKqbDoKmaRTyv5+hJC",
-	"b1ej6FyFNexeq6GDnqrp8Y/eXS5I+JfOy4vzV51LgL0qhG0k5TVnHZrZDTAcunZjs5JtqwFrMxRWTfxn",
-	"XWNCwo1BeYaVAdRSvg+h1ZW0K+Ycnhhl0imj1xC0QoAV591wLsRwwGIlo+u+U8QZwK6c/nJBvsUfDjR5",
-	"6X4ip+9f1+Ot1PhKKxAs6OQMWvMvq5f8joJqmlp2IqoZtGsC2K+Yj6xYhTLVWTpmArzqVIFPGpxn1F1s",
-	"DTu4usiaef6kVDRa1cTShBq76VX962+ob31w/3Y+fOoFz4/qW0RcOLfAOUskrSlvEBIqZeNaKyz3of30",
-	"7vL1q7+irlDk5mOmbCpjUCgkjcGS1KwSEygpxamMHdNq9obYx2yoTO3ak+KGGdS5VGrGGRRrWHtC8irK",
-	"eTTyeDVkZVzUVNplboLdSfiN5fRxgOhIUjDCRZRk8VxKwtovq4rTxfVpufHUTfiS0clXgdK2D7SgTVRM",
-	"u5D3CGxtXfQeO+xdKHlAR3eu2uVQ7VvtxK3h6ZqGdM8RHn4W3OTYuJu0WCUAMQrwRpnghijqZBAV8KV3",
-	"3AgyqcfYPUbuN6EjRnx0MyZtKI7m/2AhyOjQuVZDdNRrZk5cipk2Vk2J+JBHReMWTOl3MYlDCKVgXmAk",
-	"BQYSs5hL0g7taI7d92HgO8UDjC9+GfigfV7Zgqk3+GWcKXA/1uR5p5sBDfv1q/VmLS8qcUuz+K7X6CyT",
-	"IpnlWBaGipgqSPQd4//5aBzmYRAMolm9aD60W4L4LAly/g+21nsf946efrT/2/pVdnHKvlQgGCx+lCJe",
-	"7TqF+4NWMyDuz5qO2NlNbeS1kq4yVjIbYXCViyGz+8dImlDBuuR17Gp2ZMqxgAq6E/IJ8w78GfQ0BPdN",
-	"zBJmaR3HUIenvAxffZEQlidSrXQKlYGXl6A3NyA2x33FaLzhjS6Vq7rYP1HRBMX9Yp/4aBAm7F9zETen",
-	"l225tCv6Hq6u4cBslH5z/uNK0O1NUkgdePRGT5M3TI0tBWR19W184m1KbjRLhoTGMYsLseCKlNbCTFvh",
-	"W7ul83N1pUuO4L3R+synomzxXuA/TfYYBK7r7fpKbpVzuc/lWShl2VUbCgt97N4FwyspVnPvc+mqW6Td",
-	"ueyvmEUc44WCDLMkIe0iWBUQyETVAaRBAH4gWKvXPE1ZfOgAi+YG221eyrVy3TbwVtGbeiOcGhe+dHUK",
-	"mOEGlwPBi1r+tm4Ya9dIQev0lQfFpyFsdotaLiMNTZp6fiwOw5jhYP2r81TtZp65s7qw0tGcMxgrp341",
-	"flHZO1+qJZtvz9cKFlOKF/v4zouNhTXJd7YEhFQSgkGhf8zJl3kJUasC1CoUNewzj6/jgSr2uUQgVfHi",
-	"md0cE1qu1O3CwC2piHdu5hZj0a8c8ZZLny1fK7lb3cdI39T6TeFh3yuZpfUSBGRGDo/nCgkHs5DEfMKE",
-	"ZeB5eqScniDaicFCdn3twFGtWpwq5p2Nc8nbt1Nd71I3W1KJc1tF45Yaw0ZMfntG/rmJOoGgvq0xTLFe",
-	"j+tqbuMJmKcm0yF8/8Pl5XuCX+TQkR50EBOyTsqVeyImod9K8BIoVk35c3S3WNFvkAV6zupK+x1P8nyx",
-	"SJXLCzYaD9JrqyfMd29ujWWmSu+fcIE8zH0f0yVPfC95XSLDIIuumelD3GLDavK1WB1yBC+p12OPl3jp",
-	"QglMeah+DPmDGxncuZwuTvtOJrDuiC+yyYSq2eKofTLYJiX/g9lmssmfuBrppOR0Q0Fn177mQUZu6Vx3",
-	"CWpGtkrTcwNrXE5rOWqmcqfaPVpRXjrmK5+T8wQwX3ltu/pTHTHhux+G5RMTniDmC8Ev0cfkCxnXDhiV",
-	"WMm+9jVfk8oWuwk3b3J+OudCUKBAjrnpg5u1RpAs6p0heUTCatOydrlrGQHNu8AUgjZL+vCE9PLSlvkm",
-	"Z8WayGyQsLrC1K/JdwYmQA15nvsa3QrwE6FeSMshdKKyqt5A3rA137aF42ob99TWXhuc85qX79gncIIk",
-	"2oFUS0e+/+//4+kZAy///j//L0/Ipa/X2+t6MzY3A7+w3Td/2uvZBWbK7AQfvAF07JT437BFRUSFkAaa",
-	"29mtciWVXDnsBZFvjTYy9QCa9fkUbOK8ZcvY9BlcZC0Tqvsp1Xoq1YpsDz/OfJDuZPq760ezh2j9biLw",
-	"uExlTGjcqrkl2Sw4b0lnq5BwlVJW9ZzYbIs3SiIskcLSvBB/3QIM16TZTcLUbhwkzpi8Y9cIU1uF22ug",
-	"Pe7vzi5M+5expBO+Wf7jZQUy5uXF+StkZqTtvsUwbn0IoNJBY0UXU3ehg3nq+6zW+hFZdnagib2yBBwT",
-	"c8Ui4/gvxmBBx9Q+buFxZwAlziceTMc8GiO2BwKz4c+H6/czW47OtHXuZrlhT3VNFmkawYYzxc3swj7T",
-	"mf/QlPU0M+P6ZaysQ2ivk4r/AxIWjsm32NH1D4sdXbvktSE0MlD0XF01u/hXAgEKhCzRS9dF93KRWETG",
-	"nXCEPiDSPjhiUOoBaMhXCDhip2QPG4ypILWxMSnquvKas+aJ+qIzvI5oBoil4ft3F5fkEU35I5qZ8aNE",
-	"jrgISfsHY9J3kJtwQSfsghv25wujeGQCcmEXmWEVypW4fHNx2CW/WD1Gk7Z9WkDen16+/CEg3529Obs8",
-	"OyQTGjMUttxgG72IKjWbg2IqnSsEe7kSc9nGiIoQEJZoRp72nuAzIxkzEsL5HVKesDjEBeN24jhZLyVd",
-	"nnbfvbRYQ5pygKv+DLr2UDZUOGIBOaYxWBUUthO7xCbDzlhqu2Vv3rwlI2rYlM6OnQVlaCJHpG0v0IHD",
-	"MA2KQ3sl8raxh0GpPboOMM+dM+067ForxTA60XlvXR3M9x7RAbAGHbiDH1yJCo84DEhRQatJuyiaCRYI",
-	"8jAggyweMXwoHWFVtwQ4Usv3ulfiNVRmQfvIvDLJkhMkh7sapZfvfro8f/em//7d+WVI2t/0vnl86JnO",
-	"gCVSjCwHtaqY4jd2+oIZqyJ2r8SV+OMfT4usci5F949/JGc81+rwyLnWy44tr3+MD6+E44dzxyOsUEq4",
-	"/Lh0yWltBvyVAP2+6VjYkwBgagCfsuw0VA8CZnXBj1cikhPmetFAnRmMCLZpCqKu62efo0dZzjTHmHCd",
-	"8RDb9UUV0G4sTDj0gC2RTBIW2UUl7aPeY8CkojFc9/1ZcZkVGQFBVRMfYmceXonS76SdUmVJ0EP0DjlL",
-	"LG2hGgLdlT1cAPzCHSoVTaRgAQlFliQhiRJGlSb0SngHPF5+GLjMIXg/LnllfHYCT6HjNO4R1+SGa24f",
-	"4Pznc3lLdvQRK4oLoRM8JogDxJQmPouatOkA0T8wY+PQra9VHmF588Wi5RU1kIEewtEPSfvxv//5fz/r",
-	"9ew8EFblWQ8Bf0PU6sKApEmmyZAnkK1/JeyPGATQJPwEcjsgJT3wc9glVjsiYenLEGmH6vy5uYpgryIp",
-	"HbETRP66EjKlv2bIBNz6uxVNqMZLrVxkE00sWYIh6EF+EF4PF+IMDGc4yLCaiD1gN+rTFVrVV61j8umq",
-	"ZXk7ImQ48Bf8gLFMfdX6bKf0tNdD1aVIPqPmSiDkoHQ5dJhCHssog/LL9oQm1vBiMfTztjx8qgDCcJYy",
-	"+2lAY+JqEwBMWmQTIMlMXAs5FVcCqeyEPD06wrdPWZJ03DPLIyEDBQUiFNvItlkJvUlnA2yQbgfvqC0m",
-	"Sk6vBNyaz4F95NocnpDQTT2E5DiMDcFItF2HFw6eTYphwiOD8lEbaL0IUAmkTQGc4kpYYhMBxiKJNhzq",
-	"q/wI4FjYH0pAT5CQZy18Bmflae+p28y3UrCZ3UvIjPU4i+A80cdN+azgbHvuEh9/vvjuEHI7IaVUOm3M",
-	"SjZ5Jf5w1H3Wq/xacVRaojl61rP/hV3yLQgrgg3ycCgNA+gScKpa/qndlSX3EroC4a0eygYn69rG2+li",
-	"utA1m1VVuQ4ybe36y9sH54E5y0Dy/FmE6obSEy6MtjvOgMZiv2UQIaaaXPxw2jl69rxLfpDawBtdqNk+",
-	"HLhXx16Kh9uaPh5KCztMJIzeOCXScAMFOKiHen3m9P3rVtDKy0xave7jbg98iFin1jpuPen2uk9cbRuo",
-	"1SgC0zTBIE6tn/V9Qh0wvT93mrT/evr2TUDCay7ikPwnCXXKotCD7Egx5KMO1YB10J3Eh4SOKBfaVBQp",
-	"0K8xHctVAyZUEHRKw7EyigpNIxT+rkBtTMUIKBe00XJ+qqYTVug0wZW4oQmP4QPsBmhP0ZhF19oDX8mp",
-	"yBGygioiWpDDiSF+owNdsU9J9JWojMZy3hyzws+Ow1sQyLBLwljN+ioTIfbwBnigsR0QrL0fX2KHdSXy",
-	"53FDrC7s+hoks0qo1w4mEwjv0iWXli9yTaaWElHrwWeHMCGNhJMvz+sY1OU0mb2EzWrl7t9vHbRcCZkJ",
-	"cstRa3sEyRXHn9COoauMwVP7Bo+a97lqFbrUsqIY7vhT66jX2/W7AXcKXl1Tdm4JDnUsl72M2xHzmLSB",
-	"67ptC/AKbnLQqRPLRcceZ/Oapeawa8/aU5xB3cDymT76lsb5othbHq++5WdBnTLMYrzpyeqbXkk14HHM",
-	"BN7xdPUdP0nzCtDk4IYXq2946YQU3HB0tM5EUiUjqwYMEnYGuCn23mfrrBsEFgVNQPFAT4GPQLdgu0mV",
-	"9ZQY1iJLsXyUjnTr+G+td7kl1Ppgn+oMgxiz8Ed1fY/OygxggRdVTMyAyCS2aoQDlZ2OJWmHNDJShYeO",
-	"siwftVIdlKwrYbWC3LSSTrnATzh4ABETXfIjm2lmOlZli71EUnJ6YE25XzPQejFwd+J4dXAlQnwgYPmD",
-	"CohDAUxpn84ET3HwCwABbb+bdAlAp6C1QI13l2Bzhza9Eu4LbFOQR8cOTwgVM7v8YPJbO9Ta/V1ybt+B",
-	"TgQhHa98RIeGKQd+clwWwFcCBaETq9Z0tGI4w5Pr0FKsfoN60Fgm7mBTb2XPK0F2HnWMMeHanNrtfyNH",
-	"IC0VhZ67lljqabS45BH0uH1vP7c+ByuvRvdvcfl8LUYyw52AdDSuq4RCENkQy07ALREG3uS9ZjMdoufP",
-	"PunXjKlZ4UBxSY8FJy2VpDx/ugLXcNk40WTCQs+B7yxSN4KcCJuGAV0+th4HnAUrgy1tkza0Bji+ynq9",
-	"JxGP4V9m1wrcDqjrhQHpdruNKwYPusVYP+xT1AGtcl0r6E7BoPOFYAaW556LqlsLA7sWKM9hygkcY8/t",
-	"YbUqjN57gJp14AtDldEFAK5lTK4ubt7F5DxPy1yv76kZ//lRcCWcDxby+h0MAVM3TJPLNxfoJfCOgCa3",
-	"khcLIHUSbo1iQN++EtvBPNRxQ1ia/SiIb+yz70hB9CAaNWfmgo8EJBl0WxU84AtmOi/RF72Gcz6Yo40/",
-	"//uf/zohni5O5unixNFFSNrgEQqROkLnjgUPfWt+gcoMaZ7lfP6Sh/xoDWXxUsq3VHiDQN/mqLsIUev4",
-	"bx/KB/+inBMAQUyE0i7C6AUXMOMaJiAR4a2eC3wHrsjKYYTHOxiSJeygW3eq7LsW6PtpDfNBanTpb2uS",
-	"41lpTHNO8fYcWZ6Qt/Rj53TE/tw7If/+57/CrejsXkuGglw+VSJsf/vwuUI/Z87oR/+SIaUQ0xK6yQPO",
-	"9WTzlguUHWOpTCfhN2whZpg7azXsdYcLiP4EvjuhkWC+OD028JdbLj9XlXtZgdqDEBxA7rnyN/QwoRpf",
-	"wLm350MwV2IMsJuYbWMkOLfsWw/rJASmprz2Q7l06Dz7EBjVl7gcl7UEx+O9jiFu8jHg9oJv0Wi3M0Wn",
-	"3Ijdd6/BHdj06x5We64IFfNnaZ3DqhsN+1Mkec2Qd3IFXkK86WQxVAnX0STpkouSq9h5bLl2VZqL5mWV",
-	"hvQXtjJXXP6zZup1/AoiUutc/x7ZUnHLPo2d6sqttnrmg+G/C9tnftJrnYlHn3j8GU+E1XPqVVwXFzGy",
-	"aKDuW6ajzxSjhT6GipHVw8VDgB3Xa2TGKm3oHG6MvzZv6633HddlLX64KbN5HTvW8aFCNdM8CW/U1Bq+",
-	"qs7knRq4qia8gXwsG7VyMStkkYTc+/fIa1yaYYNoR29id2uquvWWfwdDGrBS3Kr5oJfTEN1+LYqlb/1F",
-	"90oevZUxSzYRSD9I/YWkUbk15lIx5Jf/dyF+BgUZeWrMKesD9u2rYRj2Ep1jbuZInF3yrtSiMmWKtOGK",
-	"AH49PMkTdDCh4UW3wT75Ni9r3YdhUu1j+4Utkjxnt55RubW79yLztxRvdLl1lBTV0jWkPs98a1SsKqni",
-	"92VSXaUPoVMq/t1Hn3cgTSHRcMWOBvXCc8RM46b1Hs753arG3zOzelu3VYkhmyoaL+tA51OJID8cWrvl",
-	"DZcVgwY48YnPc7XXorwCt5u8Ya7vaZXeMCv3i4g0V170haMz65E6odolKD8wwDsVh0gka4tDxeg184XX",
-	"9c6Gl4nULn5Rak7r7yTUuGCmc3a7vMdjQpPEgfdM0K+NN8qpq+jBu1y/bsRLBbM0hK9C98IkxodQU6Ch",
-	"4mFGD/ov3IyvhCuMOD/77vVF/+fzN6GLwzKqiGIUMD+LTHPX1RgMWygrzwtuqCiC81eijTk+JMSlCQPM",
-	"+gj93MNgflV47PKIplSTyC5cfNglb/i1T3THzPkrAcynlKzOjRuKzjPc8PYTbGjHtcumoeSo16v1/dvJ",
-	"fuv3c4GNNncaJlMATbJLDbD78N6m7Isq1ldzaGoljnFtxkh1y7me3/J2qbn1wcKvkKzVNPC8i1Vd2sjq",
-	"FqL7tV1x15ps18txvjtAWkwxRxwPCsa8MQAnnpaPJKxcU45hsCypECgRyDCVcZnlXTOWHlffYrlaG/Pv",
-	"AGjqGP1/kPpMoJccFVeCfRzTDKrafs2koa4CAhgUpJGBHQ2aR+XhQwclPX8a4H1XwjHMY/Ls48eAPDt6",
-	"ERBqzfMOXvbUfuFOiDRkaBcbKhKQhvy0IFEaCoSWM9WC8WPjDsViyJEu2GvCtUvJgVRw2ICm7L5mhrWR",
-	"Z6meneRD9dFXKNpo4hC++eVGZ/bCoEp2x+zBz/R34dSKuIoybjqecGHj9Ko0Yld4udzr6q65V07XS0Yn",
-	"twoCrr4FUt5+ZLMv5KqFVV7DU4u78ftw1OaUl2vr7ptmN+1Lmjo2mzLsMFCuhZNDEjp8xTAgYYELWUlN",
-	"huTzlCkSpkxxGYeNTlsYzr4MXHj4HblscWJNjBV+fXDY7sVh60lqkeTnmPa63tqCRn+nztod+l6bN2eJ",
-	"57VhA3oPp/UeuF2X7ejOna4voSLL1ZOCaMlzCaCa+KSo9cOBkciKM67RDdvoaN2/GLojN+sahP01O1nv",
-	"h890tURCEJilVsT3eMkXNCL2qa3DbFYr67guvwtdfeT311OJ2/Cypl6nQn/v0Jz3wbrg2XejQDu863rG",
-	"BWv1oD7vQ33OwcHnqbDKqlYmk5aLaeAWjy2myYRNBkzpMU91UJMoONctelFm4ysLun/Qym+plTfuebNO",
-	"3rD6vYfzf9cK+ZLN3IE6Xqc9710C3Y3uvJoCH9IT7lt6wibS65GTQ6u17rfuwq9J98Y5rdbA3SI9MNsm",
-	"DAK3QJj4tR/mW+und5Vs07FEPDkcB6GJYjSerUiWLpHAPhk3vuEODQg3xQYmXiiiD+z7TsGd4pjQvBZ5",
-	"Oy7+6JNrPriGR3+e+lfXpE3kzYMBUVOTBgmsbusA2HYfLHDditb5KraxA2JcLuF/kNr8aC+6V+H5L1fi",
-	"5Oa/WhPI4a9JGwugsdIPUS4Pfxc+unwJSvT9Q/5dc0z9wkjFNCKV3fCYqRK4t+s2aR99TBhCZoeY9Rpi",
-	"aiKscEA0o4nrVHQlTs8uOkfPnne+f/nW43ljXtXb04vLs/P+j2d/DQ+JzB/VV2wYknbIxM3xT6dvz0IH",
-	"Cg2HFqAmmLjhSgoA3pXDIvHqkPz7n/9dzgFohohwpLQnjcI9/W60CT+1xkRKl/XazjtvGY0bd/jgp9yH",
-	"n9KveMNJXJABawb7yyT8UJr1pUuzVmxqszuycdt6Dxzg3noqV+72ztMHvuc3XIwK8bogH6khE6jiEuyQ",
-	"KJYmNMpBtqAOBVHEI8UAd/ZK+NtdfUroAfsUyxEEMdvapZf6nFpEcoIVyJMTauQqehe/iFy9Gyfruqeq",
-	"8LT+Hg7Yb9T7upVMfgStctYx0S7GVLGvxgvrJnXJ6AQmttoAg7KIB09soycWCKlEhlDeBqUkYDTtQ8zU",
-	"W3ulNmPYdG7RDQvj2i9fzynrTi2mfBRNLB5WgrTtP1Y2myl0yXJVi3m5D1x1+JCftkO2DbtSPi6u06o9",
-	"RoEr35RTkXc3A1x1M2YCSrEIN1uw+UefXPHAUlMsEwvHY5UtdkmvmYBWHQ/8cW6f7dKUtxkPHPSTapcL",
-	"jbEFjc5Z6YEutt5BwB3umoeuW6fU6Nr1tOUavu6Yk7+FZl9SQGcZmpIqpDb2BpIlJR+Wsq2zaGwVVntM",
-	"LEvDVoKHHh6N6yvhGxIplkrl7ASZmUhOWJeciqImc0h5kqn5Sm1X0i6vjwl0f8Vmc1fC9d9yAJWWjVMu",
-	"yvYLmh0w8LxrFXaR9y18So0NYYT2sivoGg2+/maDpsZ6sdvy5SzzS6bN8oYwboUdfgCxw3vgFvPcgumy",
-	"bZ7ThaWHMXY5X+QAQX1xJPSsWKnZf1Ua/XphFP27iZbMR0pW5zP/gES2L0/H3SnDy3wcDzGCfcUIauiv",
-	"wp42SmQGrpjnMVeylvPQYFO+ck7XD2GFuwgr1PKhZeGEfWssv2l2cHcBg3p5sp/E5j2LorvzuC91tz8k",
-	"Nd9Dt/oSMTaJ0g70lVqRyvw2Si/cZV+Jwp3PaLXW/fble+IW6Xehe5fmWyKd8rfN2UrYPmZChV27uT6Q",
-	"6ED4+fwN4Rrb7bK40v6XjRTTGrpoQ4tcJN8DTQZU+xubspLz/dwT082ffzdGQDG9BvZbbM+DPbAHe0CU",
-	"FrjxUNRw1Y1MBLynMBKMlAmhaarkDU0ajYMq5T8UNN5O4V9ro5u1/yWb0XtgBvfFGlhzk/dkGnwxUXU3",
-	"RsIG1PlgL9wze+FWYu6RlVdL2qfp64qYG0qVSzlNhJySNvz5CELE0l5yAYEsACL94fLyfZB3CXLPONCl",
-	"ZHiEKdV0hvCkjEYoRYdcjJhKFbaEi8l0zCBRnkP6HIpXFgdEsClAPmPn9phoLiIGjf1pcdmyPuddcurn",
-	"BrC4EYXY14A5wOcYi+2e9Y7qG7/lB+cS1nG/R9S+Yxl+Z77AsCcPYgTvOlprAb6nhk3pbF7D4DoCqq6c",
-	"Mr/CQbkDltf5iEeA3bWEWn6EH32y/3x+5Idxi/B4UN8oTiYHGtCxrQQo8QT7lbZnLk/ULP2YKjbkHws8",
-	"7ZRCYpYDy7UPXQoAnlJj97N13Pqvv512/jft/KPXedHvdj58ehw8Pvrm8x9atRjb9XbuOYukil3CA06n",
-	"zGfaLoRfPdLQ29NO75BUWMopavqYNlN+TEINUyTmwyFgBmugkTFLXO2Na9kN3b1IJgxP8oeiXe25VYM9",
-	"vsCF3N2OPexPPbFPP3XEtYk93dvXIJq4oD8BD8ljuyzZRSoj1Bm42oliIaerdQ7Ih1nuq8RLvhY/pZ3N",
-	"GlALMOnfhXty4vc3pxT8YlVywFvXb2EvPM0++448gzCtJpQC++ODQ3AfCQK+fccCFVZZ1UYOQOyJsJAk",
-	"EHhcs5GiwuXWFd0USll3jS7CnPQfEgi+dAJBI50scSLWb1fvgWfcdRbBks3cl7Nw31LrjpyEKynwwTd4",
-	"33IJVkq8lM4SSWP96JOj1v4K2XfOYmxo5g1V3xMCu3u3pSJ0IG/YIZECBKR77kF+ZZPEe49DeUlTkyn2",
-	"EBnbhSQrFj/CZY2J3/ESVbz3XzX2srosNtIVMuAwyEDGnJWejugm/lJ0jzhNaEw1Cd2FfT+K8ErcgpSO",
-	"/YuxQ5f9epIa4thdXY3CiJlVdLY7jjn3psbG8/DzAxHXiu8tKHhl00JPnjwm7b90oG9Rx61o5/V3Td7K",
-	"gkEu9VmWOgI+PvpmZUfAnBG72qulfpL3/qJ73Ftqn54VmP8a2FV+MX8XzpW0IIr8OPivlvR9AqMYQKpg",
-	"UbvktfHGqpBmzMXI+adDmiR9tIxD8gg/+g6eOoRSNWaIVO7uKwF1pnHMYg9VVSFwB+PnnmeFSd3vecVf",
-	"2Iw/hdSwJ0UbH343/iE3sQZ54fbrwUO0Bw9R6kmq5iTNc+qN3EROB8r9RHhWgnqfUB0u/gl41nnErgSN",
-	"oIZTO00soTPE6YMIthVWMXQCVowkbIgFLDIzTVhuTvkuztKDv+lL+5uWUV2zy6lpy3oPfOju1dblW7on",
-	"x9MXEIh343pahxAfnE/3zfm0sTB9FNFozNYRqZhGkXsh4D7ChFEzX+2PLw8IFx7bFF0GmHEGPbbbsYw0",
-	"vJOLUXcSH2LPalLfsto+HbAxmjpWayNTjVJajOwtkxNSYJcFpSbgXfKL4qB8C0KzmBui5JS00a9GQpx8",
-	"GJBrbrVjP8s+zDI8XPSfpZkaucP/ElZwj0cRXvDevrDuOP4gp2RCxSxfLegzHz+46WpPCixjflAO9BxB",
-	"71p61J+59WCzkboc9Mb3oLx+Lekai1NbD9XBLprT4x8ouwmkrUAR92QOuFLQbHoP2lFD6wzYJbSP2Eeu",
-	"rem0Vt+MRdLYq3JVftFdeh4qE27siESFeVC07lLRelOyNFz79lpQzpVqVwleyzv21uus0XA+VnkQrJYV",
-	"KzoVD3xzbkv9ypQhmVyjjb1YlOt1pviRzVZpEZMo3Qci23kZkzlXk96+fO8E7zFxKeKahFdZr/ckwvxT",
-	"+JuFpI3qOSStOsMALzgM6m7o9/E7e717BNSXjBI50A6F7Y+hMxwmUdqdxP+BAzmcy9uejq3iW/L8JfyG",
-	"adKG6hlAXHSNrDG7u0ap197D8zZKc4Vrf7KneMud2PZzr28y8iubby1+baR6aGS9W6BQhqqbXWgs9KLV",
-	"ZMZNRAv4tjuKGtZB3/YaVgYkqZxTw97gHV+VnVGd3BqhzPqk0Qe5WW9v1MdToFnf3lyytZLrnYDBkLZ3",
-	"RMGoDk8IJZpFUsTO9CBtdFpCQYXQhtH4cLk5UqWg/QqFyqvu0iSZm3STkKjZ/Qcb5a6FCS3tBiSISeET",
-	"RlcezDWlyqNP8NUmVkvNMXpoDHirxoCQolfstBxustGr4pyrtqv3wHDuc0T0lrSxN/MWtnnDAOudCeC7",
-	"DL5ufx6+5sDsPYiz3upkLRGva1tqX2M0qJjYmnW8D4GgVX3TgabWcyXcvxBQQQ/7Z/d3Hv4pTfYh+HNf",
-	"DSvYH1/hhX3Ut2X02xpPDwGfnQZ8cCfvNtozpw7XU83qDn5IJF9XAz+c00P/vp3373P4Rk4vaGzit1f9",
-	"YLGH34lrjXagi65osxI+nBtk++nR0WFDv7+9puPecbu/udPw0O3vnnb7qx6umpZ/juTzZn/UGERh3ESP",
-	"2LzZ3wb1Jg+9/lb1+vMpQKVOf0VZUOALh0ilbmiuvKgoHionLVwzlhJuDr+4HlLfBhBH1fFjXkMF+dZf",
-	"eq8KZt9jKnpRM7vGLTCdL1ll65ZuzWLbgpJ+PzW3xZznz0fpl+YKXLvAmrCPNDLJDJx2OhtAicK///nf",
-	"JHSntu9ObZ/HYUDCTDNl/4Re9iMlsxQ+2TtKNiDhwv7dhLdR9my4bd6rW8O94y41FT/N5SVEbtceamv3",
-	"V1vr13jpkWlg+DUVt80uijJhP+DI7KRCda29WxXIbdyX3sORv6dlrGvu+w6qWmu2yZXtcU2G/COLu+RS",
-	"Orx3NCCdzBzxG1YRpnJYL0OvRC5Eg5IIPSHcEFVON44ypZgw/g11tfPlqPAXFKR3GQfe6FQ91OTez5rc",
-	"zYQwnsAV5pa/6PeKTITzX8Nacgv1+zCTCqrI6cx/tQr72V24L36KT78jk8RNrYmHervtwQrZgxWSk1UN",
-	"Rc6zvM0gfpymkmP8zPvdAlL2ynExZIqJiBEjr5mo9co1QmWWzsYDXM8Xh+tZRkJLzJ+mTes9MJZ7Yess",
-	"39adWzffcwAKCV3UJCQTeTPHSoxEv7y9pNtkfXwJOXlHFsda5PxgZNw7I2NjGZvjUO8UenoV4DT+XEXp",
-	"1V8OEFg70bwUSCcHOH5A0lktm313rSpQsEuDXiTKJaDBG4PqrFvi+vXVtW5QzFqqyQyw22OuLEMH8d+F",
-	"UVxahBIxnpe+XY3aO5f0T0UMSGd5Ro1RVGhklgFeDA3aR/yGiaZ44L4rWu64jnRl7UppPX9TVPkbNcSL",
-	"5W48BTW8dSOLvHFHm9sxneRw2nBNDl91JW6DrrtZmemDxb5ri30NWmu2279I0elXzJ3uqG/EOlu+c5v+",
-	"JQQmXWprko2IxAa5J47v5IFLJbPR2CHfz7O3R3Bt2GTwfzE5fTdG/yYnobD8g6/8VPxGPQG3EPJ4Ctaz",
-	"pc7h0q/NnrKzWsOmehACy6pMkO+CB2DfImFJMLOyp/vm2/Ydd2xjwTSb+HeWsAf2fKfdvOPYHocsYZg0",
-	"fGsu/eiT/We9AtLFo/CQnXlb88bu5PosbqWhU78zvQc2cV9sm832e29VOnb71sbO+eIi8I7Nl1W0/RC2",
-	"vHfGyibHKheI0D1yZf8EaDL5o73qt16JdoFZTaeY1LTJnT9rpr5MNqZf7TWsp6J9WluwGwagzFwRzSLF",
-	"jCZSkTHVY6YPfx+xqXw5yoRffNkcmXrLhdEk1NedqeqEZCiTRE5ZTAYz8vQboqiI5YQMZoZpwgXJRIod",
-	"IgdUs+dPM5UECOWswYVz8cNp5+jZc3DB0yuhx1IZEnOd2oGkig35x8B1vzOZEs7fBluGYTBe6qUiRTLr",
-	"Est2r9mMDFgiod5VXol1ygVIqVqACxL6nAMeL+lM6elvX2LOPf6OjLzK2+NGGeepBjYK8yHtBgVEj+VU",
-	"ECki9hBZ26EcsycQGia7dW86wYuSa6OgWnlHB1k8YkZ3yXvFhkwRxW7kNQvIdMyjMVSPu0CcnALwKzbx",
-	"jqSKm3JyKifnwTC8dfv3FbSwxBhs3Ijdi+mVLORhhxt6o6/c3r3U5MmpYAqYQDlZlSqGJXonZXEcuYiY",
-	"lcJWGVDSAKk0Rre+jOi8I+NwXYJ/MA7vnXG4pVhdv6clCseFjpacaexXGWM6eJlK2nmyCoL54F3Y3ZJr",
-	"EsKV/Ws2C09ITbPL3TehzHXDhzaUv702lDldLXSi9Ou4eznTdGpQk9xHS6kLa9aH+Py4T014kqu12MF1",
-	"KtU1FyNIKAAcFS1oqscSrGNJ4y45tzdDebPTeGO4nWtCiZAdmS6eDrzuXilVgR/8w4FY6Gdg1+U2TB+0",
-	"nL2QL/pZKBFsWhIEkPySZ/8KOmEBammBV8+CvCNyqrhU3KAVxz6mXM3AmXIlvDelMNbRSgfniUyQytGq",
-	"84dkiDhENGJ9bGujQ2xyFsKTmbYn7Eq40iZJhJyS/yRwQ0DQ4ZZQA243Kgg3ZEr1IfZNJj3oiaPzM0b9",
-	"cM5Bh7Tnz44Zf5QK51Kcxae9F3UeGtyaL6RmniMd3JGHBt/e6KGpIaGym8br937jqSUM2ED+kF51p0op",
-	"7utG/EkmbD3cvHOZsPuJmlcNH6y+/nsls3STG6poEVsET/Ya0ij2ZY2ohkzY7wuQrzLj8mmofN8cvsAm",
-	"FiS0zwmtoJqPDdRhBgUlw4waMpHa5Nf7qt7gSpRjBqQtGDdjpo4dNGtnymN2iCIWhLdrVABIuc1SzMUZ",
-	"CqLYlyAr3nBH0YbSFJs02tIeP0QU9lKrU1rhJYerVtqsCdo3T8oPRTJfvEhmvU1eEjJYtoW9B45wv2IH",
-	"6+72Xmtk7ChOKjh+3upAJ2YeUyDt2NGpiAkKPyt1CyDAuhbaLqLwJYXkHcUVNjsSD9GFexdd2FTAZoY9",
-	"Yh/ThHIgk4bu+fYyDXYibJzdd3u2CuipNKGor0LKTCpjMpVZEhN4gTf3//3P/3Z9GpwjNLgSA8XoNVNY",
-	"JZvwGwZuHBG53ADRGSZ8NDZkyEeAXmGf4UtlNUMq5M7JoOlMk+l4dmwHdyW0UdSwET5pOraHXGoYTN5L",
-	"GeA5aZIwdaDJmAsTFD3GDsHlNUlNB13XdDjkwrm7rgRGJrXmUhAeM9hK+2jIAJMiIFPA2wE/Ka6ZAKgR",
-	"SAuE5wcOZcKfpSlNrll8JbiAVbNfSRUzVXKoRFIxkqc/UC29p4voa55aA6I9pEkCyP3Ykukg3/UrQYfo",
-	"H3Pzw4Ykh4V/Jj/UpXrlygxwS42akSFX2nTJ9/yG4VLgIlq6KDkT7FBp7i70rynREKR+yHhG2vBORmOm",
-	"9KG97e+ZveJKwEjRqMFuH9aUyZc2/EsHvBQdINDQPSF/U6atGctumDAH2pFizP4/9q5vN25b6b8KsTfZ",
-	"BeQ/TXORb43vwnUTNOeksWE7LYo6iLgSveKJRKok5c0iMHAe4jzheZKDmaEkalfyxm02dtu9CuKVRHI4",
-	"/A05/M2M4zK/UjQWy5dsjBdaXuR0oUVZYYzg6Cv0pS/QkExRl3khLIpoJbi7301YOfHCr7BtmY22iQZa",
-	"v7bhCLtgq3ww6jIVibR4b7+r0vLF8N9Lni0yYUSA06Tlcx2YgtNaO0M74AmLe3WGwTs9e13i7mMnIm/T",
-	"l9aVxGdU8lpJ5Pi38KitDjrQxYvVnzblcu0KfEtw2m3kYbxVKwMdqorVld/OZ7UNn9WKkO9W3yFAvRcz",
-	"dqXFICNBG2RwjySvPYtmR4j9gz6ueynFsKdr09Qc7gDlEbq87jn5X6ecxYDT6gEs5sO4rn6Xgu8cWI/N",
-	"gfX7rK33Jx0Qse4OR5aYVTJPbeOmemJbVh5WTD7T1s2NsEzphfcqCZVaFr85vXz18peYWe39NtplwsA3",
-	"rhQ1a5nTep+de/LTIhMqbEeJRduWxOg1LBLT6zTAD174p7dqF3wb5yS53mXTO4T9P9NBhEZHm6tWqHcf",
-	"iR13VXgQHpSKJRKNSr1ilDqlbNtGlNo4X4HYZ9XMuXWskKpygo1LjW4meKpO5XWlzkUq7VHj5IzPX7w+",
-	"/uX9+YvvX128f3v+OqbPwMkq06EqY2TEpE+bYKNBo9mmIlELQ7iLv/6pdKZeGexGGHTzYhDpXLCSlv0m",
-	"Bdpc3fwSn/iLZJuCwWz2gKBQ/hZuD+cnt9YRmuxNDg54aouFvh/GmYGDGgAGqkiw81t8eb+FI1Va1b8O",
-	"PG10SxzjZ8icWSfznGW8yZdvPa/syEfEMG2w9gReo/s7ogGfRKPnO3rO16bnDOjFsJOif64Od/DwsF6I",
-	"wXn8Av6GPk/Clk3Tw3gNNunezkHw2BwEn23WDjJt3WpCpe4s/1wTCeAt4kO0adsLvsRj1hESAWA4bLZk",
-	"i0xjsBH8igQB16BUNLDF/0Fb90+xvMi4+eskl/WDgvHhwD7j8hPHvwPzoQSzDYuEJEVeg23gfL1UkB5z",
-	"gPSYu/wcghm+IBaNZRp0P/712ugiYk5P4ojpPBXW0XYvIgqYaHeIATko4YqWzJgngBBXitsmm4sXyGSf",
-	"xdfaFNz9f2JvYthRxsdJIko3ZU58dAf41zq+8OTiJzY+f3nCnn3z/HDKeE0AMnoRIS9JYRiF0Qs8tOMY",
-	"POlL51WhkI4VvwU5vIDf4iPGZ1Yox2RqkTMqitItWSLy3E722c/kk7lSMaZviyPsgaRRLjKdg6zUXJAr",
-	"MU5wMcZIB7POCF6I1Ick+g/4wEToJC6TXH4QV+ofF6dvWr6UEh8do095t6GnPr0RH93eiW+DRt7n/QEY",
-	"aod4fwDCd18aXdwjwIrPxaX+7Oe/YunerWSyq8Mk7/MO4Of9ct7xufhRpyK/5zvklwteWvWI+/h8WnVH",
-	"uMKNTP1VtF98jX6NopGE136rhFmOopHihRhNR/TyKPpM4xGo40t683arxqptz5upaFSDSfcjKwTzi59q",
-	"EG6B5ajBDqrh4qmw11Lk6RqegLzcsgQRWWcGWNWtiQwIi3ib7xmR0LPOcu+HaY8RHoERNvDDYxhHI9sO",
-	"/kwawNOBexrfAvjRilBtj1BNfCy1oZ61Ilsb3uO27w+5h0VTH85xYNZRaYJ9bGicDz75Q1edGHvQUuPz",
-	"jCJ3KT+aSNHENpTACDax+AAm5yCaoEzZuMunpR/2Xn0PJqoO6BfpJCyP4UnKNaETsxoi2/U9kWzjfXaM",
-	"hp4Fdh6s0ZRx5buqrxm/Uk2Z0s5mQWGmDJ5SPoxnh88i5AxjohmZ+qD/ZpRjv0MBq70w0jmhiEBcQDst",
-	"97kes1CpJSObGo3c6Tr3gTQsRfGU3DiJWWxmIE7AIanV0BVLu+zXTewq5q6Lv0/0k4jFRvz2PsZufvuU",
-	"5XohTMKtYJn4yFI5x0JTXNFVJIBwLavDBqlL7rIWqFtFGq0es8NFXfCPr4Wau2w0/ebp82hUSNX8fx3R",
-	"vg50Dx3TgwW1O1wMpHfDkT6xoaw2Yk/zlSG80Y7n/SeCYM+dSuukShy74XklauPkQ59ny5ilshAK8MMC",
-	"NF0paMTHdSTaun12qvJlQOfX13cfLqRlyA8ASAgiowHD0JhOGc/zI3LudIK9p6EnoG7iqCHarD2rrWiQ",
-	"y4IhZde4yYJ9AeX0qV8F6CMvei+8FdwlGTIOHObUYsdqic1dqToko+BLxu0HaMR/ICgXx+bCWfbs8Fs4",
-	"OxldxKyorGMzwWbiWhvBYqdjNn729Omd0HXh5/vxnQ/weczC8N1yt+//Xfv+rUN0rT1D9//082MH6Ifc",
-	"HZIEpfVAtxGfnSyEFZhNbQNEAw7HEpq+4XnMZlXyQTg2fnt54pkoEct0ZQCnUr6c9EG6LXPpYBuEkXW9",
-	"8H3kz0HGUvAtHiV8W4BfM0EbKp7vsx+JAEO/AmBDiz7zxZV69hz7UwdXVaZ5sE6O8X9PoacWQa3G23aE",
-	"k76NZ62BdyDgZSvRPwsIduf7O5L2QqYuGzqq11K632H9Vf3W7Q56Hxv0Bmo7dJMlC6S+ysfvf3/QOyba",
-	"YGLxBlncjcDeLTPI7XqLT3zd0LjuxAf75jqIGKmCouAyZ2PMSxQxOE3uWYBwJ28E7UUnQ9iBr97p/dmu",
-	"sguz+ZoJp+ZvwTCrvIq1Sgr/38Qwg6e2dI0Pn34YhhkOatA/IMyOYbYNhllFqrSqfx2QvFfgW4hUVDzH",
-	"es9AG/kWBVknnP4g4NdCFDNhbCZLeBQO6vcIj2sWxC4o7g8yywb0YZhZ1i/6wx0sPKy/cHAev3gk24Vw",
-	"zvvKuLULbTD/bpxKxKx0ysBwxOirbwDiiW1wYSjobcs27mGoapuUeUdVe2xUtSH7CE+LpDLQIKyjmeBG",
-	"mOPKZaPpr+9gJ59o/UGK5i/v4AVz03+bdNxc54GaGZ1TMqYjZkV+vZdpi1XtLZZ8MJgKVGlWVrNcJoy+",
-	"CsuoMvloOvqEyiZupwcHn+DN2+mnUht3O4pGN9xIEBTqddZE113zKndw5tEJz/HPffqJ3CZTKQWLHbuL",
-	"Kgrf7n7m+eHzb9a+QBFQJ6dvLs9PX78/Oz2/xLepr933M+fKUTQSqipA5P6/8A9J/l0zHetQRJiCDqNS",
-	"6DIXbJzruVQRy/VcVy5ii0zzQk4aas7qTgT+uGSFVMh794cmnMX149mPJ2de/NZf2F4brcjHdVAkZX0j",
-	"v5JjK0injcCnjX3CeFkafYO3Mdd+6+S0zq3PbVQkJeY1avsUNN7TtbclsZUAd0uNeeL/++//0IXGjUwR",
-	"go/PXgFUL9FvuFD+a016LsaxIh97e/6aOiwLoSviDvg+/KCt62v9hDue63lTcoMuPIhuwbCOQnufFWN+",
-	"qJjYF1G4dUx4yWcylw59Hu3AMStWT6ugpf/SUgUJuijgi3SXxmUEsxkvRcSqWkT0JCXKL41MhI0obVfQ",
-	"aJMGe73ZMy9RlhiBWcT8JFKz++wnnleivdQWe1rly6OAzWEzvfBpf4JiSbm8EauyplTe6114gzQWrFlq",
-	"hbNs7MVro2Z/nWiVVMZgWrYSt+gq1YsJhYU0hNlOKiwUSdCDsOjpeh+QiNvcbRV8CdiJQif5Yi5jG7Ga",
-	"0tv8oS2waiNW8kSqeVuYIGj+zHeyV99KVxkQQZ2YDOtBelrUTKeS6v63JXJAyxJ6633JlxT7q1VAFEZa",
-	"AWyLa9pwU9sqLaQKZ+bMv9/TsVeqvUOMGG8yW45XYqQjMv/aMHTLT9gM7CZVZK+Tr4Fir2jlWfd4NLAm",
-	"nC7rS1snFFfJku5OydpwqZqr0uDTxFHt1Xa6uKXimdRFotmrtPngasKg6DPyntRj8g30qblWe1lVcOiw",
-	"VIksm5XmB3BE6A1g1rYXfHst/rxnfGQ2FplmVs6REeNLLXVMMw4ClLzbls942DUpQQdo/7DeKhaiqT1f",
-	"UTv7cBAOBIZLlLimXpOCb+PFQt/HMZ95nVgS56ujbFGYfRz+GiQyp5kFa0oCDtGgk4+yDw/qlKwpZfuj",
-	"FI5CRXWc9LpUafnBYvMJ+/yFf8cUp9L1NPdaq/keYGbaFp7FGakvj1aMcKcwnbSdQqTtGNv6CT1zVgrQ",
-	"eF7S7VzKlxQ8p1wGhp9kF4UMgqCGYWtYqGzmEKBiYshSKDJftEGVYKCC+4A2LWND8u6oHJ+Lvu7XsdEU",
-	"++4joiNf2ChiiTRJJR2rs3sGyO3AtARNBLHTt+9u/xcAAP//",
+	"7L3rchtHti74KhnYHUGgdwGCqEtbZHScTcuUrW3J0pD0ePdpaqMSVQkgm4XMcmUWIbRGEf1zfs+ciHmD",
+	"fpF5k36SE7lWZl2ALNwIirRM/7AIoC55Wbnu61ufWpGcplIwoVXr6FMrpRmdMs0y+PQyz5TM3pvvzMeY",
+	"qSjjqeZStI5aFxNGQsE+6kEEl4VEjoieMJJm7JrLXJGUjtkxoUPFhCYjmcGvI54pDT/1WkGLmyf9mrNs",
+	"3gpagk5Z66iFj2sFLRVN2JSaN0/pxzdMjPWkdfTs8WHQ0vPUXKl0xsW49flz0Po+k3n6On7FE82y5cG+",
+	"E8mc6IlUDEfJFRmbO5rGAD8OeFwbxUhmU6pbR608h1+WR/GDVHqrQUyk0k1jML/tNoQf2fx1vGLbeOz2",
+	"yryDXLF5MYaU6snCEK7YHIeRsV9znrG4daSznG03rA3HI4d/Y5FuGM2NB/GGT7luGMdbsxJcs6kiWpKM",
+	"6TwTTTuTmOfU9iVmI5onunX0rB+UA+FCPzlsBYZ8+TSfml/7QWvKBX56XIyRC83GLINBvpUxS7Yioqm5",
+	"o2ms8OP2ZGRHsdGm1d9f37PK62+yc+9lwqP5VquSwi1Ny4K/br8u7zNpKHS7keA9jUPBn7cfyxlL6BzO",
+	"+haDycxNtSO/MBy4oDz0Ww0oT9iGNJPlCWsgGfPTzSnmnGXXPGInUSRzsd1+KbyVULy3aaHsZQN72fbL",
+	"dcHodKuBaUanTaMxv+06hI12rPby+o6V777Jjv2s6Ji9yuS0YTjnmma6oB8qxiwgXERJrvg1I+2zVy/J",
+	"kydPXnR65DvkxuTwKZnIPFNkyEYyYyTUMmxav1Emp/7Fi6lmXc2nrHnUoH18O28Y+Hd8yoTiUoBoUWnC",
+	"NRnOj0nGUkY16kxO7wI9SbFrltGEtEPUQ4bzP1smcZn3+4fPi2+Bu4ad1VrMcF6bF8g488cfMjZqHbX+",
+	"7VGpAj7Cy9Sj6qxan4t50yyj83LaICRW0q+hB6a0suqfE1bEDJC0qYLJRzRJmJm1MBK4s1KS1abSsBvn",
+	"mupcbTYuKtSMZSwmM64nOMIfLi7eEwXPIO2nL16Q2YSJ6kBnZqB0RueNQ8W7/eS0rBS8eFFVCoyK4FEL",
+	"YGYXsoHETkW8cDLYx1UnQ8hZIyORux0Dlm3Fy3LFsqYhmN+252U4hI14We3ldV5Wvnt3XvbZ3KxSKRSD",
+	"k/Ytjb+nms3o3HyKpNBMaPMnTdOER9SM8dHflBnopxb7SKdpwuDPLJMZ3hKbFwxpPBjbBwWtKVOGJszJ",
+	"iFIQWiwjY64n+fCIRFIIFpkHk4yNcsViWKNyDqtO/ym8F+ZRX8UTQfJU6YzRKQHtg1B1xWIiq+fjwPDb",
+	"CU1GpE0FefvyvR1bh8Q8JkJqe+hIrugwmfcMf/mWxmd4JG+2Qlxc04THA3u+W2YCmvJEtY7++qk14iyJ",
+	"zUYl+bi+gLnSZEp1NCH//Vfa/Xu/++KD/bf74VM/eH74+Q+tzx+qt9g3kKGM52RCDSchzK7bjdfZUKt7",
+	"QSyZglXD8cHhiWWUTw0Xak9pYqiRxeQ/z9/9FJBZJsWYGIIMSEq1ZpkICBP5NCC5uBJyJgisQgeW/aUU",
+	"o4RHN1z0yD1lw9XW9IqJheWkoF9UuLC5i7CPXGm1rxWdZVwz4kar8GVKS8P+Dcc2Eonkgv+aM3y9zEhK",
+	"eUZgwAGhJJMzojRPEnOoWMZExGL4nl1Lcw6u2BwX9pXMhjyOmbjZyo6Kx9TWz6yPYCxW1t+C9gONp1yQ",
+	"TCbMnUf7y15Ofq4nTGgzdjPlYa7rJ9681tAlnu8kkTPYxoBYt8/L87NXRMsrJohRArhSXMACA8HCmr0W",
+	"hlppclouwu5sAB9VWzb35f6OKbLAEeUJi49hmokcAzMwf+NZIG1htDlCiWJRxjTSx09Sv5K5iG82TSH1",
+	"YASPqc4TfDpmG/CnPczzJ0lUHk2sdwb2VApWVYmmdA6vVIzB/C6kfEvF3PJ0dbNpZlSzAfhcWH2mWkoy",
+	"pWJulp0LYtjdNN0Tv3CPdg816rrO5oSOjJZupj7m10yQ2NCA0SUmjMbWb3pmruyejLy60DmLpIjBFJhR",
+	"DtblkkZbKn6g2Aia64nM+N/ZDQkmhycV57i2mIqPBeGCgP0hYpgishQ4tnuiIxDP1efi+5Qxj4ByfhZp",
+	"JiMzqmHCToXm+oZKE7wRrh7gSW0SUz5zvlwes9uEfaSRTuZA/XJElm8JiNMfPwflo0ud8gbP+3Cju2++",
+	"eb+wJOmiroH8f5gxeqWM9MsTRtrV0ajccgpaEZSWfRA9oRWtBkR8YLSnXCimCRPXPJMCtJtrmnFDBoZn",
+	"FhOAE3aSpsn8Fccdp3HMzSBp8j6TKcs0N2r3iCaKBa208lWNjJb1gxFP2IEifzl5+6bQsFRvWb93tkLT",
+	"M9C6BTpUJDI6R/uy1b1soW2vYy7AcKwENZ72XzwHG9B98dhn4JQGyV9xBEExnw/F9bjIZpCwRhWteotl",
+	"AgE+QIGllid6EkUs1UXwwGpSlCRcg98CbyRtxWjCYjJhGetU1nEoZcKoMGOMs/kgy8XyK85yVGHMYZ8T",
+	"KmKjYSSEazKk0ZX/YWbtVfO2KHNIDHXCMwPkdTHLjomWY6YnRkhrMjWTevycvOXfwmuf9YN+v1+nh41c",
+	"KCWJfoa9fo03Pe73bRDAfbHoXTGbkQsPfX3HEqZdjEQ5W/aKG2nChY2umXnCCSs/Wq0MHzZkvsVboC5c",
+	"yRVEpSDY8WnxdGUMxIrX3eEcHB73hmE1Zmo73VlS0DJFpAkVfoIwvwRADQkXjKTMnEyWwpZTovLplGZz",
+	"+C0gVJEQ3eZAOSFJMy60Iii8l5hDnsY7rsKMZoKLsaq56Zaev+SLq+6cWw4798ozg2J7yiGWC+/d6zzm",
+	"+lTobL681TTCxfzUMsaleTM+vXh48WzwpBjzyPwhNf4EChv+K/Mq+yqnSSMtPerTLxN5REIj144u837/",
+	"ScRj+JeFAQlBr+iCXhEGpNfz7g/Vm/q1glaUcCaMaRVnfjoyvzCFCr+1Lw3zH2VyegRfXrx8T1LGssIS",
+	"wkcSSnSWK81iY6V9nJP22embk78MLs5+Pr84/W7w/uzdf70+Pe+ALIHj/V/dVzKb0SxmsfmrR07KwHom",
+	"Z0aaFj6DWSaN1AHD683rA0WM3R/J6ZSKWHUsO50pIpMYlFkq0OgGhcW7aDz2zz+TswNFlHmviBgR+XSI",
+	"rrUq6T9/2vKRu+Fcvg2mGpgasGtUGdqUaKMIwGp0vAPEKwc4ztWyEzQxqluOxgJHzXZI1Yc1nos3XHk4",
+	"YHFqNxMR5QH7vCwFKrkV6x70E/uoMVljebIwkPrTfJP6lovYLNYyU6fRhA2AtgdpxiO2bjDv4SJzeMyd",
+	"8YCLNNfb3oqsarDNWWXCkEjslwQumWK999bR+vrLdphXEQ7f5AUy19u/IZWKO9ZcP1hv5IxlhCuiM85i",
+	"m4hDp1KMCcWwzIEiQyQDtXiEQXotH2EY20Bza/guqIkqYvA0MpyTkA7lNbPEABxahRvrUjC7C47vXDwn",
+	"GaNKGhlXrtRCagePMtnNBdcKBP2UJwk6xu2NaImqYyLyJCFDniTA0KdGHwyruxB6OZu5y5CeCxQsL5Oa",
+	"0HTtFp7DRUaBENy+z7OosBQ4Dz6lYwZOSoieRRJ5Js1jLgPwAcoUvhBza2vjQzde9p8F1wVhLS671SG2",
+	"OqIueDDAWJ5XolQChGWGkpAzvyU2Y3w8abDnLC0b+TShGaulqxyYY0BHIx6RXMTWoxPi01gcEqUzqtl4",
+	"vtE58MmXSuJLJZELtnhpHSqntphRyc/qnGaBLXi5bOBh2svnpH5662RX48C1vV4hO16iBrilRX4X4qUi",
+	"KorMrdrZ3VVy/AZEgp1u/+vh71YRllmVfy8y9w15edVA+33w9dI18fypj8svcuyK2+rw2TqvVZ1BW9J7",
+	"vCpFEvwjG6RJVhnuNrx2Bf/ah0rv1Oj7os//jMb4b4snLzPhXR54Y155U/54xtKEmkNNk4TANceE3hOe",
+	"+UU5ZdD62B3Lrv0WXGnmjt5r+6ji1y6fpjKDQ1jNRjUXG3WFGibTwhSXXiSnj+DXbpLYvx7JlAma8kfF",
+	"eD5XH66ueNqVKR6CbiohIIxD3i8vr228ufK3waBvzpSXuVDG6BVGQZcCMYpFuebXDMJyeYbfb3DmJjLx",
+	"uo3mhGtiflRHJDSUEJK2e3QAYQM5GpFY5sMEiZ08JlMuOgEJIynNdyFpU/L08MWBuhSVGK65guZ6YuOH",
+	"IWk/7T9+9LT/pGOEdPhrLjUdsI8TCv48+PkwIFyo3NgX4ECEazrBpRhKPSEZ66aZHLqsQ7o8uFEmp+RJ",
+	"n0CY+HHfjPOYhBOajAY4syIn0d56KbgiEhINjLYgIPljWGYRTemcjGXvUoBhgR5b8yQjMt1TIZ4EC9EK",
+	"WpUJt4LWwhy9DtttFOVqYckm16+wF4uENDQcKQkxK7arIpmyGCiCcMhArRUjwc8kvGLz0O9QTJkozNtF",
+	"WrOLn1CliaUxMqOKKMZEjVtWzeEGLlm+Ejmxf5rVVwVETWSmYasx1tYdZYyRdvis3w+Bnhez/8y3Tw9f",
+	"eKgy9PtTIduhefZUELNAGARmGUmYVuDT5jQpiE5PMpmPJ7svCOzRWpULh3AO15qbYEUG1yxTXj+YvV4R",
+	"mjGnYmdME3vDMaFEsJn7VmmaaUWiRCoWb+gVg2SyTYcN1y5qefXCq4pSW5+bWyH3ysDPV6vEXNnZguAs",
+	"T/3QzMD3ohpbWbAuhIUPWzGYc0cV9X2Fo4wCoFbbBqedXbNsjizi2HEIey1HfmB45gIvkSIBB5BjmFds",
+	"7jw7Xg5Y29JqaAyIx25DjeN6n5LHY+Y5d6f1dI/QVl2Yk12WEJlP1QqekEBBC0QqFyJ4U5n7MiGq3lI5",
+	"IlGeZUxEc9J+zLrPO3BgUpZxGW8Y5dnFlb+hVMBxrFWU8SrQ1mUlSLT4+A3Yc6UyapcHuDqZXe7d3t3q",
+	"80qWlTq1qrOFmi+7roGjkS29gUC/GzoD90Hit0Dbx8SqvP2+OUCP+/1ev7/aDHrstQ/3SqFbU+Q2FLia",
+	"ehZJonnj9yIqkAXevRMFxrGTD6UkwVslGZ/R9ZJGE/Y+z8ZseR8qiTbLOiYTOuNMEXtRb32oY1X6yMuM",
+	"xUxoThMsyPJqkph2VValGouKC5syaL2bM5ldKVey5GQqjYyOY774mMJoXJqJ3zg5nVKe1DJFWzSm/2E/",
+	"9SIo/it2isHVtRS9J4d98EBolpmh/3fv3/+j9+9/8J2xIn/dE5GS8dwwHtRGIEOQuEqhZS5WZLKuzdd8",
+	"LUZyaW/wdt/OwD3fQQ7sMoXYpFV/Fh1LYsiHoiSWGpJXqJ645LNaSUw7zPKEqV6/hychBGOZViodBZ0y",
+	"r+lRpLl6U0O4skUuYDt7c7CWstnMjMrnNi4JLKPHVRH7gso0mnDBuhmjsRHcgbEUhgk7IuFCERI4BPqd",
+	"gIQL6dfoSOgElyIsCj1C8oiEkcpGVWfDE3NzkewPXz1FtwWWssA3L+BBS9nO5rfDQ3N1NY0evn1hvnVV",
+	"ESFpP+v3O+ghWNqSImG6kSzAbQgO/qB0TiCFc0XoUObaXrixF6xKph5R0EgmryB0ItOEHYPfI5pQMWbr",
+	"6QQ2ejWZ2BSsH8pc/+XlKGpibEUAaUMOV0AiKqTgETWGBUEHa6eEASFjY0IP2VyKmMxcBmcthp0yY6mY",
+	"ASjSjmWkHhWssktT3pvG/2bf2emRE/t+zAaNaAasPSqYssLM+wRySYc8SbgYB+aAogoCp1UQmY2p4Aoo",
+	"ClLYRhkkpGnHzdontjbBXvLRjKR7xeYBKf742B1LOe7mimVd+/gA3AeUd/EF5d2jIsntjwGx6c1dJiIJ",
+	"TvN//eOfHQIoBuDVQB7wFFWzgqYqXPvx4TdrHaClf/XJ4TKVQRF0Y6rrbVg1Lrl8pW5jrvkcYG3dOp+1",
+	"uWZvFoSt5nP551vYBbCSO+UI3M6KLMwObmwc9z60WiSlO1dqYRhv2XTo9cvvQNcFWNIm1O0qUra2QCqQ",
+	"TGU9TWW4a6a6E+HtPFh345pB7Y2q7HbeD9rayV66tTO+PMacZnFGeXKWb10/VKa91+X+MJHRlZVKRTFG",
+	"oQig6BZ0CnEni37jCkMhJY3qaMJiotlH3TkmGYtppEnmwog2SmRmEhP4boKZ2+2M2fpl+0pbWT+SaFSB",
+	"/tk5hrJUKZI5gcowVbWjYORgPJl3Ykq+14KKmZgPrAHki3meHpKMjfOEZoR9TDMs6VOknXDBaEYM8zgm",
+	"QpJEyqsuzYwma/SJIY2uukWRmOo0SvJ+BRhjU+ENY57JLPYanzJhBH6EXJtJRpXR0qiYk4iiPeYbyOGa",
+	"cUDMdXkgmkVaZvVj7fbAmZvpRArM3ssg7W8IFRyCInFWIwDeHaoEij18wFuyZk4UEA8lQAgHCnX2AMmS",
+	"6YxHCuJMCJtBx1DjvFC+9vzpopJVMZQtjsKg+8FvLivdYOuxjBGuSZYLdeQq2i1JB+4z0jsopkOpJ1XC",
+	"hqyKIl2yFbTMBd51m7HhRMqrtYzW8Y1f7PUNNXk4oaKo4MMqFvRL+eot3KQngrCPtph97B51ZBE53r87",
+	"v1Dk02Wr+OWyFVziqOAvhD7DPy2qkPkbwhrwl+FC6rL1GetEGI3hcdcsi7m59ohcYoHgZYv8X+QSOYi5",
+	"HE2S4rWqN43BDrHri1wProYTl8ixOjY7HFEhpLZcb9kNMrJuCo8vgNrie2C1pG14jMx14MyDgAgpuocf",
+	"PwYkF6WhLh3bjWjagUrUIxvfw5IZm6jWsWNFUwUjnAiE9bEW2lwIp9tgT8MBHURSoNvZ455+SZNElUht",
+	"OSA5MJLKGEAFuCCjhI8n+hinwM0CwMzNKoABLkXEeqQPxhuEuo/I4+e9eirH4dN1dWh2HQdTD9v8Fhk3",
+	"VlKalx8vvK6P1lg9d2TdG/PMs8UnwjxVJrlmZKJ1al5j/lXk57M3AYm5ka+x2wrYGwWVt2MoyQJCJLQM",
+	"BqoFtnXYf/rNWkUuS1afYLXl2YXiQziBB6o8vMp7eI6ABmw9p5GbxHoFCk8b4ppxTcaSqTJ8CVWMuqoR",
+	"lFdmjEYTVkXeCgjexmJ7tUJctZjFPfIOYv1o2lUgOkvlxOkzCqQ7Dti8X0gSMQ7ZLBmbymu8dLp8vs2p",
+	"SDM5TfVgONfOTV2mKS8QRd3NmNBsXCthK50DQVXjckNp948MU2DO0WJhUj7OsUiuUyPd53963P/mm+dr",
+	"zwtMenOFvaZ/1ouDn6+JjeObfAT5g/SZEkOq2MB7uGqpM+YyPFSsN+7hITt69IimvIduGsi2u37sddfa",
+	"FJCBYHoms6taOteCtoFXuDQWRdo2UcVwbMV0QAoOTskwA+c/jrCDOkoGsDKGzxmOTIvsE8uOqqi6BwpK",
+	"021Nj6ZXTJEQayy/PTs9+fH0bPDT6cUv785+HLw6ef3m57PT89Cb3rE+C9wtAMJcrZj/OWJ0WWSA9jMj",
+	"mJ4dvgjI0/43tzLD89Oz//P0rJyg5TIZSzgd8oTreW8a/5t9B+reO8zfbuKgLjY2yJPZe5Uf1LQBF9l+",
+	"MNbxOKjguKw6xQue4C3KBuNkh9FtYx6nmRxZaIxVlxuO8d5eWt41gADNBtnHcPV7vBhvv+Yxyza4Ea/b",
+	"0I43o3QeTC01TbZfu9twfBbTDUoeWy3Z8pyJJvJcJgnPTJfps9znpb3bzi9rVngn71izcDkRywqbV/mq",
+	"2Ilw4f84evRozzJmZ7ZK62VFNxAhNV24Hv+/Nelyq9NelCv7n7VfplRg1vtLmuEFnzKiJWEQiOUKLYIy",
+	"FdY/yJW5GNvUCTbKnuLO5/2mUUO6t7KFIVUFX8tK0wSXKUDMS3aYzR4kXLLd5N5IMTbTGNOUDJmeMSaI",
+	"nkkSTXJxBZYuLW2PaiLEljN7kI4N0rG+PY37Q8kMvKGFQQBehSmdw/HfekN8kTW/yGySRz+yuUeqEPeI",
+	"Shi7R15rRa5pkjMCsJiGB2L7Bsxgunl860sDS2wJ4YD162GacZlxzf/O4nDTPHXMJgf68rZ3YeL66KeT",
+	"t6dhCeOGyR2hvVXJPIsYJBmbi0NrjMA1iP7V2yjPv/q0tZEduPgcr90g3/+1MJuumIJhFTEXm9+PySHq",
+	"mEQ8i3KunYwsywPsgzdd021PLWfZoEzNGTQC7VDNCFyCEh3ctQUALJwKi/MDF1UQ16/YnLTP3r8NyMX7",
+	"t3Ub78smH1fKGJAj1Le9Ro+eUgfPStWAEyrK95ba749svpd0ZRxyGBTHI2MjT3bybaEP3KDO30aV/PlM",
+	"Ba89sIz22J5tDEyenJ53D589737/8m3g4b/F21Oq1ExCZKtiB3zz+MXh6hSdoAWVyO9EMi+LNWucaz23",
+	"OGOj/R3O7VIBFqh+BQ3uIxvACc87zwSwA7lgdHo+oRnbT6rJtnWDO+e71wuwyrKJNQkni7Pe45aWK3l/",
+	"9lbpJijIhGomovnmTprVSb8TmkIFWwBizSV3Lgpzfx3nlZ+tQc4lBSRThnEA2xRpmQlrpnZGOlINue9u",
+	"CAe1hiOF+Q0aFCD6WZsPYAXblcJOF6d3HvOV8LnbgxjJq1ZQ3cVyh6rrsYI6NswCWlDxLQDrSol6TBiH",
+	"uoFaDKokgUZp6wEI3Q7uoUlMnkDFaE02/j5EoQdUohLsA9AL1Ee3VzubQCN+/vn1d/cDM+JzA/Hvi+nf",
+	"D0b/vvSX1Hf7BzlzTWAQBNUGfqs1DpVK3ErAdTGpHaNS1sViI9/073nGBhh9DGqfBtePA2OUafYxIEMW",
+	"ZzK6Cmy6+ruUiZPXXbMaVPNhwmzvmQNF2tdJMg2ITBI6pQFJpkojoBJ8EaVpQMaZ/DUgU650RpOAxIyl",
+	"irGroACIDozJzaAeCbNCMplrlnV65OBgIXeEW65kJnigSJpQLkiaDxMekZP3r3vkRBQdWezMmxLbFzKt",
+	"lmRNcUz9/oJuRBUjCdOaZSogMR9zrQIS9gxbHYSwZ2E3DLDUnbvKGmpvMSsL9xwX8NjPnxizOaOReSKk",
+	"wBRFVTarn+UtXxKYa6rTG5RtdRomtFMSaTUi8QViDcDvIPNiSKMrouWXDg+sANaBJ98LYJ2NAxhrl/OW",
+	"ww6/idXcMNi+cVzjJkH0Lx9ueIgL3FLUfFtgp9eu8OwCmsPsxbjHSl51K0gR29bVQyXxqpGs92kXht+q",
+	"jVoqkt4VWXfXSpWFgpoaLERlQ2prEpQNLrdxtdZpZqeUg/o+ejIrbfEiGB+QP0YjrQgXx0XfRwLN/ib0",
+	"mkGAPIGsxoz5DJRld5JOBgjIWY+uPXnuia3xETO7RbiwIJ5qtbz65vnTmsB63l9rpFeWY9MFjz2WibsM",
+	"MQjXkezC0V/jPYZHotsmrJWKHpFvGc1YFrpc/rLsP02oYD1yPjHKMdStuB1aQ8sLE/FUSzQtzj5stuWF",
+	"uVvr7Uc2P7cw1n7rjdpMZJLy6EpZLHjoylmiJ9WKhSoxRujmkYt4kMkhtvJgVOlBxiImdDIf5E1J8NCE",
+	"n2WvUA186y2uLwHW8GJjKWrIX1aYyR9NMJU/Ybrs5esSwduI/geAA2hPIZp7O8TcfEQ82zxt/40cc7Fb",
+	"IyXmYCfWQkssiyznI6re7XccFTn9WziOFsEiXAmSe4GPoN5GKSYZeTO+yk6v1i0wyqTQUJbwaBqlpH0O",
+	"HlGgrh8uLt4fQy8sae/BeKvMocM3oJp1MLRfhp82ie8DbCFqnA0+VyyKxxGmGVPm1GGmUOVF4piwaaoR",
+	"O0xI4QeqgJftHkQH/wDEPov4+UbR8upry5C5o2eBNWRMXAP/o0kDVe89E+IWytu3i4sjqoqWMlGPIIEF",
+	"sqdsQ3+W2eJHQseUC6VJu9IEPCZFXU40P0YgKGCNAfx9xeZmyzLmut1xROpOMy4intJkt7D6Jpp8ceZK",
+	"R2xzcY7L53G1OS5/zC7AyoQeTxmQlEnF5as2GOqFlMkZ1ewN3rCrMttUsFA48xZYCWEiBkO5t0su72Lu",
+	"bi3tdjHhYGlRghrP8Z7OZU6xneJc0MBOOvNKlgj1HjW97Ni6/8oRg2+1PoFe3b3X/utJ938W/bIfB8+f",
+	"fu78jz+sYZkr+TMmdLVheJct1BTJeJIO/vWPf162OoHLQLA1bzYJCt1Fb0/OL07PBj+e/qW3jwDLWi5/",
+	"IrxhN4CXdAmd1WktLJ6RD3b9Bh/KhRx8+OMf1vDgtdkjN+K1d8PO6umkW/p79sOxbuQ/9uc+NuU6Fsux",
+	"D/ujVM/u3PSob/NqXm6I9Jhwo4UZ0Y0FirY0UUHzRWz0Z5YSW/0NBviNud42/+utjDesjDYUY90tYg2h",
+	"3wqPtZ3Zafl9Ixc9rt13cEDiTKaLyuhaHXcffPg2mOReWNxXwNN+kzzMd6LNazydQNM0k9csHoy4GLMM",
+	"eqNCZGTd0tbOkafP6cLzFopdfjjpHj57TtoT9rHjOnuZpbMMJSCV60HBBzwIgqu2ZVPnynNdPbnVqG13",
+	"Tt34QJXSiMWD5mfDQx2zU4w5c/moYHvwppWMz+t79iFkY7JzHFpOayxuo+xNWBJjDQqaUDicYxIKNguN",
+	"MaGs9aOL4nVipYIiuP/IpwpwTksTIClmRtvFF3sMUT+GxuLS1amlThuBnwTdKnxoJuYTO/QVRD2cb0Kb",
+	"y0gPUerinZtmKtrDtf/c6/pY7Jsal3A438geqS7fTlbJwgpWZXe/+4J2Rx8+PX/qE9hL4J7lc1aMdU/6",
+	"FbDA3QHsl3l146JtQDILDcRY1jVbW/GIqCNCa8yr7edeHecn4LFjpRW3SqGZgVNFoRvFeVGq/ch0Vaur",
+	"id4Ab2JxxbMCTNl8hEG3N3SzQNoMglHUsv+wfglX2lp91dWsoUdV9oNpljViy5gpdHENYDToPzoG3FXn",
+	"KwqdV6lwJhUoLVWG6H4tmjliq6Wym2Px2UZr3cfKq7xevLeuMcpSex1tVPQZF7GceSSPbXjaR486pCFt",
+	"6BXaxW84okkypNGVx2X1DjI5bTWLIyJDq1dcxGWT/gCrXoC8Smgz9KOi0LJJZUVRqxTM4uJY7JOykHI4",
+	"14y0ASNtCAjfRdoV1wXYlaXSiTFA8KqBm0ZYRylbz9sXbLENRYLrj72SJ5mF+9FcaPGF6vS0P3ABeFEl",
+	"V6JIW1hCVSNTKBkuWq2SNjSnMfR4RIqEPqEnmUx5FJAp0xSAXRtUmTKCtXZ8ZzLXrIh5mbvzNJWZVoO/",
+	"eRvr/Of5u59gkNhKR2d5pPOMxRad158NXjxTT7i4sj2zV11meOeaa665qqvBlYv2U3y1jFtge50vsAof",
+	"FS1NZnnki0vtW6bKZlZZwpa+ULPPu3Wa9fDEFUVSqyF/ahxtLV2+Kq7e27Euxv60/+L51sO/4Ym3r24t",
+	"hiH7X+IAr/F5eo9ncZeljE2O6+ZvKk/vuvf4rJ1GKn/VLDXhd8JjVUrI47pClHCle+SURhNMeBkaHidB",
+	"2LKPXEGer+1ytCR0zb2GCYqIlUm/iCO3udBbhWplJ/ijPQle7QsH5xq3AZq8DfJU5D9qpDBBwFA1AryN",
+	"/XNHMiOPrh8/gk/q0R8DbKBbfA+fzNfmRRmEPorfyq9UQDKWUXFV/IYfAxKZYWKRrdFFzRLnmrDpkMXQ",
+	"Qb+WZGAuNh/dr2YlpxYm0ozDtpXCd0KylXlJs8a3F3MGVMe7dxUXbMZPCc43kubagprg3h+ooo8X9BU4",
+	"bk5xD0h4ZP73yPyvG1Zo+vCbxkz2caq7T2XX8NEF33Lhv6y4MnuDo0fgZX58+KcGN/Myf/Mm5QA5QVkB",
+	"nmvlzsKBcjquOirK/echGc6JK2MKqi3sqSYZFbGcmivAp17WXeBV0EJC6ZAkcmYImCnNp0b4EvM1KssB",
+	"CW0VWHGZtkArVWV6yqgCzQncSAm/Zq6/fqd8DmQIDXM1D8mIwaOWrSa82pN0NC9641uAJaXLCrUi/8g8",
+	"vfnY7NYNeUlv+K3pCl9SOfjS+sBd6+c+X7mfm52QmKs0ofOi881aVOkKe11uGE8VRseQt4bmRBpT1vAP",
+	"w3NJSsfM4nHISrtS83WPvEvprxiJXuunfwfzcrLanUqLPDY0UrcsDh24z65u1XsW31dS2xbc+ohmDh2G",
+	"VCJnxvyeHG9fSrmUEffNJkGs93SeSBq/pKmxAvfU9KOek7prHKpogOtBfUh4tHNLwj03nNughyIw/MFQ",
+	"xvMVPbJoFZ+WQEU01wHJU+epLCB0I9ysgWF8AB9L2rb/Evn54lX3G6ImcgYH5ed/f/Xq1XdN3W5xWDz2",
+	"rrGj5lXDhndjWiGMF2qY2g7f6kARdg2phtAlWOhOdTYRTRvjOE3F4/ibq8AE3F5bN7hpeleWi4h6m8Gd",
+	"4C7MqCJRrh2UcH2UTTZNZSkXLPtVLSc9x6RK2u4AVCoPapS0uEXV2fmUzvpJV9+VXfEa2+WtbXW6RWu8",
+	"90WPP8dOY4qtZUUDRv17GZdd9BagFoy1Jlg2sKVhLG7utIdHJz5Q5M3r84vTnyrweOAJTv0ur1TGzSUX",
+	"8DgML0yk0vBXLhKmlHn6iI+NXth07Ix43ZKjKkFTNZF6YORNrRqjjoYIPxDFoZGgOTD2PiDrYc4TDa3s",
+	"5IiElXHUiwqhIXtlFCJ3fVaKURg62nUGm2BWcT2xHu5iAnYXiZrR1KjOqxuT9htaVG+98I2jBR50gIsa",
+	"V/Gy1vQURaoqH1wblmeZvKveQBCB71zUKc57MoHleALCoxEXxghZo7WCwnriLv4ctGiSDByYjC9jl1Vj",
+	"RyplIra77QowjosS+u4Vm5NxRkGKYEBDED4WRmXyn1vzcgytLL/5e3xQrTF26bPf6jUL4RGfPHEOm4WI",
+	"i8J6XysGnZlbGEyEC6UZhajkkCGUPARq/ONY0gV8LRZSow3bFLMUvf3YyK5/RJ4/e/bkOfTLEWOWYeaD",
+	"WQIQgiImU5pdsZgUsmXTkJkdV4pSRzXovaoG/YnNNxzip4w5A17FF2KN9pkD+w7XSEAOFcuuS5DvTsOK",
+	"7aDRxmyc0ZgN6EizzJuGXm43BO1mMk9iMqO20TrMoAwv27WuIfhDmC8mwzlcXJAF+BuiCaMpywoiKWjE",
+	"bCAVc3hRxxo+aDjYESvzQBiGhUEv4ruqN43/zV7Vtc/rylEXHrUjKrpbpiFL5GxQODFWLNZsIhUj7kqz",
+	"DnDvzVZFjmDK5uxQTaBfR8PKuBfvON9xrSPGRg0QtoFNN5ripq6DauHbZyMIoIjMIQ8AR1z3CE+VmvWu",
+	"UK3ZNNUesv+5aL9hL4HkheI8R5lUCLIMZ9v58jbkIebVZiO9B+4HOYNzVPGMT6mlddsZLKWRoYFfc5aj",
+	"bxz58DHpk4z9DZqAulx6xB45fLHpyKJ0gOLCryC+ffne5ptVwupWvrQV0yhy30aplUhgl2OzkI43Cy4M",
+	"NsyNIzIj40QO6y1n14bnzYSsnjKglRSxBZWa68lEQuNbnA2Ly+wXN1+qiZDEKBJUywySCVymFZmzhgDz",
+	"dqgFTXzlBz6eIFis5RvIKMA/u0gQG+70DjClkdFQQceQopY/OJbXLBNqp7qpwtaLaDRZu1Rn9mpoiw63",
+	"Gx1tY2aC5LnsiNyi82oFhdCTXGo4BoK0z0TtjLSh9Nnwems5KzjVuWKklHDY6k/NlWbTomaNak2hoeBw",
+	"7n6i8ZQL6Ls1nNs2VnSqCIeG2mpCvc6DL4sPW6/KKjEXK1rsoj69IBeWy7WqbDOohhJqrLxBRng0N5+S",
+	"uURRQWkuLCvHHgWqUVnYLjUCKfVblCvLxLaMVptd84gNaAQpbAMeG8ZqoSDMn67jaohMRO8HTXtVt9i1",
+	"hLYxEu4Kn+gueNuuQSfyUCdS8VRuyDy39LQu785OC7ZnLJE17/Od6prXr+rR88ywikRS6fdbAXne+Tzs",
+	"CeB50yOzfFa26pJ8EwLeCvj5Vqhyf+g0DcSzdrf3kR9RZ6d3nidRG86ewFU3peZjbBxYRVvNi1TrOyHz",
+	"jcBab59WG3ZptzrtPboY12W7LToG113v9fCtu6nBHdfU2bFP2uh/M0rq4/7hU6Iledx/+s2zPz1fh/QH",
+	"F63zefvdcOtmsd7d9R1eUTG+F91eiz4uyNqbqkWXVb310pH10Vin1eouLP19uqSWJ7TaNVW6mhKmwdXE",
+	"NYx5qZtUMaM7cjbdUy+SgxFbTeTrKkeXXEQ7Zzfv7oHYSvnYtrPCV2b5y5kAeAhGp6QNVVbgPERDHbxg",
+	"FW8AiGBj/iccRHhSRohq9nth2yOqDbbWBv/UQlyp5DceF0KP2AFCPTuA52CfnA1g8nwICM0KjUWLB9/f",
+	"ssa2bb+HbRSKpWhkaZpUX7vZ0HeS+NvNbkWHis3GuD+luLZp90Qz3t/s7suMCpf4lmTV5Iy/iSs9KHzp",
+	"yGXCP4Y1p7o3P3rQ+yPAUBz2+/6c6LJG4PCZp0jA74SvK2x+p/wNfPKkbYvVK0XyNJnRuSpq5TsbpEHZ",
+	"TVixu0b9bmB7oJp/YZ5XvHOTIe/E7raY1WIJ+zZj2x8jqGzRfWEJkBTtysfXhmAKgE+apgnHRAtj/cN6",
+	"LpZuFymVcmbhctHbCb5Po6g4+5vMOAZuvhDRbm3537Bjl/dULIcWikFtul23fWhu5Ai84Zo1rtOmi7Pn",
+	"U1uekXt5cncqRLn9U9Aw9jVVS++uWZbx2HkG7XWGrVSSy+rYMcYgU8fk4IBcMZYqzMdyGS0Wi8Clxtbj",
+	"djcoAcLJ7Lkj3XaMbOd+dFWetHE3uoUJ7++I3aNedDignc7T/hyu6xysGzlUd8pnvBOn6S5OUnD/KS1T",
+	"ZZPOjEaxJ9fmb6Jxy6bO16aFuonH9DexQF+VT3ePftwv5Lu9ef7XUvu/0hL5Gtv//da80V79LuORp1T1",
+	"LY8y2c0F15Bz7hCoSPsx6z7vQFrrlCcJBwMSkaQOn/XNf4Qrcth71q9eU6urt9dtXbACI73gWGS8RdAb",
+	"7rNuH2MFz6vhqnozQgCTKmNeE6rIFIGjqCAhHcprNqiid4UWUxI/eXBal+7w1pGtk7/RhA0gGmCExvr2",
+	"+Lil7s7Yvn+7W3e5x1adb3dTxqiSgovxVvctqIqeda5PYWFwH/wHASHmPG5TiMjgk8MjpBnEI7ft6U6+",
+	"e/v6p8HFux9PfwqPMYEiPCKUKD4WLO5yAX2HaviY5RNtzpPfYKm1C1sBFbiE87oGK9C2SjIPP1AEepcx",
+	"hM4QUnQtXjHerEibptyVYAVEM0GFxfRLOLN/2jydgCQyoohEkbGx4Q//+sc/j8lSf88eOSlf65LpoAdm",
+	"QqMrFRBKplwprPjBnca0Fejy6Qp8ESTe0zWTCDrFMHSPYNdbMw1BaMq7V2xuHo+Dt12DzRc2XYTYdJED",
+	"RQAdDC8X5OSXc3txB1zCtf44C2iDTw69FAZLtKeq8v332tgxrLk+n2YvucGlzVvPEt4qHxB3YCc33N2v",
+	"5MKqLCzIivnuxey3xHv35j4OBDEpPK4owQgTOps76Y53Ei5i9hGD2oAKjJBBFgHZqAZYRg8AGYrO6ne7",
+	"XkAITcrxCtcUaKEBrd9KPyGW1Sr+d3ZM+hByRzCuK+5pDOetL9+tWg/8FBse1YV4dEPP/Cs2R3UKq18q",
+	"q+ya3m/US6/pHe4hB4oYybKIBNEMt70JVk4Fy6QKqrGEfkB1NDlQLk6CG48kciXkrHEIaZ6lUrEVBGCv",
+	"IG14RYBvsog9QTMKpgM7QLDZVUMukNFssyNliZoxQdqUWJyW4nKVRxFjMYsDwrJMZuaPiIqIQXMVERPs",
+	"ARnDSVH5dMpiwoWWxCwuABzAVcaAtkX+i2bdIpiSvW0jSIWghQ/e8GLAzt0FqwFvDCqjK97sY0JmMe0h",
+	"9PStW2AluuA5oKfash2wNTgaGbA3hp9UwArsiZoZG4TG9QKtHduQNlGMBRJpg05FNRfjgHAxSDM5zphS",
+	"QbnVAWpzy1SUZjJioK4N8Gkdc5Xjefj8EkHenXAy5tcMgHo3bNtkEUsdS6szrAVdwJXmFHgh7mxWoETs",
+	"Nq6VM3uUoO+G90qO7uQ3/wK60CLapfMoFf1dbWc3vZm08bs+VmEYZ7lQhILAOyZhlCstp1AHNZd5RuRM",
+	"OAz19rskoVMakOs3b94WDLzaXJLyVtAq8I5bQWss5RhARfCxXtOvFuO/l/ZClic+VecUQn6Al1422s2k",
+	"nNo0wyJFWpKUqnpl7krvmVuQszzxhp22obTbqFfE9djOIrlZasBOu7X9Ytux1dK1nvVvsgGbZojuNTng",
+	"HmUE1Gl5GWtmanQ3f5X/lAqwbULwnITgZkVgStKGHsvV3gSBK+nv3KKBsSFrmbpWCysxH+Eio0izbJA2",
+	"u+ROSERTYCiQOJChZs7mRGbY47vi4wW9CvOjGwDMdklE36WuEvepGbLKWD94zbHD2yFLe7pRtamPWy1V",
+	"RsNaB47aloa3uAk7crYKB9kyOl+cgmaPuT98dlNKW1cR5NvHom3hqpD74fM/fVPv8f547d4tbNPatd4r",
+	"q2yStXfILnfL9LgjWtqEdm5OLs0Ldo/Ue+84Dd/+kTWAIlmejl3AbUyCihggYcEdUUeFPSahxdcdpBkb",
+	"8Y8h4dBCccQLn9HNFen6K/w83CEyOVzxsjcSxhqgqW2orrqzrHsyfBn7e7ih40WtGt2+4BK2Shmo5rst",
+	"z/2K2QziomwJUUoApx+AqSotqWvhlgCB5hy+Kxp6B8rlDHrhkjZHuW3KtqnnLhYp0GWlo9gMLGd9yeLW",
+	"SLvX8mo1ca73/ewHQ6J0Ia0ikJdFx1ILVHov0Cdc98D6sV1ApViDRFHNvaxkolYOaG27Kj6nrTQmywy/",
+	"AFDFMiusM5sF74ttH2KPwijXedbskNwfc1mf7b5d9tJeoC4alyYsHx9uFP/YBybGejryYBoXyMvrE5as",
+	"eIbVaG7ZDiFyNTFMH+tSGdJH2UujlHWno+8nr//2Y/JWvEv/j+xc/3z9y8e//L3/+PDJ02fP//TNi+6g",
+	"+ap6Gw58ZqXYrLthx8hy/sW0Vq3jXhTqykresS5tR3Im9faa4Tij0QrI5QKFEAIYSQwWOeb3z2R2xcUY",
+	"0QYNpwTkMeudKPuxPOmTmM7V6sTlw2cvDvs1tbi/1oqqj3z9wniOTZqxay7zrfZ670dNsFnjcbulsxGU",
+	"M1+1bjuZGqvEDuiNZStBQ0uo8ONNO0bEmtJKL/Dme5FWuid1fCkdd1E3/zqTctdk1lcXRFrl/ytNqfeb",
+	"3NUk5O2UzIuqhcSMxlkCVEOyqcVVNn9zMcY8v1OhM25htFUkUxYbbg+VWljVIDHFhpIJYlHWWllIAN4u",
+	"I8YRTZLAaaKYE3IA8BepJxmHCbNePkM1z4RLKzHDluKYwIzr1AH5OQoRbZTfcTylHweQb7QJwNEFtODJ",
+	"xojubWZJrliqAQXIVuN0erVSged/+tOfDh+vrdFpgni/cJjqygL44FstpjmkB1cReiDL6aipaA8L2nfu",
+	"AVhtwFzqPlLETLPMTE9pHq0v8D9JlMShV2DQsTUwKJukLSTRbArV/XnGSB98RkISxVjcgQ9uFbRrL4eV",
+	"/g3dXg3N1rteWpptBZ64MUQaDBHbNDRDxMtwkWVrM/ekquCdMBo3ZATDaAb2Ai8kMR4ygpcc1RDl8TtL",
+	"Cpg7K2iWyZkt3DQ3LrSlenzoSybWOvF6v5co/sQuw4EiCR8xaBxnqP3J836/Tuq7KHXufHvVEomRtVrG",
+	"tcsjdR+cJeU+x+yaJYaDtILWNWezhk0wz94YZdUPp0cXoPhs6oO5qmJHkrZgXDsUZ8Dn6c54jOG83wgS",
+	"60qjez3Ss93G1eWZNkjRnEr7G4BJhZk24J+Wub41t9VW3qWSZvfiYLoJWd8UNHJLR+p+SGh//hsY0Jo9",
+	"2ovTocKm7t7vUA5mJ0tx8130ar21Cu7lVoqZnKa6i8qgqwo/IuEVm4fWgQFZBEwpLo3VDR+LZGgb3omM",
+	"XBUuUBGQ0P4VEmqUFnuX/ZLQqfOUONgD9mtOExWQUI5GIYklU8Sy/6rKgCqCfUoraMnRqEFI5Zq9pCLm",
+	"brWbi9+9Lj3UEq3uYqcO+cUiZn+/lrnC9rQNHYFwfJuepebOQX3SRgW1U/RarsBEFFGhgIiit4zo6knR",
+	"B+WgqtZVVGazed5mEP42TT+4vVZJPlZuVWABzF9zC/Y5ZMRYO/F2/SbMKwcxV4W1sjxcuGTCklU/C6kH",
+	"FvRqxVW5yBWKpk9NlkRDm8kSfMSDtRvJrKmBcx0UxCwZNCYIoJ1whtHSo0oLY4fwQeKMzoLFpsTtaVmb",
+	"2gnI6S9vT/wNic2vy+2Fe95ebsZ+9M7amNe+ac2rpaOQpZ2wkSYyLyFPXYa3MWlJ5A5iz59MhObtoKEg",
+	"obDjsM1e9dWKiRhgnQzlY7aqfb+lUSwyjpmmPLGQLAJaSEVmKwzJjmRR3OC6o/nrGxZYf+WM2/NUSa2G",
+	"Fa0htyOJfGjizi8n0haANvMpxwMnHN7FlVrBALdkQY0MweWYe39sPi8qkXp1Ec2BwrIkKwrcBh6ooqxw",
+	"jf2zagOKUduRVFpSNG7Bd5lMUxa/qjBjDxaVd7aziW99fBhRLby4cRCnH9OEcnGGJ3dLLfWdYNUEY4bP",
+	"6pEF7bXaexQ8AoUX1VPRZTu++keB6r0Hg80OwtPMFiWFObeGOwDuK/aONeL2iqU6IEpCPSpqG1dsDsWv",
+	"rpBkmDCCYWzIhGHKPb/siw+v6ABiLJZYYE9oFivSTkHXgUK0AP0eAeFTOmYqMFw6j7AlHlYkdYKq9Lf5",
+	"NHoOawaimGkaU03JhIsqx7B7WveR/k1J0Tujs7dYPAJnCzwSK0ub11Qyn9V8GwrYHVYNUzPb/+oCY+sC",
+	"aQXEfTzHCQXkYzdKaB6zbiRj1rXz7PIawmNJoFwMZS4aMl+YiMH9WnO52O6GUMbGQQ7BE9BjSdrWc0Kw",
+	"TGAQTaj2lA/A94bT4Sfnc1XlV2w6ZDEoQtVSg4Et06l/idHsok4ez8KYCWYktLE72ZQL7mWpa8VT28gn",
+	"gAo1f/wHNK00GlPnuPC1IzGac3GgeuTMFXcXzl74abE5+rPntWbej9fhcC0mk1kXppYoDgkFBPYiRZhW",
+	"ss02Cd0vdsFeXo7CNV08+BgbOTkANCWTazy6tbKIHWtZ6pxTgTNuqWxECs2EXqGklT218VL4N5OJZSgk",
+	"liXCtCNw9PiX0D29aRyQxSjAEblsFQryMJHRFbamKm4j//rHPy9bQfWyjMU00muuo+oKRjNjw4mUV8sX",
+	"zip9jxdiFfYJ6Ic3G5AyqrHDZo/8BJFGYHG2849mH/V2an1UJEQ14HQ60nDtkw1XtYlKlsMvQHSXYbul",
+	"l5cvgwo8jy5+2ZJXZklkRmZWfy3z5ivLvthftZaRmFBBnRWwFjLttHJ9cUIbmpkn+biOQ1oitnCm6ko1",
+	"lEoa+7i3ApBvlMmpt0Azq7Whi8zCm2sbym5HuWraP6iXrR0GXEXoqrhgBADb8Y/X1wx6K4yYxWqa5a7J",
+	"S8RR38vVuli54esV802dE4U5tI03q+bP8J038L9s9hw0Now2gTpvAcS35YAWVWbPsIxqtEZImEuOwLz9",
+	"85SLgFhES/PBHNdfc5pwPf/zlH70UpC5fWALRpp6tAOxj/jHBZBO0DWhv7TRXIwdK6Q7dQ1NlpuNANAw",
+	"N1q2n+BKyHUBjWvtaV3SQItze0Q+djFkrtYpdQBTM001wnUNII/GabA9684NjNAzJ8ei2Ljcl0LrsnA3",
+	"hjv7j3MFzqsM8+0DvtQ9uVis4vHIWC2plTagi8t9CDY0zCoNDOsvqzU0xG2uHeJGDvKTI4kFRzYYHP4K",
+	"iSn9aPEQNqz6t5taImwtRC6c/+iIjGSeoUlmLS6E7nIGEKFklFBNHgf9fn/DirnSZPLPBiws30/LSZ2V",
+	"SfjWE3GMzszJWkKoYuL66KeTt6cWnsoWSwAwEo2x5SsT1zyTYmqk0jXNONiR5h5ohw4h/1TG9bRN89h3",
+	"709/Onk9OHn/evDj6V/qaWbmd5tkNvhQyTb78Ecv2j/O4FzmmQ9zzkwiPKqMGGLonkEbXQnUwhDnOcjY",
+	"KDw2n2jCYkDewuA2E1E2T40OmYu4hOt6e3J+cXpmZhNWbS0mriHpjdZDytXhQ0LwCeYD39u67DUFGlYU",
+	"FJ3krQboGiMYtuqgbXYos9guw/qLV2zXs/5r5dvVJP9tAqt1qrj1Ou5tM+RvaUNWtWlsLOeuL9U+QpwL",
+	"R/LOo5z18dx69d02yZ+up/RCORUWXcUscmklX19C6M1qFK2r0MPuVTayEI5Lq39uvbtckPC/ui/Pz151",
+	"LwA+shS2kZRXnHVpbjZA8wgiXADzuWs1oDdDYd3Ef1YeExJuDKozrA3AS/kuhOYrac+YdXhilEmljF5B",
+	"0AoBVqx3w7oQwyGLMxldDawizgB25eSXc/It/nCgyEv7Ezl5/9qPt+LxldYgWNDJGbQWX+aX/JaCPM2h",
+	"uxFVDNoeAnxmzMdGrEKZ6jydMAFedZqBTxqcZ9RebAw7uLrMmnn+pFI0WtfE0oRqs+l1/euvqG99sP92",
+	"P3zqB88P/a2Wzq1b4IwlknrKG4SEStnYa4UVPrSf3l28fvUX1BXK3HzMlE1lDAqFpDFYkorVYgIVpTiV",
+	"sWVazd4Q85gtlal9e1LsMAOfS8UzzqBcQ+8JKaooF7t6xOuhn+OyptIscxPsTsKvDaePA0RHkoIRLqIk",
+	"jxdSEjZ+WV2cLq9Py47HN+ELRqdfBdrpbaAFbaNimoW8R6Clm6L3mGHvQ8kDOrpz1a5oebLTTtwY5rVp",
+	"SPcc4eFnwXWBMb9Nq3ICUN0Ab5QLrklGrQyiAr50jhtBpn6s+iPkflM6ZsRFN2PShuJo/ncWgowOrWs1",
+	"REe9YvrYppgpbdSUiI94VDZAw5R+G5PoQCgF8wIjKTCQmMdcknZoRnNkvw8DMsRwC8Dh45cFrmlR2YKp",
+	"N/hlnGfgfvTkeafbAfa79fN6s1YXldilWX7Xa3SWSZHMCywLTUVMM0j0neD/+XgSFmEQDKIZvWgxtFuB",
+	"yq4Icv53ttF7H/cPn340/9v5VWZxqr5UIBgsfpQiXu86hfuDVjOw/M+KjtnptTfyWktXmWQyH2NwlYsR",
+	"M/vHSJpQwXrktYUqjmTKsYAKuvzyKXMO/Dn0Bgb3TcwQlxXH4OtLsKpPyTIhrE6kWusUqjYwWNEFoaHz",
+	"QTzIGI23vNGmctUX+ycqmlpavLhNfDQIEw4cOPE2+Mxrl3ZN/+D1NRyYjTJozn9c27ximxRS24Rhq6fJ",
+	"a5ZNDAX4MGwv+NTZlFwrlowIjQHK2IkFW6S0EWbaGt/aDZ2f6ytdik4YW63PYirKDu9FZOkGewwC1367",
+	"vpZbZV3uC3kWWWbYVbuATxcQXoRnxg1A15V01R3S7mz2V8wijvFCQUZ5kpB2GawKCGSiqgDSIAA/EKzV",
+	"K56mLO5U8ZnLwfaal3KjXLctvFX02m+EU23Dl7ZOATPc4HIgeOHlb5uGsfaNFLTBcUPFpyFsdoNaLgDz",
+	"buqd5QEN16Ph5lcXqdrNPHNvdWGVo7lgMNZO/Xr8oqp3vlJLttjmthUspxT7cLbrYmNpTYqdrQAhVYRg",
+	"UOofC/JlUUJ4VQCvQuFhn0V8HQ9Uuc8VAqmLF8fsFpjQaqVuHwZuRUW8czO3HIt6ZYm3Wvps+FrF3Wo/",
+	"Rura6zeFh32fyTz1SxCQGQU8ni0kHM5DEvMpE4aBF+mRcnaMaCcaC9nVlQVHNWpxmjHnbFxI3r6Z6nqX",
+	"utmKSpybKho31Bi2YvK7M/LPTdQJBPWtxzDFej2u6rmNx2Ce6lyF8P0PFxfvXUsCBx3pQAcxIeu4Wrkn",
+	"YhK6rQwrPQyKlD9Ld8sV/RpZoOOstrTf8iTHF8tUuaJgo/EgvTZ6wvUCSG1rIvOs8v4pF8jD7PcxXfHE",
+	"95L7EhmGeXTF9ADiFltWk2/E6pAjOEm9GXu8wEuXSmCqQ3VjKB7cyODO5Gx52ncygU1HfJ5PpzSbL4/a",
+	"JYNtU/I/nG8nm9yJ80inTM62FHRm7T0P0nJH57pNUNOyVZmeHVjjchrLUbGscKrdoxXllWO+9jkFTwDz",
+	"lft7A6mICddFOKyemNB1tsIv0cfkChk3DhhVWMlt7WuxJrUtthNu3uTidC6EoECBnHA9ADerR5As650h",
+	"eUTCevPPdrX7J/ZbKjGFoF2h6hyTflHastgstFwTmQ8T5itM/Zp8Z2ACeMjzzNXo1oCfCHVCWo6go6NR",
+	"9Ybymm34th0cV7u4p3b22uCcN7x8zz6BYyTRLqRaWvL9//8/R88YePnX//3/OEKufL3ZXvvN2MIM/MJ2",
+	"3+Jp97MLzJTZCz54A+jYCXG/YYuKiAohNTSJNVtlSyp5ZrEXRLE1SsvUAWj68ynY1HrLVrHpU7jIWCZU",
+	"DVKq1Exma7I93DiLQdqT6e72j+YWovX7icDjMlUxoXGrFpZku+C8IZ2dQsJ1SlnXc2K7Ld4qibBCCivz",
+	"Qtx1SzBc02Y3Ccv24yCxxuQdu0ZYtlO43QPtcX93dmnav0wknfLt8h8vapAxL8/PXiEzI237LYZx/SGA",
+	"WgeNNd3A7YUW5mngslobOosqLMmVCasAx8Q8Y5G2/BdjsKBjKhe3cLgzgBLnEg9mEx5NENsDgdnw587m",
+	"/cxWozPtnLtZbdhTX5Nlmkaw4Tzjen5unmnNf2hufpLriX8Za+sQmutkxv8OCQtH5FvsjP6H5c7oPfJa",
+	"ExphT9L6qpnFvxQIUCBkhV56rumqE4llZNwKR+gDIs2DIwalHoCGfImAI2ZK5rDBmEpSm2idoq4rrzhr",
+	"nqgrOsPriGKAWBq+f3d+QR7RlD+iuZ48SuSYi5C0f9A6fQe5Ced0ys65Zn8+1xmPdEDOzSIzrEK5FBdv",
+	"zjs98ovRYxRpm6cF5P3JxcsfAvLd6ZvTi9MOtPxEYcs1ttGLaJbNF6CYKucKwV4uxUK2MaIiBIQlipGn",
+	"/Sf4zEjGjIRwfrHJaYgLxs3EcbJOSto87YF9abmGNOUAV/0ZdO2RbKhwxAJyTGMwKihsJ3ZbT0bdiVRm",
+	"y968eUvGVLMZnR9ZC0rTRI5J21ygAothGpSH9lIU7dc7AcmoZgQ6W6kA89w5U7ZTvbFSNKNTVfSoV8Fi",
+	"7xEVAGtQgT34waWo8YhOQMoKWkXaZdFMsESQnYAM83jM8KF0jFXdEuBIDd/rXYrXUJkF7SOLyiRDTpAc",
+	"bmuUXr776eLs3ZvB+3dnFyFpf9P/5nHHMZ0hS6QYGw5qVLGMX5vpC6aNiti7FJfij388KbPKuRS9P/6R",
+	"nPJCq8Mjh4fCseXNj3HnUlh+uHA8whqlhKuPS4+ceDPgLwXo903HwpwEAFMD+JRVp6F+EDCrC368FJGc",
+	"MtuLBurMYESwTTMQdT03+wI9ynCmBcaE64yH2KwvqoBmY2HCoQNsiWSSsMgsKmkf9h8DJhWN4brvT8vL",
+	"jMgICKqa+BAz8/BSVH4n7ZRmhgQdRC/0MCcukhwQKgq4APiFW1QqmkjBAhKKPElCEiWMZorQS+Ec8Hh5",
+	"J7CZQ/B+XPLa+MwEnnbMzuEecUWuueLmAdZ/vpC3ZEYfsbK4EJodY4I4QEwp4rKoSZsOEf0DMzY6dn2N",
+	"8gjLWywWra6ohgz0EI5+SNqP//WP//dZv2/mgbAqz/oI+BuiVhcGJE1yRUY8gWz9S2F+xCCAIuEnkNsB",
+	"qeiBn8MeMdoRCStfhkg7VBXPLVQEcxVJ6ZgdI/LXpZAp/TVHJmDX364o9Ic2lxq5yKaKGLIEQ9CB/CC8",
+	"Hi7EKRjOcJBhNRF7wGzUp0u0qi9bR+TTZcvwdkTIsOAv+AFjmeqy9dlM6Wm/j6pLmXxG9aVAyEFpc+gw",
+	"hTyWUQ7ll+0pTYzhxWLyn+fvfjI8fJYBhOE8ZebTkMbE1iYAmLTIp0CSubgSciYuBVLZMXl6eIhvn7Ek",
+	"6dpnVkdChhkUiFBsI9tmFfQmlYPuEsDgLbXFJJOzSwG3FnNgH7nSnWMS2qmHkByHsSFs/m/W4YWFZ5Ni",
+	"lPBIo3xUGlovYtPuNgVwikthiE0EGIskSnOor3IjgGNhfqgAPUFCnoTW6+YtT/tP7Wa+lYLNzV5CZqzD",
+	"WQTniTpqymcFZ9tzm/j48/l3HcjthJRSabUxI9nkpfjDYe9Zv/ZrzVFpiObwWd/8F/bItyCsCDbIw6E0",
+	"DKBHwKlq+KeyV1bcS+gKhLc6KBucLBb9AuliutAVm9dVuS4ybSzmxQcXgTnDQIr8WYTqhtITLrQyO86A",
+	"xmK3ZRAhpoqc/3DSPXz2vEd+kErDG22o2TwcuFfXXIqH25g+DkoLO0wkjF5bJVJzDQU4qIc6febk/etW",
+	"0CrKTFr93uNeH3yIWKfWOmo96fV7T2xtG6jVKALTNMEgjtfP+j6hFpjenTtF2n85efsmIOEVF3FI/p2E",
+	"KmVR6EB2pBjxcZcqwDroTeMOoWPKhdI1RQr0a0zHstWACRUEndJwrHRGhaIRCn9boDahYgyUC9poNT9V",
+	"0SkrdZrgUrjW8RLlKGhP0YRFV8oBX8mZKBCygjoiWlDAiSF+owVdMU9J1KWojcZw3gKzws2Ow1sQyLBH",
+	"wjibD7JchNjDG+CBJmZAsPZufIkZ1qUonsc1Mbqw7WuQzGuhXjOYXCC8S49cGL7IFZkZSkStB58dwoQU",
+	"Ek6xPK9jUJfTZP4SNqtVuH+/tdByFWQmyC1Hre0RJFccfUI7hq4zBk/MGxxq3ue6VWhTy8piuKNPrcN+",
+	"f9/vBtwpeLWn7NwQHOpYNnsZtyPmMWkD17XbFuAVXBegU8eGi04czuYVS3WnZ87aU5yBb2DFTB99S+Ni",
+	"Ucwtj9ff8rOgVhlmMd70ZP1Nr2Q25HHMBN7xdP0dP0n9CtDk4IYX6294aYUU3HB4uMlE0kxGRg0YJuwU",
+	"cFPMvc82WTcILAqagOKBngIXgW7BdpM666kwrGWWYvgoHavW0V9b7wpLqPXBPNUaBjFm4Y99fY9Oqwxg",
+	"iRfVTMyAyCQ2aoQFlZ1NJGmHNNIyCzuWsgwfNVIdlKxLYbSCwrSSVrnATzh4ABETPfIjmyumu0Zli51E",
+	"yuTswJhyv+ag9WLg7tjy6uBShPhAwPIHFRCHApjSLp0JnmLhFwAC2nw37RGATkFrgWrnLsHmDm16KewX",
+	"2KagiI51jgkVc7P8YPIbO9TY/T1yZt6BTgQhLa98REeaZRb85KgqgC8FCkIrVo3paMRwjifXoqUY/Qb1",
+	"oIlM7MGmzspeVILMPHyMMeFKn5jtfyPHIC0zCj13DbH4abS85BH0uH1vPrc+B2uvRvdvefliLUYyx52A",
+	"dDSu6oRCENkQy07ALREGzuS9YnMVoufPPOnXnGXz0oFikx5LTlopSXn+dA2u4apxosmEhZ5D11nEN4KC",
+	"CJuGAV0+dh4HnAUjgw1tkza0Bji6zPv9JxGP4V9m1grcDqjrhQHp9XqNKwYPusFYP9ymqANa5cor6E7A",
+	"oHOFYBqW556LqhsLA7MWKM9hygkcY8ftYbVqjN55gJp14HNNM61KAFzDmGxd3KKLyXqeVrle31M9+fOj",
+	"4FJYHyzk9VsYApZdM0Uu3pyjl8A5AprcSk4sgNRJuDGKAX37UuwG8+DjhrA0t6MgvjHPviMF0YFoeM7M",
+	"OR8LSDLotWp4wOdMd1+iL3oD53ywQBt//tc//nlMHF0cL9LFsaWLkLTBIxQidYTWHQse+tbiAlUZ0iLL",
+	"+fwlD/nhBsrihZRvqXAGgbrJUbcRotbRXz9UD/55NScAgpgIpV2G0UsuoCceJiAR4c3PBb4DV2TtMMLj",
+	"LQzJCnbQ850q864l+n7qYT5IjTb9bUNyPK2MacEp3l4gy2Pyln7snozZn/vH5F//+Ge4E53da8lQksun",
+	"WoTtrx8+1+jn1Br96F/SpBJiWkE3RcDZTzZvuUDZMZGZ7ib8mi3FDAtnrYK97nIB0Z/AdSfUEswXq8cG",
+	"7nLD5Reqci9qUHsQggPIPVv+hh4mVONLOPf2YgjmUkwAdhOzbbQE55Z5a8cnITA15bUbyoVF57kNgVF/",
+	"ic1x2UhwPL7VMcRNPgbcXvAtamV3puyUG7H77jW4A5t+08NqzhWhYvEsbXJYVaNhf4IkrxjyTp6BlxBv",
+	"Ol4OVcJ1NEl65LziKrYeW65sleayeVmnIfWFrcw1l/+sWPY6fgURqU2uf49sqbzlNo2d+sqtt3oWg+G/",
+	"C9tncdIbnYlHn3j8GU+E0XP8Kq6Ni2hZNlB3LdPRZ4rRQhdDxchqZ/kQYMd1j8xYpw2dwY3x1+ZtvfG+",
+	"47psxA+3ZTavY8s6PtSoZlYk4Y2bWsPX1ZmiUwPP6glvIB+rRq1czgpZJiH7/lvkNTbNsEG0ozextzNV",
+	"3XjLv4MhDVklbtV80KtpiHa/lsXSt+6ieyWP3sqYJdsIpB+k+kLSqNoac6UYcsv/uxA/w5KMHDUWlPUB",
+	"+/Z5GIa5RBWYmwUSZ4+8q7SoTFlG2nBFAL92josEHUxoeNFrsE++Lcpab8Mwqfex/cIWSZGz62dUdu3u",
+	"vcj8LcUbbW4dJWW1tIfUF5mvR8Wqkyp+XyXVdfoQOqXi3330eQ/SFBIN1+xo4BeeY6YbN63/cM7vVjX+",
+	"nun127qrSgzZVNFkVQc6l0oE+eHQ2q1ouJwxaIATH7s8V3Mtyitwu8lrZvue1ukNs3K/iEiz5UVfODqz",
+	"GakTqmyC8gMDvFNxiESysTjMGL1irvDa72x4mUhl4xeV5rTuTkK1DWZaZ7fNezwiNEkseM8U/dp4o5zZ",
+	"ih68y/brRrxUMEtD+Cq0L0xifAjVJRoqHmb0oP/C9eRS2MKIs9PvXp8Pfj57E9o4LKMZyRgFzM8y09x2",
+	"NQbDFsrKi4IbKsrg/KVoY44PCXFpwgCzPkI39zBYXBUe2zyiGVUkMgsXd3rkDb9yie6YOX8pgPlUktW5",
+	"tkNRRYYb3n6MDe24stk0lBz2+17fv5nst24/l9hoc6dhMgPQJLPUALsP723KvqhjfTWHptbiGHszRupb",
+	"ztXilrcrza0Pln6FZK2mgRddrHxpI+tbiN6u7Yq71mS7XkyK3QHSYhmzxPGgYCwaA3DiafVIwso15RgG",
+	"q5IKgRKBDFMZV1neFWPpUf0thqu1Mf8OgKaO0P8Hqc8EeslRcSnYxwnNoart11xqaisggEFBGhnY0aB5",
+	"1B4+slDSi6cB3ncpLMM8Is8+fgzIs8MXAaHGPO/iZU/NF/aESE1GZrGhIgFpyE0LEqWhQGg1Uy0ZPzbu",
+	"yFgMOdIle024sik5kAoOG9CU3dfMsLbyLPnZSTFUF32Foo0mDuGaX251Zs81qmR3zB7cTH8XTq2IZ1HO",
+	"ddcRLmycWpdGbAsvV3td7TX3yul6wej0RkHA9bdAytuPbP6FXLWwyht4anE3fh+O2oLyCm3dftPspn1J",
+	"U8tmU4YdBqq1cHJEQouvGAYkLHEha6nJkHyesoyEKcu4jMNGpy0M57YMXHj4HblscWJNjBV+fXDY3orD",
+	"1pHUMskvMO1NvbUljf5OnbV79L02b84Kz2vDBvQfTus9cLuu2tG9O11fQkWWrScF0VLkEkA18XFZ64cD",
+	"I5ERZ1yhG7bR0Xr7YuiO3KwbEPbX7GS9Hz7T9RIJQWBWWhHf4yVf0Ii4TW0dZrNeWcd1+V3o6mO3v45K",
+	"7IZXNXWfCv29RXO+DdYFz74bBdriXfsZF6zVg/p8G+pzAQ6+SIV1VrU2mbRaTAO3OGwxRaZsOmSZmvBU",
+	"BZ5EwYVu0csyG19Z0v2DVn5Drbxxz5t18obV7z+c/7tWyFds5h7UcZ/2fOsS6G505/UU+JCecN/SE7aR",
+	"Xo+sHFqvdb+1F35NujfOab0Gbhfpgdk2YRDYBcLEr9thvl4/va1km00k4snhOAhNMkbj+Zpk6QoJ3Cbj",
+	"xjfcoQFhp9jAxEtF9IF93ym4UxwTWtQi78bFH32yzQc38OgvUv/6mrSpvH4wIDw1aZDAarcOgG1vgwVu",
+	"WtG6WMU2sUCMqyX8D1LpH81F9yo8/+VKnOz812sCBfw1aWMBNFb6Icpl53fhoyuWoELfPxTfNcfUz7XM",
+	"mEKksmses6wC7m27TZpHHxGGkNkhZr2GmJoIKxwQxWhiOxVdipPT8+7hs+fd71++dXjemFf19uT84vRs",
+	"8OPpX8IOkcWjBhkbhaQdMnF99NPJ29PQgkLDoQWoCSaueSYFAO/KUZl41SH/+sf/quYANENEWFK6JY3C",
+	"Pv1utAk3tcZESpv12i46b2mFG9d58FPehp/SrXjDSVySARsG+6sk/FCa9aVLs9ZsarM7snHb+g8c4N56",
+	"Ktfu9t7TB77n11yMS/G6JB+pJlOo4hKsQzKWJjQqQLagDgVRxKOMAe7spXC32/qU0AH2ZaxAEMRsa5te",
+	"6nJqEckJVqBITvDIVfQufhG5ejdO1k1PVelp/T0csN+o93UnmfwIWuVsYqKdT2jGvhovrJ3UBaNTmNh6",
+	"AwzKIh48sY2eWCCkChlCeRuUkoDRdBtixm/tVdqMYdO5ZTcsjOt2+XpBWXdqMRWjaGLxsBKkbf4xslnP",
+	"oEuWrVosyn3gqs5Dftoe2TbsSvW42E6r5hgFtnxTzkTR3Qxw1fWECSjFIlzvwOYffbLFAytNsVwsHY91",
+	"ttgFvWICWnU88MeFfTZLU91mPHDQT6pdLTTGFjSqYKUHqtx6CwHX2TcP3bROqdG162jLNnzdMyd/C82+",
+	"pIDOMjQldUht7A0kK0o+LGVb5dHEKKzmmBiWhq0EOw4ejatL4RoSZSyVmbUTZK4jOWU9ciLKmswR5Ume",
+	"LVZq25J2eXVEoPsrNpu7FLb/lgWoNGycclG1X9DsgIEXXauwi7xr4VNpbAgjNJddQtdo8PU3GzQe68Vs",
+	"y5ezzC+Y0qsbwtgVtvgBxAzvgVsscgumqrZ5QReGHibY5XyZAwT+4kjoWbFWs/+qNPrNwijqdxMtWYyU",
+	"rM9n/gGJ7LY8HXenDK/ycTzECG4rRuChvxp72iqRGbhikcdcy1ouQoNN+coFXT+EFe4irODlQ6vCCbet",
+	"sfym2cHdBQz88uR2EptvWRTdncd9pbv9Ian5HrrVV4ixaZR2oa/UmlTmt1F6bi/7ShTuYkbrte63L98T",
+	"u0i/C927Mt8K6VS/bc5WwvYxUyrM2i30gUQHws9nbwhX2G6XxbX2v2ycMaWgiza0yEXyPVBkSJW7sSkr",
+	"udjPW2K6xfPvxggop9fAfsvtebAHbsEeEJUFbjwUHq66lYmA95RGgpYyITRNM3lNk0bjoE75DwWNN1P4",
+	"N9roZu1/xWb0H5jBfbEGNtzkWzINvpiouhsjYQvqfLAX7pm9cCMx98jIqxXt09RVTcyNZFZIOUWEnJE2",
+	"/PkIQsTSXHIOgSwAIv3h4uJ9UHQJss84UJVkeIQpVXSO8KSMRihFR1yMWZZm2BIuJrMJg0R5DulzKF5Z",
+	"HBDBZgD5jJ3bY6K4iBg09qflZav6nPfIiZsbwOJGFGJfQ2YBn2MstnvWP/Q3fisOzgWs4+0eUfOOVfid",
+	"xQLDnjyIEbzrcKMF+J5qNqPzRQ2DqwiounbK3AoH1Q5YTucjDgF23xJq9RF+9Mn88/mRG8am+qu560AV",
+	"oz8qvjSEHwo2C9Hcw7lOWGJrSLA/lbJ5IxbDgxp2AfUtbjHa7mQix1CazhceBIUngEssNE+KQ9txp9Zv",
+	"lx4TiqN0yaFUlC+FI/u0/9TTY8y8WiaxPUxf4LyeuP1oOLPFoLUDfNcPqS1NIu8Xu31u89tmrTC1BfIX",
+	"7Fp29n/6An/zRDg7gk6Z0YoqctJ8pYwcKpKXKz+mGRvxjyXGfEohWdECSGtHl02g+CnVZoVaR63//utJ",
+	"93/S7t/73ReDXvfDp8fB48NvPv+h5cWd9/t+zlgks7jGCqqyt23TWupiDvrdmul1SE3MntgjCSyh+piE",
+	"apaRmI9GgKOtfCzAcpQFNoDMZzUvWD7m9u7qKb8Vlb16wLfxMd0Zl3lIqNxnGTtSmWNGVFn1VMjZej0c",
+	"csRW++/xkq/Fd29mswH8CEz6d+Gyn7r9LSgFv1iXMPPW9iC5FZ5mnn1H3nKYVhNyh/nxwUl+G0kzrqXN",
+	"EhXWWdVWTnHsE7KUOBM4O2GcUWHzTcsOI5VM1Ea3eUH6D0k1XzqpppFOVjjW/dvVf+AZd51Zs2Izb8uB",
+	"fttS644c52sp8MFfft/ya9ZKvJTOE0lj9eiTpdbBGtl3xmJs8ucMVdcnBTvet2VG6FBesw6RAgSkfe5B",
+	"cWWTxHuPQ3lJU51n7CFavA9JVi5+hMsaE7fjFap4775q7O92UW6kLe7BYZChjDmrPB0Rf9ylNY/phCoS",
+	"2gsHbhThpbgBKR25F2PXOvP1NNXEsjtf3c6Y6XV0tj+OufCmBtZpp/BAxF7xvQMFr23k6ciTx6T9X13o",
+	"5dW1K9p9/V2Tt7JkkCt9lpUumY8Pv1nbJbNgxLYecaWf5L276B73W7tNzwrMfwM8N7eYvwvnSloSRXEc",
+	"3FcreqGBUQzAbbCoPfJaO2NVSD3hYmz90yFNkgFaxiF5hB9dV1sVQvkm00Rm9u5LAbXXccxiB99WI3AL",
+	"bWmfZ4SJ7/eiCjZsxmRDarglRRsffjf+ITuxBnlh9+vBQ3QLHqLUkZTnJC1y6q3cRFYHKvxEeFYCv0/I",
+	"1yviGDzrPGKXgkZQ16ysJpbQOWJXQljVCKsYumNnjCRspIuwcQO+oVW+y7P04G/60v6mVVTX7HJq2rL+",
+	"Ax+6e7V19ZbekuPpCwjEu3E9bUKID86n++Z82lqYPopoNGGbiFRMoyi8EHAfYUJnc4eAgS8PCBcO7xdd",
+	"BpiFCX3n27GMFLyTi3FvGnewjzvxt3E3Twe8mKYu7krLVKGUFmNzy/SYlHh+QaUxfo/8knFQvgWhecw1",
+	"yeSMtNGvRkKcfBiQK260YzfLAcwy7Cz7z9I8G9vD/xJW8BaPIrzgvXmh7zj+IGdkSsW8WK0ZyxiJH9x0",
+	"3pMCy1gclAO1QND7lh7+M7cZlDxSl4Wj+R6U168lXWN5apshnZhFs3r8A2U3AReWyPqOzAFrDRqw34J2",
+	"1NBOBnYJ7SP2kStjOm3US2aZNG5Vuaq+6C49D7UJN3YJo0I/KFp3qWi9qVgaeKL8QLVr1a4K5Jxz7G3W",
+	"babhfKzzIBgtK87oTDzwTU/Wt1mZKkyZbT5zKxblZt1afmTzdVrENEpvA6XwrIpTXqhJb1++t4L3iNgU",
+	"cUXCy7zffxJh/in8zULSRvUcklatYYAXdALfDYMBfmeut4+AmqtxIofKIhP+MbSGwzRKe9P433AgizUc",
+	"s4lRfCuev4RfM0XaUFEGKKS2uTtmd3uUeuU8PG+jtFC4bk/2lG+5E9t+4fVNRn5t843Fr7TMHpq77xc8",
+	"l6HqZhYaS5loPZlxG9ECvu1uRjXrom97AysDklTOqGZv8I6vys6oT26DUKY/afRBbvrtDX88BRpY3ppL",
+	"1iu53gkYDGk7RxSMqnNMKFEskiK2pgdpo9MSCiqE0ozGndXmSJ2Cblco1F51lybJwqSbhIRn9x9slLsW",
+	"JrSyG5AgJoVLGF17MDeUKo8+wVfbWC2eY/TQLPNGzTIhRa/caTnaZqPXxTnXbVf/geHc54joDWnj1sxb",
+	"2OYtA6x3JoDvMvi6+3n4mgOz9yDOeqOTtUK8bmypfY3RoHJiG9bxPgSC1hhmSFObuRLuXwiopIfbZ/d3",
+	"Hv6pTPYh+HNfDSvYH1fhRbS8AaPf1Xh6CPjsNeCDO3m30Z4FddhPNeu7WiKRfF1NLXFODz0t997T0uIb",
+	"Wb2gsbHlreoHy30tj227wANVdgqcVzAT7SDbTw8POw09MG81HfeOW2AunIaHDpj3tANm/XB52mBaki8a",
+	"YFKtEZl0Gz1i+waYW9SbPPS/XNf/0qUAVbpflmVBgSscIrW6oYXyorJ4qJq0cMVYSrjufHE9xN8aE0fV",
+	"dWPeQAX51l16rwpm32Mqelkzu8EtMJ0vWWVrl27DYtuSkn4/NbflnBfPR+WX5gpcs8CKsI800skcnHYq",
+	"H0KJwr/+8b9IaE/twJ7aAY/DgIS5Ypn5k8iMhONM5il8MndUbEDChfm7CW+j6tmw23yrbg37jrvUVNw0",
+	"V5cQ2V17qK29vdpat8Yrj0wDw/dU3Da7KKqE/YAjs5cK1Y32bl0gt3Ff+g9H/p6WsW6473uoavVsky3b",
+	"44qM+EcW98iFtD0Q0IC0MnPMr1lNmMqRX4ZeikKIBhUReky4Jlk13TjKs4wJ7d7gq52vRoW/oCC9yzjw",
+	"VqfqoSb3ftbkbieE8QSuMbfcRb9XZCKc/wbWkl2o34eZVFJFQWfuq3XYz/bC2+Kn+PQ7Mkns1Jp4qLPb",
+	"HqyQW7BCCrLyUOQiy9sO4sdqKgXGz6LfLSBVrxwXI5YxETGi5RUTXq9cI1Rm5Ww8wPV8cbieVSS0wvxp",
+	"2rT+A2O5F7bO6m3du3XzPQegkNBGTUIyldcLrERL9MubS3pN1seXkJN3ZHFsRM4PRsa9MzK2lrGP5HDR",
+	"xlje7xFPmArI0Bwn88fUTGHM3BdEZrYctMBRqZ+mKY0Z0ZNM5mPs0liK4DShwgECwWu6VMRd++DeNO4E",
+	"2FIRsnP0pAj/47AJFzH7SNpnLObKVvY6rB8yZVOZzStIQB3o5ciUJiOeKd0jpzSakIhmAJhjHp5QpbG3",
+	"HgFwWqLozNgOXJPZhInapOBa1JhjM0idcQb9Io1VZkaYkYiKiCUJwgK6+eOD2xRX7wD61encYQoiPq5T",
+	"Wygs/YEiaZ6lEDQWMRnONVOdY/ugWDLADTUaTAIDzFMF7TFtI81aZ0pZm8MxoUJCz0v7xYGyC4toS4Jd",
+	"s8zOp0dOAN45k4ndtEpXPLsNQi7tLC9eaOgexi8kgf3qFPkIz/qP/Z0vLfW+GzaYuAAW/GvOsnmJFnzF",
+	"xWqc4FWMD9/0o3nE5w3M3PuaMVVdtvWWcYUiKgQAP1ANWFgPiktTLlVx2IpzU+N6lc60Pt6yb5XHz+IL",
+	"2O59dhdY11MAf64Dsasvh/murPW1EiutwLB/AEtbb365Bop1LHhb6bKsd6zAhd+anDdFMfj6oAu2wCuo",
+	"lN0H2OS68IdkefI7gWSvLEKFGM8q364HZl+o66IiDpwaA0mTOqNCIbMM8GKzvBAHE00pH7ddtHjHUAFr",
+	"yxMr6/mbosrfqK+1XO7GU+DhrVs5XRt3tLnj3nHRMQGuKRAKL8VNANS3QxJ4cMru2ym7Aa01u2a/CK7A",
+	"V8yd7qg10CZbvne37UvIPbHVC0k+JhJ7oB9bvlPkpqCfJfSyt0dwbdjk0/1icvpu/LrbnITSuRt85afi",
+	"N+rsvYGQx1OwmS11Bpd+bfaUmdUGNtWDEFjl/EK+Cx6A2xYJK/JVant623zbvOOObSyYZhP/zhP2wJ7v",
+	"kj2fxLE5DnnCsC7kxlz60Sfzz2YYActH4SEB/6bmjdnJzVncWkPHvzP9BzZxX2yb7fb71goxzfZtDI/2",
+	"xUXgHZsv62j7ITPl3hkr2xyrQiBCg+C1LXIgnPqjueq3Xmx8jomrJ5i3us2dPyuWfZmEe7faG1hPZYfM",
+	"NqaS6AnjGVEsypiGtKEJVROmOr+P2FSxHFXCL79sjky95UIrEqqr7izrhmQkk0TOWEyGc/L0G5JREcsp",
+	"pgURLkguUmwCPKSKPX+aZ0mA6VkKXDjnP5x0D589Bxc8vRRqIjNNYq5SM5A0YyP+MbDJSDrPhPW3wZZh",
+	"GIxX2mVJkcx7xLDdKzYnQ5ZIgDSQl2KTijBSKQjjgoQu54DHK5oPO/q7LTFnH39HRl7t7XGjjHNUAxuF",
+	"Ke9mgwKiJnImiBQRe4is7VGOmRMIPfHtujed4GXJtVVQrbqjwzweM6165H3GRiwjGbuWVywgswmPJgAQ",
+	"YgNxcgaZfvA3i2QWN+Xk1E7Og2F4U8NwHS2sMAYbN2L/YnotC3nYYb8duH57b6XsWs4Ey4AJVJONacaw",
+	"Cvu4Ko4jGxEzUtgoA5nUQCqN0a0vIzrvyDjclOAfjMN7ZxzuKFY3b1v8v9m7uuW2bWf/KhjfRJpD2W6a",
+	"i9Sac+GmSZtz0sRjJ+3pVBkTIiEJNQnwAKBlTSYzfYg+YZ/kP9gFSFAiZSuNLKfRVSYW8bVY7AL78VtU",
+	"jitFiznTWJI4xYyfkEt6VbAK4rVhKyxgzDWJ4cvLK7aIh6SlnvHnrzNc3Q33lYa/vErDFV+tFBv2dPz8",
+	"eqbr1OBNchtVAy/ssz7G/tNLauJhda3FIt1zqa64mEJAAUBlaUELPZPwOpY0PSTntjEgWLgbbwrNuSaU",
+	"CDmQxerpwO8e1KUq8pPfH4iVkjWWLv9E6MMtZyvsi3YWSgSbB4qgyuCA6F9BcxbhLS3y17OoKnpfKC4V",
+	"N/iKYzcFVwswpoyEt6bUj3V8pYPxRGbI5fiq84dkglBzNGGXWLlMx1jHMoaembYnbCRc9qokQs7JfxFo",
+	"EPncLWrA7EYF5LBR3cfS+OQYyp7p6oxRP51zuEPa82fnjD9KhWupz+KT4+/aLDS4Nfd0zTxHPtiRhQZH",
+	"77TQtLBQaKbx93u/8dQyBmwg34dX7fRSivu6kXySGbsbNOq5zNjDBEZtug9u//5HJctikwZNQKBPcJ5s",
+	"1aVR78sdvBoyY18X5mpjxeFpaPy9232BdYpIbPuJraJa9g20wcJFwcOMGpJLbarvPXBDNBKhz4D0BONm",
+	"xtSJQ98ezHnK+qhiQXm7WjQAht6txZyfoWaKbSmyeoQdeRuCJXbdaIM93nsUtpKrE1B4zeFq1TZ3xGVd",
+	"ZuV9ksy9J8ncbZPXuAzWbeHxXiI8LN/BXXd7qzkydhbDBlSrf3WgEbPyKZBe6vhUpA7RxGrdGus173d6",
+	"FO5TSe7Ir7DZkdh7Fx6cd2FTBVsadsRuioxyYJP2S+25/UzDOxExe6huhTYCGBXEJCJzWWYpgQH8c//v",
+	"P/9ypXicITQaibFi9IopzJLN+DUDM45IXGyAGEwyPp0ZMuFTQK+wffhUWc2QC7kzMmi60GQ+W5zYyY2E",
+	"NooaNsWe5jN7yKWGyVTl8gGBmWYZU480mXFhorqMZB9MXnlhBmi6ppMJF87cNRLomdSaS0F4ymArbdcQ",
+	"ASZFROYAqQZ2UqSZAKgRCAuE/iOHMuHP0pxmVywdCS6AavZPUqVMBQaVRCpGqvAHqqW3dBF9xQv7gOhN",
+	"aJZBcRasuveo2vWRoBO0j7n1Yc2pfm2fqQ51kK/cWAFuqVELjyn1I79mSAokouWLwJhgp0orc6EfJuAh",
+	"CP2Q6YL0YExGU6Z03zb7o7RfjATMFB81CKBknzIVaeP/G4CVYgAMGrseqpFKAO5i10yYR9qxYsoM5dlI",
+	"4Fo0XTg8LkdydGgFIFLU+OpGoEhOgJdpzjSQaCm5u91MWBr23J2wbamNeohKtN634ginoMusM+syZQnX",
+	"4LffF+L6bPLfUZ7MZ0yxQE4jl09loAreeO4M9YALWBx4ENm1lr1m4O5DD0Tepi2tSYk7FGtcwur9Kixq",
+	"y4sOePFi+afb4LqbBN+SOG0Oshtr1dJCuwofNum3t1ltw2a1ROT17NslUDeKjF0aMUAkqJMMNsDxbjk0",
+	"+4DYf2jj2ogpui1dt23N8V6gPECT14abfz8VizqMVjvQmLsxXX0Sg+8NWA/NgPVp2tbZk44wsG6NIYuN",
+	"S56lOoTOrqLyAHb7TGozVQAzPXdWJSZSTeLXb96+fPFbTLR0dhsHJi0h3gnwP4mR8pCcu+AnB6JdjSPY",
+	"vB6LQ/Ya1AFrNRpAhxfu663qBTfGOVKu9di0LuHwS3qI4OrwclUTdf2TGJDK10DF1wyEQTQidYxRyBTR",
+	"pBUrpDKuyLxD1QRk5JyL0jDSKySYmexXHsprJAAvfFgZOePz569Of7s8f/7Dy4vLd+evYuzGvqxmMmRl",
+	"yIzot3GTvWjgarbJSDhCl9yFX78onvEng1wzBWZeSCKdMlLgsb+NgaBc+VpDylv44l+CNmUXcwf4dbvk",
+	"r8LsYdzmeh7Bzb7NwGG/2tIlzXa9G2MGLKpDMGDRmb3d4vPbLQyy0jL/NcTTrWaJU+gG1Zk2PMvIjFZ4",
+	"+drFlQ1dRgyRCsoLgRvd+Yg6bBIVn+/Dc+47PKeDL7qNFO17dbwXD7u1QnTu42ewN7RZErasmnZjNbiN",
+	"9/YGgodmILizWjuaSW2WAZWau/yrDySwrTAeooZtz+kCnllDCASwyyHjBZnPJCQb2V8hQMBUUirquOL/",
+	"JLX5X7a4mFH17wGXdYuy64OF3cH5CevfC/MugNkqisSXfQO3zxbkvD8qEB5zBOEx60viKTrHKBpNpOX9",
+	"+PeJknlEjOzHEZFZWpWZi5ZKbOkgwookVOCR6dHESoiRoLpCc3EE6R+SeCJVTs1/J/o6tjfK+DRJWGFO",
+	"iGE35gj+6vMLn138QnrnL56RJ988PT4h1AcAKTmPIC5JQBqFknN4tMMaXNCXzMpcQDhW/M7S4bn9LR4S",
+	"OtZMGMJTrArH8sIsSMKyTPcPya9okxmJGODb4ghmwHGV85nMLK3ElKEpMU7gMMYQDoaVs1jqUhJdBy4x",
+	"0U4SjknGr9hI/M/Fm9d1vJRgN4ZgV85s6EKfXrMbM3jmxsCVt1l/rBiql7i5AIK2L5TMN0iwolP2Vt75",
+	"+3uszr4VJDufJrlJGys/N8O8o1P2s0xZtmEbtMsFjZYt4i4/H0/dEE644qlzRbvDV/HXQdRahxAbH9y1",
+	"8mDAji+w5cetKqt6PKemogMvTJqdLAWYX/zihXAtWIaV7MAaLi4UdsJZlq7IE0svsygsibRRHVHVtYoM",
+	"AhbBm+8iIu3MGse9XUw7GeEkMIgN6Lhn11EXKw3lT78SeDIwT0MrK36kQKk2QKnGbgqpcGY1yVaW97D1",
+	"+y7vsKDqwz0O1DowTXCPDZXz0Qf36PLA2J2aGr53JRcRH42loGKrkMDIXmLhAwDnwDBBnpJeM54Wfxi8",
+	"/MGqKJ/Qz9J+WB7DBSn7gE5ANYRo10sMso0PyWmClVBrPW+10Qmhwk1VTggdiaoSdeOyIAApg6aIh/Hk",
+	"+EkEMcMANMNTl/RfrbLnbihWa88VN4YJDCDO7Th17LNfMxOpRiWbKgmx0x77gCuSAnkKqgwHFJuxJaeV",
+	"Q1yKLhdLfexXVeyyzF0lfxvp+xGJFfv/yxim+e1jksk5UwnVjMzYDUn5FApN+bq2Vgh7Wh1XkrqgZlYL",
+	"6pqR1paNzenNKyamZnZw8s3jp9FBzkX1/1WJdj+iu+uZHhyo/eOiA94NVvpIh7S6VfZUvXTJG2lo1v4i",
+	"CO7cKdeGi8SQa5qVVQVel/o8XsQk5TkTVn5oK5pGwg7i8joSqc0heSOyRRDOLyfrHxdcY0VpKxKCzGgr",
+	"w0CZnhCaZUM07jSSvU9CS4AfYlgF2qx8KzWrJJe2ipRM4JJl7wWI6eObWtGHVvRW8Za7yuL2GHMxPSSn",
+	"YgHDjYRPycjpglB9ZQdxHQTl4siUGU2eHH9r305K5jHJS23ImJExm0jFSGxkTHpPHj9eK7ou3H4/vPcB",
+	"fA8oDN8v9vf+T7r3b11Ee+7p8v/jzw9dQO/ydogU5NoJulvls+E50wzQ1G4R0VYOx9wOfU2zmIzL5IoZ",
+	"0nv39pmLRInITJbKyqmULvptIl0XGTf2GgSZda3ie+jeQUpj8i08JdxYVn6NGV6oaHZIfsYAGPzVCmw7",
+	"okO+GIknT2E+PrmqVNWHHhzju8d2phqEmpe39Qr7bRdPz4FrJODbmqJfihBs7vf3SO05T82s66nuqbTZ",
+	"Y/2lb/VxL3ofmugN2LbLk8VzCH3lD9/+vlMfE14woXgDz9dLYGeW6Yztegdf3G9qXHPjg3uzTyKGUEGW",
+	"U56RHuASRcS+JgfainDDrxneRftdsgOarrX+bJfZmbrdzQRb81VEmJWOxWomtf+/LcLMfrUlN77tejcR",
+	"ZrCoTvsAU/sIs21EmJXISsv81xCSGyW+hZIKi+doZxmoM9+iAHXCyCtmf81ZPmZKz3hhP7UP9Q3S46oD",
+	"sU+K+4eRZR380B1Z1k76471Y2K29sHMfP3sm2wUzxtnKqNZzqQB/N045yKz0hFjFEYOtvhIQj3QlF7qS",
+	"3ras43YTqnYbM+9D1R5aqFqXfrRfs6RUdkB7jsaMKqZOSzM7OPn9vb3JJ1JecVb95b1toK7bvUmnlTvP",
+	"spmSGYIxDYlm2WQwkxqq2mso+aAAClRIUpTjjCcEe7XHqFTZwcnBB2A29vHk6OiDbfnx5EMhlfl4EB1c",
+	"U8UtoYCvZ1V23YSWmbFvHpnQDP7cxp8Q26RKIexhh+kCi9q+m908PX76zUoPmAH17M3rt+dvXl2evTl/",
+	"C61xrs32M2OKg+iAiTK3JHf/tf8g5d9X27EqilCmgMGoYLLIGOllcspFRDI5laWJyHwmac77VWjO8k3E",
+	"/nFBci4g7t09mmAXV59nPz87c+TXzmE7UVKgjesoTwrvkV/C2ArgtEHwSaUfEVoUSl6DN2birk5Gykw7",
+	"bKM8KQDXqJ5TMHjL1N4VGK1k5W4hASf+7z//QofGNU9BBJ+evbSiegF2w7lwvVXwXIRCRT7y7vwVTpjn",
+	"TJYYO+Dm8JPUpm30Z9TQTE6rkhvo8MBwCwJ1FGp/Vgz4UDFGX0Th1TGhBR3zjBuwedQLB1SsllEtl/4h",
+	"uQgAujDhC3kX16UY0TNasIiUnkT4JQLlF4onTEcI2xUMWsFgrw575ihKEsUARcxtIg57SH6hWclqpzYb",
+	"SJEthkE0h57JuYP9CYolZfyaLdMaobxXp/AawligZqlmRpOeI6+Oqvt1IkVSKgWwbAVc0UUq531MC6kC",
+	"ZhtQWECSYAZh0dPVOUAgbuXbyunCyk4gOtIXsIx1RHxIb/WHusCqjkhBEy6mdWGCYPgzN8lWfitMqSwJ",
+	"PDAZ1IN0YVFjmXKs+1+XyLFclmCry4IuMPdXiiBQGMIK7LXYhw1Xta3SnItwZ85c+5aJvRS1DzEitEK2",
+	"7C3lSEeo/qUiYJbvk7HVm1iR3YOvWcZe4sqz5vOo40wYWXinrWGCimSBvlPUNpSLylUadI0xqq3cjo5b",
+	"LJ6JU8Qwe5FWHS4DBkV3wD3xa3IDtLG5FINZmVM7YS4SXlQnzS1giNLbCrN6vKDvlfzzlvWh2pjPJNF8",
+	"ChExrtRSQzXDIiyTN8dyiIdNlRJMAO8Pq6NCIRpv+Yrq3bcP4YBgcEQx1tRxUtA3OBbaOgc8cw8sCfvV",
+	"YLYoRB+3fw2AzHFnrTZFAofSoIFH2SYPPCRrimh/COHIROTzpFepisfPHjYH2Occ/g1VnHLTMtwrKaYD",
+	"KzPTuvAs7Ih3Hi0p4UZhOq4bhUjrNdb1E1r2rGCW42mB3rmULjB5TpiZVfxIuyiMIAhqGNaKBctmdglU",
+	"AIYsmED1hRdUbhVU4A+oYRmrIO8Gy9Epa5u+z43G3HeXER25wkYRSbhKSm6IR/cMJLexqiUYIsid/vj+",
+	"438CAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
