@@ -53,3 +53,8 @@ INSERT INTO mcp_tool_approvals (mcp_server_id, tool, fingerprint, approved_by)
 VALUES ($1, $2, $3, $4)
 ON CONFLICT (mcp_server_id, tool) DO UPDATE SET fingerprint = EXCLUDED.fingerprint, approved_by = EXCLUDED.approved_by
 RETURNING *;
+
+-- Withholding a tool takes its approval back.
+-- name: DeleteMCPToolApproval :one
+DELETE FROM mcp_tool_approvals WHERE mcp_server_id = $1 AND tool = $2
+RETURNING *;

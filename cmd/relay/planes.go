@@ -189,6 +189,7 @@ func newPlanes(ctx context.Context, cfg *config.Config, st *store.Store, box *se
 		Breakers:          listBreakers,
 		ClearBreakers:     clearBreakers,
 		PurgeCache:        respCache,
+		Objects:           objectIndex,
 		PacingQueue:       func() int64 { return limiter.Stats().Waiting },
 		Explain:           bridge.Explainer(translator.Supports, inference.RouteStats()),
 		HostKeyTester: func(ctx context.Context, id uuid.UUID) (controlapi.HostKeyTestResult, error) {

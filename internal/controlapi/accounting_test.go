@@ -19,6 +19,7 @@ import (
 
 	"github.com/relay-llm/relay/internal/cache"
 	"github.com/relay-llm/relay/internal/controlapi"
+	"github.com/relay-llm/relay/internal/objects"
 	"github.com/relay-llm/relay/openapi/controlgen"
 	"github.com/relay-llm/relay/openapi/models"
 )
@@ -64,6 +65,11 @@ func buildAccountingWorld(t *testing.T, b *bundle) *accountingWorld {
 	teamA, teamB := b.team("acc-a"), b.team("acc-b")
 	a1, b1 := b.project(teamA.ID, "a1"), b.project(teamB.ID, "b1")
 	saB1 := b.serviceAccount(b1.ID, "sa")
+	if ix := b.cfg.Objects; ix != nil { // an object of b1's, named for the leak check
+		if err := ix.Put(ctx, objects.Object{ID: "file-" + b1.ID.String(), Kind: objects.KindFile, ProjectID: b1.ID, HostKeyID: uuid.New(), CreatedAt: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	host, model, rl := b.host("acc-host"), b.model("acc-model"), b.rateLimit("acc-rl")
 	mcpSrv := *call(c.CreateMcpServerWithResponse(ctx, models.McpServerCreate{Slug: "acc-mcp", URL: mockMCPServer(t)})).want(t, http.StatusCreated).JSON201
 	hk := b.hostKey(host.ID, "acc-key")
@@ -272,7 +278,11 @@ func (w *accountingWorld) send(t *testing.T, b *bundle, role string, o accountin
 	var query []string
 	for _, p := range o.op.Parameters {
 		if p.Value.In == "query" && p.Value.Required {
-			query = append(query, p.Value.Name+"="+w.ids[p.Value.Name].String())
+			v := w.ids[p.Value.Name].String()
+			if sc := p.Value.Schema; sc != nil && sc.Value != nil && len(sc.Value.Enum) > 0 {
+				v = fmt.Sprint(sc.Value.Enum[0]) // e.g. an object kind
+			}
+			query = append(query, p.Value.Name+"="+v)
 		}
 	}
 	if len(query) > 0 {
@@ -302,7 +312,10 @@ func (w *accountingWorld) send(t *testing.T, b *bundle, role string, o accountin
 
 func TestRBAC_EveryOperationAccounted(t *testing.T) {
 	t.Parallel()
-	b := setup(t, func(cfg *controlapi.Config) { cfg.PurgeCache = cache.New(cache.Config{}) })
+	b := setup(t, func(cfg *controlapi.Config) {
+		cfg.PurgeCache = cache.New(cache.Config{})
+		cfg.Objects = objects.NewMemory(objects.Options{})
+	})
 	w := buildAccountingWorld(t, b)
 	ops := accountingOps(t)
 	seen := map[string]bool{}
@@ -361,6 +374,7 @@ var accountingBodies = map[string]any{
 // accountingMatrix: operationId → outcome per role (accountingRoles order).
 var accountingMatrix = map[string]string{
 	"approveMcpTool":               "DDDDDDA",
+	"withholdMcpTool":              "DDDDDDA",
 	"createMcpServer":              "DDDDDDA",
 	"deleteMcpServer":              "DDDDDDA",
 	"getMcpServer":                 "DFFFFFF",
@@ -426,6 +440,7 @@ var accountingMatrix = map[string]string{
 	"getPolicyBinding":             "DDDDDAA",
 	"getPolicyModelRateLimit":      "DDDDDAA",
 	"getProject":                   "DDDDDAA",
+	"listProjectObjects":           "DDDDDAA",
 	"getRateLimit":                 "DFFFFFF",
 	"getRateLimitRule":             "DFFFFFF",
 	"getRelayKey":                  "DDDDDAA",

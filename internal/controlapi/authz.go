@@ -122,6 +122,7 @@ func grantVerb(at rbac.Scope) rbac.Verb {
 // capitalised) → rule. TestAuthz_EveryOperationHasARule holds it to the spec.
 var operationRules = map[string]rule{
 	"ApproveMcpTool":               {verb: rbac.ManageSystem},
+	"WithholdMcpTool":              {verb: rbac.ManageSystem},
 	"CreateMcpServer":              {verb: rbac.ManageSystem, system: true},
 	"DeleteMcpServer":              {verb: rbac.ManageSystem},
 	"GetMcpServer":                 {verb: rbac.ReadCatalog},
@@ -187,6 +188,7 @@ var operationRules = map[string]rule{
 	"GetPolicyBinding":             {verb: rbac.Read},
 	"GetPolicyModelRateLimit":      {verb: rbac.Read | rbac.ReadCatalog},
 	"GetProject":                   {verb: rbac.Read},
+	"ListProjectObjects":           {verb: rbac.Read},
 	"GetRateLimit":                 {verb: rbac.ReadCatalog},
 	"GetRateLimitRule":             {verb: rbac.ReadCatalog},
 	"GetRelayKey":                  {verb: rbac.Read},

@@ -155,6 +155,10 @@ func ruleOut(r store.RateLimitRule) models.RateLimitRule {
 }
 
 func policyOut(r store.Policy) models.Policy {
+	grants := r.MCPGrants
+	if grants == nil {
+		grants = []string{}
+	}
 	return models.Policy{
 		ID: r.ID, Slug: r.Slug, Name: r.Name, AllModels: r.AllModels, AllHostKeys: r.AllHostKeys,
 		KeyStrategy: models.KeyStrategy(r.KeyStrategy), RateLimitID: r.RateLimitID, MaxWaitMs: r.MaxWaitMs,
@@ -165,6 +169,7 @@ func policyOut(r store.Policy) models.Policy {
 		DegradeAfterMs: r.DegradeAfterMs, DegradeBelowPriority: r.DegradeBelowPriority,
 		ResponseCache: responseCacheOut(r.ResponseCache),
 		Guardrails:    guardrailsOut(r.Guardrails),
+		McpGrants:     &grants, McpRequireApproval: &r.MCPRequireApproval,
 	}
 }
 

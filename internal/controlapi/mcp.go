@@ -292,6 +292,22 @@ func (s *Server) ApproveMcpTool(ctx context.Context, req gen.ApproveMcpToolReque
 	}, nil
 }
 
+// WithholdMcpTool implements StrictServerInterface: the tool's approval is
+// taken back and answered (404 when it has none).
+func (s *Server) WithholdMcpTool(ctx context.Context, req gen.WithholdMcpToolRequestObject) (gen.WithholdMcpToolResponseObject, error) {
+	c, row, err := s.mcpServerRow(ctx, req.ID, true)
+	if err != nil {
+		return nil, err
+	}
+	a, err := s.st.MCPServers().Withhold(ctx, c.actor, row.ID, req.Tool)
+	if a, err = found("tool approval", a, err); err != nil {
+		return nil, err
+	}
+	return gen.WithholdMcpTool200JSONResponse{
+		McpServerID: a.MCPServerID, Tool: a.Tool, Fingerprint: a.Fingerprint, ApprovedBy: a.ApprovedBy, UpdatedAt: a.UpdatedAt,
+	}, nil
+}
+
 // SetPolicyMcpGrants implements StrictServerInterface.
 func (s *Server) SetPolicyMcpGrants(ctx context.Context, req gen.SetPolicyMcpGrantsRequestObject) (gen.SetPolicyMcpGrantsResponseObject, error) {
 	c, _, err := s.policyRow(ctx, req.ID, true)

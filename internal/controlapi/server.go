@@ -28,6 +28,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/relay-llm/relay/internal/egress"
+	"github.com/relay-llm/relay/internal/objects"
 	"github.com/relay-llm/relay/internal/secret"
 	"github.com/relay-llm/relay/internal/store"
 	"github.com/relay-llm/relay/openapi/controlgen"
@@ -108,7 +109,11 @@ type Config struct {
 	// relay serve: the router with what the proxy supports and its live
 	// figures). nil: explaining answers 501. The control plane takes it as
 	// a value so that it never links the router.
-	Explain     Explainer
+	Explain Explainer
+	// Objects is the index of upstream objects the inference plane writes
+	// (the same value the proxy has), read by GET /api/projects/{id}/objects;
+	// nil: that answers 501.
+	Objects     objects.Index
 	PacingQueue func() int64 // requests waiting for rate-limit budget now (relay_pacing_queue_length); nil: the console shows none
 
 	SecureCookies bool          // set Secure on the session cookie (TLS in front)

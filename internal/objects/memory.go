@@ -72,7 +72,7 @@ func (m *Memory) Put(_ context.Context, o Object) error {
 	if err := check(&o); err != nil {
 		return err
 	}
-	o.Attrs = maps.Clone(o.Attrs)
+	o = clone(o)
 	k := listKey{o.ProjectID, o.Kind}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -96,6 +96,17 @@ func (m *Memory) Put(_ context.Context, o Object) error {
 	return nil
 }
 
+// clone is o with its own Attrs and State, so that no caller shares the
+// index's.
+func clone(o Object) Object {
+	o.Attrs = maps.Clone(o.Attrs)
+	if o.State != nil {
+		st := *o.State
+		o.State = &st
+	}
+	return o
+}
+
 // find returns the live entry; mu held.
 func (m *Memory) find(project snapshot.ID, kind Kind, id string) *memEntry {
 	k := listKey{project, kind}
@@ -115,9 +126,7 @@ func (m *Memory) Get(_ context.Context, project snapshot.ID, kind Kind, id strin
 	if e == nil {
 		return Object{}, ErrNotFound
 	}
-	o := e.o
-	o.Attrs = maps.Clone(o.Attrs)
-	return o, nil
+	return clone(e.o), nil
 }
 
 // List implements Index.
@@ -145,9 +154,7 @@ func (m *Memory) List(_ context.Context, project snapshot.ID, kind Kind, p Page)
 	limit := p.limit()
 	var out []Object
 	for ; i >= 0 && i < len(l.order) && len(out) < limit; i += step {
-		o := l.order[i].o
-		o.Attrs = maps.Clone(o.Attrs)
-		out = append(out, o)
+		out = append(out, clone(l.order[i].o))
 	}
 	return out, i >= 0 && i < len(l.order), nil
 }

@@ -42,6 +42,9 @@ type Object struct {
 	// Attrs holds what a kind's routes need to remember beyond the above
 	// (a batch's model and binding, a file's purpose); small values only.
 	Attrs map[string]string `json:"attrs,omitempty"`
+	// State is the last state Relay saw of the object upstream; nil when
+	// it has seen none (or the kind has none).
+	State *State `json:"state,omitempty"`
 }
 
 // ErrNotFound is the answer for an id the project does not own, whether

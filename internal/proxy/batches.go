@@ -229,6 +229,7 @@ func (rq *request) createBatch(ctx context.Context) {
 		if len(answer) <= maxObjectJSON {
 			o.Attrs[attrObject] = string(answer)
 		}
+		o.State = objects.Seen(o.Kind, answer, rq.at)
 		if err := rq.h.objects.Put(ctx, o); err != nil {
 			rq.indexFailed(err)
 			return
@@ -330,8 +331,14 @@ func (rq *request) observeBatch(ctx context.Context, o objects.Object, body []by
 	if json.Unmarshal(body, &s) != nil || s.ID != o.ID {
 		return
 	}
-	if len(body) <= maxObjectJSON {
-		o.Attrs[attrObject] = string(body)
+	st := objects.Seen(o.Kind, body, rq.at)
+	if changed := st != nil && !st.Same(o.State); changed || len(body) <= maxObjectJSON {
+		if len(body) <= maxObjectJSON {
+			o.Attrs[attrObject] = string(body)
+		}
+		if st != nil {
+			o.State = st
+		}
 		_ = rq.h.objects.Put(ctx, o)
 	}
 	for _, id := range [...]string{s.OutputFileID, s.ErrorFileID} {

@@ -187,6 +187,7 @@ func (rq *request) createMessageBatch(ctx context.Context) {
 		if len(answer) <= maxObjectJSON {
 			o.Attrs[attrObject] = string(answer)
 		}
+		o.State = objects.Seen(o.Kind, answer, rq.at)
 		if err := rq.h.objects.Put(ctx, o); err != nil {
 			rq.indexFailed(err)
 			return
@@ -228,8 +229,15 @@ func (rq *request) observeMessageBatch(ctx context.Context, o objects.Object, bo
 	if json.Unmarshal(body, &s) != nil || s.ID != o.ID {
 		return
 	}
-	if len(body) <= maxObjectJSON && o.Attrs[attrObject] != string(body) {
-		o.Attrs[attrObject] = string(body)
+	st := objects.Seen(o.Kind, body, rq.at)
+	fits := len(body) <= maxObjectJSON && o.Attrs[attrObject] != string(body)
+	if fits || (st != nil && !st.Same(o.State)) {
+		if fits {
+			o.Attrs[attrObject] = string(body)
+		}
+		if st != nil {
+			o.State = st
+		}
 		_ = rq.h.objects.Put(ctx, o)
 	}
 	if s.ProcessingStatus != "ended" || o.Attrs[attrMetered] != "" {

@@ -130,6 +130,24 @@ func (t MCPServers) Approve(ctx context.Context, actor string, server uuid.UUID,
 	return out, nil
 }
 
+// Withhold deletes the approval of tool of server and returns it
+// (ErrNotFound when it has none), with its audit row: the tool is new again.
+func (t MCPServers) Withhold(ctx context.Context, actor string, server uuid.UUID, tool string) (MCPToolApproval, error) {
+	var out MCPToolApproval
+	err := t.db.inTx(ctx, func(tx *Tx) error {
+		r, err := tx.q.DeleteMCPToolApproval(ctx, server, tool)
+		if err != nil {
+			return mapErr(err)
+		}
+		out = MCPToolApproval(r)
+		return tx.Audit(ctx, actor, "delete", string(KindMCPToolApprovals), server.String()+"/"+tool, out, nil)
+	})
+	if err != nil {
+		return MCPToolApproval{}, fmt.Errorf("withhold mcp tool %s: %w", tool, err)
+	}
+	return out, nil
+}
+
 // SetPolicyMCP sets a policy's MCP grants (migration 00019) with its audit row.
 func (s *Store) SetPolicyMCP(ctx context.Context, actor string, policy uuid.UUID, grants []string, requireApproval bool) (Policy, error) {
 	return s.Policies().Modify(ctx, actor, policy, func(r *Policy) error {

@@ -592,6 +592,13 @@ type ClientInterface interface {
 	// Corresponds with GET /api/mcp-servers/{id}/tools (the `ListMcpServerTools` operationId).
 	ListMcpServerTools(ctx context.Context, id IDParam, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// WithholdMcpTool Withhold a tool (take back its approval)
+	//
+	// Deletes the tool's approval: the tool is `new` again, withheld from callers whose policy asks for approval (changed tools stay withheld from everyone until approved). Needs manage at system scope; a tool without an approval is a 404.
+	//
+	// Corresponds with DELETE /api/mcp-servers/{id}/tools/{tool}/approval (the `WithholdMcpTool` operationId).
+	WithholdMcpTool(ctx context.Context, id IDParam, tool string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ApproveMcpToolWithBody Approve a tool as it is now
 	//
 	// Records the tool's fingerprint (as listMcpServerTools shows it) as approved. A tool whose fingerprint later differs is withheld from every caller until approved again. Needs manage at system scope.
@@ -979,6 +986,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with PATCH /api/projects/{id} (the `UpdateProject` operationId).
 	UpdateProject(ctx context.Context, id IDParam, body UpdateProjectJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListProjectObjects List the upstream objects a project made, with the last state Relay saw
+	//
+	// The files, batches, message batches or stored responses the project made through the inference plane (docs/files-and-batches.md), read from the shared object index (Redis, or this pod's memory without it), newest first. Each carries the last state Relay saw of it when the project last created, retrieved, listed or cancelled it through Relay (a batch's status and request counts, a file's purpose and bytes); Relay does not poll the upstream for it. Needs read on the project; another project's objects are never listed. A control plane without an index (no inference plane in the process and no Redis) answers 501.
+	//
+	// Corresponds with GET /api/projects/{id}/objects (the `ListProjectObjects` operationId).
+	ListProjectObjects(ctx context.Context, id IDParam, params *ListProjectObjectsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteProjectPayloadCaptures Delete every captured payload of a project
 	//
@@ -2625,6 +2639,23 @@ func (c *Client) ListMcpServerTools(ctx context.Context, id IDParam, reqEditors 
 	return c.Client.Do(req)
 }
 
+// WithholdMcpTool Withhold a tool (take back its approval)
+//
+// Deletes the tool's approval: the tool is `new` again, withheld from callers whose policy asks for approval (changed tools stay withheld from everyone until approved). Needs manage at system scope; a tool without an approval is a 404.
+//
+// Corresponds with DELETE /api/mcp-servers/{id}/tools/{tool}/approval (the `WithholdMcpTool` operationId).
+func (c *Client) WithholdMcpTool(ctx context.Context, id IDParam, tool string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWithholdMcpToolRequest(c.Server, id, tool)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ApproveMcpToolWithBody Approve a tool as it is now
 //
 // Records the tool's fingerprint (as listMcpServerTools shows it) as approved. A tool whose fingerprint later differs is withheld from every caller until approved again. Needs manage at system scope.
@@ -3543,6 +3574,23 @@ func (c *Client) UpdateProjectWithBody(ctx context.Context, id IDParam, contentT
 // Corresponds with PATCH /api/projects/{id} (the `UpdateProject` operationId).
 func (c *Client) UpdateProject(ctx context.Context, id IDParam, body UpdateProjectJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewUpdateProjectRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListProjectObjects List the upstream objects a project made, with the last state Relay saw
+//
+// The files, batches, message batches or stored responses the project made through the inference plane (docs/files-and-batches.md), read from the shared object index (Redis, or this pod's memory without it), newest first. Each carries the last state Relay saw of it when the project last created, retrieved, listed or cancelled it through Relay (a batch's status and request counts, a file's purpose and bytes); Relay does not poll the upstream for it. Needs read on the project; another project's objects are never listed. A control plane without an index (no inference plane in the process and no Redis) answers 501.
+//
+// Corresponds with GET /api/projects/{id}/objects (the `ListProjectObjects` operationId).
+func (c *Client) ListProjectObjects(ctx context.Context, id IDParam, params *ListProjectObjectsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListProjectObjectsRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -6992,6 +7040,47 @@ func NewListMcpServerToolsRequest(server string, id IDParam) (*http.Request, err
 	return req, nil
 }
 
+// NewWithholdMcpToolRequest constructs an http.Request for the WithholdMcpTool method
+func NewWithholdMcpToolRequest(server string, id IDParam, tool string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "tool", tool, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/mcp-servers/%s/tools/%s/approval", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewApproveMcpToolRequest calls the generic ApproveMcpTool builder with application/json body
 func NewApproveMcpToolRequest(server string, id IDParam, tool string, body ApproveMcpToolJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -8862,6 +8951,87 @@ func NewUpdateProjectRequestWithBody(server string, id IDParam, contentType stri
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewListProjectObjectsRequest constructs an http.Request for the ListProjectObjects method
+func NewListProjectObjectsRequest(server string, id IDParam, params *ListProjectObjectsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/projects/%s/objects", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "kind", params.Kind, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -11999,6 +12169,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/mcp-servers/{id}/tools (the `ListMcpServerTools` operationId).
 	ListMcpServerToolsWithResponse(ctx context.Context, id IDParam, reqEditors ...RequestEditorFn) (*ListMcpServerToolsResponse, error)
 
+	// WithholdMcpToolWithResponse Withhold a tool (take back its approval)
+	//
+	// Deletes the tool's approval: the tool is `new` again, withheld from callers whose policy asks for approval (changed tools stay withheld from everyone until approved). Needs manage at system scope; a tool without an approval is a 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/mcp-servers/{id}/tools/{tool}/approval (the `WithholdMcpTool` operationId).
+	WithholdMcpToolWithResponse(ctx context.Context, id IDParam, tool string, reqEditors ...RequestEditorFn) (*WithholdMcpToolResponse, error)
+
 	// ApproveMcpToolWithBodyWithResponse Approve a tool as it is now
 	//
 	// Records the tool's fingerprint (as listMcpServerTools shows it) as approved. A tool whose fingerprint later differs is withheld from every caller until approved again. Needs manage at system scope.
@@ -12434,6 +12613,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PATCH /api/projects/{id} (the `UpdateProject` operationId).
 	UpdateProjectWithResponse(ctx context.Context, id IDParam, body UpdateProjectJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateProjectResponse, error)
+
+	// ListProjectObjectsWithResponse List the upstream objects a project made, with the last state Relay saw
+	//
+	// The files, batches, message batches or stored responses the project made through the inference plane (docs/files-and-batches.md), read from the shared object index (Redis, or this pod's memory without it), newest first. Each carries the last state Relay saw of it when the project last created, retrieved, listed or cancelled it through Relay (a batch's status and request counts, a file's purpose and bytes); Relay does not poll the upstream for it. Needs read on the project; another project's objects are never listed. A control plane without an index (no inference plane in the process and no Redis) answers 501.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/projects/{id}/objects (the `ListProjectObjects` operationId).
+	ListProjectObjectsWithResponse(ctx context.Context, id IDParam, params *ListProjectObjectsParams, reqEditors ...RequestEditorFn) (*ListProjectObjectsResponse, error)
 
 	// DeleteProjectPayloadCapturesWithResponse Delete every captured payload of a project
 	//
@@ -16667,6 +16855,82 @@ func (r ListMcpServerToolsResponse) ContentType() string {
 	return ""
 }
 
+type WithholdMcpToolResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *McpToolApproval
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r WithholdMcpToolResponse) GetJSON200() *McpToolApproval {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r WithholdMcpToolResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r WithholdMcpToolResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r WithholdMcpToolResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r WithholdMcpToolResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r WithholdMcpToolResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r WithholdMcpToolResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r WithholdMcpToolResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r WithholdMcpToolResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r WithholdMcpToolResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type ApproveMcpToolResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -19709,6 +19973,82 @@ func (r UpdateProjectResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r UpdateProjectResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListProjectObjectsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ProjectObjectList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListProjectObjectsResponse) GetJSON200() *ProjectObjectList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListProjectObjectsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListProjectObjectsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListProjectObjectsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListProjectObjectsResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListProjectObjectsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListProjectObjectsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListProjectObjectsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListProjectObjectsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListProjectObjectsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -24324,6 +24664,21 @@ func (c *ClientWithResponses) ListMcpServerToolsWithResponse(ctx context.Context
 	return ParseListMcpServerToolsResponse(rsp)
 }
 
+// WithholdMcpToolWithResponse Withhold a tool (take back its approval)
+//
+// Deletes the tool's approval: the tool is `new` again, withheld from callers whose policy asks for approval (changed tools stay withheld from everyone until approved). Needs manage at system scope; a tool without an approval is a 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/mcp-servers/{id}/tools/{tool}/approval (the `WithholdMcpTool` operationId).
+func (c *ClientWithResponses) WithholdMcpToolWithResponse(ctx context.Context, id IDParam, tool string, reqEditors ...RequestEditorFn) (*WithholdMcpToolResponse, error) {
+	rsp, err := c.WithholdMcpTool(ctx, id, tool, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseWithholdMcpToolResponse(rsp)
+}
+
 // ApproveMcpToolWithBodyWithResponse Approve a tool as it is now
 //
 // Records the tool's fingerprint (as listMcpServerTools shows it) as approved. A tool whose fingerprint later differs is withheld from every caller until approved again. Needs manage at system scope.
@@ -25082,6 +25437,21 @@ func (c *ClientWithResponses) UpdateProjectWithResponse(ctx context.Context, id 
 		return nil, err
 	}
 	return ParseUpdateProjectResponse(rsp)
+}
+
+// ListProjectObjectsWithResponse List the upstream objects a project made, with the last state Relay saw
+//
+// The files, batches, message batches or stored responses the project made through the inference plane (docs/files-and-batches.md), read from the shared object index (Redis, or this pod's memory without it), newest first. Each carries the last state Relay saw of it when the project last created, retrieved, listed or cancelled it through Relay (a batch's status and request counts, a file's purpose and bytes); Relay does not poll the upstream for it. Needs read on the project; another project's objects are never listed. A control plane without an index (no inference plane in the process and no Redis) answers 501.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/projects/{id}/objects (the `ListProjectObjects` operationId).
+func (c *ClientWithResponses) ListProjectObjectsWithResponse(ctx context.Context, id IDParam, params *ListProjectObjectsParams, reqEditors ...RequestEditorFn) (*ListProjectObjectsResponse, error) {
+	rsp, err := c.ListProjectObjects(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListProjectObjectsResponse(rsp)
 }
 
 // DeleteProjectPayloadCapturesWithResponse Delete every captured payload of a project
@@ -29018,6 +29388,67 @@ func ParseListMcpServerToolsResponse(rsp *http.Response) (*ListMcpServerToolsRes
 	return response, nil
 }
 
+// ParseWithholdMcpToolResponse parses an HTTP response from a WithholdMcpToolWithResponse call
+func ParseWithholdMcpToolResponse(rsp *http.Response) (*WithholdMcpToolResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &WithholdMcpToolResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest McpToolApproval
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseApproveMcpToolResponse parses an HTTP response from a ApproveMcpToolWithResponse call
 func ParseApproveMcpToolResponse(rsp *http.Response) (*ApproveMcpToolResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -31495,6 +31926,67 @@ func ParseUpdateProjectResponse(rsp *http.Response) (*UpdateProjectResponse, err
 			return nil, err
 		}
 		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListProjectObjectsResponse parses an HTTP response from a ListProjectObjectsWithResponse call
+func ParseListProjectObjectsResponse(rsp *http.Response) (*ListProjectObjectsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListProjectObjectsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ProjectObjectList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError

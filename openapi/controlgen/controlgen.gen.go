@@ -170,6 +170,9 @@ type ServerInterface interface {
 	// ListMcpServerTools Discover an MCP server's tools, with their approval state
 	// (GET /api/mcp-servers/{id}/tools)
 	ListMcpServerTools(w http.ResponseWriter, r *http.Request, id IDParam)
+	// WithholdMcpTool Withhold a tool (take back its approval)
+	// (DELETE /api/mcp-servers/{id}/tools/{tool}/approval)
+	WithholdMcpTool(w http.ResponseWriter, r *http.Request, id IDParam, tool string)
 	// ApproveMcpTool Approve a tool as it is now
 	// (POST /api/mcp-servers/{id}/tools/{tool}/approval)
 	ApproveMcpTool(w http.ResponseWriter, r *http.Request, id IDParam, tool string)
@@ -287,6 +290,9 @@ type ServerInterface interface {
 	// UpdateProject Update a project
 	// (PATCH /api/projects/{id})
 	UpdateProject(w http.ResponseWriter, r *http.Request, id IDParam)
+	// ListProjectObjects List the upstream objects a project made, with the last state Relay saw
+	// (GET /api/projects/{id}/objects)
+	ListProjectObjects(w http.ResponseWriter, r *http.Request, id IDParam, params ListProjectObjectsParams)
 	// DeleteProjectPayloadCaptures Delete every captured payload of a project
 	// (DELETE /api/projects/{id}/payloads)
 	DeleteProjectPayloadCaptures(w http.ResponseWriter, r *http.Request, id IDParam)
@@ -1974,6 +1980,41 @@ func (siw *ServerInterfaceWrapper) ListMcpServerTools(w http.ResponseWriter, r *
 	handler.ServeHTTP(w, r)
 }
 
+// WithholdMcpTool operation middleware
+func (siw *ServerInterfaceWrapper) WithholdMcpTool(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id IDParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "tool" -------------
+	var tool string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "tool", r.PathValue("tool"), &tool, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "tool", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.WithholdMcpTool(w, r, id, tool)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // ApproveMcpTool operation middleware
 func (siw *ServerInterfaceWrapper) ApproveMcpTool(w http.ResponseWriter, r *http.Request) {
 
@@ -3242,6 +3283,74 @@ func (siw *ServerInterfaceWrapper) UpdateProject(w http.ResponseWriter, r *http.
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.UpdateProject(w, r, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListProjectObjects operation middleware
+func (siw *ServerInterfaceWrapper) ListProjectObjects(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id IDParam
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", r.PathValue("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListProjectObjectsParams
+
+	// ------------- Required query parameter "kind" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, true, "kind", r.URL.Query(), &params.Kind, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "kind"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "kind", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", r.URL.Query(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: "int32"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "limit"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "limit", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "cursor" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "cursor", r.URL.Query(), &params.Cursor, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "cursor"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "cursor", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListProjectObjects(w, r, id, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -5222,6 +5331,7 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/api/payloads/{request_id}", wrapper.DeletePayloadCapture)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/payloads/{request_id}", wrapper.GetPayloadCapture)
 	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/api/projects/{id}/payloads", wrapper.DeleteProjectPayloadCaptures)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/projects/{id}/objects", wrapper.ListProjectObjects)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/policies", wrapper.ListPolicies)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/policies", wrapper.CreatePolicy)
 	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/api/policies/{id}", wrapper.DeletePolicy)
@@ -5311,6 +5421,7 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/mcp-servers/{id}", wrapper.GetMcpServer)
 	m.HandleFunc(http.MethodPatch+" "+options.BaseURL+"/api/mcp-servers/{id}", wrapper.UpdateMcpServer)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/mcp-servers/{id}/tools", wrapper.ListMcpServerTools)
+	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/api/mcp-servers/{id}/tools/{tool}/approval", wrapper.WithholdMcpTool)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/mcp-servers/{id}/tools/{tool}/approval", wrapper.ApproveMcpTool)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/policies/{id}/mcp", wrapper.SetPolicyMcpGrants)
 
@@ -9911,6 +10022,99 @@ func (response ListMcpServerTools502JSONResponse) VisitListMcpServerToolsRespons
 	return err
 }
 
+type WithholdMcpToolRequestObject struct {
+	ID   IDParam `json:"id"`
+	Tool string  `json:"tool"`
+}
+
+type WithholdMcpToolResponseObject interface {
+	VisitWithholdMcpToolResponse(w http.ResponseWriter) error
+}
+
+type WithholdMcpTool200JSONResponse McpToolApproval
+
+func (response WithholdMcpTool200JSONResponse) VisitWithholdMcpToolResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type WithholdMcpTool400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response WithholdMcpTool400JSONResponse) VisitWithholdMcpToolResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type WithholdMcpTool401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response WithholdMcpTool401JSONResponse) VisitWithholdMcpToolResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type WithholdMcpTool403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response WithholdMcpTool403JSONResponse) VisitWithholdMcpToolResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type WithholdMcpTool404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response WithholdMcpTool404JSONResponse) VisitWithholdMcpToolResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type WithholdMcpTool500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response WithholdMcpTool500JSONResponse) VisitWithholdMcpToolResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ApproveMcpToolRequestObject struct {
 	ID   IDParam `json:"id"`
 	Tool string  `json:"tool"`
@@ -13780,6 +13984,99 @@ func (response UpdateProject422JSONResponse) VisitUpdateProjectResponse(w http.R
 type UpdateProject500JSONResponse struct{ InternalErrorJSONResponse }
 
 func (response UpdateProject500JSONResponse) VisitUpdateProjectResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListProjectObjectsRequestObject struct {
+	ID     IDParam `json:"id"`
+	Params ListProjectObjectsParams
+}
+
+type ListProjectObjectsResponseObject interface {
+	VisitListProjectObjectsResponse(w http.ResponseWriter) error
+}
+
+type ListProjectObjects200JSONResponse ProjectObjectList
+
+func (response ListProjectObjects200JSONResponse) VisitListProjectObjectsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListProjectObjects400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListProjectObjects400JSONResponse) VisitListProjectObjectsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListProjectObjects401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ListProjectObjects401JSONResponse) VisitListProjectObjectsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListProjectObjects403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response ListProjectObjects403JSONResponse) VisitListProjectObjectsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListProjectObjects404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response ListProjectObjects404JSONResponse) VisitListProjectObjectsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListProjectObjects500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListProjectObjects500JSONResponse) VisitListProjectObjectsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
@@ -18555,6 +18852,9 @@ type StrictServerInterface interface {
 	// ListMcpServerTools Discover an MCP server's tools, with their approval state
 	// (GET /api/mcp-servers/{id}/tools)
 	ListMcpServerTools(ctx context.Context, request ListMcpServerToolsRequestObject) (ListMcpServerToolsResponseObject, error)
+	// WithholdMcpTool Withhold a tool (take back its approval)
+	// (DELETE /api/mcp-servers/{id}/tools/{tool}/approval)
+	WithholdMcpTool(ctx context.Context, request WithholdMcpToolRequestObject) (WithholdMcpToolResponseObject, error)
 	// ApproveMcpTool Approve a tool as it is now
 	// (POST /api/mcp-servers/{id}/tools/{tool}/approval)
 	ApproveMcpTool(ctx context.Context, request ApproveMcpToolRequestObject) (ApproveMcpToolResponseObject, error)
@@ -18672,6 +18972,9 @@ type StrictServerInterface interface {
 	// UpdateProject Update a project
 	// (PATCH /api/projects/{id})
 	UpdateProject(ctx context.Context, request UpdateProjectRequestObject) (UpdateProjectResponseObject, error)
+	// ListProjectObjects List the upstream objects a project made, with the last state Relay saw
+	// (GET /api/projects/{id}/objects)
+	ListProjectObjects(ctx context.Context, request ListProjectObjectsRequestObject) (ListProjectObjectsResponseObject, error)
 	// DeleteProjectPayloadCaptures Delete every captured payload of a project
 	// (DELETE /api/projects/{id}/payloads)
 	DeleteProjectPayloadCaptures(ctx context.Context, request DeleteProjectPayloadCapturesRequestObject) (DeleteProjectPayloadCapturesResponseObject, error)
@@ -20203,6 +20506,33 @@ func (sh *strictHandler) ListMcpServerTools(w http.ResponseWriter, r *http.Reque
 	}
 }
 
+// WithholdMcpTool operation middleware
+func (sh *strictHandler) WithholdMcpTool(w http.ResponseWriter, r *http.Request, id IDParam, tool string) {
+	var request WithholdMcpToolRequestObject
+
+	request.ID = id
+	request.Tool = tool
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.WithholdMcpTool(ctx, request.(WithholdMcpToolRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "WithholdMcpTool")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(WithholdMcpToolResponseObject); ok {
+		if err := validResponse.VisitWithholdMcpToolResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // ApproveMcpTool operation middleware
 func (sh *strictHandler) ApproveMcpTool(w http.ResponseWriter, r *http.Request, id IDParam, tool string) {
 	var request ApproveMcpToolRequestObject
@@ -21318,6 +21648,33 @@ func (sh *strictHandler) UpdateProject(w http.ResponseWriter, r *http.Request, i
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(UpdateProjectResponseObject); ok {
 		if err := validResponse.VisitUpdateProjectResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListProjectObjects operation middleware
+func (sh *strictHandler) ListProjectObjects(w http.ResponseWriter, r *http.Request, id IDParam, params ListProjectObjectsParams) {
+	var request ListProjectObjectsRequestObject
+
+	request.ID = id
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListProjectObjects(ctx, request.(ListProjectObjectsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListProjectObjects")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListProjectObjectsResponseObject); ok {
+		if err := validResponse.VisitListProjectObjectsResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -22651,481 +23008,496 @@ func (sh *strictHandler) UpdateUser(w http.ResponseWriter, r *http.Request, id I
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L3rchtHti74KhnYHUGwdwGCqEtbZHScTcuUrWPJ0pD0ePdpaqMSVQkgm4XMcmYWIbRGEf1zfs/siHmD",
-	"fpF5k36SE7lWZl2AKtwIiLRM/7AIoC55Wbnu61ufWpGcpFIwYXTr+FMrpYpOmGEKPr3MlJbqvf3OfoyZ",
-	"jhRPDZeiddy6HDMSCvbR9CO4LCRySMyYkVSxGy4zTVI6YieEDjQThgylgl+HXGkDP3VbQYvbJ/2aMTVr",
-	"BS1BJ6x13MLHtYKWjsZsQu2bJ/TjGyZGZtw6fvb4KGiZWWqv1EZxMWp9/hy0vlcyS1/Hr3himFoc7DuR",
-	"zIgZS81wlFyTkb2jaQzwY5/HlVEMpZpQ0zpuZRn8sjiKH6Q2Gw1iLLVpGoP9bbsh/Mhmr+Ml28Zjv1f2",
-	"HeSazfIxpNSM54ZwzWY4DMV+zbhicevYqIxtNqw1xyMHf2ORaRjNrQfxhk+4aRjHW7sS3LCJJkYSxUym",
-	"RNPOJPY5lX2J2ZBmiWkdP+sFxUC4ME+OWoElXz7JJvbXXtCacIGfHudj5MKwEVMwyLcyZslGRDSxdzSN",
-	"FX7cnIzcKNbatOr7q3tWev1tdu69THg022hVUrilaVnw183X5b2SlkI3Gwne0zgU/HnzsZyzhM7grG8w",
-	"GGVvqhz5ueHABcWh32hAWcLWpBmVJayBZOxPt6eYC6ZueMROo0hmYrP90ngroXhv00K5y/russ2X65LR",
-	"yUYDM4xOmkZjf9t2CGvtWOXl1R0r3n2bHftZ0xF7peSkYTgXhiqT0w8VIxYQLqIk0/yGkfb5q5fkyZMn",
-	"Lw675DvkxuToKRnLTGkyYEOpGAmNDJvWb6jkpH7xYmpYx/AJax41aB/fzhoG/h2fMKG5FCBadJpwQwaz",
-	"E6JYyqhBncnrXaAnaXbDFE1IO0Q9ZDD7s2MSV1mvd/Q8/xa4a3i4XIsZzCrzAhln//iDYsPWcevfHhUq",
-	"4CO8TD8qz6r1OZ83VYrOimmDkFhKv5YemDbaqX9eWBE7QNKmGiYf0SRhdtbCSuDDpZKsMpWG3bgw1GR6",
-	"vXFRoadMsZhMuRnjCH+4vHxPNDyDtJ++eEGmYybKA53agdIpnTUOFe+uJ6dFpeDFi7JSYFWEGrUAZnYp",
-	"G0jsTMRzJ4N9XHYyhJw2MhK53TFgaiNelmmmmoZgf9ucl+EQ1uJllZdXeVnx7u152Wd7s06l0AxO2rc0",
-	"/p4aNqUz+ymSwjBh7J80TRMeUTvGR3/TdqCfWuwjnaQJgz+Vkgpvie0LBjTuj9yDgtaEaUsT9mREKQgt",
-	"psiIm3E2OCaRFIJF9sFEsWGmWQxrVMxh2ek/g/fCPKqreCpIlmqjGJ0Q0D4I1dcsJrJ8Pg4svx3TZEja",
-	"VJC3L9+7sR2SmMdESOMOHck0HSSzruUv39L4HI/k7VaIixua8LjvznfLTsBQnujW8V8/tYacJbHdqCQb",
-	"VRcw04ZMqInG5L/+Sjt/73VefHD/dj586gXPjz7/ofX5Q/kW9wYykPGMjKnlJIS5dbv1Oltq9S+IJdOw",
-	"ajg+ODyxjLKJ5ULtCU0sNbKY/M+Ldz8FZKqkGBFLkAFJqTFMiYAwkU0CkolrIaeCwCocwrK/lGKY8OiW",
-	"ix75p6y52oZeMzG3nBT0ixIXtncR9pFro3e1olPFDSN+tBpfpo207N9ybCuRSCb4rxnD10tFUsoVgQEH",
-	"hBIlp0QbniT2UDHFRMRi+J7dSHsOrtkMF/aVVAMex0zcbmWH+WMq62fXRzAWa+dvQfuBxhMuiJIJ8+fR",
-	"/bKTk5+ZMRPGjt1OeZCZ6om3r7V0iec7SeQUtjEgzu3z8uL8FTHymglilQCuNRewwECwsGavhaVWmpwV",
-	"i7A9G8BHVZbNf7m7Y4oscEh5wuITmGYiR8AM7N94FkhbWG2OUKJZpJhB+vhJmlcyE/Htpimk6Q/hMeV5",
-	"gk/HbgP+tIN5/iSJzqKx887AnkrByirRhM7glZoxmN+llG+pmDmerm83TUUN64PPhVVnaqQkEypmdtm5",
-	"IJbdTdId8Qv/aP9Qq64bNSN0aLV0O/URv2GCxJYGrC4xZjR2ftNze2XndFirC12wSIoYTIEp5WBdLmi0",
-	"heIHio2gmRlLxf/ObkkwGTwpP8eVxdR8JAgXBOwPEcMUkaXAsd0RHYF4Lj8X36eteQSU87NIlYzsqAYJ",
-	"OxOGm1sqTfBGuLqPJ7VJTNWZ88Xy2N0m7CONTDID6pdDsnhLQLz++DkoHl3olLd43odb3X37zfuFJUkH",
-	"dQ3k/wPF6LW20i9LGGmXR6MzxyloSVA69kHMmJa0GhDxgdWeMqGZIUzccCUFaDc3VHFLBpZn5hOAE3aa",
-	"psnsFccdp3HM7SBp8l7JlCnDrdo9pIlmQSstfVUho0X9YMgTdqDJX07fvsk1LN1d1O+9rdD0DLRugQ41",
-	"iazO0b5qda5aaNubmAswHEtBjae9F8/BBvRfPK4zcAqD5K84giCfz4f8elxkO0hYo5JWvcEygQDvo8DS",
-	"ixM9jSKWmjx44DQpShJuwG+BN5K2ZjRhMRkzxQ5L6ziQMmFU2DHGatZXmVh8xXmGKow97DNCRWw1jIRw",
-	"QwY0uq5/mF173bwt2h4SS53wzAB5XczUCTFyxMzYCmlDJnZSj5+Tt/xbeO2zXtDr9ar0sJYLpSDRz7DX",
-	"r/Gmx72eCwL4L+a9K3YzMlFDX9+xhBkfI9Helr3mVppw4aJrdp5wwoqPTivDhw1Y3eLNUReu5BKi0hDs",
-	"+DR/uhQDsVLr7vAOjhr3hmU1dmpb3VlQ0CJFpAkV9QRhfwmAGhIuGEmZPZkshS2nRGeTCVUz+C0gVJMQ",
-	"3eZAOSFJFRdGExTeC8whS+MtV2FKleBipCtuuoXnL/jiyjvnl8PNvfTMIN+eYojFwtfudRZzcyaMmi1u",
-	"NY1wMT+1rHFp34xPzx+ePxs8KdY8sn9Igz+Bwob/yqzMvopp0sjIGvXpl7E8JqGVa8dXWa/3JOIx/MvC",
-	"gISgV3RArwgD0u3W7g816/q1glaUcCasaRWrejqyvzCNCr+zLy3zHyo5OYYvL1++JyljKreE8JGEEqMy",
-	"bVhsrbSPM9I+P3tz+pf+5fnPF5dn3/Xfn7/7z9dnF4cgS+B4/2fnlVRTqmIW27+65LQIrCs5tdI09xlM",
-	"lbRSBwyvN68PNLF2fyQnEypifejY6VQTmcSgzFKBRjcoLLWLxuP6+Ss5PdBE2/eKiBGRTQboWiuT/vOn",
-	"rTpyt5yrboOpAaYG7BpVhjYlxioCsBqHtQPEK/s4zuWyEzQxalqexgJPzW5I5Yc1nos3XNdwwPzUrici",
-	"igP2eVEKlHIrVj3oJ/bRYLLG4mRhINWn1U3qWy5iu1iLTJ1GY9YH2u6nikds1WDew0X28Ng74z4XaWY2",
-	"vRVZVX+Ts8qEJZG4XhL4ZIrV3ltP66sv22JeeTh8nRfIzGz+hlRq7llz9WC9kVOmCNfEKM5il4hDJ1KM",
-	"CMWwzIEmAyQDPX+EQXotHmEYW99wZ/jOqYk6YvA0MpiRkA7kDXPEABxah2vrUjC7S47vnD8nilEtrYwr",
-	"VmoutYNHSnYywY0GQT/hSYKOcXcjWqL6hIgsSciAJwkw9InVB8PyLoS1nM3eZUnPBwoWl0mPabpyCy/g",
-	"IqtACO7eV7OosBQ4Dz6hIwZOSoieRRJ5Js1iLgPwAcoUvhAzZ2vjQ9de9p8FNzlhzS+70yE2OqI+eNDH",
-	"WF6tRCkFCIsMJSGn9ZbYlPHRuMGec7Rs5dOYKlZJVzmwx4AOhzwimYidRyfEp7E4JNooathottY5qJMv",
-	"pcSXUiIXbPHCOpRObT6jgp9VOc0cW6jlskEN0148J9XTWyW7Cgeu7PUS2fESNcANLfK7EC8lUZFnblXO",
-	"7raS4zcgEtx0e18Pf3eKsFRl/j3P3Nfk5WUD7ffB1wvXxPOndVx+nmOX3FZHz1Z5raoM2pHe42UpkuAf",
-	"WSNNssxwN+G1S/jXLlR6r0bfF33+ZzTGf1s8eZEJb/PAW/PK2/LHc5Ym1B5qmiQErjkh9J7wzC/KKYPW",
-	"x85Idty34Eqzd3Rfu0flv3b4JJUKDmE5G9VebNUVaplMC1NcupGcPIJfO0ni/nokUyZoyh/l4/lcfri+",
-	"5mlHpngIOqmEgDAOebe8vLLx9srfBoO+PVNe5EKK0WuMgi4EYjSLMsNvGITlMoXfr3HmxjKpdRvNCDfE",
-	"/qiPSWgpISRt/+gAwgZyOCSxzAYJEjt5TCZcHAYkjKS034WkTcnToxcH+kqUYrj2CpqZsYsfhqT9tPf4",
-	"0dPek0MrpMNfM2lon30cU/Dnwc9HAeFCZ9a+AAciXHMYXImBNGOiWCdVcuCzDuni4IZKTsiTHoEw8eOe",
-	"HecJCcc0GfZxZnlOorv1SnBNJCQaWG1BQPLHoMgimtAZGcnulQDDAj229klWZPqnQjwJFqIVtEoTbgWt",
-	"uTnWOmw3UZTLhSXrXL/EXswT0tBwpCTErNiOjmTKYqAIwiEDtVKMBD+T8JrNwnqHYspEbt7O05pb/IRq",
-	"QxyNkSnVRDMmKtyybA43cMnilciJ66dZflVA9FgqA1uNsbbOUDFG2uGzXi8Eep7P/rPfPj16UUOVYb0/",
-	"FbIdmmdPBbELhEFgpkjCjAafNqdJTnRmrGQ2Gm+/ILBHK1UuHMIFXGtvghXp3zCla/1g7npNqGJexVbM",
-	"EHfDCaFEsKn/VhuqjCZRIjWL1/SKQTLZusOGa+e1vGrhVUmprc7Nr5B/ZVDPV8vEXNrZnOAcT/3QzMB3",
-	"oho7WbAqhIUPWzKYC08V1X2Fo4wCoFLbBqed3TA1QxZx4jmEu5YjP7A8c46XSJGAA8gzzGs2856dWg5Y",
-	"2dJyaAyIx21DhePWPiWLR6zm3J1V0z1CV3VhT3ZRQmQ/lSt4QgIFLRCpnIvgTWRWlwlR9pbKIYkypZiI",
-	"ZqT9mHWeH8KBSZniMl4zyrONK39NqYDjWKko41WgrctSkGj+8Wuw51Jl1DYP8HUy29y7ubu1zitZVOpU",
-	"qs7mar7cugaeRjb0BgL9rukM3AWJ74G2T4hTeXs9e4Ae93rdXm+5GfS41j7cKYVuTJGbUOBy6pknieaN",
-	"34moQBZ4904UGMdWPpSCBPdKMnVG10sajdn7TI3Y4j6UEm0WdUwmjOJME3dRd3WoY1n6yEvFYiYMpwkW",
-	"ZNVqkph2VVSlWouKC5cy6LybU6mutS9Z8jKVRlbHsV98TGE0Ps2k3jg5m1CeVDJFWzSm/+E+dSMo/st3",
-	"isHVlRS9J0c98EAYpuzQ/6v77//R/fc/1J2xPH+9JiIl45llPKiNQIYg8ZVCi1wsz2Rdma/5Wgzlwt7g",
-	"7XU7A/d8BzmwixTiklbrs+hYEkM+FCWxNJC8Qs3YJ59VSmLaocoSpru9Lp6EEIxlWqp0FHTCak2PPM21",
-	"NjWEa1fkArZzbQ7WQjabnVHx3MYlgWWscVXEdUFlGo25YB3FaGwFd2AthUHCjkk4V4QEDoHeYUDCufRr",
-	"dCQcBlcizAs9QvKIhJFWw7Kz4Ym9OU/2h6+eotsCS1ngmxfwoIVsZ/vb0ZG9upxGD9++sN/6qoiQtJ/1",
-	"eofoIVjYkjxhupEswG0IDv6gcE4ghXNN6EBmxl24thesTKY1oqCRTF5B6ESmCTsBv0c0pmLEVtMJbPRy",
-	"MnEpWD8Uuf6Ly5HXxLiKANKGHK6ARFRIwSNqDQuCDtbDAgaEjKwJPWAzKWIy9RmclRh2yqylYgegSTuW",
-	"kX6Us8oOTXl3Ev+be+dhl5y692M2aEQVsPYoZ8oaM+8TyCUd8CThYhTYA4oqCJxWQaQaUcE1UBSksA0V",
-	"JKQZz83ap642wV3y0Y6kc81mAcn/+NgZSTnqZJqpjnt8AO4Dyjv4guLuYZ7k9seAuPTmDhORBKf5v/7x",
-	"z0MCKAbg1UAe8BRVs5ymSlz78dE3Kx2ghX/1ydEilUERdGOq6z6sGp9cvlS3sdd8DrC2bpXP2l6zMwvC",
-	"VfP5/PMN7AJYya1yBPazInOzgxsbx70LrRZJ6c6VWhjGWzYZ1Prlt6DrHCxpHer2FSkbWyAlSKainqY0",
-	"3BVT3Yrwth6sv3HFoHZGVW477wdtbWUv7e2ML44xoypWlCfn2cb1Q0Xae1XuDxIZXTuplBdj5IoAim5B",
-	"JxB3cug3vjAUUtKoicYsJoZ9NIcnRLGYRoYoH0Z0USI7k5jAd2PM3G4r5uqX3StdZf1QolEF+ufhCZSl",
-	"SpHMCFSG6bIdBSMH48m+E1Pyay2omIlZ3xlAdTHPsyOi2ChLqCLsY6qwpE+TdsIFo4pY5nFChCSJlNcd",
-	"qqwma/WJAY2uO3mRmD5slOS9EjDGusIbxjyVKq41PmXCCPwIuTZjRbXV0qiYkYiiPVY3kKMV44CY6+JA",
-	"DIuMVNVj7ffAm5vpWArM3lOQ9jeACg5BkTjLEYDaHSoFimv4QG3Jmj1RQDyUACEcaNTZAyRLZhSPNMSZ",
-	"EDaDjqDGea587fnTeSWrZCg7HIV+50O9uaxNg63HFCPcEJUJfewr2h1JB/4z0jsopgNpxmXChqyKPF2y",
-	"FbTsBbXrNmWDsZTXKxmt5xu/uOsbavJwQnlRwYdlLOiX4tUbuElPBWEfXTH7yD/q2CFyvH93canJp6tW",
-	"/stVK7jCUcFfCH2GfzpUIfs3hDXgL8uF9FXrM9aJMBrD426Yirm99phcYYHgVYv8X+QKOYi9HE2S/LW6",
-	"O4nBDnHri1wProYTl8iRPrE7HFEhpHFcb9ENMnRuihpfAHXF98BqSdvyGJmZwJsHARFSdI4+fgxIJgpD",
-	"XXq2G9H0ECpRj118D0tmXKLaoRsrmioY4UQgrI+V0OZcON0FexoOaD+SAt3ONe7plzRJdIHUlgGSAyOp",
-	"jAFUgAsyTPhobE5wCtwuAMzcrgIY4FJErEt6YLxBqPuYPH7eraZyHD1dVYfm1rE/qWGb3yLjxkpK+/KT",
-	"udf10Bqr5o6semOmarb4VNinyiQzjIyNSe1r7L+a/Hz+JiAxt/I19lsBe6Oh8nYEJVlAiIQWwUA9x7aO",
-	"ek+/WanIqWT5CdYbnl0oPoQTeKCLw6trD88x0ICr57RykzivQO5pQ1wzbshIMl2EL6GK0ZQ1guJKxWg0",
-	"ZmXkrYDgbSx2V2vEVYtZ3CXvINaPpl0JorNQTrw+o0G644Dt+4UkEeOQzaLYRN7gpZPF821PRarkJDX9",
-	"wcx4N3WRpjxHFFU3Y0LVqFLCVjgHgrLG5YfS7h1bpsC8o8XBpHycYZHcYYV0n//pce+bb56vPC8w6fUV",
-	"9or+WS0Ofr4iNo5vqiPIH2SdKTGgmvVrD1cldcZehoeKdUddPGTHjx7RlHfRTQPZdjePa921LgWkL5iZ",
-	"SnVdSeea0zbwCp/GoknbJapYjq2ZCUjOwSkZKHD+4wgPUUdRACtj+ZzlyDTPPnHsqIyqe6ChNN3V9Bh6",
-	"zTQJscby2/Oz0x/Pzvs/nV3+8u78x/6r09dvfj4/uwhr0ztWZ4H7BUCYqyXzv0CMLocM0H5mBdOzoxcB",
-	"edr7Zi8zvDg7/z/PzosJOi6jWMLpgCfczLqT+N/cO1D33mL+bhP7VbGxRp7Mzqv8oKYNuMjmg3GOx34J",
-	"x2XZKZ7zBG9QNhgnW4xuE/M4VXLooDGWXW45xnt3aXFXHwI0a2Qfw9Xv8WK8/YbHTK1xI163ph1vR+k9",
-	"mEYammy+dvtwfObTDQoeWy7ZqjkTTeS5SBI1M12kz2KfF/ZuM7+sXeGtvGPNwuVULCpstcpXyU6EC//H",
-	"8aNHO5YxW7NVWi0ruoUIqejC1fj/3qTLXqc9L1d2P+t6mVKCWe8taIaXfMKIkYRBIJZrtAiKVNj6QS7N",
-	"xdikTrBR9uR3Pu81jRrSvbUrDCkr+EaWmib4TAFiX7LFbHYg4ZLNJvdGipGdxoimZMDMlDFBzFSSaJyJ",
-	"a7B0aWF7lBMhNpzZg3RskI7V7WncH0qm4A3NDQLwKkzoDI7/xhtSF1mrF5lN8uhHNquRKsQ/ohTG7pLX",
-	"RpMbmmSMACym5YHYvgEzmG4f3/rSwBIbQjhg/XqYKi4VN/zvLA7XzVPHbHKgr9r2LkzcHP90+vYsLGDc",
-	"MLkjdLdqmamIQZKxvTh0xghcg+hf3bXy/MtPWxnZgYsv8No18v1fC7vpmmkYVh5zcfn9mByiT0jEVZRx",
-	"42VkUR7gHrzumm56ajlT/SI1p98ItEMNI3AJSnRw1+YAsHAqHM4PXFRCXL9mM9I+f/82IJfv31ZtvC+b",
-	"fFwqY0COUN32Cj3WlDrUrFQFOKGkfG+o/f7IZjtJV8Yhh0F+PBQb1mQn7wt94BZ1/i6qVJ/PlPPaA8do",
-	"T9zZxsDk6dlF5+jZ8873L98GNfw3f3tKtZ5KiGyV7IBvHr84Wp6iE7SgEvmdSGZFsWaFc63mFudsuLvD",
-	"uVkqwBzVL6HBXWQDeOF555kAbiCXjE4uxlSx3aSabFo3uHW+e7UAqyibWJFwMj/rHW5psZL3Z2+1aYKC",
-	"TKhhIpqt76RZnvQ7pilUsAUg1nxy57wwr6/jvK5na5BzSQHJlGEcwDVFWmTChumtkY50Q+67H8JBpeFI",
-	"bn6DBgWIfs7mA1jBdqmw08fpvcd8KXzu5iBG8roVlHex2KHyeiyhjjWzgOZUfAfAulSinhDGoW6gEoMq",
-	"SKBR2tYAhG4G99AkJk+hYrQiG38forAGVKIU7APQC9RHN1c7m0Ajfv759Xf3AzPicwPx74rp3w9G/77w",
-	"l1R3+wc59U1gEATVBX7LNQ6lStxSwHU+qR2jUs7F4iLf9O+ZYn2MPgaVT/2bx4E1ygz7GJABi5WMrgOX",
-	"rv4uZeL0dceuBjV8kDDXe+ZAk/ZNkkwCIpOETmhAkok2CKgEX0RpGpCRkr8GZMK1UTQJSMxYqhm7DnKA",
-	"6MCa3AzqkTArRMnMMHXYJQcHc7kj3HElO8EDTdKEckHSbJDwiJy+f90lpyLvyOJm3pTYPpdptSBr8mNa",
-	"7y/oRFQzkjBjmNIBifmIGx2QsGvZaj+EPQs7YYCl7txX1lB3i11ZuOckh8d+/sSazYpG9omQApMXVbms",
-	"fpa16pLAfFOdbr9oq9Mwoa2SSMsRiS8QawB+B5kXAxpdEyO/dHhgCbAOPPleAOusHcBYuZx7Djv8JlZz",
-	"zWD72nGN2wTRv3y44SEusKeo+abATq994dklNIfZiXGPlbx6L0gRm9bVQyXxspGs9mnnht+yjVookt4W",
-	"WXfbSpW5gpoKLERpQyprEhQNLjdxtVZpZquUg+o+1mRWuuJFMD4gf4xGRhMuTvK+jwSa/Y3pDYMAeQJZ",
-	"jYrVGSiL7iST9BGQsxpde/K8JrbGh8zuFuHCgXjq5fLqm+dPKwLreW+lkV5ajnUXPK6xTPxliEG4imTn",
-	"jv4K7zE8Et02YaVU9Jh8y6hiKvS5/EXZf5pQwbrkYmyVY6hb8Tu0gpbnJlJTLdG0OLuw2RYX5m6ttx/Z",
-	"7MLBWNdbb9RlIpOUR9faYcFDV84CPalSLFSKMUI3j0zEfSUH2MqDUW36ikVMmGTWz5qS4KEJP1OvUA18",
-	"W1tcXwCs4cXWUjSQv6wxkz8aYyp/wkzRy9cngrcR/Q8AB9CeQjT3doi5+Yh4tn7a/hs54mK7RkrMw06s",
-	"hJZYFFneR1S+u95xlOf0b+A4mgeL8CVI/gV1BPU2Sl/SJHlfDykKjlq7NcRImehHkEPgElhcd9pIamt6",
-	"ckEmjUg85M/kD70upCs8PjzGijUWEzqiXOi5rpMDwGfRhPq+0jplIiYcyrhiolgkVczyIgB734GGUXRJ",
-	"75gMFWMrsU0Xtcq3UYq5VrWJb0XDW+cdGSopDFRnPJpEKWlfgGMYDtkPl5fvT6AlmHT3YNhZZtDoHMDd",
-	"DjHDoYjCrZPmAOiNqHg3uJ4RGwBHmCqmLfPBRSq9SJwQNkkNQqgJKerxOuBl2+cSAH1ACDhPI1graaD8",
-	"2iJzwB9rgaV0TNyAGKBJw+G2NLEeRnCF+veRvbwHfIDNEgsQlmb+9AKAnDu+GVCyO4rtUhf1mOSFTdHs",
-	"BJG0QLYE8Pc1m9nNVsy3C+QIdZ4qLiKe0mS7vIR1TKH8tBae7ObqJp8Q5Yub5vjX0oyomjoqKZOSz1yv",
-	"MdRLKZNzatgbvGFba6Cp4iP3hs4xIcJEDJ6G7jbJ0PPJz5W85fmMjYVFqZzBoMK6ag/5IsPZzAzJCWIr",
-	"C2QpZ4XqmYqWe+KcqcWIwVNdnUC36ixt//W087/y7uOPg+dPPx/+jz+s4LxL2Tymx7VheFct1LvJaJz2",
-	"//WPf161DgOfz+EqCF1KGTrf3p5eXJ6d9388+0t3F+GqlcLiVNQGMQGs06fHlqc1t3hWzLj1638oFrL/",
-	"4Y+1K7g9+98ki+dWLPtuuGI1rXdDv9tuGN+t/Pj1OahNOaf5cuzCDiz0wzs3AavbvFwkWCI9IVYhBw0A",
-	"C0Wdrg0qdogNF+1SYsvFfh+/sde7JozdpXGfpVGffKzbZQ5ACL7EnV2HfFp838h/Tyr3HRyQWMl0Xhte",
-	"qWTvgoPvg73eMXP8Crjhb5L71fEC+5qaXq5pquQNi/tDLkZMQXdbiG2tWtrKCazpVDv3vLlypR9OO0fP",
-	"npP2mH089L3Z7NI5VhSQ0vVgYQCiB8FV27Atd+m53hngVHrXX9U0PlCnNGJxv/nZ8FDPJjVj3tI/zhkm",
-	"vGkpy6yNHtRhnGO6ehw6Hk0VAwVzzJIYq4jQhsPhnJBQsGlorRntzC+Tww8QJ080wf1HDpfDqzqaABkz",
-	"tRo2vrjGhq5HQZlfuiq1VGkjqCdBvwofmon51A19CVEPZuvQ5iJWR5T6iPW6uabucO0+e746FvemxiUc",
-	"zNaygcrLt5UlNLeCZanf67ygneGHT8+f1on6BXjW4jlLxrojzQxY4PYtCBZ5deOirUEycy3gmOrYrS25",
-	"ZPQxoRXm1a7nXofeUcFjz0pLfp1cpwOvjkY/jnfjlDvKmbI+WBG9Qe6ILVw7wJTtRxh0e00/DyQ+IZxI",
-	"JX8TK9BwpZ2lWV7NCv5XaT+YYaoRHchOoYNrAKNBB9YJIOd6Z1Xo3Vq5NyvH2SkzRP9r3o4Tm2UV/Tjz",
-	"zy7e7j+WXlXrgHzrW9ssNEgyVrmfchHLaY3kcS1rexgTgUSyNd1S2zguhzRJBjS6rvGZvYNcXFeP5InI",
-	"0uo1FzE4+6WKGUCKUYPkVYDToQsYhZZLC8zLkqVgDtnIodcUpbCDmWGkDSh3GAPIE+e4yeHKHJWOremC",
-	"V/X9NMIqztxq3j5nxa0pEnyH86U8yS7cj/ZChxBVpafdwUPAi0rZLnniyQIuHplA0XfeLJe0ob2Qpcdj",
-	"kqdkCjNWMuVRQCbMUIDmbVBlihjkyvGdy8ywPGpp787SVCqj+3+rbY30Py/e/QSDxGZIRmWRyRSLHb5y",
-	"fT5//kwz5uLadT1fdpnlnSuuueG6qgaXLtpN+dwi8oTrVj/HKuqoaGEyiyOfX+q6ZSptZpklbOh/tfu8",
-	"Xa/gGp64pMxteRSvwtFW0uWr/OqdHet87E97L55vPPxbnnj36tZ8ILn3JQ7wCm9p7fHM73KUsc5xXf9N",
-	"xeld9Z46a6eRyl81S034nfBYFxLypKoQJVybLjmj0RhTlgaWx0kQtuwj15Cp7fpULQhde69lgiJiRdo2",
-	"IgGuL/SW4ZK5Cf7oTkKt9oWD8633oB+AizKV5D9qpDBBQMG1AryNHZCHUpFHN48fwSf96I8BtkDOv4dP",
-	"9mv7IgXhlvy34isdEMUUFdf5b/gxIJEdJpZJW13ULnFmCJsMWGz1EF1JE7EX24/+V7uSEwf0acfhGoPh",
-	"OyFdzr6kWePbiTkDquPdO5lzNlNPCd43kmbGwdLg3h/ovBMbdIY4aS5SCEh4bP/3yP6vE5Zo+uibxlqE",
-	"UWo6T2XH8tE5r3Tu+Sw5Qbv940fgn3589KcGB/Uif6tNqwJygsIQPNfan4UD7XVcfZwDNsxCMpgRX4gW",
-	"kBAbsrI4tJNUVMRyYq8Ab3xROYNXQRMQbUKSyKklYKYNn1jhC0kuqCwHJHR1fPllxkHllJXpCaMaNCdw",
-	"IyX8hhGj6HDIo8PiOZDjNcj0LCRDBo9atJrw6pq0Mas0+MmB2qJNUWOYZ5DZpzcfm+36WS/oDb81XeFL",
-	"KgdfWh+4a/28zldez81OScx1mtBZ3rtoJS54ib0utvynGuNqyFtDeyKtKWv5h+W5JKUj5hBVZKnhrP26",
-	"S96l9FeMfq/0078vpRLOOeERPR46OulETq2xPD7ZvHR1IQPxm3WCVe/pLJE0fklTa7PtqMlKNQd426hR",
-	"3nC4BmUj4dHWLSB33OBvjZ6VwJ77AxnPlvQko2U8YAIV6NwEJEu9XzGHLI5ws/qWTQFcL2m7flfk58tX",
-	"nW+IHsspkPXP//7q1avvmroL47B4XLvGvup92bDh3Zi/COOFmrG2xxM70ITdQE4jdGUW5rA8m4imjVGX",
-	"pmJ9/M1XvAJOsqvTXDcbTGUiorXN905xF6ZUkygzHrq5OsomC6S0lHN2+LIWnzXHpEza/gCUKj0qlDS/",
-	"ReXZ1amI1ZOuvyu6EDa2J1zZWnaDVoTv856KXiWJKbbyFQ09Ad7LuOhaOAdtYW0rwVTfleKxuLmzIR6d",
-	"+ECTN68vLs9+KsERgt82rXdQpTJuLnGBx2EwYCy1gb8ykTCt7dOHfGS1uKZjZ4XhhhxVC5rqsTR9OmLV",
-	"6pcq+iT8QDSHxo32wLj7gKwHGU8MtA6UQxKWxlEt4oQG+KVRiMz3tclHYelo2xmsgxHGzdj5o/MJuF0k",
-	"ekpTq+hukTMOtdUbDrtxtMCDDnBR4zI+2YoerkhVxYMrw6pZptpVbyCIoO5cVCmu9mQCy6kJ3w6HXFiT",
-	"YYWOCerlqb/4c9CiSdL34D11Cb6sHOnBcgHcbV/wcpJDFnSu2YyMFAUpguEHQfhIWJWp/tzal2MgZPHN",
-	"3+ODKo3ICw/7Rq+ZC2bUyRPvXpmLj2isr3Zi0BuluXlDuNCGUYghDhhC90NYpX4cC7pAXUuL1OquLpUs",
-	"Rd88Ng7sHZPnz549eQ79icSIKcxTsEsAQlDEZELVNYtJLlvWDXC5caUodXSD3qsrUKtYMOIRVmXMGfAq",
-	"PhcZdM/su3f4xg1yoJm6KUDVDxtWbAuNNmYjRWPWp0PDVG3WerHdEGKbyiyJyZS6xvYwgyIY7Na60jEB",
-	"gnIxGczg4pwswDsQjRlNmcqJJKcRu4FUzOBFh85MQcPBjVjbB8IwHOx8Ho3V3Un8b+6qjnteRw478Kgt",
-	"Uej9Mg1YIqf93OWwZLGmY6kZ8VfadYB7b7cqcghTtmeHGgL9URpWxr94y/mOKh1I1mo4sQlMvdUU1zX0",
-	"y4WGn60ggKI9j/QAHHHVI2qqAp0vhBrDJqmpIfuf83Yn7hJINcjPc6SkRlBrONve87YmD7GvthtZe+B+",
-	"kFM4RyU/9oQ6Wned2FIaWRr4NWMZerKRD5+QHlHsb9B01WfbI9bL0Ys1R7YZqEHTMfiBj8aIJevIHOka",
-	"nH/z419zYFugmEZWoQKRKEUlOW0kb5gSequqoNw0iWg0XrlU5+5q6JoOt1uVYm3aRwVm0cu1QWPWEkhh",
-	"TeaiJXDEcJ8KXV6iNlRGW9bkDD0NRJhpRgqGjJ0A9UwbNskrsqgxFPoNDmb+JxpPuIC2XIOZ63JFJ5pw",
-	"6Letx7TW1v2y8LHVmqMCkrGkdM2rf3NsbLEYqXzKg7KfusJ5GlhajaJRpxMtUFRQaLeLulyNvG+UbZvF",
-	"3ZFSv0U2uEhsi2C26oZHrE8jyI/q8zgMSOiQIuyfviFriEzE7AZse1kz2ZWEtjZQ7hIX3jZw3L5/J/JQ",
-	"LwHwVK7JPDd0DC7uzlYLtmOokRXvqzvVFSdV2QFVM8MyUEmpHXAJA3rr87Aj/Od1j8ziWdmoifJtCHgj",
-	"XOi9UOXuwGsaiGflbu8i+F5lp3cehK8MZ0fYq+tS8wn2FSyDsWZ5Hu+dkPlaWK77p9WGXdqu8HiHHrFV",
-	"qVTzfqxV19c6pFbd1OA9amr82CNtdBdZJfVx7+gpMZI87j395tmfnq8CAoSLVrlo671Gq2ax2jvzHV5R",
-	"shXnvTTzLhlESNHzHpZqZ6Zj51JwPpblTVp6u/SgLE5ouSel8IwkzIBnhBsY80KzqXxGd+QbuadOD48y",
-	"tpzIV5UlLng0tk6d3d4DsZHysWnjha/M8pdTAXgHjE5IG0p4wNeFhjokU5S8ASCCrfmfcBDhSRHQqNjv",
-	"uW2PmC3YeRuCD3NhkILf1LgQusQNEMqsARoG2+isgaJXV5jfrNA4MHkInixqbJu2g9hEoVgInhWmSfm1",
-	"6w19K4m/2eyWNLBYb4y7U4orm3ZPNOPdze6+zOhtlGJMcUOyGuU3zdUWL1YrWy1/rRpmwF8fJXLgAujh",
-	"H8NKrnlt8m2/+0dARzjq9eoTbosE9KNnNRnobun6tFQEPK+wzaVlcDMeyyQmFHkei4tyRyyoBtVMSGIX",
-	"jBqpoHrMl9aSGTOk7SqhSxXYNJnSmc4LsQ/XyNpxm7Bkd6363cD2QDX/wjwvf+c6Q96K3W0wq/n66E3G",
-	"tjtGUNqi+8ISIOPW1yavDMHk+J80TROOeQHW+of1nK8LzjMA5dSh6aK3E3yfVlHx9jeZcgzcfCGi3djy",
-	"v2VDr9pTsRhayAe17nbt+9DcyhF4yzVrXKd1F2fHp7Y4I/fy5G5V5bD/U9Aw9hUlMe9umFI89p5Bd51l",
-	"K6VcqCowiTXI9Ak5OCDXjKUa04d8AoYrdPeZnNW43S3qS3AyO25Ytxkj27pdXZknrd2sbm7Cuzti96hV",
-	"HQ5oq/O0O4frKgfrWg7VrdLv7sRpuo2TFNx/2shUuxwpq1HsyLX5m+jrsq7ztWmhbuMx/U0s0Ffl092h",
-	"H/cL+W5vn/+10B2wsES+xu6AvzVvdK1+V4/0/7YRvJ91nh9CFuaEJwkHAxJhio6eAaI/4ZocdZ/1ytdU",
-	"irbddRvXV8BILzlWsG4Q9Ib7nNvHWsGzcriq2qsQkIqKmNcYmg5Avj4VJKQDecP6ZWio0AEW4qca+NCF",
-	"O2rLnlbJ32jM+hANWA+ps4CvhxRA9/7Nbt3mHlfSvNlNilEtBRejje6bUxVr1rk6hbnBfag/CIhfVuM2",
-	"hYgMPjk8RppBgG3Xve70u7evf+pfvvvx7KfwBBMowmNCieYjweIOF9CWqAK+WDzR5TzVGyyVbmJLcOgW",
-	"QERXANG5Tkr24QeaQGszhrgMQoqOg9HFmzVp05T7iqGAGCaocIBxCWfuT5enE5BERhRhDhQbWf7wr3/8",
-	"84QstP/sktPitT6ZDlpkJjS61gGhZMK1xgIV3GlMW4EmoL4eFVHPa5pqEkEnGIbuEmyKa6chCE1555rN",
-	"7ONx8K6psP3CpYsQly5yoAlAT+Hlgpz+cuEuPgSXcKV9zhyU3ZOjWgqDJdpREfTuO0lsGdZcnU+zk9zg",
-	"wuatZglvlA+IO7CVG+7uV3JuVeYWZMl8d2L2O+K9e3MfB7KVvf8F9nAeAsprwnnbOtdvxd6yXii9bgWW",
-	"APupTGhCgTudkDDKtJETyN+eyUwRORUeWLT9zvVJvnnz5m2O7VfumUV5K2jlIICtoDWScgS1u/jYWpFV",
-	"iU3cSz6nsqTOkXIGrkoAES36ByopJy49Ik/tkiSlWleCn0u1fr8g51lS6y7bhNL2UWeB67EZJ71dSGOr",
-	"3dp8sd3YKmHmZ73bbMC6mS07DWrco0hGlZYXS7onVnGqL6abUAERgRA0vhDMQ0RrIm1oHVkG7A185dxh",
-	"bSH+bgBv12QtE48/vBQICS76HLRSpvppsylxSiKaAkOBgAd4IABSWSpsXVqyTa266/K6GnBCtkmg26Ye",
-	"BPepGRnCWhN4zYkvaycLe7pWlUwdt1qo6IK1Djy1LQxvfhO25GwlDrJhVCE/Bc2Wfr3b77aUtiqTuW4f",
-	"8y5Ay0IFR8//9M3TXm9lE+lKQLi6TSvXeqessknW3iG73C5CdUe0tA7t3J5cmhfsHqn3teO0fPtH1oA9",
-	"4Hg6dvV0vhQqYkBeA9dBFXzthIQOdK6fKjbkH0PCoSPRkOd9S26vSFdfUc/DPfCBB9ssGgagjwS6y4X6",
-	"ujNVndPBy7i+sckaTd53Vea5UaijHKdfnPs1c5lPebo1VlcDeC3gP5QaRVbcRAHiuXgYNTT0DrTPdahF",
-	"JVgfTK4pSljNuchTt4oKDbFekf/qUou76Ky/m9rXe9Ogf4uqWd9Sp3ps56ppV1TQlnNGShk0O27675nh",
-	"FyiwXWSFVWYz531xmNruKAwzk6nqIVi6n1szl9VZeptFXXdSotu4NGHx+HANj9RuanlX01ENdGAOcLg6",
-	"0OrEM6xGc+9UcO3rsWX6WE/DkD4KgOlC1p0Nvx+//tuPyVvxLv0/1IX5+eaXj3/5e+/x0ZOnz57/6ZsX",
-	"nX7zVVVsanxmKUm+s2YbpWL++bSWreNOFOrSSt6xLu1Gci7N5prhSNFoCbJhDvZj2YRMYrDIMS9xKtU1",
-	"FyME9bGcEhBTnHeiACl/0iMxnenlCVdHz14c9SpqcW+lFVUd+eqFqTk2qWI3XGYb7fXOj5pg08bjtqez",
-	"ERQzX7ZuW5kay8QO6I1Ffx1LS6jw402NAmi7dJhLvPlepMPsSB1fSCOa182/zmSiFRmB5QWRTvn/SlMB",
-	"603ucvLUZkrmZdlCYlbjLHAgIUnGwRfav7kYYX7CmTCKO7RKHckUm6dDhjlmY4Iyc0IoGSOGVgUxWgK+",
-	"Jck8gF1EkyTwmiiCcB9A2W7KapTacuPxykQyJTyOtx22FCcEZlylDgAm1liJr+sdxxP6sc+EUbN1gBku",
-	"AZdejRBE086SXLPUAHqByyI+7FZSHJ//6U9/Onq8Mre4CUn10kOXagc8gG910KGQ1lRGFmCT1MyOm4oN",
-	"sBBv68Y45a6Ehe4jRcwMU3Z62vBodWHiaaIlDr2ENor98kDZJG0hiWETqErMFCM98BkJSTRj8SF88Ktg",
-	"fM8VrFBsaIFmabbaCsrRbCuoiRtDpMESMQGyACJehLkq+n34J5UFr+uUXRcWhtGUWmkvVm3iIXON/48r",
-	"wK2ubTeSAub8CKqUnLqCE3vjXK+Gx0d1SVDGJLXe7wWKP3XLcKBJwocMuqlYan/yvNerkvo2Sp0/37Vq",
-	"icTIWiVTzOe/+A/ekvKfY3bDEstBWkHrhrNpwybYZ6+NDlcPA0TnIIRc6oO9qmRHkrZg3Hj0ScAV6Ex5",
-	"jOG83wiC3FKjezVCpdvG5WUlLkjRnAL0G4B3g5k24LYVOUoVt9VG3qWCZnfiYLoNWd8W7GpDR+puSGh3",
-	"/hsY0Io92onTocSm7t7vUAxmK0tx/V2s1XorlWeL/YWUnKSmg8qgr2Y7JuE1m4XOgQFZBExrLq3VDR99",
-	"5qoP70RWrgofqAhI6P4KCbVKi7vL9+6lE+8p8eWa7NeMJjogoRwOQxJLpolj/2WVAVUE95RW0JLDYYOQ",
-	"ygx7SUXM/Wo3F+3VuvRQS3S6i5v6gVW6RMz+fiMzjT3bGoD3cXzrnqVmgP4eaaOCepg3ICyVt+ZRoYCI",
-	"HMJddMw4hxs/KKt1JZXZbl5tR536bgg/+L3WSTbSflVgAexfMwdSNmDEWjtxRUte2SPZvrIfc51bK4vD",
-	"hUvGLFn2s5Cm78A6llyViUyjaPrUZEk0dHMqiqZrMAIjqZq6GlaLme2SAaByAD32FEZLj0t9/XxlMokV",
-	"nQbznfrak6Km5jAgZ7+8Pa3v0md/re9UvtgyxdqPtbO25nXdtGblkhfo25KwoSEyK6DaoArGmbQk8gex",
-	"W59MhOZtP1/+BjsOu9mUX62ZiAGOwlI+Zqu69zsaxeKomBnKE1dKjj3cI7sVse8Yjt2afBMSFy5fLsdK",
-	"Z9ydp1IzJFjRCuIsksiHJu78cixd4Uozn/I8cMzhXVzrJQxwQxbUyBB8gXLtj83nRSeywYfr5caBJcuY",
-	"fXSiwG/ggc7LIVbYP8s2IB+1G0kJSrtxC75TMk1Z/KrEjGswNGpnOx3XrU8dtkULL24cxNnHNKFcnOPJ",
-	"3VBLfSdYOcGY4bO6ZE57Lbf4Ao9A7kVdVE19Y7X6UaB6X4Md4wZR0zMOJYU9t9jB12jXos2K22uWmoBo",
-	"CXU0qG1csxkU7Tg+ank3wTA2ZMIw7Z9fNIuFVxwC0t2Ie3eWYCzWpJ2CrkM0/zsL0O8REOwbHCx2hT8M",
-	"ytLf5dOYGawZiGJmaEwNJWMuyhzD7WnVR/o3LUX3nE7fMq3pCPRt9EgsLclaUYF1XvFtaGB3WO1E7Wz/",
-	"swOMrQOkFRD/8QInFJCPnSihWcw6kYxZx82zwyvIVAWBcjGQmWjIfMlbNpddLq6JEPTz4iCH4AnosSRt",
-	"5zkhWCbQj8bU1JQP9F1LZffJ+1x18VXRirlcatCf4EpXv8Rodl7fh2dhxASzEtranQz6AH9Y1uuxSTy1",
-	"rXwCiDP7x39AbyirMR2e5L52JEZ7Lg50l5z7orTc2Qs/zXcMffa80jPz8Sr8kPlkMufCNBLFIaGAHJun",
-	"CNNSttk6ofv5ZpOLy5G7pvMHn2ADCg/comVyg0e3UhaxZS1LlXNqcMZ9quvtW5dWnitpRetKvBT+VTJx",
-	"DIXEskDG9ASOHv8CcqA7iQMyHwU4JletXEEeJDK6xpYa+W3kX//451UrKF+mWEwjs+I6qq9hNFM2GEt5",
-	"vXjhtNRecC5W4Z6Afni7ASmjBhtZdclPEGkEFuc6Fhj20Wym1kd5QlQDvpgnDd+l0HJV3zcXOfwctGgR",
-	"tlt4efGyvvaR/eorr1ry2i6JVGTq9Ncib7607PNtzCoZiQkV1FsBK6FezkrX5ye0oWdoko2q+GlFpTln",
-	"uqpUCyvGrX3cXQIkNFRyUttuUlXa50R24e21DW0gh5lu2j+mVN4S36E7wypC86I5IwDYTv1463oublTb",
-	"Pl9Ns9iccIE4qnu5XBcrNny1Yr6ucyI3hzbxZlX8GXXnDfwv6z0HjQ2rTaDO2680Ll9/QPMqc82wrGq0",
-	"QkjYS47BvP3zhIuAOCQu+8Ee118zmnAz+/OEfqylIHt73xWMNLVCBWIf8o9z4GKga0IbR6u5WDtWSH/q",
-	"GnoZNhsBoGGutWw/wZWQ6wIa18rTuqCB5uf2mHzsYMhcr1LqoLx+khqEGelDHo3XYLvOnRtYoWdPjqu+",
-	"97kvudblyvQtd27ojFzAkOy2rb9/cr5Y+eORsTpSK2xAH5f7EKxpmJUaL1VfVmnEhNtcOcSNHOQnTxJz",
-	"jmwwOOorJIq2/ms1NwZ7zW5qgQwyF7nw/qNjMpSZQpPMWVwIOeINIELJMKGGPA56vd6aFXOFyVQ/m8aO",
-	"+4tJnaVJ1K0n4i+c25O1gKzBxM3xT6dvzxyshiuWAEAHGmOrOiZuuJJiYqXSDVUc7Eh7D3QdhZB/KuNq",
-	"2qZ97Lv3Zz+dvu6fvn/d//HsL9U0M/u7SzLrfyhlm334Yy1KMc7gQmaqDivHTiI8Lo0YYug1g7a6EqiF",
-	"Ic6zr9gwPLGfaMJiQAzB4DYTkZqlVofMRFzAjLw9vbg8O7ezCcu2FhM3kPRGqyHl8vAhIfgU84HvbV32",
-	"igINJwryhq1OA/SAzpatWv1qyzKLzTKsv3jFdjXrv1K+XU7y3ySwWqWKvddxb5ohv6cNWdZeqrGcu7pU",
-	"uwhxzh3JO49yVsez9+q7TZI/fS/MuXIqLLqKWeTTSr6+hNDb1Sg6V2ENu9dq6KCnanr8o3eXCxL+Z+fl",
-	"xfmrziXAXhXCNpLymrMOzewGGA5du7FZybbVgLUZCqsm/rOuMSHhxqA8w8oAainfh9DqStoVcw5PjDLp",
-	"lNFrCFohwIrzbjgXYjhgsZLRdd8p4gxgV05/uSDf4g8Hmrx0P5HT96/r8VZqfKUVCBZ0cgat+ZfVS35H",
-	"QTVNLTsR1QzaNQHsV8xHVqxCmeosHTMBXnWqwCcNzjPqLraGHVxdZM08f1IqGq1qYmlCjd30qv71V9S3",
-	"Prh/Ox8+9YLnR/UtIi6cW+CcJZLWlDcICZWyca0VlvvQfnp3+frVX1BXKHLzMVM2lTEoFJLGYElqVokJ",
-	"lJTiVMaOaTV7Q+xjNlSmdu1JccMM6lwqNeMMijWsPSF5FeU8Gnm8GrIyLmoq7TI3we4k/MZy+jhAdCQp",
-	"GOEiSrJ4LiVh7ZdVxeni+rTceOomfMno5KtAadsHWtAmKqZdyHsEtrYueo8d9i6UPKCjO1ftcqj2rXbi",
-	"1vB0TUO65wgPPwtucmzcTVqsEoAYBXijTHBDFHUyiAr40jtuBJnUY+weI/eb0BEjProZkzYUR/O/sxBk",
-	"dOhcqyE66jUzJy7FTBurpkR8yKOicQum9LuYxCGEUjAvMJICA4lZzCVph3Y0x+77MPCd4gHGF78MfNA+",
-	"r2zB1Bv8Ms4UuB9r8rzTzYCG/frVerOWF5W4pVl812t0lkmRzHIsC0NFTBUk+o7x/3w0DvMwCAbRrF40",
-	"H9otQXyWBDn/O1vrvY97R08/2v9t/Sq7OGVfKhAMFj9KEa92ncL9QasZEPdnTUfs7KY28lpJVxkrmY0w",
-	"uMrFkNn9YyRNqGBd8jp2NTsy5VhABd0J+YR5B/4MehqC+yZmCbO0jmOow1Nehq++SAjLE6lWOoXKwMtL",
-	"0JsbEJvjvmI03vBGl8pVXeyfqGiC4n6xT3w0CBP2r7mIm9PLtlzaFX0PV9dwYDZKvzn/cSXo9iYppA48",
-	"eqOnyRumxpYCsrr6Nj7xNiU3miVDQuOYxYVYcEVKa2GmrfCt3dL5ubrSJUfw3mh95lNRtngv8J8mewwC",
-	"1/V2fSW3yrnc5/IslLLsqg2FhT5274LhlRSrufe5dNUt0u5c9lfMIo7xQkGGWZKQdhGsCghkouoA0iAA",
-	"PxCs1Wuepiw+dIBFc4PtNi/lWrluG3ir6E29EU6NC1+6OgXMcIPLgeBFLX9bN4y1a6SgdfrKg+LTEDa7",
-	"RS2XkYYmTT0/FodhzHCw/tV5qnYzz9xZXVjpaM4ZjJVTvxq/qOydL9WSzbfnawWLKcWLfXznxcbCmuQ7",
-	"WwJCKgnBoNA/5uTLvISoVQFqFYoa9pnH1/FAFftcIpCqePHMbo4JLVfqdmHgllTEOzdzi7HoV454y6XP",
-	"lq+V3K3uY6Rvav2m8LDvlczSegkCMiOHx3OFhINZSGI+YcIy8Dw9Uk5PEO3EYCG7vnbgqFYtThXzzsa5",
-	"5O3bqa53qZstqcS5raJxS41hIya/PSP/3ESdQFDf1himWK/HdTW38QTMU5PpEL7/4fLyPcEvcuhIDzqI",
-	"CVkn5co9EZPQbyV4CRSrpvw5ulus6DfIAj1ndaX9jid5vlikyuUFG40H6bXVE+a7N7fGMlOl90+4QB7m",
-	"vo/pkie+l7wukWGQRdfM9CFusWE1+VqsDjmCl9TrscdLvHShBKY8VD+G/MGNDO5cThenfScTWHfEF9lk",
-	"QtVscdQ+GWyTkv/BbDPZ5E9cjXRScrqhoLNrX/MgI7d0rrsENSNbpem5gTUup7UcNVO5U+0erSgvHfOV",
-	"z8l5ApivvLZd/amOmPDdD8PyiQlPEPOF4JfoY/KFjGsHjEqsZF/7mq9JZYvdhJs3OT+dcyEoUCDH3PTB",
-	"zVojSBb1zpA8ImG1aVm73LWMgOZdYApBmyV9eEJ6eWnLfJOzYk1kNkhYXWHq1+Q7AxOghjzPfY1uBfiJ",
-	"UC+k5RA6UVlVbyBv2Jpv28JxtY17amuvDc55zct37BM4QRLtQKqlI9/////z9IyBl3/93/+PJ+TS1+vt",
-	"db0Zm5uBX9jumz/t9ewCM2V2gg/eADp2Svxv2KIiokJIA83t7Fa5kkquHPaCyLdGG5l6AM36fAo2cd6y",
-	"ZWz6DC6ylgnV/ZRqPZVqRbaHH2c+SHcy/d31o9lDtH43EXhcpjImNG7V3JJsFpy3pLNVSLhKKat6Tmy2",
-	"xRslEZZIYWleiL9uAYZr0uwmYWo3DhJnTN6xa4SprcLtNdAe93dnF6b9y1jSCd8s//GyAhnz8uL8FTIz",
-	"0nbfYhi3PgRQ6aCxooupu9DBPPV9Vmv9iCw7O9DEXlkCjom5YpFx/BdjsKBjah+38LgzgBLnEw+mYx6N",
-	"EdsDgdnw58P1+5ktR2faOnez3LCnuiaLNI1gw5niZnZhn+nMf2jKepqZcf0yVtYhtNdJxf8OCQvH5Fvs",
-	"6PqHxY6uXfLaEBoZKHqurppd/CuBAAVCluil66J7uUgsIuNOOEIfEGkfHDEo9QA05CsEHLFTsocNxlSQ",
-	"2tiYFHVdec1Z80R90RleRzQDxNLw/buLS/KIpvwRzcz4USJHXISk/YMx6TvITbigE3bBDfvzhVE8MgG5",
-	"sIvMsArlSly+uTjskl+sHqNJ2z4tIO9PL1/+EJDvzt6cXZ4dkgmNGQpbbrCNXkSVms1BMZXOFYK9XIm5",
-	"bGNERQgISzQjT3tP8JmRjBkJ4fwOKU9YHOKCcTtxnKyXki5Pu+9eWqwhTTnAVX8GXXsoGyocsYAc0xis",
-	"CgrbiV1ik2FnLLXdsjdv3pIRNWxKZ8fOgjI0kSPSthfowGGYBsWhvRJ529jDoNQeXQeY586Zdh12rZVi",
-	"GJ3ovLeuDuZ7j+gAWIMO3MEPrkSFRxwGpKig1aRdFM0ECwR5GJBBFo8YPpSOsKpbAhyp5XvdK/EaKrOg",
-	"fWRemWTJCZLDXY3Sy3c/XZ6/e9N//+78MiTtb3rfPD70TGfAEilGloNaVUzxGzt9wYxVEbtX4kr88Y+n",
-	"RVY5l6L7xz+SM55rdXjkXOtlx5bXP8aHV8Lxw7njEVYoJVx+XLrktDYD/kqAft90LOxJADA1gE9Zdhqq",
-	"BwGzuuDHKxHJCXO9aKDODEYE2zQFUdf1s8/RoyxnmmNMuM54iO36ogpoNxYmHHrAlkgmCYvsopL2Ue8x",
-	"YFLRGK77/qy4zIqMgKCqiQ+xMw+vROl30k6psiToIXqHnCWWtlANge7KHi4AfuEOlYomUrCAhCJLkpBE",
-	"CaNKE3olvAMeLz8MXOYQvB+XvDI+O4Gn0HEa94hrcsM1tw9w/vO5vCU7+ogVxYXQCR4TxAFiShOfRU3a",
-	"dIDoH5ixcejW1yqPsLz5YtHyihrIQA/h6Iek/fhf//h/n/V6dh4Iq/Ksh4C/IWp1YUDSJNNkyBPI1r8S",
-	"9kcMAmgSfgK5HZCSHvg57BKrHZGw9GWItEN1/txcRbBXkZSO2Akif10JmdJfM2QCbv3diiZU46VWLrKJ",
-	"JpYswRD0ID8Ir4cLcQaGMxxkWE3EHrAb9ekKreqr1jH5dNWyvB0RMhz4C37AWKa+an22U3ra66HqUiSf",
-	"UXMlEHJQuhw6TCGPZZRB+WV7QhNreLEY+nlbHj5VAGE4S5n9NKAxcbUJACYtsgmQZCauhZyKK4FUdkKe",
-	"Hh3h26csSTrumeWRkIGCAhGKbWTbrITepLMBNki3g3fUFhMlp1cCbs3nwD5ybQ5PSOimHkJyHMaGYCTa",
-	"rsMLB88mxTDhkUH5qA20XgSoBNKmAE5xJSyxiQBjkUQbDvVVfgRwLOwPJaAnSMizFj6Ds/K099Rt5lsp",
-	"2MzuJWTGepxFcJ7o46Z8VnC2PXeJjz9ffHcIuZ2QUiqdNmYlm7wSfzjqPutVfq04Ki3RHD3r2f/CLvkW",
-	"hBXBBnk4lIYBdAk4VS3/1O7KknsJXYHwVg9lg5N1bePtdDFd6JrNqqpcB5m2dv3l7YPzwJxlIHn+LEJ1",
-	"Q+kJF0bbHWdAY7HfMogQU00ufjjtHD173iU/SG3gjS7UbB8O3KtjL8XDbU0fD6WFHSYSRm+cEmm4gQIc",
-	"1EO9PnP6/nUraOVlJq1e93G3Bz5ErFNrHbeedHvdJ662DdRqFIFpmmAQp9bP+j6hDpjenztN2n85ffsm",
-	"IOE1F3FI/p2EOmVR6EF2pBjyUYdqwDroTuJDQkeUC20qihTo15iO5aoBEyoIOqXhWBlFhaYRCn9XoDam",
-	"YgSUC9poOT9V0wkrdJrgStzQhMfwAXYDtKdozKJr7YGv5FTkCFlBFREtyOHEEL/Rga7YpyT6SlRGYzlv",
-	"jlnhZ8fhLQhk2CVhrGZ9lYkQe3gDPNDYDgjW3o8vscO6EvnzuCFWF3Z9DZJZJdRrB5MJhHfpkkvLF7km",
-	"U0uJqPXgs0OYkEbCyZfndQzqcprMXsJmtXL377cOWq6EzAS55ai1PYLkiuNPaMfQVcbgqX2DR837XLUK",
-	"XWpZUQx3/Kl11Ovt+t2AOwWvrik7twSHOpbLXsbtiHlM2sB13bYFeAU3OejUieWiY4+zec1Sc9i1Z+0p",
-	"zqBuYPlMH31L43xR7C2PV9/ys6BOGWYx3vRk9U2vpBrwOGYC73i6+o6fpHkFaHJww4vVN7x0QgpuODpa",
-	"ZyKpkpFVAwYJOwPcFHvvs3XWDQKLgiageKCnwEegW7DdpMp6SgxrkaVYPkpHunX819a73BJqfbBPdYZB",
-	"jFn4o7q+R2dlBrDAiyomZkBkEls1woHKTseStEMaGanCQ0dZlo9aqQ5K1pWwWkFuWkmnXOAnHDyAiIku",
-	"+ZHNNDMdq7LFXiIpOT2wptyvGWi9GLg7cbw6uBIhPhCw/EEFxKEAprRPZ4KnOPgFgIC23026BKBT0Fqg",
-	"xrtLsLlDm14J9wW2KcijY4cnhIqZXX4w+a0dau3+Ljm370AngpCOVz6iQ8OUAz85LgvgK4GC0IlVazpa",
-	"MZzhyXVoKVa/QT1oLBN3sKm3sueVIDuPOsaYcG1O7fa/kSOQlopCz11LLPU0WlzyCHrcvrefW5+DlVej",
-	"+7e4fL4WI5nhTkA6GtdVQiGIbIhlJ+CWCANv8l6zmQ7R82ef9GvG1KxwoLikx4KTlkpSnj9dgWu4bJxo",
-	"MmGh58B3FqkbQU6ETcOALh9bjwPOgpXBlrZJG1oDHF9lvd6TiMfwL7NrBW4H1PXCgHS73cYVgwfdYqwf",
-	"9inqgFa5rhV0p2DQ+UIwA8tzz0XVrYWBXQuU5zDlBI6x5/awWhVG7z1AzTrwhaHK6AIA1zImVxc372Jy",
-	"nqdlrtf31Iz//Ci4Es4HC3n9DoaAqRumyeWbC/QSeEdAk1vJiwWQOgm3RjGgb1+J7WAe6rghLM1+FMQ3",
-	"9tl3pCB6EI2aM3PBRwKSDLqtCh7wBTOdl+iLXsM5H8zRxp//9Y9/nhBPFyfzdHHi6CIkbfAIhUgdoXPH",
-	"goe+Nb9AZYY0z3I+f8lDfrSGsngp5VsqvEGgb3PUXYSodfzXD+WDf1HOCYAgJkJpF2H0gguYcQ0TkIjw",
-	"Vs8FvgNXZOUwwuMdDMkSdtCtO1X2XQv0/bSG+SA1uvS3NcnxrDSmOad4e44sT8hb+rFzOmJ/7p2Qf/3j",
-	"n+FWdHavJUNBLp8qEba/fvhcoZ8zZ/Sjf8mQUohpCd3kAed6snnLBcqOsVSmk/AbthAzzJ21Gva6wwVE",
-	"fwLfndBIMF+cHhv4yy2Xn6vKvaxA7UEIDiD3XPkbephQjS/g3NvzIZgrMQbYTcy2MRKcW/ath3USAlNT",
-	"XvuhXDp0nn0IjOpLXI7LWoLj8V7HEDf5GHB7wbdotNuZolNuxO671+AObPp1D6s9V4SK+bO0zmHVjYb9",
-	"KZK8Zsg7uQIvId50shiqhOtoknTJRclV7Dy2XLsqzUXzskpD+gtbmSsu/1kz9Tp+BRGpda5/j2ypuGWf",
-	"xk515VZbPfPB8N+F7TM/6bXOxKNPPP6MJ8LqOfUqrouLGFk0UPct09FnitFCH0PFyOrh4iHAjus1MmOV",
-	"NnQON8Zfm7f11vuO67IWP9yU2byOHev4UKGaaZ6EN2pqDV9VZ/JODVxVE95APpaNWrmYFbJIQu79e+Q1",
-	"Ls2wQbSjN7G7NVXdesu/gyENWClu1XzQy2mIbr8WxdK3/qJ7JY/eypglmwikH6T+QtKo3BpzqRjyy/+7",
-	"ED+Dgow8NeaU9QH79tUwDHuJzjE3cyTOLnlXalGZMkXacEUAvx6e5Ak6mNDwottgn3ybl7XuwzCp9rH9",
-	"whZJnrNbz6jc2t17kflbije63DpKimrpGlKfZ741KlaVVPH7Mqmu0ofQKRX/7qPPO5CmkGi4YkeDeuE5",
-	"YqZx03oP5/xuVePvmVm9rduqxJBNFY2XdaDzqUSQHw6t3fKGy4pBA5z4xOe52mtRXoHbTd4w1/e0Sm+Y",
-	"lftFRJorL/rC0Zn1SJ1Q7RKUHxjgnYpDJJK1xaFi9Jr5wut6Z8PLRGoXvyg1p/V3EmpcMNM5u13e4zGh",
-	"SeLAeybo18Yb5dRV9OBdrl834qWCWRrCV6F7YRLjQ6gp0FDxMKMH/RduxlfCFUacn333+qL/8/mb0MVh",
-	"GVVEMQqYn0WmuetqDIYtlJXnBTdUFMH5K9HGHB8S4tKEAWZ9hH7uYTC/Kjx2eURTqklkFy4+7JI3/Non",
-	"umPm/JUA5lNKVufGDUXnGW54+wk2tOPaZdNQctTr1fr+7WS/9fu5wEabOw2TKYAm2aUG2H14b1P2RRXr",
-	"qzk0tRLHuDZjpLrlXM9vebvU3Ppg4VdI1moaeN7Fqi5tZHUL0f3arrhrTbbr5TjfHSAtppgjjgcFY94Y",
-	"gBNPy0cSVq4pxzBYllQIlAhkmMq4zPKuGUuPq2+xXK2N+XcANHWM/j9IfSbQS46KK8E+jmkGVW2/ZtJQ",
-	"VwEBDArSyMCOBs2j8vChg5KePw3wvivhGOYxefbxY0CeHb0ICLXmeQcve2q/cCdEGjK0iw0VCUhDflqQ",
-	"KA0FQsuZasH4sXGHYjHkSBfsNeHapeRAKjhsQFN2XzPD2sizVM9O8qH66CsUbTRxCN/8cqMze2FQJbtj",
-	"9uBn+rtwakVcRRk3HU+4sHF6VRqxK7xc7nV119wrp+slo5NbBQFX3wIpbz+y2Rdy1cIqr+Gpxd34fThq",
-	"c8rLtXX3TbOb9iVNHZtNGXYYKNfCySEJHb5iGJCwwIWspCZD8nnKFAlTpriMw0anLQxnXwYuPPyOXLY4",
-	"sSbGCr8+OGz34rD1JLVI8nNMe11vbUGjv1Nn7Q59r82bs8Tz2rABvYfTeg/crst2dOdO15dQkeXqSUG0",
-	"5LkEUE18UtT64cBIZMUZ1+iGbXS07l8M3ZGbdQ3C/pqdrPfDZ7paIiEIzFIr4nu85AsaEfvU1mE2q5V1",
-	"XJffha4+8vvrqcRteFlTr1Ohv3dozvtgXfDsu1GgHd51PeOCtXpQn/ehPufg4PNUWGVVK5NJy8U0cIvH",
-	"FtNkwiYDpvSYpzqoSRSc6xa9KLPxlQXdP2jlt9TKG/e8WSdvWP3ew/m/a4V8yWbuQB2v0573LoHuRnde",
-	"TYEP6Qn3LT1hE+n1yMmh1Vr3W3fh16R745xWa+BukR6YbRMGgVsgTPzaD/Ot9dO7SrbpWCKeHI6D0EQx",
-	"Gs9WJEuXSGCfjBvfcIcGhJtiAxMvFNEH9n2n4E5xTGhei7wdF3/0yTUfXMOjP0/9q2vSJvLmwYCoqUmD",
-	"BFa3dQBsuw8WuG5F63wV29gBMS6X8D9IbX60F92r8PyXK3Fy81+tCeTw16SNBdBY6Ycol4e/Cx9dvgQl",
-	"+v4h/645pn5hpGIakcpueMxUCdzbdZu0jz4mDCGzQ8x6DTE1EVY4IJrRxHUquhKnZxedo2fPO9+/fOvx",
-	"vDGv6u3pxeXZef/Hs7+Eh0Tmj+orNgxJO2Ti5vin07dnoQOFhkMLUBNM3HAlBQDvymGReHVI/vWP/y7n",
-	"ADRDRDhS2pNG4Z5+N9qEn1pjIqXLem3nnbeMxo07fPBT7sNP6Ve84SQuyIA1g/1lEn4ozfrSpVkrNrXZ",
-	"Hdm4bb0HDnBvPZUrd3vn6QPf8xsuRoV4XZCP1JAJVHEJdkgUSxMa5SBbUIeCKOKRYoA7eyX87a4+JfSA",
-	"fYrlCIKYbe3SS31OLSI5wQrkyQk1chW9i19Ert6Nk3XdU1V4Wn8PB+w36n3dSiY/glY565hoF2Oq2Ffj",
-	"hXWTumR0AhNbbYBBWcSDJ7bREwuEVCJDKG+DUhIwmvYhZuqtvVKbMWw6t+iGhXHtl6/nlHWnFlM+iiYW",
-	"DytB2vYfK5vNFLpkuarFvNwHrjp8yE/bIduGXSkfF9dp1R6jwJVvyqnIu5sBrroZMwGlWISbLdj8o0+u",
-	"eGCpKZaJheOxyha7pNdMQKuOB/44t892acrbjAcO+km1y4XG2IJG56z0QBdb7yDgDnfNQ9etU2p07Xra",
-	"cg1fd8zJ30KzLymgswxNSRVSG3sDyZKSD0vZ1lk0tgqrPSaWpWErwUMPj8b1lfANiRRLpXJ2gsxMJCes",
-	"S05FUZM5pDzJ1Hyltitpl9fHBLq/YrO5K+H6bzmASsvGKRdl+wXNDhh43rUKu8j7Fj6lxoYwQnvZFXSN",
-	"Bl9/s0FTY73Ybflylvkl02Z5Qxi3wg4/gNjhPXCLeW7BdNk2z+nC0sMYu5wvcoCgvjgSelas1Oy/Ko1+",
-	"vTCK/t1ES+YjJavzmX9AItuXp+PulOFlPo6HGMG+YgQ19FdhTxslMgNXzPOYK1nLeWiwKV85p+uHsMJd",
-	"hBVq+dCycMK+NZbfNDu4u4BBvTzZT2LznkXR3Xncl7rbH5Ka76FbfYkYm0RpB/pKrUhlfhulF+6yr0Th",
-	"zme0Wut++/I9cYv0u9C9S/MtkU752+ZsJWwfM6HCrt1cH0h0IPx8/oZwje12WVxp/8tGimkNXbShRS6S",
-	"74EmA6r9jU1Zyfl+7onp5s+/GyOgmF4D+y2258Ee2IM9IEoL3HgoarjqRiYC3lMYCUbKhNA0VfKGJo3G",
-	"QZXyHwoab6fwr7XRzdr/ks3oPTCD+2INrLnJezINvpiouhsjYQPqfLAX7pm9cCsx98jKqyXt0/R1RcwN",
-	"pcqlnCZCTkkb/nwEIWJpL7mAQBYAkf5wefk+yLsEuWcc6FIyPMKUajpDeFJGI5SiQy5GTKUKW8LFZDpm",
-	"kCjPIX0OxSuLAyLYFCCfsXN7TDQXEYPG/rS4bFmf8y459XMDWNyIQuxrwBzgc4zFds96R/WN3/KDcwnr",
-	"uN8jat+xDL8zX2DYkwcxgncdrbUA31PDpnQ2r2FwHQFVV06ZX+Gg3AHL63zEI8DuWkItP8KPPtl/Pj/y",
-	"w7hFeDyobxQnkwMN6NhWApR4gv1K2zOXJ2qWfkwVG/KPBZ52SiExy4Hl2ocuBQBPqbH72Tpu/ddfTzv/",
-	"i3b+3uu86Hc7Hz49Dh4fffP5D61ajO16O/ecRVLFLuEBp1PmM20Xwq8eaejtaad3SCos5RQ1fUybKT8m",
-	"oYYpEvPhEDCDNdDImCWu9sa17IbuXiQThif5Q9Gu9tyqwR5f4ELubsce9qee2KefOuLaxJ7u7WsQTVzQ",
-	"n4CH5LFdluwilRHqDFztRLGQ09U6B+TDLPdV4iVfi5/SzmYNqAWY9O/CPTnx+5tTCn6xKjngreu3sBee",
-	"Zp99R55BmFYTSoH98cEhuI8EAd++Y4EKq6xqIwcg9kRYSBIIPK7ZSFHhcuuKbgqlrLtGF2FO+g8JBF86",
-	"gaCRTpY4Eeu3q/fAM+46i2DJZu7LWbhvqXVHTsKVFPjgG7xvuQQrJV5KZ4mksX70yVFrf4XsO2cxNjTz",
-	"hqrvCYHdvdtSETqQN+yQSAEC0j33IL+ySeK9x6G8pKnJFHuIjO1CkhWLH+GyxsTveIkq3vuvGntZXRYb",
-	"6QoZcBhkIGPOSk9HdBN/KbpHnCY0ppqE7sK+H0V4JW5BSsf+xdihy349SQ1x7K6uRmHEzCo62x3HnHtT",
-	"Y+N5+PmBiGvF9xYUvLJpoSdPHpP2f3agb1HHrWjn9XdN3sqCQS71WZY6Aj4++mZlR8CcEbvaq6V+kvf+",
-	"onvcW2qfnhWY/xrYVX4xfxfOlbQgivw4+K+W9H0CoxhAqmBRu+S18caqkGbMxcj5p0OaJH20jEPyCD/6",
-	"Dp46hFI1ZohU7u4rAXWmccxiD1VVIXAH4+eeZ4VJ3e95xV/YjD+F1LAnRRsffjf+ITexBnnh9uvBQ7QH",
-	"D1HqSarmJM1z6o3cRE4Hyv1EeFaCep9QHS7+CXjWecSuBI2ghlM7TSyhM8Tpgwi2FVYxdAJWjCRsiAUs",
-	"MjNNWG5O+S7O0oO/6Uv7m5ZRXbPLqWnLeg986O7V1uVbuifH0xcQiHfjelqHEB+cT/fN+bSxMH0U0WjM",
-	"1hGpmEaReyHgPsKEUTNf7Y8vDwgXHtsUXQaYcQY9ttuxjDS8k4tRdxIfYs9qUt+y2j4dsDGaOlZrI1ON",
-	"UlqM7C2TE1JglwWlJuBd8ovioHwLQrOYG6LklLTRr0ZCnHwYkGtutWM/yz7MMjxc9J+lmRq5w/8SVnCP",
-	"RxFe8N6+sO44/iCnZELFLF8t6DMfP7jpak8KLGN+UA70HEHvWnrUn7n1YLORuhz0xvegvH4t6RqLU1sP",
-	"1cEumtPjHyi7CaStQBH3ZA64UtBseg/aUUPrDNgltI/YR66t6bRW34xF0tirclV+0V16HioTbuyIRIV5",
-	"ULTuUtF6U7I0XPv2WlDOlWpXCV7LO/bW66zRcD5WeRCslhUrOhUPfHNuS/3KlCGZXKONvViU63Wm+JHN",
-	"VmkRkyjdByLbeRmTOVeT3r587wTvMXEp4pqEV1mv9yTC/FP4m4Wkjeo5JK06wwAvOAzqbuj38Tt7vXsE",
-	"1JeMEjnQDoXtj6EzHCZR2p3E/4YDOZzL256OreJb8vwl/IZp0obqGUBcdI2sMbu7RqnX3sPzNkpzhWt/",
-	"sqd4y53Y9nOvbzLyK5tvLX5tpHpoZL1boFCGqptdaCz0otVkxk1EC/i2O4oa1kHf9hpWBiSpnFPD3uAd",
-	"X5WdUZ3cGqHM+qTRB7lZb2/Ux1OgWd/eXLK1kuudgMGQtndEwagOTwglmkVSxM70IG10WkJBhdCG0fhw",
-	"uTlSpaD9CoXKq+7SJJmbdJOQqNn9BxvlroUJLe0GJIhJ4RNGVx7MNaXKo0/w1SZWS80xemgMeKvGgJCi",
-	"V+y0HG6y0avinKu2q/fAcO5zRPSWtLE38xa2ecMA650J4LsMvm5/Hr7mwOw9iLPe6mQtEa9rW2pfYzSo",
-	"mNiadbwPgaBVfdOBptZzJdy/EFBBD/tn93ce/ilN9iH4c18NK9gfX+GFfdS3ZfTbGk8PAZ+dBnxwJ+82",
-	"2jOnDtdTzeoOfkgkX1cDP5zTQ/++nffvc/hGTi9obOK3V/1gsYffiWuNdqCLrmizEj6cG2T76dHRYUO/",
-	"v72m495xu7+50/DQ7e+edvurHq6aln+O5PNmf9QYRGHcRI/YvNnfBvUmD73+VvX68ylApU5/RVlQ4AuH",
-	"SKVuaK68qCgeKictXDOWEm4Ov7geUt8GEEfV8WNeQwX51l96rwpm32MqelEzu8YtMJ0vWWXrlm7NYtuC",
-	"kn4/NbfFnOfPR+mX5gpcu8CasI80MskMnHY6G0CJwr/+8d8kdKe2705tn8dhQMJMM2X/hF72IyWzFD7Z",
-	"O0o2IOHC/t2Et1H2bLht3qtbw73jLjUVP83lJURu1x5qa/dXW+vXeOmRaWD4NRW3zS6KMmE/4MjspEJ1",
-	"rb1bFcht3Jfew5G/p2Wsa+77Dqpaa7bJle1xTYb8I4u75FI6vHc0IJ3MHPEbVhGmclgvQ69ELkSDkgg9",
-	"IdwQVU43jjKlmDD+DXW18+Wo8BcUpHcZB97oVD3U5N7PmtzNhDCewBXmlr/o94pMhPNfw1pyC/X7MJMK",
-	"qsjpzH+1CvvZXbgvfopPvyOTxE2tiYd6u+3BCtmDFZKTVQ1FzrO8zSB+nKaSY/zM+90CUvbKcTFkiomI",
-	"ESOvmaj1yjVCZZbOxgNczxeH61lGQkvMn6ZN6z0wlnth6yzf1p1bN99zAAoJXdQkJBN5M8dKjES/vL2k",
-	"22R9fAk5eUcWx1rk/GBk3DsjY2MZm+NQ7xR6ehXgNP5cRenVXw4QWDvRvBRIJwc4fkDSWS2bfXetKlCw",
-	"S4NeJMoloMEbg+qsW+L69dW1blDMWqrJDLDbY64sQwfx34VRXFqEEjGel75djdo7l/RPRQxIZ3lGjVFU",
-	"aGSWAV4MDdpH/IaJpnjgvita7riOdGXtSmk9f1NU+Rs1xIvlbjwFNbx1I4u8cUeb2zGd5HDacE0OX3Ul",
-	"boOuu1mZ6YPFvmuLfQ1aa7bbv0jR6VfMne6ob8Q6W75zm/4lBCZdamuSjYjEBrknju/kgUsls9HYId/P",
-	"s7dHcG3YZPB/MTl9N0b/JiehsPyDr/xU/EY9AbcQ8ngK1rOlzuHSr82esrNaw6Z6EALLqkyQ74IHYN8i",
-	"YUkws7Kn++bb9h13bGPBNJv4d5awB/Z8p92849gehyxhmDR8ay796JP9Z70C0sWj8JCdeVvzxu7k+ixu",
-	"paFTvzO9BzZxX2ybzfZ7b1U6dvvWxs754iLwjs2XVbT9ELa8d8bKJscqF4jQPXJl/wRoMvmjveq3Xol2",
-	"gVlNp5jUtMmdP2umvkw2pl/tNaynon1aW7AbBqDMXBHNIsWMJlKRMdVjpg9/H7GpfDnKhF982RyZesuF",
-	"0STU152p6oRkKJNETllMBjPy9BuiqIjlhAxmhmnCBclEih0iB1Sz508zlQQI5azBhXPxw2nn6NlzcMHT",
-	"K6HHUhkSc53agaSKDfnHwHW/M5kSzt8GW4ZhMF7qpSJFMusSy3av2YwMWCKh3lVeiXXKBUipWoALEvqc",
-	"Ax4v6Uzp6W9fYs49/o6MvMrb40YZ56kGNgrzIe0GBUSP5VQQKSL2EFnboRyzJxAaJrt1bzrBi5Jro6Ba",
-	"eUcHWTxiRnfJe8WGTBHFbuQ1C8h0zKMxVI+7QJycAvArNvGOpIqbcnIqJ+fBMLx1+/cVtLDEGGzciN2L",
-	"6ZUs5GGHG3qjr9zevdTkyalgCphAOVmVKoYleidlcRy5iJiVwlYZUNIAqTRGt76M6Lwj43Bdgn8wDu+d",
-	"cbilWF2/pyUKx4WOlpxp7FcZYzp4mUraebIKgvngXdjdkmsSwpX9azYLT0hNs8vdN6HMdcOHNpS/vTaU",
-	"OV0tdKL067h7OdN0alCT3EdLqQtr1of4/LhPTXiSq7XYwXUq1TUXI0goABwVLWiqxxKsY0njLjm3N0N5",
-	"s9N4Y7ida0KJkB2ZLp4OvO5eKVWBH/zDgVjoZ2DX5TZMH7ScvZAv+lkoEWxaEgSQ/JJn/wo6YQFqaYFX",
-	"z4K8I3KquFTcoBXHPqZczcCZciW8N6Uw1tFKB+eJTJDK0arzh2SIOEQ0Yn1sa6NDbHIWwpOZtifsSrjS",
-	"JkmEnJJ/J3BDQNDhllADbjcqCDdkSvUh9k0mPeiJo/MzRv1wzkGHtOfPjhl/lArnUpzFp70XdR4a3Jov",
-	"pGaeIx3ckYcG397ooakhobKbxuv3fuOpJQzYQP6QXnWnSinu60b8SSZsPdy8c5mw+4maVw0frL7+eyWz",
-	"dJMbqmgRWwRP9hrSKPZljaiGTNjvC5CvMuPyaah83xy+wCYWJLTPCa2gmo8N1GEGBSXDjBoykdrk1/uq",
-	"3uBKlGMGpC0YN2Omjh00a2fKY3aIIhaEt2tUAEi5zVLMxRkKotiXICvecEfRhtIUmzTa0h4/RBT2UqtT",
-	"WuElh6tW2qwJ2jdPyg9FMl+8SGa9TV4SMli2hb0HjnC/Ygfr7vZea2TsKE4qOH7e6kAnZh5TIO3Y0amI",
-	"CQo/K3ULIMC6FtouovAlheQdxRU2OxIP0YV7F13YVMBmhj1iH9OEciCThu759jINdiJsnN13e7YK6Kk0",
-	"oaivQspMKmMylVkSE3iBN/f/9Y//dn0anCM0uBIDxeg1U1glm/AbBm4cEbncANEZJnw0NmTIR4BeYZ/h",
-	"S2U1Qyrkzsmg6UyT6Xh2bAd3JbRR1LARPmk6todcahhM3ksZ4DlpkjB1oMmYCxMUPcYOweU1SU0HXdd0",
-	"OOTCubuuBEYmteZSEB4z2Er7aMgAkyIgU8DbAT8prpkAqBFIC4TnBw5lwp+lKU2uWXwluIBVs19JFTNV",
-	"cqhEUjGSpz9QLb2ni+hrnloDoj2kSQLI/diS6SDf9StBh+gfc/PDhiSHhX8mP9SleuXKDHBLjZqR/83e",
-	"9S63bSPxV8HoS6QZ+k/TfMjJcx/cNLnmLo09ttNep86EEAmLaEiABUArmoxn7iHuCe9JbnYXJEGJtOI2",
-	"it1WnzKxSAJYLH4LLH67eyWNdfvsH/JakChIiKAXgTMBusobd2HdTKBDSP3Q6ZKNsU3BU2HsBF77pYIn",
-	"LhX2lA41VO0DjjKNaON/76GXYg8VNPZfaFqqLBxjxbVQ7pH1qpgKx2V+qWgsli/ZGC+0vMjpQouywhjB",
-	"0VfoS1+gIZmiLvNCWBTRSnB3v5uwcuK5X2HbMhttEw20fmnDEXbBVvlg1GUqEmnx3n5XpeWz4b+XPFtk",
-	"wogAp0nL5zowBSe1doZ2wBMW9+oMg7d69rrE3YdORN6mL60riU+o5LWSyPEv4VFbHXSgi+erP23K5doV",
-	"+JbgtNvI/XirVgY6VBWrK7+dz2obPqsVId+uvkOAeidm7EqLQUaCNsjgDkleexbNjhD7O31cd1KKYU/X",
-	"pqk53AHKA3R53XHyv0w5iwGn1T1YzPtxXf0mBd85sB6aA+u3WVvvTzogYt0tjiwxq2Se2sZN9ci2rDys",
-	"mHyqrZsbYZnSC+9VEiq1LH59cvHyxU8xs9r7bbTLhIFvXCpq1jKn9T478+SnRSZU2I4Si7YtidFrWCSm",
-	"12mAHzz3T2/VLvg2zkhyvcumdwj7f6SDCI2ONletUG8/EjvuqvAgPCgVSyQalXrFKHVK2baNKLVxvgKx",
-	"z6qZc+tYIVXlBBuXGt1M8FSdyutSnYlU2qPGyRmfPX91/NO7s+ffvjx/9+bsVUyfgZNVpkNVxsiISZ82",
-	"wUaDRrNNRaIWhnAXf/1D6Uy9Mti1MOjmxSDSuWAlLftNCrS5uvkFPvEnyTYFg9nsAUGh/CXcHs5Pbq0j",
-	"NNmbHBzw1BYLfd+PMwMHNQAMVJFg57f4/H4LR6q0qn8deNroljjGz5A5s07mOct4ky/fel7ZkY+IYdpg",
-	"7Qm8Rvd3RAM+iUbPd/ScL03PGdCLYSdF/1wd7uDhfr0Qg/P4GfwNfZ6ELZum+/EabNK9nYPgoTkIPtms",
-	"HWTautWESt1Z/rEmEsBbxIdo07YXfInHrCMkAsBw2GzJFpnGYCP4FQkCrkGpaGCL/5227l9ieZ5x8+dJ",
-	"LusHBePDgX3C5SeOfwfmQwlmGxYJSYq8BtvA+XqpID3mAOkxt/k5BDN8QSwayzTofvzzldFFxJyexBHT",
-	"eSqso+1eRBQw0e4QA3JQwhUtmTFPACEuFbdNNhcvkMk+i6+0Kbj7e2KvY9hRxsdJIko3ZU58cAf41zq+",
-	"8Nn5D2x89uIZe/LV08Mp4zUByOhFhLwkhWEURi/w0I5j8KQvnVeFQjpW/Abk8Bx+i48Yn1mhHJOpRc6o",
-	"KEq3ZInIczvZZz+ST+ZSxZi+LY6wB5JGuch0DrJSc0GuxDjBxRgjHcw6I3ghUh+S6D/gAxOhk7hMcvle",
-	"XKp/np+8bvlSSnxwjD7l3Yae+vRafHB7z3wbNPI+7w/AUDvEuwMQvvvC6OIOAVZ8Li70Jz//BUv3biWT",
-	"XR0meZd3AD/vlvOOz8X3OhX5Hd8hv1zw0qpH3Mfn06o7whVuZOqvov3ia/RrFI0kvPZrJcxyFI0UL8Ro",
-	"OqKXR9EnGo9AHV/QmzdbNVZte95MRaMaTLofWSGYn/9Qg3ALLEcNdlANF0+FvZIiT9fwBOTlliWIyDoz",
-	"wKpuTWRAWMTbfM+IhJ51lns/THuM8AiMsIEfHsM4Gtl28GfSAJ4O3NP4FsCPVoRqe4Rq4kOpDfWsFdna",
-	"8B62fb/PPSya+nCOA7OOShPsY0PjfPDRH7rqxNiDlhqfZxS5S/nRRIomtqEERrCJxQcwOQfRBGXKxl0+",
-	"Lf2w9/JbMFF1QL9IJ2F5DE9SrgmdmNUQ2a7viGQb77NjNPQssPNgjaaMK99VfcX4pWrKlHY2CwozZfCU",
-	"8mE8OXwSIWcYE83I1Af9N6Mc+x0KWO2Fkc4JRQTiAtppuc/1mIVKLRnZ1GjkTte5D6RhKYqn5MZJzGIz",
-	"A3ECDkmthq5Y2mW/bmJXMXdd/H2in0QsNuLXdzF28+vHLNcLYRJuBcvEB5bKORaa4oquIgGEa1kdNkhd",
-	"cpe1QN0q0mj1mB0u6oJ/eCXU3GWj6VePn0ajQqrm/+uI9mWge+iYHiyo3eFiIL0bjvSRDWW1EXuarwzh",
-	"jXY87z8RBHvuVFonVeLYNc8rURsnH/o8W8YslYVQgB8WoOlSQSM+riPR1u2zE5UvAzq/vrr9cCEtQ34A",
-	"QEIQGQ0YhsZ0ynieH5FzpxPsPQ09AXUTRw3RZu1ZbUWDXBYMKbvCTRbsCyinT/0qQB950XvhreAuyZBx",
-	"4DCnFjtWS2zuUtUhGQVfMm7fQyP+A0G5ODYXzrInh1/D2cnoImZFZR2bCTYTV9oIFjsds/GTx49vha5z",
-	"P98P73yAz2MWhm+Wu33/b9r3bx2ia+0Zuv+nnx86QN/n7pAkKK0Huo347GQhrMBsahsgGnA4ltD0Nc9j",
-	"NquS98Kx8ZuLZ56JErFMVwZwKuXLSR+k2zKXDrZBGFnXC99H/hxkLAXf4lHCtwX4NRO0oeL5PvueCDD0",
-	"KwA2tOgzX1yqJ0+xP3VwVWWaB+vkGH97DD21CGo13rYjnPRtPGsNvAUBL1qJ/lFAsDvf35C0FzJ12dBR",
-	"vZbS3Q7rL+u3bnbQ+9CgN1DboZssWSD1VT58//u93jHRBhOLN8jidgT2bplBbtcbfOLLhsZ1Jz7YN9dB",
-	"xEgVFAWXORtjXqKIwWlyzwKEO3ktaC86GcIOfPVW7892lV2YzddMODV/CYZZ5VWsVVL4/yaGGTy1pWt8",
-	"+PT9MMxwUIP+AWF2DLNtMMwqUqVV/euA5J0C30KkouI51nsG2si3KMg64fR7Ab8WopgJYzNZwqNwUL9D",
-	"eFyzIHZBcb+TWTagD8PMsn7RH+5g4X79hYPz+Nkj2c6Fc95Xxq1daIP5d+NUImalUwaGI0ZffQMQj2yD",
-	"C0NBb1u2cfdDVdukzDuq2kOjqg3ZR3haJJWBBmEdzQQ3whxXLhtNf34LO/lE6/dSNH95Cy+Y6/7bpOPm",
-	"Og/UzOickjEdMSvyq71MW6xqb7Hkg8FUoEqzsprlMmH0VVhGlclH09FHVDZxMz04+Ahv3kw/ltq4m1E0",
-	"uuZGgqBQr7Mmuu6KV7mDM49OeI5/7tNP5DaZSilY7NhdVFH4dvczTw+ffrX2BYqAenby+uLs5NW705Oz",
-	"C3yb+tp9P3OuHEUjoaoCRO7/C/+Q5N8207EORYQp6DAqhS5zwca5nksVsVzPdeUitsg0L+Skoeas7kTg",
-	"j0tWSIW8d39owllcP559/+zUi9/6C9sroxX5uA6KpKxv5FdybAXptBH4tLGPGC9Lo6/xNubKb52c1rn1",
-	"uY2KpMS8Rm2fgsZ7uvamJLYS4G6pMU/8//7zX7rQuJYpQvDx6UuA6iX6DRfKf61Jz8U4VuRjb85eUYdl",
-	"IXRF3AHfh++0dX2tP+OO53relNygCw+iWzCso9DeZ8WYHyom9kUUbh0TXvKZzKVDn0c7cMyK1dMqaOkv",
-	"WqogQRcFfJHu0riMYDbjpYhYVYuInqRE+aWRibARpe0KGm3SYK83e+olyhIjMIuYn0Rqdp/9wPNKtJfa",
-	"Yk+rfHkUsDlsphc+7U9QLCmX12JV1pTKe70Lr5HGgjVLrXCWjb14bdTsrxOtksoYTMtW4hZdpXoxobCQ",
-	"hjDbSYWFIgl6EBY9Xe8DEnGbu62CLwE7UegkX8xlbCNWU3qbP7QFVm3ESp5INW8LEwTNn/pO9upb6SoD",
-	"IqgTk2E9SE+LmulUUt3/tkQOaFlCb70r+ZJif7UKiMJIK4BtcU0bbmpbpYVU4cyc+vd7OvZStXeIEeNN",
-	"ZsvxSox0ROZfG4Zu+Qmbgd2kiux18jVQ7BWtPO0ejwbWhNNlfWnrhOIqWdLdKVkbLlVzVRp8mjiqvdpO",
-	"F7dUPJO6SDR7lTYfXE0YFH1C3pN6TL6BPjXXai+rCg4dliqRZbPS/ACOCL0BzNr2gm+vxZ/3jI/MxiLT",
-	"zMo5MmJ8qaWOacZBgJJ32/IZD7smJegA7R/WW8VCNLXnK2pnHw7CgcBwiRLX1GtS8G28WOj7OOYzrxNL",
-	"4nx1lC0Ks4/DX4NE5jSzYE1JwCEadPJR9uFBnZI1pWx/lMJRqKiOk16XKi0/WGw+YZ+/8O+Y4lS6nuZe",
-	"aTXfA8xM28KzOCP15dGKEe4UppO2U4i0HWNbP6FnzkoBGs9Lup1L+ZKC55TLwPCT7KKQQRDUMGwNC5XN",
-	"HAJUTAxZCkXmizaoEgxUcB/QpmVsSN4dleNz0df9OjaaYt99RHTkCxtFLJEmqaRjdXbPALkdmJagiSB2",
-	"+ubtzf8DAAD//w==",
+	"7L3rchs5ti74KgjujhDZO0nT8qXLUnScrXLJVd5llz2Samr3aXkzwUyQRCsJZCWQotkeR/TP+T1zIuYN",
+	"+kXmTfpJTmAtIC8kkjdRlsql+lEWSSQSl4WFdf3Wp1Ykp6kUTGjVOvrUSmlGp0yzDD69zDMls/fmO/Mx",
+	"ZirKeKq5FK2j1sWEkVCwj3oQQbOQyBHRE0bSjF1zmSuS0jE7JnSomNBkJDP4dcQzpeGnXitocdPTrznL",
+	"5q2gJeiUtY5a2F0raKlowqbUvHlKP75hYqwnraNnjw+Dlp6npqXSGRfj1ufPQev7TObp6/gVTzTLlgf7",
+	"TiRzoidSMRwlV2RsnmgaA/w44HFtFCOZTaluHbXyHH5ZHsUPUumtBjGRSjeNwfy22xB+ZPPX8Ypt47Hb",
+	"K/MOcsXmxRhSqicLQ7hicxxGxn7Necbi1pHOcrbdsDYcjxz+jUW6YTQ3HsQbPuW6YRxvzUpwzaaKaEky",
+	"pvNMNO1MYvqp7UvMRjRPdOvoWT8oB8KFfnLYCgz58mk+Nb/2g9aUC/z0uBgjF5qNWQaDfCtjlmxFRFPz",
+	"RNNY4cftyciOYqNNq7+/vmeV199k597LhEfzrVYlhUealgV/3X5d3mfSUOh2I8FnGoeCP28/ljOW0Dmc",
+	"9S0Gk5mHakd+YTjQoDz0Ww0oT9iGNJPlCWsgGfPTzSnmnGXXPGInUSRzsd1+KXyUUHy2aaFss4Fttv1y",
+	"XTA63WpgmtFp02jMb7sOYaMdq728vmPlu2+yYz8rOmavMjltGM65ppku6IeKMQsIF1GSK37NSPvs1Uvy",
+	"5MmTF50e+Q65MTl8SiYyzxQZspHMGAm1DJvWb5TJqX/xYqpZV/Mpax41SB/fzhsG/h2fMqG4FHC1qDTh",
+	"mgznxyRjKaMaZSYnd4GcpNg1y2hC2iHKIcP5ny2TuMz7/cPnxbfAXcPOailmOK/NC+4488cfMjZqHbX+",
+	"7VEpAj7CZupRdVatz8W8aZbReTltuCRW0q+hB6a0suKfu6yIGSBpUwWTj2iSMDNrYW7gzsqbrDaVht04",
+	"11TnarNxUaFmLGMxmXE9wRH+cHHxnijog7SfvnhBZhMmqgOdmYHSGZ03DhWf9pPTslDw4kVVKDAigkcs",
+	"gJldyAYSOxXxwslgH1edDCFnjYxE7nYMWLYVL8sVy5qGYH7bnpfhEDbiZbWX13lZ+e7dedln87BKpVAM",
+	"Ttq3NP6eajajc/MpkkIzoc2fNE0THlEzxkd/U2agn1rsI52mCYM/s0xm+EhsXjCk8WBsOwpaU6YMTZiT",
+	"EaVwabGMjLme5MMjEkkhWGQ6Jhkb5YrFsEblHFad/lN4L8yjvoonguSp0hmjUwLSB6HqisVEVs/HgeG3",
+	"E5qMSJsK8vblezu2Dol5TITU9tCRXNFhMu8Z/vItjc/wSN5shbi4pgmPB/Z8t8wENOWJah399VNrxFkS",
+	"m41K8nF9AXOlyZTqaEL++6+0+/d+98UH+2/3w6d+8Pzw8x9anz9UH7FvIEMZz8mEGk5CmF23G6+zoVb3",
+	"glgyBauG44PDE8sonxou1J7SxFAji8l/nr/7KSCzTIoxMQQZkJRqzTIRECbyaUBycSXkTBBYhQ4s+0sp",
+	"RgmPbrjoketlw9XW9IqJheWkIF9UuLB5irCPXGm1rxWdZVwz4kar8GVKS8P+Dcc2NxLJBf81Z/h6mZGU",
+	"8ozAgANCSSZnRGmeJOZQsYyJiMXwPbuW5hxcsTku7CuZDXkcM3GzlR0V3dTWz6yPYCxW1t6C+gONp1yQ",
+	"TCbMnUf7y15Ofq4nTGgzdjPlYa7rJ9681tAlnu8kkTPYxoBYs8/L87NXRMsrJogRArhSXMACA8HCmr0W",
+	"hlppclouwu5sALuqLZv7cn/HFFngiPKExccwzUSOgRmYv/EskLYw0hyhRLEoYxrp4yepX8lcxDebppB6",
+	"MIJuqvMEm47ZBvxpD/P8SRKVRxNrnYE9lYJVRaIpncMrFWMwvwsp31Ixtzxd3WyaGdVsADYXVp+plpJM",
+	"qZibZeeCGHY3TffEL1zXrlMjrutsTujISOlm6mN+zQSJDQ0YWWLCaGztpmemZfdk5JWFzlkkRQyqwIxy",
+	"0C6XJNpS8APBRtBcT2TG/85uSDA59FSc49piKj4WhAsC+oeIYYrIUuDY7omO4Hqu9ovvU0Y9Asr5WaSZ",
+	"jMyohgk7FZrrGwpN8EZoPcCT2nRN+dT5cnnMbhP2kUY6mQP1yxFZfiQgTn78HJRdlzLlDfr7cKOnb755",
+	"v7Ak6aKsgfx/mDF6pcztlyeMtKujUbnlFLRyUVr2QfSEVqQauOIDIz3lQjFNmLjmmRQg3VzTjBsyMDyz",
+	"mACcsJM0TeavOO44jWNuBkmT95lMWaa5EbtHNFEsaKWVr2pktCwfjHjCDhT5y8nbN4WEpXrL8r3TFZr6",
+	"QO0W6FCRyMgc7ctW97KFur2OuQDFseLUeNp/8Rx0QPfFY5+CUyokf8URBMV8PhTtcZHNIGGNKlL1FssE",
+	"F/gALyy1PNGTKGKpLpwHVpKiJOEa7Bb4IGkrRhMWkwnLWKeyjkMpE0aFGWOczQdZLpZfcZajCGMO+5xQ",
+	"ERsJIyFckyGNrvydmbVXzduizCEx1Al9BsjrYpYdEy3HTE/MJa3J1Ezq8XPyln8Lr33WD/r9fp0eNjKh",
+	"lCT6Gfb6NT70uN+3TgD3xaJ1xWxGLjz09R1LmHY+EuV02StubhMurHfNzBNOWPnRSmXY2ZD5Fm+BunAl",
+	"VxCVAmfHp8XTlTG4VrzmDmfg8Jg3DKsxU9vpyZKClikiTajwE4T5JQBqSLhgJGXmZLIUtpwSlU+nNJvD",
+	"bwGhioRoNgfKCUmacaEVwct7iTnkabzjKsxoJrgYq5qZbqn/JVtcdefccti5V/oMiu0ph1guvHev85jr",
+	"U6Gz+fJW0wgX81PLKJfmzdh70XnRN1hSjHpk/pAafwKBDf+VeZV9ldOkkZYe8emXiTwiobnXji7zfv9J",
+	"xGP4l4UBCUGu6IJcEQak1/PuD9Wb2rWCVpRwJoxqFWd+OjK/MIUCv9UvDfMfZXJ6BF9evHxPUsayQhPC",
+	"LgklOsuVZrHR0j7OSfvs9M3JXwYXZz+fX5x+N3h/9u6/Xp+ed+AugeP9X91XMpvRLGax+atHTkrHeiZn",
+	"5jYtbAazTJpbBxSvN68PFDF6fySnUypi1bHsdKaITGIQZqlApRsEFu+i8dg//0zODhRR5r0iYkTk0yGa",
+	"1qqk//xpy0fuhnP5NphqYGrArlFkaFOijSAAq9HxDhBbDnCcq+9OkMSobjkaCxw12yFVO2s8F2+48nDA",
+	"4tRudkWUB+zz8i1Qia1Y19FP7KPGYI3lycJA6r35JvUtF7FZrGWmTqMJGwBtD9KMR2zdYN5DI3N4zJPx",
+	"gIs019s+iqxqsM1ZZcKQSOy/CVwwxXrrraP19c12mFfhDt/kBTLX278hlYo71lw/WG/kjGWEK6IzzmIb",
+	"iEOnUowJRbfMgSJDJAO1eITh9lo+wjC2geZW8V0QE1XEoDcynJOQDuU1s8QAHFqFG8tSMLsLju9cPCcZ",
+	"o0qaO65cqYXQDh5lspsLrhVc9FOeJGgYtw+iJqqOiciThAx5kgBDnxp5MKzuQujlbOYpQ3rOUbC8TGpC",
+	"07VbeA6NjAAhuH2fZ1FhKXAefErHDIyU4D2LJPJMmsdcBmADlCl8IeZW18ZON172nwXXBWEtLruVIbY6",
+	"os55MEBfnvdGqTgIywglIWd+TWzG+HjSoM9ZWjb304RmrBaucmCOAR2NeERyEVuLToi9sTgkSmdUs/F8",
+	"o3Pgu18qgS+VQC7Y4qV1qJzaYkYlP6tzmgW24OWygYdpL5+T+umtk12NA9f2esXd8RIlwC018ru4XipX",
+	"RRG5VTu7u94cv4ErwU63//XwdysIy6zKvxeZ+4a8vKqg/T74emmaeP7Ux+UXOXbFbHX4bJ3Vqs6gLek9",
+	"XhUiCfaRDcIkqwx3G167gn/tQ6R3YvR9ked/RmX8t8WTl5nwLh3emFfelD+esTSh5lDTJCHQ5pjQe8Iz",
+	"vyinDFofu2PZtd+CKc080Xttuyp+7fJpKjM4hNVoVNPYiCvUMJkWhrj0Ijl9BL92k8T+9UimTNCUPyrG",
+	"87naubriaVemeAi6qQSHMA55v7y8tvGm5W+DQd+cKS9zoYzRK/SCLjliFItyza8ZuOXyDL/f4MxNZOI1",
+	"G80J18T8qI5IaCghJG3XdQBuAzkakVjmwwSJnTwmUy46AQkjKc13IWlT8vTwxYG6FBUfrmlBcz2x/sOQ",
+	"tJ/2Hz962n/SMZd0+GsuNR2wjxMK9jz4+TAgXKjc6BdgQIQ2neBSDKWekIx100wOXdQhXR7cKJNT8qRP",
+	"wE38uG/GeUzCCU1GA5xZEZNoH70UXBEJgQZGWhAQ/DEso4imdE7GsncpQLFAi63pyVyZrlfwJ8FCtIJW",
+	"ZcKtoLUwR6/BdhtBuZpYskn7FfpiEZCGiiMlIUbFdlUkUxYDRRAOEai1ZCT4mYRXbB76DYopE4V6u0hr",
+	"dvETqjSxNEZmVBHFmKhxy6o63MAly1ciJ/ZPs/qqgKiJzDRsNfrauqOMMdIOn/X7IdDzYvSf+fbp4QsP",
+	"VYZ+eypEOzTPngpiFgidwCwjCdMKbNqcJgXR6Ukm8/Fk9wWBPVorcuEQzqGteQhWZHDNMuW1g9n2itCM",
+	"ORE7Y5rYB44JJYLN3LdK00wrEiVSsXhDqxgEk206bGi7KOXVE68qQm19bm6F3CsDP1+tEnNlZwuCszz1",
+	"QzMD34tobO+CdS4s7GzFYM4dVdT3FY4yXgC13DY47eyaZXNkEceOQ9i2HPmB4ZkLvESKBAxAjmFesbmz",
+	"7Hg5YG1Lq64xIB67DTWO6+0lj8fMc+5O6+Eeoc26MCe7TCEyn6oZPCGBhBbwVC548KYy90VCVK2lckSi",
+	"PMuYiOak/Zh1n3fgwKQs4zLe0Muziyl/w1sBx7FWUMZWIK3LipNosfsN2HMlM2qXDlyezC7Pbm9u9Vkl",
+	"y0ydWtbZQs6XXdfA0ciW1kCg3w2Ngfsg8Vug7WNiRd5+3xygx/1+r99frQY99uqHe6XQrSlyGwpcTT2L",
+	"JNG88Xu5KpAF3r0RBcaxkw2lJMFbJRmf0vWSRhP2Ps/GbHkfKoE2yzImEzrjTBHbqLfe1bEqfORlxmIm",
+	"NKcJJmR5JUkMuyqzUo1GxYUNGbTWzZnMrpRLWXJ3Ko2MjGO++JjCaFyYiV85OZ1SntQiRVs0pv9hP/Ui",
+	"SP4rdopB61qI3pPDPlggNMvM0P+79+//0fv3P/jOWBG/7vFIyXhuGA9KIxAhSFym0DIXKyJZ18ZrvhYj",
+	"ubQ3+LhvZ+CZ7yAGdplCbNCqP4qOJTHEQ1ESSw3BK1RPXPBZLSWmHWZ5wlSv38OTEIKyTCuZjoJOmVf1",
+	"KMJcvaEhXNkkF9CdvTFYS9FsZkZlv41LAsvoMVXEPqcyjSZcsG7GaGwu7sBoCsOEHZFwIQkJDAL9TkDC",
+	"hfBrNCR0gksRFokeIXlEwkhlo6qx4Yl5uAj2h6+eotkCU1ngmxfQ0VK0s/nt8NC0robRw7cvzLcuKyIk",
+	"7Wf9fgctBEtbUgRMN5IFmA3BwB+UxgmkcK4IHcpc24YbW8GqZOq5ChrJ5BW4TmSasGOwe0QTKsZsPZ3A",
+	"Rq8mExuC9UMZ67+8HEVOjM0IIG2I4QpIRIUUPKJGsSBoYO2UMCBkbFToIZtLEZOZi+Cs+bBTZjQVMwBF",
+	"2rGM1KOCVXZpynvT+N/sOzs9cmLfj9GgEc2AtUcFU1YYeZ9ALOmQJwkX48AcUBRB4LQKIrMxFVwBRUEI",
+	"2yiDgDTtuFn7xOYm2CYfzUi6V2wekOKPj92xlONurljWtd0HYD6gvIsvKJ8eFUFufwyIDW/uMhFJMJr/",
+	"6x//7BBAMQCrBvKApyiaFTRV4dqPD79ZawAt7atPDpepDJKgG0Ndb0OrccHlK2Ub0+ZzgLl162zWps3e",
+	"NAibzefiz7fQC2Ald4oRuJ0VWZgdPNg47n1ItUhKdy7UwjDesunQa5ffga4LsKRNqNtlpGytgVQgmcp8",
+	"mspw10x1J8LbebDuwTWD2htV2e28H7S1k750a2d8eYw5zeKM8uQs3zp/qAx7r9/7w0RGV/ZWKpIxCkEA",
+	"r25Bp+B3sug3LjEUQtKojiYsJpp91J1jkrGYRppkzo1ovURmJjGB7yYYud3OmM1ftq+0mfUjiUoVyJ+d",
+	"Y0hLlSKZE8gMU1U9CkYOypN5J4bkezWomIn5wCpAPp/n6SHJ2DhPaEbYxzTDlD5F2gkXjGbEMI9jIiRJ",
+	"pLzq0sxIskaeGNLoqlskialO403erwBjbHp5w5hnMou9yqdMGIEfIdZmklFlpDQq5iSiqI/5BnK4Zhzg",
+	"c10eiGaRlln9WLs9cOpmOpECo/cyCPsbQgaHoEicVQ+Ad4cqjmIPH/CmrJkTBcRDCRDCgUKZPUCyZDrj",
+	"kQI/E8Jm0DHkOC+krz1/uihkVRRli6Mw6H7wq8tKN+h6LGOEa5LlQh25jHZL0oH7jPQOgulQ6kmVsCGq",
+	"ogiXbAUt08C7bjM2nEh5tZbROr7xi23fkJOHEyqSCj6sYkG/lK/ewkx6Igj7aJPZx66rI4vI8f7d+YUi",
+	"ny5bxS+XreASRwV/IfQZ/mlRhczf4NaAvwwXUpetz5gnwmgM3V2zLOam7RG5xATByxb5v8glchDTHFWS",
+	"4rWqN41BD7Hri1wPWsOJS+RYHZsdjqgQUluut2wGGVkzhccWQG3yPbBa0jY8RuY6cOpBQIQU3cOPHwOS",
+	"i1JRl47tRjTtQCbqkfXvYcqMDVTr2LGiqoIeTgTC+lhzbS64062zp+GADiIp0OzsMU+/pEmiSqS2HJAc",
+	"GEllDKACXJBRwscTfYxT4GYBYOZmFUABlyJiPdIH5Q1c3Ufk8fNePZTj8Om6PDS7joOph21+i4wbMynN",
+	"y48XXtdHbaweO7LujXnm2eITYXqVSa4ZmWidmteYfxX5+exNQGJu7tfYbQXsjYLM2zGkZAEhElo6A9UC",
+	"2zrsP/1mrSCXJatPsNry7ELyIZzAA1UeXuU9PEdAAzaf09ybxFoFCksb4ppxTcaSqdJ9CVmMuioRlC0z",
+	"RqMJqyJvBQQfY7FtrRBXLWZxj7wDXz+qdhWIzlI4cfKMgtsdB2zeLySJGIdoloxN5TU2nS6fb3Mq0kxO",
+	"Uz0YzrUzU5dhygtEUTczJjQb11LYSuNAUJW43FDa/SPDFJgztFiYlI9zTJLr1Ej3+Z8e97/55vna8wKT",
+	"3lxgr8mf9eTg52t84/gmH0H+IH2qxJAqNvAerlrojGmGh4r1xj08ZEePHtGU99BMA9F214+95lobAjIQ",
+	"TM9kdlUL51qQNrCFC2NRpG0DVQzHVkwHpODglAwzMP7jCDsoo2QAK2P4nOHItIg+seyoiqp7oCA13eb0",
+	"aHrFFAkxx/Lbs9OTH0/PBj+dXvzy7uzHwauT129+Pjs9D73hHeujwN0CIMzVivmfI0aXRQZoPzMX07PD",
+	"FwF52v/mVmZ4fnr2f56elRO0XCZjCadDnnA9703jf7PvQNl7h/nbTRzUr40N4mT2nuUHOW3ARbYfjDU8",
+	"Dio4LqtO8YIleIu0wTjZYXTbqMdpJkcWGmNVc8Mx3tum5VMDcNBsEH0Mrd9jY3z8mscs2+BBbLehHm9G",
+	"6SyYWmqabL92t2H4LKYblDy2mrLlORNN5LlMEp6ZLtNnuc9Le7edXdas8E7WsebL5UQsC2xe4auiJ0LD",
+	"/3H06NGe75id2SqtpxXd4AqpycJ1//+t3S63Ou3Fe2X/s/bfKRWY9f6SZHjBp4xoSRg4YrlCjaAMhfUP",
+	"cmUsxjZ5go13T/Hk837TqCHcW9nEkKqAr2WlaIKLFCDmJTvMZg83XLLd5N5IMTbTGNOUDJmeMSaInkkS",
+	"TXJxBZouLXWPaiDEljN7uB0bbsf69jTuDyUzsIYWCgFYFaZ0Dsd/6w3xedb8V2bTffQjm3tuFeK6qLix",
+	"e+S1VuSaJjkjAItpeCCWb8AIppv7t740sMSWEA6Yvx6mGZcZ1/zvLA43jVPHaHKgL295Fyauj346eXsa",
+	"ljBuGNwR2keVzLOIQZCxaRxaZQTaIPpXb6M4/2pvaz070Pgc224Q7/9amE1XTMGwCp+Lje/H4BB1TCKe",
+	"RTnX7o4s0wNsx5uu6banlrNsUIbmDBqBdqhmBJrgjQ7m2gIAFk6FxfmBRhXE9Ss2J+2z928DcvH+bV3H",
+	"+7LBx5U0BuQI9W2v0aMn1cGzUjXghIrwvaX0+yOb7yVcGYccBsXxyNjIE518W+gDN8jzt14lfzxTwWsP",
+	"LKM9tmcbHZMnp+fdw2fPu9+/fBt4+G/x9pQqNZPg2aroAd88fnG4OkQnaEEm8juRzMtkzRrnWs8tztho",
+	"f4dzu1CABapfQYP7iAZwl+edRwLYgVwwOj2f0IztJ9Rk27zBnePd6wlYZdrEmoCTxVnvcUvLlbw/e6t0",
+	"ExRkQjUT0XxzI83qoN8JTSGDLYBrzQV3Ll7m/jzOKz9bg5hLCkimDP0AtijSMhPWTO2MdKQaYt/dEA5q",
+	"BUcK9RskKED0szofwAq2K4mdzk/vLOYr4XO3BzGSV62guovlDlXXYwV1bBgFtCDiWwDWlTfqMWEc8gZq",
+	"PqiSBBpvWw9A6HZwD03X5AlkjNbuxt/HVegBlag4+wD0AuXR7cXOJtCIn39+/d39wIz43ED8+2L694PR",
+	"vy/tJfXd/kHOXBEYBEG1jt9qjkMlE7ficF0MakevlDWxWM83/XuesQF6H4Pap8H148AoZZp9DMiQxZmM",
+	"rgIbrv4uZeLkddesBtV8mDBbe+ZAkfZ1kkwDIpOETmlAkqnSCKgEX0RpGpBxJn8NyJQrndEkIDFjqWLs",
+	"KigAogOjcjPIR8KokEzmmmWdHjk4WIgd4ZYrmQkeKJImlAuS5sOER+Tk/eseORFFRRY786bA9oVIq6W7",
+	"pjimfntBN6KKkYRpzTIVkJiPuVYBCXuGrQ5C2LOwGwaY6s5dZg21j5iVhWeOC3js50+M2pzRyPQIITBF",
+	"UpWN6md5yxcE5orq9AZlWZ2GCe0URFr1SHwBXwPwO4i8GNLoimj5pd0DK4B1oOd7AayzsQNj7XLestvh",
+	"N7GaGzrbN/Zr3MSJ/uXdDQ9+gVvymm8L7PTaJZ5dQHGYvSj3mMmrbgUpYtu8esgkXjWS9TbtQvFbtVFL",
+	"SdK7IuvumqmykFBTg4WobEhtTYKywOU2ptY6zewUclDfR09kpU1eBOUD4sdopBXh4rio+0ig2N+EXjNw",
+	"kCcQ1Zgxn4KybE7SyQABOevetSfPPb41PmJmtwgXFsRTrb6vvnn+tHZhPe+vVdIry7HpgscezcQ1QwzC",
+	"dSS7cPTXWI+hSzTbhLVU0SPyLaMZy0IXy1+m/acJFaxHzidGOIa8FbdDa2h5YSKebImmxdmHzra8MHer",
+	"vf3I5ucWxtqvvVEbiUxSHl0piwUPVTlL9KRaslDFxwjVPHIRDzI5xFIejCo9yFjEhE7mg7wpCB6K8LPs",
+	"FYqBb73J9SXAGjY2mqKG+GWFkfzRBEP5E6bLWr4uELyN6H8AOID6FKK5t0OMzUfEs83D9t/IMRe7FVJi",
+	"DnZiLbTE8pXlbETVp/2GoyKmfwvD0SJYhEtBci/wEdTbKH1Jk+S9H1IUDLVma4iWMlGPIIbABrDY6rSR",
+	"VEb15IJMG5F4yJ/JH/o9CFd43DnCjDUWEzqmXKiFqpNDwGdRhLq60iplIiYc0rhikrFIZjErkgDMcwcK",
+	"RtEj/SMyyhhbi226LFW+jVKMtfIGvpUFb611ZJRJoSE749E0Skn7HAzDcMh+uLh4fwwlwaR9Bt3OModC",
+	"5wDu1sEIh9ILt0mYA6A3ouDdYHpGbAAcYZoxZZgPLlLlReKYsGmqEUJNSOHH64CX7R5LAPQBLuAijGCj",
+	"oIHqa8vIAXesBabSMXEN1wBNGg63oYnNMIJr1H8b0cu3gA+wXWABwtIsnl4AkLPHNwdKtkexXamiHpMi",
+	"sSmaHyOSFtwtAfx9xeZmszPmygVyhDpPMy4intJkt7iETVSh4rSWluzm7CYXEOWSmxb418qIKE8elZRJ",
+	"xWauNhjqhZTJGdXsDT6wqzbQlPFRWEMXmBBhIgZLQ2+XYOjF4Oda3PJixMbSotTOYFBjXd5DvsxwtlND",
+	"CoLYSQNZyVkhe6Ym5R5bY2o5YrBU1yfQqxtL23896f7Povr44+D508+d//GHNZx3JZvH8Lg2DO+yhXI3",
+	"GU/Swb/+8c/LVidw8Rw2g9CGlKHx7e3J+cXp2eDH07/09uGuWntZnAivExPAOl14bHVaC4tnrhm7foMP",
+	"5UIOPvzRu4K7s/9tonhuxLLvhivWw3q3tLvth/HdyI7vj0FtijktlmMfemApH965Cljf5tVXgiHSY2IE",
+	"cpAAMFHUytogYodYcNEsJZZcHAzwG9PeFmHsrfT7rPT6FGPdLXIAXPAV7mwr5NPy+0b+e1x77uCAxJlM",
+	"F6XhtUL2Pjj4bbDXO2aOXwE3/E1yPx8vMK/x1HJN00xes3gw4mLMMqhuC76tdUtbO4GeSrUL/S2kK/1w",
+	"0j189py0J+xjx9VmM0tnWVFAKu1BwwBED4KrtmVZ7kq/zhhgRXpbX1U3dqhSGrF40Nw3dOrYpGLMafpH",
+	"BcOEN61kmV7vgQ/jHMPV49DyaJoxEDAnLIkxiwh1OBzOMQkFm4VGm1FW/dIF/ACx94kiuP/I4Qp4VUsT",
+	"cMfMjISNL/bo0H4UlMWlq1NLnTYCPwm6VfjQTMwndugriHo434Q2l7E6otR5rDeNNbWHa//R8/Wx2Dc1",
+	"LuFwvpEOVF2+nTShhRWs3vr97gvaHX349Pyp76pfgmct+1kx1j1JZsACdy9BsMyrGxdtA5JZKAHHsq7Z",
+	"2opJRh0RWmNebT/36jhDBY8dK63YdQqZDqw6Cu04zoxTrSinq/Jg7eoNCkNsadoBpmw+wqDbG9p5IPAJ",
+	"4URq8ZuYgYYrbTXN6mrW8L8q+8E0yxrRgcwUurgGMBo0YB0Dcq4zVoXOrFVYswqcnSpDdL8W5TixWFZZ",
+	"j7P4bP3t7mPlVV4D5FtX2mapQJI2wv2Mi1jOPDePLVnbR58IBJJtaJbaxXA5okkypNGVx2b2DmJxbT6S",
+	"IyJDq1dcxGDsl1nMAFKMaiSvEpwOTcB4admwwCItWQpmkY0sek2ZCjuca0bagHKHPoAicI7rAq7MUunE",
+	"qC7YauCmEdZx5tbz9gUtbsMrwVU4X8mTzML9aBpahKg6Pe0PHgJeVIl2KQJPlnDxyBSSvotiuaQN5YUM",
+	"PR6RIiRT6EkmUx4FZMo0BWjeBlGm9EGuHd+ZzDUrvJbm6TxNZabV4G/e0kj/ef7uJxgkFkPSWR7pPGOx",
+	"xVf2x/MXfeoJF1e26vmqZoZ3rmlzzVVdDK402k/63DLyhK1Wv8AqfFS0NJnlkS8utW+ZKptZZQlb2l/N",
+	"Pu9WK9jDE1ekua324tU42lq6fFW03tuxLsb+tP/i+dbDv+GJt69uLTqS+1/iAK+xlnqPZ/GUpYxNjuvm",
+	"bypP77r3+LSdRip/1Xxrwu+Ex6q8IY/rAlHCle6RUxpNMGRpaHichMuWfeQKIrVtnaqlS9c8a5igiFgZ",
+	"to1IgJtfeqtwyewEf7QnwSt94eBc6T2oB2C9TJX7HyVSmCCg4JoLvI0VkEcyI4+uHz+CT+rRHwMsgVx8",
+	"D5/M1+ZFGbhbit/Kr1RAMpZRcVX8hh8DEplhYpq0kUXNEueasOmQxUYOUbUwEdPYfHS/mpWcWqBPMw5b",
+	"GAzfCeFy5iXNEt9e1BkQHe/eyFywGT8lONtImmsLS4N7f6CKSmxQGeK4OUkhIOGR+d8j879uWKHpw28a",
+	"cxHGqe4+lV3DRxes0oXls2IE7Q2OHoF9+vHhnxoM1Mv8zRtWBeQEiSF4rpU7CwfKybjqqABsmIdkOCcu",
+	"ES0gIRZkZXFoJplREcupaQHW+DJzBltBERClQ5LImSFgpjSfmssXglxQWA5IaPP4imbaQuVUhekpowok",
+	"JzAjJfyaEZ3R0YhHnbIfiPEa5moekhGDrpa1JmztCRszQoObHIgtSpc5hkUEmem9+djsVs96SW74rckK",
+	"X1I4+NLywF3L5z5buZ+bnZCYqzSh86J20Vpc8Ap7XS75TxX61ZC3huZEGlXW8A/Dc0lKx8wiqshKwVnz",
+	"dY+8S+mv6P1ea6d/B/Nyd7U7lRY7bmhu3TK9d+A+u8xj71l8XwlOXDDrIx491IhSiZwZ9XtyvH0y7FJM",
+	"4zebuL/e03kiafySpkYL3FPZlnpU8a5+qKKEsQe3I+HRzkUl91wycIMqmMDwB0MZz1dUOaNVhGECOe1c",
+	"ByRPnaWyAEGOcLMGhvEBADBp2wpa5OeLV91viJrIGRyUn//91atX3zXVK8Zh8di7xo6aVw0b3o0RkTBe",
+	"yEJrO4SyA0XYNURJQp1noTvV2UQ0bfTjNKX/428uhxaQl23m56bxZVkuIuot53eCuzCjikS5dmDQ9VE2",
+	"6TSVpVzQ7FcVDfUckyppuwNQyR2pUdLiFlVn5xM66yddfVfWNWwseLi2WO0WxQ3fF1UaHTuNKRYHFg1V",
+	"Bt7LuKyDuACWYbQ1wbKBTe5jcXOtRDw68YEib16fX5z+VAE4BEtw6jd5pTJuTpqB7tC9MJFKw1+5SJhS",
+	"pvcRHxu5sOnYmet1S46qBE3VROqBuW9q+TR1PEv4gSgOpSDNgbHPAVkPc55oKEYoRySsjKOeFgol9Suj",
+	"ELmrlFOMwtDRrjPYBHWM64m1cBcTsLtI1IymRnTeIQodsrW3HHbjaIEHHeCixlXEszVVYZGqyo5rw/Is",
+	"k3fVGwgi8J2LOsV5TyawHI9DeDTiwigha6RWEFhPXOPPQYsmycDBAflChlnVd4QJCLjbLoXmuABB6F6x",
+	"ORlnFG4RdGgIwsfCiEz+c2tejq6V5Td/jx3VSpuXNvutXrPgHvHdJ85gs+BxUZixba9Bp+YWChPhQmlG",
+	"wSs5ZFgMABw1/nEsyQK+IhmpkYZtcFqK1n4sRdg/Is+fPXvyHCoeiTHLMPLBLAFcgiImU5pdsZgUd8um",
+	"LjM7rhRvHdUg96oaeCumoDjMVhlzBryKL/gabZ8D+w5XCkIOFcuuS5j2TsOK7SDRxmyc0ZgN6EizzBsH",
+	"X243OO1mMk9iMqO2VD7MoHQv27Wu1WAAN19MhnNoXJAF2BuiCaMpywoiKWjEbCAVc3hRxyo+qDjYESvT",
+	"IQzDAtkX/l3Vm8b/Zlt1bX9dOepCVzvi2rtlGrJEzgaFEWPFYs0mUjHiWpp1gGdvtipyBFM2Z4dqAhVX",
+	"GlbGvXjH+Y5rNU02KmGxDfC9kRQ3NR1UUxc/m4sA0gAddgRwxHVdePIMrXWFas2mqfaQ/c9FARXbBIIX",
+	"ivMcZVIhTDacbWfL25CHmFebjfQeuB/kDM5RxTI+pZbWbW23lEaGBn7NWY62ceTDx6RPMvY3KOPq4vcR",
+	"PebwxaYji9IBXhd+AfHty/c23qziVrf3S1sxjVfu2yi1NxLo5VjupeONgguDDWPjiMzIOJHDetHgte55",
+	"MyErpwxoJURsQaTmejKRULoYZ8PiMvrFzZdqIiQxggTVMoNgAhdpReaswcG8He5EE1/5gY8nCPdr+QYy",
+	"CrDPLhLEhju9A9BsZCRUkDGkqMUPjuU1y4TaKXGr0PUiGk3WLtWZbQ2F7eFxI6NtzEyQPJcNkVvUzq3g",
+	"SHqCSw3HQJj9maidkTYkrxtebzVnBac6V4yUNxwWa1Rzpdm0SJqjWlMoCTmcu59oPOUCKqcN57YQGZ0q",
+	"wqEkuppQr/HgyyL81tPCStTMihS7KE8v3AvL+WJVthlUXQk1Vt5wR3gkN5+QuURRQakuLAvHHgGqUVjY",
+	"LjQCKfVbvFeWiW0Zbzi75hEb0AhC2AY8NozVgnmYP13N3BCZiN4PHvqqer9rCW1jLOMVNtFdENNdiVXk",
+	"oe5KxVO5IfPc0tK6vDs7Ldie0WDWvM93qmtWv6pFzzPDKpZMpWJzBaZ75/OwJ4juTY/M8lnZqs71TQh4",
+	"K+juW6HK/eELNRDP2t3eR3xEnZ3eeZxEbTh7gsfdlJqPsfRjFS83L0Kt74TMN4LbvX1abdil3XLD92hi",
+	"XBfttmgYXNfea+Fb91CDOa6pNmeftNH+ZoTUx/3Dp0RL8rj/9Jtnf3q+DqsRGq2zefvNcOtmsd7c9R22",
+	"qCjfi2avRRsXgtioRZNVvXjWkbXRWKPV6jo6/X2apJYntNo0VZqaEqbB1MQ1jHmpHlgxozsyNt1TK5ID",
+	"gltN5OsyR5dMRDtHN+9ugdhK+Ni2NsZXpvnLmQBICkanpA1ZVmA8REUdrGAVawBcwUb9Tzhc4UnpIarp",
+	"74Vuj7A6WBwd7FMLfqWS33hMCD1iBwiZ8IDeg5WONgA69GEnNAs0Fu8fbH/LEtu2FTu2ESiWvJGlalJ9",
+	"7WZD3+nG3252K2qMbDbG/QnFtU27J5Lx/mZ3X2ZUmMS3JKsmY/xNTOlBYUtHLhP+MawZ1b3x0YPeHwHA",
+	"4rDf98dElzkCh888SQJ+I3xdYPMb5W9gkydtm6xeSZKnyYzOVZEr39kgDMpuwordNeJ3A9sD0fwL87zi",
+	"nZsMeSd2t8WsFlPYtxnb/hhBZYvuC0uAoGiXPr7WBVNAtNI0TTgGWhjtH9ZzMXW7CKmUMwt4jNZOsH0a",
+	"QcXp32TG0XHzhYh2a83/hjXXvKdi2bVQDGrT7brtQ3MjQ+AN16xxnTZdnD2f2vKM3MuTu1Miyu2fgoax",
+	"r8laenfNsozHzjJo2xm2Ugkuq2PHGIVMHZODA3LFWKowHstFtFgsAhcaW/fb3SAFCCez55qC2zGynSsK",
+	"VnnSxvUEFya8vyN2j6oJ4oB2Ok/7M7iuM7BuZFDdKZ7xToymuxhJwfyntEyVDTozEsWeTJu/idI7mxpf",
+	"mxbqJhbT38QCfVU23T3acb+Q7fbm8V9LBRxLTeRrLOD4W7NGe+U7fzGGt431FVj3eQfCWqc8STgokIgk",
+	"dfgMii4Qrshh71m/2qaWV2/bbZ2wAiO94JhkvIXTG56zZh+jBc+r7qp6OUkAkyp9XhOoCwEJEFSQkA7l",
+	"NRtU0btCiymJnzwIr0tPePPI1t2/0YQNwBuwGZhqWWEAQgDt+7d7dJdnbNb5dg9ljCopuBhv9dyCqOhZ",
+	"5/oUFgb3wX8QEGLOYzYFjwz2HB4hzSAGui0wePLd29c/DS7e/Xj6U3iMARThEaFE8bFgcZcLqBxVw8cs",
+	"e7QxT36FpVbwbQVU4BLO6xqsQFvsynR+oAhUn2MInSGk6FqkY3xYkTZNuUvBCohmggqL6ZdwZv+0cToB",
+	"SWREEYkiY2PDH/71j38ek6UKrT1yUr7WBdNBFdOERlcqIJRMuVKY8YM7jWErUKfVJfgiML2n7ikRdIpu",
+	"6B7BusVmGoLQlHev2Nx0j4O3dZ/NFzZchNhwkQNFAB0Mmwty8su5bdwBk3CtwtEC2uCTQy+FwRLtKat8",
+	"/8U+dnRrro+n2UtscKnz1qOEt4oHxB3YyQx39yu5sCoLC7JivntR+y3x3r26jwNBTAqPKUowwoTO5u52",
+	"xycJFzH7iE5tQAVGyCCLgGxEA0yjB4AMRWf1p10ZI4Qm5djC1TNaKCHs19JPiGW1iv+dHZM+uNwRjOuK",
+	"e0r7efPLd8vWAzvFhkd1wR/tKQhimR6KU5j9Ulnl3CZAbVQNsekdrpMDRczNsogE0Qy3vQlWTgXLpAqq",
+	"sYR+QHU0OVDOT4IbjyRyJeSscQhpnqVSsRUEYFuQNrwiwDdZxJ6gGQXTgR0g2OyqIRfIaLbakrJEzZgg",
+	"bUosTkvRXOVRxFjM4oCwLJOZ+SOiImJQ0EXEBKt4xnBSVD6dsphwoSUxiwsAB9DKKNA2yX9RrVsEU7KP",
+	"bQSpELSw4w0bA3buLlgN+GBQGV3xZh8TMotpD6Gn8uACK9EFzwE51abtgK7BUcmAvTH8pAJWYE/UzOgg",
+	"NK4naO1YSLaJYiyQSBtkKqq5GAeEi0GayXHGlArKrQ5QmlumojSTEQNxbYC9dUwrx/Ow/xJB3p1wMubX",
+	"DIB6N6wbZRFLHUurM6wFWcCl5hR4Ie5sVqBE7DauvWf2eIO+G96re3Qnu/kXkIUW0S6dRamo0GtLy+nN",
+	"bhu/6WMVhnGWC0UoXHjHJIxypeUU8qDmMs+InAmHod5+lyR0SgNy/ebN24KBV8uDUt4KWgXecStojaUc",
+	"A6gIdutV/Wo+/nupL2R54hN1TsHlB3jpZankTMqpDTMsQqQlSamqZ+autJ65BTnLE6/baRtKu418RVyP",
+	"7TSSm4UG7LRb2y+2HVstXOtZ/yYbsGmE6F6DA+5RRECdlpexZqZGdvNn+U+pAN0mBMtJCGZWBKYkbaiS",
+	"Xa1NELiU/s4tKhgbspapK7WwEvMRGhlBmmWDtNkkd0IimgJDgcCBDCVzNicywyrtFRsvyFUYH90AYLZL",
+	"IPoueZW4T82QVUb7wTbHDm+HLO3pRtmmPm61lBkNax04alsa3uIm7MjZKhxkS+98cQqaLeZ+99lNKW1d",
+	"RpBvH4uCh6tc7ofP//TN0/4a/99iYFV9m9au9V5ZZdNde4fscrdIjzuipU1o5+bk0rxg90i8947T8O0f",
+	"WQMokuXpWMDc+iSoiAESFswRdVTYYxJafN1BmrER/xgSDsUXR7ywGd1ckK6/ws/DHSKTwxUvayOhrwEK",
+	"6YbqqjvLuifDl7G/hhsaXtSq0e0LLmGrkIFqvNvy3K+YjSAu0pYQpQRw+gGYqlITu+ZuCRBozuG7oqJ3",
+	"oFzMoBcuaXOU26Zom3rsYhECXWY6is3ActanLG6NtHstr1YT53rbz34wJEoT0ioCeVnUOrVApfcCfcJV",
+	"D6wf2wVUijVIFNXYy0okauWA1rarYnPaSmKyzPALAFUss8I6s1mwvtjyIfYojHKdZ80Gyf0xl/XR7ttF",
+	"L+0F6qJxacKy+3Aj/8c+MDHW05EH07hAXl4fsGSvZ1iN5jLx4CJXE8P0MS+VIX2UtTTKu+509P3k9d9+",
+	"TN6Kd+n/kZ3rn69/+fiXv/cfHz55+uz5n7550R00t6qX4cA+K8lm3Q0rRpbzL6a1ah33IlBXVvKOZWk7",
+	"kjOpt5cMxxmNVkAuFyiE4MBIYtDIMb5/JrMrLsaINmg4JSCPWetEWY/lSZ/EdK5WBy4fPntx2K+Jxf21",
+	"WlR95OsXxnNs0oxdc5lvtdd7P2qCzRqP2y2djaCc+ap120nVWHXtgNxYlhI0tIQCPz60o0esKaz0Ah++",
+	"F2GlexLHl8JxF2XzrzMod01kfXVBpBX+v9KQer/KXQ1C3k7IvKhqSMxInCVANQSbWlxl8zcXY4zzOxU6",
+	"4xZGW0UyZbHh9pCphVkNEkNsKJkgFmWtlIUE4O3SYxzRJAmcJIoxIQcAf5F6gnGYMOvlU1TzTLiwEjNs",
+	"KY4JzLhOHRCfoxDRRvkNx1P6cQDxRpsAHF1ACZ5sjOjeZpbkiqUaUIBsNk6nV0sVeP6nP/3p8PHaHJ0m",
+	"iPcLh6muLIAPvtVimkN4cBWhB6KcjpqS9jChfecagNUCzKXsI0XMNMvM9JTm0foE/5NESRx6BQYdSwOD",
+	"sEnaQhLNppDdn2eM9MFmJCRRjMUd+OBWQbvycpjp31Dt1dBsveqlpdlW4PEbg6fBELENQzNEvAwXWZY2",
+	"cz1VL94Jo3FDRDCMZmAbeCGJ8ZARbHJUQ5TH7ywpYOysoFkmZzZx0zy4UJbq8aEvmFjrxGv9XqL4E7sM",
+	"B4okfMSgcJyh9ifP+/06qe8i1Lnz7RVLJHrWahHXLo7UfXCalPscs2uWGA7SClrXnM0aNsH0vTHKqh9O",
+	"jy5A8dnQB9OqokeStmBcOxRnwOfpzniM7rzfCBLrSqV7PdKz3cbV6ZnWSdEcSvsbgEmFmTbgn5axvjWz",
+	"1VbWpZJm92JguglZ3xQ0cktD6n5IaH/2GxjQmj3ai9Ghwqbu3u5QDmYnTXHzXfRKvbUM7uVSipmcprqL",
+	"wqDLCj8i4RWbh9aAAVEETCkujdYNH4tgaOveicy9KpyjIiCh/Ssk1Agt9in7JaFTZylxsAfs15wmKiCh",
+	"HI1CEkumiGX/VZEBRQTbSytoydGo4ZLKNXtJRczdajcnv3tNeiglWtnFTh3ii0XM/n4tc4XlaRsqAuH4",
+	"Nj1LzZWD+qSNAmqnqLVcgYkovEIBEUVtGdHVk6IOykFVrKuIzGbzvMUg/GWafnB7rZJ8rNyqwAKYv+YW",
+	"7HPIiNF24u3qTZhXDmKuCm1lebjQZMKSVT8LqQcW9GpFq1zkCq+mT02aREOZyRJ8xIO1G8msqYBzHRTE",
+	"LBkUJgignHCG3tKjSgljh/BB4ozOgsWixO1pmZvaCcjpL29P/AWJza/L5YV73lpuRn/0ztqo175pzaup",
+	"oxClnbCRJjIvIU9dhLdRaUnkDmLPH0yE6u2gISGh0OOwzF711YqJGGCdDOVjtKp9v6VRTDKOmaY8sZAs",
+	"AkpIRWYrDMmOZJHc4Kqj+fMbFlh/5Yzb81QJrYYVrSG3I4l8aOLOLyfSJoA28ynHAycc3sWVWsEAt2RB",
+	"jQzBxZh7f2w+LyqRenUSzYHCtCR7FbgNPFBFWuEa/WfVBhSjtiOplKRo3ILvMpmmLH5VYcYeLCrvbGcT",
+	"3/r4MKJa2LhxEKcf04RycYYnd0sp9Z1g1QBjhn31yIL0Wq09ChaBworqyeiyFV/9o0Dx3oPBZgfhKWaL",
+	"N4U5t4Y7AO4r1o411+0VS3VAlIR8VJQ2rtgckl9dIskwYQTd2BAJw5Trv6yLD6/oAGIsplhgTWgWK9JO",
+	"QdaBRLQA7R4B4VM6ZiowXDqPsCQeZiR1gurtb+Np9BzWDK5ipmlMNSUTLqocw+5p3Ub6NyVF74zO3mLy",
+	"CJwtsEisTG1ek8l8VrNtKGB3mDVMzWz/qwuMrQukFRD38RwnFJCP3Sihecy6kYxZ186zy2sIjyWBcjGU",
+	"uWiIfGEiBvNrzeRiqxtCGhuHewh6QIslaVvLCcE0gUE0odqTPgDfG06Hn5zNVZVfsemQxSAIVVMNBjZN",
+	"p/4lerOLPHk8C2MmmLmhjd7JplxwL0tdez21zf0EUKHmj/+AopVGYuocF7Z2JEZzLg5Uj5y55O7C2As/",
+	"LRZHf/a8Vsz78TocrsVgMmvC1BKvQ0IBgb0IEaaVaLNNXPeLVbCXl6MwTRcdH2MhJweApmRyjUe3lhax",
+	"Yy5LnXMqMMYtpY1IoZnQK4S0sqY2NoV/M5lYhkJiWSJMOwJHi38J3dObxgFZ9AIckctWISAPExldYWmq",
+	"4jHyr3/887IVVJtlLKaRXtOOqisYzYwNJ1JeLTecVeoeL/gqbA9ohzcbkDKqscJmj/wEnkZgcbbyj2Yf",
+	"9XZifVQERDXgdDrScOWTDVe1gUqWwy9AdJduu6WXly+DDDyPLH7ZkldmSWRGZlZ+LePmK8u+WF+1FpGY",
+	"UEGdFrAWMu200r44oQ3FzJN8XMchLRFbOFN1oRpSJY1+3FsByDfK5NSboJnVytBFZuFN24a021GumvYP",
+	"8mVrhwFXEaoqLigBwHb84/UVg94KI2Yxm2a5avIScdT3crUsVm74esF8U+NEoQ5tY82q2TN85w3sL5v1",
+	"g8qGkSZQ5i2A+LYc0KLI7BmWEY3WXBKmyRGot3+echEQi2hpPpjj+mtOE67nf57Sj14KMo8PbMJIU412",
+	"IPYR/7gA0gmyJtSXNpKL0WOFdKeuochysxIAEuZGy/YTtIRYF5C41p7WJQm0OLdH5GMXXeZqnVAHMDXT",
+	"VCNc1wDiaJwE27Pm3MBceubkWBQbF/tSSF0W7sZwZ/9xrsB5lW6+fcCXup6LxSq6R8ZqSa3UAZ1f7kOw",
+	"oWJWKWBYf1mtoCFuc+0QN3KQnxxJLBiyQeHwZ0hM6UeLh7Bh1r/d1BJha8Fz4exHR2Qk8wxVMqtxIXSX",
+	"U4AIJaOEavI46Pf7G2bMlSqTfzagYfl+Wg7qrEzCt56IY3RmTtYSQhUT10c/nbw9tfBUNlkCgJFojCVf",
+	"mbjmmRRTcytd04yDHmmegXLo4PJPZVwP2zTdvnt/+tPJ68HJ+9eDH0//Ug8zM7/bILPBh0q02Yc/etH+",
+	"cQbnMs98mHNmEuFRZcTgQ/cM2shKIBaGOM9BxkbhsflEExYD8hY6t5mIsnlqZMhcxCVc19uT84vTMzOb",
+	"sKprMXENQW+07lKuDh8Cgk8wHvje5mWvSdCwV0FRSd5KgK4wgmGrDtpmhzSL7SKsv3jGdj3qv5a+XQ3y",
+	"38axWqeKW8/j3jZC/pY2ZFWZxsZ07vpS7cPFuXAk79zLWR/PrWffbRP86WpKL6RTYdJVzCIXVvL1BYTe",
+	"LEfRmgo97F5lIwvhuLT659a6ywUJ/6v78vzsVfcC4CPLyzaS8oqzLs3NBmgegYcLYD53zQb0Riism/jP",
+	"yqNCwoNBdYa1AXgp37nQfCntGbMGT/QyqZTRK3BaIcCKtW5YE2I4ZHEmo6uBFcQZwK6c/HJOvsUfDhR5",
+	"aX8iJ+9f+/FWPLbSGgQLGjmD1uLL/De/pSBPcehuRBWDsocAnxnzsblWIU11nk6YAKs6zcAmDcYzahsb",
+	"xQ5al1Ezz59UkkbrkliaUG02vS5//RXlrQ/23+6HT/3g+aG/1NK5NQucsURST3qDkJApG3u1sMKG9tO7",
+	"i9ev/oKyQhmbj5GyqYxBoJA0Bk1SsZpPoCIUpzK2TKvZGmK62VKY2rclxQ4z8JlUPOMMyjX0npAii3Kx",
+	"qke8Hvo5LnMqzTI3we4k/Npw+jhAdCQpGOEiSvJ4ISRh45fVr9Pl9WnZ8fgmfMHo9KtAO70NtKBtREyz",
+	"kPcItHRT9B4z7H0IeUBHdy7aFSVPdtqJG8O8Ng3pniM8/Cy4LjDmtylVTgCqG+CNcsE1yai9g6iAL53h",
+	"RpCpH6v+CLnflI4Zcd7NmLQhOZr/nYVwR4fWtBqioV4xfWxDzJQ2YkrERzwqC6BhSL/1SXTAlYJxgZEU",
+	"6EjMYy5JOzSjObLfhwEZorsF4PDxywLXtMhswdAb/DLOMzA/euK80+0A+936ea1Zq5NK7NIsv+s1Gsuk",
+	"SOYFloWmIqYZBPpO8P98PAkLNwg60YxctOjarUBlVy5y/ne20Xsf9w+ffjT/2/lVZnGqtlQgGEx+lCJe",
+	"bzqF54NWM7D8z4qO2em11/NaC1eZZDIfo3OVixEz+8dImlDBeuS1hSqOZMoxgQqq/PIpcwb8OdQGBvNN",
+	"zBCXFcfgq0uwqk7JMiGsDqRaaxSqFjBYUQWhofJBPMgYjbd80IZy1Rf7JyqaSlq8uE18NHATDhw48Tb4",
+	"zGuXdk394PU5HBiNMmiOf1xbvGKbEFJbhGGr3uQ1yyaGAnwYthd86nRKrhVLRoTGAGXsrgWbpLQRZtoa",
+	"29oNjZ/rM12KShhbrc9iKMoO70Vk6QZ9DBzXfr2+FltlTe4LcRZZZthVu4BPF+BehD7jBqDrSrjqDmF3",
+	"NvorZhFHf6EgozxJSLt0VgUEIlFVAGEQgB8I2uoVT1MWd6r4zOVge81LuVGs2xbWKnrtV8Kptu5Lm6eA",
+	"EW7QHAheePnbpm6sfSMFbXDcUPBpcJvdIJcLwLybamd5QMP1aLh56yJUu5ln7i0vrHI0FxTG2qlfj19U",
+	"tc5XcskWy9y2guWQYh/Odv3aWFqTYmcrQEiVSzAo5Y+F+2XxhvCKAF6BwsM+C/86HqhynysEUr9eHLNb",
+	"YEKrhbp9KLgVEfHO1dxyLOqVJd5q6rPhaxVzq/0YqWuv3RQ6+z6Teeq/QeDOKODxbCLhcB6SmE+ZMAy8",
+	"CI+Us2NEO9GYyK6uLDiqEYvTjDlj40Lw9s1E17uUzVZk4txU0LihxLAVk9+dkX9uok4gqG89iinm63FV",
+	"j208BvVU5yqE73+4uHjvShI46EgHOogBWcfVzD0Rk9BtZVipYVCE/Fm6W87o18gCHWe1qf2WJzm+WIbK",
+	"FQkbjQfptZETrhdAalsTmWeV90+5QB5mv4/pih7fS+4LZBjm0RXTA/BbbJlNvhGrQ47gburN2OMFNl1K",
+	"gakO1Y2h6LiRwZ3J2fK072QCm474PJ9OaTZfHrULBtsm5X843+5ucifOcztlcrblRWfW3tORljsa122A",
+	"mpatyvTswBqX02iOimWFUe0erSivHPO1/RQ8AdRX7q8NpCImXBXhsHpiQlfZCr9EG5NLZNzYYVRhJbe1",
+	"r8Wa1LbYTrh5k4vTueCCAgFywvUAzKyei2RZ7gzJIxLWi3+2q9U/sd5SiSkE5QpV55j0i9SWxWKh5ZrI",
+	"fJgwX2Lq12Q7AxXAQ55nLke3BvxEqLuk5QgqOhpRbyiv2YZv28FwtYt5amerDc55w+Z7tgkcI4l2IdTS",
+	"ku////85ekbHy7/+7//HEXLl68322q/GFmrgF9b7Fk+7n11gpMxe8MEbQMdOiPsNS1REVAipoUis2Sqb",
+	"Uskzi70giq1RWqYOQNMfT8Gm1lq2ik2fQiOjmVA1SKlSM5mtifZw4ywGaU+me9o/mlvw1u/HA4/LVMWE",
+	"xq1aWJLtnPOGdHZyCdcpZV3Nie22eKsgwgoprIwLce2WYLimzWYSlu3HQGKVyTs2jbBsJ3e7B9rj/u7s",
+	"0rR/mUg65dvFP17UIGNenp+9QmZG2vZbdOP6XQC1ChprqoHbhhbmaeCiWhsqiypMyZUJqwDHxDxjkbb8",
+	"F32wIGMq57dwuDOAEucCD2YTHk0Q2wOB2fDnzub1zFajM+0cu1kt2FNfk2WaRrDhPON6fm76tOo/FDc/",
+	"yfXEv4y1dQhNO5nxv0PAwhH5Fiuj/2G5MnqPvNaERliTtL5qZvEvBQIUCFmhl54ruuquxNIzbi9HqAMi",
+	"TccRg1QPQEO+RMARMyVz2GBMJalNtE5R1pVXnDVP1CWdYTuiGCCWhu/fnV+QRzTlj2iuJ48SOeYiJO0f",
+	"tE7fQWzCOZ2yc67Zn891xiMdkHOzyAyzUC7FxZvzTo/8YuQYRdqmt4C8P7l4+UNAvjt9c3px2oGSn3jZ",
+	"co1l9CKaZfMFKKbKuUKwl0uxEG2MqAgBYYli5Gn/CfYZyZiREM4vFjkNccG4mThO1t2SNk57YF9ariFN",
+	"OcBVfwZZeyQbMhwxgRzDGIwICtuJ1daTUXcildmyN2/ekjHVbEbnR1aD0jSRY9I2DVRgMUyD8tBeiqL8",
+	"eicgGdWMQGUrFWCcO2fKVqo3WopmdKqKGvUqWKw9ogJgDSqwBz+4FDUe0QlImUGrSLtMmgmWCLITkGEe",
+	"jxl2SseY1S0BjtTwvd6leA2ZWVA+sshMMuQEweE2R+nlu58uzt69Gbx/d3YRkvY3/W8edxzTGbJEirHh",
+	"oEYUy/i1mb5g2oiIvUtxKf74x5MyqpxL0fvjH8kpL6Q6PHJ4KBxb3vwYdy6F5YcLxyOsUUq4+rj0yIk3",
+	"Av5SgHzfdCzMSQAwNYBPWXUa6gcBo7rgx0sRySmztWggzwxGBNs0g6uu52ZfoEcZzrTAmHCd8RCb9UUR",
+	"0GwsTDh0gC2RTBIWmUUl7cP+Y8CkojG0+/60bGaujICgqImdmJmHl6LyO2mnNDMk6CB6oYY5cZ7kgFBR",
+	"wAXAL9yiUtFEChaQUORJEpIoYTRThF4KZ4DH5p3ARg7B+3HJa+MzE3jaMTuHe8QVueaKmw6s/XwhbsmM",
+	"PmJlciEUO8YAcYCYUsRFUZM2HSL6B0ZsdOz6GuERlrdYLFpdUQ0R6CEc/ZC0H//rH//vs37fzANhVZ71",
+	"EfA3RKkuDEia5IqMeALR+pfC/IhOAEXCT3BvB6QiB34Oe8RIRySsfBki7VBV9FuICKYVSemYHSPy16WQ",
+	"Kf01RyZg19+uKNSHNk3NvcimihiyBEXQgfwgvB4uxCkoznCQYTURe8Bs1KdL1KovW0fk02XL8HZEyLDg",
+	"L/gBfZnqsvXZTOlpv4+iSxl8RvWlQMhBaWPoMIQ8llEO6ZftKU2M4sVi8p/n734yPHyWAYThPGXm05DG",
+	"xOYmAJi0yKdAkrm4EnImLgVS2TF5eniIb5+xJOnaPqsjIcMMEkQolpFtswp6k8pBdglg8JbaYpLJ2aWA",
+	"R4s5sI9c6c4xCe3UQwiOQ98QFv836/DCwrNJMUp4pPF+VBpKL2LR7jYFcIpLYYhNBOiLJEpzyK9yI4Bj",
+	"YX6oAD1BQJ6E0uvmLU/7T+1mvpWCzc1eQmSsw1kE44k6aopnBWPbcxv4+PP5dx2I7YSQUmmlMXOzyUvx",
+	"h8Pes37t15qh0hDN4bO++S/skW/hsiJYIA+H0jCAHgGjquGfyrasmJfQFAhvdVA2OFlM+gXSxXChKzav",
+	"i3JdZNqYzIsdF445w0CK+FmE6obUEy60MjvOgMZit2XgIaaKnP9w0j189rxHfpBKwxutq9l0Dtyra5ri",
+	"4Taqj4PSwgoTCaPXVojUXEMCDsqhTp45ef+6FbSKNJNWv/e41wcbIuaptY5aT3r93hOb2wZiNV6BaZqg",
+	"E8drZ32fUAtM786dIu2/nLx9E5Dwios4JP9OQpWyKHQgO1KM+LhLFWAd9KZxh9Ax5ULpmiAF8jWGY9ls",
+	"wIQKgkZpOFY6o0LRCC9/m6A2oWIMlAvSaDU+VdEpK2Wa4FK40vES71GQnqIJi66UA76SM1EgZAV1RLSg",
+	"gBND/EYLumJ6SdSlqI3GcN4Cs8LNjsNbEMiwR8I4mw+yXIRYwxvggSZmQLD2bnyJGdalKPrjmhhZ2NY1",
+	"SOY1V68ZTC4Q3qVHLgxf5IrMDCWi1IN9hzAhhYRTLM/rGMTlNJm/hM1qFebfby20XAWZCWLLUWp7BMEV",
+	"R59Qj6HrlMET8waHmve5rhXa0LIyGe7oU+uw39/3uwF3Cl7tSTs3BIcylo1exu2IeUzawHXttgXYgusC",
+	"dOrYcNGJw9m8Yqnu9MxZe4oz8A2smOmjb2lcLIp55PH6R34W1ArDLMaHnqx/6JXMhjyOmcAnnq5/4iep",
+	"XwGaHDzwYv0DL+0lBQ8cHm4ykTSTkREDhgk7BdwU8+yzTdYNHIuCJiB4oKXAeaBbsN2kznoqDGuZpRg+",
+	"SseqdfTX1rtCE2p9ML1axSDGKPyxr+7RaZUBLPGimooZEJnERoywoLKziSTtkEZaZmHHUpbho+ZWByHr",
+	"UhipoFCtpBUu8BMOHkDERI/8yOaK6a4R2WJ3I2VydmBUuV9zkHrRcXdseXVwKULsELD8QQTEoQCmtAtn",
+	"gl4s/AJAQJvvpj0C0CmoLVDtzCVY3KFNL4X9AssUFN6xzjGhYm6WH1R+o4cavb9Hzsw70IggpOWVj+hI",
+	"s8yCnxxVL+BLgRehvVaN6miu4RxPrkVLMfINykETmdiDTZ2WvSgEmXn4GGPClT4x2/9GjuG2zCjU3DXE",
+	"4qfRsskjqHH73nxufQ7Wtkbzb9l8MRcjmeNOQDgaV3VCIYhsiGknYJYIA6fyXrG5CtHyZ3r6NWfZvDSg",
+	"2KDHkpNWUlKeP12Da7hqnKgyYaLn0FUW8Y2gIMKmYUCVj53HAWfB3MGGtkkbSgMcXeb9/pOIx/AvM2sF",
+	"ZgeU9cKA9Hq9xhWDjm4w1g+3edUBrXLlvehOQKFziWAalueeX1U3vgzMWuB9DlNO4Bg7bg+rVWP0zgLU",
+	"LAOfa5ppVQLgGsZk8+IWTUzW8rTK9Pqe6smfHwWXwtpgIa7fwhCw7JopcvHmHK0EzhDQZFZy1wLcOgk3",
+	"SjGgb1+K3WAefNwQluZ2BMQ3pu87EhAdiIbnzJzzsYAgg16rhgd8znT3JdqiNzDOBwu08ed//eOfx8TR",
+	"xfEiXRxbughJGyxCIVJHaM2xYKFvLS5QlSEtspzPX/KQH24gLF5I+ZYKpxComxx16yFqHf31Q/Xgn1dj",
+	"AsCJiVDapRu95AJ64mECEhHe/FzgOzBF1g4jdG9hSFawg57vVJl3LdH3Uw/zQWq04W8bkuNpZUwLRvH2",
+	"Alkek7f0Y/dkzP7cPyb/+sc/w53o7F7fDCW5fKp52P764XONfk6t0o/2JU0qLqYVdFM4nP1k85YLvDsm",
+	"MtPdhF+zJZ9hYaxVsNddLsD7E7jqhFqC+mLl2MA1N1x+ISv3oga1By44gNyz6W9oYUIxvoRzby+6YC7F",
+	"BGA3MdpGSzBumbd2fDcEhqa8dkO5sOg8t3Fh1F9iY1w2ujge3+oY4iYbA24v2Ba1sjtTVsqN2H23GtyB",
+	"Tr/pYTXnilCxeJY2OayqUbE/QZJXDHknz8BKiA8dL7sqoR1Nkh45r5iKrcWWK5uluaxe1mlIfWEtc03z",
+	"nxXLXsevwCO1Sfv3yJbKR25T2amv3HqtZ9EZ/rvQfRYnvdGZePSJx5/xRBg5xy/iWr+IlmUBdVcyHW2m",
+	"6C10PlT0rHaWDwFWXPfcGeukoTN4MP7arK033ndcl4344bbM5nVsWceHGtXMiiC8cVNp+Lo4U1Rq4Fk9",
+	"4A3ux6pSK5ejQpZJyL7/FnmNDTNsuNrRmtjbmapuvOXfwZCGrOK3aj7o1TBEu1/L19K3rtG9uo/eypgl",
+	"21xIP0j1hW6jamnMldeQW/7fxfUzLMnIUWNBWR+wbp+HYZgmqsDcLJA4e+RdpURlyjLShhYB/No5LgJ0",
+	"MKDhRa9BP/m2SGu9DcWkXsf2C2skRcyun1HZtbv3V+Zvyd9oY+soKbOlPaS+yHw9IladVPH7Kqmuk4fQ",
+	"KBX/7r3Pe7hNIdBwzY4G/stzzHTjpvUfzvndisbfM71+W3cViSGaKpqsqkDnQokgPhxKuxUFlzMGBXDi",
+	"YxfnatrifQVmN3nNbN3TOr1hVO4XudJsetEX9s5sRuqEKhug/MAA7/Q6RCLZ+DrMGL1iLvHab2x4mUhl",
+	"/ReV4rTuSUK1dWZaY7eNezwiNEkseM8U7dr4oJzZjB58ytbrRrxUUEtD+Cq0L0xi7ITqEg0VDzNa0H/h",
+	"enIpbGLE2el3r88HP5+9Ca0fltGMZIwC5mcZaW6rGoNiC2nlRcINFaVz/lK0McaHhLg0YYBRH6Gbexgs",
+	"rgqPbRzRjCoSmYWLOz3yhl+5QHeMnL8UwHwqwepc26GoIsINHz/GgnZc2WgaSg77fa/t30z2W7efS2y0",
+	"udIwmQFokllqgN2H9zZFX9SxvppdU2txjL0RI/Ut52pxy9uV4tYHS79CsFbTwIsqVr6wkfUlRG9Xd8Vd",
+	"a9JdLybF7gBpsYxZ4ngQMBaVATjxtHokYeWaYgyDVUGFQIlAhqmMqyzvirH0qP4Ww9XaGH8HQFNHaP+D",
+	"0GcCteSouBTs44TmkNX2ay41tRkQwKAgjAz0aJA8ap2PLJT04mmA910KyzCPyLOPHwPy7PBFQKhRz7vY",
+	"7Kn5wp4QqcnILDZkJCANuWlBoDQkCK1mqiXjx8IdGYshRrpkrwlXNiQHQsFhA5qi+5oZ1laWJT87KYbq",
+	"vK+QtNHEIVzxy63O7LlGkeyO2YOb6e/CqBXxLMq57jrChY1T68KIbeLlaqurbXOvjK4XjE5v5ARc/wiE",
+	"vP3I5l/IVAurvIGlFnfj92GoLSivkNbtN81m2pc0tWw2ZVhhoJoLJ0cktPiKYUDCEheyFpoMwecpy0iY",
+	"sozLOGw02sJwbkvBhc7vyGSLE2tirPDrg8H2Vgy2jqSWSX6BaW9qrS1p9HdqrN2j7bV5c1ZYXhs2oP9w",
+	"Wu+B2XXVju7d6PoSMrJsPilcLUUsAWQTH5e5fjgwEpnrjCs0wzYaWm//GrojM+sGhP01G1nvh810/Y2E",
+	"IDArtYjvsckXVCJuU1qH2awX1nFdfhey+tjtr6MSu+FVSd0nQn9v0Zxvg3VB33cjQFu8az/jgrV6EJ9v",
+	"Q3wuwMEXqbDOqtYGk1aTaeARhy2myJRNhyxTE56qwBMouFAtevnOxleWdP8gld9QKm/c82aZvGH1+w/n",
+	"/64F8hWbuQdx3Cc93/oNdDey83oKfAhPuG/hCdvcXo/sPbRe6n5rG35NsjfOab0Ebhfpgdk2YRDYBcLA",
+	"r9thvl47vc1km00k4snhOAhNMkbj+Zpg6QoJ3CbjxjfcoQJhp9jAxEtB9IF93ym4UxwTWuQi78bFH32y",
+	"xQc3sOgvUv/6nLSpvH5QIDw5aRDAarcOgG1vgwVumtG6mMU2sUCMq2/4H6TSP5pG98o9/+VSnOz810sC",
+	"Bfw1aWMCNGb6Icpl53dhoyuWoELfPxTfNfvUz7XMmEKksmses6wC7m2rTZqujwhDyOwQo15DDE2EFQ6I",
+	"YjSxlYouxcnpeffw2fPu9y/fOjxvjKt6e3J+cXo2+PH0L2GHyKKrQcZGIWmHTFwf/XTy9jS0oNBwaAFq",
+	"golrnkkBwLtyVAZedci//vG/qjEAzRARlpRuSaKwvd+NNOGm1hhIaaNe20XlLa1w4zoPdsrbsFO6FW84",
+	"iUt3wIbO/ioJP6RmfenUrDWb2myObNy2/gMHuLeWyrW7vffwge/5NRfj8npduh+pJlPI4hKsQzKWJjQq",
+	"QLYgDwVRxKOMAe7spXCP2/yU0AH2ZaxAEMRoaxte6mJqEckJVqAITvDcq2hd/CL36t0YWTc9VaWl9fdw",
+	"wH6j1ted7uRHUCpnExXtfEIz9tVYYe2kLhidwsTWK2CQFvFgiW20xAIhVcgQ0tsglQSUptu4ZvzaXqXM",
+	"GBadWzbDwrhul68XlHWnGlMxiiYWDytB2uYfczfrGVTJslmLRboPtOo8xKftkW3DrlSPi620ao5RYNM3",
+	"5UwU1c0AV11PmIBULML1Dmz+0SebPLBSFcvF0vFYp4td0CsmoFTHA39c2GezNNVtxgMH9aTa1URjLEGj",
+	"ClZ6oMqttxBwnX3z0E3zlBpNu462bMHXPXPyt1DsSwqoLENTUofUxtpAsiLkw1K2VR5NjMBqjolhaVhK",
+	"sOPg0bi6FK4gUcZSmVk9QeY6klPWIyeizMkcUZ7k2WKmtk1pl1dHBKq/YrG5S2Hrb1mASsPGKRdV/QXV",
+	"Dhh4UbUKq8i7Ej6VwoYwQtPsEqpGg62/WaHxaC9mW76cZn7BlF5dEMausMUPIGZ4D9xikVswVdXNC7ow",
+	"9DDBKufLHCDwJ0dCzYq1kv1XJdFv5kZRvxtvyaKnZH088w9IZLdl6bg7YXiVjePBR3BbPgIP/dXY01aB",
+	"zMAVizjmWtRy4Rpsilcu6PrBrXAXbgUvH1rlTrhtieU3zQ7uzmHgv09uJ7D5lq+iu7O4rzS3PwQ130Oz",
+	"+oprbBqlXagrtSaU+W2UnttmX4nAXcxovdT99uV7YhfpdyF7V+ZbIZ3qt83RSlg+ZkqFWbuFOpBoQPj5",
+	"7A3hCsvtsrhW/peNM6YUVNGGErlIvgeKDKlyDzZFJRf7eUtMt+j/bpSAcnoN7Lfcngd94Bb0AVFZ4MZD",
+	"4eGqW6kI+EypJGgpE0LTNJPXNGlUDuqU/5DQeDOBf6ONbpb+V2xG/4EZ3BdtYMNNviXV4ItdVXejJGxB",
+	"nQ/6wj3TF250zT0y99WK8mnqqnbNjWRW3HKKCDkjbfjzEbiIpWlyDo4sACL94eLifVBUCbJ9HKhKMDzC",
+	"lCo6R3hSRiO8RUdcjFmWZlgSLiazCYNAeQ7hc3i9sjgggs0A8hkrt8dEcRExKOxPy2ar6pz3yImbG8Di",
+	"RhR8X0NmAZ9jTLZ71j/0F34rDs4FrOPtHlHzjlX4ncUCw548XCP41OFGC/A91WxG54sSBlcRUHXtlLkV",
+	"DqoVsJzMRxwC7L5vqNVH+NEn88/nR24Ym8qv5qkDVYz+qPjSEH4o2CxEdQ/nOmGJzSHB+lTKxo1YDA9q",
+	"2AXkt7jFaLuTiRxDaTpf6AgSTwCXWGieFIe2406tXy89JhRH6YJDqShfCkf2af+pp8aYebVMYnuYvsB5",
+	"PXH70XBmi0FrB/iuH0Jbmq68X+z2uc1vm7XC0BaIX7Br2dn/6Qv8xRPh7Ag6ZUYqqtyT5itl7qEieLny",
+	"Y5qxEf9YYsynFIIVLYC0dnTZBIqfUm1WqHXU+u+/nnT/J+3+vd99Meh1P3x6HDw+/ObzH1pe3Hm/7eeM",
+	"RTKLa6ygeve2bVhL/ZqDerdmeh1Su2ZP7JEEllDtJqGaZSTmoxHgaCsfC7AcZYENIPNZzQuWj7l9unrK",
+	"b0Vkrx7wbWxMd8ZlHgIq95nGjlTmmBFVVjwVcrZeDocYsdX2e2zytdjuzWw2gB+BSf8uTPZTt78FpeAX",
+	"6wJm3toaJLfC00zfd2Qth2k1IXeYHx+M5LcRNONK2ixRYZ1VbWUUxzohS4EzgdMTxhkVNt60rDBSiURt",
+	"NJsXpP8QVPOlg2oa6WSFYd2/Xf0HnnHXkTUrNvO2DOi3fWvdkeF8LQU+2MvvW3zN2hsvpfNE0lg9+mSp",
+	"dbDm7jtjMRb5c4qqq5OCFe/bMiN0KK9Zh0gBF6Tt96Bo2XTjvcehvKSpzjP24C3ex01WLn6EyxoTt+MV",
+	"qnjvvmqs73ZRbqRN7sFhkKGMOav0jog/rmnNYjqhioS24cCNIrwUNyClI/dirFpnvp6mmlh258vbGTO9",
+	"js72xzEX3tTAOu0UHojYe33vQMFrC3k68uQxaf9XF2p5de2Kdl9/12StLBnkSptlpUrm48Nv1lbJLBix",
+	"zUdcaSd57xrd43prt2lZgflvgOfmFvN3YVxJS6IojoP7akUtNFCKAbgNFrVHXmunrAqpJ1yMrX06pEky",
+	"QM04JI/wo6tqq0JI32SayMw+fSkg9zqOWezg22oEbqEtbX/mMvH9XmTBhs2YbEgNtyRoY+d3Yx+yE2u4",
+	"L+x+PViIbsFClDqS8pykRU69lZnIykCFnQjPSuC3CflqRRyDZZ1H7FLQCPKalZXEEjpH7Epwq5rLKobq",
+	"2BkjCRvpwm3cgG9ohe/yLD3Ym760vWkV1TWbnJq2rP/Ah+5ebF29pbdkePoCF+LdmJ42IcQH49N9Mz5t",
+	"fZk+img0YZtcqRhGUVgh4DnChM7mDgEDXx4QLhzeL5oMMAoT6s63YxkpeCcX49407mAdd+Iv4256B7yY",
+	"piruSstU4S0txuaR6TEp8fyCSmH8Hvkl4yB8C0LzmGuSyRlpo12NhDj5MCBX3EjHbpYDmGXYWbafpXk2",
+	"tof/JazgLR5FeMF780LfcfxBzsiUinmxWjOWMRI/mOm8JwWWsTgoB2qBoPd9e/jP3GZQ8khdFo7mexBe",
+	"v5ZwjeWpbYZ0YhbNyvEPlN0EXFgi6zsyB6w1KMB+C9JRQzkZ2CXUj9hHrozqtFEtmWXSuFXhqvqiu7Q8",
+	"1CbcWCWMCv0gaN2loPWmomngifID1a4VuyqQc86wt1m1mYbzsc6CYKSsOKMz8cA3PVHfZmWqMGW2+Myt",
+	"aJSbVWv5kc3XSRHTKL0NlMKzKk55ISa9ffneXrxHxIaIKxJe5v3+kwjjT+FvFpI2iucQtGoVA2zQCXwP",
+	"DAb4nWlvu4Ccq3Eih8oiE/4xtIrDNEp70/jfcCCLORyziRF8K5a/hF8zRdqQUQYopLa4O0Z3e4R65Sw8",
+	"b6O0ELhu7+4p33Inuv3C65uU/NrmG41faZk9FHffL3guQ9HNLDSmMtF6MOM2VwvYtrsZ1ayLtu0NtAwI",
+	"Ujmjmr3BJ74qPaM+uQ1cmf6g0Yd7069v+P0pUMDy1kyy3pvrnYDBkLYzRMGoOseEEsUiKWKrepA2Gi0h",
+	"oUIozWjcWa2O1Cnodi+F2qvuUiVZmHTTJeHZ/Qcd5a4vE1rZDQgQk8IFjK49mBveKo8+wVfbaC2eY/RQ",
+	"LPNGxTIhRK/caTnaZqPX+TnXbVf/geHcZ4/oDWnj1tRb2OYtHax3dgHfpfN19/PwNTtm74Gf9UYna8X1",
+	"urGm9jV6g8qJbZjH++AIWqOYIU1tZkq4fy6gkh5un93fufunMtkH5899Vaxgf1yGF9HyBox+V+XpweGz",
+	"V4cP7uTdensWxGE/1ayvaolE8nUVtcQ5PdS03HtNS4tvZOWCxsKWtyofLNe1PLblAg9UWSlwXsFMtINs",
+	"Pz087DTUwLzVcNw7LoG5cBoeKmDe0wqY9cPlKYNpSb4ogEm1RmTSbeSI7QtgbpFv8lD/cl39SxcCVKl+",
+	"WaYFBS5xiNTyhhbSi8rkoWrQwhVjKeG688XlEH9pTBxV1415AxHkW9f0XiXMvsdQ9DJndoNHYDpfMsvW",
+	"Lt2GybYlJf1+cm7LOS+ej8ovzRm4ZoEVYR9ppJM5GO1UPoQUhX/943+R0J7agT21Ax6HAQlzxTLzJ5EZ",
+	"CceZzFP4ZJ6o6ICEC/N3E95G1bJht/lWzRr2HXcpqbhprk4hsrv2kFt7e7m1bo1XHpkGhu/JuG02UVQJ",
+	"+wFHZi8Zqhvt3TpHbuO+9B+O/D1NY91w3/eQ1erZJpu2xxUZ8Y8s7pELaWsgoAJp78wxv2a1y1SO/Hfo",
+	"pSgu0aByhR4TrklWDTeO8ixjQrs3+HLnq17hL3iR3qUfeKtT9ZCTez9zcre7hPEErlG3XKPfKzIRzn8D",
+	"bcku1O9DTSqpoqAz99U67Gfb8Lb4KfZ+RyqJnVoTD3V624MWcgtaSEFWHopcZHnbQfxYSaXA+Fm0uwWk",
+	"apXjYsQyJiJGtLxiwmuVa4TKrJyNB7ieLw7Xs4qEVqg/TZvWf2As90LXWb2te9duvucAFBJar0lIpvJ6",
+	"gZVoiXZ506TXpH18iXvyjjSOjcj5Qcm4d0rG1nfsIzlc1DGW93vEE6YCMjTHyfwxNVMYM/cFkZlNBy1w",
+	"VOqnaUpjRvQkk/kYqzSWV3CaUOEAgeA1XSriru24N407AZZUhOgcPSnc/zhswkXMPpL2GYu5spm9DuuH",
+	"TNlUZvMKElAHajkypcmIZ0r3yCmNJiSiGQDmmM4TqjTW1iMATksUnRndgWsymzBRmxS0RYk5NoPUGWdQ",
+	"L9JoZWaEGYmoiFiSICygmz923Ka4egdQr07nDlMQ8XGd2EJh6Q8USfMsBaexiMlwrpnqHNuOYskAN9RI",
+	"MAkMME8VlMe0hTRrlSllbQ7HhAoJNS/tFwfKLiyiLQl2zTI7nx45AXjnTCZ20ypV8ew2CLm0s7x4oaF7",
+	"GL+QBParU8QjPOs/9le+tNT7btig4gJY8K85y+YlWvAVF6txglcxPnzTj6aLzxuoufc1Yqq6bOs14wpF",
+	"VAgAfqAasLAeBJemWKrisBXnpsb1KpVpfbxl3yKPn8UXsN37rC6wrqYA/lwHYldfDvNdWe1rJVZagWH/",
+	"AJa2Xv1yBRTrWPA202VZ7liBC781OW+KYvD1QRdsgVdQSbsPsMh1YQ/J8uR3AsleWYQKMZ5Vvl0PzL6Q",
+	"10VFHDgxBoImdUaFQmYZYGOzvOAHE00hH7edtHjHUAFr0xMr6/mbosrfqK21XO7GU+DhrVsZXRt3tLni",
+	"3nFRMQHaFAiFl+ImAOrbIQk8GGX3bZTdgNaaTbNfBFfgK+ZOd1QaaJMt37vZ9iXEntjshSQfE4k10I8t",
+	"3yliU9DOEnrZ2yNoGzbZdL/YPX03dt1tTkJp3A2+8lPxGzX23uCSx1OwmS51Bk2/Nn3KzGoDnerhElhl",
+	"/EK+CxaA274SVsSr1Pb0tvm2eccd61gwzSb+nSfsgT3fJXs+iWNzHPKEYV7Ijbn0o0/mn80wApaPwkMA",
+	"/k3VG7OTm7O4tYqOf2f6D2zivug22+33rSVimu3bGB7ti1+Bd6y+rKPth8iUe6esbHOsigsRCgSvLZED",
+	"7tQfTavferLxOQaunmDc6jZP/qxY9mUC7t1qb6A9lRUy2xhKoieMZ0SxKGMawoYmVE2Y6vw+fFPFclQJ",
+	"v/yy2TP1lgutSKiuurOsG5KRTBI5YzEZzsnTb0hGRSynGBZEuCC5SLEI8JAq9vxpniUBhmcpMOGc/3DS",
+	"PXz2HEzw9FKoicw0iblKzUDSjI34x8AGI+k8E9beBluGbjBeKZclRTLvEcN2r9icDFkiAdJAXopNMsJI",
+	"JSGMCxK6mAMeryg+7Ojvtq452/0dKXm1t8eNd5yjGtgoDHk3GxQQNZEzQaSI2INnbY/3mDmBUBPfrnvT",
+	"CV6+ubZyqlV3dJjHY6ZVj7zP2IhlJGPX/5u9q1tu23b2r4LxTaQ59Efzz0X+1pwLN03anJMmHjtpT6fK",
+	"mBAJSahJgAcALWsymelD9An7JP/BLkCCEilZSWQ5ja7aWMTXYrEL7Mdv5TWLyGzKkykAhDhHnJxBpB/8",
+	"P0ukSrtichonZ/8w/NyH4TpeWPEY7NyIL6+m14qQ/Q63vwPXb+9W0q7lTDAFQiAMNqaKYRb2IFTHifOI",
+	"WS1sLwNKGmCVTu/W/ajOHT0O78rw+8fhg3scfqJavXvZYlSOS0WLOdNYkjjFjJ+QS3pVsAritWErLGDM",
+	"NYnhy6trNo8HpKWe8ZevM1zdDfeVhr++SsMVXy0VG/Z0/PJ6puvU4E1yG1UDL+2zPsb+0ytq4kF1rcUi",
+	"3TOprrmYQEABQGVpQQs9lfA6ljQ9Ihe2MSBYuBtvCs25JpQIeSiL5dOB3z2oS1XkJ78/EEslayxdPkfo",
+	"wy1nK+yLdhZKBJsFiqDK4IDoX0FzFuEtLfLXs6gqel8oLhU3+IpjtwVXczCmDIW3ptSPdXylg/FEZsjl",
+	"+Krzh2SMUHM0YVdYuUzHWMcyhp6ZtidsKFz2qiRCzsh/EWgQ+dwtasDsRgXksFHdx9L45ATKnunqjFE/",
+	"nQu4Q9rzZ+eMP0qFa6nP4pOTf7dZaHBr7umaeYF8sCMLDY7eaaFpYaHQTOPv937jqWUM2EC+D6/a6aUU",
+	"93Uj+SQzdjdo1AuZsYcJjNp0H6z//kcly2KTBk1AoE9wnmzVpVHvyx28GjJj3xbmamPF4Wlo/L3bfYF1",
+	"ikhs+4mtolr0DbTBwkXBw4wakkttqu89cEM0FKHPgPQE42bK1KlD3z6c8ZT1UcWC8na1aAAMvVuLOT9D",
+	"zRTbUmT1CDvyNgRL7LrRBnu89yhsJVcnoPCKw9Wqbe6Iy7rIyvskmXtPkrnbJq9wGazawpO9RHhYvoO7",
+	"7vZWc2TsLAYNqFb/6kAjZuVTIL3U8alIHaKJ1bo11mve7/Qo3KeS3JFfYbMjsfcuPDjvwqYKtjTsmN0W",
+	"GeXAJu2X2gv7mYZ3ImL2UN0KbQQwKohJRGayzFICA/jn/t9//uVK8ThDaDQUI8XoNVOYJZvxGwZmHJG4",
+	"2ABxOM74ZGrImE8AvcL24VNlNUMu5M7IoOlck9l0fmonNxTaKGrYBHuaTe0hlxomU5XLBwRmmmVMPdJk",
+	"yoWJ6jKSfTB55YU5RNM1HY+5cOauoUDPpNZcCsJTBltpu4YIMCkiMgNINbCTIs0EQI1AWCD0HzmUCX+W",
+	"ZjS7ZulQcAFUs3+SKmUqMKgkUjFShT9QLb2li+hrXtgHRG9MswyKs2DVvUfVrg8FHaN9zK0Pa071a/tM",
+	"daiDfOXGCnBLjZp7TKkf+Q1DUiARLV8ExgQ7VVqZC/0wAQ9B6IdM56QHYzKaMqX7ttkfpf1iKGCm+KhB",
+	"ACX7lKlIG//fIVgpDoFBY9dDNVIJwF3shgnzSDtWTJmhPBsKXIumc4fH5UiODq0ARIoaX90IFMkp8DLN",
+	"mQYSLSR3t5sJS8OeuxO2LbVRD1GJ1vtWHOEUdJl1Zl2mLOEa/Pb7QlxfTP47ypPZlCkWyGnk8okMVMEb",
+	"z52hHnABi4ceRHalZa8ZuPvQA5G3aUtrUuIOxRoXsHq/CYva4qIDXrxc/GkdXHeT4FsSp81BdmOtWlho",
+	"V+HDJv32Nqtt2KwWiLyafbsE6kaRsQsjBogEdZLBBjjeLYdmHxD7mTaujZii29K1bmtO9gLlAZq8Ntz8",
+	"+6lY1GG02oHG3I3p6pMYfG/AemgGrE/Tts6edIyBdSsMWWxU8izVIXR2FZUHsNvnUpuJApjpmbMqMZFq",
+	"Er9+8/bli99ioqWz2zgwaQnxToD/SYyUR+TCBT85EO1qHMFm9VgcstegDlir0QA6vHRfb1UvuDEukHKt",
+	"x6Z1CUdf00MEV4eXq5qoq5/EgFS+Aiq+ZiAMohGpY4xCpogmrVghlXFF5h2qJiAj51yUhpFeIcHMZL/y",
+	"UF5DAXjhg8rIGV88f3X229XF8x9eXl69u3gVYzf2ZTWVIStDZkS/jZvsRQNXs01GwhG65C78+lXxjD8Z",
+	"5IYpMPNCEumEkQKP/ToGgnLlKw0pb+GLfwjalF3MHeDX7ZK/CbOHcZvreQQ3e52Bw361pUua7Xo3xgxY",
+	"VIdgwKIze7vFl7dbGGSlRf5riKe1Zokz6AbVmTY8y8iUVnj52sWVDVxGDJEKyguBG935iDpsEhWf78Nz",
+	"7js8p4Mvuo0U7Xt1shcPu7VCdO7jF7A3tFkStqyadmM1WMd7ewPBQzMQ3FmtHU+lNouASs1d/tUHEthW",
+	"GA9Rw7bndA7PrAEEAtjlkNGczKYSko3srxAgYCopFXVc8X+S2vwvm19OqfrngMu6Rdn1wcLu4PyE9e+F",
+	"eRfAbBVF4su+gdtnC3LeHxUIjzmG8JjVJfEUnWEUjSbS8n78+1jJPCJG9uOIyCytysxFCyW2dBBhRRIq",
+	"8Mj0aGIlxFBQXaG5OIL0j0g8liqn5r8TfRPbG2V8liSsMKfEsFtzDH/1+YXPLn8hvYsXz8iT756enBLq",
+	"A4CUnEUQlyQgjULJGTzaYQ0u6EtmZS4gHCt+Z+nw3P4WDwgdaSYM4SlWhWN5YeYkYVmm+0fkV7TJDEUM",
+	"8G1xBDPguMrZVGaWVmLC0JQYJ3AYYwgHw8pZLHUpia4Dl5hoJwnHJOPXbCj+5/LN6zpeSrBbQ7ArZzZ0",
+	"oU+v2a05fObGwJW3WX+sGKqXuLkAgrYvlMw3SLCiE/ZW3vn7e6zOvhUkO58muUkbKz83w7yjE/azTFm2",
+	"YRu0ywWNFi3iLj8fT90ATrjiqXNFu8NX8ddB1FqHEBsf3LXyYMCOL7Dlx60qq3o8p6aiAy9Mmp0sBJhf",
+	"/uKFcC1YBpXswBouLhR2zFmWLskTSy8zLyyJtFEdUdW1igwCFsGb7yIi7cwax71dTDsZ4SQwiA3ouGfX",
+	"URcrDeVPvxJ4MjBPQysrfqRAqXaIUo3dFlLhzGqSLS3vYev3Xd5hQdWHexyodWCa4B4bKufjD+7R5YGx",
+	"OzU1fO9KLiI+GktBxVYhgZG9xMIHAM6BYYI8Jb1mPC3+cPjyB6uifEI/S/theQwXpOwDOgHVEKJdrzDI",
+	"Nj4iZwlWQq31vNVGp4QKN1U5JnQoqkrUjcuCAKQMmiIexpOTJxHEDAPQDE9d0n+1yp67oVitPVPcGCYw",
+	"gDi349Sxz37NTKQalWyqJMROe+wDrkgK5CmoMhxQbEaWnFYOcSm6XCz1sV9WsYsyd5n8baTvRyRW7P+v",
+	"Ypjmvx6TTM6YSqhmZMpuSconUGjK17W1QtjT6qSS1AU101pQ14y0smxsTm9fMTEx04PT7x4/jQ5yLqp/",
+	"L0u0+xHdXc/04EDtHxcd8G6w0kc6pNVa2VP10iVvpKFZ+4sguHOnXBsuEkNuaFZWFXhd6vNoHpOU50xY",
+	"+aGtaBoKO4jL60ikNkfkjcjmQTi/HK9+XHCNFaWtSAgyo60MA2V6SmiWDdC400j2Pg0tAX6IQRVos/St",
+	"1KySXNoqUjKGS5a9FyCmj29qRR9a0VvFW+4qi9tjzMXkiJyJOQw3FD4lI6dzQvW1HcR1EJSLIxNmNHly",
+	"8i/7dlIyj0leakNGjIzYWCpGYiNj0nvy+PFK0XXp9vvhvQ/ge0Bh+H6+v/d/0r1/6yLac0+X/x9/fugC",
+	"epe3Q6Qg107QrZXPhudMM0BTWyOirRyOuR36hmYxGZXJNTOk9+7tMxeJEpGpLJWVUymd99tEui4ybuw1",
+	"CDLrWsX3wL2DlMbkW3hKuLGs/BoxvFDR7Ij8jAEw+KsV2HZEh3wxFE+ewnx8clWpqg89OMa/H9uZahBq",
+	"Xt7WK+y3XTw9B66QgG9rin4tQrC5398jtWc8NdOup7qn0maP9Ze+1ce96H1oojdg2y5PFs8h9JU/fPv7",
+	"Tn1MeMGE4g08Xy2BnVmmM7brHXxxv6lxzY0P7s0+iRhCBVlOeUZ6gEsUEfuaPNRWhBt+w/Au2u+SHdB0",
+	"pfVnu8zO1Ho3E2zNNxFhVjoWq5nU/ntdhJn9aktufNv1biLMYFGd9gGm9hFm24gwK5GVFvmvISQ3SnwL",
+	"JRUWz9HOMlBnvkUB6oSR18z+mrN8xJSe8sJ+ah/qG6THVQdinxT3mZFlHfzQHVnWTvqTvVjYrb2wcx+/",
+	"eCbbJTPG2cqo1jOpAH83TjnIrPSUWMURg62+EhCPdCUXupLetqzjdhOqto6Z96FqDy1UrUs/2q9ZUio7",
+	"oD1HI0YVU2elmR6c/v7e3uQTKa85q/7y3jZQN+3epLPKnWfZTMkMwZgGRLNsfDiVGqraayj5oAAKVEhS",
+	"lKOMJwR7tceoVNnB6cEHYDb28fT4+INt+fH0QyGV+XgQHdxQxS2hgK+nVXbdmJaZsW8emdAM/tzGnxDb",
+	"pEoh7GGH6QKL2r6b3Tw9efrdUg+YAfXszeu3F29eXZ2/uXgLrXGuzfZTY4qD6ICJMrckd/+0/0HKv6+2",
+	"Y1kUoUwBg1HBZJEx0svkhIuIZHIiSxOR2VTSnPer0JzFm4j945zkXEDcu3s0wS4uP89+fnbuyK+dw3as",
+	"pEAb13GeFN4jv4CxFcBpg+CTSj8itCiUvAFvzNhdnYyUmXbYRnlSAK5RPadg8JapvSswWsnK3UICTvzf",
+	"f/6FDo0bnoIIPjt/aUX1HOyGM+F6q+C5CIWKfOTdxSucMM+ZLDF2wM3hJ6lN2+jPqKGZnFQlN9DhgeEW",
+	"BOoo1P6sGPChYoy+iMKrY0ILOuIZN2DzqBcOqFgto1ou/UNyEQB0YcIX8i6uSzGip7RgESk9ifBLBMov",
+	"FE+YjhC2Kxi0gsFeHvbcUZQkigGKmNtEHPaI/EKzktVObXYoRTYfBNEceipnDvYnKJaU8Ru2SGuE8l6e",
+	"wmsIY4GapZoZTXqOvDqq7teJFEmpFMCyFXBFF6mc9TEtpAqYbUBhAUmCGYRFT5fnAIG4lW8rp3MrO4Ho",
+	"SF/AMtYR8SG91R/qAqs6IgVNuJjUhQmC4c/dJFv5rTClsiTwwGRQD9KFRY1kyrHuf10ix3JZgq2uCjrH",
+	"3F8pgkBhCCuw12IfNlzVtkpzLsKdOXftWyb2UtQ+xIjQCtmyt5AjHaH6l4qAWb5PRlZvYkV2D75mGXuB",
+	"K8+bz6OOM2Fk4Z22hgkqkjn6TlHbUC4qV2nQNcaotnI7Om6xeCZOEcPsRVp1uAgYFN0B98SvyQ3QxuZS",
+	"HE7LnNoJc5HwojppbgEDlN5WmNXjBX0v5Z+3rA/VxmwqieYTiIhxpZYaqhkWYZm8OZZDPGyqlGACeH9Y",
+	"HhUK0XjLV1Tvvn0IBwSDI4qxpo6Tgr7BsdDWOeCZe2BJ2K8Gs0Uh+rj9awBkjjtrtSkSOJQGDTzKNnng",
+	"IVlTRPtDCEcmIp8nvUxVPH72sDnAPufwb6jilJuW4V5JMTm0MjOtC8/Cjnjn0YISbhSm47pRiLReY10/",
+	"oWXPCmY5nhbonUvpHJPnhJlaxY+0i8IIgqCGYa1YsGxml0AFYMiCCVRfeEHlVkEF/oAalrEK8m6wHJ2w",
+	"tun73GjMfXcZ0ZErbBSRhKuk5IZ4dM9AchurWoIhgtzpj+8//icAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

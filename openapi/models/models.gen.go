@@ -386,6 +386,30 @@ func (e ModelRouteStrategy) Valid() bool {
 	}
 }
 
+// Defines values for ObjectKind.
+const (
+	ObjectKindBatch        ObjectKind = "batch"
+	ObjectKindFile         ObjectKind = "file"
+	ObjectKindMessageBatch ObjectKind = "message_batch"
+	ObjectKindResponse     ObjectKind = "response"
+)
+
+// Valid indicates whether the value is a known member of the ObjectKind enum.
+func (e ObjectKind) Valid() bool {
+	switch e {
+	case ObjectKindBatch:
+		return true
+	case ObjectKindFile:
+		return true
+	case ObjectKindMessageBatch:
+		return true
+	case ObjectKindResponse:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for Period.
 const (
 	PeriodDay   Period = "day"
@@ -1821,6 +1845,9 @@ type Name = string
 // NextCursor Pass as `cursor` to get the next page; null on the last page. Opaque.
 type NextCursor = string
 
+// ObjectKind defines model for ObjectKind.
+type ObjectKind string
+
 // Password Stored as a slow hash; never returned.
 type Password = string
 
@@ -1918,6 +1945,12 @@ type Policy struct {
 
 	// MaxWaitMs How long a request may wait in the pacing queue for budget; 0 rejects at once with 429.
 	MaxWaitMs int32 `json:"max_wait_ms"`
+
+	// McpGrants The MCP tools the policy grants (setPolicyMcpGrants writes them): `<server>`, `<server>__<tool>` or globs.
+	McpGrants *[]string `json:"mcp_grants,omitempty"`
+
+	// McpRequireApproval Withholds a granted server's tools that no operator has approved yet.
+	McpRequireApproval *bool `json:"mcp_require_approval,omitempty"`
 
 	// Name A display name.
 	Name Name `json:"name"`
@@ -2257,6 +2290,48 @@ type ProjectCreate struct {
 // ProjectList defines model for ProjectList.
 type ProjectList struct {
 	Items []Project `json:"items"`
+
+	// NextCursor Pass as `cursor` to get the next page; null on the last page. Opaque.
+	NextCursor *NextCursor `json:"next_cursor"`
+}
+
+// ProjectObject One entry of the object index. The state fields are what Relay last saw of the object; empty where it saw none.
+type ProjectObject struct {
+	// Bytes A file's size; 0 for other kinds.
+	Bytes     int64              `json:"bytes"`
+	CreatedAt time.Time          `json:"created_at"`
+	HostID    openapi_types.UUID `json:"host_id"`
+
+	// HostKeyID The host key that holds the object upstream.
+	HostKeyID openapi_types.UUID `json:"host_key_id"`
+
+	// ID The upstream's id, as the caller sees it.
+	ID   string     `json:"id"`
+	Kind ObjectKind `json:"kind"`
+
+	// Model A batch's model, where Relay knows it.
+	Model string `json:"model"`
+
+	// Purpose A file's purpose (batch, batch_output, …).
+	Purpose string `json:"purpose"`
+
+	// RequestCounts A batch's request counts as last seen (a message batch's succeeded, errored, canceled and expired are summed into completed and failed).
+	RequestCounts *struct {
+		Completed int64 `json:"completed"`
+		Failed    int64 `json:"failed"`
+		Total     int64 `json:"total"`
+	} `json:"request_counts,omitempty"`
+
+	// SeenAt When Relay last saw the state above; null when it has seen none since the object was made.
+	SeenAt *time.Time `json:"seen_at"`
+
+	// Status A batch's status (validating, in_progress, completed, …; a message batch's processing_status); a file's status where the upstream gives one.
+	Status string `json:"status"`
+}
+
+// ProjectObjectList defines model for ProjectObjectList.
+type ProjectObjectList struct {
+	Items []ProjectObject `json:"items"`
 
 	// NextCursor Pass as `cursor` to get the next page; null on the last page. Opaque.
 	NextCursor *NextCursor `json:"next_cursor"`
@@ -3350,6 +3425,17 @@ type ListProjectsParams struct {
 
 	// TeamID Only those of this team.
 	TeamID *TeamIDFilter `form:"team_id,omitempty" json:"team_id,omitempty"`
+}
+
+// ListProjectObjectsParams defines parameters for ListProjectObjects.
+type ListProjectObjectsParams struct {
+	Kind ObjectKind `form:"kind" json:"kind"`
+
+	// Limit Most items to return.
+	Limit *LimitParam `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor The `next_cursor` of the previous page; absent for the first page.
+	Cursor *CursorParam `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
 // ListRateLimitsParams defines parameters for ListRateLimits.

@@ -25,6 +25,26 @@ func (q *Queries) DeleteMCPServer(ctx context.Context, id uuid.UUID) (int64, err
 	return result.RowsAffected(), nil
 }
 
+const deleteMCPToolApproval = `-- name: DeleteMCPToolApproval :one
+DELETE FROM mcp_tool_approvals WHERE mcp_server_id = $1 AND tool = $2
+RETURNING mcp_server_id, tool, fingerprint, approved_by, created_at, updated_at
+`
+
+// Withholding a tool takes its approval back.
+func (q *Queries) DeleteMCPToolApproval(ctx context.Context, mCPServerID uuid.UUID, tool string) (MCPToolApproval, error) {
+	row := q.db.QueryRow(ctx, deleteMCPToolApproval, mCPServerID, tool)
+	var i MCPToolApproval
+	err := row.Scan(
+		&i.MCPServerID,
+		&i.Tool,
+		&i.Fingerprint,
+		&i.ApprovedBy,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
 const getMCPServerByID = `-- name: GetMCPServerByID :one
 SELECT id, slug, name, url, enabled, timeout_ms, rate_limit_id, auth_header, auth_secret_ref, auth_secret_ciphertext, created_at, updated_at, tool_rate_limits, call_price FROM mcp_servers WHERE id = $1
 `
