@@ -356,5 +356,3 @@ func (s *Semantic) PurgePolicy(ctx context.Context, policy snapshot.ID) (int, er
 func (s *Semantic) PurgeRelayKey(ctx context.Context, key snapshot.ID) (int, error) {
 	return s.index.Purge(ctx, SemanticRelayKeyPattern(key))
 }
-
-
