@@ -349,7 +349,7 @@ func stateStores(cfg *config.Config, svcs *services) (respstore.Store, objects.I
 	}
 	svcs.add("response store and cache redis client", func(context.Context) error { return rc.Close() })
 	return respstore.NewRedis(rc, cfg.RedisPrefix, limits, nil), objects.NewRedis(rc, cfg.RedisPrefix, objects.Options{}),
-		cache.New(cache.Config{Store: cache.NewRedis(rc, cfg.RedisPrefix)}), nil
+		cache.New(cache.Config{Store: cache.NewRedis(rc, cfg.RedisPrefix), Index: cache.NewRedisIndex(rc, cfg.RedisPrefix)}), nil
 }
 
 // breakerConfig is the breakers' thresholds from the settings; the rest

@@ -24,6 +24,7 @@ type Entry struct {
 // Cache reads and fills entries in a Store, counting what it does.
 type Cache struct {
 	store Store
+	sem   *Semantic
 	now   func() time.Time
 	// timeout bounds each Store call made on the request path.
 	timeout time.Duration
@@ -41,6 +42,8 @@ type Config struct {
 	Now func() time.Time
 	// Timeout bounds a lookup and a fill (0: 100ms); a slow store is a miss.
 	Timeout time.Duration
+	// Index keeps the semantic cache's entries; nil: a MemoryIndex of 64 MiB.
+	Index Index
 }
 
 // New returns a Cache for cfg.
@@ -55,8 +58,12 @@ func New(cfg Config) *Cache {
 	if c.timeout <= 0 {
 		c.timeout = 100 * time.Millisecond
 	}
+	c.sem = NewSemantic(cfg.Index, c.now, c.timeout)
 	return c
 }
+
+// Semantic is the semantic cache beside the exact one.
+func (c *Cache) Semantic() *Semantic { return c.sem }
 
 // Lookup returns the live entry under key. A store error counts as a miss
 // (and an error): the request goes upstream.
@@ -120,15 +127,25 @@ func (c *Cache) Fill(ctx context.Context, key string, e *Entry, ttl time.Duratio
 // Age is how long ago e was kept.
 func (c *Cache) Age(e *Entry) time.Duration { return max(c.now().Sub(e.StoredAt), 0) }
 
-// PurgePolicy deletes every entry of a policy.
+// PurgePolicy deletes every entry of a policy, exact and semantic.
 func (c *Cache) PurgePolicy(ctx context.Context, policy snapshot.ID) (int, error) {
-	return c.store.Purge(ctx, PolicyPattern(policy))
+	n, err := c.store.Purge(ctx, PolicyPattern(policy))
+	if err != nil {
+		return n, err
+	}
+	m, err := c.sem.PurgePolicy(ctx, policy)
+	return n + m, err
 }
 
 // PurgeRelayKey deletes every entry scoped to one relay key (policies that
-// narrow their cache to the relay key).
+// narrow their cache to the relay key), exact and semantic.
 func (c *Cache) PurgeRelayKey(ctx context.Context, key snapshot.ID) (int, error) {
-	return c.store.Purge(ctx, RelayKeyPattern(key))
+	n, err := c.store.Purge(ctx, RelayKeyPattern(key))
+	if err != nil {
+		return n, err
+	}
+	m, err := c.sem.PurgeRelayKey(ctx, key)
+	return n + m, err
 }
 
 // Stats are the cache's counters since start.

@@ -31,6 +31,15 @@ const keyPrefix = "relay:rc:"
 // prompt_cache_key, service_tier, cache hints and advisory hints. The
 // model is the catalog model's id, so the names it goes by share entries.
 func Key(s Scope, model snapshot.ID, c *canonical.Request) (string, error) {
+	sum, err := digest(model, c)
+	if err != nil {
+		return "", err
+	}
+	return prefixOf(keyPrefix, s) + hex.EncodeToString(sum[:]), nil
+}
+
+// digest is the SHA-256 of the answer-changing content of c for model.
+func digest(model snapshot.ID, c *canonical.Request) ([sha256.Size]byte, error) {
 	n := *c
 	n.Model = model.String()
 	n.Stream, n.IncludeUsage = false, false
@@ -47,15 +56,14 @@ func Key(s Scope, model snapshot.ID, c *canonical.Request) (string, error) {
 	}
 	b, err := json.Marshal(&n)
 	if err != nil {
-		return "", fmt.Errorf("cache key: %w", err)
+		return [sha256.Size]byte{}, fmt.Errorf("cache key: %w", err)
 	}
-	sum := sha256.Sum256(b)
-	return scopePrefix(s) + hex.EncodeToString(sum[:]), nil
+	return sha256.Sum256(b), nil
 }
 
-// scopePrefix is the part of a key its scope decides. A header value is
-// hashed: it may be long, or hold what a log should not.
-func scopePrefix(s Scope) string {
+// prefixOf is the part of a key its cache (prefix) and scope decide. A
+// header value is hashed: it may be long, or hold what a log should not.
+func prefixOf(prefix string, s Scope) string {
 	v := s.Value
 	if s.Kind == snapshot.CacheScopeHeader {
 		sum := sha256.Sum256([]byte(v))
@@ -65,7 +73,7 @@ func scopePrefix(s Scope) string {
 	if kind == "" {
 		kind = string(snapshot.CacheScopeProject)
 	}
-	return keyPrefix + s.Policy.String() + ":" + s.Project.String() + ":" + kind + ":" + v + ":"
+	return prefix + s.Policy.String() + ":" + s.Project.String() + ":" + kind + ":" + v + ":"
 }
 
 func hinted(msgs []canonical.Message) bool {

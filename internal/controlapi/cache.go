@@ -3,6 +3,7 @@ package controlapi
 import (
 	"context"
 	"encoding/json"
+	"math"
 
 	"github.com/google/uuid"
 
@@ -38,6 +39,16 @@ func responseCacheIn(b *models.ResponseCache) (json.RawMessage, error) {
 	if b.Models != nil {
 		s.Models = append([]uuid.UUID(nil), *b.Models...)
 	}
+	if b.Semantic != nil {
+		for _, d := range *b.Semantic {
+			s.Semantic = append(s.Semantic, snapshot.SemanticDomainSettings{
+				Name: d.Name, EmbeddingsModel: d.EmbeddingsModel, Models: deref(d.Models, nil),
+				Metadata: deref(d.Metadata, nil), SystemSHA256: deref(d.SystemSha256, nil),
+				// The schema's number is a float32: kept to four places.
+				Threshold: math.Round(float64(deref(d.Threshold, 0))*1e4) / 1e4,
+			})
+		}
+	}
 	if err := s.Validate(); err != nil {
 		return nil, invalid("response_cache: "+err.Error(), "response_cache")
 	}
@@ -69,6 +80,23 @@ func responseCacheOut(raw json.RawMessage) *models.ResponseCache {
 	if len(s.Models) > 0 {
 		ms := append([]uuid.UUID(nil), s.Models...)
 		out.Models = &ms
+	}
+	if len(s.Semantic) > 0 {
+		ds := make([]models.SemanticCacheDomain, len(s.Semantic))
+		for i, d := range s.Semantic {
+			th := float32(d.Threshold)
+			ds[i] = models.SemanticCacheDomain{Name: d.Name, EmbeddingsModel: d.EmbeddingsModel, Threshold: &th}
+			if len(d.Models) > 0 {
+				ds[i].Models = &d.Models
+			}
+			if len(d.Metadata) > 0 {
+				ds[i].Metadata = &d.Metadata
+			}
+			if len(d.SystemSHA256) > 0 {
+				ds[i].SystemSha256 = &d.SystemSHA256
+			}
+		}
+		out.Semantic = &ds
 	}
 	return out
 }

@@ -72,3 +72,47 @@ func TestPolicies_ResponseCacheSettingsAndPurge(t *testing.T) {
 		t.Errorf("a user without rights purged: %v %v", r.StatusCode(), err)
 	}
 }
+
+// A policy's semantic cache domains are stored and returned with the
+// default threshold, refused when two share a name, and purged with the
+// policy's exact entries.
+func TestPolicies_SemanticCacheDomains(t *testing.T) {
+	t.Parallel()
+	rc := cache.New(cache.Config{})
+	b := setup(t, func(cfg *controlapi.Config) { cfg.PurgeCache = rc })
+	ctx, c := b.ctx, b.admin
+	emb := uuid.MustParse("00000000-0000-0000-0000-0000000000e1")
+	sys := "6b86b273ff34fce19d6b804eff5a3f5747ada4eaa22f1d49c01e52ddb7875b4b"
+	p := call(c.CreatePolicyWithResponse(ctx, models.PolicyCreate{Slug: "sc-on", ResponseCache: &models.ResponseCache{
+		Enabled: true, Semantic: &[]models.SemanticCacheDomain{
+			{Name: "support", EmbeddingsModel: emb, Metadata: &map[string]string{"app": "help"}, SystemSha256: &[]string{sys}},
+			{Name: "faq", EmbeddingsModel: emb, Threshold: ptr(float32(0.85))},
+		},
+	}})).want(t, http.StatusCreated).JSON201
+	got := call(c.GetPolicyWithResponse(ctx, p.ID)).want(t, http.StatusOK).JSON200.ResponseCache
+	if got == nil || got.Semantic == nil || len(*got.Semantic) != 2 {
+		t.Fatalf("stored response_cache %+v", got)
+	}
+	ds := *got.Semantic
+	if ds[0].Name != "support" || (*ds[0].Metadata)["app"] != "help" || (*ds[0].SystemSha256)[0] != sys || ds[0].Threshold != nil && *ds[0].Threshold != 0 {
+		t.Errorf("domain 0 %+v", ds[0])
+	}
+	if ds[1].EmbeddingsModel != emb || ds[1].Threshold == nil || *ds[1].Threshold != 0.85 {
+		t.Errorf("domain 1 %+v", ds[1])
+	}
+	call(c.CreatePolicyWithResponse(ctx, models.PolicyCreate{Slug: "sc-twice", ResponseCache: &models.ResponseCache{
+		Enabled: true, Semantic: &[]models.SemanticCacheDomain{{Name: "a", EmbeddingsModel: emb}, {Name: "a", EmbeddingsModel: emb}},
+	}})).wantErr(t, http.StatusUnprocessableEntity, "validation_failed", "response_cache")
+	call(c.CreatePolicyWithResponse(ctx, models.PolicyCreate{Slug: "sc-bad", ResponseCache: &models.ResponseCache{
+		Enabled: true, Semantic: &[]models.SemanticCacheDomain{{Name: "a", EmbeddingsModel: emb, Threshold: ptr(float32(2))}},
+	}})).want(t, http.StatusBadRequest)
+
+	part := cache.SemanticPolicyPattern(p.ID)
+	part = part[:len(part)-1] + "proj:project::faq:{x}"
+	if !rc.Semantic().Fill(ctx, part, "req_1", []float32{1, 0, 0}, &cache.Entry{Response: canonical.Response{ID: "r"}}, time.Minute, 0) {
+		t.Fatal("fill")
+	}
+	if n := call(c.PurgePolicyCacheWithResponse(ctx, p.ID)).want(t, http.StatusOK).JSON200.Deleted; n != 1 {
+		t.Errorf("purged %d, want the semantic entry", n)
+	}
+}

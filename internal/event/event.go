@@ -76,6 +76,12 @@ type Record struct {
 	// CacheSavedCost is CacheSaved priced at that binding's pricing when
 	// the hit was served, in nano-units of currency: what the hit saved.
 	CacheSavedCost int64
+	// A semantic hit's domain, the entry that answered (the request id
+	// that produced it) and its cosine similarity to the request; "" and
+	// 0 for an exact hit.
+	CacheDomain     string
+	CacheEntry      string
+	CacheSimilarity float64
 
 	// Guardrails are what the policy's guardrails did, one entry per
 	// (stage, rule, kind, action, failure) with its count — never the

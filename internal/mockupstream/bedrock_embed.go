@@ -127,7 +127,7 @@ func (c *call) serveBedrockEmbed() {
 	vectors := make([][]float32, len(r.texts))
 	for i, t := range r.texts {
 		tokens += max(1, (len(t)+3)/4)
-		vectors[i] = embedVector(hashSeed(c.model, t), r.dims)
+		vectors[i] = textVector(c.model, t, r.dims)
 	}
 	c.w.Header().Set("X-Amzn-Bedrock-Input-Token-Count", strconv.Itoa(tokens))
 	if r.family == "titan" {

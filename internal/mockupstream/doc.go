@@ -20,7 +20,8 @@
 //   - Determinism. The reply is "Hello from <model>. You said: <first 40
 //     characters of the last user text>", streamed word by word; token usage is
 //     estimated from the request text; tools are called with arguments generated
-//     from their JSON schema; embeddings are seeded by the input text. Model-name
+//     from their JSON schema; embeddings are a hashed bag of the input's words
+//     (texts that share most words are near, as a real model's). Model-name
 //     markers switch on cached-prompt, cache-write, reasoning and parallel-tool
 //     behaviour (see [Server]).
 //   - Faults on demand. A `fault-<spec>` token in the model name, in the

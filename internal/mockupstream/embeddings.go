@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // --- OpenAI ---
@@ -119,8 +120,7 @@ func (c *call) serveEmbeddings() {
 	}
 	out := embeddingList{Object: "list", Model: req.Model}
 	tokens := 0
-	add := func(seed uint64) {
-		v := embedVector(seed, dims)
+	add := func(v []float32) {
 		d := embeddingDatum{Object: "embedding", Index: len(out.Data), Embedding: v}
 		if req.EncodingFormat == "base64" {
 			d.Embedding = base64Floats(v)
@@ -129,7 +129,7 @@ func (c *call) serveEmbeddings() {
 	}
 	for _, t := range req.texts {
 		tokens += max(1, (len(t)+3)/4)
-		add(hashSeed(req.Model, t))
+		add(textVector(req.Model, t, dims))
 	}
 	for _, t := range req.tokens {
 		tokens += len(t)
@@ -138,7 +138,7 @@ func (c *call) serveEmbeddings() {
 			b.WriteString(strconv.Itoa(n))
 			b.WriteByte(' ')
 		}
-		add(hashSeed(req.Model, b.String()))
+		add(embedVector(hashSeed(req.Model, b.String()), dims))
 	}
 	out.Usage = embeddingUsage{PromptTokens: tokens, TotalTokens: tokens}
 	c.writeJSON(&out)
@@ -239,7 +239,7 @@ func (c *call) embedOne(ec *geminiEmbedContent) geminiEmbedding {
 	for _, p := range ec.Content.Parts {
 		b.WriteString(p.Text)
 	}
-	return geminiEmbedding{Values: embedVector(hashSeed(c.model, b.String()), dims)}
+	return geminiEmbedding{Values: textVector(c.model, b.String(), dims)}
 }
 
 func (c *call) serveGeminiEmbed() {
@@ -267,6 +267,34 @@ func hashSeed(model, text string) uint64 {
 		h = (h ^ uint64(text[i])) * 1099511628211
 	}
 	return h
+}
+
+// textVector is text's embedding: the normalized sum of one embedVector
+// per word (lower-cased runs of letters and digits), so that texts that
+// share most of their words have similar vectors — a paraphrase is near,
+// another question far — as a real model's are. The same text embeds the
+// same way; a text without words embeds by its bytes.
+func textVector(model, text string, dims int) []float32 {
+	sum := make([]float32, dims)
+	words := 0
+	for w := range strings.FieldsFuncSeq(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		for i, x := range embedVector(hashSeed(model, w), dims) {
+			sum[i] += x
+		}
+		words++
+	}
+	if words == 0 {
+		return embedVector(hashSeed(model, text), dims)
+	}
+	var norm float64
+	for _, x := range sum {
+		norm += float64(x) * float64(x)
+	}
+	inv := 1 / math.Sqrt(norm)
+	for i := range sum {
+		sum[i] = float32(float64(sum[i]) * inv)
+	}
+	return sum
 }
 
 // embedVector is a deterministic unit vector drawn from seed (splitmix64).

@@ -52,6 +52,8 @@ type cacheFill struct {
 	// answer is set once the upstream answer was read whole.
 	answer  *canonical.Response
 	binding snapshot.ID
+	// sem is the request's place in the semantic cache; nil: none.
+	sem *semFill
 }
 
 // cacheState is what the cache header says for the request.
@@ -116,13 +118,16 @@ func (rq *request) lookupCache(conf *snapshot.ResponseCache) bool {
 	rq.rc = &cacheFill{key: key, conf: conf}
 	if !read {
 		rq.h.cache.Miss()
+		rq.rc.sem = rq.prepareSemantic(conf, s, m, c)
 		return false
 	}
-	e, ok := rq.h.cache.Lookup(rq.r.Context(), key)
-	if !ok {
-		return false
+	if e, ok := rq.h.cache.Lookup(rq.r.Context(), key); ok {
+		return rq.serveHit(e, nil)
 	}
-	return rq.serveHit(e)
+	if rq.rc.sem = rq.prepareSemantic(conf, s, m, c); rq.rc.sem != nil {
+		return rq.lookupSemantic(rq.rc.sem)
+	}
+	return false
 }
 
 // cacheControl reads the caller's say: Cache-Control no-store or
@@ -149,10 +154,10 @@ func cacheControl(h http.Header) (read, fill bool) {
 	return read, fill
 }
 
-// serveHit answers from entry e: admitted by the limiter as a request that
-// spends no tokens, replayed in the caller's shape, recorded with zero
-// usage and what it saved.
-func (rq *request) serveHit(e *cache.Entry) bool {
+// serveHit answers from entry e (found by similarity when sh is set):
+// admitted by the limiter as a request that spends no tokens, replayed in
+// the caller's shape, recorded with zero usage and what it saved.
+func (rq *request) serveHit(e *cache.Entry, sh *semHit) bool {
 	out, err := translator.Replay(rq.out[:0], rq.xin, &e.Response)
 	if err != nil {
 		return false
@@ -167,7 +172,7 @@ func (rq *request) serveHit(e *cache.Entry) bool {
 		return true
 	}
 	rq.settle = done
-	rq.cache, rq.rc = cacheHit, nil
+	rq.cache, rq.rc, rq.semHit = cacheHit, nil, sh
 	rq.cacheAge = rq.h.cache.Age(e)
 	rq.cacheSaved = wire.Usage(e.Response.Usage)
 	rq.cacheBinding = e.BindingID
@@ -177,6 +182,9 @@ func (rq *request) serveHit(e *cache.Entry) bool {
 	}
 	hd := rq.w.Header()
 	rq.setHeader(hd, cacheAgeHeader, strconv.FormatInt(int64(rq.cacheAge/time.Second), 10))
+	if sh != nil {
+		rq.setHeader(hd, cacheSimilarityHeader, string(formatSimilarity(nil, sh.similarity)))
+	}
 	if !rq.stream {
 		rq.respond(http.StatusOK, "application/json", rq.out)
 		return true
@@ -279,13 +287,16 @@ func (rq *request) fillCache() {
 	if ttl <= 0 {
 		ttl = DefaultCacheTTL
 	}
-	e := &cache.Entry{Response: *r, BindingID: f.binding}
+	e := &cache.Entry{Response: *r, BindingID: f.binding, StoredAt: rq.h.now()}
 	// The goroutine outlives the request, whose state goes back to the pool.
-	h, key := rq.h, f.key
+	h, key, sem, id := rq.h, f.key, f.sem, rq.id
 	h.fills.Add(1)
 	go func() {
 		defer h.fills.Done()
 		c.Fill(context.Background(), key, e, ttl, max)
+		if sem != nil {
+			fillSemantic(c, sem, id, e, ttl, max)
+		}
 	}()
 }
 

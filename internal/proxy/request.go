@@ -106,7 +106,8 @@ type request struct {
 	cacheAge     time.Duration
 	cacheSaved   wire.Usage
 	cacheBinding snapshot.ID
-	cacheCost    int64 // what the hit saved, nano-units
+	cacheCost    int64   // what the hit saved, nano-units
+	semHit       *semHit // a semantic hit's domain, entry and similarity
 
 	// Tracing (trace.go); nil when it is off.
 	tctx  context.Context // carries span
@@ -355,6 +356,9 @@ func (rq *request) finish() {
 		CacheSaved:       rq.cacheSaved,
 		CacheBindingID:   rq.cacheBinding,
 		CacheSavedCost:   rq.cacheCost,
+	}
+	if sh := rq.semHit; sh != nil {
+		rec.CacheDomain, rec.CacheEntry, rec.CacheSimilarity = sh.domain, sh.entry, sh.similarity
 	}
 	if rq.gd != nil {
 		rec.Guardrails = rq.gd.rec

@@ -354,7 +354,17 @@ func (rq *request) appendContentDetail(d []byte) []byte {
 	}
 	if hit {
 		sep()
-		d = append(d, `"cache":{"state":"hit","age_ms":`...)
+		d = append(d, `"cache":{"state":"hit",`...)
+		if sh := rq.semHit; sh != nil {
+			d = append(d, `"kind":"semantic","domain":`...)
+			d = wire.AppendString(d, sh.domain)
+			d = append(d, `,"entry":`...)
+			d = wire.AppendString(d, sh.entry)
+			d = append(d, `,"similarity":`...)
+			d = formatSimilarity(d, sh.similarity)
+			d = append(d, ',')
+		}
+		d = append(d, `"age_ms":`...)
 		d = strconv.AppendInt(d, rq.cacheAge.Milliseconds(), 10)
 		d = append(d, `,"binding_id":"`...)
 		d = append(d, rq.cacheBinding.String()...)

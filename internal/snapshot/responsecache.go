@@ -1,9 +1,15 @@
 package snapshot
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"math"
 	"net/textproto"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -20,6 +26,27 @@ type ResponseCacheSettings struct {
 	// MaxEntryBytes is the largest answer kept (0: 1 MiB).
 	MaxEntryBytes    int  `json:"max_entry_bytes,omitempty"`
 	Nondeterministic bool `json:"nondeterministic,omitempty"`
+	// Semantic are the domains of the semantic cache: the requests each
+	// matches are also answered by the nearest earlier one whose last
+	// user turn is similar enough. Empty: the cache is exact only.
+	Semantic []SemanticDomainSettings `json:"semantic,omitempty"`
+}
+
+// SemanticDomainSettings is one domain of a policy's semantic cache as the
+// catalog keeps it. A request is in the domain when every rule that is set
+// matches: its model is one of Models, its metadata holds every pair of
+// Metadata, its system prompt's SHA-256 is one of SystemSHA256.
+type SemanticDomainSettings struct {
+	// Name is the domain's, named on a hit's usage event.
+	Name         string            `json:"name"`
+	Models       []ID              `json:"models,omitempty"`
+	Metadata     map[string]string `json:"metadata,omitempty"`
+	SystemSHA256 []string          `json:"system_sha256,omitempty"`
+	// EmbeddingsModel is the catalog model that embeds the last user
+	// turn, served through Relay's own pool and billed to the caller.
+	EmbeddingsModel ID `json:"embeddings_model"`
+	// Threshold is the least cosine similarity that answers (0: 0.9).
+	Threshold float64 `json:"threshold,omitempty"`
 }
 
 // Bounds and defaults of ResponseCacheSettings.
@@ -28,6 +55,9 @@ const (
 	MaxCacheTTL               = 30 * 24 * time.Hour
 	DefaultCacheMaxEntryBytes = 1 << 20
 	MaxCacheMaxEntryBytes     = 16 << 20
+	DefaultSemanticThreshold  = 0.9
+	MaxSemanticDomains        = 16
+	maxDomainRules            = 64
 )
 
 // Validate reports the first setting out of bounds, naming it.
@@ -49,6 +79,41 @@ func (s *ResponseCacheSettings) Validate() error {
 	}
 	if s.MaxEntryBytes < 0 || s.MaxEntryBytes > MaxCacheMaxEntryBytes {
 		return fmt.Errorf("max_entry_bytes must be 0 to %d", MaxCacheMaxEntryBytes)
+	}
+	if len(s.Semantic) > MaxSemanticDomains {
+		return fmt.Errorf("semantic holds at most %d domains", MaxSemanticDomains)
+	}
+	names := make(map[string]bool, len(s.Semantic))
+	for i := range s.Semantic {
+		d := &s.Semantic[i]
+		if err := d.validate(); err != nil {
+			return fmt.Errorf("semantic[%d]: %w", i, err)
+		}
+		if names[d.Name] {
+			return fmt.Errorf("semantic[%d]: domain %q is named twice", i, d.Name)
+		}
+		names[d.Name] = true
+	}
+	return nil
+}
+
+func (d *SemanticDomainSettings) validate() error {
+	if d.Name == "" || len(d.Name) > 64 || strings.Trim(d.Name, "abcdefghijklmnopqrstuvwxyz0123456789_-") != "" {
+		return fmt.Errorf("name must be 1 to 64 of a-z, 0-9, _ and -")
+	}
+	if d.EmbeddingsModel == (ID{}) {
+		return fmt.Errorf("embeddings_model is required")
+	}
+	if math.IsNaN(d.Threshold) || d.Threshold < 0 || d.Threshold > 1 {
+		return fmt.Errorf("threshold must be 0 to 1")
+	}
+	if len(d.Models) > maxDomainRules || len(d.Metadata) > maxDomainRules || len(d.SystemSHA256) > maxDomainRules {
+		return fmt.Errorf("models, metadata and system_sha256 hold at most %d each", maxDomainRules)
+	}
+	for _, h := range d.SystemSHA256 {
+		if b, err := hex.DecodeString(h); err != nil || len(b) != sha256.Size {
+			return fmt.Errorf("system_sha256 holds hex SHA-256 digests (64 characters)")
+		}
 	}
 	return nil
 }
@@ -87,7 +152,75 @@ func (s *ResponseCacheSettings) ResponseCache() *ResponseCache {
 			c.Models[id] = struct{}{}
 		}
 	}
+	for i := range s.Semantic {
+		c.Semantic = append(c.Semantic, s.Semantic[i].domain())
+	}
 	return c
+}
+
+func (d *SemanticDomainSettings) domain() SemanticDomain {
+	out := SemanticDomain{Name: d.Name, EmbeddingsModel: d.EmbeddingsModel, Threshold: d.Threshold}
+	if out.Threshold == 0 {
+		out.Threshold = DefaultSemanticThreshold
+	}
+	if len(d.Models) > 0 {
+		out.Models = make(map[ID]struct{}, len(d.Models))
+		for _, id := range d.Models {
+			out.Models[id] = struct{}{}
+		}
+	}
+	if len(d.Metadata) > 0 {
+		out.Metadata = maps.Clone(d.Metadata)
+	}
+	for _, h := range d.SystemSHA256 {
+		var sum [sha256.Size]byte
+		_, _ = hex.Decode(sum[:], []byte(strings.ToLower(h)))
+		out.Systems = append(out.Systems, sum)
+	}
+	return out
+}
+
+// SemanticDomain is one domain of a policy's semantic cache
+// (docs/caching.md#semantic-cache): which requests it takes, the model
+// that embeds them and the similarity that answers.
+type SemanticDomain struct {
+	Name string
+	// Models are the models the domain takes; nil: every model the cache
+	// keeps.
+	Models map[ID]struct{}
+	// Metadata are the pairs a request's metadata must all hold.
+	Metadata map[string]string
+	// Systems are the SHA-256 digests of the system prompts the domain
+	// takes (the text parts joined by newlines); nil: any.
+	Systems         [][sha256.Size]byte
+	EmbeddingsModel ID
+	// Threshold is the least cosine similarity that answers.
+	Threshold float64
+}
+
+// Takes reports whether a request for model with metadata md is in the
+// domain, leaving the system prompt aside (TakesSystem).
+func (d *SemanticDomain) Takes(model ID, md map[string]string) bool {
+	if d.Models != nil {
+		if _, ok := d.Models[model]; !ok {
+			return false
+		}
+	}
+	for k, v := range d.Metadata {
+		if got, ok := md[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
+}
+
+// TakesSystem reports whether a system prompt whose digest is sum is in
+// the domain.
+func (d *SemanticDomain) TakesSystem(sum [sha256.Size]byte) bool {
+	if d.Systems == nil {
+		return true
+	}
+	return slices.Contains(d.Systems, sum)
 }
 
 // ParseResponseCache reads a stored policies.response_cache: nil (or JSON

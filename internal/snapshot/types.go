@@ -327,6 +327,9 @@ type ResponseCache struct {
 	// Nondeterministic caches requests that sample (temperature above 0,
 	// or unset, without a seed) and answers that call tools.
 	Nondeterministic bool
+	// Semantic are the semantic cache's domains, in the order a request
+	// is matched against them (the first that takes it); nil: exact only.
+	Semantic []SemanticDomain
 }
 
 // Caches reports whether the cache keeps answers of the model.

@@ -2565,6 +2565,9 @@ type ResponseCache struct {
 	// ScopeHeader With scope header: the request header whose value narrows the scope.
 	ScopeHeader *string `json:"scope_header,omitempty"`
 
+	// Semantic The semantic cache's domains (docs/caching.md#semantic-cache); a request is matched against them in order, the first that takes it answers. Absent or empty: the cache is exact only.
+	Semantic *[]SemanticCacheDomain `json:"semantic,omitempty"`
+
 	// TTLSeconds An entry's lifetime (0: 3600).
 	TTLSeconds *int `json:"ttl_seconds,omitempty"`
 }
@@ -2758,6 +2761,27 @@ type SecretRef = string
 
 // SecretSource `env`: read from an environment variable named by `secret_ref`; `sealed`: a value encrypted under `RELAY_MASTER_KEY`.
 type SecretSource string
+
+// SemanticCacheDomain Requests this domain takes are also answered by the nearest earlier one (same scope, domain, model and everything but the last user turn) whose last user turn is at least threshold similar. Every rule that is set must match.
+type SemanticCacheDomain struct {
+	// EmbeddingsModel The catalog's embedding model that embeds the last user turn, through Relay's own pool, billed to the caller like any embeddings request (the caller's policy must grant it).
+	EmbeddingsModel openapi_types.UUID `json:"embeddings_model"`
+
+	// Metadata Tags the request's metadata must all hold (key and value).
+	Metadata *map[string]string `json:"metadata,omitempty"`
+
+	// Models The models the domain takes; absent or empty: every model the cache keeps.
+	Models *[]openapi_types.UUID `json:"models,omitempty"`
+
+	// Name Named on a hit's usage event.
+	Name string `json:"name"`
+
+	// SystemSha256 SHA-256 digests (hex) of the system prompts the domain takes: the prompt's text parts joined by newlines. Absent or empty: any.
+	SystemSha256 *[]string `json:"system_sha256,omitempty"`
+
+	// Threshold The least cosine similarity that answers (0: 0.9).
+	Threshold *float32 `json:"threshold,omitempty"`
+}
 
 // ServiceAccount defines model for ServiceAccount.
 type ServiceAccount struct {

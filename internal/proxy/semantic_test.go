@@ -1,0 +1,194 @@
+package proxy_test
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/relay-llm/relay/internal/cache"
+	"github.com/relay-llm/relay/internal/event"
+	"github.com/relay-llm/relay/internal/redistest"
+	"github.com/relay-llm/relay/internal/snapshot"
+)
+
+// semanticFixture is cacheFixture with one semantic domain ("faq",
+// threshold 0.85, embedded by emb-test) over an index in Redis.
+func semanticFixture(t *testing.T) (*fixture, *cache.RedisIndex) {
+	t.Helper()
+	f := cacheFixture(t, nil)
+	var emb snapshot.ID
+	for _, m := range f.data.Models {
+		if m.Name == "emb-test" {
+			m.Kind, emb = "embedding", m.ID
+		}
+	}
+	f.policy.Cache = &snapshot.ResponseCache{TTL: time.Minute, Scope: snapshot.CacheScopeProject,
+		Semantic: []snapshot.SemanticDomain{{Name: "faq", EmbeddingsModel: emb, Threshold: 0.85}}}
+	idx := cache.NewRedisIndex(redistest.Client(t, redistest.URL(t)), redistest.Prefix(t))
+	f.cfg.Cache = cache.New(cache.Config{Now: f.clock.Now, Index: idx})
+	t.Cleanup(func() { _, _ = idx.Purge(context.Background(), cache.SemanticPolicyPattern(f.policy.ID)) })
+	return f, idx
+}
+
+// inference returns the next record that is not a semantic lookup's
+// embeddings request, and those it passed.
+func (f *fixture) inference() (event.Record, []event.Record) {
+	f.t.Helper()
+	var embs []event.Record
+	for {
+		rec := f.rec.next(f.t)
+		if !strings.HasSuffix(rec.Inbound, "embeddings") {
+			f.h.WaitCacheFills()
+			return rec, embs
+		}
+		embs = append(embs, rec)
+	}
+}
+
+func semBody(text string, stream bool) string {
+	return `{"model":"gpt-test","temperature":0,"stream":` + strconv.FormatBool(stream) +
+		`,"messages":[{"role":"system","content":"You answer geography questions."},{"role":"user","content":` + strconv.Quote(text) + `}]}`
+}
+
+// TestSemanticCache_ParaphraseHitsAboveTheThreshold: a paraphrase of an
+// earlier question of the project is answered by its entry, whole and
+// streamed, naming the similarity and the entry; a question below the
+// threshold goes upstream; every lookup's embeddings request is the
+// caller's own, recorded.
+func TestSemanticCache_ParaphraseHitsAboveTheThreshold(t *testing.T) {
+	t.Parallel()
+	f, _ := semanticFixture(t)
+	f.start()
+	resp, first := f.post("/v1/chat/completions", semBody("What is the capital city of France?", false), nil)
+	if resp.StatusCode != 200 || resp.Header.Get("X-Relay-Cache") != "miss" {
+		t.Fatalf("first: %d %q: %s", resp.StatusCode, resp.Header.Get("X-Relay-Cache"), first)
+	}
+	miss, embs := f.inference()
+	if len(embs) != 1 || embs[0].Status != 200 || embs[0].Model != "emb-test" || embs[0].ClientRequestID != miss.RequestID ||
+		embs[0].ProjectID != miss.ProjectID || embs[0].Usage.Input == 0 {
+		t.Fatalf("the lookup's embeddings request: %+v (miss %s)", embs, miss.RequestID)
+	}
+
+	resp, second := f.post("/v1/chat/completions", semBody("what is the capital of france", false), nil)
+	if resp.Header.Get("X-Relay-Cache") != "hit" {
+		t.Fatalf("paraphrase: X-Relay-Cache %q: %s", resp.Header.Get("X-Relay-Cache"), second)
+	}
+	sim, err := strconv.ParseFloat(resp.Header.Get("X-Relay-Cache-Similarity"), 64)
+	if err != nil || sim < 0.85 || sim >= 1 {
+		t.Errorf("X-Relay-Cache-Similarity %q", resp.Header.Get("X-Relay-Cache-Similarity"))
+	}
+	if !strings.Contains(second, "capital city of France") {
+		t.Errorf("the hit is not the first answer: %s", second)
+	}
+	hit, _ := f.inference()
+	if hit.Cache != "hit" || hit.CacheDomain != "faq" || hit.CacheEntry != miss.RequestID || hit.CacheSimilarity < 0.85 ||
+		!hit.Usage.IsZero() || hit.CacheSaved != miss.Usage || !strings.Contains(string(hit.RouteDetail), `"kind":"semantic","domain":"faq","entry":"`+miss.RequestID+`"`) {
+		t.Errorf("hit record: %+v, detail %s", hit, hit.RouteDetail)
+	}
+
+	resp, streamed := f.post("/v1/chat/completions", semBody("What is the capital of France?", true), nil)
+	if resp.Header.Get("X-Relay-Cache") != "hit" || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") ||
+		!strings.Contains(streamed, "data: [DONE]") || !strings.Contains(streamed, "capital city") {
+		t.Errorf("streamed paraphrase: %q %q: %s", resp.Header.Get("X-Relay-Cache"), resp.Header.Get("Content-Type"), streamed)
+	}
+	f.inference()
+
+	resp, other := f.post("/v1/chat/completions", semBody("Tell me about the history of France", false), nil)
+	if resp.Header.Get("X-Relay-Cache") != "miss" || resp.Header.Get("X-Relay-Cache-Similarity") != "" {
+		t.Errorf("below the threshold: %q: %s", resp.Header.Get("X-Relay-Cache"), other)
+	}
+	f.inference()
+	if n := len(chatRequests(f)); n != 2 {
+		t.Errorf("upstream saw %d chat requests, want 2", n)
+	}
+}
+
+func chatRequests(f *fixture) []string {
+	var out []string
+	for _, r := range f.requests() {
+		if !strings.HasSuffix(r.Path, "/embeddings") {
+			out = append(out, r.Path)
+		}
+	}
+	return out
+}
+
+// TestSemanticCache_NeverCrossesProjects: two projects under one policy
+// sending byte-identical requests never share a semantic entry.
+func TestSemanticCache_NeverCrossesProjects(t *testing.T) {
+	t.Parallel()
+	f, _ := semanticFixture(t)
+	f.start()
+	other := map[string]string{"Authorization": "Bearer " + otherProjectKey}
+	body := semBody("How tall is Mont Blanc?", false)
+	for i, step := range []struct {
+		h    map[string]string
+		want string
+	}{{nil, "miss"}, {other, "miss"}, {nil, "hit"}, {other, "hit"}} {
+		// The hits' turn is a paraphrase: only the semantic cache can
+		// answer it.
+		if step.want == "hit" {
+			body = semBody("how tall is mont blanc", false)
+		}
+		resp, out := f.post("/v1/chat/completions", body, step.h)
+		if got := resp.Header.Get("X-Relay-Cache"); got != step.want {
+			t.Errorf("step %d: X-Relay-Cache %q, want %q: %s", i, got, step.want, out)
+		}
+		rec, _ := f.inference()
+		if step.want == "hit" && rec.CacheDomain != "faq" {
+			t.Errorf("step %d: not a semantic hit: %+v", i, rec)
+		}
+	}
+	if n := len(chatRequests(f)); n != 2 {
+		t.Errorf("upstream saw %d chat requests, want 2", n)
+	}
+}
+
+// countingIndex counts the calls an Index sees.
+type countingIndex struct {
+	cache.Index
+	calls atomic.Int64
+}
+
+func (c *countingIndex) Candidates(ctx context.Context, part string, b []string) ([]cache.Candidate, error) {
+	c.calls.Add(1)
+	return c.Index.Candidates(ctx, part, b)
+}
+
+func (c *countingIndex) Put(ctx context.Context, part, id string, b []string, vec, val []byte, ttl time.Duration) error {
+	c.calls.Add(1)
+	return c.Index.Put(ctx, part, id, b, vec, val, ttl)
+}
+
+// TestSemanticCache_OffMakesNoIndexCall: a policy whose cache has no
+// domain, or a request no domain takes, never reaches the index nor
+// embeds anything.
+func TestSemanticCache_OffMakesNoIndexCall(t *testing.T) {
+	t.Parallel()
+	f, idx := semanticFixture(t)
+	f.policy.Cache.Semantic[0].Metadata = map[string]string{"app": "faq"}
+	counting := &countingIndex{Index: idx}
+	f.cfg.Cache = cache.New(cache.Config{Now: f.clock.Now, Index: counting})
+	f.start()
+	for range 2 {
+		f.post("/v1/chat/completions", semBody("untagged question", false), nil)
+		f.inference()
+	}
+	if n := counting.calls.Load(); n != 0 {
+		t.Errorf("a request no domain takes made %d index calls", n)
+	}
+	for _, r := range f.requests() {
+		if strings.HasSuffix(r.Path, "/embeddings") {
+			t.Errorf("a request no domain takes was embedded")
+		}
+	}
+	tagged := `{"model":"gpt-test","temperature":0,"metadata":{"app":"faq"},"messages":[{"role":"user","content":"tagged question"}]}`
+	f.post("/v1/chat/completions", tagged, nil)
+	f.inference()
+	if n := counting.calls.Load(); n != 2 { // a lookup and a fill
+		t.Errorf("a tagged request made %d index calls, want 2", n)
+	}
+}
