@@ -1,10 +1,13 @@
 package configfile_test
 
 import (
+	"bytes"
 	"errors"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/google/uuid"
 
 	"github.com/relay-llm/relay/internal/configfile"
 	"github.com/relay-llm/relay/internal/configfile/configfiletest"
@@ -184,4 +187,48 @@ func TestPlan_BadContentControlsNameTheDocumentAndField(t *testing.T) {
 	if n := srv.AuditRows(t) - before; n != 0 {
 		t.Errorf("bad documents wrote %d audit rows", n)
 	}
+}
+
+// TestExport_CacheNamingADeletedModel: the API keeps a cache's models as
+// ids without a foreign key, so deleting a model leaves its id behind;
+// export leaves it out with a warning instead of failing, and re-applies.
+func TestExport_CacheNamingADeletedModel(t *testing.T) {
+	t.Parallel()
+	srv := configfiletest.New(t)
+	apply(t, srv, load(t, fixture), configfile.Options{})
+	var gone string
+	for id, name := range modelIDs(t, srv) {
+		if name == "claude-sonnet-4" {
+			gone = id
+		}
+	}
+	r, err := srv.Client.DeleteModelWithResponse(t.Context(), uuidOf(t, gone))
+	if err != nil || r.StatusCode() != 204 {
+		t.Fatalf("delete model: %v %s", err, r.Body)
+	}
+	var out bytes.Buffer
+	warnings, err := configfile.Export(t.Context(), srv.Client, &out, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(warnings, func(w string) bool {
+		return strings.Contains(w, "Policy everything: its response cache names 1 model(s) that no longer exist")
+	}) {
+		t.Errorf("warnings = %q", warnings)
+	}
+	if !strings.Contains(out.String(), "  response_cache:\n    models:\n      - gpt-4o-mini\n    scope: header\n") {
+		t.Errorf("export:\n%s", out.String())
+	}
+	if p := plan(t, srv, parse(t, out.String()), configfile.Options{}); !p.Empty() {
+		t.Errorf("re-applying the export changes something:\n%s", printed(t, p))
+	}
+}
+
+func uuidOf(t *testing.T, s string) uuid.UUID {
+	t.Helper()
+	id, err := uuid.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
 }
