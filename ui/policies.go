@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/relay-llm/relay/openapi/models"
 
@@ -278,9 +279,7 @@ func guardrails(v *vals, editing bool) *models.Guardrails {
 // mcpGrants is the form's MCP grants as setPolicyMcpGrants takes them.
 func mcpGrants(v *vals) models.PolicyMcpGrants {
 	g := models.PolicyMcpGrants{Grants: []string{}, RequireApproval: v.onPtr("mcp_require_approval")}
-	for _, s := range strings.FieldsFunc(v.str("mcp_grants"), func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\r' || r == '\t' }) {
-		g.Grants = append(g.Grants, s)
-	}
+	g.Grants = append(g.Grants, strings.FieldsFunc(v.str("mcp_grants"), func(r rune) bool { return r == ',' || unicode.IsSpace(r) })...)
 	return g
 }
 
