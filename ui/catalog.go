@@ -37,7 +37,7 @@ func enabled(on bool) cell {
 
 func (h *Handler) catalog() []*kind {
 	return []*kind{
-		h.hostKind(), h.modelKind(), h.bindingKind(), h.hostKeyKind(), h.rateLimitKind(), h.policyKind(),
+		h.hostKind(), h.modelKind(), h.bindingKind(), h.hostKeyKind(), h.rateLimitKind(), h.policyKind(), h.mcpServerKind(),
 		h.teamKind(), h.projectKind(), h.serviceAccountKind(), h.relayKeyKind(), h.policyBindingKind(), h.budgetKind(),
 		h.userKind(), h.groupKind(), h.roleBindingKind(),
 	}

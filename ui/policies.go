@@ -1,9 +1,13 @@
 package ui
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
+	"strings"
+	"unicode"
 
 	"github.com/relay-llm/relay/openapi/models"
 
@@ -83,26 +87,47 @@ func (h *Handler) policyKind() *kind {
 				"A request that would wait longer than this for its rate limit is served by its model's cheaper fallback instead (0: any wait); empty: never."),
 			withHelp(number("degrade_below_priority", "Degrade priorities below", v.str("degrade_below_priority")),
 				"A request whose priority is below this goes to its model's cheaper fallback instead of waiting; empty: never."),
+			withHelp(checkbox("cache_enabled", "Response cache", v.on("cache_enabled")),
+				"Answers identical requests from the cache (docs/caching.md); turning it off drops the settings below."),
+			checklist("cache_models", "Cached models (none ticked: every model the policy grants)", v.Values["cache_models"], h.modelOptions(p)),
+			withHelp(selectOf("cache_scope", "Cache scope", v.str("cache_scope"), enumOptions("project", "relay_key", "header")),
+				"Who shares an entry within the project."),
+			withHelp(text("cache_scope_header", "Cache scope header", v.str("cache_scope_header")), "With scope header: the request header whose value narrows the scope."),
+			withHelp(number("cache_ttl_seconds", "Cache entry lifetime (s)", v.str("cache_ttl_seconds")), "Empty or 0: 3600."),
+			withHelp(number("cache_max_entry_bytes", "Largest cached answer (bytes)", v.str("cache_max_entry_bytes")), "Empty or 0: 1048576."),
+			checkbox("cache_nondeterministic", "Also cache sampled requests and answers that call tools", v.on("cache_nondeterministic")),
+			withHelp(field{Name: "guardrails", Label: "Guardrails (JSON)", Kind: "textarea", Value: v.Get("guardrails")},
+				`The policy's guardrails as the API takes them (docs/guardrails.md), e.g. {"rules":[{"name":"pii","stage":"both","action":"redact","detectors":["email","card"]}],"max_prompt_bytes":0}; empty: none.`),
+			withHelp(text("mcp_grants", "MCP grants", v.str("mcp_grants")),
+				"MCP tools the policy grants, separated by commas: <server>, <server>__<tool> or globs with * (docs/mcp.md#grants)."),
+			checkbox("mcp_require_approval", "Withhold granted tools no operator has approved", v.on("mcp_require_approval")),
 		), nil
 	}
 	k.create = func(p *page, v *vals) error {
 		b := models.PolicyCreate{Slug: v.str("slug"), Name: v.optStr("name"), AllModels: v.onPtr("all_models"), AllHostKeys: v.onPtr("all_host_keys"),
 			RateLimitID: v.optID("rate_limit_id"), MaxWaitMs: v.optInt32("max_wait_ms"), Priority: v.optInt32("priority"),
 			RouteStrategy: routeStrategy(v), Affinity: affinity(v), BudgetFallback: v.onPtr("budget_fallback"), TeamID: v.optID("team_id"),
-			DegradeAfterMs: v.optInt32("degrade_after_ms"), DegradeBelowPriority: v.optInt32("degrade_below_priority")}
+			DegradeAfterMs: v.optInt32("degrade_after_ms"), DegradeBelowPriority: v.optInt32("degrade_below_priority"),
+			ResponseCache: responseCache(v), Guardrails: guardrails(v, false)}
 		models, keys := v.ids("models"), v.ids("host_keys")
+		mcp := mcpGrants(v)
 		if err := v.err(); err != nil {
 			return err
 		}
 		if err := p.check(h, http.MethodPost, "/api/policies", b); err != nil {
 			return err
 		}
-		resp, err := h.api.CreatePolicy(p.ctx, gen.CreatePolicyRequestObject{Body: &b})
+		if err := p.check(h, http.MethodPost, "/api/policies/"+uuid.Nil.String()+"/mcp", mcp); err != nil {
+			return err
+		}
+		created, err := success[gen.CreatePolicy201JSONResponse](h.api.CreatePolicy(p.ctx, gen.CreatePolicyRequestObject{Body: &b}))
 		if err != nil {
 			return err
 		}
-		id := resp.(gen.CreatePolicy201JSONResponse).ID
-		return h.setGrants(p, id, models, keys)
+		if err := h.setMCPGrants(p, created.ID, models0(), mcp); err != nil {
+			return err
+		}
+		return h.setGrants(p, created.ID, models, keys)
 	}
 	k.load = func(p *page, id uuid.UUID) (url.Values, error) {
 		resp, err := h.api.GetPolicy(p.ctx, gen.GetPolicyRequestObject{ID: id})
@@ -118,6 +143,17 @@ func (h *Handler) policyKind() *kind {
 			"rate_limit_id": {idStr(x.RateLimitID)}, "max_wait_ms": {strconv.Itoa(int(x.MaxWaitMs))}, "priority": {strconv.Itoa(int(x.Priority))},
 			"route_strategy": {string(x.RouteStrategy)}, "affinity": {string(x.Affinity)}, "budget_fallback": {onOff(x.BudgetFallback)},
 			"degrade_after_ms": {optNumber(x.DegradeAfterMs)}, "degrade_below_priority": {optNumber(x.DegradeBelowPriority)}}
+		cacheValues(v, x.ResponseCache)
+		if g := x.Guardrails; g != nil && (len(g.Rules) > 0 || (g.MaxPromptBytes != nil && *g.MaxPromptBytes > 0)) {
+			j, _ := json.MarshalIndent(g, "", "  ") // a decoded value encodes
+			v.Set("guardrails", string(j))
+		}
+		if x.McpGrants != nil {
+			v.Set("mcp_grants", strings.Join(*x.McpGrants, ", "))
+		}
+		if x.McpRequireApproval != nil {
+			v.Set("mcp_require_approval", onOff(*x.McpRequireApproval))
+		}
 		for id := range models {
 			v.Add("models", id.String())
 		}
@@ -134,14 +170,23 @@ func (h *Handler) policyKind() *kind {
 		b.RateLimitID = relaynull.FromPointer(v.optID("rate_limit_id"))
 		b.DegradeAfterMs = relaynull.FromPointer(v.optInt32("degrade_after_ms"))
 		b.DegradeBelowPriority = relaynull.FromPointer(v.optInt32("degrade_below_priority"))
+		b.ResponseCache, b.Guardrails = responseCache(v), guardrails(v, true)
 		models, keys := v.ids("models"), v.ids("host_keys")
+		mcp := mcpGrants(v)
 		if err := v.err(); err != nil {
 			return err
 		}
 		if err := p.check(h, http.MethodPatch, "/api/policies/"+id.String(), b); err != nil {
 			return err
 		}
-		if _, err := h.api.UpdatePolicy(p.ctx, gen.UpdatePolicyRequestObject{ID: id, Body: &b}); err != nil {
+		if err := p.check(h, http.MethodPost, "/api/policies/"+id.String()+"/mcp", mcp); err != nil {
+			return err
+		}
+		updated, err := success[gen.UpdatePolicy200JSONResponse](h.api.UpdatePolicy(p.ctx, gen.UpdatePolicyRequestObject{ID: id, Body: &b}))
+		if err != nil {
+			return err
+		}
+		if err := h.setMCPGrants(p, id, policyOf(updated), mcp); err != nil {
 			return err
 		}
 		return h.setGrants(p, id, models, keys)
@@ -151,6 +196,111 @@ func (h *Handler) policyKind() *kind {
 		return err
 	}
 	return k
+}
+
+// responseCache is the form's response cache: off, or on with its settings.
+func responseCache(v *vals) *models.ResponseCache {
+	if !v.on("cache_enabled") {
+		return &models.ResponseCache{Enabled: false}
+	}
+	c := &models.ResponseCache{Enabled: true, Nondeterministic: v.onPtr("cache_nondeterministic")}
+	if ms := v.ids("cache_models"); len(ms) > 0 {
+		c.Models = &ms
+	}
+	if s := v.str("cache_scope"); s != "" {
+		sc := models.ResponseCacheScope(s)
+		c.Scope = &sc
+	}
+	c.ScopeHeader = v.optStr("cache_scope_header")
+	if n := v.optInt32("cache_ttl_seconds"); n != nil {
+		i := int(*n)
+		c.TTLSeconds = &i
+	}
+	if n := v.optInt32("cache_max_entry_bytes"); n != nil {
+		i := int(*n)
+		c.MaxEntryBytes = &i
+	}
+	return c
+}
+
+// cacheValues puts a policy's response cache into the form's values.
+func cacheValues(v url.Values, c *models.ResponseCache) {
+	v.Set("cache_scope", "project")
+	if c == nil || !c.Enabled {
+		return
+	}
+	v.Set("cache_enabled", "on")
+	if c.Models != nil {
+		for _, m := range *c.Models {
+			v.Add("cache_models", m.String())
+		}
+	}
+	if c.Scope != nil {
+		v.Set("cache_scope", string(*c.Scope))
+	}
+	if c.ScopeHeader != nil {
+		v.Set("cache_scope_header", *c.ScopeHeader)
+	}
+	if c.TTLSeconds != nil && *c.TTLSeconds > 0 {
+		v.Set("cache_ttl_seconds", strconv.Itoa(*c.TTLSeconds))
+	}
+	if c.MaxEntryBytes != nil && *c.MaxEntryBytes > 0 {
+		v.Set("cache_max_entry_bytes", strconv.Itoa(*c.MaxEntryBytes))
+	}
+	if c.Nondeterministic != nil {
+		v.Set("cache_nondeterministic", onOff(*c.Nondeterministic))
+	}
+}
+
+// guardrails reads the form's guardrails JSON: nil when empty on a create,
+// no rules (which removes them) when empty on an edit. The API's own
+// validation (p.check) judges the rest.
+func guardrails(v *vals, editing bool) *models.Guardrails {
+	s := strings.TrimSpace(v.Get("guardrails"))
+	if s == "" {
+		if editing {
+			return &models.Guardrails{Rules: []models.GuardrailRule{}}
+		}
+		return nil
+	}
+	var g models.Guardrails
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&g); err != nil {
+		v.errs["guardrails"] = "this is not a guardrails object: " + err.Error()
+		return nil
+	}
+	if g.Rules == nil {
+		g.Rules = []models.GuardrailRule{}
+	}
+	return &g
+}
+
+// mcpGrants is the form's MCP grants as setPolicyMcpGrants takes them.
+func mcpGrants(v *vals) models.PolicyMcpGrants {
+	g := models.PolicyMcpGrants{Grants: []string{}, RequireApproval: v.onPtr("mcp_require_approval")}
+	g.Grants = append(g.Grants, strings.FieldsFunc(v.str("mcp_grants"), func(r rune) bool { return r == ',' || unicode.IsSpace(r) })...)
+	return g
+}
+
+// models0 is a policy with no MCP grants (a new one).
+func models0() models.Policy { return models.Policy{} }
+
+func policyOf(x gen.UpdatePolicy200JSONResponse) models.Policy { return models.Policy(x) }
+
+// setMCPGrants writes the policy's MCP grants when they differ from cur's
+// (each write is audited; an unchanged form writes nothing).
+func (h *Handler) setMCPGrants(p *page, id uuid.UUID, cur models.Policy, want models.PolicyMcpGrants) error {
+	have := []string{}
+	if cur.McpGrants != nil {
+		have = *cur.McpGrants
+	}
+	req := cur.McpRequireApproval != nil && *cur.McpRequireApproval
+	if slices.Equal(have, want.Grants) && req == (want.RequireApproval != nil && *want.RequireApproval) {
+		return nil
+	}
+	_, err := success[gen.SetPolicyMcpGrants200JSONResponse](h.api.SetPolicyMcpGrants(p.ctx, gen.SetPolicyMcpGrantsRequestObject{ID: id, Body: &want}))
+	return err
 }
 
 func withHelp(f field, help string) field {

@@ -28,6 +28,19 @@ type requestView struct {
 	Decision               routeView
 }
 
+// eventKind says what a ledger event was, by its inbound shape: a finished
+// batch's usage (one event per batch, at the batch price), a tools/call
+// through /mcp (its model is <server>__<tool>), or a model call.
+func eventKind(inbound string) cell {
+	switch inbound {
+	case "batch", "message_batch":
+		return cell{Text: "batch", Badge: "ok"}
+	case "mcp":
+		return cell{Text: "tool call", Badge: "ok"}
+	}
+	return cell{Text: "model call"}
+}
+
 // requestHref is the address of e's page.
 func requestHref(e models.UsageEvent) string {
 	return "/usage/requests/" + url.PathEscape(e.RequestID)
@@ -46,8 +59,8 @@ func (h *Handler) requestsTable(p *page, from, to time.Time, cursor string, page
 		return table{}, err
 	}
 	l, _ := resp.(gen.ListUsageEvents200JSONResponse)
-	t := table{Columns: []column{{Title: "Request id"}, {Title: "When"}, {Title: "Model"}, {Title: "Status", Num: true},
-		{Title: "Route"}, {Title: "Cached read", Num: true}, {Title: "Saved", Num: true}},
+	t := table{Columns: []column{{Title: "Request id"}, {Title: "When"}, {Title: "Kind"}, {Title: "Model"}, {Title: "Status", Num: true},
+		{Title: "Route"}, {Title: "Cost", Num: true}, {Title: "Cached read", Num: true}, {Title: "Saved", Num: true}},
 		Empty: "No requests in this range."}
 	for _, e := range l.Body.Items {
 		route := e.Route
@@ -55,8 +68,8 @@ func (h *Handler) requestsTable(p *page, from, to time.Time, cursor string, page
 			route = "not routed"
 		}
 		t.Rows = append(t.Rows, row{Cells: []cell{{Text: e.RequestID, Href: requestHref(e), Mono: true},
-			{Text: e.CreatedAt.UTC().Format("2006-01-02 15:04:05")}, {Text: e.Model, Mono: true}, {Text: strconv.Itoa(int(e.Status)), Num: true},
-			{Text: route}, {Text: count(e.CachedReadTokens), Num: true}, {Text: money(e.Saved), Num: true}}})
+			{Text: e.CreatedAt.UTC().Format("2006-01-02 15:04:05")}, eventKind(e.InboundShape), {Text: e.Model, Mono: true}, {Text: strconv.Itoa(int(e.Status)), Num: true},
+			{Text: route}, {Text: money(e.Cost), Num: true}, {Text: count(e.CachedReadTokens), Num: true}, {Text: money(e.Saved), Num: true}}})
 	}
 	if l.Body.NextCursor != nil {
 		t.Next = pageHref(*l.Body.NextCursor)

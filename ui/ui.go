@@ -76,6 +76,10 @@ func (h *Handler) routes() {
 	m.HandleFunc("POST /relay-keys/{id}/revoke", h.signedIn(h.revokeRelayKey))
 	m.HandleFunc("POST /relay-keys/{id}/rotate", h.signedIn(h.rotateRelayKey))
 	m.HandleFunc("POST /host-keys/{id}/test", h.signedIn(h.testHostKey))
+	m.HandleFunc("GET /mcp-servers/{id}/tools", h.signedIn(h.mcpTools))
+	m.HandleFunc("POST /mcp-servers/{id}/tools/{tool}/approve", h.signedIn(h.approveMcpTool))
+	m.HandleFunc("POST /mcp-servers/{id}/tools/{tool}/withhold", h.signedIn(h.withholdMcpTool))
+	m.HandleFunc("GET /objects", h.signedIn(h.objects))
 	for _, k := range h.kinds {
 		m.HandleFunc("GET /"+k.slug, h.signedIn(h.list(k)))
 		if k.create != nil {

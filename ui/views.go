@@ -22,9 +22,11 @@ var nav = []navGroup{
 	{"Operate", []navLink{{"overview", "/", "Overview"}, {"usage", "/usage", "Usage"}, {"breakers", "/breakers", "Breakers"}, {"audit", "/audit", "Audit log"},
 		{"explain", "/explain", "Routing explain"}, {"payloads", "/payloads", "Payload captures"}}},
 	{"Catalog", []navLink{{"hosts", "/hosts", "Hosts"}, {"models", "/models", "Models"}, {"bindings", "/bindings", "Bindings"},
-		{"host-keys", "/host-keys", "Host keys"}, {"rate-limits", "/rate-limits", "Rate limits"}, {"policies", "/policies", "Policies"}}},
+		{"host-keys", "/host-keys", "Host keys"}, {"rate-limits", "/rate-limits", "Rate limits"}, {"policies", "/policies", "Policies"},
+		{"mcp-servers", "/mcp-servers", "MCP servers"}}},
 	{"Tenancy", []navLink{{"teams", "/teams", "Teams"}, {"projects", "/projects", "Projects"}, {"service-accounts", "/service-accounts", "Service accounts"},
-		{"relay-keys", "/relay-keys", "Relay keys"}, {"policy-bindings", "/policy-bindings", "Policy bindings"}, {"budgets", "/budgets", "Budgets"}}},
+		{"relay-keys", "/relay-keys", "Relay keys"}, {"policy-bindings", "/policy-bindings", "Policy bindings"}, {"budgets", "/budgets", "Budgets"},
+		{"objects", "/objects", "Files and batches"}}},
 	{"Directory", []navLink{{"users", "/users", "Users"}, {"groups", "/groups", "Groups"}, {"role-bindings", "/role-bindings", "Role bindings"}}},
 }
 

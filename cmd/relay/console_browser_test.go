@@ -220,7 +220,7 @@ func TestConsole_BrowserWalk(t *testing.T) {
 		chromedp.WaitVisible(`//div[contains(., "The request went to console-mock (console-gpt) with host key console-key (slot 0")]`),
 		cell("chosen"), shot("request"),
 		chromedp.Navigate(p.control+"/breakers"), heading("Breakers"), shot("breakers"))
-	for _, slug := range []string{"policy-bindings", "budgets", "users", "groups", "role-bindings"} {
+	for _, slug := range []string{"policy-bindings", "budgets", "users", "groups", "role-bindings", "mcp-servers"} {
 		run("list "+slug, chromedp.Navigate(p.control+"/"+slug), chromedp.WaitVisible(css(`main h1`)), shot(slug))
 	}
 	run("the audit log names the walk's changes",
@@ -234,6 +234,10 @@ func TestConsole_BrowserWalk(t *testing.T) {
 	run("payload captures", chromedp.Navigate(p.control+"/payloads"), heading("Payload captures"),
 		pick(`#f-project`, "console-team/console-project"), chromedp.Click(css(`form.filters button[type=submit]`)),
 		chromedp.WaitVisible(`//h2[contains(., "Recent requests of console-team/console-project")]`), shot("payloads"))
+
+	run("files and batches", chromedp.Navigate(p.control+"/objects"), heading("Files and batches"),
+		pick(`#f-project`, "console-team/console-project"), chromedp.Click(css(`form.filters button[type=submit]`)),
+		chromedp.WaitVisible(`//h2[contains(., "Batches of console-team/console-project")]`), shot("objects"))
 
 	run("revoke the key",
 		chromedp.Navigate(p.control+"/relay-keys"), cell("console-walk"), shot("relay-keys"),

@@ -989,7 +989,7 @@ type ClientInterface interface {
 
 	// ListProjectObjects List the upstream objects a project made, with the last state Relay saw
 	//
-	// The files, batches, message batches or stored responses the project made through the inference plane (docs/files-and-batches.md), read from the shared object index (Redis, or this pod's memory without it), newest first. Each carries the last state Relay saw of it when the project last created, retrieved, listed or cancelled it through Relay (a batch's status and request counts, a file's purpose and bytes); Relay does not poll the upstream for it. Needs read on the project; another project's objects are never listed. A control plane without an index (no inference plane in the process and no Redis) answers 501.
+	// The files, batches, message batches or stored responses the project made through the inference plane (docs/inference-api.md#upstream-objects-files-batches-message-batches-stored-responses), read from the shared object index (Redis, or this pod's memory without it), newest first. Each carries the last state Relay saw of it when the project last created, retrieved, listed or cancelled it through Relay (a batch's status and request counts, a file's purpose and bytes); Relay does not poll the upstream for it. Needs read on the project; another project's objects are never listed. A control plane without an index (no inference plane in the process and no Redis) answers 501.
 	//
 	// Corresponds with GET /api/projects/{id}/objects (the `ListProjectObjects` operationId).
 	ListProjectObjects(ctx context.Context, id IDParam, params *ListProjectObjectsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3586,7 +3586,7 @@ func (c *Client) UpdateProject(ctx context.Context, id IDParam, body UpdateProje
 
 // ListProjectObjects List the upstream objects a project made, with the last state Relay saw
 //
-// The files, batches, message batches or stored responses the project made through the inference plane (docs/files-and-batches.md), read from the shared object index (Redis, or this pod's memory without it), newest first. Each carries the last state Relay saw of it when the project last created, retrieved, listed or cancelled it through Relay (a batch's status and request counts, a file's purpose and bytes); Relay does not poll the upstream for it. Needs read on the project; another project's objects are never listed. A control plane without an index (no inference plane in the process and no Redis) answers 501.
+// The files, batches, message batches or stored responses the project made through the inference plane (docs/inference-api.md#upstream-objects-files-batches-message-batches-stored-responses), read from the shared object index (Redis, or this pod's memory without it), newest first. Each carries the last state Relay saw of it when the project last created, retrieved, listed or cancelled it through Relay (a batch's status and request counts, a file's purpose and bytes); Relay does not poll the upstream for it. Needs read on the project; another project's objects are never listed. A control plane without an index (no inference plane in the process and no Redis) answers 501.
 //
 // Corresponds with GET /api/projects/{id}/objects (the `ListProjectObjects` operationId).
 func (c *Client) ListProjectObjects(ctx context.Context, id IDParam, params *ListProjectObjectsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -12616,7 +12616,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListProjectObjectsWithResponse List the upstream objects a project made, with the last state Relay saw
 	//
-	// The files, batches, message batches or stored responses the project made through the inference plane (docs/files-and-batches.md), read from the shared object index (Redis, or this pod's memory without it), newest first. Each carries the last state Relay saw of it when the project last created, retrieved, listed or cancelled it through Relay (a batch's status and request counts, a file's purpose and bytes); Relay does not poll the upstream for it. Needs read on the project; another project's objects are never listed. A control plane without an index (no inference plane in the process and no Redis) answers 501.
+	// The files, batches, message batches or stored responses the project made through the inference plane (docs/inference-api.md#upstream-objects-files-batches-message-batches-stored-responses), read from the shared object index (Redis, or this pod's memory without it), newest first. Each carries the last state Relay saw of it when the project last created, retrieved, listed or cancelled it through Relay (a batch's status and request counts, a file's purpose and bytes); Relay does not poll the upstream for it. Needs read on the project; another project's objects are never listed. A control plane without an index (no inference plane in the process and no Redis) answers 501.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -25441,7 +25441,7 @@ func (c *ClientWithResponses) UpdateProjectWithResponse(ctx context.Context, id 
 
 // ListProjectObjectsWithResponse List the upstream objects a project made, with the last state Relay saw
 //
-// The files, batches, message batches or stored responses the project made through the inference plane (docs/files-and-batches.md), read from the shared object index (Redis, or this pod's memory without it), newest first. Each carries the last state Relay saw of it when the project last created, retrieved, listed or cancelled it through Relay (a batch's status and request counts, a file's purpose and bytes); Relay does not poll the upstream for it. Needs read on the project; another project's objects are never listed. A control plane without an index (no inference plane in the process and no Redis) answers 501.
+// The files, batches, message batches or stored responses the project made through the inference plane (docs/inference-api.md#upstream-objects-files-batches-message-batches-stored-responses), read from the shared object index (Redis, or this pod's memory without it), newest first. Each carries the last state Relay saw of it when the project last created, retrieved, listed or cancelled it through Relay (a batch's status and request counts, a file's purpose and bytes); Relay does not poll the upstream for it. Needs read on the project; another project's objects are never listed. A control plane without an index (no inference plane in the process and no Redis) answers 501.
 //
 // Returns a wrapper object for the known response body format(s).
 //
