@@ -134,9 +134,10 @@ func newPlanes(ctx context.Context, cfg *config.Config, st *store.Store, box *se
 	maintainer := usageledger.NewMaintainer(usageledger.MaintainerConfig{Store: st, Logger: log})
 	svcs.goRun(ctx, "usage maintenance", maintainer.Run)
 	reg.WatchCache(func() metrics.CacheStats {
-		s := respCache.Stats()
+		s, sem := respCache.Stats(), respCache.Semantic().Stats()
 		return metrics.CacheStats{Hits: s.Hits, Misses: s.Misses, Bypasses: s.Bypasses, Fills: s.Fills,
-			FillBytes: s.FillBytes, TooLarge: s.TooLarge, Errors: s.Errors, Saved: s.Saved}
+			FillBytes: s.FillBytes, TooLarge: s.TooLarge, Errors: s.Errors, Saved: s.Saved,
+			SemanticHits: sem.Hits, SemanticMisses: sem.Misses, SemanticFills: sem.Fills, SemanticErrors: sem.Errors}
 	})
 	inference := proxy.New(proxy.Config{
 		Snapshot:       ld.Current,

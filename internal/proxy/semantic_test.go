@@ -2,6 +2,7 @@ package proxy_test
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -191,4 +192,64 @@ func TestSemanticCache_OffMakesNoIndexCall(t *testing.T) {
 	if n := counting.calls.Load(); n != 2 { // a lookup and a fill
 		t.Errorf("a tagged request made %d index calls, want 2", n)
 	}
+}
+
+// TestSemanticCache_EveryShape: in every inbound shape a paraphrase is a
+// streamed hit for its project and a miss for another project sending
+// the same bytes.
+func TestSemanticCache_EveryShape(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ name, path, body string }{
+		{"chat", "/v1/chat/completions", `{"model":"gpt-test","temperature":0,"stream":%s,"messages":[{"role":"user","content":%q}]}`},
+		{"messages", "/v1/messages", `{"model":"claude-test","max_tokens":64,"temperature":0,"stream":%s,"system":"geo","messages":[{"role":"user","content":%q}]}`},
+		{"responses", "/v1/responses", `{"model":"resp-test","temperature":0,"stream":%s,"input":%q}`},
+		{"generate", "/v1/generate", `{"model":"claude-test","temperature":0,"stream":%s,"messages":[{"role":"user","content":%q}]}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f, _ := semanticFixture(t)
+			f.start()
+			body := func(stream bool, text string) string {
+				return fmt.Sprintf(tc.body, strconv.FormatBool(stream), text)
+			}
+			if resp, b := f.post(tc.path, body(false, "Which river flows through Paris?"), nil); resp.StatusCode != 200 || resp.Header.Get("X-Relay-Cache") != "miss" {
+				t.Fatalf("first: %d %q: %s", resp.StatusCode, resp.Header.Get("X-Relay-Cache"), b)
+			}
+			f.inference()
+			para := body(true, "which river flows through paris")
+			resp, b := f.post(tc.path, para, nil)
+			if resp.Header.Get("X-Relay-Cache") != "hit" || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") || !strings.Contains(b, "data: ") {
+				t.Errorf("paraphrase: %q %q: %s", resp.Header.Get("X-Relay-Cache"), resp.Header.Get("Content-Type"), b)
+			}
+			f.inference()
+			other := map[string]string{"Authorization": "Bearer " + otherProjectKey}
+			if resp, b := f.post(tc.path, para, other); resp.StatusCode != 200 || resp.Header.Get("X-Relay-Cache") != "miss" {
+				t.Errorf("other project: %d %q: %s", resp.StatusCode, resp.Header.Get("X-Relay-Cache"), b)
+			}
+			f.inference()
+		})
+	}
+}
+
+// TestSemanticCache_EmbeddingRefusedIsAMiss: a domain whose embeddings
+// model the caller's policy does not grant looks nothing up; the request
+// is served as an exact miss.
+func TestSemanticCache_EmbeddingRefusedIsAMiss(t *testing.T) {
+	t.Parallel()
+	f, _ := semanticFixture(t)
+	delete(f.policy.Models, f.policy.Cache.Semantic[0].EmbeddingsModel)
+	f.start()
+	resp, b := f.post("/v1/chat/completions", semBody("Is this embedded?", false), nil)
+	if resp.StatusCode != 200 || resp.Header.Get("X-Relay-Cache") != "miss" {
+		t.Fatalf("%d %q: %s", resp.StatusCode, resp.Header.Get("X-Relay-Cache"), b)
+	}
+	if _, embs := f.inference(); len(embs) != 1 || embs[0].Status == 200 {
+		t.Fatalf("the refused embeddings request: %+v", embs)
+	}
+	// A paraphrase has no vector to be found by: a miss, not an error.
+	resp, b = f.post("/v1/chat/completions", semBody("is this embedded", false), nil)
+	if resp.StatusCode != 200 || resp.Header.Get("X-Relay-Cache") != "miss" {
+		t.Errorf("paraphrase with no embedding: %d %q: %s", resp.StatusCode, resp.Header.Get("X-Relay-Cache"), b)
+	}
+	f.inference()
 }
