@@ -2,6 +2,8 @@ package mockupstream
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -194,7 +196,7 @@ var filePurposes = map[string]bool{"assistants": true, "batch": true, "fine-tune
 func (o *objectStore) serveFile(s *Server, w http.ResponseWriter, r *http.Request, owner, id, sub string) *apiError {
 	switch {
 	case id == "" && r.Method == http.MethodPost:
-		return o.upload(w, r, owner)
+		return o.upload(w, r, owner, s.opts.FileDigests)
 	case id == "" && r.Method == http.MethodGet:
 		return o.listFiles(w, r, owner)
 	case id == "" || (sub != "" && sub != "content"):
@@ -229,14 +231,16 @@ func (o *objectStore) serveFile(s *Server, w http.ResponseWriter, r *http.Reques
 	return nil
 }
 
-// upload reads a multipart upload as a stream: purpose and file.
-func (o *objectStore) upload(w http.ResponseWriter, r *http.Request, owner string) *apiError {
+// upload reads a multipart upload as a stream: purpose and file (with
+// digests, only the file's size and SHA-256: Options.FileDigests).
+func (o *objectStore) upload(w http.ResponseWriter, r *http.Request, owner string, digests bool) *apiError {
 	mr, err := r.MultipartReader()
 	if err != nil {
 		return &apiError{kind: errInvalid, msg: "Invalid multipart form: " + err.Error()}
 	}
 	var purpose, filename string
 	var content []byte
+	size := int64(-1) // a digested file's
 	haveFile := false
 	for {
 		p, err := mr.NextPart()
@@ -245,6 +249,18 @@ func (o *objectStore) upload(w http.ResponseWriter, r *http.Request, owner strin
 		}
 		if err != nil {
 			return &apiError{kind: errInvalid, msg: "Invalid multipart form: " + err.Error()}
+		}
+		if digests && p.FormName() == "file" {
+			h := sha256.New()
+			n, err := io.Copy(h, io.LimitReader(p, maxFileBytes+1))
+			if err != nil {
+				return &apiError{kind: errInvalid, msg: "Invalid multipart form: " + err.Error()}
+			}
+			if n > maxFileBytes {
+				return &apiError{kind: errTooLarge, msg: "The file is too large."}
+			}
+			filename, content, size, haveFile = p.FileName(), []byte("sha256:"+hex.EncodeToString(h.Sum(nil))), n, true
+			continue
 		}
 		b, err := io.ReadAll(io.LimitReader(p, maxFileBytes+1))
 		if err != nil {
@@ -267,6 +283,11 @@ func (o *objectStore) upload(w http.ResponseWriter, r *http.Request, owner strin
 		return &apiError{kind: errInvalid, param: "purpose", msg: "'" + purpose + "' is not one of ['fine-tune', 'assistants', 'batch', 'user_data', 'vision', 'evals'] - 'purpose'"}
 	}
 	f := o.addFile(owner, filename, purpose, content)
+	if size >= 0 {
+		o.mu.Lock()
+		f.obj.Bytes = size
+		o.mu.Unlock()
+	}
 	writeJSON(w, f.obj)
 	return nil
 }

@@ -53,6 +53,10 @@ type Options struct {
 	// forced is obeyed either way, and a tool result is always answered
 	// with text.
 	ToolsWhenAsked bool
+	// FileDigests makes /v1/files keep of an uploaded file only its size
+	// and its SHA-256, read as a stream, not its bytes (memory tests of
+	// large uploads): its content then reads "sha256:<hex>".
+	FileDigests bool
 }
 
 // DefaultRecord is how many requests a Server keeps when Options.Record is 0.

@@ -20,6 +20,7 @@ import (
 	"github.com/relay-llm/relay/internal/objects"
 	"github.com/relay-llm/relay/internal/profile"
 	"github.com/relay-llm/relay/internal/snapshot"
+	"github.com/relay-llm/relay/internal/spill"
 	"github.com/relay-llm/relay/internal/wire"
 )
 
@@ -222,6 +223,17 @@ func (rq *request) quietObjectCall(ctx context.Context, o objects.Object, path s
 
 // sendObject sends the call; its error is the caller's answer.
 func (rq *request) sendObject(ctx context.Context, o objects.Object, method, path, query string, body []byte, contentType string) (*http.Response, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	return rq.sendObjectBody(ctx, o, method, path, query, rd, int64(len(body)), body, contentType)
+}
+
+// sendObjectBody is sendObject with the body read from rd (size bytes)
+// as it is sent; signed is the body an authorizer that signs it is given
+// (nil: none).
+func (rq *request) sendObjectBody(ctx context.Context, o objects.Object, method, path, query string, rd io.Reader, size int64, signed []byte, contentType string) (*http.Response, error) {
 	host, key := rq.snap.Host(o.HostID), rq.snap.HostKey(o.HostKeyID)
 	if host == nil || key == nil || !key.Usable {
 		return nil, wire.Errorf(wire.ErrNotFound, "'%s' is held by a host key that is no longer in the catalog.", o.ID)
@@ -234,13 +246,12 @@ func (rq *request) sendObject(ctx context.Context, o objects.Object, method, pat
 	if query != "" {
 		u += "?" + query
 	}
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
 	req, err := http.NewRequestWithContext(ctx, method, u, rd)
 	if err != nil {
 		return nil, wire.Errorf(wire.ErrUpstream, "The host that holds '%s' has an invalid base URL.", o.ID)
+	}
+	if rd != nil {
+		req.ContentLength = size
 	}
 	req.Header = appendOutboundHeaders(make(http.Header), rq.r.Header, shape, host)
 	req.Header.Del("Content-Type")
@@ -248,7 +259,7 @@ func (rq *request) sendObject(ctx context.Context, o objects.Object, method, pat
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
 	}
-	if err := rq.h.authorizers.Authorize(ctx, req, body, profile.Lookup(host.Profile), shape, host, key); err != nil {
+	if err := rq.h.authorizers.Authorize(ctx, req, signed, profile.Lookup(host.Profile), shape, host, key); err != nil {
 		return nil, wire.Errorf(wire.ErrUpstream, "The host key that holds '%s' could not produce a credential.", o.ID)
 	}
 	rq.attempts++
@@ -397,18 +408,27 @@ const (
 // maxObjectJSON bounds the object JSON kept in the index.
 const maxObjectJSON = 4 << 10
 
-// uploadForm is a file upload's form: its text fields in order and the file.
+// uploadForm is a file upload's form: its text fields in order and the
+// file, whose bytes are in content or, for a form that spilled to disk
+// (over formInMemory), in the spilled file of their own (file).
 type uploadForm struct {
 	fields      [][2]string
 	filename    string
 	contentType string
 	content     []byte
+	file        *spill.File
 }
 
-// readUploadForm reads a multipart upload held in body.
-func readUploadForm(body []byte, boundary string) (*uploadForm, error) {
+// maxUploadField bounds one text field of an upload form (purpose,
+// expires_after[…]): only the file may be large.
+const maxUploadField = 64 << 10
+
+// readUploadForm reads a multipart upload from body. With spillFile, the
+// file part goes to an unlinked temporary file of its own (package
+// spill) rather than onto the heap; the caller closes it (close).
+func readUploadForm(body io.Reader, boundary string, spillFile bool) (*uploadForm, error) {
 	f := &uploadForm{}
-	mr := multipart.NewReader(bytes.NewReader(body), boundary)
+	mr := multipart.NewReader(body, boundary)
 	seen := map[string]bool{}
 	haveFile := false
 	for {
@@ -417,33 +437,66 @@ func readUploadForm(body []byte, boundary string) (*uploadForm, error) {
 			break
 		}
 		if err != nil {
+			f.close()
 			return nil, formError(strings.TrimPrefix(err.Error(), "multipart: "))
 		}
 		name := p.FormName()
 		if name == "" {
+			f.close()
 			return nil, formError("a part has no name")
 		}
 		if seen[name] {
+			f.close()
 			return nil, &wire.Error{Kind: wire.ErrMalformedRequest, Param: name, Msg: "The form gives the " + name + " field twice."}
 		}
 		seen[name] = true
-		b, err := io.ReadAll(p)
+		if name == "file" && spillFile {
+			sp, err := spill.New("", nil, p)
+			if err != nil {
+				if errors.Is(err, spill.ErrDisk) {
+					return nil, err
+				}
+				return nil, formError(strings.TrimPrefix(errors.Unwrap(err).Error(), "multipart: "))
+			}
+			f.filename, f.contentType, f.file, haveFile = p.FileName(), p.Header.Get("Content-Type"), sp, true
+			continue
+		}
+		var rd io.Reader = p // the file, of a form within formInMemory
+		if name != "file" {
+			rd = io.LimitReader(p, maxUploadField+1)
+		}
+		b, err := io.ReadAll(rd)
 		if err != nil {
+			f.close()
 			return nil, formError(strings.TrimPrefix(err.Error(), "multipart: "))
 		}
 		if name == "file" {
 			f.filename, f.contentType, f.content, haveFile = p.FileName(), p.Header.Get("Content-Type"), b, true
 			continue
 		}
+		if len(b) > maxUploadField {
+			f.close()
+			return nil, &wire.Error{Kind: wire.ErrMalformedRequest, Param: name, Msg: "The form's " + name + " field is longer than 64 KiB."}
+		}
 		f.fields = append(f.fields, [2]string{name, string(b)})
 	}
 	switch {
 	case !haveFile:
+		f.close()
 		return nil, &wire.Error{Kind: wire.ErrMalformedRequest, Param: "file", Msg: "Missing required parameter: 'file'."}
 	case f.field("purpose") == "":
+		f.close()
 		return nil, &wire.Error{Kind: wire.ErrMalformedRequest, Param: "purpose", Msg: "Missing required parameter: 'purpose'."}
 	}
 	return f, nil
+}
+
+// close releases the spilled file, if any.
+func (f *uploadForm) close() {
+	if f.file != nil {
+		_ = f.file.Close()
+		f.file = nil
+	}
 }
 
 func (f *uploadForm) field(name string) string {
@@ -455,21 +508,29 @@ func (f *uploadForm) field(name string) string {
 	return ""
 }
 
-// encode writes the form again, with content as the file.
-func (f *uploadForm) encode() (body []byte, contentType string) {
-	var buf bytes.Buffer
-	buf.Grow(len(f.content) + 1024)
-	w := multipart.NewWriter(&buf)
+// encode writes the form again, with the file's bytes last: the form's
+// head (its fields and the file part's header) and tail in memory, the
+// file between them from content or from its spilled file, read as the
+// upstream request is sent. size is the whole body's length.
+func (f *uploadForm) encode() (body io.Reader, size int64, contentType string) {
+	var head bytes.Buffer
+	w := multipart.NewWriter(&head)
 	for _, kv := range f.fields {
 		_ = w.WriteField(kv[0], kv[1])
 	}
 	h := make(textproto.MIMEHeader)
 	h.Set("Content-Disposition", `form-data; name="file"; filename="`+strings.NewReplacer(`"`, "%22", "\r", "%0D", "\n", "%0A").Replace(f.filename)+`"`)
 	h.Set("Content-Type", cmp.Or(f.contentType, "application/octet-stream"))
-	pw, _ := w.CreatePart(h)
-	_, _ = pw.Write(f.content)
-	_ = w.Close()
-	return buf.Bytes(), w.FormDataContentType()
+	_, _ = w.CreatePart(h)
+	tail := "\r\n--" + w.Boundary() + "--\r\n"
+	var file io.Reader = bytes.NewReader(f.content)
+	n := int64(len(f.content))
+	if f.file != nil {
+		n = f.file.Size()
+		file = f.file.Section(0, n)
+	}
+	size = int64(head.Len()) + n + int64(len(tail))
+	return io.MultiReader(&head, file, strings.NewReader(tail)), size, w.FormDataContentType()
 }
 
 // uploadFile answers POST /v1/files.
@@ -479,18 +540,38 @@ func (rq *request) uploadFile(ctx context.Context) {
 		rq.fail(wire.Errorf(wire.ErrMalformedRequest, "Upload a file as multipart/form-data with the fields file and purpose."))
 		return
 	}
-	if !rq.readBody() {
+	// Read as the other multipart forms are (readFormBody): a body over
+	// formInMemory spills to disk, and so does its file part, so that an
+	// upload holds about formInMemory of heap, not its size.
+	if !rq.readFormBody() {
 		return
 	}
-	form, err := readUploadForm(rq.body.Bytes(), boundary)
+	var rd io.Reader = bytes.NewReader(rq.body.Bytes())
+	if sp := rq.form.spilled; sp != nil {
+		defer sp.Close()
+		rd = sp.Section(0, sp.Size())
+	}
+	form, err := readUploadForm(rd, boundary, rq.form.spilled != nil)
 	if err != nil {
+		if errors.Is(err, spill.ErrDisk) {
+			rq.h.log.Error("spilling an uploaded file", "request_id", rq.id, "err", err)
+			err = wire.Errorf(wire.ErrUnavailable, "Relay could not hold the upload; try again.")
+		}
 		rq.fail(err)
 		return
 	}
+	defer form.close()
 	purpose := form.field("purpose")
 	attrs := map[string]string{attrPurpose: purpose, attrFilename: form.filename}
 	var home objectHome
 	if purpose == "batch" {
+		if form.file != nil {
+			// A batch input file is rewritten line by line (each line's
+			// model becomes its binding's): it is read whole, within the
+			// body limit.
+			form.content = form.file.Head(int(form.file.Size()))
+			form.close()
+		}
 		plan, err := rq.planBatchInput(form.content)
 		if err != nil {
 			rq.fail(err)
@@ -504,13 +585,15 @@ func (rq *request) uploadFile(ctx context.Context) {
 		rq.fail(err)
 		return
 	}
-	body, ct := form.encode()
+	body, size, ct := form.encode()
 	o := objects.Object{Kind: objects.KindFile, ProjectID: rq.caller.ProjectID, HostID: home.host.ID, HostKeyID: home.key.ID, Attrs: attrs}
 	o.ID = "(upload)"
-	resp, ok := rq.objectCall(ctx, o, http.MethodPost, "/v1/files", body, ct)
-	if !ok {
+	resp, err := rq.sendObjectBody(ctx, o, http.MethodPost, "/v1/files", "", body, size, nil, ct)
+	if err != nil {
+		rq.fail(err)
 		return
 	}
+	copyResponseHeaders(rq.w.Header(), resp.Header)
 	defer resp.Body.Close()
 	answer := rq.objectAnswer(resp, o)
 	if resp.StatusCode < 300 {
