@@ -184,6 +184,9 @@ func (s *Server) explain(ctx context.Context, q routeQuery) (routeExplainResult,
 	}
 	out.Explanation = e.JSON
 	out.Content = explainContent(policy, q.Body)
+	if line := explainSemantic(snap, policy, q.Model, q.Body); line != "" {
+		out.Content = append(out.Content, line)
+	}
 	return out, nil
 }
 
@@ -272,6 +275,46 @@ func explainContent(p *snapshot.Policy, body []byte) []string {
 		out = append(out, "would be answered from cache when a byte-identical deterministic request of the same scope is there (the response cache is on)")
 	}
 	return out
+}
+
+// explainSemantic says which of policy p's semantic cache domains would
+// look a request of body up (the first that takes it, as the proxy
+// chooses), or "" when none would. model is the one asked for when the
+// body names none.
+func explainSemantic(snap *snapshot.Snapshot, p *snapshot.Policy, model string, body []byte) string {
+	if p == nil || p.Cache == nil || len(p.Cache.Semantic) == 0 {
+		return ""
+	}
+	var b struct {
+		Model    string            `json:"model"`
+		Metadata map[string]string `json:"metadata"`
+	}
+	_ = json.Unmarshal(body, &b) // metadata that is not all strings takes no domain that asks for tags
+	if b.Model != "" {
+		model = b.Model
+	}
+	m := snap.ModelByName(model)
+	if m == nil || !p.Cache.Caches(m.ID) {
+		return ""
+	}
+	for i := range p.Cache.Semantic {
+		d := &p.Cache.Semantic[i]
+		if !d.Takes(m.ID, b.Metadata) {
+			continue
+		}
+		line := "would be looked up in the semantic cache's domain " + d.Name + " after an exact miss: its last user turn embedded by "
+		if e := snap.Model(d.EmbeddingsModel); e != nil {
+			line += e.Name
+		} else {
+			line += "a model the catalog no longer has (so: a miss)"
+		}
+		line += ", answered by an earlier request of the same scope at similarity " + strconv.FormatFloat(d.Threshold, 'f', -1, 64) + " or more"
+		if d.Systems != nil {
+			line += ", when its system prompt is one the domain names"
+		}
+		return line
+	}
+	return ""
 }
 
 func failMode(w *guardrail.Webhook) string {

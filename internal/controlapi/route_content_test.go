@@ -59,3 +59,46 @@ func TestRouteExplain_SaysWhatTheContentControlsDo(t *testing.T) {
 		t.Errorf("a clean request: %q", got)
 	}
 }
+
+// TestRouteExplain_NamesTheSemanticDomain: with semantic cache domains on
+// the policy, the explain names the first domain that takes the request
+// (by model and metadata tags), its embeddings model and threshold, and
+// says nothing of a request no domain takes.
+func TestRouteExplain_NamesTheSemanticDomain(t *testing.T) {
+	t.Parallel()
+	snap, policy := explainCatalog()
+	small, big := snap.ModelByName("small"), snap.ModelByName("big")
+	policy.Cache = &snapshot.ResponseCache{TTL: time.Minute, Semantic: []snapshot.SemanticDomain{
+		{Name: "support", Models: map[snapshot.ID]struct{}{small.ID: {}}, Metadata: map[string]string{"app": "helpdesk"}, EmbeddingsModel: big.ID, Threshold: 0.92},
+		{Name: "anything", EmbeddingsModel: big.ID, Threshold: 0.95},
+	}}
+	b := setup(t, func(c *controlapi.Config) { c.Snapshot = &routedSnapshot{snap: snap} })
+	explain := func(body string) []string {
+		t.Helper()
+		raw, _ := json.Marshal(map[string]any{"policy_id": policy.ID.String(), "body": json.RawMessage(body)})
+		res := call(b.admin.RouteExplainWithBodyWithResponse(b.ctx, "application/json", bytes.NewReader(raw))).want(t, http.StatusOK).JSON200
+		if res.Content == nil {
+			return nil
+		}
+		return *res.Content
+	}
+	semantic := func(lines []string) string {
+		for _, l := range lines {
+			if strings.Contains(l, "semantic cache") {
+				return l
+			}
+		}
+		return ""
+	}
+	tagged := semantic(explain(`{"model":"small","metadata":{"app":"helpdesk"},"messages":[{"role":"user","content":"hi"}]}`))
+	if !strings.Contains(tagged, "domain support") || !strings.Contains(tagged, "embedded by big") || !strings.Contains(tagged, "0.92") {
+		t.Errorf("a tagged request: %q, want the support domain", tagged)
+	}
+	if got := semantic(explain(`{"model":"small","messages":[{"role":"user","content":"hi"}]}`)); !strings.Contains(got, "domain anything") {
+		t.Errorf("an untagged request: %q, want the catch-all domain", got)
+	}
+	policy.Cache.Semantic = policy.Cache.Semantic[:1]
+	if got := semantic(explain(`{"model":"big","messages":[{"role":"user","content":"hi"}]}`)); got != "" {
+		t.Errorf("a request no domain takes: %q", got)
+	}
+}
