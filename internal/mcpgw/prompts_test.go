@@ -49,7 +49,7 @@ type promptSetup struct {
 	toolKey, globKey, docsKey string
 }
 
-func newPromptSetup(t *testing.T) *promptSetup {
+func newPromptSetup(t testing.TB) *promptSetup {
 	t.Helper()
 	s := &promptSetup{setup: newSetup(t), docs: newMockServer(t), toolKey: "sk-wr-tool", globKey: "sk-wr-glob", docsKey: "sk-wr-docs"}
 	addPromptsAndResources(s.mock, "tools")
