@@ -87,3 +87,39 @@ func BenchmarkOpenSession(b *testing.B) {
 	b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/float64(b.N), "heap-B/session")
 	runtime.KeepAlive(sessions)
 }
+
+// BenchmarkReadResource is BenchmarkCallTool for resources/read: the
+// server's own URI straight to the mock, its mcp+relay:// one through
+// Relay's /mcp.
+func BenchmarkReadResource(b *testing.B) {
+	s := newPromptSetup(b)
+	b.Run("direct", func(b *testing.B) {
+		c := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil)
+		cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{
+			Endpoint: s.mock.url, HTTPClient: &http.Client{Transport: bearer{"upstream-secret"}}, DisableStandaloneSSE: true,
+		}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer func() { _ = cs.Close() }()
+		b.ReportAllocs()
+		start := cpuTime(b)
+		for b.Loop() {
+			if _, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "file:///readme.md"}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		reportCPU(b, start)
+	})
+	b.Run("through_relay", func(b *testing.B) {
+		cs := agent(b, s.relay, "/mcp", s.granted)
+		b.ReportAllocs()
+		start := cpuTime(b)
+		for b.Loop() {
+			if _, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "mcp+relay://tools/file:///readme.md"}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		reportCPU(b, start)
+	})
+}

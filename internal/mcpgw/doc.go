@@ -10,7 +10,9 @@
 // fingerprint is not approved), the forwarding of tools/call to the server
 // with the server's credential and under the egress rules, the per-key
 // request limit of a server's rate limit (through the limiter, as model
-// calls), and one usage event per tools/call.
+// calls), and one usage event per tools/call. Prompts follow the tools'
+// grants ("<server>__<prompt>", one namespace with tools), resources the
+// grant of a whole server (URIs presented as "mcp+relay://<server>/<uri>").
 //
 // It reads the catalog only from the snapshot: no Postgres on this path.
 // The server side is stateless (no Mcp-Session-Id), so any pod serves any

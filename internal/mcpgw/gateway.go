@@ -96,7 +96,11 @@ func New(cfg Config) *Gateway {
 		g.tracer = cfg.TracerProvider.Tracer("github.com/relay-llm/relay/internal/mcpgw")
 	}
 	g.server = mcp.NewServer(&mcp.Implementation{Name: "relay", Version: "1"}, &mcp.ServerOptions{
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+		// Tools, prompts and resources are each the granted servers' (an
+		// empty list where none serves any); no list-changed notices and no
+		// subscriptions: the gateway is stateless.
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{},
+			Prompts: &mcp.PromptCapabilities{}, Resources: &mcp.ResourceCapabilities{}},
 	})
 	g.server.AddReceivingMiddleware(g.middleware)
 	streamable := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server },
@@ -189,11 +193,18 @@ func principalOf(req mcp.Request) *principal {
 	return p
 }
 
-// middleware answers tools/list and tools/call itself; everything else
-// (initialize, ping …) is the SDK's.
+// middleware answers tools/list, tools/call, prompts/list, prompts/get,
+// resources/list, resources/templates/list and resources/read itself;
+// everything else (initialize, ping …) is the SDK's.
 func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
+		case "prompts/list", "prompts/get", "resources/list", "resources/templates/list", "resources/read":
+			p := principalOf(req)
+			if p == nil {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "not authenticated"}
+			}
+			return g.promptsAndResources(ctx, method, p, req)
 		case "tools/list":
 			p := principalOf(req)
 			if p == nil {
@@ -213,6 +224,27 @@ func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return next(ctx, method, req)
 	}
+}
+
+// promptsAndResources answers the prompts and resources methods.
+func (g *Gateway) promptsAndResources(ctx context.Context, method string, p *principal, req mcp.Request) (mcp.Result, error) {
+	switch method {
+	case "prompts/list":
+		return g.listPrompts(ctx, p)
+	case "resources/list":
+		return g.listResources(ctx, p)
+	case "resources/templates/list":
+		return g.listResourceTemplates(ctx, p)
+	case "prompts/get":
+		if params, ok := req.GetParams().(*mcp.GetPromptParams); ok && params != nil {
+			return g.getPrompt(ctx, p, params)
+		}
+	case "resources/read":
+		if params, ok := req.GetParams().(*mcp.ReadResourceParams); ok && params != nil {
+			return g.readResource(ctx, p, params)
+		}
+	}
+	return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: method + " needs params"}
 }
 
 // servers are the servers whose tools p may see.
