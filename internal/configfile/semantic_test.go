@@ -102,6 +102,13 @@ func TestApply_SemanticCacheDomainsRoundTrip(t *testing.T) {
 		t.Errorf("re-applying the export changes something:\n%s", printed(t, p))
 	}
 
+	// A threshold finer than the API keeps (four places) converges too.
+	fine := parse(t, strings.Replace(semanticPolicy, "threshold: 0.85", "threshold: 0.12345678", 1))
+	apply(t, srv, fine, configfile.Options{})
+	if p := plan(t, srv, fine, configfile.Options{}); !p.Empty() {
+		t.Errorf("a fine threshold does not converge:\n%s", printed(t, p))
+	}
+
 	// The fixture's policy has no domains: applying it removes them.
 	got = printed(t, apply(t, srv, load(t, fixture), configfile.Options{}))
 	if !strings.Contains(got, "~ update Policy everything (response_cache: ") || !strings.Contains(got, "semantic: [{name: faq") {
