@@ -405,6 +405,29 @@ func responseCacheBody(c *ResponseCache, id resolver) *models.ResponseCache {
 		}
 		b.Models = &ms
 	}
+	if len(c.Semantic) > 0 {
+		ds := make([]models.SemanticCacheDomain, len(c.Semantic))
+		for i, d := range c.Semantic {
+			ds[i] = models.SemanticCacheDomain{Name: d.Name, EmbeddingsModel: id(KindModel, d.EmbeddingsModel)}
+			if d.Threshold != 0 {
+				ds[i].Threshold = ptr(float32(d.Threshold))
+			}
+			if len(d.Models) > 0 {
+				ms := make([]uuid.UUID, len(d.Models))
+				for j, m := range d.Models {
+					ms[j] = id(KindModel, m)
+				}
+				ds[i].Models = &ms
+			}
+			if len(d.Metadata) > 0 {
+				ds[i].Metadata = &d.Metadata
+			}
+			if len(d.SystemSHA256) > 0 {
+				ds[i].SystemSha256 = &d.SystemSHA256
+			}
+		}
+		b.Semantic = &ds
+	}
 	return b
 }
 

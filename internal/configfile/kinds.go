@@ -1,8 +1,11 @@
 package configfile
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"net/textproto"
 	"regexp"
 	"slices"
@@ -847,14 +850,73 @@ func (m *PolicyMCP) check() error {
 // there turns the cache on; `enabled: false` (the API's spelling) turns it
 // off as leaving the block out does. Models are a set of model names (none:
 // every model the policy grants); scope project is written as no scope.
+// Semantic are the semantic cache's domains, in the order a request is
+// matched against them (docs/caching.md#semantic-cache); none: exact only.
 type ResponseCache struct {
-	Enabled          *bool    `yaml:"enabled,omitempty"`
-	Models           []string `yaml:"models,omitempty"`
-	Scope            string   `yaml:"scope,omitempty"`
-	ScopeHeader      string   `yaml:"scope_header,omitempty"`
-	TTLSeconds       int      `yaml:"ttl_seconds,omitempty"`
-	MaxEntryBytes    int      `yaml:"max_entry_bytes,omitempty"`
-	Nondeterministic bool     `yaml:"nondeterministic,omitempty"`
+	Enabled          *bool            `yaml:"enabled,omitempty"`
+	Models           []string         `yaml:"models,omitempty"`
+	Scope            string           `yaml:"scope,omitempty"`
+	ScopeHeader      string           `yaml:"scope_header,omitempty"`
+	TTLSeconds       int              `yaml:"ttl_seconds,omitempty"`
+	MaxEntryBytes    int              `yaml:"max_entry_bytes,omitempty"`
+	Nondeterministic bool             `yaml:"nondeterministic,omitempty"`
+	Semantic         []SemanticDomain `yaml:"semantic,omitempty"`
+}
+
+// SemanticDomain is one domain of a policy's semantic cache, its models by
+// name: the requests it takes (every rule that is set must match) and the
+// embedding model that embeds their last user turn. Threshold 0 is the
+// default (0.9); the API keeps it to four decimal places, and so does the
+// spec.
+type SemanticDomain struct {
+	Name            string            `yaml:"name"`
+	Models          []string          `yaml:"models,omitempty"`
+	Metadata        map[string]string `yaml:"metadata,omitempty"`
+	SystemSHA256    []string          `yaml:"system_sha256,omitempty"`
+	EmbeddingsModel string            `yaml:"embeddings_model"`
+	Threshold       float64           `yaml:"threshold,omitempty"`
+}
+
+// maxSemanticDomains is the most domains the control API keeps (the
+// ResponseCache schema's semantic maxItems).
+const maxSemanticDomains = 16
+
+// semanticDomainName is what the control API takes as a domain's name.
+var semanticDomainName = regexp.MustCompile(`^[a-z0-9_-]{1,64}$`)
+
+// check refuses what the control API would: a domain without a name or an
+// embedding model, a name used twice, a threshold outside 0 to 1, more
+// domains than the API keeps, a system_sha256 that is no SHA-256 digest.
+func (c *ResponseCache) check() error {
+	if c == nil {
+		return nil
+	}
+	if len(c.Semantic) > maxSemanticDomains {
+		return fmt.Errorf("response_cache.semantic: at most %d domains", maxSemanticDomains)
+	}
+	for i, d := range c.Semantic {
+		f := fmt.Sprintf("response_cache.semantic.%d", i)
+		if !semanticDomainName.MatchString(d.Name) {
+			return fmt.Errorf("%s.name: %q is not 1 to 64 of a-z, 0-9, _ and -", f, d.Name)
+		}
+		for j := range i {
+			if c.Semantic[j].Name == d.Name {
+				return fmt.Errorf("%s.name: the domain %q is named by semantic.%d too", f, d.Name, j)
+			}
+		}
+		if d.EmbeddingsModel == "" {
+			return fmt.Errorf("%s.embeddings_model is required", f)
+		}
+		if math.IsNaN(d.Threshold) || d.Threshold < 0 || d.Threshold > 1 {
+			return fmt.Errorf("%s.threshold: %v is not 0 to 1 (0: 0.9)", f, d.Threshold)
+		}
+		for _, h := range d.SystemSHA256 {
+			if b, err := hex.DecodeString(h); err != nil || len(b) != sha256.Size {
+				return fmt.Errorf("%s.system_sha256: %q is not a hex SHA-256 digest (64 characters)", f, h)
+			}
+		}
+	}
+	return nil
 }
 
 // Guardrails are a policy's guardrail rules, in order, and its prompt-size
@@ -897,6 +959,18 @@ func (c *ResponseCache) normalize() *ResponseCache {
 	c.Models = sortedSet(c.Models)
 	if c.Scope == "project" {
 		c.Scope = ""
+	}
+	for i := range c.Semantic {
+		d := &c.Semantic[i]
+		d.Models = sortedSet(d.Models)
+		d.SystemSHA256 = sortedSet(d.SystemSHA256)
+		if len(d.Metadata) == 0 {
+			d.Metadata = nil
+		}
+		d.Threshold = math.Round(d.Threshold*1e4) / 1e4 // as the API keeps it
+	}
+	if len(c.Semantic) == 0 {
+		c.Semantic = nil
 	}
 	return c
 }
@@ -993,6 +1067,13 @@ func (s *PolicySpec) refs() []ref {
 		for _, m := range s.ResponseCache.Models {
 			r = append(r, ref{field: "response_cache.models", kind: KindModel, key: m})
 		}
+		for i, d := range s.ResponseCache.Semantic {
+			f := fmt.Sprintf("response_cache.semantic.%d.", i)
+			for _, m := range d.Models {
+				r = append(r, ref{field: f + "models", kind: KindModel, key: m})
+			}
+			r = append(r, ref{field: f + "embeddings_model", kind: KindModel, key: d.EmbeddingsModel})
+		}
 	}
 	return r
 }
@@ -1004,6 +1085,9 @@ func (s *PolicySpec) check() error {
 		if h, slug, ok := strings.Cut(k, "/"); !ok || h == "" || slug == "" {
 			return fmt.Errorf("host_keys: want host/slug, got %q", k)
 		}
+	}
+	if err := s.ResponseCache.check(); err != nil {
+		return err
 	}
 	for i, m := range s.ModelRateLimits {
 		if m.Model == "" || m.RateLimit == "" {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"math"
 	"net/http"
 	"slices"
 	"strings"
@@ -595,7 +597,7 @@ func buildState(snap *snapshot, partial bool) (*state, error) {
 		var stale int
 		s.ResponseCache, stale = responseCacheSpec(p.ResponseCache, models)
 		if stale > 0 {
-			st.notes = append(st.notes, fmt.Sprintf("Policy %s: its response cache names %d model(s) that no longer exist; left out", p.Slug, stale))
+			st.notes = append(st.notes, fmt.Sprintf("Policy %s: its response cache names %d model(s) that no longer exist; left out (a semantic domain whose embedding model or every model is gone is left out whole)", p.Slug, stale))
 		}
 		s.Guardrails = guardrailsSpec(p.Guardrails)
 		for _, m := range snap.modelRateLimits[p.ID] {
@@ -696,7 +698,56 @@ func responseCacheSpec(c *models.ResponseCache, modelNames names) (*ResponseCach
 			}
 		}
 	}
+	if c.Semantic != nil {
+		for _, d := range *c.Semantic {
+			sd, n := semanticDomainSpec(d, modelNames)
+			stale += n
+			if sd != nil {
+				out.Semantic = append(out.Semantic, *sd)
+			}
+		}
+	}
 	return out.normalize(), stale
+}
+
+// semanticDomainSpec is one semantic cache domain as a spec holds it,
+// models by name, and how many of its models no longer exist. A domain
+// without its embedding model, or with none of its models left (which would
+// widen it to every model), is nil: the cache cannot use it as written.
+func semanticDomainSpec(d models.SemanticCacheDomain, modelNames names) (*SemanticDomain, int) {
+	out := &SemanticDomain{Name: d.Name}
+	if d.Metadata != nil {
+		out.Metadata = maps.Clone(*d.Metadata)
+	}
+	if d.SystemSha256 != nil {
+		out.SystemSHA256 = slices.Clone(*d.SystemSha256)
+	}
+	stale := 0
+	if n, ok := modelNames[d.EmbeddingsModel]; ok {
+		out.EmbeddingsModel = n
+	} else {
+		stale++
+	}
+	if d.Models != nil {
+		for _, id := range *d.Models {
+			if n, ok := modelNames[id]; ok {
+				out.Models = append(out.Models, n)
+			} else {
+				stale++
+			}
+		}
+		if len(*d.Models) > 0 && len(out.Models) == 0 {
+			return nil, stale
+		}
+	}
+	if out.EmbeddingsModel == "" {
+		return nil, stale
+	}
+	if d.Threshold != nil {
+		// The API's number is a float32: kept, as the API does, to four places.
+		out.Threshold = math.Round(float64(*d.Threshold)*1e4) / 1e4
+	}
+	return out, stale
 }
 
 // guardrailsSpec is a policy's guardrails as a spec holds them.
