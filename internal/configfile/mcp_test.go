@@ -212,12 +212,13 @@ func TestPlan_BadMCPServersNameTheDocument(t *testing.T) {
 	}
 }
 
-// TestApply_PolicyMCPGrantsAreWriteOnly: a policy's mcp block reaches the
-// policy (read here from the store: the control API shows the grants
-// nowhere), is set again on every apply since it cannot be compared, a
-// document without the block leaves the grants alone, and export warns that
-// it cannot write them.
-func TestApply_PolicyMCPGrantsAreWriteOnly(t *testing.T) {
+// TestApply_PolicyMCPGrantsRoundTrip: a policy's mcp block reaches the
+// policy, is compared with the policy's mcp_grants and mcp_require_approval
+// (a re-apply is a no-op that writes no audit row, a change shows old and
+// new), export writes it and re-applying the export is a no-op, and a
+// document without the block withdraws the grants, as leaving out
+// response_cache turns the cache off.
+func TestApply_PolicyMCPGrantsRoundTrip(t *testing.T) {
 	t.Parallel()
 	srv := configfiletest.New(t)
 	apply(t, srv, load(t, fixture), configfile.Options{})
@@ -233,31 +234,57 @@ func TestApply_PolicyMCPGrantsAreWriteOnly(t *testing.T) {
 	withMCP := parse(t, pol+"  mcp: {grants: [github, docs__search*], require_approval: true}\n")
 	p := apply(t, srv, withMCP, configfile.Options{})
 	if got := printed(t, p); !strings.Contains(got, "~ update Policy everything (") ||
-		!strings.Contains(got, "mcp: (not shown by Relay) → [github, docs__search*] requiring approval)\n") {
+		!strings.Contains(got, "mcp: null → [github, docs__search*] requiring approval)\n") {
 		t.Errorf("plan:\n%s", got)
 	}
 	if g, ra := grants(); strings.Join(g, ",") != "github,docs__search*" || !ra {
 		t.Errorf("grants = %v, require_approval %v", g, ra)
 	}
 
-	// Without the block (the fixture's own document): the grants stay.
-	apply(t, srv, load(t, fixture), configfile.Options{})
-	if g, _ := grants(); len(g) != 2 {
-		t.Errorf("a document without mcp changed the grants: %v", g)
+	// The same block again: nothing to do, nothing written.
+	before := srv.AuditRows(t)
+	if p := apply(t, srv, withMCP, configfile.Options{}); !p.Empty() {
+		t.Errorf("re-applying the same grants changes something:\n%s", printed(t, p))
 	}
-	// An empty list withdraws them.
-	apply(t, srv, parse(t, pol+"  mcp: {grants: []}\n"), configfile.Options{})
-	if g, ra := grants(); len(g) != 0 || ra {
-		t.Errorf("grants = %v, require_approval %v", g, ra)
+	if n := srv.AuditRows(t) - before; n != 0 {
+		t.Errorf("re-applying the same grants wrote %d audit rows", n)
 	}
 
+	// Export writes the block, and applying the export changes nothing.
 	var out bytes.Buffer
 	warnings, err := configfile.Export(t.Context(), srv.Client, &out, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(out.String(), "mcp:") || !strings.Contains(strings.Join(warnings, "\n"), "MCP grants are not exported") {
+	if !strings.Contains(out.String(), "  mcp:\n    grants:\n      - github\n      - docs__search*\n    require_approval: true\n") ||
+		strings.Contains(strings.Join(warnings, "\n"), "MCP grants") {
 		t.Errorf("warnings %q\n%s", warnings, out.String())
+	}
+	if p := plan(t, srv, parse(t, out.String()), configfile.Options{Prune: true}); !p.Empty() {
+		t.Errorf("re-applying the export changes something:\n%s", printed(t, p))
+	}
+
+	// A change shows what Relay has and what the document wants.
+	p = apply(t, srv, parse(t, pol+"  mcp: {grants: [github]}\n"), configfile.Options{})
+	if got := printed(t, p); !strings.Contains(got, "mcp: [github, docs__search*] requiring approval → [github])\n") {
+		t.Errorf("plan:\n%s", got)
+	}
+	if g, ra := grants(); strings.Join(g, ",") != "github" || ra {
+		t.Errorf("grants = %v, require_approval %v", g, ra)
+	}
+
+	// Without the block (the fixture's own document): the grants are withdrawn.
+	p = apply(t, srv, load(t, fixture), configfile.Options{})
+	if got := printed(t, p); !strings.Contains(got, "mcp: [github] → null)\n") {
+		t.Errorf("plan:\n%s", got)
+	}
+	if g, ra := grants(); len(g) != 0 || ra {
+		t.Errorf("a document without mcp left grants %v, require_approval %v", g, ra)
+	}
+	// An empty list is the same as no block: nothing to do.
+	apply(t, srv, parse(t, pol), configfile.Options{})
+	if p := plan(t, srv, parse(t, pol+"  mcp: {grants: []}\n"), configfile.Options{}); !p.Empty() {
+		t.Errorf("mcp: {grants: []} over no grants changes something:\n%s", printed(t, p))
 	}
 
 	for _, bad := range []string{"grants: ['gh/x']", "grants: ['__tool']"} {

@@ -222,10 +222,6 @@ func NewPlan(ctx context.Context, c *client.ClientWithResponses, docs []Document
 				}
 			}
 			changes := diff(o, have)
-			if ps, ok := o.spec.(*PolicySpec); ok && ps.MCP != nil {
-				// Relay does not show a policy's MCP grants: set them every time.
-				changes = append(changes, Change{Field: "mcp", Old: "(not shown by Relay)", New: ps.MCP.String()})
-			}
 			if len(changes) > 0 {
 				p.Steps = append(p.Steps, Step{Action: ActionUpdate, Kind: k, Name: o.name(), Source: o.src, Changes: changes, want: o, have: have})
 			}
@@ -370,7 +366,7 @@ func diff(want, have *object) []Change {
 		f := t.Field(i)
 		tag := f.Tag.Get("cfg")
 		name := yamlName(f)
-		if tag == "key" || tag == "secret" || tag == "unread" {
+		if tag == "key" || tag == "secret" {
 			continue
 		}
 		w, h := wv.Field(i), hv.Field(i)
