@@ -171,8 +171,8 @@ func TestExport_SealedMCPCredentialIsNeverWritten(t *testing.T) {
 
 // TestPlan_BadMCPServersNameTheDocument: what the format, the references
 // and the API's schema rule out fails the plan naming the document and the
-// field, and what the control API cannot do (take a rate limit off) is
-// refused before anything is written.
+// field, and what the control API cannot do (a new header without its
+// credential) is refused before anything is written.
 func TestPlan_BadMCPServersNameTheDocument(t *testing.T) {
 	t.Parallel()
 	srv := configfiletest.New(t)
@@ -185,8 +185,6 @@ func TestPlan_BadMCPServersNameTheDocument(t *testing.T) {
 		{"both secrets", "kind: MCPServer\nspec: {slug: x, url: https://a.example, auth_header: A, auth_secret_ref: env:A, auth_secret: b}\n", "MCPServer x: give only one of auth_secret_ref, auth_secret"},
 		{"secret without header", "kind: MCPServer\nspec: {slug: x, url: https://a.example, auth_secret_ref: env:A}\n", "MCPServer x: auth_header: a credential needs the header"},
 		{"unknown rate limit", "kind: MCPServer\nspec: {slug: x, url: https://a.example, tool_rate_limits: {lookup: gold}}\n", "MCPServer x: tool_rate_limits.lookup: no RateLimit \"gold\" in the files or in Relay"},
-		{"rate limit off", "kind: MCPServer\nspec: {slug: github, name: GitHub, url: https://mcp.example.com/github, auth_header: Authorization, auth_secret_ref: env:GITHUB_MCP_TOKEN}\n",
-			"test.yaml:1 (line 1) MCPServer github: rate_limit: the control API cannot take a rate limit off an MCP server"},
 		{"header without credential", "kind: MCPServer\nspec: {slug: github, url: https://mcp.example.com/github, rate_limit: standard, auth_header: X-Other}\n",
 			"MCPServer github: auth_header: a new header needs its credential"},
 	}
@@ -292,5 +290,30 @@ func TestApply_PolicyMCPGrantsRoundTrip(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "test.yaml:1 (line 1) Policy everything: mcp.grants.0: ") {
 			t.Errorf("%s: docs %v, err = %v", bad, docs, err)
 		}
+	}
+}
+
+// TestApply_MCPServerRateLimitComesOff: a document that drops an MCP
+// server's rate_limit takes it off the server ("rate_limit_id": null),
+// and applying it again is a no-op.
+func TestApply_MCPServerRateLimitComesOff(t *testing.T) {
+	t.Parallel()
+	srv := configfiletest.New(t)
+	apply(t, srv, load(t, fixture), configfile.Options{})
+	if gh := mcpServers(t, srv)["github"]; gh.RateLimitID == nil {
+		t.Fatalf("the fixture's github server has no rate limit: %+v", gh)
+	}
+	const doc = "kind: MCPServer\nspec: {slug: github, name: GitHub, url: https://mcp.example.com/github, timeout_ms: 30000, " +
+		"tool_rate_limits: {create_issue: openai-tier-1, search_code: standard}, auth_header: Authorization, auth_secret_ref: env:GITHUB_MCP_TOKEN}\n"
+	p := apply(t, srv, parse(t, doc), configfile.Options{})
+	if got := printed(t, p); !strings.Contains(got, "~ update MCPServer github (rate_limit: standard → \"\")") {
+		t.Errorf("plan:\n%s", got)
+	}
+	gh := mcpServers(t, srv)["github"]
+	if gh.RateLimitID != nil || len(gh.ToolRateLimits) != 2 || gh.AuthHeader != "Authorization" {
+		t.Errorf("github = %+v", gh)
+	}
+	if p := plan(t, srv, parse(t, doc), configfile.Options{}); !p.Empty() {
+		t.Errorf("re-applying changes something:\n%s", printed(t, p))
 	}
 }

@@ -432,14 +432,10 @@ func credentialChange(want *MCPServerSpec, have *object) []Change {
 	return nil
 }
 
-// mcpServerChange refuses the updates of an MCP server the control API
-// cannot make: taking its rate limit off (its PATCH has no null for
-// rate_limit_id), and a new auth_header without the credential to send in it.
+// mcpServerChange refuses the update of an MCP server the control API
+// cannot make: a new auth_header without the credential to send in it.
 func mcpServerChange(want *MCPServerSpec, have *object) error {
 	h := have.spec.(*MCPServerSpec)
-	if want.RateLimit == "" && h.RateLimit != "" {
-		return fmt.Errorf("rate_limit: the control API cannot take a rate limit off an MCP server (Relay has %q); name another one, or delete and recreate the server (which drops its tool approvals)", h.RateLimit)
-	}
 	if want.AuthHeader != "" && want.AuthHeader != h.AuthHeader && want.AuthSecretRef == "" && want.AuthSecret == "" {
 		return errors.New("auth_header: a new header needs its credential: give auth_secret_ref: env:NAME")
 	}
