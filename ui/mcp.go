@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	gen "github.com/relay-llm/relay/openapi/controlgen"
+	relaynull "github.com/relay-llm/relay/openapi/nullable"
 	"github.com/relay-llm/relay/openapi/models"
 )
 
@@ -81,7 +82,7 @@ func (h *Handler) mcpServerKind() *kind {
 	k.edit = func(p *page, id uuid.UUID, v *vals) error {
 		slug, name, u, header := v.str("slug"), v.str("name"), v.str("url"), v.str("auth_header")
 		b := models.McpServerUpdate{Slug: &slug, Name: &name, URL: &u, Enabled: v.onPtr("enabled"), TimeoutMs: v.optInt32("timeout_ms"),
-			RateLimitID: v.optID("rate_limit_id"), AuthHeader: &header, AuthSecret: v.optStr("auth_secret"), AuthSecretRef: v.optStr("auth_secret_ref")}
+			RateLimitID: relaynull.FromPointer(v.optID("rate_limit_id")), AuthHeader: &header, AuthSecret: v.optStr("auth_secret"), AuthSecretRef: v.optStr("auth_secret_ref")}
 		if err := v.err(); err != nil {
 			return err
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -563,7 +564,7 @@ func (p *Plan) children(ctx context.Context, s spec, have *object, id uuid.UUID,
 		if err := p.syncGrants(ctx, id, s, old, ref); err != nil {
 			return err
 		}
-		return p.setMCP(ctx, id, s.MCP)
+		return p.setMCP(ctx, id, s.MCP, old.MCP)
 	case *UserSpec:
 		var old []string
 		if have != nil {
@@ -597,17 +598,20 @@ func (p *Plan) children(ctx context.Context, s spec, have *object, id uuid.UUID,
 	return nil
 }
 
-// setMCP sets a policy's MCP grants when its document has them (the API
-// replaces them whole, and shows them nowhere to compare with).
-func (p *Plan) setMCP(ctx context.Context, policyID uuid.UUID, m *PolicyMCP) error {
-	if m == nil {
+// setMCP brings a policy's MCP grants to want when they differ from have
+// (the API replaces them whole); no block withdraws them all.
+func (p *Plan) setMCP(ctx context.Context, policyID uuid.UUID, want, have *PolicyMCP) error {
+	if reflect.DeepEqual(want, have) {
 		return nil
 	}
-	grants := m.Grants
+	if want == nil {
+		want = &PolicyMCP{}
+	}
+	grants := want.Grants
 	if grants == nil {
 		grants = []string{}
 	}
-	r, err := p.c.SetPolicyMcpGrantsWithResponse(ctx, policyID, models.PolicyMcpGrants{Grants: grants, RequireApproval: &m.RequireApproval})
+	r, err := p.c.SetPolicyMcpGrantsWithResponse(ctx, policyID, models.PolicyMcpGrants{Grants: grants, RequireApproval: &want.RequireApproval})
 	if err != nil {
 		return err
 	}

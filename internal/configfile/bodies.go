@@ -300,10 +300,7 @@ func updateBody(s spec, f fieldSet, id resolver) any {
 	case *MCPServerSpec:
 		b := models.McpServerUpdate{
 			Name: when(f, "name", s.Name), URL: when(f, "url", s.URL), Enabled: when(f, "enabled", s.Enabled),
-			TimeoutMs: when(f, "timeout_ms", s.TimeoutMs),
-		}
-		if f["rate_limit"] {
-			b.RateLimitID = id.opt(KindRateLimit, s.RateLimit) // the plan refuses taking it off: the API cannot
+			TimeoutMs: when(f, "timeout_ms", s.TimeoutMs), RateLimitID: nullRef(f, "rate_limit", id, KindRateLimit, s.RateLimit),
 		}
 		if f["tool_rate_limits"] {
 			b.ToolRateLimits = toolRateLimits(s.ToolRateLimits, id)

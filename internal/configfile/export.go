@@ -35,9 +35,6 @@ func Export(ctx context.Context, c *client.ClientWithResponses, w io.Writer, par
 			warnings = append(warnings, fmt.Sprintf("%d %s object(s) left out: they repeat another's natural key", n, k))
 		}
 	}
-	if len(st.objs[KindMCPServer]) > 0 && len(st.objs[KindPolicy]) > 0 {
-		warnings = append(warnings, "policies' MCP grants are not exported: the control API does not show them (add mcp: {grants: […]} to the Policy documents that grant tools)")
-	}
 	var buf bytes.Buffer
 	buf.WriteString("# Relay catalog, written by `relay export`. Apply with `relay apply -f FILE`.\n")
 	first := true
@@ -100,7 +97,7 @@ func specNode(k Kind, s spec) (*yaml.Node, error) {
 	n := &yaml.Node{Kind: yaml.MappingNode}
 	for i := range t.NumField() {
 		f := t.Field(i)
-		if tag := f.Tag.Get("cfg"); tag == "secret" || tag == "unread" {
+		if f.Tag.Get("cfg") == "secret" {
 			continue
 		}
 		fv := v.Field(i)

@@ -804,12 +804,10 @@ type PolicySpec struct {
 	// Guardrails are the policy's guardrails (docs/guardrails.md); absent:
 	// none.
 	Guardrails *Guardrails `yaml:"guardrails"`
-	// MCP is the MCP tools the policy grants (docs/mcp.md#grants). The
-	// control API takes them (POST /api/policies/{id}/mcp) but shows them
-	// nowhere, so they are write-only here: a document with the block sets
-	// them on every apply, one without it leaves them as they are, and
-	// export cannot write them.
-	MCP *PolicyMCP `yaml:"mcp" cfg:"unread"`
+	// MCP is the MCP tools the policy grants (docs/mcp.md#grants), compared
+	// with the policy's mcp_grants and mcp_require_approval; absent (or no
+	// grants without require_approval): none.
+	MCP *PolicyMCP `yaml:"mcp"`
 }
 
 // PolicyMCP is a policy's MCP grants: patterns `<server>`,
@@ -821,6 +819,9 @@ type PolicyMCP struct {
 }
 
 func (m *PolicyMCP) String() string {
+	if m == nil {
+		return "null"
+	}
 	s := "[" + strings.Join(m.Grants, ", ") + "]"
 	if m.RequireApproval {
 		s += " requiring approval"
@@ -830,6 +831,21 @@ func (m *PolicyMCP) String() string {
 
 // mcpGrant is what the control API takes as one grant pattern.
 var mcpGrant = regexp.MustCompile(`^[A-Za-z0-9_.*-]{1,200}$`)
+
+// normalize makes a block that grants nothing and requires nothing the same
+// as no block, and no grants an empty list (nil).
+func (m *PolicyMCP) normalize() *PolicyMCP {
+	if m == nil {
+		return nil
+	}
+	if len(m.Grants) == 0 {
+		if !m.RequireApproval {
+			return nil
+		}
+		m.Grants = nil
+	}
+	return m
+}
 
 func (m *PolicyMCP) check() error {
 	if m == nil {
@@ -1041,6 +1057,7 @@ func (s *PolicySpec) normalize() {
 	}
 	s.ResponseCache = s.ResponseCache.normalize()
 	s.Guardrails = s.Guardrails.normalize()
+	s.MCP = s.MCP.normalize()
 }
 func (s *PolicySpec) refs() []ref {
 	var r []ref

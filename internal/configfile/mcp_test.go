@@ -171,8 +171,8 @@ func TestExport_SealedMCPCredentialIsNeverWritten(t *testing.T) {
 
 // TestPlan_BadMCPServersNameTheDocument: what the format, the references
 // and the API's schema rule out fails the plan naming the document and the
-// field, and what the control API cannot do (take a rate limit off) is
-// refused before anything is written.
+// field, and what the control API cannot do (a new header without its
+// credential) is refused before anything is written.
 func TestPlan_BadMCPServersNameTheDocument(t *testing.T) {
 	t.Parallel()
 	srv := configfiletest.New(t)
@@ -185,8 +185,6 @@ func TestPlan_BadMCPServersNameTheDocument(t *testing.T) {
 		{"both secrets", "kind: MCPServer\nspec: {slug: x, url: https://a.example, auth_header: A, auth_secret_ref: env:A, auth_secret: b}\n", "MCPServer x: give only one of auth_secret_ref, auth_secret"},
 		{"secret without header", "kind: MCPServer\nspec: {slug: x, url: https://a.example, auth_secret_ref: env:A}\n", "MCPServer x: auth_header: a credential needs the header"},
 		{"unknown rate limit", "kind: MCPServer\nspec: {slug: x, url: https://a.example, tool_rate_limits: {lookup: gold}}\n", "MCPServer x: tool_rate_limits.lookup: no RateLimit \"gold\" in the files or in Relay"},
-		{"rate limit off", "kind: MCPServer\nspec: {slug: github, name: GitHub, url: https://mcp.example.com/github, auth_header: Authorization, auth_secret_ref: env:GITHUB_MCP_TOKEN}\n",
-			"test.yaml:1 (line 1) MCPServer github: rate_limit: the control API cannot take a rate limit off an MCP server"},
 		{"header without credential", "kind: MCPServer\nspec: {slug: github, url: https://mcp.example.com/github, rate_limit: standard, auth_header: X-Other}\n",
 			"MCPServer github: auth_header: a new header needs its credential"},
 	}
@@ -212,12 +210,13 @@ func TestPlan_BadMCPServersNameTheDocument(t *testing.T) {
 	}
 }
 
-// TestApply_PolicyMCPGrantsAreWriteOnly: a policy's mcp block reaches the
-// policy (read here from the store: the control API shows the grants
-// nowhere), is set again on every apply since it cannot be compared, a
-// document without the block leaves the grants alone, and export warns that
-// it cannot write them.
-func TestApply_PolicyMCPGrantsAreWriteOnly(t *testing.T) {
+// TestApply_PolicyMCPGrantsRoundTrip: a policy's mcp block reaches the
+// policy, is compared with the policy's mcp_grants and mcp_require_approval
+// (a re-apply is a no-op that writes no audit row, a change shows old and
+// new), export writes it and re-applying the export is a no-op, and a
+// document without the block withdraws the grants, as leaving out
+// response_cache turns the cache off.
+func TestApply_PolicyMCPGrantsRoundTrip(t *testing.T) {
 	t.Parallel()
 	srv := configfiletest.New(t)
 	apply(t, srv, load(t, fixture), configfile.Options{})
@@ -233,31 +232,57 @@ func TestApply_PolicyMCPGrantsAreWriteOnly(t *testing.T) {
 	withMCP := parse(t, pol+"  mcp: {grants: [github, docs__search*], require_approval: true}\n")
 	p := apply(t, srv, withMCP, configfile.Options{})
 	if got := printed(t, p); !strings.Contains(got, "~ update Policy everything (") ||
-		!strings.Contains(got, "mcp: (not shown by Relay) → [github, docs__search*] requiring approval)\n") {
+		!strings.Contains(got, "mcp: null → [github, docs__search*] requiring approval)\n") {
 		t.Errorf("plan:\n%s", got)
 	}
 	if g, ra := grants(); strings.Join(g, ",") != "github,docs__search*" || !ra {
 		t.Errorf("grants = %v, require_approval %v", g, ra)
 	}
 
-	// Without the block (the fixture's own document): the grants stay.
-	apply(t, srv, load(t, fixture), configfile.Options{})
-	if g, _ := grants(); len(g) != 2 {
-		t.Errorf("a document without mcp changed the grants: %v", g)
+	// The same block again: nothing to do, nothing written.
+	before := srv.AuditRows(t)
+	if p := apply(t, srv, withMCP, configfile.Options{}); !p.Empty() {
+		t.Errorf("re-applying the same grants changes something:\n%s", printed(t, p))
 	}
-	// An empty list withdraws them.
-	apply(t, srv, parse(t, pol+"  mcp: {grants: []}\n"), configfile.Options{})
-	if g, ra := grants(); len(g) != 0 || ra {
-		t.Errorf("grants = %v, require_approval %v", g, ra)
+	if n := srv.AuditRows(t) - before; n != 0 {
+		t.Errorf("re-applying the same grants wrote %d audit rows", n)
 	}
 
+	// Export writes the block, and applying the export changes nothing.
 	var out bytes.Buffer
 	warnings, err := configfile.Export(t.Context(), srv.Client, &out, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(out.String(), "mcp:") || !strings.Contains(strings.Join(warnings, "\n"), "MCP grants are not exported") {
+	if !strings.Contains(out.String(), "  mcp:\n    grants:\n      - github\n      - docs__search*\n    require_approval: true\n") ||
+		strings.Contains(strings.Join(warnings, "\n"), "MCP grants") {
 		t.Errorf("warnings %q\n%s", warnings, out.String())
+	}
+	if p := plan(t, srv, parse(t, out.String()), configfile.Options{Prune: true}); !p.Empty() {
+		t.Errorf("re-applying the export changes something:\n%s", printed(t, p))
+	}
+
+	// A change shows what Relay has and what the document wants.
+	p = apply(t, srv, parse(t, pol+"  mcp: {grants: [github]}\n"), configfile.Options{})
+	if got := printed(t, p); !strings.Contains(got, "mcp: [github, docs__search*] requiring approval → [github])\n") {
+		t.Errorf("plan:\n%s", got)
+	}
+	if g, ra := grants(); strings.Join(g, ",") != "github" || ra {
+		t.Errorf("grants = %v, require_approval %v", g, ra)
+	}
+
+	// Without the block (the fixture's own document): the grants are withdrawn.
+	p = apply(t, srv, load(t, fixture), configfile.Options{})
+	if got := printed(t, p); !strings.Contains(got, "mcp: [github] → null)\n") {
+		t.Errorf("plan:\n%s", got)
+	}
+	if g, ra := grants(); len(g) != 0 || ra {
+		t.Errorf("a document without mcp left grants %v, require_approval %v", g, ra)
+	}
+	// An empty list is the same as no block: nothing to do.
+	apply(t, srv, parse(t, pol), configfile.Options{})
+	if p := plan(t, srv, parse(t, pol+"  mcp: {grants: []}\n"), configfile.Options{}); !p.Empty() {
+		t.Errorf("mcp: {grants: []} over no grants changes something:\n%s", printed(t, p))
 	}
 
 	for _, bad := range []string{"grants: ['gh/x']", "grants: ['__tool']"} {
@@ -265,5 +290,30 @@ func TestApply_PolicyMCPGrantsAreWriteOnly(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "test.yaml:1 (line 1) Policy everything: mcp.grants.0: ") {
 			t.Errorf("%s: docs %v, err = %v", bad, docs, err)
 		}
+	}
+}
+
+// TestApply_MCPServerRateLimitComesOff: a document that drops an MCP
+// server's rate_limit takes it off the server ("rate_limit_id": null),
+// and applying it again is a no-op.
+func TestApply_MCPServerRateLimitComesOff(t *testing.T) {
+	t.Parallel()
+	srv := configfiletest.New(t)
+	apply(t, srv, load(t, fixture), configfile.Options{})
+	if gh := mcpServers(t, srv)["github"]; gh.RateLimitID == nil {
+		t.Fatalf("the fixture's github server has no rate limit: %+v", gh)
+	}
+	const doc = "kind: MCPServer\nspec: {slug: github, name: GitHub, url: https://mcp.example.com/github, timeout_ms: 30000, " +
+		"tool_rate_limits: {create_issue: openai-tier-1, search_code: standard}, auth_header: Authorization, auth_secret_ref: env:GITHUB_MCP_TOKEN}\n"
+	p := apply(t, srv, parse(t, doc), configfile.Options{})
+	if got := printed(t, p); !strings.Contains(got, "~ update MCPServer github (rate_limit: standard → \"\")") {
+		t.Errorf("plan:\n%s", got)
+	}
+	gh := mcpServers(t, srv)["github"]
+	if gh.RateLimitID != nil || len(gh.ToolRateLimits) != 2 || gh.AuthHeader != "Authorization" {
+		t.Errorf("github = %+v", gh)
+	}
+	if p := plan(t, srv, parse(t, doc), configfile.Options{}); !p.Empty() {
+		t.Errorf("re-applying changes something:\n%s", printed(t, p))
 	}
 }

@@ -222,10 +222,6 @@ func NewPlan(ctx context.Context, c *client.ClientWithResponses, docs []Document
 				}
 			}
 			changes := diff(o, have)
-			if ps, ok := o.spec.(*PolicySpec); ok && ps.MCP != nil {
-				// Relay does not show a policy's MCP grants: set them every time.
-				changes = append(changes, Change{Field: "mcp", Old: "(not shown by Relay)", New: ps.MCP.String()})
-			}
 			if len(changes) > 0 {
 				p.Steps = append(p.Steps, Step{Action: ActionUpdate, Kind: k, Name: o.name(), Source: o.src, Changes: changes, want: o, have: have})
 			}
@@ -370,7 +366,7 @@ func diff(want, have *object) []Change {
 		f := t.Field(i)
 		tag := f.Tag.Get("cfg")
 		name := yamlName(f)
-		if tag == "key" || tag == "secret" || tag == "unread" {
+		if tag == "key" || tag == "secret" {
 			continue
 		}
 		w, h := wv.Field(i), hv.Field(i)
@@ -436,14 +432,10 @@ func credentialChange(want *MCPServerSpec, have *object) []Change {
 	return nil
 }
 
-// mcpServerChange refuses the updates of an MCP server the control API
-// cannot make: taking its rate limit off (its PATCH has no null for
-// rate_limit_id), and a new auth_header without the credential to send in it.
+// mcpServerChange refuses the update of an MCP server the control API
+// cannot make: a new auth_header without the credential to send in it.
 func mcpServerChange(want *MCPServerSpec, have *object) error {
 	h := have.spec.(*MCPServerSpec)
-	if want.RateLimit == "" && h.RateLimit != "" {
-		return fmt.Errorf("rate_limit: the control API cannot take a rate limit off an MCP server (Relay has %q); name another one, or delete and recreate the server (which drops its tool approvals)", h.RateLimit)
-	}
 	if want.AuthHeader != "" && want.AuthHeader != h.AuthHeader && want.AuthSecretRef == "" && want.AuthSecret == "" {
 		return errors.New("auth_header: a new header needs its credential: give auth_secret_ref: env:NAME")
 	}

@@ -600,6 +600,13 @@ func buildState(snap *snapshot, partial bool) (*state, error) {
 			st.notes = append(st.notes, fmt.Sprintf("Policy %s: its response cache names %d model(s) that no longer exist; left out (a semantic domain whose embedding model or every model is gone is left out whole)", p.Slug, stale))
 		}
 		s.Guardrails = guardrailsSpec(p.Guardrails)
+		s.MCP = &PolicyMCP{} // s.normalize() drops it when it grants and requires nothing
+		if p.McpGrants != nil {
+			s.MCP.Grants = slices.Clone(*p.McpGrants)
+		}
+		if p.McpRequireApproval != nil {
+			s.MCP.RequireApproval = *p.McpRequireApproval
+		}
 		for _, m := range snap.modelRateLimits[p.ID] {
 			s.ModelRateLimits = append(s.ModelRateLimits, ModelRateLimit{
 				Model: must(models.of("model", m.ModelID)), RateLimit: must(rateLimits.of("rate limit", m.RateLimitID)), Position: m.Position,

@@ -175,8 +175,8 @@ func (s *Server) UpdateMcpServer(ctx context.Context, req gen.UpdateMcpServerReq
 			return nil, err
 		}
 	}
-	if b.RateLimitID != nil {
-		if err := got(s.st.RateLimits().Get(ctx, *b.RateLimitID)).exists("rate_limit_id", "rate limit"); err != nil {
+	if id, ok := b.RateLimitID.Get(); ok {
+		if err := got(s.st.RateLimits().Get(ctx, id)).exists("rate_limit_id", "rate limit"); err != nil {
 			return nil, err
 		}
 	}
@@ -194,8 +194,8 @@ func (s *Server) UpdateMcpServer(ctx context.Context, req gen.UpdateMcpServerReq
 		set(&r.Enabled, b.Enabled)
 		set(&r.TimeoutMs, b.TimeoutMs)
 		set(&r.CallPrice, b.CallPrice)
-		if b.RateLimitID != nil {
-			r.RateLimitID = b.RateLimitID
+		if b.RateLimitID.IsSpecified() {
+			r.RateLimitID = b.RateLimitID.Pointer() // null takes it off
 		}
 		if b.AuthHeader == nil && b.AuthSecret == nil && b.AuthSecretRef == nil {
 			return nil

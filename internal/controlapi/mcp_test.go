@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/relay-llm/relay/openapi/models"
+	"github.com/relay-llm/relay/openapi/nullable"
 )
 
 type lookupIn struct {
@@ -85,5 +86,38 @@ func TestMcpServer_CallPrice(t *testing.T) {
 	plain := *call(c.CreateMcpServerWithResponse(ctx, models.McpServerCreate{Slug: "free", URL: mockMCPServer(t)})).want(t, http.StatusCreated).JSON201
 	if plain.CallPrice != 0 {
 		t.Fatalf("a server without a price shows %d, want 0", plain.CallPrice)
+	}
+}
+
+// A server's rate limit is left alone by an update that does not name it,
+// replaced by one that names another, and taken off by "rate_limit_id":
+// null; an unknown one is refused naming the field.
+func TestMcpServer_RateLimitNullTakesItOff(t *testing.T) {
+	b := setup(t)
+	ctx, c := b.ctx, b.admin
+	rl, other := b.rateLimit("srv-rl"), b.rateLimit("srv-rl-2")
+	created := *call(c.CreateMcpServerWithResponse(ctx, models.McpServerCreate{Slug: "limited", URL: mockMCPServer(t),
+		RateLimitID: &rl.ID})).want(t, http.StatusCreated).JSON201
+	if created.RateLimitID == nil || *created.RateLimitID != rl.ID {
+		t.Fatalf("created with rate_limit_id %v, want %s", created.RateLimitID, rl.ID)
+	}
+	name := "Renamed"
+	upd := *call(c.UpdateMcpServerWithResponse(ctx, created.ID, models.McpServerUpdate{Name: &name})).want(t, http.StatusOK).JSON200
+	if upd.RateLimitID == nil || *upd.RateLimitID != rl.ID {
+		t.Fatalf("an update without rate_limit_id left %v, want %s", upd.RateLimitID, rl.ID)
+	}
+	upd = *call(c.UpdateMcpServerWithResponse(ctx, created.ID, models.McpServerUpdate{RateLimitID: nullable.Value(other.ID)})).want(t, http.StatusOK).JSON200
+	if upd.RateLimitID == nil || *upd.RateLimitID != other.ID {
+		t.Fatalf("updated to rate_limit_id %v, want %s", upd.RateLimitID, other.ID)
+	}
+	call(c.UpdateMcpServerWithResponse(ctx, created.ID, models.McpServerUpdate{RateLimitID: nullable.Value(uuid.New())})).
+		wantErr(t, http.StatusUnprocessableEntity, "validation_failed", "rate_limit_id")
+	upd = *call(c.UpdateMcpServerWithResponse(ctx, created.ID, models.McpServerUpdate{RateLimitID: nullable.Null[uuid.UUID]()})).want(t, http.StatusOK).JSON200
+	if upd.RateLimitID != nil {
+		t.Fatalf(`"rate_limit_id": null left %s`, *upd.RateLimitID)
+	}
+	got := *call(c.GetMcpServerWithResponse(ctx, created.ID)).want(t, http.StatusOK).JSON200
+	if got.RateLimitID != nil || got.Name != name {
+		t.Fatalf("read back rate_limit_id %v, name %q", got.RateLimitID, got.Name)
 	}
 }

@@ -1676,8 +1676,10 @@ type McpServerUpdate struct {
 	Enabled   *bool         `json:"enabled,omitempty"`
 
 	// Name A display name.
-	Name        *Name               `json:"name,omitempty"`
-	RateLimitID *openapi_types.UUID `json:"rate_limit_id,omitempty"`
+	Name *Name `json:"name,omitempty"`
+
+	// RateLimitID null removes the rate limit.
+	RateLimitID relaynull.UUID `json:"rate_limit_id,omitempty"`
 
 	// Slug The server's name; its tools reach callers as `<slug>__<tool>`.
 	Slug      *McpServerSlug `json:"slug,omitempty"`
