@@ -61,7 +61,11 @@ SELECT
     coalesce(sum(cache_write_tokens), 0)::bigint AS cache_write_tokens,
     coalesce(sum(reasoning_tokens), 0)::bigint AS reasoning_tokens,
     coalesce(sum(cost), 0)::bigint AS cost,
-    coalesce(sum(saved), 0)::bigint AS saved
+    coalesce(sum(saved), 0)::bigint AS saved,
+    (count(*) FILTER (WHERE inbound_shape IN ('batch', 'message_batch')))::bigint AS batch_requests,
+    coalesce(sum(cost) FILTER (WHERE inbound_shape IN ('batch', 'message_batch')), 0)::bigint AS batch_cost,
+    (count(*) FILTER (WHERE inbound_shape = 'mcp'))::bigint AS tool_calls,
+    coalesce(sum(cost) FILTER (WHERE inbound_shape = 'mcp'), 0)::bigint AS tool_cost
 FROM usage_events
 WHERE created_at >= sqlc.arg(from_time)::timestamptz AND created_at < sqlc.arg(to_time)::timestamptz
   AND (sqlc.narg(projects)::uuid[] IS NULL OR project_id = ANY (sqlc.narg(projects)::uuid[])

@@ -22,7 +22,11 @@ SELECT
     coalesce(sum(cache_write_tokens), 0)::bigint AS cache_write_tokens,
     coalesce(sum(reasoning_tokens), 0)::bigint AS reasoning_tokens,
     coalesce(sum(cost), 0)::bigint AS cost,
-    coalesce(sum(saved), 0)::bigint AS saved
+    coalesce(sum(saved), 0)::bigint AS saved,
+    coalesce(sum(batch_requests), 0)::bigint AS batch_requests,
+    coalesce(sum(batch_cost), 0)::bigint AS batch_cost,
+    coalesce(sum(tool_calls), 0)::bigint AS tool_calls,
+    coalesce(sum(tool_cost), 0)::bigint AS tool_cost
 FROM usage_rollups
 WHERE grain = sqlc.arg(grain)::text AND detailed = sqlc.arg(detailed)::bool
   AND bucket >= sqlc.arg(from_time)::timestamptz AND bucket < sqlc.arg(to_time)::timestamptz

@@ -58,6 +58,10 @@ func totalOf(rows []models.UsageRow) models.UsageTotals {
 		t.OutputTokens += r.Totals.OutputTokens
 		t.CachedReadTokens += r.Totals.CachedReadTokens
 		t.Saved += r.Totals.Saved
+		t.BatchRequests += r.Totals.BatchRequests
+		t.BatchCost += r.Totals.BatchCost
+		t.ToolCalls += r.Totals.ToolCalls
+		t.ToolCost += r.Totals.ToolCost
 	}
 	if t.InputTokens > 0 {
 		t.CacheHitRatio = float64(min(t.CachedReadTokens, t.InputTokens)) / float64(t.InputTokens)
@@ -65,8 +69,13 @@ func totalOf(rows []models.UsageRow) models.UsageTotals {
 	return t
 }
 
+// stats are a usage total's figures; spend is split by kind (model calls,
+// finished batches, tool calls through /mcp) as the rollups sum it.
 func stats(t models.UsageTotals) []stat {
 	return []stat{{"Requests", count(t.Requests)}, {"Errors", count(t.Errors)}, {"Spend", money(t.Cost)},
+		{"Model spend", money(t.Cost - t.BatchCost - t.ToolCost)},
+		{"Batch spend", money(t.BatchCost) + " (" + count(t.BatchRequests) + " batches)"},
+		{"Tool spend", money(t.ToolCost) + " (" + count(t.ToolCalls) + " tool calls)"},
 		{"Input tokens", count(t.InputTokens)}, {"Output tokens", count(t.OutputTokens)},
 		{"Cache hit ratio", percent(t.CacheHitRatio)}, {"Saved by the cache", money(t.Saved)}}
 }

@@ -31,6 +31,8 @@ type requestView struct {
 // eventKind says what a ledger event was, by its inbound shape: a finished
 // batch's usage (one event per batch, at the batch price), a tools/call
 // through /mcp (its model is <server>__<tool>), or a model call.
+// It is store.EventKindOf's rule, which the rollups sum by; the console
+// reads through the control API, not the store.
 func eventKind(inbound string) cell {
 	switch inbound {
 	case "batch", "message_batch":

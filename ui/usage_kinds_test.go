@@ -37,3 +37,32 @@ func TestConsole_UsageRequestsSayTheirKind(t *testing.T) {
 		}
 	}
 }
+
+// TestConsole_UsageTotalsSplitSpendByKind: the usage page's totals show
+// batch spend and tool spend apart from model spend, from the rollups the
+// writer fills by inbound shape.
+func TestConsole_UsageTotalsSplitSpendByKind(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.user("ada@example.com", "viewer")
+	// Whole hours well inside the page's last 24 hours: the summary reads
+	// them from the rollups.
+	at := time.Now().UTC().Truncate(time.Hour).Add(-3 * time.Hour)
+	if _, err := b.st.IngestUsageEvents(t.Context(), []store.UsageEvent{
+		{RequestID: "batch_split1", CreatedAt: at, Model: "gpt", Status: 200, InboundShape: "batch", Cost: 1_500_000_000},
+		{RequestID: "msgbatch_split2", CreatedAt: at.Add(time.Minute), Model: "claude", Status: 200, InboundShape: "message_batch", Cost: 500_000_000},
+		{RequestID: "req_mcpsplit", CreatedAt: at.Add(2 * time.Minute), Model: "docs__lookup", Status: 200, InboundShape: "mcp", Cost: 250_000_000},
+		{RequestID: "req_chatsplit", CreatedAt: at.Add(3 * time.Minute), Model: "gpt", Status: 200, InboundShape: "openai_chat", Cost: 4_000_000_000},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	a := b.signedIn("ada@example.com").get("/usage")
+	for label, value := range map[string]string{
+		"Spend": "6.25", "Model spend": "4.00", "Batch spend": "2.00 (2 batches)", "Tool spend": "0.250000 (1 tool calls)",
+	} {
+		card := `<div class="label">` + label + `</div><div class="value">` + value + `</div>`
+		if !strings.Contains(a.body, card) {
+			t.Errorf("the usage page lacks %q", card)
+		}
+	}
+}

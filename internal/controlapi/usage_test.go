@@ -80,6 +80,14 @@ func (l *ledger) totals(from, to time.Time, keep func(*store.UsageEvent) bool, g
 		t.ReasoningTokens += e.ReasoningTokens
 		t.Cost += e.Cost
 		t.Saved += e.Saved
+		switch e.InboundShape {
+		case "batch", "message_batch":
+			t.BatchRequests++
+			t.BatchCost += e.Cost
+		case "mcp":
+			t.ToolCalls++
+			t.ToolCost += e.Cost
+		}
 		out[k] = t
 	}
 	for k, t := range out {
@@ -135,6 +143,14 @@ func traffic(base time.Time, n int, hours int, projects [][2]uuid.UUID) []store.
 		if i%13 == 0 {
 			e.Cost = 0 // an unpriced request
 		}
+		switch i % 11 { // a finished batch's usage, a tools/call through /mcp
+		case 3:
+			e.InboundShape = "batch"
+		case 5:
+			e.InboundShape, e.Model = "mcp", "docs__lookup"
+		case 8:
+			e.InboundShape = "message_batch"
+		}
 		out[i] = e
 	}
 	return out
@@ -163,7 +179,7 @@ func TestUsage_AnswersFromTheLedger(t *testing.T) {
 	if s := summary(models.GetUsageSummaryParams{}); len(s.Rows) != 1 || s.Rows[0].Totals != total || !s.From.Equal(from) || !s.To.Equal(to) {
 		t.Errorf("summary = %+v, want %+v", s, total)
 	}
-	if total.Requests < 1000 || total.Errors == 0 || total.Cost == 0 {
+	if total.Requests < 1000 || total.Errors == 0 || total.Cost == 0 || total.BatchCost == 0 || total.ToolCost == 0 || total.ToolCalls == 0 {
 		t.Fatalf("the range holds too little to test: %+v", total)
 	}
 

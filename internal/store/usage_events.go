@@ -79,6 +79,36 @@ type UsageSum struct {
 	ReasoningTokens  int64
 	Cost             int64
 	Saved            int64
+	// Of Requests and Cost, the finished batches' usage (one event per
+	// batch) and the tool calls through /mcp; the rest is model calls.
+	BatchRequests int64
+	BatchCost     int64
+	ToolCalls     int64
+	ToolCost      int64
+}
+
+// EventKind says what a usage event was, by its inbound shape.
+type EventKind int
+
+// Event kinds: a model call, a finished batch's usage (inbound shape batch
+// or message_batch, one event per batch at the batch price), a tools/call
+// through /mcp (inbound shape mcp).
+const (
+	KindModel EventKind = iota
+	KindBatch
+	KindTool
+)
+
+// EventKindOf is the kind of an event of the given inbound shape; the
+// rollups' batch and tool columns are summed by it.
+func EventKindOf(inboundShape string) EventKind {
+	switch inboundShape {
+	case "batch", "message_batch":
+		return KindBatch
+	case "mcp":
+		return KindTool
+	}
+	return KindModel
 }
 
 // Rollup grains.
@@ -137,7 +167,8 @@ const (
 	// not deadlock.
 	rollupHourly = `INSERT INTO usage_rollups AS r (grain, detailed, bucket, project_id, team_id, relay_key_id, host_id, model, status,
         binding_id, host_key_id,
-        requests, errors, input_tokens, output_tokens, cached_read_tokens, cache_write_tokens, reasoning_tokens, cost, saved)
+        requests, errors, input_tokens, output_tokens, cached_read_tokens, cache_write_tokens, reasoning_tokens, cost, saved,
+        batch_requests, batch_cost, tool_calls, tool_cost)
     SELECT g.grain, g.detailed, date_bin(g.width, h.bucket, '2000-01-01 00:00:00+00'), h.project_id, h.team_id,
         CASE WHEN g.detailed THEN h.relay_key_id ELSE '00000000-0000-0000-0000-000000000000' END,
         CASE WHEN g.detailed THEN h.host_id ELSE '00000000-0000-0000-0000-000000000000' END,
@@ -146,7 +177,7 @@ const (
         CASE WHEN g.detailed THEN h.host_key_id ELSE '00000000-0000-0000-0000-000000000000' END,
         sum(requests)::bigint, sum(errors)::bigint, sum(input_tokens)::bigint, sum(output_tokens)::bigint,
         sum(cached_read_tokens)::bigint, sum(cache_write_tokens)::bigint, sum(reasoning_tokens)::bigint, sum(cost)::bigint,
-        sum(saved)::bigint
+        sum(saved)::bigint, sum(batch_requests)::bigint, sum(batch_cost)::bigint, sum(tool_calls)::bigint, sum(tool_cost)::bigint
     FROM hourly AS h CROSS JOIN (VALUES ('hour', true, interval '1 hour'), ('day', true, interval '1 day'),
         ('hour', false, interval '1 hour'), ('day', false, interval '1 day')) AS g (grain, detailed, width)
     GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11
@@ -160,16 +191,21 @@ const (
         cache_write_tokens = r.cache_write_tokens + excluded.cache_write_tokens,
         reasoning_tokens = r.reasoning_tokens + excluded.reasoning_tokens,
         cost = r.cost + excluded.cost,
-        saved = r.saved + excluded.saved`
+        saved = r.saved + excluded.saved,
+        batch_requests = r.batch_requests + excluded.batch_requests,
+        batch_cost = r.batch_cost + excluded.batch_cost,
+        tool_calls = r.tool_calls + excluded.tool_calls,
+        tool_cost = r.tool_cost + excluded.tool_cost`
 
 	// rollupGroups runs rollupHourly on groups summed by the writer, one
 	// array per column (usageGroups.args).
 	rollupGroups = `WITH hourly AS (
     SELECT * FROM unnest($1::timestamptz[], $2::uuid[], $3::uuid[], $4::uuid[], $5::uuid[], $6::text[], $7::int[],
         $8::uuid[], $9::uuid[], $10::bigint[], $11::bigint[], $12::bigint[], $13::bigint[], $14::bigint[], $15::bigint[],
-        $16::bigint[], $17::bigint[], $18::bigint[])
+        $16::bigint[], $17::bigint[], $18::bigint[], $19::bigint[], $20::bigint[], $21::bigint[], $22::bigint[])
     AS h (bucket, project_id, team_id, relay_key_id, host_id, model, status, binding_id, host_key_id,
-        requests, errors, input_tokens, output_tokens, cached_read_tokens, cache_write_tokens, reasoning_tokens, cost, saved)
+        requests, errors, input_tokens, output_tokens, cached_read_tokens, cache_write_tokens, reasoning_tokens, cost, saved,
+        batch_requests, batch_cost, tool_calls, tool_cost)
 ) ` + rollupHourly
 )
 
@@ -181,7 +217,7 @@ var ingestUsageBatch = `WITH ins AS (
     INSERT INTO usage_events (` + usageColumnList + `) SELECT ` + usageColumnList + ` FROM usage_events_batch
     ON CONFLICT (created_at, request_id) DO NOTHING
     RETURNING created_at, project_id, team_id, relay_key_id, host_id, model, status, binding_id, host_key_id,
-        input_tokens, output_tokens, cached_read_tokens, cache_write_tokens, reasoning_tokens, cost, saved
+        input_tokens, output_tokens, cached_read_tokens, cache_write_tokens, reasoning_tokens, cost, saved, inbound_shape
 ), hourly AS (
     SELECT date_bin('1 hour', created_at, '2000-01-01 00:00:00+00') AS bucket,
         coalesce(project_id, '00000000-0000-0000-0000-000000000000') AS project_id,
@@ -194,7 +230,11 @@ var ingestUsageBatch = `WITH ins AS (
         count(*) AS requests, count(*) FILTER (WHERE status >= 400) AS errors,
         sum(input_tokens)::bigint AS input_tokens, sum(output_tokens)::bigint AS output_tokens,
         sum(cached_read_tokens)::bigint AS cached_read_tokens, sum(cache_write_tokens)::bigint AS cache_write_tokens,
-        sum(reasoning_tokens)::bigint AS reasoning_tokens, sum(cost)::bigint AS cost, sum(saved)::bigint AS saved
+        sum(reasoning_tokens)::bigint AS reasoning_tokens, sum(cost)::bigint AS cost, sum(saved)::bigint AS saved,
+        count(*) FILTER (WHERE inbound_shape IN ('batch', 'message_batch')) AS batch_requests,
+        coalesce(sum(cost) FILTER (WHERE inbound_shape IN ('batch', 'message_batch')), 0)::bigint AS batch_cost,
+        count(*) FILTER (WHERE inbound_shape = 'mcp') AS tool_calls,
+        coalesce(sum(cost) FILTER (WHERE inbound_shape = 'mcp'), 0)::bigint AS tool_cost
     FROM ins
     GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9
 ), roll AS (
@@ -296,6 +336,7 @@ type usageGroupKey struct {
 // usageGroupSums are a group's totals.
 type usageGroupSums struct {
 	requests, errors, input, output, cacheRead, cacheWrite, reasoning, cost, saved int64
+	batchRequests, batchCost, toolCalls, toolCost                                  int64
 }
 
 // usageGroups are a batch summed per detailed hourly rollup, in first-seen
@@ -337,6 +378,14 @@ func sumUsageGroups(events []UsageEvent) usageGroups {
 		s.reasoning += e.ReasoningTokens
 		s.cost += e.Cost
 		s.saved += e.Saved
+		switch EventKindOf(e.InboundShape) {
+		case KindBatch:
+			s.batchRequests++
+			s.batchCost += e.Cost
+		case KindTool:
+			s.toolCalls++
+			s.toolCost += e.Cost
+		}
 	}
 	return g
 }
@@ -350,7 +399,7 @@ func (g usageGroups) args() []any {
 			make([]pgtype.UUID, n), make([]pgtype.UUID, n), make([]pgtype.UUID, n)
 		models   = make([]string, n)
 		statuses = make([]int32, n)
-		sums     [9][]int64
+		sums     [13][]int64
 	)
 	for c := range sums {
 		sums[c] = make([]int64, n)
@@ -360,7 +409,8 @@ func (g usageGroups) args() []any {
 		projects[i], teams[i], keys[i], hosts[i] = pgUUID(k.project), pgUUID(k.team), pgUUID(k.key), pgUUID(k.host)
 		bindings[i], hk[i] = pgUUID(k.binding), pgUUID(k.hostKey)
 		s := g.sums[i]
-		for c, v := range [9]int64{s.requests, s.errors, s.input, s.output, s.cacheRead, s.cacheWrite, s.reasoning, s.cost, s.saved} {
+		for c, v := range [13]int64{s.requests, s.errors, s.input, s.output, s.cacheRead, s.cacheWrite, s.reasoning, s.cost, s.saved,
+			s.batchRequests, s.batchCost, s.toolCalls, s.toolCost} {
 			sums[c][i] = v
 		}
 	}

@@ -103,7 +103,8 @@ func usageBatch(prefix string, n int, start time.Time) []UsageEvent {
 			BindingID: bindings[i%3], HostKeyID: hostKeys[i%4], Saved: int64(i % 5 * 250),
 			Route: ptrTo(fmt.Sprintf("binding=b%d; strategy=priority", i%3)), RouteDetail: []byte(`{"candidates":2}`),
 			Model: []string{"gpt", "claude"}[i/2%2], Status: statuses[i%4], Attempts: 1,
-			InputTokens: int64(100 + i), OutputTokens: int64(10 + i%7), CachedReadTokens: int64(i % 5),
+			InboundShape: []string{"chat", "batch", "mcp", "message_batch", "responses"}[i%5],
+			InputTokens:  int64(100 + i), OutputTokens: int64(10 + i%7), CachedReadTokens: int64(i % 5),
 			CacheWriteTokens: int64(i % 3), ReasoningTokens: int64(i % 4), Cost: int64(1000*i + 7),
 		}
 	}
@@ -150,6 +151,34 @@ func TestUsageEvents_IngestIsIdempotentAndRollsUp(t *testing.T) {
 			daily := mk[[]UsageSum](t)(s.SumUsageRollups(ctx, GrainDay, q))
 			if !sameSums(ledger, daily) {
 				t.Errorf("unit %q: daily rollups %v\ndisagree with the ledger %v", unit, daily, ledger)
+			}
+		}
+	}
+
+	// The kinds are summed apart, by inbound shape, on the copy path (the
+	// first batch) and the deduplicating one (the retry) alike.
+	var want UsageSum
+	for _, e := range events {
+		switch e.InboundShape {
+		case "batch", "message_batch":
+			want.BatchRequests++
+			want.BatchCost += e.Cost
+		case "mcp":
+			want.ToolCalls++
+			want.ToolCost += e.Cost
+		}
+	}
+	for _, grain := range []string{GrainHour, GrainDay} {
+		for _, by := range []UsageDims{{}, all} {
+			var got UsageSum
+			for _, u := range mk[[]UsageSum](t)(s.SumUsageRollups(ctx, grain, UsageSumQuery{From: from, To: to, By: by})) {
+				got.BatchRequests += u.BatchRequests
+				got.BatchCost += u.BatchCost
+				got.ToolCalls += u.ToolCalls
+				got.ToolCost += u.ToolCost
+			}
+			if got != want || want.BatchRequests != 120 || want.ToolCalls != 60 {
+				t.Errorf("%s rollups by %+v: kinds %+v, want %+v (120 batches, 60 tool calls)", grain, by, got, want)
 			}
 		}
 	}

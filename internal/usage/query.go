@@ -100,6 +100,8 @@ type Filter struct {
 // CacheHitRatio is derived: CachedReadTokens / InputTokens (input tokens
 // count the cached ones), 0 without input tokens.
 type Totals struct {
+	BatchCost        int64   `json:"batch_cost"`     // of Cost, finished batches' usage
+	BatchRequests    int64   `json:"batch_requests"` // of Requests, finished batches
 	CacheHitRatio    float64 `json:"cache_hit_ratio"`
 	CacheWriteTokens int64   `json:"cache_write_tokens"`
 	CachedReadTokens int64   `json:"cached_read_tokens"`
@@ -109,7 +111,9 @@ type Totals struct {
 	OutputTokens     int64   `json:"output_tokens"`
 	ReasoningTokens  int64   `json:"reasoning_tokens"`
 	Requests         int64   `json:"requests"`
-	Saved            int64   `json:"saved"` // nano-units of currency the prompt cache saved
+	Saved            int64   `json:"saved"`      // nano-units of currency the prompt cache saved
+	ToolCalls        int64   `json:"tool_calls"` // of Requests, tools/calls through /mcp
+	ToolCost         int64   `json:"tool_cost"`  // of Cost, the tool calls'
 }
 
 // withRatio sets CacheHitRatio from the token sums.
@@ -373,6 +377,10 @@ func sum(ctx context.Context, q Querier, from, to time.Time, iv Interval, dims s
 			t.ReasoningTokens += r.ReasoningTokens
 			t.Cost += r.Cost
 			t.Saved += r.Saved
+			t.BatchRequests += r.BatchRequests
+			t.BatchCost += r.BatchCost
+			t.ToolCalls += r.ToolCalls
+			t.ToolCost += r.ToolCost
 			acc[k] = t
 		}
 	}

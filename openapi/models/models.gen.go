@@ -3016,14 +3016,18 @@ type UsagePoint struct {
 	BucketStart time.Time `json:"bucket_start"`
 
 	// Group The values of the `group_by` dimensions for a row; only those asked for are present.
-	Group  UsageGroup  `json:"group"`
+	Group UsageGroup `json:"group"`
+
+	// Totals A group's sums. Of `requests` and `cost`, `batch_requests` / `batch_cost` are finished batches' usage (`/v1/batches` and `/v1/messages/batches`: one request per batch, at the batch price) and `tool_calls` / `tool_cost` the `tools/call`s through `/mcp`; the rest is model calls.
 	Totals UsageTotals `json:"totals"`
 }
 
 // UsageRow defines model for UsageRow.
 type UsageRow struct {
 	// Group The values of the `group_by` dimensions for a row; only those asked for are present.
-	Group  UsageGroup  `json:"group"`
+	Group UsageGroup `json:"group"`
+
+	// Totals A group's sums. Of `requests` and `cost`, `batch_requests` / `batch_cost` are finished batches' usage (`/v1/batches` and `/v1/messages/batches`: one request per batch, at the batch price) and `tool_calls` / `tool_cost` the `tools/call`s through `/mcp`; the rest is model calls.
 	Totals UsageTotals `json:"totals"`
 }
 
@@ -3046,8 +3050,14 @@ type UsageTimeseries struct {
 	To     time.Time    `json:"to"`
 }
 
-// UsageTotals defines model for UsageTotals.
+// UsageTotals A group's sums. Of `requests` and `cost`, `batch_requests` / `batch_cost` are finished batches' usage (`/v1/batches` and `/v1/messages/batches`: one request per batch, at the batch price) and `tool_calls` / `tool_cost` the `tools/call`s through `/mcp`; the rest is model calls.
 type UsageTotals struct {
+	// BatchCost Of `cost`, finished batches' usage at the batch price, in nano-units of currency.
+	BatchCost int64 `json:"batch_cost"`
+
+	// BatchRequests Of `requests`, finished batches (one per batch).
+	BatchRequests int64 `json:"batch_requests"`
+
 	// CacheHitRatio `cached_read_tokens` / `input_tokens` (input tokens count the cached ones); 0 without input tokens.
 	CacheHitRatio    float64 `json:"cache_hit_ratio"`
 	CacheWriteTokens int64   `json:"cache_write_tokens"`
@@ -3065,6 +3075,12 @@ type UsageTotals struct {
 
 	// Saved What prompt-cache reads saved, in nano-units of currency; cache-read tokens × (input price − cached input price).
 	Saved int64 `json:"saved"`
+
+	// ToolCalls Of `requests`, `tools/call`s through `/mcp`.
+	ToolCalls int64 `json:"tool_calls"`
+
+	// ToolCost Of `cost`, the tool calls' price per call, in nano-units of currency.
+	ToolCost int64 `json:"tool_cost"`
 }
 
 // User defines model for User.

@@ -408,6 +408,10 @@ type UsageRollup struct {
 	BindingID        uuid.UUID
 	HostKeyID        uuid.UUID
 	Saved            int64
+	BatchRequests    int64
+	BatchCost        int64
+	ToolCalls        int64
+	ToolCost         int64
 }
 
 type UsageRollupsDay struct {

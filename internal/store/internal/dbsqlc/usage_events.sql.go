@@ -234,7 +234,11 @@ SELECT
     coalesce(sum(cache_write_tokens), 0)::bigint AS cache_write_tokens,
     coalesce(sum(reasoning_tokens), 0)::bigint AS reasoning_tokens,
     coalesce(sum(cost), 0)::bigint AS cost,
-    coalesce(sum(saved), 0)::bigint AS saved
+    coalesce(sum(saved), 0)::bigint AS saved,
+    (count(*) FILTER (WHERE inbound_shape IN ('batch', 'message_batch')))::bigint AS batch_requests,
+    coalesce(sum(cost) FILTER (WHERE inbound_shape IN ('batch', 'message_batch')), 0)::bigint AS batch_cost,
+    (count(*) FILTER (WHERE inbound_shape = 'mcp'))::bigint AS tool_calls,
+    coalesce(sum(cost) FILTER (WHERE inbound_shape = 'mcp'), 0)::bigint AS tool_cost
 FROM usage_events
 WHERE created_at >= $10::timestamptz AND created_at < $11::timestamptz
   AND ($12::uuid[] IS NULL OR project_id = ANY ($12::uuid[])
@@ -290,6 +294,10 @@ type SumUsageEventsRow struct {
 	ReasoningTokens  int64
 	Cost             int64
 	Saved            int64
+	BatchRequests    int64
+	BatchCost        int64
+	ToolCalls        int64
+	ToolCost         int64
 }
 
 // SumUsageEvents totals the events of [from, to) grouped by the dimensions
@@ -345,6 +353,10 @@ func (q *Queries) SumUsageEvents(ctx context.Context, arg SumUsageEventsParams) 
 			&i.ReasoningTokens,
 			&i.Cost,
 			&i.Saved,
+			&i.BatchRequests,
+			&i.BatchCost,
+			&i.ToolCalls,
+			&i.ToolCost,
 		); err != nil {
 			return nil, err
 		}

@@ -32,7 +32,11 @@ SELECT
     coalesce(sum(cache_write_tokens), 0)::bigint AS cache_write_tokens,
     coalesce(sum(reasoning_tokens), 0)::bigint AS reasoning_tokens,
     coalesce(sum(cost), 0)::bigint AS cost,
-    coalesce(sum(saved), 0)::bigint AS saved
+    coalesce(sum(saved), 0)::bigint AS saved,
+    coalesce(sum(batch_requests), 0)::bigint AS batch_requests,
+    coalesce(sum(batch_cost), 0)::bigint AS batch_cost,
+    coalesce(sum(tool_calls), 0)::bigint AS tool_calls,
+    coalesce(sum(tool_cost), 0)::bigint AS tool_cost
 FROM usage_rollups
 WHERE grain = $10::text AND detailed = $11::bool
   AND bucket >= $12::timestamptz AND bucket < $13::timestamptz
@@ -91,6 +95,10 @@ type SumUsageRollupsRow struct {
 	ReasoningTokens  int64
 	Cost             int64
 	Saved            int64
+	BatchRequests    int64
+	BatchCost        int64
+	ToolCalls        int64
+	ToolCost         int64
 }
 
 // SumUsageRollups is SumUsageEvents over the rollups of one grain ('hour' or
@@ -147,6 +155,10 @@ func (q *Queries) SumUsageRollups(ctx context.Context, arg SumUsageRollupsParams
 			&i.ReasoningTokens,
 			&i.Cost,
 			&i.Saved,
+			&i.BatchRequests,
+			&i.BatchCost,
+			&i.ToolCalls,
+			&i.ToolCost,
 		); err != nil {
 			return nil, err
 		}
