@@ -8,8 +8,8 @@ import (
 	"github.com/google/uuid"
 
 	gen "github.com/relay-llm/relay/openapi/controlgen"
-	relaynull "github.com/relay-llm/relay/openapi/nullable"
 	"github.com/relay-llm/relay/openapi/models"
+	relaynull "github.com/relay-llm/relay/openapi/nullable"
 )
 
 // MCP servers (docs/mcp.md): catalog rows like hosts, written by system
