@@ -253,3 +253,27 @@ func TestSemanticCache_EmbeddingRefusedIsAMiss(t *testing.T) {
 	}
 	f.inference()
 }
+
+// TestSemanticCache_DomainWithoutItsModelIsPassedOver: a domain whose
+// embeddings model left the catalog does not stop the next domain that
+// takes the request from serving it.
+func TestSemanticCache_DomainWithoutItsModelIsPassedOver(t *testing.T) {
+	t.Parallel()
+	f, _ := semanticFixture(t)
+	good := f.policy.Cache.Semantic[0]
+	gone := good
+	gone.Name, gone.EmbeddingsModel = "gone", snapshot.MCPToolScope(good.EmbeddingsModel, "gone") // in no catalog
+	f.policy.Cache.Semantic = []snapshot.SemanticDomain{gone, good}
+	f.start()
+	if resp, b := f.post("/v1/chat/completions", semBody("Which sea borders Croatia?", false), nil); resp.Header.Get("X-Relay-Cache") != "miss" {
+		t.Fatalf("first: %q: %s", resp.Header.Get("X-Relay-Cache"), b)
+	}
+	f.inference()
+	resp, b := f.post("/v1/chat/completions", semBody("which sea borders croatia", false), nil)
+	if resp.Header.Get("X-Relay-Cache") != "hit" {
+		t.Errorf("paraphrase past a domain with no model: X-Relay-Cache %q: %s", resp.Header.Get("X-Relay-Cache"), b)
+	}
+	if rec, _ := f.inference(); rec.CacheDomain != "faq" {
+		t.Errorf("not the faq domain's hit: %+v", rec)
+	}
+}
