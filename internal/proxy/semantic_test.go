@@ -277,3 +277,33 @@ func TestSemanticCache_DomainWithoutItsModelIsPassedOver(t *testing.T) {
 		t.Errorf("not the faq domain's hit: %+v", rec)
 	}
 }
+
+// TestSemanticCache_ToolCallsAreNeverFilled: under nondeterministic an
+// answer that calls tools is kept for the same request exactly, but never
+// by similarity: its arguments answer that request's turn only.
+func TestSemanticCache_ToolCallsAreNeverFilled(t *testing.T) {
+	t.Parallel()
+	f, _ := semanticFixture(t)
+	f.policy.Cache.Nondeterministic = true
+	f.start()
+	body := func(text string) string {
+		return `{"model":"gpt-test","temperature":0,"messages":[{"role":"user","content":` + strconv.Quote(text) + `}],` +
+			`"tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}}}}}]}`
+	}
+	for i, step := range []struct{ text, want string }{
+		{"What is the weather in Paris?", "miss"},
+		{"What is the weather in Paris?", "hit"},
+		{"what is the weather in paris", "miss"},
+	} {
+		resp, b := f.post("/v1/chat/completions", body(step.text), nil)
+		if got := resp.Header.Get("X-Relay-Cache"); got != step.want {
+			t.Errorf("step %d: X-Relay-Cache %q, want %q: %s", i, got, step.want, b)
+		}
+		if i == 0 && !strings.Contains(b, `"tool_calls"`) {
+			t.Fatalf("the answer calls no tool: %s", b)
+		}
+		if rec, _ := f.inference(); rec.CacheDomain != "" {
+			t.Errorf("step %d: a semantic hit on a tool call: %+v", i, rec)
+		}
+	}
+}
