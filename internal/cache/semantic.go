@@ -76,14 +76,17 @@ func Partition(s Scope, domain string, model, embedModel snapshot.ID, c *canonic
 	if err != nil {
 		return "", "", false, err
 	}
+	scope := prefixOf(semPrefix, s)
 	h := sha256.New()
+	h.Write([]byte(scope))
 	h.Write(sum[:])
 	h.Write(embedModel[:])
 	h.Write([]byte(domain))
 	p := h.Sum(nil)
 	// The braces are a Redis Cluster hash tag: a partition's keys share a
-	// slot, so one script reads them.
-	return prefixOf(semPrefix, s) + domain + ":{" + hex.EncodeToString(p[:16]) + "}", text, true, nil
+	// slot, so one script reads them; the scope is in the digest, so the
+	// partitions of one domain spread over the slots by tenant.
+	return scope + domain + ":{" + hex.EncodeToString(p[:16]) + "}", text, true, nil
 }
 
 // SystemDigest is the SHA-256 of a system prompt as a domain's

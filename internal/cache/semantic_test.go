@@ -4,11 +4,13 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/relay-llm/relay/internal/canonical"
 	"github.com/relay-llm/relay/internal/redistest"
+	"github.com/relay-llm/relay/internal/snapshot"
 )
 
 func unit(v []float32) []float32 {
@@ -137,5 +139,43 @@ func TestPartition_OnlyTheLastUserTurnIsLeftOut(t *testing.T) {
 	r.Messages = append(r.Messages, canonical.Message{Role: canonical.RoleAssistant, Parts: r.Messages[0].Parts})
 	if _, _, ok, _ := Partition(s, "d", modelA, modelB, r); ok {
 		t.Error("a request that does not end with the user's turn has a partition")
+	}
+}
+
+// hashTag is the Redis Cluster hash tag of a key: what its slot is
+// computed on.
+func hashTag(key string) string {
+	i := strings.IndexByte(key, '{')
+	if i < 0 {
+		return key
+	}
+	j := strings.IndexByte(key[i+1:], '}')
+	if j <= 0 {
+		return key
+	}
+	return key[i+1 : i+1+j]
+}
+
+// TestPartition_HashTagHoldsTheScope: the same request of two projects, or
+// of two relay keys, lands in partitions whose hash tags differ, so a
+// popular domain's partitions spread over a cluster's slots.
+func TestPartition_HashTagHoldsTheScope(t *testing.T) {
+	base := Scope{Policy: policyA, Project: projectA}
+	seen := map[string]Scope{}
+	for _, s := range []Scope{base, {Policy: policyA, Project: projectB},
+		{Policy: policyA, Project: projectA, Kind: snapshot.CacheScopeRelayKey, Value: "k1"},
+		{Policy: policyA, Project: projectA, Kind: snapshot.CacheScopeRelayKey, Value: "k2"}} {
+		p, _, ok, err := Partition(s, "d", modelA, modelB, request())
+		if err != nil || !ok {
+			t.Fatalf("%+v: %v %v", s, ok, err)
+		}
+		tag := hashTag(p)
+		if tag == p {
+			t.Fatalf("no hash tag in %s", p)
+		}
+		if o, dup := seen[tag]; dup {
+			t.Errorf("scopes %+v and %+v share hash tag %s", o, s, tag)
+		}
+		seen[tag] = s
 	}
 }

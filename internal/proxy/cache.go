@@ -276,12 +276,18 @@ func (rq *request) fillCache() {
 	if r == nil {
 		return
 	}
-	if !f.conf.Nondeterministic {
-		for i := range r.Parts {
-			if r.Parts[i].Type == canonical.PartToolCall {
-				return // the caller is to run tools: replaying would run them again
-			}
+	sem := f.sem
+	for i := range r.Parts {
+		if r.Parts[i].Type != canonical.PartToolCall {
+			continue
 		}
+		if !f.conf.Nondeterministic {
+			return // the caller is to run tools: replaying would run them again
+		}
+		// Kept for this request exactly, never by similarity: the call's
+		// arguments answer this turn, not a neighbour's.
+		sem = nil
+		break
 	}
 	c, ttl, max := rq.h.cache, f.conf.TTL, f.conf.MaxEntryBytes
 	if ttl <= 0 {
@@ -289,7 +295,7 @@ func (rq *request) fillCache() {
 	}
 	e := &cache.Entry{Response: *r, BindingID: f.binding, StoredAt: rq.h.now()}
 	// The goroutine outlives the request, whose state goes back to the pool.
-	h, key, sem, id := rq.h, f.key, f.sem, rq.id
+	h, key, id := rq.h, f.key, rq.id
 	h.fills.Add(1)
 	go func() {
 		defer h.fills.Done()

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,11 +15,13 @@ import (
 	oaopt "github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/shared"
 
+	"github.com/relay-llm/relay/internal/admission"
 	"github.com/relay-llm/relay/internal/cache"
 	"github.com/relay-llm/relay/internal/event"
 	"github.com/relay-llm/relay/internal/poll"
 	"github.com/relay-llm/relay/internal/redistest"
 	"github.com/relay-llm/relay/internal/snapshot"
+	"github.com/relay-llm/relay/internal/wire"
 )
 
 // A relay key of a second project under the same policy.
@@ -503,4 +506,48 @@ func TestCache_SharedThroughRedis(t *testing.T) {
 		resp, _ := b.post("/v1/chat/completions", body, nil)
 		return resp.Header.Get("X-Relay-Cache") == "hit"
 	})
+}
+
+// spentLimiter refuses model "dear" on budget while spent is set.
+type spentLimiter struct{ spent atomic.Bool }
+
+func (l *spentLimiter) Admit(_ context.Context, a *admission.Admission) (func(wire.Usage), error) {
+	if l.spent.Load() && a.Model.Name == "dear" {
+		return nil, &wire.Error{Kind: wire.ErrBudgetExceeded, Msg: "The daily budget of this project is spent."}
+	}
+	return func(wire.Usage) {}, nil
+}
+
+// TestCache_BudgetFallbackIsNotKeptForTheModelAsked: a request the budget
+// sends to a cheaper fallback is answered by that model, and its answer is
+// not kept under the model the caller asked for: once the budget renews,
+// the same request goes to that model.
+func TestCache_BudgetFallbackIsNotKeptForTheModelAsked(t *testing.T) {
+	t.Parallel()
+	f := routeFixture(t)
+	h := f.host("h")
+	f.key(h, "k", "sk-up-k-secret")
+	dear, cheap := f.model("dear", true), f.model("cheap", true)
+	dear.Fallbacks = []snapshot.ID{cheap.ID}
+	f.bind(dear, h, wire.ShapeOpenAI, "dear-upstream").Pricing = snapshot.Pricing{Input: 10_000_000, Output: 30_000_000}
+	f.bind(cheap, h, wire.ShapeOpenAI, "cheap-upstream").Pricing = snapshot.Pricing{Input: 1_000_000, Output: 2_000_000}
+	f.policy.BudgetFallback = true
+	f.policy.Cache = &snapshot.ResponseCache{TTL: time.Minute}
+	f.cfg.Cache = cache.New(cache.Config{Now: f.clock.Now})
+	l := &spentLimiter{}
+	l.spent.Store(true)
+	f.cfg.Limiter = l
+	f.start()
+	const body = `{"model":"dear","temperature":0,"messages":[{"role":"user","content":"hi"}]}`
+	resp, out := f.post("/v1/chat/completions", body, nil)
+	if resp.StatusCode != 200 || !strings.Contains(out, "cheap-upstream") {
+		t.Fatalf("over budget: %d %s", resp.StatusCode, out)
+	}
+	f.settle()
+	l.spent.Store(false)
+	resp, out = f.post("/v1/chat/completions", body, nil)
+	if resp.Header.Get("X-Relay-Cache") != "miss" || !strings.Contains(out, "dear-upstream") {
+		t.Errorf("budget renewed: X-Relay-Cache %q: %s", resp.Header.Get("X-Relay-Cache"), out)
+	}
+	f.settle()
 }

@@ -90,6 +90,9 @@ func (rq *request) retryOnFallback(err error) bool {
 	if rq.attempts > 0 || !(rq.budgetFallback(rq.r.Context(), err) || rq.degrade(rq.r.Context(), err)) {
 		return false
 	}
+	// The cache's key and partition name the model refused: the
+	// fallback's answer is not kept for it.
+	rq.rc = nil
 	rq.routed()
 	rq.forward()
 	return true

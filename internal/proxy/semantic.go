@@ -70,7 +70,7 @@ func (rq *request) prepareSemantic(conf *snapshot.ResponseCache, s cache.Scope, 
 		}
 		em := rq.snap.Model(d.EmbeddingsModel)
 		if em == nil {
-			return nil // a domain whose model left the catalog
+			continue // a domain whose model left the catalog: the next may take it
 		}
 		part, text, ok, err := cache.Partition(s, d.Name, m.ID, em.ID, c)
 		if err != nil || !ok {

@@ -253,3 +253,57 @@ func TestSemanticCache_EmbeddingRefusedIsAMiss(t *testing.T) {
 	}
 	f.inference()
 }
+
+// TestSemanticCache_DomainWithoutItsModelIsPassedOver: a domain whose
+// embeddings model left the catalog does not stop the next domain that
+// takes the request from serving it.
+func TestSemanticCache_DomainWithoutItsModelIsPassedOver(t *testing.T) {
+	t.Parallel()
+	f, _ := semanticFixture(t)
+	good := f.policy.Cache.Semantic[0]
+	gone := good
+	gone.Name, gone.EmbeddingsModel = "gone", snapshot.MCPToolScope(good.EmbeddingsModel, "gone") // in no catalog
+	f.policy.Cache.Semantic = []snapshot.SemanticDomain{gone, good}
+	f.start()
+	if resp, b := f.post("/v1/chat/completions", semBody("Which sea borders Croatia?", false), nil); resp.Header.Get("X-Relay-Cache") != "miss" {
+		t.Fatalf("first: %q: %s", resp.Header.Get("X-Relay-Cache"), b)
+	}
+	f.inference()
+	resp, b := f.post("/v1/chat/completions", semBody("which sea borders croatia", false), nil)
+	if resp.Header.Get("X-Relay-Cache") != "hit" {
+		t.Errorf("paraphrase past a domain with no model: X-Relay-Cache %q: %s", resp.Header.Get("X-Relay-Cache"), b)
+	}
+	if rec, _ := f.inference(); rec.CacheDomain != "faq" {
+		t.Errorf("not the faq domain's hit: %+v", rec)
+	}
+}
+
+// TestSemanticCache_ToolCallsAreNeverFilled: under nondeterministic an
+// answer that calls tools is kept for the same request exactly, but never
+// by similarity: its arguments answer that request's turn only.
+func TestSemanticCache_ToolCallsAreNeverFilled(t *testing.T) {
+	t.Parallel()
+	f, _ := semanticFixture(t)
+	f.policy.Cache.Nondeterministic = true
+	f.start()
+	body := func(text string) string {
+		return `{"model":"gpt-test","temperature":0,"messages":[{"role":"user","content":` + strconv.Quote(text) + `}],` +
+			`"tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}}}}}]}`
+	}
+	for i, step := range []struct{ text, want string }{
+		{"What is the weather in Paris?", "miss"},
+		{"What is the weather in Paris?", "hit"},
+		{"what is the weather in paris", "miss"},
+	} {
+		resp, b := f.post("/v1/chat/completions", body(step.text), nil)
+		if got := resp.Header.Get("X-Relay-Cache"); got != step.want {
+			t.Errorf("step %d: X-Relay-Cache %q, want %q: %s", i, got, step.want, b)
+		}
+		if i == 0 && !strings.Contains(b, `"tool_calls"`) {
+			t.Fatalf("the answer calls no tool: %s", b)
+		}
+		if rec, _ := f.inference(); rec.CacheDomain != "" {
+			t.Errorf("step %d: a semantic hit on a tool call: %+v", i, rec)
+		}
+	}
+}
