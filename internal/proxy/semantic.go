@@ -28,8 +28,10 @@ import (
 const cacheSimilarityHeader = "X-Relay-Cache-Similarity"
 
 // embedTimeout bounds the embeddings request of a semantic lookup; a slow
-// one is a miss.
-const embedTimeout = 5 * time.Second
+// one is a miss. It is what a slow embeddings upstream can add to every
+// request of a domain, so it is short: an embeddings call of one user turn
+// takes tens of milliseconds.
+const embedTimeout = time.Second
 
 // semFill is a request's place in the semantic cache.
 type semFill struct {
