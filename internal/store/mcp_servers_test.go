@@ -50,6 +50,15 @@ func TestMCPServers_CRUDAndApprovals(t *testing.T) {
 	if len(as) != 1 || as[0].Fingerprint != fp2 {
 		t.Fatalf("approvals = %+v", as)
 	}
+	// Withholding deletes the approval (the tool is new again); a tool
+	// without one is not found.
+	mk[MCPToolApproval](t)(s.MCPServers().Approve(ctx, actor, srv.ID, "list_repos", fp1))
+	if w := mk[MCPToolApproval](t)(s.MCPServers().Withhold(ctx, actor, srv.ID, "list_repos")); w.Tool != "list_repos" || w.Fingerprint != fp1 {
+		t.Fatalf("withheld = %+v", w)
+	}
+	if _, err := s.MCPServers().Withhold(ctx, actor, srv.ID, "list_repos"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("withhold twice: %v, want not found", err)
+	}
 	// The changed-row read carries the approvals with their server.
 	cat, _, err := s.ReadChanged(ctx, map[Kind][]uuid.UUID{KindMCPToolApprovals.Owner(): {srv.ID}})
 	if err != nil || len(cat.MCPServers) != 1 || len(cat.MCPToolApprovals) != 1 {
