@@ -158,6 +158,9 @@ func newPlanes(ctx context.Context, cfg *config.Config, st *store.Store, box *se
 
 		TracerProvider: tr.Provider(),
 	})
+	// The batch sweep meters the batches nobody looks at after they
+	// finish; stopped before the ledger and the index it writes to.
+	svcs.goRun(ctx, "batch sweep", inference.Sweep(proxy.DefaultSweepEvery).Run)
 	reg.WatchGuardrails(func() []metrics.GuardrailCount {
 		var out []metrics.GuardrailCount
 		for _, c := range inference.GuardrailStats() {

@@ -27,6 +27,11 @@
 // it was made (or last touched by Put), and a project keeps at most
 // MaxPerKind entries of each kind, the oldest forgotten first.
 //
+// The pending list holds the batches and message batches whose usage is
+// not yet in the ledger, each with the time it is next due a look: the
+// proxy's sweep takes a bounded few that are due (leasing them, so that
+// two pods do not look at once), without scanning every project.
+//
 // The package does no Postgres I/O and must not import the store: the
 // proxy calls it on the request path.
 package objects

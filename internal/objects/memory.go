@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/relay-llm/relay/internal/snapshot"
 )
@@ -14,8 +15,9 @@ import (
 type Memory struct {
 	opts Options
 
-	mu    sync.Mutex
-	lists map[listKey]*memList
+	mu      sync.Mutex
+	lists   map[listKey]*memList
+	pending map[Pending]time.Time
 }
 
 var _ Index = (*Memory)(nil)
@@ -38,7 +40,7 @@ type memEntry struct {
 
 // NewMemory returns an empty in-process index.
 func NewMemory(opts Options) *Memory {
-	return &Memory{opts: opts.withDefaults(), lists: make(map[listKey]*memList)}
+	return &Memory{opts: opts.withDefaults(), lists: make(map[listKey]*memList), pending: make(map[Pending]time.Time)}
 }
 
 func older(a, b *memEntry) int {
@@ -175,6 +177,7 @@ func (m *Memory) Delete(_ context.Context, project snapshot.ID, kind Kind, id st
 	if len(l.order) == 0 {
 		delete(m.lists, k)
 	}
+	delete(m.pending, Pending{project, kind, id})
 	return nil
 }
 
@@ -194,4 +197,45 @@ func (m *Memory) Claim(_ context.Context, project snapshot.ID, kind Kind, id, ma
 	}
 	e.claims[mark] = struct{}{}
 	return true, nil
+}
+
+// Watch implements Index.
+func (m *Memory) Watch(_ context.Context, p Pending, at time.Time) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.pending[p] = at
+	return nil
+}
+
+// Due implements Index.
+func (m *Memory) Due(_ context.Context, now time.Time, lease time.Duration, limit int) ([]Pending, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var due []Pending
+	for p, at := range m.pending {
+		if !at.After(now) {
+			due = append(due, p)
+		}
+	}
+	slices.SortFunc(due, func(a, b Pending) int {
+		if c := m.pending[a].Compare(m.pending[b]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ID, b.ID)
+	})
+	if len(due) > limit {
+		due = due[:max(limit, 0)]
+	}
+	for _, p := range due {
+		m.pending[p] = now.Add(lease)
+	}
+	return due, nil
+}
+
+// Unwatch implements Index.
+func (m *Memory) Unwatch(_ context.Context, p Pending) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.pending, p)
+	return nil
 }

@@ -101,6 +101,26 @@ type Index interface {
 	// It is how exactly one pod records a completed batch's usage. A
 	// missing object reports ErrNotFound.
 	Claim(ctx context.Context, project snapshot.ID, kind Kind, id, mark string) (bool, error)
+
+	// Watch puts the object on the pending list (batches not yet
+	// metered), due at at; a second Watch moves its due time.
+	Watch(ctx context.Context, p Pending, at time.Time) error
+	// Due returns up to limit pending entries due by now, oldest due
+	// first, and moves each to now+lease, so that another pod's sweep
+	// does not take it while this one looks.
+	Due(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]Pending, error)
+	// Unwatch takes the object off the pending list (metered or
+	// forgotten); Delete does too. Unwatching what is not there is no
+	// error.
+	Unwatch(ctx context.Context, p Pending) error
+}
+
+// Pending names an object on the pending list: a batch or message batch
+// whose usage is not yet in the ledger.
+type Pending struct {
+	ProjectID snapshot.ID
+	Kind      Kind
+	ID        string
 }
 
 // Options bound an index's retention.

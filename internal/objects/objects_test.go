@@ -279,3 +279,47 @@ func TestIndex_RefusesWhatItCannotIndex(t *testing.T) {
 		}
 	}
 }
+
+func TestIndex_PendingIsDueOnceAndForgotten(t *testing.T) {
+	t.Parallel()
+	onEachIndex(t, func(t *testing.T, pod newIndex) {
+		clk := &clock{t: t0}
+		a, b := pod(Options{Now: clk.Now}), pod(Options{Now: clk.Now})
+		ctx := t.Context()
+		p := uuid.New()
+		b1, b2, b3 := Pending{p, KindBatch, "batch_1"}, Pending{p, KindMessageBatch, "msgbatch_2"}, Pending{p, KindBatch, "batch_3"}
+		for i, x := range []Pending{b2, b1, b3} {
+			if err := a.Watch(ctx, x, t0.Add(time.Duration(i)*time.Second)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// Not yet due: nothing.
+		if got, err := b.Due(ctx, t0.Add(-time.Second), time.Minute, 10); err != nil || len(got) != 0 {
+			t.Fatalf("due before its time = %v, %v", got, err)
+		}
+		// Bounded, oldest due first; taken ones are leased away from the other pod.
+		got, err := b.Due(ctx, t0.Add(time.Hour), time.Minute, 2)
+		if err != nil || len(got) != 2 || got[0] != b2 || got[1] != b1 {
+			t.Fatalf("due = %v, %v; want %v %v", got, err, b2, b1)
+		}
+		if got, err := a.Due(ctx, t0.Add(time.Hour), time.Minute, 10); err != nil || len(got) != 1 || got[0] != b3 {
+			t.Fatalf("the other pod's due = %v, %v; want only %v", got, err, b3)
+		}
+		// After the lease they are due again; unwatched and deleted ones are not.
+		if err := a.Unwatch(ctx, b1); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Put(ctx, obj(p, KindBatch, "batch_3", t0)); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Delete(ctx, p, KindBatch, "batch_3"); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Unwatch(ctx, Pending{p, KindBatch, "never"}); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := b.Due(ctx, t0.Add(2*time.Hour), time.Minute, 10); err != nil || len(got) != 1 || got[0] != b2 {
+			t.Fatalf("due after the lease = %v, %v; want only %v", got, err, b2)
+		}
+	})
+}

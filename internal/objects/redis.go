@@ -6,7 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
+	"time"
 
+	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/relay-llm/relay/internal/snapshot"
@@ -19,11 +22,22 @@ var scriptSource string
 // NOSCRIPT, which go-redis does).
 var script = redis.NewScript(scriptSource)
 
+// dueScript takes up to ARGV[2] members of KEYS[1] due by ARGV[1] (ms) and
+// moves each to ARGV[3] (ms), so that two pods' sweeps take each once.
+var dueScript = redis.NewScript(`
+local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
+for _, x in ipairs(ids) do redis.call('ZADD', KEYS[1], ARGV[3], x) end
+return ids
+`)
+
 // Redis is the Index every pod shares. A project's list of one kind is a
 // sorted set at <prefix>obj:{<project>}:<kind>, each object a hash at
 // that key, ":" and its id (field "o" the entry as JSON, "c:<mark>" its
 // claims). The braces are a Redis Cluster hash tag: a project's entries
 // share a slot, so the script may touch an object's key through the list's.
+// The pending list is one sorted set, <prefix>obj:pending (score = due
+// time in ms, member = project, kind and id joined by "|"), in its own
+// slot: it is never touched in the same script as a project's keys.
 type Redis struct {
 	client redis.UniversalClient
 	prefix string
@@ -127,7 +141,7 @@ func (r *Redis) Delete(ctx context.Context, project snapshot.ID, kind Kind, id s
 	if n == 0 {
 		return ErrNotFound
 	}
-	return nil
+	return r.Unwatch(ctx, Pending{project, kind, id})
 }
 
 // Claim implements Index.
@@ -141,4 +155,49 @@ func (r *Redis) Claim(ctx context.Context, project snapshot.ID, kind Kind, id, m
 		return false, ErrNotFound
 	}
 	return n == 1, nil
+}
+
+func (r *Redis) pendingKey() string { return r.prefix + "obj:pending" }
+
+func pendingMember(p Pending) string {
+	return p.ProjectID.String() + "|" + string(p.Kind) + "|" + p.ID
+}
+
+// Watch implements Index.
+func (r *Redis) Watch(ctx context.Context, p Pending, at time.Time) error {
+	if err := r.client.ZAdd(ctx, r.pendingKey(), redis.Z{Score: float64(at.UnixMilli()), Member: pendingMember(p)}).Err(); err != nil {
+		return fmt.Errorf("watch object: %w", err)
+	}
+	return nil
+}
+
+// Due implements Index.
+func (r *Redis) Due(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]Pending, error) {
+	if limit <= 0 {
+		return nil, nil
+	}
+	ms, err := dueScript.Run(ctx, r.client, []string{r.pendingKey()}, now.UnixMilli(), limit, now.Add(lease).UnixMilli()).StringSlice()
+	if err != nil {
+		return nil, fmt.Errorf("due objects: %w", err)
+	}
+	out := make([]Pending, 0, len(ms))
+	for _, m := range ms {
+		project, rest, _ := strings.Cut(m, "|")
+		kind, id, _ := strings.Cut(rest, "|")
+		pid, err := uuid.Parse(project)
+		if err != nil || !Kind(kind).Valid() || id == "" {
+			r.client.ZRem(ctx, r.pendingKey(), m) // not ours to read: drop it
+			continue
+		}
+		out = append(out, Pending{ProjectID: pid, Kind: Kind(kind), ID: id})
+	}
+	return out, nil
+}
+
+// Unwatch implements Index.
+func (r *Redis) Unwatch(ctx context.Context, p Pending) error {
+	if err := r.client.ZRem(ctx, r.pendingKey(), pendingMember(p)).Err(); err != nil {
+		return fmt.Errorf("unwatch object: %w", err)
+	}
+	return nil
 }

@@ -25,7 +25,8 @@ import (
 //
 // Metering, exactly and once: a batch's usage is recorded when Relay first
 // sees it finished (a retrieve, a cancel or a list that shows a terminal
-// status), from the usage the batch object reports — the provider's own
+// status, or the sweep's own retrieve of a batch on the pending list,
+// sweep.go), from the usage the batch object reports — the provider's own
 // totals of input, cached, output and reasoning tokens, as it bills them
 // — priced at the batch price (pricing.BatchDivisor) in one ledger event
 // whose request id is the batch's id. The index's Claim makes exactly one
@@ -234,8 +235,24 @@ func (rq *request) createBatch(ctx context.Context) {
 			rq.indexFailed(err)
 			return
 		}
+		rq.watchBatch(ctx, o)
 	}
 	rq.respond(resp.StatusCode, "application/json", answer)
+}
+
+// watchBatch puts a batch just made on the index's pending list, for the
+// sweep (sweep.go) to meter should nobody look at it again.
+func (rq *request) watchBatch(ctx context.Context, o objects.Object) {
+	if err := rq.h.objects.Watch(ctx, objects.Pending{ProjectID: o.ProjectID, Kind: o.Kind, ID: o.ID}, rq.at); err != nil {
+		rq.h.log.Warn("batch not on the pending list: metered when next seen", "batch_id", o.ID, "error", err)
+	}
+}
+
+// metered takes a batch whose usage is in the ledger (or that has none to
+// record) off the pending list; true, for the sweep.
+func (rq *request) metered(ctx context.Context, o objects.Object) bool {
+	_ = rq.h.objects.Unwatch(ctx, objects.Pending{ProjectID: o.ProjectID, Kind: o.Kind, ID: o.ID}) // a later sweep unwatches it again
+	return true
 }
 
 // batchRefused answers the limiter's refusal of a batch as limiterFailed
@@ -325,11 +342,13 @@ func (s *batchStatus) terminal() bool {
 
 // observeBatch keeps what the upstream just showed of a batch: the object
 // for lists, its output and error files as the project's own, and once
-// it has finished, its usage in the ledger.
-func (rq *request) observeBatch(ctx context.Context, o objects.Object, body []byte) {
+// it has finished, its usage in the ledger. It reports whether the batch
+// is done with: finished, and its usage recorded (by this pod or another)
+// or none to record.
+func (rq *request) observeBatch(ctx context.Context, o objects.Object, body []byte) bool {
 	var s batchStatus
 	if json.Unmarshal(body, &s) != nil || s.ID != o.ID {
-		return
+		return false
 	}
 	st := objects.Seen(o.Kind, body, rq.at)
 	if changed := st != nil && !st.Same(o.State); changed || len(body) <= maxObjectJSON {
@@ -350,16 +369,22 @@ func (rq *request) observeBatch(ctx context.Context, o objects.Object, body []by
 				CreatedAt: rq.at, Attrs: map[string]string{attrPurpose: "batch_output", attrFilename: o.ID + "_output.jsonl"}})
 		}
 	}
-	if !s.terminal() || s.Usage == nil {
-		return
+	if !s.terminal() {
+		return false
+	}
+	if s.Usage == nil {
+		return rq.metered(ctx, o) // nothing to record
 	}
 	first, err := rq.h.objects.Claim(ctx, o.ProjectID, objects.KindBatch, o.ID, "usage")
-	if err != nil || !first {
-		return
+	if err != nil {
+		return false
 	}
-	u := wire.Usage{Input: s.Usage.InputTokens, CacheRead: s.Usage.InputTokensDetails.CachedTokens,
-		Output: s.Usage.OutputTokens, Reasoning: s.Usage.OutputTokensDetails.ReasoningTokens}
-	rq.recordBatch(ctx, o, "batch", u)
+	if first {
+		u := wire.Usage{Input: s.Usage.InputTokens, CacheRead: s.Usage.InputTokensDetails.CachedTokens,
+			Output: s.Usage.OutputTokens, Reasoning: s.Usage.OutputTokensDetails.ReasoningTokens}
+		rq.recordBatch(ctx, o, "batch", u)
+	}
+	return rq.metered(ctx, o)
 }
 
 // recordBatch records a finished batch's usage at the batch price,

@@ -35,7 +35,8 @@ import (
 // The budget check is at creation, as for OpenAI batches: prompt bytes / 4
 // and each request's max_tokens (required by Anthropic), at the batch
 // price. Metering is once, when Relay first sees the batch ended (a
-// retrieve, a cancel, a list, or the results themselves): Anthropic's batch
+// retrieve, a cancel, a list, the results themselves, or the sweep's own
+// retrieve of a batch on the pending list, sweep.go): Anthropic's batch
 // object carries no usage, so Relay reads the results (streaming, a line at
 // a time) and sums each succeeded message's usage — input, cache reads and
 // writes, output — into one ledger event at the batch price whose request
@@ -192,6 +193,7 @@ func (rq *request) createMessageBatch(ctx context.Context) {
 			rq.indexFailed(err)
 			return
 		}
+		rq.watchBatch(ctx, o)
 		answer = rq.relayResultsURL(answer)
 	}
 	rq.respond(resp.StatusCode, "application/json", answer)
@@ -220,14 +222,15 @@ func (rq *request) admitBatch(ctx context.Context, m *snapshot.Model, b *snapsho
 }
 
 // observeMessageBatch keeps what the upstream just showed of a message
-// batch, and meters it once it has ended.
-func (rq *request) observeMessageBatch(ctx context.Context, o objects.Object, body []byte) {
+// batch, and meters it once it has ended. It reports whether the batch
+// is done with: ended and metered.
+func (rq *request) observeMessageBatch(ctx context.Context, o objects.Object, body []byte) bool {
 	var s struct {
 		ID               string `json:"id"`
 		ProcessingStatus string `json:"processing_status"`
 	}
 	if json.Unmarshal(body, &s) != nil || s.ID != o.ID {
-		return
+		return false
 	}
 	st := objects.Seen(o.Kind, body, rq.at)
 	fits := len(body) <= maxObjectJSON && o.Attrs[attrObject] != string(body)
@@ -240,34 +243,41 @@ func (rq *request) observeMessageBatch(ctx context.Context, o objects.Object, bo
 		}
 		_ = rq.h.objects.Put(ctx, o)
 	}
-	if s.ProcessingStatus != "ended" || o.Attrs[attrMetered] != "" {
-		return
+	if s.ProcessingStatus != "ended" {
+		return false
+	}
+	if o.Attrs[attrMetered] != "" {
+		return true
 	}
 	resp, ok := rq.quietObjectCall(ctx, o, messageBatchPrefix+"/"+url.PathEscape(o.ID)+"/results")
 	if !ok {
-		return
+		return false
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode >= 300 {
-		return
+		return false
 	}
 	var mt resultsMeter
 	if _, err := io.Copy(&mt, resp.Body); err != nil {
-		return // metered by a later look
+		return false // metered by a later look
 	}
-	rq.meterMessageBatch(ctx, o, &mt)
+	return rq.meterMessageBatch(ctx, o, &mt)
 }
 
-// meterMessageBatch records a whole results read, once.
-func (rq *request) meterMessageBatch(ctx context.Context, o objects.Object, mt *resultsMeter) {
+// meterMessageBatch records a whole results read, once; true once the
+// batch is metered (by this pod or another).
+func (rq *request) meterMessageBatch(ctx context.Context, o objects.Object, mt *resultsMeter) bool {
 	mt.flush()
 	first, err := rq.h.objects.Claim(ctx, o.ProjectID, objects.KindMessageBatch, o.ID, "usage")
-	if err != nil || !first {
-		return
+	if err != nil {
+		return false
 	}
-	rq.recordBatch(ctx, o, "message_batch", mt.usage)
-	o.Attrs[attrMetered] = "1"
-	_ = rq.h.objects.Put(ctx, o)
+	if first {
+		rq.recordBatch(ctx, o, "message_batch", mt.usage)
+		o.Attrs[attrMetered] = "1"
+		_ = rq.h.objects.Put(ctx, o)
+	}
+	return rq.metered(ctx, o)
 }
 
 // streamResults copies a batch's results to the caller as they arrive,
