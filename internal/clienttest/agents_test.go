@@ -70,25 +70,7 @@ func TestCodex(t *testing.T) {
 			parallel(t)
 			r := startRelay(t, "shell", "exec_command", "shell_command")
 			home, dir := t.TempDir(), t.TempDir()
-			codexHome := filepath.Join(home, ".codex")
-			if err := os.MkdirAll(codexHome, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			config := `model = "` + modelName(b.shape) + `"
-model_provider = "relay"
-
-[model_providers.relay]
-name = "Relay"
-base_url = "` + r.URL + `/v1"
-wire_api = "responses"
-env_key = "RELAY_KEY"
-`
-			if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(config), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
-				t.Fatalf("git init: %v\n%s", err, out)
-			}
+			codexHome := codexSetup(t, home, dir, r.URL, modelName(b.shape), "")
 			env := append(baseEnv(home), "CODEX_HOME="+codexHome, "RELAY_KEY="+relayKey)
 			out, err := runClient(t, dir, env, agentTimeout, bin, "exec", "List the files in this directory with a shell command, then tell me what you found.")
 			report(t, r, "codex", pinned(t, "@openai/codex"), ownShape(b.shape, wire.ShapeOpenAIResponses), modelName(b.shape))
@@ -100,6 +82,34 @@ env_key = "RELAY_KEY"
 			}
 		})
 	}
+}
+
+// codexSetup writes a Codex config in home's .codex, with Relay at base as
+// its model provider (wire_api "responses", the relay key from RELAY_KEY)
+// and model chosen, then extra; it makes dir a git repository (Codex
+// works in one) and returns the config's directory, CODEX_HOME.
+func codexSetup(t *testing.T, home, dir, base, model, extra string) string {
+	t.Helper()
+	codexHome := filepath.Join(home, ".codex")
+	if err := os.MkdirAll(codexHome, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	config := `model = "` + model + `"
+model_provider = "relay"
+
+[model_providers.relay]
+name = "Relay"
+base_url = "` + base + `/v1"
+wire_api = "responses"
+env_key = "RELAY_KEY"
+` + extra
+	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	return codexHome
 }
 
 // ownShape names the fixtures of an agent's run on its own shape, where it

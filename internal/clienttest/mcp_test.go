@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -109,31 +108,13 @@ func codexMCP(t *testing.T, bin, model string) {
 	// tool, mcp__<server>, under the tools' own names.
 	r, echoed, secret := startMCPRelay(t, "tools__echo")
 	home, dir := t.TempDir(), t.TempDir()
-	codexHome := filepath.Join(home, ".codex")
-	if err := os.MkdirAll(codexHome, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	config := `model = "` + model + `"
-model_provider = "relay"
-
-[model_providers.relay]
-name = "Relay"
-base_url = "` + r.URL + `/v1"
-wire_api = "responses"
-env_key = "RELAY_KEY"
-
+	codexHome := codexSetup(t, home, dir, r.URL, model, `
 [mcp_servers.relay]
-url = "` + r.URL + `/mcp"
+url = "`+r.URL+`/mcp"
 bearer_token_env_var = "RELAY_KEY"
 # codex exec asks no one: the operator approves the server's tools here.
 default_tools_approval_mode = "approve"
-`
-	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(config), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
-		t.Fatalf("git init: %v\n%s", err, out)
-	}
+`)
 	env := append(baseEnv(home), "CODEX_HOME="+codexHome, "RELAY_KEY="+relayKey)
 	out, err := runClient(t, dir, env, agentTimeout, bin, "exec", "Echo hello with a tool, then tell me what it said.")
 	if err != nil {
