@@ -73,6 +73,23 @@ func (m *MemoryIndex) Candidates(_ context.Context, part string, buckets []strin
 	return out, nil
 }
 
+// Populated implements Index.
+func (m *MemoryIndex) Populated(_ context.Context, part string) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p := m.parts[part]
+	if p == nil {
+		return false, nil
+	}
+	now := m.now()
+	for _, e := range p.entries {
+		if now.Before(e.expires) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
 // Get implements Index.
 func (m *MemoryIndex) Get(_ context.Context, part, id string) ([]byte, error) {
 	m.mu.Lock()
@@ -256,6 +273,17 @@ func (r *RedisIndex) Candidates(ctx context.Context, part string, buckets []stri
 		out = append(out, Candidate{ID: id, Vec: []byte(vec)})
 	}
 	return out, nil
+}
+
+// Populated implements Index: the partition's expiry set exists while
+// any entry it names has not expired (each fill sets its expiry to the
+// newest entry's).
+func (r *RedisIndex) Populated(ctx context.Context, part string) (bool, error) {
+	n, err := r.client.Exists(ctx, r.key(part, "t")).Result()
+	if err != nil {
+		return false, fmt.Errorf("semantic cache partition: %w", err)
+	}
+	return n > 0, nil
 }
 
 // Get implements Index.

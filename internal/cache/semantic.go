@@ -115,6 +115,10 @@ type Index interface {
 	// Candidates returns the live entries of partition part that the
 	// buckets name, with their vectors, in one round trip.
 	Candidates(ctx context.Context, part string, buckets []string) ([]Candidate, error)
+	// Populated reports whether partition part may hold a live entry:
+	// a false answer is certain, a true one may name entries that have
+	// just expired.
+	Populated(ctx context.Context, part string) (bool, error)
 	// Get returns entry id's value, or ErrMiss.
 	Get(ctx context.Context, part, id string) ([]byte, error)
 	// Put keeps val and vec as entry id for ttl, named by buckets.
@@ -314,6 +318,24 @@ func (s *Semantic) Lookup(ctx context.Context, part string, v []float32, thresho
 	}
 	s.hits.Add(1)
 	return &SemanticHit{Entry: &e, ID: id, Similarity: sim}, true
+}
+
+// Populated reports whether partition part may hold an entry to look
+// up, in one round trip: a request whose partition is empty need not be
+// embedded before it goes upstream. An empty partition counts as a
+// lookup's miss; a store error is an empty partition (and an error): the
+// lookup would fail too.
+func (s *Semantic) Populated(ctx context.Context, part string) bool {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	ok, err := s.index.Populated(ctx, part)
+	if err != nil {
+		s.errs.Add(1)
+	}
+	if !ok {
+		s.misses.Add(1)
+	}
+	return ok
 }
 
 // Fill keeps e as entry id of partition part under vector v for ttl,

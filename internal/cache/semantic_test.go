@@ -69,6 +69,9 @@ func semanticContract(t *testing.T, idx Index) {
 	if pa == pb {
 		t.Fatal("two projects share a partition")
 	}
+	if s.Populated(ctx, pa) {
+		t.Fatal("an empty partition is populated")
+	}
 	v := randomUnit(r, 256)
 	for i := range 50 { // neighbours that are not it
 		if !s.Fill(ctx, pa, "other"+string(rune('a'+i%26))+string(rune('a'+i/26)), randomUnit(r, 256), &Entry{}, time.Minute, 0) {
@@ -78,6 +81,9 @@ func semanticContract(t *testing.T, idx Index) {
 	e := &Entry{Response: canonical.Response{ID: "answer", Parts: []canonical.Part{{Type: canonical.PartText, Text: "hello"}}}}
 	if !s.Fill(ctx, pa, "req_1", v, e, time.Minute, 0) {
 		t.Fatal("fill")
+	}
+	if !s.Populated(ctx, pa) || s.Populated(ctx, pb) {
+		t.Fatalf("populated: the filled partition %v, another project's %v", s.Populated(ctx, pa), s.Populated(ctx, pb))
 	}
 	hit, ok := s.Lookup(ctx, pa, near(r, v, 0.97), 0.9)
 	if !ok || hit.ID != "req_1" || hit.Entry.Response.ID != "answer" || hit.Similarity < 0.95 || hit.Similarity > 0.99 {
@@ -94,6 +100,9 @@ func semanticContract(t *testing.T, idx Index) {
 	}
 	if _, ok := s.Lookup(ctx, pa, v, 0.5); ok {
 		t.Error("a purged entry hit")
+	}
+	if s.Populated(ctx, pa) {
+		t.Error("a purged partition is populated")
 	}
 }
 
@@ -116,6 +125,9 @@ func TestMemoryIndex_Expires(t *testing.T) {
 	clock.advance(2 * time.Second)
 	if _, ok := s.Lookup(ctx, "p", v, 0.5); ok {
 		t.Error("an expired entry hit")
+	}
+	if s.Populated(ctx, "p") {
+		t.Error("a partition of expired entries is populated")
 	}
 }
 

@@ -118,13 +118,13 @@ func (rq *request) lookupCache(conf *snapshot.ResponseCache) bool {
 	rq.rc = &cacheFill{key: key, conf: conf}
 	if !read {
 		rq.h.cache.Miss()
-		rq.rc.sem = rq.prepareSemantic(conf, s, m, c)
+		rq.rc.sem = rq.prepareSemantic(conf, s, m, c, false)
 		return false
 	}
 	if e, ok := rq.h.cache.Lookup(rq.r.Context(), key); ok {
 		return rq.serveHit(e, nil)
 	}
-	if rq.rc.sem = rq.prepareSemantic(conf, s, m, c); rq.rc.sem != nil {
+	if rq.rc.sem = rq.prepareSemantic(conf, s, m, c, true); rq.rc.sem != nil {
 		return rq.lookupSemantic(rq.rc.sem)
 	}
 	return false
@@ -301,7 +301,7 @@ func (rq *request) fillCache() {
 		defer h.fills.Done()
 		c.Fill(context.Background(), key, e, ttl, max)
 		if sem != nil {
-			fillSemantic(c, sem, id, e, ttl, max)
+			fillSemantic(h, sem, id, e, ttl, max)
 		}
 	}()
 }

@@ -17,12 +17,14 @@ import (
 )
 
 // The semantic cache (package cache; docs/caching.md#semantic-cache) on the
-// request path: when the exact cache misses and a domain of the policy's
-// cache takes the request, its last user turn is embedded by the domain's
-// embeddings model — an embeddings request of the caller's own, served by
-// this handler (authentication, policy, limits, host keys, a usage event)
-// — and the nearest earlier entry of its partition answers when it is
-// similar enough. A miss keeps its answer with that vector too.
+// request path: when the exact cache misses, a domain of the policy's
+// cache takes the request and its partition holds entries, its last user
+// turn is embedded by the domain's embeddings model — an embeddings
+// request of the caller's own, served by this handler (authentication,
+// policy, limits, host keys, a usage event) — and the nearest earlier
+// entry of its partition answers when it is similar enough. A miss keeps
+// its answer with that vector too; a request whose partition was empty
+// is embedded only then, once its answer has gone to the caller.
 
 // cacheSimilarityHeader is a semantic hit's similarity (four places).
 const cacheSimilarityHeader = "X-Relay-Cache-Similarity"
@@ -33,11 +35,25 @@ const cacheSimilarityHeader = "X-Relay-Cache-Similarity"
 // takes tens of milliseconds.
 const embedTimeout = time.Second
 
-// semFill is a request's place in the semantic cache.
+// semFill is a request's place in the semantic cache. Its vector is nil
+// until the request is embedded: a request whose partition is empty, or
+// that is not to be looked up, goes upstream at once and is embedded on
+// the fill path, off the request.
 type semFill struct {
 	part   string
 	vec    []float32
 	domain *snapshot.SemanticDomain
+	// emb is what embedding the request takes, while vec is nil.
+	emb embedding
+}
+
+// embedding is an embeddings request made for a semantic lookup or fill:
+// the caller's, by the catalog model name.
+type embedding struct {
+	model, text string
+	key         string // the caller's presented credential
+	remote      string
+	id          string // the request's, sent as X-Request-ID
 }
 
 // semHit is what a semantic hit says on the usage event.
@@ -48,10 +64,12 @@ type semHit struct {
 }
 
 // prepareSemantic finds the first domain of conf that takes request c for
-// model m within scope s, and embeds its last user turn. It returns nil
-// when no domain takes it or the embedding failed (the request goes on
-// as an exact miss).
-func (rq *request) prepareSemantic(conf *snapshot.ResponseCache, s cache.Scope, m *snapshot.Model, c *canonical.Request) *semFill {
+// model m within scope s. When look is set and the domain's partition
+// holds entries, it embeds the last user turn for the lookup; otherwise
+// the embedding waits for the fill. It returns nil when no domain takes
+// the request or the embedding failed (the request goes on as an exact
+// miss).
+func (rq *request) prepareSemantic(conf *snapshot.ResponseCache, s cache.Scope, m *snapshot.Model, c *canonical.Request, look bool) *semFill {
 	if len(conf.Semantic) == 0 {
 		return nil
 	}
@@ -78,40 +96,46 @@ func (rq *request) prepareSemantic(conf *snapshot.ResponseCache, s cache.Scope, 
 		if err != nil || !ok {
 			return nil
 		}
-		vec, err := rq.embed(em.Name, text)
+		sf := &semFill{part: part, domain: d, emb: embedding{model: em.Name, text: text,
+			key: presentedKey(rq.r.Header), remote: rq.r.RemoteAddr, id: rq.id}}
+		if !look || !rq.h.cache.Semantic().Populated(rq.r.Context(), part) {
+			return sf // nothing to find: embedded once the answer is kept
+		}
+		vec, err := embed(rq.r.Context(), rq.h, &sf.emb)
 		if err != nil {
 			rq.h.log.LogAttrs(rq.r.Context(), slog.LevelDebug, "semantic cache: no embedding",
 				slog.String("request_id", rq.id), slog.String("domain", d.Name), slog.String("error", err.Error()))
 			return nil
 		}
-		return &semFill{part: part, vec: vec, domain: d}
+		sf.vec, sf.emb = vec, embedding{}
+		return sf
 	}
 	return nil
 }
 
-// embed asks this handler for text's embedding by the catalog model name,
-// as the caller: the embeddings request is authenticated, limited, routed
-// and recorded like any (its X-Request-ID is this request's id).
-func (rq *request) embed(model, text string) ([]float32, error) {
+// embed asks h for e's embedding, as the caller: the embeddings request
+// is authenticated, limited, routed and recorded like any (its
+// X-Request-ID is the request's id). It is bounded by embedTimeout.
+func embed(ctx context.Context, h *Handler, e *embedding) ([]float32, error) {
 	body, err := json.Marshal(struct {
 		Model string `json:"model"`
 		Input string `json:"input"`
-	}{model, text})
+	}{e.model, e.text})
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(rq.r.Context(), embedTimeout)
+	ctx, cancel := context.WithTimeout(ctx, embedTimeout)
 	defer cancel()
 	r, err := http.NewRequestWithContext(ctx, http.MethodPost, "/v1/embeddings", bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}
-	r.Header.Set("Authorization", "Bearer "+presentedKey(rq.r.Header))
+	r.Header.Set("Authorization", "Bearer "+e.key)
 	r.Header.Set("Content-Type", "application/json")
-	r.Header.Set("X-Request-ID", rq.id)
-	r.RemoteAddr = rq.r.RemoteAddr
+	r.Header.Set("X-Request-ID", e.id)
+	r.RemoteAddr = e.remote
 	w := &embedWriter{header: http.Header{}}
-	if err := serveInner(rq.h, w, r); err != nil {
+	if err := serveInner(h, w, r); err != nil {
 		return nil, err
 	}
 	if w.status != http.StatusOK {
@@ -176,6 +200,9 @@ func (w *embedWriter) Write(p []byte) (int, error) {
 // partition holds an entry similar enough.
 func (rq *request) lookupSemantic(sf *semFill) bool {
 	sem := rq.h.cache.Semantic()
+	if sf.vec == nil {
+		return false // an empty partition: Populated counted the miss
+	}
 	hit, ok := sem.Lookup(rq.r.Context(), sf.part, sf.vec, sf.domain.Threshold)
 	if !ok {
 		return false
@@ -184,9 +211,19 @@ func (rq *request) lookupSemantic(sf *semFill) bool {
 }
 
 // fillSemantic keeps e in the semantic cache as entry id (the request
-// id), off the request path.
-func fillSemantic(c *cache.Cache, sf *semFill, id string, e *cache.Entry, ttl time.Duration, max int) {
-	c.Semantic().Fill(context.Background(), sf.part, id, sf.vec, e, ttl, max)
+// id), off the request path, embedding the request first when its lookup
+// did not.
+func fillSemantic(h *Handler, sf *semFill, id string, e *cache.Entry, ttl time.Duration, max int) {
+	if sf.vec == nil {
+		vec, err := embed(context.Background(), h, &sf.emb)
+		if err != nil {
+			h.log.LogAttrs(context.Background(), slog.LevelDebug, "semantic cache: no embedding to keep",
+				slog.String("request_id", id), slog.String("domain", sf.domain.Name), slog.String("error", err.Error()))
+			return
+		}
+		sf.vec = vec
+	}
+	h.cache.Semantic().Fill(context.Background(), sf.part, id, sf.vec, e, ttl, max)
 }
 
 // formatSimilarity is a similarity as the header and the usage event say it.

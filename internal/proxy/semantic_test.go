@@ -68,14 +68,26 @@ func TestSemanticCache_ParaphraseHitsAboveTheThreshold(t *testing.T) {
 		t.Fatalf("first: %d %q: %s", resp.StatusCode, resp.Header.Get("X-Relay-Cache"), first)
 	}
 	miss, embs := f.inference()
-	if len(embs) != 1 || embs[0].Status != 200 || embs[0].Model != "emb-test" || embs[0].ClientRequestID != miss.RequestID ||
-		embs[0].ProjectID != miss.ProjectID || embs[0].Usage.Input == 0 {
-		t.Fatalf("the lookup's embeddings request: %+v (miss %s)", embs, miss.RequestID)
+	if len(embs) != 0 {
+		t.Fatalf("a request to an empty partition was embedded before it went upstream: %+v", embs)
+	}
+	// It is embedded once its answer is kept: the caller's own request,
+	// after the chat request upstream.
+	if emb := f.rec.next(t); emb.Status != 200 || emb.Model != "emb-test" || emb.ClientRequestID != miss.RequestID ||
+		emb.ProjectID != miss.ProjectID || emb.Usage.Input == 0 {
+		t.Fatalf("the fill's embeddings request: %+v (miss %s)", emb, miss.RequestID)
+	}
+	if got := f.requests(); len(got) != 2 || strings.HasSuffix(got[0].Path, "/embeddings") || !strings.HasSuffix(got[1].Path, "/embeddings") {
+		t.Fatalf("upstream order: %+v, want the chat request, then its embedding", got)
 	}
 
 	resp, second := f.post("/v1/chat/completions", semBody("what is the capital of france", false), nil)
 	if resp.Header.Get("X-Relay-Cache") != "hit" {
 		t.Fatalf("paraphrase: X-Relay-Cache %q: %s", resp.Header.Get("X-Relay-Cache"), second)
+	}
+	hit, embs := f.inference()
+	if len(embs) != 1 || embs[0].Status != 200 || embs[0].ClientRequestID != hit.RequestID {
+		t.Fatalf("the lookup's embeddings request: %+v (hit %s)", embs, hit.RequestID)
 	}
 	sim, err := strconv.ParseFloat(resp.Header.Get("X-Relay-Cache-Similarity"), 64)
 	if err != nil || sim < 0.85 || sim >= 1 {
@@ -84,7 +96,6 @@ func TestSemanticCache_ParaphraseHitsAboveTheThreshold(t *testing.T) {
 	if !strings.Contains(second, "capital city of France") {
 		t.Errorf("the hit is not the first answer: %s", second)
 	}
-	hit, _ := f.inference()
 	if hit.Cache != "hit" || hit.CacheDomain != "faq" || hit.CacheEntry != miss.RequestID || hit.CacheSimilarity < 0.85 ||
 		!hit.Usage.IsZero() || hit.CacheSaved != miss.Usage || !strings.Contains(string(hit.RouteDetail), `"kind":"semantic","domain":"faq","entry":"`+miss.RequestID+`"`) {
 		t.Errorf("hit record: %+v, detail %s", hit, hit.RouteDetail)
@@ -159,6 +170,11 @@ func (c *countingIndex) Candidates(ctx context.Context, part string, b []string)
 	return c.Index.Candidates(ctx, part, b)
 }
 
+func (c *countingIndex) Populated(ctx context.Context, part string) (bool, error) {
+	c.calls.Add(1)
+	return c.Index.Populated(ctx, part)
+}
+
 func (c *countingIndex) Put(ctx context.Context, part, id string, b []string, vec, val []byte, ttl time.Duration) error {
 	c.calls.Add(1)
 	return c.Index.Put(ctx, part, id, b, vec, val, ttl)
@@ -189,7 +205,7 @@ func TestSemanticCache_OffMakesNoIndexCall(t *testing.T) {
 	tagged := `{"model":"gpt-test","temperature":0,"metadata":{"app":"faq"},"messages":[{"role":"user","content":"tagged question"}]}`
 	f.post("/v1/chat/completions", tagged, nil)
 	f.inference()
-	if n := counting.calls.Load(); n != 2 { // a lookup and a fill
+	if n := counting.calls.Load(); n != 2 { // a look at its empty partition, and a fill
 		t.Errorf("a tagged request made %d index calls, want 2", n)
 	}
 }
@@ -243,8 +259,9 @@ func TestSemanticCache_EmbeddingRefusedIsAMiss(t *testing.T) {
 	if resp.StatusCode != 200 || resp.Header.Get("X-Relay-Cache") != "miss" {
 		t.Fatalf("%d %q: %s", resp.StatusCode, resp.Header.Get("X-Relay-Cache"), b)
 	}
-	if _, embs := f.inference(); len(embs) != 1 || embs[0].Status == 200 {
-		t.Fatalf("the refused embeddings request: %+v", embs)
+	f.inference()
+	if emb := f.rec.next(t); !strings.HasSuffix(emb.Inbound, "embeddings") || emb.Status == 200 {
+		t.Fatalf("the fill's refused embeddings request: %+v", emb)
 	}
 	// A paraphrase has no vector to be found by: a miss, not an error.
 	resp, b = f.post("/v1/chat/completions", semBody("is this embedded", false), nil)
