@@ -293,6 +293,7 @@ func New(opts Options) *Limiter {
 			l.log.Warn("rate limiter: the Redis client ignores context deadlines, so a slow Redis may hold requests past the limiter's timeout; build it with NewRedisClient")
 		}
 		l.redis = NewRedis(opts.Redis, opts.Prefix, opts.Now == nil)
+		l.redis.timeout = opts.Timeout
 		l.redis.Notify(opts.Pod)
 		l.fallback = NewMemory()
 		l.primary = l.redis
