@@ -130,7 +130,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&cfg.redisURL, "redis-url", "", "Redis for Relay's limiter (e.g. redis://127.0.0.1:6379/0); empty keeps it in process")
 	fs.StringVar(&cfg.baselineBin, "baseline-bin", "", "a second relay binary (say, the previous commit's) measured beside -relay-bin as relay-base")
 	fs.StringVar(&cfg.redisLimitURL, "redis-limit", "",
-		"also measure relay+redis: a Relay whose policy has a never-reached limit enforced in this Redis (redis://127.0.0.1:6379/0), with Redis's own CPU from INFO cpu")
+		"also measure relay+redis: a Relay whose policy has a never-reached limit enforced in this Redis (redis://127.0.0.1:6379/0), with Redis's own CPU from INFO cpu; with -baseline-bin also relay-base+redis, the baseline binary under the same limit")
 	fs.IntVar(&cfg.heldStreams, "held-streams", 200, "at the end, hold this many streams open at once (the mock stalls them) and report RSS growth per stream; 0 skips")
 	fs.BoolVar(&cfg.tls, "tls", true, "also measure Relay's route to a TLS mock, HTTP/2 and HTTP/1.1 negotiated (relay-tls-h2, relay-tls-h1), with TLS handshakes per request")
 	fs.BoolVar(&cfg.pin, "pin", false, "run the gateways on core 1 and the mock on core 0 (taskset); run the harness under taskset -c 0 too")

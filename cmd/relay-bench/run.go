@@ -25,6 +25,9 @@ const (
 	targetRelay    = "relay"
 	targetBaseline = "relay-base"
 	targetRedis    = "relay+redis"
+	// The baseline binary with the same Redis-enforced limit, beside
+	// relay+redis: the limiter's before/after in one run.
+	targetBaseRedis = "relay-base+redis"
 	// A Relay's routes to the TLS mock are its name with these after it.
 	tlsH2      = "-tls-h2"
 	tlsH1      = "-tls-h1"
@@ -110,9 +113,15 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) (_ *report, 
 	}
 	if cfg.redisLimitURL != "" {
 		relays = append(relays, struct{ name, bin, redisURL, key string }{targetRedis, bin, cfg.redisLimitURL, keys.limited})
+		if cfg.baselineBin != "" {
+			relays = append(relays, struct{ name, bin, redisURL, key string }{targetBaseRedis, cfg.baselineBin, cfg.redisLimitURL, keys.limited})
+		}
 	}
-	prefix := "relay-bench-" + randomHex(4) + ":" // apart from whatever else uses this Redis
+	run := "relay-bench-" + randomHex(4) // apart from whatever else uses this Redis
 	for i, r := range relays {
+		// A prefix per Relay: two binaries never share counters (whose
+		// layout may differ) nor each other's pub/sub wake-ups.
+		prefix := fmt.Sprintf("%s-%d:", run, i)
 		c, url, err := startRelay(ctx, r.bin, db.url, masterKey, filepath.Join(dir, fmt.Sprintf("relay-data-%d", i)), r.redisURL, prefix, cfg.pin, relayEnv, stderr)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", r.name, err)

@@ -30,6 +30,7 @@ const (
 	DefaultSpacingSlack = 100 * time.Millisecond
 	DefaultMaxQueue     = 1000
 	DefaultSettleQueue  = 4096
+	DefaultSettleEvery  = time.Millisecond
 	DefaultLeasePoll    = 50 * time.Millisecond
 	DefaultTokenPoll    = 250 * time.Millisecond
 	settleTimeout       = time.Second
@@ -73,6 +74,14 @@ type Options struct {
 	// queued, up to twice the capacity; past that the whole settlement is
 	// dropped (its leases expire after LeaseTTL).
 	SettleQueue int
+	// SettleEvery is the least time between the starts of two
+	// settlement round trips to Redis: settlements that come meanwhile
+	// wait for the rest of it and go together, so that a busy pod pays
+	// for one script call per several requests, not one per request.
+	// A settlement waits not at all when this pod has requests waiting
+	// for room (their wake-up comes from it), nor after a quiet spell
+	// (the first one goes at once), nor on a Flush. Negative: never wait.
+	SettleEvery time.Duration
 	// LeasePoll is how often a request waiting for a concurrency slot
 	// checks again (a release in this pod wakes it at once).
 	LeasePoll time.Duration
@@ -172,6 +181,7 @@ type Limiter struct {
 	pending  []settleJob
 	npending int           // settlements in pending (barriers aside)
 	wake     chan struct{} // capacity 1: pending has work
+	hurry    chan struct{} // capacity 1: a Flush or a new waiter wants the pending settlements now
 	surge    chan struct{} // capacity 1: pending has a backlog (wakes a helper)
 	lastTurn chan struct{} // closed when the last turn taken is over, and every turn before it
 	stop     chan struct{}
@@ -247,6 +257,9 @@ func New(opts Options) *Limiter {
 	if opts.SettleQueue <= 0 {
 		opts.SettleQueue = DefaultSettleQueue
 	}
+	if opts.SettleEvery == 0 {
+		opts.SettleEvery = DefaultSettleEvery
+	}
 	if opts.Pod == "" {
 		host, _ := os.Hostname()
 		var b [4]byte
@@ -260,6 +273,7 @@ func New(opts Options) *Limiter {
 		queues: make(map[queueKey]*queue),
 		leases: make(map[string]leaseRef),
 		wake:   make(chan struct{}, 1),
+		hurry:  make(chan struct{}, 1),
 		surge:  make(chan struct{}, 1),
 		stop:   make(chan struct{}),
 	}
@@ -279,6 +293,7 @@ func New(opts Options) *Limiter {
 			l.log.Warn("rate limiter: the Redis client ignores context deadlines, so a slow Redis may hold requests past the limiter's timeout; build it with NewRedisClient")
 		}
 		l.redis = NewRedis(opts.Redis, opts.Prefix, opts.Now == nil)
+		l.redis.timeout = opts.Timeout
 		l.redis.Notify(opts.Pod)
 		l.fallback = NewMemory()
 		l.primary = l.redis
@@ -292,9 +307,9 @@ func New(opts Options) *Limiter {
 		l.log.Info("rate limiter: counters in process memory (no RELAY_REDIS_URL); correct for one pod only")
 	}
 	l.wg.Add(2 + settleHelpers)
-	go l.settleLoop(l.wake)
+	go l.settleLoop(l.wake, l.redis != nil)
 	for range settleHelpers {
-		go l.settleLoop(l.surge)
+		go l.settleLoop(l.surge, false)
 	}
 	go l.renewLoop()
 	if l.redis != nil {
@@ -565,6 +580,10 @@ func (l *Limiter) Flush(ctx context.Context) error {
 	default:
 	}
 	select {
+	case l.hurry <- struct{}{}:
+	default:
+	}
+	select {
 	case <-done:
 		return nil
 	case <-ctx.Done():
@@ -580,13 +599,20 @@ func (l *Limiter) Flush(ctx context.Context) error {
 // batch the next time: the goroutine keeps up however far behind it was
 // scheduled, rather than taking a fixed number of requests per turn.
 //
+// With paced set (the main loop, with Redis) a turn starts no sooner than
+// SettleEvery after the one before, so that at a busy pod's rate the
+// settlements of several requests share one round trip.
+//
 // The settleHelpers run the same loop but wake only on a surge (a backlog
 // of a quarter of the queue, signalled by settle): while one turn waits for
 // a slow Redis, another takes the backlog and sends it alongside.
-func (l *Limiter) settleLoop(wake <-chan struct{}) {
+func (l *Limiter) settleLoop(wake <-chan struct{}, paced bool) {
 	defer l.wg.Done()
 	var spare []settleJob
 	batch := make(map[Store][]Adjust)
+	var last time.Time // when the last turn started
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
 	for {
 		stopping := false
 		select {
@@ -594,6 +620,18 @@ func (l *Limiter) settleLoop(wake <-chan struct{}) {
 		case <-l.stop:
 			stopping = true
 		}
+		if d := l.opts.SettleEvery - time.Since(last); paced && !stopping && d > 0 && l.waiting.Load() == 0 {
+			timer.Reset(d)
+			select {
+			case <-timer.C:
+			case <-l.hurry:
+				timer.Stop()
+			case <-l.stop:
+				timer.Stop()
+				stopping = true
+			}
+		}
+		last = time.Now()
 		l.smu.Lock()
 		jobs := l.pending
 		var prev, done chan struct{}

@@ -137,6 +137,12 @@ func (l *Limiter) acquire(ctx context.Context, a *ask) (g grant, v Verdict, ok b
 	l.paced.Add(1)
 	l.waiting.Add(1)
 	defer l.waiting.Add(-1)
+	// The room it waits for may be in a settlement that is itself
+	// waiting to be sent with others (Options.SettleEvery): send it now.
+	select {
+	case l.hurry <- struct{}{}:
+	default:
+	}
 	obs := l.observer()
 	if obs != nil {
 		obs.PacingStarted()

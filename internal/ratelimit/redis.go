@@ -41,6 +41,10 @@ type Redis struct {
 	// channel, when set, is where a settlement that gives room back
 	// publishes pod (see limiter.lua): the wake-up of other pods' waiters.
 	channel, pod string
+	// timeout bounds a batch of reservations sent together for several
+	// callers (together.go); 0 is DefaultTimeout.
+	timeout  time.Duration
+	together together
 }
 
 // settledChannel is the pub/sub channel of settlements that gave room
@@ -178,46 +182,49 @@ func (s *Redis) calls(mode string, now time.Time, items []item) []*call {
 }
 
 // run runs the calls: one EVALSHA, or a pipeline of them (a cluster sends
-// each master its part in parallel). A script cache emptied by a restart
-// is filled again and the calls retried once.
+// each master its part in parallel), and sets each call's answer or
+// error; it returns the first error. A script cache emptied by a restart
+// is filled again and the calls it refused are sent once more (only
+// those: a call that ran must not run twice).
 func (s *Redis) run(ctx context.Context, cs []*call) error {
 	if len(cs) == 1 {
 		x := cs[0]
 		v, err := script.Run(ctx, s.client, x.keys, x.args...).Slice()
 		if err != nil {
-			return fmt.Errorf("run limiter script: %w", err)
+			x.err = fmt.Errorf("run limiter script: %w", err)
+			return x.err
 		}
 		x.out, x.err = int64s(v)
 		return x.err
 	}
+	todo := cs
 	for attempt := 0; ; attempt++ {
-		cmds := make([]*redis.Cmd, len(cs))
+		cmds := make([]*redis.Cmd, len(todo))
 		_, _ = s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
-			for i, x := range cs {
+			for i, x := range todo {
 				cmds[i] = p.EvalSha(ctx, script.Hash(), x.keys, x.args...)
 			}
 			return nil
 		})
-		noScript := false
-		var first error
-		for i, x := range cs {
+		var again []*call
+		for i, x := range todo {
 			v, err := cmds[i].Slice()
 			if err == nil {
 				x.out, x.err = int64s(v)
-			} else {
-				x.err = fmt.Errorf("run limiter script: %w", err)
-				noScript = noScript || redis.HasErrorPrefix(err, "NOSCRIPT")
+				continue
 			}
-			if first == nil {
-				first = x.err
+			x.err = fmt.Errorf("run limiter script: %w", err)
+			if redis.HasErrorPrefix(err, "NOSCRIPT") {
+				again = append(again, x)
 			}
 		}
-		if !noScript || attempt > 0 {
-			return first
+		if len(again) == 0 || attempt > 0 {
+			return callsErr(cs)
 		}
 		if err := s.Load(ctx); err != nil {
 			return err
 		}
+		todo = again
 	}
 }
 
@@ -256,7 +263,11 @@ func (s *Redis) reserve(ctx context.Context, mode string, cs []Counter, now time
 	if len(calls) == 0 {
 		return v, nil
 	}
-	if err := s.run(ctx, calls); err != nil {
+	run := s.run
+	if mode == "r" {
+		run = s.runTogether
+	}
+	if err := run(ctx, calls); err != nil {
 		return v, err
 	}
 	if len(calls) > 1 {

@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
 
+	"github.com/relay-llm/relay/internal/redistest"
 	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/wire"
 )
@@ -191,4 +193,134 @@ func (s *heldStore) Settle(ctx context.Context, adj []Adjust, now time.Time) err
 	}
 	s.mu.Unlock()
 	return s.Memory.Settle(ctx, adj, now)
+}
+
+// scriptCounter counts the limiter script's calls in one mode ("r", "s"
+// …), in pipelines too, and the round trips that carry them.
+type scriptCounter struct {
+	mode         string
+	calls, trips atomic.Int64
+}
+
+func (c *scriptCounter) count(cmds ...redis.Cmder) {
+	n := 0
+	for _, cmd := range cmds {
+		a := cmd.Args()
+		if len(a) > 3 && (a[0] == "evalsha" || a[0] == "eval") {
+			if k, ok := a[2].(int); ok && len(a) > 3+k && a[3+k] == c.mode {
+				n++
+			}
+		}
+	}
+	if n > 0 {
+		c.calls.Add(int64(n))
+		c.trips.Add(1)
+	}
+}
+
+func (c *scriptCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (c *scriptCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		c.count(cmd)
+		return next(ctx, cmd)
+	}
+}
+
+func (c *scriptCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		c.count(cmds...)
+		return next(ctx, cmds)
+	}
+}
+
+// TestLimiter_SettlementsGoTogether: on Redis, the settlements that come
+// within SettleEvery of the last round trip wait and go together in one,
+// while the first after a quiet spell goes at once — and nothing is lost
+// on the way (the levels are the actual counts).
+func TestLimiter_SettlementsGoTogether(t *testing.T) {
+	t.Parallel()
+	c := newCatalog("http://unused")
+	pol := c.limit("policy",
+		snapshot.Rule{Meter: snapshot.MeterRequests, Amount: 1000, Window: time.Hour},
+		snapshot.Rule{Meter: snapshot.MeterTotalTokens, Amount: 1 << 40, Window: time.Hour},
+		snapshot.Rule{Meter: snapshot.MeterConcurrency, Amount: 1000})
+	c.policy.RateLimitID = pol.ID
+	snap := c.build()
+	settles := &scriptCounter{mode: "s"}
+	rc := client(t, redistest.URL(t))
+	rc.AddHook(settles)
+	l := New(Options{Redis: rc, Prefix: redistest.Prefix(t), Timeout: 5 * time.Second, SettleEvery: time.Hour})
+	t.Cleanup(func() { _ = l.Close() })
+	u := wire.Usage{Input: 40, Output: 10}
+	one := func() {
+		r, err := attempt(t.Context(), l, c.admission(t, snap, 2000, 256), nil, c.binding)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Done(u)
+	}
+	lease := pol.Rules[2]
+	one()
+	eventually(t, "the first settlement, sent at once", func() bool {
+		n, err := l.Level(t.Context(), c.policy, pol, lease, snapshot.ID{})
+		return err == nil && n == 0
+	})
+	const n = 20
+	for range n {
+		one()
+	}
+	if got, err := l.Level(t.Context(), c.policy, pol, lease, snapshot.ID{}); err != nil || got != n {
+		t.Errorf("before the flush: %d leases held (%v), want %d: their settlements wait for the next turn", got, err, n)
+	}
+	flush(t, l)
+	if got := settles.trips.Load(); got != 2 {
+		t.Errorf("%d settling round trips for %d requests, want 2", got, n+1)
+	}
+	want := []int64{n + 1, (n + 1) * (u.Input + u.Output), 0}
+	for i, rule := range pol.Rules {
+		if got, err := l.Level(t.Context(), c.policy, pol, rule, snapshot.ID{}); err != nil || got != want[i] {
+			t.Errorf("%s: level %d (%v), want %d", rule.Meter, got, err, want[i])
+		}
+	}
+}
+
+// TestLimiter_WaiterIsNotHeldBySettleEvery: a request waiting for a
+// concurrency slot is admitted when the request holding it ends, however
+// long SettleEvery is: the release that frees its slot goes at once.
+func TestLimiter_WaiterIsNotHeldBySettleEvery(t *testing.T) {
+	t.Parallel()
+	c := newCatalog("http://unused")
+	c.policy.RateLimitID = c.limit("one", snapshot.Rule{Meter: snapshot.MeterConcurrency, Amount: 1}).ID
+	c.policy.MaxWait = 30 * time.Second
+	snap := c.build()
+	waiting := startSignal{c: make(chan struct{}, 1)}
+	l := openRedis(t, redistest.URL(t), 1, Options{SettleEvery: time.Hour, LeasePoll: time.Hour})[0]
+	l.ObservePacing(waiting)
+	// A first request, settled: the next settlement falls within SettleEvery.
+	r, err := attempt(t.Context(), l, c.admission(t, snap, 100, 10), nil, c.binding)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Done(wire.Usage{})
+	flush(t, l)
+	holder, err := attempt(t.Context(), l, c.admission(t, snap, 100, 10), nil, c.binding)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+		defer cancel()
+		r, err := attempt(ctx, l, c.admission(t, snap, 100, 10), nil, c.binding)
+		if err == nil {
+			r.Done(wire.Usage{})
+		}
+		got <- err
+	}()
+	<-waiting.c
+	holder.Done(wire.Usage{})
+	if err := <-got; err != nil {
+		t.Fatalf("the waiter: %v, want admitted once the holder ended", err)
+	}
 }
