@@ -3,6 +3,7 @@ package mcpgw
 import (
 	"context"
 	"crypto/sha256"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -58,7 +59,10 @@ type Config struct {
 	NewID func() string
 	// Breakers hold servers and tools that fail (nil: none).
 	Breakers Breakers
-	Guard    *egress.Guard // egress rules for every connection to a server (nil: none)
+	Guard    *egress.Guard // egress rules for every connection to a server or its token endpoint (nil: none)
+	// Roots verify TLS servers and token endpoints instead of the system
+	// pool (a private CA, a test's TLS mock); nil: the system's.
+	Roots *x509.CertPool
 	Log      *slog.Logger
 	Now      func() time.Time
 	// ToolsTTL is how long a server's tool list is trusted for tools/call
@@ -271,7 +275,8 @@ func (g *Gateway) upstreamOf(m *snapshot.MCPServer) *upstream {
 	if u != nil {
 		go u.close()
 	}
-	u = &upstream{srv: srv, mt: newTransport(g.cfg.Guard, srv)}
+	u = &upstream{srv: srv}
+	u.mt, u.tokens = newTransport(g.cfg.Guard, g.cfg.Roots, srv, g.cfg.Now)
 	g.upstreams[m.ID] = u
 	return u
 }
@@ -340,7 +345,25 @@ func refused(name string) error {
 const (
 	codeRateLimited    = -32029
 	codeBudgetExceeded = -32030
+	// codeTokenFailed: the server's OAuth token endpoint gave no token.
+	codeTokenFailed = -32031
 )
+
+// tokenErrorOf is the token endpoint's failure err carries, or nil.
+func tokenErrorOf(err error) *TokenError {
+	var te *TokenError
+	if errors.As(err, &te) {
+		return te
+	}
+	return nil
+}
+
+// tokenFailed is the caller's error of a call whose server's token
+// endpoint failed: the server and the endpoint's reason, no secret.
+func tokenFailed(server string, te *TokenError) error {
+	return &jsonrpc.Error{Code: codeTokenFailed, Message: fmt.Sprintf(
+		"mcp server %s is unavailable: its OAuth token could not be had (%s)", server, te.Reason)}
+}
 
 // callTool is tools/call: check the grant and the approval, admit it
 // against the server's rate limit, forward it, record it.
@@ -392,6 +415,10 @@ func (g *Gateway) callTool(ctx context.Context, p *principal, params *mcp.CallTo
 	tools, err := u.cached(cctx, g.cfg.Now(), g.cfg.ToolsTTL)
 	if err != nil {
 		outcome, reason = serverOutcome(ctx, err)
+		if te := tokenErrorOf(err); te != nil {
+			rec.Status, rec.ErrorKind = http.StatusBadGateway, "mcp_oauth_failed"
+			return nil, tokenFailed(slug, te)
+		}
 		rec.Status, rec.ErrorKind = http.StatusBadGateway, "mcp_server_unavailable"
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("mcp server %s is unavailable", slug)}
 	}
@@ -453,6 +480,9 @@ func (g *Gateway) callTool(ctx context.Context, p *principal, params *mcp.CallTo
 	case ctx.Err() != nil:
 		rec.Status, rec.ErrorKind = 499, event.KindClientCanceled
 		return nil, err
+	case tokenErrorOf(err) != nil:
+		rec.Status, rec.ErrorKind = http.StatusBadGateway, "mcp_oauth_failed"
+		return nil, tokenFailed(slug, tokenErrorOf(err))
 	}
 	rec.Status, rec.ErrorKind = http.StatusBadGateway, "mcp_server_unavailable"
 	g.cfg.Log.WarnContext(ctx, "mcp tools/call failed", "mcp_server", slug, "tool", tool, "err", err)
