@@ -63,8 +63,8 @@ type Config struct {
 	// Roots verify TLS servers and token endpoints instead of the system
 	// pool (a private CA, a test's TLS mock); nil: the system's.
 	Roots *x509.CertPool
-	Log      *slog.Logger
-	Now      func() time.Time
+	Log   *slog.Logger
+	Now   func() time.Time
 	// ToolsTTL is how long a server's tool list is trusted for tools/call
 	// before it is asked again (default 10s); tools/list always asks.
 	ToolsTTL time.Duration

@@ -155,10 +155,10 @@ type setup struct {
 	breakers    mcpgw.Breakers
 	reg         *metrics.Registry
 	spans       *tracetest.SpanRecorder
-	skew        atomic.Int64 // the gateways' clock runs this far ahead (ns)
-	granted     string       // team A's key: policy grants "tools"
-	other       string       // team B's key: a policy with model grants only
-	approvalKey string       // team A's key whose policy requires approval
+	skew        atomic.Int64   // the gateways' clock runs this far ahead (ns)
+	granted     string         // team A's key: policy grants "tools"
+	other       string         // team B's key: a policy with model grants only
+	approvalKey string         // team A's key whose policy requires approval
 	tokens      *tokenEndpoint // an OAuth token endpoint (TLS), for servers with client credentials
 	logs        *logBuffer     // every gateway's log
 }

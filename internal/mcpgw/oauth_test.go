@@ -362,7 +362,6 @@ func TestGateway_OAuthRefusedClient(t *testing.T) {
 	}
 }
 
-
 // proxyTo passes one request on to base and copies the answer back.
 func proxyTo(t *testing.T, w http.ResponseWriter, r *http.Request, base string, body []byte) {
 	req, err := http.NewRequestWithContext(context.WithoutCancel(r.Context()), r.Method, base+r.URL.Path, bytes.NewReader(body))
