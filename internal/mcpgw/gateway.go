@@ -36,8 +36,9 @@ type Config struct {
 	// one request, no tokens, no wait, through the same limiter and
 	// counters store as model calls (cmd/relay passes them on as
 	// admission.Scoped), so the limits are exact across pods on Redis;
-	// nil: no limits. price is the server's price per call
-	// (snapshot.MCPServer.CallPrice, micro-units), counted against the
+	// nil: no limits. price is the price of one call of the tool
+	// (snapshot.MCPServer.PriceOf: the tool's, else the server's
+	// CallPrice; micro-units), counted against the
 	// caller's budgets (admission.Admission.CallPrice): a call is admitted
 	// when its scopes or its price ask for it. A refusal unwraps to a
 	// *wire.Error of kind wire.ErrRateLimited, or wire.ErrBudgetExceeded
@@ -446,7 +447,7 @@ func (g *Gateway) callTool(ctx context.Context, p *principal, params *mcp.CallTo
 		if errors.As(err, &we) && errors.Is(we.Kind, wire.ErrBudgetExceeded) {
 			rec.Status, rec.ErrorKind = http.StatusTooManyRequests, "budget_exceeded"
 			return nil, &jsonrpc.Error{Code: codeBudgetExceeded, Message: fmt.Sprintf(
-				"budget exceeded: tools/call of %s costs %d micro-units a call; %s", params.Name, m.CallPrice, we.Msg)}
+				"budget exceeded: tools/call of %s costs %d micro-units a call; %s", params.Name, m.PriceOf(tool), we.Msg)}
 		}
 		rec.Status, rec.ErrorKind = http.StatusServiceUnavailable, "limiter_unavailable"
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "rate limiter unavailable"}
@@ -454,7 +455,7 @@ func (g *Gateway) callTool(ctx context.Context, p *principal, params *mcp.CallTo
 	if done != nil {
 		defer done(wire.Usage{})
 	}
-	rec.CallPrice = m.CallPrice // admitted: the call costs its price, as its budgets counted it
+	rec.CallPrice = m.PriceOf(tool) // admitted: the call costs its price, as its budgets counted it
 	cs, err := u.session(cctx)
 	if err == nil {
 		res, err = cs.CallTool(cctx, &mcp.CallToolParams{Meta: callerMeta(params.Meta), Name: tool, Arguments: rawArgs(params.Arguments)})
@@ -518,8 +519,9 @@ func rawArgs(a json.RawMessage) any {
 // admit counts a tools/call as one request against the rate limit of its
 // server and the one of its tool, each under counters of its own (a
 // scoped admission): requests and concurrency, per policy and per key where
-// a rule is per principal, exact across pods on Redis; and its server's
-// price per call against the caller's budgets. No wait: a call over a
+// a rule is per principal, exact across pods on Redis; and its price per
+// call (the tool's own, else its server's: MCPServer.PriceOf) against the
+// caller's budgets. No wait: a call over a
 // limit or a budget is refused at once. done releases its concurrency
 // leases and settles its price.
 func (g *Gateway) admit(ctx context.Context, p *principal, m *snapshot.MCPServer, tool string) (func(wire.Usage), error) {
@@ -536,11 +538,12 @@ func (g *Gateway) admit(ctx context.Context, p *principal, m *snapshot.MCPServer
 		scopes[n] = LimitScope{ID: tl.Scope, RateLimitID: tl.RateLimitID}
 		n++
 	}
-	if n == 0 && m.CallPrice <= 0 {
+	price := m.PriceOf(tool)
+	if n == 0 && price <= 0 {
 		return nil, nil
 	}
 	c := p.caller
-	return g.cfg.Admit(ctx, &c, p.snap, scopes[:n], m.CallPrice)
+	return g.cfg.Admit(ctx, &c, p.snap, scopes[:n], price)
 }
 
 // LimitScope is one rate limit a tools/call counts against, under
