@@ -389,7 +389,7 @@ func (g *Gateway) callTool(ctx context.Context, p *principal, params *mcp.CallTo
 			))
 	}
 	defer func() {
-		g.record(p, rec, m, start, err)
+		g.recordCall(p, rec, m, start)
 		if span != nil {
 			if rec.Status != http.StatusOK || rec.ErrorKind != "" {
 				span.SetAttributes(attribute.String(genai.ErrorType, rec.ErrorKind))
@@ -553,16 +553,24 @@ type LimitScope struct {
 	RateLimitID snapshot.ID
 }
 
-// record emits the usage event of one tools/call.
-func (g *Gateway) record(p *principal, rec *event.Record, m *snapshot.MCPServer, start time.Time, _ error) {
-	if g.cfg.Observe != nil {
-		var server, tool string
-		if m != nil {
-			server = m.Slug
-			if rec.ErrorKind != "tool_not_granted" {
-				tool = rec.MCPTool
-			}
+// recordCall records one tools/call: its metric under its server and tool
+// ("" for a server not of the catalog or a tool not granted, so a caller
+// cannot mint series) and its usage event.
+func (g *Gateway) recordCall(p *principal, rec *event.Record, m *snapshot.MCPServer, start time.Time) {
+	var server, tool string
+	if m != nil {
+		server = m.Slug
+		if rec.ErrorKind != "tool_not_granted" {
+			tool = rec.MCPTool
 		}
+	}
+	g.record(p, rec, m, server, tool, start)
+}
+
+// record counts one call in the metrics under server and the label tool,
+// and emits its usage event.
+func (g *Gateway) record(p *principal, rec *event.Record, m *snapshot.MCPServer, server, tool string, start time.Time) {
+	if g.cfg.Observe != nil {
 		g.cfg.Observe(server, tool, rec.Status, g.cfg.Now().Sub(start))
 	}
 	if g.cfg.Recorder == nil {
