@@ -20,6 +20,7 @@ import (
 
 	"github.com/relay-llm/relay/internal/egress"
 	"github.com/relay-llm/relay/internal/snapshot"
+	relayupstream "github.com/relay-llm/relay/internal/upstream"
 )
 
 // OAuth client credentials as an MCP server's credential (docs/mcp.md,
@@ -76,8 +77,10 @@ const tokenTimeout = 30 * time.Second
 // need a token wait for that one (single flight).
 type tokenSource struct {
 	cfg *clientcredentials.Config
-	hc  *http.Client // the token endpoint's: the egress guard's transport, no redirects
-	now func() time.Time
+	// base carries the token endpoint's client (oauth2.HTTPClient): over
+	// the server's transport (the egress guard), following no redirect.
+	base context.Context
+	now  func() time.Time
 
 	mu        sync.Mutex // guards the fields below
 	tok       string
@@ -103,11 +106,12 @@ func newTokenSource(o OAuth, base http.RoundTripper, now func() time.Time) *toke
 	if o.Resource != "" {
 		cfg.EndpointParams.Set("resource", o.Resource)
 	}
-	hc := &http.Client{Transport: base, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	hc := relayupstream.HTTPClient(base, "", "")
+	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	if now == nil {
 		now = time.Now
 	}
-	return &tokenSource{cfg: cfg, hc: hc, now: now}
+	return &tokenSource{cfg: cfg, base: context.WithValue(context.Background(), oauth2.HTTPClient, hc), now: now}
 }
 
 // token returns a good access token, fetching one when there is none.
@@ -158,7 +162,7 @@ func (t *tokenSource) start() chan struct{} {
 	done := make(chan struct{})
 	t.inflight = done
 	go func() {
-		ctx, cancel := context.WithTimeout(context.WithValue(context.Background(), oauth2.HTTPClient, t.hc), tokenTimeout)
+		ctx, cancel := context.WithTimeout(t.base, tokenTimeout)
 		defer cancel()
 		began := t.now()
 		tok, err := t.cfg.Token(ctx)

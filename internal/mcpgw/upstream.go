@@ -5,7 +5,6 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"net/http"
 	"sync"
 	"time"
 
@@ -44,7 +43,7 @@ func newTransport(guard *egress.Guard, roots *x509.CertPool, s Server, now func(
 	hc := relayupstream.HTTPClient(base, s.AuthHeader, s.AuthValue)
 	if s.OAuth.TokenURL != "" {
 		tokens = newTokenSource(s.OAuth, base, now)
-		hc = &http.Client{Transport: &bearerTransport{base: base, tokens: tokens}}
+		hc = relayupstream.HTTPClient(&bearerTransport{base: base, tokens: tokens}, "", "")
 	}
 	return &mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: hc, DisableStandaloneSSE: true, MaxRetries: -1}, tokens
 }
