@@ -1,4 +1,4 @@
--- MCP servers and the operators' tool approvals (migration 00019, docs/mcp.md).
+-- MCP servers and the operators' tool approvals (migrations 00019, 00025, 00026, 00028, 00029; docs/mcp.md).
 
 -- name: ListMCPServers :many
 SELECT * FROM mcp_servers ORDER BY slug;
@@ -13,18 +13,26 @@ SELECT * FROM mcp_servers WHERE slug = $1;
 SELECT * FROM mcp_servers WHERE id = $1 FOR UPDATE;
 
 -- name: InsertMCPServer :one
-INSERT INTO mcp_servers (slug, name, url, enabled, timeout_ms, rate_limit_id, tool_rate_limits, call_price, auth_header, auth_secret_ref, auth_secret_ciphertext)
-VALUES (sqlc.arg(slug), sqlc.arg(name), sqlc.arg(url), sqlc.arg(enabled), sqlc.arg(timeout_ms), sqlc.narg(rate_limit_id), sqlc.arg(tool_rate_limits), sqlc.arg(call_price),
-        sqlc.arg(auth_header), sqlc.narg(auth_secret_ref), sqlc.narg(auth_secret_ciphertext))
+INSERT INTO mcp_servers (slug, name, url, enabled, timeout_ms, rate_limit_id, tool_rate_limits, call_price, tool_prices, auth_header, auth_secret_ref, auth_secret_ciphertext,
+                         oauth_token_url, oauth_client_id, oauth_client_secret_ref, oauth_client_secret_ciphertext, oauth_scopes, oauth_audience, oauth_resource, oauth_auth_method)
+VALUES (sqlc.arg(slug), sqlc.arg(name), sqlc.arg(url), sqlc.arg(enabled), sqlc.arg(timeout_ms), sqlc.narg(rate_limit_id), sqlc.arg(tool_rate_limits), sqlc.arg(call_price), sqlc.arg(tool_prices),
+        sqlc.arg(auth_header), sqlc.narg(auth_secret_ref), sqlc.narg(auth_secret_ciphertext),
+        sqlc.arg(oauth_token_url), sqlc.arg(oauth_client_id), sqlc.narg(oauth_client_secret_ref), sqlc.narg(oauth_client_secret_ciphertext),
+        sqlc.arg(oauth_scopes), sqlc.arg(oauth_audience), sqlc.arg(oauth_resource), sqlc.arg(oauth_auth_method))
 RETURNING *;
 
 -- The credential is part of the row's update: a server without an auth
--- header has no secret (the table's check holds them together).
+-- header has no secret, and one with OAuth has no header (the table's
+-- checks hold them together).
 -- name: UpdateMCPServer :one
 UPDATE mcp_servers
 SET slug = sqlc.arg(slug), name = sqlc.arg(name), url = sqlc.arg(url), enabled = sqlc.arg(enabled),
     timeout_ms = sqlc.arg(timeout_ms), rate_limit_id = sqlc.narg(rate_limit_id), tool_rate_limits = sqlc.arg(tool_rate_limits), call_price = sqlc.arg(call_price), auth_header = sqlc.arg(auth_header),
-    auth_secret_ref = sqlc.narg(auth_secret_ref), auth_secret_ciphertext = sqlc.narg(auth_secret_ciphertext)
+    auth_secret_ref = sqlc.narg(auth_secret_ref), auth_secret_ciphertext = sqlc.narg(auth_secret_ciphertext), tool_prices = sqlc.arg(tool_prices),
+    oauth_token_url = sqlc.arg(oauth_token_url), oauth_client_id = sqlc.arg(oauth_client_id),
+    oauth_client_secret_ref = sqlc.narg(oauth_client_secret_ref), oauth_client_secret_ciphertext = sqlc.narg(oauth_client_secret_ciphertext),
+    oauth_scopes = sqlc.arg(oauth_scopes), oauth_audience = sqlc.arg(oauth_audience), oauth_resource = sqlc.arg(oauth_resource),
+    oauth_auth_method = sqlc.arg(oauth_auth_method)
 WHERE id = sqlc.arg(id)
 RETURNING *;
 

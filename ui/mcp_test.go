@@ -106,3 +106,54 @@ func TestConsole_MCPServers(t *testing.T) {
 	}
 	must(t, br.get("/mcp-servers"), http.StatusOK, "No MCP servers yet.")
 }
+
+// An MCP server with OAuth client credentials and tool prices, made and
+// edited in the console: the client secret sealed and never rendered, the
+// list naming the credential, an edit without the secret keeping it, and an
+// empty token URL taking the credentials off.
+func TestConsole_MCPServerOAuthAndToolPrices(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.user("ada@example.com", "admin")
+	br := b.signedIn("ada@example.com")
+	must(t, br.get("/mcp-servers/new"), http.StatusOK, `name="oauth_token_url"`, `name="oauth_client_secret"`, `name="tool_prices"`)
+	must(t, br.post("/mcp-servers", url.Values{"slug": {"bad"}, "url": {mcpServer(t)}, "tool_prices": {"nope"}}), http.StatusUnprocessableEntity, "write tool=micro-units")
+	form := url.Values{"slug": {"lin"}, "url": {mcpServer(t)}, "enabled": {"on"}, "oauth_token_url": {"https://127.0.0.1:9/token"},
+		"oauth_client_id": {"relay"}, "oauth_client_secret": {"console-oauth-secret"}, "oauth_scopes": {"read write"},
+		"oauth_auth_method": {"client_secret_post"}, "tool_prices": {"search=1500 get_*=10"}}
+	if a := br.post("/mcp-servers", form); a.status != http.StatusSeeOther {
+		t.Fatalf("create: %d %s", a.status, a.body)
+	}
+	list := br.get("/mcp-servers")
+	must(t, list, http.StatusOK, "OAuth relay (sealed)")
+	srv := b.apiCall("GET", "/api/mcp-servers", nil)["items"].([]any)[0].(map[string]any)
+	id := srv["id"].(string)
+	if o := srv["oauth"].(map[string]any); o["auth_method"] != "client_secret_post" || o["client_id"] != "relay" {
+		t.Fatalf("oauth = %v", o)
+	}
+	if tp := srv["tool_prices"].(map[string]any); tp["search"] != float64(1500) || tp["get_*"] != float64(10) {
+		t.Fatalf("tool_prices = %v", tp)
+	}
+	edit := br.get("/mcp-servers/" + id)
+	must(t, edit, http.StatusOK, `value="https://127.0.0.1:9/token"`, `value="get_*=10 search=1500"`, "Leave empty to keep the stored client secret")
+	mustNot(t, edit, "console-oauth-secret")
+	mustNot(t, list, "console-oauth-secret")
+	form.Del("oauth_client_secret")
+	form.Set("oauth_client_id", "relay-2")
+	if a := br.post("/mcp-servers/"+id, form); a.status != http.StatusSeeOther {
+		t.Fatalf("edit: %d %s", a.status, a.body)
+	}
+	srv = b.apiCall("GET", "/api/mcp-servers/"+id, nil)
+	if o := srv["oauth"].(map[string]any); o["client_id"] != "relay-2" || o["client_secret_source"] != "sealed" {
+		t.Fatalf("after the edit: %v", o)
+	}
+	form.Set("oauth_token_url", "")
+	form.Set("tool_prices", "")
+	if a := br.post("/mcp-servers/"+id, form); a.status != http.StatusSeeOther {
+		t.Fatalf("edit: %d %s", a.status, a.body)
+	}
+	srv = b.apiCall("GET", "/api/mcp-servers/"+id, nil)
+	if srv["oauth"] != nil || len(srv["tool_prices"].(map[string]any)) != 0 {
+		t.Fatalf("an empty token URL and prices left %v, %v", srv["oauth"], srv["tool_prices"])
+	}
+}

@@ -87,6 +87,11 @@ func createBody(s spec, id resolver) (any, string) {
 		if s.AuthSecret != "" {
 			b.AuthSecret = &s.AuthSecret
 		}
+		if s.ToolPrices != nil {
+			tp := models.McpToolPrices(s.ToolPrices)
+			b.ToolPrices = &tp
+		}
+		b.Oauth = oauthInput(s.OAuth)
 		return b, "McpServerCreate"
 	case *PolicySpec:
 		return models.PolicyCreate{
@@ -316,6 +321,16 @@ func updateBody(s spec, f fieldSet, id resolver) any {
 				b.AuthSecret = &s.AuthSecret
 			}
 		}
+		if f["tool_prices"] {
+			tp := models.McpToolPrices(s.ToolPrices)
+			if tp == nil {
+				tp = models.McpToolPrices{}
+			}
+			b.ToolPrices = &tp
+		}
+		if f["oauth"] {
+			b.Oauth = nullable.FromPointer(oauthInput(s.OAuth)) // none in the document takes it off
+		}
 		return b
 	case *PolicySpec:
 		b := models.PolicyUpdate{
@@ -479,4 +494,34 @@ func toolRateLimits(m map[string]string, id resolver) *models.McpToolRateLimits 
 		out[tool] = id(KindRateLimit, rl)
 	}
 	return &out
+}
+
+// oauthInput is the control API's body of a document's client credentials
+// (nil for none).
+func oauthInput(o *MCPOAuthSpec) *models.McpOAuthInput {
+	if o == nil {
+		return nil
+	}
+	in := &models.McpOAuthInput{TokenURL: o.TokenURL, ClientID: o.ClientID}
+	if o.ClientSecretRef != "" {
+		in.ClientSecretRef = &o.ClientSecretRef
+	}
+	if o.ClientSecret != "" {
+		in.ClientSecret = &o.ClientSecret
+	}
+	if len(o.Scopes) > 0 {
+		sc := slices.Clone(o.Scopes)
+		in.Scopes = &sc
+	}
+	if o.Audience != "" {
+		in.Audience = &o.Audience
+	}
+	if o.Resource != "" {
+		in.Resource = &o.Resource
+	}
+	if o.AuthMethod != "" {
+		m := models.McpOAuthAuthMethod(o.AuthMethod)
+		in.AuthMethod = &m
+	}
+	return in
 }

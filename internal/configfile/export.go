@@ -54,6 +54,11 @@ func Export(ctx context.Context, c *client.ClientWithResponses, w io.Writer, par
 					"auth_secret_ref: env:NAME (or auth_secret, with --allow-secrets) before applying it elsewhere."
 				warnings = append(warnings, fmt.Sprintf("MCPServer %s: sealed credential not exported; the document has no auth_secret", o.name()))
 			}
+			if ms, ok := o.spec.(*MCPServerSpec); ok && ms.OAuth != nil && ms.OAuth.sealed {
+				doc.Content[0].HeadComment = "The OAuth client secret of this MCP server is sealed in Relay and is not exported: add\n" +
+					"oauth.client_secret_ref: env:NAME (or client_secret, with --allow-secrets) before applying it elsewhere."
+				warnings = append(warnings, fmt.Sprintf("MCPServer %s: sealed oauth client secret not exported; the document has no client_secret", o.name()))
+			}
 			if !first {
 				buf.WriteString("---\n")
 			}

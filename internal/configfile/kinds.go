@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"net/textproto"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -720,15 +721,73 @@ type MCPServerSpec struct {
 	TimeoutMs      int32             `yaml:"timeout_ms"`
 	RateLimit      string            `yaml:"rate_limit"`
 	ToolRateLimits map[string]string `yaml:"tool_rate_limits"`
+	ToolPrices     map[string]int64  `yaml:"tool_prices"`
 	AuthHeader     string            `yaml:"auth_header"`
 	AuthSecretRef  string            `yaml:"auth_secret_ref"`
 	AuthSecret     string            `yaml:"auth_secret" cfg:"secret"`
+	// OAuth is the other credential: client credentials (docs/mcp.md),
+	// exclusive with auth_header. Its client secret follows auth_secret's
+	// rules: client_secret_ref, or a literal only with --allow-secrets,
+	// never exported.
+	OAuth *MCPOAuthSpec `yaml:"oauth"`
+}
+
+// MCPOAuthSpec is an MCP server's OAuth client credentials.
+type MCPOAuthSpec struct {
+	TokenURL        string   `yaml:"token_url"`
+	ClientID        string   `yaml:"client_id"`
+	ClientSecretRef string   `yaml:"client_secret_ref"`
+	ClientSecret    string   `yaml:"client_secret"`
+	Scopes          []string `yaml:"scopes"`
+	Audience        string   `yaml:"audience"`
+	Resource        string   `yaml:"resource"`
+	AuthMethod      string   `yaml:"auth_method"` // client_secret_basic (default) or client_secret_post
+	sealed          bool     // Relay's client secret is sealed (read from Relay only)
+}
+
+// String shows the credentials without their secret, for a plan.
+func (o *MCPOAuthSpec) String() string {
+	if o == nil {
+		return "null"
+	}
+	secret := o.ClientSecretRef
+	switch {
+	case o.ClientSecret != "" || o.sealed:
+		secret = "(sealed)"
+	case secret == "":
+		secret = "(kept)"
+	}
+	return fmt.Sprintf("{token_url: %s, client_id: %s, client_secret: %s, scopes: [%s], audience: %q, resource: %q, auth_method: %s}",
+		o.TokenURL, o.ClientID, secret, strings.Join(o.Scopes, " "), o.Audience, o.Resource, o.AuthMethod)
+}
+
+// sameBut reports whether o and h are the same credentials apart from the
+// secret, which a plan compares apart (a sealed one cannot be read).
+func (o *MCPOAuthSpec) sameBut(h *MCPOAuthSpec) bool {
+	if o == nil || h == nil {
+		return o == h
+	}
+	a, b := *o, *h
+	a.ClientSecret, a.ClientSecretRef, a.sealed = "", "", false
+	b.ClientSecret, b.ClientSecretRef, b.sealed = "", "", false
+	return reflect.DeepEqual(a, b)
 }
 
 func (s *MCPServerSpec) key() string { return s.Slug }
 func (s *MCPServerSpec) normalize() {
 	if len(s.ToolRateLimits) == 0 {
 		s.ToolRateLimits = nil
+	}
+	if len(s.ToolPrices) == 0 {
+		s.ToolPrices = nil
+	}
+	if o := s.OAuth; o != nil {
+		if o.AuthMethod == "" {
+			o.AuthMethod = "client_secret_basic"
+		}
+		if len(o.Scopes) == 0 {
+			o.Scopes = nil
+		}
 	}
 }
 
@@ -758,6 +817,23 @@ func (s *MCPServerSpec) check() error {
 	}
 	if s.AuthHeader == "" && (s.AuthSecret != "" || s.AuthSecretRef != "") {
 		return errors.New("auth_header: a credential needs the header it is sent in")
+	}
+	if o := s.OAuth; o != nil {
+		switch {
+		case s.AuthHeader != "":
+			return errors.New("oauth: a server has one credential: oauth or auth_header, not both")
+		case o.TokenURL == "" || o.ClientID == "":
+			return required("oauth.token_url", "oauth.client_id")
+		case o.ClientSecret != "" && o.ClientSecretRef != "":
+			return errors.New("oauth: give only one of client_secret_ref, client_secret")
+		case o.AuthMethod != "client_secret_basic" && o.AuthMethod != "client_secret_post":
+			return fmt.Errorf("oauth.auth_method: %q is not client_secret_basic or client_secret_post", o.AuthMethod)
+		}
+	}
+	for t, p := range s.ToolPrices {
+		if p < 0 {
+			return fmt.Errorf("tool_prices.%s: a price is never negative", t)
+		}
 	}
 	for t, rl := range s.ToolRateLimits {
 		if rl == "" {

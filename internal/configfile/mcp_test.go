@@ -317,3 +317,66 @@ func TestApply_MCPServerRateLimitComesOff(t *testing.T) {
 		t.Errorf("re-applying changes something:\n%s", printed(t, p))
 	}
 }
+
+// An MCP server's OAuth client credentials and tool prices round-trip
+// through apply and export (the client secret as its env reference),
+// re-applying the export is a no-op, a literal client secret is refused
+// without --allow-secrets and, sealed, never exported, and a document
+// without oauth takes it off.
+func TestApply_MCPServerOAuthAndToolPrices(t *testing.T) {
+	t.Parallel()
+	srv := configfiletest.New(t)
+	const doc = "kind: MCPServer\nspec:\n  slug: lin\n  url: https://mcp.example.com/lin\n  tool_prices: {search: 2000, \"get_*\": 5}\n" +
+		"  oauth: {token_url: https://auth.example.com/token, client_id: relay, client_secret_ref: env:LIN_SECRET, scopes: [read, write], auth_method: client_secret_post}\n"
+	apply(t, srv, parse(t, doc), configfile.Options{})
+	lin := mcpServers(t, srv)["lin"]
+	if o := lin.Oauth; o == nil || o.ClientID != "relay" || *o.ClientSecretRef != "env:LIN_SECRET" || strings.Join(o.Scopes, " ") != "read write" ||
+		o.AuthMethod != models.McpOAuthAuthMethodClientSecretPost || lin.ToolPrices["search"] != 2000 || lin.ToolPrices["get_*"] != 5 {
+		t.Fatalf("lin = %+v oauth %+v", lin, lin.Oauth)
+	}
+	var out bytes.Buffer
+	if _, err := configfile.Export(t.Context(), srv.Client, &out, 0); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "client_secret_ref: env:LIN_SECRET") {
+		t.Fatalf("export lacks the reference:\n%s", out.String())
+	}
+	if p := plan(t, srv, parse(t, out.String()), configfile.Options{Prune: true}); !p.Empty() {
+		t.Errorf("re-applying the export changes something:\n%s", printed(t, p))
+	}
+
+	const secret = "lin-client-secret-literal"
+	literal := strings.Replace(doc, "client_secret_ref: env:LIN_SECRET", "client_secret: "+secret, 1)
+	if _, err := configfile.NewPlan(t.Context(), srv.Client, parse(t, literal), configfile.Options{}); err == nil ||
+		!strings.Contains(err.Error(), "oauth.client_secret: a literal secret in a file is refused") {
+		t.Fatalf("a literal client secret without --allow-secrets: %v", err)
+	}
+	p := plan(t, srv, parse(t, literal), configfile.Options{AllowSecrets: true})
+	if s := printed(t, p); strings.Contains(s, secret) || !strings.Contains(s, "(sealed)") {
+		t.Fatalf("the plan shows the literal:\n%s", s)
+	}
+	apply(t, srv, parse(t, literal), configfile.Options{AllowSecrets: true})
+	if o := mcpServers(t, srv)["lin"].Oauth; o == nil || o.ClientSecretSource != models.McpOAuthClientSecretSourceSealed {
+		t.Fatalf("after the literal: %+v", o)
+	}
+	out.Reset()
+	warnings, err := configfile.Export(t.Context(), srv.Client, &out, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out.String(), secret) || len(warnings) != 1 || !strings.Contains(warnings[0], "sealed oauth client secret not exported") {
+		t.Fatalf("export of a sealed client secret: warnings %q\n%s", warnings, out.String())
+	}
+	if p := plan(t, srv, parse(t, literal), configfile.Options{AllowSecrets: true}); !p.Empty() {
+		t.Errorf("the same literal over a sealed secret changes something:\n%s", printed(t, p))
+	}
+
+	apply(t, srv, parse(t, "kind: MCPServer\nspec: {slug: lin, url: https://mcp.example.com/lin}\n"), configfile.Options{})
+	if lin := mcpServers(t, srv)["lin"]; lin.Oauth != nil || len(lin.ToolPrices) != 0 {
+		t.Fatalf("a document without oauth and tool_prices left %+v, %v", lin.Oauth, lin.ToolPrices)
+	}
+	both := "kind: MCPServer\nspec: {slug: x, url: https://mcp.example.com/x, auth_header: Authorization, auth_secret_ref: env:X, oauth: {token_url: https://a.example.com/t, client_id: c, client_secret_ref: env:Y}}\n"
+	if _, err := configfile.Parse("test.yaml", []byte(both)); err == nil || !strings.Contains(err.Error(), "oauth: a server has one credential") {
+		t.Fatalf("both credentials: %v", err)
+	}
+}

@@ -173,6 +173,9 @@ func NewPlan(ctx context.Context, c *client.ClientWithResponses, docs []Document
 		if ms, ok := d.spec.(*MCPServerSpec); ok && ms.AuthSecret != "" && !opts.AllowSecrets {
 			return nil, docError(o, errors.New("auth_secret: a literal secret in a file is refused: use auth_secret_ref: env:NAME (or pass --allow-secrets)"))
 		}
+		if ms, ok := d.spec.(*MCPServerSpec); ok && ms.OAuth != nil && ms.OAuth.ClientSecret != "" && !opts.AllowSecrets {
+			return nil, docError(o, errors.New("oauth.client_secret: a literal secret in a file is refused: use client_secret_ref: env:NAME (or pass --allow-secrets)"))
+		}
 		want.objs[d.Kind][o.name()] = o
 		inFiles[d.Kind] = true
 	}
@@ -209,6 +212,9 @@ func NewPlan(ctx context.Context, c *client.ClientWithResponses, docs []Document
 				}
 				if ms, ok := o.spec.(*MCPServerSpec); ok && ms.AuthHeader != "" && ms.AuthSecretRef == "" && ms.AuthSecret == "" {
 					return nil, docError(o, errors.New("auth_header: a new MCP server's credential needs auth_secret_ref: env:NAME"))
+				}
+				if ms, ok := o.spec.(*MCPServerSpec); ok && ms.OAuth != nil && ms.OAuth.ClientSecretRef == "" && ms.OAuth.ClientSecret == "" {
+					return nil, docError(o, errors.New("oauth: a new MCP server's client credentials need client_secret_ref: env:NAME"))
 				}
 				p.Steps = append(p.Steps, Step{Action: ActionCreate, Kind: k, Name: o.name(), Source: o.src, want: o})
 				continue
@@ -378,6 +384,10 @@ func diff(want, have *object) []Change {
 			out = append(out, credentialChange(want.spec.(*MCPServerSpec), have)...)
 			continue
 		}
+		if want.kind == KindMCPServer && name == "oauth" {
+			out = append(out, oauthChange(want.spec.(*MCPServerSpec).OAuth, have.spec.(*MCPServerSpec).OAuth)...)
+			continue
+		}
 		if reflect.DeepEqual(w.Interface(), h.Interface()) {
 			continue
 		}
@@ -432,12 +442,33 @@ func credentialChange(want *MCPServerSpec, have *object) []Change {
 	return nil
 }
 
+// oauthChange compares an MCP server's client credentials: the fields as
+// they are, the secret as credentialChange does (a document without one
+// keeps Relay's; a literal replaces only what is not sealed). The change
+// never shows a literal secret.
+func oauthChange(want, have *MCPOAuthSpec) []Change {
+	if want.sameBut(have) {
+		switch {
+		case want == nil:
+			return nil
+		case want.ClientSecretRef != "" && (have.sealed || want.ClientSecretRef != have.ClientSecretRef):
+		case want.ClientSecret != "" && !have.sealed:
+		default:
+			return nil
+		}
+	}
+	return []Change{{Field: "oauth", Old: have.String(), New: want.String()}}
+}
+
 // mcpServerChange refuses the update of an MCP server the control API
 // cannot make: a new auth_header without the credential to send in it.
 func mcpServerChange(want *MCPServerSpec, have *object) error {
 	h := have.spec.(*MCPServerSpec)
 	if want.AuthHeader != "" && want.AuthHeader != h.AuthHeader && want.AuthSecretRef == "" && want.AuthSecret == "" {
 		return errors.New("auth_header: a new header needs its credential: give auth_secret_ref: env:NAME")
+	}
+	if want.OAuth != nil && h.OAuth == nil && want.OAuth.ClientSecretRef == "" && want.OAuth.ClientSecret == "" {
+		return errors.New("oauth: new client credentials need client_secret_ref: env:NAME")
 	}
 	return nil
 }

@@ -557,6 +557,14 @@ func buildState(snap *snapshot, partial bool) (*state, error) {
 			RateLimit: must(rateLimits.ofPtr("rate limit", m.RateLimitID)), AuthHeader: m.AuthHeader,
 			AuthSecretRef: orEmpty(m.AuthSecretRef),
 		}
+		if len(m.ToolPrices) > 0 {
+			s.ToolPrices = map[string]int64(m.ToolPrices)
+		}
+		if o := m.Oauth; o != nil {
+			s.OAuth = &MCPOAuthSpec{TokenURL: o.TokenURL, ClientID: o.ClientID, ClientSecretRef: orEmpty(o.ClientSecretRef),
+				Scopes: o.Scopes, Audience: o.Audience, Resource: o.Resource, AuthMethod: string(o.AuthMethod),
+				sealed: string(o.ClientSecretSource) == "sealed"}
+		}
 		stale := 0
 		for tool, id := range m.ToolRateLimits {
 			if rl, ok := rateLimits[id]; ok {

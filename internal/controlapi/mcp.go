@@ -3,6 +3,7 @@ package controlapi
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -35,11 +36,91 @@ func mcpServerOut(r store.MCPServer) models.McpServer {
 	case len(r.AuthSecretCiphertext) > 0:
 		src = models.McpServerAuthSecretSourceSealed
 	}
-	return models.McpServer{
+	out := models.McpServer{
 		ID: r.ID, Slug: r.Slug, Name: r.Name, URL: r.URL, Enabled: r.Enabled, TimeoutMs: r.TimeoutMs,
 		RateLimitID: r.RateLimitID, ToolRateLimits: toolRateLimitsOut(r.ToolRateLimits), CallPrice: r.CallPrice, AuthHeader: r.AuthHeader,
 		AuthSecretSource: src, AuthSecretRef: r.AuthSecretRef, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
+		ToolPrices: models.McpToolPrices{},
 	}
+	_ = json.Unmarshal(r.ToolPrices, &out.ToolPrices) // an object the API wrote
+	if r.OAuthTokenURL != "" {
+		o := &models.McpOAuth{TokenURL: r.OAuthTokenURL, ClientID: r.OAuthClientID, ClientSecretRef: r.OAuthClientSecretRef,
+			ClientSecretSource: models.McpOAuthClientSecretSourceSealed, Scopes: r.OAuthScopes, Audience: r.OAuthAudience,
+			Resource: r.OAuthResource, AuthMethod: models.McpOAuthAuthMethod(r.OAuthAuthMethod)}
+		if r.OAuthClientSecretRef != nil {
+			o.ClientSecretSource = models.McpOAuthClientSecretSourceEnv
+		}
+		if o.Scopes == nil {
+			o.Scopes = []string{}
+		}
+		out.Oauth = o
+	}
+	return out
+}
+
+// mcpToolPattern is what a key of tool_prices may be: a tool's name, or a
+// glob over names with *.
+var mcpToolPattern = regexp.MustCompile(`^[A-Za-z0-9_.*-]{1,128}$`)
+
+// toolPricesIn checks per-tool prices as they will be stored.
+func toolPricesIn(in *models.McpToolPrices) (json.RawMessage, error) {
+	if in == nil {
+		return nil, nil
+	}
+	for pattern, price := range *in {
+		if _, err := path.Match(pattern, ""); err != nil || !mcpToolPattern.MatchString(pattern) {
+			return nil, invalid(fmt.Sprintf("tool_prices: %q is not a tool name or glob", pattern), "tool_prices")
+		}
+		if price < 0 {
+			return nil, invalid(fmt.Sprintf("tool_prices: %q has a negative price", pattern), "tool_prices")
+		}
+	}
+	j, err := json.Marshal(*in)
+	if err != nil {
+		return nil, fmt.Errorf("encode tool prices: %w", err)
+	}
+	return j, nil
+}
+
+// mcpOAuthIn checks OAuth client credentials and writes them on r (nil in:
+// none). A client secret left out keeps the one r has (an update of the
+// other fields); a server without one needs one. OAuth and a static
+// header are exclusive.
+func (s *Server) mcpOAuthIn(ctx context.Context, in *models.McpOAuthInput, r *store.MCPServer) error {
+	if in == nil {
+		r.OAuthTokenURL, r.OAuthClientID, r.OAuthClientSecretRef, r.OAuthClientSecretCiphertext = "", "", nil, nil
+		r.OAuthScopes, r.OAuthAudience, r.OAuthResource, r.OAuthAuthMethod = []string{}, "", "", snapshot.MCPOAuthBasic
+		return nil
+	}
+	if r.AuthHeader != "" {
+		return invalid("oauth: a server has one credential: OAuth client credentials or auth_header, not both", "oauth")
+	}
+	if err := s.cfg.Egress.CheckURL(ctx, in.TokenURL, nil); err != nil {
+		return invalid("oauth.token_url: "+err.Error(), "oauth.token_url")
+	}
+	had := r.OAuthTokenURL != "" && (r.OAuthClientSecretRef != nil || len(r.OAuthClientSecretCiphertext) > 0)
+	if in.ClientSecret != nil || in.ClientSecretRef != nil || !had {
+		ref, sealed, err := s.sealSecret(in.ClientSecret, in.ClientSecretRef, true)
+		if err != nil {
+			return renamed(err, "oauth.client_secret")
+		}
+		r.OAuthClientSecretRef, r.OAuthClientSecretCiphertext = ref, sealed
+	}
+	r.OAuthTokenURL, r.OAuthClientID = in.TokenURL, in.ClientID
+	r.OAuthScopes = deref(in.Scopes, []string{})
+	r.OAuthAudience, r.OAuthResource = deref(in.Audience, ""), deref(in.Resource, "")
+	r.OAuthAuthMethod = string(deref(in.AuthMethod, models.McpOAuthAuthMethodClientSecretBasic))
+	return nil
+}
+
+// renamed is a secret's validation error (sealSecret names secret and
+// secret_ref) as the field name says.
+func renamed(err error, field string) error {
+	var ae *apiError
+	if errors.As(err, &ae) && ae.status == http.StatusUnprocessableEntity {
+		return invalid(field+": "+ae.message, field)
+	}
+	return err
 }
 
 // toolRateLimitsOut is a row's per-tool rate limits as the API shows them
@@ -131,11 +212,19 @@ func (s *Server) CreateMcpServer(ctx context.Context, req gen.CreateMcpServerReq
 	if err != nil {
 		return nil, err
 	}
-	row, err := s.st.MCPServers().Create(ctx, c.actor, store.MCPServer{
+	prices, err := toolPricesIn(b.ToolPrices)
+	if err != nil {
+		return nil, err
+	}
+	in := store.MCPServer{
 		Slug: b.Slug, Name: deref(b.Name, ""), URL: b.URL, Enabled: deref(b.Enabled, true),
-		TimeoutMs: deref(b.TimeoutMs, 60000), RateLimitID: b.RateLimitID, ToolRateLimits: toolLimits,
+		TimeoutMs: deref(b.TimeoutMs, 60000), RateLimitID: b.RateLimitID, ToolRateLimits: toolLimits, ToolPrices: prices,
 		CallPrice: deref(b.CallPrice, 0), AuthHeader: header, AuthSecretRef: ref, AuthSecretCiphertext: sealed,
-	})
+	}
+	if err := s.mcpOAuthIn(ctx, b.Oauth, &in); err != nil {
+		return nil, err
+	}
+	row, err := s.st.MCPServers().Create(ctx, c.actor, in)
 	if err != nil {
 		return nil, err
 	}
@@ -184,41 +273,62 @@ func (s *Server) UpdateMcpServer(ctx context.Context, req gen.UpdateMcpServerReq
 	if err != nil {
 		return nil, err
 	}
+	prices, err := toolPricesIn(b.ToolPrices)
+	if err != nil {
+		return nil, err
+	}
 	row, err := s.st.MCPServers().Modify(ctx, c.actor, req.ID, func(r *store.MCPServer) error {
 		if toolLimits != nil {
 			r.ToolRateLimits = toolLimits
 		}
-		set(&r.Slug, b.Slug)
-		set(&r.Name, b.Name)
-		set(&r.URL, b.URL)
-		set(&r.Enabled, b.Enabled)
-		set(&r.TimeoutMs, b.TimeoutMs)
-		set(&r.CallPrice, b.CallPrice)
-		if b.RateLimitID.IsSpecified() {
-			r.RateLimitID = b.RateLimitID.Pointer() // null takes it off
+		if prices != nil {
+			r.ToolPrices = prices
 		}
-		if b.AuthHeader == nil && b.AuthSecret == nil && b.AuthSecretRef == nil {
-			return nil
-		}
-		header := deref(b.AuthHeader, r.AuthHeader)
-		if header != "" && b.AuthSecret == nil && b.AuthSecretRef == nil {
-			if b.AuthHeader != nil && *b.AuthHeader != r.AuthHeader {
-				return invalid("auth_header: a new header needs auth_secret or auth_secret_ref", "auth_header")
-			}
-			r.AuthHeader = header // the same header, the same credential
-			return nil
-		}
-		ref, sealed, err := s.mcpAuthIn(header, b.AuthSecret, b.AuthSecretRef)
-		if err != nil {
+		if err := s.mcpAuthUpdate(b, r); err != nil {
 			return err
 		}
-		r.AuthHeader, r.AuthSecretRef, r.AuthSecretCiphertext = header, ref, sealed
+		if b.Oauth.IsSpecified() {
+			return s.mcpOAuthIn(ctx, b.Oauth.Pointer(), r) // null takes it off
+		}
+		if r.OAuthTokenURL != "" && r.AuthHeader != "" {
+			return invalid("oauth: a server has one credential: OAuth client credentials or auth_header, not both; set oauth to null first", "oauth")
+		}
 		return nil
 	})
 	if row, err = found("mcp server", row, err); err != nil {
 		return nil, err
 	}
 	return gen.UpdateMcpServer200JSONResponse(mcpServerOut(row)), nil
+}
+
+// mcpAuthUpdate applies an update's plain fields and static credential to r.
+func (s *Server) mcpAuthUpdate(b *models.McpServerUpdate, r *store.MCPServer) error {
+	set(&r.Slug, b.Slug)
+	set(&r.Name, b.Name)
+	set(&r.URL, b.URL)
+	set(&r.Enabled, b.Enabled)
+	set(&r.TimeoutMs, b.TimeoutMs)
+	set(&r.CallPrice, b.CallPrice)
+	if b.RateLimitID.IsSpecified() {
+		r.RateLimitID = b.RateLimitID.Pointer() // null takes it off
+	}
+	if b.AuthHeader == nil && b.AuthSecret == nil && b.AuthSecretRef == nil {
+		return nil
+	}
+	header := deref(b.AuthHeader, r.AuthHeader)
+	if header != "" && b.AuthSecret == nil && b.AuthSecretRef == nil {
+		if b.AuthHeader != nil && *b.AuthHeader != r.AuthHeader {
+			return invalid("auth_header: a new header needs auth_secret or auth_secret_ref", "auth_header")
+		}
+		r.AuthHeader = header // the same header, the same credential
+		return nil
+	}
+	ref, sealed, err := s.mcpAuthIn(header, b.AuthSecret, b.AuthSecretRef)
+	if err != nil {
+		return err
+	}
+	r.AuthHeader, r.AuthSecretRef, r.AuthSecretCiphertext = header, ref, sealed
+	return nil
 }
 
 // DeleteMcpServer implements StrictServerInterface.
@@ -247,6 +357,15 @@ func (s *Server) ListMcpServerTools(ctx context.Context, req gen.ListMcpServerTo
 			return nil, &apiError{status: http.StatusBadGateway, code: codeBadGateway, message: "mcp server " + row.Slug + ": its credential cannot be resolved"}
 		}
 		srv.AuthValue = v
+	}
+	if row.OAuthTokenURL != "" {
+		v, err := s.cfg.Box.Resolve(row.OAuthClientSecretRef, row.OAuthClientSecretCiphertext, os.Getenv)
+		if err != nil {
+			return nil, &apiError{status: http.StatusBadGateway, code: codeBadGateway, message: "mcp server " + row.Slug + ": its oauth client secret cannot be resolved"}
+		}
+		srv.OAuth = mcpgw.OAuth{TokenURL: row.OAuthTokenURL, ClientID: row.OAuthClientID, ClientSecret: v,
+			Scopes: strings.Join(row.OAuthScopes, " "), Audience: row.OAuthAudience, Resource: row.OAuthResource,
+			Post: row.OAuthAuthMethod == snapshot.MCPOAuthPost}
 	}
 	tools, err := mcpgw.Discover(ctx, s.cfg.Egress, srv)
 	if err != nil {

@@ -351,6 +351,27 @@ func (c converter) mcpServers(rows []store.MCPServer, approvals []store.MCPToolA
 				m.ToolRateLimits[tool] = snapshot.MCPToolRateLimit{RateLimitID: id, Scope: snapshot.MCPToolScope(r.ID, tool)}
 			}
 		}
+		if len(r.ToolPrices) > 0 {
+			var tp map[string]int64
+			if err := json.Unmarshal(r.ToolPrices, &tp); err != nil {
+				c.l.log.Warn("mcp server tool prices unreadable", "mcp_server", r.ID, "slug", r.Slug, "err", err)
+			}
+			for pattern, price := range tp {
+				m.ToolPrices = append(m.ToolPrices, snapshot.MCPToolPrice{Pattern: pattern, Price: price})
+			}
+			snapshot.SortToolPrices(m.ToolPrices)
+		}
+		if r.OAuthTokenURL != "" {
+			m.OAuth = &snapshot.MCPOAuth{TokenURL: r.OAuthTokenURL, ClientID: r.OAuthClientID, Scopes: r.OAuthScopes,
+				Audience: r.OAuthAudience, Resource: r.OAuthResource, AuthMethod: r.OAuthAuthMethod}
+			v, err := c.l.box.Resolve(r.OAuthClientSecretRef, r.OAuthClientSecretCiphertext, c.l.getenv)
+			if err != nil {
+				m.Usable, m.Problem = false, "oauth client secret: "+err.Error()
+				c.l.log.Warn("mcp server credential unusable", "mcp_server", r.ID, "slug", r.Slug, "problem", m.Problem)
+			} else {
+				m.OAuth.ClientSecret = snapshot.NewSecret(v)
+			}
+		}
 		if r.AuthHeader != "" {
 			v, err := c.l.box.Resolve(r.AuthSecretRef, r.AuthSecretCiphertext, c.l.getenv)
 			if err != nil {

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/relay-llm/relay/internal/snapshot"
 )
 
 // cpuTime is the process's user and system CPU time so far.
@@ -61,6 +63,24 @@ func BenchmarkCallTool(b *testing.B) {
 			}
 		}
 		reportCPU(b, start)
+	})
+	// The server's credential from OAuth client credentials: the token is
+	// fetched once and cached, so a call costs what a static header's does.
+	b.Run("through_relay_oauth", func(b *testing.B) {
+		so := newSetup(b)
+		so.useOAuth(snapshot.MCPOAuthBasic)
+		cs := agent(b, so.relay, "/mcp", so.granted)
+		b.ReportAllocs()
+		start := cpuTime(b)
+		for b.Loop() {
+			if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "tools__echo", Arguments: args}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		reportCPU(b, start)
+		if g := so.tokens.grants.Load(); g != 1 {
+			b.Fatalf("%d token grants, want 1", g)
+		}
 	})
 }
 

@@ -3,6 +3,7 @@ package mcpgw
 import (
 	"context"
 	"crypto/sha256"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -35,8 +36,9 @@ type Config struct {
 	// one request, no tokens, no wait, through the same limiter and
 	// counters store as model calls (cmd/relay passes them on as
 	// admission.Scoped), so the limits are exact across pods on Redis;
-	// nil: no limits. price is the server's price per call
-	// (snapshot.MCPServer.CallPrice, micro-units), counted against the
+	// nil: no limits. price is the price of one call of the tool
+	// (snapshot.MCPServer.PriceOf: the tool's, else the server's
+	// CallPrice; micro-units), counted against the
 	// caller's budgets (admission.Admission.CallPrice): a call is admitted
 	// when its scopes or its price ask for it. A refusal unwraps to a
 	// *wire.Error of kind wire.ErrRateLimited, or wire.ErrBudgetExceeded
@@ -58,9 +60,12 @@ type Config struct {
 	NewID func() string
 	// Breakers hold servers and tools that fail (nil: none).
 	Breakers Breakers
-	Guard    *egress.Guard // egress rules for every connection to a server (nil: none)
-	Log      *slog.Logger
-	Now      func() time.Time
+	Guard    *egress.Guard // egress rules for every connection to a server or its token endpoint (nil: none)
+	// Roots verify TLS servers and token endpoints instead of the system
+	// pool (a private CA, a test's TLS mock); nil: the system's.
+	Roots *x509.CertPool
+	Log   *slog.Logger
+	Now   func() time.Time
 	// ToolsTTL is how long a server's tool list is trusted for tools/call
 	// before it is asked again (default 10s); tools/list always asks.
 	ToolsTTL time.Duration
@@ -271,7 +276,8 @@ func (g *Gateway) upstreamOf(m *snapshot.MCPServer) *upstream {
 	if u != nil {
 		go u.close()
 	}
-	u = &upstream{srv: srv, mt: newTransport(g.cfg.Guard, srv)}
+	u = &upstream{srv: srv}
+	u.mt, u.tokens = newTransport(g.cfg.Guard, g.cfg.Roots, srv, g.cfg.Now)
 	g.upstreams[m.ID] = u
 	return u
 }
@@ -340,7 +346,25 @@ func refused(name string) error {
 const (
 	codeRateLimited    = -32029
 	codeBudgetExceeded = -32030
+	// codeTokenFailed: the server's OAuth token endpoint gave no token.
+	codeTokenFailed = -32031
 )
+
+// tokenErrorOf is the token endpoint's failure err carries, or nil.
+func tokenErrorOf(err error) *TokenError {
+	var te *TokenError
+	if errors.As(err, &te) {
+		return te
+	}
+	return nil
+}
+
+// tokenFailed is the caller's error of a call whose server's token
+// endpoint failed: the server and the endpoint's reason, no secret.
+func tokenFailed(server string, te *TokenError) error {
+	return &jsonrpc.Error{Code: codeTokenFailed, Message: fmt.Sprintf(
+		"mcp server %s is unavailable: its OAuth token could not be had (%s)", server, te.Reason)}
+}
 
 // callTool is tools/call: check the grant and the approval, admit it
 // against the server's rate limit, forward it, record it.
@@ -365,7 +389,7 @@ func (g *Gateway) callTool(ctx context.Context, p *principal, params *mcp.CallTo
 			))
 	}
 	defer func() {
-		g.record(p, rec, m, start, err)
+		g.recordCall(p, rec, m, start)
 		if span != nil {
 			if rec.Status != http.StatusOK || rec.ErrorKind != "" {
 				span.SetAttributes(attribute.String(genai.ErrorType, rec.ErrorKind))
@@ -392,6 +416,10 @@ func (g *Gateway) callTool(ctx context.Context, p *principal, params *mcp.CallTo
 	tools, err := u.cached(cctx, g.cfg.Now(), g.cfg.ToolsTTL)
 	if err != nil {
 		outcome, reason = serverOutcome(ctx, err)
+		if te := tokenErrorOf(err); te != nil {
+			rec.Status, rec.ErrorKind = http.StatusBadGateway, "mcp_oauth_failed"
+			return nil, tokenFailed(slug, te)
+		}
 		rec.Status, rec.ErrorKind = http.StatusBadGateway, "mcp_server_unavailable"
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("mcp server %s is unavailable", slug)}
 	}
@@ -419,7 +447,7 @@ func (g *Gateway) callTool(ctx context.Context, p *principal, params *mcp.CallTo
 		if errors.As(err, &we) && errors.Is(we.Kind, wire.ErrBudgetExceeded) {
 			rec.Status, rec.ErrorKind = http.StatusTooManyRequests, "budget_exceeded"
 			return nil, &jsonrpc.Error{Code: codeBudgetExceeded, Message: fmt.Sprintf(
-				"budget exceeded: tools/call of %s costs %d micro-units a call; %s", params.Name, m.CallPrice, we.Msg)}
+				"budget exceeded: tools/call of %s costs %d micro-units a call; %s", params.Name, m.PriceOf(tool), we.Msg)}
 		}
 		rec.Status, rec.ErrorKind = http.StatusServiceUnavailable, "limiter_unavailable"
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "rate limiter unavailable"}
@@ -427,7 +455,7 @@ func (g *Gateway) callTool(ctx context.Context, p *principal, params *mcp.CallTo
 	if done != nil {
 		defer done(wire.Usage{})
 	}
-	rec.CallPrice = m.CallPrice // admitted: the call costs its price, as its budgets counted it
+	rec.CallPrice = m.PriceOf(tool) // admitted: the call costs its price, as its budgets counted it
 	cs, err := u.session(cctx)
 	if err == nil {
 		res, err = cs.CallTool(cctx, &mcp.CallToolParams{Meta: callerMeta(params.Meta), Name: tool, Arguments: rawArgs(params.Arguments)})
@@ -453,6 +481,9 @@ func (g *Gateway) callTool(ctx context.Context, p *principal, params *mcp.CallTo
 	case ctx.Err() != nil:
 		rec.Status, rec.ErrorKind = 499, event.KindClientCanceled
 		return nil, err
+	case tokenErrorOf(err) != nil:
+		rec.Status, rec.ErrorKind = http.StatusBadGateway, "mcp_oauth_failed"
+		return nil, tokenFailed(slug, tokenErrorOf(err))
 	}
 	rec.Status, rec.ErrorKind = http.StatusBadGateway, "mcp_server_unavailable"
 	g.cfg.Log.WarnContext(ctx, "mcp tools/call failed", "mcp_server", slug, "tool", tool, "err", err)
@@ -488,8 +519,9 @@ func rawArgs(a json.RawMessage) any {
 // admit counts a tools/call as one request against the rate limit of its
 // server and the one of its tool, each under counters of its own (a
 // scoped admission): requests and concurrency, per policy and per key where
-// a rule is per principal, exact across pods on Redis; and its server's
-// price per call against the caller's budgets. No wait: a call over a
+// a rule is per principal, exact across pods on Redis; and its price per
+// call (the tool's own, else its server's: MCPServer.PriceOf) against the
+// caller's budgets. No wait: a call over a
 // limit or a budget is refused at once. done releases its concurrency
 // leases and settles its price.
 func (g *Gateway) admit(ctx context.Context, p *principal, m *snapshot.MCPServer, tool string) (func(wire.Usage), error) {
@@ -506,11 +538,12 @@ func (g *Gateway) admit(ctx context.Context, p *principal, m *snapshot.MCPServer
 		scopes[n] = LimitScope{ID: tl.Scope, RateLimitID: tl.RateLimitID}
 		n++
 	}
-	if n == 0 && m.CallPrice <= 0 {
+	price := m.PriceOf(tool)
+	if n == 0 && price <= 0 {
 		return nil, nil
 	}
 	c := p.caller
-	return g.cfg.Admit(ctx, &c, p.snap, scopes[:n], m.CallPrice)
+	return g.cfg.Admit(ctx, &c, p.snap, scopes[:n], price)
 }
 
 // LimitScope is one rate limit a tools/call counts against, under
@@ -520,16 +553,24 @@ type LimitScope struct {
 	RateLimitID snapshot.ID
 }
 
-// record emits the usage event of one tools/call.
-func (g *Gateway) record(p *principal, rec *event.Record, m *snapshot.MCPServer, start time.Time, _ error) {
-	if g.cfg.Observe != nil {
-		var server, tool string
-		if m != nil {
-			server = m.Slug
-			if rec.ErrorKind != "tool_not_granted" {
-				tool = rec.MCPTool
-			}
+// recordCall records one tools/call: its metric under its server and tool
+// ("" for a server not of the catalog or a tool not granted, so a caller
+// cannot mint series) and its usage event.
+func (g *Gateway) recordCall(p *principal, rec *event.Record, m *snapshot.MCPServer, start time.Time) {
+	var server, tool string
+	if m != nil {
+		server = m.Slug
+		if rec.ErrorKind != "tool_not_granted" {
+			tool = rec.MCPTool
 		}
+	}
+	g.record(p, rec, m, server, tool, start)
+}
+
+// record counts one call in the metrics under server and the label tool,
+// and emits its usage event.
+func (g *Gateway) record(p *principal, rec *event.Record, m *snapshot.MCPServer, server, tool string, start time.Time) {
+	if g.cfg.Observe != nil {
 		g.cfg.Observe(server, tool, rec.Status, g.cfg.Now().Sub(start))
 	}
 	if g.cfg.Recorder == nil {

@@ -56,6 +56,14 @@ type mockServer struct {
 	// counts the HTTP requests that reached the server.
 	down atomic.Bool
 	hits atomic.Int64
+	// authorized checks the Authorization Relay presents (nil: the static
+	// "Bearer upstream-secret"); a refused one is answered 401, counted
+	// in unauthorized when it carried a message (a POST); bearers has every
+	// one it accepted, in order.
+	authorized   atomic.Pointer[func(string) bool]
+	unauthorized atomic.Int64
+	bearersMu    sync.Mutex
+	bearers      []string
 }
 
 func newMockServer(t testing.TB) *mockServer {
@@ -84,10 +92,21 @@ func newMockServer(t testing.TB) *mockServer {
 			http.Error(w, "down for maintenance", http.StatusServiceUnavailable)
 			return
 		}
-		if r.Header.Get("Authorization") != "Bearer upstream-secret" {
+		a := r.Header.Get("Authorization")
+		ok := a == "Bearer upstream-secret"
+		if f := m.authorized.Load(); f != nil {
+			ok = (*f)(a)
+		}
+		if !ok {
+			if r.Method == http.MethodPost {
+				m.unauthorized.Add(1)
+			}
 			http.Error(w, "bad credential", http.StatusUnauthorized)
 			return
 		}
+		m.bearersMu.Lock()
+		m.bearers = append(m.bearers, a)
+		m.bearersMu.Unlock()
 		h.ServeHTTP(w, r)
 	}))
 	t.Cleanup(ts.Close)
@@ -136,16 +155,18 @@ type setup struct {
 	breakers    mcpgw.Breakers
 	reg         *metrics.Registry
 	spans       *tracetest.SpanRecorder
-	skew        atomic.Int64 // the gateways' clock runs this far ahead (ns)
-	granted     string       // team A's key: policy grants "tools"
-	other       string       // team B's key: a policy with model grants only
-	approvalKey string       // team A's key whose policy requires approval
+	skew        atomic.Int64   // the gateways' clock runs this far ahead (ns)
+	granted     string         // team A's key: policy grants "tools"
+	other       string         // team B's key: a policy with model grants only
+	approvalKey string         // team A's key whose policy requires approval
+	tokens      *tokenEndpoint // an OAuth token endpoint (TLS), for servers with client credentials
+	logs        *logBuffer     // every gateway's log
 }
 
 func newSetup(t testing.TB) *setup {
 	t.Helper()
 	s := &setup{mock: newMockServer(t), rec: &recorder{}, redisURL: redistest.URL(t), prefix: redistest.Prefix(t),
-		granted: "sk-wr-granted", other: "sk-wr-other", approvalKey: "sk-wr-approval"}
+		granted: "sk-wr-granted", other: "sk-wr-other", approvalKey: "sk-wr-approval", tokens: newTokenEndpoint(t), logs: &logBuffer{}}
 	teamA, teamB := uuid.New(), uuid.New()
 	projA, projB := uuid.New(), uuid.New()
 	polA := &snapshot.Policy{ID: uuid.New(), Slug: "a", MCPGrants: []string{"tools"}}
@@ -182,7 +203,7 @@ func (s *setup) gateway(t testing.TB) string {
 		Pod: uuid.NewString(), Timeout: 5 * time.Second})
 	t.Cleanup(func() { _ = l.Close() })
 	gw := mcpgw.New(mcpgw.Config{
-		Log: slog.New(slog.NewTextHandler(testWriter{t}, nil)), Snapshot: s.snap.Load, Recorder: s.rec, NewID: func() string { return "req_test" },
+		Log: slog.New(slog.NewTextHandler(io.MultiWriter(testWriter{t}, s.logs), nil)), Snapshot: s.snap.Load, Roots: s.tokens.roots, Recorder: s.rec, NewID: func() string { return "req_test" },
 		Admit: func(ctx context.Context, c *snapshot.Caller, s *snapshot.Snapshot, scopes []mcpgw.LimitScope, price int64) (func(wire.Usage), error) {
 			as := make([]admission.Scope, len(scopes))
 			for i, sc := range scopes {

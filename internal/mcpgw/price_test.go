@@ -95,3 +95,60 @@ func TestGateway_FreeCallsIgnoreBudgets(t *testing.T) {
 		}
 	}
 }
+
+// A tool's own price overrides its server's and counts against budgets
+// through the same limiter: with echo at 3000 (by its name) and the
+// server's other tools at 500, a budget of 10000 admits exactly 3 echo
+// calls (9000) and then 2 fail calls (1000) and no more; each admitted
+// call's ledger cost is its tool's price.
+func TestGateway_ToolPriceOverridesServerPrice(t *testing.T) {
+	s := newSetup(t)
+	s.server.CallPrice = 500
+	s.server.ToolPrices = []snapshot.MCPToolPrice{{Pattern: "ec*", Price: 1}, {Pattern: "echo", Price: 3000}}
+	snapshot.SortToolPrices(s.server.ToolPrices)
+	s.data.Budgets = []*snapshot.Budget{{ID: uuid.New(), ProjectID: s.data.Projects[0].ID, Period: "day", Amount: 10000}}
+	s.snap.Store(snapshot.Build(s.data, s.snap.Load().Version()+1, time.Now()))
+	cs := agent(t, s.relay, "/mcp", s.granted)
+	admitted := 0
+	for range 6 {
+		if _, err := call(cs, "tools__echo"); err == nil {
+			admitted++
+		} else if rpcCode(err) != -32030 || !strings.Contains(err.Error(), "costs 3000 micro-units") {
+			t.Fatalf("echo: %v, want the budget's refusal naming the tool's price", err)
+		}
+	}
+	if admitted != 3 {
+		t.Fatalf("a budget of 10000 admitted %d echo calls at 3000, want 3", admitted)
+	}
+	admitted = 0
+	for range 4 {
+		if res, err := call(cs, "tools__fail"); err == nil && res.IsError {
+			admitted++
+		}
+	}
+	if admitted != 2 {
+		t.Fatalf("the 1000 left admitted %d calls of the server's 500, want 2", admitted)
+	}
+	var cost int64
+	for _, rec := range s.rec.all() {
+		cost += usage.NewEvent(&rec, s.snap.Load()).Cost
+	}
+	if cost != (3*3000+2*500)*1000 {
+		t.Fatalf("ledger cost %d nano-units, want %d", cost, (3*3000+2*500)*1000)
+	}
+}
+
+// PriceOf: a tool's name first, then the longest matching glob, then the
+// server's price.
+func TestMCPServer_PriceOf(t *testing.T) {
+	m := &snapshot.MCPServer{CallPrice: 7, ToolPrices: []snapshot.MCPToolPrice{{Pattern: "*", Price: 1}, {Pattern: "get_*", Price: 2}, {Pattern: "get_issue", Price: 3}}}
+	snapshot.SortToolPrices(m.ToolPrices)
+	for tool, want := range map[string]int64{"get_issue": 3, "get_repo": 2, "search": 1} {
+		if got := m.PriceOf(tool); got != want {
+			t.Errorf("PriceOf(%q) = %d, want %d", tool, got, want)
+		}
+	}
+	if got := (&snapshot.MCPServer{CallPrice: 7}).PriceOf("x"); got != 7 {
+		t.Errorf("without tool prices: %d, want 7", got)
+	}
+}

@@ -4,12 +4,16 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"net/http"
 	"path"
 	"strings"
+	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/relay-llm/relay/internal/event"
 	"github.com/relay-llm/relay/internal/snapshot"
 )
 
@@ -24,8 +28,10 @@ import (
 //     so any pod reads what any pod listed, and a template's variables
 //     expand in the server's own URI unchanged.
 //
-// Neither is approved by fingerprint, counted in metrics or recorded as a
-// usage event; both pass through the server's breaker.
+// Neither is approved by fingerprint; both pass through the server's
+// breaker. Each prompts/get and resources/read is a usage event and a
+// metric like a tools/call (getRecord), with the method as the event's
+// route.
 
 // resourceScheme is the prefix of every resource URI Relay presents.
 const resourceScheme = "mcp+relay://"
@@ -138,18 +144,54 @@ func (g *Gateway) listPrompts(ctx context.Context, p *principal) (*mcp.ListPromp
 
 // getPrompt is prompts/get of a granted prompt, its result as the server
 // gave it.
-func (g *Gateway) getPrompt(ctx context.Context, p *principal, params *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
+func (g *Gateway) getPrompt(ctx context.Context, p *principal, params *mcp.GetPromptParams) (res *mcp.GetPromptResult, err error) {
+	start := g.cfg.Now()
 	slug, name, ok := strings.Cut(params.Name, snapshot.MCPToolSeparator)
 	m := g.granted(p, slug, ok)
+	rec := &event.Record{Inbound: "mcp", Route: "prompts/get", Model: params.Name, MCPServer: slug, MCPTool: name}
+	defer func() { g.recordGet(p, rec, m, "prompts/get "+name, start) }()
 	if m == nil || !p.caller.Policy.GrantsMCPTool(slug, name) {
+		m, rec.ErrorKind = nil, "prompt_not_granted" // m nil: a caller cannot mint series
 		return nil, refusedPrompt(params.Name)
 	}
-	var res *mcp.GetPromptResult
 	held, err := g.onServer(ctx, m, func(ctx context.Context, cs *mcp.ClientSession) (err error) {
 		res, err = cs.GetPrompt(ctx, &mcp.GetPromptParams{Meta: callerMeta(params.Meta), Name: name, Arguments: params.Arguments})
 		return err
 	})
+	rec.Status, rec.ErrorKind = getStatus(ctx, held, err)
 	return res, g.answer(ctx, m, "prompts/get", held, err)
+}
+
+// getStatus is the ledger's status and error kind of a prompts/get or
+// resources/read that reached (or tried to reach) its server.
+func getStatus(ctx context.Context, held bool, err error) (int, string) {
+	switch {
+	case err == nil:
+		return http.StatusOK, ""
+	case held:
+		return http.StatusServiceUnavailable, "mcp_server_held"
+	case isToolError(err):
+		return http.StatusBadGateway, "mcp_server_error"
+	case ctx.Err() != nil:
+		return 499, event.KindClientCanceled
+	case tokenErrorOf(err) != nil:
+		return http.StatusBadGateway, "mcp_oauth_failed"
+	}
+	return http.StatusBadGateway, "mcp_server_unavailable"
+}
+
+// recordGet records a prompts/get or resources/read as record does a
+// tools/call; a refused one (m nil) is 403 and counted under no server.
+// label is the metric's tool label: the method and a prompt's name (a
+// resource's URI is no label: it is the caller's to choose).
+func (g *Gateway) recordGet(p *principal, rec *event.Record, m *snapshot.MCPServer, label string, start time.Time) {
+	server := ""
+	if m == nil {
+		rec.Status, label = http.StatusForbidden, ""
+	} else {
+		server = m.Slug
+	}
+	g.record(p, rec, m, server, label, start)
 }
 
 // granted is the usable catalog server slug names, if p may use it at all
@@ -252,16 +294,35 @@ func (g *Gateway) listResourceTemplates(ctx context.Context, p *principal) (*mcp
 // server's own).
 // Anything else, a URI without Relay's prefix included, is "Resource not
 // found", as the server itself would say of a URI it does not know.
-func (g *Gateway) readResource(ctx context.Context, p *principal, params *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
+func (g *Gateway) readResource(ctx context.Context, p *principal, params *mcp.ReadResourceParams) (res *mcp.ReadResourceResult, err error) {
+	start := g.cfg.Now()
 	slug, uri, ok := splitResourceURI(params.URI)
 	m := g.granted(p, slug, ok)
+	// The ledger's model is the URI as the caller named it, bounded.
+	rec := &event.Record{Inbound: "mcp", Route: "resources/read", Model: truncate(params.URI, maxModelLen), MCPServer: slug}
+	defer func() { g.recordGet(p, rec, m, "resources/read", start) }()
 	if m == nil || !grantsResources(p.caller.Policy, slug) {
+		m, rec.MCPServer, rec.ErrorKind = nil, "", "resource_not_granted"
 		return nil, mcp.ResourceNotFoundError(params.URI)
 	}
-	var res *mcp.ReadResourceResult
 	held, err := g.onServer(ctx, m, func(ctx context.Context, cs *mcp.ClientSession) (err error) {
 		res, err = cs.ReadResource(ctx, &mcp.ReadResourceParams{Meta: callerMeta(params.Meta), URI: uri})
 		return err
 	})
+	rec.Status, rec.ErrorKind = getStatus(ctx, held, err)
 	return res, g.answer(ctx, m, "resources/read", held, err)
+}
+
+// maxModelLen bounds what a resources/read puts in the ledger's model.
+const maxModelLen = 512
+
+// truncate is s cut to at most n bytes, on a rune boundary.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }

@@ -4,6 +4,9 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
+	"net/http/httptest"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -227,5 +230,47 @@ func TestGateway_HeldServerPromptsAndResources(t *testing.T) {
 	s.skew.Store(int64(2 * time.Minute))
 	if _, err := cs.GetPrompt(context.Background(), &mcp.GetPromptParams{Name: "tools__echo"}); err != nil {
 		t.Fatalf("after the outage: %v", err)
+	}
+}
+
+// Each prompts/get and resources/read is a usage event like a tools/call
+// (inbound mcp, the method as its route, the server, the name, status and
+// error kind, duration) and a metric; a refused one is recorded under no
+// server.
+func TestGateway_PromptsAndResourcesRecorded(t *testing.T) {
+	s := newPromptSetup(t)
+	cs := agent(t, s.relay, "/mcp", s.granted)
+	if _, err := cs.GetPrompt(context.Background(), &mcp.GetPromptParams{Name: "tools__review", Arguments: map[string]string{"topic": "x"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "mcp+relay://tools/file:///readme.md"}); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = cs.GetPrompt(context.Background(), &mcp.GetPromptParams{Name: "docs__echo"})
+	_, _ = cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "mcp+relay://docs/file:///readme.md"})
+	type row struct{ route, model, server, tool, kind string }
+	var got []row
+	for _, r := range s.rec.all() {
+		if r.Inbound != "mcp" || r.RequestID == "" || r.CredentialKind != snapshot.CredentialRelayKey || r.Total <= 0 && r.Status == 200 {
+			t.Errorf("event %+v", r)
+		}
+		got = append(got, row{r.Route, r.Model, r.HostSlug, r.MCPTool, r.ErrorKind + "/" + strconv.Itoa(r.Status)})
+	}
+	want := []row{
+		{"prompts/get", "tools__review", "tools", "review", "/200"},
+		{"resources/read", "mcp+relay://tools/file:///readme.md", "tools", "", "/200"},
+		{"prompts/get", "docs__echo", "", "echo", "prompt_not_granted/403"},
+		{"resources/read", "mcp+relay://docs/file:///readme.md", "", "", "resource_not_granted/403"},
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("ledger:\n got %+v\nwant %+v", got, want)
+	}
+	rr := httptest.NewRecorder()
+	s.reg.Handler().ServeHTTP(rr, httptest.NewRequest("GET", "/metrics", nil))
+	for _, series := range []string{`mcp_server="tools",status="200",tool="prompts/get review"} 1`, `mcp_server="tools",status="200",tool="resources/read"} 1`,
+		`mcp_server="",status="403",tool=""} 2`} {
+		if !strings.Contains(rr.Body.String(), series) {
+			t.Errorf("metrics lack %s", series)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package mcpgw
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"sync"
@@ -17,24 +18,34 @@ import (
 
 // Server is what Relay needs of an MCP server to talk to it.
 type Server struct {
-	URL        string
-	AuthHeader string // "" for none
+	URL string
+	// The credential: a static header (AuthHeader "" for none), or OAuth
+	// client credentials (OAuth.TokenURL "" for none), never both.
+	AuthHeader string
 	AuthValue  string
+	OAuth      OAuth
 	Timeout    time.Duration
 }
 
 // ServerOf is the connection settings of a catalog row.
 func ServerOf(m *snapshot.MCPServer) Server {
-	return Server{URL: m.URL, AuthHeader: m.AuthHeader, AuthValue: m.AuthValue.Reveal(), Timeout: m.Timeout}
+	return Server{URL: m.URL, AuthHeader: m.AuthHeader, AuthValue: m.AuthValue.Reveal(), OAuth: oauthOf(m), Timeout: m.Timeout}
 }
 
 // newTransport is the Streamable HTTP transport Relay talks to one MCP
 // server with: through internal/upstream's Transport (every connection held
-// to the egress guard, nil: none), the server's credential on every request
-// and the caller's own Authorization (its relay key) never.
-func newTransport(guard *egress.Guard, s Server) *mcp.StreamableClientTransport {
-	hc := relayupstream.HTTPClient(relayupstream.NewGuardedTransport(guard), s.AuthHeader, s.AuthValue)
-	return &mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: hc, DisableStandaloneSSE: true, MaxRetries: -1}
+// to the egress guard, nil: none, the token endpoint's too), the server's
+// credential on every request and the caller's own Authorization (its
+// relay key) never. tokens is the server's token cache when it has OAuth
+// client credentials, else nil.
+func newTransport(guard *egress.Guard, roots *x509.CertPool, s Server, now func() time.Time) (t *mcp.StreamableClientTransport, tokens *tokenSource) {
+	base := relayupstream.New(relayupstream.Options{Guard: guard, Roots: roots})
+	hc := relayupstream.HTTPClient(base, s.AuthHeader, s.AuthValue)
+	if s.OAuth.TokenURL != "" {
+		tokens = newTokenSource(s.OAuth, base, now)
+		hc = relayupstream.HTTPClient(&bearerTransport{base: base, tokens: tokens}, "", "")
+	}
+	return &mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: hc, DisableStandaloneSSE: true, MaxRetries: -1}, tokens
 }
 
 // connect opens an MCP client session to s over Streamable HTTP.
@@ -73,7 +84,8 @@ func Discover(ctx context.Context, guard *egress.Guard, s Server) ([]*mcp.Tool, 
 		ctx, cancel = context.WithTimeout(ctx, s.Timeout)
 		defer cancel()
 	}
-	cs, err := connect(ctx, newTransport(guard, s))
+	t, _ := newTransport(guard, nil, s, nil)
+	cs, err := connect(ctx, t)
 	if err != nil {
 		return nil, err
 	}
@@ -89,8 +101,9 @@ func Discover(ctx context.Context, guard *egress.Guard, s Server) ([]*mcp.Tool, 
 // a client session shared by every caller, opened on first use and again
 // after it broke, and the tools the server listed last.
 type upstream struct {
-	srv Server
-	mt  *mcp.StreamableClientTransport
+	srv    Server
+	mt     *mcp.StreamableClientTransport
+	tokens *tokenSource // the server's access token (OAuth), nil for none
 
 	mu       sync.Mutex // guards the fields below
 	cs       *mcp.ClientSession

@@ -30,9 +30,15 @@ type MCPServer struct {
 	// of currency: counted against the caller's budgets (reserved at
 	// admission) and recorded as the call's cost in the ledger. 0: free.
 	CallPrice int64
+	// ToolPrices are the per-tool prices (micro-units a call), each over
+	// CallPrice for the tools its pattern matches; PriceOf picks one.
+	ToolPrices []MCPToolPrice
 	// AuthHeader carries AuthValue on every request to the server; "" for none.
 	AuthHeader string
 	AuthValue  Secret
+	// OAuth, when not nil, is the server's credential instead of a static
+	// header: client credentials Relay exchanges for a bearer token.
+	OAuth *MCPOAuth
 	// Usable is false when the credential could not be resolved (Problem
 	// says why); such a server's tools are not listed.
 	Usable    bool
@@ -40,6 +46,63 @@ type MCPServer struct {
 	UpdatedAt time.Time // a change makes the gateway reconnect
 	// Approved is the fingerprint each approved tool was approved at.
 	Approved map[string]string
+}
+
+// MCPOAuth is an MCP server's OAuth client credentials (RFC 6749 §4.4):
+// Relay asks TokenURL for an access token with the client_credentials grant
+// and presents it as "Authorization: Bearer <token>".
+type MCPOAuth struct {
+	TokenURL     string
+	ClientID     string
+	ClientSecret Secret
+	Scopes       []string
+	Audience     string // "" for none
+	Resource     string // RFC 8707's resource indicator; "" for none
+	// AuthMethod is how the client authenticates at the token endpoint:
+	// MCPOAuthBasic (HTTP Basic) or MCPOAuthPost (the form's fields).
+	AuthMethod string
+}
+
+// The token endpoint auth methods (RFC 7591's names).
+const (
+	MCPOAuthBasic = "client_secret_basic"
+	MCPOAuthPost  = "client_secret_post"
+)
+
+// MCPToolPrice is the price per call of the tools Pattern (a tool's name,
+// or a glob over names with *) matches, in micro-units.
+type MCPToolPrice struct {
+	Pattern string
+	Price   int64
+}
+
+// PriceOf is what one tools/call of tool costs: the price of the tool's
+// own name if it has one, else of the first pattern that matches it (the
+// patterns are kept longest first, so the most specific glob wins), else
+// the server's CallPrice.
+func (m *MCPServer) PriceOf(tool string) int64 {
+	for _, p := range m.ToolPrices {
+		if p.Pattern == tool {
+			return p.Price
+		}
+	}
+	for _, p := range m.ToolPrices {
+		if ok, _ := path.Match(p.Pattern, tool); ok {
+			return p.Price
+		}
+	}
+	return m.CallPrice
+}
+
+// SortToolPrices orders prices for PriceOf: longest pattern first, then by
+// pattern, so the choice among globs does not depend on a map's order.
+func SortToolPrices(ps []MCPToolPrice) {
+	slices.SortFunc(ps, func(a, b MCPToolPrice) int {
+		if c := cmp.Compare(len(b.Pattern), len(a.Pattern)); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Pattern, b.Pattern)
+	})
 }
 
 // MCPToolRateLimit is one tool's rate limit. Scope names the tool's

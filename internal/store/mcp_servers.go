@@ -30,7 +30,10 @@ func insertMCPServerParams(r MCPServer) dbsqlc.InsertMCPServerParams {
 	return dbsqlc.InsertMCPServerParams{
 		Slug: r.Slug, Name: r.Name, URL: r.URL, Enabled: r.Enabled, TimeoutMs: r.TimeoutMs,
 		RateLimitID: r.RateLimitID, ToolRateLimits: toolRateLimits(r.ToolRateLimits), CallPrice: r.CallPrice, AuthHeader: r.AuthHeader,
-		AuthSecretRef: r.AuthSecretRef, AuthSecretCiphertext: r.AuthSecretCiphertext,
+		AuthSecretRef: r.AuthSecretRef, AuthSecretCiphertext: r.AuthSecretCiphertext, ToolPrices: jsonObject(r.ToolPrices),
+		OAuthTokenURL: r.OAuthTokenURL, OAuthClientID: r.OAuthClientID, OAuthClientSecretRef: r.OAuthClientSecretRef,
+		OAuthClientSecretCiphertext: r.OAuthClientSecretCiphertext, OAuthScopes: scopes(r.OAuthScopes), OAuthAudience: r.OAuthAudience,
+		OAuthResource: r.OAuthResource, OAuthAuthMethod: oauthAuthMethod(r.OAuthAuthMethod),
 	}
 }
 
@@ -41,16 +44,39 @@ func updateMCPServerParams(r MCPServer) dbsqlc.UpdateMCPServerParams {
 	return dbsqlc.UpdateMCPServerParams{
 		ID: r.ID, Slug: r.Slug, Name: r.Name, URL: r.URL, Enabled: r.Enabled, TimeoutMs: r.TimeoutMs,
 		RateLimitID: r.RateLimitID, ToolRateLimits: toolRateLimits(r.ToolRateLimits), CallPrice: r.CallPrice, AuthHeader: r.AuthHeader,
-		AuthSecretRef: r.AuthSecretRef, AuthSecretCiphertext: r.AuthSecretCiphertext,
+		AuthSecretRef: r.AuthSecretRef, AuthSecretCiphertext: r.AuthSecretCiphertext, ToolPrices: jsonObject(r.ToolPrices),
+		OAuthTokenURL: r.OAuthTokenURL, OAuthClientID: r.OAuthClientID, OAuthClientSecretRef: r.OAuthClientSecretRef,
+		OAuthClientSecretCiphertext: r.OAuthClientSecretCiphertext, OAuthScopes: scopes(r.OAuthScopes), OAuthAudience: r.OAuthAudience,
+		OAuthResource: r.OAuthResource, OAuthAuthMethod: oauthAuthMethod(r.OAuthAuthMethod),
 	}
 }
 
 // toolRateLimits is the column's value of a row's per-tool rate limits.
-func toolRateLimits(j json.RawMessage) json.RawMessage {
+func toolRateLimits(j json.RawMessage) json.RawMessage { return jsonObject(j) }
+
+// jsonObject is a jsonb object column's value: nil writes {}.
+func jsonObject(j json.RawMessage) json.RawMessage {
 	if len(j) == 0 {
 		return json.RawMessage("{}")
 	}
 	return j
+}
+
+// scopes is the oauth_scopes column's value: nil writes {}.
+func scopes(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// oauthAuthMethod is the oauth_auth_method column's value: "" writes the
+// default, client_secret_basic.
+func oauthAuthMethod(m string) string {
+	if m == "" {
+		return "client_secret_basic"
+	}
+	return m
 }
 
 // mcpToolApprovalsPart reads a server's tool approvals with it.

@@ -74,3 +74,46 @@ func TestMCPServers_CRUDAndApprovals(t *testing.T) {
 		t.Fatalf("approvals outlived their server: %+v", as)
 	}
 }
+
+// OAuth client credentials and per-tool prices (migrations 00028, 00029)
+// round-trip, and the table holds a server to one credential: OAuth
+// without a static header, a client id and exactly one client secret.
+func TestMCPServers_OAuthAndToolPrices(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx, s := b.ctx, b.s
+	ref := "env:MCP_CLIENT_SECRET"
+	srv := mk[MCPServer](t)(s.MCPServers().Create(ctx, actor, MCPServer{
+		Slug: "linear", URL: "https://mcp.example/mcp", Enabled: true, TimeoutMs: 5000,
+		OAuthTokenURL: "https://auth.example/token", OAuthClientID: "relay", OAuthClientSecretRef: &ref,
+		OAuthScopes: []string{"read", "write"}, OAuthAudience: "https://mcp.example",
+		ToolPrices: []byte(`{"search_*": 1500}`),
+	}))
+	got := mk[MCPServer](t)(s.MCPServers().Get(ctx, srv.ID))
+	if got.OAuthTokenURL != "https://auth.example/token" || got.OAuthClientID != "relay" || *got.OAuthClientSecretRef != ref ||
+		strings.Join(got.OAuthScopes, " ") != "read write" || got.OAuthAudience != "https://mcp.example" ||
+		got.OAuthAuthMethod != "client_secret_basic" || string(got.ToolPrices) != `{"search_*": 1500}` {
+		t.Fatalf("get = %+v", got)
+	}
+	for name, f := range map[string]func(r *MCPServer){
+		"a header beside OAuth": func(r *MCPServer) { r.AuthHeader, r.AuthSecretRef = "Authorization", &ref },
+		"no client secret":      func(r *MCPServer) { r.OAuthClientSecretRef = nil },
+		"two client secrets":    func(r *MCPServer) { r.OAuthClientSecretCiphertext = []byte{1} },
+		"no client id":          func(r *MCPServer) { r.OAuthClientID = "" },
+		"an unknown method":     func(r *MCPServer) { r.OAuthAuthMethod = "private_key_jwt" },
+		"a price list":          func(r *MCPServer) { r.ToolPrices = []byte(`[1]`) },
+	} {
+		if _, err := s.MCPServers().Modify(ctx, actor, srv.ID, func(r *MCPServer) error { f(r); return nil }); err == nil {
+			t.Fatalf("%s was stored", name)
+		}
+	}
+	// Taking OAuth off clears every field of it.
+	upd := mk[MCPServer](t)(s.MCPServers().Modify(ctx, actor, srv.ID, func(r *MCPServer) error {
+		r.OAuthTokenURL, r.OAuthClientID, r.OAuthClientSecretRef, r.OAuthScopes, r.OAuthAudience = "", "", nil, nil, ""
+		r.OAuthAuthMethod, r.ToolPrices = "client_secret_post", nil
+		return nil
+	}))
+	if upd.OAuthTokenURL != "" || upd.OAuthClientSecretRef != nil || len(upd.OAuthScopes) != 0 || string(upd.ToolPrices) != "{}" {
+		t.Fatalf("update = %+v", upd)
+	}
+}

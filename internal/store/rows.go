@@ -232,6 +232,20 @@ type MCPServer struct {
 	// CallPrice is what each tools/call to the server costs, in
 	// micro-units of currency (migration 00026).
 	CallPrice int64
+	// OAuth client credentials (migration 00028), the other credential: a
+	// token fetched at OAuthTokenURL ("" for none) with the client_credentials
+	// grant, the client secret write-only as AuthSecret* is.
+	OAuthTokenURL               string
+	OAuthClientID               string
+	OAuthClientSecretRef        *string
+	OAuthClientSecretCiphertext []byte
+	OAuthScopes                 []string
+	OAuthAudience               string
+	OAuthResource               string
+	OAuthAuthMethod             string // client_secret_basic or client_secret_post
+	// ToolPrices is a JSON object from a tool's name or glob to its price
+	// per call in micro-units, over CallPrice (migration 00029); nil writes {}.
+	ToolPrices json.RawMessage
 }
 
 // MCPToolApproval is a row of mcp_tool_approvals: an operator's approval

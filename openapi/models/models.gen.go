@@ -260,6 +260,42 @@ func (e LimiterFailureMode) Valid() bool {
 	}
 }
 
+// Defines values for McpOAuthClientSecretSource.
+const (
+	McpOAuthClientSecretSourceEnv    McpOAuthClientSecretSource = "env"
+	McpOAuthClientSecretSourceSealed McpOAuthClientSecretSource = "sealed"
+)
+
+// Valid indicates whether the value is a known member of the McpOAuthClientSecretSource enum.
+func (e McpOAuthClientSecretSource) Valid() bool {
+	switch e {
+	case McpOAuthClientSecretSourceEnv:
+		return true
+	case McpOAuthClientSecretSourceSealed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for McpOAuthAuthMethod.
+const (
+	McpOAuthAuthMethodClientSecretBasic McpOAuthAuthMethod = "client_secret_basic"
+	McpOAuthAuthMethodClientSecretPost  McpOAuthAuthMethod = "client_secret_post"
+)
+
+// Valid indicates whether the value is a known member of the McpOAuthAuthMethod enum.
+func (e McpOAuthAuthMethod) Valid() bool {
+	switch e {
+	case McpOAuthAuthMethodClientSecretBasic:
+		return true
+	case McpOAuthAuthMethodClientSecretPost:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for McpServerAuthSecretSource.
 const (
 	McpServerAuthSecretSourceEnv    McpServerAuthSecretSource = "env"
@@ -1588,6 +1624,48 @@ type LoginRequest struct {
 // McpCallPrice What each tools/call to the server costs, in micro-units of currency (1 = $0.000001): counted against the caller's budgets as model spend is, and recorded as the call's cost. 0: free.
 type McpCallPrice = int64
 
+// McpOAuth defines model for McpOAuth.
+type McpOAuth struct {
+	Audience string `json:"audience"`
+
+	// AuthMethod How Relay authenticates at the token endpoint (RFC 7591's token_endpoint_auth_method) — HTTP Basic or the form's client_id and client_secret.
+	AuthMethod McpOAuthAuthMethod `json:"auth_method"`
+	ClientID   string             `json:"client_id"`
+
+	// ClientSecretRef The `env:NAME` reference when the source is `env`.
+	ClientSecretRef    *string                    `json:"client_secret_ref"`
+	ClientSecretSource McpOAuthClientSecretSource `json:"client_secret_source"`
+	Resource           string                     `json:"resource"`
+	Scopes             []string                   `json:"scopes"`
+	TokenURL           string                     `json:"token_url"`
+}
+
+// McpOAuthClientSecretSource defines model for McpOAuth.ClientSecretSource.
+type McpOAuthClientSecretSource string
+
+// McpOAuthAuthMethod How Relay authenticates at the token endpoint (RFC 7591's token_endpoint_auth_method) — HTTP Basic or the form's client_id and client_secret.
+type McpOAuthAuthMethod string
+
+// McpOAuthInput OAuth client credentials (RFC 6749 §4.4): Relay fetches an access token at token_url and presents it as `Authorization: Bearer <token>`. Exclusive with auth_header. On an update, a client secret may be left out to keep the one stored.
+type McpOAuthInput struct {
+	Audience *string `json:"audience,omitempty"`
+
+	// AuthMethod How Relay authenticates at the token endpoint (RFC 7591's token_endpoint_auth_method) — HTTP Basic or the form's client_id and client_secret.
+	AuthMethod *McpOAuthAuthMethod `json:"auth_method,omitempty"`
+	ClientID   string              `json:"client_id"`
+
+	// ClientSecret Sealed at once under RELAY_MASTER_KEY.
+	ClientSecret *string `json:"client_secret,omitempty"`
+
+	// ClientSecretRef An environment variable holding the client secret.
+	ClientSecretRef *string `json:"client_secret_ref,omitempty"`
+
+	// Resource RFC 8707's resource indicator.
+	Resource *string   `json:"resource,omitempty"`
+	Scopes   *[]string `json:"scopes,omitempty"`
+	TokenURL string    `json:"token_url"`
+}
+
 // McpServer An MCP server Relay fronts at /mcp (Streamable HTTP; stdio servers are out of scope). Its credential is never returned.
 type McpServer struct {
 	// AuthHeader The header Relay presents the credential in; empty for none.
@@ -1606,6 +1684,9 @@ type McpServer struct {
 	// Name A display name.
 	Name Name `json:"name"`
 
+	// Oauth OAuth client credentials, the other credential (null for none); the client secret is never returned.
+	Oauth *McpOAuth `json:"oauth"`
+
 	// RateLimitID The rate limit every tools/call to this server counts against (requests and concurrency; per policy, per key where a rule is per principal).
 	RateLimitID *openapi_types.UUID `json:"rate_limit_id"`
 
@@ -1614,6 +1695,9 @@ type McpServer struct {
 
 	// TimeoutMs Longest one call to the server may take.
 	TimeoutMs int32 `json:"timeout_ms"`
+
+	// ToolPrices Per-tool prices: a tool's name (as the server names it) or a glob over names (`*`) to what each tools/call of it costs in micro-units, overriding call_price. A tool's own name wins over a glob, a longer glob over a shorter one. An update replaces the whole object.
+	ToolPrices McpToolPrices `json:"tool_prices"`
 
 	// ToolRateLimits Per-tool rate limits: a tool's name (as the server names it) to the id of the rate limit its tools/calls count against, on top of the server's rate_limit_id, counted per policy and per tool (per key where a rule is per principal). An update replaces the whole object.
 	ToolRateLimits McpToolRateLimits `json:"tool_rate_limits"`
@@ -1642,12 +1726,18 @@ type McpServerCreate struct {
 	Enabled   *bool         `json:"enabled,omitempty"`
 
 	// Name A display name.
-	Name        *Name               `json:"name,omitempty"`
+	Name *Name `json:"name,omitempty"`
+
+	// Oauth OAuth client credentials (RFC 6749 §4.4): Relay fetches an access token at token_url and presents it as `Authorization: Bearer <token>`. Exclusive with auth_header. On an update, a client secret may be left out to keep the one stored.
+	Oauth       *McpOAuthInput      `json:"oauth,omitempty"`
 	RateLimitID *openapi_types.UUID `json:"rate_limit_id,omitempty"`
 
 	// Slug The server's name; its tools reach callers as `<slug>__<tool>`.
 	Slug      McpServerSlug `json:"slug"`
 	TimeoutMs *int32        `json:"timeout_ms,omitempty"`
+
+	// ToolPrices Per-tool prices: a tool's name (as the server names it) or a glob over names (`*`) to what each tools/call of it costs in micro-units, overriding call_price. A tool's own name wins over a glob, a longer glob over a shorter one. An update replaces the whole object.
+	ToolPrices *McpToolPrices `json:"tool_prices,omitempty"`
 
 	// ToolRateLimits Per-tool rate limits: a tool's name (as the server names it) to the id of the rate limit its tools/calls count against, on top of the server's rate_limit_id, counted per policy and per tool (per key where a rule is per principal). An update replaces the whole object.
 	ToolRateLimits *McpToolRateLimits `json:"tool_rate_limits,omitempty"`
@@ -1678,12 +1768,18 @@ type McpServerUpdate struct {
 	// Name A display name.
 	Name *Name `json:"name,omitempty"`
 
+	// Oauth Replaces the OAuth client credentials; null takes them off.
+	Oauth relaynull.Nullable[McpOAuthInput] `json:"oauth,omitempty"`
+
 	// RateLimitID null removes the rate limit.
 	RateLimitID relaynull.UUID `json:"rate_limit_id,omitempty"`
 
 	// Slug The server's name; its tools reach callers as `<slug>__<tool>`.
 	Slug      *McpServerSlug `json:"slug,omitempty"`
 	TimeoutMs *int32         `json:"timeout_ms,omitempty"`
+
+	// ToolPrices Per-tool prices: a tool's name (as the server names it) or a glob over names (`*`) to what each tools/call of it costs in micro-units, overriding call_price. A tool's own name wins over a glob, a longer glob over a shorter one. An update replaces the whole object.
+	ToolPrices *McpToolPrices `json:"tool_prices,omitempty"`
 
 	// ToolRateLimits Per-tool rate limits: a tool's name (as the server names it) to the id of the rate limit its tools/calls count against, on top of the server's rate_limit_id, counted per policy and per tool (per key where a rule is per principal). An update replaces the whole object.
 	ToolRateLimits *McpToolRateLimits `json:"tool_rate_limits,omitempty"`
@@ -1729,6 +1825,9 @@ type McpToolApprovalCreate struct {
 type McpToolList struct {
 	Items []McpTool `json:"items"`
 }
+
+// McpToolPrices Per-tool prices: a tool's name (as the server names it) or a glob over names (`*`) to what each tools/call of it costs in micro-units, overriding call_price. A tool's own name wins over a glob, a longer glob over a shorter one. An update replaces the whole object.
+type McpToolPrices map[string]int64
 
 // McpToolRateLimits Per-tool rate limits: a tool's name (as the server names it) to the id of the rate limit its tools/calls count against, on top of the server's rate_limit_id, counted per policy and per tool (per key where a rule is per principal). An update replaces the whole object.
 type McpToolRateLimits map[string]openapi_types.UUID

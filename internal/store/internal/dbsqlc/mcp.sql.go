@@ -46,7 +46,7 @@ func (q *Queries) DeleteMCPToolApproval(ctx context.Context, mCPServerID uuid.UU
 }
 
 const getMCPServerByID = `-- name: GetMCPServerByID :one
-SELECT id, slug, name, url, enabled, timeout_ms, rate_limit_id, auth_header, auth_secret_ref, auth_secret_ciphertext, created_at, updated_at, tool_rate_limits, call_price FROM mcp_servers WHERE id = $1
+SELECT id, slug, name, url, enabled, timeout_ms, rate_limit_id, auth_header, auth_secret_ref, auth_secret_ciphertext, created_at, updated_at, tool_rate_limits, call_price, oauth_token_url, oauth_client_id, oauth_client_secret_ref, oauth_client_secret_ciphertext, oauth_scopes, oauth_audience, oauth_resource, oauth_auth_method, tool_prices FROM mcp_servers WHERE id = $1
 `
 
 func (q *Queries) GetMCPServerByID(ctx context.Context, id uuid.UUID) (MCPServer, error) {
@@ -67,12 +67,21 @@ func (q *Queries) GetMCPServerByID(ctx context.Context, id uuid.UUID) (MCPServer
 		&i.UpdatedAt,
 		&i.ToolRateLimits,
 		&i.CallPrice,
+		&i.OAuthTokenURL,
+		&i.OAuthClientID,
+		&i.OAuthClientSecretRef,
+		&i.OAuthClientSecretCiphertext,
+		&i.OAuthScopes,
+		&i.OAuthAudience,
+		&i.OAuthResource,
+		&i.OAuthAuthMethod,
+		&i.ToolPrices,
 	)
 	return i, err
 }
 
 const getMCPServerByIDForUpdate = `-- name: GetMCPServerByIDForUpdate :one
-SELECT id, slug, name, url, enabled, timeout_ms, rate_limit_id, auth_header, auth_secret_ref, auth_secret_ciphertext, created_at, updated_at, tool_rate_limits, call_price FROM mcp_servers WHERE id = $1 FOR UPDATE
+SELECT id, slug, name, url, enabled, timeout_ms, rate_limit_id, auth_header, auth_secret_ref, auth_secret_ciphertext, created_at, updated_at, tool_rate_limits, call_price, oauth_token_url, oauth_client_id, oauth_client_secret_ref, oauth_client_secret_ciphertext, oauth_scopes, oauth_audience, oauth_resource, oauth_auth_method, tool_prices FROM mcp_servers WHERE id = $1 FOR UPDATE
 `
 
 func (q *Queries) GetMCPServerByIDForUpdate(ctx context.Context, id uuid.UUID) (MCPServer, error) {
@@ -93,12 +102,21 @@ func (q *Queries) GetMCPServerByIDForUpdate(ctx context.Context, id uuid.UUID) (
 		&i.UpdatedAt,
 		&i.ToolRateLimits,
 		&i.CallPrice,
+		&i.OAuthTokenURL,
+		&i.OAuthClientID,
+		&i.OAuthClientSecretRef,
+		&i.OAuthClientSecretCiphertext,
+		&i.OAuthScopes,
+		&i.OAuthAudience,
+		&i.OAuthResource,
+		&i.OAuthAuthMethod,
+		&i.ToolPrices,
 	)
 	return i, err
 }
 
 const getMCPServerBySlug = `-- name: GetMCPServerBySlug :one
-SELECT id, slug, name, url, enabled, timeout_ms, rate_limit_id, auth_header, auth_secret_ref, auth_secret_ciphertext, created_at, updated_at, tool_rate_limits, call_price FROM mcp_servers WHERE slug = $1
+SELECT id, slug, name, url, enabled, timeout_ms, rate_limit_id, auth_header, auth_secret_ref, auth_secret_ciphertext, created_at, updated_at, tool_rate_limits, call_price, oauth_token_url, oauth_client_id, oauth_client_secret_ref, oauth_client_secret_ciphertext, oauth_scopes, oauth_audience, oauth_resource, oauth_auth_method, tool_prices FROM mcp_servers WHERE slug = $1
 `
 
 func (q *Queries) GetMCPServerBySlug(ctx context.Context, slug string) (MCPServer, error) {
@@ -119,6 +137,15 @@ func (q *Queries) GetMCPServerBySlug(ctx context.Context, slug string) (MCPServe
 		&i.UpdatedAt,
 		&i.ToolRateLimits,
 		&i.CallPrice,
+		&i.OAuthTokenURL,
+		&i.OAuthClientID,
+		&i.OAuthClientSecretRef,
+		&i.OAuthClientSecretCiphertext,
+		&i.OAuthScopes,
+		&i.OAuthAudience,
+		&i.OAuthResource,
+		&i.OAuthAuthMethod,
+		&i.ToolPrices,
 	)
 	return i, err
 }
@@ -142,24 +169,36 @@ func (q *Queries) GetMCPToolApproval(ctx context.Context, mCPServerID uuid.UUID,
 }
 
 const insertMCPServer = `-- name: InsertMCPServer :one
-INSERT INTO mcp_servers (slug, name, url, enabled, timeout_ms, rate_limit_id, tool_rate_limits, call_price, auth_header, auth_secret_ref, auth_secret_ciphertext)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8,
-        $9, $10, $11)
-RETURNING id, slug, name, url, enabled, timeout_ms, rate_limit_id, auth_header, auth_secret_ref, auth_secret_ciphertext, created_at, updated_at, tool_rate_limits, call_price
+INSERT INTO mcp_servers (slug, name, url, enabled, timeout_ms, rate_limit_id, tool_rate_limits, call_price, tool_prices, auth_header, auth_secret_ref, auth_secret_ciphertext,
+                         oauth_token_url, oauth_client_id, oauth_client_secret_ref, oauth_client_secret_ciphertext, oauth_scopes, oauth_audience, oauth_resource, oauth_auth_method)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9,
+        $10, $11, $12,
+        $13, $14, $15, $16,
+        $17, $18, $19, $20)
+RETURNING id, slug, name, url, enabled, timeout_ms, rate_limit_id, auth_header, auth_secret_ref, auth_secret_ciphertext, created_at, updated_at, tool_rate_limits, call_price, oauth_token_url, oauth_client_id, oauth_client_secret_ref, oauth_client_secret_ciphertext, oauth_scopes, oauth_audience, oauth_resource, oauth_auth_method, tool_prices
 `
 
 type InsertMCPServerParams struct {
-	Slug                 string
-	Name                 string
-	URL                  string
-	Enabled              bool
-	TimeoutMs            int32
-	RateLimitID          *uuid.UUID
-	ToolRateLimits       json.RawMessage
-	CallPrice            int64
-	AuthHeader           string
-	AuthSecretRef        *string
-	AuthSecretCiphertext []byte
+	Slug                        string
+	Name                        string
+	URL                         string
+	Enabled                     bool
+	TimeoutMs                   int32
+	RateLimitID                 *uuid.UUID
+	ToolRateLimits              json.RawMessage
+	CallPrice                   int64
+	ToolPrices                  json.RawMessage
+	AuthHeader                  string
+	AuthSecretRef               *string
+	AuthSecretCiphertext        []byte
+	OAuthTokenURL               string
+	OAuthClientID               string
+	OAuthClientSecretRef        *string
+	OAuthClientSecretCiphertext []byte
+	OAuthScopes                 []string
+	OAuthAudience               string
+	OAuthResource               string
+	OAuthAuthMethod             string
 }
 
 func (q *Queries) InsertMCPServer(ctx context.Context, arg InsertMCPServerParams) (MCPServer, error) {
@@ -172,9 +211,18 @@ func (q *Queries) InsertMCPServer(ctx context.Context, arg InsertMCPServerParams
 		arg.RateLimitID,
 		arg.ToolRateLimits,
 		arg.CallPrice,
+		arg.ToolPrices,
 		arg.AuthHeader,
 		arg.AuthSecretRef,
 		arg.AuthSecretCiphertext,
+		arg.OAuthTokenURL,
+		arg.OAuthClientID,
+		arg.OAuthClientSecretRef,
+		arg.OAuthClientSecretCiphertext,
+		arg.OAuthScopes,
+		arg.OAuthAudience,
+		arg.OAuthResource,
+		arg.OAuthAuthMethod,
 	)
 	var i MCPServer
 	err := row.Scan(
@@ -192,16 +240,25 @@ func (q *Queries) InsertMCPServer(ctx context.Context, arg InsertMCPServerParams
 		&i.UpdatedAt,
 		&i.ToolRateLimits,
 		&i.CallPrice,
+		&i.OAuthTokenURL,
+		&i.OAuthClientID,
+		&i.OAuthClientSecretRef,
+		&i.OAuthClientSecretCiphertext,
+		&i.OAuthScopes,
+		&i.OAuthAudience,
+		&i.OAuthResource,
+		&i.OAuthAuthMethod,
+		&i.ToolPrices,
 	)
 	return i, err
 }
 
 const listMCPServers = `-- name: ListMCPServers :many
 
-SELECT id, slug, name, url, enabled, timeout_ms, rate_limit_id, auth_header, auth_secret_ref, auth_secret_ciphertext, created_at, updated_at, tool_rate_limits, call_price FROM mcp_servers ORDER BY slug
+SELECT id, slug, name, url, enabled, timeout_ms, rate_limit_id, auth_header, auth_secret_ref, auth_secret_ciphertext, created_at, updated_at, tool_rate_limits, call_price, oauth_token_url, oauth_client_id, oauth_client_secret_ref, oauth_client_secret_ciphertext, oauth_scopes, oauth_audience, oauth_resource, oauth_auth_method, tool_prices FROM mcp_servers ORDER BY slug
 `
 
-// MCP servers and the operators' tool approvals (migration 00019, docs/mcp.md).
+// MCP servers and the operators' tool approvals (migrations 00019, 00025, 00026, 00028, 00029; docs/mcp.md).
 func (q *Queries) ListMCPServers(ctx context.Context) ([]MCPServer, error) {
 	rows, err := q.db.Query(ctx, listMCPServers)
 	if err != nil {
@@ -226,6 +283,15 @@ func (q *Queries) ListMCPServers(ctx context.Context) ([]MCPServer, error) {
 			&i.UpdatedAt,
 			&i.ToolRateLimits,
 			&i.CallPrice,
+			&i.OAuthTokenURL,
+			&i.OAuthClientID,
+			&i.OAuthClientSecretRef,
+			&i.OAuthClientSecretCiphertext,
+			&i.OAuthScopes,
+			&i.OAuthAudience,
+			&i.OAuthResource,
+			&i.OAuthAuthMethod,
+			&i.ToolPrices,
 		); err != nil {
 			return nil, err
 		}
@@ -238,7 +304,7 @@ func (q *Queries) ListMCPServers(ctx context.Context) ([]MCPServer, error) {
 }
 
 const listMCPServersPage = `-- name: ListMCPServersPage :many
-SELECT id, slug, name, url, enabled, timeout_ms, rate_limit_id, auth_header, auth_secret_ref, auth_secret_ciphertext, created_at, updated_at, tool_rate_limits, call_price FROM mcp_servers
+SELECT id, slug, name, url, enabled, timeout_ms, rate_limit_id, auth_header, auth_secret_ref, auth_secret_ciphertext, created_at, updated_at, tool_rate_limits, call_price, oauth_token_url, oauth_client_id, oauth_client_secret_ref, oauth_client_secret_ciphertext, oauth_scopes, oauth_audience, oauth_resource, oauth_auth_method, tool_prices FROM mcp_servers
 WHERE id > $1::uuid
 ORDER BY id
 LIMIT $2::int
@@ -268,6 +334,15 @@ func (q *Queries) ListMCPServersPage(ctx context.Context, after uuid.UUID, limit
 			&i.UpdatedAt,
 			&i.ToolRateLimits,
 			&i.CallPrice,
+			&i.OAuthTokenURL,
+			&i.OAuthClientID,
+			&i.OAuthClientSecretRef,
+			&i.OAuthClientSecretCiphertext,
+			&i.OAuthScopes,
+			&i.OAuthAudience,
+			&i.OAuthResource,
+			&i.OAuthAuthMethod,
+			&i.ToolPrices,
 		); err != nil {
 			return nil, err
 		}
@@ -345,28 +420,42 @@ const updateMCPServer = `-- name: UpdateMCPServer :one
 UPDATE mcp_servers
 SET slug = $1, name = $2, url = $3, enabled = $4,
     timeout_ms = $5, rate_limit_id = $6, tool_rate_limits = $7, call_price = $8, auth_header = $9,
-    auth_secret_ref = $10, auth_secret_ciphertext = $11
-WHERE id = $12
-RETURNING id, slug, name, url, enabled, timeout_ms, rate_limit_id, auth_header, auth_secret_ref, auth_secret_ciphertext, created_at, updated_at, tool_rate_limits, call_price
+    auth_secret_ref = $10, auth_secret_ciphertext = $11, tool_prices = $12,
+    oauth_token_url = $13, oauth_client_id = $14,
+    oauth_client_secret_ref = $15, oauth_client_secret_ciphertext = $16,
+    oauth_scopes = $17, oauth_audience = $18, oauth_resource = $19,
+    oauth_auth_method = $20
+WHERE id = $21
+RETURNING id, slug, name, url, enabled, timeout_ms, rate_limit_id, auth_header, auth_secret_ref, auth_secret_ciphertext, created_at, updated_at, tool_rate_limits, call_price, oauth_token_url, oauth_client_id, oauth_client_secret_ref, oauth_client_secret_ciphertext, oauth_scopes, oauth_audience, oauth_resource, oauth_auth_method, tool_prices
 `
 
 type UpdateMCPServerParams struct {
-	Slug                 string
-	Name                 string
-	URL                  string
-	Enabled              bool
-	TimeoutMs            int32
-	RateLimitID          *uuid.UUID
-	ToolRateLimits       json.RawMessage
-	CallPrice            int64
-	AuthHeader           string
-	AuthSecretRef        *string
-	AuthSecretCiphertext []byte
-	ID                   uuid.UUID
+	Slug                        string
+	Name                        string
+	URL                         string
+	Enabled                     bool
+	TimeoutMs                   int32
+	RateLimitID                 *uuid.UUID
+	ToolRateLimits              json.RawMessage
+	CallPrice                   int64
+	AuthHeader                  string
+	AuthSecretRef               *string
+	AuthSecretCiphertext        []byte
+	ToolPrices                  json.RawMessage
+	OAuthTokenURL               string
+	OAuthClientID               string
+	OAuthClientSecretRef        *string
+	OAuthClientSecretCiphertext []byte
+	OAuthScopes                 []string
+	OAuthAudience               string
+	OAuthResource               string
+	OAuthAuthMethod             string
+	ID                          uuid.UUID
 }
 
 // The credential is part of the row's update: a server without an auth
-// header has no secret (the table's check holds them together).
+// header has no secret, and one with OAuth has no header (the table's
+// checks hold them together).
 func (q *Queries) UpdateMCPServer(ctx context.Context, arg UpdateMCPServerParams) (MCPServer, error) {
 	row := q.db.QueryRow(ctx, updateMCPServer,
 		arg.Slug,
@@ -380,6 +469,15 @@ func (q *Queries) UpdateMCPServer(ctx context.Context, arg UpdateMCPServerParams
 		arg.AuthHeader,
 		arg.AuthSecretRef,
 		arg.AuthSecretCiphertext,
+		arg.ToolPrices,
+		arg.OAuthTokenURL,
+		arg.OAuthClientID,
+		arg.OAuthClientSecretRef,
+		arg.OAuthClientSecretCiphertext,
+		arg.OAuthScopes,
+		arg.OAuthAudience,
+		arg.OAuthResource,
+		arg.OAuthAuthMethod,
 		arg.ID,
 	)
 	var i MCPServer
@@ -398,6 +496,15 @@ func (q *Queries) UpdateMCPServer(ctx context.Context, arg UpdateMCPServerParams
 		&i.UpdatedAt,
 		&i.ToolRateLimits,
 		&i.CallPrice,
+		&i.OAuthTokenURL,
+		&i.OAuthClientID,
+		&i.OAuthClientSecretRef,
+		&i.OAuthClientSecretCiphertext,
+		&i.OAuthScopes,
+		&i.OAuthAudience,
+		&i.OAuthResource,
+		&i.OAuthAuthMethod,
+		&i.ToolPrices,
 	)
 	return i, err
 }

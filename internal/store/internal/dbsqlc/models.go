@@ -120,20 +120,29 @@ type InferenceToken struct {
 }
 
 type MCPServer struct {
-	ID                   uuid.UUID
-	Slug                 string
-	Name                 string
-	URL                  string
-	Enabled              bool
-	TimeoutMs            int32
-	RateLimitID          *uuid.UUID
-	AuthHeader           string
-	AuthSecretRef        *string
-	AuthSecretCiphertext []byte
-	CreatedAt            time.Time
-	UpdatedAt            time.Time
-	ToolRateLimits       json.RawMessage
-	CallPrice            int64
+	ID                          uuid.UUID
+	Slug                        string
+	Name                        string
+	URL                         string
+	Enabled                     bool
+	TimeoutMs                   int32
+	RateLimitID                 *uuid.UUID
+	AuthHeader                  string
+	AuthSecretRef               *string
+	AuthSecretCiphertext        []byte
+	CreatedAt                   time.Time
+	UpdatedAt                   time.Time
+	ToolRateLimits              json.RawMessage
+	CallPrice                   int64
+	OAuthTokenURL               string
+	OAuthClientID               string
+	OAuthClientSecretRef        *string
+	OAuthClientSecretCiphertext []byte
+	OAuthScopes                 []string
+	OAuthAudience               string
+	OAuthResource               string
+	OAuthAuthMethod             string
+	ToolPrices                  json.RawMessage
 }
 
 type MCPToolApproval struct {
