@@ -30,6 +30,9 @@ type Hold struct {
 	released int // the text offset the released chunks reach
 	fs       []Finding
 	over     bool
+	// memo[i] keeps rule i's scans from running an expression twice over
+	// the same bytes (memo.go).
+	memo []Memo
 }
 
 type span struct{ start, end int }
@@ -42,7 +45,7 @@ type chunk struct {
 // NewHold returns a Hold for rules holding back window bytes of text (at
 // least MaxMatch); red is the request's Redactor (nil: none).
 func NewHold(rules []Rule, red *Redactor, window int) *Hold {
-	return &Hold{rules: rules, red: red, window: max(window, MaxMatch+MaxPlaceholder), done: make([]int, len(rules))}
+	return &Hold{rules: rules, red: red, window: max(window, MaxMatch+MaxPlaceholder), done: make([]int, len(rules)), memo: make([]Memo, len(rules))}
 }
 
 // Findings are what the rules found so far.
@@ -99,7 +102,11 @@ func (h *Hold) check(dst []byte, final bool) ([]byte, *Finding) {
 	}
 	for i := range h.rules {
 		r := &h.rules[i]
-		for _, m := range Scan(r.Detectors, held) {
+		var memo *Memo
+		if h.memo != nil {
+			memo = &h.memo[i]
+		}
+		for _, m := range ScanAt(r.Detectors, held, h.base, memo) {
 			start, end := h.base+m.Start, h.base+m.End
 			if start < h.done[i] {
 				continue

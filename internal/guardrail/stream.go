@@ -11,6 +11,8 @@ type Stream struct {
 	ds     []Detector
 	window int
 	held   []byte
+	base   int  // the offset of held in the whole text
+	memo   Memo // (memo.go)
 	// done is set once a match blocked: nothing more is released.
 	done bool
 }
@@ -29,7 +31,7 @@ func (s *Stream) Write(text string) (release string, blocked *Match) {
 		return "", nil
 	}
 	s.held = append(s.held, text...)
-	if ms := Scan(s.ds, string(s.held)); len(ms) > 0 {
+	if ms := ScanAt(s.ds, string(s.held), s.base, &s.memo); len(ms) > 0 {
 		s.done = true
 		return "", &ms[0]
 	}
@@ -43,6 +45,7 @@ func (s *Stream) Write(text string) (release string, blocked *Match) {
 	}
 	release = string(s.held[:n])
 	s.held = append(s.held[:0], s.held[n:]...)
+	s.base += n
 	return release, nil
 }
 
@@ -53,7 +56,7 @@ func (s *Stream) Flush() (release string, blocked *Match) {
 		return "", nil
 	}
 	s.done = true
-	if ms := Scan(s.ds, string(s.held)); len(ms) > 0 {
+	if ms := ScanAt(s.ds, string(s.held), s.base, &s.memo); len(ms) > 0 {
 		return "", &ms[0]
 	}
 	release, s.held = string(s.held), s.held[:0]
