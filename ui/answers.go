@@ -1,6 +1,9 @@
 package ui
 
-import "fmt"
+import (
+	"context"
+	"fmt"
+)
 
 // success is a strict method's answer as its success variant T. Any other
 // variant is an error rather than a panic, so a variant the spec gains
@@ -15,4 +18,13 @@ func success[T any](resp any, err error) (T, error) {
 		return zero, fmt.Errorf("the control API answered %T", resp)
 	}
 	return v, nil
+}
+
+// listOrSearch is a kind's page of rows: the service's search for term when
+// one is given, else its list.
+func listOrSearch[P, L any](p *page, term string, params P, list func(context.Context, P) (L, error), search func(context.Context, string, P) (L, error)) (L, error) {
+	if term != "" {
+		return search(p.ctx, term, params)
+	}
+	return list(p.ctx, params)
 }

@@ -37,6 +37,7 @@ var static embed.FS
 // Handler serves the console.
 type Handler struct {
 	api   *controlapi.Server
+	svc   *controlapi.Service // api.Service(): what every page calls
 	log   *slog.Logger
 	mux   *http.ServeMux
 	kinds []*kind
@@ -47,7 +48,7 @@ func New(api *controlapi.Server, log *slog.Logger) *Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	h := &Handler{api: api, log: log, mux: http.NewServeMux()}
+	h := &Handler{api: api, svc: api.Service(), log: log, mux: http.NewServeMux()}
 	h.kinds = h.catalog()
 	h.routes()
 	return h
