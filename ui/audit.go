@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/relay-llm/relay/openapi/models"
-
 )
 
 // The audit log page: GET /api/audit's rows, filtered by kind, actor and
