@@ -81,11 +81,8 @@ func (v *Service) ListHosts(ctx context.Context, params models.ListHostsParams) 
 		return models.HostList{Items: []models.Host{}}, err
 	}
 	rows, err := s.st.Hosts().List(ctx, store.Page{After: after, Limit: fetch})
-	if err != nil {
-		return out, err
-	}
-	rows, next := cut(rows, fetch, func(r store.Host) uuid.UUID { return r.ID })
-	return models.HostList{Items: convertAll(rows, hostOut), NextCursor: next}, nil
+	out.Items, out.NextCursor, err = pageOf(rows, err, fetch, func(r store.Host) uuid.UUID { return r.ID }, hostOut)
+	return out, err
 }
 
 // checkBaseURL refuses a base URL at Relay's own listeners, at a metadata
@@ -257,11 +254,8 @@ func (v *Service) ListModels(ctx context.Context, params models.ListModelsParams
 		return models.ModelList{Items: []models.Model{}}, err
 	}
 	rows, err := s.st.Models().List(ctx, store.Page{After: after, Limit: fetch})
-	if err != nil {
-		return out, err
-	}
-	rows, next := cut(rows, fetch, func(r store.Model) uuid.UUID { return r.ID })
-	return models.ModelList{Items: convertAll(rows, modelOut), NextCursor: next}, nil
+	out.Items, out.NextCursor, err = pageOf(rows, err, fetch, func(r store.Model) uuid.UUID { return r.ID }, modelOut)
+	return out, err
 }
 
 // CreateModel is the operation of the same name in openapi/control.yaml.
@@ -418,11 +412,8 @@ func (v *Service) ListBindings(ctx context.Context, params models.ListBindingsPa
 		return models.BindingList{Items: []models.Binding{}}, err
 	}
 	rows, err := s.st.Bindings().List(ctx, store.BindingsPage{After: after, ModelID: params.ModelID, HostID: params.HostID, Limit: fetch})
-	if err != nil {
-		return out, err
-	}
-	rows, next := cut(rows, fetch, func(r store.Binding) uuid.UUID { return r.ID })
-	return models.BindingList{Items: convertAll(rows, bindingOut), NextCursor: next}, nil
+	out.Items, out.NextCursor, err = pageOf(rows, err, fetch, func(r store.Binding) uuid.UUID { return r.ID }, bindingOut)
+	return out, err
 }
 
 // priceTiers encodes tiers for the jsonb column, checking they ascend.

@@ -125,11 +125,7 @@ func search[R, M any](limit int32, cursor *string, rows func(after uuid.UUID, fe
 		return nil, nil, err
 	}
 	rs, err := rows(after, fetch)
-	if err != nil {
-		return nil, nil, err
-	}
-	rs, next := cut(rs, fetch, id)
-	return convertAll(rs, out), next, nil
+	return pageOf(rs, err, fetch, id, out)
 }
 
 // searchCatalog is search for a system-scoped catalog kind.

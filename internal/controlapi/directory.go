@@ -39,11 +39,8 @@ func (v *Service) ListUsers(ctx context.Context, params models.ListUsersParams) 
 	}
 	reach := store.Reach{All: canReadDirectory(c), SelfID: c.User()}
 	rows, err := s.st.Users().ListVisible(ctx, store.Page{After: after, Limit: fetch}, params.Email, reach)
-	if err != nil {
-		return out, err
-	}
-	rows, next := cut(rows, fetch, func(r store.User) uuid.UUID { return r.ID })
-	return models.UserList{Items: convertAll(rows, userOut), NextCursor: next}, nil
+	out.Items, out.NextCursor, err = pageOf(rows, err, fetch, func(r store.User) uuid.UUID { return r.ID }, userOut)
+	return out, err
 }
 
 // user reads a user the caller can see: itself, or anyone with directory read.
@@ -237,11 +234,8 @@ func (v *Service) ListGroups(ctx context.Context, params models.ListGroupsParams
 		return models.GroupList{Items: []models.Group{}}, nil
 	}
 	rows, err := s.st.Groups().List(ctx, store.Page{After: after, Limit: fetch})
-	if err != nil {
-		return out, err
-	}
-	rows, next := cut(rows, fetch, func(r store.Group) uuid.UUID { return r.ID })
-	return models.GroupList{Items: convertAll(rows, groupOut), NextCursor: next}, nil
+	out.Items, out.NextCursor, err = pageOf(rows, err, fetch, func(r store.Group) uuid.UUID { return r.ID }, groupOut)
+	return out, err
 }
 
 // CreateGroup is the operation of the same name in openapi/control.yaml.
@@ -330,11 +324,8 @@ func (v *Service) ListGroupMembers(ctx context.Context, id uuid.UUID, params mod
 		return out, err
 	}
 	rows, err := s.st.GroupMemberships().List(ctx, store.GroupMembershipsPage{AfterGroupID: id, AfterUserID: after, GroupID: &id, Limit: fetch})
-	if err != nil {
-		return out, err
-	}
-	rows, next := cut(rows, fetch, func(r store.GroupMembership) uuid.UUID { return r.UserID })
-	return models.GroupMemberList{Items: convertAll(rows, memberOut), NextCursor: next}, nil
+	out.Items, out.NextCursor, err = pageOf(rows, err, fetch, func(r store.GroupMembership) uuid.UUID { return r.UserID }, memberOut)
+	return out, err
 }
 
 // CreateGroupMember is the operation of the same name in openapi/control.yaml.
@@ -369,11 +360,7 @@ func (v *Service) DeleteGroupMember(ctx context.Context, id uuid.UUID, userID uu
 	if err != nil {
 		return err
 	}
-	err = s.st.GroupMemberships().Delete(ctx, c.actor, store.GroupMembershipKey{GroupID: id, UserID: userID})
-	if _, err := found("group member", struct{}{}, err); err != nil {
-		return err
-	}
-	return nil
+	return deleted("group member", s.st.GroupMemberships().Delete(ctx, c.actor, store.GroupMembershipKey{GroupID: id, UserID: userID}))
 }
 
 // Role bindings -----------------------------------------------------------------

@@ -60,11 +60,8 @@ func (v *Service) ListHostKeys(ctx context.Context, params models.ListHostKeysPa
 		return models.HostKeyList{Items: []models.HostKey{}}, err
 	}
 	rows, err := s.st.HostKeys().List(ctx, store.HostKeysPage{After: after, HostID: params.HostID, Limit: fetch})
-	if err != nil {
-		return out, err
-	}
-	rows, next := cut(rows, fetch, func(r store.HostKey) uuid.UUID { return r.ID })
-	return models.HostKeyList{Items: convertAll(rows, hostKeyOut), NextCursor: next}, nil
+	out.Items, out.NextCursor, err = pageOf(rows, err, fetch, func(r store.HostKey) uuid.UUID { return r.ID }, hostKeyOut)
+	return out, err
 }
 
 // CreateHostKey is the operation of the same name in openapi/control.yaml.

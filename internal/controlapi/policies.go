@@ -202,11 +202,8 @@ func (v *Service) ListRateLimitRules(ctx context.Context, id uuid.UUID, params m
 		return out, err
 	}
 	rows, err := s.st.RateLimitRules().List(ctx, store.RateLimitRulesPage{After: after, RateLimitID: &id, Limit: fetch})
-	if err != nil {
-		return out, err
-	}
-	rows, next := cut(rows, fetch, func(r store.RateLimitRule) uuid.UUID { return r.ID })
-	return models.RateLimitRuleList{Items: convertAll(rows, ruleOut), NextCursor: next}, nil
+	out.Items, out.NextCursor, err = pageOf(rows, err, fetch, func(r store.RateLimitRule) uuid.UUID { return r.ID }, ruleOut)
+	return out, err
 }
 
 // CreateRateLimitRule is the operation of the same name in openapi/control.yaml.
@@ -305,11 +302,8 @@ func (v *Service) ListPolicies(ctx context.Context, params models.ListPoliciesPa
 	}
 	all, teams := c.Teams()
 	rows, err := s.st.Policies().ListVisible(ctx, store.PoliciesPage{After: after, AllTeams: all, TeamIDs: teams, TeamID: params.TeamID, Limit: fetch})
-	if err != nil {
-		return out, err
-	}
-	rows, next := cut(rows, fetch, func(r store.Policy) uuid.UUID { return r.ID })
-	return models.PolicyList{Items: convertAll(rows, policyOut), NextCursor: next}, nil
+	out.Items, out.NextCursor, err = pageOf(rows, err, fetch, func(r store.Policy) uuid.UUID { return r.ID }, policyOut)
+	return out, err
 }
 
 // policyRow reads a policy the caller may see (404 otherwise); write asks
@@ -586,11 +580,8 @@ func (v *Service) ListPolicyModelGrants(ctx context.Context, id uuid.UUID, param
 		return out, err
 	}
 	rows, err := s.st.PolicyModels().List(ctx, store.PolicyModelsPage{AfterPolicyID: id, AfterModelID: after, PolicyID: &id, Limit: fetch})
-	if err != nil {
-		return out, err
-	}
-	rows, next := cut(rows, fetch, func(r store.PolicyModel) uuid.UUID { return r.ModelID })
-	return models.PolicyModelGrantList{Items: convertAll(rows, policyModelOut), NextCursor: next}, nil
+	out.Items, out.NextCursor, err = pageOf(rows, err, fetch, func(r store.PolicyModel) uuid.UUID { return r.ModelID }, policyModelOut)
+	return out, err
 }
 
 // CreatePolicyModelGrant is the operation of the same name in openapi/control.yaml.
@@ -625,11 +616,7 @@ func (v *Service) DeletePolicyModelGrant(ctx context.Context, id uuid.UUID, mode
 	if err != nil {
 		return err
 	}
-	err = s.st.PolicyModels().Delete(ctx, c.actor, store.PolicyModelKey{PolicyID: id, ModelID: modelID})
-	if _, err := found("model grant", struct{}{}, err); err != nil {
-		return err
-	}
-	return nil
+	return deleted("model grant", s.st.PolicyModels().Delete(ctx, c.actor, store.PolicyModelKey{PolicyID: id, ModelID: modelID}))
 }
 
 // ListPolicyHostKeyGrants is the operation of the same name in openapi/control.yaml.
@@ -647,11 +634,8 @@ func (v *Service) ListPolicyHostKeyGrants(ctx context.Context, id uuid.UUID, par
 		return out, err
 	}
 	rows, err := s.st.PolicyHostKeys().List(ctx, store.PolicyHostKeysPage{AfterPolicyID: id, AfterHostKeyID: after, PolicyID: &id, Limit: fetch})
-	if err != nil {
-		return out, err
-	}
-	rows, next := cut(rows, fetch, func(r store.PolicyHostKey) uuid.UUID { return r.HostKeyID })
-	return models.PolicyHostKeyGrantList{Items: convertAll(rows, policyHostKeyOut), NextCursor: next}, nil
+	out.Items, out.NextCursor, err = pageOf(rows, err, fetch, func(r store.PolicyHostKey) uuid.UUID { return r.HostKeyID }, policyHostKeyOut)
+	return out, err
 }
 
 // CreatePolicyHostKeyGrant is the operation of the same name in openapi/control.yaml.
@@ -696,11 +680,7 @@ func (v *Service) DeletePolicyHostKeyGrant(ctx context.Context, id uuid.UUID, ho
 	if err != nil {
 		return err
 	}
-	err = s.st.PolicyHostKeys().Delete(ctx, c.actor, store.PolicyHostKeyKey{PolicyID: id, HostKeyID: hostKeyID})
-	if _, err := found("host key grant", struct{}{}, err); err != nil {
-		return err
-	}
-	return nil
+	return deleted("host key grant", s.st.PolicyHostKeys().Delete(ctx, c.actor, store.PolicyHostKeyKey{PolicyID: id, HostKeyID: hostKeyID}))
 }
 
 // ListPolicyModelRateLimits is the operation of the same name in openapi/control.yaml.
@@ -718,11 +698,8 @@ func (v *Service) ListPolicyModelRateLimits(ctx context.Context, id uuid.UUID, p
 		return out, err
 	}
 	rows, err := s.st.PolicyModelRateLimits().List(ctx, store.PolicyModelRateLimitsPage{AfterPolicyID: id, AfterModelID: after, PolicyID: &id, Limit: fetch})
-	if err != nil {
-		return out, err
-	}
-	rows, next := cut(rows, fetch, func(r store.PolicyModelRateLimit) uuid.UUID { return r.ModelID })
-	return models.PolicyModelRateLimitList{Items: convertAll(rows, policyModelRateLimitOut), NextCursor: next}, nil
+	out.Items, out.NextCursor, err = pageOf(rows, err, fetch, func(r store.PolicyModelRateLimit) uuid.UUID { return r.ModelID }, policyModelRateLimitOut)
+	return out, err
 }
 
 // CreatePolicyModelRateLimit is the operation of the same name in openapi/control.yaml.
@@ -809,9 +786,5 @@ func (v *Service) DeletePolicyModelRateLimit(ctx context.Context, id uuid.UUID, 
 	if err != nil {
 		return err
 	}
-	err = s.st.PolicyModelRateLimits().Delete(ctx, c.actor, store.PolicyModelKey{PolicyID: id, ModelID: modelID})
-	if _, err := found("per-model rate limit", struct{}{}, err); err != nil {
-		return err
-	}
-	return nil
+	return deleted("per-model rate limit", s.st.PolicyModelRateLimits().Delete(ctx, c.actor, store.PolicyModelKey{PolicyID: id, ModelID: modelID}))
 }

@@ -47,11 +47,8 @@ func (v *Service) ListPolicyShares(ctx context.Context, id uuid.UUID, params mod
 		return out, err
 	}
 	rows, err := s.st.PolicyTeamShares().List(ctx, store.PolicyTeamSharesPage{AfterPolicyID: id, AfterTeamID: after, PolicyID: &id, Limit: fetch})
-	if err != nil {
-		return out, err
-	}
-	rows, next := cut(rows, fetch, func(r store.PolicyTeamShare) uuid.UUID { return r.TeamID })
-	return models.PolicyTeamShareList{Items: convertAll(rows, policyShareOut), NextCursor: next}, nil
+	out.Items, out.NextCursor, err = pageOf(rows, err, fetch, func(r store.PolicyTeamShare) uuid.UUID { return r.TeamID }, policyShareOut)
+	return out, err
 }
 
 // SharePolicy is the operation of the same name in openapi/control.yaml. Only a system policy is
@@ -96,11 +93,7 @@ func (v *Service) UnsharePolicy(ctx context.Context, id uuid.UUID, teamID uuid.U
 	if err != nil {
 		return err
 	}
-	err = s.st.PolicyTeamShares().Delete(ctx, c.actor, store.PolicyTeamShareKey{PolicyID: id, TeamID: teamID})
-	if _, err := found("policy share", struct{}{}, err); err != nil {
-		return err
-	}
-	return nil
+	return deleted("policy share", s.st.PolicyTeamShares().Delete(ctx, c.actor, store.PolicyTeamShareKey{PolicyID: id, TeamID: teamID}))
 }
 
 // ListHostKeyShares is the operation of the same name in openapi/control.yaml.
@@ -118,11 +111,8 @@ func (v *Service) ListHostKeyShares(ctx context.Context, id uuid.UUID, params mo
 		return out, err
 	}
 	rows, err := s.st.HostKeyTeamShares().List(ctx, store.HostKeyTeamSharesPage{AfterHostKeyID: id, AfterTeamID: after, HostKeyID: &id, Limit: fetch})
-	if err != nil {
-		return out, err
-	}
-	rows, next := cut(rows, fetch, func(r store.HostKeyTeamShare) uuid.UUID { return r.TeamID })
-	return models.HostKeyTeamShareList{Items: convertAll(rows, hostKeyShareOut), NextCursor: next}, nil
+	out.Items, out.NextCursor, err = pageOf(rows, err, fetch, func(r store.HostKeyTeamShare) uuid.UUID { return r.TeamID }, hostKeyShareOut)
+	return out, err
 }
 
 // ShareHostKey is the operation of the same name in openapi/control.yaml.
@@ -163,11 +153,7 @@ func (v *Service) UnshareHostKey(ctx context.Context, id uuid.UUID, teamID uuid.
 	if err != nil {
 		return err
 	}
-	err = s.st.HostKeyTeamShares().Delete(ctx, c.actor, store.HostKeyTeamShareKey{HostKeyID: id, TeamID: teamID})
-	if _, err := found("host key share", struct{}{}, err); err != nil {
-		return err
-	}
-	return nil
+	return deleted("host key share", s.st.HostKeyTeamShares().Delete(ctx, c.actor, store.HostKeyTeamShareKey{HostKeyID: id, TeamID: teamID}))
 }
 
 // ListTeamHostKeyShares implements StrictServerInterface: what the team's
@@ -197,9 +183,6 @@ func (v *Service) ListTeamHostKeyShares(ctx context.Context, id uuid.UUID, param
 		afterTeam = uuid.Max
 	}
 	rows, err := s.st.HostKeyTeamShares().List(ctx, store.HostKeyTeamSharesPage{AfterHostKeyID: after, AfterTeamID: afterTeam, TeamID: &id, Limit: fetch})
-	if err != nil {
-		return out, err
-	}
-	rows, next := cut(rows, fetch, func(r store.HostKeyTeamShare) uuid.UUID { return r.HostKeyID })
-	return models.HostKeyTeamShareList{Items: convertAll(rows, hostKeyShareOut), NextCursor: next}, nil
+	out.Items, out.NextCursor, err = pageOf(rows, err, fetch, func(r store.HostKeyTeamShare) uuid.UUID { return r.HostKeyID }, hostKeyShareOut)
+	return out, err
 }

@@ -62,11 +62,8 @@ func (v *Service) ListTeams(ctx context.Context, params models.ListTeamsParams) 
 		return out, err
 	}
 	rows, err := s.st.Teams().ListVisible(ctx, store.Page{After: after, Limit: fetch}, storeReach(c, rbac.Read))
-	if err != nil {
-		return out, err
-	}
-	rows, next := cut(rows, fetch, func(r store.Team) uuid.UUID { return r.ID })
-	return models.TeamList{Items: convertAll(rows, teamOut), NextCursor: next}, nil
+	out.Items, out.NextCursor, err = pageOf(rows, err, fetch, func(r store.Team) uuid.UUID { return r.ID }, teamOut)
+	return out, err
 }
 
 // team reads a team the caller can see; need (if not zero) is checked on it.
@@ -184,11 +181,8 @@ func (v *Service) ListProjects(ctx context.Context, params models.ListProjectsPa
 		return out, err
 	}
 	rows, err := s.st.Projects().ListVisible(ctx, store.ProjectsPage{After: after, TeamID: params.TeamID, Limit: fetch}, storeReach(c, rbac.Read))
-	if err != nil {
-		return out, err
-	}
-	rows, next := cut(rows, fetch, func(r store.Project) uuid.UUID { return r.ID })
-	return models.ProjectList{Items: convertAll(rows, projectOut), NextCursor: next}, nil
+	out.Items, out.NextCursor, err = pageOf(rows, err, fetch, func(r store.Project) uuid.UUID { return r.ID }, projectOut)
+	return out, err
 }
 
 func projectID(p store.Project) uuid.UUID { return p.ID }
@@ -305,11 +299,8 @@ func (v *Service) ListServiceAccounts(ctx context.Context, params models.ListSer
 		return out, err
 	}
 	rows, err := s.st.ServiceAccounts().ListVisible(ctx, store.ServiceAccountsPage{After: after, ProjectID: params.ProjectID, Limit: fetch}, storeReach(c, rbac.Read))
-	if err != nil {
-		return out, err
-	}
-	rows, next := cut(rows, fetch, func(r store.ServiceAccount) uuid.UUID { return r.ID })
-	return models.ServiceAccountList{Items: convertAll(rows, serviceAccountOut), NextCursor: next}, nil
+	out.Items, out.NextCursor, err = pageOf(rows, err, fetch, func(r store.ServiceAccount) uuid.UUID { return r.ID }, serviceAccountOut)
+	return out, err
 }
 
 // CreateServiceAccount is the operation of the same name in openapi/control.yaml.
