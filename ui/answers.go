@@ -28,3 +28,16 @@ func listOrSearch[P, L any](p *page, term string, params P, list func(context.Co
 	}
 	return list(p.ctx, params)
 }
+
+// options is a form's choices from the first page of a kind: one option per
+// item, none when the list failed (the form then shows ids).
+func options[X any](items []X, err error, opt func(X) option) []option {
+	if err != nil {
+		return nil
+	}
+	out := make([]option, 0, len(items))
+	for _, x := range items {
+		out = append(out, opt(x))
+	}
+	return out
+}

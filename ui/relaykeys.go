@@ -157,105 +157,53 @@ const optionLimit = int32(500)
 func (h *Handler) hostOptions(p *page) []option {
 	l := optionLimit
 	resp, err := h.svc.ListHosts(p.ctx, models.ListHostsParams{Limit: &l})
-	if err != nil {
-		return nil
-	}
-	var out []option
-	for _, x := range resp.Items {
-		out = append(out, option{Value: x.ID.String(), Label: x.Slug})
-	}
-	return out
+	return options(resp.Items, err, func(x models.Host) option { return option{Value: x.ID.String(), Label: x.Slug} })
 }
 
 func (h *Handler) modelOptions(p *page) []option {
 	l := optionLimit
 	resp, err := h.svc.ListModels(p.ctx, models.ListModelsParams{Limit: &l})
-	if err != nil {
-		return nil
-	}
-	var out []option
-	for _, x := range resp.Items {
-		out = append(out, option{Value: x.ID.String(), Label: x.Name})
-	}
-	return out
+	return options(resp.Items, err, func(x models.Model) option { return option{Value: x.ID.String(), Label: x.Name} })
 }
 
 func (h *Handler) hostKeyOptions(p *page) []option {
 	l := optionLimit
 	resp, err := h.svc.ListHostKeys(p.ctx, models.ListHostKeysParams{Limit: &l})
-	if err != nil {
-		return nil
-	}
 	hosts := labels(h.hostOptions(p))
-	var out []option
-	for _, x := range resp.Items {
-		out = append(out, option{Value: x.ID.String(), Label: hosts.of(x.HostID) + " / " + x.Slug})
-	}
-	return out
+	return options(resp.Items, err, func(x models.HostKey) option {
+		return option{Value: x.ID.String(), Label: hosts.of(x.HostID) + " / " + x.Slug}
+	})
 }
 
 func (h *Handler) rateLimitOptions(p *page) []option {
 	l := optionLimit
 	resp, err := h.svc.ListRateLimits(p.ctx, models.ListRateLimitsParams{Limit: &l})
-	if err != nil {
-		return nil
-	}
-	var out []option
-	for _, x := range resp.Items {
-		out = append(out, option{Value: x.ID.String(), Label: x.Slug})
-	}
-	return out
+	return options(resp.Items, err, func(x models.RateLimit) option { return option{Value: x.ID.String(), Label: x.Slug} })
 }
 
 func (h *Handler) policyOptions(p *page) []option {
 	l := optionLimit
 	resp, err := h.svc.ListPolicies(p.ctx, models.ListPoliciesParams{Limit: &l})
-	if err != nil {
-		return nil
-	}
-	var out []option
-	for _, x := range resp.Items {
-		out = append(out, option{Value: x.ID.String(), Label: x.Slug})
-	}
-	return out
+	return options(resp.Items, err, func(x models.Policy) option { return option{Value: x.ID.String(), Label: x.Slug} })
 }
 
 func (h *Handler) teamOptions(p *page) []option {
 	l := optionLimit
 	resp, err := h.svc.ListTeams(p.ctx, models.ListTeamsParams{Limit: &l})
-	if err != nil {
-		return nil
-	}
-	var out []option
-	for _, x := range resp.Items {
-		out = append(out, option{Value: x.ID.String(), Label: x.Slug})
-	}
-	return out
+	return options(resp.Items, err, func(x models.Team) option { return option{Value: x.ID.String(), Label: x.Slug} })
 }
 
 func (h *Handler) projectOptions(p *page) []option {
 	l := optionLimit
 	resp, err := h.svc.ListProjects(p.ctx, models.ListProjectsParams{Limit: &l})
-	if err != nil {
-		return nil
-	}
 	teams := labels(h.teamOptions(p))
-	var out []option
-	for _, x := range resp.Items {
-		out = append(out, option{Value: x.ID.String(), Label: teams.of(x.TeamID) + "/" + x.Slug})
-	}
-	return out
+	return options(resp.Items, err, func(x models.Project) option {
+		return option{Value: x.ID.String(), Label: teams.of(x.TeamID) + "/" + x.Slug}
+	})
 }
 
 func (h *Handler) serviceAccountOptions(p *page) []option {
 	l := optionLimit
 	resp, err := h.svc.ListServiceAccounts(p.ctx, models.ListServiceAccountsParams{Limit: &l})
-	if err != nil {
-		return nil
-	}
-	var out []option
-	for _, x := range resp.Items {
-		out = append(out, option{Value: x.ID.String(), Label: x.Slug})
-	}
-	return out
+	return options(resp.Items, err, func(x models.ServiceAccount) option { return option{Value: x.ID.String(), Label: x.Slug} })
 }

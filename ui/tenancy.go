@@ -340,27 +340,13 @@ func (h *Handler) roleBindingKind() *kind {
 func (h *Handler) userOptions(p *page) []option {
 	l := optionLimit
 	resp, err := h.svc.ListUsers(p.ctx, models.ListUsersParams{Limit: &l})
-	if err != nil {
-		return nil
-	}
-	var out []option
-	for _, x := range resp.Items {
-		out = append(out, option{Value: x.ID.String(), Label: string(x.Email)})
-	}
-	return out
+	return options(resp.Items, err, func(x models.User) option { return option{Value: x.ID.String(), Label: string(x.Email)} })
 }
 
 func (h *Handler) groupOptions(p *page) []option {
 	l := optionLimit
 	resp, err := h.svc.ListGroups(p.ctx, models.ListGroupsParams{Limit: &l})
-	if err != nil {
-		return nil
-	}
-	var out []option
-	for _, x := range resp.Items {
-		out = append(out, option{Value: x.ID.String(), Label: x.Slug})
-	}
-	return out
+	return options(resp.Items, err, func(x models.Group) option { return option{Value: x.ID.String(), Label: x.Slug} })
 }
 
 // amount reads a required amount of currency ("100.00") as micro-units.
