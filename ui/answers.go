@@ -5,7 +5,8 @@ import (
 	"fmt"
 )
 
-// success is a strict method's answer as its success variant T. Any other
+// success is a strict method's answer as its success variant T, for the
+// operations the Service does not serve yet (MCP servers). Any other
 // variant is an error rather than a panic, so a variant the spec gains
 // later cannot bring a page down.
 func success[T any](resp any, err error) (T, error) {

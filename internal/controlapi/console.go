@@ -18,8 +18,7 @@ import (
 	"github.com/relay-llm/relay/internal/store"
 )
 
-// The admin console (package ui) calls the strict-server methods of Server
-// directly — one set of rules, one RBAC, one audit trail — and needs the few
+// The admin console (package ui) calls the Service (service.go) directly — one set of rules, one RBAC, one audit trail — and needs the few
 // steps ServeHTTP takes before them: authenticate the session cookie, check
 // the CSRF token, validate a body against the spec, and turn an error into
 // what a page shows. They are here, next to the steps they reuse.
@@ -46,7 +45,7 @@ func (p *Principal) CheckCSRF(token string) bool {
 
 // SignedIn authenticates a console request by its session cookie only (the
 // admin bearer is for scripts) and returns a context that carries the caller
-// for the strict methods.
+// for the Service methods.
 func (s *Server) SignedIn(r *http.Request) (context.Context, *Principal, error) {
 	ck, err := r.Cookie(CookieName)
 	if err != nil || ck.Value == "" {
@@ -96,7 +95,7 @@ type Problem struct {
 	RetryAfter int // seconds; a page sends Retry-After when > 0 (database_unavailable)
 }
 
-// Explain maps an error of a strict method (or of Check) to the API's status
+// Explain maps an error of a Service method (or of Check) to the API's status
 // and message; anything else is a 500 "internal error" (log the error
 // itself, never show it).
 func Explain(method string, err error) Problem {
