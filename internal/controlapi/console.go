@@ -18,8 +18,9 @@ import (
 	"github.com/relay-llm/relay/internal/store"
 )
 
-// The admin console (package ui) calls the Service (service.go) directly — one set of rules, one RBAC, one audit trail — and needs the few
-// steps ServeHTTP takes before them: authenticate the session cookie, check
+// The admin console (package ui) calls the Service (service.go) directly —
+// one set of rules, one RBAC, one audit trail — and needs the few steps
+// ServeHTTP takes before them: authenticate the session cookie, check
 // the CSRF token, validate a body against the spec, and turn an error into
 // what a page shows. They are here, next to the steps they reuse.
 
