@@ -1,8 +1,12 @@
 package ui
 
-import "fmt"
+import (
+	"context"
+	"fmt"
+)
 
-// success is a strict method's answer as its success variant T. Any other
+// success is a strict method's answer as its success variant T, for the
+// operations the Service does not serve yet (MCP servers). Any other
 // variant is an error rather than a panic, so a variant the spec gains
 // later cannot bring a page down.
 func success[T any](resp any, err error) (T, error) {
@@ -15,4 +19,26 @@ func success[T any](resp any, err error) (T, error) {
 		return zero, fmt.Errorf("the control API answered %T", resp)
 	}
 	return v, nil
+}
+
+// listOrSearch is a kind's page of rows: the service's search for term when
+// one is given, else its list.
+func listOrSearch[P, L any](p *page, term string, params P, list func(context.Context, P) (L, error), search func(context.Context, string, P) (L, error)) (L, error) {
+	if term != "" {
+		return search(p.ctx, term, params)
+	}
+	return list(p.ctx, params)
+}
+
+// options is a form's choices from the first page of a kind: one option per
+// item, none when the list failed (the form then shows ids).
+func options[X any](items []X, err error, opt func(X) option) []option {
+	if err != nil {
+		return nil
+	}
+	out := make([]option, 0, len(items))
+	for _, x := range items {
+		out = append(out, opt(x))
+	}
+	return out
 }

@@ -7,8 +7,6 @@ import (
 	"strings"
 
 	"github.com/relay-llm/relay/openapi/models"
-
-	gen "github.com/relay-llm/relay/openapi/controlgen"
 )
 
 // The audit log page: GET /api/audit's rows, filtered by kind, actor and
@@ -45,12 +43,11 @@ func (h *Handler) audit(p *page) {
 	if c := q.Get("cursor"); c != "" {
 		params.Cursor = &c
 	}
-	resp, err := h.api.ListAuditLog(p.ctx, gen.ListAuditLogRequestObject{Params: params})
+	l, err := h.svc.ListAuditLog(p.ctx, params)
 	if err != nil {
 		h.failErr(p, err)
 		return
 	}
-	l := resp.(gen.ListAuditLog200JSONResponse)
 	t := table{Columns: []column{{Title: "#", Num: true}, {Title: "When"}, {Title: "Who"}, {Title: "Action"}, {Title: "Kind"}, {Title: "Object"}, {Title: "From"}},
 		Empty: "No audit rows match."}
 	for _, e := range l.Items {

@@ -12,7 +12,6 @@ import (
 
 	"github.com/relay-llm/relay/internal/controlapi"
 	"github.com/relay-llm/relay/internal/server"
-	gen "github.com/relay-llm/relay/openapi/controlgen"
 )
 
 // Sign-in has no session yet, so its form carries a token that must match a
@@ -63,7 +62,7 @@ func (h *Handler) login(r *http.Request, email, password string) (string, *contr
 	if err := h.api.Check(r.Context(), http.MethodPost, "/api/auth/login", body); err != nil {
 		return "", &controlapi.Problem{Status: http.StatusUnauthorized, Message: "wrong email or password"}
 	}
-	resp, err := h.api.Login(controlapi.RequestContext(r), gen.LoginRequestObject{Body: &body}) // the sign-in's audit row names the client
+	in, err := h.svc.Login(controlapi.RequestContext(r), &body) // the sign-in's audit row names the client
 	if err != nil {
 		pr := controlapi.Explain(r.Method, err)
 		if pr.Status >= 500 {
@@ -71,8 +70,7 @@ func (h *Handler) login(r *http.Request, email, password string) (string, *contr
 		}
 		return "", &pr
 	}
-	ok, _ := resp.(gen.Login200JSONResponse)
-	return ok.Headers.SetCookie, nil
+	return in.Cookie.String(), nil
 }
 
 // safeNext keeps a post-sign-in destination on this console: a path of this
@@ -102,14 +100,12 @@ func safeNext(next string) string {
 }
 
 func (h *Handler) signOut(p *page) {
-	resp, err := h.api.Logout(p.ctx, gen.LogoutRequestObject{})
+	ck, err := h.svc.Logout(p.ctx)
 	if err != nil {
 		h.failErr(p, err)
 		return
 	}
-	if ok, is := resp.(gen.Logout204Response); is {
-		p.w.Header().Add("Set-Cookie", ok.Headers.SetCookie)
-	}
+	p.w.Header().Add("Set-Cookie", ck.String())
 	http.Redirect(p.w, p.r, "/sign-in", http.StatusSeeOther)
 }
 
@@ -158,7 +154,7 @@ func (h *Handler) changePassword(p *page) {
 		bad("password", controlapi.Explain(http.MethodPatch, err).Message)
 		return
 	}
-	if _, err := h.api.UpdateUser(p.ctx, gen.UpdateUserRequestObject{ID: p.who.UserID, Body: &body}); err != nil {
+	if _, err := h.svc.UpdateUser(p.ctx, p.who.UserID, &body); err != nil {
 		h.failErr(p, err)
 		return
 	}

@@ -14,7 +14,6 @@ import (
 	"github.com/relay-llm/relay/internal/controlapi"
 	"github.com/relay-llm/relay/internal/profile"
 	"github.com/relay-llm/relay/internal/rbac"
-	gen "github.com/relay-llm/relay/openapi/controlgen"
 	relaynull "github.com/relay-llm/relay/openapi/nullable"
 )
 
@@ -47,19 +46,9 @@ func (h *Handler) hostKind() *kind {
 	k := &kind{slug: "hosts", search: "slug, name or base URL", title: "Hosts", one: "host", write: manageSystem,
 		columns: []column{{Title: "Slug"}, {Title: "Name"}, {Title: "Provider"}, {Title: "Base URL"}, {Title: "State"}}}
 	k.list = func(p *page, term string, limit int32, cursor *string) ([]row, *string, error) {
-		var l gen.ListHosts200JSONResponse
-		if term != "" {
-			items, next, err := h.api.SearchHosts(p.ctx, term, limit, cursor)
-			if err != nil {
-				return nil, nil, err
-			}
-			l.Items, l.NextCursor = items, next
-		} else {
-			resp, err := h.api.ListHosts(p.ctx, gen.ListHostsRequestObject{Params: models.ListHostsParams{Limit: &limit, Cursor: cursor}})
-			if err != nil {
-				return nil, nil, err
-			}
-			l = resp.(gen.ListHosts200JSONResponse)
+		l, err := listOrSearch(p, term, models.ListHostsParams{Limit: &limit, Cursor: cursor}, h.svc.ListHosts, h.svc.SearchHosts)
+		if err != nil {
+			return nil, nil, err
 		}
 		rows := make([]row, len(l.Items))
 		for i, x := range l.Items {
@@ -93,15 +82,14 @@ func (h *Handler) hostKind() *kind {
 		if err := p.check(h, http.MethodPost, "/api/hosts", b); err != nil {
 			return err
 		}
-		_, err := h.api.CreateHost(p.ctx, gen.CreateHostRequestObject{Body: &b})
+		_, err := h.svc.CreateHost(p.ctx, &b)
 		return err
 	}
 	k.load = func(p *page, id uuid.UUID) (url.Values, error) {
-		resp, err := h.api.GetHost(p.ctx, gen.GetHostRequestObject{ID: id})
+		x, err := h.svc.GetHost(p.ctx, id)
 		if err != nil {
 			return nil, err
 		}
-		x := resp.(gen.GetHost200JSONResponse)
 		return url.Values{"slug": {x.Slug}, "name": {x.Name}, "provider": {string(x.Provider)}, "base_url": {x.BaseURL}, "enabled": {onOff(x.Enabled)}, "forward_headers": {strings.Join(x.ForwardHeaders, ", ")},
 			"profile": {x.Profile}, "profile_params": {paramText(x.ProfileParams)},
 			"breaker_server_failures": {optNumber(x.BreakerServerFailures)}, "breaker_network_failures": {optNumber(x.BreakerNetworkFailures)}}, nil
@@ -117,11 +105,11 @@ func (h *Handler) hostKind() *kind {
 		if err := p.check(h, http.MethodPatch, "/api/hosts/"+id.String(), b); err != nil {
 			return err
 		}
-		_, err := h.api.UpdateHost(p.ctx, gen.UpdateHostRequestObject{ID: id, Body: &b})
+		_, err := h.svc.UpdateHost(p.ctx, id, &b)
 		return err
 	}
 	k.remove = func(p *page, id uuid.UUID) error {
-		_, err := h.api.DeleteHost(p.ctx, gen.DeleteHostRequestObject{ID: id})
+		err := h.svc.DeleteHost(p.ctx, id)
 		return err
 	}
 	return k
@@ -138,19 +126,9 @@ func (h *Handler) modelKind() *kind {
 	k := &kind{slug: "models", search: "name or provider", title: "Models", one: "model", write: manageSystem,
 		columns: []column{{Title: "Name"}, {Title: "Provider"}, {Title: "Kind"}, {Title: "Context", Num: true}, {Title: "Max output", Num: true}}}
 	k.list = func(p *page, term string, limit int32, cursor *string) ([]row, *string, error) {
-		var l gen.ListModels200JSONResponse
-		if term != "" {
-			items, next, err := h.api.SearchModels(p.ctx, term, limit, cursor)
-			if err != nil {
-				return nil, nil, err
-			}
-			l.Items, l.NextCursor = items, next
-		} else {
-			resp, err := h.api.ListModels(p.ctx, gen.ListModelsRequestObject{Params: models.ListModelsParams{Limit: &limit, Cursor: cursor}})
-			if err != nil {
-				return nil, nil, err
-			}
-			l = resp.(gen.ListModels200JSONResponse)
+		l, err := listOrSearch(p, term, models.ListModelsParams{Limit: &limit, Cursor: cursor}, h.svc.ListModels, h.svc.SearchModels)
+		if err != nil {
+			return nil, nil, err
 		}
 		rows := make([]row, len(l.Items))
 		for i, x := range l.Items {
@@ -197,15 +175,14 @@ func (h *Handler) modelKind() *kind {
 		if err := p.check(h, http.MethodPost, "/api/models", b); err != nil {
 			return fallbackFields(http.MethodPost, err)
 		}
-		_, err := h.api.CreateModel(p.ctx, gen.CreateModelRequestObject{Body: &b})
+		_, err := h.svc.CreateModel(p.ctx, &b)
 		return fallbackFields(http.MethodPost, err)
 	}
 	k.load = func(p *page, id uuid.UUID) (url.Values, error) {
-		resp, err := h.api.GetModel(p.ctx, gen.GetModelRequestObject{ID: id})
+		x, err := h.svc.GetModel(p.ctx, id)
 		if err != nil {
 			return nil, err
 		}
-		x := resp.(gen.GetModel200JSONResponse)
 		names := labels(h.modelOptions(p))
 		fallbacks := make([]string, len(x.Fallbacks))
 		for i, f := range x.Fallbacks {
@@ -225,11 +202,11 @@ func (h *Handler) modelKind() *kind {
 		if err := p.check(h, http.MethodPatch, "/api/models/"+id.String(), b); err != nil {
 			return fallbackFields(http.MethodPatch, err)
 		}
-		_, err := h.api.UpdateModel(p.ctx, gen.UpdateModelRequestObject{ID: id, Body: &b})
+		_, err := h.svc.UpdateModel(p.ctx, id, &b)
 		return fallbackFields(http.MethodPatch, err)
 	}
 	k.remove = func(p *page, id uuid.UUID) error {
-		_, err := h.api.DeleteModel(p.ctx, gen.DeleteModelRequestObject{ID: id})
+		err := h.svc.DeleteModel(p.ctx, id)
 		return err
 	}
 	return k
@@ -287,11 +264,10 @@ func (h *Handler) bindingKind() *kind {
 	k := &kind{slug: "bindings", title: "Bindings", one: "binding", write: manageSystem,
 		columns: []column{{Title: "Model"}, {Title: "Host"}, {Title: "Shape"}, {Title: "Upstream model"}, {Title: "Input /M", Num: true}, {Title: "Output /M", Num: true}, {Title: "Order", Num: true}, {Title: "State"}}}
 	k.list = func(p *page, term string, limit int32, cursor *string) ([]row, *string, error) {
-		resp, err := h.api.ListBindings(p.ctx, gen.ListBindingsRequestObject{Params: models.ListBindingsParams{Limit: &limit, Cursor: cursor}})
+		l, err := h.svc.ListBindings(p.ctx, models.ListBindingsParams{Limit: &limit, Cursor: cursor})
 		if err != nil {
 			return nil, nil, err
 		}
-		l := resp.(gen.ListBindings200JSONResponse)
 		models, hosts := labels(h.modelOptions(p)), labels(h.hostOptions(p))
 		rows := make([]row, len(l.Items))
 		for i, x := range l.Items {
@@ -328,15 +304,14 @@ func (h *Handler) bindingKind() *kind {
 		if err := p.check(h, http.MethodPost, "/api/bindings", b); err != nil {
 			return err
 		}
-		_, err := h.api.CreateBinding(p.ctx, gen.CreateBindingRequestObject{Body: &b})
+		_, err := h.svc.CreateBinding(p.ctx, &b)
 		return err
 	}
 	k.load = func(p *page, id uuid.UUID) (url.Values, error) {
-		resp, err := h.api.GetBinding(p.ctx, gen.GetBindingRequestObject{ID: id})
+		x, err := h.svc.GetBinding(p.ctx, id)
 		if err != nil {
 			return nil, err
 		}
-		x := resp.(gen.GetBinding200JSONResponse)
 		return url.Values{"shape": {string(x.Shape)}, "upstream_model": {x.UpstreamModel}, "input_price": {price(x.InputPrice)},
 			"output_price": {price(x.OutputPrice)}, "cached_input_price": {price(x.CachedInputPrice)},
 			"position": {strconv.Itoa(int(x.Position))}, "weight": {strconv.Itoa(int(x.Weight))}, "enabled": {onOff(x.Enabled)}}, nil
@@ -351,11 +326,11 @@ func (h *Handler) bindingKind() *kind {
 		if err := p.check(h, http.MethodPatch, "/api/bindings/"+id.String(), b); err != nil {
 			return err
 		}
-		_, err := h.api.UpdateBinding(p.ctx, gen.UpdateBindingRequestObject{ID: id, Body: &b})
+		_, err := h.svc.UpdateBinding(p.ctx, id, &b)
 		return err
 	}
 	k.remove = func(p *page, id uuid.UUID) error {
-		_, err := h.api.DeleteBinding(p.ctx, gen.DeleteBindingRequestObject{ID: id})
+		err := h.svc.DeleteBinding(p.ctx, id)
 		return err
 	}
 	return k
@@ -365,11 +340,10 @@ func (h *Handler) hostKeyKind() *kind {
 	k := &kind{slug: "host-keys", title: "Host keys", one: "host key", write: manageSystem,
 		columns: []column{{Title: "Slug"}, {Title: "Host"}, {Title: "Secret"}, {Title: "Version", Num: true}, {Title: "Order", Num: true}, {Title: "State"}}}
 	k.list = func(p *page, term string, limit int32, cursor *string) ([]row, *string, error) {
-		resp, err := h.api.ListHostKeys(p.ctx, gen.ListHostKeysRequestObject{Params: models.ListHostKeysParams{Limit: &limit, Cursor: cursor}})
+		l, err := h.svc.ListHostKeys(p.ctx, models.ListHostKeysParams{Limit: &limit, Cursor: cursor})
 		if err != nil {
 			return nil, nil, err
 		}
-		l := resp.(gen.ListHostKeys200JSONResponse)
 		hosts := labels(h.hostOptions(p))
 		rows := make([]row, len(l.Items))
 		for i, x := range l.Items {
@@ -412,15 +386,14 @@ func (h *Handler) hostKeyKind() *kind {
 		if err := p.check(h, http.MethodPost, "/api/host-keys", b); err != nil {
 			return err
 		}
-		_, err := h.api.CreateHostKey(p.ctx, gen.CreateHostKeyRequestObject{Body: &b})
+		_, err := h.svc.CreateHostKey(p.ctx, &b)
 		return err
 	}
 	k.load = func(p *page, id uuid.UUID) (url.Values, error) {
-		resp, err := h.api.GetHostKey(p.ctx, gen.GetHostKeyRequestObject{ID: id})
+		x, err := h.svc.GetHostKey(p.ctx, id)
 		if err != nil {
 			return nil, err
 		}
-		x := resp.(gen.GetHostKey200JSONResponse)
 		v := url.Values{"slug": {x.Slug}, "position": {strconv.Itoa(int(x.Position))}, "enabled": {onOff(x.Enabled)}, "tier_rate_limit_id": {idStr(x.TierRateLimitID)}}
 		if x.SecretRef != nil {
 			v.Set("secret_ref", *x.SecretRef)
@@ -439,11 +412,11 @@ func (h *Handler) hostKeyKind() *kind {
 		if err := p.check(h, http.MethodPatch, "/api/host-keys/"+id.String(), b); err != nil {
 			return err
 		}
-		_, err := h.api.UpdateHostKey(p.ctx, gen.UpdateHostKeyRequestObject{ID: id, Body: &b})
+		_, err := h.svc.UpdateHostKey(p.ctx, id, &b)
 		return err
 	}
 	k.remove = func(p *page, id uuid.UUID) error {
-		_, err := h.api.DeleteHostKey(p.ctx, gen.DeleteHostKeyRequestObject{ID: id})
+		err := h.svc.DeleteHostKey(p.ctx, id)
 		return err
 	}
 	return k
@@ -453,11 +426,10 @@ func (h *Handler) rateLimitKind() *kind {
 	k := &kind{slug: "rate-limits", title: "Rate limits", one: "rate limit", write: manageSystem,
 		columns: []column{{Title: "Slug"}, {Title: "Name"}, {Title: "Rules", Num: true}}}
 	k.list = func(p *page, term string, limit int32, cursor *string) ([]row, *string, error) {
-		resp, err := h.api.ListRateLimits(p.ctx, gen.ListRateLimitsRequestObject{Params: models.ListRateLimitsParams{Limit: &limit, Cursor: cursor}})
+		l, err := h.svc.ListRateLimits(p.ctx, models.ListRateLimitsParams{Limit: &limit, Cursor: cursor})
 		if err != nil {
 			return nil, nil, err
 		}
-		l := resp.(gen.ListRateLimits200JSONResponse)
 		rows := make([]row, len(l.Items))
 		for i, x := range l.Items {
 			rows[i] = row{ID: x.ID.String(), Cells: []cell{{Text: x.Slug, Mono: true}, {Text: x.Name}, {Text: strconv.Itoa(len(x.Rules)), Num: true}}}
@@ -488,15 +460,14 @@ func (h *Handler) rateLimitKind() *kind {
 		if err := p.check(h, http.MethodPost, "/api/rate-limits", b); err != nil {
 			return ruleFields(err, slots)
 		}
-		_, err := h.api.CreateRateLimit(p.ctx, gen.CreateRateLimitRequestObject{Body: &b})
+		_, err := h.svc.CreateRateLimit(p.ctx, &b)
 		return ruleFields(err, slots)
 	}
 	k.load = func(p *page, id uuid.UUID) (url.Values, error) {
-		resp, err := h.api.GetRateLimit(p.ctx, gen.GetRateLimitRequestObject{ID: id})
+		x, err := h.svc.GetRateLimit(p.ctx, id)
 		if err != nil {
 			return nil, err
 		}
-		x := resp.(gen.GetRateLimit200JSONResponse)
 		out := url.Values{"slug": {x.Slug}, "name": {x.Name}}
 		for i, r := range x.Rules {
 			n := "rule" + itoa(i) + "_"
@@ -523,35 +494,35 @@ func (h *Handler) rateLimitKind() *kind {
 		if err := p.check(h, http.MethodPost, "/api/rate-limits", models.RateLimitCreate{Slug: slug, Rules: &rules}); err != nil {
 			return ruleFields(err, slots)
 		}
-		resp, err := h.api.GetRateLimit(p.ctx, gen.GetRateLimitRequestObject{ID: id})
+		resp, err := h.svc.GetRateLimit(p.ctx, id)
 		if err != nil {
 			return err
 		}
-		if _, err := h.api.UpdateRateLimit(p.ctx, gen.UpdateRateLimitRequestObject{ID: id, Body: &b}); err != nil {
+		if _, err := h.svc.UpdateRateLimit(p.ctx, id, &b); err != nil {
 			return err
 		}
-		stored := resp.(gen.GetRateLimit200JSONResponse).Rules
+		stored := resp.Rules
 		for i, r := range rules {
 			if i < len(stored) {
 				u := models.RateLimitRuleUpdate{Meter: &r.Meter, Amount: &r.Amount, WindowSeconds: r.WindowSeconds, PerPrincipal: r.PerPrincipal}
-				if _, err := h.api.UpdateRateLimitRule(p.ctx, gen.UpdateRateLimitRuleRequestObject{ID: id, RuleID: stored[i].ID, Body: &u}); err != nil {
+				if _, err := h.svc.UpdateRateLimitRule(p.ctx, id, stored[i].ID, &u); err != nil {
 					return ruleFields(err, slots)
 				}
 				continue
 			}
-			if _, err := h.api.CreateRateLimitRule(p.ctx, gen.CreateRateLimitRuleRequestObject{ID: id, Body: &rules[i]}); err != nil {
+			if _, err := h.svc.CreateRateLimitRule(p.ctx, id, &rules[i]); err != nil {
 				return ruleFields(err, slots)
 			}
 		}
 		for _, r := range stored[min(len(rules), len(stored)):] {
-			if _, err := h.api.DeleteRateLimitRule(p.ctx, gen.DeleteRateLimitRuleRequestObject{ID: id, RuleID: r.ID}); err != nil {
+			if err := h.svc.DeleteRateLimitRule(p.ctx, id, r.ID); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
 	k.remove = func(p *page, id uuid.UUID) error {
-		_, err := h.api.DeleteRateLimit(p.ctx, gen.DeleteRateLimitRequestObject{ID: id})
+		err := h.svc.DeleteRateLimit(p.ctx, id)
 		return err
 	}
 	return k

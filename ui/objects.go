@@ -9,7 +9,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/relay-llm/relay/internal/controlapi"
-	gen "github.com/relay-llm/relay/openapi/controlgen"
 	"github.com/relay-llm/relay/openapi/models"
 )
 
@@ -57,7 +56,7 @@ func (h *Handler) objects(p *page) {
 		if c := q.Get("cursor"); c != "" {
 			params.Cursor = &c
 		}
-		l, err := success[gen.ListProjectObjects200JSONResponse](h.api.ListProjectObjects(p.ctx, gen.ListProjectObjectsRequestObject{ID: id, Params: params}))
+		l, err := h.svc.ListProjectObjects(p.ctx, id, params)
 		if err != nil {
 			h.failErr(p, err)
 			return

@@ -13,7 +13,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/relay-llm/relay/internal/rbac"
-	gen "github.com/relay-llm/relay/openapi/controlgen"
 )
 
 // The operational pages: overview, usage explorer and breakers. They read
@@ -41,11 +40,11 @@ func (h *Handler) summary(p *page, from, to time.Time, by ...models.UsageGroupBy
 	if len(by) > 0 {
 		params.GroupBy = &by
 	}
-	resp, err := h.api.GetUsageSummary(p.ctx, gen.GetUsageSummaryRequestObject{Params: params})
+	resp, err := h.svc.GetUsageSummary(p.ctx, params)
 	if err != nil {
 		return models.UsageSummary{}, err
 	}
-	return models.UsageSummary(resp.(gen.GetUsageSummary200JSONResponse)), nil
+	return models.UsageSummary(resp), nil
 }
 
 func totalOf(rows []models.UsageRow) models.UsageTotals {
@@ -153,7 +152,7 @@ func idLabel(m labelMap, id *uuid.UUID) string {
 // With clear, a held row offers to clear its hold: a model's hold alone, or
 // every hold of its host key.
 func (h *Handler) breakerTable(p *page, held, clear bool) (table, error) {
-	resp, err := h.api.ListBreakers(p.ctx, gen.ListBreakersRequestObject{})
+	resp, err := h.svc.ListBreakers(p.ctx, models.ListBreakersParams{})
 	if err != nil {
 		return table{}, err
 	}
@@ -161,7 +160,7 @@ func (h *Handler) breakerTable(p *page, held, clear bool) (table, error) {
 	t := table{Columns: []column{{Title: "Host key"}, {Title: "Host"}, {Title: "Scope"}, {Title: "Model"}, {Title: "Hold"},
 		{Title: "Reason"}, {Title: "Failures", Num: true}, {Title: "Retry at"}},
 		Empty: "Every host key is healthy."}
-	for _, b := range resp.(gen.ListBreakers200JSONResponse).Items {
+	for _, b := range resp.Items {
 		if held && b.State == models.BreakerStateClosed {
 			continue
 		}
@@ -221,19 +220,19 @@ func (h *Handler) clearBreakers(p *page) {
 	if !ok {
 		return
 	}
-	req := gen.ClearBreakersRequestObject{Params: models.ClearBreakersParams{HostKeyID: id}}
+	params := models.ClearBreakersParams{HostKeyID: id}
 	if m := p.r.URL.Query().Get("model"); m != "" {
-		req.Params.Model = &m
+		params.Model = &m
 	}
 	q := url.Values{"host_key_id": {id.String()}}
-	if req.Params.Model != nil {
-		q.Set("model", *req.Params.Model)
+	if params.Model != nil {
+		q.Set("model", *params.Model)
 	}
 	if err := h.api.Check(p.ctx, http.MethodDelete, "/api/breakers?"+q.Encode(), nil); err != nil {
 		h.failErr(p, err)
 		return
 	}
-	if _, err := h.api.ClearBreakers(p.ctx, req); err != nil {
+	if _, err := h.svc.ClearBreakers(p.ctx, params); err != nil {
 		h.failErr(p, err)
 		return
 	}
@@ -285,12 +284,12 @@ func (h *Handler) usage(p *page) {
 	case span > 4*24*time.Hour:
 		interval = models.UsageIntervalDay
 	}
-	ts, err := h.api.GetUsageTimeseries(p.ctx, gen.GetUsageTimeseriesRequestObject{Params: models.GetUsageTimeseriesParams{From: &from, To: &to, Interval: &interval}})
+	ts, err := h.svc.GetUsageTimeseries(p.ctx, models.GetUsageTimeseriesParams{From: &from, To: &to, Interval: &interval})
 	if err != nil {
 		h.failErr(p, err)
 		return
 	}
-	v.Chart = barChartOf("Requests per "+string(interval), models.UsageTimeseries(ts.(gen.GetUsageTimeseries200JSONResponse)).Points, from, to, interval)
+	v.Chart = barChartOf("Requests per "+string(interval), models.UsageTimeseries(ts).Points, from, to, interval)
 
 	here := url.Values{"from": {v.From}, "to": {v.To}, "group_by": {group}}
 	v.Requests, err = h.requestsTable(p, from, to, q.Get("cursor"), func(cursor string) string {
@@ -343,13 +342,13 @@ func (h *Handler) groupNamer(p *page, by models.UsageGroupBy) func(models.UsageG
 // bindingLabels names bindings "model@host" for the usage tables.
 func (h *Handler) bindingLabels(p *page) labelMap {
 	l := optionLimit
-	resp, err := h.api.ListBindings(p.ctx, gen.ListBindingsRequestObject{Params: models.ListBindingsParams{Limit: &l}})
+	resp, err := h.svc.ListBindings(p.ctx, models.ListBindingsParams{Limit: &l})
 	if err != nil {
 		return labelMap{}
 	}
 	models, hosts := labels(h.modelOptions(p)), labels(h.hostOptions(p))
 	out := labelMap{}
-	for _, x := range resp.(gen.ListBindings200JSONResponse).Items {
+	for _, x := range resp.Items {
 		out[x.ID.String()] = models.of(x.ModelID) + "@" + hosts.of(x.HostID)
 	}
 	return out

@@ -33,19 +33,9 @@ func (h *Handler) policyKind() *kind {
 	k := &kind{slug: "policies", search: "slug or name", title: "Policies", one: "policy", write: managePolicies,
 		columns: []column{{Title: "Slug"}, {Title: "Name"}, {Title: "Owner"}, {Title: "Models"}, {Title: "Host keys"}, {Title: "Max wait", Num: true}, {Title: "Priority", Num: true}}}
 	k.list = func(p *page, term string, limit int32, cursor *string) ([]row, *string, error) {
-		var l gen.ListPolicies200JSONResponse
-		if term != "" {
-			items, next, err := h.api.SearchPolicies(p.ctx, term, limit, cursor)
-			if err != nil {
-				return nil, nil, err
-			}
-			l.Items, l.NextCursor = items, next
-		} else {
-			resp, err := h.api.ListPolicies(p.ctx, gen.ListPoliciesRequestObject{Params: models.ListPoliciesParams{Limit: &limit, Cursor: cursor}})
-			if err != nil {
-				return nil, nil, err
-			}
-			l = resp.(gen.ListPolicies200JSONResponse)
+		l, err := listOrSearch(p, term, models.ListPoliciesParams{Limit: &limit, Cursor: cursor}, h.svc.ListPolicies, h.svc.SearchPolicies)
+		if err != nil {
+			return nil, nil, err
 		}
 		teams := map[string]string{}
 		for _, o := range h.teamOptions(p) {
@@ -120,7 +110,7 @@ func (h *Handler) policyKind() *kind {
 		if err := p.check(h, http.MethodPost, "/api/policies/"+uuid.Nil.String()+"/mcp", mcp); err != nil {
 			return err
 		}
-		created, err := success[gen.CreatePolicy201JSONResponse](h.api.CreatePolicy(p.ctx, gen.CreatePolicyRequestObject{Body: &b}))
+		created, err := h.svc.CreatePolicy(p.ctx, &b)
 		if err != nil {
 			return err
 		}
@@ -130,11 +120,10 @@ func (h *Handler) policyKind() *kind {
 		return h.setGrants(p, created.ID, models, keys)
 	}
 	k.load = func(p *page, id uuid.UUID) (url.Values, error) {
-		resp, err := h.api.GetPolicy(p.ctx, gen.GetPolicyRequestObject{ID: id})
+		x, err := h.svc.GetPolicy(p.ctx, id)
 		if err != nil {
 			return nil, err
 		}
-		x := resp.(gen.GetPolicy200JSONResponse)
 		models, keys, err := h.grants(p, id)
 		if err != nil {
 			return nil, err
@@ -182,7 +171,7 @@ func (h *Handler) policyKind() *kind {
 		if err := p.check(h, http.MethodPost, "/api/policies/"+id.String()+"/mcp", mcp); err != nil {
 			return err
 		}
-		updated, err := success[gen.UpdatePolicy200JSONResponse](h.api.UpdatePolicy(p.ctx, gen.UpdatePolicyRequestObject{ID: id, Body: &b}))
+		updated, err := h.svc.UpdatePolicy(p.ctx, id, &b)
 		if err != nil {
 			return err
 		}
@@ -192,7 +181,7 @@ func (h *Handler) policyKind() *kind {
 		return h.setGrants(p, id, models, keys)
 	}
 	k.remove = func(p *page, id uuid.UUID) error {
-		_, err := h.api.DeletePolicy(p.ctx, gen.DeletePolicyRequestObject{ID: id})
+		err := h.svc.DeletePolicy(p.ctx, id)
 		return err
 	}
 	return k
@@ -286,7 +275,7 @@ func mcpGrants(v *vals) models.PolicyMcpGrants {
 // models0 is a policy with no MCP grants (a new one).
 func models0() models.Policy { return models.Policy{} }
 
-func policyOf(x gen.UpdatePolicy200JSONResponse) models.Policy { return models.Policy(x) }
+func policyOf(x models.Policy) models.Policy { return models.Policy(x) }
 
 // setMCPGrants writes the policy's MCP grants when they differ from cur's
 // (each write is audited; an unchanged form writes nothing).
@@ -334,19 +323,19 @@ func allOr(all bool) string {
 // largest page each: a policy's grants are few).
 func (h *Handler) grants(p *page, id uuid.UUID) (modelIDs, keys map[uuid.UUID]bool, err error) {
 	limit := int32(500)
-	mr, err := h.api.ListPolicyModelGrants(p.ctx, gen.ListPolicyModelGrantsRequestObject{ID: id, Params: models.ListPolicyModelGrantsParams{Limit: &limit}})
+	mr, err := h.svc.ListPolicyModelGrants(p.ctx, id, models.ListPolicyModelGrantsParams{Limit: &limit})
 	if err != nil {
 		return nil, nil, err
 	}
-	kr, err := h.api.ListPolicyHostKeyGrants(p.ctx, gen.ListPolicyHostKeyGrantsRequestObject{ID: id, Params: models.ListPolicyHostKeyGrantsParams{Limit: &limit}})
+	kr, err := h.svc.ListPolicyHostKeyGrants(p.ctx, id, models.ListPolicyHostKeyGrantsParams{Limit: &limit})
 	if err != nil {
 		return nil, nil, err
 	}
 	modelIDs, keys = map[uuid.UUID]bool{}, map[uuid.UUID]bool{}
-	for _, g := range mr.(gen.ListPolicyModelGrants200JSONResponse).Items {
+	for _, g := range mr.Items {
 		modelIDs[g.ModelID] = true
 	}
-	for _, g := range kr.(gen.ListPolicyHostKeyGrants200JSONResponse).Items {
+	for _, g := range kr.Items {
 		keys[g.HostKeyID] = true
 	}
 	return modelIDs, keys, nil
@@ -363,12 +352,12 @@ func (h *Handler) setGrants(p *page, id uuid.UUID, modelIDs, keys []uuid.UUID) e
 			delete(haveM, m)
 			continue
 		}
-		if _, err := h.api.CreatePolicyModelGrant(p.ctx, gen.CreatePolicyModelGrantRequestObject{ID: id, Body: &models.PolicyModelGrantCreate{ModelID: m}}); err != nil {
+		if _, err := h.svc.CreatePolicyModelGrant(p.ctx, id, &models.PolicyModelGrantCreate{ModelID: m}); err != nil {
 			return err
 		}
 	}
 	for m := range haveM {
-		if _, err := h.api.DeletePolicyModelGrant(p.ctx, gen.DeletePolicyModelGrantRequestObject{ID: id, ModelID: m}); err != nil {
+		if err := h.svc.DeletePolicyModelGrant(p.ctx, id, m); err != nil {
 			return err
 		}
 	}
@@ -377,12 +366,12 @@ func (h *Handler) setGrants(p *page, id uuid.UUID, modelIDs, keys []uuid.UUID) e
 			delete(haveK, k)
 			continue
 		}
-		if _, err := h.api.CreatePolicyHostKeyGrant(p.ctx, gen.CreatePolicyHostKeyGrantRequestObject{ID: id, Body: &models.PolicyHostKeyGrantCreate{HostKeyID: k}}); err != nil {
+		if _, err := h.svc.CreatePolicyHostKeyGrant(p.ctx, id, &models.PolicyHostKeyGrantCreate{HostKeyID: k}); err != nil {
 			return err
 		}
 	}
 	for k := range haveK {
-		if _, err := h.api.DeletePolicyHostKeyGrant(p.ctx, gen.DeletePolicyHostKeyGrantRequestObject{ID: id, HostKeyID: k}); err != nil {
+		if err := h.svc.DeletePolicyHostKeyGrant(p.ctx, id, k); err != nil {
 			return err
 		}
 	}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/relay-llm/relay/internal/controlapi"
 	"github.com/relay-llm/relay/internal/rbac"
-	gen "github.com/relay-llm/relay/openapi/controlgen"
 )
 
 // Relay keys: minted on a form whose answer shows the key once (with a copy
@@ -21,19 +20,9 @@ func (h *Handler) relayKeyKind() *kind {
 		write:   func(p *controlapi.Principal) bool { return p.CanAnywhere(rbac.MintOwn) },
 		columns: []column{{Title: "Name"}, {Title: "Key"}, {Title: "Project"}, {Title: "Owner"}, {Title: "Status"}, {Title: "Created"}}}
 	k.list = func(p *page, term string, limit int32, cursor *string) ([]row, *string, error) {
-		var l gen.ListRelayKeys200JSONResponse
-		if term != "" {
-			items, next, err := h.api.SearchRelayKeys(p.ctx, term, limit, cursor)
-			if err != nil {
-				return nil, nil, err
-			}
-			l.Items, l.NextCursor = items, next
-		} else {
-			resp, err := h.api.ListRelayKeys(p.ctx, gen.ListRelayKeysRequestObject{Params: models.ListRelayKeysParams{Limit: &limit, Cursor: cursor}})
-			if err != nil {
-				return nil, nil, err
-			}
-			l = resp.(gen.ListRelayKeys200JSONResponse)
+		l, err := listOrSearch(p, term, models.ListRelayKeysParams{Limit: &limit, Cursor: cursor}, h.svc.ListRelayKeys, h.svc.SearchRelayKeys)
+		if err != nil {
+			return nil, nil, err
 		}
 		projects, accounts := labels(h.projectOptions(p)), labels(h.serviceAccountOptions(p))
 		canWrite := p.who.CanAnywhere(rbac.MintOwn)
@@ -75,11 +64,10 @@ func (h *Handler) relayKeyKind() *kind {
 		if err := p.check(h, http.MethodPost, "/api/relay-keys", b); err != nil {
 			return err
 		}
-		resp, err := h.api.CreateRelayKey(p.ctx, gen.CreateRelayKeyRequestObject{Body: &b})
+		created, err := h.svc.CreateRelayKey(p.ctx, &b)
 		if err != nil {
 			return err
 		}
-		created := resp.(gen.CreateRelayKey201JSONResponse)
 		p.render(http.StatusCreated, "Relay key created", k.slug, minted(mintedView{Name: created.RelayKey.Name, Secret: created.Secret, Prefix: created.RelayKey.DisplayPrefix}))
 		return errRendered
 	}
@@ -98,7 +86,7 @@ func (h *Handler) revokeRelayKey(p *page) {
 	if !ok {
 		return
 	}
-	if _, err := h.api.RevokeRelayKey(p.ctx, gen.RevokeRelayKeyRequestObject{ID: id}); err != nil {
+	if _, err := h.svc.RevokeRelayKey(p.ctx, id); err != nil {
 		h.failErr(p, err)
 		return
 	}
@@ -116,12 +104,11 @@ func (h *Handler) rotateRelayKey(p *page) {
 		return
 	}
 	body := models.RotateRelayKeyJSONRequestBody{GraceSeconds: rotateGrace}
-	resp, err := h.api.RotateRelayKey(p.ctx, gen.RotateRelayKeyRequestObject{ID: id, Body: &body})
+	r, err := h.svc.RotateRelayKey(p.ctx, id, &body)
 	if err != nil {
 		h.failErr(p, err)
 		return
 	}
-	r := resp.(gen.RotateRelayKey201JSONResponse)
 	p.render(http.StatusCreated, "Relay key rotated", "relay-keys", minted(mintedView{Name: r.RelayKey.Name, Secret: r.Secret, Prefix: r.RelayKey.DisplayPrefix}))
 }
 
@@ -132,12 +119,11 @@ func (h *Handler) testHostKey(p *page) {
 	if !ok {
 		return
 	}
-	resp, err := h.api.TestHostKey(p.ctx, gen.TestHostKeyRequestObject{ID: id})
+	r, err := h.svc.TestHostKey(p.ctx, id)
 	if err != nil {
 		h.failErr(p, err)
 		return
 	}
-	r := resp.(gen.TestHostKey200JSONResponse)
 	v := testedView{OK: r.Ok, Message: r.Message, Latency: strconv.Itoa(int(r.LatencyMs)) + " ms"}
 	if r.UpstreamStatus != nil {
 		v.Status = strconv.Itoa(int(*r.UpstreamStatus))
@@ -170,106 +156,54 @@ const optionLimit = int32(500)
 
 func (h *Handler) hostOptions(p *page) []option {
 	l := optionLimit
-	resp, err := h.api.ListHosts(p.ctx, gen.ListHostsRequestObject{Params: models.ListHostsParams{Limit: &l}})
-	if err != nil {
-		return nil
-	}
-	var out []option
-	for _, x := range resp.(gen.ListHosts200JSONResponse).Items {
-		out = append(out, option{Value: x.ID.String(), Label: x.Slug})
-	}
-	return out
+	resp, err := h.svc.ListHosts(p.ctx, models.ListHostsParams{Limit: &l})
+	return options(resp.Items, err, func(x models.Host) option { return option{Value: x.ID.String(), Label: x.Slug} })
 }
 
 func (h *Handler) modelOptions(p *page) []option {
 	l := optionLimit
-	resp, err := h.api.ListModels(p.ctx, gen.ListModelsRequestObject{Params: models.ListModelsParams{Limit: &l}})
-	if err != nil {
-		return nil
-	}
-	var out []option
-	for _, x := range resp.(gen.ListModels200JSONResponse).Items {
-		out = append(out, option{Value: x.ID.String(), Label: x.Name})
-	}
-	return out
+	resp, err := h.svc.ListModels(p.ctx, models.ListModelsParams{Limit: &l})
+	return options(resp.Items, err, func(x models.Model) option { return option{Value: x.ID.String(), Label: x.Name} })
 }
 
 func (h *Handler) hostKeyOptions(p *page) []option {
 	l := optionLimit
-	resp, err := h.api.ListHostKeys(p.ctx, gen.ListHostKeysRequestObject{Params: models.ListHostKeysParams{Limit: &l}})
-	if err != nil {
-		return nil
-	}
+	resp, err := h.svc.ListHostKeys(p.ctx, models.ListHostKeysParams{Limit: &l})
 	hosts := labels(h.hostOptions(p))
-	var out []option
-	for _, x := range resp.(gen.ListHostKeys200JSONResponse).Items {
-		out = append(out, option{Value: x.ID.String(), Label: hosts.of(x.HostID) + " / " + x.Slug})
-	}
-	return out
+	return options(resp.Items, err, func(x models.HostKey) option {
+		return option{Value: x.ID.String(), Label: hosts.of(x.HostID) + " / " + x.Slug}
+	})
 }
 
 func (h *Handler) rateLimitOptions(p *page) []option {
 	l := optionLimit
-	resp, err := h.api.ListRateLimits(p.ctx, gen.ListRateLimitsRequestObject{Params: models.ListRateLimitsParams{Limit: &l}})
-	if err != nil {
-		return nil
-	}
-	var out []option
-	for _, x := range resp.(gen.ListRateLimits200JSONResponse).Items {
-		out = append(out, option{Value: x.ID.String(), Label: x.Slug})
-	}
-	return out
+	resp, err := h.svc.ListRateLimits(p.ctx, models.ListRateLimitsParams{Limit: &l})
+	return options(resp.Items, err, func(x models.RateLimit) option { return option{Value: x.ID.String(), Label: x.Slug} })
 }
 
 func (h *Handler) policyOptions(p *page) []option {
 	l := optionLimit
-	resp, err := h.api.ListPolicies(p.ctx, gen.ListPoliciesRequestObject{Params: models.ListPoliciesParams{Limit: &l}})
-	if err != nil {
-		return nil
-	}
-	var out []option
-	for _, x := range resp.(gen.ListPolicies200JSONResponse).Items {
-		out = append(out, option{Value: x.ID.String(), Label: x.Slug})
-	}
-	return out
+	resp, err := h.svc.ListPolicies(p.ctx, models.ListPoliciesParams{Limit: &l})
+	return options(resp.Items, err, func(x models.Policy) option { return option{Value: x.ID.String(), Label: x.Slug} })
 }
 
 func (h *Handler) teamOptions(p *page) []option {
 	l := optionLimit
-	resp, err := h.api.ListTeams(p.ctx, gen.ListTeamsRequestObject{Params: models.ListTeamsParams{Limit: &l}})
-	if err != nil {
-		return nil
-	}
-	var out []option
-	for _, x := range resp.(gen.ListTeams200JSONResponse).Items {
-		out = append(out, option{Value: x.ID.String(), Label: x.Slug})
-	}
-	return out
+	resp, err := h.svc.ListTeams(p.ctx, models.ListTeamsParams{Limit: &l})
+	return options(resp.Items, err, func(x models.Team) option { return option{Value: x.ID.String(), Label: x.Slug} })
 }
 
 func (h *Handler) projectOptions(p *page) []option {
 	l := optionLimit
-	resp, err := h.api.ListProjects(p.ctx, gen.ListProjectsRequestObject{Params: models.ListProjectsParams{Limit: &l}})
-	if err != nil {
-		return nil
-	}
+	resp, err := h.svc.ListProjects(p.ctx, models.ListProjectsParams{Limit: &l})
 	teams := labels(h.teamOptions(p))
-	var out []option
-	for _, x := range resp.(gen.ListProjects200JSONResponse).Items {
-		out = append(out, option{Value: x.ID.String(), Label: teams.of(x.TeamID) + "/" + x.Slug})
-	}
-	return out
+	return options(resp.Items, err, func(x models.Project) option {
+		return option{Value: x.ID.String(), Label: teams.of(x.TeamID) + "/" + x.Slug}
+	})
 }
 
 func (h *Handler) serviceAccountOptions(p *page) []option {
 	l := optionLimit
-	resp, err := h.api.ListServiceAccounts(p.ctx, gen.ListServiceAccountsRequestObject{Params: models.ListServiceAccountsParams{Limit: &l}})
-	if err != nil {
-		return nil
-	}
-	var out []option
-	for _, x := range resp.(gen.ListServiceAccounts200JSONResponse).Items {
-		out = append(out, option{Value: x.ID.String(), Label: x.Slug})
-	}
-	return out
+	resp, err := h.svc.ListServiceAccounts(p.ctx, models.ListServiceAccountsParams{Limit: &l})
+	return options(resp.Items, err, func(x models.ServiceAccount) option { return option{Value: x.ID.String(), Label: x.Slug} })
 }

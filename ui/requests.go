@@ -11,7 +11,6 @@ import (
 	"github.com/relay-llm/relay/openapi/models"
 
 	"github.com/relay-llm/relay/internal/controlapi"
-	gen "github.com/relay-llm/relay/openapi/controlgen"
 )
 
 // Requests in the usage ledger: the usage explorer lists a range's requests
@@ -56,15 +55,14 @@ func (h *Handler) requestsTable(p *page, from, to time.Time, cursor string, page
 	if cursor != "" {
 		params.Cursor = &cursor
 	}
-	resp, err := h.api.ListUsageEvents(p.ctx, gen.ListUsageEventsRequestObject{Params: params})
+	l, err := h.svc.ListUsageEvents(p.ctx, params)
 	if err != nil {
 		return table{}, err
 	}
-	l, _ := resp.(gen.ListUsageEvents200JSONResponse)
 	t := table{Columns: []column{{Title: "Request id"}, {Title: "When"}, {Title: "Kind"}, {Title: "Model"}, {Title: "Status", Num: true},
 		{Title: "Route"}, {Title: "Cost", Num: true}, {Title: "Cached read", Num: true}, {Title: "Saved", Num: true}},
 		Empty: "No requests in this range."}
-	for _, e := range l.Body.Items {
+	for _, e := range l.Items {
 		route := e.Route
 		if route == "" {
 			route = "not routed"
@@ -73,8 +71,8 @@ func (h *Handler) requestsTable(p *page, from, to time.Time, cursor string, page
 			{Text: e.CreatedAt.UTC().Format("2006-01-02 15:04:05")}, eventKind(e.InboundShape), {Text: e.Model, Mono: true}, {Text: strconv.Itoa(int(e.Status)), Num: true},
 			{Text: route}, {Text: money(e.Cost), Num: true}, {Text: count(e.CachedReadTokens), Num: true}, {Text: money(e.Saved), Num: true}}})
 	}
-	if l.Body.NextCursor != nil {
-		t.Next = pageHref(*l.Body.NextCursor)
+	if l.NextCursor != nil {
+		t.Next = pageHref(*l.NextCursor)
 	}
 	if cursor != "" {
 		t.First = pageHref("")
@@ -85,7 +83,7 @@ func (h *Handler) requestsTable(p *page, from, to time.Time, cursor string, page
 // request shows one request of the usage ledger and its routing decision.
 func (h *Handler) request(p *page) {
 	rid := p.r.PathValue("request_id")
-	resp, err := h.api.GetUsageEvent(p.ctx, gen.GetUsageEventRequestObject{RequestID: rid})
+	e, err := h.svc.GetUsageEvent(p.ctx, rid)
 	if err != nil {
 		// Not Relay's form of id (400), or not one the caller may read (404):
 		// either way there is no such page.
@@ -96,8 +94,7 @@ func (h *Handler) request(p *page) {
 		h.failErr(p, err)
 		return
 	}
-	e200, _ := resp.(gen.GetUsageEvent200JSONResponse)
-	ev := (*models.UsageEvent)(&e200)
+	ev := &e
 	v := requestView{RequestID: ev.RequestID, Route: ev.Route, When: ev.CreatedAt.UTC().Format("2006-01-02 15:04:05.000 UTC"),
 		Stats: []stat{{"Model", ev.Model}, {"Status", statusText(*ev)},
 			{"Attempts", strconv.Itoa(int(ev.Attempts))}, {"Input tokens", count(ev.InputTokens)}, {"Cached read", count(ev.CachedReadTokens)},

@@ -12,7 +12,6 @@ import (
 
 	"github.com/relay-llm/relay/internal/controlapi"
 	"github.com/relay-llm/relay/internal/rbac"
-	gen "github.com/relay-llm/relay/openapi/controlgen"
 	relaynull "github.com/relay-llm/relay/openapi/nullable"
 )
 
@@ -25,19 +24,9 @@ func (h *Handler) teamKind() *kind {
 	k := &kind{slug: "teams", search: "slug or name", title: "Teams", one: "team", write: manageSystem,
 		columns: []column{{Title: "Slug"}, {Title: "Name"}, {Title: "Created"}}}
 	k.list = func(p *page, term string, limit int32, cursor *string) ([]row, *string, error) {
-		var l gen.ListTeams200JSONResponse
-		if term != "" {
-			items, next, err := h.api.SearchTeams(p.ctx, term, limit, cursor)
-			if err != nil {
-				return nil, nil, err
-			}
-			l.Items, l.NextCursor = items, next
-		} else {
-			resp, err := h.api.ListTeams(p.ctx, gen.ListTeamsRequestObject{Params: models.ListTeamsParams{Limit: &limit, Cursor: cursor}})
-			if err != nil {
-				return nil, nil, err
-			}
-			l = resp.(gen.ListTeams200JSONResponse)
+		l, err := listOrSearch(p, term, models.ListTeamsParams{Limit: &limit, Cursor: cursor}, h.svc.ListTeams, h.svc.SearchTeams)
+		if err != nil {
+			return nil, nil, err
 		}
 		rows := make([]row, len(l.Items))
 		for i, x := range l.Items {
@@ -53,15 +42,14 @@ func (h *Handler) teamKind() *kind {
 		if err := p.check(h, http.MethodPost, "/api/teams", b); err != nil {
 			return err
 		}
-		_, err := h.api.CreateTeam(p.ctx, gen.CreateTeamRequestObject{Body: &b})
+		_, err := h.svc.CreateTeam(p.ctx, &b)
 		return err
 	}
 	k.load = func(p *page, id uuid.UUID) (url.Values, error) {
-		resp, err := h.api.GetTeam(p.ctx, gen.GetTeamRequestObject{ID: id})
+		x, err := h.svc.GetTeam(p.ctx, id)
 		if err != nil {
 			return nil, err
 		}
-		x := resp.(gen.GetTeam200JSONResponse)
 		return url.Values{"slug": {x.Slug}, "name": {x.Name}}, nil
 	}
 	k.edit = func(p *page, id uuid.UUID, v *vals) error {
@@ -70,11 +58,11 @@ func (h *Handler) teamKind() *kind {
 		if err := p.check(h, http.MethodPatch, "/api/teams/"+id.String(), b); err != nil {
 			return err
 		}
-		_, err := h.api.UpdateTeam(p.ctx, gen.UpdateTeamRequestObject{ID: id, Body: &b})
+		_, err := h.svc.UpdateTeam(p.ctx, id, &b)
 		return err
 	}
 	k.remove = func(p *page, id uuid.UUID) error {
-		_, err := h.api.DeleteTeam(p.ctx, gen.DeleteTeamRequestObject{ID: id})
+		err := h.svc.DeleteTeam(p.ctx, id)
 		return err
 	}
 	return k
@@ -85,19 +73,9 @@ func (h *Handler) projectKind() *kind {
 		write:   func(p *controlapi.Principal) bool { return p.CanAnywhere(rbac.ManageTeam) },
 		columns: []column{{Title: "Slug"}, {Title: "Name"}, {Title: "Team"}}}
 	k.list = func(p *page, term string, limit int32, cursor *string) ([]row, *string, error) {
-		var l gen.ListProjects200JSONResponse
-		if term != "" {
-			items, next, err := h.api.SearchProjects(p.ctx, term, limit, cursor)
-			if err != nil {
-				return nil, nil, err
-			}
-			l.Items, l.NextCursor = items, next
-		} else {
-			resp, err := h.api.ListProjects(p.ctx, gen.ListProjectsRequestObject{Params: models.ListProjectsParams{Limit: &limit, Cursor: cursor}})
-			if err != nil {
-				return nil, nil, err
-			}
-			l = resp.(gen.ListProjects200JSONResponse)
+		l, err := listOrSearch(p, term, models.ListProjectsParams{Limit: &limit, Cursor: cursor}, h.svc.ListProjects, h.svc.SearchProjects)
+		if err != nil {
+			return nil, nil, err
 		}
 		teams := labels(h.teamOptions(p))
 		rows := make([]row, len(l.Items))
@@ -120,15 +98,14 @@ func (h *Handler) projectKind() *kind {
 		if err := p.check(h, http.MethodPost, "/api/projects", b); err != nil {
 			return err
 		}
-		_, err := h.api.CreateProject(p.ctx, gen.CreateProjectRequestObject{Body: &b})
+		_, err := h.svc.CreateProject(p.ctx, &b)
 		return err
 	}
 	k.load = func(p *page, id uuid.UUID) (url.Values, error) {
-		resp, err := h.api.GetProject(p.ctx, gen.GetProjectRequestObject{ID: id})
+		x, err := h.svc.GetProject(p.ctx, id)
 		if err != nil {
 			return nil, err
 		}
-		x := resp.(gen.GetProject200JSONResponse)
 		return url.Values{"slug": {x.Slug}, "name": {x.Name}, "team_id": {x.TeamID.String()}}, nil
 	}
 	k.edit = func(p *page, id uuid.UUID, v *vals) error {
@@ -140,11 +117,11 @@ func (h *Handler) projectKind() *kind {
 		if err := p.check(h, http.MethodPatch, "/api/projects/"+id.String(), b); err != nil {
 			return err
 		}
-		_, err := h.api.UpdateProject(p.ctx, gen.UpdateProjectRequestObject{ID: id, Body: &b})
+		_, err := h.svc.UpdateProject(p.ctx, id, &b)
 		return err
 	}
 	k.remove = func(p *page, id uuid.UUID) error {
-		_, err := h.api.DeleteProject(p.ctx, gen.DeleteProjectRequestObject{ID: id})
+		err := h.svc.DeleteProject(p.ctx, id)
 		return err
 	}
 	return k
@@ -155,19 +132,9 @@ func (h *Handler) serviceAccountKind() *kind {
 		write:   func(p *controlapi.Principal) bool { return p.CanAnywhere(rbac.ManageProject) },
 		columns: []column{{Title: "Slug"}, {Title: "Name"}, {Title: "Project"}, {Title: "Policy"}}}
 	k.list = func(p *page, term string, limit int32, cursor *string) ([]row, *string, error) {
-		var l gen.ListServiceAccounts200JSONResponse
-		if term != "" {
-			items, next, err := h.api.SearchServiceAccounts(p.ctx, term, limit, cursor)
-			if err != nil {
-				return nil, nil, err
-			}
-			l.Items, l.NextCursor = items, next
-		} else {
-			resp, err := h.api.ListServiceAccounts(p.ctx, gen.ListServiceAccountsRequestObject{Params: models.ListServiceAccountsParams{Limit: &limit, Cursor: cursor}})
-			if err != nil {
-				return nil, nil, err
-			}
-			l = resp.(gen.ListServiceAccounts200JSONResponse)
+		l, err := listOrSearch(p, term, models.ListServiceAccountsParams{Limit: &limit, Cursor: cursor}, h.svc.ListServiceAccounts, h.svc.SearchServiceAccounts)
+		if err != nil {
+			return nil, nil, err
 		}
 		projects, policies := labels(h.projectOptions(p)), labels(h.policyOptions(p))
 		rows := make([]row, len(l.Items))
@@ -196,15 +163,14 @@ func (h *Handler) serviceAccountKind() *kind {
 		if err := p.check(h, http.MethodPost, "/api/service-accounts", b); err != nil {
 			return err
 		}
-		_, err := h.api.CreateServiceAccount(p.ctx, gen.CreateServiceAccountRequestObject{Body: &b})
+		_, err := h.svc.CreateServiceAccount(p.ctx, &b)
 		return err
 	}
 	k.load = func(p *page, id uuid.UUID) (url.Values, error) {
-		resp, err := h.api.GetServiceAccount(p.ctx, gen.GetServiceAccountRequestObject{ID: id})
+		x, err := h.svc.GetServiceAccount(p.ctx, id)
 		if err != nil {
 			return nil, err
 		}
-		x := resp.(gen.GetServiceAccount200JSONResponse)
 		return url.Values{"slug": {x.Slug}, "name": {x.Name}, "policy_id": {idStr(x.PolicyID)}}, nil
 	}
 	k.edit = func(p *page, id uuid.UUID, v *vals) error {
@@ -216,11 +182,11 @@ func (h *Handler) serviceAccountKind() *kind {
 		if err := p.check(h, http.MethodPatch, "/api/service-accounts/"+id.String(), b); err != nil {
 			return err
 		}
-		_, err := h.api.UpdateServiceAccount(p.ctx, gen.UpdateServiceAccountRequestObject{ID: id, Body: &b})
+		_, err := h.svc.UpdateServiceAccount(p.ctx, id, &b)
 		return err
 	}
 	k.remove = func(p *page, id uuid.UUID) error {
-		_, err := h.api.DeleteServiceAccount(p.ctx, gen.DeleteServiceAccountRequestObject{ID: id})
+		err := h.svc.DeleteServiceAccount(p.ctx, id)
 		return err
 	}
 	return k
@@ -231,11 +197,10 @@ func (h *Handler) policyBindingKind() *kind {
 		write:   func(p *controlapi.Principal) bool { return p.CanAnywhere(rbac.ManageProject) },
 		columns: []column{{Title: "Project"}, {Title: "Subject"}, {Title: "Policy"}, {Title: "Order", Num: true}}}
 	k.list = func(p *page, term string, limit int32, cursor *string) ([]row, *string, error) {
-		resp, err := h.api.ListPolicyBindings(p.ctx, gen.ListPolicyBindingsRequestObject{Params: models.ListPolicyBindingsParams{Limit: &limit, Cursor: cursor}})
+		l, err := h.svc.ListPolicyBindings(p.ctx, models.ListPolicyBindingsParams{Limit: &limit, Cursor: cursor})
 		if err != nil {
 			return nil, nil, err
 		}
-		l := resp.(gen.ListPolicyBindings200JSONResponse)
 		projects, policies := labels(h.projectOptions(p)), labels(h.policyOptions(p))
 		rows := make([]row, len(l.Items))
 		for i, x := range l.Items {
@@ -245,7 +210,7 @@ func (h *Handler) policyBindingKind() *kind {
 		return rows, l.NextCursor, nil
 	}
 	k.remove = func(p *page, id uuid.UUID) error {
-		_, err := h.api.DeletePolicyBinding(p.ctx, gen.DeletePolicyBindingRequestObject{ID: id})
+		err := h.svc.DeletePolicyBinding(p.ctx, id)
 		return err
 	}
 	h.policyBindingForm(k)
@@ -271,11 +236,10 @@ func (h *Handler) budgetKind() *kind {
 		write:   func(p *controlapi.Principal) bool { return p.CanAnywhere(rbac.ManageProject) },
 		columns: []column{{Title: "Applies to"}, {Title: "Period"}, {Title: "Amount", Num: true}}}
 	k.list = func(p *page, term string, limit int32, cursor *string) ([]row, *string, error) {
-		resp, err := h.api.ListBudgets(p.ctx, gen.ListBudgetsRequestObject{Params: models.ListBudgetsParams{Limit: &limit, Cursor: cursor}})
+		l, err := h.svc.ListBudgets(p.ctx, models.ListBudgetsParams{Limit: &limit, Cursor: cursor})
 		if err != nil {
 			return nil, nil, err
 		}
-		l := resp.(gen.ListBudgets200JSONResponse)
 		rows := make([]row, len(l.Items))
 		for i, x := range l.Items {
 			to := "—"
@@ -292,7 +256,7 @@ func (h *Handler) budgetKind() *kind {
 		return rows, l.NextCursor, nil
 	}
 	k.remove = func(p *page, id uuid.UUID) error {
-		_, err := h.api.DeleteBudget(p.ctx, gen.DeleteBudgetRequestObject{ID: id})
+		err := h.svc.DeleteBudget(p.ctx, id)
 		return err
 	}
 	h.budgetForm(k)
@@ -303,19 +267,9 @@ func (h *Handler) userKind() *kind {
 	k := &kind{slug: "users", search: "email or name", title: "Users", one: "user", write: manageSystem,
 		columns: []column{{Title: "Email"}, {Title: "Name"}, {Title: "Password"}, {Title: "State"}}}
 	k.list = func(p *page, term string, limit int32, cursor *string) ([]row, *string, error) {
-		var l gen.ListUsers200JSONResponse
-		if term != "" {
-			items, next, err := h.api.SearchUsers(p.ctx, term, limit, cursor)
-			if err != nil {
-				return nil, nil, err
-			}
-			l.Items, l.NextCursor = items, next
-		} else {
-			resp, err := h.api.ListUsers(p.ctx, gen.ListUsersRequestObject{Params: models.ListUsersParams{Limit: &limit, Cursor: cursor}})
-			if err != nil {
-				return nil, nil, err
-			}
-			l = resp.(gen.ListUsers200JSONResponse)
+		l, err := listOrSearch(p, term, models.ListUsersParams{Limit: &limit, Cursor: cursor}, h.svc.ListUsers, h.svc.SearchUsers)
+		if err != nil {
+			return nil, nil, err
 		}
 		rows := make([]row, len(l.Items))
 		for i, x := range l.Items {
@@ -335,11 +289,10 @@ func (h *Handler) groupKind() *kind {
 	k := &kind{slug: "groups", title: "Groups", one: "group", write: manageSystem,
 		columns: []column{{Title: "Slug"}, {Title: "Name"}}}
 	k.list = func(p *page, term string, limit int32, cursor *string) ([]row, *string, error) {
-		resp, err := h.api.ListGroups(p.ctx, gen.ListGroupsRequestObject{Params: models.ListGroupsParams{Limit: &limit, Cursor: cursor}})
+		l, err := h.svc.ListGroups(p.ctx, models.ListGroupsParams{Limit: &limit, Cursor: cursor})
 		if err != nil {
 			return nil, nil, err
 		}
-		l := resp.(gen.ListGroups200JSONResponse)
 		rows := make([]row, len(l.Items))
 		for i, x := range l.Items {
 			rows[i] = row{ID: x.ID.String(), Cells: []cell{{Text: x.Slug, Mono: true}, {Text: x.Name}}}
@@ -347,7 +300,7 @@ func (h *Handler) groupKind() *kind {
 		return rows, l.NextCursor, nil
 	}
 	k.remove = func(p *page, id uuid.UUID) error {
-		_, err := h.api.DeleteGroup(p.ctx, gen.DeleteGroupRequestObject{ID: id})
+		err := h.svc.DeleteGroup(p.ctx, id)
 		return err
 	}
 	h.groupForm(k)
@@ -359,11 +312,10 @@ func (h *Handler) roleBindingKind() *kind {
 		write:   func(p *controlapi.Principal) bool { return p.CanAnywhere(rbac.ManageProject) },
 		columns: []column{{Title: "Role"}, {Title: "Who"}, {Title: "Where"}}}
 	k.list = func(p *page, term string, limit int32, cursor *string) ([]row, *string, error) {
-		resp, err := h.api.ListRoleBindings(p.ctx, gen.ListRoleBindingsRequestObject{Params: models.ListRoleBindingsParams{Limit: &limit, Cursor: cursor}})
+		l, err := h.svc.ListRoleBindings(p.ctx, models.ListRoleBindingsParams{Limit: &limit, Cursor: cursor})
 		if err != nil {
 			return nil, nil, err
 		}
-		l := resp.(gen.ListRoleBindings200JSONResponse)
 		rows := make([]row, len(l.Items))
 		for i, x := range l.Items {
 			where := "system"
@@ -378,7 +330,7 @@ func (h *Handler) roleBindingKind() *kind {
 		return rows, l.NextCursor, nil
 	}
 	k.remove = func(p *page, id uuid.UUID) error {
-		_, err := h.api.DeleteRoleBinding(p.ctx, gen.DeleteRoleBindingRequestObject{ID: id})
+		err := h.svc.DeleteRoleBinding(p.ctx, id)
 		return err
 	}
 	h.roleBindingForm(k)
@@ -387,28 +339,14 @@ func (h *Handler) roleBindingKind() *kind {
 
 func (h *Handler) userOptions(p *page) []option {
 	l := optionLimit
-	resp, err := h.api.ListUsers(p.ctx, gen.ListUsersRequestObject{Params: models.ListUsersParams{Limit: &l}})
-	if err != nil {
-		return nil
-	}
-	var out []option
-	for _, x := range resp.(gen.ListUsers200JSONResponse).Items {
-		out = append(out, option{Value: x.ID.String(), Label: string(x.Email)})
-	}
-	return out
+	resp, err := h.svc.ListUsers(p.ctx, models.ListUsersParams{Limit: &l})
+	return options(resp.Items, err, func(x models.User) option { return option{Value: x.ID.String(), Label: string(x.Email)} })
 }
 
 func (h *Handler) groupOptions(p *page) []option {
 	l := optionLimit
-	resp, err := h.api.ListGroups(p.ctx, gen.ListGroupsRequestObject{Params: models.ListGroupsParams{Limit: &l}})
-	if err != nil {
-		return nil
-	}
-	var out []option
-	for _, x := range resp.(gen.ListGroups200JSONResponse).Items {
-		out = append(out, option{Value: x.ID.String(), Label: x.Slug})
-	}
-	return out
+	resp, err := h.svc.ListGroups(p.ctx, models.ListGroupsParams{Limit: &l})
+	return options(resp.Items, err, func(x models.Group) option { return option{Value: x.ID.String(), Label: x.Slug} })
 }
 
 // amount reads a required amount of currency ("100.00") as micro-units.
@@ -447,15 +385,14 @@ func (h *Handler) budgetForm(k *kind) {
 		if err := p.check(h, http.MethodPost, "/api/budgets", b); err != nil {
 			return err
 		}
-		_, err := h.api.CreateBudget(p.ctx, gen.CreateBudgetRequestObject{Body: &b})
+		_, err := h.svc.CreateBudget(p.ctx, &b)
 		return err
 	}
 	k.load = func(p *page, id uuid.UUID) (url.Values, error) {
-		resp, err := h.api.GetBudget(p.ctx, gen.GetBudgetRequestObject{ID: id})
+		x, err := h.svc.GetBudget(p.ctx, id)
 		if err != nil {
 			return nil, err
 		}
-		x := resp.(gen.GetBudget200JSONResponse)
 		return url.Values{"period": {string(x.Period)}, "amount": {price(x.Amount)}}, nil
 	}
 	k.edit = func(p *page, id uuid.UUID, v *vals) error {
@@ -467,7 +404,7 @@ func (h *Handler) budgetForm(k *kind) {
 		if err := p.check(h, http.MethodPatch, "/api/budgets/"+id.String(), b); err != nil {
 			return err
 		}
-		_, err := h.api.UpdateBudget(p.ctx, gen.UpdateBudgetRequestObject{ID: id, Body: &b})
+		_, err := h.svc.UpdateBudget(p.ctx, id, &b)
 		return err
 	}
 }
@@ -504,15 +441,14 @@ func (h *Handler) policyBindingForm(k *kind) {
 		if err := p.check(h, http.MethodPost, "/api/policy-bindings", b); err != nil {
 			return err
 		}
-		_, err := h.api.CreatePolicyBinding(p.ctx, gen.CreatePolicyBindingRequestObject{Body: &b})
+		_, err := h.svc.CreatePolicyBinding(p.ctx, &b)
 		return err
 	}
 	k.load = func(p *page, id uuid.UUID) (url.Values, error) {
-		resp, err := h.api.GetPolicyBinding(p.ctx, gen.GetPolicyBindingRequestObject{ID: id})
+		x, err := h.svc.GetPolicyBinding(p.ctx, id)
 		if err != nil {
 			return nil, err
 		}
-		x := resp.(gen.GetPolicyBinding200JSONResponse)
 		return url.Values{"policy_id": {x.PolicyID.String()}, "service_account_id": {idStr(x.ServiceAccountID)}, "user_id": {idStr(x.UserID)},
 			"group_id": {idStr(x.GroupID)}, "position": {strconv.Itoa(int(x.Position))}}, nil
 	}
@@ -525,7 +461,7 @@ func (h *Handler) policyBindingForm(k *kind) {
 		if err := p.check(h, http.MethodPatch, "/api/policy-bindings/"+id.String(), b); err != nil {
 			return err
 		}
-		_, err := h.api.UpdatePolicyBinding(p.ctx, gen.UpdatePolicyBindingRequestObject{ID: id, Body: &b})
+		_, err := h.svc.UpdatePolicyBinding(p.ctx, id, &b)
 		return err
 	}
 }
@@ -554,15 +490,14 @@ func (h *Handler) userForm(k *kind) {
 		if err := p.check(h, http.MethodPost, "/api/users", b); err != nil {
 			return err
 		}
-		_, err := h.api.CreateUser(p.ctx, gen.CreateUserRequestObject{Body: &b})
+		_, err := h.svc.CreateUser(p.ctx, &b)
 		return err
 	}
 	k.load = func(p *page, id uuid.UUID) (url.Values, error) {
-		resp, err := h.api.GetUser(p.ctx, gen.GetUserRequestObject{ID: id})
+		x, err := h.svc.GetUser(p.ctx, id)
 		if err != nil {
 			return nil, err
 		}
-		x := resp.(gen.GetUser200JSONResponse)
 		return url.Values{"email": {string(x.Email)}, "name": {x.Name}, "disabled": {onOff(x.Disabled)}}, nil
 	}
 	k.edit = func(p *page, id uuid.UUID, v *vals) error {
@@ -577,11 +512,11 @@ func (h *Handler) userForm(k *kind) {
 		if err := p.check(h, http.MethodPatch, "/api/users/"+id.String(), b); err != nil {
 			return err
 		}
-		_, err := h.api.UpdateUser(p.ctx, gen.UpdateUserRequestObject{ID: id, Body: &b})
+		_, err := h.svc.UpdateUser(p.ctx, id, &b)
 		return err
 	}
 	k.remove = func(p *page, id uuid.UUID) error {
-		_, err := h.api.DeleteUser(p.ctx, gen.DeleteUserRequestObject{ID: id})
+		err := h.svc.DeleteUser(p.ctx, id)
 		return err
 	}
 }
@@ -608,18 +543,17 @@ func (h *Handler) groupForm(k *kind) {
 		if err := p.check(h, http.MethodPost, "/api/groups", b); err != nil {
 			return err
 		}
-		resp, err := h.api.CreateGroup(p.ctx, gen.CreateGroupRequestObject{Body: &b})
+		resp, err := h.svc.CreateGroup(p.ctx, &b)
 		if err != nil {
 			return err
 		}
-		return h.setMembers(p, uuid.UUID(resp.(gen.CreateGroup201JSONResponse).ID), v)
+		return h.setMembers(p, uuid.UUID(resp.ID), v)
 	}
 	k.load = func(p *page, id uuid.UUID) (url.Values, error) {
-		resp, err := h.api.GetGroup(p.ctx, gen.GetGroupRequestObject{ID: id})
+		x, err := h.svc.GetGroup(p.ctx, id)
 		if err != nil {
 			return nil, err
 		}
-		x := resp.(gen.GetGroup200JSONResponse)
 		members, err := h.members(p, id)
 		if err != nil {
 			return nil, err
@@ -636,7 +570,7 @@ func (h *Handler) groupForm(k *kind) {
 		if err := p.check(h, http.MethodPatch, "/api/groups/"+id.String(), b); err != nil {
 			return err
 		}
-		if _, err := h.api.UpdateGroup(p.ctx, gen.UpdateGroupRequestObject{ID: id, Body: &b}); err != nil {
+		if _, err := h.svc.UpdateGroup(p.ctx, id, &b); err != nil {
 			return err
 		}
 		return h.setMembers(p, id, v)
@@ -649,11 +583,10 @@ func (h *Handler) members(p *page, id uuid.UUID) (map[uuid.UUID]bool, error) {
 	l := optionLimit
 	var cursor *string
 	for {
-		resp, err := h.api.ListGroupMembers(p.ctx, gen.ListGroupMembersRequestObject{ID: id, Params: models.ListGroupMembersParams{Limit: &l, Cursor: cursor}})
+		page, err := h.svc.ListGroupMembers(p.ctx, id, models.ListGroupMembersParams{Limit: &l, Cursor: cursor})
 		if err != nil {
 			return nil, err
 		}
-		page := resp.(gen.ListGroupMembers200JSONResponse)
 		for _, m := range page.Items {
 			out[m.UserID] = true
 		}
@@ -682,9 +615,9 @@ func (h *Handler) setMembers(p *page, id uuid.UUID, v *vals) error {
 		}
 		switch {
 		case want[u] && !have[u]:
-			_, err = h.api.CreateGroupMember(p.ctx, gen.CreateGroupMemberRequestObject{ID: id, Body: &models.GroupMemberCreate{UserID: u}})
+			_, err = h.svc.CreateGroupMember(p.ctx, id, &models.GroupMemberCreate{UserID: u})
 		case !want[u] && have[u]:
-			_, err = h.api.DeleteGroupMember(p.ctx, gen.DeleteGroupMemberRequestObject{ID: id, UserID: u})
+			err = h.svc.DeleteGroupMember(p.ctx, id, u)
 		}
 		if err != nil {
 			return err
@@ -715,15 +648,15 @@ func (h *Handler) roleBindingForm(k *kind) {
 		if err := p.check(h, http.MethodPost, "/api/role-bindings", b); err != nil {
 			return err
 		}
-		_, err := h.api.CreateRoleBinding(p.ctx, gen.CreateRoleBindingRequestObject{Body: &b})
+		_, err := h.svc.CreateRoleBinding(p.ctx, &b)
 		return err
 	}
 	k.load = func(p *page, id uuid.UUID) (url.Values, error) {
-		resp, err := h.api.GetRoleBinding(p.ctx, gen.GetRoleBindingRequestObject{ID: id})
+		resp, err := h.svc.GetRoleBinding(p.ctx, id)
 		if err != nil {
 			return nil, err
 		}
-		return url.Values{"role": {string(resp.(gen.GetRoleBinding200JSONResponse).Role)}}, nil
+		return url.Values{"role": {string(resp.Role)}}, nil
 	}
 	k.edit = func(p *page, id uuid.UUID, v *vals) error {
 		role := models.Role(v.str("role"))
@@ -731,7 +664,7 @@ func (h *Handler) roleBindingForm(k *kind) {
 		if err := p.check(h, http.MethodPatch, "/api/role-bindings/"+id.String(), b); err != nil {
 			return err
 		}
-		_, err := h.api.UpdateRoleBinding(p.ctx, gen.UpdateRoleBindingRequestObject{ID: id, Body: &b})
+		_, err := h.svc.UpdateRoleBinding(p.ctx, id, &b)
 		return err
 	}
 }

@@ -1,8 +1,9 @@
 // Package ui is Relay's admin console: templ components and the HTTP
 // handlers that serve them at / on the control plane (the control API keeps
-// /api). It calls the control API's strict-server methods in process — the
-// same validation, RBAC and audit trail as the API, never the API over a
-// loopback — and signs in with the API's session cookie.
+// /api). It calls the control plane's service layer (controlapi.Service) in
+// process — the same validation, RBAC and audit trail as the API, never the
+// API over a loopback, never a generated response variant — and signs in
+// with the API's session cookie.
 //
 // Every page is a full document on a normal request and just the contents of
 // <main> on an htmx request (HX-Request); every form also works as a plain
@@ -37,6 +38,7 @@ var static embed.FS
 // Handler serves the console.
 type Handler struct {
 	api   *controlapi.Server
+	svc   *controlapi.Service // api.Service(): what every page calls
 	log   *slog.Logger
 	mux   *http.ServeMux
 	kinds []*kind
@@ -47,7 +49,7 @@ func New(api *controlapi.Server, log *slog.Logger) *Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	h := &Handler{api: api, log: log, mux: http.NewServeMux()}
+	h := &Handler{api: api, svc: api.Service(), log: log, mux: http.NewServeMux()}
 	h.kinds = h.catalog()
 	h.routes()
 	return h
@@ -240,7 +242,7 @@ func (p *page) fail(pr controlapi.Problem) {
 	p.render(pr.Status, "Error", "", errorPage(pr))
 }
 
-// failErr renders an error of a strict method.
+// failErr renders an error of a Service method.
 func (h *Handler) failErr(p *page, err error) {
 	pr := controlapi.Explain(p.r.Method, err)
 	if pr.Status >= 500 {

@@ -152,3 +152,20 @@ func deref[T any](p *T, def T) T {
 	}
 	return *p
 }
+
+// pageOf is a list's page from the rows read for it (fetch: one more than
+// the page, to tell whether another follows): cut to the page, each row
+// converted by out, and the cursor of the next page.
+func pageOf[R, M any](rows []R, err error, fetch int32, id func(R) uuid.UUID, out func(R) M) ([]M, *string, error) {
+	if err != nil {
+		return nil, nil, err
+	}
+	rows, next := cut(rows, fetch, id)
+	return convertAll(rows, out), next, nil
+}
+
+// deleted is a delete's answer: its error, with a missing row a 404 naming kind.
+func deleted(kind string, err error) error {
+	_, err = found(kind, struct{}{}, err)
+	return err
+}

@@ -11,7 +11,6 @@ import (
 	"github.com/relay-llm/relay/internal/configfile"
 	"github.com/relay-llm/relay/internal/store"
 	"github.com/relay-llm/relay/openapi/client"
-	gen "github.com/relay-llm/relay/openapi/controlgen"
 	"github.com/relay-llm/relay/openapi/models"
 )
 
@@ -33,31 +32,36 @@ const maxApplyBody = 2*configfile.MaxInputBytes + 1<<20
 // errDryRun rolls a dry run back.
 var errDryRun = errors.New("dry run")
 
-// ApplyConfig implements StrictServerInterface.
-func (s *Server) ApplyConfig(ctx context.Context, req gen.ApplyConfigRequestObject) (gen.ApplyConfigResponseObject, error) {
+// ApplyConfig is the operation of the same name in openapi/control.yaml.
+func (v *Service) ApplyConfig(ctx context.Context, body *models.ApplyRequest) (out models.ApplyResult, err error) {
+	s, ctx, done, err := v.enter(ctx, "ApplyConfig")
+	if err != nil {
+		return out, err
+	}
+	defer done(&err)
 	c, err := callerFrom(ctx)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	files := make([]configfile.File, len(req.Body.Files))
+	files := make([]configfile.File, len(body.Files))
 	total := 0
-	for i, f := range req.Body.Files {
+	for i, f := range body.Files {
 		if total += len(f.Content); total > configfile.MaxInputBytes {
-			return nil, invalid(fmt.Sprintf("the files of one apply are larger than %d bytes; split them", configfile.MaxInputBytes), "files")
+			return out, invalid(fmt.Sprintf("the files of one apply are larger than %d bytes; split them", configfile.MaxInputBytes), "files")
 		}
 		files[i] = configfile.File{Name: f.Name, Data: []byte(f.Content)}
 	}
 	docs, err := configfile.ParseAll(files)
 	if err != nil {
-		return nil, invalid(err.Error(), "files")
+		return out, invalid(err.Error(), "files")
 	}
 	opts := configfile.Options{
-		Prune:        deref(req.Body.Prune, false),
-		AllowSecrets: deref(req.Body.AllowSecrets, false),
+		Prune:        deref(body.Prune, false),
+		AllowSecrets: deref(body.AllowSecrets, false),
 		Parallel:     1, // one transaction is one connection
 		AsCaller:     true,
 	}
-	out := models.ApplyResult{DryRun: deref(req.Body.DryRun, false), Warnings: []string{}}
+	out = models.ApplyResult{DryRun: deref(body.DryRun, false), Warnings: []string{}}
 	err = s.st.Atomic(ctx, func(ctx context.Context) error {
 		cl, err := client.NewClientWithResponses("http://control.invalid", client.WithHTTPClient(&inProcess{s: s, c: c}))
 		if err != nil {
@@ -84,9 +88,9 @@ func (s *Server) ApplyConfig(ctx context.Context, req gen.ApplyConfigRequestObje
 		return nil
 	})
 	if err != nil && !errors.Is(err, errDryRun) {
-		return nil, applyError(err, out.DryRun)
+		return out, applyError(err, out.DryRun)
 	}
-	return gen.ApplyConfig200JSONResponse(out), nil
+	return out, nil
 }
 
 // applyError answers a failed apply: an operation's own refusal with its

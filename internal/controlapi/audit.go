@@ -9,31 +9,35 @@ import (
 
 	"github.com/relay-llm/relay/internal/rbac"
 	"github.com/relay-llm/relay/internal/store"
-	gen "github.com/relay-llm/relay/openapi/controlgen"
 )
 
 // The audit log is read at system scope only: its rows name objects of every
 // team and project, so a caller whose read stops at a team or project gets
 // 403 rather than a list that leaks the others' ids.
 
-// ListAuditLog implements StrictServerInterface.
-func (s *Server) ListAuditLog(ctx context.Context, req gen.ListAuditLogRequestObject) (gen.ListAuditLogResponseObject, error) {
+// ListAuditLog is the operation of the same name in openapi/control.yaml.
+func (v *Service) ListAuditLog(ctx context.Context, params models.ListAuditLogParams) (out models.AuditList, err error) {
+	s, ctx, done, err := v.enter(ctx, "ListAuditLog")
+	if err != nil {
+		return out, err
+	}
+	defer done(&err)
 	c, err := callerFrom(ctx)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	if !c.Can(rbac.Read, rbac.System()) {
-		return nil, forbidden(rbac.Need(rbac.Read, rbac.System()))
+		return out, forbidden(rbac.Need(rbac.Read, rbac.System()))
 	}
-	after, fetch, err := auditPage(req.Params.Limit, req.Params.Cursor)
+	after, fetch, err := auditPage(params.Limit, params.Cursor)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	rows, err := s.st.ListAuditLog(ctx, store.AuditLogPage{
-		After: after, Limit: fetch, Kind: req.Params.Kind, ObjectID: req.Params.ObjectID, Actor: req.Params.Actor,
+		After: after, Limit: fetch, Kind: params.Kind, ObjectID: params.ObjectID, Actor: params.Actor,
 	})
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	var next *string
 	if int32(len(rows)) == fetch {
@@ -45,7 +49,7 @@ func (s *Server) ListAuditLog(ctx context.Context, req gen.ListAuditLogRequestOb
 	for i, r := range rows {
 		items[i] = models.AuditEntry{ID: r.ID, At: r.At, Actor: r.Actor, Action: models.AuditEntryAction(r.Action), Kind: r.Kind, ObjectID: r.ObjectID, ClientAddr: r.ClientAddr}
 	}
-	return gen.ListAuditLog200JSONResponse{Items: items, NextCursor: next}, nil
+	return models.AuditList{Items: items, NextCursor: next}, nil
 }
 
 // auditPage is page for the audit log, whose rows are keyed by a sequence

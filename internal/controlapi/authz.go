@@ -3,7 +3,6 @@ package controlapi
 import (
 	"context"
 	"net/http"
-	"sync/atomic"
 
 	"github.com/google/uuid"
 
@@ -13,8 +12,9 @@ import (
 
 // The authorization layer (coder's dbauthz shape, over the operations
 // rather than the queries): every operation of openapi/control.yaml has a
-// rule in operationRules naming the verb it needs, and the strict handler
-// runs every operation through authorize:
+// rule in operationRules naming the verb it needs, and every operation runs
+// through guard — a Service method by calling enter first (service.go), the
+// rest through the strict middleware authorize:
 //
 //   - an operation without a rule is refused (500) before its handler runs,
 //     so a new endpoint cannot be wired without deciding who may call it;
@@ -41,35 +41,20 @@ type rule struct {
 	public bool // no caller at all (login)
 }
 
-// authorize is the strict middleware of the layer above.
+// authorize is the strict middleware of the layer above: an operation the
+// Service serves is authorized by its method (service.go, enter); every other
+// one here, by the same guard.
 func (s *Server) authorize(f gen.StrictHandlerFunc, op string) gen.StrictHandlerFunc {
-	r, ok := operationRules[op]
-	return func(ctx context.Context, w http.ResponseWriter, req *http.Request, body any) (any, error) {
-		if !ok {
-			s.log.ErrorContext(ctx, "control api: operation has no authorization rule", "operation", op)
-			return nil, &apiError{status: http.StatusInternalServerError, code: codeInternal, message: "internal error"}
-		}
-		if r.public {
-			return f(ctx, w, req, body)
-		}
-		c, err := callerFrom(ctx)
+	if s.served[op] {
+		return f
+	}
+	return func(ctx context.Context, w http.ResponseWriter, req *http.Request, body any) (resp any, err error) {
+		ctx, done, err := s.guard(ctx, operationRules, op)
 		if err != nil {
 			return nil, err
 		}
-		own := *c
-		own.asked = new(atomic.Uint32)
-		if r.system {
-			if err := can403(&own, r.verb, rbac.System()); err != nil {
-				return nil, err
-			}
-		}
-		resp, err := f(withCaller(ctx, &own), w, req, body)
-		if err == nil && r.verb != 0 && rbac.Verb(own.asked.Load())&r.verb == 0 {
-			s.log.ErrorContext(ctx, "control api: operation answered without asking its rule's verb", "operation", op,
-				"rule", r.verb.String(), "asked", rbac.Verb(own.asked.Load()).String())
-			return nil, &apiError{status: http.StatusInternalServerError, code: codeInternal, message: "internal error"}
-		}
-		return resp, err
+		defer done(&err)
+		return f(ctx, w, req, body)
 	}
 }
 

@@ -12,29 +12,33 @@ import (
 
 	"github.com/relay-llm/relay/internal/rbac"
 	"github.com/relay-llm/relay/internal/store"
-	gen "github.com/relay-llm/relay/openapi/controlgen"
 )
 
 // Breakers: listing needs Read at system scope (holds name host keys);
 // clearing needs ManageSystem and writes an audit row.
 
-// ListBreakers implements StrictServerInterface.
-func (s *Server) ListBreakers(ctx context.Context, req gen.ListBreakersRequestObject) (gen.ListBreakersResponseObject, error) {
+// ListBreakers is the operation of the same name in openapi/control.yaml.
+func (v *Service) ListBreakers(ctx context.Context, params models.ListBreakersParams) (out models.BreakerList, err error) {
+	s, ctx, done, err := v.enter(ctx, "ListBreakers")
+	if err != nil {
+		return out, err
+	}
+	defer done(&err)
 	c, err := callerFrom(ctx)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	if err := can403(c, rbac.Read, rbac.System()); err != nil {
-		return nil, err
+		return out, err
 	}
 	items := []models.Breaker{}
 	if s.cfg.Breakers == nil {
-		return gen.ListBreakers200JSONResponse{Items: items}, nil
+		return models.BreakerList{Items: items}, nil
 	}
 	hosts := map[uuid.UUID]uuid.UUID{} // host key → host, one lookup per key
 	for _, b := range s.cfg.Breakers() {
 		state := breakerState(b.State)
-		if req.Params.State != nil && *req.Params.State != state {
+		if params.State != nil && *params.State != state {
 			continue
 		}
 		if b.HostID == uuid.Nil {
@@ -42,7 +46,7 @@ func (s *Server) ListBreakers(ctx context.Context, req gen.ListBreakersRequestOb
 			if !ok {
 				k, err := s.st.HostKeys().Get(ctx, b.HostKeyID)
 				if err != nil && !errors.Is(err, store.ErrNotFound) {
-					return nil, err
+					return out, err
 				}
 				hostID = k.HostID // uuid.Nil when the key is gone
 				hosts[b.HostKeyID] = hostID
@@ -52,30 +56,35 @@ func (s *Server) ListBreakers(ctx context.Context, req gen.ListBreakersRequestOb
 			}
 			b.HostID = hostID
 		}
-		if req.Params.HostID != nil && *req.Params.HostID != b.HostID {
+		if params.HostID != nil && *params.HostID != b.HostID {
 			continue
 		}
 		items = append(items, breakerOut(b))
 	}
-	return gen.ListBreakers200JSONResponse{Items: items}, nil
+	return models.BreakerList{Items: items}, nil
 }
 
-// ClearBreakers implements StrictServerInterface.
-func (s *Server) ClearBreakers(ctx context.Context, req gen.ClearBreakersRequestObject) (gen.ClearBreakersResponseObject, error) {
-	c, key, err := systemRow(ctx, "host key", rbac.Read, true, func() (store.HostKey, error) { return s.st.HostKeys().Get(ctx, req.Params.HostKeyID) })
+// ClearBreakers is the operation of the same name in openapi/control.yaml.
+func (v *Service) ClearBreakers(ctx context.Context, params models.ClearBreakersParams) (out models.BreakerList, err error) {
+	s, ctx, done, err := v.enter(ctx, "ClearBreakers")
 	if err != nil {
-		return nil, err
+		return out, err
+	}
+	defer done(&err)
+	c, key, err := systemRow(ctx, "host key", rbac.Read, true, func() (store.HostKey, error) { return s.st.HostKeys().Get(ctx, params.HostKeyID) })
+	if err != nil {
+		return out, err
 	}
 	if s.cfg.ClearBreakers == nil {
-		return nil, &apiError{status: 501, code: codeNotImplemented, message: "this control plane has no breakers to clear"}
+		return out, &apiError{status: 501, code: codeNotImplemented, message: "this control plane has no breakers to clear"}
 	}
 	var model string
-	if req.Params.Model != nil {
-		model = *req.Params.Model
+	if params.Model != nil {
+		model = *params.Model
 	}
-	cleared, err := s.cfg.ClearBreakers(ctx, req.Params.HostKeyID, model)
+	cleared, err := s.cfg.ClearBreakers(ctx, params.HostKeyID, model)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	items := make([]models.Breaker, 0, len(cleared))
 	holds := make([]string, 0, len(cleared))
@@ -95,12 +104,12 @@ func (s *Server) ClearBreakers(ctx context.Context, req gen.ClearBreakersRequest
 		Cleared   []string
 	}
 	if err := s.st.InTx(ctx, func(tx *store.Tx) error {
-		return tx.Audit(ctx, c.actor, "delete", "breakers", req.Params.HostKeyID.String(), nil,
-			breakerClear{HostKeyID: req.Params.HostKeyID, Model: model, Cleared: holds})
+		return tx.Audit(ctx, c.actor, "delete", "breakers", params.HostKeyID.String(), nil,
+			breakerClear{HostKeyID: params.HostKeyID, Model: model, Cleared: holds})
 	}); err != nil {
-		return nil, err
+		return out, err
 	}
-	return gen.ClearBreakers200JSONResponse{Items: items}, nil
+	return models.BreakerList{Items: items}, nil
 }
 
 func breakerOut(b BreakerState) models.Breaker {

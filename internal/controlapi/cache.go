@@ -9,7 +9,6 @@ import (
 
 	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/store"
-	gen "github.com/relay-llm/relay/openapi/controlgen"
 	"github.com/relay-llm/relay/openapi/models"
 )
 
@@ -108,42 +107,52 @@ type cachePurge struct {
 	Deleted    int
 }
 
-// PurgePolicyCache implements StrictServerInterface.
-func (s *Server) PurgePolicyCache(ctx context.Context, req gen.PurgePolicyCacheRequestObject) (gen.PurgePolicyCacheResponseObject, error) {
-	c, _, err := s.policyRow(ctx, req.ID, true)
+// PurgePolicyCache is the operation of the same name in openapi/control.yaml.
+func (v *Service) PurgePolicyCache(ctx context.Context, id uuid.UUID) (out models.CachePurge, err error) {
+	s, ctx, done, err := v.enter(ctx, "PurgePolicyCache")
 	if err != nil {
-		return nil, err
+		return out, err
+	}
+	defer done(&err)
+	c, _, err := s.policyRow(ctx, id, true)
+	if err != nil {
+		return out, err
 	}
 	if s.cfg.PurgeCache == nil {
-		return nil, noCache()
+		return out, noCache()
 	}
-	n, err := s.cfg.PurgeCache.PurgePolicy(ctx, req.ID)
+	n, err := s.cfg.PurgeCache.PurgePolicy(ctx, id)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	if err := s.auditPurge(ctx, c, req.ID, cachePurge{PolicyID: &req.ID, Deleted: n}); err != nil {
-		return nil, err
+	if err := s.auditPurge(ctx, c, id, cachePurge{PolicyID: &id, Deleted: n}); err != nil {
+		return out, err
 	}
-	return gen.PurgePolicyCache200JSONResponse{Deleted: n}, nil
+	return models.CachePurge{Deleted: n}, nil
 }
 
-// PurgeRelayKeyCache implements StrictServerInterface.
-func (s *Server) PurgeRelayKeyCache(ctx context.Context, req gen.PurgeRelayKeyCacheRequestObject) (gen.PurgeRelayKeyCacheResponseObject, error) {
-	c, _, _, _, err := s.relayKeyForWrite(ctx, req.ID)
+// PurgeRelayKeyCache is the operation of the same name in openapi/control.yaml.
+func (v *Service) PurgeRelayKeyCache(ctx context.Context, id uuid.UUID) (out models.CachePurge, err error) {
+	s, ctx, done, err := v.enter(ctx, "PurgeRelayKeyCache")
 	if err != nil {
-		return nil, err
+		return out, err
+	}
+	defer done(&err)
+	c, _, _, _, err := s.relayKeyForWrite(ctx, id)
+	if err != nil {
+		return out, err
 	}
 	if s.cfg.PurgeCache == nil {
-		return nil, noCache()
+		return out, noCache()
 	}
-	n, err := s.cfg.PurgeCache.PurgeRelayKey(ctx, req.ID)
+	n, err := s.cfg.PurgeCache.PurgeRelayKey(ctx, id)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	if err := s.auditPurge(ctx, c, req.ID, cachePurge{RelayKeyID: &req.ID, Deleted: n}); err != nil {
-		return nil, err
+	if err := s.auditPurge(ctx, c, id, cachePurge{RelayKeyID: &id, Deleted: n}); err != nil {
+		return out, err
 	}
-	return gen.PurgeRelayKeyCache200JSONResponse{Deleted: n}, nil
+	return models.CachePurge{Deleted: n}, nil
 }
 
 // auditPurge writes the audit row of a purge: action delete, kind

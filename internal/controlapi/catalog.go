@@ -12,7 +12,6 @@ import (
 
 	"github.com/relay-llm/relay/internal/rbac"
 	"github.com/relay-llm/relay/internal/store"
-	gen "github.com/relay-llm/relay/openapi/controlgen"
 )
 
 // The catalog — hosts, models, bindings, rate limits, policies and their
@@ -66,22 +65,24 @@ func systemList(ctx context.Context, read rbac.Verb) (*caller, bool, error) {
 
 // Hosts -----------------------------------------------------------------------
 
-// ListHosts implements StrictServerInterface.
-func (s *Server) ListHosts(ctx context.Context, req gen.ListHostsRequestObject) (gen.ListHostsResponseObject, error) {
-	after, fetch, err := page(req.Params.Limit, req.Params.Cursor)
+// ListHosts is the operation of the same name in openapi/control.yaml.
+func (v *Service) ListHosts(ctx context.Context, params models.ListHostsParams) (out models.HostList, err error) {
+	s, ctx, done, err := v.enter(ctx, "ListHosts")
 	if err != nil {
-		return nil, err
+		return out, err
+	}
+	defer done(&err)
+	after, fetch, err := page(params.Limit, params.Cursor)
+	if err != nil {
+		return out, err
 	}
 	_, ok, err := systemList(ctx, rbac.ReadCatalog)
 	if err != nil || !ok {
-		return gen.ListHosts200JSONResponse{Items: []models.Host{}}, err
+		return models.HostList{Items: []models.Host{}}, err
 	}
 	rows, err := s.st.Hosts().List(ctx, store.Page{After: after, Limit: fetch})
-	if err != nil {
-		return nil, err
-	}
-	rows, next := cut(rows, fetch, func(r store.Host) uuid.UUID { return r.ID })
-	return gen.ListHosts200JSONResponse{Items: convertAll(rows, hostOut), NextCursor: next}, nil
+	out.Items, out.NextCursor, err = pageOf(rows, err, fetch, func(r store.Host) uuid.UUID { return r.ID }, hostOut)
+	return out, err
 }
 
 // checkBaseURL refuses a base URL at Relay's own listeners, at a metadata
@@ -95,23 +96,28 @@ func (s *Server) checkBaseURL(ctx context.Context, raw string) error {
 	return nil
 }
 
-// CreateHost implements StrictServerInterface.
-func (s *Server) CreateHost(ctx context.Context, req gen.CreateHostRequestObject) (gen.CreateHostResponseObject, error) {
+// CreateHost is the operation of the same name in openapi/control.yaml.
+func (v *Service) CreateHost(ctx context.Context, body *models.HostCreate) (out models.Host, err error) {
+	s, ctx, done, err := v.enter(ctx, "CreateHost")
+	if err != nil {
+		return out, err
+	}
+	defer done(&err)
 	c, err := systemWrite(ctx)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	b := req.Body
+	b := body
 	if err := s.checkBaseURL(ctx, b.BaseURL); err != nil {
-		return nil, err
+		return out, err
 	}
 	fwd, err := forwardHeadersIn(b.ForwardHeaders)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	prof, params, err := s.profileIn(ctx, deref(b.Profile, ""), b.ProfileParams)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	row, err := s.st.Hosts().Create(ctx, c.actor, store.Host{
 		Profile: prof, ProfileParams: params,
@@ -122,39 +128,49 @@ func (s *Server) CreateHost(ctx context.Context, req gen.CreateHostRequestObject
 		BreakerServerFailures: b.BreakerServerFailures, BreakerNetworkFailures: b.BreakerNetworkFailures,
 	})
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	return gen.CreateHost201JSONResponse(hostOut(row)), nil
+	return hostOut(row), nil
 }
 
-// GetHost implements StrictServerInterface.
-func (s *Server) GetHost(ctx context.Context, req gen.GetHostRequestObject) (gen.GetHostResponseObject, error) {
-	_, row, err := systemRow(ctx, "host", rbac.ReadCatalog, false, func() (store.Host, error) { return s.st.Hosts().Get(ctx, req.ID) })
+// GetHost is the operation of the same name in openapi/control.yaml.
+func (v *Service) GetHost(ctx context.Context, id uuid.UUID) (out models.Host, err error) {
+	s, ctx, done, err := v.enter(ctx, "GetHost")
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	return gen.GetHost200JSONResponse(hostOut(row)), nil
+	defer done(&err)
+	_, row, err := systemRow(ctx, "host", rbac.ReadCatalog, false, func() (store.Host, error) { return s.st.Hosts().Get(ctx, id) })
+	if err != nil {
+		return out, err
+	}
+	return hostOut(row), nil
 }
 
-// UpdateHost implements StrictServerInterface.
-func (s *Server) UpdateHost(ctx context.Context, req gen.UpdateHostRequestObject) (gen.UpdateHostResponseObject, error) {
-	c, _, err := systemRow(ctx, "host", rbac.ReadCatalog, true, func() (store.Host, error) { return s.st.Hosts().Get(ctx, req.ID) })
+// UpdateHost is the operation of the same name in openapi/control.yaml.
+func (v *Service) UpdateHost(ctx context.Context, id uuid.UUID, body *models.HostUpdate) (out models.Host, err error) {
+	s, ctx, done, err := v.enter(ctx, "UpdateHost")
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	b := req.Body
+	defer done(&err)
+	c, _, err := systemRow(ctx, "host", rbac.ReadCatalog, true, func() (store.Host, error) { return s.st.Hosts().Get(ctx, id) })
+	if err != nil {
+		return out, err
+	}
+	b := body
 	if b.BaseURL != nil {
 		if err := s.checkBaseURL(ctx, *b.BaseURL); err != nil {
-			return nil, err
+			return out, err
 		}
 	}
 	var fwd []string
 	if b.ForwardHeaders != nil {
 		if fwd, err = forwardHeadersIn(b.ForwardHeaders); err != nil {
-			return nil, err
+			return out, err
 		}
 	}
-	row, err := s.st.Hosts().Modify(ctx, c.actor, req.ID, func(r *store.Host) error {
+	row, err := s.st.Hosts().Modify(ctx, c.actor, id, func(r *store.Host) error {
 		set(&r.Slug, b.Slug)
 		set(&r.Name, b.Name)
 		if b.Provider != nil {
@@ -191,21 +207,26 @@ func (s *Server) UpdateHost(ctx context.Context, req gen.UpdateHostRequestObject
 		return err
 	})
 	if row, err = found("host", row, err); err != nil {
-		return nil, err
+		return out, err
 	}
-	return gen.UpdateHost200JSONResponse(hostOut(row)), nil
+	return hostOut(row), nil
 }
 
-// DeleteHost implements StrictServerInterface.
-func (s *Server) DeleteHost(ctx context.Context, req gen.DeleteHostRequestObject) (gen.DeleteHostResponseObject, error) {
-	c, _, err := systemRow(ctx, "host", rbac.ReadCatalog, true, func() (store.Host, error) { return s.st.Hosts().Get(ctx, req.ID) })
+// DeleteHost is the operation of the same name in openapi/control.yaml.
+func (v *Service) DeleteHost(ctx context.Context, id uuid.UUID) (err error) {
+	s, ctx, done, err := v.enter(ctx, "DeleteHost")
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if _, err := found("host", struct{}{}, s.st.Hosts().Delete(ctx, c.actor, req.ID)); err != nil {
-		return nil, err
+	defer done(&err)
+	c, _, err := systemRow(ctx, "host", rbac.ReadCatalog, true, func() (store.Host, error) { return s.st.Hosts().Get(ctx, id) })
+	if err != nil {
+		return err
 	}
-	return gen.DeleteHost204Response{}, nil
+	if _, err := found("host", struct{}{}, s.st.Hosts().Delete(ctx, c.actor, id)); err != nil {
+		return err
+	}
+	return nil
 }
 
 // set copies *p into *dst when the PATCH body has the field.
@@ -217,37 +238,44 @@ func set[T any](dst *T, p *T) {
 
 // Models ----------------------------------------------------------------------
 
-// ListModels implements StrictServerInterface.
-func (s *Server) ListModels(ctx context.Context, req gen.ListModelsRequestObject) (gen.ListModelsResponseObject, error) {
-	after, fetch, err := page(req.Params.Limit, req.Params.Cursor)
+// ListModels is the operation of the same name in openapi/control.yaml.
+func (v *Service) ListModels(ctx context.Context, params models.ListModelsParams) (out models.ModelList, err error) {
+	s, ctx, done, err := v.enter(ctx, "ListModels")
 	if err != nil {
-		return nil, err
+		return out, err
+	}
+	defer done(&err)
+	after, fetch, err := page(params.Limit, params.Cursor)
+	if err != nil {
+		return out, err
 	}
 	_, ok, err := systemList(ctx, rbac.ReadCatalog)
 	if err != nil || !ok {
-		return gen.ListModels200JSONResponse{Items: []models.Model{}}, err
+		return models.ModelList{Items: []models.Model{}}, err
 	}
 	rows, err := s.st.Models().List(ctx, store.Page{After: after, Limit: fetch})
-	if err != nil {
-		return nil, err
-	}
-	rows, next := cut(rows, fetch, func(r store.Model) uuid.UUID { return r.ID })
-	return gen.ListModels200JSONResponse{Items: convertAll(rows, modelOut), NextCursor: next}, nil
+	out.Items, out.NextCursor, err = pageOf(rows, err, fetch, func(r store.Model) uuid.UUID { return r.ID }, modelOut)
+	return out, err
 }
 
-// CreateModel implements StrictServerInterface.
-func (s *Server) CreateModel(ctx context.Context, req gen.CreateModelRequestObject) (gen.CreateModelResponseObject, error) {
+// CreateModel is the operation of the same name in openapi/control.yaml.
+func (v *Service) CreateModel(ctx context.Context, body *models.ModelCreate) (out models.Model, err error) {
+	s, ctx, done, err := v.enter(ctx, "CreateModel")
+	if err != nil {
+		return out, err
+	}
+	defer done(&err)
 	c, err := systemWrite(ctx)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	b := req.Body
+	b := body
 	kind, strategy := models.ModelKindChat, models.ModelRouteStrategyPriority
 	set(&kind, b.Kind)
 	set(&strategy, b.Strategy)
 	fallbacks := deref(b.Fallbacks, []uuid.UUID{})
 	if err := s.checkFallbacks(ctx, uuid.Nil, string(kind), fallbacks); err != nil {
-		return nil, err
+		return out, err
 	}
 	row, err := s.st.Models().Create(ctx, c.actor, store.Model{
 		Name: b.Name, Provider: deref(b.Provider, ""), Kind: string(kind), ContextWindow: deref(b.ContextWindow, 0),
@@ -256,27 +284,37 @@ func (s *Server) CreateModel(ctx context.Context, req gen.CreateModelRequestObje
 		SupportsThinking: deref(b.SupportsThinking, false), Strategy: string(strategy), Fallbacks: fallbacks,
 	})
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	return gen.CreateModel201JSONResponse(modelOut(row)), nil
+	return modelOut(row), nil
 }
 
-// GetModel implements StrictServerInterface.
-func (s *Server) GetModel(ctx context.Context, req gen.GetModelRequestObject) (gen.GetModelResponseObject, error) {
-	_, row, err := systemRow(ctx, "model", rbac.ReadCatalog, false, func() (store.Model, error) { return s.st.Models().Get(ctx, req.ID) })
+// GetModel is the operation of the same name in openapi/control.yaml.
+func (v *Service) GetModel(ctx context.Context, id uuid.UUID) (out models.Model, err error) {
+	s, ctx, done, err := v.enter(ctx, "GetModel")
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	return gen.GetModel200JSONResponse(modelOut(row)), nil
+	defer done(&err)
+	_, row, err := systemRow(ctx, "model", rbac.ReadCatalog, false, func() (store.Model, error) { return s.st.Models().Get(ctx, id) })
+	if err != nil {
+		return out, err
+	}
+	return modelOut(row), nil
 }
 
-// UpdateModel implements StrictServerInterface.
-func (s *Server) UpdateModel(ctx context.Context, req gen.UpdateModelRequestObject) (gen.UpdateModelResponseObject, error) {
-	c, old, err := systemRow(ctx, "model", rbac.ReadCatalog, true, func() (store.Model, error) { return s.st.Models().Get(ctx, req.ID) })
+// UpdateModel is the operation of the same name in openapi/control.yaml.
+func (v *Service) UpdateModel(ctx context.Context, id uuid.UUID, body *models.ModelUpdate) (out models.Model, err error) {
+	s, ctx, done, err := v.enter(ctx, "UpdateModel")
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	b := req.Body
+	defer done(&err)
+	c, old, err := systemRow(ctx, "model", rbac.ReadCatalog, true, func() (store.Model, error) { return s.st.Models().Get(ctx, id) })
+	if err != nil {
+		return out, err
+	}
+	b := body
 	if b.Fallbacks != nil || b.Kind != nil {
 		kind, fallbacks := old.Kind, old.Fallbacks
 		if b.Kind != nil {
@@ -285,11 +323,11 @@ func (s *Server) UpdateModel(ctx context.Context, req gen.UpdateModelRequestObje
 		if b.Fallbacks != nil {
 			fallbacks = *b.Fallbacks
 		}
-		if err := s.checkFallbacks(ctx, req.ID, kind, fallbacks); err != nil {
-			return nil, err
+		if err := s.checkFallbacks(ctx, id, kind, fallbacks); err != nil {
+			return out, err
 		}
 	}
-	row, err := s.st.Models().Modify(ctx, c.actor, req.ID, func(r *store.Model) error {
+	row, err := s.st.Models().Modify(ctx, c.actor, id, func(r *store.Model) error {
 		set(&r.Name, b.Name)
 		set(&r.Provider, b.Provider)
 		if b.Kind != nil {
@@ -308,9 +346,9 @@ func (s *Server) UpdateModel(ctx context.Context, req gen.UpdateModelRequestObje
 		return nil
 	})
 	if row, err = found("model", row, err); err != nil {
-		return nil, err
+		return out, err
 	}
-	return gen.UpdateModel200JSONResponse(modelOut(row)), nil
+	return modelOut(row), nil
 }
 
 // checkFallbacks holds a model's fallback list to the schema's rules with
@@ -339,36 +377,43 @@ func (s *Server) checkFallbacks(ctx context.Context, self uuid.UUID, kind string
 	return nil
 }
 
-// DeleteModel implements StrictServerInterface.
-func (s *Server) DeleteModel(ctx context.Context, req gen.DeleteModelRequestObject) (gen.DeleteModelResponseObject, error) {
-	c, _, err := systemRow(ctx, "model", rbac.ReadCatalog, true, func() (store.Model, error) { return s.st.Models().Get(ctx, req.ID) })
+// DeleteModel is the operation of the same name in openapi/control.yaml.
+func (v *Service) DeleteModel(ctx context.Context, id uuid.UUID) (err error) {
+	s, ctx, done, err := v.enter(ctx, "DeleteModel")
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if _, err := found("model", struct{}{}, s.st.Models().Delete(ctx, c.actor, req.ID)); err != nil {
-		return nil, err
+	defer done(&err)
+	c, _, err := systemRow(ctx, "model", rbac.ReadCatalog, true, func() (store.Model, error) { return s.st.Models().Get(ctx, id) })
+	if err != nil {
+		return err
 	}
-	return gen.DeleteModel204Response{}, nil
+	if _, err := found("model", struct{}{}, s.st.Models().Delete(ctx, c.actor, id)); err != nil {
+		return err
+	}
+	return nil
 }
 
 // Bindings --------------------------------------------------------------------
 
-// ListBindings implements StrictServerInterface.
-func (s *Server) ListBindings(ctx context.Context, req gen.ListBindingsRequestObject) (gen.ListBindingsResponseObject, error) {
-	after, fetch, err := page(req.Params.Limit, req.Params.Cursor)
+// ListBindings is the operation of the same name in openapi/control.yaml.
+func (v *Service) ListBindings(ctx context.Context, params models.ListBindingsParams) (out models.BindingList, err error) {
+	s, ctx, done, err := v.enter(ctx, "ListBindings")
 	if err != nil {
-		return nil, err
+		return out, err
+	}
+	defer done(&err)
+	after, fetch, err := page(params.Limit, params.Cursor)
+	if err != nil {
+		return out, err
 	}
 	_, ok, err := systemList(ctx, rbac.ReadCatalog)
 	if err != nil || !ok {
-		return gen.ListBindings200JSONResponse{Items: []models.Binding{}}, err
+		return models.BindingList{Items: []models.Binding{}}, err
 	}
-	rows, err := s.st.Bindings().List(ctx, store.BindingsPage{After: after, ModelID: req.Params.ModelID, HostID: req.Params.HostID, Limit: fetch})
-	if err != nil {
-		return nil, err
-	}
-	rows, next := cut(rows, fetch, func(r store.Binding) uuid.UUID { return r.ID })
-	return gen.ListBindings200JSONResponse{Items: convertAll(rows, bindingOut), NextCursor: next}, nil
+	rows, err := s.st.Bindings().List(ctx, store.BindingsPage{After: after, ModelID: params.ModelID, HostID: params.HostID, Limit: fetch})
+	out.Items, out.NextCursor, err = pageOf(rows, err, fetch, func(r store.Binding) uuid.UUID { return r.ID }, bindingOut)
+	return out, err
 }
 
 // priceTiers encodes tiers for the jsonb column, checking they ascend.
@@ -416,26 +461,31 @@ func unitPrices(ups *[]models.UnitPrice) (json.RawMessage, error) {
 	return b, nil
 }
 
-// CreateBinding implements StrictServerInterface.
-func (s *Server) CreateBinding(ctx context.Context, req gen.CreateBindingRequestObject) (gen.CreateBindingResponseObject, error) {
+// CreateBinding is the operation of the same name in openapi/control.yaml.
+func (v *Service) CreateBinding(ctx context.Context, body *models.BindingCreate) (out models.Binding, err error) {
+	s, ctx, done, err := v.enter(ctx, "CreateBinding")
+	if err != nil {
+		return out, err
+	}
+	defer done(&err)
 	c, err := systemWrite(ctx)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	b := req.Body
+	b := body
 	if err := got(s.st.Models().Get(ctx, b.ModelID)).exists("model_id", "model"); err != nil {
-		return nil, err
+		return out, err
 	}
 	if err := got(s.st.Hosts().Get(ctx, b.HostID)).exists("host_id", "host"); err != nil {
-		return nil, err
+		return out, err
 	}
 	tiers, err := priceTiers(b.PriceTiers)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	units, err := unitPrices(b.UnitPrices)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	row, err := s.st.Bindings().Create(ctx, c.actor, store.Binding{
 		ModelID: b.ModelID, HostID: b.HostID, Shape: string(b.Shape), UpstreamModel: b.UpstreamModel,
@@ -445,39 +495,49 @@ func (s *Server) CreateBinding(ctx context.Context, req gen.CreateBindingRequest
 		Weight: deref(b.Weight, 1), UnitPrices: units,
 	})
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	return gen.CreateBinding201JSONResponse(bindingOut(row)), nil
+	return bindingOut(row), nil
 }
 
-// GetBinding implements StrictServerInterface.
-func (s *Server) GetBinding(ctx context.Context, req gen.GetBindingRequestObject) (gen.GetBindingResponseObject, error) {
-	_, row, err := systemRow(ctx, "binding", rbac.ReadCatalog, false, func() (store.Binding, error) { return s.st.Bindings().Get(ctx, req.ID) })
+// GetBinding is the operation of the same name in openapi/control.yaml.
+func (v *Service) GetBinding(ctx context.Context, id uuid.UUID) (out models.Binding, err error) {
+	s, ctx, done, err := v.enter(ctx, "GetBinding")
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	return gen.GetBinding200JSONResponse(bindingOut(row)), nil
+	defer done(&err)
+	_, row, err := systemRow(ctx, "binding", rbac.ReadCatalog, false, func() (store.Binding, error) { return s.st.Bindings().Get(ctx, id) })
+	if err != nil {
+		return out, err
+	}
+	return bindingOut(row), nil
 }
 
-// UpdateBinding implements StrictServerInterface.
-func (s *Server) UpdateBinding(ctx context.Context, req gen.UpdateBindingRequestObject) (gen.UpdateBindingResponseObject, error) {
-	c, _, err := systemRow(ctx, "binding", rbac.ReadCatalog, true, func() (store.Binding, error) { return s.st.Bindings().Get(ctx, req.ID) })
+// UpdateBinding is the operation of the same name in openapi/control.yaml.
+func (v *Service) UpdateBinding(ctx context.Context, id uuid.UUID, body *models.BindingUpdate) (out models.Binding, err error) {
+	s, ctx, done, err := v.enter(ctx, "UpdateBinding")
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	b := req.Body
+	defer done(&err)
+	c, _, err := systemRow(ctx, "binding", rbac.ReadCatalog, true, func() (store.Binding, error) { return s.st.Bindings().Get(ctx, id) })
+	if err != nil {
+		return out, err
+	}
+	b := body
 	var tiers, units json.RawMessage
 	if b.PriceTiers != nil {
 		if tiers, err = priceTiers(b.PriceTiers); err != nil {
-			return nil, err
+			return out, err
 		}
 	}
 	if b.UnitPrices != nil {
 		if units, err = unitPrices(b.UnitPrices); err != nil {
-			return nil, err
+			return out, err
 		}
 	}
-	row, err := s.st.Bindings().Modify(ctx, c.actor, req.ID, func(r *store.Binding) error {
+	row, err := s.st.Bindings().Modify(ctx, c.actor, id, func(r *store.Binding) error {
 		if b.Shape != nil {
 			r.Shape = string(*b.Shape)
 		}
@@ -501,19 +561,24 @@ func (s *Server) UpdateBinding(ctx context.Context, req gen.UpdateBindingRequest
 		return nil
 	})
 	if row, err = found("binding", row, err); err != nil {
-		return nil, err
+		return out, err
 	}
-	return gen.UpdateBinding200JSONResponse(bindingOut(row)), nil
+	return bindingOut(row), nil
 }
 
-// DeleteBinding implements StrictServerInterface.
-func (s *Server) DeleteBinding(ctx context.Context, req gen.DeleteBindingRequestObject) (gen.DeleteBindingResponseObject, error) {
-	c, _, err := systemRow(ctx, "binding", rbac.ReadCatalog, true, func() (store.Binding, error) { return s.st.Bindings().Get(ctx, req.ID) })
+// DeleteBinding is the operation of the same name in openapi/control.yaml.
+func (v *Service) DeleteBinding(ctx context.Context, id uuid.UUID) (err error) {
+	s, ctx, done, err := v.enter(ctx, "DeleteBinding")
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if _, err := found("binding", struct{}{}, s.st.Bindings().Delete(ctx, c.actor, req.ID)); err != nil {
-		return nil, err
+	defer done(&err)
+	c, _, err := systemRow(ctx, "binding", rbac.ReadCatalog, true, func() (store.Binding, error) { return s.st.Bindings().Get(ctx, id) })
+	if err != nil {
+		return err
 	}
-	return gen.DeleteBinding204Response{}, nil
+	if _, err := found("binding", struct{}{}, s.st.Bindings().Delete(ctx, c.actor, id)); err != nil {
+		return err
+	}
+	return nil
 }

@@ -18,9 +18,9 @@ import (
 	"github.com/relay-llm/relay/internal/store"
 )
 
-// The admin console (package ui) calls the strict-server methods of Server
-// directly — one set of rules, one RBAC, one audit trail — and needs the few
-// steps ServeHTTP takes before them: authenticate the session cookie, check
+// The admin console (package ui) calls the Service (service.go) directly —
+// one set of rules, one RBAC, one audit trail — and needs the few steps
+// ServeHTTP takes before them: authenticate the session cookie, check
 // the CSRF token, validate a body against the spec, and turn an error into
 // what a page shows. They are here, next to the steps they reuse.
 
@@ -46,7 +46,7 @@ func (p *Principal) CheckCSRF(token string) bool {
 
 // SignedIn authenticates a console request by its session cookie only (the
 // admin bearer is for scripts) and returns a context that carries the caller
-// for the strict methods.
+// for the Service methods.
 func (s *Server) SignedIn(r *http.Request) (context.Context, *Principal, error) {
 	ck, err := r.Cookie(CookieName)
 	if err != nil || ck.Value == "" {
@@ -96,7 +96,7 @@ type Problem struct {
 	RetryAfter int // seconds; a page sends Retry-After when > 0 (database_unavailable)
 }
 
-// Explain maps an error of a strict method (or of Check) to the API's status
+// Explain maps an error of a Service method (or of Check) to the API's status
 // and message; anything else is a 500 "internal error" (log the error
 // itself, never show it).
 func Explain(method string, err error) Problem {
@@ -115,7 +115,7 @@ func Explain(method string, err error) Problem {
 	return p
 }
 
-// The console's searches: each is its List method narrowed to the rows whose
+// The console's searches: each is its List operation narrowed to the rows whose
 // names contain term (store's Search and SearchVisible), with the same access
 // rule and the same keyset cursor.
 
@@ -125,11 +125,7 @@ func search[R, M any](limit int32, cursor *string, rows func(after uuid.UUID, fe
 		return nil, nil, err
 	}
 	rs, err := rows(after, fetch)
-	if err != nil {
-		return nil, nil, err
-	}
-	rs, next := cut(rs, fetch, id)
-	return convertAll(rs, out), next, nil
+	return pageOf(rs, err, fetch, id, out)
 }
 
 // searchCatalog is search for a system-scoped catalog kind.
@@ -142,85 +138,133 @@ func searchCatalog[R, M any](ctx context.Context, limit int32, cursor *string, r
 }
 
 // SearchHosts is ListHosts narrowed to slug, name or base URL containing term.
-func (s *Server) SearchHosts(ctx context.Context, term string, limit int32, cursor *string) ([]models.Host, *string, error) {
-	return searchCatalog(ctx, limit, cursor, func(after uuid.UUID, fetch int32) ([]store.Host, error) {
+func (v *Service) SearchHosts(ctx context.Context, term string, params models.ListHostsParams) (out models.HostList, err error) {
+	s, ctx, done, err := v.enter(ctx, "ListHosts")
+	if err != nil {
+		return out, err
+	}
+	defer done(&err)
+	out.Items, out.NextCursor, err = searchCatalog(ctx, deref(params.Limit, defaultLimit), params.Cursor, func(after uuid.UUID, fetch int32) ([]store.Host, error) {
 		return s.st.Hosts().Search(ctx, store.Page{After: after, Limit: fetch}, term)
 	}, func(r store.Host) uuid.UUID { return r.ID }, hostOut)
+	return out, err
 }
 
 // SearchModels is ListModels narrowed to name or provider containing term.
-func (s *Server) SearchModels(ctx context.Context, term string, limit int32, cursor *string) ([]models.Model, *string, error) {
-	return searchCatalog(ctx, limit, cursor, func(after uuid.UUID, fetch int32) ([]store.Model, error) {
+func (v *Service) SearchModels(ctx context.Context, term string, params models.ListModelsParams) (out models.ModelList, err error) {
+	s, ctx, done, err := v.enter(ctx, "ListModels")
+	if err != nil {
+		return out, err
+	}
+	defer done(&err)
+	out.Items, out.NextCursor, err = searchCatalog(ctx, deref(params.Limit, defaultLimit), params.Cursor, func(after uuid.UUID, fetch int32) ([]store.Model, error) {
 		return s.st.Models().Search(ctx, store.Page{After: after, Limit: fetch}, term)
 	}, func(r store.Model) uuid.UUID { return r.ID }, modelOut)
+	return out, err
 }
 
 // SearchPolicies is ListPolicies narrowed to slug or name containing term.
-func (s *Server) SearchPolicies(ctx context.Context, term string, limit int32, cursor *string) ([]models.Policy, *string, error) {
+func (v *Service) SearchPolicies(ctx context.Context, term string, params models.ListPoliciesParams) (out models.PolicyList, err error) {
+	s, ctx, done, err := v.enter(ctx, "ListPolicies")
+	if err != nil {
+		return out, err
+	}
+	defer done(&err)
 	c, err := callerFrom(ctx)
 	if err != nil {
-		return nil, nil, err
+		return out, err
 	}
 	all, teams := c.Teams()
-	return searchCatalog(ctx, limit, cursor, func(after uuid.UUID, fetch int32) ([]store.Policy, error) {
+	out.Items, out.NextCursor, err = searchCatalog(ctx, deref(params.Limit, defaultLimit), params.Cursor, func(after uuid.UUID, fetch int32) ([]store.Policy, error) {
 		return s.st.Policies().Search(ctx, store.PoliciesPage{After: after, AllTeams: all, TeamIDs: teams, Limit: fetch}, term)
 	}, func(r store.Policy) uuid.UUID { return r.ID }, policyOut)
+	return out, err
 }
 
 // SearchTeams is ListTeams narrowed to slug or name containing term.
-func (s *Server) SearchTeams(ctx context.Context, term string, limit int32, cursor *string) ([]models.Team, *string, error) {
+func (v *Service) SearchTeams(ctx context.Context, term string, params models.ListTeamsParams) (out models.TeamList, err error) {
+	s, ctx, done, err := v.enter(ctx, "ListTeams")
+	if err != nil {
+		return out, err
+	}
+	defer done(&err)
 	c, err := callerFrom(ctx)
 	if err != nil {
-		return nil, nil, err
+		return out, err
 	}
-	return search(limit, cursor, func(after uuid.UUID, fetch int32) ([]store.Team, error) {
+	out.Items, out.NextCursor, err = search(deref(params.Limit, defaultLimit), params.Cursor, func(after uuid.UUID, fetch int32) ([]store.Team, error) {
 		return s.st.Teams().SearchVisible(ctx, store.Page{After: after, Limit: fetch}, term, storeReach(c, rbac.Read))
 	}, func(r store.Team) uuid.UUID { return r.ID }, teamOut)
+	return out, err
 }
 
 // SearchProjects is ListProjects narrowed to slug or name containing term.
-func (s *Server) SearchProjects(ctx context.Context, term string, limit int32, cursor *string) ([]models.Project, *string, error) {
+func (v *Service) SearchProjects(ctx context.Context, term string, params models.ListProjectsParams) (out models.ProjectList, err error) {
+	s, ctx, done, err := v.enter(ctx, "ListProjects")
+	if err != nil {
+		return out, err
+	}
+	defer done(&err)
 	c, err := callerFrom(ctx)
 	if err != nil {
-		return nil, nil, err
+		return out, err
 	}
-	return search(limit, cursor, func(after uuid.UUID, fetch int32) ([]store.Project, error) {
+	out.Items, out.NextCursor, err = search(deref(params.Limit, defaultLimit), params.Cursor, func(after uuid.UUID, fetch int32) ([]store.Project, error) {
 		return s.st.Projects().SearchVisible(ctx, store.Page{After: after, Limit: fetch}, term, storeReach(c, rbac.Read))
 	}, func(r store.Project) uuid.UUID { return r.ID }, projectOut)
+	return out, err
 }
 
 // SearchServiceAccounts is ListServiceAccounts narrowed to slug or name containing term.
-func (s *Server) SearchServiceAccounts(ctx context.Context, term string, limit int32, cursor *string) ([]models.ServiceAccount, *string, error) {
+func (v *Service) SearchServiceAccounts(ctx context.Context, term string, params models.ListServiceAccountsParams) (out models.ServiceAccountList, err error) {
+	s, ctx, done, err := v.enter(ctx, "ListServiceAccounts")
+	if err != nil {
+		return out, err
+	}
+	defer done(&err)
 	c, err := callerFrom(ctx)
 	if err != nil {
-		return nil, nil, err
+		return out, err
 	}
-	return search(limit, cursor, func(after uuid.UUID, fetch int32) ([]store.ServiceAccount, error) {
+	out.Items, out.NextCursor, err = search(deref(params.Limit, defaultLimit), params.Cursor, func(after uuid.UUID, fetch int32) ([]store.ServiceAccount, error) {
 		return s.st.ServiceAccounts().SearchVisible(ctx, store.Page{After: after, Limit: fetch}, term, storeReach(c, rbac.Read))
 	}, func(r store.ServiceAccount) uuid.UUID { return r.ID }, serviceAccountOut)
+	return out, err
 }
 
 // SearchRelayKeys is ListRelayKeys narrowed to name or display prefix containing term.
-func (s *Server) SearchRelayKeys(ctx context.Context, term string, limit int32, cursor *string) ([]models.RelayKey, *string, error) {
+func (v *Service) SearchRelayKeys(ctx context.Context, term string, params models.ListRelayKeysParams) (out models.RelayKeyList, err error) {
+	s, ctx, done, err := v.enter(ctx, "ListRelayKeys")
+	if err != nil {
+		return out, err
+	}
+	defer done(&err)
 	c, err := callerFrom(ctx)
 	if err != nil {
-		return nil, nil, err
+		return out, err
 	}
-	return search(limit, cursor, func(after uuid.UUID, fetch int32) ([]store.RelayKey, error) {
+	out.Items, out.NextCursor, err = search(deref(params.Limit, defaultLimit), params.Cursor, func(after uuid.UUID, fetch int32) ([]store.RelayKey, error) {
 		return s.st.RelayKeys().SearchVisible(ctx, store.Page{After: after, Limit: fetch}, term, storeReach(c, rbac.Read))
 	}, func(r store.RelayKey) uuid.UUID { return r.ID }, s.relayKeyOut)
+	return out, err
 }
 
 // SearchUsers is ListUsers narrowed to email or name containing term.
-func (s *Server) SearchUsers(ctx context.Context, term string, limit int32, cursor *string) ([]models.User, *string, error) {
+func (v *Service) SearchUsers(ctx context.Context, term string, params models.ListUsersParams) (out models.UserList, err error) {
+	s, ctx, done, err := v.enter(ctx, "ListUsers")
+	if err != nil {
+		return out, err
+	}
+	defer done(&err)
 	c, err := callerFrom(ctx)
 	if err != nil {
-		return nil, nil, err
+		return out, err
 	}
 	reach := store.Reach{All: canReadDirectory(c), SelfID: c.User()}
-	return search(limit, cursor, func(after uuid.UUID, fetch int32) ([]store.User, error) {
+	out.Items, out.NextCursor, err = search(deref(params.Limit, defaultLimit), params.Cursor, func(after uuid.UUID, fetch int32) ([]store.User, error) {
 		return s.st.Users().SearchVisible(ctx, store.Page{After: after, Limit: fetch}, term, reach)
 	}, func(r store.User) uuid.UUID { return r.ID }, userOut)
+	return out, err
 }
 
 // The routing explain (route.go) routes on this pod's current snapshot

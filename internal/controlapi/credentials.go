@@ -13,7 +13,6 @@ import (
 	"github.com/relay-llm/relay/internal/credential"
 	"github.com/relay-llm/relay/internal/rbac"
 	"github.com/relay-llm/relay/internal/store"
-	gen "github.com/relay-llm/relay/openapi/controlgen"
 )
 
 // Relay keys and inference tokens. The secret is minted here
@@ -61,67 +60,77 @@ func (s *Server) memberOf(ctx context.Context, user uuid.UUID, sc rbac.Scope) er
 	return nil
 }
 
-// ListRelayKeys implements StrictServerInterface.
-func (s *Server) ListRelayKeys(ctx context.Context, req gen.ListRelayKeysRequestObject) (gen.ListRelayKeysResponseObject, error) {
-	after, fetch, err := page(req.Params.Limit, req.Params.Cursor)
+// ListRelayKeys is the operation of the same name in openapi/control.yaml.
+func (v *Service) ListRelayKeys(ctx context.Context, params models.ListRelayKeysParams) (out models.RelayKeyList, err error) {
+	s, ctx, done, err := v.enter(ctx, "ListRelayKeys")
 	if err != nil {
-		return nil, err
+		return out, err
+	}
+	defer done(&err)
+	after, fetch, err := page(params.Limit, params.Cursor)
+	if err != nil {
+		return out, err
 	}
 	c, err := callerFrom(ctx)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	p := req.Params
+	p := params
 	rows, err := s.st.RelayKeys().ListVisible(ctx, store.RelayKeysPage{
 		After: after, ProjectID: p.ProjectID, ServiceAccountID: p.ServiceAccountID, UserID: p.UserID, Limit: fetch,
 	}, storeReach(c, rbac.Read))
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	rows, next := cut(rows, fetch, func(r store.RelayKey) uuid.UUID { return r.ID })
-	return gen.ListRelayKeys200JSONResponse{Items: convertAll(rows, s.relayKeyOut), NextCursor: next}, nil
+	return models.RelayKeyList{Items: convertAll(rows, s.relayKeyOut), NextCursor: next}, nil
 }
 
-// CreateRelayKey implements StrictServerInterface.
-func (s *Server) CreateRelayKey(ctx context.Context, req gen.CreateRelayKeyRequestObject) (gen.CreateRelayKeyResponseObject, error) {
+// CreateRelayKey is the operation of the same name in openapi/control.yaml.
+func (v *Service) CreateRelayKey(ctx context.Context, body *models.RelayKeyCreate) (out models.RelayKeyCreated, err error) {
+	s, ctx, done, err := v.enter(ctx, "CreateRelayKey")
+	if err != nil {
+		return out, err
+	}
+	defer done(&err)
 	c, err := callerFrom(ctx)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	b := req.Body
+	b := body
 	sc, err := s.readableProject(ctx, c, "project_id", b.ProjectID)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	if count(b.ServiceAccountID, b.UserID) != 1 {
-		return nil, exactlyOne("service_account_id", "user_id")
+		return out, exactlyOne("service_account_id", "user_id")
 	}
 	if !c.Can(rbac.ManageProject, sc) {
 		switch {
 		case !c.Can(rbac.MintOwn, sc):
-			return nil, forbidden(rbac.Need(rbac.MintOwn, sc))
+			return out, forbidden(rbac.Need(rbac.MintOwn, sc))
 		case b.UserID == nil || *b.UserID != c.User():
-			return nil, forbidden("you may mint relay keys for yourself only; keys of others and of service accounts need manage_project")
+			return out, forbidden("you may mint relay keys for yourself only; keys of others and of service accounts need manage_project")
 		case b.PolicyID != nil || b.Priority != nil:
-			return nil, forbidden("choosing a relay key's policy or priority needs manage_project")
+			return out, forbidden("choosing a relay key's policy or priority needs manage_project")
 		}
 	}
 	if b.ServiceAccountID != nil {
 		if err := s.checkSubject(ctx, c, b.ProjectID, b.ServiceAccountID, nil, nil); err != nil {
-			return nil, err
+			return out, err
 		}
 	} else if err := s.checkSubject(ctx, c, b.ProjectID, nil, b.UserID, nil); err != nil {
-		return nil, err
+		return out, err
 	} else if err := s.memberOf(ctx, *b.UserID, sc); err != nil {
-		return nil, err
+		return out, err
 	}
 	if b.PolicyID != nil {
 		if err := s.attachablePolicy(ctx, c, "policy_id", *b.PolicyID, sc); err != nil {
-			return nil, err
+			return out, err
 		}
 	}
 	if b.ExpiresAt != nil && !b.ExpiresAt.After(s.now()) {
-		return nil, invalid("expires_at: must be in the future", "expires_at")
+		return out, invalid("expires_at: must be in the future", "expires_at")
 	}
 	m := credential.NewRelayKey()
 	row, err := s.st.RelayKeys().Create(ctx, c.actor, store.RelayKey{
@@ -130,39 +139,49 @@ func (s *Server) CreateRelayKey(ctx context.Context, req gen.CreateRelayKeyReque
 		ExpiresAt: b.ExpiresAt,
 	})
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	return gen.CreateRelayKey201JSONResponse{RelayKey: s.relayKeyOut(row), Secret: m.Plaintext}, nil
+	return models.RelayKeyCreated{RelayKey: s.relayKeyOut(row), Secret: m.Plaintext}, nil
 }
 
-// GetRelayKey implements StrictServerInterface.
-func (s *Server) GetRelayKey(ctx context.Context, req gen.GetRelayKeyRequestObject) (gen.GetRelayKeyResponseObject, error) {
-	_, k, _, err := projectRow(ctx, s, "relay key", 0, func() (store.RelayKey, error) { return s.st.RelayKeys().Get(ctx, req.ID) }, relayKeyProject)
+// GetRelayKey is the operation of the same name in openapi/control.yaml.
+func (v *Service) GetRelayKey(ctx context.Context, id uuid.UUID) (out models.RelayKey, err error) {
+	s, ctx, done, err := v.enter(ctx, "GetRelayKey")
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	return gen.GetRelayKey200JSONResponse(s.relayKeyOut(k)), nil
+	defer done(&err)
+	_, k, _, err := projectRow(ctx, s, "relay key", 0, func() (store.RelayKey, error) { return s.st.RelayKeys().Get(ctx, id) }, relayKeyProject)
+	if err != nil {
+		return out, err
+	}
+	return s.relayKeyOut(k), nil
 }
 
-// UpdateRelayKey implements StrictServerInterface.
-func (s *Server) UpdateRelayKey(ctx context.Context, req gen.UpdateRelayKeyRequestObject) (gen.UpdateRelayKeyResponseObject, error) {
-	c, _, sc, manager, err := s.relayKeyForWrite(ctx, req.ID)
+// UpdateRelayKey is the operation of the same name in openapi/control.yaml.
+func (v *Service) UpdateRelayKey(ctx context.Context, id uuid.UUID, body *models.RelayKeyUpdate) (out models.RelayKey, err error) {
+	s, ctx, done, err := v.enter(ctx, "UpdateRelayKey")
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	b := req.Body
+	defer done(&err)
+	c, _, sc, manager, err := s.relayKeyForWrite(ctx, id)
+	if err != nil {
+		return out, err
+	}
+	b := body
 	if !manager && (b.PolicyID.IsSpecified() || b.Priority.IsSpecified()) {
-		return nil, forbidden("changing a relay key's policy or priority needs manage_project")
+		return out, forbidden("changing a relay key's policy or priority needs manage_project")
 	}
 	if id, ok := b.PolicyID.Get(); ok {
 		if err := s.attachablePolicy(ctx, c, "policy_id", id, sc); err != nil {
-			return nil, err
+			return out, err
 		}
 	}
 	if t, ok := b.ExpiresAt.Get(); ok && !t.After(s.now()) {
-		return nil, invalid("expires_at: must be in the future (revoke the key to stop it now)", "expires_at")
+		return out, invalid("expires_at: must be in the future (revoke the key to stop it now)", "expires_at")
 	}
-	row, err := s.st.RelayKeys().Modify(ctx, c.actor, req.ID, func(r *store.RelayKey) error {
+	row, err := s.st.RelayKeys().Modify(ctx, c.actor, id, func(r *store.RelayKey) error {
 		set(&r.Name, b.Name)
 		if b.PolicyID.IsSpecified() {
 			r.PolicyID = b.PolicyID.Pointer()
@@ -176,59 +195,74 @@ func (s *Server) UpdateRelayKey(ctx context.Context, req gen.UpdateRelayKeyReque
 		return nil
 	})
 	if row, err = found("relay key", row, err); err != nil {
-		return nil, err
+		return out, err
 	}
-	return gen.UpdateRelayKey200JSONResponse(s.relayKeyOut(row)), nil
+	return s.relayKeyOut(row), nil
 }
 
-// DeleteRelayKey implements StrictServerInterface.
-func (s *Server) DeleteRelayKey(ctx context.Context, req gen.DeleteRelayKeyRequestObject) (gen.DeleteRelayKeyResponseObject, error) {
-	c, _, _, _, err := s.relayKeyForWrite(ctx, req.ID)
+// DeleteRelayKey is the operation of the same name in openapi/control.yaml.
+func (v *Service) DeleteRelayKey(ctx context.Context, id uuid.UUID) (err error) {
+	s, ctx, done, err := v.enter(ctx, "DeleteRelayKey")
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if _, err := found("relay key", struct{}{}, s.st.RelayKeys().Delete(ctx, c.actor, req.ID)); err != nil {
-		return nil, err
+	defer done(&err)
+	c, _, _, _, err := s.relayKeyForWrite(ctx, id)
+	if err != nil {
+		return err
 	}
-	return gen.DeleteRelayKey204Response{}, nil
+	if _, err := found("relay key", struct{}{}, s.st.RelayKeys().Delete(ctx, c.actor, id)); err != nil {
+		return err
+	}
+	return nil
 }
 
-// RevokeRelayKey implements StrictServerInterface.
-func (s *Server) RevokeRelayKey(ctx context.Context, req gen.RevokeRelayKeyRequestObject) (gen.RevokeRelayKeyResponseObject, error) {
-	c, _, _, _, err := s.relayKeyForWrite(ctx, req.ID)
+// RevokeRelayKey is the operation of the same name in openapi/control.yaml.
+func (v *Service) RevokeRelayKey(ctx context.Context, id uuid.UUID) (out models.RelayKey, err error) {
+	s, ctx, done, err := v.enter(ctx, "RevokeRelayKey")
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	row, err := got(s.st.RelayKeys().Revoke(ctx, c.actor, req.ID)).orNotFound("relay key")
+	defer done(&err)
+	c, _, _, _, err := s.relayKeyForWrite(ctx, id)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	return gen.RevokeRelayKey200JSONResponse(s.relayKeyOut(row)), nil
+	row, err := got(s.st.RelayKeys().Revoke(ctx, c.actor, id)).orNotFound("relay key")
+	if err != nil {
+		return out, err
+	}
+	return s.relayKeyOut(row), nil
 }
 
-// RotateRelayKey implements StrictServerInterface. In one transaction: the
+// RotateRelayKey is the operation of the same name in openapi/control.yaml. In one transaction: the
 // old key's expires_at moves to now + grace (never later than it was) — or,
 // with grace 0, the old key is revoked at once — and a new key is minted with
 // the old one's name, owner, project, policy, priority and expiry. The
 // snapshot honours expires_at, so the old key works exactly until then.
-func (s *Server) RotateRelayKey(ctx context.Context, req gen.RotateRelayKeyRequestObject) (gen.RotateRelayKeyResponseObject, error) {
-	c, old, _, _, err := s.relayKeyForWrite(ctx, req.ID)
+func (v *Service) RotateRelayKey(ctx context.Context, id uuid.UUID, body *models.RelayKeyRotate) (out models.RelayKeyRotated, err error) {
+	s, ctx, done, err := v.enter(ctx, "RotateRelayKey")
 	if err != nil {
-		return nil, err
+		return out, err
+	}
+	defer done(&err)
+	c, old, _, _, err := s.relayKeyForWrite(ctx, id)
+	if err != nil {
+		return out, err
 	}
 	now := s.now()
 	if st := credentialStatus(now, old.ExpiresAt, old.RevokedAt); st != models.CredentialStatusActive {
-		return nil, conflict("the relay key is " + string(st) + "; only an active key can be rotated")
+		return out, conflict("the relay key is " + string(st) + "; only an active key can be rotated")
 	}
-	grace := time.Duration(req.Body.GraceSeconds) * time.Second
+	grace := time.Duration(body.GraceSeconds) * time.Second
 	m := credential.NewRelayKey()
 	var prev, next store.RelayKey
 	err = s.st.InTx(ctx, func(tx *store.Tx) error {
 		var err error
 		if grace == 0 {
-			prev, err = tx.RelayKeys().Revoke(ctx, c.actor, req.ID)
+			prev, err = tx.RelayKeys().Revoke(ctx, c.actor, id)
 		} else {
-			prev, err = tx.RelayKeys().Modify(ctx, c.actor, req.ID, func(r *store.RelayKey) error {
+			prev, err = tx.RelayKeys().Modify(ctx, c.actor, id, func(r *store.RelayKey) error {
 				if until := now.Add(grace); r.ExpiresAt == nil || until.Before(*r.ExpiresAt) {
 					r.ExpiresAt = &until
 				}
@@ -246,9 +280,9 @@ func (s *Server) RotateRelayKey(ctx context.Context, req gen.RotateRelayKeyReque
 		return err
 	})
 	if prev, err = found("relay key", prev, err); err != nil {
-		return nil, err
+		return out, err
 	}
-	return gen.RotateRelayKey201JSONResponse{RelayKey: s.relayKeyOut(next), Secret: m.Plaintext, Previous: s.relayKeyOut(prev)}, nil
+	return models.RelayKeyRotated{RelayKey: s.relayKeyOut(next), Secret: m.Plaintext, Previous: s.relayKeyOut(prev)}, nil
 }
 
 // Inference tokens --------------------------------------------------------------
@@ -260,21 +294,26 @@ const (
 
 // CreateInferenceToken implements StrictServerInterface: a signed-in user
 // with MintOwn on the project mints a token for itself.
-func (s *Server) CreateInferenceToken(ctx context.Context, req gen.CreateInferenceTokenRequestObject) (gen.CreateInferenceTokenResponseObject, error) {
+func (v *Service) CreateInferenceToken(ctx context.Context, body *models.InferenceTokenCreate) (out models.InferenceTokenCreated, err error) {
+	s, ctx, done, err := v.enter(ctx, "CreateInferenceToken")
+	if err != nil {
+		return out, err
+	}
+	defer done(&err)
 	c, err := callerFrom(ctx)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	if c.user == nil {
-		return nil, forbidden("inference tokens are minted for a signed-in user; the admin token has none")
+		return out, forbidden("inference tokens are minted for a signed-in user; the admin token has none")
 	}
-	b := req.Body
+	b := body
 	sc, err := s.readableProject(ctx, c, "project_id", b.ProjectID)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	if err := can403(c, rbac.MintOwn, sc); err != nil {
-		return nil, err
+		return out, err
 	}
 	ttl := defaultTokenTTL
 	if b.TTLSeconds != nil {
@@ -285,51 +324,61 @@ func (s *Server) CreateInferenceToken(ctx context.Context, req gen.CreateInferen
 		TokenHash: m.Hash[:], UserID: c.user.ID, ProjectID: b.ProjectID, ExpiresAt: s.now().Add(ttl),
 	})
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	return gen.CreateInferenceToken201JSONResponse{InferenceToken: s.inferenceTokenOut(row), Secret: m.Plaintext}, nil
+	return models.InferenceTokenCreated{InferenceToken: s.inferenceTokenOut(row), Secret: m.Plaintext}, nil
 }
 
 // ListInferenceTokens implements StrictServerInterface: the caller's own
 // tokens and those of the projects it manages (all for the admin token).
-func (s *Server) ListInferenceTokens(ctx context.Context, req gen.ListInferenceTokensRequestObject) (gen.ListInferenceTokensResponseObject, error) {
-	after, fetch, err := page(req.Params.Limit, req.Params.Cursor)
+func (v *Service) ListInferenceTokens(ctx context.Context, params models.ListInferenceTokensParams) (out models.InferenceTokenList, err error) {
+	s, ctx, done, err := v.enter(ctx, "ListInferenceTokens")
 	if err != nil {
-		return nil, err
+		return out, err
+	}
+	defer done(&err)
+	after, fetch, err := page(params.Limit, params.Cursor)
+	if err != nil {
+		return out, err
 	}
 	c, err := callerFrom(ctx)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	rows, err := s.st.InferenceTokens().ListVisible(ctx, store.InferenceTokensPage{
-		After: after, UserID: req.Params.UserID, ProjectID: req.Params.ProjectID, Limit: fetch,
+		After: after, UserID: params.UserID, ProjectID: params.ProjectID, Limit: fetch,
 	}, storeReach(c, rbac.ManageProject))
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	rows, next := cut(rows, fetch, func(r store.InferenceToken) uuid.UUID { return r.ID })
-	return gen.ListInferenceTokens200JSONResponse{Items: convertAll(rows, s.inferenceTokenOut), NextCursor: next}, nil
+	return models.InferenceTokenList{Items: convertAll(rows, s.inferenceTokenOut), NextCursor: next}, nil
 }
 
 // RevokeInferenceToken implements StrictServerInterface: one's own tokens,
 // or any token of a project one manages; others are not found.
-func (s *Server) RevokeInferenceToken(ctx context.Context, req gen.RevokeInferenceTokenRequestObject) (gen.RevokeInferenceTokenResponseObject, error) {
+func (v *Service) RevokeInferenceToken(ctx context.Context, id uuid.UUID) (err error) {
+	s, ctx, done, err := v.enter(ctx, "RevokeInferenceToken")
+	if err != nil {
+		return err
+	}
+	defer done(&err)
 	c, err := callerFrom(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	t, err := got(s.st.InferenceTokens().Get(ctx, req.ID)).orNotFound("inference token")
+	t, err := got(s.st.InferenceTokens().Get(ctx, id)).orNotFound("inference token")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if t.UserID != c.User() {
 		sc, err := s.projectScope(ctx, t.ProjectID)
 		if err != nil || !c.Can(rbac.ManageProject, sc) {
-			return nil, notFound("inference token")
+			return notFound("inference token")
 		}
 	}
-	if _, err := got(s.st.InferenceTokens().Revoke(ctx, c.actor, req.ID)).orNotFound("inference token"); err != nil {
-		return nil, err
+	if _, err := got(s.st.InferenceTokens().Revoke(ctx, c.actor, id)).orNotFound("inference token"); err != nil {
+		return err
 	}
-	return gen.RevokeInferenceToken204Response{}, nil
+	return nil
 }

@@ -13,7 +13,6 @@ import (
 
 	"github.com/relay-llm/relay/internal/rbac"
 	"github.com/relay-llm/relay/internal/store"
-	gen "github.com/relay-llm/relay/openapi/controlgen"
 )
 
 // The directory — users, groups and memberships — is read by system-wide
@@ -23,23 +22,25 @@ import (
 
 // Users -------------------------------------------------------------------------
 
-// ListUsers implements StrictServerInterface.
-func (s *Server) ListUsers(ctx context.Context, req gen.ListUsersRequestObject) (gen.ListUsersResponseObject, error) {
-	after, fetch, err := page(req.Params.Limit, req.Params.Cursor)
+// ListUsers is the operation of the same name in openapi/control.yaml.
+func (v *Service) ListUsers(ctx context.Context, params models.ListUsersParams) (out models.UserList, err error) {
+	s, ctx, done, err := v.enter(ctx, "ListUsers")
 	if err != nil {
-		return nil, err
+		return out, err
+	}
+	defer done(&err)
+	after, fetch, err := page(params.Limit, params.Cursor)
+	if err != nil {
+		return out, err
 	}
 	c, err := callerFrom(ctx)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	reach := store.Reach{All: canReadDirectory(c), SelfID: c.User()}
-	rows, err := s.st.Users().ListVisible(ctx, store.Page{After: after, Limit: fetch}, req.Params.Email, reach)
-	if err != nil {
-		return nil, err
-	}
-	rows, next := cut(rows, fetch, func(r store.User) uuid.UUID { return r.ID })
-	return gen.ListUsers200JSONResponse{Items: convertAll(rows, userOut), NextCursor: next}, nil
+	rows, err := s.st.Users().ListVisible(ctx, store.Page{After: after, Limit: fetch}, params.Email, reach)
+	out.Items, out.NextCursor, err = pageOf(rows, err, fetch, func(r store.User) uuid.UUID { return r.ID }, userOut)
+	return out, err
 }
 
 // user reads a user the caller can see: itself, or anyone with directory read.
@@ -73,16 +74,21 @@ func storedEmail(raw string) (string, error) {
 	return m.Address, nil
 }
 
-// CreateUser implements StrictServerInterface.
-func (s *Server) CreateUser(ctx context.Context, req gen.CreateUserRequestObject) (gen.CreateUserResponseObject, error) {
+// CreateUser is the operation of the same name in openapi/control.yaml.
+func (v *Service) CreateUser(ctx context.Context, body *models.UserCreate) (out models.User, err error) {
+	s, ctx, done, err := v.enter(ctx, "CreateUser")
+	if err != nil {
+		return out, err
+	}
+	defer done(&err)
 	c, err := systemWrite(ctx)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	b := req.Body
+	b := body
 	email, err := storedEmail(string(b.Email))
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	row := store.User{Email: email, Name: deref(b.Name, ""), Disabled: deref(b.Disabled, false)}
 	if b.Password != nil {
@@ -91,37 +97,47 @@ func (s *Server) CreateUser(ctx context.Context, req gen.CreateUserRequestObject
 	}
 	row, err = s.st.Users().Create(ctx, c.actor, row)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	return gen.CreateUser201JSONResponse(userOut(row)), nil
+	return userOut(row), nil
 }
 
-// GetUser implements StrictServerInterface.
-func (s *Server) GetUser(ctx context.Context, req gen.GetUserRequestObject) (gen.GetUserResponseObject, error) {
-	_, u, err := s.user(ctx, req.ID)
+// GetUser is the operation of the same name in openapi/control.yaml.
+func (v *Service) GetUser(ctx context.Context, id uuid.UUID) (out models.User, err error) {
+	s, ctx, done, err := v.enter(ctx, "GetUser")
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	return gen.GetUser200JSONResponse(userOut(u)), nil
+	defer done(&err)
+	_, u, err := s.user(ctx, id)
+	if err != nil {
+		return out, err
+	}
+	return userOut(u), nil
 }
 
-// UpdateUser implements StrictServerInterface. A new password or disabling
+// UpdateUser is the operation of the same name in openapi/control.yaml. A new password or disabling
 // the user ends its sessions, in the same transaction.
-func (s *Server) UpdateUser(ctx context.Context, req gen.UpdateUserRequestObject) (gen.UpdateUserResponseObject, error) {
-	c, _, err := s.user(ctx, req.ID)
+func (v *Service) UpdateUser(ctx context.Context, id uuid.UUID, body *models.UserUpdate) (out models.User, err error) {
+	s, ctx, done, err := v.enter(ctx, "UpdateUser")
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	b := req.Body
+	defer done(&err)
+	c, _, err := s.user(ctx, id)
+	if err != nil {
+		return out, err
+	}
+	b := body
 	if !c.Can(rbac.ManageSystem, rbac.System()) {
-		if req.ID != c.User() || b.Email != nil || b.Disabled != nil {
-			return nil, forbidden("users may change only their own name and password; the rest needs manage_system on system")
+		if id != c.User() || b.Email != nil || b.Disabled != nil {
+			return out, forbidden("users may change only their own name and password; the rest needs manage_system on system")
 		}
 	}
 	var email string
 	if b.Email != nil {
 		if email, err = storedEmail(string(*b.Email)); err != nil {
-			return nil, err
+			return out, err
 		}
 	}
 	var hash *string
@@ -133,7 +149,7 @@ func (s *Server) UpdateUser(ctx context.Context, req gen.UpdateUserRequestObject
 	var row store.User
 	err = s.st.InTx(ctx, func(tx *store.Tx) error {
 		var err error
-		row, err = tx.Users().Modify(ctx, c.actor, req.ID, func(r *store.User) error {
+		row, err = tx.Users().Modify(ctx, c.actor, id, func(r *store.User) error {
 			if b.Email != nil {
 				r.Email = email
 			}
@@ -147,28 +163,33 @@ func (s *Server) UpdateUser(ctx context.Context, req gen.UpdateUserRequestObject
 		if err != nil || !endSessions {
 			return err
 		}
-		_, err = tx.Sessions().DeleteByUser(ctx, c.actor, req.ID)
+		_, err = tx.Sessions().DeleteByUser(ctx, c.actor, id)
 		return err
 	})
 	if row, err = found("user", row, err); err != nil {
-		return nil, err
+		return out, err
 	}
-	return gen.UpdateUser200JSONResponse(userOut(row)), nil
+	return userOut(row), nil
 }
 
-// DeleteUser implements StrictServerInterface.
-func (s *Server) DeleteUser(ctx context.Context, req gen.DeleteUserRequestObject) (gen.DeleteUserResponseObject, error) {
-	c, _, err := s.user(ctx, req.ID)
+// DeleteUser is the operation of the same name in openapi/control.yaml.
+func (v *Service) DeleteUser(ctx context.Context, id uuid.UUID) (err error) {
+	s, ctx, done, err := v.enter(ctx, "DeleteUser")
 	if err != nil {
-		return nil, err
+		return err
+	}
+	defer done(&err)
+	c, _, err := s.user(ctx, id)
+	if err != nil {
+		return err
 	}
 	if err := can403(c, rbac.ManageSystem, rbac.System()); err != nil {
-		return nil, err
+		return err
 	}
-	if _, err := found("user", struct{}{}, s.st.Users().Delete(ctx, c.actor, req.ID)); err != nil {
-		return nil, err
+	if _, err := found("user", struct{}{}, s.st.Users().Delete(ctx, c.actor, id)); err != nil {
+		return err
 	}
-	return gen.DeleteUser204Response{}, nil
+	return nil
 }
 
 // Groups ------------------------------------------------------------------------
@@ -194,122 +215,152 @@ func (s *Server) group(ctx context.Context, id uuid.UUID, write bool) (*caller, 
 	return c, g, nil
 }
 
-// ListGroups implements StrictServerInterface.
-func (s *Server) ListGroups(ctx context.Context, req gen.ListGroupsRequestObject) (gen.ListGroupsResponseObject, error) {
-	after, fetch, err := page(req.Params.Limit, req.Params.Cursor)
+// ListGroups is the operation of the same name in openapi/control.yaml.
+func (v *Service) ListGroups(ctx context.Context, params models.ListGroupsParams) (out models.GroupList, err error) {
+	s, ctx, done, err := v.enter(ctx, "ListGroups")
 	if err != nil {
-		return nil, err
+		return out, err
+	}
+	defer done(&err)
+	after, fetch, err := page(params.Limit, params.Cursor)
+	if err != nil {
+		return out, err
 	}
 	c, err := callerFrom(ctx)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	if !canReadDirectory(c) {
-		return gen.ListGroups200JSONResponse{Items: []models.Group{}}, nil
+		return models.GroupList{Items: []models.Group{}}, nil
 	}
 	rows, err := s.st.Groups().List(ctx, store.Page{After: after, Limit: fetch})
-	if err != nil {
-		return nil, err
-	}
-	rows, next := cut(rows, fetch, func(r store.Group) uuid.UUID { return r.ID })
-	return gen.ListGroups200JSONResponse{Items: convertAll(rows, groupOut), NextCursor: next}, nil
+	out.Items, out.NextCursor, err = pageOf(rows, err, fetch, func(r store.Group) uuid.UUID { return r.ID }, groupOut)
+	return out, err
 }
 
-// CreateGroup implements StrictServerInterface.
-func (s *Server) CreateGroup(ctx context.Context, req gen.CreateGroupRequestObject) (gen.CreateGroupResponseObject, error) {
+// CreateGroup is the operation of the same name in openapi/control.yaml.
+func (v *Service) CreateGroup(ctx context.Context, body *models.GroupCreate) (out models.Group, err error) {
+	s, ctx, done, err := v.enter(ctx, "CreateGroup")
+	if err != nil {
+		return out, err
+	}
+	defer done(&err)
 	c, err := systemWrite(ctx)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	row, err := s.st.Groups().Create(ctx, c.actor, store.Group{Slug: req.Body.Slug, Name: deref(req.Body.Name, "")})
+	row, err := s.st.Groups().Create(ctx, c.actor, store.Group{Slug: body.Slug, Name: deref(body.Name, "")})
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	return gen.CreateGroup201JSONResponse(groupOut(row)), nil
+	return groupOut(row), nil
 }
 
-// GetGroup implements StrictServerInterface.
-func (s *Server) GetGroup(ctx context.Context, req gen.GetGroupRequestObject) (gen.GetGroupResponseObject, error) {
-	_, g, err := s.group(ctx, req.ID, false)
+// GetGroup is the operation of the same name in openapi/control.yaml.
+func (v *Service) GetGroup(ctx context.Context, id uuid.UUID) (out models.Group, err error) {
+	s, ctx, done, err := v.enter(ctx, "GetGroup")
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	return gen.GetGroup200JSONResponse(groupOut(g)), nil
+	defer done(&err)
+	_, g, err := s.group(ctx, id, false)
+	if err != nil {
+		return out, err
+	}
+	return groupOut(g), nil
 }
 
-// UpdateGroup implements StrictServerInterface.
-func (s *Server) UpdateGroup(ctx context.Context, req gen.UpdateGroupRequestObject) (gen.UpdateGroupResponseObject, error) {
-	c, _, err := s.group(ctx, req.ID, true)
+// UpdateGroup is the operation of the same name in openapi/control.yaml.
+func (v *Service) UpdateGroup(ctx context.Context, id uuid.UUID, body *models.GroupUpdate) (out models.Group, err error) {
+	s, ctx, done, err := v.enter(ctx, "UpdateGroup")
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	row, err := s.st.Groups().Modify(ctx, c.actor, req.ID, func(r *store.Group) error {
-		set(&r.Slug, req.Body.Slug)
-		set(&r.Name, req.Body.Name)
+	defer done(&err)
+	c, _, err := s.group(ctx, id, true)
+	if err != nil {
+		return out, err
+	}
+	row, err := s.st.Groups().Modify(ctx, c.actor, id, func(r *store.Group) error {
+		set(&r.Slug, body.Slug)
+		set(&r.Name, body.Name)
 		return nil
 	})
 	if row, err = found("group", row, err); err != nil {
-		return nil, err
+		return out, err
 	}
-	return gen.UpdateGroup200JSONResponse(groupOut(row)), nil
+	return groupOut(row), nil
 }
 
-// DeleteGroup implements StrictServerInterface.
-func (s *Server) DeleteGroup(ctx context.Context, req gen.DeleteGroupRequestObject) (gen.DeleteGroupResponseObject, error) {
-	c, _, err := s.group(ctx, req.ID, true)
+// DeleteGroup is the operation of the same name in openapi/control.yaml.
+func (v *Service) DeleteGroup(ctx context.Context, id uuid.UUID) (err error) {
+	s, ctx, done, err := v.enter(ctx, "DeleteGroup")
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if _, err := found("group", struct{}{}, s.st.Groups().Delete(ctx, c.actor, req.ID)); err != nil {
-		return nil, err
+	defer done(&err)
+	c, _, err := s.group(ctx, id, true)
+	if err != nil {
+		return err
 	}
-	return gen.DeleteGroup204Response{}, nil
+	if _, err := found("group", struct{}{}, s.st.Groups().Delete(ctx, c.actor, id)); err != nil {
+		return err
+	}
+	return nil
 }
 
-// ListGroupMembers implements StrictServerInterface.
-func (s *Server) ListGroupMembers(ctx context.Context, req gen.ListGroupMembersRequestObject) (gen.ListGroupMembersResponseObject, error) {
-	after, fetch, err := page(req.Params.Limit, req.Params.Cursor)
+// ListGroupMembers is the operation of the same name in openapi/control.yaml.
+func (v *Service) ListGroupMembers(ctx context.Context, id uuid.UUID, params models.ListGroupMembersParams) (out models.GroupMemberList, err error) {
+	s, ctx, done, err := v.enter(ctx, "ListGroupMembers")
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	if _, _, err := s.group(ctx, req.ID, false); err != nil {
-		return nil, err
-	}
-	rows, err := s.st.GroupMemberships().List(ctx, store.GroupMembershipsPage{AfterGroupID: req.ID, AfterUserID: after, GroupID: &req.ID, Limit: fetch})
+	defer done(&err)
+	after, fetch, err := page(params.Limit, params.Cursor)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	rows, next := cut(rows, fetch, func(r store.GroupMembership) uuid.UUID { return r.UserID })
-	return gen.ListGroupMembers200JSONResponse{Items: convertAll(rows, memberOut), NextCursor: next}, nil
+	if _, _, err := s.group(ctx, id, false); err != nil {
+		return out, err
+	}
+	rows, err := s.st.GroupMemberships().List(ctx, store.GroupMembershipsPage{AfterGroupID: id, AfterUserID: after, GroupID: &id, Limit: fetch})
+	out.Items, out.NextCursor, err = pageOf(rows, err, fetch, func(r store.GroupMembership) uuid.UUID { return r.UserID }, memberOut)
+	return out, err
 }
 
-// CreateGroupMember implements StrictServerInterface.
-func (s *Server) CreateGroupMember(ctx context.Context, req gen.CreateGroupMemberRequestObject) (gen.CreateGroupMemberResponseObject, error) {
-	c, _, err := s.group(ctx, req.ID, true)
+// CreateGroupMember is the operation of the same name in openapi/control.yaml.
+func (v *Service) CreateGroupMember(ctx context.Context, id uuid.UUID, body *models.GroupMemberCreate) (out models.GroupMember, err error) {
+	s, ctx, done, err := v.enter(ctx, "CreateGroupMember")
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	if err := got(s.st.Users().Get(ctx, req.Body.UserID)).exists("user_id", "user"); err != nil {
-		return nil, err
-	}
-	row, err := s.st.GroupMemberships().Create(ctx, c.actor, store.GroupMembership{GroupID: req.ID, UserID: req.Body.UserID})
+	defer done(&err)
+	c, _, err := s.group(ctx, id, true)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	return gen.CreateGroupMember201JSONResponse(memberOut(row)), nil
+	if err := got(s.st.Users().Get(ctx, body.UserID)).exists("user_id", "user"); err != nil {
+		return out, err
+	}
+	row, err := s.st.GroupMemberships().Create(ctx, c.actor, store.GroupMembership{GroupID: id, UserID: body.UserID})
+	if err != nil {
+		return out, err
+	}
+	return memberOut(row), nil
 }
 
-// DeleteGroupMember implements StrictServerInterface.
-func (s *Server) DeleteGroupMember(ctx context.Context, req gen.DeleteGroupMemberRequestObject) (gen.DeleteGroupMemberResponseObject, error) {
-	c, _, err := s.group(ctx, req.ID, true)
+// DeleteGroupMember is the operation of the same name in openapi/control.yaml.
+func (v *Service) DeleteGroupMember(ctx context.Context, id uuid.UUID, userID uuid.UUID) (err error) {
+	s, ctx, done, err := v.enter(ctx, "DeleteGroupMember")
 	if err != nil {
-		return nil, err
+		return err
 	}
-	err = s.st.GroupMemberships().Delete(ctx, c.actor, store.GroupMembershipKey{GroupID: req.ID, UserID: req.UserID})
-	if _, err := found("group member", struct{}{}, err); err != nil {
-		return nil, err
+	defer done(&err)
+	c, _, err := s.group(ctx, id, true)
+	if err != nil {
+		return err
 	}
-	return gen.DeleteGroupMember204Response{}, nil
+	return deleted("group member", s.st.GroupMemberships().Delete(ctx, c.actor, store.GroupMembershipKey{GroupID: id, UserID: userID}))
 }
 
 // Role bindings -----------------------------------------------------------------
@@ -385,130 +436,155 @@ func grantError(role rbac.Role, at rbac.Scope) error {
 	return forbidden("granting " + string(role) + " on " + at.String() + " needs at least the verbs it grants there")
 }
 
-// ListRoleBindings implements StrictServerInterface.
-func (s *Server) ListRoleBindings(ctx context.Context, req gen.ListRoleBindingsRequestObject) (gen.ListRoleBindingsResponseObject, error) {
-	after, fetch, err := page(req.Params.Limit, req.Params.Cursor)
+// ListRoleBindings is the operation of the same name in openapi/control.yaml.
+func (v *Service) ListRoleBindings(ctx context.Context, params models.ListRoleBindingsParams) (out models.RoleBindingList, err error) {
+	s, ctx, done, err := v.enter(ctx, "ListRoleBindings")
 	if err != nil {
-		return nil, err
+		return out, err
+	}
+	defer done(&err)
+	after, fetch, err := page(params.Limit, params.Cursor)
+	if err != nil {
+		return out, err
 	}
 	c, err := callerFrom(ctx)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	p := req.Params
+	p := params
 	rows, err := s.st.RoleBindings().ListVisible(ctx, store.RoleBindingsPage{
 		After: after, UserID: p.UserID, GroupID: p.GroupID, TeamID: p.TeamID, ProjectID: p.ProjectID, Limit: fetch,
 	}, storeReach(c, rbac.Read))
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	rows, next := cut(rows, fetch, func(r store.RoleBinding) uuid.UUID { return r.ID })
-	return gen.ListRoleBindings200JSONResponse{Items: convertAll(rows, roleBindingOut), NextCursor: next}, nil
+	return models.RoleBindingList{Items: convertAll(rows, roleBindingOut), NextCursor: next}, nil
 }
 
-// CreateRoleBinding implements StrictServerInterface. The caller must hold,
+// CreateRoleBinding is the operation of the same name in openapi/control.yaml. The caller must hold,
 // on the binding's scope, its level's manage verb and every verb the role
 // grants there (rbac.Subject.CanGrant): no one hands out more than they have.
-func (s *Server) CreateRoleBinding(ctx context.Context, req gen.CreateRoleBindingRequestObject) (gen.CreateRoleBindingResponseObject, error) {
+func (v *Service) CreateRoleBinding(ctx context.Context, body *models.RoleBindingCreate) (out models.RoleBinding, err error) {
+	s, ctx, done, err := v.enter(ctx, "CreateRoleBinding")
+	if err != nil {
+		return out, err
+	}
+	defer done(&err)
 	c, err := callerFrom(ctx)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	b := req.Body
+	b := body
 	if count(b.UserID, b.GroupID) != 1 {
-		return nil, exactlyOne("user_id", "group_id")
+		return out, exactlyOne("user_id", "group_id")
 	}
 	if count(b.TeamID, b.ProjectID) > 1 {
-		return nil, invalid("give at most one of team_id, project_id (neither: system-wide)", "team_id", "project_id")
+		return out, invalid("give at most one of team_id, project_id (neither: system-wide)", "team_id", "project_id")
 	}
 	sc := rbac.System()
 	switch {
 	case b.ProjectID != nil:
 		if sc, err = s.readableProject(ctx, c, "project_id", *b.ProjectID); err != nil {
-			return nil, err
+			return out, err
 		}
 	case b.TeamID != nil:
 		if err := s.readableTeam(ctx, c, "team_id", *b.TeamID); err != nil {
-			return nil, err
+			return out, err
 		}
 		sc = rbac.InTeam(*b.TeamID)
 	}
 	if err := can403(c, manageVerb(sc), sc); err != nil {
-		return nil, err
+		return out, err
 	}
 	if b.UserID != nil {
 		if !canReadDirectory(c) {
-			return nil, noSuch("user_id", "user")
+			return out, noSuch("user_id", "user")
 		}
 		if err := got(s.st.Users().Get(ctx, *b.UserID)).exists("user_id", "user"); err != nil {
-			return nil, err
+			return out, err
 		}
 	} else {
 		if !canReadDirectory(c) {
-			return nil, noSuch("group_id", "group")
+			return out, noSuch("group_id", "group")
 		}
 		if err := got(s.st.Groups().Get(ctx, *b.GroupID)).exists("group_id", "group"); err != nil {
-			return nil, err
+			return out, err
 		}
 	}
 	if !c.CanGrant(rbac.Role(b.Role), sc) {
-		return nil, grantError(rbac.Role(b.Role), sc)
+		return out, grantError(rbac.Role(b.Role), sc)
 	}
 	row, err := s.st.RoleBindings().Create(ctx, c.actor, store.RoleBinding{
 		Role: string(b.Role), UserID: b.UserID, GroupID: b.GroupID, TeamID: b.TeamID, ProjectID: b.ProjectID,
 	})
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	return gen.CreateRoleBinding201JSONResponse(roleBindingOut(row)), nil
+	return roleBindingOut(row), nil
 }
 
-// GetRoleBinding implements StrictServerInterface.
-func (s *Server) GetRoleBinding(ctx context.Context, req gen.GetRoleBindingRequestObject) (gen.GetRoleBindingResponseObject, error) {
-	_, rb, _, err := s.roleBinding(ctx, req.ID)
+// GetRoleBinding is the operation of the same name in openapi/control.yaml.
+func (v *Service) GetRoleBinding(ctx context.Context, id uuid.UUID) (out models.RoleBinding, err error) {
+	s, ctx, done, err := v.enter(ctx, "GetRoleBinding")
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	return gen.GetRoleBinding200JSONResponse(roleBindingOut(rb)), nil
+	defer done(&err)
+	_, rb, _, err := s.roleBinding(ctx, id)
+	if err != nil {
+		return out, err
+	}
+	return roleBindingOut(rb), nil
 }
 
 // UpdateRoleBinding implements StrictServerInterface: changing the role needs
 // CanGrant for both the old role and the new one.
-func (s *Server) UpdateRoleBinding(ctx context.Context, req gen.UpdateRoleBindingRequestObject) (gen.UpdateRoleBindingResponseObject, error) {
-	c, rb, sc, err := s.roleBinding(ctx, req.ID)
+func (v *Service) UpdateRoleBinding(ctx context.Context, id uuid.UUID, body *models.RoleBindingUpdate) (out models.RoleBinding, err error) {
+	s, ctx, done, err := v.enter(ctx, "UpdateRoleBinding")
 	if err != nil {
-		return nil, err
+		return out, err
+	}
+	defer done(&err)
+	c, rb, sc, err := s.roleBinding(ctx, id)
+	if err != nil {
+		return out, err
 	}
 	roles := []rbac.Role{rbac.Role(rb.Role)}
-	if req.Body.Role != nil {
-		roles = append(roles, rbac.Role(*req.Body.Role))
+	if body.Role != nil {
+		roles = append(roles, rbac.Role(*body.Role))
 	}
 	if i := slices.IndexFunc(roles, func(r rbac.Role) bool { return !c.CanGrant(r, sc) }); i >= 0 {
-		return nil, grantError(roles[i], sc)
+		return out, grantError(roles[i], sc)
 	}
-	row, err := s.st.RoleBindings().Modify(ctx, c.actor, req.ID, func(r *store.RoleBinding) error {
-		if req.Body.Role != nil {
-			r.Role = string(*req.Body.Role)
+	row, err := s.st.RoleBindings().Modify(ctx, c.actor, id, func(r *store.RoleBinding) error {
+		if body.Role != nil {
+			r.Role = string(*body.Role)
 		}
 		return nil
 	})
 	if row, err = found("role binding", row, err); err != nil {
-		return nil, err
+		return out, err
 	}
-	return gen.UpdateRoleBinding200JSONResponse(roleBindingOut(row)), nil
+	return roleBindingOut(row), nil
 }
 
-// DeleteRoleBinding implements StrictServerInterface.
-func (s *Server) DeleteRoleBinding(ctx context.Context, req gen.DeleteRoleBindingRequestObject) (gen.DeleteRoleBindingResponseObject, error) {
-	c, rb, sc, err := s.roleBinding(ctx, req.ID)
+// DeleteRoleBinding is the operation of the same name in openapi/control.yaml.
+func (v *Service) DeleteRoleBinding(ctx context.Context, id uuid.UUID) (err error) {
+	s, ctx, done, err := v.enter(ctx, "DeleteRoleBinding")
 	if err != nil {
-		return nil, err
+		return err
+	}
+	defer done(&err)
+	c, rb, sc, err := s.roleBinding(ctx, id)
+	if err != nil {
+		return err
 	}
 	if !c.CanGrant(rbac.Role(rb.Role), sc) {
-		return nil, grantError(rbac.Role(rb.Role), sc)
+		return grantError(rbac.Role(rb.Role), sc)
 	}
-	if _, err := found("role binding", struct{}{}, s.st.RoleBindings().Delete(ctx, c.actor, req.ID)); err != nil {
-		return nil, err
+	if _, err := found("role binding", struct{}{}, s.st.RoleBindings().Delete(ctx, c.actor, id)); err != nil {
+		return err
 	}
-	return gen.DeleteRoleBinding204Response{}, nil
+	return nil
 }

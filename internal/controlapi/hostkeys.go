@@ -11,7 +11,6 @@ import (
 	"github.com/relay-llm/relay/internal/rbac"
 	"github.com/relay-llm/relay/internal/secret"
 	"github.com/relay-llm/relay/internal/store"
-	gen "github.com/relay-llm/relay/openapi/controlgen"
 )
 
 // Host keys: the value is write-only. A request's secret is sealed at once
@@ -45,41 +44,48 @@ func (s *Server) sealSecret(value, ref *string, required bool) (*string, []byte,
 	return nil, nil, nil
 }
 
-// ListHostKeys implements StrictServerInterface.
-func (s *Server) ListHostKeys(ctx context.Context, req gen.ListHostKeysRequestObject) (gen.ListHostKeysResponseObject, error) {
-	after, fetch, err := page(req.Params.Limit, req.Params.Cursor)
+// ListHostKeys is the operation of the same name in openapi/control.yaml.
+func (v *Service) ListHostKeys(ctx context.Context, params models.ListHostKeysParams) (out models.HostKeyList, err error) {
+	s, ctx, done, err := v.enter(ctx, "ListHostKeys")
 	if err != nil {
-		return nil, err
+		return out, err
+	}
+	defer done(&err)
+	after, fetch, err := page(params.Limit, params.Cursor)
+	if err != nil {
+		return out, err
 	}
 	_, ok, err := systemList(ctx, rbac.Read)
 	if err != nil || !ok {
-		return gen.ListHostKeys200JSONResponse{Items: []models.HostKey{}}, err
+		return models.HostKeyList{Items: []models.HostKey{}}, err
 	}
-	rows, err := s.st.HostKeys().List(ctx, store.HostKeysPage{After: after, HostID: req.Params.HostID, Limit: fetch})
-	if err != nil {
-		return nil, err
-	}
-	rows, next := cut(rows, fetch, func(r store.HostKey) uuid.UUID { return r.ID })
-	return gen.ListHostKeys200JSONResponse{Items: convertAll(rows, hostKeyOut), NextCursor: next}, nil
+	rows, err := s.st.HostKeys().List(ctx, store.HostKeysPage{After: after, HostID: params.HostID, Limit: fetch})
+	out.Items, out.NextCursor, err = pageOf(rows, err, fetch, func(r store.HostKey) uuid.UUID { return r.ID }, hostKeyOut)
+	return out, err
 }
 
-// CreateHostKey implements StrictServerInterface.
-func (s *Server) CreateHostKey(ctx context.Context, req gen.CreateHostKeyRequestObject) (gen.CreateHostKeyResponseObject, error) {
+// CreateHostKey is the operation of the same name in openapi/control.yaml.
+func (v *Service) CreateHostKey(ctx context.Context, body *models.HostKeyCreate) (out models.HostKey, err error) {
+	s, ctx, done, err := v.enter(ctx, "CreateHostKey")
+	if err != nil {
+		return out, err
+	}
+	defer done(&err)
 	c, err := systemWrite(ctx)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	b := req.Body
+	b := body
 	ref, sealed, err := s.sealSecret(b.Secret, b.SecretRef, true)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	if err := got(s.st.Hosts().Get(ctx, b.HostID)).exists("host_id", "host"); err != nil {
-		return nil, err
+		return out, err
 	}
 	if b.TierRateLimitID != nil {
 		if err := got(s.st.RateLimits().Get(ctx, *b.TierRateLimitID)).exists("tier_rate_limit_id", "rate limit"); err != nil {
-			return nil, err
+			return out, err
 		}
 	}
 	row, err := s.st.HostKeys().Create(ctx, c.actor, store.HostKey{
@@ -87,42 +93,52 @@ func (s *Server) CreateHostKey(ctx context.Context, req gen.CreateHostKeyRequest
 		TierRateLimitID: b.TierRateLimitID, Position: deref(b.Position, 0), Enabled: deref(b.Enabled, true),
 	})
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	return gen.CreateHostKey201JSONResponse(hostKeyOut(row)), nil
+	return hostKeyOut(row), nil
 }
 
-// GetHostKey implements StrictServerInterface.
-func (s *Server) GetHostKey(ctx context.Context, req gen.GetHostKeyRequestObject) (gen.GetHostKeyResponseObject, error) {
-	_, row, err := systemRow(ctx, "host key", rbac.Read, false, func() (store.HostKey, error) { return s.st.HostKeys().Get(ctx, req.ID) })
+// GetHostKey is the operation of the same name in openapi/control.yaml.
+func (v *Service) GetHostKey(ctx context.Context, id uuid.UUID) (out models.HostKey, err error) {
+	s, ctx, done, err := v.enter(ctx, "GetHostKey")
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	return gen.GetHostKey200JSONResponse(hostKeyOut(row)), nil
+	defer done(&err)
+	_, row, err := systemRow(ctx, "host key", rbac.Read, false, func() (store.HostKey, error) { return s.st.HostKeys().Get(ctx, id) })
+	if err != nil {
+		return out, err
+	}
+	return hostKeyOut(row), nil
 }
 
-// UpdateHostKey implements StrictServerInterface. A new secret (value or
+// UpdateHostKey is the operation of the same name in openapi/control.yaml. A new secret (value or
 // reference) and the other fields change in one transaction; the secret
 // change bumps secret_version.
-func (s *Server) UpdateHostKey(ctx context.Context, req gen.UpdateHostKeyRequestObject) (gen.UpdateHostKeyResponseObject, error) {
-	c, _, err := systemRow(ctx, "host key", rbac.Read, true, func() (store.HostKey, error) { return s.st.HostKeys().Get(ctx, req.ID) })
+func (v *Service) UpdateHostKey(ctx context.Context, id uuid.UUID, body *models.HostKeyUpdate) (out models.HostKey, err error) {
+	s, ctx, done, err := v.enter(ctx, "UpdateHostKey")
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	b := req.Body
+	defer done(&err)
+	c, _, err := systemRow(ctx, "host key", rbac.Read, true, func() (store.HostKey, error) { return s.st.HostKeys().Get(ctx, id) })
+	if err != nil {
+		return out, err
+	}
+	b := body
 	ref, sealed, err := s.sealSecret(b.Secret, b.SecretRef, false)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	if id, ok := b.TierRateLimitID.Get(); ok {
 		if err := got(s.st.RateLimits().Get(ctx, id)).exists("tier_rate_limit_id", "rate limit"); err != nil {
-			return nil, err
+			return out, err
 		}
 	}
 	var row store.HostKey
 	err = s.st.InTx(ctx, func(tx *store.Tx) error {
 		var err error
-		row, err = tx.HostKeys().Modify(ctx, c.actor, req.ID, func(r *store.HostKey) error {
+		row, err = tx.HostKeys().Modify(ctx, c.actor, id, func(r *store.HostKey) error {
 			set(&r.Slug, b.Slug)
 			if b.TierRateLimitID.IsSpecified() {
 				r.TierRateLimitID = b.TierRateLimitID.Pointer()
@@ -134,40 +150,50 @@ func (s *Server) UpdateHostKey(ctx context.Context, req gen.UpdateHostKeyRequest
 		if err != nil || (ref == nil && sealed == nil) {
 			return err
 		}
-		row, err = tx.HostKeys().SetSecret(ctx, c.actor, req.ID, ref, sealed)
+		row, err = tx.HostKeys().SetSecret(ctx, c.actor, id, ref, sealed)
 		return err
 	})
 	if row, err = found("host key", row, err); err != nil {
-		return nil, err
+		return out, err
 	}
-	return gen.UpdateHostKey200JSONResponse(hostKeyOut(row)), nil
+	return hostKeyOut(row), nil
 }
 
-// DeleteHostKey implements StrictServerInterface.
-func (s *Server) DeleteHostKey(ctx context.Context, req gen.DeleteHostKeyRequestObject) (gen.DeleteHostKeyResponseObject, error) {
-	c, _, err := systemRow(ctx, "host key", rbac.Read, true, func() (store.HostKey, error) { return s.st.HostKeys().Get(ctx, req.ID) })
+// DeleteHostKey is the operation of the same name in openapi/control.yaml.
+func (v *Service) DeleteHostKey(ctx context.Context, id uuid.UUID) (err error) {
+	s, ctx, done, err := v.enter(ctx, "DeleteHostKey")
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if _, err := found("host key", struct{}{}, s.st.HostKeys().Delete(ctx, c.actor, req.ID)); err != nil {
-		return nil, err
+	defer done(&err)
+	c, _, err := systemRow(ctx, "host key", rbac.Read, true, func() (store.HostKey, error) { return s.st.HostKeys().Get(ctx, id) })
+	if err != nil {
+		return err
 	}
-	return gen.DeleteHostKey204Response{}, nil
+	if _, err := found("host key", struct{}{}, s.st.HostKeys().Delete(ctx, c.actor, id)); err != nil {
+		return err
+	}
+	return nil
 }
 
-// TestHostKey implements StrictServerInterface.
-func (s *Server) TestHostKey(ctx context.Context, req gen.TestHostKeyRequestObject) (gen.TestHostKeyResponseObject, error) {
-	if _, _, err := systemRow(ctx, "host key", rbac.Read, true, func() (store.HostKey, error) { return s.st.HostKeys().Get(ctx, req.ID) }); err != nil {
-		return nil, err
+// TestHostKey is the operation of the same name in openapi/control.yaml.
+func (v *Service) TestHostKey(ctx context.Context, id uuid.UUID) (out models.HostKeyTestResult, err error) {
+	s, ctx, done, err := v.enter(ctx, "TestHostKey")
+	if err != nil {
+		return out, err
+	}
+	defer done(&err)
+	if _, _, err := systemRow(ctx, "host key", rbac.Read, true, func() (store.HostKey, error) { return s.st.HostKeys().Get(ctx, id) }); err != nil {
+		return out, err
 	}
 	if s.cfg.HostKeyTester == nil {
-		return nil, &apiError{status: 501, code: codeNotImplemented, message: "host key tests are not available in this build of Relay"}
+		return out, &apiError{status: 501, code: codeNotImplemented, message: "host key tests are not available in this build of Relay"}
 	}
-	res, err := s.cfg.HostKeyTester(ctx, req.ID)
+	res, err := s.cfg.HostKeyTester(ctx, id)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	out := gen.TestHostKey200JSONResponse{
+	out = models.HostKeyTestResult{
 		Ok: res.OK, LatencyMs: int32(res.Latency.Milliseconds()), Message: res.Message, TestedAt: s.now(),
 	}
 	if res.UpstreamStatus != 0 {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/relay-llm/relay/internal/objects"
 	"github.com/relay-llm/relay/internal/store"
-	gen "github.com/relay-llm/relay/openapi/controlgen"
 	"github.com/relay-llm/relay/openapi/models"
 )
 
@@ -19,44 +18,49 @@ import (
 
 // ListProjectObjects implements StrictServerInterface: Read on the project,
 // and only that project's entries (the index is keyed by project).
-func (s *Server) ListProjectObjects(ctx context.Context, req gen.ListProjectObjectsRequestObject) (gen.ListProjectObjectsResponseObject, error) {
-	_, proj, _, err := projectRow(ctx, s, "project", 0, func() (store.Project, error) { return s.st.Projects().Get(ctx, req.ID) }, projectID)
+func (v *Service) ListProjectObjects(ctx context.Context, id uuid.UUID, params models.ListProjectObjectsParams) (out models.ProjectObjectList, err error) {
+	s, ctx, done, err := v.enter(ctx, "ListProjectObjects")
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	kind := objects.Kind(req.Params.Kind)
+	defer done(&err)
+	_, proj, _, err := projectRow(ctx, s, "project", 0, func() (store.Project, error) { return s.st.Projects().Get(ctx, id) }, projectID)
+	if err != nil {
+		return out, err
+	}
+	kind := objects.Kind(params.Kind)
 	if !kind.Valid() {
-		return nil, invalid("kind: not an object kind", "kind")
+		return out, invalid("kind: not an object kind", "kind")
 	}
 	if s.cfg.Objects == nil {
-		return nil, &apiError{status: 501, code: codeNotImplemented, message: "this control plane has no object index (run it with the inference plane, or with RELAY_REDIS_URL)"}
+		return out, &apiError{status: 501, code: codeNotImplemented, message: "this control plane has no object index (run it with the inference plane, or with RELAY_REDIS_URL)"}
 	}
 	pg := objects.Page{Limit: defaultLimit}
-	if l := req.Params.Limit; l != nil {
+	if l := params.Limit; l != nil {
 		pg.Limit = int(min(max(*l, 1), maxLimit))
 	}
-	if c := req.Params.Cursor; c != nil && *c != "" {
+	if c := params.Cursor; c != nil && *c != "" {
 		b, err := base64.RawURLEncoding.DecodeString(*c)
 		if err != nil || len(b) == 0 {
-			return nil, badRequest("cursor: not a cursor this API returned", detail("cursor", "not a cursor this API returned"))
+			return out, badRequest("cursor: not a cursor this API returned", detail("cursor", "not a cursor this API returned"))
 		}
 		pg.After = string(b)
 	}
 	list, more, err := s.cfg.Objects.List(ctx, proj.ID, kind, pg)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	names := map[string]string{}
-	out := make([]models.ProjectObject, 0, len(list))
+	items := make([]models.ProjectObject, 0, len(list))
 	for _, o := range list {
-		out = append(out, s.objectOut(ctx, o, names))
+		items = append(items, s.objectOut(ctx, o, names))
 	}
 	var next *string
 	if more && len(list) > 0 {
 		c := base64.RawURLEncoding.EncodeToString([]byte(list[len(list)-1].ID))
 		next = &c
 	}
-	return gen.ListProjectObjects200JSONResponse{Items: out, NextCursor: next}, nil
+	return models.ProjectObjectList{Items: items, NextCursor: next}, nil
 }
 
 // objectOut is an index entry as the API shows it; names caches the

@@ -10,7 +10,6 @@ import (
 
 	"github.com/relay-llm/relay/internal/rbac"
 	"github.com/relay-llm/relay/internal/store"
-	gen "github.com/relay-llm/relay/openapi/controlgen"
 )
 
 // Operations (status, reload). Status is readable by every role binding (it
@@ -52,41 +51,52 @@ func (s *Server) podStatus() models.PodStatus {
 	return st
 }
 
-// GetStatus implements StrictServerInterface. Only this pod is listed: pods
-// report to each other through Redis, which this build does not wire yet.
-func (s *Server) GetStatus(ctx context.Context, _ gen.GetStatusRequestObject) (gen.GetStatusResponseObject, error) {
+// GetStatus is the operation of the same name in openapi/control.yaml. Only
+// this pod is listed: pods report to each other through Redis, which this
+// build does not wire yet.
+func (v *Service) GetStatus(ctx context.Context) (out models.Status, err error) {
+	s, ctx, done, err := v.enter(ctx, "GetStatus")
+	if err != nil {
+		return out, err
+	}
+	defer done(&err)
 	c, err := callerFrom(ctx)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	if err := can403(c, rbac.ReadCatalog, rbac.System()); err != nil {
-		return nil, err
+		return out, err
 	}
 	pod := s.podStatus()
-	return gen.GetStatus200JSONResponse{Pod: pod, Pods: []models.PodStatus{pod}}, nil
+	return models.Status{Pod: pod, Pods: []models.PodStatus{pod}}, nil
 }
 
-// ReloadSnapshot implements StrictServerInterface: rebuild this pod's
+// ReloadSnapshot is the operation of the same name in openapi/control.yaml: rebuild this pod's
 // snapshot now, then NOTIFY so every other pod reloads in full too.
-func (s *Server) ReloadSnapshot(ctx context.Context, _ gen.ReloadSnapshotRequestObject) (gen.ReloadSnapshotResponseObject, error) {
+func (v *Service) ReloadSnapshot(ctx context.Context) (out models.SnapshotReload, err error) {
+	s, ctx, done, err := v.enter(ctx, "ReloadSnapshot")
+	if err != nil {
+		return out, err
+	}
+	defer done(&err)
 	if _, err := systemWrite(ctx); err != nil {
-		return nil, err
+		return out, err
 	}
 	snap := s.cfg.Snapshot
 	if snap == nil {
-		return nil, &apiError{status: 501, code: codeNotImplemented, message: "this control plane has no snapshot to reload"}
+		return out, &apiError{status: 501, code: codeNotImplemented, message: "this control plane has no snapshot to reload"}
 	}
 	if l, ok := snap.(interface{ Load(context.Context) error }); ok {
 		if err := l.Load(ctx); err != nil {
-			return nil, err
+			return out, err
 		}
 	} else if err := s.awaitReload(ctx, snap); err != nil {
-		return nil, err
+		return out, err
 	}
 	// A payload that names no row makes every loader do a full reload.
 	notified := s.st.InTx(ctx, func(tx *store.Tx) error { return tx.Notify(ctx, "reload") }) == nil
 	pod := s.podStatus()
-	return gen.ReloadSnapshot200JSONResponse{
+	return models.SnapshotReload{
 		PodID: pod.PodID, SnapshotVersion: pod.SnapshotVersion, SnapshotLoadedAt: pod.SnapshotLoadedAt, Notified: notified,
 	}, nil
 }

@@ -9,7 +9,7 @@ import (
 
 	"github.com/relay-llm/relay/internal/rbac"
 	"github.com/relay-llm/relay/internal/store"
-	gen "github.com/relay-llm/relay/openapi/controlgen"
+	"github.com/relay-llm/relay/openapi/models"
 )
 
 // Payload captures (policy capture_payloads; docs/observability.md). They
@@ -50,13 +50,18 @@ func (s *Server) payloadCapture(ctx context.Context, requestID string) (*caller,
 	return nil, store.PayloadCapture{}, refusal
 }
 
-// GetPayloadCapture implements StrictServerInterface.
-func (s *Server) GetPayloadCapture(ctx context.Context, req gen.GetPayloadCaptureRequestObject) (gen.GetPayloadCaptureResponseObject, error) {
-	_, row, err := s.payloadCapture(ctx, req.RequestID)
+// GetPayloadCapture is the operation of the same name in openapi/control.yaml.
+func (v *Service) GetPayloadCapture(ctx context.Context, requestID string) (out models.PayloadCapture, err error) {
+	s, ctx, done, err := v.enter(ctx, "GetPayloadCapture")
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	return gen.GetPayloadCapture200JSONResponse{
+	defer done(&err)
+	_, row, err := s.payloadCapture(ctx, requestID)
+	if err != nil {
+		return out, err
+	}
+	return models.PayloadCapture{
 		RequestID: row.RequestID, CreatedAt: row.CreatedAt, ProjectID: row.ProjectID,
 		RelayKeyID: row.RelayKeyID, InferenceTokenID: row.InferenceTokenID, PolicyID: row.PolicyID,
 		Model: row.Model, Status: row.Status, RequestBody: string(row.RequestBody), ResponseBody: string(row.ResponseBody),
@@ -64,28 +69,38 @@ func (s *Server) GetPayloadCapture(ctx context.Context, req gen.GetPayloadCaptur
 	}, nil
 }
 
-// DeletePayloadCapture implements StrictServerInterface.
-func (s *Server) DeletePayloadCapture(ctx context.Context, req gen.DeletePayloadCaptureRequestObject) (gen.DeletePayloadCaptureResponseObject, error) {
-	c, row, err := s.payloadCapture(ctx, req.RequestID)
+// DeletePayloadCapture is the operation of the same name in openapi/control.yaml.
+func (v *Service) DeletePayloadCapture(ctx context.Context, requestID string) (err error) {
+	s, ctx, done, err := v.enter(ctx, "DeletePayloadCapture")
 	if err != nil {
-		return nil, err
+		return err
+	}
+	defer done(&err)
+	c, row, err := s.payloadCapture(ctx, requestID)
+	if err != nil {
+		return err
 	}
 	if _, err := s.st.DeletePayloadCapture(ctx, c.actor, row); err != nil {
-		return nil, err
+		return err
 	}
-	return gen.DeletePayloadCapture204Response{}, nil
+	return nil
 }
 
-// DeleteProjectPayloadCaptures implements StrictServerInterface.
-func (s *Server) DeleteProjectPayloadCaptures(ctx context.Context, req gen.DeleteProjectPayloadCapturesRequestObject) (gen.DeleteProjectPayloadCapturesResponseObject, error) {
+// DeleteProjectPayloadCaptures is the operation of the same name in openapi/control.yaml.
+func (v *Service) DeleteProjectPayloadCaptures(ctx context.Context, id uuid.UUID) (out models.PayloadCapturesDeleted, err error) {
+	s, ctx, done, err := v.enter(ctx, "DeleteProjectPayloadCaptures")
+	if err != nil {
+		return out, err
+	}
+	defer done(&err)
 	c, _, _, err := projectRow(ctx, s, "project", rbac.ManageProject,
-		func() (store.Project, error) { return s.st.Projects().Get(ctx, req.ID) }, projectID)
+		func() (store.Project, error) { return s.st.Projects().Get(ctx, id) }, projectID)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	n, err := s.st.DeleteProjectPayloadCaptures(ctx, c.actor, req.ID)
+	n, err := s.st.DeleteProjectPayloadCaptures(ctx, c.actor, id)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	return gen.DeleteProjectPayloadCaptures200JSONResponse{Deleted: n}, nil
+	return models.PayloadCapturesDeleted{Deleted: n}, nil
 }

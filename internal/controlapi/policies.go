@@ -11,7 +11,6 @@ import (
 
 	"github.com/relay-llm/relay/internal/rbac"
 	"github.com/relay-llm/relay/internal/store"
-	gen "github.com/relay-llm/relay/openapi/controlgen"
 )
 
 // Rate limits (with their rules) and policies (with their model grants,
@@ -53,26 +52,31 @@ func (s *Server) rateLimitWithRules(ctx context.Context, r store.RateLimit) (mod
 	return out[0], nil
 }
 
-// ListRateLimits implements StrictServerInterface.
-func (s *Server) ListRateLimits(ctx context.Context, req gen.ListRateLimitsRequestObject) (gen.ListRateLimitsResponseObject, error) {
-	after, fetch, err := page(req.Params.Limit, req.Params.Cursor)
+// ListRateLimits is the operation of the same name in openapi/control.yaml.
+func (v *Service) ListRateLimits(ctx context.Context, params models.ListRateLimitsParams) (out models.RateLimitList, err error) {
+	s, ctx, done, err := v.enter(ctx, "ListRateLimits")
 	if err != nil {
-		return nil, err
+		return out, err
+	}
+	defer done(&err)
+	after, fetch, err := page(params.Limit, params.Cursor)
+	if err != nil {
+		return out, err
 	}
 	_, ok, err := systemList(ctx, rbac.ReadCatalog)
 	if err != nil || !ok {
-		return gen.ListRateLimits200JSONResponse{Items: []models.RateLimit{}}, err
+		return models.RateLimitList{Items: []models.RateLimit{}}, err
 	}
 	rows, err := s.st.RateLimits().List(ctx, store.Page{After: after, Limit: fetch})
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	rows, next := cut(rows, fetch, func(r store.RateLimit) uuid.UUID { return r.ID })
 	items, err := s.withRules(ctx, rows)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	return gen.ListRateLimits200JSONResponse{Items: items, NextCursor: next}, nil
+	return models.RateLimitList{Items: items, NextCursor: next}, nil
 }
 
 func ruleRow(rateLimitID uuid.UUID, r models.RateLimitRuleCreate) store.RateLimitRule {
@@ -84,12 +88,17 @@ func ruleRow(rateLimitID uuid.UUID, r models.RateLimitRuleCreate) store.RateLimi
 
 // CreateRateLimit implements StrictServerInterface: the rate limit and its
 // rules in one transaction.
-func (s *Server) CreateRateLimit(ctx context.Context, req gen.CreateRateLimitRequestObject) (gen.CreateRateLimitResponseObject, error) {
+func (v *Service) CreateRateLimit(ctx context.Context, body *models.RateLimitCreate) (out models.RateLimit, err error) {
+	s, ctx, done, err := v.enter(ctx, "CreateRateLimit")
+	if err != nil {
+		return out, err
+	}
+	defer done(&err)
 	c, err := systemWrite(ctx)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	b := req.Body
+	b := body
 	var rl store.RateLimit
 	var rules []store.RateLimitRule
 	err = s.st.InTx(ctx, func(tx *store.Tx) error {
@@ -111,55 +120,62 @@ func (s *Server) CreateRateLimit(ctx context.Context, req gen.CreateRateLimitReq
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	return gen.CreateRateLimit201JSONResponse(rateLimitOut(rl, rules)), nil
+	return rateLimitOut(rl, rules), nil
 }
 
-// GetRateLimit implements StrictServerInterface.
-func (s *Server) GetRateLimit(ctx context.Context, req gen.GetRateLimitRequestObject) (gen.GetRateLimitResponseObject, error) {
-	_, row, err := systemRow(ctx, "rate limit", rbac.ReadCatalog, false, func() (store.RateLimit, error) { return s.st.RateLimits().Get(ctx, req.ID) })
+// GetRateLimit is the operation of the same name in openapi/control.yaml.
+func (v *Service) GetRateLimit(ctx context.Context, id uuid.UUID) (out models.RateLimit, err error) {
+	s, ctx, done, err := v.enter(ctx, "GetRateLimit")
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	out, err := s.rateLimitWithRules(ctx, row)
+	defer done(&err)
+	_, row, err := systemRow(ctx, "rate limit", rbac.ReadCatalog, false, func() (store.RateLimit, error) { return s.st.RateLimits().Get(ctx, id) })
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	return gen.GetRateLimit200JSONResponse(out), nil
+	return s.rateLimitWithRules(ctx, row)
 }
 
-// UpdateRateLimit implements StrictServerInterface.
-func (s *Server) UpdateRateLimit(ctx context.Context, req gen.UpdateRateLimitRequestObject) (gen.UpdateRateLimitResponseObject, error) {
-	c, _, err := systemRow(ctx, "rate limit", rbac.ReadCatalog, true, func() (store.RateLimit, error) { return s.st.RateLimits().Get(ctx, req.ID) })
+// UpdateRateLimit is the operation of the same name in openapi/control.yaml.
+func (v *Service) UpdateRateLimit(ctx context.Context, id uuid.UUID, body *models.RateLimitUpdate) (out models.RateLimit, err error) {
+	s, ctx, done, err := v.enter(ctx, "UpdateRateLimit")
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	row, err := s.st.RateLimits().Modify(ctx, c.actor, req.ID, func(r *store.RateLimit) error {
-		set(&r.Slug, req.Body.Slug)
-		set(&r.Name, req.Body.Name)
+	defer done(&err)
+	c, _, err := systemRow(ctx, "rate limit", rbac.ReadCatalog, true, func() (store.RateLimit, error) { return s.st.RateLimits().Get(ctx, id) })
+	if err != nil {
+		return out, err
+	}
+	row, err := s.st.RateLimits().Modify(ctx, c.actor, id, func(r *store.RateLimit) error {
+		set(&r.Slug, body.Slug)
+		set(&r.Name, body.Name)
 		return nil
 	})
 	if row, err = found("rate limit", row, err); err != nil {
-		return nil, err
+		return out, err
 	}
-	out, err := s.rateLimitWithRules(ctx, row)
-	if err != nil {
-		return nil, err
-	}
-	return gen.UpdateRateLimit200JSONResponse(out), nil
+	return s.rateLimitWithRules(ctx, row)
 }
 
-// DeleteRateLimit implements StrictServerInterface.
-func (s *Server) DeleteRateLimit(ctx context.Context, req gen.DeleteRateLimitRequestObject) (gen.DeleteRateLimitResponseObject, error) {
-	c, _, err := systemRow(ctx, "rate limit", rbac.ReadCatalog, true, func() (store.RateLimit, error) { return s.st.RateLimits().Get(ctx, req.ID) })
+// DeleteRateLimit is the operation of the same name in openapi/control.yaml.
+func (v *Service) DeleteRateLimit(ctx context.Context, id uuid.UUID) (err error) {
+	s, ctx, done, err := v.enter(ctx, "DeleteRateLimit")
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if _, err := found("rate limit", struct{}{}, s.st.RateLimits().Delete(ctx, c.actor, req.ID)); err != nil {
-		return nil, err
+	defer done(&err)
+	c, _, err := systemRow(ctx, "rate limit", rbac.ReadCatalog, true, func() (store.RateLimit, error) { return s.st.RateLimits().Get(ctx, id) })
+	if err != nil {
+		return err
 	}
-	return gen.DeleteRateLimit204Response{}, nil
+	if _, err := found("rate limit", struct{}{}, s.st.RateLimits().Delete(ctx, c.actor, id)); err != nil {
+		return err
+	}
+	return nil
 }
 
 // ruleOf reads a rule of a rate limit; a rule of another rate limit is 404.
@@ -171,53 +187,70 @@ func (s *Server) ruleOf(ctx context.Context, rateLimitID, ruleID uuid.UUID) (sto
 	return r, err
 }
 
-// ListRateLimitRules implements StrictServerInterface.
-func (s *Server) ListRateLimitRules(ctx context.Context, req gen.ListRateLimitRulesRequestObject) (gen.ListRateLimitRulesResponseObject, error) {
-	after, fetch, err := page(req.Params.Limit, req.Params.Cursor)
+// ListRateLimitRules is the operation of the same name in openapi/control.yaml.
+func (v *Service) ListRateLimitRules(ctx context.Context, id uuid.UUID, params models.ListRateLimitRulesParams) (out models.RateLimitRuleList, err error) {
+	s, ctx, done, err := v.enter(ctx, "ListRateLimitRules")
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	if _, _, err := systemRow(ctx, "rate limit", rbac.ReadCatalog, false, func() (store.RateLimit, error) { return s.st.RateLimits().Get(ctx, req.ID) }); err != nil {
-		return nil, err
-	}
-	rows, err := s.st.RateLimitRules().List(ctx, store.RateLimitRulesPage{After: after, RateLimitID: &req.ID, Limit: fetch})
+	defer done(&err)
+	after, fetch, err := page(params.Limit, params.Cursor)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	rows, next := cut(rows, fetch, func(r store.RateLimitRule) uuid.UUID { return r.ID })
-	return gen.ListRateLimitRules200JSONResponse{Items: convertAll(rows, ruleOut), NextCursor: next}, nil
+	if _, _, err := systemRow(ctx, "rate limit", rbac.ReadCatalog, false, func() (store.RateLimit, error) { return s.st.RateLimits().Get(ctx, id) }); err != nil {
+		return out, err
+	}
+	rows, err := s.st.RateLimitRules().List(ctx, store.RateLimitRulesPage{After: after, RateLimitID: &id, Limit: fetch})
+	out.Items, out.NextCursor, err = pageOf(rows, err, fetch, func(r store.RateLimitRule) uuid.UUID { return r.ID }, ruleOut)
+	return out, err
 }
 
-// CreateRateLimitRule implements StrictServerInterface.
-func (s *Server) CreateRateLimitRule(ctx context.Context, req gen.CreateRateLimitRuleRequestObject) (gen.CreateRateLimitRuleResponseObject, error) {
-	c, _, err := systemRow(ctx, "rate limit", rbac.ReadCatalog, true, func() (store.RateLimit, error) { return s.st.RateLimits().Get(ctx, req.ID) })
+// CreateRateLimitRule is the operation of the same name in openapi/control.yaml.
+func (v *Service) CreateRateLimitRule(ctx context.Context, id uuid.UUID, body *models.RateLimitRuleCreate) (out models.RateLimitRule, err error) {
+	s, ctx, done, err := v.enter(ctx, "CreateRateLimitRule")
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	row, err := s.st.RateLimitRules().Create(ctx, c.actor, ruleRow(req.ID, *req.Body))
+	defer done(&err)
+	c, _, err := systemRow(ctx, "rate limit", rbac.ReadCatalog, true, func() (store.RateLimit, error) { return s.st.RateLimits().Get(ctx, id) })
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	return gen.CreateRateLimitRule201JSONResponse(ruleOut(row)), nil
+	row, err := s.st.RateLimitRules().Create(ctx, c.actor, ruleRow(id, *body))
+	if err != nil {
+		return out, err
+	}
+	return ruleOut(row), nil
 }
 
-// GetRateLimitRule implements StrictServerInterface.
-func (s *Server) GetRateLimitRule(ctx context.Context, req gen.GetRateLimitRuleRequestObject) (gen.GetRateLimitRuleResponseObject, error) {
-	_, row, err := systemRow(ctx, "rate limit rule", rbac.ReadCatalog, false, func() (store.RateLimitRule, error) { return s.ruleOf(ctx, req.ID, req.RuleID) })
+// GetRateLimitRule is the operation of the same name in openapi/control.yaml.
+func (v *Service) GetRateLimitRule(ctx context.Context, id uuid.UUID, ruleID uuid.UUID) (out models.RateLimitRule, err error) {
+	s, ctx, done, err := v.enter(ctx, "GetRateLimitRule")
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	return gen.GetRateLimitRule200JSONResponse(ruleOut(row)), nil
+	defer done(&err)
+	_, row, err := systemRow(ctx, "rate limit rule", rbac.ReadCatalog, false, func() (store.RateLimitRule, error) { return s.ruleOf(ctx, id, ruleID) })
+	if err != nil {
+		return out, err
+	}
+	return ruleOut(row), nil
 }
 
-// UpdateRateLimitRule implements StrictServerInterface.
-func (s *Server) UpdateRateLimitRule(ctx context.Context, req gen.UpdateRateLimitRuleRequestObject) (gen.UpdateRateLimitRuleResponseObject, error) {
-	c, _, err := systemRow(ctx, "rate limit rule", rbac.ReadCatalog, true, func() (store.RateLimitRule, error) { return s.ruleOf(ctx, req.ID, req.RuleID) })
+// UpdateRateLimitRule is the operation of the same name in openapi/control.yaml.
+func (v *Service) UpdateRateLimitRule(ctx context.Context, id uuid.UUID, ruleID uuid.UUID, body *models.RateLimitRuleUpdate) (out models.RateLimitRule, err error) {
+	s, ctx, done, err := v.enter(ctx, "UpdateRateLimitRule")
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	b := req.Body
-	row, err := s.st.RateLimitRules().Modify(ctx, c.actor, req.RuleID, func(r *store.RateLimitRule) error {
+	defer done(&err)
+	c, _, err := systemRow(ctx, "rate limit rule", rbac.ReadCatalog, true, func() (store.RateLimitRule, error) { return s.ruleOf(ctx, id, ruleID) })
+	if err != nil {
+		return out, err
+	}
+	b := body
+	row, err := s.st.RateLimitRules().Modify(ctx, c.actor, ruleID, func(r *store.RateLimitRule) error {
 		if b.Meter != nil {
 			r.Meter = string(*b.Meter)
 		}
@@ -227,43 +260,50 @@ func (s *Server) UpdateRateLimitRule(ctx context.Context, req gen.UpdateRateLimi
 		return nil
 	})
 	if row, err = found("rate limit rule", row, err); err != nil {
-		return nil, err
+		return out, err
 	}
-	return gen.UpdateRateLimitRule200JSONResponse(ruleOut(row)), nil
+	return ruleOut(row), nil
 }
 
-// DeleteRateLimitRule implements StrictServerInterface.
-func (s *Server) DeleteRateLimitRule(ctx context.Context, req gen.DeleteRateLimitRuleRequestObject) (gen.DeleteRateLimitRuleResponseObject, error) {
-	c, _, err := systemRow(ctx, "rate limit rule", rbac.ReadCatalog, true, func() (store.RateLimitRule, error) { return s.ruleOf(ctx, req.ID, req.RuleID) })
+// DeleteRateLimitRule is the operation of the same name in openapi/control.yaml.
+func (v *Service) DeleteRateLimitRule(ctx context.Context, id uuid.UUID, ruleID uuid.UUID) (err error) {
+	s, ctx, done, err := v.enter(ctx, "DeleteRateLimitRule")
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if _, err := found("rate limit rule", struct{}{}, s.st.RateLimitRules().Delete(ctx, c.actor, req.RuleID)); err != nil {
-		return nil, err
+	defer done(&err)
+	c, _, err := systemRow(ctx, "rate limit rule", rbac.ReadCatalog, true, func() (store.RateLimitRule, error) { return s.ruleOf(ctx, id, ruleID) })
+	if err != nil {
+		return err
 	}
-	return gen.DeleteRateLimitRule204Response{}, nil
+	if _, err := found("rate limit rule", struct{}{}, s.st.RateLimitRules().Delete(ctx, c.actor, ruleID)); err != nil {
+		return err
+	}
+	return nil
 }
 
 // Policies ----------------------------------------------------------------------
 
 // ListPolicies implements StrictServerInterface: the system policies and
 // those of the teams the caller may see.
-func (s *Server) ListPolicies(ctx context.Context, req gen.ListPoliciesRequestObject) (gen.ListPoliciesResponseObject, error) {
-	after, fetch, err := page(req.Params.Limit, req.Params.Cursor)
+func (v *Service) ListPolicies(ctx context.Context, params models.ListPoliciesParams) (out models.PolicyList, err error) {
+	s, ctx, done, err := v.enter(ctx, "ListPolicies")
 	if err != nil {
-		return nil, err
+		return out, err
+	}
+	defer done(&err)
+	after, fetch, err := page(params.Limit, params.Cursor)
+	if err != nil {
+		return out, err
 	}
 	c, ok, err := systemList(ctx, rbac.ReadCatalog)
 	if err != nil || !ok {
-		return gen.ListPolicies200JSONResponse{Items: []models.Policy{}}, err
+		return models.PolicyList{Items: []models.Policy{}}, err
 	}
 	all, teams := c.Teams()
-	rows, err := s.st.Policies().ListVisible(ctx, store.PoliciesPage{After: after, AllTeams: all, TeamIDs: teams, TeamID: req.Params.TeamID, Limit: fetch})
-	if err != nil {
-		return nil, err
-	}
-	rows, next := cut(rows, fetch, func(r store.Policy) uuid.UUID { return r.ID })
-	return gen.ListPolicies200JSONResponse{Items: convertAll(rows, policyOut), NextCursor: next}, nil
+	rows, err := s.st.Policies().ListVisible(ctx, store.PoliciesPage{After: after, AllTeams: all, TeamIDs: teams, TeamID: params.TeamID, Limit: fetch})
+	out.Items, out.NextCursor, err = pageOf(rows, err, fetch, func(r store.Policy) uuid.UUID { return r.ID }, policyOut)
+	return out, err
 }
 
 // policyRow reads a policy the caller may see (404 otherwise); write asks
@@ -338,19 +378,24 @@ func (s *Server) attachablePolicy(ctx context.Context, c *caller, field string, 
 	return nil
 }
 
-// CreatePolicy implements StrictServerInterface.
-func (s *Server) CreatePolicy(ctx context.Context, req gen.CreatePolicyRequestObject) (gen.CreatePolicyResponseObject, error) {
-	b := req.Body
+// CreatePolicy is the operation of the same name in openapi/control.yaml.
+func (v *Service) CreatePolicy(ctx context.Context, body *models.PolicyCreate) (out models.Policy, err error) {
+	s, ctx, done, err := v.enter(ctx, "CreatePolicy")
+	if err != nil {
+		return out, err
+	}
+	defer done(&err)
+	b := body
 	c, err := s.policyWrite(ctx, b.TeamID)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	if b.TeamID != nil && deref(b.AllHostKeys, false) {
-		return nil, teamAllHostKeys()
+		return out, teamAllHostKeys()
 	}
 	if b.RateLimitID != nil {
 		if err := got(s.st.RateLimits().Get(ctx, *b.RateLimitID)).exists("rate_limit_id", "rate limit"); err != nil {
-			return nil, err
+			return out, err
 		}
 	}
 	strategy, mode := models.KeyStrategyPrioritized, models.LimiterFailureModeOpen
@@ -361,11 +406,11 @@ func (s *Server) CreatePolicy(ctx context.Context, req gen.CreatePolicyRequestOb
 	set(&affinity, b.Affinity)
 	rc, err := responseCacheIn(b.ResponseCache)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	gr, err := s.guardrailsIn(ctx, b.Guardrails)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	row, err := s.st.Policies().Create(ctx, c.actor, store.Policy{
 		Slug: b.Slug, Name: deref(b.Name, ""), AllModels: deref(b.AllModels, false), AllHostKeys: deref(b.AllHostKeys, false),
@@ -377,9 +422,9 @@ func (s *Server) CreatePolicy(ctx context.Context, req gen.CreatePolicyRequestOb
 		Guardrails: gr,
 	})
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	return gen.CreatePolicy201JSONResponse(policyOut(row)), nil
+	return policyOut(row), nil
 }
 
 // policyWrite checks that the caller may create a policy owned by team (nil:
@@ -403,39 +448,49 @@ func teamAllHostKeys() error {
 	return invalid("all_host_keys: a team's policy lists the host keys shared with its team; only a system policy grants every host key", "all_host_keys")
 }
 
-// GetPolicy implements StrictServerInterface.
-func (s *Server) GetPolicy(ctx context.Context, req gen.GetPolicyRequestObject) (gen.GetPolicyResponseObject, error) {
-	_, row, err := s.policyRow(ctx, req.ID, false)
+// GetPolicy is the operation of the same name in openapi/control.yaml.
+func (v *Service) GetPolicy(ctx context.Context, id uuid.UUID) (out models.Policy, err error) {
+	s, ctx, done, err := v.enter(ctx, "GetPolicy")
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	return gen.GetPolicy200JSONResponse(policyOut(row)), nil
+	defer done(&err)
+	_, row, err := s.policyRow(ctx, id, false)
+	if err != nil {
+		return out, err
+	}
+	return policyOut(row), nil
 }
 
-// UpdatePolicy implements StrictServerInterface.
-func (s *Server) UpdatePolicy(ctx context.Context, req gen.UpdatePolicyRequestObject) (gen.UpdatePolicyResponseObject, error) {
-	c, cur, err := s.policyRow(ctx, req.ID, true)
+// UpdatePolicy is the operation of the same name in openapi/control.yaml.
+func (v *Service) UpdatePolicy(ctx context.Context, id uuid.UUID, body *models.PolicyUpdate) (out models.Policy, err error) {
+	s, ctx, done, err := v.enter(ctx, "UpdatePolicy")
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	b := req.Body
+	defer done(&err)
+	c, cur, err := s.policyRow(ctx, id, true)
+	if err != nil {
+		return out, err
+	}
+	b := body
 	if cur.TeamID != nil && deref(b.AllHostKeys, false) {
-		return nil, teamAllHostKeys()
+		return out, teamAllHostKeys()
 	}
 	if id, ok := b.RateLimitID.Get(); ok {
 		if err := got(s.st.RateLimits().Get(ctx, id)).exists("rate_limit_id", "rate limit"); err != nil {
-			return nil, err
+			return out, err
 		}
 	}
 	rc, err := responseCacheIn(b.ResponseCache)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	gr, err := s.guardrailsIn(ctx, b.Guardrails)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	row, err := s.st.Policies().Modify(ctx, c.actor, req.ID, func(r *store.Policy) error {
+	row, err := s.st.Policies().Modify(ctx, c.actor, id, func(r *store.Policy) error {
 		if b.ResponseCache != nil {
 			r.ResponseCache = rc
 		}
@@ -476,27 +531,32 @@ func (s *Server) UpdatePolicy(ctx context.Context, req gen.UpdatePolicyRequestOb
 		return nil
 	})
 	if row, err = found("policy", row, err); err != nil {
-		return nil, err
+		return out, err
 	}
-	return gen.UpdatePolicy200JSONResponse(policyOut(row)), nil
+	return policyOut(row), nil
 }
 
-// DeletePolicy implements StrictServerInterface. A policy still named by a
+// DeletePolicy is the operation of the same name in openapi/control.yaml. A policy still named by a
 // service account or a relay key is 409 (the schema restricts it, so that no
 // caller silently falls through to another policy).
-func (s *Server) DeletePolicy(ctx context.Context, req gen.DeletePolicyRequestObject) (gen.DeletePolicyResponseObject, error) {
-	c, _, err := s.policyRow(ctx, req.ID, true)
+func (v *Service) DeletePolicy(ctx context.Context, id uuid.UUID) (err error) {
+	s, ctx, done, err := v.enter(ctx, "DeletePolicy")
 	if err != nil {
-		return nil, err
+		return err
 	}
-	err = s.st.Policies().Delete(ctx, c.actor, req.ID)
+	defer done(&err)
+	c, _, err := s.policyRow(ctx, id, true)
+	if err != nil {
+		return err
+	}
+	err = s.st.Policies().Delete(ctx, c.actor, id)
 	if e := storeError("DELETE", err); e != nil && e.status == 409 {
-		return nil, conflict("service accounts or relay keys still name this policy; point them elsewhere first")
+		return conflict("service accounts or relay keys still name this policy; point them elsewhere first")
 	}
 	if _, err := found("policy", struct{}{}, err); err != nil {
-		return nil, err
+		return err
 	}
-	return gen.DeletePolicy204Response{}, nil
+	return nil
 }
 
 // policyFor reads the policy of a grant path; write asks for the owner's manage verb.
@@ -505,83 +565,98 @@ func (s *Server) policyFor(ctx context.Context, id uuid.UUID, write bool) (*call
 	return c, err
 }
 
-// ListPolicyModelGrants implements StrictServerInterface.
-func (s *Server) ListPolicyModelGrants(ctx context.Context, req gen.ListPolicyModelGrantsRequestObject) (gen.ListPolicyModelGrantsResponseObject, error) {
-	after, fetch, err := page(req.Params.Limit, req.Params.Cursor)
+// ListPolicyModelGrants is the operation of the same name in openapi/control.yaml.
+func (v *Service) ListPolicyModelGrants(ctx context.Context, id uuid.UUID, params models.ListPolicyModelGrantsParams) (out models.PolicyModelGrantList, err error) {
+	s, ctx, done, err := v.enter(ctx, "ListPolicyModelGrants")
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	if _, err := s.policyFor(ctx, req.ID, false); err != nil {
-		return nil, err
-	}
-	rows, err := s.st.PolicyModels().List(ctx, store.PolicyModelsPage{AfterPolicyID: req.ID, AfterModelID: after, PolicyID: &req.ID, Limit: fetch})
+	defer done(&err)
+	after, fetch, err := page(params.Limit, params.Cursor)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	rows, next := cut(rows, fetch, func(r store.PolicyModel) uuid.UUID { return r.ModelID })
-	return gen.ListPolicyModelGrants200JSONResponse{Items: convertAll(rows, policyModelOut), NextCursor: next}, nil
+	if _, err := s.policyFor(ctx, id, false); err != nil {
+		return out, err
+	}
+	rows, err := s.st.PolicyModels().List(ctx, store.PolicyModelsPage{AfterPolicyID: id, AfterModelID: after, PolicyID: &id, Limit: fetch})
+	out.Items, out.NextCursor, err = pageOf(rows, err, fetch, func(r store.PolicyModel) uuid.UUID { return r.ModelID }, policyModelOut)
+	return out, err
 }
 
-// CreatePolicyModelGrant implements StrictServerInterface.
-func (s *Server) CreatePolicyModelGrant(ctx context.Context, req gen.CreatePolicyModelGrantRequestObject) (gen.CreatePolicyModelGrantResponseObject, error) {
-	c, err := s.policyFor(ctx, req.ID, true)
+// CreatePolicyModelGrant is the operation of the same name in openapi/control.yaml.
+func (v *Service) CreatePolicyModelGrant(ctx context.Context, id uuid.UUID, body *models.PolicyModelGrantCreate) (out models.PolicyModelGrant, err error) {
+	s, ctx, done, err := v.enter(ctx, "CreatePolicyModelGrant")
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	if err := got(s.st.Models().Get(ctx, req.Body.ModelID)).exists("model_id", "model"); err != nil {
-		return nil, err
-	}
-	row, err := s.st.PolicyModels().Create(ctx, c.actor, store.PolicyModel{PolicyID: req.ID, ModelID: req.Body.ModelID})
+	defer done(&err)
+	c, err := s.policyFor(ctx, id, true)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	return gen.CreatePolicyModelGrant201JSONResponse(policyModelOut(row)), nil
+	if err := got(s.st.Models().Get(ctx, body.ModelID)).exists("model_id", "model"); err != nil {
+		return out, err
+	}
+	row, err := s.st.PolicyModels().Create(ctx, c.actor, store.PolicyModel{PolicyID: id, ModelID: body.ModelID})
+	if err != nil {
+		return out, err
+	}
+	return policyModelOut(row), nil
 }
 
-// DeletePolicyModelGrant implements StrictServerInterface.
-func (s *Server) DeletePolicyModelGrant(ctx context.Context, req gen.DeletePolicyModelGrantRequestObject) (gen.DeletePolicyModelGrantResponseObject, error) {
-	c, err := s.policyFor(ctx, req.ID, true)
+// DeletePolicyModelGrant is the operation of the same name in openapi/control.yaml.
+func (v *Service) DeletePolicyModelGrant(ctx context.Context, id uuid.UUID, modelID uuid.UUID) (err error) {
+	s, ctx, done, err := v.enter(ctx, "DeletePolicyModelGrant")
 	if err != nil {
-		return nil, err
+		return err
 	}
-	err = s.st.PolicyModels().Delete(ctx, c.actor, store.PolicyModelKey{PolicyID: req.ID, ModelID: req.ModelID})
-	if _, err := found("model grant", struct{}{}, err); err != nil {
-		return nil, err
+	defer done(&err)
+	c, err := s.policyFor(ctx, id, true)
+	if err != nil {
+		return err
 	}
-	return gen.DeletePolicyModelGrant204Response{}, nil
+	return deleted("model grant", s.st.PolicyModels().Delete(ctx, c.actor, store.PolicyModelKey{PolicyID: id, ModelID: modelID}))
 }
 
-// ListPolicyHostKeyGrants implements StrictServerInterface.
-func (s *Server) ListPolicyHostKeyGrants(ctx context.Context, req gen.ListPolicyHostKeyGrantsRequestObject) (gen.ListPolicyHostKeyGrantsResponseObject, error) {
-	after, fetch, err := page(req.Params.Limit, req.Params.Cursor)
+// ListPolicyHostKeyGrants is the operation of the same name in openapi/control.yaml.
+func (v *Service) ListPolicyHostKeyGrants(ctx context.Context, id uuid.UUID, params models.ListPolicyHostKeyGrantsParams) (out models.PolicyHostKeyGrantList, err error) {
+	s, ctx, done, err := v.enter(ctx, "ListPolicyHostKeyGrants")
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	if _, err := s.policyFor(ctx, req.ID, false); err != nil {
-		return nil, err
-	}
-	rows, err := s.st.PolicyHostKeys().List(ctx, store.PolicyHostKeysPage{AfterPolicyID: req.ID, AfterHostKeyID: after, PolicyID: &req.ID, Limit: fetch})
+	defer done(&err)
+	after, fetch, err := page(params.Limit, params.Cursor)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	rows, next := cut(rows, fetch, func(r store.PolicyHostKey) uuid.UUID { return r.HostKeyID })
-	return gen.ListPolicyHostKeyGrants200JSONResponse{Items: convertAll(rows, policyHostKeyOut), NextCursor: next}, nil
+	if _, err := s.policyFor(ctx, id, false); err != nil {
+		return out, err
+	}
+	rows, err := s.st.PolicyHostKeys().List(ctx, store.PolicyHostKeysPage{AfterPolicyID: id, AfterHostKeyID: after, PolicyID: &id, Limit: fetch})
+	out.Items, out.NextCursor, err = pageOf(rows, err, fetch, func(r store.PolicyHostKey) uuid.UUID { return r.HostKeyID }, policyHostKeyOut)
+	return out, err
 }
 
-// CreatePolicyHostKeyGrant implements StrictServerInterface.
-func (s *Server) CreatePolicyHostKeyGrant(ctx context.Context, req gen.CreatePolicyHostKeyGrantRequestObject) (gen.CreatePolicyHostKeyGrantResponseObject, error) {
-	c, p, err := s.policyRow(ctx, req.ID, true)
+// CreatePolicyHostKeyGrant is the operation of the same name in openapi/control.yaml.
+func (v *Service) CreatePolicyHostKeyGrant(ctx context.Context, id uuid.UUID, body *models.PolicyHostKeyGrantCreate) (out models.PolicyHostKeyGrant, err error) {
+	s, ctx, done, err := v.enter(ctx, "CreatePolicyHostKeyGrant")
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	if err := s.grantableHostKey(ctx, p, req.Body.HostKeyID); err != nil {
-		return nil, err
-	}
-	row, err := s.st.PolicyHostKeys().Create(ctx, c.actor, store.PolicyHostKey{PolicyID: req.ID, HostKeyID: req.Body.HostKeyID})
+	defer done(&err)
+	c, p, err := s.policyRow(ctx, id, true)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	return gen.CreatePolicyHostKeyGrant201JSONResponse(policyHostKeyOut(row)), nil
+	if err := s.grantableHostKey(ctx, p, body.HostKeyID); err != nil {
+		return out, err
+	}
+	row, err := s.st.PolicyHostKeys().Create(ctx, c.actor, store.PolicyHostKey{PolicyID: id, HostKeyID: body.HostKeyID})
+	if err != nil {
+		return out, err
+	}
+	return policyHostKeyOut(row), nil
 }
 
 // grantableHostKey checks a host key named for a policy's grant: any host
@@ -594,103 +669,122 @@ func (s *Server) grantableHostKey(ctx context.Context, p store.Policy, id uuid.U
 	return got(s.st.HostKeyTeamShares().Get(ctx, store.HostKeyTeamShareKey{HostKeyID: id, TeamID: *p.TeamID})).exists("host_key_id", "host key")
 }
 
-// DeletePolicyHostKeyGrant implements StrictServerInterface.
-func (s *Server) DeletePolicyHostKeyGrant(ctx context.Context, req gen.DeletePolicyHostKeyGrantRequestObject) (gen.DeletePolicyHostKeyGrantResponseObject, error) {
-	c, err := s.policyFor(ctx, req.ID, true)
+// DeletePolicyHostKeyGrant is the operation of the same name in openapi/control.yaml.
+func (v *Service) DeletePolicyHostKeyGrant(ctx context.Context, id uuid.UUID, hostKeyID uuid.UUID) (err error) {
+	s, ctx, done, err := v.enter(ctx, "DeletePolicyHostKeyGrant")
 	if err != nil {
-		return nil, err
+		return err
 	}
-	err = s.st.PolicyHostKeys().Delete(ctx, c.actor, store.PolicyHostKeyKey{PolicyID: req.ID, HostKeyID: req.HostKeyID})
-	if _, err := found("host key grant", struct{}{}, err); err != nil {
-		return nil, err
+	defer done(&err)
+	c, err := s.policyFor(ctx, id, true)
+	if err != nil {
+		return err
 	}
-	return gen.DeletePolicyHostKeyGrant204Response{}, nil
+	return deleted("host key grant", s.st.PolicyHostKeys().Delete(ctx, c.actor, store.PolicyHostKeyKey{PolicyID: id, HostKeyID: hostKeyID}))
 }
 
-// ListPolicyModelRateLimits implements StrictServerInterface.
-func (s *Server) ListPolicyModelRateLimits(ctx context.Context, req gen.ListPolicyModelRateLimitsRequestObject) (gen.ListPolicyModelRateLimitsResponseObject, error) {
-	after, fetch, err := page(req.Params.Limit, req.Params.Cursor)
+// ListPolicyModelRateLimits is the operation of the same name in openapi/control.yaml.
+func (v *Service) ListPolicyModelRateLimits(ctx context.Context, id uuid.UUID, params models.ListPolicyModelRateLimitsParams) (out models.PolicyModelRateLimitList, err error) {
+	s, ctx, done, err := v.enter(ctx, "ListPolicyModelRateLimits")
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	if _, err := s.policyFor(ctx, req.ID, false); err != nil {
-		return nil, err
-	}
-	rows, err := s.st.PolicyModelRateLimits().List(ctx, store.PolicyModelRateLimitsPage{AfterPolicyID: req.ID, AfterModelID: after, PolicyID: &req.ID, Limit: fetch})
+	defer done(&err)
+	after, fetch, err := page(params.Limit, params.Cursor)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	rows, next := cut(rows, fetch, func(r store.PolicyModelRateLimit) uuid.UUID { return r.ModelID })
-	return gen.ListPolicyModelRateLimits200JSONResponse{Items: convertAll(rows, policyModelRateLimitOut), NextCursor: next}, nil
+	if _, err := s.policyFor(ctx, id, false); err != nil {
+		return out, err
+	}
+	rows, err := s.st.PolicyModelRateLimits().List(ctx, store.PolicyModelRateLimitsPage{AfterPolicyID: id, AfterModelID: after, PolicyID: &id, Limit: fetch})
+	out.Items, out.NextCursor, err = pageOf(rows, err, fetch, func(r store.PolicyModelRateLimit) uuid.UUID { return r.ModelID }, policyModelRateLimitOut)
+	return out, err
 }
 
-// CreatePolicyModelRateLimit implements StrictServerInterface.
-func (s *Server) CreatePolicyModelRateLimit(ctx context.Context, req gen.CreatePolicyModelRateLimitRequestObject) (gen.CreatePolicyModelRateLimitResponseObject, error) {
-	c, err := s.policyFor(ctx, req.ID, true)
+// CreatePolicyModelRateLimit is the operation of the same name in openapi/control.yaml.
+func (v *Service) CreatePolicyModelRateLimit(ctx context.Context, id uuid.UUID, body *models.PolicyModelRateLimitCreate) (out models.PolicyModelRateLimit, err error) {
+	s, ctx, done, err := v.enter(ctx, "CreatePolicyModelRateLimit")
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	b := req.Body
+	defer done(&err)
+	c, err := s.policyFor(ctx, id, true)
+	if err != nil {
+		return out, err
+	}
+	b := body
 	if err := got(s.st.Models().Get(ctx, b.ModelID)).exists("model_id", "model"); err != nil {
-		return nil, err
+		return out, err
 	}
 	if err := got(s.st.RateLimits().Get(ctx, b.RateLimitID)).exists("rate_limit_id", "rate limit"); err != nil {
-		return nil, err
+		return out, err
 	}
 	row, err := s.st.PolicyModelRateLimits().Create(ctx, c.actor, store.PolicyModelRateLimit{
-		PolicyID: req.ID, ModelID: b.ModelID, RateLimitID: b.RateLimitID, Position: deref(b.Position, 0),
+		PolicyID: id, ModelID: b.ModelID, RateLimitID: b.RateLimitID, Position: deref(b.Position, 0),
 	})
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	return gen.CreatePolicyModelRateLimit201JSONResponse(policyModelRateLimitOut(row)), nil
+	return policyModelRateLimitOut(row), nil
 }
 
-// GetPolicyModelRateLimit implements StrictServerInterface.
-func (s *Server) GetPolicyModelRateLimit(ctx context.Context, req gen.GetPolicyModelRateLimitRequestObject) (gen.GetPolicyModelRateLimitResponseObject, error) {
-	if _, err := s.policyFor(ctx, req.ID, false); err != nil {
-		return nil, err
-	}
-	row, err := got(s.st.PolicyModelRateLimits().Get(ctx, store.PolicyModelKey{PolicyID: req.ID, ModelID: req.ModelID})).orNotFound("per-model rate limit")
+// GetPolicyModelRateLimit is the operation of the same name in openapi/control.yaml.
+func (v *Service) GetPolicyModelRateLimit(ctx context.Context, id uuid.UUID, modelID uuid.UUID) (out models.PolicyModelRateLimit, err error) {
+	s, ctx, done, err := v.enter(ctx, "GetPolicyModelRateLimit")
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	return gen.GetPolicyModelRateLimit200JSONResponse(policyModelRateLimitOut(row)), nil
+	defer done(&err)
+	if _, err := s.policyFor(ctx, id, false); err != nil {
+		return out, err
+	}
+	row, err := got(s.st.PolicyModelRateLimits().Get(ctx, store.PolicyModelKey{PolicyID: id, ModelID: modelID})).orNotFound("per-model rate limit")
+	if err != nil {
+		return out, err
+	}
+	return policyModelRateLimitOut(row), nil
 }
 
-// UpdatePolicyModelRateLimit implements StrictServerInterface.
-func (s *Server) UpdatePolicyModelRateLimit(ctx context.Context, req gen.UpdatePolicyModelRateLimitRequestObject) (gen.UpdatePolicyModelRateLimitResponseObject, error) {
-	c, err := s.policyFor(ctx, req.ID, true)
+// UpdatePolicyModelRateLimit is the operation of the same name in openapi/control.yaml.
+func (v *Service) UpdatePolicyModelRateLimit(ctx context.Context, id uuid.UUID, modelID uuid.UUID, body *models.PolicyModelRateLimitUpdate) (out models.PolicyModelRateLimit, err error) {
+	s, ctx, done, err := v.enter(ctx, "UpdatePolicyModelRateLimit")
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	b := req.Body
+	defer done(&err)
+	c, err := s.policyFor(ctx, id, true)
+	if err != nil {
+		return out, err
+	}
+	b := body
 	if b.RateLimitID != nil {
 		if err := got(s.st.RateLimits().Get(ctx, *b.RateLimitID)).exists("rate_limit_id", "rate limit"); err != nil {
-			return nil, err
+			return out, err
 		}
 	}
-	row, err := s.st.PolicyModelRateLimits().Modify(ctx, c.actor, store.PolicyModelKey{PolicyID: req.ID, ModelID: req.ModelID},
+	row, err := s.st.PolicyModelRateLimits().Modify(ctx, c.actor, store.PolicyModelKey{PolicyID: id, ModelID: modelID},
 		func(r *store.PolicyModelRateLimit) error {
 			set(&r.RateLimitID, b.RateLimitID)
 			set(&r.Position, b.Position)
 			return nil
 		})
 	if row, err = found("per-model rate limit", row, err); err != nil {
-		return nil, err
+		return out, err
 	}
-	return gen.UpdatePolicyModelRateLimit200JSONResponse(policyModelRateLimitOut(row)), nil
+	return policyModelRateLimitOut(row), nil
 }
 
-// DeletePolicyModelRateLimit implements StrictServerInterface.
-func (s *Server) DeletePolicyModelRateLimit(ctx context.Context, req gen.DeletePolicyModelRateLimitRequestObject) (gen.DeletePolicyModelRateLimitResponseObject, error) {
-	c, err := s.policyFor(ctx, req.ID, true)
+// DeletePolicyModelRateLimit is the operation of the same name in openapi/control.yaml.
+func (v *Service) DeletePolicyModelRateLimit(ctx context.Context, id uuid.UUID, modelID uuid.UUID) (err error) {
+	s, ctx, done, err := v.enter(ctx, "DeletePolicyModelRateLimit")
 	if err != nil {
-		return nil, err
+		return err
 	}
-	err = s.st.PolicyModelRateLimits().Delete(ctx, c.actor, store.PolicyModelKey{PolicyID: req.ID, ModelID: req.ModelID})
-	if _, err := found("per-model rate limit", struct{}{}, err); err != nil {
-		return nil, err
+	defer done(&err)
+	c, err := s.policyFor(ctx, id, true)
+	if err != nil {
+		return err
 	}
-	return gen.DeletePolicyModelRateLimit204Response{}, nil
+	return deleted("per-model rate limit", s.st.PolicyModelRateLimits().Delete(ctx, c.actor, store.PolicyModelKey{PolicyID: id, ModelID: modelID}))
 }

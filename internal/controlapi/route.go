@@ -14,7 +14,7 @@ import (
 	"github.com/relay-llm/relay/internal/rbac"
 	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/wire"
-	gen "github.com/relay-llm/relay/openapi/controlgen"
+	"github.com/relay-llm/relay/openapi/models"
 )
 
 // POST /api/route/explain (the console's explain tool calls it too): the
@@ -96,9 +96,13 @@ type routeExplainResult struct {
 	Explanation     json.RawMessage `json:"explanation"`
 }
 
-// RouteExplain implements gen.StrictServerInterface.
-func (s *Server) RouteExplain(ctx context.Context, req gen.RouteExplainRequestObject) (gen.RouteExplainResponseObject, error) {
-	b := req.Body
+// RouteExplain is the operation of the same name in openapi/control.yaml.
+func (v *Service) RouteExplain(ctx context.Context, b *models.RouteExplainRequest) (res models.RouteExplainResult, err error) {
+	s, ctx, done, err := v.enter(ctx, "RouteExplain")
+	if err != nil {
+		return res, err
+	}
+	defer done(&err)
 	q := routeQuery{RelayKeyID: b.RelayKeyID, PolicyID: b.PolicyID, Inbound: wire.InboundChat}
 	if b.Model != nil {
 		q.Model = *b.Model
@@ -115,19 +119,18 @@ func (s *Server) RouteExplain(ctx context.Context, req gen.RouteExplainRequestOb
 			q.Header.Set(k, v)
 		}
 	}
-	out, err := s.explain(ctx, q)
+	ex, err := s.explain(ctx, q)
 	if err != nil {
-		return nil, err
+		return res, err
 	}
 	// The router's explanation is the answer's, field for field: encode it
 	// once and read it back as the generated type.
-	raw, err := json.Marshal(out)
+	raw, err := json.Marshal(ex)
 	if err != nil {
-		return nil, fmt.Errorf("encode the route explanation: %w", err)
+		return res, fmt.Errorf("encode the route explanation: %w", err)
 	}
-	var res gen.RouteExplain200JSONResponse
 	if err := json.Unmarshal(raw, &res); err != nil {
-		return nil, fmt.Errorf("decode the route explanation: %w", err)
+		return res, fmt.Errorf("decode the route explanation: %w", err)
 	}
 	return res, nil
 }

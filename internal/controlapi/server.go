@@ -147,6 +147,8 @@ type Server struct {
 	passwords *passwordChecker
 	origins   *http.CrossOriginProtection // CheckOrigin
 	admin     *adminTokens
+	svc       *Service
+	served    map[string]bool // the operations svc serves (serviceMethods)
 }
 
 var _ controlgen.StrictServerInterface = (*Server)(nil)
@@ -224,6 +226,8 @@ func newServer(cfg Config) (*Server, error) {
 		origins:   http.NewCrossOriginProtection(),
 		admin:     newAdminTokens(cfg.AdminToken, cfg.AdminTokenExpires, cfg.AdminTokenFile, cfg.AdminTokenGrace),
 	}
+	s.svc = &Service{s: s, rules: operationRules}
+	s.served = serviceMethods()
 	s.api = controlgen.HandlerWithOptions(
 		controlgen.NewStrictHandlerWithOptions(s, []controlgen.StrictMiddlewareFunc{s.authorize}, controlgen.StrictHTTPServerOptions{
 			RequestErrorHandlerFunc: func(w http.ResponseWriter, r *http.Request, err error) {

@@ -12,24 +12,35 @@ import (
 
 	"github.com/relay-llm/relay/internal/server"
 	"github.com/relay-llm/relay/internal/store"
-	gen "github.com/relay-llm/relay/openapi/controlgen"
 )
 
-// Login implements StrictServerInterface. The session token goes out only in
+// SignIn is a Login's answer: the session, and the cookie that carries its
+// token (the only place the token goes).
+type SignIn struct {
+	Session models.Session
+	Cookie  *http.Cookie
+}
+
+// Login is the operation of the same name in openapi/control.yaml. The session token goes out only in
 // the cookie; the row keeps its SHA-256. Every failure — unknown email, wrong
 // password, a user without a password or disabled — is the same 401, after
 // the same amount of hashing.
-func (s *Server) Login(ctx context.Context, req gen.LoginRequestObject) (gen.LoginResponseObject, error) {
-	email := strings.ToLower(strings.TrimSpace(string(req.Body.Email)))
-	password := deref(req.Body.Password, "")
+func (v *Service) Login(ctx context.Context, body *models.LoginRequest) (out SignIn, err error) {
+	s, ctx, done, err := v.enter(ctx, "Login")
+	if err != nil {
+		return out, err
+	}
+	defer done(&err)
+	email := strings.ToLower(strings.TrimSpace(string(body.Email)))
+	password := deref(body.Password, "")
 	now := s.now()
 	if wait := s.logins.blocked(email, now); wait > 0 {
-		return nil, &apiError{status: http.StatusTooManyRequests, code: codeRateLimited,
+		return out, &apiError{status: http.StatusTooManyRequests, code: codeRateLimited,
 			message: "too many failed sign-ins; try again later", retryAfter: int(math.Ceil(wait.Seconds()))}
 	}
 	u, err := s.st.Users().GetByEmailFold(ctx, email)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		return nil, err
+		return out, err
 	}
 	hash := dummyHash()
 	usable := err == nil && !u.Disabled && u.PasswordHash != nil && *u.PasswordHash != ""
@@ -38,14 +49,14 @@ func (s *Server) Login(ctx context.Context, req gen.LoginRequestObject) (gen.Log
 	}
 	ok, herr := s.passwords.check(ctx, hash, password)
 	if herr != nil && !errors.Is(herr, errBadHash) {
-		return nil, herr // every hashing slot taken, or the caller gone
+		return out, herr // every hashing slot taken, or the caller gone
 	}
 	if herr != nil {
 		s.log.ErrorContext(ctx, "stored password hash is unreadable", "user_id", u.ID)
 	}
 	if !usable || !ok {
 		s.logins.fail(email, now)
-		return nil, unauthenticated("wrong email or password")
+		return out, unauthenticated("wrong email or password")
 	}
 	s.logins.reset(email)
 
@@ -54,49 +65,59 @@ func (s *Server) Login(ctx context.Context, req gen.LoginRequestObject) (gen.Log
 		TokenHash: tokenHash(token), UserID: u.ID, CSRFToken: csrf, ExpiresAt: now.Add(s.cfg.SessionTTL),
 	})
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	// Housekeeping rides on sign-ins: they are rare and the delete is indexed.
 	if _, err := s.st.Sessions().DeleteExpired(ctx); err != nil {
 		s.log.WarnContext(ctx, "delete expired sessions", "err", err)
 	}
-	return gen.Login200JSONResponse{
-		Body:    models.Session{User: userOut(u), CsrfToken: csrf, ExpiresAt: sess.ExpiresAt},
-		Headers: gen.Login200ResponseHeaders{SetCookie: s.sessionCookie(ctx, token, sess.ExpiresAt).String()},
+	return SignIn{
+		Session: models.Session{User: userOut(u), CsrfToken: csrf, ExpiresAt: sess.ExpiresAt},
+		Cookie:  s.sessionCookie(ctx, token, sess.ExpiresAt),
 	}, nil
 }
 
-// Logout implements StrictServerInterface: it deletes the session and
-// expires the cookie. The admin token has no session to end.
-func (s *Server) Logout(ctx context.Context, _ gen.LogoutRequestObject) (gen.LogoutResponseObject, error) {
+// Logout is the operation of the same name in openapi/control.yaml: it
+// deletes the session and returns the cookie that expires the browser's. The admin token has no session to end.
+func (v *Service) Logout(ctx context.Context) (out *http.Cookie, err error) {
+	s, ctx, done, err := v.enter(ctx, "Logout")
+	if err != nil {
+		return out, err
+	}
+	defer done(&err)
 	c, err := callerFrom(ctx)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	if c.session == nil {
-		return nil, unauthenticated("there is no session to end: the admin token is not signed in")
+		return out, unauthenticated("there is no session to end: the admin token is not signed in")
 	}
 	if err := s.st.Sessions().Delete(ctx, c.actor, c.session.TokenHash); err != nil && !errors.Is(err, store.ErrNotFound) {
-		return nil, err
+		return out, err
 	}
-	return gen.Logout204Response{Headers: gen.Logout204ResponseHeaders{SetCookie: s.clearedCookie(ctx).String()}}, nil
+	return s.clearedCookie(ctx), nil
 }
 
-// Whoami implements StrictServerInterface.
-func (s *Server) Whoami(ctx context.Context, _ gen.WhoamiRequestObject) (gen.WhoamiResponseObject, error) {
+// Whoami is the operation of the same name in openapi/control.yaml.
+func (v *Service) Whoami(ctx context.Context) (out models.Whoami, err error) {
+	s, ctx, done, err := v.enter(ctx, "Whoami")
+	if err != nil {
+		return out, err
+	}
+	defer done(&err)
 	c, err := callerFrom(ctx)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	if c.user == nil {
-		return gen.Whoami200JSONResponse{Principal: models.PrincipalAdminToken, RoleBindings: []models.RoleBinding{}}, nil
+		return models.Whoami{Principal: models.PrincipalAdminToken, RoleBindings: []models.RoleBinding{}}, nil
 	}
 	rbs, err := s.st.RoleBindings().ListByUserWithGroups(ctx, c.user.ID)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	u := userOut(*c.user)
-	out := gen.Whoami200JSONResponse{Principal: models.PrincipalUser, User: &u, RoleBindings: convertAll(rbs, roleBindingOut)}
+	out = models.Whoami{Principal: models.PrincipalUser, User: &u, RoleBindings: convertAll(rbs, roleBindingOut)}
 	if c.session != nil {
 		csrf := c.session.CSRFToken
 		out.CsrfToken = &csrf

@@ -8,7 +8,6 @@ import (
 
 	"github.com/relay-llm/relay/internal/rbac"
 	"github.com/relay-llm/relay/internal/store"
-	gen "github.com/relay-llm/relay/openapi/controlgen"
 	"github.com/relay-llm/relay/openapi/models"
 )
 
@@ -33,139 +32,157 @@ func hostKeyShareOut(r store.HostKeyTeamShare) models.HostKeyTeamShare {
 	return models.HostKeyTeamShare{HostKeyID: r.HostKeyID, TeamID: r.TeamID, CreatedAt: r.CreatedAt}
 }
 
-// ListPolicyShares implements StrictServerInterface.
-func (s *Server) ListPolicyShares(ctx context.Context, req gen.ListPolicySharesRequestObject) (gen.ListPolicySharesResponseObject, error) {
-	after, fetch, err := page(req.Params.Limit, req.Params.Cursor)
+// ListPolicyShares is the operation of the same name in openapi/control.yaml.
+func (v *Service) ListPolicyShares(ctx context.Context, id uuid.UUID, params models.ListPolicySharesParams) (out models.PolicyTeamShareList, err error) {
+	s, ctx, done, err := v.enter(ctx, "ListPolicyShares")
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	if _, _, err := systemRow(ctx, "policy", rbac.Read, false, func() (store.Policy, error) { return s.st.Policies().Get(ctx, req.ID) }); err != nil {
-		return nil, err
-	}
-	rows, err := s.st.PolicyTeamShares().List(ctx, store.PolicyTeamSharesPage{AfterPolicyID: req.ID, AfterTeamID: after, PolicyID: &req.ID, Limit: fetch})
+	defer done(&err)
+	after, fetch, err := page(params.Limit, params.Cursor)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	rows, next := cut(rows, fetch, func(r store.PolicyTeamShare) uuid.UUID { return r.TeamID })
-	return gen.ListPolicyShares200JSONResponse{Items: convertAll(rows, policyShareOut), NextCursor: next}, nil
+	if _, _, err := systemRow(ctx, "policy", rbac.Read, false, func() (store.Policy, error) { return s.st.Policies().Get(ctx, id) }); err != nil {
+		return out, err
+	}
+	rows, err := s.st.PolicyTeamShares().List(ctx, store.PolicyTeamSharesPage{AfterPolicyID: id, AfterTeamID: after, PolicyID: &id, Limit: fetch})
+	out.Items, out.NextCursor, err = pageOf(rows, err, fetch, func(r store.PolicyTeamShare) uuid.UUID { return r.TeamID }, policyShareOut)
+	return out, err
 }
 
-// SharePolicy implements StrictServerInterface. Only a system policy is
+// SharePolicy is the operation of the same name in openapi/control.yaml. Only a system policy is
 // shared: a team's policy is its team's alone.
-func (s *Server) SharePolicy(ctx context.Context, req gen.SharePolicyRequestObject) (gen.SharePolicyResponseObject, error) {
-	c, p, err := systemRow(ctx, "policy", rbac.Read, true, func() (store.Policy, error) { return s.st.Policies().Get(ctx, req.ID) })
+func (v *Service) SharePolicy(ctx context.Context, id uuid.UUID, body *models.TeamShareCreate) (out models.PolicyTeamShare, err error) {
+	s, ctx, done, err := v.enter(ctx, "SharePolicy")
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	team := req.Body.TeamID
+	defer done(&err)
+	c, p, err := systemRow(ctx, "policy", rbac.Read, true, func() (store.Policy, error) { return s.st.Policies().Get(ctx, id) })
+	if err != nil {
+		return out, err
+	}
+	team := body.TeamID
 	if err := s.shareTeam(ctx, team); err != nil {
-		return nil, err
+		return out, err
 	}
 	if p.TeamID != nil {
-		return nil, invalid("a team's own policy is not shared; share a system policy", "id")
+		return out, invalid("a team's own policy is not shared; share a system policy", "id")
 	}
-	key := store.PolicyTeamShareKey{PolicyID: req.ID, TeamID: team}
-	row, err := s.st.PolicyTeamShares().Create(ctx, c.actor, store.PolicyTeamShare{PolicyID: req.ID, TeamID: team})
+	key := store.PolicyTeamShareKey{PolicyID: id, TeamID: team}
+	row, err := s.st.PolicyTeamShares().Create(ctx, c.actor, store.PolicyTeamShare{PolicyID: id, TeamID: team})
 	if errors.Is(err, store.ErrConflict) {
 		row, err = s.st.PolicyTeamShares().Get(ctx, key)
 	}
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	return gen.SharePolicy201JSONResponse(policyShareOut(row)), nil
+	return policyShareOut(row), nil
 }
 
-// UnsharePolicy implements StrictServerInterface. Rows that name the policy
+// UnsharePolicy is the operation of the same name in openapi/control.yaml. Rows that name the policy
 // keep it; the team's admins only cannot attach it anew.
-func (s *Server) UnsharePolicy(ctx context.Context, req gen.UnsharePolicyRequestObject) (gen.UnsharePolicyResponseObject, error) {
-	c, _, err := systemRow(ctx, "policy", rbac.Read, true, func() (store.Policy, error) { return s.st.Policies().Get(ctx, req.ID) })
+func (v *Service) UnsharePolicy(ctx context.Context, id uuid.UUID, teamID uuid.UUID) (err error) {
+	s, ctx, done, err := v.enter(ctx, "UnsharePolicy")
 	if err != nil {
-		return nil, err
+		return err
 	}
-	err = s.st.PolicyTeamShares().Delete(ctx, c.actor, store.PolicyTeamShareKey{PolicyID: req.ID, TeamID: req.TeamID})
-	if _, err := found("policy share", struct{}{}, err); err != nil {
-		return nil, err
+	defer done(&err)
+	c, _, err := systemRow(ctx, "policy", rbac.Read, true, func() (store.Policy, error) { return s.st.Policies().Get(ctx, id) })
+	if err != nil {
+		return err
 	}
-	return gen.UnsharePolicy204Response{}, nil
+	return deleted("policy share", s.st.PolicyTeamShares().Delete(ctx, c.actor, store.PolicyTeamShareKey{PolicyID: id, TeamID: teamID}))
 }
 
-// ListHostKeyShares implements StrictServerInterface.
-func (s *Server) ListHostKeyShares(ctx context.Context, req gen.ListHostKeySharesRequestObject) (gen.ListHostKeySharesResponseObject, error) {
-	after, fetch, err := page(req.Params.Limit, req.Params.Cursor)
+// ListHostKeyShares is the operation of the same name in openapi/control.yaml.
+func (v *Service) ListHostKeyShares(ctx context.Context, id uuid.UUID, params models.ListHostKeySharesParams) (out models.HostKeyTeamShareList, err error) {
+	s, ctx, done, err := v.enter(ctx, "ListHostKeyShares")
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	if _, _, err := systemRow(ctx, "host key", rbac.Read, false, func() (store.HostKey, error) { return s.st.HostKeys().Get(ctx, req.ID) }); err != nil {
-		return nil, err
-	}
-	rows, err := s.st.HostKeyTeamShares().List(ctx, store.HostKeyTeamSharesPage{AfterHostKeyID: req.ID, AfterTeamID: after, HostKeyID: &req.ID, Limit: fetch})
+	defer done(&err)
+	after, fetch, err := page(params.Limit, params.Cursor)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	rows, next := cut(rows, fetch, func(r store.HostKeyTeamShare) uuid.UUID { return r.TeamID })
-	return gen.ListHostKeyShares200JSONResponse{Items: convertAll(rows, hostKeyShareOut), NextCursor: next}, nil
+	if _, _, err := systemRow(ctx, "host key", rbac.Read, false, func() (store.HostKey, error) { return s.st.HostKeys().Get(ctx, id) }); err != nil {
+		return out, err
+	}
+	rows, err := s.st.HostKeyTeamShares().List(ctx, store.HostKeyTeamSharesPage{AfterHostKeyID: id, AfterTeamID: after, HostKeyID: &id, Limit: fetch})
+	out.Items, out.NextCursor, err = pageOf(rows, err, fetch, func(r store.HostKeyTeamShare) uuid.UUID { return r.TeamID }, hostKeyShareOut)
+	return out, err
 }
 
-// ShareHostKey implements StrictServerInterface.
-func (s *Server) ShareHostKey(ctx context.Context, req gen.ShareHostKeyRequestObject) (gen.ShareHostKeyResponseObject, error) {
-	c, _, err := systemRow(ctx, "host key", rbac.Read, true, func() (store.HostKey, error) { return s.st.HostKeys().Get(ctx, req.ID) })
+// ShareHostKey is the operation of the same name in openapi/control.yaml.
+func (v *Service) ShareHostKey(ctx context.Context, id uuid.UUID, body *models.TeamShareCreate) (out models.HostKeyTeamShare, err error) {
+	s, ctx, done, err := v.enter(ctx, "ShareHostKey")
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	team := req.Body.TeamID
+	defer done(&err)
+	c, _, err := systemRow(ctx, "host key", rbac.Read, true, func() (store.HostKey, error) { return s.st.HostKeys().Get(ctx, id) })
+	if err != nil {
+		return out, err
+	}
+	team := body.TeamID
 	if err := s.shareTeam(ctx, team); err != nil {
-		return nil, err
+		return out, err
 	}
-	key := store.HostKeyTeamShareKey{HostKeyID: req.ID, TeamID: team}
-	row, err := s.st.HostKeyTeamShares().Create(ctx, c.actor, store.HostKeyTeamShare{HostKeyID: req.ID, TeamID: team})
+	key := store.HostKeyTeamShareKey{HostKeyID: id, TeamID: team}
+	row, err := s.st.HostKeyTeamShares().Create(ctx, c.actor, store.HostKeyTeamShare{HostKeyID: id, TeamID: team})
 	if errors.Is(err, store.ErrConflict) {
 		row, err = s.st.HostKeyTeamShares().Get(ctx, key)
 	}
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	return gen.ShareHostKey201JSONResponse(hostKeyShareOut(row)), nil
+	return hostKeyShareOut(row), nil
 }
 
-// UnshareHostKey implements StrictServerInterface. The schema takes the host
+// UnshareHostKey is the operation of the same name in openapi/control.yaml. The schema takes the host
 // key out of the team's policies in the same transaction.
-func (s *Server) UnshareHostKey(ctx context.Context, req gen.UnshareHostKeyRequestObject) (gen.UnshareHostKeyResponseObject, error) {
-	c, _, err := systemRow(ctx, "host key", rbac.Read, true, func() (store.HostKey, error) { return s.st.HostKeys().Get(ctx, req.ID) })
+func (v *Service) UnshareHostKey(ctx context.Context, id uuid.UUID, teamID uuid.UUID) (err error) {
+	s, ctx, done, err := v.enter(ctx, "UnshareHostKey")
 	if err != nil {
-		return nil, err
+		return err
 	}
-	err = s.st.HostKeyTeamShares().Delete(ctx, c.actor, store.HostKeyTeamShareKey{HostKeyID: req.ID, TeamID: req.TeamID})
-	if _, err := found("host key share", struct{}{}, err); err != nil {
-		return nil, err
+	defer done(&err)
+	c, _, err := systemRow(ctx, "host key", rbac.Read, true, func() (store.HostKey, error) { return s.st.HostKeys().Get(ctx, id) })
+	if err != nil {
+		return err
 	}
-	return gen.UnshareHostKey204Response{}, nil
+	return deleted("host key share", s.st.HostKeyTeamShares().Delete(ctx, c.actor, store.HostKeyTeamShareKey{HostKeyID: id, TeamID: teamID}))
 }
 
 // ListTeamHostKeyShares implements StrictServerInterface: what the team's
 // own policies may list, for whoever may see the team.
-func (s *Server) ListTeamHostKeyShares(ctx context.Context, req gen.ListTeamHostKeySharesRequestObject) (gen.ListTeamHostKeySharesResponseObject, error) {
-	after, fetch, err := page(req.Params.Limit, req.Params.Cursor)
+func (v *Service) ListTeamHostKeyShares(ctx context.Context, id uuid.UUID, params models.ListTeamHostKeySharesParams) (out models.HostKeyTeamShareList, err error) {
+	s, ctx, done, err := v.enter(ctx, "ListTeamHostKeyShares")
 	if err != nil {
-		return nil, err
+		return out, err
+	}
+	defer done(&err)
+	after, fetch, err := page(params.Limit, params.Cursor)
+	if err != nil {
+		return out, err
 	}
 	c, err := callerFrom(ctx)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	if _, err := got(s.st.Teams().Get(ctx, req.ID)).orNotFound("team"); err != nil {
-		return nil, err
+	if _, err := got(s.st.Teams().Get(ctx, id)).orNotFound("team"); err != nil {
+		return out, err
 	}
-	if !c.CanSeeTeam(req.ID) {
-		return nil, notFound("team")
+	if !c.CanSeeTeam(id) {
+		return out, notFound("team")
 	}
 	afterTeam := uuid.Nil // the team is fixed: a page ends at a host key, and the next one starts past it
 	if after != uuid.Nil {
 		afterTeam = uuid.Max
 	}
-	rows, err := s.st.HostKeyTeamShares().List(ctx, store.HostKeyTeamSharesPage{AfterHostKeyID: after, AfterTeamID: afterTeam, TeamID: &req.ID, Limit: fetch})
-	if err != nil {
-		return nil, err
-	}
-	rows, next := cut(rows, fetch, func(r store.HostKeyTeamShare) uuid.UUID { return r.HostKeyID })
-	return gen.ListTeamHostKeyShares200JSONResponse{Items: convertAll(rows, hostKeyShareOut), NextCursor: next}, nil
+	rows, err := s.st.HostKeyTeamShares().List(ctx, store.HostKeyTeamSharesPage{AfterHostKeyID: after, AfterTeamID: afterTeam, TeamID: &id, Limit: fetch})
+	out.Items, out.NextCursor, err = pageOf(rows, err, fetch, func(r store.HostKeyTeamShare) uuid.UUID { return r.HostKeyID }, hostKeyShareOut)
+	return out, err
 }

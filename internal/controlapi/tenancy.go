@@ -8,7 +8,7 @@ import (
 
 	"github.com/relay-llm/relay/internal/rbac"
 	"github.com/relay-llm/relay/internal/store"
-	gen "github.com/relay-llm/relay/openapi/controlgen"
+	"github.com/relay-llm/relay/openapi/models"
 )
 
 // Tenancy: teams contain projects; projects contain service accounts, relay
@@ -46,22 +46,24 @@ func projectRow[R any](ctx context.Context, s *Server, kind string, need rbac.Ve
 
 // Teams -------------------------------------------------------------------------
 
-// ListTeams implements StrictServerInterface.
-func (s *Server) ListTeams(ctx context.Context, req gen.ListTeamsRequestObject) (gen.ListTeamsResponseObject, error) {
-	after, fetch, err := page(req.Params.Limit, req.Params.Cursor)
+// ListTeams is the operation of the same name in openapi/control.yaml.
+func (v *Service) ListTeams(ctx context.Context, params models.ListTeamsParams) (out models.TeamList, err error) {
+	s, ctx, done, err := v.enter(ctx, "ListTeams")
 	if err != nil {
-		return nil, err
+		return out, err
+	}
+	defer done(&err)
+	after, fetch, err := page(params.Limit, params.Cursor)
+	if err != nil {
+		return out, err
 	}
 	c, err := callerFrom(ctx)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	rows, err := s.st.Teams().ListVisible(ctx, store.Page{After: after, Limit: fetch}, storeReach(c, rbac.Read))
-	if err != nil {
-		return nil, err
-	}
-	rows, next := cut(rows, fetch, func(r store.Team) uuid.UUID { return r.ID })
-	return gen.ListTeams200JSONResponse{Items: convertAll(rows, teamOut), NextCursor: next}, nil
+	out.Items, out.NextCursor, err = pageOf(rows, err, fetch, func(r store.Team) uuid.UUID { return r.ID }, teamOut)
+	return out, err
 }
 
 // team reads a team the caller can see; need (if not zero) is checked on it.
@@ -85,228 +87,287 @@ func (s *Server) team(ctx context.Context, id uuid.UUID, need rbac.Verb) (*calle
 	return c, t, nil
 }
 
-// CreateTeam implements StrictServerInterface.
-func (s *Server) CreateTeam(ctx context.Context, req gen.CreateTeamRequestObject) (gen.CreateTeamResponseObject, error) {
+// CreateTeam is the operation of the same name in openapi/control.yaml.
+func (v *Service) CreateTeam(ctx context.Context, body *models.TeamCreate) (out models.Team, err error) {
+	s, ctx, done, err := v.enter(ctx, "CreateTeam")
+	if err != nil {
+		return out, err
+	}
+	defer done(&err)
 	c, err := systemWrite(ctx)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	row, err := s.st.Teams().Create(ctx, c.actor, store.Team{Slug: req.Body.Slug, Name: deref(req.Body.Name, "")})
+	row, err := s.st.Teams().Create(ctx, c.actor, store.Team{Slug: body.Slug, Name: deref(body.Name, "")})
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	return gen.CreateTeam201JSONResponse(teamOut(row)), nil
+	return teamOut(row), nil
 }
 
-// GetTeam implements StrictServerInterface.
-func (s *Server) GetTeam(ctx context.Context, req gen.GetTeamRequestObject) (gen.GetTeamResponseObject, error) {
-	_, t, err := s.team(ctx, req.ID, 0)
+// GetTeam is the operation of the same name in openapi/control.yaml.
+func (v *Service) GetTeam(ctx context.Context, id uuid.UUID) (out models.Team, err error) {
+	s, ctx, done, err := v.enter(ctx, "GetTeam")
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	return gen.GetTeam200JSONResponse(teamOut(t)), nil
+	defer done(&err)
+	_, t, err := s.team(ctx, id, 0)
+	if err != nil {
+		return out, err
+	}
+	return teamOut(t), nil
 }
 
-// UpdateTeam implements StrictServerInterface.
-func (s *Server) UpdateTeam(ctx context.Context, req gen.UpdateTeamRequestObject) (gen.UpdateTeamResponseObject, error) {
-	c, _, err := s.team(ctx, req.ID, rbac.ManageTeam)
+// UpdateTeam is the operation of the same name in openapi/control.yaml.
+func (v *Service) UpdateTeam(ctx context.Context, id uuid.UUID, body *models.TeamUpdate) (out models.Team, err error) {
+	s, ctx, done, err := v.enter(ctx, "UpdateTeam")
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	row, err := s.st.Teams().Modify(ctx, c.actor, req.ID, func(r *store.Team) error {
-		set(&r.Slug, req.Body.Slug)
-		set(&r.Name, req.Body.Name)
+	defer done(&err)
+	c, _, err := s.team(ctx, id, rbac.ManageTeam)
+	if err != nil {
+		return out, err
+	}
+	row, err := s.st.Teams().Modify(ctx, c.actor, id, func(r *store.Team) error {
+		set(&r.Slug, body.Slug)
+		set(&r.Name, body.Name)
 		return nil
 	})
 	if row, err = found("team", row, err); err != nil {
-		return nil, err
+		return out, err
 	}
-	return gen.UpdateTeam200JSONResponse(teamOut(row)), nil
+	return teamOut(row), nil
 }
 
 // DeleteTeam implements StrictServerInterface: system admins only; a team
 // with projects is 409.
-func (s *Server) DeleteTeam(ctx context.Context, req gen.DeleteTeamRequestObject) (gen.DeleteTeamResponseObject, error) {
-	c, _, err := s.team(ctx, req.ID, rbac.ManageSystem)
+func (v *Service) DeleteTeam(ctx context.Context, id uuid.UUID) (err error) {
+	s, ctx, done, err := v.enter(ctx, "DeleteTeam")
 	if err != nil {
-		return nil, err
+		return err
 	}
-	err = s.st.Teams().Delete(ctx, c.actor, req.ID)
+	defer done(&err)
+	c, _, err := s.team(ctx, id, rbac.ManageSystem)
+	if err != nil {
+		return err
+	}
+	err = s.st.Teams().Delete(ctx, c.actor, id)
 	if e := storeError("DELETE", err); e != nil && e.status == 409 {
-		return nil, conflict("the team still has projects; delete or move them first")
+		return conflict("the team still has projects; delete or move them first")
 	}
 	if _, err := found("team", struct{}{}, err); err != nil {
-		return nil, err
+		return err
 	}
-	return gen.DeleteTeam204Response{}, nil
+	return nil
 }
 
 // Projects ----------------------------------------------------------------------
 
-// ListProjects implements StrictServerInterface.
-func (s *Server) ListProjects(ctx context.Context, req gen.ListProjectsRequestObject) (gen.ListProjectsResponseObject, error) {
-	after, fetch, err := page(req.Params.Limit, req.Params.Cursor)
+// ListProjects is the operation of the same name in openapi/control.yaml.
+func (v *Service) ListProjects(ctx context.Context, params models.ListProjectsParams) (out models.ProjectList, err error) {
+	s, ctx, done, err := v.enter(ctx, "ListProjects")
 	if err != nil {
-		return nil, err
+		return out, err
+	}
+	defer done(&err)
+	after, fetch, err := page(params.Limit, params.Cursor)
+	if err != nil {
+		return out, err
 	}
 	c, err := callerFrom(ctx)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	rows, err := s.st.Projects().ListVisible(ctx, store.ProjectsPage{After: after, TeamID: req.Params.TeamID, Limit: fetch}, storeReach(c, rbac.Read))
-	if err != nil {
-		return nil, err
-	}
-	rows, next := cut(rows, fetch, func(r store.Project) uuid.UUID { return r.ID })
-	return gen.ListProjects200JSONResponse{Items: convertAll(rows, projectOut), NextCursor: next}, nil
+	rows, err := s.st.Projects().ListVisible(ctx, store.ProjectsPage{After: after, TeamID: params.TeamID, Limit: fetch}, storeReach(c, rbac.Read))
+	out.Items, out.NextCursor, err = pageOf(rows, err, fetch, func(r store.Project) uuid.UUID { return r.ID }, projectOut)
+	return out, err
 }
 
 func projectID(p store.Project) uuid.UUID { return p.ID }
 
 // CreateProject implements StrictServerInterface: team admins of the team.
-func (s *Server) CreateProject(ctx context.Context, req gen.CreateProjectRequestObject) (gen.CreateProjectResponseObject, error) {
+func (v *Service) CreateProject(ctx context.Context, body *models.ProjectCreate) (out models.Project, err error) {
+	s, ctx, done, err := v.enter(ctx, "CreateProject")
+	if err != nil {
+		return out, err
+	}
+	defer done(&err)
 	c, err := callerFrom(ctx)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	b := req.Body
+	b := body
 	if err := s.readableTeam(ctx, c, "team_id", b.TeamID); err != nil {
-		return nil, err
+		return out, err
 	}
 	if err := can403(c, rbac.ManageTeam, rbac.InTeam(b.TeamID)); err != nil {
-		return nil, err
+		return out, err
 	}
 	row, err := s.st.Projects().Create(ctx, c.actor, store.Project{TeamID: b.TeamID, Slug: b.Slug, Name: deref(b.Name, "")})
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	return gen.CreateProject201JSONResponse(projectOut(row)), nil
+	return projectOut(row), nil
 }
 
-// GetProject implements StrictServerInterface.
-func (s *Server) GetProject(ctx context.Context, req gen.GetProjectRequestObject) (gen.GetProjectResponseObject, error) {
-	_, row, _, err := projectRow(ctx, s, "project", 0, func() (store.Project, error) { return s.st.Projects().Get(ctx, req.ID) }, projectID)
+// GetProject is the operation of the same name in openapi/control.yaml.
+func (v *Service) GetProject(ctx context.Context, id uuid.UUID) (out models.Project, err error) {
+	s, ctx, done, err := v.enter(ctx, "GetProject")
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	return gen.GetProject200JSONResponse(projectOut(row)), nil
+	defer done(&err)
+	_, row, _, err := projectRow(ctx, s, "project", 0, func() (store.Project, error) { return s.st.Projects().Get(ctx, id) }, projectID)
+	if err != nil {
+		return out, err
+	}
+	return projectOut(row), nil
 }
 
 // UpdateProject implements StrictServerInterface: project admins rename it;
 // moving it to another team needs ManageTeam on both teams.
-func (s *Server) UpdateProject(ctx context.Context, req gen.UpdateProjectRequestObject) (gen.UpdateProjectResponseObject, error) {
-	c, cur, _, err := projectRow(ctx, s, "project", rbac.ManageProject, func() (store.Project, error) { return s.st.Projects().Get(ctx, req.ID) }, projectID)
+func (v *Service) UpdateProject(ctx context.Context, id uuid.UUID, body *models.ProjectUpdate) (out models.Project, err error) {
+	s, ctx, done, err := v.enter(ctx, "UpdateProject")
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	b := req.Body
+	defer done(&err)
+	c, cur, _, err := projectRow(ctx, s, "project", rbac.ManageProject, func() (store.Project, error) { return s.st.Projects().Get(ctx, id) }, projectID)
+	if err != nil {
+		return out, err
+	}
+	b := body
 	if b.TeamID != nil && *b.TeamID != cur.TeamID {
 		if err := s.readableTeam(ctx, c, "team_id", *b.TeamID); err != nil {
-			return nil, err
+			return out, err
 		}
 		if !c.Can(rbac.ManageTeam, rbac.InTeam(cur.TeamID)) || !c.Can(rbac.ManageTeam, rbac.InTeam(*b.TeamID)) {
-			return nil, forbidden("moving a project needs manage_team on both teams")
+			return out, forbidden("moving a project needs manage_team on both teams")
 		}
 	}
-	row, err := s.st.Projects().Modify(ctx, c.actor, req.ID, func(r *store.Project) error {
+	row, err := s.st.Projects().Modify(ctx, c.actor, id, func(r *store.Project) error {
 		set(&r.TeamID, b.TeamID)
 		set(&r.Slug, b.Slug)
 		set(&r.Name, b.Name)
 		return nil
 	})
 	if row, err = found("project", row, err); err != nil {
-		return nil, err
+		return out, err
 	}
-	return gen.UpdateProject200JSONResponse(projectOut(row)), nil
+	return projectOut(row), nil
 }
 
 // DeleteProject implements StrictServerInterface: team admins of its team.
-func (s *Server) DeleteProject(ctx context.Context, req gen.DeleteProjectRequestObject) (gen.DeleteProjectResponseObject, error) {
-	c, cur, _, err := projectRow(ctx, s, "project", 0, func() (store.Project, error) { return s.st.Projects().Get(ctx, req.ID) }, projectID)
+func (v *Service) DeleteProject(ctx context.Context, id uuid.UUID) (err error) {
+	s, ctx, done, err := v.enter(ctx, "DeleteProject")
 	if err != nil {
-		return nil, err
+		return err
+	}
+	defer done(&err)
+	c, cur, _, err := projectRow(ctx, s, "project", 0, func() (store.Project, error) { return s.st.Projects().Get(ctx, id) }, projectID)
+	if err != nil {
+		return err
 	}
 	if err := can403(c, rbac.ManageTeam, rbac.InTeam(cur.TeamID)); err != nil {
-		return nil, err
+		return err
 	}
-	if _, err := found("project", struct{}{}, s.st.Projects().Delete(ctx, c.actor, req.ID)); err != nil {
-		return nil, err
+	if _, err := found("project", struct{}{}, s.st.Projects().Delete(ctx, c.actor, id)); err != nil {
+		return err
 	}
-	return gen.DeleteProject204Response{}, nil
+	return nil
 }
 
 // Service accounts ------------------------------------------------------------------
 
 func serviceAccountProject(r store.ServiceAccount) uuid.UUID { return r.ProjectID }
 
-// ListServiceAccounts implements StrictServerInterface.
-func (s *Server) ListServiceAccounts(ctx context.Context, req gen.ListServiceAccountsRequestObject) (gen.ListServiceAccountsResponseObject, error) {
-	after, fetch, err := page(req.Params.Limit, req.Params.Cursor)
+// ListServiceAccounts is the operation of the same name in openapi/control.yaml.
+func (v *Service) ListServiceAccounts(ctx context.Context, params models.ListServiceAccountsParams) (out models.ServiceAccountList, err error) {
+	s, ctx, done, err := v.enter(ctx, "ListServiceAccounts")
 	if err != nil {
-		return nil, err
+		return out, err
+	}
+	defer done(&err)
+	after, fetch, err := page(params.Limit, params.Cursor)
+	if err != nil {
+		return out, err
 	}
 	c, err := callerFrom(ctx)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	rows, err := s.st.ServiceAccounts().ListVisible(ctx, store.ServiceAccountsPage{After: after, ProjectID: req.Params.ProjectID, Limit: fetch}, storeReach(c, rbac.Read))
-	if err != nil {
-		return nil, err
-	}
-	rows, next := cut(rows, fetch, func(r store.ServiceAccount) uuid.UUID { return r.ID })
-	return gen.ListServiceAccounts200JSONResponse{Items: convertAll(rows, serviceAccountOut), NextCursor: next}, nil
+	rows, err := s.st.ServiceAccounts().ListVisible(ctx, store.ServiceAccountsPage{After: after, ProjectID: params.ProjectID, Limit: fetch}, storeReach(c, rbac.Read))
+	out.Items, out.NextCursor, err = pageOf(rows, err, fetch, func(r store.ServiceAccount) uuid.UUID { return r.ID }, serviceAccountOut)
+	return out, err
 }
 
-// CreateServiceAccount implements StrictServerInterface.
-func (s *Server) CreateServiceAccount(ctx context.Context, req gen.CreateServiceAccountRequestObject) (gen.CreateServiceAccountResponseObject, error) {
+// CreateServiceAccount is the operation of the same name in openapi/control.yaml.
+func (v *Service) CreateServiceAccount(ctx context.Context, body *models.ServiceAccountCreate) (out models.ServiceAccount, err error) {
+	s, ctx, done, err := v.enter(ctx, "CreateServiceAccount")
+	if err != nil {
+		return out, err
+	}
+	defer done(&err)
 	c, err := callerFrom(ctx)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	b := req.Body
+	b := body
 	sc, err := s.readableProject(ctx, c, "project_id", b.ProjectID)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	if err := can403(c, rbac.ManageProject, sc); err != nil {
-		return nil, err
+		return out, err
 	}
 	if b.PolicyID != nil {
 		if err := s.attachablePolicy(ctx, c, "policy_id", *b.PolicyID, sc); err != nil {
-			return nil, err
+			return out, err
 		}
 	}
 	row, err := s.st.ServiceAccounts().Create(ctx, c.actor, store.ServiceAccount{
 		ProjectID: b.ProjectID, Slug: b.Slug, Name: deref(b.Name, ""), PolicyID: b.PolicyID,
 	})
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	return gen.CreateServiceAccount201JSONResponse(serviceAccountOut(row)), nil
+	return serviceAccountOut(row), nil
 }
 
-// GetServiceAccount implements StrictServerInterface.
-func (s *Server) GetServiceAccount(ctx context.Context, req gen.GetServiceAccountRequestObject) (gen.GetServiceAccountResponseObject, error) {
-	_, row, _, err := projectRow(ctx, s, "service account", 0, func() (store.ServiceAccount, error) { return s.st.ServiceAccounts().Get(ctx, req.ID) }, serviceAccountProject)
+// GetServiceAccount is the operation of the same name in openapi/control.yaml.
+func (v *Service) GetServiceAccount(ctx context.Context, id uuid.UUID) (out models.ServiceAccount, err error) {
+	s, ctx, done, err := v.enter(ctx, "GetServiceAccount")
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	return gen.GetServiceAccount200JSONResponse(serviceAccountOut(row)), nil
+	defer done(&err)
+	_, row, _, err := projectRow(ctx, s, "service account", 0, func() (store.ServiceAccount, error) { return s.st.ServiceAccounts().Get(ctx, id) }, serviceAccountProject)
+	if err != nil {
+		return out, err
+	}
+	return serviceAccountOut(row), nil
 }
 
-// UpdateServiceAccount implements StrictServerInterface.
-func (s *Server) UpdateServiceAccount(ctx context.Context, req gen.UpdateServiceAccountRequestObject) (gen.UpdateServiceAccountResponseObject, error) {
-	c, _, sc, err := projectRow(ctx, s, "service account", rbac.ManageProject, func() (store.ServiceAccount, error) { return s.st.ServiceAccounts().Get(ctx, req.ID) }, serviceAccountProject)
+// UpdateServiceAccount is the operation of the same name in openapi/control.yaml.
+func (v *Service) UpdateServiceAccount(ctx context.Context, id uuid.UUID, body *models.ServiceAccountUpdate) (out models.ServiceAccount, err error) {
+	s, ctx, done, err := v.enter(ctx, "UpdateServiceAccount")
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	b := req.Body
+	defer done(&err)
+	c, _, sc, err := projectRow(ctx, s, "service account", rbac.ManageProject, func() (store.ServiceAccount, error) { return s.st.ServiceAccounts().Get(ctx, id) }, serviceAccountProject)
+	if err != nil {
+		return out, err
+	}
+	b := body
 	if id, ok := b.PolicyID.Get(); ok {
 		if err := s.attachablePolicy(ctx, c, "policy_id", id, sc); err != nil {
-			return nil, err
+			return out, err
 		}
 	}
-	row, err := s.st.ServiceAccounts().Modify(ctx, c.actor, req.ID, func(r *store.ServiceAccount) error {
+	row, err := s.st.ServiceAccounts().Modify(ctx, c.actor, id, func(r *store.ServiceAccount) error {
 		set(&r.Slug, b.Slug)
 		set(&r.Name, b.Name)
 		if b.PolicyID.IsSpecified() {
@@ -315,45 +376,55 @@ func (s *Server) UpdateServiceAccount(ctx context.Context, req gen.UpdateService
 		return nil
 	})
 	if row, err = found("service account", row, err); err != nil {
-		return nil, err
+		return out, err
 	}
-	return gen.UpdateServiceAccount200JSONResponse(serviceAccountOut(row)), nil
+	return serviceAccountOut(row), nil
 }
 
-// DeleteServiceAccount implements StrictServerInterface.
-func (s *Server) DeleteServiceAccount(ctx context.Context, req gen.DeleteServiceAccountRequestObject) (gen.DeleteServiceAccountResponseObject, error) {
-	c, _, _, err := projectRow(ctx, s, "service account", rbac.ManageProject, func() (store.ServiceAccount, error) { return s.st.ServiceAccounts().Get(ctx, req.ID) }, serviceAccountProject)
+// DeleteServiceAccount is the operation of the same name in openapi/control.yaml.
+func (v *Service) DeleteServiceAccount(ctx context.Context, id uuid.UUID) (err error) {
+	s, ctx, done, err := v.enter(ctx, "DeleteServiceAccount")
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if _, err := found("service account", struct{}{}, s.st.ServiceAccounts().Delete(ctx, c.actor, req.ID)); err != nil {
-		return nil, err
+	defer done(&err)
+	c, _, _, err := projectRow(ctx, s, "service account", rbac.ManageProject, func() (store.ServiceAccount, error) { return s.st.ServiceAccounts().Get(ctx, id) }, serviceAccountProject)
+	if err != nil {
+		return err
 	}
-	return gen.DeleteServiceAccount204Response{}, nil
+	if _, err := found("service account", struct{}{}, s.st.ServiceAccounts().Delete(ctx, c.actor, id)); err != nil {
+		return err
+	}
+	return nil
 }
 
 // Policy bindings -------------------------------------------------------------------
 
 func policyBindingProject(r store.PolicyBinding) uuid.UUID { return r.ProjectID }
 
-// ListPolicyBindings implements StrictServerInterface.
-func (s *Server) ListPolicyBindings(ctx context.Context, req gen.ListPolicyBindingsRequestObject) (gen.ListPolicyBindingsResponseObject, error) {
-	after, fetch, err := page(req.Params.Limit, req.Params.Cursor)
+// ListPolicyBindings is the operation of the same name in openapi/control.yaml.
+func (v *Service) ListPolicyBindings(ctx context.Context, params models.ListPolicyBindingsParams) (out models.PolicyBindingList, err error) {
+	s, ctx, done, err := v.enter(ctx, "ListPolicyBindings")
 	if err != nil {
-		return nil, err
+		return out, err
+	}
+	defer done(&err)
+	after, fetch, err := page(params.Limit, params.Cursor)
+	if err != nil {
+		return out, err
 	}
 	c, err := callerFrom(ctx)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	rows, err := s.st.PolicyBindings().ListVisible(ctx, store.PolicyBindingsPage{
-		After: after, ProjectID: req.Params.ProjectID, PolicyID: req.Params.PolicyID, Limit: fetch,
+		After: after, ProjectID: params.ProjectID, PolicyID: params.PolicyID, Limit: fetch,
 	}, storeReach(c, rbac.Read))
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	rows, next := cut(rows, fetch, func(r store.PolicyBinding) uuid.UUID { return r.ID })
-	return gen.ListPolicyBindings200JSONResponse{Items: convertAll(rows, policyBindingOut), NextCursor: next}, nil
+	return models.PolicyBindingList{Items: convertAll(rows, policyBindingOut), NextCursor: next}, nil
 }
 
 // subject checks the subject of a policy binding: the service account must be
@@ -391,69 +462,84 @@ func count(ps ...*uuid.UUID) int {
 	return n
 }
 
-// CreatePolicyBinding implements StrictServerInterface.
-func (s *Server) CreatePolicyBinding(ctx context.Context, req gen.CreatePolicyBindingRequestObject) (gen.CreatePolicyBindingResponseObject, error) {
+// CreatePolicyBinding is the operation of the same name in openapi/control.yaml.
+func (v *Service) CreatePolicyBinding(ctx context.Context, body *models.PolicyBindingCreate) (out models.PolicyBinding, err error) {
+	s, ctx, done, err := v.enter(ctx, "CreatePolicyBinding")
+	if err != nil {
+		return out, err
+	}
+	defer done(&err)
 	c, err := callerFrom(ctx)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	b := req.Body
+	b := body
 	sc, err := s.readableProject(ctx, c, "project_id", b.ProjectID)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	if err := can403(c, rbac.ManageProject, sc); err != nil {
-		return nil, err
+		return out, err
 	}
 	if count(b.ServiceAccountID, b.UserID, b.GroupID) != 1 {
-		return nil, exactlyOne("service_account_id", "user_id", "group_id")
+		return out, exactlyOne("service_account_id", "user_id", "group_id")
 	}
 	if err := s.attachablePolicy(ctx, c, "policy_id", b.PolicyID, sc); err != nil {
-		return nil, err
+		return out, err
 	}
 	if err := s.checkSubject(ctx, c, b.ProjectID, b.ServiceAccountID, b.UserID, b.GroupID); err != nil {
-		return nil, err
+		return out, err
 	}
 	row, err := s.st.PolicyBindings().Create(ctx, c.actor, store.PolicyBinding{
 		ProjectID: b.ProjectID, PolicyID: b.PolicyID, ServiceAccountID: b.ServiceAccountID,
 		UserID: b.UserID, GroupID: b.GroupID, Position: deref(b.Position, 0),
 	})
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	return gen.CreatePolicyBinding201JSONResponse(policyBindingOut(row)), nil
+	return policyBindingOut(row), nil
 }
 
-// GetPolicyBinding implements StrictServerInterface.
-func (s *Server) GetPolicyBinding(ctx context.Context, req gen.GetPolicyBindingRequestObject) (gen.GetPolicyBindingResponseObject, error) {
-	_, row, _, err := projectRow(ctx, s, "policy binding", 0, func() (store.PolicyBinding, error) { return s.st.PolicyBindings().Get(ctx, req.ID) }, policyBindingProject)
+// GetPolicyBinding is the operation of the same name in openapi/control.yaml.
+func (v *Service) GetPolicyBinding(ctx context.Context, id uuid.UUID) (out models.PolicyBinding, err error) {
+	s, ctx, done, err := v.enter(ctx, "GetPolicyBinding")
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	return gen.GetPolicyBinding200JSONResponse(policyBindingOut(row)), nil
+	defer done(&err)
+	_, row, _, err := projectRow(ctx, s, "policy binding", 0, func() (store.PolicyBinding, error) { return s.st.PolicyBindings().Get(ctx, id) }, policyBindingProject)
+	if err != nil {
+		return out, err
+	}
+	return policyBindingOut(row), nil
 }
 
-// UpdatePolicyBinding implements StrictServerInterface. A subject given
+// UpdatePolicyBinding is the operation of the same name in openapi/control.yaml. A subject given
 // replaces the current one.
-func (s *Server) UpdatePolicyBinding(ctx context.Context, req gen.UpdatePolicyBindingRequestObject) (gen.UpdatePolicyBindingResponseObject, error) {
-	c, cur, sc, err := projectRow(ctx, s, "policy binding", rbac.ManageProject, func() (store.PolicyBinding, error) { return s.st.PolicyBindings().Get(ctx, req.ID) }, policyBindingProject)
+func (v *Service) UpdatePolicyBinding(ctx context.Context, id uuid.UUID, body *models.PolicyBindingUpdate) (out models.PolicyBinding, err error) {
+	s, ctx, done, err := v.enter(ctx, "UpdatePolicyBinding")
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	b := req.Body
+	defer done(&err)
+	c, cur, sc, err := projectRow(ctx, s, "policy binding", rbac.ManageProject, func() (store.PolicyBinding, error) { return s.st.PolicyBindings().Get(ctx, id) }, policyBindingProject)
+	if err != nil {
+		return out, err
+	}
+	b := body
 	n := count(b.ServiceAccountID, b.UserID, b.GroupID)
 	if n > 1 {
-		return nil, invalid("give at most one of service_account_id, user_id, group_id", "service_account_id", "user_id", "group_id")
+		return out, invalid("give at most one of service_account_id, user_id, group_id", "service_account_id", "user_id", "group_id")
 	}
 	if b.PolicyID != nil {
 		if err := s.attachablePolicy(ctx, c, "policy_id", *b.PolicyID, sc); err != nil {
-			return nil, err
+			return out, err
 		}
 	}
 	if err := s.checkSubject(ctx, c, cur.ProjectID, b.ServiceAccountID, b.UserID, b.GroupID); err != nil {
-		return nil, err
+		return out, err
 	}
-	row, err := s.st.PolicyBindings().Modify(ctx, c.actor, req.ID, func(r *store.PolicyBinding) error {
+	row, err := s.st.PolicyBindings().Modify(ctx, c.actor, id, func(r *store.PolicyBinding) error {
 		set(&r.PolicyID, b.PolicyID)
 		set(&r.Position, b.Position)
 		if n == 1 {
@@ -462,21 +548,26 @@ func (s *Server) UpdatePolicyBinding(ctx context.Context, req gen.UpdatePolicyBi
 		return nil
 	})
 	if row, err = found("policy binding", row, err); err != nil {
-		return nil, err
+		return out, err
 	}
-	return gen.UpdatePolicyBinding200JSONResponse(policyBindingOut(row)), nil
+	return policyBindingOut(row), nil
 }
 
-// DeletePolicyBinding implements StrictServerInterface.
-func (s *Server) DeletePolicyBinding(ctx context.Context, req gen.DeletePolicyBindingRequestObject) (gen.DeletePolicyBindingResponseObject, error) {
-	c, _, _, err := projectRow(ctx, s, "policy binding", rbac.ManageProject, func() (store.PolicyBinding, error) { return s.st.PolicyBindings().Get(ctx, req.ID) }, policyBindingProject)
+// DeletePolicyBinding is the operation of the same name in openapi/control.yaml.
+func (v *Service) DeletePolicyBinding(ctx context.Context, id uuid.UUID) (err error) {
+	s, ctx, done, err := v.enter(ctx, "DeletePolicyBinding")
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if _, err := found("policy binding", struct{}{}, s.st.PolicyBindings().Delete(ctx, c.actor, req.ID)); err != nil {
-		return nil, err
+	defer done(&err)
+	c, _, _, err := projectRow(ctx, s, "policy binding", rbac.ManageProject, func() (store.PolicyBinding, error) { return s.st.PolicyBindings().Get(ctx, id) }, policyBindingProject)
+	if err != nil {
+		return err
 	}
-	return gen.DeletePolicyBinding204Response{}, nil
+	if _, err := found("policy binding", struct{}{}, s.st.PolicyBindings().Delete(ctx, c.actor, id)); err != nil {
+		return err
+	}
+	return nil
 }
 
 // Budgets -----------------------------------------------------------------------
@@ -527,36 +618,46 @@ func (s *Server) budget(ctx context.Context, id uuid.UUID, write bool) (*caller,
 	return c, b, nil
 }
 
-// ListBudgets implements StrictServerInterface.
-func (s *Server) ListBudgets(ctx context.Context, req gen.ListBudgetsRequestObject) (gen.ListBudgetsResponseObject, error) {
-	after, fetch, err := page(req.Params.Limit, req.Params.Cursor)
+// ListBudgets is the operation of the same name in openapi/control.yaml.
+func (v *Service) ListBudgets(ctx context.Context, params models.ListBudgetsParams) (out models.BudgetList, err error) {
+	s, ctx, done, err := v.enter(ctx, "ListBudgets")
 	if err != nil {
-		return nil, err
+		return out, err
+	}
+	defer done(&err)
+	after, fetch, err := page(params.Limit, params.Cursor)
+	if err != nil {
+		return out, err
 	}
 	c, err := callerFrom(ctx)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	p := req.Params
+	p := params
 	rows, err := s.st.Budgets().ListVisible(ctx, store.BudgetsPage{
 		After: after, TeamID: p.TeamID, ProjectID: p.ProjectID, RelayKeyID: p.RelayKeyID, Limit: fetch,
 	}, storeReach(c, rbac.Read))
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	rows, next := cut(rows, fetch, func(r store.Budget) uuid.UUID { return r.ID })
-	return gen.ListBudgets200JSONResponse{Items: convertAll(rows, budgetOut), NextCursor: next}, nil
+	return models.BudgetList{Items: convertAll(rows, budgetOut), NextCursor: next}, nil
 }
 
-// CreateBudget implements StrictServerInterface.
-func (s *Server) CreateBudget(ctx context.Context, req gen.CreateBudgetRequestObject) (gen.CreateBudgetResponseObject, error) {
+// CreateBudget is the operation of the same name in openapi/control.yaml.
+func (v *Service) CreateBudget(ctx context.Context, body *models.BudgetCreate) (out models.Budget, err error) {
+	s, ctx, done, err := v.enter(ctx, "CreateBudget")
+	if err != nil {
+		return out, err
+	}
+	defer done(&err)
 	c, err := callerFrom(ctx)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	b := req.Body
+	b := body
 	if count(b.TeamID, b.ProjectID, b.RelayKeyID) != 1 {
-		return nil, exactlyOne("team_id", "project_id", "relay_key_id")
+		return out, exactlyOne("team_id", "project_id", "relay_key_id")
 	}
 	var field, kind string
 	switch {
@@ -575,56 +676,71 @@ func (s *Server) CreateBudget(ctx context.Context, req gen.CreateBudgetRequestOb
 		err = noSuch(field, kind)
 	}
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	if err := can403(c, need, sc); err != nil {
-		return nil, err
+		return out, err
 	}
 	row, err := s.st.Budgets().Create(ctx, c.actor, store.Budget{
 		TeamID: b.TeamID, ProjectID: b.ProjectID, RelayKeyID: b.RelayKeyID, Period: string(b.Period), Amount: b.Amount,
 	})
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	return gen.CreateBudget201JSONResponse(budgetOut(row)), nil
+	return budgetOut(row), nil
 }
 
-// GetBudget implements StrictServerInterface.
-func (s *Server) GetBudget(ctx context.Context, req gen.GetBudgetRequestObject) (gen.GetBudgetResponseObject, error) {
-	_, row, err := s.budget(ctx, req.ID, false)
+// GetBudget is the operation of the same name in openapi/control.yaml.
+func (v *Service) GetBudget(ctx context.Context, id uuid.UUID) (out models.Budget, err error) {
+	s, ctx, done, err := v.enter(ctx, "GetBudget")
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	return gen.GetBudget200JSONResponse(budgetOut(row)), nil
+	defer done(&err)
+	_, row, err := s.budget(ctx, id, false)
+	if err != nil {
+		return out, err
+	}
+	return budgetOut(row), nil
 }
 
-// UpdateBudget implements StrictServerInterface.
-func (s *Server) UpdateBudget(ctx context.Context, req gen.UpdateBudgetRequestObject) (gen.UpdateBudgetResponseObject, error) {
-	c, _, err := s.budget(ctx, req.ID, true)
+// UpdateBudget is the operation of the same name in openapi/control.yaml.
+func (v *Service) UpdateBudget(ctx context.Context, id uuid.UUID, body *models.BudgetUpdate) (out models.Budget, err error) {
+	s, ctx, done, err := v.enter(ctx, "UpdateBudget")
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	row, err := s.st.Budgets().Modify(ctx, c.actor, req.ID, func(r *store.Budget) error {
-		if req.Body.Period != nil {
-			r.Period = string(*req.Body.Period)
+	defer done(&err)
+	c, _, err := s.budget(ctx, id, true)
+	if err != nil {
+		return out, err
+	}
+	row, err := s.st.Budgets().Modify(ctx, c.actor, id, func(r *store.Budget) error {
+		if body.Period != nil {
+			r.Period = string(*body.Period)
 		}
-		set(&r.Amount, req.Body.Amount)
+		set(&r.Amount, body.Amount)
 		return nil
 	})
 	if row, err = found("budget", row, err); err != nil {
-		return nil, err
+		return out, err
 	}
-	return gen.UpdateBudget200JSONResponse(budgetOut(row)), nil
+	return budgetOut(row), nil
 }
 
-// DeleteBudget implements StrictServerInterface.
-func (s *Server) DeleteBudget(ctx context.Context, req gen.DeleteBudgetRequestObject) (gen.DeleteBudgetResponseObject, error) {
-	c, _, err := s.budget(ctx, req.ID, true)
+// DeleteBudget is the operation of the same name in openapi/control.yaml.
+func (v *Service) DeleteBudget(ctx context.Context, id uuid.UUID) (err error) {
+	s, ctx, done, err := v.enter(ctx, "DeleteBudget")
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if _, err := found("budget", struct{}{}, s.st.Budgets().Delete(ctx, c.actor, req.ID)); err != nil {
-		return nil, err
+	defer done(&err)
+	c, _, err := s.budget(ctx, id, true)
+	if err != nil {
+		return err
 	}
-	return gen.DeleteBudget204Response{}, nil
+	if _, err := found("budget", struct{}{}, s.st.Budgets().Delete(ctx, c.actor, id)); err != nil {
+		return err
+	}
+	return nil
 }

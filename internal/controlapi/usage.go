@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/relay-llm/relay/openapi/models"
@@ -14,7 +13,6 @@ import (
 	"github.com/relay-llm/relay/internal/rbac"
 	"github.com/relay-llm/relay/internal/store"
 	"github.com/relay-llm/relay/internal/usage"
-	gen "github.com/relay-llm/relay/openapi/controlgen"
 )
 
 // Usage: GET /api/usage/summary, /timeseries and /events, answered by
@@ -97,45 +95,55 @@ func usageError(err error) error {
 	return invalid(ie.Field+": "+ie.Message, ie.Field)
 }
 
-// GetUsageSummary implements StrictServerInterface.
-func (s *Server) GetUsageSummary(ctx context.Context, req gen.GetUsageSummaryRequestObject) (gen.GetUsageSummaryResponseObject, error) {
-	q := req.Params
+// GetUsageSummary is the operation of the same name in openapi/control.yaml.
+func (v *Service) GetUsageSummary(ctx context.Context, params models.GetUsageSummaryParams) (out models.UsageSummary, err error) {
+	s, ctx, done, err := v.enter(ctx, "GetUsageSummary")
+	if err != nil {
+		return out, err
+	}
+	defer done(&err)
+	q := params
 	p := usageParams{from: q.From, to: q.To, team: q.TeamID, project: q.ProjectID, relayKey: q.RelayKeyID,
 		host: q.HostID, model: q.Model, status: q.Status, groupBy: q.GroupBy}
 	from, to, f, err := s.usageQuery(ctx, &p)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	sum, err := usage.Summarize(ctx, s.st, usage.SummaryRequest{From: from, To: to, GroupBy: p.dimensions, Filter: f})
 	if err != nil {
-		return nil, usageError(err)
+		return out, usageError(err)
 	}
 	rows := make([]models.UsageRow, len(sum.Rows))
 	for i, r := range sum.Rows {
 		rows[i] = models.UsageRow{Group: models.UsageGroup(r.Group), Totals: models.UsageTotals(r.Totals)}
 	}
-	return gen.GetUsageSummary200JSONResponse{From: from, To: to, GroupBy: groupBy(q.GroupBy), Rows: rows}, nil
+	return models.UsageSummary{From: from, To: to, GroupBy: groupBy(q.GroupBy), Rows: rows}, nil
 }
 
-// GetUsageTimeseries implements StrictServerInterface.
-func (s *Server) GetUsageTimeseries(ctx context.Context, req gen.GetUsageTimeseriesRequestObject) (gen.GetUsageTimeseriesResponseObject, error) {
-	q := req.Params
+// GetUsageTimeseries is the operation of the same name in openapi/control.yaml.
+func (v *Service) GetUsageTimeseries(ctx context.Context, params models.GetUsageTimeseriesParams) (out models.UsageTimeseries, err error) {
+	s, ctx, done, err := v.enter(ctx, "GetUsageTimeseries")
+	if err != nil {
+		return out, err
+	}
+	defer done(&err)
+	q := params
 	p := usageParams{from: q.From, to: q.To, team: q.TeamID, project: q.ProjectID, relayKey: q.RelayKeyID,
 		host: q.HostID, model: q.Model, status: q.Status, groupBy: q.GroupBy}
 	from, to, f, err := s.usageQuery(ctx, &p)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	iv := deref(q.Interval, models.UsageIntervalHour)
 	ts, err := usage.Series(ctx, s.st, usage.TimeseriesRequest{From: from, To: to, Interval: usage.Interval(iv), GroupBy: p.dimensions, Filter: f})
 	if err != nil {
-		return nil, usageError(err)
+		return out, usageError(err)
 	}
 	points := make([]models.UsagePoint, len(ts.Points))
 	for i, pt := range ts.Points {
 		points[i] = models.UsagePoint{BucketStart: pt.BucketStart, Group: models.UsageGroup(pt.Group), Totals: models.UsageTotals(pt.Totals)}
 	}
-	return gen.GetUsageTimeseries200JSONResponse{From: from, To: to, Interval: iv, GroupBy: groupBy(q.GroupBy), Points: points}, nil
+	return models.UsageTimeseries{From: from, To: to, Interval: iv, GroupBy: groupBy(q.GroupBy), Points: points}, nil
 }
 
 func groupBy(g *[]models.UsageGroupBy) []models.UsageGroupBy {
@@ -145,64 +153,91 @@ func groupBy(g *[]models.UsageGroupBy) []models.UsageGroupBy {
 	return *g
 }
 
-// ListUsageEvents implements StrictServerInterface. JSON is one page. CSV
-// is one page too when limit is given (the next cursor in X-Next-Cursor);
-// without limit it is every event of the range from cursor on, written page
-// by page as it is read, so an export of any size holds one page in memory.
-func (s *Server) ListUsageEvents(ctx context.Context, req gen.ListUsageEventsRequestObject) (gen.ListUsageEventsResponseObject, error) {
-	q := req.Params
-	p := usageParams{from: q.From, to: q.To, team: q.TeamID, project: q.ProjectID, relayKey: q.RelayKeyID,
-		host: q.HostID, model: q.Model, status: q.Status}
-	from, to, f, err := s.usageQuery(ctx, &p)
+// ListUsageEvents is the operation of the same name in openapi/control.yaml,
+// answered as JSON: one page.
+func (v *Service) ListUsageEvents(ctx context.Context, params models.ListUsageEventsParams) (out models.UsageEventList, err error) {
+	s, ctx, done, err := v.enter(ctx, "ListUsageEvents")
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	csv := q.Format != nil && *q.Format == models.UsageEventsFormatCsv
-	if q.Format == nil {
-		csv = strings.Contains(acceptFrom(ctx), "text/csv")
-	}
-	er := usage.EventsRequest{From: from, To: to, Filter: f, Cursor: deref(q.Cursor, "")}
-	whole := csv && q.Limit == nil
-	if whole {
-		er.Limit = usage.MaxEventsLimit
-	} else {
-		er.Limit = int(deref(q.Limit, defaultLimit))
-	}
-	// The first page is read before anything is written, so that a bad
-	// cursor or a failed query is still an error response.
-	page, err := usage.Events(ctx, s.st, er)
+	defer done(&err)
+	_, page, err := s.usageEvents(ctx, params, false)
 	if err != nil {
-		return nil, usageError(err)
-	}
-	if csv {
-		return usageCSV{s: s, ctx: ctx, req: er, page: page, whole: whole}, nil
+		return out, err
 	}
 	items := make([]models.UsageEvent, len(page.Items))
 	for i := range page.Items {
 		items[i] = apiUsageEvent(&page.Items[i])
 	}
-	return gen.ListUsageEvents200JSONResponse{Body: models.UsageEventList{Items: items, NextCursor: page.NextCursor}}, nil
+	return models.UsageEventList{Items: items, NextCursor: page.NextCursor}, nil
+}
+
+// ExportUsageEvents is ListUsageEvents answered as CSV. It is one page too
+// when limit is given (the next cursor in X-Next-Cursor); without limit it is
+// every event of the range from cursor on, written page by page as it is
+// read, so an export of any size holds one page in memory.
+func (v *Service) ExportUsageEvents(ctx context.Context, params models.ListUsageEventsParams) (out UsageExport, err error) {
+	s, ctx, done, err := v.enter(ctx, "ListUsageEvents")
+	if err != nil {
+		return out, err
+	}
+	defer done(&err)
+	whole := params.Limit == nil
+	er, page, err := s.usageEvents(ctx, params, whole)
+	if err != nil {
+		return out, err
+	}
+	return UsageExport{s: s, ctx: ctx, req: er, page: page, whole: whole}, nil
+}
+
+// usageEvents reads the first page of events the caller may see; whole: as
+// large a page as a whole-range export reads. The first page is read before
+// anything is written, so that a bad cursor or a failed query is still an
+// error response.
+func (s *Server) usageEvents(ctx context.Context, q models.ListUsageEventsParams, whole bool) (usage.EventsRequest, usage.EventPage, error) {
+	p := usageParams{from: q.From, to: q.To, team: q.TeamID, project: q.ProjectID, relayKey: q.RelayKeyID,
+		host: q.HostID, model: q.Model, status: q.Status}
+	from, to, f, err := s.usageQuery(ctx, &p)
+	if err != nil {
+		return usage.EventsRequest{}, usage.EventPage{}, err
+	}
+	er := usage.EventsRequest{From: from, To: to, Filter: f, Cursor: deref(q.Cursor, "")}
+	if whole {
+		er.Limit = usage.MaxEventsLimit
+	} else {
+		er.Limit = int(deref(q.Limit, defaultLimit))
+	}
+	page, err := usage.Events(ctx, s.st, er)
+	if err != nil {
+		return er, page, usageError(err)
+	}
+	return er, page, nil
 }
 
 // GetUsageEvent implements StrictServerInterface: one event by Relay's
 // request id, restricted as the list is, so that an event of a project the
 // caller cannot read is a 404 like an id never recorded.
-func (s *Server) GetUsageEvent(ctx context.Context, req gen.GetUsageEventRequestObject) (gen.GetUsageEventResponseObject, error) {
+func (v *Service) GetUsageEvent(ctx context.Context, requestID string) (out models.UsageEvent, err error) {
+	s, ctx, done, err := v.enter(ctx, "GetUsageEvent")
+	if err != nil {
+		return out, err
+	}
+	defer done(&err)
 	_, _, f, err := s.usageQuery(ctx, &usageParams{})
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	e, err := usage.EventByRequestID(ctx, s.st, req.RequestID, f)
+	e, err := usage.EventByRequestID(ctx, s.st, requestID, f)
 	var ie *usage.InvalidError
 	switch {
 	case errors.As(err, &ie):
-		return nil, badRequest(ie.Field+": "+ie.Message, detail(ie.Field, ie.Message))
+		return out, badRequest(ie.Field+": "+ie.Message, detail(ie.Field, ie.Message))
 	case errors.Is(err, store.ErrNotFound):
-		return nil, notFound("usage event")
+		return out, notFound("usage event")
 	case err != nil:
-		return nil, err
+		return out, err
 	}
-	return gen.GetUsageEvent200JSONResponse(apiUsageEvent(&e)), nil
+	return apiUsageEvent(&e), nil
 }
 
 func apiUsageEvent(e *usage.EventRow) models.UsageEvent {
@@ -218,10 +253,10 @@ func apiUsageEvent(e *usage.EventRow) models.UsageEvent {
 	}
 }
 
-// usageCSV writes usage events as CSV: the page already read and, for a
+// UsageExport writes usage events as CSV: the page already read and, for a
 // whole-range export, the pages after it, each read when the one before is
 // written.
-type usageCSV struct {
+type UsageExport struct {
 	s     *Server
 	ctx   context.Context
 	req   usage.EventsRequest
@@ -230,7 +265,7 @@ type usageCSV struct {
 }
 
 // VisitListUsageEventsResponse implements gen.ListUsageEventsResponseObject.
-func (r usageCSV) VisitListUsageEventsResponse(w http.ResponseWriter) error {
+func (r UsageExport) VisitListUsageEventsResponse(w http.ResponseWriter) error {
 	h := w.Header()
 	h.Set("Content-Type", "text/csv")
 	h.Set("Cache-Control", "no-store")
