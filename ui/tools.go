@@ -2,7 +2,7 @@ package ui
 
 import (
 	"encoding/json"
-	"fmt"
+	"errors"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -15,7 +15,6 @@ import (
 
 	"github.com/relay-llm/relay/internal/controlapi"
 	"github.com/relay-llm/relay/internal/rbac"
-	gen "github.com/relay-llm/relay/openapi/controlgen"
 )
 
 // The tools: payload captures (read and redact) and the routing explain.
@@ -57,10 +56,8 @@ func (h *Handler) payloads(p *page) {
 		v.Project, v.ProjectLabel = id.String(), labels(projects).of(id)
 		// Offer the delete only where the API would do it: manage_project
 		// on this project (a project the viewer cannot see offers nothing).
-		if resp, err := h.api.GetProject(p.ctx, gen.GetProjectRequestObject{ID: id}); err == nil {
-			if pr, ok := resp.(gen.GetProject200JSONResponse); ok {
-				v.CanDelete = p.who.Can(rbac.ManageProject, rbac.InProject(pr.TeamID, pr.ID))
-			}
+		if pr, err := h.svc.GetProject(p.ctx, id); err == nil {
+			v.CanDelete = p.who.Can(rbac.ManageProject, rbac.InProject(pr.TeamID, pr.ID))
 		}
 		to := time.Now().UTC()
 		from, limit := to.Add(-7*24*time.Hour), int32(pageSize)
@@ -68,20 +65,19 @@ func (h *Handler) payloads(p *page) {
 		if c := q.Get("cursor"); c != "" {
 			params.Cursor = &c
 		}
-		resp, err := h.api.ListUsageEvents(p.ctx, gen.ListUsageEventsRequestObject{Params: params})
+		l, err := h.svc.ListUsageEvents(p.ctx, params)
 		if err != nil {
 			h.failErr(p, err)
 			return
 		}
-		l, _ := resp.(gen.ListUsageEvents200JSONResponse)
 		v.Requests = table{Columns: []column{{Title: "Request id"}, {Title: "When"}, {Title: "Model"}, {Title: "Status", Num: true}},
 			Empty: "No requests of this project in the last 7 days."}
-		for _, e := range l.Body.Items {
+		for _, e := range l.Items {
 			v.Requests.Rows = append(v.Requests.Rows, row{Cells: []cell{{Text: e.RequestID, Href: "/payloads/" + url.PathEscape(e.RequestID), Mono: true},
 				{Text: e.CreatedAt.UTC().Format("2006-01-02 15:04:05")}, {Text: e.Model, Mono: true}, {Text: strconv.Itoa(int(e.Status)), Num: true}}})
 		}
-		if l.Body.NextCursor != nil {
-			v.Requests.Next = "/payloads?" + url.Values{"project_id": {project}, "cursor": {*l.Body.NextCursor}}.Encode()
+		if l.NextCursor != nil {
+			v.Requests.Next = "/payloads?" + url.Values{"project_id": {project}, "cursor": {*l.NextCursor}}.Encode()
 		}
 		if params.Cursor != nil {
 			v.Requests.First = "/payloads?" + url.Values{"project_id": {project}}.Encode()
@@ -92,14 +88,13 @@ func (h *Handler) payloads(p *page) {
 
 func (h *Handler) capture(p *page) {
 	rid := p.r.PathValue("request_id")
-	resp, err := h.api.GetPayloadCapture(p.ctx, gen.GetPayloadCaptureRequestObject{RequestID: rid})
-	if err != nil {
-		h.failErr(p, err)
+	x, err := h.svc.GetPayloadCapture(p.ctx, rid)
+	if errors.Is(err, controlapi.ErrNotFound) {
+		p.fail(controlapi.Problem{Status: http.StatusNotFound, Message: "There is no capture for this request."})
 		return
 	}
-	x, ok := resp.(gen.GetPayloadCapture200JSONResponse)
-	if !ok {
-		p.fail(controlapi.Problem{Status: http.StatusNotFound, Message: "There is no capture for this request."})
+	if err != nil {
+		h.failErr(p, err)
 		return
 	}
 	v := captureView{RequestID: x.RequestID, Project: x.ProjectID.String(), CSRF: p.who.CSRFToken, Truncated: x.Truncated,
@@ -110,16 +105,13 @@ func (h *Handler) capture(p *page) {
 
 func (h *Handler) deleteCapture(p *page) {
 	rid := p.r.PathValue("request_id")
-	resp, err := h.api.GetPayloadCapture(p.ctx, gen.GetPayloadCaptureRequestObject{RequestID: rid})
+	x, err := h.svc.GetPayloadCapture(p.ctx, rid)
 	if err != nil {
 		h.failErr(p, err)
 		return
 	}
-	project := ""
-	if x, ok := resp.(gen.GetPayloadCapture200JSONResponse); ok {
-		project = x.ProjectID.String()
-	}
-	if _, err := h.api.DeletePayloadCapture(p.ctx, gen.DeletePayloadCaptureRequestObject{RequestID: rid}); err != nil {
+	project := x.ProjectID.String()
+	if err := h.svc.DeletePayloadCapture(p.ctx, rid); err != nil {
 		h.failErr(p, err)
 		return
 	}
@@ -131,7 +123,7 @@ func (h *Handler) deleteProjectCaptures(p *page) {
 	if !ok {
 		return
 	}
-	if _, err := h.api.DeleteProjectPayloadCaptures(p.ctx, gen.DeleteProjectPayloadCapturesRequestObject{ID: id}); err != nil {
+	if _, err := h.svc.DeleteProjectPayloadCaptures(p.ctx, id); err != nil {
 		h.failErr(p, err)
 		return
 	}
@@ -229,7 +221,7 @@ func (h *Handler) explain(p *page) {
 	if len(headers) > 0 {
 		rq.Headers = &headers
 	}
-	resp, err := h.api.RouteExplain(p.ctx, gen.RouteExplainRequestObject{Body: &rq})
+	x, err := h.svc.RouteExplain(p.ctx, &rq)
 	if err != nil {
 		pr := controlapi.Explain(http.MethodGet, err)
 		if pr.Status >= 500 && pr.Status != http.StatusNotImplemented {
@@ -242,11 +234,6 @@ func (h *Handler) explain(p *page) {
 		}
 		v.Error = pr.Message
 		p.render(pr.Status, "Routing explain", "explain", explainPage(v))
-		return
-	}
-	x, ok := resp.(gen.RouteExplain200JSONResponse)
-	if !ok {
-		h.failErr(p, fmt.Errorf("route explain: unexpected answer %T", resp))
 		return
 	}
 	v.Shown, v.Refusal = true, orEmpty(x.Refusal)
