@@ -6,6 +6,7 @@ import (
 
 	"github.com/relay-llm/relay/internal/event"
 	"github.com/relay-llm/relay/internal/snapshot"
+	"github.com/relay-llm/relay/internal/wire"
 )
 
 // Payload capture. When the caller's policy has CapturePayloads on and the
@@ -73,7 +74,7 @@ func (rq *request) capture() {
 	copy(req, body)
 	// A credential a caller pasted into its body, or a host key an
 	// upstream echoed, is not stored.
-	if k := presentedKey(rq.r.Header); k != "" && bytes.Contains(body, []byte(k)) {
+	if k := wire.PresentedKey(rq.r.Header); k != "" && bytes.Contains(body, []byte(k)) {
 		req = bytes.ReplaceAll(body, []byte(k), []byte("[redacted]"))
 		req = req[:min(len(req), cw.limit)]
 	}

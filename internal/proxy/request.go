@@ -29,15 +29,15 @@ const maxTried = 16
 
 // request is the state of one request. Handlers pool them.
 type request struct {
-	h       *Handler
-	w       http.ResponseWriter
-	r       *http.Request
-	id      string    // Relay's own, minted per request: X-Relay-Request-ID
-	client  string    // the caller's X-Request-ID when sane, else "": an attribute only
-	start   time.Time // monotonic, for latencies
-	at      time.Time // Config.Now, for decisions
-	in      wire.Inbound
-	dialect wire.Dialect
+	h      *Handler
+	w      http.ResponseWriter
+	r      *http.Request
+	id     string    // Relay's own, minted per request: X-Relay-Request-ID
+	client string    // the caller's X-Request-ID when sane, else "": an attribute only
+	start  time.Time // monotonic, for latencies
+	at     time.Time // Config.Now, for decisions
+	in     wire.Inbound
+	call   wire.Call // what the path and headers said (wire.ParseCall); in is its In
 
 	snap     *snapshot.Snapshot
 	caller   snapshot.Caller
@@ -203,18 +203,6 @@ func newRequestID() string {
 	return string(b[:])
 }
 
-// presentedKey returns the credential the caller sent: X-Relay-Key, else
-// Authorization: Bearer, else x-api-key.
-func presentedKey(h http.Header) string {
-	if v := h.Get("X-Relay-Key"); v != "" {
-		return strings.TrimSpace(v)
-	}
-	if v := h.Get("Authorization"); len(v) > 7 && strings.EqualFold(v[:7], "bearer ") {
-		return strings.TrimSpace(v[7:])
-	}
-	return strings.TrimSpace(h.Get("X-Api-Key"))
-}
-
 // hashKey hashes a presented credential without copying it.
 func hashKey(key string) [32]byte {
 	// sha256.Sum256 only reads its argument.
@@ -222,7 +210,7 @@ func hashKey(key string) [32]byte {
 }
 
 func (rq *request) authenticate() bool {
-	key := presentedKey(rq.r.Header)
+	key := wire.PresentedKey(rq.r.Header)
 	if key == "" {
 		rq.fail(wire.Errorf(wire.ErrMissingKey, "Missing relay key: send it as Authorization: Bearer <key>, x-api-key or X-Relay-Key."))
 		return false
@@ -278,7 +266,7 @@ func (rq *request) fail(err error) {
 		rq.setHeader(rq.w.Header(), "Retry-After", strconv.Itoa(int((we.RetryAfter+time.Second-1)/time.Second)))
 	}
 	var status int
-	rq.out, status = wire.AppendErrorBody(rq.out[:0], rq.dialect, err, rq.id)
+	rq.out, status = wire.AppendErrorBody(rq.out[:0], rq.call.Dialect, err, rq.id)
 	_, rq.errKind = wire.Classify(err)
 	rq.errMsg = err.Error()
 	rq.respond(status, "application/json", rq.out)

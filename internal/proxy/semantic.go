@@ -14,6 +14,7 @@ import (
 	"github.com/relay-llm/relay/internal/cache"
 	"github.com/relay-llm/relay/internal/canonical"
 	"github.com/relay-llm/relay/internal/snapshot"
+	"github.com/relay-llm/relay/internal/wire"
 )
 
 // The semantic cache (package cache; docs/caching.md#semantic-cache) on the
@@ -106,7 +107,7 @@ func (rq *request) embed(model, text string) ([]float32, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.Header.Set("Authorization", "Bearer "+presentedKey(rq.r.Header))
+	r.Header.Set("Authorization", "Bearer "+wire.PresentedKey(rq.r.Header))
 	r.Header.Set("Content-Type", "application/json")
 	r.Header.Set("X-Request-ID", rq.id)
 	r.RemoteAddr = rq.r.RemoteAddr

@@ -79,7 +79,7 @@ func (rq *request) decodeCaller() error {
 	rq.xin.FullUsage = rq.in == wire.InboundGenerate && strings.EqualFold(strings.TrimSpace(rq.r.Header.Get("X-Relay-Usage")), "full")
 	// X-Relay-Strict: true refuses what a binding would drop.
 	rq.xin.Strict = translator.StrictRequested(rq.r.Header.Get(translator.StrictHeader))
-	if rq.dialect == wire.DialectGemini {
+	if rq.scan.ModelInPath {
 		rq.xin.FromPath(rq.scan.Model, rq.stream)
 	}
 	rq.stateDecoded()
@@ -107,7 +107,7 @@ func (rq *request) upstreamRequest(c *routing.Candidate) ([]byte, bool, string) 
 	if rq.xl != nil {
 		return rq.xlBody, false, wire.JoinURL(c.Host.BaseURL, rq.xl.Path())
 	}
-	if rq.dialect == wire.DialectGemini {
+	if rq.scan.ModelInPath {
 		body, url := rq.geminiUpstream(c)
 		return body, false, url
 	}
@@ -131,7 +131,7 @@ func (rq *request) profiledRequest(c *routing.Candidate) ([]byte, bool, string) 
 	case rq.xl != nil:
 		body = rq.xlBody
 		call.Path, call.Query, _ = strings.Cut(rq.xl.Path(), "?")
-	case rq.dialect == wire.DialectGemini:
+	case rq.scan.ModelInPath:
 		var u string
 		body, u = rq.geminiUpstream(c)
 		// The public path again, without the base URL the plain API joins.
