@@ -78,8 +78,8 @@ func (rq *request) capture() {
 		req = bytes.ReplaceAll(body, []byte(k), []byte("[redacted]"))
 		req = req[:min(len(req), cw.limit)]
 	}
-	if rq.key != nil {
-		if sec := rq.key.Secret.Reveal(); sec != "" && bytes.Contains(cw.buf, []byte(sec)) {
+	if rq.attempt.key != nil {
+		if sec := rq.attempt.key.Secret.Reveal(); sec != "" && bytes.Contains(cw.buf, []byte(sec)) {
 			cw.buf = bytes.ReplaceAll(cw.buf, []byte(sec), []byte("[redacted]"))
 		}
 	}

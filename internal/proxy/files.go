@@ -268,7 +268,7 @@ func (rq *request) sendObjectBody(ctx context.Context, o objects.Object, method,
 		what, _ := describe(err, ctx)
 		return nil, wire.Errorf(wire.ErrUpstream, "The host that holds '%s' could not be reached: %s.", o.ID, what)
 	}
-	rq.key = key
+	rq.attempt.key = key
 	return resp, nil
 }
 

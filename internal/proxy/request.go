@@ -73,21 +73,24 @@ type request struct {
 
 	bodyUsage wire.BodyUsage // reused: keeps its capture buffers
 
-	// Translation, for bindings of another shape than the caller's.
-	xin      *translator.Request    // the caller's body decoded, once
-	xinErr   error                  // why it could not be decoded
-	xl       *translator.Translator // the current binding's; nil on the passthrough path
-	xlBody   []byte                 // its encoded body
-	xlErr    error                  // why a binding was left out: the request cannot be translated for it
-	xlServed bool                   // some binding could take the request
-	st       *respState             // Responses state (responses_state.go); nil when none
+	// Translation, for bindings of another shape than the caller's (the
+	// current binding's translator is the attempt's). xlErr and xlServed
+	// gather over every binding tried, so they are the request's.
+	xin      *translator.Request // the caller's body decoded, once
+	xinErr   error               // why it could not be decoded
+	xlErr    error               // why a binding was left out: the request cannot be translated for it
+	xlServed bool                // some binding could take the request
+	st       *respState          // Responses state (responses_state.go); nil when none
+
+	// attempt is the current (at the end, the last) upstream attempt's
+	// state (attempt.go): held by value, so the pooled request carries it
+	// without an allocation.
+	attempt attempt
 
 	// Outcome.
 	status  int
 	errKind string
 	errMsg  string
-	cand    *routing.Candidate // the binding of the last attempt
-	key     *snapshot.HostKey  // the host key of the last attempt
 	usage   wire.Usage
 	// audioMillis is the duration a transcription's usage reported (units.go).
 	audioMillis int64
@@ -110,9 +113,8 @@ type request struct {
 	semHit       *semHit // a semantic hit's domain, entry and similarity
 
 	// Tracing (trace.go); nil when it is off.
-	tctx  context.Context // carries span
-	span  trace.Span      // relay.request
-	aspan trace.Span      // the current relay.upstream_attempt
+	tctx context.Context // carries span
+	span trace.Span      // relay.request (the attempt has relay.upstream_attempt)
 }
 
 // failure is one attempt that failed before any byte reached the caller.
@@ -289,8 +291,8 @@ func (rq *request) setRelayHeaders() {
 	if rq.attempts > 0 {
 		rq.setHeader(hd, "X-Relay-Attempts", strconv.Itoa(rq.attempts))
 	}
-	if rq.cand != nil && rq.cand.Host != nil {
-		rq.setHeader(hd, "X-Relay-Host", rq.cand.Host.Slug)
+	if rq.attempt.cand != nil && rq.attempt.cand.Host != nil {
+		rq.setHeader(hd, "X-Relay-Host", rq.attempt.cand.Host.Slug)
 	}
 	rq.setRouteHeader(hd)
 	rq.setRateHeaders(hd)
@@ -357,7 +359,7 @@ func (rq *request) finish() {
 	if m := rq.plan.Model; m != nil {
 		rec.Model, rec.ModelID = m.Name, m.ID
 	}
-	if c := rq.cand; c != nil {
+	if c := rq.attempt.cand; c != nil {
 		// A fallback that served is the model the request was billed on.
 		rec.Model, rec.ModelID = c.Model.Name, c.Model.ID
 		rec.BindingID, rec.Upstream = c.Binding.ID, c.Binding.Shape
@@ -365,8 +367,8 @@ func (rq *request) finish() {
 			rec.HostID, rec.HostSlug = c.Host.ID, c.Host.Slug
 		}
 	}
-	if rq.key != nil {
-		rec.HostKeyID = rq.key.ID
+	if rq.attempt.key != nil {
+		rec.HostKeyID = rq.attempt.key.ID
 	}
 	if rq.cw != nil {
 		rq.capture()
@@ -400,11 +402,11 @@ func (rq *request) logLine(total time.Duration) {
 	if rq.scan.Model != "" {
 		attrs = append(attrs, slog.String("model", rq.scan.Model), slog.Bool("stream", rq.stream))
 	}
-	if rq.cand != nil && rq.cand.Host != nil {
-		attrs = append(attrs, slog.String("host", rq.cand.Host.Slug))
+	if rq.attempt.cand != nil && rq.attempt.cand.Host != nil {
+		attrs = append(attrs, slog.String("host", rq.attempt.cand.Host.Slug))
 	}
-	if rq.key != nil {
-		attrs = append(attrs, slog.String("host_key", rq.key.Slug))
+	if rq.attempt.key != nil {
+		attrs = append(attrs, slog.String("host_key", rq.attempt.key.Slug))
 	}
 	if rq.attempts > 0 {
 		attrs = append(attrs, slog.Int("attempts", rq.attempts), slog.Duration("ttfb", rq.ttfb))
@@ -419,8 +421,8 @@ func (rq *request) logLine(total time.Duration) {
 	if v := rq.routeSummary(); v != "" {
 		attrs = append(attrs, slog.String("routed", v))
 	}
-	if rq.xl != nil {
-		attrs = append(attrs, slog.String("translated", rq.xl.Pair()))
+	if rq.attempt.xl != nil {
+		attrs = append(attrs, slog.String("translated", rq.attempt.xl.Pair()))
 	}
 	if rq.xlErr != nil {
 		attrs = append(attrs, slog.String("untranslatable", rq.xlErr.Error()))
