@@ -6,6 +6,7 @@ import (
 
 	"github.com/relay-llm/relay/internal/event"
 	"github.com/relay-llm/relay/internal/snapshot"
+	"github.com/relay-llm/relay/internal/wire"
 )
 
 // Payload capture. When the caller's policy has CapturePayloads on and the
@@ -73,12 +74,12 @@ func (rq *request) capture() {
 	copy(req, body)
 	// A credential a caller pasted into its body, or a host key an
 	// upstream echoed, is not stored.
-	if k := presentedKey(rq.r.Header); k != "" && bytes.Contains(body, []byte(k)) {
+	if k := wire.PresentedKey(rq.r.Header); k != "" && bytes.Contains(body, []byte(k)) {
 		req = bytes.ReplaceAll(body, []byte(k), []byte("[redacted]"))
 		req = req[:min(len(req), cw.limit)]
 	}
-	if rq.key != nil {
-		if sec := rq.key.Secret.Reveal(); sec != "" && bytes.Contains(cw.buf, []byte(sec)) {
+	if rq.attempt.key != nil {
+		if sec := rq.attempt.key.Secret.Reveal(); sec != "" && bytes.Contains(cw.buf, []byte(sec)) {
 			cw.buf = bytes.ReplaceAll(cw.buf, []byte(sec), []byte("[redacted]"))
 		}
 	}

@@ -34,7 +34,7 @@ const (
 // rest is what follows /v1/conversations.
 func (h *Handler) serveConversations(rq *request, rest string) {
 	defer rq.finish()
-	rq.dialect = wire.DialectOpenAI
+	rq.call.Dialect = wire.DialectOpenAI
 	parts := strings.Split(strings.TrimPrefix(rest, "/"), "/")
 	if rest == "" {
 		parts = nil

@@ -84,7 +84,7 @@ func (h *Handler) serveObjectRoute(rq *request, path string) bool {
 		rest, ok := strings.CutPrefix(path, r.prefix)
 		if ok && (rest == "" || rest[0] == '/') {
 			defer rq.finish()
-			rq.dialect = r.dialect
+			rq.call.Dialect = r.dialect
 			if err := checkHeaderBounds(rq.r.Header, h.maxHeaders, h.maxHeaderBytes); err != nil {
 				rq.fail(err)
 				return true
@@ -268,7 +268,7 @@ func (rq *request) sendObjectBody(ctx context.Context, o objects.Object, method,
 		what, _ := describe(err, ctx)
 		return nil, wire.Errorf(wire.ErrUpstream, "The host that holds '%s' could not be reached: %s.", o.ID, what)
 	}
-	rq.key = key
+	rq.attempt.key = key
 	return resp, nil
 }
 

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"time"
 	"unicode/utf8"
@@ -117,9 +116,9 @@ func (rq *request) forward() {
 			}
 			rq.tried = append(rq.tried, key.ID)
 			rq.attempts++
-			rq.cand, rq.key = c, key
+			rq.attempt.begin(c, key)
 			rq.startAttempt(c, key)
-			f, done := rq.attempt(ctx, c, key, ticket)
+			f, done := rq.try(ctx, c, key, ticket)
 			rq.endAttempt(&f, done)
 			if done {
 				return
@@ -230,7 +229,7 @@ func (rq *request) upstreamBody(b *snapshot.Binding, noStreamOptions bool) (body
 
 // attempt makes one upstream call. It returns done when the request is
 // over (answered, or the caller went away); otherwise the failure to list.
-func (rq *request) attempt(ctx context.Context, c *routing.Candidate, key *snapshot.HostKey, t keypool.Ticket) (failure, bool) {
+func (rq *request) try(ctx context.Context, c *routing.Candidate, key *snapshot.HostKey, t keypool.Ticket) (failure, bool) {
 	h := rq.h
 	f := failure{host: c.Host.Slug, key: key.Slug}
 	to := rq.timeouts(c.Host)
@@ -251,10 +250,11 @@ func (rq *request) attempt(ctx context.Context, c *routing.Candidate, key *snaps
 	if err := h.authorizers.Authorize(actx, req, body, profile.Lookup(c.Host.Profile), c.Binding.Shape, c.Host, key); err != nil {
 		return rq.credentialFailed(f, t, err), false
 	}
-	rq.translatedHeaders(req.Header)
-	rq.injectTrace(ctx, req.Header)
+	rq.attempt.translatedHeaders(req.Header, rq.stream)
+	rq.attempt.injectTrace(ctx, req.Header)
 
-	dl := newAttemptDeadline(cancel, to)
+	rq.attempt.dl = newAttemptDeadline(cancel, to)
+	dl := rq.attempt.dl
 	defer dl.stop()
 	resp, err := h.transport.RoundTrip(req)
 	if !dl.t.Stop() && err == nil {
@@ -274,7 +274,7 @@ func (rq *request) attempt(ctx context.Context, c *routing.Candidate, key *snaps
 	}
 
 	if s := resp.StatusCode; s >= 200 && s < 300 {
-		res := rq.commit(ctx, actx, cancel, resp, c.Binding.Shape, dl, injected)
+		res := rq.commit(ctx, actx, cancel, resp, c.Binding.Shape, injected)
 		if res.Outcome == keypool.OutcomeFailure {
 			// The answer began: whatever broke it is the model's at most.
 			_, res = keypool.Classify(keypool.Upstream{AfterFirstByte: true, Reason: res.Reason})
@@ -377,55 +377,10 @@ func (rq *request) attemptContext(ctx context.Context, connect time.Duration) co
 	return upstream.Attempt(ctx, connect, func() { sending.Add(-1) })
 }
 
-// attemptDeadline is an attempt's one timer. Until the response begins it
-// runs to the first-byte timeout, then to the idle timeout from every read
-// that brings bytes, and never past the total timeout; when it fires it
-// cancels the attempt with the cause that applies.
-type attemptDeadline struct {
-	t      *time.Timer
-	cancel context.CancelCauseFunc
-	total  time.Time   // the total timeout, on the monotonic clock
-	idle   atomic.Bool // the response began: a pause is an idle timeout
-	every  time.Duration
-}
-
-func newAttemptDeadline(cancel context.CancelCauseFunc, to Timeouts) *attemptDeadline {
-	dl := &attemptDeadline{cancel: cancel, total: time.Now().Add(to.Total), every: to.Idle}
-	dl.t = time.AfterFunc(min(to.FirstByte, to.Total), dl.fire)
-	return dl
-}
-
-// cause is the timeout that applies now.
-func (dl *attemptDeadline) cause() error {
-	switch {
-	case !time.Now().Before(dl.total):
-		return errTotalTimeout
-	case dl.idle.Load():
-		return errIdleTimeout
-	}
-	return errFirstByteTimeout
-}
-
-func (dl *attemptDeadline) fire() { dl.cancel(dl.cause()) }
-
-// begin switches to the idle timeout once the response has begun.
-func (dl *attemptDeadline) begin() {
-	dl.idle.Store(true)
-	dl.rearm()
-}
-
-// rearm runs the timer to the idle timeout from now, or to the total
-// timeout if that comes first.
-func (dl *attemptDeadline) rearm() {
-	dl.t.Reset(min(dl.every, time.Until(dl.total)))
-}
-
-func (dl *attemptDeadline) stop() { dl.t.Stop() }
-
 // passError gives an upstream 4xx that is the caller's own fault back
 // unchanged: status, the useful headers and the body.
 func (rq *request) passError(resp *http.Response, secret snapshot.Secret) {
-	if rq.xl != nil {
+	if rq.attempt.xl != nil {
 		rq.passTranslatedError(resp, secret)
 		return
 	}
@@ -448,11 +403,12 @@ func (rq *request) passError(resp *http.Response, secret snapshot.Secret) {
 
 // commit sends a 2xx upstream response to the caller. From here on no
 // other key is tried. It returns what the attempt says about its key.
-func (rq *request) commit(ctx, actx context.Context, cancel context.CancelCauseFunc, resp *http.Response, shape wire.Shape, dl *attemptDeadline, injected bool) keypool.Result {
+func (rq *request) commit(ctx, actx context.Context, cancel context.CancelCauseFunc, resp *http.Response, shape wire.Shape, injected bool) keypool.Result {
 	defer resp.Body.Close()
 	if ss := rq.startStream(); ss != nil {
 		defer rq.endStream(ss)
 	}
+	dl := rq.attempt.dl
 	dl.begin()
 	unframeEventStream(resp, shape)
 	body := &idleReader{r: resp.Body, dl: dl, ctx: actx}
@@ -465,9 +421,9 @@ func (rq *request) commit(ctx, actx context.Context, cancel context.CancelCauseF
 		rq.ioBuf = make([]byte, 0, 32<<10)
 	}
 	if rq.rc != nil {
-		rq.rc.begin(shape, rq.cand.Binding.ID, rq.at)
+		rq.rc.begin(shape, rq.attempt.cand.Binding.ID, rq.at)
 	}
-	if rq.xl != nil {
+	if rq.attempt.xl != nil {
 		return rq.pipeTranslated(ctx, actx, cancel, body, resp)
 	}
 	if isEventStream(resp.Header.Get("Content-Type")) {

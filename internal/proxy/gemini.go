@@ -3,10 +3,8 @@ package proxy
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 
 	"github.com/relay-llm/relay/internal/routing"
@@ -25,92 +23,10 @@ import (
 // verbatim with the upstream model spliced into the URL path; other
 // bindings are served through package translator.
 
-// geminiMethods maps a method in the path to the inbound shape it is.
-var geminiMethods = map[string]wire.Inbound{
-	"generateContent":       wire.InboundGemini,
-	"streamGenerateContent": wire.InboundGemini,
-	"countTokens":           wire.InboundGeminiCountTokens,
-	"embedContent":          wire.InboundGeminiEmbed,
-	"batchEmbedContents":    wire.InboundGeminiBatchEmbed,
-}
-
-// geminiCall is what a Gemini path says.
-type geminiCall struct {
-	model  string // the catalog model; "" for the model list
-	method string // "" for GET of a model or the list
-	in     wire.Inbound
-	stream bool
-}
-
-// parseGeminiPath reads a path whose /gemini prefix is already off. ok is
-// false for a path that is not one of Gemini's.
-func parseGeminiPath(path string, gemini bool) (geminiCall, bool) {
-	var rest string
-	switch {
-	case strings.HasPrefix(path, "/v1beta/models"):
-		rest = path[len("/v1beta/models"):]
-	case strings.HasPrefix(path, "/v1/models/") || gemini && path == "/v1/models":
-		rest = path[len("/v1/models"):]
-	default:
-		return geminiCall{}, false
-	}
-	if rest == "" || rest == "/" {
-		return geminiCall{}, true // the list
-	}
-	if rest[0] != '/' {
-		return geminiCall{}, false
-	}
-	name := rest[1:]
-	var c geminiCall
-	if i := strings.LastIndexByte(name, ':'); i >= 0 {
-		if in, known := geminiMethods[name[i+1:]]; known {
-			c.method, c.in, name = name[i+1:], in, name[:i]
-			c.stream = c.method == "streamGenerateContent"
-		}
-	}
-	if c.method == "" && !gemini && strings.HasPrefix(path, "/v1/") {
-		return geminiCall{}, false // OpenAI's GET /v1/models/{name}
-	}
-	// The SDKs send models/{model}; a catalog name may itself hold a slash.
-	c.model = strings.TrimPrefix(name, "models/")
-	if c.model == "" {
-		return geminiCall{}, false
-	}
-	return c, true
-}
-
-// serveGemini answers a Gemini path; it reports false when path is not
-// one, for the caller to answer 404.
-func (h *Handler) serveGemini(rq *request, path string, gemini bool) bool {
-	c, ok := parseGeminiPath(path, gemini)
-	if !ok {
-		return false
-	}
-	rq.dialect = wire.DialectGemini
-	geminiKey(rq.r)
-	if c.method == "" {
-		h.serveModelsAt(rq, c.model)
-		return true
-	}
-	rq.in = c.in
-	if rq.r.Method != http.MethodPost {
-		rq.fail(wire.Errorf(wire.ErrMethodNotAllowed, "Use POST for %s.", rq.r.URL.Path))
-		rq.finish()
-		return true
-	}
-	if c.stream && rq.r.URL.Query().Get("alt") != "sse" {
-		rq.fail(wire.Errorf(wire.ErrMalformedRequest, "Relay streams streamGenerateContent as server-sent events only: add ?alt=sse to the URL (Google's SDKs do)."))
-		rq.finish()
-		return true
-	}
-	h.serveLimited(rq)
-	return true
-}
-
 // geminiKey makes a relay key sent Gemini's way (x-goog-api-key, ?key=)
 // the one authentication reads, when no other credential header came.
 func geminiKey(r *http.Request) {
-	if presentedKey(r.Header) != "" {
+	if wire.PresentedKey(r.Header) != "" {
 		return
 	}
 	key := r.Header.Get("X-Goog-Api-Key")
@@ -120,23 +36,6 @@ func geminiKey(r *http.Request) {
 	if key != "" {
 		r.Header.Set("X-Relay-Key", key)
 	}
-}
-
-// geminiScan completes the scan of a Gemini body: the model and stream
-// come from the path, the output estimate from
-// generationConfig.maxOutputTokens, read by wire.ScanGemini (which refuses
-// a duplicate of it under any spelling Gemini reads). A body need not name
-// a model.
-func (rq *request) geminiScan(scan wire.Request, err error) (wire.Request, error) {
-	if err != nil && !errors.Is(err, wire.ErrMissingModel) {
-		return scan, err
-	}
-	path, gemini := strings.CutPrefix(rq.r.URL.Path, "/gemini")
-	c, _ := parseGeminiPath(path, gemini)
-	scan.Model, scan.Stream, scan.IncludeUsage = c.model, c.stream, c.stream
-	g, err := wire.ScanGemini(rq.body.Bytes())
-	scan.MaxTokens = g.MaxTokens
-	return scan, err
 }
 
 // geminiUpstream is the body and URL of an attempt through a gemini
@@ -210,29 +109,4 @@ func (rq *request) geminiEmbedBody(b *snapshot.Binding) []byte {
 	}
 	rq.upBody = append(rq.upBody[:0], bytes.TrimSpace(out)...)
 	return rq.upBody
-}
-
-// appendGeminiModel appends m as a Gemini Model object.
-func appendGeminiModel(b []byte, m *snapshot.Model) []byte {
-	b = append(b, `{"name":`...)
-	b = wire.AppendString(b, "models/"+m.Name)
-	b = append(b, `,"baseModelId":`...)
-	b = wire.AppendString(b, m.Name)
-	b = append(b, `,"version":"001","displayName":`...)
-	b = wire.AppendString(b, m.Name)
-	if m.ContextWindow > 0 {
-		b = append(b, `,"inputTokenLimit":`...)
-		b = strconv.AppendInt(b, int64(m.ContextWindow), 10)
-	}
-	if m.MaxOutputTokens > 0 {
-		b = append(b, `,"outputTokenLimit":`...)
-		b = strconv.AppendInt(b, int64(m.MaxOutputTokens), 10)
-	}
-	b = append(b, `,"supportedGenerationMethods":`...)
-	if m.Kind == "embedding" {
-		b = append(b, `["embedContent","batchEmbedContents"]`...)
-	} else {
-		b = append(b, `["generateContent","countTokens"]`...)
-	}
-	return append(b, '}')
 }

@@ -386,8 +386,8 @@ func (rq *request) guardBlockStream(sw *streamWriter, f *guardrail.Finding, seq 
 	rq.noteGuard(guardrail.Finding{Rule: f.Rule, Kind: f.Kind, Action: guardrail.ActionBlock, Failure: f.Failure}, stageOutput)
 	msg := blockedMessage(f, "answer")
 	rq.errKind, rq.errMsg = wire.ErrGuardrailCode, msg
-	if rq.xl != nil && !rq.xl.Done() {
-		rq.out = rq.xl.AppendBroken(rq.out[:0], msg)
+	if rq.attempt.xl != nil && !rq.attempt.xl.Done() {
+		rq.out = rq.attempt.xl.AppendBroken(rq.out[:0], msg)
 	} else {
 		// Passthrough, or a translation whose end is held back: the
 		// caller's own error event.

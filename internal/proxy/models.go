@@ -2,8 +2,6 @@ package proxy
 
 import (
 	"net/http"
-	"strconv"
-	"time"
 
 	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/wire"
@@ -37,99 +35,33 @@ func (h *Handler) serveModels(rq *request, name string) {
 	usable := func(m *snapshot.Model) bool {
 		return m != nil && policy != nil && policy.GrantsModel(m.ID) && reachable(rq.snap, m)
 	}
-	appendModel := appendOpenAIModel
-	switch rq.dialect {
-	case wire.DialectAnthropic:
-		appendModel = appendAnthropicModel
-	case wire.DialectGemini:
-		appendModel = appendGeminiModel
-	}
-	b := rq.out[:0]
+	d, b := rq.call.Dialect, rq.out[:0]
 	if name != "" {
 		m := rq.snap.ModelByName(name)
 		if !usable(m) {
 			rq.fail(wire.Errorf(wire.ErrModelNotFound, "The model %q does not exist or you do not have access to it.", name))
 			return
 		}
-		b = appendModel(b, m)
+		entry := listEntry(m)
+		b = d.AppendModel(b, &entry)
 	} else {
-		var listed []*snapshot.Model
+		var listed []wire.Model
 		for _, m := range rq.snap.Models() {
 			if usable(m) {
-				listed = append(listed, m)
+				listed = append(listed, listEntry(m))
 			}
 		}
-		b = appendModelList(b, rq.dialect, listed, appendModel)
+		b = d.AppendModelList(b, listed)
 	}
 	b = append(b, '\n')
 	rq.out = b
 	rq.respond(200, "application/json", b)
 }
 
-// appendModelList appends listed in OpenAI's list shape, or Anthropic's
-// paged one.
-func appendModelList(b []byte, d wire.Dialect, listed []*snapshot.Model, appendModel func([]byte, *snapshot.Model) []byte) []byte {
-	if d == wire.DialectGemini {
-		b = append(b, `{"models":[`...)
-		for i, m := range listed {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendModel(b, m)
-		}
-		return append(b, `]}`...)
-	}
-	if d != wire.DialectAnthropic {
-		b = append(b, `{"object":"list","data":[`...)
-	} else {
-		b = append(b, `{"data":[`...)
-	}
-	for i, m := range listed {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendModel(b, m)
-	}
-	if d != wire.DialectAnthropic {
-		return append(b, `]}`...)
-	}
-	b = append(b, `],"has_more":false,"first_id":`...)
-	if len(listed) == 0 {
-		return append(b, `null,"last_id":null}`...)
-	}
-	b = wire.AppendString(b, listed[0].Name)
-	b = append(b, `,"last_id":`...)
-	b = wire.AppendString(b, listed[len(listed)-1].Name)
-	return append(b, '}')
-}
-
-// appendAnthropicModel appends m as an Anthropic model object.
-func appendAnthropicModel(b []byte, m *snapshot.Model) []byte {
-	b = append(b, `{"type":"model","id":`...)
-	b = wire.AppendString(b, m.Name)
-	b = append(b, `,"display_name":`...)
-	b = wire.AppendString(b, m.Name)
-	b = append(b, `,"created_at":"`...)
-	b = created(m).UTC().AppendFormat(b, time.RFC3339)
-	return append(b, `"}`...)
-}
-
-// appendOpenAIModel appends m as an OpenAI model object.
-func appendOpenAIModel(b []byte, m *snapshot.Model) []byte {
-	b = append(b, `{"id":`...)
-	b = wire.AppendString(b, m.Name)
-	b = append(b, `,"object":"model","created":`...)
-	b = strconv.AppendInt(b, created(m).Unix(), 10)
-	b = append(b, `,"owned_by":`...)
-	b = wire.AppendString(b, m.Provider)
-	return append(b, '}')
-}
-
-func created(m *snapshot.Model) time.Time {
-	if m.CreatedAt.IsZero() {
-		return time.Unix(0, 0)
-	}
-	return m.CreatedAt
+// listEntry is what a model list says of m.
+func listEntry(m *snapshot.Model) wire.Model {
+	return wire.Model{Name: m.Name, Provider: m.Provider, Embedding: m.Kind == "embedding",
+		ContextWindow: int64(m.ContextWindow), MaxOutputTokens: int64(m.MaxOutputTokens), CreatedAt: m.CreatedAt}
 }
 
 // reachable reports whether some enabled binding of m sits on an enabled host.

@@ -284,73 +284,41 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rq.startTrace()
 	}
 
-	path, dialect, gemini := r.URL.Path, wire.DialectOpenAI, false
-	switch {
-	case strings.HasPrefix(path, "/openai/"):
-		path = path[len("/openai"):]
-	case strings.HasPrefix(path, "/anthropic/"):
-		path, dialect = path[len("/anthropic"):], wire.DialectAnthropic
-	case strings.HasPrefix(path, "/gemini/"):
-		path, dialect, gemini = path[len("/gemini"):], wire.DialectGemini, true
-		geminiKey(r)
-	case r.Header.Get("anthropic-version") != "":
-		dialect = wire.DialectAnthropic
-	case strings.HasPrefix(path, "/v1/models") && r.Header.Get("X-Goog-Api-Key") != "" && presentedKey(r.Header) == "":
-		// @google/genai lists and gets models at /v1/models with its own
-		// key header, and reads Gemini's shape back.
-		dialect = wire.DialectGemini
+	c := wire.ParseCall(r)
+	rq.call, rq.in = c, c.In
+	if c.GoogleKey {
 		geminiKey(r)
 	}
-	rq.dialect = dialect
-	switch path {
-	case "/v1/chat/completions":
-		rq.in = wire.InboundChat
-	case "/v1/embeddings":
-		rq.in = wire.InboundEmbeddings
-	case "/v1/responses":
-		rq.in = wire.InboundResponses
-	case "/v1/messages":
-		rq.in = wire.InboundMessages
-	case "/v1/messages/count_tokens":
-		rq.in = wire.InboundCountTokens
-	case "/v1/generate":
-		rq.in = wire.InboundGenerate
-	case "/v1/models":
-		h.serveModelsAt(rq, "")
+	switch {
+	case c.Models:
+		h.serveModelsAt(rq, c.Model)
 		return
-	case "/":
+	case c.In != wire.InboundNone:
+	case c.Path == "/":
 		serveRoot(rq)
 		return
+	case h.serveObjectRoute(rq, c.Path): // files and batches (files.go)
+		return
 	default:
-		if in := endpointInbound(path); in != wire.InboundNone {
-			rq.in = in
-			break
-		}
-		if h.serveGemini(rq, path, gemini) {
-			return
-		}
-		if h.serveObjectRoute(rq, path) { // files and batches (files.go)
-			return
-		}
-		if id, ok := strings.CutPrefix(path, "/v1/responses/"); ok && id != "" {
+		if id, ok := strings.CutPrefix(c.Path, "/v1/responses/"); ok && id != "" {
 			h.serveStoredResponse(rq, id)
 			return
 		}
-		if rest, ok := strings.CutPrefix(path, "/v1/conversations"); ok && (rest == "" || rest[0] == '/') {
+		if rest, ok := strings.CutPrefix(c.Path, "/v1/conversations"); ok && (rest == "" || rest[0] == '/') {
 			h.serveConversations(rq, rest)
-			return
-		}
-		if name, ok := strings.CutPrefix(path, "/v1/models/"); ok && name != "" {
-			h.serveModelsAt(rq, name)
 			return
 		}
 		rq.fail(wire.Errorf(wire.ErrNotFound, "No such endpoint: %s %s.", r.Method, r.URL.Path))
 		rq.finish()
 		return
 	}
-	rq.dialect = rq.in.Dialect()
 	if r.Method != http.MethodPost {
 		rq.fail(wire.Errorf(wire.ErrMethodNotAllowed, "Use POST for %s.", r.URL.Path))
+		rq.finish()
+		return
+	}
+	if c.Refused != nil {
+		rq.fail(c.Refused)
 		rq.finish()
 		return
 	}
@@ -425,10 +393,7 @@ func (h *Handler) serveInference(rq *request) {
 	if !rq.guardsIn() {
 		return // blocked by a guardrail
 	}
-	scan, err := wire.ScanRequest(rq.body.Bytes())
-	if rq.dialect == wire.DialectGemini {
-		scan, err = rq.geminiScan(scan, err)
-	}
+	scan, err := rq.call.Scan(rq.body.Bytes())
 	if we, ok := err.(*wire.Error); ok { // a refusal that names its member
 		rq.fail(we)
 		return

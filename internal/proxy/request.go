@@ -29,15 +29,15 @@ const maxTried = 16
 
 // request is the state of one request. Handlers pool them.
 type request struct {
-	h       *Handler
-	w       http.ResponseWriter
-	r       *http.Request
-	id      string    // Relay's own, minted per request: X-Relay-Request-ID
-	client  string    // the caller's X-Request-ID when sane, else "": an attribute only
-	start   time.Time // monotonic, for latencies
-	at      time.Time // Config.Now, for decisions
-	in      wire.Inbound
-	dialect wire.Dialect
+	h      *Handler
+	w      http.ResponseWriter
+	r      *http.Request
+	id     string    // Relay's own, minted per request: X-Relay-Request-ID
+	client string    // the caller's X-Request-ID when sane, else "": an attribute only
+	start  time.Time // monotonic, for latencies
+	at     time.Time // Config.Now, for decisions
+	in     wire.Inbound
+	call   wire.Call // what the path and headers said (wire.ParseCall); in is its In
 
 	snap     *snapshot.Snapshot
 	caller   snapshot.Caller
@@ -73,21 +73,24 @@ type request struct {
 
 	bodyUsage wire.BodyUsage // reused: keeps its capture buffers
 
-	// Translation, for bindings of another shape than the caller's.
-	xin      *translator.Request    // the caller's body decoded, once
-	xinErr   error                  // why it could not be decoded
-	xl       *translator.Translator // the current binding's; nil on the passthrough path
-	xlBody   []byte                 // its encoded body
-	xlErr    error                  // why a binding was left out: the request cannot be translated for it
-	xlServed bool                   // some binding could take the request
-	st       *respState             // Responses state (responses_state.go); nil when none
+	// Translation, for bindings of another shape than the caller's (the
+	// current binding's translator is the attempt's). xlErr and xlServed
+	// gather over every binding tried, so they are the request's.
+	xin      *translator.Request // the caller's body decoded, once
+	xinErr   error               // why it could not be decoded
+	xlErr    error               // why a binding was left out: the request cannot be translated for it
+	xlServed bool                // some binding could take the request
+	st       *respState          // Responses state (responses_state.go); nil when none
+
+	// attempt is the current (at the end, the last) upstream attempt's
+	// state (attempt.go): held by value, so the pooled request carries it
+	// without an allocation.
+	attempt attempt
 
 	// Outcome.
 	status  int
 	errKind string
 	errMsg  string
-	cand    *routing.Candidate // the binding of the last attempt
-	key     *snapshot.HostKey  // the host key of the last attempt
 	usage   wire.Usage
 	// audioMillis is the duration a transcription's usage reported (units.go).
 	audioMillis int64
@@ -110,9 +113,8 @@ type request struct {
 	semHit       *semHit // a semantic hit's domain, entry and similarity
 
 	// Tracing (trace.go); nil when it is off.
-	tctx  context.Context // carries span
-	span  trace.Span      // relay.request
-	aspan trace.Span      // the current relay.upstream_attempt
+	tctx context.Context // carries span
+	span trace.Span      // relay.request (the attempt has relay.upstream_attempt)
 }
 
 // failure is one attempt that failed before any byte reached the caller.
@@ -203,18 +205,6 @@ func newRequestID() string {
 	return string(b[:])
 }
 
-// presentedKey returns the credential the caller sent: X-Relay-Key, else
-// Authorization: Bearer, else x-api-key.
-func presentedKey(h http.Header) string {
-	if v := h.Get("X-Relay-Key"); v != "" {
-		return strings.TrimSpace(v)
-	}
-	if v := h.Get("Authorization"); len(v) > 7 && strings.EqualFold(v[:7], "bearer ") {
-		return strings.TrimSpace(v[7:])
-	}
-	return strings.TrimSpace(h.Get("X-Api-Key"))
-}
-
 // hashKey hashes a presented credential without copying it.
 func hashKey(key string) [32]byte {
 	// sha256.Sum256 only reads its argument.
@@ -222,7 +212,7 @@ func hashKey(key string) [32]byte {
 }
 
 func (rq *request) authenticate() bool {
-	key := presentedKey(rq.r.Header)
+	key := wire.PresentedKey(rq.r.Header)
 	if key == "" {
 		rq.fail(wire.Errorf(wire.ErrMissingKey, "Missing relay key: send it as Authorization: Bearer <key>, x-api-key or X-Relay-Key."))
 		return false
@@ -278,7 +268,7 @@ func (rq *request) fail(err error) {
 		rq.setHeader(rq.w.Header(), "Retry-After", strconv.Itoa(int((we.RetryAfter+time.Second-1)/time.Second)))
 	}
 	var status int
-	rq.out, status = wire.AppendErrorBody(rq.out[:0], rq.dialect, err, rq.id)
+	rq.out, status = wire.AppendErrorBody(rq.out[:0], rq.call.Dialect, err, rq.id)
 	_, rq.errKind = wire.Classify(err)
 	rq.errMsg = err.Error()
 	rq.respond(status, "application/json", rq.out)
@@ -301,8 +291,8 @@ func (rq *request) setRelayHeaders() {
 	if rq.attempts > 0 {
 		rq.setHeader(hd, "X-Relay-Attempts", strconv.Itoa(rq.attempts))
 	}
-	if rq.cand != nil && rq.cand.Host != nil {
-		rq.setHeader(hd, "X-Relay-Host", rq.cand.Host.Slug)
+	if rq.attempt.cand != nil && rq.attempt.cand.Host != nil {
+		rq.setHeader(hd, "X-Relay-Host", rq.attempt.cand.Host.Slug)
 	}
 	rq.setRouteHeader(hd)
 	rq.setRateHeaders(hd)
@@ -369,7 +359,7 @@ func (rq *request) finish() {
 	if m := rq.plan.Model; m != nil {
 		rec.Model, rec.ModelID = m.Name, m.ID
 	}
-	if c := rq.cand; c != nil {
+	if c := rq.attempt.cand; c != nil {
 		// A fallback that served is the model the request was billed on.
 		rec.Model, rec.ModelID = c.Model.Name, c.Model.ID
 		rec.BindingID, rec.Upstream = c.Binding.ID, c.Binding.Shape
@@ -377,8 +367,8 @@ func (rq *request) finish() {
 			rec.HostID, rec.HostSlug = c.Host.ID, c.Host.Slug
 		}
 	}
-	if rq.key != nil {
-		rec.HostKeyID = rq.key.ID
+	if rq.attempt.key != nil {
+		rec.HostKeyID = rq.attempt.key.ID
 	}
 	if rq.cw != nil {
 		rq.capture()
@@ -412,11 +402,11 @@ func (rq *request) logLine(total time.Duration) {
 	if rq.scan.Model != "" {
 		attrs = append(attrs, slog.String("model", rq.scan.Model), slog.Bool("stream", rq.stream))
 	}
-	if rq.cand != nil && rq.cand.Host != nil {
-		attrs = append(attrs, slog.String("host", rq.cand.Host.Slug))
+	if rq.attempt.cand != nil && rq.attempt.cand.Host != nil {
+		attrs = append(attrs, slog.String("host", rq.attempt.cand.Host.Slug))
 	}
-	if rq.key != nil {
-		attrs = append(attrs, slog.String("host_key", rq.key.Slug))
+	if rq.attempt.key != nil {
+		attrs = append(attrs, slog.String("host_key", rq.attempt.key.Slug))
 	}
 	if rq.attempts > 0 {
 		attrs = append(attrs, slog.Int("attempts", rq.attempts), slog.Duration("ttfb", rq.ttfb))
@@ -431,8 +421,8 @@ func (rq *request) logLine(total time.Duration) {
 	if v := rq.routeSummary(); v != "" {
 		attrs = append(attrs, slog.String("routed", v))
 	}
-	if rq.xl != nil {
-		attrs = append(attrs, slog.String("translated", rq.xl.Pair()))
+	if rq.attempt.xl != nil {
+		attrs = append(attrs, slog.String("translated", rq.attempt.xl.Pair()))
 	}
 	if rq.xlErr != nil {
 		attrs = append(attrs, slog.String("untranslatable", rq.xlErr.Error()))

@@ -25,7 +25,7 @@ import (
 // /v1/responses/{id}/input_items and POST /v1/responses/{id}/cancel.
 func (h *Handler) serveStoredResponse(rq *request, rest string) {
 	defer rq.finish()
-	rq.dialect = wire.DialectOpenAI
+	rq.call.Dialect = wire.DialectOpenAI
 	id, sub, _ := strings.Cut(rest, "/")
 	method := rq.r.Method
 	want := map[string]string{"": "GET or DELETE", "input_items": "GET", "cancel": "POST"}[sub]

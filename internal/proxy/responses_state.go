@@ -421,17 +421,17 @@ func (rq *request) stateDecoded() {
 // a later turn served by another shape can continue it. The upstream keeps
 // its own state; Relay's copy names the host.
 func (rq *request) keepPassthrough(out []byte) {
-	if rq.st == nil || rq.xl != nil || rq.in != wire.InboundResponses || rq.cand == nil || rq.cand.Host == nil {
+	if rq.st == nil || rq.attempt.xl != nil || rq.in != wire.InboundResponses || rq.attempt.cand == nil || rq.attempt.cand.Host == nil {
 		return
 	}
-	id := rq.keepAnswer(out, rq.cand.Host.Slug)
-	if id == "" || rq.key == nil {
+	id := rq.keepAnswer(out, rq.attempt.cand.Host.Slug)
+	if id == "" || rq.attempt.key == nil {
 		return
 	}
 	// The upstream holds it under this host key: DELETE must reach it.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(rq.r.Context()), storeTimeout)
 	defer cancel()
-	o := objects.Object{ID: id, Kind: objects.KindResponse, ProjectID: rq.caller.ProjectID, HostID: rq.cand.Host.ID, HostKeyID: rq.key.ID, CreatedAt: rq.at}
+	o := objects.Object{ID: id, Kind: objects.KindResponse, ProjectID: rq.caller.ProjectID, HostID: rq.attempt.cand.Host.ID, HostKeyID: rq.attempt.key.ID, CreatedAt: rq.at}
 	if err := rq.h.objects.Put(ctx, o); err != nil {
 		rq.h.log.Warn("index stored response", "request_id", rq.id, "response_id", id, "error", err)
 	}

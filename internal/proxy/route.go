@@ -252,17 +252,9 @@ func (rq *request) admission() *admission.Admission {
 	return &rq.adm
 }
 
-// choice is where the request went: its last attempt's binding and key.
-func (rq *request) choice() routing.Choice {
-	if rq.cand == nil || rq.key == nil {
-		return routing.Choice{}
-	}
-	return routing.Choice{Candidate: rq.cand, Key: rq.key, Slot: routing.Slot(rq.snap, rq.key)}
-}
-
 // setRouteHeader tells the caller where the request went.
 func (rq *request) setRouteHeader(hd http.Header) {
-	ch := rq.choice()
+	ch := rq.attempt.choice(rq.snap)
 	if ch.Candidate == nil {
 		return
 	}
@@ -300,9 +292,9 @@ func (rq *request) observe() {
 	wait := rq.ttfb - rq.overhead
 	switch {
 	case wait <= 0:
-	case rq.attempts == 1 && rq.cand != nil && rq.status >= 200 && rq.status < 300:
-		live.Observe(rq.cand.Binding.ID, wait)
-	case len(rq.fails) > 0 && (rq.cand == nil || rq.cand.Binding.ID != rq.busy || rq.status >= 500):
+	case rq.attempts == 1 && rq.attempt.cand != nil && rq.status >= 200 && rq.status < 300:
+		live.Observe(rq.attempt.cand.Binding.ID, wait)
+	case len(rq.fails) > 0 && (rq.attempt.cand == nil || rq.attempt.cand.Binding.ID != rq.busy || rq.status >= 500):
 		live.Observe(rq.busy, wait)
 	}
 }
@@ -317,7 +309,7 @@ func (rq *request) planDetail() []byte {
 	if rq.plan.Model == nil {
 		return nil
 	}
-	d := rq.plan.AppendDetail(make([]byte, 0, 512), rq.choice())
+	d := rq.plan.AppendDetail(make([]byte, 0, 512), rq.attempt.choice(rq.snap))
 	if rq.downgraded != "" {
 		d = append(d[:len(d)-1], `,"budget_fallback":`...)
 		d = wire.AppendString(d, rq.downgraded)

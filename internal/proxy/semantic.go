@@ -14,6 +14,7 @@ import (
 	"github.com/relay-llm/relay/internal/cache"
 	"github.com/relay-llm/relay/internal/canonical"
 	"github.com/relay-llm/relay/internal/snapshot"
+	"github.com/relay-llm/relay/internal/wire"
 )
 
 // The semantic cache (package cache; docs/caching.md#semantic-cache) on the
@@ -97,7 +98,7 @@ func (rq *request) prepareSemantic(conf *snapshot.ResponseCache, s cache.Scope, 
 			return nil
 		}
 		sf := &semFill{part: part, domain: d, emb: embedding{model: em.Name, text: text,
-			key: presentedKey(rq.r.Header), remote: rq.r.RemoteAddr, id: rq.id}}
+			key: wire.PresentedKey(rq.r.Header), remote: rq.r.RemoteAddr, id: rq.id}}
 		if !look || !rq.h.cache.Semantic().Populated(rq.r.Context(), part) {
 			return sf // nothing to find: embedded once the answer is kept
 		}

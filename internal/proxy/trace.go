@@ -1,9 +1,6 @@
 package proxy
 
 import (
-	"context"
-	"net/http"
-
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
@@ -73,8 +70,8 @@ func (rq *request) endTrace() {
 	if rq.recorded {
 		s.SetAttributes(attribute.String("relay.project_id", rq.caller.ProjectID.String()))
 	}
-	if rq.cand != nil && rq.cand.Host != nil {
-		s.SetAttributes(attribute.String("relay.host", rq.cand.Host.Slug))
+	if rq.attempt.cand != nil && rq.attempt.cand.Host != nil {
+		s.SetAttributes(attribute.String("relay.host", rq.attempt.cand.Host.Slug))
 	}
 	if !rq.usage.IsZero() {
 		s.SetAttributes(attribute.Int64("relay.usage.input_tokens", rq.usage.Input), attribute.Int64("relay.usage.output_tokens", rq.usage.Output))
@@ -151,7 +148,7 @@ func (rq *request) startAttempt(c *routing.Candidate, key *snapshot.HostKey) {
 	if rq.span == nil {
 		return
 	}
-	_, rq.aspan = rq.h.tracer.Start(rq.tctx, spanUpstream,
+	_, rq.attempt.span = rq.h.tracer.Start(rq.tctx, spanUpstream,
 		trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithAttributes(
 			attribute.Int("relay.attempt", rq.attempts),
@@ -162,7 +159,7 @@ func (rq *request) startAttempt(c *routing.Candidate, key *snapshot.HostKey) {
 			attribute.String("relay.host_key.slug", key.Slug),
 		))
 	if op := genai.Operation(rq.in.String()); op != "" {
-		rq.aspan.SetAttributes(
+		rq.attempt.span.SetAttributes(
 			attribute.String(genai.OperationName, op),
 			attribute.String(genai.ProviderName, genai.Provider(c.Host.Provider)),
 			attribute.String(genai.RequestModel, c.Binding.UpstreamModel),
@@ -184,7 +181,7 @@ func (rq *request) genAIRequest(s trace.Span) {
 	} else if rq.scan.Model != "" {
 		s.SetAttributes(attribute.String(genai.RequestModel, rq.scan.Model))
 	}
-	if c := rq.cand; c != nil && c.Host != nil && c.Binding != nil {
+	if c := rq.attempt.cand; c != nil && c.Host != nil && c.Binding != nil {
 		s.SetAttributes(
 			attribute.String(genai.ProviderName, genai.Provider(c.Host.Provider)),
 			attribute.String(genai.ResponseModel, c.Binding.UpstreamModel),
@@ -219,7 +216,7 @@ func genAIUsage(s trace.Span, u wire.Usage) {
 // endAttempt closes the attempt span: the request's outcome when the
 // attempt answered, else the failure that moves on to the next one.
 func (rq *request) endAttempt(f *failure, done bool) {
-	s := rq.aspan
+	s := rq.attempt.span
 	if s == nil {
 		return
 	}
@@ -235,24 +232,16 @@ func (rq *request) endAttempt(f *failure, done bool) {
 		s.SetStatus(codes.Error, f.what)
 	}
 	s.End()
-	rq.aspan = nil
-}
-
-// injectTrace puts the attempt span's context on the upstream request.
-func (rq *request) injectTrace(ctx context.Context, h http.Header) {
-	if rq.aspan == nil {
-		return
-	}
-	propagation.TraceContext{}.Inject(trace.ContextWithSpan(ctx, rq.aspan), propagation.HeaderCarrier(h))
+	rq.attempt.span = nil
 }
 
 // startStream opens relay.stream under the attempt that answered; nil when
 // tracing is off.
 func (rq *request) startStream() trace.Span {
-	if rq.aspan == nil {
+	if rq.attempt.span == nil {
 		return nil
 	}
-	_, s := rq.h.tracer.Start(trace.ContextWithSpan(rq.tctx, rq.aspan), spanStream,
+	_, s := rq.h.tracer.Start(trace.ContextWithSpan(rq.tctx, rq.attempt.span), spanStream,
 		trace.WithAttributes(attribute.Bool("relay.stream", rq.stream)))
 	return s
 }

@@ -31,7 +31,7 @@ import (
 // request) and encodes it for c; a request the binding cannot express
 // leaves c out, and the reason answers the caller if no binding is left.
 func (rq *request) translatable(c *routing.Candidate) bool {
-	rq.xl = nil
+	rq.attempt.xl = nil
 	rq.w.Header().Del(droppedFieldsHeader)
 	if translator.Native(rq.in, c.Binding.Shape) {
 		rq.xlServed = true
@@ -51,14 +51,14 @@ func (rq *request) translatable(c *routing.Candidate) bool {
 		return false
 	}
 	if rq.sending.Load() > 0 {
-		rq.xlBody = nil // an earlier attempt's body may still be on the wire
+		rq.attempt.xlBody = nil // an earlier attempt's body may still be on the wire
 	}
-	body, err := tr.AppendRequest(rq.xlBody[:0])
+	body, err := tr.AppendRequest(rq.attempt.xlBody[:0])
 	if err != nil {
 		rq.untranslatable(err)
 		return false
 	}
-	rq.xlBody, rq.xl, rq.xlServed = body, tr, true
+	rq.attempt.xlBody, rq.attempt.xl, rq.xlServed = body, tr, true
 	if d := tr.Dropped(); d != "" {
 		rq.setHeader(rq.w.Header(), droppedFieldsHeader, d)
 	}
@@ -79,7 +79,7 @@ func (rq *request) decodeCaller() error {
 	rq.xin.FullUsage = rq.in == wire.InboundGenerate && strings.EqualFold(strings.TrimSpace(rq.r.Header.Get("X-Relay-Usage")), "full")
 	// X-Relay-Strict: true refuses what a binding would drop.
 	rq.xin.Strict = translator.StrictRequested(rq.r.Header.Get(translator.StrictHeader))
-	if rq.dialect == wire.DialectGemini {
+	if rq.scan.ModelInPath {
 		rq.xin.FromPath(rq.scan.Model, rq.stream)
 	}
 	rq.stateDecoded()
@@ -104,10 +104,10 @@ func (rq *request) upstreamRequest(c *routing.Candidate) ([]byte, bool, string) 
 	if c.Host.Profile != "" {
 		return rq.profiledRequest(c)
 	}
-	if rq.xl != nil {
-		return rq.xlBody, false, wire.JoinURL(c.Host.BaseURL, rq.xl.Path())
+	if rq.attempt.xl != nil {
+		return rq.attempt.xlBody, false, wire.JoinURL(c.Host.BaseURL, rq.attempt.xl.Path())
 	}
-	if rq.dialect == wire.DialectGemini {
+	if rq.scan.ModelInPath {
 		body, url := rq.geminiUpstream(c)
 		return body, false, url
 	}
@@ -128,10 +128,10 @@ func (rq *request) profiledRequest(c *routing.Candidate) ([]byte, bool, string) 
 	var body []byte
 	var injected bool
 	switch {
-	case rq.xl != nil:
-		body = rq.xlBody
-		call.Path, call.Query, _ = strings.Cut(rq.xl.Path(), "?")
-	case rq.dialect == wire.DialectGemini:
+	case rq.attempt.xl != nil:
+		body = rq.attempt.xlBody
+		call.Path, call.Query, _ = strings.Cut(rq.attempt.xl.Path(), "?")
+	case rq.scan.ModelInPath:
 		var u string
 		body, u = rq.geminiUpstream(c)
 		// The public path again, without the base URL the plain API joins.
@@ -158,22 +158,6 @@ func (rq *request) profiledRequest(c *routing.Candidate) ([]byte, bool, string) 
 	return body, injected, p.URL(c.Host.BaseURL, c.Host.ProfileParams, call)
 }
 
-// translatedHeaders fits the caller's headers to a translated body: it
-// asks for the form (stream or not) Relay translates from. Which of the
-// caller's headers go at all is the binding shape's allow-list
-// (appendOutboundHeaders): the caller's own provider headers
-// (anthropic-version, anthropic-beta …) mean nothing to another provider.
-func (rq *request) translatedHeaders(h http.Header) {
-	if rq.xl == nil {
-		return
-	}
-	if rq.stream {
-		h.Set("Accept", "text/event-stream")
-	} else {
-		h.Set("Accept", "application/json")
-	}
-}
-
 // passTranslatedError answers an upstream 4xx that is the caller's own
 // fault in the caller's error shape, keeping the status.
 func (rq *request) passTranslatedError(resp *http.Response, secret snapshot.Secret) {
@@ -183,7 +167,7 @@ func (rq *request) passTranslatedError(resp *http.Response, secret snapshot.Secr
 		body = bytes.ReplaceAll(body, []byte(s), []byte("[redacted]"))
 	}
 	var status int
-	rq.out, status = rq.xl.AppendError(rq.out[:0], resp.StatusCode, body, rq.id)
+	rq.out, status = rq.attempt.xl.AppendError(rq.out[:0], resp.StatusCode, body, rq.id)
 	copyResponseHeaders(rq.w.Header(), resp.Header)
 	rq.respond(status, "application/json", rq.out)
 	rq.errKind = event.KindUpstreamClientError
@@ -213,21 +197,21 @@ func (rq *request) pipeTranslated(ctx, actx context.Context, cancel context.Canc
 	if rq.rc != nil {
 		rq.rc.wholeBody(raw)
 	}
-	out, err := rq.xl.AppendResponse(rq.out[:0], raw)
+	out, err := rq.attempt.xl.AppendResponse(rq.out[:0], raw)
 	if err != nil {
 		rq.fail(err)
 		return keypool.Result{Outcome: keypool.OutcomeFailure, Reason: "untranslatable answer"}
 	}
 	if rq.gd.answers() {
-		rq.gd.beginAnswer(rq.cand.Binding.Shape, false, rq.at)
+		rq.gd.beginAnswer(rq.attempt.cand.Binding.Shape, false, rq.at)
 		var ok bool
 		if out, ok = rq.checkWhole(out, raw); !ok {
-			rq.usage = rq.xl.Usage()
+			rq.usage = rq.attempt.xl.Usage()
 			return keypool.Result{Outcome: keypool.OutcomeSuccess}
 		}
 	}
 	rq.out = out
-	rq.usage = rq.xl.Usage()
+	rq.usage = rq.attempt.xl.Usage()
 	rq.keepAnswer(out, "")
 	if !rq.stream {
 		rq.respond(http.StatusOK, "application/json", out)
@@ -260,7 +244,7 @@ func (rq *request) streamHeaders() {
 // the way its SDK expects — or with an error event when the upstream's
 // broke.
 func (rq *request) translateStream(ctx, actx context.Context, cancel context.CancelCauseFunc, body io.Reader) keypool.Result {
-	tr := rq.xl
+	tr := rq.attempt.xl
 	rq.streamHeaders()
 	rq.w.WriteHeader(http.StatusOK)
 	rq.status = http.StatusOK
@@ -277,7 +261,7 @@ func (rq *request) translateStream(ctx, actx context.Context, cancel context.Can
 	defer func() { rq.ioBuf = er.Buffer() }()
 	guarded := rq.gd.answers()
 	if guarded {
-		rq.gd.beginAnswer(rq.cand.Binding.Shape, true, rq.at)
+		rq.gd.beginAnswer(rq.attempt.cand.Binding.Shape, true, rq.at)
 	}
 	var err, bad error
 	// The record says what came first: the upstream's end (whole, in error,
@@ -383,12 +367,12 @@ func streamBreak(err error, actx context.Context) string {
 // collectStream serves a caller that wants one body from an upstream that
 // streamed: the events are folded into one answer, sent when whole.
 func (rq *request) collectStream(ctx, actx context.Context, body io.Reader) keypool.Result {
-	tr := rq.xl
+	tr := rq.attempt.xl
 	er := wire.NewEventReader(body, rq.ioBuf, maxEventBytes)
 	defer func() { rq.ioBuf = er.Buffer() }()
 	guarded := rq.gd.answers()
 	if guarded {
-		rq.gd.beginAnswer(rq.cand.Binding.Shape, false, rq.at)
+		rq.gd.beginAnswer(rq.attempt.cand.Binding.Shape, false, rq.at)
 	}
 	var err, bad error
 	for !tr.Done() {

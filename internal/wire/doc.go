@@ -1,8 +1,10 @@
 // Package wire knows the wire shapes just well enough to route and meter a
-// request without decoding it: a top-level JSON scanner for request bodies,
+// request without decoding it: the inbound parse of a request's path and
+// headers (ParseCall: its shape, its dialect, what a Gemini path names in
+// place of the body), a top-level JSON scanner for request bodies,
 // byte splicing of the model and stream options, an SSE splitter that keeps
 // every byte verbatim, usage read from bodies and streams as they go by, and
-// Relay's user-facing errors rendered in the caller's shape.
+// Relay's user-facing errors and model lists rendered in the caller's shape.
 //
 // What the scanner reads is what Relay decides on, so it must be what the
 // upstream acts on: member names are compared unescaped, and a member Relay

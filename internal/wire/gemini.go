@@ -1,6 +1,9 @@
 package wire
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // What Relay reads from a Gemini body (generateContent and its kin): the
 // model and whether to stream come from the URL path; the body gives the
@@ -90,4 +93,68 @@ func scanGenerationConfig(v []byte) (maxTokens int64, schema bool, refused *Erro
 		}
 	}
 	return maxTokens, schema, nil
+}
+
+// geminiPath is what a Gemini path names.
+type geminiPath struct {
+	model  string  // the catalog model; "" for the model list
+	in     Inbound // InboundNone for a GET of a model or the list
+	stream bool
+}
+
+// geminiMethod is the inbound shape of a method in a Gemini path
+// (…/models/{model}:{method}), and whether it streams; InboundNone for a
+// method Relay does not serve.
+func geminiMethod(method string) (Inbound, bool) {
+	switch method {
+	case "generateContent":
+		return InboundGemini, false
+	case "streamGenerateContent":
+		return InboundGemini, true
+	case "countTokens":
+		return InboundGeminiCountTokens, false
+	case "embedContent":
+		return InboundGeminiEmbed, false
+	case "batchEmbedContents":
+		return InboundGeminiBatchEmbed, false
+	}
+	return InboundNone, false
+}
+
+// parseGeminiPath reads a path whose /gemini prefix (prefixed) is already
+// off: /v1beta/models[/{model}[:{method}]], and the same under
+// /v1/models/. A catalog name may itself hold a slash, and the SDKs send
+// models/{model}. ok is false for a path that is not one of Gemini's
+// (OpenAI's GET /v1/models/{name} among them, unless prefixed).
+func parseGeminiPath(path string, prefixed bool) (geminiPath, bool) {
+	var rest string
+	switch {
+	case strings.HasPrefix(path, "/v1beta/models"):
+		rest = path[len("/v1beta/models"):]
+	case strings.HasPrefix(path, "/v1/models/") || prefixed && path == "/v1/models":
+		rest = path[len("/v1/models"):]
+	default:
+		return geminiPath{}, false
+	}
+	if rest == "" || rest == "/" {
+		return geminiPath{}, true // the list
+	}
+	if rest[0] != '/' {
+		return geminiPath{}, false
+	}
+	name := rest[1:]
+	var g geminiPath
+	if i := strings.LastIndexByte(name, ':'); i >= 0 {
+		if in, stream := geminiMethod(name[i+1:]); in != InboundNone {
+			g.in, g.stream, name = in, stream, name[:i]
+		}
+	}
+	if g.in == InboundNone && !prefixed && strings.HasPrefix(path, "/v1/") {
+		return geminiPath{}, false // OpenAI's GET /v1/models/{name}
+	}
+	g.model = strings.TrimPrefix(name, "models/")
+	if g.model == "" {
+		return geminiPath{}, false
+	}
+	return g, true
 }

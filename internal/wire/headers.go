@@ -144,3 +144,16 @@ func HeaderHas(h http.Header, k, token string) bool {
 	}
 	return false
 }
+
+// PresentedKey returns the credential a caller sent the way the OpenAI and
+// Anthropic SDKs (or Relay's own header) send it: X-Relay-Key, else
+// Authorization: Bearer, else x-api-key; "" when none came.
+func PresentedKey(h http.Header) string {
+	if v := h.Get("X-Relay-Key"); v != "" {
+		return strings.TrimSpace(v)
+	}
+	if v := h.Get("Authorization"); len(v) > 7 && strings.EqualFold(v[:7], "bearer ") {
+		return strings.TrimSpace(v[7:])
+	}
+	return strings.TrimSpace(h.Get("X-Api-Key"))
+}

@@ -30,6 +30,9 @@ type Request struct {
 	// max_output_tokens that is a non-negative number (rounded up, capped
 	// at MaxTokenLimit), else 0: the limiter's output-token estimate.
 	MaxTokens int64
+	// ModelInPath: Model and Stream are the URL path's (Call.Scan of a
+	// Gemini call), not the body's: the upstream path names the model too.
+	ModelInPath bool
 
 	modelStart, modelEnd int  // the model value, quotes included
 	modelEscaped         bool // the model value holds an escape
