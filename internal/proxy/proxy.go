@@ -135,29 +135,30 @@ type Timeouts struct {
 
 // Handler serves the inference endpoints.
 type Handler struct {
-	snapshot  func() *snapshot.Snapshot
-	breakers  keypool.Breakers
-	pool      *keypool.Pool
-	router    routing.Router
-	live      *routing.Live
-	limiter   admission.Limiter
-	recorder  Recorder
-	capturer  Capturer
-	responses respstore.Store
-	objects   objects.Index
-	cache     *cache.Cache
-	fills     sync.WaitGroup // cache fills under way
-	guards    guardCounters  // the guardrails' actions (guardrail.go)
-	hooks     *guardhook.Caller
-	log       *slog.Logger
-	tracer    trace.Tracer // nil: tracing off
-	now       func() time.Time
-	transport upstream.Client
-	maxBody   int64
-	keepAlive time.Duration
-	backoff   time.Duration
-	backoffTo time.Duration
-	timeouts  Timeouts
+	streamBufs streamBufs // stream read buffers (streambuf.go)
+	snapshot   func() *snapshot.Snapshot
+	breakers   keypool.Breakers
+	pool       *keypool.Pool
+	router     routing.Router
+	live       *routing.Live
+	limiter    admission.Limiter
+	recorder   Recorder
+	capturer   Capturer
+	responses  respstore.Store
+	objects    objects.Index
+	cache      *cache.Cache
+	fills      sync.WaitGroup // cache fills under way
+	guards     guardCounters  // the guardrails' actions (guardrail.go)
+	hooks      *guardhook.Caller
+	log        *slog.Logger
+	tracer     trace.Tracer // nil: tracing off
+	now        func() time.Time
+	transport  upstream.Client
+	maxBody    int64
+	keepAlive  time.Duration
+	backoff    time.Duration
+	backoffTo  time.Duration
+	timeouts   Timeouts
 	// authorizers present host keys to upstreams (package profile).
 	authorizers *profile.Authorizers
 
