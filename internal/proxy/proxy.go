@@ -135,30 +135,29 @@ type Timeouts struct {
 
 // Handler serves the inference endpoints.
 type Handler struct {
-	streamBufs streamBufs // stream read buffers (streambuf.go)
-	snapshot   func() *snapshot.Snapshot
-	breakers   keypool.Breakers
-	pool       *keypool.Pool
-	router     routing.Router
-	live       *routing.Live
-	limiter    admission.Limiter
-	recorder   Recorder
-	capturer   Capturer
-	responses  respstore.Store
-	objects    objects.Index
-	cache      *cache.Cache
-	fills      sync.WaitGroup // cache fills under way
-	guards     guardCounters  // the guardrails' actions (guardrail.go)
-	hooks      *guardhook.Caller
-	log        *slog.Logger
-	tracer     trace.Tracer // nil: tracing off
-	now        func() time.Time
-	transport  upstream.Client
-	maxBody    int64
-	keepAlive  time.Duration
-	backoff    time.Duration
-	backoffTo  time.Duration
-	timeouts   Timeouts
+	snapshot  func() *snapshot.Snapshot
+	breakers  keypool.Breakers
+	pool      *keypool.Pool
+	router    routing.Router
+	live      *routing.Live
+	limiter   admission.Limiter
+	recorder  Recorder
+	capturer  Capturer
+	responses respstore.Store
+	objects   objects.Index
+	cache     *cache.Cache
+	fills     sync.WaitGroup // cache fills under way
+	guards    guardCounters  // the guardrails' actions (guardrail.go)
+	hooks     *guardhook.Caller
+	log       *slog.Logger
+	tracer    trace.Tracer // nil: tracing off
+	now       func() time.Time
+	transport upstream.Client
+	maxBody   int64
+	keepAlive time.Duration
+	backoff   time.Duration
+	backoffTo time.Duration
+	timeouts  Timeouts
 	// authorizers present host keys to upstreams (package profile).
 	authorizers *profile.Authorizers
 
@@ -168,6 +167,9 @@ type Handler struct {
 	inflight                   atomic.Int64
 
 	reqs sync.Pool // *request
+
+	// streamBufs lends streams their read buffers (streambuf.go).
+	streamBufs streamBufs
 }
 
 // New returns a Handler for cfg.
