@@ -417,17 +417,18 @@ func (rq *request) commit(ctx, actx context.Context, cancel context.CancelCauseF
 	copyResponseHeaders(hd, resp.Header)
 	rq.setRelayHeaders()
 	rq.status = resp.StatusCode
-	if rq.ioBuf == nil {
-		rq.ioBuf = make([]byte, 0, 32<<10)
-	}
 	if rq.rc != nil {
 		rq.rc.begin(shape, rq.attempt.cand.Binding.ID, rq.at)
 	}
+	if isEventStream(resp.Header.Get("Content-Type")) && rq.attempt.xl == nil {
+		rq.ioBuf = nil // a stream borrows its buffer (streambuf.go)
+		return rq.pipeStream(ctx, actx, cancel, body, shape, resp.StatusCode, injected)
+	}
+	if rq.ioBuf == nil {
+		rq.ioBuf = make([]byte, 0, 32<<10)
+	}
 	if rq.attempt.xl != nil {
 		return rq.pipeTranslated(ctx, actx, cancel, body, resp)
-	}
-	if isEventStream(resp.Header.Get("Content-Type")) {
-		return rq.pipeStream(ctx, actx, cancel, body, shape, resp.StatusCode, injected)
 	}
 	if resp.ContentLength >= 0 {
 		rq.setHeader(hd, "Content-Length", strconv.FormatInt(resp.ContentLength, 10))
@@ -523,8 +524,9 @@ func (rq *request) pipeStream(ctx, actx context.Context, cancel context.CancelCa
 	}
 	rq.ttfb = time.Since(rq.start)
 
-	er := wire.NewEventReader(body, rq.ioBuf, maxEventBytes)
-	defer func() { rq.ioBuf = er.Buffer() }()
+	var er eventSource
+	er.init(&rq.h.streamBufs, body, upstreamBody(body))
+	defer er.close()
 	tr := wire.NewStreamTracker(shape)
 	suppress := injected && (rq.in == wire.InboundChat || rq.in == wire.InboundCompletions)
 	guarded := rq.gd.answers()

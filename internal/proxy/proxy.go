@@ -167,6 +167,9 @@ type Handler struct {
 	inflight                   atomic.Int64
 
 	reqs sync.Pool // *request
+
+	// streamBufs lends streams their read buffers (streambuf.go).
+	streamBufs streamBufs
 }
 
 // New returns a Handler for cfg.

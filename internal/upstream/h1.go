@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/relay-llm/relay/internal/wire"
@@ -45,6 +46,13 @@ type h1Client struct {
 	idle map[string][]*h1Conn // by host:port, most recently used last
 
 	heads sync.Pool // *[]byte: request heads (and in-memory bodies) being written
+
+	// Connections' read buffers: taken when a connection opens, given back
+	// when it closes and, where the socket can be waited on without one,
+	// while a body waits for its upstream (Await), so that a stream the
+	// upstream keeps quiet holds no buffer.
+	readers     sync.Pool    // *bufio.Reader of h1BufferSize
+	readersLent atomic.Int64 // taken and not given back
 }
 
 // Bounds of the client's pool and of what it reads.
@@ -66,6 +74,10 @@ type h1Conn struct {
 	// scratch gathers a response's head before it is made strings
 	// (readHeader); a longer head grows a copy that is not kept.
 	scratch []byte
+	raw     syscall.RawConn // c's socket, for Await; nil until asked, or when c has none (TLS)
+	peek    [1]byte         // what Await peeks into
+	noRaw   bool            // c has no socket to wait on
+	ready   func(fd uintptr) bool
 }
 
 // errH1Unwritten marks a failure to write any byte of the request on a
@@ -285,13 +297,40 @@ func (h *h1Client) get(ctx context.Context, addr string) (*h1Conn, bool, error) 
 		if now.Sub(c.idleAt) < h1IdleTimeout && c.alive() {
 			return c, true, nil
 		}
-		c.c.Close()
+		h.discard(c)
 	}
 	nc, err := h.connect(ctx, addr)
 	if err != nil {
 		return nil, false, err
 	}
-	return &h1Conn{c: nc, br: bufio.NewReaderSize(nc, h1BufferSize)}, false, nil
+	return &h1Conn{c: nc, br: h.reader(nc)}, false, nil
+}
+
+// reader lends a read buffer for nc.
+func (h *h1Client) reader(nc net.Conn) *bufio.Reader {
+	h.readersLent.Add(1)
+	if br, ok := h.readers.Get().(*bufio.Reader); ok {
+		br.Reset(nc)
+		return br
+	}
+	return bufio.NewReaderSize(nc, h1BufferSize)
+}
+
+// unlend takes c's read buffer back, which must hold nothing unread.
+func (h *h1Client) unlend(c *h1Conn) {
+	if c.br == nil {
+		return
+	}
+	c.br.Reset(nil)
+	h.readers.Put(c.br)
+	c.br = nil
+	h.readersLent.Add(-1)
+}
+
+// discard closes c and takes its read buffer back.
+func (h *h1Client) discard(c *h1Conn) {
+	c.c.Close()
+	h.unlend(c)
 }
 
 // connect dials the pool key addr, and for a TLS pool completes the
@@ -414,10 +453,10 @@ func (h *h1Client) put(addr string, c *h1Conn) {
 	h.idle[addr] = list
 	h.mu.Unlock()
 	if c != nil {
-		c.c.Close()
+		h.discard(c)
 	}
 	for _, s := range stale {
-		s.c.Close()
+		h.discard(s)
 	}
 }
 
@@ -429,7 +468,7 @@ func (h *h1Client) CloseIdleConnections() {
 	h.mu.Unlock()
 	for _, list := range idle {
 		for _, c := range list {
-			c.c.Close()
+			h.discard(c)
 		}
 	}
 }
@@ -446,7 +485,7 @@ func (h *h1Client) exchange(ctx context.Context, c *h1Conn, req *http.Request, h
 	var werrc chan error // the body's writer, while it runs
 	fail := func(err error) (*http.Response, error) {
 		stop()
-		c.c.Close()
+		h.discard(c)
 		if werrc != nil {
 			<-werrc // closing c ended the write: the body is let go
 		}
@@ -943,7 +982,34 @@ func (b *h1Body) finish(err error) {
 		b.h.put(b.addr, b.c)
 		return
 	}
-	b.c.c.Close()
+	b.h.discard(b.c)
+}
+
+// Await waits until the body has something to read — bytes, its end, or
+// an error the next Read reports — holding no read buffer meanwhile when
+// its connection can be waited on without one (a plain TCP connection, not
+// TLS): a stream the upstream keeps quiet then holds none. It reports
+// whether it waited so; when not, it returned at once and Read waits.
+func (b *h1Body) Await() bool {
+	if b.chunked && b.left == 0 && b.c.br.Buffered() >= 2 {
+		// The CRLF that ends a chunk came with it: take it, so that what
+		// is buffered is the next chunk's, not this one's end.
+		if err := b.crlf(); err != nil {
+			b.finish(b.readErr(err))
+			return true
+		}
+		b.left = -1
+	}
+	if b.done || b.c.br.Buffered() > 0 {
+		return true
+	}
+	if !b.c.awaitable() {
+		return false
+	}
+	b.h.unlend(b.c)
+	b.c.await() // an error (the deadline the context sets) is the next Read's
+	b.c.br = b.h.reader(b.c.c)
+	return true
 }
 
 func (b *h1Body) Close() error {
