@@ -389,6 +389,7 @@ func (g *Gateway) callTool(ctx context.Context, p *principal, params *mcp.CallTo
 			))
 	}
 	defer func() {
+		rec.RouteDetail = callBytes(len(params.Arguments), res)
 		g.recordCall(p, rec, m, start)
 		if span != nil {
 			if rec.Status != http.StatusOK || rec.ErrorKind != "" {
@@ -488,6 +489,24 @@ func (g *Gateway) callTool(ctx context.Context, p *principal, params *mcp.CallTo
 	rec.Status, rec.ErrorKind = http.StatusBadGateway, "mcp_server_unavailable"
 	g.cfg.Log.WarnContext(ctx, "mcp tools/call failed", "mcp_server", slug, "tool", tool, "err", err)
 	return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("mcp server %s is unavailable", slug)}
+}
+
+// callBytes is a tools/call's sizes for the ledger's route_detail: the
+// arguments the caller sent and the result it was answered with (0 when
+// none), as JSON.
+func callBytes(args int, res *mcp.CallToolResult) []byte {
+	n := 0
+	if res != nil {
+		if b, err := json.Marshal(res); err == nil {
+			n = len(b)
+		}
+	}
+	b := make([]byte, 0, 64)
+	b = append(b, `{"mcp":{"arguments_bytes":`...)
+	b = strconv.AppendInt(b, int64(args), 10)
+	b = append(b, `,"result_bytes":`...)
+	b = strconv.AppendInt(b, int64(n), 10)
+	return append(b, "}}"...)
 }
 
 // callerMeta is the caller's _meta without the protocol's own members

@@ -3,6 +3,7 @@ package mcpgw_test
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -344,6 +345,17 @@ func TestGateway_ListsAndCallsGrantedTools(t *testing.T) {
 	}
 	if recs[1].MCPTool != "fail" || recs[1].ErrorKind != "tool_error" {
 		t.Fatalf("failing call's event = %+v", recs[1])
+	}
+	// Its sizes: the arguments as sent ({"text":"hi"}) and the result as
+	// answered.
+	var d struct {
+		MCP struct {
+			Arguments int `json:"arguments_bytes"`
+			Result    int `json:"result_bytes"`
+		} `json:"mcp"`
+	}
+	if err := json.Unmarshal(r.RouteDetail, &d); err != nil || d.MCP.Arguments != len(`{"text":"hi"}`) || d.MCP.Result < len("echo: hi") {
+		t.Fatalf("route_detail %s (%v), want the call's sizes", r.RouteDetail, err)
 	}
 }
 
