@@ -27,16 +27,14 @@ type requestView struct {
 	Decision               routeView
 }
 
-// eventKind says what a ledger event was, by its inbound shape: a finished
-// batch's usage (one event per batch, at the batch price), a tools/call
-// through /mcp (its model is <server>__<tool>), or a model call.
-// It is store.EventKindOf's rule, which the rollups sum by; the console
-// reads through the control API, not the store.
-func eventKind(inbound string) cell {
-	switch inbound {
-	case "batch", "message_batch":
+// eventKind shows what a ledger event was, as the control API names it: a
+// finished batch's usage (one event per batch, at the batch price), a
+// call through /mcp (its model is <server>__<tool>), or a model call.
+func eventKind(kind models.UsageEventKind) cell {
+	switch kind {
+	case models.UsageEventKindBatch:
 		return cell{Text: "batch", Badge: "ok"}
-	case "mcp":
+	case models.UsageEventKindTool:
 		return cell{Text: "tool call", Badge: "ok"}
 	}
 	return cell{Text: "model call"}
@@ -68,7 +66,7 @@ func (h *Handler) requestsTable(p *page, from, to time.Time, cursor string, page
 			route = "not routed"
 		}
 		t.Rows = append(t.Rows, row{Cells: []cell{{Text: e.RequestID, Href: requestHref(e), Mono: true},
-			{Text: e.CreatedAt.UTC().Format("2006-01-02 15:04:05")}, eventKind(e.InboundShape), {Text: e.Model, Mono: true}, {Text: strconv.Itoa(int(e.Status)), Num: true},
+			{Text: e.CreatedAt.UTC().Format("2006-01-02 15:04:05")}, eventKind(e.Kind), {Text: e.Model, Mono: true}, {Text: strconv.Itoa(int(e.Status)), Num: true},
 			{Text: route}, {Text: money(e.Cost), Num: true}, {Text: count(e.CachedReadTokens), Num: true}, {Text: money(e.Saved), Num: true}}})
 	}
 	if l.NextCursor != nil {

@@ -249,7 +249,7 @@ func apiUsageEvent(e *usage.EventRow) models.UsageEvent {
 		InputTokens: e.InputTokens, OutputTokens: e.OutputTokens, CachedReadTokens: e.CachedReadTokens,
 		CacheWriteTokens: e.CacheWriteTokens, ReasoningTokens: e.ReasoningTokens, Cost: e.Cost,
 		TtfbMs: e.TTFBMs, TotalMs: e.TotalMs, OverheadUs: e.OverheadUs, Saved: e.Saved, Route: deref(e.Route, ""),
-		RouteDetail: e.RouteDetail,
+		RouteDetail: e.RouteDetail, Kind: models.UsageEventKind(store.EventKindOf(e.InboundShape).String()),
 	}
 }
 

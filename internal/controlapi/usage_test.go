@@ -289,11 +289,16 @@ func TestUsage_AnswersFromTheLedger(t *testing.T) {
 	want := l.ids(from, to, nil)
 	var got []string
 	var cursor *string
+	kinds := map[models.UsageEventKind]int{}
 	for pages := 0; ; pages++ {
 		r := call(c.ListUsageEventsWithResponse(ctx, &models.ListUsageEventsParams{From: &from, To: &to, Limit: ptr[int32](97), Cursor: cursor})).
 			want(t, http.StatusOK).JSON200
 		for _, e := range r.Items {
 			got = append(got, e.RequestID)
+			kinds[e.Kind]++
+			if want := models.UsageEventKind(store.EventKindOf(e.InboundShape).String()); e.Kind != want {
+				t.Errorf("event %s of inbound %s: kind %q, want %q", e.RequestID, e.InboundShape, e.Kind, want)
+			}
 		}
 		if cursor = r.NextCursor; cursor == nil || pages > 100 {
 			break
@@ -301,6 +306,9 @@ func TestUsage_AnswersFromTheLedger(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("paged events: %d ids, want %d (same order: %v)", len(got), len(want), slices.Equal(got, want))
+	}
+	if kinds[models.UsageEventKindModel] == 0 || kinds[models.UsageEventKindBatch] == 0 || kinds[models.UsageEventKindTool] == 0 {
+		t.Errorf("event kinds %v: want every kind", kinds)
 	}
 	first := call(c.ListUsageEventsWithResponse(ctx, &models.ListUsageEventsParams{From: &from, To: &to, Model: &model, Status: &status, Limit: ptr[int32](1)})).
 		want(t, http.StatusOK).JSON200

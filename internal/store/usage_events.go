@@ -99,6 +99,17 @@ const (
 	KindTool
 )
 
+// String is the kind as the control API names it: model, batch or tool.
+func (k EventKind) String() string {
+	switch k {
+	case KindBatch:
+		return "batch"
+	case KindTool:
+		return "tool"
+	}
+	return "model"
+}
+
 // EventKindOf is the kind of an event of the given inbound shape; the
 // rollups' batch and tool columns are summed by it.
 func EventKindOf(inboundShape string) EventKind {

@@ -794,6 +794,27 @@ func (e UnitPriceUnit) Valid() bool {
 	}
 }
 
+// Defines values for UsageEventKind.
+const (
+	UsageEventKindBatch UsageEventKind = "batch"
+	UsageEventKindModel UsageEventKind = "model"
+	UsageEventKindTool  UsageEventKind = "tool"
+)
+
+// Valid indicates whether the value is a known member of the UsageEventKind enum.
+func (e UsageEventKind) Valid() bool {
+	switch e {
+	case UsageEventKindBatch:
+		return true
+	case UsageEventKindModel:
+		return true
+	case UsageEventKindTool:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for UsageEventsFormat.
 const (
 	UsageEventsFormatCsv  UsageEventsFormat = "csv"
@@ -3052,8 +3073,11 @@ type UsageEvent struct {
 	HostKeyID    *openapi_types.UUID `json:"host_key_id"`
 	InboundShape string              `json:"inbound_shape"`
 	InputTokens  int64               `json:"input_tokens"`
-	Model        string              `json:"model"`
-	OutputTokens int64               `json:"output_tokens"`
+
+	// Kind What the event was, by its inbound shape: a model call, a finished batch (batch, message_batch) or a tools/call, prompts/get or resources/read through /mcp (mcp). The rollups sum batch and tool spend apart by it.
+	Kind         UsageEventKind `json:"kind"`
+	Model        string         `json:"model"`
+	OutputTokens int64          `json:"output_tokens"`
 
 	// OverheadUs Time Relay itself added, in microseconds.
 	OverheadUs      int32               `json:"overhead_us"`
@@ -3080,6 +3104,9 @@ type UsageEvent struct {
 	UpstreamShape    string              `json:"upstream_shape"`
 	UserID           *openapi_types.UUID `json:"user_id"`
 }
+
+// UsageEventKind What the event was, by its inbound shape: a model call, a finished batch (batch, message_batch) or a tools/call, prompts/get or resources/read through /mcp (mcp). The rollups sum batch and tool spend apart by it.
+type UsageEventKind string
 
 // UsageEventList defines model for UsageEventList.
 type UsageEventList struct {
