@@ -2,24 +2,7 @@ package ui
 
 import (
 	"context"
-	"fmt"
 )
-
-// success is a strict method's answer as its success variant T, for the
-// operations the Service does not serve yet (MCP servers). Any other
-// variant is an error rather than a panic, so a variant the spec gains
-// later cannot bring a page down.
-func success[T any](resp any, err error) (T, error) {
-	var zero T
-	if err != nil {
-		return zero, err
-	}
-	v, ok := resp.(T)
-	if !ok {
-		return zero, fmt.Errorf("the control API answered %T", resp)
-	}
-	return v, nil
-}
 
 // listOrSearch is a kind's page of rows: the service's search for term when
 // one is given, else its list.

@@ -9,7 +9,6 @@ import (
 
 	"github.com/google/uuid"
 
-	gen "github.com/relay-llm/relay/openapi/controlgen"
 	"github.com/relay-llm/relay/openapi/models"
 	relaynull "github.com/relay-llm/relay/openapi/nullable"
 )
@@ -23,7 +22,7 @@ func (h *Handler) mcpServerKind() *kind {
 	k := &kind{slug: "mcp-servers", title: "MCP servers", one: "MCP server", write: manageSystem,
 		columns: []column{{Title: "Slug"}, {Title: "Name"}, {Title: "URL"}, {Title: "Credential"}, {Title: "State"}, {Title: "Tools"}}}
 	k.list = func(p *page, _ string, limit int32, cursor *string) ([]row, *string, error) {
-		l, err := success[gen.ListMcpServers200JSONResponse](h.api.ListMcpServers(p.ctx, gen.ListMcpServersRequestObject{Params: models.ListMcpServersParams{Limit: &limit, Cursor: cursor}}))
+		l, err := h.svc.ListMcpServers(p.ctx, models.ListMcpServersParams{Limit: &limit, Cursor: cursor})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -81,11 +80,11 @@ func (h *Handler) mcpServerKind() *kind {
 		if err := p.check(h, http.MethodPost, "/api/mcp-servers", b); err != nil {
 			return err
 		}
-		_, err := success[gen.CreateMcpServer201JSONResponse](h.api.CreateMcpServer(p.ctx, gen.CreateMcpServerRequestObject{Body: &b}))
+		_, err := h.svc.CreateMcpServer(p.ctx, &b)
 		return err
 	}
 	k.load = func(p *page, id uuid.UUID) (url.Values, error) {
-		x, err := success[gen.GetMcpServer200JSONResponse](h.api.GetMcpServer(p.ctx, gen.GetMcpServerRequestObject{ID: id}))
+		x, err := h.svc.GetMcpServer(p.ctx, id)
 		if err != nil {
 			return nil, err
 		}
@@ -123,12 +122,11 @@ func (h *Handler) mcpServerKind() *kind {
 		if err := p.check(h, http.MethodPatch, "/api/mcp-servers/"+id.String(), b); err != nil {
 			return err
 		}
-		_, err := success[gen.UpdateMcpServer200JSONResponse](h.api.UpdateMcpServer(p.ctx, gen.UpdateMcpServerRequestObject{ID: id, Body: &b}))
+		_, err := h.svc.UpdateMcpServer(p.ctx, id, &b)
 		return err
 	}
 	k.remove = func(p *page, id uuid.UUID) error {
-		_, err := success[gen.DeleteMcpServer204Response](h.api.DeleteMcpServer(p.ctx, gen.DeleteMcpServerRequestObject{ID: id}))
-		return err
+		return h.svc.DeleteMcpServer(p.ctx, id)
 	}
 	return k
 }
@@ -199,12 +197,12 @@ func (h *Handler) mcpTools(p *page) {
 	if !ok {
 		return
 	}
-	srv, err := success[gen.GetMcpServer200JSONResponse](h.api.GetMcpServer(p.ctx, gen.GetMcpServerRequestObject{ID: id}))
+	srv, err := h.svc.GetMcpServer(p.ctx, id)
 	if err != nil {
 		h.failErr(p, err)
 		return
 	}
-	l, err := success[gen.ListMcpServerTools200JSONResponse](h.api.ListMcpServerTools(p.ctx, gen.ListMcpServerToolsRequestObject{ID: id}))
+	l, err := h.svc.ListMcpServerTools(p.ctx, id)
 	if err != nil {
 		h.failErr(p, err)
 		return
@@ -261,7 +259,7 @@ func (h *Handler) approveMcpTool(p *page) {
 		h.failErr(p, err)
 		return
 	}
-	if _, err := success[gen.ApproveMcpTool200JSONResponse](h.api.ApproveMcpTool(p.ctx, gen.ApproveMcpToolRequestObject{ID: id, Tool: tool, Body: &b})); err != nil {
+	if _, err := h.svc.ApproveMcpTool(p.ctx, id, tool, &b); err != nil {
 		h.failErr(p, err)
 		return
 	}
@@ -278,7 +276,7 @@ func (h *Handler) withholdMcpTool(p *page) {
 		h.failErr(p, err)
 		return
 	}
-	if _, err := success[gen.WithholdMcpTool200JSONResponse](h.api.WithholdMcpTool(p.ctx, gen.WithholdMcpToolRequestObject{ID: id, Tool: tool})); err != nil {
+	if _, err := h.svc.WithholdMcpTool(p.ctx, id, tool); err != nil {
 		h.failErr(p, err)
 		return
 	}

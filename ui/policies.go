@@ -15,7 +15,6 @@ import (
 
 	"github.com/relay-llm/relay/internal/controlapi"
 	"github.com/relay-llm/relay/internal/rbac"
-	gen "github.com/relay-llm/relay/openapi/controlgen"
 	relaynull "github.com/relay-llm/relay/openapi/nullable"
 )
 
@@ -288,7 +287,7 @@ func (h *Handler) setMCPGrants(p *page, id uuid.UUID, cur models.Policy, want mo
 	if slices.Equal(have, want.Grants) && req == (want.RequireApproval != nil && *want.RequireApproval) {
 		return nil
 	}
-	_, err := success[gen.SetPolicyMcpGrants200JSONResponse](h.api.SetPolicyMcpGrants(p.ctx, gen.SetPolicyMcpGrantsRequestObject{ID: id, Body: &want}))
+	_, err := h.svc.SetPolicyMcpGrants(p.ctx, id, &want)
 	return err
 }
 

@@ -1,20 +1,17 @@
 package controlapi
 
 import (
-	"context"
-	"net/http"
-
 	"github.com/google/uuid"
 
 	"github.com/relay-llm/relay/internal/rbac"
-	gen "github.com/relay-llm/relay/openapi/controlgen"
 )
 
 // The authorization layer (coder's dbauthz shape, over the operations
 // rather than the queries): every operation of openapi/control.yaml has a
 // rule in operationRules naming the verb it needs, and every operation runs
-// through guard — a Service method by calling enter first (service.go), the
-// rest through the strict middleware authorize:
+// through guard: every operation is a Service method, which calls enter
+// first (service.go); the strict handlers only adapt them (strict.go, held
+// by TestService_ServesEveryOperation):
 //
 //   - an operation without a rule is refused (500) before its handler runs,
 //     so a new endpoint cannot be wired without deciding who may call it;
@@ -41,30 +38,13 @@ type rule struct {
 	public bool // no caller at all (login)
 }
 
-// authorize is the strict middleware of the layer above: an operation the
-// Service serves is authorized by its method (service.go, enter); every other
-// one here, by the same guard.
-func (s *Server) authorize(f gen.StrictHandlerFunc, op string) gen.StrictHandlerFunc {
-	if s.served[op] {
-		return f
-	}
-	return func(ctx context.Context, w http.ResponseWriter, req *http.Request, body any) (resp any, err error) {
-		ctx, done, err := s.guard(ctx, operationRules, op)
-		if err != nil {
-			return nil, err
-		}
-		defer done(&err)
-		return f(ctx, w, req, body)
-	}
-}
-
 func (c *caller) ask(v rbac.Verb) {
 	if c.asked != nil {
 		c.asked.Or(uint32(v))
 	}
 }
 
-// The questions a handler asks the caller, recorded for authorize.
+// The questions a handler asks the caller, recorded for guard.
 
 func (c *caller) Can(v rbac.Verb, at rbac.Scope) bool { c.ask(v); return c.Subject.Can(v, at) }
 

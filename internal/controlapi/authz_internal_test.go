@@ -45,12 +45,12 @@ func TestAuthz_FailsClosed(t *testing.T) {
 	viewer := &caller{Subject: rbac.ForUser([16]byte{1}, []rbac.Grant{{Role: rbac.Viewer, Scope: rbac.System()}}), actor: "user:test"}
 	ctx := withCaller(context.Background(), viewer)
 	run := func(op string, handler func(ctx context.Context) error) (ran bool, err error) {
-		f := s.authorize(func(ctx context.Context, _ http.ResponseWriter, _ *http.Request, _ any) (any, error) {
-			ran = true
-			return "ok", handler(ctx)
-		}, op)
-		_, err = f(ctx, nil, nil, nil)
-		return ran, err
+		ctx, done, err := s.guard(ctx, operationRules, op)
+		if err != nil {
+			return false, err
+		}
+		defer done(&err)
+		return true, handler(ctx)
 	}
 	status := func(err error) int {
 		if e, ok := err.(*apiError); ok {

@@ -19,7 +19,6 @@ import (
 	"github.com/relay-llm/relay/internal/rbac"
 	"github.com/relay-llm/relay/internal/snapshot"
 	"github.com/relay-llm/relay/internal/store"
-	gen "github.com/relay-llm/relay/openapi/controlgen"
 	"github.com/relay-llm/relay/openapi/models"
 )
 
@@ -170,51 +169,61 @@ func (s *Server) mcpAuthIn(header string, value, ref *string) (*string, []byte, 
 	return s.sealSecret(value, ref, true)
 }
 
-// ListMcpServers implements StrictServerInterface.
-func (s *Server) ListMcpServers(ctx context.Context, req gen.ListMcpServersRequestObject) (gen.ListMcpServersResponseObject, error) {
-	after, fetch, err := page(req.Params.Limit, req.Params.Cursor)
+// ListMcpServers is the operation of the same name in openapi/control.yaml.
+func (v *Service) ListMcpServers(ctx context.Context, params models.ListMcpServersParams) (out models.McpServerList, err error) {
+	s, ctx, done, err := v.enter(ctx, "ListMcpServers")
 	if err != nil {
-		return nil, err
+		return out, err
+	}
+	defer done(&err)
+	after, fetch, err := page(params.Limit, params.Cursor)
+	if err != nil {
+		return out, err
 	}
 	_, ok, err := systemList(ctx, rbac.ReadCatalog)
 	if err != nil || !ok {
-		return gen.ListMcpServers200JSONResponse{Items: []models.McpServer{}}, err
+		return models.McpServerList{Items: []models.McpServer{}}, err
 	}
 	rows, err := s.st.MCPServers().List(ctx, store.Page{After: after, Limit: fetch})
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	rows, next := cut(rows, fetch, func(r store.MCPServer) uuid.UUID { return r.ID })
-	return gen.ListMcpServers200JSONResponse{Items: convertAll(rows, mcpServerOut), NextCursor: next}, nil
+	return models.McpServerList{Items: convertAll(rows, mcpServerOut), NextCursor: next}, nil
 }
 
-// CreateMcpServer implements StrictServerInterface.
-func (s *Server) CreateMcpServer(ctx context.Context, req gen.CreateMcpServerRequestObject) (gen.CreateMcpServerResponseObject, error) {
+// CreateMcpServer is the operation of the same name in openapi/control.yaml.
+func (v *Service) CreateMcpServer(ctx context.Context, body *models.McpServerCreate) (out models.McpServer, err error) {
+	s, ctx, done, err := v.enter(ctx, "CreateMcpServer")
+	if err != nil {
+		return out, err
+	}
+	defer done(&err)
 	c, err := systemWrite(ctx)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	b := req.Body
+	b := body
 	if err := s.checkMCPURL(ctx, b.URL); err != nil {
-		return nil, err
+		return out, err
 	}
 	header := deref(b.AuthHeader, "")
 	ref, sealed, err := s.mcpAuthIn(header, b.AuthSecret, b.AuthSecretRef)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	if b.RateLimitID != nil {
 		if err := got(s.st.RateLimits().Get(ctx, *b.RateLimitID)).exists("rate_limit_id", "rate limit"); err != nil {
-			return nil, err
+			return out, err
 		}
 	}
 	toolLimits, err := s.toolRateLimitsIn(ctx, b.ToolRateLimits)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	prices, err := toolPricesIn(b.ToolPrices)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	in := store.MCPServer{
 		Slug: b.Slug, Name: deref(b.Name, ""), URL: b.URL, Enabled: deref(b.Enabled, true),
@@ -222,13 +231,13 @@ func (s *Server) CreateMcpServer(ctx context.Context, req gen.CreateMcpServerReq
 		CallPrice: deref(b.CallPrice, 0), AuthHeader: header, AuthSecretRef: ref, AuthSecretCiphertext: sealed,
 	}
 	if err := s.mcpOAuthIn(ctx, b.Oauth, &in); err != nil {
-		return nil, err
+		return out, err
 	}
 	row, err := s.st.MCPServers().Create(ctx, c.actor, in)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	return gen.CreateMcpServer201JSONResponse(mcpServerOut(row)), nil
+	return mcpServerOut(row), nil
 }
 
 // checkMCPURL is checkBaseURL for a server's URL, naming url.
@@ -243,41 +252,51 @@ func (s *Server) mcpServerRow(ctx context.Context, id uuid.UUID, write bool) (*c
 	return systemRow(ctx, "mcp server", rbac.ReadCatalog, write, func() (store.MCPServer, error) { return s.st.MCPServers().Get(ctx, id) })
 }
 
-// GetMcpServer implements StrictServerInterface.
-func (s *Server) GetMcpServer(ctx context.Context, req gen.GetMcpServerRequestObject) (gen.GetMcpServerResponseObject, error) {
-	_, row, err := s.mcpServerRow(ctx, req.ID, false)
+// GetMcpServer is the operation of the same name in openapi/control.yaml.
+func (v *Service) GetMcpServer(ctx context.Context, id uuid.UUID) (out models.McpServer, err error) {
+	s, ctx, done, err := v.enter(ctx, "GetMcpServer")
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	return gen.GetMcpServer200JSONResponse(mcpServerOut(row)), nil
+	defer done(&err)
+	_, row, err := s.mcpServerRow(ctx, id, false)
+	if err != nil {
+		return out, err
+	}
+	return mcpServerOut(row), nil
 }
 
-// UpdateMcpServer implements StrictServerInterface.
-func (s *Server) UpdateMcpServer(ctx context.Context, req gen.UpdateMcpServerRequestObject) (gen.UpdateMcpServerResponseObject, error) {
-	c, _, err := s.mcpServerRow(ctx, req.ID, true)
+// UpdateMcpServer is the operation of the same name in openapi/control.yaml.
+func (v *Service) UpdateMcpServer(ctx context.Context, id uuid.UUID, body *models.McpServerUpdate) (out models.McpServer, err error) {
+	s, ctx, done, err := v.enter(ctx, "UpdateMcpServer")
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	b := req.Body
+	defer done(&err)
+	c, _, err := s.mcpServerRow(ctx, id, true)
+	if err != nil {
+		return out, err
+	}
+	b := body
 	if b.URL != nil {
 		if err := s.checkMCPURL(ctx, *b.URL); err != nil {
-			return nil, err
+			return out, err
 		}
 	}
 	if id, ok := b.RateLimitID.Get(); ok {
 		if err := got(s.st.RateLimits().Get(ctx, id)).exists("rate_limit_id", "rate limit"); err != nil {
-			return nil, err
+			return out, err
 		}
 	}
 	toolLimits, err := s.toolRateLimitsIn(ctx, b.ToolRateLimits)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	prices, err := toolPricesIn(b.ToolPrices)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	row, err := s.st.MCPServers().Modify(ctx, c.actor, req.ID, func(r *store.MCPServer) error {
+	row, err := s.st.MCPServers().Modify(ctx, c.actor, id, func(r *store.MCPServer) error {
 		if toolLimits != nil {
 			r.ToolRateLimits = toolLimits
 		}
@@ -296,9 +315,9 @@ func (s *Server) UpdateMcpServer(ctx context.Context, req gen.UpdateMcpServerReq
 		return nil
 	})
 	if row, err = found("mcp server", row, err); err != nil {
-		return nil, err
+		return out, err
 	}
-	return gen.UpdateMcpServer200JSONResponse(mcpServerOut(row)), nil
+	return mcpServerOut(row), nil
 }
 
 // mcpAuthUpdate applies an update's plain fields and static credential to r.
@@ -331,37 +350,47 @@ func (s *Server) mcpAuthUpdate(b *models.McpServerUpdate, r *store.MCPServer) er
 	return nil
 }
 
-// DeleteMcpServer implements StrictServerInterface.
-func (s *Server) DeleteMcpServer(ctx context.Context, req gen.DeleteMcpServerRequestObject) (gen.DeleteMcpServerResponseObject, error) {
-	c, _, err := s.mcpServerRow(ctx, req.ID, true)
+// DeleteMcpServer is the operation of the same name in openapi/control.yaml.
+func (v *Service) DeleteMcpServer(ctx context.Context, id uuid.UUID) (err error) {
+	s, ctx, done, err := v.enter(ctx, "DeleteMcpServer")
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if _, err := found("mcp server", struct{}{}, s.st.MCPServers().Delete(ctx, c.actor, req.ID)); err != nil {
-		return nil, err
+	defer done(&err)
+	c, _, err := s.mcpServerRow(ctx, id, true)
+	if err != nil {
+		return err
 	}
-	return gen.DeleteMcpServer204Response{}, nil
+	if _, err := found("mcp server", struct{}{}, s.st.MCPServers().Delete(ctx, c.actor, id)); err != nil {
+		return err
+	}
+	return nil
 }
 
-// ListMcpServerTools implements StrictServerInterface: the server's tools
+// ListMcpServerTools is the operation of the same name in openapi/control.yaml: the server's tools
 // as it lists them now, each with its approval state.
-func (s *Server) ListMcpServerTools(ctx context.Context, req gen.ListMcpServerToolsRequestObject) (gen.ListMcpServerToolsResponseObject, error) {
-	_, row, err := s.mcpServerRow(ctx, req.ID, false)
+func (v *Service) ListMcpServerTools(ctx context.Context, id uuid.UUID) (out models.McpToolList, err error) {
+	s, ctx, done, err := v.enter(ctx, "ListMcpServerTools")
 	if err != nil {
-		return nil, err
+		return out, err
+	}
+	defer done(&err)
+	_, row, err := s.mcpServerRow(ctx, id, false)
+	if err != nil {
+		return out, err
 	}
 	srv := mcpgw.Server{URL: row.URL, AuthHeader: row.AuthHeader, Timeout: msDuration(row.TimeoutMs)}
 	if row.AuthHeader != "" {
 		v, err := s.cfg.Box.Resolve(row.AuthSecretRef, row.AuthSecretCiphertext, os.Getenv)
 		if err != nil {
-			return nil, &apiError{status: http.StatusBadGateway, code: codeBadGateway, message: "mcp server " + row.Slug + ": its credential cannot be resolved"}
+			return out, &apiError{status: http.StatusBadGateway, code: codeBadGateway, message: "mcp server " + row.Slug + ": its credential cannot be resolved"}
 		}
 		srv.AuthValue = v
 	}
 	if row.OAuthTokenURL != "" {
 		v, err := s.cfg.Box.Resolve(row.OAuthClientSecretRef, row.OAuthClientSecretCiphertext, os.Getenv)
 		if err != nil {
-			return nil, &apiError{status: http.StatusBadGateway, code: codeBadGateway, message: "mcp server " + row.Slug + ": its oauth client secret cannot be resolved"}
+			return out, &apiError{status: http.StatusBadGateway, code: codeBadGateway, message: "mcp server " + row.Slug + ": its oauth client secret cannot be resolved"}
 		}
 		srv.OAuth = mcpgw.OAuth{TokenURL: row.OAuthTokenURL, ClientID: row.OAuthClientID, ClientSecret: v,
 			Scopes: strings.Join(row.OAuthScopes, " "), Audience: row.OAuthAudience, Resource: row.OAuthResource,
@@ -370,17 +399,17 @@ func (s *Server) ListMcpServerTools(ctx context.Context, req gen.ListMcpServerTo
 	tools, err := mcpgw.Discover(ctx, s.cfg.Egress, srv)
 	if err != nil {
 		s.log.WarnContext(ctx, "mcp server did not list its tools", "mcp_server", row.Slug, "err", err)
-		return nil, &apiError{status: http.StatusBadGateway, code: codeBadGateway, message: "mcp server " + row.Slug + " did not list its tools"}
+		return out, &apiError{status: http.StatusBadGateway, code: codeBadGateway, message: "mcp server " + row.Slug + " did not list its tools"}
 	}
 	approvals, err := s.st.MCPServers().Approvals(ctx, row.ID)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	m := &snapshot.MCPServer{Approved: map[string]string{}}
 	for _, a := range approvals {
 		m.Approved[a.Tool] = a.Fingerprint
 	}
-	out := make([]models.McpTool, 0, len(tools))
+	items := make([]models.McpTool, 0, len(tools))
 	for _, t := range tools {
 		fp := mcpgw.Fingerprint(t)
 		mt := models.McpTool{
@@ -390,68 +419,86 @@ func (s *Server) ListMcpServerTools(ctx context.Context, req gen.ListMcpServerTo
 		if a, ok := m.Approved[t.Name]; ok {
 			mt.ApprovedFingerprint = &a
 		}
-		out = append(out, mt)
+		items = append(items, mt)
 	}
-	slices.SortFunc(out, func(a, b models.McpTool) int { return strings.Compare(a.Name, b.Name) })
-	return gen.ListMcpServerTools200JSONResponse{Items: out}, nil
+	slices.SortFunc(items, func(a, b models.McpTool) int { return strings.Compare(a.Name, b.Name) })
+	return models.McpToolList{Items: items}, nil
 }
 
-// ApproveMcpTool implements StrictServerInterface.
-func (s *Server) ApproveMcpTool(ctx context.Context, req gen.ApproveMcpToolRequestObject) (gen.ApproveMcpToolResponseObject, error) {
-	c, row, err := s.mcpServerRow(ctx, req.ID, true)
+// ApproveMcpTool is the operation of the same name in openapi/control.yaml.
+func (v *Service) ApproveMcpTool(ctx context.Context, id uuid.UUID, tool string, body *models.McpToolApprovalCreate) (out models.McpToolApproval, err error) {
+	s, ctx, done, err := v.enter(ctx, "ApproveMcpTool")
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	a, err := s.st.MCPServers().Approve(ctx, c.actor, row.ID, req.Tool, req.Body.Fingerprint)
+	defer done(&err)
+	c, row, err := s.mcpServerRow(ctx, id, true)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	return gen.ApproveMcpTool200JSONResponse{
-		McpServerID: a.MCPServerID, Tool: a.Tool, Fingerprint: a.Fingerprint, ApprovedBy: a.ApprovedBy, UpdatedAt: a.UpdatedAt,
-	}, nil
+	a, err := s.st.MCPServers().Approve(ctx, c.actor, row.ID, tool, body.Fingerprint)
+	if err != nil {
+		return out, err
+	}
+	return mcpToolApprovalOut(a), nil
 }
 
-// WithholdMcpTool implements StrictServerInterface: the tool's approval is
+// WithholdMcpTool is the operation of the same name in openapi/control.yaml: the tool's approval is
 // taken back and answered (404 when it has none).
-func (s *Server) WithholdMcpTool(ctx context.Context, req gen.WithholdMcpToolRequestObject) (gen.WithholdMcpToolResponseObject, error) {
-	c, row, err := s.mcpServerRow(ctx, req.ID, true)
+func (v *Service) WithholdMcpTool(ctx context.Context, id uuid.UUID, tool string) (out models.McpToolApproval, err error) {
+	s, ctx, done, err := v.enter(ctx, "WithholdMcpTool")
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	a, err := s.st.MCPServers().Withhold(ctx, c.actor, row.ID, req.Tool)
+	defer done(&err)
+	c, row, err := s.mcpServerRow(ctx, id, true)
+	if err != nil {
+		return out, err
+	}
+	a, err := s.st.MCPServers().Withhold(ctx, c.actor, row.ID, tool)
 	if a, err = found("tool approval", a, err); err != nil {
-		return nil, err
+		return out, err
 	}
-	return gen.WithholdMcpTool200JSONResponse{
-		McpServerID: a.MCPServerID, Tool: a.Tool, Fingerprint: a.Fingerprint, ApprovedBy: a.ApprovedBy, UpdatedAt: a.UpdatedAt,
-	}, nil
+	return mcpToolApprovalOut(a), nil
 }
 
-// SetPolicyMcpGrants implements StrictServerInterface.
-func (s *Server) SetPolicyMcpGrants(ctx context.Context, req gen.SetPolicyMcpGrantsRequestObject) (gen.SetPolicyMcpGrantsResponseObject, error) {
-	c, _, err := s.policyRow(ctx, req.ID, true)
+// SetPolicyMcpGrants is the operation of the same name in openapi/control.yaml.
+func (v *Service) SetPolicyMcpGrants(ctx context.Context, id uuid.UUID, body *models.PolicyMcpGrants) (out models.PolicyMcpGrants, err error) {
+	s, ctx, done, err := v.enter(ctx, "SetPolicyMcpGrants")
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	grants := slices.Clone(req.Body.Grants)
+	defer done(&err)
+	c, _, err := s.policyRow(ctx, id, true)
+	if err != nil {
+		return out, err
+	}
+	grants := slices.Clone(body.Grants)
 	for _, g := range grants {
 		srv, tool, _ := strings.Cut(g, snapshot.MCPToolSeparator)
 		if _, err := path.Match(srv, ""); err != nil || srv == "" {
-			return nil, invalid("grants: "+g+" is not a server pattern", "grants")
+			return out, invalid("grants: "+g+" is not a server pattern", "grants")
 		}
 		if _, err := path.Match(tool, ""); err != nil {
-			return nil, invalid("grants: "+g+" is not a tool pattern", "grants")
+			return out, invalid("grants: "+g+" is not a tool pattern", "grants")
 		}
 	}
 	if grants == nil {
 		grants = []string{}
 	}
-	row, err := s.st.SetPolicyMCP(ctx, c.actor, req.ID, grants, deref(req.Body.RequireApproval, false))
+	row, err := s.st.SetPolicyMCP(ctx, c.actor, id, grants, deref(body.RequireApproval, false))
 	if row, err = found("policy", row, err); err != nil {
-		return nil, err
+		return out, err
 	}
 	ra := row.MCPRequireApproval
-	return gen.SetPolicyMcpGrants200JSONResponse{Grants: row.MCPGrants, RequireApproval: &ra}, nil
+	return models.PolicyMcpGrants{Grants: row.MCPGrants, RequireApproval: &ra}, nil
+}
+
+// mcpToolApprovalOut is a tool's approval as the API shows it.
+func mcpToolApprovalOut(a store.MCPToolApproval) models.McpToolApproval {
+	return models.McpToolApproval{
+		McpServerID: a.MCPServerID, Tool: a.Tool, Fingerprint: a.Fingerprint, ApprovedBy: a.ApprovedBy, UpdatedAt: a.UpdatedAt,
+	}
 }
 
 // codeBadGateway is the code of an upstream Relay asked for the caller

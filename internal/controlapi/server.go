@@ -148,7 +148,6 @@ type Server struct {
 	origins   *http.CrossOriginProtection // CheckOrigin
 	admin     *adminTokens
 	svc       *Service
-	served    map[string]bool // the operations svc serves (serviceMethods)
 }
 
 var _ controlgen.StrictServerInterface = (*Server)(nil)
@@ -227,9 +226,8 @@ func newServer(cfg Config) (*Server, error) {
 		admin:     newAdminTokens(cfg.AdminToken, cfg.AdminTokenExpires, cfg.AdminTokenFile, cfg.AdminTokenGrace),
 	}
 	s.svc = &Service{s: s, rules: operationRules}
-	s.served = serviceMethods()
 	s.api = controlgen.HandlerWithOptions(
-		controlgen.NewStrictHandlerWithOptions(s, []controlgen.StrictMiddlewareFunc{s.authorize}, controlgen.StrictHTTPServerOptions{
+		controlgen.NewStrictHandlerWithOptions(s, nil, controlgen.StrictHTTPServerOptions{
 			RequestErrorHandlerFunc: func(w http.ResponseWriter, r *http.Request, err error) {
 				// The validator has passed the request; what is left is a body
 				// the generated decoder cannot bind. Never echo it.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"reflect"
 	"sync/atomic"
 
 	"github.com/relay-llm/relay/internal/rbac"
@@ -84,8 +83,7 @@ func (v *Service) enter(ctx context.Context, op string) (*Server, context.Contex
 	return v.s, ctx, done, err
 }
 
-// guard is enter for one operation under rules; the strict middleware uses it
-// for the operations the service does not serve.
+// guard is enter for one operation under rules.
 func (s *Server) guard(ctx context.Context, rules map[string]rule, op string) (context.Context, func(*error), error) {
 	r, ok := rules[op]
 	if !ok {
@@ -114,15 +112,4 @@ func (s *Server) guard(ctx context.Context, rules map[string]rule, op string) (c
 		}
 	}
 	return withCaller(ctx, &own), done, nil
-}
-
-// serviceMethods is the set of the Service's exported methods: the
-// operations the strict middleware leaves to enter.
-func serviceMethods() map[string]bool {
-	t := reflect.TypeFor[*Service]()
-	m := make(map[string]bool, t.NumMethod())
-	for i := range t.NumMethod() {
-		m[t.Method(i).Name] = true
-	}
-	return m
 }

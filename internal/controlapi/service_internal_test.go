@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/relay-llm/relay/internal/rbac"
+	"github.com/relay-llm/relay/openapi/controlgen"
 )
 
 // TestService_EveryMethodAuthorizes is the accounting of the service layer:
@@ -68,4 +69,19 @@ func callService(m reflect.Value, ctx context.Context) (err error) {
 		return nil
 	}
 	return last.Interface().(error)
+}
+
+// TestService_ServesEveryOperation: every operation of the strict server is a
+// Service method of the same name. The strict handlers run no authorization
+// of their own, so an operation written on Server alone would skip enter;
+// it fails here by name instead.
+func TestService_ServesEveryOperation(t *testing.T) {
+	ops := reflect.TypeFor[controlgen.StrictServerInterface]()
+	svc := reflect.TypeFor[*Service]()
+	for i := range ops.NumMethod() {
+		name := ops.Method(i).Name
+		if _, ok := svc.MethodByName(name); !ok {
+			t.Errorf("operation %s is not a Service method: it would run without the authorization layer", name)
+		}
+	}
 }

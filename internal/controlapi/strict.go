@@ -765,3 +765,56 @@ func (s *Server) ListUsageEvents(ctx context.Context, req gen.ListUsageEventsReq
 	out, err := s.svc.ListUsageEvents(ctx, q)
 	return gen.ListUsageEvents200JSONResponse{Body: out}, err
 }
+
+// ListMcpServers implements StrictServerInterface.
+func (s *Server) ListMcpServers(ctx context.Context, req gen.ListMcpServersRequestObject) (gen.ListMcpServersResponseObject, error) {
+	out, err := s.svc.ListMcpServers(ctx, req.Params)
+	return gen.ListMcpServers200JSONResponse(out), err
+}
+
+// CreateMcpServer implements StrictServerInterface.
+func (s *Server) CreateMcpServer(ctx context.Context, req gen.CreateMcpServerRequestObject) (gen.CreateMcpServerResponseObject, error) {
+	out, err := s.svc.CreateMcpServer(ctx, req.Body)
+	return gen.CreateMcpServer201JSONResponse(out), err
+}
+
+// GetMcpServer implements StrictServerInterface.
+func (s *Server) GetMcpServer(ctx context.Context, req gen.GetMcpServerRequestObject) (gen.GetMcpServerResponseObject, error) {
+	out, err := s.svc.GetMcpServer(ctx, req.ID)
+	return gen.GetMcpServer200JSONResponse(out), err
+}
+
+// UpdateMcpServer implements StrictServerInterface.
+func (s *Server) UpdateMcpServer(ctx context.Context, req gen.UpdateMcpServerRequestObject) (gen.UpdateMcpServerResponseObject, error) {
+	out, err := s.svc.UpdateMcpServer(ctx, req.ID, req.Body)
+	return gen.UpdateMcpServer200JSONResponse(out), err
+}
+
+// DeleteMcpServer implements StrictServerInterface.
+func (s *Server) DeleteMcpServer(ctx context.Context, req gen.DeleteMcpServerRequestObject) (gen.DeleteMcpServerResponseObject, error) {
+	return gen.DeleteMcpServer204Response{}, s.svc.DeleteMcpServer(ctx, req.ID)
+}
+
+// ListMcpServerTools implements StrictServerInterface.
+func (s *Server) ListMcpServerTools(ctx context.Context, req gen.ListMcpServerToolsRequestObject) (gen.ListMcpServerToolsResponseObject, error) {
+	out, err := s.svc.ListMcpServerTools(ctx, req.ID)
+	return gen.ListMcpServerTools200JSONResponse(out), err
+}
+
+// ApproveMcpTool implements StrictServerInterface.
+func (s *Server) ApproveMcpTool(ctx context.Context, req gen.ApproveMcpToolRequestObject) (gen.ApproveMcpToolResponseObject, error) {
+	out, err := s.svc.ApproveMcpTool(ctx, req.ID, req.Tool, req.Body)
+	return gen.ApproveMcpTool200JSONResponse(out), err
+}
+
+// WithholdMcpTool implements StrictServerInterface.
+func (s *Server) WithholdMcpTool(ctx context.Context, req gen.WithholdMcpToolRequestObject) (gen.WithholdMcpToolResponseObject, error) {
+	out, err := s.svc.WithholdMcpTool(ctx, req.ID, req.Tool)
+	return gen.WithholdMcpTool200JSONResponse(out), err
+}
+
+// SetPolicyMcpGrants implements StrictServerInterface.
+func (s *Server) SetPolicyMcpGrants(ctx context.Context, req gen.SetPolicyMcpGrantsRequestObject) (gen.SetPolicyMcpGrantsResponseObject, error) {
+	out, err := s.svc.SetPolicyMcpGrants(ctx, req.ID, req.Body)
+	return gen.SetPolicyMcpGrants200JSONResponse(out), err
+}
