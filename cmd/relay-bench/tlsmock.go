@@ -75,7 +75,7 @@ func serveTLSMock(ctx context.Context, dir string, stdout io.Writer) error {
 		}
 		servers = append(servers, srv)
 		urls[i] = "https://" + ln.Addr().String()
-		go srv.ServeTLS(ln, "", "") //nolint:errcheck // ends with Shutdown
+		go func() { _ = srv.ServeTLS(ln, "", "") }() // ends with Shutdown
 	}
 	sln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -85,7 +85,7 @@ func serveTLSMock(ctx context.Context, dir string, stdout io.Writer) error {
 		fmt.Fprintf(w, "%d %d %d %d\n", counts[0].full.Load(), counts[0].resumed.Load(), counts[1].full.Load(), counts[1].resumed.Load())
 	})}
 	servers = append(servers, stats)
-	go stats.Serve(sln) //nolint:errcheck // ends with Shutdown
+	go func() { _ = stats.Serve(sln) }() // ends with Shutdown
 	fmt.Fprintf(stdout, "tls mock listening on %s and %s, stats on http://%s\n", urls[0], urls[1], sln.Addr())
 	<-ctx.Done()
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -313,7 +313,7 @@ Demo models (on Relay's mock upstream; any SDK below may call any of them):
 	}
 	w.Flush()
 	b.WriteString("\n")
-	stdout.Write(b.Bytes()) //nolint:errcheck // a banner nobody reads is no error
+	_, _ = stdout.Write(b.Bytes()) // a banner nobody reads is no error
 }
 
 // limits builds the rate limiter and the breakers: on Redis when

@@ -157,7 +157,7 @@ func (w *privateWriter) Flush() {
 	if !w.wrote {
 		w.WriteHeader(http.StatusOK)
 	}
-	http.NewResponseController(w.ResponseWriter).Flush() //nolint:errcheck // a writer that cannot flush writes on close
+	_ = http.NewResponseController(w.ResponseWriter).Flush() // a writer that cannot flush writes on close
 }
 
 // Unwrap lets http.ResponseController reach the connection.
